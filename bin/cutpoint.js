@@ -1,0 +1,15 @@
+#!/usr/bin/env node
+// The `cutpoint` CLI entry. The engine is TypeScript run through tsx, so the same sources
+// serve the CLI, the tests and the Lambda bundles (which esbuild builds at synth time).
+const major = Number(process.versions.node.split('.')[0]);
+if (major < 22) {
+  process.stderr.write(
+    `cutpoint.node_too_old: Node ${process.versions.node} is too old; cutpoint needs Node >= 22 ` +
+      '(run `npm ci` on linux-x64 to get the bundled Node 24, or install Node 24).\n',
+  );
+  process.exit(1);
+}
+const { register } = await import('tsx/esm/api');
+register();
+const { main } = await import('../src/cli/main.ts');
+process.exitCode = await main(process.argv.slice(2));

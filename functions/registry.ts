@@ -1,0 +1,133 @@
+/**
+ * The one registry from ASL placeholders to handlers. Each Task's `Resource` in
+ * statemachines/*.asl.json is `${<placeholder>}`; CDK turns every entry into one Lambda
+ * (definitionSubstitutions, least-privilege grants) and the local runner calls the same
+ * handler in-process. Adding a step means adding one entry here.
+ */
+import type { Ports } from '../src/ports/index.js';
+import type { StepHandler } from './lib/step.js';
+
+/** The DynamoDB and S3 actions a step may use; CDK grants exactly these. */
+export type TableAction = 'dynamodb:GetItem' | 'dynamodb:Query' | 'dynamodb:PutItem' | 'dynamodb:UpdateItem' | 'dynamodb:DeleteItem' | 'dynamodb:ConditionCheckItem';
+export type BucketAction = 's3:GetObject' | 's3:PutObject' | 's3:DeleteObject' | 's3:ListBucket';
+
+export interface StepEntry {
+  /** Placeholder name used in ASL as `${placeholder}`. */
+  placeholder: string;
+  /** Handler source, relative to the repository root (exports `handler` and `makeHandler`). */
+  entry: string;
+  load: () => Promise<{ makeHandler: (ports: () => Promise<Ports>) => StepHandler }>;
+  table: TableAction[];
+  bucket: BucketAction[];
+  /** Error names the handler raises on purpose; every Task using it must retry or catch each. */
+  errors: string[];
+  timeoutSeconds: number;
+}
+
+/** Errors any effectful step can raise around a cut point. */
+const EFFECT_ERRORS = ['Cutpoint.OutcomeUnknown', 'Cutpoint.EffectFailed', 'Cutpoint.WorkerCrashed'];
+const READ = ['dynamodb:GetItem'] satisfies TableAction[];
+
+export const STEPS: StepEntry[] = [
+  {
+    placeholder: 'RegisterGenerationTaskFunctionArn',
+    entry: 'functions/generation/register-task.ts',
+    load: () => import('./generation/register-task.js'),
+    table: [...READ, 'dynamodb:PutItem'],
+    bucket: [],
+    errors: ['Cutpoint.ValidationError', 'Cutpoint.IdentityConflict', ...EFFECT_ERRORS],
+    timeoutSeconds: 10,
+  },
+  {
+    placeholder: 'WriteGenerationObjectFunctionArn',
+    entry: 'functions/generation/write-object.ts',
+    load: () => import('./generation/write-object.js'),
+    table: READ,
+    bucket: ['s3:GetObject', 's3:PutObject'],
+    errors: [
+      'Cutpoint.ValidationError',
+      'Generation.TaskMissing',
+      'Generation.TaskClosed',
+      'Cutpoint.IdentityConflict',
+      'Cutpoint.ChecksumMismatch',
+      'Cutpoint.ObjectMissing',
+      ...EFFECT_ERRORS,
+    ],
+    timeoutSeconds: 60,
+  },
+  {
+    placeholder: 'RecordPreparedGenerationFunctionArn',
+    entry: 'functions/generation/record-prepared.ts',
+    load: () => import('./generation/record-prepared.js'),
+    table: [...READ, 'dynamodb:PutItem', 'dynamodb:ConditionCheckItem'],
+    bucket: [],
+    errors: [
+      'Cutpoint.ValidationError',
+      'Generation.TaskMissing',
+      'Generation.TaskClosed',
+      'Generation.SlotTaken',
+      'Generation.Inconsistent',
+      'Cutpoint.IdentityConflict',
+      ...EFFECT_ERRORS,
+    ],
+    timeoutSeconds: 10,
+  },
+  {
+    placeholder: 'CommitGenerationFunctionArn',
+    entry: 'functions/generation/commit.ts',
+    load: () => import('./generation/commit.js'),
+    table: [...READ, 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
+    bucket: ['s3:GetObject'],
+    errors: [
+      'Cutpoint.ValidationError',
+      'Generation.TaskMissing',
+      'Generation.TaskClosed',
+      'Generation.SlotTaken',
+      'Generation.NotPrepared',
+      'Generation.Inconsistent',
+      'Cutpoint.ChecksumMismatch',
+      'Cutpoint.ObjectMissing',
+      ...EFFECT_ERRORS,
+    ],
+    timeoutSeconds: 30,
+  },
+  {
+    placeholder: 'ProbeGenerationFunctionArn',
+    entry: 'functions/generation/probe.ts',
+    load: () => import('./generation/probe.js'),
+    table: READ,
+    bucket: [],
+    errors: ['Cutpoint.ValidationError', 'Generation.TaskMissing', 'Generation.Inconsistent'],
+    timeoutSeconds: 10,
+  },
+  {
+    placeholder: 'AbortGenerationFunctionArn',
+    entry: 'functions/generation/abort.ts',
+    load: () => import('./generation/abort.js'),
+    table: [...READ, 'dynamodb:UpdateItem'],
+    bucket: [],
+    errors: ['Cutpoint.ValidationError', 'Generation.TaskMissing', 'Generation.Inconsistent', ...EFFECT_ERRORS],
+    timeoutSeconds: 10,
+  },
+];
+
+export interface FlowEntry {
+  /** Flow name: the ASL file is statemachines/<name>.asl.json. */
+  name: string;
+  type: 'STANDARD' | 'EXPRESS';
+  description: string;
+}
+
+export const FLOWS: FlowEntry[] = [
+  {
+    name: 'commit-generation',
+    type: 'STANDARD',
+    description: 'Write an output object, record a PREPARED generation, commit it by CAS or prove an abort',
+  },
+];
+
+export function stepByPlaceholder(placeholder: string): StepEntry {
+  const entry = STEPS.find((s) => s.placeholder === placeholder);
+  if (!entry) throw new Error(`no registry entry for placeholder \${${placeholder}}`);
+  return entry;
+}

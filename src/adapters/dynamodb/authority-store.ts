@@ -1,0 +1,261 @@
+import {
+  DynamoDBClient,
+  GetItemCommand,
+  PutItemCommand,
+  QueryCommand,
+  TransactWriteItemsCommand,
+  UpdateItemCommand,
+  DeleteItemCommand,
+  type TransactWriteItem,
+  type AttributeValue,
+} from '@aws-sdk/client-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import { CutpointError, EffectFailedError, OutcomeUnknownError } from '../../domain/errors.js';
+import type {
+  AuthorityItem,
+  AuthorityStore,
+  Expectation,
+  Fence,
+  ItemKey,
+  NewItem,
+  TransactionLeg,
+  TransactionOutcome,
+  WriteOutcome,
+} from '../../ports/authority.js';
+import type { FaultInjector } from '../../ports/faults.js';
+import type { RequestMeter } from '../../ports/meter.js';
+import { classifyDynamoFailure } from './outcome.js';
+import { conditionFor, updateFor } from './conditions.js';
+
+export interface DynamoAuthorityOptions {
+  tableName: string;
+  /** Client for conditional writes: built with SDK retries off, so UNKNOWN stays visible. */
+  writer: DynamoDBClient;
+  /** Client for consistent reads: SDK retries on. */
+  reader: DynamoDBClient;
+  faults: FaultInjector;
+  meter?: RequestMeter;
+}
+
+const MARSHALL = { removeUndefinedValues: true, convertClassInstanceToMap: true } as const;
+
+/**
+ * The authority over DynamoDB. Every mutation is one conditional write (or one
+ * TransactWriteItems) run at a named cut point, and ends APPLIED, CONFLICT (with the
+ * current item from ReturnValuesOnConditionCheckFailure) or UNKNOWN.
+ */
+export class DynamoAuthorityStore implements AuthorityStore {
+  constructor(private readonly options: DynamoAuthorityOptions) {}
+
+  async get(key: ItemKey): Promise<AuthorityItem | undefined> {
+    this.options.meter?.count('dynamodb', 'GetItem');
+    const out = await this.options.reader.send(
+      new GetItemCommand({ TableName: this.options.tableName, Key: marshall(key), ConsistentRead: true }),
+    );
+    return out.Item ? toItem(out.Item) : undefined;
+  }
+
+  async query(pk: string, skPrefix: string, options: { limit?: number; startAfterSk?: string } = {}): Promise<AuthorityItem[]> {
+    const items: AuthorityItem[] = [];
+    let exclusiveStartKey: Record<string, AttributeValue> | undefined =
+      options.startAfterSk === undefined ? undefined : marshall({ pk, sk: options.startAfterSk });
+    do {
+      this.options.meter?.count('dynamodb', 'Query');
+      const out = await this.options.reader.send(
+        new QueryCommand({
+          TableName: this.options.tableName,
+          KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :prefix)',
+          ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk' },
+          ExpressionAttributeValues: marshall({ ':pk': pk, ':prefix': skPrefix }),
+          ConsistentRead: true,
+          ExclusiveStartKey: exclusiveStartKey,
+          Limit: options.limit === undefined ? undefined : options.limit - items.length,
+        }),
+      );
+      for (const raw of out.Items ?? []) items.push(toItem(raw));
+      exclusiveStartKey = out.LastEvaluatedKey;
+    } while (exclusiveStartKey && (options.limit === undefined || items.length < options.limit));
+    return items;
+  }
+
+  async put(cutPoint: string, item: NewItem, expect: Expectation): Promise<WriteOutcome> {
+    const stored = { ...item, version: expect === 'absent' ? 1 : expect.version + 1 } as AuthorityItem;
+    const condition = conditionFor(expect);
+    return this.write(cutPoint, 'PutItem', () =>
+      this.options.writer.send(
+        new PutItemCommand({
+          TableName: this.options.tableName,
+          Item: marshall(stored, MARSHALL),
+          ConditionExpression: condition.expression,
+          ExpressionAttributeNames: condition.names,
+          ExpressionAttributeValues: nonEmpty(condition.values),
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      ).then(() => stored),
+    );
+  }
+
+  async update(
+    cutPoint: string,
+    key: ItemKey,
+    expect: { version: number; fence?: Fence },
+    set: Record<string, unknown>,
+  ): Promise<WriteOutcome> {
+    const condition = conditionFor(expect);
+    const update = updateFor(expect.version + 1, set);
+    return this.write(cutPoint, 'UpdateItem', async () => {
+      const out = await this.options.writer.send(
+        new UpdateItemCommand({
+          TableName: this.options.tableName,
+          Key: marshall(key),
+          ConditionExpression: condition.expression,
+          UpdateExpression: update.expression,
+          ExpressionAttributeNames: { ...condition.names, ...update.names },
+          ExpressionAttributeValues: { ...condition.values, ...update.values },
+          ReturnValues: 'ALL_NEW',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return toItem(out.Attributes ?? {});
+    });
+  }
+
+  async delete(cutPoint: string, key: ItemKey, expect: { version: number; fence?: Fence }): Promise<WriteOutcome> {
+    const condition = conditionFor(expect);
+    return this.write(cutPoint, 'DeleteItem', async () => {
+      const out = await this.options.writer.send(
+        new DeleteItemCommand({
+          TableName: this.options.tableName,
+          Key: marshall(key),
+          ConditionExpression: condition.expression,
+          ExpressionAttributeNames: condition.names,
+          ExpressionAttributeValues: nonEmpty(condition.values),
+          ReturnValues: 'ALL_OLD',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return toItem(out.Attributes ?? {});
+    });
+  }
+
+  async transact(cutPoint: string, legs: TransactionLeg[]): Promise<TransactionOutcome> {
+    const items = legs.map((leg) => this.transactItem(leg));
+    this.options.meter?.count('dynamodb', 'TransactWriteItems');
+    try {
+      await this.options.faults.at(cutPoint, () =>
+        this.options.writer.send(new TransactWriteItemsCommand({ TransactItems: items })),
+      );
+      return { status: 'APPLIED' };
+    } catch (error) {
+      if (error instanceof OutcomeUnknownError) return { status: 'UNKNOWN', reason: error.message };
+      // Injected crashes and definite failures pass through untouched.
+      if (error instanceof CutpointError) throw error;
+      const failure = classifyDynamoFailure(error);
+      if (failure === 'unknown') return { status: 'UNKNOWN', reason: describe(error) };
+      if (failure === 'definite') throw definite(cutPoint, error);
+      if (error instanceof Error && error.name !== 'TransactionCanceledException') throw error;
+      const reasons = (error as { CancellationReasons?: Array<{ Code?: string; Item?: Record<string, AttributeValue> }> })
+        .CancellationReasons ?? [];
+      // A cancellation for any reason other than a failed condition (a concurrent
+      // transaction on the same item, throttling) applied nothing: a definite failure.
+      if (!reasons.some((r) => r.Code === 'ConditionalCheckFailed')) throw definite(cutPoint, error);
+      const conflicts = reasons.flatMap((reason, leg) =>
+        reason.Code === 'ConditionalCheckFailed' ? [{ leg, current: reason.Item ? toItem(reason.Item) : undefined }] : [],
+      );
+      return { status: 'CONFLICT', conflicts };
+    }
+  }
+
+  private transactItem(leg: TransactionLeg): TransactWriteItem {
+    const TableName = this.options.tableName;
+    const condition = conditionFor(leg.expect);
+    const common = {
+      TableName,
+      ConditionExpression: condition.expression,
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
+    };
+    switch (leg.kind) {
+      case 'put': {
+        const stored = { ...leg.item, version: leg.expect === 'absent' ? 1 : leg.expect.version + 1 };
+        return {
+          Put: {
+            ...common,
+            Item: marshall(stored, MARSHALL),
+            ExpressionAttributeNames: condition.names,
+            ExpressionAttributeValues: nonEmpty(condition.values),
+          },
+        };
+      }
+      case 'update': {
+        const update = updateFor(leg.expect.version + 1, leg.set);
+        return {
+          Update: {
+            ...common,
+            Key: marshall(leg.key),
+            UpdateExpression: update.expression,
+            ExpressionAttributeNames: { ...condition.names, ...update.names },
+            ExpressionAttributeValues: { ...condition.values, ...update.values },
+          },
+        };
+      }
+      case 'delete':
+        return {
+          Delete: {
+            ...common,
+            Key: marshall(leg.key),
+            ExpressionAttributeNames: condition.names,
+            ExpressionAttributeValues: nonEmpty(condition.values),
+          },
+        };
+      case 'check':
+        return {
+          ConditionCheck: {
+            ...common,
+            Key: marshall(leg.key),
+            ExpressionAttributeNames: condition.names,
+            ExpressionAttributeValues: nonEmpty(condition.values),
+          },
+        };
+    }
+  }
+
+  private async write(
+    cutPoint: string,
+    operation: string,
+    send: () => Promise<AuthorityItem>,
+  ): Promise<WriteOutcome> {
+    this.options.meter?.count('dynamodb', operation);
+    try {
+      const item = await this.options.faults.at(cutPoint, send);
+      return { status: 'APPLIED', item };
+    } catch (error) {
+      if (error instanceof OutcomeUnknownError) return { status: 'UNKNOWN', reason: error.message };
+      // Injected crashes and definite failures pass through untouched.
+      if (error instanceof CutpointError) throw error;
+      const failure = classifyDynamoFailure(error);
+      if (failure === 'conflict') {
+        const old = (error as { Item?: Record<string, AttributeValue> }).Item;
+        return { status: 'CONFLICT', current: old ? toItem(old) : undefined };
+      }
+      if (failure === 'unknown') return { status: 'UNKNOWN', reason: describe(error) };
+      throw definite(cutPoint, error);
+    }
+  }
+}
+
+function toItem(raw: Record<string, AttributeValue>): AuthorityItem {
+  return unmarshall(raw) as AuthorityItem;
+}
+
+function nonEmpty(values: Record<string, AttributeValue>): Record<string, AttributeValue> | undefined {
+  return Object.keys(values).length ? values : undefined;
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
+
+function definite(cutPoint: string, error: unknown): Error {
+  if (error instanceof EffectFailedError) return error;
+  return new EffectFailedError(cutPoint, `${cutPoint}: ${describe(error)}`, { cause: error });
+}

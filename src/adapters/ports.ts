@@ -1,0 +1,24 @@
+import type { CutpointConfig } from '../config.js';
+import { systemClock } from '../ports/clock.js';
+import type { FaultInjector } from '../ports/faults.js';
+import type { Ports } from '../ports/index.js';
+import type { RequestMeter } from '../ports/meter.js';
+import { awsClients } from './aws-clients.js';
+import { DynamoAuthorityStore } from './dynamodb/authority-store.js';
+import { S3ObjectStore } from './s3/object-store.js';
+
+/** Wires the use cases' ports to DynamoDB and S3 (real or emulated). */
+export function awsPorts(config: CutpointConfig, faults: FaultInjector, meter?: RequestMeter): Ports {
+  const clients = awsClients(config);
+  return {
+    authority: new DynamoAuthorityStore({
+      tableName: config.tableName,
+      writer: clients.dynamoWriter,
+      reader: clients.dynamoReader,
+      faults,
+      meter,
+    }),
+    objects: new S3ObjectStore({ bucket: config.bucketName, client: clients.s3, faults, meter }),
+    clock: systemClock,
+  };
+}

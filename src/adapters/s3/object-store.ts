@@ -1,0 +1,116 @@
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  type S3Client,
+} from '@aws-sdk/client-s3';
+import { CutpointError, EffectFailedError, OutcomeUnknownError } from '../../domain/errors.js';
+import type { FaultInjector } from '../../ports/faults.js';
+import type { RequestMeter } from '../../ports/meter.js';
+import type { ObjectDeleteOutcome, ObjectHead, ObjectPutOutcome, ObjectStore, StoredObject } from '../../ports/objects.js';
+
+export interface S3ObjectStoreOptions {
+  bucket: string;
+  client: S3Client;
+  faults: FaultInjector;
+  meter?: RequestMeter;
+}
+
+/** Object generations over S3: immutable keys, SHA-256 in metadata, effects at cut points. */
+export class S3ObjectStore implements ObjectStore {
+  constructor(private readonly options: S3ObjectStoreOptions) {}
+
+  async put(cutPoint: string, key: string, bytes: Uint8Array, metadata: Record<string, string>): Promise<ObjectPutOutcome> {
+    this.options.meter?.count('s3', 'PutObject');
+    try {
+      await this.options.faults.at(cutPoint, () =>
+        this.options.client.send(
+          new PutObjectCommand({
+            Bucket: this.options.bucket,
+            Key: key,
+            Body: bytes,
+            ContentLength: bytes.byteLength,
+            Metadata: metadata,
+            IfNoneMatch: '*',
+          }),
+        ),
+      );
+      return { status: 'APPLIED' };
+    } catch (error) {
+      const status = httpStatus(error);
+      if (status === 412 || status === 409) return { status: 'EXISTS' };
+      return this.unknownOrThrow(cutPoint, error);
+    }
+  }
+
+  async head(key: string): Promise<ObjectHead | undefined> {
+    this.options.meter?.count('s3', 'HeadObject');
+    try {
+      const out = await this.options.client.send(new HeadObjectCommand({ Bucket: this.options.bucket, Key: key }));
+      return { key, size: out.ContentLength ?? 0, metadata: out.Metadata ?? {} };
+    } catch (error) {
+      if (isAbsent(error)) return undefined;
+      throw error;
+    }
+  }
+
+  async get(key: string): Promise<StoredObject | undefined> {
+    this.options.meter?.count('s3', 'GetObject');
+    try {
+      const out = await this.options.client.send(new GetObjectCommand({ Bucket: this.options.bucket, Key: key }));
+      const bytes = out.Body ? await out.Body.transformToByteArray() : new Uint8Array();
+      return { key, size: bytes.byteLength, metadata: out.Metadata ?? {}, bytes };
+    } catch (error) {
+      if (isAbsent(error)) return undefined;
+      throw error;
+    }
+  }
+
+  async delete(cutPoint: string, key: string): Promise<ObjectDeleteOutcome> {
+    this.options.meter?.count('s3', 'DeleteObject');
+    try {
+      await this.options.faults.at(cutPoint, () =>
+        this.options.client.send(new DeleteObjectCommand({ Bucket: this.options.bucket, Key: key })),
+      );
+      return { status: 'APPLIED' };
+    } catch (error) {
+      return this.unknownOrThrow(cutPoint, error);
+    }
+  }
+
+  async list(prefix: string): Promise<string[]> {
+    const keys: string[] = [];
+    let token: string | undefined;
+    do {
+      this.options.meter?.count('s3', 'ListObjectsV2');
+      const out = await this.options.client.send(
+        new ListObjectsV2Command({ Bucket: this.options.bucket, Prefix: prefix, ContinuationToken: token }),
+      );
+      for (const entry of out.Contents ?? []) if (entry.Key) keys.push(entry.Key);
+      token = out.IsTruncated ? out.NextContinuationToken : undefined;
+    } while (token);
+    return keys;
+  }
+
+  /** Timeouts, resets and 5xx may have applied: UNKNOWN. A 4xx proves nothing happened. */
+  private unknownOrThrow(cutPoint: string, error: unknown): { status: 'UNKNOWN'; reason: string } {
+    if (error instanceof OutcomeUnknownError) return { status: 'UNKNOWN', reason: error.message };
+    if (error instanceof CutpointError) throw error;
+    const status = httpStatus(error);
+    if (status !== undefined && status >= 400 && status < 500) {
+      throw new EffectFailedError(cutPoint, `${cutPoint}: S3 refused with HTTP ${status}`, { cause: error });
+    }
+    return { status: 'UNKNOWN', reason: error instanceof Error ? `${error.name}: ${error.message}` : String(error) };
+  }
+}
+
+function httpStatus(error: unknown): number | undefined {
+  return (error as { $metadata?: { httpStatusCode?: number } } | undefined)?.$metadata?.httpStatusCode;
+}
+
+function isAbsent(error: unknown): boolean {
+  const name = (error as { name?: string } | undefined)?.name;
+  return name === 'NotFound' || name === 'NoSuchKey' || httpStatus(error) === 404;
+}

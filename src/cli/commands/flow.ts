@@ -1,0 +1,76 @@
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { ArmedFaultInjector, faultsFromEnv } from '../../adapters/fault-injector.js';
+import { awsPorts } from '../../adapters/ports.js';
+import { provisionLocal } from '../../adapters/provision.js';
+import { startAndWait } from '../../adapters/stepfunctions.js';
+import { CutpointError, ValidationError } from '../../domain/errors.js';
+import { FLOWS } from '../../../functions/registry.js';
+import { runFlow } from '../../local/flow-runner.js';
+import { localRuntimeConfig } from '../local-config.js';
+import { progress, UsageError } from '../io.js';
+
+export const flowHelp = `cutpoint flow run <flow> --input <json | @file | -> [--faults SPEC]
+  runs statemachines/<flow>.asl.json on the local runtime (\`cutpoint local up\` first)
+cutpoint flow run <flow> --input ... --aws --state-machine-arn ARN --name EXECUTION_NAME
+  starts the deployed state machine under that exact execution name and waits; a lost
+  start response is resolved with DescribeExecution, never a second execution
+flows: ${FLOWS.map((f) => f.name).join(', ')}`;
+
+export async function flowCommand(args: string[]): Promise<unknown> {
+  if (args[0] !== 'run') throw new UsageError(flowHelp);
+  const { values, positionals } = parse(args.slice(1));
+  const flow = positionals[0];
+  if (!flow || !FLOWS.some((f) => f.name === flow)) throw new UsageError(`unknown flow ${JSON.stringify(flow ?? '')}\n${flowHelp}`);
+  if (!values.input) throw new UsageError('--input is required');
+  const input = readInput(values.input);
+
+  if (values.aws) {
+    if (!values['state-machine-arn'] || !values.name) throw new UsageError('--aws needs --state-machine-arn and --name');
+    progress(`starting ${values.name} on ${values['state-machine-arn']}`);
+    return startAndWait(values['state-machine-arn'], values.name, input, { onPoll: (s) => progress(`execution ${s}`) });
+  }
+
+  const config = await localRuntimeConfig();
+  await provisionLocal(config);
+  const faults = faultsFromEnv({ ...process.env, CUTPOINT_FAULTS: values.faults ?? process.env.CUTPOINT_FAULTS });
+  const result = await runFlow(flow, input, {
+    ports: awsPorts(config, faults),
+    onEvent: (e) => e.type === 'StateEntered' && progress(`→ ${e.state}`),
+  });
+  if (result.status !== 'SUCCEEDED') {
+    throw new CutpointError('Flow.ExecutionFailed', 'flow.execution_failed', `${flow} failed with ${result.error}: ${result.cause}`);
+  }
+  return { flow, status: result.status, output: result.output, transitions: result.transitions, faultsFired: firedOf(faults) };
+}
+
+function firedOf(faults: unknown) {
+  return faults instanceof ArmedFaultInjector ? faults.fired : [];
+}
+
+function parse(args: string[]) {
+  try {
+    return parseArgs({
+      args,
+      allowPositionals: true,
+      options: {
+        input: { type: 'string' },
+        faults: { type: 'string' },
+        aws: { type: 'boolean' },
+        'state-machine-arn': { type: 'string' },
+        name: { type: 'string' },
+      },
+    });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
+function readInput(value: string): unknown {
+  const text = value === '-' ? readFileSync(0, 'utf8') : value.startsWith('@') ? readFileSync(value.slice(1), 'utf8') : value;
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new ValidationError('flow.invalid_input', 'flow input is not valid JSON');
+  }
+}

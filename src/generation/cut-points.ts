@@ -1,0 +1,10 @@
+/** Every effect of the generation-commit flow, by name (see statemachines/commit-generation.asl.json). */
+export const GENERATION_CUT_POINTS = {
+  taskPut: 'generation.task.put',
+  objectPut: 'generation.object.put',
+  recordPut: 'generation.record.put',
+  commitCas: 'generation.commit.cas',
+  abortCas: 'generation.abort.cas',
+} as const;
+
+export type GenerationCutPoint = (typeof GENERATION_CUT_POINTS)[keyof typeof GENERATION_CUT_POINTS];

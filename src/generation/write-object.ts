@@ -1,0 +1,45 @@
+import { sha256Hex } from '../domain/digest.js';
+import { IdentityConflictError } from '../domain/errors.js';
+import { GenerationTaskClosedError, metadataMatches, objectMetadataOf, validateRef } from '../domain/generation.js';
+import { putExact, readVerified } from '../objects/exact-object.js';
+import type { Ports } from '../ports/index.js';
+import { GENERATION_CUT_POINTS } from './cut-points.js';
+import { loadTask } from './load.js';
+import { materialize } from './materialize.js';
+
+export interface WrittenObject {
+  objectKey: string;
+  sha256: string;
+  size: number;
+  reused: boolean;
+}
+
+/**
+ * Writes the task's output object under its identity-derived key. A retried step, or a
+ * new worker after a crash, first looks for the exact output (same key, metadata naming
+ * this task and source set, bytes matching their SHA-256) and reuses it.
+ */
+export async function writeGenerationObject(input: unknown, ports: Ports): Promise<WrittenObject> {
+  const { root, taskId } = validateRef(input);
+  const task = await loadTask(ports, root, taskId);
+  if (task.state === 'ABORTED') throw new GenerationTaskClosedError(`task ${taskId} under ${root} is aborted`);
+
+  const existing = await ports.objects.get(task.objectKey);
+  if (existing) {
+    const sha256 = existing.metadata.sha256 ?? '';
+    if (!metadataMatches(existing.metadata, task) || sha256Hex(existing.bytes) !== sha256) {
+      throw new IdentityConflictError('generation.object_identity_conflict', `object ${task.objectKey} is not this task's exact output`);
+    }
+    return { objectKey: task.objectKey, sha256, size: existing.size, reused: true };
+  }
+
+  const sources = [];
+  for (const source of task.sources) sources.push((await readVerified(ports.objects, source.key, source.sha256)).bytes);
+  const bytes = materialize(sources);
+  const sha256 = sha256Hex(bytes);
+  const put = await putExact(ports.objects, GENERATION_CUT_POINTS.objectPut, task.objectKey, bytes, {
+    ...objectMetadataOf(task, sha256),
+    sha256,
+  });
+  return { objectKey: put.key, sha256: put.sha256, size: put.size, reused: put.status === 'REUSED' };
+}

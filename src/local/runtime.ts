@@ -1,0 +1,244 @@
+import { spawn } from 'node:child_process';
+import { mkdir, open, readFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { assertJavaOnPath, dynamoDbAnswers, startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local.js';
+import { ensureDynamoDbLocal } from './dynamodb-local-jar.js';
+import { LocalRuntimeError } from './errors.js';
+import {
+  isAlive,
+  isProcessRunning,
+  readRuntimeState,
+  removeRuntimeState,
+  type RuntimeEndpoints,
+} from './runtime-state.js';
+import { s3Answers, startS3Emulator, type S3Emulator } from './s3-emulator.js';
+
+export type { RuntimeEndpoints } from './runtime-state.js';
+
+export const LOCAL_REGION = 'us-east-1';
+export const DEFAULT_DYNAMODB_PORT = 8000;
+export const DEFAULT_S3_PORT = 4566;
+
+export interface LocalRuntime extends RuntimeEndpoints {
+  dynamodbPid: number;
+  /** Settles if DynamoDB Local dies on its own (or after stop()); lets the daemon exit with it. */
+  exited: Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface LocalRuntimeOptions {
+  /** Keep data under this directory across restarts; omitted means in-memory. */
+  persistentDir?: string;
+  /** Both default to free ports. */
+  dynamodbPort?: number;
+  s3Port?: number;
+}
+
+// Layout under a persistent directory; localDown also uses it to recognise our JVM.
+const dynamoDbDataDir = (persistentDir: string): string => join(persistentDir, 'dynamodb');
+const s3DataDir = (persistentDir: string): string => join(persistentDir, 's3');
+
+/** Starts DynamoDB Local and the S3 emulator side by side. */
+export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise<LocalRuntime> {
+  const dir = opts.persistentDir;
+  const [dynamo, s3] = await Promise.allSettled([
+    startDynamoDbLocal({
+      ...(opts.dynamodbPort !== undefined && { port: opts.dynamodbPort }),
+      ...(dir !== undefined && { dbPath: dynamoDbDataDir(dir) }),
+    }),
+    startS3Emulator({
+      ...(opts.s3Port !== undefined && { port: opts.s3Port }),
+      ...(dir !== undefined && { dataDir: s3DataDir(dir) }),
+    }),
+  ]);
+  if (dynamo.status === 'rejected' || s3.status === 'rejected') {
+    // Never leave half a runtime running.
+    await Promise.allSettled([stopIfStarted(dynamo), stopIfStarted(s3)]);
+    throw dynamo.status === 'rejected' ? dynamo.reason : (s3 as PromiseRejectedResult).reason;
+  }
+  return {
+    dynamodbEndpoint: dynamo.value.endpoint,
+    s3Endpoint: s3.value.endpoint,
+    region: LOCAL_REGION,
+    dynamodbPid: dynamo.value.pid,
+    exited: dynamo.value.exited,
+    stop: async () => {
+      await Promise.all([dynamo.value.stop(), s3.value.stop()]);
+    },
+  };
+}
+
+async function stopIfStarted(result: PromiseSettledResult<DynamoDbLocal | S3Emulator>): Promise<void> {
+  if (result.status === 'fulfilled') await result.value.stop();
+}
+
+// ---------------------------------------------------------------------------
+// Persistent runtime for `cutpoint local up|down|status`: a detached daemon
+// process owns the emulators so they outlive the CLI invocation.
+// ---------------------------------------------------------------------------
+
+export type LocalStatus =
+  | ({ up: true; pid: number; startedAt: string } & RuntimeEndpoints)
+  | { up: false; detail: string };
+
+export interface LocalUpOptions {
+  dynamodbPort?: number;
+  s3Port?: number;
+  /** Bound on waiting for the daemon to report ready. */
+  timeoutMs?: number;
+}
+
+const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+// Same extension as this module, so it also works once compiled to .js.
+const DAEMON_PATH = fileURLToPath(new URL(`./daemon${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url));
+
+export function defaultStateDir(): string {
+  return join(REPO_ROOT, '.cutpoint', 'local');
+}
+
+/** Where the daemon keeps emulator data, inside the state directory. */
+export function persistentDirOf(stateDir: string): string {
+  return join(stateDir, 'data');
+}
+
+export async function localStatus(stateDir = defaultStateDir()): Promise<LocalStatus> {
+  const state = await readRuntimeState(resolve(stateDir));
+  if (!state) return { up: false, detail: 'not running' };
+  if (!(await isProcessRunning(state.pid, DAEMON_PATH))) {
+    return { up: false, detail: `daemon pid ${state.pid} is gone (stale runtime.json)` };
+  }
+  const [dynamoOk, s3Ok] = await Promise.all([
+    dynamoDbAnswers(state.dynamodbEndpoint),
+    s3Answers(state.s3Endpoint),
+  ]);
+  if (!dynamoOk) return { up: false, detail: `DynamoDB Local at ${state.dynamodbEndpoint} does not answer` };
+  if (!s3Ok) return { up: false, detail: `S3 emulator at ${state.s3Endpoint} does not answer` };
+  const { pid, startedAt, dynamodbEndpoint, s3Endpoint, region } = state;
+  return { up: true, pid, startedAt, dynamodbEndpoint, s3Endpoint, region };
+}
+
+/** Endpoints of the running persistent runtime, or undefined when it is not up. */
+export async function readRuntimeEndpoints(stateDir = defaultStateDir()): Promise<RuntimeEndpoints | undefined> {
+  const state = await readRuntimeState(resolve(stateDir));
+  // A liveness check only (no HTTP round trip): cheap enough for every CLI call.
+  if (!state || !isAlive(state.pid)) return undefined;
+  const { dynamodbEndpoint, s3Endpoint, region } = state;
+  return { dynamodbEndpoint, s3Endpoint, region };
+}
+
+/** Starts the background daemon unless it is already up; resolves once both emulators answer. */
+export async function localUp(stateDirArg = defaultStateDir(), opts: LocalUpOptions = {}): Promise<LocalStatus> {
+  // Absolute, because the daemon runs with a different cwd and because localDown
+  // recognises our JVM by this path in its command line.
+  const stateDir = resolve(stateDirArg);
+  const current = await localStatus(stateDir);
+  if (current.up) return current;
+  await localDown(stateDir); // clear a stale or unhealthy previous daemon
+
+  // Done in the foreground so a missing JRE or the one-off download (and its
+  // progress line) show up in the user's terminal rather than in daemon.log.
+  await assertJavaOnPath();
+  await ensureDynamoDbLocal();
+
+  await mkdir(stateDir, { recursive: true });
+  const logPath = join(stateDir, 'daemon.log');
+  const log = await open(logPath, 'w');
+  const args = [
+    // `--import` resolves from the cwd, which is the repo root (see spawn below).
+    ...(DAEMON_PATH.endsWith('.ts') ? ['--import', 'tsx'] : []),
+    DAEMON_PATH,
+    stateDir,
+    String(opts.dynamodbPort ?? DEFAULT_DYNAMODB_PORT),
+    String(opts.s3Port ?? DEFAULT_S3_PORT),
+  ];
+  // detached: own process group, so the terminal's Ctrl-C does not reach it
+  // and it survives this CLI process. stdio goes to a file, not our pipes.
+  const daemon = spawn(process.execPath, args, {
+    cwd: REPO_ROOT,
+    detached: true,
+    stdio: ['ignore', log.fd, log.fd],
+  });
+  await log.close();
+  let exitReason: string | undefined;
+  daemon.once('exit', (code, signal) => {
+    exitReason = signal === null ? `exit code ${String(code)}` : `signal ${signal}`;
+  });
+  daemon.once('error', (err) => {
+    exitReason = err.message;
+  });
+  daemon.unref();
+
+  const timeoutMs = opts.timeoutMs ?? 120_000;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const state = await readRuntimeState(stateDir);
+    if (state?.pid === daemon.pid) return localStatus(stateDir);
+    if (exitReason !== undefined) {
+      throw new LocalRuntimeError(
+        `local runtime daemon failed to start (${exitReason}). ${await logTail(logPath)}`,
+      );
+    }
+    if (Date.now() > deadline) {
+      if (daemon.pid !== undefined && isAlive(daemon.pid)) process.kill(daemon.pid, 'SIGTERM');
+      throw new LocalRuntimeError(`local runtime not ready within ${timeoutMs} ms. ${await logTail(logPath)}`);
+    }
+    await sleep(200);
+  }
+}
+
+/** Stops the daemon (which stops both emulators) and waits until it is gone. */
+export async function localDown(
+  stateDirArg = defaultStateDir(),
+  opts: { timeoutMs?: number } = {},
+): Promise<LocalStatus> {
+  const stateDir = resolve(stateDirArg);
+  const state = await readRuntimeState(stateDir);
+  if (state) {
+    if (await isProcessRunning(state.pid, DAEMON_PATH)) {
+      process.kill(state.pid, 'SIGTERM');
+      if (!(await waitForExit(state.pid, DAEMON_PATH, opts.timeoutMs ?? 30_000))) {
+        killQuietly(state.pid); // hung while shutting down
+        await waitForExit(state.pid, DAEMON_PATH, 5_000);
+      }
+    }
+    // A daemon that was SIGKILLed (or hung) leaves its JVM behind, still holding
+    // the port. Only kill it if its command line names this state directory.
+    const jvmMarker = dynamoDbDataDir(persistentDirOf(stateDir));
+    if (await isProcessRunning(state.dynamodbPid, jvmMarker)) {
+      process.kill(state.dynamodbPid, 'SIGTERM');
+      if (!(await waitForExit(state.dynamodbPid, jvmMarker, 10_000))) killQuietly(state.dynamodbPid);
+    }
+  }
+  await removeRuntimeState(stateDir);
+  return { up: false, detail: 'stopped' };
+}
+
+// Checks the command line, not just the pid: an exited process stays a zombie
+// (still signalable) until init reaps it, which can take a while in containers.
+async function waitForExit(pid: number, marker: string, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (await isProcessRunning(pid, marker)) {
+    if (Date.now() > deadline) return false;
+    await sleep(100);
+  }
+  return true;
+}
+
+function killQuietly(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
+}
+
+async function logTail(logPath: string): Promise<string> {
+  try {
+    const lines = (await readFile(logPath, 'utf8')).trimEnd().split('\n').slice(-20);
+    return `Last lines of ${logPath}:\n${lines.join('\n')}`;
+  } catch {
+    return `(no ${logPath})`;
+  }
+}

@@ -1,0 +1,36 @@
+/**
+ * Immutable object generations. Keys are derived from identity, never "latest" names;
+ * every object carries its SHA-256 (and the identity that wrote it) in metadata.
+ */
+export interface ObjectHead {
+  key: string;
+  size: number;
+  /** User metadata as stored (lower-case keys). */
+  metadata: Record<string, string>;
+}
+
+export interface StoredObject extends ObjectHead {
+  bytes: Uint8Array;
+}
+
+/**
+ * APPLIED: the bytes are stored. EXISTS: the store refused because the key is taken
+ * (`If-None-Match`), which says nothing about whose bytes they are. UNKNOWN: may or may
+ * not be stored. The last two are resolved by reading the exact key and comparing identity.
+ */
+export type ObjectPutOutcome = { status: 'APPLIED' } | { status: 'EXISTS' } | { status: 'UNKNOWN'; reason: string };
+export type ObjectDeleteOutcome = { status: 'APPLIED' } | { status: 'UNKNOWN'; reason: string };
+
+export interface ObjectStore {
+  /**
+   * Writes bytes under an exact key with `If-None-Match: *` (sent even where the store
+   * does not enforce it: uniqueness is the authority's job). UNKNOWN means the bytes may
+   * or may not be there; resolve by `head`/`get` of the exact key.
+   */
+  put(cutPoint: string, key: string, bytes: Uint8Array, metadata: Record<string, string>): Promise<ObjectPutOutcome>;
+  head(key: string): Promise<ObjectHead | undefined>;
+  /** Raw bytes; callers verify them (see `readVerified`). */
+  get(key: string): Promise<StoredObject | undefined>;
+  delete(cutPoint: string, key: string): Promise<ObjectDeleteOutcome>;
+  list(prefix: string): Promise<string[]>;
+}

@@ -1,0 +1,108 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { FAULT_KINDS } from '../../src/domain/faults.js';
+import { GENERATION_CUT_POINTS } from '../../src/generation/cut-points.js';
+import { runFlow, type FlowResult } from '../../src/local/flow-runner.js';
+import { expectExactlyOneCommitted, expectProvenAbort, newGenerationCase } from '../support/generation-fixture.js';
+import { freshStores, type TestStores } from '../support/emulators.js';
+
+/**
+ * The generation-commit fault matrix: every cut point × every fault kind, then recovery
+ * (re-running the same durable task, as the EventBridge recovery rule does), then the
+ * invariant — exactly one COMMITTED generation or a proven abort, never a second
+ * generation, the object's bytes verified.
+ */
+let stores: TestStores;
+beforeAll(async () => {
+  stores = await freshStores();
+});
+
+const run = (input: unknown): Promise<FlowResult> => runFlow('commit-generation', input, { ports: stores.ports, retryIntervalMs: 0 });
+const recoveryInput = (input: unknown) => ({ recoveryOf: 'arn:local:execution:failed', originalInput: JSON.stringify(input) });
+const outcomeOf = (r: FlowResult) => (r.output as { outcome?: string } | undefined)?.outcome;
+
+const COMMIT_PATH = [
+  GENERATION_CUT_POINTS.taskPut,
+  GENERATION_CUT_POINTS.objectPut,
+  GENERATION_CUT_POINTS.recordPut,
+  GENERATION_CUT_POINTS.commitCas,
+];
+const cases = COMMIT_PATH.flatMap((cutPoint) => FAULT_KINDS.map((kind) => [cutPoint, kind] as const));
+
+describe('one fault at each cut point of the commit path', () => {
+  it.each(cases)('%s × %s → exactly one COMMITTED generation', async (cutPoint, kind) => {
+    const c = await newGenerationCase(stores.ports, `${cutPoint}-${kind}`);
+    const injector = stores.faults.arm(`${cutPoint}:${kind}`);
+    const first = await run(c.input);
+    stores.faults.disarm();
+    expect(injector.fired.map((f) => `${f.cutPoint}:${f.kind}`)).toEqual([`${cutPoint}:${kind}`]);
+    expect(first.status, `${first.error}: ${first.cause}`).toBe('SUCCEEDED');
+    expect(outcomeOf(first)).toBe('COMMITTED');
+    await expectExactlyOneCommitted(stores.ports, c);
+
+    // Recovery: the same task again (a new worker) reloads the exact winner.
+    const again = await run(recoveryInput(c.input));
+    expect(again.status).toBe('SUCCEEDED');
+    expect(again.output).toMatchObject({ outcome: 'COMMITTED', sha256: (first.output as { sha256: string }).sha256 });
+    await expectExactlyOneCommitted(stores.ports, c);
+  });
+});
+
+describe('a fault that persists at each cut point, then recovery once it clears', () => {
+  it.each(cases)('%s × %s* → failed or committed, then recovery commits exactly once', async (cutPoint, kind) => {
+    const c = await newGenerationCase(stores.ports, `persist-${cutPoint}-${kind}`);
+    stores.faults.arm(`${cutPoint}:${kind}${kind === 'delay' ? '=5' : ''}*`);
+    const first = await run(c.input);
+    stores.faults.disarm();
+    if (kind === 'crash-before' || kind === 'fail') {
+      // Nothing can apply, retries run out: the execution fails, leaving durable state.
+      expect(first.status).toBe('FAILED');
+      expect(['Cutpoint.WorkerCrashed', 'Cutpoint.EffectFailed']).toContain(first.error);
+    } else {
+      // The effect applies every time; exact-identity reloads turn that into progress.
+      expect(first.status, `${first.error}: ${first.cause}`).toBe('SUCCEEDED');
+    }
+    const recovered = await run(recoveryInput(c.input));
+    expect(recovered.status, `${recovered.error}: ${recovered.cause}`).toBe('SUCCEEDED');
+    expect(outcomeOf(recovered)).toBe('COMMITTED');
+    await expectExactlyOneCommitted(stores.ports, c);
+  });
+});
+
+describe('faults at the abort cut point (a task that lost its slot)', () => {
+  it.each(FAULT_KINDS.map((k) => [k]))('generation.abort.cas × %s → proven abort, the winner untouched', async (kind) => {
+    const c = await newGenerationCase(stores.ports, `abort-${kind}`);
+    expect(outcomeOf(await run(c.input))).toBe('COMMITTED');
+    const loser = { ...c.input, taskId: 'task-2' };
+    const injector = stores.faults.arm(`${GENERATION_CUT_POINTS.abortCas}:${kind}`);
+    const result = await run(loser);
+    stores.faults.disarm();
+    expect(injector.fired).toHaveLength(1);
+    expect(result.status, `${result.error}: ${result.cause}`).toBe('SUCCEEDED');
+    expect(result.output).toMatchObject({ outcome: 'ABORTED', taskId: 'task-2' });
+    await expectProvenAbort(stores.ports, c, 'task-2');
+    await expectExactlyOneCommitted(stores.ports, c, 'task-1');
+    const again = await run(loser);
+    expect(again.output).toMatchObject({ outcome: 'ABORTED', taskId: 'task-2' });
+  });
+});
+
+describe('races', () => {
+  it('two workers on the same task: one generation, both see the same winner', async () => {
+    const c = await newGenerationCase(stores.ports, 'race-same');
+    const [a, b] = await Promise.all([run(c.input), run(c.input)]);
+    expect([a.status, b.status]).toEqual(['SUCCEEDED', 'SUCCEEDED']);
+    expect(a.output).toMatchObject({ outcome: 'COMMITTED' });
+    expect((a.output as { sha256: string }).sha256).toBe((b.output as { sha256: string }).sha256);
+    await expectExactlyOneCommitted(stores.ports, c);
+  });
+
+  it('two tasks for the same slot: one commits, the other proves its abort', async () => {
+    const c = await newGenerationCase(stores.ports, 'race-slot');
+    const [a, b] = await Promise.all([run(c.input), run({ ...c.input, taskId: 'task-2' })]);
+    const outcomes = [outcomeOf(a), outcomeOf(b)].sort();
+    expect(outcomes).toEqual(['ABORTED', 'COMMITTED']);
+    const winner = outcomeOf(a) === 'COMMITTED' ? 'task-1' : 'task-2';
+    await expectExactlyOneCommitted(stores.ports, c, winner);
+    await expectProvenAbort(stores.ports, c, winner === 'task-1' ? 'task-2' : 'task-1');
+  });
+});
