@@ -1,5 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { sha256Hex } from '../../src/domain/digest.js';
 import { FAULT_KINDS } from '../../src/domain/faults.js';
+import { outputKeyOf } from '../../src/domain/generation.js';
 import { GENERATION_CUT_POINTS } from '../../src/generation/cut-points.js';
 import { runFlow, type FlowResult } from '../../src/local/flow-runner.js';
 import { expectExactlyOneCommitted, expectProvenAbort, newGenerationCase } from '../support/generation-fixture.js';
@@ -104,5 +106,35 @@ describe('races', () => {
     const winner = outcomeOf(a) === 'COMMITTED' ? 'task-1' : 'task-2';
     await expectExactlyOneCommitted(stores.ports, c, winner);
     await expectProvenAbort(stores.ports, c, winner === 'task-1' ? 'task-2' : 'task-1');
+  });
+});
+
+describe('hostile durable state', () => {
+  it('a foreign object under the output key is never adopted: the task proves its abort', async () => {
+    const c = await newGenerationCase(stores.ports, 'foreign-object');
+    const key = outputKeyOf(c.input);
+    const bytes = new TextEncoder().encode('not ours');
+    await stores.ports.objects.put('test.object.put', key, bytes, { sha256: sha256Hex(bytes), 'task-id': 'intruder' });
+    const result = await run(c.input);
+    expect(result.output).toMatchObject({ outcome: 'ABORTED', reason: 'Cutpoint.IdentityConflict' });
+    await expectProvenAbort(stores.ports, c, 'task-1');
+  });
+
+  it('a source whose bytes fail their checksum is never materialized', async () => {
+    const c = await newGenerationCase(stores.ports, 'bad-source');
+    const first = c.input.sources[0]!;
+    await stores.ports.objects.put('test.object.put', first.key, new TextEncoder().encode('tampered'), { sha256: first.sha256 });
+    const result = await run(c.input);
+    expect(result.output).toMatchObject({ outcome: 'ABORTED', reason: 'Cutpoint.ChecksumMismatch' });
+    expect(await stores.ports.objects.head(outputKeyOf(c.input))).toBeUndefined();
+    await expectProvenAbort(stores.ports, c, 'task-1');
+  });
+
+  it('the same task id with another source set is refused, and nothing changes', async () => {
+    const c = await newGenerationCase(stores.ports, 'identity');
+    expect((await run(c.input)).status).toBe('SUCCEEDED');
+    const result = await run({ ...c.input, sources: c.input.sources.slice(0, 1) });
+    expect(result).toMatchObject({ status: 'FAILED', error: 'Generation.Rejected' });
+    await expectExactlyOneCommitted(stores.ports, c);
   });
 });

@@ -1,5 +1,6 @@
+import type {
+  DynamoDBClient} from '@aws-sdk/client-dynamodb';
 import {
-  DynamoDBClient,
   GetItemCommand,
   PutItemCommand,
   QueryCommand,

@@ -1,0 +1,66 @@
+// Lint: typescript-eslint's recommended rules, plus the house rules from DESIGN.md
+// enforced as import boundaries — only src/adapters/ talks to an SDK or driver, only
+// functions/ imports middy, and tests can never be skipped or focused.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+const DRIVERS = ['@aws-sdk/*', '@smithy/*', 'mssql', 'tedious', 'pg', '@clickhouse/client', 'chdb', '@electric-sql/*'];
+
+export default tseslint.config(
+  { ignores: ['node_modules/', 'cdk.out/', '.cutpoint/', 'coverage/'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly', TextEncoder: 'readonly', TextDecoder: 'readonly', performance: 'readonly', fetch: 'readonly', AbortSignal: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', Buffer: 'readonly' } },
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/consistent-type-imports': 'error',
+    },
+  },
+  {
+    files: ['src/**/*.ts'],
+    ignores: ['src/adapters/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: DRIVERS, message: 'Only src/adapters/ imports an SDK or driver (DESIGN.md).' },
+            { group: ['@middy/*'], message: 'Only functions/ imports middy.' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['src/domain/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['node:fs*', 'node:net', 'node:child_process', 'node:http*', '../adapters/*', '../local/*'], message: 'src/domain/ is pure: no I/O.' }] },
+      ],
+    },
+  },
+  {
+    files: ['functions/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: DRIVERS, message: 'Handlers call use cases; adapters own the SDKs.' }] }],
+      'no-restricted-syntax': ['error', { selector: 'TryStatement', message: 'Handlers have no try/catch: errors leave with their stable name.' }],
+    },
+  },
+  {
+    files: ['test/**/*.ts'],
+    rules: {
+      'no-restricted-properties': [
+        'error',
+        { object: 'it', property: 'skip' },
+        { object: 'it', property: 'only' },
+        { object: 'describe', property: 'skip' },
+        { object: 'describe', property: 'only' },
+        { object: 'test', property: 'skip' },
+        { object: 'test', property: 'only' },
+        { object: 'it', property: 'todo' },
+      ],
+    },
+  },
+);

@@ -1,0 +1,135 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { Journal } from '../../src/authority/journal.js';
+import { reloadAndCompare, writeExactlyOnce } from '../../src/authority/resolve.js';
+import { freshStores, type TestStores } from '../support/emulators.js';
+
+/** The authority primitives against DynamoDB Local: APPLIED, CONFLICT (with the current item), UNKNOWN. */
+let stores: TestStores;
+beforeAll(async () => {
+  stores = await freshStores();
+});
+
+const fence = { owner: 'writer-a', session: 's-1', epoch: 4 };
+
+describe('conditional writes', () => {
+  it('put-if-absent applies once, then conflicts with the current item', async () => {
+    const { authority } = stores.ports;
+    const key = { pk: 'lane#1', sk: 'head' };
+    const first = await authority.put('test.put', { ...key, end: 0, fence }, 'absent');
+    expect(first).toMatchObject({ status: 'APPLIED', item: { version: 1, end: 0 } });
+    const second = await authority.put('test.put', { ...key, end: 99 }, 'absent');
+    expect(second).toMatchObject({ status: 'CONFLICT', current: { version: 1, end: 0, fence } });
+  });
+
+  it('an update names the expected version and fence; a stale epoch conflicts and changes nothing', async () => {
+    const { authority } = stores.ports;
+    const key = { pk: 'lane#2', sk: 'head' };
+    await authority.put('test.put', { ...key, end: 0, fence }, 'absent');
+    const ok = await authority.update('test.cas', key, { version: 1, fence }, { end: 10 });
+    expect(ok).toMatchObject({ status: 'APPLIED', item: { version: 2, end: 10 } });
+    const stale = await authority.update('test.cas', key, { version: 2, fence: { ...fence, epoch: 3 } }, { end: 20 });
+    expect(stale).toMatchObject({ status: 'CONFLICT', current: { version: 2, end: 10 } });
+    const oldVersion = await authority.update('test.cas', key, { version: 1, fence }, { end: 30 });
+    expect(oldVersion).toMatchObject({ status: 'CONFLICT', current: { version: 2 } });
+    expect(await authority.get(key)).toMatchObject({ version: 2, end: 10 });
+  });
+
+  it('delete is conditional too', async () => {
+    const { authority } = stores.ports;
+    const key = { pk: 'lane#3', sk: 'x' };
+    await authority.put('test.put', { ...key }, 'absent');
+    expect((await authority.delete('test.delete', key, { version: 7 })).status).toBe('CONFLICT');
+    expect((await authority.delete('test.delete', key, { version: 1 })).status).toBe('APPLIED');
+    expect(await authority.get(key)).toBeUndefined();
+  });
+
+  it('a two-item transaction moves both or neither, and names the leg that failed', async () => {
+    const { authority } = stores.ports;
+    const a = { pk: 'tx#1', sk: 'a' };
+    const b = { pk: 'tx#1', sk: 'b' };
+    await authority.put('test.put', { ...a, n: 1 }, 'absent');
+    const refused = await authority.transact('test.tx', [
+      { kind: 'update', key: a, expect: { version: 1 }, set: { n: 2 } },
+      { kind: 'check', key: b, expect: { version: 3 } },
+    ]);
+    expect(refused).toMatchObject({ status: 'CONFLICT', conflicts: [{ leg: 1, current: undefined }] });
+    expect(await authority.get(a)).toMatchObject({ version: 1, n: 1 });
+    const applied = await authority.transact('test.tx', [
+      { kind: 'update', key: a, expect: { version: 1 }, set: { n: 2 } },
+      { kind: 'put', item: { ...b, n: 1 }, expect: 'absent' },
+    ]);
+    expect(applied.status).toBe('APPLIED');
+    expect(await authority.get(a)).toMatchObject({ version: 2, n: 2 });
+    expect(await authority.get(b)).toMatchObject({ version: 1, n: 1 });
+  });
+
+  it('a lost response is UNKNOWN, and only an exact reload resolves it', async () => {
+    const { authority } = stores.ports;
+    const key = { pk: 'lane#4', sk: 'head' };
+    stores.faults.arm('test.cas:lose-response');
+    const outcome = await authority.put('test.cas', { ...key, attempt: 'att-1' }, 'absent');
+    stores.faults.disarm();
+    expect(outcome.status).toBe('UNKNOWN');
+    expect(await reloadAndCompare(authority, key, (i) => i.attempt === 'att-1')).toMatchObject({ status: 'APPLIED' });
+    // "A similar item exists" is not evidence: another attempt's identity does not match.
+    expect(await reloadAndCompare(authority, key, (i) => i.attempt === 'att-2')).toMatchObject({ status: 'NOT_APPLIED' });
+  });
+
+  it('writeExactlyOnce turns a lost response or a crash-after into APPLIED, and a foreign item into CONFLICT', async () => {
+    const { authority } = stores.ports;
+    for (const kind of ['lose-response', 'crash-after'] as const) {
+      const key = { pk: `once#${kind}`, sk: 'x' };
+      stores.faults.arm(`test.once:${kind}`);
+      const write = () => authority.put('test.once', { ...key, who: 'me' }, 'absent');
+      const result = await (kind === 'crash-after'
+        ? write().catch(() => writeExactlyOnce(authority, 'test.once', key, write, (i) => i.who === 'me'))
+        : writeExactlyOnce(authority, 'test.once', key, write, (i) => i.who === 'me'));
+      stores.faults.disarm();
+      expect(result).toMatchObject({ status: 'APPLIED', item: { who: 'me', version: 1 } });
+    }
+    const key = { pk: 'once#foreign', sk: 'x' };
+    await authority.put('test.put', { ...key, who: 'someone-else' }, 'absent');
+    const result = await writeExactlyOnce(authority, 'test.once', key, () => authority.put('test.once', { ...key, who: 'me' }, 'absent'), (i) => i.who === 'me');
+    expect(result).toMatchObject({ status: 'CONFLICT', current: { who: 'someone-else' } });
+  });
+
+  it('a definite failure throws and applies nothing', async () => {
+    const { authority } = stores.ports;
+    const key = { pk: 'lane#5', sk: 'head' };
+    stores.faults.arm('test.fail:fail');
+    await expect(authority.put('test.fail', { ...key }, 'absent')).rejects.toMatchObject({ name: 'Cutpoint.EffectFailed' });
+    stores.faults.disarm();
+    expect(await authority.get(key)).toBeUndefined();
+  });
+});
+
+describe('journal', () => {
+  it('appends with a gap-free monotonic sequence and never journals a transition twice', async () => {
+    const journal = new Journal(stores.ports.authority, 'journal#route-a/inv-1', 'test.journal.append');
+    const at = '2026-11-29T00:00:00.000Z';
+    const e1 = await journal.append('t1', 'EMPTY_STAGING', {}, at);
+    stores.faults.arm('test.journal.append:lose-response');
+    const e2 = await journal.append('t2', 'WRITING_UNKNOWN', { chunk: 1 }, at);
+    stores.faults.arm('test.journal.append:crash-after');
+    await expect(journal.append('t3', 'VERIFIED_EOF', {}, at)).rejects.toMatchObject({ name: 'Cutpoint.WorkerCrashed' });
+    stores.faults.disarm();
+    const e3 = await journal.append('t3', 'VERIFIED_EOF', {}, at);
+    const again = await journal.append('t2', 'WRITING_UNKNOWN', { chunk: 1 }, at);
+    expect([e1.seq, e2.seq, e3.seq, again.seq]).toEqual([1, 2, 3, 2]);
+    const entries = await journal.read();
+    expect(entries.map((e) => [e.seq, e.transitionId, e.type])).toEqual([
+      [1, 't1', 'EMPTY_STAGING'],
+      [2, 't2', 'WRITING_UNKNOWN'],
+      [3, 't3', 'VERIFIED_EOF'],
+    ]);
+  });
+
+  it('concurrent appenders interleave without gaps or duplicates', async () => {
+    const journal = new Journal(stores.ports.authority, 'journal#route-b/inv-1', 'test.journal.append');
+    const ids = Array.from({ length: 12 }, (_, i) => `c${i}`);
+    await Promise.all(ids.map((id) => journal.append(id, 'STEP', {}, 'now', 30)));
+    const entries = await journal.read();
+    expect(entries.map((e) => e.seq)).toEqual(ids.map((_, i) => i + 1));
+    expect(new Set(entries.map((e) => e.transitionId))).toEqual(new Set(ids));
+  });
+});

@@ -1,0 +1,31 @@
+import { describe, expect, it } from 'vitest';
+import { ArmedFaultInjector, faultsFromEnv, inertFaults } from '../../src/adapters/fault-injector.js';
+import { parseFaultSpec } from '../../src/domain/faults.js';
+
+describe('fault injector', () => {
+  it('is inert without CUTPOINT_FAULTS', () => {
+    expect(faultsFromEnv({})).toBe(inertFaults);
+  });
+
+  it('refuses to arm inside a deployed Lambda unless a game day enables it', () => {
+    const env = { CUTPOINT_FAULTS: 'a.b:fail', AWS_LAMBDA_FUNCTION_NAME: 'fn' };
+    expect(() => faultsFromEnv(env)).toThrow(expect.objectContaining({ code: 'faults.refused_in_lambda' }));
+    expect(faultsFromEnv({ ...env, CUTPOINT_FAULTS_IN_LAMBDA: 'enabled' })).toBeInstanceOf(ArmedFaultInjector);
+  });
+
+  it('applies the effect for crash-after and lose-response, and not for crash-before and fail', async () => {
+    const applied: string[] = [];
+    for (const kind of ['crash-before', 'crash-after', 'lose-response', 'fail', 'delay'] as const) {
+      const injector = new ArmedFaultInjector(parseFaultSpec(`x.y:${kind}${kind === 'delay' ? '=1' : ''}`));
+      const outcome = await injector.at('x.y', async () => applied.push(kind)).then(
+        () => 'ok',
+        (e: Error) => e.name,
+      );
+      expect([kind, outcome]).toEqual([
+        kind,
+        { 'crash-before': 'Cutpoint.WorkerCrashed', 'crash-after': 'Cutpoint.WorkerCrashed', 'lose-response': 'Cutpoint.OutcomeUnknown', fail: 'Cutpoint.EffectFailed', delay: 'ok' }[kind],
+      ]);
+    }
+    expect(applied).toEqual(['crash-after', 'lose-response', 'delay']);
+  });
+});
