@@ -1,0 +1,45 @@
+import { readFileSync } from 'node:fs';
+import { STEPS, type StepEntry } from '../functions/registry.js';
+import { repoPath } from './repo.js';
+
+/** A flow's ASL as written on disk, and the registry steps its placeholders name. */
+export interface FlowDefinition {
+  /** Repository-relative path of the ASL file. */
+  file: string;
+  /** The file's text, unchanged: placeholders stay for definitionSubstitutions. */
+  body: string;
+  /** One registry entry per distinct `${Placeholder}`, in first-use order. */
+  steps: StepEntry[];
+}
+
+const PLACEHOLDER = /\$\{([^}]*)\}/g;
+const PLACEHOLDER_NAME = /^[A-Za-z][A-Za-z0-9]*$/;
+
+/**
+ * Reads statemachines/<name>.asl.json and resolves every placeholder against the registry.
+ * Fails at synth, naming the file, when the ASL is not JSON or uses a placeholder with no
+ * registry entry: a state machine that would only fail at its first execution must not
+ * deploy.
+ */
+export function loadFlowDefinition(name: string): FlowDefinition {
+  const file = `statemachines/${name}.asl.json`;
+  const body = readFileSync(repoPath(file), 'utf8');
+  try {
+    JSON.parse(body);
+  } catch (error) {
+    throw new Error(`${file} is not valid JSON: ${(error as Error).message}`);
+  }
+  return { file, body, steps: placeholdersOf(body).map((p) => registryStep(file, p)) };
+}
+
+/** Distinct `${Name}` placeholders in ASL text, in first-use order. */
+export function placeholdersOf(asl: string): string[] {
+  return [...new Set(Array.from(asl.matchAll(PLACEHOLDER), (m) => m[1] ?? ''))];
+}
+
+function registryStep(file: string, placeholder: string): StepEntry {
+  if (!PLACEHOLDER_NAME.test(placeholder)) throw new Error(`${file} has a malformed placeholder \${${placeholder}}`);
+  const step = STEPS.find((s) => s.placeholder === placeholder);
+  if (!step) throw new Error(`${file} uses \${${placeholder}}, which has no entry in functions/registry.ts STEPS`);
+  return step;
+}

@@ -1,0 +1,107 @@
+import { CfnOutput, Duration, Fn, RemovalPolicy, Stack, Validations, type StackProps } from 'aws-cdk-lib';
+import { AttributeType, BillingMode, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
+import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
+import type { Construct } from 'constructs';
+
+/**
+ * Names and ARNs of the stateful resources, for other stacks. They are imports of this
+ * stack's named exports (not CDK's generated cross-stack references), so every consumer
+ * sees stable, readable values: `cdk-nag` acknowledgements can name them exactly, and an
+ * operator can find them by export name.
+ */
+export interface StatefulRefs {
+  tableName: string;
+  tableArn: string;
+  bucketName: string;
+  bucketArn: string;
+}
+
+/**
+ * The authority table and the object bucket: everything that must outlive a redeploy.
+ * Kept apart from the workflows so functions and state machines can be replaced freely
+ * while data stays (RETAIN, deletion protection, termination protection).
+ */
+export class CutpointStatefulStack extends Stack {
+  readonly table: Table;
+  readonly bucket: Bucket;
+  readonly refs: StatefulRefs;
+
+  constructor(scope: Construct, id: string, props: StackProps = {}) {
+    super(scope, id, { terminationProtection: true, ...props });
+
+    this.table = new Table(this, 'Authority', {
+      partitionKey: { name: 'pk', type: AttributeType.STRING },
+      sortKey: { name: 'sk', type: AttributeType.STRING },
+      billingMode: BillingMode.PAY_PER_REQUEST,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      // AWS-managed KMS key: every use of the key is in CloudTrail, and DynamoDB
+      // authorizes it for callers of the table, so the registry's table actions stay the
+      // complete grant. A customer-managed key would add a key policy and kms:* grants to
+      // every function for no control we need (we never share or revoke the key apart).
+      encryption: TableEncryption.AWS_MANAGED,
+      deletionProtection: true,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+
+    const accessLogs = new Bucket(this, 'AccessLogs', {
+      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+      enforceSSL: true,
+      minimumTLSVersion: 1.2,
+      // S3 server access logging writes only to SSE-S3 targets without a key policy dance.
+      encryption: BucketEncryption.S3_MANAGED,
+      // Log delivery is granted by bucket policy (feature flag set in app.ts), not ACLs.
+      objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      lifecycleRules: [{ id: 'expire-access-logs', expiration: Duration.days(365) }],
+      removalPolicy: RemovalPolicy.RETAIN,
+      autoDeleteObjects: false,
+    });
+    Validations.of(accessLogs).acknowledge({
+      id: 'AwsSolutions-S1',
+      reason:
+        'This is the server access log bucket of the object bucket; logging it into itself would log its own log deliveries, and logging it elsewhere only moves the question one bucket on.',
+    });
+
+    this.bucket = new Bucket(this, 'Objects', {
+      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+      enforceSSL: true,
+      minimumTLSVersion: 1.2,
+      // SSE-S3: like the table's AWS-managed key, it keeps the registry's S3 actions the
+      // complete grant (SSE-KMS would need kms:GenerateDataKey/Decrypt on every step).
+      encryption: BucketEncryption.S3_MANAGED,
+      objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      // Generations are immutable and PUT with If-None-Match: *, which is the guard
+      // against overwriting. Versioning is the backstop for what that guard does not
+      // cover (a caller that omits it, a mistaken delete): the previous bytes survive as a
+      // noncurrent version an operator can restore.
+      versioned: true,
+      lifecycleRules: [
+        {
+          id: 'expire-noncurrent-versions',
+          // GC deletes become delete markers: without this, "gone" never frees storage.
+          // 30 days is the window to undo an overwrite or a mistaken delete.
+          noncurrentVersionExpiration: Duration.days(30),
+          expiredObjectDeleteMarker: true,
+          abortIncompleteMultipartUploadAfter: Duration.days(7),
+        },
+      ],
+      serverAccessLogsBucket: accessLogs,
+      serverAccessLogsPrefix: 'objects/',
+      removalPolicy: RemovalPolicy.RETAIN,
+      autoDeleteObjects: false,
+    });
+
+    this.refs = {
+      tableName: this.exportValueAs('TableName', this.table.tableName, 'Authority table (CUTPOINT_TABLE_NAME)'),
+      tableArn: this.exportValueAs('TableArn', this.table.tableArn, 'Authority table ARN'),
+      bucketName: this.exportValueAs('BucketName', this.bucket.bucketName, 'Object bucket (CUTPOINT_BUCKET_NAME)'),
+      bucketArn: this.exportValueAs('BucketArn', this.bucket.bucketArn, 'Object bucket ARN'),
+    };
+  }
+
+  /** An output exported as `<stackName>-<id>`; returns its import for other stacks. */
+  private exportValueAs(id: string, value: string, description: string): string {
+    const exportName = `${this.stackName}-${id}`;
+    new CfnOutput(this, id, { value, description, exportName });
+    return Fn.importValue(exportName);
+  }
+}

@@ -1,0 +1,38 @@
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import type { BucketAction, StepEntry } from '../functions/registry.js';
+
+/** ARNs of the authority table and the object bucket, as the workflows stack sees them. */
+export interface DataArns {
+  tableArn: string;
+  bucketArn: string;
+}
+
+/** s3:ListBucket applies to the bucket itself; every other registry action to its objects. */
+const BUCKET_LEVEL: readonly BucketAction[] = ['s3:ListBucket'];
+
+/**
+ * The data-plane statements for one step, built from its registry entry and nothing else,
+ * so a step gets exactly the DynamoDB and S3 actions the registry lists (no grant*
+ * helpers, which add actions the step never uses). TransactWriteItems is authorized per
+ * leg by PutItem/UpdateItem/DeleteItem/ConditionCheckItem, so it needs no action of its own.
+ */
+export function stepPolicyStatements(step: StepEntry, arns: DataArns): PolicyStatement[] {
+  const statements: PolicyStatement[] = [];
+  if (step.table.length > 0) {
+    statements.push(new PolicyStatement({ sid: 'AuthorityTable', actions: [...step.table], resources: [arns.tableArn] }));
+  }
+  const bucketActions = step.bucket.filter((a) => BUCKET_LEVEL.includes(a));
+  if (bucketActions.length > 0) {
+    statements.push(new PolicyStatement({ sid: 'ObjectBucket', actions: bucketActions, resources: [arns.bucketArn] }));
+  }
+  const objectActions = step.bucket.filter((a) => !BUCKET_LEVEL.includes(a));
+  if (objectActions.length > 0) {
+    statements.push(new PolicyStatement({ sid: 'ObjectKeys', actions: objectActions, resources: [objectArn(arns.bucketArn)] }));
+  }
+  return statements;
+}
+
+/** Every object key in the bucket: keys derive from identity at run time. */
+export function objectArn(bucketArn: string): string {
+  return `${bucketArn}/*`;
+}
