@@ -7,6 +7,7 @@
  * deleting that file, so runtime.json existing means "was up and not stopped".
  * stdout/stderr are redirected to <stateDir>/daemon.log by localUp().
  */
+import { LocalRuntimeError } from './errors.js';
 import { removeRuntimeState, writeRuntimeState } from './runtime-state.js';
 import { persistentDirOf, startLocalRuntime, type LocalRuntime } from './runtime.js';
 
@@ -68,6 +69,7 @@ try {
     }
   });
 } catch (err) {
-  console.error(err);
+  // localUp shows the tail of daemon.log; keep expected failures to one line.
+  console.error(err instanceof LocalRuntimeError ? `${err.name}: ${err.message}` : err);
   process.exit(1);
 }

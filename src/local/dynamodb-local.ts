@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { constants } from 'node:fs';
 import { access, mkdir } from 'node:fs/promises';
-import { delimiter, join } from 'node:path';
+import { delimiter, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ensureDynamoDbLocal } from './dynamodb-local-jar.js';
 import { LocalRuntimeError } from './errors.js';
@@ -49,8 +49,10 @@ export async function startDynamoDbLocal(opts: DynamoDbLocalOptions = {}): Promi
     throw new LocalRuntimeError(`cannot start DynamoDB Local: port ${port} is already in use`);
   }
 
-  const storage = opts.dbPath === undefined ? ['-inMemory'] : ['-dbPath', opts.dbPath];
-  if (opts.dbPath !== undefined) await mkdir(opts.dbPath, { recursive: true });
+  // Absolute, because the JVM runs with the emulator directory as its cwd.
+  const dbPath = opts.dbPath === undefined ? undefined : resolve(opts.dbPath);
+  const storage = dbPath === undefined ? ['-inMemory'] : ['-dbPath', dbPath];
+  if (dbPath !== undefined) await mkdir(dbPath, { recursive: true });
 
   const child = spawn(
     'java',
@@ -85,14 +87,14 @@ export async function startDynamoDbLocal(opts: DynamoDbLocalOptions = {}): Promi
   child.stderr.on('data', remember);
 
   let exitReason: string | undefined;
-  const exited = new Promise<void>((resolve) => {
+  const exited = new Promise<void>((settle) => {
     child.once('exit', (code, signal) => {
       exitReason = signal === null ? `exit code ${String(code)}` : `signal ${signal}`;
-      resolve();
+      settle();
     });
     child.once('error', (err) => {
       exitReason = err.message;
-      resolve();
+      settle();
     });
   });
 

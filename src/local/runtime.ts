@@ -181,7 +181,7 @@ export async function localUp(stateDirArg = defaultStateDir(), opts: LocalUpOpti
       );
     }
     if (Date.now() > deadline) {
-      if (daemon.pid !== undefined && isAlive(daemon.pid)) process.kill(daemon.pid, 'SIGTERM');
+      if (daemon.pid !== undefined) signalQuietly(daemon.pid, 'SIGTERM');
       throw new LocalRuntimeError(`local runtime not ready within ${timeoutMs} ms. ${await logTail(logPath)}`);
     }
     await sleep(200);
@@ -197,9 +197,9 @@ export async function localDown(
   const state = await readRuntimeState(stateDir);
   if (state) {
     if (await isProcessRunning(state.pid, DAEMON_PATH)) {
-      process.kill(state.pid, 'SIGTERM');
+      signalQuietly(state.pid, 'SIGTERM');
       if (!(await waitForExit(state.pid, DAEMON_PATH, opts.timeoutMs ?? 30_000))) {
-        killQuietly(state.pid); // hung while shutting down
+        signalQuietly(state.pid, 'SIGKILL'); // hung while shutting down
         await waitForExit(state.pid, DAEMON_PATH, 5_000);
       }
     }
@@ -207,8 +207,8 @@ export async function localDown(
     // the port. Only kill it if its command line names this state directory.
     const jvmMarker = dynamoDbDataDir(persistentDirOf(stateDir));
     if (await isProcessRunning(state.dynamodbPid, jvmMarker)) {
-      process.kill(state.dynamodbPid, 'SIGTERM');
-      if (!(await waitForExit(state.dynamodbPid, jvmMarker, 10_000))) killQuietly(state.dynamodbPid);
+      signalQuietly(state.dynamodbPid, 'SIGTERM');
+      if (!(await waitForExit(state.dynamodbPid, jvmMarker, 10_000))) signalQuietly(state.dynamodbPid, 'SIGKILL');
     }
   }
   await removeRuntimeState(stateDir);
@@ -226,11 +226,11 @@ async function waitForExit(pid: number, marker: string, timeoutMs: number): Prom
   return true;
 }
 
-function killQuietly(pid: number): void {
+function signalQuietly(pid: number, signal: NodeJS.Signals): void {
   try {
-    process.kill(pid, 'SIGKILL');
+    process.kill(pid, signal);
   } catch {
-    // already gone
+    // exited in the meantime
   }
 }
 
