@@ -33,3 +33,28 @@ describe('commit-generation flow (no faults)', () => {
     expect(result.transitions).toBeGreaterThan(4);
   });
 });
+
+describe('commit-generation recovery entry (EventBridge re-run)', () => {
+  it('unwraps {recoveryOf, originalInput} and finishes the original task', async () => {
+    const a = await source('sources/r1', 'one\n');
+    const input = { root: 'demo/recovery', generation: 0, taskId: 'task-r', sources: [a] };
+    const result = await runFlow('commit-generation', { recoveryOf: 'arn:exec:1', originalInput: JSON.stringify(input) }, { ports: stores.ports, retryIntervalMs: 0 });
+    expect(result.output).toMatchObject({ outcome: 'COMMITTED', taskId: 'task-r' });
+  });
+
+  it('a recovery of a recovery escalates instead of looping', async () => {
+    const nested = { recoveryOf: 'arn:exec:2', originalInput: JSON.stringify({ recoveryOf: 'arn:exec:1', originalInput: '{}' }) };
+    const result = await runFlow('commit-generation', nested, { ports: stores.ports, retryIntervalMs: 0 });
+    expect(result).toMatchObject({ status: 'FAILED', error: 'Generation.RecoveryExhausted' });
+  });
+
+  it('counts state transitions as AWS bills them: states entered plus retries', async () => {
+    const a = await source('sources/t1', 'transitions\n');
+    const input = { root: 'demo/transitions', generation: 0, taskId: 'task-t', sources: [a] };
+    stores.faults.arm('generation.object.put:crash-before');
+    const result = await runFlow('commit-generation', input, { ports: stores.ports, retryIntervalMs: 0 });
+    stores.faults.disarm();
+    // IsRecovery, Init, RegisterTask, WriteObject (+1 retry), RecordPrepared, Commit, Committed
+    expect(result.transitions).toBe(8);
+  });
+});

@@ -1,0 +1,35 @@
+import type { Template } from 'aws-cdk-lib/assertions';
+
+/** One IAM statement as it appears in a synthesized template. */
+export interface Statement {
+  Effect: 'Allow' | 'Deny';
+  Action: string | string[];
+  Resource: unknown;
+}
+
+/** Every statement granted to a role: its inline policies and the AWS::IAM::Policy resources attached to it. */
+export function roleStatements(template: Template, roleLogicalId: string): Statement[] {
+  const role = template.toJSON().Resources[roleLogicalId] as { Properties: { Policies?: Array<{ PolicyDocument: { Statement: Statement[] } }> } };
+  const inline = (role.Properties.Policies ?? []).flatMap((p) => p.PolicyDocument.Statement);
+  const attached = Object.values(template.findResources('AWS::IAM::Policy'))
+    .filter((p) => (p.Properties.Roles as unknown[]).some((r) => JSON.stringify(r) === JSON.stringify({ Ref: roleLogicalId })))
+    .flatMap((p) => p.Properties.PolicyDocument.Statement as Statement[]);
+  return [...inline, ...attached];
+}
+
+export function actionsOf(statement: Statement): string[] {
+  return Array.isArray(statement.Action) ? statement.Action : [statement.Action];
+}
+
+export function resourcesOf(statement: Statement): unknown[] {
+  return Array.isArray(statement.Resource) ? statement.Resource : [statement.Resource];
+}
+
+/** Allowed actions with a given service prefix (e.g. `dynamodb:`), sorted. */
+export function allowedActions(statements: Statement[], prefix: string): string[] {
+  return statements
+    .filter((s) => s.Effect === 'Allow')
+    .flatMap(actionsOf)
+    .filter((a) => a.startsWith(prefix))
+    .sort();
+}

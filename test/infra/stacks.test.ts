@@ -1,0 +1,262 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { CfnElement, Stack } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import type { IConstruct } from 'constructs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { FLOWS, STEPS } from '../../functions/registry.js';
+import { buildApp, type CutpointApp } from '../../infra/app.js';
+import { placeholdersOf } from '../../infra/asl.js';
+import { repoPath } from '../../infra/repo.js';
+import { actionsOf, allowedActions, resourcesOf, roleStatements } from './policies.js';
+
+// One real build (every function bundled by local esbuild) shared by the whole file.
+let built: CutpointApp;
+let stateful: Template;
+let workflows: Template;
+let assemblyDir: string;
+
+beforeAll(() => {
+  built = buildApp();
+  assemblyDir = built.app.synth().directory;
+  stateful = Template.fromStack(built.stateful);
+  workflows = Template.fromStack(built.workflows);
+});
+
+function logicalId(construct: IConstruct): string {
+  const stack = construct.node.scopes.find((s): s is Stack => 'templateOptions' in s);
+  if (!stack) throw new Error(`${construct.node.path} is not in a stack`);
+  return stack.getLogicalId(construct.node.defaultChild as CfnElement);
+}
+
+function fnFor(placeholder: string) {
+  const fn = built.workflows.functions.get(placeholder);
+  if (!fn) throw new Error(`no function for ${placeholder}`);
+  return fn;
+}
+
+const importOf = (name: string) => ({ 'Fn::ImportValue': `CutpointStateful-${name}` });
+const RETAINED = { DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' };
+
+describe('CutpointStateful', () => {
+  it('has the authority table: pk/sk strings, on demand, PITR, KMS encryption, deletion protection, retained', () => {
+    stateful.resourceCountIs('AWS::DynamoDB::Table', 1);
+    stateful.hasResource('AWS::DynamoDB::Table', {
+      ...RETAINED,
+      Properties: {
+        KeySchema: [
+          { AttributeName: 'pk', KeyType: 'HASH' },
+          { AttributeName: 'sk', KeyType: 'RANGE' },
+        ],
+        AttributeDefinitions: Match.arrayEquals([
+          { AttributeName: 'pk', AttributeType: 'S' },
+          { AttributeName: 'sk', AttributeType: 'S' },
+        ]),
+        BillingMode: 'PAY_PER_REQUEST',
+        PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+        // SSEEnabled without a key: the AWS-managed KMS key (aws/dynamodb).
+        SSESpecification: { SSEEnabled: true },
+        DeletionProtectionEnabled: true,
+      },
+    });
+  });
+
+  it('has the object bucket: no public access, versioned, SSE-S3, access logs, retained', () => {
+    const objects = logicalId(built.stateful.bucket);
+    const buckets = stateful.findResources('AWS::S3::Bucket');
+    expect(Object.keys(buckets)).toHaveLength(2);
+    const accessLogs = Object.keys(buckets).find((id) => id !== objects);
+    expect(buckets[objects]).toMatchObject({
+      ...RETAINED,
+      Properties: {
+        PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true },
+        BucketEncryption: { ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] },
+        VersioningConfiguration: { Status: 'Enabled' },
+        LoggingConfiguration: { DestinationBucketName: { Ref: accessLogs } },
+      },
+    });
+    expect(buckets[accessLogs!]).toMatchObject({
+      ...RETAINED,
+      Properties: { PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true } },
+    });
+  });
+
+  it('denies every non-TLS request to both buckets', () => {
+    for (const bucket of Object.keys(stateful.findResources('AWS::S3::Bucket'))) {
+      stateful.hasResourceProperties('AWS::S3::BucketPolicy', {
+        Bucket: { Ref: bucket },
+        PolicyDocument: {
+          Statement: Match.arrayWith([
+            Match.objectLike({ Effect: 'Deny', Action: 's3:*', Principal: { AWS: '*' }, Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+          ]),
+        },
+      });
+    }
+  });
+
+  it('exports table and bucket names and ARNs under stable names', () => {
+    for (const name of ['TableName', 'TableArn', 'BucketName', 'BucketArn']) {
+      stateful.hasOutput(name, { Export: { Name: `CutpointStateful-${name}` } });
+    }
+  });
+
+  it('creates no custom resources (no log-retention or auto-delete Lambdas)', () => {
+    for (const template of [stateful, workflows]) {
+      const types = Object.values(template.toJSON().Resources as Record<string, { Type: string }>).map((r) => r.Type);
+      expect(types.filter((t) => t.startsWith('Custom::') || t === 'AWS::CloudFormation::CustomResource')).toEqual([]);
+    }
+  });
+});
+
+describe('CutpointWorkflows functions', () => {
+  it('builds exactly one Lambda per registry step', () => {
+    workflows.resourceCountIs('AWS::Lambda::Function', STEPS.length);
+    expect([...built.workflows.functions.keys()].sort()).toEqual(STEPS.map((s) => s.placeholder).sort());
+  });
+
+  it.each(STEPS.map((s) => [s.placeholder, s] as const))('%s: nodejs24.x on arm64, registry timeout, table and bucket env, X-Ray, own log group', (placeholder, step) => {
+    const fn = workflows.toJSON().Resources[logicalId(fnFor(placeholder))];
+    expect(fn.Properties).toMatchObject({
+      Runtime: 'nodejs24.x',
+      Architectures: ['arm64'],
+      Handler: 'index.handler',
+      Timeout: step.timeoutSeconds,
+      TracingConfig: { Mode: 'Active' },
+      Environment: { Variables: { CUTPOINT_TABLE_NAME: importOf('TableName'), CUTPOINT_BUCKET_NAME: importOf('BucketName') } },
+      LoggingConfig: { LogGroup: { Ref: expect.any(String) } },
+    });
+    const logGroup = workflows.toJSON().Resources[fn.Properties.LoggingConfig.LogGroup.Ref];
+    expect(logGroup).toMatchObject({ Type: 'AWS::Logs::LogGroup', Properties: { RetentionInDays: expect.any(Number) } });
+  });
+
+  it.each(STEPS.map((s) => [s.placeholder] as const))('%s: bundled for real as minified ESM with a sourcemap', (placeholder) => {
+    const fn = workflows.toJSON().Resources[logicalId(fnFor(placeholder))];
+    const assetHash = String(fn.Properties.Code.S3Key).replace(/\.zip$/, '');
+    const bundle = join(assemblyDir, `asset.${assetHash}`, 'index.mjs');
+    expect(existsSync(bundle), bundle).toBe(true);
+    expect(existsSync(`${bundle}.map`)).toBe(true);
+    const code = readFileSync(bundle, 'utf8');
+    expect(code.startsWith("import { createRequire } from 'module';")).toBe(true);
+    expect(code).toMatch(/export\s*\{[^}]*\bas handler\b[^}]*\}/);
+  });
+});
+
+describe('CutpointWorkflows IAM: each function gets exactly its registry actions', () => {
+  const roleOf = (placeholder: string) => {
+    const fn = workflows.toJSON().Resources[logicalId(fnFor(placeholder))];
+    return (fn.Properties.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
+  };
+
+  it.each(STEPS.map((s) => [s.placeholder, s] as const))('%s', (placeholder, step) => {
+    const role = roleOf(placeholder);
+    const statements = roleStatements(workflows, role);
+    expect(allowedActions(statements, 'dynamodb:')).toEqual([...step.table].sort());
+    expect(allowedActions(statements, 's3:')).toEqual([...step.bucket].sort());
+
+    // No wildcard actions at all, and no AWS-managed policies (AWSLambdaBasicExecutionRole).
+    expect(statements.flatMap(actionsOf).filter((a) => a.includes('*'))).toEqual([]);
+    expect(workflows.toJSON().Resources[role].Properties.ManagedPolicyArns).toBeUndefined();
+
+    for (const statement of statements) {
+      const actions = actionsOf(statement);
+      if (actions.some((a) => a.startsWith('dynamodb:'))) expect(resourcesOf(statement)).toEqual([importOf('TableArn')]);
+      if (actions.some((a) => a === 's3:ListBucket')) expect(resourcesOf(statement)).toEqual([importOf('BucketArn')]);
+      if (actions.some((a) => a.startsWith('s3:') && a !== 's3:ListBucket')) {
+        expect(resourcesOf(statement)).toEqual([{ 'Fn::Join': ['', [importOf('BucketArn'), '/*']] }]);
+      }
+    }
+  });
+
+  it('the probe only reads and the object writer never updates authority items', () => {
+    const probe = allowedActions(roleStatements(workflows, roleOf('ProbeGenerationFunctionArn')), 'dynamodb:');
+    expect(probe).toEqual(['dynamodb:GetItem']);
+    const writer = allowedActions(roleStatements(workflows, roleOf('WriteGenerationObjectFunctionArn')), 'dynamodb:');
+    expect(writer).not.toContain('dynamodb:UpdateItem');
+    expect(writer).not.toContain('dynamodb:PutItem');
+  });
+});
+
+describe.each(FLOWS.map((f) => [f.name, f] as const))('CutpointWorkflows flow %s', (name, flow) => {
+  const asl = readFileSync(repoPath(`statemachines/${name}.asl.json`), 'utf8');
+  const placeholders = placeholdersOf(asl);
+  const stateMachine = () => built.workflows.stateMachines.get(name)!;
+  const props = () => workflows.toJSON().Resources[logicalId(stateMachine())].Properties;
+
+  it('is one state machine per registry flow', () => {
+    workflows.resourceCountIs('AWS::StepFunctions::StateMachine', FLOWS.length);
+    expect(props().StateMachineType).toBe(flow.type);
+  });
+
+  it('deploys the ASL file verbatim, every placeholder substituted by its registry function', () => {
+    const { DefinitionString, DefinitionSubstitutions } = props();
+    expect(DefinitionString).toBe(asl);
+    expect(Object.keys(DefinitionSubstitutions).sort()).toEqual([...placeholders].sort());
+    for (const placeholder of placeholders) {
+      expect(DefinitionSubstitutions[placeholder]).toEqual({ 'Fn::GetAtt': [logicalId(fnFor(placeholder)), 'Arn'] });
+    }
+    // What Step Functions runs after substitution: no placeholder left, no literal ARN.
+    const substituted = (DefinitionString as string).replace(/\$\{(\w+)\}/g, (_m, p: string) => (p in DefinitionSubstitutions ? 'SUBSTITUTED' : _m));
+    expect(substituted).not.toContain('${');
+    expect(substituted).not.toMatch(/arn:aws/);
+  });
+
+  it('logs ALL without execution data, and traces', () => {
+    expect(props()).toMatchObject({
+      LoggingConfiguration: { Level: 'ALL', IncludeExecutionData: false },
+      TracingConfiguration: { Enabled: true },
+    });
+  });
+
+  it('may invoke exactly the functions its ASL names, and touches no data directly', () => {
+    const role = props().RoleArn['Fn::GetAtt'][0] as string;
+    const statements = roleStatements(workflows, role);
+    const lambda = statements.filter((s) => actionsOf(s).some((a) => a.startsWith('lambda:')));
+    expect(lambda.flatMap(actionsOf)).toEqual(['lambda:InvokeFunction']);
+    const expected = placeholders.map((p) => ({ 'Fn::GetAtt': [logicalId(fnFor(p)), 'Arn'] }));
+    expect(lambda.flatMap(resourcesOf)).toEqual(expected);
+    expect(allowedActions(statements, 'dynamodb:')).toEqual([]);
+    expect(allowedActions(statements, 's3:')).toEqual([]);
+  });
+
+  it('alarms on failed executions', () => {
+    workflows.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'AWS/States',
+      MetricName: 'ExecutionsFailed',
+      Dimensions: [{ Name: 'StateMachineArn', Value: { Ref: logicalId(stateMachine()) } }],
+    });
+  });
+
+  it('exports its ARN', () => {
+    const outputs = workflows.findOutputs('*', { Value: { Ref: logicalId(stateMachine()) } });
+    expect(Object.keys(outputs)).toHaveLength(1);
+  });
+
+  it.runIf(flow.type === 'STANDARD')('is restarted once by EventBridge after FAILED, TIMED_OUT or ABORTED', () => {
+    const ref = { Ref: logicalId(stateMachine()) };
+    const prefix = '{"recoveryOf"';
+    const rules = workflows.findResources('AWS::Events::Rule', {
+      Properties: {
+        EventPattern: {
+          source: ['aws.states'],
+          'detail-type': ['Step Functions Execution Status Change'],
+          detail: {
+            status: ['FAILED', 'TIMED_OUT', 'ABORTED'],
+            stateMachineArn: [ref],
+            input: [{ 'anything-but': { prefix } }],
+          },
+        },
+      },
+    });
+    expect(Object.keys(rules)).toHaveLength(1);
+    const [target] = Object.values(rules)[0]!.Properties.Targets;
+    expect(target.Arn).toEqual(ref);
+    expect(target.InputTransformer.InputPathsMap).toEqual({ 'detail-executionArn': '$.detail.executionArn', 'detail-input': '$.detail.input' });
+    // The recovery input must itself match the filter's prefix, or a failed recovery
+    // would start another one.
+    expect(target.InputTransformer.InputTemplate).toBe('{"recoveryOf":<detail-executionArn>,"originalInput":<detail-input>}');
+    expect(target.InputTransformer.InputTemplate.startsWith(prefix)).toBe(true);
+    // ...and the ASL recognizes that shape.
+    expect(asl).toContain('"Variable": "$.recoveryOf"');
+    expect(asl).toContain('States.StringToJson($.originalInput)');
+  });
+});
