@@ -1,6 +1,7 @@
 import { demoCommand, demoHelp } from './commands/demo.js';
 import { flowCommand, flowHelp } from './commands/flow.js';
 import { localCommand, localHelp } from './commands/local.js';
+import { objectCommand, objectHelp } from './commands/object.js';
 import { EXIT, printDiagnostic, printResult, UsageError } from './io.js';
 
 const HELP = `cutpoint — exactly-once delivery and publication on AWS that survives crashes,
@@ -9,7 +10,7 @@ timeouts and lost responses.
 usage: cutpoint <command> [options]
 
 commands:
-${[demoHelp, localHelp, flowHelp].map((h) => h.replace(/^/gm, '  ')).join('\n\n')}
+${[demoHelp, localHelp, objectHelp, flowHelp].map((h) => h.replace(/^/gm, '  ')).join('\n\n')}
 
 Every command honours CUTPOINT_FAULTS (e.g. "generation.commit.cas:lose-response") to
 rehearse a fault at a named cut point locally. Results are JSON on stdout; diagnostics go
@@ -19,6 +20,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<unknown>> = {
   demo: () => demoCommand(),
   local: localCommand,
   flow: flowCommand,
+  object: objectCommand,
 };
 
 /** Runs one command; returns the process exit code. */

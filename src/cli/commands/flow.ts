@@ -1,4 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ArmedFaultInjector, faultsFromEnv } from '../../adapters/fault-injector.js';
 import { awsPorts } from '../../adapters/ports.js';
@@ -6,7 +9,8 @@ import { provisionLocal } from '../../adapters/provision.js';
 import { startAndWait } from '../../adapters/stepfunctions.js';
 import { CutpointError, ValidationError } from '../../domain/errors.js';
 import { FLOWS } from '../../../functions/registry.js';
-import { runFlow } from '../../local/flow-runner.js';
+import { runFlow, type FlowResult } from '../../local/flow-runner.js';
+import { defaultStateDir } from '../../local/runtime.js';
 import { localRuntimeConfig } from '../local-config.js';
 import { progress, UsageError } from '../io.js';
 
@@ -38,10 +42,21 @@ export async function flowCommand(args: string[]): Promise<unknown> {
     ports: awsPorts(config, faults),
     onEvent: (e) => e.type === 'StateEntered' && progress(`→ ${e.state}`),
   });
+  // Keep the event history of every local execution, as Step Functions would.
+  const history = await saveHistory(flow, result);
+  progress(`event history: ${history}`);
   if (result.status !== 'SUCCEEDED') {
     throw new CutpointError('Flow.ExecutionFailed', 'flow.execution_failed', `${flow} failed with ${result.error}: ${result.cause}`);
   }
-  return { flow, status: result.status, output: result.output, transitions: result.transitions, faultsFired: firedOf(faults) };
+  return { flow, status: result.status, output: result.output, transitions: result.transitions, faultsFired: firedOf(faults), history };
+}
+
+async function saveHistory(flow: string, result: FlowResult): Promise<string> {
+  const dir = join(defaultStateDir(), '..', 'executions');
+  await mkdir(dir, { recursive: true });
+  const file = join(dir, `${flow}-${new Date().toISOString().replace(/[:.]/g, '-')}-${randomUUID().slice(0, 8)}.json`);
+  await writeFile(file, `${JSON.stringify({ flow, status: result.status, error: result.error, transitions: result.transitions, events: result.events }, null, 2)}\n`);
+  return file;
 }
 
 function firedOf(faults: unknown) {
