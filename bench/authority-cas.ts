@@ -4,7 +4,7 @@ import { awsPorts } from '../src/adapters/ports.js';
 import type { CutpointConfig } from '../src/config.js';
 import type { AuthorityStore, ItemKey } from '../src/ports/authority.js';
 import { RequestMeter } from '../src/ports/meter.js';
-import { concurrently, interleave, meterDelta, perOp, round3, type InterleaveResult, type RoundFn } from './measure.js';
+import { concurrently, interleave, meterDelta, perOp, round3, type InterleaveResult, type SliceFn } from './measure.js';
 
 /**
  * Authority CAS/s: `DynamoAuthorityStore.update` with a version expectation (and, as a
@@ -17,10 +17,13 @@ import { concurrently, interleave, meterDelta, perOp, round3, type InterleaveRes
 
 export interface AuthorityCasOptions {
   config: CutpointConfig;
-  /** CAS operations per side per round (split across workers at concurrency > 1). */
-  opsPerRound: number;
+  /** CAS operations per side per slice (split across workers at concurrency > 1). */
+  opsPerSlice: number;
+  slicesPerRound: number;
+  /** Measured rounds, at most: fewer when budgetMs runs out (at least 3). */
   rounds: number;
   warmupRounds: number;
+  budgetMs: number;
   concurrency: number;
   /** Also measure `transact` with one update leg. */
   includeTransact: boolean;
@@ -29,7 +32,9 @@ export interface AuthorityCasOptions {
 
 export interface AuthorityCasResult {
   concurrency: number;
+  /** Per side: opsPerSlice × slicesPerRound. */
   opsPerRound: number;
+  slicesPerRound: number;
   rounds: number;
   /** Median CAS/s per side. */
   primitiveCasPerSec: number;
@@ -49,8 +54,9 @@ function keysFor(side: string, concurrency: number): ItemKey[] {
 
 export async function benchAuthorityCas(opts: AuthorityCasOptions): Promise<AuthorityCasResult> {
   const { config, concurrency } = opts;
-  const perWorker = Math.max(1, Math.floor(opts.opsPerRound / concurrency));
-  const opsPerRound = perWorker * concurrency;
+  const perWorker = Math.max(1, Math.floor(opts.opsPerSlice / concurrency));
+  const opsPerSlice = perWorker * concurrency;
+  const opsPerRound = opsPerSlice * opts.slicesPerRound;
 
   const meter = new RequestMeter();
   const authority: AuthorityStore = awsPorts(config, inertFaults, meter).authority;
@@ -135,7 +141,7 @@ export async function benchAuthorityCas(opts: AuthorityCasOptions): Promise<Auth
 
     // Request counts per side, over every run (warm-up included).
     const metered = { primitive: { ops: 0, counts: {} as Record<string, number> }, transact: { ops: 0, counts: {} as Record<string, number> } };
-    const withMeter = (side: keyof typeof metered, worker: (w: number) => Promise<number>): RoundFn => async () => {
+    const withMeter = (side: keyof typeof metered, worker: (w: number) => Promise<number>): SliceFn => async () => {
       const before = meter.snapshot();
       const ops = await concurrently(concurrency, worker);
       const delta = meterDelta(before, meter.snapshot());
@@ -145,17 +151,19 @@ export async function benchAuthorityCas(opts: AuthorityCasOptions): Promise<Auth
       return ops;
     };
     let rawOps = 0;
-    const rawRound: RoundFn = async () => {
+    const rawSlice: SliceFn = async () => {
       const ops = await concurrently(concurrency, rawWorker);
       rawOps += ops;
       return ops;
     };
 
-    opts.progress(`authority CAS, concurrency ${concurrency}: ${opts.warmupRounds} warm-up + ${opts.rounds} rounds × ${opsPerRound} ops per side`);
+    opts.progress(`authority CAS, concurrency ${concurrency}: ${opts.warmupRounds} warm-up + ${opts.rounds} rounds × ${opts.slicesPerRound} slices × ${opsPerSlice} ops per side`);
     const result = await interleave({
       rounds: opts.rounds,
       warmupRounds: opts.warmupRounds,
-      baseline: { name: 'raw', run: rawRound },
+      slicesPerRound: opts.slicesPerRound,
+      budgetMs: opts.budgetMs,
+      baseline: { name: 'raw', run: rawSlice },
       sides: [
         { name: 'primitive', run: withMeter('primitive', primitiveWorker) },
         ...(opts.includeTransact ? [{ name: 'transact', run: withMeter('transact', transactWorker) }] : []),
@@ -164,7 +172,8 @@ export async function benchAuthorityCas(opts: AuthorityCasOptions): Promise<Auth
     });
 
     // Every CAS landed exactly once: each item is at 1 + the number of CAS on it.
-    const expectedVersion = 1 + (opts.rounds + opts.warmupRounds) * perWorker;
+    const roundsRun = result.baseline.rates.length + opts.warmupRounds;
+    const expectedVersion = 1 + roundsRun * opts.slicesPerRound * perWorker;
     for (const [side, versions] of [['primitive', primitiveVersions], ['raw', rawVersions], ...(opts.includeTransact ? [['transact', transactVersions] as const] : [])] as const) {
       if (versions.some((v) => v !== expectedVersion)) throw new Error(`bench bug: ${side} versions ${versions.join(',')} ≠ ${expectedVersion}`);
     }
@@ -176,7 +185,8 @@ export async function benchAuthorityCas(opts: AuthorityCasOptions): Promise<Auth
     return {
       concurrency,
       opsPerRound,
-      rounds: opts.rounds,
+      slicesPerRound: opts.slicesPerRound,
+      rounds: result.baseline.rates.length,
       primitiveCasPerSec: round3(primitive.median),
       rawCasPerSec: round3(result.baseline.median),
       ratio: round3(primitive.medianRatio),

@@ -1,32 +1,43 @@
 /**
- * Interleaved measurement: the raw SDK baseline and the primitives' side(s) take turns,
- * round after round, on the same emulators in the same process, so machine noise (GC,
- * JIT, the JVM, a neighbour's build) hits every side alike. Who goes first rotates each
- * round (R P, P R, R P …) so no side always runs on a warmer or colder store, and the
- * reported ratio is the median of per-round ratios.
+ * Interleaved measurement: the raw SDK baseline and the primitives' side(s) take turns on
+ * the same emulators in the same process, so machine noise (GC, JIT, the JVM warming up,
+ * a neighbour's build on the same cores) hits every side alike.
  *
- * Rates are units per second, where a side's round reports how many units it did (ops,
- * or bytes). Nothing here asserts on speed: benches print, they do not pass or fail.
+ * A round is cut into slices; in every slice each side runs once, and who goes first
+ * rotates slice by slice (R P, P R, R P …). A side's rate for the round is its units over
+ * its own summed time across the round's slices, so slow drift lands on all sides
+ * equally instead of on whichever side happened to run during a noisy second. The
+ * reported ratio is the median of the per-round ratios.
+ *
+ * Rates are units per second, where a side's slice reports how many units it did (ops,
+ * or MiB). Nothing here asserts on speed: benches print, they do not pass or fail.
  */
 
-/** One round of one side: does its work and returns how many units it completed. */
-export type RoundFn = (round: number) => Promise<number>;
+/** One slice of one side: does its work and returns how many units it completed. */
+export type SliceFn = (round: number, slice: number) => Promise<number>;
 
 export interface Side {
   name: string;
-  run: RoundFn;
+  run: SliceFn;
 }
 
 export interface InterleaveOptions {
-  /** Measured rounds per side. */
+  /** Measured rounds (at most; see budgetMs). */
   rounds: number;
-  /** Unmeasured rounds per side first (JIT, connection pool, JVM warm-up). */
+  /** Unmeasured rounds first (JIT, connection pool, JVM warm-up). */
   warmupRounds: number;
+  /** Slices per round; every side runs once per slice. */
+  slicesPerRound: number;
   /** The raw SDK side every other side is divided by. */
   baseline: Side;
   /** The primitives' side(s). */
   sides: readonly Side[];
-  /** Called after every timed run, untimed (e.g. to delete the objects it wrote). */
+  /**
+   * Wall-clock budget for the whole interleave: once spent, no new round starts after
+   * the third measured one, so a busy machine shortens the bench instead of stretching it.
+   */
+  budgetMs?: number;
+  /** Called after every timed slice, untimed (e.g. to delete the objects it wrote). */
   between?: () => Promise<void>;
   /** Progress line per round (stderr). */
   onRound?: (line: string) => void;
@@ -37,7 +48,7 @@ export interface SideResult {
   /** Units per second in each measured round. */
   rates: number[];
   median: number;
-  /** side / baseline per measured round (measured back to back in the same round). */
+  /** side / baseline per measured round (measured in the same interleaved slices). */
   ratios: number[];
   /** Median of the per-round ratios (not the ratio of the medians). */
   medianRatio: number;
@@ -48,26 +59,32 @@ export interface InterleaveResult {
   sides: SideResult[];
 }
 
-/** Times one call with performance.now() and returns units per second. */
-export async function rateOf(fn: RoundFn, round: number): Promise<number> {
-  const start = performance.now();
-  const units = await fn(round);
-  const seconds = (performance.now() - start) / 1000;
-  return seconds > 0 ? units / seconds : Number.POSITIVE_INFINITY;
-}
+const MIN_MEASURED_ROUNDS = 3;
 
 export async function interleave(opts: InterleaveOptions): Promise<InterleaveResult> {
   const all: Side[] = [opts.baseline, ...opts.sides];
   const rates: number[][] = all.map(() => []);
   const total = opts.warmupRounds + opts.rounds;
+  const startedAt = performance.now();
+  let turn = 0;
   for (let round = 0; round < total; round++) {
-    // Rotate who goes first, so no side always follows the same neighbour.
-    const order = all.map((_, i) => (i + round) % all.length);
-    const got: number[] = all.map(() => Number.NaN);
-    for (const i of order) {
-      got[i] = await rateOf((all[i] as Side).run, round);
-      await opts.between?.();
+    const measuredSoFar = round - opts.warmupRounds;
+    if (opts.budgetMs !== undefined && measuredSoFar >= MIN_MEASURED_ROUNDS && performance.now() - startedAt > opts.budgetMs) {
+      opts.onRound?.(`time budget of ${(opts.budgetMs / 1000).toFixed(0)} s spent: stopping after ${measuredSoFar} measured rounds`);
+      break;
     }
+    const units = all.map(() => 0);
+    const millis = all.map(() => 0);
+    for (let slice = 0; slice < opts.slicesPerRound; slice++, turn++) {
+      for (let k = 0; k < all.length; k++) {
+        const i = (k + turn) % all.length;
+        const start = performance.now();
+        units[i] = (units[i] as number) + (await (all[i] as Side).run(round, slice));
+        millis[i] = (millis[i] as number) + (performance.now() - start);
+        await opts.between?.();
+      }
+    }
+    const got = all.map((_, i) => ((units[i] as number) * 1000) / (millis[i] as number));
     const measured = round >= opts.warmupRounds;
     if (measured) got.forEach((rate, i) => (rates[i] as number[]).push(rate));
     const base = got[0] as number;

@@ -6,7 +6,7 @@ import type { CutpointConfig } from '../src/config.js';
 import { sha256Hex } from '../src/domain/digest.js';
 import { putExact, readVerified } from '../src/objects/exact-object.js';
 import { RequestMeter } from '../src/ports/meter.js';
-import { concurrently, interleave, meterDelta, perOp, round3, type InterleaveResult, type RoundFn } from './measure.js';
+import { concurrently, interleave, meterDelta, perOp, round3, type InterleaveResult, type SliceFn } from './measure.js';
 
 /**
  * Object PUT+GET MiB/s: `putExact` + `readVerified` (SHA-256 computed for the metadata,
@@ -21,10 +21,13 @@ const MiB = 1024 * 1024;
 export interface ObjectThroughputOptions {
   config: CutpointConfig;
   objectBytes: number;
-  /** PUT+GET pairs per side per round (split across workers at concurrency > 1). */
-  opsPerRound: number;
+  /** PUT+GET pairs per side per slice (split across workers at concurrency > 1). */
+  opsPerSlice: number;
+  slicesPerRound: number;
+  /** Measured rounds, at most: fewer when budgetMs runs out (at least 3). */
   rounds: number;
   warmupRounds: number;
+  budgetMs: number;
   concurrency: number;
   progress: (line: string) => void;
 }
@@ -32,7 +35,9 @@ export interface ObjectThroughputOptions {
 export interface ObjectThroughputResult {
   concurrency: number;
   objectBytes: number;
+  /** Per side: opsPerSlice × slicesPerRound. */
   opsPerRound: number;
+  slicesPerRound: number;
   rounds: number;
   /** Median MiB/s moved (PUT + GET bytes) per side. */
   primitiveMiBPerSec: number;
@@ -46,8 +51,9 @@ export interface ObjectThroughputResult {
 
 export async function benchObjectThroughput(opts: ObjectThroughputOptions): Promise<ObjectThroughputResult> {
   const { config, concurrency, objectBytes } = opts;
-  const perWorker = Math.max(1, Math.floor(opts.opsPerRound / concurrency));
-  const opsPerRound = perWorker * concurrency;
+  const perWorker = Math.max(1, Math.floor(opts.opsPerSlice / concurrency));
+  const opsPerSlice = perWorker * concurrency;
+  const opsPerRound = opsPerSlice * opts.slicesPerRound;
 
   const meter = new RequestMeter();
   const objects = awsPorts(config, inertFaults, meter).objects;
@@ -99,20 +105,20 @@ export async function benchObjectThroughput(opts: ObjectThroughputOptions): Prom
 
   let primitiveOps = 0;
   const meterTotals: Record<string, number> = {};
-  const primitiveRound: RoundFn = async (round) => {
+  const primitiveSlice: SliceFn = async (round) => {
     const before = meter.snapshot();
     const bytes = await concurrently(concurrency, primitiveWorker(round));
     for (const [k, n] of Object.entries(meterDelta(before, meter.snapshot()))) meterTotals[k] = (meterTotals[k] ?? 0) + n;
-    primitiveOps += opsPerRound;
+    primitiveOps += opsPerSlice;
     return bytes / MiB;
   };
   let rawOps = 0;
   const rawTotals: Record<string, number> = {};
-  const rawRound: RoundFn = async (round) => {
+  const rawSlice: SliceFn = async (round) => {
     const before = rawCounts.snapshot();
     const bytes = await concurrently(concurrency, rawWorker(round));
     for (const [k, n] of Object.entries(meterDelta(before, rawCounts.snapshot()))) rawTotals[k] = (rawTotals[k] ?? 0) + n;
-    rawOps += opsPerRound;
+    rawOps += opsPerSlice;
     return bytes / MiB;
   };
 
@@ -125,13 +131,15 @@ export async function benchObjectThroughput(opts: ObjectThroughputOptions): Prom
   try {
     opts.progress(
       `object PUT+GET, ${(objectBytes / MiB).toFixed(2)} MiB objects, concurrency ${concurrency}: ` +
-        `${opts.warmupRounds} warm-up + ${opts.rounds} rounds × ${opsPerRound} ops per side`,
+        `${opts.warmupRounds} warm-up + ${opts.rounds} rounds × ${opts.slicesPerRound} slices × ${opsPerSlice} ops per side`,
     );
     const result = await interleave({
       rounds: opts.rounds,
       warmupRounds: opts.warmupRounds,
-      baseline: { name: 'raw', run: rawRound },
-      sides: [{ name: 'primitive', run: primitiveRound }],
+      slicesPerRound: opts.slicesPerRound,
+      budgetMs: opts.budgetMs,
+      baseline: { name: 'raw', run: rawSlice },
+      sides: [{ name: 'primitive', run: primitiveSlice }],
       between: cleanup,
       onRound: (line) => opts.progress(`  ${line} (MiB/s)`),
     });
@@ -141,7 +149,8 @@ export async function benchObjectThroughput(opts: ObjectThroughputOptions): Prom
       concurrency,
       objectBytes,
       opsPerRound,
-      rounds: opts.rounds,
+      slicesPerRound: opts.slicesPerRound,
+      rounds: result.baseline.rates.length,
       primitiveMiBPerSec: round3(primitive.median),
       rawMiBPerSec: round3(result.baseline.median),
       ratio: round3(primitive.medianRatio),
