@@ -1,4 +1,5 @@
-import { DynamoDBClient, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { awsClients } from '../src/adapters/aws-clients.js';
+import { PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { inertFaults } from '../src/adapters/fault-injector.js';
 import { awsPorts } from '../src/adapters/ports.js';
 import type { CutpointConfig } from '../src/config.js';
@@ -60,7 +61,8 @@ export async function benchAuthorityCas(opts: AuthorityCasOptions): Promise<Auth
 
   const meter = new RequestMeter();
   const authority: AuthorityStore = awsPorts(config, inertFaults, meter).authority;
-  const raw = rawDynamoClient(config);
+  // The baseline uses the adapters' own client setup (same endpoint, handler, no SDK retries).
+  const raw = awsClients(config).dynamoWriter;
   const rawCounts = new RequestMeter();
   raw.middlewareStack.add(
     (next, context) => async (args) => {
@@ -208,13 +210,3 @@ export async function benchAuthorityCas(opts: AuthorityCasOptions): Promise<Auth
   }
 }
 
-/** The baseline's own client: same endpoint and region, no SDK retries (like the primitives' writer). */
-function rawDynamoClient(config: CutpointConfig): DynamoDBClient {
-  return new DynamoDBClient({
-    region: config.region,
-    maxAttempts: 1,
-    ...(config.endpoints.dynamodb
-      ? { endpoint: config.endpoints.dynamodb, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }
-      : {}),
-  });
-}

@@ -1,5 +1,6 @@
+import { awsClients } from '../src/adapters/aws-clients.js';
 import { randomBytes } from 'node:crypto';
-import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { inertFaults } from '../src/adapters/fault-injector.js';
 import { awsPorts } from '../src/adapters/ports.js';
 import type { CutpointConfig } from '../src/config.js';
@@ -11,7 +12,7 @@ import { concurrently, interleave, meterDelta, perOp, round3, type InterleaveRes
 /**
  * Object PUT+GET MiB/s: `putExact` + `readVerified` (SHA-256 computed for the metadata,
  * `If-None-Match: *` on the PUT, every byte of the read verified) against a raw SDK
- * `PutObjectCommand` + `GetObjectCommand` on its own S3Client — same S3 emulator, same
+ * `PutObjectCommand` + `GetObjectCommand` on the adapters' S3 client — same S3 emulator, same
  * object size, a distinct key per operation. MiB/s counts bytes moved: one op moves the
  * object up and back down, i.e. 2 × size.
  */
@@ -57,7 +58,8 @@ export async function benchObjectThroughput(opts: ObjectThroughputOptions): Prom
 
   const meter = new RequestMeter();
   const objects = awsPorts(config, inertFaults, meter).objects;
-  const raw = rawS3Client(config);
+  // The baseline uses the adapters' own client setup (same endpoint, handler, no SDK retries).
+  const raw = awsClients(config).s3;
   const rawCounts = new RequestMeter();
   raw.middlewareStack.add(
     (next, context) => async (args) => {
@@ -163,13 +165,3 @@ export async function benchObjectThroughput(opts: ObjectThroughputOptions): Prom
   }
 }
 
-/** The baseline's own client: same endpoint, path-style, no SDK retries (like the primitives'). */
-function rawS3Client(config: CutpointConfig): S3Client {
-  return new S3Client({
-    region: config.region,
-    maxAttempts: 1,
-    ...(config.endpoints.s3
-      ? { endpoint: config.endpoints.s3, forcePathStyle: true, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }
-      : {}),
-  });
-}

@@ -21,8 +21,16 @@ export interface StepEntry {
   bucket: BucketAction[];
   /** Error names the handler raises on purpose; every Task using it must retry or catch each. */
   errors: string[];
+  /** Lambda timeout; the Task's TimeoutSeconds in the ASL must exceed it. */
   timeoutSeconds: number;
+  memoryMB: number;
 }
+
+/*
+ * Reading a missing key answers 404 only to a caller that may list the bucket; without
+ * s3:ListBucket S3 answers 403, which would hide "absent" from every exact-identity probe,
+ * so every step that reads objects also gets s3:ListBucket.
+ */
 
 /** Errors any effectful step can raise around a cut point. */
 const EFFECT_ERRORS = ['Cutpoint.OutcomeUnknown', 'Cutpoint.EffectFailed', 'Cutpoint.WorkerCrashed'];
@@ -36,14 +44,15 @@ export const STEPS: StepEntry[] = [
     table: [...READ, 'dynamodb:PutItem'],
     bucket: [],
     errors: ['Cutpoint.ValidationError', 'Cutpoint.IdentityConflict', ...EFFECT_ERRORS],
-    timeoutSeconds: 10,
+    timeoutSeconds: 30,
+    memoryMB: 256,
   },
   {
     placeholder: 'WriteGenerationObjectFunctionArn',
     entry: 'functions/generation/write-object.ts',
     load: () => import('./generation/write-object.js'),
     table: READ,
-    bucket: ['s3:GetObject', 's3:PutObject'],
+    bucket: ['s3:GetObject', 's3:PutObject', 's3:ListBucket'],
     errors: [
       'Cutpoint.ValidationError',
       'Generation.TaskMissing',
@@ -54,6 +63,8 @@ export const STEPS: StepEntry[] = [
       ...EFFECT_ERRORS,
     ],
     timeoutSeconds: 60,
+    // Holds the sources and the output in memory while it hashes them.
+    memoryMB: 1024,
   },
   {
     placeholder: 'RecordPreparedGenerationFunctionArn',
@@ -70,14 +81,15 @@ export const STEPS: StepEntry[] = [
       'Cutpoint.IdentityConflict',
       ...EFFECT_ERRORS,
     ],
-    timeoutSeconds: 10,
+    timeoutSeconds: 30,
+    memoryMB: 256,
   },
   {
     placeholder: 'CommitGenerationFunctionArn',
     entry: 'functions/generation/commit.ts',
     load: () => import('./generation/commit.js'),
     table: [...READ, 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
-    bucket: ['s3:GetObject'],
+    bucket: ['s3:GetObject', 's3:ListBucket'],
     errors: [
       'Cutpoint.ValidationError',
       'Generation.TaskMissing',
@@ -90,6 +102,7 @@ export const STEPS: StepEntry[] = [
       ...EFFECT_ERRORS,
     ],
     timeoutSeconds: 30,
+    memoryMB: 512,
   },
   {
     placeholder: 'ProbeGenerationFunctionArn',
@@ -98,7 +111,8 @@ export const STEPS: StepEntry[] = [
     table: READ,
     bucket: [],
     errors: ['Cutpoint.ValidationError', 'Generation.TaskMissing', 'Generation.Inconsistent'],
-    timeoutSeconds: 10,
+    timeoutSeconds: 30,
+    memoryMB: 256,
   },
   {
     placeholder: 'AbortGenerationFunctionArn',
@@ -107,7 +121,8 @@ export const STEPS: StepEntry[] = [
     table: [...READ, 'dynamodb:UpdateItem'],
     bucket: [],
     errors: ['Cutpoint.ValidationError', 'Generation.TaskMissing', 'Generation.Inconsistent', ...EFFECT_ERRORS],
-    timeoutSeconds: 10,
+    timeoutSeconds: 30,
+    memoryMB: 256,
   },
 ];
 

@@ -23,11 +23,15 @@ const PLACEHOLDER_NAME = /^[A-Za-z][A-Za-z0-9]*$/;
  */
 export function loadFlowDefinition(name: string): FlowDefinition {
   const file = `statemachines/${name}.asl.json`;
-  const body = readFileSync(repoPath(file), 'utf8');
+  return resolveFlowDefinition(file, readFileSync(repoPath(file), 'utf8'));
+}
+
+/** The checks of loadFlowDefinition on text already read (`file` names it in errors). */
+export function resolveFlowDefinition(file: string, body: string): FlowDefinition {
   try {
     JSON.parse(body);
   } catch (error) {
-    throw new Error(`${file} is not valid JSON: ${(error as Error).message}`);
+    throw new Error(`${file} is not valid JSON: ${(error as Error).message}`, { cause: error });
   }
   return { file, body, steps: placeholdersOf(body).map((p) => registryStep(file, p)) };
 }

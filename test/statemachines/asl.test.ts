@@ -65,3 +65,16 @@ describe('statemachines/*.asl.json', () => {
     });
   });
 });
+
+describe('timeouts', () => {
+  it.each(FLOWS.map((f) => [f.name]))('%s: every Task outlasts its Lambda, so a Lambda timeout surfaces as a retried error', (flow) => {
+    const definition = loadAsl(flow);
+    for (const { state, placeholder } of taskStates(definition)) {
+      const s = definition.States[state]!;
+      const lambda = stepByPlaceholder(placeholder!).timeoutSeconds;
+      expect(s.TimeoutSeconds as number, state).toBeGreaterThan(lambda);
+      const retried = (s.Retry ?? []).flatMap((r) => r.ErrorEquals);
+      expect(retried, state).toEqual(expect.arrayContaining(['Sandbox.Timedout', 'States.Timeout']));
+    }
+  });
+});

@@ -1,0 +1,39 @@
+import { App, Validations } from 'aws-cdk-lib';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { CutpointStatefulStack } from './stateful-stack.js';
+import { CutpointWorkflowsStack } from './workflows-stack.js';
+
+export interface CutpointApp {
+  app: App;
+  stateful: CutpointStatefulStack;
+  workflows: CutpointWorkflowsStack;
+}
+
+/**
+ * Builds the app without synthesizing it (infra/main.ts synthesizes; tests inspect).
+ * Both stacks are environment-agnostic, so `cdk synth` needs no account or credentials.
+ * cdk-nag 3's AwsSolutions pack runs as a CDK validation plugin (it is no longer an
+ * Aspect): an unacknowledged error fails synthesis, and test/infra/nag.test.ts fails on
+ * any unacknowledged error or warning. Acknowledgements sit next to the construct that
+ * raises them (Validations.of(x).acknowledge), each with its reason.
+ */
+export function buildApp(): CutpointApp {
+  const app = new App({
+    context: {
+      // Grant S3 server access log delivery by bucket policy, not the legacy ACL (ACLs
+      // are disabled on our buckets by BucketOwnerEnforced).
+      '@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy': true,
+    },
+  });
+  const stateful = new CutpointStatefulStack(app, 'CutpointStateful', {
+    description: 'cutpoint: authority table and object bucket (retained)',
+  });
+  const workflows = new CutpointWorkflowsStack(app, 'CutpointWorkflows', {
+    description: 'cutpoint: step functions, state machines, recovery rules and alarms',
+    stateful: stateful.refs,
+  });
+  // The workflows import the stateful stack's exports by name, which CDK cannot see.
+  workflows.addStackDependency(stateful);
+  Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));
+  return { app, stateful, workflows };
+}

@@ -1,0 +1,89 @@
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import type { StepEntry } from '../functions/registry.js';
+import { acknowledgeWildcardResource } from './nag.js';
+import { REPO_ROOT, repoPath } from './repo.js';
+import { objectArn, stepPolicyStatements, type DataArns } from './step-policy.js';
+
+export interface StepFunctionProps {
+  step: StepEntry;
+  data: DataArns & { tableName: string; bucketName: string };
+  logRetention: RetentionDays;
+}
+
+/** ESM output still meets CommonJS dependencies that call require() for Node builtins. */
+const REQUIRE_SHIM = "import { createRequire } from 'module'; const require = createRequire(import.meta.url);";
+
+/**
+ * One Lambda for one registry step: bundled locally with esbuild (no Docker), with its own
+ * role that may write its own log group and use exactly the registry's table and bucket
+ * actions.
+ */
+export class StepFunction extends Construct {
+  readonly fn: NodejsFunction;
+
+  constructor(scope: Construct, id: string, { step, data, logRetention }: StepFunctionProps) {
+    super(scope, id);
+
+    const logGroup = new LogGroup(this, 'Logs', { retention: logRetention, removalPolicy: RemovalPolicy.RETAIN });
+
+    // An explicit role instead of the default one, which carries the AWS-managed
+    // AWSLambdaBasicExecutionRole (logs on every log group in the account).
+    const role = new Role(this, 'Role', {
+      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+      description: `cutpoint step ${step.placeholder}: the registry's actions and its own log group`,
+    });
+    logGroup.grantWrite(role);
+    for (const statement of stepPolicyStatements(step, data)) role.addToPrincipalPolicy(statement);
+
+    this.fn = new NodejsFunction(this, 'Function', {
+      description: `cutpoint ${step.entry}`,
+      entry: repoPath(step.entry),
+      handler: 'handler',
+      projectRoot: REPO_ROOT,
+      depsLockFilePath: repoPath('package-lock.json'),
+      runtime: Runtime.NODEJS_24_X,
+      architecture: Architecture.ARM_64,
+      memorySize: step.memoryMB,
+      timeout: Duration.seconds(step.timeoutSeconds),
+      role,
+      logGroup,
+      tracing: Tracing.ACTIVE,
+      environment: {
+        CUTPOINT_TABLE_NAME: data.tableName,
+        CUTPOINT_BUCKET_NAME: data.bucketName,
+        // Stack traces point at the TypeScript source the sourcemap describes.
+        NODE_OPTIONS: '--enable-source-maps',
+      },
+      bundling: {
+        forceDockerBundling: false,
+        format: OutputFormat.ESM,
+        mainFields: ['module', 'main'],
+        banner: REQUIRE_SHIM,
+        minify: true,
+        sourceMap: true,
+        // Bundle the pinned SDK the adapters are tested with (retries off for writes,
+        // outcome classification by error shape) rather than whatever the runtime ships.
+        bundleAwsSDK: true,
+      },
+    });
+
+    // Tracing: ACTIVE adds xray:PutTraceSegments/PutTelemetryRecords on "*".
+    acknowledgeWildcardResource(
+      role,
+      '*',
+      'X-Ray PutTraceSegments and PutTelemetryRecords do not support resource-level permissions; "*" is the only resource they accept (added by tracing: ACTIVE).',
+    );
+    if (step.bucket.some((a) => a !== 's3:ListBucket')) {
+      acknowledgeWildcardResource(
+        role,
+        objectArn(data.bucketArn),
+        `Object keys are derived from task identity at run time (root, generation, task id) and cannot be enumerated at deploy time; the wildcard is limited to this one bucket and to the registry's object actions for ${step.placeholder} (${step.bucket.join(', ')}).`,
+      );
+    }
+  }
+}
