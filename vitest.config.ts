@@ -6,6 +6,8 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/support/global-setup.ts'],
     reporters: ['default', new PlainSummaryReporter()],
+    // Forks, never threads: embedded ClickHouse (chdb) crashes in worker threads.
+    pool: 'forks',
     // Two cores: the JVM and the S3 emulator need one of them.
     maxWorkers: 2,
     testTimeout: 60_000,

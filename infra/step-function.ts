@@ -69,6 +69,9 @@ export class StepFunction extends Construct {
         // Bundle the pinned SDK the adapters are tested with (retries off for writes,
         // outcome classification by error shape) rather than whatever the runtime ships.
         bundleAwsSDK: true,
+        // Embedded ClickHouse is for local runs only (linux-x64, 566 MB engine); Lambdas
+        // reach ClickHouse over HTTP, so chdb never enters a bundle.
+        externalModules: ['chdb'],
       },
     });
 
