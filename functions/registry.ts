@@ -35,6 +35,8 @@ export interface StepEntry {
 /** Errors any effectful step can raise around a cut point. */
 const EFFECT_ERRORS = ['Cutpoint.OutcomeUnknown', 'Cutpoint.EffectFailed', 'Cutpoint.WorkerCrashed'];
 const READ = ['dynamodb:GetItem'] satisfies TableAction[];
+/** Refusals of stream input before anything is touched. */
+const STREAM_REFUSALS = ['Cutpoint.ValidationError', 'Stream.LaneMissing'];
 
 export const STEPS: StepEntry[] = [
   {
@@ -124,6 +126,105 @@ export const STEPS: StepEntry[] = [
     timeoutSeconds: 30,
     memoryMB: 256,
   },
+
+  // ---- stream log (seed 002) ----
+  {
+    placeholder: 'WriteWalFunctionArn',
+    entry: 'functions/stream/write-wal.ts',
+    load: () => import('./stream/write-wal.js'),
+    table: READ,
+    bucket: ['s3:GetObject', 's3:PutObject', 's3:ListBucket'],
+    errors: [...STREAM_REFUSALS, 'Stream.LaneSuspended', 'Stream.Fenced', 'Stream.AttemptAborted', 'Cutpoint.IdentityConflict', ...EFFECT_ERRORS],
+    timeoutSeconds: 30,
+    memoryMB: 512,
+  },
+  {
+    placeholder: 'RecordIntentFunctionArn',
+    entry: 'functions/stream/record-intent.ts',
+    load: () => import('./stream/record-intent.js'),
+    table: [...READ, 'dynamodb:PutItem'],
+    bucket: [],
+    errors: ['Cutpoint.ValidationError', 'Stream.AttemptAborted', 'Cutpoint.IdentityConflict', ...EFFECT_ERRORS],
+    timeoutSeconds: 30,
+    memoryMB: 256,
+  },
+  {
+    placeholder: 'CommitHeadFunctionArn',
+    entry: 'functions/stream/commit-head.ts',
+    load: () => import('./stream/commit-head.js'),
+    table: [...READ, 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
+    bucket: [],
+    errors: [...STREAM_REFUSALS, 'Stream.LaneSuspended', 'Stream.Fenced', 'Stream.AttemptAborted', ...EFFECT_ERRORS],
+    timeoutSeconds: 30,
+    memoryMB: 256,
+  },
+  {
+    placeholder: 'SuspendLaneFunctionArn',
+    entry: 'functions/stream/suspend-lane.ts',
+    load: () => import('./stream/suspend-lane.js'),
+    table: [...READ, 'dynamodb:UpdateItem'],
+    bucket: [],
+    errors: [...STREAM_REFUSALS, ...EFFECT_ERRORS],
+    timeoutSeconds: 30,
+    memoryMB: 256,
+  },
+  {
+    placeholder: 'RetireAttemptFunctionArn',
+    entry: 'functions/stream/retire-attempt.ts',
+    load: () => import('./stream/retire-attempt.js'),
+    table: [...READ, 'dynamodb:UpdateItem'],
+    bucket: [],
+    errors: ['Cutpoint.ValidationError', ...EFFECT_ERRORS],
+    timeoutSeconds: 30,
+    memoryMB: 256,
+  },
+  {
+    placeholder: 'WriteIndexFunctionArn',
+    entry: 'functions/stream/write-index.ts',
+    load: () => import('./stream/write-index.js'),
+    table: [...READ, 'dynamodb:PutItem'],
+    bucket: [],
+    errors: ['Cutpoint.ValidationError', 'Cutpoint.IdentityConflict', ...EFFECT_ERRORS],
+    timeoutSeconds: 30,
+    memoryMB: 256,
+  },
+  {
+    placeholder: 'MaterializeGen0FunctionArn',
+    entry: 'functions/stream/materialize-gen0.ts',
+    load: () => import('./stream/materialize-gen0.js'),
+    table: [...READ, 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'],
+    bucket: ['s3:GetObject', 's3:PutObject', 's3:ListBucket'],
+    errors: [
+      'Cutpoint.ValidationError',
+      'Cutpoint.IdentityConflict',
+      'Generation.TaskMissing',
+      'Generation.NotPrepared',
+      'Generation.Inconsistent',
+      ...EFFECT_ERRORS,
+    ],
+    timeoutSeconds: 60,
+    memoryMB: 1024,
+  },
+  {
+    placeholder: 'ResolveAppendFunctionArn',
+    entry: 'functions/stream/resolve-append.ts',
+    load: () => import('./stream/resolve-append.js'),
+    table: [...READ, 'dynamodb:Query', 'dynamodb:UpdateItem'],
+    bucket: [],
+    errors: [...STREAM_REFUSALS, 'Stream.ResolveInconsistent', ...EFFECT_ERRORS],
+    timeoutSeconds: 30,
+    memoryMB: 256,
+  },
+  {
+    placeholder: 'TakeoverLaneFunctionArn',
+    entry: 'functions/stream/takeover.ts',
+    load: () => import('./stream/takeover.js'),
+    table: [...READ, 'dynamodb:UpdateItem'],
+    bucket: [],
+    errors: [...STREAM_REFUSALS, ...EFFECT_ERRORS],
+    timeoutSeconds: 30,
+    memoryMB: 256,
+  },
 ];
 
 export interface FlowEntry {
@@ -131,6 +232,12 @@ export interface FlowEntry {
   name: string;
   type: 'STANDARD' | 'EXPRESS';
   description: string;
+  /**
+   * An EventBridge rule re-runs a FAILED or TIMED_OUT execution once with its original
+   * input (STANDARD only; the ASL must start with the IsRecovery prelude). Only for flows
+   * whose re-run is idempotent by exact identity.
+   */
+  recoverOnFailure: boolean;
 }
 
 export const FLOWS: FlowEntry[] = [
@@ -138,6 +245,25 @@ export const FLOWS: FlowEntry[] = [
     name: 'commit-generation',
     type: 'STANDARD',
     description: 'Write an output object, record a PREPARED generation, commit it by CAS or prove an abort',
+    recoverOnFailure: true,
+  },
+  {
+    name: 'stream-append',
+    type: 'EXPRESS',
+    description: 'Append one record batch to a stream lane: WAL object, intent, fenced head CAS, index, generation 0',
+    recoverOnFailure: false,
+  },
+  {
+    name: 'stream-resolve-append',
+    type: 'STANDARD',
+    description: 'Resolve a MAY_HAVE_COMMITTED append from its original attempt, repair what it left, lift the suspension',
+    recoverOnFailure: true,
+  },
+  {
+    name: 'stream-takeover',
+    type: 'STANDARD',
+    description: 'Take a stream lane over with a new owner session and a higher epoch',
+    recoverOnFailure: false,
   },
 ];
 

@@ -40,7 +40,7 @@ export class CutpointWorkflowsStack extends Stack {
       const { stateMachine } = new Flow(this, id, { flow, functions: this.functions, logRetention });
       this.stateMachines.set(flow.name, stateMachine);
       // EXPRESS executions emit no status-change events; recovery is for STANDARD only.
-      if (flow.type === 'STANDARD') new RecoveryRule(this, `${pascal(flow.name)}Recovery`, { flowName: flow.name, stateMachine });
+      if (flow.recoverOnFailure && flow.type === 'STANDARD') new RecoveryRule(this, `${pascal(flow.name)}Recovery`, { flowName: flow.name, stateMachine });
       new CfnOutput(this, `${pascal(flow.name)}StateMachineArn`, {
         value: stateMachine.stateMachineArn,
         description: `${flow.name}: ${flow.description}`,

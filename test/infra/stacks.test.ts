@@ -254,7 +254,7 @@ describe.each(FLOWS.map((f) => [f.name, f] as const))('CutpointWorkflows flow %s
     expect(Object.keys(outputs)).toHaveLength(1);
   });
 
-  it('a STANDARD flow is restarted once by EventBridge after FAILED or TIMED_OUT, never after a deliberate stop', () => {
+  it('a STANDARD flow that opts in is restarted once by EventBridge after FAILED or TIMED_OUT, never after a deliberate stop', () => {
     const ref = { Ref: logicalId(stateMachine()) };
     const prefix = '{"recoveryOf"';
     const rules = workflows.findResources('AWS::Events::Rule', {
@@ -270,8 +270,9 @@ describe.each(FLOWS.map((f) => [f.name, f] as const))('CutpointWorkflows flow %s
         },
       },
     });
-    expect(Object.keys(rules)).toHaveLength(flow.type === 'STANDARD' ? 1 : 0);
-    if (flow.type !== 'STANDARD') return;
+    const recovered = flow.type === 'STANDARD' && flow.recoverOnFailure;
+    expect(Object.keys(rules)).toHaveLength(recovered ? 1 : 0);
+    if (!recovered) return;
     const [target] = Object.values(rules)[0]!.Properties.Targets;
     expect(target.Arn).toEqual(ref);
     expect(target.InputTransformer.InputPathsMap).toEqual({ 'detail-executionArn': '$.detail.executionArn', 'detail-input': '$.detail.input' });

@@ -1,0 +1,220 @@
+import { CutpointError, ValidationError } from './errors.js';
+import type { Fence } from '../ports/authority.js';
+
+/**
+ * The stream log (seed 002): per lane (a stream partition) a head item in the authority
+ * holds the committed end offset, the trim offset, the owner session's fence and, while
+ * an append's outcome is unknown, the attempt that suspended it. Each committed half-open
+ * range [start, end) of record offsets has a commit record naming its WAL object; index
+ * entries serve reads and can always be rebuilt from the commit records.
+ */
+
+export interface LaneRef {
+  stream: string;
+  partition: number;
+}
+
+export interface LaneHead extends LaneRef {
+  /** Offset the next committed record gets; [trimOffset, committedEnd) is readable. */
+  committedEnd: number;
+  trimOffset: number;
+  /** The owner session allowed to append; absent until the first takeover. */
+  fence?: Fence;
+  /** Set while an append's head CAS outcome is unknown: appends wait for resolve. */
+  suspendedBy?: string;
+  version: number;
+}
+
+export type IntentState = 'PENDING' | 'COMMITTED' | 'ABORTED';
+
+/** Durable evidence of one append attempt, written before the head CAS. */
+export interface AppendIntent extends LaneRef {
+  attemptId: string;
+  walKey: string;
+  walSha256: string;
+  walSize: number;
+  recordCount: number;
+  fence: Fence;
+  state: IntentState;
+  /** Set by the head CAS transaction itself, so COMMITTED always names its range. */
+  start?: number;
+  end?: number;
+  /** Why an attempt was proven not committed (fenced, resolved, stale). */
+  abortReason?: string;
+  /** When its WAL bytes became unreferenced: orphan grace runs from here. */
+  orphanSince?: string;
+  version: number;
+}
+
+/** A committed range: written in the same transaction that advances the head. */
+export interface CommitRecord extends LaneRef {
+  attemptId: string;
+  start: number;
+  end: number;
+  walKey: string;
+  walSha256: string;
+  walSize: number;
+  committedAt: string;
+}
+
+/** Read-path entry for one committed range; the materialized generation joins it later. */
+export interface IndexEntry extends LaneRef {
+  start: number;
+  end: number;
+  walKey: string;
+  walSha256: string;
+  gen0Key?: string;
+  gen0Sha256?: string;
+}
+
+/**
+ * The seed's three interpretations of an append attempt:
+ * - KNOWN_NOT_COMMITTED: the head did not and cannot advance for it; a new attempt is safe.
+ * - MAY_HAVE_COMMITTED: the head CAS outcome is unknown; the lane is suspended until the
+ *   original attempt is resolved.
+ * - KNOWN_COMMITTED: the range is committed; only index and generation 0 may need repair.
+ */
+export type AppendStatus = 'KNOWN_NOT_COMMITTED' | 'MAY_HAVE_COMMITTED' | 'KNOWN_COMMITTED';
+
+export interface AppendOutcome extends LaneRef {
+  status: AppendStatus;
+  attemptId: string;
+  start?: number;
+  end?: number;
+  recordCount: number;
+  reason?: string;
+  /** KNOWN_COMMITTED with derived data still missing (index, generation 0): reads repair it. */
+  pendingRepairs?: Array<'index' | 'gen0'>;
+}
+
+const STREAM = /^[a-z0-9][a-z0-9._-]{0,63}$/;
+const ATTEMPT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+export const MAX_PARTITIONS = 1024;
+export const MAX_BATCH_BYTES = 6 * 1024 * 1024;
+export const MAX_RECORD_BYTES = 1024 * 1024;
+
+export function validateLane(input: unknown): LaneRef {
+  const v = input as Partial<LaneRef> | null;
+  if (typeof v?.stream !== 'string' || !STREAM.test(v.stream)) {
+    throw new ValidationError('stream.invalid_stream', 'stream must be 1-64 characters of [a-z0-9._-], starting with a letter or digit');
+  }
+  if (!Number.isInteger(v.partition) || (v.partition as number) < 0 || (v.partition as number) >= MAX_PARTITIONS) {
+    throw new ValidationError('stream.invalid_partition', `partition must be an integer in [0, ${MAX_PARTITIONS})`);
+  }
+  return { stream: v.stream, partition: v.partition as number };
+}
+
+export function validateAttemptId(value: unknown): string {
+  if (typeof value !== 'string' || !ATTEMPT.test(value)) {
+    throw new ValidationError('stream.invalid_attempt', 'attempt id must be 1-128 characters of [A-Za-z0-9._-]');
+  }
+  return value;
+}
+
+export function validateFence(value: unknown): Fence {
+  const f = value as Partial<Fence> | null;
+  if (typeof f?.owner !== 'string' || typeof f.session !== 'string' || !Number.isInteger(f.epoch) || (f.epoch as number) < 1) {
+    throw new ValidationError('stream.invalid_session', 'session must be {owner, session, epoch >= 1}; take the lane over first');
+  }
+  return { owner: f.owner, session: f.session, epoch: f.epoch as number };
+}
+
+export function validateOffset(value: unknown, name: string): number {
+  if (!Number.isSafeInteger(value) || (value as number) < 0) {
+    throw new ValidationError('stream.invalid_offset', `${name} must be a non-negative integer`);
+  }
+  return value as number;
+}
+
+const pad = (n: number) => String(n).padStart(16, '0');
+
+/** Authority keys: one partition per lane, items sorted by offset where it matters. */
+export const laneKeys = {
+  pk: (lane: LaneRef) => `lane#${lane.stream}/${lane.partition}`,
+  head: (lane: LaneRef) => ({ pk: laneKeys.pk(lane), sk: 'head' }),
+  intent: (lane: LaneRef, attemptId: string) => ({ pk: laneKeys.pk(lane), sk: `intent#${attemptId}` }),
+  /** Keyed by end offset: the first commit whose end > x is the one containing x. */
+  commit: (lane: LaneRef, end: number) => ({ pk: laneKeys.pk(lane), sk: `commit#${pad(end)}` }),
+  commitAfter: (offset: number) => `commit#${pad(offset)}`,
+  index: (lane: LaneRef, end: number) => ({ pk: laneKeys.pk(lane), sk: `index#${pad(end)}` }),
+  indexAfter: (offset: number) => `index#${pad(offset)}`,
+  quarantine: (lane: LaneRef, objectKey: string) => ({ pk: laneKeys.pk(lane), sk: `quarantine#${objectKey}` }),
+};
+
+/** The WAL object of an attempt: its key is the attempt's exact identity. */
+export function walKeyOf(lane: LaneRef, attemptId: string): string {
+  return `wal/${lane.stream}/${lane.partition}/${attemptId}.wal`;
+}
+
+/** Generation root of a committed range (materialized by the generation-commit mechanism). */
+export function rangeRootOf(lane: LaneRef, start: number): string {
+  return `stream/${lane.stream}/p${lane.partition}/r${pad(start)}`;
+}
+
+export function walMetadataOf(lane: LaneRef, attemptId: string, sha256: string, recordCount: number): Record<string, string> & { sha256: string } {
+  return {
+    sha256,
+    stream: lane.stream,
+    partition: String(lane.partition),
+    'attempt-id': attemptId,
+    'record-count': String(recordCount),
+  };
+}
+
+export function sameFence(a: Fence | undefined, b: Fence | undefined): boolean {
+  return !!a && !!b && a.owner === b.owner && a.session === b.session && a.epoch === b.epoch;
+}
+
+/** The lane refuses appends while suspended; the error names the attempt to resolve. */
+export class LaneSuspendedError extends CutpointError {
+  constructor(
+    lane: LaneRef,
+    /** The attempt whose unknown outcome holds the lane. */
+    readonly attemptId: string,
+  ) {
+    super(
+      'Stream.LaneSuspended',
+      'stream.lane_suspended',
+      `lane ${lane.stream}/${lane.partition} is suspended by attempt ${attemptId}; resolve it first`,
+    );
+  }
+}
+
+export class LaneMissingError extends CutpointError {
+  constructor(lane: LaneRef) {
+    super('Stream.LaneMissing', 'stream.lane_missing', `lane ${lane.stream}/${lane.partition} does not exist; create the stream first`);
+  }
+}
+
+export class OffsetTrimmedError extends CutpointError {
+  constructor(offset: number, trimOffset: number) {
+    super('Stream.OffsetTrimmed', 'stream.offset_trimmed', `offset ${offset} is below the trim offset ${trimOffset}`);
+  }
+}
+
+export class RangeUnreadableError extends CutpointError {
+  constructor(start: number, end: number, detail: string) {
+    super('Stream.RangeUnreadable', 'stream.range_unreadable', `committed range [${start}, ${end}) has no healthy copy: ${detail}`);
+  }
+}
+
+/** The session is not the lane's owner (a stale writer after a takeover). */
+export class FencedError extends CutpointError {
+  constructor(lane: LaneRef, detail: string) {
+    super('Stream.Fenced', 'stream.fenced', `lane ${lane.stream}/${lane.partition}: ${detail}`);
+  }
+}
+
+/** The attempt was proven not committed; its id is spent — append with a new attempt id. */
+export class AttemptAbortedError extends CutpointError {
+  constructor(attemptId: string, reason: string) {
+    super('Stream.AttemptAborted', 'stream.attempt_aborted', `attempt ${attemptId} is aborted (${reason}); use a new attempt id`);
+  }
+}
+
+/** Evidence contradicts itself; the lane stays suspended for a person to look at. */
+export class ResolveInconsistentError extends CutpointError {
+  constructor(attemptId: string, detail: string) {
+    super('Stream.ResolveInconsistent', 'stream.resolve_inconsistent', `attempt ${attemptId}: ${detail}; the lane stays suspended`);
+  }
+}

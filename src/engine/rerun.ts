@@ -1,0 +1,16 @@
+/**
+ * What a flow's Retry does, for use cases called in-process (the library form of a flow):
+ * run a step again after a transient error. Safe only because every step reloads the
+ * exact identity it acts on before it acts.
+ */
+export const TRANSIENT_ERRORS = ['Cutpoint.OutcomeUnknown', 'Cutpoint.WorkerCrashed', 'Cutpoint.EffectFailed'] as const;
+
+export async function rerunTransient<T>(step: () => Promise<T>, transient: readonly string[] = TRANSIENT_ERRORS, attempts = 3): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await step();
+    } catch (error) {
+      if (!transient.includes((error as Error).name) || attempt >= attempts) throw error;
+    }
+  }
+}

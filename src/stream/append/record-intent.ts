@@ -1,0 +1,44 @@
+import { IdentityConflictError } from '../../domain/errors.js';
+import { AttemptAbortedError, laneKeys, sameFence, type AppendIntent } from '../../domain/stream.js';
+import { writeExactlyOnce } from '../../authority/resolve.js';
+import type { Ports } from '../../ports/index.js';
+import { validateAttemptRef, validateWalRef, type AttemptRef, type WalRef } from '../append-input.js';
+import { STREAM_CUT_POINTS } from '../cut-points.js';
+import { asIntent } from '../lane-store.js';
+
+/**
+ * Append step 2: durable pending evidence of the attempt (its WAL identity and session),
+ * before the head CAS. The logical range is not visible yet. A retry reuses the same
+ * intent; a different batch under the same attempt id is refused.
+ */
+export async function recordIntent(input: unknown, ports: Ports): Promise<AttemptRef & { wal: WalRef }> {
+  const ref = validateAttemptRef(input);
+  const wal = validateWalRef(input);
+  const key = laneKeys.intent(ref, ref.attemptId);
+  const intent: Omit<AppendIntent, 'version'> = {
+    stream: ref.stream,
+    partition: ref.partition,
+    attemptId: ref.attemptId,
+    ...wal,
+    fence: ref.session,
+    state: 'PENDING',
+  };
+  const sameAttempt = (i: AppendIntent) => i.walKey === wal.walKey && i.walSha256 === wal.walSha256 && i.recordCount === wal.recordCount;
+  const outcome = await writeExactlyOnce(
+    ports.authority,
+    STREAM_CUT_POINTS.intent,
+    key,
+    () => ports.authority.put(STREAM_CUT_POINTS.intent, { ...key, ...intent, createdAt: ports.clock.now().toISOString() }, 'absent'),
+    (item) => sameAttempt(asIntent(item)) && sameFence(asIntent(item).fence, ref.session),
+  );
+  if (outcome.status === 'CONFLICT') {
+    const current = outcome.current ? asIntent(outcome.current) : undefined;
+    if (current && sameAttempt(current) && current.state !== 'PENDING') {
+      // Already past the head CAS (committed or retired): later steps report which.
+      if (current.state === 'ABORTED') throw new AttemptAbortedError(ref.attemptId, current.abortReason ?? 'aborted');
+      return { ...ref, wal };
+    }
+    throw new IdentityConflictError('stream.attempt_identity_conflict', `attempt ${ref.attemptId} already names another batch or session`);
+  }
+  return { ...ref, wal };
+}

@@ -1,0 +1,41 @@
+import { OutcomeUnknownError } from '../../domain/errors.js';
+import { laneKeys, type AppendOutcome } from '../../domain/stream.js';
+import type { Ports } from '../../ports/index.js';
+import { validateAttemptRef } from '../append-input.js';
+import { STREAM_CUT_POINTS } from '../cut-points.js';
+import { loadHead, loadIntent } from '../lane-store.js';
+import { committedOutcome, uncommittedOutcome } from '../outcomes.js';
+import { retireIntent } from '../retire-intent.js';
+
+/**
+ * After an UNKNOWN head CAS, or a head CAS refused because the lane is suspended. The exact intent is reloaded first: COMMITTED (the
+ * transaction landed) is KNOWN_COMMITTED right away. Still PENDING means the head may or
+ * may not advance for it: the lane is suspended by CAS (no append passes until the
+ * original attempt is resolved), and the outcome is MAY_HAVE_COMMITTED. An unknown
+ * client timeout is never permission for a second append.
+ */
+export async function suspendLane(input: unknown, ports: Ports): Promise<AppendOutcome> {
+  const ref = validateAttemptRef(input);
+  const cut = STREAM_CUT_POINTS.suspend;
+  for (let round = 0; round < 4; round++) {
+    const [head, intent] = await Promise.all([loadHead(ports, ref), loadIntent(ports, ref, ref.attemptId)]);
+    if (!intent) return uncommittedOutcome('KNOWN_NOT_COMMITTED', ref, 0, 'no intent was recorded');
+    if (intent.state === 'COMMITTED') return committedOutcome(intent);
+    if (intent.state === 'ABORTED') return uncommittedOutcome('KNOWN_NOT_COMMITTED', ref, intent.recordCount, intent.abortReason ?? 'aborted');
+    const suspended = uncommittedOutcome('MAY_HAVE_COMMITTED', ref, intent.recordCount, `lane suspended; resolve attempt ${ref.attemptId}`);
+    if (head.suspendedBy === ref.attemptId) return suspended;
+    if (head.suspendedBy) {
+      // Another attempt holds the lane. Fencing our intent proves ours cannot commit.
+      const retired = await retireIntent(ports, ref, ref.attemptId, `lane suspended by attempt ${head.suspendedBy}`, STREAM_CUT_POINTS.retire);
+      if (retired?.state === 'COMMITTED') return committedOutcome(retired);
+      return uncommittedOutcome('KNOWN_NOT_COMMITTED', ref, intent.recordCount, retired?.abortReason ?? 'retired');
+    }
+    const outcome = await ports.authority.update(cut, laneKeys.head(ref), { version: head.version }, {
+      suspendedBy: ref.attemptId,
+      suspendedAt: ports.clock.now().toISOString(),
+    });
+    if (outcome.status === 'APPLIED') return suspended;
+    // CONFLICT or UNKNOWN: reload and decide again (the intent may have committed meanwhile).
+  }
+  throw new OutcomeUnknownError(cut, `${cut}: suspending the lane for attempt ${ref.attemptId} did not settle`);
+}

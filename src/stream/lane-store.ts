@@ -1,0 +1,52 @@
+import {
+  laneKeys,
+  LaneMissingError,
+  type AppendIntent,
+  type CommitRecord,
+  type IndexEntry,
+  type LaneHead,
+  type LaneRef,
+} from '../domain/stream.js';
+import type { AuthorityItem } from '../ports/authority.js';
+import type { Ports } from '../ports/index.js';
+
+/** Typed reads of the lane's authority items. */
+export async function loadHead(ports: Ports, lane: LaneRef): Promise<LaneHead> {
+  const item = await ports.authority.get(laneKeys.head(lane));
+  if (!item) throw new LaneMissingError(lane);
+  return item as unknown as LaneHead;
+}
+
+export async function loadIntent(ports: Ports, lane: LaneRef, attemptId: string): Promise<AppendIntent | undefined> {
+  const item = await ports.authority.get(laneKeys.intent(lane, attemptId));
+  return item as unknown as AppendIntent | undefined;
+}
+
+/** The commit record containing `offset` (the first whose end is past it), if any. */
+export async function commitContaining(ports: Ports, lane: LaneRef, offset: number): Promise<CommitRecord | undefined> {
+  const [item] = await ports.authority.query(laneKeys.pk(lane), 'commit#', { startAfterSk: laneKeys.commitAfter(offset), limit: 1 });
+  const commit = item as unknown as CommitRecord | undefined;
+  return commit && commit.start <= offset ? commit : undefined;
+}
+
+/** Index entries from the one containing `offset` on, in offset order. */
+export async function indexFrom(ports: Ports, lane: LaneRef, offset: number, limit: number): Promise<IndexEntry[]> {
+  const items = await ports.authority.query(laneKeys.pk(lane), 'index#', { startAfterSk: laneKeys.indexAfter(offset), limit });
+  return items as unknown as IndexEntry[];
+}
+
+export function asIntent(item: AuthorityItem): AppendIntent {
+  return item as unknown as AppendIntent;
+}
+
+/** The index entry a commit record implies. */
+export function indexEntryOf(commit: CommitRecord): IndexEntry {
+  return {
+    stream: commit.stream,
+    partition: commit.partition,
+    start: commit.start,
+    end: commit.end,
+    walKey: commit.walKey,
+    walSha256: commit.walSha256,
+  };
+}
