@@ -44,6 +44,8 @@ export class ArmedFaultInjector implements FaultInjector {
       case 'lose-response':
         await effect();
         throw new OutcomeUnknownError(cutPoint, `injected lost response at ${cutPoint}`);
+      case 'lose-request':
+        throw new OutcomeUnknownError(cutPoint, `injected lost request at ${cutPoint}`);
     }
   }
 

@@ -8,8 +8,11 @@ import { ValidationError } from './errors.js';
  * - lose-response: the effect is applied, the caller sees an UNKNOWN outcome.
  * - fail: a definite failure; nothing is applied.
  * - delay: the effect is applied after a pause (a slow provider, a stale writer).
+ * - lose-request: the caller sees an UNKNOWN outcome and nothing was applied (a timeout
+ *   before the request arrived). The caller cannot tell it from lose-response; it is
+ *   what makes MAY_HAVE_COMMITTED resolve to "not committed".
  */
-export const FAULT_KINDS = ['crash-before', 'crash-after', 'lose-response', 'fail', 'delay'] as const;
+export const FAULT_KINDS = ['crash-before', 'crash-after', 'lose-response', 'fail', 'delay', 'lose-request'] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
 export interface FaultRule {

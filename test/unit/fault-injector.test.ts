@@ -13,9 +13,9 @@ describe('fault injector', () => {
     expect(faultsFromEnv({ ...env, CUTPOINT_FAULTS_IN_LAMBDA: 'enabled' })).toBeInstanceOf(ArmedFaultInjector);
   });
 
-  it('applies the effect for crash-after and lose-response, and not for crash-before and fail', async () => {
+  it('applies the effect for crash-after, lose-response and delay, and not for crash-before, fail and lose-request', async () => {
     const applied: string[] = [];
-    for (const kind of ['crash-before', 'crash-after', 'lose-response', 'fail', 'delay'] as const) {
+    for (const kind of ['crash-before', 'crash-after', 'lose-response', 'fail', 'delay', 'lose-request'] as const) {
       const injector = new ArmedFaultInjector(parseFaultSpec(`x.y:${kind}${kind === 'delay' ? '=1' : ''}`));
       const outcome = await injector.at('x.y', async () => applied.push(kind)).then(
         () => 'ok',
@@ -23,7 +23,7 @@ describe('fault injector', () => {
       );
       expect([kind, outcome]).toEqual([
         kind,
-        { 'crash-before': 'Cutpoint.WorkerCrashed', 'crash-after': 'Cutpoint.WorkerCrashed', 'lose-response': 'Cutpoint.OutcomeUnknown', fail: 'Cutpoint.EffectFailed', delay: 'ok' }[kind],
+        { 'crash-before': 'Cutpoint.WorkerCrashed', 'crash-after': 'Cutpoint.WorkerCrashed', 'lose-response': 'Cutpoint.OutcomeUnknown', fail: 'Cutpoint.EffectFailed', delay: 'ok', 'lose-request': 'Cutpoint.OutcomeUnknown' }[kind],
       ]);
     }
     expect(applied).toEqual(['crash-after', 'lose-response', 'delay']);

@@ -1,0 +1,142 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { FAULT_KINDS, type FaultKind } from '../../src/domain/faults.js';
+import { GENERATION_CUT_POINTS } from '../../src/generation/cut-points.js';
+import { STREAM_CUT_POINTS } from '../../src/stream/cut-points.js';
+import { takeoverLane } from '../../src/stream/takeover.js';
+import { freshStores, type TestStores } from '../support/emulators.js';
+import {
+  appendFlow,
+  batchOf,
+  expectLaneInvariant,
+  newLane,
+  resolveFlow,
+  statusOf,
+  type Acknowledged,
+} from '../support/stream-fixture.js';
+
+/**
+ * The append fault matrix (seed 002, "Append cut points"): every row's cut point × every
+ * fault kind, run through statemachines/stream-append.asl.json; then recovery (resolve the
+ * original attempt if the lane was suspended, re-run an attempt whose execution failed);
+ * then a clean append; then the lane invariant. Nothing is ever appended twice.
+ */
+let stores: TestStores;
+beforeAll(async () => {
+  stores = await freshStores();
+});
+
+/** Each seed row and the cut point(s) where its effect happens. */
+const ROWS: Array<[row: string, spec: (kind: FaultKind) => string]> = [
+  ['Before primary WAL I/O / WAL partial or uncertain', (k) => `${STREAM_CUT_POINTS.wal}:${k}`],
+  ['WAL durable, before intent', (k) => `${STREAM_CUT_POINTS.intent}:${k}`],
+  ['Intent, before head CAS / head CAS condition / head CAS unknown', (k) => `${STREAM_CUT_POINTS.headCas}:${k}`],
+  ['Head CAS unknown, then the lane suspension', (k) => `${STREAM_CUT_POINTS.headCas}:lose-request,${STREAM_CUT_POINTS.suspend}:${k}`],
+  ['Head committed, index fails', (k) => `${STREAM_CUT_POINTS.index}:${k}`],
+  ['Head committed, generation 0 object fails', (k) => `${GENERATION_CUT_POINTS.objectPut}:${k}`],
+  ['Head committed, generation 0 commit fails', (k) => `${GENERATION_CUT_POINTS.commitCas}:${k}`],
+  ['Head committed, generation 0 link fails', (k) => `${STREAM_CUT_POINTS.gen0}:${k}`],
+];
+
+const cases = ROWS.flatMap(([row, spec]) => FAULT_KINDS.map((kind) => [row, kind, spec(kind)] as const));
+
+/**
+ * Runs one faulted append and everything an operator would do after it, returning the
+ * batches that were acknowledged (KNOWN_COMMITTED).
+ */
+async function appendThenRecover(spec: string, label: string): Promise<{ acknowledged: Acknowledged[]; first: string | undefined; lane: { stream: string; partition: number } }> {
+  const { lane, session } = await newLane(stores.ports, label);
+  const acknowledged: Acknowledged[] = [];
+  const a1 = { attemptId: 'a1', records: batchOf('a1', 3) };
+  const injector = stores.faults.arm(spec);
+  const first = await appendFlow(stores.ports, lane, session, a1.attemptId, a1.records);
+  stores.faults.disarm();
+  expect(injector.fired.length, `no fault fired for ${spec}`).toBeGreaterThan(0);
+
+  let status = first.status === 'SUCCEEDED' ? statusOf(first) : 'FAILED';
+  if (status === 'MAY_HAVE_COMMITTED') {
+    // An unknown outcome is never permission for a second append: resolve the original.
+    const resolved = await resolveFlow(stores.ports, lane, a1.attemptId);
+    expect(resolved.status, `${resolved.error}: ${resolved.cause}`).toBe('SUCCEEDED');
+    status = statusOf(resolved);
+  } else if (status === 'FAILED') {
+    // The execution failed: the outcome is unknown to the client, so the same attempt
+    // is run again (never a new one) — it finishes or proves itself.
+    const again = await appendFlow(stores.ports, lane, session, a1.attemptId, a1.records);
+    status = statusOf(again);
+  }
+  expect(['KNOWN_COMMITTED', 'KNOWN_NOT_COMMITTED']).toContain(status);
+  if (status === 'KNOWN_COMMITTED') acknowledged.push(a1);
+
+  // The lane keeps working: a clean append lands right after.
+  const a2 = { attemptId: 'a2', records: batchOf('a2', 2) };
+  const next = await appendFlow(stores.ports, lane, session, a2.attemptId, a2.records);
+  expect(next.output).toMatchObject({ status: 'KNOWN_COMMITTED', start: status === 'KNOWN_COMMITTED' ? 3 : 0 });
+  acknowledged.push(a2);
+
+  // Re-running the first attempt never appends it twice.
+  const replay = await appendFlow(stores.ports, lane, session, a1.attemptId, a1.records);
+  expect(statusOf(replay)).toBe(status === 'KNOWN_COMMITTED' ? 'KNOWN_COMMITTED' : 'KNOWN_NOT_COMMITTED');
+  return { acknowledged, first: first.status === 'SUCCEEDED' ? statusOf(first) : 'FAILED', lane };
+}
+
+describe('one fault at each append cut point', () => {
+  it.each(cases)('%s × %s (%s)', async (_row, kind, spec) => {
+    const { acknowledged, first, lane } = await appendThenRecover(spec, kind);
+    // What the seed's table says each row ends as.
+    if (spec.startsWith(`${STREAM_CUT_POINTS.headCas}:lose-request`)) {
+      expect(first).toBe('MAY_HAVE_COMMITTED');
+      expect(acknowledged.map((a) => a.attemptId)).toEqual(['a2']);
+    } else {
+      expect(first).toBe('KNOWN_COMMITTED');
+      expect(acknowledged.map((a) => a.attemptId)).toEqual(['a1', 'a2']);
+    }
+    await expectLaneInvariant(stores.ports, lane, acknowledged);
+  });
+});
+
+describe('a fault that persists at each append cut point', () => {
+  it.each(cases)('%s × %s* (%s)', async (_row, kind, spec) => {
+    const persistent = spec.replace(/:([a-z-]+)$/, (_m, k: string) => `:${k}${k === 'delay' ? '=5' : ''}*`);
+    const { acknowledged, lane } = await appendThenRecover(persistent, `p-${kind}`);
+    await expectLaneInvariant(stores.ports, lane, acknowledged);
+  });
+});
+
+describe('Head CAS condition fails: a takeover between intent and head CAS', () => {
+  it('the stale attempt is KNOWN_NOT_COMMITTED, its bytes in orphan grace, the new owner appends at its offset', async () => {
+    const { lane, session } = await newLane(stores.ports, 'fenced');
+    stores.faults.arm(`${STREAM_CUT_POINTS.headCas}:delay=400`);
+    const stale = appendFlow(stores.ports, lane, session, 'old-1', batchOf('old-1', 2));
+    await new Promise((r) => setTimeout(r, 150));
+    const { session: fresh } = await takeoverLane({ ...lane, owner: 'new-writer' }, stores.ports);
+    const staleResult = await stale;
+    stores.faults.disarm();
+    expect(staleResult.output).toMatchObject({ status: 'KNOWN_NOT_COMMITTED', reason: 'Stream.Fenced' });
+    const next = await appendFlow(stores.ports, lane, fresh, 'new-1', batchOf('new-1', 1));
+    expect(next.output).toMatchObject({ status: 'KNOWN_COMMITTED', start: 0, end: 1 });
+    await expectLaneInvariant(stores.ports, lane, [{ attemptId: 'new-1', records: batchOf('new-1', 1) }]);
+  });
+});
+
+describe('faults while resolving a MAY_HAVE_COMMITTED append', () => {
+  it.each(FAULT_KINDS.flatMap((k) => [[STREAM_CUT_POINTS.resolveFence, k], [STREAM_CUT_POINTS.unsuspend, k]] as const))(
+    '%s × %s → proven not committed, lane released',
+    async (cutPoint, kind) => {
+      const { lane, session } = await newLane(stores.ports, `r-${kind}`);
+      stores.faults.arm(`${STREAM_CUT_POINTS.headCas}:lose-request`);
+      const first = await appendFlow(stores.ports, lane, session, 'a1', batchOf('a1', 2));
+      expect(statusOf(first)).toBe('MAY_HAVE_COMMITTED');
+      // While suspended, nothing else appends: not a new attempt, not the same one.
+      stores.faults.disarm();
+      expect((await appendFlow(stores.ports, lane, session, 'a9', batchOf('a9', 1))).output).toMatchObject({ status: 'KNOWN_NOT_COMMITTED' });
+      stores.faults.arm(`${cutPoint}:${kind}`);
+      let resolved = await resolveFlow(stores.ports, lane, 'a1');
+      stores.faults.disarm();
+      if (resolved.status !== 'SUCCEEDED') resolved = await resolveFlow(stores.ports, lane, 'a1');
+      expect(resolved.output).toMatchObject({ status: 'KNOWN_NOT_COMMITTED', attemptId: 'a1' });
+      const next = await appendFlow(stores.ports, lane, session, 'a2', batchOf('a2', 2));
+      expect(next.output).toMatchObject({ status: 'KNOWN_COMMITTED', start: 0 });
+      await expectLaneInvariant(stores.ports, lane, [{ attemptId: 'a2', records: batchOf('a2', 2) }]);
+    },
+  );
+});
