@@ -144,7 +144,7 @@ export const STEPS: StepEntry[] = [
     load: () => import('./stream/record-intent.js'),
     table: [...READ, 'dynamodb:PutItem'],
     bucket: [],
-    errors: ['Cutpoint.ValidationError', 'Stream.AttemptAborted', 'Cutpoint.IdentityConflict', ...EFFECT_ERRORS],
+    errors: ['Cutpoint.ValidationError', 'Stream.AttemptAborted', 'Stream.Fenced', 'Cutpoint.IdentityConflict', ...EFFECT_ERRORS],
     timeoutSeconds: 30,
     memoryMB: 256,
   },
@@ -225,6 +225,16 @@ export const STEPS: StepEntry[] = [
     timeoutSeconds: 30,
     memoryMB: 256,
   },
+  {
+    placeholder: 'TrimLaneFunctionArn',
+    entry: 'functions/stream/trim.ts',
+    load: () => import('./stream/trim.js'),
+    table: [...READ, 'dynamodb:UpdateItem'],
+    bucket: [],
+    errors: [...STREAM_REFUSALS, 'Stream.TrimBackwards', ...EFFECT_ERRORS],
+    timeoutSeconds: 30,
+    memoryMB: 256,
+  },
 ];
 
 export interface FlowEntry {
@@ -263,6 +273,12 @@ export const FLOWS: FlowEntry[] = [
     name: 'stream-takeover',
     type: 'STANDARD',
     description: 'Take a stream lane over with a new owner session and a higher epoch',
+    recoverOnFailure: false,
+  },
+  {
+    name: 'stream-trim',
+    type: 'STANDARD',
+    description: 'Move the trim offset of a stream lane forward by CAS (monotonic); bytes below it stay until GC',
     recoverOnFailure: false,
   },
 ];

@@ -42,5 +42,6 @@ export function decodeBatch(bytes: Uint8Array): Uint8Array[] {
     records.push(bytes.subarray(at + 4, at + 4 + length));
     at += 4 + length;
   }
+  if (records.length === 0) throw fail('no records (encodeBatch never writes an empty batch)');
   return records;
 }

@@ -49,7 +49,11 @@ export async function appendBatch(batch: AppendBatchInput, ports: Ports): Promis
   // KNOWN_COMMITTED from here on: index and generation 0 are repairs, never a reason to
   // report the append as anything but committed.
   const pendingRepairs: AppendOutcome['pendingRepairs'] = [];
-  await rerunTransient(() => writeIndex(ref, ports)).catch(() => pendingRepairs.push('index'));
-  await rerunTransient(() => materializeGen0(ref, ports)).catch(() => pendingRepairs.push('gen0'));
+  const pending = (repair: 'index' | 'gen0') => (error: unknown) => {
+    if (!(error instanceof CutpointError)) throw error; // a bug, not a failed repair
+    pendingRepairs.push(repair);
+  };
+  await rerunTransient(() => writeIndex(ref, ports)).catch(pending('index'));
+  await rerunTransient(() => materializeGen0(ref, ports)).catch(pending('gen0'));
   return pendingRepairs.length ? { ...committed, pendingRepairs } : committed;
 }

@@ -140,3 +140,19 @@ describe('faults while resolving a MAY_HAVE_COMMITTED append', () => {
     },
   );
 });
+
+describe('an attempt outlives its session', () => {
+  it('re-running a pending attempt under a new owner session retires it: KNOWN_NOT_COMMITTED, never adopted', async () => {
+    const { lane, session } = await newLane(stores.ports, 'outlived');
+    // The execution fails after the intent: the attempt is PENDING under the first session.
+    stores.faults.arm(`${STREAM_CUT_POINTS.headCas}:crash-before*`);
+    expect((await appendFlow(stores.ports, lane, session, 'a1', batchOf('a1', 2))).status).toBe('FAILED');
+    stores.faults.disarm();
+    const { session: next } = await takeoverLane({ ...lane, owner: 'restarted-producer' }, stores.ports);
+    const rerun = await appendFlow(stores.ports, lane, next, 'a1', batchOf('a1', 2));
+    expect(rerun.output).toMatchObject({ status: 'KNOWN_NOT_COMMITTED', reason: 'Stream.Fenced' });
+    const fresh = await appendFlow(stores.ports, lane, next, 'a2', batchOf('a2', 2));
+    expect(fresh.output).toMatchObject({ status: 'KNOWN_COMMITTED', start: 0 });
+    await expectLaneInvariant(stores.ports, lane, [{ attemptId: 'a2', records: batchOf('a2', 2) }]);
+  });
+});

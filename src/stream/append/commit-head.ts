@@ -1,4 +1,4 @@
-import { OutcomeUnknownError } from '../../domain/errors.js';
+import { EffectFailedError, OutcomeUnknownError } from '../../domain/errors.js';
 import {
   AttemptAbortedError,
   FencedError,
@@ -14,7 +14,7 @@ import { STREAM_CUT_POINTS } from '../cut-points.js';
 import { loadHead, loadIntent } from '../lane-store.js';
 import { committedOutcome } from '../outcomes.js';
 
-const MAX_ROUNDS = 4;
+const MAX_ROUNDS = 8;
 
 /**
  * Append step 3, the head CAS: one transaction advances the committed end offset only if
@@ -67,5 +67,7 @@ export async function commitHead(input: unknown, ports: Ports): Promise<AppendOu
     }
     // CONFLICT: the next round reloads head and intent and decides again.
   }
-  throw new OutcomeUnknownError(cut, `${cut}: head CAS for attempt ${ref.attemptId} did not settle`);
+  // Every round ended CONFLICT, which proves the CAS did not apply (appends or trims kept
+  // moving the head): a definite failure, retried by the flow — never a suspension.
+  throw new EffectFailedError(cut, `${cut}: the head kept moving; attempt ${ref.attemptId} was not applied`);
 }

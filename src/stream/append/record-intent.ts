@@ -1,5 +1,5 @@
 import { IdentityConflictError } from '../../domain/errors.js';
-import { AttemptAbortedError, laneKeys, sameFence, type AppendIntent } from '../../domain/stream.js';
+import { AttemptAbortedError, FencedError, laneKeys, sameFence, type AppendIntent } from '../../domain/stream.js';
 import { writeExactlyOnce } from '../../authority/resolve.js';
 import type { Ports } from '../../ports/index.js';
 import { validateAttemptRef, validateWalRef, type AttemptRef, type WalRef } from '../append-input.js';
@@ -33,10 +33,13 @@ export async function recordIntent(input: unknown, ports: Ports): Promise<Attemp
   );
   if (outcome.status === 'CONFLICT') {
     const current = outcome.current ? asIntent(outcome.current) : undefined;
-    if (current && sameAttempt(current) && current.state !== 'PENDING') {
-      // Already past the head CAS (committed or retired): later steps report which.
+    if (current && sameAttempt(current)) {
       if (current.state === 'ABORTED') throw new AttemptAbortedError(ref.attemptId, current.abortReason ?? 'aborted');
-      return { ...ref, wal };
+      // Already past the head CAS: the later steps report it.
+      if (current.state === 'COMMITTED') return { ...ref, wal };
+      // The same batch, started by an earlier owner session: that attempt is fenced for
+      // good (a session never comes back), so it is retired, not adopted.
+      throw new FencedError(ref, `attempt ${ref.attemptId} was started by an earlier owner session`);
     }
     throw new IdentityConflictError('stream.attempt_identity_conflict', `attempt ${ref.attemptId} already names another batch or session`);
   }

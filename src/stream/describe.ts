@@ -1,0 +1,60 @@
+import { ValidationError } from '../domain/errors.js';
+import { laneKeys, LaneMissingError, MAX_PARTITIONS, validateLane, type LaneHead } from '../domain/stream.js';
+import type { Ports } from '../ports/index.js';
+
+export interface LaneDescription {
+  partition: number;
+  committedEnd: number;
+  trimOffset: number;
+  /** Owner and epoch of the session holding the lane; never its session id (a fencing secret). */
+  owner?: { owner: string; epoch: number };
+  /** The attempt whose unknown outcome holds the lane, while it is suspended. */
+  suspendedBy?: string;
+}
+
+export interface StreamDescription {
+  stream: string;
+  partitions: number;
+  lanes: LaneDescription[];
+}
+
+/** Heads probed in parallel per round when the partition count is not given. */
+const PROBE_CHUNK = 16;
+
+/**
+ * Describes a stream's lanes from their heads. With `partitions`, exactly lanes
+ * 0..partitions-1 (a missing one is Stream.LaneMissing); without, lanes are probed from 0
+ * until the first missing head (at most MAX_PARTITIONS). No lane 0 means no stream.
+ */
+export async function describeStream(input: unknown, ports: Ports): Promise<StreamDescription> {
+  const { stream } = validateLane({ stream: (input as { stream?: unknown } | null)?.stream, partition: 0 });
+  const given = (input as { partitions?: unknown }).partitions;
+  if (given !== undefined && (!Number.isInteger(given) || (given as number) < 1 || (given as number) > MAX_PARTITIONS)) {
+    throw new ValidationError('stream.invalid_partitions', `partitions must be an integer in [1, ${MAX_PARTITIONS}]`);
+  }
+  const limit = (given as number | undefined) ?? MAX_PARTITIONS;
+  const lanes: LaneDescription[] = [];
+  for (let first = 0; first < limit; first += PROBE_CHUNK) {
+    const partitions = Array.from({ length: Math.min(PROBE_CHUNK, limit - first) }, (_, i) => first + i);
+    const heads = await Promise.all(partitions.map((partition) => ports.authority.get(laneKeys.head({ stream, partition }))));
+    for (const [i, item] of heads.entries()) {
+      const partition = partitions[i]!;
+      if (!item) {
+        if (given !== undefined || partition === 0) throw new LaneMissingError({ stream, partition });
+        return { stream, partitions: lanes.length, lanes };
+      }
+      lanes.push(describeLane(partition, item as unknown as LaneHead));
+    }
+  }
+  return { stream, partitions: lanes.length, lanes };
+}
+
+function describeLane(partition: number, head: LaneHead): LaneDescription {
+  return {
+    partition,
+    committedEnd: head.committedEnd,
+    trimOffset: head.trimOffset,
+    ...(head.fence ? { owner: { owner: head.fence.owner, epoch: head.fence.epoch } } : {}),
+    ...(head.suspendedBy ? { suspendedBy: head.suspendedBy } : {}),
+  };
+}

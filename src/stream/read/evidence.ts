@@ -1,0 +1,61 @@
+import { outputKeyOf, sourceSetDigest } from '../../domain/generation.js';
+import { CutpointError } from '../../domain/errors.js';
+import { laneKeys, rangeRootOf, type CommitRecord, type IndexEntry, type LaneRef } from '../../domain/stream.js';
+import { loadRecord } from '../../generation/load.js';
+import type { Ports } from '../../ports/index.js';
+import { putIndexEntry } from '../append/write-index.js';
+import { STREAM_CUT_POINTS } from '../cut-points.js';
+import { commitContaining, indexEntryOf } from '../lane-store.js';
+
+/**
+ * An offset below the committed end that no commit record covers: the head and the
+ * commit chain disagree. Never EOF, never a skip: a person has to look at the lane.
+ */
+export class ChainBrokenError extends CutpointError {
+  constructor(lane: LaneRef, offset: number, committedEnd: number) {
+    super(
+      'Stream.ChainBroken',
+      'stream.chain_broken',
+      `lane ${lane.stream}/${lane.partition}: offset ${offset} is below the committed end ${committedEnd} but no commit record covers it`,
+    );
+  }
+}
+
+/**
+ * Generation 0 of a committed range, proven from authority evidence alone: slot 0 of the
+ * range's root is COMMITTED by the task the append ran for this exact attempt, over
+ * exactly this WAL object (same key, checksum and size, by source-set digest). "Some
+ * generation exists under the root" is not evidence.
+ */
+export async function committedGen0(ports: Ports, lane: LaneRef, commit: CommitRecord): Promise<{ key: string; sha256: string } | undefined> {
+  const root = rangeRootOf(lane, commit.start);
+  const record = await loadRecord(ports, root, 0);
+  if (record?.state !== 'COMMITTED') return undefined;
+  const exact =
+    record.taskId === commit.attemptId &&
+    record.objectKey === outputKeyOf({ root, generation: 0, taskId: commit.attemptId }) &&
+    record.sourceSetDigest === sourceSetDigest([{ key: commit.walKey, sha256: commit.walSha256, size: commit.walSize }]);
+  return exact ? { key: record.objectKey, sha256: record.sha256 } : undefined;
+}
+
+/** The commit record of exactly the range an index entry names, if the two agree. */
+export async function commitOfEntry(ports: Ports, lane: LaneRef, entry: IndexEntry): Promise<CommitRecord | undefined> {
+  const commit = (await ports.authority.get(laneKeys.commit(lane, entry.end))) as unknown as CommitRecord | undefined;
+  const agrees = commit && commit.start === entry.start && commit.walKey === entry.walKey && commit.walSha256 === entry.walSha256;
+  return agrees ? commit : undefined;
+}
+
+/**
+ * Rebuilds the missing index entry for the committed range containing `offset` from its
+ * commit record (seed 002: "Head committed, index fails → repair index from reachable
+ * commit evidence"). The entry names the WAL object, and generation 0 when the commit
+ * evidence proves it, so the repaired range keeps both same-view copies. The write is
+ * put-if-absent by exact identity (a racing writer's identical entry is reused).
+ */
+export async function repairIndexEntry(ports: Ports, lane: LaneRef, offset: number, committedEnd: number): Promise<IndexEntry> {
+  const commit = await commitContaining(ports, lane, offset);
+  if (!commit) throw new ChainBrokenError(lane, offset, committedEnd);
+  const gen0 = await committedGen0(ports, lane, commit);
+  const entry: IndexEntry = { ...indexEntryOf(commit), ...(gen0 ? { gen0Key: gen0.key, gen0Sha256: gen0.sha256 } : {}) };
+  return putIndexEntry(ports, lane, entry, STREAM_CUT_POINTS.indexRepair);
+}
