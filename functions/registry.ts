@@ -174,7 +174,7 @@ export const STEPS: StepEntry[] = [
     load: () => import('./stream/retire-attempt.js'),
     table: [...READ, 'dynamodb:UpdateItem'],
     bucket: [],
-    errors: ['Cutpoint.ValidationError', ...EFFECT_ERRORS],
+    errors: [...STREAM_REFUSALS, ...EFFECT_ERRORS],
     timeoutSeconds: 30,
     memoryMB: 256,
   },

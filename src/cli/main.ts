@@ -2,6 +2,7 @@ import { demoCommand, demoHelp } from './commands/demo.js';
 import { flowCommand, flowHelp } from './commands/flow.js';
 import { localCommand, localHelp } from './commands/local.js';
 import { objectCommand, objectHelp } from './commands/object.js';
+import { streamCommand, streamHelp } from './commands/stream.js';
 import { EXIT, printDiagnostic, printResult, UsageError } from './io.js';
 
 const HELP = `cutpoint — exactly-once delivery and publication on AWS that survives crashes,
@@ -10,7 +11,7 @@ timeouts and lost responses.
 usage: cutpoint <command> [options]
 
 commands:
-${[demoHelp, localHelp, objectHelp, flowHelp].map((h) => h.replace(/^/gm, '  ')).join('\n\n')}
+${[demoHelp, localHelp, objectHelp, flowHelp, streamHelp].map((h) => h.replace(/^/gm, '  ')).join('\n\n')}
 
 Every command honours CUTPOINT_FAULTS (e.g. "generation.commit.cas:lose-response") to
 rehearse a fault at a named cut point locally. Results are JSON on stdout; diagnostics go
@@ -21,6 +22,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<unknown>> = {
   local: localCommand,
   flow: flowCommand,
   object: objectCommand,
+  stream: streamCommand,
 };
 
 /** Runs one command; returns the process exit code. */

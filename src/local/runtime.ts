@@ -94,8 +94,9 @@ const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 // Same extension as this module, so it also works once compiled to .js.
 const DAEMON_PATH = fileURLToPath(new URL(`./daemon${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url));
 
+/** `.cutpoint/local` in the repository, or CUTPOINT_STATE_DIR (tests run their own runtime). */
 export function defaultStateDir(): string {
-  return join(REPO_ROOT, '.cutpoint', 'local');
+  return process.env.CUTPOINT_STATE_DIR ? resolve(process.env.CUTPOINT_STATE_DIR) : join(REPO_ROOT, '.cutpoint', 'local');
 }
 
 /** Where the daemon keeps emulator data, inside the state directory. */

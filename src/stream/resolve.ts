@@ -57,7 +57,7 @@ async function provenCommitted(ports: Ports, lane: LaneRef, intent: AppendIntent
 }
 
 /** Lifts the suspension if (and only if) this attempt holds it. */
-async function unsuspend(ports: Ports, lane: LaneRef, attemptId: string): Promise<boolean> {
+export async function unsuspend(ports: Ports, lane: LaneRef, attemptId: string): Promise<boolean> {
   for (let round = 0; round < 4; round++) {
     const head = await loadHead(ports, lane);
     if (head.suspendedBy !== attemptId) return round > 0;

@@ -142,11 +142,12 @@ describe('faults while resolving a MAY_HAVE_COMMITTED append', () => {
 });
 
 describe('an attempt outlives its session', () => {
-  it('re-running a pending attempt under a new owner session retires it: KNOWN_NOT_COMMITTED, never adopted', async () => {
+  it('re-running a pending attempt under a new owner session retires it and frees the lane: KNOWN_NOT_COMMITTED, never adopted', async () => {
     const { lane, session } = await newLane(stores.ports, 'outlived');
-    // The execution fails after the intent: the attempt is PENDING under the first session.
+    // The worker keeps dying at the head CAS: the attempt is PENDING under the first
+    // session and the lane is suspended by it (MAY_HAVE_COMMITTED).
     stores.faults.arm(`${STREAM_CUT_POINTS.headCas}:crash-before*`);
-    expect((await appendFlow(stores.ports, lane, session, 'a1', batchOf('a1', 2))).status).toBe('FAILED');
+    expect(statusOf(await appendFlow(stores.ports, lane, session, 'a1', batchOf('a1', 2)))).toBe('MAY_HAVE_COMMITTED');
     stores.faults.disarm();
     const { session: next } = await takeoverLane({ ...lane, owner: 'restarted-producer' }, stores.ports);
     const rerun = await appendFlow(stores.ports, lane, next, 'a1', batchOf('a1', 2));

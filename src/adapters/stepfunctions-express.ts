@@ -1,0 +1,56 @@
+import { SFNClient, StartSyncExecutionCommand } from '@aws-sdk/client-sfn';
+import { CutpointError } from '../domain/errors.js';
+import type { DeployedExecution } from './stepfunctions.js';
+
+/**
+ * Runs a deployed EXPRESS state machine synchronously (StartSyncExecution) under the given
+ * execution name and returns its end state. Express workflows have no StartExecution +
+ * DescribeExecution pair that `startAndWait` could use: an Express execution cannot be
+ * described by name, and Step Functions does not refuse a second Express execution with
+ * the same name. So a lost StartSyncExecution response (timeout, network, 5xx) cannot be
+ * resolved here by looking the execution up; it surfaces as `flow.start_unknown`, and the
+ * caller re-runs the same command with the same identity. That is safe only because the
+ * flow itself is idempotent by that identity: for stream-append the attempt id names the
+ * WAL object and the intent, so a re-run of the same attempt reuses them and can commit
+ * the batch at most once. A re-run under a new identity (a new attempt) is never the fix.
+ */
+export async function startSyncExpress(
+  stateMachineArn: string,
+  name: string,
+  input: unknown,
+  options: { region?: string } = {},
+): Promise<DeployedExecution> {
+  // No SDK retries: the caller decides, by exact identity, what a retry means.
+  const client = new SFNClient({ region: options.region, maxAttempts: 1 });
+  try {
+    const out = await client.send(new StartSyncExecutionCommand({ stateMachineArn, name, input: JSON.stringify(input) }));
+    return {
+      executionArn: out.executionArn ?? '',
+      status: out.status ?? 'UNKNOWN',
+      output: out.output ? JSON.parse(out.output) : undefined,
+      error: out.error,
+      cause: out.cause,
+    };
+  } catch (error) {
+    if (provablyNotStarted(error)) throw error;
+    throw new CutpointError(
+      'Cutpoint.OutcomeUnknown',
+      'flow.start_unknown',
+      `the response of express execution ${name} was lost (${(error as { code?: string }).code ?? (error as Error).name}); an Express execution cannot be described by name`,
+      { cause: error },
+    );
+  } finally {
+    client.destroy();
+  }
+}
+
+/** Errors that arrive before the request could reach Step Functions, or a 4xx refusal. */
+const UNSENT = new Set(['CredentialsProviderError', 'TokenProviderError', 'ENOTFOUND', 'EAI_AGAIN', 'ECONNREFUSED']);
+
+function provablyNotStarted(error: unknown): boolean {
+  const e = error as { name?: string; code?: string; $metadata?: { httpStatusCode?: number } };
+  const status = e.$metadata?.httpStatusCode;
+  // A 4xx proves the execution never started (bad ARN, no permission, invalid input).
+  if (status !== undefined && status >= 400 && status < 500) return true;
+  return UNSENT.has(e.name ?? '') || UNSENT.has(e.code ?? '');
+}

@@ -1,0 +1,271 @@
+import { hostname, userInfo } from 'node:os';
+import { parseArgs } from 'node:util';
+import { CutpointError } from '../../domain/errors.js';
+import { validateAttemptId, validateLane, type AppendOutcome, type LaneRef } from '../../domain/stream.js';
+import type { Fence } from '../../ports/authority.js';
+import { createStream } from '../../stream/create-stream.js';
+import { describeStream } from '../../stream/describe.js';
+import { readStream } from '../../stream/read.js';
+import { progress, UsageError } from '../io.js';
+import { abandonTakeover, activeSession, beginTakeover, completeTakeover } from '../session-store.js';
+import { executionName } from './stream/execution-name.js';
+import { appendResult, failedFlowError, isRejection, resolveCommand } from './stream/outcomes.js';
+import { assertFlowInputFits, readRecords, type RecordFormat } from './stream/records.js';
+import { targetOf, type Target } from './stream/target.js';
+
+export const streamHelp = `cutpoint stream create <stream> --partitions N
+  creates the stream's lanes (re-running it reports existing lanes, never resets them)
+cutpoint stream takeover <stream> --partition P [--owner NAME]
+  a new owner session with a higher epoch; the CLI keeps it in .cutpoint/sessions/ for
+  later appends (prints owner and epoch, never the session id)
+cutpoint stream append <stream> --partition P --attempt ID [--file F | stdin] [--format lines|raw]
+  appends one batch, one record per line (raw: the whole input is one record) under the
+  attempt id; exit 0 KNOWN_COMMITTED, exit 1 KNOWN_NOT_COMMITTED (append again with a new
+  attempt) or MAY_HAVE_COMMITTED (the lane is suspended: resolve this same attempt)
+cutpoint stream resolve <stream> --partition P --attempt ID
+  settles a MAY_HAVE_COMMITTED attempt (committed or proven not) and lifts the suspension
+cutpoint stream read <stream> --partition P --from OFFSET [--max-records N] [--text]
+  committed records from OFFSET, each checksum-verified (data base64; --text adds UTF-8)
+cutpoint stream describe <stream> [--partitions N]
+  every lane's committed end, trim offset, owner epoch and suspension
+cutpoint stream trim <stream> --partition P --to OFFSET
+  makes offsets below OFFSET unreadable (their bytes become collectable)
+every stream command takes --faults SPEC (or CUTPOINT_FAULTS) to rehearse a cut point on
+the local runtime, and --aws to act on the deployed system: takeover, append, resolve and
+trim then start the deployed state machine (--state-machine-arn ARN, or CUTPOINT_STREAM_
+TAKEOVER_ARN, _APPEND_ARN, _RESOLVE_APPEND_ARN, _TRIM_ARN) under an execution name derived
+from the command's identity, so a re-run finds the same execution (--name overrides it);
+create, read and describe use CUTPOINT_TABLE_NAME and CUTPOINT_BUCKET_NAME`;
+
+type Options = Record<string, { type: 'string' | 'boolean' }>;
+
+const COMMON: Options = { aws: { type: 'boolean' }, faults: { type: 'string' } };
+const FLOW: Options = { 'state-machine-arn': { type: 'string' }, name: { type: 'string' } };
+
+type Values = Record<string, string | boolean | undefined>;
+
+export async function streamCommand(args: string[]): Promise<unknown> {
+  const [verb, ...rest] = args;
+  const handler = verb === undefined ? undefined : HANDLERS[verb];
+  if (!verb || !handler) throw new UsageError(`unknown stream subcommand ${JSON.stringify(verb ?? '')}\n${streamHelp}`);
+  const { values, positionals } = parse(rest, { ...COMMON, ...handler.options });
+  const [stream, ...extra] = positionals;
+  if (!stream) throw new UsageError(`stream ${verb} needs a <stream>\n${streamHelp}`);
+  if (extra.length) throw new UsageError(`unexpected argument ${JSON.stringify(extra[0])}`);
+  // The whole grammar is checked before anything is touched (exit 2 wins over exit 1).
+  const lane = 'partition' in handler.options ? laneOf(stream, values) : undefined;
+  handler.check?.(values);
+  const request = { stream, lane: lane as LaneRef, values };
+  const target = targetOf(values, handler.flow);
+  try {
+    return await handler.run(target, request);
+  } finally {
+    target.done();
+  }
+}
+
+interface Request {
+  stream: string;
+  /** Set for every verb that takes --partition. */
+  lane: LaneRef;
+  values: Values;
+}
+
+interface Handler {
+  /** The verb's options besides --aws and --faults (parseArgs, strict). */
+  options: Options;
+  /** Grammar checks beyond parseArgs (UsageError, exit 2), before anything is touched. */
+  check?: (values: Values) => void;
+  /** The flow the command starts (on AWS: the deployed state machine). */
+  flow?: string;
+  run: (target: Target, request: Request) => Promise<unknown>;
+}
+
+const HANDLERS: Record<string, Handler> = {
+  create: {
+    options: { partitions: { type: 'string' } },
+    check: (v) => integer(v, 'partitions'),
+    run: (t, r) => create(t, r.stream, r.values),
+  },
+  takeover: {
+    options: { partition: { type: 'string' }, owner: { type: 'string' }, ...FLOW },
+    flow: 'stream-takeover',
+    run: (t, r) => takeover(t, r.lane, r.values),
+  },
+  append: {
+    options: { partition: { type: 'string' }, attempt: { type: 'string' }, file: { type: 'string' }, format: { type: 'string' }, ...FLOW },
+    flow: 'stream-append',
+    check: checkAppend,
+    run: (t, r) => append(t, r.lane, r.values),
+  },
+  resolve: {
+    options: { partition: { type: 'string' }, attempt: { type: 'string' }, ...FLOW },
+    flow: 'stream-resolve-append',
+    check: attemptOf,
+    run: (t, r) => resolve(t, r.lane, r.values),
+  },
+  read: {
+    options: { partition: { type: 'string' }, from: { type: 'string' }, 'max-records': { type: 'string' }, text: { type: 'boolean' } },
+    check: checkRead,
+    run: (t, r) => read(t, r.lane, r.values),
+  },
+  describe: {
+    options: { partitions: { type: 'string' } },
+    check: (v) => v.partitions !== undefined && integer(v, 'partitions'),
+    run: (t, r) => describe(t, r.stream, r.values),
+  },
+  trim: {
+    options: { partition: { type: 'string' }, to: { type: 'string' }, ...FLOW },
+    flow: 'stream-trim',
+    check: (v) => integer(v, 'to'),
+    run: (t, r) => trim(t, r.lane, r.values),
+  },
+};
+
+async function create(target: Target, stream: string, values: Values): Promise<unknown> {
+  const partitions = integer(values, 'partitions');
+  return createStream({ stream, partitions }, await target.ports());
+}
+
+async function takeover(target: Target, lane: LaneRef, values: Values): Promise<unknown> {
+  const owner = typeof values.owner === 'string' ? values.owner : defaultOwner();
+  // Stored before anything starts: a re-run of an interrupted takeover reuses this id.
+  const session = await beginTakeover(lane, target.kind, owner);
+  const run = await target.run('stream-takeover', executionName('takeover', lane.stream, lane.partition, session), { ...lane, owner, session });
+  if (run.status !== 'SUCCEEDED') {
+    await abandonTakeover(lane, target.kind, session);
+    throw failedFlowError(run);
+  }
+  const result = run.output as { session?: Fence; committedEnd?: number; suspendedBy?: string };
+  if (result.session?.session !== session) {
+    throw new CutpointError('Stream.TakeoverMismatch', 'stream.takeover_mismatch', `takeover of ${lane.stream}/${lane.partition} returned another session`);
+  }
+  await completeTakeover(lane, target.kind, result.session);
+  // Owner and epoch only: the session id is a fencing secret.
+  return {
+    stream: lane.stream,
+    partition: lane.partition,
+    owner: result.session.owner,
+    epoch: result.session.epoch,
+    committedEnd: result.committedEnd,
+    ...(result.suspendedBy ? { suspendedBy: result.suspendedBy } : {}),
+  };
+}
+
+function checkAppend(values: Values): void {
+  attemptOf(values);
+  if (values.format !== undefined && values.format !== 'lines' && values.format !== 'raw') throw new UsageError('--format is lines or raw');
+}
+
+async function append(target: Target, lane: LaneRef, values: Values): Promise<unknown> {
+  const attemptId = attemptOf(values);
+  const aws = target.kind === 'aws';
+  const format = (values.format ?? 'lines') as RecordFormat;
+  const session = await activeSession(lane, target.kind);
+  const records = readRecords(typeof values.file === 'string' ? values.file : undefined, format);
+  const input = { ...lane, attemptId, session, records: records.map((r) => Buffer.from(r).toString('base64')) };
+  assertFlowInputFits(input);
+  const run = await target.run('stream-append', executionName('append', lane.stream, lane.partition, attemptId), input).catch((error: unknown) => {
+    // A lost response of the Express start: only this attempt's identity can settle it.
+    if (error instanceof CutpointError && error.code === 'flow.start_unknown') {
+      throw new CutpointError(error.name, error.code, `${error.message}: re-run it with the same --attempt ${attemptId}, or run: ${resolveCommand(lane, attemptId, aws)} (never a new attempt for these records)`);
+    }
+    throw error;
+  });
+  if (run.status !== 'SUCCEEDED') {
+    // Rejected before anything changed; any other failure may have left the attempt
+    // anywhere up to the head CAS: only its own identity can settle it.
+    throw failedFlowError(
+      run,
+      isRejection(run)
+        ? undefined
+        : `the outcome of attempt ${attemptId} is unknown to this command: re-run it with the same --attempt, or run: ${resolveCommand(lane, attemptId, aws)} (never a new attempt for these records)`,
+    );
+  }
+  return appendResult(run.output as AppendOutcome, lane, attemptId, aws);
+}
+
+async function resolve(target: Target, lane: LaneRef, values: Values): Promise<unknown> {
+  const attemptId = attemptOf(values);
+  const run = await target.run('stream-resolve-append', executionName('resolve', lane.stream, lane.partition, attemptId), { ...lane, attemptId });
+  if (run.status !== 'SUCCEEDED') {
+    throw failedFlowError(run, [isRejection(run) ? undefined : 'the lane stays suspended; see the execution history', freshNameHint(target)].filter(Boolean).join('; '));
+  }
+  const outcome = run.output as AppendOutcome & { unsuspended?: boolean };
+  if (outcome.status === 'KNOWN_NOT_COMMITTED') progress(`attempt ${attemptId} did not commit (${outcome.reason ?? 'aborted'}); append its records again with a new --attempt`);
+  else if (outcome.status !== 'KNOWN_COMMITTED') {
+    throw new CutpointError('Stream.UnexpectedOutcome', 'stream.unexpected_outcome', `resolve of attempt ${attemptId} ended ${String(outcome.status)}`);
+  }
+  return outcome;
+}
+
+function checkRead(values: Values): void {
+  integer(values, 'from');
+  if (values['max-records'] !== undefined) integer(values, 'max-records');
+}
+
+async function read(target: Target, lane: LaneRef, values: Values): Promise<unknown> {
+  const input = { ...lane, from: integer(values, 'from'), ...(values['max-records'] !== undefined && { maxRecords: integer(values, 'max-records') }) };
+  const result = await readStream(input, await target.ports());
+  if (!values.text) return result;
+  return { ...result, records: result.records.map((r) => ({ ...r, text: Buffer.from(r.data, 'base64').toString('utf8') })) };
+}
+
+async function describe(target: Target, stream: string, values: Values): Promise<unknown> {
+  return describeStream({ stream, ...(values.partitions !== undefined && { partitions: integer(values, 'partitions') }) }, await target.ports());
+}
+
+/** The stream-trim flow, deployed or local: a monotonic CAS of the trim offset; the same target again is success. */
+async function trim(target: Target, lane: LaneRef, values: Values): Promise<unknown> {
+  const to = integer(values, 'to');
+  const run = await target.run('stream-trim', executionName('trim', lane.stream, lane.partition, to), { ...lane, to });
+  if (run.status !== 'SUCCEEDED') throw failedFlowError(run, freshNameHint(target));
+  return run.output;
+}
+
+/**
+ * A Standard execution name is used once: re-running the same command finds the failed
+ * execution again. After fixing the cause, `--name` starts a fresh one.
+ */
+function freshNameHint(target: Target): string | undefined {
+  return target.kind === 'aws' ? 'a re-run of this command finds this same execution; once the cause is fixed, add --name NEW_NAME to start a fresh one' : undefined;
+}
+
+function laneOf(stream: string, values: Values): LaneRef {
+  return validateLane({ stream, partition: integer(values, 'partition') });
+}
+
+function attemptOf(values: Values): string {
+  if (typeof values.attempt !== 'string') throw new UsageError('--attempt ID is required');
+  return validateAttemptId(values.attempt);
+}
+
+/** A required non-negative integer option; anything else is a grammar error. */
+function integer(values: Values, name: string): number {
+  const raw = values[name];
+  if (typeof raw !== 'string') throw new UsageError(`--${name} is required`);
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw))) throw new UsageError(`--${name} must be a non-negative integer, got ${JSON.stringify(raw)}`);
+  return Number(raw);
+}
+
+/** `$USER@hostname`, kept to the owner alphabet [A-Za-z0-9._@:-]. */
+function defaultOwner(): string {
+  let user = process.env.USER ?? '';
+  if (!user) {
+    try {
+      user = userInfo().username;
+    } catch {
+      user = 'cutpoint';
+    }
+  }
+  const owner = `${user}@${hostname()}`.replace(/[^A-Za-z0-9._@:-]/g, '-').replace(/^[^A-Za-z0-9]+/, '').slice(0, 128);
+  return owner || 'cutpoint';
+}
+
+function parse(args: string[], options: Options) {
+  try {
+    return parseArgs({ args, allowPositionals: true, strict: true, options });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}

@@ -1,0 +1,136 @@
+import { randomUUID } from 'node:crypto';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ArmedFaultInjector, faultsFromEnv, inertFaults } from '../../../adapters/fault-injector.js';
+import { awsPorts } from '../../../adapters/ports.js';
+import { provisionLocal } from '../../../adapters/provision.js';
+import { startAndWait } from '../../../adapters/stepfunctions.js';
+import { startSyncExpress } from '../../../adapters/stepfunctions-express.js';
+import { configFromEnv } from '../../../config.js';
+import { FLOWS } from '../../../../functions/registry.js';
+import { runFlow, type FlowEvent } from '../../../local/flow-runner.js';
+import { defaultStateDir } from '../../../local/runtime.js';
+import type { FaultInjector } from '../../../ports/faults.js';
+import type { Ports } from '../../../ports/index.js';
+import { localRuntimeConfig } from '../../local-config.js';
+import { progress, UsageError } from '../../io.js';
+import type { SessionTarget } from '../../session-store.js';
+
+/** How one flow execution ended, locally or on AWS. */
+export interface FlowRun {
+  flow: string;
+  status: string;
+  output?: unknown;
+  error?: string;
+  cause?: string;
+  /** AWS only: the execution's name. */
+  executionName?: string;
+  /** Local runs only: the event history (errors of failed steps, retries). */
+  events?: FlowEvent[];
+}
+
+/** Where a command acts: the local runtime (default) or the deployed system (`--aws`). */
+export interface Target {
+  kind: SessionTarget;
+  /** Ports for use cases the CLI calls in-process (create, read, describe, trim). */
+  ports(): Promise<Ports>;
+  /** Runs a flow to its end; `identity` names the execution deterministically on AWS. */
+  run(flow: string, executionName: string, input: unknown): Promise<FlowRun>;
+  /** Reports the faults that fired (local runs), after the command did its work. */
+  done(): void;
+}
+
+export interface TargetOptions {
+  aws?: boolean;
+  faults?: string;
+  'state-machine-arn'?: string;
+  name?: string;
+}
+
+/** `flow`: the flow the command starts, if any; on AWS its state machine ARN must be known up front. */
+export function targetOf(options: TargetOptions, flow?: string): Target {
+  return options.aws ? awsTarget(options, flow) : localTarget(options);
+}
+
+/** The local runtime of `cutpoint local up`, with the fault injector armed from `--faults` or CUTPOINT_FAULTS. */
+function localTarget(options: TargetOptions): Target {
+  if (options['state-machine-arn'] || options.name) throw new UsageError('--state-machine-arn and --name need --aws');
+  // Parsed before anything runs, so a bad spec fails fast.
+  const faults = faultsFromEnv({ ...process.env, CUTPOINT_FAULTS: options.faults ?? process.env.CUTPOINT_FAULTS });
+  let ports: Promise<Ports> | undefined;
+  const provide = () =>
+    (ports ??= (async () => {
+      const config = await localRuntimeConfig();
+      await provisionLocal(config);
+      return awsPorts(config, faults);
+    })());
+  return {
+    kind: 'local',
+    ports: provide,
+    async run(flow, _executionName, input) {
+      const result = await runFlow(flow, input, {
+        ports: await provide(),
+        onEvent: (e) => e.type === 'StateEntered' && progress(`→ ${e.state}`),
+      });
+      progress(`event history: ${await saveHistory(flow, result)}`);
+      const run: FlowRun = { flow, status: result.status, output: result.output, events: result.events };
+      if (result.error !== undefined) run.error = result.error;
+      if (result.cause !== undefined) run.cause = result.cause;
+      return run;
+    },
+    done: () => reportFired(faults),
+  };
+}
+
+/**
+ * The deployed system: mutating commands start the deployed state machine (the ARN from
+ * `--state-machine-arn` or CUTPOINT_<FLOW>_ARN), reads call the use cases with ports from
+ * CUTPOINT_TABLE_NAME / CUTPOINT_BUCKET_NAME. The CLI arms no faults here: on AWS the
+ * Lambdas arm their own, and only for a game day (CUTPOINT_FAULTS_IN_LAMBDA=enabled).
+ */
+function awsTarget(options: TargetOptions, flow: string | undefined): Target {
+  const arnOf = (name: string) => options['state-machine-arn'] ?? process.env[arnVariable(name)];
+  if (flow && !arnOf(flow)) throw new UsageError(`--aws needs --state-machine-arn ARN or ${arnVariable(flow)} for the ${flow} state machine`);
+  if (options.faults ?? process.env.CUTPOINT_FAULTS) {
+    progress('faults are not armed by the CLI against AWS; deployed Lambdas arm their own for a game day (CUTPOINT_FAULTS_IN_LAMBDA=enabled)');
+  }
+  return {
+    kind: 'aws',
+    ports: () => Promise.resolve(awsPorts(configFromEnv(process.env), inertFaults)),
+    async run(flow, derivedName, input) {
+      const name = options.name ?? derivedName;
+      const arn = arnOf(flow);
+      if (!arn) throw new UsageError(`--aws needs --state-machine-arn ARN or ${arnVariable(flow)} for the ${flow} state machine`);
+      const entry = FLOWS.find((f) => f.name === flow);
+      progress(`starting ${name} on ${arn}`);
+      const execution =
+        entry?.type === 'EXPRESS'
+          ? await startSyncExpress(arn, name, input)
+          : await startAndWait(arn, name, input, { onPoll: (s) => progress(`execution ${s}`) });
+      const run: FlowRun = { flow, status: execution.status, output: execution.output, executionName: name };
+      if (execution.error !== undefined) run.error = execution.error;
+      if (execution.cause !== undefined) run.cause = execution.cause;
+      return run;
+    },
+    done: () => undefined,
+  };
+}
+
+/** stream-append → CUTPOINT_STREAM_APPEND_ARN */
+export function arnVariable(flow: string): string {
+  return `CUTPOINT_${flow.toUpperCase().replace(/[^A-Z0-9]/g, '_')}_ARN`;
+}
+
+/** Event history of every local execution, as Step Functions would keep it (no inputs: they hold the session). */
+async function saveHistory(flow: string, result: { status: string; error?: string; transitions: number; events: FlowEvent[] }): Promise<string> {
+  const dir = join(defaultStateDir(), '..', 'executions');
+  await mkdir(dir, { recursive: true });
+  const file = join(dir, `${flow}-${new Date().toISOString().replace(/[:.]/g, '-')}-${randomUUID().slice(0, 8)}.json`);
+  await writeFile(file, `${JSON.stringify({ flow, status: result.status, error: result.error, transitions: result.transitions, events: result.events }, null, 2)}\n`);
+  return file;
+}
+
+function reportFired(faults: FaultInjector): void {
+  if (!(faults instanceof ArmedFaultInjector)) return;
+  for (const f of faults.fired) progress(`fault fired: ${f.cutPoint} ${f.kind} (hit ${f.hit})`);
+}

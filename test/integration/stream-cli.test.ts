@@ -1,0 +1,203 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REPO_ROOT } from '../../src/local/asl.js';
+import { freePort } from '../../src/local/free-port.js';
+import { localDown, localUp } from '../../src/local/runtime.js';
+
+/**
+ * `cutpoint stream …` as an operator runs it: the real bin, against a local runtime of
+ * its own (CUTPOINT_STATE_DIR), stdout JSON, stderr diagnostics, exit 0/1/2.
+ */
+let root = '';
+let stateDir = '';
+const outputs: string[] = [];
+
+function cutpoint(args: string[], options: { input?: string; faults?: string } = {}) {
+  const out = spawnSync(process.execPath, [`${REPO_ROOT}bin/cutpoint.js`, ...args], {
+    cwd: REPO_ROOT,
+    encoding: 'utf8',
+    input: options.input ?? '',
+    env: { ...process.env, CUTPOINT_STATE_DIR: stateDir, CUTPOINT_FAULTS: options.faults ?? '' },
+    timeout: 120_000,
+  });
+  outputs.push(out.stdout, out.stderr);
+  return { code: out.status, stdout: out.stdout, stderr: out.stderr };
+}
+
+/** The one diagnostic line (`<code>: <message>`) among the progress lines on stderr. */
+function diagnostic(stderr: string): string {
+  return stderr.split('\n').filter((line) => line && !line.startsWith('cutpoint: ')).join('\n');
+}
+
+function json(r: { code: number | null; stdout: string; stderr: string }): Record<string, unknown> {
+  expect(r.code, r.stderr).toBe(0);
+  return JSON.parse(r.stdout) as Record<string, unknown>;
+}
+
+const readTexts = (from: number) =>
+  (json(cutpoint(['stream', 'read', 'orders', '--partition', '0', '--from', String(from), '--text'])).records as Array<{ offset: number; text: string }>).map(
+    (r) => [r.offset, r.text],
+  );
+
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), 'cutpoint-stream-cli-'));
+  stateDir = join(root, 'local');
+  await localUp(stateDir, { dynamodbPort: await freePort(), s3Port: await freePort() });
+}, 180_000);
+
+afterAll(async () => {
+  if (stateDir) await localDown(stateDir);
+  if (root) await rm(root, { recursive: true, force: true });
+});
+
+describe('cutpoint stream', () => {
+  it('argument grammar errors exit 2 with nothing on stdout', () => {
+    for (const args of [
+      ['stream'],
+      ['stream', 'frobnicate', 'orders'],
+      ['stream', 'create', 'orders'],
+      ['stream', 'append', 'orders', '--partition', 'x', '--attempt', 'a1'],
+      ['stream', 'append', 'orders', '--partition', '0'],
+      ['stream', 'append', 'orders', '--partition', '0', '--attempt', 'a1', '--format', 'csv'],
+      ['stream', 'read', 'orders', '--partition', '0'],
+      ['stream', 'read', 'orders', '--partition', '0', '--from', '0', '--bogus'],
+      ['stream', 'trim', 'orders', '--partition', '0', '--to', '-1'],
+      ['stream', 'describe', 'orders', 'extra'],
+    ]) {
+      const r = cutpoint(args);
+      expect(r, args.join(' ')).toMatchObject({ code: 2, stdout: '' });
+      expect(r.stderr).toMatch(/^cli\.usage: /);
+    }
+  }, 120_000);
+
+  it('create → takeover → append (stdin lines) → read → describe', async () => {
+    const created = json(cutpoint(['stream', 'create', 'orders', '--partitions', '2']));
+    expect(created).toMatchObject({ stream: 'orders', partitions: 2, lanes: [{ partition: 0, committedEnd: 0 }, { partition: 1, committedEnd: 0 }] });
+
+    // No session yet: refused before anything runs, with the command that fixes it.
+    const refused = cutpoint(['stream', 'append', 'orders', '--partition', '0', '--attempt', 'a0'], { input: 'a\n' });
+    expect(refused).toMatchObject({ code: 1, stdout: '' });
+    expect(diagnostic(refused.stderr)).toMatch(/^stream\.no_session: .*run: cutpoint stream takeover orders --partition 0$/);
+
+    const taken = json(cutpoint(['stream', 'takeover', 'orders', '--partition', '0', '--owner', 'ops@test']));
+    expect(taken).toEqual({ stream: 'orders', partition: 0, owner: 'ops@test', epoch: 1, committedEnd: 0 });
+    const file = join(root, 'sessions', 'orders-0.json');
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+    const stored = JSON.parse(await readFile(file, 'utf8')) as { active: { session: string; epoch: number } };
+    expect(stored.active.epoch).toBe(1);
+
+    const appended = json(cutpoint(['stream', 'append', 'orders', '--partition', '0', '--attempt', 'a1'], { input: 'alpha\nbeta\ngamma\n' }));
+    expect(appended).toMatchObject({ status: 'KNOWN_COMMITTED', attemptId: 'a1', recordCount: 3, start: 0, end: 3 });
+
+    const read = json(cutpoint(['stream', 'read', 'orders', '--partition', '0', '--from', '0', '--text']));
+    expect(read).toMatchObject({ stream: 'orders', partition: 0, from: 0, next: 3, committedEnd: 3, trimOffset: 0 });
+    expect(read.records).toEqual([
+      { offset: 0, data: Buffer.from('alpha').toString('base64'), text: 'alpha' },
+      { offset: 1, data: Buffer.from('beta').toString('base64'), text: 'beta' },
+      { offset: 2, data: Buffer.from('gamma').toString('base64'), text: 'gamma' },
+    ]);
+
+    const described = json(cutpoint(['stream', 'describe', 'orders']));
+    expect(described).toEqual({
+      stream: 'orders',
+      partitions: 2,
+      lanes: [
+        { partition: 0, committedEnd: 3, trimOffset: 0, owner: { owner: 'ops@test', epoch: 1 } },
+        { partition: 1, committedEnd: 0, trimOffset: 0 },
+      ],
+    });
+
+    // Re-running a committed attempt is the same append, not a second one.
+    const again = json(cutpoint(['stream', 'append', 'orders', '--partition', '0', '--attempt', 'a1'], { input: 'alpha\nbeta\ngamma\n' }));
+    expect(again).toMatchObject({ status: 'KNOWN_COMMITTED', start: 0, end: 3 });
+    expect(readTexts(0)).toEqual([[0, 'alpha'], [1, 'beta'], [2, 'gamma']]);
+  }, 120_000);
+
+  it('a lost head-CAS response is resolved inside the flow by the exact intent: KNOWN_COMMITTED once', () => {
+    const r = cutpoint(['stream', 'append', 'orders', '--partition', '0', '--attempt', 'a2'], { input: 'delta\nepsilon\n', faults: 'stream.append.head-cas:lose-response' });
+    expect(json(r)).toMatchObject({ status: 'KNOWN_COMMITTED', attemptId: 'a2', start: 3, end: 5 });
+    expect(r.stderr).toContain('fault fired: stream.append.head-cas lose-response');
+    // Resolving it again proves the same range and lifts nothing.
+    expect(json(cutpoint(['stream', 'resolve', 'orders', '--partition', '0', '--attempt', 'a2']))).toMatchObject({
+      status: 'KNOWN_COMMITTED',
+      start: 3,
+      end: 5,
+      unsuspended: false,
+    });
+    expect(readTexts(3)).toEqual([[3, 'delta'], [4, 'epsilon']]);
+  });
+
+  it('MAY_HAVE_COMMITTED suspends the lane until the same attempt is resolved; then a new attempt continues at the next offset', () => {
+    const unknown = cutpoint(['stream', 'append', 'orders', '--partition', '0', '--attempt', 'a3'], { input: 'zeta\neta\n', faults: 'stream.append.head-cas:lose-request' });
+    expect(unknown).toMatchObject({ code: 1, stdout: '' });
+    expect(diagnostic(unknown.stderr)).toBe('stream.may_have_committed: lane suspended; run: cutpoint stream resolve orders --partition 0 --attempt a3');
+
+    // An unknown outcome is never permission for a second append.
+    const blocked = cutpoint(['stream', 'append', 'orders', '--partition', '0', '--attempt', 'a4'], { input: 'zeta\neta\n' });
+    expect(blocked).toMatchObject({ code: 1, stdout: '' });
+    expect(diagnostic(blocked.stderr)).toMatch(/^stream\.not_committed: Stream\.LaneSuspended; append again with a new --attempt/);
+    expect(json(cutpoint(['stream', 'describe', 'orders', '--partitions', '1']))).toMatchObject({ lanes: [{ committedEnd: 5, suspendedBy: 'a3' }] });
+
+    const resolved = json(cutpoint(['stream', 'resolve', 'orders', '--partition', '0', '--attempt', 'a3']));
+    expect(resolved).toMatchObject({ status: 'KNOWN_NOT_COMMITTED', attemptId: 'a3', unsuspended: true });
+
+    const next = json(cutpoint(['stream', 'append', 'orders', '--partition', '0', '--attempt', 'a5'], { input: 'zeta\neta\n' }));
+    expect(next).toMatchObject({ status: 'KNOWN_COMMITTED', start: 5, end: 7 });
+    expect(readTexts(0)).toEqual([
+      [0, 'alpha'],
+      [1, 'beta'],
+      [2, 'gamma'],
+      [3, 'delta'],
+      [4, 'epsilon'],
+      [5, 'zeta'],
+      [6, 'eta'],
+    ]);
+  }, 120_000);
+
+  it('a worker that keeps dying at the head CAS suspends the lane; resolve proves the attempt and the next one commits once', () => {
+    const failed = cutpoint(['stream', 'append', 'orders', '--partition', '0', '--attempt', 'a6'], { input: 'theta\n', faults: 'stream.append.head-cas:crash-before*' });
+    expect(failed).toMatchObject({ code: 1, stdout: '' });
+    expect(diagnostic(failed.stderr)).toMatch(/^stream\.may_have_committed: .*cutpoint stream resolve orders --partition 0 --attempt a6/);
+
+    const resolved = json(cutpoint(['stream', 'resolve', 'orders', '--partition', '0', '--attempt', 'a6']));
+    expect(resolved).toMatchObject({ status: 'KNOWN_NOT_COMMITTED', unsuspended: true });
+    const next = json(cutpoint(['stream', 'append', 'orders', '--partition', '0', '--attempt', 'a6b'], { input: 'theta\n' }));
+    expect(next).toMatchObject({ status: 'KNOWN_COMMITTED', start: 7, end: 8 });
+    expect(readTexts(7)).toEqual([[7, 'theta']]);
+  }, 120_000);
+
+  it('--format raw appends the whole file as one record; empty input is refused', async () => {
+    const file = join(root, 'blob.txt');
+    await writeFile(file, 'one\ntwo\n');
+    const raw = json(cutpoint(['stream', 'append', 'orders', '--partition', '0', '--attempt', 'a7', '--file', file, '--format', 'raw']));
+    expect(raw).toMatchObject({ status: 'KNOWN_COMMITTED', recordCount: 1, start: 8, end: 9 });
+    expect(readTexts(8)).toEqual([[8, 'one\ntwo\n']]);
+
+    const empty = cutpoint(['stream', 'append', 'orders', '--partition', '0', '--attempt', 'a8'], { input: '' });
+    expect(empty).toMatchObject({ code: 1, stdout: '' });
+    expect(diagnostic(empty.stderr)).toMatch(/^stream\.empty_batch: /);
+  });
+
+  it('trim moves forward only; reads below it are refused; a missing lane is a stable diagnostic', () => {
+    expect(json(cutpoint(['stream', 'trim', 'orders', '--partition', '0', '--to', '3']))).toMatchObject({ trimOffset: 3, previousTrimOffset: 0 });
+    const below = cutpoint(['stream', 'read', 'orders', '--partition', '0', '--from', '1']);
+    expect(below).toMatchObject({ code: 1, stdout: '' });
+    expect(diagnostic(below.stderr)).toMatch(/^stream\.offset_trimmed: /);
+    const back = cutpoint(['stream', 'trim', 'orders', '--partition', '0', '--to', '2']);
+    expect(back).toMatchObject({ code: 1, stdout: '' });
+    expect(diagnostic(back.stderr)).toMatch(/^stream\.trim_backwards: /);
+
+    const missing = cutpoint(['stream', 'takeover', 'nosuch', '--partition', '0']);
+    expect(missing).toMatchObject({ code: 1, stdout: '' });
+    expect(diagnostic(missing.stderr)).toMatch(/^stream\.lane_missing: /);
+  }, 120_000);
+
+  it('never prints the session id (a fencing secret)', async () => {
+    const stored = JSON.parse(await readFile(join(root, 'sessions', 'orders-0.json'), 'utf8')) as { active: { session: string } };
+    expect(stored.active.session).toMatch(/^[0-9a-f-]{36}$/);
+    for (const text of outputs) expect(text).not.toContain(stored.active.session);
+  });
+});
