@@ -1,0 +1,469 @@
+import sql from 'mssql';
+import { CutpointError, EffectFailedError, IdentityConflictError, OutcomeUnknownError, ValidationError } from '../../domain/errors.js';
+import type { FaultInjector } from '../../ports/faults.js';
+import {
+  assertColumns,
+  assertInvocationId,
+  assertOwner,
+  assertPublishRequest,
+  assertSeq,
+  assertStagingRef,
+  assertTableRef,
+  assertUserColumn,
+  CHUNK_COLUMN,
+  ChunkDigest,
+  classifyRetirement,
+  eachRow,
+  markerMatches,
+  PublicationRefusedError,
+  RECEIPT_TABLE,
+  receiptMatches,
+  StagingBindingChangedError,
+  TARGET_CUT_POINTS,
+  TargetObjectMissingError,
+  TargetUnavailableError,
+  TargetUnobservableError,
+  type ChunkReceipt,
+  type CreateStagingRequest,
+  type DropResult,
+  type LoadChunkRequest,
+  type PublicationReceipt,
+  type PublishRequest,
+  type PublishResult,
+  type StagingCreated,
+  type StagingFacts,
+  type StagingFactsRequest,
+  type StagingRef,
+  type TableDescription,
+  type TableRef,
+  type TargetPort,
+} from '../../ports/target.js';
+import { classifyMssqlFailure, describeMssqlError, isPermissionFailure, parseMssqlConnection, serverErrorNumber } from './connection.js';
+import {
+  absenceProofStatement,
+  assertionStatement,
+  bulkTypeOf,
+  createStagingBatch,
+  describeStatement,
+  dropStagingBatch,
+  observeChunksBatch,
+  prepareLoadBatch,
+  probeReceiptBatch,
+  publishBatch,
+  qualified,
+  stagingFactsBatch,
+  THROWN,
+  typeSpelling,
+  type BulkType,
+  type SqlColumn,
+  type Statement,
+} from './statements.js';
+
+export interface MssqlTargetOptions {
+  /** A `mssql://` URL or an ADO.NET connection string (see connection.ts); never printed. */
+  connection: string;
+  faults: FaultInjector;
+  /** Where receipts live; defaults to `dbo.cutpoint_receipts`. */
+  receiptTable?: TableRef;
+  /** sp_getapplock timeout (default 30 s). */
+  lockTimeoutMs?: number;
+  /** Per-request timeout (default 120 s); a timeout inside a COMMIT batch is UNKNOWN. */
+  requestTimeoutMs?: number;
+}
+
+type Executor = sql.ConnectionPool | sql.Transaction;
+
+interface ReceiptRecord {
+  invocation_id: string;
+  target_schema: string;
+  target_table: string;
+  mode: string;
+  window_start: Date;
+  window_end: Date;
+  row_count: string | number;
+  digest: string;
+  staging_object_id: string;
+  published_at: Date;
+}
+
+/** `TargetPort` on SQL Server through `mssql` (tedious). */
+export class MssqlTarget implements TargetPort {
+  private readonly pool: sql.ConnectionPool;
+  private readonly faults: FaultInjector;
+  private readonly receipts: TableRef;
+  private readonly lockTimeoutMs: number;
+  private readonly secrets: string[];
+  private connecting: Promise<sql.ConnectionPool> | undefined;
+  private closing: Promise<void> | undefined;
+
+  constructor(options: MssqlTargetOptions) {
+    const { config, secrets } = parseMssqlConnection(options.connection);
+    this.secrets = secrets;
+    this.faults = options.faults;
+    this.receipts = assertTableRef(options.receiptTable ?? { schema: 'dbo', table: RECEIPT_TABLE }, 'receipt table');
+    this.lockTimeoutMs = options.lockTimeoutMs ?? 30_000;
+    if (!Number.isSafeInteger(this.lockTimeoutMs) || this.lockTimeoutMs < 1) {
+      throw new ValidationError('delivery.invalid_option', 'lockTimeoutMs must be a positive integer');
+    }
+    this.pool = new sql.ConnectionPool({
+      ...config,
+      requestTimeout: options.requestTimeoutMs ?? 120_000,
+      options: { ...config.options, useUTC: true },
+      pool: { max: 4, ...config.pool },
+    });
+    // Idle-connection errors surface on the pool; the next request reconnects or fails.
+    this.pool.on('error', () => undefined);
+  }
+
+  // -------------------------------------------------------------------------------------
+  // Reads
+
+  async describeTable(table: TableRef): Promise<TableDescription> {
+    assertTableRef(table);
+    const rows = (await this.read(describeStatement(table))).recordset as Array<SqlColumn & { is_nullable: boolean; object_id: number }>;
+    const first = rows[0];
+    if (!first) throw new TargetObjectMissingError(`table ${table.schema}.${table.table}`);
+    return {
+      table,
+      objectId: String(first.object_id),
+      columns: rows.filter((c) => c.name !== CHUNK_COLUMN).map((c) => ({ name: c.name, type: typeSpelling(c), nullable: c.is_nullable })),
+    };
+  }
+
+  async observeChunks(staging: StagingRef): Promise<Array<{ seq: number; rows: number }>> {
+    assertStagingRef(staging);
+    const result = await this.read(observeChunksBatch(staging));
+    return (result.recordset as Array<{ seq: number; row_count: string | number }>).map((r) => ({ seq: r.seq, rows: Number(r.row_count) }));
+  }
+
+  async stagingFacts(staging: StagingRef, facts: StagingFactsRequest): Promise<StagingFacts> {
+    assertStagingRef(staging);
+    const keys = facts.keyColumns.length > 0 ? assertColumns(facts.keyColumns, 'keyColumns') : [];
+    const notNull = facts.notNull.map(assertUserColumn);
+    const names = new Set<string>();
+    for (const a of facts.assertions) {
+      if (typeof a.name !== 'string' || a.name.length === 0 || names.has(a.name)) {
+        throw new ValidationError('delivery.invalid_request', `assertion names must be unique and non-empty: ${String(a.name)}`);
+      }
+      names.add(a.name);
+    }
+    const pool = await this.connected();
+    const tx = new sql.Transaction(pool);
+    try {
+      await tx.begin(sql.ISOLATION_LEVEL.READ_COMMITTED);
+    } catch (error) {
+      throw this.readFailure(error);
+    }
+    try {
+      const counts = (await this.run(tx, stagingFactsBatch(staging, keys, notNull))).recordset[0] as Record<string, unknown> | undefined;
+      const assertions: Record<string, number | string | null> = {};
+      for (const a of facts.assertions) {
+        const result = await new sql.Request(tx).query(assertionStatement(a.sql, staging.table));
+        const row = result.recordset?.[0] as Record<string, unknown> | undefined;
+        assertions[a.name] = scalar(row ? Object.values(row)[0] : null);
+      }
+      const nulls: Record<string, number> = {};
+      notNull.forEach((c, i) => (nulls[c] = Number(counts?.[`n${i}`] ?? 0)));
+      return { rows: Number(counts?.row_count ?? 0), duplicateKeys: Number(counts?.duplicate_keys ?? 0), nulls, assertions };
+    } catch (error) {
+      throw this.readFailure(error);
+    } finally {
+      // Always rolled back: an assertion can never change anything.
+      await tx.rollback().catch(() => undefined);
+    }
+  }
+
+  async probeReceipt(invocationId: string): Promise<PublicationReceipt | undefined> {
+    assertInvocationId(invocationId);
+    const result = await this.read(probeReceiptBatch(this.receipts, invocationId));
+    const sets = result.recordsets as unknown as Array<Array<Record<string, unknown>>>;
+    const meta = sets[0]?.[0];
+    if (!meta?.present) {
+      if (meta?.can_view_schema === 1) return undefined;
+      throw new TargetUnobservableError('the receipt table is not visible to this principal: absence of a receipt cannot be proved');
+    }
+    const row = sets[1]?.[0] as ReceiptRecord | undefined;
+    return row ? toReceipt(row) : undefined;
+  }
+
+  // -------------------------------------------------------------------------------------
+  // Mutations
+
+  async createStaging(request: CreateStagingRequest): Promise<StagingCreated> {
+    assertInvocationId(request.invocationId);
+    assertOwner(request.ownerBinding);
+    assertTableRef(request.staging, 'staging');
+    assertTableRef(request.likeTable, 'like table');
+    const statement = createStagingBatch(request.staging, request.likeTable, request.invocationId, request.ownerBinding, this.lockTimeoutMs);
+    const result = await this.mutate(TARGET_CUT_POINTS.createStaging, statement);
+    const row = result.recordset?.[0] as { created: boolean; object_id: number | null; marker: string | null } | undefined;
+    if (!row || row.object_id === null) throw new TargetObjectMissingError(`stage ${request.staging.schema}.${request.staging.table}`);
+    const identity = { invocationId: request.invocationId, owner: request.ownerBinding };
+    if (!row.created && !markerMatches(row.marker, identity)) {
+      throw new IdentityConflictError(
+        'delivery.staging_identity_conflict',
+        `${request.staging.schema}.${request.staging.table} exists and is not this invocation's stage`,
+      );
+    }
+    return { table: request.staging, objectId: String(row.object_id), ...identity, created: row.created };
+  }
+
+  async loadChunk(request: LoadChunkRequest): Promise<ChunkReceipt> {
+    assertStagingRef(request.staging);
+    assertSeq(request.seq);
+    const columns = assertColumns(request.columns);
+    const cutPoint = TARGET_CUT_POINTS.loadChunk;
+    const described = (await this.read(describeStatement(request.staging.table))).recordset as SqlColumn[];
+    const byName = new Map(described.map((c) => [c.name, c]));
+    const table = new sql.Table(qualified(request.staging.table));
+    table.create = false;
+    for (const name of [...columns, CHUNK_COLUMN]) {
+      const col = byName.get(name);
+      if (!col) throw new StagingBindingChangedError(`the stage has no column ${name}`);
+      table.columns.add(name, toSqlType(bulkTypeOf(col)), { nullable: name !== CHUNK_COLUMN });
+    }
+    const digest = new ChunkDigest(columns);
+    for await (const row of eachRow(request.rows)) {
+      digest.add(row);
+      table.rows.add(...(columns.map((c) => toBulkValue(row[c])) as Parameters<typeof table.rows.add>), request.seq);
+    }
+
+    const pool = await this.connected();
+    const tx = new sql.Transaction(pool);
+    try {
+      await tx.begin(sql.ISOLATION_LEVEL.READ_COMMITTED);
+    } catch (error) {
+      throw this.definite(cutPoint, error);
+    }
+    let committed = false;
+    try {
+      try {
+        await this.run(tx, prepareLoadBatch(request.staging, request.seq));
+        if (table.rows.length > 0) await new sql.Request(tx).bulk(table, { keepNulls: true });
+      } catch (error) {
+        throw this.definite(cutPoint, error);
+      }
+      await this.faults.at(cutPoint, async () => {
+        try {
+          await tx.commit();
+          committed = true;
+        } catch (error) {
+          throw this.atCommit(cutPoint, error);
+        }
+      });
+      committed = true;
+    } finally {
+      // crash-before (or a definite failure) leaves the transaction open: roll it back.
+      if (!committed) await tx.rollback().catch(() => undefined);
+    }
+    return { seq: request.seq, rows: digest.rows, digest: digest.digest() };
+  }
+
+  async publish(request: PublishRequest): Promise<PublishResult> {
+    assertPublishRequest(request);
+    assertStagingRef(request.staging);
+    const described = await this.describeTable(request.target);
+    const targetColumns = described.columns.map((c) => c.name);
+    for (const k of [request.timeColumn, ...request.keyColumns]) {
+      if (!targetColumns.includes(k)) throw new PublicationRefusedError(`target has no column ${k}`);
+    }
+    let result: sql.IResult<unknown>;
+    try {
+      result = await this.mutate(TARGET_CUT_POINTS.publishCommit, publishBatch(request, this.receipts, targetColumns, this.lockTimeoutMs));
+    } catch (error) {
+      // A concurrent publisher of the same invocation won the receipt's key: its receipt decides.
+      if (error instanceof EffectFailedError && [2627, 2601].includes((error.cause as { number?: number } | undefined)?.number ?? 0)) {
+        const receipt = await this.probeReceipt(request.invocationId);
+        if (receipt) return this.existing(receipt, request);
+      }
+      throw error;
+    }
+    const row = result.recordset?.[0] as (ReceiptRecord & { applied: boolean }) | undefined;
+    if (!row) throw new EffectFailedError(TARGET_CUT_POINTS.publishCommit, 'the publication batch returned no receipt');
+    const receipt = toReceipt(row);
+    return row.applied ? { receipt, applied: true } : this.existing(receipt, request);
+  }
+
+  private existing(receipt: PublicationReceipt, request: PublishRequest): PublishResult {
+    if (!receiptMatches(receipt, request)) {
+      throw new IdentityConflictError(
+        'delivery.receipt_identity_conflict',
+        `a different publication receipt exists for invocation ${request.invocationId}`,
+      );
+    }
+    return { receipt, applied: false };
+  }
+
+  async dropStaging(staging: StagingRef): Promise<DropResult> {
+    assertStagingRef(staging);
+    const result = await this.mutate(TARGET_CUT_POINTS.dropStaging, dropStagingBatch(staging, this.lockTimeoutMs));
+    const outcome = (result.recordset?.[0] as { outcome?: string } | undefined)?.outcome;
+    if (outcome !== 'DROPPED' && outcome !== 'ALREADY_ABSENT' && outcome !== 'NOT_OURS') {
+      throw new EffectFailedError(TARGET_CUT_POINTS.dropStaging, 'the retirement batch returned no outcome');
+    }
+    const proof = (await this.read(absenceProofStatement(staging))).recordset[0] as
+      | { can_view_schema: number | null; exact_exists: number }
+      | undefined;
+    return {
+      status: classifyRetirement(outcome, {
+        metadataVisible: proof?.can_view_schema === 1,
+        exactObjectExists: proof?.exact_exists === 1,
+      }),
+      dropped: outcome === 'DROPPED',
+    };
+  }
+
+  close(): Promise<void> {
+    return (this.closing ??= this.pool.close().then(() => undefined, () => undefined));
+  }
+
+  // -------------------------------------------------------------------------------------
+  // Execution
+
+  private async connected(): Promise<sql.ConnectionPool> {
+    this.connecting ??= this.pool.connect().catch((error: unknown) => {
+      this.connecting = undefined;
+      throw new TargetUnavailableError(`cannot connect to SQL Server: ${describeMssqlError(error, this.secrets)}`);
+    });
+    return this.connecting;
+  }
+
+  private async run(executor: Executor, statement: Statement): Promise<sql.IResult<unknown>> {
+    const request = new sql.Request(executor as sql.ConnectionPool);
+    for (const p of statement.params) request.input(p.name, paramType(p.type, p.value), p.value);
+    return request.query(statement.text);
+  }
+
+  /** A read: any failure is definite; permission failures say the principal cannot observe. */
+  private async read(statement: Statement): Promise<sql.IResult<unknown>> {
+    const pool = await this.connected();
+    try {
+      return await this.run(pool, statement);
+    } catch (error) {
+      throw this.readFailure(error);
+    }
+  }
+
+  /**
+   * A batch that holds its own BEGIN … COMMIT runs as the cut point's effect. A server
+   * error rolled it back (XACT_ABORT ON): definite, mapped to its stable error. A lost
+   * connection or a timeout may have followed the COMMIT: OutcomeUnknown.
+   */
+  private async mutate(cutPoint: string, statement: Statement): Promise<sql.IResult<unknown>> {
+    const pool = await this.connected();
+    return this.faults.at(cutPoint, async () => {
+      try {
+        return await this.run(pool, statement);
+      } catch (error) {
+        throw this.atCommit(cutPoint, error);
+      }
+    });
+  }
+
+  private atCommit(cutPoint: string, error: unknown): Error {
+    if (error instanceof CutpointError) return error;
+    if (classifyMssqlFailure(error) === 'unknown') {
+      return new OutcomeUnknownError(cutPoint, `${cutPoint}: ${describeMssqlError(error, this.secrets)}`);
+    }
+    return this.definite(cutPoint, error);
+  }
+
+  private definite(cutPoint: string, error: unknown): Error {
+    if (error instanceof CutpointError) return error;
+    const mapped = this.thrown(error);
+    if (mapped) return mapped;
+    const message = describeMssqlError(error, this.secrets);
+    if (isPermissionFailure(error)) return new TargetUnobservableError(`permission denied: ${message}`);
+    return new EffectFailedError(cutPoint, `${cutPoint}: ${message}`, { cause: { number: serverErrorNumber(error) } });
+  }
+
+  private readFailure(error: unknown): Error {
+    if (error instanceof CutpointError) return error;
+    const mapped = this.thrown(error);
+    if (mapped) return mapped;
+    const message = describeMssqlError(error, this.secrets);
+    if (isPermissionFailure(error)) return new TargetUnobservableError(`permission denied: ${message}`);
+    return new TargetUnavailableError(message);
+  }
+
+  /** The batches' own THROW numbers. */
+  private thrown(error: unknown): Error | undefined {
+    switch (serverErrorNumber(error)) {
+      case THROWN.stagingObjectChanged:
+        return new StagingBindingChangedError('the stage is not the recorded object');
+      case THROWN.stagingOwnerChanged:
+        return new StagingBindingChangedError('the stage has a different owner binding');
+      case THROWN.rowCountMismatch:
+        return new PublicationRefusedError('the stage row count differs from the journal');
+      case THROWN.rowsOutsideWindow:
+        return new PublicationRefusedError('staged rows fall outside the window');
+      case THROWN.mergeKeysInvalid:
+        return new PublicationRefusedError('merge keys in the stage are null or not unique');
+      case THROWN.stageLacksColumns:
+        return new PublicationRefusedError('the stage lacks target columns');
+      case THROWN.objectMissing:
+        return new TargetObjectMissingError('a table the statement needs');
+      default:
+        return undefined;
+    }
+  }
+}
+
+export function openMssqlTarget(options: MssqlTargetOptions): MssqlTarget {
+  return new MssqlTarget(options);
+}
+
+// ---------------------------------------------------------------------------------------
+
+function paramType(type: Statement['params'][number]['type'], value: unknown): sql.ISqlType {
+  switch (type) {
+    case 'nvarchar':
+      return sql.NVarChar(typeof value === 'string' && value.length > 4000 ? sql.MAX : 4000);
+    case 'int':
+      return sql.Int();
+    case 'bigint':
+      return sql.BigInt();
+    case 'datetime2':
+      return sql.DateTime2(3);
+  }
+}
+
+type SqlTypeFactory = (...args: Array<number | undefined>) => sql.ISqlType;
+
+function toSqlType(t: BulkType): sql.ISqlType {
+  const factory = sql.TYPES[t.type] as unknown as SqlTypeFactory;
+  if ('length' in t) return factory(t.length === 'MAX' ? sql.MAX : t.length);
+  if (t.type === 'Decimal') return factory(t.precision, t.scale);
+  if ('scale' in t) return factory(t.scale);
+  return factory();
+}
+
+function toBulkValue(value: unknown): string | number | boolean | Date | Buffer | null {
+  if (value === undefined || value === null) return null;
+  if (value instanceof Date || typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return value;
+  if (typeof value === 'bigint') return value.toString();
+  if (value instanceof Uint8Array) return Buffer.from(value);
+  return JSON.stringify(value);
+}
+
+function toReceipt(row: ReceiptRecord): PublicationReceipt {
+  return {
+    invocationId: row.invocation_id,
+    target: { schema: row.target_schema, table: row.target_table },
+    mode: row.mode as PublicationReceipt['mode'],
+    window: { start: new Date(row.window_start), end: new Date(row.window_end) },
+    rows: Number(row.row_count),
+    digest: row.digest,
+    stagingObjectId: row.staging_object_id,
+    publishedAt: new Date(row.published_at),
+  };
+}
+
+function scalar(value: unknown): number | string | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value === 'number') return value;
+  if (typeof value === 'boolean') return value ? 1 : 0;
+  const text = value instanceof Date ? value.toISOString() : String(value);
+  if (/^-?\d+(\.\d+)?$/.test(text) && Math.abs(Number(text)) <= Number.MAX_SAFE_INTEGER) return Number(text);
+  return text;
+}

@@ -1,0 +1,91 @@
+import { assertIdentifier, assertTableRef, CHUNK_COLUMN, type TableRef } from '../../ports/target.js';
+
+/**
+ * PostgreSQL identifier quoting. Identifiers are validated first (`assertIdentifier`), so
+ * the doubling of `"` never matters in practice; it is kept so that this function alone
+ * is always safe.
+ */
+export function quoteIdent(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+export function quoteTable(ref: TableRef): string {
+  assertTableRef(ref);
+  return `${quoteIdent(ref.schema)}.${quoteIdent(ref.table)}`;
+}
+
+export function quoteColumn(name: string): string {
+  return quoteIdent(assertIdentifier(name, 'column'));
+}
+
+export const CHUNK = quoteIdent(CHUNK_COLUMN);
+
+/**
+ * Resolves a table by exact schema and name through the catalogs (no search_path, no
+ * ACL error for a schema the principal may not use): the object id and its owner marker.
+ */
+export const LOOKUP_TABLE = `
+SELECT c.oid::text AS object_id, pg_catalog.obj_description(c.oid, 'pg_class') AS marker
+  FROM pg_catalog.pg_class c
+  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+ WHERE n.nspname = $1 AND c.relname = $2 AND c.relkind IN ('r', 'p')`;
+
+export const DESCRIBE_COLUMNS = `
+SELECT a.attname AS name, pg_catalog.format_type(a.atttypid, a.atttypmod) AS type, NOT a.attnotnull AS nullable
+  FROM pg_catalog.pg_attribute a
+ WHERE a.attrelid = $1::oid AND a.attnum > 0 AND NOT a.attisdropped
+ ORDER BY a.attnum`;
+
+/**
+ * Can this principal tell an absent object from one it may not see? It needs to read the
+ * catalogs and to use the schema (PostgreSQL refuses name lookups in a schema without
+ * USAGE). A schema that does not exist proves its tables absent when pg_namespace is
+ * readable. Also reports whether the exact object id still exists anywhere.
+ */
+export const ABSENCE_PROOF = `
+SELECT pg_catalog.has_table_privilege('pg_catalog.pg_class', 'SELECT') AS catalog_readable,
+       pg_catalog.has_table_privilege('pg_catalog.pg_namespace', 'SELECT') AS namespace_readable,
+       (SELECT pg_catalog.has_schema_privilege(n.oid, 'USAGE') FROM pg_catalog.pg_namespace n WHERE n.nspname = $1) AS schema_usage,
+       EXISTS (SELECT 1 FROM pg_catalog.pg_class c WHERE c.oid = $2::oid) AS exact_exists`;
+
+/** Builds `COMMENT ON TABLE … IS <literal>` server-side: the marker is bound, and `format(%L)` quotes it. */
+export const FORMAT_COMMENT = `SELECT pg_catalog.format('COMMENT ON TABLE %I.%I IS %L', $1::text, $2::text, $3::text) AS statement`;
+
+export function receiptTableDdl(receipts: TableRef): string {
+  return `CREATE TABLE IF NOT EXISTS ${quoteTable(receipts)} (
+  invocation_id text PRIMARY KEY,
+  target_schema text NOT NULL,
+  target_table text NOT NULL,
+  mode text NOT NULL,
+  window_start timestamptz NOT NULL,
+  window_end timestamptz NOT NULL,
+  rows bigint NOT NULL,
+  digest text NOT NULL,
+  staging_object_id text NOT NULL,
+  published_at timestamptz NOT NULL DEFAULT clock_timestamp()
+)`;
+}
+
+export const RECEIPT_COLUMNS =
+  'invocation_id, target_schema, target_table, mode, window_start, window_end, rows::text AS rows, digest, staging_object_id, published_at';
+
+/** A multi-row parameterized INSERT of `rowCount` rows into the stage, seq bound once as $1. */
+export function insertChunkStatement(staging: TableRef, columns: readonly string[], rowCount: number): string {
+  const width = columns.length;
+  const tuples: string[] = [];
+  for (let r = 0; r < rowCount; r++) {
+    const params = columns.map((_, c) => `$${2 + r * width + c}`);
+    tuples.push(`(${params.join(', ')}, $1)`);
+  }
+  return `INSERT INTO ${quoteTable(staging)} (${columns.map(quoteColumn).join(', ')}, ${CHUNK}) VALUES ${tuples.join(', ')}`;
+}
+
+/** Rows per INSERT statement: PostgreSQL binds at most 65535 parameters. */
+export function rowsPerInsert(columnCount: number): number {
+  return Math.max(1, Math.min(1000, Math.floor(60_000 / (columnCount + 1))));
+}
+
+/** Equality of key columns between aliases `t` and `s`. */
+export function keyJoin(keys: readonly string[]): string {
+  return keys.map((k) => `t.${quoteColumn(k)} = s.${quoteColumn(k)}`).join(' AND ');
+}

@@ -1,0 +1,599 @@
+import pg from 'pg';
+import { CutpointError, EffectFailedError, IdentityConflictError, OutcomeUnknownError, ValidationError } from '../../domain/errors.js';
+import type { FaultInjector } from '../../ports/faults.js';
+import {
+  assertColumns,
+  assertIdentifier,
+  assertPublishRequest,
+  assertInvocationId,
+  assertOwner,
+  assertSeq,
+  assertStagingRef,
+  assertTableRef,
+  assertUserColumn,
+  ChunkDigest,
+  classifyRetirement,
+  eachRow,
+  markerMatches,
+  ownerMarker,
+  PublicationRefusedError,
+  RECEIPT_TABLE,
+  receiptMatches,
+  StagingBindingChangedError,
+  TARGET_CUT_POINTS,
+  TargetObjectMissingError,
+  TargetUnavailableError,
+  TargetUnobservableError,
+  type ChunkReceipt,
+  type CreateStagingRequest,
+  type DropResult,
+  type LoadChunkRequest,
+  type PublicationReceipt,
+  type PublishRequest,
+  type PublishResult,
+  type StagingCreated,
+  type StagingFacts,
+  type StagingFactsRequest,
+  type StagingRef,
+  type TableDescription,
+  type TableRef,
+  type TargetPort,
+} from '../../ports/target.js';
+import { classifyPgCommitFailure, describePgError, isPermissionFailure, sqlStateOf } from './outcome.js';
+import {
+  ABSENCE_PROOF,
+  CHUNK,
+  DESCRIBE_COLUMNS,
+  FORMAT_COMMENT,
+  insertChunkStatement,
+  keyJoin,
+  LOOKUP_TABLE,
+  quoteColumn,
+  quoteIdent,
+  quoteTable,
+  RECEIPT_COLUMNS,
+  receiptTableDdl,
+  rowsPerInsert,
+} from './sql.js';
+
+export interface PostgresTargetOptions {
+  /** `postgres://…`; never printed. Either this or `pool`. */
+  connectionString?: string;
+  /** Extra pool settings (host, user, password, ssl, max, …). */
+  pool?: pg.PoolConfig;
+  faults: FaultInjector;
+  /** Where receipts live; defaults to `public.cutpoint_receipts`. */
+  receiptTable?: TableRef;
+  /**
+   * Act as this role inside every transaction (`SET LOCAL ROLE`): a login that holds a
+   * narrower role for delivery. Also how tests exercise an under-privileged principal on
+   * single-user embedded PostgreSQL.
+   */
+  role?: string;
+  /** `lock_timeout` for every transaction (default 30 s): a held lock fails definitely. */
+  lockTimeoutMs?: number;
+}
+
+type Client = pg.PoolClient;
+
+interface TxOptions {
+  /** The cut point whose effect is this transaction's COMMIT; read-only when absent. */
+  cutPoint?: string;
+  readOnly?: boolean;
+}
+
+/** The body decides whether its work is committed (a mutation) or rolled back (nothing to do). */
+interface TxResult<T> {
+  value: T;
+  commit: boolean;
+}
+
+/** A row of the receipt table as the driver returns it. */
+interface ReceiptRow {
+  invocation_id: string;
+  target_schema: string;
+  target_table: string;
+  mode: string;
+  window_start: Date;
+  window_end: Date;
+  rows: string;
+  digest: string;
+  staging_object_id: string;
+  published_at: Date;
+}
+
+/** `TargetPort` on PostgreSQL through `pg`: any real server, or embedded PGlite over the wire. */
+export class PostgresTarget implements TargetPort {
+  private readonly pool: pg.Pool;
+  private readonly faults: FaultInjector;
+  private readonly receipts: TableRef;
+  private readonly role: string | undefined;
+  private readonly lockTimeoutMs: number;
+  private readonly secrets: string[];
+  private closing: Promise<void> | undefined;
+
+  constructor(options: PostgresTargetOptions) {
+    this.faults = options.faults;
+    this.receipts = assertTableRef(options.receiptTable ?? { schema: 'public', table: RECEIPT_TABLE }, 'receipt table');
+    this.role = options.role === undefined ? undefined : assertIdentifier(options.role, 'role');
+    this.lockTimeoutMs = options.lockTimeoutMs ?? 30_000;
+    if (!Number.isSafeInteger(this.lockTimeoutMs) || this.lockTimeoutMs < 1) {
+      throw new ValidationError('delivery.invalid_option', 'lockTimeoutMs must be a positive integer');
+    }
+    this.secrets = [options.connectionString, options.pool?.password, options.pool?.connectionString].filter(
+      (s): s is string => typeof s === 'string',
+    );
+    this.pool = new pg.Pool({
+      max: 4,
+      ...options.pool,
+      ...(options.connectionString !== undefined ? { connectionString: options.connectionString } : {}),
+    });
+    // An idle client whose server went away emits 'error' on the pool; without a listener
+    // Node would crash the process. The next checkout reconnects or fails definitely.
+    this.pool.on('error', () => undefined);
+  }
+
+  // -------------------------------------------------------------------------------------
+  // Reads
+
+  async describeTable(table: TableRef): Promise<TableDescription> {
+    assertTableRef(table);
+    return this.transaction({ readOnly: true }, async (client) => {
+      const found = await lookup(client, table);
+      if (!found) throw new TargetObjectMissingError(`table ${table.schema}.${table.table}`);
+      const columns = await client.query<{ name: string; type: string; nullable: boolean }>(DESCRIBE_COLUMNS, [found.objectId]);
+      return {
+        commit: false,
+        value: {
+          table,
+          objectId: found.objectId,
+          columns: columns.rows.filter((c) => c.name !== '_cutpoint_seq').map((c) => ({ name: c.name, type: c.type, nullable: c.nullable })),
+        },
+      };
+    });
+  }
+
+  async observeChunks(staging: StagingRef): Promise<Array<{ seq: number; rows: number }>> {
+    assertStagingRef(staging);
+    return this.transaction({ readOnly: true }, async (client) => {
+      await this.recheckLocked(client, staging, 'ACCESS SHARE');
+      const result = await client.query<{ seq: number; rows: string }>(
+        `SELECT ${CHUNK} AS seq, count(*)::text AS rows FROM ${quoteTable(staging.table)} GROUP BY 1 ORDER BY 1`,
+      );
+      return { commit: false, value: result.rows.map((r) => ({ seq: Number(r.seq), rows: Number(r.rows) })) };
+    });
+  }
+
+  async stagingFacts(staging: StagingRef, facts: StagingFactsRequest): Promise<StagingFacts> {
+    assertStagingRef(staging);
+    const keys = facts.keyColumns.length > 0 ? assertColumns(facts.keyColumns, 'keyColumns') : [];
+    const notNull = facts.notNull.map(assertUserColumn);
+    const names = new Set<string>();
+    for (const a of facts.assertions) {
+      if (typeof a.name !== 'string' || a.name.length === 0 || names.has(a.name)) {
+        throw new ValidationError('delivery.invalid_request', `assertion names must be unique and non-empty: ${String(a.name)}`);
+      }
+      names.add(a.name);
+    }
+    const table = quoteTable(staging.table);
+    return this.transaction({ readOnly: true }, async (client) => {
+      await this.recheckLocked(client, staging, 'ACCESS SHARE');
+      const nullSums = notNull.map((c, i) => `sum(CASE WHEN ${quoteColumn(c)} IS NULL THEN 1 ELSE 0 END)::text AS n${i}`);
+      const counts = await client.query<Record<string, string | null>>(
+        `SELECT count(*)::text AS total${nullSums.length ? ', ' + nullSums.join(', ') : ''} FROM ${table}`,
+      );
+      const row = counts.rows[0] ?? {};
+      let duplicateKeys = 0;
+      if (keys.length > 0) {
+        const dup = await client.query<{ groups: string }>(
+          `SELECT count(*)::text AS groups FROM (SELECT 1 FROM ${table} GROUP BY ${keys.map(quoteColumn).join(', ')} HAVING count(*) > 1) d`,
+        );
+        duplicateKeys = Number(dup.rows[0]?.groups ?? 0);
+      }
+      const assertions: Record<string, number | string | null> = {};
+      for (const a of facts.assertions) {
+        const result = await client.query({ text: a.sql.split('{staging}').join(table), rowMode: 'array' });
+        const first = (result.rows[0] as unknown[] | undefined)?.[0];
+        assertions[a.name] = scalar(first);
+      }
+      const nulls: Record<string, number> = {};
+      notNull.forEach((c, i) => (nulls[c] = Number(row[`n${i}`] ?? 0)));
+      return { commit: false, value: { rows: Number(row.total ?? 0), duplicateKeys, nulls, assertions } };
+    });
+  }
+
+  async probeReceipt(invocationId: string): Promise<PublicationReceipt | undefined> {
+    assertInvocationId(invocationId);
+    return this.transaction({ readOnly: true }, async (client) => {
+      const table = await lookup(client, this.receipts);
+      if (!table) {
+        const proof = await absenceProof(client, this.receipts.schema, '0');
+        if (!proof.metadataVisible) {
+          throw new TargetUnobservableError('the receipt table is not visible to this principal: absence of a receipt cannot be proved');
+        }
+        return { commit: false, value: undefined };
+      }
+      const result = await client.query<ReceiptRow>(
+        `SELECT ${RECEIPT_COLUMNS} FROM ${quoteTable(this.receipts)} WHERE invocation_id = $1`,
+        [invocationId],
+      );
+      const row = result.rows[0];
+      return { commit: false, value: row ? toReceipt(row) : undefined };
+    });
+  }
+
+  // -------------------------------------------------------------------------------------
+  // Mutations
+
+  async createStaging(request: CreateStagingRequest): Promise<StagingCreated> {
+    assertInvocationId(request.invocationId);
+    assertOwner(request.ownerBinding);
+    assertTableRef(request.staging, 'staging');
+    assertTableRef(request.likeTable, 'like table');
+    const identity = { invocationId: request.invocationId, owner: request.ownerBinding };
+    return this.transaction<StagingCreated>({ cutPoint: TARGET_CUT_POINTS.createStaging }, async (client) => {
+      await advisoryLock(client, `cutpoint.stage:${request.staging.schema}.${request.staging.table}`);
+      const existing = await lookup(client, request.staging);
+      if (existing) {
+        if (!markerMatches(existing.marker, identity)) {
+          throw new IdentityConflictError(
+            'delivery.staging_identity_conflict',
+            `${request.staging.schema}.${request.staging.table} exists and is not this invocation's stage`,
+          );
+        }
+        return { commit: false, value: { table: request.staging, objectId: existing.objectId, ...identity, created: false } };
+      }
+      const like = await lookup(client, request.likeTable);
+      if (!like) throw new TargetObjectMissingError(`table ${request.likeTable.schema}.${request.likeTable.table}`);
+      const stage = quoteTable(request.staging);
+      // CREATE TABLE AS copies column names and types but no NOT NULL, default or constraint:
+      // the stage accepts whatever arrives, and the quality probes report it.
+      await client.query(`CREATE TABLE ${stage} AS SELECT l.* FROM ${quoteTable(request.likeTable)} l WITH NO DATA`);
+      await client.query(`ALTER TABLE ${stage} ADD COLUMN ${CHUNK} integer NOT NULL`);
+      const comment = await client.query<{ statement: string }>(FORMAT_COMMENT, [
+        request.staging.schema,
+        request.staging.table,
+        ownerMarker(request.invocationId, request.ownerBinding),
+      ]);
+      await client.query(comment.rows[0]!.statement);
+      const created = await lookup(client, request.staging);
+      if (!created) throw new TargetObjectMissingError(`created stage ${request.staging.schema}.${request.staging.table}`);
+      return { commit: true, value: { table: request.staging, objectId: created.objectId, ...identity, created: true } };
+    });
+  }
+
+  async loadChunk(request: LoadChunkRequest): Promise<ChunkReceipt> {
+    assertStagingRef(request.staging);
+    assertSeq(request.seq);
+    const columns = assertColumns(request.columns);
+    const batchSize = rowsPerInsert(columns.length);
+    const digest = new ChunkDigest(columns);
+    return this.transaction<ChunkReceipt>({ cutPoint: TARGET_CUT_POINTS.loadChunk }, async (client) => {
+      // SHARE ROW EXCLUSIVE: loads of one stage run one at a time and a drop waits for them.
+      await this.recheckLocked(client, request.staging, 'SHARE ROW EXCLUSIVE');
+      await client.query(`DELETE FROM ${quoteTable(request.staging.table)} WHERE ${CHUNK} = $1`, [request.seq]);
+      let batch: unknown[] = [];
+      let batchRows = 0;
+      const flush = async (): Promise<void> => {
+        if (batchRows === 0) return;
+        await client.query(insertChunkStatement(request.staging.table, columns, batchRows), [request.seq, ...batch]);
+        batch = [];
+        batchRows = 0;
+      };
+      for await (const row of eachRow(request.rows)) {
+        digest.add(row);
+        for (const c of columns) batch.push(toParam(row[c]));
+        batchRows++;
+        if (batchRows >= batchSize) await flush();
+      }
+      await flush();
+      return { commit: true, value: { seq: request.seq, rows: digest.rows, digest: digest.digest() } };
+    });
+  }
+
+  async publish(request: PublishRequest): Promise<PublishResult> {
+    assertPublishRequest(request);
+    assertStagingRef(request.staging);
+    try {
+      return await this.transaction({ cutPoint: TARGET_CUT_POINTS.publishCommit }, (client) => this.publishBody(client, request));
+    } catch (error) {
+      // A concurrent publisher of the same invocation won the receipt's primary key: its
+      // receipt is the answer (or a conflict when it is not the same publication).
+      if (error instanceof EffectFailedError && (error.cause as { code?: string } | undefined)?.code === '23505') {
+        const receipt = await this.probeReceipt(request.invocationId);
+        if (receipt) return this.existing(receipt, request);
+      }
+      throw error;
+    }
+  }
+
+  private async publishBody(client: Client, request: PublishRequest): Promise<TxResult<PublishResult>> {
+    await client.query(receiptTableDdl(this.receipts));
+    await advisoryLock(client, `cutpoint.publish:${request.invocationId}`);
+    const prior = await client.query<ReceiptRow>(
+      `SELECT ${RECEIPT_COLUMNS} FROM ${quoteTable(this.receipts)} WHERE invocation_id = $1`,
+      [request.invocationId],
+    );
+    if (prior.rows[0]) return { commit: false, value: this.existing(toReceipt(prior.rows[0]), request) };
+
+    const target = await lookup(client, request.target);
+    if (!target) throw new TargetObjectMissingError(`table ${request.target.schema}.${request.target.table}`);
+    const targetTable = quoteTable(request.target);
+    // EXCLUSIVE: readers go on, other writers of the target wait for the publication.
+    await client.query(`LOCK TABLE ${targetTable} IN EXCLUSIVE MODE`);
+    await this.recheckLocked(client, request.staging, 'SHARE');
+    const stage = quoteTable(request.staging.table);
+
+    const targetColumns = (await client.query<{ name: string }>(DESCRIBE_COLUMNS, [target.objectId])).rows.map((c) => c.name);
+    const stageColumns = new Set(
+      (await client.query<{ name: string }>(DESCRIBE_COLUMNS, [request.staging.objectId])).rows.map((c) => c.name),
+    );
+    const missing = targetColumns.filter((c) => !stageColumns.has(c));
+    if (missing.length > 0) throw new PublicationRefusedError(`stage lacks target columns ${missing.join(', ')}`);
+    for (const k of [request.timeColumn, ...request.keyColumns]) {
+      if (!targetColumns.includes(k)) throw new PublicationRefusedError(`target has no column ${k}`);
+    }
+
+    const count = await client.query<{ n: string }>(`SELECT count(*)::text AS n FROM ${stage}`);
+    const staged = Number(count.rows[0]?.n ?? -1);
+    if (staged !== request.rows) throw new PublicationRefusedError(`stage holds ${staged} rows, the journal proved ${request.rows}`);
+
+    const cols = targetColumns.map(quoteIdent).join(', ');
+    const time = quoteColumn(request.timeColumn);
+    const bounds = [request.window.start.toISOString(), request.window.end.toISOString()];
+    if (request.mode === 'replace_window') {
+      const outside = await client.query<{ n: string }>(
+        `SELECT count(*)::text AS n FROM ${stage} WHERE ${time} IS NULL OR ${time} < $1::timestamptz OR ${time} >= $2::timestamptz`,
+        bounds,
+      );
+      if (Number(outside.rows[0]?.n) !== 0) throw new PublicationRefusedError(`${outside.rows[0]?.n} staged rows fall outside the window`);
+      await client.query(`DELETE FROM ${targetTable} WHERE ${time} >= $1::timestamptz AND ${time} < $2::timestamptz`, bounds);
+      await client.query(`INSERT INTO ${targetTable} (${cols}) SELECT ${cols} FROM ${stage}`);
+    } else {
+      const keys = request.keyColumns.map(quoteColumn);
+      const bad = await client.query<{ n: string }>(
+        `SELECT (SELECT count(*) FROM ${stage} WHERE ${keys.map((k) => `${k} IS NULL`).join(' OR ')})
+              + (SELECT count(*) FROM (SELECT 1 FROM ${stage} GROUP BY ${keys.join(', ')} HAVING count(*) > 1) d) AS n`,
+      );
+      if (Number(bad.rows[0]?.n) !== 0) throw new PublicationRefusedError('merge keys in the stage are null or not unique');
+      const nonKeys = targetColumns.filter((c) => !request.keyColumns.includes(c));
+      if (nonKeys.length > 0) {
+        await client.query(
+          `UPDATE ${targetTable} AS t SET ${nonKeys.map((c) => `${quoteIdent(c)} = s.${quoteIdent(c)}`).join(', ')}
+             FROM ${stage} AS s WHERE ${keyJoin(request.keyColumns)}`,
+        );
+      }
+      await client.query(
+        `INSERT INTO ${targetTable} (${cols}) SELECT ${targetColumns.map((c) => `s.${quoteIdent(c)}`).join(', ')}
+           FROM ${stage} AS s WHERE NOT EXISTS (SELECT 1 FROM ${targetTable} AS t WHERE ${keyJoin(request.keyColumns)})`,
+      );
+    }
+    const inserted = await client.query<ReceiptRow>(
+      `INSERT INTO ${quoteTable(this.receipts)}
+         (invocation_id, target_schema, target_table, mode, window_start, window_end, rows, digest, staging_object_id)
+       VALUES ($1, $2, $3, $4, $5::timestamptz, $6::timestamptz, $7, $8, $9)
+       RETURNING ${RECEIPT_COLUMNS}`,
+      [
+        request.invocationId,
+        request.target.schema,
+        request.target.table,
+        request.mode,
+        ...bounds,
+        request.rows,
+        request.digest,
+        request.staging.objectId,
+      ],
+    );
+    return { commit: true, value: { receipt: toReceipt(inserted.rows[0]!), applied: true } };
+  }
+
+  private existing(receipt: PublicationReceipt, request: PublishRequest): PublishResult {
+    if (!receiptMatches(receipt, request)) {
+      throw new IdentityConflictError(
+        'delivery.receipt_identity_conflict',
+        `a different publication receipt exists for invocation ${request.invocationId}`,
+      );
+    }
+    return { receipt, applied: false };
+  }
+
+  async dropStaging(staging: StagingRef): Promise<DropResult> {
+    assertStagingRef(staging);
+    const outcome = await this.transaction<'DROPPED' | 'ALREADY_ABSENT' | 'NOT_OURS'>(
+      { cutPoint: TARGET_CUT_POINTS.dropStaging },
+      async (client) => {
+        await advisoryLock(client, `cutpoint.retire:${staging.table.schema}.${staging.table.table}`);
+        const before = await lookup(client, staging.table);
+        if (!before) return { commit: false, value: 'ALREADY_ABSENT' };
+        if (before.objectId !== staging.objectId || !markerMatches(before.marker, staging)) return { commit: false, value: 'NOT_OURS' };
+        await client.query(`LOCK TABLE ${quoteTable(staging.table)} IN ACCESS EXCLUSIVE MODE`);
+        const locked = await lookup(client, staging.table);
+        if (!locked || locked.objectId !== staging.objectId || !markerMatches(locked.marker, staging)) {
+          return { commit: false, value: 'NOT_OURS' };
+        }
+        await client.query(`DROP TABLE ${quoteTable(staging.table)}`);
+        return { commit: true, value: 'DROPPED' };
+      },
+    );
+    const proof = await this.transaction({ readOnly: true }, async (client) => ({
+      commit: false,
+      value: await absenceProof(client, staging.table.schema, staging.objectId),
+    }));
+    return { status: classifyRetirement(outcome, proof), dropped: outcome === 'DROPPED' };
+  }
+
+  close(): Promise<void> {
+    return (this.closing ??= this.pool.end());
+  }
+
+  // -------------------------------------------------------------------------------------
+  // Transactions
+
+  /**
+   * Runs `body` in one transaction on one connection. A read-only or no-op body is rolled
+   * back. A mutation's COMMIT runs as the cut point's effect: a lost answer there is
+   * OutcomeUnknown; any failure before COMMIT rolls back and is definite.
+   */
+  private async transaction<T>(options: TxOptions, body: (client: Client) => Promise<TxResult<T>>): Promise<T> {
+    let client: Client;
+    try {
+      client = await this.pool.connect();
+    } catch (error) {
+      throw new TargetUnavailableError(`cannot connect to PostgreSQL: ${describePgError(error, this.secrets)}`);
+    }
+    let healthy = true;
+    try {
+      const settings = [
+        `BEGIN ISOLATION LEVEL READ COMMITTED${options.readOnly ? ' READ ONLY' : ''}`,
+        `SET LOCAL TimeZone = 'UTC'`,
+        `SET LOCAL lock_timeout = ${this.lockTimeoutMs}`,
+        ...(this.role !== undefined ? [`SET LOCAL ROLE ${quoteIdent(this.role)}`] : []),
+      ];
+      let result: TxResult<T>;
+      try {
+        await client.query(settings.join('; '));
+        result = await body(client);
+      } catch (error) {
+        healthy = await rollback(client);
+        throw this.beforeCommitFailure(error, options);
+      }
+      if (!result.commit || options.cutPoint === undefined) {
+        healthy = await rollback(client);
+        return result.value;
+      }
+      const cutPoint = options.cutPoint;
+      try {
+        await this.faults.at(cutPoint, () => this.commit(client, cutPoint));
+      } catch (error) {
+        // crash-before leaves the transaction open: roll it back as a dying worker's
+        // connection would. After an applied COMMIT this is a harmless no-op.
+        healthy = false;
+        await rollback(client);
+        throw error;
+      }
+      return result.value;
+    } finally {
+      client.release(!healthy);
+    }
+  }
+
+  private async commit(client: Client, cutPoint: string): Promise<void> {
+    let result: pg.QueryResult;
+    try {
+      result = await client.query('COMMIT');
+    } catch (error) {
+      const message = `COMMIT at ${cutPoint}: ${describePgError(error, this.secrets)}`;
+      if (classifyPgCommitFailure(error) === 'unknown') throw new OutcomeUnknownError(cutPoint, message);
+      throw new EffectFailedError(cutPoint, message, { cause: { code: sqlStateOf(error) } });
+    }
+    // An aborted transaction answers COMMIT with ROLLBACK: definitely not applied.
+    if (result.command !== 'COMMIT') throw new EffectFailedError(cutPoint, `transaction rolled back at ${cutPoint}`);
+  }
+
+  private beforeCommitFailure(error: unknown, options: TxOptions): Error {
+    if (error instanceof CutpointError) return error;
+    const message = describePgError(error, this.secrets);
+    if (isPermissionFailure(error)) return new TargetUnobservableError(`permission denied: ${message}`);
+    if (options.cutPoint !== undefined) {
+      // Nothing can have committed: COMMIT was never sent. Only the SQLSTATE is kept as cause.
+      return new EffectFailedError(options.cutPoint, `${options.cutPoint}: ${message}`, { cause: { code: sqlStateOf(error) } });
+    }
+    return new TargetUnavailableError(message);
+  }
+
+  /** Locks the stage in `mode`, then rechecks its exact object id and owner marker. */
+  private async recheckLocked(client: Client, staging: StagingRef, mode: string): Promise<void> {
+    const before = await lookup(client, staging.table);
+    if (!before) throw new StagingBindingChangedError(`${staging.table.schema}.${staging.table.table} is absent`);
+    await client.query(`LOCK TABLE ${quoteTable(staging.table)} IN ${mode} MODE`);
+    const after = await lookup(client, staging.table);
+    if (!after || after.objectId !== staging.objectId) {
+      throw new StagingBindingChangedError(`${staging.table.schema}.${staging.table.table} is not object ${staging.objectId}`);
+    }
+    if (!markerMatches(after.marker, staging)) {
+      throw new StagingBindingChangedError(`${staging.table.schema}.${staging.table.table} has a different owner binding`);
+    }
+  }
+}
+
+export function openPostgresTarget(options: PostgresTargetOptions): PostgresTarget {
+  return new PostgresTarget(options);
+}
+
+// ---------------------------------------------------------------------------------------
+
+async function lookup(client: Client, table: TableRef): Promise<{ objectId: string; marker: string | null } | undefined> {
+  const result = await client.query<{ object_id: string; marker: string | null }>(LOOKUP_TABLE, [table.schema, table.table]);
+  const row = result.rows[0];
+  return row ? { objectId: row.object_id, marker: row.marker } : undefined;
+}
+
+async function advisoryLock(client: Client, resource: string): Promise<void> {
+  await client.query('SELECT pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtextextended($1, 0))', [resource]);
+}
+
+async function absenceProof(
+  client: Client,
+  schema: string,
+  objectId: string,
+): Promise<{ metadataVisible: boolean; exactObjectExists: boolean }> {
+  const result = await client.query<{
+    catalog_readable: boolean;
+    namespace_readable: boolean;
+    schema_usage: boolean | null;
+    exact_exists: boolean;
+  }>(ABSENCE_PROOF, [schema, objectId]);
+  const row = result.rows[0];
+  if (!row) return { metadataVisible: false, exactObjectExists: false };
+  // schema_usage is NULL when the schema does not exist: then readable catalogs prove it.
+  const schemaVisible = row.schema_usage === null ? row.namespace_readable : row.schema_usage;
+  return { metadataVisible: row.catalog_readable && schemaVisible, exactObjectExists: row.exact_exists };
+}
+
+/** Ends the transaction; false when the connection is no longer usable. */
+async function rollback(client: Client): Promise<boolean> {
+  try {
+    await client.query('ROLLBACK');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function toReceipt(row: ReceiptRow): PublicationReceipt {
+  return {
+    invocationId: row.invocation_id,
+    target: { schema: row.target_schema, table: row.target_table },
+    mode: row.mode as PublicationReceipt['mode'],
+    window: { start: new Date(row.window_start), end: new Date(row.window_end) },
+    rows: Number(row.rows),
+    digest: row.digest,
+    stagingObjectId: row.staging_object_id,
+    publishedAt: new Date(row.published_at),
+  };
+}
+
+/**
+ * A row value as a bind parameter. Dates go as ISO-8601 UTC text: pg would otherwise
+ * render them in the host's local zone, which shifts `timestamp without time zone`.
+ */
+function toParam(value: unknown): unknown {
+  if (value === undefined || value === null) return null;
+  if (value instanceof Date) return value.toISOString();
+  if (typeof value === 'bigint') return value.toString();
+  if (value instanceof Uint8Array) return Buffer.from(value);
+  if (typeof value === 'object') return JSON.stringify(value);
+  return value;
+}
+
+function scalar(value: unknown): number | string | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value === 'number') return value;
+  if (typeof value === 'boolean') return value ? 1 : 0;
+  const text = value instanceof Date ? value.toISOString() : String(value);
+  if (/^-?\d+(\.\d+)?$/.test(text) && Number.isFinite(Number(text)) && Math.abs(Number(text)) <= Number.MAX_SAFE_INTEGER) {
+    return Number(text);
+  }
+  return text;
+}
+

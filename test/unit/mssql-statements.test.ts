@@ -1,0 +1,317 @@
+import { describe, expect, it } from 'vitest';
+import { classifyMssqlFailure, describeMssqlError, isPermissionFailure, parseMssqlConnection } from '../../src/adapters/mssql/connection.js';
+import {
+  absenceProofStatement,
+  assertionStatement,
+  bracket,
+  bulkTypeOf,
+  createStagingBatch,
+  describeStatement,
+  dropStagingBatch,
+  observeChunksBatch,
+  prepareLoadBatch,
+  probeReceiptBatch,
+  publishBatch,
+  qualified,
+  stagingFactsBatch,
+  THROWN,
+  typeSpelling,
+  type Statement,
+} from '../../src/adapters/mssql/statements.js';
+import { ownerMarker, type PublishRequest, type StagingRef } from '../../src/ports/target.js';
+
+/**
+ * SQL Server cannot run on these machines, so the T-SQL the adapter sends is checked here,
+ * offline: quoting, parameters (never interpolated values), transaction shape, the exact
+ * object rechecks, the absence proof and the locks.
+ */
+const NASTY = "x'); DROP TABLE dbo.events; --";
+const staging: StagingRef = { table: { schema: 'dbo', table: 'stg_inv1' }, objectId: '1234567', invocationId: `inv-${NASTY}`, owner: `owner-${NASTY}` };
+const request: PublishRequest = {
+  invocationId: `inv-${NASTY}`,
+  target: { schema: 'sales', table: 'events' },
+  window: { start: new Date('2024-03-01T10:00:00.000Z'), end: new Date('2024-03-01T11:00:00.000Z') },
+  mode: 'replace_window',
+  keyColumns: ['id'],
+  timeColumn: 'ts',
+  staging,
+  rows: 42,
+  digest: 'a'.repeat(64),
+};
+const receipts = { schema: 'dbo', table: 'cutpoint_receipts' };
+const COLUMNS = ['id', 'ts', 'body', 'amount'];
+
+/** Local variables the batches DECLARE themselves; every other @name must be a bound parameter. */
+const LOCALS = new Set(['lock_result', 'existing', 'staged', 'locked', 'outcome']);
+const PROC_ARGS = new Set(['Resource', 'LockMode', 'LockOwner', 'LockTimeout', 'name', 'value', 'level0type', 'level0name', 'level1type', 'level1name']);
+
+function expectParameterized(statement: Statement, values: unknown[]): void {
+  const text = statement.text.replace(/N'[^']*'/g, "N''");
+  // Argument names are excluded from "used"; their values (after `=`) still count.
+  const used = new Set([...text.replace(/@([A-Za-z_][A-Za-z0-9_]*)\s*=(?=\s*(N'|@))/g, (m, n: string) => (PROC_ARGS.has(n) ? '' : m)).matchAll(/@([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]!));
+  // `@Name = …` named arguments inside EXEC sys.sp_getapplock / sp_addextendedproperty are not parameters.
+  const named = new Set(
+    [...statement.text.matchAll(/EXEC[^;]*;/g)].flatMap((call) => [...call[0].matchAll(/@([A-Za-z_][A-Za-z0-9_]*)\s*=/g)].map((m) => m[1]!)),
+  );
+  const bound = new Set(statement.params.map((p) => p.name));
+  for (const name of used) {
+    if (LOCALS.has(name) || (PROC_ARGS.has(name) && named.has(name))) continue;
+    expect(bound, `@${name} is referenced but not bound`).toContain(name);
+  }
+  for (const name of bound) expect(used, `@${name} is bound but unused`).toContain(name);
+  for (const value of values) {
+    expect(statement.text).not.toContain(String(value));
+    expect(statement.params.some((p) => p.value === value || (p.value instanceof Date && value instanceof Date && p.value.getTime() === value.getTime()))).toBe(true);
+  }
+}
+
+/** Positions of fragments in order: each must appear after the previous. */
+function expectInOrder(text: string, fragments: string[]): void {
+  let from = 0;
+  for (const fragment of fragments) {
+    const at = text.indexOf(fragment, from);
+    expect(at, `"${fragment}" after position ${from}`).toBeGreaterThanOrEqual(0);
+    from = at + fragment.length;
+  }
+}
+
+describe('T-SQL quoting', () => {
+  it('bracket-quotes with ] doubled, and qualified names refuse what validation refuses', () => {
+    expect(bracket('events')).toBe('[events]');
+    expect(bracket('a]b')).toBe('[a]]b]');
+    expect(bracket('x]; DROP TABLE y; --')).toBe('[x]]; DROP TABLE y; --]');
+    expect(qualified({ schema: 'dbo', table: 'events' })).toBe('[dbo].[events]');
+    for (const bad of ['a]b', 'x;y', '[x]', '', 'a b', 'a.b', "o'k", '1x', 'a'.repeat(64)]) {
+      expect(() => qualified({ schema: 'dbo', table: bad })).toThrow(expect.objectContaining({ code: 'delivery.invalid_identifier' }));
+      expect(() => qualified({ schema: bad, table: 'events' })).toThrow(expect.objectContaining({ code: 'delivery.invalid_identifier' }));
+    }
+  });
+
+  it('substitutes {staging} in an operator assertion with the quoted stage name', () => {
+    expect(assertionStatement('SELECT COUNT(*) FROM {staging} WHERE amount < 0', staging.table)).toBe(
+      'SELECT COUNT(*) FROM [dbo].[stg_inv1] WHERE amount < 0',
+    );
+  });
+});
+
+describe('exact object identity', () => {
+  it('describes a table by exact name through OBJECT_ID(@name, U), the name bound as a parameter', () => {
+    const s = describeStatement(staging.table);
+    expect(s.text).toContain("WHERE c.object_id = OBJECT_ID(@name, N'U')");
+    expect(s.params).toEqual([{ name: 'name', type: 'nvarchar', value: '[dbo].[stg_inv1]' }]);
+    expectParameterized(s, []);
+  });
+
+  it('creates the stage in one transaction under an applock: nullable copy without identity, chunk column, owner property', () => {
+    const s = createStagingBatch(staging.table, request.target, staging.invocationId, staging.owner, 30_000);
+    expectInOrder(s.text, [
+      'SET XACT_ABORT ON;',
+      'BEGIN TRANSACTION;',
+      "EXEC @lock_result = sys.sp_getapplock @Resource = @lock_resource, @LockMode = N'Exclusive', @LockOwner = N'Transaction', @LockTimeout = @lock_timeout_ms;",
+      'IF @lock_result < 0 THROW 51000',
+      "DECLARE @existing int = OBJECT_ID(@staging_name, N'U');",
+      'IF @existing IS NOT NULL',
+      'COMMIT TRANSACTION;\n  RETURN;',
+      'SELECT TOP (0) l.* INTO [dbo].[stg_inv1] FROM (SELECT 1 AS one) AS d LEFT JOIN [sales].[events] AS l ON 1 = 0;',
+      'ALTER TABLE [dbo].[stg_inv1] ADD [_cutpoint_seq] int NOT NULL;',
+      "EXEC sys.sp_addextendedproperty @name = N'cutpoint.owner', @value = @owner_marker",
+      'COMMIT TRANSACTION;',
+    ]);
+    const marker = ownerMarker(staging.invocationId, staging.owner);
+    expectParameterized(s, [marker, 'cutpoint.stage:dbo.stg_inv1']);
+    expect(s.text).not.toContain(NASTY);
+  });
+
+  it('a chunk load rechecks the exact object and owner, locks it, rechecks under the lock, then deletes only its seq', () => {
+    const s = prepareLoadBatch(staging, 7);
+    expectInOrder(s.text, [
+      'SET XACT_ABORT ON;',
+      "IF OBJECT_ID(@staging_name, N'U') IS NULL OR OBJECT_ID(@staging_name, N'U') <> @staging_object_id",
+      `THROW ${THROWN.stagingObjectChanged}`,
+      "AND name = N'cutpoint.owner' AND CAST(value AS nvarchar(4000)) = @owner_marker",
+      `THROW ${THROWN.stagingOwnerChanged}`,
+      'FROM [dbo].[stg_inv1] WITH (TABLOCKX, HOLDLOCK)',
+      "IF OBJECT_ID(@staging_name, N'U') IS NULL OR OBJECT_ID(@staging_name, N'U') <> @staging_object_id",
+      `THROW ${THROWN.stagingOwnerChanged}`,
+      'DELETE FROM [dbo].[stg_inv1] WHERE [_cutpoint_seq] = @seq;',
+    ]);
+    expect(s.params).toContainEqual({ name: 'seq', type: 'int', value: 7 });
+    expect(s.params).toContainEqual({ name: 'staging_object_id', type: 'int', value: 1234567 });
+    expectParameterized(s, [ownerMarker(staging.invocationId, staging.owner)]);
+    expectParameterized(observeChunksBatch(staging), []);
+  });
+
+  it('quality facts count rows, duplicate key groups and nulls per column on the rechecked stage', () => {
+    const s = stagingFactsBatch(staging, ['id', 'ts'], ['amount', 'body']);
+    expect(s.text).toContain('COUNT_BIG(*) AS row_count');
+    expect(s.text).toContain('GROUP BY [id], [ts] HAVING COUNT_BIG(*) > 1');
+    expect(s.text).toContain('SUM(CASE WHEN [amount] IS NULL THEN 1 ELSE 0 END) AS n0');
+    expect(s.text).toContain('SUM(CASE WHEN [body] IS NULL THEN 1 ELSE 0 END) AS n1');
+    expect(s.text).toContain(`THROW ${THROWN.stagingOwnerChanged}`);
+    expectParameterized(s, []);
+    expect(() => stagingFactsBatch(staging, ['id]--'], [])).toThrow(expect.objectContaining({ code: 'delivery.invalid_identifier' }));
+  });
+});
+
+describe('the publication batch', () => {
+  it('replace_window: one transaction with XACT_ABORT ON, the receipt check first, rechecks, guards, DELETE + INSERT, the receipt row, COMMIT', () => {
+    const s = publishBatch(request, receipts, COLUMNS, 30_000);
+    expectInOrder(s.text, [
+      'SET XACT_ABORT ON;',
+      'BEGIN TRANSACTION;',
+      "IF OBJECT_ID(@receipts_name, N'U') IS NULL\n  CREATE TABLE [dbo].[cutpoint_receipts]",
+      'invocation_id nvarchar(200) NOT NULL PRIMARY KEY',
+      'sys.sp_getapplock @Resource = @lock_resource',
+      'IF EXISTS (SELECT 1 FROM [dbo].[cutpoint_receipts] WITH (UPDLOCK, HOLDLOCK) WHERE invocation_id = @invocation_id)',
+      'SELECT CAST(0 AS bit) AS applied',
+      'COMMIT TRANSACTION;\n  RETURN;',
+      "IF OBJECT_ID(@staging_name, N'U') IS NULL OR OBJECT_ID(@staging_name, N'U') <> @staging_object_id",
+      'SELECT @staged = COUNT_BIG(*) FROM [dbo].[stg_inv1] WITH (TABLOCKX, HOLDLOCK);',
+      "IF OBJECT_ID(@staging_name, N'U') IS NULL OR OBJECT_ID(@staging_name, N'U') <> @staging_object_id",
+      `THROW ${THROWN.stageLacksColumns}`,
+      'IF @staged <> @rows',
+      `THROW ${THROWN.rowCountMismatch}`,
+      'WHERE [ts] IS NULL OR [ts] < @window_start OR [ts] >= @window_end',
+      `THROW ${THROWN.rowsOutsideWindow}`,
+      'DELETE FROM [sales].[events] WITH (TABLOCKX) WHERE [ts] >= @window_start AND [ts] < @window_end;',
+      'INSERT INTO [sales].[events] ([id], [ts], [body], [amount]) SELECT [id], [ts], [body], [amount] FROM [dbo].[stg_inv1];',
+      'INSERT INTO [dbo].[cutpoint_receipts]',
+      'VALUES (@invocation_id, @target_schema, @target_table, @mode, @window_start, @window_end, @rows, @digest, @staging_object_id_text);',
+      'SELECT CAST(1 AS bit) AS applied',
+      'COMMIT TRANSACTION;',
+    ]);
+    expect(s.text.trimEnd().endsWith('COMMIT TRANSACTION;')).toBe(true);
+    expect(s.params).toContainEqual({ name: 'window_start', type: 'datetime2', value: request.window.start });
+    expect(s.params).toContainEqual({ name: 'window_end', type: 'datetime2', value: request.window.end });
+    expect(s.params).toContainEqual({ name: 'rows', type: 'bigint', value: 42 });
+    expectParameterized(s, [request.invocationId, request.digest, ownerMarker(staging.invocationId, staging.owner), `cutpoint.publish:${request.invocationId}`]);
+    expect(s.text).not.toContain(NASTY);
+    expect(s.text).not.toContain('2024-03-01');
+  });
+
+  it('merge: refuses null or duplicate keys, updates non-key columns on key match, inserts the rest', () => {
+    const s = publishBatch({ ...request, mode: 'merge', keyColumns: ['id'] }, receipts, COLUMNS, 30_000);
+    expectInOrder(s.text, [
+      'BEGIN TRANSACTION;',
+      'WHERE [id] IS NULL',
+      'GROUP BY [id] HAVING COUNT_BIG(*) > 1',
+      `THROW ${THROWN.mergeKeysInvalid}`,
+      'UPDATE t SET t.[ts] = s.[ts], t.[body] = s.[body], t.[amount] = s.[amount]',
+      'FROM [sales].[events] AS t WITH (TABLOCKX) INNER JOIN [dbo].[stg_inv1] AS s ON t.[id] = s.[id];',
+      'INSERT INTO [sales].[events] WITH (TABLOCKX) ([id], [ts], [body], [amount])',
+      'WHERE NOT EXISTS (SELECT 1 FROM [sales].[events] AS t WHERE t.[id] = s.[id]);',
+      'INSERT INTO [dbo].[cutpoint_receipts]',
+      'COMMIT TRANSACTION;',
+    ]);
+    expect(s.text).not.toContain('DELETE FROM [sales].[events]');
+    expectParameterized(s, [request.invocationId]);
+  });
+
+  it('probes the receipt, and when its table is absent asks whether the principal may see the schema', () => {
+    const s = probeReceiptBatch(receipts, request.invocationId);
+    expectInOrder(s.text, [
+      "IF OBJECT_ID(@receipts_name, N'U') IS NULL",
+      "HAS_PERMS_BY_NAME(@receipts_schema, N'SCHEMA', N'VIEW DEFINITION') AS can_view_schema",
+      'RETURN;',
+      'FROM [dbo].[cutpoint_receipts] WHERE invocation_id = @invocation_id;',
+    ]);
+    expectParameterized(s, [request.invocationId]);
+  });
+});
+
+describe('retirement', () => {
+  it('takes the retire applock, drops only the exact object with our marker, locked and rechecked', () => {
+    const s = dropStagingBatch(staging, 5_000);
+    expectInOrder(s.text, [
+      'SET XACT_ABORT ON;',
+      'BEGIN TRANSACTION;',
+      "sys.sp_getapplock @Resource = @lock_resource, @LockMode = N'Exclusive', @LockOwner = N'Transaction', @LockTimeout = @lock_timeout_ms;",
+      "IF OBJECT_ID(@staging_name, N'U') IS NULL\n  SET @outcome = N'ALREADY_ABSENT';",
+      "ELSE IF NOT (OBJECT_ID(@staging_name, N'U') = @staging_object_id AND EXISTS (",
+      "SET @outcome = N'NOT_OURS';",
+      'FROM [dbo].[stg_inv1] WITH (TABLOCKX, HOLDLOCK)',
+      "IF OBJECT_ID(@staging_name, N'U') = @staging_object_id AND EXISTS (",
+      'DROP TABLE [dbo].[stg_inv1];',
+      "SET @outcome = N'DROPPED';",
+      'SELECT @outcome AS outcome;',
+      'COMMIT TRANSACTION;',
+    ]);
+    expect(s.text.match(/DROP TABLE/g)).toHaveLength(1);
+    expect(s.params).toContainEqual({ name: 'lock_resource', type: 'nvarchar', value: 'cutpoint.retire:dbo.stg_inv1' });
+    expect(s.params).toContainEqual({ name: 'lock_timeout_ms', type: 'int', value: 5_000 });
+    expectParameterized(s, [ownerMarker(staging.invocationId, staging.owner)]);
+  });
+
+  it('proves absence only with VIEW DEFINITION on the schema (HAS_PERMS_BY_NAME), and looks for the exact id', () => {
+    const s = absenceProofStatement(staging);
+    expect(s.text).toContain("HAS_PERMS_BY_NAME(@schema_name, N'SCHEMA', N'VIEW DEFINITION') AS can_view_schema");
+    expect(s.text).toContain('sys.objects WHERE object_id = @staging_object_id');
+    expect(s.params).toEqual([
+      { name: 'schema_name', type: 'nvarchar', value: 'dbo' },
+      { name: 'staging_object_id', type: 'int', value: 1234567 },
+    ]);
+  });
+});
+
+describe('bulk column types', () => {
+  const col = (type_name: string, max_length = 0, precision = 0, scale = 0) => ({ name: 'c', type_name, max_length, precision, scale });
+  it('maps sys.types to bulk types, with n-type lengths in characters and -1 as MAX', () => {
+    expect(bulkTypeOf(col('int'))).toEqual({ type: 'Int' });
+    expect(bulkTypeOf(col('nvarchar', -1))).toEqual({ type: 'NVarChar', length: 'MAX' });
+    expect(bulkTypeOf(col('nvarchar', 400))).toEqual({ type: 'NVarChar', length: 200 });
+    expect(bulkTypeOf(col('varchar', 50))).toEqual({ type: 'VarChar', length: 50 });
+    expect(bulkTypeOf(col('decimal', 9, 18, 4))).toEqual({ type: 'Decimal', precision: 18, scale: 4 });
+    expect(bulkTypeOf(col('datetime2', 8, 27, 3))).toEqual({ type: 'DateTime2', scale: 3 });
+    expect(typeSpelling(col('nvarchar', 400))).toBe('nvarchar(200)');
+    expect(typeSpelling(col('nvarchar', -1))).toBe('nvarchar(max)');
+    expect(typeSpelling(col('datetime2', 8, 27, 3))).toBe('datetime2(3)');
+    expect(typeSpelling(col('numeric', 9, 18, 4))).toBe('numeric(18,4)');
+    expect(() => bulkTypeOf(col('xml', -1))).toThrow(expect.objectContaining({ code: 'delivery.unsupported_column_type' }));
+  });
+});
+
+describe('connections and failures', () => {
+  it('parses a mssql:// URL and an ADO.NET string, keeping every secret part for redaction', () => {
+    const url = parseMssqlConnection('mssql://deliverer:p%40ss%3Bw0rd@db.example:1444/warehouse?trustServerCertificate=true');
+    expect(url.config).toMatchObject({
+      server: 'db.example',
+      port: 1444,
+      user: 'deliverer',
+      password: 'p@ss;w0rd',
+      database: 'warehouse',
+      options: { encrypt: true, trustServerCertificate: true, useUTC: true },
+    });
+    expect(url.secrets).toContain('p@ss;w0rd');
+    const ado = parseMssqlConnection('Server=db.example,1444;Database=warehouse;User Id=deliverer;Password=s3cret!;Encrypt=true');
+    expect(ado.config).toMatchObject({ server: 'db.example', port: 1444, user: 'deliverer', password: 's3cret!', database: 'warehouse' });
+    expect(ado.secrets).toContain('s3cret!');
+    expect(() => parseMssqlConnection('mssql://u:p@h/db?encrypt=maybe')).toThrow(expect.objectContaining({ code: 'delivery.mssql_connection_invalid' }));
+    expect(() => parseMssqlConnection('   ')).toThrow(expect.objectContaining({ name: 'Cutpoint.ConfigError' }));
+  });
+
+  it('classifies: a server error number is definite (XACT_ABORT rolled back), a timeout or lost socket unknown', () => {
+    expect(classifyMssqlFailure({ number: 2627, code: 'EREQUEST' })).toBe('definite');
+    expect(classifyMssqlFailure({ code: 'EREQUEST', originalError: { info: { number: 1205 } } })).toBe('definite');
+    expect(classifyMssqlFailure({ code: 'ELOGIN' })).toBe('definite');
+    expect(classifyMssqlFailure({ code: 'ETIMEOUT' })).toBe('unknown');
+    expect(classifyMssqlFailure({ code: 'ESOCKET' })).toBe('unknown');
+    expect(classifyMssqlFailure({ code: 'ECONNCLOSED' })).toBe('unknown');
+    expect(classifyMssqlFailure(new Error('read ECONNRESET'))).toBe('unknown');
+    expect(isPermissionFailure({ number: 229 })).toBe(true);
+    expect(isPermissionFailure({ number: 2627 })).toBe(false);
+  });
+
+  it('redacts the connection string, user and password from driver messages', () => {
+    const { secrets } = parseMssqlConnection('Server=db.example;Database=w;User Id=deliverer;Password=s3cret!;Encrypt=true');
+    const text = describeMssqlError(
+      Object.assign(new Error("Login failed for user 'deliverer'. Server=db.example;Password=s3cret! mssql://deliverer:s3cret!@db.example/w"), {
+        code: 'ELOGIN',
+      }),
+      secrets,
+    );
+    expect(text).not.toContain('s3cret!');
+    expect(text).not.toContain('deliverer');
+    expect(text).not.toContain('mssql://');
+    expect(text).toContain('ELOGIN');
+  });
+});
