@@ -4,6 +4,7 @@ import { startLocalRuntime, type LocalRuntime } from '../src/local/runtime.js';
 import { benchAuthorityCas, type AuthorityCasResult } from './authority-cas.js';
 import { fmt } from './measure.js';
 import { benchObjectThroughput, type ObjectThroughputResult } from './object-throughput.js';
+import { benchStreamAppend, describeRequests, type StreamAppendResult } from './stream-append.js';
 
 /**
  * `npm run bench`: starts throw-away emulators (in-memory, free loopback ports), measures
@@ -12,8 +13,8 @@ import { benchObjectThroughput, type ObjectThroughputResult } from './object-thr
  * no speed assertion anywhere.
  */
 
-// Sized for ~40 s on 2 idle cores; on busy cores the time budgets cut rounds (to no fewer
-// than 3 measured) so the whole run stays under ~90 s.
+// Sized for ~60 s on 2 idle cores; on busy cores the time budgets cut rounds (to no fewer
+// than 3 measured) so the whole run stays under ~2.5 minutes.
 const ROUNDS = 7;
 const CAS_C1_BUDGET_MS = 30_000;
 const CAS_C8_BUDGET_MS = 15_000;
@@ -25,6 +26,15 @@ const casOpsPerSlice = (concurrency: number): number => (concurrency === 1 ? 12 
 const OBJECT_BYTES = 1024 * 1024;
 const OBJECT_SLICES_PER_ROUND = 12;
 const OBJECT_OPS_PER_SLICE = 2;
+// Stream append: one lane per batch size, batches of small records appended in order.
+const STREAM_BATCH_SIZES = [100, 10, 1];
+const STREAM_RECORD_BYTES = 100;
+const STREAM_ROUNDS = 5;
+const STREAM_WARMUP_ROUNDS = 1;
+const STREAM_SLICES_PER_ROUND = 4;
+const STREAM_APPENDS_PER_SLICE = 2;
+const STREAM_RAW_CAS_PER_SLICE = 10;
+const STREAM_BUDGET_PER_SIZE_MS = 10_000;
 
 const progress = (line: string): void => {
   process.stderr.write(`[bench] ${line}\n`);
@@ -78,8 +88,21 @@ async function main(): Promise<void> {
       }),
     ];
 
+    const stream = await benchStreamAppend({
+      config,
+      batchSizes: STREAM_BATCH_SIZES,
+      recordBytes: STREAM_RECORD_BYTES,
+      appendsPerSlice: STREAM_APPENDS_PER_SLICE,
+      rawCasPerSlice: STREAM_RAW_CAS_PER_SLICE,
+      slicesPerRound: STREAM_SLICES_PER_ROUND,
+      rounds: STREAM_ROUNDS,
+      warmupRounds: STREAM_WARMUP_ROUNDS,
+      budgetMsPerSize: STREAM_BUDGET_PER_SIZE_MS,
+      progress,
+    });
+
     const elapsedSeconds = (performance.now() - started) / 1000;
-    printTable(cas, objects);
+    printTable(cas, objects, stream);
     process.stdout.write(
       `${JSON.stringify({
         bench: 'cutpoint',
@@ -89,6 +112,10 @@ async function main(): Promise<void> {
         warmupRounds: WARMUP_ROUNDS,
         authorityCas: cas.map(({ perRound, ...rest }) => ({ ...rest, perRoundRatios: perRound.sides.map((s) => ({ side: s.name, ratios: s.ratios.map(r3) })) })),
         objectThroughput: objects.map(({ perRound, ...rest }) => ({ ...rest, perRoundRatios: perRound.sides.map((s) => ({ side: s.name, ratios: s.ratios.map(r3) })) })),
+        streamAppend: {
+          ...stream,
+          sizes: stream.sizes.map(({ perRound, ...rest }) => ({ ...rest, perRoundRatios: perRound.sides.flatMap((s) => s.ratios.map(r3)) })),
+        },
         elapsedSeconds: r3(elapsedSeconds),
       })}\n`,
     );
@@ -99,7 +126,7 @@ async function main(): Promise<void> {
   }
 }
 
-function printTable(cas: readonly AuthorityCasResult[], objects: readonly ObjectThroughputResult[]): void {
+function printTable(cas: readonly AuthorityCasResult[], objects: readonly ObjectThroughputResult[], stream: StreamAppendResult): void {
   const out: string[] = [];
   const W = 46;
   const row = (cells: readonly string[]): string => cells.map((c, i) => (i === 0 ? c.padEnd(W) : c.padStart(11))).join(' ');
@@ -121,9 +148,17 @@ function printTable(cas: readonly AuthorityCasResult[], objects: readonly Object
     const p = o.perRound.sides[0];
     out.push(row([`object PUT+GET MiB/s, ${size}, concurrency ${o.concurrency}`, fmt(o.primitiveMiBPerSec), fmt(o.rawMiBPerSec), o.ratio.toFixed(3), spread(p?.ratios ?? []), String(o.rounds)]));
   }
+  for (const s of stream.sizes) {
+    const p = s.perRound.sides[0];
+    out.push(row([`stream append records/s, batch ${s.batchSize}`, fmt(s.recordsPerSec), fmt(s.rawCasPerSec * s.batchSize), s.ratio.toFixed(3), spread(p?.ratios ?? []), String(s.rounds)]));
+  }
   out.push('ratio = median over rounds of (primitives / raw), both sides interleaved slice by slice in each round;');
   out.push('the rate columns are each side\'s own median, so their quotient need not equal the ratio.');
   out.push('Object MiB/s counts bytes moved: each op PUTs and GETs one object (2 × size).');
+  out.push(
+    `Stream append: appendBatch on one lane, one owner, batches of ${stream.recordBytes}-byte records in order; its raw column is ` +
+      'raw conditional UpdateItem/s × batch size, so ratio = records/s ÷ (raw CAS/s × batch size): 1.0 would mean an append costs one raw conditional write.',
+  );
   out.push('');
   for (const c of cas) {
     out.push(
@@ -136,6 +171,25 @@ function printTable(cas: readonly AuthorityCasResult[], objects: readonly Object
       `object PUT+GET MiB/s (concurrency ${o.concurrency}): primitives ${fmt(o.primitiveMiBPerSec)}, raw ${fmt(o.rawMiBPerSec)}, ratio ${o.ratio.toFixed(2)}`,
     );
   }
+  for (const s of stream.sizes) {
+    out.push(
+      `stream append (batch ${s.batchSize}): ${fmt(s.recordsPerSec)} records/s, raw conditional writes ${fmt(s.rawCasPerSec)}/s, ` +
+        `ratio ${s.ratio.toFixed(3)} of the ideal 1.0 (records/s ÷ (raw CAS/s × ${s.batchSize})); requests per batch: ${describeRequests(s.requestsPerBatch)}`,
+    );
+  }
+  const b = stream.breakdown;
+  const f = stream.flow;
+  out.push(`  batch of ${b.batchSize}, step by step: append steps ${describeRequests(b.appendSteps)} + generation 0 ${describeRequests(b.generation0)}`);
+  for (const step of b.steps) out.push(`    ${step.step.padEnd(16)} ${describeRequests(step.requests)}`);
+  out.push(
+    `  ${f.name} flow (${f.type}): ${f.transitions} state transitions per execution, ${f.lambdaInvocations} Lambda invocations, ` +
+      `requests ${describeRequests(f.requests)}`,
+  );
+  out.push(
+    f.type === 'EXPRESS'
+      ? '  (an Express workflow is billed per request and duration, not per transition; the transitions are what it would cost as a Standard workflow)'
+      : '  (a Standard workflow is billed per state transition: the dominant AWS cost of the flow)',
+  );
   out.push('');
   out.push('requests per op:');
   const line = (label: string, perOp: Record<string, number>): string => `  ${label.padEnd(24)} ${counts(perOp)}`;

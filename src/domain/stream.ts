@@ -43,6 +43,8 @@ export interface AppendIntent extends LaneRef {
   abortReason?: string;
   /** When its WAL bytes became unreferenced: orphan grace runs from here. */
   orphanSince?: string;
+  /** An ABORTED intent written only to spend an attempt id that never recorded one. */
+  tombstone?: boolean;
   version: number;
 }
 

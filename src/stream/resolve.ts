@@ -26,7 +26,8 @@ export interface ResolveResult extends AppendOutcome {
  * - COMMITTED, and the commit record at its range names the attempt → KNOWN_COMMITTED;
  * - PENDING → fence it (PENDING → ABORTED by CAS on its version, which no delayed head CAS
  *   can pass) → KNOWN_NOT_COMMITTED;
- * - no intent → the head CAS could never have applied → KNOWN_NOT_COMMITTED.
+ * - no intent → the head CAS could never have applied; an ABORTED tombstone spends the
+ *   attempt id so it can never commit later → KNOWN_NOT_COMMITTED.
  * Then the suspension is lifted. Evidence that contradicts itself (COMMITTED without its
  * commit record, or a head behind the range) keeps the lane suspended and says why.
  * Index and generation 0 repairs for a committed attempt are the flow's next steps.
@@ -36,10 +37,11 @@ export async function resolveAppend(input: unknown, ports: Ports): Promise<Resol
   const attemptId = validateAttemptId((input as { attemptId?: unknown }).attemptId);
   const ref = { ...lane, attemptId };
   let intent = await loadIntent(ports, lane, attemptId);
-  if (intent?.state === 'PENDING') intent = await retireIntent(ports, lane, attemptId, 'resolved: head CAS never applied', STREAM_CUT_POINTS.resolveFence);
+  if (!intent || intent.state === 'PENDING') {
+    intent = await retireIntent(ports, lane, attemptId, intent ? 'resolved: head CAS never applied' : 'resolved: no intent was recorded', STREAM_CUT_POINTS.resolveFence);
+  }
   let outcome: AppendOutcome;
-  if (!intent) outcome = uncommittedOutcome('KNOWN_NOT_COMMITTED', ref, 0, 'no intent was recorded');
-  else if (intent.state === 'COMMITTED') outcome = await provenCommitted(ports, lane, intent);
+  if (intent.state === 'COMMITTED') outcome = await provenCommitted(ports, lane, intent);
   else outcome = uncommittedOutcome('KNOWN_NOT_COMMITTED', ref, intent.recordCount, intent.abortReason ?? 'aborted');
   const unsuspended = await unsuspend(ports, lane, attemptId);
   return { ...outcome, unsuspended };

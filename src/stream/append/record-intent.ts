@@ -33,8 +33,9 @@ export async function recordIntent(input: unknown, ports: Ports): Promise<Attemp
   );
   if (outcome.status === 'CONFLICT') {
     const current = outcome.current ? asIntent(outcome.current) : undefined;
+    // A retired attempt (or its tombstone, which names no batch) is spent for good.
+    if (current?.state === 'ABORTED') throw new AttemptAbortedError(ref.attemptId, current.abortReason ?? 'aborted');
     if (current && sameAttempt(current)) {
-      if (current.state === 'ABORTED') throw new AttemptAbortedError(ref.attemptId, current.abortReason ?? 'aborted');
       // Already past the head CAS: the later steps report it.
       if (current.state === 'COMMITTED') return { ...ref, wal };
       // The same batch, started by an earlier owner session: that attempt is fenced for

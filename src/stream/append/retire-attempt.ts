@@ -16,8 +16,8 @@ export async function retireAttempt(input: unknown, ports: Ports): Promise<Appen
   const ref = validateAttemptRef(input);
   const reason = typeof (input as { reason?: unknown }).reason === 'string' ? (input as { reason: string }).reason.slice(0, 200) : 'retired';
   const intent = await retireIntent(ports, ref, ref.attemptId, reason, STREAM_CUT_POINTS.retire);
-  if (intent?.state === 'COMMITTED') return committedOutcome(intent);
+  if (intent.state === 'COMMITTED') return committedOutcome(intent);
   // Proven not committed: if this attempt held the lane suspended, the lane is free again.
   await unsuspend(ports, ref, ref.attemptId);
-  return uncommittedOutcome('KNOWN_NOT_COMMITTED', ref, intent?.recordCount ?? 0, intent?.abortReason ?? reason);
+  return uncommittedOutcome('KNOWN_NOT_COMMITTED', ref, intent.recordCount, intent.abortReason ?? reason);
 }

@@ -19,17 +19,18 @@ export async function suspendLane(input: unknown, ports: Ports): Promise<AppendO
   const cut = STREAM_CUT_POINTS.suspend;
   for (let round = 0; round < 4; round++) {
     const [head, intent] = await Promise.all([loadHead(ports, ref), loadIntent(ports, ref, ref.attemptId)]);
-    if (!intent) return uncommittedOutcome('KNOWN_NOT_COMMITTED', ref, 0, 'no intent was recorded');
+    if (!intent || (intent.state === 'PENDING' && head.suspendedBy && head.suspendedBy !== ref.attemptId)) {
+      // No intent (the head CAS cannot have applied), or another attempt holds the lane:
+      // spend this attempt for good, so it can never commit later.
+      const why = head.suspendedBy && head.suspendedBy !== ref.attemptId ? `lane suspended by attempt ${head.suspendedBy}` : 'no intent was recorded';
+      const retired = await retireIntent(ports, ref, ref.attemptId, why, STREAM_CUT_POINTS.retire);
+      if (retired.state === 'COMMITTED') return committedOutcome(retired);
+      return uncommittedOutcome('KNOWN_NOT_COMMITTED', ref, retired.recordCount, retired.abortReason ?? why);
+    }
     if (intent.state === 'COMMITTED') return committedOutcome(intent);
     if (intent.state === 'ABORTED') return uncommittedOutcome('KNOWN_NOT_COMMITTED', ref, intent.recordCount, intent.abortReason ?? 'aborted');
     const suspended = uncommittedOutcome('MAY_HAVE_COMMITTED', ref, intent.recordCount, `lane suspended; resolve attempt ${ref.attemptId}`);
     if (head.suspendedBy === ref.attemptId) return suspended;
-    if (head.suspendedBy) {
-      // Another attempt holds the lane. Fencing our intent proves ours cannot commit.
-      const retired = await retireIntent(ports, ref, ref.attemptId, `lane suspended by attempt ${head.suspendedBy}`, STREAM_CUT_POINTS.retire);
-      if (retired?.state === 'COMMITTED') return committedOutcome(retired);
-      return uncommittedOutcome('KNOWN_NOT_COMMITTED', ref, intent.recordCount, retired?.abortReason ?? 'retired');
-    }
     const outcome = await ports.authority.update(cut, laneKeys.head(ref), { version: head.version }, {
       suspendedBy: ref.attemptId,
       suspendedAt: ports.clock.now().toISOString(),
