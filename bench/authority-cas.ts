@@ -1,11 +1,11 @@
+import { RawCasItem } from './raw-cas.js';
 import { awsClients } from '../src/adapters/aws-clients.js';
-import { PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { inertFaults } from '../src/adapters/fault-injector.js';
 import { awsPorts } from '../src/adapters/ports.js';
 import type { CutpointConfig } from '../src/config.js';
 import type { AuthorityStore, ItemKey } from '../src/ports/authority.js';
 import { RequestMeter } from '../src/ports/meter.js';
-import { concurrently, interleave, meterDelta, perOp, round3, type InterleaveResult, type SliceFn } from './measure.js';
+import { concurrently, interleave, meterDelta, perOp, round3, type InterleaveResult, type SliceFn, countRawRequests } from './measure.js';
 
 /**
  * Authority CAS/s: `DynamoAuthorityStore.update` with a version expectation (and, as a
@@ -64,28 +64,15 @@ export async function benchAuthorityCas(opts: AuthorityCasOptions): Promise<Auth
   // The baseline uses the adapters' own client setup (same endpoint, handler, no SDK retries).
   const raw = awsClients(config).dynamoWriter;
   const rawCounts = new RequestMeter();
-  raw.middlewareStack.add(
-    (next, context) => async (args) => {
-      rawCounts.count('dynamodb', context.commandName?.replace(/Command$/, '') ?? 'unknown');
-      return next(args);
-    },
-    // deserialize runs once per HTTP attempt (inside the retry middleware).
-    { step: 'deserialize', name: 'benchRequestCounter' },
-  );
+  countRawRequests(raw, 'dynamodb', rawCounts);
 
   try {
     // Setup (untimed, unmetered): version 1 of every counter item, same shape on both sides.
     const primitiveKeys = keysFor('primitive', concurrency);
     const transactKeys = keysFor('transact', concurrency);
     const rawKeys = keysFor('raw', concurrency);
-    for (const key of [...primitiveKeys, ...transactKeys, ...rawKeys]) {
-      await raw.send(
-        new PutItemCommand({
-          TableName: config.tableName,
-          Item: { pk: { S: key.pk }, sk: { S: key.sk }, version: { N: '1' }, counter: { N: '0' } },
-        }),
-      );
-    }
+    const rawItems = rawKeys.map((key) => new RawCasItem(raw, config.tableName, key));
+    for (const key of [...primitiveKeys, ...transactKeys, ...rawKeys]) await new RawCasItem(raw, config.tableName, key).create();
     const setupCounts = rawCounts.snapshot();
 
     // Primitive: update with a version expectation; the next version comes back in the item.
@@ -116,28 +103,10 @@ export async function benchAuthorityCas(opts: AuthorityCasOptions): Promise<Auth
       return perWorker;
     };
 
-    // Raw: hand-written conditional UpdateItem, the idiomatic minimum (no ReturnValues).
-    const rawVersions = rawKeys.map(() => 1);
+    // Raw: hand-written conditional UpdateItem, the idiomatic minimum (see raw-cas.ts).
     const rawWorker = async (w: number): Promise<number> => {
-      const key = rawKeys[w] as ItemKey;
-      for (let i = 0; i < perWorker; i++) {
-        const version = rawVersions[w] as number;
-        await raw.send(
-          new UpdateItemCommand({
-            TableName: config.tableName,
-            Key: { pk: { S: key.pk }, sk: { S: key.sk } },
-            ConditionExpression: '#version = :expected',
-            UpdateExpression: 'SET #version = :next, #counter = :counter',
-            ExpressionAttributeNames: { '#version': 'version', '#counter': 'counter' },
-            ExpressionAttributeValues: {
-              ':expected': { N: String(version) },
-              ':next': { N: String(version + 1) },
-              ':counter': { N: String(version) },
-            },
-          }),
-        );
-        rawVersions[w] = version + 1;
-      }
+      const item = rawItems[w] as RawCasItem;
+      for (let i = 0; i < perWorker; i++) await item.cas();
       return perWorker;
     };
 
@@ -176,7 +145,7 @@ export async function benchAuthorityCas(opts: AuthorityCasOptions): Promise<Auth
     // Every CAS landed exactly once: each item is at 1 + the number of CAS on it.
     const roundsRun = result.baseline.rates.length + opts.warmupRounds;
     const expectedVersion = 1 + roundsRun * opts.slicesPerRound * perWorker;
-    for (const [side, versions] of [['primitive', primitiveVersions], ['raw', rawVersions], ...(opts.includeTransact ? [['transact', transactVersions] as const] : [])] as const) {
+    for (const [side, versions] of [['primitive', primitiveVersions], ['raw', rawItems.map((item) => item.version)], ...(opts.includeTransact ? [['transact', transactVersions] as const] : [])] as const) {
       if (versions.some((v) => v !== expectedVersion)) throw new Error(`bench bug: ${side} versions ${versions.join(',')} ≠ ${expectedVersion}`);
     }
 

@@ -1,3 +1,4 @@
+import type { RequestMeter } from '../src/ports/meter.js';
 /**
  * Interleaved measurement: the raw SDK baseline and the primitives' side(s) take turns on
  * the same emulators in the same process, so machine noise (GC, JIT, the JVM warming up,
@@ -139,4 +140,24 @@ export function round3(n: number): number {
 
 export function fmt(n: number): string {
   return n >= 100 ? n.toFixed(1) : n.toFixed(2);
+}
+
+/** The one thing a raw SDK client needs to have its requests counted. */
+interface MiddlewareHost {
+  middlewareStack: { add(middleware: unknown, options: { step: 'deserialize'; name: string }): void };
+}
+
+type Counted = (next: (args: unknown) => Promise<unknown>, context: { commandName?: string }) => (args: unknown) => Promise<unknown>;
+
+/**
+ * Counts a raw baseline client's requests into a meter, once per HTTP attempt (the
+ * deserialize step runs inside the retry middleware), so baselines report requests per op
+ * the same way the adapters' RequestMeter does.
+ */
+export function countRawRequests(client: MiddlewareHost, service: string, meter: RequestMeter): void {
+  const counted: Counted = (next, context) => async (args) => {
+    meter.count(service, context.commandName?.replace(/Command$/, '') ?? 'unknown');
+    return next(args);
+  };
+  client.middlewareStack.add(counted, { step: 'deserialize', name: 'benchRequestCounter' });
 }

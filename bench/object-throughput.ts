@@ -7,7 +7,7 @@ import type { CutpointConfig } from '../src/config.js';
 import { sha256Hex } from '../src/domain/digest.js';
 import { putExact, readVerified } from '../src/objects/exact-object.js';
 import { RequestMeter } from '../src/ports/meter.js';
-import { concurrently, interleave, meterDelta, perOp, round3, type InterleaveResult, type SliceFn } from './measure.js';
+import { concurrently, interleave, meterDelta, perOp, round3, type InterleaveResult, type SliceFn, countRawRequests } from './measure.js';
 
 /**
  * Object PUT+GET MiB/s: `putExact` + `readVerified` (SHA-256 computed for the metadata,
@@ -61,14 +61,7 @@ export async function benchObjectThroughput(opts: ObjectThroughputOptions): Prom
   // The baseline uses the adapters' own client setup (same endpoint, handler, no SDK retries).
   const raw = awsClients(config).s3;
   const rawCounts = new RequestMeter();
-  raw.middlewareStack.add(
-    (next, context) => async (args) => {
-      rawCounts.count('s3', context.commandName?.replace(/Command$/, '') ?? 'unknown');
-      return next(args);
-    },
-    // deserialize runs once per HTTP attempt (inside the retry middleware).
-    { step: 'deserialize', name: 'benchRequestCounter' },
-  );
+  countRawRequests(raw, 's3', rawCounts);
 
   // A few distinct payloads, generated untimed; keys are distinct per op regardless.
   const payloads = Array.from({ length: 4 }, () => new Uint8Array(randomBytes(objectBytes)));

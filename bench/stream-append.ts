@@ -1,4 +1,4 @@
-import { PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { RawCasItem } from './raw-cas.js';
 import { randomBytes } from 'node:crypto';
 import { FLOWS } from '../functions/registry.js';
 import { awsClients } from '../src/adapters/aws-clients.js';
@@ -165,24 +165,11 @@ async function measureSize(
     return opts.appendsPerSlice; // units: batches, so side/baseline is batches per raw CAS
   };
 
-  // Raw: a hand-written conditional UpdateItem walking one item version by version.
-  const rawKey = { pk: { S: `bench#stream#raw#b${batchSize}` }, sk: { S: 'item' } };
-  await raw.send(new PutItemCommand({ TableName: config.tableName, Item: { ...rawKey, version: { N: '1' }, counter: { N: '0' } } }));
-  let version = 1;
+  // Raw: the same conditional UpdateItem baseline as the authority bench (raw-cas.ts).
+  const rawItem = new RawCasItem(raw, config.tableName, { pk: `bench#stream#raw#b${batchSize}`, sk: 'item' });
+  await rawItem.create();
   const rawSlice: SliceFn = async () => {
-    for (let i = 0; i < opts.rawCasPerSlice; i++) {
-      await raw.send(
-        new UpdateItemCommand({
-          TableName: config.tableName,
-          Key: rawKey,
-          ConditionExpression: '#version = :expected',
-          UpdateExpression: 'SET #version = :next, #counter = :counter',
-          ExpressionAttributeNames: { '#version': 'version', '#counter': 'counter' },
-          ExpressionAttributeValues: { ':expected': { N: String(version) }, ':next': { N: String(version + 1) }, ':counter': { N: String(version) } },
-        }),
-      );
-      version++;
-    }
+    for (let i = 0; i < opts.rawCasPerSlice; i++) await rawItem.cas();
     return opts.rawCasPerSlice;
   };
 
