@@ -1,0 +1,196 @@
+import { sha256Hex } from '../domain/digest.js';
+import { ValidationError } from '../domain/errors.js';
+import type { JsonValue, SourceChunk, SourceKey } from '../ports/source.js';
+import { ChunkDigest, type TargetRow } from '../ports/target.js';
+
+/**
+ * Extracted chunks as object generations: rows ⇄ JSONL bytes, pure and deterministic.
+ *
+ * Canonical form (one encoding per list of rows, so equal rows give equal bytes and equal
+ * SHA-256):
+ * - one line per row, each ending in `\n` (an empty chunk is zero bytes), UTF-8;
+ * - each line is a JSON object whose keys are exactly the chunk's columns, in column
+ *   order; values are JSON values (string, finite number, boolean, null, arrays, plain
+ *   objects), nested object keys sorted, no whitespace — `JSON.stringify` spelling;
+ * - anything that would not survive the round trip unchanged is refused rather than
+ *   coerced: `undefined`, a missing or extra column, NaN/±Infinity, Date, BigInt, bytes.
+ *   (The ClickHouse source never produces those: see src/ports/source.ts for how it
+ *   represents times, 64-bit integers and decimals as strings.)
+ *
+ * `decodeChunk` accepts only canonical bytes — it re-encodes every line and compares — so
+ * `encodeChunk(decodeChunk(b), columns)` is `b` for every accepted `b`, and the rows'
+ * `chunkDigest` is the same before the PUT and after a verified re-read.
+ */
+
+/** What an extracted chunk's generation records (in the journal and in object metadata). */
+export interface ExtractedChunkReceipt {
+  seq: number;
+  rows: number;
+  /** Size of the JSONL object. */
+  bytes: number;
+  /** Hex SHA-256 of the JSONL bytes: the object generation's checksum. */
+  sha256: string;
+  /** `chunkDigest(columns, rows)`: the digest the target's `loadChunk` receipt must match. */
+  digest: string;
+  firstKey: SourceKey;
+  lastKey: SourceKey;
+}
+
+export function encodeChunk(rows: Iterable<TargetRow>, columns: readonly string[]): Uint8Array {
+  const names = assertCodecColumns(columns);
+  const parts: Buffer[] = [];
+  let index = 0;
+  for (const row of rows) {
+    parts.push(Buffer.from(encodeLine(row, columns, names, index), 'utf8'));
+    index++;
+  }
+  return Buffer.concat(parts);
+}
+
+/**
+ * Rows of a canonical JSONL chunk. With `columns`, every row must carry exactly those
+ * columns in that order (the chunk's receipt or journal names them); without, the first
+ * row's keys are taken and every other row must match them.
+ */
+export function decodeChunk(bytes: Uint8Array, columns?: readonly string[]): TargetRow[] {
+  if (!(bytes instanceof Uint8Array)) throw malformed('chunk bytes must be a Uint8Array');
+  if (bytes.byteLength === 0) return [];
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw malformed('chunk is not valid UTF-8');
+  }
+  if (!text.endsWith('\n')) throw malformed('chunk must end with a newline');
+  const lines = text.slice(0, -1).split('\n');
+  let names = columns === undefined ? undefined : assertCodecColumns(columns);
+  let expected = columns;
+  const rows: TargetRow[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i] as string;
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch {
+      throw malformed(`line ${i + 1} is not JSON`);
+    }
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) throw malformed(`line ${i + 1} is not a JSON object`);
+    const row = value as TargetRow;
+    if (expected === undefined || names === undefined) {
+      expected = Object.keys(row);
+      names = assertCodecColumns(expected);
+    }
+    let canonical: string;
+    try {
+      canonical = encodeLine(row, expected, names, i);
+    } catch (error) {
+      throw malformed(`line ${i + 1}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    if (canonical !== `${line}\n`) throw malformed(`line ${i + 1} is not in canonical form`);
+    rows.push(row);
+  }
+  return rows;
+}
+
+/**
+ * The receipt of an encoded source chunk. `bytes` must be `encodeChunk(chunk.rows,
+ * chunk.columns)`; the rows are digested with the target port's `ChunkDigest`, so the
+ * receipt's `digest` is what the stage's load receipt for `seq` must show.
+ */
+export function chunkReceiptOf(chunk: SourceChunk, bytes: Uint8Array): ExtractedChunkReceipt {
+  if (!Number.isInteger(chunk.seq) || chunk.seq < 0) throw new ValidationError('delivery.chunk_seq_invalid', 'chunk seq must be a non-negative integer');
+  if (chunk.rows.length === 0) throw new ValidationError('delivery.chunk_invalid', 'a chunk receipt needs at least one row');
+  const digest = new ChunkDigest(chunk.columns);
+  for (const row of chunk.rows) digest.add(row);
+  return {
+    seq: chunk.seq,
+    rows: digest.rows,
+    bytes: bytes.byteLength,
+    sha256: sha256Hex(bytes),
+    digest: digest.digest(),
+    firstKey: chunk.firstKey,
+    lastKey: chunk.lastKey,
+  };
+}
+
+/** Encodes a source chunk and returns its bytes with their receipt. */
+export function encodeSourceChunk(chunk: SourceChunk): { bytes: Uint8Array; receipt: ExtractedChunkReceipt } {
+  const bytes = encodeChunk(chunk.rows, chunk.columns);
+  return { bytes, receipt: chunkReceiptOf(chunk, bytes) };
+}
+
+/** One row's canonical line, including its `\n`. */
+export function encodeRow(row: TargetRow, columns: readonly string[]): string {
+  return encodeLine(row, columns, assertCodecColumns(columns), 0);
+}
+
+// ---------------------------------------------------------------------------------------
+
+function encodeLine(row: TargetRow, columns: readonly string[], names: readonly string[], index: number): string {
+  if (row === null || typeof row !== 'object' || Array.isArray(row)) throw invalidRow(index, 'is not an object');
+  const keys = Object.keys(row);
+  if (keys.length !== columns.length) throw invalidRow(index, `has ${keys.length} keys, expected the ${columns.length} chunk columns`);
+  let line = '{';
+  for (let c = 0; c < columns.length; c++) {
+    const column = columns[c] as string;
+    if (!Object.hasOwn(row, column)) throw invalidRow(index, `lacks column ${names[c]}`);
+    if (c > 0) line += ',';
+    line += `${names[c]}:${canonicalValue(row[column], index, column)}`;
+  }
+  return `${line}}\n`;
+}
+
+function canonicalValue(value: unknown, index: number, column: string): string {
+  return JSON.stringify(normalise(value, index, column));
+}
+
+function normalise(value: unknown, index: number, column: string): JsonValue {
+  if (value === null) return null;
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return value;
+    case 'number':
+      if (!Number.isFinite(value)) throw invalidRow(index, `column ${column}: ${String(value)} is not a JSON number`);
+      return value;
+    case 'object': {
+      if (Array.isArray(value)) return value.map((v) => normalise(v, index, column));
+      const proto = Object.getPrototypeOf(value) as unknown;
+      if (proto !== Object.prototype && proto !== null) {
+        throw invalidRow(index, `column ${column}: ${describeType(value)} is not a JSON value`);
+      }
+      // Null prototype: a key spelled `__proto__` (a Map key in the data) stays a key.
+      const out = Object.create(null) as Record<string, JsonValue>;
+      for (const key of Object.keys(value).sort()) out[key] = normalise((value as Record<string, unknown>)[key], index, column);
+      return out;
+    }
+    default:
+      throw invalidRow(index, `column ${column}: ${typeof value} is not a JSON value`);
+  }
+}
+
+function describeType(value: object): string {
+  if (value instanceof Date) return 'a Date';
+  if (value instanceof Uint8Array) return 'a byte array';
+  return `a ${value.constructor?.name ?? 'non-plain'} object`;
+}
+
+/** The columns as quoted JSON keys; distinct non-empty strings. */
+function assertCodecColumns(columns: readonly string[]): string[] {
+  if (!Array.isArray(columns) || columns.length === 0) throw new ValidationError('delivery.chunk_invalid', 'a chunk needs at least one column');
+  const seen = new Set<string>();
+  return columns.map((c) => {
+    if (typeof c !== 'string' || c === '') throw new ValidationError('delivery.chunk_invalid', 'chunk columns must be non-empty strings');
+    if (seen.has(c)) throw new ValidationError('delivery.chunk_invalid', `chunk column ${JSON.stringify(c)} is listed twice`);
+    seen.add(c);
+    return JSON.stringify(c);
+  });
+}
+
+function invalidRow(index: number, message: string): ValidationError {
+  return new ValidationError('delivery.chunk_row_invalid', `row ${index}: ${message}`);
+}
+
+function malformed(message: string): ValidationError {
+  return new ValidationError('delivery.chunk_malformed', message);
+}

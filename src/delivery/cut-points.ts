@@ -1,0 +1,40 @@
+import { TARGET_CUT_POINTS } from '../ports/target.js';
+
+/**
+ * Every effect of bounded delivery, by name (DESIGN.md "Cut points and faults"). The
+ * authority cut points are the conditional writes of journal-store.ts, custody.ts and
+ * checkpoint.ts; the target cut points are run by the target adapters; the rest name the
+ * flow's own effects so a fault spec (`CUTPOINT_FAULTS`) can address each of them.
+ */
+export const DELIVERY_CUT_POINTS = {
+  /**
+   * Custody CAS: beginning an invocation (the seal, the invocation record and custody in
+   * one transaction) and a recovery session taking custody over from an older one.
+   */
+  custodyAcquire: 'delivery.custody.acquire',
+  /** A transition to a terminal state: journal and custody release in one transaction. */
+  custodyRelease: 'delivery.custody.release',
+  /** Every other journaled state change or fact record of an invocation. */
+  journalTransition: 'delivery.journal.transition',
+  /** The route checkpoint CAS, guarded by custody, journaled in the same transaction. */
+  checkpointAdvance: 'delivery.checkpoint.advance',
+
+  /** Sealing the recovery authority before source row I/O (the flow's seal step). */
+  seal: 'delivery.seal',
+  /** Journaling the owned stage's exact object id and owner binding. */
+  stagingRecord: 'delivery.staging.record',
+  /** Extracted chunk object PUT (S3). */
+  chunkPut: 'delivery.chunk.put',
+  /** Journaling an extracted chunk's receipt (seq, rows, bytes, sha256, key). */
+  chunkReceipt: 'delivery.chunk.receipt',
+  /** Journaling a chunk load receipt (seq, rows, digest). */
+  loadReceipt: 'delivery.load.receipt',
+  /** Evidence document PUT (S3); persisted before the checkpoint advances. */
+  evidencePut: 'delivery.evidence.put',
+
+  ...TARGET_CUT_POINTS,
+} as const;
+
+export type DeliveryCutPoint = (typeof DELIVERY_CUT_POINTS)[keyof typeof DELIVERY_CUT_POINTS];
+
+export { TARGET_CUT_POINTS };
