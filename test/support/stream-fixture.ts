@@ -7,6 +7,7 @@ import { readVerified } from '../../src/objects/exact-object.js';
 import type { Fence } from '../../src/ports/authority.js';
 import type { Ports } from '../../src/ports/index.js';
 import { createStream } from '../../src/stream/create-stream.js';
+import { readStream } from '../../src/stream/read.js';
 import { takeoverLane } from '../../src/stream/takeover.js';
 
 export interface Acknowledged {
@@ -63,6 +64,17 @@ export async function expectLaneInvariant(ports: Ports, lane: LaneRef, acknowled
   expect(head.committedEnd).toBe(expectedStart);
   expect(head.suspendedBy).toBeUndefined();
   for (const ack of acknowledged) expect(byAttempt.get(ack.attemptId), `acknowledged ${ack.attemptId}`).toEqual(ack.records);
+  // Readers see exactly that: every committed record once, in order, through the read path.
+  const expected = commits.flatMap((c) => byAttempt.get(c.attemptId) ?? []);
+  const seen: string[] = [];
+  for (let from = head.trimOffset; from < head.committedEnd; ) {
+    const page = await readStream({ ...lane, from, maxRecords: 1000 }, ports);
+    expect(page.records.map((r) => r.offset)).toEqual(page.records.map((_, i) => from + i));
+    seen.push(...page.records.map((r) => Buffer.from(r.data, 'base64').toString()));
+    expect(page.next, 'a read made no progress').toBeGreaterThan(from);
+    from = page.next;
+  }
+  expect(seen).toEqual(expected.slice(head.trimOffset));
   const intents = (await ports.authority.query(laneKeys.pk(lane), 'intent#')) as unknown as AppendIntent[];
   for (const intent of intents) {
     expect(['COMMITTED', 'ABORTED'], `intent ${intent.attemptId} has no final outcome`).toContain(intent.state);
