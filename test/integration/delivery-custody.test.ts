@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/domain/digest.js';
 import { invocationIdFrom, targetIdOf } from '../../src/domain/delivery/identifiers.js';
-import { FAULT_KINDS, type FaultKind } from '../../src/domain/faults.js';
+import { FAULT_KINDS } from '../../src/domain/faults.js';
 import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.js';
 import { sealAuthority } from '../../src/domain/delivery/sealed-authority.js';
 import type { SealedWindow } from '../../src/domain/delivery/window.js';
@@ -14,6 +14,7 @@ import { deliveryKeys, inspectAll, journalOf, loadInvocation, recordFacts, trans
 import type { Fence } from '../../src/ports/authority.js';
 import type { Ports } from '../../src/ports/index.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
+import { EXPECTED_FIRST, firstAttempt } from '../support/fault-attempt.js';
 
 /**
  * Target custody against DynamoDB Local (issue 4): exactly one invocation holds a target;
@@ -294,26 +295,6 @@ describe('zombies', () => {
 // ---------------------------------------------------------------------------------------
 // Fault matrix at delivery.custody.acquire: begin and takeover.
 
-async function firstAttempt(faults: TestStores['faults'], cutPoint: string, kind: FaultKind, run: () => Promise<unknown>): Promise<string> {
-  faults.arm(`${cutPoint}:${kind === 'delay' ? 'delay=50' : kind}`);
-  try {
-    await run();
-    return 'ok';
-  } catch (error) {
-    return (error as { name?: string }).name ?? 'error';
-  } finally {
-    faults.disarm();
-  }
-}
-
-const EXPECTED_FIRST: Record<FaultKind, string> = {
-  'crash-before': 'Cutpoint.WorkerCrashed',
-  'crash-after': 'Cutpoint.WorkerCrashed',
-  'lose-response': 'ok',
-  fail: 'Cutpoint.EffectFailed',
-  delay: 'ok',
-  'lose-request': 'ok',
-};
 
 describe('fault matrix', () => {
   it.each(FAULT_KINDS)('%s at delivery.custody.acquire (begin): custody and record land together, once', async (kind) => {

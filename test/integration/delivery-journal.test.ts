@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/domain/digest.js';
 import { invocationIdFrom, targetIdOf } from '../../src/domain/delivery/identifiers.js';
-import { FAULT_KINDS, type FaultKind } from '../../src/domain/faults.js';
+import { FAULT_KINDS } from '../../src/domain/faults.js';
 import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.js';
 import { sealAuthority } from '../../src/domain/delivery/sealed-authority.js';
 import type { JournalState } from '../../src/domain/delivery/journal-states.js';
@@ -23,6 +23,7 @@ import {
 } from '../../src/delivery/journal-store.js';
 import type { Ports } from '../../src/ports/index.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
+import { EXPECTED_FIRST, firstAttempt } from '../support/fault-attempt.js';
 
 /** The delivery journal against DynamoDB Local: transitions, facts, checkpoint, read side, fault matrices. */
 
@@ -300,26 +301,6 @@ describe('read side', () => {
 // ---------------------------------------------------------------------------------------
 // Fault matrices: every fault kind at each journal cut point, then a retry, then invariants.
 
-async function firstAttempt(faults: TestStores['faults'], cutPoint: string, kind: FaultKind, run: () => Promise<unknown>): Promise<string> {
-  faults.arm(`${cutPoint}:${kind === 'delay' ? 'delay=50' : kind}`);
-  try {
-    await run();
-    return 'ok';
-  } catch (error) {
-    return (error as { name?: string }).name ?? 'error';
-  } finally {
-    faults.disarm();
-  }
-}
-
-const EXPECTED_FIRST: Record<FaultKind, string> = {
-  'crash-before': 'Cutpoint.WorkerCrashed',
-  'crash-after': 'Cutpoint.WorkerCrashed',
-  'lose-response': 'ok',
-  fail: 'Cutpoint.EffectFailed',
-  delay: 'ok',
-  'lose-request': 'ok',
-};
 
 describe('fault matrix', () => {
   it.each(FAULT_KINDS)('%s at delivery.journal.transition: applied exactly once after a retry, or not at all', async (kind) => {
