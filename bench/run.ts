@@ -1,5 +1,5 @@
+import { configForRuntime } from '../src/local/runtime-config.js';
 import { provisionLocal } from '../src/adapters/provision.js';
-import type { CutpointConfig } from '../src/config.js';
 import { startLocalRuntime, type LocalRuntime } from '../src/local/runtime.js';
 import { benchAuthorityCas, type AuthorityCasResult } from './authority-cas.js';
 import { fmt } from './measure.js';
@@ -45,12 +45,7 @@ async function main(): Promise<void> {
   progress('starting DynamoDB Local and the S3 emulator (in-memory, loopback only) …');
   const runtime: LocalRuntime = await startLocalRuntime();
   try {
-    const config: CutpointConfig = {
-      tableName: 'cutpoint-bench',
-      bucketName: 'cutpoint-bench',
-      region: runtime.region,
-      endpoints: { dynamodb: runtime.dynamodbEndpoint, s3: runtime.s3Endpoint },
-    };
+    const config = configForRuntime(runtime, 'cutpoint-bench');
     await provisionLocal(config);
     progress(
       `emulators up in ${((performance.now() - started) / 1000).toFixed(1)} s ` +

@@ -1,7 +1,7 @@
+import { configForRuntime } from '../../local/runtime-config.js';
 import { FaultSwitch } from '../../adapters/fault-injector.js';
 import { awsPorts } from '../../adapters/ports.js';
 import { provisionLocal } from '../../adapters/provision.js';
-import type { CutpointConfig } from '../../config.js';
 import { sha256Hex } from '../../domain/digest.js';
 import { CutpointError } from '../../domain/errors.js';
 import { readVerified } from '../../objects/exact-object.js';
@@ -22,12 +22,7 @@ export async function demoCommand(): Promise<unknown> {
   progress('starting DynamoDB Local and the S3 emulator (in-memory, loopback only) …');
   const runtime = await startLocalRuntime();
   try {
-    const config: CutpointConfig = {
-      tableName: 'cutpoint-demo',
-      bucketName: 'cutpoint-demo',
-      region: runtime.region,
-      endpoints: { dynamodb: runtime.dynamodbEndpoint, s3: runtime.s3Endpoint },
-    };
+    const config = configForRuntime(runtime, 'cutpoint-demo');
     await provisionLocal(config);
     const faults = new FaultSwitch();
     const meter = new RequestMeter();
