@@ -1,3 +1,4 @@
+import { deliveryCommand, deliveryHelp } from './commands/delivery.js';
 import { demoCommand, demoHelp } from './commands/demo.js';
 import { flowCommand, flowHelp } from './commands/flow.js';
 import { localCommand, localHelp } from './commands/local.js';
@@ -11,7 +12,7 @@ timeouts and lost responses.
 usage: cutpoint <command> [options]
 
 commands:
-${[demoHelp, localHelp, objectHelp, flowHelp, streamHelp].map((h) => h.replace(/^/gm, '  ')).join('\n\n')}
+${[demoHelp, localHelp, objectHelp, flowHelp, streamHelp, deliveryHelp].map((h) => h.replace(/^/gm, '  ')).join('\n\n')}
 
 Every command honours CUTPOINT_FAULTS (e.g. "generation.commit.cas:lose-response") to
 rehearse a fault at a named cut point locally. Results are JSON on stdout; diagnostics go
@@ -23,6 +24,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<unknown>> = {
   flow: flowCommand,
   object: objectCommand,
   stream: streamCommand,
+  delivery: deliveryCommand,
 };
 
 /** Runs one command; returns the process exit code. */

@@ -1,0 +1,342 @@
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inertFaults } from '../../src/adapters/fault-injector.js';
+import { awsPorts } from '../../src/adapters/ports.js';
+import { provisionLocal } from '../../src/adapters/provision.js';
+import { localRuntimeConfig } from '../../src/cli/local-config.js';
+import { sha256Hex } from '../../src/domain/digest.js';
+import { invocationIdFrom, targetIdOf } from '../../src/domain/delivery/identifiers.js';
+import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.js';
+import { sealAuthority } from '../../src/domain/delivery/sealed-authority.js';
+import { beginInvocation, releaseCustody, type CustodyGrant } from '../../src/delivery/custody.js';
+import { deliveryKeys, recordFacts, transition, type InvocationRef } from '../../src/delivery/journal-store.js';
+import { REPO_ROOT } from '../../src/local/asl.js';
+import { freePort } from '../../src/local/free-port.js';
+import { localDown, localUp } from '../../src/local/runtime.js';
+import type { Ports } from '../../src/ports/index.js';
+
+/**
+ * `cutpoint delivery …` as an operator runs it (seed 004): the real bin against a local
+ * runtime of its own, journal records seeded through the journal store, stdout one JSON
+ * document, stderr `<code>: <message>`, exit 0/1/2. The child's environment holds no
+ * source or target binding at all (the manifest names variables that are unset), so any
+ * database connection attempt could not succeed: inspection and every refusal below run
+ * on the journal alone.
+ */
+
+/** Environment variable names the manifest's bindings name; none is ever set. */
+const CH_URL_ENV = 'CUTPOINT_TEST_ABSENT_CH_URL';
+const TARGET_URL_ENV = 'CUTPOINT_TEST_ABSENT_MSSQL_URL';
+const manifestText = `version: 1
+bindings:
+  events_ch: { kind: clickhouse, url_env: ${CH_URL_ENV} }
+  warehouse: { kind: mssql, url_env: ${TARGET_URL_ENV} }
+routes:
+  daily:
+    source: { binding: events_ch, table: analytics.events, time_column: event_time, key_columns: [event_id] }
+    window: { kind: rolling, days: 1, boundary: day }
+    target: { binding: warehouse, table: dbo.events_daily, key_columns: [event_id], mode: replace_window }
+  hourly:
+    source: { binding: events_ch, table: analytics.events, time_column: event_time, key_columns: [event_id] }
+    window: { kind: rolling, days: 1, boundary: hour }
+    target: { binding: warehouse, table: dbo.events_hourly, key_columns: [event_id], mode: replace_window }
+`;
+const WINDOW = { start: '2026-11-01T00:00:00.000Z', end: '2026-11-02T00:00:00.000Z' };
+
+let root = '';
+let stateDir = '';
+let manifestFile = '';
+let ports: Ports;
+const stateDirBefore = process.env.CUTPOINT_STATE_DIR;
+
+/** The child's environment: no database URL or credential of any kind. */
+function childEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (/URL|DSN|MSSQL|CLICKHOUSE|^PG|PASSWORD|^CUTPOINT_|^AWS_/i.test(k)) continue;
+    env[k] = v;
+  }
+  return { ...env, CUTPOINT_STATE_DIR: stateDir, CUTPOINT_FAULTS: '' };
+}
+
+function cutpoint(args: string[]) {
+  const out = spawnSync(process.execPath, [`${REPO_ROOT}bin/cutpoint.js`, ...args], {
+    cwd: root,
+    encoding: 'utf8',
+    env: childEnv(),
+    timeout: 120_000,
+  });
+  return { code: out.status, stdout: out.stdout, stderr: out.stderr };
+}
+
+function json(r: { code: number | null; stdout: string; stderr: string }): Record<string, unknown> {
+  expect(r.code, r.stderr).toBe(0);
+  return JSON.parse(r.stdout) as Record<string, unknown>;
+}
+
+/** A refusal: exit 1, empty stdout, exactly one `<code>: <message>` line on stderr. */
+function refused(r: { code: number | null; stdout: string; stderr: string }, code: string): string {
+  expect(r, r.stderr).toMatchObject({ code: 1, stdout: '' });
+  const lines = r.stderr.split('\n').filter((l) => l && !l.startsWith('cutpoint: '));
+  expect(lines).toHaveLength(1);
+  expect(lines[0]).toMatch(new RegExp(`^${code.replace(/\./g, '\\.')}: `));
+  return lines[0] as string;
+}
+
+const route = (text: string) => selectRoute(parseManifest(text, 'seed'), 'daily');
+const newInvocationId = () => invocationIdFrom(new Uint8Array(randomBytes(16)));
+let tables = 0;
+const newTarget = () => targetIdOf('warehouse', { schema: 'dbo', name: `events_${process.pid}_${++tables}` });
+
+/** Begins an invocation sealed under the manifest file at `manifestFile#daily` (EMPTY_STAGING). */
+async function begin(): Promise<{ ref: InvocationRef; grant: CustodyGrant }> {
+  const invocationId = newInvocationId();
+  const targetId = newTarget();
+  const sealed = sealAuthority({
+    invocationId,
+    manifestText,
+    selector: `${manifestFile}#daily`,
+    route: route(manifestText),
+    targetIdentity: { server: 'sql-1', database: 'dwh', principal: 'cutpoint' },
+    workRoot: join(root, 'work'),
+    window: WINDOW,
+  });
+  const grant = await beginInvocation(ports, { invocationId, route: 'daily', targetId, sealed, session: `s-${invocationId.slice(4, 12)}` });
+  return { ref: { targetId, invocationId }, grant };
+}
+
+const staging = { table: { schema: 'dbo', table: 'cutpoint_stg_x' }, objectId: '1234', owner: sha256Hex('owner') };
+
+/** EMPTY_STAGING → WRITING_UNKNOWN → VERIFIED_EOF → PUBLICATION_UNKNOWN. */
+async function toPublicationUnknown(): Promise<InvocationRef> {
+  const { ref, grant } = await begin();
+  const fence = grant.fence;
+  await transition(ports, ref, { from: 'EMPTY_STAGING', to: 'WRITING_UNKNOWN', fence, transitionId: 'write', patch: { staging, ownedStagesRecorded: true } });
+  await transition(ports, ref, { from: 'WRITING_UNKNOWN', to: 'VERIFIED_EOF', fence, transitionId: 'eof' });
+  await transition(ports, ref, { from: 'VERIFIED_EOF', to: 'PUBLICATION_UNKNOWN', fence, transitionId: 'publish-lost' });
+  return ref;
+}
+
+/** Every item of the seeded invocations, their targets, pointers and journals, as one text. */
+async function rawSnapshot(refs: InvocationRef[]): Promise<string> {
+  const a = ports.authority;
+  const parts = await Promise.all(
+    refs.flatMap((r) => [
+      a.query(`target#${r.targetId}`, 'c'),
+      a.query(deliveryKeys.invocationsOf(r.targetId), 'inv#'),
+      a.query(deliveryKeys.journal(r.invocationId), 'seq#'),
+      a.query(deliveryKeys.journal(r.invocationId), 'tx#'),
+      a.get(deliveryKeys.pointer(r.invocationId)),
+    ]),
+  );
+  return JSON.stringify(parts);
+}
+
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), 'cutpoint-delivery-cli-'));
+  stateDir = join(root, 'local');
+  manifestFile = join(root, 'route.yaml');
+  await writeFile(manifestFile, manifestText);
+  await localUp(stateDir, { dynamodbPort: await freePort(), s3Port: await freePort() });
+  // The same table and bucket the CLI resolves for this runtime (this test process only).
+  process.env.CUTPOINT_STATE_DIR = stateDir;
+  const config = await localRuntimeConfig();
+  await provisionLocal(config);
+  ports = awsPorts(config, inertFaults);
+}, 180_000);
+
+afterAll(async () => {
+  if (stateDirBefore === undefined) delete process.env.CUTPOINT_STATE_DIR;
+  else process.env.CUTPOINT_STATE_DIR = stateDirBefore;
+  if (stateDir) await localDown(stateDir);
+  if (root) await rm(root, { recursive: true, force: true });
+});
+
+const ID_SHAPED_UNKNOWN = 'inv-aaaaaaaaaaaaaaaaaaaaaaaaaa';
+
+describe('cutpoint delivery', () => {
+  it('argument grammar errors exit 2 with nothing on stdout, before anything starts', () => {
+    const id = ID_SHAPED_UNKNOWN;
+    for (const args of [
+      ['delivery'],
+      ['delivery', 'frobnicate'],
+      ['delivery', 'inspect-all', '--format', 'yaml'],
+      ['delivery', 'inspect-all', 'extra'],
+      ['delivery', 'inspect-all', '--bogus'],
+      ['delivery', 'inspect', '--format', 'json'],
+      ['delivery', 'inspect', id, '--format', 'text'],
+      ['delivery', 'inspect', id, 'extra'],
+      ['delivery', 'inspect', id, '--target', 'warehouse.dbo.t'],
+      ['delivery', 'reconcile', '--manifest', 'x.yaml#daily', '--yes'],
+      ['delivery', 'reconcile', id, '--yes'],
+      ['delivery', 'reconcile', id, '--manifest'],
+      ['delivery', 'resume', id, '--manifest', 'x.yaml#daily', '--yes', '--format', 'csv'],
+      ['delivery', 'retire', id, '--manifest', 'x.yaml#daily', '--yes=no'],
+      ['delivery', 'retire', id, '--manifest', 'x.yaml#daily', '--target', 'warehouse.dbo.t'],
+    ]) {
+      const r = cutpoint(args);
+      expect(r, args.join(' ')).toMatchObject({ code: 2, stdout: '' });
+      expect(r.stderr, args.join(' ')).toMatch(/^cli\.usage: /);
+    }
+  }, 120_000);
+
+  it('inspect-all on an empty journal prints the empty recovery index', () => {
+    const r = cutpoint(['delivery', 'inspect-all', '--format', 'json']);
+    expect(json(r)).toEqual({ items: [], kind: 'cutpoint.delivery-recovery-index.v1', retained_custody_count: 0, schema_version: 1 });
+    // --format defaults to json.
+    expect(json(cutpoint(['delivery', 'inspect-all']))).toEqual(JSON.parse(r.stdout));
+  }, 60_000);
+
+  describe('with seeded invocations', () => {
+    let unknown: InvocationRef; // PUBLICATION_UNKNOWN: reconcile
+    let unrecorded: InvocationRef; // EMPTY_STAGING, owned stages not recorded: nothing
+    let emptyStage: InvocationRef; // EMPTY_STAGING, owned stage recorded: retire
+    let retired: InvocationRef; // RETIRED: nothing, custody released
+    let refs: InvocationRef[];
+
+    beforeAll(async () => {
+      unknown = await toPublicationUnknown();
+      unrecorded = (await begin()).ref;
+      const e = await begin();
+      emptyStage = e.ref;
+      await recordFacts(ports, emptyStage, { state: 'EMPTY_STAGING', fence: e.grant.fence, transitionId: 'staged', patch: { staging, ownedStagesRecorded: true } });
+      const r = await begin();
+      retired = r.ref;
+      await recordFacts(ports, retired, { state: 'EMPTY_STAGING', fence: r.grant.fence, transitionId: 'staged', patch: { staging, ownedStagesRecorded: true } });
+      await releaseCustody(ports, retired, { from: 'EMPTY_STAGING', to: 'RETIRED', fence: r.grant.fence, transitionId: 'retired' });
+      refs = [unknown, unrecorded, emptyStage, retired];
+    }, 60_000);
+
+    const inspect = (ref: InvocationRef) => json(cutpoint(['delivery', 'inspect', ref.invocationId, '--format', 'json']));
+    const live = (action: string, ref: InvocationRef, manifest: string, yes = true) =>
+      cutpoint(['delivery', action, ref.invocationId, '--manifest', manifest, ...(yes ? ['--yes'] : []), '--format', 'json']);
+
+    it('inspect shows state, diagnostic_code and permitted_actions per the state-to-action guide', () => {
+      const base = { kind: 'cutpoint.delivery-recovery.v1', schema_version: 1, route: 'daily', window: WINDOW };
+      expect(inspect(unknown)).toEqual({
+        ...base,
+        invocation_id: unknown.invocationId,
+        state: 'PUBLICATION_UNKNOWN',
+        diagnostic_code: 'delivery.publication_unknown',
+        permitted_actions: ['reconcile'],
+        holds_custody: true,
+      });
+      expect(inspect(unrecorded)).toEqual({
+        ...base,
+        invocation_id: unrecorded.invocationId,
+        state: 'EMPTY_STAGING',
+        diagnostic_code: 'delivery.owned_stage_unrecorded',
+        permitted_actions: [],
+        holds_custody: true,
+      });
+      expect(inspect(emptyStage)).toMatchObject({ state: 'EMPTY_STAGING', diagnostic_code: 'delivery.empty_staging', permitted_actions: ['retire'], holds_custody: true });
+      expect(inspect(retired)).toMatchObject({ state: 'RETIRED', diagnostic_code: 'delivery.retired', permitted_actions: [], holds_custody: false });
+    }, 120_000);
+
+    it('inspect-all lists every invocation in id order and counts retained custody', () => {
+      const index = json(cutpoint(['delivery', 'inspect-all', '--format', 'json']));
+      const ids = refs.map((r) => r.invocationId).sort();
+      expect(index).toMatchObject({ kind: 'cutpoint.delivery-recovery-index.v1', schema_version: 1, retained_custody_count: 3 });
+      const items = index.items as Array<Record<string, unknown>>;
+      expect(items.map((i) => i.invocation_id)).toEqual(ids);
+      expect(items.find((i) => i.invocation_id === retired.invocationId)).toEqual({
+        diagnostic_code: 'delivery.retired',
+        holds_custody: false,
+        invocation_id: retired.invocationId,
+        permitted_actions: [],
+        route: 'daily',
+        state: 'RETIRED',
+      });
+
+      const one = json(cutpoint(['delivery', 'inspect-all', '--target', unknown.targetId, '--format', 'json']));
+      expect(one).toMatchObject({ retained_custody_count: 1, items: [{ invocation_id: unknown.invocationId, state: 'PUBLICATION_UNKNOWN', permitted_actions: ['reconcile'] }] });
+      const none = json(cutpoint(['delivery', 'inspect-all', '--target', retired.targetId]));
+      expect(none).toMatchObject({ retained_custody_count: 0, items: [{ invocation_id: retired.invocationId }] });
+      refused(cutpoint(['delivery', 'inspect-all', '--target', 'Not A Target']), 'delivery.target_id_invalid');
+    }, 120_000);
+
+    it('malformed and unknown invocation ids get stable diagnostics and never echo the input', () => {
+      const pasted = 'inv-SECRET-CLIPBOARD';
+      const line = refused(cutpoint(['delivery', 'inspect', pasted, '--format', 'json']), 'delivery.invocation_id_invalid');
+      expect(line).not.toContain('SECRET');
+      refused(cutpoint(['delivery', 'inspect', ID_SHAPED_UNKNOWN]), 'delivery.recovery_journal_unavailable');
+      // Live actions: the same codes once confirmed.
+      refused(live('reconcile', { targetId: '', invocationId: pasted }, `${manifestFile}#daily`), 'delivery.invocation_id_invalid');
+      refused(live('reconcile', { targetId: '', invocationId: ID_SHAPED_UNKNOWN }, `${manifestFile}#daily`), 'delivery.recovery_journal_unavailable');
+    }, 120_000);
+
+    it('every live-action refusal is stable and leaves the journal byte-identical', async () => {
+      const indexBefore = cutpoint(['delivery', 'inspect-all', '--format', 'json']).stdout;
+      const rawBefore = await rawSnapshot(refs);
+      const missing = join(root, 'does-not-exist.yaml');
+
+      // Missing --yes: refused before the manifest is loaded — a nonexistent manifest
+      // and even a malformed id still get the confirmation diagnostic.
+      for (const action of ['reconcile', 'resume', 'retire']) {
+        const line = refused(live(action, unknown, `${missing}#daily`, false), 'delivery.recovery_confirmation_required');
+        expect(line).toContain(action);
+      }
+      refused(live('reconcile', { targetId: '', invocationId: 'not-an-id' }, 'no-selector', false), 'delivery.recovery_confirmation_required');
+
+      // Not in permitted_actions: refused from the journal alone (the manifest is never read).
+      const notPermitted = refused(live('resume', unknown, `${missing}#daily`), 'delivery.recovery_action_not_permitted');
+      expect(notPermitted).toContain('PUBLICATION_UNKNOWN');
+      expect(notPermitted).toContain('[reconcile]');
+      refused(live('retire', unknown, `${manifestFile}#daily`), 'delivery.recovery_action_not_permitted');
+      refused(live('retire', unrecorded, `${manifestFile}#daily`), 'delivery.recovery_action_not_permitted');
+      refused(live('reconcile', emptyStage, `${manifestFile}#daily`), 'delivery.recovery_action_not_permitted');
+      refused(live('retire', retired, `${manifestFile}#daily`), 'delivery.recovery_action_not_permitted');
+
+      // Permitted, then the manifest: unreadable, malformed selector, unknown route, invalid YAML.
+      refused(live('reconcile', unknown, `${missing}#daily`), 'delivery.manifest_unavailable');
+      refused(live('reconcile', unknown, manifestFile), 'delivery.selector_invalid');
+      refused(live('reconcile', unknown, `${manifestFile}#weekly`), 'delivery.selector_unknown');
+      const broken = join(root, 'broken.yaml');
+      await writeFile(broken, 'version: 1\nroutes: [\n');
+      refused(live('reconcile', unknown, `${broken}#daily`), 'delivery.manifest_unparsable');
+
+      // The sealed authority: a manifest whose digest differs, another route of the same
+      // manifest (the selector), another binding — each a mismatch naming the field only.
+      const edited = join(root, 'edited.yaml');
+      await writeFile(edited, `${manifestText}# edited\n`);
+      const mismatch = refused(live('reconcile', unknown, `${edited}#daily`), 'delivery.recovery_authority_mismatch');
+      expect(mismatch).toContain('manifestDigest');
+      expect(mismatch).toContain('selectorDigest'); // another file path, too
+      expect(mismatch).not.toMatch(/[0-9a-f]{64}/);
+      await writeFile(manifestFile, `${manifestText}# edited in place\n`);
+      try {
+        const inPlace = refused(live('reconcile', unknown, `${manifestFile}#daily`), 'delivery.recovery_authority_mismatch');
+        expect(inPlace).toMatch(/: manifestDigest; /);
+      } finally {
+        await writeFile(manifestFile, manifestText);
+      }
+      refused(live('reconcile', unknown, `${manifestFile}#hourly`), 'delivery.recovery_authority_mismatch');
+
+      // Everything matches: the action itself is not built yet — refused honestly, not faked.
+      const unavailable = refused(live('reconcile', unknown, `${manifestFile}#daily`), 'delivery.recovery_action_unavailable');
+      expect(unavailable).toBe('delivery.recovery_action_unavailable: reconcile is not implemented yet');
+      // A relative selector resolves against the working directory, like the seal's absolute file.
+      refused(live('reconcile', unknown, 'route.yaml#daily'), 'delivery.recovery_action_unavailable');
+      refused(live('retire', emptyStage, `${manifestFile}#daily`), 'delivery.recovery_action_unavailable');
+
+      expect(cutpoint(['delivery', 'inspect-all', '--format', 'json']).stdout).toBe(indexBefore);
+      expect(await rawSnapshot(refs)).toBe(rawBefore);
+    }, 300_000);
+
+    it('a corrupted journal is inconsistent: inspect and inspect-all exit 1, nothing vouched for', async () => {
+      // A pointer whose journal record is missing (e.g. a hand-edited or torn table).
+      const orphan = newInvocationId();
+      const put = await ports.authority.put('test.corrupt', { ...deliveryKeys.pointer(orphan), targetId: newTarget(), route: 'daily' }, 'absent');
+      expect(put.status).toBe('APPLIED');
+      refused(cutpoint(['delivery', 'inspect', orphan, '--format', 'json']), 'delivery.recovery_journal_inconsistent');
+      refused(cutpoint(['delivery', 'inspect-all', '--format', 'json']), 'delivery.recovery_journal_inconsistent');
+      refused(live('reconcile', { targetId: '', invocationId: orphan }, `${manifestFile}#daily`), 'delivery.recovery_journal_inconsistent');
+      // One target's listing does not read the pointers and still vouches for its own records.
+      expect(json(cutpoint(['delivery', 'inspect-all', '--target', unknown.targetId]))).toMatchObject({ retained_custody_count: 1 });
+    }, 120_000);
+  });
+});
