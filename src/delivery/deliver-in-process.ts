@@ -1,0 +1,111 @@
+import type { JournalState } from '../domain/delivery/journal-states.js';
+import type { SealedWindow } from '../domain/delivery/window.js';
+import { rerunTransient } from '../engine/rerun.js';
+import type { DropStatus } from '../ports/target.js';
+import type { DeliveryDeps } from './deps.js';
+import { begin, type BeginInput } from './steps/begin.js';
+import { checkpoint } from './steps/checkpoint.js';
+import { cleanup } from './steps/cleanup.js';
+import type { StepInput, StepOutput } from './steps/common.js';
+import { createStaging } from './steps/create-staging.js';
+import { persistEvidence } from './steps/evidence.js';
+import { extractChunks } from './steps/extract-chunks.js';
+import { loadChunks } from './steps/load-chunks.js';
+import { publish } from './steps/publish.js';
+import { quality } from './steps/quality.js';
+import { release } from './steps/release.js';
+import { verifyEof } from './steps/verify-eof.js';
+
+export type DeliveryStepName =
+  | 'begin'
+  | 'create-staging'
+  | 'extract-chunks'
+  | 'load-chunks'
+  | 'verify-eof'
+  | 'quality'
+  | 'publish'
+  | 'evidence'
+  | 'checkpoint'
+  | 'cleanup'
+  | 'release';
+
+type Step = (input: StepInput, deps: DeliveryDeps) => Promise<StepOutput & { drop?: DropStatus; failures?: string[]; problems?: string[] }>;
+
+/** The steps after begin, in flow order (statemachines' deliver-window flow runs the same). */
+export const DELIVERY_STEPS: ReadonlyArray<readonly [DeliveryStepName, Step]> = [
+  ['create-staging', createStaging],
+  ['extract-chunks', extractChunks],
+  ['load-chunks', loadChunks],
+  ['verify-eof', verifyEof],
+  ['quality', quality],
+  ['publish', publish],
+  ['evidence', persistEvidence],
+  ['checkpoint', checkpoint],
+  ['cleanup', cleanup],
+  ['release', release],
+];
+
+export interface DeliveryRun {
+  invocationId: string;
+  targetId: string;
+  state: JournalState;
+  /** When the run ended short of CUSTODY_RELEASED: the first step that reported the final state. */
+  stoppedAt?: DeliveryStepName;
+  /** Why (names only): failed quality rules, EOF problems, or the cleanup drop status. */
+  reasons?: string[];
+  /** Per step: whether it acted (false: its work was already journaled, or not its turn). */
+  steps: Array<{ step: DeliveryStepName; state: JournalState; acted: boolean }>;
+}
+
+/**
+ * Runs the steps after begin, in order, each rerun after a transient error as the flow's
+ * Retry would (every step reloads the journal first, so a rerun is safe). Every step runs:
+ * one whose turn it is not returns without acting, so a state that needs an operator
+ * (PARTIAL_PROVED, REEXTRACT_REQUIRED, PUBLICATION_UNKNOWN without a receipt,
+ * INCIDENT_RETAINED) simply ends the run in that state, and a PUBLICATION_UNKNOWN whose
+ * receipt is found is carried on to the end. The one early stop: cleanup that could not
+ * prove absence, since release would refuse. Used by the normal run and, with
+ * source-free deps, by a recovery `resume` after it has taken custody and checked the
+ * sealed authority.
+ */
+export async function runDeliverySteps(input: StepInput, deps: DeliveryDeps, initial: DeliveryRun['steps'] = []): Promise<DeliveryRun> {
+  const steps = [...initial];
+  let last: StepOutput | undefined;
+  let reasons: string[] | undefined;
+  for (const [name, step] of DELIVERY_STEPS) {
+    const out = await rerunTransient(() => step({ invocationId: input.invocationId, fence: input.fence }, deps));
+    last = out;
+    steps.push({ step: name, state: out.state, acted: out.acted });
+    if (out.failures?.length) reasons = out.failures;
+    if (out.problems?.length) reasons = out.problems;
+    if (name === 'cleanup' && out.drop !== undefined && out.drop !== 'ABSENT_PROVED') {
+      reasons = [out.drop];
+      break;
+    }
+  }
+  const end = last as StepOutput;
+  const run: DeliveryRun = { invocationId: end.invocationId, targetId: end.targetId, state: end.state, steps };
+  if (end.state !== 'CUSTODY_RELEASED') {
+    const first = steps.find((s) => s.step !== 'begin' && s.state === end.state);
+    if (first) run.stoppedAt = first.step;
+    if (reasons) run.reasons = reasons;
+  }
+  return run;
+}
+
+export interface DeliverWindowResult extends DeliveryRun {
+  window: SealedWindow;
+}
+
+/**
+ * Delivers one window in this process: begin (custody + seal, the window resolved once),
+ * then every step in flow order — the library form of the deliver-window flow, as
+ * appendBatch is for the stream append flow. Idempotent: running it again with the same
+ * invocation and session finds every step's work journaled and changes nothing. Another
+ * invocation holding the target is Delivery.CustodyHeld (nothing written).
+ */
+export async function deliverWindow(input: BeginInput, deps: DeliveryDeps): Promise<DeliverWindowResult> {
+  const begun = await rerunTransient(() => begin(input, deps));
+  const run = await runDeliverySteps(begun, deps, [{ step: 'begin', state: begun.state, acted: begun.acted }]);
+  return { ...run, window: begun.window };
+}

@@ -1,0 +1,21 @@
+import type { SelectedRoute } from '../domain/delivery/manifest.js';
+import type { Ports } from '../ports/index.js';
+import type { SourcePort } from '../ports/source.js';
+import type { TargetPort } from '../ports/target.js';
+
+/**
+ * What the deliver-window steps need, built once per process (a Lambda cold start, a CLI
+ * run): the authority, object store and clock, the target, the route the invocation was
+ * sealed for, and — only for a normal run — the ClickHouse source. Recovery builds these
+ * deps WITHOUT a source: every step after extraction reads chunks from S3 and the journal,
+ * so a recovery that would need the source fails with Delivery.SourceForbidden instead
+ * of opening ClickHouse.
+ */
+export interface DeliveryDeps {
+  ports: Ports;
+  target: TargetPort;
+  /** Absent in recovery (source-free). */
+  source?: SourcePort;
+  /** The route, with its bindings, as selected from the manifest the invocation sealed. */
+  route: SelectedRoute;
+}

@@ -1,0 +1,77 @@
+import { validateInvocationId } from '../../domain/delivery/identifiers.js';
+import { JournalUnavailableError } from '../../domain/delivery/journal-states.js';
+import { sealAuthority, type TargetIdentity } from '../../domain/delivery/sealed-authority.js';
+import { assertWindowClosed, resolveWindow, type SealedWindow } from '../../domain/delivery/window.js';
+import { ValidationError } from '../../domain/errors.js';
+import { beginInvocation } from '../custody.js';
+import type { DeliveryDeps } from '../deps.js';
+import { loadInvocation } from '../journal-store.js';
+import { routeTargetId, type StepOutput } from './common.js';
+
+export interface BeginInput {
+  invocationId: string;
+  /** The caller's session (a flow execution or process), reused by its own retries. */
+  session: string;
+  /** The exact manifest text the route was selected from. */
+  manifestText: string;
+  /** `route.yaml#daily`, the file as the caller resolved it. */
+  selector: string;
+  /** What the target reported about itself (server, database, principal). */
+  targetIdentity: TargetIdentity;
+  /** Absolute work root of the invocation. */
+  workRoot: string;
+}
+
+export interface BeginOutput extends StepOutput {
+  window: SealedWindow;
+}
+
+/**
+ * Step 1: acquire custody of the target and seal the recovery authority, before any
+ * source row I/O. The window is resolved ONCE, here: a first begin resolves the route's
+ * policy against the clock (and refuses a window that has not closed); a re-run of begin
+ * (a lost response, a crash) reads the sealed window back from the journal and never
+ * re-resolves, so a rolling window cannot shift between the two. One transaction
+ * (`beginInvocation`): seal + record in EMPTY_STAGING + custody by CAS. Another
+ * invocation holding the target is Delivery.CustodyHeld and nothing is written.
+ */
+export async function begin(input: BeginInput, deps: DeliveryDeps): Promise<BeginOutput> {
+  const v = input as Partial<BeginInput> | null;
+  if (!v || typeof v !== 'object' || typeof v.manifestText !== 'string' || typeof v.selector !== 'string' || typeof v.workRoot !== 'string') {
+    throw new ValidationError('delivery.step_input_invalid', 'begin needs invocationId, session, manifestText, selector, targetIdentity and workRoot');
+  }
+  const invocationId = validateInvocationId(v.invocationId);
+  const { ports, route } = deps;
+  const targetId = routeTargetId(deps);
+
+  let window: SealedWindow;
+  const existing = await loadInvocation(ports, invocationId).catch((error: unknown) => {
+    if (error instanceof JournalUnavailableError && error.code === 'delivery.recovery_journal_unavailable') return undefined;
+    throw error;
+  });
+  if (existing) {
+    window = existing.sealed.window;
+  } else {
+    const now = ports.clock.now();
+    window = resolveWindow(route.route.window, now);
+    assertWindowClosed(window, now);
+  }
+  const sealed = sealAuthority({
+    invocationId,
+    manifestText: input.manifestText,
+    selector: input.selector,
+    route,
+    targetIdentity: input.targetIdentity,
+    workRoot: input.workRoot,
+    window,
+  });
+  const grant = await beginInvocation(ports, { invocationId, route: route.name, targetId, sealed, session: input.session });
+  return {
+    invocationId,
+    fence: grant.fence,
+    targetId,
+    state: grant.invocation.state,
+    acted: !grant.alreadyApplied,
+    window: grant.invocation.sealed.window,
+  };
+}

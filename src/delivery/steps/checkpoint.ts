@@ -1,0 +1,32 @@
+import { advanceCheckpoint } from '../checkpoint.js';
+import type { DeliveryDeps } from '../deps.js';
+import { transition } from '../journal-store.js';
+import { loadForStep, output, parseStepInput, transitionIdOf, type StepOutput } from './common.js';
+
+export interface CheckpointOutput extends StepOutput {
+  /** True when this invocation moved the route checkpoint (false: it already stood at or past the window end). */
+  moved?: boolean;
+}
+
+/**
+ * Step 9: advance the route checkpoint by CAS to the sealed window end
+ * (`advanceCheckpoint`: fenced, journaled once per invocation, never backwards), then
+ * PUBLISHED → SUCCEEDED ("evidence and checkpoint"). Both are exactly-once by their
+ * claims, so a re-run after a crash between them just completes the second. Acts only in
+ * PUBLISHED; evidence must be recorded first (advanceCheckpoint refuses otherwise).
+ */
+export async function checkpoint(input: unknown, deps: DeliveryDeps): Promise<CheckpointOutput> {
+  const step = parseStepInput(input);
+  const { record, ref } = await loadForStep(step, deps);
+  if (record.state !== 'PUBLISHED') {
+    return { ...output(step, record, false), ...(record.facts.checkpoint ? { moved: record.facts.checkpoint.moved } : {}) };
+  }
+  const advanced = await advanceCheckpoint(deps.ports, ref, step.fence);
+  const result = await transition(deps.ports, ref, {
+    from: 'PUBLISHED',
+    to: 'SUCCEEDED',
+    fence: step.fence,
+    transitionId: transitionIdOf('succeed', record.invocationId),
+  });
+  return { ...output(step, result.invocation, !advanced.alreadyApplied || !result.alreadyApplied), moved: advanced.moved };
+}

@@ -1,0 +1,45 @@
+import type { DropStatus } from '../../ports/target.js';
+import { assertCustody } from '../custody.js';
+import type { DeliveryDeps } from '../deps.js';
+import { recordFacts, transition } from '../journal-store.js';
+import { CLEANUP_PROVED_STEP, journaled, loadForStep, output, parseStepInput, stagingRefOf, transitionIdOf, type StepOutput } from './common.js';
+
+export interface CleanupOutput extends StepOutput {
+  /** What the drop proved; absent when the step did not act. */
+  drop?: DropStatus;
+}
+
+/**
+ * Step 10: drop the exact owned stage and prove its absence (`target.dropStaging`: lock,
+ * recheck object id and owner binding, drop, prove), in SUCCEEDED, before custody is
+ * released.
+ * - ABSENT_PROVED: the proof is journaled as an empty facts record under
+ *   `cleanup-proved.<invocation>`; release requires that claim.
+ * - NOT_OURS: the name holds an object that is not the recorded stage — contradicting
+ *   evidence: SUCCEEDED → INCIDENT_RETAINED, custody kept, the object untouched.
+ * - ABSENCE_UNPROVABLE: this principal cannot tell absence from missing metadata
+ *   permission: the state stays SUCCEEDED and custody stays held, for an elevated
+ *   principal to repeat the step (resume).
+ */
+export async function cleanup(input: unknown, deps: DeliveryDeps): Promise<CleanupOutput> {
+  const step = parseStepInput(input);
+  const { record, ref } = await loadForStep(step, deps);
+  const provedId = transitionIdOf(CLEANUP_PROVED_STEP, record.invocationId);
+  if (record.state !== 'SUCCEEDED' || (await journaled(deps, record.invocationId, provedId))) return output(step, record, false);
+  await assertCustody(deps.ports, ref.targetId, step.fence);
+  const drop = await deps.target.dropStaging(stagingRefOf(record));
+  if (drop.status === 'ABSENT_PROVED') {
+    const result = await recordFacts(deps.ports, ref, { state: 'SUCCEEDED', fence: step.fence, transitionId: provedId, patch: {} });
+    return { ...output(step, result.invocation, true), drop: drop.status };
+  }
+  if (drop.status === 'NOT_OURS') {
+    const result = await transition(deps.ports, ref, {
+      from: 'SUCCEEDED',
+      to: 'INCIDENT_RETAINED',
+      fence: step.fence,
+      transitionId: transitionIdOf('cleanup-not-ours', record.invocationId),
+    });
+    return { ...output(step, result.invocation, true), drop: drop.status };
+  }
+  return { ...output(step, record, true), drop: drop.status };
+}

@@ -1,0 +1,111 @@
+import { canonicalDigest } from '../../domain/digest.js';
+import { targetIdOf, validateInvocationId } from '../../domain/delivery/identifiers.js';
+import type { JournalState } from '../../domain/delivery/journal-states.js';
+import type { SealedAuthority } from '../../domain/delivery/sealed-authority.js';
+import type { SealedWindow } from '../../domain/delivery/window.js';
+import { ValidationError } from '../../domain/errors.js';
+import type { Fence } from '../../ports/authority.js';
+import type { StagingRef } from '../../ports/target.js';
+import type { DeliveryDeps } from '../deps.js';
+import { journalOf, loadInvocation, TransitionPreconditionError, validateFence, type InvocationRecord, type InvocationRef } from '../journal-store.js';
+
+/**
+ * Shared by the deliver-window steps. Every step is `(input, deps) => StepOutput`:
+ * - input is `{ invocationId, fence }` (what begin returned), validated here;
+ * - the step reloads the invocation record and acts only from its journaled state, so a
+ *   re-run whose work is already journaled returns `acted: false` without touching
+ *   anything;
+ * - every journal write carries the fence and a transition id derived from (step,
+ *   invocation), so a retry after a lost response finds its own claim.
+ */
+
+export interface StepInput {
+  invocationId: string;
+  fence: Fence;
+}
+
+export interface StepOutput extends StepInput {
+  targetId: string;
+  /** The journal state after the step. */
+  state: JournalState;
+  /** False when the step found its work already journaled (or not its turn) and did nothing. */
+  acted: boolean;
+}
+
+/** Receipts journaled per transaction: per-window transitions stay independent of row count. */
+export const RECEIPT_BATCH = 16;
+
+export function parseStepInput(input: unknown): StepInput {
+  const v = input as Partial<StepInput> | null;
+  if (!v || typeof v !== 'object') throw new ValidationError('delivery.step_input_invalid', 'step input must be { invocationId, fence }');
+  const invocationId = validateInvocationId(v.invocationId);
+  const fence = validateFence(v.fence);
+  if (fence.owner !== invocationId) throw new ValidationError('delivery.step_input_invalid', 'the fence belongs to another invocation');
+  return { invocationId, fence };
+}
+
+/** The target id the route delivers to. */
+export function routeTargetId(deps: DeliveryDeps): string {
+  const { target } = deps.route.route;
+  return targetIdOf(target.binding, target.table);
+}
+
+/** Reloads the invocation and checks it belongs to the deps' route and target. */
+export async function loadForStep(input: StepInput, deps: DeliveryDeps): Promise<{ record: InvocationRecord; ref: InvocationRef }> {
+  const record = await loadInvocation(deps.ports, input.invocationId);
+  if (record.route !== deps.route.name || record.targetId !== routeTargetId(deps)) {
+    throw new ValidationError('delivery.route_mismatch', `invocation ${input.invocationId} was sealed for another route or target`);
+  }
+  return { record, ref: { targetId: record.targetId, invocationId: record.invocationId } };
+}
+
+/** `<step>.<invocation>` (plus a part, e.g. a batch): stable across retries and sessions. */
+export function transitionIdOf(step: string, invocationId: string, part?: string | number): string {
+  return part === undefined ? `${step}.${invocationId}` : `${step}.${part}.${invocationId}`;
+}
+
+export function output(input: StepInput, record: InvocationRecord, acted: boolean): StepOutput {
+  return { invocationId: input.invocationId, fence: input.fence, targetId: record.targetId, state: record.state, acted };
+}
+
+/**
+ * The owner binding stored on the owned stage: a digest of the sealed authority (route,
+ * bindings, target identity, work root), so recovery recomputes it from the journal alone.
+ */
+export function ownerBindingOf(sealed: SealedAuthority): string {
+  return canonicalDigest({
+    kind: 'cutpoint.delivery.staging-owner',
+    invocationId: sealed.invocationId,
+    manifestDigest: sealed.manifestDigest,
+    selectorDigest: sealed.selectorDigest,
+    bindingDigest: sealed.bindingDigest,
+    identityDigest: sealed.identityDigest,
+    workRootDigest: sealed.workRootDigest,
+  });
+}
+
+/** The journaled owned stage; a step that needs it before it is recorded is a precondition failure. */
+export function stagingRefOf(record: InvocationRecord): StagingRef {
+  const staging = record.facts.staging;
+  if (!staging || !record.facts.ownedStagesRecorded) {
+    throw new TransitionPreconditionError(`invocation ${record.invocationId} has no recorded owned stage`);
+  }
+  return { table: staging.table, objectId: staging.objectId, invocationId: record.invocationId, owner: staging.owner };
+}
+
+export function windowDates(window: SealedWindow): { start: Date; end: Date } {
+  return { start: new Date(window.start), end: new Date(window.end) };
+}
+
+/** Journal markers: a claim that exists only once the step's proof is durable. */
+export const EXTRACT_EOF_STEP = 'extract-eof';
+export const CLEANUP_PROVED_STEP = 'cleanup-proved';
+
+export async function journaled(deps: DeliveryDeps, invocationId: string, transitionId: string): Promise<boolean> {
+  return (await journalOf(deps.ports.authority, invocationId).find(transitionId)) !== undefined;
+}
+
+/** Receipt batch k covers seqs [k*B, (k+1)*B). */
+export function batchOf(seq: number): number {
+  return Math.floor(seq / RECEIPT_BATCH);
+}

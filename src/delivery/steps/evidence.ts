@@ -1,0 +1,79 @@
+import { evidenceObjectKeyOf, qualifiedNameText } from '../../domain/delivery/identifiers.js';
+import { canonicalJson, sha256Hex } from '../../domain/digest.js';
+import { putExact } from '../../objects/exact-object.js';
+import { publicationDigest } from '../../ports/target.js';
+import { assertCustody } from '../custody.js';
+import { DELIVERY_CUT_POINTS } from '../cut-points.js';
+import type { DeliveryDeps } from '../deps.js';
+import { recordFacts, TransitionPreconditionError, type InvocationRecord } from '../journal-store.js';
+import { loadForStep, output, parseStepInput, transitionIdOf, type StepOutput } from './common.js';
+
+export const EVIDENCE_KIND = 'cutpoint.delivery-evidence.v1';
+
+export interface EvidenceOutput extends StepOutput {
+  evidenceKey?: string;
+}
+
+/**
+ * The safe evidence document of a published invocation: opaque ids, the sealed window,
+ * counts and digests — all read from the journal, so it is byte-identical on every
+ * re-run (a crash between the PUT and the journal write is resolved by `putExact`
+ * finding the exact same object). No credential, connection string, binding value or
+ * source row is in it; authority digests are one-way.
+ */
+export function evidenceDocument(record: InvocationRecord, deps: DeliveryDeps): Record<string, unknown> {
+  const { facts, sealed } = record;
+  const publication = facts.publication;
+  if (!publication) throw new TransitionPreconditionError(`invocation ${record.invocationId} has no publication receipt recorded`);
+  return {
+    kind: EVIDENCE_KIND,
+    schema_version: 1,
+    invocation_id: record.invocationId,
+    route: record.route,
+    target_id: record.targetId,
+    target_table: qualifiedNameText(deps.route.route.target.table),
+    window: { start: sealed.window.start, end: sealed.window.end },
+    authority: { seal_digest: sealed.sealDigest, manifest_digest: sealed.manifestDigest, selector_digest: sealed.selectorDigest },
+    staging: facts.staging ? { table: `${facts.staging.table.schema}.${facts.staging.table.table}`, object_id: facts.staging.objectId } : null,
+    chunks: {
+      count: facts.chunks.length,
+      rows: facts.chunks.reduce((n, c) => n + c.rows, 0),
+      bytes: facts.chunks.reduce((n, c) => n + c.bytes, 0),
+      items: facts.chunks.map((c) => ({ seq: c.seq, rows: c.rows, bytes: c.bytes, sha256: c.sha256, digest: c.digest ?? null })),
+    },
+    loads: { count: facts.loads.length, rows: facts.loads.reduce((n, l) => n + l.rows, 0), digest: publicationDigest(facts.loads) },
+    publication: {
+      mode: publication.mode,
+      rows: publication.rows,
+      digest: publication.digest,
+      staging_object_id: publication.stagingObjectId,
+      published_at: publication.publishedAt,
+    },
+  };
+}
+
+/**
+ * Step 8: persist the evidence as an S3 object generation (`evidenceObjectKeyOf`,
+ * `putExact` at `delivery.evidence.put`) and journal its key and SHA-256 — in PUBLISHED,
+ * before the checkpoint may advance (advanceCheckpoint requires it). Acts only in
+ * PUBLISHED without recorded evidence.
+ */
+export async function persistEvidence(input: unknown, deps: DeliveryDeps): Promise<EvidenceOutput> {
+  const step = parseStepInput(input);
+  const { record, ref } = await loadForStep(step, deps);
+  if (record.state !== 'PUBLISHED' || record.facts.evidence) {
+    return { ...output(step, record, false), ...(record.facts.evidence ? { evidenceKey: record.facts.evidence.key } : {}) };
+  }
+  await assertCustody(deps.ports, ref.targetId, step.fence);
+  const bytes = Buffer.from(canonicalJson(evidenceDocument(record, deps)), 'utf8');
+  const sha256 = sha256Hex(bytes);
+  const key = evidenceObjectKeyOf(record.route, record.invocationId);
+  await putExact(deps.ports.objects, DELIVERY_CUT_POINTS.evidencePut, key, bytes, { sha256, invocation: record.invocationId, kind: EVIDENCE_KIND });
+  const result = await recordFacts(deps.ports, ref, {
+    state: 'PUBLISHED',
+    fence: step.fence,
+    transitionId: transitionIdOf('evidence', record.invocationId),
+    patch: { evidence: { key, sha256 } },
+  });
+  return { ...output(step, result.invocation, !result.alreadyApplied), evidenceKey: key };
+}

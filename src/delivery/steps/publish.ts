@@ -1,0 +1,97 @@
+import { OutcomeUnknownError } from '../../domain/errors.js';
+import { publicationDigest, receiptMatches, type PublicationReceipt, type PublishRequest } from '../../ports/target.js';
+import { assertCustody } from '../custody.js';
+import type { DeliveryDeps } from '../deps.js';
+import { transition, type InvocationRecord, type PublicationFact } from '../journal-store.js';
+import { loadForStep, output, parseStepInput, stagingRefOf, transitionIdOf, windowDates, type StepOutput } from './common.js';
+
+/** The publication request the journal proves: the sealed window, the stage, the load receipts. */
+export function publishRequestOf(record: InvocationRecord, deps: DeliveryDeps): PublishRequest {
+  const { target } = deps.route.route;
+  const loads = record.facts.loads;
+  return {
+    invocationId: record.invocationId,
+    target: { schema: target.table.schema, table: target.table.name },
+    window: windowDates(record.sealed.window),
+    mode: target.mode,
+    keyColumns: target.keyColumns,
+    timeColumn: target.timeColumn,
+    staging: stagingRefOf(record),
+    rows: loads.reduce((n, l) => n + l.rows, 0),
+    digest: publicationDigest(loads),
+  };
+}
+
+export function publicationFactOf(receipt: PublicationReceipt): PublicationFact {
+  return {
+    rows: receipt.rows,
+    digest: receipt.digest,
+    stagingObjectId: receipt.stagingObjectId,
+    mode: receipt.mode,
+    publishedAt: receipt.publishedAt.toISOString(),
+  };
+}
+
+/**
+ * Step 7: publish in ONE target transaction that also writes the durable receipt row
+ * (invocation, window, rows, digest, stage object id) — `target.publish`, whose COMMIT is
+ * `delivery.publish.commit`.
+ * - VERIFIED_EOF: publish; the receipt (new, or found because an earlier attempt
+ *   committed before a crash) → PUBLISHED with the receipt as the publication fact.
+ *   A lost COMMIT acknowledgement (Cutpoint.OutcomeUnknown) → PUBLICATION_UNKNOWN,
+ *   journaled, and the step returns that state: nothing is replayed blindly.
+ * - PUBLICATION_UNKNOWN: only observes — the exact receipt present (and matching) →
+ *   PUBLISHED ("receipt reconciliation"); a receipt for this invocation that does not
+ *   match what the journal proved → INCIDENT_RETAINED (contradicting evidence); absent →
+ *   stays, for the reconcile command, which may prove non-publication.
+ * Any other state: nothing to do.
+ */
+export async function publish(input: unknown, deps: DeliveryDeps): Promise<StepOutput> {
+  const step = parseStepInput(input);
+  const { record, ref } = await loadForStep(step, deps);
+  if (record.state !== 'VERIFIED_EOF' && record.state !== 'PUBLICATION_UNKNOWN') return output(step, record, false);
+  const request = publishRequestOf(record, deps);
+  await assertCustody(deps.ports, ref.targetId, step.fence);
+  if (record.state === 'PUBLICATION_UNKNOWN') {
+    const receipt = await deps.target.probeReceipt(record.invocationId);
+    if (!receipt) return output(step, record, false);
+    if (!receiptMatches(receipt, request)) {
+      const incident = await transition(deps.ports, ref, {
+        from: 'PUBLICATION_UNKNOWN',
+        to: 'INCIDENT_RETAINED',
+        fence: step.fence,
+        transitionId: transitionIdOf('publish-foreign-receipt', record.invocationId),
+      });
+      return output(step, incident.invocation, !incident.alreadyApplied);
+    }
+    const result = await transition(deps.ports, ref, {
+      from: 'PUBLICATION_UNKNOWN',
+      to: 'PUBLISHED',
+      fence: step.fence,
+      transitionId: transitionIdOf('publish-reconciled', record.invocationId),
+      patch: { publication: publicationFactOf(receipt) },
+    });
+    return output(step, result.invocation, !result.alreadyApplied);
+  }
+  let receipt: PublicationReceipt;
+  try {
+    receipt = (await deps.target.publish(request)).receipt;
+  } catch (error) {
+    if (!(error instanceof OutcomeUnknownError)) throw error;
+    const result = await transition(deps.ports, ref, {
+      from: 'VERIFIED_EOF',
+      to: 'PUBLICATION_UNKNOWN',
+      fence: step.fence,
+      transitionId: transitionIdOf('publish-unknown', record.invocationId),
+    });
+    return output(step, result.invocation, true);
+  }
+  const result = await transition(deps.ports, ref, {
+    from: 'VERIFIED_EOF',
+    to: 'PUBLISHED',
+    fence: step.fence,
+    transitionId: transitionIdOf('publish', record.invocationId),
+    patch: { publication: publicationFactOf(receipt) },
+  });
+  return output(step, result.invocation, !result.alreadyApplied);
+}
