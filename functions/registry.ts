@@ -5,18 +5,27 @@
  * handler in-process. Adding a step means adding one entry here.
  */
 import type { Ports } from '../src/ports/index.js';
+import type { DeliveryDepsProvider } from './lib/delivery-deps.js';
 import type { StepHandler } from './lib/step.js';
 
 /** The DynamoDB and S3 actions a step may use; CDK grants exactly these. */
 export type TableAction = 'dynamodb:GetItem' | 'dynamodb:Query' | 'dynamodb:PutItem' | 'dynamodb:UpdateItem' | 'dynamodb:DeleteItem' | 'dynamodb:ConditionCheckItem';
 export type BucketAction = 's3:GetObject' | 's3:PutObject' | 's3:DeleteObject' | 's3:ListBucket';
 
+export type StepModule =
+  | { makeHandler: (ports: () => Promise<Ports>) => StepHandler }
+  | { makeDeliveryHandler: (deps: DeliveryDepsProvider) => StepHandler };
+
 export interface StepEntry {
   /** Placeholder name used in ASL as `${placeholder}`. */
   placeholder: string;
   /** Handler source, relative to the repository root (exports `handler` and `makeHandler`). */
   entry: string;
-  load: () => Promise<{ makeHandler: (ports: () => Promise<Ports>) => StepHandler }>;
+  /**
+   * A step over Ports exports `makeHandler`; a deliver-window step, which also needs a
+   * target, a source and the route, exports `makeDeliveryHandler` over a deps provider.
+   */
+  load: () => Promise<StepModule>;
   table: TableAction[];
   bucket: BucketAction[];
   /** Error names the handler raises on purpose; every Task using it must retry or catch each. */
@@ -37,6 +46,62 @@ const EFFECT_ERRORS = ['Cutpoint.OutcomeUnknown', 'Cutpoint.EffectFailed', 'Cutp
 const READ = ['dynamodb:GetItem'] satisfies TableAction[];
 /** Refusals of stream input before anything is touched. */
 const STREAM_REFUSALS = ['Cutpoint.ValidationError', 'Stream.LaneMissing'];
+
+/*
+ * Every deliver-window step reloads the invocation record (GetItem), may read its journal
+ * (Query), and moves it by a fenced conditional write or transaction (PutItem, UpdateItem,
+ * ConditionCheckItem). Their refusals: a malformed input or route (ValidationError, and
+ * ConfigError while the AWS binding resolution is not built), a journal that cannot be
+ * read or is in another state, a fence or custody lost to another session, a missing
+ * precondition; their effects can end unknown/failed/crashed at a cut point, and a target
+ * or source can be unavailable.
+ */
+const DELIVERY_ERRORS = [
+  'Cutpoint.ValidationError',
+  'Cutpoint.ConfigError',
+  'Cutpoint.IdentityConflict',
+  'Delivery.JournalUnavailable',
+  'Delivery.JournalStateConflict',
+  'Delivery.IllegalTransition',
+  'Delivery.TransitionPrecondition',
+  'Delivery.Fenced',
+  'Delivery.CustodyHeld',
+  'Delivery.CustodyNotRetained',
+  'Delivery.AuthorityMismatch',
+  ...EFFECT_ERRORS,
+];
+const TARGET_ERRORS = ['Cutpoint.TargetUnavailable', 'Cutpoint.TargetUnobservable', 'Cutpoint.StagingBindingChanged', 'Cutpoint.TargetObjectMissing'];
+const OBJECT_ERRORS = ['Cutpoint.ChecksumMismatch', 'Cutpoint.ObjectMissing'];
+
+function deliverySteps(): StepEntry[] {
+  const JOURNAL: TableAction[] = ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'];
+  const READ_OBJECTS: BucketAction[] = ['s3:GetObject', 's3:ListBucket'];
+  const WRITE_OBJECTS: BucketAction[] = ['s3:GetObject', 's3:PutObject', 's3:ListBucket'];
+  const entry = (name: string, placeholder: string, load: StepEntry['load'], bucket: BucketAction[], errors: string[], timeoutSeconds = 60, memoryMB = 512): StepEntry => ({
+    placeholder,
+    entry: `functions/delivery/${name}.ts`,
+    load,
+    table: JOURNAL,
+    bucket,
+    errors: [...DELIVERY_ERRORS, ...errors],
+    timeoutSeconds,
+    memoryMB,
+  });
+  return [
+    entry('begin', 'DeliveryBeginFunctionArn', () => import('./delivery/begin.js'), [], [], 30, 256),
+    entry('create-staging', 'DeliveryCreateStagingFunctionArn', () => import('./delivery/create-staging.js'), [], TARGET_ERRORS),
+    // Batches chunks inside the step: a chunk's rows stay in memory while it is hashed and PUT.
+    entry('extract-chunks', 'DeliveryExtractChunksFunctionArn', () => import('./delivery/extract-chunks.js'), WRITE_OBJECTS, [...OBJECT_ERRORS, 'Delivery.SourceForbidden', 'Delivery.SourceUnavailable'], 900, 1024),
+    entry('load-chunks', 'DeliveryLoadChunksFunctionArn', () => import('./delivery/load-chunks.js'), READ_OBJECTS, [...OBJECT_ERRORS, ...TARGET_ERRORS], 900, 1024),
+    entry('verify-eof', 'DeliveryVerifyEofFunctionArn', () => import('./delivery/verify-eof.js'), READ_OBJECTS, [...OBJECT_ERRORS, ...TARGET_ERRORS]),
+    entry('quality', 'DeliveryQualityFunctionArn', () => import('./delivery/quality.js'), [], TARGET_ERRORS, 300),
+    entry('publish', 'DeliveryPublishFunctionArn', () => import('./delivery/publish.js'), [], [...TARGET_ERRORS, 'Cutpoint.PublicationRefused'], 300),
+    entry('evidence', 'DeliveryEvidenceFunctionArn', () => import('./delivery/evidence.js'), WRITE_OBJECTS, [...OBJECT_ERRORS, ...TARGET_ERRORS]),
+    entry('checkpoint', 'DeliveryCheckpointFunctionArn', () => import('./delivery/checkpoint.js'), [], [], 30, 256),
+    entry('cleanup', 'DeliveryCleanupFunctionArn', () => import('./delivery/cleanup.js'), [], TARGET_ERRORS),
+    entry('release', 'DeliveryReleaseFunctionArn', () => import('./delivery/release.js'), [], [], 30, 256),
+  ];
+}
 
 export const STEPS: StepEntry[] = [
   {
@@ -235,6 +300,9 @@ export const STEPS: StepEntry[] = [
     timeoutSeconds: 30,
     memoryMB: 256,
   },
+
+  // ---- bounded delivery (seed 004), one Task per step in DELIVERY_STEPS order ----
+  ...deliverySteps(),
 ];
 
 export interface FlowEntry {
@@ -279,6 +347,13 @@ export const FLOWS: FlowEntry[] = [
     name: 'stream-trim',
     type: 'STANDARD',
     description: 'Move the trim offset of a stream lane forward by CAS (monotonic); bytes below it stay until GC',
+    recoverOnFailure: false,
+  },
+  {
+    name: 'deliver-window',
+    type: 'STANDARD',
+    description: 'Deliver one sealed window: custody, staging, chunked extract/load, EOF and quality gates, publish, evidence, checkpoint, cleanup, release',
+    // A failed delivery is resolved by the reconcile flow (from the journal), never by a blind re-run.
     recoverOnFailure: false,
   },
 ];

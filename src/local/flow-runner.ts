@@ -1,4 +1,5 @@
 import { StateMachine, type StateMachineOptions } from 'aws-local-stepfunctions';
+import type { DeliveryDepsProvider } from '../../functions/lib/delivery-deps.js';
 import { stepByPlaceholder } from '../../functions/registry.js';
 import type { Ports } from '../ports/index.js';
 import { loadAsl, taskStates, type AslDefinition } from './asl.js';
@@ -26,6 +27,12 @@ export interface RunFlowOptions {
   retryIntervalMs?: number;
   /** Called for each event as it happens (progress on stderr). */
   onEvent?: (event: FlowEvent) => void;
+  /**
+   * For steps that need more than Ports (deliver-window: target, source, route): the deps
+   * provider handed to their `makeDeliveryHandler`, called with each Task's input. A flow
+   * with such a step and no provider is refused before it starts.
+   */
+  stepDeps?: DeliveryDepsProvider;
 }
 
 /**
@@ -40,7 +47,13 @@ export async function runFlow(flow: string, input: unknown, options: RunFlowOpti
   for (const { state, placeholder } of taskStates(definition)) {
     if (!placeholder) throw new Error(`${flow}: Task ${state} has no \${placeholder} resource`);
     const module = await stepByPlaceholder(placeholder).load();
-    const handler = module.makeHandler(providePorts);
+    let handler;
+    if ('makeHandler' in module) {
+      handler = module.makeHandler(providePorts);
+    } else {
+      if (!options.stepDeps) throw new Error(`${flow}: Task ${state} needs step deps (a target, a source, a route); pass stepDeps`);
+      handler = module.makeDeliveryHandler(options.stepDeps);
+    }
     handlers[state] = (stateInput) => handler(stateInput, {});
   }
   const machine = new StateMachine(withLocalArns(definition) as never, {

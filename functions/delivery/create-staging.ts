@@ -1,0 +1,5 @@
+import { createStaging } from '../../src/delivery/steps/create-staging.js';
+import { deliveryStep, lambdaDeliveryDeps } from '../lib/delivery-deps.js';
+
+export const makeDeliveryHandler = deliveryStep(createStaging);
+export const handler = makeDeliveryHandler(lambdaDeliveryDeps);

@@ -1,0 +1,5 @@
+import { extractChunks } from '../../src/delivery/steps/extract-chunks.js';
+import { deliveryStep, lambdaDeliveryDeps } from '../lib/delivery-deps.js';
+
+export const makeDeliveryHandler = deliveryStep(extractChunks);
+export const handler = makeDeliveryHandler(lambdaDeliveryDeps);

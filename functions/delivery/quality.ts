@@ -1,0 +1,5 @@
+import { quality } from '../../src/delivery/steps/quality.js';
+import { deliveryStep, lambdaDeliveryDeps } from '../lib/delivery-deps.js';
+
+export const makeDeliveryHandler = deliveryStep(quality);
+export const handler = makeDeliveryHandler(lambdaDeliveryDeps);
