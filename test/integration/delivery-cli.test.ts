@@ -1,8 +1,9 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inertFaults } from '../../src/adapters/fault-injector.js';
 import { awsPorts } from '../../src/adapters/ports.js';
@@ -14,6 +15,9 @@ import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.j
 import { sealAuthority } from '../../src/domain/delivery/sealed-authority.js';
 import { beginInvocation, releaseCustody, type CustodyGrant } from '../../src/delivery/custody.js';
 import { deliveryKeys, recordFacts, transition, type InvocationRef } from '../../src/delivery/journal-store.js';
+import { openPostgresTarget } from '../../src/adapters/postgres/target.js';
+import { createStaging } from '../../src/delivery/steps/create-staging.js';
+import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/local/embedded-postgres.js';
 import { REPO_ROOT } from '../../src/local/asl.js';
 import { freePort } from '../../src/local/free-port.js';
 import { localDown, localUp } from '../../src/local/runtime.js';
@@ -71,6 +75,22 @@ function cutpoint(args: string[]) {
     timeout: 120_000,
   });
   return { code: out.status, stdout: out.stdout, stderr: out.stderr };
+}
+
+/**
+ * The bin, without blocking this process: needed when the child talks to a server this
+ * test process hosts (embedded PostgreSQL), which spawnSync would freeze.
+ */
+function cutpointAsync(args: string[], extraEnv: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, [`${REPO_ROOT}bin/cutpoint.js`, ...args], { cwd: root, env: { ...childEnv(), ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolvePromise({ code, stdout, stderr }));
+  });
 }
 
 function json(r: { code: number | null; stdout: string; stderr: string }): Record<string, unknown> {
@@ -316,12 +336,14 @@ describe('cutpoint delivery', () => {
       }
       refused(live('reconcile', unknown, `${manifestFile}#hourly`), 'delivery.recovery_authority_mismatch');
 
-      // Everything matches: the action itself is not built yet — refused honestly, not faked.
-      const unavailable = refused(live('reconcile', unknown, `${manifestFile}#daily`), 'delivery.recovery_action_unavailable');
-      expect(unavailable).toBe('delivery.recovery_action_unavailable: reconcile is not implemented yet');
+      // Everything matches: the live action now runs in-process, and opens the target from
+      // the variable the binding names first — unset here, so it is refused before custody
+      // is taken, naming the variable and never a value.
+      const unset = refused(live('reconcile', unknown, `${manifestFile}#daily`), 'delivery.target_binding_unavailable');
+      expect(unset).toContain(TARGET_URL_ENV);
       // A relative selector resolves against the working directory, like the seal's absolute file.
-      refused(live('reconcile', unknown, 'route.yaml#daily'), 'delivery.recovery_action_unavailable');
-      refused(live('retire', emptyStage, `${manifestFile}#daily`), 'delivery.recovery_action_unavailable');
+      refused(live('reconcile', unknown, 'route.yaml#daily'), 'delivery.target_binding_unavailable');
+      refused(live('retire', emptyStage, `${manifestFile}#daily`), 'delivery.target_binding_unavailable');
 
       expect(cutpoint(['delivery', 'inspect-all', '--format', 'json']).stdout).toBe(indexBefore);
       expect(await rawSnapshot(refs)).toBe(rawBefore);
@@ -338,5 +360,69 @@ describe('cutpoint delivery', () => {
       // One target's listing does not read the pointers and still vouches for its own records.
       expect(json(cutpoint(['delivery', 'inspect-all', '--target', unknown.targetId]))).toMatchObject({ retained_custody_count: 1 });
     }, 120_000);
+  });
+
+  describe('a live action against a real target (embedded PostgreSQL)', () => {
+    /** The variable the binding names; set only for the child that runs the live action. */
+    const PG_ENV = 'TEST_WAREHOUSE_CONN';
+    const pgManifest = `version: 1
+bindings:
+  events_ch: { kind: clickhouse, url_env: ${CH_URL_ENV} }
+  warehouse: { kind: postgres, url_env: ${PG_ENV} }
+routes:
+  daily:
+    source: { binding: events_ch, table: analytics.events, time_column: event_time, key_columns: [event_id] }
+    window: { kind: rolling, days: 1, boundary: day }
+    target: { binding: warehouse, table: dwh.events, key_columns: [event_id], mode: replace_window }
+`;
+    let pgServer: EmbeddedPostgres | undefined;
+    afterAll(async () => {
+      await pgServer?.stop();
+    });
+
+    it('retire of a recorded empty stage runs in-process: the exact stage dropped, RETIRED, the connection never printed; repeating is refused', async () => {
+      pgServer = await startEmbeddedPostgres();
+      const connection = pgServer.connectionString;
+      const target = openPostgresTarget({ connectionString: connection, faults: inertFaults });
+      const pgFile = join(root, 'pg-route.yaml');
+      await writeFile(pgFile, pgManifest);
+      const pgRoute = selectRoute(parseManifest(pgManifest, pgFile), 'daily');
+      const invocationId = newInvocationId();
+      const targetId = targetIdOf('warehouse', { schema: 'dwh', name: 'events' });
+      try {
+        const admin = new pg.Client({ connectionString: connection });
+        await admin.connect();
+        try {
+          await admin.query('CREATE SCHEMA dwh');
+          await admin.query('CREATE TABLE dwh.events (event_id bigint PRIMARY KEY, event_time timestamptz NOT NULL)');
+          const sealed = sealAuthority({
+            invocationId,
+            manifestText: pgManifest,
+            selector: `${pgFile}#daily`,
+            route: pgRoute,
+            targetIdentity: { server: 'embedded-pg', database: 'postgres', principal: 'postgres' },
+            workRoot: join(root, 'work'),
+            window: WINDOW,
+          });
+          const grant = await beginInvocation(ports, { invocationId, route: 'daily', targetId, sealed, session: `s-${invocationId.slice(4, 12)}` });
+          const staged = await createStaging({ invocationId, fence: grant.fence }, { ports, target, route: pgRoute });
+          expect(staged).toMatchObject({ state: 'EMPTY_STAGING', acted: true });
+          const stages = async () => (await admin.query(`SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'dwh' AND c.relname LIKE 'cutpoint_stg_%'`)).rowCount;
+          expect(await stages()).toBe(1);
+
+          const run = (action: string) => cutpointAsync(['delivery', action, invocationId, '--manifest', `${pgFile}#daily`, '--yes', '--format', 'json'], { [PG_ENV]: connection });
+          const r = await run('retire');
+          expect(r.stdout).not.toContain(connection);
+          expect(r.stderr).not.toContain(connection);
+          expect(json(r)).toMatchObject({ invocation_id: invocationId, state: 'RETIRED', permitted_actions: [], holds_custody: false });
+          expect(await stages()).toBe(0);
+          refused(await run('retire'), 'delivery.recovery_action_not_permitted');
+        } finally {
+          await admin.end();
+        }
+      } finally {
+        await target.close();
+      }
+    }, 180_000);
   });
 });

@@ -6,7 +6,16 @@ import { assertActionPermitted, assertConfirmed, type LiveAction } from '../../d
 import { parseManifest, parseSelector, selectRoute, selectorText, type Selector } from '../../domain/delivery/manifest.js';
 import { assertAuthority, recomputeAuthority, type AuthorityInput, type SealedAuthority } from '../../domain/delivery/sealed-authority.js';
 import { CutpointError } from '../../domain/errors.js';
+import { faultsFromEnv } from '../../adapters/fault-injector.js';
+import { openMssqlTarget } from '../../adapters/mssql/target.js';
+import { openPostgresTarget } from '../../adapters/postgres/target.js';
 import { inspectAll, inspectInvocation, loadInvocation, validateTargetId } from '../../delivery/journal-store.js';
+import { reconcile } from '../../delivery/recovery/reconcile.js';
+import type { RecoveryDeps, RecoveryInput, RecoveryResult } from '../../delivery/recovery/recovery-session.js';
+import { resume } from '../../delivery/recovery/resume.js';
+import { retire } from '../../delivery/recovery/retire.js';
+import type { Binding } from '../../domain/delivery/manifest.js';
+import type { TargetPort } from '../../ports/target.js';
 import { UsageError } from '../io.js';
 import { targetOf, type Target } from './stream/target.js';
 
@@ -18,7 +27,10 @@ cutpoint delivery inspect <invocation-id> [--format json]
 cutpoint delivery reconcile|resume|retire <invocation-id> --manifest FILE#ROUTE --yes [--format json]
   a live recovery action; run only one listed in permitted_actions. Without --yes it is
   refused (delivery.recovery_confirmation_required) before the manifest is loaded; the
-  manifest and selector must match the invocation's sealed recovery authority
+  manifest and selector must match the invocation's sealed recovery authority. Runs
+  in-process against the local runtime and the target the route's binding names (its
+  url_env must be set; the value is never printed); with --aws it is refused for now
+  (delivery.recovery_action_unavailable)
 every delivery command reads the journal in the local runtime, or with --aws the deployed
 authority table (CUTPOINT_TABLE_NAME, CUTPOINT_BUCKET_NAME)`;
 
@@ -29,12 +41,24 @@ const COMMON: Options = { aws: { type: 'boolean' }, faults: { type: 'string' }, 
 const LIVE: Options = { manifest: { type: 'string' }, yes: { type: 'boolean' } };
 const LIVE_ACTIONS: readonly LiveAction[] = ['reconcile', 'resume', 'retire'];
 
-/** The live action exists in the grammar but its flow does not yet: refused, nothing touched. */
+/** The live action exists in the grammar but not on this runtime (`--aws`): refused, nothing touched. */
 export class RecoveryActionUnavailableError extends CutpointError {
-  constructor(action: LiveAction) {
-    super('Delivery.RecoveryActionUnavailable', 'delivery.recovery_action_unavailable', `${action} is not implemented yet`);
+  constructor(action: LiveAction, where: string) {
+    super('Delivery.RecoveryActionUnavailable', 'delivery.recovery_action_unavailable', `${action} is not yet available ${where}; nothing was mutated`);
   }
 }
+
+/**
+ * The target binding cannot be opened: its connection variable is unset, or its kind has no
+ * target adapter. Names the variable, never its value; nothing was mutated.
+ */
+export class TargetBindingUnavailableError extends CutpointError {
+  constructor(message: string) {
+    super('Delivery.TargetBindingUnavailable', 'delivery.target_binding_unavailable', `${message}; nothing was mutated and custody is held`);
+  }
+}
+
+const ACTIONS: Record<LiveAction, (input: RecoveryInput, deps: RecoveryDeps) => Promise<RecoveryResult>> = { reconcile, resume, retire };
 
 /** The manifest file named by --manifest cannot be read. Names the path, never content. */
 export class ManifestUnavailableError extends CutpointError {
@@ -79,9 +103,11 @@ export async function deliveryCommand(args: string[]): Promise<unknown> {
  * The front door every live action shares (seed 004), in this order, each refusal exiting
  * 1 with nothing mutated: confirmation (before the manifest is loaded or the journal
  * opened), the invocation id and selector as given, the journal record, the
- * state-to-action guide, the manifest, and the sealed recovery authority.
+ * state-to-action guide, the manifest, and the sealed recovery authority; then (local
+ * runtime only) the target binding, and the action itself (recovery/*.ts), whose
+ * projection is the command's output.
  */
-async function liveAction(target: Target, action: LiveAction, invocationId: string, values: Values): Promise<never> {
+async function liveAction(target: Target, action: LiveAction, invocationId: string, values: Values): Promise<unknown> {
   assertConfirmed(action, values.yes === true);
   const id = validateInvocationId(invocationId);
   const given = parseSelector(values.manifest as string);
@@ -92,7 +118,41 @@ async function liveAction(target: Target, action: LiveAction, invocationId: stri
   const manifestText = await readManifest(selector.file);
   const route = selectRoute(parseManifest(manifestText, selector.file), selector);
   assertOperatorAuthority(record.sealed, { invocationId: id, manifestText, selector, route });
-  throw new RecoveryActionUnavailableError(action);
+  if (target.kind === 'aws') throw new RecoveryActionUnavailableError(action, 'on AWS (run it against the local runtime)');
+  // The live action itself, in-process against the local runtime: a new recovery session
+  // takes custody, rechecks the seal, acts source-free and prints the projection. The
+  // target identity and work root cannot be observed here yet, so their sealed digests
+  // are carried over (see recovery-session.ts); everything else is rechecked.
+  const targetPort = openTargetOf(route.targetBinding, values);
+  try {
+    const result = await ACTIONS[action]({ invocationId: id, manifestText, selector: selectorText(selector) }, { ports: await target.ports(), target: targetPort, route });
+    return result.projection;
+  } finally {
+    await targetPort.close();
+  }
+}
+
+/** Opens the route's target from the variable its binding names; the value is never printed. */
+function openTargetOf(binding: Binding, values: Values): TargetPort {
+  const variable = binding.urlEnv;
+  const connection = variable === undefined ? undefined : process.env[variable];
+  if (variable === undefined || connection === undefined || connection === '') {
+    throw new TargetBindingUnavailableError(`target binding ${binding.name} needs its connection in ${variable ?? 'url_env'}, which is not set`);
+  }
+  const faults = faultsFromEnv({ ...process.env, CUTPOINT_FAULTS: typeof values.faults === 'string' ? values.faults : process.env.CUTPOINT_FAULTS });
+  switch (binding.kind) {
+    case 'postgres': {
+      // Credentials named by the binding, when set, complete the URL (pg's pool settings win over it).
+      const user = binding.usernameEnv === undefined ? undefined : process.env[binding.usernameEnv];
+      const password = binding.passwordEnv === undefined ? undefined : process.env[binding.passwordEnv];
+      const pool = { ...(user ? { user } : {}), ...(password ? { password } : {}) };
+      return openPostgresTarget({ connectionString: connection, faults, ...(Object.keys(pool).length ? { pool } : {}) });
+    }
+    case 'mssql':
+      return openMssqlTarget({ connection, faults });
+    default:
+      throw new TargetBindingUnavailableError(`binding ${binding.name} of kind ${binding.kind} is not a delivery target`);
+  }
 }
 
 /**

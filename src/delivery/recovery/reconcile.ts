@@ -1,0 +1,88 @@
+import type { JournalState } from '../../domain/delivery/journal-states.js';
+import { receiptMatches } from '../../ports/target.js';
+import { assertCustody } from '../custody.js';
+import { journalOf, transition } from '../journal-store.js';
+import { EXTRACT_EOF_STEP, stagingRefOf, transitionIdOf } from '../steps/common.js';
+import { publicationFactOf, publishRequestOf } from '../steps/publish.js';
+import { eofProblems } from '../steps/verify-eof.js';
+import { eofSeqsOf, RecoveryRetainedError, runRecovery, type RecoveryContext, type RecoveryDeps, type RecoveryInput, type RecoveryResult } from './recovery-session.js';
+
+/**
+ * `reconcile` (WRITING_UNKNOWN, PUBLICATION_UNKNOWN): observes the target, never mutates
+ * it, and journals what the observation proves.
+ * - PUBLICATION_UNKNOWN: the exact transaction receipt (`probeReceipt`). Matching →
+ *   PUBLISHED with the receipt's facts; a receipt for this invocation that does not match
+ *   → INCIDENT_RETAINED (exit 1); none → publication is proved not to have happened (the
+ *   receipt is written in the publication transaction), and the stage is re-verified
+ *   against the receipts: exact → VERIFIED_EOF (resume), otherwise REEXTRACT_REQUIRED
+ *   (retire).
+ * - WRITING_UNKNOWN: the owned stage per chunk (`observeChunks`) against the journaled
+ *   receipts. EOF journaled and exact → VERIFIED_EOF; every observed chunk is a journaled
+ *   chunk holding exactly its receipt's rows but some are missing → PARTIAL_PROVED
+ *   (retire); anything else (a chunk no receipt names, a row count no receipt explains,
+ *   no recorded stage to observe) → INCIDENT_RETAINED (exit 1).
+ */
+export async function reconcile(input: RecoveryInput, deps: RecoveryDeps): Promise<RecoveryResult> {
+  return runRecovery('reconcile', input, deps, async (ctx) => {
+    if (ctx.record.state === 'PUBLICATION_UNKNOWN') await reconcilePublication(ctx);
+    else await reconcileWriting(ctx);
+  });
+}
+
+async function move(ctx: RecoveryContext, to: JournalState, step: string, patch?: Parameters<typeof transition>[2]['patch']): Promise<void> {
+  await transition(ctx.deps.ports, ctx.ref, {
+    from: ctx.record.state,
+    to,
+    fence: ctx.fence,
+    transitionId: transitionIdOf(step, ctx.record.invocationId),
+    ...(patch ? { patch } : {}),
+  });
+}
+
+async function incident(ctx: RecoveryContext, step: string, code: string, message: string): Promise<never> {
+  await move(ctx, 'INCIDENT_RETAINED', step);
+  throw new RecoveryRetainedError(code, message, 'INCIDENT_RETAINED');
+}
+
+async function reconcilePublication(ctx: RecoveryContext): Promise<void> {
+  const { record, deps } = ctx;
+  const request = publishRequestOf(record, deps);
+  await assertCustody(deps.ports, ctx.ref.targetId, ctx.fence);
+  const receipt = await deps.target.probeReceipt(record.invocationId);
+  if (receipt) {
+    if (!receiptMatches(receipt, request)) {
+      await incident(ctx, 'publish-foreign-receipt', 'delivery.reconcile_receipt_mismatch', 'the publication receipt for this invocation does not match the journal');
+    }
+    await move(ctx, 'PUBLISHED', 'publish-reconciled', { publication: publicationFactOf(receipt) });
+    return;
+  }
+  const problems = await stageProblems(ctx);
+  await move(ctx, problems.length === 0 ? 'VERIFIED_EOF' : 'REEXTRACT_REQUIRED', problems.length === 0 ? 'reconcile-unpublished' : 'reconcile-unpublished-reextract');
+}
+
+async function stageProblems(ctx: RecoveryContext): Promise<string[]> {
+  const { record, deps } = ctx;
+  const eof = await journalOf(deps.ports.authority, record.invocationId).find(transitionIdOf(EXTRACT_EOF_STEP, record.invocationId));
+  if (!eof) return ['extraction EOF is not journaled'];
+  const observed = await deps.target.observeChunks(stagingRefOf(record));
+  return eofProblems(record, eofSeqsOf(eof.data), observed);
+}
+
+async function reconcileWriting(ctx: RecoveryContext): Promise<void> {
+  const { record, deps } = ctx;
+  if (!record.facts.ownedStagesRecorded || !record.facts.staging) {
+    await incident(ctx, 'reconcile-ambiguous', 'delivery.reconcile_ambiguous', 'no recorded owned stage to observe');
+  }
+  await assertCustody(deps.ports, ctx.ref.targetId, ctx.fence);
+  if ((await stageProblems(ctx)).length === 0) {
+    await move(ctx, 'VERIFIED_EOF', 'verify-eof');
+    return;
+  }
+  const observed = await deps.target.observeChunks(stagingRefOf(record));
+  const chunkRows = new Map(record.facts.chunks.map((c) => [c.seq, c.rows]));
+  const explained = observed.every((o) => chunkRows.get(o.seq) === o.rows);
+  if (!explained) {
+    await incident(ctx, 'reconcile-ambiguous', 'delivery.reconcile_ambiguous', 'the stage holds rows no journaled receipt explains');
+  }
+  await move(ctx, 'PARTIAL_PROVED', 'verify-partial');
+}

@@ -1,0 +1,134 @@
+import { randomBytes } from 'node:crypto';
+import type { RecoveryProjection } from '../../domain/delivery/identifiers.js';
+import { assertActionPermitted, type JournalState, type LiveAction } from '../../domain/delivery/journal-states.js';
+import type { Selector, SelectedRoute } from '../../domain/delivery/manifest.js';
+import { assertAuthority, recomputeAuthority, type TargetIdentity } from '../../domain/delivery/sealed-authority.js';
+import { CutpointError } from '../../domain/errors.js';
+import type { Fence } from '../../ports/authority.js';
+import type { Ports } from '../../ports/index.js';
+import { forbiddenSource, type GuardedSource } from '../../ports/source.js';
+import type { TargetPort } from '../../ports/target.js';
+import { acquireCustody } from '../custody.js';
+import type { DeliveryDeps } from '../deps.js';
+import { inspectInvocation, loadInvocation, validateSession, type InvocationRecord, type InvocationRef } from '../journal-store.js';
+import { routeTargetId } from '../steps/common.js';
+
+/**
+ * One live recovery action (seed 004: reconcile, resume, retire), in this order:
+ * 1. the journal record and the state-to-action guide (a refused action writes nothing);
+ * 2. the sealed authority, recomputed from what the operator supplies (a mismatch writes
+ *    nothing: not even custody is taken);
+ * 3. a new recovery session takes custody (`acquireCustody`: epoch + 1, so any zombie
+ *    session of an older epoch is fenced out of every later write);
+ * 4. the record is reloaded under the new fence and the action rechecked (a concurrent
+ *    session may have moved it), then the action runs;
+ * 5. the resulting recovery projection (`inspectInvocation`).
+ * Every recovery path is source-free: the deps carry `forbiddenSource()`, which refuses and
+ * records any call, so a test can assert none was made.
+ */
+
+export interface RecoveryInput {
+  invocationId: string;
+  /** The exact manifest text the invocation sealed. */
+  manifestText: string;
+  /** `file#route` as the caller resolved it (absolute file). */
+  selector: Selector | string;
+  /**
+   * What the target reports about itself now. When the caller cannot observe it (a target
+   * adapter without an identity probe), omit it: the sealed identity digest is then carried
+   * over and NOT vouched for.
+   */
+  targetIdentity?: TargetIdentity;
+  /** The invocation's work root; omitted: the sealed digest is carried over, as above. */
+  workRoot?: string;
+  /** The recovery session's name; a fresh one per action by default. */
+  session?: string;
+}
+
+export interface RecoveryDeps {
+  ports: Ports;
+  target: TargetPort;
+  route: SelectedRoute;
+  /** The refusing source; a fresh `forbiddenSource()` by default. */
+  source?: GuardedSource;
+}
+
+export interface RecoveryResult {
+  action: LiveAction;
+  invocationId: string;
+  /** The state after the action. */
+  state: JournalState;
+  fence: Fence;
+  projection: RecoveryProjection;
+}
+
+/** A live action that ended short of its goal; custody is retained and the state is journaled. */
+export class RecoveryRetainedError extends CutpointError {
+  constructor(
+    code: string,
+    message: string,
+    readonly state: JournalState,
+  ) {
+    super('Delivery.RecoveryRetained', code, `${message}; custody is retained (state ${state})`);
+  }
+}
+
+export function newRecoverySession(action: LiveAction): string {
+  return `recover-${action}-${randomBytes(8).toString('hex')}`;
+}
+
+export interface RecoveryContext {
+  record: InvocationRecord;
+  ref: InvocationRef;
+  fence: Fence;
+  deps: DeliveryDeps & { source: GuardedSource };
+}
+
+/** Runs `act` inside the session protocol above; `act` returns the state it reached. */
+export async function runRecovery(
+  action: LiveAction,
+  input: RecoveryInput,
+  recoveryDeps: RecoveryDeps,
+  act: (ctx: RecoveryContext) => Promise<void>,
+): Promise<RecoveryResult> {
+  const { ports } = recoveryDeps;
+  const before = await loadInvocation(ports, input.invocationId);
+  assertActionPermitted(before.state, before.facts, action);
+  const source = recoveryDeps.source ?? forbiddenSource();
+  const deps = { ports, target: recoveryDeps.target, route: recoveryDeps.route, source };
+  if (before.route !== deps.route.name || before.targetId !== routeTargetId(deps)) {
+    throw new CutpointError('Delivery.AuthorityMismatch', 'delivery.recovery_authority_mismatch', 'the route given is not the one the invocation sealed; nothing was mutated and custody is held');
+  }
+  const checkAuthority = (record: InvocationRecord) => {
+    const recomputed = recomputeAuthority({
+      invocationId: input.invocationId,
+      manifestText: input.manifestText,
+      selector: input.selector,
+      route: deps.route,
+      targetIdentity: input.targetIdentity ?? { carried: 'seal' },
+      workRoot: input.workRoot ?? '/',
+    });
+    assertAuthority(record.sealed, {
+      ...recomputed,
+      ...(input.targetIdentity === undefined ? { identityDigest: record.sealed.identityDigest } : {}),
+      ...(input.workRoot === undefined ? { workRootDigest: record.sealed.workRootDigest } : {}),
+    });
+  };
+  checkAuthority(before);
+  const ref: InvocationRef = { targetId: before.targetId, invocationId: before.invocationId };
+  const session = validateSession(input.session ?? newRecoverySession(action));
+  const grant = await acquireCustody(ports, ref, session);
+  const record = await loadInvocation(ports, input.invocationId);
+  checkAuthority(record);
+  assertActionPermitted(record.state, record.facts, action);
+  await act({ record, ref, fence: grant.fence, deps });
+  const projection = await inspectInvocation(ports, input.invocationId);
+  const after = await loadInvocation(ports, input.invocationId);
+  return { action, invocationId: input.invocationId, state: after.state, fence: grant.fence, projection };
+}
+
+/** The extract-EOF record's chunk seqs (verify-eof.ts reads the same record). */
+export function eofSeqsOf(entryData: Record<string, unknown> | undefined): number[] {
+  const patch = (entryData?.op as { patch?: { chunks?: Array<{ seq: number }> } } | undefined)?.patch;
+  return (patch?.chunks ?? []).map((c) => c.seq);
+}
