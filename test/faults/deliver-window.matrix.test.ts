@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dateTime64Param, openClickHouse, type ClickHouseHandle } from '../../src/adapters/clickhouse/client.js';
+import { openClickHouse, type ClickHouseHandle } from '../../src/adapters/clickhouse/client.js';
 import { createClickHouseSource } from '../../src/adapters/clickhouse/source.js';
 import { FaultSwitch } from '../../src/adapters/fault-injector.js';
 import { openPostgresTarget, type PostgresTarget } from '../../src/adapters/postgres/target.js';
@@ -22,6 +22,7 @@ import { FAULT_KINDS } from '../../src/domain/faults.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/local/embedded-postgres.js';
 import { guardedSource, type SourcePort } from '../../src/ports/source.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
+import { seedSourceEvents } from '../support/delivery-source.js';
 
 /**
  * The deliver-window fault matrix (issue 4): every cut point the forward path hits × every
@@ -99,13 +100,7 @@ let tableSeq = 0;
 beforeAll(async () => {
   stores = await freshStores();
   ch = await openClickHouse({ kind: 'embedded' });
-  await ch.client.command({ query: 'CREATE DATABASE src' });
-  await ch.client.command({
-    query: `CREATE TABLE src.events (event_id UInt64, event_time DateTime64(3, 'UTC'), region String, amount Decimal(18, 4), note Nullable(String))
-            ENGINE = MergeTree ORDER BY event_id`,
-  });
-  const values = sourceRows.map((r) => ({ ...r, event_time: dateTime64Param(new Date(r.event_time)) }));
-  await ch.client.insert({ table: 'src.events', format: 'JSONEachRow', values });
+  await seedSourceEvents(ch, sourceRows);
   source = createClickHouseSource(ch, { closeHandle: false });
   pgServer = await startEmbeddedPostgres();
   admin = new pg.Client({ connectionString: pgServer.connectionString });

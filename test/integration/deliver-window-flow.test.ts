@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routeOfEvent } from '../../functions/lib/delivery-deps.js';
-import { dateTime64Param, openClickHouse, type ClickHouseHandle } from '../../src/adapters/clickhouse/client.js';
+import { openClickHouse, type ClickHouseHandle } from '../../src/adapters/clickhouse/client.js';
 import { createClickHouseSource } from '../../src/adapters/clickhouse/source.js';
 import { FaultSwitch } from '../../src/adapters/fault-injector.js';
 import { openPostgresTarget, type PostgresTarget } from '../../src/adapters/postgres/target.js';
@@ -13,6 +13,7 @@ import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/local/em
 import { runFlow, type FlowResult } from '../../src/local/flow-runner.js';
 import type { SourcePort } from '../../src/ports/source.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
+import { seedSourceEvents } from '../support/delivery-source.js';
 
 /**
  * The deliver-window flow (statemachines/deliver-window.asl.json) run by the local runner
@@ -73,12 +74,7 @@ const targetFaults = new FaultSwitch();
 beforeAll(async () => {
   stores = await freshStores();
   ch = await openClickHouse({ kind: 'embedded' });
-  await ch.client.command({ query: 'CREATE DATABASE src' });
-  await ch.client.command({
-    query: `CREATE TABLE src.events (event_id UInt64, event_time DateTime64(3, 'UTC'), region String, amount Decimal(18, 4), note Nullable(String))
-            ENGINE = MergeTree ORDER BY event_id`,
-  });
-  await ch.client.insert({ table: 'src.events', format: 'JSONEachRow', values: rows.map((r) => ({ ...r, event_time: dateTime64Param(new Date(r.event_time)) })) });
+  await seedSourceEvents(ch, rows);
   source = createClickHouseSource(ch, { closeHandle: false });
 
   pgServer = await startEmbeddedPostgres();

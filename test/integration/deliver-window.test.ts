@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dateTime64Param, openClickHouse, type ClickHouseHandle } from '../../src/adapters/clickhouse/client.js';
+import { openClickHouse, type ClickHouseHandle } from '../../src/adapters/clickhouse/client.js';
 import { createClickHouseSource } from '../../src/adapters/clickhouse/source.js';
 import { FaultSwitch } from '../../src/adapters/fault-injector.js';
 import { openPostgresTarget, type PostgresTarget } from '../../src/adapters/postgres/target.js';
@@ -19,6 +19,7 @@ import { readVerified } from '../../src/objects/exact-object.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/local/embedded-postgres.js';
 import { forbiddenSource, type SourcePort } from '../../src/ports/source.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
+import { seedSourceEvents } from '../support/delivery-source.js';
 
 /**
  * The deliver-window steps end to end on real components: DynamoDB Local and the S3
@@ -94,15 +95,7 @@ let deps: DeliveryDeps;
 beforeAll(async () => {
   stores = await freshStores();
   ch = await openClickHouse({ kind: 'embedded' });
-  await ch.client.command({ query: 'CREATE DATABASE src' });
-  await ch.client.command({
-    query: `CREATE TABLE src.events (event_id UInt64, event_time DateTime64(3, 'UTC'), region String, amount Decimal(18, 4), note Nullable(String))
-            ENGINE = MergeTree ORDER BY event_id`,
-  });
-  const values = sourceRows.map((r) => ({ ...r, event_time: dateTime64Param(new Date(r.event_time)) }));
-  for (let i = 0; i < values.length; i += 1000) {
-    await ch.client.insert({ table: 'src.events', format: 'JSONEachRow', values: values.slice(i, i + 1000) });
-  }
+  await seedSourceEvents(ch, sourceRows);
   source = createClickHouseSource(ch, { closeHandle: false });
 
   pgServer = await startEmbeddedPostgres();
