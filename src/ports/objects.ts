@@ -23,6 +23,12 @@ export type ObjectDeleteOutcome = { status: 'APPLIED' } | { status: 'UNKNOWN'; r
 
 export interface ObjectStore {
   /**
+   * Where this store keeps objects, as an absolute path-like name (`/s3/<bucket>`). A
+   * delivery seals its work root under it, so recovery can tell a run moved to another
+   * bucket from the one it sealed.
+   */
+  readonly location: string;
+  /**
    * Writes bytes under an exact key with `If-None-Match: *` (sent even where the store
    * does not enforce it: uniqueness is the authority's job). UNKNOWN means the bytes may
    * or may not be there; resolve by `head`/`get` of the exact key.

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { TargetIdentity } from '../domain/delivery/sealed-authority.js';
 import { canonicalJson } from '../domain/digest.js';
 import { CutpointError, ValidationError } from '../domain/errors.js';
 
@@ -168,6 +169,14 @@ export interface DropResult {
 }
 
 export interface TargetPort {
+  /**
+   * What the target says it is: engine, server (or cluster system id), database and the
+   * principal the connection runs as. Observed, never configured: begin seals it and every
+   * live recovery action observes it again and must get the same facts, so a recovery
+   * pointed at a restored copy, another server or another principal is refused before
+   * anything is mutated. Never carries a credential or a connection string.
+   */
+  identity(): Promise<TargetIdentity>;
   /** Columns of an existing table. Throws `Cutpoint.TargetObjectMissing` when absent. */
   describeTable(table: TableRef): Promise<TableDescription>;
   /**

@@ -118,6 +118,18 @@ export function targetContract(name: string, open: () => Promise<ContractHandle>
 
     const allRows = (table: TableRef): Promise<TargetRow[]> => admin.rows(table, ['id']);
 
+    describe('identity', () => {
+      it('reports engine, database and principal, the same on every call, and never a credential', async () => {
+        const first = await target.identity();
+        expect(first).toMatchObject({ engine: expect.any(String), database: expect.any(String), principal: expect.any(String) });
+        expect(await target.identity()).toEqual(first);
+        for (const [key, value] of Object.entries(first)) {
+          expect(key).not.toMatch(/pass|pwd|secret|token|credential|conn|dsn|url|uri/i);
+          expect(String(value)).not.toMatch(/password|:\/\//i);
+        }
+      });
+    });
+
     describe('staging', () => {
       it('creates the owned stage with the target columns, all nullable, and returns the same object on repeat', async () => {
         const table = await eventsTable();

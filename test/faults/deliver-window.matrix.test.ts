@@ -58,8 +58,6 @@ routes:
     chunk_rows: 50
 `;
 const selector = '/config/route.yaml#daily';
-const identity = { server: 'embedded-pg', database: 'postgres', principal: 'postgres' };
-const workRoot = '/var/lib/cutpoint/work';
 
 const sourceRows: Array<{ event_id: number; event_time: number; region: string; amount: number; note: string | null }> = [];
 for (let i = 1; i <= GENERATED; i++) {
@@ -154,8 +152,8 @@ describe('deliver-window: a persistent fault at each cut point, then the permitt
       const refusing = guardedSource(source, () => true);
       const recoveryDeps: RecoveryDeps = { ports: stores.ports, target, route, source: refusing };
       const invocationId = invocationIdFrom(new Uint8Array(randomBytes(16)));
-      const beginInput: BeginInput = { invocationId, session: `run-${invocationId.slice(4, 14)}`, manifestText, selector, targetIdentity: identity, workRoot };
-      const recoveryInput: RecoveryInput = { invocationId, manifestText, selector, targetIdentity: identity, workRoot };
+      const beginInput: BeginInput = { invocationId, session: `run-${invocationId.slice(4, 14)}`, manifestText, selector };
+      const recoveryInput: RecoveryInput = { invocationId, manifestText, selector };
 
       const switchboard = TARGET_POINTS.has(cutPoint) ? targetFaults : stores.faults;
       const injector = switchboard.arm(`${cutPoint}:${kind}${kind === 'delay' ? '=5' : ''}*`);

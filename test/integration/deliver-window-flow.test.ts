@@ -52,8 +52,6 @@ const flowInput = (invocationId: string, route: string): BeginInput => ({
   session: `flow-${invocationId.slice(4, 14)}`,
   manifestText,
   selector: `/config/route.yaml#${route}`,
-  targetIdentity: { server: 'embedded-pg', database: 'postgres', principal: 'postgres' },
-  workRoot: '/var/lib/cutpoint/work',
 });
 
 const GENERATED = 3000;

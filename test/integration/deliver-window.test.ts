@@ -62,8 +62,6 @@ const beginInput = (invocationId: string): BeginInput => ({
   session: `run-${invocationId.slice(4, 14)}`,
   manifestText,
   selector,
-  targetIdentity: { server: 'embedded-pg', database: 'postgres', principal: 'postgres' },
-  workRoot: '/var/lib/cutpoint/work',
 });
 
 interface SourceRow {

@@ -17,6 +17,7 @@ import { beginInvocation, releaseCustody, type CustodyGrant } from '../../src/de
 import { deliveryKeys, recordFacts, transition, type InvocationRef } from '../../src/delivery/journal-store.js';
 import { openPostgresTarget } from '../../src/adapters/postgres/target.js';
 import { createStaging } from '../../src/delivery/steps/create-staging.js';
+import { workRootOf } from '../../src/delivery/steps/common.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/local/embedded-postgres.js';
 import { REPO_ROOT } from '../../src/local/asl.js';
 import { freePort } from '../../src/local/free-port.js';
@@ -400,8 +401,9 @@ routes:
             manifestText: pgManifest,
             selector: `${pgFile}#daily`,
             route: pgRoute,
-            targetIdentity: { server: 'embedded-pg', database: 'postgres', principal: 'postgres' },
-            workRoot: join(root, 'work'),
+            // What the live action will observe again: this target and this object store.
+            targetIdentity: await target.identity(),
+            workRoot: workRootOf({ ports, route: pgRoute }),
             window: WINDOW,
           });
           const grant = await beginInvocation(ports, { invocationId, route: 'daily', targetId, sealed, session: `s-${invocationId.slice(4, 12)}` });

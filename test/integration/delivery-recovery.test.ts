@@ -62,8 +62,6 @@ routes:
 `;
 const selector = '/config/route.yaml#daily';
 const route = selectRoute(parseManifest(manifestText, '/config/route.yaml'), 'daily');
-const identity = { server: 'embedded-pg', database: 'postgres', principal: 'postgres' };
-const workRoot = '/var/lib/cutpoint/work';
 
 const newInvocationId = () => invocationIdFrom(new Uint8Array(randomBytes(16)));
 const beginInput = (invocationId: string): BeginInput => ({
@@ -71,10 +69,8 @@ const beginInput = (invocationId: string): BeginInput => ({
   session: `run-${invocationId.slice(4, 14)}`,
   manifestText,
   selector,
-  targetIdentity: identity,
-  workRoot,
 });
-const recoveryInput = (invocationId: string): RecoveryInput => ({ invocationId, manifestText, selector, targetIdentity: identity, workRoot });
+const recoveryInput = (invocationId: string): RecoveryInput => ({ invocationId, manifestText, selector });
 
 const sourceRows: Array<{ event_id: number; event_time: number; region: string; amount: number; note: string | null }> = [];
 for (let i = 1; i <= GENERATED; i++) {
@@ -175,8 +171,12 @@ describe('live recovery actions', () => {
     }
     const before = await snapshot(invocationId);
     await expect(resume(recoveryInput(invocationId), recoveryDeps)).rejects.toMatchObject({ code: 'delivery.recovery_action_not_permitted' });
-    await expect(reconcile({ ...recoveryInput(invocationId), workRoot: '/elsewhere' }, recoveryDeps)).rejects.toMatchObject({ code: 'delivery.recovery_authority_mismatch' });
-    await expect(reconcile({ ...recoveryInput(invocationId), targetIdentity: { ...identity, server: 'other' } }, recoveryDeps)).rejects.toMatchObject({
+    // The same objects under another bucket: the sealed work root no longer matches.
+    const elsewhere = Object.create(stores.ports.objects, { location: { value: '/s3/elsewhere' } }) as typeof stores.ports.objects;
+    await expect(reconcile(recoveryInput(invocationId), { ...recoveryDeps, ports: { ...stores.ports, objects: elsewhere } })).rejects.toMatchObject({
+      code: 'delivery.recovery_authority_mismatch',
+    });
+    await expect(reconcile({ ...recoveryInput(invocationId), targetIdentity: { ...(await target.identity()), system: 'other' } }, recoveryDeps)).rejects.toMatchObject({
       code: 'delivery.recovery_authority_mismatch',
     });
     expect(await snapshot(invocationId)).toBe(before);

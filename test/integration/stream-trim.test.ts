@@ -60,6 +60,7 @@ const withOffsets = (expected: string[], from: number) => expected.slice(from).m
 function racing(hooks: { beforeGet?: (key: string) => Promise<void>; beforeUpdate?: (cutPoint: string) => Promise<void> }): Ports {
   const { authority, objects } = stores.ports;
   const hookedObjects: ObjectStore = {
+    location: objects.location,
     put: (...args) => objects.put(...args),
     head: (key) => objects.head(key),
     get: async (key) => {

@@ -7,6 +7,7 @@ import {
   bulkTypeOf,
   createStagingBatch,
   describeStatement,
+  identityStatement,
   dropStagingBatch,
   observeChunksBatch,
   prepareLoadBatch,
@@ -91,6 +92,17 @@ describe('T-SQL quoting', () => {
     expect(assertionStatement('SELECT COUNT(*) FROM {staging} WHERE amount < 0', staging.table)).toBe(
       'SELECT COUNT(*) FROM [dbo].[stg_inv1] WHERE amount < 0',
     );
+  });
+});
+
+describe('target identity', () => {
+  it('reads server name, database and login, with no parameters and no host or port', () => {
+    const statement = identityStatement();
+    expect(statement.params).toEqual([]);
+    expect(statement.text).toContain("SERVERPROPERTY(N'ServerName')");
+    expect(statement.text).toContain('DB_NAME() AS [database]');
+    expect(statement.text).toContain('SUSER_SNAME() AS principal');
+    expect(statement.text).not.toMatch(/@@SERVERNAME|host|port/i);
   });
 });
 

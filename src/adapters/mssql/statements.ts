@@ -295,6 +295,17 @@ COMMIT TRANSACTION;`,
 }
 
 /**
+ * What the server says it is: its name, the current database and the login the connection
+ * runs as. No parameters, no host or port (the same server may be reached many ways).
+ */
+export function identityStatement(): Statement {
+  return {
+    text: "SET NOCOUNT ON; SELECT CAST(SERVERPROPERTY(N'ServerName') AS nvarchar(256)) AS server, DB_NAME() AS [database], SUSER_SNAME() AS principal;",
+    params: [],
+  };
+}
+
+/**
  * The receipt probe. When the receipt table is absent it reports whether the principal
  * may see the schema's definitions (otherwise "absent" may be "hidden").
  */

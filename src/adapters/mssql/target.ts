@@ -1,5 +1,6 @@
 import sql from 'mssql';
 import { CutpointError, EffectFailedError, IdentityConflictError, OutcomeUnknownError, ValidationError } from '../../domain/errors.js';
+import type { TargetIdentity } from '../../domain/delivery/sealed-authority.js';
 import type { FaultInjector } from '../../ports/faults.js';
 import {
   assertColumns,
@@ -57,6 +58,7 @@ import {
   type BulkType,
   type SqlColumn,
   type Statement,
+  identityStatement,
 } from './statements.js';
 
 export interface MssqlTargetOptions {
@@ -171,6 +173,13 @@ export class MssqlTarget implements TargetPort {
       // Always rolled back: an assertion can never change anything.
       await tx.rollback().catch(() => undefined);
     }
+  }
+
+  async identity(): Promise<TargetIdentity> {
+    const result = await this.read(identityStatement());
+    const row = (result.recordset as unknown as Array<{ server: string | null; database: string | null; principal: string | null }>)[0];
+    if (!row?.server || !row.database || !row.principal) throw new TargetUnobservableError('the target did not report its identity');
+    return { engine: 'mssql', server: row.server, database: row.database, principal: row.principal };
   }
 
   async probeReceipt(invocationId: string): Promise<PublicationReceipt | undefined> {

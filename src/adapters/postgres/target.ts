@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { CutpointError, EffectFailedError, IdentityConflictError, OutcomeUnknownError, ValidationError } from '../../domain/errors.js';
+import type { TargetIdentity } from '../../domain/delivery/sealed-authority.js';
 import type { FaultInjector } from '../../ports/faults.js';
 import {
   assertColumns,
@@ -199,6 +200,20 @@ export class PostgresTarget implements TargetPort {
       const nulls: Record<string, number> = {};
       notNull.forEach((c, i) => (nulls[c] = Number(row[`n${i}`] ?? 0)));
       return { commit: false, value: { rows: Number(row.total ?? 0), duplicateKeys, nulls, assertions } };
+    });
+  }
+
+  async identity(): Promise<TargetIdentity> {
+    return this.transaction({ readOnly: true }, async (client) => {
+      // The cluster's system identifier survives restarts and renames; a restored copy or
+      // a replica promoted elsewhere keeps it, which is why database and principal are
+      // sealed too. Never the host or port: the same server may be reached many ways.
+      const result = await client.query<{ system_id: string; database: string; principal: string }>(
+        'SELECT (SELECT system_identifier::text FROM pg_control_system()) AS system_id, current_database() AS database, current_user AS principal',
+      );
+      const row = result.rows[0];
+      if (!row) throw new TargetUnobservableError('the target did not report its identity');
+      return { commit: false, value: { engine: 'postgres', system: row.system_id, database: row.database, principal: row.principal } };
     });
   }
 

@@ -20,7 +20,11 @@ export interface S3ObjectStoreOptions {
 
 /** Object generations over S3: immutable keys, SHA-256 in metadata, effects at cut points. */
 export class S3ObjectStore implements ObjectStore {
-  constructor(private readonly options: S3ObjectStoreOptions) {}
+  readonly location: string;
+
+  constructor(private readonly options: S3ObjectStoreOptions) {
+    this.location = `/s3/${options.bucket}`;
+  }
 
   async put(cutPoint: string, key: string, bytes: Uint8Array, metadata: Record<string, string>): Promise<ObjectPutOutcome> {
     this.options.meter?.count('s3', 'PutObject');

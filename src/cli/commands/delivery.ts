@@ -119,10 +119,9 @@ async function liveAction(target: Target, action: LiveAction, invocationId: stri
   const route = selectRoute(parseManifest(manifestText, selector.file), selector);
   assertOperatorAuthority(record.sealed, { invocationId: id, manifestText, selector, route });
   if (target.kind === 'aws') throw new RecoveryActionUnavailableError(action, 'on AWS (run it against the local runtime)');
-  // The live action itself, in-process against the local runtime: a new recovery session
-  // takes custody, rechecks the seal, acts source-free and prints the projection. The
-  // target identity and work root cannot be observed here yet, so their sealed digests
-  // are carried over (see recovery-session.ts); everything else is rechecked.
+  // The live action itself, in-process against the local runtime: it observes the target's
+  // identity and the work root, rechecks the whole seal, takes custody in a new recovery
+  // session, acts source-free and prints the projection.
   const targetPort = openTargetOf(route.targetBinding, values);
   try {
     const result = await ACTIONS[action]({ invocationId: id, manifestText, selector: selectorText(selector) }, { ports: await target.ports(), target: targetPort, route });
@@ -157,10 +156,9 @@ function openTargetOf(binding: Binding, values: Values): TargetPort {
 
 /**
  * Compares what the operator supplied (invocation, manifest text, selector, bindings)
- * with the seal. The target identity and the work root are observed by the live action
- * itself after it takes custody and connects to the target; this door opens no
- * connection, so those two digests are carried over from the seal here and are NOT
- * vouched for: the live flow must check them with assertAuthority before any mutation.
+ * with the seal. This door opens no connection, so the target identity and the work
+ * root are carried over from the seal here; the live action observes both and checks the
+ * whole seal again before it mutates anything (recovery-session.ts).
  */
 function assertOperatorAuthority(sealed: SealedAuthority, input: Omit<AuthorityInput, 'targetIdentity' | 'workRoot' | 'selector'> & { selector: Selector }): void {
   const recomputed = recomputeAuthority({ ...input, selector: selectorText(input.selector), targetIdentity: { deferred: 'live-action' }, workRoot: '/' });

@@ -11,13 +11,14 @@ import type { TargetPort } from '../../ports/target.js';
 import { acquireCustody } from '../custody.js';
 import type { DeliveryDeps } from '../deps.js';
 import { inspectInvocation, loadInvocation, validateSession, type InvocationRecord, type InvocationRef } from '../journal-store.js';
-import { routeTargetId } from '../steps/common.js';
+import { routeTargetId, workRootOf } from '../steps/common.js';
 
 /**
  * One live recovery action (seed 004: reconcile, resume, retire), in this order:
  * 1. the journal record and the state-to-action guide (a refused action writes nothing);
- * 2. the sealed authority, recomputed from what the operator supplies (a mismatch writes
- *    nothing: not even custody is taken);
+ * 2. the sealed authority, recomputed from what the operator supplies (manifest,
+ *    selector) and what is observed now (the target's identity, read-only; the work root
+ *    under this object store) — a mismatch writes nothing: not even custody is taken;
  * 3. a new recovery session takes custody (`acquireCustody`: epoch + 1, so any zombie
  *    session of an older epoch is fenced out of every later write);
  * 4. the record is reloaded under the new fence and the action rechecked (a concurrent
@@ -34,13 +35,10 @@ export interface RecoveryInput {
   /** `file#route` as the caller resolved it (absolute file). */
   selector: Selector | string;
   /**
-   * What the target reports about itself now. When the caller cannot observe it (a target
-   * adapter without an identity probe), omit it: the sealed identity digest is then carried
-   * over and NOT vouched for.
+   * Test seam: what the target reports about itself. Omitted (always, outside tests), it
+   * is observed with `target.identity()` before anything is mutated.
    */
   targetIdentity?: TargetIdentity;
-  /** The invocation's work root; omitted: the sealed digest is carried over, as above. */
-  workRoot?: string;
   /** The recovery session's name; a fresh one per action by default. */
   session?: string;
 }
@@ -99,20 +97,21 @@ export async function runRecovery(
   if (before.route !== deps.route.name || before.targetId !== routeTargetId(deps)) {
     throw new CutpointError('Delivery.AuthorityMismatch', 'delivery.recovery_authority_mismatch', 'the route given is not the one the invocation sealed; nothing was mutated and custody is held');
   }
+  // Every digest is recomputed from what is observed now: the operator's manifest and
+  // selector, the target's own identity, the work root under this object store.
+  const targetIdentity = input.targetIdentity ?? (await deps.target.identity());
   const checkAuthority = (record: InvocationRecord) => {
-    const recomputed = recomputeAuthority({
-      invocationId: input.invocationId,
-      manifestText: input.manifestText,
-      selector: input.selector,
-      route: deps.route,
-      targetIdentity: input.targetIdentity ?? { carried: 'seal' },
-      workRoot: input.workRoot ?? '/',
-    });
-    assertAuthority(record.sealed, {
-      ...recomputed,
-      ...(input.targetIdentity === undefined ? { identityDigest: record.sealed.identityDigest } : {}),
-      ...(input.workRoot === undefined ? { workRootDigest: record.sealed.workRootDigest } : {}),
-    });
+    assertAuthority(
+      record.sealed,
+      recomputeAuthority({
+        invocationId: input.invocationId,
+        manifestText: input.manifestText,
+        selector: input.selector,
+        route: deps.route,
+        targetIdentity,
+        workRoot: workRootOf(deps),
+      }),
+    );
   };
   checkAuthority(before);
   const ref: InvocationRef = { targetId: before.targetId, invocationId: before.invocationId };

@@ -1,12 +1,12 @@
 import { validateInvocationId } from '../../domain/delivery/identifiers.js';
 import { JournalUnavailableError } from '../../domain/delivery/journal-states.js';
-import { sealAuthority, type TargetIdentity } from '../../domain/delivery/sealed-authority.js';
+import { sealAuthority } from '../../domain/delivery/sealed-authority.js';
 import { assertWindowClosed, resolveWindow, type SealedWindow } from '../../domain/delivery/window.js';
 import { ValidationError } from '../../domain/errors.js';
 import { beginInvocation } from '../custody.js';
 import type { DeliveryDeps } from '../deps.js';
 import { loadInvocation } from '../journal-store.js';
-import { routeTargetId, type StepOutput } from './common.js';
+import { routeTargetId, workRootOf, type StepOutput } from './common.js';
 
 export interface BeginInput {
   invocationId: string;
@@ -16,10 +16,6 @@ export interface BeginInput {
   manifestText: string;
   /** `route.yaml#daily`, the file as the caller resolved it. */
   selector: string;
-  /** What the target reported about itself (server, database, principal). */
-  targetIdentity: TargetIdentity;
-  /** Absolute work root of the invocation. */
-  workRoot: string;
 }
 
 export interface BeginOutput extends StepOutput {
@@ -28,8 +24,9 @@ export interface BeginOutput extends StepOutput {
 
 /**
  * Step 1: acquire custody of the target and seal the recovery authority, before any
- * source row I/O. The window is resolved ONCE, here: a first begin resolves the route's
- * policy against the clock (and refuses a window that has not closed); a re-run of begin
+ * source row I/O. The target identity is observed (`target.identity()`) and the work root
+ * derived from the object store (`workRootOf`), not taken from the input. The window is
+ * resolved ONCE, here: a first begin resolves the route's policy against the clock (and refuses a window that has not closed); a re-run of begin
  * (a lost response, a crash) reads the sealed window back from the journal and never
  * re-resolves, so a rolling window cannot shift between the two. One transaction
  * (`beginInvocation`): seal + record in EMPTY_STAGING + custody by CAS. Another
@@ -37,8 +34,8 @@ export interface BeginOutput extends StepOutput {
  */
 export async function begin(input: BeginInput, deps: DeliveryDeps): Promise<BeginOutput> {
   const v = input as Partial<BeginInput> | null;
-  if (!v || typeof v !== 'object' || typeof v.manifestText !== 'string' || typeof v.selector !== 'string' || typeof v.workRoot !== 'string') {
-    throw new ValidationError('delivery.step_input_invalid', 'begin needs invocationId, session, manifestText, selector, targetIdentity and workRoot');
+  if (!v || typeof v !== 'object' || typeof v.manifestText !== 'string' || typeof v.selector !== 'string') {
+    throw new ValidationError('delivery.step_input_invalid', 'begin needs invocationId, session, manifestText and selector');
   }
   const invocationId = validateInvocationId(v.invocationId);
   const { ports, route } = deps;
@@ -56,13 +53,16 @@ export async function begin(input: BeginInput, deps: DeliveryDeps): Promise<Begi
     window = resolveWindow(route.route.window, now);
     assertWindowClosed(window, now);
   }
+  // Observed, never taken from the input: the seal must say which target this run really
+  // wrote to, and where its chunks live, so recovery can observe both again and compare.
+  const targetIdentity = await deps.target.identity();
   const sealed = sealAuthority({
     invocationId,
     manifestText: input.manifestText,
     selector: input.selector,
     route,
-    targetIdentity: input.targetIdentity,
-    workRoot: input.workRoot,
+    targetIdentity,
+    workRoot: workRootOf(deps),
     window,
   });
   const grant = await beginInvocation(ports, { invocationId, route: route.name, targetId, sealed, session: input.session });

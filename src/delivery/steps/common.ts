@@ -59,6 +59,15 @@ export async function loadForStep(input: StepInput, deps: DeliveryDeps): Promise
   return { record, ref: { targetId: record.targetId, invocationId: record.invocationId } };
 }
 
+/**
+ * Where an invocation's chunks and evidence live: the object store's location plus the
+ * route's key prefix (`/s3/<bucket>/delivery/<route>`). Sealed by begin and recomputed by
+ * every live recovery action, so a recovery pointed at another bucket is refused.
+ */
+export function workRootOf(deps: Pick<DeliveryDeps, 'ports' | 'route'>): string {
+  return `${deps.ports.objects.location}/delivery/${deps.route.name}`;
+}
+
 /** `<step>.<invocation>` (plus a part, e.g. a batch): stable across retries and sessions. */
 export function transitionIdOf(step: string, invocationId: string, part?: string | number): string {
   return part === undefined ? `${step}.${invocationId}` : `${step}.${part}.${invocationId}`;
