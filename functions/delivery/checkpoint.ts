@@ -1,5 +1,5 @@
 import { checkpoint } from '../../src/delivery/steps/checkpoint.js';
-import { deliveryStep, lambdaDeliveryDeps } from '../lib/delivery-deps.js';
+import { deliveryStep, lambdaTargetDeps } from '../lib/delivery-deps.js';
 
 export const makeDeliveryHandler = deliveryStep(checkpoint);
-export const handler = makeDeliveryHandler(lambdaDeliveryDeps);
+export const handler = makeDeliveryHandler(lambdaTargetDeps);

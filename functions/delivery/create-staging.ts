@@ -1,5 +1,5 @@
 import { createStaging } from '../../src/delivery/steps/create-staging.js';
-import { deliveryStep, lambdaDeliveryDeps } from '../lib/delivery-deps.js';
+import { deliveryStep, lambdaTargetDeps } from '../lib/delivery-deps.js';
 
 export const makeDeliveryHandler = deliveryStep(createStaging);
-export const handler = makeDeliveryHandler(lambdaDeliveryDeps);
+export const handler = makeDeliveryHandler(lambdaTargetDeps);

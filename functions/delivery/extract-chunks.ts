@@ -1,5 +1,5 @@
 import { extractChunks } from '../../src/delivery/steps/extract-chunks.js';
-import { deliveryStep, lambdaDeliveryDeps } from '../lib/delivery-deps.js';
+import { deliveryStep, lambdaSourceDeps } from '../lib/delivery-deps.js';
 
 export const makeDeliveryHandler = deliveryStep(extractChunks);
-export const handler = makeDeliveryHandler(lambdaDeliveryDeps);
+export const handler = makeDeliveryHandler(lambdaSourceDeps);

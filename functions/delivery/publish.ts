@@ -1,5 +1,5 @@
 import { publish } from '../../src/delivery/steps/publish.js';
-import { deliveryStep, lambdaDeliveryDeps } from '../lib/delivery-deps.js';
+import { deliveryStep, lambdaTargetDeps } from '../lib/delivery-deps.js';
 
 export const makeDeliveryHandler = deliveryStep(publish);
-export const handler = makeDeliveryHandler(lambdaDeliveryDeps);
+export const handler = makeDeliveryHandler(lambdaTargetDeps);

@@ -1,5 +1,5 @@
 import { quality } from '../../src/delivery/steps/quality.js';
-import { deliveryStep, lambdaDeliveryDeps } from '../lib/delivery-deps.js';
+import { deliveryStep, lambdaTargetDeps } from '../lib/delivery-deps.js';
 
 export const makeDeliveryHandler = deliveryStep(quality);
-export const handler = makeDeliveryHandler(lambdaDeliveryDeps);
+export const handler = makeDeliveryHandler(lambdaTargetDeps);

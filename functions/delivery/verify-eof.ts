@@ -1,5 +1,5 @@
 import { verifyEof } from '../../src/delivery/steps/verify-eof.js';
-import { deliveryStep, lambdaDeliveryDeps } from '../lib/delivery-deps.js';
+import { deliveryStep, lambdaTargetDeps } from '../lib/delivery-deps.js';
 
 export const makeDeliveryHandler = deliveryStep(verifyEof);
-export const handler = makeDeliveryHandler(lambdaDeliveryDeps);
+export const handler = makeDeliveryHandler(lambdaTargetDeps);

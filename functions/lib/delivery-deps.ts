@@ -1,7 +1,16 @@
 import middy from '@middy/core';
+import { openSourceFor, openTargetFor } from '../../src/adapters/delivery-bindings.js';
+import { faultsFromEnv } from '../../src/adapters/fault-injector.js';
+import { openSecretsManager } from '../../src/adapters/secrets-manager/secrets.js';
+import { resolveBinding } from '../../src/delivery/bindings.js';
 import type { DeliveryDeps } from '../../src/delivery/deps.js';
-import { parseManifest, parseSelector, selectRoute, type SelectedRoute } from '../../src/domain/delivery/manifest.js';
-import { ConfigError, ValidationError } from '../../src/domain/errors.js';
+import { parseManifest, parseSelector, selectRoute, type Binding, type SelectedRoute } from '../../src/domain/delivery/manifest.js';
+import { ValidationError } from '../../src/domain/errors.js';
+import type { FaultInjector } from '../../src/ports/faults.js';
+import type { SecretsPort } from '../../src/ports/secrets.js';
+import type { SourcePort } from '../../src/ports/source.js';
+import type { TargetPort } from '../../src/ports/target.js';
+import { lambdaPorts } from './lambda-ports.js';
 import type { StepHandler } from './step.js';
 
 /**
@@ -38,18 +47,81 @@ export function routeOfEvent(event: unknown): SelectedRoute {
   return selectRoute(parseManifest(v.manifestText, selector.file), selector);
 }
 
-/**
- * Deps in a deployed Lambda. The route is resolved from the Task input; the source
- * (ClickHouse over HTTP) and the target need credentials that, per the issue, come from
- * Secrets Manager — that binding resolution is NOT built yet, so a deployed step fails
- * its cold start with a stable Cutpoint.ConfigError (`delivery.aws_bindings_unresolved`)
- * rather than running against anything fake. Local runs pass their own provider.
+/*
+ * Deps in a deployed Lambda. The route is resolved from the Task input; its bindings'
+ * connection settings come from the Secrets Manager secrets they name (`secret_arn`;
+ * src/delivery/bindings.ts documents the accepted JSON keys), never from the Lambda's
+ * environment. Everything is built once per cold start and reused by later invocations
+ * of the same container (nothing is closed between them): the Secrets Manager port (one
+ * GetSecretValue per secret), the fault injector, and each source/target, keyed by the
+ * binding's name and where it points (kind, secret_arn), so two manifests that reuse a
+ * binding name for different secrets never share a connection. A failed open is
+ * evicted, so the next invocation tries again; a resolution failure is a stable
+ * Cutpoint.ConfigError (`delivery.binding_*`) naming the binding and the secret's name,
+ * never a value.
  */
-export const lambdaDeliveryDeps: DeliveryDepsProvider = (event) =>
-  Promise.resolve().then(() => {
+
+let secrets: SecretsPort | undefined;
+let faults: FaultInjector | undefined;
+const sources = new Map<string, Promise<SourcePort>>();
+const targets = new Map<string, Promise<TargetPort>>();
+
+/** The fault injector for sources and targets: as lambda-ports.ts, armed only with CUTPOINT_FAULTS_IN_LAMBDA=enabled. */
+function lambdaFaults(): FaultInjector {
+  faults ??= faultsFromEnv(process.env);
+  return faults;
+}
+
+function lambdaSecrets(): SecretsPort {
+  secrets ??= openSecretsManager();
+  return secrets;
+}
+
+function once<T>(cache: Map<string, Promise<T>>, binding: Binding, open: () => Promise<T>): Promise<T> {
+  const key = JSON.stringify([binding.name, binding.kind, binding.secretArn ?? null]);
+  let pending = cache.get(key);
+  if (!pending) {
+    const opening = Promise.resolve().then(open);
+    opening.catch(() => {
+      if (cache.get(key) === opening) cache.delete(key);
+    });
+    cache.set(key, opening);
+    pending = opening;
+  }
+  return pending;
+}
+
+function lambdaTarget(binding: Binding): Promise<TargetPort> {
+  return once(targets, binding, async () => {
+    const injector = lambdaFaults();
+    return openTargetFor(binding, await resolveBinding(binding, { env: process.env, secrets: lambdaSecrets() }), injector);
+  });
+}
+
+function lambdaSource(binding: Binding): Promise<SourcePort> {
+  return once(sources, binding, async () => openSourceFor(binding, await resolveBinding(binding, { env: process.env, secrets: lambdaSecrets() })));
+}
+
+/**
+ * The extraction step in a deployed Lambda: ports, the route's target and its ClickHouse
+ * source. The only provider that reads the source binding's secret.
+ */
+export const lambdaSourceDeps: DeliveryDepsProvider = (event) =>
+  Promise.resolve().then(async () => {
     const route = routeOfEvent(event);
-    throw new ConfigError(
-      'delivery.aws_bindings_unresolved',
-      `route ${route.name}: resolving the source and target bindings from Secrets Manager is not built yet; deliver-window runs locally only`,
-    );
+    const [ports, target, source] = await Promise.all([lambdaPorts(), lambdaTarget(route.targetBinding), lambdaSource(route.sourceBinding)]);
+    return { ports, target, source, route };
+  });
+
+/**
+ * Every other delivery step (deliver-window after extraction reads chunks from S3; the
+ * recovery actions are source-free): ports and the target, WITHOUT a source. The
+ * ClickHouse binding's secret is never read and ClickHouse is never opened; a step that
+ * would need the source fails with Delivery.SourceForbidden.
+ */
+export const lambdaTargetDeps: DeliveryDepsProvider = (event) =>
+  Promise.resolve().then(async () => {
+    const route = routeOfEvent(event);
+    const [ports, target] = await Promise.all([lambdaPorts(), lambdaTarget(route.targetBinding)]);
+    return { ports, target, route };
   });

@@ -1,0 +1,6 @@
+import { recoveryFlowStep } from '../../src/delivery/recovery/flow-steps.js';
+import { deliveryStep, lambdaTargetDeps } from '../lib/delivery-deps.js';
+
+/** The delivery-retire flow's action step: source-free deps (the target only). */
+export const makeDeliveryHandler = deliveryStep(recoveryFlowStep('retire'));
+export const handler = makeDeliveryHandler(lambdaTargetDeps);

@@ -1,0 +1,109 @@
+import { isAbsolute, resolve } from 'node:path';
+import type { ConnectionSettings } from '../delivery/bindings.js';
+import type { Binding } from '../domain/delivery/manifest.js';
+import { ConfigError } from '../domain/errors.js';
+import type { FaultInjector } from '../ports/faults.js';
+import type { SourcePort } from '../ports/source.js';
+import type { TargetPort } from '../ports/target.js';
+import { openClickHouse } from './clickhouse/client.js';
+import { createClickHouseSource } from './clickhouse/source.js';
+import { openMssqlTarget } from './mssql/target.js';
+import { openPostgresTarget } from './postgres/target.js';
+
+/**
+ * Opens a route's source and target from RESOLVED settings (src/delivery/bindings.ts):
+ * the one adapter-side place that knows how each binding kind's settings reach its
+ * driver. No message here contains a URL, a username or a password.
+ *
+ * Stable codes (all `Cutpoint.ConfigError`; nothing was mutated):
+ * - `delivery.binding_kind_invalid` — a source that is not clickhouse, a target that is
+ *   neither postgres nor mssql (parseManifest already refuses both; a hand-built route
+ *   may not);
+ * - `delivery.binding_url_invalid` — a ClickHouse connection that is not an http(s):// URL
+ *   (embedded chdb is for local runs and never loads in a Lambda), or a URL the driver
+ *   refuses;
+ * - `delivery.binding_credentials_conflict` — a SQL Server ADO.NET connection string
+ *   together with a separate username/password (put them in the string, or use an
+ *   `mssql://` URL).
+ */
+
+/**
+ * A ClickHouse source over HTTP (`http(s)://…`; opening is lazy: the first query
+ * connects), or — for local runs only (`embedded: true`: the CLI, the demo) — embedded
+ * chdb on a data directory, `chdb:<dir>` (relative to the working directory; one process
+ * at a time may hold it).
+ */
+export async function openSourceFor(binding: Binding, settings: ConnectionSettings, options: { embedded?: boolean } = {}): Promise<SourcePort> {
+  if (binding.kind !== 'clickhouse') throw kindInvalid(binding, 'a ClickHouse source');
+  const embedded = options.embedded === true && settings.url.startsWith('chdb:');
+  if (!embedded && !/^https?:\/\//i.test(settings.url)) {
+    throw new ConfigError(
+      'delivery.binding_url_invalid',
+      `binding ${binding.name}: the ClickHouse connection must be an http(s):// URL${options.embedded ? ' or chdb:<dir>' : ''}`,
+    );
+  }
+  const dataDir = embedded ? settings.url.slice('chdb:'.length).replace(/^\/\/(?=\/)/, '') : '';
+  if (embedded && dataDir === '') throw new ConfigError('delivery.binding_url_invalid', `binding ${binding.name}: embedded ClickHouse needs a data directory (chdb:<dir>)`);
+  let handle;
+  try {
+    handle = await openClickHouse(
+      embedded
+        ? { kind: 'embedded', dataDir: isAbsolute(dataDir) ? dataDir : resolve(dataDir) }
+        : {
+            kind: 'http',
+            url: settings.url,
+            ...(settings.username !== undefined ? { username: settings.username } : {}),
+            ...(settings.password !== undefined ? { password: settings.password } : {}),
+          },
+    );
+  } catch {
+    // The driver's message may quote the URL: only the binding's name leaves.
+    throw new ConfigError('delivery.binding_url_invalid', `binding ${binding.name}: the ClickHouse client refused the connection settings`);
+  }
+  return createClickHouseSource(handle);
+}
+
+/**
+ * The route's target. Credentials kept apart from the URL complete it: for postgres as
+ * pool settings (which win over any in the URL), for mssql inside an `mssql://` URL
+ * (replacing any there).
+ */
+export function openTargetFor(binding: Binding, settings: ConnectionSettings, faults: FaultInjector): TargetPort {
+  switch (binding.kind) {
+    case 'postgres': {
+      const pool = {
+        ...(settings.username !== undefined ? { user: settings.username } : {}),
+        ...(settings.password !== undefined ? { password: settings.password } : {}),
+      };
+      return openPostgresTarget({ connectionString: settings.url, faults, ...(Object.keys(pool).length ? { pool } : {}) });
+    }
+    case 'mssql':
+      return openMssqlTarget({ connection: mssqlConnection(binding, settings), faults });
+    default:
+      throw kindInvalid(binding, 'a delivery target (postgres or mssql)');
+  }
+}
+
+function mssqlConnection(binding: Binding, settings: ConnectionSettings): string {
+  if (settings.username === undefined && settings.password === undefined) return settings.url;
+  if (!/^(mssql|sqlserver):\/\//i.test(settings.url.trim())) {
+    throw new ConfigError(
+      'delivery.binding_credentials_conflict',
+      `binding ${binding.name}: a SQL Server connection string cannot be combined with a separate username/password; put them in the string or use an mssql:// URL`,
+    );
+  }
+  let url: URL;
+  try {
+    url = new URL(settings.url.trim());
+  } catch {
+    throw new ConfigError('delivery.mssql_connection_invalid', 'the SQL Server URL cannot be parsed');
+  }
+  // connection.ts decodes both parts with decodeURIComponent.
+  if (settings.username !== undefined) url.username = encodeURIComponent(settings.username);
+  if (settings.password !== undefined) url.password = encodeURIComponent(settings.password);
+  return url.href;
+}
+
+function kindInvalid(binding: Binding, what: string): ConfigError {
+  return new ConfigError('delivery.binding_kind_invalid', `binding ${binding.name} of kind ${binding.kind} is not ${what}`);
+}
