@@ -19,7 +19,7 @@ rehearse a fault at a named cut point locally. Results are JSON on stdout; diagn
 to stderr; exit 0 on success, 1 on failure, 2 on a usage error.`;
 
 const COMMANDS: Record<string, (args: string[]) => Promise<unknown>> = {
-  demo: () => demoCommand(),
+  demo: demoCommand,
   local: localCommand,
   flow: flowCommand,
   object: objectCommand,

@@ -340,11 +340,11 @@ describe('cutpoint delivery', () => {
       // Everything matches: the live action now runs in-process, and opens the target from
       // the variable the binding names first — unset here, so it is refused before custody
       // is taken, naming the variable and never a value.
-      const unset = refused(live('reconcile', unknown, `${manifestFile}#daily`), 'delivery.target_binding_unavailable');
+      const unset = refused(live('reconcile', unknown, `${manifestFile}#daily`), 'delivery.binding_env_unset');
       expect(unset).toContain(TARGET_URL_ENV);
       // A relative selector resolves against the working directory, like the seal's absolute file.
-      refused(live('reconcile', unknown, 'route.yaml#daily'), 'delivery.target_binding_unavailable');
-      refused(live('retire', emptyStage, `${manifestFile}#daily`), 'delivery.target_binding_unavailable');
+      refused(live('reconcile', unknown, 'route.yaml#daily'), 'delivery.binding_env_unset');
+      refused(live('retire', emptyStage, `${manifestFile}#daily`), 'delivery.binding_env_unset');
 
       expect(cutpoint(['delivery', 'inspect-all', '--format', 'json']).stdout).toBe(indexBefore);
       expect(await rawSnapshot(refs)).toBe(rawBefore);

@@ -6,20 +6,25 @@ import { assertActionPermitted, assertConfirmed, type LiveAction } from '../../d
 import { parseManifest, parseSelector, selectRoute, selectorText, type Selector } from '../../domain/delivery/manifest.js';
 import { assertAuthority, recomputeAuthority, type AuthorityInput, type SealedAuthority } from '../../domain/delivery/sealed-authority.js';
 import { CutpointError } from '../../domain/errors.js';
-import { faultsFromEnv } from '../../adapters/fault-injector.js';
-import { openMssqlTarget } from '../../adapters/mssql/target.js';
-import { openPostgresTarget } from '../../adapters/postgres/target.js';
 import { inspectAll, inspectInvocation, loadInvocation, validateTargetId } from '../../delivery/journal-store.js';
 import { reconcile } from '../../delivery/recovery/reconcile.js';
 import type { RecoveryDeps, RecoveryInput, RecoveryResult } from '../../delivery/recovery/recovery-session.js';
 import { resume } from '../../delivery/recovery/resume.js';
 import { retire } from '../../delivery/recovery/retire.js';
-import type { Binding } from '../../domain/delivery/manifest.js';
-import type { TargetPort } from '../../ports/target.js';
 import { UsageError } from '../io.js';
+import { openLocalTarget } from './delivery-bindings.js';
+import { deliveryRunCommand } from './delivery-run.js';
 import { targetOf, type Target } from './stream/target.js';
 
-export const deliveryHelp = `cutpoint delivery inspect-all [--target TARGET_ID] [--format json]
+export const deliveryHelp = `cutpoint delivery run --manifest FILE#ROUTE [--invocation-id ID] [--format json] [--aws]
+  runs the route once through the deliver-window state machine and prints the
+  invocation's recovery projection: exit 0 on CUSTODY_RELEASED, else exit 1 with the one
+  safe next command on stderr (delivery.needs_recovery). Locally: the local runner against
+  the local runtime, the target from the target binding's url_env, the source from the
+  ClickHouse binding's url_env (http(s)://… or chdb:<dir> for embedded ClickHouse); with
+  --aws: StartExecution of the deployed state machine (CUTPOINT_DELIVER_WINDOW_ARN or
+  --state-machine-arn), named by the invocation id
+cutpoint delivery inspect-all [--target TARGET_ID] [--format json]
   every invocation in the delivery journal (read-only, no database connection) with
   retained_custody_count, which must be 0 before an uninstall or a rollback
 cutpoint delivery inspect <invocation-id> [--format json]
@@ -48,16 +53,6 @@ export class RecoveryActionUnavailableError extends CutpointError {
   }
 }
 
-/**
- * The target binding cannot be opened: its connection variable is unset, or its kind has no
- * target adapter. Names the variable, never its value; nothing was mutated.
- */
-export class TargetBindingUnavailableError extends CutpointError {
-  constructor(message: string) {
-    super('Delivery.TargetBindingUnavailable', 'delivery.target_binding_unavailable', `${message}; nothing was mutated and custody is held`);
-  }
-}
-
 const ACTIONS: Record<LiveAction, (input: RecoveryInput, deps: RecoveryDeps) => Promise<RecoveryResult>> = { reconcile, resume, retire };
 
 /** The manifest file named by --manifest cannot be read. Names the path, never content. */
@@ -69,6 +64,7 @@ export class ManifestUnavailableError extends CutpointError {
 
 export async function deliveryCommand(args: string[]): Promise<unknown> {
   const [verb, ...rest] = args;
+  if (verb === 'run') return deliveryRunCommand(rest);
   const live = LIVE_ACTIONS.find((a) => a === verb);
   if (verb !== 'inspect-all' && verb !== 'inspect' && !live) {
     throw new UsageError(`unknown delivery subcommand ${JSON.stringify(verb ?? '')}\n${deliveryHelp}`);
@@ -122,35 +118,12 @@ async function liveAction(target: Target, action: LiveAction, invocationId: stri
   // The live action itself, in-process against the local runtime: it observes the target's
   // identity and the work root, rechecks the whole seal, takes custody in a new recovery
   // session, acts source-free and prints the projection.
-  const targetPort = openTargetOf(route.targetBinding, values);
+  const targetPort = await openLocalTarget(route.targetBinding, typeof values.faults === 'string' ? values.faults : undefined);
   try {
     const result = await ACTIONS[action]({ invocationId: id, manifestText, selector: selectorText(selector) }, { ports: await target.ports(), target: targetPort, route });
     return result.projection;
   } finally {
     await targetPort.close();
-  }
-}
-
-/** Opens the route's target from the variable its binding names; the value is never printed. */
-function openTargetOf(binding: Binding, values: Values): TargetPort {
-  const variable = binding.urlEnv;
-  const connection = variable === undefined ? undefined : process.env[variable];
-  if (variable === undefined || connection === undefined || connection === '') {
-    throw new TargetBindingUnavailableError(`target binding ${binding.name} needs its connection in ${variable ?? 'url_env'}, which is not set`);
-  }
-  const faults = faultsFromEnv({ ...process.env, CUTPOINT_FAULTS: typeof values.faults === 'string' ? values.faults : process.env.CUTPOINT_FAULTS });
-  switch (binding.kind) {
-    case 'postgres': {
-      // Credentials named by the binding, when set, complete the URL (pg's pool settings win over it).
-      const user = binding.usernameEnv === undefined ? undefined : process.env[binding.usernameEnv];
-      const password = binding.passwordEnv === undefined ? undefined : process.env[binding.passwordEnv];
-      const pool = { ...(user ? { user } : {}), ...(password ? { password } : {}) };
-      return openPostgresTarget({ connectionString: connection, faults, ...(Object.keys(pool).length ? { pool } : {}) });
-    }
-    case 'mssql':
-      return openMssqlTarget({ connection, faults });
-    default:
-      throw new TargetBindingUnavailableError(`binding ${binding.name} of kind ${binding.kind} is not a delivery target`);
   }
 }
 

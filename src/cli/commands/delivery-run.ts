@@ -1,0 +1,169 @@
+import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { routeOfEvent } from '../../../functions/lib/delivery-deps.js';
+import { inspectInvocation } from '../../delivery/journal-store.js';
+import type { BeginInput } from '../../delivery/steps/begin.js';
+import { invocationIdFrom, validateInvocationId, type RecoveryProjection } from '../../domain/delivery/identifiers.js';
+import { parseManifest, parseSelector, selectRoute, selectorText, type SelectedRoute } from '../../domain/delivery/manifest.js';
+import { CutpointError } from '../../domain/errors.js';
+import { runFlow, type FlowEvent, type FlowResult } from '../../local/flow-runner.js';
+import type { Ports } from '../../ports/index.js';
+import type { SourcePort } from '../../ports/source.js';
+import type { TargetPort } from '../../ports/target.js';
+import { printResult, progress, UsageError } from '../io.js';
+import { openLocalSource, openLocalTarget } from './delivery-bindings.js';
+import { ManifestUnavailableError } from './delivery.js';
+import { targetOf, type Target } from './stream/target.js';
+
+/**
+ * `cutpoint delivery run --manifest FILE#ROUTE [--invocation-id ID] [--format json] [--aws]`:
+ * one run of a route through the deliver-window state machine.
+ *
+ * Locally: the local runner over the same handlers Lambda runs, against the persistent
+ * local runtime (`cutpoint local up`), the target opened from the route's target binding
+ * exactly as the live recovery actions open it, and the source from the ClickHouse
+ * binding's url_env (`http(s)://…`, or `chdb:<dir>` for embedded ClickHouse; see
+ * delivery-bindings.ts). With --aws: StartExecution of the deployed
+ * deliver-window state machine (CUTPOINT_DELIVER_WINDOW_ARN or --state-machine-arn), the
+ * execution named by the invocation id, so re-running the same command never starts a
+ * second execution. Either way the output is the invocation's recovery projection; exit 0
+ * on CUSTODY_RELEASED, else the projection on stdout, the one safe next command on stderr
+ * (`delivery.needs_recovery`) and exit 1.
+ */
+
+const FLOW = 'deliver-window';
+
+/** The run ended short of CUSTODY_RELEASED; the journal says what is safe next. */
+export class DeliveryNeedsRecoveryError extends CutpointError {
+  constructor(message: string) {
+    super('Delivery.NeedsRecovery', 'delivery.needs_recovery', message);
+  }
+}
+
+/** The flow failed before anything was journaled (e.g. a refused begin). */
+export class DeliveryRunFailedError extends CutpointError {
+  constructor(message: string) {
+    super('Delivery.RunFailed', 'delivery.run_failed', message);
+  }
+}
+
+export interface RunDeliverWindowOptions {
+  ports: Ports;
+  target: TargetPort;
+  source: SourcePort;
+  input: BeginInput;
+  /** Retry pauses in ms; undefined keeps the ASL's own intervals. */
+  retryIntervalMs?: number;
+  onEvent?: (event: FlowEvent) => void;
+}
+
+/** The deliver-window flow through the local runner; the route comes from each Task's input, as in Lambda. */
+export function runDeliverWindow(options: RunDeliverWindowOptions): Promise<FlowResult> {
+  const { ports, target, source } = options;
+  return runFlow(FLOW, options.input, {
+    ports,
+    ...(options.retryIntervalMs === undefined ? {} : { retryIntervalMs: options.retryIntervalMs }),
+    ...(options.onEvent ? { onEvent: options.onEvent } : {}),
+    stepDeps: (event) => Promise.resolve({ ports, target, source, route: routeOfEvent(event) }),
+  });
+}
+
+/** Progress for a flow event on stderr: states entered, retries, failures. */
+export function flowProgress(e: FlowEvent): void {
+  if (e.type === 'StateEntered') progress(`→ ${e.state}`);
+  if (e.type === 'StateFailed' || e.type === 'StateRetried' || e.type === 'ExecutionFailed') {
+    progress(`  ${[e.type, e.state, e.error].filter(Boolean).join(' ')}`);
+  }
+}
+
+/** The one safe next command for a projection, as an operator types it. */
+export function nextCommand(projection: RecoveryProjection, selector: string): string {
+  const action = projection.permitted_actions[0];
+  const id = projection.invocation_id;
+  return action === undefined
+    ? `npx cutpoint delivery inspect ${id} --format json`
+    : `npx cutpoint delivery ${action} ${id} --manifest ${selector} --yes --format json`;
+}
+
+const OPTIONS = {
+  manifest: { type: 'string' },
+  'invocation-id': { type: 'string' },
+  format: { type: 'string' },
+  aws: { type: 'boolean' },
+  faults: { type: 'string' },
+  'state-machine-arn': { type: 'string' },
+} as const;
+
+export async function deliveryRunCommand(args: string[]): Promise<unknown> {
+  let parsed;
+  try {
+    parsed = parseArgs({ args, allowPositionals: true, strict: true, options: OPTIONS });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const { values, positionals } = parsed;
+  if (positionals.length) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
+  if (values.format !== undefined && values.format !== 'json') throw new UsageError('--format accepts only json');
+  if (typeof values.manifest !== 'string') throw new UsageError('delivery run needs --manifest FILE#ROUTE');
+  // Every refusal of the grammar (exit 2) before anything is read or started.
+  const target = targetOf(values, values.aws ? FLOW : undefined);
+  try {
+    return await runRoute(target, { ...values, manifest: values.manifest });
+  } finally {
+    target.done();
+  }
+}
+
+async function runRoute(target: Target, values: { manifest: string; 'invocation-id'?: string; faults?: string }): Promise<unknown> {
+  const invocationId = values['invocation-id'] === undefined ? invocationIdFrom(new Uint8Array(randomBytes(16))) : validateInvocationId(values['invocation-id']);
+  const given = parseSelector(values.manifest);
+  const selector = selectorText({ file: resolve(given.file), route: given.route });
+  const manifestText = await readManifestText(resolve(given.file));
+  const route: SelectedRoute = selectRoute(parseManifest(manifestText, resolve(given.file)), given);
+  const input: BeginInput = { invocationId, session: `run-${invocationId.slice(4, 18)}`, manifestText, selector };
+
+  progress(`invocation ${invocationId}, route ${route.name}`);
+  let result: { status: string; error?: string; cause?: string };
+  if (target.kind === 'aws') {
+    result = await target.run(FLOW, invocationId, input);
+  } else {
+    const ports = await target.ports();
+    const targetPort = await openLocalTarget(route.targetBinding, typeof values.faults === 'string' ? values.faults : undefined);
+    try {
+      const source = await openLocalSource(route.sourceBinding);
+      try {
+        result = await runDeliverWindow({ ports, target: targetPort, source, input, onEvent: flowProgress });
+      } finally {
+        await source.close();
+      }
+    } finally {
+      await targetPort.close();
+    }
+  }
+  return await outcomeOf(await target.ports(), invocationId, selector, result);
+}
+
+async function outcomeOf(ports: Ports, invocationId: string, selector: string, result: { status: string; error?: string; cause?: string }): Promise<RecoveryProjection> {
+  let projection: RecoveryProjection;
+  try {
+    projection = await inspectInvocation(ports, invocationId);
+  } catch (error) {
+    if (result.status === 'SUCCEEDED') throw error;
+    throw new DeliveryRunFailedError(`${FLOW} ended ${result.status} (${result.error ?? 'unknown'}: ${result.cause ?? ''}) before invocation ${invocationId} was journaled; nothing to recover`);
+  }
+  if (projection.state === 'CUSTODY_RELEASED') return projection;
+  printResult(projection);
+  throw new DeliveryNeedsRecoveryError(
+    `invocation ${invocationId} stopped in ${projection.state} (${result.error ?? result.status}); custody is ${projection.holds_custody ? 'held' : 'not held'}; next: ${nextCommand(projection, selector)}`,
+  );
+}
+
+async function readManifestText(file: string): Promise<string> {
+  try {
+    return await readFile(file, 'utf8');
+  } catch (error) {
+    throw new ManifestUnavailableError(file, (error as NodeJS.ErrnoException).code ?? 'unreadable');
+  }
+}

@@ -1,0 +1,205 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openClickHouse } from '../../src/adapters/clickhouse/client.js';
+import { inertFaults } from '../../src/adapters/fault-injector.js';
+import { awsPorts } from '../../src/adapters/ports.js';
+import { provisionLocal } from '../../src/adapters/provision.js';
+import { localRuntimeConfig } from '../../src/cli/local-config.js';
+import { loadCheckpoint } from '../../src/delivery/checkpoint.js';
+import { loadInvocation } from '../../src/delivery/journal-store.js';
+import { REPO_ROOT } from '../../src/local/asl.js';
+import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/local/embedded-postgres.js';
+import { freePort } from '../../src/local/free-port.js';
+import { localDown, localUp } from '../../src/local/runtime.js';
+import type { Ports } from '../../src/ports/index.js';
+import { seedSourceEvents } from '../support/delivery-source.js';
+
+/**
+ * `cutpoint delivery run` as an operator runs it: the real bin against a local runtime of
+ * its own (`cutpoint local up`), embedded ClickHouse on a data directory the child opens
+ * through the binding (`chdb:<dir>`), and embedded PostgreSQL hosted by this process
+ * (hence the child is spawned asynchronously). The bindings' variables are set only in
+ * the child's environment and must never appear in its output.
+ */
+
+const CH_ENV = 'TEST_RUN_CLICKHOUSE';
+const PG_ENV = 'TEST_RUN_WAREHOUSE';
+const WINDOW = { start: '2025-11-02T00:00:00.000Z', end: '2025-11-03T00:00:00.000Z' };
+const route = (table: string) => `
+    source: { binding: events_ch, table: src.events, time_column: event_time, key_columns: [event_id] }
+    window: { kind: fixed, start: "2025-11-02T00:00:00Z", end: "2025-11-03T00:00:00Z" }
+    target: { binding: warehouse, table: dwh.${table}, key_columns: [event_id], mode: replace_window }
+    quality: { unique_keys: true, not_null: [event_id, event_time] }
+    chunk_rows: 200`;
+const manifestText = `version: 1
+bindings:
+  events_ch: { kind: clickhouse, url_env: ${CH_ENV} }
+  warehouse: { kind: postgres, url_env: ${PG_ENV} }
+routes:
+  clean:${route('events_clean')}
+  lossy:${route('events_lossy')}
+`;
+
+const BASE = Date.parse('2025-11-01T00:00:00.000Z');
+const rows = Array.from({ length: 2000 }, (_, k) => {
+  const i = k + 1;
+  return { event_id: i, event_time: BASE + i * 120_000, region: i % 3 === 0 ? 'eu' : 'us', amount: (i % 1000) / 8, note: i % 2 === 0 ? null : `note ${i}` };
+});
+const windowIds = rows.filter((r) => r.event_time >= Date.parse(WINDOW.start) && r.event_time < Date.parse(WINDOW.end)).map((r) => String(r.event_id));
+
+let root = '';
+let stateDir = '';
+let manifestFile = '';
+let chDir = '';
+let ports: Ports;
+let pgServer: EmbeddedPostgres;
+let admin: pg.Client;
+const stateDirBefore = process.env.CUTPOINT_STATE_DIR;
+
+function childEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (/URL|DSN|MSSQL|CLICKHOUSE|^PG|PASSWORD|^CUTPOINT_|^AWS_|^TEST_RUN_/i.test(k)) continue;
+    env[k] = v;
+  }
+  return { ...env, CUTPOINT_STATE_DIR: stateDir, CUTPOINT_FAULTS: '', ...extra };
+}
+
+/** The bindings' values, for the child only. */
+const bindings = () => ({ [CH_ENV]: `chdb:${chDir}`, [PG_ENV]: pgServer.connectionString });
+
+function cutpoint(args: string[], extra: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, [`${REPO_ROOT}bin/cutpoint.js`, ...args], { cwd: root, env: childEnv(extra), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolvePromise({ code, stdout, stderr }));
+  });
+}
+
+function expectNoSecrets(r: { stdout: string; stderr: string }): void {
+  for (const text of [r.stdout, r.stderr]) {
+    expect(text).not.toContain(pgServer.connectionString);
+    expect(text).not.toContain(`chdb:${chDir}`);
+  }
+}
+
+async function targetIds(table: string): Promise<string[]> {
+  return (await admin.query<{ id: string }>(`SELECT event_id::text AS id FROM dwh.${table}`)).rows.map((r) => r.id).sort();
+}
+
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), 'cutpoint-delivery-run-'));
+  stateDir = join(root, 'local');
+  manifestFile = join(root, 'route.yaml');
+  chDir = join(root, 'clickhouse');
+  await writeFile(manifestFile, manifestText);
+  await localUp(stateDir, { dynamodbPort: await freePort(), s3Port: await freePort() });
+  process.env.CUTPOINT_STATE_DIR = stateDir;
+  const config = await localRuntimeConfig();
+  await provisionLocal(config);
+  ports = awsPorts(config, inertFaults);
+  // The source on a data directory the child opens after this process let go of it.
+  const ch = await openClickHouse({ kind: 'embedded', dataDir: chDir });
+  try {
+    await seedSourceEvents(ch, rows);
+  } finally {
+    await ch.close();
+  }
+  pgServer = await startEmbeddedPostgres();
+  admin = new pg.Client({ connectionString: pgServer.connectionString });
+  admin.on('error', () => undefined);
+  await admin.connect();
+  await admin.query('CREATE SCHEMA dwh');
+  for (const table of ['events_clean', 'events_lossy']) {
+    await admin.query(`CREATE TABLE dwh.${table} (event_id bigint PRIMARY KEY, event_time timestamptz NOT NULL, region text, amount numeric(18, 4), note text)`);
+  }
+}, 180_000);
+
+afterAll(async () => {
+  await admin?.end();
+  await pgServer?.stop();
+  if (stateDirBefore === undefined) delete process.env.CUTPOINT_STATE_DIR;
+  else process.env.CUTPOINT_STATE_DIR = stateDirBefore;
+  if (stateDir) await localDown(stateDir);
+  if (root) await rm(root, { recursive: true, force: true });
+});
+
+describe('cutpoint delivery run (local runner)', () => {
+  it('argument grammar errors exit 2 with nothing on stdout, before anything starts', () => {
+    for (const args of [
+      ['delivery', 'run'],
+      ['delivery', 'run', '--manifest', 'x.yaml#clean', 'extra'],
+      ['delivery', 'run', '--manifest', 'x.yaml#clean', '--format', 'yaml'],
+      ['delivery', 'run', '--manifest', 'x.yaml#clean', '--bogus'],
+      ['delivery', 'run', '--manifest', 'x.yaml#clean', '--aws'],
+    ]) {
+      const r = spawnSync(process.execPath, [`${REPO_ROOT}bin/cutpoint.js`, ...args], { cwd: REPO_ROOT, encoding: 'utf8', env: childEnv(), timeout: 60_000 });
+      expect({ args, code: r.status, stdout: r.stdout }).toEqual({ args, code: 2, stdout: '' });
+      expect(r.stderr).toMatch(/^cli\.usage: /);
+    }
+  });
+
+  it('an unset source binding is refused with a stable diagnostic naming the variable, never a value', async () => {
+    const r = await cutpoint(['delivery', 'run', '--manifest', `${manifestFile}#clean`], { [PG_ENV]: pgServer.connectionString });
+    expect(r).toMatchObject({ code: 1, stdout: '' });
+    expect(r.stderr.trim().split('\n').at(-1)).toMatch(new RegExp(`^delivery\\.binding_env_unset: .*${CH_ENV}`));
+    expectNoSecrets(r);
+  }, 120_000);
+
+  it('a clean run ends CUSTODY_RELEASED: exit 0, the projection on stdout, every window row exactly once, the checkpoint advanced once', async () => {
+    const r = await cutpoint(['delivery', 'run', '--manifest', `${manifestFile}#clean`, '--format', 'json'], bindings());
+    expect(r.code, r.stderr).toBe(0);
+    const projection = JSON.parse(r.stdout);
+    expect(projection).toMatchObject({ kind: 'cutpoint.delivery-recovery.v1', route: 'clean', state: 'CUSTODY_RELEASED', permitted_actions: [], holds_custody: false, window: WINDOW });
+    expect(r.stderr).toContain('→ Publish');
+    expect(r.stderr).toContain('→ Release');
+    expectNoSecrets(r);
+    expect(await targetIds('events_clean')).toEqual([...windowIds].sort());
+    const record = await loadInvocation(ports, projection.invocation_id);
+    expect(await loadCheckpoint(ports, record.targetId, 'clean')).toMatchObject({ windowEnd: WINDOW.end, version: 1 });
+  }, 180_000);
+
+  it('a lost publication COMMIT response stops the run in PUBLICATION_UNKNOWN: exit 1, the projection on stdout, the next command on stderr — which then recovers it', async () => {
+    const invocationId = `inv-${'b'.repeat(25)}a`;
+    const r = await cutpoint(['delivery', 'run', '--manifest', `${manifestFile}#lossy`, '--invocation-id', invocationId, '--format', 'json'], {
+      ...bindings(),
+      CUTPOINT_FAULTS: 'delivery.publish.commit:lose-response*',
+    });
+    expect(r.code, r.stderr).toBe(1);
+    expect(JSON.parse(r.stdout)).toMatchObject({ invocation_id: invocationId, state: 'PUBLICATION_UNKNOWN', permitted_actions: ['reconcile'], holds_custody: true });
+    const last = r.stderr.trim().split('\n').at(-1) ?? '';
+    const next = `npx cutpoint delivery reconcile ${invocationId} --manifest ${manifestFile}#lossy --yes --format json`;
+    expect(last).toMatch(/^delivery\.needs_recovery: /);
+    expect(last).toContain(`next: ${next}`);
+    expectNoSecrets(r);
+    // The COMMIT applied: the rows are there once already; the journal does not know it yet.
+    expect(await targetIds('events_lossy')).toEqual([...windowIds].sort());
+
+    // The next command as printed (source binding unset: recovery is source-free), then resume.
+    const live = (action: string) => cutpoint(['delivery', action, invocationId, '--manifest', `${manifestFile}#lossy`, '--yes', '--format', 'json'], { [PG_ENV]: pgServer.connectionString });
+    const reconciled = await live('reconcile');
+    expect(reconciled.code, reconciled.stderr).toBe(0);
+    expect(JSON.parse(reconciled.stdout)).toMatchObject({ state: 'PUBLISHED', permitted_actions: ['resume'] });
+    const resumed = await live('resume');
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(JSON.parse(resumed.stdout)).toMatchObject({ state: 'CUSTODY_RELEASED', holds_custody: false });
+    expect(await targetIds('events_lossy')).toEqual([...windowIds].sort());
+    const record = await loadInvocation(ports, invocationId);
+    expect(await loadCheckpoint(ports, record.targetId, 'lossy')).toMatchObject({ windowEnd: WINDOW.end, invocationId, version: 1 });
+
+    // The same command again (same invocation id): the journal says it is done; nothing is delivered twice.
+    const again = await cutpoint(['delivery', 'run', '--manifest', `${manifestFile}#lossy`, '--invocation-id', invocationId, '--format', 'json'], bindings());
+    expect(again.code, again.stderr).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({ invocation_id: invocationId, state: 'CUSTODY_RELEASED' });
+    expect(await targetIds('events_lossy')).toEqual([...windowIds].sort());
+    expect(await loadCheckpoint(ports, record.targetId, 'lossy')).toMatchObject({ invocationId, version: 1 });
+  }, 240_000);
+});
