@@ -5,6 +5,7 @@
  * handler in-process. Adding a step means adding one entry here.
  */
 import type { Ports } from '../src/ports/index.js';
+import type { Notifier } from '../src/ports/notifier.js';
 import type { DeliveryDepsProvider } from './lib/delivery-deps.js';
 import type { StepHandler } from './lib/step.js';
 
@@ -14,7 +15,8 @@ export type BucketAction = 's3:GetObject' | 's3:PutObject' | 's3:DeleteObject' |
 
 export type StepModule =
   | { makeHandler: (ports: () => Promise<Ports>) => StepHandler }
-  | { makeDeliveryHandler: (deps: DeliveryDepsProvider) => StepHandler };
+  | { makeDeliveryHandler: (deps: DeliveryDepsProvider) => StepHandler }
+  | { makeNotifyHandler: (ports: () => Promise<Ports>, notifier: () => Promise<Notifier>) => StepHandler };
 
 export interface StepEntry {
   /** Placeholder name used in ASL as `${placeholder}`. */
@@ -22,12 +24,20 @@ export interface StepEntry {
   /** Handler source, relative to the repository root (exports `handler` and `makeHandler`). */
   entry: string;
   /**
-   * A step over Ports exports `makeHandler`; a deliver-window step, which also needs a
-   * target, a source and the route, exports `makeDeliveryHandler` over a deps provider.
+   * A step over Ports exports `makeHandler`; a delivery step, which also needs a target,
+   * the route and (extraction only) a source, exports `makeDeliveryHandler` over a deps
+   * provider; a step that publishes to the incident topic exports `makeNotifyHandler`.
    */
   load: () => Promise<StepModule>;
   table: TableAction[];
   bucket: BucketAction[];
+  /**
+   * Reads the route's connection secrets (secretsmanager:GetSecretValue on the delivery
+   * secrets only): every delivery step that may open the source or the target.
+   */
+  readsSecrets?: boolean;
+  /** Publishes to the incident SNS topic (sns:Publish on that topic only). */
+  notifies?: boolean;
   /** Error names the handler raises on purpose; every Task using it must retry or catch each. */
   errors: string[];
   /** Lambda timeout; the Task's TimeoutSeconds in the ASL must exceed it. */
@@ -50,8 +60,9 @@ const STREAM_REFUSALS = ['Cutpoint.ValidationError', 'Stream.LaneMissing'];
 /*
  * Every deliver-window step reloads the invocation record (GetItem), may read its journal
  * (Query), and moves it by a fenced conditional write or transaction (PutItem, UpdateItem,
- * ConditionCheckItem). Their refusals: a malformed input or route (ValidationError, and
- * ConfigError while the AWS binding resolution is not built), a journal that cannot be
+ * ConditionCheckItem). Their refusals: a malformed input or route (ValidationError), a
+ * binding whose connection cannot be resolved (ConfigError, `delivery.binding_*`: an
+ * unset variable locally, a missing or unreadable secret on AWS), a journal that cannot be
  * read or is in another state, a fence or custody lost to another session, a missing
  * precondition; their effects can end unknown/failed/crashed at a cut point, and a target
  * or source can be unavailable.
@@ -86,6 +97,7 @@ function deliverySteps(): StepEntry[] {
     errors: [...DELIVERY_ERRORS, ...errors],
     timeoutSeconds,
     memoryMB,
+    readsSecrets: true,
   });
   return [
     entry('begin', 'DeliveryBeginFunctionArn', () => import('./delivery/begin.js'), [], [], 30, 256),
@@ -100,6 +112,57 @@ function deliverySteps(): StepEntry[] {
     entry('checkpoint', 'DeliveryCheckpointFunctionArn', () => import('./delivery/checkpoint.js'), [], [], 30, 256),
     entry('cleanup', 'DeliveryCleanupFunctionArn', () => import('./delivery/cleanup.js'), [], TARGET_ERRORS),
     entry('release', 'DeliveryReleaseFunctionArn', () => import('./delivery/release.js'), [], [], 30, 256),
+  ];
+}
+
+/*
+ * The recovery flows' steps (delivery-reconcile, -resume, -retire). A live action runs the
+ * seed's refusals first (confirmation, id, journal, permitted action, sealed authority),
+ * then under a new custody session observes or finishes the invocation source-free:
+ * resume reads the staged chunks from S3 and publishes, so it may raise anything a
+ * deliver-window step after extraction raises. Its Lambda gets the longest step's timeout.
+ */
+const RECOVERY_REFUSALS = ['Delivery.ConfirmationRequired', 'Delivery.ActionNotPermitted', 'Delivery.SourceForbidden'];
+
+function recoverySteps(): StepEntry[] {
+  const JOURNAL: TableAction[] = ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'];
+  const action = (name: string, placeholder: string, load: StepEntry['load']): StepEntry => ({
+    placeholder,
+    entry: `functions/delivery/${name}.ts`,
+    load,
+    table: JOURNAL,
+    // resume re-reads staged chunks (load, verify) and writes the evidence object.
+    bucket: ['s3:GetObject', 's3:PutObject', 's3:ListBucket'],
+    errors: [...DELIVERY_ERRORS, ...TARGET_ERRORS, ...OBJECT_ERRORS, 'Cutpoint.PublicationRefused', ...RECOVERY_REFUSALS],
+    timeoutSeconds: 900,
+    memoryMB: 1024,
+    readsSecrets: true,
+  });
+  return [
+    {
+      placeholder: 'DeliveryInspectFunctionArn',
+      entry: 'functions/delivery/inspect.ts',
+      load: () => import('./delivery/inspect.js'),
+      table: ['dynamodb:GetItem'],
+      bucket: [],
+      errors: ['Cutpoint.ValidationError', 'Delivery.JournalUnavailable'],
+      timeoutSeconds: 30,
+      memoryMB: 256,
+    },
+    action('recover-reconcile', 'DeliveryReconcileFunctionArn', () => import('./delivery/recover-reconcile.js')),
+    action('recover-resume', 'DeliveryResumeFunctionArn', () => import('./delivery/recover-resume.js')),
+    action('recover-retire', 'DeliveryRetireFunctionArn', () => import('./delivery/recover-retire.js')),
+    {
+      placeholder: 'DeliveryNotifyIncidentFunctionArn',
+      entry: 'functions/delivery/notify-incident.ts',
+      load: () => import('./delivery/notify-incident.js'),
+      table: ['dynamodb:GetItem'],
+      bucket: [],
+      errors: ['Cutpoint.ValidationError', 'Cutpoint.ConfigError', 'Delivery.JournalUnavailable', 'Cutpoint.EffectFailed', 'Cutpoint.OutcomeUnknown'],
+      timeoutSeconds: 30,
+      memoryMB: 256,
+      notifies: true,
+    },
   ];
 }
 
@@ -303,6 +366,8 @@ export const STEPS: StepEntry[] = [
 
   // ---- bounded delivery (seed 004), one Task per step in DELIVERY_STEPS order ----
   ...deliverySteps(),
+  // ---- delivery recovery (seed 004): inspect, reconcile, resume, retire, incident notice ----
+  ...recoverySteps(),
 ];
 
 export interface FlowEntry {
@@ -311,50 +376,67 @@ export interface FlowEntry {
   type: 'STANDARD' | 'EXPRESS';
   description: string;
   /**
-   * An EventBridge rule re-runs a FAILED or TIMED_OUT execution once with its original
-   * input (STANDARD only; the ASL must start with the IsRecovery prelude). Only for flows
-   * whose re-run is idempotent by exact identity.
+   * STANDARD only: an EventBridge rule starts flow `by` when an execution of this flow
+   * ends in one of `on`, with input `{recoveryOf, originalInput}` (the ASL of `by` must
+   * unwrap it). `by` may be the flow itself (a re-run idempotent by exact identity) or a
+   * recovery flow that only observes.
    */
-  recoverOnFailure: boolean;
+  recovery?: { by: string; on: ReadonlyArray<'FAILED' | 'TIMED_OUT' | 'ABORTED'> };
 }
+
+/** Deliberate stops (ABORTED) are decisions, not failures: re-runs happen only on these. */
+const RERUN_ON_FAILURE = ['FAILED', 'TIMED_OUT'] as const;
 
 export const FLOWS: FlowEntry[] = [
   {
     name: 'commit-generation',
     type: 'STANDARD',
     description: 'Write an output object, record a PREPARED generation, commit it by CAS or prove an abort',
-    recoverOnFailure: true,
+    recovery: { by: 'commit-generation', on: RERUN_ON_FAILURE },
   },
   {
     name: 'stream-append',
     type: 'EXPRESS',
     description: 'Append one record batch to a stream lane: WAL object, intent, fenced head CAS, index, generation 0',
-    recoverOnFailure: false,
   },
   {
     name: 'stream-resolve-append',
     type: 'STANDARD',
     description: 'Resolve a MAY_HAVE_COMMITTED append from its original attempt, repair what it left, lift the suspension',
-    recoverOnFailure: true,
+    recovery: { by: 'stream-resolve-append', on: RERUN_ON_FAILURE },
   },
   {
     name: 'stream-takeover',
     type: 'STANDARD',
     description: 'Take a stream lane over with a new owner session and a higher epoch',
-    recoverOnFailure: false,
   },
   {
     name: 'stream-trim',
     type: 'STANDARD',
     description: 'Move the trim offset of a stream lane forward by CAS (monotonic); bytes below it stay until GC',
-    recoverOnFailure: false,
   },
   {
     name: 'deliver-window',
     type: 'STANDARD',
     description: 'Deliver one sealed window: custody, staging, chunked extract/load, EOF and quality gates, publish, evidence, checkpoint, cleanup, release',
-    // A failed delivery is resolved by the reconcile flow (from the journal), never by a blind re-run.
-    recoverOnFailure: false,
+    // A failed delivery is resolved by the reconcile flow (from the journal), never by a
+    // blind re-run; an aborted one too: a Stop Execution can land between any two steps.
+    recovery: { by: 'delivery-reconcile', on: ['FAILED', 'TIMED_OUT', 'ABORTED'] },
+  },
+  {
+    name: 'delivery-reconcile',
+    type: 'STANDARD',
+    description: 'Observe the target for a delivery invocation (receipt or owned stage) and journal what it proves; started automatically when deliver-window fails',
+  },
+  {
+    name: 'delivery-resume',
+    type: 'STANDARD',
+    description: 'Finish a proved delivery invocation to CUSTODY_RELEASED, source-free, never publishing twice',
+  },
+  {
+    name: 'delivery-retire',
+    type: 'STANDARD',
+    description: 'Drop exactly the recorded owned stage of a delivery invocation, prove its absence, release custody as RETIRED',
   },
 ];
 

@@ -17,9 +17,11 @@ export interface CutpointApp {
  * any unacknowledged error or warning. Acknowledgements sit next to the construct that
  * raises them (Validations.of(x).acknowledge), each with its reason.
  */
-export function buildApp(): CutpointApp {
+export function buildApp(options: { bundle?: boolean } = {}): CutpointApp {
   const app = new App({
     context: {
+      // No stack bundles its Lambda code when false (checks that read only the templates).
+      ...(options.bundle === false ? { 'aws:cdk:bundling-stacks': [] } : {}),
       // Grant S3 server access log delivery by bucket policy, not the legacy ACL (ACLs
       // are disabled on our buckets by BucketOwnerEnforced).
       '@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy': true,

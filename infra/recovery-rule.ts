@@ -8,28 +8,33 @@ import { Construct } from 'constructs';
 export interface RecoveryRuleProps {
   flowName: string;
   stateMachine: IStateMachine;
+  /** The flow that recovers it: itself (a re-run by exact identity) or a recovery flow. */
+  recoveredBy: IStateMachine;
+  recoveryFlowName: string;
+  on: ReadonlyArray<'FAILED' | 'TIMED_OUT' | 'ABORTED'>;
 }
 
 /**
- * Starts a STANDARD flow again when one of its executions ends FAILED or TIMED_OUT,
- * with input `{recoveryOf, originalInput}`, which the ASL's IsRecovery and
- * UnwrapRecovery states unwrap. Every step reloads exact identity, so the re-run either
- * finishes the durable task or proves its abort. ABORTED is left out on purpose: an
- * operator's Stop Execution is a decision, not a failure to recover from.
+ * Starts the recovering flow when an execution of a STANDARD flow ends in one of `on`,
+ * with input `{recoveryOf, originalInput}`, which the recovering ASL unwraps. A re-run
+ * (commit-generation, stream-resolve-append) reloads exact identity, so it finishes the
+ * durable task or proves its abort; those leave ABORTED out (an operator's Stop
+ * Execution is a decision). deliver-window is recovered by delivery-reconcile, which only
+ * observes, so an aborted delivery is reconciled too: a stop can land between any steps.
  */
 export class RecoveryRule extends Construct {
   readonly rule: Rule;
 
-  constructor(scope: Construct, id: string, { flowName, stateMachine }: RecoveryRuleProps) {
+  constructor(scope: Construct, id: string, { flowName, stateMachine, recoveredBy, recoveryFlowName, on }: RecoveryRuleProps) {
     super(scope, id);
 
     this.rule = new Rule(this, 'Rule', {
-      description: `Recover failed ${flowName} executions (one automatic attempt each)`,
+      description: `Start ${recoveryFlowName} when a ${flowName} execution ends ${on.join(', ')} (one automatic attempt each)`,
       eventPattern: {
         source: ['aws.states'],
         detailType: ['Step Functions Execution Status Change'],
         detail: {
-          status: ['FAILED', 'TIMED_OUT'],
+          status: [...on],
           stateMachineArn: [stateMachine.stateMachineArn],
           // A recovery's own input starts with {"recoveryOf" (the target input below
           // names it first): its failure must not start a recovery of a recovery. The
@@ -38,7 +43,7 @@ export class RecoveryRule extends Construct {
         },
       },
       targets: [
-        new SfnStateMachine(stateMachine, {
+        new SfnStateMachine(recoveredBy, {
           // Key order matters: recoveryOf first, so the filter above sees it as a prefix.
           input: RuleTargetInput.fromObject({
             recoveryOf: EventField.fromPath('$.detail.executionArn'),
@@ -52,7 +57,7 @@ export class RecoveryRule extends Construct {
 
     // A recovery that EventBridge could not start is otherwise silent.
     new Alarm(this, 'FailedInvocations', {
-      alarmDescription: `${flowName}: EventBridge failed to start a recovery execution`,
+      alarmDescription: `${flowName}: EventBridge failed to start a ${recoveryFlowName} execution`,
       metric: new Metric({
         namespace: 'AWS/Events',
         metricName: 'FailedInvocations',

@@ -1,6 +1,8 @@
 import { CfnOutput, Duration, Fn, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
+import { Key } from 'aws-cdk-lib/aws-kms';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
+import { Topic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 
 /**
@@ -14,6 +16,10 @@ export interface StatefulRefs {
   tableArn: string;
   bucketName: string;
   bucketArn: string;
+  /** SNS topic a retained delivery incident is published to; operators subscribe to it. */
+  incidentTopicArn: string;
+  /** The topic's KMS key (publishers need GenerateDataKey and Decrypt on it). */
+  incidentKeyArn: string;
 }
 
 /**
@@ -24,6 +30,7 @@ export interface StatefulRefs {
 export class CutpointStatefulStack extends Stack {
   readonly table: Table;
   readonly bucket: Bucket;
+  readonly incidentTopic: Topic;
   readonly refs: StatefulRefs;
 
   constructor(scope: Construct, id: string, props: StackProps = {}) {
@@ -87,11 +94,27 @@ export class CutpointStatefulStack extends Stack {
       autoDeleteObjects: false,
     });
 
+    // Retained delivery incidents (INCIDENT_RETAINED). Here, not with the workflows, so the
+    // operators' subscriptions survive any redeploy of functions and state machines.
+    // Encrypted with a customer-managed key: notices carry invocation ids and routes.
+    const incidentKey = new Key(this, 'IncidentTopicKey', {
+      description: 'cutpoint: encrypts the delivery incident topic',
+      enableKeyRotation: true,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    this.incidentTopic = new Topic(this, 'DeliveryIncidents', {
+      displayName: 'cutpoint delivery incidents',
+      masterKey: incidentKey,
+      enforceSSL: true,
+    });
+
     this.refs = {
       tableName: this.exportValueAs('TableName', this.table.tableName, 'Authority table (CUTPOINT_TABLE_NAME)'),
       tableArn: this.exportValueAs('TableArn', this.table.tableArn, 'Authority table ARN'),
       bucketName: this.exportValueAs('BucketName', this.bucket.bucketName, 'Object bucket (CUTPOINT_BUCKET_NAME)'),
       bucketArn: this.exportValueAs('BucketArn', this.bucket.bucketArn, 'Object bucket ARN'),
+      incidentTopicArn: this.exportValueAs('IncidentTopicArn', this.incidentTopic.topicArn, 'Delivery incident topic: subscribe operators here'),
+      incidentKeyArn: this.exportValueAs('IncidentTopicKeyArn', incidentKey.keyArn, 'KMS key of the delivery incident topic'),
     };
   }
 

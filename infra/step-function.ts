@@ -4,6 +4,7 @@ import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { INCIDENT_TOPIC_ENV } from '../functions/lib/lambda-notifier.js';
 import type { StepEntry } from '../functions/registry.js';
 import { acknowledgeWildcardResource } from './nag.js';
 import { REPO_ROOT, repoPath } from './repo.js';
@@ -56,6 +57,7 @@ export class StepFunction extends Construct {
       environment: {
         CUTPOINT_TABLE_NAME: data.tableName,
         CUTPOINT_BUCKET_NAME: data.bucketName,
+        ...(step.notifies ? { [INCIDENT_TOPIC_ENV]: data.incidentTopicArn } : {}),
         // Stack traces point at the TypeScript source the sourcemap describes.
         NODE_OPTIONS: '--enable-source-maps',
       },
@@ -81,6 +83,15 @@ export class StepFunction extends Construct {
       '*',
       'X-Ray PutTraceSegments and PutTelemetryRecords do not support resource-level permissions; "*" is the only resource they accept (added by tracing: ACTIVE).',
     );
+    if (step.readsSecrets) {
+      for (const arn of data.deliverySecretArns.filter((a) => a.includes('*'))) {
+        acknowledgeWildcardResource(
+          role,
+          arn,
+          `A route manifest names its connection secrets (secret_arn) at run time, not at deploy time; ${step.placeholder} may read only secrets under this name prefix, and only GetSecretValue (override with the CDK context value cutpoint:deliverySecretArns).`,
+        );
+      }
+    }
     if (step.bucket.some((a) => a !== 's3:ListBucket')) {
       acknowledgeWildcardResource(
         role,

@@ -5,6 +5,10 @@ import type { BucketAction, StepEntry } from '../functions/registry.js';
 export interface DataArns {
   tableArn: string;
   bucketArn: string;
+  incidentTopicArn: string;
+  incidentKeyArn: string;
+  /** Secrets a delivery step may read (route bindings' secret_arn): ARNs or ARN patterns. */
+  deliverySecretArns: string[];
 }
 
 /** s3:ListBucket applies to the bucket itself; every other registry action to its objects. */
@@ -28,6 +32,14 @@ export function stepPolicyStatements(step: StepEntry, arns: DataArns): PolicySta
   const objectActions = step.bucket.filter((a) => !BUCKET_LEVEL.includes(a));
   if (objectActions.length > 0) {
     statements.push(new PolicyStatement({ sid: 'ObjectKeys', actions: objectActions, resources: [objectArn(arns.bucketArn)] }));
+  }
+  if (step.readsSecrets) {
+    statements.push(new PolicyStatement({ sid: 'DeliverySecrets', actions: ['secretsmanager:GetSecretValue'], resources: [...arns.deliverySecretArns] }));
+  }
+  if (step.notifies) {
+    statements.push(new PolicyStatement({ sid: 'IncidentTopic', actions: ['sns:Publish'], resources: [arns.incidentTopicArn] }));
+    // Publishing to a KMS-encrypted topic: SNS asks KMS on the publisher's behalf.
+    statements.push(new PolicyStatement({ sid: 'IncidentTopicKey', actions: ['kms:GenerateDataKey', 'kms:Decrypt'], resources: [arns.incidentKeyArn] }));
   }
   return statements;
 }

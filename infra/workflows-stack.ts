@@ -1,4 +1,4 @@
-import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import { Aws, CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
@@ -11,6 +11,11 @@ import { StepFunction } from './step-function.js';
 
 export interface WorkflowsStackProps extends StackProps {
   stateful: StatefulRefs;
+  /**
+   * Secrets the delivery steps may read (ARNs or ARN patterns). Default: every secret
+   * named `cutpoint/delivery/*` in the stack's account and region.
+   */
+  deliverySecretArns?: string[];
   /** Function and state machine logs: long enough to investigate a recovery after the fact. */
   logRetention?: RetentionDays;
 }
@@ -30,8 +35,12 @@ export class CutpointWorkflowsStack extends Stack {
     super(scope, id, props);
     const logRetention = props.logRetention ?? RetentionDays.ONE_YEAR;
 
+    const deliverySecretArns = props.deliverySecretArns ?? [
+      `arn:${Aws.PARTITION}:secretsmanager:${Aws.REGION}:${Aws.ACCOUNT_ID}:secret:${DEFAULT_DELIVERY_SECRET_PREFIX}*`,
+    ];
+    const data = { ...props.stateful, deliverySecretArns };
     for (const step of STEPS) {
-      const { fn } = new StepFunction(this, constructId(step.placeholder), { step, data: props.stateful, logRetention });
+      const { fn } = new StepFunction(this, constructId(step.placeholder), { step, data, logRetention });
       this.functions.set(step.placeholder, fn);
     }
 
@@ -39,15 +48,32 @@ export class CutpointWorkflowsStack extends Stack {
       const id = `${pascal(flow.name)}Flow`;
       const { stateMachine } = new Flow(this, id, { flow, functions: this.functions, logRetention });
       this.stateMachines.set(flow.name, stateMachine);
-      // EXPRESS executions emit no status-change events; recovery is for STANDARD only.
-      if (flow.recoverOnFailure && flow.type === 'STANDARD') new RecoveryRule(this, `${pascal(flow.name)}Recovery`, { flowName: flow.name, stateMachine });
       new CfnOutput(this, `${pascal(flow.name)}StateMachineArn`, {
         value: stateMachine.stateMachineArn,
         description: `${flow.name}: ${flow.description}`,
       });
     }
+
+    // After every state machine exists: a recovery flow may be declared after the flow it recovers.
+    for (const flow of FLOWS) {
+      if (!flow.recovery) continue;
+      // EXPRESS executions emit no status-change events; recovery is for STANDARD only.
+      if (flow.type !== 'STANDARD') throw new Error(`${flow.name}: only a STANDARD flow can declare recovery`);
+      const recoveredBy = this.stateMachines.get(flow.recovery.by);
+      if (!recoveredBy) throw new Error(`${flow.name}: recovery flow ${flow.recovery.by} is not in the registry`);
+      new RecoveryRule(this, `${pascal(flow.name)}Recovery`, {
+        flowName: flow.name,
+        stateMachine: this.stateMachines.get(flow.name)!,
+        recoveredBy,
+        recoveryFlowName: flow.recovery.by,
+        on: flow.recovery.on,
+      });
+    }
   }
 }
+
+/** Where delivery connection secrets live unless the app says otherwise. */
+export const DEFAULT_DELIVERY_SECRET_PREFIX = 'cutpoint/delivery/';
 
 /** `WriteGenerationObjectFunctionArn` -> `WriteGenerationObjectStep`. */
 function constructId(placeholder: string): string {

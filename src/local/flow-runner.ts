@@ -1,7 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import { StateMachine, type StateMachineOptions } from 'aws-local-stepfunctions';
 import type { DeliveryDepsProvider } from '../../functions/lib/delivery-deps.js';
 import { stepByPlaceholder } from '../../functions/registry.js';
 import type { Ports } from '../ports/index.js';
+import type { Notifier } from '../ports/notifier.js';
 import { loadAsl, taskStates, type AslDefinition } from './asl.js';
 
 export interface FlowEvent {
@@ -19,6 +21,13 @@ export interface FlowResult {
   /** States entered, plus retries: what AWS bills a Standard workflow for. */
   transitions: number;
   events: FlowEvent[];
+  /** What notifying steps published (to `options.notifier` too, when given). */
+  notices: LocalNotice[];
+}
+
+export interface LocalNotice {
+  subject: string;
+  message: Record<string, unknown>;
 }
 
 export interface RunFlowOptions {
@@ -33,6 +42,10 @@ export interface RunFlowOptions {
    * with such a step and no provider is refused before it starts.
    */
   stepDeps?: DeliveryDepsProvider;
+  /** The execution's name in its context object (`$$.Execution.Name`); random by default. */
+  executionName?: string;
+  /** Where notifying steps publish (the incident topic on AWS); recorded in `notices` either way. */
+  notifier?: Notifier;
 }
 
 /**
@@ -44,12 +57,21 @@ export async function runFlow(flow: string, input: unknown, options: RunFlowOpti
   const definition = loadAsl(flow);
   const handlers: Record<string, (input: unknown) => Promise<unknown>> = {};
   const providePorts = () => Promise.resolve(options.ports);
+  const notices: LocalNotice[] = [];
+  const recording: Notifier = {
+    publish: async (subject, message) => {
+      notices.push({ subject, message });
+      await options.notifier?.publish(subject, message);
+    },
+  };
   for (const { state, placeholder } of taskStates(definition)) {
     if (!placeholder) throw new Error(`${flow}: Task ${state} has no \${placeholder} resource`);
     const module = await stepByPlaceholder(placeholder).load();
     let handler;
     if ('makeHandler' in module) {
       handler = module.makeHandler(providePorts);
+    } else if ('makeNotifyHandler' in module) {
+      handler = module.makeNotifyHandler(providePorts, () => Promise.resolve(recording));
     } else {
       if (!options.stepDeps) throw new Error(`${flow}: Task ${state} needs step deps (a target, a source, a route); pass stepDeps`);
       handler = module.makeDeliveryHandler(options.stepDeps);
@@ -59,7 +81,10 @@ export async function runFlow(flow: string, input: unknown, options: RunFlowOpti
   const machine = new StateMachine(withLocalArns(definition) as never, {
     validationOptions: { checkArn: false },
   } as StateMachineOptions);
+  // The context object AWS gives every execution ($$.Execution.Id and friends).
+  const name = options.executionName ?? randomUUID();
   const execution = machine.run(input as never, {
+    context: { Execution: { Id: `arn:aws:states:local:000000000000:execution:${flow}:${name}`, Name: name, Input: input as never, StartTime: new Date().toISOString() } },
     overrides: {
       taskResourceLocalHandlers: handlers as never,
       retryIntervalOverrides: options.retryIntervalMs === undefined ? undefined : retryOverrides(definition, options.retryIntervalMs),
@@ -76,11 +101,11 @@ export async function runFlow(flow: string, input: unknown, options: RunFlowOpti
   let result: FlowResult;
   try {
     const output = await execution.result;
-    result = { status: 'SUCCEEDED', output, transitions: 0, events };
+    result = { status: 'SUCCEEDED', output, transitions: 0, events, notices };
   } catch (error) {
     const e = error as { name?: string; message?: string; cause?: unknown };
     const failure = (e.cause ?? e) as { name?: string; message?: string };
-    result = { status: 'FAILED', error: failure.name ?? e.name, cause: failure.message ?? e.message, transitions: 0, events };
+    result = { status: 'FAILED', error: failure.name ?? e.name, cause: failure.message ?? e.message, transitions: 0, events, notices };
   }
   await collecting;
   result.transitions = events.filter((e) => e.type === 'StateEntered' || e.type === 'StateRetried').length;

@@ -30,7 +30,13 @@ describe('ASL placeholders', () => {
 
 describe('step policy statements', () => {
   const stack = new Stack();
-  const arns = { tableArn: 'arn:aws:dynamodb:eu-west-1:111111111111:table/t', bucketArn: 'arn:aws:s3:::b' };
+  const arns = {
+    tableArn: 'arn:aws:dynamodb:eu-west-1:111111111111:table/t',
+    bucketArn: 'arn:aws:s3:::b',
+    incidentTopicArn: 'arn:aws:sns:eu-west-1:111111111111:incidents',
+    incidentKeyArn: 'arn:aws:kms:eu-west-1:111111111111:key/k',
+    deliverySecretArns: ['arn:aws:secretsmanager:eu-west-1:111111111111:secret:cutpoint/delivery/*'],
+  };
   const entry = (table: StepEntry['table'], bucket: StepEntry['bucket']): StepEntry => ({ ...STEPS[0]!, table, bucket });
   const render = (step: StepEntry) => stepPolicyStatements(step, arns).map((s) => stack.resolve(s.toStatementJson()));
 
@@ -44,6 +50,19 @@ describe('step policy statements', () => {
     expect(render(entry([], ['s3:ListBucket', 's3:GetObject']))).toEqual([
       { Sid: 'ObjectBucket', Effect: 'Allow', Action: 's3:ListBucket', Resource: arns.bucketArn },
       { Sid: 'ObjectKeys', Effect: 'Allow', Action: 's3:GetObject', Resource: `${arns.bucketArn}/*` },
+    ]);
+  });
+
+  it('grants GetSecretValue on the delivery secrets only to a step that reads secrets', () => {
+    expect(render({ ...entry([], []), readsSecrets: true })).toEqual([
+      { Sid: 'DeliverySecrets', Effect: 'Allow', Action: 'secretsmanager:GetSecretValue', Resource: arns.deliverySecretArns[0] },
+    ]);
+  });
+
+  it('grants Publish on the incident topic, and the key it is encrypted with, only to a notifying step', () => {
+    expect(render({ ...entry([], []), notifies: true })).toEqual([
+      { Sid: 'IncidentTopic', Effect: 'Allow', Action: 'sns:Publish', Resource: arns.incidentTopicArn },
+      { Sid: 'IncidentTopicKey', Effect: 'Allow', Action: ['kms:GenerateDataKey', 'kms:Decrypt'], Resource: arns.incidentKeyArn },
     ]);
   });
 

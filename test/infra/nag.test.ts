@@ -8,11 +8,12 @@ import { buildApp, type CutpointApp } from '../../infra/app.js';
 
 // cdk-nag 3 runs as a CDK validation plugin (Validations.of(app).addPlugins), not as an
 // Aspect writing annotations, and acknowledgements are Validations.of(x).acknowledge().
-// One real build for the file; the app's own plugin runs during synth.
+// One build for the file; the app's own plugin runs during synth. The rules read the
+// templates only, so the Lambda code is not bundled here (test/infra/stacks.test.ts does).
 let built: CutpointApp;
 
 beforeAll(() => {
-  built = buildApp();
+  built = buildApp({ bundle: false });
   built.app.synth();
 });
 

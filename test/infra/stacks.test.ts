@@ -19,12 +19,13 @@ let stateful: Template;
 let workflows: Template;
 let assemblyDir: string;
 
+// Bundling ~30 functions with esbuild takes minutes on a loaded 2-core machine.
 beforeAll(() => {
   built = buildApp();
   assemblyDir = built.app.synth().directory;
   stateful = Template.fromStack(built.stateful);
   workflows = Template.fromStack(built.workflows);
-});
+}, 600_000);
 
 function logicalId(construct: IConstruct): string {
   const stack = construct.node.scopes.find((s): s is Stack => 'templateOptions' in s);
@@ -103,6 +104,20 @@ describe('CutpointStateful', () => {
     }
   });
 
+  it('has the delivery incident topic: KMS-encrypted with a rotating customer key, TLS only, exported', () => {
+    const topics = stateful.findResources('AWS::SNS::Topic');
+    expect(Object.keys(topics)).toHaveLength(1);
+    const [topic] = Object.values(topics);
+    const keyId = (topic!.Properties.KmsMasterKeyId as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
+    expect(stateful.toJSON().Resources[keyId]).toMatchObject({ Type: 'AWS::KMS::Key', Properties: { EnableKeyRotation: true }, ...RETAINED });
+    stateful.hasResourceProperties('AWS::SNS::TopicPolicy', {
+      PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]) },
+    });
+    for (const name of ['IncidentTopicArn', 'IncidentTopicKeyArn']) {
+      stateful.hasOutput(name, { Export: { Name: `CutpointStateful-${name}` } });
+    }
+  });
+
   it('creates no custom resources (no log-retention or auto-delete Lambdas)', () => {
     for (const template of [stateful, workflows]) {
       const types = Object.values(template.toJSON().Resources as Record<string, { Type: string }>).map((r) => r.Type);
@@ -157,7 +172,14 @@ describe('CutpointWorkflows functions', () => {
     }`;
     const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
       cwd: tmpdir(),
-      env: { PATH: process.env.PATH, CUTPOINT_TABLE_NAME: 'cutpoint-test', CUTPOINT_BUCKET_NAME: 'cutpoint-test', AWS_REGION: 'eu-west-1', AWS_LAMBDA_FUNCTION_NAME: 'bundle-smoke' },
+      env: {
+        PATH: process.env.PATH,
+        CUTPOINT_TABLE_NAME: 'cutpoint-test',
+        CUTPOINT_BUCKET_NAME: 'cutpoint-test',
+        CUTPOINT_INCIDENT_TOPIC_ARN: 'arn:aws:sns:eu-west-1:111111111111:cutpoint-test',
+        AWS_REGION: 'eu-west-1',
+        AWS_LAMBDA_FUNCTION_NAME: 'bundle-smoke',
+      },
       encoding: 'utf8',
     });
     expect(out.trim().split('\n')).toEqual(STEPS.map(() => 'Cutpoint.ValidationError'));
@@ -175,6 +197,9 @@ describe('CutpointWorkflows IAM: each function gets exactly its registry actions
     const statements = roleStatements(workflows, role);
     expect(allowedActions(statements, 'dynamodb:')).toEqual([...step.table].sort());
     expect(allowedActions(statements, 's3:')).toEqual([...step.bucket].sort());
+    expect(allowedActions(statements, 'secretsmanager:')).toEqual(step.readsSecrets ? ['secretsmanager:GetSecretValue'] : []);
+    expect(allowedActions(statements, 'sns:')).toEqual(step.notifies ? ['sns:Publish'] : []);
+    expect(allowedActions(statements, 'kms:')).toEqual(step.notifies ? ['kms:Decrypt', 'kms:GenerateDataKey'] : []);
 
     // No wildcard actions at all, and no AWS-managed policies (AWSLambdaBasicExecutionRole).
     expect(statements.flatMap(actionsOf).filter((a) => a.includes('*'))).toEqual([]);
@@ -187,6 +212,13 @@ describe('CutpointWorkflows IAM: each function gets exactly its registry actions
       if (actions.some((a) => a.startsWith('s3:') && a !== 's3:ListBucket')) {
         expect(resourcesOf(statement)).toEqual([{ 'Fn::Join': ['', [importOf('BucketArn'), '/*']] }]);
       }
+      // Only the delivery secrets prefix in this account and region; only the incident topic and its key.
+      if (actions.some((a) => a.startsWith('secretsmanager:'))) {
+        expect(JSON.stringify(resourcesOf(statement))).toContain(':secret:cutpoint/delivery/*');
+        expect(resourcesOf(statement)).toHaveLength(1);
+      }
+      if (actions.some((a) => a.startsWith('sns:'))) expect(resourcesOf(statement)).toEqual([importOf('IncidentTopicArn')]);
+      if (actions.some((a) => a.startsWith('kms:'))) expect(resourcesOf(statement)).toEqual([importOf('IncidentTopicKeyArn')]);
     }
   });
 
@@ -254,34 +286,28 @@ describe.each(FLOWS.map((f) => [f.name, f] as const))('CutpointWorkflows flow %s
     expect(Object.keys(outputs)).toHaveLength(1);
   });
 
-  it('a STANDARD flow that opts in is restarted once by EventBridge after FAILED or TIMED_OUT, never after a deliberate stop', () => {
+  it('the flow it declares recovers it, started by EventBridge on exactly the declared statuses with the original input', () => {
     const ref = { Ref: logicalId(stateMachine()) };
     const prefix = '{"recoveryOf"';
     const rules = workflows.findResources('AWS::Events::Rule', {
-      Properties: {
-        EventPattern: {
-          source: ['aws.states'],
-          'detail-type': ['Step Functions Execution Status Change'],
-          detail: {
-            status: ['FAILED', 'TIMED_OUT'],
-            stateMachineArn: [ref],
-            input: [{ 'anything-but': { prefix } }],
-          },
-        },
-      },
+      Properties: { EventPattern: { source: ['aws.states'], 'detail-type': ['Step Functions Execution Status Change'], detail: { stateMachineArn: [ref] } } },
     });
-    const recovered = flow.type === 'STANDARD' && flow.recoverOnFailure;
-    expect(Object.keys(rules)).toHaveLength(recovered ? 1 : 0);
-    if (!recovered) return;
-    const [target] = Object.values(rules)[0]!.Properties.Targets;
-    expect(target.Arn).toEqual(ref);
+    expect(Object.keys(rules)).toHaveLength(flow.recovery ? 1 : 0);
+    if (!flow.recovery) return;
+    const rule = Object.values(rules)[0]!.Properties;
+    expect(rule.EventPattern.detail).toEqual({ status: [...flow.recovery.on], stateMachineArn: [ref], input: [{ 'anything-but': { prefix } }] });
+    const [target] = rule.Targets;
+    expect(target.Arn).toEqual({ Ref: logicalId(built.workflows.stateMachines.get(flow.recovery.by)!) });
     expect(target.InputTransformer.InputPathsMap).toEqual({ 'detail-executionArn': '$.detail.executionArn', 'detail-input': '$.detail.input' });
     // The recovery input must itself match the filter's prefix, or a failed recovery
     // would start another one.
     expect(target.InputTransformer.InputTemplate).toBe('{"recoveryOf":<detail-executionArn>,"originalInput":<detail-input>}');
     expect(target.InputTransformer.InputTemplate.startsWith(prefix)).toBe(true);
-    // ...and the ASL recognizes that shape.
-    expect(asl).toContain('"Variable": "$.recoveryOf"');
-    expect(asl).toContain('States.StringToJson($.originalInput)');
+    // ...and the recovering ASL recognizes that shape.
+    const recoveringAsl = readFileSync(repoPath(`statemachines/${flow.recovery.by}.asl.json`), 'utf8');
+    expect(recoveringAsl).toContain('"Variable": "$.recoveryOf"');
+    expect(recoveringAsl).toContain('States.StringToJson($.originalInput)');
+    // A re-run never follows a deliberate stop; an observing reconcile does (deliver-window).
+    if (flow.recovery.by === name) expect(flow.recovery.on).not.toContain('ABORTED');
   });
 });

@@ -1,0 +1,36 @@
+import { validateInvocationId } from '../../domain/delivery/identifiers.js';
+import type { Ports } from '../../ports/index.js';
+import type { Notifier } from '../../ports/notifier.js';
+import { inspectInvocation } from '../journal-store.js';
+
+export const INCIDENT_NOTICE_KIND = 'cutpoint.delivery-incident.v1';
+
+export interface IncidentNoticeOutput {
+  published: boolean;
+  invocation_id: string;
+  state: string;
+}
+
+/**
+ * "A retained incident notifies an SNS topic" (issue 4). The notice is built from the
+ * journal, not from the flow's payload: the invocation's recovery projection (state,
+ * diagnostic code, permitted actions, route, window) and the execution that saw it —
+ * never journal facts, target names or credentials. Published only while the journal
+ * really holds INCIDENT_RETAINED. SNS delivery is at least once: a retried step may
+ * publish twice, and `notice_id` is the same both times so a subscriber can fold them.
+ */
+export async function notifyIncident(input: unknown, ports: Ports, notifier: Notifier): Promise<IncidentNoticeOutput> {
+  const v = (input ?? {}) as { invocationId?: unknown; flow?: unknown; execution?: unknown };
+  const invocationId = validateInvocationId(v.invocationId);
+  const projection = await inspectInvocation(ports, invocationId);
+  if (projection.state !== 'INCIDENT_RETAINED') return { published: false, invocation_id: invocationId, state: projection.state };
+  await notifier.publish(`cutpoint: delivery incident retained (${projection.route})`, {
+    kind: INCIDENT_NOTICE_KIND,
+    notice_id: `incident.${invocationId}`,
+    ...(typeof v.flow === 'string' ? { flow: v.flow } : {}),
+    ...(typeof v.execution === 'string' ? { execution: v.execution } : {}),
+    projection,
+    next: `cutpoint delivery inspect ${invocationId} --format json`,
+  });
+  return { published: true, invocation_id: invocationId, state: projection.state };
+}
