@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -7,10 +8,8 @@ import { parseManifest, parseSelector, selectRoute, selectorText, type Selector 
 import { assertAuthority, recomputeAuthority, type AuthorityInput, type SealedAuthority } from '../../domain/delivery/sealed-authority.js';
 import { CutpointError } from '../../domain/errors.js';
 import { inspectAll, inspectInvocation, loadInvocation, validateTargetId } from '../../delivery/journal-store.js';
-import { reconcile } from '../../delivery/recovery/reconcile.js';
-import type { RecoveryDeps, RecoveryInput, RecoveryResult } from '../../delivery/recovery/recovery-session.js';
-import { resume } from '../../delivery/recovery/resume.js';
-import { retire } from '../../delivery/recovery/retire.js';
+import { RECOVERY_ACTIONS } from '../../delivery/recovery/actions.js';
+import type { RecoveryFlowInput } from '../../delivery/recovery/flow-steps.js';
 import { UsageError } from '../io.js';
 import { openLocalTarget } from './delivery-bindings.js';
 import { deliveryRunCommand } from './delivery-run.js';
@@ -34,8 +33,10 @@ cutpoint delivery reconcile|resume|retire <invocation-id> --manifest FILE#ROUTE 
   refused (delivery.recovery_confirmation_required) before the manifest is loaded; the
   manifest and selector must match the invocation's sealed recovery authority. Runs
   in-process against the local runtime and the target the route's binding names (its
-  url_env must be set; the value is never printed); with --aws it is refused for now
-  (delivery.recovery_action_unavailable)
+  url_env must be set; the value is never printed); with --aws it starts the deployed
+  delivery-<action> state machine (CUTPOINT_DELIVERY_<ACTION>_ARN or --state-machine-arn;
+  a fresh execution each time, or --name) after the same refusals, and prints its
+  projection
 every delivery command reads the journal in the local runtime, or with --aws the deployed
 authority table (CUTPOINT_TABLE_NAME, CUTPOINT_BUCKET_NAME)`;
 
@@ -43,17 +44,8 @@ type Options = Record<string, { type: 'string' | 'boolean' }>;
 type Values = Record<string, string | boolean | undefined>;
 
 const COMMON: Options = { aws: { type: 'boolean' }, faults: { type: 'string' }, format: { type: 'string' } };
-const LIVE: Options = { manifest: { type: 'string' }, yes: { type: 'boolean' } };
+const LIVE: Options = { manifest: { type: 'string' }, yes: { type: 'boolean' }, 'state-machine-arn': { type: 'string' }, name: { type: 'string' } };
 const LIVE_ACTIONS: readonly LiveAction[] = ['reconcile', 'resume', 'retire'];
-
-/** The live action exists in the grammar but not on this runtime (`--aws`): refused, nothing touched. */
-export class RecoveryActionUnavailableError extends CutpointError {
-  constructor(action: LiveAction, where: string) {
-    super('Delivery.RecoveryActionUnavailable', 'delivery.recovery_action_unavailable', `${action} is not yet available ${where}; nothing was mutated`);
-  }
-}
-
-const ACTIONS: Record<LiveAction, (input: RecoveryInput, deps: RecoveryDeps) => Promise<RecoveryResult>> = { reconcile, resume, retire };
 
 /** The manifest file named by --manifest cannot be read. Names the path, never content. */
 export class ManifestUnavailableError extends CutpointError {
@@ -81,7 +73,8 @@ export async function deliveryCommand(args: string[]): Promise<unknown> {
     if (extra.length) throw new UsageError(`unexpected argument ${JSON.stringify(extra[0])}`);
     if (live && typeof values.manifest !== 'string') throw new UsageError(`delivery ${verb} needs --manifest FILE#ROUTE`);
   }
-  const target = targetOf(values);
+  // On AWS a live action starts its recovery flow: its ARN must be known before anything runs.
+  const target = targetOf(values, live ? `delivery-${live}` : undefined);
   try {
     if (verb === 'inspect-all') {
       const targetId = typeof values.target === 'string' ? validateTargetId(values.target) : undefined;
@@ -114,17 +107,57 @@ async function liveAction(target: Target, action: LiveAction, invocationId: stri
   const manifestText = await readManifest(selector.file);
   const route = selectRoute(parseManifest(manifestText, selector.file), selector);
   assertOperatorAuthority(record.sealed, { invocationId: id, manifestText, selector, route });
-  if (target.kind === 'aws') throw new RecoveryActionUnavailableError(action, 'on AWS (run it against the local runtime)');
+  if (target.kind === 'aws') return deployedAction(target, action, { invocationId: id, manifestText, selector: selectorText(selector), yes: true });
   // The live action itself, in-process against the local runtime: it observes the target's
   // identity and the work root, rechecks the whole seal, takes custody in a new recovery
   // session, acts source-free and prints the projection.
   const targetPort = await openLocalTarget(route.targetBinding, typeof values.faults === 'string' ? values.faults : undefined);
   try {
-    const result = await ACTIONS[action]({ invocationId: id, manifestText, selector: selectorText(selector) }, { ports: await target.ports(), target: targetPort, route });
+    const result = await RECOVERY_ACTIONS[action]({ invocationId: id, manifestText, selector: selectorText(selector) }, { ports: await target.ports(), target: targetPort, route });
     return result.projection;
   } finally {
     await targetPort.close();
   }
+}
+
+/**
+ * The live action on AWS: the deployed delivery-<action> flow (the same use case in a
+ * Lambda, under the same refusals), waited for. A fresh execution name per command unless
+ * --name is given: every action is repeat-safe by its journal, and a lost StartExecution
+ * response is resolved by the adapter from the name. The flow's failure names are the
+ * use cases' own (Delivery.ActionNotPermitted, …) or the flow's outcome
+ * (Delivery.RecoveryRetained, Delivery.IncidentRetained); exit 1 with the journal's
+ * projection on stderr's diagnostic.
+ */
+async function deployedAction(target: Target, action: LiveAction, input: RecoveryFlowInput): Promise<unknown> {
+  const executionName = `${action}-${input.invocationId.slice(4, 20)}-${randomBytes(4).toString('hex')}`;
+  const run = await target.run(`delivery-${action}`, executionName, input);
+  if (run.status === 'SUCCEEDED') {
+    const output = run.output as { projection?: unknown } | undefined;
+    // reconcile's Observed path returns the inspection itself.
+    return output?.projection ?? output;
+  }
+  const error = run.error ?? 'Delivery.RecoveryFlowFailed';
+  throw new CutpointError(error, FLOW_FAILURE_CODES[error] ?? 'delivery.recovery_flow_failed', `${action} ended ${run.status} with ${error}${run.cause ? `: ${causeMessage(run.cause)}` : ''}`);
+}
+
+const FLOW_FAILURE_CODES: Record<string, string> = {
+  'Delivery.RecoveryRetained': 'delivery.recovery_retained',
+  'Delivery.IncidentRetained': 'delivery.incident_retained',
+  'Delivery.ActionNotPermitted': 'delivery.recovery_action_not_permitted',
+  'Delivery.ConfirmationRequired': 'delivery.recovery_confirmation_required',
+  'Delivery.AuthorityMismatch': 'delivery.recovery_authority_mismatch',
+};
+
+/** A Lambda error's Cause is JSON ({errorType, errorMessage, trace}); only the message leaves. */
+function causeMessage(cause: string): string {
+  try {
+    const parsed = JSON.parse(cause) as { errorMessage?: unknown };
+    if (typeof parsed.errorMessage === 'string') return parsed.errorMessage;
+  } catch {
+    // a plain-text cause (a Fail state's own)
+  }
+  return cause;
 }
 
 /**

@@ -4,10 +4,8 @@ import { ValidationError } from '../../domain/errors.js';
 import type { Ports } from '../../ports/index.js';
 import type { DeliveryDeps } from '../deps.js';
 import { inspectInvocation } from '../journal-store.js';
-import { reconcile } from './reconcile.js';
-import { RecoveryRetainedError, type RecoveryDeps, type RecoveryInput, type RecoveryResult } from './recovery-session.js';
-import { resume } from './resume.js';
-import { retire } from './retire.js';
+import { RECOVERY_ACTIONS } from './actions.js';
+import { RecoveryRetainedError, type RecoveryDeps, type RecoveryInput } from './recovery-session.js';
 
 /**
  * The recovery flows' steps (statemachines/delivery-{reconcile,resume,retire}.asl.json):
@@ -38,8 +36,6 @@ export interface RecoveryFlowOutput {
   projection: RecoveryProjection;
 }
 
-const ACTIONS: Record<LiveAction, (input: RecoveryInput, deps: RecoveryDeps) => Promise<RecoveryResult>> = { reconcile, resume, retire };
-
 /** `inspect` for a flow: the projection plus whether `reconcile` is the safe next action. Read-only. */
 export async function inspectForFlow(input: unknown, ports: Ports): Promise<RecoveryProjection & { reconcile_permitted: boolean }> {
   const v = input as { invocationId?: unknown } | null;
@@ -60,7 +56,7 @@ export function recoveryFlowStep(action: LiveAction) {
     // Source-free: whatever the provider built, recovery never gets the source.
     const recoveryDeps: RecoveryDeps = { ports: deps.ports, target: deps.target, route: deps.route };
     try {
-      const result = await ACTIONS[action](recoveryInput, recoveryDeps);
+      const result = await RECOVERY_ACTIONS[action](recoveryInput, recoveryDeps);
       return { action, invocationId, state: result.state, retained: false, diagnostic_code: result.projection.diagnostic_code, projection: result.projection };
     } catch (error) {
       if (!(error instanceof RecoveryRetainedError)) throw error;

@@ -1,0 +1,8 @@
+import type { LiveAction } from '../../domain/delivery/journal-states.js';
+import { reconcile } from './reconcile.js';
+import type { RecoveryDeps, RecoveryInput, RecoveryResult } from './recovery-session.js';
+import { resume } from './resume.js';
+import { retire } from './retire.js';
+
+/** The seed's live recovery actions by name: what the CLI and the recovery flows run. */
+export const RECOVERY_ACTIONS: Record<LiveAction, (input: RecoveryInput, deps: RecoveryDeps) => Promise<RecoveryResult>> = { reconcile, resume, retire };
