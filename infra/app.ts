@@ -33,9 +33,22 @@ export function buildApp(options: { bundle?: boolean } = {}): CutpointApp {
   const workflows = new CutpointWorkflowsStack(app, 'CutpointWorkflows', {
     description: 'cutpoint: step functions, state machines, recovery rules and alarms',
     stateful: stateful.refs,
+    ...deliverySecretsOf(app),
   });
   // The workflows import the stateful stack's exports by name, which CDK cannot see.
   workflows.addStackDependency(stateful);
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));
   return { app, stateful, workflows };
+}
+
+/**
+ * `cdk deploy -c cutpoint:deliverySecretArns=arn1,arn2`: the secrets delivery steps may
+ * read, when the routes' secret_arn values do not live under `cutpoint/delivery/`.
+ */
+function deliverySecretsOf(app: App): { deliverySecretArns?: string[] } {
+  const value: unknown = app.node.tryGetContext('cutpoint:deliverySecretArns');
+  if (value === undefined) return {};
+  const arns = (Array.isArray(value) ? value : String(value).split(',')).map((a) => String(a).trim()).filter(Boolean);
+  if (arns.length === 0 || arns.some((a) => !a.startsWith('arn:'))) throw new Error('cutpoint:deliverySecretArns must list Secrets Manager ARNs (comma-separated)');
+  return { deliverySecretArns: arns };
 }
