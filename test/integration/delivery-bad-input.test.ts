@@ -1,0 +1,421 @@
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { routeOfEvent } from '../../functions/lib/delivery-deps.js';
+import { openClickHouse, type ClickHouseHandle } from '../../src/adapters/clickhouse/client.js';
+import { createClickHouseSource } from '../../src/adapters/clickhouse/source.js';
+import { FaultSwitch, inertFaults } from '../../src/adapters/fault-injector.js';
+import { awsPorts } from '../../src/adapters/ports.js';
+import { openPostgresTarget, type PostgresTarget } from '../../src/adapters/postgres/target.js';
+import { provisionLocal } from '../../src/adapters/provision.js';
+import { localRuntimeConfig } from '../../src/cli/local-config.js';
+import { main } from '../../src/cli/main.js';
+import type { CutpointConfig } from '../../src/config.js';
+import { runDeliverySteps } from '../../src/delivery/deliver-in-process.js';
+import type { DeliveryDeps } from '../../src/delivery/deps.js';
+import { loadInvocation } from '../../src/delivery/journal-store.js';
+import { begin, type BeginInput } from '../../src/delivery/steps/begin.js';
+import { createStaging } from '../../src/delivery/steps/create-staging.js';
+import { invocationIdFrom } from '../../src/domain/delivery/identifiers.js';
+import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.js';
+import { REPO_ROOT } from '../../src/local/asl.js';
+import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/local/embedded-postgres.js';
+import { runFlow, type FlowResult } from '../../src/local/flow-runner.js';
+import { freePort } from '../../src/local/free-port.js';
+import { localDown, localUp } from '../../src/local/runtime.js';
+import type { Ports } from '../../src/ports/index.js';
+import type { SourcePort } from '../../src/ports/source.js';
+import { seedSourceEvents } from '../support/delivery-source.js';
+import { itemsMentioning, scanTable, targetSnapshot } from '../support/delivery-snapshot.js';
+
+/**
+ * Bad input (issue acceptance): "malformed manifests, unknown selectors, wrong digests,
+ * unknown or corrupted invocation ids, missing --yes — each exits with its stable
+ * diagnostic and mutates nothing (checked by comparing the journal and target before and
+ * after)." Real components: the CLI bin against a local runtime of its own (DynamoDB Local
+ * + S3 emulator), embedded ClickHouse as the source of the original run, embedded
+ * PostgreSQL as the target — whose connection the child IS given, so every refusal below
+ * is a refusal, not an inability to connect: the same command with correct input mutates
+ * (the control test proves it). The whole matrix runs through the CLI's `main` in this
+ * process (argv in; exit code, stdout and stderr out — the bin only adds process startup,
+ * a few seconds each on a loaded machine); one refusal per category also runs through the
+ * real bin in a child process.
+ */
+
+const PG_ENV = 'CUTPOINT_BAD_INPUT_PG_URL';
+const manifestText = `version: 1
+bindings:
+  events_ch: { kind: clickhouse, url_env: CH_URL }
+  warehouse: { kind: postgres, url_env: ${PG_ENV} }
+routes:
+  daily:
+    source: { binding: events_ch, table: src.events, time_column: event_time, key_columns: [event_id] }
+    window: { kind: fixed, start: "2026-11-02T00:00:00Z", end: "2026-11-04T00:00:00Z" }
+    target: { binding: warehouse, table: dwh.events, key_columns: [event_id], mode: replace_window }
+    chunk_rows: 400
+  spare:
+    source: { binding: events_ch, table: src.events, time_column: event_time, key_columns: [event_id] }
+    window: { kind: fixed, start: "2026-11-02T00:00:00Z", end: "2026-11-04T00:00:00Z" }
+    target: { binding: warehouse, table: dwh.events_spare, key_columns: [event_id], mode: replace_window }
+`;
+const BASE = Date.parse('2026-11-01T00:00:00.000Z');
+const rows = Array.from({ length: 2000 }, (_, k) => {
+  const i = k + 1;
+  return { event_id: i, event_time: BASE + i * 144_000, region: i % 3 === 0 ? 'eu' : 'us', amount: (i % 1000) / 8, note: i % 2 === 0 ? null : `note ${i}` };
+});
+
+let root = '';
+let stateDir = '';
+let manifestFile = '';
+let config: CutpointConfig;
+let ports: Ports;
+let ch: ClickHouseHandle;
+let source: SourcePort;
+let pgServer: EmbeddedPostgres;
+let admin: pg.Client;
+let target: PostgresTarget;
+const targetFaults = new FaultSwitch();
+const stateDirBefore = process.env.CUTPOINT_STATE_DIR;
+const faultsBefore = process.env.CUTPOINT_FAULTS;
+
+/** PUBLICATION_UNKNOWN (the COMMIT applied, its acknowledgement lost): permitted [reconcile]. */
+let unknownId = '';
+/** EMPTY_STAGING with its owned stage recorded: permitted [retire]. */
+let stagedId = '';
+
+/** Where the target adapter keeps its receipts by default (the CLI's target uses the default). */
+const RECEIPTS = { schema: 'public', table: 'cutpoint_receipts' };
+
+const newInvocationId = () => invocationIdFrom(new Uint8Array(randomBytes(16)));
+
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), 'cutpoint-bad-input-'));
+  stateDir = join(root, 'local');
+  manifestFile = join(root, 'route.yaml');
+  await writeFile(manifestFile, manifestText);
+  await localUp(stateDir, { dynamodbPort: await freePort(), s3Port: await freePort() });
+  // The same table and bucket the CLI resolves for this runtime (this test process only).
+  process.env.CUTPOINT_STATE_DIR = stateDir;
+  process.env.CUTPOINT_FAULTS = '';
+  config = await localRuntimeConfig();
+  await provisionLocal(config);
+  ports = awsPorts(config, inertFaults);
+
+  ch = await openClickHouse({ kind: 'embedded' });
+  await seedSourceEvents(ch, rows);
+  source = createClickHouseSource(ch, { closeHandle: false });
+  pgServer = await startEmbeddedPostgres();
+  // The variable the binding names, for the in-process CLI (the child gets it in its env).
+  process.env[PG_ENV] = pgServer.connectionString;
+  admin = new pg.Client({ connectionString: pgServer.connectionString });
+  admin.on('error', () => undefined);
+  await admin.connect();
+  await admin.query('CREATE SCHEMA dwh');
+  for (const t of ['events', 'events_spare']) {
+    await admin.query(`CREATE TABLE dwh.${t} (event_id bigint PRIMARY KEY, event_time timestamptz NOT NULL, region text, amount numeric(18, 4), note text)`);
+  }
+  // The receipt table the CLI's target uses (the adapter's default location).
+  target = openPostgresTarget({ connectionString: pgServer.connectionString, faults: targetFaults });
+
+  const manifest = parseManifest(manifestText, manifestFile);
+  const depsOf = (route: string): DeliveryDeps => ({ ports, target, source, route: selectRoute(manifest, route) });
+  const input = (invocationId: string, route: string): BeginInput => ({ invocationId, session: `run-${invocationId.slice(4, 14)}`, manifestText, selector: `${manifestFile}#${route}` });
+
+  unknownId = newInvocationId();
+  const daily = depsOf('daily');
+  const begun = await begin(input(unknownId, 'daily'), daily);
+  targetFaults.arm('delivery.publish.commit:lose-response*');
+  try {
+    expect((await runDeliverySteps(begun, daily)).state).toBe('PUBLICATION_UNKNOWN');
+  } finally {
+    targetFaults.disarm();
+  }
+  stagedId = newInvocationId();
+  const spare = depsOf('spare');
+  const staged = await begin(input(stagedId, 'spare'), spare);
+  expect(await createStaging(staged, spare)).toMatchObject({ state: 'EMPTY_STAGING', acted: true });
+}, 240_000);
+
+afterAll(async () => {
+  if (stateDirBefore === undefined) delete process.env.CUTPOINT_STATE_DIR;
+  else process.env.CUTPOINT_STATE_DIR = stateDirBefore;
+  if (faultsBefore === undefined) delete process.env.CUTPOINT_FAULTS;
+  else process.env.CUTPOINT_FAULTS = faultsBefore;
+  delete process.env[PG_ENV];
+  await target?.close();
+  await admin?.end();
+  await pgServer?.stop();
+  await ch?.close();
+  if (stateDir) await localDown(stateDir);
+  if (root) await rm(root, { recursive: true, force: true });
+});
+
+/** The child's environment: the runtime and the target binding's variable, nothing else of ours. */
+function childEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (/URL|DSN|MSSQL|CLICKHOUSE|^PG|PASSWORD|^CUTPOINT_|^AWS_/i.test(k)) continue;
+    env[k] = v;
+  }
+  return { ...env, CUTPOINT_STATE_DIR: stateDir, CUTPOINT_FAULTS: '', [PG_ENV]: pgServer.connectionString };
+}
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** The CLI's `main` in this process: argv in, exit code and both streams out. */
+async function cutpoint(args: string[]): Promise<Run> {
+  let stdout = '';
+  let stderr = '';
+  const out = process.stdout.write.bind(process.stdout);
+  const err = process.stderr.write.bind(process.stderr);
+  process.stdout.write = ((chunk: string | Uint8Array) => ((stdout += String(chunk)), true)) as typeof process.stdout.write;
+  process.stderr.write = ((chunk: string | Uint8Array) => ((stderr += String(chunk)), true)) as typeof process.stderr.write;
+  try {
+    const code = await main(args);
+    return { code, stdout, stderr };
+  } finally {
+    process.stdout.write = out;
+    process.stderr.write = err;
+  }
+}
+
+/** The real bin, without blocking this process (it hosts the embedded PostgreSQL the child talks to). */
+function bin(args: string[]): Promise<Run> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, [`${REPO_ROOT}bin/cutpoint.js`, ...args], { cwd: root, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolvePromise({ code, stdout, stderr }));
+  });
+}
+
+/** A refusal: exit 1, empty stdout, exactly one `<code>: <message>` line on stderr. */
+function refused(r: Run, code: string, what: string): string {
+  expect(r, `${what}: ${r.stderr}`).toMatchObject({ code: 1, stdout: '' });
+  const lines = r.stderr.split('\n').filter((l) => l && !l.startsWith('cutpoint: '));
+  expect(lines, what).toHaveLength(1);
+  expect(lines[0], what).toMatch(new RegExp(`^${code.replace(/\./g, '\\.')}: `));
+  expect(r.stderr, what).not.toContain(pgServer.connectionString);
+  return lines[0] as string;
+}
+
+const liveArgs = (action: string, invocationId: string, manifest: string, yes = true) => ['delivery', action, invocationId, '--manifest', manifest, ...(yes ? ['--yes'] : []), '--format', 'json'];
+const live = (action: string, invocationId: string, manifest: string, yes = true) => cutpoint(liveArgs(action, invocationId, manifest, yes));
+
+/** The raw journal (every item of the table, by Scan) and the target (rows + digests, receipts, stages). */
+async function world(): Promise<{ journal: string; target: string }> {
+  const [journal, tgt] = await Promise.all([scanTable(config), targetSnapshot(admin, 'dwh', ['events', 'events_spare'], RECEIPTS)]);
+  return { journal, target: JSON.stringify(tgt) };
+}
+
+/** Writes a manifest variant into the temp directory; returns its path. */
+async function variant(name: string, text: string): Promise<string> {
+  const file = join(root, name);
+  await writeFile(file, text);
+  return file;
+}
+
+const WELL_FORMED_UNKNOWN = 'inv-aaaaaaaaaaaaaaaaaaaaaaaaaa';
+/** Wrong final character (the last base32 digit must carry two zero bits): a corrupted id. */
+const CORRUPTED = [`${WELL_FORMED_UNKNOWN.slice(0, -1)}b`, WELL_FORMED_UNKNOWN.slice(0, -1), WELL_FORMED_UNKNOWN.toUpperCase(), 'inv-aaaaaaaaaaaaaaaaaaaaaaaa1a'];
+
+describe('bad input to the recovery CLI mutates nothing', () => {
+  let before: { journal: string; target: string };
+
+  beforeAll(async () => {
+    before = await world();
+    // The fixture is what the tests think it is: live rows, a receipt and two owned stages.
+    const tgt = JSON.parse(before.target) as { tables: Record<string, { rows: number }>; receipts: unknown[]; stages: string[] };
+    expect(tgt.tables.events?.rows).toBe(1200);
+    expect(tgt.receipts).toHaveLength(1);
+    expect(tgt.stages).toHaveLength(2);
+    expect((await loadInvocation(ports, unknownId)).state).toBe('PUBLICATION_UNKNOWN');
+  });
+
+  it('missing --yes: exit 1 delivery.recovery_confirmation_required for every live action, before the manifest is read (it does not exist) or the id is checked', async () => {
+    const missing = join(root, 'does-not-exist.yaml');
+    for (const action of ['reconcile', 'resume', 'retire']) {
+      for (const id of [unknownId, stagedId, WELL_FORMED_UNKNOWN, 'not-an-id']) {
+        const line = refused(await live(action, id, `${missing}#daily`, false), 'delivery.recovery_confirmation_required', `${action} ${id}`);
+        expect(line).toContain(action);
+      }
+    }
+    // Even a selector without a route: confirmation is checked first.
+    refused(await live('reconcile', unknownId, missing, false), 'delivery.recovery_confirmation_required', 'no selector');
+    expect(await world()).toEqual(before);
+  }, 120_000);
+
+  it('malformed manifests: a YAML syntax error is delivery.manifest_unparsable, a schema error (unknown key) delivery.manifest_invalid, an unreadable file delivery.manifest_unavailable', async () => {
+    const yamlBroken = await variant('yaml-broken.yaml', 'version: 1\nroutes: [\n');
+    const dupKey = await variant('dup-key.yaml', manifestText.replace('version: 1\n', 'version: 1\nversion: 1\n'));
+    const unknownKey = await variant('unknown-key.yaml', manifestText.replace('    chunk_rows: 400\n', '    chunk_rows: 400\n    chunk_size: 9\n'));
+    const wrongType = await variant('wrong-type.yaml', manifestText.replace('chunk_rows: 400', 'chunk_rows: many'));
+    refused(await live('reconcile', unknownId, `${yamlBroken}#daily`), 'delivery.manifest_unparsable', 'yaml syntax');
+    refused(await live('reconcile', unknownId, `${dupKey}#daily`), 'delivery.manifest_unparsable', 'duplicate key');
+    const line = refused(await live('reconcile', unknownId, `${unknownKey}#daily`), 'delivery.manifest_invalid', 'unknown key');
+    expect(line).toContain('routes.daily.chunk_size');
+    refused(await live('reconcile', unknownId, `${wrongType}#daily`), 'delivery.manifest_invalid', 'wrong type');
+    refused(await live('retire', stagedId, `${unknownKey}#spare`), 'delivery.manifest_invalid', 'unknown key, retire');
+    refused(await live('reconcile', unknownId, `${join(root, 'nope.yaml')}#daily`), 'delivery.manifest_unavailable', 'no file');
+    refused(await live('reconcile', unknownId, `${root}#daily`), 'delivery.manifest_unavailable', 'a directory');
+    expect(await world()).toEqual(before);
+  }, 120_000);
+
+  it('selectors: an unknown route is delivery.selector_unknown; bad selector grammar is delivery.selector_invalid', async () => {
+    const unknown = refused(await live('reconcile', unknownId, `${manifestFile}#nope`), 'delivery.selector_unknown', '#nope');
+    expect(unknown).toContain('daily, spare');
+    refused(await live('retire', stagedId, `${manifestFile}#weekly`), 'delivery.selector_unknown', '#weekly');
+    for (const selector of [manifestFile, `${manifestFile}#`, `${manifestFile}#Daily`, `${manifestFile}#da ily`, '#daily']) {
+      refused(await live('reconcile', unknownId, selector), 'delivery.selector_invalid', selector);
+    }
+    expect(await world()).toEqual(before);
+  }, 120_000);
+
+  it('wrong digests: a manifest edited after sealing, another route, another file with the same text — delivery.recovery_authority_mismatch naming fields, never digests', async () => {
+    const edited = await variant('edited.yaml', manifestText.replace('chunk_rows: 400', 'chunk_rows: 401'));
+    const commented = await variant('commented.yaml', `${manifestText}# a comment is an edit too\n`);
+    const copy = await variant('copy.yaml', manifestText);
+    const e = refused(await live('reconcile', unknownId, `${edited}#daily`), 'delivery.recovery_authority_mismatch', 'edited');
+    expect(e).toContain('manifestDigest');
+    expect(e).not.toMatch(/[0-9a-f]{64}/);
+    refused(await live('reconcile', unknownId, `${commented}#daily`), 'delivery.recovery_authority_mismatch', 'commented');
+    const c = refused(await live('reconcile', unknownId, `${copy}#daily`), 'delivery.recovery_authority_mismatch', 'copy');
+    expect(c).toContain('selectorDigest');
+    expect(c).not.toContain('manifestDigest');
+    // The other route of the same manifest: permitted action, readable manifest, wrong seal.
+    refused(await live('reconcile', unknownId, `${manifestFile}#spare`), 'delivery.recovery_authority_mismatch', '#spare');
+    refused(await live('retire', stagedId, `${manifestFile}#daily`), 'delivery.recovery_authority_mismatch', 'retire #daily');
+    // The manifest edited in place after sealing.
+    await writeFile(manifestFile, manifestText.replace('chunk_rows: 400', 'chunk_rows: 399'));
+    try {
+      refused(await live('reconcile', unknownId, `${manifestFile}#daily`), 'delivery.recovery_authority_mismatch', 'edited in place');
+    } finally {
+      await writeFile(manifestFile, manifestText);
+    }
+    expect(await world()).toEqual(before);
+  }, 120_000);
+
+  it('invocation ids: unknown but well-formed is delivery.recovery_journal_unavailable; corrupted is delivery.invocation_id_invalid, never echoed — for inspect and every live action', async () => {
+    refused(await cutpoint(['delivery', 'inspect', WELL_FORMED_UNKNOWN, '--format', 'json']), 'delivery.recovery_journal_unavailable', 'inspect unknown');
+    for (const action of ['reconcile', 'resume', 'retire']) {
+      refused(await live(action, WELL_FORMED_UNKNOWN, `${manifestFile}#daily`), 'delivery.recovery_journal_unavailable', `${action} unknown`);
+    }
+    for (const id of [...CORRUPTED, `${unknownId}x`, unknownId.replace('inv-', 'inv_'), 'inv-SECRET-PASTE-1234567890ab']) {
+      const inspect = refused(await cutpoint(['delivery', 'inspect', id, '--format', 'json']), 'delivery.invocation_id_invalid', `inspect ${id}`);
+      expect(inspect).not.toContain(id);
+      const line = refused(await live('reconcile', id, `${manifestFile}#daily`), 'delivery.invocation_id_invalid', `reconcile ${id}`);
+      expect(line).not.toContain(id);
+    }
+    expect(await world()).toEqual(before);
+  }, 120_000);
+
+  it('an action not in permitted_actions is delivery.recovery_action_not_permitted, from the journal alone', async () => {
+    const missing = join(root, 'does-not-exist.yaml');
+    const r = refused(await live('resume', unknownId, `${missing}#daily`), 'delivery.recovery_action_not_permitted', 'resume PUBLICATION_UNKNOWN');
+    expect(r).toContain('PUBLICATION_UNKNOWN');
+    refused(await live('retire', unknownId, `${manifestFile}#daily`), 'delivery.recovery_action_not_permitted', 'retire PUBLICATION_UNKNOWN');
+    refused(await live('reconcile', stagedId, `${manifestFile}#spare`), 'delivery.recovery_action_not_permitted', 'reconcile EMPTY_STAGING');
+    refused(await live('resume', stagedId, `${manifestFile}#spare`), 'delivery.recovery_action_not_permitted', 'resume EMPTY_STAGING');
+    expect(await world()).toEqual(before);
+  }, 120_000);
+
+  it('grammar errors exit 2 (cli.usage) with nothing on stdout, before anything starts', async () => {
+    for (const args of [
+      ['delivery', 'reconcile', unknownId, '--yes'],
+      ['delivery', 'reconcile', unknownId, '--manifest'],
+      ['delivery', 'retire', stagedId, '--manifest', `${manifestFile}#spare`, '--yes=no'],
+      ['delivery', 'resume', unknownId, '--manifest', `${manifestFile}#daily`, '--yes', '--format', 'yaml'],
+      ['delivery', 'reconcile', unknownId, 'extra', '--manifest', `${manifestFile}#daily`, '--yes'],
+      ['delivery', 'reconcile', unknownId, '--manifest', `${manifestFile}#daily`, '--yes', '--bogus'],
+    ]) {
+      const r = await cutpoint(args);
+      expect(r, args.join(' ')).toMatchObject({ code: 2, stdout: '' });
+      expect(r.stderr, args.join(' ')).toMatch(/^cli\.usage: /);
+    }
+    expect(await world()).toEqual(before);
+  }, 120_000);
+
+  it('the real bin: one refusal per category in child processes — the same exit codes and diagnostics, nothing mutated', async () => {
+    const missing = join(root, 'does-not-exist.yaml');
+    const broken = await variant('bin-broken.yaml', 'version: 1\nroutes: [\n');
+    const unknownKey = await variant('bin-unknown-key.yaml', manifestText.replace('version: 1', 'version: 1\nextra: true'));
+    const edited = await variant('bin-edited.yaml', `${manifestText}# edited\n`);
+    const cases: Array<[string[], number, string]> = [
+      [liveArgs('reconcile', unknownId, `${missing}#daily`, false), 1, 'delivery.recovery_confirmation_required'],
+      [liveArgs('reconcile', unknownId, `${broken}#daily`), 1, 'delivery.manifest_unparsable'],
+      [liveArgs('reconcile', unknownId, `${unknownKey}#daily`), 1, 'delivery.manifest_invalid'],
+      [liveArgs('reconcile', unknownId, `${manifestFile}#nope`), 1, 'delivery.selector_unknown'],
+      [liveArgs('reconcile', unknownId, manifestFile), 1, 'delivery.selector_invalid'],
+      [liveArgs('reconcile', unknownId, `${edited}#daily`), 1, 'delivery.recovery_authority_mismatch'],
+      [liveArgs('retire', WELL_FORMED_UNKNOWN, `${manifestFile}#daily`), 1, 'delivery.recovery_journal_unavailable'],
+      [liveArgs('reconcile', CORRUPTED[0] as string, `${manifestFile}#daily`), 1, 'delivery.invocation_id_invalid'],
+      [liveArgs('resume', unknownId, `${manifestFile}#daily`), 1, 'delivery.recovery_action_not_permitted'],
+      [['delivery', 'reconcile', unknownId, '--yes'], 2, 'cli.usage'],
+    ];
+    const runs = await Promise.all(cases.map(([args]) => bin(args)));
+    cases.forEach(([args, code, diagnostic], i) => {
+      const r = runs[i] as Run;
+      if (code === 1) refused(r, diagnostic, args.join(' '));
+      else {
+        expect(r, args.join(' ')).toMatchObject({ code, stdout: '' });
+        expect(r.stderr).toMatch(new RegExp(`^${diagnostic.replace(/\./g, '\\.')}: `));
+      }
+    });
+    expect(await world()).toEqual(before);
+  }, 180_000);
+
+  it('control: the same commands with correct input do mutate — reconcile → PUBLISHED, retire → RETIRED (so every refusal above was a real one)', async () => {
+    expect(await world()).toEqual(before);
+    const reconciled = await bin(liveArgs('reconcile', unknownId, `${manifestFile}#daily`));
+    expect(reconciled.code, reconciled.stderr).toBe(0);
+    expect(JSON.parse(reconciled.stdout)).toMatchObject({ invocation_id: unknownId, state: 'PUBLISHED', permitted_actions: ['resume'] });
+    const retired = await live('retire', stagedId, `${manifestFile}#spare`);
+    expect(retired.code, retired.stderr).toBe(0);
+    expect(JSON.parse(retired.stdout)).toMatchObject({ invocation_id: stagedId, state: 'RETIRED', holds_custody: false });
+    const after = await world();
+    expect(after.journal).not.toBe(before.journal);
+    expect(JSON.parse(after.target)).toMatchObject({ stages: [expect.any(String)] });
+  }, 120_000);
+});
+
+describe('bad input to the deliver-window flow writes nothing', () => {
+  const run = (input: unknown): Promise<FlowResult> =>
+    runFlow('deliver-window', input, {
+      ports,
+      retryIntervalMs: 0,
+      stepDeps: (event) => Promise.resolve({ ports, target, source, route: routeOfEvent(event) }),
+    });
+
+  it.each([
+    ['a malformed manifestText (YAML syntax)', (id: string) => ({ invocationId: id, session: 's-1', manifestText: 'version: 1\nroutes: [\n', selector: `${manifestFile}#daily` }), 'YAML'],
+    ['a schema error in manifestText (unknown key)', (id: string) => ({ invocationId: id, session: 's-1', manifestText: manifestText.replace('version: 1', 'version: 1\nextra: true'), selector: `${manifestFile}#daily` }), 'unknown key'],
+    ['an unknown route selector', (id: string) => ({ invocationId: id, session: 's-1', manifestText, selector: `${manifestFile}#nope` }), 'no route nope'],
+    ['a selector without a route', (id: string) => ({ invocationId: id, session: 's-1', manifestText, selector: manifestFile }), 'manifest selector must be'],
+    ['a corrupted invocation id', (id: string) => ({ invocationId: `${id.slice(0, -1)}b`, session: 's-1', manifestText, selector: `${manifestFile}#daily` }), 'invocation id must be'],
+    ['a missing manifestText', (id: string) => ({ invocationId: id, session: 's-1', selector: `${manifestFile}#daily` }), 'manifestText'],
+  ] as const)('%s: Delivery.StepRefused from Begin (Cutpoint.ValidationError), nothing in the journal, the target untouched', async (_what, input, causeFragment) => {
+    const invocationId = newInvocationId();
+    const journalBefore = await scanTable(config);
+    const targetBefore = JSON.stringify(await targetSnapshot(admin, 'dwh', ['events', 'events_spare'], RECEIPTS));
+    const result = await run(input(invocationId));
+    expect(result).toMatchObject({ status: 'FAILED', error: 'Delivery.StepRefused' });
+    expect(result.cause).toContain(causeFragment);
+    expect(result.events.filter((e) => e.type === 'StateEntered').map((e) => e.state)).toEqual(['Begin', 'StepRefused']);
+    expect(result.events.some((e) => e.state === 'Begin' && e.error === 'Cutpoint.ValidationError')).toBe(true);
+    const journalAfter = await scanTable(config);
+    expect(journalAfter).toBe(journalBefore);
+    expect(itemsMentioning(journalAfter, invocationId.slice(0, -1))).toEqual([]);
+    expect(JSON.stringify(await targetSnapshot(admin, 'dwh', ['events', 'events_spare'], RECEIPTS))).toBe(targetBefore);
+  });
+});

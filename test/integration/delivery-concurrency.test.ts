@@ -1,0 +1,465 @@
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { routeOfEvent } from '../../functions/lib/delivery-deps.js';
+import { openClickHouse, type ClickHouseHandle } from '../../src/adapters/clickhouse/client.js';
+import { createClickHouseSource } from '../../src/adapters/clickhouse/source.js';
+import { FaultSwitch } from '../../src/adapters/fault-injector.js';
+import { openPostgresTarget, type PostgresTarget } from '../../src/adapters/postgres/target.js';
+import { advanceCheckpoint, loadCheckpoint } from '../../src/delivery/checkpoint.js';
+import { acquireCustody, assertCustody } from '../../src/delivery/custody.js';
+import { runDeliverySteps } from '../../src/delivery/deliver-in-process.js';
+import type { DeliveryDeps } from '../../src/delivery/deps.js';
+import { journalOf, loadCustody, loadInvocation, type InvocationRef } from '../../src/delivery/journal-store.js';
+import type { RecoveryDeps, RecoveryInput } from '../../src/delivery/recovery/recovery-session.js';
+import { resume } from '../../src/delivery/recovery/resume.js';
+import { begin, type BeginInput, type BeginOutput } from '../../src/delivery/steps/begin.js';
+import { checkpoint } from '../../src/delivery/steps/checkpoint.js';
+import { cleanup } from '../../src/delivery/steps/cleanup.js';
+import type { StepInput } from '../../src/delivery/steps/common.js';
+import { createStaging } from '../../src/delivery/steps/create-staging.js';
+import { persistEvidence } from '../../src/delivery/steps/evidence.js';
+import { extractChunks } from '../../src/delivery/steps/extract-chunks.js';
+import { loadChunks } from '../../src/delivery/steps/load-chunks.js';
+import { publish } from '../../src/delivery/steps/publish.js';
+import { quality } from '../../src/delivery/steps/quality.js';
+import { release } from '../../src/delivery/steps/release.js';
+import { verifyEof } from '../../src/delivery/steps/verify-eof.js';
+import { invocationIdFrom, stagingTableNameOf, targetIdOf } from '../../src/domain/delivery/identifiers.js';
+import { canTransition, isJournalState } from '../../src/domain/delivery/journal-states.js';
+import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.js';
+import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/local/embedded-postgres.js';
+import { runFlow, type FlowResult } from '../../src/local/flow-runner.js';
+import { forbiddenSource, type SourcePort } from '../../src/ports/source.js';
+import { seedSourceEvents } from '../support/delivery-source.js';
+import { itemsMentioning, scanTable, targetSnapshot } from '../support/delivery-snapshot.js';
+import { freshStores, type TestStores } from '../support/emulators.js';
+
+/**
+ * Custody under concurrency (seed 004, issue acceptance): "two concurrent invocations on
+ * one target — exactly one holds custody; a zombie step from an old epoch cannot publish,
+ * advance the checkpoint or drop stages." Real components only: DynamoDB Local and the S3
+ * emulator, embedded ClickHouse (chdb, one engine per process: opened once here) as the
+ * source, embedded PostgreSQL as the target. Every scenario has a target table (and so a
+ * target id, custody item and route checkpoint) of its own.
+ */
+
+const BASE = Date.parse('2026-11-01T00:00:00.000Z');
+const STEP_MS = 144_000; // 600 rows a day
+const GENERATED = 3000;
+const WINDOW = { start: '2026-11-02T00:00:00.000Z', end: '2026-11-04T00:00:00.000Z' };
+const START_MS = Date.parse(WINDOW.start);
+const END_MS = Date.parse(WINDOW.end);
+
+/** One route per scenario, each delivering the same window to a table of its own. */
+const ROUTES = ['flow', 'race', 'zombie', 'afterpub', 'stalled', 'racing'] as const;
+type RouteName = (typeof ROUTES)[number];
+const routeYaml = (table: string) => `
+    source: { binding: events_ch, table: src.events, time_column: event_time, key_columns: [event_id] }
+    window: { kind: fixed, start: "2026-11-02T00:00:00Z", end: "2026-11-04T00:00:00Z" }
+    target: { binding: warehouse, table: dwh.${table}, key_columns: [event_id], mode: replace_window }
+    quality:
+      unique_keys: true
+      not_null: [event_id, event_time]
+    chunk_rows: 300`;
+const manifestText = `version: 1
+bindings:
+  events_ch: { kind: clickhouse, url_env: CH_URL }
+  warehouse: { kind: postgres, url_env: PG_URL, password_env: PG_PASSWORD }
+routes:
+${ROUTES.map((r) => `  ${r}:${routeYaml(`events_${r}`)}`).join('\n')}
+`;
+const FILE = '/config/route.yaml';
+const manifest = parseManifest(manifestText, FILE);
+const routeOf = (name: RouteName) => selectRoute(manifest, name);
+const tableOf = (name: RouteName) => `events_${name}`;
+const targetIdOfRoute = (name: RouteName) => targetIdOf('warehouse', { schema: 'dwh', name: tableOf(name) });
+
+const newInvocationId = () => invocationIdFrom(new Uint8Array(randomBytes(16)));
+const beginInput = (invocationId: string, route: RouteName, session = `run-${invocationId.slice(4, 14)}`): BeginInput => ({
+  invocationId,
+  session,
+  manifestText,
+  selector: `${FILE}#${route}`,
+});
+const recoveryInput = (invocationId: string, route: RouteName): RecoveryInput => ({ invocationId, manifestText, selector: `${FILE}#${route}` });
+
+const rows = Array.from({ length: GENERATED }, (_, k) => {
+  const i = k + 1;
+  return { event_id: i, event_time: BASE + i * STEP_MS, region: i % 3 === 0 ? 'eu' : 'us', amount: (i % 1000) / 8, note: i % 2 === 0 ? null : `note ${i}` };
+});
+const windowIds = rows
+  .filter((r) => r.event_time >= START_MS && r.event_time < END_MS)
+  .map((r) => String(r.event_id))
+  .sort();
+
+let stores: TestStores;
+let ch: ClickHouseHandle;
+let source: SourcePort;
+let pgServer: EmbeddedPostgres;
+let admin: pg.Client;
+let target: PostgresTarget;
+const targetFaults = new FaultSwitch();
+
+beforeAll(async () => {
+  stores = await freshStores();
+  ch = await openClickHouse({ kind: 'embedded' });
+  await seedSourceEvents(ch, rows);
+  source = createClickHouseSource(ch, { closeHandle: false });
+  pgServer = await startEmbeddedPostgres();
+  admin = new pg.Client({ connectionString: pgServer.connectionString });
+  admin.on('error', () => undefined);
+  await admin.connect();
+  await admin.query('CREATE SCHEMA dwh');
+  for (const r of ROUTES) {
+    await admin.query(`CREATE TABLE dwh.${tableOf(r)} (event_id bigint PRIMARY KEY, event_time timestamptz NOT NULL, region text, amount numeric(18, 4), note text)`);
+  }
+  target = openPostgresTarget({ connectionString: pgServer.connectionString, faults: targetFaults, receiptTable: { schema: 'dwh', table: 'cutpoint_receipts' } });
+});
+
+afterAll(async () => {
+  await target?.close();
+  await admin?.end();
+  await pgServer?.stop();
+  await ch?.close();
+});
+
+const depsOf = (route: RouteName): DeliveryDeps => ({ ports: stores.ports, target, source, route: routeOf(route) });
+const recoveryDepsOf = (route: RouteName): RecoveryDeps => ({ ports: stores.ports, target, route: routeOf(route), source: forbiddenSource() });
+
+async function targetIds(route: RouteName): Promise<string[]> {
+  const result = await admin.query<{ id: string }>(`SELECT event_id::text AS id FROM dwh.${tableOf(route)}`);
+  return result.rows.map((r) => r.id).sort();
+}
+
+async function receiptsOf(invocationId: string): Promise<number> {
+  const exists = await admin.query(`SELECT 1 FROM pg_class WHERE relname = 'cutpoint_receipts'`);
+  if (!exists.rowCount) return 0;
+  return (await admin.query('SELECT 1 FROM dwh.cutpoint_receipts WHERE invocation_id = $1', [invocationId])).rowCount ?? 0;
+}
+
+async function stageExists(invocationId: string): Promise<boolean> {
+  const r = await admin.query(`SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'dwh' AND c.relname = $1`, [stagingTableNameOf(invocationId)]);
+  return (r.rowCount ?? 0) > 0;
+}
+
+/** Everything a zombie could change: the whole authority table and the whole target. */
+async function everything(): Promise<string> {
+  const [table, tgt] = await Promise.all([scanTable(stores.config), targetSnapshot(admin, 'dwh', ROUTES.map(tableOf), { schema: 'dwh', table: 'cutpoint_receipts' })]);
+  return JSON.stringify({ table, tgt });
+}
+
+/** The journal's state transitions, each checked against the transition graph. */
+async function journalTransitions(invocationId: string): Promise<string[]> {
+  const entries = await journalOf(stores.ports.authority, invocationId).read();
+  const moves: string[] = [];
+  for (const e of entries) {
+    const { from, to } = e.data as { from?: unknown; to?: unknown };
+    if (to === undefined) continue;
+    expect(isJournalState(from) && isJournalState(to) && canTransition(from, to)).toBe(true);
+    moves.push(`${String(from)}>${String(to)}`);
+  }
+  return moves;
+}
+
+/** Drives a fresh invocation with its own steps to VERIFIED_EOF with quality passed: the moment before publish. */
+async function toBeforePublish(route: RouteName): Promise<BeginOutput> {
+  const deps = depsOf(route);
+  const begun = await begin(beginInput(newInvocationId(), route), deps);
+  expect(begun).toMatchObject({ state: 'EMPTY_STAGING', acted: true, fence: { epoch: 1 } });
+  await createStaging(begun, deps);
+  await extractChunks(begun, deps);
+  await loadChunks(begun, deps);
+  expect(await verifyEof(begun, deps)).toMatchObject({ state: 'VERIFIED_EOF' });
+  expect(await quality(begun, deps)).toMatchObject({ state: 'VERIFIED_EOF', acted: true, failures: [] });
+  return begun;
+}
+
+/** A rejection's stable identity. */
+const refusal = (p: Promise<unknown>) =>
+  p.then(
+    (v) => ({ resolved: v }),
+    (e: unknown) => ({ name: (e as Error).name, code: (e as { code?: string }).code }),
+  );
+
+const FENCED = { name: 'Delivery.Fenced', code: 'delivery.custody_fenced' };
+
+describe('two concurrent invocations on one target: exactly one holds custody', () => {
+  it('flow level: two deliver-window executions at once — one CUSTODY_RELEASED, the other StepRefused (Delivery.CustodyHeld at Begin) having written nothing', async () => {
+    const route: RouteName = 'flow';
+    const targetId = targetIdOfRoute(route);
+    const ids = [newInvocationId(), newInvocationId()] as const;
+    const run = (input: BeginInput): Promise<FlowResult> =>
+      runFlow('deliver-window', input, {
+        ports: stores.ports,
+        retryIntervalMs: 0,
+        stepDeps: (event) => Promise.resolve({ ports: stores.ports, target, source, route: routeOfEvent(event) }),
+      });
+    const results = await Promise.all(ids.map((id) => run(beginInput(id, route))));
+
+    const won = results.findIndex((r) => r.status === 'SUCCEEDED');
+    const lost = 1 - won;
+    expect(results.map((r) => r.status).sort(), JSON.stringify(results.map((r) => [r.status, r.error, r.cause]))).toEqual(['FAILED', 'SUCCEEDED']);
+    const winner = ids[won] as string;
+    const loser = ids[lost] as string;
+    const w = results[won] as FlowResult;
+    const l = results[lost] as FlowResult;
+    expect(w.output).toMatchObject({ invocationId: winner, state: 'CUSTODY_RELEASED' });
+    // The loser: the flow's StepRefused fail state, whose cause is the caught step error's
+    // message — custody held by the winner, nothing written.
+    expect(l).toMatchObject({ status: 'FAILED', error: 'Delivery.StepRefused' });
+    expect(l.cause).toContain(`in the custody of invocation ${winner}`);
+    const failed = l.events.filter((e) => e.error !== undefined && e.error !== 'Delivery.StepRefused');
+    expect(failed.map((e) => e.error)).toEqual(expect.arrayContaining(['Delivery.CustodyHeld']));
+    expect(new Set(failed.map((e) => e.error))).toEqual(new Set(['Delivery.CustodyHeld']));
+    // No Task after Begin ran for the loser.
+    expect(l.events.filter((e) => e.type === 'StateEntered').map((e) => e.state)).toEqual(['Begin', 'StepRefused']);
+
+    // Nothing of the loser anywhere in the authority table; not a stage, not a receipt.
+    expect(itemsMentioning(await scanTable(stores.config), loser)).toEqual([]);
+    expect(itemsMentioning(await scanTable(stores.config), winner).length).toBeGreaterThan(0);
+    await expect(loadInvocation(stores.ports, loser)).rejects.toMatchObject({ code: 'delivery.recovery_journal_unavailable' });
+    expect(await receiptsOf(loser)).toBe(0);
+    expect(await stageExists(loser)).toBe(false);
+
+    // The window exactly once, one receipt, the stage gone, the checkpoint advanced once.
+    expect(await targetIds(route)).toEqual(windowIds);
+    expect(await receiptsOf(winner)).toBe(1);
+    expect(await stageExists(winner)).toBe(false);
+    expect(await loadCheckpoint(stores.ports, targetId, route)).toMatchObject({ windowEnd: WINDOW.end, invocationId: winner, version: 1 });
+    expect((await loadInvocation(stores.ports, winner)).facts.checkpoint).toMatchObject({ moved: true });
+    expect(await loadCustody(stores.ports, targetId)).toMatchObject({ state: 'RELEASED', invocationId: winner, epoch: 1 });
+  }, 120_000);
+
+  it('use-case level: eight concurrent begins (distinct invocations and sessions) — exactly one custody grant, seven Delivery.CustodyHeld naming it, nothing of theirs written', async () => {
+    const route: RouteName = 'race';
+    const targetId = targetIdOfRoute(route);
+    const deps = depsOf(route);
+    const ids = Array.from({ length: 8 }, () => newInvocationId());
+    const before = await scanTable(stores.config);
+    const results = await Promise.allSettled(ids.map((id) => begin(beginInput(id, route), deps)));
+    const granted = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+    expect(granted).toHaveLength(1);
+    const grant = granted[0] as BeginOutput;
+    expect(grant).toMatchObject({ state: 'EMPTY_STAGING', acted: true, fence: { owner: grant.invocationId, epoch: 1 } });
+    for (const r of results) {
+      if (r.status === 'rejected') {
+        expect(r.reason).toMatchObject({ name: 'Delivery.CustodyHeld', code: 'delivery.custody_held' });
+        expect((r.reason as Error).message).toContain(grant.invocationId);
+      }
+    }
+    expect(await loadCustody(stores.ports, targetId)).toMatchObject({ state: 'HELD', epoch: 1, fence: grant.fence });
+    const after = await scanTable(stores.config);
+    for (const id of ids.filter((i) => i !== grant.invocationId)) expect(itemsMentioning(after, id)).toEqual([]);
+    // Exactly the winner's begin transaction was added: custody, record, pointer, journal record and claim.
+    const added = (JSON.parse(after) as unknown[]).length - (JSON.parse(before) as unknown[]).length;
+    expect(added).toBe(5);
+    // A late ninth invocation is refused the same way while the winner holds custody.
+    await expect(begin(beginInput(newInvocationId(), route), deps)).rejects.toMatchObject({ name: 'Delivery.CustodyHeld' });
+    expect(await scanTable(stores.config)).toBe(after);
+  });
+});
+
+describe('a zombie step from an old epoch', () => {
+  it('before publish (VERIFIED_EOF, quality passed) and taken over: publish is Delivery.Fenced, checkpoint/cleanup/release have nothing to act on, and nothing changes; the holder then resumes to exactly-once', async () => {
+    const route: RouteName = 'zombie';
+    const deps = depsOf(route);
+    const zombie = await toBeforePublish(route);
+    const ref: InvocationRef = { targetId: zombie.targetId, invocationId: zombie.invocationId };
+    const zombieStep: StepInput = { invocationId: zombie.invocationId, fence: zombie.fence };
+    // A recovery session takes custody: epoch + 1.
+    const takeover = await acquireCustody(stores.ports, ref, 'recovery-takeover');
+    expect(takeover.fence.epoch).toBe(zombie.fence.epoch + 1);
+    expect(await stageExists(zombie.invocationId)).toBe(true);
+    const before = await everything();
+
+    expect(await refusal(publish(zombieStep, deps))).toEqual(FENCED);
+    // The zombie's own use case for the checkpoint is fenced first (before the state check).
+    expect(await refusal(advanceCheckpoint(stores.ports, ref, zombie.fence))).toEqual(FENCED);
+    // The steps act only in their own state (PUBLISHED / SUCCEEDED): here they do nothing.
+    expect(await checkpoint(zombieStep, deps)).toMatchObject({ state: 'VERIFIED_EOF', acted: false });
+    expect(await cleanup(zombieStep, deps)).toMatchObject({ state: 'VERIFIED_EOF', acted: false });
+    expect(await release(zombieStep, deps)).toMatchObject({ state: 'VERIFIED_EOF', acted: false });
+    // Quality probes custody before reading the stage; the whole remaining run is fenced at the first step that acts.
+    expect(await refusal(quality(zombieStep, deps))).toEqual(FENCED);
+    expect(await refusal(runDeliverySteps(zombieStep, deps))).toEqual(FENCED);
+    await expect(assertCustody(stores.ports, ref.targetId, zombie.fence)).rejects.toMatchObject(FENCED);
+
+    expect(await everything()).toBe(before);
+    expect(await targetIds(route)).toEqual([]);
+    expect(await receiptsOf(zombie.invocationId)).toBe(0);
+    expect(await loadCheckpoint(stores.ports, ref.targetId, route)).toBeUndefined();
+    expect(await stageExists(zombie.invocationId)).toBe(true);
+    expect((await loadInvocation(stores.ports, zombie.invocationId)).state).toBe('VERIFIED_EOF');
+
+    // The legitimate holder (a recovery resume: yet another session) finishes.
+    expect(await resume(recoveryInput(zombie.invocationId, route), recoveryDepsOf(route))).toMatchObject({ state: 'CUSTODY_RELEASED' });
+    expect(await targetIds(route)).toEqual(windowIds);
+    expect(await receiptsOf(zombie.invocationId)).toBe(1);
+    expect(await stageExists(zombie.invocationId)).toBe(false);
+    expect(await loadCheckpoint(stores.ports, ref.targetId, route)).toMatchObject({ windowEnd: WINDOW.end, invocationId: zombie.invocationId, version: 1 });
+    expect(await journalTransitions(zombie.invocationId)).toEqual([
+      'EMPTY_STAGING>WRITING_UNKNOWN',
+      'WRITING_UNKNOWN>VERIFIED_EOF',
+      'VERIFIED_EOF>PUBLISHED',
+      'PUBLISHED>SUCCEEDED',
+      'SUCCEEDED>CUSTODY_RELEASED',
+    ]);
+    // After release the zombie finds nothing to do, and still changes nothing.
+    const done = await everything();
+    expect(await publish(zombieStep, deps)).toMatchObject({ state: 'CUSTODY_RELEASED', acted: false });
+    // Its checkpoint use case finds the invocation's advance already claimed (exact reload
+    // by transition id, before any fence check) and reports it, writing nothing.
+    expect(await advanceCheckpoint(stores.ports, ref, zombie.fence)).toMatchObject({ alreadyApplied: true, moved: true });
+    expect(await everything()).toBe(done);
+  }, 120_000);
+
+  it('after PUBLISHED and taken over: it cannot advance the checkpoint, drop the stage or release custody; the holder completes with the checkpoint advanced once', async () => {
+    const route: RouteName = 'afterpub';
+    const deps = depsOf(route);
+    const zombie = await toBeforePublish(route);
+    const ref: InvocationRef = { targetId: zombie.targetId, invocationId: zombie.invocationId };
+    const zombieStep: StepInput = { invocationId: zombie.invocationId, fence: zombie.fence };
+    expect(await publish(zombieStep, deps)).toMatchObject({ state: 'PUBLISHED', acted: true });
+    expect(await persistEvidence(zombieStep, deps)).toMatchObject({ state: 'PUBLISHED' });
+    expect((await loadInvocation(stores.ports, zombie.invocationId)).facts.evidence).toBeDefined();
+    const takeover = await acquireCustody(stores.ports, ref, 'recovery-afterpub');
+    const holder: StepInput = { invocationId: zombie.invocationId, fence: takeover.fence };
+
+    // PUBLISHED: the zombie's checkpoint step is fenced; its cleanup has nothing to act on.
+    let before = await everything();
+    expect(await refusal(checkpoint(zombieStep, deps))).toEqual(FENCED);
+    expect(await cleanup(zombieStep, deps)).toMatchObject({ state: 'PUBLISHED', acted: false });
+    expect(await everything()).toBe(before);
+    expect(await loadCheckpoint(stores.ports, ref.targetId, route)).toBeUndefined();
+    expect(await stageExists(zombie.invocationId)).toBe(true);
+
+    // The holder advances the checkpoint (→ SUCCEEDED).
+    expect(await checkpoint(holder, deps)).toMatchObject({ state: 'SUCCEEDED', acted: true, moved: true });
+
+    // SUCCEEDED: the zombie cannot drop the stage (cleanup is fenced before the target is
+    // touched), cannot release (the cleanup proof is missing), and its checkpoint step has nothing to do.
+    before = await everything();
+    expect(await refusal(cleanup(zombieStep, deps))).toEqual(FENCED);
+    expect(await refusal(release(zombieStep, deps))).toEqual({ name: 'Delivery.TransitionPrecondition', code: expect.any(String) as string });
+    expect(await checkpoint(zombieStep, deps)).toMatchObject({ state: 'SUCCEEDED', acted: false });
+    // The advance is already claimed by the holder: the zombie gets that claim back (alreadyApplied), and no write.
+    expect(await advanceCheckpoint(stores.ports, ref, zombie.fence)).toMatchObject({ alreadyApplied: true, moved: true });
+    expect(await everything()).toBe(before);
+    expect(await stageExists(zombie.invocationId)).toBe(true);
+
+    // The holder proves cleanup; the zombie still cannot release custody.
+    expect(await cleanup(holder, deps)).toMatchObject({ state: 'SUCCEEDED', acted: true, drop: 'ABSENT_PROVED' });
+    before = await everything();
+    expect(await refusal(release(zombieStep, deps))).toEqual(FENCED);
+    expect(await everything()).toBe(before);
+    expect(await loadCustody(stores.ports, ref.targetId)).toMatchObject({ state: 'HELD', fence: takeover.fence });
+
+    expect(await release(holder, deps)).toMatchObject({ state: 'CUSTODY_RELEASED', acted: true });
+    expect(await targetIds(route)).toEqual(windowIds);
+    expect(await receiptsOf(zombie.invocationId)).toBe(1);
+    expect(await stageExists(zombie.invocationId)).toBe(false);
+    expect(await loadCheckpoint(stores.ports, ref.targetId, route)).toMatchObject({ windowEnd: WINDOW.end, invocationId: zombie.invocationId, version: 1 });
+    expect(await loadCustody(stores.ports, ref.targetId)).toMatchObject({ state: 'RELEASED', epoch: takeover.fence.epoch });
+    const journal = await journalOf(stores.ports.authority, zombie.invocationId).read();
+    expect(journal.filter((e) => e.transitionId === 'sys:checkpoint')).toHaveLength(1);
+  }, 120_000);
+
+  it('stalled inside the publish transaction across a takeover: its COMMIT lands but PUBLISHED is Delivery.Fenced; resume resolves the exact receipt without publishing again — rows once, one receipt, checkpoint once', async () => {
+    const route: RouteName = 'stalled';
+    const deps = depsOf(route);
+    const zombie = await toBeforePublish(route);
+    const ref: InvocationRef = { targetId: zombie.targetId, invocationId: zombie.invocationId };
+    const zombieStep: StepInput = { invocationId: zombie.invocationId, fence: zombie.fence };
+
+    const stall = targetFaults.arm('delivery.publish.commit:delay=3000');
+    let outcome: { name?: string; code?: string; resolved?: unknown };
+    try {
+      const zombieRun = refusal(publish(zombieStep, deps));
+      // The zombie has passed its custody check and holds an open target transaction.
+      for (let i = 0; i < 200 && stall.fired.length === 0; i++) await sleep(10);
+      expect(stall.fired).toHaveLength(1);
+      const takeover = await acquireCustody(stores.ports, ref, 'recovery-stalled');
+      expect(takeover.fence.epoch).toBe(2);
+      outcome = await zombieRun;
+    } finally {
+      targetFaults.disarm();
+    }
+    expect(outcome).toEqual(FENCED);
+    // The target write is not fenced by the authority: it committed, with its receipt. The
+    // journal did not move, so nothing claims the publication yet.
+    expect(await receiptsOf(zombie.invocationId)).toBe(1);
+    expect(await targetIds(route)).toEqual(windowIds);
+    expect((await loadInvocation(stores.ports, zombie.invocationId)).state).toBe('VERIFIED_EOF');
+    expect(await loadCheckpoint(stores.ports, ref.targetId, route)).toBeUndefined();
+
+    const neverPublish = targetFaults.arm('delivery.publish.commit:fail*');
+    try {
+      expect(await resume(recoveryInput(zombie.invocationId, route), recoveryDepsOf(route))).toMatchObject({ state: 'CUSTODY_RELEASED' });
+    } finally {
+      targetFaults.disarm();
+    }
+    expect(neverPublish.fired).toHaveLength(0);
+    expect(await targetIds(route)).toEqual(windowIds);
+    expect(await receiptsOf(zombie.invocationId)).toBe(1);
+    expect(await stageExists(zombie.invocationId)).toBe(false);
+    expect(await loadCheckpoint(stores.ports, ref.targetId, route)).toMatchObject({ windowEnd: WINDOW.end, version: 1 });
+    expect(await journalTransitions(zombie.invocationId)).toEqual([
+      'EMPTY_STAGING>WRITING_UNKNOWN',
+      'WRITING_UNKNOWN>VERIFIED_EOF',
+      'VERIFIED_EOF>PUBLISHED',
+      'PUBLISHED>SUCCEEDED',
+      'SUCCEEDED>CUSTODY_RELEASED',
+    ]);
+  }, 120_000);
+  it('stalled inside the publish transaction while a recovery resume runs concurrently: the publications are serialized (one receipt, rows once) and the zombie writes nothing to the journal', async () => {
+    const route: RouteName = 'racing';
+    const deps = depsOf(route);
+    const zombie = await toBeforePublish(route);
+    const ref: InvocationRef = { targetId: zombie.targetId, invocationId: zombie.invocationId };
+    const zombieStep: StepInput = { invocationId: zombie.invocationId, fence: zombie.fence };
+
+    const bySession = async (session: string) =>
+      (await journalOf(stores.ports.authority, zombie.invocationId).read()).filter((e) => (e.data.by as { session?: string } | undefined)?.session === session).map((e) => e.transitionId);
+    const stall = targetFaults.arm('delivery.publish.commit:delay=3000');
+    let outcomes: [{ name?: string; code?: string; resolved?: unknown }, unknown];
+    let zombieEntries: string[];
+    try {
+      let zombieSettled = false;
+      const zombieRun = refusal(publish(zombieStep, deps)).finally(() => {
+        zombieSettled = true;
+      });
+      for (let i = 0; i < 200 && stall.fired.length === 0; i++) await sleep(10);
+      expect(stall.fired).toHaveLength(1);
+      zombieEntries = await bySession(zombie.fence.session);
+      // A recovery session takes custody while the zombie is still inside its publish
+      // (its transaction open, or at most its journal write under way). Nothing is read
+      // from the target here: the embedded PostgreSQL (PGlite) serves one transaction at a
+      // time, so any target query waits for the zombie's COMMIT.
+      expect((await acquireCustody(stores.ports, ref, 'recovery-racing')).fence.epoch).toBe(2);
+      expect(zombieSettled).toBe(false);
+      // ...and a resume (epoch 3) publishes without waiting for the zombie.
+      const recovery = resume(recoveryInput(zombie.invocationId, route), recoveryDepsOf(route));
+      outcomes = await Promise.all([zombieRun, recovery]);
+    } finally {
+      targetFaults.disarm();
+    }
+    // The zombie's own COMMIT is the one publication (the recovery's publish waits on the
+    // invocation's publication lock, then finds that receipt). Its journal write then
+    // either fails its fence (Delivery.Fenced) or, when the recovery journaled the same
+    // session-independent transition id first, reloads that claim (acted: false) — a race
+    // between the two, either way without a write of its own.
+    const zombieOutcome = outcomes[0];
+    if ('resolved' in zombieOutcome) expect(zombieOutcome.resolved).toMatchObject({ acted: false });
+    else expect(zombieOutcome).toEqual(FENCED);
+    expect(await bySession(zombie.fence.session)).toEqual(zombieEntries);
+    expect(outcomes[1]).toMatchObject({ state: 'CUSTODY_RELEASED' });
+    expect(await targetIds(route)).toEqual(windowIds);
+    expect(await receiptsOf(zombie.invocationId)).toBe(1);
+    expect(await stageExists(zombie.invocationId)).toBe(false);
+    expect(await loadCheckpoint(stores.ports, ref.targetId, route)).toMatchObject({ windowEnd: WINDOW.end, version: 1 });
+    expect(await loadCustody(stores.ports, ref.targetId)).toMatchObject({ state: 'RELEASED' });
+    expect((await journalTransitions(zombie.invocationId)).filter((t) => t.endsWith('>PUBLISHED'))).toEqual(['VERIFIED_EOF>PUBLISHED']);
+  }, 120_000);
+});
