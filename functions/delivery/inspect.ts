@@ -1,7 +1,7 @@
-import { inspectForFlow } from '../../src/delivery/recovery/flow-steps.js';
+import { inspectFailedDelivery } from '../../src/delivery/recovery/flow-steps.js';
 import { lambdaPorts } from '../lib/lambda-ports.js';
 import { step } from '../lib/step.js';
 
-/** Read-only: the recovery projection of one invocation. Opens no database connection. */
-export const makeHandler = step(inspectForFlow);
+/** The automatic reconcile's first step: the failed delivery's invocation and its projection (read-only). */
+export const makeHandler = step(inspectFailedDelivery);
 export const handler = makeHandler(lambdaPorts);

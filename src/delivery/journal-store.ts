@@ -448,7 +448,7 @@ export async function readInvocation(ports: Ports, ref: InvocationRef): Promise<
 export async function loadInvocation(ports: Ports, invocationId: unknown): Promise<InvocationRecord> {
   const id = validateInvocationId(invocationId);
   const pointer = await read(() => ports.authority.get(deliveryKeys.pointer(id)));
-  if (!pointer) throw new JournalUnavailableError('delivery.recovery_journal_unavailable', 'no journal exists for this invocation');
+  if (!pointer) throw new JournalUnavailableError('delivery.recovery_journal_unavailable', 'no journal exists for this invocation', true);
   if (!isTargetId(pointer.targetId)) throw inconsistent('invocation pointer names an invalid target');
   const item = await read(() => ports.authority.get(deliveryKeys.invocation(pointer.targetId as string, id)));
   if (!item) throw inconsistent('invocation pointer has no journal record');

@@ -15,6 +15,8 @@ export interface FlowEvent {
 
 export interface FlowResult {
   status: 'SUCCEEDED' | 'FAILED';
+  /** `$$.Execution.Id` of this run (a local ARN). */
+  executionArn: string;
   output?: unknown;
   error?: string;
   cause?: string;
@@ -83,8 +85,9 @@ export async function runFlow(flow: string, input: unknown, options: RunFlowOpti
   } as StateMachineOptions);
   // The context object AWS gives every execution ($$.Execution.Id and friends).
   const name = options.executionName ?? randomUUID();
+  const executionArn = `arn:aws:states:local:000000000000:execution:${flow}:${name}`;
   const execution = machine.run(input as never, {
-    context: { Execution: { Id: `arn:aws:states:local:000000000000:execution:${flow}:${name}`, Name: name, Input: input as never, StartTime: new Date().toISOString() } },
+    context: { Execution: { Id: executionArn, Name: name, Input: input as never, StartTime: new Date().toISOString() } },
     overrides: {
       taskResourceLocalHandlers: handlers as never,
       retryIntervalOverrides: options.retryIntervalMs === undefined ? undefined : retryOverrides(definition, options.retryIntervalMs),
@@ -101,11 +104,11 @@ export async function runFlow(flow: string, input: unknown, options: RunFlowOpti
   let result: FlowResult;
   try {
     const output = await execution.result;
-    result = { status: 'SUCCEEDED', output, transitions: 0, events, notices };
+    result = { status: 'SUCCEEDED', executionArn, output, transitions: 0, events, notices };
   } catch (error) {
     const e = error as { name?: string; message?: string; cause?: unknown };
     const failure = (e.cause ?? e) as { name?: string; message?: string };
-    result = { status: 'FAILED', error: failure.name ?? e.name, cause: failure.message ?? e.message, transitions: 0, events, notices };
+    result = { status: 'FAILED', executionArn, error: failure.name ?? e.name, cause: failure.message ?? e.message, transitions: 0, events, notices };
   }
   await collecting;
   result.transitions = events.filter((e) => e.type === 'StateEntered' || e.type === 'StateRetried').length;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  invocationIdOfExecution,
   chunkObjectKeyOf,
   evidenceObjectKeyOf,
   invocationIdFrom,
@@ -57,6 +58,17 @@ describe('invocation ids', () => {
       expect(isInvocationId(id)).toBe(true);
       expect(validateInvocationId(id)).toBe(id);
       expect(decode(id)).toEqual(random);
+    }
+  });
+
+  it('derive from a Step Functions execution ARN: deterministic, valid, different per execution, refused from anything else', () => {
+    const arn = 'arn:aws:states:eu-west-1:111111111111:execution:deliver-window:console-1';
+    const id = invocationIdOfExecution(arn);
+    expect(isInvocationId(id)).toBe(true);
+    expect(invocationIdOfExecution(arn)).toBe(id);
+    expect(invocationIdOfExecution(`${arn}x`)).not.toBe(id);
+    for (const bad of ['', 'console-1', 'arn:aws:states:eu-west-1:111111111111:stateMachine:deliver-window']) {
+      expect(() => invocationIdOfExecution(bad)).toThrow(expect.objectContaining({ code: 'delivery.execution_invalid' }));
     }
   });
 

@@ -1,5 +1,5 @@
-import { validateInvocationId, type RecoveryProjection } from '../../domain/delivery/identifiers.js';
-import { assertConfirmed, type JournalState, type LiveAction } from '../../domain/delivery/journal-states.js';
+import { invocationIdOfExecution, validateInvocationId, type RecoveryProjection } from '../../domain/delivery/identifiers.js';
+import { assertConfirmed, JournalUnavailableError, type JournalState, type LiveAction } from '../../domain/delivery/journal-states.js';
 import { ValidationError } from '../../domain/errors.js';
 import type { Ports } from '../../ports/index.js';
 import type { DeliveryDeps } from '../deps.js';
@@ -36,11 +36,38 @@ export interface RecoveryFlowOutput {
   projection: RecoveryProjection;
 }
 
-/** `inspect` for a flow: the projection plus whether `reconcile` is the safe next action. Read-only. */
-export async function inspectForFlow(input: unknown, ports: Ports): Promise<RecoveryProjection & { reconcile_permitted: boolean }> {
-  const v = input as { invocationId?: unknown } | null;
-  const projection = await inspectInvocation(ports, v && typeof v === 'object' ? v.invocationId : undefined);
-  return { ...projection, reconcile_permitted: projection.permitted_actions.includes('reconcile') };
+/** What the automatic reconcile works on: the failed deliver-window's request, and what the journal says. */
+export interface FailedDeliveryInspection extends RecoveryFlowInput {
+  recoveryOf: string;
+  /** False when the delivery was refused before begin journaled anything: nothing to reconcile. */
+  journaled: boolean;
+  inspection?: RecoveryProjection & { reconcile_permitted: boolean };
+}
+
+/**
+ * The automatic reconcile's first step (read-only, no database connection): from the
+ * failed deliver-window execution's input (`original`) and ARN (`recoveryOf`), the
+ * invocation it ran — its own invocationId, or the one Begin derived from the execution
+ * ARN — and that invocation's projection. The output is the reconcile request itself, so
+ * the flow's Reconcile step reads the same fields whether an operator or the rule started
+ * it. No journal for the invocation is an answer (`journaled: false`), not a failure; a
+ * journal that cannot be read still fails.
+ */
+export async function inspectFailedDelivery(input: unknown, ports: Ports): Promise<FailedDeliveryInspection> {
+  const v = (input ?? {}) as { original?: Record<string, unknown>; recoveryOf?: unknown };
+  const original = v.original ?? {};
+  if (typeof v.recoveryOf !== 'string' || typeof original.manifestText !== 'string' || typeof original.selector !== 'string') {
+    throw new ValidationError('delivery.step_input_invalid', 'the automatic reconcile needs the failed execution (recoveryOf) and its input (manifestText, selector)');
+  }
+  const invocationId = original.invocationId === undefined ? invocationIdOfExecution(v.recoveryOf) : validateInvocationId(original.invocationId);
+  const request = { invocationId, manifestText: original.manifestText, selector: original.selector, yes: true, recoveryOf: v.recoveryOf };
+  try {
+    const projection = await inspectInvocation(ports, invocationId);
+    return { ...request, journaled: true, inspection: { ...projection, reconcile_permitted: projection.permitted_actions.includes('reconcile') } };
+  } catch (error) {
+    if (error instanceof JournalUnavailableError && error.missing) return { ...request, journaled: false };
+    throw error;
+  }
 }
 
 /** The step for one live action. Confirmation is checked before the input is even parsed further. */

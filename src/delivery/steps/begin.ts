@@ -1,17 +1,24 @@
-import { validateInvocationId } from '../../domain/delivery/identifiers.js';
+import { invocationIdOfExecution, validateInvocationId } from '../../domain/delivery/identifiers.js';
 import { JournalUnavailableError } from '../../domain/delivery/journal-states.js';
 import { sealAuthority } from '../../domain/delivery/sealed-authority.js';
 import { assertWindowClosed, resolveWindow, type SealedWindow } from '../../domain/delivery/window.js';
 import { ValidationError } from '../../domain/errors.js';
 import { beginInvocation } from '../custody.js';
 import type { DeliveryDeps } from '../deps.js';
-import { loadInvocation } from '../journal-store.js';
+import { loadInvocation, validateSession } from '../journal-store.js';
 import { routeTargetId, workRootOf, type StepOutput } from './common.js';
 
 export interface BeginInput {
-  invocationId: string;
-  /** The caller's session (a flow execution or process), reused by its own retries. */
-  session: string;
+  /**
+   * The invocation to begin or resume. Omitted (a console or schedule start), it is derived
+   * from `execution.id` (`invocationIdOfExecution`), so retries and the automatic
+   * reconcile name the same invocation.
+   */
+  invocationId?: string;
+  /** The caller's session (a flow execution or process), reused by its own retries; default `exec-<execution name>`. */
+  session?: string;
+  /** The deliver-window execution (its context object), added by the flow's first state. */
+  execution?: { id: string; name: string };
   /** The exact manifest text the route was selected from. */
   manifestText: string;
   /** `route.yaml#daily`, the file as the caller resolved it. */
@@ -35,15 +42,20 @@ export interface BeginOutput extends StepOutput {
 export async function begin(input: BeginInput, deps: DeliveryDeps): Promise<BeginOutput> {
   const v = input as Partial<BeginInput> | null;
   if (!v || typeof v !== 'object' || typeof v.manifestText !== 'string' || typeof v.selector !== 'string') {
-    throw new ValidationError('delivery.step_input_invalid', 'begin needs invocationId, session, manifestText and selector');
+    throw new ValidationError('delivery.step_input_invalid', 'begin needs manifestText and selector, and invocationId and session unless it runs in a flow execution');
   }
-  const invocationId = validateInvocationId(v.invocationId);
+  const execution = v.execution;
+  if (v.invocationId === undefined && typeof execution?.id !== 'string') {
+    throw new ValidationError('delivery.step_input_invalid', 'begin needs an invocationId when it does not run in a flow execution');
+  }
+  const invocationId = v.invocationId === undefined ? invocationIdOfExecution(execution!.id) : validateInvocationId(v.invocationId);
+  const session = v.session ?? (typeof execution?.name === 'string' ? `exec-${execution.name}` : undefined);
   const { ports, route } = deps;
   const targetId = routeTargetId(deps);
 
   let window: SealedWindow;
   const existing = await loadInvocation(ports, invocationId).catch((error: unknown) => {
-    if (error instanceof JournalUnavailableError && error.code === 'delivery.recovery_journal_unavailable') return undefined;
+    if (error instanceof JournalUnavailableError && error.missing) return undefined;
     throw error;
   });
   if (existing) {
@@ -65,7 +77,7 @@ export async function begin(input: BeginInput, deps: DeliveryDeps): Promise<Begi
     workRoot: workRootOf(deps),
     window,
   });
-  const grant = await beginInvocation(ports, { invocationId, route: route.name, targetId, sealed, session: input.session });
+  const grant = await beginInvocation(ports, { invocationId, route: route.name, targetId, sealed, session: validateSession(session) });
   return {
     invocationId,
     fence: grant.fence,

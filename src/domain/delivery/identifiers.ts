@@ -1,3 +1,4 @@
+import { sha256Hex } from '../digest.js';
 import { ValidationError } from '../errors.js';
 import {
   diagnosticCodeFor,
@@ -88,6 +89,21 @@ export function invocationIdFrom(random: Uint8Array): string {
   }
   if (bits > 0) out += BASE32[(buffer << (5 - bits)) & 31];
   return `inv-${out}`;
+}
+
+/**
+ * The invocation id of a deliver-window execution started without one (the Step Functions
+ * console, an EventBridge schedule): the first 16 bytes of SHA-256 over the execution's
+ * ARN. Deterministic, so Begin's retries and the automatic reconcile (which knows the
+ * failed execution's ARN) all name the same invocation; unique, because execution ARNs
+ * are never reused.
+ */
+export function invocationIdOfExecution(executionArn: string): string {
+  if (typeof executionArn !== 'string' || !executionArn.startsWith('arn:') || !executionArn.includes(':execution:')) {
+    throw new ValidationError('delivery.execution_invalid', 'an invocation id can be derived only from a Step Functions execution ARN');
+  }
+  const hex = sha256Hex(executionArn).slice(0, INVOCATION_RANDOM_BYTES * 2);
+  return invocationIdFrom(Uint8Array.from(hex.match(/../g) ?? [], (h) => parseInt(h, 16)));
 }
 
 export function isInvocationId(value: unknown): value is string {

@@ -247,7 +247,12 @@ export function assertConfirmed(action: LiveAction, yes: boolean | undefined): v
  * empty stdout; nothing is mutated.
  */
 export class JournalUnavailableError extends CutpointError {
-  constructor(code: 'delivery.recovery_journal_unavailable' | 'delivery.recovery_journal_inconsistent', message: string) {
+  constructor(
+    code: 'delivery.recovery_journal_unavailable' | 'delivery.recovery_journal_inconsistent',
+    message: string,
+    /** True when the store answered and holds no journal for the invocation (not a read failure). */
+    readonly missing = false,
+  ) {
     super('Delivery.JournalUnavailable', code, message);
   }
 }
