@@ -1,28 +1,17 @@
-import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openClickHouse, type ClickHouseHandle } from '../../src/adapters/clickhouse/client.js';
-import { createClickHouseSource } from '../../src/adapters/clickhouse/source.js';
-import { FaultSwitch } from '../../src/adapters/fault-injector.js';
-import { openPostgresTarget, type PostgresTarget } from '../../src/adapters/postgres/target.js';
 import { loadCheckpoint } from '../../src/delivery/checkpoint.js';
 import { DELIVERY_CUT_POINTS, TARGET_CUT_POINTS } from '../../src/delivery/cut-points.js';
 import { deliverWindow } from '../../src/delivery/deliver-in-process.js';
 import type { DeliveryDeps } from '../../src/delivery/deps.js';
 import { inspectInvocation, loadInvocation, type InvocationRecord } from '../../src/delivery/journal-store.js';
-import { reconcile } from '../../src/delivery/recovery/reconcile.js';
-import type { RecoveryDeps, RecoveryInput, RecoveryResult } from '../../src/delivery/recovery/recovery-session.js';
-import { resume } from '../../src/delivery/recovery/resume.js';
-import { retire } from '../../src/delivery/recovery/retire.js';
+import { RECOVERY_ACTIONS } from '../../src/delivery/recovery/actions.js';
+import type { RecoveryDeps, RecoveryInput } from '../../src/delivery/recovery/recovery-session.js';
 import type { BeginInput } from '../../src/delivery/steps/begin.js';
-import { invocationIdFrom } from '../../src/domain/delivery/identifiers.js';
 import { JOURNAL_STATES, permittedActions, type JournalState, type LiveAction } from '../../src/domain/delivery/journal-states.js';
 import { parseManifest, selectRoute, type SelectedRoute } from '../../src/domain/delivery/manifest.js';
 import { FAULT_KINDS } from '../../src/domain/faults.js';
-import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/local/embedded-postgres.js';
-import { guardedSource, type SourcePort } from '../../src/ports/source.js';
-import { freshStores, type TestStores } from '../support/emulators.js';
-import { seedSourceEvents } from '../support/delivery-source.js';
+import { guardedSource } from '../../src/ports/source.js';
+import { eventsTableDdl, generateEvents, newInvocationId, openDeliveryWorld, windowIdsOf, type DeliveryWorld } from '../support/delivery-world.js';
 
 /**
  * The deliver-window fault matrix (issue 4): every cut point the forward path hits × every
@@ -33,15 +22,13 @@ import { seedSourceEvents } from '../support/delivery-source.js';
  * receipt, the checkpoint advanced once) or RETIRED (nothing published, no receipt, the
  * checkpoint not moved). Each case delivers to its own target table, so custody and
  * checkpoints are per case. Real components: DynamoDB Local and the S3 emulator, embedded
- * ClickHouse (chdb, one engine per file) as the source, embedded PostgreSQL as the target.
+ * ClickHouse (chdb, one engine per file) as the source, embedded PostgreSQL as the target
+ * (test/support/delivery-world.ts).
  */
 
-const BASE = Date.parse('2026-11-01T00:00:00.000Z');
 const STEP_MS = 864_000; // 100 rows a day
 const GENERATED = 500; // five days
 const WINDOW = { start: '2026-11-02T00:00:00.000Z', end: '2026-11-04T00:00:00.000Z' };
-const START_MS = Date.parse(WINDOW.start);
-const END_MS = Date.parse(WINDOW.end);
 
 const manifestTextFor = (table: string) => `version: 1
 bindings:
@@ -59,11 +46,8 @@ routes:
 `;
 const selector = '/config/route.yaml#daily';
 
-const sourceRows: Array<{ event_id: number; event_time: number; region: string; amount: number; note: string | null }> = [];
-for (let i = 1; i <= GENERATED; i++) {
-  sourceRows.push({ event_id: i, event_time: BASE + i * STEP_MS, region: i % 3 === 0 ? 'eu' : 'us', amount: (i % 1000) / 8, note: i % 2 === 0 ? null : `note ${i}` });
-}
-const windowIds = sourceRows.filter((r) => r.event_time >= START_MS && r.event_time < END_MS).map((r) => String(r.event_id)).sort();
+const sourceRows = generateEvents(GENERATED, STEP_MS);
+const windowIds = windowIdsOf(sourceRows, WINDOW);
 
 /** The forward path's effects (the seal is not a separate effect of the in-process run). */
 const FORWARD_CUT_POINTS = [
@@ -84,56 +68,19 @@ const FORWARD_CUT_POINTS = [
 const TARGET_POINTS = new Set<string>(Object.values(TARGET_CUT_POINTS));
 const cases = FORWARD_CUT_POINTS.flatMap((cutPoint) => FAULT_KINDS.map((kind) => [cutPoint, kind] as const));
 const ACTION_ORDER: readonly LiveAction[] = ['reconcile', 'resume', 'retire'];
-const ACTIONS: Record<LiveAction, (input: RecoveryInput, deps: RecoveryDeps) => Promise<RecoveryResult>> = { reconcile, resume, retire };
 
-let stores: TestStores;
-let ch: ClickHouseHandle;
-let source: SourcePort;
-let pgServer: EmbeddedPostgres;
-let admin: pg.Client;
-let target: PostgresTarget;
-const targetFaults = new FaultSwitch();
+let world: DeliveryWorld;
 let tableSeq = 0;
 
 beforeAll(async () => {
-  stores = await freshStores();
-  ch = await openClickHouse({ kind: 'embedded' });
-  await seedSourceEvents(ch, sourceRows);
-  source = createClickHouseSource(ch, { closeHandle: false });
-  pgServer = await startEmbeddedPostgres();
-  admin = new pg.Client({ connectionString: pgServer.connectionString });
-  admin.on('error', () => undefined);
-  await admin.connect();
-  await admin.query('CREATE SCHEMA dwh');
-  target = openPostgresTarget({ connectionString: pgServer.connectionString, faults: targetFaults, receiptTable: { schema: 'dwh', table: 'cutpoint_receipts' } });
+  world = await openDeliveryWorld({ rows: sourceRows });
 }, 120_000);
 
-afterAll(async () => {
-  await target?.close();
-  await admin?.end();
-  await pgServer?.stop();
-  await ch?.close();
-});
-
-async function targetWindowIds(table: string): Promise<string[]> {
-  const result = await admin.query<{ id: string }>(`SELECT event_id::text AS id FROM dwh.${table} WHERE event_time >= $1::timestamptz AND event_time < $2::timestamptz`, [WINDOW.start, WINDOW.end]);
-  return result.rows.map((r) => r.id).sort();
-}
-
-async function stagesLeft(): Promise<number> {
-  const result = await admin.query(`SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'dwh' AND c.relname LIKE 'cutpoint_stg_%'`);
-  return result.rowCount ?? 0;
-}
-
-async function receiptsOf(invocationId: string): Promise<number> {
-  const exists = await admin.query(`SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'dwh' AND c.relname = 'cutpoint_receipts'`);
-  if (!exists.rowCount) return 0;
-  return (await admin.query('SELECT 1 FROM dwh.cutpoint_receipts WHERE invocation_id = $1', [invocationId])).rowCount ?? 0;
-}
+afterAll(() => world?.close());
 
 async function tryLoad(invocationId: string): Promise<InvocationRecord | undefined> {
   try {
-    return await loadInvocation(stores.ports, invocationId);
+    return await loadInvocation(world.stores.ports, invocationId);
   } catch (error) {
     if ((error as { code?: string }).code === 'delivery.recovery_journal_unavailable') return undefined;
     throw error;
@@ -145,17 +92,17 @@ describe('deliver-window: a persistent fault at each cut point, then the permitt
     '%s × %s* → CUSTODY_RELEASED (rows exactly once) or RETIRED (nothing published), recovery source-free',
     async (cutPoint, kind) => {
       const table = `ev_${++tableSeq}`;
-      await admin.query(`CREATE TABLE dwh.${table} (event_id bigint PRIMARY KEY, event_time timestamptz NOT NULL, region text, amount numeric(18, 4), note text)`);
+      await world.admin.query(eventsTableDdl(table));
       const manifestText = manifestTextFor(table);
       const route: SelectedRoute = selectRoute(parseManifest(manifestText, '/config/route.yaml'), 'daily');
-      const deps: DeliveryDeps = { ports: stores.ports, target, source, route };
-      const refusing = guardedSource(source, () => true);
-      const recoveryDeps: RecoveryDeps = { ports: stores.ports, target, route, source: refusing };
-      const invocationId = invocationIdFrom(new Uint8Array(randomBytes(16)));
+      const deps: DeliveryDeps = world.deps(route);
+      const refusing = guardedSource(world.source, () => true);
+      const recoveryDeps: RecoveryDeps = world.recoveryDeps(route, refusing);
+      const invocationId = newInvocationId();
       const beginInput: BeginInput = { invocationId, session: `run-${invocationId.slice(4, 14)}`, manifestText, selector };
       const recoveryInput: RecoveryInput = { invocationId, manifestText, selector };
 
-      const switchboard = TARGET_POINTS.has(cutPoint) ? targetFaults : stores.faults;
+      const switchboard = TARGET_POINTS.has(cutPoint) ? world.targetFaults : world.stores.faults;
       const injector = switchboard.arm(`${cutPoint}:${kind}${kind === 'delay' ? '=5' : ''}*`);
       let firstOutcome: string;
       try {
@@ -176,7 +123,7 @@ describe('deliver-window: a persistent fault at each cut point, then the permitt
         const again = await deliverWindow(beginInput, deps);
         expect(again.state).toBe('CUSTODY_RELEASED');
         history.push('rerun begin');
-        record = await loadInvocation(stores.ports, invocationId);
+        record = await loadInvocation(world.stores.ports, invocationId);
       }
 
       for (let i = 0; ; i++) {
@@ -186,13 +133,13 @@ describe('deliver-window: a persistent fault at each cut point, then the permitt
         if (state === 'CUSTODY_RELEASED' || state === 'RETIRED') break;
         expect(i, `no convergence: ${history.join(' → ')}`).toBeLessThan(6);
         const actions = permittedActions(state, record.facts);
-        const projection = await inspectInvocation(stores.ports, invocationId);
+        const projection = await inspectInvocation(world.stores.ports, invocationId);
         expect(projection.state).toBe(state);
         expect([...projection.permitted_actions].sort()).toEqual([...actions].sort());
         const action = ACTION_ORDER.find((a) => actions.includes(a));
         if (action) {
           try {
-            const result = await ACTIONS[action](recoveryInput, recoveryDeps);
+            const result = await RECOVERY_ACTIONS[action](recoveryInput, recoveryDeps);
             history.push(`${action} → ${result.state}`);
           } catch (error) {
             history.push(`${action} threw ${(error as Error).name}: ${(error as Error).message}`);
@@ -207,21 +154,21 @@ describe('deliver-window: a persistent fault at each cut point, then the permitt
             history.push(`same invocation threw ${(error as Error).name}: ${(error as Error).message}`);
           }
         }
-        record = await loadInvocation(stores.ports, invocationId);
+        record = await loadInvocation(world.stores.ports, invocationId);
       }
 
-      const checkpoint = await loadCheckpoint(stores.ports, record.targetId, 'daily');
+      const checkpoint = await loadCheckpoint(world.stores.ports, record.targetId, 'daily');
       expect(checkpoint?.version ?? 0, history.join(' → ')).toBeLessThanOrEqual(1);
       if (record.state === 'CUSTODY_RELEASED') {
-        expect(await targetWindowIds(table), history.join(' → ')).toEqual(windowIds);
-        expect(await receiptsOf(invocationId)).toBe(1);
+        expect(await world.targetWindowIds(table, WINDOW), history.join(' → ')).toEqual(windowIds);
+        expect(await world.receiptsOf(invocationId)).toBe(1);
         expect(checkpoint).toMatchObject({ windowEnd: WINDOW.end, invocationId, version: 1 });
       } else {
-        expect(await targetWindowIds(table), history.join(' → ')).toEqual([]);
-        expect(await receiptsOf(invocationId)).toBe(0);
+        expect(await world.targetWindowIds(table, WINDOW), history.join(' → ')).toEqual([]);
+        expect(await world.receiptsOf(invocationId)).toBe(0);
         expect(checkpoint?.version ?? 0).toBe(0);
       }
-      expect(await stagesLeft(), history.join(' → ')).toBe(0);
+      expect(await world.stagesLeft(), history.join(' → ')).toBe(0);
       // Recovery never opened ClickHouse.
       expect(refusing.attempts).toHaveLength(0);
     },

@@ -1,10 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openClickHouse, type ClickHouseHandle } from '../../src/adapters/clickhouse/client.js';
-import { createClickHouseSource } from '../../src/adapters/clickhouse/source.js';
-import { FaultSwitch } from '../../src/adapters/fault-injector.js';
-import { openPostgresTarget, type PostgresTarget } from '../../src/adapters/postgres/target.js';
 import { loadCheckpoint } from '../../src/delivery/checkpoint.js';
 import { deliverWindow, runDeliverySteps } from '../../src/delivery/deliver-in-process.js';
 import type { DeliveryDeps } from '../../src/delivery/deps.js';
@@ -13,22 +7,18 @@ import { begin, type BeginInput } from '../../src/delivery/steps/begin.js';
 import { createStaging } from '../../src/delivery/steps/create-staging.js';
 import { extractChunks } from '../../src/delivery/steps/extract-chunks.js';
 import { evidenceDocument } from '../../src/delivery/steps/evidence.js';
-import { invocationIdFrom } from '../../src/domain/delivery/identifiers.js';
 import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.js';
 import { readVerified } from '../../src/objects/exact-object.js';
-import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/local/embedded-postgres.js';
-import { forbiddenSource, type SourcePort } from '../../src/ports/source.js';
-import { freshStores, type TestStores } from '../support/emulators.js';
-import { seedSourceEvents } from '../support/delivery-source.js';
+import { forbiddenSource } from '../../src/ports/source.js';
+import { generateEvents, newInvocationId, openDeliveryWorld, windowIdsOf, type DeliveryWorld } from '../support/delivery-world.js';
 
 /**
- * The deliver-window steps end to end on real components: DynamoDB Local and the S3
- * emulator (journal, custody, chunk and evidence objects), embedded ClickHouse (chdb) as
- * the source and embedded PostgreSQL as the target. chdb allows one engine per process:
- * this file opens it once.
+ * The deliver-window steps end to end on real components (test/support/delivery-world.ts):
+ * DynamoDB Local and the S3 emulator (journal, custody, chunk and evidence objects),
+ * embedded ClickHouse (chdb) as the source and embedded PostgreSQL as the target. chdb
+ * allows one engine per process: this file opens it once.
  */
 
-const BASE = Date.parse('2026-11-01T00:00:00.000Z');
 const STEP_MS = 144_000; // 600 rows a day
 const GENERATED = 3000; // five days
 const WINDOW = { start: '2026-11-02T00:00:00.000Z', end: '2026-11-04T00:00:00.000Z' };
@@ -56,7 +46,6 @@ routes:
 const selector = '/config/route.yaml#daily';
 const route = selectRoute(parseManifest(manifestText, '/config/route.yaml'), 'daily');
 
-const newInvocationId = () => invocationIdFrom(new Uint8Array(randomBytes(16)));
 const beginInput = (invocationId: string): BeginInput => ({
   invocationId,
   session: `run-${invocationId.slice(4, 14)}`,
@@ -64,85 +53,40 @@ const beginInput = (invocationId: string): BeginInput => ({
   selector,
 });
 
-interface SourceRow {
-  event_id: number;
-  event_time: number;
-  region: string;
-  amount: number;
-  note: string | null;
-}
-const sourceRows: SourceRow[] = [];
-for (let i = 1; i <= GENERATED; i++) {
-  sourceRows.push({ event_id: i, event_time: BASE + i * STEP_MS, region: i % 3 === 0 ? 'eu' : 'us', amount: (i % 1000) / 8, note: i % 2 === 0 ? null : `note ${i}` });
-}
+const sourceRows = generateEvents(GENERATED, STEP_MS);
 // Rows on both bounds, to the millisecond.
 for (const [id, t] of [[10_001, START_MS - 1], [10_002, START_MS], [10_003, END_MS - 1], [10_004, END_MS]] as const) {
   sourceRows.push({ event_id: id, event_time: t, region: 'eu', amount: 1.5, note: 'bound' });
 }
-const windowIds = sourceRows.filter((r) => r.event_time >= START_MS && r.event_time < END_MS).map((r) => String(r.event_id)).sort();
+const windowIds = windowIdsOf(sourceRows, WINDOW);
 
-let stores: TestStores;
-let ch: ClickHouseHandle;
-let source: SourcePort;
-let pgServer: EmbeddedPostgres;
-let admin: pg.Client;
-let target: PostgresTarget;
-const targetFaults = new FaultSwitch();
+let world: DeliveryWorld;
 let deps: DeliveryDeps;
 
 beforeAll(async () => {
-  stores = await freshStores();
-  ch = await openClickHouse({ kind: 'embedded' });
-  await seedSourceEvents(ch, sourceRows);
-  source = createClickHouseSource(ch, { closeHandle: false });
-
-  pgServer = await startEmbeddedPostgres();
-  admin = new pg.Client({ connectionString: pgServer.connectionString });
-  admin.on('error', () => undefined);
-  await admin.connect();
-  await admin.query('CREATE SCHEMA dwh');
-  await admin.query('CREATE TABLE dwh.events (event_id bigint PRIMARY KEY, event_time timestamptz NOT NULL, region text, amount numeric(18, 4), note text)');
+  world = await openDeliveryWorld({ rows: sourceRows, tables: ['events'] });
   // Rows outside the window that must survive, and a stale row inside it that replace_window must remove.
-  await admin.query(`INSERT INTO dwh.events VALUES (1, '2026-11-01T00:02:24Z', 'old', 1, 'outside'), (99999, '2026-11-02T12:00:00Z', 'stale', 0, 'inside')`);
-  target = openPostgresTarget({ connectionString: pgServer.connectionString, faults: targetFaults, receiptTable: { schema: 'dwh', table: 'cutpoint_receipts' } });
-  deps = { ports: stores.ports, target, source, route };
+  await world.admin.query(`INSERT INTO dwh.events VALUES (1, '2026-11-01T00:02:24Z', 'old', 1, 'outside'), (99999, '2026-11-02T12:00:00Z', 'stale', 0, 'inside')`);
+  deps = world.deps(route);
 });
 
-afterAll(async () => {
-  await target?.close();
-  await admin?.end();
-  await pgServer?.stop();
-  await ch?.close();
-});
-
-async function targetWindowIds(): Promise<string[]> {
-  const result = await admin.query<{ id: string }>(
-    `SELECT event_id::text AS id FROM dwh.events WHERE event_time >= $1::timestamptz AND event_time < $2::timestamptz`,
-    [WINDOW.start, WINDOW.end],
-  );
-  return result.rows.map((r) => r.id).sort();
-}
-
-async function stagesLeft(): Promise<number> {
-  const result = await admin.query(`SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'dwh' AND c.relname LIKE 'cutpoint_stg_%'`);
-  return result.rowCount ?? 0;
-}
+afterAll(() => world?.close());
 
 /** Everything a delivery can change, as one comparable text. */
 async function snapshot(invocationId: string): Promise<string> {
-  const a = stores.ports.authority;
-  const record = await loadInvocation(stores.ports, invocationId);
+  const a = world.stores.ports.authority;
+  const record = await loadInvocation(world.stores.ports, invocationId);
   const parts = await Promise.all([
     a.query(`target#${record.targetId}`, 'c'),
     a.query(deliveryKeys.invocationsOf(record.targetId), 'inv#'),
     a.query(deliveryKeys.journal(invocationId), 'seq#'),
     a.query(deliveryKeys.journal(invocationId), 'tx#'),
-    stores.ports.objects.list(`delivery/daily/${invocationId}/`),
+    world.stores.ports.objects.list(`delivery/daily/${invocationId}/`),
   ]);
   // One pg client: its queries run one after another.
-  const events = (await admin.query('SELECT * FROM dwh.events ORDER BY event_id')).rows;
-  const receipts = (await admin.query('SELECT * FROM dwh.cutpoint_receipts ORDER BY invocation_id')).rows;
-  return JSON.stringify([...parts, events, receipts, await stagesLeft()]);
+  const events = (await world.admin.query('SELECT * FROM dwh.events ORDER BY event_id')).rows;
+  const receipts = (await world.admin.query('SELECT * FROM dwh.cutpoint_receipts ORDER BY invocation_id')).rows;
+  return JSON.stringify([...parts, events, receipts, await world.stagesLeft()]);
 }
 
 const first = newInvocationId();
@@ -156,22 +100,22 @@ describe('deliver one window in process', () => {
     expect(run.steps.every((s) => s.acted)).toBe(true);
 
     // The target: the window's rows exactly once, the stale in-window row gone, outside rows kept.
-    expect(await targetWindowIds()).toEqual(windowIds);
-    const outside = await admin.query(`SELECT event_id::text AS id, region FROM dwh.events WHERE event_time < $1::timestamptz OR event_time >= $2::timestamptz`, [WINDOW.start, WINDOW.end]);
+    expect(await world.targetWindowIds('events', WINDOW)).toEqual(windowIds);
+    const outside = await world.admin.query(`SELECT event_id::text AS id, region FROM dwh.events WHERE event_time < $1::timestamptz OR event_time >= $2::timestamptz`, [WINDOW.start, WINDOW.end]);
     expect(outside.rows).toEqual([{ id: '1', region: 'old' }]);
-    const sample = await admin.query(`SELECT amount::text AS amount, note, region FROM dwh.events WHERE event_id = 601`);
+    const sample = await world.admin.query(`SELECT amount::text AS amount, note, region FROM dwh.events WHERE event_id = 601`);
     expect(sample.rows).toEqual([{ amount: '75.1250', note: 'note 601', region: 'us' }]);
 
     // The durable receipt row, written in the publication transaction.
-    const receipts = await admin.query(`SELECT invocation_id, rows::text AS rows, digest FROM dwh.cutpoint_receipts`);
+    const receipts = await world.admin.query(`SELECT invocation_id, rows::text AS rows, digest FROM dwh.cutpoint_receipts`);
     expect(receipts.rows).toHaveLength(1);
-    const record = await loadInvocation(stores.ports, first);
+    const record = await loadInvocation(world.stores.ports, first);
     expect(receipts.rows[0]).toEqual({ invocation_id: first, rows: '1202', digest: record.facts.publication?.digest });
 
     // The journal: state transitions per window, receipts in batches (25 chunks, 2 batches).
     expect(record.facts.chunks).toHaveLength(25);
     expect(record.facts.loads).toHaveLength(25);
-    const ids = (await journalOf(stores.ports.authority, first).read()).map((e) => e.transitionId.replace(`.${first}`, ''));
+    const ids = (await journalOf(world.stores.ports.authority, first).read()).map((e) => e.transitionId.replace(`.${first}`, ''));
     expect(ids).toEqual([
       'sys:begin',
       'create-staging',
@@ -190,26 +134,26 @@ describe('deliver one window in process', () => {
     ]);
 
     // Checkpoint advanced once, to the sealed window end.
-    const cp = await loadCheckpoint(stores.ports, record.targetId, 'daily');
+    const cp = await loadCheckpoint(world.stores.ports, record.targetId, 'daily');
     expect(cp).toMatchObject({ windowStart: WINDOW.start, windowEnd: WINDOW.end, invocationId: first, version: 1 });
     expect(record.facts.checkpoint?.moved).toBe(true);
 
     // Staging absent, custody released.
-    expect(await stagesLeft()).toBe(0);
-    expect(await loadCustody(stores.ports, record.targetId)).toMatchObject({ state: 'RELEASED', invocationId: first });
+    expect(await world.stagesLeft()).toBe(0);
+    expect(await loadCustody(world.stores.ports, record.targetId)).toMatchObject({ state: 'RELEASED', invocationId: first });
 
     // Evidence: an object generation, verified on read, the safe document the journal implies.
     const evidence = record.facts.evidence;
     expect(evidence).toBeDefined();
-    const stored = await readVerified(stores.ports.objects, evidence!.key, evidence!.sha256);
+    const stored = await readVerified(world.stores.ports.objects, evidence!.key, evidence!.sha256);
     const doc = JSON.parse(Buffer.from(stored.bytes).toString('utf8')) as ReturnType<typeof evidenceDocument>;
     expect(doc).toEqual(JSON.parse(JSON.stringify(evidenceDocument(record, deps))));
     expect(doc).toMatchObject({ invocation_id: first, window: WINDOW, chunks: { count: 25, rows: 1202 }, publication: { rows: 1202 } });
     const text = Buffer.from(stored.bytes).toString('utf8');
-    for (const secret of ['PG_URL', 'PG_PASSWORD', 'postgres://', pgServer.connectionString]) expect(text).not.toContain(secret);
+    for (const secret of ['PG_URL', 'PG_PASSWORD', 'postgres://', world.pgServer.connectionString]) expect(text).not.toContain(secret);
 
     // Chunk objects: 25 generations, each verifiable against its journaled receipt.
-    for (const chunk of record.facts.chunks) await readVerified(stores.ports.objects, chunk.key, chunk.sha256);
+    for (const chunk of record.facts.chunks) await readVerified(world.stores.ports.objects, chunk.key, chunk.sha256);
   });
 
   it('running the whole delivery again with the same invocation changes nothing', async () => {
@@ -227,16 +171,16 @@ describe('deliver one window in process', () => {
 
     const intruder = newInvocationId();
     await expect(deliverWindow(beginInput(intruder), deps)).rejects.toMatchObject({ name: 'Delivery.CustodyHeld', code: 'delivery.custody_held' });
-    await expect(loadInvocation(stores.ports, intruder)).rejects.toMatchObject({ code: 'delivery.recovery_journal_unavailable' });
+    await expect(loadInvocation(world.stores.ports, intruder)).rejects.toMatchObject({ code: 'delivery.recovery_journal_unavailable' });
 
     // The holder re-delivers the same window: still exactly once, the checkpoint not moved again.
     const run = await runDeliverySteps(begun, deps);
     expect(run.state).toBe('CUSTODY_RELEASED');
-    expect(await targetWindowIds()).toEqual(windowIds);
-    const record = await loadInvocation(stores.ports, holder);
+    expect(await world.targetWindowIds('events', WINDOW)).toEqual(windowIds);
+    const record = await loadInvocation(world.stores.ports, holder);
     expect(record.facts.checkpoint?.moved).toBe(false);
-    expect(await loadCheckpoint(stores.ports, record.targetId, 'daily')).toMatchObject({ invocationId: first, version: 1 });
-    expect(await stagesLeft()).toBe(0);
+    expect(await loadCheckpoint(world.stores.ports, record.targetId, 'daily')).toMatchObject({ invocationId: first, version: 1 });
+    expect(await world.stagesLeft()).toBe(0);
   });
 
   it('a lost publish acknowledgement journals PUBLICATION_UNKNOWN; the next run reconciles the exact receipt and completes without the source', async () => {
@@ -244,16 +188,16 @@ describe('deliver one window in process', () => {
     const begun = await begin(beginInput(invocationId), deps);
     await createStaging(begun, deps);
     await extractChunks(begun, deps);
-    targetFaults.arm('delivery.publish.commit:lose-response');
+    world.targetFaults.arm('delivery.publish.commit:lose-response');
     let run;
     try {
       run = await runDeliverySteps(begun, deps);
     } finally {
-      targetFaults.disarm();
+      world.targetFaults.disarm();
     }
     expect(run).toMatchObject({ state: 'PUBLICATION_UNKNOWN', stoppedAt: 'publish' });
     // The COMMIT applied: the receipt is there, but the journal does not claim it yet.
-    const receipt = await admin.query('SELECT rows::text AS rows FROM dwh.cutpoint_receipts WHERE invocation_id = $1', [invocationId]);
+    const receipt = await world.admin.query('SELECT rows::text AS rows FROM dwh.cutpoint_receipts WHERE invocation_id = $1', [invocationId]);
     expect(receipt.rows).toEqual([{ rows: '1202' }]);
 
     // Source-free: every call to the source is refused, and none is made.
@@ -261,10 +205,10 @@ describe('deliver one window in process', () => {
     const resumed = await runDeliverySteps(begun, { ...deps, source: fenced });
     expect(resumed.state).toBe('CUSTODY_RELEASED');
     expect(fenced.attempts).toHaveLength(0);
-    const ids = (await journalOf(stores.ports.authority, invocationId).read()).map((e) => e.transitionId.replace(`.${invocationId}`, ''));
+    const ids = (await journalOf(world.stores.ports.authority, invocationId).read()).map((e) => e.transitionId.replace(`.${invocationId}`, ''));
     expect(ids.slice(ids.indexOf('verify-eof'))).toEqual(['verify-eof', 'publish-unknown', 'publish-reconciled', 'evidence', 'sys:checkpoint', 'succeed', 'cleanup-proved', 'release']);
-    expect(await targetWindowIds()).toEqual(windowIds);
-    expect(await stagesLeft()).toBe(0);
+    expect(await world.targetWindowIds('events', WINDOW)).toEqual(windowIds);
+    expect(await world.stagesLeft()).toBe(0);
   });
 
   it('crashes and lost responses at every kind of effect are absorbed by step reruns: one journal record per step, every row once', async () => {
@@ -282,14 +226,14 @@ describe('deliver one window in process', () => {
       'delivery.target.drop-staging:crash-after',
       'delivery.custody.release:lose-response',
     ].join(',');
-    const storeFaults = stores.faults.arm(spec);
-    const sqlFaults = targetFaults.arm(spec);
+    const storeFaults = world.stores.faults.arm(spec);
+    const sqlFaults = world.targetFaults.arm(spec);
     let run;
     try {
       run = await deliverWindow(beginInput(invocationId), deps);
     } finally {
-      stores.faults.disarm();
-      targetFaults.disarm();
+      world.stores.faults.disarm();
+      world.targetFaults.disarm();
     }
     expect(run.state).toBe('CUSTODY_RELEASED');
     // Every armed fault fired once, in the store adapters or the target adapter.
@@ -300,7 +244,7 @@ describe('deliver one window in process', () => {
         .map((r) => r.replace(/@\d+$/, ''))
         .sort(),
     );
-    const ids = (await journalOf(stores.ports.authority, invocationId).read()).map((e) => e.transitionId.replace(`.${invocationId}`, ''));
+    const ids = (await journalOf(world.stores.ports.authority, invocationId).read()).map((e) => e.transitionId.replace(`.${invocationId}`, ''));
     expect(ids).toEqual([
       'sys:begin',
       'create-staging',
@@ -317,10 +261,10 @@ describe('deliver one window in process', () => {
       'cleanup-proved',
       'release',
     ]);
-    expect(await targetWindowIds()).toEqual(windowIds);
-    expect((await admin.query('SELECT 1 FROM dwh.cutpoint_receipts WHERE invocation_id = $1', [invocationId])).rowCount).toBe(1);
-    expect(await stagesLeft()).toBe(0);
-    expect(await stores.ports.objects.list(`delivery/daily/${invocationId}/`)).toHaveLength(26);
+    expect(await world.targetWindowIds('events', WINDOW)).toEqual(windowIds);
+    expect((await world.admin.query('SELECT 1 FROM dwh.cutpoint_receipts WHERE invocation_id = $1', [invocationId])).rowCount).toBe(1);
+    expect(await world.stagesLeft()).toBe(0);
+    expect(await world.stores.ports.objects.list(`delivery/daily/${invocationId}/`)).toHaveLength(26);
   });
 
   it('a stage that fails a quality rule becomes REEXTRACT_REQUIRED: nothing published, custody and stage retained for retirement', async () => {
@@ -330,16 +274,16 @@ describe('deliver one window in process', () => {
       .replace('no_negative_amounts', 'all_negative_amounts')
       .replace('WHERE amount < 0', 'WHERE amount >= 0');
     const strict = selectRoute(parseManifest(strictText, '/config/strict.yaml'), 'strict');
-    await admin.query('CREATE TABLE dwh.events_strict (LIKE dwh.events INCLUDING ALL)');
+    await world.admin.query('CREATE TABLE dwh.events_strict (LIKE dwh.events INCLUDING ALL)');
     const strictDeps: DeliveryDeps = { ...deps, route: strict };
     const invocationId = newInvocationId();
     const run = await deliverWindow({ ...beginInput(invocationId), manifestText: strictText, selector: '/config/strict.yaml#strict' }, strictDeps);
     expect(run).toMatchObject({ state: 'REEXTRACT_REQUIRED', stoppedAt: 'quality', reasons: ['assertion:all_negative_amounts'] });
-    expect((await admin.query('SELECT count(*)::int AS n FROM dwh.events_strict')).rows).toEqual([{ n: 0 }]);
-    expect((await admin.query('SELECT 1 FROM dwh.cutpoint_receipts WHERE invocation_id = $1', [invocationId])).rowCount).toBe(0);
-    const record = await loadInvocation(stores.ports, invocationId);
-    expect(await loadCustody(stores.ports, record.targetId)).toMatchObject({ state: 'HELD', invocationId });
-    expect(await stagesLeft()).toBe(1);
+    expect((await world.admin.query('SELECT count(*)::int AS n FROM dwh.events_strict')).rows).toEqual([{ n: 0 }]);
+    expect((await world.admin.query('SELECT 1 FROM dwh.cutpoint_receipts WHERE invocation_id = $1', [invocationId])).rowCount).toBe(0);
+    const record = await loadInvocation(world.stores.ports, invocationId);
+    expect(await loadCustody(world.stores.ports, record.targetId)).toMatchObject({ state: 'HELD', invocationId });
+    expect(await world.stagesLeft()).toBe(1);
     // Running it again changes nothing: the state needs the retire command.
     const again = await deliverWindow({ ...beginInput(invocationId), manifestText: strictText, selector: '/config/strict.yaml#strict' }, strictDeps);
     expect(again).toMatchObject({ state: 'REEXTRACT_REQUIRED', stoppedAt: 'create-staging' });

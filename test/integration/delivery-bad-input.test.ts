@@ -1,16 +1,10 @@
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { routeOfEvent } from '../../functions/lib/delivery-deps.js';
-import { openClickHouse, type ClickHouseHandle } from '../../src/adapters/clickhouse/client.js';
-import { createClickHouseSource } from '../../src/adapters/clickhouse/source.js';
-import { FaultSwitch, inertFaults } from '../../src/adapters/fault-injector.js';
+import { inertFaults } from '../../src/adapters/fault-injector.js';
 import { awsPorts } from '../../src/adapters/ports.js';
-import { openPostgresTarget, type PostgresTarget } from '../../src/adapters/postgres/target.js';
 import { provisionLocal } from '../../src/adapters/provision.js';
 import { localRuntimeConfig } from '../../src/cli/local-config.js';
 import { main } from '../../src/cli/main.js';
@@ -20,17 +14,14 @@ import type { DeliveryDeps } from '../../src/delivery/deps.js';
 import { loadInvocation } from '../../src/delivery/journal-store.js';
 import { begin, type BeginInput } from '../../src/delivery/steps/begin.js';
 import { createStaging } from '../../src/delivery/steps/create-staging.js';
-import { invocationIdFrom } from '../../src/domain/delivery/identifiers.js';
 import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.js';
 import { REPO_ROOT } from '../../src/local/asl.js';
-import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/local/embedded-postgres.js';
-import { runFlow, type FlowResult } from '../../src/local/flow-runner.js';
+import type { FlowResult } from '../../src/local/flow-runner.js';
 import { freePort } from '../../src/local/free-port.js';
 import { localDown, localUp } from '../../src/local/runtime.js';
 import type { Ports } from '../../src/ports/index.js';
-import type { SourcePort } from '../../src/ports/source.js';
-import { seedSourceEvents } from '../support/delivery-source.js';
 import { itemsMentioning, scanTable, targetSnapshot } from '../support/delivery-snapshot.js';
+import { generateEvents, newInvocationId, openEventSource, openWarehouse, runDeliveryFlow, type EventSource, type Warehouse } from '../support/delivery-world.js';
 
 /**
  * Bad input (issue acceptance): "malformed manifests, unknown selectors, wrong digests,
@@ -62,23 +53,16 @@ routes:
     window: { kind: fixed, start: "2026-11-02T00:00:00Z", end: "2026-11-04T00:00:00Z" }
     target: { binding: warehouse, table: dwh.events_spare, key_columns: [event_id], mode: replace_window }
 `;
-const BASE = Date.parse('2026-11-01T00:00:00.000Z');
-const rows = Array.from({ length: 2000 }, (_, k) => {
-  const i = k + 1;
-  return { event_id: i, event_time: BASE + i * 144_000, region: i % 3 === 0 ? 'eu' : 'us', amount: (i % 1000) / 8, note: i % 2 === 0 ? null : `note ${i}` };
-});
+const rows = generateEvents(2000, 144_000);
 
 let root = '';
 let stateDir = '';
 let manifestFile = '';
 let config: CutpointConfig;
 let ports: Ports;
-let ch: ClickHouseHandle;
-let source: SourcePort;
-let pgServer: EmbeddedPostgres;
-let admin: pg.Client;
-let target: PostgresTarget;
-const targetFaults = new FaultSwitch();
+/** Embedded ClickHouse (the source of the original runs) and embedded PostgreSQL (the target): test/support/delivery-world.ts. */
+let clickhouse: EventSource;
+let warehouse: Warehouse;
 const stateDirBefore = process.env.CUTPOINT_STATE_DIR;
 const faultsBefore = process.env.CUTPOINT_FAULTS;
 
@@ -89,8 +73,6 @@ let stagedId = '';
 
 /** Where the target adapter keeps its receipts by default (the CLI's target uses the default). */
 const RECEIPTS = { schema: 'public', table: 'cutpoint_receipts' };
-
-const newInvocationId = () => invocationIdFrom(new Uint8Array(randomBytes(16)));
 
 beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), 'cutpoint-bad-input-'));
@@ -105,24 +87,15 @@ beforeAll(async () => {
   await provisionLocal(config);
   ports = awsPorts(config, inertFaults);
 
-  ch = await openClickHouse({ kind: 'embedded' });
-  await seedSourceEvents(ch, rows);
-  source = createClickHouseSource(ch, { closeHandle: false });
-  pgServer = await startEmbeddedPostgres();
-  // The variable the binding names, for the in-process CLI (the child gets it in its env).
-  process.env[PG_ENV] = pgServer.connectionString;
-  admin = new pg.Client({ connectionString: pgServer.connectionString });
-  admin.on('error', () => undefined);
-  await admin.connect();
-  await admin.query('CREATE SCHEMA dwh');
-  for (const t of ['events', 'events_spare']) {
-    await admin.query(`CREATE TABLE dwh.${t} (event_id bigint PRIMARY KEY, event_time timestamptz NOT NULL, region text, amount numeric(18, 4), note text)`);
-  }
+  clickhouse = await openEventSource(rows);
   // The receipt table the CLI's target uses (the adapter's default location).
-  target = openPostgresTarget({ connectionString: pgServer.connectionString, faults: targetFaults });
+  warehouse = await openWarehouse({ tables: ['events', 'events_spare'], receiptTable: 'adapter default' });
+  // The variable the binding names, for the in-process CLI (the child gets it in its env).
+  process.env[PG_ENV] = warehouse.pgServer.connectionString;
+  const { target, targetFaults } = warehouse;
 
   const manifest = parseManifest(manifestText, manifestFile);
-  const depsOf = (route: string): DeliveryDeps => ({ ports, target, source, route: selectRoute(manifest, route) });
+  const depsOf = (route: string): DeliveryDeps => ({ ports, target, source: clickhouse.source, route: selectRoute(manifest, route) });
   const input = (invocationId: string, route: string): BeginInput => ({ invocationId, session: `run-${invocationId.slice(4, 14)}`, manifestText, selector: `${manifestFile}#${route}` });
 
   unknownId = newInvocationId();
@@ -146,10 +119,8 @@ afterAll(async () => {
   if (faultsBefore === undefined) delete process.env.CUTPOINT_FAULTS;
   else process.env.CUTPOINT_FAULTS = faultsBefore;
   delete process.env[PG_ENV];
-  await target?.close();
-  await admin?.end();
-  await pgServer?.stop();
-  await ch?.close();
+  await warehouse?.close();
+  await clickhouse?.close();
   if (stateDir) await localDown(stateDir);
   if (root) await rm(root, { recursive: true, force: true });
 });
@@ -161,7 +132,7 @@ function childEnv(): NodeJS.ProcessEnv {
     if (/URL|DSN|MSSQL|CLICKHOUSE|^PG|PASSWORD|^CUTPOINT_|^AWS_/i.test(k)) continue;
     env[k] = v;
   }
-  return { ...env, CUTPOINT_STATE_DIR: stateDir, CUTPOINT_FAULTS: '', [PG_ENV]: pgServer.connectionString };
+  return { ...env, CUTPOINT_STATE_DIR: stateDir, CUTPOINT_FAULTS: '', [PG_ENV]: warehouse.pgServer.connectionString };
 }
 
 interface Run {
@@ -206,7 +177,7 @@ function refused(r: Run, code: string, what: string): string {
   const lines = r.stderr.split('\n').filter((l) => l && !l.startsWith('cutpoint: '));
   expect(lines, what).toHaveLength(1);
   expect(lines[0], what).toMatch(new RegExp(`^${code.replace(/\./g, '\\.')}: `));
-  expect(r.stderr, what).not.toContain(pgServer.connectionString);
+  expect(r.stderr, what).not.toContain(warehouse.pgServer.connectionString);
   return lines[0] as string;
 }
 
@@ -215,7 +186,7 @@ const live = (action: string, invocationId: string, manifest: string, yes = true
 
 /** The raw journal (every item of the table, by Scan) and the target (rows + digests, receipts, stages). */
 async function world(): Promise<{ journal: string; target: string }> {
-  const [journal, tgt] = await Promise.all([scanTable(config), targetSnapshot(admin, 'dwh', ['events', 'events_spare'], RECEIPTS)]);
+  const [journal, tgt] = await Promise.all([scanTable(config), targetSnapshot(warehouse.admin, 'dwh', ['events', 'events_spare'], RECEIPTS)]);
   return { journal, target: JSON.stringify(tgt) };
 }
 
@@ -390,12 +361,7 @@ describe('bad input to the recovery CLI mutates nothing', () => {
 });
 
 describe('bad input to the deliver-window flow writes nothing', () => {
-  const run = (input: unknown): Promise<FlowResult> =>
-    runFlow('deliver-window', input, {
-      ports,
-      retryIntervalMs: 0,
-      stepDeps: (event) => Promise.resolve({ ports, target, source, route: routeOfEvent(event) }),
-    });
+  const run = (input: unknown): Promise<FlowResult> => runDeliveryFlow('deliver-window', input, { ports, target: warehouse.target, source: clickhouse.source });
 
   it.each([
     ['a malformed manifestText (YAML syntax)', (id: string) => ({ invocationId: id, session: 's-1', manifestText: 'version: 1\nroutes: [\n', selector: `${manifestFile}#daily` }), 'YAML'],
@@ -407,15 +373,15 @@ describe('bad input to the deliver-window flow writes nothing', () => {
   ] as const)('%s: Delivery.StepRefused from Begin (Cutpoint.ValidationError), nothing in the journal, the target untouched', async (_what, input, causeFragment) => {
     const invocationId = newInvocationId();
     const journalBefore = await scanTable(config);
-    const targetBefore = JSON.stringify(await targetSnapshot(admin, 'dwh', ['events', 'events_spare'], RECEIPTS));
+    const targetBefore = JSON.stringify(await targetSnapshot(warehouse.admin, 'dwh', ['events', 'events_spare'], RECEIPTS));
     const result = await run(input(invocationId));
     expect(result).toMatchObject({ status: 'FAILED', error: 'Delivery.StepRefused' });
     expect(result.cause).toContain(causeFragment);
-    expect(result.events.filter((e) => e.type === 'StateEntered').map((e) => e.state)).toEqual(['Begin', 'StepRefused']);
+    expect(result.events.filter((e) => e.type === 'StateEntered').map((e) => e.state)).toEqual(['Execution', 'Begin', 'StepRefused']);
     expect(result.events.some((e) => e.state === 'Begin' && e.error === 'Cutpoint.ValidationError')).toBe(true);
     const journalAfter = await scanTable(config);
     expect(journalAfter).toBe(journalBefore);
     expect(itemsMentioning(journalAfter, invocationId.slice(0, -1))).toEqual([]);
-    expect(JSON.stringify(await targetSnapshot(admin, 'dwh', ['events', 'events_spare'], RECEIPTS))).toBe(targetBefore);
+    expect(JSON.stringify(await targetSnapshot(warehouse.admin, 'dwh', ['events', 'events_spare'], RECEIPTS))).toBe(targetBefore);
   });
 });

@@ -1,12 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { routeOfEvent } from '../../functions/lib/delivery-deps.js';
-import { openClickHouse, type ClickHouseHandle } from '../../src/adapters/clickhouse/client.js';
-import { createClickHouseSource } from '../../src/adapters/clickhouse/source.js';
-import { FaultSwitch } from '../../src/adapters/fault-injector.js';
-import { openPostgresTarget, type PostgresTarget } from '../../src/adapters/postgres/target.js';
 import { advanceCheckpoint, loadCheckpoint } from '../../src/delivery/checkpoint.js';
 import { acquireCustody, assertCustody } from '../../src/delivery/custody.js';
 import { runDeliverySteps } from '../../src/delivery/deliver-in-process.js';
@@ -26,15 +19,11 @@ import { publish } from '../../src/delivery/steps/publish.js';
 import { quality } from '../../src/delivery/steps/quality.js';
 import { release } from '../../src/delivery/steps/release.js';
 import { verifyEof } from '../../src/delivery/steps/verify-eof.js';
-import { invocationIdFrom, stagingTableNameOf, targetIdOf } from '../../src/domain/delivery/identifiers.js';
-import { canTransition, isJournalState } from '../../src/domain/delivery/journal-states.js';
+import { stagingTableNameOf, targetIdOf } from '../../src/domain/delivery/identifiers.js';
 import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.js';
-import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/local/embedded-postgres.js';
-import { runFlow, type FlowResult } from '../../src/local/flow-runner.js';
-import { forbiddenSource, type SourcePort } from '../../src/ports/source.js';
-import { seedSourceEvents } from '../support/delivery-source.js';
+import type { FlowResult } from '../../src/local/flow-runner.js';
 import { itemsMentioning, scanTable, targetSnapshot } from '../support/delivery-snapshot.js';
-import { freshStores, type TestStores } from '../support/emulators.js';
+import { generateEvents, newInvocationId, openDeliveryWorld, windowIdsOf, type DeliveryWorld } from '../support/delivery-world.js';
 
 /**
  * Custody under concurrency (seed 004, issue acceptance): "two concurrent invocations on
@@ -45,12 +34,9 @@ import { freshStores, type TestStores } from '../support/emulators.js';
  * target id, custody item and route checkpoint) of its own.
  */
 
-const BASE = Date.parse('2026-11-01T00:00:00.000Z');
 const STEP_MS = 144_000; // 600 rows a day
 const GENERATED = 3000;
 const WINDOW = { start: '2026-11-02T00:00:00.000Z', end: '2026-11-04T00:00:00.000Z' };
-const START_MS = Date.parse(WINDOW.start);
-const END_MS = Date.parse(WINDOW.end);
 
 /** One route per scenario, each delivering the same window to a table of its own. */
 const ROUTES = ['flow', 'race', 'zombie', 'afterpub', 'stalled', 'racing'] as const;
@@ -76,7 +62,6 @@ const routeOf = (name: RouteName) => selectRoute(manifest, name);
 const tableOf = (name: RouteName) => `events_${name}`;
 const targetIdOfRoute = (name: RouteName) => targetIdOf('warehouse', { schema: 'dwh', name: tableOf(name) });
 
-const newInvocationId = () => invocationIdFrom(new Uint8Array(randomBytes(16)));
 const beginInput = (invocationId: string, route: RouteName, session = `run-${invocationId.slice(4, 14)}`): BeginInput => ({
   invocationId,
   session,
@@ -85,82 +70,34 @@ const beginInput = (invocationId: string, route: RouteName, session = `run-${inv
 });
 const recoveryInput = (invocationId: string, route: RouteName): RecoveryInput => ({ invocationId, manifestText, selector: `${FILE}#${route}` });
 
-const rows = Array.from({ length: GENERATED }, (_, k) => {
-  const i = k + 1;
-  return { event_id: i, event_time: BASE + i * STEP_MS, region: i % 3 === 0 ? 'eu' : 'us', amount: (i % 1000) / 8, note: i % 2 === 0 ? null : `note ${i}` };
-});
-const windowIds = rows
-  .filter((r) => r.event_time >= START_MS && r.event_time < END_MS)
-  .map((r) => String(r.event_id))
-  .sort();
+const rows = generateEvents(GENERATED, STEP_MS);
+const windowIds = windowIdsOf(rows, WINDOW);
 
-let stores: TestStores;
-let ch: ClickHouseHandle;
-let source: SourcePort;
-let pgServer: EmbeddedPostgres;
-let admin: pg.Client;
-let target: PostgresTarget;
-const targetFaults = new FaultSwitch();
+let world: DeliveryWorld;
 
 beforeAll(async () => {
-  stores = await freshStores();
-  ch = await openClickHouse({ kind: 'embedded' });
-  await seedSourceEvents(ch, rows);
-  source = createClickHouseSource(ch, { closeHandle: false });
-  pgServer = await startEmbeddedPostgres();
-  admin = new pg.Client({ connectionString: pgServer.connectionString });
-  admin.on('error', () => undefined);
-  await admin.connect();
-  await admin.query('CREATE SCHEMA dwh');
-  for (const r of ROUTES) {
-    await admin.query(`CREATE TABLE dwh.${tableOf(r)} (event_id bigint PRIMARY KEY, event_time timestamptz NOT NULL, region text, amount numeric(18, 4), note text)`);
-  }
-  target = openPostgresTarget({ connectionString: pgServer.connectionString, faults: targetFaults, receiptTable: { schema: 'dwh', table: 'cutpoint_receipts' } });
+  world = await openDeliveryWorld({ rows, tables: ROUTES.map(tableOf) });
 });
 
-afterAll(async () => {
-  await target?.close();
-  await admin?.end();
-  await pgServer?.stop();
-  await ch?.close();
-});
+afterAll(() => world?.close());
 
-const depsOf = (route: RouteName): DeliveryDeps => ({ ports: stores.ports, target, source, route: routeOf(route) });
-const recoveryDepsOf = (route: RouteName): RecoveryDeps => ({ ports: stores.ports, target, route: routeOf(route), source: forbiddenSource() });
+const depsOf = (route: RouteName): DeliveryDeps => world.deps(routeOf(route));
+const recoveryDepsOf = (route: RouteName): RecoveryDeps => world.recoveryDeps(routeOf(route));
 
 async function targetIds(route: RouteName): Promise<string[]> {
-  const result = await admin.query<{ id: string }>(`SELECT event_id::text AS id FROM dwh.${tableOf(route)}`);
+  const result = await world.admin.query<{ id: string }>(`SELECT event_id::text AS id FROM dwh.${tableOf(route)}`);
   return result.rows.map((r) => r.id).sort();
 }
 
-async function receiptsOf(invocationId: string): Promise<number> {
-  const exists = await admin.query(`SELECT 1 FROM pg_class WHERE relname = 'cutpoint_receipts'`);
-  if (!exists.rowCount) return 0;
-  return (await admin.query('SELECT 1 FROM dwh.cutpoint_receipts WHERE invocation_id = $1', [invocationId])).rowCount ?? 0;
-}
-
 async function stageExists(invocationId: string): Promise<boolean> {
-  const r = await admin.query(`SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'dwh' AND c.relname = $1`, [stagingTableNameOf(invocationId)]);
+  const r = await world.admin.query(`SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'dwh' AND c.relname = $1`, [stagingTableNameOf(invocationId)]);
   return (r.rowCount ?? 0) > 0;
 }
 
 /** Everything a zombie could change: the whole authority table and the whole target. */
 async function everything(): Promise<string> {
-  const [table, tgt] = await Promise.all([scanTable(stores.config), targetSnapshot(admin, 'dwh', ROUTES.map(tableOf), { schema: 'dwh', table: 'cutpoint_receipts' })]);
+  const [table, tgt] = await Promise.all([scanTable(world.stores.config), targetSnapshot(world.admin, 'dwh', ROUTES.map(tableOf), { schema: 'dwh', table: 'cutpoint_receipts' })]);
   return JSON.stringify({ table, tgt });
-}
-
-/** The journal's state transitions, each checked against the transition graph. */
-async function journalTransitions(invocationId: string): Promise<string[]> {
-  const entries = await journalOf(stores.ports.authority, invocationId).read();
-  const moves: string[] = [];
-  for (const e of entries) {
-    const { from, to } = e.data as { from?: unknown; to?: unknown };
-    if (to === undefined) continue;
-    expect(isJournalState(from) && isJournalState(to) && canTransition(from, to)).toBe(true);
-    moves.push(`${String(from)}>${String(to)}`);
-  }
-  return moves;
 }
 
 /** Drives a fresh invocation with its own steps to VERIFIED_EOF with quality passed: the moment before publish. */
@@ -190,12 +127,7 @@ describe('two concurrent invocations on one target: exactly one holds custody', 
     const route: RouteName = 'flow';
     const targetId = targetIdOfRoute(route);
     const ids = [newInvocationId(), newInvocationId()] as const;
-    const run = (input: BeginInput): Promise<FlowResult> =>
-      runFlow('deliver-window', input, {
-        ports: stores.ports,
-        retryIntervalMs: 0,
-        stepDeps: (event) => Promise.resolve({ ports: stores.ports, target, source, route: routeOfEvent(event) }),
-      });
+    const run = (input: BeginInput): Promise<FlowResult> => world.runFlow('deliver-window', input);
     const results = await Promise.all(ids.map((id) => run(beginInput(id, route))));
 
     const won = results.findIndex((r) => r.status === 'SUCCEEDED');
@@ -214,22 +146,22 @@ describe('two concurrent invocations on one target: exactly one holds custody', 
     expect(failed.map((e) => e.error)).toEqual(expect.arrayContaining(['Delivery.CustodyHeld']));
     expect(new Set(failed.map((e) => e.error))).toEqual(new Set(['Delivery.CustodyHeld']));
     // No Task after Begin ran for the loser.
-    expect(l.events.filter((e) => e.type === 'StateEntered').map((e) => e.state)).toEqual(['Begin', 'StepRefused']);
+    expect(l.events.filter((e) => e.type === 'StateEntered').map((e) => e.state)).toEqual(['Execution', 'Begin', 'StepRefused']);
 
     // Nothing of the loser anywhere in the authority table; not a stage, not a receipt.
-    expect(itemsMentioning(await scanTable(stores.config), loser)).toEqual([]);
-    expect(itemsMentioning(await scanTable(stores.config), winner).length).toBeGreaterThan(0);
-    await expect(loadInvocation(stores.ports, loser)).rejects.toMatchObject({ code: 'delivery.recovery_journal_unavailable' });
-    expect(await receiptsOf(loser)).toBe(0);
+    expect(itemsMentioning(await scanTable(world.stores.config), loser)).toEqual([]);
+    expect(itemsMentioning(await scanTable(world.stores.config), winner).length).toBeGreaterThan(0);
+    await expect(loadInvocation(world.stores.ports, loser)).rejects.toMatchObject({ code: 'delivery.recovery_journal_unavailable' });
+    expect(await world.receiptsOf(loser)).toBe(0);
     expect(await stageExists(loser)).toBe(false);
 
     // The window exactly once, one receipt, the stage gone, the checkpoint advanced once.
     expect(await targetIds(route)).toEqual(windowIds);
-    expect(await receiptsOf(winner)).toBe(1);
+    expect(await world.receiptsOf(winner)).toBe(1);
     expect(await stageExists(winner)).toBe(false);
-    expect(await loadCheckpoint(stores.ports, targetId, route)).toMatchObject({ windowEnd: WINDOW.end, invocationId: winner, version: 1 });
-    expect((await loadInvocation(stores.ports, winner)).facts.checkpoint).toMatchObject({ moved: true });
-    expect(await loadCustody(stores.ports, targetId)).toMatchObject({ state: 'RELEASED', invocationId: winner, epoch: 1 });
+    expect(await loadCheckpoint(world.stores.ports, targetId, route)).toMatchObject({ windowEnd: WINDOW.end, invocationId: winner, version: 1 });
+    expect((await loadInvocation(world.stores.ports, winner)).facts.checkpoint).toMatchObject({ moved: true });
+    expect(await loadCustody(world.stores.ports, targetId)).toMatchObject({ state: 'RELEASED', invocationId: winner, epoch: 1 });
   }, 120_000);
 
   it('use-case level: eight concurrent begins (distinct invocations and sessions) — exactly one custody grant, seven Delivery.CustodyHeld naming it, nothing of theirs written', async () => {
@@ -237,7 +169,7 @@ describe('two concurrent invocations on one target: exactly one holds custody', 
     const targetId = targetIdOfRoute(route);
     const deps = depsOf(route);
     const ids = Array.from({ length: 8 }, () => newInvocationId());
-    const before = await scanTable(stores.config);
+    const before = await scanTable(world.stores.config);
     const results = await Promise.allSettled(ids.map((id) => begin(beginInput(id, route), deps)));
     const granted = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
     expect(granted).toHaveLength(1);
@@ -249,15 +181,15 @@ describe('two concurrent invocations on one target: exactly one holds custody', 
         expect((r.reason as Error).message).toContain(grant.invocationId);
       }
     }
-    expect(await loadCustody(stores.ports, targetId)).toMatchObject({ state: 'HELD', epoch: 1, fence: grant.fence });
-    const after = await scanTable(stores.config);
+    expect(await loadCustody(world.stores.ports, targetId)).toMatchObject({ state: 'HELD', epoch: 1, fence: grant.fence });
+    const after = await scanTable(world.stores.config);
     for (const id of ids.filter((i) => i !== grant.invocationId)) expect(itemsMentioning(after, id)).toEqual([]);
     // Exactly the winner's begin transaction was added: custody, record, pointer, journal record and claim.
     const added = (JSON.parse(after) as unknown[]).length - (JSON.parse(before) as unknown[]).length;
     expect(added).toBe(5);
     // A late ninth invocation is refused the same way while the winner holds custody.
     await expect(begin(beginInput(newInvocationId(), route), deps)).rejects.toMatchObject({ name: 'Delivery.CustodyHeld' });
-    expect(await scanTable(stores.config)).toBe(after);
+    expect(await scanTable(world.stores.config)).toBe(after);
   });
 });
 
@@ -269,14 +201,14 @@ describe('a zombie step from an old epoch', () => {
     const ref: InvocationRef = { targetId: zombie.targetId, invocationId: zombie.invocationId };
     const zombieStep: StepInput = { invocationId: zombie.invocationId, fence: zombie.fence };
     // A recovery session takes custody: epoch + 1.
-    const takeover = await acquireCustody(stores.ports, ref, 'recovery-takeover');
+    const takeover = await acquireCustody(world.stores.ports, ref, 'recovery-takeover');
     expect(takeover.fence.epoch).toBe(zombie.fence.epoch + 1);
     expect(await stageExists(zombie.invocationId)).toBe(true);
     const before = await everything();
 
     expect(await refusal(publish(zombieStep, deps))).toEqual(FENCED);
     // The zombie's own use case for the checkpoint is fenced first (before the state check).
-    expect(await refusal(advanceCheckpoint(stores.ports, ref, zombie.fence))).toEqual(FENCED);
+    expect(await refusal(advanceCheckpoint(world.stores.ports, ref, zombie.fence))).toEqual(FENCED);
     // The steps act only in their own state (PUBLISHED / SUCCEEDED): here they do nothing.
     expect(await checkpoint(zombieStep, deps)).toMatchObject({ state: 'VERIFIED_EOF', acted: false });
     expect(await cleanup(zombieStep, deps)).toMatchObject({ state: 'VERIFIED_EOF', acted: false });
@@ -284,22 +216,22 @@ describe('a zombie step from an old epoch', () => {
     // Quality probes custody before reading the stage; the whole remaining run is fenced at the first step that acts.
     expect(await refusal(quality(zombieStep, deps))).toEqual(FENCED);
     expect(await refusal(runDeliverySteps(zombieStep, deps))).toEqual(FENCED);
-    await expect(assertCustody(stores.ports, ref.targetId, zombie.fence)).rejects.toMatchObject(FENCED);
+    await expect(assertCustody(world.stores.ports, ref.targetId, zombie.fence)).rejects.toMatchObject(FENCED);
 
     expect(await everything()).toBe(before);
     expect(await targetIds(route)).toEqual([]);
-    expect(await receiptsOf(zombie.invocationId)).toBe(0);
-    expect(await loadCheckpoint(stores.ports, ref.targetId, route)).toBeUndefined();
+    expect(await world.receiptsOf(zombie.invocationId)).toBe(0);
+    expect(await loadCheckpoint(world.stores.ports, ref.targetId, route)).toBeUndefined();
     expect(await stageExists(zombie.invocationId)).toBe(true);
-    expect((await loadInvocation(stores.ports, zombie.invocationId)).state).toBe('VERIFIED_EOF');
+    expect((await loadInvocation(world.stores.ports, zombie.invocationId)).state).toBe('VERIFIED_EOF');
 
     // The legitimate holder (a recovery resume: yet another session) finishes.
     expect(await resume(recoveryInput(zombie.invocationId, route), recoveryDepsOf(route))).toMatchObject({ state: 'CUSTODY_RELEASED' });
     expect(await targetIds(route)).toEqual(windowIds);
-    expect(await receiptsOf(zombie.invocationId)).toBe(1);
+    expect(await world.receiptsOf(zombie.invocationId)).toBe(1);
     expect(await stageExists(zombie.invocationId)).toBe(false);
-    expect(await loadCheckpoint(stores.ports, ref.targetId, route)).toMatchObject({ windowEnd: WINDOW.end, invocationId: zombie.invocationId, version: 1 });
-    expect(await journalTransitions(zombie.invocationId)).toEqual([
+    expect(await loadCheckpoint(world.stores.ports, ref.targetId, route)).toMatchObject({ windowEnd: WINDOW.end, invocationId: zombie.invocationId, version: 1 });
+    expect(await world.journalTransitions(zombie.invocationId)).toEqual([
       'EMPTY_STAGING>WRITING_UNKNOWN',
       'WRITING_UNKNOWN>VERIFIED_EOF',
       'VERIFIED_EOF>PUBLISHED',
@@ -311,7 +243,7 @@ describe('a zombie step from an old epoch', () => {
     expect(await publish(zombieStep, deps)).toMatchObject({ state: 'CUSTODY_RELEASED', acted: false });
     // Its checkpoint use case finds the invocation's advance already claimed (exact reload
     // by transition id, before any fence check) and reports it, writing nothing.
-    expect(await advanceCheckpoint(stores.ports, ref, zombie.fence)).toMatchObject({ alreadyApplied: true, moved: true });
+    expect(await advanceCheckpoint(world.stores.ports, ref, zombie.fence)).toMatchObject({ alreadyApplied: true, moved: true });
     expect(await everything()).toBe(done);
   }, 120_000);
 
@@ -323,8 +255,8 @@ describe('a zombie step from an old epoch', () => {
     const zombieStep: StepInput = { invocationId: zombie.invocationId, fence: zombie.fence };
     expect(await publish(zombieStep, deps)).toMatchObject({ state: 'PUBLISHED', acted: true });
     expect(await persistEvidence(zombieStep, deps)).toMatchObject({ state: 'PUBLISHED' });
-    expect((await loadInvocation(stores.ports, zombie.invocationId)).facts.evidence).toBeDefined();
-    const takeover = await acquireCustody(stores.ports, ref, 'recovery-afterpub');
+    expect((await loadInvocation(world.stores.ports, zombie.invocationId)).facts.evidence).toBeDefined();
+    const takeover = await acquireCustody(world.stores.ports, ref, 'recovery-afterpub');
     const holder: StepInput = { invocationId: zombie.invocationId, fence: takeover.fence };
 
     // PUBLISHED: the zombie's checkpoint step is fenced; its cleanup has nothing to act on.
@@ -332,7 +264,7 @@ describe('a zombie step from an old epoch', () => {
     expect(await refusal(checkpoint(zombieStep, deps))).toEqual(FENCED);
     expect(await cleanup(zombieStep, deps)).toMatchObject({ state: 'PUBLISHED', acted: false });
     expect(await everything()).toBe(before);
-    expect(await loadCheckpoint(stores.ports, ref.targetId, route)).toBeUndefined();
+    expect(await loadCheckpoint(world.stores.ports, ref.targetId, route)).toBeUndefined();
     expect(await stageExists(zombie.invocationId)).toBe(true);
 
     // The holder advances the checkpoint (→ SUCCEEDED).
@@ -345,7 +277,7 @@ describe('a zombie step from an old epoch', () => {
     expect(await refusal(release(zombieStep, deps))).toEqual({ name: 'Delivery.TransitionPrecondition', code: expect.any(String) as string });
     expect(await checkpoint(zombieStep, deps)).toMatchObject({ state: 'SUCCEEDED', acted: false });
     // The advance is already claimed by the holder: the zombie gets that claim back (alreadyApplied), and no write.
-    expect(await advanceCheckpoint(stores.ports, ref, zombie.fence)).toMatchObject({ alreadyApplied: true, moved: true });
+    expect(await advanceCheckpoint(world.stores.ports, ref, zombie.fence)).toMatchObject({ alreadyApplied: true, moved: true });
     expect(await everything()).toBe(before);
     expect(await stageExists(zombie.invocationId)).toBe(true);
 
@@ -354,15 +286,15 @@ describe('a zombie step from an old epoch', () => {
     before = await everything();
     expect(await refusal(release(zombieStep, deps))).toEqual(FENCED);
     expect(await everything()).toBe(before);
-    expect(await loadCustody(stores.ports, ref.targetId)).toMatchObject({ state: 'HELD', fence: takeover.fence });
+    expect(await loadCustody(world.stores.ports, ref.targetId)).toMatchObject({ state: 'HELD', fence: takeover.fence });
 
     expect(await release(holder, deps)).toMatchObject({ state: 'CUSTODY_RELEASED', acted: true });
     expect(await targetIds(route)).toEqual(windowIds);
-    expect(await receiptsOf(zombie.invocationId)).toBe(1);
+    expect(await world.receiptsOf(zombie.invocationId)).toBe(1);
     expect(await stageExists(zombie.invocationId)).toBe(false);
-    expect(await loadCheckpoint(stores.ports, ref.targetId, route)).toMatchObject({ windowEnd: WINDOW.end, invocationId: zombie.invocationId, version: 1 });
-    expect(await loadCustody(stores.ports, ref.targetId)).toMatchObject({ state: 'RELEASED', epoch: takeover.fence.epoch });
-    const journal = await journalOf(stores.ports.authority, zombie.invocationId).read();
+    expect(await loadCheckpoint(world.stores.ports, ref.targetId, route)).toMatchObject({ windowEnd: WINDOW.end, invocationId: zombie.invocationId, version: 1 });
+    expect(await loadCustody(world.stores.ports, ref.targetId)).toMatchObject({ state: 'RELEASED', epoch: takeover.fence.epoch });
+    const journal = await journalOf(world.stores.ports.authority, zombie.invocationId).read();
     expect(journal.filter((e) => e.transitionId === 'sys:checkpoint')).toHaveLength(1);
   }, 120_000);
 
@@ -373,39 +305,39 @@ describe('a zombie step from an old epoch', () => {
     const ref: InvocationRef = { targetId: zombie.targetId, invocationId: zombie.invocationId };
     const zombieStep: StepInput = { invocationId: zombie.invocationId, fence: zombie.fence };
 
-    const stall = targetFaults.arm('delivery.publish.commit:delay=3000');
+    const stall = world.targetFaults.arm('delivery.publish.commit:delay=3000');
     let outcome: { name?: string; code?: string; resolved?: unknown };
     try {
       const zombieRun = refusal(publish(zombieStep, deps));
       // The zombie has passed its custody check and holds an open target transaction.
       for (let i = 0; i < 200 && stall.fired.length === 0; i++) await sleep(10);
       expect(stall.fired).toHaveLength(1);
-      const takeover = await acquireCustody(stores.ports, ref, 'recovery-stalled');
+      const takeover = await acquireCustody(world.stores.ports, ref, 'recovery-stalled');
       expect(takeover.fence.epoch).toBe(2);
       outcome = await zombieRun;
     } finally {
-      targetFaults.disarm();
+      world.targetFaults.disarm();
     }
     expect(outcome).toEqual(FENCED);
     // The target write is not fenced by the authority: it committed, with its receipt. The
     // journal did not move, so nothing claims the publication yet.
-    expect(await receiptsOf(zombie.invocationId)).toBe(1);
+    expect(await world.receiptsOf(zombie.invocationId)).toBe(1);
     expect(await targetIds(route)).toEqual(windowIds);
-    expect((await loadInvocation(stores.ports, zombie.invocationId)).state).toBe('VERIFIED_EOF');
-    expect(await loadCheckpoint(stores.ports, ref.targetId, route)).toBeUndefined();
+    expect((await loadInvocation(world.stores.ports, zombie.invocationId)).state).toBe('VERIFIED_EOF');
+    expect(await loadCheckpoint(world.stores.ports, ref.targetId, route)).toBeUndefined();
 
-    const neverPublish = targetFaults.arm('delivery.publish.commit:fail*');
+    const neverPublish = world.targetFaults.arm('delivery.publish.commit:fail*');
     try {
       expect(await resume(recoveryInput(zombie.invocationId, route), recoveryDepsOf(route))).toMatchObject({ state: 'CUSTODY_RELEASED' });
     } finally {
-      targetFaults.disarm();
+      world.targetFaults.disarm();
     }
     expect(neverPublish.fired).toHaveLength(0);
     expect(await targetIds(route)).toEqual(windowIds);
-    expect(await receiptsOf(zombie.invocationId)).toBe(1);
+    expect(await world.receiptsOf(zombie.invocationId)).toBe(1);
     expect(await stageExists(zombie.invocationId)).toBe(false);
-    expect(await loadCheckpoint(stores.ports, ref.targetId, route)).toMatchObject({ windowEnd: WINDOW.end, version: 1 });
-    expect(await journalTransitions(zombie.invocationId)).toEqual([
+    expect(await loadCheckpoint(world.stores.ports, ref.targetId, route)).toMatchObject({ windowEnd: WINDOW.end, version: 1 });
+    expect(await world.journalTransitions(zombie.invocationId)).toEqual([
       'EMPTY_STAGING>WRITING_UNKNOWN',
       'WRITING_UNKNOWN>VERIFIED_EOF',
       'VERIFIED_EOF>PUBLISHED',
@@ -421,8 +353,8 @@ describe('a zombie step from an old epoch', () => {
     const zombieStep: StepInput = { invocationId: zombie.invocationId, fence: zombie.fence };
 
     const bySession = async (session: string) =>
-      (await journalOf(stores.ports.authority, zombie.invocationId).read()).filter((e) => (e.data.by as { session?: string } | undefined)?.session === session).map((e) => e.transitionId);
-    const stall = targetFaults.arm('delivery.publish.commit:delay=3000');
+      (await journalOf(world.stores.ports.authority, zombie.invocationId).read()).filter((e) => (e.data.by as { session?: string } | undefined)?.session === session).map((e) => e.transitionId);
+    const stall = world.targetFaults.arm('delivery.publish.commit:delay=3000');
     let outcomes: [{ name?: string; code?: string; resolved?: unknown }, unknown];
     let zombieEntries: string[];
     try {
@@ -437,13 +369,13 @@ describe('a zombie step from an old epoch', () => {
       // (its transaction open, or at most its journal write under way). Nothing is read
       // from the target here: the embedded PostgreSQL (PGlite) serves one transaction at a
       // time, so any target query waits for the zombie's COMMIT.
-      expect((await acquireCustody(stores.ports, ref, 'recovery-racing')).fence.epoch).toBe(2);
+      expect((await acquireCustody(world.stores.ports, ref, 'recovery-racing')).fence.epoch).toBe(2);
       expect(zombieSettled).toBe(false);
       // ...and a resume (epoch 3) publishes without waiting for the zombie.
       const recovery = resume(recoveryInput(zombie.invocationId, route), recoveryDepsOf(route));
       outcomes = await Promise.all([zombieRun, recovery]);
     } finally {
-      targetFaults.disarm();
+      world.targetFaults.disarm();
     }
     // The zombie's own COMMIT is the one publication (the recovery's publish waits on the
     // invocation's publication lock, then finds that receipt). Its journal write then
@@ -456,10 +388,10 @@ describe('a zombie step from an old epoch', () => {
     expect(await bySession(zombie.fence.session)).toEqual(zombieEntries);
     expect(outcomes[1]).toMatchObject({ state: 'CUSTODY_RELEASED' });
     expect(await targetIds(route)).toEqual(windowIds);
-    expect(await receiptsOf(zombie.invocationId)).toBe(1);
+    expect(await world.receiptsOf(zombie.invocationId)).toBe(1);
     expect(await stageExists(zombie.invocationId)).toBe(false);
-    expect(await loadCheckpoint(stores.ports, ref.targetId, route)).toMatchObject({ windowEnd: WINDOW.end, version: 1 });
-    expect(await loadCustody(stores.ports, ref.targetId)).toMatchObject({ state: 'RELEASED' });
-    expect((await journalTransitions(zombie.invocationId)).filter((t) => t.endsWith('>PUBLISHED'))).toEqual(['VERIFIED_EOF>PUBLISHED']);
+    expect(await loadCheckpoint(world.stores.ports, ref.targetId, route)).toMatchObject({ windowEnd: WINDOW.end, version: 1 });
+    expect(await loadCustody(world.stores.ports, ref.targetId)).toMatchObject({ state: 'RELEASED' });
+    expect((await world.journalTransitions(zombie.invocationId)).filter((t) => t.endsWith('>PUBLISHED'))).toEqual(['VERIFIED_EOF>PUBLISHED']);
   }, 120_000);
 });

@@ -1,20 +1,11 @@
-import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { routeOfEvent } from '../../functions/lib/delivery-deps.js';
-import { openClickHouse, type ClickHouseHandle } from '../../src/adapters/clickhouse/client.js';
-import { createClickHouseSource } from '../../src/adapters/clickhouse/source.js';
-import { FaultSwitch } from '../../src/adapters/fault-injector.js';
-import { openPostgresTarget, type PostgresTarget } from '../../src/adapters/postgres/target.js';
 import { loadCheckpoint } from '../../src/delivery/checkpoint.js';
 import { deliveryKeys, loadCustody, loadInvocation } from '../../src/delivery/journal-store.js';
 import { INCIDENT_NOTICE_KIND } from '../../src/delivery/recovery/incident-notice.js';
-import { invocationIdFrom, stagingTableNameOf } from '../../src/domain/delivery/identifiers.js';
-import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/local/embedded-postgres.js';
-import { runFlow, type FlowResult } from '../../src/local/flow-runner.js';
-import { forbiddenSource, type GuardedSource, type SourcePort } from '../../src/ports/source.js';
-import { freshStores, type TestStores } from '../support/emulators.js';
-import { seedSourceEvents } from '../support/delivery-source.js';
+import { invocationIdOfExecution, stagingTableNameOf } from '../../src/domain/delivery/identifiers.js';
+import type { FlowResult } from '../../src/local/flow-runner.js';
+import { forbiddenSource, type GuardedSource } from '../../src/ports/source.js';
+import { newInvocationId, openDeliveryWorld, windowIdsOf, type DeliveryWorld } from '../support/delivery-world.js';
 
 /**
  * The recovery flows (statemachines/delivery-{reconcile,resume,retire}.asl.json) run by
@@ -47,82 +38,50 @@ ${ROUTES.map(
 const selectorOf = (route: string) => `/config/route.yaml#${route}`;
 
 const rows = Array.from({ length: 3000 }, (_, k) => ({ event_id: k + 1, event_time: BASE + (k + 1) * STEP_MS, region: 'eu', amount: 1, note: null }));
-const windowIds = rows
-  .filter((r) => r.event_time >= Date.parse(WINDOW.start) && r.event_time < Date.parse(WINDOW.end))
-  .map((r) => String(r.event_id))
-  .sort();
+const windowIds = windowIdsOf(rows, WINDOW);
 
-let stores: TestStores;
-let ch: ClickHouseHandle;
-let source: SourcePort;
-let pgServer: EmbeddedPostgres;
-let admin: pg.Client;
-let target: PostgresTarget;
-const targetFaults = new FaultSwitch();
+let world: DeliveryWorld;
 /** What every recovery flow step gets as its source: any call is recorded and refused. */
 const refusing: GuardedSource = forbiddenSource();
 
 beforeAll(async () => {
-  stores = await freshStores();
-  ch = await openClickHouse({ kind: 'embedded' });
-  await seedSourceEvents(ch, rows);
-  source = createClickHouseSource(ch, { closeHandle: false });
-  pgServer = await startEmbeddedPostgres();
-  admin = new pg.Client({ connectionString: pgServer.connectionString });
-  admin.on('error', () => undefined);
-  await admin.connect();
-  await admin.query('CREATE SCHEMA dwh');
-  for (const r of ROUTES) {
-    await admin.query(`CREATE TABLE dwh.events_${r} (event_id bigint PRIMARY KEY, event_time timestamptz NOT NULL, region text, amount numeric(18, 4), note text)`);
-  }
-  target = openPostgresTarget({ connectionString: pgServer.connectionString, faults: targetFaults, receiptTable: { schema: 'dwh', table: 'cutpoint_receipts' } });
+  world = await openDeliveryWorld({ rows, tables: ROUTES.map((r) => `events_${r}`) });
 });
 
-afterAll(async () => {
-  await target?.close();
-  await admin?.end();
-  await pgServer?.stop();
-  await ch?.close();
-});
+afterAll(() => world?.close());
 
-const newInvocationId = () => invocationIdFrom(new Uint8Array(randomBytes(16)));
 const deliveryInput = (invocationId: string, route: string) => ({ invocationId, session: `flow-${invocationId.slice(4, 14)}`, manifestText, selector: selectorOf(route) });
 const actionInput = (invocationId: string, route: string, yes = true) => ({ invocationId, manifestText, selector: selectorOf(route), yes });
 /** The input the EventBridge rule gives delivery-reconcile for a failed deliver-window execution. */
-const automaticInput = (original: object) => ({ recoveryOf: 'arn:aws:states:eu-west-1:111111111111:execution:deliver-window:x', originalInput: JSON.stringify(original) });
+const automaticInput = (original: object, recoveryOf = 'arn:aws:states:eu-west-1:111111111111:execution:deliver-window:x') => ({
+  recoveryOf,
+  originalInput: JSON.stringify(original),
+});
 
 function deliver(input: object, faults?: string): Promise<FlowResult> {
-  if (faults) targetFaults.arm(faults);
-  return runFlow('deliver-window', input, {
-    ports: stores.ports,
-    retryIntervalMs: 0,
-    stepDeps: (event) => Promise.resolve({ ports: stores.ports, target, source, route: routeOfEvent(event) }),
-  }).finally(() => targetFaults.disarm());
+  if (faults) world.targetFaults.arm(faults);
+  return world.runFlow('deliver-window', input).finally(() => world.targetFaults.disarm());
 }
 
 function recover(flow: 'delivery-reconcile' | 'delivery-resume' | 'delivery-retire', input: object): Promise<FlowResult> {
-  return runFlow(flow, input, {
-    ports: stores.ports,
-    retryIntervalMs: 0,
-    stepDeps: (event) => Promise.resolve({ ports: stores.ports, target, source: refusing, route: routeOfEvent(event) }),
-  });
+  return world.runFlow(flow, input, refusing);
 }
 
 async function windowRows(route: string): Promise<string[]> {
-  const result = await admin.query<{ id: string }>(`SELECT event_id::text AS id FROM dwh.events_${route} ORDER BY event_id`);
+  const result = await world.admin.query<{ id: string }>(`SELECT event_id::text AS id FROM dwh.events_${route} ORDER BY event_id`);
   return result.rows.map((r) => r.id).sort();
 }
 
 /** Owned stages of one invocation left in the target (0 or 1). */
 async function stagesOf(invocationId: string): Promise<number> {
-  const result = await admin.query(`SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'dwh' AND c.relname = $1`, [stagingTableNameOf(invocationId)]);
+  const result = await world.admin.query(`SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'dwh' AND c.relname = $1`, [stagingTableNameOf(invocationId)]);
   return result.rowCount ?? 0;
 }
 
 /** The invocation's whole journal (record, custody, entries) as one comparable text. */
 async function journalText(invocationId: string): Promise<string> {
-  const record = await loadInvocation(stores.ports, invocationId);
-  const a = stores.ports.authority;
+  const record = await loadInvocation(world.stores.ports, invocationId);
+  const a = world.stores.ports.authority;
   const parts = await Promise.all([a.query(`target#${record.targetId}`, 'c'), a.query(deliveryKeys.invocationsOf(record.targetId), 'inv#'), a.query(deliveryKeys.journal(invocationId), 'seq#')]);
   return JSON.stringify(parts);
 }
@@ -130,14 +89,15 @@ async function journalText(invocationId: string): Promise<string> {
 const why = (result: FlowResult) => JSON.stringify(result.events.filter((e) => e.error));
 
 describe('delivery recovery flows (local runner)', () => {
-  it('a lost publication COMMIT: deliver-window fails, EventBridge-started reconcile proves PUBLISHED, resume needs yes and then releases custody; every row once, source never called', async () => {
-    const invocationId = newInvocationId();
-    const original = deliveryInput(invocationId, 'lost');
+  it('a console start (no invocation id) with a lost publication COMMIT: deliver-window fails, EventBridge-started reconcile finds the invocation from the execution ARN and proves PUBLISHED, resume needs yes and then releases custody; every row once, source never called', async () => {
+    // What an operator types into the console, or a schedule sends: the route, nothing else.
+    const original = { manifestText, selector: selectorOf('lost') };
     const failed = await deliver(original, 'delivery.publish.commit:lose-response');
     expect(failed, why(failed)).toMatchObject({ status: 'FAILED', error: 'Delivery.NeedsRecovery' });
-    expect((await loadInvocation(stores.ports, invocationId)).state).toBe('PUBLICATION_UNKNOWN');
+    const invocationId = invocationIdOfExecution(failed.executionArn);
+    expect((await loadInvocation(world.stores.ports, invocationId)).state).toBe('PUBLICATION_UNKNOWN');
 
-    const reconciled = await recover('delivery-reconcile', automaticInput(original));
+    const reconciled = await recover('delivery-reconcile', automaticInput(original, failed.executionArn));
     expect(reconciled, why(reconciled)).toMatchObject({
       status: 'SUCCEEDED',
       output: { action: 'reconcile', state: 'PUBLISHED', retained: false, projection: { state: 'PUBLISHED', permitted_actions: ['resume'] } },
@@ -145,7 +105,6 @@ describe('delivery recovery flows (local runner)', () => {
     expect(reconciled.events.filter((e) => e.type === 'StateEntered').map((e) => e.state)).toEqual([
       'IsAutomatic',
       'UnwrapFailedDelivery',
-      'AutomaticInput',
       'Inspect',
       'AfterInspect',
       'Reconcile',
@@ -162,10 +121,10 @@ describe('delivery recovery flows (local runner)', () => {
     const resumed = await recover('delivery-resume', actionInput(invocationId, 'lost'));
     expect(resumed, why(resumed)).toMatchObject({ status: 'SUCCEEDED', output: { action: 'resume', state: 'CUSTODY_RELEASED', projection: { permitted_actions: [] } } });
     expect(await windowRows('lost')).toEqual(windowIds);
-    expect((await admin.query('SELECT 1 FROM dwh.cutpoint_receipts WHERE invocation_id = $1', [invocationId])).rowCount).toBe(1);
-    const record = await loadInvocation(stores.ports, invocationId);
-    expect(await loadCustody(stores.ports, record.targetId)).toMatchObject({ state: 'RELEASED' });
-    expect(await loadCheckpoint(stores.ports, record.targetId, 'lost')).toMatchObject({ windowEnd: WINDOW.end, invocationId });
+    expect((await world.admin.query('SELECT 1 FROM dwh.cutpoint_receipts WHERE invocation_id = $1', [invocationId])).rowCount).toBe(1);
+    const record = await loadInvocation(world.stores.ports, invocationId);
+    expect(await loadCustody(world.stores.ports, record.targetId)).toMatchObject({ state: 'RELEASED' });
+    expect(await loadCheckpoint(world.stores.ports, record.targetId, 'lost')).toMatchObject({ windowEnd: WINDOW.end, invocationId });
     expect(refusing.attempts).toHaveLength(0);
 
     // Repeating after the outage is safe: the action is no longer permitted, nothing moves.
@@ -179,11 +138,11 @@ describe('delivery recovery flows (local runner)', () => {
     const original = deliveryInput(invocationId, 'incident');
     expect(await deliver(original, 'delivery.publish.commit:lose-response')).toMatchObject({ status: 'FAILED', error: 'Delivery.NeedsRecovery' });
     // Someone altered the durable receipt: it no longer matches what the journal sealed.
-    await admin.query('UPDATE dwh.cutpoint_receipts SET rows = rows + 1 WHERE invocation_id = $1', [invocationId]);
+    await world.admin.query('UPDATE dwh.cutpoint_receipts SET rows = rows + 1 WHERE invocation_id = $1', [invocationId]);
 
     const reconciled = await recover('delivery-reconcile', actionInput(invocationId, 'incident'));
     expect(reconciled, why(reconciled)).toMatchObject({ status: 'FAILED', error: 'Delivery.IncidentRetained' });
-    expect((await loadInvocation(stores.ports, invocationId)).state).toBe('INCIDENT_RETAINED');
+    expect((await loadInvocation(world.stores.ports, invocationId)).state).toBe('INCIDENT_RETAINED');
     expect(reconciled.notices).toHaveLength(1);
     const [notice] = reconciled.notices;
     expect(notice!.subject).toContain('incident retained');
@@ -193,7 +152,7 @@ describe('delivery recovery flows (local runner)', () => {
       flow: 'reconcile',
       projection: { invocation_id: invocationId, state: 'INCIDENT_RETAINED', holds_custody: true, permitted_actions: [] },
     });
-    expect(JSON.stringify(notice)).not.toContain(pgServer.connectionString);
+    expect(JSON.stringify(notice)).not.toContain(world.pgServer.connectionString);
     expect(JSON.stringify(notice)).not.toContain('postgres://');
 
     // The automatic reconcile of the same failure finds the incident and notifies again (same notice id).
@@ -217,14 +176,10 @@ describe('delivery recovery flows (local runner)', () => {
   it('an extraction that keeps failing: reconcile proves the partial stage, a repeat only reports it; retire needs yes, drops exactly it, RETIRED, checkpoint unmoved', async () => {
     const invocationId = newInvocationId();
     const original = deliveryInput(invocationId, 'retired');
-    const failed = await runFlow('deliver-window', original, {
-      ports: stores.ports,
-      retryIntervalMs: 0,
-      // The source is down for this whole run: every extraction attempt fails.
-      stepDeps: (event) => Promise.resolve({ ports: stores.ports, target, source: forbiddenSource(), route: routeOfEvent(event) }),
-    });
+    // The source is down for this whole run: every extraction attempt fails.
+    const failed = await world.runFlow('deliver-window', original, forbiddenSource());
     expect(failed.status).toBe('FAILED');
-    const stopped = await loadInvocation(stores.ports, invocationId);
+    const stopped = await loadInvocation(world.stores.ports, invocationId);
     expect(stopped.state).toBe('WRITING_UNKNOWN');
     expect(await stagesOf(invocationId)).toBe(1);
 
@@ -249,8 +204,8 @@ describe('delivery recovery flows (local runner)', () => {
     expect(retired, why(retired)).toMatchObject({ status: 'SUCCEEDED', output: { action: 'retire', state: 'RETIRED' } });
     expect(await stagesOf(invocationId)).toBe(0);
     expect(await windowRows('retired')).toEqual([]);
-    expect(await loadCheckpoint(stores.ports, stopped.targetId, 'retired')).toBeUndefined();
-    expect(await loadCustody(stores.ports, stopped.targetId)).toMatchObject({ state: 'RELEASED' });
+    expect(await loadCheckpoint(world.stores.ports, stopped.targetId, 'retired')).toBeUndefined();
+    expect(await loadCustody(world.stores.ports, stopped.targetId)).toMatchObject({ state: 'RELEASED' });
     expect(refusing.attempts).toHaveLength(0);
   });
 });
