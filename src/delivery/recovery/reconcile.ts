@@ -29,12 +29,17 @@ export async function reconcile(input: RecoveryInput, deps: RecoveryDeps): Promi
   });
 }
 
+/**
+ * Journals the observation. The transition id carries the journal position: the
+ * PUBLICATION_UNKNOWN → VERIFIED_EOF proof may be needed more than once for one
+ * invocation (publish.ts), and each crossing must be journaled, not found "already done".
+ */
 async function move(ctx: RecoveryContext, to: JournalState, step: string, patch?: Parameters<typeof transition>[2]['patch']): Promise<void> {
   await transition(ctx.deps.ports, ctx.ref, {
     from: ctx.record.state,
     to,
     fence: ctx.fence,
-    transitionId: transitionIdOf(step, ctx.record.invocationId),
+    transitionId: transitionIdOf(step, ctx.record.invocationId, ctx.record.journalSeq),
     ...(patch ? { patch } : {}),
   });
 }

@@ -82,7 +82,10 @@ export async function publish(input: unknown, deps: DeliveryDeps): Promise<StepO
       from: 'VERIFIED_EOF',
       to: 'PUBLICATION_UNKNOWN',
       fence: step.fence,
-      transitionId: transitionIdOf('publish-unknown', record.invocationId),
+      // VERIFIED_EOF ⇄ PUBLICATION_UNKNOWN may cycle (reconcile proves nothing published,
+      // resume loses the next answer too): the journal position keeps each crossing its own
+      // transition, while a retry of this same attempt still finds its claim.
+      transitionId: transitionIdOf('publish-unknown', record.invocationId, record.journalSeq),
     });
     return output(step, result.invocation, true);
   }

@@ -1,0 +1,375 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadCheckpoint } from '../../src/delivery/checkpoint.js';
+import { loadCustody } from '../../src/delivery/custody.js';
+import { DELIVERY_CUT_POINTS, TARGET_CUT_POINTS } from '../../src/delivery/cut-points.js';
+import { deliverWindow } from '../../src/delivery/deliver-in-process.js';
+import type { DeliveryDeps } from '../../src/delivery/deps.js';
+import { inspectInvocation, loadInvocation, type InvocationRecord } from '../../src/delivery/journal-store.js';
+import { RECOVERY_ACTIONS } from '../../src/delivery/recovery/actions.js';
+import type { RecoveryDeps, RecoveryInput } from '../../src/delivery/recovery/recovery-session.js';
+import type { BeginInput } from '../../src/delivery/steps/begin.js';
+import { JOURNAL_STATES, permittedActions, type JournalState, type LiveAction } from '../../src/domain/delivery/journal-states.js';
+import { parseManifest, selectRoute, type SelectedRoute } from '../../src/domain/delivery/manifest.js';
+import { FAULT_KINDS, type FaultKind } from '../../src/domain/faults.js';
+import { forbiddenSource, SourceUnavailableError, type GuardedSource, type SourcePort } from '../../src/ports/source.js';
+import { eventsTableDdl, generateEvents, newInvocationId, openDeliveryWorld, windowIdsOf, type DeliveryWorld } from '../support/delivery-world.js';
+
+/**
+ * The recovery fault matrix: the deliver-window matrix (deliver-window.matrix.test.ts)
+ * disarms its fault before it recovers; this one faults the recovery actions themselves.
+ * Each case prepares, with the in-process steps, one of the recovery entry states below
+ * (the only fault during preparation is the one that creates that state), then runs the
+ * scenario's recovery action with one cut point it passes through faulted persistently
+ * (`*`, so the resume's in-process reruns cannot absorb it) by each fault kind, disarms,
+ * and applies the first permitted action from inspect until the invocation is terminal.
+ * The invariants: every state is one of the seed's and every journaled transition an edge
+ * of its graph; the scenario's goal is reached (CUSTODY_RELEASED: the window's rows
+ * exactly once, one receipt, the checkpoint advanced exactly once; RETIRED: no rows, no
+ * receipt, the checkpoint never moved); the invocation's owned stage is gone; custody is
+ * released; and no recovery action ever opened the source. Each case delivers to its own
+ * target table, so custody and checkpoints are per case. Real components: DynamoDB Local
+ * and the S3 emulator, embedded ClickHouse (chdb) as the source, embedded PostgreSQL as the
+ * target (test/support/delivery-world.ts).
+ */
+
+const STEP_MS = 8_640_000; // 10 rows a day: cases are cheap, the window is two chunks
+const GENERATED = 50; // five days
+const WINDOW = { start: '2026-11-02T00:00:00.000Z', end: '2026-11-04T00:00:00.000Z' };
+
+const manifestTextFor = (table: string) => `version: 1
+bindings:
+  events_ch: { kind: clickhouse, url_env: CH_URL }
+  warehouse: { kind: postgres, url_env: PG_URL, password_env: PG_PASSWORD }
+routes:
+  daily:
+    source: { binding: events_ch, table: src.events, time_column: event_time, key_columns: [event_id] }
+    window: { kind: fixed, start: "2026-11-02T00:00:00Z", end: "2026-11-04T00:00:00Z" }
+    target: { binding: warehouse, table: dwh.${table}, key_columns: [event_id], mode: replace_window }
+    quality:
+      unique_keys: true
+      not_null: [event_id, event_time]
+    chunk_rows: 10
+`;
+const selector = '/config/route.yaml#daily';
+
+const sourceRows = generateEvents(GENERATED, STEP_MS);
+const windowIds = windowIdsOf(sourceRows, WINDOW);
+
+const C = DELIVERY_CUT_POINTS;
+const T = TARGET_CUT_POINTS;
+
+type ScenarioName = 'reconcile-published' | 'reconcile-unpublished' | 'reconcile-writing' | 'resume-published' | 'resume-verified' | 'retire-partial';
+
+interface Scenario {
+  name: ScenarioName;
+  /** The recovery action run under the fault. */
+  action: LiveAction;
+  /** The journal state the preparation leaves and the action starts from. */
+  entry: JournalState;
+  /** Where recovery must end. */
+  goal: 'CUSTODY_RELEASED' | 'RETIRED';
+  /**
+   * Every cut point the action passes through from `entry` when nothing is faulted (the
+   * discovery test below checks this list against the switches' hit counts).
+   */
+  cutPoints: readonly string[];
+}
+
+/**
+ * - reconcile-published: PUBLICATION_UNKNOWN after a lost COMMIT acknowledgement (the
+ *   receipt exists) → reconcile (→ PUBLISHED) → resume.
+ * - reconcile-unpublished: PUBLICATION_UNKNOWN after a lost COMMIT request (no receipt) →
+ *   reconcile (→ VERIFIED_EOF) → resume.
+ * - reconcile-writing: WRITING_UNKNOWN after the source broke off mid-extraction →
+ *   reconcile (→ PARTIAL_PROVED) → retire.
+ * - resume-published: reconcile-published's entry, reconciled unfaulted → resume from PUBLISHED.
+ * - resume-verified: reconcile-unpublished's entry, reconciled unfaulted → resume from
+ *   VERIFIED_EOF (receipt probe, then the publication itself).
+ * - retire-partial: reconcile-writing's entry, reconciled unfaulted → retire from PARTIAL_PROVED.
+ */
+const SCENARIOS: readonly Scenario[] = [
+  { name: 'reconcile-published', action: 'reconcile', entry: 'PUBLICATION_UNKNOWN', goal: 'CUSTODY_RELEASED', cutPoints: [C.custodyAcquire, C.journalTransition] },
+  { name: 'reconcile-unpublished', action: 'reconcile', entry: 'PUBLICATION_UNKNOWN', goal: 'CUSTODY_RELEASED', cutPoints: [C.custodyAcquire, C.journalTransition] },
+  { name: 'reconcile-writing', action: 'reconcile', entry: 'WRITING_UNKNOWN', goal: 'RETIRED', cutPoints: [C.custodyAcquire, C.journalTransition] },
+  {
+    name: 'resume-published',
+    action: 'resume',
+    entry: 'PUBLISHED',
+    goal: 'CUSTODY_RELEASED',
+    cutPoints: [C.custodyAcquire, C.journalTransition, C.evidencePut, C.checkpointAdvance, T.dropStaging, C.custodyRelease],
+  },
+  {
+    name: 'resume-verified',
+    action: 'resume',
+    entry: 'VERIFIED_EOF',
+    goal: 'CUSTODY_RELEASED',
+    cutPoints: [C.custodyAcquire, C.journalTransition, T.publishCommit, C.evidencePut, C.checkpointAdvance, T.dropStaging, C.custodyRelease],
+  },
+  { name: 'retire-partial', action: 'retire', entry: 'PARTIAL_PROVED', goal: 'RETIRED', cutPoints: [C.custodyAcquire, T.dropStaging, C.custodyRelease] },
+];
+
+const TARGET_POINTS = new Set<string>(Object.values(TARGET_CUT_POINTS));
+const ACTION_ORDER: readonly LiveAction[] = ['reconcile', 'resume', 'retire'];
+/** A rule that never fires: arming it only counts hits. */
+const COUNT_ONLY = 'count.only:fail@1000000';
+
+const cases = SCENARIOS.flatMap((scenario) => scenario.cutPoints.flatMap((cutPoint) => FAULT_KINDS.map((kind) => [scenario.name, cutPoint, kind] as const)));
+const scenarioOf = (name: ScenarioName): Scenario => SCENARIOS.find((s) => s.name === name) as Scenario;
+
+let world: DeliveryWorld;
+let tableSeq = 0;
+
+beforeAll(async () => {
+  world = await openDeliveryWorld({ rows: sourceRows });
+}, 120_000);
+
+afterAll(() => world?.close());
+
+interface Case {
+  table: string;
+  invocationId: string;
+  deps: DeliveryDeps;
+  beginInput: BeginInput;
+  recoveryInput: RecoveryInput;
+  /** The source every recovery action of the case gets: refuses and records each call. */
+  refusing: GuardedSource;
+  recoveryDeps: RecoveryDeps;
+}
+
+async function newCase(): Promise<Case> {
+  const table = `rv_${++tableSeq}`;
+  await world.admin.query(eventsTableDdl(table));
+  const manifestText = manifestTextFor(table);
+  const route: SelectedRoute = selectRoute(parseManifest(manifestText, '/config/route.yaml'), 'daily');
+  const invocationId = newInvocationId();
+  const refusing = forbiddenSource();
+  return {
+    table,
+    invocationId,
+    deps: world.deps(route),
+    beginInput: { invocationId, session: `run-${invocationId.slice(4, 14)}`, manifestText, selector },
+    recoveryInput: { invocationId, manifestText, selector },
+    refusing,
+    recoveryDeps: world.recoveryDeps(route, refusing),
+  };
+}
+
+/** The world's source, except that the window's stream breaks off after its first chunk. */
+function breakingSource(): SourcePort {
+  const { source } = world;
+  return {
+    describe: (request) => source.describe(request),
+    countWindow: (request) => source.countWindow(request),
+    close: async () => {},
+    async *streamWindow(request) {
+      for await (const chunk of source.streamWindow(request)) {
+        yield chunk;
+        throw new SourceUnavailableError('injected: the source broke off after the first chunk');
+      }
+    },
+  };
+}
+
+async function deliverWithTargetFault(c: Case, spec: string): Promise<void> {
+  const injector = world.targetFaults.arm(spec);
+  try {
+    await deliverWindow(c.beginInput, c.deps);
+  } finally {
+    world.targetFaults.disarm();
+  }
+  expect(injector.fired).toHaveLength(1);
+}
+
+/** Leaves the invocation in the scenario's entry state; the only fault is the one that creates it. */
+async function prepare(scenario: Scenario, c: Case): Promise<void> {
+  switch (scenario.name) {
+    case 'reconcile-published':
+    case 'resume-published':
+      await deliverWithTargetFault(c, `${T.publishCommit}:lose-response`);
+      expect(await world.receiptsOf(c.invocationId)).toBe(1);
+      break;
+    case 'reconcile-unpublished':
+    case 'resume-verified':
+      await deliverWithTargetFault(c, `${T.publishCommit}:lose-request`);
+      expect(await world.receiptsOf(c.invocationId)).toBe(0);
+      break;
+    case 'reconcile-writing':
+    case 'retire-partial':
+      await expect(deliverWindow(c.beginInput, world.deps(c.deps.route, breakingSource()))).rejects.toThrow(SourceUnavailableError);
+      break;
+  }
+  if (scenario.action !== 'reconcile') {
+    const reconciled = await RECOVERY_ACTIONS.reconcile(c.recoveryInput, c.recoveryDeps);
+    expect(reconciled.state).toBe(scenario.entry);
+  }
+  expect((await loadInvocation(world.stores.ports, c.invocationId)).state).toBe(scenario.entry);
+}
+
+/** The stage the invocation recorded, if it still exists (by its recorded name). */
+async function ownedStageLeft(record: InvocationRecord): Promise<number> {
+  const staging = record.facts.staging;
+  if (!staging) return 0;
+  const result = await world.admin.query(
+    `SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = $2`,
+    [staging.table.schema, staging.table.table],
+  );
+  return result.rowCount ?? 0;
+}
+
+function describeError(error: unknown): string {
+  return `${(error as Error).name}: ${(error as Error).message}`;
+}
+
+/**
+ * Applies the first permitted live action from inspect until the invocation is terminal
+ * (at most 6 actions), checking each state and that inspect offers exactly the seed's
+ * permitted actions; returns the terminal record and appends each step to `history`.
+ */
+async function recoverToTerminal(c: Case, history: string[]): Promise<InvocationRecord> {
+  let record = await loadInvocation(world.stores.ports, c.invocationId);
+  for (let i = 0; ; i++) {
+    const state: JournalState = record.state;
+    history.push(state);
+    expect(JOURNAL_STATES).toContain(state);
+    if (state === 'CUSTODY_RELEASED' || state === 'RETIRED') return record;
+    expect(i, `no convergence: ${history.join(' → ')}`).toBeLessThan(6);
+    const actions = permittedActions(state, record.facts);
+    const projection = await inspectInvocation(world.stores.ports, c.invocationId);
+    expect(projection.state).toBe(state);
+    expect([...projection.permitted_actions].sort()).toEqual([...actions].sort());
+    const action = ACTION_ORDER.find((a) => actions.includes(a));
+    expect(action, `no permitted live action: ${history.join(' → ')}`).toBeDefined();
+    try {
+      const result = await RECOVERY_ACTIONS[action as LiveAction](c.recoveryInput, c.recoveryDeps);
+      history.push(`${action} → ${result.state}`);
+    } catch (error) {
+      history.push(`${action} threw ${describeError(error)}`);
+    }
+    record = await loadInvocation(world.stores.ports, c.invocationId);
+  }
+}
+
+describe('recovery actions: the cut points each passes through', () => {
+  it.each(SCENARIOS.map((s) => [s.name, s] as const))('%s: an unfaulted run hits exactly the matrix cut points and reaches its next state', async (_name, scenario) => {
+    const c = await newCase();
+    await prepare(scenario, c);
+    const stores = world.stores.faults.arm(COUNT_ONLY);
+    const target = world.targetFaults.arm(COUNT_ONLY);
+    let state: JournalState;
+    try {
+      state = (await RECOVERY_ACTIONS[scenario.action](c.recoveryInput, c.recoveryDeps)).state;
+    } finally {
+      world.stores.faults.disarm();
+      world.targetFaults.disarm();
+    }
+    const hit = Object.keys({ ...stores.hitCounts(), ...target.hitCounts() }).sort();
+    expect(hit).toEqual([...scenario.cutPoints].sort());
+    const next: Record<ScenarioName, JournalState> = {
+      'reconcile-published': 'PUBLISHED',
+      'reconcile-unpublished': 'VERIFIED_EOF',
+      'reconcile-writing': 'PARTIAL_PROVED',
+      'resume-published': 'CUSTODY_RELEASED',
+      'resume-verified': 'CUSTODY_RELEASED',
+      'retire-partial': 'RETIRED',
+    };
+    expect(state).toBe(next[scenario.name]);
+    expect(c.refusing.attempts).toHaveLength(0);
+  }, 60_000);
+});
+
+describe('recovery actions: a persistent fault at each cut point, then the permitted actions', () => {
+  it.each(cases)('%s: %s × %s* → the goal, rows exactly once or none, source-free', async (name, cutPoint, kind: FaultKind) => {
+    const scenario = scenarioOf(name);
+    const c = await newCase();
+    await prepare(scenario, c);
+
+    const switchboard = TARGET_POINTS.has(cutPoint) ? world.targetFaults : world.stores.faults;
+    const injector = switchboard.arm(`${cutPoint}:${kind}${kind === 'delay' ? '=5' : ''}*`);
+    let firstOutcome: string;
+    try {
+      const result = await RECOVERY_ACTIONS[scenario.action](c.recoveryInput, c.recoveryDeps);
+      firstOutcome = `${scenario.action} → ${result.state}`;
+    } catch (error) {
+      firstOutcome = `${scenario.action} threw ${describeError(error)}`;
+    } finally {
+      switchboard.disarm();
+    }
+    // The faulted action reached the cut point.
+    expect(injector.fired.length, `${cutPoint} was not hit (${firstOutcome})`).toBeGreaterThan(0);
+
+    const history: string[] = [scenario.entry, firstOutcome];
+    const record = await recoverToTerminal(c, history);
+    const trail = history.join(' → ');
+
+    expect(record.state, trail).toBe(scenario.goal);
+    // Every journaled transition is an edge of the seed's graph (asserted by the helper).
+    const transitions = await world.journalTransitions(c.invocationId);
+    expect(transitions.at(-1), trail).toMatch(new RegExp(`>${scenario.goal}$`));
+    expect(transitions.filter((t) => t.endsWith('>INCIDENT_RETAINED')), trail).toEqual([]);
+
+    const checkpoint = await loadCheckpoint(world.stores.ports, record.targetId, 'daily');
+    expect(checkpoint?.version ?? 0, trail).toBeLessThanOrEqual(1);
+    expect(await world.receiptsOf(c.invocationId), trail).toBeLessThanOrEqual(1);
+    if (scenario.goal === 'CUSTODY_RELEASED') {
+      expect(await world.targetWindowIds(c.table, WINDOW), trail).toEqual(windowIds);
+      expect(await world.receiptsOf(c.invocationId), trail).toBe(1);
+      expect(checkpoint, trail).toMatchObject({ windowEnd: WINDOW.end, invocationId: c.invocationId, version: 1 });
+    } else {
+      expect(await world.targetWindowIds(c.table, WINDOW), trail).toEqual([]);
+      expect(await world.receiptsOf(c.invocationId), trail).toBe(0);
+      expect(checkpoint?.version ?? 0, trail).toBe(0);
+    }
+    expect(await ownedStageLeft(record), trail).toBe(0);
+    const custody = await loadCustody(world.stores.ports, record.targetId);
+    expect(custody, trail).toMatchObject({ state: 'RELEASED', invocationId: c.invocationId });
+    // No recovery action opened ClickHouse.
+    expect(c.refusing.attempts, trail).toHaveLength(0);
+  }, 60_000);
+});
+
+describe('recovery actions: what the matrix found', () => {
+  /**
+   * Found by this matrix (fixed): the VERIFIED_EOF → PUBLICATION_UNKNOWN transition used
+   * one fixed transition id per invocation, so after the delivery's own lost COMMIT and
+   * reconcile's proof of non-publication (→ VERIFIED_EOF), a second lost COMMIT during
+   * resume found that id already journaled, was reported "already applied", and the journal
+   * stayed VERIFIED_EOF although the COMMIT had landed. Transitions on that cycle now carry
+   * their journal position in the id.
+   */
+  it('resume-verified: a lost COMMIT acknowledgement during resume is journaled as PUBLICATION_UNKNOWN', async () => {
+    const scenario = scenarioOf('resume-verified');
+    const c = await newCase();
+    await prepare(scenario, c);
+    const injector = world.targetFaults.arm(`${T.publishCommit}:lose-response`);
+    let firstOutcome: string;
+    try {
+      const result = await RECOVERY_ACTIONS.resume(c.recoveryInput, c.recoveryDeps);
+      firstOutcome = `resume → ${result.state}`;
+    } catch (error) {
+      firstOutcome = `resume threw ${describeError(error)}`;
+    } finally {
+      world.targetFaults.disarm();
+    }
+    expect(injector.fired).toHaveLength(1);
+    const afterFault = (await loadInvocation(world.stores.ports, c.invocationId)).state;
+    const receiptsAfterFault = await world.receiptsOf(c.invocationId);
+    // Recover first, so a failure below leaves nothing held.
+    const history = [scenario.entry, firstOutcome];
+    const record = await recoverToTerminal(c, history);
+    const trail = history.join(' → ');
+    expect(record.state, trail).toBe('CUSTODY_RELEASED');
+    expect(receiptsAfterFault, trail).toBe(1);
+    // The COMMIT landed and its acknowledgement was lost: the journal must say so.
+    expect(afterFault, trail).toBe('PUBLICATION_UNKNOWN');
+    expect(await world.journalTransitions(c.invocationId), trail).toEqual([
+      'EMPTY_STAGING>WRITING_UNKNOWN',
+      'WRITING_UNKNOWN>VERIFIED_EOF',
+      'VERIFIED_EOF>PUBLICATION_UNKNOWN',
+      'PUBLICATION_UNKNOWN>VERIFIED_EOF',
+      'VERIFIED_EOF>PUBLICATION_UNKNOWN',
+      'PUBLICATION_UNKNOWN>PUBLISHED',
+      'PUBLISHED>SUCCEEDED',
+      'SUCCEEDED>CUSTODY_RELEASED',
+    ]);
+  }, 60_000);
+});
