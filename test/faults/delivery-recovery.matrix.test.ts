@@ -12,7 +12,7 @@ import { JOURNAL_STATES, permittedActions, type JournalState, type LiveAction } 
 import { parseManifest, selectRoute, type SelectedRoute } from '../../src/domain/delivery/manifest.js';
 import { FAULT_KINDS, type FaultKind } from '../../src/domain/faults.js';
 import { forbiddenSource, SourceUnavailableError, type GuardedSource, type SourcePort } from '../../src/ports/source.js';
-import { eventsTableDdl, generateEvents, newInvocationId, openDeliveryWorld, windowIdsOf, type DeliveryWorld } from '../support/delivery-world.js';
+import { eventsTableDdl, fixedWindowManifest, generateEvents, newInvocationId, openDeliveryWorld, windowIdsOf, type DeliveryWorld } from '../support/delivery-world.js';
 
 /**
  * The recovery fault matrix: the deliver-window matrix (deliver-window.matrix.test.ts)
@@ -36,20 +36,7 @@ const STEP_MS = 8_640_000; // 10 rows a day: cases are cheap, the window is two 
 const GENERATED = 50; // five days
 const WINDOW = { start: '2026-11-02T00:00:00.000Z', end: '2026-11-04T00:00:00.000Z' };
 
-const manifestTextFor = (table: string) => `version: 1
-bindings:
-  events_ch: { kind: clickhouse, url_env: CH_URL }
-  warehouse: { kind: postgres, url_env: PG_URL, password_env: PG_PASSWORD }
-routes:
-  daily:
-    source: { binding: events_ch, table: src.events, time_column: event_time, key_columns: [event_id] }
-    window: { kind: fixed, start: "2026-11-02T00:00:00Z", end: "2026-11-04T00:00:00Z" }
-    target: { binding: warehouse, table: dwh.${table}, key_columns: [event_id], mode: replace_window }
-    quality:
-      unique_keys: true
-      not_null: [event_id, event_time]
-    chunk_rows: 10
-`;
+const manifestTextFor = (table: string) => fixedWindowManifest({ daily: { table, chunkRows: 10 } });
 const selector = '/config/route.yaml#daily';
 
 const sourceRows = generateEvents(GENERATED, STEP_MS);

@@ -1,12 +1,8 @@
+import { startCliRuntime, type CliRuntime } from '../support/cli-runtime.js';
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inertFaults } from '../../src/adapters/fault-injector.js';
-import { awsPorts } from '../../src/adapters/ports.js';
-import { provisionLocal } from '../../src/adapters/provision.js';
-import { localRuntimeConfig } from '../../src/cli/local-config.js';
 import { main } from '../../src/cli/main.js';
 import type { CutpointConfig } from '../../src/config.js';
 import { runDeliverySteps } from '../../src/delivery/deliver-in-process.js';
@@ -17,8 +13,6 @@ import { createStaging } from '../../src/delivery/steps/create-staging.js';
 import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.js';
 import { REPO_ROOT } from '../../src/local/asl.js';
 import type { FlowResult } from '../../src/local/flow-runner.js';
-import { freePort } from '../../src/local/free-port.js';
-import { localDown, localUp } from '../../src/local/runtime.js';
 import type { Ports } from '../../src/ports/index.js';
 import { itemsMentioning, scanTable, targetSnapshot } from '../support/delivery-snapshot.js';
 import { generateEvents, newInvocationId, openEventSource, openWarehouse, runDeliveryFlow, type EventSource, type Warehouse } from '../support/delivery-world.js';
@@ -63,7 +57,6 @@ let ports: Ports;
 /** Embedded ClickHouse (the source of the original runs) and embedded PostgreSQL (the target): test/support/delivery-world.ts. */
 let clickhouse: EventSource;
 let warehouse: Warehouse;
-const stateDirBefore = process.env.CUTPOINT_STATE_DIR;
 const faultsBefore = process.env.CUTPOINT_FAULTS;
 
 /** PUBLICATION_UNKNOWN (the COMMIT applied, its acknowledgement lost): permitted [reconcile]. */
@@ -74,18 +67,12 @@ let stagedId = '';
 /** Where the target adapter keeps its receipts by default (the CLI's target uses the default). */
 const RECEIPTS = { schema: 'public', table: 'cutpoint_receipts' };
 
+let runtime: CliRuntime | undefined;
+
 beforeAll(async () => {
-  root = await mkdtemp(join(tmpdir(), 'cutpoint-bad-input-'));
-  stateDir = join(root, 'local');
-  manifestFile = join(root, 'route.yaml');
-  await writeFile(manifestFile, manifestText);
-  await localUp(stateDir, { dynamodbPort: await freePort(), s3Port: await freePort() });
-  // The same table and bucket the CLI resolves for this runtime (this test process only).
-  process.env.CUTPOINT_STATE_DIR = stateDir;
+  runtime = await startCliRuntime('bad-input', manifestText);
+  ({ root, stateDir, manifestFile, config, ports } = runtime);
   process.env.CUTPOINT_FAULTS = '';
-  config = await localRuntimeConfig();
-  await provisionLocal(config);
-  ports = awsPorts(config, inertFaults);
 
   clickhouse = await openEventSource(rows);
   // The receipt table the CLI's target uses (the adapter's default location).
@@ -114,15 +101,12 @@ beforeAll(async () => {
 }, 240_000);
 
 afterAll(async () => {
-  if (stateDirBefore === undefined) delete process.env.CUTPOINT_STATE_DIR;
-  else process.env.CUTPOINT_STATE_DIR = stateDirBefore;
   if (faultsBefore === undefined) delete process.env.CUTPOINT_FAULTS;
   else process.env.CUTPOINT_FAULTS = faultsBefore;
   delete process.env[PG_ENV];
   await warehouse?.close();
   await clickhouse?.close();
-  if (stateDir) await localDown(stateDir);
-  if (root) await rm(root, { recursive: true, force: true });
+  await runtime?.stop();
 });
 
 /** The child's environment: the runtime and the target binding's variable, nothing else of ours. */

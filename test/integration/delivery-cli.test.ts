@@ -1,14 +1,11 @@
+import { startCliRuntime, type CliRuntime } from '../support/cli-runtime.js';
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inertFaults } from '../../src/adapters/fault-injector.js';
-import { awsPorts } from '../../src/adapters/ports.js';
-import { provisionLocal } from '../../src/adapters/provision.js';
-import { localRuntimeConfig } from '../../src/cli/local-config.js';
 import { sha256Hex } from '../../src/domain/digest.js';
 import { invocationIdFrom, targetIdOf } from '../../src/domain/delivery/identifiers.js';
 import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.js';
@@ -20,8 +17,6 @@ import { createStaging } from '../../src/delivery/steps/create-staging.js';
 import { workRootOf } from '../../src/delivery/steps/common.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/local/embedded-postgres.js';
 import { REPO_ROOT } from '../../src/local/asl.js';
-import { freePort } from '../../src/local/free-port.js';
-import { localDown, localUp } from '../../src/local/runtime.js';
 import type { Ports } from '../../src/ports/index.js';
 
 /**
@@ -56,7 +51,6 @@ let root = '';
 let stateDir = '';
 let manifestFile = '';
 let ports: Ports;
-const stateDirBefore = process.env.CUTPOINT_STATE_DIR;
 
 /** The child's environment: no database URL or credential of any kind. */
 function childEnv(): NodeJS.ProcessEnv {
@@ -157,24 +151,15 @@ async function rawSnapshot(refs: InvocationRef[]): Promise<string> {
   return JSON.stringify(parts);
 }
 
+let runtime: CliRuntime | undefined;
+
 beforeAll(async () => {
-  root = await mkdtemp(join(tmpdir(), 'cutpoint-delivery-cli-'));
-  stateDir = join(root, 'local');
-  manifestFile = join(root, 'route.yaml');
-  await writeFile(manifestFile, manifestText);
-  await localUp(stateDir, { dynamodbPort: await freePort(), s3Port: await freePort() });
-  // The same table and bucket the CLI resolves for this runtime (this test process only).
-  process.env.CUTPOINT_STATE_DIR = stateDir;
-  const config = await localRuntimeConfig();
-  await provisionLocal(config);
-  ports = awsPorts(config, inertFaults);
+  runtime = await startCliRuntime('delivery-cli', manifestText);
+  ({ root, stateDir, manifestFile, ports } = runtime);
 }, 180_000);
 
 afterAll(async () => {
-  if (stateDirBefore === undefined) delete process.env.CUTPOINT_STATE_DIR;
-  else process.env.CUTPOINT_STATE_DIR = stateDirBefore;
-  if (stateDir) await localDown(stateDir);
-  if (root) await rm(root, { recursive: true, force: true });
+  await runtime?.stop();
 });
 
 const ID_SHAPED_UNKNOWN = 'inv-aaaaaaaaaaaaaaaaaaaaaaaaaa';

@@ -23,7 +23,7 @@ import { stagingTableNameOf, targetIdOf } from '../../src/domain/delivery/identi
 import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.js';
 import type { FlowResult } from '../../src/local/flow-runner.js';
 import { itemsMentioning, scanTable, targetSnapshot } from '../support/delivery-snapshot.js';
-import { generateEvents, newInvocationId, openDeliveryWorld, windowIdsOf, type DeliveryWorld } from '../support/delivery-world.js';
+import { fixedWindowManifest, generateEvents, newInvocationId, openDeliveryWorld, windowIdsOf, type DeliveryWorld } from '../support/delivery-world.js';
 
 /**
  * Custody under concurrency (seed 004, issue acceptance): "two concurrent invocations on
@@ -41,21 +41,7 @@ const WINDOW = { start: '2026-11-02T00:00:00.000Z', end: '2026-11-04T00:00:00.00
 /** One route per scenario, each delivering the same window to a table of its own. */
 const ROUTES = ['flow', 'race', 'zombie', 'afterpub', 'stalled', 'racing'] as const;
 type RouteName = (typeof ROUTES)[number];
-const routeYaml = (table: string) => `
-    source: { binding: events_ch, table: src.events, time_column: event_time, key_columns: [event_id] }
-    window: { kind: fixed, start: "2026-11-02T00:00:00Z", end: "2026-11-04T00:00:00Z" }
-    target: { binding: warehouse, table: dwh.${table}, key_columns: [event_id], mode: replace_window }
-    quality:
-      unique_keys: true
-      not_null: [event_id, event_time]
-    chunk_rows: 300`;
-const manifestText = `version: 1
-bindings:
-  events_ch: { kind: clickhouse, url_env: CH_URL }
-  warehouse: { kind: postgres, url_env: PG_URL, password_env: PG_PASSWORD }
-routes:
-${ROUTES.map((r) => `  ${r}:${routeYaml(`events_${r}`)}`).join('\n')}
-`;
+const manifestText = fixedWindowManifest(Object.fromEntries(ROUTES.map((r) => [r, { table: `events_${r}`, chunkRows: 300 }])));
 const FILE = '/config/route.yaml';
 const manifest = parseManifest(manifestText, FILE);
 const routeOf = (name: RouteName) => selectRoute(manifest, name);

@@ -1,20 +1,13 @@
+import { startCliRuntime, type CliRuntime } from '../support/cli-runtime.js';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openClickHouse } from '../../src/adapters/clickhouse/client.js';
-import { inertFaults } from '../../src/adapters/fault-injector.js';
-import { awsPorts } from '../../src/adapters/ports.js';
-import { provisionLocal } from '../../src/adapters/provision.js';
-import { localRuntimeConfig } from '../../src/cli/local-config.js';
 import { loadCheckpoint } from '../../src/delivery/checkpoint.js';
 import { loadInvocation } from '../../src/delivery/journal-store.js';
 import { REPO_ROOT } from '../../src/local/asl.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/local/embedded-postgres.js';
-import { freePort } from '../../src/local/free-port.js';
-import { localDown, localUp } from '../../src/local/runtime.js';
 import type { Ports } from '../../src/ports/index.js';
 import { seedSourceEvents } from '../support/delivery-source.js';
 
@@ -58,7 +51,6 @@ let chDir = '';
 let ports: Ports;
 let pgServer: EmbeddedPostgres;
 let admin: pg.Client;
-const stateDirBefore = process.env.CUTPOINT_STATE_DIR;
 
 function childEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
@@ -95,17 +87,12 @@ async function targetIds(table: string): Promise<string[]> {
   return (await admin.query<{ id: string }>(`SELECT event_id::text AS id FROM dwh.${table}`)).rows.map((r) => r.id).sort();
 }
 
+let runtime: CliRuntime | undefined;
+
 beforeAll(async () => {
-  root = await mkdtemp(join(tmpdir(), 'cutpoint-delivery-run-'));
-  stateDir = join(root, 'local');
-  manifestFile = join(root, 'route.yaml');
+  runtime = await startCliRuntime('delivery-run', manifestText);
+  ({ root, stateDir, manifestFile, ports } = runtime);
   chDir = join(root, 'clickhouse');
-  await writeFile(manifestFile, manifestText);
-  await localUp(stateDir, { dynamodbPort: await freePort(), s3Port: await freePort() });
-  process.env.CUTPOINT_STATE_DIR = stateDir;
-  const config = await localRuntimeConfig();
-  await provisionLocal(config);
-  ports = awsPorts(config, inertFaults);
   // The source on a data directory the child opens after this process let go of it.
   const ch = await openClickHouse({ kind: 'embedded', dataDir: chDir });
   try {
@@ -126,10 +113,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await admin?.end();
   await pgServer?.stop();
-  if (stateDirBefore === undefined) delete process.env.CUTPOINT_STATE_DIR;
-  else process.env.CUTPOINT_STATE_DIR = stateDirBefore;
-  if (stateDir) await localDown(stateDir);
-  if (root) await rm(root, { recursive: true, force: true });
+  await runtime?.stop();
 });
 
 describe('cutpoint delivery run (local runner)', () => {

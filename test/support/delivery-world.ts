@@ -59,6 +59,29 @@ export function eventsTableDdl(table: string): string {
 
 export const newInvocationId = (): string => invocationIdFrom(new Uint8Array(randomBytes(16)));
 
+/**
+ * A manifest of fixed-window routes over `src.events` (2026-11-02 to 2026-11-04 UTC), one
+ * per name, each delivering to `dwh.<table>` with replace_window, unique keys and
+ * not-null key and time: the world most delivery tests run in. Bindings name variables only.
+ */
+export function fixedWindowManifest(routes: Record<string, { table: string; chunkRows: number }>): string {
+  const route = ([name, { table, chunkRows }]: [string, { table: string; chunkRows: number }]) => `  ${name}:
+    source: { binding: events_ch, table: src.events, time_column: event_time, key_columns: [event_id] }
+    window: { kind: fixed, start: "2026-11-02T00:00:00Z", end: "2026-11-04T00:00:00Z" }
+    target: { binding: warehouse, table: dwh.${table}, key_columns: [event_id], mode: replace_window }
+    quality:
+      unique_keys: true
+      not_null: [event_id, event_time]
+    chunk_rows: ${chunkRows}`;
+  return `version: 1
+bindings:
+  events_ch: { kind: clickhouse, url_env: CH_URL }
+  warehouse: { kind: postgres, url_env: PG_URL, password_env: PG_PASSWORD }
+routes:
+${Object.entries(routes).map(route).join('\n')}
+`;
+}
+
 /** Where the world's target keeps its receipts. */
 export const WORLD_RECEIPTS: TableRef = { schema: 'dwh', table: 'cutpoint_receipts' };
 

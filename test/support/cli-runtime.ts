@@ -1,0 +1,52 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { inertFaults } from '../../src/adapters/fault-injector.js';
+import { awsPorts } from '../../src/adapters/ports.js';
+import { provisionLocal } from '../../src/adapters/provision.js';
+import { localRuntimeConfig } from '../../src/cli/local-config.js';
+import type { CutpointConfig } from '../../src/config.js';
+import { freePort } from '../../src/local/free-port.js';
+import { localDown, localUp } from '../../src/local/runtime.js';
+import type { Ports } from '../../src/ports/index.js';
+
+/**
+ * What the CLI acts on in a test: a persistent local runtime (`cutpoint local up`) in a
+ * temp directory, CUTPOINT_STATE_DIR pointing at it for this test process (a spawned CLI
+ * gets it in its env), the route manifest written to `<root>/route.yaml`, and ports on
+ * the same table and bucket the CLI resolves. `stop()` restores the variable and removes
+ * everything.
+ */
+export interface CliRuntime {
+  root: string;
+  stateDir: string;
+  manifestFile: string;
+  config: CutpointConfig;
+  ports: Ports;
+  stop(): Promise<void>;
+}
+
+export async function startCliRuntime(prefix: string, manifestText: string): Promise<CliRuntime> {
+  const before = process.env.CUTPOINT_STATE_DIR;
+  const root = await mkdtemp(join(tmpdir(), `cutpoint-${prefix}-`));
+  const stateDir = join(root, 'local');
+  const manifestFile = join(root, 'route.yaml');
+  await writeFile(manifestFile, manifestText);
+  await localUp(stateDir, { dynamodbPort: await freePort(), s3Port: await freePort() });
+  process.env.CUTPOINT_STATE_DIR = stateDir;
+  const config = await localRuntimeConfig();
+  await provisionLocal(config);
+  return {
+    root,
+    stateDir,
+    manifestFile,
+    config,
+    ports: awsPorts(config, inertFaults),
+    async stop() {
+      if (before === undefined) delete process.env.CUTPOINT_STATE_DIR;
+      else process.env.CUTPOINT_STATE_DIR = before;
+      await localDown(stateDir);
+      await rm(root, { recursive: true, force: true });
+    },
+  };
+}
