@@ -1,5 +1,4 @@
-import { startCliRuntime, type CliRuntime } from '../support/cli-runtime.js';
-import { spawn } from 'node:child_process';
+import { spawnCutpoint, startCliRuntime, type CliRuntime } from '../support/cli-runtime.js';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,7 +10,6 @@ import { loadInvocation } from '../../src/delivery/journal-store.js';
 import { begin, type BeginInput } from '../../src/delivery/steps/begin.js';
 import { createStaging } from '../../src/delivery/steps/create-staging.js';
 import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.js';
-import { REPO_ROOT } from '../../src/local/asl.js';
 import type { FlowResult } from '../../src/local/flow-runner.js';
 import type { Ports } from '../../src/ports/index.js';
 import { itemsMentioning, scanTable, targetSnapshot } from '../support/delivery-snapshot.js';
@@ -144,15 +142,7 @@ async function cutpoint(args: string[]): Promise<Run> {
 
 /** The real bin, without blocking this process (it hosts the embedded PostgreSQL the child talks to). */
 function bin(args: string[]): Promise<Run> {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [`${REPO_ROOT}bin/cutpoint.js`, ...args], { cwd: root, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolvePromise({ code, stdout, stderr }));
-  });
+  return spawnCutpoint(args, { cwd: root, env: childEnv() });
 }
 
 /** A refusal: exit 1, empty stdout, exactly one `<code>: <message>` line on stderr. */

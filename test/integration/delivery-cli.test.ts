@@ -1,5 +1,5 @@
-import { startCliRuntime, type CliRuntime } from '../support/cli-runtime.js';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnCutpoint, startCliRuntime, type CliRun, type CliRuntime } from '../support/cli-runtime.js';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -76,16 +76,8 @@ function cutpoint(args: string[]) {
  * The bin, without blocking this process: needed when the child talks to a server this
  * test process hosts (embedded PostgreSQL), which spawnSync would freeze.
  */
-function cutpointAsync(args: string[], extraEnv: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [`${REPO_ROOT}bin/cutpoint.js`, ...args], { cwd: root, env: { ...childEnv(), ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolvePromise({ code, stdout, stderr }));
-  });
+function cutpointAsync(args: string[], extraEnv: NodeJS.ProcessEnv): Promise<CliRun> {
+  return spawnCutpoint(args, { cwd: root, env: { ...childEnv(), ...extraEnv } });
 }
 
 function json(r: { code: number | null; stdout: string; stderr: string }): Record<string, unknown> {

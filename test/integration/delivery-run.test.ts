@@ -1,5 +1,5 @@
-import { startCliRuntime, type CliRuntime } from '../support/cli-runtime.js';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnCutpoint, startCliRuntime, type CliRun, type CliRuntime } from '../support/cli-runtime.js';
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -64,16 +64,8 @@ function childEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
 /** The bindings' values, for the child only. */
 const bindings = () => ({ [CH_ENV]: `chdb:${chDir}`, [PG_ENV]: pgServer.connectionString });
 
-function cutpoint(args: string[], extra: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [`${REPO_ROOT}bin/cutpoint.js`, ...args], { cwd: root, env: childEnv(extra), stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolvePromise({ code, stdout, stderr }));
-  });
+function cutpoint(args: string[], extra: NodeJS.ProcessEnv = {}): Promise<CliRun> {
+  return spawnCutpoint(args, { cwd: root, env: childEnv(extra) });
 }
 
 function expectNoSecrets(r: { stdout: string; stderr: string }): void {

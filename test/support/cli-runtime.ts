@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,6 +7,7 @@ import { awsPorts } from '../../src/adapters/ports.js';
 import { provisionLocal } from '../../src/adapters/provision.js';
 import { localRuntimeConfig } from '../../src/cli/local-config.js';
 import type { CutpointConfig } from '../../src/config.js';
+import { REPO_ROOT } from '../../src/local/asl.js';
 import { freePort } from '../../src/local/free-port.js';
 import { localDown, localUp } from '../../src/local/runtime.js';
 import type { Ports } from '../../src/ports/index.js';
@@ -49,4 +51,26 @@ export async function startCliRuntime(prefix: string, manifestText: string): Pro
       await rm(root, { recursive: true, force: true });
     },
   };
+}
+
+export interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * The real bin in a child process, without blocking this one (which may host the embedded
+ * PostgreSQL or ClickHouse the child talks to).
+ */
+export function spawnCutpoint(args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }): Promise<CliRun> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, [`${REPO_ROOT}bin/cutpoint.js`, ...args], { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolvePromise({ code, stdout, stderr }));
+  });
 }
