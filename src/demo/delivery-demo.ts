@@ -128,7 +128,7 @@ export async function deliveryDemo(): Promise<unknown> {
       await runTarget.close();
     }
     progress(`execution ${run.status}: ${run.error ?? ''} — ${run.cause ?? ''}`);
-    progress(`the fault fired ${injector.fired.length}× at the publication COMMIT: its response was lost, so the run cannot know whether it applied; fault disarmed; ClickHouse closed: recovery is source-free`);
+    progress(`the fault fired ${injector.fired.length}× (the COMMIT applied, its response was lost); fault disarmed; ClickHouse closed: recovery is source-free`);
     const record = await loadInvocation(ports, invocationId);
     const window = record.sealed.window;
 
