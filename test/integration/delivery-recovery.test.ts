@@ -257,4 +257,32 @@ describe('live recovery actions', () => {
     expect((await world.journalTransitions(invocationId)).at(-1)).toBe('REEXTRACT_REQUIRED>RETIRED');
     expectNoSourceCall();
   });
+
+  // Last in the file: the incident keeps custody of dwh.events.
+  it('VERIFIED_EOF with a receipt that does not match the journal: resume journals INCIDENT_RETAINED, publishes nothing, keeps custody and the stage', async () => {
+    const invocationId = newInvocationId();
+    const begun = await begin(beginInput(invocationId), deps);
+    await createStaging(begun, deps);
+    await extractChunks(begun, deps);
+    await loadChunks(begun, deps);
+    await verifyEof(begun, deps);
+    world.targetFaults.arm('delivery.publish.commit:crash-after');
+    try {
+      await expect(publish(begun, deps)).rejects.toMatchObject({ name: 'Cutpoint.WorkerCrashed' });
+    } finally {
+      world.targetFaults.disarm();
+    }
+    // Someone altered the durable receipt after the COMMIT: contradicting evidence.
+    await world.admin.query('UPDATE dwh.cutpoint_receipts SET rows = rows + 1 WHERE invocation_id = $1', [invocationId]);
+    const rowsBefore = await world.targetWindowIds('events', WINDOW);
+    await expect(resume(recoveryInput(invocationId), recoveryDeps)).rejects.toMatchObject({ name: 'Delivery.RecoveryRetained', state: 'INCIDENT_RETAINED' });
+    const record = await loadInvocation(world.stores.ports, invocationId);
+    expect(record.state).toBe('INCIDENT_RETAINED');
+    expect(await loadCustody(world.stores.ports, record.targetId)).toMatchObject({ state: 'HELD', invocationId });
+    expect(await world.targetWindowIds('events', WINDOW)).toEqual(rowsBefore);
+    expect(await world.receiptsOf(invocationId)).toBe(1);
+    expect(await world.stagesLeft()).toBe(1);
+    expect((await world.journalTransitions(invocationId)).slice(-1)).toEqual(['VERIFIED_EOF>INCIDENT_RETAINED']);
+    expectNoSourceCall();
+  });
 });

@@ -1,4 +1,4 @@
-import { OutcomeUnknownError } from '../../domain/errors.js';
+import { IdentityConflictError, OutcomeUnknownError } from '../../domain/errors.js';
 import { publicationDigest, receiptMatches, type PublicationReceipt, type PublishRequest } from '../../ports/target.js';
 import { assertCustody } from '../custody.js';
 import type { DeliveryDeps } from '../deps.js';
@@ -37,7 +37,8 @@ export function publicationFactOf(receipt: PublicationReceipt): PublicationFact 
  * (invocation, window, rows, digest, stage object id) — `target.publish`, whose COMMIT is
  * `delivery.publish.commit`.
  * - VERIFIED_EOF: publish; the receipt (new, or found because an earlier attempt
- *   committed before a crash) → PUBLISHED with the receipt as the publication fact.
+ *   committed before a crash) → PUBLISHED with the receipt as the publication fact; a
+ *   receipt for this invocation that does not match → INCIDENT_RETAINED, nothing applied.
  *   A lost COMMIT acknowledgement (Cutpoint.OutcomeUnknown) → PUBLICATION_UNKNOWN,
  *   journaled, and the step returns that state: nothing is replayed blindly.
  * - PUBLICATION_UNKNOWN: only observes — the exact receipt present (and matching) →
@@ -52,18 +53,21 @@ export async function publish(input: unknown, deps: DeliveryDeps): Promise<StepO
   if (record.state !== 'VERIFIED_EOF' && record.state !== 'PUBLICATION_UNKNOWN') return output(step, record, false);
   const request = publishRequestOf(record, deps);
   await assertCustody(deps.ports, ref.targetId, step.fence);
+  // A receipt for this invocation that does not match what the journal proved is
+  // contradicting evidence, whichever state found it: journaled, custody kept.
+  const retainIncident = async (): Promise<StepOutput> => {
+    const incident = await transition(deps.ports, ref, {
+      from: record.state,
+      to: 'INCIDENT_RETAINED',
+      fence: step.fence,
+      transitionId: transitionIdOf('publish-foreign-receipt', record.invocationId),
+    });
+    return output(step, incident.invocation, !incident.alreadyApplied);
+  };
   if (record.state === 'PUBLICATION_UNKNOWN') {
     const receipt = await deps.target.probeReceipt(record.invocationId);
     if (!receipt) return output(step, record, false);
-    if (!receiptMatches(receipt, request)) {
-      const incident = await transition(deps.ports, ref, {
-        from: 'PUBLICATION_UNKNOWN',
-        to: 'INCIDENT_RETAINED',
-        fence: step.fence,
-        transitionId: transitionIdOf('publish-foreign-receipt', record.invocationId),
-      });
-      return output(step, incident.invocation, !incident.alreadyApplied);
-    }
+    if (!receiptMatches(receipt, request)) return retainIncident();
     const result = await transition(deps.ports, ref, {
       from: 'PUBLICATION_UNKNOWN',
       to: 'PUBLISHED',
@@ -77,6 +81,9 @@ export async function publish(input: unknown, deps: DeliveryDeps): Promise<StepO
   try {
     receipt = (await deps.target.publish(request)).receipt;
   } catch (error) {
+    // target.publish checks the receipt first, in the publication transaction: one that
+    // exists but differs is refused there, nothing applied.
+    if (error instanceof IdentityConflictError && error.code === 'delivery.receipt_identity_conflict') return retainIncident();
     if (!(error instanceof OutcomeUnknownError)) throw error;
     const result = await transition(deps.ports, ref, {
       from: 'VERIFIED_EOF',
