@@ -339,7 +339,7 @@ async function resolve(h: History, a: Attempt, fault?: string): Promise<void> {
 
 async function takeover(h: History, fault?: string): Promise<void> {
   const index = h.writers.length;
-  const session = `h${h.seed}-w${index}`;
+  const session = `history-${h.seed}-writer-${index}-session`;
   const faults = new FaultSwitch();
   const ports = awsPorts(h.config, faults);
   const input = { ...h.lane, owner: `writer-${index}`, session };
@@ -356,11 +356,12 @@ async function takeover(h: History, fault?: string): Promise<void> {
   } finally {
     faults.disarm();
   }
-  h.check(result.session.session === session, `takeover w${index} came back with session ${result.session.session}`);
-  h.check(result.session.epoch === previousEpoch + 1, `takeover w${index}: epoch ${result.session.epoch} after ${previousEpoch}`);
-  h.writers.push({ index, fence: result.session, ports, faults });
+  h.check(result.owner === input.owner && !('session' in result), `takeover w${index} came back as ${JSON.stringify(result)}`);
+  h.check(result.epoch === previousEpoch + 1, `takeover w${index}: epoch ${result.epoch} after ${previousEpoch}`);
+  const fence = { owner: input.owner, session, epoch: result.epoch };
+  h.writers.push({ index, fence, ports, faults });
   h.owner = index;
-  h.note(`takeover → w${index} owns the lane at epoch ${result.session.epoch}${fault ? ` [${fault}]` : ''}`);
+  h.note(`takeover → w${index} owns the lane at epoch ${result.epoch}${fault ? ` [${fault}]` : ''}`);
 }
 
 async function trim(h: History, to: number, fault?: string): Promise<void> {

@@ -7,7 +7,7 @@ import type { ItemKey } from '../../src/ports/authority.js';
 import { appendBatch } from '../../src/stream/append-batch.js';
 import { createStream } from '../../src/stream/create-stream.js';
 import { readStream, type ReadResult } from '../../src/stream/read.js';
-import { takeoverLane } from '../../src/stream/takeover.js';
+import { takeOverWithNewSession } from '../../src/stream/takeover.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
 
 /**
@@ -41,7 +41,7 @@ async function laneWith(label: string, sizes: number[]): Promise<Fixture> {
   const stream = `read-${label}-${randomUUID().slice(0, 6)}`;
   await createStream({ stream, partitions: 1 }, stores.ports);
   const lane = { stream, partition: 0 };
-  const { session } = await takeoverLane({ ...lane, owner: 'read-test' }, stores.ports);
+  const session = await takeOverWithNewSession(lane, 'read-test', stores.ports);
   const fixture: Fixture = { lane, ranges: [], expected: [] };
   for (const [i, size] of sizes.entries()) {
     const records = recordsOf(i, size);
