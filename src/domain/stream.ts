@@ -1,4 +1,4 @@
-import { CutpointError, IdentityConflictError, ValidationError } from './errors.js';
+import { CutpointError, ValidationError } from './errors.js';
 import type { Fence } from '../ports/authority.js';
 
 /**
@@ -154,7 +154,7 @@ export function validateFence(value: unknown): Fence {
 export function assertIssuedFence(lane: LaneRef, head: Pick<LaneHead, 'fence'>, session: Fence): void {
   const current = head.fence;
   if (!current || session.epoch > current.epoch || (session.epoch === current.epoch && !sameFence(current, session))) {
-    throw new ValidationError('stream.unknown_session', `lane ${lane.stream}/${lane.partition} never issued this session; take the lane over first`);
+    throw new UnknownSessionError(lane);
   }
 }
 
@@ -252,9 +252,20 @@ export class OffsetOutOfRangeError extends CutpointError {
 }
 
 /** The same attempt id with another batch: the attempt's identity is its batch. */
-export class AttemptIdentityConflictError extends IdentityConflictError {
+export class AttemptIdentityConflictError extends CutpointError {
   constructor(attemptId: string, detail: string) {
-    super('stream.attempt_identity_conflict', `attempt ${attemptId} ${detail}; an attempt id names exactly one batch: use a new attempt id for other records`);
+    super(
+      'Stream.AttemptIdentityConflict',
+      'stream.attempt_identity_conflict',
+      `attempt ${attemptId} ${detail}; an attempt id names exactly one batch: use a new attempt id for other records`,
+    );
+  }
+}
+
+/** A fence the lane never issued (forged): refused before anything is written. */
+export class UnknownSessionError extends CutpointError {
+  constructor(lane: LaneRef) {
+    super('Stream.UnknownSession', 'stream.unknown_session', `lane ${lane.stream}/${lane.partition} never issued this session; take the lane over first`);
   }
 }
 
