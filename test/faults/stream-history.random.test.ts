@@ -423,7 +423,7 @@ function verifyRead(h: History, plan: ReadPlan, result: ReadResult, committedEnd
   h.check(result.trimOffset <= from, `read from ${from} succeeded below its own trim offset ${result.trimOffset}`);
   h.check(result.committedEnd >= committedEndBefore, `read saw committed end ${result.committedEnd}, behind ${committedEndBefore} seen earlier`);
   h.check(result.next === from + n, `read from ${from}: next ${result.next} after ${n} records`);
-  h.check(result.next <= Math.max(from, result.committedEnd), `read from ${from}: next ${result.next} past the committed end ${result.committedEnd}`);
+  h.check(result.next <= result.committedEnd, `read from ${from}: next ${result.next} past the committed end ${result.committedEnd}`);
   // Below the committed end a read is never EOF and never short (records are tiny here).
   const expected = Math.max(0, Math.min(max, result.committedEnd - from));
   h.check(n === expected || result.repairs.length >= 64, `read from ${from} (max ${max}) returned ${n} records of [${from}, ${result.committedEnd})`);
@@ -525,8 +525,13 @@ function trimFault(h: History): string | undefined {
 }
 
 /** A read whose error is allowed only as the trim it raced (or an injected fault). */
-function checkReadError(h: History, plan: ReadPlan, error: unknown): void {
+function checkReadError(h: History, plan: ReadPlan, error: unknown, committedEndBefore: number): void {
   if (error === undefined) return;
+  if (nameOf(error) === 'Stream.OffsetOutOfRange') {
+    // The committed end only grows: refused means `from` was past it when the read began.
+    h.check(plan.from > committedEndBefore, `read from ${plan.from} refused as out of range, but ${committedEndBefore} was committed before it: ${messageOf(error)}`);
+    return;
+  }
   if (nameOf(error) === 'Stream.OffsetTrimmed') {
     h.check(plan.from < h.trim, `read from ${plan.from} refused as trimmed, but the trim offset is ${h.trim}: ${messageOf(error)}`);
     return;
@@ -587,7 +592,8 @@ async function runStep(h: History, ctx: StepContext): Promise<void> {
       return;
     case 'read': {
       const plan = readPlan(h);
-      checkReadError(h, plan, await read(h, plan, h.head.committedEnd));
+      const committedEnd = h.head.committedEnd;
+      checkReadError(h, plan, await read(h, plan, committedEnd), committedEnd);
       return;
     }
     case 'race':
@@ -632,7 +638,7 @@ async function race(h: History, ctx: StepContext): Promise<void> {
       const to = h.trim + Math.floor((h.head.committedEnd - h.trim) * h.rng.next() * 0.3);
       const committedEnd = h.head.committedEnd;
       const [, readError] = await Promise.all([append(h, a, ctx), read(h, { ...plan, fault: undefined }, committedEnd), trim(h, to)]);
-      checkReadError(h, { ...plan, fault: undefined }, readError);
+      checkReadError(h, { ...plan, fault: undefined }, readError, committedEnd);
     }
   }
 }

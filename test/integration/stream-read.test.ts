@@ -134,9 +134,10 @@ describe('reading committed ranges', () => {
     expect((await read(big.lane, 100)).records).toEqual(withOffsets(big.expected, 100));
   });
 
-  it('the committed end is the end, not an error: no records and next = from', async () => {
+  it('the committed end is the end, not an error: no records and next = from; past it is refused, never a position beyond the end', async () => {
     expect(await read(f.lane, 15)).toMatchObject({ next: 15, committedEnd: 15, records: [] });
-    expect(await read(f.lane, 99)).toMatchObject({ next: 99, committedEnd: 15, records: [] });
+    await expect(read(f.lane, 16)).rejects.toMatchObject({ name: 'Stream.OffsetOutOfRange', code: 'stream.offset_out_of_range' });
+    await expect(read(f.lane, 99)).rejects.toMatchObject({ code: 'stream.offset_out_of_range' });
   });
 
   it('refuses bad input and unknown lanes before reading anything', async () => {
