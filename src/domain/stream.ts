@@ -1,3 +1,4 @@
+import { sha256Hex } from './digest.js';
 import { CutpointError, ValidationError } from './errors.js';
 import type { Fence } from '../ports/authority.js';
 
@@ -146,16 +147,40 @@ export function validateFence(value: unknown): Fence {
 }
 
 /**
- * Refuses a fence the lane never issued. Every takeover moves the epoch up by exactly one
- * under a CAS, so each epoch names one fence ever: an epoch above the head's, the head's
- * epoch with another owner or session, or any fence on a lane never taken over, is
- * forged — refused before anything is written (a stale fence, of a lower epoch, is not).
+ * What a takeover records for each epoch it issues, in the same transaction that installs
+ * the fence on the head: the owner and the SHA-256 of the session id (the id itself stays
+ * with the caller). It lets a refusal tell a stale fence (issued once, since superseded)
+ * from a forged one (never issued) at any epoch.
  */
-export function assertIssuedFence(lane: LaneRef, head: Pick<LaneHead, 'fence'>, session: Fence): void {
+export interface IssuedFence extends LaneRef {
+  epoch: number;
+  owner: string;
+  sessionSha256: string;
+}
+
+/**
+ * Refuses a fence the lane never issued, before anything is written. Every takeover moves
+ * the epoch up by exactly one under a CAS and records what it issued (`IssuedFence`), so
+ * each epoch names one fence ever: an epoch above the head's, the head's epoch with another
+ * owner or session, any fence on a lane never taken over, or a lower epoch whose record
+ * names another owner or session is forged. A lower epoch matching its record is stale
+ * (refused later as fenced). `issued` is the record of `session.epoch` when it is below the
+ * head's; a lane taken over before records existed has none, and then a lower epoch is
+ * taken as stale.
+ */
+export function assertIssuedFence(
+  lane: LaneRef,
+  head: Pick<LaneHead, 'fence'>,
+  session: Fence,
+  issued?: Pick<IssuedFence, 'owner' | 'sessionSha256'>,
+): void {
   const current = head.fence;
-  if (!current || session.epoch > current.epoch || (session.epoch === current.epoch && !sameFence(current, session))) {
-    throw new UnknownSessionError(lane);
-  }
+  const forged =
+    !current ||
+    session.epoch > current.epoch ||
+    (session.epoch === current.epoch && !sameFence(current, session)) ||
+    (session.epoch < current.epoch && issued !== undefined && (issued.owner !== session.owner || issued.sessionSha256 !== sha256Hex(session.session)));
+  if (forged) throw new UnknownSessionError(lane);
 }
 
 export function validateOffset(value: unknown, name: string): number {
@@ -171,6 +196,7 @@ const pad = (n: number) => String(n).padStart(16, '0');
 export const laneKeys = {
   pk: (lane: LaneRef) => `lane#${lane.stream}/${lane.partition}`,
   head: (lane: LaneRef) => ({ pk: laneKeys.pk(lane), sk: 'head' }),
+  fence: (lane: LaneRef, epoch: number) => ({ pk: laneKeys.pk(lane), sk: `fence#${pad(epoch)}` }),
   intent: (lane: LaneRef, attemptId: string) => ({ pk: laneKeys.pk(lane), sk: `intent#${attemptId}` }),
   /** Keyed by end offset: the first commit whose end > x is the one containing x. */
   commit: (lane: LaneRef, end: number) => ({ pk: laneKeys.pk(lane), sk: `commit#${pad(end)}` }),

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { OutcomeUnknownError } from '../domain/errors.js';
-import { laneKeys, validateLane, validateOwner, validateSessionId, type LaneRef } from '../domain/stream.js';
+import { sha256Hex } from '../domain/digest.js';
+import { laneKeys, validateLane, validateOwner, validateSessionId, type IssuedFence, type LaneRef } from '../domain/stream.js';
 import type { Fence } from '../ports/authority.js';
 import type { Ports } from '../ports/index.js';
 import { STREAM_CUT_POINTS } from './cut-points.js';
@@ -37,8 +38,13 @@ export async function takeoverLane(input: unknown, ports: Ports): Promise<Takeov
     const head = await loadHead(ports, lane);
     if (head.fence?.session === session && head.fence.owner === owner) return result(lane, head.fence, head);
     const fence: Fence = { owner, session, epoch: (head.fence?.epoch ?? 0) + 1 };
-    const outcome = await ports.authority.update(STREAM_CUT_POINTS.takeoverCas, laneKeys.head(lane), { version: head.version }, { fence });
-    if (outcome.status === 'APPLIED') return result(lane, fence, outcome.item as unknown as typeof head);
+    // The head's new fence and the record of what this epoch issued move together.
+    const issued: IssuedFence = { ...lane, epoch: fence.epoch, owner, sessionSha256: sha256Hex(session) };
+    const outcome = await ports.authority.transact(STREAM_CUT_POINTS.takeoverCas, [
+      { kind: 'update', key: laneKeys.head(lane), expect: { version: head.version }, set: { fence } },
+      { kind: 'put', item: { ...laneKeys.fence(lane, fence.epoch), ...issued }, expect: 'absent' },
+    ]);
+    if (outcome.status === 'APPLIED') return result(lane, fence, head);
     // UNKNOWN or CONFLICT: the next round reloads the head; our exact session id, if
     // there, proves the takeover applied.
   }

@@ -9,6 +9,7 @@ import { appendBatch } from '../../src/stream/append-batch.js';
 import { writeWal } from '../../src/stream/append/write-wal.js';
 import { createStream } from '../../src/stream/create-stream.js';
 import { STREAM_CUT_POINTS } from '../../src/stream/cut-points.js';
+import { takeOverWithNewSession } from '../../src/stream/takeover.js';
 import { readStream } from '../../src/stream/read.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
 import { appendFlow, batchOf, expectLaneInvariant, newLane, resolveFlow, statusOf } from '../support/stream-fixture.js';
@@ -23,7 +24,7 @@ beforeAll(async () => {
   stores = await freshStores();
 });
 
-const PREFIXES = ['head', 'intent#', 'commit#', 'index#', 'quarantine#'];
+const PREFIXES = ['head', 'fence#', 'intent#', 'commit#', 'index#', 'quarantine#'];
 
 /** Every authority item of the lane and every WAL object (key → SHA-256 of its bytes). */
 async function snapshot(ports: Ports, lane: LaneRef) {
@@ -152,6 +153,22 @@ describe('refused stream flows mutate nothing', () => {
     const untaken = await appendFlow(stores.ports, fresh, forged[0]!, 'f-x', ['x']);
     expect(stepError(untaken)).toBe('Stream.UnknownSession');
     expect(await stores.ports.authority.get(laneKeys.intent(fresh, 'f-x'))).toBeUndefined();
+  });
+
+  it('a forged session below the current epoch is refused too (the takeover records what each epoch issued); a genuine stale one is fenced', async () => {
+    const { lane, session: stale } = await newLane(stores.ports, 'forged-below');
+    await takeOverWithNewSession(lane, 'test-writer', stores.ports);
+    const before = await snapshot(stores.ports, lane);
+    for (const [i, fence] of [
+      { ...stale, session: 'forged-session-0003' },
+      { ...stale, owner: 'mallory' },
+    ].entries()) {
+      const run = await appendFlow(stores.ports, lane, fence, `fb-${i}`, ['x']);
+      expect(stepError(run)).toBe('Stream.UnknownSession');
+    }
+    expect(await snapshot(stores.ports, lane)).toEqual(before);
+    // The session epoch 1 really issued is stale, not forged: KNOWN_NOT_COMMITTED.
+    expect(statusOf(await appendFlow(stores.ports, lane, stale, 'fb-stale', ['x']))).toBe('KNOWN_NOT_COMMITTED');
   });
 
   it('stream-takeover without owner or session is refused without a takeover; its output never carries the session id', async () => {

@@ -1,7 +1,6 @@
 import { sha256Hex } from '../../domain/digest.js';
 import { encodeBatch } from '../../domain/record-batch.js';
 import {
-  assertIssuedFence,
   AttemptAbortedError,
   AttemptIdentityConflictError,
   FencedError,
@@ -16,7 +15,7 @@ import { putExact } from '../../objects/exact-object.js';
 import type { Ports } from '../../ports/index.js';
 import { decodeRecords, validateAttemptRef, type AttemptRef, type WalRef } from '../append-input.js';
 import { STREAM_CUT_POINTS } from '../cut-points.js';
-import { loadHead, loadIntent } from '../lane-store.js';
+import { assertSessionIssued, loadHead, loadIntent } from '../lane-store.js';
 
 /**
  * Append step 1: the batch's WAL bytes, one object under the attempt's exact identity —
@@ -39,7 +38,7 @@ export async function writeWal(input: unknown, ports: Ports): Promise<AttemptRef
   const bytes = encodeBatch(records);
   const sha256 = sha256Hex(bytes);
   const [head, intent] = await Promise.all([loadHead(ports, ref), loadIntent(ports, ref, ref.attemptId)]);
-  assertIssuedFence(ref, head, ref.session);
+  await assertSessionIssued(ports, ref, head, ref.session);
   const batch = { walSha256: sha256, walSize: bytes.byteLength, recordCount: records.length };
   if (intent && !intent.tombstone) assertSameBatch(intent, batch);
   // The key the attempt's intent already names (the same batch), else the one derived now.
