@@ -18,7 +18,7 @@ import { writeIndex } from '../src/stream/append/write-index.js';
 import { writeWal } from '../src/stream/append/write-wal.js';
 import { appendBatch } from '../src/stream/append-batch.js';
 import { createStream } from '../src/stream/create-stream.js';
-import { takeoverLane } from '../src/stream/takeover.js';
+import { takeOverWithNewSession } from '../src/stream/takeover.js';
 import { interleave, meterDelta, perOp, round3, type InterleaveResult, type SliceFn } from './measure.js';
 
 /**
@@ -100,7 +100,7 @@ async function ownedLane(ports: Ports, label: string): Promise<{ lane: LaneRef; 
   const stream = `bench-${label}-${Date.now().toString(36)}-${laneSeq++}`;
   await createStream({ stream, partitions: 1 }, ports);
   const lane = { stream, partition: 0 };
-  const { session } = await takeoverLane({ ...lane, owner: 'bench-writer' }, ports);
+  const session = await takeOverWithNewSession(lane, 'bench-writer', ports);
   return { lane, session };
 }
 

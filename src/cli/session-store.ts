@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, rename, rm, rmdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { CutpointError } from '../domain/errors.js';
 import type { LaneRef } from '../domain/stream.js';
@@ -67,14 +67,18 @@ export async function completeTakeover(lane: LaneRef, target: SessionTarget, fen
 }
 
 /**
- * The takeover with this session id ended FAILED for good: forget it, so the next takeover
- * mints a new id (and, on AWS, a new execution name instead of finding the failed one).
+ * The takeover with this session id ended FAILED for good (refused, nothing applied):
+ * forget it, so the next takeover mints a new id (and, on AWS, a new execution name
+ * instead of finding the failed one). A refused takeover leaves no local state: the file
+ * goes when no active session remains in it, and the sessions directory when it is empty.
  */
 export async function abandonTakeover(lane: LaneRef, target: SessionTarget, session: string): Promise<void> {
   const stored = await load(lane, target);
   if (stored?.pending?.session !== session) return;
   const { pending: _failed, ...rest } = stored;
-  await save(rest, target);
+  if (rest.active) return save(rest, target);
+  await rm(sessionFile(lane, target), { force: true });
+  await rmdir(sessionsDir(target)).catch(() => undefined); // only when empty
 }
 
 async function load(lane: LaneRef, target: SessionTarget): Promise<StoredLane | undefined> {

@@ -1,3 +1,4 @@
+import { sha256Hex } from './digest.js';
 import { CutpointError, ValidationError } from './errors.js';
 import type { Fence } from '../ports/authority.js';
 
@@ -113,12 +114,73 @@ export function validateAttemptId(value: unknown): string {
   return value;
 }
 
+const OWNER = /^[A-Za-z0-9][A-Za-z0-9._@:-]{0,127}$/;
+/** A session id: an unguessable token the taking-over caller mints (the CLI: a UUID). */
+const SESSION = /^[A-Za-z0-9][A-Za-z0-9._-]{15,127}$/;
+
+export function validateOwner(value: unknown): string {
+  if (typeof value !== 'string' || !OWNER.test(value)) throw new ValidationError('stream.invalid_owner', 'owner must be 1-128 characters of [A-Za-z0-9._@:-]');
+  return value;
+}
+
+/** The session id a takeover installs (never printed: it is the fencing secret). */
+export function validateSessionId(value: unknown): string {
+  if (typeof value !== 'string' || !SESSION.test(value)) {
+    throw new ValidationError('stream.invalid_session', 'session must be 16-128 characters of [A-Za-z0-9._-] (a fresh random id, e.g. a UUID)');
+  }
+  return value;
+}
+
 export function validateFence(value: unknown): Fence {
   const f = value as Partial<Fence> | null;
-  if (typeof f?.owner !== 'string' || typeof f.session !== 'string' || !Number.isInteger(f.epoch) || (f.epoch as number) < 1) {
+  if (
+    typeof f?.owner !== 'string' ||
+    !OWNER.test(f.owner) ||
+    typeof f.session !== 'string' ||
+    !SESSION.test(f.session) ||
+    !Number.isSafeInteger(f.epoch) ||
+    (f.epoch as number) < 1
+  ) {
     throw new ValidationError('stream.invalid_session', 'session must be {owner, session, epoch >= 1}; take the lane over first');
   }
   return { owner: f.owner, session: f.session, epoch: f.epoch as number };
+}
+
+/**
+ * What a takeover records for each epoch it issues, in the same transaction that installs
+ * the fence on the head: the owner and the SHA-256 of the session id (the id itself stays
+ * with the caller). It lets a refusal tell a stale fence (issued once, since superseded)
+ * from a forged one (never issued) at any epoch.
+ */
+export interface IssuedFence extends LaneRef {
+  epoch: number;
+  owner: string;
+  sessionSha256: string;
+}
+
+/**
+ * Refuses a fence the lane never issued, before anything is written. Every takeover moves
+ * the epoch up by exactly one under a CAS and records what it issued (`IssuedFence`), so
+ * each epoch names one fence ever: an epoch above the head's, the head's epoch with another
+ * owner or session, any fence on a lane never taken over, or a lower epoch whose record
+ * names another owner or session is forged. A lower epoch matching its record is stale
+ * (refused later as fenced). `issued` is the record of `session.epoch` when it is below the
+ * head's; a lane taken over before records existed has none, and then a lower epoch is
+ * taken as stale.
+ */
+export function assertIssuedFence(
+  lane: LaneRef,
+  head: Pick<LaneHead, 'fence'>,
+  session: Fence,
+  issued?: Pick<IssuedFence, 'owner' | 'sessionSha256'>,
+): void {
+  const current = head.fence;
+  const forged =
+    !current ||
+    session.epoch > current.epoch ||
+    (session.epoch === current.epoch && !sameFence(current, session)) ||
+    (session.epoch < current.epoch && issued !== undefined && (issued.owner !== session.owner || issued.sessionSha256 !== sha256Hex(session.session)));
+  if (forged) throw new UnknownSessionError(lane);
 }
 
 export function validateOffset(value: unknown, name: string): number {
@@ -134,6 +196,7 @@ const pad = (n: number) => String(n).padStart(16, '0');
 export const laneKeys = {
   pk: (lane: LaneRef) => `lane#${lane.stream}/${lane.partition}`,
   head: (lane: LaneRef) => ({ pk: laneKeys.pk(lane), sk: 'head' }),
+  fence: (lane: LaneRef, epoch: number) => ({ pk: laneKeys.pk(lane), sk: `fence#${pad(epoch)}` }),
   intent: (lane: LaneRef, attemptId: string) => ({ pk: laneKeys.pk(lane), sk: `intent#${attemptId}` }),
   /** Keyed by end offset: the first commit whose end > x is the one containing x. */
   commit: (lane: LaneRef, end: number) => ({ pk: laneKeys.pk(lane), sk: `commit#${pad(end)}` }),
@@ -143,9 +206,24 @@ export const laneKeys = {
   quarantine: (lane: LaneRef, objectKey: string) => ({ pk: laneKeys.pk(lane), sk: `quarantine#${objectKey}` }),
 };
 
-/** The WAL object of an attempt: its key is the attempt's exact identity. */
-export function walKeyOf(lane: LaneRef, attemptId: string): string {
-  return `wal/${lane.stream}/${lane.partition}/${attemptId}.wal`;
+/** Every WAL object lives under this root; no operator command writes into it. */
+export const WAL_ROOT = 'wal/';
+
+/**
+ * The WAL objects of one attempt: `wal/<stream>/<partition>/<attemptId>/`. `/` is outside
+ * the attempt alphabet, so no other attempt's keys share this prefix.
+ */
+export function walPrefixOf(lane: LaneRef, attemptId: string): string {
+  return `${WAL_ROOT}${lane.stream}/${lane.partition}/${attemptId}/`;
+}
+
+/**
+ * The WAL object of an attempt's batch: keyed by the attempt AND the batch's SHA-256, so
+ * two different batches under one attempt id can never share (and overwrite) a key; the
+ * intent's conditional create decides which one the attempt names.
+ */
+export function walKeyOf(lane: LaneRef, attemptId: string, sha256: string): string {
+  return `${walPrefixOf(lane, attemptId)}${sha256}.wal`;
 }
 
 /** Generation root of a committed range (materialized by the generation-commit mechanism). */
@@ -185,6 +263,35 @@ export class LaneSuspendedError extends CutpointError {
 export class LaneMissingError extends CutpointError {
   constructor(lane: LaneRef) {
     super('Stream.LaneMissing', 'stream.lane_missing', `lane ${lane.stream}/${lane.partition} does not exist; create the stream first`);
+  }
+}
+
+/** A read from past the committed end: no position beyond it is ever handed out. */
+export class OffsetOutOfRangeError extends CutpointError {
+  constructor(lane: LaneRef, offset: number, committedEnd: number) {
+    super(
+      'Stream.OffsetOutOfRange',
+      'stream.offset_out_of_range',
+      `offset ${offset} is past the committed end ${committedEnd} of ${lane.stream}/${lane.partition}; read from ${committedEnd} at most`,
+    );
+  }
+}
+
+/** The same attempt id with another batch: the attempt's identity is its batch. */
+export class AttemptIdentityConflictError extends CutpointError {
+  constructor(attemptId: string, detail: string) {
+    super(
+      'Stream.AttemptIdentityConflict',
+      'stream.attempt_identity_conflict',
+      `attempt ${attemptId} ${detail}; an attempt id names exactly one batch: use a new attempt id for other records`,
+    );
+  }
+}
+
+/** A fence the lane never issued (forged): refused before anything is written. */
+export class UnknownSessionError extends CutpointError {
+  constructor(lane: LaneRef) {
+    super('Stream.UnknownSession', 'stream.unknown_session', `lane ${lane.stream}/${lane.partition} never issued this session; take the lane over first`);
   }
 }
 

@@ -1,13 +1,15 @@
 import {
+  assertIssuedFence,
   laneKeys,
   LaneMissingError,
   type AppendIntent,
   type CommitRecord,
   type IndexEntry,
+  type IssuedFence,
   type LaneHead,
   type LaneRef,
 } from '../domain/stream.js';
-import type { AuthorityItem } from '../ports/authority.js';
+import type { AuthorityItem, Fence } from '../ports/authority.js';
 import type { Ports } from '../ports/index.js';
 
 /** Typed reads of the lane's authority items. */
@@ -15,6 +17,16 @@ export async function loadHead(ports: Ports, lane: LaneRef): Promise<LaneHead> {
   const item = await ports.authority.get(laneKeys.head(lane));
   if (!item) throw new LaneMissingError(lane);
   return item as unknown as LaneHead;
+}
+
+/**
+ * Refuses a session the lane never issued (`assertIssuedFence`); below the head's epoch it
+ * reads the takeover's record of that epoch to tell stale from forged.
+ */
+export async function assertSessionIssued(ports: Ports, lane: LaneRef, head: LaneHead, session: Fence): Promise<void> {
+  const below = head.fence !== undefined && session.epoch < head.fence.epoch;
+  const issued = below ? ((await ports.authority.get(laneKeys.fence(lane, session.epoch))) as unknown as IssuedFence | undefined) : undefined;
+  assertIssuedFence(lane, head, session, issued);
 }
 
 export async function loadIntent(ports: Ports, lane: LaneRef, attemptId: string): Promise<AppendIntent | undefined> {

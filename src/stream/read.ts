@@ -1,5 +1,5 @@
 import { ValidationError } from '../domain/errors.js';
-import { OffsetTrimmedError, RangeUnreadableError, validateLane, validateOffset, type IndexEntry, type LaneRef } from '../domain/stream.js';
+import { OffsetOutOfRangeError, OffsetTrimmedError, RangeUnreadableError, validateLane, validateOffset, type IndexEntry, type LaneRef } from '../domain/stream.js';
 import type { Ports } from '../ports/index.js';
 import { indexFrom, loadHead } from './lane-store.js';
 import { RangeReader } from './read/candidates.js';
@@ -39,7 +39,9 @@ const READ_BYTE_BUDGET = 4 * 1024 * 1024;
  * Reads committed records by offset from [trimOffset, committedEnd) of one lane (seed 002,
  * "Read failures").
  * - The head is loaded first (consistent read): below the trim is Stream.OffsetTrimmed; at
- *   or past the committed end is the end (no records, `next = from`), not an error.
+ *   the committed end is the end (no records, `next = from`), not an error; past it is
+ *   Stream.OffsetOutOfRange — a position past the committed end is never handed out (a
+ *   consumer following it would skip every offset in between once they commit).
  * - Ranges are walked through the index. A missing entry (or a gap) below the committed
  *   end is rebuilt from the commit record — a bounded repair, never EOF; no commit record
  *   there is Stream.ChainBroken.
@@ -59,6 +61,7 @@ export async function readStream(input: unknown, ports: Ports): Promise<ReadResu
 
   const head = await loadHead(ports, lane);
   if (from < head.trimOffset) throw new OffsetTrimmedError(from, head.trimOffset);
+  if (from > head.committedEnd) throw new OffsetOutOfRangeError(lane, from, head.committedEnd);
   const result: ReadResult = {
     ...lane,
     from,
@@ -69,7 +72,7 @@ export async function readStream(input: unknown, ports: Ports): Promise<ReadResu
     repairs: [],
     quarantined: [],
   };
-  if (from >= head.committedEnd) return result;
+  if (from === head.committedEnd) return result;
 
   const stop = head.committedEnd;
   const reader = new RangeReader(ports, lane, from);

@@ -31,11 +31,15 @@ export interface ResolveResult extends AppendOutcome {
  * Then the suspension is lifted. Evidence that contradicts itself (COMMITTED without its
  * commit record, or a head behind the range) keeps the lane suspended and says why.
  * Index and generation 0 repairs for a committed attempt are the flow's next steps.
+ * A missing lane is refused (Stream.LaneMissing) before anything is written.
  */
 export async function resolveAppend(input: unknown, ports: Ports): Promise<ResolveResult> {
   const lane = validateLane(input);
   const attemptId = validateAttemptId((input as { attemptId?: unknown }).attemptId);
   const ref = { ...lane, attemptId };
+  // The lane must exist before anything is written (a tombstone on a missing lane would be
+  // a refused command that mutates): Stream.LaneMissing, nothing written.
+  await loadHead(ports, lane);
   let intent = await loadIntent(ports, lane, attemptId);
   if (!intent || intent.state === 'PENDING') {
     intent = await retireIntent(ports, lane, attemptId, intent ? 'resolved: head CAS never applied' : 'resolved: no intent was recorded', STREAM_CUT_POINTS.resolveFence);

@@ -1,5 +1,5 @@
 import { OutcomeUnknownError } from '../domain/errors.js';
-import { laneKeys, walKeyOf, type AppendIntent, type LaneRef } from '../domain/stream.js';
+import { laneKeys, walPrefixOf, type AppendIntent, type LaneRef } from '../domain/stream.js';
 import type { Ports } from '../ports/index.js';
 import { loadIntent } from './lane-store.js';
 
@@ -37,7 +37,7 @@ function tombstoneOf(lane: LaneRef, attemptId: string) {
     stream: lane.stream,
     partition: lane.partition,
     attemptId,
-    walKey: walKeyOf(lane, attemptId),
+    walKey: walPrefixOf(lane, attemptId),
     walSha256: '',
     walSize: 0,
     recordCount: 0,

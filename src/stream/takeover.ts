@@ -1,18 +1,22 @@
 import { randomUUID } from 'node:crypto';
-import { OutcomeUnknownError, ValidationError } from '../domain/errors.js';
-import { laneKeys, validateLane, type LaneRef } from '../domain/stream.js';
+import { OutcomeUnknownError } from '../domain/errors.js';
+import { sha256Hex } from '../domain/digest.js';
+import { laneKeys, validateLane, validateOwner, validateSessionId, type IssuedFence, type LaneRef } from '../domain/stream.js';
 import type { Fence } from '../ports/authority.js';
 import type { Ports } from '../ports/index.js';
 import { STREAM_CUT_POINTS } from './cut-points.js';
 import { loadHead } from './lane-store.js';
 
+/**
+ * What a takeover reports: owner and epoch of the new session, never its session id (the
+ * fencing secret stays with the caller that minted it; a flow's output is printed).
+ */
 export interface TakeoverResult extends LaneRef {
-  session: Fence;
+  owner: string;
+  epoch: number;
   committedEnd: number;
   suspendedBy?: string;
 }
-
-const OWNER = /^[A-Za-z0-9][A-Za-z0-9._@:-]{0,127}$/;
 
 /**
  * A new owner session with a higher epoch, by CAS on the head. Both takeover styles of
@@ -21,24 +25,48 @@ const OWNER = /^[A-Za-z0-9][A-Za-z0-9._@:-]{0,127}$/;
  * session and epoch, so a stale writer still blocked in I/O can finish its PUT but can
  * never advance the head. A lost response is resolved by reloading the head and
  * comparing the exact session id.
+ *
+ * Input `{stream, partition, owner, session}`, all required and validated before the
+ * head is read: the caller mints the session id (a fresh random id) and keeps it — a
+ * re-run with the same id is idempotent, and the id is never part of the output.
  */
 export async function takeoverLane(input: unknown, ports: Ports): Promise<TakeoverResult> {
   const lane = validateLane(input);
-  const owner = (input as { owner?: unknown }).owner ?? 'cutpoint';
-  if (typeof owner !== 'string' || !OWNER.test(owner)) throw new ValidationError('stream.invalid_owner', 'owner must be 1-128 characters of [A-Za-z0-9._@:-]');
-  const session = typeof (input as { session?: unknown }).session === 'string' ? (input as { session: string }).session : randomUUID();
+  const owner = validateOwner((input as { owner?: unknown }).owner);
+  const session = validateSessionId((input as { session?: unknown }).session);
   for (let round = 0; round < 5; round++) {
     const head = await loadHead(ports, lane);
     if (head.fence?.session === session && head.fence.owner === owner) return result(lane, head.fence, head);
     const fence: Fence = { owner, session, epoch: (head.fence?.epoch ?? 0) + 1 };
-    const outcome = await ports.authority.update(STREAM_CUT_POINTS.takeoverCas, laneKeys.head(lane), { version: head.version }, { fence });
-    if (outcome.status === 'APPLIED') return result(lane, fence, outcome.item as unknown as typeof head);
+    // The head's new fence and the record of what this epoch issued move together.
+    const issued: IssuedFence = { ...lane, epoch: fence.epoch, owner, sessionSha256: sha256Hex(session) };
+    const outcome = await ports.authority.transact(STREAM_CUT_POINTS.takeoverCas, [
+      { kind: 'update', key: laneKeys.head(lane), expect: { version: head.version }, set: { fence } },
+      { kind: 'put', item: { ...laneKeys.fence(lane, fence.epoch), ...issued }, expect: 'absent' },
+    ]);
+    if (outcome.status === 'APPLIED') return result(lane, fence, head);
     // UNKNOWN or CONFLICT: the next round reloads the head; our exact session id, if
     // there, proves the takeover applied.
   }
   throw new OutcomeUnknownError(STREAM_CUT_POINTS.takeoverCas, `takeover of ${lane.stream}/${lane.partition} did not settle`);
 }
 
-function result(lane: LaneRef, session: Fence, head: { committedEnd: number; suspendedBy?: string }): TakeoverResult {
-  return { ...lane, session, committedEnd: head.committedEnd, ...(head.suspendedBy ? { suspendedBy: head.suspendedBy } : {}) };
+/**
+ * For producers that embed cutpoint (and tests): takes the lane over with a freshly minted
+ * session id and returns the whole fence, which the caller keeps for `appendBatch`.
+ */
+export async function takeOverWithNewSession(lane: LaneRef, owner: string, ports: Ports): Promise<Fence> {
+  const session = randomUUID();
+  const takeover = await takeoverLane({ ...lane, owner, session }, ports);
+  return { owner: takeover.owner, session, epoch: takeover.epoch };
+}
+
+function result(lane: LaneRef, fence: Fence, head: { committedEnd: number; suspendedBy?: string }): TakeoverResult {
+  return {
+    ...lane,
+    owner: fence.owner,
+    epoch: fence.epoch,
+    committedEnd: head.committedEnd,
+    ...(head.suspendedBy ? { suspendedBy: head.suspendedBy } : {}),
+  };
 }

@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { FAULT_KINDS, type FaultKind } from '../../src/domain/faults.js';
 import { GENERATION_CUT_POINTS } from '../../src/generation/cut-points.js';
 import { STREAM_CUT_POINTS } from '../../src/stream/cut-points.js';
-import { takeoverLane } from '../../src/stream/takeover.js';
+import { takeOverWithNewSession } from '../../src/stream/takeover.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
 import {
   appendFlow,
@@ -108,7 +108,7 @@ describe('Head CAS condition fails: a takeover between intent and head CAS', () 
     stores.faults.arm(`${STREAM_CUT_POINTS.headCas}:delay=400`);
     const stale = appendFlow(stores.ports, lane, session, 'old-1', batchOf('old-1', 2));
     await new Promise((r) => setTimeout(r, 150));
-    const { session: fresh } = await takeoverLane({ ...lane, owner: 'new-writer' }, stores.ports);
+    const fresh = await takeOverWithNewSession(lane, 'new-writer', stores.ports);
     const staleResult = await stale;
     stores.faults.disarm();
     expect(staleResult.output).toMatchObject({ status: 'KNOWN_NOT_COMMITTED', reason: 'Stream.Fenced' });
@@ -149,7 +149,7 @@ describe('an attempt outlives its session', () => {
     stores.faults.arm(`${STREAM_CUT_POINTS.headCas}:crash-before*`);
     expect(statusOf(await appendFlow(stores.ports, lane, session, 'a1', batchOf('a1', 2)))).toBe('MAY_HAVE_COMMITTED');
     stores.faults.disarm();
-    const { session: next } = await takeoverLane({ ...lane, owner: 'restarted-producer' }, stores.ports);
+    const next = await takeOverWithNewSession(lane, 'restarted-producer', stores.ports);
     const rerun = await appendFlow(stores.ports, lane, next, 'a1', batchOf('a1', 2));
     expect(rerun.output).toMatchObject({ status: 'KNOWN_NOT_COMMITTED', reason: 'Stream.Fenced' });
     const fresh = await appendFlow(stores.ports, lane, next, 'a2', batchOf('a2', 2));

@@ -339,7 +339,7 @@ async function resolve(h: History, a: Attempt, fault?: string): Promise<void> {
 
 async function takeover(h: History, fault?: string): Promise<void> {
   const index = h.writers.length;
-  const session = `h${h.seed}-w${index}`;
+  const session = `history-${h.seed}-writer-${index}-session`;
   const faults = new FaultSwitch();
   const ports = awsPorts(h.config, faults);
   const input = { ...h.lane, owner: `writer-${index}`, session };
@@ -356,11 +356,12 @@ async function takeover(h: History, fault?: string): Promise<void> {
   } finally {
     faults.disarm();
   }
-  h.check(result.session.session === session, `takeover w${index} came back with session ${result.session.session}`);
-  h.check(result.session.epoch === previousEpoch + 1, `takeover w${index}: epoch ${result.session.epoch} after ${previousEpoch}`);
-  h.writers.push({ index, fence: result.session, ports, faults });
+  h.check(result.owner === input.owner && !('session' in result), `takeover w${index} came back as ${JSON.stringify(result)}`);
+  h.check(result.epoch === previousEpoch + 1, `takeover w${index}: epoch ${result.epoch} after ${previousEpoch}`);
+  const fence = { owner: input.owner, session, epoch: result.epoch };
+  h.writers.push({ index, fence, ports, faults });
   h.owner = index;
-  h.note(`takeover → w${index} owns the lane at epoch ${result.session.epoch}${fault ? ` [${fault}]` : ''}`);
+  h.note(`takeover → w${index} owns the lane at epoch ${result.epoch}${fault ? ` [${fault}]` : ''}`);
 }
 
 async function trim(h: History, to: number, fault?: string): Promise<void> {
@@ -422,7 +423,7 @@ function verifyRead(h: History, plan: ReadPlan, result: ReadResult, committedEnd
   h.check(result.trimOffset <= from, `read from ${from} succeeded below its own trim offset ${result.trimOffset}`);
   h.check(result.committedEnd >= committedEndBefore, `read saw committed end ${result.committedEnd}, behind ${committedEndBefore} seen earlier`);
   h.check(result.next === from + n, `read from ${from}: next ${result.next} after ${n} records`);
-  h.check(result.next <= Math.max(from, result.committedEnd), `read from ${from}: next ${result.next} past the committed end ${result.committedEnd}`);
+  h.check(result.next <= result.committedEnd, `read from ${from}: next ${result.next} past the committed end ${result.committedEnd}`);
   // Below the committed end a read is never EOF and never short (records are tiny here).
   const expected = Math.max(0, Math.min(max, result.committedEnd - from));
   h.check(n === expected || result.repairs.length >= 64, `read from ${from} (max ${max}) returned ${n} records of [${from}, ${result.committedEnd})`);
@@ -524,8 +525,13 @@ function trimFault(h: History): string | undefined {
 }
 
 /** A read whose error is allowed only as the trim it raced (or an injected fault). */
-function checkReadError(h: History, plan: ReadPlan, error: unknown): void {
+function checkReadError(h: History, plan: ReadPlan, error: unknown, committedEndBefore: number): void {
   if (error === undefined) return;
+  if (nameOf(error) === 'Stream.OffsetOutOfRange') {
+    // The committed end only grows: refused means `from` was past it when the read began.
+    h.check(plan.from > committedEndBefore, `read from ${plan.from} refused as out of range, but ${committedEndBefore} was committed before it: ${messageOf(error)}`);
+    return;
+  }
   if (nameOf(error) === 'Stream.OffsetTrimmed') {
     h.check(plan.from < h.trim, `read from ${plan.from} refused as trimmed, but the trim offset is ${h.trim}: ${messageOf(error)}`);
     return;
@@ -586,7 +592,8 @@ async function runStep(h: History, ctx: StepContext): Promise<void> {
       return;
     case 'read': {
       const plan = readPlan(h);
-      checkReadError(h, plan, await read(h, plan, h.head.committedEnd));
+      const committedEnd = h.head.committedEnd;
+      checkReadError(h, plan, await read(h, plan, committedEnd), committedEnd);
       return;
     }
     case 'race':
@@ -631,7 +638,7 @@ async function race(h: History, ctx: StepContext): Promise<void> {
       const to = h.trim + Math.floor((h.head.committedEnd - h.trim) * h.rng.next() * 0.3);
       const committedEnd = h.head.committedEnd;
       const [, readError] = await Promise.all([append(h, a, ctx), read(h, { ...plan, fault: undefined }, committedEnd), trim(h, to)]);
-      checkReadError(h, { ...plan, fault: undefined }, readError);
+      checkReadError(h, { ...plan, fault: undefined }, readError, committedEnd);
     }
   }
 }

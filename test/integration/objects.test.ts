@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/domain/digest.js';
+import { objectClaimKey, putOperatorObject } from '../../src/objects/claimed-put.js';
 import { probeExact, putExact, readVerified } from '../../src/objects/exact-object.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
 
@@ -56,5 +57,49 @@ describe('exact objects', () => {
     await expect(readVerified(stores.ports.objects, 'gen/missing', sha256Hex(good))).rejects.toMatchObject({
       name: 'Cutpoint.ObjectMissing',
     });
+  });
+});
+
+describe('operator object writes (cutpoint object put): a key holds one content forever', () => {
+  const claimOf = (key: string) => stores.ports.authority.get(objectClaimKey(key));
+
+  it('other bytes under an existing key are objects.identity_conflict and nothing is written; the same bytes are REUSED', async () => {
+    const first = bytesOf('first');
+    expect(await putOperatorObject(stores.ports, 'ops/a', first)).toMatchObject({ status: 'WRITTEN', sha256: sha256Hex(first) });
+    const claim = await claimOf('ops/a');
+    await expect(putOperatorObject(stores.ports, 'ops/a', bytesOf('second'))).rejects.toMatchObject({ code: 'objects.identity_conflict' });
+    expect(sha256Hex((await stores.ports.objects.get('ops/a'))!.bytes)).toBe(sha256Hex(first));
+    expect(await claimOf('ops/a')).toEqual(claim);
+    expect(await putOperatorObject(stores.ports, 'ops/a', first)).toMatchObject({ status: 'REUSED' });
+  });
+
+  it('an object written before claims existed is compared too: other bytes conflict and leave no claim', async () => {
+    const theirs = bytesOf('unclaimed');
+    await stores.ports.objects.put('test.object.put', 'ops/b', theirs, { sha256: sha256Hex(theirs) });
+    await expect(putOperatorObject(stores.ports, 'ops/b', bytesOf('mine'))).rejects.toMatchObject({ code: 'objects.identity_conflict' });
+    expect(await claimOf('ops/b')).toBeUndefined();
+    expect(sha256Hex((await stores.ports.objects.get('ops/b'))!.bytes)).toBe(sha256Hex(theirs));
+  });
+
+  it('racing writers of different bytes: exactly one wins the claim, the other writes nothing (the emulator ignores If-None-Match)', async () => {
+    for (let round = 0; round < 5; round++) {
+      const key = `ops/race-${round}`;
+      const contents = ['x', 'y', 'z'].map((c) => bytesOf(`${c}-${round}`));
+      const outcomes = await Promise.allSettled(contents.map((bytes) => putOperatorObject(stores.ports, key, bytes)));
+      const won = outcomes.flatMap((o, i) => (o.status === 'fulfilled' ? [i] : []));
+      expect(won, JSON.stringify(outcomes)).toHaveLength(1);
+      for (const o of outcomes) if (o.status === 'rejected') expect(o.reason).toMatchObject({ code: 'objects.identity_conflict' });
+      const stored = sha256Hex((await stores.ports.objects.get(key))!.bytes);
+      expect(stored).toBe(sha256Hex(contents[won[0]!]!));
+      expect((await claimOf(key))?.sha256).toBe(stored);
+    }
+  });
+
+  it('keys under the system roots (WAL, generations, delivery) are objects.reserved_key, nothing written', async () => {
+    for (const key of ['wal/s/0/a-1/x.wal', 'generations/stream/s/p0/g0000000000/a.bin', 'delivery/daily/inv-x/evidence.json']) {
+      await expect(putOperatorObject(stores.ports, key, bytesOf('x'))).rejects.toMatchObject({ code: 'objects.reserved_key' });
+      expect(await stores.ports.objects.head(key)).toBeUndefined();
+      expect(await claimOf(key)).toBeUndefined();
+    }
   });
 });

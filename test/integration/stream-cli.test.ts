@@ -15,12 +15,12 @@ let root = '';
 let stateDir = '';
 const outputs: string[] = [];
 
-function cutpoint(args: string[], options: { input?: string; faults?: string } = {}) {
+function cutpoint(args: string[], options: { input?: string; faults?: string; stateDir?: string } = {}) {
   const out = spawnSync(process.execPath, [`${REPO_ROOT}bin/cutpoint.js`, ...args], {
     cwd: REPO_ROOT,
     encoding: 'utf8',
     input: options.input ?? '',
-    env: { ...process.env, CUTPOINT_STATE_DIR: stateDir, CUTPOINT_FAULTS: options.faults ?? '' },
+    env: { ...process.env, CUTPOINT_STATE_DIR: options.stateDir ?? stateDir, CUTPOINT_FAULTS: options.faults ?? '' },
     timeout: 120_000,
   });
   outputs.push(out.stdout, out.stderr);
@@ -193,6 +193,51 @@ describe('cutpoint stream', () => {
     const missing = cutpoint(['stream', 'takeover', 'nosuch', '--partition', '0']);
     expect(missing).toMatchObject({ code: 1, stdout: '' });
     expect(diagnostic(missing.stderr)).toMatch(/^stream\.lane_missing: /);
+  }, 120_000);
+
+  it('a refused takeover (missing lane, bad --owner, runtime down) leaves no session file', async () => {
+    const down = join(root, 'down', 'local');
+    for (const [args, code, stateDirOverride] of [
+      [['stream', 'takeover', 'nosuch', '--partition', '0'], 'stream.lane_missing', undefined],
+      [['stream', 'takeover', 'orders', '--partition', '7'], 'stream.lane_missing', undefined],
+      [['stream', 'takeover', 'orders', '--partition', '1', '--owner', 'bad owner!'], 'stream.invalid_owner', undefined],
+      [['stream', 'takeover', 'orders', '--partition', '1'], 'local.runtime_down', down],
+    ] as const) {
+      const r = cutpoint([...args], { stateDir: stateDirOverride });
+      expect(r, args.join(' ')).toMatchObject({ code: 1, stdout: '' });
+      expect(diagnostic(r.stderr)).toMatch(new RegExp(`^${code.replace('.', '\\.')}: `));
+    }
+    for (const file of ['nosuch-0.json', 'orders-7.json', 'orders-1.json']) await expect(stat(join(root, 'sessions', file))).rejects.toMatchObject({ code: 'ENOENT' });
+    await expect(stat(join(root, 'down'))).rejects.toMatchObject({ code: 'ENOENT' });
+  }, 120_000);
+
+  it('a read past the committed end is refused (stream.offset_out_of_range); at the end it returns next = end', () => {
+    const end = (json(cutpoint(['stream', 'describe', 'orders', '--partitions', '1'])).lanes as Array<{ committedEnd: number }>)[0]!.committedEnd;
+    const past = cutpoint(['stream', 'read', 'orders', '--partition', '0', '--from', String(end + 5)]);
+    expect(past).toMatchObject({ code: 1, stdout: '' });
+    expect(diagnostic(past.stderr)).toMatch(/^stream\.offset_out_of_range: /);
+    expect(json(cutpoint(['stream', 'read', 'orders', '--partition', '0', '--from', String(end)]))).toMatchObject({ records: [], next: end, committedEnd: end });
+  }, 120_000);
+
+  it('a reused attempt id with other records is stream.attempt_identity_conflict, nothing appended', () => {
+    const before = json(cutpoint(['stream', 'describe', 'orders', '--partitions', '1']));
+    const r = cutpoint(['stream', 'append', 'orders', '--partition', '0', '--attempt', 'a1'], { input: 'not\nthe\nsame\n' });
+    expect(r).toMatchObject({ code: 1, stdout: '' });
+    expect(diagnostic(r.stderr)).toMatch(/^stream\.attempt_identity_conflict: /);
+    expect(json(cutpoint(['stream', 'describe', 'orders', '--partitions', '1']))).toEqual(before);
+  }, 120_000);
+
+  it('object put never overwrites: other bytes are objects.identity_conflict, system roots are objects.reserved_key', () => {
+    expect(json(cutpoint(['object', 'put', 'ops/report.txt'], { input: 'v1' }))).toMatchObject({ key: 'ops/report.txt', status: 'WRITTEN' });
+    expect(json(cutpoint(['object', 'put', 'ops/report.txt'], { input: 'v1' }))).toMatchObject({ status: 'REUSED' });
+    const other = cutpoint(['object', 'put', 'ops/report.txt'], { input: 'v2' });
+    expect(other).toMatchObject({ code: 1, stdout: '' });
+    expect(diagnostic(other.stderr)).toMatch(/^objects\.identity_conflict: /);
+    const wal = cutpoint(['object', 'put', 'wal/orders/0/a1/x.wal'], { input: 'evil' });
+    expect(wal).toMatchObject({ code: 1, stdout: '' });
+    expect(diagnostic(wal.stderr)).toMatch(/^objects\.reserved_key: /);
+    // The committed records still read back (offsets below 3 are trimmed by now).
+    expect(readTexts(3).slice(0, 2)).toEqual([[3, 'delta'], [4, 'epsilon']]);
   }, 120_000);
 
   it('never prints the session id (a fencing secret)', async () => {

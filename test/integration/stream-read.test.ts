@@ -7,7 +7,7 @@ import type { ItemKey } from '../../src/ports/authority.js';
 import { appendBatch } from '../../src/stream/append-batch.js';
 import { createStream } from '../../src/stream/create-stream.js';
 import { readStream, type ReadResult } from '../../src/stream/read.js';
-import { takeoverLane } from '../../src/stream/takeover.js';
+import { takeOverWithNewSession } from '../../src/stream/takeover.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
 
 /**
@@ -41,7 +41,7 @@ async function laneWith(label: string, sizes: number[]): Promise<Fixture> {
   const stream = `read-${label}-${randomUUID().slice(0, 6)}`;
   await createStream({ stream, partitions: 1 }, stores.ports);
   const lane = { stream, partition: 0 };
-  const { session } = await takeoverLane({ ...lane, owner: 'read-test' }, stores.ports);
+  const session = await takeOverWithNewSession(lane, 'read-test', stores.ports);
   const fixture: Fixture = { lane, ranges: [], expected: [] };
   for (const [i, size] of sizes.entries()) {
     const records = recordsOf(i, size);
@@ -134,9 +134,10 @@ describe('reading committed ranges', () => {
     expect((await read(big.lane, 100)).records).toEqual(withOffsets(big.expected, 100));
   });
 
-  it('the committed end is the end, not an error: no records and next = from', async () => {
+  it('the committed end is the end, not an error: no records and next = from; past it is refused, never a position beyond the end', async () => {
     expect(await read(f.lane, 15)).toMatchObject({ next: 15, committedEnd: 15, records: [] });
-    expect(await read(f.lane, 99)).toMatchObject({ next: 99, committedEnd: 15, records: [] });
+    await expect(read(f.lane, 16)).rejects.toMatchObject({ name: 'Stream.OffsetOutOfRange', code: 'stream.offset_out_of_range' });
+    await expect(read(f.lane, 99)).rejects.toMatchObject({ code: 'stream.offset_out_of_range' });
   });
 
   it('refuses bad input and unknown lanes before reading anything', async () => {

@@ -11,7 +11,7 @@ import { createStream } from '../../src/stream/create-stream.js';
 import { STREAM_CUT_POINTS } from '../../src/stream/cut-points.js';
 import { describeStream } from '../../src/stream/describe.js';
 import { readStream } from '../../src/stream/read.js';
-import { takeoverLane } from '../../src/stream/takeover.js';
+import { takeOverWithNewSession } from '../../src/stream/takeover.js';
 import { trimLane } from '../../src/stream/trim.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
 
@@ -43,7 +43,7 @@ async function laneWith(label: string, sizes = [3, 2, 4], partitions = 1): Promi
   const stream = `trim-${label}-${randomUUID().slice(0, 6)}`;
   await createStream({ stream, partitions }, stores.ports);
   const lane = { stream, partition: 0 };
-  const { session } = await takeoverLane({ ...lane, owner: 'trim-test' }, stores.ports);
+  const session = await takeOverWithNewSession(lane, 'trim-test', stores.ports);
   const f: Fixture = { lane, session, expected: [] };
   for (const size of sizes) await append(f, size);
   return f;

@@ -8,7 +8,7 @@ import type { Fence } from '../../src/ports/authority.js';
 import type { Ports } from '../../src/ports/index.js';
 import { createStream } from '../../src/stream/create-stream.js';
 import { readStream } from '../../src/stream/read.js';
-import { takeoverLane } from '../../src/stream/takeover.js';
+import { takeOverWithNewSession } from '../../src/stream/takeover.js';
 
 export interface Acknowledged {
   attemptId: string;
@@ -20,7 +20,7 @@ export async function newLane(ports: Ports, label: string): Promise<{ lane: Lane
   const stream = `s-${label}-${randomUUID().slice(0, 6)}`.toLowerCase().replace(/[^a-z0-9._-]/g, '-').slice(0, 60);
   await createStream({ stream, partitions: 1 }, ports);
   const lane = { stream, partition: 0 };
-  const { session } = await takeoverLane({ ...lane, owner: 'test-writer' }, ports);
+  const session = await takeOverWithNewSession(lane, 'test-writer', ports);
   return { lane, session };
 }
 

@@ -3,15 +3,18 @@ import { parseArgs } from 'node:util';
 import { faultsFromEnv } from '../../adapters/fault-injector.js';
 import { awsPorts } from '../../adapters/ports.js';
 import { provisionLocal } from '../../adapters/provision.js';
-import { sha256Hex } from '../../domain/digest.js';
 import { ValidationError } from '../../domain/errors.js';
-import { putExact, readVerified } from '../../objects/exact-object.js';
+import { putOperatorObject } from '../../objects/claimed-put.js';
+import { readVerified } from '../../objects/exact-object.js';
+import { assertOperatorKey } from '../../objects/reserved-keys.js';
 import { localRuntimeConfig } from '../local-config.js';
 import { UsageError } from '../io.js';
 
 export const objectHelp = `cutpoint object put <key> [--file F | stdin]
-  stores immutable bytes with their SHA-256 on the local runtime; prints {key, sha256, size},
-  the source reference a flow input takes
+  stores immutable bytes with their SHA-256 on the local runtime; prints {key, sha256, size,
+  status}, the source reference a flow input takes. A key holds one content forever: the
+  same bytes again are REUSED; other bytes are refused (objects.identity_conflict), and keys
+  under the system's roots (wal/, generations/, delivery/) too (objects.reserved_key)
 cutpoint object get <key> --sha256 HEX
   reads the object back, verified against the checksum; prints {key, sha256, size, verified}`;
 
@@ -22,14 +25,14 @@ export async function objectCommand(args: string[]): Promise<unknown> {
   const [verb, key] = positionals;
   if ((verb !== 'put' && verb !== 'get') || !key) throw new UsageError(objectHelp);
   if (!KEY.test(key)) throw new ValidationError('objects.invalid_key', 'object key must be 1-900 characters of [A-Za-z0-9!_.*\'()/=-]');
+  if (verb === 'put') assertOperatorKey(key);
   const config = await localRuntimeConfig();
   await provisionLocal(config);
   const ports = awsPorts(config, faultsFromEnv(process.env));
   if (verb === 'put') {
     const bytes = new Uint8Array(readFileSync(values.file ?? 0));
-    const sha256 = sha256Hex(bytes);
-    const result = await putExact(ports.objects, 'cli.object.put', key, bytes, { sha256 });
-    return { key, sha256, size: bytes.byteLength, status: result.status };
+    const result = await putOperatorObject(ports, key, bytes);
+    return { key, sha256: result.sha256, size: result.size, status: result.status };
   }
   if (!values.sha256) throw new UsageError('object get needs --sha256');
   const object = await readVerified(ports.objects, key, values.sha256);

@@ -1,11 +1,12 @@
 import { hostname, userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
 import { CutpointError } from '../../domain/errors.js';
-import { validateAttemptId, validateLane, type AppendOutcome, type LaneRef } from '../../domain/stream.js';
-import type { Fence } from '../../ports/authority.js';
+import { validateAttemptId, validateLane, validateOwner, type AppendOutcome, type LaneRef } from '../../domain/stream.js';
 import { createStream } from '../../stream/create-stream.js';
 import { describeStream } from '../../stream/describe.js';
+import { loadHead } from '../../stream/lane-store.js';
 import { readStream } from '../../stream/read.js';
+import type { TakeoverResult } from '../../stream/takeover.js';
 import { progress, UsageError } from '../io.js';
 import { abandonTakeover, activeSession, beginTakeover, completeTakeover } from '../session-store.js';
 import { executionName } from './stream/execution-name.js';
@@ -25,7 +26,9 @@ cutpoint stream append <stream> --partition P --attempt ID [--file F | stdin] [-
 cutpoint stream resolve <stream> --partition P --attempt ID
   settles a MAY_HAVE_COMMITTED attempt (committed or proven not) and lifts the suspension
 cutpoint stream read <stream> --partition P --from OFFSET [--max-records N] [--text]
-  committed records from OFFSET, each checksum-verified (data base64; --text adds UTF-8)
+  committed records from OFFSET, each checksum-verified (data base64; --text adds UTF-8);
+  \`next\` is where to read on, never past the committed end: OFFSET at the end returns no
+  records (next = OFFSET), past it is refused (stream.offset_out_of_range)
 cutpoint stream describe <stream> [--partitions N]
   every lane's committed end, trim offset, owner epoch and suspension
 cutpoint stream trim <stream> --partition P --to OFFSET
@@ -128,7 +131,10 @@ async function create(target: Target, stream: string, values: Values): Promise<u
 }
 
 async function takeover(target: Target, lane: LaneRef, values: Values): Promise<unknown> {
-  const owner = typeof values.owner === 'string' ? values.owner : defaultOwner();
+  // Everything that can refuse runs before the session is stored: a refused takeover
+  // (bad owner, missing lane, runtime down) leaves no local state.
+  const owner = validateOwner(typeof values.owner === 'string' ? values.owner : defaultOwner());
+  if (target.kind === 'local') await loadHead(await target.ports(), lane);
   // Stored before anything starts: a re-run of an interrupted takeover reuses this id.
   const session = await beginTakeover(lane, target.kind, owner);
   const run = await target.run('stream-takeover', executionName('takeover', lane.stream, lane.partition, session), { ...lane, owner, session });
@@ -136,17 +142,17 @@ async function takeover(target: Target, lane: LaneRef, values: Values): Promise<
     await abandonTakeover(lane, target.kind, session);
     throw failedFlowError(run);
   }
-  const result = run.output as { session?: Fence; committedEnd?: number; suspendedBy?: string };
-  if (result.session?.session !== session) {
-    throw new CutpointError('Stream.TakeoverMismatch', 'stream.takeover_mismatch', `takeover of ${lane.stream}/${lane.partition} returned another session`);
+  // The flow reports owner and epoch only: the session id never leaves this process.
+  const result = run.output as Partial<TakeoverResult>;
+  if (result.owner !== owner || !Number.isSafeInteger(result.epoch)) {
+    throw new CutpointError('Stream.TakeoverMismatch', 'stream.takeover_mismatch', `takeover of ${lane.stream}/${lane.partition} returned another owner`);
   }
-  await completeTakeover(lane, target.kind, result.session);
-  // Owner and epoch only: the session id is a fencing secret.
+  await completeTakeover(lane, target.kind, { owner, session, epoch: result.epoch as number });
   return {
     stream: lane.stream,
     partition: lane.partition,
-    owner: result.session.owner,
-    epoch: result.session.epoch,
+    owner,
+    epoch: result.epoch,
     committedEnd: result.committedEnd,
     ...(result.suspendedBy ? { suspendedBy: result.suspendedBy } : {}),
   };

@@ -1,5 +1,4 @@
-import { IdentityConflictError } from '../../domain/errors.js';
-import { AttemptAbortedError, FencedError, laneKeys, sameFence, type AppendIntent } from '../../domain/stream.js';
+import { AttemptAbortedError, AttemptIdentityConflictError, FencedError, laneKeys, sameFence, type AppendIntent } from '../../domain/stream.js';
 import { writeExactlyOnce } from '../../authority/resolve.js';
 import type { Ports } from '../../ports/index.js';
 import { validateAttemptRef, validateWalRef, type AttemptRef, type WalRef } from '../append-input.js';
@@ -33,6 +32,11 @@ export async function recordIntent(input: unknown, ports: Ports): Promise<Attemp
   );
   if (outcome.status === 'CONFLICT') {
     const current = outcome.current ? asIntent(outcome.current) : undefined;
+    // Another batch under this attempt id (a racing append of other bytes won the intent):
+    // refused, whatever that attempt's state; these bytes stay unreferenced.
+    if (current && !current.tombstone && !sameAttempt(current)) {
+      throw new AttemptIdentityConflictError(ref.attemptId, `is recorded with another batch (${current.state})`);
+    }
     // A retired attempt (or its tombstone, which names no batch) is spent for good.
     if (current?.state === 'ABORTED') throw new AttemptAbortedError(ref.attemptId, current.abortReason ?? 'aborted');
     if (current && sameAttempt(current)) {
@@ -42,7 +46,7 @@ export async function recordIntent(input: unknown, ports: Ports): Promise<Attemp
       // good (a session never comes back), so it is retired, not adopted.
       throw new FencedError(ref, `attempt ${ref.attemptId} was started by an earlier owner session`);
     }
-    throw new IdentityConflictError('stream.attempt_identity_conflict', `attempt ${ref.attemptId} already names another batch or session`);
+    throw new AttemptIdentityConflictError(ref.attemptId, 'already names another batch or session');
   }
   return { ...ref, wal };
 }

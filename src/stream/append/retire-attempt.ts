@@ -1,7 +1,8 @@
-import { type AppendOutcome } from '../../domain/stream.js';
+import type { AppendOutcome } from '../../domain/stream.js';
 import type { Ports } from '../../ports/index.js';
 import { validateAttemptRef } from '../append-input.js';
 import { STREAM_CUT_POINTS } from '../cut-points.js';
+import { assertSessionIssued, loadHead } from '../lane-store.js';
 import { committedOutcome, uncommittedOutcome } from '../outcomes.js';
 import { unsuspend } from '../resolve.js';
 import { retireIntent } from '../retire-intent.js';
@@ -14,6 +15,8 @@ import { retireIntent } from '../retire-intent.js';
  */
 export async function retireAttempt(input: unknown, ports: Ports): Promise<AppendOutcome> {
   const ref = validateAttemptRef(input);
+  // A session the lane never issued spends no attempt id (validated before any write).
+  await assertSessionIssued(ports, ref, await loadHead(ports, ref), ref.session);
   const reason = typeof (input as { reason?: unknown }).reason === 'string' ? (input as { reason: string }).reason.slice(0, 200) : 'retired';
   const intent = await retireIntent(ports, ref, ref.attemptId, reason, STREAM_CUT_POINTS.retire);
   if (intent.state === 'COMMITTED') return committedOutcome(intent);
