@@ -15,6 +15,7 @@ import {
   assertTransition,
   isTerminal,
   JournalUnavailableError,
+  missingProof,
   parseJournalState,
   type JournalState,
 } from '../domain/delivery/journal-states.js';
@@ -168,6 +169,15 @@ export interface EvidenceFact {
   key: string;
   sha256: string;
 }
+/**
+ * The owned stage's absence as the target proved it (`dropStaging` ABSENT_PROVED, or no
+ * object under the derived name with the schema's metadata visible). `objectId` is the
+ * recorded stage's object id; absent when no stage was ever recorded.
+ */
+export interface AbsenceFact {
+  table: TableRef;
+  objectId?: string;
+}
 export interface CheckpointFact {
   windowEnd: string;
   /** False when the checkpoint already stood at or past this window's end (never moved back). */
@@ -185,6 +195,8 @@ export interface DeliveryFacts {
   loads: LoadFact[];
   publication?: PublicationFact;
   evidence?: EvidenceFact;
+  /** The owned stage's proved absence: required by RETIRED and CUSTODY_RELEASED. */
+  absence?: AbsenceFact;
   /** Set only by advanceCheckpoint. */
   checkpoint?: CheckpointFact;
 }
@@ -201,6 +213,7 @@ export interface FactsPatch {
   loads?: LoadFact[];
   publication?: PublicationFact;
   evidence?: EvidenceFact;
+  absence?: AbsenceFact;
 }
 
 export const EMPTY_FACTS: DeliveryFacts = { ownedStagesRecorded: false, chunks: [], loads: [] };
@@ -234,6 +247,11 @@ function pickEvidence(v: unknown): EvidenceFact | undefined {
   if (!isObj(v) || !isText(v.key) || typeof v.sha256 !== 'string' || !HEX64.test(v.sha256)) return undefined;
   return { key: v.key, sha256: v.sha256 };
 }
+function pickAbsence(v: unknown): AbsenceFact | undefined {
+  if (!isObj(v) || !isObj(v.table) || !isText(v.table.schema, 128) || !isText(v.table.table, 128)) return undefined;
+  if (v.objectId !== undefined && !isText(v.objectId, 64)) return undefined;
+  return { table: { schema: v.table.schema, table: v.table.table }, ...(v.objectId === undefined ? {} : { objectId: v.objectId }) };
+}
 function pickCheckpoint(v: unknown): CheckpointFact | undefined {
   if (!isObj(v) || !isInstant(v.windowEnd) || typeof v.moved !== 'boolean' || !isInstant(v.at)) return undefined;
   return { windowEnd: v.windowEnd, moved: v.moved, at: v.at };
@@ -261,6 +279,7 @@ function parseFacts(v: unknown): DeliveryFacts {
     ['staging', pickStaging],
     ['publication', pickPublication],
     ['evidence', pickEvidence],
+    ['absence', pickAbsence],
     ['checkpoint', pickCheckpoint],
   ] as const;
   for (const [field, pick] of optional) {
@@ -277,7 +296,7 @@ export function validatePatch(value: unknown): FactsPatch {
   if (value === undefined) return {};
   const invalid = (field: string) => new ValidationError('delivery.fact_invalid', `fact ${field} is malformed`);
   if (!isObj(value)) throw invalid('patch');
-  const known = new Set(['ownedStagesRecorded', 'staging', 'chunks', 'loads', 'publication', 'evidence']);
+  const known = new Set(['ownedStagesRecorded', 'staging', 'chunks', 'loads', 'publication', 'evidence', 'absence']);
   for (const field of Object.keys(value)) if (!known.has(field)) throw invalid(field === 'checkpoint' ? 'checkpoint (set by advanceCheckpoint only)' : 'name');
   const patch: FactsPatch = {};
   if (value.ownedStagesRecorded !== undefined) {
@@ -289,6 +308,7 @@ export function validatePatch(value: unknown): FactsPatch {
   if (value.loads !== undefined) patch.loads = pickList(value.loads, pickLoad) ?? fail(invalid('loads'));
   if (value.publication !== undefined) patch.publication = pickPublication(value.publication) ?? fail(invalid('publication'));
   if (value.evidence !== undefined) patch.evidence = pickEvidence(value.evidence) ?? fail(invalid('evidence'));
+  if (value.absence !== undefined) patch.absence = pickAbsence(value.absence) ?? fail(invalid('absence'));
   return patch;
 }
 
@@ -306,7 +326,7 @@ export function mergeFacts(current: DeliveryFacts, patch: FactsPatch): DeliveryF
     if (current.ownedStagesRecorded && !patch.ownedStagesRecorded) throw conflict('ownedStagesRecorded');
     next.ownedStagesRecorded = patch.ownedStagesRecorded;
   }
-  for (const field of ['staging', 'publication', 'evidence'] as const) {
+  for (const field of ['staging', 'publication', 'evidence', 'absence'] as const) {
     const given = patch[field];
     if (given === undefined) continue;
     if (current[field] !== undefined && !same(current[field], given)) throw conflict(field);
@@ -698,14 +718,12 @@ export interface TransitionRequest {
   patch?: FactsPatch;
 }
 
-/** Proof a state needs in the journal before the journal may enter it. */
+/** Proof a state needs in the journal before the journal may enter it (journal-states.ts `missingProof`). */
 function assertPreconditions(to: JournalState, facts: DeliveryFacts): void {
-  if (to === 'PUBLISHED' && !facts.publication) {
-    throw new TransitionPreconditionError('PUBLISHED needs the publication receipt recorded in the same or an earlier transition');
-  }
-  if (to === 'SUCCEEDED' && (!facts.evidence || !facts.checkpoint)) {
-    throw new TransitionPreconditionError('SUCCEEDED needs the evidence persisted and the checkpoint advanced first');
-  }
+  const { staging, absence } = facts;
+  const stageAbsent = !!absence && (!staging || (absence.objectId === staging.objectId && same(absence.table, staging.table)));
+  const missing = missingProof(to, { publication: !!facts.publication, evidence: !!facts.evidence, checkpoint: !!facts.checkpoint, stageAbsent });
+  if (missing !== undefined) throw new TransitionPreconditionError(missing);
 }
 
 /**

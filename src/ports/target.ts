@@ -159,14 +159,41 @@ export interface PublishResult {
  * - NOT_OURS: the name holds an object whose id or owner binding differs; left untouched.
  * - ABSENCE_UNPROVABLE: the principal cannot tell absence from missing metadata
  *   permission (or the exact object still exists elsewhere): keep custody.
+ * - PUBLISHED (only with `unlessPublished`): the invocation's publication receipt exists
+ *   under the publication lock; nothing was dropped.
  */
-export type DropStatus = 'ABSENT_PROVED' | 'NOT_OURS' | 'ABSENCE_UNPROVABLE';
+export type DropStatus = 'ABSENT_PROVED' | 'NOT_OURS' | 'ABSENCE_UNPROVABLE' | 'PUBLISHED';
+
+export interface DropOptions {
+  /**
+   * Retirement (the journal says nothing was published): the drop transaction takes the
+   * invocation's publication lock — the one every publication transaction takes — and
+   * re-probes the receipt under it. A receipt found → `PUBLISHED`, nothing dropped; no
+   * receipt → the drop commits while the lock keeps publications out, and a publication
+   * that comes later (a stalled zombie of an older epoch) finds the stage gone and
+   * publishes nothing. This closes the race the authority fence cannot: a publisher that
+   * passed its custody check before a takeover.
+   */
+  unlessPublished?: boolean;
+}
 
 export interface DropResult {
   status: DropStatus;
   /** True when this call dropped the object (false when it was already gone or not ours). */
   dropped: boolean;
+  /** With status PUBLISHED: the receipt found under the publication lock. */
+  receipt?: PublicationReceipt;
 }
+
+/**
+ * What occupies an owned stage's derived name, for recovery when the stage was created
+ * but never journaled (a crash between CREATE and the journal write):
+ * - ABSENT: no table under the name; `metadataVisible` says whether that absence is
+ *   proved (the principal can see the schema's metadata) or may be denial;
+ * - OURS: a table carrying this invocation's owner marker, with its object id;
+ * - NOT_OURS: a table without that marker: never touched.
+ */
+export type StageObservation = { status: 'ABSENT'; metadataVisible: boolean } | { status: 'OURS'; objectId: string } | { status: 'NOT_OURS' };
 
 export interface TargetPort {
   /**
@@ -200,8 +227,17 @@ export interface TargetPort {
   publish(request: PublishRequest): Promise<PublishResult>;
   /** The durable receipt, or undefined when the principal can prove there is none. */
   probeReceipt(invocationId: string): Promise<PublicationReceipt | undefined>;
-  /** Lock, recheck exact id and owner, drop, then prove absence. Repeat-safe. */
-  dropStaging(staging: StagingRef): Promise<DropResult>;
+  /**
+   * Observes the stage under its derived name (read-only): its object id when it carries
+   * the owner marker of `owner`, and whether absence is provable.
+   */
+  observeStaging(table: TableRef, owner: Pick<StagingRef, 'invocationId' | 'owner'>): Promise<StageObservation>;
+  /**
+   * Lock, recheck exact id and owner, drop, then prove absence. Repeat-safe. The drop
+   * transaction always takes the invocation's publication lock (so it serializes with a
+   * publication of the same invocation); see `DropOptions.unlessPublished`.
+   */
+  dropStaging(staging: StagingRef, options?: DropOptions): Promise<DropResult>;
   close(): Promise<void>;
 }
 
@@ -337,6 +373,11 @@ export function parseOwnerMarker(text: string | null | undefined): { invocationI
   }
 }
 
+/** The lock resource every publication of an invocation takes, and a retirement's drop too. */
+export function publicationLockOf(invocationId: string): string {
+  return `cutpoint.publish:${invocationId}`;
+}
+
 export function markerMatches(text: string | null | undefined, staging: Pick<StagingRef, 'invocationId' | 'owner'>): boolean {
   const marker = parseOwnerMarker(text);
   return marker !== undefined && marker.invocationId === staging.invocationId && marker.owner === staging.owner;
@@ -392,10 +433,10 @@ export function publicationDigest(receipts: readonly ChunkReceipt[]): string {
  * principal can see the schema's metadata (so an absent object is really absent).
  */
 export function classifyRetirement(
-  outcome: 'DROPPED' | 'ALREADY_ABSENT' | 'NOT_OURS',
+  outcome: 'DROPPED' | 'ALREADY_ABSENT' | 'NOT_OURS' | 'PUBLISHED',
   proof: { metadataVisible: boolean; exactObjectExists: boolean },
 ): DropStatus {
-  if (outcome === 'NOT_OURS') return 'NOT_OURS';
+  if (outcome === 'NOT_OURS' || outcome === 'PUBLISHED') return outcome;
   if (!proof.metadataVisible || proof.exactObjectExists) return 'ABSENCE_UNPROVABLE';
   return 'ABSENT_PROVED';
 }

@@ -396,6 +396,32 @@ export function targetContract(name: string, open: () => Promise<ContractHandle>
         expect(await target.dropStaging(s)).toEqual({ status: 'ABSENT_PROVED', dropped: false });
       });
 
+      it('unlessPublished (retirement): a receipt found under the publication lock → PUBLISHED with the receipt, nothing dropped; without one the stage is dropped and a later publication publishes nothing', async () => {
+        const table = await eventsTable();
+        const { stage: s, receipts } = await staged(table, [[event(1, at('10:00:00.000'), 'a')]]);
+        const request = publishRequest(table, s, receipts, 'replace_window');
+        const published = await target.publish(request);
+        expect(await target.dropStaging(s, { unlessPublished: true })).toEqual({ status: 'PUBLISHED', dropped: false, receipt: published.receipt });
+        expect(await admin.exists(s.table)).toBe(true);
+        // Cleanup after a publication drops as before.
+        expect(await target.dropStaging(s)).toEqual({ status: 'ABSENT_PROVED', dropped: true });
+
+        const other = await staged(table, [[event(2, at('10:10:00.000'), 'b')]]);
+        expect(await target.dropStaging(other.stage, { unlessPublished: true })).toEqual({ status: 'ABSENT_PROVED', dropped: true });
+        await expect(target.publish(publishRequest(table, other.stage, other.receipts, 'replace_window'))).rejects.toMatchObject({ name: 'Cutpoint.StagingBindingChanged' });
+        expect(await target.probeReceipt(other.stage.invocationId)).toBeUndefined();
+        expect(await allRows(table)).toEqual([event(1, at('10:00:00.000'), 'a')]);
+      });
+
+      it('observes a stage by its name and owner marker: OURS with its object id, NOT_OURS, or ABSENT with visible metadata', async () => {
+        const table = await eventsTable();
+        const s = await stage(table);
+        expect(await target.observeStaging(s.table, s)).toEqual({ status: 'OURS', objectId: s.objectId });
+        expect(await target.observeStaging(s.table, { invocationId: s.invocationId, owner: 'another-owner' })).toEqual({ status: 'NOT_OURS' });
+        expect(await target.dropStaging(s)).toMatchObject({ status: 'ABSENT_PROVED' });
+        expect(await target.observeStaging(s.table, s)).toEqual({ status: 'ABSENT', metadataVisible: true });
+      });
+
       it('an absent object counts as proved only when absence is distinguishable from metadata denial', () => {
         expect(classifyRetirement('ALREADY_ABSENT', { metadataVisible: false, exactObjectExists: false })).toBe('ABSENCE_UNPROVABLE');
         expect(classifyRetirement('DROPPED', { metadataVisible: false, exactObjectExists: false })).toBe('ABSENCE_UNPROVABLE');

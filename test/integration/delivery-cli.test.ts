@@ -191,7 +191,7 @@ describe('cutpoint delivery', () => {
 
   describe('with seeded invocations', () => {
     let unknown: InvocationRef; // PUBLICATION_UNKNOWN: reconcile
-    let unrecorded: InvocationRef; // EMPTY_STAGING, owned stages not recorded: nothing
+    let unrecorded: InvocationRef; // EMPTY_STAGING, owned stage not recorded: retire (by the stage's derived name)
     let emptyStage: InvocationRef; // EMPTY_STAGING, owned stage recorded: retire
     let retired: InvocationRef; // RETIRED: nothing, custody released
     let refs: InvocationRef[];
@@ -205,7 +205,7 @@ describe('cutpoint delivery', () => {
       const r = await begin();
       retired = r.ref;
       await recordFacts(ports, retired, { state: 'EMPTY_STAGING', fence: r.grant.fence, transitionId: 'staged', patch: { staging, ownedStagesRecorded: true } });
-      await releaseCustody(ports, retired, { from: 'EMPTY_STAGING', to: 'RETIRED', fence: r.grant.fence, transitionId: 'retired' });
+      await releaseCustody(ports, retired, { from: 'EMPTY_STAGING', to: 'RETIRED', fence: r.grant.fence, transitionId: 'retired', patch: { absence: { table: staging.table, objectId: staging.objectId } } });
       refs = [unknown, unrecorded, emptyStage, retired];
     }, 60_000);
 
@@ -227,8 +227,8 @@ describe('cutpoint delivery', () => {
         ...base,
         invocation_id: unrecorded.invocationId,
         state: 'EMPTY_STAGING',
-        diagnostic_code: 'delivery.owned_stage_unrecorded',
-        permitted_actions: [],
+        diagnostic_code: 'delivery.empty_staging',
+        permitted_actions: ['retire'],
         holds_custody: true,
       });
       expect(inspect(emptyStage)).toMatchObject({ state: 'EMPTY_STAGING', diagnostic_code: 'delivery.empty_staging', permitted_actions: ['retire'], holds_custody: true });
@@ -285,7 +285,7 @@ describe('cutpoint delivery', () => {
       expect(notPermitted).toContain('PUBLICATION_UNKNOWN');
       expect(notPermitted).toContain('[reconcile]');
       refused(live('retire', unknown, `${manifestFile}#daily`), 'delivery.recovery_action_not_permitted');
-      refused(live('retire', unrecorded, `${manifestFile}#daily`), 'delivery.recovery_action_not_permitted');
+      refused(live('resume', unrecorded, `${manifestFile}#daily`), 'delivery.recovery_action_not_permitted');
       refused(live('reconcile', emptyStage, `${manifestFile}#daily`), 'delivery.recovery_action_not_permitted');
       refused(live('retire', retired, `${manifestFile}#daily`), 'delivery.recovery_action_not_permitted');
 

@@ -7,6 +7,7 @@ import type { DeliveryDeps } from '../../src/delivery/deps.js';
 import { journalOf, loadCustody, loadInvocation, type InvocationRef } from '../../src/delivery/journal-store.js';
 import type { RecoveryDeps, RecoveryInput } from '../../src/delivery/recovery/recovery-session.js';
 import { resume } from '../../src/delivery/recovery/resume.js';
+import { retire } from '../../src/delivery/recovery/retire.js';
 import { begin, type BeginInput, type BeginOutput } from '../../src/delivery/steps/begin.js';
 import { checkpoint } from '../../src/delivery/steps/checkpoint.js';
 import { cleanup } from '../../src/delivery/steps/cleanup.js';
@@ -22,6 +23,7 @@ import { verifyEof } from '../../src/delivery/steps/verify-eof.js';
 import { stagingTableNameOf, targetIdOf } from '../../src/domain/delivery/identifiers.js';
 import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.js';
 import type { FlowResult } from '../../src/local/flow-runner.js';
+import type { TargetPort } from '../../src/ports/target.js';
 import { itemsMentioning, scanTable, targetSnapshot } from '../support/delivery-snapshot.js';
 import { fixedWindowManifest, generateEvents, newInvocationId, openDeliveryWorld, windowIdsOf, type DeliveryWorld } from '../support/delivery-world.js';
 
@@ -39,7 +41,7 @@ const GENERATED = 3000;
 const WINDOW = { start: '2026-11-02T00:00:00.000Z', end: '2026-11-04T00:00:00.000Z' };
 
 /** One route per scenario, each delivering the same window to a table of its own. */
-const ROUTES = ['flow', 'race', 'zombie', 'afterpub', 'stalled', 'racing'] as const;
+const ROUTES = ['flow', 'race', 'zombie', 'afterpub', 'stalled', 'racing', 'retiring', 'dropfirst'] as const;
 type RouteName = (typeof ROUTES)[number];
 const manifestText = fixedWindowManifest(Object.fromEntries(ROUTES.map((r) => [r, { table: `events_${r}`, chunkRows: 300 }])));
 const FILE = '/config/route.yaml';
@@ -97,6 +99,56 @@ async function toBeforePublish(route: RouteName): Promise<BeginOutput> {
   expect(await verifyEof(begun, deps)).toMatchObject({ state: 'VERIFIED_EOF' });
   expect(await quality(begun, deps)).toMatchObject({ state: 'VERIFIED_EOF', acted: true, failures: [] });
   return begun;
+}
+
+/**
+ * The world's real target, except that every call of `method` first reports that it was
+ * entered and then waits for `gate`: a scheduling hook that holds one party at an exact
+ * point (a publisher past its custody check, a retirement about to drop), nothing faked.
+ */
+function held(method: 'publish' | 'dropStaging', gate: Promise<void>, entered: () => void): TargetPort {
+  const real = world.target;
+  return new Proxy(real, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver) as unknown;
+      if (typeof value !== 'function') return value;
+      if (prop !== method) return (value as (...a: unknown[]) => unknown).bind(real);
+      return async (...args: unknown[]) => {
+        entered();
+        await gate;
+        return (value as (...a: unknown[]) => Promise<unknown>).apply(real, args);
+      };
+    },
+  });
+}
+
+/** A promise and its resolver. */
+function signal(): { promise: Promise<void>; fire: () => void } {
+  let fire!: () => void;
+  const promise = new Promise<void>((resolve) => (fire = resolve));
+  return { promise, fire };
+}
+
+/**
+ * A zombie publisher of epoch 1, past its custody check and held just before its target
+ * transaction; then a recovery resume (epoch 2) finds the stage no longer matching its
+ * chunk receipts (one row moved to another chunk: the count the publication checks is
+ * unchanged) and journals REEXTRACT_REQUIRED, which offers retire.
+ */
+async function zombieHeldAtPublish(route: RouteName) {
+  const zombie = await toBeforePublish(route);
+  const zombieStep: StepInput = { invocationId: zombie.invocationId, fence: zombie.fence };
+  const gate = signal();
+  const entered = signal();
+  let outcome: { name?: string; code?: string; resolved?: unknown } | undefined;
+  const run = refusal(publish(zombieStep, { ...depsOf(route), target: held('publish', gate.promise, entered.fire) })).then((o) => (outcome = o));
+  await entered.promise;
+  const stage = `dwh.${stagingTableNameOf(zombie.invocationId)}`;
+  await world.admin.query(`UPDATE ${stage} SET _cutpoint_seq = 1 WHERE event_id = (SELECT min(event_id) FROM ${stage} WHERE _cutpoint_seq = 0)`);
+  await expect(resume(recoveryInput(zombie.invocationId, route), recoveryDepsOf(route))).rejects.toMatchObject({ code: 'delivery.resume_incomplete', state: 'REEXTRACT_REQUIRED' });
+  expect((await loadInvocation(world.stores.ports, zombie.invocationId)).state).toBe('REEXTRACT_REQUIRED');
+  expect(outcome).toBeUndefined();
+  return { zombie, release: gate.fire, finished: run };
 }
 
 /** A rejection's stable identity. */
@@ -331,6 +383,46 @@ describe('a zombie step from an old epoch', () => {
       'SUCCEEDED>CUSTODY_RELEASED',
     ]);
   }, 120_000);
+  it('retire racing a stalled zombie publisher (issue 8): the zombie commits window + receipt after retire\'s first probe; the drop, under the publication lock, re-probes, finds the receipt and drops nothing — INCIDENT_RETAINED, never RETIRED, custody held', async () => {
+    const route: RouteName = 'retiring';
+    const { zombie, release, finished } = await zombieHeldAtPublish(route);
+    // Retire (epoch 3): its first receipt probe sees nothing; just before its drop the
+    // zombie is let go and commits its publication (the target does not know epochs).
+    const atDrop = signal();
+    const retiring = refusal(retire(recoveryInput(zombie.invocationId, route), { ...recoveryDepsOf(route), target: held('dropStaging', atDrop.promise, () => {
+      release();
+      void finished.then(() => atDrop.fire());
+    }) }));
+    const zombieOutcome = await finished;
+    // Its journal write is fenced: the publication exists only in the target.
+    expect(zombieOutcome).toEqual(FENCED);
+    expect(await world.receiptsOf(zombie.invocationId)).toBe(1);
+    expect(await targetIds(route)).toEqual(windowIds);
+
+    expect(await retiring).toEqual({ name: 'Delivery.RecoveryRetained', code: 'delivery.retire_publication_found' });
+    const record = await loadInvocation(world.stores.ports, zombie.invocationId);
+    expect(record.state).toBe('INCIDENT_RETAINED');
+    expect((await world.journalTransitions(zombie.invocationId)).filter((t) => t.endsWith('>RETIRED'))).toEqual([]);
+    expect((await world.journalTransitions(zombie.invocationId)).at(-1)).toBe('REEXTRACT_REQUIRED>INCIDENT_RETAINED');
+    expect(await stageExists(zombie.invocationId)).toBe(true);
+    expect(await loadCustody(world.stores.ports, zombie.targetId)).toMatchObject({ state: 'HELD', invocationId: zombie.invocationId });
+    expect(await loadCheckpoint(world.stores.ports, zombie.targetId, route)).toBeUndefined();
+  }, 120_000);
+
+  it('a stalled zombie publisher let go after retire dropped the stage: its publication finds the stage gone and publishes nothing', async () => {
+    const route: RouteName = 'dropfirst';
+    const { zombie, release, finished } = await zombieHeldAtPublish(route);
+    expect(await retire(recoveryInput(zombie.invocationId, route), recoveryDepsOf(route))).toMatchObject({ state: 'RETIRED' });
+    expect(await stageExists(zombie.invocationId)).toBe(false);
+    release();
+    // The publication transaction rechecks the exact stage under the publication lock: gone.
+    expect(await finished).toEqual({ name: 'Cutpoint.StagingBindingChanged', code: 'delivery.staging_binding_changed' });
+    expect(await world.receiptsOf(zombie.invocationId)).toBe(0);
+    expect(await targetIds(route)).toEqual([]);
+    expect((await loadInvocation(world.stores.ports, zombie.invocationId)).state).toBe('RETIRED');
+    expect(await loadCustody(world.stores.ports, zombie.targetId)).toMatchObject({ state: 'RELEASED' });
+  }, 120_000);
+
   it('stalled inside the publish transaction while a recovery resume runs concurrently: the publications are serialized (one receipt, rows once) and the zombie writes nothing to the journal', async () => {
     const route: RouteName = 'racing';
     const deps = depsOf(route);

@@ -57,6 +57,8 @@ const beginRequest = (targetId: string, invocationId = newInvocationId(), sessio
 
 const hex = (s: string) => sha256Hex(s);
 const staging = { table: { schema: 'dbo', table: 'cutpoint_stg_x' }, objectId: '1234', owner: hex('owner') };
+/** The target's proof that the stage is gone: RETIRED requires it. */
+const absence = { table: staging.table, objectId: staging.objectId };
 const publication = { rows: 20, digest: hex('pub'), stagingObjectId: '1234', mode: 'replace_window' as const, publishedAt: '2026-11-03T00:05:00.000Z' };
 const evidence = { key: 'delivery/daily/x/evidence.json', sha256: hex('evidence') };
 
@@ -94,7 +96,7 @@ describe('acquire and release', () => {
     await expect(releaseCustody(ports, refA, { from: 'EMPTY_STAGING', to: 'WRITING_UNKNOWN', fence: a.fence, transitionId: 'x' })).rejects.toMatchObject({
       code: 'delivery.release_not_terminal',
     });
-    await releaseCustody(ports, refA, { from: 'EMPTY_STAGING', to: 'RETIRED', fence: a.fence, transitionId: 'retire', patch: { ownedStagesRecorded: true, staging } });
+    await releaseCustody(ports, refA, { from: 'EMPTY_STAGING', to: 'RETIRED', fence: a.fence, transitionId: 'retire', patch: { ownedStagesRecorded: true, staging, absence } });
     expect(await loadCustody(ports, targetId)).toMatchObject({ state: 'RELEASED', epoch: 1, invocationId: a.fence.owner, version: 2 });
     await expect(assertCustody(ports, targetId, a.fence)).rejects.toMatchObject({ name: 'Delivery.Fenced', code: 'delivery.custody_fenced' });
     // Terminal: custody is not retained, so no session can take it again.
@@ -215,7 +217,7 @@ describe('zombies', () => {
       name: 'Delivery.Fenced',
     });
     expect(await snapshot(ports, ref.targetId, [ref.invocationId])).toBe(atRetire);
-    await releaseCustody(ports, ref, { from: 'REEXTRACT_REQUIRED', to: 'RETIRED', fence: recovery, transitionId: 'retire' });
+    await releaseCustody(ports, ref, { from: 'REEXTRACT_REQUIRED', to: 'RETIRED', fence: recovery, transitionId: 'retire', patch: { absence } });
     expect(await loadCustody(ports, ref.targetId)).toMatchObject({ state: 'RELEASED', epoch: recovery.epoch });
     expect(await journalIds(ports, ref.invocationId)).toEqual(['sys:begin', 'w', 'eof', 'sys:custody:recovery', 'rx', 'retire']);
   });
@@ -250,7 +252,7 @@ describe('zombies', () => {
     if (step === 'retire') {
       // Retirement of a re-extract state: first move there under the live fence, then stall the release.
       await run.retire();
-      run.retire = () => releaseCustody(ports, ref, { from: 'REEXTRACT_REQUIRED', to: 'RETIRED', fence: f, transitionId: 'zombie-retire' });
+      run.retire = () => releaseCustody(ports, ref, { from: 'REEXTRACT_REQUIRED', to: 'RETIRED', fence: f, transitionId: 'zombie-retire', patch: { absence } });
     }
     faults.arm(`${cutPoint}:delay=600`);
     const zombie = run[step]().then(

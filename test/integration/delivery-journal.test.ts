@@ -8,7 +8,7 @@ import { sealAuthority } from '../../src/domain/delivery/sealed-authority.js';
 import type { JournalState } from '../../src/domain/delivery/journal-states.js';
 import type { SealedWindow } from '../../src/domain/delivery/window.js';
 import { advanceCheckpoint, loadCheckpoint } from '../../src/delivery/checkpoint.js';
-import { beginInvocation, loadCustody, type CustodyGrant } from '../../src/delivery/custody.js';
+import { beginInvocation, loadCustody, releaseCustody, type CustodyGrant } from '../../src/delivery/custody.js';
 import { DELIVERY_CUT_POINTS } from '../../src/delivery/cut-points.js';
 import {
   deliveryKeys,
@@ -67,6 +67,8 @@ const chunk = (seq: number) => ({ seq, rows: 10, bytes: 100, sha256: hex(`chunk$
 const load = (seq: number) => ({ seq, rows: 10, digest: hex(`load${seq}`) });
 const publication = { rows: 20, digest: hex('pub'), stagingObjectId: '1234', mode: 'replace_window' as const, publishedAt: '2026-11-03T00:05:00.000Z' };
 const evidence = { key: 'delivery/daily/x/evidence.json', sha256: hex('evidence') };
+/** What the target proved about the recorded stage: required by RETIRED and CUSTODY_RELEASED. */
+const absence = { table: staging.table, objectId: staging.objectId };
 
 /** Drives an invocation from EMPTY_STAGING to PUBLISHED with its evidence recorded. */
 async function toPublished(ports: Ports, ref: InvocationRef, fence: CustodyGrant['fence']) {
@@ -117,7 +119,7 @@ describe('journaled transitions', () => {
     const advanced = await advanceCheckpoint(ports, ref, grant.fence);
     expect(advanced).toMatchObject({ moved: true, windowEnd: DAY1.end, alreadyApplied: false });
     await transition(ports, ref, { from: 'PUBLISHED', to: 'SUCCEEDED', fence: grant.fence, transitionId: 'succeed' });
-    const released = await transition(ports, ref, { from: 'SUCCEEDED', to: 'CUSTODY_RELEASED', fence: grant.fence, transitionId: 'release' });
+    const released = await transition(ports, ref, { from: 'SUCCEEDED', to: 'CUSTODY_RELEASED', fence: grant.fence, transitionId: 'release', patch: { absence } });
     expect(released.invocation.state).toBe('CUSTODY_RELEASED');
 
     const ids = await expectJournalIntact(ports, ref);
@@ -204,6 +206,34 @@ describe('journaled transitions', () => {
   });
 });
 
+describe('proofs live in the transition rule', () => {
+  it("CUSTODY_RELEASED and RETIRED without the owned stage's proved absence (or with a proof for another object) are refused by the transition itself; nothing is written, custody stays held", async () => {
+    const { ports } = stores;
+    const { ref, grant } = await begin(ports);
+    const fence = grant.fence;
+    await toPublished(ports, ref, fence);
+    await advanceCheckpoint(ports, ref, fence);
+    await transition(ports, ref, { from: 'PUBLISHED', to: 'SUCCEEDED', fence, transitionId: 's' });
+    const unmet = { code: 'delivery.transition_precondition_unmet', name: 'Delivery.TransitionPrecondition' };
+    const before = await snapshot(ports, ref.targetId, [ref.invocationId]);
+    await expect(transition(ports, ref, { from: 'SUCCEEDED', to: 'CUSTODY_RELEASED', fence, transitionId: 'r1' })).rejects.toMatchObject(unmet);
+    await expect(releaseCustody(ports, ref, { from: 'SUCCEEDED', to: 'CUSTODY_RELEASED', fence, transitionId: 'r2', patch: { absence: { ...absence, objectId: '999' } } })).rejects.toMatchObject(unmet);
+    expect(await snapshot(ports, ref.targetId, [ref.invocationId])).toBe(before);
+    expect(await loadCustody(ports, ref.targetId)).toMatchObject({ state: 'HELD', fence });
+    // The cleanup proof recorded first (as the cleanup step does), then the release passes.
+    await recordFacts(ports, ref, { state: 'SUCCEEDED', fence, transitionId: 'cleanup-proved', patch: { absence } });
+    expect((await releaseCustody(ports, ref, { from: 'SUCCEEDED', to: 'CUSTODY_RELEASED', fence, transitionId: 'r3' })).invocation.state).toBe('CUSTODY_RELEASED');
+
+    const other = await begin(ports);
+    await transition(ports, other.ref, { from: 'EMPTY_STAGING', to: 'WRITING_UNKNOWN', fence: other.grant.fence, transitionId: 'w', patch: { staging, ownedStagesRecorded: true } });
+    await transition(ports, other.ref, { from: 'WRITING_UNKNOWN', to: 'PARTIAL_PROVED', fence: other.grant.fence, transitionId: 'p' });
+    const partial = await snapshot(ports, other.ref.targetId, [other.ref.invocationId]);
+    await expect(releaseCustody(ports, other.ref, { from: 'PARTIAL_PROVED', to: 'RETIRED', fence: other.grant.fence, transitionId: 'x' })).rejects.toMatchObject(unmet);
+    expect(await snapshot(ports, other.ref.targetId, [other.ref.invocationId])).toBe(partial);
+    expect((await releaseCustody(ports, other.ref, { from: 'PARTIAL_PROVED', to: 'RETIRED', fence: other.grant.fence, transitionId: 'retire', patch: { absence } })).invocation.state).toBe('RETIRED');
+  });
+});
+
 describe('route checkpoint', () => {
   it('moves forward once per invocation, is repeat-safe, and never moves back', async () => {
     const { ports } = stores;
@@ -215,7 +245,7 @@ describe('route checkpoint', () => {
     expect(await advanceCheckpoint(ports, later.ref, later.grant.fence)).toMatchObject({ moved: true, windowEnd: DAY2.end, alreadyApplied: true });
     expect(await snapshot(ports, targetId, [later.ref.invocationId])).toBe(before);
     await transition(ports, later.ref, { from: 'PUBLISHED', to: 'SUCCEEDED', fence: later.grant.fence, transitionId: 's' });
-    await transition(ports, later.ref, { from: 'SUCCEEDED', to: 'CUSTODY_RELEASED', fence: later.grant.fence, transitionId: 'r' });
+    await transition(ports, later.ref, { from: 'SUCCEEDED', to: 'CUSTODY_RELEASED', fence: later.grant.fence, transitionId: 'r', patch: { absence } });
 
     // A backfill of the previous day completes without moving the checkpoint back.
     const earlier = await begin(ports, targetId, DAY1);
@@ -280,7 +310,7 @@ describe('read side', () => {
     const t2 = newTarget();
     // t1: one released, then one retained in WRITING_UNKNOWN. t2: one retained in EMPTY_STAGING.
     const a = await begin(ports, t1);
-    await transition(ports, a.ref, { from: 'EMPTY_STAGING', to: 'RETIRED', fence: a.grant.fence, transitionId: 'retire', patch: { ownedStagesRecorded: true, staging } });
+    await transition(ports, a.ref, { from: 'EMPTY_STAGING', to: 'RETIRED', fence: a.grant.fence, transitionId: 'retire', patch: { ownedStagesRecorded: true, staging, absence } });
     const b = await begin(ports, t1);
     await transition(ports, b.ref, { from: 'EMPTY_STAGING', to: 'WRITING_UNKNOWN', fence: b.grant.fence, transitionId: 'w' });
     const c = await begin(ports, t2);
@@ -291,7 +321,8 @@ describe('read side', () => {
     const byId = Object.fromEntries(all.items.map((i) => [i.invocation_id, i]));
     expect(byId[a.ref.invocationId]).toMatchObject({ state: 'RETIRED', holds_custody: false, permitted_actions: [] });
     expect(byId[b.ref.invocationId]).toMatchObject({ state: 'WRITING_UNKNOWN', holds_custody: true, permitted_actions: ['reconcile'], diagnostic_code: 'delivery.writing_unknown' });
-    expect(byId[c.ref.invocationId]).toMatchObject({ state: 'EMPTY_STAGING', holds_custody: true, permitted_actions: [], diagnostic_code: 'delivery.owned_stage_unrecorded' });
+    // No stage recorded yet: retire is still offered (it observes the stage by its derived name).
+    expect(byId[c.ref.invocationId]).toMatchObject({ state: 'EMPTY_STAGING', holds_custody: true, permitted_actions: ['retire'], diagnostic_code: 'delivery.empty_staging' });
     expect((await inspectAll(ports, { targetId: t1 })).retained_custody_count).toBe(1);
     expect((await inspectAll(ports, { targetId: t2 })).items.map((i) => i.invocation_id)).toEqual([c.ref.invocationId]);
     expect((await listInvocations(ports, { targetId: newTarget() })).length).toBe(0);
@@ -341,7 +372,7 @@ describe('fault matrix', () => {
   it.each(FAULT_KINDS)('%s at delivery.custody.release: journal and custody release land together, once', async (kind) => {
     const { ports, faults } = stores;
     const { ref, grant } = await begin(ports);
-    const request = { from: 'EMPTY_STAGING', to: 'RETIRED', fence: grant.fence, transitionId: 'retire', patch: { ownedStagesRecorded: true, staging } } as const;
+    const request = { from: 'EMPTY_STAGING', to: 'RETIRED', fence: grant.fence, transitionId: 'retire', patch: { ownedStagesRecorded: true, staging, absence } } as const;
     const first = await firstAttempt(faults, DELIVERY_CUT_POINTS.custodyRelease, kind, () => transition(ports, ref, request));
     expect(first).toBe(EXPECTED_FIRST[kind]);
     const appliedFirst = kind === 'crash-after' || first === 'ok';

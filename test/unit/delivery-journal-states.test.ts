@@ -13,12 +13,14 @@ import {
   isJournalState,
   isTerminal,
   JOURNAL_STATES,
+  missingProof,
   parseJournalState,
   permittedActions,
   successorsOf,
   TRANSITIONS,
   type JournalState,
   type LiveAction,
+  type TransitionProofs,
 } from '../../src/domain/delivery/journal-states.js';
 
 /** The seed's stateDiagram-v2, edge for edge (seed 004). */
@@ -164,7 +166,8 @@ describe('transitions', () => {
 describe('the state-to-action guide', () => {
   const guide: Array<[JournalState, LiveAction[], LiveAction[]]> = [
     // state, permitted with owned stages recorded, permitted without
-    ['EMPTY_STAGING', ['retire'], []],
+    // EMPTY_STAGING offers retire even unrecorded: retire observes the stage by derived name and owner marker.
+    ['EMPTY_STAGING', ['retire'], ['retire']],
     ['WRITING_UNKNOWN', ['reconcile'], ['reconcile']],
     ['PARTIAL_PROVED', ['retire'], []],
     ['VERIFIED_EOF', ['resume'], ['resume']],
@@ -236,6 +239,35 @@ describe('the state-to-action guide', () => {
     expect(diagnosticCodeFor('PARTIAL_PROVED', recorded)).toBe('delivery.partial_proved');
     expect(diagnosticCodeFor('PARTIAL_PROVED', unrecorded)).toBe('delivery.owned_stage_unrecorded');
     expect(diagnosticCodeFor('VERIFIED_EOF', unrecorded)).toBe('delivery.verified_eof');
+    expect(diagnosticCodeFor('EMPTY_STAGING', unrecorded)).toBe('delivery.empty_staging');
+  });
+});
+
+describe('proofs in the transition rule (missingProof)', () => {
+  const none: TransitionProofs = { publication: false, evidence: false, checkpoint: false, stageAbsent: false };
+  const all: TransitionProofs = { publication: true, evidence: true, checkpoint: true, stageAbsent: true };
+
+  it("CUSTODY_RELEASED and RETIRED need the owned stage's proved absence, and nothing else", () => {
+    for (const to of ['CUSTODY_RELEASED', 'RETIRED'] as const) {
+      expect(missingProof(to, none)).toMatch(/absence proved/);
+      expect(missingProof(to, { ...all, stageAbsent: false })).toMatch(/absence proved/);
+      expect(missingProof(to, { ...none, stageAbsent: true })).toBeUndefined();
+    }
+  });
+
+  it('PUBLISHED needs the receipt; SUCCEEDED the evidence and the checkpoint', () => {
+    expect(missingProof('PUBLISHED', none)).toMatch(/publication receipt/);
+    expect(missingProof('PUBLISHED', { ...none, publication: true })).toBeUndefined();
+    expect(missingProof('SUCCEEDED', { ...none, evidence: true })).toMatch(/checkpoint/);
+    expect(missingProof('SUCCEEDED', { ...none, checkpoint: true })).toMatch(/evidence/);
+    expect(missingProof('SUCCEEDED', { ...none, evidence: true, checkpoint: true })).toBeUndefined();
+  });
+
+  it('every custody release (every edge into a terminal state) requires a proof; the other states need none', () => {
+    for (const t of TRANSITIONS) {
+      if (isTerminal(t.to)) expect(missingProof(t.to, none), `${t.from}>${t.to}`).toBeDefined();
+      else if (t.to !== 'PUBLISHED' && t.to !== 'SUCCEEDED') expect(missingProof(t.to, none), `${t.from}>${t.to}`).toBeUndefined();
+    }
   });
 });
 

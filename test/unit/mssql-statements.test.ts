@@ -10,6 +10,7 @@ import {
   identityStatement,
   dropStagingBatch,
   observeChunksBatch,
+  observeStagingStatement,
   prepareLoadBatch,
   probeReceiptBatch,
   publishBatch,
@@ -252,6 +253,53 @@ describe('retirement', () => {
     expect(s.params).toContainEqual({ name: 'lock_resource', type: 'nvarchar', value: 'cutpoint.retire:dbo.stg_inv1' });
     expect(s.params).toContainEqual({ name: 'lock_timeout_ms', type: 'int', value: 5_000 });
     expectParameterized(s, [ownerMarker(staging.invocationId, staging.owner)]);
+  });
+
+  it('takes the publication applock after the retire applock, in every drop (a drop and a publication of one invocation never overlap)', () => {
+    const s = dropStagingBatch(staging, 5_000);
+    expectInOrder(s.text, [
+      'BEGIN TRANSACTION;',
+      'sys.sp_getapplock @Resource = @lock_resource,',
+      'sys.sp_getapplock @Resource = @publish_lock_resource,',
+      "IF OBJECT_ID(@staging_name, N'U') IS NULL",
+      'DROP TABLE [dbo].[stg_inv1];',
+    ]);
+    expect(s.text.match(/DECLARE @lock_result int;/g)).toHaveLength(1);
+    expect(s.params).toContainEqual({ name: 'publish_lock_resource', type: 'nvarchar', value: `cutpoint.publish:${staging.invocationId}` });
+    // The same resource the publication batch locks.
+    expect(publishBatch(request, receipts, COLUMNS, 5_000).params).toContainEqual({ name: 'lock_resource', type: 'nvarchar', value: `cutpoint.publish:${request.invocationId}` });
+    expect(s.text).not.toContain('cutpoint_receipts');
+    expectParameterized(s, [ownerMarker(staging.invocationId, staging.owner)]);
+  });
+
+  it('a retirement drop re-probes the receipt under the publication lock: found → PUBLISHED with the receipt, committed without dropping', () => {
+    const s = dropStagingBatch(staging, 5_000, { receipts });
+    expectInOrder(s.text, [
+      'sys.sp_getapplock @Resource = @publish_lock_resource,',
+      "IF OBJECT_ID(@receipts_name, N'U') IS NULL",
+      `THROW ${THROWN.receiptUnobservable},`,
+      'ELSE IF EXISTS (SELECT 1 FROM [dbo].[cutpoint_receipts] WITH (HOLDLOCK) WHERE invocation_id = @invocation_id)',
+      "SELECT N'PUBLISHED' AS outcome,",
+      'COMMIT TRANSACTION;',
+      'RETURN;',
+      "IF OBJECT_ID(@staging_name, N'U') IS NULL",
+      'DROP TABLE [dbo].[stg_inv1];',
+    ]);
+    expect(s.text.match(/DROP TABLE/g)).toHaveLength(1);
+    expectParameterized(s, [ownerMarker(staging.invocationId, staging.owner), staging.invocationId]);
+  });
+
+  it('observes a stage by name: object id, owner marker and schema visibility, read-only', () => {
+    const s = observeStagingStatement(staging.table);
+    expect(s.text).toContain("OBJECT_ID(@staging_name, N'U') AS object_id");
+    expect(s.text).toContain("HAS_PERMS_BY_NAME(@schema_name, N'SCHEMA', N'VIEW DEFINITION') AS can_view_schema");
+    expect(s.text).toContain("ep.name = N'cutpoint.owner'");
+    expect(s.text).not.toMatch(/BEGIN TRANSACTION|DROP|INSERT|UPDATE|DELETE/);
+    expect(s.params).toEqual([
+      { name: 'staging_name', type: 'nvarchar', value: '[dbo].[stg_inv1]' },
+      { name: 'schema_name', type: 'nvarchar', value: 'dbo' },
+    ]);
+    expectParameterized(s, []);
   });
 
   it('proves absence only with VIEW DEFINITION on the schema (HAS_PERMS_BY_NAME), and looks for the exact id', () => {

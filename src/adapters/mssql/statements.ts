@@ -4,6 +4,7 @@ import {
   assertTableRef,
   CHUNK_COLUMN,
   ownerMarker,
+  publicationLockOf,
   type PublishRequest,
   type StagingRef,
   type TableRef,
@@ -42,6 +43,7 @@ export const THROWN = {
   mergeKeysInvalid: 51005,
   objectMissing: 51006,
   stageLacksColumns: 51007,
+  receiptUnobservable: 51008,
 } as const;
 
 /** `[name]` with `]` doubled: safe for any string, and applied after validation anyway. */
@@ -84,9 +86,8 @@ function stagingParams(staging: StagingRef): Param[] {
   ];
 }
 
-function applock(resourceParam: string): string {
-  return `DECLARE @lock_result int;
-EXEC @lock_result = sys.sp_getapplock @Resource = @${resourceParam}, @LockMode = N'Exclusive', @LockOwner = N'Transaction', @LockTimeout = @lock_timeout_ms;
+function applock(resourceParam: string, declare = true): string {
+  return `${declare ? 'DECLARE @lock_result int;\n' : ''}EXEC @lock_result = sys.sp_getapplock @Resource = @${resourceParam}, @LockMode = N'Exclusive', @LockOwner = N'Transaction', @LockTimeout = @lock_timeout_ms;
 IF @lock_result < 0 THROW ${THROWN.lockNotGranted}, N'cutpoint: application lock not granted', 1;`;
 }
 
@@ -279,7 +280,7 @@ COMMIT TRANSACTION;`,
       nameParam('receipts_name', receipts),
       nameParam('target_name', request.target),
       ...stagingParams(request.staging),
-      { name: 'lock_resource', type: 'nvarchar', value: `cutpoint.publish:${request.invocationId}` },
+      { name: 'lock_resource', type: 'nvarchar', value: publicationLockOf(request.invocationId) },
       { name: 'lock_timeout_ms', type: 'int', value: lockTimeoutMs },
       { name: 'invocation_id', type: 'nvarchar', value: request.invocationId },
       { name: 'target_schema', type: 'nvarchar', value: request.target.schema },
@@ -328,21 +329,40 @@ SELECT ${RECEIPT_SELECT} FROM ${qualified(receipts)} WHERE invocation_id = @invo
 }
 
 /**
- * Retirement, one transaction: take the retire application lock, resolve the name, and
- * drop only the exact recorded object carrying our marker, locked (TABLOCKX) and rechecked
- * under the lock. Reports DROPPED, ALREADY_ABSENT or NOT_OURS; the absence proof is
+ * Retirement, one transaction: take the retire application lock, then the invocation's
+ * publication lock (the one `publishBatch` takes: a drop and a publication of the same
+ * invocation never overlap), resolve the name, and drop only the exact recorded object
+ * carrying our marker, locked (TABLOCKX) and rechecked under the lock. With `receipts`
+ * (a retirement: the journal says nothing was published) the receipt is re-probed under
+ * the publication lock first: one found → PUBLISHED with the receipt, nothing dropped.
+ * Reports DROPPED, ALREADY_ABSENT, NOT_OURS or PUBLISHED; the absence proof is
  * `absenceProofStatement`, run after the COMMIT.
  */
-export function dropStagingBatch(staging: StagingRef, lockTimeoutMs: number): Statement {
+export function dropStagingBatch(staging: StagingRef, lockTimeoutMs: number, unlessPublished?: { receipts: TableRef }): Statement {
   const stage = qualified(staging.table);
   const owned = `OBJECT_ID(@staging_name, N'U') = @staging_object_id AND EXISTS (
     SELECT 1 FROM sys.extended_properties
      WHERE class = 1 AND major_id = @staging_object_id AND minor_id = 0
        AND name = N'${OWNER_PROPERTY}' AND CAST(value AS nvarchar(4000)) = @owner_marker)`;
+  const receiptProbe = unlessPublished
+    ? `
+IF OBJECT_ID(@receipts_name, N'U') IS NULL
+BEGIN
+  IF ISNULL(HAS_PERMS_BY_NAME(@receipts_schema, N'SCHEMA', N'VIEW DEFINITION'), 0) <> 1
+    THROW ${THROWN.receiptUnobservable}, N'cutpoint: the receipt table is not visible to this principal', 1;
+END
+ELSE IF EXISTS (SELECT 1 FROM ${qualified(unlessPublished.receipts)} WITH (HOLDLOCK) WHERE invocation_id = @invocation_id)
+BEGIN
+  SELECT N'PUBLISHED' AS outcome, ${RECEIPT_SELECT} FROM ${qualified(unlessPublished.receipts)} WHERE invocation_id = @invocation_id;
+  COMMIT TRANSACTION;
+  RETURN;
+END;`
+    : '';
   return {
     text: `${PROLOGUE}
 BEGIN TRANSACTION;
 ${applock('lock_resource')}
+${applock('publish_lock_resource', false)}${receiptProbe}
 DECLARE @outcome nvarchar(16);
 IF OBJECT_ID(@staging_name, N'U') IS NULL
   SET @outcome = N'ALREADY_ABSENT';
@@ -365,8 +385,32 @@ COMMIT TRANSACTION;`,
     params: [
       ...stagingParams(staging),
       { name: 'lock_resource', type: 'nvarchar', value: `cutpoint.retire:${staging.table.schema}.${staging.table.table}` },
+      { name: 'publish_lock_resource', type: 'nvarchar', value: publicationLockOf(staging.invocationId) },
       { name: 'lock_timeout_ms', type: 'int', value: lockTimeoutMs },
+      ...(unlessPublished
+        ? [
+            nameParam('receipts_name', unlessPublished.receipts),
+            { name: 'receipts_schema', type: 'nvarchar' as const, value: unlessPublished.receipts.schema },
+            { name: 'invocation_id', type: 'nvarchar' as const, value: staging.invocationId },
+          ]
+        : []),
     ],
+  };
+}
+
+/**
+ * The stage under its derived name, read-only: the object id, its owner marker (the
+ * adapter compares it), and whether the principal may see the schema's definitions (so
+ * that "no object" is absence, not denial).
+ */
+export function observeStagingStatement(table: TableRef): Statement {
+  return {
+    text: `SET NOCOUNT ON;
+SELECT OBJECT_ID(@staging_name, N'U') AS object_id,
+       HAS_PERMS_BY_NAME(@schema_name, N'SCHEMA', N'VIEW DEFINITION') AS can_view_schema,
+       (SELECT CAST(ep.value AS nvarchar(4000)) FROM sys.extended_properties AS ep
+         WHERE ep.class = 1 AND ep.major_id = OBJECT_ID(@staging_name, N'U') AND ep.minor_id = 0 AND ep.name = N'${OWNER_PROPERTY}') AS marker;`,
+    params: [nameParam('staging_name', table), { name: 'schema_name', type: 'nvarchar', value: table.schema }],
   };
 }
 

@@ -26,7 +26,9 @@ import {
   TargetUnobservableError,
   type ChunkReceipt,
   type CreateStagingRequest,
+  type DropOptions,
   type DropResult,
+  type StageObservation,
   type LoadChunkRequest,
   type PublicationReceipt,
   type PublishRequest,
@@ -48,6 +50,7 @@ import {
   describeStatement,
   dropStagingBatch,
   observeChunksBatch,
+  observeStagingStatement,
   prepareLoadBatch,
   probeReceiptBatch,
   publishBatch,
@@ -303,10 +306,24 @@ export class MssqlTarget implements TargetPort {
     return { receipt, applied: false };
   }
 
-  async dropStaging(staging: StagingRef): Promise<DropResult> {
+  async observeStaging(table: TableRef, owner: Pick<StagingRef, 'invocationId' | 'owner'>): Promise<StageObservation> {
+    assertTableRef(table, 'staging');
+    assertInvocationId(owner.invocationId);
+    assertOwner(owner.owner);
+    const row = (await this.read(observeStagingStatement(table))).recordset[0] as
+      | { object_id: number | null; can_view_schema: number | null; marker: string | null }
+      | undefined;
+    if (!row || row.object_id === null) return { status: 'ABSENT', metadataVisible: row?.can_view_schema === 1 };
+    return markerMatches(row.marker, owner) ? { status: 'OURS', objectId: String(row.object_id) } : { status: 'NOT_OURS' };
+  }
+
+  async dropStaging(staging: StagingRef, options: DropOptions = {}): Promise<DropResult> {
     assertStagingRef(staging);
-    const result = await this.mutate(TARGET_CUT_POINTS.dropStaging, dropStagingBatch(staging, this.lockTimeoutMs));
-    const outcome = (result.recordset?.[0] as { outcome?: string } | undefined)?.outcome;
+    const batch = dropStagingBatch(staging, this.lockTimeoutMs, options.unlessPublished ? { receipts: this.receipts } : undefined);
+    const result = await this.mutate(TARGET_CUT_POINTS.dropStaging, batch);
+    const first = result.recordset?.[0] as (Partial<ReceiptRecord> & { outcome?: string }) | undefined;
+    const outcome = first?.outcome;
+    if (outcome === 'PUBLISHED') return { status: 'PUBLISHED', dropped: false, receipt: toReceipt(first as ReceiptRecord) };
     if (outcome !== 'DROPPED' && outcome !== 'ALREADY_ABSENT' && outcome !== 'NOT_OURS') {
       throw new EffectFailedError(TARGET_CUT_POINTS.dropStaging, 'the retirement batch returned no outcome');
     }
@@ -410,6 +427,8 @@ export class MssqlTarget implements TargetPort {
         return new PublicationRefusedError('merge keys in the stage are null or not unique');
       case THROWN.stageLacksColumns:
         return new PublicationRefusedError('the stage lacks target columns');
+      case THROWN.receiptUnobservable:
+        return new TargetUnobservableError('the receipt table is not visible to this principal: absence of a receipt cannot be proved');
       case THROWN.objectMissing:
         return new TargetObjectMissingError('a table the statement needs');
       default:

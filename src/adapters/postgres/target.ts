@@ -17,6 +17,7 @@ import {
   eachRow,
   markerMatches,
   ownerMarker,
+  publicationLockOf,
   PublicationRefusedError,
   RECEIPT_TABLE,
   receiptMatches,
@@ -27,7 +28,9 @@ import {
   TargetUnobservableError,
   type ChunkReceipt,
   type CreateStagingRequest,
+  type DropOptions,
   type DropResult,
+  type StageObservation,
   type LoadChunkRequest,
   type PublicationReceipt,
   type PublishRequest,
@@ -219,21 +222,32 @@ export class PostgresTarget implements TargetPort {
 
   async probeReceipt(invocationId: string): Promise<PublicationReceipt | undefined> {
     assertInvocationId(invocationId);
-    return this.transaction({ readOnly: true }, async (client) => {
-      const table = await lookup(client, this.receipts);
-      if (!table) {
-        const proof = await absenceProof(client, this.receipts.schema, '0');
-        if (!proof.metadataVisible) {
-          throw new TargetUnobservableError('the receipt table is not visible to this principal: absence of a receipt cannot be proved');
-        }
-        return { commit: false, value: undefined };
+    return this.transaction({ readOnly: true }, async (client) => ({ commit: false, value: await this.receiptIn(client, invocationId) }));
+  }
+
+  /** The receipt as this transaction sees it; a receipt table the principal cannot see is unobservable. */
+  private async receiptIn(client: Client, invocationId: string): Promise<PublicationReceipt | undefined> {
+    const table = await lookup(client, this.receipts);
+    if (!table) {
+      const proof = await absenceProof(client, this.receipts.schema, '0');
+      if (!proof.metadataVisible) {
+        throw new TargetUnobservableError('the receipt table is not visible to this principal: absence of a receipt cannot be proved');
       }
-      const result = await client.query<ReceiptRow>(
-        `SELECT ${RECEIPT_COLUMNS} FROM ${quoteTable(this.receipts)} WHERE invocation_id = $1`,
-        [invocationId],
-      );
-      const row = result.rows[0];
-      return { commit: false, value: row ? toReceipt(row) : undefined };
+      return undefined;
+    }
+    const result = await client.query<ReceiptRow>(`SELECT ${RECEIPT_COLUMNS} FROM ${quoteTable(this.receipts)} WHERE invocation_id = $1`, [invocationId]);
+    const row = result.rows[0];
+    return row ? toReceipt(row) : undefined;
+  }
+
+  async observeStaging(table: TableRef, owner: Pick<StagingRef, 'invocationId' | 'owner'>): Promise<StageObservation> {
+    assertTableRef(table, 'staging');
+    assertInvocationId(owner.invocationId);
+    assertOwner(owner.owner);
+    return this.transaction<StageObservation>({ readOnly: true }, async (client) => {
+      const found = await lookup(client, table);
+      if (!found) return { commit: false, value: { status: 'ABSENT', metadataVisible: (await absenceProof(client, table.schema, '0')).metadataVisible } };
+      return { commit: false, value: markerMatches(found.marker, owner) ? { status: 'OURS', objectId: found.objectId } : { status: 'NOT_OURS' } };
     });
   }
 
@@ -324,7 +338,7 @@ export class PostgresTarget implements TargetPort {
 
   private async publishBody(client: Client, request: PublishRequest): Promise<TxResult<PublishResult>> {
     await client.query(receiptTableDdl(this.receipts));
-    await advisoryLock(client, `cutpoint.publish:${request.invocationId}`);
+    await advisoryLock(client, publicationLockOf(request.invocationId));
     const prior = await client.query<ReceiptRow>(
       `SELECT ${RECEIPT_COLUMNS} FROM ${quoteTable(this.receipts)} WHERE invocation_id = $1`,
       [request.invocationId],
@@ -412,12 +426,20 @@ export class PostgresTarget implements TargetPort {
     return { receipt, applied: false };
   }
 
-  async dropStaging(staging: StagingRef): Promise<DropResult> {
+  async dropStaging(staging: StagingRef, options: DropOptions = {}): Promise<DropResult> {
     assertStagingRef(staging);
-    const outcome = await this.transaction<'DROPPED' | 'ALREADY_ABSENT' | 'NOT_OURS'>(
+    let receipt: PublicationReceipt | undefined;
+    const outcome = await this.transaction<'DROPPED' | 'ALREADY_ABSENT' | 'NOT_OURS' | 'PUBLISHED'>(
       { cutPoint: TARGET_CUT_POINTS.dropStaging },
       async (client) => {
         await advisoryLock(client, `cutpoint.retire:${staging.table.schema}.${staging.table.table}`);
+        // Serialized with every publication of the invocation (publishBody takes the same
+        // lock first); READ COMMITTED gives the next statement a snapshot taken after it.
+        await advisoryLock(client, publicationLockOf(staging.invocationId));
+        if (options.unlessPublished) {
+          receipt = await this.receiptIn(client, staging.invocationId);
+          if (receipt) return { commit: false, value: 'PUBLISHED' };
+        }
         const before = await lookup(client, staging.table);
         if (!before) return { commit: false, value: 'ALREADY_ABSENT' };
         if (before.objectId !== staging.objectId || !markerMatches(before.marker, staging)) return { commit: false, value: 'NOT_OURS' };
@@ -434,7 +456,7 @@ export class PostgresTarget implements TargetPort {
       commit: false,
       value: await absenceProof(client, staging.table.schema, staging.objectId),
     }));
-    return { status: classifyRetirement(outcome, proof), dropped: outcome === 'DROPPED' };
+    return { status: classifyRetirement(outcome, proof), dropped: outcome === 'DROPPED', ...(receipt ? { receipt } : {}) };
   }
 
   close(): Promise<void> {

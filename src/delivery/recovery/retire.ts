@@ -1,36 +1,105 @@
+import { stagingTableOf } from '../../domain/delivery/identifiers.js';
+import type { StagingRef } from '../../ports/target.js';
 import { assertCustody, releaseCustody } from '../custody.js';
-import { transition } from '../journal-store.js';
-import { stagingRefOf, transitionIdOf } from '../steps/common.js';
-import { RecoveryRetainedError, runRecovery, type RecoveryDeps, type RecoveryInput, type RecoveryResult } from './recovery-session.js';
+import { DELIVERY_CUT_POINTS } from '../cut-points.js';
+import { recordFacts, transition } from '../journal-store.js';
+import { ownerBindingOf, stagingRefOf, transitionIdOf } from '../steps/common.js';
+import { RecoveryRetainedError, runRecovery, type RecoveryContext, type RecoveryDeps, type RecoveryInput, type RecoveryResult } from './recovery-session.js';
 
 /**
- * `retire` (EMPTY_STAGING with a recorded stage, PARTIAL_PROVED, REEXTRACT_REQUIRED):
- * rechecks that no publication receipt exists for the invocation (a receipt is
- * contradicting evidence: INCIDENT_RETAINED), then drops exactly the recorded owned stage
- * (`dropStaging`: lock, recheck object id and owner binding, drop, prove absence).
- * - ABSENT_PROVED → RETIRED, custody released in the same transaction;
- * - NOT_OURS → INCIDENT_RETAINED, the object untouched (exit 1, delivery.retire_not_ours);
- * - ABSENCE_UNPROVABLE → the state and custody are kept for an elevated principal
- *   (exit 1, delivery.retire_absence_unprovable); repeating is safe.
+ * `retire` (EMPTY_STAGING, PARTIAL_PROVED, REEXTRACT_REQUIRED): rechecks that no
+ * publication receipt exists for the invocation (a receipt is contradicting evidence:
+ * INCIDENT_RETAINED), then drops exactly the owned stage and proves its absence.
+ *
+ * The drop runs with `unlessPublished` (ports/target.ts): it takes the invocation's
+ * publication lock and re-probes the receipt under it, because a publisher of an older
+ * epoch that passed its custody check before this session's takeover is not fenced by
+ * the authority — only the target can order it against the drop. A receipt found there
+ * means the window WAS published while the journal says it was not: INCIDENT_RETAINED
+ * (exit 1, delivery.retire_publication_found), nothing dropped, custody kept. Not
+ * PUBLISHED: none of the retire states has an edge to PUBLISHED, the journal proved
+ * (PARTIAL_PROVED, REEXTRACT_REQUIRED) that this stage must never be published, and the
+ * checkpoint, evidence and cleanup that PUBLISHED would lead to need an operator's
+ * judgement of a publication the journal did not authorize. A publication that comes
+ * after the drop finds the stage gone and publishes nothing.
+ *
+ * EMPTY_STAGING with no recorded stage (a crash between CREATE and the journal write):
+ * the stage is observed under its derived name and the owner binding recomputed from the
+ * seal. Ours → its object id is journaled first (the same record create-staging would
+ * have written), then it is dropped like any recorded stage; nothing there (and the
+ * principal can see the schema) → absence proved as it stands; a table without our
+ * marker → INCIDENT_RETAINED, untouched.
+ *
+ * Drop outcomes: ABSENT_PROVED → RETIRED with the absence proof, custody released in the
+ * same transaction (the transition rule refuses RETIRED without it); NOT_OURS →
+ * INCIDENT_RETAINED (delivery.retire_not_ours); ABSENCE_UNPROVABLE → state and custody
+ * kept for an elevated principal (delivery.retire_absence_unprovable); repeating is safe.
  * The checkpoint never moves.
  */
 export async function retire(input: RecoveryInput, deps: RecoveryDeps): Promise<RecoveryResult> {
-  return runRecovery('retire', input, deps, async ({ record, ref, fence, deps: d }) => {
-    const staging = stagingRefOf(record);
+  return runRecovery('retire', input, deps, async (ctx) => {
+    const { record, ref, fence, deps: d } = ctx;
     await assertCustody(d.ports, ref.targetId, fence);
-    if (await d.target.probeReceipt(record.invocationId)) {
-      await transition(d.ports, ref, { from: record.state, to: 'INCIDENT_RETAINED', fence, transitionId: transitionIdOf('retire-published', record.invocationId) });
-      throw new RecoveryRetainedError('delivery.retire_publication_found', 'a publication receipt exists for this invocation; it cannot be retired', 'INCIDENT_RETAINED');
-    }
-    const drop = await d.target.dropStaging(staging);
+    if (await d.target.probeReceipt(record.invocationId)) await publicationFound(ctx);
+    const staging = record.facts.staging ? stagingRefOf(record) : await observedStage(ctx);
+    if (!staging) return;
+    const drop = await d.target.dropStaging(staging, { unlessPublished: true });
     if (drop.status === 'ABSENT_PROVED') {
-      await releaseCustody(d.ports, ref, { from: record.state, to: 'RETIRED', fence, transitionId: transitionIdOf('retire', record.invocationId) });
+      await releaseCustody(d.ports, ref, {
+        from: record.state,
+        to: 'RETIRED',
+        fence,
+        transitionId: transitionIdOf('retire', record.invocationId),
+        patch: { absence: { table: staging.table, objectId: staging.objectId } },
+      });
       return;
     }
-    if (drop.status === 'NOT_OURS') {
-      await transition(d.ports, ref, { from: record.state, to: 'INCIDENT_RETAINED', fence, transitionId: transitionIdOf('retire-not-ours', record.invocationId) });
-      throw new RecoveryRetainedError('delivery.retire_not_ours', 'the recorded stage name holds an object that is not ours', 'INCIDENT_RETAINED');
-    }
-    throw new RecoveryRetainedError('delivery.retire_absence_unprovable', "the stage's absence cannot be proved by this principal", record.state);
+    if (drop.status === 'PUBLISHED') await publicationFound(ctx);
+    if (drop.status === 'NOT_OURS') await notOurs(ctx);
+    unprovable(ctx);
   });
+}
+
+async function publicationFound(ctx: RecoveryContext): Promise<never> {
+  const { record, ref, fence, deps } = ctx;
+  await transition(deps.ports, ref, { from: record.state, to: 'INCIDENT_RETAINED', fence, transitionId: transitionIdOf('retire-published', record.invocationId) });
+  throw new RecoveryRetainedError('delivery.retire_publication_found', 'a publication receipt exists for this invocation; it cannot be retired', 'INCIDENT_RETAINED');
+}
+
+async function notOurs(ctx: RecoveryContext): Promise<never> {
+  const { record, ref, fence, deps } = ctx;
+  await transition(deps.ports, ref, { from: record.state, to: 'INCIDENT_RETAINED', fence, transitionId: transitionIdOf('retire-not-ours', record.invocationId) });
+  throw new RecoveryRetainedError('delivery.retire_not_ours', "the stage's name holds an object that is not ours", 'INCIDENT_RETAINED');
+}
+
+function unprovable(ctx: RecoveryContext): never {
+  throw new RecoveryRetainedError('delivery.retire_absence_unprovable', "the stage's absence cannot be proved by this principal", ctx.record.state);
+}
+
+/**
+ * The unrecorded stage of an EMPTY_STAGING invocation, by derived name and owner marker:
+ * the journaled ref when it is ours, or undefined once RETIRED (nothing was there).
+ */
+async function observedStage(ctx: RecoveryContext): Promise<StagingRef | undefined> {
+  const { record, ref, fence, deps } = ctx;
+  const stage = stagingTableOf(record.invocationId, deps.route.route.target.table);
+  const table = { schema: stage.schema, table: stage.name };
+  const owner = ownerBindingOf(record.sealed);
+  const seen = await deps.target.observeStaging(table, { invocationId: record.invocationId, owner });
+  if (seen.status === 'NOT_OURS') return notOurs(ctx);
+  if (seen.status === 'ABSENT') {
+    if (!seen.metadataVisible) unprovable(ctx);
+    await releaseCustody(deps.ports, ref, { from: record.state, to: 'RETIRED', fence, transitionId: transitionIdOf('retire', record.invocationId), patch: { absence: { table } } });
+    return undefined;
+  }
+  // Exactly the record create-staging writes (same transition id and facts): a late
+  // create-staging of an older session finds it already journaled.
+  const recorded = await recordFacts(deps.ports, ref, {
+    state: 'EMPTY_STAGING',
+    fence,
+    transitionId: transitionIdOf('create-staging', record.invocationId),
+    patch: { staging: { table, objectId: seen.objectId, owner }, ownedStagesRecorded: true },
+    cutPoint: DELIVERY_CUT_POINTS.stagingRecord,
+  });
+  return stagingRefOf(recorded.invocation);
 }

@@ -13,8 +13,9 @@ export interface CleanupOutput extends StepOutput {
  * Step 10: drop the exact owned stage and prove its absence (`target.dropStaging`: lock,
  * recheck object id and owner binding, drop, prove), in SUCCEEDED, before custody is
  * released.
- * - ABSENT_PROVED: the proof is journaled as an empty facts record under
- *   `cleanup-proved.<invocation>`; release requires that claim.
+ * - ABSENT_PROVED: the proof is journaled as the `absence` fact (the exact table and
+ *   object id) under `cleanup-proved.<invocation>`; the journal's own transition rule
+ *   refuses CUSTODY_RELEASED without it (journal-states.ts `missingProof`).
  * - NOT_OURS: the name holds an object that is not the recorded stage — contradicting
  *   evidence: SUCCEEDED → INCIDENT_RETAINED, custody kept, the object untouched.
  * - ABSENCE_UNPROVABLE: this principal cannot tell absence from missing metadata
@@ -27,9 +28,15 @@ export async function cleanup(input: unknown, deps: DeliveryDeps): Promise<Clean
   const provedId = transitionIdOf(CLEANUP_PROVED_STEP, record.invocationId);
   if (record.state !== 'SUCCEEDED' || (await journaled(deps, record.invocationId, provedId))) return output(step, record, false);
   await assertCustody(deps.ports, ref.targetId, step.fence);
-  const drop = await deps.target.dropStaging(stagingRefOf(record));
+  const staging = stagingRefOf(record);
+  const drop = await deps.target.dropStaging(staging);
   if (drop.status === 'ABSENT_PROVED') {
-    const result = await recordFacts(deps.ports, ref, { state: 'SUCCEEDED', fence: step.fence, transitionId: provedId, patch: {} });
+    const result = await recordFacts(deps.ports, ref, {
+      state: 'SUCCEEDED',
+      fence: step.fence,
+      transitionId: provedId,
+      patch: { absence: { table: staging.table, objectId: staging.objectId } },
+    });
     return { ...output(step, result.invocation, true), drop: drop.status };
   }
   if (drop.status === 'NOT_OURS') {

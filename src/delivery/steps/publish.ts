@@ -2,7 +2,8 @@ import { IdentityConflictError, OutcomeUnknownError } from '../../domain/errors.
 import { publicationDigest, receiptMatches, type PublicationReceipt, type PublishRequest } from '../../ports/target.js';
 import { assertCustody } from '../custody.js';
 import type { DeliveryDeps } from '../deps.js';
-import { transition, type InvocationRecord, type PublicationFact } from '../journal-store.js';
+import type { Fence } from '../../ports/authority.js';
+import { transition, type InvocationRecord, type JournaledResult, type PublicationFact } from '../journal-store.js';
 import { loadForStep, output, parseStepInput, stagingRefOf, transitionIdOf, windowDates, type StepOutput } from './common.js';
 
 /** The publication request the journal proves: the sealed window, the stage, the load receipts. */
@@ -30,6 +31,31 @@ export function publicationFactOf(receipt: PublicationReceipt): PublicationFact 
     mode: receipt.mode,
     publishedAt: receipt.publishedAt.toISOString(),
   };
+}
+
+/**
+ * Receipt first (VERIFIED_EOF): before a step draws any conclusion from the stage — and
+ * could journal REEXTRACT_REQUIRED — the exact publication receipt decides. A COMMIT that
+ * landed without being journaled (a crash after it, a stalled zombie's late COMMIT) is
+ * taken from its receipt: matching → PUBLISHED (the same record the publish step writes);
+ * a receipt for this invocation that does not match → INCIDENT_RETAINED. Undefined when
+ * the principal proves there is no receipt (the caller goes on with the stage).
+ */
+export async function adoptReceipt(record: InvocationRecord, fence: Fence, deps: DeliveryDeps): Promise<JournaledResult | undefined> {
+  if (record.state !== 'VERIFIED_EOF') return undefined;
+  const receipt = await deps.target.probeReceipt(record.invocationId);
+  if (!receipt) return undefined;
+  const ref = { targetId: record.targetId, invocationId: record.invocationId };
+  if (!receiptMatches(receipt, publishRequestOf(record, deps))) {
+    return transition(deps.ports, ref, { from: 'VERIFIED_EOF', to: 'INCIDENT_RETAINED', fence, transitionId: transitionIdOf('publish-foreign-receipt', record.invocationId) });
+  }
+  return transition(deps.ports, ref, {
+    from: 'VERIFIED_EOF',
+    to: 'PUBLISHED',
+    fence,
+    transitionId: transitionIdOf('publish', record.invocationId),
+    patch: { publication: publicationFactOf(receipt) },
+  });
 }
 
 /**

@@ -3,6 +3,7 @@ import type { StagingFacts } from '../../ports/target.js';
 import { assertCustody } from '../custody.js';
 import type { DeliveryDeps } from '../deps.js';
 import { transition } from '../journal-store.js';
+import { adoptReceipt } from './publish.js';
 import { loadForStep, output, parseStepInput, stagingRefOf, transitionIdOf, type StepOutput } from './common.js';
 
 export interface QualityOutput extends StepOutput {
@@ -21,7 +22,8 @@ export function qualityFailures(rules: QualityRules, facts: StagingFacts, loaded
 }
 
 /**
- * Step 6: the quality probes on the exact owned stage (`target.stagingFacts`, read-only)
+ * Step 6: the publication receipt first (`adoptReceipt`: a publication that landed
+ * unjournaled → PUBLISHED, never REEXTRACT_REQUIRED), then the quality probes on the exact owned stage (`target.stagingFacts`, read-only)
  * against the route's rules. Acts only in VERIFIED_EOF. A pass journals nothing (the probe
  * is read-only and repeatable; publish follows). A failure moves VERIFIED_EOF →
  * REEXTRACT_REQUIRED (`acted` is true whenever the probes ran), not INCIDENT_RETAINED: the seed's guide names a stage that "fails
@@ -37,6 +39,9 @@ export async function quality(input: unknown, deps: DeliveryDeps): Promise<Quali
   if (record.state !== 'VERIFIED_EOF') return { ...output(step, record, false), failures: [] };
   const rules = deps.route.route.quality;
   await assertCustody(deps.ports, ref.targetId, step.fence);
+  // Receipt first: a publication that landed unjournaled is adopted, never judged by its stage.
+  const adopted = await adoptReceipt(record, step.fence, deps);
+  if (adopted) return { ...output(step, adopted.invocation, !adopted.alreadyApplied), failures: [] };
   const facts = await deps.target.stagingFacts(stagingRefOf(record), {
     keyColumns: rules.uniqueKeys ? deps.route.route.target.keyColumns : [],
     notNull: rules.notNull,

@@ -1,20 +1,23 @@
 import { releaseCustody } from '../custody.js';
 import type { DeliveryDeps } from '../deps.js';
 import { TransitionPreconditionError } from '../journal-store.js';
-import { CLEANUP_PROVED_STEP, journaled, loadForStep, output, parseStepInput, transitionIdOf, type StepOutput } from './common.js';
+import { loadForStep, output, parseStepInput, transitionIdOf, type StepOutput } from './common.js';
 
 /**
  * Step 11: SUCCEEDED → CUSTODY_RELEASED ("cleanup proved"): the journal record and the
  * fenced custody release in one transaction (`releaseCustody`, at
- * `delivery.custody.release`). Requires the journaled cleanup proof; without it the step
- * refuses (Delivery.TransitionPrecondition) and custody stays held. Acts only in
+ * `delivery.custody.release`). Requires the journaled cleanup proof (the `absence` fact);
+ * without it the journal's transition rule refuses (Delivery.TransitionPrecondition) and
+ * custody stays held. Acts only in
  * SUCCEEDED.
  */
 export async function release(input: unknown, deps: DeliveryDeps): Promise<StepOutput> {
   const step = parseStepInput(input);
   const { record, ref } = await loadForStep(step, deps);
   if (record.state !== 'SUCCEEDED') return output(step, record, false);
-  if (!(await journaled(deps, record.invocationId, transitionIdOf(CLEANUP_PROVED_STEP, record.invocationId)))) {
+  // The transition rule refuses CUSTODY_RELEASED without the absence proof anyway; this
+  // early check only keeps a fenced zombie's answer the precondition, not the fence.
+  if (!record.facts.absence) {
     throw new TransitionPreconditionError(`invocation ${record.invocationId}: the owned stage's absence is not proved; custody stays held`);
   }
   const result = await releaseCustody(deps.ports, ref, {

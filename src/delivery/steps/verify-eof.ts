@@ -3,6 +3,7 @@ import type { JournalState } from '../../domain/delivery/journal-states.js';
 import { assertCustody } from '../custody.js';
 import type { DeliveryDeps } from '../deps.js';
 import { journalOf, transition, TransitionPreconditionError, type InvocationRecord } from '../journal-store.js';
+import { adoptReceipt } from './publish.js';
 import { EXTRACT_EOF_STEP, loadForStep, output, parseStepInput, stagingRefOf, transitionIdOf, type StepOutput } from './common.js';
 
 export interface VerifyOutput extends StepOutput {
@@ -44,8 +45,10 @@ export function eofProblems(record: InvocationRecord, eofSeqs: number[], observe
  * - they do not → PARTIAL_PROVED ("bounded observation"): what the stage holds is proved
  *   to be less or other than the window, so it can only be retired (then a new complete
  *   invocation).
- * In VERIFIED_EOF (a resume re-verifies before preparing) a stage that no longer matches
- * the receipts → REEXTRACT_REQUIRED. Without the EOF record the step refuses
+ * In VERIFIED_EOF (a resume re-verifies before preparing) the publication receipt is
+ * probed first (`adoptReceipt`: a receipt → PUBLISHED, or INCIDENT_RETAINED when it does
+ * not match), and only without one does a stage that no longer matches the receipts
+ * become REEXTRACT_REQUIRED. Without the EOF record the step refuses
  * (Delivery.TransitionPrecondition): extraction is unfinished and nothing is proved.
  */
 export async function verifyEof(input: unknown, deps: DeliveryDeps): Promise<VerifyOutput> {
@@ -57,6 +60,9 @@ export async function verifyEof(input: unknown, deps: DeliveryDeps): Promise<Ver
   const patch = (eof.data.op as { patch?: { chunks?: Array<{ seq: number }> } } | undefined)?.patch;
   const eofSeqs = (patch?.chunks ?? []).map((c) => c.seq);
   await assertCustody(deps.ports, ref.targetId, step.fence);
+  // Receipt first: a publication that landed unjournaled is adopted before the stage is read.
+  const adopted = await adoptReceipt(record, step.fence, deps);
+  if (adopted) return { ...output(step, adopted.invocation, !adopted.alreadyApplied), problems: [] };
   const observed = await deps.target.observeChunks(stagingRefOf(record));
   const problems = eofProblems(record, eofSeqs, observed);
   if (record.state === 'VERIFIED_EOF' && problems.length === 0) return { ...output(step, record, false), problems };

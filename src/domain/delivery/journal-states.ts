@@ -135,6 +135,41 @@ export function holdsCustody(state: JournalState): boolean {
   return !isTerminal(state);
 }
 
+/**
+ * What the journal must already hold (or gain in the same transaction) before it may
+ * enter a state — the proofs live in the transition rule itself, not in the order in
+ * which callers happen to write:
+ * - PUBLISHED: the publication receipt;
+ * - SUCCEEDED: the evidence persisted and the checkpoint advanced;
+ * - CUSTODY_RELEASED ("cleanup proved") and RETIRED ("owned stages retired", "proved
+ *   non-publication"): the owned stage's absence proved by the target — for the recorded
+ *   stage when one is recorded (exact table and object id), else for the stage's derived
+ *   name. Custody is released only by these two transitions, so no custody is released
+ *   before cleanup is proved.
+ */
+export interface TransitionProofs {
+  publication: boolean;
+  evidence: boolean;
+  checkpoint: boolean;
+  stageAbsent: boolean;
+}
+
+/** The proof `to` lacks, as a sentence; undefined when the journal may enter it. */
+export function missingProof(to: JournalState, proofs: TransitionProofs): string | undefined {
+  switch (to) {
+    case 'PUBLISHED':
+      return proofs.publication ? undefined : 'PUBLISHED needs the publication receipt recorded in the same or an earlier transition';
+    case 'SUCCEEDED':
+      return proofs.evidence && proofs.checkpoint ? undefined : 'SUCCEEDED needs the evidence persisted and the checkpoint advanced first';
+    case 'CUSTODY_RELEASED':
+      return proofs.stageAbsent ? undefined : "CUSTODY_RELEASED needs the owned stage's absence proved (cleanup) first; custody stays held";
+    case 'RETIRED':
+      return proofs.stageAbsent ? undefined : "RETIRED needs the owned stage's absence proved in the same or an earlier transition; custody stays held";
+    default:
+      return undefined;
+  }
+}
+
 export const RECOVERY_ACTIONS = ['inspect', 'reconcile', 'resume', 'retire'] as const;
 export type RecoveryAction = (typeof RECOVERY_ACTIONS)[number];
 /** Actions that take the lease and custody and may touch the target. */
@@ -144,8 +179,13 @@ export type LiveAction = Exclude<RecoveryAction, 'inspect'>;
  * Journal facts beyond the state that decide whether an action is "offered".
  * - ownedStagesRecorded: every owned stage has its exact object ID and owner binding
  *   recorded. Retirement "locks and rechecks the exact recorded object ID and owner
- *   binding"; without that record it cannot prove it drops only what it owns, so retire
- *   is not offered (a crash between CREATE and the journal write leaves this false).
+ *   binding"; in PARTIAL_PROVED and REEXTRACT_REQUIRED (a writer ran against the stage)
+ *   it cannot prove it drops only what it owns without that record, so retire is not
+ *   offered there. EMPTY_STAGING always offers retire: a crash between CREATE and the
+ *   journal write leaves the stage unrecorded but nothing was written into it, and retire
+ *   observes it by its derived name and owner marker (the binding is recomputed from the
+ *   seal), journals its object id, and drops exactly that — "no durable state without a
+ *   safe action or an incident".
  */
 export interface RecoveryFacts {
   ownedStagesRecorded: boolean;
@@ -159,6 +199,7 @@ export interface RecoveryFacts {
 export function permittedActions(state: JournalState, facts: RecoveryFacts): LiveAction[] {
   switch (state) {
     case 'EMPTY_STAGING': // Retire the exact empty owned stage when offered.
+      return ['retire'];
     case 'PARTIAL_PROVED': // Retire exact owned stages, then start a new complete invocation.
     case 'REEXTRACT_REQUIRED': // Retire when offered, then start a new complete invocation.
       return facts.ownedStagesRecorded ? ['retire'] : [];
@@ -196,7 +237,7 @@ const STATE_CODES: Record<JournalState, string> = {
  * that is the code an operator escalates with, since no live action is offered.
  */
 export function diagnosticCodeFor(state: JournalState, facts?: RecoveryFacts): string {
-  if (facts && !facts.ownedStagesRecorded && (state === 'EMPTY_STAGING' || state === 'PARTIAL_PROVED' || state === 'REEXTRACT_REQUIRED')) {
+  if (facts && !facts.ownedStagesRecorded && (state === 'PARTIAL_PROVED' || state === 'REEXTRACT_REQUIRED')) {
     return 'delivery.owned_stage_unrecorded';
   }
   return STATE_CODES[state];
