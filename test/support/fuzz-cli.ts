@@ -146,7 +146,7 @@ export class FuzzRunner {
     const before = this.last ?? (await this.world.snapshot());
     let run: CliRun;
     if (c.stdin) run = await spawnWithStdin(argv, { ...childEnv(this.world), ...definedOnly(c.env) }, c.stdin);
-    else run = await withEnv(c.env, () => withTimeout(inProcess(argv), 15_000));
+    else run = await withEnv(c.env, () => withTimeout(inProcess(argv), 10_000));
     const t0 = performance.now();
     const after = await this.world.snapshot();
     this.snapshotMs += performance.now() - t0;

@@ -88,12 +88,22 @@ export interface FuzzWorld {
 }
 
 export async function openFuzzWorld(): Promise<FuzzWorld> {
-  const runtime = await startCliRuntime('fuzz', MANIFEST_TEXT);
+  // Embedded ClickHouse and PostgreSQL start while the runtime does.
+  const sourceStarting = openEventSource(generateEvents(2000, 144_000));
+  const warehouseStarting = openWarehouse({ tables: TABLES, receiptTable: 'adapter default' });
+  const [runtimeStarted, sourceStarted, warehouseStarted] = await Promise.allSettled([startCliRuntime('fuzz', MANIFEST_TEXT), sourceStarting, warehouseStarting]);
+  if (runtimeStarted.status === 'rejected' || sourceStarted.status === 'rejected' || warehouseStarted.status === 'rejected') {
+    if (warehouseStarted.status === 'fulfilled') await warehouseStarted.value.close();
+    if (sourceStarted.status === 'fulfilled') await sourceStarted.value.close();
+    if (runtimeStarted.status === 'fulfilled') await runtimeStarted.value.stop();
+    throw [runtimeStarted, sourceStarted, warehouseStarted].flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []))[0];
+  }
+  const runtime = runtimeStarted.value;
   const { root, config } = runtime;
   const inputs = await mkdtemp(join(tmpdir(), 'cutpoint-fuzz-inputs-'));
   const envBefore = { pg: process.env[PG_ENV], ch: process.env[CH_ENV], pw: process.env[PG_PASSWORD_ENV], faults: process.env.CUTPOINT_FAULTS };
-  let source: EventSource | undefined;
-  let warehouse: Warehouse | undefined;
+  const source: EventSource = sourceStarted.value;
+  const warehouse: Warehouse = warehouseStarted.value;
   const s3 = awsClients(config).s3;
   try {
     process.env.CUTPOINT_FAULTS = '';
@@ -125,14 +135,12 @@ export async function openFuzzWorld(): Promise<FuzzWorld> {
       await cli(['object', 'put', key, '--file', file]);
     }
     // Delivery: embedded ClickHouse (in this process) as the source, embedded PostgreSQL as the target.
-    source = await openEventSource(generateEvents(2000, 144_000));
-    warehouse = await openWarehouse({ tables: TABLES, receiptTable: 'adapter default' });
     process.env[PG_ENV] = warehouse.pgServer.connectionString;
     process.env[PG_PASSWORD_ENV] = `fuzz-pg-password-${createHash('sha256').update(root).digest('hex').slice(0, 12)}`;
     // A refused `delivery run` must not get as far as creating this directory.
     process.env[CH_ENV] = `chdb:${join(root, 'chdb-never-created')}`;
     const manifest = parseManifest(MANIFEST_TEXT, runtime.manifestFile);
-    const deps = (route: string) => ({ ports: runtime.ports, target: (warehouse as Warehouse).target, source: (source as EventSource).source, route: selectRoute(manifest, route) });
+    const deps = (route: string) => ({ ports: runtime.ports, target: warehouse.target, source: source.source, route: selectRoute(manifest, route) });
     const input = (invocationId: string, route: string) => ({ invocationId, session: `run-${invocationId.slice(4, 18)}`, manifestText: MANIFEST_TEXT, selector: `${runtime.manifestFile}#${route}` });
     const deliveredId = newInvocationId();
     const delivered = await runDeliverySteps(await begin(input(deliveredId, 'daily'), deps('daily')), deps('daily'));
@@ -193,7 +201,7 @@ export async function openFuzzWorld(): Promise<FuzzWorld> {
       async close() {
         s3.destroy();
         await wh.close();
-        await source?.close();
+        await source.close();
         restoreEnv(envBefore);
         await runtime.stop();
         await rm(inputs, { recursive: true, force: true });
@@ -201,8 +209,8 @@ export async function openFuzzWorld(): Promise<FuzzWorld> {
     };
   } catch (error) {
     s3.destroy();
-    await warehouse?.close();
-    await source?.close();
+    await warehouse.close();
+    await source.close();
     restoreEnv(envBefore);
     await runtime.stop();
     throw error;
