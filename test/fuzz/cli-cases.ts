@@ -111,7 +111,7 @@ export function objectCases(world: FuzzWorld): fc.Arbitrary<FuzzCase> {
 /** A bad CUTPOINT_FAULTS (env or --faults) in front of a command that would otherwise act (each with fresh identities). */
 export function faultCases(world: FuzzWorld): fc.Arbitrary<FuzzCase> {
   return fc.tuple(badFaultSpec, freshSuffix, fc.constantFrom('append', 'append-flag', 'object', 'trim-flow', 'takeover', 'reconcile')).map(([spec, sfx, cmd]): FuzzCase => {
-    const what = `faults ${JSON.stringify(spec)} on ${cmd}`;
+    const what = `faults on ${cmd}: ${JSON.stringify(spec)}`;
     const env = { CUTPOINT_FAULTS: spec };
     switch (cmd) {
       case 'append':

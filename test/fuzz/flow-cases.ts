@@ -110,7 +110,7 @@ export function flowInputCases(world: FuzzWorld, fence: { owner: string; session
       fc.constantFrom(200, 5000).map((d) => text(flow, JSON.stringify({ ...input, [keys[0] as string]: 0 }).replace(/:0([,}])/, `:${'['.repeat(d)}0${']'.repeat(d)}$1`), `nested ${d} deep`)),
       fc.constant(mutated('oversize (300 KB field)', { ...input, padding: 'p'.repeat(300_000) })),
       fc.constantFrom(JSON.stringify(input).slice(0, -1), `${JSON.stringify(input)}}`, JSON.stringify(input).replace(/"/g, "'"), '', '{', 'undefined').map((t) => text(flow, t, `unparsable JSON ${JSON.stringify(t).slice(0, 30)}`)),
-      badFaultSpec.map((spec) => text(flow, JSON.stringify(input), `faults ${JSON.stringify(spec)}`, ['--faults', spec])),
+      badFaultSpec.map((spec) => text(flow, JSON.stringify(input), `--faults: ${JSON.stringify(spec)}`, ['--faults', spec])),
       unknownFlag(['input', 'faults', 'aws', 'state-machine-arn', 'name']).map((f) => text(flow, JSON.stringify(input), `unknown flag ${f}`, [f])),
       fc.constant<FuzzCase>({ what: `${flow} missing --input`, argv: ['flow', 'run', flow] }),
       fc.constantFrom('@/nonexistent.json', '@/', '@').map((v) => text(flow, v, `unreadable --input ${v}`)),

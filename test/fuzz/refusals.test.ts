@@ -6,7 +6,7 @@ import { openFuzzWorld, STREAM, type FuzzWorld } from '../support/fuzz-world.js'
 import { faultCases, flagCases, objectCases } from './cli-cases.js';
 import { inspectCases, liveActionCases, runCases } from './delivery-cases.js';
 import { flowInputCases, unknownFlowCases } from './flow-cases.js';
-import { stdinCases } from './stdin-cases.js';
+import { fifoManifestCases, stdinCases } from './stdin-cases.js';
 import { appendRecordCases, pastEndCases, streamIdCases } from './stream-cases.js';
 
 /**
@@ -63,18 +63,19 @@ afterAll(async () => {
 const T = 300_000;
 
 describe(`every invalid command is refused and mutates nothing (seed ${seed})`, () => {
-  it('stream identifiers: malformed or missing stream, partition, attempt, owner, offsets', () => runner.property('stream-ids', streamIdCases(), runs(120), seed), T);
-  it('stream reads and trims past the committed end', () => runner.property('stream-past-end', pastEndCases(world), runs(12), seed), T);
-  it('stream append records: reused attempt with other records, empty, oversize, forged session, unreadable file', () => runner.property('stream-records', appendRecordCases(world), runs(30), seed), T);
-  it('flags: unknown, duplicated with another value, missing their value, booleans with a value, extra positionals, unknown (sub)commands', () => runner.property('flags', flagCases(world), runs(150), seed), T);
-  it('object keys and digests: malformed keys, existing keys with other bytes, wrong or malformed sha256', () => runner.property('objects', objectCases(world), runs(100), seed), T);
-  it('fault grammar: CUTPOINT_FAULTS / --faults with one bad rule in front of a command that would act', () => runner.property('faults', faultCases(world), runs(60), seed), T);
-  it('delivery inspect / inspect-all: malformed and unknown ids, bad target ids', () => runner.property('delivery-inspect', inspectCases(world), runs(80), seed), T);
-  it('delivery reconcile / resume / retire: confirmation, ids, selectors, manifests, digests, flags', () => runner.property('delivery-live', liveActionCases(world), runs(200), seed), T);
-  it('delivery run: manifests, selectors, invocation ids of other routes, flags', () => runner.property('delivery-run', runCases(world), runs(120), seed), T);
-  it('flow run inputs: stream-append, stream-takeover, stream-trim, stream-resolve-append, commit-generation', () => runner.property('flow-inputs', flowInputCases(world, fence), runs(100), seed), T);
+  it('stream identifiers: malformed or missing stream, partition, attempt, owner, offsets', () => runner.property('stream-ids', streamIdCases(), runs(100), seed), T);
+  it('stream reads and trims past the committed end', () => runner.property('stream-past-end', pastEndCases(world), runs(10), seed), T);
+  it('stream append records: reused attempt with other records, empty, oversize, forged session, unreadable file', () => runner.property('stream-records', appendRecordCases(world), runs(24), seed), T);
+  it('flags: unknown, duplicated with another value, missing their value, booleans with a value, extra positionals, unknown (sub)commands', () => runner.property('flags', flagCases(world), runs(170), seed), T);
+  it('object keys and digests: malformed keys, existing keys with other bytes, wrong or malformed sha256', () => runner.property('objects', objectCases(world), runs(110), seed), T);
+  it('fault grammar: CUTPOINT_FAULTS / --faults with one bad rule in front of a command that would act', () => runner.property('faults', faultCases(world), runs(50), seed), T);
+  it('delivery inspect / inspect-all: malformed and unknown ids, bad target ids', () => runner.property('delivery-inspect', inspectCases(world), runs(90), seed), T);
+  it('delivery reconcile / resume / retire: confirmation, ids, selectors, manifests, digests, flags', () => runner.property('delivery-live', liveActionCases(world), runs(230), seed), T);
+  it('delivery run: manifests, selectors, invocation ids of other routes, flags', () => runner.property('delivery-run', runCases(world), runs(140), seed), T);
+  it('flow run inputs: stream-append, stream-takeover, stream-trim, stream-resolve-append, commit-generation', () => runner.property('flow-inputs', flowInputCases(world, fence), runs(50), seed), T);
   it('flow run: unknown flows', () => runner.property('flow-unknown', unknownFlowCases, runs(30), seed), T);
-  it('the real bin: stdin shapes and a FIFO manifest', () => runner.property('stdin', stdinCases(world, fifo), runs(4), seed), T);
+  it('the real bin: stdin shapes (written at once or late, small or past 64 KiB)', () => runner.property('stdin', stdinCases(world), runs(3), seed), T);
+  it('the real bin: a FIFO as --manifest', () => runner.property('fifo', fifoManifestCases(world, fifo), runs(1), seed), T);
 
   it('control: a valid command run the same way is seen to mutate (the snapshot is not blind)', async () => {
     const before = await world.snapshot();

@@ -52,7 +52,7 @@ export async function inProcess(argv: string[]): Promise<CliRun> {
 }
 
 /** The real bin with piped stdin (written after `delayMs`, then closed); killed after `timeoutMs`. */
-export function spawnWithStdin(argv: string[], env: NodeJS.ProcessEnv, stdin: { data: Uint8Array; delayMs: number }, timeoutMs = 30_000): Promise<CliRun> {
+export function spawnWithStdin(argv: string[], env: NodeJS.ProcessEnv, stdin: { data: Uint8Array; delayMs: number }, timeoutMs = 20_000): Promise<CliRun> {
   return new Promise((resolvePromise, reject) => {
     const child = spawn(process.execPath, [`${REPO_ROOT}bin/cutpoint.js`, ...argv], { cwd: REPO_ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
