@@ -115,7 +115,8 @@ function firstDifference(a: string, b: string): string {
   const lb = b.split('\n');
   const onlyA = la.filter((l) => !lb.includes(l)).slice(0, 2);
   const onlyB = lb.filter((l) => !la.includes(l)).slice(0, 2);
-  const cut = (l: string[]) => l.map((x) => x.slice(0, 160)).join(' | ');
+  // The report names what changed, never a fencing session id.
+  const cut = (l: string[]) => l.map((x) => x.replace(/("session"\s*:\s*(?:\{"S":)?\s*")[^"]+/g, '$1<redacted>').slice(0, 200)).join(' | ');
   return `${onlyA.length ? `- ${cut(onlyA)} ` : ''}${onlyB.length ? `+ ${cut(onlyB)}` : ''}`.trim() || '(reordered)';
 }
 

@@ -167,9 +167,10 @@ export async function openFuzzWorld(): Promise<FuzzWorld> {
     const objectKeys = (await listBucket()).map((line) => line.split(' ')[0] as string);
     const snapshot = async (): Promise<Snapshot> => {
       const [authority, bucket, target, sessions, executions, files] = await Promise.all([
-        scanTable(config),
+        // One item (one table, receipt, stage) per line, so a difference names the item that changed.
+        scanTable(config).then((scan) => (JSON.parse(scan) as unknown[]).map((item) => JSON.stringify(item)).join('\n')),
         listBucket().then((l) => l.join('\n')),
-        targetSnapshot(wh.admin, 'dwh', TABLES, RECEIPTS).then((t) => JSON.stringify(t)),
+        targetSnapshot(wh.admin, 'dwh', TABLES, RECEIPTS).then((t) => [...Object.entries(t.tables), ...t.receipts, ...t.stages].map((x) => JSON.stringify(x)).join('\n')),
         fileTree(join(root, 'sessions'), [], { contents: true }).then((l) => l.join('\n')),
         fileTree(join(root, 'executions'), [], { contents: false }).then((l) => l.join('\n')),
         fileTree(root, ['local', 'sessions', 'executions'], { contents: true }).then((l) => l.join('\n')),
