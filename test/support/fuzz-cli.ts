@@ -1,0 +1,218 @@
+import { spawn } from 'node:child_process';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import fc from 'fast-check';
+import { main } from '../../src/cli/main.js';
+import { REPO_ROOT } from '../../src/local/asl.js';
+import type { FuzzWorld, Snapshot } from './fuzz-world.js';
+
+/**
+ * How a fuzz case runs and what it must show (issue 8, "The net that keeps it so"): every
+ * generated case is an INVALID command (its generator makes it so by construction), and
+ * each must be refused — exit 1 or 2, empty stdout, exactly one stable diagnostic code
+ * line on stderr (not cutpoint.internal_error), no stack trace, no raw control character,
+ * no connection string, secret value or fencing session id anywhere in the output — and
+ * must mutate nothing (the world's snapshot before and after is equal).
+ */
+
+export interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** One generated command. `{{name}}` in argv becomes the path of `files[name]`, written (outside the snapshot) before the run. */
+export interface FuzzCase {
+  what: string;
+  argv: string[];
+  env?: Record<string, string | undefined>;
+  files?: Record<string, string | Uint8Array>;
+  /** Run the real bin in a child process with this stdin instead of `main` in this process. */
+  stdin?: { data: Uint8Array; delayMs: number };
+}
+
+/** The CLI's `main` in this process: argv in, exit code and both streams out. */
+export async function inProcess(argv: string[]): Promise<CliRun> {
+  let stdout = '';
+  let stderr = '';
+  const out = process.stdout.write.bind(process.stdout);
+  const err = process.stderr.write.bind(process.stderr);
+  process.stdout.write = ((chunk: string | Uint8Array) => ((stdout += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8')), true)) as typeof process.stdout.write;
+  process.stderr.write = ((chunk: string | Uint8Array) => ((stderr += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8')), true)) as typeof process.stderr.write;
+  try {
+    return { code: await main(argv), stdout, stderr };
+  } catch (error) {
+    // main must never reject; report it as what an operator would see (a crash).
+    return { code: null, stdout, stderr: `${stderr}[main rejected] ${error instanceof Error ? (error.stack ?? error.message) : String(error)}` };
+  } finally {
+    process.stdout.write = out;
+    process.stderr.write = err;
+  }
+}
+
+/** The real bin with piped stdin (written after `delayMs`, then closed); killed after `timeoutMs`. */
+export function spawnWithStdin(argv: string[], env: NodeJS.ProcessEnv, stdin: { data: Uint8Array; delayMs: number }, timeoutMs = 20_000): Promise<CliRun> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, [`${REPO_ROOT}bin/cutpoint.js`, ...argv], { cwd: REPO_ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    const timer = setTimeout(() => {
+      stderr += `[killed after ${timeoutMs} ms]`;
+      child.kill('SIGKILL');
+    }, timeoutMs);
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.stdin.on('error', () => undefined); // the child may exit before reading it all
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolvePromise({ code, stdout, stderr });
+    });
+    void sleep(stdin.delayMs).then(() => child.stdin.end(Buffer.from(stdin.data)));
+  });
+}
+
+/** The child's environment: the runtime's state dir, and none of this process's secrets or faults. */
+export function childEnv(world: FuzzWorld): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (/URL|DSN|MSSQL|CLICKHOUSE|^PG|PASSWORD|^CUTPOINT_|^AWS_|^FUZZ_/i.test(k)) continue;
+    env[k] = v;
+  }
+  return { ...env, CUTPOINT_STATE_DIR: world.runtime.stateDir, CUTPOINT_FAULTS: '' };
+}
+
+const CODE_LINE = /^[a-z_]+\.[a-z0-9_]+: /;
+// C0 controls except LF, DEL and C1 controls: an echoed value must be escaped.
+// eslint-disable-next-line no-control-regex
+const RAW_CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/;
+
+/** What the run shows that a refusal must not; empty when it is a clean refusal. */
+export function outputViolations(run: CliRun, secrets: readonly string[]): string[] {
+  const v: string[] = [];
+  if (run.code !== 1 && run.code !== 2) v.push(`exit ${String(run.code)}`);
+  if (run.stdout !== '') v.push('stdout not empty');
+  const lines = run.stderr.split('\n').filter((l) => l && !l.startsWith('cutpoint: '));
+  const codes = lines.filter((l) => CODE_LINE.test(l));
+  if (codes.length !== 1 || !CODE_LINE.test(lines[0] ?? '')) v.push(`${codes.length} diagnostic code lines (first non-progress line: ${JSON.stringify((lines[0] ?? '').slice(0, 120))})`);
+  const code = (codes[0] ?? '').split(':')[0];
+  if (code === 'cutpoint.internal_error') v.push('cutpoint.internal_error');
+  const both = `${run.stdout}\n${run.stderr}`;
+  if (both.includes('    at ')) v.push('stack trace');
+  if (RAW_CONTROL.test(both)) v.push('raw control character in output');
+  for (const s of secrets) if (both.includes(s)) v.push(`secret in output (${s.length} chars, starts ${JSON.stringify(s.slice(0, 4))})`);
+  return v;
+}
+
+/** Which parts of the world changed. */
+export function mutations(before: Snapshot, after: Snapshot): string[] {
+  return (Object.keys(before) as Array<keyof Snapshot>).filter((k) => before[k] !== after[k]).map((k) => `mutated ${k}: ${firstDifference(before[k], after[k])}`);
+}
+
+function firstDifference(a: string, b: string): string {
+  const la = a.split('\n');
+  const lb = b.split('\n');
+  const onlyA = la.filter((l) => !lb.includes(l)).slice(0, 2);
+  const onlyB = lb.filter((l) => !la.includes(l)).slice(0, 2);
+  // The report names what changed, never a fencing session id.
+  const cut = (l: string[]) => l.map((x) => x.replace(/("session"\s*:\s*(?:\{"S":)?\s*")[^"]+/g, '$1<redacted>').slice(0, 200)).join(' | ');
+  return `${onlyA.length ? `- ${cut(onlyA)} ` : ''}${onlyB.length ? `+ ${cut(onlyB)}` : ''}`.trim() || '(reordered)';
+}
+
+/** Runs cases against one world, one snapshot per case (the previous case's "after" is this one's "before"). */
+export class FuzzRunner {
+  private last: Snapshot | undefined;
+  private n = 0;
+  /** Per property: violation kind → count and one example case. */
+  readonly survey = new Map<string, Map<string, { count: number; example: string }>>();
+  /** Per property: cases run and wall time. */
+  readonly timing = new Map<string, { cases: number; ms: number }>();
+  /** Time spent taking snapshots, over all cases. */
+  snapshotMs = 0;
+
+  constructor(readonly world: FuzzWorld) {}
+
+  async run(c: FuzzCase): Promise<{ run: CliRun; violations: string[] }> {
+    const dir = join(this.world.inputs, `case-${++this.n}`);
+    const paths: Record<string, string> = {};
+    if (c.files) {
+      await mkdir(dir, { recursive: true });
+      for (const [name, content] of Object.entries(c.files)) {
+        paths[name] = join(dir, name);
+        await writeFile(paths[name], content);
+      }
+    }
+    const argv = c.argv.map((a) => a.replace(/\{\{([a-z0-9-]+)\}\}/g, (_, name: string) => paths[name] ?? `{{${name}}}`));
+    const before = this.last ?? (await this.world.snapshot());
+    let run: CliRun;
+    if (c.stdin) run = await spawnWithStdin(argv, { ...childEnv(this.world), ...definedOnly(c.env) }, c.stdin);
+    else run = await withEnv(c.env, () => withTimeout(inProcess(argv), 10_000));
+    const t0 = performance.now();
+    const after = await this.world.snapshot();
+    this.snapshotMs += performance.now() - t0;
+    this.last = after;
+    return { run, violations: [...outputViolations(run, this.world.secrets(after)), ...mutations(before, after)] };
+  }
+
+  /** The refusal property over `arb`; FUZZ_SURVEY=1 records every violation instead of stopping at the first counterexample. */
+  async property(name: string, arb: fc.Arbitrary<FuzzCase>, numRuns: number, seed: number): Promise<void> {
+    const survey = process.env.FUZZ_SURVEY === '1';
+    const kinds = new Map<string, { count: number; example: string }>();
+    this.survey.set(name, kinds);
+    const timing = { cases: 0, ms: 0 };
+    this.timing.set(name, timing);
+    const started = performance.now();
+    await fc.assert(
+      fc.asyncProperty(arb, async (c) => {
+        timing.cases++;
+        timing.ms = performance.now() - started;
+        const { run, violations } = await this.run(c);
+        timing.ms = performance.now() - started;
+        if (!violations.length) return;
+        const detail = `${c.what}\n  argv: ${JSON.stringify(c.argv).slice(0, 400)}${c.env ? `\n  env: ${JSON.stringify(c.env).slice(0, 200)}` : ''}\n  exit ${String(run.code)}; stdout ${JSON.stringify(run.stdout.slice(0, 200))}; stderr ${JSON.stringify(run.stderr.slice(-400))}\n  violations: ${violations.join('; ')}`;
+        for (const v of violations) {
+          const kind = `${c.what.split(':')[0]} → ${v.replace(/:.*$/, '').replace(/\(.*$/, '').trim()}`;
+          const k = kinds.get(kind) ?? { count: 0, example: detail };
+          k.count++;
+          kinds.set(kind, k);
+        }
+        if (!survey) throw new Error(detail);
+      }),
+      { numRuns, seed, endOnFailure: true },
+    );
+  }
+}
+
+function definedOnly(env: Record<string, string | undefined> | undefined): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(env ?? {}).filter(([, v]) => v !== undefined)) as NodeJS.ProcessEnv;
+}
+
+async function withEnv<T>(env: Record<string, string | undefined> | undefined, fn: () => Promise<T>): Promise<T> {
+  if (!env) return fn();
+  const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
+  const apply = (vars: Record<string, string | undefined>) => {
+    for (const [k, v] of Object.entries(vars)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  };
+  apply(env);
+  try {
+    return await fn();
+  } finally {
+    apply(saved);
+  }
+}
+
+async function withTimeout(p: Promise<CliRun>, ms: number): Promise<CliRun> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<CliRun>((resolvePromise) => {
+    timer = setTimeout(() => resolvePromise({ code: null, stdout: '', stderr: `[no exit after ${ms} ms]` }), ms);
+  });
+  try {
+    return await Promise.race([p, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
