@@ -59,7 +59,12 @@ export interface Snapshot {
   target: string;
   /** The CLI's owner sessions (`sessions/`). */
   sessions: string;
-  /** Local execution histories (`executions/`). */
+  /**
+   * Local execution histories (`executions/`) of anything but a FAILED execution. Like
+   * Step Functions, the local runner keeps the history of every execution; a refused
+   * command may leave the history of its failed execution (an audit record, not state),
+   * never one that succeeded.
+   */
   executions: string;
   /** Every other file under the runtime's root (manifest, a created chdb directory, …). */
   files: string;
@@ -172,7 +177,7 @@ export async function openFuzzWorld(): Promise<FuzzWorld> {
         listBucket().then((l) => l.join('\n')),
         targetSnapshot(wh.admin, 'dwh', TABLES, RECEIPTS).then((t) => [...Object.entries(t.tables), ...t.receipts, ...t.stages].map((x) => JSON.stringify(x)).join('\n')),
         fileTree(join(root, 'sessions'), [], { contents: true }).then((l) => l.join('\n')),
-        fileTree(join(root, 'executions'), [], { contents: false }).then((l) => l.join('\n')),
+        historiesNotFailed(join(root, 'executions')).then((l) => l.join('\n')),
         fileTree(root, ['local', 'sessions', 'executions'], { contents: true }).then((l) => l.join('\n')),
       ]);
       return { authority, bucket, target, sessions, executions, files };
@@ -231,6 +236,19 @@ function sessionIds(snap: Snapshot): string[] {
   const ids = new Set<string>();
   for (const m of `${snap.authority}\n${snap.sessions}`.matchAll(/\\?"session\\?":\s*(?:\{\\?"S\\?":)?\s*\\?"([^"\\]{8,})\\?"/g)) if (m[1]) ids.add(m[1]);
   return [...ids];
+}
+
+/** The execution histories under `dir` whose status is not FAILED (unreadable ones too). */
+async function historiesNotFailed(dir: string): Promise<string[]> {
+  const names = await readdir(dir).catch(() => [] as string[]);
+  const out: string[] = [];
+  for (const name of names.sort()) {
+    const status = await readFile(join(dir, name), 'utf8')
+      .then((text) => (JSON.parse(text) as { status?: unknown }).status)
+      .catch(() => 'unreadable');
+    if (status !== 'FAILED') out.push(`${name} ${String(status)}`);
+  }
+  return out;
 }
 
 /**
