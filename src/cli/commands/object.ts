@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { faultsFromEnv } from '../../adapters/fault-injector.js';
 import { awsPorts } from '../../adapters/ports.js';
@@ -7,7 +6,7 @@ import { sha256Hex } from '../../domain/digest.js';
 import { ValidationError } from '../../domain/errors.js';
 import { putExact, readVerified } from '../../objects/exact-object.js';
 import { localRuntimeConfig } from '../local-config.js';
-import { UsageError } from '../io.js';
+import { INPUT_LIMITS, readInputBytes, UsageError } from '../io.js';
 
 export const objectHelp = `cutpoint object put <key> [--file F | stdin]
   stores immutable bytes with their SHA-256 on the local runtime; prints {key, sha256, size},
@@ -26,7 +25,7 @@ export async function objectCommand(args: string[]): Promise<unknown> {
   await provisionLocal(config);
   const ports = awsPorts(config, faultsFromEnv(process.env));
   if (verb === 'put') {
-    const bytes = new Uint8Array(readFileSync(values.file ?? 0));
+    const bytes = await readInputBytes(values.file, INPUT_LIMITS.object, 'object put input');
     const sha256 = sha256Hex(bytes);
     const result = await putExact(ports.objects, 'cli.object.put', key, bytes, { sha256 });
     return { key, sha256, size: bytes.byteLength, status: result.status };
