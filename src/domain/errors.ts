@@ -180,6 +180,7 @@ function systemDiagnosticOf(error: unknown): { code: string; name: string; messa
  * (`\x1b`, `\n`, `\u202e`): text echoed from input stays one visible line.
  */
 export function escapeControlCharacters(text: string, options: { keepNewlines?: boolean } = {}): string {
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point
   return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (c) => {
     if (c === '\n') return options.keepNewlines ? c : '\\n';
     if (c === '\t') return c;

@@ -59,18 +59,43 @@ export interface CliRun {
   stderr: string;
 }
 
+export interface SpawnOptions {
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  /** Fed to the child's stdin (a pipe) chunk by chunk, `delayMs` apart: a slow writer. Without it stdin is /dev/null. */
+  stdin?: { chunks: Uint8Array[]; delayMs?: number };
+  /** Kills the child (SIGKILL) after this long; a killed run has code null. */
+  timeoutMs?: number;
+}
+
 /**
  * The real bin in a child process, without blocking this one (which may host the embedded
  * PostgreSQL or ClickHouse the child talks to).
  */
-export function spawnCutpoint(args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }): Promise<CliRun> {
+export function spawnCutpoint(args: string[], options: SpawnOptions): Promise<CliRun> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [`${REPO_ROOT}bin/cutpoint.js`, ...args], { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [`${REPO_ROOT}bin/cutpoint.js`, ...args], { cwd: options.cwd, env: options.env, stdio: [options.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.stdout?.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr?.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     child.on('error', reject);
-    child.on('close', (code) => resolvePromise({ code, stdout, stderr }));
+    const timer = options.timeoutMs === undefined ? undefined : setTimeout(() => child.kill('SIGKILL'), options.timeoutMs);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolvePromise({ code, stdout, stderr });
+    });
+    const input = options.stdin;
+    if (input && child.stdin) {
+      const stdin = child.stdin;
+      stdin.on('error', () => undefined); // the child may exit before reading everything
+      void (async () => {
+        for (const chunk of input.chunks) {
+          if (input.delayMs) await new Promise((r) => setTimeout(r, input.delayMs));
+          if (!stdin.write(chunk)) await new Promise((r) => stdin.once('drain', r));
+        }
+        stdin.end();
+      })();
+    }
   });
 }
