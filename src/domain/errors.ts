@@ -128,13 +128,14 @@ interface SystemError {
 function systemErrorOf(error: unknown, depth = 0): SystemError | undefined {
   if (typeof error !== 'object' || error === null || depth > 3) return undefined;
   const e = error as SystemError;
-  if (typeof e.code === 'string' && /^E[A-Z_]+$/.test(e.code)) return e;
+  // An AggregateError's inner errors carry the details (address, port).
   if (Array.isArray(e.errors)) {
     for (const inner of e.errors) {
       const found = systemErrorOf(inner, depth + 1);
       if (found) return found;
     }
   }
+  if (typeof e.code === 'string' && /^E[A-Z_]+$/.test(e.code)) return e;
   return systemErrorOf(e.cause, depth + 1);
 }
 
