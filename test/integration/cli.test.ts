@@ -227,6 +227,8 @@ describe('cutpoint CLI: bad input is refused with a stable code, never a crash o
     const chunks = Array.from({ length: 10 }, (_, i) => bytes.subarray((i * bytes.length) / 10, ((i + 1) * bytes.length) / 10));
     // Read and parsed completely: the command then stops at the missing runtime.
     refused(await run(['flow', 'run', 'commit-generation', '--input', '-'], { stdin: { chunks, delayMs: 150 } }), 'local.runtime_down');
+    // Under a parent that made the pipe non-blocking (npx): still read to its end.
+    refused(await run(['flow', 'run', 'commit-generation', '--input', '-'], { stdin: { chunks, delayMs: 150, nonBlocking: true } }), 'local.runtime_down');
     // A truncated document is invalid JSON, so the whole pipe was read.
     refused(await run(['flow', 'run', 'commit-generation', '--input', '-'], { stdin: { chunks: chunks.slice(0, 9), delayMs: 50 } }), 'flow.invalid_input');
   }, 60_000);

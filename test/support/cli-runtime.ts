@@ -59,11 +59,24 @@ export interface CliRun {
   stderr: string;
 }
 
+/**
+ * A parent like npx: runs the bin with stdio inherited, then opens its own stdin as a
+ * stream, which sets O_NONBLOCK on the pipe the child is reading (the same open file).
+ */
+const NON_BLOCKING_PARENT = `const child = require('node:child_process').spawn(process.execPath, process.argv.slice(1), { stdio: 'inherit' });
+setTimeout(() => process.stdin.pause(), 200);
+child.on('exit', (code) => process.exit(code ?? 1));`;
+
 export interface SpawnOptions {
   cwd: string;
   env: NodeJS.ProcessEnv;
-  /** Fed to the child's stdin (a pipe) chunk by chunk, `delayMs` apart: a slow writer. Without it stdin is /dev/null. */
-  stdin?: { chunks: Uint8Array[]; delayMs?: number };
+  /**
+   * Fed to the child's stdin (a pipe) chunk by chunk, `delayMs` apart: a slow writer.
+   * `nonBlocking`: the bin runs under a parent Node process that opens the same stdin as
+   * a stream while the bin reads it, which puts the shared pipe in O_NONBLOCK mode, as
+   * `npx cutpoint` can. Without `stdin`, stdin is /dev/null.
+   */
+  stdin?: { chunks: Uint8Array[]; delayMs?: number; nonBlocking?: boolean };
   /** Kills the child (SIGKILL) after this long; a killed run has code null. */
   timeoutMs?: number;
 }
@@ -74,7 +87,8 @@ export interface SpawnOptions {
  */
 export function spawnCutpoint(args: string[], options: SpawnOptions): Promise<CliRun> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [`${REPO_ROOT}bin/cutpoint.js`, ...args], { cwd: options.cwd, env: options.env, stdio: [options.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
+    const bin = [`${REPO_ROOT}bin/cutpoint.js`, ...args];
+    const child = spawn(process.execPath, options.stdin?.nonBlocking ? ['-e', NON_BLOCKING_PARENT, ...bin] : bin, { cwd: options.cwd, env: options.env, stdio: [options.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout?.setEncoding('utf8').on('data', (d: string) => (stdout += d));
