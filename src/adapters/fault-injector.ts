@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ConfigError, EffectFailedError, OutcomeUnknownError, WorkerCrashedError } from '../domain/errors.js';
 import { FaultSchedule, parseFaultSpec, type FaultRule } from '../domain/faults.js';
+import { CUT_POINT_NAMES } from '../cut-points.js';
 import type { FaultInjector } from '../ports/faults.js';
 
 /** Production: effects run as they are. */
@@ -55,7 +56,8 @@ export class ArmedFaultInjector implements FaultInjector {
 }
 
 /**
- * Builds the injector from `CUTPOINT_FAULTS`. Inside a deployed Lambda it refuses to arm
+ * Builds the injector from `CUTPOINT_FAULTS`; every cut point it names must be a real one
+ * (src/cut-points.ts), or it is refused (`faults.unknown_cut_point`). Inside a deployed Lambda it refuses to arm
  * unless `CUTPOINT_FAULTS_IN_LAMBDA=enabled` is also set (a deliberate game day), so a
  * stray variable can never break production.
  */
@@ -68,7 +70,7 @@ export function faultsFromEnv(env: NodeJS.ProcessEnv): FaultInjector {
       'CUTPOINT_FAULTS is set in a deployed Lambda; set CUTPOINT_FAULTS_IN_LAMBDA=enabled to arm it for a game day',
     );
   }
-  return new ArmedFaultInjector(parseFaultSpec(spec));
+  return new ArmedFaultInjector(parseFaultSpec(spec, CUT_POINT_NAMES));
 }
 
 /**

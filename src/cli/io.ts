@@ -1,4 +1,6 @@
-import { diagnosticOf } from '../domain/errors.js';
+import { diagnosticOf, escapeControlCharacters } from '../domain/errors.js';
+
+export { readInputBytes, readInputFile, readJsonInput, readStdin, INPUT_LIMITS, type InputSource } from './input.js';
 
 /** Exit codes every operator command shares (DESIGN.md, "Outputs, errors, exit codes"). */
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
@@ -18,11 +20,25 @@ export function printResult(result: unknown): void {
 
 /** Human-readable progress on stderr; stdout stays machine-readable. */
 export function progress(message: string): void {
-  process.stderr.write(`cutpoint: ${message}\n`);
+  process.stderr.write(`cutpoint: ${escapeControlCharacters(message, { keepNewlines: true })}\n`);
 }
 
-/** A stable diagnostic code and a short message on stderr; never a stack or a secret. */
+/**
+ * A stable diagnostic code and a short message on stderr; never a stack or a secret. One
+ * line: control characters an argument carried (ESC, CR, LF, …) are escaped, so no input
+ * can forge a second diagnostic or drive the terminal.
+ */
 export function printDiagnostic(error: unknown): void {
   const d = diagnosticOf(error);
   process.stderr.write(`${d.code}: ${d.message}\n`);
+}
+
+/**
+ * A usage error (exit 2): the message escaped to one line, then the command's help text
+ * (ours, printed as is) when the message ends with one of `helps`.
+ */
+export function printUsageError(error: UsageError, helps: readonly string[]): void {
+  const help = helps.find((h) => error.message === h || error.message.endsWith(`\n${h}`));
+  const head = help === undefined ? error.message : error.message.slice(0, Math.max(0, error.message.length - help.length - 1));
+  process.stderr.write(`cli.usage: ${head === '' ? 'see the usage below' : escapeControlCharacters(head)}\n${help === undefined ? '' : `${help}\n`}`);
 }

@@ -1,50 +1,77 @@
 import { deliveryCommand, deliveryHelp } from './commands/delivery.js';
 import { demoCommand, demoHelp } from './commands/demo.js';
+import { faultsCommand, faultsHelp } from './commands/faults.js';
 import { flowCommand, flowHelp } from './commands/flow.js';
 import { localCommand, localHelp } from './commands/local.js';
 import { objectCommand, objectHelp } from './commands/object.js';
 import { streamCommand, streamHelp } from './commands/stream.js';
-import { EXIT, printDiagnostic, printResult, UsageError } from './io.js';
+import { escapeControlCharacters } from '../domain/errors.js';
+import { EXIT, printDiagnostic, printResult, printUsageError, UsageError } from './io.js';
 
-const HELP = `cutpoint — exactly-once delivery and publication on AWS that survives crashes,
+interface Command {
+  run: (args: string[]) => Promise<unknown>;
+  help: string;
+}
+
+const COMMANDS: Record<string, Command> = {
+  demo: { run: demoCommand, help: demoHelp },
+  local: { run: localCommand, help: localHelp },
+  flow: { run: flowCommand, help: flowHelp },
+  object: { run: objectCommand, help: objectHelp },
+  stream: { run: streamCommand, help: streamHelp },
+  delivery: { run: deliveryCommand, help: deliveryHelp },
+  faults: { run: faultsCommand, help: faultsHelp },
+};
+
+export const HELP = `cutpoint — exactly-once delivery and publication on AWS that survives crashes,
 timeouts and lost responses.
 
-usage: cutpoint <command> [options]
+usage: cutpoint <command> [options]      cutpoint <command> --help
 
 commands:
-${[demoHelp, localHelp, objectHelp, flowHelp, streamHelp, deliveryHelp].map((h) => h.replace(/^/gm, '  ')).join('\n\n')}
+${Object.values(COMMANDS)
+  .map((c) => c.help.replace(/^/gm, '  '))
+  .join('\n\n')}
 
 Every command honours CUTPOINT_FAULTS (e.g. "generation.commit.cas:lose-response") to
-rehearse a fault at a named cut point locally. Results are JSON on stdout; diagnostics go
-to stderr; exit 0 on success, 1 on failure, 2 on a usage error.`;
+rehearse a fault at a named cut point locally (\`cutpoint faults list\` names them all).
+Results are JSON on stdout; diagnostics go to stderr; exit 0 on success, 1 on failure, 2
+on a usage error. --help (or -h) anywhere prints the command's help and does nothing else.`;
 
-const COMMANDS: Record<string, (args: string[]) => Promise<unknown>> = {
-  demo: demoCommand,
-  local: localCommand,
-  flow: flowCommand,
-  object: objectCommand,
-  stream: streamCommand,
-  delivery: deliveryCommand,
-};
+/** `--help`/`-h` among the arguments (before a `--` that ends the options). */
+function asksForHelp(args: readonly string[]): boolean {
+  for (const arg of args) {
+    if (arg === '--') return false;
+    if (arg === '--help' || arg === '-h') return true;
+  }
+  return false;
+}
 
 /** Runs one command; returns the process exit code. */
 export async function main(argv: string[]): Promise<number> {
   const [name, ...args] = argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
-    process.stdout.write(`${HELP}\n`);
+    // `cutpoint help <command>` is that command's help.
+    const topic = name === 'help' && args[0] !== undefined ? COMMANDS[args[0]] : undefined;
+    process.stdout.write(`${topic?.help ?? HELP}\n`);
     return name ? EXIT.ok : EXIT.usage;
   }
   const command = COMMANDS[name];
   if (!command) {
-    process.stderr.write(`cli.unknown_command: unknown command ${JSON.stringify(name)}; see cutpoint --help\n`);
+    process.stderr.write(`cli.unknown_command: unknown command ${escapeControlCharacters(JSON.stringify(name))}; see cutpoint --help\n`);
     return EXIT.usage;
   }
+  // Decided here, before any command parses or touches anything: help acts on nothing.
+  if (asksForHelp(args)) {
+    process.stdout.write(`${command.help}\n`);
+    return EXIT.ok;
+  }
   try {
-    printResult(await command(args));
+    printResult(await command.run(args));
     return EXIT.ok;
   } catch (error) {
     if (error instanceof UsageError) {
-      process.stderr.write(`cli.usage: ${error.message}\n`);
+      printUsageError(error, Object.values(COMMANDS).map((c) => c.help));
       return EXIT.usage;
     }
     printDiagnostic(error);

@@ -92,13 +92,101 @@ export class IdentityConflictError extends CutpointError {
   }
 }
 
-/** Diagnostic projection of any thrown value: never includes stack, cause or secrets. */
+/**
+ * Diagnostic projection of any thrown value: never includes stack, cause or secrets. A
+ * Node system error (a file, a connection, a port) gets a stable code and the next step
+ * instead of `cutpoint.internal_error`; the message is one line with every control
+ * character escaped (an argument carrying ESC or a newline never reaches a terminal raw).
+ */
 export function diagnosticOf(error: unknown): { code: string; name: string; message: string } {
+  const d = rawDiagnosticOf(error);
+  return { ...d, message: escapeControlCharacters(d.message) };
+}
+
+function rawDiagnosticOf(error: unknown): { code: string; name: string; message: string } {
   if (error instanceof CutpointError) {
     return { code: error.code, name: error.name, message: error.message };
   }
+  const system = systemDiagnosticOf(error);
+  if (system) return system;
   if (error instanceof Error) {
     return { code: 'cutpoint.internal_error', name: error.name, message: error.message };
   }
   return { code: 'cutpoint.internal_error', name: 'Error', message: String(error) };
+}
+
+interface SystemError {
+  code?: unknown;
+  path?: unknown;
+  port?: unknown;
+  syscall?: unknown;
+  cause?: unknown;
+  errors?: unknown;
+}
+
+/** The errno code of a Node system error, also when wrapped (fetch's cause, AggregateError). */
+function systemErrorOf(error: unknown, depth = 0): SystemError | undefined {
+  if (typeof error !== 'object' || error === null || depth > 3) return undefined;
+  const e = error as SystemError;
+  // An AggregateError's inner errors carry the details (address, port).
+  if (Array.isArray(e.errors)) {
+    for (const inner of e.errors) {
+      const found = systemErrorOf(inner, depth + 1);
+      if (found) return found;
+    }
+  }
+  if (typeof e.code === 'string' && /^E[A-Z_]+$/.test(e.code)) return e;
+  return systemErrorOf(e.cause, depth + 1);
+}
+
+function systemDiagnosticOf(error: unknown): { code: string; name: string; message: string } | undefined {
+  const e = systemErrorOf(error);
+  if (!e) return undefined;
+  const name = 'Cutpoint.SystemError';
+  const path = typeof e.path === 'string' ? ` ${JSON.stringify(e.path)}` : '';
+  const port = typeof e.port === 'number' ? ` ${e.port}` : '';
+  switch (e.code) {
+    case 'ENOENT':
+    case 'ENOTDIR':
+      return { code: 'cli.file_not_found', name, message: `no such file or directory${path}; check the path` };
+    case 'EACCES':
+    case 'EPERM':
+      return e.syscall === 'listen' || e.syscall === 'bind'
+        ? { code: 'cutpoint.port_in_use', name, message: `port${port} may not be used by this user; choose another port` }
+        : { code: 'cli.file_permission_denied', name, message: `permission denied${path}; check its permissions` };
+    case 'EISDIR':
+      return { code: 'cli.file_not_regular', name, message: `${path.trim() || 'the path'} is a directory, not a regular file` };
+    case 'EADDRINUSE':
+      return { code: 'cutpoint.port_in_use', name, message: `port${port} is already in use; stop what holds it or choose another port (local runtime: --dynamodb-port/--s3-port)` };
+    case 'ECONNREFUSED':
+      return {
+        code: 'cutpoint.connection_refused',
+        name,
+        message: `connection refused${port ? ` on port${port}` : ''}: nothing listens there; for the local runtime run \`cutpoint local status\`, then \`cutpoint local up\``,
+      };
+    case 'ECONNRESET':
+    case 'ETIMEDOUT':
+    case 'EHOSTUNREACH':
+    case 'ENETUNREACH':
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return { code: 'cutpoint.network_unreachable', name, message: `network error (${e.code}); check the endpoint and the network, then run the command again` };
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * Escapes C0/C1 control characters, DEL, line/paragraph separators and bidi overrides
+ * (`\x1b`, `\n`, `\u202e`): text echoed from input stays one visible line.
+ */
+export function escapeControlCharacters(text: string, options: { keepNewlines?: boolean } = {}): string {
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point
+  return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (c) => {
+    if (c === '\n') return options.keepNewlines ? c : '\\n';
+    if (c === '\t') return c;
+    if (c === '\r') return '\\r';
+    const code = c.charCodeAt(0);
+    return code < 0x100 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
+  });
 }

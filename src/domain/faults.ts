@@ -34,9 +34,11 @@ const DEFAULT_DELAY_MS = 250;
  * `<cut-point>:<kind>[=<delay-ms>][@<hit>][*<times>|*]`, e.g.
  * `generation.commit.cas:lose-response`, `generation.object.put:fail*3`,
  * `stream.append.head-cas:delay=500`, `generation.record.put:crash-after@2`.
- * By default a rule fires once, on the first hit.
+ * By default a rule fires once, on the first hit. With `known` (the cut point registry,
+ * src/cut-points.ts), a name outside it is refused (`faults.unknown_cut_point`, listing
+ * the valid ones): a misspelt cut point would otherwise arm nothing, silently.
  */
-export function parseFaultSpec(spec: string): FaultRule[] {
+export function parseFaultSpec(spec: string, known?: ReadonlySet<string>): FaultRule[] {
   const rules: FaultRule[] = [];
   for (const raw of spec.split(',').map((s) => s.trim()).filter(Boolean)) {
     const match = /^([^:]+):([a-z-]+)(?:=(\d+))?(?:@(\d+))?(?:\*(\d*))?$/.exec(raw);
@@ -46,6 +48,12 @@ export function parseFaultSpec(spec: string): FaultRule[] {
     const [, cutPoint = '', kind = '', delay, hit, times] = match;
     if (!CUT_POINT.test(cutPoint)) {
       throw new ValidationError('faults.invalid_cut_point', `invalid cut point "${cutPoint}"`);
+    }
+    if (known && !known.has(cutPoint)) {
+      throw new ValidationError(
+        'faults.unknown_cut_point',
+        `unknown cut point "${cutPoint}"${closest(cutPoint, known)}; valid cut points (\`cutpoint faults list\`): ${[...known].sort().join(', ')}`,
+      );
     }
     if (!(FAULT_KINDS as readonly string[]).includes(kind)) {
       throw new ValidationError('faults.invalid_kind', `unknown fault kind "${kind}"; expected one of ${FAULT_KINDS.join(', ')}`);
@@ -62,6 +70,29 @@ export function parseFaultSpec(spec: string): FaultRule[] {
     });
   }
   return rules;
+}
+
+/** ` (did you mean "x"?)` for the known name nearest by edit distance, if it is near. */
+function closest(name: string, known: ReadonlySet<string>): string {
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const candidate of known) {
+    const d = editDistance(name, candidate);
+    if (d < bestDistance) [best, bestDistance] = [candidate, d];
+  }
+  return best !== undefined && bestDistance <= Math.max(2, Math.floor(name.length / 4)) ? ` (did you mean "${best}"?)` : '';
+}
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    previous = current;
+  }
+  return previous[b.length] ?? 0;
 }
 
 /** Renders rules back to the grammar, for evidence and for re-arming a child process. */

@@ -5,7 +5,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { assertJavaOnPath, dynamoDbAnswers, startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local.js';
 import { ensureDynamoDbLocal } from './dynamodb-local-jar.js';
-import { LocalRuntimeError } from './errors.js';
+import { LocalPortInUseError, LocalRuntimeError } from './errors.js';
+import { isPortFree } from './free-port.js';
+import { DEFAULT_DYNAMODB_PORT, DEFAULT_S3_PORT, PORT_SETTINGS, type RuntimePorts } from './ports.js';
 import {
   isAlive,
   isProcessRunning,
@@ -18,8 +20,7 @@ import { s3Answers, startS3Emulator, type S3Emulator } from './s3-emulator.js';
 export type { RuntimeEndpoints } from './runtime-state.js';
 
 export const LOCAL_REGION = 'us-east-1';
-export const DEFAULT_DYNAMODB_PORT = 8000;
-export const DEFAULT_S3_PORT = 4566;
+export { DEFAULT_DYNAMODB_PORT, DEFAULT_S3_PORT };
 
 export interface LocalRuntime extends RuntimeEndpoints {
   dynamodbPid: number;
@@ -137,6 +138,8 @@ export async function localUp(stateDirArg = defaultStateDir(), opts: LocalUpOpti
   const current = await localStatus(stateDir);
   if (current.up) return current;
   await localDown(stateDir); // clear a stale or unhealthy previous daemon
+  const ports: RuntimePorts = { dynamodbPort: opts.dynamodbPort ?? DEFAULT_DYNAMODB_PORT, s3Port: opts.s3Port ?? DEFAULT_S3_PORT };
+  await assertPortsFree(ports);
 
   // Done in the foreground so a missing JRE or the one-off download (and its
   // progress line) show up in the user's terminal rather than in daemon.log.
@@ -151,8 +154,8 @@ export async function localUp(stateDirArg = defaultStateDir(), opts: LocalUpOpti
     ...(DAEMON_PATH.endsWith('.ts') ? ['--import', 'tsx'] : []),
     DAEMON_PATH,
     stateDir,
-    String(opts.dynamodbPort ?? DEFAULT_DYNAMODB_PORT),
-    String(opts.s3Port ?? DEFAULT_S3_PORT),
+    String(ports.dynamodbPort),
+    String(ports.s3Port),
   ];
   // detached: own process group, so the terminal's Ctrl-C does not reach it
   // and it survives this CLI process. stdio goes to a file, not our pipes.
@@ -178,12 +181,12 @@ export async function localUp(stateDirArg = defaultStateDir(), opts: LocalUpOpti
     if (state?.pid === daemon.pid) return localStatus(stateDir);
     if (exitReason !== undefined) {
       throw new LocalRuntimeError(
-        `local runtime daemon failed to start (${exitReason}). ${await logTail(logPath)}`,
+        `local runtime daemon failed to start (${exitReason}); ${await logTail(logPath)}`,
       );
     }
     if (Date.now() > deadline) {
       if (daemon.pid !== undefined) signalQuietly(daemon.pid, 'SIGTERM');
-      throw new LocalRuntimeError(`local runtime not ready within ${timeoutMs} ms. ${await logTail(logPath)}`);
+      throw new LocalRuntimeError(`local runtime not ready within ${timeoutMs} ms; ${await logTail(logPath)}`);
     }
     await sleep(200);
   }
@@ -235,11 +238,26 @@ function signalQuietly(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
+/** The last lines of the daemon's log, on one line (a diagnostic is one line). */
 async function logTail(logPath: string): Promise<string> {
   try {
-    const lines = (await readFile(logPath, 'utf8')).trimEnd().split('\n').slice(-20);
-    return `Last lines of ${logPath}:\n${lines.join('\n')}`;
+    const lines = (await readFile(logPath, 'utf8')).trimEnd().split('\n').slice(-5);
+    return `last lines of ${logPath}: ${lines.join(' | ')}`;
   } catch {
     return `(no ${logPath})`;
+  }
+}
+
+/**
+ * Both ports must be free before the daemon starts: a port held by another clone's
+ * runtime (or anything else) is `local.port_in_use`, naming the flag and the variable
+ * that choose another, and nothing is started.
+ */
+async function assertPortsFree(ports: RuntimePorts): Promise<void> {
+  for (const key of ['dynamodbPort', 's3Port'] as const) {
+    const setting = PORT_SETTINGS[key];
+    if (!(await isPortFree(ports[key]))) {
+      throw new LocalPortInUseError(setting.service, ports[key], `start this runtime on another port with \`cutpoint local up ${setting.flag} N\` (or ${setting.env}=N)`);
+    }
   }
 }

@@ -3,15 +3,8 @@ import { sha256Hex } from '../domain/digest.js';
 import { IdentityConflictError } from '../domain/errors.js';
 import type { Ports } from '../ports/index.js';
 import { probeExact, putExact, type ExactPutResult } from './exact-object.js';
+import { OBJECT_CUT_POINTS } from './cut-points.js';
 import { assertOperatorKey } from './reserved-keys.js';
-
-/** Cut points of an operator's object write. */
-export const OBJECT_CUT_POINTS = {
-  /** The authority claim of the key for these bytes' SHA-256. */
-  claim: 'objects.claim',
-  /** The PUT itself. */
-  put: 'cli.object.put',
-} as const;
 
 /** The authority item that names which bytes an operator key holds, forever. */
 export const objectClaimKey = (key: string) => ({ pk: `object#${key}`, sk: 'claim' });

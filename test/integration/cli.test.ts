@@ -1,6 +1,15 @@
-import { spawnSync } from 'node:child_process';
-import { describe, expect, it } from 'vitest';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { HELP, main } from '../../src/cli/main.js';
+import { CUT_POINT_NAMES } from '../../src/cut-points.js';
 import { REPO_ROOT } from '../../src/local/asl.js';
+import { freePort } from '../../src/local/free-port.js';
+import { spawnCutpoint } from '../support/cli-runtime.js';
 
 /** The real `cutpoint` bin, as an operator runs it: stdout JSON, stderr diagnostics, exit 0/1/2. */
 function cutpoint(args: string[], env: Record<string, string> = {}) {
@@ -17,7 +26,7 @@ describe('cutpoint CLI', () => {
   it('--help prints usage and exits 0', () => {
     const r = cutpoint(['--help']);
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain('cutpoint local up|down|status');
+    expect(r.stdout).toContain('cutpoint local up [--dynamodb-port N] [--s3-port N]');
     expect(r.stdout).toContain('CUTPOINT_FAULTS');
   });
 
@@ -99,4 +108,198 @@ describe('cutpoint CLI', () => {
   it('an unknown demo is a usage error: exit 2, nothing on stdout', () => {
     expect(cutpoint(['demo', 'nope'])).toMatchObject({ code: 2, stdout: '' });
   });
+});
+
+/** main() in this process, stdout and stderr captured. */
+async function inProcess(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  const out = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => ((stdout += String(chunk)), true));
+  const err = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => ((stderr += String(chunk)), true));
+  try {
+    return { code: await main(argv), stdout, stderr };
+  } finally {
+    out.mockRestore();
+    err.mockRestore();
+  }
+}
+
+/** Every `cutpoint <command> [<subcommand>]` the help texts list (`a|b|c` lists several). */
+function commandsInHelp(): string[][] {
+  const found = new Map<string, string[]>();
+  for (const line of HELP.split('\n')) {
+    const m = /^\s*cutpoint ([a-z-]+)(?: ([a-z][a-z|-]*))?/.exec(line);
+    if (!m?.[1]) continue;
+    for (const sub of m[2]?.split('|') ?? [undefined]) {
+      const args = sub ? [m[1], sub] : [m[1]];
+      found.set(args.join(' '), args);
+    }
+  }
+  return [...found.values()];
+}
+
+describe('cutpoint CLI: --help acts on nothing', () => {
+  let root = '';
+  beforeAll(async () => {
+    root = await mkdtemp(join(tmpdir(), 'cutpoint-help-'));
+  });
+  afterAll(async () => {
+    await rm(root, { recursive: true, force: true });
+  });
+  const env = () => ({ ...process.env, CUTPOINT_STATE_DIR: join(root, 'local'), CUTPOINT_FAULTS: '' });
+
+  it('the help texts list every command', () => {
+    const listed = commandsInHelp().map((a) => a.join(' '));
+    for (const c of ['demo', 'demo generation', 'local up', 'local down', 'local status', 'flow run', 'object put', 'object get', 'stream create', 'stream append', 'stream trim', 'delivery run', 'delivery inspect-all', 'delivery retire', 'faults list']) {
+      expect(listed).toContain(c);
+    }
+  });
+
+  it.each(commandsInHelp())('%s %s --help and -h print its help on stdout, exit 0, and run nothing', async (...args: string[]) => {
+    // In-process: the help is decided before any command runs, so nothing can be started here.
+    for (const flag of ['--help', '-h']) {
+      // Also after other arguments, which may be incomplete or invalid.
+      for (const argv of [[...args, flag], [...args, 'some-name', '--partition', '0', flag]]) {
+        const r = await inProcess(argv);
+        expect({ argv, code: r.code, stderr: r.stderr }).toEqual({ argv, code: 0, stderr: '' });
+        expect(r.stdout).toContain(`cutpoint ${args[0]}`);
+        if (args[1]) expect(r.stdout).toContain(args[1]);
+      }
+    }
+  });
+
+  it('the real bin: local up --help starts nothing, local down --help stops nothing, stream create --help is help (exit 0)', async () => {
+    for (const argv of [['local', 'up', '--help'], ['local', 'down', '-h'], ['stream', 'create', '--help'], ['delivery', 'retire', 'inv-x', '--yes', '--help']]) {
+      const r = await spawnCutpoint(argv, { cwd: root, env: env(), timeoutMs: 60_000 });
+      expect({ argv, code: r.code, stderr: r.stderr }).toEqual({ argv, code: 0, stderr: '' });
+      expect(r.stdout).toContain(`cutpoint ${argv[0]} `);
+    }
+    expect(existsSync(join(root, 'local'))).toBe(false);
+    expect(await readdir(root)).toEqual([]);
+  }, 180_000);
+});
+
+describe('cutpoint CLI: bad input is refused with a stable code, never a crash or a hang', () => {
+  let root = '';
+  beforeAll(async () => {
+    root = await mkdtemp(join(tmpdir(), 'cutpoint-input-'));
+  });
+  afterAll(async () => {
+    await rm(root, { recursive: true, force: true });
+  });
+  /** No runtime in this state directory: a command that got past its input says local.runtime_down. */
+  const run = (args: string[], extra: Partial<Parameters<typeof spawnCutpoint>[1]> = {}, env: NodeJS.ProcessEnv = {}) =>
+    spawnCutpoint(args, { cwd: root, env: { ...process.env, CUTPOINT_STATE_DIR: join(root, 'local'), CUTPOINT_FAULTS: '', ...env }, timeoutMs: 60_000, ...extra });
+  const refused = (r: { code: number | null; stdout: string; stderr: string }, code: string, exit = 1) => {
+    expect({ code: r.code, stdout: r.stdout }).toEqual({ code: exit, stdout: '' });
+    expect(r.stderr).toMatch(new RegExp(`^${code.replace('.', '\\.')}: `));
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  };
+
+  it('a FIFO as --input @file or --manifest is refused at once (cli.file_not_regular), never waited on', async () => {
+    const fifo = join(root, 'input.fifo');
+    execFileSync('mkfifo', [fifo]);
+    refused(await run(['flow', 'run', 'commit-generation', '--input', `@${fifo}`], { timeoutMs: 20_000 }), 'cli.file_not_regular');
+    const manifest = await run(['delivery', 'run', '--manifest', `${fifo}#daily`], { timeoutMs: 20_000 });
+    refused(manifest, 'delivery.manifest_unavailable');
+    expect(manifest.stderr).toContain('cli.file_not_regular');
+  }, 60_000);
+
+  it('missing files and directories get stable codes with the path, not cutpoint.internal_error', async () => {
+    refused(await run(['flow', 'run', 'commit-generation', '--input', `@${join(root, 'nope.json')}`]), 'cli.file_not_found');
+    refused(await run(['flow', 'run', 'commit-generation', '--input', `@${root}`]), 'cli.file_not_regular');
+    const big = join(root, 'big.json');
+    await writeFile(big, JSON.stringify({ pad: 'x'.repeat(300 * 1024) }));
+    refused(await run(['flow', 'run', 'commit-generation', '--input', `@${big}`]), 'cli.input_too_large');
+  });
+
+  it('JSON input nested 5,000 levels deep is cli.input_too_deep before anything runs', async () => {
+    const deep = join(root, 'deep.json');
+    await writeFile(deep, `${'['.repeat(5000)}${']'.repeat(5000)}`);
+    refused(await run(['flow', 'run', 'commit-generation', '--input', `@${deep}`]), 'cli.input_too_deep');
+    refused(await run(['flow', 'run', 'commit-generation', '--input', `{"a":${'{"a":'.repeat(100)}1${'}'.repeat(101)}`]), 'cli.input_too_deep');
+  });
+
+  it('stdin from a slow pipe, larger than the 64 KiB pipe buffer, is read to its end (no EAGAIN)', async () => {
+    const text = JSON.stringify({ root: 'r', pad: 'y'.repeat(150 * 1024) });
+    const bytes = Buffer.from(text);
+    const chunks = Array.from({ length: 10 }, (_, i) => bytes.subarray((i * bytes.length) / 10, ((i + 1) * bytes.length) / 10));
+    // Read and parsed completely: the command then stops at the missing runtime.
+    refused(await run(['flow', 'run', 'commit-generation', '--input', '-'], { stdin: { chunks, delayMs: 150 } }), 'local.runtime_down');
+    // Under a parent that made the pipe non-blocking (npx): still read to its end.
+    refused(await run(['flow', 'run', 'commit-generation', '--input', '-'], { stdin: { chunks, delayMs: 150, nonBlocking: true } }), 'local.runtime_down');
+    // A truncated document is invalid JSON, so the whole pipe was read.
+    refused(await run(['flow', 'run', 'commit-generation', '--input', '-'], { stdin: { chunks: chunks.slice(0, 9), delayMs: 50 } }), 'flow.invalid_input');
+  }, 60_000);
+
+  it('control characters an argument carries are escaped in diagnostics: one line, no raw ESC', async () => {
+    const evil = 'x\u001b[2J\nforged.code: gotcha\r';
+    for (const r of [
+      await run(['stream', 'describe', 's', '--faults', `${evil}:fail`]),
+      await run(['stream', 'describe', 's', `--${evil}`]),
+      await run(['flow', 'run', 'commit-generation', '--input', `@${join(root, evil)}`]),
+    ]) {
+      expect(r.stdout).toBe('');
+      const first = r.stderr.split('\n')[0] ?? '';
+      expect(first).toMatch(/^[a-z]+\.[a-z_]+: /);
+      expect(r.stderr).not.toContain('\u001b');
+      expect(r.stderr).not.toContain('\r');
+      expect(r.stderr).not.toMatch(/^forged/m);
+      expect(first).toMatch(/\\(x1b|u001b)/);
+    }
+  });
+
+  it('a misspelt cut point in CUTPOINT_FAULTS is refused, naming the valid ones and the nearest', async () => {
+    const r = await run(['stream', 'describe', 's'], {}, { CUTPOINT_FAULTS: 'stream.append.headcas:fail' });
+    refused(r, 'faults.unknown_cut_point');
+    expect(r.stderr).toContain('did you mean "stream.append.head-cas"');
+    expect(r.stderr).toContain('delivery.target.create-staging');
+    refused(await run(['stream', 'describe', 's', '--faults', 'delivery.staging.create:fail']), 'faults.unknown_cut_point');
+  });
+
+  it('faults list prints every cut point with its subsystem and flows', async () => {
+    const r = await run(['faults', 'list']);
+    expect(r.code, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout) as { kinds: string[]; cutPoints: Array<{ name: string; subsystem: string; flows: string[]; commands: string[] }> };
+    expect(out.kinds).toContain('lose-response');
+    expect(new Set(out.cutPoints.map((c) => c.name))).toEqual(CUT_POINT_NAMES);
+    expect(out.cutPoints.find((c) => c.name === 'delivery.publish.commit')).toMatchObject({ subsystem: 'delivery', flows: expect.arrayContaining(['deliver-window', 'delivery-resume']) });
+    expect(out.cutPoints.find((c) => c.name === 'generation.commit.cas')).toMatchObject({ subsystem: 'generation', flows: ['commit-generation'] });
+    for (const c of out.cutPoints) expect(c.flows.length + c.commands.length, c.name).toBeGreaterThan(0);
+  });
+
+  it('a refused connection to the local runtime is cutpoint.connection_refused with the next step', async () => {
+    // A runtime.json whose daemon pid is alive (this process) but whose emulators are gone.
+    const stateDir = join(root, 'stale');
+    const dead = await freePort();
+    await rm(stateDir, { recursive: true, force: true });
+    execFileSync('mkdir', ['-p', stateDir]);
+    await writeFile(join(stateDir, 'runtime.json'), JSON.stringify({ pid: process.pid, dynamodbPid: process.pid, dynamodbEndpoint: `http://127.0.0.1:${dead}`, s3Endpoint: `http://127.0.0.1:${dead}`, region: 'us-east-1', startedAt: new Date().toISOString() }));
+    const r = await run(['stream', 'describe', 's'], {}, { CUTPOINT_STATE_DIR: stateDir });
+    refused(r, 'cutpoint.connection_refused');
+    expect(r.stderr).toContain('cutpoint local up');
+  }, 60_000);
+
+  it('local up on a port in use is local.port_in_use naming the flag, and starts nothing', async () => {
+    const server = createServer();
+    await new Promise<void>((r) => server.listen({ port: 0, host: '127.0.0.1' }, r));
+    const held = (server.address() as { port: number }).port;
+    try {
+      const stateDir = join(root, 'busy');
+      const r = await run(['local', 'up', '--dynamodb-port', String(held), '--s3-port', String(await freePort())], { timeoutMs: 60_000 }, { CUTPOINT_STATE_DIR: stateDir });
+      refused(r.stderr.startsWith('cutpoint: ') ? { ...r, stderr: r.stderr.split('\n').slice(1).join('\n') } : r, 'local.port_in_use');
+      expect(r.stderr).toContain(`port ${held}`);
+      expect(r.stderr).toContain('--dynamodb-port');
+      expect(existsSync(join(stateDir, 'runtime.json'))).toBe(false);
+      const env = await run(['local', 'up'], { timeoutMs: 60_000 }, { CUTPOINT_STATE_DIR: stateDir, CUTPOINT_DYNAMODB_PORT: String(await freePort()), CUTPOINT_S3_PORT: String(held) });
+      expect(env.code).toBe(1);
+      expect(env.stderr).toContain('local.port_in_use');
+      expect(env.stderr).toContain('CUTPOINT_S3_PORT');
+      refused(await run(['local', 'up', '--s3-port', '99999']), 'cli.usage', 2);
+      refused(await run(['local', 'up'], {}, { CUTPOINT_DYNAMODB_PORT: 'eight' }), 'local.invalid_port');
+    } finally {
+      server.close();
+    }
+  }, 120_000);
 });

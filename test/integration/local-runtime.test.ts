@@ -6,9 +6,14 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { createHash } from 'node:crypto';
-import { connect } from 'node:net';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { connect, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLocalRuntime, type LocalRuntime } from '../../src/local/runtime.js';
+import { freePort } from '../../src/local/free-port.js';
+import { localDown, localUp, startLocalRuntime, type LocalRuntime } from '../../src/local/runtime.js';
 
 // Any credentials work; the emulators never verify signatures.
 const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
@@ -103,4 +108,29 @@ describe('local emulator runtime', () => {
     expect(await acceptsConnections(portOf(rt.dynamodbEndpoint))).toBe(false);
     expect(await acceptsConnections(portOf(rt.s3Endpoint))).toBe(false);
   });
+});
+
+describe('persistent local runtime ports', () => {
+  it('a port in use (say, another clone\'s runtime) is local.port_in_use, naming how to choose another; nothing starts', async () => {
+    const stateDir = await mkdtemp(join(tmpdir(), 'cutpoint-ports-'));
+    const server = createServer();
+    await new Promise<void>((r) => server.listen({ port: 0, host: '127.0.0.1' }, r));
+    const held = (server.address() as { port: number }).port;
+    try {
+      for (const ports of [{ dynamodbPort: held, s3Port: await freePort() }, { dynamodbPort: await freePort(), s3Port: held }]) {
+        const error = await localUp(stateDir, { ...ports, timeoutMs: 60_000 }).then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect(error).toMatchObject({ code: 'local.port_in_use', message: expect.stringContaining(`port ${held}`) });
+        expect((error as Error).message).toMatch(ports.s3Port === held ? /--s3-port N.*CUTPOINT_S3_PORT/ : /--dynamodb-port N.*CUTPOINT_DYNAMODB_PORT/);
+        expect(existsSync(join(stateDir, 'runtime.json'))).toBe(false);
+        expect(existsSync(join(stateDir, 'daemon.log'))).toBe(false);
+      }
+    } finally {
+      server.close();
+      await localDown(stateDir);
+      await rm(stateDir, { recursive: true, force: true });
+    }
+  }, 120_000);
 });

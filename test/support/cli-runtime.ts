@@ -60,17 +60,56 @@ export interface CliRun {
 }
 
 /**
+ * A parent like npx: runs the bin with stdio inherited, then opens its own stdin as a
+ * stream, which sets O_NONBLOCK on the pipe the child is reading (the same open file).
+ */
+const NON_BLOCKING_PARENT = `const child = require('node:child_process').spawn(process.execPath, process.argv.slice(1), { stdio: 'inherit' });
+setTimeout(() => process.stdin.pause(), 200);
+child.on('exit', (code) => process.exit(code ?? 1));`;
+
+export interface SpawnOptions {
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  /**
+   * Fed to the child's stdin (a pipe) chunk by chunk, `delayMs` apart: a slow writer.
+   * `nonBlocking`: the bin runs under a parent Node process that opens the same stdin as
+   * a stream while the bin reads it, which puts the shared pipe in O_NONBLOCK mode, as
+   * `npx cutpoint` can. Without `stdin`, stdin is /dev/null.
+   */
+  stdin?: { chunks: Uint8Array[]; delayMs?: number; nonBlocking?: boolean };
+  /** Kills the child (SIGKILL) after this long; a killed run has code null. */
+  timeoutMs?: number;
+}
+
+/**
  * The real bin in a child process, without blocking this one (which may host the embedded
  * PostgreSQL or ClickHouse the child talks to).
  */
-export function spawnCutpoint(args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }): Promise<CliRun> {
+export function spawnCutpoint(args: string[], options: SpawnOptions): Promise<CliRun> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [`${REPO_ROOT}bin/cutpoint.js`, ...args], { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const bin = [`${REPO_ROOT}bin/cutpoint.js`, ...args];
+    const child = spawn(process.execPath, options.stdin?.nonBlocking ? ['-e', NON_BLOCKING_PARENT, ...bin] : bin, { cwd: options.cwd, env: options.env, stdio: [options.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.stdout?.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr?.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     child.on('error', reject);
-    child.on('close', (code) => resolvePromise({ code, stdout, stderr }));
+    const timer = options.timeoutMs === undefined ? undefined : setTimeout(() => child.kill('SIGKILL'), options.timeoutMs);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolvePromise({ code, stdout, stderr });
+    });
+    const input = options.stdin;
+    if (input && child.stdin) {
+      const stdin = child.stdin;
+      stdin.on('error', () => undefined); // the child may exit before reading everything
+      void (async () => {
+        for (const chunk of input.chunks) {
+          if (input.delayMs) await new Promise((r) => setTimeout(r, input.delayMs));
+          if (!stdin.write(chunk)) await new Promise((r) => stdin.once('drain', r));
+        }
+        stdin.end();
+      })();
+    }
   });
 }

@@ -8,9 +8,17 @@ describe('fault injector', () => {
   });
 
   it('refuses to arm inside a deployed Lambda unless a game day enables it', () => {
-    const env = { CUTPOINT_FAULTS: 'a.b:fail', AWS_LAMBDA_FUNCTION_NAME: 'fn' };
+    const env = { CUTPOINT_FAULTS: 'generation.commit.cas:fail', AWS_LAMBDA_FUNCTION_NAME: 'fn' };
     expect(() => faultsFromEnv(env)).toThrow(expect.objectContaining({ code: 'faults.refused_in_lambda' }));
     expect(faultsFromEnv({ ...env, CUTPOINT_FAULTS_IN_LAMBDA: 'enabled' })).toBeInstanceOf(ArmedFaultInjector);
+  });
+
+  it('refuses a cut point no code runs (a typo arms nothing), naming the valid ones', () => {
+    for (const spec of ['delivery.staging.create:fail', 'generation.commit.cass:lose-response', 'a.b:fail']) {
+      expect(() => faultsFromEnv({ CUTPOINT_FAULTS: spec })).toThrow(expect.objectContaining({ code: 'faults.unknown_cut_point', message: expect.stringContaining('delivery.target.create-staging') }));
+    }
+    expect(() => faultsFromEnv({ CUTPOINT_FAULTS: 'generation.commit.cass:fail' })).toThrow(/did you mean "generation\.commit\.cas"/);
+    expect(faultsFromEnv({ CUTPOINT_FAULTS: 'delivery.target.create-staging:fail,stream.append.head-cas:delay=5,cli.object.put:fail' })).toBeInstanceOf(ArmedFaultInjector);
   });
 
   it('applies the effect for crash-after, lose-response and delay, and not for crash-before, fail and lose-request', async () => {

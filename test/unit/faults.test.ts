@@ -28,6 +28,15 @@ describe('CUTPOINT_FAULTS grammar', () => {
     expect(() => parseFaultSpec(spec)).toThrow(expect.objectContaining({ code, name: 'Cutpoint.ValidationError' }));
   });
 
+  it('with a registry, refuses names outside it (faults.unknown_cut_point) and accepts those in it', () => {
+    const known = new Set(['generation.commit.cas', 'stream.append.wal']);
+    expect(() => parseFaultSpec('generation.commit.cas:fail,stream.append.wall:fail', known)).toThrow(
+      expect.objectContaining({ code: 'faults.unknown_cut_point', message: expect.stringMatching(/"stream\.append\.wall" \(did you mean "stream\.append\.wal"\?\).*generation\.commit\.cas, stream\.append\.wal/) }),
+    );
+    expect(() => parseFaultSpec('zzz.qqq:fail', known)).toThrow(expect.objectContaining({ message: expect.not.stringContaining('did you mean') }));
+    expect(parseFaultSpec('stream.append.wal:fail', known)).toHaveLength(1);
+  });
+
   it('an empty spec arms nothing', () => {
     expect(parseFaultSpec(' , ')).toEqual([]);
   });

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { routeOfEvent } from '../../../functions/lib/delivery-deps.js';
@@ -12,7 +11,7 @@ import { runFlow, type FlowEvent, type FlowResult } from '../../local/flow-runne
 import type { Ports } from '../../ports/index.js';
 import type { SourcePort } from '../../ports/source.js';
 import type { TargetPort } from '../../ports/target.js';
-import { printResult, progress, UsageError } from '../io.js';
+import { INPUT_LIMITS, printResult, progress, readInputFile, UsageError } from '../io.js';
 import { openLocalSource, openLocalTarget } from './delivery-bindings.js';
 import { ManifestUnavailableError } from './delivery.js';
 import { targetOf, type Target } from './stream/target.js';
@@ -162,7 +161,7 @@ async function outcomeOf(ports: Ports, invocationId: string, selector: string, r
 
 async function readManifestText(file: string): Promise<string> {
   try {
-    return await readFile(file, 'utf8');
+    return new TextDecoder().decode(await readInputFile(file, INPUT_LIMITS.manifest, 'manifest'));
   } catch (error) {
     throw new ManifestUnavailableError(file, (error as NodeJS.ErrnoException).code ?? 'unreadable');
   }

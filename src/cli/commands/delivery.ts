@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { validateInvocationId } from '../../domain/delivery/identifiers.js';
@@ -10,7 +9,7 @@ import { CutpointError } from '../../domain/errors.js';
 import { inspectAll, inspectInvocation, loadInvocation, validateTargetId } from '../../delivery/journal-store.js';
 import { RECOVERY_ACTIONS } from '../../delivery/recovery/actions.js';
 import type { RecoveryFlowInput } from '../../delivery/recovery/flow-steps.js';
-import { UsageError } from '../io.js';
+import { INPUT_LIMITS, readInputFile, UsageError } from '../io.js';
 import { openLocalTarget } from './delivery-bindings.js';
 import { deliveryRunCommand } from './delivery-run.js';
 import { targetOf, type Target } from './stream/target.js';
@@ -173,7 +172,7 @@ function assertOperatorAuthority(sealed: SealedAuthority, input: Omit<AuthorityI
 
 async function readManifest(file: string): Promise<string> {
   try {
-    return await readFile(file, 'utf8');
+    return new TextDecoder().decode(await readInputFile(file, INPUT_LIMITS.manifest, 'manifest'));
   } catch (error) {
     throw new ManifestUnavailableError(file, (error as NodeJS.ErrnoException).code ?? 'unreadable');
   }

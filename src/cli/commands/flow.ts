@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -7,19 +6,26 @@ import { ArmedFaultInjector, faultsFromEnv } from '../../adapters/fault-injector
 import { awsPorts } from '../../adapters/ports.js';
 import { provisionLocal } from '../../adapters/provision.js';
 import { startAndWait } from '../../adapters/stepfunctions.js';
-import { CutpointError, ValidationError } from '../../domain/errors.js';
+import { CutpointError } from '../../domain/errors.js';
 import { FLOWS } from '../../../functions/registry.js';
 import { runFlow, type FlowResult } from '../../local/flow-runner.js';
 import { defaultStateDir } from '../../local/runtime.js';
 import { localRuntimeConfig } from '../local-config.js';
-import { progress, UsageError } from '../io.js';
+import { progress, readJsonInput, UsageError } from '../io.js';
+import { localFlowDeps } from './flow-deps.js';
 
 export const flowHelp = `cutpoint flow run <flow> --input <json | @file | -> [--faults SPEC]
   runs statemachines/<flow>.asl.json on the local runtime (\`cutpoint local up\` first)
 cutpoint flow run <flow> --input ... --aws --state-machine-arn ARN --name EXECUTION_NAME
   starts the deployed state machine under that exact execution name and waits; a lost
   start response is resolved with DescribeExecution, never a second execution
-flows: ${FLOWS.map((f) => f.name).join(', ')}`;
+flows: ${FLOWS.map((f) => f.name).join(', ')}
+  the input is the flow's execution input, as on AWS (at most 256 KiB and 64 levels deep).
+  Delivery flows open the route's target (and, for deliver-window's extraction only, its
+  ClickHouse source) from the bindings' url_env on this machine: deliver-window takes
+  {manifestText, selector[, invocationId]}, delivery-reconcile|resume|retire take
+  {invocationId, manifestText, selector, yes: true}; \`cutpoint delivery run|reconcile|
+  resume|retire\` build these inputs from --manifest FILE#ROUTE and print the projection`;
 
 export async function flowCommand(args: string[]): Promise<unknown> {
   if (args[0] !== 'run') throw new UsageError(flowHelp);
@@ -27,7 +33,7 @@ export async function flowCommand(args: string[]): Promise<unknown> {
   const flow = positionals[0];
   if (!flow || !FLOWS.some((f) => f.name === flow)) throw new UsageError(`unknown flow ${JSON.stringify(flow ?? '')}\n${flowHelp}`);
   if (!values.input) throw new UsageError('--input is required');
-  const input = readInput(values.input);
+  const input = await readJsonInput(values.input, { what: 'flow input', invalidCode: 'flow.invalid_input' });
 
   if (values.aws) {
     if (!values['state-machine-arn'] || !values.name) throw new UsageError('--aws needs --state-machine-arn and --name');
@@ -38,10 +44,18 @@ export async function flowCommand(args: string[]): Promise<unknown> {
   const config = await localRuntimeConfig();
   await provisionLocal(config);
   const faults = faultsFromEnv({ ...process.env, CUTPOINT_FAULTS: values.faults ?? process.env.CUTPOINT_FAULTS });
-  const result = await runFlow(flow, input, {
-    ports: awsPorts(config, faults),
-    onEvent: (e) => e.type === 'StateEntered' && progress(`→ ${e.state}`),
-  });
+  const ports = awsPorts(config, faults);
+  const deps = localFlowDeps(flow, ports, values.faults);
+  let result: FlowResult;
+  try {
+    result = await runFlow(flow, input, {
+      ports,
+      stepDeps: deps.provider,
+      onEvent: (e) => e.type === 'StateEntered' && progress(`→ ${e.state}`),
+    });
+  } finally {
+    await deps.close();
+  }
   // Keep the event history of every local execution, as Step Functions would.
   const history = await saveHistory(flow, result);
   progress(`event history: ${history}`);
@@ -78,14 +92,5 @@ function parse(args: string[]) {
     });
   } catch (error) {
     throw new UsageError((error as Error).message);
-  }
-}
-
-function readInput(value: string): unknown {
-  const text = value === '-' ? readFileSync(0, 'utf8') : value.startsWith('@') ? readFileSync(value.slice(1), 'utf8') : value;
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new ValidationError('flow.invalid_input', 'flow input is not valid JSON');
   }
 }

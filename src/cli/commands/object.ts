@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { faultsFromEnv } from '../../adapters/fault-injector.js';
 import { awsPorts } from '../../adapters/ports.js';
@@ -8,7 +7,7 @@ import { putOperatorObject } from '../../objects/claimed-put.js';
 import { readVerified } from '../../objects/exact-object.js';
 import { assertOperatorKey } from '../../objects/reserved-keys.js';
 import { localRuntimeConfig } from '../local-config.js';
-import { UsageError } from '../io.js';
+import { INPUT_LIMITS, readInputBytes, UsageError } from '../io.js';
 
 export const objectHelp = `cutpoint object put <key> [--file F | stdin]
   stores immutable bytes with their SHA-256 on the local runtime; prints {key, sha256, size,
@@ -30,7 +29,7 @@ export async function objectCommand(args: string[]): Promise<unknown> {
   await provisionLocal(config);
   const ports = awsPorts(config, faultsFromEnv(process.env));
   if (verb === 'put') {
-    const bytes = new Uint8Array(readFileSync(values.file ?? 0));
+    const bytes = await readInputBytes(values.file, INPUT_LIMITS.object, 'object put input');
     const result = await putOperatorObject(ports, key, bytes);
     return { key, sha256: result.sha256, size: result.size, status: result.status };
   }

@@ -168,7 +168,7 @@ async function append(target: Target, lane: LaneRef, values: Values): Promise<un
   const aws = target.kind === 'aws';
   const format = (values.format ?? 'lines') as RecordFormat;
   const session = await activeSession(lane, target.kind);
-  const records = readRecords(typeof values.file === 'string' ? values.file : undefined, format);
+  const records = await readRecords(typeof values.file === 'string' ? values.file : undefined, format);
   const input = { ...lane, attemptId, session, records: records.map((r) => Buffer.from(r).toString('base64')) };
   assertFlowInputFits(input);
   const run = await target.run('stream-append', executionName('append', lane.stream, lane.partition, attemptId), input).catch((error: unknown) => {

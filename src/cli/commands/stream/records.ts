@@ -1,6 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { ValidationError } from '../../../domain/errors.js';
-import { progress } from '../../io.js';
+import { INPUT_LIMITS, progress, readInputBytes } from '../../io.js';
 
 export type RecordFormat = 'lines' | 'raw';
 
@@ -9,9 +8,9 @@ export type RecordFormat = 'lines' | 'raw';
  * one record, its bytes as given minus the LF (a final line without LF counts too);
  * `raw`: the whole input is one record. Empty input is refused before anything runs.
  */
-export function readRecords(file: string | undefined, format: RecordFormat): Uint8Array[] {
+export async function readRecords(file: string | undefined, format: RecordFormat): Promise<Uint8Array[]> {
   if (file === undefined && process.stdin.isTTY) progress('reading records from stdin, one per line (end with Ctrl-D)');
-  const bytes = new Uint8Array(readFileSync(file ?? 0));
+  const bytes = await readInputBytes(file, INPUT_LIMITS.records, 'append records');
   if (bytes.byteLength === 0) throw new ValidationError('stream.empty_batch', 'no records: the input is empty');
   if (format === 'raw') return [bytes];
   const records: Uint8Array[] = [];

@@ -1,0 +1,60 @@
+import { routeOfEvent, type DeliveryDepsProvider } from '../../../functions/lib/delivery-deps.js';
+import type { Binding } from '../../domain/delivery/manifest.js';
+import type { Ports } from '../../ports/index.js';
+import type { SourcePort } from '../../ports/source.js';
+import type { TargetPort } from '../../ports/target.js';
+import { openLocalSource, openLocalTarget } from './delivery-bindings.js';
+
+/**
+ * Step deps for `cutpoint flow run` of a delivery flow (deliver-window and the
+ * delivery-reconcile/-resume/-retire recovery flows), as a deployed Lambda builds them
+ * (functions/lib/delivery-deps.ts), but from this machine's environment: each Task's
+ * input names the route (`manifestText` + `selector`); its target is opened from the
+ * target binding's url_env on first use and reused. Only deliver-window gets a source,
+ * and only its extraction step opens it (on its first call), exactly like the Lambdas;
+ * the recovery flows are source-free (a step that would need it fails
+ * Delivery.SourceForbidden). `close()` closes whatever was opened.
+ */
+export interface FlowDeps {
+  provider: DeliveryDepsProvider;
+  close(): Promise<void>;
+}
+
+const key = (b: Binding): string => JSON.stringify(b);
+
+export function localFlowDeps(flow: string, ports: Ports, faultSpec: string | undefined): FlowDeps {
+  const targets = new Map<string, Promise<TargetPort>>();
+  const sources = new Map<string, Promise<SourcePort>>();
+  const once = <T>(cache: Map<string, Promise<T>>, binding: Binding, open: () => Promise<T>): Promise<T> => {
+    let pending = cache.get(key(binding));
+    if (!pending) cache.set(key(binding), (pending = open()));
+    return pending;
+  };
+  const provider: DeliveryDepsProvider = async (event) => {
+    const route = routeOfEvent(event);
+    const target = await once(targets, route.targetBinding, () => openLocalTarget(route.targetBinding, faultSpec));
+    if (flow !== 'deliver-window') return { ports, target, route };
+    return { ports, target, route, source: lazySource(() => once(sources, route.sourceBinding, () => openLocalSource(route.sourceBinding))) };
+  };
+  return {
+    provider,
+    async close() {
+      const opened = [...targets.values(), ...sources.values()];
+      await Promise.allSettled(opened.map(async (p) => (await p).close()));
+    },
+  };
+}
+
+/** A source that connects on its first call (only the extraction step calls it). */
+function lazySource(open: () => Promise<SourcePort>): SourcePort {
+  return {
+    describe: async (request) => (await open()).describe(request),
+    countWindow: async (request) => (await open()).countWindow(request),
+    streamWindow: (request) => ({
+      async *[Symbol.asyncIterator]() {
+        yield* (await open()).streamWindow(request);
+      },
+    }),
+    close: async () => undefined,
+  };
+}

@@ -1,0 +1,123 @@
+import { createHash } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openClickHouse } from '../../src/adapters/clickhouse/client.js';
+import { loadInvocation } from '../../src/delivery/journal-store.js';
+import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/local/embedded-postgres.js';
+import { seedSourceEvents } from '../support/delivery-source.js';
+import { spawnCutpoint, startCliRuntime, type CliRun, type CliRuntime, type SpawnOptions } from '../support/cli-runtime.js';
+
+/**
+ * The real bin against a local runtime of its own: stdin through a slow pipe, refused
+ * files and JSON that would crash the runner, and the delivery flows run by `flow run`
+ * (the route's target and source opened from the bindings, as `delivery run` does).
+ */
+const CH_ENV = 'TEST_FLOW_CLICKHOUSE';
+const PG_ENV = 'TEST_FLOW_WAREHOUSE';
+const manifestText = `version: 1
+bindings:
+  events_ch: { kind: clickhouse, url_env: ${CH_ENV} }
+  warehouse: { kind: postgres, url_env: ${PG_ENV} }
+routes:
+  daily:
+    source: { binding: events_ch, table: src.events, time_column: event_time, key_columns: [event_id] }
+    window: { kind: fixed, start: "2025-11-02T00:00:00Z", end: "2025-11-03T00:00:00Z" }
+    target: { binding: warehouse, table: dwh.events, key_columns: [event_id], mode: replace_window }
+    chunk_rows: 100
+`;
+const BASE = Date.parse('2025-11-01T00:00:00.000Z');
+const rows = Array.from({ length: 1500 }, (_, k) => ({ event_id: k + 1, event_time: BASE + (k + 1) * 120_000, region: 'eu', amount: k / 8, note: null }));
+const inWindow = rows.filter((r) => r.event_time >= Date.parse('2025-11-02T00:00:00Z') && r.event_time < Date.parse('2025-11-03T00:00:00Z')).length;
+
+let runtime: CliRuntime;
+let pgServer: EmbeddedPostgres;
+let admin: pg.Client;
+let chDir = '';
+
+function childEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!/^CUTPOINT_|^TEST_FLOW_/.test(k)) env[k] = v;
+  return { ...env, CUTPOINT_STATE_DIR: runtime.stateDir, CUTPOINT_FAULTS: '', ...extra };
+}
+
+const cutpoint = (args: string[], options: Partial<SpawnOptions> = {}, extra: NodeJS.ProcessEnv = {}): Promise<CliRun> =>
+  spawnCutpoint(args, { cwd: runtime.root, env: childEnv(extra), timeoutMs: 120_000, ...options });
+
+beforeAll(async () => {
+  runtime = await startCliRuntime('cli-local', manifestText);
+  chDir = join(runtime.root, 'clickhouse');
+  const ch = await openClickHouse({ kind: 'embedded', dataDir: chDir });
+  try {
+    await seedSourceEvents(ch, rows);
+  } finally {
+    await ch.close();
+  }
+  pgServer = await startEmbeddedPostgres();
+  admin = new pg.Client({ connectionString: pgServer.connectionString });
+  admin.on('error', () => undefined);
+  await admin.connect();
+  await admin.query('CREATE SCHEMA dwh');
+  await admin.query('CREATE TABLE dwh.events (event_id bigint PRIMARY KEY, event_time timestamptz NOT NULL, region text, amount numeric(18, 4), note text)');
+}, 240_000);
+
+afterAll(async () => {
+  await admin?.end();
+  await pgServer?.stop();
+  await runtime?.stop();
+});
+
+describe('cutpoint CLI on the local runtime', () => {
+  it('object put reads stdin from a slow pipe past 64 KiB, also a non-blocking one: every byte stored, checksum verified', async () => {
+    const bytes = Buffer.alloc(300 * 1024);
+    for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 31) & 0xff;
+    const chunks = Array.from({ length: 12 }, (_, i) => bytes.subarray(i * 25 * 1024, (i + 1) * 25 * 1024));
+    const sha256 = createHash('sha256').update(bytes).digest('hex');
+    // Directly, and under a parent that put the pipe in non-blocking mode (as npx does).
+    for (const nonBlocking of [false, true]) {
+      const r = await cutpoint(['object', 'put', 'cli/slow-pipe.bin'], { stdin: { chunks, delayMs: 100, nonBlocking } });
+      expect(r.code, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout)).toMatchObject({ key: 'cli/slow-pipe.bin', sha256, size: bytes.length });
+    }
+    const back = await cutpoint(['object', 'get', 'cli/slow-pipe.bin', '--sha256', sha256]);
+    expect(JSON.parse(back.stdout)).toMatchObject({ verified: true, size: bytes.length });
+  }, 120_000);
+
+  it('object put --file FIFO is refused at once and stores nothing', async () => {
+    const fifo = join(runtime.root, 'object.fifo');
+    execFileSync('mkfifo', [fifo]);
+    const r = await cutpoint(['object', 'put', 'cli/fifo.bin', '--file', fifo], { timeoutMs: 30_000 });
+    expect({ code: r.code, stdout: r.stdout }).toEqual({ code: 1, stdout: '' });
+    expect(r.stderr).toMatch(/^cli\.file_not_regular: .*FIFO/);
+    expect(await runtime.ports.objects.head('cli/fifo.bin')).toBeUndefined();
+  }, 60_000);
+
+  it('a flow input nested 5,000 levels deep is cli.input_too_deep (the runner never sees it)', async () => {
+    const deep = join(runtime.root, 'deep.json');
+    await writeFile(deep, `{"root":${'['.repeat(5000)}${']'.repeat(5000)}}`);
+    const r = await cutpoint(['flow', 'run', 'commit-generation', '--input', `@${deep}`]);
+    expect({ code: r.code, stdout: r.stdout }).toEqual({ code: 1, stdout: '' });
+    expect(r.stderr).toMatch(/^cli\.input_too_deep: /);
+  }, 60_000);
+
+  it('flow run deliver-window delivers the route, and the recovery flows run on the same input shape', async () => {
+    const selector = `${runtime.manifestFile}#daily`;
+    const bindings = { [CH_ENV]: `chdb:${chDir}`, [PG_ENV]: pgServer.connectionString };
+    const r = await cutpoint(['flow', 'run', 'deliver-window', '--input', JSON.stringify({ manifestText, selector })], {}, bindings);
+    expect(r.code, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout) as { status: string; output: { invocationId: string; state: string } };
+    expect(out.status).toBe('SUCCEEDED');
+    expect(out.output.state).toBe('CUSTODY_RELEASED');
+    expect(Number((await admin.query('SELECT count(*) AS n FROM dwh.events')).rows[0].n)).toBe(inWindow);
+    expect((await loadInvocation(runtime.ports, out.output.invocationId)).state).toBe('CUSTODY_RELEASED');
+    for (const text of [r.stdout, r.stderr]) expect(text).not.toContain(pgServer.connectionString);
+
+    // A released invocation permits no action: the recovery flow runs and refuses in its own terms.
+    const retire = await cutpoint(['flow', 'run', 'delivery-retire', '--input', JSON.stringify({ invocationId: out.output.invocationId, manifestText, selector, yes: true })], {}, bindings);
+    expect(retire.stderr).not.toContain('stepDeps');
+    expect({ code: retire.code, stdout: retire.stdout }).toEqual({ code: 1, stdout: '' });
+    expect(retire.stderr.trim().split('\n').at(-1)).toMatch(/^flow\.execution_failed: delivery-retire failed with Delivery\./);
+  }, 240_000);
+});

@@ -1,0 +1,65 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { HELP } from '../../src/cli/main.js';
+import { CUT_POINT_NAMES, CUT_POINTS } from '../../src/cut-points.js';
+import { DELIVERY_CUT_POINTS } from '../../src/delivery/cut-points.js';
+import { GENERATION_CUT_POINTS } from '../../src/generation/cut-points.js';
+import { REPO_ROOT } from '../../src/local/asl.js';
+import { OBJECT_CUT_POINTS } from '../../src/objects/cut-points.js';
+import { STREAM_CUT_POINTS } from '../../src/stream/cut-points.js';
+import { FLOWS } from '../../functions/registry.js';
+
+/**
+ * Every cut point a document names is one the code runs: the ASL comments, the README and
+ * the CLI help may only name entries of the registry (src/cut-points.ts), which is what
+ * CUTPOINT_FAULTS accepts. A name in a subsystem's dotted form that is not a diagnostic
+ * code (codes are snake_case) and not a file name counts as a cut point reference.
+ */
+const REFERENCE = /(?<![\w./-])(?:generation|stream|delivery|cli|objects)(?:\.[a-z0-9_*-]+)+/g;
+
+function references(text: string): string[] {
+  return [...new Set(text.match(REFERENCE) ?? [])].filter((t) => !t.includes('_') && !/\.(ts|js|json|ya?ml)$/.test(t));
+}
+
+function aslComments(): string {
+  const comments: string[] = [];
+  const walk = (value: unknown): void => {
+    if (Array.isArray(value)) value.forEach(walk);
+    else if (value && typeof value === 'object') {
+      for (const [key, inner] of Object.entries(value)) {
+        if (key === 'Comment' && typeof inner === 'string') comments.push(inner);
+        else walk(inner);
+      }
+    }
+  };
+  for (const file of readdirSync(`${REPO_ROOT}statemachines`)) walk(JSON.parse(readFileSync(`${REPO_ROOT}statemachines/${file}`, 'utf8')));
+  return comments.join('\n');
+}
+
+describe('cut point registry', () => {
+  it('holds every subsystem registry, each name once, each with where it is hit', () => {
+    const all = [...Object.values(GENERATION_CUT_POINTS), ...Object.values(STREAM_CUT_POINTS), ...Object.values(DELIVERY_CUT_POINTS), ...Object.values(OBJECT_CUT_POINTS)];
+    expect(CUT_POINT_NAMES).toEqual(new Set(all));
+    expect(CUT_POINTS).toHaveLength(CUT_POINT_NAMES.size);
+    const flows = new Set(FLOWS.map((f) => f.name));
+    for (const c of CUT_POINTS) {
+      expect(c.flows.length + c.commands.length, c.name).toBeGreaterThan(0);
+      for (const flow of c.flows) expect(flows, `${c.name} → ${flow}`).toContain(flow);
+    }
+  });
+
+  it.each([
+    ['the ASL comments', aslComments()],
+    ['README.md', readFileSync(`${REPO_ROOT}README.md`, 'utf8')],
+    ['the CLI help', HELP],
+  ])('every cut point %s names is a real one', (_where, text) => {
+    const named = references(text);
+    expect(named.length).toBeGreaterThan(0);
+    expect(named.filter((n) => !CUT_POINT_NAMES.has(n))).toEqual([]);
+  });
+
+  it('the ASL comments name every target cut point of deliver-window by its real name', () => {
+    const named = references(aslComments());
+    for (const name of Object.values(DELIVERY_CUT_POINTS).filter((n) => n !== DELIVERY_CUT_POINTS.seal)) expect(named).toContain(name);
+  });
+});
