@@ -47,6 +47,22 @@ function asksForHelp(args: readonly string[]): boolean {
   return false;
 }
 
+/**
+ * An option given twice (`--from 0 --from 2`): refused rather than letting the last one
+ * win silently. No option of any command may repeat.
+ */
+function repeatedOption(args: readonly string[]): string | undefined {
+  const seen = new Set<string>();
+  for (const arg of args) {
+    if (arg === '--') return undefined;
+    if (!arg.startsWith('--')) continue;
+    const name = arg.slice(2).split('=')[0] as string;
+    if (seen.has(name)) return name;
+    seen.add(name);
+  }
+  return undefined;
+}
+
 /** Runs one command; returns the process exit code. */
 export async function main(argv: string[]): Promise<number> {
   const [name, ...args] = argv;
@@ -67,6 +83,8 @@ export async function main(argv: string[]): Promise<number> {
     return EXIT.ok;
   }
   try {
+    const repeated = repeatedOption(args);
+    if (repeated !== undefined) throw new UsageError(`--${repeated} is given more than once`);
     printResult(await command.run(args));
     return EXIT.ok;
   } catch (error) {

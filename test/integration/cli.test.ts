@@ -138,6 +138,31 @@ function commandsInHelp(): string[][] {
   return [...found.values()];
 }
 
+describe('cutpoint CLI: the grammar is strict', () => {
+  it('an option given twice, or an argument too many, is a usage error (exit 2) before anything runs', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'cutpoint-grammar-'));
+    const before = process.env.CUTPOINT_STATE_DIR;
+    process.env.CUTPOINT_STATE_DIR = join(root, 'local');
+    try {
+      for (const argv of [
+        ['stream', 'read', 'orders', '--partition', '0', '--from', '0', '--from', '2'],
+        ['delivery', 'reconcile', 'inv-x', '--manifest', 'a.yaml#d', '--manifest=b.yaml#d', '--yes'],
+        ['object', 'put', 'k', 'extra', '--file', 'f'],
+        ['flow', 'run', 'stream-trim', 'extra', '--input', '{}'],
+      ]) {
+        const r = await inProcess(argv);
+        expect({ argv, code: r.code, stdout: r.stdout }).toEqual({ argv, code: 2, stdout: '' });
+        expect(r.stderr).toMatch(/^cli\.usage: (--[a-z-]+ is given more than once|unexpected argument "extra")/);
+      }
+      expect(existsSync(join(root, 'local'))).toBe(false);
+    } finally {
+      if (before === undefined) delete process.env.CUTPOINT_STATE_DIR;
+      else process.env.CUTPOINT_STATE_DIR = before;
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('cutpoint CLI: --help acts on nothing', () => {
   let root = '';
   beforeAll(async () => {

@@ -30,8 +30,9 @@ flows: ${FLOWS.map((f) => f.name).join(', ')}
 export async function flowCommand(args: string[]): Promise<unknown> {
   if (args[0] !== 'run') throw new UsageError(flowHelp);
   const { values, positionals } = parse(args.slice(1));
-  const flow = positionals[0];
+  const [flow, ...extra] = positionals;
   if (!flow || !FLOWS.some((f) => f.name === flow)) throw new UsageError(`unknown flow ${JSON.stringify(flow ?? '')}\n${flowHelp}`);
+  if (extra.length) throw new UsageError(`unexpected argument ${JSON.stringify(extra[0])}`);
   if (!values.input) throw new UsageError('--input is required');
   const input = await readJsonInput(values.input, { what: 'flow input', invalidCode: 'flow.invalid_input' });
 

@@ -21,8 +21,9 @@ const KEY = /^[A-Za-z0-9!_.*'()/=-]{1,900}$/;
 
 export async function objectCommand(args: string[]): Promise<unknown> {
   const { values, positionals } = parse(args);
-  const [verb, key] = positionals;
+  const [verb, key, ...extra] = positionals;
   if ((verb !== 'put' && verb !== 'get') || !key) throw new UsageError(objectHelp);
+  if (extra.length) throw new UsageError(`unexpected argument ${JSON.stringify(extra[0])}`);
   if (!KEY.test(key)) throw new ValidationError('objects.invalid_key', 'object key must be 1-900 characters of [A-Za-z0-9!_.*\'()/=-]');
   if (verb === 'put') assertOperatorKey(key);
   const config = await localRuntimeConfig();
