@@ -4,6 +4,8 @@ import { awsPorts } from '../adapters/ports.js';
 import { provisionLocal } from '../adapters/provision.js';
 import { sha256Hex } from '../domain/digest.js';
 import { CutpointError } from '../domain/errors.js';
+import { parseFaultSpec } from '../domain/faults.js';
+import { CUT_POINT_NAMES } from '../cut-points.js';
 import { readVerified } from '../objects/exact-object.js';
 import { RequestMeter } from '../ports/meter.js';
 import { runFlow } from '../local/flow-runner.js';
@@ -34,7 +36,8 @@ export async function generationDemo(): Promise<unknown> {
     progress(`wrote ${sources.length} source objects`);
 
     const spec = process.env.CUTPOINT_FAULTS?.trim() || DEFAULT_FAULT;
-    const injector = faults.arm(spec);
+    // Only real cut points: a misspelt one would arm nothing and the demo would prove nothing.
+    const injector = faults.arm(parseFaultSpec(spec, CUT_POINT_NAMES));
     progress(`armed fault: ${spec}`);
     const input = { root: 'demo/orders', generation: 0, taskId: 'materialize-orders-0', sources };
     const result = await runFlow('commit-generation', input, {
