@@ -150,7 +150,7 @@ const FLOW_FAILURE_CODES: Record<string, string> = {
 };
 
 /** A Lambda error's Cause is JSON ({errorType, errorMessage, trace}); only the message leaves. */
-function causeMessage(cause: string): string {
+export function causeMessage(cause: string): string {
   try {
     const parsed = JSON.parse(cause) as { errorMessage?: unknown };
     if (typeof parsed.errorMessage === 'string') return parsed.errorMessage;
