@@ -41,7 +41,8 @@ export interface BeginOutput extends StepOutput {
  * (`beginInvocation`): seal + record in EMPTY_STAGING + custody by CAS. Another
  * invocation holding the target is Delivery.CustodyHeld and nothing is written.
  */
-export async function begin(input: BeginInput, deps: DeliveryDeps): Promise<BeginOutput> {
+/** Begin's own input, checked before anything else (the deps provider included): the invocation id and session it resolves to. */
+export function parseBeginInput(input: unknown): { invocationId: string; session: string; manifestText: string; selector: string } {
   const v = input as Partial<BeginInput> | null;
   if (!v || typeof v !== 'object' || typeof v.manifestText !== 'string' || typeof v.selector !== 'string') {
     throw new ValidationError('delivery.step_input_invalid', 'begin needs manifestText and selector, and invocationId and session unless it runs in a flow execution');
@@ -51,7 +52,23 @@ export async function begin(input: BeginInput, deps: DeliveryDeps): Promise<Begi
     throw new ValidationError('delivery.step_input_invalid', 'begin needs an invocationId when it does not run in a flow execution');
   }
   const invocationId = v.invocationId === undefined ? invocationIdOfExecution(execution!.id) : validateInvocationId(v.invocationId);
-  const session = v.session ?? (typeof execution?.name === 'string' ? `exec-${execution.name}` : undefined);
+  const session = validateSession(v.session ?? (typeof execution?.name === 'string' ? `exec-${execution.name}` : undefined));
+  return { invocationId, session, manifestText: v.manifestText, selector: v.selector };
+}
+
+/**
+ * Begin's deps provider behind its input check: a deliver-window started directly with a
+ * malformed input is refused before the provider parses the manifest or reads a secret.
+ */
+export function beginInputFirst(provider: (event: unknown) => Promise<DeliveryDeps>): (event: unknown) => Promise<DeliveryDeps> {
+  return async (event) => {
+    parseBeginInput(event);
+    return provider(event);
+  };
+}
+
+export async function begin(input: BeginInput, deps: DeliveryDeps): Promise<BeginOutput> {
+  const { invocationId, session } = parseBeginInput(input);
   const { ports, route } = deps;
   const targetId = routeTargetId(deps);
 
@@ -91,7 +108,7 @@ export async function begin(input: BeginInput, deps: DeliveryDeps): Promise<Begi
     workRoot: workRootOf(deps),
     window,
   });
-  const grant = await beginInvocation(ports, { invocationId, route: route.name, targetId, sealed, session: validateSession(session) });
+  const grant = await beginInvocation(ports, { invocationId, route: route.name, targetId, sealed, session });
   return {
     invocationId,
     fence: grant.fence,
