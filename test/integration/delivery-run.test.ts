@@ -11,6 +11,11 @@ import { REPO_ROOT } from '../../src/local/asl.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/local/embedded-postgres.js';
 import type { Ports } from '../../src/ports/index.js';
 import { seedSourceEvents } from '../support/delivery-source.js';
+import { randomBytes } from 'node:crypto';
+import { beginInvocation } from '../../src/delivery/custody.js';
+import { invocationIdFrom, targetIdOf } from '../../src/domain/delivery/identifiers.js';
+import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.js';
+import { sealAuthority } from '../../src/domain/delivery/sealed-authority.js';
 import { scanTable } from '../support/delivery-snapshot.js';
 import { existsSync } from 'node:fs';
 
@@ -235,6 +240,17 @@ describe('cutpoint delivery run (local runner)', () => {
       refused(await cutpoint(['delivery', 'run', '--manifest', `${manifestFile}#clean`], bindings()), 'delivery.source_busy');
       refused(await cutpoint(['delivery', 'run', '--manifest', `${manifestFile}#lossy`, '--invocation-id', cleanId], bindings()), 'delivery.invocation_sealed_elsewhere');
       expect(await everything()).toBe(before);
+
+      // Another invocation holds the route's target: refused for that (naming the holder), not for the busy source.
+      const holderId = invocationIdFrom(new Uint8Array(randomBytes(16)));
+      const clean = selectRoute(parseManifest(manifestText, manifestFile), 'clean');
+      const sealed = sealAuthority({ invocationId: holderId, manifestText, selector: `${manifestFile}#clean`, route: clean, targetIdentity: { server: 'elsewhere' }, workRoot: '/elsewhere', window: WINDOW });
+      await beginInvocation(ports, { invocationId: holderId, route: 'clean', targetId: targetIdOf('warehouse', { schema: 'dwh', name: 'events_clean' }), sealed, session: 'holder' });
+      const held = await everything();
+      const line = refused(await cutpoint(['delivery', 'run', '--manifest', `${manifestFile}#clean`], bindings()), 'delivery.run_failed');
+      expect(line).toContain('is in the custody of invocation');
+      expect(line).toContain(holderId);
+      expect(await everything()).toBe(held);
     } finally {
       await holder.close();
     }
