@@ -100,7 +100,8 @@ function deliverySteps(): StepEntry[] {
     readsSecrets: true,
   });
   return [
-    entry('begin', 'DeliveryBeginFunctionArn', () => import('./delivery/begin.js'), [], [], 30, 256),
+    // Checks the source read-only (table, columns) before it takes custody.
+    entry('begin', 'DeliveryBeginFunctionArn', () => import('./delivery/begin.js'), [], ['Delivery.SourceUnavailable'], 30, 256),
     entry('create-staging', 'DeliveryCreateStagingFunctionArn', () => import('./delivery/create-staging.js'), [], TARGET_ERRORS),
     // Batches chunks inside the step: a chunk's rows stay in memory while it is hashed and PUT.
     entry('extract-chunks', 'DeliveryExtractChunksFunctionArn', () => import('./delivery/extract-chunks.js'), WRITE_OBJECTS, [...OBJECT_ERRORS, 'Delivery.SourceForbidden', 'Delivery.SourceUnavailable'], 900, 1024),

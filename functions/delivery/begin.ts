@@ -1,6 +1,10 @@
-import { begin, type BeginInput } from '../../src/delivery/steps/begin.js';
-import { deliveryStep, lambdaTargetDeps } from '../lib/delivery-deps.js';
+import { begin, beginInputFirst, type BeginInput } from '../../src/delivery/steps/begin.js';
+import { deliveryStep, lambdaSourceDeps, type DeliveryDepsProvider } from '../lib/delivery-deps.js';
 
-/** begin validates its input itself (Cutpoint.ValidationError on a malformed one). */
-export const makeDeliveryHandler = deliveryStep((input, deps) => begin(input as BeginInput, deps));
-export const handler = makeDeliveryHandler(lambdaTargetDeps);
+/**
+ * begin validates its input itself (Cutpoint.ValidationError on a malformed one), before
+ * the deps provider parses the manifest or reads a secret, and checks the source
+ * read-only before custody.
+ */
+export const makeDeliveryHandler = (deps: DeliveryDepsProvider) => deliveryStep((input, d) => begin(input as BeginInput, d))(beginInputFirst(deps));
+export const handler = makeDeliveryHandler(lambdaSourceDeps);

@@ -1,6 +1,7 @@
-import { recoveryFlowStep } from '../../src/delivery/recovery/flow-steps.js';
-import { deliveryStep, lambdaTargetDeps } from '../lib/delivery-deps.js';
+import { recoveryFlowStep, recoveryInputFirst } from '../../src/delivery/recovery/flow-steps.js';
+import { deliveryStep, lambdaTargetDeps, type DeliveryDepsProvider } from '../lib/delivery-deps.js';
 
 /** The delivery-retire flow's action step: source-free deps (the target only). */
-export const makeDeliveryHandler = deliveryStep(recoveryFlowStep('retire'));
+/** Its input (yes, id) is checked before the deps provider parses the manifest or reads a secret. */
+export const makeDeliveryHandler = (deps: DeliveryDepsProvider) => deliveryStep(recoveryFlowStep('retire'))(recoveryInputFirst('retire', deps));
 export const handler = makeDeliveryHandler(lambdaTargetDeps);

@@ -1,7 +1,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import type { ConnectionSettings } from '../delivery/bindings.js';
 import type { Binding } from '../domain/delivery/manifest.js';
-import { ConfigError } from '../domain/errors.js';
+import { ConfigError, CutpointError } from '../domain/errors.js';
 import type { FaultInjector } from '../ports/faults.js';
 import type { SourcePort } from '../ports/source.js';
 import type { TargetPort } from '../ports/target.js';
@@ -22,6 +22,8 @@ import { openPostgresTarget } from './postgres/target.js';
  * - `delivery.binding_url_invalid` — a ClickHouse connection that is not an http(s):// URL
  *   (embedded chdb is for local runs and never loads in a Lambda), or a URL the driver
  *   refuses;
+ * - `delivery.source_data_dir_missing` / `delivery.source_busy` — a `chdb:<dir>` that does
+ *   not exist (never created here) or that another process holds;
  * - `delivery.binding_credentials_conflict` — a SQL Server ADO.NET connection string
  *   together with a separate username/password (put them in the string, or use an
  *   `mssql://` URL).
@@ -48,7 +50,7 @@ export async function openSourceFor(binding: Binding, settings: ConnectionSettin
   try {
     handle = await openClickHouse(
       embedded
-        ? { kind: 'embedded', dataDir: isAbsolute(dataDir) ? dataDir : resolve(dataDir) }
+        ? { kind: 'embedded', dataDir: isAbsolute(dataDir) ? dataDir : resolve(dataDir), create: false }
         : {
             kind: 'http',
             url: settings.url,
@@ -56,7 +58,9 @@ export async function openSourceFor(binding: Binding, settings: ConnectionSettin
             ...(settings.password !== undefined ? { password: settings.password } : {}),
           },
     );
-  } catch {
+  } catch (error) {
+    // Our own diagnostics name the real cause (a missing or busy chdb: directory).
+    if (error instanceof CutpointError) throw new ConfigError(error.code, `binding ${binding.name}: ${error.message}`);
     // The driver's message may quote the URL: only the binding's name leaves.
     throw new ConfigError('delivery.binding_url_invalid', `binding ${binding.name}: the ClickHouse client refused the connection settings`);
   }

@@ -17,8 +17,10 @@ import {
   JournalUnavailableError,
   missingProof,
   parseJournalState,
+  proofsOf,
   type JournalState,
 } from '../domain/delivery/journal-states.js';
+import { custodyProblems, factProblems, headProblems, targetProblems } from '../domain/delivery/journal-invariants.js';
 import { validateSealedAuthority, type SealedAuthority } from '../domain/delivery/sealed-authority.js';
 import { CutpointError, EffectFailedError, IdentityConflictError, OutcomeUnknownError, ValidationError } from '../domain/errors.js';
 import type { AuthorityItem, AuthorityStore, Fence, ItemKey, TransactionLeg } from '../ports/authority.js';
@@ -398,6 +400,9 @@ export function parseInvocation(item: AuthorityItem, expected: { invocationId: s
   }
   if (typeof item.lastTransitionId !== 'string' || !TRANSITION_ID.test(item.lastTransitionId)) throw inconsistent('journal record has an invalid last transition id');
   if (!isInstant(item.createdAt) || !isInstant(item.updatedAt)) throw inconsistent('journal record has invalid timestamps');
+  // State ↔ facts: a state without the proof its transition required is not a state.
+  const [factProblem] = factProblems({ invocationId: expected.invocationId, state, custodyEpoch: item.custodyEpoch as number, facts });
+  if (factProblem !== undefined) throw inconsistent(factProblem);
   return {
     invocationId: expected.invocationId,
     route: item.route,
@@ -470,28 +475,102 @@ export async function loadInvocation(ports: Ports, invocationId: unknown): Promi
   const pointer = await read(() => ports.authority.get(deliveryKeys.pointer(id)));
   if (!pointer) throw new JournalUnavailableError('delivery.recovery_journal_unavailable', 'no journal exists for this invocation', true);
   if (!isTargetId(pointer.targetId)) throw inconsistent('invocation pointer names an invalid target');
-  const item = await read(() => ports.authority.get(deliveryKeys.invocation(pointer.targetId as string, id)));
-  if (!item) throw inconsistent('invocation pointer has no journal record');
-  return parseInvocation(item, { invocationId: id, targetId: pointer.targetId });
+  const targetId = pointer.targetId;
+  const loadRecord = async () => {
+    const item = await read(() => ports.authority.get(deliveryKeys.invocation(targetId, id)));
+    if (!item) {
+      const custody = await loadCustody(ports, targetId);
+      const held = custody?.state === 'HELD' && custody.invocationId === id ? ' while the target is still in its custody (orphaned custody)' : '';
+      throw inconsistent(`invocation ${id} has a pointer but no journal record${held}`);
+    }
+    return parseInvocation(item, { invocationId: id, targetId });
+  };
+  // The record and custody/journal reads are not one snapshot: a problem seen while the
+  // record moved (a concurrent transition) is read again; one that stays is the journal's.
+  for (let round = 0; ; round++) {
+    const record = await loadRecord();
+    const problems = await recordProblems(ports, record, await loadCustody(ports, targetId));
+    if (problems.length === 0) return record;
+    if ((await loadRecord()).version === record.version || round >= MAX_READ_ROUNDS) throw inconsistent(problems.join('; '));
+  }
+}
+
+const MAX_READ_ROUNDS = 4;
+
+/** A journal record of an invocation by seq, or undefined. */
+async function journalRecordAt(ports: Ports, invocationId: string, seq: number): Promise<AuthorityItem | undefined> {
+  return read(() => ports.authority.get(deliveryKeys.journalRecord(invocationId, seq)));
 }
 
 /**
- * Every invocation record, of one target or (without `targetId`) of all targets, in
- * invocation-id order. One malformed record fails the whole listing: inspect-all must
- * never report a retained_custody_count it cannot vouch for.
+ * The invariants of one record that need reads (custody ↔ record, head ↔ journal records;
+ * state ↔ facts is checked by parseInvocation). `custody` is the target's custody item.
  */
-export async function listInvocations(ports: Ports, options: { targetId?: string } = {}): Promise<InvocationRecord[]> {
-  const ofTarget = async (targetId: string) => {
+async function recordProblems(ports: Ports, record: InvocationRecord, custody: CustodyRecord | undefined): Promise<string[]> {
+  const [first, head, next] = await Promise.all([
+    journalRecordAt(ports, record.invocationId, 1),
+    journalRecordAt(ports, record.invocationId, record.journalSeq),
+    journalRecordAt(ports, record.invocationId, record.journalSeq + 1),
+  ]);
+  return [...custodyProblems(record, custody), ...headProblems(record, { first, head, next })];
+}
+
+/**
+ * One target's records, checked against its custody and their journals. The reads are not
+ * one snapshot: when a problem shows, custody and records are read again, and a problem
+ * seen while either moved (a begin, a transition, a release) is checked once more rather
+ * than reported.
+ */
+async function targetListing(ports: Ports, targetId: string): Promise<{ records: InvocationRecord[]; ids: string[]; problems: string[] }> {
+  const snapshot = async () => {
+    const custody = await loadCustody(ports, targetId);
     const items = await read(() => ports.authority.query(deliveryKeys.invocationsOf(targetId), 'inv#'));
-    return items.map((item) => {
+    const records: InvocationRecord[] = [];
+    const unreadable: string[] = [];
+    for (const item of items) {
       const id = item.sk.slice('inv#'.length);
       if (!isInvocationId(id)) throw inconsistent('a journal record is filed under an invalid invocation id');
-      return parseInvocation(item, { invocationId: id, targetId });
-    });
+      try {
+        records.push(parseInvocation(item, { invocationId: id, targetId }));
+      } catch (error) {
+        if (!(error instanceof JournalUnavailableError)) throw error;
+        unreadable.push(error.message.includes(id) ? error.message : `invocation ${id}: ${error.message}`);
+      }
+    }
+    const ids = items.map((i) => i.sk.slice('inv#'.length));
+    return { custody, records, unreadable, ids, versions: JSON.stringify([custody?.version, ...items.map((i) => [i.sk, i.version])]) };
   };
+  let current = await snapshot();
+  for (let round = 0; ; round++) {
+    const { custody, records, unreadable, ids } = current;
+    const problems = [
+      ...unreadable,
+      ...targetProblems(targetId, custody, ids),
+      ...(await Promise.all(records.map((r) => recordProblems(ports, r, custody)))).flat(),
+    ];
+    if (problems.length === 0) return { records, ids, problems };
+    const again = await snapshot();
+    if (again.versions === current.versions || round >= MAX_READ_ROUNDS) return { records, ids, problems };
+    current = again;
+  }
+}
+
+/**
+ * Every invocation record, of one target or (without `targetId`) of all targets the
+ * invocation pointers name, in invocation-id order, each checked against the journal's
+ * invariants (state ↔ facts, head ↔ journal records, custody ↔ records: a target whose
+ * custody names an invocation without a record is orphaned custody). Any violation fails
+ * the whole listing with every problem found, by opaque id: inspect-all must never report
+ * a retained_custody_count it cannot vouch for (seed 004: inconsistent journal state exits
+ * 1, stdout empty). The healthy rest stays readable with `--target` and `inspect <id>`.
+ */
+export async function listInvocations(ports: Ports, options: { targetId?: string } = {}): Promise<InvocationRecord[]> {
+  const problems: string[] = [];
   let records: InvocationRecord[];
   if (options.targetId !== undefined) {
-    records = await ofTarget(validateTargetId(options.targetId));
+    const listing = await targetListing(ports, validateTargetId(options.targetId));
+    records = listing.records;
+    problems.push(...listing.problems);
   } else {
     const pointers = await read(() => ports.authority.query(INVOCATIONS_PK, 'inv#'));
     const targets = new Set<string>();
@@ -499,10 +578,16 @@ export async function listInvocations(ports: Ports, options: { targetId?: string
       if (!isTargetId(p.targetId)) throw inconsistent('an invocation pointer names an invalid target');
       targets.add(p.targetId);
     }
-    records = (await Promise.all([...targets].sort().map(ofTarget))).flat();
-    const listed = new Set(records.map((r) => r.invocationId));
-    if (pointers.some((p) => !listed.has(p.sk.slice('inv#'.length)))) throw inconsistent('an invocation pointer has no journal record');
+    const listings = await Promise.all([...targets].sort().map((t) => targetListing(ports, t)));
+    records = listings.flatMap((l) => l.records);
+    problems.push(...listings.flatMap((l) => l.problems));
+    const listed = new Set(listings.flatMap((l) => l.ids));
+    for (const p of pointers) {
+      const id = p.sk.slice('inv#'.length);
+      if (!listed.has(id)) problems.push(`invocation ${id} has a pointer but no journal record`);
+    }
   }
+  if (problems.length) throw inconsistent([...new Set(problems)].join('; '));
   return records.sort((a, b) => (a.invocationId < b.invocationId ? -1 : a.invocationId > b.invocationId ? 1 : 0));
 }
 
@@ -720,9 +805,7 @@ export interface TransitionRequest {
 
 /** Proof a state needs in the journal before the journal may enter it (journal-states.ts `missingProof`). */
 function assertPreconditions(to: JournalState, facts: DeliveryFacts): void {
-  const { staging, absence } = facts;
-  const stageAbsent = !!absence && (!staging || (absence.objectId === staging.objectId && same(absence.table, staging.table)));
-  const missing = missingProof(to, { publication: !!facts.publication, evidence: !!facts.evidence, checkpoint: !!facts.checkpoint, stageAbsent });
+  const missing = missingProof(to, proofsOf(facts));
   if (missing !== undefined) throw new TransitionPreconditionError(missing);
 }
 

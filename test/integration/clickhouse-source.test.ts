@@ -344,11 +344,20 @@ describe('ClickHouse source: one sealed window as ordered chunks', () => {
   });
 
   it('reports a ClickHouse failure as Delivery.SourceUnavailable', async () => {
-    const request = tableRequest(10, { from: { kind: 'table', table: { schema: 'src', name: 'absent' } } });
+    const request = tableRequest(10, { from: { kind: 'query', sql: "SELECT 1 + 'a' AS event_time, 1 AS event_id" } });
     await expect(collect(source.streamWindow(request))).rejects.toMatchObject({
       name: 'Delivery.SourceUnavailable',
       code: 'delivery.source_unavailable',
     });
+  });
+
+  it('names a source table (or database) that does not exist: delivery.source_table_missing, a configuration refusal', async () => {
+    for (const table of [{ schema: 'src', name: 'absent' }, { schema: 'no_such_db', name: 'events' }]) {
+      const request = tableRequest(10, { from: { kind: 'table', table } });
+      const refusal = { name: 'Cutpoint.ValidationError', code: 'delivery.source_table_missing', message: expect.stringContaining(`source table ${table.schema}.${table.name} does not exist`) };
+      await expect(collect(source.streamWindow(request))).rejects.toMatchObject(refusal);
+      await expect(source.describe(request)).rejects.toMatchObject(refusal);
+    }
   });
 });
 

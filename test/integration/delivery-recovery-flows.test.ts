@@ -4,7 +4,7 @@ import { deliveryKeys, loadCustody, loadInvocation } from '../../src/delivery/jo
 import { INCIDENT_NOTICE_KIND } from '../../src/delivery/recovery/incident-notice.js';
 import { invocationIdOfExecution, stagingTableNameOf } from '../../src/domain/delivery/identifiers.js';
 import type { FlowResult } from '../../src/local/flow-runner.js';
-import { forbiddenSource, type GuardedSource } from '../../src/ports/source.js';
+import { forbiddenSource, type GuardedSource, type SourcePort } from '../../src/ports/source.js';
 import { newInvocationId, openDeliveryWorld, windowIdsOf, type DeliveryWorld } from '../support/delivery-world.js';
 
 /**
@@ -176,8 +176,11 @@ describe('delivery recovery flows (local runner)', () => {
   it('an extraction that keeps failing: reconcile proves the partial stage, a repeat only reports it; retire needs yes, drops exactly it, RETIRED, checkpoint unmoved', async () => {
     const invocationId = newInvocationId();
     const original = deliveryInput(invocationId, 'retired');
-    // The source is down for this whole run: every extraction attempt fails.
-    const failed = await world.runFlow('deliver-window', original, forbiddenSource());
+    // The source answers Begin's read-only check (table and columns), then is down for
+    // every extraction attempt of this run.
+    const down = forbiddenSource();
+    const extractionDown: SourcePort = { describe: (r) => world.source.describe(r), streamWindow: (r) => down.streamWindow(r), countWindow: (r) => down.countWindow(r), close: async () => {} };
+    const failed = await world.runFlow('deliver-window', original, extractionDown);
     expect(failed.status).toBe('FAILED');
     const stopped = await loadInvocation(world.stores.ports, invocationId);
     expect(stopped.state).toBe('WRITING_UNKNOWN');

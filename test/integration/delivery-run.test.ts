@@ -1,5 +1,6 @@
 import { spawnCutpoint, startCliRuntime, type CliRun, type CliRuntime } from '../support/cli-runtime.js';
 import { spawnSync } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,6 +11,13 @@ import { REPO_ROOT } from '../../src/local/asl.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/local/embedded-postgres.js';
 import type { Ports } from '../../src/ports/index.js';
 import { seedSourceEvents } from '../support/delivery-source.js';
+import { randomBytes } from 'node:crypto';
+import { beginInvocation } from '../../src/delivery/custody.js';
+import { invocationIdFrom, targetIdOf } from '../../src/domain/delivery/identifiers.js';
+import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.js';
+import { sealAuthority } from '../../src/domain/delivery/sealed-authority.js';
+import { scanTable } from '../support/delivery-snapshot.js';
+import { existsSync } from 'node:fs';
 
 /**
  * `cutpoint delivery run` as an operator runs it: the real bin against a local runtime of
@@ -35,6 +43,7 @@ bindings:
 routes:
   clean:${route('events_clean')}
   lossy:${route('events_lossy')}
+  missing:${route('events_missing').replace('table: src.events', 'table: src.no_such_events')}
 `;
 
 const BASE = Date.parse('2025-11-01T00:00:00.000Z');
@@ -51,6 +60,8 @@ let chDir = '';
 let ports: Ports;
 let pgServer: EmbeddedPostgres;
 let admin: pg.Client;
+/** The invocation of the clean run (route clean, CUSTODY_RELEASED). */
+let cleanId = '';
 
 function childEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
@@ -97,7 +108,7 @@ beforeAll(async () => {
   admin.on('error', () => undefined);
   await admin.connect();
   await admin.query('CREATE SCHEMA dwh');
-  for (const table of ['events_clean', 'events_lossy']) {
+  for (const table of ['events_clean', 'events_lossy', 'events_missing']) {
     await admin.query(`CREATE TABLE dwh.${table} (event_id bigint PRIMARY KEY, event_time timestamptz NOT NULL, region text, amount numeric(18, 4), note text)`);
   }
 }, 180_000);
@@ -134,6 +145,7 @@ describe('cutpoint delivery run (local runner)', () => {
     const r = await cutpoint(['delivery', 'run', '--manifest', `${manifestFile}#clean`, '--format', 'json'], bindings());
     expect(r.code, r.stderr).toBe(0);
     const projection = JSON.parse(r.stdout);
+    cleanId = projection.invocation_id;
     expect(projection).toMatchObject({ kind: 'cutpoint.delivery-recovery.v1', route: 'clean', state: 'CUSTODY_RELEASED', permitted_actions: [], holds_custody: false, window: WINDOW });
     expect(r.stderr).toContain('→ Publish');
     expect(r.stderr).toContain('→ Release');
@@ -178,4 +190,69 @@ describe('cutpoint delivery run (local runner)', () => {
     expect(await targetIds('events_lossy')).toEqual([...windowIds].sort());
     expect(await loadCheckpoint(ports, record.targetId, 'lossy')).toMatchObject({ invocationId, version: 1 });
   }, 240_000);
+
+  /** A refusal: exit 1, empty stdout, the last stderr line `<code>: …`. */
+  function refused(r: CliRun, code: string): string {
+    expect(r, r.stderr).toMatchObject({ code: 1, stdout: '' });
+    const last = r.stderr.trim().split('\n').at(-1) ?? '';
+    expect(last).toMatch(new RegExp(`^${code.replace(/\./g, '\\.')}: `));
+    expectNoSecrets(r);
+    return last;
+  }
+  const everything = async () => JSON.stringify([await scanTable(runtime!.config), await targetIds('events_clean'), await targetIds('events_lossy'), await targetIds('events_missing')]);
+
+  it("another route's invocation id is refused before anything runs: never reported as this run's result, nothing mutated, no chdb directory created", async () => {
+    expect(cleanId).not.toBe('');
+    const before = await everything();
+    const fresh = join(root, 'never-created');
+    const line = refused(
+      await cutpoint(['delivery', 'run', '--manifest', `${manifestFile}#lossy`, '--invocation-id', cleanId, '--format', 'json'], { ...bindings(), [CH_ENV]: 'chdb:never-created' }),
+      'delivery.invocation_sealed_elsewhere',
+    );
+    expect(line).toContain(cleanId);
+    expect(line).toContain('route');
+    expect(line).not.toContain('reconcile');
+    // The same route of an edited manifest is another manifest, too.
+    const edited = join(root, 'edited.yaml');
+    await writeFile(edited, `${manifestText}# edited\n`);
+    refused(await cutpoint(['delivery', 'run', '--manifest', `${edited}#clean`, '--invocation-id', cleanId], bindings()), 'delivery.invocation_sealed_elsewhere');
+    expect(existsSync(fresh)).toBe(false);
+    expect(await everything()).toBe(before);
+  }, 180_000);
+
+  it('a missing source table is refused before custody is taken, naming the table (delivery.source_table_missing); a missing chdb directory is refused and never created', async () => {
+    const before = await everything();
+    const line = refused(await cutpoint(['delivery', 'run', '--manifest', `${manifestFile}#missing`, '--format', 'json'], bindings()), 'delivery.source_table_missing');
+    expect(line).toContain('src.no_such_events');
+    expect(await everything()).toBe(before);
+
+    const fresh = join(root, 'no-clickhouse-here');
+    refused(await cutpoint(['delivery', 'run', '--manifest', `${manifestFile}#clean`], { ...bindings(), [CH_ENV]: 'chdb:no-clickhouse-here' }), 'delivery.source_data_dir_missing');
+    expect(existsSync(fresh)).toBe(false);
+    expect(await everything()).toBe(before);
+  }, 180_000);
+
+  it('an embedded ClickHouse directory another process holds is named as such (delivery.source_busy), and refusals that need no source come first', async () => {
+    const holder = await openClickHouse({ kind: 'embedded', dataDir: chDir });
+    try {
+      await holder.client.query({ query: 'SELECT 1' });
+      const before = await everything();
+      refused(await cutpoint(['delivery', 'run', '--manifest', `${manifestFile}#clean`], bindings()), 'delivery.source_busy');
+      refused(await cutpoint(['delivery', 'run', '--manifest', `${manifestFile}#lossy`, '--invocation-id', cleanId], bindings()), 'delivery.invocation_sealed_elsewhere');
+      expect(await everything()).toBe(before);
+
+      // Another invocation holds the route's target: refused for that (naming the holder), not for the busy source.
+      const holderId = invocationIdFrom(new Uint8Array(randomBytes(16)));
+      const clean = selectRoute(parseManifest(manifestText, manifestFile), 'clean');
+      const sealed = sealAuthority({ invocationId: holderId, manifestText, selector: `${manifestFile}#clean`, route: clean, targetIdentity: { server: 'elsewhere' }, workRoot: '/elsewhere', window: WINDOW });
+      await beginInvocation(ports, { invocationId: holderId, route: 'clean', targetId: targetIdOf('warehouse', { schema: 'dwh', name: 'events_clean' }), sealed, session: 'holder' });
+      const held = await everything();
+      const line = refused(await cutpoint(['delivery', 'run', '--manifest', `${manifestFile}#clean`], bindings()), 'delivery.run_failed');
+      expect(line).toContain('is in the custody of invocation');
+      expect(line).toContain(holderId);
+      expect(await everything()).toBe(held);
+    } finally {
+      await holder.close();
+    }
+  }, 180_000);
 });

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -7,6 +7,7 @@ import {
   type ClickHouseClientConfigOptions,
   type ClickHouseSettings,
 } from '@clickhouse/client';
+import { ConfigError } from '../../domain/errors.js';
 
 /**
  * Where ClickHouse lives. `embedded` runs ClickHouse in this process (chdb) for local runs
@@ -21,6 +22,12 @@ export type ClickHouseTarget =
        * temporary directory that close() removes.
        */
       dataDir?: string;
+      /**
+       * Create a missing `dataDir` (default true). False (a route's `chdb:<dir>` binding):
+       * a missing directory is refused with `delivery.source_data_dir_missing` and nothing
+       * is created — a directory ClickHouse never wrote cannot hold the source.
+       */
+      create?: boolean;
     }
   | { kind: 'http'; url: string; username?: string; password?: string; database?: string };
 
@@ -50,7 +57,7 @@ const TEMP_PREFIX = 'cutpoint-clickhouse-';
 type ClientConnection = NonNullable<ClickHouseClientConfigOptions['connection']>;
 
 export async function openClickHouse(target: ClickHouseTarget): Promise<ClickHouseHandle> {
-  return target.kind === 'embedded' ? await openEmbedded(target.dataDir) : openHttp(target);
+  return target.kind === 'embedded' ? await openEmbedded(target.dataDir, target.create ?? true) : openHttp(target);
 }
 
 function openHttp(target: Extract<ClickHouseTarget, { kind: 'http' }>): ClickHouseHandle {
@@ -70,7 +77,10 @@ function openHttp(target: Extract<ClickHouseTarget, { kind: 'http' }>): ClickHou
  * embedded open with a different directory while one is live throws ChdbConnectionError
  * (opening the same dataDir twice shares one engine). Sequential open/close/open works.
  */
-async function openEmbedded(dataDir: string | undefined): Promise<ClickHouseHandle> {
+async function openEmbedded(dataDir: string | undefined, create: boolean): Promise<ClickHouseHandle> {
+  if (dataDir !== undefined && !create && !isDirectory(dataDir)) {
+    throw new ConfigError('delivery.source_data_dir_missing', 'the embedded ClickHouse data directory (chdb:<dir>) does not exist or is not a directory; nothing was created');
+  }
   // Imported here, not at the top: importing chdb loads its native engine at once (a
   // 566 MB libchdb.so, ~200 MB resident, ~0.3 s), and the registry carries it for linux-x64 only. The
   // HTTP path, which is what Lambda runs, must never pay for or depend on it.
@@ -86,6 +96,14 @@ async function openEmbedded(dataDir: string | undefined): Promise<ClickHouseHand
     client = createClient({ connection, clickhouse_settings: SETTINGS });
   } catch (error) {
     if (temporary) rmSync(dir, { recursive: true, force: true });
+    // One process at a time may hold a data directory (ClickHouse locks its status file);
+    // chdb reports the lock only as a failed connection.
+    if (!temporary && (error as { name?: unknown } | null)?.name === 'ChdbConnectionError') {
+      throw new ConfigError(
+        'delivery.source_busy',
+        'the embedded ClickHouse data directory (chdb:<dir>) is in use by another process; one process at a time may hold it: wait for that run to end, then repeat',
+      );
+    }
     throw error;
   }
   return {
@@ -115,4 +133,12 @@ function once(fn: () => Promise<void>): () => Promise<void> {
 export function dateTime64Param(date: Date): string {
   if (Number.isNaN(date.getTime())) throw new RangeError('dateTime64Param: invalid Date');
   return date.toISOString().replace('T', ' ').replace('Z', '');
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }

@@ -252,7 +252,9 @@ class ClickHouseSource implements SourcePort {
       signal,
       'describe',
       (rs) => rs.json<{ name: string; type: string }>(),
-    );
+    ).catch((error: unknown) => {
+      throw missingRelation(error, request) ?? error;
+    });
     const columns = rows.map((r) => ({ name: String(r.name), type: String(r.type) }));
     for (const c of columns) {
       if (!isSqlIdentifier(c.name) || c.name === '__proto__') {
@@ -325,6 +327,25 @@ function settle(group: TargetRow[], columns: readonly string[]): TargetRow[] {
   const keyed = group.map((row) => ({ row, text: canonicalJson(columns.map((c) => row[c])) }));
   keyed.sort((a, b) => (a.text < b.text ? -1 : a.text > b.text ? 1 : 0));
   return keyed.map((k) => k.row);
+}
+
+/** ClickHouse's UNKNOWN_TABLE (60) and UNKNOWN_DATABASE (81), as a source error's cause. */
+const MISSING_RELATION_CODES = new Set(['60', '81']);
+
+/**
+ * A relation that does not exist is the route's configuration, not an outage:
+ * `delivery.source_table_missing`, naming the table (never a connection setting).
+ */
+function missingRelation(error: unknown, request: SourceRelationRequest): ValidationError | undefined {
+  const code = (error as { cause?: { code?: unknown } } | null)?.cause?.code;
+  if (typeof code !== 'string' || !MISSING_RELATION_CODES.has(code)) return undefined;
+  const { from } = request;
+  return new ValidationError(
+    'delivery.source_table_missing',
+    from.kind === 'table'
+      ? `source table ${from.table.schema}.${from.table.name} does not exist in ClickHouse${code === '81' ? ` (no database ${from.table.schema})` : ''}`
+      : 'a table the source query reads does not exist in ClickHouse',
+  );
 }
 
 function schemaInvalid(message: string): ValidationError {

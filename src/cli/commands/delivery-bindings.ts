@@ -2,7 +2,8 @@ import { openSourceFor, openTargetFor } from '../../adapters/delivery-bindings.j
 import { faultsFromEnv } from '../../adapters/fault-injector.js';
 import { resolveBinding } from '../../delivery/bindings.js';
 import type { Binding } from '../../domain/delivery/manifest.js';
-import type { SourcePort } from '../../ports/source.js';
+import { CutpointError } from '../../domain/errors.js';
+import type { SourceChunk, SourcePort } from '../../ports/source.js';
 import type { TargetPort } from '../../ports/target.js';
 
 /**
@@ -17,7 +18,62 @@ export async function openLocalTarget(binding: Binding, faultSpec?: string): Pro
   return openTargetFor(binding, await resolveBinding(binding, { env: process.env }), faults);
 }
 
-/** The source: `http(s)://…` or, on this machine only, embedded chdb `chdb:<dir>`. */
-export async function openLocalSource(binding: Binding): Promise<SourcePort> {
-  return openSourceFor(binding, await resolveBinding(binding, { env: process.env }), { embedded: true });
+/** A source opened on first use, remembering the diagnostic of its first refusal. */
+export interface LocalSource extends SourcePort {
+  /** The first stable diagnostic the source raised (opening or querying), if any. */
+  readonly failure: CutpointError | undefined;
+}
+
+/**
+ * The source: `http(s)://…` or, on this machine only, embedded chdb `chdb:<dir>`. The
+ * binding is resolved now (an unset variable is refused before anything starts), but the
+ * source is opened only when a step first calls it — Begin's read-only check, after the
+ * refusals that need no connection — so a refused run opens nothing and creates nothing
+ * (not even a `chdb:` data directory).
+ */
+export async function openLocalSource(binding: Binding): Promise<LocalSource> {
+  const settings = await resolveBinding(binding, { env: process.env });
+  let opening: Promise<SourcePort> | undefined;
+  let failure: CutpointError | undefined;
+  const noted = async <T>(call: () => Promise<T>): Promise<T> => {
+    try {
+      return await call();
+    } catch (error) {
+      if (error instanceof CutpointError) failure ??= error;
+      throw error;
+    }
+  };
+  const open = () => noted(() => (opening ??= openSourceFor(binding, settings, { embedded: true })));
+  return {
+    get failure() {
+      return failure;
+    },
+    describe: (request) => noted(async () => (await open()).describe(request)),
+    countWindow: (request) => noted(async () => (await open()).countWindow(request)),
+    streamWindow(request) {
+      return {
+        async *[Symbol.asyncIterator](): AsyncGenerator<SourceChunk> {
+          const iterator = (await open()).streamWindow(request)[Symbol.asyncIterator]();
+          let done = false;
+          try {
+            for (;;) {
+              const step = await noted(() => iterator.next());
+              if (step.done) {
+                done = true;
+                return;
+              }
+              yield step.value;
+            }
+          } finally {
+            // An early exit stops the inner query.
+            if (!done) await iterator.return?.();
+          }
+        },
+      };
+    },
+    async close() {
+      if (!opening) return;
+      await (await opening.catch(() => undefined))?.close();
+    },
+  };
 }

@@ -2,9 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { routeOfEvent } from '../../../functions/lib/delivery-deps.js';
-import { inspectInvocation } from '../../delivery/journal-store.js';
+import { inspectInvocation, loadInvocation } from '../../delivery/journal-store.js';
 import type { BeginInput } from '../../delivery/steps/begin.js';
-import { invocationIdFrom, validateInvocationId, type RecoveryProjection } from '../../domain/delivery/identifiers.js';
+import { invocationIdFrom, targetIdOf, validateInvocationId, type RecoveryProjection } from '../../domain/delivery/identifiers.js';
+import { JournalUnavailableError } from '../../domain/delivery/journal-states.js';
+import { assertSealedForRun } from '../../domain/delivery/sealed-authority.js';
 import { parseManifest, parseSelector, selectRoute, selectorText, type SelectedRoute } from '../../domain/delivery/manifest.js';
 import { CutpointError } from '../../domain/errors.js';
 import { runFlow, type FlowEvent, type FlowResult } from '../../local/flow-runner.js';
@@ -13,7 +15,7 @@ import type { SourcePort } from '../../ports/source.js';
 import type { TargetPort } from '../../ports/target.js';
 import { INPUT_LIMITS, printResult, progress, readInputFile, UsageError } from '../io.js';
 import { openLocalSource, openLocalTarget } from './delivery-bindings.js';
-import { ManifestUnavailableError } from './delivery.js';
+import { causeMessage, ManifestUnavailableError } from './delivery.js';
 import { targetOf, type Target } from './stream/target.js';
 
 /**
@@ -122,9 +124,13 @@ async function runRoute(target: Target, values: { manifest: string; 'invocation-
   const manifestText = await readManifestText(resolve(given.file));
   const route: SelectedRoute = selectRoute(parseManifest(manifestText, resolve(given.file)), given);
   const input: BeginInput = { invocationId, session: `run-${invocationId.slice(4, 18)}`, manifestText, selector };
+  const run = { manifestText, selector, route, targetId: targetIdOf(route.route.target.binding, route.route.target.table) };
+  // An id that already has a journal must be this route of this manifest: refused before
+  // any binding is resolved, any connection opened or any flow started.
+  await assertRunnable(await target.ports(), invocationId, run);
 
   progress(`invocation ${invocationId}, route ${route.name}`);
-  let result: { status: string; error?: string; cause?: string };
+  let result: RunResult;
   if (target.kind === 'aws') {
     result = await target.run(FLOW, invocationId, input);
   } else {
@@ -134,6 +140,8 @@ async function runRoute(target: Target, values: { manifest: string; 'invocation-
       const source = await openLocalSource(route.sourceBinding);
       try {
         result = await runDeliverWindow({ ports, target: targetPort, source, input, onEvent: flowProgress });
+        // The source's own diagnostic (a missing table, a busy chdb: directory) is the cause.
+        if (result.status !== 'SUCCEEDED' && source.failure) result = { ...result, sourceFailure: source.failure };
       } finally {
         await source.close();
       }
@@ -141,21 +149,52 @@ async function runRoute(target: Target, values: { manifest: string; 'invocation-
       await targetPort.close();
     }
   }
+  // Never report another route's invocation as this run's result (a concurrent begin of the same id).
+  await assertRunnable(await target.ports(), invocationId, run);
   return await outcomeOf(await target.ports(), invocationId, selector, result);
 }
 
-async function outcomeOf(ports: Ports, invocationId: string, selector: string, result: { status: string; error?: string; cause?: string }): Promise<RecoveryProjection> {
+/** Refuses an invocation id sealed to another route or manifest; a new id, or this route's own, passes. */
+async function assertRunnable(ports: Ports, invocationId: string, run: Parameters<typeof assertSealedForRun>[1]): Promise<void> {
+  let record;
+  try {
+    record = await loadInvocation(ports, invocationId);
+  } catch (error) {
+    if (error instanceof JournalUnavailableError && error.missing) return;
+    throw error;
+  }
+  assertSealedForRun(record, run);
+}
+
+interface RunResult {
+  status: string;
+  error?: string;
+  cause?: string;
+  /** Locally: the first diagnostic the source raised during the run. */
+  sourceFailure?: CutpointError;
+}
+
+/** Why the flow failed, as one line: the step's error name and its message (a Lambda cause is JSON). */
+function causeOf(result: RunResult): string {
+  if (result.sourceFailure) return `${result.sourceFailure.code}: ${result.sourceFailure.message}`;
+  return `${result.error ?? result.status}${result.cause ? `: ${causeMessage(result.cause)}` : ''}`;
+}
+
+async function outcomeOf(ports: Ports, invocationId: string, selector: string, result: RunResult): Promise<RecoveryProjection> {
   let projection: RecoveryProjection;
   try {
     projection = await inspectInvocation(ports, invocationId);
   } catch (error) {
-    if (result.status === 'SUCCEEDED') throw error;
-    throw new DeliveryRunFailedError(`${FLOW} ended ${result.status} (${result.error ?? 'unknown'}: ${result.cause ?? ''}) before invocation ${invocationId} was journaled; nothing to recover`);
+    if (result.status === 'SUCCEEDED' || !(error instanceof JournalUnavailableError && error.missing)) throw error;
+    // Refused before anything was journaled: the refusal's own diagnostic when the source
+    // raised it (e.g. delivery.source_table_missing), else the flow's error and cause.
+    if (result.sourceFailure) throw result.sourceFailure;
+    throw new DeliveryRunFailedError(`${FLOW} ended ${result.status} (${causeOf(result)}) before invocation ${invocationId} was journaled; nothing to recover`);
   }
   if (projection.state === 'CUSTODY_RELEASED') return projection;
   printResult(projection);
   throw new DeliveryNeedsRecoveryError(
-    `invocation ${invocationId} stopped in ${projection.state} (${result.error ?? result.status}); custody is ${projection.holds_custody ? 'held' : 'not held'}; next: ${nextCommand(projection, selector)}`,
+    `invocation ${invocationId} stopped in ${projection.state} (${causeOf(result)}); custody is ${projection.holds_custody ? 'held' : 'not held'}; next: ${nextCommand(projection, selector)}`,
   );
 }
 

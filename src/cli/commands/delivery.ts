@@ -21,10 +21,15 @@ export const deliveryHelp = `cutpoint delivery run --manifest FILE#ROUTE [--invo
   the local runtime, the target from the target binding's url_env, the source from the
   ClickHouse binding's url_env (http(s)://… or chdb:<dir> for embedded ClickHouse); with
   --aws: StartExecution of the deployed state machine (CUTPOINT_DELIVER_WINDOW_ARN or
-  --state-machine-arn), named by the invocation id
+  --state-machine-arn), named by the invocation id. An --invocation-id sealed to another
+  route or manifest is refused (delivery.invocation_sealed_elsewhere); a source table that
+  does not exist is refused before custody is taken (delivery.source_table_missing)
 cutpoint delivery inspect-all [--target TARGET_ID] [--format json]
   every invocation in the delivery journal (read-only, no database connection) with
-  retained_custody_count, which must be 0 before an uninstall or a rollback
+  retained_custody_count, which must be 0 before an uninstall or a rollback; a journal
+  that breaks its own invariants (a record missing for held custody, a state without its
+  proof, a head past its records) exits 1 naming each problem
+  (delivery.recovery_journal_inconsistent)
 cutpoint delivery inspect <invocation-id> [--format json]
   one invocation's state, diagnostic_code and permitted_actions (read-only)
 cutpoint delivery reconcile|resume|retire <invocation-id> --manifest FILE#ROUTE --yes [--format json]
@@ -149,7 +154,7 @@ const FLOW_FAILURE_CODES: Record<string, string> = {
 };
 
 /** A Lambda error's Cause is JSON ({errorType, errorMessage, trace}); only the message leaves. */
-function causeMessage(cause: string): string {
+export function causeMessage(cause: string): string {
   try {
     const parsed = JSON.parse(cause) as { errorMessage?: unknown };
     if (typeof parsed.errorMessage === 'string') return parsed.errorMessage;

@@ -70,16 +70,40 @@ export async function inspectFailedDelivery(input: unknown, ports: Ports): Promi
   }
 }
 
+/**
+ * A recovery flow's own input, checked in this order: confirmation first (seed 004:
+ * "missing --yes … exits 1 with mssql_native.recovery_confirmation_required before the
+ * manifest is loaded"), then the invocation id and the presence of manifest and selector.
+ */
+export function parseRecoveryFlowInput(action: LiveAction, input: unknown): RecoveryInput {
+  const v = (input ?? {}) as Partial<Record<keyof RecoveryFlowInput, unknown>>;
+  assertConfirmed(action, v.yes === true);
+  const invocationId = validateInvocationId(v.invocationId);
+  if (typeof v.manifestText !== 'string' || typeof v.selector !== 'string') {
+    throw new ValidationError('delivery.step_input_invalid', `a ${action} flow needs invocationId, manifestText, selector and yes: true in its input`);
+  }
+  return { invocationId, manifestText: v.manifestText, selector: v.selector };
+}
+
+/**
+ * The deps provider of a recovery step, behind its input check: the provider parses the
+ * manifest and (on AWS) reads the bindings' secrets, so a flow started directly without
+ * `yes: true` (or with a malformed id) is refused before either. The flows also refuse a
+ * missing `yes` in their first state (statemachines/delivery-*.asl.json); this holds for
+ * the Lambda invoked any other way.
+ */
+export function recoveryInputFirst(action: LiveAction, provider: (event: unknown) => Promise<DeliveryDeps>): (event: unknown) => Promise<DeliveryDeps> {
+  return async (event) => {
+    parseRecoveryFlowInput(action, event);
+    return provider(event);
+  };
+}
+
 /** The step for one live action. Confirmation is checked before the input is even parsed further. */
 export function recoveryFlowStep(action: LiveAction) {
   return async (input: unknown, deps: DeliveryDeps): Promise<RecoveryFlowOutput> => {
-    const v = (input ?? {}) as Partial<Record<keyof RecoveryFlowInput, unknown>>;
-    assertConfirmed(action, v.yes === true);
-    const invocationId = validateInvocationId(v.invocationId);
-    if (typeof v.manifestText !== 'string' || typeof v.selector !== 'string') {
-      throw new ValidationError('delivery.step_input_invalid', `a ${action} flow needs invocationId, manifestText, selector and yes: true in its input`);
-    }
-    const recoveryInput: RecoveryInput = { invocationId, manifestText: v.manifestText, selector: v.selector };
+    const recoveryInput = parseRecoveryFlowInput(action, input);
+    const { invocationId } = recoveryInput;
     // Source-free: whatever the provider built, recovery never gets the source.
     const recoveryDeps: RecoveryDeps = { ports: deps.ports, target: deps.target, route: deps.route };
     try {

@@ -1,9 +1,9 @@
 import { invocationIdOfExecution, validateInvocationId } from '../../domain/delivery/identifiers.js';
 import { JournalUnavailableError } from '../../domain/delivery/journal-states.js';
-import { sealAuthority } from '../../domain/delivery/sealed-authority.js';
+import { assertSealedForRun, sealAuthority } from '../../domain/delivery/sealed-authority.js';
 import { assertWindowClosed, resolveWindow, type SealedWindow } from '../../domain/delivery/window.js';
 import { ValidationError } from '../../domain/errors.js';
-import { beginInvocation } from '../custody.js';
+import { beginInvocation, CustodyHeldError, loadCustody } from '../custody.js';
 import type { DeliveryDeps } from '../deps.js';
 import { loadInvocation, validateSession } from '../journal-store.js';
 import { routeTargetId, workRootOf, type StepOutput } from './common.js';
@@ -35,11 +35,14 @@ export interface BeginOutput extends StepOutput {
  * derived from the object store (`workRootOf`), not taken from the input. The window is
  * resolved ONCE, here: a first begin resolves the route's policy against the clock (and refuses a window that has not closed); a re-run of begin
  * (a lost response, a crash) reads the sealed window back from the journal and never
- * re-resolves, so a rolling window cannot shift between the two. One transaction
+ * re-resolves, so a rolling window cannot shift between the two. A first begin checks
+ * the source read-only (table and columns; `deps.source.describe`) before custody is
+ * taken, so a missing table is refused with its cause and nothing written. One transaction
  * (`beginInvocation`): seal + record in EMPTY_STAGING + custody by CAS. Another
  * invocation holding the target is Delivery.CustodyHeld and nothing is written.
  */
-export async function begin(input: BeginInput, deps: DeliveryDeps): Promise<BeginOutput> {
+/** Begin's own input, checked before anything else (the deps provider included): the invocation id and session it resolves to. */
+export function parseBeginInput(input: unknown): { invocationId: string; session: string; manifestText: string; selector: string } {
   const v = input as Partial<BeginInput> | null;
   if (!v || typeof v !== 'object' || typeof v.manifestText !== 'string' || typeof v.selector !== 'string') {
     throw new ValidationError('delivery.step_input_invalid', 'begin needs manifestText and selector, and invocationId and session unless it runs in a flow execution');
@@ -49,7 +52,23 @@ export async function begin(input: BeginInput, deps: DeliveryDeps): Promise<Begi
     throw new ValidationError('delivery.step_input_invalid', 'begin needs an invocationId when it does not run in a flow execution');
   }
   const invocationId = v.invocationId === undefined ? invocationIdOfExecution(execution!.id) : validateInvocationId(v.invocationId);
-  const session = v.session ?? (typeof execution?.name === 'string' ? `exec-${execution.name}` : undefined);
+  const session = validateSession(v.session ?? (typeof execution?.name === 'string' ? `exec-${execution.name}` : undefined));
+  return { invocationId, session, manifestText: v.manifestText, selector: v.selector };
+}
+
+/**
+ * Begin's deps provider behind its input check: a deliver-window started directly with a
+ * malformed input is refused before the provider parses the manifest or reads a secret.
+ */
+export function beginInputFirst(provider: (event: unknown) => Promise<DeliveryDeps>): (event: unknown) => Promise<DeliveryDeps> {
+  return async (event) => {
+    parseBeginInput(event);
+    return provider(event);
+  };
+}
+
+export async function begin(input: BeginInput, deps: DeliveryDeps): Promise<BeginOutput> {
+  const { invocationId, session } = parseBeginInput(input);
   const { ports, route } = deps;
   const targetId = routeTargetId(deps);
 
@@ -59,11 +78,23 @@ export async function begin(input: BeginInput, deps: DeliveryDeps): Promise<Begi
     throw error;
   });
   if (existing) {
+    // A re-run of begin must be this route of this manifest; another route's or manifest's
+    // invocation is refused before the target is observed or anything is written.
+    assertSealedForRun(existing, { manifestText: input.manifestText, selector: input.selector, route, targetId });
     window = existing.sealed.window;
   } else {
     const now = ports.clock.now();
     window = resolveWindow(route.route.window, now);
     assertWindowClosed(window, now);
+    // Refusals that need no connection first: another invocation holding the target is
+    // refused before the source is opened (beginInvocation rechecks it by CAS).
+    const custody = await loadCustody(ports, targetId);
+    if (custody?.state === 'HELD' && custody.invocationId !== invocationId) throw new CustodyHeldError(targetId, custody.invocationId);
+    // Then the source, read-only, before custody is taken and a stage created: the table
+    // and the time and key columns exist (delivery.source_table_missing,
+    // delivery.source_schema_invalid), or the source is unreachable — with its cause.
+    const { source } = route.route;
+    if (deps.source) await deps.source.describe({ from: source.from, timeColumn: source.timeColumn, keyColumns: source.keyColumns });
   }
   // Observed, never taken from the input: the seal must say which target this run really
   // wrote to, and where its chunks live, so recovery can observe both again and compare.
@@ -77,7 +108,7 @@ export async function begin(input: BeginInput, deps: DeliveryDeps): Promise<Begi
     workRoot: workRootOf(deps),
     window,
   });
-  const grant = await beginInvocation(ports, { invocationId, route: route.name, targetId, sealed, session: validateSession(session) });
+  const grant = await beginInvocation(ports, { invocationId, route: route.name, targetId, sealed, session });
   return {
     invocationId,
     fence: grant.fence,

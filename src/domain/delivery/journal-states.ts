@@ -170,6 +170,39 @@ export function missingProof(to: JournalState, proofs: TransitionProofs): string
   }
 }
 
+/** The journal facts a proof is read from (journal-store.ts `DeliveryFacts`, in part). */
+export interface ProofFacts {
+  publication?: unknown;
+  evidence?: unknown;
+  checkpoint?: unknown;
+  staging?: { table: { schema: string; table: string }; objectId: string };
+  absence?: { table: { schema: string; table: string }; objectId?: string };
+}
+
+/** What recorded facts prove: the absence proof must name the recorded stage, if one is recorded. */
+export function proofsOf(facts: ProofFacts): TransitionProofs {
+  const { staging, absence } = facts;
+  const sameStage =
+    !staging || (absence?.objectId === staging.objectId && absence.table.schema === staging.table.schema && absence.table.table === staging.table.table);
+  return { publication: !!facts.publication, evidence: !!facts.evidence, checkpoint: !!facts.checkpoint, stageAbsent: !!absence && sameStage };
+}
+
+/**
+ * The states whose proofs a record in `state` must still carry: the state itself and those
+ * on the only path into it (CUSTODY_RELEASED comes through PUBLISHED and SUCCEEDED).
+ */
+const PROVED_ON_THE_WAY: Partial<Record<JournalState, readonly JournalState[]>> = {
+  PUBLISHED: ['PUBLISHED'],
+  SUCCEEDED: ['PUBLISHED', 'SUCCEEDED'],
+  CUSTODY_RELEASED: ['PUBLISHED', 'SUCCEEDED', 'CUSTODY_RELEASED'],
+  RETIRED: ['RETIRED'],
+};
+
+/** Read side of `missingProof`: what a record in `state` lacks of the proofs that let it get there. */
+export function proofsLacking(state: JournalState, proofs: TransitionProofs): string[] {
+  return (PROVED_ON_THE_WAY[state] ?? []).map((s) => missingProof(s, proofs)).filter((m): m is string => m !== undefined);
+}
+
 export const RECOVERY_ACTIONS = ['inspect', 'reconcile', 'resume', 'retire'] as const;
 export type RecoveryAction = (typeof RECOVERY_ACTIONS)[number];
 /** Actions that take the lease and custody and may touch the target. */
