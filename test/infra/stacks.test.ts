@@ -182,7 +182,9 @@ describe('CutpointWorkflows functions', () => {
       },
       encoding: 'utf8',
     });
-    expect(out.trim().split('\n')).toEqual(STEPS.map(() => 'Cutpoint.ValidationError'));
+    // A live recovery step refuses a missing confirmation (`yes`) before anything else.
+    const RECOVERY = /^Delivery(Reconcile|Resume|Retire)FunctionArn$/;
+    expect(out.trim().split('\n')).toEqual(STEPS.map((s) => (RECOVERY.test(s.placeholder) ? 'Delivery.ConfirmationRequired' : 'Cutpoint.ValidationError')));
   });
 });
 

@@ -2,12 +2,12 @@ import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openClickHouse } from '../../src/adapters/clickhouse/client.js';
 import { loadInvocation } from '../../src/delivery/journal-store.js';
-import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/local/embedded-postgres.js';
-import { seedSourceEvents } from '../support/delivery-source.js';
+import type { EmbeddedPostgres } from '../../src/local/embedded-postgres.js';
+import { seedSourceDirectory } from '../support/delivery-source.js';
+import { openWarehouse, type Warehouse } from '../support/delivery-world.js';
 import { spawnCutpoint, startCliRuntime, type CliRun, type CliRuntime, type SpawnOptions } from '../support/cli-runtime.js';
 
 /**
@@ -35,6 +35,7 @@ const inWindow = rows.filter((r) => r.event_time >= Date.parse('2025-11-02T00:00
 let runtime: CliRuntime;
 let pgServer: EmbeddedPostgres;
 let admin: pg.Client;
+let warehouse: Warehouse;
 let chDir = '';
 
 function childEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
@@ -49,23 +50,13 @@ const cutpoint = (args: string[], options: Partial<SpawnOptions> = {}, extra: No
 beforeAll(async () => {
   runtime = await startCliRuntime('cli-local', manifestText);
   chDir = join(runtime.root, 'clickhouse');
-  const ch = await openClickHouse({ kind: 'embedded', dataDir: chDir });
-  try {
-    await seedSourceEvents(ch, rows);
-  } finally {
-    await ch.close();
-  }
-  pgServer = await startEmbeddedPostgres();
-  admin = new pg.Client({ connectionString: pgServer.connectionString });
-  admin.on('error', () => undefined);
-  await admin.connect();
-  await admin.query('CREATE SCHEMA dwh');
-  await admin.query('CREATE TABLE dwh.events (event_id bigint PRIMARY KEY, event_time timestamptz NOT NULL, region text, amount numeric(18, 4), note text)');
+  await seedSourceDirectory(chDir, rows);
+  warehouse = await openWarehouse({ tables: ['events'] });
+  ({ pgServer, admin } = warehouse);
 }, 240_000);
 
 afterAll(async () => {
-  await admin?.end();
-  await pgServer?.stop();
+  await warehouse?.close();
   await runtime?.stop();
 });
 

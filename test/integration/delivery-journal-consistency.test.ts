@@ -161,7 +161,7 @@ describe('an inconsistent delivery journal is refused, never projected or acted 
     // A retired invocation on the same target first: its pointer keeps the target listed.
     const first = await begin();
     await recordFacts(ports, first.ref, { state: 'EMPTY_STAGING', fence: first.grant.fence, transitionId: 'staged', patch: { staging, ownedStagesRecorded: true } });
-    await releaseCustody(ports, first.ref, { from: 'EMPTY_STAGING', to: 'RETIRED', fence: first.grant.fence, transitionId: 'retired' });
+    await releaseCustody(ports, first.ref, { from: 'EMPTY_STAGING', to: 'RETIRED', fence: first.grant.fence, transitionId: 'retired', patch: { absence: { table: staging.table, objectId: staging.objectId } } });
     const { ref: orphan, grant } = await begin(first.ref.targetId);
     await recordFacts(ports, orphan, { state: 'EMPTY_STAGING', fence: grant.fence, transitionId: 'staged', patch: { staging, ownedStagesRecorded: true } });
 

@@ -2,15 +2,16 @@ import { spawnCutpoint, startCliRuntime, type CliRun, type CliRuntime } from '..
 import { spawnSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type pg from 'pg';
 import { openClickHouse } from '../../src/adapters/clickhouse/client.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadCheckpoint } from '../../src/delivery/checkpoint.js';
 import { loadInvocation } from '../../src/delivery/journal-store.js';
 import { REPO_ROOT } from '../../src/local/asl.js';
-import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/local/embedded-postgres.js';
+import type { EmbeddedPostgres } from '../../src/local/embedded-postgres.js';
 import type { Ports } from '../../src/ports/index.js';
-import { seedSourceEvents } from '../support/delivery-source.js';
+import { seedSourceDirectory } from '../support/delivery-source.js';
+import { openWarehouse, type Warehouse } from '../support/delivery-world.js';
 import { randomBytes } from 'node:crypto';
 import { beginInvocation } from '../../src/delivery/custody.js';
 import { invocationIdFrom, targetIdOf } from '../../src/domain/delivery/identifiers.js';
@@ -60,6 +61,7 @@ let chDir = '';
 let ports: Ports;
 let pgServer: EmbeddedPostgres;
 let admin: pg.Client;
+let warehouse: Warehouse;
 /** The invocation of the clean run (route clean, CUSTODY_RELEASED). */
 let cleanId = '';
 
@@ -97,25 +99,13 @@ beforeAll(async () => {
   ({ root, stateDir, manifestFile, ports } = runtime);
   chDir = join(root, 'clickhouse');
   // The source on a data directory the child opens after this process let go of it.
-  const ch = await openClickHouse({ kind: 'embedded', dataDir: chDir });
-  try {
-    await seedSourceEvents(ch, rows);
-  } finally {
-    await ch.close();
-  }
-  pgServer = await startEmbeddedPostgres();
-  admin = new pg.Client({ connectionString: pgServer.connectionString });
-  admin.on('error', () => undefined);
-  await admin.connect();
-  await admin.query('CREATE SCHEMA dwh');
-  for (const table of ['events_clean', 'events_lossy', 'events_missing']) {
-    await admin.query(`CREATE TABLE dwh.${table} (event_id bigint PRIMARY KEY, event_time timestamptz NOT NULL, region text, amount numeric(18, 4), note text)`);
-  }
+  await seedSourceDirectory(chDir, rows);
+  warehouse = await openWarehouse({ tables: ['events_clean', 'events_lossy', 'events_missing'] });
+  ({ pgServer, admin } = warehouse);
 }, 180_000);
 
 afterAll(async () => {
-  await admin?.end();
-  await pgServer?.stop();
+  await warehouse?.close();
   await runtime?.stop();
 });
 

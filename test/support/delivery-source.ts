@@ -1,4 +1,4 @@
-import { dateTime64Param, type ClickHouseHandle } from '../../src/adapters/clickhouse/client.js';
+import { dateTime64Param, openClickHouse, type ClickHouseHandle } from '../../src/adapters/clickhouse/client.js';
 
 /** One synthetic event as the delivery tests seed it into ClickHouse (times in epoch ms). */
 export interface SourceEvent {
@@ -22,5 +22,18 @@ export async function seedSourceEvents(ch: ClickHouseHandle, events: readonly So
   const values = events.map((r) => ({ ...r, event_time: dateTime64Param(new Date(r.event_time)) }));
   for (let i = 0; i < values.length; i += 1000) {
     await ch.client.insert({ table: 'src.events', format: 'JSONEachRow', values: values.slice(i, i + 1000) });
+  }
+}
+
+/**
+ * Seeds `src.events` in an embedded ClickHouse data directory and lets go of it, so a
+ * child process (the real bin) can open the same directory.
+ */
+export async function seedSourceDirectory(dataDir: string, events: readonly SourceEvent[]): Promise<void> {
+  const ch = await openClickHouse({ kind: 'embedded', dataDir });
+  try {
+    await seedSourceEvents(ch, events);
+  } finally {
+    await ch.close();
   }
 }

@@ -11,7 +11,7 @@ import { openLocalSource, openLocalTarget } from './delivery-bindings.js';
  * (functions/lib/delivery-deps.ts), but from this machine's environment: each Task's
  * input names the route (`manifestText` + `selector`); its target is opened from the
  * target binding's url_env on first use and reused. Only deliver-window gets a source,
- * and only its extraction step opens it (on its first call), exactly like the Lambdas;
+ * opened on its first call (Begin's read-only check, then extraction), exactly like the Lambdas;
  * the recovery flows are source-free (a step that would need it fails
  * Delivery.SourceForbidden). `close()` closes whatever was opened.
  */
@@ -45,7 +45,7 @@ export function localFlowDeps(flow: string, ports: Ports, faultSpec: string | un
   };
 }
 
-/** A source that connects on its first call (only the extraction step calls it). */
+/** A source that connects on its first call (Begin's read-only check, then extraction). */
 function lazySource(open: () => Promise<SourcePort>): SourcePort {
   return {
     describe: async (request) => (await open()).describe(request),
