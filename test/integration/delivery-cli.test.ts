@@ -1,4 +1,4 @@
-import { spawnCutpoint, startCliRuntime, type CliRun, type CliRuntime } from '../support/cli-runtime.js';
+import { runCutpointInProcess, spawnCutpoint, startCliRuntime, type CliRun, type CliRuntime } from '../support/cli-runtime.js';
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
@@ -20,12 +20,14 @@ import { REPO_ROOT } from '../../src/local/asl.js';
 import type { Ports } from '../../src/ports/index.js';
 
 /**
- * `cutpoint delivery …` as an operator runs it (seed 004): the real bin against a local
+ * `cutpoint delivery …` as an operator runs it (seed 004): the CLI against a local
  * runtime of its own, journal records seeded through the journal store, stdout one JSON
- * document, stderr `<code>: <message>`, exit 0/1/2. The child's environment holds no
+ * document, stderr `<code>: <message>`, exit 0/1/2. The command's environment holds no
  * source or target binding at all (the manifest names variables that are unset), so any
  * database connection attempt could not succeed: inspection and every refusal below run
- * on the journal alone.
+ * on the journal alone. Most runs are the CLI's `main` in this process (the bin only adds
+ * process startup, seconds each on a loaded machine); a few run the real bin in a child
+ * process where the process boundary is the point — each says why.
  */
 
 /** Environment variable names the manifest's bindings name; none is ever set. */
@@ -62,7 +64,13 @@ function childEnv(): NodeJS.ProcessEnv {
   return { ...env, CUTPOINT_STATE_DIR: stateDir, CUTPOINT_FAULTS: '' };
 }
 
-function cutpoint(args: string[]) {
+/** The CLI's `main` in this process, in `root`, with the binding variables unset. */
+function cutpoint(args: string[]): Promise<CliRun> {
+  return runCutpointInProcess(args, { cwd: root, env: { CUTPOINT_STATE_DIR: stateDir, [CH_URL_ENV]: undefined, [TARGET_URL_ENV]: undefined } });
+}
+
+/** The real bin in a child process whose environment holds no binding variable. */
+function bin(args: string[]) {
   const out = spawnSync(process.execPath, [`${REPO_ROOT}bin/cutpoint.js`, ...args], {
     cwd: root,
     encoding: 'utf8',
@@ -157,7 +165,7 @@ afterAll(async () => {
 const ID_SHAPED_UNKNOWN = 'inv-aaaaaaaaaaaaaaaaaaaaaaaaaa';
 
 describe('cutpoint delivery', () => {
-  it('argument grammar errors exit 2 with nothing on stdout, before anything starts', () => {
+  it('argument grammar errors exit 2 with nothing on stdout, before anything starts', async () => {
     const id = ID_SHAPED_UNKNOWN;
     for (const args of [
       ['delivery'],
@@ -176,17 +184,21 @@ describe('cutpoint delivery', () => {
       ['delivery', 'retire', id, '--manifest', 'x.yaml#daily', '--yes=no'],
       ['delivery', 'retire', id, '--manifest', 'x.yaml#daily', '--target', 'warehouse.dbo.t'],
     ]) {
-      const r = cutpoint(args);
+      const r = await cutpoint(args);
       expect(r, args.join(' ')).toMatchObject({ code: 2, stdout: '' });
       expect(r.stderr, args.join(' ')).toMatch(/^cli\.usage: /);
     }
+    // A spawn: the exit status of the real process (bin/cutpoint.js sets it from main's result).
+    const r = bin(['delivery', 'inspect', id, 'extra']);
+    expect(r).toMatchObject({ code: 2, stdout: '' });
+    expect(r.stderr).toMatch(/^cli\.usage: /);
   }, 120_000);
 
-  it('inspect-all on an empty journal prints the empty recovery index', () => {
-    const r = cutpoint(['delivery', 'inspect-all', '--format', 'json']);
+  it('inspect-all on an empty journal prints the empty recovery index', async () => {
+    const r = await cutpoint(['delivery', 'inspect-all', '--format', 'json']);
     expect(json(r)).toEqual({ items: [], kind: 'cutpoint.delivery-recovery-index.v1', retained_custody_count: 0, schema_version: 1 });
     // --format defaults to json.
-    expect(json(cutpoint(['delivery', 'inspect-all']))).toEqual(JSON.parse(r.stdout));
+    expect(json(await cutpoint(['delivery', 'inspect-all']))).toEqual(JSON.parse(r.stdout));
   }, 60_000);
 
   describe('with seeded invocations', () => {
@@ -209,13 +221,13 @@ describe('cutpoint delivery', () => {
       refs = [unknown, unrecorded, emptyStage, retired];
     }, 60_000);
 
-    const inspect = (ref: InvocationRef) => json(cutpoint(['delivery', 'inspect', ref.invocationId, '--format', 'json']));
+    const inspect = async (ref: InvocationRef) => json(await cutpoint(['delivery', 'inspect', ref.invocationId, '--format', 'json']));
     const live = (action: string, ref: InvocationRef, manifest: string, yes = true) =>
       cutpoint(['delivery', action, ref.invocationId, '--manifest', manifest, ...(yes ? ['--yes'] : []), '--format', 'json']);
 
-    it('inspect shows state, diagnostic_code and permitted_actions per the state-to-action guide', () => {
+    it('inspect shows state, diagnostic_code and permitted_actions per the state-to-action guide', async () => {
       const base = { kind: 'cutpoint.delivery-recovery.v1', schema_version: 1, route: 'daily', window: WINDOW };
-      expect(inspect(unknown)).toEqual({
+      expect(await inspect(unknown)).toEqual({
         ...base,
         invocation_id: unknown.invocationId,
         state: 'PUBLICATION_UNKNOWN',
@@ -223,7 +235,7 @@ describe('cutpoint delivery', () => {
         permitted_actions: ['reconcile'],
         holds_custody: true,
       });
-      expect(inspect(unrecorded)).toEqual({
+      expect(await inspect(unrecorded)).toEqual({
         ...base,
         invocation_id: unrecorded.invocationId,
         state: 'EMPTY_STAGING',
@@ -231,12 +243,12 @@ describe('cutpoint delivery', () => {
         permitted_actions: ['retire'],
         holds_custody: true,
       });
-      expect(inspect(emptyStage)).toMatchObject({ state: 'EMPTY_STAGING', diagnostic_code: 'delivery.empty_staging', permitted_actions: ['retire'], holds_custody: true });
-      expect(inspect(retired)).toMatchObject({ state: 'RETIRED', diagnostic_code: 'delivery.retired', permitted_actions: [], holds_custody: false });
+      expect(await inspect(emptyStage)).toMatchObject({ state: 'EMPTY_STAGING', diagnostic_code: 'delivery.empty_staging', permitted_actions: ['retire'], holds_custody: true });
+      expect(await inspect(retired)).toMatchObject({ state: 'RETIRED', diagnostic_code: 'delivery.retired', permitted_actions: [], holds_custody: false });
     }, 120_000);
 
-    it('inspect-all lists every invocation in id order and counts retained custody', () => {
-      const index = json(cutpoint(['delivery', 'inspect-all', '--format', 'json']));
+    it('inspect-all lists every invocation in id order and counts retained custody', async () => {
+      const index = json(await cutpoint(['delivery', 'inspect-all', '--format', 'json']));
       const ids = refs.map((r) => r.invocationId).sort();
       expect(index).toMatchObject({ kind: 'cutpoint.delivery-recovery-index.v1', schema_version: 1, retained_custody_count: 3 });
       const items = index.items as Array<Record<string, unknown>>;
@@ -250,80 +262,83 @@ describe('cutpoint delivery', () => {
         state: 'RETIRED',
       });
 
-      const one = json(cutpoint(['delivery', 'inspect-all', '--target', unknown.targetId, '--format', 'json']));
+      const one = json(await cutpoint(['delivery', 'inspect-all', '--target', unknown.targetId, '--format', 'json']));
       expect(one).toMatchObject({ retained_custody_count: 1, items: [{ invocation_id: unknown.invocationId, state: 'PUBLICATION_UNKNOWN', permitted_actions: ['reconcile'] }] });
-      const none = json(cutpoint(['delivery', 'inspect-all', '--target', retired.targetId]));
+      const none = json(await cutpoint(['delivery', 'inspect-all', '--target', retired.targetId]));
       expect(none).toMatchObject({ retained_custody_count: 0, items: [{ invocation_id: retired.invocationId }] });
-      refused(cutpoint(['delivery', 'inspect-all', '--target', 'Not A Target']), 'delivery.target_id_invalid');
+      refused(await cutpoint(['delivery', 'inspect-all', '--target', 'Not A Target']), 'delivery.target_id_invalid');
     }, 120_000);
 
-    it('malformed and unknown invocation ids get stable diagnostics and never echo the input', () => {
+    it('malformed and unknown invocation ids get stable diagnostics and never echo the input', async () => {
       const pasted = 'inv-SECRET-CLIPBOARD';
-      const line = refused(cutpoint(['delivery', 'inspect', pasted, '--format', 'json']), 'delivery.invocation_id_invalid');
+      const line = refused(await cutpoint(['delivery', 'inspect', pasted, '--format', 'json']), 'delivery.invocation_id_invalid');
       expect(line).not.toContain('SECRET');
-      refused(cutpoint(['delivery', 'inspect', ID_SHAPED_UNKNOWN]), 'delivery.recovery_journal_unavailable');
+      refused(await cutpoint(['delivery', 'inspect', ID_SHAPED_UNKNOWN]), 'delivery.recovery_journal_unavailable');
       // Live actions: the same codes once confirmed.
-      refused(live('reconcile', { targetId: '', invocationId: pasted }, `${manifestFile}#daily`), 'delivery.invocation_id_invalid');
-      refused(live('reconcile', { targetId: '', invocationId: ID_SHAPED_UNKNOWN }, `${manifestFile}#daily`), 'delivery.recovery_journal_unavailable');
+      refused(await live('reconcile', { targetId: '', invocationId: pasted }, `${manifestFile}#daily`), 'delivery.invocation_id_invalid');
+      refused(await live('reconcile', { targetId: '', invocationId: ID_SHAPED_UNKNOWN }, `${manifestFile}#daily`), 'delivery.recovery_journal_unavailable');
     }, 120_000);
 
     it('every live-action refusal is stable and leaves the journal byte-identical', async () => {
-      const indexBefore = cutpoint(['delivery', 'inspect-all', '--format', 'json']).stdout;
+      const indexBefore = (await cutpoint(['delivery', 'inspect-all', '--format', 'json'])).stdout;
       const rawBefore = await rawSnapshot(refs);
       const missing = join(root, 'does-not-exist.yaml');
 
       // Missing --yes: refused before the manifest is loaded — a nonexistent manifest
       // and even a malformed id still get the confirmation diagnostic.
       for (const action of ['reconcile', 'resume', 'retire']) {
-        const line = refused(live(action, unknown, `${missing}#daily`, false), 'delivery.recovery_confirmation_required');
+        const line = refused(await live(action, unknown, `${missing}#daily`, false), 'delivery.recovery_confirmation_required');
         expect(line).toContain(action);
       }
-      refused(live('reconcile', { targetId: '', invocationId: 'not-an-id' }, 'no-selector', false), 'delivery.recovery_confirmation_required');
+      refused(await live('reconcile', { targetId: '', invocationId: 'not-an-id' }, 'no-selector', false), 'delivery.recovery_confirmation_required');
 
       // Not in permitted_actions: refused from the journal alone (the manifest is never read).
-      const notPermitted = refused(live('resume', unknown, `${missing}#daily`), 'delivery.recovery_action_not_permitted');
+      const notPermitted = refused(await live('resume', unknown, `${missing}#daily`), 'delivery.recovery_action_not_permitted');
       expect(notPermitted).toContain('PUBLICATION_UNKNOWN');
       expect(notPermitted).toContain('[reconcile]');
-      refused(live('retire', unknown, `${manifestFile}#daily`), 'delivery.recovery_action_not_permitted');
-      refused(live('resume', unrecorded, `${manifestFile}#daily`), 'delivery.recovery_action_not_permitted');
-      refused(live('reconcile', emptyStage, `${manifestFile}#daily`), 'delivery.recovery_action_not_permitted');
-      refused(live('retire', retired, `${manifestFile}#daily`), 'delivery.recovery_action_not_permitted');
+      refused(await live('retire', unknown, `${manifestFile}#daily`), 'delivery.recovery_action_not_permitted');
+      refused(await live('resume', unrecorded, `${manifestFile}#daily`), 'delivery.recovery_action_not_permitted');
+      refused(await live('reconcile', emptyStage, `${manifestFile}#daily`), 'delivery.recovery_action_not_permitted');
+      refused(await live('retire', retired, `${manifestFile}#daily`), 'delivery.recovery_action_not_permitted');
 
       // Permitted, then the manifest: unreadable, malformed selector, unknown route, invalid YAML.
-      refused(live('reconcile', unknown, `${missing}#daily`), 'delivery.manifest_unavailable');
-      refused(live('reconcile', unknown, manifestFile), 'delivery.selector_invalid');
-      refused(live('reconcile', unknown, `${manifestFile}#weekly`), 'delivery.selector_unknown');
+      refused(await live('reconcile', unknown, `${missing}#daily`), 'delivery.manifest_unavailable');
+      refused(await live('reconcile', unknown, manifestFile), 'delivery.selector_invalid');
+      refused(await live('reconcile', unknown, `${manifestFile}#weekly`), 'delivery.selector_unknown');
       const broken = join(root, 'broken.yaml');
       await writeFile(broken, 'version: 1\nroutes: [\n');
-      refused(live('reconcile', unknown, `${broken}#daily`), 'delivery.manifest_unparsable');
+      refused(await live('reconcile', unknown, `${broken}#daily`), 'delivery.manifest_unparsable');
 
       // The sealed authority: a manifest whose digest differs, another route of the same
       // manifest (the selector), another binding — each a mismatch naming the field only.
       const edited = join(root, 'edited.yaml');
       await writeFile(edited, `${manifestText}# edited\n`);
-      const mismatch = refused(live('reconcile', unknown, `${edited}#daily`), 'delivery.recovery_authority_mismatch');
+      const mismatch = refused(await live('reconcile', unknown, `${edited}#daily`), 'delivery.recovery_authority_mismatch');
       expect(mismatch).toContain('manifestDigest');
       expect(mismatch).toContain('selectorDigest'); // another file path, too
       expect(mismatch).not.toMatch(/[0-9a-f]{64}/);
       await writeFile(manifestFile, `${manifestText}# edited in place\n`);
       try {
-        const inPlace = refused(live('reconcile', unknown, `${manifestFile}#daily`), 'delivery.recovery_authority_mismatch');
+        const inPlace = refused(await live('reconcile', unknown, `${manifestFile}#daily`), 'delivery.recovery_authority_mismatch');
         expect(inPlace).toMatch(/: manifestDigest; /);
       } finally {
         await writeFile(manifestFile, manifestText);
       }
-      refused(live('reconcile', unknown, `${manifestFile}#hourly`), 'delivery.recovery_authority_mismatch');
+      refused(await live('reconcile', unknown, `${manifestFile}#hourly`), 'delivery.recovery_authority_mismatch');
 
       // Everything matches: the live action now runs in-process, and opens the target from
       // the variable the binding names first — unset here, so it is refused before custody
       // is taken, naming the variable and never a value.
-      const unset = refused(live('reconcile', unknown, `${manifestFile}#daily`), 'delivery.binding_env_unset');
+      const unset = refused(await live('reconcile', unknown, `${manifestFile}#daily`), 'delivery.binding_env_unset');
       expect(unset).toContain(TARGET_URL_ENV);
+      // A spawn: the environment handed to a real child process, without the variable, is what it resolves from.
+      const child = bin(['delivery', 'reconcile', unknown.invocationId, '--manifest', `${manifestFile}#daily`, '--yes', '--format', 'json']);
+      expect(refused(child, 'delivery.binding_env_unset')).toBe(unset);
       // A relative selector resolves against the working directory, like the seal's absolute file.
-      refused(live('reconcile', unknown, 'route.yaml#daily'), 'delivery.binding_env_unset');
-      refused(live('retire', emptyStage, `${manifestFile}#daily`), 'delivery.binding_env_unset');
+      refused(await live('reconcile', unknown, 'route.yaml#daily'), 'delivery.binding_env_unset');
+      refused(await live('retire', emptyStage, `${manifestFile}#daily`), 'delivery.binding_env_unset');
 
-      expect(cutpoint(['delivery', 'inspect-all', '--format', 'json']).stdout).toBe(indexBefore);
+      expect((await cutpoint(['delivery', 'inspect-all', '--format', 'json'])).stdout).toBe(indexBefore);
       expect(await rawSnapshot(refs)).toBe(rawBefore);
     }, 300_000);
 
@@ -332,11 +347,11 @@ describe('cutpoint delivery', () => {
       const orphan = newInvocationId();
       const put = await ports.authority.put('test.corrupt', { ...deliveryKeys.pointer(orphan), targetId: newTarget(), route: 'daily' }, 'absent');
       expect(put.status).toBe('APPLIED');
-      refused(cutpoint(['delivery', 'inspect', orphan, '--format', 'json']), 'delivery.recovery_journal_inconsistent');
-      refused(cutpoint(['delivery', 'inspect-all', '--format', 'json']), 'delivery.recovery_journal_inconsistent');
-      refused(live('reconcile', { targetId: '', invocationId: orphan }, `${manifestFile}#daily`), 'delivery.recovery_journal_inconsistent');
+      refused(await cutpoint(['delivery', 'inspect', orphan, '--format', 'json']), 'delivery.recovery_journal_inconsistent');
+      refused(await cutpoint(['delivery', 'inspect-all', '--format', 'json']), 'delivery.recovery_journal_inconsistent');
+      refused(await live('reconcile', { targetId: '', invocationId: orphan }, `${manifestFile}#daily`), 'delivery.recovery_journal_inconsistent');
       // One target's listing does not read the pointers and still vouches for its own records.
-      expect(json(cutpoint(['delivery', 'inspect-all', '--target', unknown.targetId]))).toMatchObject({ retained_custody_count: 1 });
+      expect(json(await cutpoint(['delivery', 'inspect-all', '--target', unknown.targetId]))).toMatchObject({ retained_custody_count: 1 });
     }, 120_000);
   });
 
@@ -390,12 +405,13 @@ routes:
           expect(await stages()).toBe(1);
 
           const run = (action: string) => cutpointAsync(['delivery', action, invocationId, '--manifest', `${pgFile}#daily`, '--yes', '--format', 'json'], { [PG_ENV]: connection });
+          // A spawn: the connection reaches a real child process only through the variable the binding names.
           const r = await run('retire');
           expect(r.stdout).not.toContain(connection);
           expect(r.stderr).not.toContain(connection);
           expect(json(r)).toMatchObject({ invocation_id: invocationId, state: 'RETIRED', permitted_actions: [], holds_custody: false });
           expect(await stages()).toBe(0);
-          refused(await run('retire'), 'delivery.recovery_action_not_permitted');
+          refused(await runCutpointInProcess(['delivery', 'retire', invocationId, '--manifest', `${pgFile}#daily`, '--yes', '--format', 'json'], { cwd: root, env: { CUTPOINT_STATE_DIR: stateDir, [PG_ENV]: connection } }), 'delivery.recovery_action_not_permitted');
         } finally {
           await admin.end();
         }

@@ -2,6 +2,8 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { main } from '../../src/cli/main.js';
 import { inertFaults } from '../../src/adapters/fault-injector.js';
 import { awsPorts } from '../../src/adapters/ports.js';
 import { provisionLocal } from '../../src/adapters/provision.js';
@@ -112,4 +114,61 @@ export function spawnCutpoint(args: string[], options: SpawnOptions): Promise<Cl
       })();
     }
   });
+}
+
+export interface InProcessOptions {
+  /**
+   * Variables set for this call only and restored after it (`undefined` unsets one): the
+   * state directory, the variables a binding names. CUTPOINT_FAULTS is always set — to
+   * `''` unless given — so no fault spec of this process leaks into the command.
+   */
+  env?: Record<string, string | undefined>;
+  /** The command's stdin: these bytes, then end of input (default: empty). */
+  stdin?: string | Uint8Array;
+  /** The working directory for this call only (relative paths resolve against it); restored after. */
+  cwd?: string;
+}
+
+/**
+ * The CLI's `main(argv)` in this process — the bin minus process startup (tsx and every
+ * adapter loaded again, seconds each on a loaded machine): exit code, stdout and stderr
+ * captured, env, stdin and cwd swapped in for the call and restored after. For tests whose
+ * subject is the command, not the process boundary (a real pipe, the exit status of the
+ * real process, env handed to a child): those use `spawnCutpoint`. Calls must not overlap
+ * (process.env, cwd and the streams are this process's); tests in a file run sequentially.
+ */
+export async function runCutpointInProcess(argv: string[], options: InProcessOptions = {}): Promise<CliRun> {
+  const env: Record<string, string | undefined> = { CUTPOINT_FAULTS: '', ...options.env };
+  const savedEnv = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
+  const applyEnv = (vars: Record<string, string | undefined>) => {
+    for (const [k, v] of Object.entries(vars)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  };
+  const savedCwd = process.cwd();
+  const stdinDescriptor = Object.getOwnPropertyDescriptor(process, 'stdin');
+  const out = process.stdout.write;
+  const err = process.stderr.write;
+  let stdout = '';
+  let stderr = '';
+  const text = (chunk: string | Uint8Array) => (typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
+  applyEnv(env);
+  try {
+    if (options.cwd !== undefined) process.chdir(options.cwd);
+    const input = options.stdin === undefined ? [] : [typeof options.stdin === 'string' ? Buffer.from(options.stdin) : Buffer.from(options.stdin)];
+    Object.defineProperty(process, 'stdin', { value: Readable.from(input), configurable: true, enumerable: true, writable: true });
+    process.stdout.write = ((chunk: string | Uint8Array) => ((stdout += text(chunk)), true)) as typeof process.stdout.write;
+    process.stderr.write = ((chunk: string | Uint8Array) => ((stderr += text(chunk)), true)) as typeof process.stderr.write;
+    return { code: await main(argv), stdout, stderr };
+  } catch (error) {
+    // main must never reject; report it as what an operator would see (a crash).
+    return { code: null, stdout, stderr: `${stderr}[main rejected] ${error instanceof Error ? (error.stack ?? error.message) : String(error)}` };
+  } finally {
+    process.stdout.write = out;
+    process.stderr.write = err;
+    if (stdinDescriptor) Object.defineProperty(process, 'stdin', stdinDescriptor);
+    process.chdir(savedCwd);
+    applyEnv(savedEnv);
+  }
 }
