@@ -3,19 +3,37 @@ import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCutpointInProcess, type CliRun } from '../support/cli-runtime.js';
 import { REPO_ROOT } from '../../src/local/asl.js';
 import { freePort } from '../../src/local/free-port.js';
 import { localDown, localUp } from '../../src/local/runtime.js';
 
 /**
- * `cutpoint stream …` as an operator runs it: the real bin, against a local runtime of
- * its own (CUTPOINT_STATE_DIR), stdout JSON, stderr diagnostics, exit 0/1/2.
+ * `cutpoint stream …` as an operator runs it, against a local runtime of its own
+ * (CUTPOINT_STATE_DIR), stdout JSON, stderr diagnostics, exit 0/1/2. Most runs are the
+ * CLI's `main` in this process (the bin only adds process startup, seconds each on a
+ * loaded machine); a few run the real bin in a child process where the process boundary
+ * is the point — each says why.
  */
 let root = '';
 let stateDir = '';
 const outputs: string[] = [];
 
-function cutpoint(args: string[], options: { input?: string; faults?: string; stateDir?: string } = {}) {
+interface Options {
+  input?: string;
+  faults?: string;
+  stateDir?: string;
+}
+
+/** The CLI's `main` in this process: `input` is its stdin, `faults` its CUTPOINT_FAULTS. */
+async function cutpoint(args: string[], options: Options = {}): Promise<CliRun> {
+  const r = await runCutpointInProcess(args, { cwd: REPO_ROOT, stdin: options.input ?? '', env: { CUTPOINT_STATE_DIR: options.stateDir ?? stateDir, CUTPOINT_FAULTS: options.faults ?? '' } });
+  outputs.push(r.stdout, r.stderr);
+  return r;
+}
+
+/** The real bin in a child process: `input` through a pipe, the state dir and faults in its env. */
+function bin(args: string[], options: Options = {}): CliRun {
   const out = spawnSync(process.execPath, [`${REPO_ROOT}bin/cutpoint.js`, ...args], {
     cwd: REPO_ROOT,
     encoding: 'utf8',
@@ -37,8 +55,8 @@ function json(r: { code: number | null; stdout: string; stderr: string }): Recor
   return JSON.parse(r.stdout) as Record<string, unknown>;
 }
 
-const readTexts = (from: number) =>
-  (json(cutpoint(['stream', 'read', 'orders', '--partition', '0', '--from', String(from), '--text'])).records as Array<{ offset: number; text: string }>).map(
+const readTexts = async (from: number) =>
+  (json(await cutpoint(['stream', 'read', 'orders', '--partition', '0', '--from', String(from), '--text'])).records as Array<{ offset: number; text: string }>).map(
     (r) => [r.offset, r.text],
   );
 
@@ -54,7 +72,7 @@ afterAll(async () => {
 });
 
 describe('cutpoint stream', () => {
-  it('argument grammar errors exit 2 with nothing on stdout', () => {
+  it('argument grammar errors exit 2 with nothing on stdout', async () => {
     for (const args of [
       ['stream'],
       ['stream', 'frobnicate', 'orders'],
@@ -67,32 +85,37 @@ describe('cutpoint stream', () => {
       ['stream', 'trim', 'orders', '--partition', '0', '--to', '-1'],
       ['stream', 'describe', 'orders', 'extra'],
     ]) {
-      const r = cutpoint(args);
+      const r = await cutpoint(args);
       expect(r, args.join(' ')).toMatchObject({ code: 2, stdout: '' });
       expect(r.stderr).toMatch(/^cli\.usage: /);
     }
+    // A spawn: the exit status of the real process (bin/cutpoint.js sets it from main's result).
+    const r = bin(['stream', 'read', 'orders', '--partition', '0']);
+    expect(r).toMatchObject({ code: 2, stdout: '' });
+    expect(r.stderr).toMatch(/^cli\.usage: /);
   }, 120_000);
 
   it('create → takeover → append (stdin lines) → read → describe', async () => {
-    const created = json(cutpoint(['stream', 'create', 'orders', '--partitions', '2']));
+    const created = json(await cutpoint(['stream', 'create', 'orders', '--partitions', '2']));
     expect(created).toMatchObject({ stream: 'orders', partitions: 2, lanes: [{ partition: 0, committedEnd: 0 }, { partition: 1, committedEnd: 0 }] });
 
     // No session yet: refused before anything runs, with the command that fixes it.
-    const refused = cutpoint(['stream', 'append', 'orders', '--partition', '0', '--attempt', 'a0'], { input: 'a\n' });
+    const refused = await cutpoint(['stream', 'append', 'orders', '--partition', '0', '--attempt', 'a0'], { input: 'a\n' });
     expect(refused).toMatchObject({ code: 1, stdout: '' });
     expect(diagnostic(refused.stderr)).toMatch(/^stream\.no_session: .*run: cutpoint stream takeover orders --partition 0$/);
 
-    const taken = json(cutpoint(['stream', 'takeover', 'orders', '--partition', '0', '--owner', 'ops@test']));
+    const taken = json(await cutpoint(['stream', 'takeover', 'orders', '--partition', '0', '--owner', 'ops@test']));
     expect(taken).toEqual({ stream: 'orders', partition: 0, owner: 'ops@test', epoch: 1, committedEnd: 0 });
     const file = join(root, 'sessions', 'orders-0.json');
     expect((await stat(file)).mode & 0o777).toBe(0o600);
     const stored = JSON.parse(await readFile(file, 'utf8')) as { active: { session: string; epoch: number } };
     expect(stored.active.epoch).toBe(1);
 
-    const appended = json(cutpoint(['stream', 'append', 'orders', '--partition', '0', '--attempt', 'a1'], { input: 'alpha\nbeta\ngamma\n' }));
+    // A spawn: the records come through a real pipe on the child's stdin.
+    const appended = json(bin(['stream', 'append', 'orders', '--partition', '0', '--attempt', 'a1'], { input: 'alpha\nbeta\ngamma\n' }));
     expect(appended).toMatchObject({ status: 'KNOWN_COMMITTED', attemptId: 'a1', recordCount: 3, start: 0, end: 3 });
 
-    const read = json(cutpoint(['stream', 'read', 'orders', '--partition', '0', '--from', '0', '--text']));
+    const read = json(await cutpoint(['stream', 'read', 'orders', '--partition', '0', '--from', '0', '--text']));
     expect(read).toMatchObject({ stream: 'orders', partition: 0, from: 0, next: 3, committedEnd: 3, trimOffset: 0 });
     expect(read.records).toEqual([
       { offset: 0, data: Buffer.from('alpha').toString('base64'), text: 'alpha' },
@@ -100,7 +123,7 @@ describe('cutpoint stream', () => {
       { offset: 2, data: Buffer.from('gamma').toString('base64'), text: 'gamma' },
     ]);
 
-    const described = json(cutpoint(['stream', 'describe', 'orders']));
+    const described = json(await cutpoint(['stream', 'describe', 'orders']));
     expect(described).toEqual({
       stream: 'orders',
       partitions: 2,
@@ -111,42 +134,43 @@ describe('cutpoint stream', () => {
     });
 
     // Re-running a committed attempt is the same append, not a second one.
-    const again = json(cutpoint(['stream', 'append', 'orders', '--partition', '0', '--attempt', 'a1'], { input: 'alpha\nbeta\ngamma\n' }));
+    const again = json(await cutpoint(['stream', 'append', 'orders', '--partition', '0', '--attempt', 'a1'], { input: 'alpha\nbeta\ngamma\n' }));
     expect(again).toMatchObject({ status: 'KNOWN_COMMITTED', start: 0, end: 3 });
-    expect(readTexts(0)).toEqual([[0, 'alpha'], [1, 'beta'], [2, 'gamma']]);
+    expect(await readTexts(0)).toEqual([[0, 'alpha'], [1, 'beta'], [2, 'gamma']]);
   }, 120_000);
 
-  it('a lost head-CAS response is resolved inside the flow by the exact intent: KNOWN_COMMITTED once', () => {
-    const r = cutpoint(['stream', 'append', 'orders', '--partition', '0', '--attempt', 'a2'], { input: 'delta\nepsilon\n', faults: 'stream.append.head-cas:lose-response' });
+  it('a lost head-CAS response is resolved inside the flow by the exact intent: KNOWN_COMMITTED once', async () => {
+    // A spawn: CUTPOINT_FAULTS reaches the command through the child's environment.
+    const r = bin(['stream', 'append', 'orders', '--partition', '0', '--attempt', 'a2'], { input: 'delta\nepsilon\n', faults: 'stream.append.head-cas:lose-response' });
     expect(json(r)).toMatchObject({ status: 'KNOWN_COMMITTED', attemptId: 'a2', start: 3, end: 5 });
     expect(r.stderr).toContain('fault fired: stream.append.head-cas lose-response');
     // Resolving it again proves the same range and lifts nothing.
-    expect(json(cutpoint(['stream', 'resolve', 'orders', '--partition', '0', '--attempt', 'a2']))).toMatchObject({
+    expect(json(await cutpoint(['stream', 'resolve', 'orders', '--partition', '0', '--attempt', 'a2']))).toMatchObject({
       status: 'KNOWN_COMMITTED',
       start: 3,
       end: 5,
       unsuspended: false,
     });
-    expect(readTexts(3)).toEqual([[3, 'delta'], [4, 'epsilon']]);
+    expect(await readTexts(3)).toEqual([[3, 'delta'], [4, 'epsilon']]);
   });
 
-  it('MAY_HAVE_COMMITTED suspends the lane until the same attempt is resolved; then a new attempt continues at the next offset', () => {
-    const unknown = cutpoint(['stream', 'append', 'orders', '--partition', '0', '--attempt', 'a3'], { input: 'zeta\neta\n', faults: 'stream.append.head-cas:lose-request' });
+  it('MAY_HAVE_COMMITTED suspends the lane until the same attempt is resolved; then a new attempt continues at the next offset', async () => {
+    const unknown = await cutpoint(['stream', 'append', 'orders', '--partition', '0', '--attempt', 'a3'], { input: 'zeta\neta\n', faults: 'stream.append.head-cas:lose-request' });
     expect(unknown).toMatchObject({ code: 1, stdout: '' });
     expect(diagnostic(unknown.stderr)).toBe('stream.may_have_committed: lane suspended; run: cutpoint stream resolve orders --partition 0 --attempt a3');
 
     // An unknown outcome is never permission for a second append.
-    const blocked = cutpoint(['stream', 'append', 'orders', '--partition', '0', '--attempt', 'a4'], { input: 'zeta\neta\n' });
+    const blocked = await cutpoint(['stream', 'append', 'orders', '--partition', '0', '--attempt', 'a4'], { input: 'zeta\neta\n' });
     expect(blocked).toMatchObject({ code: 1, stdout: '' });
     expect(diagnostic(blocked.stderr)).toMatch(/^stream\.not_committed: Stream\.LaneSuspended; append again with a new --attempt/);
-    expect(json(cutpoint(['stream', 'describe', 'orders', '--partitions', '1']))).toMatchObject({ lanes: [{ committedEnd: 5, suspendedBy: 'a3' }] });
+    expect(json(await cutpoint(['stream', 'describe', 'orders', '--partitions', '1']))).toMatchObject({ lanes: [{ committedEnd: 5, suspendedBy: 'a3' }] });
 
-    const resolved = json(cutpoint(['stream', 'resolve', 'orders', '--partition', '0', '--attempt', 'a3']));
+    const resolved = json(await cutpoint(['stream', 'resolve', 'orders', '--partition', '0', '--attempt', 'a3']));
     expect(resolved).toMatchObject({ status: 'KNOWN_NOT_COMMITTED', attemptId: 'a3', unsuspended: true });
 
-    const next = json(cutpoint(['stream', 'append', 'orders', '--partition', '0', '--attempt', 'a5'], { input: 'zeta\neta\n' }));
+    const next = json(await cutpoint(['stream', 'append', 'orders', '--partition', '0', '--attempt', 'a5'], { input: 'zeta\neta\n' }));
     expect(next).toMatchObject({ status: 'KNOWN_COMMITTED', start: 5, end: 7 });
-    expect(readTexts(0)).toEqual([
+    expect(await readTexts(0)).toEqual([
       [0, 'alpha'],
       [1, 'beta'],
       [2, 'gamma'],
@@ -157,40 +181,40 @@ describe('cutpoint stream', () => {
     ]);
   }, 120_000);
 
-  it('a worker that keeps dying at the head CAS suspends the lane; resolve proves the attempt and the next one commits once', () => {
-    const failed = cutpoint(['stream', 'append', 'orders', '--partition', '0', '--attempt', 'a6'], { input: 'theta\n', faults: 'stream.append.head-cas:crash-before*' });
+  it('a worker that keeps dying at the head CAS suspends the lane; resolve proves the attempt and the next one commits once', async () => {
+    const failed = await cutpoint(['stream', 'append', 'orders', '--partition', '0', '--attempt', 'a6'], { input: 'theta\n', faults: 'stream.append.head-cas:crash-before*' });
     expect(failed).toMatchObject({ code: 1, stdout: '' });
     expect(diagnostic(failed.stderr)).toMatch(/^stream\.may_have_committed: .*cutpoint stream resolve orders --partition 0 --attempt a6/);
 
-    const resolved = json(cutpoint(['stream', 'resolve', 'orders', '--partition', '0', '--attempt', 'a6']));
+    const resolved = json(await cutpoint(['stream', 'resolve', 'orders', '--partition', '0', '--attempt', 'a6']));
     expect(resolved).toMatchObject({ status: 'KNOWN_NOT_COMMITTED', unsuspended: true });
-    const next = json(cutpoint(['stream', 'append', 'orders', '--partition', '0', '--attempt', 'a6b'], { input: 'theta\n' }));
+    const next = json(await cutpoint(['stream', 'append', 'orders', '--partition', '0', '--attempt', 'a6b'], { input: 'theta\n' }));
     expect(next).toMatchObject({ status: 'KNOWN_COMMITTED', start: 7, end: 8 });
-    expect(readTexts(7)).toEqual([[7, 'theta']]);
+    expect(await readTexts(7)).toEqual([[7, 'theta']]);
   }, 120_000);
 
   it('--format raw appends the whole file as one record; empty input is refused', async () => {
     const file = join(root, 'blob.txt');
     await writeFile(file, 'one\ntwo\n');
-    const raw = json(cutpoint(['stream', 'append', 'orders', '--partition', '0', '--attempt', 'a7', '--file', file, '--format', 'raw']));
+    const raw = json(await cutpoint(['stream', 'append', 'orders', '--partition', '0', '--attempt', 'a7', '--file', file, '--format', 'raw']));
     expect(raw).toMatchObject({ status: 'KNOWN_COMMITTED', recordCount: 1, start: 8, end: 9 });
-    expect(readTexts(8)).toEqual([[8, 'one\ntwo\n']]);
+    expect(await readTexts(8)).toEqual([[8, 'one\ntwo\n']]);
 
-    const empty = cutpoint(['stream', 'append', 'orders', '--partition', '0', '--attempt', 'a8'], { input: '' });
+    const empty = await cutpoint(['stream', 'append', 'orders', '--partition', '0', '--attempt', 'a8'], { input: '' });
     expect(empty).toMatchObject({ code: 1, stdout: '' });
     expect(diagnostic(empty.stderr)).toMatch(/^stream\.empty_batch: /);
   });
 
-  it('trim moves forward only; reads below it are refused; a missing lane is a stable diagnostic', () => {
-    expect(json(cutpoint(['stream', 'trim', 'orders', '--partition', '0', '--to', '3']))).toMatchObject({ trimOffset: 3, previousTrimOffset: 0 });
-    const below = cutpoint(['stream', 'read', 'orders', '--partition', '0', '--from', '1']);
+  it('trim moves forward only; reads below it are refused; a missing lane is a stable diagnostic', async () => {
+    expect(json(await cutpoint(['stream', 'trim', 'orders', '--partition', '0', '--to', '3']))).toMatchObject({ trimOffset: 3, previousTrimOffset: 0 });
+    const below = await cutpoint(['stream', 'read', 'orders', '--partition', '0', '--from', '1']);
     expect(below).toMatchObject({ code: 1, stdout: '' });
     expect(diagnostic(below.stderr)).toMatch(/^stream\.offset_trimmed: /);
-    const back = cutpoint(['stream', 'trim', 'orders', '--partition', '0', '--to', '2']);
+    const back = await cutpoint(['stream', 'trim', 'orders', '--partition', '0', '--to', '2']);
     expect(back).toMatchObject({ code: 1, stdout: '' });
     expect(diagnostic(back.stderr)).toMatch(/^stream\.trim_backwards: /);
 
-    const missing = cutpoint(['stream', 'takeover', 'nosuch', '--partition', '0']);
+    const missing = await cutpoint(['stream', 'takeover', 'nosuch', '--partition', '0']);
     expect(missing).toMatchObject({ code: 1, stdout: '' });
     expect(diagnostic(missing.stderr)).toMatch(/^stream\.lane_missing: /);
   }, 120_000);
@@ -203,7 +227,7 @@ describe('cutpoint stream', () => {
       [['stream', 'takeover', 'orders', '--partition', '1', '--owner', 'bad owner!'], 'stream.invalid_owner', undefined],
       [['stream', 'takeover', 'orders', '--partition', '1'], 'local.runtime_down', down],
     ] as const) {
-      const r = cutpoint([...args], { stateDir: stateDirOverride });
+      const r = await cutpoint([...args], { stateDir: stateDirOverride });
       expect(r, args.join(' ')).toMatchObject({ code: 1, stdout: '' });
       expect(diagnostic(r.stderr)).toMatch(new RegExp(`^${code.replace('.', '\\.')}: `));
     }
@@ -211,33 +235,33 @@ describe('cutpoint stream', () => {
     await expect(stat(join(root, 'down'))).rejects.toMatchObject({ code: 'ENOENT' });
   }, 120_000);
 
-  it('a read past the committed end is refused (stream.offset_out_of_range); at the end it returns next = end', () => {
-    const end = (json(cutpoint(['stream', 'describe', 'orders', '--partitions', '1'])).lanes as Array<{ committedEnd: number }>)[0]!.committedEnd;
-    const past = cutpoint(['stream', 'read', 'orders', '--partition', '0', '--from', String(end + 5)]);
+  it('a read past the committed end is refused (stream.offset_out_of_range); at the end it returns next = end', async () => {
+    const end = (json(await cutpoint(['stream', 'describe', 'orders', '--partitions', '1'])).lanes as Array<{ committedEnd: number }>)[0]!.committedEnd;
+    const past = await cutpoint(['stream', 'read', 'orders', '--partition', '0', '--from', String(end + 5)]);
     expect(past).toMatchObject({ code: 1, stdout: '' });
     expect(diagnostic(past.stderr)).toMatch(/^stream\.offset_out_of_range: /);
-    expect(json(cutpoint(['stream', 'read', 'orders', '--partition', '0', '--from', String(end)]))).toMatchObject({ records: [], next: end, committedEnd: end });
+    expect(json(await cutpoint(['stream', 'read', 'orders', '--partition', '0', '--from', String(end)]))).toMatchObject({ records: [], next: end, committedEnd: end });
   }, 120_000);
 
-  it('a reused attempt id with other records is stream.attempt_identity_conflict, nothing appended', () => {
-    const before = json(cutpoint(['stream', 'describe', 'orders', '--partitions', '1']));
-    const r = cutpoint(['stream', 'append', 'orders', '--partition', '0', '--attempt', 'a1'], { input: 'not\nthe\nsame\n' });
+  it('a reused attempt id with other records is stream.attempt_identity_conflict, nothing appended', async () => {
+    const before = json(await cutpoint(['stream', 'describe', 'orders', '--partitions', '1']));
+    const r = await cutpoint(['stream', 'append', 'orders', '--partition', '0', '--attempt', 'a1'], { input: 'not\nthe\nsame\n' });
     expect(r).toMatchObject({ code: 1, stdout: '' });
     expect(diagnostic(r.stderr)).toMatch(/^stream\.attempt_identity_conflict: /);
-    expect(json(cutpoint(['stream', 'describe', 'orders', '--partitions', '1']))).toEqual(before);
+    expect(json(await cutpoint(['stream', 'describe', 'orders', '--partitions', '1']))).toEqual(before);
   }, 120_000);
 
-  it('object put never overwrites: other bytes are objects.identity_conflict, system roots are objects.reserved_key', () => {
-    expect(json(cutpoint(['object', 'put', 'ops/report.txt'], { input: 'v1' }))).toMatchObject({ key: 'ops/report.txt', status: 'WRITTEN' });
-    expect(json(cutpoint(['object', 'put', 'ops/report.txt'], { input: 'v1' }))).toMatchObject({ status: 'REUSED' });
-    const other = cutpoint(['object', 'put', 'ops/report.txt'], { input: 'v2' });
+  it('object put never overwrites: other bytes are objects.identity_conflict, system roots are objects.reserved_key', async () => {
+    expect(json(await cutpoint(['object', 'put', 'ops/report.txt'], { input: 'v1' }))).toMatchObject({ key: 'ops/report.txt', status: 'WRITTEN' });
+    expect(json(await cutpoint(['object', 'put', 'ops/report.txt'], { input: 'v1' }))).toMatchObject({ status: 'REUSED' });
+    const other = await cutpoint(['object', 'put', 'ops/report.txt'], { input: 'v2' });
     expect(other).toMatchObject({ code: 1, stdout: '' });
     expect(diagnostic(other.stderr)).toMatch(/^objects\.identity_conflict: /);
-    const wal = cutpoint(['object', 'put', 'wal/orders/0/a1/x.wal'], { input: 'evil' });
+    const wal = await cutpoint(['object', 'put', 'wal/orders/0/a1/x.wal'], { input: 'evil' });
     expect(wal).toMatchObject({ code: 1, stdout: '' });
     expect(diagnostic(wal.stderr)).toMatch(/^objects\.reserved_key: /);
     // The committed records still read back (offsets below 3 are trimmed by now).
-    expect(readTexts(3).slice(0, 2)).toEqual([[3, 'delta'], [4, 'epsilon']]);
+    expect((await readTexts(3)).slice(0, 2)).toEqual([[3, 'delta'], [4, 'epsilon']]);
   }, 120_000);
 
   it('never prints the session id (a fencing secret)', async () => {
