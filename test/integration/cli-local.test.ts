@@ -8,7 +8,7 @@ import { loadInvocation } from '../../src/delivery/journal-store.js';
 import type { EmbeddedPostgres } from '../../src/local/embedded-postgres.js';
 import { seedSourceDirectory } from '../support/delivery-source.js';
 import { openWarehouse, type Warehouse } from '../support/delivery-world.js';
-import { spawnCutpoint, startCliRuntime, type CliRun, type CliRuntime, type SpawnOptions } from '../support/cli-runtime.js';
+import { runCutpointInProcess, spawnCutpoint, startCliRuntime, type CliRun, type CliRuntime, type SpawnOptions } from '../support/cli-runtime.js';
 
 /**
  * The real bin against a local runtime of its own: stdin through a slow pipe, refused
@@ -44,8 +44,12 @@ function childEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   return { ...env, CUTPOINT_STATE_DIR: runtime.stateDir, CUTPOINT_FAULTS: '', ...extra };
 }
 
+/** The real bin in a child process: for a real stdin pipe, a FIFO that must not block, bindings handed over in its env. */
 const cutpoint = (args: string[], options: Partial<SpawnOptions> = {}, extra: NodeJS.ProcessEnv = {}): Promise<CliRun> =>
   spawnCutpoint(args, { cwd: runtime.root, env: childEnv(extra), timeoutMs: 120_000, ...options });
+
+/** The CLI's `main` in this process, where the process boundary is not the subject. */
+const inProcess = (args: string[]): Promise<CliRun> => runCutpointInProcess(args, { cwd: runtime.root, env: { CUTPOINT_STATE_DIR: runtime.stateDir } });
 
 beforeAll(async () => {
   runtime = await startCliRuntime('cli-local', manifestText);
@@ -72,7 +76,7 @@ describe('cutpoint CLI on the local runtime', () => {
       expect(r.code, r.stderr).toBe(0);
       expect(JSON.parse(r.stdout)).toMatchObject({ key: 'cli/slow-pipe.bin', sha256, size: bytes.length });
     }
-    const back = await cutpoint(['object', 'get', 'cli/slow-pipe.bin', '--sha256', sha256]);
+    const back = await inProcess(['object', 'get', 'cli/slow-pipe.bin', '--sha256', sha256]);
     expect(JSON.parse(back.stdout)).toMatchObject({ verified: true, size: bytes.length });
   }, 120_000);
 
@@ -88,7 +92,7 @@ describe('cutpoint CLI on the local runtime', () => {
   it('a flow input nested 5,000 levels deep is cli.input_too_deep (the runner never sees it)', async () => {
     const deep = join(runtime.root, 'deep.json');
     await writeFile(deep, `{"root":${'['.repeat(5000)}${']'.repeat(5000)}}`);
-    const r = await cutpoint(['flow', 'run', 'commit-generation', '--input', `@${deep}`]);
+    const r = await inProcess(['flow', 'run', 'commit-generation', '--input', `@${deep}`]);
     expect({ code: r.code, stdout: r.stdout }).toEqual({ code: 1, stdout: '' });
     expect(r.stderr).toMatch(/^cli\.input_too_deep: /);
   }, 60_000);

@@ -4,14 +4,19 @@ import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { HELP, main } from '../../src/cli/main.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HELP } from '../../src/cli/main.js';
 import { CUT_POINT_NAMES } from '../../src/cut-points.js';
 import { REPO_ROOT } from '../../src/local/asl.js';
 import { freePort } from '../../src/local/free-port.js';
-import { spawnCutpoint } from '../support/cli-runtime.js';
+import { runCutpointInProcess, spawnCutpoint } from '../support/cli-runtime.js';
 
-/** The real `cutpoint` bin, as an operator runs it: stdout JSON, stderr diagnostics, exit 0/1/2. */
+/**
+ * The real `cutpoint` bin, as an operator runs it: stdout JSON, stderr diagnostics, exit
+ * 0/1/2. Where the process boundary is not the subject, `inProcess` runs the CLI's `main`
+ * in this process instead (the bin only adds process startup, seconds each on a loaded
+ * machine); each remaining spawn says why it is one.
+ */
 function cutpoint(args: string[], env: Record<string, string> = {}) {
   const out = spawnSync(process.execPath, [`${REPO_ROOT}bin/cutpoint.js`, ...args], {
     cwd: REPO_ROOT,
@@ -23,32 +28,34 @@ function cutpoint(args: string[], env: Record<string, string> = {}) {
 }
 
 describe('cutpoint CLI', () => {
-  it('--help prints usage and exits 0', () => {
-    const r = cutpoint(['--help']);
+  it('--help prints usage and exits 0', async () => {
+    const r = await inProcess(['--help']);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('cutpoint local up [--dynamodb-port N] [--s3-port N]');
     expect(r.stdout).toContain('CUTPOINT_FAULTS');
   });
 
   it('an unknown command is a usage error: exit 2, nothing on stdout', () => {
+    // A spawn: the exit status of the real process (bin/cutpoint.js sets it from main's result).
     const r = cutpoint(['frobnicate']);
     expect(r).toMatchObject({ code: 2, stdout: '' });
     expect(r.stderr).toMatch(/^cli\.unknown_command: /);
   });
 
-  it('a flow command with bad arguments exits 2 before touching anything', () => {
-    const r = cutpoint(['flow', 'run', 'no-such-flow', '--input', '{}']);
+  it('a flow command with bad arguments exits 2 before touching anything', async () => {
+    const r = await inProcess(['flow', 'run', 'no-such-flow', '--input', '{}']);
     expect(r).toMatchObject({ code: 2, stdout: '' });
   });
 
-  it('an invalid fault spec is a stable diagnostic: exit 1, stdout empty', () => {
-    const r = cutpoint(['flow', 'run', 'commit-generation', '--input', '{}'], { CUTPOINT_FAULTS: 'nonsense' });
+  it('an invalid fault spec is a stable diagnostic: exit 1, stdout empty', async () => {
+    const r = await inProcess(['flow', 'run', 'commit-generation', '--input', '{}'], { CUTPOINT_FAULTS: 'nonsense' });
     expect(r.code).toBe(1);
     expect(r.stdout).toBe('');
     expect(r.stderr.trim()).toMatch(/^(faults\.invalid_spec|local\.runtime_down): /);
   });
 
   it('the demo (npm start): a lost publication COMMIT response, then inspect → reconcile → resume to CUSTODY_RELEASED; every window row exactly once', () => {
+    // A spawn: the demo is `npm start`, the real bin end to end (it sets binding variables of its own).
     const r = cutpoint(['demo']);
     expect(r.code, r.stderr).toBe(0);
     const result = JSON.parse(r.stdout);
@@ -92,6 +99,7 @@ describe('cutpoint CLI', () => {
   }, 180_000);
 
   it('demo generation commits exactly one verified generation after a lost commit response', () => {
+    // A spawn: `npm start`-like, the real bin end to end.
     const r = cutpoint(['demo', 'generation']);
     expect(r.code, r.stderr).toBe(0);
     const result = JSON.parse(r.stdout);
@@ -105,24 +113,13 @@ describe('cutpoint CLI', () => {
     expect(r.stderr).toContain('→ ResolveCommit');
   });
 
-  it('an unknown demo is a usage error: exit 2, nothing on stdout', () => {
-    expect(cutpoint(['demo', 'nope'])).toMatchObject({ code: 2, stdout: '' });
+  it('an unknown demo is a usage error: exit 2, nothing on stdout', async () => {
+    expect(await inProcess(['demo', 'nope'])).toMatchObject({ code: 2, stdout: '' });
   });
 });
 
 /** main() in this process, stdout and stderr captured. */
-async function inProcess(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const out = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => ((stdout += String(chunk)), true));
-  const err = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => ((stderr += String(chunk)), true));
-  try {
-    return { code: await main(argv), stdout, stderr };
-  } finally {
-    out.mockRestore();
-    err.mockRestore();
-  }
-}
+const inProcess = (argv: string[], env: Record<string, string> = {}) => runCutpointInProcess(argv, { cwd: REPO_ROOT, env });
 
 /** Every `cutpoint <command> [<subcommand>]` the help texts list (`a|b|c` lists several). */
 function commandsInHelp(): string[][] {
@@ -194,8 +191,11 @@ describe('cutpoint CLI: --help acts on nothing', () => {
   });
 
   it('the real bin: local up --help starts nothing, local down --help stops nothing, stream create --help is help (exit 0)', async () => {
-    for (const argv of [['local', 'up', '--help'], ['local', 'down', '-h'], ['stream', 'create', '--help'], ['delivery', 'retire', 'inv-x', '--yes', '--help']]) {
-      const r = await spawnCutpoint(argv, { cwd: root, env: env(), timeoutMs: 60_000 });
+    // Spawns: the subject is the real bin (its startup must not start or stop a runtime either).
+    const argvs = [['local', 'up', '--help'], ['local', 'down', '-h'], ['stream', 'create', '--help'], ['delivery', 'retire', 'inv-x', '--yes', '--help']];
+    const runs = await Promise.all(argvs.map((argv) => spawnCutpoint(argv, { cwd: root, env: env(), timeoutMs: 60_000 })));
+    for (const [i, argv] of argvs.entries()) {
+      const r = runs[i] as Awaited<ReturnType<typeof spawnCutpoint>>;
       expect({ argv, code: r.code, stderr: r.stderr }).toEqual({ argv, code: 0, stderr: '' });
       expect(r.stdout).toContain(`cutpoint ${argv[0]} `);
     }
@@ -213,8 +213,10 @@ describe('cutpoint CLI: bad input is refused with a stable code, never a crash o
     await rm(root, { recursive: true, force: true });
   });
   /** No runtime in this state directory: a command that got past its input says local.runtime_down. */
-  const run = (args: string[], extra: Partial<Parameters<typeof spawnCutpoint>[1]> = {}, env: NodeJS.ProcessEnv = {}) =>
-    spawnCutpoint(args, { cwd: root, env: { ...process.env, CUTPOINT_STATE_DIR: join(root, 'local'), CUTPOINT_FAULTS: '', ...env }, timeoutMs: 60_000, ...extra });
+  const run = (args: string[], env: Record<string, string> = {}) => runCutpointInProcess(args, { cwd: root, env: { CUTPOINT_STATE_DIR: join(root, 'local'), ...env } });
+  /** The real bin in a child process, for what only a process boundary shows (a pipe, a blocking open). */
+  const spawnRun = (args: string[], extra: Partial<Parameters<typeof spawnCutpoint>[1]> = {}) =>
+    spawnCutpoint(args, { cwd: root, env: { ...process.env, CUTPOINT_STATE_DIR: join(root, 'local'), CUTPOINT_FAULTS: '' }, timeoutMs: 60_000, ...extra });
   const refused = (r: { code: number | null; stdout: string; stderr: string }, code: string, exit = 1) => {
     expect({ code: r.code, stdout: r.stdout }).toEqual({ code: exit, stdout: '' });
     expect(r.stderr).toMatch(new RegExp(`^${code.replace('.', '\\.')}: `));
@@ -225,8 +227,9 @@ describe('cutpoint CLI: bad input is refused with a stable code, never a crash o
   it('a FIFO as --input @file or --manifest is refused at once (cli.file_not_regular), never waited on', async () => {
     const fifo = join(root, 'input.fifo');
     execFileSync('mkfifo', [fifo]);
-    refused(await run(['flow', 'run', 'commit-generation', '--input', `@${fifo}`], { timeoutMs: 20_000 }), 'cli.file_not_regular');
-    const manifest = await run(['delivery', 'run', '--manifest', `${fifo}#daily`], { timeoutMs: 20_000 });
+    // Spawns: a regression would block on opening the FIFO; a child can be killed, a thread of this process could not.
+    refused(await spawnRun(['flow', 'run', 'commit-generation', '--input', `@${fifo}`], { timeoutMs: 20_000 }), 'cli.file_not_regular');
+    const manifest = await spawnRun(['delivery', 'run', '--manifest', `${fifo}#daily`], { timeoutMs: 20_000 });
     refused(manifest, 'delivery.manifest_unavailable');
     expect(manifest.stderr).toContain('cli.file_not_regular');
   }, 60_000);
@@ -250,12 +253,13 @@ describe('cutpoint CLI: bad input is refused with a stable code, never a crash o
     const text = JSON.stringify({ root: 'r', pad: 'y'.repeat(150 * 1024) });
     const bytes = Buffer.from(text);
     const chunks = Array.from({ length: 10 }, (_, i) => bytes.subarray((i * bytes.length) / 10, ((i + 1) * bytes.length) / 10));
+    // Spawns: the subject is a real pipe on the child's stdin.
     // Read and parsed completely: the command then stops at the missing runtime.
-    refused(await run(['flow', 'run', 'commit-generation', '--input', '-'], { stdin: { chunks, delayMs: 150 } }), 'local.runtime_down');
+    refused(await spawnRun(['flow', 'run', 'commit-generation', '--input', '-'], { stdin: { chunks, delayMs: 150 } }), 'local.runtime_down');
     // Under a parent that made the pipe non-blocking (npx): still read to its end.
-    refused(await run(['flow', 'run', 'commit-generation', '--input', '-'], { stdin: { chunks, delayMs: 150, nonBlocking: true } }), 'local.runtime_down');
+    refused(await spawnRun(['flow', 'run', 'commit-generation', '--input', '-'], { stdin: { chunks, delayMs: 150, nonBlocking: true } }), 'local.runtime_down');
     // A truncated document is invalid JSON, so the whole pipe was read.
-    refused(await run(['flow', 'run', 'commit-generation', '--input', '-'], { stdin: { chunks: chunks.slice(0, 9), delayMs: 50 } }), 'flow.invalid_input');
+    refused(await spawnRun(['flow', 'run', 'commit-generation', '--input', '-'], { stdin: { chunks: chunks.slice(0, 9), delayMs: 50 } }), 'flow.invalid_input');
   }, 60_000);
 
   it('control characters an argument carries are escaped in diagnostics: one line, no raw ESC', async () => {
@@ -276,7 +280,7 @@ describe('cutpoint CLI: bad input is refused with a stable code, never a crash o
   });
 
   it('a misspelt cut point in CUTPOINT_FAULTS is refused, naming the valid ones and the nearest', async () => {
-    const r = await run(['stream', 'describe', 's'], {}, { CUTPOINT_FAULTS: 'stream.append.headcas:fail' });
+    const r = await run(['stream', 'describe', 's'], { CUTPOINT_FAULTS: 'stream.append.headcas:fail' });
     refused(r, 'faults.unknown_cut_point');
     expect(r.stderr).toContain('did you mean "stream.append.head-cas"');
     expect(r.stderr).toContain('delivery.target.create-staging');
@@ -301,7 +305,7 @@ describe('cutpoint CLI: bad input is refused with a stable code, never a crash o
     await rm(stateDir, { recursive: true, force: true });
     execFileSync('mkdir', ['-p', stateDir]);
     await writeFile(join(stateDir, 'runtime.json'), JSON.stringify({ pid: process.pid, dynamodbPid: process.pid, dynamodbEndpoint: `http://127.0.0.1:${dead}`, s3Endpoint: `http://127.0.0.1:${dead}`, region: 'us-east-1', startedAt: new Date().toISOString() }));
-    const r = await run(['stream', 'describe', 's'], {}, { CUTPOINT_STATE_DIR: stateDir });
+    const r = await run(['stream', 'describe', 's'], { CUTPOINT_STATE_DIR: stateDir });
     refused(r, 'cutpoint.connection_refused');
     expect(r.stderr).toContain('cutpoint local up');
   }, 60_000);
@@ -312,17 +316,17 @@ describe('cutpoint CLI: bad input is refused with a stable code, never a crash o
     const held = (server.address() as { port: number }).port;
     try {
       const stateDir = join(root, 'busy');
-      const r = await run(['local', 'up', '--dynamodb-port', String(held), '--s3-port', String(await freePort())], { timeoutMs: 60_000 }, { CUTPOINT_STATE_DIR: stateDir });
+      const r = await run(['local', 'up', '--dynamodb-port', String(held), '--s3-port', String(await freePort())], { CUTPOINT_STATE_DIR: stateDir });
       refused(r.stderr.startsWith('cutpoint: ') ? { ...r, stderr: r.stderr.split('\n').slice(1).join('\n') } : r, 'local.port_in_use');
       expect(r.stderr).toContain(`port ${held}`);
       expect(r.stderr).toContain('--dynamodb-port');
       expect(existsSync(join(stateDir, 'runtime.json'))).toBe(false);
-      const env = await run(['local', 'up'], { timeoutMs: 60_000 }, { CUTPOINT_STATE_DIR: stateDir, CUTPOINT_DYNAMODB_PORT: String(await freePort()), CUTPOINT_S3_PORT: String(held) });
+      const env = await run(['local', 'up'], { CUTPOINT_STATE_DIR: stateDir, CUTPOINT_DYNAMODB_PORT: String(await freePort()), CUTPOINT_S3_PORT: String(held) });
       expect(env.code).toBe(1);
       expect(env.stderr).toContain('local.port_in_use');
       expect(env.stderr).toContain('CUTPOINT_S3_PORT');
       refused(await run(['local', 'up', '--s3-port', '99999']), 'cli.usage', 2);
-      refused(await run(['local', 'up'], {}, { CUTPOINT_DYNAMODB_PORT: 'eight' }), 'local.invalid_port');
+      refused(await run(['local', 'up'], { CUTPOINT_DYNAMODB_PORT: 'eight' }), 'local.invalid_port');
     } finally {
       server.close();
     }
