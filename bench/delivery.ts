@@ -10,7 +10,7 @@ import { awsPorts } from '../src/adapters/ports.js';
 import type { CutpointConfig } from '../src/config.js';
 import { deliverWindow } from '../src/delivery/deliver-in-process.js';
 import type { DeliveryDeps } from '../src/delivery/deps.js';
-import { loadInvocation } from '../src/delivery/journal-store.js';
+import { loadInvocation } from '../src/delivery/journal/records.js';
 import type { BeginInput } from '../src/delivery/steps/begin.js';
 import { invocationIdFrom } from '../src/domain/delivery/identifiers.js';
 import { parseManifest, selectRoute, type SelectedRoute } from '../src/domain/delivery/manifest.js';

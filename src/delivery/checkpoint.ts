@@ -4,19 +4,10 @@ import { ValidationError } from '../domain/errors.js';
 import type { AuthorityItem, Fence, TransactionLeg } from '../ports/authority.js';
 import type { Ports } from '../ports/index.js';
 import { DELIVERY_CUT_POINTS } from './cut-points.js';
-import {
-  custodyGuardLeg,
-  deliveryKeys,
-  journaledWrite,
-  JournalStateConflictError,
-  requireFence,
-  TransitionPreconditionError,
-  validateFence,
-  validateRef,
-  validateTargetId,
-  type InvocationRecord,
-  type InvocationRef,
-} from './journal-store.js';
+import { JournalStateConflictError, TransitionPreconditionError } from './journal/errors.js';
+import { custodyGuardLeg, journaledWrite, requireFence } from './journal/journaled-write.js';
+import { deliveryKeys, validateFence, validateRef, validateTargetId, type InvocationRef } from './journal/keys.js';
+import { type InvocationRecord } from './journal/records.js';
 
 /**
  * The route checkpoint of a target: the end of the last window delivered through it.

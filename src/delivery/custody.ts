@@ -5,32 +5,12 @@ import { CutpointError, EffectFailedError, IdentityConflictError, OutcomeUnknown
 import type { Fence, TransactionLeg } from '../ports/authority.js';
 import type { Ports } from '../ports/index.js';
 import { DELIVERY_CUT_POINTS } from './cut-points.js';
-import {
-  backoff,
-  CustodyFencedError,
-  CustodyHeldError,
-  deliveryKeys,
-  EMPTY_FACTS,
-  findJournaled,
-  journalOf,
-  isContention,
-  journaledWrite,
-  loadCustody,
-  loadInvocation,
-  opDigestOf,
-  readInvocation,
-  requireFence,
-  transition,
-  validateFence,
-  validateRef,
-  validateSession,
-  validateTargetId,
-  type CustodyRecord,
-  type InvocationRecord,
-  type InvocationRef,
-  type JournaledResult,
-  type TransitionRequest,
-} from './journal-store.js';
+import { CustodyFencedError, CustodyHeldError } from './journal/errors.js';
+import { EMPTY_FACTS } from './journal/facts.js';
+import { backoff, findJournaled, isContention, journaledWrite, opDigestOf, requireFence, type JournaledResult } from './journal/journaled-write.js';
+import { deliveryKeys, journalOf, validateFence, validateRef, validateSession, validateTargetId, type InvocationRef } from './journal/keys.js';
+import { loadCustody, loadInvocation, readInvocation, type CustodyRecord, type InvocationRecord } from './journal/records.js';
+import { transition, type TransitionRequest } from './journal/transition.js';
 
 export { CustodyFencedError, CustodyHeldError, loadCustody, type CustodyRecord };
 

@@ -2,8 +2,8 @@ import { TARGET_CUT_POINTS } from '../ports/target.js';
 
 /**
  * Every effect of bounded delivery, by name (DESIGN.md "Cut points and faults"). The
- * authority cut points are the conditional writes of journal-store.ts, custody.ts and
- * checkpoint.ts; the target cut points are run by the target adapters; the rest name the
+ * authority cut points are the conditional writes of journal/journaled-write.ts, custody.ts
+ * and checkpoint.ts; the target cut points are run by the target adapters; the rest name the
  * flow's own effects so a fault spec (`CUTPOINT_FAULTS`) can address each of them.
  */
 export const DELIVERY_CUT_POINTS = {

@@ -12,7 +12,8 @@ import { openLocalSource, openLocalTarget } from '../cli/commands/delivery-bindi
 import { flowProgress, runDeliverWindow } from '../cli/commands/delivery-run.js';
 import { printResult, progress } from '../cli/io.js';
 import { loadCheckpoint } from '../delivery/checkpoint.js';
-import { inspectInvocation, loadInvocation } from '../delivery/journal-store.js';
+import { inspectInvocation } from '../delivery/journal/listing.js';
+import { loadInvocation } from '../delivery/journal/records.js';
 import { reconcile } from '../delivery/recovery/reconcile.js';
 import { resume } from '../delivery/recovery/resume.js';
 import { invocationIdFrom, type RecoveryProjection } from '../domain/delivery/identifiers.js';

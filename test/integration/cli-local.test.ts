@@ -4,7 +4,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadInvocation } from '../../src/delivery/journal-store.js';
+import { loadInvocation } from '../../src/delivery/journal/records.js';
 import type { EmbeddedPostgres } from '../../src/local/embedded-postgres.js';
 import { seedSourceDirectory } from '../support/delivery-source.js';
 import { openWarehouse, type Warehouse } from '../support/delivery-world.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadCustody, loadInvocation } from '../../src/delivery/journal-store.js';
+import { loadCustody, loadInvocation } from '../../src/delivery/journal/records.js';
 import type { BeginInput } from '../../src/delivery/steps/begin.js';
 import type { FlowResult } from '../../src/local/flow-runner.js';
 import { generateEvents, newInvocationId, openDeliveryWorld, windowIdsOf, type DeliveryWorld } from '../support/delivery-world.js';

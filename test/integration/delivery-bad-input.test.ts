@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CutpointConfig } from '../../src/config.js';
 import { runDeliverySteps } from '../../src/delivery/deliver-in-process.js';
 import type { DeliveryDeps } from '../../src/delivery/deps.js';
-import { loadInvocation } from '../../src/delivery/journal-store.js';
+import { loadInvocation } from '../../src/delivery/journal/records.js';
 import { begin, type BeginInput } from '../../src/delivery/steps/begin.js';
 import { createStaging } from '../../src/delivery/steps/create-staging.js';
 import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.js';

@@ -11,7 +11,8 @@ import { invocationIdFrom, targetIdOf } from '../../src/domain/delivery/identifi
 import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.js';
 import { sealAuthority } from '../../src/domain/delivery/sealed-authority.js';
 import { beginInvocation, releaseCustody, type CustodyGrant } from '../../src/delivery/custody.js';
-import { deliveryKeys, recordFacts, transition, type InvocationRef } from '../../src/delivery/journal-store.js';
+import { deliveryKeys, type InvocationRef } from '../../src/delivery/journal/keys.js';
+import { recordFacts, transition } from '../../src/delivery/journal/transition.js';
 import { openPostgresTarget } from '../../src/adapters/postgres/target.js';
 import { createStaging } from '../../src/delivery/steps/create-staging.js';
 import { workRootOf } from '../../src/delivery/steps/common.js';

@@ -4,7 +4,8 @@ import { advanceCheckpoint, loadCheckpoint } from '../../src/delivery/checkpoint
 import { acquireCustody, assertCustody } from '../../src/delivery/custody.js';
 import { runDeliverySteps } from '../../src/delivery/deliver-in-process.js';
 import type { DeliveryDeps } from '../../src/delivery/deps.js';
-import { journalOf, loadCustody, loadInvocation, type InvocationRef } from '../../src/delivery/journal-store.js';
+import { journalOf, type InvocationRef } from '../../src/delivery/journal/keys.js';
+import { loadCustody, loadInvocation } from '../../src/delivery/journal/records.js';
 import type { RecoveryDeps, RecoveryInput } from '../../src/delivery/recovery/recovery-session.js';
 import { resume } from '../../src/delivery/recovery/resume.js';
 import { retire } from '../../src/delivery/recovery/retire.js';

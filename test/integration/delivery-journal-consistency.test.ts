@@ -6,7 +6,8 @@ import { invocationIdFrom, targetIdOf } from '../../src/domain/delivery/identifi
 import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.js';
 import { sealAuthority } from '../../src/domain/delivery/sealed-authority.js';
 import { beginInvocation, releaseCustody, type CustodyGrant } from '../../src/delivery/custody.js';
-import { deliveryKeys, recordFacts, transition, type InvocationRef } from '../../src/delivery/journal-store.js';
+import { deliveryKeys, type InvocationRef } from '../../src/delivery/journal/keys.js';
+import { recordFacts, transition } from '../../src/delivery/journal/transition.js';
 import type { Ports } from '../../src/ports/index.js';
 import { spawnCutpoint, startCliRuntime, type CliRun, type CliRuntime } from '../support/cli-runtime.js';
 import { scanTable } from '../support/delivery-snapshot.js';

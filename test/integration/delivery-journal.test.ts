@@ -10,17 +10,10 @@ import type { SealedWindow } from '../../src/domain/delivery/window.js';
 import { advanceCheckpoint, loadCheckpoint } from '../../src/delivery/checkpoint.js';
 import { beginInvocation, loadCustody, releaseCustody, type CustodyGrant } from '../../src/delivery/custody.js';
 import { DELIVERY_CUT_POINTS } from '../../src/delivery/cut-points.js';
-import {
-  deliveryKeys,
-  inspectAll,
-  inspectInvocation,
-  journalOf,
-  listInvocations,
-  loadInvocation,
-  recordFacts,
-  transition,
-  type InvocationRef,
-} from '../../src/delivery/journal-store.js';
+import { deliveryKeys, journalOf, type InvocationRef } from '../../src/delivery/journal/keys.js';
+import { inspectAll, inspectInvocation, listInvocations } from '../../src/delivery/journal/listing.js';
+import { loadInvocation } from '../../src/delivery/journal/records.js';
+import { recordFacts, transition } from '../../src/delivery/journal/transition.js';
 import type { Ports } from '../../src/ports/index.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
 import { EXPECTED_FIRST, firstAttempt } from '../support/fault-attempt.js';

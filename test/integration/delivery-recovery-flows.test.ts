@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadCheckpoint } from '../../src/delivery/checkpoint.js';
-import { deliveryKeys, loadCustody, loadInvocation } from '../../src/delivery/journal-store.js';
+import { deliveryKeys } from '../../src/delivery/journal/keys.js';
+import { loadCustody, loadInvocation } from '../../src/delivery/journal/records.js';
 import { INCIDENT_NOTICE_KIND } from '../../src/delivery/recovery/incident-notice.js';
 import { invocationIdOfExecution, stagingTableNameOf } from '../../src/domain/delivery/identifiers.js';
 import type { FlowResult } from '../../src/local/flow-runner.js';

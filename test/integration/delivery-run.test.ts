@@ -6,7 +6,7 @@ import type pg from 'pg';
 import { openClickHouse } from '../../src/adapters/clickhouse/client.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadCheckpoint } from '../../src/delivery/checkpoint.js';
-import { loadInvocation } from '../../src/delivery/journal-store.js';
+import { loadInvocation } from '../../src/delivery/journal/records.js';
 import { REPO_ROOT } from '../../src/local/asl.js';
 import type { EmbeddedPostgres } from '../../src/local/embedded-postgres.js';
 import type { Ports } from '../../src/ports/index.js';

@@ -7,7 +7,7 @@ import { createClickHouseSource } from '../../src/adapters/clickhouse/source.js'
 import { FaultSwitch } from '../../src/adapters/fault-injector.js';
 import { openPostgresTarget, type PostgresTarget } from '../../src/adapters/postgres/target.js';
 import type { DeliveryDeps } from '../../src/delivery/deps.js';
-import { journalOf } from '../../src/delivery/journal-store.js';
+import { journalOf } from '../../src/delivery/journal/keys.js';
 import type { RecoveryDeps } from '../../src/delivery/recovery/recovery-session.js';
 import { invocationIdFrom } from '../../src/domain/delivery/identifiers.js';
 import { canTransition, isJournalState } from '../../src/domain/delivery/journal-states.js';

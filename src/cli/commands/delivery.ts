@@ -6,7 +6,9 @@ import { assertActionPermitted, assertConfirmed, type LiveAction } from '../../d
 import { parseManifest, parseSelector, selectRoute, selectorText, type Selector } from '../../domain/delivery/manifest.js';
 import { assertAuthority, recomputeAuthority, type AuthorityInput, type SealedAuthority } from '../../domain/delivery/sealed-authority.js';
 import { CutpointError } from '../../domain/errors.js';
-import { inspectAll, inspectInvocation, loadInvocation, validateTargetId } from '../../delivery/journal-store.js';
+import { validateTargetId } from '../../delivery/journal/keys.js';
+import { inspectAll, inspectInvocation } from '../../delivery/journal/listing.js';
+import { loadInvocation } from '../../delivery/journal/records.js';
 import { RECOVERY_ACTIONS } from '../../delivery/recovery/actions.js';
 import type { RecoveryFlowInput } from '../../delivery/recovery/flow-steps.js';
 import { INPUT_LIMITS, readInputFile, UsageError } from '../io.js';

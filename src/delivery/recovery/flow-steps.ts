@@ -3,7 +3,7 @@ import { assertConfirmed, JournalUnavailableError, type JournalState, type LiveA
 import { ValidationError } from '../../domain/errors.js';
 import type { Ports } from '../../ports/index.js';
 import type { DeliveryDeps } from '../deps.js';
-import { inspectInvocation } from '../journal-store.js';
+import { inspectInvocation } from '../journal/listing.js';
 import { RECOVERY_ACTIONS } from './actions.js';
 import { RecoveryRetainedError, type RecoveryDeps, type RecoveryInput } from './recovery-session.js';
 

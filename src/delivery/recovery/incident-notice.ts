@@ -1,7 +1,7 @@
 import { validateInvocationId } from '../../domain/delivery/identifiers.js';
 import type { Ports } from '../../ports/index.js';
 import type { Notifier } from '../../ports/notifier.js';
-import { inspectInvocation } from '../journal-store.js';
+import { inspectInvocation } from '../journal/listing.js';
 
 export const INCIDENT_NOTICE_KIND = 'cutpoint.delivery-incident.v1';
 

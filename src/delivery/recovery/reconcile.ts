@@ -1,7 +1,8 @@
 import type { JournalState } from '../../domain/delivery/journal-states.js';
 import { receiptMatches } from '../../ports/target.js';
 import { assertCustody } from '../custody.js';
-import { journalOf, transition } from '../journal-store.js';
+import { journalOf } from '../journal/keys.js';
+import { transition } from '../journal/transition.js';
 import { EXTRACT_EOF_STEP, stagingRefOf, transitionIdOf } from '../steps/common.js';
 import { publicationFactOf, publishRequestOf } from '../steps/publish.js';
 import { eofProblems } from '../steps/verify-eof.js';

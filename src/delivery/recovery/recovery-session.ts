@@ -10,7 +10,9 @@ import { forbiddenSource, type GuardedSource } from '../../ports/source.js';
 import type { TargetPort } from '../../ports/target.js';
 import { acquireCustody } from '../custody.js';
 import type { DeliveryDeps } from '../deps.js';
-import { inspectInvocation, loadInvocation, validateSession, type InvocationRecord, type InvocationRef } from '../journal-store.js';
+import { validateSession, type InvocationRef } from '../journal/keys.js';
+import { inspectInvocation } from '../journal/listing.js';
+import { loadInvocation, type InvocationRecord } from '../journal/records.js';
 import { routeTargetId, workRootOf } from '../steps/common.js';
 
 /**

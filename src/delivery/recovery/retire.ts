@@ -2,7 +2,7 @@ import { stagingTableOf } from '../../domain/delivery/identifiers.js';
 import type { StagingRef } from '../../ports/target.js';
 import { assertCustody, releaseCustody } from '../custody.js';
 import { DELIVERY_CUT_POINTS } from '../cut-points.js';
-import { recordFacts, transition } from '../journal-store.js';
+import { recordFacts, transition } from '../journal/transition.js';
 import { ownerBindingOf, stagingRefOf, transitionIdOf } from '../steps/common.js';
 import { RecoveryRetainedError, runRecovery, type RecoveryContext, type RecoveryDeps, type RecoveryInput, type RecoveryResult } from './recovery-session.js';
 

@@ -5,7 +5,8 @@ import { assertWindowClosed, resolveWindow, type SealedWindow } from '../../doma
 import { ValidationError } from '../../domain/errors.js';
 import { beginInvocation, CustodyHeldError, loadCustody } from '../custody.js';
 import type { DeliveryDeps } from '../deps.js';
-import { loadInvocation, validateSession } from '../journal-store.js';
+import { validateSession } from '../journal/keys.js';
+import { loadInvocation } from '../journal/records.js';
 import { routeTargetId, workRootOf, type StepOutput } from './common.js';
 
 export interface BeginInput {

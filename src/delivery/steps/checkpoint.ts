@@ -1,6 +1,6 @@
 import { advanceCheckpoint } from '../checkpoint.js';
 import type { DeliveryDeps } from '../deps.js';
-import { transition } from '../journal-store.js';
+import { transition } from '../journal/transition.js';
 import { loadForStep, output, parseStepInput, transitionIdOf, type StepOutput } from './common.js';
 
 export interface CheckpointOutput extends StepOutput {

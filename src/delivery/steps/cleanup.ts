@@ -1,7 +1,7 @@
 import type { DropStatus } from '../../ports/target.js';
 import { assertCustody } from '../custody.js';
 import type { DeliveryDeps } from '../deps.js';
-import { recordFacts, transition } from '../journal-store.js';
+import { recordFacts, transition } from '../journal/transition.js';
 import { CLEANUP_PROVED_STEP, journaled, loadForStep, output, parseStepInput, stagingRefOf, transitionIdOf, type StepOutput } from './common.js';
 
 export interface CleanupOutput extends StepOutput {

@@ -7,7 +7,9 @@ import { ValidationError } from '../../domain/errors.js';
 import type { Fence } from '../../ports/authority.js';
 import type { StagingRef } from '../../ports/target.js';
 import type { DeliveryDeps } from '../deps.js';
-import { journalOf, loadInvocation, TransitionPreconditionError, validateFence, type InvocationRecord, type InvocationRef } from '../journal-store.js';
+import { TransitionPreconditionError } from '../journal/errors.js';
+import { journalOf, validateFence, type InvocationRef } from '../journal/keys.js';
+import { loadInvocation, type InvocationRecord } from '../journal/records.js';
 
 /**
  * Shared by the deliver-window steps. Every step is `(input, deps) => StepOutput`:

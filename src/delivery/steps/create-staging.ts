@@ -2,7 +2,7 @@ import { stagingTableOf } from '../../domain/delivery/identifiers.js';
 import { assertCustody } from '../custody.js';
 import { DELIVERY_CUT_POINTS } from '../cut-points.js';
 import type { DeliveryDeps } from '../deps.js';
-import { recordFacts } from '../journal-store.js';
+import { recordFacts } from '../journal/transition.js';
 import { loadForStep, output, ownerBindingOf, parseStepInput, transitionIdOf, type StepOutput } from './common.js';
 
 /**

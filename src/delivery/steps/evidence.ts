@@ -5,7 +5,9 @@ import { publicationDigest } from '../../ports/target.js';
 import { assertCustody } from '../custody.js';
 import { DELIVERY_CUT_POINTS } from '../cut-points.js';
 import type { DeliveryDeps } from '../deps.js';
-import { recordFacts, TransitionPreconditionError, type InvocationRecord } from '../journal-store.js';
+import { TransitionPreconditionError } from '../journal/errors.js';
+import { type InvocationRecord } from '../journal/records.js';
+import { recordFacts } from '../journal/transition.js';
 import { loadForStep, output, parseStepInput, transitionIdOf, type StepOutput } from './common.js';
 
 export const EVIDENCE_KIND = 'cutpoint.delivery-evidence.v1';

@@ -7,7 +7,9 @@ import { encodeSourceChunk } from '../chunk-codec.js';
 import { assertCustody } from '../custody.js';
 import { DELIVERY_CUT_POINTS } from '../cut-points.js';
 import type { DeliveryDeps } from '../deps.js';
-import { recordFacts, transition, type ChunkFact, type InvocationRecord } from '../journal-store.js';
+import { type ChunkFact } from '../journal/facts.js';
+import { type InvocationRecord } from '../journal/records.js';
+import { recordFacts, transition } from '../journal/transition.js';
 import {
   batchOf,
   EXTRACT_EOF_STEP,

@@ -3,7 +3,10 @@ import { decodeChunk } from '../chunk-codec.js';
 import { assertCustody } from '../custody.js';
 import { DELIVERY_CUT_POINTS } from '../cut-points.js';
 import type { DeliveryDeps } from '../deps.js';
-import { recordFacts, TransitionPreconditionError, type InvocationRecord, type LoadFact } from '../journal-store.js';
+import { TransitionPreconditionError } from '../journal/errors.js';
+import { type LoadFact } from '../journal/facts.js';
+import { type InvocationRecord } from '../journal/records.js';
+import { recordFacts } from '../journal/transition.js';
 import {
   batchOf,
   EXTRACT_EOF_STEP,

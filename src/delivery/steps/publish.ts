@@ -3,7 +3,10 @@ import { publicationDigest, receiptMatches, type PublicationReceipt, type Publis
 import { assertCustody } from '../custody.js';
 import type { DeliveryDeps } from '../deps.js';
 import type { Fence } from '../../ports/authority.js';
-import { transition, type InvocationRecord, type JournaledResult, type PublicationFact } from '../journal-store.js';
+import { type PublicationFact } from '../journal/facts.js';
+import { type JournaledResult } from '../journal/journaled-write.js';
+import { type InvocationRecord } from '../journal/records.js';
+import { transition } from '../journal/transition.js';
 import { loadForStep, output, parseStepInput, stagingRefOf, transitionIdOf, windowDates, type StepOutput } from './common.js';
 
 /** The publication request the journal proves: the sealed window, the stage, the load receipts. */

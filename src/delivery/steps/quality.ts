@@ -2,7 +2,7 @@ import type { QualityRules } from '../../domain/delivery/manifest.js';
 import type { StagingFacts } from '../../ports/target.js';
 import { assertCustody } from '../custody.js';
 import type { DeliveryDeps } from '../deps.js';
-import { transition } from '../journal-store.js';
+import { transition } from '../journal/transition.js';
 import { adoptReceipt } from './publish.js';
 import { loadForStep, output, parseStepInput, stagingRefOf, transitionIdOf, type StepOutput } from './common.js';
 

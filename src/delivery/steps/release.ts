@@ -1,6 +1,6 @@
 import { releaseCustody } from '../custody.js';
 import type { DeliveryDeps } from '../deps.js';
-import { TransitionPreconditionError } from '../journal-store.js';
+import { TransitionPreconditionError } from '../journal/errors.js';
 import { loadForStep, output, parseStepInput, transitionIdOf, type StepOutput } from './common.js';
 
 /**

@@ -2,7 +2,10 @@ import { canonicalJson } from '../../domain/digest.js';
 import type { JournalState } from '../../domain/delivery/journal-states.js';
 import { assertCustody } from '../custody.js';
 import type { DeliveryDeps } from '../deps.js';
-import { journalOf, transition, TransitionPreconditionError, type InvocationRecord } from '../journal-store.js';
+import { TransitionPreconditionError } from '../journal/errors.js';
+import { journalOf } from '../journal/keys.js';
+import { type InvocationRecord } from '../journal/records.js';
+import { transition } from '../journal/transition.js';
 import { adoptReceipt } from './publish.js';
 import { EXTRACT_EOF_STEP, loadForStep, output, parseStepInput, stagingRefOf, transitionIdOf, type StepOutput } from './common.js';
 

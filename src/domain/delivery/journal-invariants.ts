@@ -3,7 +3,7 @@ import { holdsCustody, proofsLacking, proofsOf, type JournalState, type ProofFac
 /**
  * The journal's own invariants, checked on every read (seed 004: "missing, unreadable,
  * ambiguous, or inconsistent journal state exits 1"). Every write keeps them — state,
- * facts, journal head and custody move in one transaction (src/delivery/journal-store.ts)
+ * facts, journal head and custody move in one transaction (src/delivery/journal/journaled-write.ts)
  * — so a violation means the authority table was edited, torn or restored in part, and
  * nothing may be projected or acted on from it. Pure: the caller reads, these decide.
  * Each problem is one short sentence naming opaque identifiers only, never content.

@@ -170,7 +170,7 @@ export function missingProof(to: JournalState, proofs: TransitionProofs): string
   }
 }
 
-/** The journal facts a proof is read from (journal-store.ts `DeliveryFacts`, in part). */
+/** The journal facts a proof is read from (src/delivery/journal/facts.ts `DeliveryFacts`, in part). */
 export interface ProofFacts {
   publication?: unknown;
   evidence?: unknown;

@@ -1,0 +1,116 @@
+import { assertTransition, isTerminal, missingProof, parseJournalState, proofsOf, type JournalState } from '../../domain/delivery/journal-states.js';
+import { ValidationError } from '../../domain/errors.js';
+import type { Fence } from '../../ports/authority.js';
+import type { Ports } from '../../ports/index.js';
+import { DELIVERY_CUT_POINTS } from '../cut-points.js';
+import { JournalStateConflictError, TransitionPreconditionError } from './errors.js';
+import { mergeFacts, validatePatch, type DeliveryFacts, type FactsPatch } from './facts.js';
+import { custodyGuardLeg, custodyReleaseLeg, journaledWrite, requireFence, type JournaledResult } from './journaled-write.js';
+import { validateFence, validateRef, validateTransitionId, type InvocationRef } from './keys.js';
+
+/** Transitions and facts: the two journaled writes every step makes. */
+
+export interface TransitionRequest {
+  from: JournalState;
+  to: JournalState;
+  fence: Fence;
+  /** Chosen by the step, stable across its retries (e.g. derived from the execution). */
+  transitionId: string;
+  patch?: FactsPatch;
+}
+
+/** Proof a state needs in the journal before the journal may enter it (journal-states.ts `missingProof`). */
+function assertPreconditions(to: JournalState, facts: DeliveryFacts): void {
+  const missing = missingProof(to, proofsOf(facts));
+  if (missing !== undefined) throw new TransitionPreconditionError(missing);
+}
+
+/**
+ * Moves an invocation `from` → `to` (a TRANSITIONS edge, asserted before any I/O), with
+ * `patch` merged into its facts, guarded by the caller's custody fence, journaled once
+ * under `transitionId`. A transition to a terminal state (RETIRED, CUSTODY_RELEASED)
+ * releases custody in the same transaction, at `delivery.custody.release`; every other
+ * runs at `delivery.journal.transition`.
+ *
+ * Errors, all without a write: Delivery.IllegalTransition, Delivery.Fenced (a zombie
+ * from an old epoch), Delivery.JournalStateConflict, Delivery.TransitionPrecondition,
+ * Cutpoint.IdentityConflict (`delivery.fact_conflict`, `delivery.transition_id_reused`),
+ * Delivery.JournalUnavailable. Cutpoint.OutcomeUnknown only if the outcome stays unknown
+ * through every round; injected crashes and definite failures pass through (repeat the
+ * call: the claim makes it exactly-once).
+ */
+export async function transition(ports: Ports, ref: InvocationRef, request: TransitionRequest): Promise<JournaledResult> {
+  assertTransition(request.from, request.to);
+  const target = validateRef(ref);
+  const fence = validateFence(request.fence);
+  const transitionId = validateTransitionId(request.transitionId);
+  const patch = validatePatch(request.patch);
+  const { from, to } = request;
+  const terminal = isTerminal(to);
+  return journaledWrite(ports, {
+    cutPoint: terminal ? DELIVERY_CUT_POINTS.custodyRelease : DELIVERY_CUT_POINTS.journalTransition,
+    ref: target,
+    transitionId,
+    type: 'transition',
+    op: { from, to, patch },
+    plan: ({ invocation, custody, at }) => {
+      requireFence(target, custody, fence);
+      if (invocation.state !== from) throw new JournalStateConflictError(target.invocationId, invocation.state, from);
+      const facts = mergeFacts(invocation.facts, patch);
+      assertPreconditions(to, facts);
+      return {
+        set: { state: to, facts },
+        custody: terminal ? custodyReleaseLeg(custody, at) : custodyGuardLeg(custody),
+        journal: { from, to, by: { session: fence.session, epoch: fence.epoch } },
+      };
+    },
+  });
+}
+
+export interface FactsRequest {
+  /** The state the invocation must be in; recording facts never changes it. */
+  state: JournalState;
+  fence: Fence;
+  transitionId: string;
+  patch: FactsPatch;
+  /** The step's cut point, e.g. `delivery.chunk.receipt`; default `delivery.journal.transition`. */
+  cutPoint?: string;
+}
+
+/**
+ * Records facts without a state change (staging identity, chunk and load receipts, the
+ * publication receipt, the evidence object), journaled and fenced like a transition. A
+ * step batches a whole set of receipts into one call: one transaction, one journal record.
+ */
+export async function recordFacts(ports: Ports, ref: InvocationRef, request: FactsRequest): Promise<JournaledResult> {
+  const state = parseStateArgument(request.state);
+  const target = validateRef(ref);
+  const fence = validateFence(request.fence);
+  const transitionId = validateTransitionId(request.transitionId);
+  const patch = validatePatch(request.patch);
+  if (isTerminal(state)) throw new TransitionPreconditionError(`a ${state} journal is closed; no facts can be recorded`);
+  return journaledWrite(ports, {
+    cutPoint: request.cutPoint ?? DELIVERY_CUT_POINTS.journalTransition,
+    ref: target,
+    transitionId,
+    type: 'facts',
+    op: { state, patch },
+    plan: ({ invocation, custody }) => {
+      requireFence(target, custody, fence);
+      if (invocation.state !== state) throw new JournalStateConflictError(target.invocationId, invocation.state, state);
+      return {
+        set: { facts: mergeFacts(invocation.facts, patch) },
+        custody: custodyGuardLeg(custody),
+        journal: { state, by: { session: fence.session, epoch: fence.epoch } },
+      };
+    },
+  });
+}
+
+function parseStateArgument(value: unknown): JournalState {
+  try {
+    return parseJournalState(value);
+  } catch {
+    throw new ValidationError('delivery.state_invalid', 'state must be one of the journal states');
+  }
+}
