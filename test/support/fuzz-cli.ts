@@ -1,10 +1,8 @@
-import { spawn } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import fc from 'fast-check';
-import { main } from '../../src/cli/main.js';
 import { REPO_ROOT } from '../../src/local/asl.js';
+import { runCutpointInProcess, spawnCutpoint, type CliRun } from './cli-runtime.js';
 import type { FuzzWorld, Snapshot } from './fuzz-world.js';
 
 /**
@@ -16,12 +14,6 @@ import type { FuzzWorld, Snapshot } from './fuzz-world.js';
  * must mutate nothing (the world's snapshot before and after is equal).
  */
 
-export interface CliRun {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 /** One generated command. `{{name}}` in argv becomes the path of `files[name]`, written (outside the snapshot) before the run. */
 export interface FuzzCase {
   what: string;
@@ -30,47 +22,6 @@ export interface FuzzCase {
   files?: Record<string, string | Uint8Array>;
   /** Run the real bin in a child process with this stdin instead of `main` in this process. */
   stdin?: { data: Uint8Array; delayMs: number };
-}
-
-/** The CLI's `main` in this process: argv in, exit code and both streams out. */
-export async function inProcess(argv: string[]): Promise<CliRun> {
-  let stdout = '';
-  let stderr = '';
-  const out = process.stdout.write.bind(process.stdout);
-  const err = process.stderr.write.bind(process.stderr);
-  process.stdout.write = ((chunk: string | Uint8Array) => ((stdout += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8')), true)) as typeof process.stdout.write;
-  process.stderr.write = ((chunk: string | Uint8Array) => ((stderr += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8')), true)) as typeof process.stderr.write;
-  try {
-    return { code: await main(argv), stdout, stderr };
-  } catch (error) {
-    // main must never reject; report it as what an operator would see (a crash).
-    return { code: null, stdout, stderr: `${stderr}[main rejected] ${error instanceof Error ? (error.stack ?? error.message) : String(error)}` };
-  } finally {
-    process.stdout.write = out;
-    process.stderr.write = err;
-  }
-}
-
-/** The real bin with piped stdin (written after `delayMs`, then closed); killed after `timeoutMs`. */
-export function spawnWithStdin(argv: string[], env: NodeJS.ProcessEnv, stdin: { data: Uint8Array; delayMs: number }, timeoutMs = 20_000): Promise<CliRun> {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [`${REPO_ROOT}bin/cutpoint.js`, ...argv], { cwd: REPO_ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    const timer = setTimeout(() => {
-      stderr += `[killed after ${timeoutMs} ms]`;
-      child.kill('SIGKILL');
-    }, timeoutMs);
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.stdin.on('error', () => undefined); // the child may exit before reading it all
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolvePromise({ code, stdout, stderr });
-    });
-    void sleep(stdin.delayMs).then(() => child.stdin.end(Buffer.from(stdin.data)));
-  });
 }
 
 /** The child's environment: the runtime's state dir, and none of this process's secrets or faults. */
@@ -146,8 +97,10 @@ export class FuzzRunner {
     const argv = c.argv.map((a) => a.replace(/\{\{([a-z0-9-]+)\}\}/g, (_, name: string) => paths[name] ?? `{{${name}}}`));
     const before = this.last ?? (await this.world.snapshot());
     let run: CliRun;
-    if (c.stdin) run = await spawnWithStdin(argv, { ...childEnv(this.world), ...definedOnly(c.env) }, c.stdin);
-    else run = await withEnv(c.env, () => withTimeout(inProcess(argv), 10_000));
+    if (c.stdin) {
+      const env = { ...childEnv(this.world), ...definedOnly(c.env) };
+      run = await spawnCutpoint(argv, { cwd: REPO_ROOT, env, stdin: { chunks: [c.stdin.data], delayMs: c.stdin.delayMs }, timeoutMs: 20_000 });
+    } else run = await withTimeout(runCutpointInProcess(argv, c.env ? { env: c.env } : {}), 10_000);
     const t0 = performance.now();
     const after = await this.world.snapshot();
     this.snapshotMs += performance.now() - t0;
@@ -186,23 +139,6 @@ export class FuzzRunner {
 
 function definedOnly(env: Record<string, string | undefined> | undefined): NodeJS.ProcessEnv {
   return Object.fromEntries(Object.entries(env ?? {}).filter(([, v]) => v !== undefined)) as NodeJS.ProcessEnv;
-}
-
-async function withEnv<T>(env: Record<string, string | undefined> | undefined, fn: () => Promise<T>): Promise<T> {
-  if (!env) return fn();
-  const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
-  const apply = (vars: Record<string, string | undefined>) => {
-    for (const [k, v] of Object.entries(vars)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-  };
-  apply(env);
-  try {
-    return await fn();
-  } finally {
-    apply(saved);
-  }
 }
 
 async function withTimeout(p: Promise<CliRun>, ms: number): Promise<CliRun> {

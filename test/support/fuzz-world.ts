@@ -8,10 +8,9 @@ import { awsClients } from '../../src/adapters/aws-clients.js';
 import { runDeliverySteps } from '../../src/delivery/deliver-in-process.js';
 import { begin } from '../../src/delivery/steps/begin.js';
 import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.js';
-import { startCliRuntime, type CliRuntime } from './cli-runtime.js';
+import { runCutpointInProcess, startCliRuntime, type CliRuntime } from './cli-runtime.js';
 import { scanTable, targetSnapshot } from './delivery-snapshot.js';
 import { generateEvents, newInvocationId, openEventSource, openWarehouse, type EventSource, type Warehouse } from './delivery-world.js';
-import { inProcess } from './fuzz-cli.js';
 
 /**
  * The world the fuzz suite (test/fuzz/) tries to damage: a persistent local runtime of
@@ -114,7 +113,7 @@ export async function openFuzzWorld(): Promise<FuzzWorld> {
     process.env.CUTPOINT_FAULTS = '';
     // Stream: created, taken over, three committed appends on partition 0; partition 1 taken over, then its session forged.
     const cli = async (args: string[]) => {
-      const r = await inProcess(args);
+      const r = await runCutpointInProcess(args);
       expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(0);
       return JSON.parse(r.stdout) as Record<string, unknown>;
     };
