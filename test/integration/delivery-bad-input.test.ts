@@ -278,7 +278,7 @@ describe('bad input to the recovery CLI mutates nothing', () => {
     expect(await world()).toEqual(before);
   }, 120_000);
 
-  it('the real bin: one refusal per category in child processes — the same exit codes and diagnostics, nothing mutated', async () => {
+  it('one refusal per category, four of them through the real bin — the same exit codes and diagnostics, nothing mutated', async () => {
     const missing = join(root, 'does-not-exist.yaml');
     const broken = await variant('bin-broken.yaml', 'version: 1\nroutes: [\n');
     const unknownKey = await variant('bin-unknown-key.yaml', manifestText.replace('version: 1', 'version: 1\nextra: true'));

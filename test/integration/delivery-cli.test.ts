@@ -374,7 +374,7 @@ routes:
       await pgServer?.stop();
     });
 
-    it('retire of a recorded empty stage runs in-process: the exact stage dropped, RETIRED, the connection never printed; repeating is refused', async () => {
+    it('retire of a recorded empty stage through the real bin (the connection reaches it only through its binding variable): the exact stage dropped, RETIRED, the connection never printed; repeating is refused', async () => {
       pgServer = await startEmbeddedPostgres();
       const connection = pgServer.connectionString;
       const target = openPostgresTarget({ connectionString: connection, faults: inertFaults });
