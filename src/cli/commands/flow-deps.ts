@@ -11,7 +11,7 @@ import { openLocalSource, openLocalTarget } from './delivery-bindings.js';
  * (functions/lib/delivery-deps.ts), but from this machine's environment: each Task's
  * input names the route (`manifestText` + `selector`); its target is opened from the
  * target binding's url_env on first use and reused. Only deliver-window gets a source,
- * opened on its first call (Begin's read-only check, then extraction), exactly like the Lambdas;
+ * connected on its first call (`openLocalSource`: Begin's read-only check, then extraction);
  * the recovery flows are source-free (a step that would need it fails
  * Delivery.SourceForbidden). `close()` closes whatever was opened.
  */
@@ -34,7 +34,8 @@ export function localFlowDeps(flow: string, ports: Ports, faultSpec: string | un
     const route = routeOfEvent(event);
     const target = await once(targets, route.targetBinding, () => openLocalTarget(route.targetBinding, faultSpec));
     if (flow !== 'deliver-window') return { ports, target, route };
-    return { ports, target, route, source: lazySource(() => once(sources, route.sourceBinding, () => openLocalSource(route.sourceBinding))) };
+    // openLocalSource connects on the source's first call (Begin's read-only check).
+    return { ports, target, route, source: await once(sources, route.sourceBinding, () => openLocalSource(route.sourceBinding)) };
   };
   return {
     provider,
@@ -42,19 +43,5 @@ export function localFlowDeps(flow: string, ports: Ports, faultSpec: string | un
       const opened = [...targets.values(), ...sources.values()];
       await Promise.allSettled(opened.map(async (p) => (await p).close()));
     },
-  };
-}
-
-/** A source that connects on its first call (Begin's read-only check, then extraction). */
-function lazySource(open: () => Promise<SourcePort>): SourcePort {
-  return {
-    describe: async (request) => (await open()).describe(request),
-    countWindow: async (request) => (await open()).countWindow(request),
-    streamWindow: (request) => ({
-      async *[Symbol.asyncIterator]() {
-        yield* (await open()).streamWindow(request);
-      },
-    }),
-    close: async () => undefined,
   };
 }
