@@ -1,5 +1,6 @@
 import { sha256Hex } from './digest.js';
-import { CutpointError, ValidationError } from './errors.js';
+import { ValidationError } from './errors.js';
+import { UnknownSessionError } from './stream-errors.js';
 import type { Fence } from '../ports/authority.js';
 
 /**
@@ -243,87 +244,4 @@ export function walMetadataOf(lane: LaneRef, attemptId: string, sha256: string, 
 
 export function sameFence(a: Fence | undefined, b: Fence | undefined): boolean {
   return !!a && !!b && a.owner === b.owner && a.session === b.session && a.epoch === b.epoch;
-}
-
-/** The lane refuses appends while suspended; the error names the attempt to resolve. */
-export class LaneSuspendedError extends CutpointError {
-  constructor(
-    lane: LaneRef,
-    /** The attempt whose unknown outcome holds the lane. */
-    readonly attemptId: string,
-  ) {
-    super(
-      'Stream.LaneSuspended',
-      'stream.lane_suspended',
-      `lane ${lane.stream}/${lane.partition} is suspended by attempt ${attemptId}; resolve it first`,
-    );
-  }
-}
-
-export class LaneMissingError extends CutpointError {
-  constructor(lane: LaneRef) {
-    super('Stream.LaneMissing', 'stream.lane_missing', `lane ${lane.stream}/${lane.partition} does not exist; create the stream first`);
-  }
-}
-
-/** A read from past the committed end: no position beyond it is ever handed out. */
-export class OffsetOutOfRangeError extends CutpointError {
-  constructor(lane: LaneRef, offset: number, committedEnd: number) {
-    super(
-      'Stream.OffsetOutOfRange',
-      'stream.offset_out_of_range',
-      `offset ${offset} is past the committed end ${committedEnd} of ${lane.stream}/${lane.partition}; read from ${committedEnd} at most`,
-    );
-  }
-}
-
-/** The same attempt id with another batch: the attempt's identity is its batch. */
-export class AttemptIdentityConflictError extends CutpointError {
-  constructor(attemptId: string, detail: string) {
-    super(
-      'Stream.AttemptIdentityConflict',
-      'stream.attempt_identity_conflict',
-      `attempt ${attemptId} ${detail}; an attempt id names exactly one batch: use a new attempt id for other records`,
-    );
-  }
-}
-
-/** A fence the lane never issued (forged): refused before anything is written. */
-export class UnknownSessionError extends CutpointError {
-  constructor(lane: LaneRef) {
-    super('Stream.UnknownSession', 'stream.unknown_session', `lane ${lane.stream}/${lane.partition} never issued this session; take the lane over first`);
-  }
-}
-
-export class OffsetTrimmedError extends CutpointError {
-  constructor(offset: number, trimOffset: number) {
-    super('Stream.OffsetTrimmed', 'stream.offset_trimmed', `offset ${offset} is below the trim offset ${trimOffset}`);
-  }
-}
-
-export class RangeUnreadableError extends CutpointError {
-  constructor(start: number, end: number, detail: string) {
-    super('Stream.RangeUnreadable', 'stream.range_unreadable', `committed range [${start}, ${end}) has no healthy copy: ${detail}`);
-  }
-}
-
-/** The session is not the lane's owner (a stale writer after a takeover). */
-export class FencedError extends CutpointError {
-  constructor(lane: LaneRef, detail: string) {
-    super('Stream.Fenced', 'stream.fenced', `lane ${lane.stream}/${lane.partition}: ${detail}`);
-  }
-}
-
-/** The attempt was proven not committed; its id is spent — append with a new attempt id. */
-export class AttemptAbortedError extends CutpointError {
-  constructor(attemptId: string, reason: string) {
-    super('Stream.AttemptAborted', 'stream.attempt_aborted', `attempt ${attemptId} is aborted (${reason}); use a new attempt id`);
-  }
-}
-
-/** Evidence contradicts itself; the lane stays suspended for a person to look at. */
-export class ResolveInconsistentError extends CutpointError {
-  constructor(attemptId: string, detail: string) {
-    super('Stream.ResolveInconsistent', 'stream.resolve_inconsistent', `attempt ${attemptId}: ${detail}; the lane stays suspended`);
-  }
 }

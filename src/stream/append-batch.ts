@@ -1,5 +1,6 @@
 import { CutpointError, OutcomeUnknownError } from '../domain/errors.js';
-import { LaneSuspendedError, type AppendOutcome } from '../domain/stream.js';
+import { type AppendOutcome } from '../domain/stream.js';
+import { LaneSuspendedError } from '../domain/stream-errors.js';
 import { rerunTransient } from '../engine/rerun.js';
 import type { Fence } from '../ports/authority.js';
 import type { Ports } from '../ports/index.js';

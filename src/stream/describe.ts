@@ -1,5 +1,6 @@
 import { ValidationError } from '../domain/errors.js';
-import { laneKeys, LaneMissingError, MAX_PARTITIONS, validateLane, type LaneHead } from '../domain/stream.js';
+import { laneKeys, MAX_PARTITIONS, validateLane, type LaneHead } from '../domain/stream.js';
+import { LaneMissingError } from '../domain/stream-errors.js';
 import type { Ports } from '../ports/index.js';
 
 export interface LaneDescription {

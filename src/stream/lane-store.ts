@@ -1,14 +1,5 @@
-import {
-  assertIssuedFence,
-  laneKeys,
-  LaneMissingError,
-  type AppendIntent,
-  type CommitRecord,
-  type IndexEntry,
-  type IssuedFence,
-  type LaneHead,
-  type LaneRef,
-} from '../domain/stream.js';
+import { assertIssuedFence, laneKeys, type AppendIntent, type CommitRecord, type IndexEntry, type IssuedFence, type LaneHead, type LaneRef } from '../domain/stream.js';
+import { LaneMissingError } from '../domain/stream-errors.js';
 import type { AuthorityItem, Fence } from '../ports/authority.js';
 import type { Ports } from '../ports/index.js';
 

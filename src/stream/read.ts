@@ -1,5 +1,6 @@
 import { ValidationError } from '../domain/errors.js';
-import { OffsetOutOfRangeError, OffsetTrimmedError, RangeUnreadableError, validateLane, validateOffset, type IndexEntry, type LaneRef } from '../domain/stream.js';
+import { validateLane, validateOffset, type IndexEntry, type LaneRef } from '../domain/stream.js';
+import { OffsetOutOfRangeError, OffsetTrimmedError, RangeUnreadableError } from '../domain/stream-errors.js';
 import type { Ports } from '../ports/index.js';
 import { indexFrom, loadHead } from './lane-store.js';
 import { RangeReader } from './read/candidates.js';

@@ -1,13 +1,6 @@
 import { OutcomeUnknownError } from '../domain/errors.js';
-import {
-  laneKeys,
-  ResolveInconsistentError,
-  validateAttemptId,
-  validateLane,
-  type AppendIntent,
-  type AppendOutcome,
-  type LaneRef,
-} from '../domain/stream.js';
+import { laneKeys, validateAttemptId, validateLane, type AppendIntent, type AppendOutcome, type LaneRef } from '../domain/stream.js';
+import { ResolveInconsistentError } from '../domain/stream-errors.js';
 import type { Ports } from '../ports/index.js';
 import { STREAM_CUT_POINTS } from './cut-points.js';
 import { commitContaining, loadHead, loadIntent } from './lane-store.js';

@@ -13,15 +13,14 @@ import {
   isJournalState,
   isTerminal,
   JOURNAL_STATES,
-  missingProof,
   parseJournalState,
   permittedActions,
   successorsOf,
   TRANSITIONS,
   type JournalState,
   type LiveAction,
-  type TransitionProofs,
 } from '../../src/domain/delivery/journal-states.js';
+import { missingProof, type TransitionProofs } from '../../src/domain/delivery/journal-proofs.js';
 
 /** The seed's stateDiagram-v2, edge for edge (seed 004). */
 const SEED_DIAGRAM: Array<[JournalState, JournalState]> = [

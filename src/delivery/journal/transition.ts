@@ -1,4 +1,5 @@
-import { assertTransition, isTerminal, missingProof, parseJournalState, proofsOf, type JournalState } from '../../domain/delivery/journal-states.js';
+import { missingProof, proofsOf } from '../../domain/delivery/journal-proofs.js';
+import { assertTransition, isTerminal, parseJournalState, type JournalState } from '../../domain/delivery/journal-states.js';
 import { ValidationError } from '../../domain/errors.js';
 import type { Fence } from '../../ports/authority.js';
 import type { Ports } from '../../ports/index.js';
@@ -19,7 +20,7 @@ export interface TransitionRequest {
   patch?: FactsPatch;
 }
 
-/** Proof a state needs in the journal before the journal may enter it (journal-states.ts `missingProof`). */
+/** Proof a state needs in the journal before the journal may enter it (journal-proofs.ts `missingProof`). */
 function assertPreconditions(to: JournalState, facts: DeliveryFacts): void {
   const missing = missingProof(to, proofsOf(facts));
   if (missing !== undefined) throw new TransitionPreconditionError(missing);

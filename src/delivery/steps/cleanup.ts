@@ -15,7 +15,7 @@ export interface CleanupOutput extends StepOutput {
  * released.
  * - ABSENT_PROVED: the proof is journaled as the `absence` fact (the exact table and
  *   object id) under `cleanup-proved.<invocation>`; the journal's own transition rule
- *   refuses CUSTODY_RELEASED without it (journal-states.ts `missingProof`).
+ *   refuses CUSTODY_RELEASED without it (journal-proofs.ts `missingProof`).
  * - NOT_OURS: the name holds an object that is not the recorded stage — contradicting
  *   evidence: SUCCEEDED → INCIDENT_RETAINED, custody kept, the object untouched.
  * - ABSENCE_UNPROVABLE: this principal cannot tell absence from missing metadata

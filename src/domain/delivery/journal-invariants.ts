@@ -1,4 +1,5 @@
-import { holdsCustody, proofsLacking, proofsOf, type JournalState, type ProofFacts } from './journal-states.js';
+import { proofsLacking, proofsOf, type ProofFacts } from './journal-proofs.js';
+import { holdsCustody, type JournalState } from './journal-states.js';
 
 /**
  * The journal's own invariants, checked on every read (seed 004: "missing, unreadable,
@@ -26,7 +27,7 @@ export interface CustodyView {
 
 /**
  * State ↔ facts: a state whose proofs are not journaled — the same rule the transition into
- * it enforced (journal-states.ts `missingProof`), for it and the states on the path to it.
+ * it enforced (journal-proofs.ts `missingProof`), for it and the states on the path to it.
  */
 export function factProblems(record: RecordView): string[] {
   return proofsLacking(record.state, proofsOf(record.facts)).map((lack) => `invocation ${record.invocationId} is ${record.state}, but ${lack}`);

@@ -1,13 +1,6 @@
 import { EffectFailedError, OutcomeUnknownError } from '../../domain/errors.js';
-import {
-  AttemptAbortedError,
-  FencedError,
-  laneKeys,
-  LaneSuspendedError,
-  sameFence,
-  type AppendOutcome,
-  type CommitRecord,
-} from '../../domain/stream.js';
+import { laneKeys, sameFence, type AppendOutcome, type CommitRecord } from '../../domain/stream.js';
+import { AttemptAbortedError, FencedError, LaneSuspendedError } from '../../domain/stream-errors.js';
 import type { Ports } from '../../ports/index.js';
 import { validateAttemptRef } from '../append-input.js';
 import { STREAM_CUT_POINTS } from '../cut-points.js';

@@ -1,4 +1,5 @@
-import { AttemptAbortedError, AttemptIdentityConflictError, FencedError, laneKeys, sameFence, type AppendIntent } from '../../domain/stream.js';
+import { laneKeys, sameFence, type AppendIntent } from '../../domain/stream.js';
+import { AttemptAbortedError, AttemptIdentityConflictError, FencedError } from '../../domain/stream-errors.js';
 import { writeExactlyOnce } from '../../authority/resolve.js';
 import type { Ports } from '../../ports/index.js';
 import { validateAttemptRef, validateWalRef, type AttemptRef, type WalRef } from '../append-input.js';

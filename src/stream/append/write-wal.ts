@@ -1,16 +1,7 @@
 import { sha256Hex } from '../../domain/digest.js';
 import { encodeBatch } from '../../domain/record-batch.js';
-import {
-  AttemptAbortedError,
-  AttemptIdentityConflictError,
-  FencedError,
-  LaneSuspendedError,
-  sameFence,
-  walKeyOf,
-  walMetadataOf,
-  walPrefixOf,
-  type AppendIntent,
-} from '../../domain/stream.js';
+import { sameFence, walKeyOf, walMetadataOf, walPrefixOf, type AppendIntent } from '../../domain/stream.js';
+import { AttemptAbortedError, AttemptIdentityConflictError, FencedError, LaneSuspendedError } from '../../domain/stream-errors.js';
 import { putExact } from '../../objects/exact-object.js';
 import type { Ports } from '../../ports/index.js';
 import { decodeRecords, validateAttemptRef, type AttemptRef, type WalRef } from '../append-input.js';

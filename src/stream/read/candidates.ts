@@ -1,7 +1,8 @@
 import { writeExactlyOnce } from '../../authority/resolve.js';
 import { ChecksumMismatchError, ObjectMissingError } from '../../domain/errors.js';
 import { decodeBatch } from '../../domain/record-batch.js';
-import { laneKeys, OffsetTrimmedError, RangeUnreadableError, type IndexEntry, type LaneRef } from '../../domain/stream.js';
+import { laneKeys, type IndexEntry, type LaneRef } from '../../domain/stream.js';
+import { OffsetTrimmedError, RangeUnreadableError } from '../../domain/stream-errors.js';
 import { readVerified } from '../../objects/exact-object.js';
 import type { Ports } from '../../ports/index.js';
 import { STREAM_CUT_POINTS } from '../cut-points.js';
