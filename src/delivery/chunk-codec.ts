@@ -1,7 +1,8 @@
 import { sha256Hex } from '../domain/digest.js';
 import { ValidationError } from '../domain/errors.js';
 import type { JsonValue, SourceChunk, SourceKey } from '../ports/source.js';
-import { ChunkDigest, type TargetRow } from '../ports/target.js';
+import type { TargetRow } from '../ports/target.js';
+import { ChunkDigest } from '../domain/delivery/target-rules.js';
 
 /**
  * Extracted chunks as object generations: rows ⇄ JSONL bytes, pure and deterministic.

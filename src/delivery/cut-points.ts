@@ -1,4 +1,4 @@
-import { TARGET_CUT_POINTS } from '../ports/target.js';
+import { TARGET_CUT_POINTS } from '../domain/delivery/target-rules.js';
 
 /**
  * Every effect of bounded delivery, by name (DESIGN.md "Cut points and faults"). The

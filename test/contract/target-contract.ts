@@ -1,18 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FaultSwitch } from '../../src/adapters/fault-injector.js';
-import {
-  chunkDigest,
-  classifyRetirement,
-  ownerMarker,
-  publicationDigest,
-  type ChunkReceipt,
-  type PublishRequest,
-  type StagingCreated,
-  type TableRef,
-  type TargetPort,
-  type TargetRow,
-} from '../../src/ports/target.js';
+import type { ChunkReceipt, PublishRequest, StagingCreated, TableRef, TargetPort, TargetRow } from '../../src/ports/target.js';
+import { chunkDigest, classifyRetirement, ownerMarker, publicationDigest } from '../../src/domain/delivery/target-rules.js';
 
 /**
  * The one target contract every adapter passes: PostgreSQL always (embedded PGlite), SQL

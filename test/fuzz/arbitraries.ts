@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { DELIVERY_CUT_POINTS } from '../../src/delivery/cut-points.js';
 import { FAULT_KINDS } from '../../src/domain/faults.js';
 import { GENERATION_CUT_POINTS } from '../../src/generation/cut-points.js';
-import { TARGET_CUT_POINTS } from '../../src/ports/target.js';
+import { TARGET_CUT_POINTS } from '../../src/domain/delivery/target-rules.js';
 import { STREAM_CUT_POINTS } from '../../src/stream/cut-points.js';
 
 /**

@@ -17,7 +17,8 @@ import {
   type SourcePort,
   type StreamWindowRequest,
 } from '../../src/ports/source.js';
-import { chunkDigest, type TargetRow } from '../../src/ports/target.js';
+import type { TargetRow } from '../../src/ports/target.js';
+import { chunkDigest } from '../../src/domain/delivery/target-rules.js';
 
 /**
  * The ClickHouse delivery source on embedded ClickHouse (chdb, in this test process)

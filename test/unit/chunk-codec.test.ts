@@ -3,7 +3,8 @@ import { sha256Hex } from '../../src/domain/digest.js';
 import { chunkReceiptOf, decodeChunk, encodeChunk, encodeRow, encodeSourceChunk } from '../../src/delivery/chunk-codec.js';
 import type { SourceChunk } from '../../src/ports/source.js';
 import { sourceKeyOf } from '../../src/ports/source.js';
-import { chunkDigest, type TargetRow } from '../../src/ports/target.js';
+import type { TargetRow } from '../../src/ports/target.js';
+import { chunkDigest } from '../../src/domain/delivery/target-rules.js';
 
 const columns = ['event_time', 'event_id', 'body', 'amount', 'tags', 'attrs'];
 

@@ -20,7 +20,8 @@ import {
   typeSpelling,
   type Statement,
 } from '../../src/adapters/mssql/statements.js';
-import { ownerMarker, type PublishRequest, type StagingRef } from '../../src/ports/target.js';
+import type { PublishRequest, StagingRef } from '../../src/ports/target.js';
+import { ownerMarker } from '../../src/domain/delivery/target-rules.js';
 
 /**
  * SQL Server cannot run on these machines, so the T-SQL the adapter sends is checked here,

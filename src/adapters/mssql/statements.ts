@@ -1,14 +1,6 @@
 import { ValidationError } from '../../domain/errors.js';
-import {
-  assertIdentifier,
-  assertTableRef,
-  CHUNK_COLUMN,
-  ownerMarker,
-  publicationLockOf,
-  type PublishRequest,
-  type StagingRef,
-  type TableRef,
-} from '../../ports/target.js';
+import type { PublishRequest, StagingRef, TableRef } from '../../ports/target.js';
+import { assertIdentifier, assertTableRef, CHUNK_COLUMN, ownerMarker, publicationLockOf } from '../../domain/delivery/target-rules.js';
 
 /**
  * The T-SQL the SQL Server adapter sends, built by small pure functions so that the unit

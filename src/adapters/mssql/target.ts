@@ -2,45 +2,9 @@ import sql from 'mssql';
 import { CutpointError, EffectFailedError, IdentityConflictError, OutcomeUnknownError, ValidationError } from '../../domain/errors.js';
 import type { TargetIdentity } from '../../domain/delivery/sealed-authority.js';
 import type { FaultInjector } from '../../ports/faults.js';
-import {
-  assertColumns,
-  assertInvocationId,
-  assertOwner,
-  assertPublishRequest,
-  assertSeq,
-  assertStagingRef,
-  assertTableRef,
-  assertUserColumn,
-  CHUNK_COLUMN,
-  ChunkDigest,
-  classifyRetirement,
-  eachRow,
-  markerMatches,
-  PublicationRefusedError,
-  RECEIPT_TABLE,
-  receiptMatches,
-  StagingBindingChangedError,
-  TARGET_CUT_POINTS,
-  TargetObjectMissingError,
-  TargetUnavailableError,
-  TargetUnobservableError,
-  type ChunkReceipt,
-  type CreateStagingRequest,
-  type DropOptions,
-  type DropResult,
-  type StageObservation,
-  type LoadChunkRequest,
-  type PublicationReceipt,
-  type PublishRequest,
-  type PublishResult,
-  type StagingCreated,
-  type StagingFacts,
-  type StagingFactsRequest,
-  type StagingRef,
-  type TableDescription,
-  type TableRef,
-  type TargetPort,
-} from '../../ports/target.js';
+import type { ChunkReceipt, CreateStagingRequest, DropOptions, DropResult, StageObservation, LoadChunkRequest, PublicationReceipt, PublishRequest, PublishResult, StagingCreated, StagingFacts, StagingFactsRequest, StagingRef, TableDescription, TableRef, TargetPort } from '../../ports/target.js';
+import { assertColumns, assertInvocationId, assertOwner, assertPublishRequest, assertSeq, assertStagingRef, assertTableRef, assertUserColumn, CHUNK_COLUMN, ChunkDigest, classifyRetirement, eachRow, markerMatches, RECEIPT_TABLE, receiptMatches, TARGET_CUT_POINTS } from '../../domain/delivery/target-rules.js';
+import { PublicationRefusedError, StagingBindingChangedError, TargetObjectMissingError, TargetUnavailableError, TargetUnobservableError } from '../../domain/delivery/target-errors.js';
 import { classifyMssqlFailure, describeMssqlError, isPermissionFailure, parseMssqlConnection, serverErrorNumber } from './connection.js';
 import {
   absenceProofStatement,

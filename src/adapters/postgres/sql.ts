@@ -1,4 +1,5 @@
-import { assertIdentifier, assertTableRef, CHUNK_COLUMN, type TableRef } from '../../ports/target.js';
+import type { TableRef } from '../../ports/target.js';
+import { assertIdentifier, assertTableRef, CHUNK_COLUMN } from '../../domain/delivery/target-rules.js';
 
 /**
  * PostgreSQL identifier quoting. Identifiers are validated first (`assertIdentifier`), so

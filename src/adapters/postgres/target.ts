@@ -2,47 +2,9 @@ import pg from 'pg';
 import { CutpointError, EffectFailedError, IdentityConflictError, OutcomeUnknownError, ValidationError } from '../../domain/errors.js';
 import type { TargetIdentity } from '../../domain/delivery/sealed-authority.js';
 import type { FaultInjector } from '../../ports/faults.js';
-import {
-  assertColumns,
-  assertIdentifier,
-  assertPublishRequest,
-  assertInvocationId,
-  assertOwner,
-  assertSeq,
-  assertStagingRef,
-  assertTableRef,
-  assertUserColumn,
-  ChunkDigest,
-  classifyRetirement,
-  eachRow,
-  markerMatches,
-  ownerMarker,
-  publicationLockOf,
-  PublicationRefusedError,
-  RECEIPT_TABLE,
-  receiptMatches,
-  StagingBindingChangedError,
-  TARGET_CUT_POINTS,
-  TargetObjectMissingError,
-  TargetUnavailableError,
-  TargetUnobservableError,
-  type ChunkReceipt,
-  type CreateStagingRequest,
-  type DropOptions,
-  type DropResult,
-  type StageObservation,
-  type LoadChunkRequest,
-  type PublicationReceipt,
-  type PublishRequest,
-  type PublishResult,
-  type StagingCreated,
-  type StagingFacts,
-  type StagingFactsRequest,
-  type StagingRef,
-  type TableDescription,
-  type TableRef,
-  type TargetPort,
-} from '../../ports/target.js';
+import type { ChunkReceipt, CreateStagingRequest, DropOptions, DropResult, StageObservation, LoadChunkRequest, PublicationReceipt, PublishRequest, PublishResult, StagingCreated, StagingFacts, StagingFactsRequest, StagingRef, TableDescription, TableRef, TargetPort } from '../../ports/target.js';
+import { assertColumns, assertIdentifier, assertPublishRequest, assertInvocationId, assertOwner, assertSeq, assertStagingRef, assertTableRef, assertUserColumn, ChunkDigest, classifyRetirement, eachRow, markerMatches, ownerMarker, publicationLockOf, RECEIPT_TABLE, receiptMatches, TARGET_CUT_POINTS } from '../../domain/delivery/target-rules.js';
+import { PublicationRefusedError, StagingBindingChangedError, TargetObjectMissingError, TargetUnavailableError, TargetUnobservableError } from '../../domain/delivery/target-errors.js';
 import { classifyPgCommitFailure, describePgError, isPermissionFailure, sqlStateOf } from './outcome.js';
 import {
   ABSENCE_PROOF,

@@ -1,5 +1,5 @@
 import type { JournalState } from '../../domain/delivery/journal-states.js';
-import { receiptMatches } from '../../ports/target.js';
+import { receiptMatches } from '../../domain/delivery/target-rules.js';
 import { assertCustody } from '../custody.js';
 import { journalOf } from '../journal/keys.js';
 import { transition } from '../journal/transition.js';

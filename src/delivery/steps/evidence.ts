@@ -1,7 +1,7 @@
 import { evidenceObjectKeyOf, qualifiedNameText } from '../../domain/delivery/identifiers.js';
 import { canonicalJson, sha256Hex } from '../../domain/digest.js';
 import { putExact } from '../../objects/exact-object.js';
-import { publicationDigest } from '../../ports/target.js';
+import { publicationDigest } from '../../domain/delivery/target-rules.js';
 import { assertCustody } from '../custody.js';
 import { DELIVERY_CUT_POINTS } from '../cut-points.js';
 import type { DeliveryDeps } from '../deps.js';

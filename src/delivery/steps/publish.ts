@@ -1,5 +1,6 @@
 import { IdentityConflictError, OutcomeUnknownError } from '../../domain/errors.js';
-import { publicationDigest, receiptMatches, type PublicationReceipt, type PublishRequest } from '../../ports/target.js';
+import type { PublicationReceipt, PublishRequest } from '../../ports/target.js';
+import { publicationDigest, receiptMatches } from '../../domain/delivery/target-rules.js';
 import { assertCustody } from '../custody.js';
 import type { DeliveryDeps } from '../deps.js';
 import type { Fence } from '../../ports/authority.js';

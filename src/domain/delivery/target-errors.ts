@@ -1,0 +1,39 @@
+import { CutpointError } from '../errors.js';
+
+/** The delivery target's errors (src/ports/target.ts): each a stable `name` and diagnostic code. */
+
+/** The named object does not exist (or is not visible). */
+export class TargetObjectMissingError extends CutpointError {
+  constructor(what: string) {
+    super('Cutpoint.TargetObjectMissing', 'delivery.target_object_missing', `${what} does not exist or is not visible`);
+  }
+}
+
+/** The stage's object id or owner marker no longer matches the journal: nothing was changed. */
+export class StagingBindingChangedError extends CutpointError {
+  constructor(detail: string) {
+    super('Cutpoint.StagingBindingChanged', 'delivery.staging_binding_changed', `staging binding changed: ${detail}`);
+  }
+}
+
+/** The publication refused to apply (row count, window or key guard): nothing was changed. */
+export class PublicationRefusedError extends CutpointError {
+  constructor(detail: string) {
+    super('Cutpoint.PublicationRefused', 'delivery.publication_refused', `publication refused: ${detail}`);
+  }
+}
+
+/** The principal cannot observe what it must observe (receipt table, schema metadata). */
+export class TargetUnobservableError extends CutpointError {
+  constructor(detail: string) {
+    super('Cutpoint.TargetUnobservable', 'delivery.target_unobservable', detail);
+  }
+}
+
+/** The target could not be reached or answered with an error outside any cut point. */
+export class TargetUnavailableError extends CutpointError {
+  constructor(detail: string) {
+    super('Cutpoint.TargetUnavailable', 'delivery.target_unavailable', detail);
+  }
+}
+
