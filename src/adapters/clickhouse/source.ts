@@ -1,3 +1,6 @@
+// Longer than ~300 lines: one SourcePort implementation over one driver (describe, count,
+// stream with its recovery fence and error classification); its parts share the client and
+// the query text, and src/adapters/clickhouse/client.ts already holds the connection.
 import type { ClickHouseClient, ResultSet, Row } from '@clickhouse/client';
 import { canonicalJson } from '../../domain/digest.js';
 import { CutpointError, ValidationError } from '../../domain/errors.js';

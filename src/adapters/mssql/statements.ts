@@ -1,3 +1,6 @@
+// Longer than ~300 lines: every T-SQL statement the SQL Server adapter sends, as text with
+// its parameters, in one file so the offline grammar test (test/unit/mssql-statements.test.ts)
+// parses all of them and a reviewer reads the whole SQL surface in one place.
 import { ValidationError } from '../../domain/errors.js';
 import type { PublishRequest, StagingRef, TableRef } from '../../ports/target.js';
 import { assertIdentifier, assertTableRef, CHUNK_COLUMN, ownerMarker, publicationLockOf } from '../../domain/delivery/target-rules.js';

@@ -1,3 +1,6 @@
+// Longer than ~300 lines: one class implementing the whole TargetPort over `mssql` (the
+// methods share the pool, the fault injector and the error classification); the SQL text
+// lives in statements.ts and the connection parsing in connection.ts.
 import sql from 'mssql';
 import { CutpointError, EffectFailedError, IdentityConflictError, OutcomeUnknownError, ValidationError } from '../../domain/errors.js';
 import type { TargetIdentity } from '../../domain/delivery/sealed-authority.js';

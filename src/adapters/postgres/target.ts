@@ -1,3 +1,7 @@
+// Longer than ~300 lines: one class implementing the whole TargetPort over `pg` (the
+// methods share the pool, the fault injector and the error classification); quoting is in
+// sql.ts, outcome classification in outcome.ts. The next split, when it grows again: the
+// publication transaction into its own file, as the SQL Server adapter keeps its statements.
 import pg from 'pg';
 import { CutpointError, EffectFailedError, IdentityConflictError, OutcomeUnknownError, ValidationError } from '../../domain/errors.js';
 import type { TargetIdentity } from '../../domain/delivery/sealed-authority.js';
