@@ -8,7 +8,9 @@ import { inspectInvocation } from '../../src/delivery/journal/listing.js';
 import { loadInvocation, type InvocationRecord } from '../../src/delivery/journal/records.js';
 import { RECOVERY_ACTIONS } from '../../src/delivery/recovery/actions.js';
 import type { RecoveryDeps, RecoveryInput } from '../../src/delivery/recovery/recovery-session.js';
-import type { BeginInput } from '../../src/delivery/steps/begin.js';
+import { begin, type BeginInput } from '../../src/delivery/steps/begin.js';
+import { createStaging } from '../../src/delivery/steps/create-staging.js';
+import { stagingTableNameOf } from '../../src/domain/delivery/identifiers.js';
 import { JOURNAL_STATES, permittedActions, type JournalState, type LiveAction } from '../../src/domain/delivery/journal-states.js';
 import { parseManifest, selectRoute, type SelectedRoute } from '../../src/domain/delivery/manifest.js';
 import { FAULT_KINDS, type FaultKind } from '../../src/domain/faults.js';
@@ -46,7 +48,7 @@ const windowIds = windowIdsOf(sourceRows, WINDOW);
 const C = DELIVERY_CUT_POINTS;
 const T = TARGET_CUT_POINTS;
 
-type ScenarioName = 'reconcile-published' | 'reconcile-unpublished' | 'reconcile-writing' | 'resume-published' | 'resume-verified' | 'retire-partial';
+type ScenarioName = 'reconcile-published' | 'reconcile-unpublished' | 'reconcile-writing' | 'resume-published' | 'resume-verified' | 'retire-partial' | 'retire-unrecorded';
 
 interface Scenario {
   name: ScenarioName;
@@ -74,6 +76,9 @@ interface Scenario {
  * - resume-verified: reconcile-unpublished's entry, reconciled unfaulted → resume from
  *   VERIFIED_EOF (receipt probe, then the publication itself).
  * - retire-partial: reconcile-writing's entry, reconciled unfaulted → retire from PARTIAL_PROVED.
+ * - retire-unrecorded: EMPTY_STAGING after a crash between the stage's CREATE and its journal
+ *   write (no recorded stage) → retire observes the stage by its derived name and owner
+ *   marker, journals it, drops it.
  */
 const SCENARIOS: readonly Scenario[] = [
   { name: 'reconcile-published', action: 'reconcile', entry: 'PUBLICATION_UNKNOWN', goal: 'CUSTODY_RELEASED', cutPoints: [C.custodyAcquire, C.journalTransition] },
@@ -94,6 +99,7 @@ const SCENARIOS: readonly Scenario[] = [
     cutPoints: [C.custodyAcquire, C.journalTransition, T.publishCommit, C.evidencePut, C.checkpointAdvance, T.dropStaging, C.custodyRelease],
   },
   { name: 'retire-partial', action: 'retire', entry: 'PARTIAL_PROVED', goal: 'RETIRED', cutPoints: [C.custodyAcquire, T.dropStaging, C.custodyRelease] },
+  { name: 'retire-unrecorded', action: 'retire', entry: 'EMPTY_STAGING', goal: 'RETIRED', cutPoints: [C.custodyAcquire, C.stagingRecord, T.dropStaging, C.custodyRelease] },
 ];
 
 const TARGET_POINTS = new Set<string>(Object.values(TARGET_CUT_POINTS));
@@ -185,23 +191,40 @@ async function prepare(scenario: Scenario, c: Case): Promise<void> {
     case 'retire-partial':
       await expect(deliverWindow(c.beginInput, world.deps(c.deps.route, breakingSource()))).rejects.toThrow(SourceUnavailableError);
       break;
+    case 'retire-unrecorded': {
+      const begun = await begin(c.beginInput, c.deps);
+      const injector = world.targetFaults.arm(`${T.createStaging}:crash-after`);
+      try {
+        await expect(createStaging(begun, c.deps)).rejects.toMatchObject({ name: 'Cutpoint.WorkerCrashed' });
+      } finally {
+        world.targetFaults.disarm();
+      }
+      expect(injector.fired).toHaveLength(1);
+      expect(await stageUnderDerivedName(c.invocationId)).toBe(1);
+      break;
+    }
   }
-  if (scenario.action !== 'reconcile') {
+  if (scenario.action !== 'reconcile' && scenario.entry !== 'EMPTY_STAGING') {
     const reconciled = await RECOVERY_ACTIONS.reconcile(c.recoveryInput, c.recoveryDeps);
     expect(reconciled.state).toBe(scenario.entry);
   }
   expect((await loadInvocation(world.stores.ports, c.invocationId)).state).toBe(scenario.entry);
 }
 
-/** The stage the invocation recorded, if it still exists (by its recorded name). */
+/** Tables named `schema.name` (0 or 1). */
+async function tablesNamed(schema: string, name: string): Promise<number> {
+  const result = await world.admin.query(`SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = $2`, [schema, name]);
+  return result.rowCount ?? 0;
+}
+
+/** The invocation's stage under its derived name, recorded or not. */
+const stageUnderDerivedName = (invocationId: string) => tablesNamed('dwh', stagingTableNameOf(invocationId));
+
+/** The stage the invocation owns, if it still exists: by its recorded name, and by its derived one. */
 async function ownedStageLeft(record: InvocationRecord): Promise<number> {
   const staging = record.facts.staging;
-  if (!staging) return 0;
-  const result = await world.admin.query(
-    `SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = $2`,
-    [staging.table.schema, staging.table.table],
-  );
-  return result.rowCount ?? 0;
+  const recorded = staging ? await tablesNamed(staging.table.schema, staging.table.table) : 0;
+  return recorded + (await stageUnderDerivedName(record.invocationId));
 }
 
 function describeError(error: unknown): string {
@@ -259,6 +282,7 @@ describe('recovery actions: the cut points each passes through', () => {
       'resume-published': 'CUSTODY_RELEASED',
       'resume-verified': 'CUSTODY_RELEASED',
       'retire-partial': 'RETIRED',
+      'retire-unrecorded': 'RETIRED',
     };
     expect(state).toBe(next[scenario.name]);
     expect(c.refusing.attempts).toHaveLength(0);
