@@ -66,6 +66,36 @@ export interface CountWindowRequest extends SourceRelationRequest {
 export interface StreamWindowRequest extends CountWindowRequest {
   /** Rows per chunk: 1..MAX_CHUNK_ROWS. */
   chunkRows: number;
+  /**
+   * Resume a part after its last journaled chunk instead of from its first row: rows up to
+   * and including position `lastKey` (the `sourceKeyOf` of the last row already chunked)
+   * are skipped server-side (a keyset `(time, keys) >= lastKey`, never OFFSET), then the
+   * first `rowsAtLastKey` rows tied on exactly `lastKey` are skipped too, and the first
+   * chunk emitted carries seq `nextSeq`. Without it, seqs start at `firstSeq` (default 0).
+   */
+  resumeAfter?: ResumePosition;
+  /** Seq of the first chunk when not resuming (a part's seqs start at `chunkSeqOf(part, 0)`). */
+  firstSeq?: number;
+}
+
+export interface ResumePosition {
+  lastKey: SourceKey;
+  /** Rows whose whole order key equals `lastKey` that were already chunked (>= 1). */
+  rowsAtLastKey: number;
+  nextSeq: number;
+}
+
+export interface CountBucketsRequest extends CountWindowRequest {
+  /** The window [start, end) is cut into this many equal time buckets (1..4096, the last one ends at `end`). */
+  buckets: number;
+}
+
+/** Rows per time bucket, every bucket listed (zero counts too), in time order. */
+export interface BucketCount {
+  /** Canonical ISO UTC instants, half-open [start, end). */
+  start: string;
+  end: string;
+  rows: number;
 }
 
 export interface SourceChunk {
@@ -91,6 +121,11 @@ export interface SourcePort {
   streamWindow(request: StreamWindowRequest): AsyncIterable<SourceChunk>;
   /** Rows in the window, for the quality probes and the bench. */
   countWindow(request: CountWindowRequest): Promise<number>;
+  /**
+   * Rows per equal time bucket of the window (one GROUP BY, read-only): what begin sizes
+   * the window's parts from (src/domain/delivery/parts.ts `planParts`).
+   */
+  countBuckets(request: CountBucketsRequest): Promise<BucketCount[]>;
   close(): Promise<void>;
 }
 

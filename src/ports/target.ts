@@ -67,19 +67,39 @@ export type TargetRow = Record<string, unknown>;
 
 export interface LoadChunkRequest {
   staging: StagingRef;
-  /** Chunk sequence number (0-based, contiguous); re-loading a seq replaces its rows. */
+  /**
+   * Chunk sequence number (`chunkSeqOf(part, index)`, src/domain/delivery/parts.ts);
+   * re-loading a seq replaces its rows.
+   */
   seq: number;
-  /** The columns carried by every row, in digest order. */
+  /** The columns every row carries, in line order. */
   columns: string[];
-  rows: AsyncIterable<TargetRow> | Iterable<TargetRow>;
+  /**
+   * The chunk object's bytes, verified by the caller: canonical JSONL (src/delivery/chunk-codec.ts),
+   * one row per line, each line's keys exactly `columns` in order; zero bytes for no rows.
+   * The adapter bulk-loads them server-side (PostgreSQL `json_populate_recordset`, SQL
+   * Server `OPENJSON`) without decoding rows in JS.
+   */
+  jsonl: Uint8Array;
+  /** Hex SHA-256 of `jsonl`. */
+  sha256: string;
+  /** Lines in `jsonl`; the load refuses (`delivery.load_count_mismatch`) when the target inserted another number. */
+  rows: number;
 }
 
 /** Proof of one chunk load: what was committed under `seq`. */
 export interface ChunkReceipt {
   seq: number;
+  /** Rows the target inserted under `seq` in this transaction. */
   rows: number;
-  /** `chunkDigest` of the rows as given, in order. */
+  /** The SHA-256 of the loaded bytes (`LoadChunkRequest.sha256`). */
   digest: string;
+}
+
+/** Chunk seqs [from, to), for an observation of one part of a stage. */
+export interface SeqRange {
+  from: number;
+  to: number;
 }
 
 export interface StagingAssertion {
@@ -212,8 +232,11 @@ export interface TargetPort {
   createStaging(request: CreateStagingRequest): Promise<StagingCreated>;
   /** One transaction: recheck the stage, delete `seq`'s rows, bulk-insert the chunk. */
   loadChunk(request: LoadChunkRequest): Promise<ChunkReceipt>;
-  /** Committed rows per chunk seq in the exact stage (a bounded observation for reconcile). */
-  observeChunks(staging: StagingRef): Promise<Array<{ seq: number; rows: number }>>;
+  /**
+   * Committed rows per chunk seq in the exact stage (a bounded observation for reconcile);
+   * with `range`, only seqs in [from, to) (one part: an index range scan, not the stage).
+   */
+  observeChunks(staging: StagingRef, range?: SeqRange): Promise<Array<{ seq: number; rows: number }>>;
   /** Counts for the quality probes, read from the exact stage. */
   stagingFacts(staging: StagingRef, facts: StagingFactsRequest): Promise<StagingFacts>;
   /**

@@ -1,0 +1,140 @@
+import { canonicalDigest } from '../digest.js';
+import { ValidationError } from '../errors.js';
+import { validateSealedWindow, type SealedWindow } from './window.js';
+
+/**
+ * Parts: a window split into sub-windows that extract and load independently (seed 004
+ * at production size; DESIGN.md "Scale"). Pure rules, no I/O.
+ *
+ * Begin counts the window's rows per equal time bucket (`bucketsOf`), merges contiguous
+ * buckets into parts of at most `partRows` rows (`planParts`; a single bucket holding
+ * more stays one part: rows with one time value are never split), writes the plan to S3
+ * and seals its digest. Parts are half-open time ranges that tile the window exactly, so
+ * every row of the window belongs to exactly one part, and the source order inside a part
+ * is the window's order restricted to it.
+ *
+ * Chunk seqs are global across parts and ordered like the rows: part p's chunk i has seq
+ * `chunkSeqOf(p, i) = p * MAX_CHUNKS_PER_PART + i`, which fits the stage's 32-bit chunk
+ * column for every plan `planParts` can produce.
+ */
+
+export const MAX_CHUNKS_PER_PART = 100_000;
+export const MAX_PARTS = 20_000;
+/** Buckets begin counts the window in: enough resolution to size parts, one GROUP BY. */
+export const PLAN_BUCKETS = 1024;
+
+export interface TimeRange {
+  /** Canonical ISO UTC instants, half-open [start, end). */
+  start: string;
+  end: string;
+}
+
+export interface PartDescriptor extends TimeRange {
+  /** 0-based, contiguous; the Distributed Map's item. */
+  part: number;
+  /** Rows counted in the part when the plan was made (a sizing figure, not a proof). */
+  plannedRows: number;
+}
+
+export interface PartPlan {
+  kind: 'cutpoint.delivery.part-plan';
+  invocationId: string;
+  window: SealedWindow;
+  partRows: number;
+  parts: PartDescriptor[];
+}
+
+const invalid = (message: string) => new ValidationError('delivery.part_plan_invalid', message);
+
+export function chunkSeqOf(part: number, index: number): number {
+  if (!Number.isSafeInteger(part) || part < 0 || part >= MAX_PARTS) throw invalid(`part must be an integer in [0, ${MAX_PARTS})`);
+  if (!Number.isSafeInteger(index) || index < 0 || index >= MAX_CHUNKS_PER_PART) {
+    throw new ValidationError('delivery.part_too_large', `a part holds at most ${MAX_CHUNKS_PER_PART} chunks; lower part_rows or raise chunk_rows`);
+  }
+  return part * MAX_CHUNKS_PER_PART + index;
+}
+
+/** The seqs part `part` may use: [from, to). */
+export function seqRangeOf(part: number): { from: number; to: number } {
+  return { from: chunkSeqOf(part, 0), to: chunkSeqOf(part, 0) + MAX_CHUNKS_PER_PART };
+}
+
+export function partOfSeq(seq: number): number {
+  return Math.floor(seq / MAX_CHUNKS_PER_PART);
+}
+
+/** `buckets` equal time ranges tiling the window (fewer when the window has fewer milliseconds). */
+export function bucketsOf(window: SealedWindow, buckets: number): TimeRange[] {
+  const w = validateSealedWindow(window, 'delivery.part_plan_invalid');
+  if (!Number.isInteger(buckets) || buckets < 1 || buckets > 4096) throw invalid('buckets must be an integer in [1, 4096]');
+  const start = Date.parse(w.start);
+  const end = Date.parse(w.end);
+  const n = Math.min(buckets, end - start);
+  const width = Math.floor((end - start) / n);
+  const out: TimeRange[] = [];
+  for (let i = 0; i < n; i++) {
+    out.push({ start: new Date(start + i * width).toISOString(), end: new Date(i === n - 1 ? end : start + (i + 1) * width).toISOString() });
+  }
+  return out;
+}
+
+/**
+ * Merges contiguous bucket counts (in time order, tiling the window) into parts of at most
+ * `partRows` rows; a bucket over `partRows` is a part of its own. An empty window is one
+ * part. Deterministic: the same counts give the same plan.
+ */
+export function planParts(counts: ReadonlyArray<TimeRange & { rows: number }>, partRows: number): PartDescriptor[] {
+  if (!Number.isSafeInteger(partRows) || partRows < 1) throw invalid('partRows must be a positive integer');
+  if (counts.length === 0) throw invalid('a plan needs at least one bucket');
+  const parts: PartDescriptor[] = [];
+  let current: PartDescriptor | undefined;
+  for (const [i, bucket] of counts.entries()) {
+    if (!Number.isSafeInteger(bucket.rows) || bucket.rows < 0) throw invalid('bucket counts must be non-negative integers');
+    const previous = counts[i - 1];
+    if (previous && previous.end !== bucket.start) throw invalid('buckets must be contiguous');
+    if (current && current.plannedRows + bucket.rows <= partRows) {
+      current.end = bucket.end;
+      current.plannedRows += bucket.rows;
+    } else {
+      current = { part: parts.length, start: bucket.start, end: bucket.end, plannedRows: bucket.rows };
+      parts.push(current);
+    }
+  }
+  if (parts.length > MAX_PARTS) throw invalid(`the window needs ${parts.length} parts; at most ${MAX_PARTS} (raise part_rows)`);
+  return parts;
+}
+
+export function planDigest(plan: PartPlan): string {
+  return canonicalDigest(plan);
+}
+
+/** Checks that parts tile the window exactly, in order. */
+export function validatePlan(value: unknown, expected: { invocationId: string; window: SealedWindow }): PartPlan {
+  const p = value as Partial<PartPlan> | null;
+  if (!p || typeof p !== 'object' || p.kind !== 'cutpoint.delivery.part-plan' || p.invocationId !== expected.invocationId) {
+    throw invalid('the part plan does not belong to this invocation');
+  }
+  if (!p.window || p.window.start !== expected.window.start || p.window.end !== expected.window.end) throw invalid('the part plan covers another window');
+  if (!Number.isSafeInteger(p.partRows) || (p.partRows as number) < 1 || !Array.isArray(p.parts) || p.parts.length === 0 || p.parts.length > MAX_PARTS) {
+    throw invalid('the part plan is malformed');
+  }
+  let at = expected.window.start;
+  const parts = p.parts.map((v, i) => {
+    const d = validatePartDescriptor(v);
+    if (d.part !== i || d.start !== at) throw invalid(`part ${i} does not continue the plan`);
+    at = d.end;
+    return d;
+  });
+  if (at !== expected.window.end) throw invalid('the part plan does not reach the window end');
+  return { kind: 'cutpoint.delivery.part-plan', invocationId: expected.invocationId, window: { ...expected.window }, partRows: p.partRows as number, parts };
+}
+
+export function validatePartDescriptor(value: unknown): PartDescriptor {
+  const d = value as Partial<PartDescriptor> | null;
+  if (!d || typeof d !== 'object' || !Number.isSafeInteger(d.part) || (d.part as number) < 0 || (d.part as number) >= MAX_PARTS) {
+    throw invalid('a part descriptor needs part, start, end, plannedRows');
+  }
+  if (!Number.isSafeInteger(d.plannedRows) || (d.plannedRows as number) < 0) throw invalid('a part descriptor needs plannedRows >= 0');
+  const range = validateSealedWindow({ start: d.start, end: d.end } as SealedWindow, 'delivery.part_plan_invalid');
+  return { part: d.part as number, start: range.start, end: range.end, plannedRows: d.plannedRows as number };
+}
