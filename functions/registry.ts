@@ -106,9 +106,10 @@ function deliverySteps(): StepEntry[] {
     // Checks the source read-only (table, columns) before it takes custody.
     entry('begin', 'DeliveryBeginFunctionArn', () => import('./delivery/begin.js'), [], ['Delivery.SourceUnavailable'], 30, 256),
     entry('create-staging', 'DeliveryCreateStagingFunctionArn', () => import('./delivery/create-staging.js'), [], TARGET_ERRORS),
-    // Batches chunks inside the step: a chunk's rows stay in memory while it is hashed and PUT.
-    entry('extract-chunks', 'DeliveryExtractChunksFunctionArn', () => import('./delivery/extract-chunks.js'), WRITE_OBJECTS, [...OBJECT_ERRORS, 'Delivery.SourceForbidden', 'Delivery.SourceUnavailable'], 900, 1024),
-    entry('load-chunks', 'DeliveryLoadChunksFunctionArn', () => import('./delivery/load-chunks.js'), READ_OBJECTS, [...OBJECT_ERRORS, ...TARGET_ERRORS], 900, 1024),
+    // One count query and the plan object; then the writer starts.
+    entry('plan-parts', 'DeliveryPlanPartsFunctionArn', () => import('./delivery/plan-parts.js'), WRITE_OBJECTS, [...OBJECT_ERRORS, 'Delivery.SourceForbidden', 'Delivery.SourceUnavailable'], 120),
+    // The Distributed Map's item: one part, chunk by chunk (memory: one chunk), resumable.
+    entry('extract-load-part', 'DeliveryExtractLoadPartFunctionArn', () => import('./delivery/extract-load-part.js'), WRITE_OBJECTS, [...OBJECT_ERRORS, ...TARGET_ERRORS, 'Delivery.SourceForbidden', 'Delivery.SourceUnavailable'], 900, 1024),
     entry('verify-eof', 'DeliveryVerifyEofFunctionArn', () => import('./delivery/verify-eof.js'), READ_OBJECTS, [...OBJECT_ERRORS, ...TARGET_ERRORS]),
     entry('quality', 'DeliveryQualityFunctionArn', () => import('./delivery/quality.js'), [], TARGET_ERRORS, 300),
     entry('publish', 'DeliveryPublishFunctionArn', () => import('./delivery/publish.js'), [], [...TARGET_ERRORS, 'Cutpoint.PublicationRefused'], 300),

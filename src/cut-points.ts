@@ -36,8 +36,10 @@ const STREAM_WHERE: Record<string, Pick<CutPointInfo, 'flows' | 'commands'>> = {
 /** Delivery cut points the recovery actions never hit (they are source-free and never extract or seal). */
 const DELIVERY_RUN_ONLY: ReadonlySet<string> = new Set([
   DELIVERY_CUT_POINTS.seal,
+  DELIVERY_CUT_POINTS.planPut,
   DELIVERY_CUT_POINTS.chunkPut,
-  DELIVERY_CUT_POINTS.chunkReceipt,
+  DELIVERY_CUT_POINTS.partReceipt,
+  DELIVERY_CUT_POINTS.loadChunk,
   DELIVERY_CUT_POINTS.createStaging,
   DELIVERY_CUT_POINTS.stagingRecord,
 ]);

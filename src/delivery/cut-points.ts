@@ -23,12 +23,15 @@ export const DELIVERY_CUT_POINTS = {
   seal: 'delivery.seal',
   /** Journaling the owned stage's exact object id and owner binding. */
   stagingRecord: 'delivery.staging.record',
+  /** The window's part plan object PUT (S3), before the writer starts. */
+  planPut: 'delivery.plan.put',
   /** Extracted chunk object PUT (S3). */
   chunkPut: 'delivery.chunk.put',
-  /** Journaling an extracted chunk's receipt (seq, rows, bytes, sha256, key). */
-  chunkReceipt: 'delivery.chunk.receipt',
-  /** Journaling a chunk load receipt (seq, rows, digest). */
-  loadReceipt: 'delivery.load.receipt',
+  /**
+   * Journaling a batch of up to 16 chunk receipts of one part (each chunk extracted,
+   * written and loaded: seq, rows, bytes, sha256, key) with the part's head, fenced.
+   */
+  partReceipt: 'delivery.part.receipt',
   /** Evidence document PUT (S3); persisted before the checkpoint advances. */
   evidencePut: 'delivery.evidence.put',
 

@@ -9,8 +9,8 @@ import { cleanup } from './steps/cleanup.js';
 import type { StepInput, StepOutput } from './steps/common.js';
 import { createStaging } from './steps/create-staging.js';
 import { persistEvidence } from './steps/evidence.js';
-import { extractChunks } from './steps/extract-chunks.js';
-import { loadChunks } from './steps/load-chunks.js';
+import { extractLoadParts } from './parts/extract-load-parts.js';
+import { planParts } from './steps/plan-parts.js';
 import { publish } from './steps/publish.js';
 import { quality } from './steps/quality.js';
 import { release } from './steps/release.js';
@@ -19,8 +19,8 @@ import { verifyEof } from './steps/verify-eof.js';
 export type DeliveryStepName =
   | 'begin'
   | 'create-staging'
-  | 'extract-chunks'
-  | 'load-chunks'
+  | 'plan-parts'
+  | 'extract-load-parts'
   | 'verify-eof'
   | 'quality'
   | 'publish'
@@ -34,8 +34,8 @@ type Step = (input: StepInput, deps: DeliveryDeps) => Promise<StepOutput & { dro
 /** The steps after begin, in flow order (statemachines' deliver-window flow runs the same). */
 export const DELIVERY_STEPS: ReadonlyArray<readonly [DeliveryStepName, Step]> = [
   ['create-staging', createStaging],
-  ['extract-chunks', extractChunks],
-  ['load-chunks', loadChunks],
+  ['plan-parts', planParts],
+  ['extract-load-parts', extractLoadParts],
   ['verify-eof', verifyEof],
   ['quality', quality],
   ['publish', publish],

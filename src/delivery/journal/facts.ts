@@ -13,25 +13,27 @@ export interface StagingFact {
   owner: string;
 }
 /**
- * An extracted chunk's receipt (chunk-codec.ts `ExtractedChunkReceipt` plus its object key).
- * Only these fields are journaled; source key values (firstKey/lastKey) are not copied
- * into the authority table.
+ * The window's part plan (src/domain/delivery/parts.ts): an immutable object the plan step
+ * wrote, and what the journal proves of it. Set once, when the writer starts.
  */
-export interface ChunkFact {
-  seq: number;
-  rows: number;
-  /** Size of the chunk object. */
-  bytes: number;
-  /** Hex SHA-256 of the object bytes. */
-  sha256: string;
-  /** The object key (`chunkObjectKeyOf`). */
+export interface PlanFact {
+  /** The plan object's key and hex SHA-256. */
   key: string;
-  /** `chunkDigest(columns, rows)`: what the load receipt of this seq must match. */
-  digest?: string;
+  sha256: string;
+  parts: number;
+  partRows: number;
 }
-export interface LoadFact {
-  seq: number;
+/**
+ * What every part's receipts prove together, recorded by verify-eof with VERIFIED_EOF:
+ * per-part receipts live in their own items (src/delivery/parts/), never here, so the
+ * invocation item stays the same size whatever the window's size.
+ */
+export interface PartsFact {
+  parts: number;
+  chunks: number;
   rows: number;
+  bytes: number;
+  /** `partsDigest` of the parts' receipt digests: what the publication receipt carries. */
   digest: string;
 }
 /** The publication receipt as journaled (JSON-safe: instants as canonical ISO text). */
@@ -66,10 +68,9 @@ export interface DeliveryFacts {
   /** Every owned stage has its exact object id and owner binding recorded (journal-states.ts). */
   ownedStagesRecorded: boolean;
   staging?: StagingFact;
-  /** Extracted chunk receipts, by seq. */
-  chunks: ChunkFact[];
-  /** Chunk load receipts, by seq. */
-  loads: LoadFact[];
+  plan?: PlanFact;
+  /** The parts' receipts as verify-eof proved them: required by VERIFIED_EOF. */
+  parts?: PartsFact;
   publication?: PublicationFact;
   evidence?: EvidenceFact;
   /** The owned stage's proved absence: required by RETIRED and CUSTODY_RELEASED. */
@@ -80,20 +81,20 @@ export interface DeliveryFacts {
 
 /**
  * Facts a step records. Scalars are set once (recording the same value again is a no-op,
- * a different value is contradicting evidence: `delivery.fact_conflict`); chunk and load
- * receipts are merged by seq under the same rule. `ownedStagesRecorded` may only turn true.
+ * a different value is contradicting evidence: `delivery.fact_conflict`).
+ * `ownedStagesRecorded` may only turn true.
  */
 export interface FactsPatch {
   ownedStagesRecorded?: boolean;
   staging?: StagingFact;
-  chunks?: ChunkFact[];
-  loads?: LoadFact[];
+  plan?: PlanFact;
+  parts?: PartsFact;
   publication?: PublicationFact;
   evidence?: EvidenceFact;
   absence?: AbsenceFact;
 }
 
-export const EMPTY_FACTS: DeliveryFacts = { ownedStagesRecorded: false, chunks: [], loads: [] };
+export const EMPTY_FACTS: DeliveryFacts = { ownedStagesRecorded: false };
 
 const HEX64 = /^[0-9a-f]{64}$/;
 type Obj = Record<string, unknown>;
@@ -107,14 +108,13 @@ function pickStaging(v: unknown): StagingFact | undefined {
   if (!isObj(v) || !isObj(v.table) || !isText(v.table.schema, 128) || !isText(v.table.table, 128) || !isText(v.objectId, 64) || !isText(v.owner, 256)) return undefined;
   return { table: { schema: v.table.schema, table: v.table.table }, objectId: v.objectId, owner: v.owner };
 }
-function pickChunk(v: unknown): ChunkFact | undefined {
-  if (!isObj(v) || !isNat(v.seq) || !isNat(v.rows) || !isNat(v.bytes) || typeof v.sha256 !== 'string' || !HEX64.test(v.sha256) || !isText(v.key)) return undefined;
-  if (v.digest !== undefined && (typeof v.digest !== 'string' || !HEX64.test(v.digest))) return undefined;
-  return { seq: v.seq, rows: v.rows, bytes: v.bytes, sha256: v.sha256, key: v.key, ...(v.digest === undefined ? {} : { digest: v.digest }) };
+function pickPlan(v: unknown): PlanFact | undefined {
+  if (!isObj(v) || !isText(v.key) || typeof v.sha256 !== 'string' || !HEX64.test(v.sha256) || !isNat(v.parts) || (v.parts as number) < 1 || !isNat(v.partRows)) return undefined;
+  return { key: v.key, sha256: v.sha256, parts: v.parts as number, partRows: v.partRows as number };
 }
-function pickLoad(v: unknown): LoadFact | undefined {
-  if (!isObj(v) || !isNat(v.seq) || !isNat(v.rows) || typeof v.digest !== 'string' || !HEX64.test(v.digest)) return undefined;
-  return { seq: v.seq, rows: v.rows, digest: v.digest };
+function pickParts(v: unknown): PartsFact | undefined {
+  if (!isObj(v) || !isNat(v.parts) || !isNat(v.chunks) || !isNat(v.rows) || !isNat(v.bytes) || typeof v.digest !== 'string' || !HEX64.test(v.digest)) return undefined;
+  return { parts: v.parts as number, chunks: v.chunks as number, rows: v.rows as number, bytes: v.bytes as number, digest: v.digest };
 }
 function pickPublication(v: unknown): PublicationFact | undefined {
   if (!isObj(v) || !isNat(v.rows) || typeof v.digest !== 'string' || !HEX64.test(v.digest) || !isText(v.stagingObjectId, 64)) return undefined;
@@ -134,27 +134,15 @@ function pickCheckpoint(v: unknown): CheckpointFact | undefined {
   if (!isObj(v) || !isInstant(v.windowEnd) || typeof v.moved !== 'boolean' || !isInstant(v.at)) return undefined;
   return { windowEnd: v.windowEnd, moved: v.moved, at: v.at };
 }
-function pickList<T extends { seq: number }>(v: unknown, pick: (x: unknown) => T | undefined): T[] | undefined {
-  if (!Array.isArray(v)) return undefined;
-  const out: T[] = [];
-  for (const x of v) {
-    const p = pick(x);
-    if (!p) return undefined;
-    out.push(p);
-  }
-  return new Set(out.map((x) => x.seq)).size === out.length ? out.sort((a, b) => a.seq - b.seq) : undefined;
-}
-
 /** Facts read back from the journal; anything malformed makes the journal inconsistent. */
 export function parseFacts(v: unknown): DeliveryFacts {
   const bad = () => inconsistent('journal record has malformed facts');
   if (!isObj(v) || typeof v.ownedStagesRecorded !== 'boolean') throw bad();
-  const chunks = pickList(v.chunks ?? [], pickChunk);
-  const loads = pickList(v.loads ?? [], pickLoad);
-  if (!chunks || !loads) throw bad();
-  const facts: DeliveryFacts = { ownedStagesRecorded: v.ownedStagesRecorded, chunks, loads };
+  const facts: DeliveryFacts = { ownedStagesRecorded: v.ownedStagesRecorded };
   const optional = [
     ['staging', pickStaging],
+    ['plan', pickPlan],
+    ['parts', pickParts],
     ['publication', pickPublication],
     ['evidence', pickEvidence],
     ['absence', pickAbsence],
@@ -174,7 +162,7 @@ export function validatePatch(value: unknown): FactsPatch {
   if (value === undefined) return {};
   const invalid = (field: string) => new ValidationError('delivery.fact_invalid', `fact ${field} is malformed`);
   if (!isObj(value)) throw invalid('patch');
-  const known = new Set(['ownedStagesRecorded', 'staging', 'chunks', 'loads', 'publication', 'evidence', 'absence']);
+  const known = new Set(['ownedStagesRecorded', 'staging', 'plan', 'parts', 'publication', 'evidence', 'absence']);
   for (const field of Object.keys(value)) if (!known.has(field)) throw invalid(field === 'checkpoint' ? 'checkpoint (set by advanceCheckpoint only)' : 'name');
   const patch: FactsPatch = {};
   if (value.ownedStagesRecorded !== undefined) {
@@ -182,8 +170,8 @@ export function validatePatch(value: unknown): FactsPatch {
     patch.ownedStagesRecorded = value.ownedStagesRecorded;
   }
   if (value.staging !== undefined) patch.staging = pickStaging(value.staging) ?? fail(invalid('staging'));
-  if (value.chunks !== undefined) patch.chunks = pickList(value.chunks, pickChunk) ?? fail(invalid('chunks'));
-  if (value.loads !== undefined) patch.loads = pickList(value.loads, pickLoad) ?? fail(invalid('loads'));
+  if (value.plan !== undefined) patch.plan = pickPlan(value.plan) ?? fail(invalid('plan'));
+  if (value.parts !== undefined) patch.parts = pickParts(value.parts) ?? fail(invalid('parts'));
   if (value.publication !== undefined) patch.publication = pickPublication(value.publication) ?? fail(invalid('publication'));
   if (value.evidence !== undefined) patch.evidence = pickEvidence(value.evidence) ?? fail(invalid('evidence'));
   if (value.absence !== undefined) patch.absence = pickAbsence(value.absence) ?? fail(invalid('absence'));
@@ -199,27 +187,16 @@ const same = (a: unknown, b: unknown) => canonicalJson(a) === canonicalJson(b);
 /** Applies a patch to the recorded facts; contradicting evidence is refused, never overwritten. */
 export function mergeFacts(current: DeliveryFacts, patch: FactsPatch): DeliveryFacts {
   const conflict = (field: string) => new IdentityConflictError('delivery.fact_conflict', `recorded ${field} differs from the one given; the journal keeps the first`);
-  const next: DeliveryFacts = { ...current, chunks: [...current.chunks], loads: [...current.loads] };
+  const next: DeliveryFacts = { ...current };
   if (patch.ownedStagesRecorded !== undefined) {
     if (current.ownedStagesRecorded && !patch.ownedStagesRecorded) throw conflict('ownedStagesRecorded');
     next.ownedStagesRecorded = patch.ownedStagesRecorded;
   }
-  for (const field of ['staging', 'publication', 'evidence', 'absence'] as const) {
+  for (const field of ['staging', 'plan', 'parts', 'publication', 'evidence', 'absence'] as const) {
     const given = patch[field];
     if (given === undefined) continue;
     if (current[field] !== undefined && !same(current[field], given)) throw conflict(field);
     (next as unknown as Obj)[field] = given;
-  }
-  for (const field of ['chunks', 'loads'] as const) {
-    const given = patch[field];
-    if (!given) continue;
-    const bySeq = new Map<number, ChunkFact | LoadFact>(next[field].map((x) => [x.seq, x]));
-    for (const receipt of given) {
-      const recorded = bySeq.get(receipt.seq);
-      if (recorded && !same(recorded, receipt)) throw conflict(`${field}[seq ${receipt.seq}]`);
-      bySeq.set(receipt.seq, receipt);
-    }
-    (next as unknown as Obj)[field] = [...bySeq.values()].sort((a, b) => a.seq - b.seq);
   }
   return next;
 }

@@ -19,6 +19,9 @@ import { DELIVERY_CUT_POINTS } from '../cut-points.js';
  *                                                target from the id alone; inspect-all lists them
  *   journal#<invocationId>  seq#<12 digits>      the gap-free journal records (authority/journal.ts layout)
  *   journal#<invocationId>  tx#<transitionId>    the claim: a transition id is journaled once
+ *   parts#<invocationId>    part#<6 digits>      one part's head: its receipts' running totals and
+ *                                                digest, EOF, the last chunk (src/delivery/parts/)
+ *   parts#<invocationId>    batch#<part>#<k>     the receipts of the part's chunks 16k..16k+15
  *
  *
  * Every write goes through `journaledWrite` (journaled-write.ts). The records are readable
@@ -76,6 +79,7 @@ export function validateRef(value: unknown): InvocationRef {
 }
 
 const SEQ_WIDTH = 12; // authority/journal.ts
+const pad6 = (n: number): string => String(n).padStart(6, '0');
 export const INVOCATIONS_PK = 'delivery#invocations';
 
 export const deliveryKeys = {
@@ -87,6 +91,9 @@ export const deliveryKeys = {
   journal: (invocationId: string): string => `journal#${invocationId}`,
   journalRecord: (invocationId: string, seq: number): ItemKey => ({ pk: `journal#${invocationId}`, sk: `seq#${String(seq).padStart(SEQ_WIDTH, '0')}` }),
   journalClaim: (invocationId: string, transitionId: string): ItemKey => ({ pk: `journal#${invocationId}`, sk: `tx#${transitionId}` }),
+  partsOf: (invocationId: string): string => `parts#${invocationId}`,
+  part: (invocationId: string, part: number): ItemKey => ({ pk: `parts#${invocationId}`, sk: `part#${pad6(part)}` }),
+  batch: (invocationId: string, part: number, batch: number): ItemKey => ({ pk: `parts#${invocationId}`, sk: `batch#${pad6(part)}#${pad6(batch)}` }),
 } as const;
 
 /** Read access to an invocation's journal records (`read`, `find`); never `append`. */

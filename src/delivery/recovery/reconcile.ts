@@ -1,12 +1,12 @@
 import type { JournalState } from '../../domain/delivery/journal-states.js';
+import type { PartsFact } from '../journal/facts.js';
 import { receiptMatches } from '../../domain/delivery/target-rules.js';
 import { assertCustody } from '../custody.js';
-import { journalOf } from '../journal/keys.js';
 import { transition } from '../journal/transition.js';
-import { EXTRACT_EOF_STEP, stagingRefOf, transitionIdOf } from '../steps/common.js';
+import { allPartsAtEof, stageExplainedByReceipts, verifyParts } from '../parts/verify-parts.js';
+import { transitionIdOf } from '../steps/common.js';
 import { publicationFactOf, publishRequestOf } from '../steps/publish.js';
-import { eofProblems } from '../steps/verify-eof.js';
-import { eofSeqsOf, RecoveryRetainedError, runRecovery, type RecoveryContext, type RecoveryDeps, type RecoveryInput, type RecoveryResult } from './recovery-session.js';
+import { RecoveryRetainedError, runRecovery, type RecoveryContext, type RecoveryDeps, type RecoveryInput, type RecoveryResult } from './recovery-session.js';
 
 /**
  * `reconcile` (WRITING_UNKNOWN, PUBLICATION_UNKNOWN): observes the target, never mutates
@@ -62,16 +62,15 @@ async function reconcilePublication(ctx: RecoveryContext): Promise<void> {
     await move(ctx, 'PUBLISHED', 'publish-reconciled', { publication: publicationFactOf(receipt) });
     return;
   }
-  const problems = await stageProblems(ctx);
+  const { problems } = await stageProblems(ctx);
   await move(ctx, problems.length === 0 ? 'VERIFIED_EOF' : 'REEXTRACT_REQUIRED', problems.length === 0 ? 'reconcile-unpublished' : 'reconcile-unpublished-reextract');
 }
 
-async function stageProblems(ctx: RecoveryContext): Promise<string[]> {
+/** The parts' receipts against the stage (verify-parts.ts); unfinished parts are a problem, not an error. */
+async function stageProblems(ctx: RecoveryContext): Promise<{ problems: string[]; summary?: PartsFact }> {
   const { record, deps } = ctx;
-  const eof = await journalOf(deps.ports.authority, record.invocationId).find(transitionIdOf(EXTRACT_EOF_STEP, record.invocationId));
-  if (!eof) return ['extraction EOF is not journaled'];
-  const observed = await deps.target.observeChunks(stagingRefOf(record));
-  return eofProblems(record, eofSeqsOf(eof.data), observed);
+  if (!(await allPartsAtEof(deps, record))) return { problems: ['extraction has not reached EOF in every part'] };
+  return verifyParts(deps, record);
 }
 
 async function reconcileWriting(ctx: RecoveryContext): Promise<void> {
@@ -80,14 +79,12 @@ async function reconcileWriting(ctx: RecoveryContext): Promise<void> {
     await incident(ctx, 'reconcile-ambiguous', 'delivery.reconcile_ambiguous', 'no recorded owned stage to observe');
   }
   await assertCustody(deps.ports, ctx.ref.targetId, ctx.fence);
-  if ((await stageProblems(ctx)).length === 0) {
-    await move(ctx, 'VERIFIED_EOF', 'verify-eof');
+  const verified = await stageProblems(ctx);
+  if (verified.problems.length === 0 && verified.summary) {
+    await move(ctx, 'VERIFIED_EOF', 'verify-eof', { parts: verified.summary });
     return;
   }
-  const observed = await deps.target.observeChunks(stagingRefOf(record));
-  const chunkRows = new Map(record.facts.chunks.map((c) => [c.seq, c.rows]));
-  const explained = observed.every((o) => chunkRows.get(o.seq) === o.rows);
-  if (!explained) {
+  if (!record.facts.plan || !(await stageExplainedByReceipts(deps, record))) {
     await incident(ctx, 'reconcile-ambiguous', 'delivery.reconcile_ambiguous', 'the stage holds rows no journaled receipt explains');
   }
   await move(ctx, 'PARTIAL_PROVED', 'verify-partial');

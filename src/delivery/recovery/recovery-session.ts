@@ -127,9 +127,3 @@ export async function runRecovery(
   const after = await loadInvocation(ports, input.invocationId);
   return { action, invocationId: input.invocationId, state: after.state, fence: grant.fence, projection };
 }
-
-/** The extract-EOF record's chunk seqs (verify-eof.ts reads the same record). */
-export function eofSeqsOf(entryData: Record<string, unknown> | undefined): number[] {
-  const patch = (entryData?.op as { patch?: { chunks?: Array<{ seq: number }> } } | undefined)?.patch;
-  return (patch?.chunks ?? []).map((c) => c.seq);
-}

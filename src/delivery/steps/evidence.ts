@@ -1,7 +1,6 @@
 import { evidenceObjectKeyOf, qualifiedNameText } from '../../domain/delivery/identifiers.js';
 import { canonicalJson, sha256Hex } from '../../domain/digest.js';
 import { putExact } from '../../objects/exact-object.js';
-import { publicationDigest } from '../../domain/delivery/target-rules.js';
 import { assertCustody } from '../custody.js';
 import { DELIVERY_CUT_POINTS } from '../cut-points.js';
 import type { DeliveryDeps } from '../deps.js';
@@ -37,13 +36,10 @@ export function evidenceDocument(record: InvocationRecord, deps: DeliveryDeps): 
     window: { start: sealed.window.start, end: sealed.window.end },
     authority: { seal_digest: sealed.sealDigest, manifest_digest: sealed.manifestDigest, selector_digest: sealed.selectorDigest },
     staging: facts.staging ? { table: `${facts.staging.table.schema}.${facts.staging.table.table}`, object_id: facts.staging.objectId } : null,
-    chunks: {
-      count: facts.chunks.length,
-      rows: facts.chunks.reduce((n, c) => n + c.rows, 0),
-      bytes: facts.chunks.reduce((n, c) => n + c.bytes, 0),
-      items: facts.chunks.map((c) => ({ seq: c.seq, rows: c.rows, bytes: c.bytes, sha256: c.sha256, digest: c.digest ?? null })),
-    },
-    loads: { count: facts.loads.length, rows: facts.loads.reduce((n, l) => n + l.rows, 0), digest: publicationDigest(facts.loads) },
+    plan: facts.plan ? { key: facts.plan.key, sha256: facts.plan.sha256, parts: facts.plan.parts, part_rows: facts.plan.partRows } : null,
+    parts: facts.parts
+      ? { count: facts.parts.parts, chunks: facts.parts.chunks, rows: facts.parts.rows, bytes: facts.parts.bytes, digest: facts.parts.digest }
+      : null,
     publication: {
       mode: publication.mode,
       rows: publication.rows,

@@ -1,6 +1,7 @@
 import { IdentityConflictError, OutcomeUnknownError } from '../../domain/errors.js';
 import type { PublicationReceipt, PublishRequest } from '../../ports/target.js';
-import { publicationDigest, receiptMatches } from '../../domain/delivery/target-rules.js';
+import { receiptMatches } from '../../domain/delivery/target-rules.js';
+import { TransitionPreconditionError } from '../journal/errors.js';
 import { assertCustody } from '../custody.js';
 import type { DeliveryDeps } from '../deps.js';
 import type { Fence } from '../../ports/authority.js';
@@ -10,10 +11,11 @@ import { type InvocationRecord } from '../journal/records.js';
 import { transition } from '../journal/transition.js';
 import { loadForStep, output, parseStepInput, stagingRefOf, transitionIdOf, windowDates, type StepOutput } from './common.js';
 
-/** The publication request the journal proves: the sealed window, the stage, the load receipts. */
+/** The publication request the journal proves: the sealed window, the stage, the parts' verified receipts. */
 export function publishRequestOf(record: InvocationRecord, deps: DeliveryDeps): PublishRequest {
   const { target } = deps.route.route;
-  const loads = record.facts.loads;
+  const parts = record.facts.parts;
+  if (!parts) throw new TransitionPreconditionError(`invocation ${record.invocationId} has no verified parts to publish`);
   return {
     invocationId: record.invocationId,
     target: { schema: target.table.schema, table: target.table.name },
@@ -22,8 +24,8 @@ export function publishRequestOf(record: InvocationRecord, deps: DeliveryDeps): 
     keyColumns: target.keyColumns,
     timeColumn: target.timeColumn,
     staging: stagingRefOf(record),
-    rows: loads.reduce((n, l) => n + l.rows, 0),
-    digest: publicationDigest(loads),
+    rows: parts.rows,
+    digest: parts.digest,
   };
 }
 

@@ -47,7 +47,7 @@ export async function quality(input: unknown, deps: DeliveryDeps): Promise<Quali
     notNull: rules.notNull,
     assertions: rules.assertions.map((a) => ({ name: a.name, sql: a.sql })),
   });
-  const loadedRows = record.facts.loads.reduce((n, l) => n + l.rows, 0);
+  const loadedRows = record.facts.parts?.rows ?? 0;
   const failures = qualityFailures(rules, facts, loadedRows);
   if (failures.length === 0) return { ...output(step, record, true), failures };
   const result = await transition(deps.ports, ref, {

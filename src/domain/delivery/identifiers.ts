@@ -179,6 +179,16 @@ export function chunkObjectKeyOf(route: string, invocationId: string, seq: numbe
   return `${keyPrefix(route, invocationId)}/chunk-${String(seq).padStart(SEQ_WIDTH, '0')}.jsonl`;
 }
 
+/** The window's part plan (a JSON array of part descriptors: the Distributed Map's items). */
+export function planObjectKeyOf(route: string, invocationId: string): string {
+  return `${keyPrefix(route, invocationId)}/plan.json`;
+}
+
+/** Where the Distributed Map's ResultWriter writes the part results. */
+export function mapResultsPrefixOf(route: string, invocationId: string): string {
+  return `${keyPrefix(route, invocationId)}/map-results`;
+}
+
 /** The invocation's evidence document: persisted before the checkpoint advances. */
 export function evidenceObjectKeyOf(route: string, invocationId: string): string {
   return `${keyPrefix(route, invocationId)}/evidence.json`;

@@ -12,6 +12,8 @@ import type { JournalState } from './journal-states.js';
  * What the journal must already hold (or gain in the same transaction) before it may
  * enter a state — the proofs live in the transition rule itself, not in the order in
  * which callers happen to write:
+ * - VERIFIED_EOF ("exact receipts and digest"): the parts' receipts as verify-eof proved
+ *   them (rows, chunks, digest), which is what publication is held to;
  * - PUBLISHED: the publication receipt;
  * - SUCCEEDED: the evidence persisted and the checkpoint advanced;
  * - CUSTODY_RELEASED ("cleanup proved") and RETIRED ("owned stages retired", "proved
@@ -21,6 +23,7 @@ import type { JournalState } from './journal-states.js';
  *   before cleanup is proved.
  */
 export interface TransitionProofs {
+  partsVerified: boolean;
   publication: boolean;
   evidence: boolean;
   checkpoint: boolean;
@@ -30,6 +33,8 @@ export interface TransitionProofs {
 /** The proof `to` lacks, as a sentence; undefined when the journal may enter it. */
 export function missingProof(to: JournalState, proofs: TransitionProofs): string | undefined {
   switch (to) {
+    case 'VERIFIED_EOF':
+      return proofs.partsVerified ? undefined : "VERIFIED_EOF needs the parts' verified receipts (rows, chunks, digest) recorded in the same or an earlier transition";
     case 'PUBLISHED':
       return proofs.publication ? undefined : 'PUBLISHED needs the publication receipt recorded in the same or an earlier transition';
     case 'SUCCEEDED':
@@ -45,6 +50,7 @@ export function missingProof(to: JournalState, proofs: TransitionProofs): string
 
 /** The journal facts a proof is read from (src/delivery/journal/facts.ts `DeliveryFacts`, in part). */
 export interface ProofFacts {
+  parts?: unknown;
   publication?: unknown;
   evidence?: unknown;
   checkpoint?: unknown;
@@ -57,17 +63,20 @@ export function proofsOf(facts: ProofFacts): TransitionProofs {
   const { staging, absence } = facts;
   const sameStage =
     !staging || (absence?.objectId === staging.objectId && absence.table.schema === staging.table.schema && absence.table.table === staging.table.table);
-  return { publication: !!facts.publication, evidence: !!facts.evidence, checkpoint: !!facts.checkpoint, stageAbsent: !!absence && sameStage };
+  return { partsVerified: !!facts.parts, publication: !!facts.publication, evidence: !!facts.evidence, checkpoint: !!facts.checkpoint, stageAbsent: !!absence && sameStage };
 }
 
 /**
  * The states whose proofs a record in `state` must still carry: the state itself and those
- * on the only path into it (CUSTODY_RELEASED comes through PUBLISHED and SUCCEEDED).
+ * on the only path into it (CUSTODY_RELEASED comes through VERIFIED_EOF, PUBLISHED and
+ * SUCCEEDED).
  */
 const PROVED_ON_THE_WAY: Partial<Record<JournalState, readonly JournalState[]>> = {
-  PUBLISHED: ['PUBLISHED'],
-  SUCCEEDED: ['PUBLISHED', 'SUCCEEDED'],
-  CUSTODY_RELEASED: ['PUBLISHED', 'SUCCEEDED', 'CUSTODY_RELEASED'],
+  VERIFIED_EOF: ['VERIFIED_EOF'],
+  PUBLICATION_UNKNOWN: ['VERIFIED_EOF'],
+  PUBLISHED: ['VERIFIED_EOF', 'PUBLISHED'],
+  SUCCEEDED: ['VERIFIED_EOF', 'PUBLISHED', 'SUCCEEDED'],
+  CUSTODY_RELEASED: ['VERIFIED_EOF', 'PUBLISHED', 'SUCCEEDED', 'CUSTODY_RELEASED'],
   RETIRED: ['RETIRED'],
 };
 

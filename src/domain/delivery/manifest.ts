@@ -56,7 +56,14 @@ import { MAX_ROLLING_DAYS, parseUtcTimestamp, ROLLING_BOUNDARIES, type RollingBo
  *           sql: "SELECT COUNT(*) FROM {staging} WHERE event_time > now()"
  *           expect: 0
  *     chunk_rows: 50000           # optional; 1..1000000, default 50000
+ *     part_rows: 2000000          # optional; rows per part (sub-window), 1..100000000, default 2000000
+ *     max_concurrency: 4          # optional; parts extracted and loaded at once, 1..100, default 4
  * ```
+ *
+ * Parts: begin's plan step cuts the window into parts of about `part_rows` rows (time
+ * ranges sized by one count query); each part is extracted and loaded by its own Lambda,
+ * `max_concurrency` at a time (size it to what the target ingests in parallel). A part
+ * holds at most 100,000 chunks, so `part_rows / chunk_rows` must not exceed that.
  *
  * Rules that are not just shapes:
  * - Unknown keys are refused at every level: a typo (`not_nul`) must not silently turn a
@@ -79,6 +86,12 @@ import { MAX_ROLLING_DAYS, parseUtcTimestamp, ROLLING_BOUNDARIES, type RollingBo
 export const MANIFEST_VERSION = 1;
 export const DEFAULT_CHUNK_ROWS = 50_000;
 export const MAX_CHUNK_ROWS = 1_000_000;
+export const DEFAULT_PART_ROWS = 2_000_000;
+export const MAX_PART_ROWS = 100_000_000;
+export const DEFAULT_MAX_CONCURRENCY = 4;
+export const MAX_CONCURRENCY = 100;
+/** parts.ts MAX_CHUNKS_PER_PART (kept here so the manifest stays free of the parts module). */
+const MAX_CHUNKS_PER_PART = 100_000;
 const MAX_KEY_COLUMNS = 32;
 const MAX_NOT_NULL = 256;
 const MAX_ASSERTIONS = 64;
@@ -142,6 +155,10 @@ export interface Route {
   target: TargetSpec;
   quality: QualityRules;
   chunkRows: number;
+  /** Rows per part (sub-window) the plan aims at. */
+  partRows: number;
+  /** Parts extracted and loaded at once (the Distributed Map's MaxConcurrency). */
+  maxConcurrency: number;
 }
 
 export interface Manifest {
@@ -530,7 +547,7 @@ interface BindingScope {
 
 function validateRoute(name: string, value: unknown, scope: BindingScope, check: Checker): Route | undefined {
   const path = ['routes', name];
-  const map = check.map(value, path, ['source', 'window', 'target', 'quality', 'chunk_rows'], ['source', 'window', 'target']);
+  const map = check.map(value, path, ['source', 'window', 'target', 'quality', 'chunk_rows', 'part_rows', 'max_concurrency'], ['source', 'window', 'target']);
   if (!map) return undefined;
   const before = check.issues.length;
   const source = map.has('source') ? validateSource(map.get('source'), [...path, 'source'], scope, check) : undefined;
@@ -538,8 +555,13 @@ function validateRoute(name: string, value: unknown, scope: BindingScope, check:
   const target = map.has('target') ? validateTarget(map.get('target'), [...path, 'target'], scope, source, check) : undefined;
   const quality = validateQuality(map.get('quality'), [...path, 'quality'], target?.mode, check);
   const chunkRows = map.has('chunk_rows') ? check.integer(map.get('chunk_rows'), [...path, 'chunk_rows'], 1, MAX_CHUNK_ROWS) : DEFAULT_CHUNK_ROWS;
-  if (check.issues.length > before || !source || !window || !target || !quality || chunkRows === undefined) return undefined;
-  return { name, source, window, target, quality, chunkRows };
+  const partRows = map.has('part_rows') ? check.integer(map.get('part_rows'), [...path, 'part_rows'], 1, MAX_PART_ROWS) : DEFAULT_PART_ROWS;
+  const maxConcurrency = map.has('max_concurrency') ? check.integer(map.get('max_concurrency'), [...path, 'max_concurrency'], 1, MAX_CONCURRENCY) : DEFAULT_MAX_CONCURRENCY;
+  if (chunkRows !== undefined && partRows !== undefined && Math.ceil(partRows / chunkRows) > MAX_CHUNKS_PER_PART) {
+    check.add([...path, 'part_rows'], `part_rows / chunk_rows must not exceed ${MAX_CHUNKS_PER_PART} chunks per part`);
+  }
+  if (check.issues.length > before || !source || !window || !target || !quality || chunkRows === undefined || partRows === undefined || maxConcurrency === undefined) return undefined;
+  return { name, source, window, target, quality, chunkRows, partRows, maxConcurrency };
 }
 
 function validateBindingRef(

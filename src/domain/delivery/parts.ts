@@ -1,4 +1,3 @@
-import { canonicalDigest } from '../digest.js';
 import { ValidationError } from '../errors.js';
 import { validateSealedWindow, type SealedWindow } from './window.js';
 
@@ -9,7 +8,7 @@ import { validateSealedWindow, type SealedWindow } from './window.js';
  * Begin counts the window's rows per equal time bucket (`bucketsOf`), merges contiguous
  * buckets into parts of at most `partRows` rows (`planParts`; a single bucket holding
  * more stays one part: rows with one time value are never split), writes the plan to S3
- * and seals its digest. Parts are half-open time ranges that tile the window exactly, so
+ * and journals its SHA-256 when the writer starts. Parts are half-open time ranges that tile the window exactly, so
  * every row of the window belongs to exactly one part, and the source order inside a part
  * is the window's order restricted to it.
  *
@@ -34,14 +33,6 @@ export interface PartDescriptor extends TimeRange {
   part: number;
   /** Rows counted in the part when the plan was made (a sizing figure, not a proof). */
   plannedRows: number;
-}
-
-export interface PartPlan {
-  kind: 'cutpoint.delivery.part-plan';
-  invocationId: string;
-  window: SealedWindow;
-  partRows: number;
-  parts: PartDescriptor[];
 }
 
 const invalid = (message: string) => new ValidationError('delivery.part_plan_invalid', message);
@@ -104,29 +95,21 @@ export function planParts(counts: ReadonlyArray<TimeRange & { rows: number }>, p
   return parts;
 }
 
-export function planDigest(plan: PartPlan): string {
-  return canonicalDigest(plan);
-}
-
-/** Checks that parts tile the window exactly, in order. */
-export function validatePlan(value: unknown, expected: { invocationId: string; window: SealedWindow }): PartPlan {
-  const p = value as Partial<PartPlan> | null;
-  if (!p || typeof p !== 'object' || p.kind !== 'cutpoint.delivery.part-plan' || p.invocationId !== expected.invocationId) {
-    throw invalid('the part plan does not belong to this invocation');
-  }
-  if (!p.window || p.window.start !== expected.window.start || p.window.end !== expected.window.end) throw invalid('the part plan covers another window');
-  if (!Number.isSafeInteger(p.partRows) || (p.partRows as number) < 1 || !Array.isArray(p.parts) || p.parts.length === 0 || p.parts.length > MAX_PARTS) {
-    throw invalid('the part plan is malformed');
-  }
-  let at = expected.window.start;
-  const parts = p.parts.map((v, i) => {
+/**
+ * A plan as read back (the plan object: a JSON array of part descriptors): parts 0..K-1,
+ * in order, tiling `window` exactly. Anything else is `delivery.part_plan_invalid`.
+ */
+export function validatePlanParts(value: unknown, window: SealedWindow): PartDescriptor[] {
+  if (!Array.isArray(value) || value.length === 0 || value.length > MAX_PARTS) throw invalid('the part plan must be a non-empty array of part descriptors');
+  let at = window.start;
+  const parts = value.map((v, i) => {
     const d = validatePartDescriptor(v);
     if (d.part !== i || d.start !== at) throw invalid(`part ${i} does not continue the plan`);
     at = d.end;
     return d;
   });
-  if (at !== expected.window.end) throw invalid('the part plan does not reach the window end');
-  return { kind: 'cutpoint.delivery.part-plan', invocationId: expected.invocationId, window: { ...expected.window }, partRows: p.partRows as number, parts };
+  if (at !== window.end) throw invalid('the part plan does not reach the window end');
+  return parts;
 }
 
 export function validatePartDescriptor(value: unknown): PartDescriptor {

@@ -1,0 +1,93 @@
+import { chunkObjectKeyOf } from '../../domain/delivery/identifiers.js';
+import { emptyPartHead, RECEIPTS_PER_BATCH, type ChunkReceiptFact } from '../../domain/delivery/part-receipts.js';
+import { chunkSeqOf, validatePartDescriptor } from '../../domain/delivery/parts.js';
+import { canonicalJson, sha256Hex } from '../../domain/digest.js';
+import { IdentityConflictError, ValidationError } from '../../domain/errors.js';
+import { putExact } from '../../objects/exact-object.js';
+import { SourceForbiddenError } from '../../ports/source.js';
+import { encodeChunk } from '../chunk-codec.js';
+import { assertCustody } from '../custody.js';
+import { DELIVERY_CUT_POINTS } from '../cut-points.js';
+import type { DeliveryDeps } from '../deps.js';
+import { TransitionPreconditionError } from '../journal/errors.js';
+import { loadForStep, parseStepInput, stagingRefOf } from '../steps/common.js';
+import { readPlan } from '../steps/plan-parts.js';
+import { readHead, recordBatch, type StoredHead } from './part-store.js';
+import { resumePositionOf } from './resume.js';
+
+/** A Map item's result: small, whatever the part's size (the ResultWriter keeps them in S3). */
+export interface PartOutput {
+  part: number;
+  chunks: number;
+  rows: number;
+  /** False when the part was already at EOF (a re-run) and nothing was touched. */
+  acted: boolean;
+}
+
+/**
+ * The Distributed Map's item step: extract one part of the window and load it, chunk by
+ * chunk, each chunk once (input `{ invocationId, fence, part }`, the part a descriptor
+ * of the journaled plan).
+ *
+ * Per chunk: encode it as canonical JSONL, write it as an immutable object
+ * (`delivery.chunk.put`), load those same bytes into the owned stage
+ * (`target.loadChunk`, one target transaction that replaces the seq's rows) and check
+ * the load receipt (rows, SHA-256). Every 16 chunks, and at the part's end with EOF, the
+ * receipts are journaled with the part's head in one fenced transaction
+ * (`delivery.part.receipt`, part-store.ts). Memory is one chunk.
+ *
+ * A retry (a crash, a timeout, a lost response anywhere) resumes after the part's last
+ * journaled chunk (resume.ts): chunks after it are extracted again, their objects found
+ * identical (or `objects.identity_conflict` when the source changed) and their seqs
+ * reloaded. A part at EOF does nothing. Acts only in WRITING_UNKNOWN; without a source
+ * (recovery) it refuses with Delivery.SourceForbidden.
+ */
+export async function extractLoadPart(input: unknown, deps: DeliveryDeps): Promise<PartOutput> {
+  const step = parseStepInput(input);
+  const descriptor = validatePartDescriptor((input as { part?: unknown }).part);
+  const { record, ref } = await loadForStep(step, deps);
+  const stored = await readHead(deps.ports, record.invocationId, descriptor.part);
+  const summary = (h: { chunks: number; rows: number } | undefined, acted: boolean): PartOutput => ({ part: descriptor.part, chunks: h?.chunks ?? 0, rows: h?.rows ?? 0, acted });
+  if (stored?.eof) return summary(stored, false);
+  if (record.state !== 'WRITING_UNKNOWN') throw new TransitionPreconditionError(`invocation ${record.invocationId} in ${record.state} extracts no part`);
+  const planned = (await readPlan(deps, record))[descriptor.part];
+  if (!planned || canonicalJson(planned) !== canonicalJson(descriptor)) {
+    throw new ValidationError('delivery.part_plan_invalid', `part ${descriptor.part} is not the journaled plan's part`);
+  }
+  if (!deps.source) throw new SourceForbiddenError('streamWindow');
+  const staging = stagingRefOf(record);
+  const custody = await assertCustody(deps.ports, ref.targetId, step.fence);
+  const { source, chunkRows } = deps.route.route;
+  let head: StoredHead | (ReturnType<typeof emptyPartHead> & { version: 0 }) = stored ?? { ...emptyPartHead(record.invocationId, descriptor), version: 0 };
+  const resumeAfter = head.last ? await resumePositionOf(deps.ports, { ...head, last: head.last }, source) : undefined;
+  const chunks = deps.source.streamWindow({
+    from: source.from,
+    timeColumn: source.timeColumn,
+    keyColumns: source.keyColumns,
+    window: { start: descriptor.start, end: descriptor.end },
+    chunkRows,
+    ...(resumeAfter ? { resumeAfter } : { firstSeq: chunkSeqOf(descriptor.part, 0) }),
+  });
+  let pending: ChunkReceiptFact[] = [];
+  const flush = async (eof: boolean): Promise<void> => {
+    const batch = { part: descriptor.part, batch: head.chunks / RECEIPTS_PER_BATCH, receipts: pending, eof };
+    head = await recordBatch(deps.ports, { invocationId: record.invocationId, head, batch, custody });
+    pending = [];
+  };
+  for await (const chunk of chunks) {
+    chunkSeqOf(descriptor.part, chunk.seq - chunkSeqOf(descriptor.part, 0)); // throws delivery.part_too_large past 100,000 chunks
+    const bytes = encodeChunk(chunk.rows, chunk.columns);
+    const sha256 = sha256Hex(bytes);
+    const key = chunkObjectKeyOf(record.route, record.invocationId, chunk.seq);
+    const rows = chunk.rows.length;
+    await putExact(deps.ports.objects, DELIVERY_CUT_POINTS.chunkPut, key, bytes, { sha256, invocation: record.invocationId, seq: String(chunk.seq), rows: String(rows) });
+    const loaded = await deps.target.loadChunk({ staging, seq: chunk.seq, columns: chunk.columns, jsonl: bytes, sha256, rows });
+    if (loaded.seq !== chunk.seq || loaded.rows !== rows || loaded.digest !== sha256) {
+      throw new IdentityConflictError('delivery.load_receipt_mismatch', `chunk ${chunk.seq}: the target's load receipt does not match the chunk`);
+    }
+    pending.push({ seq: chunk.seq, rows, bytes: bytes.byteLength, sha256, key });
+    if (pending.length === RECEIPTS_PER_BATCH) await flush(false);
+  }
+  await flush(true);
+  return summary(head, true);
+}

@@ -1,0 +1,29 @@
+import { rerunTransient } from '../../engine/rerun.js';
+import type { DeliveryDeps } from '../deps.js';
+import { loadForStep, output, type StepInput, type StepOutput } from '../steps/common.js';
+import { readPlan } from '../steps/plan-parts.js';
+import { extractLoadPart } from './extract-load-part.js';
+
+/**
+ * The in-process form of the deliver-window flow's Distributed Map (the library run and
+ * the bench; the flow runs the same `extractLoadPart` once per plan item): every part of
+ * the journaled plan, at most the route's `max_concurrency` at once, each rerun after a
+ * transient error as the Map's item Retry would. Without a plan there is nothing to run
+ * (an invocation that never started its writer): the step does not act.
+ */
+export async function extractLoadParts(input: StepInput, deps: DeliveryDeps): Promise<StepOutput> {
+  const { record } = await loadForStep(input, deps);
+  if (!record.facts.plan) return output(input, record, false);
+  const parts = await readPlan(deps, record);
+  let next = 0;
+  let acted = false;
+  const worker = async (): Promise<void> => {
+    while (next < parts.length) {
+      const part = parts[next++];
+      const out = await rerunTransient(() => extractLoadPart({ ...input, part }, deps));
+      acted ||= out.acted;
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(deps.route.route.maxConcurrency, parts.length) }, worker));
+  return output(input, (await loadForStep(input, deps)).record, acted);
+}

@@ -1,0 +1,81 @@
+import { partProblems, partsDigest } from '../../domain/delivery/part-receipts.js';
+import { MAX_CHUNKS_PER_PART, seqRangeOf } from '../../domain/delivery/parts.js';
+import type { DeliveryDeps } from '../deps.js';
+import type { PartsFact } from '../journal/facts.js';
+import type { InvocationRecord } from '../journal/records.js';
+import { stagingRefOf } from '../steps/common.js';
+import { readPlan } from '../steps/plan-parts.js';
+import { listBatches, listHeads } from './part-store.js';
+
+/** Parts observed at once: each is one range observation of the stage and one receipt query. */
+const PARALLEL = 8;
+
+/**
+ * What the parts' receipts prove ("exact receipts and digest"): every planned part at
+ * EOF, its receipt batches adding up to its head, and the stage holding exactly the
+ * receipts' rows per seq — observed part by part over each part's seq range (an index
+ * range scan per part, never one GROUP BY over the whole window), plus one observation
+ * that no seq beyond the last part's range holds rows. Read-only. `summary` is what
+ * VERIFIED_EOF records (src/delivery/journal/facts.ts `PartsFact`).
+ */
+export async function verifyParts(deps: DeliveryDeps, record: InvocationRecord): Promise<{ problems: string[]; summary: PartsFact }> {
+  const plan = await readPlan(deps, record);
+  const heads = await listHeads(deps.ports, record.invocationId);
+  const staging = stagingRefOf(record);
+  const problems: string[] = [];
+  const extra = heads.filter((h) => h.part >= plan.length);
+  if (extra.length > 0) problems.push(`${extra.length} part heads beyond the plan's ${plan.length} parts`);
+  const byPart = new Map(heads.map((h) => [h.part, h]));
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < plan.length) {
+      const descriptor = plan[next++] as (typeof plan)[number];
+      const head = byPart.get(descriptor.part);
+      if (!head?.eof) {
+        problems.push(...partProblems(descriptor, head, [], []));
+        continue;
+      }
+      const [batches, observed] = await Promise.all([
+        listBatches(deps.ports, record.invocationId, descriptor.part),
+        deps.target.observeChunks(staging, seqRangeOf(descriptor.part)),
+      ]);
+      problems.push(...partProblems(descriptor, head, batches, observed));
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(PARALLEL, plan.length) }, worker));
+  const beyond = await deps.target.observeChunks(staging, { from: plan.length * MAX_CHUNKS_PER_PART, to: 2 ** 31 });
+  if (beyond.length > 0) problems.push('the stage holds rows under seqs no part owns');
+  const ordered = plan.map((d) => byPart.get(d.part)).filter((h) => h !== undefined);
+  return {
+    problems: problems.sort(),
+    summary: {
+      parts: plan.length,
+      chunks: ordered.reduce((n, h) => n + h.chunks, 0),
+      rows: ordered.reduce((n, h) => n + h.rows, 0),
+      bytes: ordered.reduce((n, h) => n + h.bytes, 0),
+      digest: partsDigest(ordered),
+    },
+  };
+}
+
+/** True when every part of the plan has reached EOF (the writer finished). */
+export async function allPartsAtEof(deps: Pick<DeliveryDeps, 'ports'>, record: InvocationRecord): Promise<boolean> {
+  if (!record.facts.plan) return false;
+  const heads = await listHeads(deps.ports, record.invocationId);
+  return heads.filter((h) => h.eof && h.part < (record.facts.plan?.parts ?? 0)).length === record.facts.plan.parts;
+}
+
+/**
+ * Reconcile's bounded observation of an unfinished writer: true when every chunk the stage
+ * holds is a journaled chunk with exactly its receipt's rows (what is there is explained;
+ * some may be missing). One observation of the whole stage: reconcile runs rarely.
+ */
+export async function stageExplainedByReceipts(deps: DeliveryDeps, record: InvocationRecord): Promise<boolean> {
+  const heads = await listHeads(deps.ports, record.invocationId);
+  const rowsBySeq = new Map<number, number>();
+  for (const head of heads) {
+    for (const batch of await listBatches(deps.ports, record.invocationId, head.part)) for (const r of batch.receipts) rowsBySeq.set(r.seq, r.rows);
+  }
+  const observed = await deps.target.observeChunks(stagingRefOf(record));
+  return observed.every((o) => rowsBySeq.get(o.seq) === o.rows);
+}
