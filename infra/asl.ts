@@ -10,6 +10,8 @@ export interface FlowDefinition {
   body: string;
   /** One registry entry per distinct `${Placeholder}`, in first-use order. */
   steps: StepEntry[];
+  /** True when a Map state runs its ItemProcessor in DISTRIBUTED mode (child executions, S3 reader/writer). */
+  distributedMap: boolean;
 }
 
 const PLACEHOLDER = /\$\{([^}]*)\}/g;
@@ -33,7 +35,7 @@ export function resolveFlowDefinition(file: string, body: string): FlowDefinitio
   } catch (error) {
     throw new Error(`${file} is not valid JSON: ${(error as Error).message}`, { cause: error });
   }
-  return { file, body, steps: placeholdersOf(body).map((p) => registryStep(file, p)) };
+  return { file, body, steps: placeholdersOf(body).map((p) => registryStep(file, p)), distributedMap: /"Mode"\s*:\s*"DISTRIBUTED"/.test(body) };
 }
 
 /** Distinct `${Name}` placeholders in ASL text, in first-use order. */

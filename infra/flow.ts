@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { ArnFormat, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
@@ -14,6 +14,8 @@ export interface FlowProps {
   /** Every registry step's function, by placeholder. */
   functions: ReadonlyMap<string, IFunction>;
   logRetention: RetentionDays;
+  /** The object bucket: a Distributed Map reads its items from it and writes its results to it. */
+  bucketArn: string;
 }
 
 /**
@@ -25,7 +27,7 @@ export class Flow extends Construct {
   readonly stateMachine: StateMachine;
   readonly failedAlarm: Alarm;
 
-  constructor(scope: Construct, id: string, { flow, functions, logRetention }: FlowProps) {
+  constructor(scope: Construct, id: string, { flow, functions, logRetention, bucketArn }: FlowProps) {
     super(scope, id);
 
     const definition = loadFlowDefinition(flow.name);
@@ -37,7 +39,11 @@ export class Flow extends Construct {
 
     const logGroup = new LogGroup(this, 'Logs', { retention: logRetention, removalPolicy: RemovalPolicy.RETAIN });
 
+    // A Distributed Map starts child executions of this same state machine: its role names
+    // its own ARN, which a generated name would make circular, so such a flow is named.
+    const stateMachineName = definition.distributedMap ? `${Stack.of(this).stackName}-${flow.name}` : undefined;
     this.stateMachine = new StateMachine(this, 'StateMachine', {
+      ...(stateMachineName ? { stateMachineName } : {}),
       // Inline (fromString) rather than fromFile: fromFile uploads the ASL as an S3 asset
       // and the template only carries its location, so `cdk diff` could not show a flow
       // change. Inline, the reviewed template holds the exact definition.
@@ -55,6 +61,7 @@ export class Flow extends Construct {
     this.stateMachine.addToRolePolicy(
       new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: invoked.map(({ fn }) => fn.functionArn) }),
     );
+    if (stateMachineName) this.grantDistributedMap(stateMachineName, bucketArn);
     acknowledgeWildcardResource(
       this.stateMachine.role,
       '*',
@@ -69,5 +76,28 @@ export class Flow extends Construct {
       comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       treatMissingData: TreatMissingData.NOT_BREACHING,
     });
+  }
+
+  /**
+   * What a Distributed Map needs (AWS: "IAM policies for Distributed Map states"): start,
+   * describe and stop its child executions, read the item list (ItemReader) and write the
+   * results (ResultWriter) in the object bucket, under the delivery prefix only.
+   */
+  private grantDistributedMap(stateMachineName: string, bucketArn: string): void {
+    const stack = Stack.of(this);
+    const own = stack.formatArn({ service: 'states', resource: 'stateMachine', resourceName: stateMachineName, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
+    const executions = stack.formatArn({ service: 'states', resource: 'execution', resourceName: `${stateMachineName}/*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
+    const mapRuns = stack.formatArn({ service: 'states', resource: 'mapRun', resourceName: `${stateMachineName}/*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
+    const role = this.stateMachine.role;
+    role.addToPrincipalPolicy(new PolicyStatement({ sid: 'MapRunChildren', actions: ['states:StartExecution'], resources: [own] }));
+    role.addToPrincipalPolicy(new PolicyStatement({ sid: 'MapRunChildExecutions', actions: ['states:DescribeExecution', 'states:StopExecution'], resources: [executions] }));
+    role.addToPrincipalPolicy(new PolicyStatement({ sid: 'MapRunRedrive', actions: ['states:RedriveExecution'], resources: [mapRuns] }));
+    const objects = `${bucketArn}/delivery/*`;
+    role.addToPrincipalPolicy(
+      new PolicyStatement({ sid: 'MapRunItemsAndResults', actions: ['s3:GetObject', 's3:PutObject', 's3:AbortMultipartUpload', 's3:ListMultipartUploadParts'], resources: [objects] }),
+    );
+    acknowledgeWildcardResource(role, executions, 'Child executions of a Distributed Map get names chosen by Step Functions at run time; the wildcard is limited to executions of this one state machine.');
+    acknowledgeWildcardResource(role, mapRuns, 'Map Run ids are chosen by Step Functions at run time; the wildcard is limited to Map Runs of this one state machine.');
+    acknowledgeWildcardResource(role, objects, 'The part plan (ItemReader) and the Map Run results (ResultWriter) live under keys derived from the invocation at run time; the wildcard is limited to the delivery prefix of the one object bucket.');
   }
 }

@@ -46,7 +46,7 @@ export class CutpointWorkflowsStack extends Stack {
 
     for (const flow of FLOWS) {
       const id = `${pascal(flow.name)}Flow`;
-      const { stateMachine } = new Flow(this, id, { flow, functions: this.functions, logRetention });
+      const { stateMachine } = new Flow(this, id, { flow, functions: this.functions, logRetention, bucketArn: props.stateful.bucketArn });
       this.stateMachines.set(flow.name, stateMachine);
       new CfnOutput(this, `${pascal(flow.name)}StateMachineArn`, {
         value: stateMachine.stateMachineArn,

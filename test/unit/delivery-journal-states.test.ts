@@ -243,8 +243,14 @@ describe('the state-to-action guide', () => {
 });
 
 describe('proofs in the transition rule (missingProof)', () => {
-  const none: TransitionProofs = { publication: false, evidence: false, checkpoint: false, stageAbsent: false };
-  const all: TransitionProofs = { publication: true, evidence: true, checkpoint: true, stageAbsent: true };
+  const none: TransitionProofs = { partsVerified: false, publication: false, evidence: false, checkpoint: false, stageAbsent: false };
+  const all: TransitionProofs = { partsVerified: true, publication: true, evidence: true, checkpoint: true, stageAbsent: true };
+
+  it("VERIFIED_EOF needs the parts' verified receipts, and nothing else", () => {
+    expect(missingProof('VERIFIED_EOF', none)).toMatch(/parts' verified receipts/);
+    expect(missingProof('VERIFIED_EOF', { ...all, partsVerified: false })).toMatch(/parts' verified receipts/);
+    expect(missingProof('VERIFIED_EOF', { ...none, partsVerified: true })).toBeUndefined();
+  });
 
   it("CUSTODY_RELEASED and RETIRED need the owned stage's proved absence, and nothing else", () => {
     for (const to of ['CUSTODY_RELEASED', 'RETIRED'] as const) {
@@ -262,10 +268,10 @@ describe('proofs in the transition rule (missingProof)', () => {
     expect(missingProof('SUCCEEDED', { ...none, evidence: true, checkpoint: true })).toBeUndefined();
   });
 
-  it('every custody release (every edge into a terminal state) requires a proof; the other states need none', () => {
+  it('every custody release (every edge into a terminal state) requires a proof; so do VERIFIED_EOF, PUBLISHED and SUCCEEDED; the other states need none', () => {
     for (const t of TRANSITIONS) {
       if (isTerminal(t.to)) expect(missingProof(t.to, none), `${t.from}>${t.to}`).toBeDefined();
-      else if (t.to !== 'PUBLISHED' && t.to !== 'SUCCEEDED') expect(missingProof(t.to, none), `${t.from}>${t.to}`).toBeUndefined();
+      else if (t.to !== 'PUBLISHED' && t.to !== 'SUCCEEDED' && t.to !== 'VERIFIED_EOF') expect(missingProof(t.to, none), `${t.from}>${t.to}`).toBeUndefined();
     }
   });
 });
