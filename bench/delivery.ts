@@ -345,7 +345,7 @@ async function oneFlowExecution(
   if (landed !== r.rows) throw new Error(`bench bug: ${name} of ${r.rows} rows left ${landed} in the target`);
   const tasks = new Set(taskStates(loadAsl(name)).map((t) => t.state));
   const lambdaInvocations = result.events.filter((e) => e.type === 'StateEntered' && e.state !== undefined && tasks.has(e.state)).length;
-  const chunks = record.facts.chunks.length;
+  const chunks = record.facts.parts?.chunks ?? 0;
   progress(`  ${name} flow, ${r.rows} rows in ${chunks} chunk${chunks === 1 ? '' : 's'}: ${result.transitions} state transitions, ${lambdaInvocations} Lambda invocations (${seconds.toFixed(1)} s)`);
   return { rows: r.rows, chunks, transitions: result.transitions, lambdaInvocations, requests };
 }

@@ -31,7 +31,8 @@ const STEP_MS = 864_000; // 100 rows a day
 const GENERATED = 500; // five days
 const WINDOW = { start: '2026-11-02T00:00:00.000Z', end: '2026-11-04T00:00:00.000Z' };
 
-const manifestTextFor = (table: string) => fixedWindowManifest({ daily: { table, chunkRows: 50 } });
+// 200 window rows in parts of ~100 rows and chunks of 30: 2+ parts, each with a partial last chunk.
+const manifestTextFor = (table: string) => fixedWindowManifest({ daily: { table, chunkRows: 30, partRows: 100, maxConcurrency: 2 } });
 const selector = '/config/route.yaml#daily';
 
 const sourceRows = generateEvents(GENERATED, STEP_MS);
@@ -41,9 +42,9 @@ const windowIds = windowIdsOf(sourceRows, WINDOW);
 const FORWARD_CUT_POINTS = [
   DELIVERY_CUT_POINTS.custodyAcquire,
   DELIVERY_CUT_POINTS.stagingRecord,
+  DELIVERY_CUT_POINTS.planPut,
   DELIVERY_CUT_POINTS.chunkPut,
-  DELIVERY_CUT_POINTS.chunkReceipt,
-  DELIVERY_CUT_POINTS.loadReceipt,
+  DELIVERY_CUT_POINTS.partReceipt,
   DELIVERY_CUT_POINTS.journalTransition,
   DELIVERY_CUT_POINTS.checkpointAdvance,
   DELIVERY_CUT_POINTS.evidencePut,

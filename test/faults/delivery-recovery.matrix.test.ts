@@ -154,6 +154,7 @@ function breakingSource(): SourcePort {
   return {
     describe: (request) => source.describe(request),
     countWindow: (request) => source.countWindow(request),
+    countBuckets: (request) => source.countBuckets(request),
     close: async () => {},
     async *streamWindow(request) {
       for await (const chunk of source.streamWindow(request)) {

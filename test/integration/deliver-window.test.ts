@@ -6,7 +6,9 @@ import { deliveryKeys, journalOf } from '../../src/delivery/journal/keys.js';
 import { loadCustody, loadInvocation } from '../../src/delivery/journal/records.js';
 import { begin, type BeginInput } from '../../src/delivery/steps/begin.js';
 import { createStaging } from '../../src/delivery/steps/create-staging.js';
-import { extractChunks } from '../../src/delivery/steps/extract-chunks.js';
+import { planParts } from '../../src/delivery/steps/plan-parts.js';
+import { extractLoadParts } from '../../src/delivery/parts/extract-load-parts.js';
+import { listHeads, listReceipts } from '../../src/delivery/parts/part-store.js';
 import { evidenceDocument } from '../../src/delivery/steps/evidence.js';
 import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.js';
 import { readVerified } from '../../src/objects/exact-object.js';
@@ -43,6 +45,7 @@ routes:
           sql: "SELECT COUNT(*) FROM {staging} WHERE amount < 0"
           expect: 0
     chunk_rows: 50
+    part_rows: 600
 `;
 const selector = '/config/route.yaml#daily';
 const route = selectRoute(parseManifest(manifestText, '/config/route.yaml'), 'daily');
@@ -82,6 +85,7 @@ async function snapshot(invocationId: string): Promise<string> {
     a.query(deliveryKeys.invocationsOf(record.targetId), 'inv#'),
     a.query(deliveryKeys.journal(invocationId), 'seq#'),
     a.query(deliveryKeys.journal(invocationId), 'tx#'),
+    a.query(deliveryKeys.partsOf(invocationId), ''),
     world.stores.ports.objects.list(`delivery/daily/${invocationId}/`),
   ]);
   // One pg client: its queries run one after another.
@@ -113,18 +117,22 @@ describe('deliver one window in process', () => {
     const record = await loadInvocation(world.stores.ports, first);
     expect(receipts.rows[0]).toEqual({ invocation_id: first, rows: '1202', digest: record.facts.publication?.digest });
 
-    // The journal: state transitions per window, receipts in batches (25 chunks, 2 batches).
-    expect(record.facts.chunks).toHaveLength(25);
-    expect(record.facts.loads).toHaveLength(25);
+    // The parts: the plan cut the window into parts of at most ~600 rows; each part's
+    // receipts are in its own items, contiguous, and add up to the window.
+    const heads = await listHeads(world.stores.ports, first);
+    expect(heads.length).toBeGreaterThanOrEqual(2);
+    expect(heads.every((h) => h.eof && h.rows <= 600)).toBe(true);
+    expect(heads.reduce((n, h) => n + h.rows, 0)).toBe(1202);
+    expect(record.facts.parts).toMatchObject({ parts: heads.length, rows: 1202, chunks: heads.reduce((n, h) => n + h.chunks, 0) });
+    expect(record.facts.plan).toMatchObject({ parts: heads.length, partRows: 600 });
+    const chunkReceipts = await listReceipts(world.stores.ports, first);
+    expect(chunkReceipts).toHaveLength(record.facts.parts?.chunks ?? -1);
+    // The journal: state transitions per window only; part receipts never touch it.
     const ids = (await journalOf(world.stores.ports.authority, first).read()).map((e) => e.transitionId.replace(`.${first}`, ''));
     expect(ids).toEqual([
       'sys:begin',
       'create-staging',
       'extract-start',
-      'extract.b0',
-      'extract-eof',
-      'load.b0',
-      'load.b1',
       'verify-eof',
       'publish',
       'evidence',
@@ -149,12 +157,12 @@ describe('deliver one window in process', () => {
     const stored = await readVerified(world.stores.ports.objects, evidence!.key, evidence!.sha256);
     const doc = JSON.parse(Buffer.from(stored.bytes).toString('utf8')) as ReturnType<typeof evidenceDocument>;
     expect(doc).toEqual(JSON.parse(JSON.stringify(evidenceDocument(record, deps))));
-    expect(doc).toMatchObject({ invocation_id: first, window: WINDOW, chunks: { count: 25, rows: 1202 }, publication: { rows: 1202 } });
+    expect(doc).toMatchObject({ invocation_id: first, window: WINDOW, parts: { count: heads.length, rows: 1202 }, publication: { rows: 1202 } });
     const text = Buffer.from(stored.bytes).toString('utf8');
     for (const secret of ['PG_URL', 'PG_PASSWORD', 'postgres://', world.pgServer.connectionString]) expect(text).not.toContain(secret);
 
-    // Chunk objects: 25 generations, each verifiable against its journaled receipt.
-    for (const chunk of record.facts.chunks) await readVerified(world.stores.ports.objects, chunk.key, chunk.sha256);
+    // Chunk objects: one generation per receipt, each verifiable against it.
+    for (const chunk of chunkReceipts) await readVerified(world.stores.ports.objects, chunk.key, chunk.sha256);
   });
 
   it('running the whole delivery again with the same invocation changes nothing', async () => {
@@ -188,7 +196,8 @@ describe('deliver one window in process', () => {
     const invocationId = newInvocationId();
     const begun = await begin(beginInput(invocationId), deps);
     await createStaging(begun, deps);
-    await extractChunks(begun, deps);
+    await planParts(begun, deps);
+    await extractLoadParts(begun, deps);
     world.targetFaults.arm('delivery.publish.commit:lose-response');
     let run;
     try {

@@ -132,7 +132,7 @@ async function toPublicationUnknown(): Promise<InvocationRef> {
   const { ref, grant } = await begin();
   const fence = grant.fence;
   await transition(ports, ref, { from: 'EMPTY_STAGING', to: 'WRITING_UNKNOWN', fence, transitionId: 'write', patch: { staging, ownedStagesRecorded: true } });
-  await transition(ports, ref, { from: 'WRITING_UNKNOWN', to: 'VERIFIED_EOF', fence, transitionId: 'eof' });
+  await transition(ports, ref, { from: 'WRITING_UNKNOWN', to: 'VERIFIED_EOF', fence, transitionId: 'eof', patch: { parts: { parts: 1, chunks: 1, rows: 10, bytes: 100, digest: '0'.repeat(64) } } });
   await transition(ports, ref, { from: 'VERIFIED_EOF', to: 'PUBLICATION_UNKNOWN', fence, transitionId: 'publish-lost' });
   return ref;
 }

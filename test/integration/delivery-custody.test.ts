@@ -190,7 +190,7 @@ describe('zombies', () => {
     const zombie = await beginInvocation(ports, beginRequest(targetId));
     const ref: InvocationRef = { targetId, invocationId: zombie.fence.owner };
     await transition(ports, ref, { from: 'EMPTY_STAGING', to: 'WRITING_UNKNOWN', fence: zombie.fence, transitionId: 'w', patch: { staging, ownedStagesRecorded: true } });
-    await transition(ports, ref, { from: 'WRITING_UNKNOWN', to: 'VERIFIED_EOF', fence: zombie.fence, transitionId: 'eof' });
+    await transition(ports, ref, { from: 'WRITING_UNKNOWN', to: 'VERIFIED_EOF', fence: zombie.fence, transitionId: 'eof', patch: { parts: { parts: 1, chunks: 1, rows: 10, bytes: 100, digest: '0'.repeat(64) } } });
     const recovery = await acquireCustody(ports, ref, 'recovery');
     return { ref, zombie: zombie.fence, recovery: recovery.fence };
   }
@@ -242,7 +242,7 @@ describe('zombies', () => {
     const ref: InvocationRef = { targetId, invocationId: first.fence.owner };
     const f = first.fence;
     await transition(ports, ref, { from: 'EMPTY_STAGING', to: 'WRITING_UNKNOWN', fence: f, transitionId: 'w', patch: { staging, ownedStagesRecorded: true } });
-    await transition(ports, ref, { from: 'WRITING_UNKNOWN', to: 'VERIFIED_EOF', fence: f, transitionId: 'eof' });
+    await transition(ports, ref, { from: 'WRITING_UNKNOWN', to: 'VERIFIED_EOF', fence: f, transitionId: 'eof', patch: { parts: { parts: 1, chunks: 1, rows: 10, bytes: 100, digest: '0'.repeat(64) } } });
     if (step === 'checkpoint') {
       await transition(ports, ref, { from: 'VERIFIED_EOF', to: 'PUBLISHED', fence: f, transitionId: 'publish', patch: { publication } });
       await recordFacts(ports, ref, { state: 'PUBLISHED', fence: f, transitionId: 'evidence', patch: { evidence } });

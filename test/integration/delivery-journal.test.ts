@@ -56,8 +56,8 @@ async function begin(ports: Ports, targetId = newTarget(), window: SealedWindow 
 
 const hex = (s: string) => sha256Hex(s);
 const staging = { table: { schema: 'dbo', table: 'cutpoint_stg_x' }, objectId: '1234', owner: hex('owner') };
-const chunk = (seq: number) => ({ seq, rows: 10, bytes: 100, sha256: hex(`chunk${seq}`), key: `delivery/daily/x/chunk-${seq}`, digest: hex(`rows${seq}`) });
-const load = (seq: number) => ({ seq, rows: 10, digest: hex(`load${seq}`) });
+const plan = { key: 'delivery/daily/x/plan.json', sha256: hex('plan'), parts: 2, partRows: 10 };
+const parts = { parts: 2, chunks: 2, rows: 20, bytes: 200, digest: hex('parts') };
 const publication = { rows: 20, digest: hex('pub'), stagingObjectId: '1234', mode: 'replace_window' as const, publishedAt: '2026-11-03T00:05:00.000Z' };
 const evidence = { key: 'delivery/daily/x/evidence.json', sha256: hex('evidence') };
 /** What the target proved about the recorded stage: required by RETIRED and CUSTODY_RELEASED. */
@@ -66,8 +66,8 @@ const absence = { table: staging.table, objectId: staging.objectId };
 /** Drives an invocation from EMPTY_STAGING to PUBLISHED with its evidence recorded. */
 async function toPublished(ports: Ports, ref: InvocationRef, fence: CustodyGrant['fence']) {
   await transition(ports, ref, { from: 'EMPTY_STAGING', to: 'WRITING_UNKNOWN', fence, transitionId: 'write', patch: { staging, ownedStagesRecorded: true } });
-  await recordFacts(ports, ref, { state: 'WRITING_UNKNOWN', fence, transitionId: 'chunks', patch: { chunks: [chunk(0), chunk(1)], loads: [load(0), load(1)] }, cutPoint: DELIVERY_CUT_POINTS.chunkReceipt });
-  await transition(ports, ref, { from: 'WRITING_UNKNOWN', to: 'VERIFIED_EOF', fence, transitionId: 'eof' });
+  await recordFacts(ports, ref, { state: 'WRITING_UNKNOWN', fence, transitionId: 'plan', patch: { plan } });
+  await transition(ports, ref, { from: 'WRITING_UNKNOWN', to: 'VERIFIED_EOF', fence, transitionId: 'eof', patch: { parts } });
   await transition(ports, ref, { from: 'VERIFIED_EOF', to: 'PUBLISHED', fence, transitionId: 'publish', patch: { publication } });
   await recordFacts(ports, ref, { state: 'PUBLISHED', fence, transitionId: 'evidence', patch: { evidence } });
 }
@@ -121,7 +121,7 @@ describe('journaled transitions', () => {
     expect(entries.map((e) => [e.type, e.data.from, e.data.to])).toContainEqual(['transition', 'VERIFIED_EOF', 'PUBLISHED']);
 
     const record = await loadInvocation(ports, ref.invocationId);
-    expect(record.facts).toMatchObject({ ownedStagesRecorded: true, staging, publication, evidence, chunks: [chunk(0), chunk(1)], loads: [load(0), load(1)] });
+    expect(record.facts).toMatchObject({ ownedStagesRecorded: true, staging, publication, evidence, plan, parts });
     expect(await loadCustody(ports, ref.targetId)).toMatchObject({ state: 'RELEASED', epoch: 1, invocationId: ref.invocationId });
     expect((await loadCustody(ports, ref.targetId))?.fence).toBeUndefined();
     expect(await loadCheckpoint(ports, ref.targetId, 'daily')).toMatchObject({ windowEnd: DAY1.end, invocationId: ref.invocationId });
@@ -155,7 +155,7 @@ describe('journaled transitions', () => {
     const { ports } = stores;
     const { ref, grant } = await begin(ports);
     const fence = grant.fence;
-    await transition(ports, ref, { from: 'EMPTY_STAGING', to: 'WRITING_UNKNOWN', fence, transitionId: 'w', patch: { staging, chunks: [chunk(0)] } });
+    await transition(ports, ref, { from: 'EMPTY_STAGING', to: 'WRITING_UNKNOWN', fence, transitionId: 'w', patch: { staging, plan } });
     const before = await snapshot(ports, ref.targetId, [ref.invocationId]);
     const refusals: Array<[() => Promise<unknown>, string]> = [
       [() => transition(ports, ref, { from: 'WRITING_UNKNOWN', to: 'PUBLISHED', fence, transitionId: 'x1' }), 'delivery.illegal_transition'],
@@ -165,8 +165,9 @@ describe('journaled transitions', () => {
       [() => transition(ports, ref, { from: 'EMPTY_STAGING', to: 'RETIRED', fence, transitionId: 'x5' }), 'delivery.journal_state_conflict'],
       [() => recordFacts(ports, ref, { state: 'VERIFIED_EOF', fence, transitionId: 'x6', patch: {} }), 'delivery.journal_state_conflict'],
       [() => transition(ports, ref, { from: 'WRITING_UNKNOWN', to: 'VERIFIED_EOF', fence, transitionId: 'x7', patch: { staging: { ...staging, objectId: '999' } } }), 'delivery.fact_conflict'],
-      [() => recordFacts(ports, ref, { state: 'WRITING_UNKNOWN', fence, transitionId: 'x8', patch: { chunks: [{ ...chunk(0), rows: 11 }] } }), 'delivery.fact_conflict'],
-      [() => recordFacts(ports, ref, { state: 'WRITING_UNKNOWN', fence, transitionId: 'x9', patch: { chunks: [{ ...chunk(0), sha256: 'nope' }] } }), 'delivery.fact_invalid'],
+      [() => recordFacts(ports, ref, { state: 'WRITING_UNKNOWN', fence, transitionId: 'x8', patch: { plan: { ...plan, parts: 3 } } }), 'delivery.fact_conflict'],
+      [() => recordFacts(ports, ref, { state: 'WRITING_UNKNOWN', fence, transitionId: 'x9', patch: { parts: { ...parts, digest: 'nope' } } }), 'delivery.fact_invalid'],
+      [() => transition(ports, ref, { from: 'WRITING_UNKNOWN', to: 'VERIFIED_EOF', fence, transitionId: 'x14' }), 'delivery.transition_precondition_unmet'],
       [() => recordFacts(ports, ref, { state: 'WRITING_UNKNOWN', fence, transitionId: 'x10', patch: { checkpoint: {} } as never }), 'delivery.fact_invalid'],
       [() => transition(ports, ref, { from: 'WRITING_UNKNOWN', to: 'VERIFIED_EOF', fence, transitionId: 'sys:begin' }), 'delivery.transition_id_invalid'],
       [() => transition(ports, ref, { from: 'WRITING_UNKNOWN', to: 'VERIFIED_EOF', fence: { ...fence, epoch: 0 }, transitionId: 'x11' }), 'delivery.fence_invalid'],
@@ -174,7 +175,7 @@ describe('journaled transitions', () => {
       [() => transition(ports, ref, { from: 'BOGUS' as JournalState, to: 'VERIFIED_EOF', fence, transitionId: 'x13' }), 'delivery.illegal_transition'],
     ];
     for (const [attempt, code] of refusals) await expect(attempt()).rejects.toMatchObject({ code });
-    await transition(ports, ref, { from: 'WRITING_UNKNOWN', to: 'VERIFIED_EOF', fence, transitionId: 'eof' });
+    await transition(ports, ref, { from: 'WRITING_UNKNOWN', to: 'VERIFIED_EOF', fence, transitionId: 'eof', patch: { parts } });
     const atEof = await snapshot(ports, ref.targetId, [ref.invocationId]);
     await expect(transition(ports, ref, { from: 'VERIFIED_EOF', to: 'PUBLISHED', fence, transitionId: 'p' })).rejects.toMatchObject({ code: 'delivery.transition_precondition_unmet' });
     await expect(advanceCheckpoint(ports, ref, fence)).rejects.toMatchObject({ code: 'delivery.journal_state_conflict' });
@@ -187,7 +188,7 @@ describe('journaled transitions', () => {
     const { ref, grant } = await begin(ports);
     const fence = grant.fence;
     await transition(ports, ref, { from: 'EMPTY_STAGING', to: 'WRITING_UNKNOWN', fence, transitionId: 'w' });
-    await transition(ports, ref, { from: 'WRITING_UNKNOWN', to: 'VERIFIED_EOF', fence, transitionId: 'e' });
+    await transition(ports, ref, { from: 'WRITING_UNKNOWN', to: 'VERIFIED_EOF', fence, transitionId: 'e', patch: { parts } });
     await transition(ports, ref, { from: 'VERIFIED_EOF', to: 'PUBLISHED', fence, transitionId: 'p', patch: { publication } });
     const before = await snapshot(ports, ref.targetId, [ref.invocationId]);
     await expect(advanceCheckpoint(ports, ref, fence)).rejects.toMatchObject({ code: 'delivery.transition_precondition_unmet' });
@@ -266,8 +267,8 @@ describe('read side', () => {
       { state: 'SECRET_STATE_dsn=sqlserver://sa:pw@host' },
       { sealed: { ...grant.invocation.sealed, window: DAY2 } },
       { sealed: { ...grant.invocation.sealed, manifestDigest: 'f'.repeat(64) } },
-      { facts: { ownedStagesRecorded: 'yes', chunks: [] } },
-      { facts: { ownedStagesRecorded: true, chunks: [{ seq: 0 }] } },
+      { facts: { ownedStagesRecorded: 'yes' } },
+      { facts: { ownedStagesRecorded: true, parts: { parts: 0 } } },
       { route: 'Not A Route' },
     ];
     for (const corruption of corruptions) {

@@ -10,8 +10,8 @@ import { resume } from '../../src/delivery/recovery/resume.js';
 import { retire } from '../../src/delivery/recovery/retire.js';
 import { begin, type BeginInput } from '../../src/delivery/steps/begin.js';
 import { createStaging } from '../../src/delivery/steps/create-staging.js';
-import { extractChunks } from '../../src/delivery/steps/extract-chunks.js';
-import { loadChunks } from '../../src/delivery/steps/load-chunks.js';
+import { planParts } from '../../src/delivery/steps/plan-parts.js';
+import { extractLoadParts } from '../../src/delivery/parts/extract-load-parts.js';
 import { publish } from '../../src/delivery/steps/publish.js';
 import { verifyEof } from '../../src/delivery/steps/verify-eof.js';
 import { stagingTableNameOf } from '../../src/domain/delivery/identifiers.js';
@@ -104,8 +104,8 @@ async function toVerified(table: Table, deps = depsOf(table)) {
   const invocationId = newInvocationId();
   const begun = await begin(beginInput(invocationId, table), deps);
   await createStaging(begun, deps);
-  await extractChunks(begun, deps);
-  await loadChunks(begun, deps);
+  await planParts(begun, deps);
+  await extractLoadParts(begun, deps);
   expect(await verifyEof(begun, deps)).toMatchObject({ state: 'VERIFIED_EOF' });
   return { invocationId, begun, deps };
 }

@@ -177,10 +177,16 @@ describe('delivery recovery flows (local runner)', () => {
   it('an extraction that keeps failing: reconcile proves the partial stage, a repeat only reports it; retire needs yes, drops exactly it, RETIRED, checkpoint unmoved', async () => {
     const invocationId = newInvocationId();
     const original = deliveryInput(invocationId, 'retired');
-    // The source answers Begin's read-only check (table and columns), then is down for
-    // every extraction attempt of this run.
+    // The source answers Begin's read-only check (table and columns) and the plan's count,
+    // then is down for every extraction attempt of this run.
     const down = forbiddenSource();
-    const extractionDown: SourcePort = { describe: (r) => world.source.describe(r), streamWindow: (r) => down.streamWindow(r), countWindow: (r) => down.countWindow(r), close: async () => {} };
+    const extractionDown: SourcePort = {
+      describe: (r) => world.source.describe(r),
+      countBuckets: (r) => world.source.countBuckets(r),
+      streamWindow: (r) => down.streamWindow(r),
+      countWindow: (r) => down.countWindow(r),
+      close: async () => {},
+    };
     const failed = await world.runFlow('deliver-window', original, extractionDown);
     expect(failed.status).toBe('FAILED');
     const stopped = await loadInvocation(world.stores.ports, invocationId);

@@ -11,8 +11,8 @@ import { resume } from '../../src/delivery/recovery/resume.js';
 import { retire } from '../../src/delivery/recovery/retire.js';
 import { begin, type BeginInput } from '../../src/delivery/steps/begin.js';
 import { createStaging } from '../../src/delivery/steps/create-staging.js';
-import { extractChunks } from '../../src/delivery/steps/extract-chunks.js';
-import { loadChunks } from '../../src/delivery/steps/load-chunks.js';
+import { planParts } from '../../src/delivery/steps/plan-parts.js';
+import { extractLoadParts } from '../../src/delivery/parts/extract-load-parts.js';
 import { publish } from '../../src/delivery/steps/publish.js';
 import { verifyEof } from '../../src/delivery/steps/verify-eof.js';
 import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.js';
@@ -152,8 +152,8 @@ describe('live recovery actions', () => {
     const invocationId = newInvocationId();
     const begun = await begin(beginInput(invocationId), deps);
     await createStaging(begun, deps);
-    await extractChunks(begun, deps);
-    await loadChunks(begun, deps);
+    await planParts(begun, deps);
+    await extractLoadParts(begun, deps);
     expect((await verifyEof(begun, deps)).state).toBe('VERIFIED_EOF');
     // The publish acknowledgement is lost before the COMMIT reached the target.
     await transition(world.stores.ports, { targetId: begun.targetId, invocationId }, { from: 'VERIFIED_EOF', to: 'PUBLICATION_UNKNOWN', fence: begun.fence, transitionId: `publish-unknown.${invocationId}` });
@@ -184,8 +184,8 @@ describe('live recovery actions', () => {
     const invocationId = newInvocationId();
     const begun = await begin(beginInput(invocationId), deps);
     await createStaging(begun, deps);
-    await extractChunks(begun, deps);
-    await loadChunks(begun, deps);
+    await planParts(begun, deps);
+    await extractLoadParts(begun, deps);
     await verifyEof(begun, deps);
     world.targetFaults.arm('delivery.publish.commit:crash-after');
     try {
@@ -265,8 +265,8 @@ describe('live recovery actions', () => {
     const invocationId = newInvocationId();
     const begun = await begin(beginInput(invocationId), deps);
     await createStaging(begun, deps);
-    await extractChunks(begun, deps);
-    await loadChunks(begun, deps);
+    await planParts(begun, deps);
+    await extractLoadParts(begun, deps);
     await verifyEof(begun, deps);
     world.targetFaults.arm('delivery.publish.commit:crash-after');
     try {

@@ -64,15 +64,15 @@ export const newInvocationId = (): string => invocationIdFrom(new Uint8Array(ran
  * per name, each delivering to `dwh.<table>` with replace_window, unique keys and
  * not-null key and time: the world most delivery tests run in. Bindings name variables only.
  */
-export function fixedWindowManifest(routes: Record<string, { table: string; chunkRows: number }>): string {
-  const route = ([name, { table, chunkRows }]: [string, { table: string; chunkRows: number }]) => `  ${name}:
+export function fixedWindowManifest(routes: Record<string, { table: string; chunkRows: number; partRows?: number; maxConcurrency?: number }>): string {
+  const route = ([name, { table, chunkRows, partRows, maxConcurrency }]: [string, { table: string; chunkRows: number; partRows?: number; maxConcurrency?: number }]) => `  ${name}:
     source: { binding: events_ch, table: src.events, time_column: event_time, key_columns: [event_id] }
     window: { kind: fixed, start: "2026-11-02T00:00:00Z", end: "2026-11-04T00:00:00Z" }
     target: { binding: warehouse, table: dwh.${table}, key_columns: [event_id], mode: replace_window }
     quality:
       unique_keys: true
       not_null: [event_id, event_time]
-    chunk_rows: ${chunkRows}`;
+    chunk_rows: ${chunkRows}${partRows === undefined ? '' : `\n    part_rows: ${partRows}`}${maxConcurrency === undefined ? '' : `\n    max_concurrency: ${maxConcurrency}`}`;
   return `version: 1
 bindings:
   events_ch: { kind: clickhouse, url_env: CH_URL }

@@ -5,7 +5,7 @@ import type { PartsFact } from '../journal/facts.js';
 import type { InvocationRecord } from '../journal/records.js';
 import { stagingRefOf } from '../steps/common.js';
 import { readPlan } from '../steps/plan-parts.js';
-import { listBatches, listHeads } from './part-store.js';
+import { listBatches, listHeads, listReceipts } from './part-store.js';
 
 /** Parts observed at once: each is one range observation of the stage and one receipt query. */
 const PARALLEL = 8;
@@ -71,11 +71,7 @@ export async function allPartsAtEof(deps: Pick<DeliveryDeps, 'ports'>, record: I
  * some may be missing). One observation of the whole stage: reconcile runs rarely.
  */
 export async function stageExplainedByReceipts(deps: DeliveryDeps, record: InvocationRecord): Promise<boolean> {
-  const heads = await listHeads(deps.ports, record.invocationId);
-  const rowsBySeq = new Map<number, number>();
-  for (const head of heads) {
-    for (const batch of await listBatches(deps.ports, record.invocationId, head.part)) for (const r of batch.receipts) rowsBySeq.set(r.seq, r.rows);
-  }
+  const rowsBySeq = new Map((await listReceipts(deps.ports, record.invocationId)).map((r) => [r.seq, r.rows]));
   const observed = await deps.target.observeChunks(stagingRefOf(record));
   return observed.every((o) => rowsBySeq.get(o.seq) === o.rows);
 }
