@@ -3,7 +3,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { createClient, type ClickHouseClient, type ClickHouseClientConfigOptions } from '@clickhouse/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dateTime64Param, openClickHouse, type ClickHouseHandle } from '../../src/adapters/clickhouse/client.js';
+import { clientLineStream, dateTime64Param, openClickHouse, type ClickHouseHandle } from '../../src/adapters/clickhouse/client.js';
 import { countQuery, createClickHouseSource, windowQuery } from '../../src/adapters/clickhouse/source.js';
 import { canonicalJson } from '../../src/domain/digest.js';
 import { decodeChunk, encodeChunk, encodeSourceChunk, type ExtractedChunkReceipt } from '../../src/delivery/chunk-codec.js';
@@ -147,7 +147,14 @@ function spy(handle: ClickHouseHandle): ClickHouseHandle {
       return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
     },
   });
-  return { client, close: async () => {} };
+  return {
+    client,
+    streamLines: (statement, signal) => {
+      sent.push(statement.query);
+      return handle.streamLines(statement, signal);
+    },
+    close: async () => {},
+  };
 }
 
 beforeAll(async () => {
@@ -497,7 +504,7 @@ describe('bounded memory', () => {
       async close() {},
     } as unknown as NonNullable<ClickHouseClientConfigOptions['connection']>;
     const client = createClient({ connection });
-    const streaming = createClickHouseSource({ client, close: () => client.close() });
+    const streaming = createClickHouseSource({ client, streamLines: clientLineStream(client), close: () => client.close() });
     const request: StreamWindowRequest = {
       from: { kind: 'table', table: { schema: 'src', name: 'stream' } },
       timeColumn: 'ts',
