@@ -99,9 +99,9 @@ export interface BucketQuery extends WindowQuery {
  * The one GROUP BY `countBuckets` runs. Bucket i of `bucketsOf` starts at
  * `origin + i * width` ms and the last one runs to the window's end, so a row's bucket is
  * `least(intDiv(ms - origin, width), n - 1)`, computed server-side from its time in whole
- * milliseconds rounded DOWN (`toDateTime64(t, 3)` truncates toward zero, which before 1970
- * is up: the `- (toDateTime64(t, 3) > t)` corrects that), so a sub-millisecond time falls
- * in the bucket whose half-open bounds hold it, as the window predicate does.
+ * milliseconds rounded down (`toDateTime64(t, 3)` truncates toward zero, and a sealed
+ * window never starts before 1970), so a sub-millisecond time falls in the bucket whose
+ * half-open bounds hold it, as the window predicate does.
  */
 export function bucketQuery(request: CountBucketsRequest): BucketQuery {
   const window = assertCountBucketsRequest(request);
@@ -109,7 +109,7 @@ export function bucketQuery(request: CountBucketsRequest): BucketQuery {
   const origin = Date.parse(window.start);
   const width = Date.parse((buckets[0] as TimeRange).end) - origin;
   const t = quote(request.timeColumn);
-  const ms = `toUnixTimestamp64Milli(toDateTime64(${t}, 3)) - (toDateTime64(${t}, 3) > ${t})`;
+  const ms = `toUnixTimestamp64Milli(toDateTime64(${t}, 3))`;
   return {
     query:
       `SELECT least(intDiv(${ms} - {cutpoint_bucket_origin:Int64}, {cutpoint_bucket_width:Int64}), {cutpoint_bucket_last:Int64}) AS bucket, count() AS n ` +
