@@ -185,12 +185,44 @@ export function assertCountWindowRequest(request: CountWindowRequest): SealedWin
   return validateSealedWindow(request.window, 'delivery.source_invalid');
 }
 
-/** Count checks plus `chunkRows` in [1, MAX_CHUNK_ROWS]. */
+/** The most buckets one `countBuckets` call counts. */
+export const MAX_COUNT_BUCKETS = 4096;
+
+/** Count checks plus `buckets` in [1, MAX_COUNT_BUCKETS]. */
+export function assertCountBucketsRequest(request: CountBucketsRequest): SealedWindow {
+  const window = assertCountWindowRequest(request);
+  const n = request.buckets;
+  if (!Number.isInteger(n) || n < 1 || n > MAX_COUNT_BUCKETS) throw invalid(`buckets must be an integer in [1, ${MAX_COUNT_BUCKETS}]`);
+  return window;
+}
+
+/**
+ * Count checks plus `chunkRows` in [1, MAX_CHUNK_ROWS], `firstSeq` a non-negative safe
+ * integer, and a well-formed `resumeAfter`: `lastKey` holds one value per order column
+ * (`orderColumnsOf`), `rowsAtLastKey` >= 1, `nextSeq` a non-negative safe integer. (Whether
+ * each key value fits its column's type is checked by the adapter, after DESCRIBE and
+ * before reading rows.)
+ */
 export function assertStreamWindowRequest(request: StreamWindowRequest): SealedWindow {
   const window = assertCountWindowRequest(request);
   const n = request.chunkRows;
   if (!Number.isInteger(n) || n < 1 || n > MAX_CHUNK_ROWS) throw invalid(`chunkRows must be an integer in [1, ${MAX_CHUNK_ROWS}]`);
+  if (request.firstSeq !== undefined && !isSeq(request.firstSeq)) throw invalid('firstSeq must be a non-negative safe integer');
+  const resume = request.resumeAfter;
+  if (resume !== undefined) {
+    if (!resume || typeof resume !== 'object') throw invalid('resumeAfter must be { lastKey, rowsAtLastKey, nextSeq }');
+    const width = orderColumnsOf(request.timeColumn, request.keyColumns).length;
+    if (!Array.isArray(resume.lastKey) || resume.lastKey.length !== width) {
+      throw invalid(`resumeAfter.lastKey must hold ${width} values: the time column, then each key column`);
+    }
+    if (!Number.isSafeInteger(resume.rowsAtLastKey) || resume.rowsAtLastKey < 1) throw invalid('resumeAfter.rowsAtLastKey must be an integer >= 1');
+    if (!isSeq(resume.nextSeq)) throw invalid('resumeAfter.nextSeq must be a non-negative safe integer');
+  }
   return window;
+}
+
+function isSeq(value: unknown): boolean {
+  return Number.isSafeInteger(value) && (value as number) >= 0;
 }
 
 /**
@@ -229,7 +261,7 @@ function describeName(table: unknown): string {
 // ---------------------------------------------------------------------------------------
 // The recovery fence
 
-export type SourceMethod = 'describe' | 'streamWindow' | 'countWindow';
+export type SourceMethod = 'describe' | 'streamWindow' | 'countWindow' | 'countBuckets';
 
 export interface SourceAttempt {
   method: SourceMethod;
@@ -239,7 +271,7 @@ export interface SourceAttempt {
 
 /** A source behind a fence, with a record of every call made through it. */
 export interface GuardedSource extends SourcePort {
-  /** Every describe/streamWindow/countWindow call (and every iteration step refused), in order. */
+  /** Every describe/streamWindow/countWindow/countBuckets call (and every iteration step refused), in order. */
   readonly attempts: readonly SourceAttempt[];
   /** Number of refused calls: a recovery test asserts this and `attempts.length` are 0. */
   readonly refusals: number;
@@ -282,6 +314,10 @@ export function guardedSource(source: SourcePort, armed: () => boolean): Guarded
       enter('countWindow');
       return source.countWindow(request);
     },
+    async countBuckets(request) {
+      enter('countBuckets');
+      return source.countBuckets(request);
+    },
     streamWindow(request) {
       enter('streamWindow');
       const inner = source.streamWindow(request);
@@ -320,7 +356,7 @@ export function forbiddenSource(): GuardedSource {
     throw new SourceForbiddenError('call');
   };
   return guardedSource(
-    { describe: never, streamWindow: never, countWindow: never, close: async () => {} },
+    { describe: never, streamWindow: never, countWindow: never, countBuckets: never, close: async () => {} },
     () => true,
   );
 }

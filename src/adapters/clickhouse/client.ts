@@ -7,6 +7,7 @@ import {
   type ClickHouseClientConfigOptions,
   type ClickHouseSettings,
 } from '@clickhouse/client';
+import type { Session as ChdbSessionClass } from 'chdb';
 import { ConfigError } from '../../domain/errors.js';
 
 /**
@@ -31,8 +32,24 @@ export type ClickHouseTarget =
     }
   | { kind: 'http'; url: string; username?: string; password?: string; database?: string };
 
+/** One read-only statement with its bound parameters (values never enter the SQL text). */
+export interface Statement {
+  query: string;
+  query_params: Record<string, string>;
+}
+
+/**
+ * Runs one SELECT and yields its JSONEachRow output as the engine produces it, in batches
+ * of text lines (one line per row). Memory is one batch, never the result: over HTTP the
+ * client's `ResultSet.stream()`; embedded, chdb's own `queryStream` (one block at a time).
+ * Breaking out of the iteration stops the query.
+ */
+export type LineStream = (statement: Statement, signal?: AbortSignal) => AsyncIterable<string[]>;
+
 export interface ClickHouseHandle {
   client: ClickHouseClient;
+  /** The streaming read path (see `LineStream`); `client.query` serves the small reads. */
+  streamLines: LineStream;
   /** Closes the client; for a temporary embedded engine also deletes its data. Idempotent. */
   close(): Promise<void>;
 }
@@ -69,7 +86,40 @@ function openHttp(target: Extract<ClickHouseTarget, { kind: 'http' }>): ClickHou
     ...(target.database !== undefined ? { database: target.database } : {}),
     clickhouse_settings: SETTINGS,
   });
-  return { client, close: once(() => client.close()) };
+  return { client, streamLines: clientLineStream(client), close: once(() => client.close()) };
+}
+
+/**
+ * `LineStream` over the official client: `ResultSet.stream()` parses nothing and holds
+ * only the rows of the socket chunk at hand. Right for a server; over embedded chdb the
+ * client's connection materialises the whole result first (use the handle's own stream).
+ */
+export function clientLineStream(client: ClickHouseClient): LineStream {
+  return async function* lines(statement, signal) {
+    const resultSet = await client.query({
+      query: statement.query,
+      format: 'JSONEachRow',
+      ...(Object.keys(statement.query_params).length > 0 ? { query_params: statement.query_params } : {}),
+      ...(signal ? { abort_signal: signal } : {}),
+    });
+    // Iterated by hand so that an early exit closes the result set (which ends the query
+    // quietly) before the row stream is torn down.
+    const iterator = (resultSet.stream() as AsyncIterable<Array<{ text: string }>>)[Symbol.asyncIterator]();
+    let drained = false;
+    try {
+      for (;;) {
+        const step = await iterator.next();
+        if (step.done) break;
+        yield step.value.map((row) => row.text);
+      }
+      drained = true;
+    } finally {
+      if (!drained) {
+        resultSet.close();
+        await iterator.return?.();
+      }
+    }
+  };
 }
 
 /**
@@ -84,7 +134,7 @@ async function openEmbedded(dataDir: string | undefined, create: boolean): Promi
   // Imported here, not at the top: importing chdb loads its native engine at once (a
   // 566 MB libchdb.so, ~200 MB resident, ~0.3 s), and the registry carries it for linux-x64 only. The
   // HTTP path, which is what Lambda runs, must never pay for or depend on it.
-  const [{ drainPending }, { createChdbConnection }] = await Promise.all([import('chdb'), import('chdb/connection')]);
+  const [{ drainPending, Session }, { createChdbConnection }] = await Promise.all([import('chdb'), import('chdb/connection')]);
   // Our own temp dir rather than chdb's ':memory:', which is one directory shared by every
   // ':memory:' connection in the process and outlives this handle while others hold it.
   const dir = dataDir ?? mkdtempSync(join(tmpdir(), TEMP_PREFIX));
@@ -106,9 +156,13 @@ async function openEmbedded(dataDir: string | undefined, create: boolean): Promi
     }
     throw error;
   }
+  const streams = new Set<ChdbSession>();
   return {
     client,
+    streamLines: chdbLineStream(() => new Session(dir, { connectionArgs: [`--session_timezone=${SETTINGS.session_timezone}`] }), streams),
     close: once(async () => {
+      // A stream still open (its consumer never finished) is cancelled with its session.
+      for (const session of streams) session.close();
       await client.close();
       // close() defers the native teardown while a query is still running on the engine
       // (an aborted or timed-out query keeps computing); deleting the directory under it,
@@ -116,6 +170,37 @@ async function openEmbedded(dataDir: string | undefined, create: boolean): Promi
       await drainPending();
       if (temporary) rmSync(dir, { recursive: true, force: true });
     }),
+  };
+}
+
+type ChdbSession = InstanceType<typeof ChdbSessionClass>;
+
+/**
+ * `LineStream` over chdb's own streaming cursor. `@clickhouse/client` over
+ * `chdb/connection` runs `Session.queryAsync`, which materialises the whole result in
+ * native memory and hands it over as one buffer (~107 B a row: 10 GB at 100 M rows, see
+ * specs/scale.md); `queryStreamBind` fetches one block at a time as the consumer pulls.
+ * Each stream gets its own connection on the engine's data directory (one cursor per
+ * connection; same-directory connections coexist, ~0.4 ms to open), pinned to UTC like
+ * the client's session, and closed when the stream ends or is abandoned.
+ */
+function chdbLineStream(open: () => ChdbSession, streams: Set<ChdbSession>): LineStream {
+  return async function* lines(statement, signal) {
+    const session = open();
+    streams.add(session);
+    try {
+      const cursor = session.queryStreamBind(statement.query, statement.query_params, { format: 'JSONEachRow', ...(signal ? { signal } : {}) });
+      for await (const block of cursor) {
+        const text = block.text();
+        const rows = text.split('\n');
+        if (rows[rows.length - 1] === '') rows.pop();
+        if (rows.length > 0) yield rows;
+      }
+    } finally {
+      streams.delete(session);
+      // Cancels a cursor still open (early exit) before its connection goes.
+      session.close();
+    }
   };
 }
 

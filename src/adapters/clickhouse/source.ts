@@ -1,19 +1,13 @@
-// Longer than ~300 lines: one SourcePort implementation over one driver (describe, count,
-// stream with its recovery fence and error classification); its parts share the client and
-// the query text, and src/adapters/clickhouse/client.ts already holds the connection.
-import type { ClickHouseClient, ResultSet, Row } from '@clickhouse/client';
-import { canonicalJson } from '../../domain/digest.js';
+import type { ClickHouseClient, ResultSet } from '@clickhouse/client';
 import { CutpointError, ValidationError } from '../../domain/errors.js';
 import { isSqlIdentifier } from '../../domain/delivery/identifiers.js';
-import type { SealedWindow } from '../../domain/delivery/window.js';
 import {
-  assertCountWindowRequest,
   assertSourceRelation,
   assertStreamWindowRequest,
   orderColumnsOf,
-  sourceKeyOf,
-  sourceKeyText,
   SourceUnavailableError,
+  type BucketCount,
+  type CountBucketsRequest,
   type CountWindowRequest,
   type SourceChunk,
   type SourceColumn,
@@ -21,115 +15,58 @@ import {
   type SourceRelationRequest,
   type StreamWindowRequest,
 } from '../../ports/source.js';
-import type { TargetRow } from '../../ports/target.js';
-import { dateTime64Param, type ClickHouseHandle } from './client.js';
+import type { ClickHouseHandle } from './client.js';
+import { chunksOf } from './source-chunks.js';
+import {
+  bucketQuery,
+  countQuery,
+  describeQuery,
+  KeyValueError,
+  keysetBound,
+  unwrapType,
+  windowParams,
+  windowQuery,
+  type KeysetBound,
+  type WindowQuery,
+} from './source-sql.js';
+
+export { MIN_TIED_ROWS_LIMIT } from './source-chunks.js';
+export { bucketQuery, countQuery, windowQuery, type WindowQuery } from './source-sql.js';
 
 /**
  * The delivery source on ClickHouse, through the official `@clickhouse/client` (HTTP in
  * production, embedded chdb locally — see client.ts). The contract is in
  * src/ports/source.ts; how this adapter keeps it:
  *
- * - SQL: identifiers are validated (`assertSourceRelation`) and quoted with backticks; the
- *   window bounds are the query parameters `{cutpoint_window_start:DateTime64(3)}` and
- *   `{cutpoint_window_end:DateTime64(3)}` (`dateTime64Param`, in the client's UTC
- *   session); nothing else is spliced in. A `query` relation is wrapped on lines of its
- *   own (`SELECT * FROM (\n<sql>\n) AS cutpoint_source WHERE …`) so a trailing `--`
- *   comment cannot swallow the bound. An authored query may itself use the two window
- *   parameters, e.g. to push the bound into a join.
- * - Output: JSONEachRow under a query-level SETTINGS clause (applies to that one query,
- *   also on a shared embedded session) that pins every format choice the value
- *   representation depends on: ISO UTC times, quoted 64-bit integers and decimals,
- *   quoted NaN/Inf, validated UTF-8.
+ * - SQL (source-sql.ts): identifiers validated and quoted, every value a typed query
+ *   parameter; output as JSONEachRow under a query-level SETTINGS clause (applies to that
+ *   one query, also on a shared embedded session) that pins every format choice the value
+ *   representation depends on: ISO UTC times, quoted 64-bit integers and decimals, quoted
+ *   NaN/Inf, validated UTF-8.
  * - Schema first: `DESCRIBE` of the bounded relation gives the output columns without
  *   reading rows; the time column must be Date/DateTime-typed, the key columns must
  *   exist, and every column must be an SQL identifier (the target copies the names).
- * - Streaming: `ResultSet.stream()` rows are parsed one at a time and cut into chunks as
- *   they arrive; a chunk is yielded as soon as it is full. Over HTTP nothing else holds
- *   the window: memory is one chunk plus one tie group plus the client's socket buffers.
- *   (Embedded chdb's connection materialises each result in native memory before the
- *   client sees it — a chdb limitation that production does not share; this adapter
- *   still holds only one chunk of parsed rows.)
- * - Ties: rows equal on (time, keys) are adjacent in the ClickHouse order; the adapter
- *   holds such a group (at most `max(chunkRows, 10000)` rows, else
- *   `delivery.source_order_ambiguous`) and emits it sorted by the canonical JSON of its
- *   values, so even duplicate keys re-extract identically.
+ * - Streaming: the window read goes through the handle's `streamLines` (HTTP:
+ *   `ResultSet.stream()`; embedded: chdb's own block cursor), and rows are cut into chunks
+ *   as they arrive (source-chunks.ts). Memory is one chunk of parsed rows, one tie group
+ *   and one engine block, never the window.
+ * - Resume: the read starts server-side at the keyset `(time, keys) >= lastKey`
+ *   (`keysetBound`, parameters typed like the columns), then drops the rows tied on
+ *   `lastKey` that were already chunked.
+ * - Buckets: one GROUP BY over the window computes each row's bucket server-side
+ *   (`bucketQuery`); every bucket of `bucketsOf` is returned, zeros included.
  */
-
-const START_PARAM = 'cutpoint_window_start';
-const END_PARAM = 'cutpoint_window_end';
-/** Floor of the tie-group limit: a group larger than this and than a chunk is refused. */
-export const MIN_TIED_ROWS_LIMIT = 10_000;
-
-/** Every output-format setting the row representation depends on, pinned per query. */
-const OUTPUT_SETTINGS = [
-  "date_time_output_format = 'iso'",
-  'output_format_json_quote_64bit_integers = 1',
-  'output_format_json_quote_64bit_floats = 0',
-  'output_format_json_quote_decimals = 1',
-  'output_format_json_quote_denormals = 1',
-  'output_format_decimal_trailing_zeros = 0',
-  'output_format_json_validate_utf8 = 1',
-  'output_format_json_named_tuples_as_objects = 1',
-].join(', ');
-
-const TIME_TYPE = /^(?:Date|Date32|DateTime|DateTime64)(?:\(.*\))?$/;
 
 export interface ClickHouseSourceOptions {
   /** Close the ClickHouse handle when the source closes. Default true. */
   closeHandle?: boolean;
 }
 
-export interface WindowQuery {
-  query: string;
-  query_params: Record<string, string>;
-}
-
 export function createClickHouseSource(handle: ClickHouseHandle, options: ClickHouseSourceOptions = {}): SourcePort {
   return new ClickHouseSource(handle, options.closeHandle ?? true);
 }
 
-/** The quoted relation a request reads from (validated). */
-function relationSql(request: SourceRelationRequest): string {
-  const { from } = request;
-  return from.kind === 'table' ? `${quote(from.table.schema)}.${quote(from.table.name)}` : `(\n${from.sql}\n) AS cutpoint_source`;
-}
-
-function quote(identifier: string): string {
-  // Validated before we get here; checked again so no path can quote anything else.
-  if (!isSqlIdentifier(identifier)) throw new ValidationError('delivery.source_invalid', 'identifier is not an SQL identifier');
-  return `\`${identifier}\``;
-}
-
-function windowParams(window: SealedWindow): Record<string, string> {
-  return { [START_PARAM]: dateTime64Param(new Date(window.start)), [END_PARAM]: dateTime64Param(new Date(window.end)) };
-}
-
-function windowPredicate(timeColumn: string): string {
-  const t = quote(timeColumn);
-  return `${t} >= {${START_PARAM}:DateTime64(3)} AND ${t} < {${END_PARAM}:DateTime64(3)}`;
-}
-
-/**
- * The exact statement `streamWindow` runs for a request (validated first), for the bench
- * to time a raw read of the same window and for tests to show values are parameters.
- */
-export function windowQuery(request: CountWindowRequest): WindowQuery {
-  const window = assertCountWindowRequest(request);
-  const order = orderColumnsOf(request.timeColumn, request.keyColumns).map(quote).join(', ');
-  return {
-    query: `SELECT * FROM ${relationSql(request)} WHERE ${windowPredicate(request.timeColumn)} ORDER BY ${order} SETTINGS ${OUTPUT_SETTINGS}`,
-    query_params: windowParams(window),
-  };
-}
-
-/** The statement `countWindow` runs. */
-export function countQuery(request: CountWindowRequest): WindowQuery {
-  const window = assertCountWindowRequest(request);
-  return {
-    query: `SELECT count() AS n FROM ${relationSql(request)} WHERE ${windowPredicate(request.timeColumn)} SETTINGS ${OUTPUT_SETTINGS}`,
-    query_params: windowParams(window),
-  };
-}
+const TIME_TYPE = /^(?:Date|Date32|DateTime|DateTime64)(?:\(.*\))?$/;
 
 class ClickHouseSource implements SourcePort {
   private readonly client: ClickHouseClient;
@@ -156,90 +93,71 @@ class ClickHouseSource implements SourcePort {
     return n;
   }
 
+  async countBuckets(request: CountBucketsRequest): Promise<BucketCount[]> {
+    const statement = bucketQuery(request);
+    await this.describeChecked(request, statement.query_params, request.signal);
+    const rows = await this.run(statement, request.signal, 'bucket count', (rs) => rs.json<{ bucket: string | number; n: string | number }>());
+    const counts = statement.buckets.map((b) => ({ start: b.start, end: b.end, rows: 0 }));
+    for (const row of rows) {
+      const i = Number(row.bucket);
+      const n = Number(row.n);
+      const bucket = counts[i];
+      if (!Number.isSafeInteger(i) || !bucket || bucket.rows !== 0 || !Number.isSafeInteger(n) || n < 1) {
+        throw new SourceUnavailableError('source bucket count returned an unusable row');
+      }
+      bucket.rows = n;
+    }
+    return counts;
+  }
+
   streamWindow(request: StreamWindowRequest): AsyncIterable<SourceChunk> {
-    // Everything that can be refused is refused here, before any query.
+    // Everything that can be refused without the schema is refused here, before any query.
     assertStreamWindowRequest(request);
     // A snapshot: the iteration starts later and must read what was validated.
+    const resume = request.resumeAfter;
     const frozen: StreamWindowRequest = {
       from: request.from.kind === 'table' ? { kind: 'table', table: { ...request.from.table } } : { kind: 'query', sql: request.from.sql },
       timeColumn: request.timeColumn,
       keyColumns: [...request.keyColumns],
       window: { start: request.window.start, end: request.window.end },
       chunkRows: request.chunkRows,
+      ...(request.firstSeq !== undefined ? { firstSeq: request.firstSeq } : {}),
+      ...(resume
+        ? { resumeAfter: { lastKey: structuredClone(resume.lastKey), rowsAtLastKey: resume.rowsAtLastKey, nextSeq: resume.nextSeq } }
+        : {}),
       ...(request.signal ? { signal: request.signal } : {}),
     };
-    return this.chunks(frozen, windowQuery(frozen));
+    return this.chunks(frozen);
   }
 
   async close(): Promise<void> {
     if (this.closeHandle) await this.handle.close();
   }
 
-  private async *chunks(request: StreamWindowRequest, statement: WindowQuery): AsyncGenerator<SourceChunk> {
-    const columns = (await this.describeChecked(request, statement.query_params, request.signal)).map((c) => c.name);
-    const { timeColumn, keyColumns, chunkRows } = request;
-    const tiedLimit = Math.max(chunkRows, MIN_TIED_ROWS_LIMIT);
-    const resultSet = await this.run(statement, request.signal, 'window', async (rs) => rs);
-    let seq = 0;
-    let current: TargetRow[] = [];
-    let group: TargetRow[] = [];
-    let groupKey = '';
-    const chunk = (): SourceChunk => {
-      const rows = current;
-      current = [];
-      return {
-        seq: seq++,
-        columns,
-        rows,
-        firstKey: sourceKeyOf(rows[0] as TargetRow, timeColumn, keyColumns),
-        lastKey: sourceKeyOf(rows[rows.length - 1] as TargetRow, timeColumn, keyColumns),
-      };
-    };
-    // Iterated by hand so that an early exit closes the result set (which ends the query
-    // quietly) before the row stream is torn down.
-    const iterator = (resultSet.stream<Record<string, unknown>>() as AsyncIterable<Row<Record<string, unknown>, 'JSONEachRow'>[]>)[
-      Symbol.asyncIterator
-    ]();
-    let drained = false;
+  private async *chunks(request: StreamWindowRequest): AsyncGenerator<SourceChunk> {
+    const described = await this.describeChecked(request, windowQuery(request).query_params, request.signal);
+    const resume = request.resumeAfter;
+    let after: KeysetBound | undefined;
+    if (resume) {
+      try {
+        after = keysetBound(described, orderColumnsOf(request.timeColumn, request.keyColumns), resume.lastKey);
+      } catch (error) {
+        if (!(error instanceof KeyValueError)) throw error;
+        throw new ValidationError('delivery.source_invalid', `resumeAfter.lastKey: ${error.message}`);
+      }
+    }
+    const statement = windowQuery(request, after);
     try {
-      for (;;) {
-        const step = await iterator.next();
-        if (step.done) break;
-        for (const raw of step.value) {
-          const row = rowOf(raw, columns);
-          const key = sourceKeyText(sourceKeyOf(row, timeColumn, keyColumns));
-          if (group.length > 0 && key !== groupKey) {
-            for (const settled of settle(group, columns)) {
-              current.push(settled);
-              if (current.length === chunkRows) yield chunk();
-            }
-            group = [];
-          }
-          group.push(row);
-          groupKey = key;
-          if (group.length > tiedLimit) {
-            throw new ValidationError(
-              'delivery.source_order_ambiguous',
-              `more than ${tiedLimit} source rows share one (time, key) value: the key columns do not order the window`,
-            );
-          }
-        }
-      }
-      drained = true;
-      for (const settled of settle(group, columns)) {
-        current.push(settled);
-        if (current.length === chunkRows) yield chunk();
-      }
-      group = [];
-      if (current.length > 0) yield chunk();
+      yield* chunksOf(this.handle.streamLines(statement, request.signal), {
+        columns: described.map((c) => c.name),
+        timeColumn: request.timeColumn,
+        keyColumns: request.keyColumns,
+        chunkRows: request.chunkRows,
+        firstSeq: resume ? resume.nextSeq : (request.firstSeq ?? 0),
+        ...(resume ? { resume } : {}),
+      });
     } catch (error) {
       throw asSourceError(error, 'window read');
-    } finally {
-      if (!drained) {
-        // Early exit or failure: stop the query and release the response.
-        resultSet.close();
-        await iterator.return?.();
-      }
     }
   }
 
@@ -249,15 +167,11 @@ class ClickHouseSource implements SourcePort {
     params: Record<string, string>,
     signal: AbortSignal | undefined,
   ): Promise<SourceColumn[]> {
-    const rows = await this.run(
-      // The window parameters are bound because an authored query may use them.
-      { query: `DESCRIBE TABLE (SELECT * FROM ${relationSql(request)})`, query_params: params },
-      signal,
-      'describe',
-      (rs) => rs.json<{ name: string; type: string }>(),
-    ).catch((error: unknown) => {
-      throw missingRelation(error, request) ?? error;
-    });
+    const rows = await this.run(describeQuery(request, params), signal, 'describe', (rs) => rs.json<{ name: string; type: string }>()).catch(
+      (error: unknown) => {
+        throw missingRelation(error, request) ?? error;
+      },
+    );
     const columns = rows.map((r) => ({ name: String(r.name), type: String(r.type) }));
     for (const c of columns) {
       if (!isSqlIdentifier(c.name) || c.name === '__proto__') {
@@ -267,13 +181,14 @@ class ClickHouseSource implements SourcePort {
     const byName = new Map(columns.map((c) => [c.name, c]));
     const time = byName.get(request.timeColumn);
     if (!time) throw schemaInvalid(`source has no time column ${request.timeColumn}`);
-    if (!TIME_TYPE.test(unwrapType(time.type))) {
+    if (!TIME_TYPE.test(unwrapType(time.type).base)) {
       throw schemaInvalid(`time column ${request.timeColumn} must be Date, DateTime or DateTime64, not ${time.type}`);
     }
     for (const k of request.keyColumns) if (!byName.has(k)) throw schemaInvalid(`source has no key column ${k}`);
     return columns;
   }
 
+  /** A small read through the client (describe, counts): its whole result is a few rows. */
   private async run<T>(
     statement: WindowQuery,
     signal: AbortSignal | undefined,
@@ -292,44 +207,6 @@ class ClickHouseSource implements SourcePort {
       throw asSourceError(error, what);
     }
   }
-}
-
-function unwrapType(type: string): string {
-  let t = type.trim();
-  for (;;) {
-    const m = /^(?:Nullable|LowCardinality)\((.*)\)$/.exec(t);
-    if (!m) return t;
-    t = (m[1] as string).trim();
-  }
-}
-
-/** One parsed row with exactly the described columns, in column order. */
-function rowOf(raw: Row<Record<string, unknown>, 'JSONEachRow'>, columns: readonly string[]): TargetRow {
-  let parsed: Record<string, unknown>;
-  try {
-    parsed = raw.json();
-  } catch (error) {
-    // Servers before 25.11 report a mid-stream failure as a text line in the body.
-    const text = raw.text.startsWith('Code:') ? `: ${raw.text.slice(0, 300)}` : '';
-    throw new SourceUnavailableError(`source stream broke off${text}`, { cause: error });
-  }
-  if (parsed === null || typeof parsed !== 'object' || Object.keys(parsed).length !== columns.length) {
-    throw new SourceUnavailableError('source row does not match the described columns');
-  }
-  const row: TargetRow = {};
-  for (const c of columns) {
-    if (!Object.hasOwn(parsed, c)) throw new SourceUnavailableError(`source row lacks column ${c}`);
-    row[c] = parsed[c];
-  }
-  return row;
-}
-
-/** A tie group in its canonical order: by the canonical JSON of its values. */
-function settle(group: TargetRow[], columns: readonly string[]): TargetRow[] {
-  if (group.length < 2) return group;
-  const keyed = group.map((row) => ({ row, text: canonicalJson(columns.map((c) => row[c])) }));
-  keyed.sort((a, b) => (a.text < b.text ? -1 : a.text > b.text ? 1 : 0));
-  return keyed.map((k) => k.row);
 }
 
 /** ClickHouse's UNKNOWN_TABLE (60) and UNKNOWN_DATABASE (81), as a source error's cause. */

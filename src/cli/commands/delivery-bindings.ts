@@ -50,6 +50,7 @@ export async function openLocalSource(binding: Binding): Promise<LocalSource> {
     },
     describe: (request) => noted(async () => (await open()).describe(request)),
     countWindow: (request) => noted(async () => (await open()).countWindow(request)),
+    countBuckets: (request) => noted(async () => (await open()).countBuckets(request)),
     streamWindow(request) {
       return {
         async *[Symbol.asyncIterator](): AsyncGenerator<SourceChunk> {

@@ -1,0 +1,128 @@
+import { canonicalJson } from '../../domain/digest.js';
+import { ValidationError } from '../../domain/errors.js';
+import {
+  sourceKeyOf,
+  sourceKeyText,
+  SourceUnavailableError,
+  type ResumePosition,
+  type SourceChunk,
+} from '../../ports/source.js';
+import type { TargetRow } from '../../ports/target.js';
+
+/** Floor of the tie-group limit: a group larger than this and than a chunk is refused. */
+export const MIN_TIED_ROWS_LIMIT = 10_000;
+
+export interface ChunkingPlan {
+  columns: string[];
+  timeColumn: string;
+  keyColumns: string[];
+  chunkRows: number;
+  /** Seq of the first chunk yielded. */
+  firstSeq: number;
+  /** When resuming: the rows tied on `lastKey` already chunked are dropped first. */
+  resume?: ResumePosition;
+}
+
+/**
+ * Cuts the JSONEachRow lines of the ordered window read into chunks, as they arrive: one
+ * chunk of parsed rows plus one tie group is all it holds. Rows equal on (time, keys) are
+ * adjacent in the ClickHouse order; the group (at most `max(chunkRows, 10000)` rows, else
+ * `delivery.source_order_ambiguous`) is emitted sorted by the canonical JSON of its values,
+ * so even duplicate keys re-extract identically. When resuming, the read starts at the
+ * keyset `>= lastKey`, so its first group must be the one tied on `lastKey` and hold at
+ * least `rowsAtLastKey` rows, of which that many are dropped; anything else means the
+ * sealed window's rows changed since they were chunked: `delivery.source_resume_mismatch`.
+ */
+export async function* chunksOf(lines: AsyncIterable<string[]>, plan: ChunkingPlan): AsyncGenerator<SourceChunk> {
+  const { columns, timeColumn, keyColumns, chunkRows } = plan;
+  const tiedLimit = Math.max(chunkRows, MIN_TIED_ROWS_LIMIT);
+  const resumeKey = plan.resume ? sourceKeyText(plan.resume.lastKey) : undefined;
+  let toSkip = plan.resume?.rowsAtLastKey ?? 0;
+  let seq = plan.firstSeq;
+  let current: TargetRow[] = [];
+  let group: TargetRow[] = [];
+  let groupKey = '';
+  const chunk = (): SourceChunk => {
+    const rows = current;
+    current = [];
+    return {
+      seq: seq++,
+      columns,
+      rows,
+      firstKey: sourceKeyOf(rows[0] as TargetRow, timeColumn, keyColumns),
+      lastKey: sourceKeyOf(rows[rows.length - 1] as TargetRow, timeColumn, keyColumns),
+    };
+  };
+  /** The settled rows of the group just closed, after any resume skip. */
+  const release = (): TargetRow[] => {
+    let rows = settle(group, columns);
+    if (toSkip > 0) {
+      if (groupKey !== resumeKey || rows.length < toSkip) throw resumeMismatch();
+      rows = rows.slice(toSkip);
+      toSkip = 0;
+    }
+    group = [];
+    return rows;
+  };
+  for await (const batch of lines) {
+    for (const line of batch) {
+      const row = rowOf(line, columns);
+      const key = sourceKeyText(sourceKeyOf(row, timeColumn, keyColumns));
+      if (group.length > 0 && key !== groupKey) {
+        for (const settled of release()) {
+          current.push(settled);
+          if (current.length === chunkRows) yield chunk();
+        }
+      }
+      group.push(row);
+      groupKey = key;
+      if (group.length > tiedLimit) {
+        throw new ValidationError(
+          'delivery.source_order_ambiguous',
+          `more than ${tiedLimit} source rows share one (time, key) value: the key columns do not order the window`,
+        );
+      }
+    }
+  }
+  for (const settled of release()) {
+    current.push(settled);
+    if (current.length === chunkRows) yield chunk();
+  }
+  if (current.length > 0) yield chunk();
+}
+
+function resumeMismatch(): ValidationError {
+  return new ValidationError(
+    'delivery.source_resume_mismatch',
+    'the source no longer holds the rows the resume position names (fewer rows tied on the last chunked key): the sealed window changed since it was chunked',
+  );
+}
+
+/** One parsed JSONEachRow line with exactly the described columns, in column order. */
+function rowOf(line: string, columns: readonly string[]): TargetRow {
+  let parsed: Record<string, unknown>;
+  try {
+    parsed = JSON.parse(line) as Record<string, unknown>;
+  } catch (error) {
+    // Servers before 25.11 report a mid-stream failure as a text line in the body.
+    const text = line.startsWith('Code:') ? `: ${line.slice(0, 300)}` : '';
+    throw new SourceUnavailableError(`source stream broke off${text}`, { cause: error });
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed) || Object.keys(parsed).length !== columns.length) {
+    throw new SourceUnavailableError('source row does not match the described columns');
+  }
+  const row: TargetRow = {};
+  for (const c of columns) {
+    if (!Object.hasOwn(parsed, c)) throw new SourceUnavailableError(`source row lacks column ${c}`);
+    row[c] = parsed[c];
+  }
+  return row;
+}
+
+/** A tie group in its canonical order: by the canonical JSON of its values. */
+function settle(group: TargetRow[], columns: readonly string[]): TargetRow[] {
+  if (group.length < 2) return group;
+  const keyed = group.map((row) => ({ row, text: canonicalJson(columns.map((c) => row[c])) }));
+  keyed.sort((a, b) => (a.text < b.text ? -1 : a.text > b.text ? 1 : 0));
+  return keyed.map((k) => k.row);
+}
