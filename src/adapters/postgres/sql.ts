@@ -70,20 +70,17 @@ export function receiptTableDdl(receipts: TableRef): string {
 export const RECEIPT_COLUMNS =
   'invocation_id, target_schema, target_table, mode, window_start, window_end, rows::text AS rows, digest, staging_object_id, published_at';
 
-/** A multi-row parameterized INSERT of `rowCount` rows into the stage, seq bound once as $1. */
-export function insertChunkStatement(staging: TableRef, columns: readonly string[], rowCount: number): string {
-  const width = columns.length;
-  const tuples: string[] = [];
-  for (let r = 0; r < rowCount; r++) {
-    const params = columns.map((_, c) => `$${2 + r * width + c}`);
-    tuples.push(`(${params.join(', ')}, $1)`);
-  }
-  return `INSERT INTO ${quoteTable(staging)} (${columns.map(quoteColumn).join(', ')}, ${CHUNK}) VALUES ${tuples.join(', ')}`;
-}
-
-/** Rows per INSERT statement: PostgreSQL binds at most 65535 parameters. */
-export function rowsPerInsert(columnCount: number): number {
-  return Math.max(1, Math.min(1000, Math.floor(60_000 / (columnCount + 1))));
+/**
+ * The bulk load of one chunk: `$2` is the chunk's rows as one JSON array (text), expanded
+ * server-side into the stage's own row type, so every value is read by its column's type
+ * input function, as a bound parameter of that type would be: ISO-8601 text into
+ * timestamp[tz], decimal text into bigint/numeric, objects and arrays as their JSON text
+ * into json/jsonb, JSON arrays into SQL arrays, null into NULL. `$1` is the seq.
+ */
+export function loadChunkStatement(staging: TableRef, columns: readonly string[]): string {
+  const names = columns.map(quoteColumn).join(', ');
+  const table = quoteTable(staging);
+  return `INSERT INTO ${table} (${names}, ${CHUNK}) SELECT ${names}, $1::integer FROM pg_catalog.json_populate_recordset(NULL::${table}, $2::json)`;
 }
 
 /** Equality of key columns between aliases `t` and `s`. */

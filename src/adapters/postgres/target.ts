@@ -6,24 +6,24 @@ import pg from 'pg';
 import { CutpointError, EffectFailedError, IdentityConflictError, OutcomeUnknownError, ValidationError } from '../../domain/errors.js';
 import type { TargetIdentity } from '../../domain/delivery/sealed-authority.js';
 import type { FaultInjector } from '../../ports/faults.js';
-import type { ChunkReceipt, CreateStagingRequest, DropOptions, DropResult, StageObservation, LoadChunkRequest, PublicationReceipt, PublishRequest, PublishResult, StagingCreated, StagingFacts, StagingFactsRequest, StagingRef, TableDescription, TableRef, TargetPort } from '../../ports/target.js';
-import { assertColumns, assertIdentifier, assertPublishRequest, assertInvocationId, assertOwner, assertSeq, assertStagingRef, assertTableRef, assertUserColumn, ChunkDigest, classifyRetirement, eachRow, markerMatches, ownerMarker, publicationLockOf, RECEIPT_TABLE, receiptMatches, TARGET_CUT_POINTS } from '../../domain/delivery/target-rules.js';
-import { PublicationRefusedError, StagingBindingChangedError, TargetObjectMissingError, TargetUnavailableError, TargetUnobservableError } from '../../domain/delivery/target-errors.js';
+import type { ChunkReceipt, CreateStagingRequest, DropOptions, DropResult, StageObservation, LoadChunkRequest, PublicationReceipt, PublishRequest, PublishResult, SeqRange, StagingCreated, StagingFacts, StagingFactsRequest, StagingRef, TableDescription, TableRef, TargetPort } from '../../ports/target.js';
+import { assertColumns, assertIdentifier, assertPublishRequest, assertInvocationId, assertOwner, assertSeq, assertStagingRef, assertTableRef, assertUserColumn, classifyRetirement, markerMatches, ownerMarker, publicationLockOf, RECEIPT_TABLE, receiptMatches, TARGET_CUT_POINTS } from '../../domain/delivery/target-rules.js';
+import { LoadCountMismatchError, PublicationRefusedError, StagingBindingChangedError, TargetObjectMissingError, TargetUnavailableError, TargetUnobservableError } from '../../domain/delivery/target-errors.js';
+import { chunkJsonArray } from './chunk-json.js';
 import { classifyPgCommitFailure, describePgError, isPermissionFailure, sqlStateOf } from './outcome.js';
 import {
   ABSENCE_PROOF,
   CHUNK,
   DESCRIBE_COLUMNS,
   FORMAT_COMMENT,
-  insertChunkStatement,
   keyJoin,
+  loadChunkStatement,
   LOOKUP_TABLE,
   quoteColumn,
   quoteIdent,
   quoteTable,
   RECEIPT_COLUMNS,
   receiptTableDdl,
-  rowsPerInsert,
 } from './sql.js';
 
 export interface PostgresTargetOptions {
@@ -123,12 +123,15 @@ export class PostgresTarget implements TargetPort {
     });
   }
 
-  async observeChunks(staging: StagingRef): Promise<Array<{ seq: number; rows: number }>> {
+  async observeChunks(staging: StagingRef, range?: SeqRange): Promise<Array<{ seq: number; rows: number }>> {
     assertStagingRef(staging);
+    if (range !== undefined) assertSeqRange(range);
     return this.transaction({ readOnly: true }, async (client) => {
       await this.recheckLocked(client, staging, 'ACCESS SHARE');
+      const where = range === undefined ? '' : ` WHERE ${CHUNK} >= $1 AND ${CHUNK} < $2`;
       const result = await client.query<{ seq: number; rows: string }>(
-        `SELECT ${CHUNK} AS seq, count(*)::text AS rows FROM ${quoteTable(staging.table)} GROUP BY 1 ORDER BY 1`,
+        `SELECT ${CHUNK} AS seq, count(*)::text AS rows FROM ${quoteTable(staging.table)}${where} GROUP BY 1 ORDER BY 1`,
+        range === undefined ? [] : [range.from, range.to],
       );
       return { commit: false, value: result.rows.map((r) => ({ seq: Number(r.seq), rows: Number(r.rows) })) };
     });
@@ -245,6 +248,9 @@ export class PostgresTarget implements TargetPort {
       // the stage accepts whatever arrives, and the quality probes report it.
       await client.query(`CREATE TABLE ${stage} AS SELECT l.* FROM ${quoteTable(request.likeTable)} l WITH NO DATA`);
       await client.query(`ALTER TABLE ${stage} ADD COLUMN ${CHUNK} integer NOT NULL`);
+      // A chunk's re-load deletes by seq and a part's observation reads a seq range: both
+      // are index range scans, never a scan of the whole stage.
+      await client.query(`CREATE INDEX ON ${stage} (${CHUNK})`);
       const comment = await client.query<{ statement: string }>(FORMAT_COMMENT, [
         request.staging.schema,
         request.staging.table,
@@ -261,28 +267,20 @@ export class PostgresTarget implements TargetPort {
     assertStagingRef(request.staging);
     assertSeq(request.seq);
     const columns = assertColumns(request.columns);
-    const batchSize = rowsPerInsert(columns.length);
-    const digest = new ChunkDigest(columns);
+    if (!Number.isSafeInteger(request.rows) || request.rows < 0) {
+      throw new ValidationError('delivery.invalid_request', `chunk rows must be a non-negative integer: ${String(request.rows)}`);
+    }
+    // Verified before the transaction: a chunk that is not the declared bytes touches nothing.
+    const json = chunkJsonArray(request.jsonl, request.sha256);
     return this.transaction<ChunkReceipt>({ cutPoint: TARGET_CUT_POINTS.loadChunk }, async (client) => {
       // SHARE ROW EXCLUSIVE: loads of one stage run one at a time and a drop waits for them.
       await this.recheckLocked(client, request.staging, 'SHARE ROW EXCLUSIVE');
-      await client.query(`DELETE FROM ${quoteTable(request.staging.table)} WHERE ${CHUNK} = $1`, [request.seq]);
-      let batch: unknown[] = [];
-      let batchRows = 0;
-      const flush = async (): Promise<void> => {
-        if (batchRows === 0) return;
-        await client.query(insertChunkStatement(request.staging.table, columns, batchRows), [request.seq, ...batch]);
-        batch = [];
-        batchRows = 0;
-      };
-      for await (const row of eachRow(request.rows)) {
-        digest.add(row);
-        for (const c of columns) batch.push(toParam(row[c]));
-        batchRows++;
-        if (batchRows >= batchSize) await flush();
-      }
-      await flush();
-      return { commit: true, value: { seq: request.seq, rows: digest.rows, digest: digest.digest() } };
+      const stage = quoteTable(request.staging.table);
+      await client.query(`DELETE FROM ${stage} WHERE ${CHUNK} = $1`, [request.seq]);
+      const inserted = await client.query(loadChunkStatement(request.staging.table, columns), [request.seq, json]);
+      const rows = inserted.rowCount ?? -1;
+      if (rows !== request.rows) throw new LoadCountMismatchError(request.seq, request.rows, rows);
+      return { commit: true, value: { seq: request.seq, rows, digest: request.sha256 } };
     });
   }
 
@@ -576,17 +574,12 @@ function toReceipt(row: ReceiptRow): PublicationReceipt {
   };
 }
 
-/**
- * A row value as a bind parameter. Dates go as ISO-8601 UTC text: pg would otherwise
- * render them in the host's local zone, which shifts `timestamp without time zone`.
- */
-function toParam(value: unknown): unknown {
-  if (value === undefined || value === null) return null;
-  if (value instanceof Date) return value.toISOString();
-  if (typeof value === 'bigint') return value.toString();
-  if (value instanceof Uint8Array) return Buffer.from(value);
-  if (typeof value === 'object') return JSON.stringify(value);
-  return value;
+/** A part's seqs [from, to): integers in the seq domain, from <= to. */
+function assertSeqRange(range: SeqRange): void {
+  assertSeq(range.from);
+  if (!Number.isSafeInteger(range.to) || range.to < range.from || range.to > 2_147_483_648) {
+    throw new ValidationError('delivery.invalid_request', `seq range [${String(range.from)}, ${String(range.to)}) is not a range of chunk seqs`);
+  }
 }
 
 function scalar(value: unknown): number | string | null {

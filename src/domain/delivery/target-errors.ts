@@ -37,3 +37,10 @@ export class TargetUnavailableError extends CutpointError {
   }
 }
 
+
+/** A chunk load inserted another number of rows than the chunk declares: rolled back, nothing loaded. */
+export class LoadCountMismatchError extends CutpointError {
+  constructor(seq: number, declared: number, inserted: number) {
+    super('Cutpoint.LoadCountMismatch', 'delivery.load_count_mismatch', `chunk ${seq} declares ${declared} rows, the target inserted ${inserted}: rolled back`);
+  }
+}

@@ -2,8 +2,8 @@ import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 
 /**
- * Embedded PostgreSQL (PGlite: PostgreSQL 18 compiled to WebAssembly, in this process)
- * served over the PostgreSQL wire protocol on loopback, so the real `pg` driver — the one
+ * The fallback local PostgreSQL where the real server (server.ts) cannot run: PGlite
+ * (PostgreSQL 18 compiled to WebAssembly, in this process) served over the PostgreSQL wire protocol on loopback, so the real `pg` driver — the one
  * production uses against a real server — talks to it unchanged.
  *
  * What differs from a real server, and what callers must respect:
@@ -14,7 +14,7 @@ import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
  *   startup user is ignored (everything runs as `postgres`; a narrower principal is
  *   exercised with `SET LOCAL ROLE`).
  */
-export interface EmbeddedPostgresServer {
+export interface PgliteServer {
   /** `postgres://postgres@127.0.0.1:<port>/postgres`: no password (the server has none). */
   connectionString: string;
   host: string;
@@ -22,14 +22,14 @@ export interface EmbeddedPostgresServer {
   stop(): Promise<void>;
 }
 
-export interface EmbeddedPostgresServerOptions {
+export interface PgliteServerOptions {
   /** Persistent data directory; omitted means in memory. */
   dataDir?: string;
   /** Concurrent wire connections (default 16): the pool of every adapter plus tooling. */
   maxConnections?: number;
 }
 
-export async function startEmbeddedPostgresServer(options: EmbeddedPostgresServerOptions = {}): Promise<EmbeddedPostgresServer> {
+export async function startPgliteServer(options: PgliteServerOptions = {}): Promise<PgliteServer> {
   const db = await PGlite.create(options.dataDir ?? 'memory://');
   // Port 0: the OS picks a free loopback port at bind time, so there is no window in
   // which another process could take a port chosen in advance.
