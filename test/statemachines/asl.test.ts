@@ -34,8 +34,7 @@ describe('statemachines/*.asl.json', () => {
     });
 
     it('retries or catches every error name each step declares, with no blanket States.ALL retry', () => {
-      for (const { state, placeholder } of taskStates(definition)) {
-        const s = definition.States[state]!;
+      for (const { state, placeholder, definition: s } of taskStates(definition)) {
         const retried = (s.Retry ?? []).flatMap((r) => r.ErrorEquals);
         const caught = (s.Catch ?? []).flatMap((c) => c.ErrorEquals);
         expect(retried, `${state} retries States.ALL`).not.toContain('States.ALL');
@@ -69,8 +68,7 @@ describe('statemachines/*.asl.json', () => {
 describe('timeouts', () => {
   it.each(FLOWS.map((f) => [f.name]))('%s: every Task outlasts its Lambda, so a Lambda timeout surfaces as a retried error', (flow) => {
     const definition = loadAsl(flow);
-    for (const { state, placeholder } of taskStates(definition)) {
-      const s = definition.States[state]!;
+    for (const { state, placeholder, definition: s } of taskStates(definition)) {
       const lambda = stepByPlaceholder(placeholder!).timeoutSeconds;
       expect(s.TimeoutSeconds as number, state).toBeGreaterThan(lambda);
       const retried = (s.Retry ?? []).flatMap((r) => r.ErrorEquals);
