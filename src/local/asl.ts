@@ -7,7 +7,7 @@ export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export interface AslState {
   Type: string;
   Resource?: string;
-  Retry?: Array<{ ErrorEquals: string[] }>;
+  Retry?: Array<{ ErrorEquals: string[]; [field: string]: unknown }>;
   Catch?: Array<{ ErrorEquals: string[]; Next: string }>;
   [field: string]: unknown;
 }
