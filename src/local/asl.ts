@@ -7,7 +7,7 @@ export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export interface AslState {
   Type: string;
   Resource?: string;
-  Retry?: Array<{ ErrorEquals: string[] }>;
+  Retry?: Array<{ ErrorEquals: string[]; [field: string]: unknown }>;
   Catch?: Array<{ ErrorEquals: string[]; Next: string }>;
   [field: string]: unknown;
 }
@@ -16,6 +16,7 @@ export interface AslDefinition {
   Comment?: string;
   StartAt: string;
   States: Record<string, AslState>;
+  [field: string]: unknown;
 }
 
 export function aslPath(flow: string): string {
@@ -32,9 +33,39 @@ export function placeholderOf(resource: string | undefined): string | undefined 
   return match?.[1];
 }
 
-/** Task states and the registry placeholder each one names. */
-export function taskStates(definition: AslDefinition): Array<{ state: string; placeholder: string | undefined }> {
-  return Object.entries(definition.States)
-    .filter(([, s]) => s.Type === 'Task')
-    .map(([state, s]) => ({ state, placeholder: placeholderOf(s.Resource) }));
+/** The state machines nested in a state: a Map's ItemProcessor (or legacy Iterator), a Parallel's Branches. */
+export function nestedMachines(state: AslState): AslDefinition[] {
+  if (state.Type === 'Map') {
+    const processor = (state.ItemProcessor ?? state.Iterator) as AslDefinition | undefined;
+    return processor ? [processor] : [];
+  }
+  if (state.Type === 'Parallel') return (state.Branches as AslDefinition[] | undefined) ?? [];
+  return [];
+}
+
+/**
+ * Every state of the definition with its name, nested ones too (inside Map ItemProcessors
+ * and Parallel Branches), depth first. ASL wants state names unique across the whole
+ * machine, and the local runner keys its overrides by name: see `duplicateStateNames`.
+ */
+export function allStates(definition: AslDefinition): Array<{ state: string; definition: AslState }> {
+  return Object.entries(definition.States).flatMap(([state, s]) => [
+    { state, definition: s },
+    ...nestedMachines(s).flatMap((machine) => allStates(machine)),
+  ]);
+}
+
+/** Names that more than one state of the definition (nested ones included) carries. */
+export function duplicateStateNames(definition: AslDefinition): string[] {
+  const seen = new Set<string>();
+  const duplicates = new Set<string>();
+  for (const { state } of allStates(definition)) (seen.has(state) ? duplicates : seen).add(state);
+  return [...duplicates];
+}
+
+/** Task states, nested ones too, each with its definition and the registry placeholder it names. */
+export function taskStates(definition: AslDefinition): Array<{ state: string; placeholder: string | undefined; definition: AslState }> {
+  return allStates(definition)
+    .filter(({ definition: s }) => s.Type === 'Task')
+    .map(({ state, definition: s }) => ({ state, placeholder: placeholderOf(s.Resource), definition: s }));
 }

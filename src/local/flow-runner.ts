@@ -1,16 +1,23 @@
 import { randomUUID } from 'node:crypto';
-import { StateMachine, type StateMachineOptions } from 'aws-local-stepfunctions';
+import { StateMachine, type RunOptions, type StateMachineOptions } from 'aws-local-stepfunctions';
 import type { DeliveryDepsProvider } from '../../functions/lib/delivery-deps.js';
 import { stepByPlaceholder } from '../../functions/registry.js';
 import type { Ports } from '../ports/index.js';
 import type { Notifier } from '../ports/notifier.js';
-import { loadAsl, taskStates, type AslDefinition } from './asl.js';
+import { allStates, duplicateStateNames, loadAsl, taskStates, type AslDefinition } from './asl.js';
+import { substituteDistributedMaps, type ChildOutcome, type MapRunSummary, type MapRuntime, type StateHandler } from './distributed-map.js';
 
 export interface FlowEvent {
   type: string;
   state?: string;
   error?: string;
   cause?: string;
+  /** Map Run events (`MapRunStarted`, `MapRunItemFailed`, `MapRunSucceeded`, `MapRunFailed`): the run's ARN. */
+  mapRunArn?: string;
+  /** Map Run events: how many items the run has. */
+  items?: number;
+  /** `MapRunItemFailed`: the failed item's index. */
+  item?: number;
 }
 
 export interface FlowResult {
@@ -20,9 +27,14 @@ export interface FlowResult {
   output?: unknown;
   error?: string;
   cause?: string;
-  /** States entered, plus retries: what AWS bills a Standard workflow for. */
+  /**
+   * States entered, plus retries: what AWS bills a Standard workflow for. Includes the
+   * child executions of Distributed Maps (AWS bills their transitions too).
+   */
   transitions: number;
   events: FlowEvent[];
+  /** One entry per Distributed Map run, in the order they ended (child transitions included in `transitions`). */
+  mapRuns: MapRunSummary[];
   /** What notifying steps published (to `options.notifier` too, when given). */
   notices: LocalNotice[];
 }
@@ -48,17 +60,28 @@ export interface RunFlowOptions {
   executionName?: string;
   /** Where notifying steps publish (the incident topic on AWS); recorded in `notices` either way. */
   notifier?: Notifier;
+  /**
+   * Handlers by placeholder, used before the registry's: a test runs a registry-free flow
+   * (with `definition`) or replaces one step. Each gets the Task's effective input.
+   */
+  taskHandlers?: Record<string, (input: unknown) => Promise<unknown>>;
+  /** The ASL to run instead of statemachines/<flow>.asl.json (a test fixture); `flow` still names the execution. */
+  definition?: AslDefinition;
 }
 
 /**
- * Runs a flow from statemachines/<flow>.asl.json in-process with aws-local-stepfunctions.
- * Every Task is overridden, by state name, with the handler its placeholder maps to in
- * the registry — the same handler Lambda runs — over the given ports.
+ * Runs a flow from statemachines/<flow>.asl.json (or `options.definition`) in-process with
+ * aws-local-stepfunctions. Every Task, nested ones too, is overridden by state name with the
+ * handler its placeholder maps to in the registry (or in `options.taskHandlers`) — the same
+ * handler Lambda runs — over the given ports. Distributed Map states run as Map Runs of
+ * child executions (distributed-map.ts).
  */
 export async function runFlow(flow: string, input: unknown, options: RunFlowOptions): Promise<FlowResult> {
-  const definition = loadAsl(flow);
-  const handlers: Record<string, (input: unknown) => Promise<unknown>> = {};
-  const providePorts = () => Promise.resolve(options.ports);
+  const source = options.definition ?? loadAsl(flow);
+  const duplicates = duplicateStateNames(source);
+  if (duplicates.length) throw new Error(`${flow}: state names must be unique across the whole machine: ${duplicates.join(', ')}`);
+  // The library's own validation, of the ASL as written (before any stand-in replaces a Map).
+  new StateMachine(withLocalArns(source) as never, { validationOptions: { checkArn: false } } as StateMachineOptions);
   const notices: LocalNotice[] = [];
   const recording: Notifier = {
     publish: async (subject, message) => {
@@ -66,53 +89,99 @@ export async function runFlow(flow: string, input: unknown, options: RunFlowOpti
       await options.notifier?.publish(subject, message);
     },
   };
+  const handlers = await stepHandlers(flow, source, options, recording);
+  const events: FlowEvent[] = [];
+  const emit = (event: FlowEvent): void => {
+    events.push(event);
+    options.onEvent?.(event);
+  };
+  const mapRuns: MapRunSummary[] = [];
+  let childTransitions = 0;
+  const runtime: MapRuntime = {
+    objects: options.ports.objects,
+    emit,
+    record: (summary) => mapRuns.push(summary),
+    runChild: async (definition, childInput, execution) => {
+      const outcome = await execute(definition, childInput, execution, overrides, () => undefined);
+      childTransitions += outcome.transitions;
+      return outcome;
+    },
+  };
+  const substituted = substituteDistributedMaps(source, runtime);
+  const overrides: Overrides = {
+    taskResourceLocalHandlers: { ...handlers, ...substituted.handlers } as Overrides['taskResourceLocalHandlers'],
+    retryIntervalOverrides: options.retryIntervalMs === undefined ? undefined : retryOverrides(substituted.definition, options.retryIntervalMs),
+  };
+  // The context object AWS gives every execution ($$.Execution.Id and friends).
+  const name = options.executionName ?? randomUUID();
+  const executionArn = `arn:aws:states:local:000000000000:execution:${flow}:${name}`;
+  const outcome = await execute(substituted.definition, input, { arn: executionArn, name }, overrides, emit);
+  const { status, output, error, cause } = outcome;
+  const result: FlowResult = { status, executionArn, transitions: outcome.transitions + childTransitions, events, notices, mapRuns };
+  if (status === 'SUCCEEDED') result.output = output;
+  else Object.assign(result, { error, cause });
+  return result;
+}
+
+type Overrides = NonNullable<RunOptions['overrides']>;
+
+/** One execution of a (substituted) definition to its end, its events passed on; a failed execution is an outcome, not a throw. */
+async function execute(
+  definition: AslDefinition,
+  input: unknown,
+  execution: { arn: string; name: string },
+  overrides: Overrides,
+  onEvent: (event: FlowEvent) => void,
+): Promise<ChildOutcome> {
+  const machine = new StateMachine(withLocalArns(definition) as never, { validationOptions: { noValidate: true } } as StateMachineOptions);
+  const run = machine.run(input as never, {
+    context: { Execution: { Id: execution.arn, Name: execution.name, Input: input as never, StartTime: new Date().toISOString() } },
+    overrides,
+  });
+  let transitions = 0;
+  const collecting = (async () => {
+    for await (const raw of run.eventLogs) {
+      const event = toFlowEvent(raw as unknown as Record<string, unknown>);
+      if (event.type === 'StateEntered' || event.type === 'StateRetried') transitions++;
+      onEvent(event);
+    }
+  })();
+  let outcome: Omit<ChildOutcome, 'transitions'>;
+  try {
+    outcome = { status: 'SUCCEEDED', output: await run.result };
+  } catch (error) {
+    const e = error as { name?: string; message?: string; cause?: unknown };
+    const failure = (e.cause ?? e) as { name?: string; message?: string };
+    outcome = { status: 'FAILED', error: failure.name ?? e.name, cause: failure.message ?? e.message };
+  }
+  await collecting;
+  return { ...outcome, transitions };
+}
+
+/** The registry's handler (or `options.taskHandlers`') for every Task, nested ones too, by state name. */
+async function stepHandlers(flow: string, definition: AslDefinition, options: RunFlowOptions, notifier: Notifier): Promise<Record<string, StateHandler>> {
+  const handlers: Record<string, StateHandler> = {};
+  const providePorts = () => Promise.resolve(options.ports);
   for (const { state, placeholder } of taskStates(definition)) {
     if (!placeholder) throw new Error(`${flow}: Task ${state} has no \${placeholder} resource`);
+    const given = options.taskHandlers?.[placeholder];
+    if (given) {
+      handlers[state] = given;
+      continue;
+    }
     const module = await stepByPlaceholder(placeholder).load();
     let handler;
     if ('makeHandler' in module) {
       handler = module.makeHandler(providePorts);
     } else if ('makeNotifyHandler' in module) {
-      handler = module.makeNotifyHandler(providePorts, () => Promise.resolve(recording));
+      handler = module.makeNotifyHandler(providePorts, () => Promise.resolve(notifier));
     } else {
       if (!options.stepDeps) throw new Error(`${flow}: Task ${state} needs step deps (a target, a source, a route); pass stepDeps`);
       handler = module.makeDeliveryHandler(options.stepDeps);
     }
     handlers[state] = (stateInput) => handler(stateInput, {});
   }
-  const machine = new StateMachine(withLocalArns(definition) as never, {
-    validationOptions: { checkArn: false },
-  } as StateMachineOptions);
-  // The context object AWS gives every execution ($$.Execution.Id and friends).
-  const name = options.executionName ?? randomUUID();
-  const executionArn = `arn:aws:states:local:000000000000:execution:${flow}:${name}`;
-  const execution = machine.run(input as never, {
-    context: { Execution: { Id: executionArn, Name: name, Input: input as never, StartTime: new Date().toISOString() } },
-    overrides: {
-      taskResourceLocalHandlers: handlers as never,
-      retryIntervalOverrides: options.retryIntervalMs === undefined ? undefined : retryOverrides(definition, options.retryIntervalMs),
-    },
-  });
-  const events: FlowEvent[] = [];
-  const collecting = (async () => {
-    for await (const raw of execution.eventLogs) {
-      const event = toFlowEvent(raw as unknown as Record<string, unknown>);
-      events.push(event);
-      options.onEvent?.(event);
-    }
-  })();
-  let result: FlowResult;
-  try {
-    const output = await execution.result;
-    result = { status: 'SUCCEEDED', executionArn, output, transitions: 0, events, notices };
-  } catch (error) {
-    const e = error as { name?: string; message?: string; cause?: unknown };
-    const failure = (e.cause ?? e) as { name?: string; message?: string };
-    result = { status: 'FAILED', executionArn, error: failure.name ?? e.name, cause: failure.message ?? e.message, transitions: 0, events, notices };
-  }
-  await collecting;
-  result.transitions = events.filter((e) => e.type === 'StateEntered' || e.type === 'StateRetried').length;
-  return result;
+  return handlers;
 }
 
 /** Placeholders become syntactically valid ARNs; every Task is overridden anyway. */
@@ -124,11 +193,12 @@ function withLocalArns(definition: AslDefinition): AslDefinition {
   return JSON.parse(text) as AslDefinition;
 }
 
+/** Every retrier of every state, nested ones too (child executions share these overrides). */
 function retryOverrides(definition: AslDefinition, ms: number): Record<string, number[]> {
   return Object.fromEntries(
-    Object.entries(definition.States)
-      .filter(([, s]) => s.Retry?.length)
-      .map(([name, s]) => [name, (s.Retry ?? []).map(() => ms)]),
+    allStates(definition)
+      .filter(({ definition: s }) => s.Retry?.length)
+      .map(({ state, definition: s }) => [state, (s.Retry ?? []).map(() => ms)]),
   );
 }
 

@@ -2,7 +2,9 @@ import { readdirSync } from 'node:fs';
 import { StateMachine } from 'aws-local-stepfunctions';
 import { describe, expect, it } from 'vitest';
 import { FLOWS, STEPS, stepByPlaceholder } from '../../functions/registry.js';
-import { loadAsl, REPO_ROOT, taskStates } from '../../src/local/asl.js';
+import { allStates, duplicateStateNames, loadAsl, nestedMachines, REPO_ROOT, taskStates, type AslDefinition } from '../../src/local/asl.js';
+import { checkMap } from '../../src/local/distributed-map-spec.js';
+import { fixtureFlow } from '../fixtures/distributed-map-steps.js';
 
 const files = readdirSync(`${REPO_ROOT}statemachines`).filter((f) => f.endsWith('.asl.json'));
 
@@ -34,8 +36,7 @@ describe('statemachines/*.asl.json', () => {
     });
 
     it('retries or catches every error name each step declares, with no blanket States.ALL retry', () => {
-      for (const { state, placeholder } of taskStates(definition)) {
-        const s = definition.States[state]!;
+      for (const { state, placeholder, definition: s } of taskStates(definition)) {
         const retried = (s.Retry ?? []).flatMap((r) => r.ErrorEquals);
         const caught = (s.Catch ?? []).flatMap((c) => c.ErrorEquals);
         expect(retried, `${state} retries States.ALL`).not.toContain('States.ALL');
@@ -46,22 +47,13 @@ describe('statemachines/*.asl.json', () => {
       }
     });
 
-    it('every Next and Catch target exists, and every state is reachable', () => {
-      const names = new Set(Object.keys(definition.States));
-      const reached = new Set<string>([definition.StartAt]);
-      for (const s of Object.values(definition.States)) {
-        const targets = [
-          s.Next as string | undefined,
-          s.Default as string | undefined,
-          ...((s.Choices as Array<{ Next: string }> | undefined) ?? []).map((c) => c.Next),
-          ...(s.Catch ?? []).map((c) => c.Next),
-        ].filter((t): t is string => typeof t === 'string');
-        for (const t of targets) {
-          expect(names.has(t), `unknown target ${t}`).toBe(true);
-          reached.add(t);
-        }
-      }
-      expect([...names].filter((n) => !reached.has(n))).toEqual([]);
+    it('every Next and Catch target exists, and every state is reachable (nested machines too)', () => {
+      for (const machine of machinesOf(definition)) expect(unreachable(machine)).toEqual([]);
+    });
+
+    it('state names are unique across the whole machine, and every Map is one the local runner runs as written', () => {
+      expect(duplicateStateNames(definition)).toEqual([]);
+      for (const { state, definition: s } of allStates(definition)) if (s.Type === 'Map') expect(() => checkMap(state, s)).not.toThrow();
     });
   });
 });
@@ -69,12 +61,69 @@ describe('statemachines/*.asl.json', () => {
 describe('timeouts', () => {
   it.each(FLOWS.map((f) => [f.name]))('%s: every Task outlasts its Lambda, so a Lambda timeout surfaces as a retried error', (flow) => {
     const definition = loadAsl(flow);
-    for (const { state, placeholder } of taskStates(definition)) {
-      const s = definition.States[state]!;
+    for (const { state, placeholder, definition: s } of taskStates(definition)) {
       const lambda = stepByPlaceholder(placeholder!).timeoutSeconds;
       expect(s.TimeoutSeconds as number, state).toBeGreaterThan(lambda);
       const retried = (s.Retry ?? []).flatMap((r) => r.ErrorEquals);
       expect(retried, state).toEqual(expect.arrayContaining(['Sandbox.Timedout', 'States.Timeout']));
     }
+  });
+});
+
+/** The definition and every state machine nested in it (Map ItemProcessors, Parallel Branches). */
+function machinesOf(definition: AslDefinition): AslDefinition[] {
+  return [definition, ...Object.values(definition.States).flatMap((s) => nestedMachines(s).flatMap(machinesOf))];
+}
+
+/** Targets naming no state of the machine, and states nothing reaches from StartAt. */
+function unreachable(machine: AslDefinition): string[] {
+  const names = new Set(Object.keys(machine.States));
+  const reached = new Set<string>([machine.StartAt]);
+  const unknown: string[] = [];
+  for (const s of Object.values(machine.States)) {
+    const targets = [
+      s.Next as string | undefined,
+      s.Default as string | undefined,
+      ...((s.Choices as Array<{ Next: string }> | undefined) ?? []).map((c) => c.Next),
+      ...(s.Catch ?? []).map((c) => c.Next),
+    ].filter((t): t is string => typeof t === 'string');
+    for (const t of targets) {
+      if (names.has(t)) reached.add(t);
+      else unknown.push(`unknown target ${t}`);
+    }
+  }
+  return [...unknown, ...[...names].filter((n) => !reached.has(n)).map((n) => `unreachable ${n}`)];
+}
+
+describe('taskStates and allStates reach nested machines', () => {
+  it('finds the Task inside a Distributed Map ItemProcessor, with its definition', () => {
+    const tasks = taskStates(fixtureFlow());
+    expect(tasks.map((t) => [t.state, t.placeholder])).toEqual([
+      ['ExtractLoadPart', 'TestExtractLoadPartFunctionArn'],
+      ['VerifyEof', 'TestVerifyEofFunctionArn'],
+    ]);
+    expect(tasks[0]!.definition.Retry).toEqual([expect.objectContaining({ ErrorEquals: ['Cutpoint.WorkerCrashed'] })]);
+  });
+
+  it('finds Tasks in Parallel Branches and a legacy Map Iterator, and names duplicated across machines', () => {
+    const task = (resource: string) => ({ Type: 'Task', Resource: resource, End: true });
+    const definition: AslDefinition = {
+      StartAt: 'Both',
+      States: {
+        Both: { Type: 'Parallel', Branches: [{ StartAt: 'A', States: { A: task('${APlaceholder}') } }, { StartAt: 'Each', States: { Each: { Type: 'Map', Iterator: { StartAt: 'B', States: { B: task('${BPlaceholder}') } }, End: true } } }], Next: 'A' },
+        A: task('${APlaceholder}'),
+      },
+    };
+    expect(taskStates(definition).map((t) => t.state)).toEqual(['A', 'B', 'A']);
+    expect(allStates(definition).map((s) => s.state)).toEqual(['Both', 'A', 'Each', 'B', 'A']);
+    expect(duplicateStateNames(definition)).toEqual(['A']);
+  });
+
+  it('the Distributed Map fixture is valid ASL for the library and its Map one the runner runs', () => {
+    const definition = fixtureFlow();
+    const withArns = JSON.parse(JSON.stringify(definition).replace(/\$\{([A-Za-z0-9]+)\}/g, 'arn:aws:lambda:us-east-1:000000000000:function:$1'));
+    expect(() => new StateMachine(withArns)).not.toThrow();
+    expect(() => checkMap('ExtractLoadParts', definition.States.ExtractLoadParts!)).not.toThrow();
+    for (const machine of machinesOf(definition)) expect(unreachable(machine)).toEqual([]);
   });
 });
