@@ -70,6 +70,9 @@ describe('Distributed Map over an S3 JSON array (ItemReader, ItemSelector, MaxCo
     for (const call of byPart) expect(call).toEqual({ invocationId: input.invocationId, fence: 7, part: parts[call.part.n] });
     expect(steps.calls).toHaveLength(51);
     expect(steps.attempts.get(17)).toBe(2);
+    // The child's retrier waits 1 s in the ASL; retryIntervalMs 0 reaches child executions too.
+    const [first, second] = steps.startedAt.get(17)!;
+    expect(second! - first!).toBeLessThan(500);
     expect(steps.state.maxInFlight).toBe(4);
 
     // Transitions: the parent's plus every child's (50 entered, 1 retry), as AWS bills them.
