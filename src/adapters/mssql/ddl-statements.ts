@@ -1,5 +1,5 @@
 import type { StagingRef, TableRef } from '../../ports/target.js';
-import { ownerMarker, publicationLockOf } from '../../domain/delivery/target-rules.js';
+import { assertTableRef, ownerMarker, publicationLockOf } from '../../domain/delivery/target-rules.js';
 import { applock, bracket, CHUNK, CHUNK_INDEX, nameParam, OWNER_PROPERTY, PROLOGUE, qualified, RECEIPT_SELECT, stagingParams, THROWN, type Statement } from './sql-text.js';
 
 /** The SQL Server adapter's statements about objects: describe, create, observe and drop a stage, and the target's identity. */
@@ -163,6 +163,7 @@ SELECT OBJECT_ID(@staging_name, N'U') AS object_id,
  * (HAS_PERMS_BY_NAME is NULL for a schema it cannot see at all).
  */
 export function absenceProofStatement(staging: StagingRef): Statement {
+  assertTableRef(staging.table, 'staging');
   return {
     text: `SET NOCOUNT ON;
 SELECT HAS_PERMS_BY_NAME(@schema_name, N'SCHEMA', N'VIEW DEFINITION') AS can_view_schema,

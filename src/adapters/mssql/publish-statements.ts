@@ -48,9 +48,11 @@ INSERT INTO ${target} (${cols}) SELECT ${cols} FROM ${stage};`;
   FROM ${target} AS t WITH (TABLOCKX) INNER JOIN ${stage} AS s ON ${join};
 `
         : '';
+    const invalidKeys = `THROW ${THROWN.mergeKeysInvalid}, N'cutpoint: merge keys in the stage are null or not unique', 1;`;
     apply = `IF EXISTS (SELECT 1 FROM ${stage} WHERE ${keys.map((k) => `${k} IS NULL`).join(' OR ')})
-   OR EXISTS (SELECT 1 FROM ${stage} GROUP BY ${keys.join(', ')} HAVING COUNT_BIG(*) > 1)
-  THROW ${THROWN.mergeKeysInvalid}, N'cutpoint: merge keys in the stage are null or not unique', 1;
+  ${invalidKeys}
+IF EXISTS (SELECT 1 FROM ${stage} GROUP BY ${keys.join(', ')} HAVING COUNT_BIG(*) > 1)
+  ${invalidKeys}
 ${update}INSERT INTO ${target} WITH (TABLOCKX) (${cols})
 SELECT ${targetColumns.map((c) => `s.${column(c)}`).join(', ')} FROM ${stage} AS s
  WHERE NOT EXISTS (SELECT 1 FROM ${target} AS t WHERE ${join});`;
