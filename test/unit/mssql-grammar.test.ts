@@ -4,7 +4,8 @@ import type { StageColumn } from '../../src/adapters/mssql/bulk-types.js';
 import * as ddl from '../../src/adapters/mssql/ddl-statements.js';
 import * as load from '../../src/adapters/mssql/load-statements.js';
 import * as publish from '../../src/adapters/mssql/publish-statements.js';
-import type { Statement } from '../../src/adapters/mssql/sql-text.js';
+import { thrownError } from '../../src/adapters/mssql/results.js';
+import { THROWN, type Statement } from '../../src/adapters/mssql/sql-text.js';
 import type { PublishRequest, StagingRef, TableRef } from '../../src/ports/target.js';
 import { ALLOWLIST, checkBatch, checkUnit, parses, REDUCTIONS, splitBatch } from './mssql-tsql-check.js';
 
@@ -103,6 +104,19 @@ describe('T-SQL grammar (node-sql-parser transactsql)', () => {
     const results = checkBatch(statement.text);
     expect(results.length).toBeGreaterThan(0);
     expect(results.filter((r) => r.error)).toEqual([]);
+  });
+
+  it('throws only the declared numbers, and the adapter maps each (but the lock timeout) to a stable error', () => {
+    const thrown = new Set(ALL.flatMap((a) => [...a.statement.text.matchAll(/THROW (\d+),/g)].map((m) => Number(m[1]))));
+    expect([...thrown].sort()).toEqual(Object.values(THROWN).sort());
+    // A lock not granted in time stays the cut point's definite EffectFailed (as PostgreSQL's lock_timeout): retryable, nothing applied.
+    expect(thrownError({ number: THROWN.lockNotGranted })).toBeUndefined();
+    for (const number of [...thrown].filter((n) => n !== THROWN.lockNotGranted)) {
+      const error = thrownError({ number, code: 'EREQUEST' }) as Error & { code?: string };
+      expect(error?.name, String(number)).toMatch(/^Cutpoint\./);
+      expect(error.code).toMatch(/^delivery\.[a-z_]+$/);
+    }
+    expect(thrownError({ number: 2627 })).toBeUndefined();
   });
 
   it('refuses hostile identifiers in every builder before any text exists', () => {

@@ -1,20 +1,22 @@
 // Longer than ~300 lines: one class implementing the whole TargetPort over `mssql` (the
 // methods share the pool, the fault injector and the error classification); the SQL text
-// lives in statements.ts and the connection parsing in connection.ts.
+// lives in the *-statements.ts files (sql-text.ts says which), the column type mapping in
+// bulk-types.ts, what is read back in results.ts and the connection parsing in connection.ts.
 import sql from 'mssql';
 import { CutpointError, EffectFailedError, IdentityConflictError, OutcomeUnknownError, ValidationError } from '../../domain/errors.js';
 import type { TargetIdentity } from '../../domain/delivery/sealed-authority.js';
 import type { FaultInjector } from '../../ports/faults.js';
 import type { ChunkReceipt, CreateStagingRequest, DropOptions, DropResult, StageObservation, LoadChunkRequest, PublicationReceipt, PublishRequest, PublishResult, SeqRange, StagingCreated, StagingFacts, StagingFactsRequest, StagingRef, TableDescription, TableRef, TargetPort } from '../../ports/target.js';
 import { assertColumns, assertInvocationId, assertOwner, assertPublishRequest, assertSeq, assertStagingRef, assertTableRef, assertUserColumn, CHUNK_COLUMN, classifyRetirement, markerMatches, RECEIPT_TABLE, receiptMatches, TARGET_CUT_POINTS } from '../../domain/delivery/target-rules.js';
-import { PublicationRefusedError, StagingBindingChangedError, TargetObjectMissingError, TargetUnavailableError, TargetUnobservableError } from '../../domain/delivery/target-errors.js';
+import { PublicationRefusedError, TargetObjectMissingError, TargetUnavailableError, TargetUnobservableError } from '../../domain/delivery/target-errors.js';
 import { classifyMssqlFailure, describeMssqlError, isPermissionFailure, parseMssqlConnection, serverErrorNumber } from './connection.js';
 import { typeSpelling, type StageColumn } from './bulk-types.js';
 import { chunkJsonOf, LoadCountMismatchError } from './chunk-json.js';
 import { absenceProofStatement, createStagingBatch, describeStatement, dropStagingBatch, identityStatement, observeStagingStatement } from './ddl-statements.js';
 import { loadChunkBatch, observeChunksBatch, prepareLoadBatch, stagingFactsBatch } from './load-statements.js';
 import { probeReceiptBatch, publishBatch } from './publish-statements.js';
-import { assertionStatement, THROWN, type Statement } from './sql-text.js';
+import { assertSeqRange, scalar, thrownError, toReceipt, type ReceiptRecord } from './results.js';
+import { assertionStatement, type Statement } from './sql-text.js';
 
 export interface MssqlTargetOptions {
   /** A `mssql://` URL or an ADO.NET connection string (see connection.ts); never printed. */
@@ -30,18 +32,6 @@ export interface MssqlTargetOptions {
 
 type Executor = sql.ConnectionPool | sql.Transaction;
 
-interface ReceiptRecord {
-  invocation_id: string;
-  target_schema: string;
-  target_table: string;
-  mode: string;
-  window_start: Date;
-  window_end: Date;
-  row_count: string | number;
-  digest: string;
-  staging_object_id: string;
-  published_at: Date;
-}
 
 /** `TargetPort` on SQL Server through `mssql` (tedious). */
 export class MssqlTarget implements TargetPort {
@@ -336,7 +326,7 @@ export class MssqlTarget implements TargetPort {
 
   private definite(cutPoint: string, error: unknown): Error {
     if (error instanceof CutpointError) return error;
-    const mapped = this.thrown(error);
+    const mapped = thrownError(error);
     if (mapped) return mapped;
     const message = describeMssqlError(error, this.secrets);
     if (isPermissionFailure(error)) return new TargetUnobservableError(`permission denied: ${message}`);
@@ -345,35 +335,11 @@ export class MssqlTarget implements TargetPort {
 
   private readFailure(error: unknown): Error {
     if (error instanceof CutpointError) return error;
-    const mapped = this.thrown(error);
+    const mapped = thrownError(error);
     if (mapped) return mapped;
     const message = describeMssqlError(error, this.secrets);
     if (isPermissionFailure(error)) return new TargetUnobservableError(`permission denied: ${message}`);
     return new TargetUnavailableError(message);
-  }
-
-  /** The batches' own THROW numbers. */
-  private thrown(error: unknown): Error | undefined {
-    switch (serverErrorNumber(error)) {
-      case THROWN.stagingObjectChanged:
-        return new StagingBindingChangedError('the stage is not the recorded object');
-      case THROWN.stagingOwnerChanged:
-        return new StagingBindingChangedError('the stage has a different owner binding');
-      case THROWN.rowCountMismatch:
-        return new PublicationRefusedError('the stage row count differs from the journal');
-      case THROWN.rowsOutsideWindow:
-        return new PublicationRefusedError('staged rows fall outside the window');
-      case THROWN.mergeKeysInvalid:
-        return new PublicationRefusedError('merge keys in the stage are null or not unique');
-      case THROWN.stageLacksColumns:
-        return new PublicationRefusedError('the stage lacks target columns');
-      case THROWN.receiptUnobservable:
-        return new TargetUnobservableError('the receipt table is not visible to this principal: absence of a receipt cannot be proved');
-      case THROWN.objectMissing:
-        return new TargetObjectMissingError('a table the statement needs');
-      default:
-        return undefined;
-    }
   }
 }
 
@@ -393,34 +359,5 @@ function paramType(type: Statement['params'][number]['type'], value: unknown): s
       return sql.BigInt();
     case 'datetime2':
       return sql.DateTime2(3);
-  }
-}
-
-function toReceipt(row: ReceiptRecord): PublicationReceipt {
-  return {
-    invocationId: row.invocation_id,
-    target: { schema: row.target_schema, table: row.target_table },
-    mode: row.mode as PublicationReceipt['mode'],
-    window: { start: new Date(row.window_start), end: new Date(row.window_end) },
-    rows: Number(row.row_count),
-    digest: row.digest,
-    stagingObjectId: row.staging_object_id,
-    publishedAt: new Date(row.published_at),
-  };
-}
-
-function scalar(value: unknown): number | string | null {
-  if (value === null || value === undefined) return null;
-  if (typeof value === 'number') return value;
-  if (typeof value === 'boolean') return value ? 1 : 0;
-  const text = value instanceof Date ? value.toISOString() : String(value);
-  if (/^-?\d+(\.\d+)?$/.test(text) && Math.abs(Number(text)) <= Number.MAX_SAFE_INTEGER) return Number(text);
-  return text;
-}
-
-function assertSeqRange(range: SeqRange): void {
-  const ok = (n: number) => Number.isSafeInteger(n) && n >= 0 && n <= 2 ** 31;
-  if (!ok(range.from) || !ok(range.to) || range.from > range.to) {
-    throw new ValidationError('delivery.invalid_request', `chunk seq range must be integers 0 <= from <= to <= 2^31: [${String(range.from)}, ${String(range.to)})`);
   }
 }
