@@ -12,11 +12,13 @@ import { targetContract, type ContractColumnType, type ContractHandle, type Targ
 /**
  * SQL Server cannot run on these machines. When CUTPOINT_MSSQL_URL names a server (a
  * `mssql://user:password@host:1433/database?trustServerCertificate=true` URL or an ADO.NET
- * connection string; the login needs CREATE SCHEMA and CREATE TABLE in that database), the
+ * connection string; the login needs CREATE SCHEMA and CREATE TABLE in that database, whose
+ * compatibility level must be 130 or higher for OPENJSON), the
  * same target contract PostgreSQL passes runs against it, in a fresh schema dropped at the
  * end. CUTPOINT_MSSQL_RESTRICTED_URL may name a second login without VIEW DEFINITION on
  * that schema to exercise ABSENCE_UNPROVABLE live. Without a server, the offline tests
- * below run (the T-SQL itself is checked in test/unit/mssql-statements.test.ts).
+ * below run (the T-SQL itself is checked offline in test/unit/mssql-statements.test.ts,
+ * mssql-load.test.ts and, by a T-SQL grammar, mssql-grammar.test.ts).
  */
 const TYPES: Record<ContractColumnType, string> = { int: 'int', text: 'nvarchar(max)', timestamp: 'datetime2(3)' };
 const b = (name: string): string => `[${name.replace(/]/g, ']]')}]`;

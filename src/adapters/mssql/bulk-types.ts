@@ -3,7 +3,8 @@ import { bracket } from './sql-text.js';
 
 /**
  * Bulk type mapping: how each stage column is read out of a chunk by
- * `OPENJSON(@json) WITH (...)`. Pure; no I/O.
+ * `OPENJSON(@json) WITH (...)` (SQL Server 2016+, database compatibility level 130 or
+ * higher). Pure; no I/O.
  *
  * A chunk's values follow the source contract (src/ports/source.ts): times are ISO-8601
  * UTC text with `Z` (`2026-11-01T10:00:00.123Z`), dates `YYYY-MM-DD`, 64-bit integers and
