@@ -110,7 +110,8 @@ export async function runFlow(flow: string, input: unknown, options: RunFlowOpti
   const substituted = substituteDistributedMaps(source, runtime);
   const overrides: Overrides = {
     taskResourceLocalHandlers: { ...handlers, ...substituted.handlers } as Overrides['taskResourceLocalHandlers'],
-    retryIntervalOverrides: options.retryIntervalMs === undefined ? undefined : retryOverrides(substituted.definition, options.retryIntervalMs),
+    // Over the ASL as written: its nested states are the child executions' (a stand-in keeps its Map's name and Retry).
+    retryIntervalOverrides: options.retryIntervalMs === undefined ? undefined : retryOverrides(source, options.retryIntervalMs),
   };
   // The context object AWS gives every execution ($$.Execution.Id and friends).
   const name = options.executionName ?? randomUUID();

@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { AslDefinition } from '../../src/local/asl.js';
+import { RESULT_WRITE_CUT_POINT } from '../../src/local/distributed-map-io.js';
 import { runFlow, type FlowResult } from '../../src/local/flow-runner.js';
 import { fixtureFlow, recordingSteps, type Part } from '../fixtures/distributed-map-steps.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
@@ -70,6 +71,9 @@ describe('Distributed Map over an S3 JSON array (ItemReader, ItemSelector, MaxCo
     for (const call of byPart) expect(call).toEqual({ invocationId: input.invocationId, fence: 7, part: parts[call.part.n] });
     expect(steps.calls).toHaveLength(51);
     expect(steps.attempts.get(17)).toBe(2);
+    // The child's retrier waits 1 s in the ASL; retryIntervalMs 0 reaches child executions too.
+    const [first, second] = steps.startedAt.get(17)!;
+    expect(second! - first!).toBeLessThan(500);
     expect(steps.state.maxInFlight).toBe(4);
 
     // Transitions: the parent's plus every child's (50 entered, 1 retry), as AWS bills them.
@@ -145,6 +149,24 @@ describe('Distributed Map over an S3 JSON array (ItemReader, ItemSelector, MaxCo
     expect(result.events.filter((e) => e.type === 'StateRetried').map((e) => e.state)).toEqual(['ExtractLoadParts']);
     expect(result.mapRuns.map((r) => [r.failed, r.succeeded])).toEqual([[1, 1], [0, 5]]);
     expect(steps.attempts.get(1)).toBe(2);
+  });
+});
+
+describe('ResultWriter at its cut point (local.map-run.result-write)', () => {
+  it.each([
+    ['lose-response', 'SUCCEEDED', undefined],
+    ['fail', 'FAILED', 'States.ResultWriterFailed'],
+    ['lose-request', 'FAILED', 'States.ResultWriterFailed'],
+  ])('%s: the run reads the exact key back and fails only if the results are not there', async (kind, status, error) => {
+    const injector = stores.faults.arm(`${RESULT_WRITE_CUT_POINT}:${kind}`);
+    try {
+      const { result } = await run(partsOf(3));
+      expect(injector.fired).toEqual([expect.objectContaining({ cutPoint: RESULT_WRITE_CUT_POINT, kind })]);
+      expect(result.status).toBe(status);
+      expect(result.error).toBe(error);
+    } finally {
+      stores.faults.disarm();
+    }
   });
 });
 

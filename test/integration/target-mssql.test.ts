@@ -4,17 +4,21 @@ import { describe, expect, it } from 'vitest';
 import { FaultSwitch } from '../../src/adapters/fault-injector.js';
 import { parseMssqlConnection } from '../../src/adapters/mssql/connection.js';
 import { openMssqlTarget } from '../../src/adapters/mssql/target.js';
+import { encodeChunk } from '../../src/delivery/chunk-codec.js';
+import { sha256Hex } from '../../src/domain/digest.js';
 import type { TableRef, TargetRow } from '../../src/ports/target.js';
 import { targetContract, type ContractColumnType, type ContractHandle, type TargetAdmin } from '../contract/target-contract.js';
 
 /**
  * SQL Server cannot run on these machines. When CUTPOINT_MSSQL_URL names a server (a
  * `mssql://user:password@host:1433/database?trustServerCertificate=true` URL or an ADO.NET
- * connection string; the login needs CREATE SCHEMA and CREATE TABLE in that database), the
+ * connection string; the login needs CREATE SCHEMA and CREATE TABLE in that database, whose
+ * compatibility level must be 130 or higher for OPENJSON), the
  * same target contract PostgreSQL passes runs against it, in a fresh schema dropped at the
  * end. CUTPOINT_MSSQL_RESTRICTED_URL may name a second login without VIEW DEFINITION on
  * that schema to exercise ABSENCE_UNPROVABLE live. Without a server, the offline tests
- * below run (the T-SQL itself is checked in test/unit/mssql-statements.test.ts).
+ * below run (the T-SQL itself is checked offline in test/unit/mssql-statements.test.ts,
+ * mssql-load.test.ts and, by a T-SQL grammar, mssql-grammar.test.ts).
  */
 const TYPES: Record<ContractColumnType, string> = { int: 'int', text: 'nvarchar(max)', timestamp: 'datetime2(3)' };
 const b = (name: string): string => `[${name.replace(/]/g, ']]')}]`;
@@ -125,14 +129,22 @@ describe('SQL Server adapter without a server', () => {
     });
   }
 
-  it('validates identifiers, windows and digests before it opens a connection', async () => {
+  it('validates identifiers, chunk bytes, seq ranges, windows and digests before it opens a connection', async () => {
     const target = openMssqlTarget({ connection: unreachable[0]!, faults: new FaultSwitch() });
     const staging = { table: { schema: 'dbo', table: 'stg' }, objectId: '42', invocationId: 'inv', owner: 'o' };
     try {
       await expect(
         target.createStaging({ invocationId: 'inv', staging: { schema: 'dbo', table: 'x]; DROP TABLE y; --' }, likeTable: staging.table, ownerBinding: 'o' }),
       ).rejects.toMatchObject({ code: 'delivery.invalid_identifier' });
-      await expect(target.loadChunk({ staging, seq: 0, columns: ['a b'], rows: [] })).rejects.toMatchObject({ code: 'delivery.invalid_identifier' });
+      const empty = new Uint8Array();
+      const chunk = { staging, seq: 0, columns: ['a'], jsonl: empty, sha256: sha256Hex(empty), rows: 0 };
+      await expect(target.loadChunk({ ...chunk, columns: ['a b'] })).rejects.toMatchObject({ code: 'delivery.invalid_identifier' });
+      const jsonl = encodeChunk([{ a: 1 }, { a: 2 }], ['a']);
+      await expect(target.loadChunk({ ...chunk, jsonl, sha256: sha256Hex(empty), rows: 2 })).rejects.toMatchObject({ code: 'delivery.chunk_digest_mismatch' });
+      await expect(target.loadChunk({ ...chunk, jsonl, sha256: sha256Hex(jsonl), rows: 3 })).rejects.toMatchObject({ code: 'delivery.load_count_mismatch' });
+      await expect(target.loadChunk({ ...chunk, seq: 2 ** 31 })).rejects.toMatchObject({ code: 'delivery.invalid_request' });
+      await expect(target.observeChunks(staging, { from: 5, to: 4 })).rejects.toMatchObject({ code: 'delivery.invalid_request' });
+      await expect(target.observeChunks(staging, { from: -1, to: 4 })).rejects.toMatchObject({ code: 'delivery.invalid_request' });
       const window = { start: new Date('2024-03-01T11:00:00Z'), end: new Date('2024-03-01T10:00:00Z') };
       const request = { invocationId: 'inv', target: staging.table, window, mode: 'merge' as const, keyColumns: ['id'], timeColumn: 'ts', staging, rows: 1, digest: 'f'.repeat(64) };
       await expect(target.publish(request)).rejects.toMatchObject({ code: 'delivery.invalid_window' });

@@ -1,25 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { classifyMssqlFailure, describeMssqlError, isPermissionFailure, parseMssqlConnection } from '../../src/adapters/mssql/connection.js';
-import {
-  absenceProofStatement,
-  assertionStatement,
-  bracket,
-  bulkTypeOf,
-  createStagingBatch,
-  describeStatement,
-  identityStatement,
-  dropStagingBatch,
-  observeChunksBatch,
-  observeStagingStatement,
-  prepareLoadBatch,
-  probeReceiptBatch,
-  publishBatch,
-  qualified,
-  stagingFactsBatch,
-  THROWN,
-  typeSpelling,
-  type Statement,
-} from '../../src/adapters/mssql/statements.js';
+import { absenceProofStatement, createStagingBatch, describeStatement, dropStagingBatch, identityStatement, observeStagingStatement } from '../../src/adapters/mssql/ddl-statements.js';
+import { observeChunksBatch, prepareLoadBatch, stagingFactsBatch } from '../../src/adapters/mssql/load-statements.js';
+import { probeReceiptBatch, publishBatch } from '../../src/adapters/mssql/publish-statements.js';
+import { assertionStatement, bracket, qualified, THROWN, type Statement } from '../../src/adapters/mssql/sql-text.js';
 import type { PublishRequest, StagingRef } from '../../src/ports/target.js';
 import { ownerMarker } from '../../src/domain/delivery/target-rules.js';
 
@@ -116,7 +99,7 @@ describe('exact object identity', () => {
     expectParameterized(s, []);
   });
 
-  it('creates the stage in one transaction under an applock: nullable copy without identity, chunk column, owner property', () => {
+  it('creates the stage in one transaction under an applock: nullable copy without identity, indexed chunk column, owner property', () => {
     const s = createStagingBatch(staging.table, request.target, staging.invocationId, staging.owner, 30_000);
     expectInOrder(s.text, [
       'SET XACT_ABORT ON;',
@@ -128,6 +111,7 @@ describe('exact object identity', () => {
       'COMMIT TRANSACTION;\n  RETURN;',
       'SELECT TOP (0) l.* INTO [dbo].[stg_inv1] FROM (SELECT 1 AS one) AS d LEFT JOIN [sales].[events] AS l ON 1 = 0;',
       'ALTER TABLE [dbo].[stg_inv1] ADD [_cutpoint_seq] int NOT NULL;',
+      'CREATE NONCLUSTERED INDEX [cutpoint_chunk_seq] ON [dbo].[stg_inv1] ([_cutpoint_seq]);',
       "EXEC sys.sp_addextendedproperty @name = N'cutpoint.owner', @value = @owner_marker",
       'COMMIT TRANSACTION;',
     ]);
@@ -136,8 +120,8 @@ describe('exact object identity', () => {
     expect(s.text).not.toContain(NASTY);
   });
 
-  it('a chunk load rechecks the exact object and owner, locks it, rechecks under the lock, then deletes only its seq', () => {
-    const s = prepareLoadBatch(staging, 7);
+  it('a chunk load first rechecks the exact object and owner, locks it, rechecks under the lock, and reads the stage columns: nothing written', () => {
+    const s = prepareLoadBatch(staging);
     expectInOrder(s.text, [
       'SET XACT_ABORT ON;',
       "IF OBJECT_ID(@staging_name, N'U') IS NULL OR OBJECT_ID(@staging_name, N'U') <> @staging_object_id",
@@ -147,12 +131,24 @@ describe('exact object identity', () => {
       'FROM [dbo].[stg_inv1] WITH (TABLOCKX, HOLDLOCK)',
       "IF OBJECT_ID(@staging_name, N'U') IS NULL OR OBJECT_ID(@staging_name, N'U') <> @staging_object_id",
       `THROW ${THROWN.stagingOwnerChanged}`,
-      'DELETE FROM [dbo].[stg_inv1] WHERE [_cutpoint_seq] = @seq;',
+      'SELECT c.name, TYPE_NAME(c.system_type_id) AS type_name, c.max_length, c.precision, c.scale, c.collation_name',
+      'WHERE c.object_id = @staging_object_id',
     ]);
-    expect(s.params).toContainEqual({ name: 'seq', type: 'int', value: 7 });
+    expect(s.text).not.toMatch(/DELETE|INSERT|UPDATE|DROP/);
     expect(s.params).toContainEqual({ name: 'staging_object_id', type: 'int', value: 1234567 });
     expectParameterized(s, [ownerMarker(staging.invocationId, staging.owner)]);
-    expectParameterized(observeChunksBatch(staging), []);
+  });
+
+  it('observes chunks of the rechecked stage, all of them or only the seqs in [from, to)', () => {
+    const all = observeChunksBatch(staging);
+    expect(all.text).toContain('SELECT [_cutpoint_seq] AS seq, COUNT_BIG(*) AS row_count FROM [dbo].[stg_inv1] WITH (HOLDLOCK) GROUP BY [_cutpoint_seq]');
+    expect(all.text).not.toContain('@seq_from');
+    expectParameterized(all, []);
+    const part = observeChunksBatch(staging, { from: 300_000, to: 400_000 });
+    expectInOrder(part.text, [`THROW ${THROWN.stagingOwnerChanged}`, 'FROM [dbo].[stg_inv1] WITH (HOLDLOCK) WHERE [_cutpoint_seq] >= @seq_from AND [_cutpoint_seq] < @seq_to GROUP BY']);
+    expect(part.params).toContainEqual({ name: 'seq_from', type: 'bigint', value: 300_000 });
+    expect(part.params).toContainEqual({ name: 'seq_to', type: 'bigint', value: 400_000 });
+    expectParameterized(part, []);
   });
 
   it('quality facts count rows, duplicate key groups and nulls per column on the rechecked stage', () => {
@@ -240,13 +236,13 @@ describe('retirement', () => {
       'SET XACT_ABORT ON;',
       'BEGIN TRANSACTION;',
       "sys.sp_getapplock @Resource = @lock_resource, @LockMode = N'Exclusive', @LockOwner = N'Transaction', @LockTimeout = @lock_timeout_ms;",
-      "IF OBJECT_ID(@staging_name, N'U') IS NULL\n  SET @outcome = N'ALREADY_ABSENT';",
+      "IF OBJECT_ID(@staging_name, N'U') IS NULL\n  SELECT @outcome = N'ALREADY_ABSENT';",
       "ELSE IF NOT (OBJECT_ID(@staging_name, N'U') = @staging_object_id AND EXISTS (",
-      "SET @outcome = N'NOT_OURS';",
+      "SELECT @outcome = N'NOT_OURS';",
       'FROM [dbo].[stg_inv1] WITH (TABLOCKX, HOLDLOCK)',
       "IF OBJECT_ID(@staging_name, N'U') = @staging_object_id AND EXISTS (",
       'DROP TABLE [dbo].[stg_inv1];',
-      "SET @outcome = N'DROPPED';",
+      "SELECT @outcome = N'DROPPED';",
       'SELECT @outcome AS outcome;',
       'COMMIT TRANSACTION;',
     ]);
@@ -311,68 +307,5 @@ describe('retirement', () => {
       { name: 'schema_name', type: 'nvarchar', value: 'dbo' },
       { name: 'staging_object_id', type: 'int', value: 1234567 },
     ]);
-  });
-});
-
-describe('bulk column types', () => {
-  const col = (type_name: string, max_length = 0, precision = 0, scale = 0) => ({ name: 'c', type_name, max_length, precision, scale });
-  it('maps sys.types to bulk types, with n-type lengths in characters and -1 as MAX', () => {
-    expect(bulkTypeOf(col('int'))).toEqual({ type: 'Int' });
-    expect(bulkTypeOf(col('nvarchar', -1))).toEqual({ type: 'NVarChar', length: 'MAX' });
-    expect(bulkTypeOf(col('nvarchar', 400))).toEqual({ type: 'NVarChar', length: 200 });
-    expect(bulkTypeOf(col('varchar', 50))).toEqual({ type: 'VarChar', length: 50 });
-    expect(bulkTypeOf(col('decimal', 9, 18, 4))).toEqual({ type: 'Decimal', precision: 18, scale: 4 });
-    expect(bulkTypeOf(col('datetime2', 8, 27, 3))).toEqual({ type: 'DateTime2', scale: 3 });
-    expect(typeSpelling(col('nvarchar', 400))).toBe('nvarchar(200)');
-    expect(typeSpelling(col('nvarchar', -1))).toBe('nvarchar(max)');
-    expect(typeSpelling(col('datetime2', 8, 27, 3))).toBe('datetime2(3)');
-    expect(typeSpelling(col('numeric', 9, 18, 4))).toBe('numeric(18,4)');
-    expect(() => bulkTypeOf(col('xml', -1))).toThrow(expect.objectContaining({ code: 'delivery.unsupported_column_type' }));
-  });
-});
-
-describe('connections and failures', () => {
-  it('parses a mssql:// URL and an ADO.NET string, keeping every secret part for redaction', () => {
-    const url = parseMssqlConnection('mssql://deliverer:p%40ss%3Bw0rd@db.example:1444/warehouse?trustServerCertificate=true');
-    expect(url.config).toMatchObject({
-      server: 'db.example',
-      port: 1444,
-      user: 'deliverer',
-      password: 'p@ss;w0rd',
-      database: 'warehouse',
-      options: { encrypt: true, trustServerCertificate: true, useUTC: true },
-    });
-    expect(url.secrets).toContain('p@ss;w0rd');
-    const ado = parseMssqlConnection('Server=db.example,1444;Database=warehouse;User Id=deliverer;Password=s3cret!;Encrypt=true');
-    expect(ado.config).toMatchObject({ server: 'db.example', port: 1444, user: 'deliverer', password: 's3cret!', database: 'warehouse' });
-    expect(ado.secrets).toContain('s3cret!');
-    expect(() => parseMssqlConnection('mssql://u:p@h/db?encrypt=maybe')).toThrow(expect.objectContaining({ code: 'delivery.mssql_connection_invalid' }));
-    expect(() => parseMssqlConnection('   ')).toThrow(expect.objectContaining({ name: 'Cutpoint.ConfigError' }));
-  });
-
-  it('classifies: a server error number is definite (XACT_ABORT rolled back), a timeout or lost socket unknown', () => {
-    expect(classifyMssqlFailure({ number: 2627, code: 'EREQUEST' })).toBe('definite');
-    expect(classifyMssqlFailure({ code: 'EREQUEST', originalError: { info: { number: 1205 } } })).toBe('definite');
-    expect(classifyMssqlFailure({ code: 'ELOGIN' })).toBe('definite');
-    expect(classifyMssqlFailure({ code: 'ETIMEOUT' })).toBe('unknown');
-    expect(classifyMssqlFailure({ code: 'ESOCKET' })).toBe('unknown');
-    expect(classifyMssqlFailure({ code: 'ECONNCLOSED' })).toBe('unknown');
-    expect(classifyMssqlFailure(new Error('read ECONNRESET'))).toBe('unknown');
-    expect(isPermissionFailure({ number: 229 })).toBe(true);
-    expect(isPermissionFailure({ number: 2627 })).toBe(false);
-  });
-
-  it('redacts the connection string, user and password from driver messages', () => {
-    const { secrets } = parseMssqlConnection('Server=db.example;Database=w;User Id=deliverer;Password=s3cret!;Encrypt=true');
-    const text = describeMssqlError(
-      Object.assign(new Error("Login failed for user 'deliverer'. Server=db.example;Password=s3cret! mssql://deliverer:s3cret!@db.example/w"), {
-        code: 'ELOGIN',
-      }),
-      secrets,
-    );
-    expect(text).not.toContain('s3cret!');
-    expect(text).not.toContain('deliverer');
-    expect(text).not.toContain('mssql://');
-    expect(text).toContain('ELOGIN');
   });
 });

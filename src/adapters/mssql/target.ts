@@ -1,35 +1,22 @@
 // Longer than ~300 lines: one class implementing the whole TargetPort over `mssql` (the
 // methods share the pool, the fault injector and the error classification); the SQL text
-// lives in statements.ts and the connection parsing in connection.ts.
+// lives in the *-statements.ts files (sql-text.ts says which), the column type mapping in
+// bulk-types.ts, what is read back in results.ts and the connection parsing in connection.ts.
 import sql from 'mssql';
 import { CutpointError, EffectFailedError, IdentityConflictError, OutcomeUnknownError, ValidationError } from '../../domain/errors.js';
 import type { TargetIdentity } from '../../domain/delivery/sealed-authority.js';
 import type { FaultInjector } from '../../ports/faults.js';
-import type { ChunkReceipt, CreateStagingRequest, DropOptions, DropResult, StageObservation, LoadChunkRequest, PublicationReceipt, PublishRequest, PublishResult, StagingCreated, StagingFacts, StagingFactsRequest, StagingRef, TableDescription, TableRef, TargetPort } from '../../ports/target.js';
-import { assertColumns, assertInvocationId, assertOwner, assertPublishRequest, assertSeq, assertStagingRef, assertTableRef, assertUserColumn, CHUNK_COLUMN, ChunkDigest, classifyRetirement, eachRow, markerMatches, RECEIPT_TABLE, receiptMatches, TARGET_CUT_POINTS } from '../../domain/delivery/target-rules.js';
-import { PublicationRefusedError, StagingBindingChangedError, TargetObjectMissingError, TargetUnavailableError, TargetUnobservableError } from '../../domain/delivery/target-errors.js';
+import type { ChunkReceipt, CreateStagingRequest, DropOptions, DropResult, StageObservation, LoadChunkRequest, PublicationReceipt, PublishRequest, PublishResult, SeqRange, StagingCreated, StagingFacts, StagingFactsRequest, StagingRef, TableDescription, TableRef, TargetPort } from '../../ports/target.js';
+import { assertColumns, assertInvocationId, assertOwner, assertPublishRequest, assertSeq, assertStagingRef, assertTableRef, assertUserColumn, CHUNK_COLUMN, classifyRetirement, markerMatches, RECEIPT_TABLE, receiptMatches, TARGET_CUT_POINTS } from '../../domain/delivery/target-rules.js';
+import { PublicationRefusedError, TargetObjectMissingError, TargetUnavailableError, TargetUnobservableError } from '../../domain/delivery/target-errors.js';
 import { classifyMssqlFailure, describeMssqlError, isPermissionFailure, parseMssqlConnection, serverErrorNumber } from './connection.js';
-import {
-  absenceProofStatement,
-  assertionStatement,
-  bulkTypeOf,
-  createStagingBatch,
-  describeStatement,
-  dropStagingBatch,
-  observeChunksBatch,
-  observeStagingStatement,
-  prepareLoadBatch,
-  probeReceiptBatch,
-  publishBatch,
-  qualified,
-  stagingFactsBatch,
-  THROWN,
-  typeSpelling,
-  type BulkType,
-  type SqlColumn,
-  type Statement,
-  identityStatement,
-} from './statements.js';
+import { typeSpelling, type StageColumn } from './bulk-types.js';
+import { chunkJsonOf, LoadCountMismatchError } from './chunk-json.js';
+import { absenceProofStatement, createStagingBatch, describeStatement, dropStagingBatch, identityStatement, observeStagingStatement } from './ddl-statements.js';
+import { loadChunkBatch, observeChunksBatch, prepareLoadBatch, stagingFactsBatch } from './load-statements.js';
+import { probeReceiptBatch, publishBatch } from './publish-statements.js';
+import { assertSeqRange, scalar, thrownError, toReceipt, type ReceiptRecord } from './results.js';
+import { assertionStatement, type Statement } from './sql-text.js';
 
 export interface MssqlTargetOptions {
   /** A `mssql://` URL or an ADO.NET connection string (see connection.ts); never printed. */
@@ -45,18 +32,6 @@ export interface MssqlTargetOptions {
 
 type Executor = sql.ConnectionPool | sql.Transaction;
 
-interface ReceiptRecord {
-  invocation_id: string;
-  target_schema: string;
-  target_table: string;
-  mode: string;
-  window_start: Date;
-  window_end: Date;
-  row_count: string | number;
-  digest: string;
-  staging_object_id: string;
-  published_at: Date;
-}
 
 /** `TargetPort` on SQL Server through `mssql` (tedious). */
 export class MssqlTarget implements TargetPort {
@@ -92,7 +67,7 @@ export class MssqlTarget implements TargetPort {
 
   async describeTable(table: TableRef): Promise<TableDescription> {
     assertTableRef(table);
-    const rows = (await this.read(describeStatement(table))).recordset as Array<SqlColumn & { is_nullable: boolean; object_id: number }>;
+    const rows = (await this.read(describeStatement(table))).recordset as Array<StageColumn & { is_nullable: boolean; object_id: number }>;
     const first = rows[0];
     if (!first) throw new TargetObjectMissingError(`table ${table.schema}.${table.table}`);
     return {
@@ -102,9 +77,10 @@ export class MssqlTarget implements TargetPort {
     };
   }
 
-  async observeChunks(staging: StagingRef): Promise<Array<{ seq: number; rows: number }>> {
+  async observeChunks(staging: StagingRef, range?: SeqRange): Promise<Array<{ seq: number; rows: number }>> {
     assertStagingRef(staging);
-    const result = await this.read(observeChunksBatch(staging));
+    if (range !== undefined) assertSeqRange(range);
+    const result = await this.read(observeChunksBatch(staging, range));
     return (result.recordset as Array<{ seq: number; row_count: string | number }>).map((r) => ({ seq: r.seq, rows: Number(r.row_count) }));
   }
 
@@ -190,23 +166,8 @@ export class MssqlTarget implements TargetPort {
   async loadChunk(request: LoadChunkRequest): Promise<ChunkReceipt> {
     assertStagingRef(request.staging);
     assertSeq(request.seq);
-    const columns = assertColumns(request.columns);
+    const chunk = chunkJsonOf({ ...request, columns: assertColumns(request.columns) });
     const cutPoint = TARGET_CUT_POINTS.loadChunk;
-    const described = (await this.read(describeStatement(request.staging.table))).recordset as SqlColumn[];
-    const byName = new Map(described.map((c) => [c.name, c]));
-    const table = new sql.Table(qualified(request.staging.table));
-    table.create = false;
-    for (const name of [...columns, CHUNK_COLUMN]) {
-      const col = byName.get(name);
-      if (!col) throw new StagingBindingChangedError(`the stage has no column ${name}`);
-      table.columns.add(name, toSqlType(bulkTypeOf(col)), { nullable: name !== CHUNK_COLUMN });
-    }
-    const digest = new ChunkDigest(columns);
-    for await (const row of eachRow(request.rows)) {
-      digest.add(row);
-      table.rows.add(...(columns.map((c) => toBulkValue(row[c])) as Parameters<typeof table.rows.add>), request.seq);
-    }
-
     const pool = await this.connected();
     const tx = new sql.Transaction(pool);
     try {
@@ -217,8 +178,10 @@ export class MssqlTarget implements TargetPort {
     let committed = false;
     try {
       try {
-        await this.run(tx, prepareLoadBatch(request.staging, request.seq));
-        if (table.rows.length > 0) await new sql.Request(tx).bulk(table, { keepNulls: true });
+        const stage = (await this.run(tx, prepareLoadBatch(request.staging))).recordset as StageColumn[];
+        const loaded = (await this.run(tx, loadChunkBatch(request.staging, chunk, stage))).recordset as Array<{ inserted: string | number }>;
+        const inserted = Number(loaded[0]?.inserted);
+        if (inserted !== chunk.rows) throw new LoadCountMismatchError(chunk.seq, chunk.rows, inserted);
       } catch (error) {
         throw this.definite(cutPoint, error);
       }
@@ -232,10 +195,10 @@ export class MssqlTarget implements TargetPort {
       });
       committed = true;
     } finally {
-      // crash-before (or a definite failure) leaves the transaction open: roll it back.
+      // crash-before (or a definite failure, a count mismatch) leaves the transaction open: roll it back.
       if (!committed) await tx.rollback().catch(() => undefined);
     }
-    return { seq: request.seq, rows: digest.rows, digest: digest.digest() };
+    return { seq: chunk.seq, rows: chunk.rows, digest: request.sha256 };
   }
 
   async publish(request: PublishRequest): Promise<PublishResult> {
@@ -363,7 +326,7 @@ export class MssqlTarget implements TargetPort {
 
   private definite(cutPoint: string, error: unknown): Error {
     if (error instanceof CutpointError) return error;
-    const mapped = this.thrown(error);
+    const mapped = thrownError(error);
     if (mapped) return mapped;
     const message = describeMssqlError(error, this.secrets);
     if (isPermissionFailure(error)) return new TargetUnobservableError(`permission denied: ${message}`);
@@ -372,35 +335,11 @@ export class MssqlTarget implements TargetPort {
 
   private readFailure(error: unknown): Error {
     if (error instanceof CutpointError) return error;
-    const mapped = this.thrown(error);
+    const mapped = thrownError(error);
     if (mapped) return mapped;
     const message = describeMssqlError(error, this.secrets);
     if (isPermissionFailure(error)) return new TargetUnobservableError(`permission denied: ${message}`);
     return new TargetUnavailableError(message);
-  }
-
-  /** The batches' own THROW numbers. */
-  private thrown(error: unknown): Error | undefined {
-    switch (serverErrorNumber(error)) {
-      case THROWN.stagingObjectChanged:
-        return new StagingBindingChangedError('the stage is not the recorded object');
-      case THROWN.stagingOwnerChanged:
-        return new StagingBindingChangedError('the stage has a different owner binding');
-      case THROWN.rowCountMismatch:
-        return new PublicationRefusedError('the stage row count differs from the journal');
-      case THROWN.rowsOutsideWindow:
-        return new PublicationRefusedError('staged rows fall outside the window');
-      case THROWN.mergeKeysInvalid:
-        return new PublicationRefusedError('merge keys in the stage are null or not unique');
-      case THROWN.stageLacksColumns:
-        return new PublicationRefusedError('the stage lacks target columns');
-      case THROWN.receiptUnobservable:
-        return new TargetUnobservableError('the receipt table is not visible to this principal: absence of a receipt cannot be proved');
-      case THROWN.objectMissing:
-        return new TargetObjectMissingError('a table the statement needs');
-      default:
-        return undefined;
-    }
   }
 }
 
@@ -421,44 +360,4 @@ function paramType(type: Statement['params'][number]['type'], value: unknown): s
     case 'datetime2':
       return sql.DateTime2(3);
   }
-}
-
-type SqlTypeFactory = (...args: Array<number | undefined>) => sql.ISqlType;
-
-function toSqlType(t: BulkType): sql.ISqlType {
-  const factory = sql.TYPES[t.type] as unknown as SqlTypeFactory;
-  if ('length' in t) return factory(t.length === 'MAX' ? sql.MAX : t.length);
-  if (t.type === 'Decimal') return factory(t.precision, t.scale);
-  if ('scale' in t) return factory(t.scale);
-  return factory();
-}
-
-function toBulkValue(value: unknown): string | number | boolean | Date | Buffer | null {
-  if (value === undefined || value === null) return null;
-  if (value instanceof Date || typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return value;
-  if (typeof value === 'bigint') return value.toString();
-  if (value instanceof Uint8Array) return Buffer.from(value);
-  return JSON.stringify(value);
-}
-
-function toReceipt(row: ReceiptRecord): PublicationReceipt {
-  return {
-    invocationId: row.invocation_id,
-    target: { schema: row.target_schema, table: row.target_table },
-    mode: row.mode as PublicationReceipt['mode'],
-    window: { start: new Date(row.window_start), end: new Date(row.window_end) },
-    rows: Number(row.row_count),
-    digest: row.digest,
-    stagingObjectId: row.staging_object_id,
-    publishedAt: new Date(row.published_at),
-  };
-}
-
-function scalar(value: unknown): number | string | null {
-  if (value === null || value === undefined) return null;
-  if (typeof value === 'number') return value;
-  if (typeof value === 'boolean') return value ? 1 : 0;
-  const text = value instanceof Date ? value.toISOString() : String(value);
-  if (/^-?\d+(\.\d+)?$/.test(text) && Math.abs(Number(text)) <= Number.MAX_SAFE_INTEGER) return Number(text);
-  return text;
 }

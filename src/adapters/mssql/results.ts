@@ -1,0 +1,76 @@
+import type { PublicationReceipt, SeqRange } from '../../ports/target.js';
+import { ValidationError } from '../../domain/errors.js';
+import { PublicationRefusedError, StagingBindingChangedError, TargetObjectMissingError, TargetUnobservableError } from '../../domain/delivery/target-errors.js';
+import { serverErrorNumber } from './connection.js';
+import { THROWN } from './sql-text.js';
+
+/** What the SQL Server adapter reads back: receipts, assertion scalars, its own THROWs; and the seq-range check. */
+
+export interface ReceiptRecord {
+  invocation_id: string;
+  target_schema: string;
+  target_table: string;
+  mode: string;
+  window_start: Date;
+  window_end: Date;
+  row_count: string | number;
+  digest: string;
+  staging_object_id: string;
+  published_at: Date;
+}
+
+/**
+ * The batches' own THROW numbers as stable errors; undefined for any other failure, and for
+ * `lockNotGranted`, which stays the cut point's definite EffectFailed (nothing applied).
+ */
+export function thrownError(error: unknown): Error | undefined {
+  switch (serverErrorNumber(error)) {
+    case THROWN.stagingObjectChanged:
+      return new StagingBindingChangedError('the stage is not the recorded object');
+    case THROWN.stagingOwnerChanged:
+      return new StagingBindingChangedError('the stage has a different owner binding');
+    case THROWN.rowCountMismatch:
+      return new PublicationRefusedError('the stage row count differs from the journal');
+    case THROWN.rowsOutsideWindow:
+      return new PublicationRefusedError('staged rows fall outside the window');
+    case THROWN.mergeKeysInvalid:
+      return new PublicationRefusedError('merge keys in the stage are null or not unique');
+    case THROWN.stageLacksColumns:
+      return new PublicationRefusedError('the stage lacks target columns');
+    case THROWN.receiptUnobservable:
+      return new TargetUnobservableError('the receipt table is not visible to this principal: absence of a receipt cannot be proved');
+    case THROWN.objectMissing:
+      return new TargetObjectMissingError('a table the statement needs');
+    default:
+      return undefined;
+  }
+}
+
+export function toReceipt(row: ReceiptRecord): PublicationReceipt {
+  return {
+    invocationId: row.invocation_id,
+    target: { schema: row.target_schema, table: row.target_table },
+    mode: row.mode as PublicationReceipt['mode'],
+    window: { start: new Date(row.window_start), end: new Date(row.window_end) },
+    rows: Number(row.row_count),
+    digest: row.digest,
+    stagingObjectId: row.staging_object_id,
+    publishedAt: new Date(row.published_at),
+  };
+}
+
+export function scalar(value: unknown): number | string | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value === 'number') return value;
+  if (typeof value === 'boolean') return value ? 1 : 0;
+  const text = value instanceof Date ? value.toISOString() : String(value);
+  if (/^-?\d+(\.\d+)?$/.test(text) && Math.abs(Number(text)) <= Number.MAX_SAFE_INTEGER) return Number(text);
+  return text;
+}
+
+export function assertSeqRange(range: SeqRange): void {
+  const ok = (n: number) => Number.isSafeInteger(n) && n >= 0 && n <= 2 ** 31;
+  if (!ok(range.from) || !ok(range.to) || range.from > range.to) {
+    throw new ValidationError('delivery.invalid_request', `chunk seq range must be integers 0 <= from <= to <= 2^31: [${String(range.from)}, ${String(range.to)})`);
+  }
+}
