@@ -85,7 +85,8 @@ async function snapshot(invocationId: string): Promise<string> {
     a.query(deliveryKeys.invocationsOf(record.targetId), 'inv#'),
     a.query(deliveryKeys.journal(invocationId), 'seq#'),
     a.query(deliveryKeys.journal(invocationId), 'tx#'),
-    a.query(deliveryKeys.partsOf(invocationId), ''),
+    a.query(deliveryKeys.partsOf(invocationId), 'part#'),
+    a.query(deliveryKeys.partsOf(invocationId), 'batch#'),
     world.stores.ports.objects.list(`delivery/daily/${invocationId}/`),
   ]);
   // One pg client: its queries run one after another.
@@ -228,9 +229,9 @@ describe('deliver one window in process', () => {
       'delivery.custody.acquire:lose-response',
       'delivery.staging.record:crash-after',
       'delivery.chunk.put:crash-after@3',
-      'delivery.chunk.receipt:lose-response',
+      'delivery.plan.put:lose-response',
       'delivery.target.load-chunk:crash-after@2',
-      'delivery.load.receipt:crash-before',
+      'delivery.part.receipt:crash-before@2',
       'delivery.publish.commit:crash-after',
       'delivery.evidence.put:lose-response',
       'delivery.checkpoint.advance:lose-response',
@@ -261,10 +262,6 @@ describe('deliver one window in process', () => {
       'sys:begin',
       'create-staging',
       'extract-start',
-      'extract.b0',
-      'extract-eof',
-      'load.b0',
-      'load.b1',
       'verify-eof',
       'publish',
       'evidence',
@@ -276,7 +273,9 @@ describe('deliver one window in process', () => {
     expect(await world.targetWindowIds('events', WINDOW)).toEqual(windowIds);
     expect((await world.admin.query('SELECT 1 FROM dwh.cutpoint_receipts WHERE invocation_id = $1', [invocationId])).rowCount).toBe(1);
     expect(await world.stagesLeft()).toBe(0);
-    expect(await world.stores.ports.objects.list(`delivery/daily/${invocationId}/`)).toHaveLength(26);
+    // One object per chunk, the plan and the evidence.
+    const chunks = (await loadInvocation(world.stores.ports, invocationId)).facts.parts?.chunks ?? -1;
+    expect(await world.stores.ports.objects.list(`delivery/daily/${invocationId}/`)).toHaveLength(chunks + 2);
   });
 
   it('a stage that fails a quality rule becomes REEXTRACT_REQUIRED: nothing published, custody and stage retained for retirement', async () => {

@@ -28,8 +28,9 @@ describe('statemachines/*.asl.json', () => {
       expect(text).not.toMatch(/"QueryLanguage"\s*:\s*"JSONata"/);
     });
 
-    it('holds placeholders, never ARNs', () => {
-      expect(text).not.toMatch(/arn:aws/);
+    it('holds placeholders, never ARNs (only the S3 service integrations of a Distributed Map reader and writer)', () => {
+      const integrations = /"arn:aws:states:::s3:(getObject|putObject)"/g;
+      expect(text.replace(integrations, '""')).not.toMatch(/arn:aws/);
       for (const { state, placeholder } of taskStates(definition)) {
         expect(placeholder, `${state} must use a \${placeholder}`).toBeDefined();
       }

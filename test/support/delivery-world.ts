@@ -149,7 +149,7 @@ export async function openWarehouse(options: WarehouseOptions = {}): Promise<War
       return result.rows.map((r) => r.id).sort();
     },
     async stagesLeft() {
-      const result = await admin.query(`SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'dwh' AND c.relname LIKE 'cutpoint_stg_%'`);
+      const result = await admin.query(`SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'dwh' AND c.relkind = 'r' AND c.relname LIKE 'cutpoint_stg_%'`);
       return result.rowCount ?? 0;
     },
     async receiptsOf(invocationId) {

@@ -1,5 +1,5 @@
 import { partProblems, partsDigest } from '../../domain/delivery/part-receipts.js';
-import { MAX_CHUNKS_PER_PART, seqRangeOf } from '../../domain/delivery/parts.js';
+import { MAX_CHUNKS_PER_PART, SEQ_LIMIT, seqRangeOf } from '../../domain/delivery/parts.js';
 import type { DeliveryDeps } from '../deps.js';
 import type { PartsFact } from '../journal/facts.js';
 import type { InvocationRecord } from '../journal/records.js';
@@ -43,7 +43,7 @@ export async function verifyParts(deps: DeliveryDeps, record: InvocationRecord):
     }
   };
   await Promise.all(Array.from({ length: Math.min(PARALLEL, plan.length) }, worker));
-  const beyond = await deps.target.observeChunks(staging, { from: plan.length * MAX_CHUNKS_PER_PART, to: 2 ** 31 });
+  const beyond = await deps.target.observeChunks(staging, { from: plan.length * MAX_CHUNKS_PER_PART, to: SEQ_LIMIT });
   if (beyond.length > 0) problems.push('the stage holds rows under seqs no part owns');
   const ordered = plan.map((d) => byPart.get(d.part)).filter((h) => h !== undefined);
   return {

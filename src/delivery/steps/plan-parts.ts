@@ -72,7 +72,7 @@ async function writePlan(key: string, record: InvocationRecord, deps: DeliveryDe
   const parts = splitWindow(counts, partRows);
   const bytes = new TextEncoder().encode(JSON.stringify(parts));
   const sha256 = sha256Hex(bytes);
-  await putExact(deps.ports.objects, DELIVERY_CUT_POINTS.planPut, key, bytes, { sha256, invocation: record.invocationId, kind: 'part-plan', partRows: String(partRows) });
+  await putExact(deps.ports.objects, DELIVERY_CUT_POINTS.planPut, key, bytes, { sha256, invocation: record.invocationId, kind: 'part-plan', 'part-rows': String(partRows) });
   return { key, sha256, parts: parts.length, partRows };
 }
 
@@ -81,7 +81,7 @@ async function adoptPlan(objects: ObjectStore, key: string, record: InvocationRe
   const stored = await objects.get(key);
   if (!stored) return undefined;
   const parts = parsePlanBytes(stored.bytes, record);
-  const partRows = Number(stored.metadata.partRows);
+  const partRows = Number(stored.metadata['part-rows']);
   if (stored.metadata.invocation !== record.invocationId || !Number.isSafeInteger(partRows) || partRows < 1) {
     throw new ValidationError('delivery.part_plan_invalid', 'the object under the plan key is not this invocation\'s plan');
   }

@@ -19,6 +19,8 @@ import { validateSealedWindow, type SealedWindow } from './window.js';
 
 export const MAX_CHUNKS_PER_PART = 100_000;
 export const MAX_PARTS = 20_000;
+/** Every seq any plan can use is below this (2·10^9 < 2^31: the stage's chunk column is 32-bit). */
+export const SEQ_LIMIT = MAX_PARTS * MAX_CHUNKS_PER_PART;
 /** Buckets begin counts the window in: enough resolution to size parts, one GROUP BY. */
 export const PLAN_BUCKETS = 1024;
 
