@@ -402,7 +402,7 @@ routes:
           const grant = await beginInvocation(ports, { invocationId, route: 'daily', targetId, sealed, session: `s-${invocationId.slice(4, 12)}` });
           const staged = await createStaging({ invocationId, fence: grant.fence }, { ports, target, route: pgRoute });
           expect(staged).toMatchObject({ state: 'EMPTY_STAGING', acted: true });
-          const stages = async () => (await admin.query(`SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'dwh' AND c.relname LIKE 'cutpoint_stg_%'`)).rowCount;
+          const stages = async () => (await admin.query(`SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'dwh' AND c.relkind = 'r' AND c.relname LIKE 'cutpoint_stg_%'`)).rowCount;
           expect(await stages()).toBe(1);
 
           const run = (action: string) => cutpointAsync(['delivery', action, invocationId, '--manifest', `${pgFile}#daily`, '--yes', '--format', 'json'], { [PG_ENV]: connection });

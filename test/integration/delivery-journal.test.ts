@@ -116,7 +116,7 @@ describe('journaled transitions', () => {
     expect(released.invocation.state).toBe('CUSTODY_RELEASED');
 
     const ids = await expectJournalIntact(ports, ref);
-    expect(ids).toEqual(['sys:begin', 'write', 'chunks', 'eof', 'publish', 'evidence', 'sys:checkpoint', 'succeed', 'release']);
+    expect(ids).toEqual(['sys:begin', 'write', 'plan', 'eof', 'publish', 'evidence', 'sys:checkpoint', 'succeed', 'release']);
     const entries = await journalOf(ports.authority, ref.invocationId).read();
     expect(entries.map((e) => [e.type, e.data.from, e.data.to])).toContainEqual(['transition', 'VERIFIED_EOF', 'PUBLISHED']);
 

@@ -1,5 +1,5 @@
 import { partProblems, partsDigest } from '../../domain/delivery/part-receipts.js';
-import { MAX_CHUNKS_PER_PART, SEQ_LIMIT, seqRangeOf } from '../../domain/delivery/parts.js';
+import { MAX_CHUNKS_PER_PART, partOfSeq, SEQ_LIMIT, seqRangeOf } from '../../domain/delivery/parts.js';
 import type { DeliveryDeps } from '../deps.js';
 import type { PartsFact } from '../journal/facts.js';
 import type { InvocationRecord } from '../journal/records.js';
@@ -66,12 +66,22 @@ export async function allPartsAtEof(deps: Pick<DeliveryDeps, 'ports'>, record: I
 }
 
 /**
- * Reconcile's bounded observation of an unfinished writer: true when every chunk the stage
- * holds is a journaled chunk with exactly its receipt's rows (what is there is explained;
- * some may be missing). One observation of the whole stage: reconcile runs rarely.
+ * Reconcile's bounded observation of an unfinished writer: true when everything the stage
+ * holds is explained — a journaled chunk with exactly its receipt's rows, or a chunk of a
+ * planned part after that part's last journaled one (loaded, its receipt batch not yet
+ * journaled: the writer stopped between a load and its batch). A seq outside every planned
+ * part, or a journaled chunk holding other rows than its receipt, is not explained. One
+ * observation of the whole stage: reconcile runs rarely.
  */
 export async function stageExplainedByReceipts(deps: DeliveryDeps, record: InvocationRecord): Promise<boolean> {
+  const parts = record.facts.plan?.parts ?? 0;
   const rowsBySeq = new Map((await listReceipts(deps.ports, record.invocationId)).map((r) => [r.seq, r.rows]));
+  const journaled = new Map((await listHeads(deps.ports, record.invocationId)).map((h) => [h.part, h.chunks]));
   const observed = await deps.target.observeChunks(stagingRefOf(record));
-  return observed.every((o) => rowsBySeq.get(o.seq) === o.rows);
+  return observed.every((o) => {
+    const recorded = rowsBySeq.get(o.seq);
+    if (recorded !== undefined) return recorded === o.rows;
+    const part = partOfSeq(o.seq);
+    return part < parts && o.seq - seqRangeOf(part).from >= (journaled.get(part) ?? 0);
+  });
 }
