@@ -2,6 +2,7 @@ import { DELIVERY_CUT_POINTS } from './delivery/cut-points.js';
 import { GENERATION_CUT_POINTS } from './generation/cut-points.js';
 import { OBJECT_CUT_POINTS } from './objects/cut-points.js';
 import { STREAM_CUT_POINTS } from './stream/cut-points.js';
+import { LOCAL_CUT_POINTS } from './local/cut-points.js';
 
 /**
  * Every cut point the code runs through the fault injector, from the subsystems' own
@@ -12,7 +13,7 @@ import { STREAM_CUT_POINTS } from './stream/cut-points.js';
  */
 export interface CutPointInfo {
   name: string;
-  subsystem: 'generation' | 'stream' | 'delivery' | 'objects';
+  subsystem: 'generation' | 'stream' | 'delivery' | 'objects' | 'local';
   /** Flows whose steps hit it. */
   flows: string[];
   /** Commands that hit it in-process (besides `flow run` of those flows). */
@@ -61,6 +62,8 @@ function build(): CutPointInfo[] {
     });
   }
   for (const name of Object.values(OBJECT_CUT_POINTS)) all.push({ name, subsystem: 'objects', flows: [], commands: ['object put'] });
+  // The local runner's own effect: a Distributed Map's ResultWriter (deliver-window's part results).
+  all.push({ name: LOCAL_CUT_POINTS.mapRunResultWrite, subsystem: 'local', flows: ['deliver-window'], commands: DELIVERY_RUN });
   return all.sort((a, b) => a.name.localeCompare(b.name));
 }
 

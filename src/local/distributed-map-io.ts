@@ -1,4 +1,5 @@
 import { sha256Hex } from '../domain/digest.js';
+import { LOCAL_CUT_POINTS } from './cut-points.js';
 import type { ObjectStore } from '../ports/objects.js';
 import { MapRunError } from './distributed-map-spec.js';
 
@@ -10,7 +11,7 @@ import { MapRunError } from './distributed-map-spec.js';
  */
 
 /** The ResultWriter's effect, a named cut point like every effect (armable in tests through the FaultSwitch). */
-export const RESULT_WRITE_CUT_POINT = 'local.map-run.result-write';
+export const RESULT_WRITE_CUT_POINT = LOCAL_CUT_POINTS.mapRunResultWrite;
 
 /** A child execution as AWS records it (ResultWriter's `NONE` transformation). */
 export interface ChildRecord {

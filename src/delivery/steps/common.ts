@@ -34,9 +34,6 @@ export interface StepOutput extends StepInput {
   acted: boolean;
 }
 
-/** Receipts journaled per transaction: per-window transitions stay independent of row count. */
-export const RECEIPT_BATCH = 16;
-
 export function parseStepInput(input: unknown): StepInput {
   const v = input as Partial<StepInput> | null;
   if (!v || typeof v !== 'object') throw new ValidationError('delivery.step_input_invalid', 'step input must be { invocationId, fence }');
@@ -108,15 +105,9 @@ export function windowDates(window: SealedWindow): { start: Date; end: Date } {
   return { start: new Date(window.start), end: new Date(window.end) };
 }
 
-/** Journal markers: a claim that exists only once the step's proof is durable. */
-export const EXTRACT_EOF_STEP = 'extract-eof';
+/** Journal marker: a claim that exists only once the step's proof is durable. */
 export const CLEANUP_PROVED_STEP = 'cleanup-proved';
 
 export async function journaled(deps: DeliveryDeps, invocationId: string, transitionId: string): Promise<boolean> {
   return (await journalOf(deps.ports.authority, invocationId).find(transitionId)) !== undefined;
-}
-
-/** Receipt batch k covers seqs [k*B, (k+1)*B). */
-export function batchOf(seq: number): number {
-  return Math.floor(seq / RECEIPT_BATCH);
 }
