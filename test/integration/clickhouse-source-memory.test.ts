@@ -119,8 +119,9 @@ describe('bounded memory', () => {
     // rest of the window was not yet produced (chdb's cursor fetches on demand).
     expect(handedAtFirst).toBeLessThan(ROWS / 5);
     expect(firstAt).toBeLessThan(total / 3);
-    // Memory: a small fraction of what materialising costs.
-    expect(peakRetained).toBeLessThan(materialized / 8);
+    // Memory: a small fraction of what materialising costs (measured: 7–14 MB retained
+    // streaming, 281 MB through the materialising client path).
+    expect(peakRetained).toBeLessThan(materialized / 5);
   });
 
   it('runs two streams of one handle side by side (a connection each), and stops an abandoned one when the handle closes', async () => {
