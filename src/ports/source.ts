@@ -18,7 +18,7 @@ import type { TargetRow } from './target.js';
  *   (unchanged) window therefore yields the same chunks, byte for byte, under the same
  *   seqs — which is what lets recovery and audits compare SHA-256 digests.
  * - Chunks are cut as rows arrive: every chunk but the last holds exactly `chunkRows`
- *   rows, seqs are 0-based and contiguous, and at most one chunk (plus one group of rows
+ *   rows, seqs are contiguous from `firstSeq` (default 0), and at most one chunk (plus one group of rows
  *   tied on the whole key) is held in memory. An empty window yields no chunks.
  * - Values are JSON values, normalised so they survive a JSONL round trip unchanged (so
  *   `chunkDigest` of the extracted rows equals `chunkDigest` of the rows re-read from the
@@ -78,6 +78,11 @@ export interface StreamWindowRequest extends CountWindowRequest {
   firstSeq?: number;
 }
 
+/**
+ * Where a resumed stream starts. The read must find at least `rowsAtLastKey` rows tied on
+ * `lastKey` (they are in the sealed window, which never changes); fewer means the source
+ * changed under the window: `delivery.source_resume_mismatch` (ValidationError).
+ */
 export interface ResumePosition {
   lastKey: SourceKey;
   /** Rows whose whole order key equals `lastKey` that were already chunked (>= 1). */
@@ -99,7 +104,7 @@ export interface BucketCount {
 }
 
 export interface SourceChunk {
-  /** 0-based, contiguous. */
+  /** Contiguous from the request's `firstSeq` (default 0) or `resumeAfter.nextSeq`. */
   seq: number;
   /** The relation's columns in output order; every row has exactly these keys, in this order. */
   columns: string[];

@@ -108,6 +108,10 @@ const EV6 = { kind: 'table', table: { schema: 'src', name: 'ev6' } } as const;
 /** The same rows through a query, its time column a second-precision DateTime in Berlin. */
 const BERLIN = { kind: 'query', sql: "SELECT toDateTime(ts, 'Europe/Berlin') AS t, id, v FROM src.ev6" } as const;
 
+/** A Date time column (midnight UTC), over two days. */
+const DATES = { kind: 'query', sql: "SELECT toDate(ts, 'UTC') AS d, id FROM src.ev6" } as const;
+const TWO_DAYS: SealedWindow = { start: '2026-11-01T00:00:00.000Z', end: '2026-11-03T00:00:00.000Z' };
+
 const bucketRequest = (overrides: Partial<CountBucketsRequest> = {}): CountBucketsRequest => ({
   from: EV6,
   timeColumn: 'ts',
@@ -118,17 +122,18 @@ const bucketRequest = (overrides: Partial<CountBucketsRequest> = {}): CountBucke
 });
 
 describe('countBuckets: rows per equal time bucket, one GROUP BY', () => {
-  it('counts each bucket of bucketsOf exactly, zeros included, for DateTime64(6) and DateTime columns, table and query', async () => {
+  it('counts each bucket of bucketsOf exactly, zeros included, for DateTime64(6), DateTime and Date columns, table and query', async () => {
     for (const [request, toUs] of [
       [bucketRequest(), (us: number) => us],
       [bucketRequest({ from: BERLIN, timeColumn: 't', buckets: 50 }), (us: number) => Math.floor(us / 1_000_000) * 1_000_000],
       [bucketRequest({ buckets: 4096 }), (us: number) => us],
+      [bucketRequest({ from: DATES, timeColumn: 'd', window: TWO_DAYS, buckets: 5 }), (us: number) => Math.floor(us / 86_400_000_000) * 86_400_000_000],
     ] as const) {
       const before = sent.length;
       const counts = await source.countBuckets(request);
       // One DESCRIBE and one GROUP BY, nothing else.
       expect(sent.slice(before).map((q) => q.split(' ')[0])).toEqual(['DESCRIBE', 'SELECT']);
-      const want = bucketsOf(WINDOW, request.buckets);
+      const want = bucketsOf(request.window, request.buckets);
       expect(counts.map(({ start, end }) => ({ start, end }))).toEqual(want);
       const reference = want.map((b) => rows.filter((r) => toUs(r.us) >= Date.parse(b.start) * 1000 && toUs(r.us) < Date.parse(b.end) * 1000).length);
       expect(counts.map((c) => c.rows)).toEqual(reference);

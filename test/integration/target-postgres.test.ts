@@ -8,7 +8,7 @@ import { FaultSwitch } from '../../src/adapters/fault-injector.js';
 import { openPostgresTarget } from '../../src/adapters/postgres/target.js';
 import { LOCAL_POSTGRES_ENV, startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/local/embedded-postgres.js';
 import type { TableRef, TargetRow } from '../../src/ports/target.js';
-import { targetContract, type ContractColumnType, type ContractHandle, type TargetAdmin, type TypedKind } from '../contract/target-contract.js';
+import { chunkOf, targetContract, type ContractColumnType, type ContractHandle, type TargetAdmin, type TypedKind } from '../contract/target-contract.js';
 
 /**
  * The target contract on PostgreSQL, on both local engines, each started here on a free
@@ -192,6 +192,50 @@ describe('embedded PostgreSQL', () => {
         expect(existsSync(settings.data_directory!)).toBe(false);
         await server.stop();
       } finally {
+        await server.stop();
+      }
+    });
+  }
+
+  if (serverBinariesInstalled()) {
+    it('the real server loads chunks of different seqs of one stage in parallel, and two loads of one seq one after the other', async () => {
+      const server = await startEmbeddedPostgres({ engine: 'postgres' });
+      const faults = new FaultSwitch();
+      const target = openPostgresTarget({ connectionString: server.connectionString, faults, pool: { max: 6 } });
+      const client = new pg.Client(server.connectionString);
+      client.on('error', () => undefined);
+      try {
+        await client.connect();
+        await client.query('CREATE TABLE public.events (id integer, body text)');
+        const s = await target.createStaging({
+          invocationId: 'inv-parallel',
+          staging: { schema: 'public', table: 'stg_parallel' },
+          likeTable: { schema: 'public', table: 'events' },
+          ownerBinding: 'owner',
+        });
+        const chunk = (ids: number[]) => chunkOf(ids.map((id) => ({ id, body: `row ${id}` })), ['id', 'body']);
+        const finished: string[] = [];
+        const load = (name: string, seq: number, ids: number[]) =>
+          target.loadChunk({ staging: s, seq, ...chunk(ids) }).then((r) => {
+            finished.push(name);
+            return r;
+          });
+        // The first load holds its transaction (and its locks) open for 2 s before COMMIT.
+        faults.arm('delivery.target.load-chunk:delay=2000');
+        const slow = load('slow seq 0', 0, [1, 2]);
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        const other = load('seq 1', 1, [3]);
+        const same = load('seq 0 again', 0, [4, 5, 6]);
+        await Promise.all([slow, other, same]);
+        expect(finished).toEqual(['seq 1', 'slow seq 0', 'seq 0 again']);
+        expect(await target.observeChunks(s)).toEqual([
+          { seq: 0, rows: 3 },
+          { seq: 1, rows: 1 },
+        ]);
+      } finally {
+        faults.disarm();
+        await client.end();
+        await target.close();
         await server.stop();
       }
     });

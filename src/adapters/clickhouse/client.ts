@@ -156,13 +156,18 @@ async function openEmbedded(dataDir: string | undefined, create: boolean): Promi
     }
     throw error;
   }
-  const streams = new Set<ChdbSession>();
+  const streams: OpenStreams = { closed: false, sessions: new Set(), cancelled: new WeakSet() };
   return {
     client,
     streamLines: chdbLineStream(() => new Session(dir, { connectionArgs: [`--session_timezone=${SETTINGS.session_timezone}`] }), streams),
     close: once(async () => {
-      // A stream still open (its consumer never finished) is cancelled with its session.
-      for (const session of streams) session.close();
+      // A stream still open (its consumer never finished) is cancelled with its session;
+      // its next read fails rather than ending as if the result were complete.
+      streams.closed = true;
+      for (const session of streams.sessions) {
+        streams.cancelled.add(session);
+        session.close();
+      }
       await client.close();
       // close() defers the native teardown while a query is still running on the engine
       // (an aborted or timed-out query keeps computing); deleting the directory under it,
@@ -184,10 +189,11 @@ type ChdbSession = InstanceType<typeof ChdbSessionClass>;
  * connection; same-directory connections coexist, ~0.4 ms to open), pinned to UTC like
  * the client's session, and closed when the stream ends or is abandoned.
  */
-function chdbLineStream(open: () => ChdbSession, streams: Set<ChdbSession>): LineStream {
+function chdbLineStream(open: () => ChdbSession, streams: OpenStreams): LineStream {
   return async function* lines(statement, signal) {
+    if (streams.closed) throw new Error('the embedded ClickHouse handle is closed');
     const session = open();
-    streams.add(session);
+    streams.sessions.add(session);
     try {
       const cursor = session.queryStreamBind(statement.query, statement.query_params, { format: 'JSONEachRow', ...(signal ? { signal } : {}) });
       for await (const block of cursor) {
@@ -196,12 +202,20 @@ function chdbLineStream(open: () => ChdbSession, streams: Set<ChdbSession>): Lin
         if (rows[rows.length - 1] === '') rows.pop();
         if (rows.length > 0) yield rows;
       }
+      // A cursor cancelled by the handle's close() just stops: that is not the result's end.
+      if (streams.cancelled.has(session)) throw new Error('the embedded ClickHouse handle closed during the read');
     } finally {
-      streams.delete(session);
+      streams.sessions.delete(session);
       // Cancels a cursor still open (early exit) before its connection goes.
       session.close();
     }
   };
+}
+
+interface OpenStreams {
+  closed: boolean;
+  sessions: Set<ChdbSession>;
+  cancelled: WeakSet<ChdbSession>;
 }
 
 function once(fn: () => Promise<void>): () => Promise<void> {

