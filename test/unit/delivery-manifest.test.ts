@@ -3,6 +3,8 @@ import { stringify } from 'yaml';
 import { ValidationError } from '../../src/domain/errors.js';
 import {
   DEFAULT_CHUNK_ROWS,
+  DEFAULT_MAX_CONCURRENCY,
+  DEFAULT_PART_ROWS,
   ManifestError,
   parseManifest,
   parseSelector,
@@ -95,6 +97,8 @@ routes:
         assertions: [{ name: 'no_future_events', sql: 'SELECT COUNT(*) FROM {staging} WHERE event_time > now()', expect: 0 }],
       },
       chunkRows: 50000,
+      partRows: DEFAULT_PART_ROWS,
+      maxConcurrency: DEFAULT_MAX_CONCURRENCY,
     });
     expect(selected.sourceBinding).toEqual({
       name: 'events_ch',
@@ -116,6 +120,17 @@ routes:
     expect(route.quality).toEqual({ rowCountMatchesReceipts: true, uniqueKeys: false, notNull: [], assertions: [] });
     expect(route.chunkRows).toBe(DEFAULT_CHUNK_ROWS);
     expect(route.target.timeColumn).toBe('event_time');
+    expect(route).toMatchObject({ partRows: DEFAULT_PART_ROWS, maxConcurrency: DEFAULT_MAX_CONCURRENCY });
+  });
+
+  it('parts: part_rows and max_concurrency as given; the default part never exceeds 100,000 chunks', () => {
+    const m = example();
+    daily(m).part_rows = 750_000;
+    daily(m).max_concurrency = 12;
+    expect(selectRoute(parseManifest(render(m), 'r.yaml'), 'daily').route).toMatchObject({ partRows: 750_000, maxConcurrency: 12 });
+    const tiny = example();
+    daily(tiny).chunk_rows = 2;
+    expect(selectRoute(parseManifest(render(tiny), 'r.yaml'), 'daily').route.partRows).toBe(200_000);
   });
 
   it('merge defaults unique_keys to true; an explicit target time column wins', () => {
@@ -236,6 +251,10 @@ const cases: Case[] = [
   ['route key typo', (m) => (daily(m).chunk_row = 5), 'routes.daily.chunk_row', invalid],
   ['chunk_rows zero', (m) => (daily(m).chunk_rows = 0), 'routes.daily.chunk_rows', invalid],
   ['chunk_rows too large', (m) => (daily(m).chunk_rows = 1_000_001), 'routes.daily.chunk_rows', invalid],
+  ['part_rows zero', (m) => (daily(m).part_rows = 0), 'routes.daily.part_rows', invalid],
+  ['part_rows over 100,000 chunks', (m) => ((daily(m).chunk_rows = 10), (daily(m).part_rows = 1_000_010)), 'routes.daily.part_rows', invalid],
+  ['max_concurrency zero', (m) => (daily(m).max_concurrency = 0), 'routes.daily.max_concurrency', invalid],
+  ['max_concurrency too large', (m) => (daily(m).max_concurrency = 101), 'routes.daily.max_concurrency', invalid],
   ['chunk_rows fractional', (m) => (daily(m).chunk_rows = 10.5), 'routes.daily.chunk_rows', invalid],
   ['chunk_rows a string', (m) => (daily(m).chunk_rows = '50000'), 'routes.daily.chunk_rows', invalid],
   // source

@@ -1,9 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { jsonPath, openJsonColumnOf, typeSpelling, type StageColumn } from '../../src/adapters/mssql/bulk-types.js';
-import { chunkJsonOf } from '../../src/adapters/mssql/chunk-json.js';
 import { loadChunkBatch } from '../../src/adapters/mssql/load-statements.js';
-import { encodeChunk } from '../../src/delivery/chunk-codec.js';
-import { sha256Hex } from '../../src/domain/digest.js';
 import type { StagingRef } from '../../src/ports/target.js';
 
 /**
@@ -100,37 +97,6 @@ describe('JSON paths', () => {
     }
     // Hostile names are quoted in the WITH clause too, and the alias is positional, never the name.
     expect(openJsonColumnOf(col("a']b", 'int'), 0).with).toEqual([`[c0] int N'strict $."a'']b"'`]);
-  });
-});
-
-describe('chunk bytes → OPENJSON array', () => {
-  const columns = ['id', 'ts', 'body'];
-  const rows = [
-    { id: '18446744073709551615', ts: '2026-11-01T10:00:00.123456Z', body: 'line\nbreak, "quoted", \u00e9' },
-    { id: '2', ts: '2026-11-01T10:00:01Z', body: { nested: [1, true, null] } },
-  ];
-  const jsonl = encodeChunk(rows, columns);
-  const request = { seq: 300_007, columns, jsonl, sha256: sha256Hex(jsonl), rows: 2 };
-
-  it('joins the lines into one JSON array without decoding rows, and the array holds exactly the rows', () => {
-    const chunk = chunkJsonOf(request);
-    expect(chunk).toMatchObject({ seq: 300_007, columns, rows: 2 });
-    expect(JSON.parse(chunk.json)).toEqual(rows);
-    expect(chunk.json.startsWith('[{"id":"18446744073709551615"')).toBe(true);
-    const empty = new Uint8Array();
-    expect(chunkJsonOf({ ...request, jsonl: empty, sha256: sha256Hex(empty), rows: 0 }).json).toBe('[]');
-  });
-
-  it('refuses before any I/O: another sha256, another line count, no final newline, bad UTF-8, bad arguments', () => {
-    expect(() => chunkJsonOf({ ...request, sha256: 'a'.repeat(64) })).toThrow(expect.objectContaining({ name: 'Cutpoint.ValidationError', code: 'delivery.chunk_digest_mismatch' }));
-    expect(() => chunkJsonOf({ ...request, rows: 3 })).toThrow(expect.objectContaining({ code: 'delivery.load_count_mismatch' }));
-    expect(() => chunkJsonOf({ ...request, rows: 0 })).toThrow(expect.objectContaining({ code: 'delivery.load_count_mismatch' }));
-    const unterminated = jsonl.subarray(0, jsonl.byteLength - 1);
-    expect(() => chunkJsonOf({ ...request, jsonl: unterminated, sha256: sha256Hex(unterminated) })).toThrow(expect.objectContaining({ code: 'delivery.chunk_malformed' }));
-    const latin1 = Uint8Array.from([0x7b, 0xe9, 0x7d, 0x0a]);
-    expect(() => chunkJsonOf({ ...request, jsonl: latin1, sha256: sha256Hex(latin1), rows: 1 })).toThrow(expect.objectContaining({ code: 'delivery.chunk_malformed' }));
-    expect(() => chunkJsonOf({ ...request, sha256: 'ABC' })).toThrow(expect.objectContaining({ code: 'delivery.invalid_request' }));
-    expect(() => chunkJsonOf({ ...request, rows: -1 })).toThrow(expect.objectContaining({ code: 'delivery.invalid_request' }));
   });
 });
 

@@ -11,7 +11,8 @@ import { assertColumns, assertInvocationId, assertOwner, assertPublishRequest, a
 import { PublicationRefusedError, TargetObjectMissingError, TargetUnavailableError, TargetUnobservableError } from '../../domain/delivery/target-errors.js';
 import { classifyMssqlFailure, describeMssqlError, isPermissionFailure, parseMssqlConnection, serverErrorNumber } from './connection.js';
 import { typeSpelling, type StageColumn } from './bulk-types.js';
-import { chunkJsonOf, LoadCountMismatchError } from './chunk-json.js';
+import { chunkJsonArray } from '../../domain/delivery/chunk-json.js';
+import { LoadCountMismatchError } from '../../domain/delivery/target-errors.js';
 import { absenceProofStatement, createStagingBatch, describeStatement, dropStagingBatch, identityStatement, observeStagingStatement } from './ddl-statements.js';
 import { loadChunkBatch, observeChunksBatch, prepareLoadBatch, stagingFactsBatch } from './load-statements.js';
 import { probeReceiptBatch, publishBatch } from './publish-statements.js';
@@ -166,7 +167,7 @@ export class MssqlTarget implements TargetPort {
   async loadChunk(request: LoadChunkRequest): Promise<ChunkReceipt> {
     assertStagingRef(request.staging);
     assertSeq(request.seq);
-    const chunk = chunkJsonOf({ ...request, columns: assertColumns(request.columns) });
+    const chunk = { seq: request.seq, columns: assertColumns(request.columns), json: chunkJsonArray(request), rows: request.rows };
     const cutPoint = TARGET_CUT_POINTS.loadChunk;
     const pool = await this.connected();
     const tx = new sql.Transaction(pool);

@@ -9,7 +9,7 @@ import type { FaultInjector } from '../../ports/faults.js';
 import type { ChunkReceipt, CreateStagingRequest, DropOptions, DropResult, StageObservation, LoadChunkRequest, PublicationReceipt, PublishRequest, PublishResult, SeqRange, StagingCreated, StagingFacts, StagingFactsRequest, StagingRef, TableDescription, TableRef, TargetPort } from '../../ports/target.js';
 import { assertColumns, assertIdentifier, assertPublishRequest, assertInvocationId, assertOwner, assertSeq, assertStagingRef, assertTableRef, assertUserColumn, classifyRetirement, markerMatches, ownerMarker, publicationLockOf, RECEIPT_TABLE, receiptMatches, TARGET_CUT_POINTS } from '../../domain/delivery/target-rules.js';
 import { LoadCountMismatchError, PublicationRefusedError, StagingBindingChangedError, TargetObjectMissingError, TargetUnavailableError, TargetUnobservableError } from '../../domain/delivery/target-errors.js';
-import { chunkJsonArray } from './chunk-json.js';
+import { chunkJsonArray } from '../../domain/delivery/chunk-json.js';
 import { classifyPgCommitFailure, describePgError, isPermissionFailure, sqlStateOf } from './outcome.js';
 import {
   ABSENCE_PROOF,
@@ -271,7 +271,7 @@ export class PostgresTarget implements TargetPort {
       throw new ValidationError('delivery.invalid_request', `chunk rows must be a non-negative integer: ${String(request.rows)}`);
     }
     // Verified before the transaction: a chunk that is not the declared bytes touches nothing.
-    const json = chunkJsonArray(request.jsonl, request.sha256);
+    const json = chunkJsonArray(request);
     return this.transaction<ChunkReceipt>({ cutPoint: TARGET_CUT_POINTS.loadChunk }, async (client) => {
       // Loads of different seqs run in parallel (a part per worker); two loads of the same
       // seq (a retry racing a stalled attempt) run one after the other, so the second's

@@ -57,6 +57,7 @@ import { MAX_ROLLING_DAYS, parseUtcTimestamp, ROLLING_BOUNDARIES, type RollingBo
  *           expect: 0
  *     chunk_rows: 50000           # optional; 1..1000000, default 50000
  *     part_rows: 2000000          # optional; rows per part (sub-window), 1..100000000, default 2000000
+ *                                 # (or chunk_rows x 100000 when that is less)
  *     max_concurrency: 4          # optional; parts extracted and loaded at once, 1..100, default 4
  * ```
  *
@@ -555,7 +556,9 @@ function validateRoute(name: string, value: unknown, scope: BindingScope, check:
   const target = map.has('target') ? validateTarget(map.get('target'), [...path, 'target'], scope, source, check) : undefined;
   const quality = validateQuality(map.get('quality'), [...path, 'quality'], target?.mode, check);
   const chunkRows = map.has('chunk_rows') ? check.integer(map.get('chunk_rows'), [...path, 'chunk_rows'], 1, MAX_CHUNK_ROWS) : DEFAULT_CHUNK_ROWS;
-  const partRows = map.has('part_rows') ? check.integer(map.get('part_rows'), [...path, 'part_rows'], 1, MAX_PART_ROWS) : DEFAULT_PART_ROWS;
+  // Default: DEFAULT_PART_ROWS, or fewer when chunks are so small that a part would exceed its chunk limit.
+  const defaultPartRows = Math.min(DEFAULT_PART_ROWS, (chunkRows ?? DEFAULT_CHUNK_ROWS) * MAX_CHUNKS_PER_PART);
+  const partRows = map.has('part_rows') ? check.integer(map.get('part_rows'), [...path, 'part_rows'], 1, MAX_PART_ROWS) : defaultPartRows;
   const maxConcurrency = map.has('max_concurrency') ? check.integer(map.get('max_concurrency'), [...path, 'max_concurrency'], 1, MAX_CONCURRENCY) : DEFAULT_MAX_CONCURRENCY;
   if (chunkRows !== undefined && partRows !== undefined && Math.ceil(partRows / chunkRows) > MAX_CHUNKS_PER_PART) {
     check.add([...path, 'part_rows'], `part_rows / chunk_rows must not exceed ${MAX_CHUNKS_PER_PART} chunks per part`);

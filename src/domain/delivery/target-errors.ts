@@ -38,9 +38,9 @@ export class TargetUnavailableError extends CutpointError {
 }
 
 
-/** A chunk load inserted another number of rows than the chunk declares: rolled back, nothing loaded. */
+/** A chunk holds or loads another number of rows than it declares: refused or rolled back, nothing loaded. */
 export class LoadCountMismatchError extends CutpointError {
-  constructor(seq: number, declared: number, inserted: number) {
-    super('Cutpoint.LoadCountMismatch', 'delivery.load_count_mismatch', `chunk ${seq} declares ${declared} rows, the target inserted ${inserted}: rolled back`);
+  constructor(seq: number, declared: number, counted: number) {
+    super('Cutpoint.LoadCountMismatch', 'delivery.load_count_mismatch', `chunk ${seq} declares ${declared} rows, ${counted} were counted: nothing of it is loaded`);
   }
 }
