@@ -14,6 +14,7 @@ import { runFlow, type FlowEvent, type FlowResult } from '../../local/flow-runne
 import type { Ports } from '../../ports/index.js';
 import type { SourcePort } from '../../ports/source.js';
 import type { TargetPort } from '../../ports/target.js';
+import { flowProgress } from '../flow-progress.js';
 import { INPUT_LIMITS, printResult, progress, readInputFile, UsageError } from '../io.js';
 import { openLocalSource, openLocalTarget } from './delivery-bindings.js';
 import { causeMessage, ManifestUnavailableError } from './delivery.js';
@@ -70,14 +71,6 @@ export function runDeliverWindow(options: RunDeliverWindowOptions): Promise<Flow
     ...(options.onEvent ? { onEvent: options.onEvent } : {}),
     stepDeps: (event) => Promise.resolve({ ports, target, source, route: routeOfEvent(event) }),
   });
-}
-
-/** Progress for a flow event on stderr: states entered, retries, failures. */
-export function flowProgress(e: FlowEvent): void {
-  if (e.type === 'StateEntered') progress(`→ ${e.state}`);
-  if (e.type === 'StateFailed' || e.type === 'StateRetried' || e.type === 'ExecutionFailed') {
-    progress(`  ${[e.type, e.state, e.error].filter(Boolean).join(' ')}`);
-  }
 }
 
 /** The one safe next command for a projection, as an operator types it. */

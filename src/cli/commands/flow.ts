@@ -11,6 +11,7 @@ import { FLOWS } from '../../../functions/registry.js';
 import { runFlow, type FlowResult } from '../../local/flow-runner.js';
 import { defaultStateDir } from '../../local/runtime.js';
 import { localRuntimeConfig } from '../local-config.js';
+import { flowProgress } from '../flow-progress.js';
 import { progress, readJsonInput, UsageError } from '../io.js';
 import { localFlowDeps } from './flow-deps.js';
 
@@ -52,7 +53,7 @@ export async function flowCommand(args: string[]): Promise<unknown> {
     result = await runFlow(flow, input, {
       ports,
       stepDeps: deps.provider,
-      onEvent: (e) => e.type === 'StateEntered' && progress(`→ ${e.state}`),
+      onEvent: flowProgress,
     });
   } finally {
     await deps.close();

@@ -13,6 +13,7 @@ import { defaultStateDir } from '../../../local/runtime.js';
 import type { FaultInjector } from '../../../ports/faults.js';
 import type { Ports } from '../../../ports/index.js';
 import { localRuntimeConfig } from '../../local-config.js';
+import { flowProgress } from '../../flow-progress.js';
 import { progress, UsageError } from '../../io.js';
 import type { SessionTarget } from '../../session-store.js';
 
@@ -70,7 +71,7 @@ function localTarget(options: TargetOptions): Target {
     async run(flow, _executionName, input) {
       const result = await runFlow(flow, input, {
         ports: await provide(),
-        onEvent: (e) => e.type === 'StateEntered' && progress(`→ ${e.state}`),
+        onEvent: flowProgress,
       });
       progress(`event history: ${await saveHistory(flow, result)}`);
       const run: FlowRun = { flow, status: result.status, output: result.output, events: result.events };
