@@ -1,4 +1,5 @@
 import { begin, beginInputFirst, type BeginInput } from '../../src/delivery/steps/begin.js';
+import { flowStep } from '../../src/delivery/steps/flow-stop.js';
 import { deliveryStep, lambdaSourceDeps, type DeliveryDepsProvider } from '../lib/delivery-deps.js';
 
 /**
@@ -6,5 +7,5 @@ import { deliveryStep, lambdaSourceDeps, type DeliveryDepsProvider } from '../li
  * the deps provider parses the manifest or reads a secret, and checks the source
  * read-only before custody.
  */
-export const makeDeliveryHandler = (deps: DeliveryDepsProvider) => deliveryStep((input, d) => begin(input as BeginInput, d))(beginInputFirst(deps));
+export const makeDeliveryHandler = (deps: DeliveryDepsProvider) => deliveryStep(flowStep((input, d) => begin(input as BeginInput, d)))(beginInputFirst(deps));
 export const handler = makeDeliveryHandler(lambdaSourceDeps);

@@ -1,5 +1,6 @@
 import { cleanup } from '../../src/delivery/steps/cleanup.js';
+import { flowStep } from '../../src/delivery/steps/flow-stop.js';
 import { deliveryStep, lambdaTargetDeps } from '../lib/delivery-deps.js';
 
-export const makeDeliveryHandler = deliveryStep(cleanup);
+export const makeDeliveryHandler = deliveryStep(flowStep(cleanup));
 export const handler = makeDeliveryHandler(lambdaTargetDeps);

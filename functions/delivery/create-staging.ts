@@ -1,5 +1,6 @@
 import { createStaging } from '../../src/delivery/steps/create-staging.js';
+import { flowStep } from '../../src/delivery/steps/flow-stop.js';
 import { deliveryStep, lambdaTargetDeps } from '../lib/delivery-deps.js';
 
-export const makeDeliveryHandler = deliveryStep(createStaging);
+export const makeDeliveryHandler = deliveryStep(flowStep(createStaging));
 export const handler = makeDeliveryHandler(lambdaTargetDeps);

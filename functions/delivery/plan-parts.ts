@@ -1,5 +1,6 @@
 import { planParts } from '../../src/delivery/steps/plan-parts.js';
+import { flowStep } from '../../src/delivery/steps/flow-stop.js';
 import { deliveryStep, lambdaSourceDeps } from '../lib/delivery-deps.js';
 
-export const makeDeliveryHandler = deliveryStep(planParts);
+export const makeDeliveryHandler = deliveryStep(flowStep(planParts));
 export const handler = makeDeliveryHandler(lambdaSourceDeps);

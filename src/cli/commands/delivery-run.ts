@@ -15,6 +15,7 @@ import type { Ports } from '../../ports/index.js';
 import type { SourcePort } from '../../ports/source.js';
 import type { TargetPort } from '../../ports/target.js';
 import { flowProgress } from '../flow-progress.js';
+import { NeedsRecoveryError } from '../../delivery/steps/flow-stop.js';
 import { INPUT_LIMITS, printResult, progress, readInputFile, UsageError } from '../io.js';
 import { openLocalSource, openLocalTarget } from './delivery-bindings.js';
 import { causeMessage, ManifestUnavailableError } from './delivery.js';
@@ -37,13 +38,6 @@ import { targetOf, type Target } from './stream/target.js';
  */
 
 const FLOW = 'deliver-window';
-
-/** The run ended short of CUSTODY_RELEASED; the journal says what is safe next. */
-export class DeliveryNeedsRecoveryError extends CutpointError {
-  constructor(message: string) {
-    super('Delivery.NeedsRecovery', 'delivery.needs_recovery', message);
-  }
-}
 
 /** The flow failed before anything was journaled (e.g. a refused begin). */
 export class DeliveryRunFailedError extends CutpointError {
@@ -187,7 +181,7 @@ async function outcomeOf(ports: Ports, invocationId: string, selector: string, r
   }
   if (projection.state === 'CUSTODY_RELEASED') return projection;
   printResult(projection);
-  throw new DeliveryNeedsRecoveryError(
+  throw new NeedsRecoveryError(
     `invocation ${invocationId} stopped in ${projection.state} (${causeOf(result)}); custody is ${projection.holds_custody ? 'held' : 'not held'}; next: ${nextCommand(projection, selector)}`,
   );
 }

@@ -18,7 +18,7 @@ export interface BeginInput {
   invocationId?: string;
   /** The caller's session (a flow execution or process), reused by its own retries; default `exec-<execution name>`. */
   session?: string;
-  /** The deliver-window execution (its context object), added by the flow's first state. */
+  /** The deliver-window execution (its context object), added by the flow's Begin Task parameters. */
   execution?: { id: string; name: string };
   /** The exact manifest text the route was selected from. */
   manifestText: string;
@@ -42,9 +42,22 @@ export interface BeginOutput extends StepOutput {
  * (`beginInvocation`): seal + record in EMPTY_STAGING + custody by CAS. Another
  * invocation holding the target is Delivery.CustodyHeld and nothing is written.
  */
+/**
+ * In the deliver-window flow Begin's Task input is `{ manifestText, selector, input, execution }`:
+ * the execution input whole (its optional invocationId and session) and the execution's
+ * id and name from the context object — never from the input, which cannot forge them.
+ */
+function fromFlowTask(input: unknown): Partial<BeginInput> | null {
+  const v = input as (Partial<BeginInput> & { input?: unknown }) | null;
+  if (!v || typeof v !== 'object' || v.input === undefined) return v;
+  const given = v.input as Partial<BeginInput> | null;
+  if (!given || typeof given !== 'object') return null;
+  return { ...given, manifestText: v.manifestText, selector: v.selector, ...(v.execution ? { execution: v.execution } : {}) } as Partial<BeginInput>;
+}
+
 /** Begin's own input, checked before anything else (the deps provider included): the invocation id and session it resolves to. */
 export function parseBeginInput(input: unknown): { invocationId: string; session: string; manifestText: string; selector: string } {
-  const v = input as Partial<BeginInput> | null;
+  const v = fromFlowTask(input);
   if (!v || typeof v !== 'object' || typeof v.manifestText !== 'string' || typeof v.selector !== 'string') {
     throw new ValidationError('delivery.step_input_invalid', 'begin needs manifestText and selector, and invocationId and session unless it runs in a flow execution');
   }
