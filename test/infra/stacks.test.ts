@@ -9,7 +9,7 @@ import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { FLOWS, STEPS } from '../../functions/registry.js';
 import { buildApp, type CutpointApp } from '../../infra/app.js';
-import { placeholdersOf } from '../../infra/asl.js';
+import { placeholdersOf, resolveFlowDefinition } from '../../infra/asl.js';
 import { repoPath } from '../../infra/repo.js';
 import { actionsOf, allowedActions, resourcesOf, roleStatements } from './policies.js';
 
@@ -236,6 +236,7 @@ describe('CutpointWorkflows IAM: each function gets exactly its registry actions
 describe.each(FLOWS.map((f) => [f.name, f] as const))('CutpointWorkflows flow %s', (name, flow) => {
   const asl = readFileSync(repoPath(`statemachines/${name}.asl.json`), 'utf8');
   const placeholders = placeholdersOf(asl);
+  const { distributedMap } = resolveFlowDefinition(name, asl);
   const stateMachine = () => built.workflows.stateMachines.get(name)!;
   const props = () => workflows.toJSON().Resources[logicalId(stateMachine())].Properties;
 
@@ -254,7 +255,8 @@ describe.each(FLOWS.map((f) => [f.name, f] as const))('CutpointWorkflows flow %s
     // What Step Functions runs after substitution: no placeholder left, no literal ARN.
     const substituted = (DefinitionString as string).replace(/\$\{(\w+)\}/g, (_m, p: string) => (p in DefinitionSubstitutions ? 'SUBSTITUTED' : _m));
     expect(substituted).not.toContain('${');
-    expect(substituted).not.toMatch(/arn:aws/);
+    // The only ARNs: a Distributed Map's S3 reader and writer integrations.
+    expect(substituted.replace(/"arn:aws:states:::s3:(getObject|putObject)"/g, '""')).not.toMatch(/arn:aws/);
   });
 
   it('logs ALL without execution data, and traces', () => {
@@ -272,7 +274,19 @@ describe.each(FLOWS.map((f) => [f.name, f] as const))('CutpointWorkflows flow %s
     const expected = placeholders.map((p) => ({ 'Fn::GetAtt': [logicalId(fnFor(p)), 'Arn'] }));
     expect(lambda.flatMap(resourcesOf)).toEqual(expected);
     expect(allowedActions(statements, 'dynamodb:')).toEqual([]);
-    expect(allowedActions(statements, 's3:')).toEqual([]);
+    if (!distributedMap) {
+      expect(allowedActions(statements, 's3:')).toEqual([]);
+      expect(allowedActions(statements, 'states:')).toEqual([]);
+      return;
+    }
+    // A Distributed Map: its item list and results under delivery/ only, and its own child executions.
+    const s3 = statements.filter((st) => actionsOf(st).some((a) => a.startsWith('s3:')));
+    expect(s3.flatMap(actionsOf).sort()).toEqual(['s3:AbortMultipartUpload', 's3:GetObject', 's3:ListMultipartUploadParts', 's3:PutObject']);
+    expect(JSON.stringify(s3.flatMap(resourcesOf))).toContain('/delivery/*');
+    expect(allowedActions(statements, 'states:').sort()).toEqual(['states:DescribeExecution', 'states:RedriveExecution', 'states:StartExecution', 'states:StopExecution']);
+    const start = statements.find((st) => actionsOf(st).includes('states:StartExecution'));
+    expect(JSON.stringify(resourcesOf(start!))).toContain(`:stateMachine:`);
+    expect(JSON.stringify(resourcesOf(start!))).toContain(`-${name}`);
   });
 
   it('alarms on failed executions', () => {

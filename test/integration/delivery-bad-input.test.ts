@@ -345,7 +345,7 @@ describe('bad input to the deliver-window flow writes nothing', () => {
     const result = await run(input(invocationId));
     expect(result).toMatchObject({ status: 'FAILED', error: 'Delivery.StepRefused' });
     expect(result.cause).toContain(causeFragment);
-    expect(result.events.filter((e) => e.type === 'StateEntered').map((e) => e.state)).toEqual(['Execution', 'Begin', 'StepRefused']);
+    expect(result.events.filter((e) => e.type === 'StateEntered').map((e) => e.state)).toEqual(['Begin', 'StepRefused']);
     expect(result.events.some((e) => e.state === 'Begin' && e.error === 'Cutpoint.ValidationError')).toBe(true);
     const journalAfter = await scanTable(config);
     expect(journalAfter).toBe(journalBefore);

@@ -185,7 +185,7 @@ describe('two concurrent invocations on one target: exactly one holds custody', 
     expect(failed.map((e) => e.error)).toEqual(expect.arrayContaining(['Delivery.CustodyHeld']));
     expect(new Set(failed.map((e) => e.error))).toEqual(new Set(['Delivery.CustodyHeld']));
     // No Task after Begin ran for the loser.
-    expect(l.events.filter((e) => e.type === 'StateEntered').map((e) => e.state)).toEqual(['Execution', 'Begin', 'StepRefused']);
+    expect(l.events.filter((e) => e.type === 'StateEntered').map((e) => e.state)).toEqual(['Begin', 'StepRefused']);
 
     // Nothing of the loser anywhere in the authority table; not a stage, not a receipt.
     expect(itemsMentioning(await scanTable(world.stores.config), loser)).toEqual([]);

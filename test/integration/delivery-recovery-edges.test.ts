@@ -1,3 +1,4 @@
+import { SEQ_LIMIT } from '../../src/domain/delivery/parts.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadCheckpoint } from '../../src/delivery/checkpoint.js';
 import { deliverWindow } from '../../src/delivery/deliver-in-process.js';
@@ -187,7 +188,7 @@ describe('untested seed edges', () => {
       world.targetFaults.disarm();
     }
     expect((await loadInvocation(world.stores.ports, invocationId)).state).toBe('WRITING_UNKNOWN');
-    await world.admin.query(`INSERT INTO dwh.${stagingTableNameOf(invocationId)} (event_id, event_time, _cutpoint_seq) VALUES (999999, '2026-11-02T01:00:00Z', 77)`);
+    await world.admin.query(`INSERT INTO dwh.${stagingTableNameOf(invocationId)} (event_id, event_time, _cutpoint_seq) VALUES (999999, '2026-11-02T01:00:00Z', ${SEQ_LIMIT - 1})`); // a seq no planned part owns
     await expect(reconcile(recoveryInput(invocationId, 'e_writing'), recoveryDepsOf('e_writing'))).rejects.toMatchObject({ code: 'delivery.reconcile_ambiguous', state: 'INCIDENT_RETAINED' });
     const record = await loadInvocation(world.stores.ports, invocationId);
     expect(record.state).toBe('INCIDENT_RETAINED');

@@ -1,3 +1,4 @@
+import { LOCAL_CUT_POINTS } from '../../src/local/cut-points.js';
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { HELP } from '../../src/cli/main.js';
@@ -38,7 +39,7 @@ function aslComments(): string {
 
 describe('cut point registry', () => {
   it('holds every subsystem registry, each name once, each with where it is hit', () => {
-    const all = [...Object.values(GENERATION_CUT_POINTS), ...Object.values(STREAM_CUT_POINTS), ...Object.values(DELIVERY_CUT_POINTS), ...Object.values(OBJECT_CUT_POINTS)];
+    const all = [...Object.values(GENERATION_CUT_POINTS), ...Object.values(STREAM_CUT_POINTS), ...Object.values(DELIVERY_CUT_POINTS), ...Object.values(OBJECT_CUT_POINTS), ...Object.values(LOCAL_CUT_POINTS)];
     expect(CUT_POINT_NAMES).toEqual(new Set(all));
     expect(CUT_POINTS).toHaveLength(CUT_POINT_NAMES.size);
     const flows = new Set(FLOWS.map((f) => f.name));

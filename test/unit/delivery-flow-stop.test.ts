@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { StepOutput } from '../../src/delivery/steps/common.js';
 import type { DeliveryDeps } from '../../src/delivery/deps.js';
+import { fromFlowTask } from '../../src/delivery/steps/begin.js';
 import { FLOW_STOP_STATES, flowStep } from '../../src/delivery/steps/flow-stop.js';
 import { JOURNAL_STATES, type JournalState } from '../../src/domain/delivery/journal-states.js';
 import type { DropStatus } from '../../src/ports/target.js';
@@ -32,5 +33,17 @@ describe('flowStep: the typed stops the deliver-window flow catches instead of a
     await expect(flowStep(async () => out('SUCCEEDED'), { last: true })(undefined, deps)).rejects.toMatchObject({ name: 'Delivery.NeedsRecovery' });
     await expect(flowStep(async () => out('SUCCEEDED', 'ABSENCE_UNPROVABLE'))(undefined, deps)).rejects.toMatchObject({ name: 'Delivery.CleanupUnproved', code: 'delivery.cleanup_unproved' });
     await expect(flowStep(async () => out('SUCCEEDED', 'ABSENT_PROVED'))(undefined, deps)).resolves.toMatchObject({ drop: 'ABSENT_PROVED' });
+  });
+});
+
+describe("Begin's Task input in the flow: { input, execution }", () => {
+  it('takes the execution id and name from the context object, never from the execution input', () => {
+    const given = { manifestText: 'm', selector: 's#r', session: 'x', execution: { id: 'forged', name: 'forged' } };
+    const context = { id: 'arn:aws:states:eu-west-1:1:execution:sm:name-1', name: 'name-1' };
+    expect(fromFlowTask({ input: given, execution: context })).toEqual({ manifestText: 'm', selector: 's#r', session: 'x', execution: context });
+    expect(fromFlowTask({ input: given })).toEqual({ manifestText: 'm', selector: 's#r', session: 'x' });
+    expect(fromFlowTask({ input: 'text' })).toBeNull();
+    // Outside a flow (in process, the CLI) the input is Begin's as given.
+    expect(fromFlowTask(given)).toBe(given);
   });
 });

@@ -6,22 +6,25 @@ const other = 'inv-bbbbbbbbbbbbbbbbbbbbbbbbbb';
 const record = (state: RecordView['state'], facts: RecordView['facts'] = {}): RecordView => ({ invocationId: id, state, custodyEpoch: 2, facts });
 const table = { schema: 'dwh', table: 'cutpoint_stage_x' };
 const stage = { table, objectId: '42' };
-const full = { publication: {}, evidence: {}, checkpoint: {}, staging: stage, absence: { table, objectId: '42' } };
+const full = { parts: {}, publication: {}, evidence: {}, checkpoint: {}, staging: stage, absence: { table, objectId: '42' } };
 
 describe('delivery journal invariants (read side)', () => {
-  it('state ↔ facts: each state carries the proofs its transitions required (publication; evidence and checkpoint; the proved absence of the stage)', () => {
-    expect(factProblems(record('PUBLISHED'))).toEqual([`invocation ${id} is PUBLISHED, but PUBLISHED needs the publication receipt recorded in the same or an earlier transition`]);
-    expect(factProblems(record('PUBLISHED', { publication: {} }))).toEqual([]);
-    expect(factProblems(record('SUCCEEDED', { publication: {} }))[0]).toContain('SUCCEEDED needs the evidence persisted and the checkpoint advanced');
+  it('state ↔ facts: each state carries the proofs its transitions required (verified parts; publication; evidence and checkpoint; the proved absence of the stage)', () => {
+    for (const state of ['VERIFIED_EOF', 'PUBLICATION_UNKNOWN', 'PUBLISHED'] as const) expect(factProblems(record(state, { publication: {} }))[0]).toContain("VERIFIED_EOF needs the parts' verified receipts");
+    expect(factProblems(record('VERIFIED_EOF', { parts: {} }))).toEqual([]);
+    expect(factProblems(record('PUBLICATION_UNKNOWN', { parts: {} }))).toEqual([]);
+    expect(factProblems(record('PUBLISHED', { parts: {} }))).toEqual([`invocation ${id} is PUBLISHED, but PUBLISHED needs the publication receipt recorded in the same or an earlier transition`]);
+    expect(factProblems(record('PUBLISHED', { parts: {}, publication: {} }))).toEqual([]);
+    expect(factProblems(record('SUCCEEDED', { parts: {}, publication: {} }))[0]).toContain('SUCCEEDED needs the evidence persisted and the checkpoint advanced');
     expect(factProblems(record('CUSTODY_RELEASED', full))).toEqual([]);
-    expect(factProblems(record('CUSTODY_RELEASED', { publication: {}, evidence: {} }))[0]).toContain('checkpoint');
+    expect(factProblems(record('CUSTODY_RELEASED', { parts: {}, publication: {}, evidence: {} }))[0]).toContain('checkpoint');
     // Terminal states need the owned stage's proved absence, naming the recorded stage.
     const { absence, ...withoutAbsence } = full;
     expect(factProblems(record('CUSTODY_RELEASED', withoutAbsence))[0]).toContain("absence proved");
     expect(factProblems(record('RETIRED'))[0]).toContain('RETIRED needs');
     expect(factProblems(record('RETIRED', { absence }))).toEqual([]);
     expect(factProblems(record('RETIRED', { staging: stage, absence: { ...absence, objectId: '99' } }))[0]).toContain('RETIRED needs');
-    for (const state of ['EMPTY_STAGING', 'WRITING_UNKNOWN', 'VERIFIED_EOF', 'PUBLICATION_UNKNOWN', 'INCIDENT_RETAINED'] as const) {
+    for (const state of ['EMPTY_STAGING', 'WRITING_UNKNOWN', 'INCIDENT_RETAINED'] as const) {
       expect(factProblems(record(state))).toEqual([]);
     }
   });

@@ -67,8 +67,19 @@ export interface JournaledWrite {
   type: string;
   /** What the write means; replaying a transition id must mean the same (`delivery.transition_id_reused`). */
   op: Record<string, unknown>;
+  /**
+   * What the caller already read (the step's record, its custody check): the first round
+   * plans against it and submits without reading anything; only a CONFLICT or an UNKNOWN
+   * leads to the exact reloads of the next round.
+   */
+  known?: Known;
   /** Decides the write from what is current, or throws a domain error (nothing written). */
   plan(current: { invocation: InvocationRecord; custody: CustodyRecord | undefined; at: string }): Promise<JournaledPlan> | JournaledPlan;
+}
+
+export interface Known {
+  invocation: InvocationRecord;
+  custody?: CustodyRecord;
 }
 
 export interface JournaledResult {
@@ -111,7 +122,8 @@ export async function backoff(round: number): Promise<void> {
  * Runs one journaled write to exactly-once: each round first reloads the exact claim of
  * the transition id (our write landed — now, after a lost response, or before a crash —
  * and it is the same operation), then plans against the current invocation and custody
- * and submits ONE transaction. UNKNOWN and CONFLICT both lead to the next round's exact
+ * and submits ONE transaction. A first round with `known` skips those reads: the
+ * transaction's own conditions (version, fence, absent claim) refuse a stale plan. UNKNOWN and CONFLICT both lead to the next round's exact
  * reload; the conditions (invocation version, custody fence, absent record and claim)
  * make a resubmission safe. Never "a similar state exists": only the claim counts.
  */
@@ -120,9 +132,15 @@ export async function journaledWrite(ports: Ports, write: JournaledWrite): Promi
   const opDigest = opDigestOf(write.type, write.op);
   let unknownReason: string | undefined;
   for (let round = 0; round < MAX_ROUNDS; round++) {
-    const done = await findJournaled(ports, ref.invocationId, transitionId, opDigest);
-    if (done) return { invocation: await readInvocation(ports, ref), entry: done, alreadyApplied: true };
-    const [invocation, custody] = await Promise.all([readInvocation(ports, ref), loadCustody(ports, ref.targetId)]);
+    const known = round === 0 ? write.known : undefined;
+    if (!known) {
+      const done = await findJournaled(ports, ref.invocationId, transitionId, opDigest);
+      if (done) return { invocation: await readInvocation(ports, ref), entry: done, alreadyApplied: true };
+    }
+    const [invocation, custody] = await Promise.all([
+      known?.invocation ?? readInvocation(ports, ref),
+      known?.custody ?? loadCustody(ports, ref.targetId),
+    ]);
     const at = ports.clock.now().toISOString();
     const plan = await write.plan({ invocation, custody, at });
     const seq = invocation.journalSeq + 1;

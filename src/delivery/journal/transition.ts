@@ -6,7 +6,7 @@ import type { Ports } from '../../ports/index.js';
 import { DELIVERY_CUT_POINTS } from '../cut-points.js';
 import { JournalStateConflictError, TransitionPreconditionError } from './errors.js';
 import { mergeFacts, validatePatch, type DeliveryFacts, type FactsPatch } from './facts.js';
-import { custodyGuardLeg, custodyReleaseLeg, journaledWrite, requireFence, type JournaledResult } from './journaled-write.js';
+import { custodyGuardLeg, custodyReleaseLeg, journaledWrite, requireFence, type JournaledResult, type Known } from './journaled-write.js';
 import { validateFence, validateRef, validateTransitionId, type InvocationRef } from './keys.js';
 
 /** Transitions and facts: the two journaled writes every step makes. */
@@ -18,6 +18,8 @@ export interface TransitionRequest {
   /** Chosen by the step, stable across its retries (e.g. derived from the execution). */
   transitionId: string;
   patch?: FactsPatch;
+  /** What the caller already read (journaled-write.ts `Known`): no reads before the first submit. */
+  known?: Known;
 }
 
 /** Proof a state needs in the journal before the journal may enter it (journal-proofs.ts `missingProof`). */
@@ -54,6 +56,7 @@ export async function transition(ports: Ports, ref: InvocationRef, request: Tran
     transitionId,
     type: 'transition',
     op: { from, to, patch },
+    ...(request.known ? { known: request.known } : {}),
     plan: ({ invocation, custody, at }) => {
       requireFence(target, custody, fence);
       if (invocation.state !== from) throw new JournalStateConflictError(target.invocationId, invocation.state, from);
@@ -74,8 +77,10 @@ export interface FactsRequest {
   fence: Fence;
   transitionId: string;
   patch: FactsPatch;
-  /** The step's cut point, e.g. `delivery.chunk.receipt`; default `delivery.journal.transition`. */
+  /** The step's cut point, e.g. `delivery.staging.record`; default `delivery.journal.transition`. */
   cutPoint?: string;
+  /** What the caller already read (journaled-write.ts `Known`). */
+  known?: Known;
 }
 
 /**
@@ -96,6 +101,7 @@ export async function recordFacts(ports: Ports, ref: InvocationRef, request: Fac
     transitionId,
     type: 'facts',
     op: { state, patch },
+    ...(request.known ? { known: request.known } : {}),
     plan: ({ invocation, custody }) => {
       requireFence(target, custody, fence);
       if (invocation.state !== state) throw new JournalStateConflictError(target.invocationId, invocation.state, state);

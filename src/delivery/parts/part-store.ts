@@ -120,8 +120,10 @@ export async function recordBatch(
   let head = request.head;
   let unknown: string | undefined;
   for (let round = 0; round < MAX_ROUNDS; round++) {
-    const written = await findBatch(ports, invocationId, batchKey, digest);
-    if (written) return (await readHead(ports, invocationId, batch.part)) ?? fail('a part batch is journaled without its head');
+    // Round 0 submits on what the caller read; a lost or refused round finds its own batch first.
+    if (round > 0 && (await findBatch(ports, invocationId, batchKey, digest))) {
+      return (await readHead(ports, invocationId, batch.part)) ?? fail('a part batch is journaled without its head');
+    }
     const next = nextPartHead(head, batch);
     const at = ports.clock.now().toISOString();
     const { version: _v, ...fields } = next as StoredHead;

@@ -43,16 +43,18 @@ export interface BeginOutput extends StepOutput {
  * invocation holding the target is Delivery.CustodyHeld and nothing is written.
  */
 /**
- * In the deliver-window flow Begin's Task input is `{ manifestText, selector, input, execution }`:
- * the execution input whole (its optional invocationId and session) and the execution's
- * id and name from the context object — never from the input, which cannot forge them.
+ * In the deliver-window flow Begin's Task input is `{ input, execution }`: the execution
+ * input whole (manifestText, selector, optional invocationId and session) and the
+ * execution's id and name from the context object — never from the input, which cannot
+ * forge them. Anything else is Begin's input as given (the in-process run, the CLI).
  */
-function fromFlowTask(input: unknown): Partial<BeginInput> | null {
-  const v = input as (Partial<BeginInput> & { input?: unknown }) | null;
-  if (!v || typeof v !== 'object' || v.input === undefined) return v;
+export function fromFlowTask(input: unknown): Partial<BeginInput> | null {
+  const v = input as { input?: unknown; execution?: BeginInput['execution'] } | null;
+  if (!v || typeof v !== 'object' || v.input === undefined) return v as Partial<BeginInput> | null;
   const given = v.input as Partial<BeginInput> | null;
   if (!given || typeof given !== 'object') return null;
-  return { ...given, manifestText: v.manifestText, selector: v.selector, ...(v.execution ? { execution: v.execution } : {}) } as Partial<BeginInput>;
+  const { execution: _forged, ...rest } = given;
+  return { ...rest, ...(v.execution ? { execution: v.execution } : {}) };
 }
 
 /** Begin's own input, checked before anything else (the deps provider included): the invocation id and session it resolves to. */
@@ -77,12 +79,12 @@ export function parseBeginInput(input: unknown): { invocationId: string; session
 export function beginInputFirst(provider: (event: unknown) => Promise<DeliveryDeps>): (event: unknown) => Promise<DeliveryDeps> {
   return async (event) => {
     parseBeginInput(event);
-    return provider(event);
+    return provider(fromFlowTask(event));
   };
 }
 
 export async function begin(input: BeginInput, deps: DeliveryDeps): Promise<BeginOutput> {
-  const { invocationId, session } = parseBeginInput(input);
+  const { invocationId, session, manifestText, selector } = parseBeginInput(input);
   const { ports, route } = deps;
   const targetId = routeTargetId(deps);
 
@@ -94,7 +96,7 @@ export async function begin(input: BeginInput, deps: DeliveryDeps): Promise<Begi
   if (existing) {
     // A re-run of begin must be this route of this manifest; another route's or manifest's
     // invocation is refused before the target is observed or anything is written.
-    assertSealedForRun(existing, { manifestText: input.manifestText, selector: input.selector, route, targetId });
+    assertSealedForRun(existing, { manifestText, selector, route, targetId });
     window = existing.sealed.window;
   } else {
     const now = ports.clock.now();
@@ -115,8 +117,8 @@ export async function begin(input: BeginInput, deps: DeliveryDeps): Promise<Begi
   const targetIdentity = await deps.target.identity();
   const sealed = sealAuthority({
     invocationId,
-    manifestText: input.manifestText,
-    selector: input.selector,
+    manifestText,
+    selector,
     route,
     targetIdentity,
     workRoot: workRootOf(deps),

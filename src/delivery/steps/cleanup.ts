@@ -27,7 +27,7 @@ export async function cleanup(input: unknown, deps: DeliveryDeps): Promise<Clean
   const { record, ref } = await loadForStep(step, deps);
   const provedId = transitionIdOf(CLEANUP_PROVED_STEP, record.invocationId);
   if (record.state !== 'SUCCEEDED' || (await journaled(deps, record.invocationId, provedId))) return output(step, record, false);
-  await assertCustody(deps.ports, ref.targetId, step.fence);
+  const custody = await assertCustody(deps.ports, ref.targetId, step.fence);
   const staging = stagingRefOf(record);
   const drop = await deps.target.dropStaging(staging);
   if (drop.status === 'ABSENT_PROVED') {
@@ -36,6 +36,7 @@ export async function cleanup(input: unknown, deps: DeliveryDeps): Promise<Clean
       fence: step.fence,
       transitionId: provedId,
       patch: { absence: { table: staging.table, objectId: staging.objectId } },
+      known: { invocation: record, custody },
     });
     return { ...output(step, result.invocation, true), drop: drop.status };
   }
@@ -45,6 +46,7 @@ export async function cleanup(input: unknown, deps: DeliveryDeps): Promise<Clean
       to: 'INCIDENT_RETAINED',
       fence: step.fence,
       transitionId: transitionIdOf('cleanup-not-ours', record.invocationId),
+      known: { invocation: record, custody },
     });
     return { ...output(step, result.invocation, true), drop: drop.status };
   }

@@ -9,7 +9,8 @@ import type { StagingRef } from '../../ports/target.js';
 import type { DeliveryDeps } from '../deps.js';
 import { TransitionPreconditionError } from '../journal/errors.js';
 import { journalOf, validateFence, type InvocationRef } from '../journal/keys.js';
-import { loadInvocation, type InvocationRecord } from '../journal/records.js';
+import { loadInvocation, readInvocation, type InvocationRecord } from '../journal/records.js';
+import { JournalUnavailableError } from '../../domain/delivery/journal-states.js';
 
 /**
  * Shared by the deliver-window steps. Every step is `(input, deps) => StepOutput`:
@@ -49,10 +50,21 @@ export function routeTargetId(deps: DeliveryDeps): string {
   return targetIdOf(target.binding, target.table);
 }
 
-/** Reloads the invocation and checks it belongs to the deps' route and target. */
+/**
+ * Reloads the invocation under the deps' route target (ONE read: the record, parsed and
+ * checked state ↔ facts) and checks it belongs to the route. The cross-item invariants
+ * (custody ↔ record, head ↔ journal records) are inspect's and recovery's
+ * (`loadInvocation`): a step needs none of them, since every write it makes is
+ * conditioned on the record's version and the custody fence in the same transaction. An
+ * invocation not found under this target is looked up by its id, for the precise error.
+ */
 export async function loadForStep(input: StepInput, deps: DeliveryDeps): Promise<{ record: InvocationRecord; ref: InvocationRef }> {
-  const record = await loadInvocation(deps.ports, input.invocationId);
-  if (record.route !== deps.route.name || record.targetId !== routeTargetId(deps)) {
+  const here = { targetId: routeTargetId(deps), invocationId: input.invocationId };
+  const record = await readInvocation(deps.ports, here).catch(async (error: unknown) => {
+    if (!(error instanceof JournalUnavailableError)) throw error;
+    return loadInvocation(deps.ports, input.invocationId);
+  });
+  if (record.route !== deps.route.name || record.targetId !== here.targetId) {
     throw new ValidationError('delivery.route_mismatch', `invocation ${input.invocationId} was sealed for another route or target`);
   }
   return { record, ref: { targetId: record.targetId, invocationId: record.invocationId } };

@@ -16,7 +16,7 @@ export async function createStaging(input: unknown, deps: DeliveryDeps): Promise
   const step = parseStepInput(input);
   const { record, ref } = await loadForStep(step, deps);
   if (record.state !== 'EMPTY_STAGING' || record.facts.staging) return output(step, record, false);
-  await assertCustody(deps.ports, ref.targetId, step.fence);
+  const custody = await assertCustody(deps.ports, ref.targetId, step.fence);
   const targetTable = deps.route.route.target.table;
   const stage = stagingTableOf(record.invocationId, targetTable);
   const owner = ownerBindingOf(record.sealed);
@@ -32,6 +32,7 @@ export async function createStaging(input: unknown, deps: DeliveryDeps): Promise
     transitionId: transitionIdOf('create-staging', record.invocationId),
     patch: { staging: { table: created.table, objectId: created.objectId, owner }, ownedStagesRecorded: true },
     cutPoint: DELIVERY_CUT_POINTS.stagingRecord,
+    known: { invocation: record, custody },
   });
   return output(step, result.invocation, !result.alreadyApplied);
 }

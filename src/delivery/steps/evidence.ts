@@ -62,7 +62,7 @@ export async function persistEvidence(input: unknown, deps: DeliveryDeps): Promi
   if (record.state !== 'PUBLISHED' || record.facts.evidence) {
     return { ...output(step, record, false), ...(record.facts.evidence ? { evidenceKey: record.facts.evidence.key } : {}) };
   }
-  await assertCustody(deps.ports, ref.targetId, step.fence);
+  const custody = await assertCustody(deps.ports, ref.targetId, step.fence);
   const bytes = Buffer.from(canonicalJson(evidenceDocument(record, deps)), 'utf8');
   const sha256 = sha256Hex(bytes);
   const key = evidenceObjectKeyOf(record.route, record.invocationId);
@@ -72,6 +72,7 @@ export async function persistEvidence(input: unknown, deps: DeliveryDeps): Promi
     fence: step.fence,
     transitionId: transitionIdOf('evidence', record.invocationId),
     patch: { evidence: { key, sha256 } },
+    known: { invocation: record, custody },
   });
   return { ...output(step, result.invocation, !result.alreadyApplied), evidenceKey: key };
 }

@@ -48,7 +48,7 @@ export async function planParts(input: unknown, deps: DeliveryDeps): Promise<Pla
   if (record.state !== 'EMPTY_STAGING') return output(step, record, false);
   stagingRefOf(record); // the owned stage is journaled before the writer starts
   if (!deps.source) throw new SourceForbiddenError('countBuckets');
-  await assertCustody(deps.ports, ref.targetId, step.fence);
+  const custody = await assertCustody(deps.ports, ref.targetId, step.fence);
   const key = planObjectKeyOf(record.route, record.invocationId);
   const fact = (await adoptPlan(deps.ports.objects, key, record)) ?? (await writePlan(key, record, deps, deps.source));
   const started = await transition(deps.ports, ref, {
@@ -57,6 +57,7 @@ export async function planParts(input: unknown, deps: DeliveryDeps): Promise<Pla
     fence: step.fence,
     transitionId: transitionIdOf('extract-start', record.invocationId),
     patch: { plan: fact },
+    known: { invocation: record, custody },
   });
   return { ...output(step, started.invocation, !started.alreadyApplied), plan: mapPlanOf(started.invocation, fact, deps) };
 }

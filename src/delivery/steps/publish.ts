@@ -84,7 +84,7 @@ export async function publish(input: unknown, deps: DeliveryDeps): Promise<StepO
   const { record, ref } = await loadForStep(step, deps);
   if (record.state !== 'VERIFIED_EOF' && record.state !== 'PUBLICATION_UNKNOWN') return output(step, record, false);
   const request = publishRequestOf(record, deps);
-  await assertCustody(deps.ports, ref.targetId, step.fence);
+  const custody = await assertCustody(deps.ports, ref.targetId, step.fence);
   // A receipt for this invocation that does not match what the journal proved is
   // contradicting evidence, whichever state found it: journaled, custody kept.
   const retainIncident = async (): Promise<StepOutput> => {
@@ -93,6 +93,7 @@ export async function publish(input: unknown, deps: DeliveryDeps): Promise<StepO
       to: 'INCIDENT_RETAINED',
       fence: step.fence,
       transitionId: transitionIdOf('publish-foreign-receipt', record.invocationId),
+      known: { invocation: record, custody },
     });
     return output(step, incident.invocation, !incident.alreadyApplied);
   };
@@ -106,6 +107,7 @@ export async function publish(input: unknown, deps: DeliveryDeps): Promise<StepO
       fence: step.fence,
       transitionId: transitionIdOf('publish-reconciled', record.invocationId),
       patch: { publication: publicationFactOf(receipt) },
+      known: { invocation: record, custody },
     });
     return output(step, result.invocation, !result.alreadyApplied);
   }
@@ -125,6 +127,7 @@ export async function publish(input: unknown, deps: DeliveryDeps): Promise<StepO
       // resume loses the next answer too): the journal position keeps each crossing its own
       // transition, while a retry of this same attempt still finds its claim.
       transitionId: transitionIdOf('publish-unknown', record.invocationId, record.journalSeq),
+      known: { invocation: record, custody },
     });
     return output(step, result.invocation, true);
   }
@@ -134,6 +137,7 @@ export async function publish(input: unknown, deps: DeliveryDeps): Promise<StepO
     fence: step.fence,
     transitionId: transitionIdOf('publish', record.invocationId),
     patch: { publication: publicationFactOf(receipt) },
+    known: { invocation: record, custody },
   });
   return output(step, result.invocation, !result.alreadyApplied);
 }

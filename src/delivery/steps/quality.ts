@@ -38,7 +38,7 @@ export async function quality(input: unknown, deps: DeliveryDeps): Promise<Quali
   const { record, ref } = await loadForStep(step, deps);
   if (record.state !== 'VERIFIED_EOF') return { ...output(step, record, false), failures: [] };
   const rules = deps.route.route.quality;
-  await assertCustody(deps.ports, ref.targetId, step.fence);
+  const custody = await assertCustody(deps.ports, ref.targetId, step.fence);
   // Receipt first: a publication that landed unjournaled is adopted, never judged by its stage.
   const adopted = await adoptReceipt(record, step.fence, deps);
   if (adopted) return { ...output(step, adopted.invocation, !adopted.alreadyApplied), failures: [] };
@@ -55,6 +55,7 @@ export async function quality(input: unknown, deps: DeliveryDeps): Promise<Quali
     to: 'REEXTRACT_REQUIRED',
     fence: step.fence,
     transitionId: transitionIdOf('quality-failed', record.invocationId),
+    known: { invocation: record, custody },
   });
   return { ...output(step, result.invocation, !result.alreadyApplied), failures };
 }

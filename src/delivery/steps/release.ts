@@ -25,6 +25,7 @@ export async function release(input: unknown, deps: DeliveryDeps): Promise<StepO
     to: 'CUSTODY_RELEASED',
     fence: step.fence,
     transitionId: transitionIdOf('release', record.invocationId),
+    known: { invocation: record },
   });
   return output(step, result.invocation, !result.alreadyApplied);
 }

@@ -33,7 +33,7 @@ export async function verifyEof(input: unknown, deps: DeliveryDeps): Promise<Ver
   if (record.state === 'WRITING_UNKNOWN' && !(await allPartsAtEof(deps, record))) {
     throw new TransitionPreconditionError(`invocation ${record.invocationId}: extraction has not reached EOF in every part`);
   }
-  await assertCustody(deps.ports, ref.targetId, step.fence);
+  const custody = await assertCustody(deps.ports, ref.targetId, step.fence);
   // Receipt first: a publication that landed unjournaled is adopted before the stage is read.
   const adopted = await adoptReceipt(record, step.fence, deps);
   if (adopted) return { ...output(step, adopted.invocation, !adopted.alreadyApplied), problems: [] };
@@ -46,6 +46,7 @@ export async function verifyEof(input: unknown, deps: DeliveryDeps): Promise<Ver
     fence: step.fence,
     transitionId: transitionIdOf(to === 'VERIFIED_EOF' ? 'verify-eof' : to === 'PARTIAL_PROVED' ? 'verify-partial' : 'verify-reextract', record.invocationId),
     ...(to === 'VERIFIED_EOF' ? { patch: { parts: summary } } : {}),
+    known: { invocation: record, custody },
   });
   return { ...output(step, result.invocation, !result.alreadyApplied), problems };
 }
