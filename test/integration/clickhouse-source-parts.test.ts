@@ -1,5 +1,5 @@
-import type { ClickHouseClient } from '@clickhouse/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spyHandle } from '../support/clickhouse-spy.js';
 import { openClickHouse, type ClickHouseHandle } from '../../src/adapters/clickhouse/client.js';
 import { createClickHouseSource } from '../../src/adapters/clickhouse/source.js';
 import { encodeSourceChunk } from '../../src/delivery/chunk-codec.js';
@@ -59,28 +59,7 @@ rows.push({ us: END_US - 1, id: '1', nk: 'z', v: 'last µs' }, { us: END_US, id:
 
 const isoMicro = (us: number): string => `${new Date(Math.floor(us / 1000)).toISOString().slice(0, 19)}.${String(us % 1_000_000).padStart(6, '0')}Z`;
 
-function spy(handle: ClickHouseHandle): ClickHouseHandle {
-  const client = new Proxy(handle.client, {
-    get(target, property) {
-      if (property === 'query') {
-        return (params: Parameters<ClickHouseClient['query']>[0]) => {
-          sent.push(params.query);
-          return target.query(params);
-        };
-      }
-      const value = Reflect.get(target, property, target) as unknown;
-      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-    },
-  });
-  return {
-    client,
-    streamLines: (statement, signal) => {
-      sent.push(statement.query);
-      return handle.streamLines(statement, signal);
-    },
-    close: async () => {},
-  };
-}
+const spy = (handle: ClickHouseHandle): ClickHouseHandle => spyHandle(handle, sent);
 
 beforeAll(async () => {
   ch = await openClickHouse({ kind: 'embedded' });

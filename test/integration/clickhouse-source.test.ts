@@ -1,5 +1,5 @@
-import type { ClickHouseClient } from '@clickhouse/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spyHandle } from '../support/clickhouse-spy.js';
 import { dateTime64Param, openClickHouse, type ClickHouseHandle } from '../../src/adapters/clickhouse/client.js';
 import { countQuery, createClickHouseSource, windowQuery } from '../../src/adapters/clickhouse/source.js';
 import { canonicalJson } from '../../src/domain/digest.js';
@@ -131,28 +131,7 @@ async function collect(iterable: AsyncIterable<SourceChunk>): Promise<SourceChun
   return out;
 }
 
-function spy(handle: ClickHouseHandle): ClickHouseHandle {
-  const client = new Proxy(handle.client, {
-    get(target, property) {
-      if (property === 'query') {
-        return (params: Parameters<ClickHouseClient['query']>[0]) => {
-          sent.push(params.query);
-          return target.query(params);
-        };
-      }
-      const value = Reflect.get(target, property, target) as unknown;
-      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-    },
-  });
-  return {
-    client,
-    streamLines: (statement, signal) => {
-      sent.push(statement.query);
-      return handle.streamLines(statement, signal);
-    },
-    close: async () => {},
-  };
-}
+const spy = (handle: ClickHouseHandle): ClickHouseHandle => spyHandle(handle, sent);
 
 beforeAll(async () => {
   ch = await openClickHouse({ kind: 'embedded' });

@@ -1,4 +1,4 @@
-import type { PublicationReceipt, SeqRange } from '../../ports/target.js';
+import type { SeqRange } from '../../ports/target.js';
 import { ValidationError } from '../../domain/errors.js';
 import { PublicationRefusedError, StagingBindingChangedError, TargetObjectMissingError, TargetUnobservableError } from '../../domain/delivery/target-errors.js';
 import { serverErrorNumber } from './connection.js';
@@ -6,18 +6,6 @@ import { THROWN } from './sql-text.js';
 
 /** What the SQL Server adapter reads back: receipts, assertion scalars, its own THROWs; and the seq-range check. */
 
-export interface ReceiptRecord {
-  invocation_id: string;
-  target_schema: string;
-  target_table: string;
-  mode: string;
-  window_start: Date;
-  window_end: Date;
-  row_count: string | number;
-  digest: string;
-  staging_object_id: string;
-  published_at: Date;
-}
 
 /**
  * The batches' own THROW numbers as stable errors; undefined for any other failure, and for
@@ -46,18 +34,6 @@ export function thrownError(error: unknown): Error | undefined {
   }
 }
 
-export function toReceipt(row: ReceiptRecord): PublicationReceipt {
-  return {
-    invocationId: row.invocation_id,
-    target: { schema: row.target_schema, table: row.target_table },
-    mode: row.mode as PublicationReceipt['mode'],
-    window: { start: new Date(row.window_start), end: new Date(row.window_end) },
-    rows: Number(row.row_count),
-    digest: row.digest,
-    stagingObjectId: row.staging_object_id,
-    publishedAt: new Date(row.published_at),
-  };
-}
 
 export function scalar(value: unknown): number | string | null {
   if (value === null || value === undefined) return null;

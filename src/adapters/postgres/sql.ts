@@ -68,7 +68,7 @@ export function receiptTableDdl(receipts: TableRef): string {
 }
 
 export const RECEIPT_COLUMNS =
-  'invocation_id, target_schema, target_table, mode, window_start, window_end, rows::text AS rows, digest, staging_object_id, published_at';
+  'invocation_id, target_schema, target_table, mode, window_start, window_end, rows::text AS row_count, digest, staging_object_id, published_at';
 
 /**
  * The bulk load of one chunk: `$2` is the chunk's rows as one JSON array (text), expanded

@@ -8,6 +8,7 @@ import type { TargetIdentity } from '../../domain/delivery/sealed-authority.js';
 import type { FaultInjector } from '../../ports/faults.js';
 import type { ChunkReceipt, CreateStagingRequest, DropOptions, DropResult, StageObservation, LoadChunkRequest, PublicationReceipt, PublishRequest, PublishResult, SeqRange, StagingCreated, StagingFacts, StagingFactsRequest, StagingRef, TableDescription, TableRef, TargetPort } from '../../ports/target.js';
 import { assertColumns, assertIdentifier, assertPublishRequest, assertInvocationId, assertOwner, assertSeq, assertStagingRef, assertTableRef, assertUserColumn, classifyRetirement, markerMatches, ownerMarker, publicationLockOf, RECEIPT_TABLE, receiptMatches, TARGET_CUT_POINTS } from '../../domain/delivery/target-rules.js';
+import { receiptOfRecord as toReceipt, type ReceiptRecord } from '../../domain/delivery/target-rules.js';
 import { LoadCountMismatchError, PublicationRefusedError, StagingBindingChangedError, TargetObjectMissingError, TargetUnavailableError, TargetUnobservableError } from '../../domain/delivery/target-errors.js';
 import { chunkJsonArray } from '../../domain/delivery/chunk-json.js';
 import { classifyPgCommitFailure, describePgError, isPermissionFailure, sqlStateOf } from './outcome.js';
@@ -59,19 +60,6 @@ interface TxResult<T> {
 }
 
 /** A row of the receipt table as the driver returns it. */
-interface ReceiptRow {
-  invocation_id: string;
-  target_schema: string;
-  target_table: string;
-  mode: string;
-  window_start: Date;
-  window_end: Date;
-  rows: string;
-  digest: string;
-  staging_object_id: string;
-  published_at: Date;
-}
-
 /** `TargetPort` on PostgreSQL through `pg`: any real server, or embedded PGlite over the wire. */
 export class PostgresTarget implements TargetPort {
   private readonly pool: pg.Pool;
@@ -204,7 +192,7 @@ export class PostgresTarget implements TargetPort {
       }
       return undefined;
     }
-    const result = await client.query<ReceiptRow>(`SELECT ${RECEIPT_COLUMNS} FROM ${quoteTable(this.receipts)} WHERE invocation_id = $1`, [invocationId]);
+    const result = await client.query<ReceiptRecord>(`SELECT ${RECEIPT_COLUMNS} FROM ${quoteTable(this.receipts)} WHERE invocation_id = $1`, [invocationId]);
     const row = result.rows[0];
     return row ? toReceipt(row) : undefined;
   }
@@ -307,7 +295,7 @@ export class PostgresTarget implements TargetPort {
   private async publishBody(client: Client, request: PublishRequest): Promise<TxResult<PublishResult>> {
     await client.query(receiptTableDdl(this.receipts));
     await advisoryLock(client, publicationLockOf(request.invocationId));
-    const prior = await client.query<ReceiptRow>(
+    const prior = await client.query<ReceiptRecord>(
       `SELECT ${RECEIPT_COLUMNS} FROM ${quoteTable(this.receipts)} WHERE invocation_id = $1`,
       [request.invocationId],
     );
@@ -365,7 +353,7 @@ export class PostgresTarget implements TargetPort {
            FROM ${stage} AS s WHERE NOT EXISTS (SELECT 1 FROM ${targetTable} AS t WHERE ${keyJoin(request.keyColumns)})`,
       );
     }
-    const inserted = await client.query<ReceiptRow>(
+    const inserted = await client.query<ReceiptRecord>(
       `INSERT INTO ${quoteTable(this.receipts)}
          (invocation_id, target_schema, target_table, mode, window_start, window_end, rows, digest, staging_object_id)
        VALUES ($1, $2, $3, $4, $5::timestamptz, $6::timestamptz, $7, $8, $9)
@@ -565,18 +553,6 @@ async function rollback(client: Client): Promise<boolean> {
   }
 }
 
-function toReceipt(row: ReceiptRow): PublicationReceipt {
-  return {
-    invocationId: row.invocation_id,
-    target: { schema: row.target_schema, table: row.target_table },
-    mode: row.mode as PublicationReceipt['mode'],
-    window: { start: new Date(row.window_start), end: new Date(row.window_end) },
-    rows: Number(row.rows),
-    digest: row.digest,
-    stagingObjectId: row.staging_object_id,
-    publishedAt: new Date(row.published_at),
-  };
-}
 
 /** A part's seqs [from, to): integers in the seq domain, from <= to. */
 function assertSeqRange(range: SeqRange): void {

@@ -240,3 +240,31 @@ export function redact(text: string, secrets: readonly string[] = []): string {
     .replace(/\b[a-z][a-z0-9+.-]*:\/\/[^\s'"]*/gi, '[redacted-url]')
     .replace(/\b(password|pwd|user id|uid|user|username|server|data source|address)\s*=\s*[^;\s]*/gi, '$1=[redacted]');
 }
+
+/** A publication receipt row as both adapters select it (snake_case columns; the count as text or number). */
+export interface ReceiptRecord {
+  invocation_id: string;
+  target_schema: string;
+  target_table: string;
+  mode: string;
+  window_start: Date;
+  window_end: Date;
+  row_count: string | number;
+  digest: string;
+  staging_object_id: string;
+  published_at: Date;
+}
+
+/** The receipt row as the port returns it. */
+export function receiptOfRecord(row: ReceiptRecord): PublicationReceipt {
+  return {
+    invocationId: row.invocation_id,
+    target: { schema: row.target_schema, table: row.target_table },
+    mode: row.mode as PublicationReceipt['mode'],
+    window: { start: new Date(row.window_start), end: new Date(row.window_end) },
+    rows: Number(row.row_count),
+    digest: row.digest,
+    stagingObjectId: row.staging_object_id,
+    publishedAt: new Date(row.published_at),
+  };
+}
