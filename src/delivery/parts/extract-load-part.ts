@@ -30,8 +30,8 @@ export interface PartOutput {
  * of the journaled plan).
  *
  * Per chunk: encode it as canonical JSONL, write it as an immutable object
- * (`delivery.chunk.put`), load those same bytes into the owned stage
- * (`target.loadChunk`, one target transaction that replaces the seq's rows) and check
+ * (`delivery.chunk.put`) while loading those same bytes into the owned stage
+ * (`target.loadChunk`, one target transaction that replaces the seq's rows), and check
  * the load receipt (rows, SHA-256). Every 16 chunks, and at the part's end with EOF, the
  * receipts are journaled with the part's head in one fenced transaction
  * (`delivery.part.receipt`, part-store.ts). Memory is one chunk.
@@ -80,8 +80,12 @@ export async function extractLoadPart(input: unknown, deps: DeliveryDeps): Promi
     const sha256 = sha256Hex(bytes);
     const key = chunkObjectKeyOf(record.route, record.invocationId, chunk.seq);
     const rows = chunk.rows.length;
-    await putExact(deps.ports.objects, DELIVERY_CUT_POINTS.chunkPut, key, bytes, { sha256, invocation: record.invocationId, seq: String(chunk.seq), rows: String(rows) });
-    const loaded = await deps.target.loadChunk({ staging, seq: chunk.seq, columns: chunk.columns, jsonl: bytes, sha256, rows });
+    // The object and the load are independent (both idempotent, both needed before the
+    // receipt is journaled): they run side by side.
+    const [, loaded] = await Promise.all([
+      putExact(deps.ports.objects, DELIVERY_CUT_POINTS.chunkPut, key, bytes, { sha256, invocation: record.invocationId, seq: String(chunk.seq), rows: String(rows) }),
+      deps.target.loadChunk({ staging, seq: chunk.seq, columns: chunk.columns, jsonl: bytes, sha256, rows }),
+    ]);
     if (loaded.seq !== chunk.seq || loaded.rows !== rows || loaded.digest !== sha256) {
       throw new IdentityConflictError('delivery.load_receipt_mismatch', `chunk ${chunk.seq}: the target's load receipt does not match the chunk`);
     }
