@@ -23,7 +23,7 @@ import { CutpointError } from '../domain/errors.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../local/embedded-postgres.js';
 import { configForRuntime } from '../local/runtime-config.js';
 import { startLocalRuntime } from '../local/runtime.js';
-import { forbiddenSource } from '../ports/source.js';
+import { forbiddenSource } from '../delivery/source-guard.js';
 import type { TargetPort } from '../ports/target.js';
 import { demoEvents, seedDemoEvents } from './source-events.js';
 

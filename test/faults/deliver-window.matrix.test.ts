@@ -11,7 +11,7 @@ import type { BeginInput } from '../../src/delivery/steps/begin.js';
 import { JOURNAL_STATES, permittedActions, type JournalState, type LiveAction } from '../../src/domain/delivery/journal-states.js';
 import { parseManifest, selectRoute, type SelectedRoute } from '../../src/domain/delivery/manifest.js';
 import { FAULT_KINDS } from '../../src/domain/faults.js';
-import { guardedSource } from '../../src/ports/source.js';
+import { guardedSource } from '../../src/delivery/source-guard.js';
 import { eventsTableDdl, fixedWindowManifest, generateEvents, newInvocationId, openDeliveryWorld, windowIdsOf, type DeliveryWorld } from '../support/delivery-world.js';
 
 /**

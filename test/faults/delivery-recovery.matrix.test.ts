@@ -14,7 +14,9 @@ import { stagingTableNameOf } from '../../src/domain/delivery/identifiers.js';
 import { JOURNAL_STATES, permittedActions, type JournalState, type LiveAction } from '../../src/domain/delivery/journal-states.js';
 import { parseManifest, selectRoute, type SelectedRoute } from '../../src/domain/delivery/manifest.js';
 import { FAULT_KINDS, type FaultKind } from '../../src/domain/faults.js';
-import { forbiddenSource, SourceUnavailableError, type GuardedSource, type SourcePort } from '../../src/ports/source.js';
+import type { SourcePort } from '../../src/ports/source.js';
+import { SourceUnavailableError } from '../../src/domain/delivery/source-errors.js';
+import { forbiddenSource, type GuardedSource } from '../../src/delivery/source-guard.js';
 import { eventsTableDdl, fixedWindowManifest, generateEvents, newInvocationId, openDeliveryWorld, windowIdsOf, type DeliveryWorld } from '../support/delivery-world.js';
 
 /**

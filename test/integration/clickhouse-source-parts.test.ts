@@ -5,15 +5,9 @@ import { createClickHouseSource } from '../../src/adapters/clickhouse/source.js'
 import { encodeSourceChunk } from '../../src/delivery/chunk-codec.js';
 import { bucketsOf } from '../../src/domain/delivery/parts.js';
 import type { SealedWindow } from '../../src/domain/delivery/window.js';
-import {
-  guardedSource,
-  sourceKeyOf,
-  sourceKeyText,
-  type CountBucketsRequest,
-  type SourceChunk,
-  type SourcePort,
-  type StreamWindowRequest,
-} from '../../src/ports/source.js';
+import type { CountBucketsRequest, SourceChunk, SourcePort, StreamWindowRequest } from '../../src/ports/source.js';
+import { sourceKeyOf, sourceKeyText } from '../../src/domain/delivery/source-rules.js';
+import { guardedSource } from '../../src/delivery/source-guard.js';
 
 /**
  * What begin and ExtractLoadPart ask of the source (issue 9): rows per equal time bucket

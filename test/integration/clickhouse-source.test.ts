@@ -5,15 +5,10 @@ import { countQuery, createClickHouseSource, windowQuery } from '../../src/adapt
 import { canonicalJson } from '../../src/domain/digest.js';
 import { decodeChunk, encodeChunk, encodeSourceChunk, type ExtractedChunkReceipt } from '../../src/delivery/chunk-codec.js';
 import type { SealedWindow } from '../../src/domain/delivery/window.js';
-import {
-  forbiddenSource,
-  guardedSource,
-  sourceKeyOf,
-  SourceForbiddenError,
-  type SourceChunk,
-  type SourcePort,
-  type StreamWindowRequest,
-} from '../../src/ports/source.js';
+import type { SourceChunk, SourcePort, StreamWindowRequest } from '../../src/ports/source.js';
+import { SourceForbiddenError } from '../../src/domain/delivery/source-errors.js';
+import { sourceKeyOf } from '../../src/domain/delivery/source-rules.js';
+import { forbiddenSource, guardedSource } from '../../src/delivery/source-guard.js';
 import type { TargetRow } from '../../src/ports/target.js';
 import { chunkDigest } from '../../src/domain/delivery/target-rules.js';
 

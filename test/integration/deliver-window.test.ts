@@ -12,7 +12,7 @@ import { listHeads, listReceipts } from '../../src/delivery/parts/part-store.js'
 import { evidenceDocument } from '../../src/delivery/steps/evidence.js';
 import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.js';
 import { readVerified } from '../../src/objects/exact-object.js';
-import { forbiddenSource } from '../../src/ports/source.js';
+import { forbiddenSource } from '../../src/delivery/source-guard.js';
 import { generateEvents, newInvocationId, openDeliveryWorld, windowIdsOf, type DeliveryWorld } from '../support/delivery-world.js';
 
 /**

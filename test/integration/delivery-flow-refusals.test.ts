@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { routeOfEvent, type DeliveryDepsProvider } from '../../functions/lib/delivery-deps.js';
 import { runFlow } from '../../src/local/flow-runner.js';
-import { forbiddenSource } from '../../src/ports/source.js';
+import { forbiddenSource } from '../../src/delivery/source-guard.js';
 import type { TargetPort } from '../../src/ports/target.js';
 import { scanTable } from '../support/delivery-snapshot.js';
 import { freshStores, type TestStores } from '../support/emulators.js';

@@ -18,7 +18,7 @@ import { verifyEof } from '../../src/delivery/steps/verify-eof.js';
 import { stagingTableNameOf } from '../../src/domain/delivery/identifiers.js';
 import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.js';
 import type { Clock } from '../../src/ports/clock.js';
-import { forbiddenSource, type GuardedSource } from '../../src/ports/source.js';
+import { forbiddenSource, type GuardedSource } from '../../src/delivery/source-guard.js';
 import { eventsTableDdl, generateEvents, newInvocationId, openDeliveryWorld, windowIdsOf, type DeliveryWorld } from '../support/delivery-world.js';
 
 /**

@@ -5,7 +5,8 @@ import { loadCustody, loadInvocation } from '../../src/delivery/journal/records.
 import { INCIDENT_NOTICE_KIND } from '../../src/delivery/recovery/incident-notice.js';
 import { invocationIdOfExecution, stagingTableNameOf } from '../../src/domain/delivery/identifiers.js';
 import type { FlowResult } from '../../src/local/flow-runner.js';
-import { forbiddenSource, type GuardedSource, type SourcePort } from '../../src/ports/source.js';
+import type { SourcePort } from '../../src/ports/source.js';
+import { forbiddenSource, type GuardedSource } from '../../src/delivery/source-guard.js';
 import { newInvocationId, openDeliveryWorld, windowIdsOf, type DeliveryWorld } from '../support/delivery-world.js';
 
 /**

@@ -16,7 +16,7 @@ import { extractLoadParts } from '../../src/delivery/parts/extract-load-parts.js
 import { publish } from '../../src/delivery/steps/publish.js';
 import { verifyEof } from '../../src/delivery/steps/verify-eof.js';
 import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.js';
-import { forbiddenSource, type GuardedSource } from '../../src/ports/source.js';
+import { forbiddenSource, type GuardedSource } from '../../src/delivery/source-guard.js';
 import { generateEvents, newInvocationId, openDeliveryWorld, windowIdsOf, type DeliveryWorld } from '../support/delivery-world.js';
 
 /**

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/domain/digest.js';
 import { chunkReceiptOf, decodeChunk, encodeChunk, encodeRow, encodeSourceChunk } from '../../src/delivery/chunk-codec.js';
 import type { SourceChunk } from '../../src/ports/source.js';
-import { sourceKeyOf } from '../../src/ports/source.js';
+import { sourceKeyOf } from '../../src/domain/delivery/source-rules.js';
 import type { TargetRow } from '../../src/ports/target.js';
 import { chunkDigest } from '../../src/domain/delivery/target-rules.js';
 

@@ -1,12 +1,8 @@
 import { canonicalJson } from '../../domain/digest.js';
 import { ValidationError } from '../../domain/errors.js';
-import {
-  sourceKeyOf,
-  sourceKeyText,
-  SourceUnavailableError,
-  type ResumePosition,
-  type SourceChunk,
-} from '../../ports/source.js';
+import type { ResumePosition, SourceChunk } from '../../ports/source.js';
+import { SourceUnavailableError } from '../../domain/delivery/source-errors.js';
+import { sourceKeyOf, sourceKeyText } from '../../domain/delivery/source-rules.js';
 import type { TargetRow } from '../../ports/target.js';
 
 /** Floor of the tie-group limit: a group larger than this and than a chunk is refused. */

@@ -2,16 +2,8 @@ import { ValidationError } from '../../domain/errors.js';
 import { isSqlIdentifier } from '../../domain/delivery/identifiers.js';
 import { bucketsOf, type TimeRange } from '../../domain/delivery/parts.js';
 import type { SealedWindow } from '../../domain/delivery/window.js';
-import {
-  assertCountBucketsRequest,
-  assertCountWindowRequest,
-  orderColumnsOf,
-  type CountBucketsRequest,
-  type CountWindowRequest,
-  type SourceColumn,
-  type SourceKey,
-  type SourceRelationRequest,
-} from '../../ports/source.js';
+import type { CountBucketsRequest, CountWindowRequest, SourceColumn, SourceKey, SourceRelationRequest } from '../../ports/source.js';
+import { assertCountBucketsRequest, assertCountWindowRequest, orderColumnsOf } from '../../domain/delivery/source-rules.js';
 import { dateTime64Param, type Statement } from './client.js';
 
 /**

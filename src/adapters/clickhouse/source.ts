@@ -1,20 +1,18 @@
 import type { ClickHouseClient, ResultSet } from '@clickhouse/client';
 import { CutpointError, ValidationError } from '../../domain/errors.js';
 import { isSqlIdentifier } from '../../domain/delivery/identifiers.js';
-import {
-  assertSourceRelation,
-  assertStreamWindowRequest,
-  orderColumnsOf,
-  SourceUnavailableError,
-  type BucketCount,
-  type CountBucketsRequest,
-  type CountWindowRequest,
-  type SourceChunk,
-  type SourceColumn,
-  type SourcePort,
-  type SourceRelationRequest,
-  type StreamWindowRequest,
+import type {
+  BucketCount,
+  CountBucketsRequest,
+  CountWindowRequest,
+  SourceChunk,
+  SourceColumn,
+  SourcePort,
+  SourceRelationRequest,
+  StreamWindowRequest,
 } from '../../ports/source.js';
+import { SourceUnavailableError } from '../../domain/delivery/source-errors.js';
+import { assertSourceRelation, assertStreamWindowRequest, orderColumnsOf } from '../../domain/delivery/source-rules.js';
 import type { ClickHouseHandle } from './client.js';
 import { chunksOf } from './source-chunks.js';
 import {

@@ -4,7 +4,7 @@ import { chunkSeqOf, validatePartDescriptor } from '../../domain/delivery/parts.
 import { canonicalJson, sha256Hex } from '../../domain/digest.js';
 import { IdentityConflictError, ValidationError } from '../../domain/errors.js';
 import { putExact } from '../../objects/exact-object.js';
-import { SourceForbiddenError } from '../../ports/source.js';
+import { SourceForbiddenError } from '../../domain/delivery/source-errors.js';
 import { encodeChunk } from '../chunk-codec.js';
 import { assertCustody } from '../custody.js';
 import { DELIVERY_CUT_POINTS } from '../cut-points.js';

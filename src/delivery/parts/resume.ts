@@ -1,7 +1,8 @@
 import type { PartHead } from '../../domain/delivery/part-receipts.js';
 import { inconsistent } from '../journal/errors.js';
 import { readVerified } from '../../objects/exact-object.js';
-import { sourceKeyOf, sourceKeyText, type ResumePosition } from '../../ports/source.js';
+import type { ResumePosition } from '../../ports/source.js';
+import { sourceKeyOf, sourceKeyText } from '../../domain/delivery/source-rules.js';
 import type { Ports } from '../../ports/index.js';
 import { decodeChunk } from '../chunk-codec.js';
 import { listBatches } from './part-store.js';

@@ -6,7 +6,7 @@ import { assertAuthority, recomputeAuthority, type TargetIdentity } from '../../
 import { CutpointError } from '../../domain/errors.js';
 import type { Fence } from '../../ports/authority.js';
 import type { Ports } from '../../ports/index.js';
-import { forbiddenSource, type GuardedSource } from '../../ports/source.js';
+import { forbiddenSource, type GuardedSource } from '../source-guard.js';
 import type { TargetPort } from '../../ports/target.js';
 import { acquireCustody } from '../custody.js';
 import type { DeliveryDeps } from '../deps.js';

@@ -1,0 +1,104 @@
+import { SourceForbiddenError } from '../domain/delivery/source-errors.js';
+import type { SourceChunk, SourcePort } from '../ports/source.js';
+
+/** The recovery fence around a delivery source (src/ports/source.ts). */
+
+export type SourceMethod = 'describe' | 'streamWindow' | 'countWindow' | 'countBuckets';
+
+export interface SourceAttempt {
+  method: SourceMethod;
+  /** True when the fence refused the call (it was armed). */
+  refused: boolean;
+}
+
+/** A source behind a fence, with a record of every call made through it. */
+export interface GuardedSource extends SourcePort {
+  /** Every describe/streamWindow/countWindow/countBuckets call (and every iteration step refused), in order. */
+  readonly attempts: readonly SourceAttempt[];
+  /** Number of refused calls: a recovery test asserts this and `attempts.length` are 0. */
+  readonly refusals: number;
+}
+
+/**
+ * Wraps a source so that, while `armed()` is true, every call throws
+ * `SourceForbiddenError` (`Delivery.SourceForbidden`, code `delivery.source_forbidden`)
+ * without reaching the source. Recovery flows wrap their source armed: they restore the
+ * sealed window and contiguous receipts from the journal and must never query ClickHouse.
+ *
+ * `streamWindow` is checked when called (it throws at once rather than returning an
+ * iterable) and again before every step of an iteration, so an iterable obtained earlier
+ * cannot be drained while the fence is armed. `close()` always passes through: closing
+ * opens nothing.
+ */
+export function guardedSource(source: SourcePort, armed: () => boolean): GuardedSource {
+  const attempts: SourceAttempt[] = [];
+  let refusals = 0;
+  const enter = (method: SourceMethod): void => {
+    const refused = armed();
+    attempts.push({ method, refused });
+    if (refused) {
+      refusals++;
+      throw new SourceForbiddenError(method);
+    }
+  };
+  return {
+    get attempts() {
+      return attempts;
+    },
+    get refusals() {
+      return refusals;
+    },
+    async describe(request) {
+      enter('describe');
+      return source.describe(request);
+    },
+    async countWindow(request) {
+      enter('countWindow');
+      return source.countWindow(request);
+    },
+    async countBuckets(request) {
+      enter('countBuckets');
+      return source.countBuckets(request);
+    },
+    streamWindow(request) {
+      enter('streamWindow');
+      const inner = source.streamWindow(request);
+      return {
+        [Symbol.asyncIterator](): AsyncIterator<SourceChunk> {
+          let iterator: AsyncIterator<SourceChunk> | undefined;
+          return {
+            async next() {
+              if (armed()) {
+                attempts.push({ method: 'streamWindow', refused: true });
+                refusals++;
+                // Stop the inner iteration (and its query) if one was started.
+                await iterator?.return?.();
+                throw new SourceForbiddenError('streamWindow');
+              }
+              iterator ??= inner[Symbol.asyncIterator]();
+              return iterator.next();
+            },
+            async return(value?: unknown) {
+              await iterator?.return?.();
+              return { done: true, value: value as SourceChunk };
+            },
+          };
+        },
+      };
+    },
+    close() {
+      return source.close();
+    },
+  };
+}
+
+/** A source for flows that hold no source at all (recovery): every call is refused. */
+export function forbiddenSource(): GuardedSource {
+  const never = (): never => {
+    throw new SourceForbiddenError('call');
+  };
+  return guardedSource(
+    { describe: never, streamWindow: never, countWindow: never, countBuckets: never, close: async () => {} },
+    () => true,
+  );
+}
