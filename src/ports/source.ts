@@ -1,7 +1,7 @@
 import { canonicalJson } from '../domain/digest.js';
 import { CutpointError, ValidationError } from '../domain/errors.js';
 import { isSqlIdentifier } from '../domain/delivery/identifiers.js';
-import { MAX_CHUNK_ROWS, type SourceRelation } from '../domain/delivery/manifest.js';
+import { MAX_CHUNK_ROWS, type SourceRelation } from '../domain/delivery/manifest-types.js';
 import { validateSealedWindow, type SealedWindow } from '../domain/delivery/window.js';
 import type { TargetRow } from './target.js';
 
