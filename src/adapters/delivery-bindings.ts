@@ -1,6 +1,6 @@
 import { isAbsolute, resolve } from 'node:path';
 import type { ConnectionSettings } from '../delivery/bindings.js';
-import type { Binding } from '../domain/delivery/manifest.js';
+import type { Binding } from '../domain/delivery/manifest-types.js';
 import { ConfigError, CutpointError } from '../domain/errors.js';
 import type { FaultInjector } from '../ports/faults.js';
 import type { SourcePort } from '../ports/source.js';

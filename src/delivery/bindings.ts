@@ -1,10 +1,10 @@
-import type { Binding } from '../domain/delivery/manifest.js';
+import type { Binding } from '../domain/delivery/manifest-types.js';
 import { ConfigError } from '../domain/errors.js';
 import { SecretUnavailableError, secretNameOf, type SecretsPort } from '../ports/secrets.js';
 
 /**
  * The one place that turns a manifest binding into connection settings. A binding only
- * NAMES where its values live (manifest.ts); this reads them, and no message it writes
+ * NAMES where its values live (manifest-bindings.ts); this reads them, and no message it writes
  * ever contains one.
  *
  * Where the values come from — decided by where we run, never mixed:

@@ -1,4 +1,4 @@
-import type { SelectedRoute } from '../domain/delivery/manifest.js';
+import type { SelectedRoute } from '../domain/delivery/manifest-types.js';
 import type { Ports } from '../ports/index.js';
 import type { SourcePort } from '../ports/source.js';
 import type { TargetPort } from '../ports/target.js';

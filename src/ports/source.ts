@@ -1,4 +1,4 @@
-import type { SourceRelation } from '../domain/delivery/manifest.js';
+import type { SourceRelation } from '../domain/delivery/manifest-types.js';
 import type { SealedWindow } from '../domain/delivery/window.js';
 import type { TargetRow } from './target.js';
 

@@ -11,7 +11,7 @@ import { journalOf } from '../../src/delivery/journal/keys.js';
 import type { RecoveryDeps } from '../../src/delivery/recovery/recovery-session.js';
 import { invocationIdFrom } from '../../src/domain/delivery/identifiers.js';
 import { canTransition, isJournalState } from '../../src/domain/delivery/journal-states.js';
-import type { SelectedRoute } from '../../src/domain/delivery/manifest.js';
+import type { SelectedRoute } from '../../src/domain/delivery/manifest-types.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/local/embedded-postgres.js';
 import { runFlow, type FlowResult } from '../../src/local/flow-runner.js';
 import type { Ports } from '../../src/ports/index.js';

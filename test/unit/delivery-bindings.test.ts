@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { BindingUnresolvedError, resolveBinding, type ResolveBindingOptions } from '../../src/delivery/bindings.js';
-import type { Binding } from '../../src/domain/delivery/manifest.js';
+import type { Binding } from '../../src/domain/delivery/manifest-types.js';
 import { SecretUnavailableError, secretNameOf, type SecretsPort } from '../../src/ports/secrets.js';
 
 // Pure rules: the environment is a plain object and the secrets port an in-memory map.

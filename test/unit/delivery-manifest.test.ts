@@ -1,17 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { ValidationError } from '../../src/domain/errors.js';
-import {
-  DEFAULT_CHUNK_ROWS,
-  DEFAULT_MAX_CONCURRENCY,
-  DEFAULT_PART_ROWS,
-  ManifestError,
-  parseManifest,
-  parseSelector,
-  selectRoute,
-  selectorText,
-  type ManifestIssue,
-} from '../../src/domain/delivery/manifest.js';
+import { ManifestError, parseManifest, parseSelector, selectRoute, selectorText } from '../../src/domain/delivery/manifest.js';
+import { DEFAULT_CHUNK_ROWS, DEFAULT_MAX_CONCURRENCY, DEFAULT_PART_ROWS, type ManifestIssue } from '../../src/domain/delivery/manifest-types.js';
 
 /** Tests build deliberately malformed documents, so the data is untyped on purpose. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

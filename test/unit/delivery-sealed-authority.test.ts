@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/domain/digest.js';
 import { invocationIdFrom } from '../../src/domain/delivery/identifiers.js';
-import { parseManifest, selectRoute, type SelectedRoute } from '../../src/domain/delivery/manifest.js';
+import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.js';
+import type { SelectedRoute } from '../../src/domain/delivery/manifest-types.js';
 import {
   assertAuthority,
   AuthorityMismatchError,

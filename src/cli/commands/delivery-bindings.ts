@@ -1,7 +1,7 @@
 import { openSourceFor, openTargetFor } from '../../adapters/delivery-bindings.js';
 import { faultsFromEnv } from '../../adapters/fault-injector.js';
 import { resolveBinding } from '../../delivery/bindings.js';
-import type { Binding } from '../../domain/delivery/manifest.js';
+import type { Binding } from '../../domain/delivery/manifest-types.js';
 import { CutpointError } from '../../domain/errors.js';
 import type { SourceChunk, SourcePort } from '../../ports/source.js';
 import type { TargetPort } from '../../ports/target.js';

@@ -1,5 +1,5 @@
 import { routeOfEvent, type DeliveryDepsProvider } from '../../../functions/lib/delivery-deps.js';
-import type { Binding } from '../../domain/delivery/manifest.js';
+import type { Binding } from '../../domain/delivery/manifest-types.js';
 import type { Ports } from '../../ports/index.js';
 import type { SourcePort } from '../../ports/source.js';
 import type { TargetPort } from '../../ports/target.js';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { RecoveryProjection } from '../../domain/delivery/identifiers.js';
 import { assertActionPermitted, type JournalState, type LiveAction } from '../../domain/delivery/journal-states.js';
-import type { Selector, SelectedRoute } from '../../domain/delivery/manifest.js';
+import type { Selector, SelectedRoute } from '../../domain/delivery/manifest-types.js';
 import { assertAuthority, recomputeAuthority, type TargetIdentity } from '../../domain/delivery/sealed-authority.js';
 import { CutpointError } from '../../domain/errors.js';
 import type { Fence } from '../../ports/authority.js';

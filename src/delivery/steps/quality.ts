@@ -1,4 +1,4 @@
-import type { QualityRules } from '../../domain/delivery/manifest.js';
+import type { QualityRules } from '../../domain/delivery/manifest-types.js';
 import type { StagingFacts } from '../../ports/target.js';
 import { assertCustody } from '../custody.js';
 import type { DeliveryDeps } from '../deps.js';

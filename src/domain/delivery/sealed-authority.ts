@@ -3,7 +3,8 @@ import { canonicalDigest, sha256Hex } from '../digest.js';
 import { CutpointError, IdentityConflictError, ValidationError } from '../errors.js';
 import { isInvocationId } from './identifiers.js';
 import { JournalUnavailableError } from './journal-states.js';
-import { parseSelector, type Binding, type SelectedRoute, type Selector } from './manifest.js';
+import { parseSelector } from './manifest.js';
+import type { Binding, SelectedRoute, Selector } from './manifest-types.js';
 import { validateSealedWindow, type SealedWindow } from './window.js';
 
 /**

@@ -3,7 +3,7 @@ import type { TargetRow } from '../../ports/target.js';
 import { canonicalJson } from '../digest.js';
 import { ValidationError } from '../errors.js';
 import { isSqlIdentifier } from './identifiers.js';
-import { MAX_CHUNK_ROWS } from './manifest.js';
+import { MAX_CHUNK_ROWS } from './manifest-types.js';
 import { validateSealedWindow, type SealedWindow } from './window.js';
 
 /**

@@ -1,0 +1,192 @@
+import { isOwnedStagingName, STAGING_PREFIX } from './identifiers.js';
+import { validateBindingRef, type BindingScope } from './manifest-bindings.js';
+import { renderPath, type Checker, type Segment } from './manifest-checker.js';
+import {
+  DEFAULT_CHUNK_ROWS,
+  DEFAULT_MAX_CONCURRENCY,
+  DEFAULT_PART_ROWS,
+  MAX_CHUNK_ROWS,
+  MAX_CONCURRENCY,
+  MAX_PART_ROWS,
+  TARGET_MODES,
+  type BindingKind,
+  type QualityAssertion,
+  type QualityRules,
+  type Route,
+  type SourceRelation,
+  type SourceSpec,
+  type TargetMode,
+  type TargetSpec,
+} from './manifest-types.js';
+import { MAX_ROLLING_DAYS, parseUtcTimestamp, ROLLING_BOUNDARIES, type RollingBoundary, type WindowPolicy } from './window.js';
+
+/** Routes: a route's source, window, target and quality rules, and its part sizing. */
+
+/** parts.ts MAX_CHUNKS_PER_PART (kept here so the manifest stays free of the parts module). */
+const MAX_CHUNKS_PER_PART = 100_000;
+const MAX_KEY_COLUMNS = 32;
+const MAX_NOT_NULL = 256;
+const MAX_ASSERTIONS = 64;
+
+const SOURCE_KINDS: readonly BindingKind[] = ['clickhouse'];
+const TARGET_KINDS: readonly BindingKind[] = ['mssql', 'postgres'];
+
+export function validateRoute(name: string, value: unknown, scope: BindingScope, check: Checker): Route | undefined {
+  const path = ['routes', name];
+  const map = check.map(value, path, ['source', 'window', 'target', 'quality', 'chunk_rows', 'part_rows', 'max_concurrency'], ['source', 'window', 'target']);
+  if (!map) return undefined;
+  const before = check.issues.length;
+  const source = map.has('source') ? validateSource(map.get('source'), [...path, 'source'], scope, check) : undefined;
+  const window = map.has('window') ? validateWindowPolicy(map.get('window'), [...path, 'window'], check) : undefined;
+  const target = map.has('target') ? validateTarget(map.get('target'), [...path, 'target'], scope, source, check) : undefined;
+  const quality = validateQuality(map.get('quality'), [...path, 'quality'], target?.mode, check);
+  const chunkRows = map.has('chunk_rows') ? check.integer(map.get('chunk_rows'), [...path, 'chunk_rows'], 1, MAX_CHUNK_ROWS) : DEFAULT_CHUNK_ROWS;
+  // Default: DEFAULT_PART_ROWS, or fewer when chunks are so small that a part would exceed its chunk limit.
+  const defaultPartRows = Math.min(DEFAULT_PART_ROWS, (chunkRows ?? DEFAULT_CHUNK_ROWS) * MAX_CHUNKS_PER_PART);
+  const partRows = map.has('part_rows') ? check.integer(map.get('part_rows'), [...path, 'part_rows'], 1, MAX_PART_ROWS) : defaultPartRows;
+  const maxConcurrency = map.has('max_concurrency') ? check.integer(map.get('max_concurrency'), [...path, 'max_concurrency'], 1, MAX_CONCURRENCY) : DEFAULT_MAX_CONCURRENCY;
+  if (chunkRows !== undefined && partRows !== undefined && Math.ceil(partRows / chunkRows) > MAX_CHUNKS_PER_PART) {
+    check.add([...path, 'part_rows'], `part_rows / chunk_rows must not exceed ${MAX_CHUNKS_PER_PART} chunks per part`);
+  }
+  if (check.issues.length > before || !source || !window || !target || !quality || chunkRows === undefined || partRows === undefined || maxConcurrency === undefined) return undefined;
+  return { name, source, window, target, quality, chunkRows, partRows, maxConcurrency };
+}
+
+function validateSource(value: unknown, path: Segment[], scope: BindingScope, check: Checker): SourceSpec | undefined {
+  const map = check.map(value, path, ['binding', 'table', 'query', 'time_column', 'key_columns'], ['binding', 'time_column', 'key_columns']);
+  if (!map) return undefined;
+  const before = check.issues.length;
+  const binding = map.has('binding') ? validateBindingRef(map.get('binding'), [...path, 'binding'], scope, SOURCE_KINDS, 'source', check) : undefined;
+  let from: SourceRelation | undefined;
+  if (map.has('table') === map.has('query')) {
+    check.add(path, 'needs exactly one of table or query');
+  } else if (map.has('table')) {
+    const table = check.qualified(map.get('table'), [...path, 'table'], 'database.table');
+    if (table) from = { kind: 'table', table };
+  } else {
+    const sql = check.select(map.get('query'), [...path, 'query']);
+    if (sql !== undefined) from = { kind: 'query', sql };
+  }
+  const timeColumn = map.has('time_column') ? check.identifier(map.get('time_column'), [...path, 'time_column']) : undefined;
+  const keyColumns = map.has('key_columns') ? check.identifierList(map.get('key_columns'), [...path, 'key_columns'], 1, MAX_KEY_COLUMNS) : undefined;
+  if (check.issues.length > before || !binding || !from || !timeColumn || !keyColumns) return undefined;
+  return { binding, from, timeColumn, keyColumns };
+}
+
+function validateTarget(
+  value: unknown,
+  path: Segment[],
+  scope: BindingScope,
+  source: SourceSpec | undefined,
+  check: Checker,
+): TargetSpec | undefined {
+  const map = check.map(value, path, ['binding', 'table', 'key_columns', 'time_column', 'mode'], ['binding', 'table', 'key_columns', 'mode']);
+  if (!map) return undefined;
+  const before = check.issues.length;
+  const binding = map.has('binding') ? validateBindingRef(map.get('binding'), [...path, 'binding'], scope, TARGET_KINDS, 'target', check) : undefined;
+  let table = map.has('table') ? check.qualified(map.get('table'), [...path, 'table'], 'schema.table') : undefined;
+  if (table && isOwnedStagingName(table.name)) {
+    // Retirement drops owned stages by their derived names; an authored table in that
+    // namespace could be mistaken for one.
+    table = check.add([...path, 'table'], `table names beginning ${STAGING_PREFIX} are reserved for owned staging`);
+  }
+  const keyColumns = map.has('key_columns') ? check.identifierList(map.get('key_columns'), [...path, 'key_columns'], 1, MAX_KEY_COLUMNS) : undefined;
+  const timeColumn = map.has('time_column') ? check.identifier(map.get('time_column'), [...path, 'time_column']) : source?.timeColumn;
+  const mode = map.has('mode') ? check.oneOf(map.get('mode'), [...path, 'mode'], TARGET_MODES) : undefined;
+  if (check.issues.length > before || !binding || !table || !keyColumns || !timeColumn || !mode) return undefined;
+  return { binding, table, keyColumns, timeColumn, mode };
+}
+
+function validateWindowPolicy(value: unknown, path: Segment[], check: Checker): WindowPolicy | undefined {
+  if (!(value instanceof Map)) return check.add(path, 'must be a mapping');
+  if (!value.has('kind')) return check.add([...path, 'kind'], 'is required (fixed or rolling)');
+  const kind = check.oneOf(value.get('kind'), [...path, 'kind'], ['fixed', 'rolling'] as const);
+  if (kind === 'fixed') {
+    const map = check.map(value, path, ['kind', 'start', 'end'], ['start', 'end']);
+    if (!map || !map.has('start') || !map.has('end')) return undefined;
+    const bound = (key: 'start' | 'end'): number | undefined => {
+      const v = map.get(key);
+      const ms = typeof v === 'string' ? parseUtcTimestamp(v) : undefined;
+      if (ms === undefined) return check.add([...path, key], 'must be an exact UTC timestamp such as 2026-11-01T00:00:00Z (seconds and Z required)');
+      return ms;
+    };
+    const start = bound('start');
+    const end = bound('end');
+    if (start === undefined || end === undefined) return undefined;
+    if (start >= end) return check.add([...path, 'end'], 'must be after start (the window is half-open [start, end))');
+    return { kind: 'fixed', start: map.get('start') as string, end: map.get('end') as string };
+  }
+  if (kind === 'rolling') {
+    const map = check.map(value, path, ['kind', 'days', 'boundary'], ['days', 'boundary']);
+    if (!map) return undefined;
+    const days = map.has('days') ? check.integer(map.get('days'), [...path, 'days'], 1, MAX_ROLLING_DAYS) : undefined;
+    const boundary = map.has('boundary') ? check.oneOf<RollingBoundary>(map.get('boundary'), [...path, 'boundary'], ROLLING_BOUNDARIES) : undefined;
+    if (days === undefined || boundary === undefined) return undefined;
+    return { kind: 'rolling', days, boundary };
+  }
+  return undefined;
+}
+
+const ASSERTION_NAME = /^[a-z][a-z0-9_]{0,62}$/;
+const PLACEHOLDER = /\{([^{}]*)\}/g;
+
+function validateQuality(value: unknown, path: Segment[], mode: TargetMode | undefined, check: Checker): QualityRules | undefined {
+  const map = value === undefined ? new Map<string, unknown>() : check.map(value, path, ['row_count_matches_receipts', 'unique_keys', 'not_null', 'assertions'], []);
+  if (!map) return undefined;
+  const before = check.issues.length;
+  const rowCountMatchesReceipts = map.has('row_count_matches_receipts')
+    ? check.boolean(map.get('row_count_matches_receipts'), [...path, 'row_count_matches_receipts'])
+    : true;
+  // MERGE (SQL Server) and ON CONFLICT (PostgreSQL) fail or become order-dependent when
+  // two staged rows share a key, so merge always checks uniqueness first.
+  let uniqueKeys = map.has('unique_keys') ? check.boolean(map.get('unique_keys'), [...path, 'unique_keys']) : mode === 'merge';
+  if (uniqueKeys === false && mode === 'merge' && map.has('unique_keys')) {
+    uniqueKeys = check.add([...path, 'unique_keys'], 'must be true when target.mode is merge (merge on keys needs unique keys)');
+  }
+  const notNull = map.has('not_null') ? check.identifierList(map.get('not_null'), [...path, 'not_null'], 0, MAX_NOT_NULL) : [];
+  const assertions: QualityAssertion[] = [];
+  if (map.has('assertions')) {
+    const list = map.get('assertions');
+    if (!Array.isArray(list)) check.add([...path, 'assertions'], 'must be a list');
+    else if (list.length > MAX_ASSERTIONS) check.add([...path, 'assertions'], `must list at most ${MAX_ASSERTIONS} assertions`);
+    else {
+      const names = new Map<string, number>();
+      list.forEach((item, i) => {
+        const a = validateAssertion(item, [...path, 'assertions', i], check);
+        if (!a) return;
+        const first = names.get(a.name);
+        if (first !== undefined) check.add([...path, 'assertions', i, 'name'], `duplicates ${renderPath([...path, 'assertions', first, 'name'])}`);
+        else names.set(a.name, i);
+        assertions.push(a);
+      });
+    }
+  }
+  if (check.issues.length > before || rowCountMatchesReceipts === undefined || uniqueKeys === undefined || !notNull) return undefined;
+  return { rowCountMatchesReceipts, uniqueKeys, notNull, assertions };
+}
+
+function validateAssertion(value: unknown, path: Segment[], check: Checker): QualityAssertion | undefined {
+  const map = check.map(value, path, ['name', 'sql', 'expect'], ['name', 'sql', 'expect']);
+  if (!map) return undefined;
+  const before = check.issues.length;
+  const nameValue = map.get('name');
+  const name = map.has('name')
+    ? typeof nameValue === 'string' && ASSERTION_NAME.test(nameValue)
+      ? nameValue
+      : check.add([...path, 'name'], 'must match [a-z][a-z0-9_]{0,62}')
+    : undefined;
+  let sql = map.has('sql') ? check.select(map.get('sql'), [...path, 'sql']) : undefined;
+  if (sql !== undefined) {
+    const placeholders = [...sql.matchAll(PLACEHOLDER)].map((m) => m[1]);
+    if (!placeholders.includes('staging')) sql = check.add([...path, 'sql'], 'must read the owned stage through the {staging} placeholder');
+    else if (placeholders.some((p) => p !== 'staging')) sql = check.add([...path, 'sql'], 'the only placeholder is {staging}');
+  }
+  const expectValue = map.get('expect');
+  const expected = map.has('expect')
+    ? typeof expectValue === 'number' && Number.isSafeInteger(expectValue)
+      ? expectValue
+      : check.add([...path, 'expect'], 'must be an integer')
+    : undefined;
+  if (check.issues.length > before || name === undefined || sql === undefined || expected === undefined) return undefined;
+  return { name, sql, expect: expected };
+}
