@@ -2,7 +2,7 @@ import type { DropStatus } from '../../ports/target.js';
 import { assertCustody } from '../custody.js';
 import type { DeliveryDeps } from '../deps.js';
 import { recordFacts, transition } from '../journal/transition.js';
-import { CLEANUP_PROVED_STEP, journaled, loadForStep, output, parseStepInput, stagingRefOf, transitionIdOf, type StepOutput } from './common.js';
+import { CLEANUP_PROVED_STEP, loadForStep, output, parseStepInput, stagingRefOf, transitionIdOf, type StepOutput } from './common.js';
 
 export interface CleanupOutput extends StepOutput {
   /** What the drop proved; absent when the step did not act. */
@@ -26,7 +26,8 @@ export async function cleanup(input: unknown, deps: DeliveryDeps): Promise<Clean
   const step = parseStepInput(input);
   const { record, ref } = await loadForStep(step, deps);
   const provedId = transitionIdOf(CLEANUP_PROVED_STEP, record.invocationId);
-  if (record.state !== 'SUCCEEDED' || (await journaled(deps, record.invocationId, provedId))) return output(step, record, false);
+  // Proved already: the absence fact is what the cleanup-proved record wrote.
+  if (record.state !== 'SUCCEEDED' || record.facts.absence) return output(step, record, false);
   const custody = await assertCustody(deps.ports, ref.targetId, step.fence);
   const staging = stagingRefOf(record);
   const drop = await deps.target.dropStaging(staging);

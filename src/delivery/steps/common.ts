@@ -8,7 +8,7 @@ import type { Fence } from '../../ports/authority.js';
 import type { StagingRef } from '../../ports/target.js';
 import type { DeliveryDeps } from '../deps.js';
 import { TransitionPreconditionError } from '../journal/errors.js';
-import { journalOf, validateFence, type InvocationRef } from '../journal/keys.js';
+import { validateFence, type InvocationRef } from '../journal/keys.js';
 import { loadInvocation, readInvocation, type InvocationRecord } from '../journal/records.js';
 import { JournalUnavailableError } from '../../domain/delivery/journal-states.js';
 
@@ -117,9 +117,5 @@ export function windowDates(window: SealedWindow): { start: Date; end: Date } {
   return { start: new Date(window.start), end: new Date(window.end) };
 }
 
-/** Journal marker: a claim that exists only once the step's proof is durable. */
+/** The transition id of cleanup's proof (the absence fact it records). */
 export const CLEANUP_PROVED_STEP = 'cleanup-proved';
-
-export async function journaled(deps: DeliveryDeps, invocationId: string, transitionId: string): Promise<boolean> {
-  return (await journalOf(deps.ports.authority, invocationId).find(transitionId)) !== undefined;
-}
