@@ -3,7 +3,7 @@ import type { JournalEntry } from '../../authority/journal.js';
 import type { JournalState } from '../../domain/delivery/journal-states.js';
 import { canonicalDigest } from '../../domain/digest.js';
 import { EffectFailedError, IdentityConflictError, OutcomeUnknownError } from '../../domain/errors.js';
-import type { Fence, TransactionLeg } from '../../ports/authority.js';
+import type { Fence, TransactionLeg, TransactionOutcome } from '../../ports/authority.js';
 import type { Ports } from '../../ports/index.js';
 import { CustodyFencedError } from './errors.js';
 import type { DeliveryFacts } from './facts.js';
@@ -119,6 +119,24 @@ export async function backoff(round: number): Promise<void> {
 }
 
 /**
+ * One round's submit of a fenced transaction (journaledWrite here, a part's receipt batch
+ * in parts/part-store.ts): contention and a CONFLICT back off before they are returned
+ * (the caller reloads exactly and plans again), UNKNOWN is returned for exact resolution.
+ * Contention comes back as a CONFLICT without conflicting legs.
+ */
+export async function submitRound(ports: Ports, cutPoint: string, legs: TransactionLeg[], round: number): Promise<TransactionOutcome> {
+  try {
+    const outcome = await ports.authority.transact(cutPoint, legs);
+    if (outcome.status === 'CONFLICT') await backoff(round);
+    return outcome;
+  } catch (error) {
+    if (!isContention(error)) throw error;
+    await backoff(round);
+    return { status: 'CONFLICT', conflicts: [] };
+  }
+}
+
+/**
  * Runs one journaled write to exactly-once: each round first reloads the exact claim of
  * the transition id (our write landed — now, after a lost response, or before a crash —
  * and it is the same operation), then plans against the current invocation and custody
@@ -153,19 +171,11 @@ export async function journaledWrite(ports: Ports, write: JournaledWrite): Promi
       { kind: 'put', item: { ...deliveryKeys.journalClaim(ref.invocationId, transitionId), seq }, expect: 'absent' },
       ...(plan.legs ?? []),
     ];
-    let outcome;
-    try {
-      outcome = await ports.authority.transact(write.cutPoint, legs);
-    } catch (error) {
-      if (!isContention(error)) throw error;
-      await backoff(round);
-      continue;
-    }
+    const outcome = await submitRound(ports, write.cutPoint, legs, round);
     if (outcome.status === 'APPLIED') {
       return { invocation: { ...invocation, ...set, version: invocation.version + 1 }, entry, alreadyApplied: false };
     }
     if (outcome.status === 'UNKNOWN') unknownReason = outcome.reason;
-    else await backoff(round);
   }
   const done = await findJournaled(ports, ref.invocationId, transitionId, opDigest);
   if (done) return { invocation: await readInvocation(ports, ref), entry: done, alreadyApplied: true };

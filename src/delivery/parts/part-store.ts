@@ -5,7 +5,7 @@ import type { Ports } from '../../ports/index.js';
 import { assertCustody, type CustodyRecord } from '../custody.js';
 import { DELIVERY_CUT_POINTS } from '../cut-points.js';
 import { inconsistent } from '../journal/errors.js';
-import { backoff, custodyGuardLeg, isContention } from '../journal/journaled-write.js';
+import { custodyGuardLeg, submitRound } from '../journal/journaled-write.js';
 import { deliveryKeys } from '../journal/keys.js';
 import { read } from '../journal/records.js';
 
@@ -135,21 +135,10 @@ export async function recordBatch(
         : { kind: 'update', key: deliveryKeys.part(invocationId, batch.part), expect: { version: head.version }, set: { ...fields, updatedAt: at } },
       custodyGuardLeg(custody),
     ];
-    let outcome;
-    try {
-      outcome = await ports.authority.transact(DELIVERY_CUT_POINTS.partReceipt, legs);
-    } catch (error) {
-      if (!isContention(error)) throw error;
-      await backoff(round);
-      continue;
-    }
+    const outcome = await submitRound(ports, DELIVERY_CUT_POINTS.partReceipt, legs, round);
     if (outcome.status === 'APPLIED') return { ...next, version: head.version + 1 };
     if (outcome.status === 'UNKNOWN') unknown = outcome.reason;
-    else {
-      const custodyConflict = outcome.conflicts.find((c) => c.leg === 2);
-      if (custodyConflict) await assertFenceStill(ports, custody);
-      await backoff(round);
-    }
+    else if (outcome.conflicts.some((c) => c.leg === 2)) await assertFenceStill(ports, custody);
     // Reload: the head may have moved (a duplicate of this part's Lambda wrote this batch).
     head = (await readHead(ports, invocationId, batch.part)) ?? request.head;
   }
