@@ -1,5 +1,3 @@
-import type { SeqRange } from '../../ports/target.js';
-import { ValidationError } from '../../domain/errors.js';
 import { PublicationRefusedError, StagingBindingChangedError, TargetObjectMissingError, TargetUnobservableError } from '../../domain/delivery/target-errors.js';
 import { serverErrorNumber } from './connection.js';
 import { THROWN } from './sql-text.js';
@@ -31,22 +29,5 @@ export function thrownError(error: unknown): Error | undefined {
       return new TargetObjectMissingError('a table the statement needs');
     default:
       return undefined;
-  }
-}
-
-
-export function scalar(value: unknown): number | string | null {
-  if (value === null || value === undefined) return null;
-  if (typeof value === 'number') return value;
-  if (typeof value === 'boolean') return value ? 1 : 0;
-  const text = value instanceof Date ? value.toISOString() : String(value);
-  if (/^-?\d+(\.\d+)?$/.test(text) && Math.abs(Number(text)) <= Number.MAX_SAFE_INTEGER) return Number(text);
-  return text;
-}
-
-export function assertSeqRange(range: SeqRange): void {
-  const ok = (n: number) => Number.isSafeInteger(n) && n >= 0 && n <= 2 ** 31;
-  if (!ok(range.from) || !ok(range.to) || range.from > range.to) {
-    throw new ValidationError('delivery.invalid_request', `chunk seq range must be integers 0 <= from <= to <= 2^31: [${String(range.from)}, ${String(range.to)})`);
   }
 }

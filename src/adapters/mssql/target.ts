@@ -16,8 +16,8 @@ import { LoadCountMismatchError } from '../../domain/delivery/target-errors.js';
 import { absenceProofStatement, createStagingBatch, describeStatement, dropStagingBatch, identityStatement, observeStagingStatement } from './ddl-statements.js';
 import { loadChunkBatch, observeChunksBatch, prepareLoadBatch, stagingFactsBatch } from './load-statements.js';
 import { probeReceiptBatch, publishBatch } from './publish-statements.js';
-import { assertSeqRange, scalar, thrownError } from './results.js';
-import { receiptOfRecord as toReceipt, type ReceiptRecord } from '../../domain/delivery/target-rules.js';
+import { thrownError } from './results.js';
+import { assertSeqRange, receiptOfRecord as toReceipt, scalarOf as scalar, type ReceiptRecord } from '../../domain/delivery/target-rules.js';
 import { assertionStatement, type Statement } from './sql-text.js';
 
 export interface MssqlTargetOptions {

@@ -1,30 +1,29 @@
 // Longer than ~300 lines: one class implementing the whole TargetPort over `pg` (the
-// methods share the pool, the fault injector and the error classification); quoting is in
-// sql.ts, outcome classification in outcome.ts. The next split, when it grows again: the
-// publication transaction into its own file, as the SQL Server adapter keeps its statements.
+// methods share the pool, the fault injector and the error classification). Split by job
+// around it: quoting and statements in sql.ts, outcome classification in outcome.ts, the
+// locks and stage rechecks in locks.ts, the publication transaction in publication.ts.
 import pg from 'pg';
 import { CutpointError, EffectFailedError, IdentityConflictError, OutcomeUnknownError, ValidationError } from '../../domain/errors.js';
 import type { TargetIdentity } from '../../domain/delivery/sealed-authority.js';
 import type { FaultInjector } from '../../ports/faults.js';
 import type { ChunkReceipt, CreateStagingRequest, DropOptions, DropResult, StageObservation, LoadChunkRequest, PublicationReceipt, PublishRequest, PublishResult, SeqRange, StagingCreated, StagingFacts, StagingFactsRequest, StagingRef, TableDescription, TableRef, TargetPort } from '../../ports/target.js';
-import { assertColumns, assertIdentifier, assertPublishRequest, assertInvocationId, assertOwner, assertSeq, assertStagingRef, assertTableRef, assertUserColumn, classifyRetirement, markerMatches, ownerMarker, publicationLockOf, RECEIPT_TABLE, receiptMatches, TARGET_CUT_POINTS } from '../../domain/delivery/target-rules.js';
-import { receiptOfRecord as toReceipt, type ReceiptRecord } from '../../domain/delivery/target-rules.js';
-import { LoadCountMismatchError, PublicationRefusedError, StagingBindingChangedError, TargetObjectMissingError, TargetUnavailableError, TargetUnobservableError } from '../../domain/delivery/target-errors.js';
+import { assertColumns, assertIdentifier, assertPublishRequest, assertInvocationId, assertOwner, assertSeq, assertStagingRef, assertTableRef, assertUserColumn, classifyRetirement, markerMatches, ownerMarker, publicationLockOf, RECEIPT_TABLE, TARGET_CUT_POINTS } from '../../domain/delivery/target-rules.js';
+import { assertSeqRange, receiptOfRecord as toReceipt, scalarOf as scalar, type ReceiptRecord } from '../../domain/delivery/target-rules.js';
+import { LoadCountMismatchError, TargetObjectMissingError, TargetUnavailableError, TargetUnobservableError } from '../../domain/delivery/target-errors.js';
 import { chunkJsonArray } from '../../domain/delivery/chunk-json.js';
+import { advisoryLock, lookup, recheckLocked, type Client, type TxResult } from './locks.js';
+import { existingPublication, publishBody } from './publication.js';
 import { classifyPgCommitFailure, describePgError, isPermissionFailure, sqlStateOf } from './outcome.js';
 import {
   ABSENCE_PROOF,
   CHUNK,
   DESCRIBE_COLUMNS,
   FORMAT_COMMENT,
-  keyJoin,
   loadChunkStatement,
-  LOOKUP_TABLE,
   quoteColumn,
   quoteIdent,
   quoteTable,
   RECEIPT_COLUMNS,
-  receiptTableDdl,
 } from './sql.js';
 
 export interface PostgresTargetOptions {
@@ -45,19 +44,12 @@ export interface PostgresTargetOptions {
   lockTimeoutMs?: number;
 }
 
-type Client = pg.PoolClient;
-
 interface TxOptions {
   /** The cut point whose effect is this transaction's COMMIT; read-only when absent. */
   cutPoint?: string;
   readOnly?: boolean;
 }
 
-/** The body decides whether its work is committed (a mutation) or rolled back (nothing to do). */
-interface TxResult<T> {
-  value: T;
-  commit: boolean;
-}
 
 /** A row of the receipt table as the driver returns it. */
 /** `TargetPort` on PostgreSQL through `pg`: any real server, or embedded PGlite over the wire. */
@@ -115,7 +107,7 @@ export class PostgresTarget implements TargetPort {
     assertStagingRef(staging);
     if (range !== undefined) assertSeqRange(range);
     return this.transaction({ readOnly: true }, async (client) => {
-      await this.recheckLocked(client, staging, 'ACCESS SHARE');
+      await recheckLocked(client, staging, 'ACCESS SHARE');
       const where = range === undefined ? '' : ` WHERE ${CHUNK} >= $1 AND ${CHUNK} < $2`;
       const result = await client.query<{ seq: number; rows: string }>(
         `SELECT ${CHUNK} AS seq, count(*)::text AS rows FROM ${quoteTable(staging.table)}${where} GROUP BY 1 ORDER BY 1`,
@@ -138,7 +130,7 @@ export class PostgresTarget implements TargetPort {
     }
     const table = quoteTable(staging.table);
     return this.transaction({ readOnly: true }, async (client) => {
-      await this.recheckLocked(client, staging, 'ACCESS SHARE');
+      await recheckLocked(client, staging, 'ACCESS SHARE');
       const nullSums = notNull.map((c, i) => `sum(CASE WHEN ${quoteColumn(c)} IS NULL THEN 1 ELSE 0 END)::text AS n${i}`);
       const counts = await client.query<Record<string, string | null>>(
         `SELECT count(*)::text AS total${nullSums.length ? ', ' + nullSums.join(', ') : ''} FROM ${table}`,
@@ -266,7 +258,7 @@ export class PostgresTarget implements TargetPort {
       // DELETE sees the first's rows. ROW EXCLUSIVE on the stage: a drop and a publication
       // (SHARE) wait for the loads in flight, and they for them.
       await advisoryLock(client, `cutpoint.load:${request.staging.table.schema}.${request.staging.table.table}#${request.seq}`);
-      await this.recheckLocked(client, request.staging, 'ROW EXCLUSIVE');
+      await recheckLocked(client, request.staging, 'ROW EXCLUSIVE');
       const stage = quoteTable(request.staging.table);
       await client.query(`DELETE FROM ${stage} WHERE ${CHUNK} = $1`, [request.seq]);
       const inserted = await client.query(loadChunkStatement(request.staging.table, columns), [request.seq, json]);
@@ -280,107 +272,19 @@ export class PostgresTarget implements TargetPort {
     assertPublishRequest(request);
     assertStagingRef(request.staging);
     try {
-      return await this.transaction({ cutPoint: TARGET_CUT_POINTS.publishCommit }, (client) => this.publishBody(client, request));
+      return await this.transaction({ cutPoint: TARGET_CUT_POINTS.publishCommit }, (client) => publishBody(client, request, this.receipts));
     } catch (error) {
       // A concurrent publisher of the same invocation won the receipt's primary key: its
       // receipt is the answer (or a conflict when it is not the same publication).
       if (error instanceof EffectFailedError && (error.cause as { code?: string } | undefined)?.code === '23505') {
         const receipt = await this.probeReceipt(request.invocationId);
-        if (receipt) return this.existing(receipt, request);
+        if (receipt) return existingPublication(receipt, request);
       }
       throw error;
     }
   }
 
-  private async publishBody(client: Client, request: PublishRequest): Promise<TxResult<PublishResult>> {
-    await client.query(receiptTableDdl(this.receipts));
-    await advisoryLock(client, publicationLockOf(request.invocationId));
-    const prior = await client.query<ReceiptRecord>(
-      `SELECT ${RECEIPT_COLUMNS} FROM ${quoteTable(this.receipts)} WHERE invocation_id = $1`,
-      [request.invocationId],
-    );
-    if (prior.rows[0]) return { commit: false, value: this.existing(toReceipt(prior.rows[0]), request) };
 
-    const target = await lookup(client, request.target);
-    if (!target) throw new TargetObjectMissingError(`table ${request.target.schema}.${request.target.table}`);
-    const targetTable = quoteTable(request.target);
-    // EXCLUSIVE: readers go on, other writers of the target wait for the publication.
-    await client.query(`LOCK TABLE ${targetTable} IN EXCLUSIVE MODE`);
-    await this.recheckLocked(client, request.staging, 'SHARE');
-    const stage = quoteTable(request.staging.table);
-
-    const targetColumns = (await client.query<{ name: string }>(DESCRIBE_COLUMNS, [target.objectId])).rows.map((c) => c.name);
-    const stageColumns = new Set(
-      (await client.query<{ name: string }>(DESCRIBE_COLUMNS, [request.staging.objectId])).rows.map((c) => c.name),
-    );
-    const missing = targetColumns.filter((c) => !stageColumns.has(c));
-    if (missing.length > 0) throw new PublicationRefusedError(`stage lacks target columns ${missing.join(', ')}`);
-    for (const k of [request.timeColumn, ...request.keyColumns]) {
-      if (!targetColumns.includes(k)) throw new PublicationRefusedError(`target has no column ${k}`);
-    }
-
-    const count = await client.query<{ n: string }>(`SELECT count(*)::text AS n FROM ${stage}`);
-    const staged = Number(count.rows[0]?.n ?? -1);
-    if (staged !== request.rows) throw new PublicationRefusedError(`stage holds ${staged} rows, the journal proved ${request.rows}`);
-
-    const cols = targetColumns.map(quoteIdent).join(', ');
-    const time = quoteColumn(request.timeColumn);
-    const bounds = [request.window.start.toISOString(), request.window.end.toISOString()];
-    if (request.mode === 'replace_window') {
-      const outside = await client.query<{ n: string }>(
-        `SELECT count(*)::text AS n FROM ${stage} WHERE ${time} IS NULL OR ${time} < $1::timestamptz OR ${time} >= $2::timestamptz`,
-        bounds,
-      );
-      if (Number(outside.rows[0]?.n) !== 0) throw new PublicationRefusedError(`${outside.rows[0]?.n} staged rows fall outside the window`);
-      await client.query(`DELETE FROM ${targetTable} WHERE ${time} >= $1::timestamptz AND ${time} < $2::timestamptz`, bounds);
-      await client.query(`INSERT INTO ${targetTable} (${cols}) SELECT ${cols} FROM ${stage}`);
-    } else {
-      const keys = request.keyColumns.map(quoteColumn);
-      const bad = await client.query<{ n: string }>(
-        `SELECT (SELECT count(*) FROM ${stage} WHERE ${keys.map((k) => `${k} IS NULL`).join(' OR ')})
-              + (SELECT count(*) FROM (SELECT 1 FROM ${stage} GROUP BY ${keys.join(', ')} HAVING count(*) > 1) d) AS n`,
-      );
-      if (Number(bad.rows[0]?.n) !== 0) throw new PublicationRefusedError('merge keys in the stage are null or not unique');
-      const nonKeys = targetColumns.filter((c) => !request.keyColumns.includes(c));
-      if (nonKeys.length > 0) {
-        await client.query(
-          `UPDATE ${targetTable} AS t SET ${nonKeys.map((c) => `${quoteIdent(c)} = s.${quoteIdent(c)}`).join(', ')}
-             FROM ${stage} AS s WHERE ${keyJoin(request.keyColumns)}`,
-        );
-      }
-      await client.query(
-        `INSERT INTO ${targetTable} (${cols}) SELECT ${targetColumns.map((c) => `s.${quoteIdent(c)}`).join(', ')}
-           FROM ${stage} AS s WHERE NOT EXISTS (SELECT 1 FROM ${targetTable} AS t WHERE ${keyJoin(request.keyColumns)})`,
-      );
-    }
-    const inserted = await client.query<ReceiptRecord>(
-      `INSERT INTO ${quoteTable(this.receipts)}
-         (invocation_id, target_schema, target_table, mode, window_start, window_end, rows, digest, staging_object_id)
-       VALUES ($1, $2, $3, $4, $5::timestamptz, $6::timestamptz, $7, $8, $9)
-       RETURNING ${RECEIPT_COLUMNS}`,
-      [
-        request.invocationId,
-        request.target.schema,
-        request.target.table,
-        request.mode,
-        ...bounds,
-        request.rows,
-        request.digest,
-        request.staging.objectId,
-      ],
-    );
-    return { commit: true, value: { receipt: toReceipt(inserted.rows[0]!), applied: true } };
-  }
-
-  private existing(receipt: PublicationReceipt, request: PublishRequest): PublishResult {
-    if (!receiptMatches(receipt, request)) {
-      throw new IdentityConflictError(
-        'delivery.receipt_identity_conflict',
-        `a different publication receipt exists for invocation ${request.invocationId}`,
-      );
-    }
-    return { receipt, applied: false };
-  }
 
   async dropStaging(staging: StagingRef, options: DropOptions = {}): Promise<DropResult> {
     assertStagingRef(staging);
@@ -494,19 +398,6 @@ export class PostgresTarget implements TargetPort {
     return new TargetUnavailableError(message);
   }
 
-  /** Locks the stage in `mode`, then rechecks its exact object id and owner marker. */
-  private async recheckLocked(client: Client, staging: StagingRef, mode: string): Promise<void> {
-    const before = await lookup(client, staging.table);
-    if (!before) throw new StagingBindingChangedError(`${staging.table.schema}.${staging.table.table} is absent`);
-    await client.query(`LOCK TABLE ${quoteTable(staging.table)} IN ${mode} MODE`);
-    const after = await lookup(client, staging.table);
-    if (!after || after.objectId !== staging.objectId) {
-      throw new StagingBindingChangedError(`${staging.table.schema}.${staging.table.table} is not object ${staging.objectId}`);
-    }
-    if (!markerMatches(after.marker, staging)) {
-      throw new StagingBindingChangedError(`${staging.table.schema}.${staging.table.table} has a different owner binding`);
-    }
-  }
 }
 
 export function openPostgresTarget(options: PostgresTargetOptions): PostgresTarget {
@@ -515,15 +406,7 @@ export function openPostgresTarget(options: PostgresTargetOptions): PostgresTarg
 
 // ---------------------------------------------------------------------------------------
 
-async function lookup(client: Client, table: TableRef): Promise<{ objectId: string; marker: string | null } | undefined> {
-  const result = await client.query<{ object_id: string; marker: string | null }>(LOOKUP_TABLE, [table.schema, table.table]);
-  const row = result.rows[0];
-  return row ? { objectId: row.object_id, marker: row.marker } : undefined;
-}
 
-async function advisoryLock(client: Client, resource: string): Promise<void> {
-  await client.query('SELECT pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtextextended($1, 0))', [resource]);
-}
 
 async function absenceProof(
   client: Client,
@@ -552,24 +435,3 @@ async function rollback(client: Client): Promise<boolean> {
     return false;
   }
 }
-
-
-/** A part's seqs [from, to): integers in the seq domain, from <= to. */
-function assertSeqRange(range: SeqRange): void {
-  assertSeq(range.from);
-  if (!Number.isSafeInteger(range.to) || range.to < range.from || range.to > 2_147_483_648) {
-    throw new ValidationError('delivery.invalid_request', `seq range [${String(range.from)}, ${String(range.to)}) is not a range of chunk seqs`);
-  }
-}
-
-function scalar(value: unknown): number | string | null {
-  if (value === null || value === undefined) return null;
-  if (typeof value === 'number') return value;
-  if (typeof value === 'boolean') return value ? 1 : 0;
-  const text = value instanceof Date ? value.toISOString() : String(value);
-  if (/^-?\d+(\.\d+)?$/.test(text) && Number.isFinite(Number(text)) && Math.abs(Number(text)) <= Number.MAX_SAFE_INTEGER) {
-    return Number(text);
-  }
-  return text;
-}
-

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { ChunkReceipt, DropStatus, PublicationReceipt, PublishRequest, StagingRef, TableRef, TargetRow, TimeWindow } from '../../ports/target.js';
+import type { ChunkReceipt, DropStatus, PublicationReceipt, PublishRequest, SeqRange, StagingRef, TableRef, TargetRow, TimeWindow } from '../../ports/target.js';
 import { canonicalJson } from '../digest.js';
 import { ValidationError } from '../errors.js';
 
@@ -267,4 +267,22 @@ export function receiptOfRecord(row: ReceiptRecord): PublicationReceipt {
     stagingObjectId: row.staging_object_id,
     publishedAt: new Date(row.published_at),
   };
+}
+
+/** A part's seqs [from, to): integers 0 <= from <= to <= 2^31 (`observeChunks`' range). */
+export function assertSeqRange(range: SeqRange): void {
+  const ok = (n: number) => Number.isSafeInteger(n) && n >= 0 && n <= 2 ** 31;
+  if (!ok(range.from) || !ok(range.to) || range.from > range.to) {
+    throw new ValidationError('delivery.invalid_request', `chunk seq range must be integers 0 <= from <= to <= 2^31: [${String(range.from)}, ${String(range.to)})`);
+  }
+}
+
+/** A quality assertion's scalar as `StagingFacts` reports it: numbers as numbers (exact ones only), anything else as text, NULL as null. */
+export function scalarOf(value: unknown): number | string | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value === 'number') return value;
+  if (typeof value === 'boolean') return value ? 1 : 0;
+  const text = value instanceof Date ? value.toISOString() : String(value);
+  if (/^-?\d+(\.\d+)?$/.test(text) && Number.isFinite(Number(text)) && Math.abs(Number(text)) <= Number.MAX_SAFE_INTEGER) return Number(text);
+  return text;
 }
