@@ -100,13 +100,27 @@ function parsePlanBytes(bytes: Uint8Array, record: InvocationRecord): PartDescri
   return validatePlanParts(value, record.sealed.window);
 }
 
-/** The journaled plan, read back and verified against its SHA-256 (verify-eof, evidence). */
+/**
+ * Verified plans this process has read, by key and SHA-256 (the object is immutable, so an
+ * entry never goes stale): every part Lambda checks its descriptor against the plan, and
+ * a warm container running many parts of one window reads the plan object once, not once
+ * per part (which would be O(parts²) bytes over a window).
+ */
+const PLANS = new Map<string, PartDescriptor[]>();
+const PLANS_KEPT = 8;
+
+/** The journaled plan, read back and verified against its SHA-256 (the part step, verify-eof). */
 export async function readPlan(deps: Pick<DeliveryDeps, 'ports'>, record: InvocationRecord): Promise<PartDescriptor[]> {
   const plan = record.facts.plan;
   if (!plan) throw new TransitionPreconditionError(`invocation ${record.invocationId} has no part plan`);
+  const id = `${deps.ports.objects.location}/${plan.key}#${plan.sha256}`;
+  const kept = PLANS.get(id);
+  if (kept) return kept;
   const stored = await readVerified(deps.ports.objects, plan.key, plan.sha256);
   const parts = parsePlanBytes(stored.bytes, record);
   if (parts.length !== plan.parts) throw new ValidationError('delivery.part_plan_invalid', 'the part plan object does not hold the journaled number of parts');
+  if (PLANS.size >= PLANS_KEPT) PLANS.delete(PLANS.keys().next().value as string);
+  PLANS.set(id, parts);
   return parts;
 }
 
