@@ -16,11 +16,14 @@ const PARALLEL = 8;
  * receipts' rows per seq — observed part by part over each part's seq range (an index
  * range scan per part, never one GROUP BY over the whole window), plus one observation
  * that no seq beyond the last part's range holds rows. Read-only. `summary` is what
- * VERIFIED_EOF records (src/delivery/journal/facts.ts `PartsFact`).
+ * VERIFIED_EOF records (src/delivery/journal/facts.ts `PartsFact`). A planned part short
+ * of EOF means the writer has not finished: `unfinished`, and the target is not read.
  */
-export async function verifyParts(deps: DeliveryDeps, record: InvocationRecord): Promise<{ problems: string[]; summary: PartsFact }> {
+export async function verifyParts(deps: DeliveryDeps, record: InvocationRecord): Promise<{ unfinished: true } | { unfinished: false; problems: string[]; summary: PartsFact }> {
   const plan = await readPlan(deps, record);
   const heads = await listHeads(deps.ports, record.invocationId);
+  const atEof = new Set(heads.filter((h) => h.eof).map((h) => h.part));
+  if (plan.some((d) => !atEof.has(d.part))) return { unfinished: true };
   const staging = stagingRefOf(record);
   const problems: string[] = [];
   const extra = heads.filter((h) => h.part >= plan.length);
@@ -47,6 +50,7 @@ export async function verifyParts(deps: DeliveryDeps, record: InvocationRecord):
   if (beyond.length > 0) problems.push('the stage holds rows under seqs no part owns');
   const ordered = plan.map((d) => byPart.get(d.part)).filter((h) => h !== undefined);
   return {
+    unfinished: false,
     problems: problems.sort(),
     summary: {
       parts: plan.length,
@@ -56,13 +60,6 @@ export async function verifyParts(deps: DeliveryDeps, record: InvocationRecord):
       digest: partsDigest(ordered),
     },
   };
-}
-
-/** True when every part of the plan has reached EOF (the writer finished). */
-export async function allPartsAtEof(deps: Pick<DeliveryDeps, 'ports'>, record: InvocationRecord): Promise<boolean> {
-  if (!record.facts.plan) return false;
-  const heads = await listHeads(deps.ports, record.invocationId);
-  return heads.filter((h) => h.eof && h.part < (record.facts.plan?.parts ?? 0)).length === record.facts.plan.parts;
 }
 
 /**

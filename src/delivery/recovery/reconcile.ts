@@ -3,7 +3,7 @@ import type { PartsFact } from '../journal/facts.js';
 import { receiptMatches } from '../../domain/delivery/target-rules.js';
 import { assertCustody } from '../custody.js';
 import { transition } from '../journal/transition.js';
-import { allPartsAtEof, stageExplainedByReceipts, verifyParts } from '../parts/verify-parts.js';
+import { stageExplainedByReceipts, verifyParts } from '../parts/verify-parts.js';
 import { transitionIdOf } from '../steps/common.js';
 import { publicationFactOf, publishRequestOf } from '../steps/publish.js';
 import { RecoveryRetainedError, runRecovery, type RecoveryContext, type RecoveryDeps, type RecoveryInput, type RecoveryResult } from './recovery-session.js';
@@ -69,8 +69,8 @@ async function reconcilePublication(ctx: RecoveryContext): Promise<void> {
 /** The parts' receipts against the stage (verify-parts.ts); unfinished parts are a problem, not an error. */
 async function stageProblems(ctx: RecoveryContext): Promise<{ problems: string[]; summary?: PartsFact }> {
   const { record, deps } = ctx;
-  if (!(await allPartsAtEof(deps, record))) return { problems: ['extraction has not reached EOF in every part'] };
-  return verifyParts(deps, record);
+  const verified = await verifyParts(deps, record);
+  return verified.unfinished ? { problems: ['extraction has not reached EOF in every part'] } : verified;
 }
 
 async function reconcileWriting(ctx: RecoveryContext): Promise<void> {

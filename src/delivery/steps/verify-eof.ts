@@ -3,7 +3,7 @@ import { assertCustody } from '../custody.js';
 import type { DeliveryDeps } from '../deps.js';
 import { TransitionPreconditionError } from '../journal/errors.js';
 import { transition } from '../journal/transition.js';
-import { allPartsAtEof, verifyParts } from '../parts/verify-parts.js';
+import { verifyParts } from '../parts/verify-parts.js';
 import { adoptReceipt } from './publish.js';
 import { loadForStep, output, parseStepInput, transitionIdOf, type StepOutput } from './common.js';
 
@@ -30,14 +30,15 @@ export async function verifyEof(input: unknown, deps: DeliveryDeps): Promise<Ver
   const step = parseStepInput(input);
   const { record, ref } = await loadForStep(step, deps);
   if (record.state !== 'WRITING_UNKNOWN' && record.state !== 'VERIFIED_EOF') return { ...output(step, record, false), problems: [] };
-  if (record.state === 'WRITING_UNKNOWN' && !(await allPartsAtEof(deps, record))) {
-    throw new TransitionPreconditionError(`invocation ${record.invocationId}: extraction has not reached EOF in every part`);
-  }
   const custody = await assertCustody(deps.ports, ref.targetId, step.fence);
   // Receipt first: a publication that landed unjournaled is adopted before the stage is read.
   const adopted = await adoptReceipt(record, step.fence, deps);
   if (adopted) return { ...output(step, adopted.invocation, !adopted.alreadyApplied), problems: [] };
-  const { problems, summary } = await verifyParts(deps, record);
+  const verified = await verifyParts(deps, record);
+  // Extraction unfinished: nothing is proved. (VERIFIED_EOF was entered with every part at
+  // EOF, and a part head never leaves EOF.)
+  if (verified.unfinished) throw new TransitionPreconditionError(`invocation ${record.invocationId}: extraction has not reached EOF in every part`);
+  const { problems, summary } = verified;
   if (record.state === 'VERIFIED_EOF' && problems.length === 0) return { ...output(step, record, false), problems };
   const to: JournalState = problems.length === 0 ? 'VERIFIED_EOF' : record.state === 'VERIFIED_EOF' ? 'REEXTRACT_REQUIRED' : 'PARTIAL_PROVED';
   const result = await transition(deps.ports, ref, {
