@@ -5,7 +5,7 @@ import type { AuthorityItem, Fence, TransactionLeg } from '../ports/authority.js
 import type { Ports } from '../ports/index.js';
 import { DELIVERY_CUT_POINTS } from './cut-points.js';
 import { JournalStateConflictError, TransitionPreconditionError } from './journal/errors.js';
-import { custodyGuardLeg, journaledWrite, requireFence } from './journal/journaled-write.js';
+import { custodyGuardLeg, journaledWrite, requireFence, type Known } from './journal/journaled-write.js';
 import { deliveryKeys, validateFence, validateRef, validateTargetId, type InvocationRef } from './journal/keys.js';
 import { type InvocationRecord } from './journal/records.js';
 
@@ -83,7 +83,7 @@ export const CHECKPOINT_TRANSITION_ID = 'sys:checkpoint';
  * Requires state PUBLISHED (Delivery.JournalStateConflict otherwise) and the evidence
  * object recorded (Delivery.TransitionPrecondition). Nothing is written on any refusal.
  */
-export async function advanceCheckpoint(ports: Ports, ref: InvocationRef, fence: Fence): Promise<CheckpointAdvance> {
+export async function advanceCheckpoint(ports: Ports, ref: InvocationRef, fence: Fence, known?: Known): Promise<CheckpointAdvance> {
   const target = validateRef(ref);
   const ourFence = validateFence(fence);
   const result = await journaledWrite(ports, {
@@ -92,6 +92,7 @@ export async function advanceCheckpoint(ports: Ports, ref: InvocationRef, fence:
     transitionId: CHECKPOINT_TRANSITION_ID,
     type: 'checkpoint',
     op: {},
+    ...(known ? { known } : {}),
     plan: async ({ invocation, custody, at }) => {
       requireFence(target, custody, ourFence);
       if (invocation.state !== 'PUBLISHED') throw new JournalStateConflictError(target.invocationId, invocation.state, 'PUBLISHED');

@@ -36,11 +36,19 @@ export interface BeginRequest {
    * own retries (a retry with the same session after a lost response gets the same grant).
    */
   session: string;
+  /**
+   * What the caller read just before: no pointer for this invocation, and the target's
+   * custody item. The first round submits on it without reading; the transaction's own
+   * conditions (pointer absent, custody version) refuse a stale read.
+   */
+  known?: { custody: CustodyRecord | undefined };
 }
 
 export interface CustodyGrant {
   fence: Fence;
   invocation: InvocationRecord;
+  /** The custody record this grant wrote (absent when found already applied: read it). */
+  custody?: CustodyRecord & { fence: Fence };
   /** True when this session already held custody (a retry): nothing was written now. */
   alreadyApplied: boolean;
 }
@@ -81,9 +89,12 @@ export async function beginInvocation(ports: Ports, request: BeginRequest): Prom
   const opDigest = opDigestOf('begin', op);
   let unknownReason: string | undefined;
   for (let round = 0; round < MAX_ROUNDS; round++) {
-    const ours = await beganBy(ports, ref, session, opDigest);
-    if (ours) return ours;
-    const custody = await loadCustody(ports, targetId);
+    const known = round === 0 ? request.known : undefined;
+    if (!known) {
+      const ours = await beganBy(ports, ref, session, opDigest);
+      if (ours) return ours;
+    }
+    const custody = known ? known.custody : await loadCustody(ports, targetId);
     if (custody?.state === 'HELD') {
       // Our own earlier transaction may be landing right now; the next round's reload decides.
       if (custody.invocationId === invocationId) {
@@ -128,7 +139,10 @@ export async function beginInvocation(ports: Ports, request: BeginRequest): Prom
       await backoff(round);
       continue;
     }
-    if (outcome.status === 'APPLIED') return { fence, invocation: { ...record, version: 1 }, alreadyApplied: false };
+    if (outcome.status === 'APPLIED') {
+      const held = { targetId, state: 'HELD' as const, epoch, fence, invocationId, acquiredAt: at, version: custody ? custody.version + 1 : 1 };
+      return { fence, invocation: { ...record, version: 1 }, custody: held, alreadyApplied: false };
+    }
     if (outcome.status === 'UNKNOWN') unknownReason = outcome.reason;
     else await backoff(round);
   }

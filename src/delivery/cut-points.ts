@@ -28,6 +28,11 @@ export const DELIVERY_CUT_POINTS = {
   /** Extracted chunk object PUT (S3). */
   chunkPut: 'delivery.chunk.put',
   /**
+   * Starting a part: its empty head (must be absent), checked against the invocation's
+   * carried version and the custody fence, in one transaction (parts/part-store.ts).
+   */
+  partClaim: 'delivery.part.claim',
+  /**
    * Journaling a batch of up to 16 chunk receipts of one part (each chunk extracted,
    * written and loaded: seq, rows, bytes, sha256, key) with the part's head, fenced.
    */

@@ -6,7 +6,7 @@ import type { DeliveryDeps } from './deps.js';
 import { begin, type BeginInput } from './steps/begin.js';
 import { checkpoint } from './steps/checkpoint.js';
 import { cleanup } from './steps/cleanup.js';
-import type { StepInput, StepOutput } from './steps/common.js';
+import { forRerun, type StepInput, type StepOutput } from './steps/common.js';
 import { createStaging } from './steps/create-staging.js';
 import { persistEvidence } from './steps/evidence.js';
 import { extractLoadParts } from './parts/extract-load-parts.js';
@@ -72,8 +72,11 @@ export async function runDeliverySteps(input: StepInput, deps: DeliveryDeps, ini
   const steps = [...initial];
   let last: StepOutput | undefined;
   let reasons: string[] | undefined;
+  // What each step left is what the next one carries (steps/carried.ts); a rerun reads.
+  let carried: StepInput = { invocationId: input.invocationId, fence: input.fence, ...(input.known ? { known: input.known } : {}) };
   for (const [name, step] of DELIVERY_STEPS) {
-    const out = await rerunTransient(() => step({ invocationId: input.invocationId, fence: input.fence }, deps));
+    const out = await rerunTransient((attempt) => step(attempt === 1 ? carried : forRerun(carried), deps));
+    carried = { invocationId: out.invocationId, fence: out.fence, ...(out.known ? { known: out.known } : {}) };
     last = out;
     steps.push({ step: name, state: out.state, acted: out.acted });
     if (out.failures?.length) reasons = out.failures;

@@ -5,10 +5,10 @@
  */
 export const TRANSIENT_ERRORS = ['Cutpoint.OutcomeUnknown', 'Cutpoint.WorkerCrashed', 'Cutpoint.EffectFailed'] as const;
 
-export async function rerunTransient<T>(step: () => Promise<T>, transient: readonly string[] = TRANSIENT_ERRORS, attempts = 3): Promise<T> {
+export async function rerunTransient<T>(step: (attempt: number) => Promise<T>, transient: readonly string[] = TRANSIENT_ERRORS, attempts = 3): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await step();
+      return await step(attempt);
     } catch (error) {
       if (!transient.includes((error as Error).name) || attempt >= attempts) throw error;
     }

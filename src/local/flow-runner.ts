@@ -136,7 +136,10 @@ async function execute(
 ): Promise<ChildOutcome> {
   const machine = new StateMachine(withLocalArns(definition) as never, { validationOptions: { noValidate: true } } as StateMachineOptions);
   const run = machine.run(input as never, {
-    context: { Execution: { Id: execution.arn, Name: execution.name, Input: input as never, StartTime: new Date().toISOString() } },
+    // `$$.State.RetryCount` reads 0 on every attempt: the library does not track it. A flow
+    // that passes it on (deliver-window's `retry`) must be right when a retry looks like a
+    // first attempt, and is tested so (see src/delivery/steps/carried.ts).
+    context: { Execution: { Id: execution.arn, Name: execution.name, Input: input as never, StartTime: new Date().toISOString() }, State: { RetryCount: 0 } } as never,
     overrides,
   });
   let transitions = 0;

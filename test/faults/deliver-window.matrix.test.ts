@@ -33,6 +33,7 @@ const FORWARD_CUT_POINTS = [
   DELIVERY_CUT_POINTS.stagingRecord,
   DELIVERY_CUT_POINTS.planPut,
   DELIVERY_CUT_POINTS.chunkPut,
+  DELIVERY_CUT_POINTS.partClaim,
   DELIVERY_CUT_POINTS.partReceipt,
   DELIVERY_CUT_POINTS.journalTransition,
   DELIVERY_CUT_POINTS.checkpointAdvance,

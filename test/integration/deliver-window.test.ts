@@ -301,3 +301,48 @@ describe('deliver one window in process', () => {
     expect(again.steps.some((s) => s.acted)).toBe(false);
   });
 });
+
+describe('requests of a delivery', () => {
+  it('the happy path reads only what no step can carry, and writes one transaction per journaled step, part claim and receipt batch', async () => {
+    const invocationId = newInvocationId();
+    const before = world.stores.meter.snapshot();
+    const run = await deliverWindow(beginInput(invocationId), deps);
+    expect(run.state).toBe('CUSTODY_RELEASED');
+    const after = world.stores.meter.snapshot();
+    const used = (op: string) => (after[op] ?? 0) - (before[op] ?? 0);
+    const heads = await listHeads(world.stores.ports, invocationId);
+    const chunks = heads.reduce((n, h) => n + h.chunks, 0);
+    // A batch per 16 chunks of a part, the last one (at EOF) possibly empty.
+    const batches = heads.reduce((n, h) => n + Math.floor(h.chunks / 16) + 1, 0);
+    expect(heads.length).toBeGreaterThan(1);
+    // Reads: whether the invocation exists and the target's custody (begin), and the route
+    // checkpoint — nothing a step carries is read again.
+    expect(used('dynamodb.GetItem')).toBe(3);
+    // Begin, stage, plan, EOF, publish, evidence, checkpoint + succeed, cleanup, release; a claim per part; the batches.
+    expect(used('dynamodb.TransactWriteItems')).toBe(10 + heads.length + batches);
+    // VerifyEof: the heads once, each part's batches once.
+    expect(used('dynamodb.Query')).toBe(1 + heads.length);
+    // Every chunk once, the plan and the evidence.
+    expect(used('s3.PutObject')).toBe(chunks + 2);
+  });
+
+  it('a step carrying a state that is no longer current (its first attempt\'s response was lost) decides from the journal: nothing twice', async () => {
+    const invocationId = newInvocationId();
+    const begun = await begin(beginInput(invocationId), deps);
+    expect(begun.known?.invocation.version).toBe(1);
+    const staged = await createStaging(begun, deps);
+    expect(staged).toMatchObject({ state: 'EMPTY_STAGING', acted: true });
+    // Begin's output again: its record has no stage. The write conflicts on the version,
+    // the next round finds the step's own claim.
+    const again = await createStaging(begun, deps);
+    expect(again).toMatchObject({ state: 'EMPTY_STAGING', acted: false });
+    expect(again.known?.invocation.version).toBe(staged.known?.invocation.version);
+    // Planning on begin's stale record (no stage) is refused on it, then decided on the journal.
+    const planned = await planParts(begun, deps);
+    expect(planned).toMatchObject({ state: 'WRITING_UNKNOWN', acted: true });
+    const journal = await journalOf(world.stores.ports.authority, invocationId).read();
+    expect(journal.map((e) => e.transitionId)).toEqual(['sys:begin', `create-staging.${invocationId}`, `extract-start.${invocationId}`]);
+    const run = await runDeliverySteps(staged, deps);
+    expect(run.state).toBe('CUSTODY_RELEASED');
+  });
+});

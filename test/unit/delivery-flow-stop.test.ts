@@ -10,6 +10,7 @@ const out = (state: JournalState, drop?: DropStatus): StepOutput & { drop?: Drop
   invocationId: 'inv-aaaaaaaaaaaaaaaaaaaaaaaaaa',
   fence: { owner: 'inv-aaaaaaaaaaaaaaaaaaaaaaaaaa', session: 's', epoch: 1 },
   targetId: 'w.dwh.events',
+  known: null,
   state,
   acted: true,
   ...(drop ? { drop } : {}),

@@ -160,7 +160,14 @@ export async function journaledWrite(ports: Ports, write: JournaledWrite): Promi
       known?.custody ?? loadCustody(ports, ref.targetId),
     ]);
     const at = ports.clock.now().toISOString();
-    const plan = await write.plan({ invocation, custody, at });
+    let plan: JournaledPlan;
+    try {
+      plan = await write.plan({ invocation, custody, at });
+    } catch (error) {
+      // A refusal planned on what the caller carried is decided again on what is current.
+      if (known) continue;
+      throw error;
+    }
     const seq = invocation.journalSeq + 1;
     const entry: JournalEntry = { seq, transitionId, type: write.type, at, data: { ...plan.journal, op: write.op, opDigest } };
     const set = { ...plan.set, journalSeq: seq, lastTransitionId: transitionId, updatedAt: at };

@@ -1,5 +1,5 @@
 import { chunkObjectKeyOf } from '../../domain/delivery/identifiers.js';
-import { emptyPartHead, RECEIPTS_PER_BATCH, type ChunkReceiptFact } from '../../domain/delivery/part-receipts.js';
+import { RECEIPTS_PER_BATCH, type ChunkReceiptFact } from '../../domain/delivery/part-receipts.js';
 import { chunkSeqOf, validatePartDescriptor } from '../../domain/delivery/parts.js';
 import { canonicalJson, sha256Hex } from '../../domain/digest.js';
 import { IdentityConflictError, ValidationError } from '../../domain/errors.js';
@@ -7,14 +7,14 @@ import { putExact } from '../../objects/exact-object.js';
 import type { SourceChunk } from '../../ports/source.js';
 import { SourceForbiddenError } from '../../domain/delivery/source-errors.js';
 import { encodeChunk } from '../chunk-codec.js';
-import { assertCustody } from '../custody.js';
 import { DELIVERY_CUT_POINTS } from '../cut-points.js';
 import type { DeliveryDeps } from '../deps.js';
 import { TransitionPreconditionError } from '../journal/errors.js';
 import { loadForStep, parseStepInput, stagingRefOf } from '../steps/common.js';
 import { readPlan } from '../steps/plan-parts.js';
-import { readHead, recordBatch, type StoredHead } from './part-store.js';
+import { claimPart, readHead, recordBatch } from './part-store.js';
 import { resumePositionOf } from './resume.js';
+import { rereadOnStale } from '../steps/carried.js';
 
 /** A Map item's result: small, whatever the part's size (the ResultWriter keeps them in S3). */
 export interface PartOutput {
@@ -43,25 +43,33 @@ export interface PartOutput {
  * reloaded. A part at EOF does nothing. Acts only in WRITING_UNKNOWN; without a source
  * (recovery) it refuses with Delivery.SourceForbidden.
  */
-export async function extractLoadPart(input: unknown, deps: DeliveryDeps): Promise<PartOutput> {
+async function extractLoadPartOnce(input: unknown, deps: DeliveryDeps): Promise<PartOutput> {
   const step = parseStepInput(input);
   const descriptor = validatePartDescriptor((input as { part?: unknown }).part);
-  const { record, ref } = await loadForStep(step, deps);
-  const stored = await readHead(deps.ports, record.invocationId, descriptor.part);
+  const { record: carried, custody: heldCustody } = await loadForStep(step, deps);
   const summary = (h: { chunks: number; rows: number } | undefined, acted: boolean): PartOutput => ({ part: descriptor.part, chunks: h?.chunks ?? 0, rows: h?.rows ?? 0, acted });
-  if (stored?.eof) return summary(stored, false);
-  if (record.state !== 'WRITING_UNKNOWN') throw new TransitionPreconditionError(`invocation ${record.invocationId} in ${record.state} extracts no part`);
-  const planned = (await readPlan(deps, record))[descriptor.part];
+  if (carried.state !== 'WRITING_UNKNOWN' || !deps.source) {
+    // Nothing to extract, or nothing to extract with: a part at EOF is done either way.
+    const stored = await readHead(deps.ports, carried.invocationId, descriptor.part);
+    if (stored?.eof) return summary(stored, false);
+    if (!deps.source) throw new SourceForbiddenError('streamWindow');
+    throw new TransitionPreconditionError(`invocation ${carried.invocationId} in ${carried.state} extracts no part`);
+  }
+  const planned = (await readPlan(deps, carried))[descriptor.part];
   if (!planned || canonicalJson(planned) !== canonicalJson(descriptor)) {
     throw new ValidationError('delivery.part_plan_invalid', `part ${descriptor.part} is not the journaled plan's part`);
   }
-  if (!deps.source) throw new SourceForbiddenError('streamWindow');
+  const custody = await heldCustody();
+  const claimed = await claimPart(deps.ports, { invocation: carried, descriptor, custody });
+  let head = claimed.head;
+  if (head.eof) return summary(head, false);
+  const record = claimed.invocation;
+  if (record.state !== 'WRITING_UNKNOWN') throw new TransitionPreconditionError(`invocation ${record.invocationId} in ${record.state} extracts no part`);
   const staging = stagingRefOf(record);
-  const custody = await assertCustody(deps.ports, ref.targetId, step.fence);
   const { source, chunkRows } = deps.route.route;
-  let head: StoredHead | (ReturnType<typeof emptyPartHead> & { version: 0 }) = stored ?? { ...emptyPartHead(record.invocationId, descriptor), version: 0 };
+  const sourcePort = deps.source;
   const resumeAfter = head.last ? await resumePositionOf(deps.ports, { ...head, last: head.last }, source) : undefined;
-  const chunks = deps.source.streamWindow({
+  const chunks = sourcePort.streamWindow({
     from: source.from,
     timeColumn: source.timeColumn,
     keyColumns: source.keyColumns,
@@ -111,3 +119,6 @@ export async function extractLoadPart(input: unknown, deps: DeliveryDeps): Promi
   await flush(true);
   return summary(head, true);
 }
+
+/** The step, deciding again from the journal when it refused on a stale carried state (steps/carried.ts). */
+export const extractLoadPart = rereadOnStale(extractLoadPartOnce);

@@ -1,6 +1,6 @@
 import { rerunTransient } from '../../engine/rerun.js';
 import type { DeliveryDeps } from '../deps.js';
-import { loadForStep, output, type StepInput, type StepOutput } from '../steps/common.js';
+import { forRerun, loadForStep, output, type StepInput, type StepOutput } from '../steps/common.js';
 import { readPlan } from '../steps/plan-parts.js';
 import { extractLoadPart } from './extract-load-part.js';
 
@@ -13,17 +13,21 @@ import { extractLoadPart } from './extract-load-part.js';
  */
 export async function extractLoadParts(input: StepInput, deps: DeliveryDeps): Promise<StepOutput> {
   const { record } = await loadForStep(input, deps);
-  if (!record.facts.plan) return output(input, record, false);
+  if (!record.facts.plan) {
+    // No plan in what it carried: the plan may be journaled since; only a read says there is none.
+    return input.known ? extractLoadParts(forRerun(input), deps) : output(input, record, false);
+  }
   const parts = await readPlan(deps, record);
   let next = 0;
   let acted = false;
   const worker = async (): Promise<void> => {
     while (next < parts.length) {
       const part = parts[next++];
-      const out = await rerunTransient(() => extractLoadPart({ ...input, part }, deps));
+      const out = await rerunTransient((attempt) => extractLoadPart({ ...(attempt === 1 ? input : forRerun(input)), part }, deps));
       acted ||= out.acted;
     }
   };
   await Promise.all(Array.from({ length: Math.min(deps.route.route.maxConcurrency, parts.length) }, worker));
-  return output(input, (await loadForStep(input, deps)).record, acted);
+  // Parts never write the invocation: the record read (or carried) above is still current.
+  return output(input, record, acted);
 }

@@ -1,4 +1,5 @@
-import { batchDigestOf, nextPartHead, type ChunkReceiptFact, type PartHead, type ReceiptBatch } from '../../domain/delivery/part-receipts.js';
+import { batchDigestOf, emptyPartHead, nextPartHead, type ChunkReceiptFact, type PartHead, type ReceiptBatch } from '../../domain/delivery/part-receipts.js';
+import type { PartDescriptor } from '../../domain/delivery/parts.js';
 import { IdentityConflictError, OutcomeUnknownError, EffectFailedError } from '../../domain/errors.js';
 import type { AuthorityItem, Fence, TransactionLeg } from '../../ports/authority.js';
 import type { Ports } from '../../ports/index.js';
@@ -7,7 +8,7 @@ import { DELIVERY_CUT_POINTS } from '../cut-points.js';
 import { inconsistent } from '../journal/errors.js';
 import { custodyGuardLeg, submitRound } from '../journal/journaled-write.js';
 import { deliveryKeys } from '../journal/keys.js';
-import { read } from '../journal/records.js';
+import { read, readInvocation, type InvocationRecord } from '../journal/records.js';
 
 /**
  * The part items (keys in journal/keys.ts): one head per part and one item per batch of
@@ -106,13 +107,66 @@ export async function listReceipts(ports: Ports, invocationId: string): Promise<
 
 const MAX_ROUNDS = 6;
 
+/** A part as its item step starts it: the head to go on from, and the invocation it was proved current against. */
+export interface ClaimedPart {
+  head: StoredHead;
+  /** The invocation record, re-read only when the carried one was not current. */
+  invocation: InvocationRecord;
+}
+
+/**
+ * Starts (or finds) a part without reading anything first: ONE transaction at
+ * `delivery.part.claim` puts the part's empty head (must be absent), checks the
+ * invocation is still at the version the step carries (so its state — WRITING_UNKNOWN —
+ * and its plan and stage are current: parts never write the invocation) and that the
+ * fence holds custody. A head that exists comes back with the CONFLICT (the part was
+ * started before: a retry, a redrive) and the part goes on from it; a carried invocation
+ * that is not current is read again and the claim repeated. A part whose head exists is
+ * never loaded before its head is known, so a part at EOF is never touched again.
+ */
+export async function claimPart(
+  ports: Ports,
+  request: { invocation: InvocationRecord; descriptor: PartDescriptor; custody: CustodyRecord & { fence: Fence } },
+): Promise<ClaimedPart> {
+  const { descriptor, custody } = request;
+  let invocation = request.invocation;
+  const ref = { targetId: invocation.targetId, invocationId: invocation.invocationId };
+  const key = deliveryKeys.part(ref.invocationId, descriptor.part);
+  let unknown: string | undefined;
+  for (let round = 0; round < MAX_ROUNDS; round++) {
+    const empty = emptyPartHead(ref.invocationId, descriptor);
+    const legs: TransactionLeg[] = [
+      { kind: 'put', item: { ...key, ...empty, updatedAt: ports.clock.now().toISOString() }, expect: 'absent' },
+      { kind: 'check', key: deliveryKeys.invocation(ref.targetId, ref.invocationId), expect: { version: invocation.version } },
+      custodyGuardLeg(custody),
+    ];
+    const outcome = await submitRound(ports, DELIVERY_CUT_POINTS.partClaim, legs, round);
+    if (outcome.status === 'APPLIED') return { head: { ...empty, version: 1 }, invocation };
+    if (outcome.status === 'UNKNOWN') {
+      unknown = outcome.reason;
+      continue;
+    }
+    const conflict = (leg: number) => outcome.conflicts.find((c) => c.leg === leg);
+    if (conflict(2)) await assertFenceStill(ports, custody);
+    if (conflict(1)) {
+      invocation = await readInvocation(ports, ref);
+      continue;
+    }
+    const current = conflict(0)?.current;
+    // The head exists and the invocation is current (its check passed in the same transaction).
+    if (current) return { head: parseHead(current, ref.invocationId), invocation };
+  }
+  if (unknown !== undefined) throw new OutcomeUnknownError(DELIVERY_CUT_POINTS.partClaim, `the claim of part ${descriptor.part} is still unknown (${unknown})`);
+  throw new EffectFailedError(DELIVERY_CUT_POINTS.partClaim, `the claim of part ${descriptor.part} kept conflicting and was not applied`);
+}
+
 /**
  * Journals one batch of a part under the caller's custody (see the file comment). Returns
  * the head after the batch, whether this call or an earlier lost one wrote it.
  */
 export async function recordBatch(
   ports: Ports,
-  request: { invocationId: string; head: StoredHead | (PartHead & { version: 0 }); batch: ReceiptBatch; custody: CustodyRecord & { fence: Fence } },
+  request: { invocationId: string; head: StoredHead; batch: ReceiptBatch; custody: CustodyRecord & { fence: Fence } },
 ): Promise<StoredHead> {
   const { invocationId, batch, custody } = request;
   const batchKey = deliveryKeys.batch(invocationId, batch.part, batch.batch);
@@ -127,12 +181,9 @@ export async function recordBatch(
     const next = nextPartHead(head, batch);
     const at = ports.clock.now().toISOString();
     const { version: _v, ...fields } = next as StoredHead;
-    const headItem = { ...deliveryKeys.part(invocationId, batch.part), ...fields, updatedAt: at };
     const legs: TransactionLeg[] = [
       { kind: 'put', item: { ...batchKey, invocationId, part: batch.part, batch: batch.batch, eof: batch.eof, receipts: batch.receipts, digest, at }, expect: 'absent' },
-      head.version === 0
-        ? { kind: 'put', item: headItem, expect: 'absent' }
-        : { kind: 'update', key: deliveryKeys.part(invocationId, batch.part), expect: { version: head.version }, set: { ...fields, updatedAt: at } },
+      { kind: 'update', key: deliveryKeys.part(invocationId, batch.part), expect: { version: head.version }, set: { ...fields, updatedAt: at } },
       custodyGuardLeg(custody),
     ];
     const outcome = await submitRound(ports, DELIVERY_CUT_POINTS.partReceipt, legs, round);

@@ -3,7 +3,7 @@ import { JournalUnavailableError } from '../../domain/delivery/journal-states.js
 import { assertSealedForRun, sealAuthority } from '../../domain/delivery/sealed-authority.js';
 import { assertWindowClosed, resolveWindow, type SealedWindow } from '../../domain/delivery/window.js';
 import { ValidationError } from '../../domain/errors.js';
-import { beginInvocation, CustodyHeldError, loadCustody } from '../custody.js';
+import { beginInvocation, CustodyHeldError, loadCustody, type CustodyRecord } from '../custody.js';
 import type { DeliveryDeps } from '../deps.js';
 import { validateSession } from '../journal/keys.js';
 import { loadInvocation } from '../journal/records.js';
@@ -89,6 +89,7 @@ export async function begin(input: BeginInput, deps: DeliveryDeps): Promise<Begi
   const targetId = routeTargetId(deps);
 
   let window: SealedWindow;
+  let known: { custody: CustodyRecord | undefined } | undefined;
   const existing = await loadInvocation(ports, invocationId).catch((error: unknown) => {
     if (error instanceof JournalUnavailableError && error.missing) return undefined;
     throw error;
@@ -106,6 +107,7 @@ export async function begin(input: BeginInput, deps: DeliveryDeps): Promise<Begi
     // refused before the source is opened (beginInvocation rechecks it by CAS).
     const custody = await loadCustody(ports, targetId);
     if (custody?.state === 'HELD' && custody.invocationId !== invocationId) throw new CustodyHeldError(targetId, custody.invocationId);
+    known = { custody };
     // Then the source, read-only, before custody is taken and a stage created: the table
     // and the time and key columns exist (delivery.source_table_missing,
     // delivery.source_schema_invalid), or the source is unreachable — with its cause.
@@ -124,7 +126,7 @@ export async function begin(input: BeginInput, deps: DeliveryDeps): Promise<Begi
     workRoot: workRootOf(deps),
     window,
   });
-  const grant = await beginInvocation(ports, { invocationId, route: route.name, targetId, sealed, session });
+  const grant = await beginInvocation(ports, { invocationId, route: route.name, targetId, sealed, session, ...(known ? { known } : {}) });
   return {
     invocationId,
     fence: grant.fence,
@@ -132,5 +134,6 @@ export async function begin(input: BeginInput, deps: DeliveryDeps): Promise<Begi
     state: grant.invocation.state,
     acted: !grant.alreadyApplied,
     window: grant.invocation.sealed.window,
+    known: grant.custody ? { invocation: grant.invocation, custody: grant.custody } : null,
   };
 }

@@ -2,6 +2,7 @@ import { advanceCheckpoint } from '../checkpoint.js';
 import type { DeliveryDeps } from '../deps.js';
 import { transition } from '../journal/transition.js';
 import { loadForStep, output, parseStepInput, transitionIdOf, type StepOutput } from './common.js';
+import { rereadOnStale } from './carried.js';
 
 export interface CheckpointOutput extends StepOutput {
   /** True when this invocation moved the route checkpoint (false: it already stood at or past the window end). */
@@ -15,18 +16,23 @@ export interface CheckpointOutput extends StepOutput {
  * claims, so a re-run after a crash between them just completes the second. Acts only in
  * PUBLISHED; evidence must be recorded first (advanceCheckpoint refuses otherwise).
  */
-export async function checkpoint(input: unknown, deps: DeliveryDeps): Promise<CheckpointOutput> {
+async function checkpointOnce(input: unknown, deps: DeliveryDeps): Promise<CheckpointOutput> {
   const step = parseStepInput(input);
-  const { record, ref } = await loadForStep(step, deps);
+  const { record, ref, custody: heldCustody } = await loadForStep(step, deps);
   if (record.state !== 'PUBLISHED') {
     return { ...output(step, record, false), ...(record.facts.checkpoint ? { moved: record.facts.checkpoint.moved } : {}) };
   }
-  const advanced = await advanceCheckpoint(deps.ports, ref, step.fence);
+  const custody = await heldCustody();
+  const advanced = await advanceCheckpoint(deps.ports, ref, step.fence, { invocation: record, custody });
   const result = await transition(deps.ports, ref, {
     from: 'PUBLISHED',
     to: 'SUCCEEDED',
     fence: step.fence,
     transitionId: transitionIdOf('succeed', record.invocationId),
+    known: { invocation: advanced.invocation, custody },
   });
-  return { ...output(step, result.invocation, !advanced.alreadyApplied || !result.alreadyApplied), moved: advanced.moved };
+  return { ...output(step, result.invocation, !advanced.alreadyApplied || !result.alreadyApplied, custody), moved: advanced.moved };
 }
+
+/** The step, deciding again from the journal when it refused on a stale carried state (steps/carried.ts). */
+export const checkpoint = rereadOnStale(checkpointOnce);

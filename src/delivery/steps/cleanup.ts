@@ -1,8 +1,8 @@
 import type { DropStatus } from '../../ports/target.js';
-import { assertCustody } from '../custody.js';
 import type { DeliveryDeps } from '../deps.js';
 import { recordFacts, transition } from '../journal/transition.js';
 import { CLEANUP_PROVED_STEP, loadForStep, output, parseStepInput, stagingRefOf, transitionIdOf, type StepOutput } from './common.js';
+import { rereadOnStale } from './carried.js';
 
 export interface CleanupOutput extends StepOutput {
   /** What the drop proved; absent when the step did not act. */
@@ -22,13 +22,13 @@ export interface CleanupOutput extends StepOutput {
  *   permission: the state stays SUCCEEDED and custody stays held, for an elevated
  *   principal to repeat the step (resume).
  */
-export async function cleanup(input: unknown, deps: DeliveryDeps): Promise<CleanupOutput> {
+async function cleanupOnce(input: unknown, deps: DeliveryDeps): Promise<CleanupOutput> {
   const step = parseStepInput(input);
-  const { record, ref } = await loadForStep(step, deps);
+  const { record, ref, custody: heldCustody } = await loadForStep(step, deps);
   const provedId = transitionIdOf(CLEANUP_PROVED_STEP, record.invocationId);
   // Proved already: the absence fact is what the cleanup-proved record wrote.
   if (record.state !== 'SUCCEEDED' || record.facts.absence) return output(step, record, false);
-  const custody = await assertCustody(deps.ports, ref.targetId, step.fence);
+  const custody = await heldCustody();
   const staging = stagingRefOf(record);
   const drop = await deps.target.dropStaging(staging);
   if (drop.status === 'ABSENT_PROVED') {
@@ -39,7 +39,7 @@ export async function cleanup(input: unknown, deps: DeliveryDeps): Promise<Clean
       patch: { absence: { table: staging.table, objectId: staging.objectId } },
       known: { invocation: record, custody },
     });
-    return { ...output(step, result.invocation, true), drop: drop.status };
+    return { ...output(step, result.invocation, true, custody), drop: drop.status };
   }
   if (drop.status === 'NOT_OURS') {
     const result = await transition(deps.ports, ref, {
@@ -49,7 +49,10 @@ export async function cleanup(input: unknown, deps: DeliveryDeps): Promise<Clean
       transitionId: transitionIdOf('cleanup-not-ours', record.invocationId),
       known: { invocation: record, custody },
     });
-    return { ...output(step, result.invocation, true), drop: drop.status };
+    return { ...output(step, result.invocation, true, custody), drop: drop.status };
   }
-  return { ...output(step, record, true), drop: drop.status };
+  return { ...output(step, record, true, custody), drop: drop.status };
 }
+
+/** The step, deciding again from the journal when it refused on a stale carried state (steps/carried.ts). */
+export const cleanup = rereadOnStale(cleanupOnce);

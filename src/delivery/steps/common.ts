@@ -9,7 +9,9 @@ import type { StagingRef } from '../../ports/target.js';
 import type { DeliveryDeps } from '../deps.js';
 import { TransitionPreconditionError } from '../journal/errors.js';
 import { validateFence, type InvocationRef } from '../journal/keys.js';
-import { loadInvocation, readInvocation, type InvocationRecord } from '../journal/records.js';
+import { loadInvocation, readInvocation, type CustodyRecord, type InvocationRecord } from '../journal/records.js';
+import { assertCustody } from '../custody.js';
+import { parseCarried, type Carried } from './carried.js';
 import { JournalUnavailableError } from '../../domain/delivery/journal-states.js';
 
 /**
@@ -25,9 +27,13 @@ import { JournalUnavailableError } from '../../domain/delivery/journal-states.js
 export interface StepInput {
   invocationId: string;
   fence: Fence;
+  /** The journal state the previous step left (carried.ts); absent or null: the step reads it. */
+  known?: Carried | null;
 }
 
 export interface StepOutput extends StepInput {
+  /** What the next step carries; null when this step holds no custody record to carry (the next step reads). */
+  known: Carried | null;
   targetId: string;
   /** The journal state after the step. */
   state: JournalState;
@@ -35,13 +41,27 @@ export interface StepOutput extends StepInput {
   acted: boolean;
 }
 
+/**
+ * `{ invocationId, fence }`, plus the carried `known` state unless `retry` (the flow's
+ * `$$.State.RetryCount`) says this is not the step's first attempt: a retried step reads
+ * the journal, since its first attempt may have written. `known` is checked in full by
+ * `loadForStep`, against the route's target.
+ */
 export function parseStepInput(input: unknown): StepInput {
-  const v = input as Partial<StepInput> | null;
+  const v = input as (Partial<StepInput> & { retry?: unknown }) | null;
   if (!v || typeof v !== 'object') throw new ValidationError('delivery.step_input_invalid', 'step input must be { invocationId, fence }');
   const invocationId = validateInvocationId(v.invocationId);
   const fence = validateFence(v.fence);
   if (fence.owner !== invocationId) throw new ValidationError('delivery.step_input_invalid', 'the fence belongs to another invocation');
-  return { invocationId, fence };
+  if (v.retry !== undefined && !(Number.isSafeInteger(v.retry) && (v.retry as number) >= 0)) throw new ValidationError('delivery.step_input_invalid', 'retry must be a count');
+  const carried = v.known !== undefined && v.known !== null && (v.retry ?? 0) === 0;
+  return { invocationId, fence, ...(carried ? { known: v.known as Carried } : {}) };
+}
+
+/** A step's input for a rerun: what it carried is dropped, so the rerun reads the journal. */
+export function forRerun<I extends StepInput>(input: I): I {
+  const { known: _stale, ...rest } = input;
+  return rest as I;
 }
 
 /** The target id the route delivers to. */
@@ -50,24 +70,41 @@ export function routeTargetId(deps: DeliveryDeps): string {
   return targetIdOf(target.binding, target.table);
 }
 
+export interface StepContext {
+  record: InvocationRecord;
+  ref: InvocationRef;
+  /**
+   * Custody for a step about to act outside the authority: the carried custody record,
+   * or one read now (`assertCustody`). Either way Delivery.Fenced unless the step's fence
+   * holds it; the authority writes carry the fence in their own transactions regardless.
+   */
+  custody(): Promise<CustodyRecord & { fence: Fence }>;
+}
+
 /**
- * Reloads the invocation under the deps' route target (ONE read: the record, parsed and
- * checked state ↔ facts) and checks it belongs to the route. The cross-item invariants
+ * The invocation a step acts on. Carried (`input.known`, carried.ts): checked as a read
+ * would be and used as is: no read at all. Otherwise reloaded under the deps' route
+ * target (ONE read: the record, parsed and checked state ↔ facts); either way checked to
+ * belong to the route. The cross-item invariants
  * (custody ↔ record, head ↔ journal records) are inspect's and recovery's
  * (`loadInvocation`): a step needs none of them, since every write it makes is
  * conditioned on the record's version and the custody fence in the same transaction. An
  * invocation not found under this target is looked up by its id, for the precise error.
  */
-export async function loadForStep(input: StepInput, deps: DeliveryDeps): Promise<{ record: InvocationRecord; ref: InvocationRef }> {
+export async function loadForStep(input: StepInput, deps: DeliveryDeps): Promise<StepContext> {
   const here = { targetId: routeTargetId(deps), invocationId: input.invocationId };
-  const record = await readInvocation(deps.ports, here).catch(async (error: unknown) => {
-    if (!(error instanceof JournalUnavailableError)) throw error;
-    return loadInvocation(deps.ports, input.invocationId);
-  });
+  const carried = input.known ? parseCarried(input.known, here, input.fence) : undefined;
+  const record =
+    carried?.invocation ??
+    (await readInvocation(deps.ports, here).catch(async (error: unknown) => {
+      if (!(error instanceof JournalUnavailableError)) throw error;
+      return loadInvocation(deps.ports, input.invocationId);
+    }));
   if (record.route !== deps.route.name || record.targetId !== here.targetId) {
     throw new ValidationError('delivery.route_mismatch', `invocation ${input.invocationId} was sealed for another route or target`);
   }
-  return { record, ref: { targetId: record.targetId, invocationId: record.invocationId } };
+  const ref = { targetId: record.targetId, invocationId: record.invocationId };
+  return { record, ref, custody: async () => carried?.custody ?? assertCustody(deps.ports, ref.targetId, input.fence) };
 }
 
 /**
@@ -84,8 +121,14 @@ export function transitionIdOf(step: string, invocationId: string, part?: string
   return part === undefined ? `${step}.${invocationId}` : `${step}.${part}.${invocationId}`;
 }
 
-export function output(input: StepInput, record: InvocationRecord, acted: boolean): StepOutput {
-  return { invocationId: input.invocationId, fence: input.fence, targetId: record.targetId, state: record.state, acted };
+/**
+ * A step's output: the state after it, and what the next step carries (`known`): the
+ * record as the step left it with the custody it holds (given, or the carried one). No
+ * custody known, nothing carried: the next step reads.
+ */
+export function output(input: StepInput, record: InvocationRecord, acted: boolean, custody?: CustodyRecord & { fence: Fence }): StepOutput {
+  const held = custody ?? input.known?.custody;
+  return { invocationId: input.invocationId, fence: input.fence, targetId: record.targetId, state: record.state, acted, known: held ? { invocation: record, custody: held } : null };
 }
 
 /**

@@ -1,9 +1,9 @@
 import { stagingTableOf } from '../../domain/delivery/identifiers.js';
-import { assertCustody } from '../custody.js';
 import { DELIVERY_CUT_POINTS } from '../cut-points.js';
 import type { DeliveryDeps } from '../deps.js';
 import { recordFacts } from '../journal/transition.js';
 import { loadForStep, output, ownerBindingOf, parseStepInput, transitionIdOf, type StepOutput } from './common.js';
+import { rereadOnStale } from './carried.js';
 
 /**
  * Step 2: create the owned stage (name derived from the invocation, beside the target
@@ -12,11 +12,11 @@ import { loadForStep, output, ownerBindingOf, parseStepInput, transitionIdOf, ty
  * EMPTY_STAGING without a recorded stage. A crash between CREATE and the journal write is
  * repaired by the re-run: createStaging returns the existing stage by exact identity.
  */
-export async function createStaging(input: unknown, deps: DeliveryDeps): Promise<StepOutput> {
+async function createStagingOnce(input: unknown, deps: DeliveryDeps): Promise<StepOutput> {
   const step = parseStepInput(input);
-  const { record, ref } = await loadForStep(step, deps);
+  const { record, ref, custody: heldCustody } = await loadForStep(step, deps);
   if (record.state !== 'EMPTY_STAGING' || record.facts.staging) return output(step, record, false);
-  const custody = await assertCustody(deps.ports, ref.targetId, step.fence);
+  const custody = await heldCustody();
   const targetTable = deps.route.route.target.table;
   const stage = stagingTableOf(record.invocationId, targetTable);
   const owner = ownerBindingOf(record.sealed);
@@ -34,5 +34,8 @@ export async function createStaging(input: unknown, deps: DeliveryDeps): Promise
     cutPoint: DELIVERY_CUT_POINTS.stagingRecord,
     known: { invocation: record, custody },
   });
-  return output(step, result.invocation, !result.alreadyApplied);
+  return output(step, result.invocation, !result.alreadyApplied, custody);
 }
+
+/** The step, deciding again from the journal when it refused on a stale carried state (steps/carried.ts). */
+export const createStaging = rereadOnStale(createStagingOnce);

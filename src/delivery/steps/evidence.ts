@@ -1,13 +1,13 @@
 import { evidenceObjectKeyOf, qualifiedNameText } from '../../domain/delivery/identifiers.js';
 import { canonicalJson, sha256Hex } from '../../domain/digest.js';
 import { putExact } from '../../objects/exact-object.js';
-import { assertCustody } from '../custody.js';
 import { DELIVERY_CUT_POINTS } from '../cut-points.js';
 import type { DeliveryDeps } from '../deps.js';
 import { TransitionPreconditionError } from '../journal/errors.js';
 import { type InvocationRecord } from '../journal/records.js';
 import { recordFacts } from '../journal/transition.js';
 import { loadForStep, output, parseStepInput, transitionIdOf, type StepOutput } from './common.js';
+import { rereadOnStale } from './carried.js';
 
 export const EVIDENCE_KIND = 'cutpoint.delivery-evidence.v1';
 
@@ -56,13 +56,13 @@ export function evidenceDocument(record: InvocationRecord, deps: DeliveryDeps): 
  * before the checkpoint may advance (advanceCheckpoint requires it). Acts only in
  * PUBLISHED without recorded evidence.
  */
-export async function persistEvidence(input: unknown, deps: DeliveryDeps): Promise<EvidenceOutput> {
+async function persistEvidenceOnce(input: unknown, deps: DeliveryDeps): Promise<EvidenceOutput> {
   const step = parseStepInput(input);
-  const { record, ref } = await loadForStep(step, deps);
+  const { record, ref, custody: heldCustody } = await loadForStep(step, deps);
   if (record.state !== 'PUBLISHED' || record.facts.evidence) {
     return { ...output(step, record, false), ...(record.facts.evidence ? { evidenceKey: record.facts.evidence.key } : {}) };
   }
-  const custody = await assertCustody(deps.ports, ref.targetId, step.fence);
+  const custody = await heldCustody();
   const bytes = Buffer.from(canonicalJson(evidenceDocument(record, deps)), 'utf8');
   const sha256 = sha256Hex(bytes);
   const key = evidenceObjectKeyOf(record.route, record.invocationId);
@@ -74,5 +74,8 @@ export async function persistEvidence(input: unknown, deps: DeliveryDeps): Promi
     patch: { evidence: { key, sha256 } },
     known: { invocation: record, custody },
   });
-  return { ...output(step, result.invocation, !result.alreadyApplied), evidenceKey: key };
+  return { ...output(step, result.invocation, !result.alreadyApplied, custody), evidenceKey: key };
 }
+
+/** The step, deciding again from the journal when it refused on a stale carried state (steps/carried.ts). */
+export const persistEvidence = rereadOnStale(persistEvidenceOnce);

@@ -6,7 +6,6 @@ import { putExact, readVerified } from '../../objects/exact-object.js';
 import type { ObjectStore } from '../../ports/objects.js';
 import type { SourcePort } from '../../ports/source.js';
 import { SourceForbiddenError } from '../../domain/delivery/source-errors.js';
-import { assertCustody } from '../custody.js';
 import { DELIVERY_CUT_POINTS } from '../cut-points.js';
 import type { DeliveryDeps } from '../deps.js';
 import { TransitionPreconditionError } from '../journal/errors.js';
@@ -14,6 +13,7 @@ import type { PlanFact } from '../journal/facts.js';
 import type { InvocationRecord } from '../journal/records.js';
 import { transition } from '../journal/transition.js';
 import { loadForStep, output, parseStepInput, stagingRefOf, transitionIdOf, type StepOutput } from './common.js';
+import { rereadOnStale } from './carried.js';
 
 /** What the Distributed Map reads: the plan object (ItemReader) and where results go (ResultWriter). */
 export interface MapPlan {
@@ -42,14 +42,14 @@ export interface PlanOutput extends StepOutput {
  * invocation that left EMPTY_STAGING without a plan (retired) has none, and the step does
  * not act.
  */
-export async function planParts(input: unknown, deps: DeliveryDeps): Promise<PlanOutput> {
+async function planPartsOnce(input: unknown, deps: DeliveryDeps): Promise<PlanOutput> {
   const step = parseStepInput(input);
-  const { record, ref } = await loadForStep(step, deps);
+  const { record, ref, custody: heldCustody } = await loadForStep(step, deps);
   if (record.facts.plan) return { ...output(step, record, false), plan: mapPlanOf(record, record.facts.plan, deps) };
   if (record.state !== 'EMPTY_STAGING') return output(step, record, false);
   stagingRefOf(record); // the owned stage is journaled before the writer starts
   if (!deps.source) throw new SourceForbiddenError('countBuckets');
-  const custody = await assertCustody(deps.ports, ref.targetId, step.fence);
+  const custody = await heldCustody();
   const key = planObjectKeyOf(record.route, record.invocationId);
   const fact = (await adoptPlan(deps.ports.objects, key, record)) ?? (await writePlan(key, record, deps, deps.source));
   const started = await transition(deps.ports, ref, {
@@ -60,7 +60,7 @@ export async function planParts(input: unknown, deps: DeliveryDeps): Promise<Pla
     patch: { plan: fact },
     known: { invocation: record, custody },
   });
-  return { ...output(step, started.invocation, !started.alreadyApplied), plan: mapPlanOf(started.invocation, fact, deps) };
+  return { ...output(step, started.invocation, !started.alreadyApplied, custody), plan: mapPlanOf(started.invocation, fact, deps) };
 }
 
 async function writePlan(key: string, record: InvocationRecord, deps: DeliveryDeps, sourcePort: SourcePort): Promise<PlanFact> {
@@ -140,3 +140,6 @@ export function bucketOf(location: string): string {
   if (!match?.[1]) throw new ValidationError('delivery.work_root_invalid', 'the object store does not name an S3 bucket');
   return match[1];
 }
+
+/** The step, deciding again from the journal when it refused on a stale carried state (steps/carried.ts). */
+export const planParts = rereadOnStale(planPartsOnce);

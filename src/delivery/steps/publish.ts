@@ -2,7 +2,6 @@ import { IdentityConflictError, OutcomeUnknownError } from '../../domain/errors.
 import type { PublicationReceipt, PublishRequest } from '../../ports/target.js';
 import { receiptMatches } from '../../domain/delivery/target-rules.js';
 import { TransitionPreconditionError } from '../journal/errors.js';
-import { assertCustody } from '../custody.js';
 import type { DeliveryDeps } from '../deps.js';
 import type { Fence } from '../../ports/authority.js';
 import { type PublicationFact } from '../journal/facts.js';
@@ -10,6 +9,7 @@ import { type JournaledResult } from '../journal/journaled-write.js';
 import { type InvocationRecord } from '../journal/records.js';
 import { transition } from '../journal/transition.js';
 import { loadForStep, output, parseStepInput, stagingRefOf, transitionIdOf, windowDates, type StepOutput } from './common.js';
+import { rereadOnStale } from './carried.js';
 
 /** The publication request the journal proves: the sealed window, the stage, the parts' verified receipts. */
 export function publishRequestOf(record: InvocationRecord, deps: DeliveryDeps): PublishRequest {
@@ -79,12 +79,12 @@ export async function adoptReceipt(record: InvocationRecord, fence: Fence, deps:
  *   stays, for the reconcile command, which may prove non-publication.
  * Any other state: nothing to do.
  */
-export async function publish(input: unknown, deps: DeliveryDeps): Promise<StepOutput> {
+async function publishOnce(input: unknown, deps: DeliveryDeps): Promise<StepOutput> {
   const step = parseStepInput(input);
-  const { record, ref } = await loadForStep(step, deps);
+  const { record, ref, custody: heldCustody } = await loadForStep(step, deps);
   if (record.state !== 'VERIFIED_EOF' && record.state !== 'PUBLICATION_UNKNOWN') return output(step, record, false);
   const request = publishRequestOf(record, deps);
-  const custody = await assertCustody(deps.ports, ref.targetId, step.fence);
+  const custody = await heldCustody();
   // A receipt for this invocation that does not match what the journal proved is
   // contradicting evidence, whichever state found it: journaled, custody kept.
   const retainIncident = async (): Promise<StepOutput> => {
@@ -95,11 +95,11 @@ export async function publish(input: unknown, deps: DeliveryDeps): Promise<StepO
       transitionId: transitionIdOf('publish-foreign-receipt', record.invocationId),
       known: { invocation: record, custody },
     });
-    return output(step, incident.invocation, !incident.alreadyApplied);
+    return output(step, incident.invocation, !incident.alreadyApplied, custody);
   };
   if (record.state === 'PUBLICATION_UNKNOWN') {
     const receipt = await deps.target.probeReceipt(record.invocationId);
-    if (!receipt) return output(step, record, false);
+    if (!receipt) return output(step, record, false, custody);
     if (!receiptMatches(receipt, request)) return retainIncident();
     const result = await transition(deps.ports, ref, {
       from: 'PUBLICATION_UNKNOWN',
@@ -109,7 +109,7 @@ export async function publish(input: unknown, deps: DeliveryDeps): Promise<StepO
       patch: { publication: publicationFactOf(receipt) },
       known: { invocation: record, custody },
     });
-    return output(step, result.invocation, !result.alreadyApplied);
+    return output(step, result.invocation, !result.alreadyApplied, custody);
   }
   let receipt: PublicationReceipt;
   try {
@@ -129,7 +129,7 @@ export async function publish(input: unknown, deps: DeliveryDeps): Promise<StepO
       transitionId: transitionIdOf('publish-unknown', record.invocationId, record.journalSeq),
       known: { invocation: record, custody },
     });
-    return output(step, result.invocation, true);
+    return output(step, result.invocation, true, custody);
   }
   const result = await transition(deps.ports, ref, {
     from: 'VERIFIED_EOF',
@@ -139,5 +139,8 @@ export async function publish(input: unknown, deps: DeliveryDeps): Promise<StepO
     patch: { publication: publicationFactOf(receipt) },
     known: { invocation: record, custody },
   });
-  return output(step, result.invocation, !result.alreadyApplied);
+  return output(step, result.invocation, !result.alreadyApplied, custody);
 }
+
+/** The step, deciding again from the journal when it refused on a stale carried state (steps/carried.ts). */
+export const publish = rereadOnStale(publishOnce);

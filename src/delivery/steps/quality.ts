@@ -1,10 +1,10 @@
 import type { QualityRules } from '../../domain/delivery/manifest-types.js';
 import type { StagingFacts } from '../../ports/target.js';
-import { assertCustody } from '../custody.js';
 import type { DeliveryDeps } from '../deps.js';
 import { transition } from '../journal/transition.js';
 import { adoptReceipt } from './publish.js';
 import { loadForStep, output, parseStepInput, stagingRefOf, transitionIdOf, type StepOutput } from './common.js';
+import { rereadOnStale } from './carried.js';
 
 export interface QualityOutput extends StepOutput {
   /** Names of the rules the stage failed (empty: it passed). Names only, never values. */
@@ -33,15 +33,15 @@ export function qualityFailures(rules: QualityRules, facts: StagingFacts, loaded
  * where no live action is safe; a failed rule on a stage we provably own and never
  * published is not ambiguous.
  */
-export async function quality(input: unknown, deps: DeliveryDeps): Promise<QualityOutput> {
+async function qualityOnce(input: unknown, deps: DeliveryDeps): Promise<QualityOutput> {
   const step = parseStepInput(input);
-  const { record, ref } = await loadForStep(step, deps);
+  const { record, ref, custody: heldCustody } = await loadForStep(step, deps);
   if (record.state !== 'VERIFIED_EOF') return { ...output(step, record, false), failures: [] };
   const rules = deps.route.route.quality;
-  const custody = await assertCustody(deps.ports, ref.targetId, step.fence);
+  const custody = await heldCustody();
   // Receipt first: a publication that landed unjournaled is adopted, never judged by its stage.
   const adopted = await adoptReceipt(record, step.fence, deps);
-  if (adopted) return { ...output(step, adopted.invocation, !adopted.alreadyApplied), failures: [] };
+  if (adopted) return { ...output(step, adopted.invocation, !adopted.alreadyApplied, custody), failures: [] };
   const facts = await deps.target.stagingFacts(stagingRefOf(record), {
     keyColumns: rules.uniqueKeys ? deps.route.route.target.keyColumns : [],
     notNull: rules.notNull,
@@ -49,7 +49,7 @@ export async function quality(input: unknown, deps: DeliveryDeps): Promise<Quali
   });
   const loadedRows = record.facts.parts?.rows ?? 0;
   const failures = qualityFailures(rules, facts, loadedRows);
-  if (failures.length === 0) return { ...output(step, record, true), failures };
+  if (failures.length === 0) return { ...output(step, record, true, custody), failures };
   const result = await transition(deps.ports, ref, {
     from: 'VERIFIED_EOF',
     to: 'REEXTRACT_REQUIRED',
@@ -57,5 +57,8 @@ export async function quality(input: unknown, deps: DeliveryDeps): Promise<Quali
     transitionId: transitionIdOf('quality-failed', record.invocationId),
     known: { invocation: record, custody },
   });
-  return { ...output(step, result.invocation, !result.alreadyApplied), failures };
+  return { ...output(step, result.invocation, !result.alreadyApplied, custody), failures };
 }
+
+/** The step, deciding again from the journal when it refused on a stale carried state (steps/carried.ts). */
+export const quality = rereadOnStale(qualityOnce);

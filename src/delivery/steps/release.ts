@@ -1,7 +1,8 @@
 import { releaseCustody } from '../custody.js';
 import type { DeliveryDeps } from '../deps.js';
 import { TransitionPreconditionError } from '../journal/errors.js';
-import { loadForStep, output, parseStepInput, transitionIdOf, type StepOutput } from './common.js';
+import { forRerun, loadForStep, output, parseStepInput, transitionIdOf, type StepOutput } from './common.js';
+import { rereadOnStale } from './carried.js';
 
 /**
  * Step 11: SUCCEEDED → CUSTODY_RELEASED ("cleanup proved"): the journal record and the
@@ -11,9 +12,9 @@ import { loadForStep, output, parseStepInput, transitionIdOf, type StepOutput } 
  * custody stays held. Acts only in
  * SUCCEEDED.
  */
-export async function release(input: unknown, deps: DeliveryDeps): Promise<StepOutput> {
+async function releaseOnce(input: unknown, deps: DeliveryDeps): Promise<StepOutput> {
   const step = parseStepInput(input);
-  const { record, ref } = await loadForStep(step, deps);
+  const { record, ref, custody: heldCustody } = await loadForStep(step, deps);
   if (record.state !== 'SUCCEEDED') return output(step, record, false);
   // The transition rule refuses CUSTODY_RELEASED without the absence proof anyway; this
   // early check only keeps a fenced zombie's answer the precondition, not the fence.
@@ -25,7 +26,11 @@ export async function release(input: unknown, deps: DeliveryDeps): Promise<StepO
     to: 'CUSTODY_RELEASED',
     fence: step.fence,
     transitionId: transitionIdOf('release', record.invocationId),
-    known: { invocation: record },
+    known: { invocation: record, custody: await heldCustody() },
   });
-  return output(step, result.invocation, !result.alreadyApplied);
+  // Custody is released: the execution's output carries no journal state.
+  return output(forRerun(step), result.invocation, !result.alreadyApplied);
 }
+
+/** The step, deciding again from the journal when it refused on a stale carried state (steps/carried.ts). */
+export const release = rereadOnStale(releaseOnce);

@@ -1,11 +1,11 @@
 import type { JournalState } from '../../domain/delivery/journal-states.js';
-import { assertCustody } from '../custody.js';
 import type { DeliveryDeps } from '../deps.js';
 import { TransitionPreconditionError } from '../journal/errors.js';
 import { transition } from '../journal/transition.js';
 import { verifyParts } from '../parts/verify-parts.js';
 import { adoptReceipt } from './publish.js';
 import { loadForStep, output, parseStepInput, transitionIdOf, type StepOutput } from './common.js';
+import { rereadOnStale } from './carried.js';
 
 export interface VerifyOutput extends StepOutput {
   /** Why the receipts do not prove EOF (empty when they do). */
@@ -26,20 +26,20 @@ export interface VerifyOutput extends StepOutput {
  * become REEXTRACT_REQUIRED. With a part short of EOF the step refuses
  * (Delivery.TransitionPrecondition): extraction is unfinished and nothing is proved.
  */
-export async function verifyEof(input: unknown, deps: DeliveryDeps): Promise<VerifyOutput> {
+async function verifyEofOnce(input: unknown, deps: DeliveryDeps): Promise<VerifyOutput> {
   const step = parseStepInput(input);
-  const { record, ref } = await loadForStep(step, deps);
+  const { record, ref, custody: heldCustody } = await loadForStep(step, deps);
   if (record.state !== 'WRITING_UNKNOWN' && record.state !== 'VERIFIED_EOF') return { ...output(step, record, false), problems: [] };
-  const custody = await assertCustody(deps.ports, ref.targetId, step.fence);
+  const custody = await heldCustody();
   // Receipt first: a publication that landed unjournaled is adopted before the stage is read.
   const adopted = await adoptReceipt(record, step.fence, deps);
-  if (adopted) return { ...output(step, adopted.invocation, !adopted.alreadyApplied), problems: [] };
+  if (adopted) return { ...output(step, adopted.invocation, !adopted.alreadyApplied, custody), problems: [] };
   const verified = await verifyParts(deps, record);
   // Extraction unfinished: nothing is proved. (VERIFIED_EOF was entered with every part at
   // EOF, and a part head never leaves EOF.)
   if (verified.unfinished) throw new TransitionPreconditionError(`invocation ${record.invocationId}: extraction has not reached EOF in every part`);
   const { problems, summary } = verified;
-  if (record.state === 'VERIFIED_EOF' && problems.length === 0) return { ...output(step, record, false), problems };
+  if (record.state === 'VERIFIED_EOF' && problems.length === 0) return { ...output(step, record, false, custody), problems };
   const to: JournalState = problems.length === 0 ? 'VERIFIED_EOF' : record.state === 'VERIFIED_EOF' ? 'REEXTRACT_REQUIRED' : 'PARTIAL_PROVED';
   const result = await transition(deps.ports, ref, {
     from: record.state,
@@ -49,5 +49,8 @@ export async function verifyEof(input: unknown, deps: DeliveryDeps): Promise<Ver
     ...(to === 'VERIFIED_EOF' ? { patch: { parts: summary } } : {}),
     known: { invocation: record, custody },
   });
-  return { ...output(step, result.invocation, !result.alreadyApplied), problems };
+  return { ...output(step, result.invocation, !result.alreadyApplied, custody), problems };
 }
+
+/** The step, deciding again from the journal when it refused on a stale carried state (steps/carried.ts). */
+export const verifyEof = rereadOnStale(verifyEofOnce);
