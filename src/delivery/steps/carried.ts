@@ -10,8 +10,8 @@ import { parseCustody, parseInvocation, type CustodyRecord, type InvocationRecor
  * left them, versions included. A step that gets them reads nothing before it acts:
  * every write it makes is conditioned on the carried invocation version and custody
  * fence (journal/journaled-write.ts), so a carried state that is no longer current makes
- * the write CONFLICT, and only then is the journal read again (DESIGN.md "Carried
- * state"). A retry of a step (the flow's Retry passes `retry` = `$$.State.RetryCount`)
+ * the write CONFLICT, and only then is the journal read again (README "Windows of any
+ * size: parts"). A retry of a step (the flow's Retry passes `retry` = `$$.State.RetryCount`)
  * ignores what it carries and reads, since its first attempt may have written.
  */
 export interface Carried {
