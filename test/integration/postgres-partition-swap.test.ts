@@ -176,6 +176,32 @@ describe('PostgreSQL publication by partition swap', () => {
     expect(await contents(table)).toEqual([{ id: 3, body: 'new 3' }, { id: 9, body: 'other 9' }]);
   });
 
+  it('falls back where the target itself forbids a swap: the stable name taken by another table, a foreign key', async () => {
+    const taken = await partitionedTarget([{ name: 'events_day1', bounds: dayBounds(DAY1) }]);
+    await admin.query(`CREATE TABLE ${taken.schema}.${windowPartitionNameOf(taken, DAY1)} (x integer)`);
+    const first = await target.publish(await staged(taken, DAY1, rowsIn(DAY1, [1])));
+    expect(first).toMatchObject({ receipt: { method: 'set_based' }, swapDeclined: `the partition name ${windowPartitionNameOf(taken, DAY1)} is taken by another table` });
+
+    const schema = `cp_swap_${randomUUID().replace(/-/g, '').slice(0, 10)}`;
+    await admin.query(`CREATE SCHEMA ${schema}; CREATE TABLE ${schema}.bodies (body text PRIMARY KEY); INSERT INTO ${schema}.bodies VALUES ('new 1')`);
+    const fk = await partitionedTarget([{ name: 'd1', bounds: dayBounds(DAY1) }], `, CONSTRAINT body_known FOREIGN KEY (body) REFERENCES ${schema}.bodies (body)`);
+    const second = await target.publish(await staged(fk, DAY1, rowsIn(DAY1, [1])));
+    expect(second).toMatchObject({ receipt: { method: 'set_based' }, swapDeclined: 'the target has foreign keys' });
+    expect(await contents(fk)).toEqual([{ id: 1, body: 'new 1' }]);
+  });
+
+  it('a timestamp (without time zone) key: the window is UTC wall time, and the swap applies', async () => {
+    const schema = `cp_swap_${randomUUID().replace(/-/g, '').slice(0, 10)}`;
+    await admin.query(`CREATE SCHEMA ${schema}; CREATE TABLE ${schema}.events (id integer, ts timestamp(3) NOT NULL, body text) PARTITION BY RANGE (ts)`);
+    await admin.query(`CREATE TABLE ${schema}.d1 PARTITION OF ${schema}.events FOR VALUES FROM ('2026-11-01 00:00:00') TO ('2026-11-02 00:00:00')`);
+    const table = { schema, table: 'events' };
+    const request = await staged(table, DAY1, rowsIn(DAY1, [1, 2]));
+    expect(await target.publish(request)).toMatchObject({ receipt: { method: 'partition_swap' } });
+    expect((await partitionsOf(table)).map((p) => p.oid)).toEqual([request.staging.objectId]);
+    const rows = await admin.query<{ ts: string }>(`SELECT ts::text AS ts FROM ${schema}.events ORDER BY ts`);
+    expect(rows.rows.map((r) => r.ts)).toEqual(['2026-11-01 00:01:00', '2026-11-01 00:02:00']);
+  });
+
   it('a target that is not partitioned publishes set-based with nothing declined', async () => {
     const schema = `cp_swap_${randomUUID().replace(/-/g, '').slice(0, 10)}`;
     await admin.query(`CREATE SCHEMA ${schema}; CREATE TABLE ${schema}.events (id integer, ts timestamptz, body text)`);
