@@ -81,7 +81,7 @@ export async function runDeliverySteps(input: StepInput, deps: DeliveryDeps, ini
     steps.push({ step: name, state: out.state, acted: out.acted });
     if (out.failures?.length) reasons = out.failures;
     if (out.problems?.length) reasons = out.problems;
-    if (name === 'cleanup' && out.drop !== undefined && out.drop !== 'ABSENT_PROVED') {
+    if (name === 'cleanup' && out.drop !== undefined && out.drop !== 'ABSENT_PROVED' && out.drop !== 'ATTACHED') {
       reasons = [out.drop];
       break;
     }

@@ -152,6 +152,16 @@ export interface PublishRequest {
   digest: string;
 }
 
+/**
+ * How a publication applied the window:
+ * - partition_swap: O(1) in the rows — the stage itself became the target's window
+ *   partition (PostgreSQL ATTACH PARTITION after DETACH of the old one; SQL Server SWITCH),
+ *   no row copied;
+ * - set_based: the rows were copied by set-based statements (DELETE + INSERT … SELECT for
+ *   replace_window, UPDATE + INSERT for merge).
+ */
+export type PublicationMethod = 'partition_swap' | 'set_based';
+
 /** The durable row written inside the publication transaction. */
 export interface PublicationReceipt {
   invocationId: string;
@@ -162,12 +172,19 @@ export interface PublicationReceipt {
   digest: string;
   stagingObjectId: string;
   publishedAt: Date;
+  /** How the window was applied; absent on receipts written before the method was recorded. */
+  method?: PublicationMethod;
 }
 
 export interface PublishResult {
   receipt: PublicationReceipt;
   /** False when the receipt already existed: nothing was published again. */
   applied: boolean;
+  /**
+   * A replace_window into a window-partitioned target that could not swap and was applied
+   * set-based instead: why (e.g. the window is not exactly one partition's bounds).
+   */
+  swapDeclined?: string;
 }
 
 /**
@@ -178,8 +195,12 @@ export interface PublishResult {
  *   permission (or the exact object still exists elsewhere): keep custody.
  * - PUBLISHED (only with `unlessPublished`): the invocation's publication receipt exists
  *   under the publication lock; nothing was dropped.
+ * - ATTACHED: the stage is gone as a stage because the exact object (same object id) is
+ *   now the target's window partition named by this invocation's receipt (a
+ *   partition_swap publication); it is published data and is never dropped. Proves the
+ *   stage's absence for CUSTODY_RELEASED, never for RETIRED.
  */
-export type DropStatus = 'ABSENT_PROVED' | 'NOT_OURS' | 'ABSENCE_UNPROVABLE' | 'PUBLISHED';
+export type DropStatus = 'ABSENT_PROVED' | 'NOT_OURS' | 'ABSENCE_UNPROVABLE' | 'PUBLISHED' | 'ATTACHED';
 
 export interface DropOptions {
   /**
@@ -200,6 +221,8 @@ export interface DropResult {
   dropped: boolean;
   /** With status PUBLISHED: the receipt found under the publication lock. */
   receipt?: PublicationReceipt;
+  /** With status ATTACHED: the target partition the stage object became. */
+  partition?: TableRef;
 }
 
 /**

@@ -4,6 +4,8 @@ import type { StageColumn } from '../../src/adapters/mssql/bulk-types.js';
 import * as ddl from '../../src/adapters/mssql/ddl-statements.js';
 import * as load from '../../src/adapters/mssql/load-statements.js';
 import * as publish from '../../src/adapters/mssql/publish-statements.js';
+import * as swapStatements from '../../src/adapters/mssql/swap-statements.js';
+import type { MssqlSwapPlan } from '../../src/adapters/mssql/swap-plan.js';
 import { thrownError } from '../../src/adapters/mssql/results.js';
 import { THROWN, type Statement } from '../../src/adapters/mssql/sql-text.js';
 import type { PublishRequest, StagingRef, TableRef } from '../../src/ports/target.js';
@@ -57,6 +59,20 @@ function publishOf(n: Names, mode: PublishRequest['mode'], key: string[]): Publi
 }
 
 /** Each exported builder, with every variant of its statement for one set of names. */
+/** Switch plans (swap-plan.ts) for a target partitioned on `n.time`: a heap, and a unique clustered index with NOT NULL columns. */
+function swapsOf(n: Names): MssqlSwapPlan[] {
+  return [
+    { functionName: 'pf_daily', partition: 2, notNull: [], keyType: 'datetime2' },
+    {
+      functionName: n.table,
+      partition: 15_000,
+      notNull: [{ name: n.time, type: 'datetime2(3)' }, { name: n.columns[0]!, type: 'nvarchar(200) COLLATE Latin1_General_100_CI_AS_SC_UTF8' }],
+      clustered: { unique: true, keys: [{ name: n.time, descending: false }, { name: n.columns[0]!, descending: true }] },
+      keyType: 'datetime',
+    },
+  ];
+}
+
 const BUILDERS: Record<string, (n: Names) => Statement[]> = {
   describeStatement: (n) => [ddl.describeStatement(n.target)],
   createStagingBatch: (n) => [ddl.createStagingBatch({ schema: n.schema, table: n.table }, n.target, 'inv', 'owner', 30_000)],
@@ -76,12 +92,14 @@ const BUILDERS: Record<string, (n: Names) => Statement[]> = {
     publish.publishBatch(publishOf(n, 'replace_window', []), n.receipts, n.columns, 30_000),
     publish.publishBatch(publishOf(n, 'merge', n.key), n.receipts, n.columns, 30_000),
     publish.publishBatch(publishOf(n, 'merge', n.columns), n.receipts, n.columns, 30_000),
+    ...swapsOf(n).map((swap) => publish.publishBatch(publishOf(n, 'replace_window', []), n.receipts, n.columns, 30_000, swap)),
   ],
+  partitionLayoutStatement: (n) => [swapStatements.partitionLayoutStatement(n.target, stagingOf(n), n.time, publishOf(n, 'replace_window', []).window)],
   probeReceiptBatch: (n) => [publish.probeReceiptBatch(n.receipts, "inv-'; --")],
 };
 
 function builderNames(): string[] {
-  return [ddl, load, publish].flatMap((m) => Object.entries(m).filter(([, v]) => typeof v === 'function').map(([k]) => k));
+  return [ddl, load, publish, swapStatements].flatMap((m) => Object.entries(m).filter(([, v]) => typeof v === 'function').map(([k]) => k));
 }
 
 const ALL = Object.entries(NAMES).flatMap(([names, n]) =>
@@ -111,7 +129,9 @@ describe('T-SQL grammar (node-sql-parser transactsql)', () => {
     expect([...thrown].sort()).toEqual(Object.values(THROWN).sort());
     // A lock not granted in time stays the cut point's definite EffectFailed (as PostgreSQL's lock_timeout): retryable, nothing applied.
     expect(thrownError({ number: THROWN.lockNotGranted })).toBeUndefined();
-    for (const number of [...thrown].filter((n) => n !== THROWN.lockNotGranted)) {
+    // So does a partition layout that moved between the switch plan and the batch: nothing applied, a retry plans again.
+    expect(thrownError({ number: THROWN.partitionLayoutChanged })).toBeUndefined();
+    for (const number of [...thrown].filter((n) => n !== THROWN.lockNotGranted && n !== THROWN.partitionLayoutChanged)) {
       const error = thrownError({ number, code: 'EREQUEST' }) as Error & { code?: string };
       expect(error?.name, String(number)).toMatch(/^Cutpoint\./);
       expect(error.code).toMatch(/^delivery\.[a-z_]+$/);
@@ -157,9 +177,10 @@ describe('T-SQL grammar (node-sql-parser transactsql)', () => {
       if (result.reductions.includes('OPENJSON WITH schema')) expect(parses(result.text)).toBeDefined();
       if (result.via.startsWith('allowlist')) expect(parses(result.text), result.text).toBeDefined();
     }
-    // What is not grammar-checked at all, by shape: exactly the THROW and RETURN statements.
+    // What is not grammar-checked at all, by shape: exactly the THROW and RETURN statements, and ALTER TABLE … SWITCH.
     const notParsed = new Set(results.filter((r) => r.result.via.startsWith('allowlist')).map((r) => r.result.text.split(' ')[0]));
-    expect([...notParsed].sort()).toEqual(['RETURN', 'THROW']);
+    expect([...notParsed].sort()).toEqual(['ALTER', 'RETURN', 'THROW']);
+    expect(results.filter((r) => r.result.via === 'allowlist SWITCH').every((r) => / SWITCH TO /.test(r.result.text))).toBe(true);
   });
 
   it('fails a broken statement: unbalanced brackets, quotes or parentheses, typos, a bad THROW or OPENJSON entry', () => {

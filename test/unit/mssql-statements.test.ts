@@ -186,10 +186,11 @@ describe('the publication batch', () => {
       'DELETE FROM [sales].[events] WITH (TABLOCKX) WHERE [ts] >= @window_start AND [ts] < @window_end;',
       'INSERT INTO [sales].[events] ([id], [ts], [body], [amount]) SELECT [id], [ts], [body], [amount] FROM [dbo].[stg_inv1];',
       'INSERT INTO [dbo].[cutpoint_receipts]',
-      'VALUES (@invocation_id, @target_schema, @target_table, @mode, @window_start, @window_end, @rows, @digest, @staging_object_id_text);',
+      'VALUES (@invocation_id, @target_schema, @target_table, @mode, @window_start, @window_end, @rows, @digest, @staging_object_id_text, @method);',
       'SELECT CAST(1 AS bit) AS applied',
       'COMMIT TRANSACTION;',
     ]);
+    expect(s.params).toContainEqual({ name: 'method', type: 'nvarchar', value: 'set_based' });
     expect(s.text.trimEnd().endsWith('COMMIT TRANSACTION;')).toBe(true);
     expect(s.params).toContainEqual({ name: 'window_start', type: 'datetime2', value: request.window.start });
     expect(s.params).toContainEqual({ name: 'window_end', type: 'datetime2', value: request.window.end });

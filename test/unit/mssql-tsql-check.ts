@@ -40,12 +40,20 @@ export const REDUCTIONS: Reduction[] = [
   { name: 'COUNT_BIG', why: 'missing from the grammar’s aggregate functions; it has the syntax of COUNT', apply: sub(/\bCOUNT_BIG\(/g, 'COUNT(') },
   { name: 'SELECT … INTO', why: 'the grammar has no SELECT … INTO new_table', apply: sub(/^(SELECT [^;]*?) INTO \[\w+\]\.\[\w+\] FROM /, '$1 FROM ') },
   { name: 'EXEC @status =', why: 'the grammar has no return-status assignment on EXEC', apply: sub(/^EXEC @\w+ = /, 'EXEC ') },
+  {
+    name: 'TRUNCATE … WITH (PARTITIONS (n))',
+    why: 'the grammar has TRUNCATE TABLE but not its partition list',
+    apply: sub(/^(TRUNCATE TABLE \[\w+\]\.\[\w+\]) WITH \(PARTITIONS \(\d+\)\)$/, '$1'),
+  },
+  { name: '$PARTITION', why: 'the grammar has no $PARTITION.<function>(value) call; it has the syntax of a scalar function call', apply: sub(/\$PARTITION\.\[\w+\]\(/g, 'ABS(') },
+  { name: 'UNIQUE CLUSTERED', why: 'the grammar has CREATE CLUSTERED INDEX but not with UNIQUE before CLUSTERED', apply: sub(/^CREATE UNIQUE CLUSTERED INDEX /, 'CREATE CLUSTERED INDEX ') },
 ];
 
 /** Whole statements the grammar cannot parse, each matched exactly instead. */
-export const ALLOWLIST: Array<{ name: string; why: string; shape: RegExp }> = [
+export const ALLOWLIST: Array<{ name: string; why: string; shape: RegExp; lead?: RegExp }> = [
   { name: 'THROW', why: 'the grammar has no THROW statement', shape: /^THROW 51\d{3}, N'cutpoint: [a-z ,-]+', 1$/ },
   { name: 'RETURN', why: 'the grammar accepts RETURN only inside a function body', shape: /^RETURN$/ },
+  { name: 'SWITCH', why: 'the grammar has no ALTER TABLE … SWITCH', lead: /^ALTER TABLE \S+ SWITCH\b/, shape: /^ALTER TABLE \[\w+\]\.\[\w+\] SWITCH TO \[\w+\]\.\[\w+\] PARTITION \d+$/ },
 ];
 
 /** One OPENJSON WITH entry: positional alias, a type, a quoted JSON path, AS JSON only on nvarchar(max). */
@@ -214,7 +222,7 @@ export function checkUnit(unit: { kind: 'statement' | 'condition'; text: string 
   const text = unit.text.replace(/\s+/g, ' ').trim();
   if (unit.kind === 'statement') {
     for (const allowed of ALLOWLIST) {
-      if (new RegExp(`^${allowed.name}\\b`).test(text)) {
+      if ((allowed.lead ?? new RegExp(`^${allowed.name}\\b`)).test(text)) {
         const error = allowed.shape.test(text) ? undefined : `does not match the ${allowed.name} shape`;
         return { kind: unit.kind, text, via: `allowlist ${allowed.name}`, reductions: [], ...(error ? { error } : {}) };
       }

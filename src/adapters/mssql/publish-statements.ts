@@ -1,6 +1,7 @@
 import type { PublishRequest, TableRef } from '../../ports/target.js';
 import { publicationLockOf } from '../../domain/delivery/target-rules.js';
-import { applock, column, nameParam, ownedCheck, PROLOGUE, qualified, RECEIPT_SELECT, stagingParams, THROWN, type Statement } from './sql-text.js';
+import { applock, bracket, CHUNK, CHUNK_INDEX, column, nameParam, ownedCheck, PROLOGUE, qualified, RECEIPT_SELECT, stagingParams, THROWN, type Statement } from './sql-text.js';
+import type { MssqlSwapPlan } from './swap-plan.js';
 
 /** The SQL Server adapter's publication: the one publishing transaction and the receipt probe. */
 
@@ -16,8 +17,50 @@ function receiptTableDdl(receipts: TableRef): string {
     [rows] bigint NOT NULL,
     digest nvarchar(64) NOT NULL,
     staging_object_id nvarchar(20) NOT NULL,
-    published_at datetime2(3) NOT NULL DEFAULT SYSUTCDATETIME()
+    published_at datetime2(3) NOT NULL DEFAULT SYSUTCDATETIME(),
+    method nvarchar(16) NULL
   );`;
+}
+
+/**
+ * replace_window by SWITCH (swap-plan.ts): the layout the plan was made on rechecked under
+ * the locks (the function still the target's, RANGE RIGHT, the window's bounds still the
+ * consecutive boundaries of partition n, $PARTITION agreeing), the stage's rows checked
+ * (in the window, NOT NULL where the target requires), the stage made the partition's
+ * equal (chunk column and its index dropped, NOT NULL columns, the clustered index, a
+ * trusted window CHECK), the old partition emptied (TRUNCATE … WITH (PARTITIONS (n)),
+ * metadata only) and the stage switched in (metadata only). The stage stays, empty: cleanup
+ * drops it as it drops any stage.
+ */
+function switchApply(request: PublishRequest, target: string, stage: string, time: string, swap: MssqlSwapPlan): string {
+  const n = swap.partition;
+  const fn = `$PARTITION.${bracket(swap.functionName)}`;
+  const boundary = (id: number, param: string) => `NOT EXISTS (SELECT 1 FROM sys.partition_range_values AS v INNER JOIN sys.partition_functions AS f ON f.function_id = v.function_id
+                  WHERE f.name = @swap_function AND f.boundary_value_on_right = 1 AND v.boundary_id = ${id} AND CAST(v.value AS datetime2(7)) = ${param})`;
+  const literal = (d: Date) => `'${d.toISOString().slice(0, 23)}'`; // ISO 8601 with T: language-independent, only digits - : . T
+  const nulls = swap.notNull.map((c) => `${column(c.name)} IS NULL`).join(' OR ');
+  const clustered = swap.clustered
+    ? `CREATE ${swap.clustered.unique ? 'UNIQUE ' : ''}CLUSTERED INDEX [cutpoint_switch] ON ${stage} (${swap.clustered.keys.map((k) => `${column(k.name)} ${k.descending ? 'DESC' : 'ASC'}`).join(', ')});
+`
+    : '';
+  return `IF NOT EXISTS (SELECT 1 FROM sys.indexes AS i
+                 INNER JOIN sys.partition_schemes AS ps ON ps.data_space_id = i.data_space_id
+                 INNER JOIN sys.partition_functions AS f ON f.function_id = ps.function_id
+                WHERE i.object_id = OBJECT_ID(@target_name, N'U') AND i.index_id IN (0, 1) AND f.name = @swap_function)
+  OR ${boundary(n - 1, '@window_start')}
+  OR ${boundary(n, '@window_end')}
+  OR ${fn}(@window_start) <> ${n} OR ${fn}(@window_end) <> ${n + 1}
+  THROW ${THROWN.partitionLayoutChanged}, N'cutpoint: the target partition layout changed', 1;
+IF EXISTS (SELECT 1 FROM ${stage} WHERE ${time} IS NULL OR ${time} < @window_start OR ${time} >= @window_end)
+  THROW ${THROWN.rowsOutsideWindow}, N'cutpoint: staged rows fall outside the window', 1;
+${nulls ? `IF EXISTS (SELECT 1 FROM ${stage} WHERE ${nulls})
+  THROW ${THROWN.stageNullsRequired}, N'cutpoint: staged rows hold null in columns the target requires', 1;
+` : ''}DROP INDEX ${bracket(CHUNK_INDEX)} ON ${stage};
+ALTER TABLE ${stage} DROP COLUMN ${CHUNK};
+${swap.notNull.map((c) => `ALTER TABLE ${stage} ALTER COLUMN ${column(c.name)} ${c.type} NOT NULL;
+`).join('')}${clustered}ALTER TABLE ${stage} ADD CONSTRAINT [cutpoint_window] CHECK (${time} IS NOT NULL AND ${time} >= ${literal(request.window.start)} AND ${time} < ${literal(request.window.end)});
+TRUNCATE TABLE ${target} WITH (PARTITIONS (${n}));
+ALTER TABLE ${stage} SWITCH TO ${target} PARTITION ${n};`;
 }
 
 /**
@@ -27,13 +70,15 @@ function receiptTableDdl(receipts: TableRef): string {
  * id and owner marker) and locked, guarded (row count, window or key uniqueness), the
  * window is applied, and the receipt row is inserted before COMMIT.
  */
-export function publishBatch(request: PublishRequest, receipts: TableRef, targetColumns: readonly string[], lockTimeoutMs: number): Statement {
+export function publishBatch(request: PublishRequest, receipts: TableRef, targetColumns: readonly string[], lockTimeoutMs: number, swap?: MssqlSwapPlan): Statement {
   const target = qualified(request.target);
   const stage = qualified(request.staging.table);
   const cols = targetColumns.map(column).join(', ');
   const time = column(request.timeColumn);
   let apply: string;
-  if (request.mode === 'replace_window') {
+  if (request.mode === 'replace_window' && swap) {
+    apply = switchApply(request, target, stage, time, swap);
+  } else if (request.mode === 'replace_window') {
     apply = `IF EXISTS (SELECT 1 FROM ${stage} WHERE ${time} IS NULL OR ${time} < @window_start OR ${time} >= @window_end)
   THROW ${THROWN.rowsOutsideWindow}, N'cutpoint: staged rows fall outside the window', 1;
 DELETE FROM ${target} WITH (TABLOCKX) WHERE ${time} >= @window_start AND ${time} < @window_end;
@@ -81,8 +126,8 @@ IF @staged <> @rows
   THROW ${THROWN.rowCountMismatch}, N'cutpoint: the stage row count differs from the journal', 1;
 ${apply}
 INSERT INTO ${qualified(receipts)}
-  (invocation_id, target_schema, target_table, mode, window_start, window_end, [rows], digest, staging_object_id)
-  VALUES (@invocation_id, @target_schema, @target_table, @mode, @window_start, @window_end, @rows, @digest, @staging_object_id_text);
+  (invocation_id, target_schema, target_table, mode, window_start, window_end, [rows], digest, staging_object_id, method)
+  VALUES (@invocation_id, @target_schema, @target_table, @mode, @window_start, @window_end, @rows, @digest, @staging_object_id_text, @method);
 SELECT CAST(1 AS bit) AS applied, ${RECEIPT_SELECT} FROM ${qualified(receipts)} WHERE invocation_id = @invocation_id;
 COMMIT TRANSACTION;`,
     params: [
@@ -100,6 +145,8 @@ COMMIT TRANSACTION;`,
       { name: 'rows', type: 'bigint', value: request.rows },
       { name: 'digest', type: 'nvarchar', value: request.digest },
       { name: 'staging_object_id_text', type: 'nvarchar', value: request.staging.objectId },
+      { name: 'method', type: 'nvarchar', value: request.mode === 'replace_window' && swap ? 'partition_swap' : 'set_based' },
+      ...(request.mode === 'replace_window' && swap ? [{ name: 'swap_function', type: 'nvarchar' as const, value: swap.functionName }] : []),
     ],
   };
 }

@@ -7,7 +7,8 @@ import { THROWN } from './sql-text.js';
 
 /**
  * The batches' own THROW numbers as stable errors; undefined for any other failure, and for
- * `lockNotGranted`, which stays the cut point's definite EffectFailed (nothing applied).
+ * `lockNotGranted` and `partitionLayoutChanged`, which stay the cut point's definite
+ * EffectFailed (nothing applied; a retry plans the publication again).
  */
 export function thrownError(error: unknown): Error | undefined {
   switch (serverErrorNumber(error)) {
@@ -21,6 +22,8 @@ export function thrownError(error: unknown): Error | undefined {
       return new PublicationRefusedError('staged rows fall outside the window');
     case THROWN.mergeKeysInvalid:
       return new PublicationRefusedError('merge keys in the stage are null or not unique');
+    case THROWN.stageNullsRequired:
+      return new PublicationRefusedError('staged rows hold NULL in columns the target requires');
     case THROWN.stageLacksColumns:
       return new PublicationRefusedError('the stage lacks target columns');
     case THROWN.receiptUnobservable:

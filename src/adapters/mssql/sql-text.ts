@@ -43,6 +43,8 @@ export const THROWN = {
   objectMissing: 51006,
   stageLacksColumns: 51007,
   receiptUnobservable: 51008,
+  partitionLayoutChanged: 51009,
+  stageNullsRequired: 51010,
 } as const;
 
 /** `[name]` with `]` doubled: safe for any string, and applied after validation anyway. */
@@ -96,4 +98,4 @@ IF @lock_result < 0 THROW ${THROWN.lockNotGranted}, N'cutpoint: application lock
 }
 
 export const RECEIPT_SELECT =
-  'invocation_id, target_schema, target_table, mode, window_start, window_end, [rows] AS row_count, digest, staging_object_id, published_at';
+  'invocation_id, target_schema, target_table, mode, window_start, window_end, [rows] AS row_count, digest, staging_object_id, published_at, method';

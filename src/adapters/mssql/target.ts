@@ -16,6 +16,8 @@ import { LoadCountMismatchError } from '../../domain/delivery/target-errors.js';
 import { absenceProofStatement, createStagingBatch, describeStatement, dropStagingBatch, identityStatement, observeStagingStatement } from './ddl-statements.js';
 import { loadChunkBatch, observeChunksBatch, prepareLoadBatch, stagingFactsBatch } from './load-statements.js';
 import { probeReceiptBatch, publishBatch } from './publish-statements.js';
+import { mssqlSwapPlanOf, type ClusteredKeyRow, type MssqlSwapPlanning, type PartitionLayoutRow } from './swap-plan.js';
+import { partitionLayoutStatement } from './swap-statements.js';
 import { thrownError } from './results.js';
 import { assertSeqRange, receiptOfRecord as toReceipt, scalarOf as scalar, type ReceiptRecord } from '../../domain/delivery/target-rules.js';
 import { assertionStatement, type Statement } from './sql-text.js';
@@ -211,9 +213,11 @@ export class MssqlTarget implements TargetPort {
     for (const k of [request.timeColumn, ...request.keyColumns]) {
       if (!targetColumns.includes(k)) throw new PublicationRefusedError(`target has no column ${k}`);
     }
+    const planning = await this.swapPlanning(request);
+    const swap = 'plan' in planning ? planning.plan : undefined;
     let result: sql.IResult<unknown>;
     try {
-      result = await this.mutate(TARGET_CUT_POINTS.publishCommit, publishBatch(request, this.receipts, targetColumns, this.lockTimeoutMs));
+      result = await this.mutate(TARGET_CUT_POINTS.publishCommit, publishBatch(request, this.receipts, targetColumns, this.lockTimeoutMs, swap));
     } catch (error) {
       // A concurrent publisher of the same invocation won the receipt's key: its receipt decides.
       if (error instanceof EffectFailedError && [2627, 2601].includes((error.cause as { number?: number } | undefined)?.number ?? 0)) {
@@ -225,7 +229,15 @@ export class MssqlTarget implements TargetPort {
     const row = result.recordset?.[0] as (ReceiptRecord & { applied: boolean }) | undefined;
     if (!row) throw new EffectFailedError(TARGET_CUT_POINTS.publishCommit, 'the publication batch returned no receipt');
     const receipt = toReceipt(row);
-    return row.applied ? { receipt, applied: true } : this.existing(receipt, request);
+    return row.applied ? { receipt, applied: true, ...('declined' in planning ? { swapDeclined: planning.declined } : {}) } : this.existing(receipt, request);
+  }
+
+  /** replace_window into a target partitioned on the time column: can the stage be switched in (swap-plan.ts)? */
+  private async swapPlanning(request: PublishRequest): Promise<MssqlSwapPlanning> {
+    const result = await this.read(partitionLayoutStatement(request.target, request.staging, request.timeColumn, request.window));
+    const sets = result.recordsets as unknown as [PartitionLayoutRow[], ClusteredKeyRow[], StageColumn[]];
+    const planning = mssqlSwapPlanOf(sets[0]?.[0], sets[1] ?? [], sets[2] ?? []);
+    return request.mode === 'merge' && !('partitioned' in planning) ? { declined: 'merge publishes set-based' } : planning;
   }
 
   private existing(receipt: PublicationReceipt, request: PublishRequest): PublishResult {

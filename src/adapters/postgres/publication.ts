@@ -1,16 +1,20 @@
 import { IdentityConflictError } from '../../domain/errors.js';
 import { PublicationRefusedError, TargetObjectMissingError } from '../../domain/delivery/target-errors.js';
 import { publicationLockOf, receiptMatches, receiptOfRecord as toReceipt, type ReceiptRecord } from '../../domain/delivery/target-rules.js';
-import type { PublicationReceipt, PublishRequest, PublishResult, TableRef } from '../../ports/target.js';
+import type { PublicationMethod, PublicationReceipt, PublishRequest, PublishResult, TableRef } from '../../ports/target.js';
 import { DESCRIBE_COLUMNS, keyJoin, quoteColumn, quoteIdent, quoteTable, RECEIPT_COLUMNS, receiptTableDdl } from './sql.js';
 import { advisoryLock, lookup, recheckLocked, type Client, type TxResult } from './locks.js';
+import { planSwap, swapWindow } from './partition-swap.js';
 
 /**
  * The publication transaction's body (run inside PostgresTarget's transaction, whose
  * COMMIT is `delivery.publish.commit`): the receipt first under the invocation's
  * publication lock; then the target locked EXCLUSIVE, the stage rechecked, its columns and
  * row count checked against the journal's proof, the window replaced (or merged), and the
- * receipt row inserted in the same transaction.
+ * receipt row inserted in the same transaction. A replace_window into a target partitioned
+ * by range on the time column whose window is exactly one partition (or none yet) swaps the
+ * stage in as that partition instead of copying rows (partition-swap.ts); the receipt
+ * says which (`method`), and the result why a partitioned target did not swap.
  */
 export async function publishBody(client: Client, request: PublishRequest, receipts: TableRef): Promise<TxResult<PublishResult>> {
   await client.query(receiptTableDdl(receipts));
@@ -27,7 +31,6 @@ export async function publishBody(client: Client, request: PublishRequest, recei
   // EXCLUSIVE: readers go on, other writers of the target wait for the publication.
   await client.query(`LOCK TABLE ${targetTable} IN EXCLUSIVE MODE`);
   await recheckLocked(client, request.staging, 'SHARE');
-  const stage = quoteTable(request.staging.table);
 
   const targetColumns = (await client.query<{ name: string }>(DESCRIBE_COLUMNS, [target.objectId])).rows.map((c) => c.name);
   const stageColumns = new Set(
@@ -39,6 +42,40 @@ export async function publishBody(client: Client, request: PublishRequest, recei
     if (!targetColumns.includes(k)) throw new PublicationRefusedError(`target has no column ${k}`);
   }
 
+  const planning = await planSwap(client, request, target.objectId, request.staging.objectId);
+  let method: PublicationMethod = 'set_based';
+  if ('plan' in planning) {
+    await swapWindow(client, request, planning.plan);
+    method = 'partition_swap';
+  } else {
+    await copyWindow(client, request, targetColumns);
+  }
+  const inserted = await client.query<ReceiptRecord>(
+    `INSERT INTO ${quoteTable(receipts)}
+       (invocation_id, target_schema, target_table, mode, window_start, window_end, rows, digest, staging_object_id, method)
+     VALUES ($1, $2, $3, $4, $5::timestamptz, $6::timestamptz, $7, $8, $9, $10)
+     RETURNING ${RECEIPT_COLUMNS}`,
+    [
+      request.invocationId,
+      request.target.schema,
+      request.target.table,
+      request.mode,
+      request.window.start.toISOString(),
+      request.window.end.toISOString(),
+      request.rows,
+      request.digest,
+      request.staging.objectId,
+      method,
+    ],
+  );
+  const declined = 'declined' in planning ? { swapDeclined: planning.declined } : {};
+  return { commit: true, value: { receipt: toReceipt(inserted.rows[0]!), applied: true, ...declined } };
+}
+
+/** The set-based path: the row-count check, then DELETE + INSERT … SELECT (replace_window) or UPDATE + INSERT (merge). */
+async function copyWindow(client: Client, request: PublishRequest, targetColumns: string[]): Promise<void> {
+  const targetTable = quoteTable(request.target);
+  const stage = quoteTable(request.staging.table);
   const count = await client.query<{ n: string }>(`SELECT count(*)::text AS n FROM ${stage}`);
   const staged = Number(count.rows[0]?.n ?? -1);
   if (staged !== request.rows) throw new PublicationRefusedError(`stage holds ${staged} rows, the journal proved ${request.rows}`);
@@ -73,23 +110,6 @@ export async function publishBody(client: Client, request: PublishRequest, recei
          FROM ${stage} AS s WHERE NOT EXISTS (SELECT 1 FROM ${targetTable} AS t WHERE ${keyJoin(request.keyColumns)})`,
     );
   }
-  const inserted = await client.query<ReceiptRecord>(
-    `INSERT INTO ${quoteTable(receipts)}
-       (invocation_id, target_schema, target_table, mode, window_start, window_end, rows, digest, staging_object_id)
-     VALUES ($1, $2, $3, $4, $5::timestamptz, $6::timestamptz, $7, $8, $9)
-     RETURNING ${RECEIPT_COLUMNS}`,
-    [
-      request.invocationId,
-      request.target.schema,
-      request.target.table,
-      request.mode,
-      ...bounds,
-      request.rows,
-      request.digest,
-      request.staging.objectId,
-    ],
-  );
-  return { commit: true, value: { receipt: toReceipt(inserted.rows[0]!), applied: true } };
 }
 
 /** A receipt already there: the publication's answer when it is this publication, else a conflict. */

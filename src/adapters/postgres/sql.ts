@@ -63,12 +63,13 @@ export function receiptTableDdl(receipts: TableRef): string {
   rows bigint NOT NULL,
   digest text NOT NULL,
   staging_object_id text NOT NULL,
-  published_at timestamptz NOT NULL DEFAULT clock_timestamp()
+  published_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+  method text
 )`;
 }
 
 export const RECEIPT_COLUMNS =
-  'invocation_id, target_schema, target_table, mode, window_start, window_end, rows::text AS row_count, digest, staging_object_id, published_at';
+  'invocation_id, target_schema, target_table, mode, window_start, window_end, rows::text AS row_count, digest, staging_object_id, published_at, method';
 
 /**
  * The bulk load of one chunk: `$2` is the chunk's rows as one JSON array (text), expanded
@@ -87,3 +88,84 @@ export function loadChunkStatement(staging: TableRef, columns: readonly string[]
 export function keyJoin(keys: readonly string[]): string {
   return keys.map((k) => `t.${quoteColumn(k)} = s.${quoteColumn(k)}`).join(' AND ');
 }
+
+// ---------------------------------------------------------------------------------------
+// Publication by partition swap (partition-swap.ts)
+
+/** The target's partition key: strategy (`r` = range), number of key columns, and the first one (name, type oid). */
+export const PARTITION_KEY = `
+SELECT pt.partstrat AS strategy, pt.partnatts AS key_columns, a.attname AS key_column, a.atttypid::text AS key_type
+  FROM pg_catalog.pg_partitioned_table pt
+  LEFT JOIN pg_catalog.pg_attribute a ON a.attrelid = pt.partrelid AND a.attnum = pt.partattrs[0]
+ WHERE pt.partrelid = $1::oid`;
+
+/** The target's direct partitions with their bounds as the catalog prints them. */
+export const PARTITIONS = `
+SELECT c.oid::text AS object_id, n.nspname AS schema, c.relname AS name, c.relkind = 'r' AS leaf,
+       pg_catalog.pg_get_expr(c.relpartbound, c.oid) AS bound
+  FROM pg_catalog.pg_inherits i
+  JOIN pg_catalog.pg_class c ON c.oid = i.inhrelid
+  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+ WHERE i.inhparent = $1::oid
+ ORDER BY c.relname`;
+
+/**
+ * Range bounds ($3 lower, $4 upper; NULL = MINVALUE/MAXVALUE) against the window [$1, $2),
+ * compared by the server in timestamptz. `timestamp` bounds are UTC wall time (every
+ * transaction of the adapter runs with TimeZone UTC).
+ */
+export function compareBounds(keyType: 'timestamptz' | 'timestamp'): string {
+  const at = (v: string) => (keyType === 'timestamp' ? `${v}::timestamp::timestamptz` : `${v}::timestamptz`);
+  return `
+SELECT (u.lo IS NOT NULL AND u.hi IS NOT NULL AND ${at('u.lo')} = $1::timestamptz AND ${at('u.hi')} = $2::timestamptz) AS exact,
+       (coalesce(${at('u.lo')} < $2::timestamptz, true) AND coalesce(${at('u.hi')} > $1::timestamptz, true)) AS overlaps
+  FROM unnest($3::text[], $4::text[]) WITH ORDINALITY AS u(lo, hi, ord)
+ ORDER BY u.ord`;
+}
+
+/** Columns for the swap: what ATTACH compares (name, type, collation) and what it requires (NOT NULL, no generated or identity). */
+export const SWAP_COLUMNS = `
+SELECT a.attname AS name, pg_catalog.format_type(a.atttypid, a.atttypmod) AS type, a.attcollation::text AS collation,
+       a.attnotnull AS not_null, (a.attgenerated <> '' OR a.attidentity <> '') AS derived
+  FROM pg_catalog.pg_attribute a
+ WHERE a.attrelid = $1::oid AND a.attnum > 0 AND NOT a.attisdropped
+ ORDER BY a.attnum`;
+
+/**
+ * The target's constraints the partition must carry (CHECK by name, PRIMARY KEY / UNIQUE /
+ * EXCLUDE by definition) and foreign keys from or to it (`f`, which decline the swap).
+ */
+export const SWAP_CONSTRAINTS = `
+SELECT con.conname AS name, con.contype AS kind, pg_catalog.pg_get_constraintdef(con.oid) AS definition
+  FROM pg_catalog.pg_constraint con
+ WHERE (con.conrelid = $1::oid AND con.contype IN ('c', 'p', 'u', 'x', 'f')) OR (con.confrelid = $1::oid AND con.contype = 'f')
+ ORDER BY con.conname`;
+
+/** The target's indexes that back no constraint (built on the stage before the swap), and how its own name prints. */
+export const SWAP_INDEXES = `
+SELECT pg_catalog.pg_get_indexdef(i.indexrelid) AS definition, pg_catalog.format('%I.%I', $2::text, $3::text) AS printed
+  FROM pg_catalog.pg_index i
+ WHERE i.indrelid = $1::oid
+   AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_constraint con WHERE con.conindid = i.indexrelid AND con.conrelid = $1::oid)
+ ORDER BY i.indexrelid`;
+
+/** Any relation (of any kind) under a name: the namespace a partition name must be free in. */
+export const RELATION_NAMED = `
+SELECT c.oid::text AS object_id
+  FROM pg_catalog.pg_class c
+  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+ WHERE n.nspname = $1 AND c.relname = $2`;
+
+/**
+ * The exact object, wherever it now is: its name, marker, and the parent it is a
+ * partition of (cleanup's proof that a stage became the receipt's partition).
+ */
+export const OBJECT_AS_PARTITION = `
+SELECT n.nspname AS schema, c.relname AS name, pg_catalog.obj_description(c.oid, 'pg_class') AS marker,
+       pn.nspname AS parent_schema, p.relname AS parent_name
+  FROM pg_catalog.pg_class c
+  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+  LEFT JOIN pg_catalog.pg_inherits i ON i.inhrelid = c.oid AND c.relispartition
+  LEFT JOIN pg_catalog.pg_class p ON p.oid = i.inhparent
+  LEFT JOIN pg_catalog.pg_namespace pn ON pn.oid = p.relnamespace
+ WHERE c.oid = $1::oid`;

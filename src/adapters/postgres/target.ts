@@ -13,6 +13,7 @@ import { LoadCountMismatchError, TargetObjectMissingError, TargetUnavailableErro
 import { chunkJsonArray } from '../../domain/delivery/chunk-json.js';
 import { advisoryLock, lookup, recheckLocked, type Client, type TxResult } from './locks.js';
 import { existingPublication, publishBody } from './publication.js';
+import { attachedPartitionOf } from './partition-swap.js';
 import { classifyPgCommitFailure, describePgError, isPermissionFailure, sqlStateOf } from './outcome.js';
 import {
   ABSENCE_PROOF,
@@ -289,7 +290,8 @@ export class PostgresTarget implements TargetPort {
   async dropStaging(staging: StagingRef, options: DropOptions = {}): Promise<DropResult> {
     assertStagingRef(staging);
     let receipt: PublicationReceipt | undefined;
-    const outcome = await this.transaction<'DROPPED' | 'ALREADY_ABSENT' | 'NOT_OURS' | 'PUBLISHED'>(
+    let partition: TableRef | undefined;
+    const outcome = await this.transaction<'DROPPED' | 'ALREADY_ABSENT' | 'NOT_OURS' | 'PUBLISHED' | 'ATTACHED'>(
       { cutPoint: TARGET_CUT_POINTS.dropStaging },
       async (client) => {
         await advisoryLock(client, `cutpoint.retire:${staging.table.schema}.${staging.table.table}`);
@@ -301,7 +303,11 @@ export class PostgresTarget implements TargetPort {
           if (receipt) return { commit: false, value: 'PUBLISHED' };
         }
         const before = await lookup(client, staging.table);
-        if (!before) return { commit: false, value: 'ALREADY_ABSENT' };
+        if (!before) {
+          // Gone from its name: maybe swapped in as the receipt's partition (published data, never dropped).
+          partition = await attachedPartitionOf(client, staging.objectId, staging.invocationId, () => this.receiptIn(client, staging.invocationId));
+          return { commit: false, value: partition ? 'ATTACHED' : 'ALREADY_ABSENT' };
+        }
         if (before.objectId !== staging.objectId || !markerMatches(before.marker, staging)) return { commit: false, value: 'NOT_OURS' };
         await client.query(`LOCK TABLE ${quoteTable(staging.table)} IN ACCESS EXCLUSIVE MODE`);
         const locked = await lookup(client, staging.table);
@@ -316,7 +322,7 @@ export class PostgresTarget implements TargetPort {
       commit: false,
       value: await absenceProof(client, staging.table.schema, staging.objectId),
     }));
-    return { status: classifyRetirement(outcome, proof), dropped: outcome === 'DROPPED', ...(receipt ? { receipt } : {}) };
+    return { status: classifyRetirement(outcome, proof), dropped: outcome === 'DROPPED', ...(receipt ? { receipt } : {}), ...(partition ? { partition } : {}) };
   }
 
   close(): Promise<void> {

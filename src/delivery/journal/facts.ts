@@ -51,11 +51,14 @@ export interface EvidenceFact {
 /**
  * The owned stage's absence as the target proved it (`dropStaging` ABSENT_PROVED, or no
  * object under the derived name with the schema's metadata visible). `objectId` is the
- * recorded stage's object id; absent when no stage was ever recorded.
+ * recorded stage's object id; absent when no stage was ever recorded. `attached` when the
+ * stage is gone as a stage because it became the target partition the publication receipt
+ * names (`dropStaging` ATTACHED): proof for CUSTODY_RELEASED only, never for RETIRED.
  */
 export interface AbsenceFact {
   table: TableRef;
   objectId?: string;
+  attached?: TableRef;
 }
 export interface CheckpointFact {
   windowEnd: string;
@@ -125,10 +128,14 @@ function pickEvidence(v: unknown): EvidenceFact | undefined {
   if (!isObj(v) || !isText(v.key) || typeof v.sha256 !== 'string' || !HEX64.test(v.sha256)) return undefined;
   return { key: v.key, sha256: v.sha256 };
 }
+const pickTable = (v: unknown): TableRef | undefined => (isObj(v) && isText(v.schema, 128) && isText(v.table, 128) ? { schema: v.schema, table: v.table } : undefined);
 function pickAbsence(v: unknown): AbsenceFact | undefined {
-  if (!isObj(v) || !isObj(v.table) || !isText(v.table.schema, 128) || !isText(v.table.table, 128)) return undefined;
+  const table = isObj(v) ? pickTable(v.table) : undefined;
+  if (!isObj(v) || !table) return undefined;
   if (v.objectId !== undefined && !isText(v.objectId, 64)) return undefined;
-  return { table: { schema: v.table.schema, table: v.table.table }, ...(v.objectId === undefined ? {} : { objectId: v.objectId }) };
+  const attached = v.attached === undefined ? undefined : pickTable(v.attached);
+  if (v.attached !== undefined && (!attached || v.objectId === undefined)) return undefined;
+  return { table, ...(v.objectId === undefined ? {} : { objectId: v.objectId }), ...(attached ? { attached } : {}) };
 }
 function pickCheckpoint(v: unknown): CheckpointFact | undefined {
   if (!isObj(v) || !isInstant(v.windowEnd) || typeof v.moved !== 'boolean' || !isInstant(v.at)) return undefined;

@@ -30,7 +30,8 @@ import { RecoveryRetainedError, runRecovery, type RecoveryContext, type Recovery
  * principal can see the schema) → absence proved as it stands; a table without our
  * marker → INCIDENT_RETAINED, untouched.
  *
- * Drop outcomes: ABSENT_PROVED → RETIRED with the absence proof, custody released in the
+ * Drop outcomes (ATTACHED, the stage swapped in as the receipt's partition, is a
+ * publication found like PUBLISHED): ABSENT_PROVED → RETIRED with the absence proof, custody released in the
  * same transaction (the transition rule refuses RETIRED without it); NOT_OURS →
  * INCIDENT_RETAINED (delivery.retire_not_ours); ABSENCE_UNPROVABLE → state and custody
  * kept for an elevated principal (delivery.retire_absence_unprovable); repeating is safe.
@@ -54,7 +55,8 @@ export async function retire(input: RecoveryInput, deps: RecoveryDeps): Promise<
       });
       return;
     }
-    if (drop.status === 'PUBLISHED') await publicationFound(ctx);
+    // ATTACHED: the stage is this invocation's published partition — published, like PUBLISHED.
+    if (drop.status === 'PUBLISHED' || drop.status === 'ATTACHED') await publicationFound(ctx);
     if (drop.status === 'NOT_OURS') await notOurs(ctx);
     unprovable(ctx);
   });

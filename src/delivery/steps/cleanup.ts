@@ -16,6 +16,11 @@ export interface CleanupOutput extends StepOutput {
  * - ABSENT_PROVED: the proof is journaled as the `absence` fact (the exact table and
  *   object id) under `cleanup-proved.<invocation>`; the journal's own transition rule
  *   refuses CUSTODY_RELEASED without it (journal-proofs.ts `missingProof`).
+ * - ATTACHED: the stage is gone as a stage because the exact object became the target
+ *   partition this invocation's receipt names (a partition swap): nothing is dropped, and
+ *   the proof is the same `absence` fact with the partition (`attached`), which the
+ *   transition rule accepts for CUSTODY_RELEASED only when the journaled receipt names
+ *   this object as its stage.
  * - NOT_OURS: the name holds an object that is not the recorded stage — contradicting
  *   evidence: SUCCEEDED → INCIDENT_RETAINED, custody kept, the object untouched.
  * - ABSENCE_UNPROVABLE: this principal cannot tell absence from missing metadata
@@ -31,12 +36,13 @@ async function cleanupOnce(input: unknown, deps: DeliveryDeps): Promise<CleanupO
   const custody = await heldCustody();
   const staging = stagingRefOf(record);
   const drop = await deps.target.dropStaging(staging);
-  if (drop.status === 'ABSENT_PROVED') {
+  if (drop.status === 'ABSENT_PROVED' || (drop.status === 'ATTACHED' && drop.partition)) {
+    const attached = drop.status === 'ATTACHED' && drop.partition ? { attached: drop.partition } : {};
     const result = await recordFacts(deps.ports, ref, {
       state: 'SUCCEEDED',
       fence: step.fence,
       transitionId: provedId,
-      patch: { absence: { table: staging.table, objectId: staging.objectId } },
+      patch: { absence: { table: staging.table, objectId: staging.objectId, ...attached } },
       known: { invocation: record, custody },
     });
     return { ...output(step, result.invocation, true, custody), drop: drop.status };

@@ -39,7 +39,7 @@ export function flowStep<I, O extends StepOutput & { drop?: DropStatus }>(step: 
     const out = await step(input, deps);
     const stopped = FLOW_STOP_STATES.has(out.state) || (options.last === true && out.state !== 'CUSTODY_RELEASED');
     if (stopped) throw new NeedsRecoveryError(`invocation ${out.invocationId} on target ${out.targetId} stopped in ${out.state}; start reconcile`);
-    if (out.drop !== undefined && out.drop !== 'ABSENT_PROVED') {
+    if (out.drop !== undefined && out.drop !== 'ABSENT_PROVED' && out.drop !== 'ATTACHED') {
       throw new CleanupUnprovedError(`invocation ${out.invocationId} on target ${out.targetId}: owned stage drop ended ${out.drop}; start reconcile`);
     }
     return out;

@@ -20,14 +20,20 @@ import type { JournalState } from './journal-states.js';
  *   non-publication"): the owned stage's absence proved by the target — for the recorded
  *   stage when one is recorded (exact table and object id), else for the stage's derived
  *   name. Custody is released only by these two transitions, so no custody is released
- *   before cleanup is proved.
+ *   before cleanup is proved. A stage that became the target's window partition (a
+ *   partition swap: `dropStaging` ATTACHED) is gone as a stage only when the journaled
+ *   publication receipt names that very object as its stage: that proves CUSTODY_RELEASED,
+ *   never RETIRED (a retired invocation published nothing).
  */
 export interface TransitionProofs {
   partsVerified: boolean;
   publication: boolean;
   evidence: boolean;
   checkpoint: boolean;
+  /** The owned stage is proved gone as a stage (dropped, or attached as the published partition). */
   stageAbsent: boolean;
+  /** The proof of `stageAbsent` is the stage's attachment as the published partition (never enough for RETIRED). */
+  stageAttached?: boolean;
 }
 
 /** The proof `to` lacks, as a sentence; undefined when the journal may enter it. */
@@ -42,6 +48,7 @@ export function missingProof(to: JournalState, proofs: TransitionProofs): string
     case 'CUSTODY_RELEASED':
       return proofs.stageAbsent ? undefined : "CUSTODY_RELEASED needs the owned stage's absence proved (cleanup) first; custody stays held";
     case 'RETIRED':
+      if (proofs.stageAttached) return 'RETIRED needs the owned stage dropped, and it is the published partition of this invocation; custody stays held';
       return proofs.stageAbsent ? undefined : "RETIRED needs the owned stage's absence proved in the same or an earlier transition; custody stays held";
     default:
       return undefined;
@@ -51,19 +58,32 @@ export function missingProof(to: JournalState, proofs: TransitionProofs): string
 /** The journal facts a proof is read from (src/delivery/journal/facts.ts `DeliveryFacts`, in part). */
 export interface ProofFacts {
   parts?: unknown;
-  publication?: unknown;
+  publication?: { stagingObjectId?: string };
   evidence?: unknown;
   checkpoint?: unknown;
   staging?: { table: { schema: string; table: string }; objectId: string };
-  absence?: { table: { schema: string; table: string }; objectId?: string };
+  absence?: { table: { schema: string; table: string }; objectId?: string; attached?: { schema: string; table: string } };
 }
 
-/** What recorded facts prove: the absence proof must name the recorded stage, if one is recorded. */
+/**
+ * What recorded facts prove: the absence proof must name the recorded stage, if one is
+ * recorded; an attachment proof must also be a recorded stage the publication receipt names.
+ */
 export function proofsOf(facts: ProofFacts): TransitionProofs {
-  const { staging, absence } = facts;
+  const { staging, absence, publication } = facts;
   const sameStage =
     !staging || (absence?.objectId === staging.objectId && absence.table.schema === staging.table.schema && absence.table.table === staging.table.table);
-  return { partsVerified: !!facts.parts, publication: !!facts.publication, evidence: !!facts.evidence, checkpoint: !!facts.checkpoint, stageAbsent: !!absence && sameStage };
+  const attached = !!absence?.attached;
+  const published = !!staging && publication?.stagingObjectId === staging.objectId;
+  const stageAbsent = !!absence && sameStage && (!attached || published);
+  return {
+    partsVerified: !!facts.parts,
+    publication: !!publication,
+    evidence: !!facts.evidence,
+    checkpoint: !!facts.checkpoint,
+    stageAbsent,
+    ...(attached ? { stageAttached: true } : {}),
+  };
 }
 
 /**

@@ -160,10 +160,11 @@ export function publicationDigest(receipts: readonly ChunkReceipt[]): string {
  * principal can see the schema's metadata (so an absent object is really absent).
  */
 export function classifyRetirement(
-  outcome: 'DROPPED' | 'ALREADY_ABSENT' | 'NOT_OURS' | 'PUBLISHED',
+  outcome: 'DROPPED' | 'ALREADY_ABSENT' | 'NOT_OURS' | 'PUBLISHED' | 'ATTACHED',
   proof: { metadataVisible: boolean; exactObjectExists: boolean },
 ): DropStatus {
-  if (outcome === 'NOT_OURS' || outcome === 'PUBLISHED') return outcome;
+  // ATTACHED is a positive proof (the exact object found as the receipt's partition), not an absence.
+  if (outcome === 'NOT_OURS' || outcome === 'PUBLISHED' || outcome === 'ATTACHED') return outcome;
   if (!proof.metadataVisible || proof.exactObjectExists) return 'ABSENCE_UNPROVABLE';
   return 'ABSENT_PROVED';
 }
@@ -253,6 +254,8 @@ export interface ReceiptRecord {
   digest: string;
   staging_object_id: string;
   published_at: Date;
+  /** Null on receipts written before the method was recorded. */
+  method?: string | null;
 }
 
 /** The receipt row as the port returns it. */
@@ -266,6 +269,7 @@ export function receiptOfRecord(row: ReceiptRecord): PublicationReceipt {
     digest: row.digest,
     stagingObjectId: row.staging_object_id,
     publishedAt: new Date(row.published_at),
+    ...(row.method === 'partition_swap' || row.method === 'set_based' ? { method: row.method } : {}),
   };
 }
 
