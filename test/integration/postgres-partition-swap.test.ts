@@ -230,4 +230,25 @@ describe('PostgreSQL publication by partition swap', () => {
       expect(await target.dropStaging(r.staging)).toEqual({ status: 'ABSENT_PROVED', dropped: true });
     }
   });
+
+  it('a receipt table created before receipts recorded their method still reads, and the next publication adds the column once', async () => {
+    const receipts = { schema: `cp_legacy_${randomUUID().replace(/-/g, '').slice(0, 10)}`, table: 'cutpoint_receipts' };
+    await admin.query(`CREATE SCHEMA ${receipts.schema}`);
+    await admin.query(`CREATE TABLE ${receipts.schema}.cutpoint_receipts (
+      invocation_id text PRIMARY KEY, target_schema text NOT NULL, target_table text NOT NULL, mode text NOT NULL,
+      window_start timestamptz NOT NULL, window_end timestamptz NOT NULL, rows bigint NOT NULL, digest text NOT NULL,
+      staging_object_id text NOT NULL, published_at timestamptz NOT NULL DEFAULT clock_timestamp())`);
+    await admin.query(`INSERT INTO ${receipts.schema}.cutpoint_receipts VALUES ('inv-old', 's', 't', 'replace_window', $1, $2, 3, 'd', '42', now())`, [DAY1.start, DAY1.end]);
+    const legacy = openPostgresTarget({ connectionString: server.connectionString, faults: new FaultSwitch(), receiptTable: receipts });
+    try {
+      expect(await legacy.probeReceipt('inv-old')).toMatchObject({ invocationId: 'inv-old', rows: 3 });
+      const table = await partitionedTarget([{ name: 'events_day1', bounds: dayBounds(DAY1) }]);
+      const request = await staged(table, DAY1, rowsIn(DAY1, [1]));
+      expect((await legacy.publish(request)).receipt.method).toBe('partition_swap');
+      expect(await legacy.probeReceipt(request.invocationId)).toMatchObject({ method: 'partition_swap' });
+    } finally {
+      await legacy.close();
+    }
+  });
 });
+

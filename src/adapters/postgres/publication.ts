@@ -2,7 +2,7 @@ import { IdentityConflictError } from '../../domain/errors.js';
 import { PublicationRefusedError, TargetObjectMissingError } from '../../domain/delivery/target-errors.js';
 import { publicationLockOf, receiptMatches, receiptOfRecord as toReceipt, type ReceiptRecord } from '../../domain/delivery/target-rules.js';
 import type { PublicationMethod, PublicationReceipt, PublishRequest, PublishResult, TableRef } from '../../ports/target.js';
-import { DESCRIBE_COLUMNS, keyJoin, quoteColumn, quoteIdent, quoteTable, RECEIPT_COLUMNS, receiptTableDdl } from './sql.js';
+import { DESCRIBE_COLUMNS, keyJoin, quoteColumn, quoteIdent, quoteTable, RECEIPT_COLUMNS, RECEIPT_METHOD_MISSING, receiptTableDdl } from './sql.js';
 import { advisoryLock, lookup, recheckLocked, type Client, type TxResult } from './locks.js';
 import { planSwap, swapWindow } from './partition-swap.js';
 
@@ -18,9 +18,11 @@ import { planSwap, swapWindow } from './partition-swap.js';
  */
 export async function publishBody(client: Client, request: PublishRequest, receipts: TableRef): Promise<TxResult<PublishResult>> {
   await client.query(receiptTableDdl(receipts));
+  const legacy = await client.query<{ missing: boolean }>(RECEIPT_METHOD_MISSING, [quoteTable(receipts)]);
+  if (legacy.rows[0]?.missing) await client.query(`ALTER TABLE ${quoteTable(receipts)} ADD COLUMN IF NOT EXISTS method text`);
   await advisoryLock(client, publicationLockOf(request.invocationId));
   const prior = await client.query<ReceiptRecord>(
-    `SELECT ${RECEIPT_COLUMNS} FROM ${quoteTable(receipts)} WHERE invocation_id = $1`,
+    `SELECT ${RECEIPT_COLUMNS} FROM ${quoteTable(receipts)} AS r WHERE invocation_id = $1`,
     [request.invocationId],
   );
   if (prior.rows[0]) return { commit: false, value: existingPublication(toReceipt(prior.rows[0]), request) };
@@ -51,7 +53,7 @@ export async function publishBody(client: Client, request: PublishRequest, recei
     await copyWindow(client, request, targetColumns);
   }
   const inserted = await client.query<ReceiptRecord>(
-    `INSERT INTO ${quoteTable(receipts)}
+    `INSERT INTO ${quoteTable(receipts)} AS r
        (invocation_id, target_schema, target_table, mode, window_start, window_end, rows, digest, staging_object_id, method)
      VALUES ($1, $2, $3, $4, $5::timestamptz, $6::timestamptz, $7, $8, $9, $10)
      RETURNING ${RECEIPT_COLUMNS}`,

@@ -68,8 +68,15 @@ export function receiptTableDdl(receipts: TableRef): string {
 )`;
 }
 
+/**
+ * Read from the receipt table aliased `r`. `method` is read through the row's JSON, so a
+ * receipt table created before the column existed still reads (method null: set-based).
+ */
 export const RECEIPT_COLUMNS =
-  'invocation_id, target_schema, target_table, mode, window_start, window_end, rows::text AS row_count, digest, staging_object_id, published_at, method';
+  "invocation_id, target_schema, target_table, mode, window_start, window_end, rows::text AS row_count, digest, staging_object_id, published_at, to_jsonb(r) ->> 'method' AS method";
+
+/** A receipt table created before `method`: the column is added once (checked first, so the lock is taken only then). */
+export const RECEIPT_METHOD_MISSING = "SELECT NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = $1::regclass AND attname = 'method' AND NOT attisdropped) AS missing";
 
 /**
  * The bulk load of one chunk: `$2` is the chunk's rows as one JSON array (text), expanded

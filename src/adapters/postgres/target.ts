@@ -185,7 +185,7 @@ export class PostgresTarget implements TargetPort {
       }
       return undefined;
     }
-    const result = await client.query<ReceiptRecord>(`SELECT ${RECEIPT_COLUMNS} FROM ${quoteTable(this.receipts)} WHERE invocation_id = $1`, [invocationId]);
+    const result = await client.query<ReceiptRecord>(`SELECT ${RECEIPT_COLUMNS} FROM ${quoteTable(this.receipts)} AS r WHERE invocation_id = $1`, [invocationId]);
     const row = result.rows[0];
     return row ? toReceipt(row) : undefined;
   }
