@@ -45,18 +45,24 @@ function isItem(v: unknown): v is AuthorityItem {
 const STALE_REFUSALS: ReadonlySet<string> = new Set(['Delivery.TransitionPrecondition', 'Delivery.JournalStateConflict', 'Delivery.IllegalTransition']);
 
 /**
- * A step that decides again from the journal when it refused on what it carried: the
- * refusal may only say the carried state is stale (a redrive, a retry without a retry
- * count). Without a carried state, or for any other error, the step's own result stands.
+ * A step that decides again from the journal when, on what it carried, it refused or did
+ * nothing (`acted: false`): either may only say the carried state is stale (a redrive, a
+ * retry without a retry count, a caller reusing an older output). On the happy path every
+ * step acts, so this costs a read only off it. Without a carried state the step's own
+ * result stands.
  */
 export function rereadOnStale<O, D>(step: (input: unknown, deps: D) => Promise<O>): (input: unknown, deps: D) => Promise<O> {
   return async (input, deps) => {
+    const known = (input as { known?: unknown } | null)?.known;
+    if (known === undefined || known === null) return step(input, deps);
+    const fromJournal = () => step({ ...(input as object), known: null }, deps);
+    let out: O;
     try {
-      return await step(input, deps);
+      out = await step(input, deps);
     } catch (error) {
-      const known = (input as { known?: unknown } | null)?.known;
-      if (known === undefined || known === null || !STALE_REFUSALS.has((error as Error).name)) throw error;
-      return step({ ...(input as object), known: null }, deps);
+      if (!STALE_REFUSALS.has((error as Error).name)) throw error;
+      return fromJournal();
     }
+    return (out as { acted?: unknown }).acted === false ? fromJournal() : out;
   };
 }
