@@ -39,13 +39,38 @@ export interface ExtractedChunkReceipt {
 
 export function encodeChunk(rows: Iterable<TargetRow>, columns: readonly string[]): Uint8Array {
   const names = assertCodecColumns(columns);
-  const parts: Buffer[] = [];
+  let text = '';
   let index = 0;
   for (const row of rows) {
-    parts.push(Buffer.from(encodeLine(row, columns, names, index), 'utf8'));
+    text += flatLine(row, columns) ?? encodeLine(row, columns, names, index);
     index++;
   }
-  return Buffer.concat(parts);
+  return Buffer.from(text, 'utf8');
+}
+
+/**
+ * The fast path of `encodeLine`, for the common row: a plain object whose own keys are
+ * exactly `columns` in order and whose values are all scalars (string, boolean, null,
+ * finite number). Its canonical line is then `JSON.stringify(row)` — the same spelling
+ * `encodeLine` produces value by value — without a per-value call. Anything else
+ * (another key order, a nested value, a value that is refused) returns undefined and
+ * takes the checked path.
+ */
+function flatLine(row: TargetRow, columns: readonly string[]): string | undefined {
+  if (row === null || typeof row !== 'object' || Object.getPrototypeOf(row) !== Object.prototype) return undefined;
+  const keys = Object.keys(row);
+  if (keys.length !== columns.length) return undefined;
+  for (let c = 0; c < keys.length; c++) {
+    const key = keys[c] as string;
+    if (key !== columns[c]) return undefined;
+    const value = row[key];
+    if (value === null) continue;
+    const type = typeof value;
+    if (type === 'string' || type === 'boolean') continue;
+    if (type === 'number' && Number.isFinite(value)) continue;
+    return undefined;
+  }
+  return `${JSON.stringify(row)}\n`;
 }
 
 /**
