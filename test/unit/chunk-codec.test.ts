@@ -79,6 +79,21 @@ describe('chunk codec: canonical JSONL', () => {
     expect(decodeChunk(bytes)).toEqual(decoded);
   });
 
+  it('spells flat rows (scalar values only) exactly as the value-by-value encoder does', () => {
+    const flat = ['a', 'b', 'c'];
+    const values: unknown[] = ['', 'é ✓ 😀', '\u2028\u2029', '\ud800 lone', 'tab\tquote"back\\slash\u0001', true, false, null, 0, -0, 1e21, 1e-7, 0.1, -12.5, 2 ** 53];
+    const flatRows: TargetRow[] = values.map((v, i) => ({ a: v, b: String(i), c: i % 2 === 0 ? null : v }));
+    // encodeRow always takes the checked path; encodeChunk takes the fast one for these rows.
+    const expected = flatRows.map((r) => encodeRow(r, flat)).join('');
+    expect(Buffer.from(encodeChunk(flatRows, flat)).toString('utf8')).toBe(expected);
+    // Rows the fast path does not take (another key order, a null prototype, a nested
+    // value) encode the same canonical line as their flat, ordered twin.
+    const twin = { a: 'x', b: 'y', c: 1 };
+    const others: TargetRow[] = [{ c: 1, b: 'y', a: 'x' }, Object.assign(Object.create(null) as TargetRow, twin)];
+    expect(Buffer.from(encodeChunk(others, flat)).toString('utf8')).toBe(encodeRow(twin, flat).repeat(2));
+    expect(Buffer.from(encodeChunk([{ a: { z: 1, y: [2] }, b: 'y', c: 1 }], flat)).toString('utf8')).toBe('{"a":{"y":[2],"z":1},"b":"y","c":1}\n');
+  });
+
   it('refuses values that would not survive the round trip', () => {
     const base = rows[0] as TargetRow;
     for (const bad of [undefined, Number.NaN, Infinity, new Date(0), 1n, new Uint8Array([1]), [Number.NaN], { x: new Map() }, () => 1]) {

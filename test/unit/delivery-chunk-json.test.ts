@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { encodeChunk } from '../../src/delivery/chunk-codec.js';
-import { chunkJsonArray } from '../../src/domain/delivery/chunk-json.js';
+import { chunkJsonArray, chunkJsonArrayBytes } from '../../src/domain/delivery/chunk-json.js';
 import { sha256Hex } from '../../src/domain/digest.js';
 
 describe('chunk bytes → one JSON array for a server-side bulk load (json_populate_recordset, OPENJSON)', () => {
@@ -18,6 +18,21 @@ describe('chunk bytes → one JSON array for a server-side bulk load (json_popul
     expect(json.startsWith('[{"id":"18446744073709551615"')).toBe(true);
     const empty = new Uint8Array();
     expect(chunkJsonArray({ ...request, jsonl: empty, sha256: sha256Hex(empty), rows: 0 })).toBe('[]');
+  });
+
+  it('gives the same array as UTF-8 bytes (no decode), leaving the chunk bytes untouched', () => {
+    const before = Buffer.from(jsonl);
+    const bytes = chunkJsonArrayBytes(request);
+    expect(bytes.toString('utf8')).toBe(chunkJsonArray(request));
+    expect(JSON.parse(bytes.toString('utf8'))).toEqual(rows);
+    expect(Buffer.from(jsonl).equals(before)).toBe(true);
+    const one = encodeChunk([rows[0] as (typeof rows)[number]], columns);
+    expect(chunkJsonArrayBytes({ ...request, jsonl: one, sha256: sha256Hex(one), rows: 1 }).toString('utf8')).toBe(`[${Buffer.from(one).toString('utf8').slice(0, -1)}]`);
+    const empty = new Uint8Array();
+    expect(chunkJsonArrayBytes({ ...request, jsonl: empty, sha256: sha256Hex(empty), rows: 0 }).toString('utf8')).toBe('[]');
+    // A lone surrogate's bytes (ED A0 80) are not UTF-8.
+    const surrogate = Uint8Array.from([0x7b, 0xed, 0xa0, 0x80, 0x7d, 0x0a]);
+    expect(() => chunkJsonArrayBytes({ ...request, jsonl: surrogate, sha256: sha256Hex(surrogate), rows: 1 })).toThrow(expect.objectContaining({ code: 'delivery.chunk_malformed' }));
   });
 
   it('refuses before any I/O: another sha256, another line count, no final newline, bad UTF-8, bad arguments', () => {

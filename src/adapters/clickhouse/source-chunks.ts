@@ -2,7 +2,7 @@ import { canonicalJson } from '../../domain/digest.js';
 import { ValidationError } from '../../domain/errors.js';
 import type { ResumePosition, SourceChunk } from '../../ports/source.js';
 import { SourceUnavailableError } from '../../domain/delivery/source-errors.js';
-import { sourceKeyOf, sourceKeyText } from '../../domain/delivery/source-rules.js';
+import { orderColumnsOf, sourceKeyOf, sourceKeyText } from '../../domain/delivery/source-rules.js';
 import type { TargetRow } from '../../ports/target.js';
 
 /** Floor of the tie-group limit: a group larger than this and than a chunk is refused. */
@@ -37,7 +37,6 @@ export async function* chunksOf(lines: AsyncIterable<string[]>, plan: ChunkingPl
   let seq = plan.firstSeq;
   let current: TargetRow[] = [];
   let group: TargetRow[] = [];
-  let groupKey = '';
   const chunk = (): SourceChunk => {
     const rows = current;
     current = [];
@@ -53,6 +52,7 @@ export async function* chunksOf(lines: AsyncIterable<string[]>, plan: ChunkingPl
   const release = (): TargetRow[] => {
     let rows = settle(group, columns);
     if (toSkip > 0) {
+      const groupKey = sourceKeyText(sourceKeyOf(group[0] as TargetRow, timeColumn, keyColumns));
       if (groupKey !== resumeKey || rows.length < toSkip) throw resumeMismatch();
       rows = rows.slice(toSkip);
       toSkip = 0;
@@ -60,18 +60,18 @@ export async function* chunksOf(lines: AsyncIterable<string[]>, plan: ChunkingPl
     group = [];
     return rows;
   };
+  const order = orderColumnsOf(timeColumn, keyColumns);
   for await (const batch of lines) {
     for (const line of batch) {
       const row = rowOf(line, columns);
-      const key = sourceKeyText(sourceKeyOf(row, timeColumn, keyColumns));
-      if (group.length > 0 && key !== groupKey) {
+      // The common case (no tie) costs one comparison per order column, no key text.
+      if (group.length > 0 && !sameKey(group[0] as TargetRow, row, order)) {
         for (const settled of release()) {
           current.push(settled);
           if (current.length === chunkRows) yield chunk();
         }
       }
       group.push(row);
-      groupKey = key;
       if (group.length > tiedLimit) {
         throw new ValidationError(
           'delivery.source_order_ambiguous',
@@ -94,7 +94,11 @@ function resumeMismatch(): ValidationError {
   );
 }
 
-/** One parsed JSONEachRow line with exactly the described columns, in column order. */
+/**
+ * One parsed JSONEachRow line with exactly the described columns, in column order. The
+ * engine writes the columns in that order, so the parsed object itself is the row (no
+ * copy); any other key order is rebuilt in column order.
+ */
 function rowOf(line: string, columns: readonly string[]): TargetRow {
   let parsed: Record<string, unknown>;
   try {
@@ -104,15 +108,41 @@ function rowOf(line: string, columns: readonly string[]): TargetRow {
     const text = line.startsWith('Code:') ? `: ${line.slice(0, 300)}` : '';
     throw new SourceUnavailableError(`source stream broke off${text}`, { cause: error });
   }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed) || Object.keys(parsed).length !== columns.length) {
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
     throw new SourceUnavailableError('source row does not match the described columns');
   }
+  const keys = Object.keys(parsed);
+  if (keys.length !== columns.length) throw new SourceUnavailableError('source row does not match the described columns');
+  let ordered = true;
+  for (let c = 0; c < columns.length; c++) {
+    if (keys[c] !== columns[c]) {
+      ordered = false;
+      break;
+    }
+  }
+  if (ordered) return parsed;
   const row: TargetRow = {};
   for (const c of columns) {
     if (!Object.hasOwn(parsed, c)) throw new SourceUnavailableError(`source row lacks column ${c}`);
     row[c] = parsed[c];
   }
   return row;
+}
+
+/**
+ * Whether two rows tie on the whole order key, as `sourceKeyText` equality decides it:
+ * scalars by identity (JSON text of equal scalars is equal, and -0 spells 0), anything
+ * else by its canonical JSON text.
+ */
+function sameKey(a: TargetRow, b: TargetRow, order: readonly string[]): boolean {
+  for (const c of order) {
+    const x = a[c] ?? null;
+    const y = b[c] ?? null;
+    if (x === y) continue;
+    if (typeof x !== 'object' || typeof y !== 'object' || x === null || y === null) return false;
+    if (canonicalJson(x) !== canonicalJson(y)) return false;
+  }
+  return true;
 }
 
 /** A tie group in its canonical order: by the canonical JSON of its values. */

@@ -79,16 +79,23 @@ export const RECEIPT_COLUMNS =
 export const RECEIPT_METHOD_MISSING = "SELECT NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = $1::regclass AND attname = 'method' AND NOT attisdropped) AS missing";
 
 /**
- * The bulk load of one chunk: `$2` is the chunk's rows as one JSON array (text), expanded
- * server-side into the stage's own row type, so every value is read by its column's type
- * input function, as a bound parameter of that type would be: ISO-8601 text into
- * timestamp[tz], decimal text into bigint/numeric, objects and arrays as their JSON text
- * into json/jsonb, JSON arrays into SQL arrays, null into NULL. `$1` is the seq.
+ * The replace of one chunk, in one statement (one round trip): the data-modifying CTE
+ * deletes `$1`'s rows as the statement's snapshot holds them (a re-load's earlier rows;
+ * never the rows this statement inserts) and the INSERT bulk-loads the chunk: `$2` is the
+ * chunk's rows as one JSON array, bound as a binary `json` parameter (its UTF-8 bytes,
+ * which `json`'s receive function reads as text), expanded server-side into the stage's
+ * own row type, so every value is read by its column's type input function, as a bound
+ * parameter of that type would be: ISO-8601 text into timestamp[tz], decimal text into
+ * bigint/numeric, objects and arrays as their JSON text into json/jsonb, JSON arrays into
+ * SQL arrays, null into NULL. The statement's row count is the INSERT's.
  */
 export function loadChunkStatement(staging: TableRef, columns: readonly string[]): string {
   const names = columns.map(quoteColumn).join(', ');
   const table = quoteTable(staging);
-  return `INSERT INTO ${table} (${names}, ${CHUNK}) SELECT ${names}, $1::integer FROM pg_catalog.json_populate_recordset(NULL::${table}, $2::json)`;
+  return (
+    `WITH replaced AS (DELETE FROM ${table} WHERE ${CHUNK} = $1::integer) ` +
+    `INSERT INTO ${table} (${names}, ${CHUNK}) SELECT ${names}, $1::integer FROM pg_catalog.json_populate_recordset(NULL::${table}, $2::json)`
+  );
 }
 
 /** Equality of key columns between aliases `t` and `s`. */

@@ -10,7 +10,7 @@ import type { ChunkReceipt, CreateStagingRequest, DropOptions, DropResult, Stage
 import { assertColumns, assertIdentifier, assertPublishRequest, assertInvocationId, assertOwner, assertSeq, assertStagingRef, assertTableRef, assertUserColumn, classifyRetirement, markerMatches, ownerMarker, publicationLockOf, RECEIPT_TABLE, TARGET_CUT_POINTS } from '../../domain/delivery/target-rules.js';
 import { assertSeqRange, receiptOfRecord as toReceipt, scalarOf as scalar, type ReceiptRecord } from '../../domain/delivery/target-rules.js';
 import { LoadCountMismatchError, TargetObjectMissingError, TargetUnavailableError, TargetUnobservableError } from '../../domain/delivery/target-errors.js';
-import { chunkJsonArray } from '../../domain/delivery/chunk-json.js';
+import { chunkJsonArrayBytes } from '../../domain/delivery/chunk-json.js';
 import { advisoryLock, lookup, recheckLocked, type Client, type TxResult } from './locks.js';
 import { existingPublication, publishBody } from './publication.js';
 import { attachedPartitionOf } from './partition-swap.js';
@@ -252,7 +252,7 @@ export class PostgresTarget implements TargetPort {
       throw new ValidationError('delivery.invalid_request', `chunk rows must be a non-negative integer: ${String(request.rows)}`);
     }
     // Verified before the transaction: a chunk that is not the declared bytes touches nothing.
-    const json = chunkJsonArray(request);
+    const json = chunkJsonArrayBytes(request);
     return this.transaction<ChunkReceipt>({ cutPoint: TARGET_CUT_POINTS.loadChunk }, async (client) => {
       // Loads of different seqs run in parallel (a part per worker); two loads of the same
       // seq (a retry racing a stalled attempt) run one after the other, so the second's
@@ -260,8 +260,7 @@ export class PostgresTarget implements TargetPort {
       // (SHARE) wait for the loads in flight, and they for them.
       await advisoryLock(client, `cutpoint.load:${request.staging.table.schema}.${request.staging.table.table}#${request.seq}`);
       await recheckLocked(client, request.staging, 'ROW EXCLUSIVE');
-      const stage = quoteTable(request.staging.table);
-      await client.query(`DELETE FROM ${stage} WHERE ${CHUNK} = $1`, [request.seq]);
+      // DELETE of the seq's earlier rows and INSERT of the chunk: one statement.
       const inserted = await client.query(loadChunkStatement(request.staging.table, columns), [request.seq, json]);
       const rows = inserted.rowCount ?? -1;
       if (rows !== request.rows) throw new LoadCountMismatchError(request.seq, request.rows, rows);

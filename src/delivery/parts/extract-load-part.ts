@@ -1,18 +1,17 @@
 import { chunkObjectKeyOf } from '../../domain/delivery/identifiers.js';
 import { RECEIPTS_PER_BATCH, type ChunkReceiptFact } from '../../domain/delivery/part-receipts.js';
 import { chunkSeqOf, validatePartDescriptor } from '../../domain/delivery/parts.js';
-import { canonicalJson, sha256Hex } from '../../domain/digest.js';
+import { canonicalJson } from '../../domain/digest.js';
 import { IdentityConflictError, ValidationError } from '../../domain/errors.js';
 import { putExact } from '../../objects/exact-object.js';
-import type { SourceChunk } from '../../ports/source.js';
 import { SourceForbiddenError } from '../../domain/delivery/source-errors.js';
-import { encodeChunk } from '../chunk-codec.js';
 import { DELIVERY_CUT_POINTS } from '../cut-points.js';
 import type { DeliveryDeps } from '../deps.js';
 import { TransitionPreconditionError } from '../journal/errors.js';
 import { loadForStep, parseStepInput, stagingRefOf } from '../steps/common.js';
 import { readPlan } from '../steps/plan-parts.js';
 import { claimPart, readHead, recordBatch } from './part-store.js';
+import { encodedChunks } from './encoded-chunks.js';
 import { resumePositionOf } from './resume.js';
 import { rereadOnStale } from '../steps/carried.js';
 
@@ -29,6 +28,10 @@ export interface PartOutput {
  * The Distributed Map's item step: extract one part of the window and load it, chunk by
  * chunk, each chunk once (input `{ invocationId, fence, part }`, the part a descriptor
  * of the journaled plan).
+ *
+ * First the part is claimed (`claimPart`, part-store.ts): one transaction that creates its
+ * head, or finds it — then the part goes on from there — checked against the carried
+ * invocation version and the fence; nothing is read before it.
  *
  * Per chunk: encode it as canonical JSONL, write it as an immutable object
  * (`delivery.chunk.put`) while loading those same bytes into the owned stage
@@ -83,42 +86,27 @@ async function extractLoadPartOnce(input: unknown, deps: DeliveryDeps): Promise<
     head = await recordBatch(deps.ports, { invocationId: record.invocationId, head, batch, custody });
     pending = [];
   };
-  // One chunk ahead: the source produces chunk n+1 while chunk n is written and loaded
-  // (memory: two chunks). Leaving early (an error) still closes the source's query.
-  const iterator = chunks[Symbol.asyncIterator]();
-  const ahead = (): Promise<IteratorResult<SourceChunk>> => {
-    const next = iterator.next();
-    next.catch(() => undefined); // awaited below; a failure after the loop already failed is moot
-    return next;
-  };
-  try {
-    for (let next = ahead(); ; ) {
-      const { done, value: chunk } = await next;
-      if (done) break;
-      next = ahead();
-      chunkSeqOf(descriptor.part, chunk.seq - chunkSeqOf(descriptor.part, 0)); // throws delivery.part_too_large past 100,000 chunks
-      const bytes = encodeChunk(chunk.rows, chunk.columns);
-      const sha256 = sha256Hex(bytes);
-      const key = chunkObjectKeyOf(record.route, record.invocationId, chunk.seq);
-      const rows = chunk.rows.length;
-      // The object and the load are independent (both idempotent, both needed before the
-      // receipt is journaled): they run side by side.
-      const [, loaded] = await Promise.all([
-        putExact(deps.ports.objects, DELIVERY_CUT_POINTS.chunkPut, key, bytes, { sha256, invocation: record.invocationId, seq: String(chunk.seq), rows: String(rows) }),
-        deps.target.loadChunk({ staging, seq: chunk.seq, columns: chunk.columns, jsonl: bytes, sha256, rows }),
-      ]);
-      if (loaded.seq !== chunk.seq || loaded.rows !== rows || loaded.digest !== sha256) {
-        throw new IdentityConflictError('delivery.load_receipt_mismatch', `chunk ${chunk.seq}: the target's load receipt does not match the chunk`);
-      }
-      pending.push({ seq: chunk.seq, rows, bytes: bytes.byteLength, sha256, key });
-      if (pending.length === RECEIPTS_PER_BATCH) await flush(false);
+  // One chunk ahead, already encoded (encoded-chunks.ts): the source reads and encodes
+  // chunk n+1 while chunk n is written and loaded (memory: two chunks).
+  for await (const chunk of encodedChunks(chunks)) {
+    chunkSeqOf(descriptor.part, chunk.seq - chunkSeqOf(descriptor.part, 0)); // throws delivery.part_too_large past 100,000 chunks
+    const { bytes, sha256, rows } = chunk;
+    const key = chunkObjectKeyOf(record.route, record.invocationId, chunk.seq);
+    // The object and the load are independent (both idempotent, both needed before the
+    // receipt is journaled): they run side by side.
+    const [, loaded] = await Promise.all([
+      putExact(deps.ports.objects, DELIVERY_CUT_POINTS.chunkPut, key, bytes, { sha256, invocation: record.invocationId, seq: String(chunk.seq), rows: String(rows) }),
+      deps.target.loadChunk({ staging, seq: chunk.seq, columns: chunk.columns, jsonl: bytes, sha256, rows }),
+    ]);
+    if (loaded.seq !== chunk.seq || loaded.rows !== rows || loaded.digest !== sha256) {
+      throw new IdentityConflictError('delivery.load_receipt_mismatch', `chunk ${chunk.seq}: the target's load receipt does not match the chunk`);
     }
-  } finally {
-    await iterator.return?.()?.catch(() => undefined);
+    pending.push({ seq: chunk.seq, rows, bytes: bytes.byteLength, sha256, key });
+    if (pending.length === RECEIPTS_PER_BATCH) await flush(false);
   }
   await flush(true);
   return summary(head, true);
 }
 
-/** The step, deciding again from the journal when it refused on a stale carried state (steps/carried.ts). */
+/** The step, deciding again from the journal when it refused or did nothing on a carried state (steps/carried.ts). */
 export const extractLoadPart = rereadOnStale(extractLoadPartOnce);

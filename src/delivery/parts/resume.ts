@@ -4,8 +4,10 @@ import { readVerified } from '../../objects/exact-object.js';
 import type { ResumePosition } from '../../ports/source.js';
 import { sourceKeyOf, sourceKeyText } from '../../domain/delivery/source-rules.js';
 import type { Ports } from '../../ports/index.js';
-import { decodeChunk } from '../chunk-codec.js';
+import type { TargetRow } from '../../ports/target.js';
 import { listBatches } from './part-store.js';
+
+type Order = { timeColumn: string; keyColumns: readonly string[] };
 
 /**
  * Where a part's retry resumes: after its last journaled chunk, never from the part's
@@ -15,37 +17,60 @@ import { listBatches } from './part-store.js';
  * were already chunked (a tie group can straddle chunks; when a whole chunk is one tie
  * group, earlier chunks are read back until the group's start).
  */
-export async function resumePositionOf(
-  ports: Ports,
-  head: PartHead & { last: NonNullable<PartHead['last']> },
-  order: { timeColumn: string; keyColumns: readonly string[] },
-): Promise<ResumePosition> {
-  const keyOf = (row: Record<string, unknown>) => sourceKeyOf(row, order.timeColumn, order.keyColumns);
-  const rowsOf = async (key: string, sha256: string) => decodeChunk((await readVerified(ports.objects, key, sha256)).bytes);
-  const lastRows = await rowsOf(head.last.key, head.last.sha256);
-  const lastRow = lastRows.at(-1);
-  if (!lastRow) throw inconsistent(`the last chunk of part ${head.part} is empty`);
-  const lastKey = keyOf(lastRow);
-  const text = sourceKeyText(lastKey);
-  const tied = (rows: Record<string, unknown>[]) => {
-    let n = 0;
-    for (let i = rows.length - 1; i >= 0 && sourceKeyText(keyOf(rows[i] as Record<string, unknown>)) === text; i--) n++;
-    return n;
-  };
-  let rowsAtLastKey = tied(lastRows);
-  if (rowsAtLastKey === lastRows.length && head.chunks > 1) {
-    // The whole chunk is one tie group: walk back through earlier chunks of the part.
+export async function resumePositionOf(ports: Ports, head: PartHead & { last: NonNullable<PartHead['last']> }, order: Order): Promise<ResumePosition> {
+  const linesOf = async (key: string, sha256: string) => chunkLines((await readVerified(ports.objects, key, sha256)).bytes);
+  async function* newestFirst(): AsyncGenerator<string[]> {
+    yield await linesOf(head.last.key, head.last.sha256);
+    if (head.chunks < 2) return;
+    // Only when the whole last chunk is one tie group: walk back through the part's chunks.
     const receipts = (await listBatches(ports, head.invocationId, head.part)).flatMap((b) => b.receipts);
-    if (receipts.length !== head.chunks) {
-      throw inconsistent(`part ${head.part}: its receipt batches do not match its head`);
-    }
+    if (receipts.length !== head.chunks) throw inconsistent(`part ${head.part}: its receipt batches do not match its head`);
     for (let i = receipts.length - 2; i >= 0; i--) {
       const r = receipts[i] as (typeof receipts)[number];
-      const rows = await rowsOf(r.key, r.sha256);
-      const n = tied(rows);
-      rowsAtLastKey += n;
-      if (n < rows.length) break;
+      yield await linesOf(r.key, r.sha256);
     }
   }
-  return { lastKey, rowsAtLastKey, nextSeq: head.last.seq + 1 };
+  const position = await positionAfter(newestFirst(), order);
+  if (!position) throw inconsistent(`the last chunk of part ${head.part} is empty`);
+  return { ...position, nextSeq: head.last.seq + 1 };
+}
+
+/**
+ * The position after the last row of chunks given newest first (each as its lines): the
+ * last row's key and the rows tied on it, counted back from the end across as many chunks
+ * as the tie group spans (an older chunk is pulled only while every row so far is tied).
+ * Only the tied rows and the one before them are parsed: the bytes were verified against
+ * their journaled SHA-256, which the chunk codec's canonical bytes produced, so no line is
+ * re-encoded to check it. Undefined when the newest chunk has no line.
+ */
+export async function positionAfter(chunksNewestFirst: AsyncIterable<string[]>, order: Order): Promise<Omit<ResumePosition, 'nextSeq'> | undefined> {
+  const keyOf = (line: string) => {
+    const row = JSON.parse(line) as unknown;
+    if (row === null || typeof row !== 'object' || Array.isArray(row)) throw inconsistent('a journaled chunk holds a line that is not a row');
+    return sourceKeyOf(row as TargetRow, order.timeColumn, order.keyColumns);
+  };
+  let lastKey: ResumePosition['lastKey'] | undefined;
+  let text = '';
+  let rowsAtLastKey = 0;
+  for await (const lines of chunksNewestFirst) {
+    if (lastKey === undefined) {
+      const last = lines.at(-1);
+      if (last === undefined) return undefined;
+      lastKey = keyOf(last);
+      text = sourceKeyText(lastKey);
+    }
+    let i = lines.length - 1;
+    while (i >= 0 && sourceKeyText(keyOf(lines[i] as string)) === text) i--;
+    rowsAtLastKey += lines.length - 1 - i;
+    if (i >= 0) break;
+  }
+  return lastKey === undefined ? undefined : { lastKey, rowsAtLastKey };
+}
+
+/** A chunk object's lines (canonical JSONL: one row a line, each ending in a newline). */
+function chunkLines(bytes: Uint8Array): string[] {
+  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+  if (text.length === 0) return [];
+  if (!text.endsWith('\n')) throw inconsistent('a journaled chunk does not end with a newline');
+  return text.slice(0, -1).split('\n');
 }

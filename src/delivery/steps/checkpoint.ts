@@ -34,5 +34,5 @@ async function checkpointOnce(input: unknown, deps: DeliveryDeps): Promise<Check
   return { ...output(step, result.invocation, !advanced.alreadyApplied || !result.alreadyApplied, custody), moved: advanced.moved };
 }
 
-/** The step, deciding again from the journal when it refused on a stale carried state (steps/carried.ts). */
+/** The step, deciding again from the journal when it refused or did nothing on a carried state (steps/carried.ts). */
 export const checkpoint = rereadOnStale(checkpointOnce);

@@ -60,5 +60,5 @@ async function cleanupOnce(input: unknown, deps: DeliveryDeps): Promise<CleanupO
   return { ...output(step, record, true, custody), drop: drop.status };
 }
 
-/** The step, deciding again from the journal when it refused on a stale carried state (steps/carried.ts). */
+/** The step, deciding again from the journal when it refused or did nothing on a carried state (steps/carried.ts). */
 export const cleanup = rereadOnStale(cleanupOnce);

@@ -37,5 +37,5 @@ async function createStagingOnce(input: unknown, deps: DeliveryDeps): Promise<St
   return output(step, result.invocation, !result.alreadyApplied, custody);
 }
 
-/** The step, deciding again from the journal when it refused on a stale carried state (steps/carried.ts). */
+/** The step, deciding again from the journal when it refused or did nothing on a carried state (steps/carried.ts). */
 export const createStaging = rereadOnStale(createStagingOnce);

@@ -77,5 +77,5 @@ async function persistEvidenceOnce(input: unknown, deps: DeliveryDeps): Promise<
   return { ...output(step, result.invocation, !result.alreadyApplied, custody), evidenceKey: key };
 }
 
-/** The step, deciding again from the journal when it refused on a stale carried state (steps/carried.ts). */
+/** The step, deciding again from the journal when it refused or did nothing on a carried state (steps/carried.ts). */
 export const persistEvidence = rereadOnStale(persistEvidenceOnce);

@@ -141,5 +141,5 @@ export function bucketOf(location: string): string {
   return match[1];
 }
 
-/** The step, deciding again from the journal when it refused on a stale carried state (steps/carried.ts). */
+/** The step, deciding again from the journal when it refused or did nothing on a carried state (steps/carried.ts). */
 export const planParts = rereadOnStale(planPartsOnce);

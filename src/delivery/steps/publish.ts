@@ -142,5 +142,5 @@ async function publishOnce(input: unknown, deps: DeliveryDeps): Promise<StepOutp
   return output(step, result.invocation, !result.alreadyApplied, custody);
 }
 
-/** The step, deciding again from the journal when it refused on a stale carried state (steps/carried.ts). */
+/** The step, deciding again from the journal when it refused or did nothing on a carried state (steps/carried.ts). */
 export const publish = rereadOnStale(publishOnce);

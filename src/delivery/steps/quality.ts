@@ -60,5 +60,5 @@ async function qualityOnce(input: unknown, deps: DeliveryDeps): Promise<QualityO
   return { ...output(step, result.invocation, !result.alreadyApplied, custody), failures };
 }
 
-/** The step, deciding again from the journal when it refused on a stale carried state (steps/carried.ts). */
+/** The step, deciding again from the journal when it refused or did nothing on a carried state (steps/carried.ts). */
 export const quality = rereadOnStale(qualityOnce);

@@ -32,5 +32,5 @@ async function releaseOnce(input: unknown, deps: DeliveryDeps): Promise<StepOutp
   return output(forRerun(step), result.invocation, !result.alreadyApplied);
 }
 
-/** The step, deciding again from the journal when it refused on a stale carried state (steps/carried.ts). */
+/** The step, deciding again from the journal when it refused or did nothing on a carried state (steps/carried.ts). */
 export const release = rereadOnStale(releaseOnce);

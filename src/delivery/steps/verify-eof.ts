@@ -52,5 +52,5 @@ async function verifyEofOnce(input: unknown, deps: DeliveryDeps): Promise<Verify
   return { ...output(step, result.invocation, !result.alreadyApplied, custody), problems };
 }
 
-/** The step, deciding again from the journal when it refused on a stale carried state (steps/carried.ts). */
+/** The step, deciding again from the journal when it refused or did nothing on a carried state (steps/carried.ts). */
 export const verifyEof = rereadOnStale(verifyEofOnce);

@@ -1,35 +1,55 @@
+import { isUtf8 } from 'node:buffer';
 import { sha256Hex } from '../digest.js';
 import { ValidationError } from '../errors.js';
 import { LoadCountMismatchError } from './target-errors.js';
 
 const NEWLINE = 0x0a;
+const COMMA = 0x2c;
+const OPEN = 0x5b;
+const CLOSE = 0x5d;
+
+interface ChunkJsonRequest {
+  seq: number;
+  jsonl: Uint8Array;
+  sha256: string;
+  rows: number;
+}
 
 /**
- * A chunk's canonical JSONL bytes (src/delivery/chunk-codec.ts) as the text of one JSON
- * array, for a target's server-side bulk load (PostgreSQL `json_populate_recordset`, SQL
- * Server `OPENJSON`), checked before any I/O and without parsing a row in JS: the bytes'
- * SHA-256 must be the request's (`delivery.chunk_digest_mismatch`), they must be UTF-8
- * ending in a newline (`delivery.chunk_malformed`), and their line count must be `rows`
+ * A chunk's canonical JSONL bytes (src/delivery/chunk-codec.ts) as the UTF-8 bytes of one
+ * JSON array, for a target's server-side bulk load (PostgreSQL `json_populate_recordset`
+ * takes them as a binary `json` parameter, with no text decode and re-encode in JS),
+ * checked before any I/O and without parsing a row in JS: the bytes' SHA-256 must be the
+ * request's (`delivery.chunk_digest_mismatch`), they must be UTF-8 ending in a newline
+ * (`delivery.chunk_malformed`), and their line count must be `rows`
  * (Cutpoint.LoadCountMismatch). A canonical line never holds a raw newline (JSON escapes
  * it), so the array is the lines joined by `,` inside `[…]`; zero bytes are `[]`. The
  * adapter then counts what the server inserted against `rows` again, in the transaction.
  */
-export function chunkJsonArray(request: { seq: number; jsonl: Uint8Array; sha256: string; rows: number }): string {
+export function chunkJsonArrayBytes(request: ChunkJsonRequest): Buffer {
   const { jsonl, sha256, rows, seq } = request;
   if (!(jsonl instanceof Uint8Array)) throw new ValidationError('delivery.invalid_request', 'jsonl must be a Uint8Array');
   if (typeof sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(sha256)) throw new ValidationError('delivery.invalid_request', 'sha256 must be 64 lower-case hex characters');
   if (!Number.isSafeInteger(rows) || rows < 0) throw new ValidationError('delivery.invalid_request', 'rows must be a non-negative integer');
   const actual = sha256Hex(jsonl);
   if (actual !== sha256) throw new ValidationError('delivery.chunk_digest_mismatch', `chunk ${seq}: the bytes hash to ${actual}, the request says ${sha256}`);
-  if (jsonl.byteLength > 0 && jsonl[jsonl.byteLength - 1] !== NEWLINE) throw new ValidationError('delivery.chunk_malformed', `chunk ${seq}: JSONL must end with a newline`);
+  const size = jsonl.byteLength;
+  if (size > 0 && jsonl[size - 1] !== NEWLINE) throw new ValidationError('delivery.chunk_malformed', `chunk ${seq}: JSONL must end with a newline`);
   let lines = 0;
   for (let at = jsonl.indexOf(NEWLINE); at !== -1; at = jsonl.indexOf(NEWLINE, at + 1)) lines++;
   if (lines !== rows) throw new LoadCountMismatchError(seq, rows, lines);
-  let text: string;
-  try {
-    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(jsonl);
-  } catch {
-    throw new ValidationError('delivery.chunk_malformed', `chunk ${seq}: JSONL is not valid UTF-8`);
-  }
-  return text.length === 0 ? '[]' : `[${text.slice(0, -1).replaceAll('\n', ',')}]`;
+  if (!isUtf8(jsonl)) throw new ValidationError('delivery.chunk_malformed', `chunk ${seq}: JSONL is not valid UTF-8`);
+  if (size === 0) return Buffer.from('[]');
+  // `[` + the lines, each newline but the last a comma, + `]` (the last newline's place).
+  const array = Buffer.allocUnsafe(size + 1);
+  array[0] = OPEN;
+  array.set(jsonl, 1);
+  for (let at = array.indexOf(NEWLINE, 1); at !== -1; at = array.indexOf(NEWLINE, at + 1)) array[at] = COMMA;
+  array[size] = CLOSE;
+  return array;
+}
+
+/** `chunkJsonArrayBytes` as text (SQL Server `OPENJSON` takes an nvarchar). */
+export function chunkJsonArray(request: ChunkJsonRequest): string {
+  return chunkJsonArrayBytes(request).toString('utf8');
 }
