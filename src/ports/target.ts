@@ -116,6 +116,12 @@ export interface StagingFactsRequest {
   keyColumns: string[];
   notNull: string[];
   assertions: StagingAssertion[];
+  /**
+   * Only the rows of these chunk seqs (one part: an index range of the stage), for rows,
+   * nulls and key duplicates within it. With a range, `assertions` must be empty: they are
+   * the operator's SQL over the whole stage.
+   */
+  range?: SeqRange;
 }
 
 export interface StagingFacts {

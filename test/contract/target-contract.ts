@@ -374,6 +374,22 @@ export function targetContract(name: string, open: () => Promise<ContractHandle>
           assertions: { negative_amounts: 1, max_id: 3, nothing: null },
         });
       });
+
+      it('over a seq range (one part) counts only those chunks\' rows, and refuses assertions there', async () => {
+        const table = await eventsTable();
+        const { stage: s } = await staged(table, [
+          [event(1, at('10:00:00.000'), 'a'), event(1, at('10:00:01.000'), 'dup in chunk 0')],
+          [event(1, at('10:00:02.000'), 'dup of chunk 0 in chunk 1', null), event(2, at('10:00:03.000'), 'b')],
+        ]);
+        const request = { keyColumns: ['id'], notNull: ['amount'], assertions: [] };
+        expect(await target.stagingFacts(s, { ...request, range: { from: 1, to: 2 } })).toEqual({ rows: 2, duplicateKeys: 0, nulls: { amount: 1 }, assertions: {} });
+        expect(await target.stagingFacts(s, { ...request, range: { from: 0, to: 1 } })).toEqual({ rows: 2, duplicateKeys: 1, nulls: { amount: 0 }, assertions: {} });
+        expect(await target.stagingFacts(s, request)).toMatchObject({ rows: 4, duplicateKeys: 1, nulls: { amount: 1 } });
+        await expect(
+          target.stagingFacts(s, { ...request, range: { from: 0, to: 2 }, assertions: [{ name: 'n', sql: 'SELECT count(*) FROM {staging}' }] }),
+        ).rejects.toMatchObject({ code: 'delivery.invalid_request' });
+        await expect(target.stagingFacts(s, { ...request, range: { from: 2, to: 1 } })).rejects.toMatchObject({ code: 'delivery.invalid_request' });
+      });
     });
 
     describe('publication', () => {

@@ -10,6 +10,9 @@ import { planParts } from '../../src/delivery/steps/plan-parts.js';
 import { extractLoadParts } from '../../src/delivery/parts/extract-load-parts.js';
 import { listHeads, listReceipts } from '../../src/delivery/parts/part-store.js';
 import { evidenceDocument } from '../../src/delivery/steps/evidence.js';
+import { stagingFactsByPart } from '../../src/delivery/steps/quality.js';
+import { verifyEof } from '../../src/delivery/steps/verify-eof.js';
+import { seqRangeOf } from '../../src/domain/delivery/parts.js';
 import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.js';
 import { readVerified } from '../../src/objects/exact-object.js';
 import { forbiddenSource } from '../../src/delivery/source-guard.js';
@@ -299,6 +302,44 @@ describe('deliver one window in process', () => {
     const again = await deliverWindow({ ...beginInput(invocationId), manifestText: strictText, selector: '/config/strict.yaml#strict' }, strictDeps);
     expect(again).toMatchObject({ state: 'REEXTRACT_REQUIRED', stoppedAt: 'create-staging' });
     expect(again.steps.some((s) => s.acted)).toBe(false);
+  });
+});
+
+describe('quality at scale', () => {
+  it('probes the stage part by part; keys without the source time column are checked across parts by one whole-stage query', async () => {
+    // Its own target table: the invocation keeps its custody (its stage is tampered with below).
+    const partsText = manifestText.replace('daily:', 'probed:').replace('table: dwh.events,', 'table: dwh.events_probed,');
+    const probed = selectRoute(parseManifest(partsText, '/config/probed.yaml'), 'probed');
+    await world.admin.query('CREATE TABLE dwh.events_probed (LIKE dwh.events INCLUDING ALL)');
+    const probedDeps: DeliveryDeps = { ...deps, route: probed };
+    const invocationId = newInvocationId();
+    const begun = await begin({ ...beginInput(invocationId), manifestText: partsText, selector: '/config/probed.yaml#probed' }, probedDeps);
+    await createStaging(begun, probedDeps);
+    await planParts(begun, probedDeps);
+    await extractLoadParts(begun, probedDeps);
+    expect(await verifyEof(begun, probedDeps)).toMatchObject({ state: 'VERIFIED_EOF' });
+    const record = await loadInvocation(world.stores.ports, invocationId);
+    expect(record.facts.plan?.parts).toBeGreaterThan(1);
+    const staging = record.facts.staging?.table;
+    const stage = `${staging?.schema}.${staging?.table}`;
+    const timed = { ...probed, route: { ...probed.route, target: { ...probed.route.target, keyColumns: ['event_id', 'event_time'] } } };
+    expect(await stagingFactsByPart(probedDeps, record)).toMatchObject({ rows: windowIds.length, duplicateKeys: 0, nulls: { event_id: 0, event_time: 0 } });
+
+    // A row of part 0 again under part 1's range, one second later: the same event_id in two parts.
+    const copy = (seq: number, shift: string) =>
+      world.admin.query(
+        `INSERT INTO ${stage} (event_id, event_time, region, amount, note, _cutpoint_seq)
+         SELECT event_id, event_time + interval '${shift}', region, amount, note, $1 FROM ${stage} WHERE _cutpoint_seq = 0 ORDER BY event_id LIMIT 1`,
+        [seq],
+      );
+    await copy(seqRangeOf(1).from, '1 second');
+    expect((await stagingFactsByPart(probedDeps, record)).duplicateKeys).toBe(1);
+    // Keyed with the time column too, it is another key: part-local probes are exact.
+    expect((await stagingFactsByPart({ ...probedDeps, route: timed }, record)).duplicateKeys).toBe(0);
+    // The same row twice within part 0 is a duplicate either way.
+    await copy(0, '0 seconds');
+    expect((await stagingFactsByPart({ ...probedDeps, route: timed }, record)).duplicateKeys).toBe(1);
+    expect((await stagingFactsByPart(probedDeps, record)).duplicateKeys).toBe(1);
   });
 });
 

@@ -76,31 +76,33 @@ export function observeChunksBatch(staging: StagingRef, range?: SeqRange): State
     text: `${PROLOGUE}
 ${ownedCheck()}
 SELECT ${CHUNK} AS seq, COUNT_BIG(*) AS row_count FROM ${qualified(staging.table)} WITH (HOLDLOCK)${where} GROUP BY ${CHUNK} ORDER BY ${CHUNK};`,
-    params: [
-      ...stagingParams(staging),
-      ...(range
-        ? [
-            { name: 'seq_from', type: 'bigint' as const, value: range.from },
-            { name: 'seq_to', type: 'bigint' as const, value: range.to },
-          ]
-        : []),
-    ],
+    params: [...stagingParams(staging), ...seqRangeParams(range)],
   };
 }
 
+function seqRangeParams(range: SeqRange | undefined): Statement['params'] {
+  return range
+    ? [
+        { name: 'seq_from', type: 'bigint' as const, value: range.from },
+        { name: 'seq_to', type: 'bigint' as const, value: range.to },
+      ]
+    : [];
+}
+
 /** Counts for the quality probes; the adapter runs it in a transaction it rolls back. */
-export function stagingFactsBatch(staging: StagingRef, keyColumns: readonly string[], notNull: readonly string[]): Statement {
+export function stagingFactsBatch(staging: StagingRef, keyColumns: readonly string[], notNull: readonly string[], range?: SeqRange): Statement {
   const stage = qualified(staging.table);
+  const where = range ? ` WHERE ${CHUNK} >= @seq_from AND ${CHUNK} < @seq_to` : '';
   const nulls = notNull.map((c, i) => `, SUM(CASE WHEN ${column(c)} IS NULL THEN 1 ELSE 0 END) AS n${i}`).join('');
   const duplicates =
     keyColumns.length > 0
-      ? `(SELECT COUNT_BIG(*) FROM (SELECT 1 AS one FROM ${stage} GROUP BY ${keyColumns.map(column).join(', ')} HAVING COUNT_BIG(*) > 1) AS d)`
+      ? `(SELECT COUNT_BIG(*) FROM (SELECT 1 AS one FROM ${stage}${where} GROUP BY ${keyColumns.map(column).join(', ')} HAVING COUNT_BIG(*) > 1) AS d)`
       : 'CAST(0 AS bigint)';
   return {
     text: `${PROLOGUE}
 ${ownedCheck()}
-SELECT COUNT_BIG(*) AS row_count, ${duplicates} AS duplicate_keys${nulls} FROM ${stage} WITH (HOLDLOCK);`,
-    params: stagingParams(staging),
+SELECT COUNT_BIG(*) AS row_count, ${duplicates} AS duplicate_keys${nulls} FROM ${stage} WITH (HOLDLOCK)${where};`,
+    params: [...stagingParams(staging), ...seqRangeParams(range)],
   };
 }
 

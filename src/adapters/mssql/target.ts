@@ -19,7 +19,7 @@ import { probeReceiptBatch, publishBatch } from './publish-statements.js';
 import { mssqlSwapPlanOf, type ClusteredKeyRow, type MssqlSwapPlanning, type PartitionLayoutRow } from './swap-plan.js';
 import { partitionLayoutStatement } from './swap-statements.js';
 import { thrownError } from './results.js';
-import { assertSeqRange, receiptOfRecord as toReceipt, scalarOf as scalar, type ReceiptRecord } from '../../domain/delivery/target-rules.js';
+import { assertSeqRange, factsRange, receiptOfRecord as toReceipt, scalarOf as scalar, type ReceiptRecord } from '../../domain/delivery/target-rules.js';
 import { assertionStatement, type Statement } from './sql-text.js';
 
 export interface MssqlTargetOptions {
@@ -90,6 +90,7 @@ export class MssqlTarget implements TargetPort {
 
   async stagingFacts(staging: StagingRef, facts: StagingFactsRequest): Promise<StagingFacts> {
     assertStagingRef(staging);
+    const range = factsRange(facts);
     const keys = facts.keyColumns.length > 0 ? assertColumns(facts.keyColumns, 'keyColumns') : [];
     const notNull = facts.notNull.map(assertUserColumn);
     const names = new Set<string>();
@@ -107,7 +108,7 @@ export class MssqlTarget implements TargetPort {
       throw this.readFailure(error);
     }
     try {
-      const counts = (await this.run(tx, stagingFactsBatch(staging, keys, notNull))).recordset[0] as Record<string, unknown> | undefined;
+      const counts = (await this.run(tx, stagingFactsBatch(staging, keys, notNull, range))).recordset[0] as Record<string, unknown> | undefined;
       const assertions: Record<string, number | string | null> = {};
       for (const a of facts.assertions) {
         const result = await new sql.Request(tx).query(assertionStatement(a.sql, staging.table));

@@ -8,7 +8,7 @@ import type { TargetIdentity } from '../../domain/delivery/sealed-authority.js';
 import type { FaultInjector } from '../../ports/faults.js';
 import type { ChunkReceipt, CreateStagingRequest, DropOptions, DropResult, StageObservation, LoadChunkRequest, PublicationReceipt, PublishRequest, PublishResult, SeqRange, StagingCreated, StagingFacts, StagingFactsRequest, StagingRef, TableDescription, TableRef, TargetPort } from '../../ports/target.js';
 import { assertColumns, assertIdentifier, assertPublishRequest, assertInvocationId, assertOwner, assertSeq, assertStagingRef, assertTableRef, assertUserColumn, classifyRetirement, markerMatches, ownerMarker, publicationLockOf, RECEIPT_TABLE, TARGET_CUT_POINTS } from '../../domain/delivery/target-rules.js';
-import { assertSeqRange, receiptOfRecord as toReceipt, scalarOf as scalar, type ReceiptRecord } from '../../domain/delivery/target-rules.js';
+import { assertSeqRange, factsRange, receiptOfRecord as toReceipt, scalarOf as scalar, type ReceiptRecord } from '../../domain/delivery/target-rules.js';
 import { LoadCountMismatchError, TargetObjectMissingError, TargetUnavailableError, TargetUnobservableError } from '../../domain/delivery/target-errors.js';
 import { chunkJsonArrayBytes } from '../../domain/delivery/chunk-json.js';
 import { advisoryLock, lookup, recheckLocked, type Client, type TxResult } from './locks.js';
@@ -129,18 +129,23 @@ export class PostgresTarget implements TargetPort {
       }
       names.add(a.name);
     }
+    const range = factsRange(facts);
     const table = quoteTable(staging.table);
+    const where = range ? ` WHERE ${CHUNK} >= $1 AND ${CHUNK} < $2` : '';
+    const bounds = range ? [range.from, range.to] : [];
     return this.transaction({ readOnly: true }, async (client) => {
       await recheckLocked(client, staging, 'ACCESS SHARE');
       const nullSums = notNull.map((c, i) => `sum(CASE WHEN ${quoteColumn(c)} IS NULL THEN 1 ELSE 0 END)::text AS n${i}`);
       const counts = await client.query<Record<string, string | null>>(
-        `SELECT count(*)::text AS total${nullSums.length ? ', ' + nullSums.join(', ') : ''} FROM ${table}`,
+        `SELECT count(*)::text AS total${nullSums.length ? ', ' + nullSums.join(', ') : ''} FROM ${table}${where}`,
+        bounds,
       );
       const row = counts.rows[0] ?? {};
       let duplicateKeys = 0;
       if (keys.length > 0) {
         const dup = await client.query<{ groups: string }>(
-          `SELECT count(*)::text AS groups FROM (SELECT 1 FROM ${table} GROUP BY ${keys.map(quoteColumn).join(', ')} HAVING count(*) > 1) d`,
+          `SELECT count(*)::text AS groups FROM (SELECT 1 FROM ${table}${where} GROUP BY ${keys.map(quoteColumn).join(', ')} HAVING count(*) > 1) d`,
+          bounds,
         );
         duplicateKeys = Number(dup.rows[0]?.groups ?? 0);
       }

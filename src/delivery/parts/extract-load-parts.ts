@@ -1,3 +1,4 @@
+import { forEachConcurrently } from '../../engine/concurrently.js';
 import { rerunTransient } from '../../engine/rerun.js';
 import type { DeliveryDeps } from '../deps.js';
 import { forRerun, loadForStep, output, type StepInput, type StepOutput } from '../steps/common.js';
@@ -18,16 +19,11 @@ export async function extractLoadParts(input: StepInput, deps: DeliveryDeps): Pr
     return input.known ? extractLoadParts(forRerun(input), deps) : output(input, record, false);
   }
   const parts = await readPlan(deps, record);
-  let next = 0;
   let acted = false;
-  const worker = async (): Promise<void> => {
-    while (next < parts.length) {
-      const part = parts[next++];
-      const out = await rerunTransient((attempt) => extractLoadPart({ ...(attempt === 1 ? input : forRerun(input)), part }, deps));
-      acted ||= out.acted;
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(deps.route.route.maxConcurrency, parts.length) }, worker));
+  await forEachConcurrently(parts, deps.route.route.maxConcurrency, async (part) => {
+    const out = await rerunTransient((attempt) => extractLoadPart({ ...(attempt === 1 ? input : forRerun(input)), part }, deps));
+    acted ||= out.acted;
+  });
   // Parts never write the invocation: the record read (or carried) above is still current.
   return output(input, record, acted);
 }

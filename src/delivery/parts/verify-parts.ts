@@ -1,5 +1,6 @@
 import { partProblems, partsDigest } from '../../domain/delivery/part-receipts.js';
 import { MAX_CHUNKS_PER_PART, partOfSeq, SEQ_LIMIT, seqRangeOf } from '../../domain/delivery/parts.js';
+import { forEachConcurrently } from '../../engine/concurrently.js';
 import type { DeliveryDeps } from '../deps.js';
 import type { PartsFact } from '../journal/facts.js';
 import type { InvocationRecord } from '../journal/records.js';
@@ -29,23 +30,18 @@ export async function verifyParts(deps: DeliveryDeps, record: InvocationRecord):
   const extra = heads.filter((h) => h.part >= plan.length);
   if (extra.length > 0) problems.push(`${extra.length} part heads beyond the plan's ${plan.length} parts`);
   const byPart = new Map(heads.map((h) => [h.part, h]));
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < plan.length) {
-      const descriptor = plan[next++] as (typeof plan)[number];
-      const head = byPart.get(descriptor.part);
-      if (!head?.eof) {
-        problems.push(...partProblems(descriptor, head, [], []));
-        continue;
-      }
-      const [batches, observed] = await Promise.all([
-        listBatches(deps.ports, record.invocationId, descriptor.part),
-        deps.target.observeChunks(staging, seqRangeOf(descriptor.part)),
-      ]);
-      problems.push(...partProblems(descriptor, head, batches, observed));
+  await forEachConcurrently(plan, PARALLEL, async (descriptor) => {
+    const head = byPart.get(descriptor.part);
+    if (!head?.eof) {
+      problems.push(...partProblems(descriptor, head, [], []));
+      return;
     }
-  };
-  await Promise.all(Array.from({ length: Math.min(PARALLEL, plan.length) }, worker));
+    const [batches, observed] = await Promise.all([
+      listBatches(deps.ports, record.invocationId, descriptor.part),
+      deps.target.observeChunks(staging, seqRangeOf(descriptor.part)),
+    ]);
+    problems.push(...partProblems(descriptor, head, batches, observed));
+  });
   const beyond = await deps.target.observeChunks(staging, { from: plan.length * MAX_CHUNKS_PER_PART, to: SEQ_LIMIT });
   if (beyond.length > 0) problems.push('the stage holds rows under seqs no part owns');
   const ordered = plan.map((d) => byPart.get(d.part)).filter((h) => h !== undefined);

@@ -1,5 +1,9 @@
 import type { QualityRules } from '../../domain/delivery/manifest-types.js';
 import type { StagingFacts } from '../../ports/target.js';
+import { seqRangeOf } from '../../domain/delivery/parts.js';
+import { forEachConcurrently } from '../../engine/concurrently.js';
+import type { InvocationRecord } from '../journal/records.js';
+import { readPlan } from './plan-parts.js';
 import type { DeliveryDeps } from '../deps.js';
 import { transition } from '../journal/transition.js';
 import { adoptReceipt } from './publish.js';
@@ -19,6 +23,40 @@ export function qualityFailures(rules: QualityRules, facts: StagingFacts, loaded
   for (const column of rules.notNull) if ((facts.nulls[column] ?? 0) !== 0) failures.push(`not_null:${column}`);
   for (const a of rules.assertions) if (facts.assertions[a.name] !== a.expect) failures.push(`assertion:${a.name}`);
   return failures;
+}
+
+/** Parts probed at once: each is one range query of the stage. */
+const PARALLEL = 8;
+
+/**
+ * The stage's quality facts part by part (an index range of the stage each, `PARALLEL`
+ * at once), never one query over the whole window for what a part can answer: rows and
+ * nulls add up over parts, and so do key duplicates when the keys include the source
+ * time column (equal keys then have equal times, and the plan never splits one instant
+ * across parts). Keys without it can repeat across parts: that check, and the route's
+ * assertions (the operator's SQL over the whole stage), are one whole-stage query.
+ */
+export async function stagingFactsByPart(deps: DeliveryDeps, record: InvocationRecord): Promise<StagingFacts> {
+  const { quality: rules, target, source } = deps.route.route;
+  const staging = stagingRefOf(record);
+  const keys = rules.uniqueKeys ? target.keyColumns : [];
+  const partLocal = keys.includes(source.timeColumn);
+  const plan = await readPlan(deps, record);
+  const total: StagingFacts = { rows: 0, duplicateKeys: 0, nulls: Object.fromEntries(rules.notNull.map((c) => [c, 0])), assertions: {} };
+  await forEachConcurrently(plan, PARALLEL, async (part) => {
+    const facts = await deps.target.stagingFacts(staging, { keyColumns: partLocal ? keys : [], notNull: rules.notNull, assertions: [], range: seqRangeOf(part.part) });
+    total.rows += facts.rows;
+    total.duplicateKeys += facts.duplicateKeys;
+    for (const c of rules.notNull) total.nulls[c] = (total.nulls[c] ?? 0) + (facts.nulls[c] ?? 0);
+  });
+  const whole = (!partLocal && keys.length > 0) || rules.assertions.length > 0;
+  if (whole) {
+    const facts = await deps.target.stagingFacts(staging, { keyColumns: partLocal ? [] : keys, notNull: [], assertions: rules.assertions.map((a) => ({ name: a.name, sql: a.sql })) });
+    if (!partLocal) total.duplicateKeys = facts.duplicateKeys;
+    total.assertions = facts.assertions;
+    total.rows = facts.rows; // the whole stage's count, rows under no part's range too
+  }
+  return total;
 }
 
 /**
@@ -42,11 +80,7 @@ async function qualityOnce(input: unknown, deps: DeliveryDeps): Promise<QualityO
   // Receipt first: a publication that landed unjournaled is adopted, never judged by its stage.
   const adopted = await adoptReceipt(record, step.fence, deps);
   if (adopted) return { ...output(step, adopted.invocation, !adopted.alreadyApplied, custody), failures: [] };
-  const facts = await deps.target.stagingFacts(stagingRefOf(record), {
-    keyColumns: rules.uniqueKeys ? deps.route.route.target.keyColumns : [],
-    notNull: rules.notNull,
-    assertions: rules.assertions.map((a) => ({ name: a.name, sql: a.sql })),
-  });
+  const facts = await stagingFactsByPart(deps, record);
   const loadedRows = record.facts.parts?.rows ?? 0;
   const failures = qualityFailures(rules, facts, loadedRows);
   if (failures.length === 0) return { ...output(step, record, true, custody), failures };

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { ChunkReceipt, DropStatus, PublicationReceipt, PublishRequest, SeqRange, StagingRef, TableRef, TargetRow, TimeWindow } from '../../ports/target.js';
+import type { ChunkReceipt, DropStatus, PublicationReceipt, PublishRequest, SeqRange, StagingFactsRequest, StagingRef, TableRef, TargetRow, TimeWindow } from '../../ports/target.js';
 import { canonicalJson } from '../digest.js';
 import { ValidationError } from '../errors.js';
 
@@ -279,6 +279,14 @@ export function assertSeqRange(range: SeqRange): void {
   if (!ok(range.from) || !ok(range.to) || range.from > range.to) {
     throw new ValidationError('delivery.invalid_request', `chunk seq range must be integers 0 <= from <= to <= 2^31: [${String(range.from)}, ${String(range.to)})`);
   }
+}
+
+/** A quality request's part range, checked: with a range, no assertions (they are SQL over the whole stage). */
+export function factsRange(facts: StagingFactsRequest): SeqRange | undefined {
+  if (facts.range === undefined) return undefined;
+  assertSeqRange(facts.range);
+  if (facts.assertions.length > 0) throw new ValidationError('delivery.invalid_request', 'quality assertions run over the whole stage, never over a part range');
+  return facts.range;
 }
 
 /** A quality assertion's scalar as `StagingFacts` reports it: numbers as numbers (exact ones only), anything else as text, NULL as null. */
