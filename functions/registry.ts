@@ -110,8 +110,8 @@ function deliverySteps(): StepEntry[] {
     entry('plan-parts', 'DeliveryPlanPartsFunctionArn', () => import('./delivery/plan-parts.js'), WRITE_OBJECTS, [...OBJECT_ERRORS, 'Delivery.SourceForbidden', 'Delivery.SourceUnavailable'], 120),
     // The Distributed Map's item: one part, chunk by chunk (memory: one chunk), resumable.
     entry('extract-load-part', 'DeliveryExtractLoadPartFunctionArn', () => import('./delivery/extract-load-part.js'), WRITE_OBJECTS, [...OBJECT_ERRORS, ...TARGET_ERRORS, 'Delivery.SourceForbidden', 'Delivery.SourceUnavailable'], 900, 1024),
-    entry('verify-eof', 'DeliveryVerifyEofFunctionArn', () => import('./delivery/verify-eof.js'), READ_OBJECTS, [...OBJECT_ERRORS, ...TARGET_ERRORS]),
-    entry('quality', 'DeliveryQualityFunctionArn', () => import('./delivery/quality.js'), [], TARGET_ERRORS, 300),
+    entry('verify-eof', 'DeliveryVerifyEofFunctionArn', () => import('./delivery/verify-eof.js'), READ_OBJECTS, [...OBJECT_ERRORS, ...TARGET_ERRORS], 300),
+    entry('quality', 'DeliveryQualityFunctionArn', () => import('./delivery/quality.js'), READ_OBJECTS, [...OBJECT_ERRORS, ...TARGET_ERRORS], 300),
     entry('publish', 'DeliveryPublishFunctionArn', () => import('./delivery/publish.js'), [], [...TARGET_ERRORS, 'Cutpoint.PublicationRefused'], 300),
     entry('evidence', 'DeliveryEvidenceFunctionArn', () => import('./delivery/evidence.js'), WRITE_OBJECTS, [...OBJECT_ERRORS, ...TARGET_ERRORS]),
     entry('checkpoint', 'DeliveryCheckpointFunctionArn', () => import('./delivery/checkpoint.js'), [], [], 30, 256),
