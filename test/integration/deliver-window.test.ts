@@ -7,16 +7,15 @@ import { loadCustody, loadInvocation } from '../../src/delivery/journal/records.
 import { begin, type BeginInput } from '../../src/delivery/steps/begin.js';
 import { createStaging } from '../../src/delivery/steps/create-staging.js';
 import { planParts } from '../../src/delivery/steps/plan-parts.js';
-import { extractLoadParts } from '../../src/delivery/parts/extract-load-parts.js';
 import { listHeads, listReceipts } from '../../src/delivery/parts/part-store.js';
 import { evidenceDocument } from '../../src/delivery/steps/evidence.js';
 import { stagingFactsByPart } from '../../src/delivery/steps/quality.js';
-import { verifyEof } from '../../src/delivery/steps/verify-eof.js';
 import { seqRangeOf } from '../../src/domain/delivery/parts.js';
 import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.js';
 import { readVerified } from '../../src/objects/exact-object.js';
 import { forbiddenSource } from '../../src/delivery/source-guard.js';
 import { generateEvents, newInvocationId, openDeliveryWorld, windowIdsOf, type DeliveryWorld } from '../support/delivery-world.js';
+import { stepsThrough } from '../support/delivery-steps.js';
 
 /**
  * The deliver-window steps end to end on real components (test/support/delivery-world.ts):
@@ -199,9 +198,7 @@ describe('deliver one window in process', () => {
   it('a lost publish acknowledgement journals PUBLICATION_UNKNOWN; the next run reconciles the exact receipt and completes without the source', async () => {
     const invocationId = newInvocationId();
     const begun = await begin(beginInput(invocationId), deps);
-    await createStaging(begun, deps);
-    await planParts(begun, deps);
-    await extractLoadParts(begun, deps);
+    await stepsThrough(begun, deps, 'extract-load-parts');
     world.targetFaults.arm('delivery.publish.commit:lose-response');
     let run;
     try {
@@ -314,10 +311,7 @@ describe('quality at scale', () => {
     const probedDeps: DeliveryDeps = { ...deps, route: probed };
     const invocationId = newInvocationId();
     const begun = await begin({ ...beginInput(invocationId), manifestText: partsText, selector: '/config/probed.yaml#probed' }, probedDeps);
-    await createStaging(begun, probedDeps);
-    await planParts(begun, probedDeps);
-    await extractLoadParts(begun, probedDeps);
-    expect(await verifyEof(begun, probedDeps)).toMatchObject({ state: 'VERIFIED_EOF' });
+    await stepsThrough(begun, probedDeps);
     const record = await loadInvocation(world.stores.ports, invocationId);
     expect(record.facts.plan?.parts).toBeGreaterThan(1);
     const staging = record.facts.staging?.table;

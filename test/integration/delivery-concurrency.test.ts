@@ -13,20 +13,17 @@ import { begin, type BeginInput, type BeginOutput } from '../../src/delivery/ste
 import { checkpoint } from '../../src/delivery/steps/checkpoint.js';
 import { cleanup } from '../../src/delivery/steps/cleanup.js';
 import type { StepInput } from '../../src/delivery/steps/common.js';
-import { createStaging } from '../../src/delivery/steps/create-staging.js';
 import { persistEvidence } from '../../src/delivery/steps/evidence.js';
-import { planParts } from '../../src/delivery/steps/plan-parts.js';
-import { extractLoadParts } from '../../src/delivery/parts/extract-load-parts.js';
 import { publish } from '../../src/delivery/steps/publish.js';
 import { quality } from '../../src/delivery/steps/quality.js';
 import { release } from '../../src/delivery/steps/release.js';
-import { verifyEof } from '../../src/delivery/steps/verify-eof.js';
 import { stagingTableNameOf, targetIdOf } from '../../src/domain/delivery/identifiers.js';
 import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.js';
 import type { FlowResult } from '../../src/local/flow-runner.js';
 import type { TargetPort } from '../../src/ports/target.js';
 import { itemsMentioning, scanTable, targetSnapshot } from '../support/delivery-snapshot.js';
 import { fixedWindowManifest, generateEvents, newInvocationId, openDeliveryWorld, windowIdsOf, type DeliveryWorld } from '../support/delivery-world.js';
+import { stepsThrough } from '../support/delivery-steps.js';
 
 /**
  * Custody under concurrency (seed 004, issue acceptance): "two concurrent invocations on
@@ -94,10 +91,7 @@ async function toBeforePublish(route: RouteName): Promise<BeginOutput> {
   const deps = depsOf(route);
   const begun = await begin(beginInput(newInvocationId(), route), deps);
   expect(begun).toMatchObject({ state: 'EMPTY_STAGING', acted: true, fence: { epoch: 1 } });
-  await createStaging(begun, deps);
-  await planParts(begun, deps);
-  await extractLoadParts(begun, deps);
-  expect(await verifyEof(begun, deps)).toMatchObject({ state: 'VERIFIED_EOF' });
+  await stepsThrough(begun, deps);
   expect(await quality(begun, deps)).toMatchObject({ state: 'VERIFIED_EOF', acted: true, failures: [] });
   return begun;
 }

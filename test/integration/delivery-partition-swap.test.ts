@@ -7,14 +7,10 @@ import type { RecoveryDeps, RecoveryInput } from '../../src/delivery/recovery/re
 import { resume } from '../../src/delivery/recovery/resume.js';
 import { forbiddenSource } from '../../src/delivery/source-guard.js';
 import { begin, type BeginInput } from '../../src/delivery/steps/begin.js';
-import { createStaging } from '../../src/delivery/steps/create-staging.js';
-import { planParts } from '../../src/delivery/steps/plan-parts.js';
-import { publish } from '../../src/delivery/steps/publish.js';
-import { verifyEof } from '../../src/delivery/steps/verify-eof.js';
-import { extractLoadParts } from '../../src/delivery/parts/extract-load-parts.js';
 import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.js';
 import { windowPartitionNameOf } from '../../src/domain/delivery/window-partition.js';
 import { fixedWindowManifest, generateEvents, newInvocationId, openDeliveryWorld, windowIdsOf, type DeliveryWorld } from '../support/delivery-world.js';
+import { publishCrashingAfterCommit, stepsThrough } from '../support/delivery-steps.js';
 
 /**
  * Delivery into a window-partitioned target (PostgreSQL, partitioned by RANGE on the time
@@ -92,16 +88,8 @@ describe('delivery into a window-partitioned PostgreSQL target', () => {
   it('a crash after the publication COMMIT: resume resolves it from the receipt, cleanup proves the attachment → CUSTODY_RELEASED', async () => {
     const invocationId = newInvocationId();
     const begun = await begin(beginInput(invocationId), deps);
-    await createStaging(begun, deps);
-    await planParts(begun, deps);
-    await extractLoadParts(begun, deps);
-    await verifyEof(begun, deps);
-    world.targetFaults.arm('delivery.publish.commit:crash-after');
-    try {
-      await expect(publish(begun, deps)).rejects.toMatchObject({ name: 'Cutpoint.WorkerCrashed' });
-    } finally {
-      world.targetFaults.disarm();
-    }
+    await stepsThrough(begun, deps);
+    await publishCrashingAfterCommit(world, begun, deps);
     expect((await loadInvocation(world.stores.ports, invocationId)).state).toBe('VERIFIED_EOF');
     expect(await world.receiptsOf(invocationId)).toBe(1);
     expect(await resume(recoveryInput(invocationId), recoveryDeps)).toMatchObject({ state: 'CUSTODY_RELEASED' });

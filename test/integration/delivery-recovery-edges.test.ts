@@ -11,15 +11,13 @@ import { resume } from '../../src/delivery/recovery/resume.js';
 import { retire } from '../../src/delivery/recovery/retire.js';
 import { begin, type BeginInput } from '../../src/delivery/steps/begin.js';
 import { createStaging } from '../../src/delivery/steps/create-staging.js';
-import { planParts } from '../../src/delivery/steps/plan-parts.js';
-import { extractLoadParts } from '../../src/delivery/parts/extract-load-parts.js';
 import { publish } from '../../src/delivery/steps/publish.js';
-import { verifyEof } from '../../src/delivery/steps/verify-eof.js';
 import { stagingTableNameOf } from '../../src/domain/delivery/identifiers.js';
 import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.js';
 import type { Clock } from '../../src/ports/clock.js';
 import { forbiddenSource, type GuardedSource } from '../../src/delivery/source-guard.js';
 import { eventsTableDdl, generateEvents, newInvocationId, openDeliveryWorld, windowIdsOf, type DeliveryWorld } from '../support/delivery-world.js';
+import { publishCrashingAfterCommit, stepsThrough } from '../support/delivery-steps.js';
 
 /**
  * Recovery edges of seed 004 the other files do not reach (issue 8): an EMPTY_STAGING
@@ -104,10 +102,7 @@ async function crashAtCreateStaging(table: Table, kind: 'crash-after' | 'crash-b
 async function toVerified(table: Table, deps = depsOf(table)) {
   const invocationId = newInvocationId();
   const begun = await begin(beginInput(invocationId, table), deps);
-  await createStaging(begun, deps);
-  await planParts(begun, deps);
-  await extractLoadParts(begun, deps);
-  expect(await verifyEof(begun, deps)).toMatchObject({ state: 'VERIFIED_EOF' });
+  await stepsThrough(begun, deps);
   return { invocationId, begun, deps };
 }
 
@@ -156,12 +151,7 @@ describe('EMPTY_STAGING with no recorded stage (a crash between CREATE and its j
 describe('receipt first', () => {
   it('resume of a published invocation journaled VERIFIED_EOF (a crash after the COMMIT) whose stage no longer verifies: the receipt decides (PUBLISHED → CUSTODY_RELEASED), never REEXTRACT_REQUIRED', async () => {
     const { invocationId, begun, deps } = await toVerified('e_receipt');
-    world.targetFaults.arm('delivery.publish.commit:crash-after');
-    try {
-      await expect(publish(begun, deps)).rejects.toMatchObject({ name: 'Cutpoint.WorkerCrashed' });
-    } finally {
-      world.targetFaults.disarm();
-    }
+    await publishCrashingAfterCommit(world, begun, deps);
     expect(await world.receiptsOf(invocationId)).toBe(1);
     await skewStage(invocationId);
     expect(await resume(recoveryInput(invocationId, 'e_receipt'), recoveryDepsOf('e_receipt'))).toMatchObject({ state: 'CUSTODY_RELEASED' });

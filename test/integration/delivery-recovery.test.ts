@@ -13,11 +13,11 @@ import { begin, type BeginInput } from '../../src/delivery/steps/begin.js';
 import { createStaging } from '../../src/delivery/steps/create-staging.js';
 import { planParts } from '../../src/delivery/steps/plan-parts.js';
 import { extractLoadParts } from '../../src/delivery/parts/extract-load-parts.js';
-import { publish } from '../../src/delivery/steps/publish.js';
 import { verifyEof } from '../../src/delivery/steps/verify-eof.js';
 import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.js';
 import { forbiddenSource, type GuardedSource } from '../../src/delivery/source-guard.js';
 import { generateEvents, newInvocationId, openDeliveryWorld, windowIdsOf, type DeliveryWorld } from '../support/delivery-world.js';
+import { publishCrashingAfterCommit, stepsThrough } from '../support/delivery-steps.js';
 
 /**
  * The live recovery actions (seed 004: reconcile, resume, retire) on real components:
@@ -183,16 +183,8 @@ describe('live recovery actions', () => {
   it('a crash after the publication COMMIT: resume resolves it from the exact receipt before any target write', async () => {
     const invocationId = newInvocationId();
     const begun = await begin(beginInput(invocationId), deps);
-    await createStaging(begun, deps);
-    await planParts(begun, deps);
-    await extractLoadParts(begun, deps);
-    await verifyEof(begun, deps);
-    world.targetFaults.arm('delivery.publish.commit:crash-after');
-    try {
-      await expect(publish(begun, deps)).rejects.toMatchObject({ name: 'Cutpoint.WorkerCrashed' });
-    } finally {
-      world.targetFaults.disarm();
-    }
+    await stepsThrough(begun, deps);
+    await publishCrashingAfterCommit(world, begun, deps);
     expect((await loadInvocation(world.stores.ports, invocationId)).state).toBe('VERIFIED_EOF');
     expect(await world.receiptsOf(invocationId)).toBe(1);
     // Any publish attempt would fail: the receipt must resolve it first.
@@ -264,16 +256,8 @@ describe('live recovery actions', () => {
   it('VERIFIED_EOF with a receipt that does not match the journal: resume journals INCIDENT_RETAINED, publishes nothing, keeps custody and the stage', async () => {
     const invocationId = newInvocationId();
     const begun = await begin(beginInput(invocationId), deps);
-    await createStaging(begun, deps);
-    await planParts(begun, deps);
-    await extractLoadParts(begun, deps);
-    await verifyEof(begun, deps);
-    world.targetFaults.arm('delivery.publish.commit:crash-after');
-    try {
-      await expect(publish(begun, deps)).rejects.toMatchObject({ name: 'Cutpoint.WorkerCrashed' });
-    } finally {
-      world.targetFaults.disarm();
-    }
+    await stepsThrough(begun, deps);
+    await publishCrashingAfterCommit(world, begun, deps);
     // Someone altered the durable receipt after the COMMIT: contradicting evidence.
     await world.admin.query('UPDATE dwh.cutpoint_receipts SET rows = rows + 1 WHERE invocation_id = $1', [invocationId]);
     const rowsBefore = await world.targetWindowIds('events', WINDOW);
