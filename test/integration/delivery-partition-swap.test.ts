@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deliverWindow, runDeliverySteps } from '../../src/delivery/deliver-in-process.js';
+import { deliverWindow } from '../../src/delivery/deliver-in-process.js';
 import type { DeliveryDeps } from '../../src/delivery/deps.js';
 import { loadCustody, loadInvocation } from '../../src/delivery/journal/records.js';
 import { reconcile } from '../../src/delivery/recovery/reconcile.js';
@@ -10,7 +10,7 @@ import { begin, type BeginInput } from '../../src/delivery/steps/begin.js';
 import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.js';
 import { windowPartitionNameOf } from '../../src/domain/delivery/window-partition.js';
 import { fixedWindowManifest, generateEvents, newInvocationId, openDeliveryWorld, windowIdsOf, type DeliveryWorld } from '../support/delivery-world.js';
-import { publishCrashingAfterCommit, stepsThrough } from '../support/delivery-steps.js';
+import { publishCrashingAfterCommit, runLosingCommitAnswer, stepsThrough } from '../support/delivery-steps.js';
 
 /**
  * Delivery into a window-partitioned target (PostgreSQL, partitioned by RANGE on the time
@@ -99,12 +99,7 @@ describe('delivery into a window-partitioned PostgreSQL target', () => {
   it('a lost COMMIT answer: PUBLICATION_UNKNOWN, reconcile → PUBLISHED from the receipt, resume → CUSTODY_RELEASED', async () => {
     const invocationId = newInvocationId();
     const begun = await begin(beginInput(invocationId), deps);
-    world.targetFaults.arm('delivery.publish.commit:lose-response');
-    try {
-      expect((await runDeliverySteps(begun, deps)).state).toBe('PUBLICATION_UNKNOWN');
-    } finally {
-      world.targetFaults.disarm();
-    }
+    await runLosingCommitAnswer(world, begun, deps);
     expect(await reconcile(recoveryInput(invocationId), recoveryDeps)).toMatchObject({ state: 'PUBLISHED' });
     expect(await resume(recoveryInput(invocationId), recoveryDeps)).toMatchObject({ state: 'CUSTODY_RELEASED' });
     await expectSwapped(invocationId);

@@ -17,7 +17,7 @@ import { verifyEof } from '../../src/delivery/steps/verify-eof.js';
 import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.js';
 import { forbiddenSource, type GuardedSource } from '../../src/delivery/source-guard.js';
 import { generateEvents, newInvocationId, openDeliveryWorld, windowIdsOf, type DeliveryWorld } from '../support/delivery-world.js';
-import { publishCrashingAfterCommit, stepsThrough } from '../support/delivery-steps.js';
+import { publishCrashingAfterCommit, runLosingCommitAnswer, stepsThrough } from '../support/delivery-steps.js';
 
 /**
  * The live recovery actions (seed 004: reconcile, resume, retire) on real components:
@@ -100,12 +100,7 @@ describe('live recovery actions', () => {
   it('PUBLICATION_UNKNOWN (lost COMMIT acknowledgement): a not-permitted resume and a mismatched authority are refused without writes; reconcile → PUBLISHED, resume → CUSTODY_RELEASED; the old session is fenced', async () => {
     const invocationId = newInvocationId();
     const begun = await begin(beginInput(invocationId), deps);
-    world.targetFaults.arm('delivery.publish.commit:lose-response');
-    try {
-      expect((await runDeliverySteps(begun, deps)).state).toBe('PUBLICATION_UNKNOWN');
-    } finally {
-      world.targetFaults.disarm();
-    }
+    await runLosingCommitAnswer(world, begun, deps);
     const before = await snapshot(invocationId);
     await expect(resume(recoveryInput(invocationId), recoveryDeps)).rejects.toMatchObject({ code: 'delivery.recovery_action_not_permitted' });
     // The same objects under another bucket: the sealed work root no longer matches.

@@ -1,4 +1,5 @@
 import { expect } from 'vitest';
+import { runDeliverySteps, type DeliveryRun } from '../../src/delivery/deliver-in-process.js';
 import type { DeliveryDeps } from '../../src/delivery/deps.js';
 import { extractLoadParts } from '../../src/delivery/parts/extract-load-parts.js';
 import type { StepInput } from '../../src/delivery/steps/common.js';
@@ -26,6 +27,18 @@ export async function publishCrashingAfterCommit(world: Pick<DeliveryWorld, 'tar
   world.targetFaults.arm('delivery.publish.commit:crash-after');
   try {
     await expect(publish(begun, deps)).rejects.toMatchObject({ name: 'Cutpoint.WorkerCrashed' });
+  } finally {
+    world.targetFaults.disarm();
+  }
+}
+
+/** The steps after begin with the publication COMMIT's answer lost once: the run stops in PUBLICATION_UNKNOWN, the receipt written. */
+export async function runLosingCommitAnswer(world: Pick<DeliveryWorld, 'targetFaults'>, begun: StepInput, deps: DeliveryDeps): Promise<DeliveryRun> {
+  world.targetFaults.arm('delivery.publish.commit:lose-response');
+  try {
+    const run = await runDeliverySteps(begun, deps);
+    expect(run.state).toBe('PUBLICATION_UNKNOWN');
+    return run;
   } finally {
     world.targetFaults.disarm();
   }
