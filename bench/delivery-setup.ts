@@ -66,7 +66,10 @@ export function manifestOf(routes: readonly BenchRoute[]): string {
       `  ${r.name}:`,
       '    source: { binding: events_ch, table: src.events, time_column: event_time, key_columns: [event_id] }',
       `    window: { kind: fixed, start: "${instant(r.firstRow)}", end: "${instant(r.firstRow + r.rows)}" }`,
-      `    target: { binding: warehouse, table: dwh.${r.table}, key_columns: [event_id], mode: replace_window }`,
+      // The target's key includes its time column, as any unique key of a window-partitioned
+      // table must (its primary key is (event_id, event_time)): quality then probes key
+      // duplicates part by part (README "Limits a user must know").
+      `    target: { binding: warehouse, table: dwh.${r.table}, key_columns: [event_id, event_time], mode: replace_window }`,
       '    quality:',
       '      unique_keys: true',
       '      not_null: [event_id, event_time]',
