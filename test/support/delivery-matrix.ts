@@ -15,7 +15,8 @@ import { eventsTableDdl, fixedWindowManifest, newInvocationId, type DeliveryWorl
 /**
  * One case of a delivery fault matrix: a persistent fault at one cut point during the
  * forward run (in process or the flow), then the permitted recovery actions in the seed's
- * order — source-free — until CUSTODY_RELEASED or RETIRED, then the invariants: every window
+ * order — source-free — until CUSTODY_RELEASED or RETIRED (never RETIRED once the window was
+ * proved: VERIFIED_EOF or later), then the invariants: every window
  * row exactly once with one receipt and the checkpoint advanced once, or nothing published,
  * no receipt, the checkpoint unmoved; no stage left; ClickHouse never opened by recovery.
  */
@@ -23,6 +24,8 @@ import { eventsTableDdl, fixedWindowManifest, newInvocationId, type DeliveryWorl
 export const WINDOW = { start: '2026-11-02T00:00:00.000Z', end: '2026-11-04T00:00:00.000Z' };
 export const SELECTOR = '/config/route.yaml#daily';
 const ACTION_ORDER: readonly LiveAction[] = ['reconcile', 'resume', 'retire'];
+/** States in which the journal has proved the window complete (its stage verified against the receipts). */
+const PROVED_STATES: readonly JournalState[] = ['VERIFIED_EOF', 'PUBLICATION_UNKNOWN', 'PUBLISHED', 'SUCCEEDED'];
 
 export interface MatrixCase {
   world: DeliveryWorld;
@@ -100,6 +103,9 @@ export async function runMatrixCase(c: MatrixCase): Promise<void> {
   }
 
   const trail = history.join(' → ');
+  // A window the journal proved complete (VERIFIED_EOF or later) is published in the end,
+  // never retired: retiring it would mean a recovery action gave up on a finishable window.
+  if (history.some((h) => PROVED_STATES.some((s) => h.endsWith(s)))) expect(record.state, `proved, then ${trail}`).toBe('CUSTODY_RELEASED');
   const checkpoint = await loadCheckpoint(world.stores.ports, record.targetId, 'daily');
   expect(checkpoint?.version ?? 0, trail).toBeLessThanOrEqual(1);
   if (record.state === 'CUSTODY_RELEASED') {
