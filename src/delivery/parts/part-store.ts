@@ -99,7 +99,7 @@ export async function listBatches(ports: Ports, invocationId: string, part: numb
   return (await queryAll(ports, invocationId, prefix)).map((item) => parseBatch(item, invocationId)).sort((a, b) => a.batch - b.batch);
 }
 
-/** Every journaled chunk receipt of an invocation, by seq (reconcile, audits, tests). */
+/** Every journaled chunk receipt of an invocation, by seq (audits and tests; recovery reads them part by part). */
 export async function listReceipts(ports: Ports, invocationId: string): Promise<ChunkReceiptFact[]> {
   const batches = (await queryAll(ports, invocationId, 'batch#')).map((item) => parseBatch(item, invocationId));
   return batches.flatMap((b) => b.receipts).sort((a, b) => a.seq - b.seq);

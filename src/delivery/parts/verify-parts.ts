@@ -1,12 +1,12 @@
 import { partProblems, partsDigest } from '../../domain/delivery/part-receipts.js';
-import { MAX_CHUNKS_PER_PART, partOfSeq, SEQ_LIMIT, seqRangeOf } from '../../domain/delivery/parts.js';
+import { MAX_CHUNKS_PER_PART, SEQ_LIMIT, seqRangeOf } from '../../domain/delivery/parts.js';
 import { forEachConcurrently } from '../../engine/concurrently.js';
 import type { DeliveryDeps } from '../deps.js';
 import type { PartsFact } from '../journal/facts.js';
 import type { InvocationRecord } from '../journal/records.js';
 import { stagingRefOf } from '../steps/common.js';
 import { readPlan } from '../steps/plan-parts.js';
-import { listBatches, listHeads, listReceipts } from './part-store.js';
+import { listBatches, listHeads } from './part-store.js';
 
 /** Parts observed at once: each is one range observation of the stage and one receipt query. */
 const PARALLEL = 8;
@@ -63,18 +63,30 @@ export async function verifyParts(deps: DeliveryDeps, record: InvocationRecord):
  * holds is explained — a journaled chunk with exactly its receipt's rows, or a chunk of a
  * planned part after that part's last journaled one (loaded, its receipt batch not yet
  * journaled: the writer stopped between a load and its batch). A seq outside every planned
- * part, or a journaled chunk holding other rows than its receipt, is not explained. One
- * observation of the whole stage: reconcile runs rarely.
+ * part, or a journaled chunk holding other rows than its receipt, is not explained.
+ * Observed part by part like `verifyParts` (each part's batches and an index range of the
+ * stage, `PARALLEL` at once), then once beyond the plan's ranges.
  */
 export async function stageExplainedByReceipts(deps: DeliveryDeps, record: InvocationRecord): Promise<boolean> {
   const parts = record.facts.plan?.parts ?? 0;
-  const rowsBySeq = new Map((await listReceipts(deps.ports, record.invocationId)).map((r) => [r.seq, r.rows]));
+  const staging = stagingRefOf(record);
   const journaled = new Map((await listHeads(deps.ports, record.invocationId)).map((h) => [h.part, h.chunks]));
-  const observed = await deps.target.observeChunks(stagingRefOf(record));
-  return observed.every((o) => {
-    const recorded = rowsBySeq.get(o.seq);
-    if (recorded !== undefined) return recorded === o.rows;
-    const part = partOfSeq(o.seq);
-    return part < parts && o.seq - seqRangeOf(part).from >= (journaled.get(part) ?? 0);
-  });
+  let explained = true;
+  await forEachConcurrently(
+    Array.from({ length: parts }, (_, part) => part),
+    PARALLEL,
+    async (part) => {
+      if (!explained) return;
+      const range = seqRangeOf(part);
+      const [batches, observed] = await Promise.all([listBatches(deps.ports, record.invocationId, part), deps.target.observeChunks(staging, range)]);
+      const rowsBySeq = new Map(batches.flatMap((b) => b.receipts).map((r) => [r.seq, r.rows]));
+      const ok = observed.every((o) => {
+        const recorded = rowsBySeq.get(o.seq);
+        return recorded !== undefined ? recorded === o.rows : o.seq - range.from >= (journaled.get(part) ?? 0);
+      });
+      if (!ok) explained = false;
+    },
+  );
+  if (!explained) return false;
+  return (await deps.target.observeChunks(staging, { from: parts * MAX_CHUNKS_PER_PART, to: SEQ_LIMIT })).length === 0;
 }
