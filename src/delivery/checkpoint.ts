@@ -5,6 +5,7 @@ import type { AuthorityItem, Fence, TransactionLeg } from '../ports/authority.js
 import type { Ports } from '../ports/index.js';
 import { DELIVERY_CUT_POINTS } from './cut-points.js';
 import { JournalStateConflictError, TransitionPreconditionError } from './journal/errors.js';
+import { assertTransitionTo } from './journal/transition.js';
 import { custodyGuardLeg, journaledWrite, requireFence, type Known } from './journal/journaled-write.js';
 import { deliveryKeys, validateFence, validateRef, validateTargetId, type InvocationRef } from './journal/keys.js';
 import { type InvocationRecord } from './journal/records.js';
@@ -68,12 +69,15 @@ export interface CheckpointAdvance {
 export const CHECKPOINT_TRANSITION_ID = 'sys:checkpoint';
 
 /**
- * Advances the route checkpoint to the invocation's sealed window end — ONE transaction at
- * `delivery.checkpoint.advance`: the checkpoint CAS (expected version, or absent), the
- * custody ConditionCheck with the caller's fence (a zombie is refused: Delivery.Fenced),
- * the invocation's `facts.checkpoint`, and the journal record, claimed once per
- * invocation (`sys:checkpoint`) — so it happens at most once per invocation and window,
- * and repeating it (after a crash or a lost response) is success.
+ * Advances the route checkpoint to the invocation's sealed window end and completes the
+ * invocation (PUBLISHED → SUCCEEDED) — ONE transaction at `delivery.checkpoint.advance`:
+ * the checkpoint CAS (expected version, or absent), the custody ConditionCheck with the
+ * caller's fence (a zombie is refused: Delivery.Fenced), the invocation's state and
+ * `facts.checkpoint`, and the journal record, claimed once per invocation
+ * (`sys:checkpoint`) — so it happens at most once per invocation and window, and
+ * repeating it (after a crash or a lost response) is success. (A journal written before
+ * the two were one transaction holds PUBLISHED with the checkpoint recorded; the
+ * checkpoint step then journals the transition by itself.)
  *
  * Monotonic: when the checkpoint already stands at or past this window's end (a re-run or
  * a backfill of an older window), it is not moved — the transaction still checks its
@@ -107,11 +111,22 @@ export async function advanceCheckpoint(ports: Ports, ref: InvocationRef, fence:
         : moved
           ? { kind: 'update', key, expect: { version: current.version }, set: next }
           : { kind: 'check', key, expect: { version: current.version } };
+      // The same transaction moves PUBLISHED → SUCCEEDED: the checkpoint is that transition's
+      // last proof (journal-proofs.ts), so there is no journaled state between the two.
+      const facts = { ...invocation.facts, checkpoint: { windowEnd: end, moved, at } };
+      assertTransitionTo('PUBLISHED', 'SUCCEEDED', facts);
       return {
-        set: { facts: { ...invocation.facts, checkpoint: { windowEnd: end, moved, at } } },
+        set: { state: 'SUCCEEDED', facts },
         custody: custodyGuardLeg(custody),
         legs: [leg],
-        journal: { by: { session: ourFence.session, epoch: ourFence.epoch }, windowEnd: end, moved, ...(current ? { previousWindowEnd: current.windowEnd } : {}) },
+        journal: {
+          from: 'PUBLISHED',
+          to: 'SUCCEEDED',
+          by: { session: ourFence.session, epoch: ourFence.epoch },
+          windowEnd: end,
+          moved,
+          ...(current ? { previousWindowEnd: current.windowEnd } : {}),
+        },
       };
     },
   });

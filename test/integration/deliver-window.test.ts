@@ -1,5 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadCheckpoint } from '../../src/delivery/checkpoint.js';
+import { CHECKPOINT_TRANSITION_ID, loadCheckpoint } from '../../src/delivery/checkpoint.js';
+import { DELIVERY_CUT_POINTS } from '../../src/delivery/cut-points.js';
+import { custodyGuardLeg, journaledWrite } from '../../src/delivery/journal/journaled-write.js';
+import { publish } from '../../src/delivery/steps/publish.js';
+import { quality, stagingFactsByPart } from '../../src/delivery/steps/quality.js';
 import { deliverWindow, runDeliverySteps } from '../../src/delivery/deliver-in-process.js';
 import type { DeliveryDeps } from '../../src/delivery/deps.js';
 import { deliveryKeys, journalOf } from '../../src/delivery/journal/keys.js';
@@ -8,8 +12,7 @@ import { begin, type BeginInput } from '../../src/delivery/steps/begin.js';
 import { createStaging } from '../../src/delivery/steps/create-staging.js';
 import { planParts } from '../../src/delivery/steps/plan-parts.js';
 import { listHeads, listReceipts } from '../../src/delivery/parts/part-store.js';
-import { evidenceDocument } from '../../src/delivery/steps/evidence.js';
-import { stagingFactsByPart } from '../../src/delivery/steps/quality.js';
+import { evidenceDocument, persistEvidence } from '../../src/delivery/steps/evidence.js';
 import { seqRangeOf } from '../../src/domain/delivery/parts.js';
 import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.js';
 import { readVerified } from '../../src/objects/exact-object.js';
@@ -140,7 +143,6 @@ describe('deliver one window in process', () => {
       'publish',
       'evidence',
       'sys:checkpoint',
-      'succeed',
       'cleanup-proved',
       'release',
     ]);
@@ -218,7 +220,7 @@ describe('deliver one window in process', () => {
     expect(fenced.attempts).toHaveLength(0);
     // Step names only: ids that may recur carry their journal position (`publish-unknown.<seq>`).
     const ids = (await journalOf(world.stores.ports.authority, invocationId).read()).map((e) => e.transitionId.replace(`.${invocationId}`, '').replace(/\.\d+$/, ''));
-    expect(ids.slice(ids.indexOf('verify-eof'))).toEqual(['verify-eof', 'publish-unknown', 'publish-reconciled', 'evidence', 'sys:checkpoint', 'succeed', 'cleanup-proved', 'release']);
+    expect(ids.slice(ids.indexOf('verify-eof'))).toEqual(['verify-eof', 'publish-unknown', 'publish-reconciled', 'evidence', 'sys:checkpoint', 'cleanup-proved', 'release']);
     expect(await world.targetWindowIds('events', WINDOW)).toEqual(windowIds);
     expect(await world.stagesLeft()).toBe(0);
   });
@@ -266,7 +268,6 @@ describe('deliver one window in process', () => {
       'publish',
       'evidence',
       'sys:checkpoint',
-      'succeed',
       'cleanup-proved',
       'release',
     ]);
@@ -299,6 +300,43 @@ describe('deliver one window in process', () => {
     const again = await deliverWindow({ ...beginInput(invocationId), manifestText: strictText, selector: '/config/strict.yaml#strict' }, strictDeps);
     expect(again).toMatchObject({ state: 'REEXTRACT_REQUIRED', stoppedAt: 'create-staging' });
     expect(again.steps.some((s) => s.acted)).toBe(false);
+  });
+});
+
+describe('a journal from the version before the checkpoint completed the invocation', () => {
+  it('PUBLISHED with its checkpoint recorded (the old two-transaction checkpoint, stopped between them): the checkpoint step journals SUCCEEDED on its own, the checkpoint not moved again', async () => {
+    const invocationId = newInvocationId();
+    const begun = await begin(beginInput(invocationId), deps);
+    await stepsThrough(begun, deps);
+    for (const step of [quality, publish, persistEvidence]) await step(begun, deps);
+    const record = await loadInvocation(world.stores.ports, invocationId);
+    expect(record).toMatchObject({ state: 'PUBLISHED', facts: { evidence: expect.anything() } });
+    // What the old checkpoint advance wrote: the checkpoint and its fact, the state left PUBLISHED.
+    const ref = { targetId: record.targetId, invocationId };
+    await journaledWrite(world.stores.ports, {
+      cutPoint: DELIVERY_CUT_POINTS.checkpointAdvance,
+      ref,
+      transitionId: CHECKPOINT_TRANSITION_ID,
+      type: 'checkpoint',
+      op: {},
+      plan: async ({ invocation, custody, at }) => {
+        const current = await loadCheckpoint(world.stores.ports, ref.targetId, 'daily');
+        const key = deliveryKeys.checkpoint(ref.targetId, 'daily');
+        const next = { targetId: ref.targetId, route: 'daily', windowStart: WINDOW.start, windowEnd: WINDOW.end, invocationId, advancedAt: at };
+        return {
+          set: { facts: { ...invocation.facts, checkpoint: { windowEnd: WINDOW.end, moved: true, at } } },
+          custody: custodyGuardLeg(custody as never),
+          legs: [current ? { kind: 'update', key, expect: { version: current.version }, set: next } : { kind: 'put', item: { ...key, ...next }, expect: 'absent' }],
+          journal: { windowEnd: WINDOW.end, moved: true },
+        };
+      },
+    });
+    const checkpointBefore = await loadCheckpoint(world.stores.ports, ref.targetId, 'daily');
+    const run = await runDeliverySteps(begun, deps);
+    expect(run.state).toBe('CUSTODY_RELEASED');
+    expect(await loadCheckpoint(world.stores.ports, ref.targetId, 'daily')).toEqual(checkpointBefore);
+    const ids = (await journalOf(world.stores.ports.authority, invocationId).read()).map((e) => e.transitionId);
+    expect(ids.slice(ids.indexOf('sys:checkpoint'))).toEqual(['sys:checkpoint', `succeed.${invocationId}`, `cleanup-proved.${invocationId}`, `release.${invocationId}`]);
   });
 });
 
@@ -353,8 +391,8 @@ describe('requests of a delivery', () => {
     // Reads: whether the invocation exists and the target's custody (begin), and the route
     // checkpoint — nothing a step carries is read again.
     expect(used('dynamodb.GetItem')).toBe(3);
-    // Begin, stage, plan, EOF, publish, evidence, checkpoint + succeed, cleanup, release; a claim per part; the batches.
-    expect(used('dynamodb.TransactWriteItems')).toBe(10 + heads.length + batches);
+    // Begin, stage, plan, EOF, publish, evidence, checkpoint (with SUCCEEDED), cleanup, release; a claim per part; the batches.
+    expect(used('dynamodb.TransactWriteItems')).toBe(9 + heads.length + batches);
     // VerifyEof: the heads once, each part's batches once.
     expect(used('dynamodb.Query')).toBe(1 + heads.length);
     // Every chunk once, the plan and the evidence.

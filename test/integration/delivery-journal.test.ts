@@ -110,15 +110,16 @@ describe('journaled transitions', () => {
     expect(grant.invocation).toMatchObject({ state: 'EMPTY_STAGING', journalSeq: 1, custodyEpoch: 1, version: 1 });
     await toPublished(ports, ref, grant.fence);
     const advanced = await advanceCheckpoint(ports, ref, grant.fence);
-    expect(advanced).toMatchObject({ moved: true, windowEnd: DAY1.end, alreadyApplied: false });
-    await transition(ports, ref, { from: 'PUBLISHED', to: 'SUCCEEDED', fence: grant.fence, transitionId: 'succeed' });
+    // The checkpoint is SUCCEEDED's last proof: one transaction advances it and completes the invocation.
+    expect(advanced).toMatchObject({ moved: true, windowEnd: DAY1.end, alreadyApplied: false, invocation: { state: 'SUCCEEDED' } });
     const released = await transition(ports, ref, { from: 'SUCCEEDED', to: 'CUSTODY_RELEASED', fence: grant.fence, transitionId: 'release', patch: { absence } });
     expect(released.invocation.state).toBe('CUSTODY_RELEASED');
 
     const ids = await expectJournalIntact(ports, ref);
-    expect(ids).toEqual(['sys:begin', 'write', 'plan', 'eof', 'publish', 'evidence', 'sys:checkpoint', 'succeed', 'release']);
+    expect(ids).toEqual(['sys:begin', 'write', 'plan', 'eof', 'publish', 'evidence', 'sys:checkpoint', 'release']);
     const entries = await journalOf(ports.authority, ref.invocationId).read();
     expect(entries.map((e) => [e.type, e.data.from, e.data.to])).toContainEqual(['transition', 'VERIFIED_EOF', 'PUBLISHED']);
+    expect(entries.map((e) => [e.type, e.data.from, e.data.to])).toContainEqual(['checkpoint', 'PUBLISHED', 'SUCCEEDED']);
 
     const record = await loadInvocation(ports, ref.invocationId);
     expect(record.facts).toMatchObject({ ownedStagesRecorded: true, staging, publication, evidence, plan, parts });
@@ -207,7 +208,6 @@ describe('proofs live in the transition rule', () => {
     const fence = grant.fence;
     await toPublished(ports, ref, fence);
     await advanceCheckpoint(ports, ref, fence);
-    await transition(ports, ref, { from: 'PUBLISHED', to: 'SUCCEEDED', fence, transitionId: 's' });
     const unmet = { code: 'delivery.transition_precondition_unmet', name: 'Delivery.TransitionPrecondition' };
     const before = await snapshot(ports, ref.targetId, [ref.invocationId]);
     await expect(transition(ports, ref, { from: 'SUCCEEDED', to: 'CUSTODY_RELEASED', fence, transitionId: 'r1' })).rejects.toMatchObject(unmet);
@@ -238,7 +238,6 @@ describe('route checkpoint', () => {
     const before = await snapshot(ports, targetId, [later.ref.invocationId]);
     expect(await advanceCheckpoint(ports, later.ref, later.grant.fence)).toMatchObject({ moved: true, windowEnd: DAY2.end, alreadyApplied: true });
     expect(await snapshot(ports, targetId, [later.ref.invocationId])).toBe(before);
-    await transition(ports, later.ref, { from: 'PUBLISHED', to: 'SUCCEEDED', fence: later.grant.fence, transitionId: 's' });
     await transition(ports, later.ref, { from: 'SUCCEEDED', to: 'CUSTODY_RELEASED', fence: later.grant.fence, transitionId: 'r', patch: { absence } });
 
     // A backfill of the previous day completes without moving the checkpoint back.
@@ -249,8 +248,7 @@ describe('route checkpoint', () => {
     expect(await advanceCheckpoint(ports, earlier.ref, earlier.grant.fence)).toMatchObject({ moved: false, windowEnd: DAY1.end });
     expect(await ports.authority.get(deliveryKeys.checkpoint(targetId, 'daily'))).toEqual(checkpointItem);
     expect(await loadCheckpoint(ports, targetId, 'daily')).toMatchObject({ windowEnd: DAY2.end, invocationId: later.ref.invocationId });
-    await transition(ports, earlier.ref, { from: 'PUBLISHED', to: 'SUCCEEDED', fence: earlier.grant.fence, transitionId: 's' });
-    expect((await loadInvocation(ports, earlier.ref.invocationId)).facts.checkpoint).toMatchObject({ windowEnd: DAY1.end, moved: false });
+    expect(await loadInvocation(ports, earlier.ref.invocationId)).toMatchObject({ state: 'SUCCEEDED', facts: { checkpoint: { windowEnd: DAY1.end, moved: false } } });
   });
 });
 
@@ -360,7 +358,7 @@ describe('fault matrix', () => {
     const ids = await expectJournalIntact(ports, ref);
     expect(ids.filter((id) => id === 'sys:checkpoint')).toHaveLength(1);
     expect(await loadCheckpoint(ports, ref.targetId, 'daily')).toMatchObject({ windowEnd: DAY1.end, invocationId: ref.invocationId, version: 1 });
-    await transition(ports, ref, { from: 'PUBLISHED', to: 'SUCCEEDED', fence: grant.fence, transitionId: 's' });
+    expect(await loadInvocation(ports, ref.invocationId)).toMatchObject({ state: 'SUCCEEDED' });
   });
 
   it.each(FAULT_KINDS)('%s at delivery.custody.release: journal and custody release land together, once', async (kind) => {

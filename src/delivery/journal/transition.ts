@@ -28,6 +28,12 @@ function assertPreconditions(to: JournalState, facts: DeliveryFacts): void {
   if (missing !== undefined) throw new TransitionPreconditionError(missing);
 }
 
+/** For a journaled write that moves the state itself (the checkpoint): the edge and the proofs `to` requires, as `transition` checks them. */
+export function assertTransitionTo(from: JournalState, to: JournalState, facts: DeliveryFacts): void {
+  assertTransition(from, to);
+  assertPreconditions(to, facts);
+}
+
 /**
  * Moves an invocation `from` → `to` (a TRANSITIONS edge, asserted before any I/O), with
  * `patch` merged into its facts, guarded by the caller's custody fence, journaled once

@@ -10,11 +10,11 @@ export interface CheckpointOutput extends StepOutput {
 }
 
 /**
- * Step 9: advance the route checkpoint by CAS to the sealed window end
- * (`advanceCheckpoint`: fenced, journaled once per invocation, never backwards), then
- * PUBLISHED → SUCCEEDED ("evidence and checkpoint"). Both are exactly-once by their
- * claims, so a re-run after a crash between them just completes the second. Acts only in
- * PUBLISHED; evidence must be recorded first (advanceCheckpoint refuses otherwise).
+ * Step 9: advance the route checkpoint by CAS to the sealed window end and move
+ * PUBLISHED → SUCCEEDED ("evidence and checkpoint") in one transaction
+ * (`advanceCheckpoint`: fenced, journaled once per invocation, never backwards). Acts
+ * only in PUBLISHED; evidence must be recorded first (advanceCheckpoint refuses
+ * otherwise).
  */
 async function checkpointOnce(input: unknown, deps: DeliveryDeps): Promise<CheckpointOutput> {
   const step = parseStepInput(input);
@@ -24,6 +24,9 @@ async function checkpointOnce(input: unknown, deps: DeliveryDeps): Promise<Check
   }
   const custody = await heldCustody();
   const advanced = await advanceCheckpoint(deps.ports, ref, step.fence, { invocation: record, custody });
+  if (advanced.invocation.state !== 'PUBLISHED') return { ...output(step, advanced.invocation, !advanced.alreadyApplied, custody), moved: advanced.moved };
+  // A journal from before the checkpoint and SUCCEEDED were one transaction: the checkpoint
+  // was recorded in PUBLISHED, and the transition is journaled on its own.
   const result = await transition(deps.ports, ref, {
     from: 'PUBLISHED',
     to: 'SUCCEEDED',
@@ -31,7 +34,7 @@ async function checkpointOnce(input: unknown, deps: DeliveryDeps): Promise<Check
     transitionId: transitionIdOf('succeed', record.invocationId),
     known: { invocation: advanced.invocation, custody },
   });
-  return { ...output(step, result.invocation, !advanced.alreadyApplied || !result.alreadyApplied, custody), moved: advanced.moved };
+  return { ...output(step, result.invocation, !result.alreadyApplied, custody), moved: advanced.moved };
 }
 
 /** The step, deciding again from the journal when it refused or did nothing on a carried state (steps/carried.ts). */
