@@ -116,7 +116,6 @@ function deliverySteps(): StepEntry[] {
     entry('evidence', 'DeliveryEvidenceFunctionArn', () => import('./delivery/evidence.js'), WRITE_OBJECTS, [...OBJECT_ERRORS, ...TARGET_ERRORS]),
     entry('checkpoint', 'DeliveryCheckpointFunctionArn', () => import('./delivery/checkpoint.js'), [], [], 30, 256),
     entry('cleanup', 'DeliveryCleanupFunctionArn', () => import('./delivery/cleanup.js'), [], TARGET_ERRORS),
-    entry('release', 'DeliveryReleaseFunctionArn', () => import('./delivery/release.js'), [], [], 30, 256),
   ];
 }
 
@@ -423,7 +422,7 @@ export const FLOWS: FlowEntry[] = [
   {
     name: 'deliver-window',
     type: 'STANDARD',
-    description: 'Deliver one sealed window: custody, staging, chunked extract/load, EOF and quality gates, publish, evidence, checkpoint, cleanup, release',
+    description: 'Deliver one sealed window: custody, staging, chunked extract/load, EOF and quality gates, publish, evidence, checkpoint, cleanup and release',
     // A failed delivery is resolved by the reconcile flow (from the journal), never by a
     // blind re-run; an aborted one too: a Stop Execution can land between any two steps.
     recovery: { by: 'delivery-reconcile', on: ['FAILED', 'TIMED_OUT', 'ABORTED'] },

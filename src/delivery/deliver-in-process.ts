@@ -13,7 +13,6 @@ import { extractLoadParts } from './parts/extract-load-parts.js';
 import { planParts } from './steps/plan-parts.js';
 import { publish } from './steps/publish.js';
 import { quality } from './steps/quality.js';
-import { release } from './steps/release.js';
 import { verifyEof } from './steps/verify-eof.js';
 
 export type DeliveryStepName =
@@ -26,8 +25,7 @@ export type DeliveryStepName =
   | 'publish'
   | 'evidence'
   | 'checkpoint'
-  | 'cleanup'
-  | 'release';
+  | 'cleanup';
 
 type Step = (input: StepInput, deps: DeliveryDeps) => Promise<StepOutput & { drop?: DropStatus; failures?: string[]; problems?: string[] }>;
 
@@ -42,7 +40,6 @@ export const DELIVERY_STEPS: ReadonlyArray<readonly [DeliveryStepName, Step]> = 
   ['evidence', persistEvidence],
   ['checkpoint', checkpoint],
   ['cleanup', cleanup],
-  ['release', release],
 ];
 
 export interface DeliveryRun {
@@ -63,8 +60,8 @@ export interface DeliveryRun {
  * one whose turn it is not returns without acting, so a state that needs an operator
  * (PARTIAL_PROVED, REEXTRACT_REQUIRED, PUBLICATION_UNKNOWN without a receipt,
  * INCIDENT_RETAINED) simply ends the run in that state, and a PUBLICATION_UNKNOWN whose
- * receipt is found is carried on to the end. The one early stop: cleanup that could not
- * prove absence, since release would refuse. Used by the normal run and, with
+ * receipt is found is carried on to the end; cleanup that could not prove absence ends it
+ * in SUCCEEDED with custody held (the drop status is the reason). Used by the normal run and, with
  * source-free deps, by a recovery `resume` after it has taken custody and checked the
  * sealed authority.
  */
@@ -81,10 +78,7 @@ export async function runDeliverySteps(input: StepInput, deps: DeliveryDeps, ini
     steps.push({ step: name, state: out.state, acted: out.acted });
     if (out.failures?.length) reasons = out.failures;
     if (out.problems?.length) reasons = out.problems;
-    if (name === 'cleanup' && out.drop !== undefined && out.drop !== 'ABSENT_PROVED' && out.drop !== 'ATTACHED') {
-      reasons = [out.drop];
-      break;
-    }
+    if (name === 'cleanup' && out.drop !== undefined && out.drop !== 'ABSENT_PROVED' && out.drop !== 'ATTACHED') reasons = [out.drop];
   }
   const end = last as StepOutput;
   const run: DeliveryRun = { invocationId: end.invocationId, targetId: end.targetId, state: end.state, steps };

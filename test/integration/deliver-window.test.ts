@@ -143,7 +143,6 @@ describe('deliver one window in process', () => {
       'publish',
       'evidence',
       'sys:checkpoint',
-      'cleanup-proved',
       'release',
     ]);
 
@@ -220,7 +219,7 @@ describe('deliver one window in process', () => {
     expect(fenced.attempts).toHaveLength(0);
     // Step names only: ids that may recur carry their journal position (`publish-unknown.<seq>`).
     const ids = (await journalOf(world.stores.ports.authority, invocationId).read()).map((e) => e.transitionId.replace(`.${invocationId}`, '').replace(/\.\d+$/, ''));
-    expect(ids.slice(ids.indexOf('verify-eof'))).toEqual(['verify-eof', 'publish-unknown', 'publish-reconciled', 'evidence', 'sys:checkpoint', 'cleanup-proved', 'release']);
+    expect(ids.slice(ids.indexOf('verify-eof'))).toEqual(['verify-eof', 'publish-unknown', 'publish-reconciled', 'evidence', 'sys:checkpoint', 'release']);
     expect(await world.targetWindowIds('events', WINDOW)).toEqual(windowIds);
     expect(await world.stagesLeft()).toBe(0);
   });
@@ -268,7 +267,6 @@ describe('deliver one window in process', () => {
       'publish',
       'evidence',
       'sys:checkpoint',
-      'cleanup-proved',
       'release',
     ]);
     expect(await world.targetWindowIds('events', WINDOW)).toEqual(windowIds);
@@ -336,7 +334,7 @@ describe('a journal from the version before the checkpoint completed the invocat
     expect(run.state).toBe('CUSTODY_RELEASED');
     expect(await loadCheckpoint(world.stores.ports, ref.targetId, 'daily')).toEqual(checkpointBefore);
     const ids = (await journalOf(world.stores.ports.authority, invocationId).read()).map((e) => e.transitionId);
-    expect(ids.slice(ids.indexOf('sys:checkpoint'))).toEqual(['sys:checkpoint', `succeed.${invocationId}`, `cleanup-proved.${invocationId}`, `release.${invocationId}`]);
+    expect(ids.slice(ids.indexOf('sys:checkpoint'))).toEqual(['sys:checkpoint', `succeed.${invocationId}`, `release.${invocationId}`]);
   });
 });
 
@@ -391,8 +389,8 @@ describe('requests of a delivery', () => {
     // Reads: whether the invocation exists and the target's custody (begin), and the route
     // checkpoint — nothing a step carries is read again.
     expect(used('dynamodb.GetItem')).toBe(3);
-    // Begin, stage, plan, EOF, publish, evidence, checkpoint (with SUCCEEDED), cleanup, release; a claim per part; the batches.
-    expect(used('dynamodb.TransactWriteItems')).toBe(9 + heads.length + batches);
+    // Begin, stage, plan, EOF, publish, evidence, checkpoint (with SUCCEEDED), release (with the cleanup proof); a claim per part; the batches.
+    expect(used('dynamodb.TransactWriteItems')).toBe(8 + heads.length + batches);
     // VerifyEof: the heads once, each part's batches once.
     expect(used('dynamodb.Query')).toBe(1 + heads.length);
     // Every chunk once, the plan and the evidence.

@@ -16,7 +16,6 @@ import type { StepInput } from '../../src/delivery/steps/common.js';
 import { persistEvidence } from '../../src/delivery/steps/evidence.js';
 import { publish } from '../../src/delivery/steps/publish.js';
 import { quality } from '../../src/delivery/steps/quality.js';
-import { release } from '../../src/delivery/steps/release.js';
 import { stagingTableNameOf, targetIdOf } from '../../src/domain/delivery/identifiers.js';
 import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.js';
 import type { FlowResult } from '../../src/local/flow-runner.js';
@@ -227,7 +226,7 @@ describe('two concurrent invocations on one target: exactly one holds custody', 
 });
 
 describe('a zombie step from an old epoch', () => {
-  it('before publish (VERIFIED_EOF, quality passed) and taken over: publish is Delivery.Fenced, checkpoint/cleanup/release have nothing to act on, and nothing changes; the holder then resumes to exactly-once', async () => {
+  it('before publish (VERIFIED_EOF, quality passed) and taken over: publish is Delivery.Fenced, checkpoint and cleanup have nothing to act on, and nothing changes; the holder then resumes to exactly-once', async () => {
     const route: RouteName = 'zombie';
     const deps = depsOf(route);
     const zombie = await toBeforePublish(route);
@@ -245,7 +244,6 @@ describe('a zombie step from an old epoch', () => {
     // The steps act only in their own state (PUBLISHED / SUCCEEDED): here they do nothing.
     expect(await checkpoint(zombieStep, deps)).toMatchObject({ state: 'VERIFIED_EOF', acted: false });
     expect(await cleanup(zombieStep, deps)).toMatchObject({ state: 'VERIFIED_EOF', acted: false });
-    expect(await release(zombieStep, deps)).toMatchObject({ state: 'VERIFIED_EOF', acted: false });
     // Quality probes custody before reading the stage; the whole remaining run is fenced at the first step that acts.
     expect(await refusal(quality(zombieStep, deps))).toEqual(FENCED);
     expect(await refusal(runDeliverySteps(zombieStep, deps))).toEqual(FENCED);
@@ -303,25 +301,21 @@ describe('a zombie step from an old epoch', () => {
     // The holder advances the checkpoint (→ SUCCEEDED).
     expect(await checkpoint(holder, deps)).toMatchObject({ state: 'SUCCEEDED', acted: true, moved: true });
 
-    // SUCCEEDED: the zombie cannot drop the stage (cleanup is fenced before the target is
-    // touched), cannot release (the cleanup proof is missing), and its checkpoint step has nothing to do.
+    // SUCCEEDED: the zombie can neither drop the stage nor release custody (cleanup is
+    // fenced before the target is touched), and its checkpoint step has nothing to do.
     before = await everything();
     expect(await refusal(cleanup(zombieStep, deps))).toEqual(FENCED);
-    expect(await refusal(release(zombieStep, deps))).toEqual({ name: 'Delivery.TransitionPrecondition', code: expect.any(String) as string });
     expect(await checkpoint(zombieStep, deps)).toMatchObject({ state: 'SUCCEEDED', acted: false });
     // The advance is already claimed by the holder: the zombie gets that claim back (alreadyApplied), and no write.
     expect(await advanceCheckpoint(world.stores.ports, ref, zombie.fence)).toMatchObject({ alreadyApplied: true, moved: true });
     expect(await everything()).toBe(before);
     expect(await stageExists(zombie.invocationId)).toBe(true);
 
-    // The holder proves cleanup; the zombie still cannot release custody.
-    expect(await cleanup(holder, deps)).toMatchObject({ state: 'SUCCEEDED', acted: true, drop: 'ABSENT_PROVED' });
+    // The holder drops the stage and releases custody with the proof, in one step; the zombie then has nothing to act on.
+    expect(await cleanup(holder, deps)).toMatchObject({ state: 'CUSTODY_RELEASED', acted: true, drop: 'ABSENT_PROVED' });
     before = await everything();
-    expect(await refusal(release(zombieStep, deps))).toEqual(FENCED);
+    expect(await cleanup(zombieStep, deps)).toMatchObject({ state: 'CUSTODY_RELEASED', acted: false });
     expect(await everything()).toBe(before);
-    expect(await loadCustody(world.stores.ports, ref.targetId)).toMatchObject({ state: 'HELD', fence: takeover.fence });
-
-    expect(await release(holder, deps)).toMatchObject({ state: 'CUSTODY_RELEASED', acted: true });
     expect(await targetIds(route)).toEqual(windowIds);
     expect(await world.receiptsOf(zombie.invocationId)).toBe(1);
     expect(await stageExists(zombie.invocationId)).toBe(false);

@@ -79,7 +79,7 @@ describe('delivery into a window-partitioned PostgreSQL target', () => {
     const invocationId = newInvocationId();
     const run = await deliverWindow(beginInput(invocationId), deps);
     expect(run.state).toBe('CUSTODY_RELEASED');
-    expect(run.steps.find((s) => s.step === 'cleanup')).toMatchObject({ acted: true, state: 'SUCCEEDED' });
+    expect(run.steps.find((s) => s.step === 'cleanup')).toMatchObject({ acted: true, state: 'CUSTODY_RELEASED' });
     await expectSwapped(invocationId);
     // The old window partition (and its stale row) is gone.
     expect((await world.admin.query(`SELECT 1 FROM pg_class WHERE relname = 'events_window'`)).rowCount).toBe(0);

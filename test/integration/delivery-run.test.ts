@@ -138,7 +138,7 @@ describe('cutpoint delivery run (local runner)', () => {
     cleanId = projection.invocation_id;
     expect(projection).toMatchObject({ kind: 'cutpoint.delivery-recovery.v1', route: 'clean', state: 'CUSTODY_RELEASED', permitted_actions: [], holds_custody: false, window: WINDOW });
     expect(r.stderr).toContain('→ Publish');
-    expect(r.stderr).toContain('→ Release');
+    expect(r.stderr).toContain('→ Cleanup');
     expectNoSecrets(r);
     expect(await targetIds('events_clean')).toEqual([...windowIds].sort());
     const record = await loadInvocation(ports, projection.invocation_id);

@@ -160,5 +160,3 @@ export function windowDates(window: SealedWindow): { start: Date; end: Date } {
   return { start: new Date(window.start), end: new Date(window.end) };
 }
 
-/** The transition id of cleanup's proof (the absence fact it records). */
-export const CLEANUP_PROVED_STEP = 'cleanup-proved';

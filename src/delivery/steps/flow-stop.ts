@@ -37,11 +37,12 @@ type Step<I, O extends StepOutput> = (input: I, deps: DeliveryDeps) => Promise<O
 export function flowStep<I, O extends StepOutput & { drop?: DropStatus }>(step: Step<I, O>, options: { last?: boolean } = {}): Step<I, O> {
   return async (input, deps) => {
     const out = await step(input, deps);
-    const stopped = FLOW_STOP_STATES.has(out.state) || (options.last === true && out.state !== 'CUSTODY_RELEASED');
-    if (stopped) throw new NeedsRecoveryError(`invocation ${out.invocationId} on target ${out.targetId} stopped in ${out.state}; start reconcile`);
+    const needsRecovery = () => new NeedsRecoveryError(`invocation ${out.invocationId} on target ${out.targetId} stopped in ${out.state}; start reconcile`);
+    if (FLOW_STOP_STATES.has(out.state)) throw needsRecovery();
     if (out.drop !== undefined && out.drop !== 'ABSENT_PROVED' && out.drop !== 'ATTACHED') {
       throw new CleanupUnprovedError(`invocation ${out.invocationId} on target ${out.targetId}: owned stage drop ended ${out.drop}; start reconcile`);
     }
+    if (options.last === true && out.state !== 'CUSTODY_RELEASED') throw needsRecovery();
     return out;
   };
 }
