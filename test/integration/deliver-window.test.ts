@@ -4,6 +4,10 @@ import { DELIVERY_CUT_POINTS } from '../../src/delivery/cut-points.js';
 import { custodyGuardLeg, journaledWrite } from '../../src/delivery/journal/journaled-write.js';
 import { publish } from '../../src/delivery/steps/publish.js';
 import { quality, stagingFactsByPart } from '../../src/delivery/steps/quality.js';
+import { checkpoint } from '../../src/delivery/steps/checkpoint.js';
+import { cleanup } from '../../src/delivery/steps/cleanup.js';
+import { stagingRefOf } from '../../src/delivery/steps/common.js';
+import { recordFacts } from '../../src/delivery/journal/transition.js';
 import { deliverWindow, runDeliverySteps } from '../../src/delivery/deliver-in-process.js';
 import type { DeliveryDeps } from '../../src/delivery/deps.js';
 import { deliveryKeys, journalOf } from '../../src/delivery/journal/keys.js';
@@ -335,6 +339,30 @@ describe('a journal from the version before the checkpoint completed the invocat
     expect(await loadCheckpoint(world.stores.ports, ref.targetId, 'daily')).toEqual(checkpointBefore);
     const ids = (await journalOf(world.stores.ports.authority, invocationId).read()).map((e) => e.transitionId);
     expect(ids.slice(ids.indexOf('sys:checkpoint'))).toEqual(['sys:checkpoint', `succeed.${invocationId}`, `release.${invocationId}`]);
+  });
+});
+
+describe('a journal from the version before cleanup released custody itself', () => {
+  it('SUCCEEDED with the cleanup proof journaled on its own (stopped before the release): cleanup releases custody with no second drop', async () => {
+    const invocationId = newInvocationId();
+    const begun = await begin(beginInput(invocationId), deps);
+    await stepsThrough(begun, deps);
+    for (const step of [quality, publish, persistEvidence, checkpoint]) await step(begun, deps);
+    const record = await loadInvocation(world.stores.ports, invocationId);
+    expect(record.state).toBe('SUCCEEDED');
+    const staging = stagingRefOf(record);
+    // What the old cleanup step did: drop, then journal the proof under cleanup-proved.
+    expect((await world.target.dropStaging(staging)).status).toBe('ABSENT_PROVED');
+    const ref = { targetId: record.targetId, invocationId };
+    await recordFacts(world.stores.ports, ref, { state: 'SUCCEEDED', fence: begun.fence, transitionId: `cleanup-proved.${invocationId}`, patch: { absence: { table: staging.table, objectId: staging.objectId } } });
+    let drops = 0;
+    const counting = new Proxy(world.target, {
+      get: (target, prop, receiver) => (prop === 'dropStaging' ? (...args: unknown[]) => (drops++, target.dropStaging(...(args as [never]))) : Reflect.get(target, prop, receiver)),
+    });
+    expect(await cleanup(begun, { ...deps, target: counting })).toMatchObject({ state: 'CUSTODY_RELEASED', acted: true });
+    expect(drops).toBe(0);
+    const ids = (await journalOf(world.stores.ports.authority, invocationId).read()).map((e) => e.transitionId);
+    expect(ids.slice(-2)).toEqual([`cleanup-proved.${invocationId}`, `release.${invocationId}`]);
   });
 });
 
