@@ -21,6 +21,8 @@ import { seqRangeOf } from '../../src/domain/delivery/parts.js';
 import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.js';
 import { newInvocationId, type DeliveryWorld } from '../support/delivery-world.js';
 import { stepsThrough } from '../support/delivery-steps.js';
+import { extractLoadPart } from '../../src/delivery/parts/extract-load-part.js';
+import { readPlan } from '../../src/delivery/steps/plan-parts.js';
 import { beginInput, manifestText, openWindowWorld, WINDOW, windowIds } from '../support/deliver-window-fixture.js';
 
 /**
@@ -179,5 +181,34 @@ describe('requests of a delivery', () => {
     expect(journal.map((e) => e.transitionId)).toEqual(['sys:begin', `create-staging.${invocationId}`, `extract-start.${invocationId}`]);
     const run = await runDeliverySteps(staged, deps);
     expect(run.state).toBe('CUSTODY_RELEASED');
+  });
+});
+
+describe('a part on a carried invocation that is no longer current', () => {
+  it('the claim refuses the stale version, the part reads the invocation once and claims again, then loads: no part is lost or loaded twice', async () => {
+    const invocationId = newInvocationId();
+    const begun = await begin(beginInput(invocationId), deps);
+    await createStaging(begun, deps);
+    const planned = await planParts(begun, deps);
+    const carried = planned.known?.invocation;
+    expect(carried?.state).toBe('WRITING_UNKNOWN');
+    // Another journaled write moves the invocation's version and leaves its state.
+    const record = await loadInvocation(world.stores.ports, invocationId);
+    await recordFacts(world.stores.ports, { targetId: record.targetId, invocationId }, {
+      state: 'WRITING_UNKNOWN',
+      fence: begun.fence,
+      transitionId: `facts-again.${invocationId}`,
+      patch: { staging: record.facts.staging, ownedStagesRecorded: true },
+    });
+    expect((await loadInvocation(world.stores.ports, invocationId)).version).toBeGreaterThan(carried?.version ?? Infinity);
+    const [part] = await readPlan(deps, record);
+    const reads = () => world.stores.meter.snapshot()['dynamodb.GetItem'] ?? 0;
+    const before = reads();
+    expect(await extractLoadPart({ ...planned, part }, deps)).toMatchObject({ part: 0, acted: true });
+    // The one read: the invocation, after the claim's CONFLICT on its version.
+    expect(reads() - before).toBe(1);
+    const [head] = await listHeads(world.stores.ports, invocationId);
+    expect(head).toMatchObject({ part: 0, eof: true });
+    expect(head?.chunks).toBeGreaterThan(0);
   });
 });

@@ -1,7 +1,8 @@
 // Longer than ~300 lines: one class implementing the whole TargetPort over `pg` (the
 // methods share the pool, the fault injector and the error classification). Split by job
 // around it: quoting and statements in sql.ts, outcome classification in outcome.ts, the
-// locks and stage rechecks in locks.ts, the publication transaction in publication.ts.
+// locks and stage rechecks in locks.ts, the publication transaction in publication.ts, the
+// partition swap in partition-swap.ts.
 import pg from 'pg';
 import { CutpointError, EffectFailedError, IdentityConflictError, OutcomeUnknownError, ValidationError } from '../../domain/errors.js';
 import type { TargetIdentity } from '../../domain/delivery/sealed-authority.js';
