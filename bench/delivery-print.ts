@@ -10,12 +10,13 @@ import { describeRequests } from './stream-append.js';
 type Row = (cells: readonly string[]) => string;
 type Spread = (ratios: readonly number[]) => string;
 
-/** Three rows of the main table: delivery vs (a), delivery vs (b), (b) vs (a). */
+/** Four rows of the main table: delivery vs (a), (b) and (a∥b); (b) vs (a). */
 export function deliveryTableRows(d: DeliveryResult, row: Row, spread: Spread): string[] {
   const rounds = String(d.rounds);
   return [
     row([`delivery rows/s ÷ (a) raw read+parse, ${d.rows} rows`, fmt(d.deliveryRowsPerSec), fmt(d.rawReadRowsPerSec), d.deliveryOfRead.toFixed(3), spread(d.perRoundRatios.deliveryOfRead), rounds]),
     row([`delivery rows/s ÷ (b) raw bulk load, ${d.rows} rows`, fmt(d.deliveryRowsPerSec), fmt(d.rawLoadRowsPerSec), d.deliveryOfLoad.toFixed(3), spread(d.perRoundRatios.deliveryOfLoad), rounds]),
+    row([`delivery rows/s ÷ (a∥b) raw read and load at once`, fmt(d.deliveryRowsPerSec), fmt(d.rawBothRowsPerSec), d.deliveryOfBoth.toFixed(3), spread(d.perRoundRatios.deliveryOfBoth), rounds]),
     row([`  sink bound: (b) raw load ÷ (a) raw read`, fmt(d.rawLoadRowsPerSec), fmt(d.rawReadRowsPerSec), d.sinkBound.toFixed(3), spread(d.perRoundRatios.sinkBound), rounds]),
   ];
 }
@@ -24,7 +25,8 @@ export function deliveryTableNote(d: DeliveryResult): string {
   return (
     `Delivery: deliverWindow of one fixed window, embedded ClickHouse (chdb) -> embedded PostgreSQL (${engineName(d)}), replace_window, a fresh invocation each time, ` +
     `interleaved slice by slice with (a) the raw read of the same window (the source adapter's exact windowQuery through the handle's streaming read, every row JSON.parse'd) ` +
-    `and (b) the raw bulk load of the same rows (canonical JSONL chunks of chunk_rows, json_populate_recordset, ${d.maxConcurrency} loaders, a fresh key-less table on the same server).`
+    `and (b) the raw bulk load of the same rows (canonical JSONL chunks of chunk_rows, json_populate_recordset, ${d.maxConcurrency} loaders, a fresh key-less table on the same server), ` +
+    `and (a∥b) both at once.`
   );
 }
 
@@ -40,6 +42,10 @@ export function deliveryLines(d: DeliveryResult): string[] {
       `the sink's own bound (b)/(a) ${d.sinkBound.toFixed(3)}: no design that loads through this sink can exceed it`,
   );
   out.push(`  delivery/(b) ${d.deliveryOfLoad.toFixed(3)}, goal ≥ ${d.goals.deliveryOfLoad} (${mark(d.deliveryOfLoad, d.goals.deliveryOfLoad)})`);
+  out.push(
+    `  delivery/(a∥b) ${d.deliveryOfBoth.toFixed(3)}: (a∥b) ${fmt(d.rawBothRowsPerSec)} rows/s reads and loads the window at once on the same cores with nothing else ` +
+      `(no chunk object, digest, journal or custody); (a∥b)/(b) ${(d.rawBothRowsPerSec / d.rawLoadRowsPerSec).toFixed(3)} is what reading alone leaves of the sink's rate here`,
+  );
   const f = d.fit;
   out.push(
     `  per window: fixed ${fmt(f.fixedMs)} ms + ${f.perRowUs.toFixed(2)} µs per row ` +

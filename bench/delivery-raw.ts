@@ -61,10 +61,15 @@ export async function rawLoadChunks(
   return ingestChunks(columns, rows, chunkRows);
 }
 
-/** One bulk load of the prepared chunks per slice, timed by the ingest itself (not its table setup). */
-export function rawLoadSlice(connectionString: string, chunks: IngestChunks, concurrency: number, schema: string): SliceFn {
-  return async () => {
-    const result = await measurePostgresIngest({ connectionString, chunks, concurrency, schema });
+/**
+ * One bulk load of the prepared chunks per slice, timed by the ingest itself (not its table
+ * setup). With `beside` ((a∥b)): the raw read runs at the same time on the same cores, and
+ * the slice lasts until both are done — moving the window with no chunk object, digest,
+ * journal or custody, the shared-core bound a delivery on this machine is compared with.
+ */
+export function rawLoadSlice(connectionString: string, chunks: IngestChunks, concurrency: number, schema: string, beside?: SliceFn): SliceFn {
+  return async (round, slice) => {
+    const result = await measurePostgresIngest({ connectionString, chunks, concurrency, schema, ...(beside && { beside: () => beside(round, slice) }) });
     return { units: result.rows, ms: result.ms };
   };
 }

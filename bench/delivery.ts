@@ -79,10 +79,14 @@ export interface DeliveryResult {
   /** Medians over rounds, rows/s. */
   rawReadRowsPerSec: number;
   rawLoadRowsPerSec: number;
+  /** (a∥b): the raw read and the raw load of the window at the same time, rows/s. */
+  rawBothRowsPerSec: number;
   deliveryRowsPerSec: number;
   /** Medians over rounds of the per-round quotients. */
   deliveryOfRead: number;
   deliveryOfLoad: number;
+  /** delivery/(a∥b): what the exactly-once machinery leaves of moving the rows on the same cores. */
+  deliveryOfBoth: number;
   /** (b)/(a): what the sink allows of the source read at best. */
   sinkBound: number;
   goals: { deliveryOfRead: number; deliveryOfLoad: number };
@@ -91,9 +95,9 @@ export interface DeliveryResult {
   /** AWS requests per delivery of the big window (timed deliveries, warm-up included). */
   requestsPerDelivery: Record<string, number>;
   /** Rates (rows/s) per measured round, per side. */
-  perRound: { read: number[]; load: number[]; delivery: number[]; small: number[] };
+  perRound: { read: number[]; load: number[]; both: number[]; delivery: number[]; small: number[] };
   /** The quotients per measured round. */
-  perRoundRatios: { deliveryOfRead: number[]; deliveryOfLoad: number[]; sinkBound: number[] };
+  perRoundRatios: { deliveryOfRead: number[]; deliveryOfLoad: number[]; deliveryOfBoth: number[]; sinkBound: number[] };
   flow: { name: string; type: 'STANDARD' | 'EXPRESS' };
   transitionsPerWindow: DeliveryTransitions[];
 }
@@ -176,6 +180,7 @@ async function measureThroughput(opts: DeliveryBenchOptions, big: BenchRoute, sm
   const chunks = await rawLoadChunks(source, relation, window, big.chunkRows, TARGET_COLUMN_TYPES);
   const readSlice = rawReadSlice(ch, relation, window, big.rows);
   const loadSlice = rawLoadSlice(pgServer.connectionString, chunks, opts.maxConcurrency, 'dwh');
+  const bothSlice = rawLoadSlice(pgServer.connectionString, chunks, opts.maxConcurrency, 'dwh', readSlice);
 
   let deliveries = 0;
   let parts = 0;
@@ -213,13 +218,14 @@ async function measureThroughput(opts: DeliveryBenchOptions, big: BenchRoute, sm
     baseline: { name: '(a) read', run: readSlice },
     sides: [
       { name: '(b) load', run: loadSlice },
+      { name: '(a∥b)', run: bothSlice },
       { name: 'delivery', run: deliverySlice(big, true) },
       { name: `delivery ${small.rows}`, run: deliverySlice(small, false) },
     ],
     onRound: (line) => opts.progress(`  ${line} (rows/s)`),
   });
-  const [load, delivery, smallSide] = result.sides;
-  if (!load || !delivery || !smallSide) throw new Error('bench bug: a delivery bench side is missing');
+  const [load, both, delivery, smallSide] = result.sides;
+  if (!load || !both || !delivery || !smallSide) throw new Error('bench bug: a delivery bench side is missing');
   // Every delivery replaced its window: the target holds it exactly once.
   for (const r of [big, small]) {
     const w = resolveWindow(selectRoute(manifest, r.name).route.window, new Date());
@@ -232,6 +238,7 @@ async function measureThroughput(opts: DeliveryBenchOptions, big: BenchRoute, sm
   const perRoundRatios = {
     deliveryOfRead: quotients(delivery.rates, read),
     deliveryOfLoad: quotients(delivery.rates, load.rates),
+    deliveryOfBoth: quotients(delivery.rates, both.rates),
     sinkBound: quotients(load.rates, read),
   };
   // Median time per delivery at each size, then the line through both points.
@@ -247,9 +254,11 @@ async function measureThroughput(opts: DeliveryBenchOptions, big: BenchRoute, sm
     rounds: read.length,
     rawReadRowsPerSec: round3(result.baseline.median),
     rawLoadRowsPerSec: round3(load.median),
+    rawBothRowsPerSec: round3(both.median),
     deliveryRowsPerSec: round3(delivery.median),
     deliveryOfRead: round3(median(perRoundRatios.deliveryOfRead)),
     deliveryOfLoad: round3(median(perRoundRatios.deliveryOfLoad)),
+    deliveryOfBoth: round3(median(perRoundRatios.deliveryOfBoth)),
     sinkBound: round3(median(perRoundRatios.sinkBound)),
     goals: { ...GOALS },
     fit: {
@@ -260,7 +269,7 @@ async function measureThroughput(opts: DeliveryBenchOptions, big: BenchRoute, sm
       perRowUs: round3(perRowMs * 1000),
     },
     requestsPerDelivery: perOp(counts, deliveries),
-    perRound: { read: read.map(round3), load: load.rates.map(round3), delivery: delivery.rates.map(round3), small: smallSide.rates.map(round3) },
+    perRound: { read: read.map(round3), load: load.rates.map(round3), both: both.rates.map(round3), delivery: delivery.rates.map(round3), small: smallSide.rates.map(round3) },
     perRoundRatios,
   };
 }
