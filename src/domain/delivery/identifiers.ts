@@ -194,6 +194,16 @@ export function evidenceObjectKeyOf(route: string, invocationId: string): string
   return `${keyPrefix(route, invocationId)}/evidence.json`;
 }
 
+/**
+ * The quality capsule's immutable evidence of a ClickHouse publication (seed 000):
+ * `prepared` (the sealed core and the original probes, before dispatch) and `completion`
+ * (the results on the published generation and the completion version, the independent
+ * witness of the capsule's row version).
+ */
+export function qualityEvidenceKeyOf(route: string, invocationId: string, document: 'prepared' | 'completion'): string {
+  return `${keyPrefix(route, invocationId)}/quality/${document}.json`;
+}
+
 // ---------------------------------------------------------------------------------------
 // Recovery outputs (the seed's inspect / inspect-all documents)
 
