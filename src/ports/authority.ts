@@ -54,7 +54,23 @@ export type TransactionOutcome =
   | { status: 'CONFLICT'; conflicts: Array<{ leg: number; current: AuthorityItem | undefined }> }
   | { status: 'UNKNOWN'; reason: string };
 
+/**
+ * Which table the authority is (seed 000, "authority binding"): DynamoDB's own identity of
+ * the table. A point-in-time or backup restore always creates a new table, so a replay
+ * that finds another binding than the one it sealed is not on the authority it proved
+ * against. `tableId` is absent on DynamoDB Local (its ARN also survives a re-create), so
+ * the creation time is always part of the binding.
+ */
+export interface AuthorityBinding {
+  tableArn: string;
+  tableId: string | null;
+  /** ISO 8601, as DescribeTable reports it. */
+  creationDateTime: string;
+}
+
 export interface AuthorityStore {
+  /** DescribeTable of the authority table (read-only). */
+  describeBinding(): Promise<AuthorityBinding>;
   /** Strongly consistent read of one exact item. */
   get(key: ItemKey): Promise<AuthorityItem | undefined>;
   /** Items of one partition whose sort key starts with `skPrefix`, in sort-key order. */

@@ -133,3 +133,23 @@ describe('journal', () => {
     expect(new Set(entries.map((e) => e.transitionId))).toEqual(new Set(ids));
   });
 });
+
+describe('authority binding (seed 000: a replaced authority is not the one a replay proved against)', () => {
+  it('DescribeTable names the table; deleting and re-creating it under the same name changes the binding', async () => {
+    const own = await freshStores();
+    const before = await own.ports.authority.describeBinding();
+    expect(before.tableArn).toContain(own.config.tableName);
+    expect(Number.isNaN(Date.parse(before.creationDateTime))).toBe(false);
+    // DynamoDB Local reports no TableId and the same ARN after a re-create; the creation time differs.
+    const { DynamoDBClient, DeleteTableCommand } = await import('@aws-sdk/client-dynamodb');
+    const client = new DynamoDBClient({ region: own.config.region, endpoint: own.config.endpoints?.dynamodb, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    await client.send(new DeleteTableCommand({ TableName: own.config.tableName }));
+    client.destroy();
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const { provisionLocal } = await import('../../src/adapters/provision.js');
+    await provisionLocal(own.config);
+    const after = await own.ports.authority.describeBinding();
+    expect(after.tableArn).toBe(before.tableArn);
+    expect(after.creationDateTime).not.toBe(before.creationDateTime);
+  });
+});

@@ -74,6 +74,7 @@ function racing(hooks: { beforeGet?: (key: string) => Promise<void>; beforeUpdat
     clock: stores.ports.clock,
     objects: hookedObjects,
     authority: {
+      describeBinding: () => authority.describeBinding(),
       get: (key) => authority.get(key),
       query: (...args) => authority.query(...args),
       put: (...args) => authority.put(...args),

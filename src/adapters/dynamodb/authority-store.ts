@@ -7,12 +7,14 @@ import {
   TransactWriteItemsCommand,
   UpdateItemCommand,
   DeleteItemCommand,
+  DescribeTableCommand,
   type TransactWriteItem,
   type AttributeValue,
 } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { CutpointError, EffectFailedError, OutcomeUnknownError } from '../../domain/errors.js';
 import type {
+  AuthorityBinding,
   AuthorityItem,
   AuthorityStore,
   Expectation,
@@ -47,6 +49,16 @@ const MARSHALL = { removeUndefinedValues: true, convertClassInstanceToMap: true 
  */
 export class DynamoAuthorityStore implements AuthorityStore {
   constructor(private readonly options: DynamoAuthorityOptions) {}
+
+  async describeBinding(): Promise<AuthorityBinding> {
+    this.options.meter?.count('dynamodb', 'DescribeTable');
+    const out = await this.options.reader.send(new DescribeTableCommand({ TableName: this.options.tableName }));
+    const table = out.Table;
+    if (!table?.TableArn || !table.CreationDateTime) {
+      throw new CutpointError('Cutpoint.AuthorityUndescribed', 'authority.binding_unavailable', 'DescribeTable of the authority table returned no ARN or creation time');
+    }
+    return { tableArn: table.TableArn, tableId: table.TableId ?? null, creationDateTime: table.CreationDateTime.toISOString() };
+  }
 
   async get(key: ItemKey): Promise<AuthorityItem | undefined> {
     this.options.meter?.count('dynamodb', 'GetItem');
