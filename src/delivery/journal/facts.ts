@@ -60,6 +60,30 @@ export interface AbsenceFact {
   objectId?: string;
   attached?: TableRef;
 }
+/**
+ * A ClickHouse publication's candidate (seed 000): the owned table the EXCHANGE publishes,
+ * by exact identity — its derived UUID and name — filled from the verified stage with
+ * `rows` rows whose order-independent digest is `digest`. Set once, before the capsule is
+ * prepared.
+ */
+export interface CandidateFact {
+  table: TableRef;
+  uuid: string;
+  rows: number;
+  digest: string;
+}
+/**
+ * The dispatch intent of a ClickHouse publication, journaled BEFORE the one EXCHANGE with
+ * VERIFIED_EOF → PUBLICATION_UNKNOWN: from then on the operation counts as dispatched
+ * (`count` is 1 forever — a fact is set once), `predecessorUuid` is what the target name
+ * held just before, and only the run named here may send the EXCHANGE.
+ */
+export interface DispatchFact {
+  count: 1;
+  predecessorUuid: string;
+  candidateUuid: string;
+  runId: string;
+}
 export interface CheckpointFact {
   windowEnd: string;
   /** False when the checkpoint already stood at or past this window's end (never moved back). */
@@ -75,6 +99,8 @@ export interface DeliveryFacts {
   /** The parts' receipts as verify-eof proved them: required by VERIFIED_EOF. */
   parts?: PartsFact;
   publication?: PublicationFact;
+  candidate?: CandidateFact;
+  dispatch?: DispatchFact;
   evidence?: EvidenceFact;
   /** The owned stage's proved absence: required by RETIRED and CUSTODY_RELEASED. */
   absence?: AbsenceFact;
@@ -93,6 +119,8 @@ export interface FactsPatch {
   plan?: PlanFact;
   parts?: PartsFact;
   publication?: PublicationFact;
+  candidate?: CandidateFact;
+  dispatch?: DispatchFact;
   evidence?: EvidenceFact;
   absence?: AbsenceFact;
 }
@@ -124,6 +152,17 @@ function pickPublication(v: unknown): PublicationFact | undefined {
   if ((v.mode !== 'replace_window' && v.mode !== 'merge') || !isInstant(v.publishedAt)) return undefined;
   return { rows: v.rows, digest: v.digest, stagingObjectId: v.stagingObjectId, mode: v.mode, publishedAt: v.publishedAt };
 }
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const isUuid = (v: unknown): v is string => typeof v === 'string' && UUID.test(v);
+function pickCandidate(v: unknown): CandidateFact | undefined {
+  const table = isObj(v) ? pickTable(v.table) : undefined;
+  if (!isObj(v) || !table || !isUuid(v.uuid) || !isNat(v.rows) || !isText(v.digest, 64)) return undefined;
+  return { table, uuid: v.uuid, rows: v.rows as number, digest: v.digest };
+}
+function pickDispatch(v: unknown): DispatchFact | undefined {
+  if (!isObj(v) || v.count !== 1 || !isUuid(v.predecessorUuid) || !isUuid(v.candidateUuid) || !isText(v.runId, 64)) return undefined;
+  return { count: 1, predecessorUuid: v.predecessorUuid, candidateUuid: v.candidateUuid, runId: v.runId };
+}
 function pickEvidence(v: unknown): EvidenceFact | undefined {
   if (!isObj(v) || !isText(v.key) || typeof v.sha256 !== 'string' || !HEX64.test(v.sha256)) return undefined;
   return { key: v.key, sha256: v.sha256 };
@@ -151,6 +190,8 @@ export function parseFacts(v: unknown): DeliveryFacts {
     ['plan', pickPlan],
     ['parts', pickParts],
     ['publication', pickPublication],
+    ['candidate', pickCandidate],
+    ['dispatch', pickDispatch],
     ['evidence', pickEvidence],
     ['absence', pickAbsence],
     ['checkpoint', pickCheckpoint],
@@ -169,7 +210,7 @@ export function validatePatch(value: unknown): FactsPatch {
   if (value === undefined) return {};
   const invalid = (field: string) => new ValidationError('delivery.fact_invalid', `fact ${field} is malformed`);
   if (!isObj(value)) throw invalid('patch');
-  const known = new Set(['ownedStagesRecorded', 'staging', 'plan', 'parts', 'publication', 'evidence', 'absence']);
+  const known = new Set(['ownedStagesRecorded', 'staging', 'plan', 'parts', 'publication', 'candidate', 'dispatch', 'evidence', 'absence']);
   for (const field of Object.keys(value)) if (!known.has(field)) throw invalid(field === 'checkpoint' ? 'checkpoint (set by advanceCheckpoint only)' : 'name');
   const patch: FactsPatch = {};
   if (value.ownedStagesRecorded !== undefined) {
@@ -180,6 +221,8 @@ export function validatePatch(value: unknown): FactsPatch {
   if (value.plan !== undefined) patch.plan = pickPlan(value.plan) ?? fail(invalid('plan'));
   if (value.parts !== undefined) patch.parts = pickParts(value.parts) ?? fail(invalid('parts'));
   if (value.publication !== undefined) patch.publication = pickPublication(value.publication) ?? fail(invalid('publication'));
+  if (value.candidate !== undefined) patch.candidate = pickCandidate(value.candidate) ?? fail(invalid('candidate'));
+  if (value.dispatch !== undefined) patch.dispatch = pickDispatch(value.dispatch) ?? fail(invalid('dispatch'));
   if (value.evidence !== undefined) patch.evidence = pickEvidence(value.evidence) ?? fail(invalid('evidence'));
   if (value.absence !== undefined) patch.absence = pickAbsence(value.absence) ?? fail(invalid('absence'));
   return patch;
@@ -199,7 +242,7 @@ export function mergeFacts(current: DeliveryFacts, patch: FactsPatch): DeliveryF
     if (current.ownedStagesRecorded && !patch.ownedStagesRecorded) throw conflict('ownedStagesRecorded');
     next.ownedStagesRecorded = patch.ownedStagesRecorded;
   }
-  for (const field of ['staging', 'plan', 'parts', 'publication', 'evidence', 'absence'] as const) {
+  for (const field of ['staging', 'plan', 'parts', 'publication', 'candidate', 'dispatch', 'evidence', 'absence'] as const) {
     const given = patch[field];
     if (given === undefined) continue;
     if (current[field] !== undefined && !same(current[field], given)) throw conflict(field);

@@ -1,7 +1,7 @@
 import { missingProof, proofsOf } from '../../domain/delivery/journal-proofs.js';
 import { assertTransition, isTerminal, parseJournalState, type JournalState } from '../../domain/delivery/journal-states.js';
 import { ValidationError } from '../../domain/errors.js';
-import type { Fence } from '../../ports/authority.js';
+import type { Fence, TransactionLeg } from '../../ports/authority.js';
 import type { Ports } from '../../ports/index.js';
 import { DELIVERY_CUT_POINTS } from '../cut-points.js';
 import { JournalStateConflictError, TransitionPreconditionError } from './errors.js';
@@ -20,6 +20,12 @@ export interface TransitionRequest {
   patch?: FactsPatch;
   /** What the caller already read (journaled-write.ts `Known`): no reads before the first submit. */
   known?: Known;
+  /**
+   * Items that must hold (or move) in the same transaction, e.g. the quality capsule of a
+   * ClickHouse publication at the version the caller read. Conditions on them are exact;
+   * a stale one refuses the whole write, and the caller reads again.
+   */
+  legs?: TransactionLeg[];
 }
 
 /** Proof a state needs in the journal before the journal may enter it (journal-proofs.ts `missingProof`). */
@@ -71,6 +77,7 @@ export async function transition(ports: Ports, ref: InvocationRef, request: Tran
       return {
         set: { state: to, facts },
         custody: terminal ? custodyReleaseLeg(custody, at) : custodyGuardLeg(custody),
+        ...(request.legs ? { legs: request.legs } : {}),
         journal: { from, to, by: { session: fence.session, epoch: fence.epoch } },
       };
     },
@@ -87,6 +94,8 @@ export interface FactsRequest {
   cutPoint?: string;
   /** What the caller already read (journaled-write.ts `Known`). */
   known?: Known;
+  /** Items that must hold (or move) in the same transaction (see TransitionRequest.legs). */
+  legs?: TransactionLeg[];
 }
 
 /**
@@ -114,6 +123,7 @@ export async function recordFacts(ports: Ports, ref: InvocationRef, request: Fac
       return {
         set: { facts: mergeFacts(invocation.facts, patch) },
         custody: custodyGuardLeg(custody),
+        ...(request.legs ? { legs: request.legs } : {}),
         journal: { state, by: { session: fence.session, epoch: fence.epoch } },
       };
     },
