@@ -168,6 +168,8 @@ export class CapsuleVersionUnsupportedError extends CutpointError {
 
 export type QualityRefusalCode =
   | 'quality.placeholder_invalid'
+  | 'quality.probe_invalid'
+  | 'quality.admission_invalid'
   | 'quality.required_cannot_degrade'
   | 'quality.capsule_version_required'
   | 'quality.capsule_version_unsupported';
