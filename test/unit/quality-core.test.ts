@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { CORE_KIND, immutableCoreDigest, sealCore, type CoreInputs } from '../../src/domain/quality/core.js';
 import { originalProbes } from '../../src/domain/quality/probes.js';
-import { CutpointError } from '../../src/domain/errors.js';
+import type { CutpointError } from '../../src/domain/errors.js';
 
 const probes = originalProbes({
   rules: {
