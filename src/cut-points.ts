@@ -3,6 +3,7 @@ import { GENERATION_CUT_POINTS } from './generation/cut-points.js';
 import { OBJECT_CUT_POINTS } from './objects/cut-points.js';
 import { STREAM_CUT_POINTS } from './stream/cut-points.js';
 import { LOCAL_CUT_POINTS } from './local/cut-points.js';
+import { PUBLICATION_CUT_POINTS } from './domain/publication/cut-points.js';
 
 /**
  * Every cut point the code runs through the fault injector, from the subsystems' own
@@ -61,6 +62,8 @@ function build(): CutPointInfo[] {
       commands: runOnly ? DELIVERY_RUN : [...DELIVERY_RUN, ...RECOVERY_COMMANDS],
     });
   }
+  // ClickHouse EXCHANGE publication (the publish-clickhouse flow).
+  for (const name of Object.values(PUBLICATION_CUT_POINTS)) all.push({ name, subsystem: 'delivery', flows: ['publish-clickhouse'], commands: [] });
   for (const name of Object.values(OBJECT_CUT_POINTS)) all.push({ name, subsystem: 'objects', flows: [], commands: ['object put'] });
   // The local runner's own effect: a Distributed Map's ResultWriter (deliver-window's part results).
   all.push({ name: LOCAL_CUT_POINTS.mapRunResultWrite, subsystem: 'local', flows: ['deliver-window'], commands: DELIVERY_RUN });

@@ -1,0 +1,250 @@
+import type { ClickHouseClient } from '@clickhouse/client';
+import { IdentityConflictError, ValidationError } from '../../domain/errors.js';
+import { assertChName, assertUuidText, type ExchangeNames } from '../../domain/publication/candidate.js';
+import { PUBLICATION_CUT_POINTS } from '../../domain/publication/cut-points.js';
+import { CandidateMismatchError } from '../../domain/publication/errors.js';
+import { TargetObjectMissingError } from '../../domain/delivery/target-errors.js';
+import { scalarOf } from '../../domain/delivery/target-rules.js';
+import type { FaultInjector } from '../../ports/faults.js';
+import type {
+  CreateCandidateRequest,
+  DropByUuidStatus,
+  ExchangeTargetPort,
+  FillCandidateRequest,
+  FillResult,
+  ObservedTable,
+  ScalarOptions,
+  ScalarStatement,
+  TableInventory,
+} from '../../ports/exchange-target.js';
+import type { ClickHouseHandle } from './client.js';
+import {
+  catalogColumns,
+  countAndDigest,
+  databaseVisible,
+  effectFailure,
+  insertableColumns,
+  quoteName,
+  quoteTable,
+  readFailure,
+  runCommand,
+  selectRows,
+  settingsClause,
+  stringLiteral,
+  tableUnderName,
+} from './publication-sql.js';
+
+const CP = PUBLICATION_CUT_POINTS;
+const TOKEN = /^[A-Za-z0-9_.:-]{1,200}$/;
+
+/**
+ * `ExchangeTargetPort` over a ClickHouse handle (embedded chdb or a server over HTTP).
+ * Effects run at their cut points; reads that conclude something run fresh and are
+ * never cached. See src/ports/exchange-target.ts for the contract.
+ */
+export function createClickHouseExchangeTarget(handle: ClickHouseHandle, faults: FaultInjector): ExchangeTargetPort {
+  return new ClickHouseExchangeTarget(handle.client, faults);
+}
+
+class ClickHouseExchangeTarget implements ExchangeTargetPort {
+  constructor(
+    private readonly client: ClickHouseClient,
+    private readonly faults: FaultInjector,
+  ) {}
+
+  async databaseEngine(database: string): Promise<string | undefined> {
+    assertChName(database, 'database');
+    const rows = await this.read('database engine', () =>
+      selectRows<{ engine: string }>(this.client, 'SELECT engine FROM system.databases WHERE name = {db:String}', { db: database }),
+    );
+    return rows[0]?.engine;
+  }
+
+  async createCandidate(request: CreateCandidateRequest): Promise<{ created: boolean }> {
+    const { names, uuid, marker } = checkedCandidate(request);
+    const existing = await this.read('candidate lookup', () => tableUnderName(this.client, names.database, names.candidate));
+    if (existing) return { created: sameCandidate(existing, uuid, marker, names) };
+    const elsewhere = await this.read('candidate uuid lookup', () => this.whereIsUuid(uuid));
+    if (elsewhere.length > 0) {
+      throw new IdentityConflictError('publication.candidate_identity_conflict', `the candidate UUID already names ${elsewhere.map((t) => `${t.database}.${t.name}`).join(', ')}; no second CREATE`);
+    }
+    const ddl = `CREATE TABLE ${quoteTable(names.database, names.candidate)} UUID ${stringLiteral(uuid)} AS ${quoteTable(names.database, names.target)} COMMENT ${stringLiteral(marker)}`;
+    await this.effect(CP.candidateCreate, () => runCommand(this.client, ddl));
+    return { created: true };
+  }
+
+  async fillCandidate(request: FillCandidateRequest): Promise<FillResult> {
+    const { names, uuid, marker } = checkedCandidate(request);
+    if (!Number.isSafeInteger(request.expectedRows) || request.expectedRows < 0) throw new ValidationError('publication.invalid_request', 'expectedRows must be a non-negative integer');
+    if (typeof request.token !== 'string' || !TOKEN.test(request.token)) throw new ValidationError('publication.invalid_request', 'the fill token must be 1..200 of [A-Za-z0-9_.:-]');
+    const columns = await this.read('target columns', async () => insertableColumns(await catalogColumns(this.client, names.database, names.target)).map((c) => c.name));
+    if (columns.length === 0) throw new TargetObjectMissingError(`table ${names.database}.${names.target}`);
+    const state = () =>
+      this.read('candidate and stage digests', async () => {
+        await this.ownedUnpublished(names, uuid, marker);
+        const [stage, candidate] = await Promise.all([
+          countAndDigest(this.client, names.database, names.stage, columns),
+          countAndDigest(this.client, names.database, names.candidate, columns),
+        ]);
+        return { stage, candidate };
+      });
+    const before = await state();
+    if (before.stage.rows !== request.expectedRows) {
+      throw new CandidateMismatchError(`the stage holds ${before.stage.rows} rows, the journal proved ${request.expectedRows}; nothing filled`);
+    }
+    if (before.candidate.rows === before.stage.rows && before.candidate.digest === before.stage.digest) return { ...before.candidate, filled: false };
+    const list = columns.map((c) => quoteName(c, 'column')).join(', ');
+    const settings = settingsClause({ insert_deduplication_token: request.token, insert_null_as_default: 0 });
+    const fill = `INSERT INTO ${quoteTable(names.database, names.candidate)} (${list}) ${settings} SELECT ${list} FROM ${quoteTable(names.database, names.stage)}`;
+    await this.effect(CP.candidateFill, async () => {
+      // A partial or foreign fill of our unpublished candidate: emptied, then filled again
+      // with the same token (TRUNCATE forgets the deduplication log's blocks: measured).
+      if (before.candidate.rows > 0) await runCommand(this.client, `TRUNCATE TABLE ${quoteTable(names.database, names.candidate)}`);
+      await runCommand(this.client, fill);
+    });
+    const after = await state();
+    if (after.candidate.rows !== after.stage.rows || after.candidate.digest !== after.stage.digest) {
+      throw new CandidateMismatchError(`the candidate holds ${after.candidate.rows} rows (digest ${after.candidate.digest}), the stage ${after.stage.rows} (digest ${after.stage.digest}) after the fill`);
+    }
+    return { ...after.candidate, filled: true };
+  }
+
+  async observeTables(names: ExchangeNames): Promise<ObservedTable[]> {
+    checkedNames(names);
+    return this.faults.at(CP.observe, () =>
+      this.read('publication observation', () =>
+        selectRows<ObservedTable>(
+          this.client,
+          'SELECT database, name, toString(uuid) AS uuid, comment FROM system.tables WHERE database = {db:String} AND name IN ({t:String}, {c:String}, {x:String}) ORDER BY name',
+          { db: names.database, t: names.target, c: names.candidate, x: names.tombstone },
+        ),
+      ),
+    );
+  }
+
+  async exchange(names: ExchangeNames): Promise<void> {
+    checkedNames(names);
+    const statement = `EXCHANGE TABLES ${quoteTable(names.database, names.target)} AND ${quoteTable(names.database, names.candidate)}`;
+    await this.effect(CP.exchange, () => runCommand(this.client, statement));
+  }
+
+  async fenceRename(names: ExchangeNames): Promise<void> {
+    checkedNames(names);
+    const statement = `RENAME TABLE ${quoteTable(names.database, names.candidate)} TO ${quoteTable(names.database, names.tombstone)}`;
+    await this.effect(CP.fenceRename, () => runCommand(this.client, statement));
+  }
+
+  async dropByUuid(table: { database: string; name: string; uuid: string }): Promise<DropByUuidStatus> {
+    assertChName(table.database, 'database');
+    assertChName(table.name, 'table');
+    assertUuidText(table.uuid);
+    // Rechecked immediately before the DROP (ClickHouse has no lock to hold across the
+    // two; the window is one round trip, and a table renamed into the name in between
+    // would need an operator racing the predecessor's own cleanup).
+    const found = await this.read('predecessor lookup', () => tableUnderName(this.client, table.database, table.name));
+    if (!found) return 'ALREADY_ABSENT';
+    if (found.uuid !== table.uuid) return 'NOT_OURS';
+    await this.effect(CP.predecessorDrop, () => runCommand(this.client, `DROP TABLE ${quoteTable(table.database, table.name)} SYNC`));
+    return 'DROPPED';
+  }
+
+  async uuidAbsence(database: string, uuid: string): Promise<{ absent: boolean; metadataVisible: boolean }> {
+    assertChName(database, 'database');
+    assertUuidText(uuid);
+    return this.read('uuid absence', async () => {
+      const [where, metadataVisible] = await Promise.all([this.whereIsUuid(uuid), databaseVisible(this.client, database)]);
+      return { absent: where.length === 0, metadataVisible };
+    });
+  }
+
+  async inventory(database: string, table: string): Promise<TableInventory> {
+    assertChName(database, 'database');
+    assertChName(table, 'table');
+    return this.read('table inventory', async () => {
+      const rows = await selectRows<{ uuid: string; engine: string; sorting_key: string }>(
+        this.client,
+        'SELECT toString(uuid) AS uuid, engine, sorting_key FROM system.tables WHERE database = {db:String} AND name = {t:String}',
+        { db: database, t: table },
+      );
+      const found = rows[0];
+      if (!found) throw new TargetObjectMissingError(`table ${database}.${table}`);
+      const columns = (await catalogColumns(this.client, database, table)).map((c) => ({ name: c.name, type: c.type, position: c.position }));
+      return { database, table, uuid: found.uuid, engine: found.engine, sortingKey: found.sorting_key, columns };
+    });
+  }
+
+  async scalars(statements: readonly ScalarStatement[], options: ScalarOptions = {}): Promise<Record<string, number | string | null>> {
+    const seconds = options.maxExecutionSeconds ?? 60;
+    if (!Number.isSafeInteger(seconds) || seconds < 1) throw new ValidationError('publication.invalid_request', 'maxExecutionSeconds must be a positive integer');
+    const names = new Set<string>();
+    for (const s of statements) {
+      if (typeof s.name !== 'string' || s.name.length === 0 || names.has(s.name)) throw new ValidationError('publication.invalid_request', `statement names must be unique and non-empty: ${String(s.name)}`);
+      if (typeof s.sql !== 'string' || s.sql.trim().length === 0) throw new ValidationError('publication.invalid_request', `statement ${s.name}: sql must be non-empty`);
+      names.add(s.name);
+    }
+    const out: Record<string, number | string | null> = {};
+    for (const s of statements) {
+      // Wrapped as a subquery (only a SELECT parses there) and run with readonly = 2 in the
+      // statement's own SETTINGS (chdb refuses writes with Code 164 READONLY: measured).
+      const query = `SELECT * FROM (\n${s.sql}\n) LIMIT 1 ${settingsClause({ readonly: 2, max_execution_time: seconds })}`;
+      const rows = await this.read(`scalar ${s.name}`, async () => {
+        const result = await this.client.query({ query, format: 'JSONCompactEachRow' });
+        return result.json<unknown[]>();
+      });
+      out[s.name] = scalarOf(rows[0]?.[0]);
+    }
+    return out;
+  }
+
+  // -------------------------------------------------------------------------------------
+
+  private async whereIsUuid(uuid: string): Promise<Array<{ database: string; name: string }>> {
+    return selectRows<{ database: string; name: string }>(this.client, 'SELECT database, name FROM system.tables WHERE uuid = toUUID({u:String})', { u: uuid });
+  }
+
+  /** The candidate name holds UUID `C` with our marker (still unpublished and ours), else a conflict. */
+  private async ownedUnpublished(names: ExchangeNames, uuid: string, marker: string): Promise<void> {
+    const found = await tableUnderName(this.client, names.database, names.candidate);
+    if (!found) throw new IdentityConflictError('publication.candidate_missing', `${names.database}.${names.candidate} does not exist: not filled (published, fenced or never created)`);
+    sameCandidate(found, uuid, marker, names);
+  }
+
+  private async read<T>(what: string, body: () => Promise<T>): Promise<T> {
+    try {
+      return await body();
+    } catch (error) {
+      throw readFailure(what, error);
+    }
+  }
+
+  private async effect(cutPoint: string, body: () => Promise<void>): Promise<void> {
+    try {
+      await this.faults.at(cutPoint, body);
+    } catch (error) {
+      throw effectFailure(cutPoint, error);
+    }
+  }
+}
+
+function checkedNames(names: ExchangeNames): ExchangeNames {
+  for (const key of ['database', 'target', 'stage', 'candidate', 'tombstone'] as const) assertChName(names[key], key);
+  return names;
+}
+
+function checkedCandidate(request: { names: ExchangeNames; uuid: string; marker: string }): { names: ExchangeNames; uuid: string; marker: string } {
+  checkedNames(request.names);
+  assertUuidText(request.uuid, 'candidate uuid');
+  // eslint-disable-next-line no-control-regex -- refusing control characters is the point
+  if (typeof request.marker !== 'string' || request.marker.length === 0 || request.marker.length > 1024 || /[\u0000-\u001f]/.test(request.marker)) {
+    throw new ValidationError('publication.invalid_request', 'the candidate marker must be 1..1024 characters without control characters');
+  }
+  return request;
+}
+
+/** True when the row is exactly our candidate (already created); anything else under the name is a conflict. */
+function sameCandidate(found: { uuid: string; comment: string }, uuid: string, marker: string, names: ExchangeNames): false {
+  if (found.uuid !== uuid || found.comment !== marker) {
+    throw new IdentityConflictError('publication.candidate_identity_conflict', `${names.database}.${names.candidate} exists and is not this operation's candidate`);
+  }
+  return false;
+}
