@@ -4,7 +4,17 @@ import { isManifestName } from './identifiers.js';
 import { validateBinding } from './manifest-bindings.js';
 import { Checker } from './manifest-checker.js';
 import { validateRoute } from './manifest-routes.js';
-import { MANIFEST_VERSION, type Binding, type Manifest, type ManifestIssue, type Route, type SelectedRoute, type Selector } from './manifest-types.js';
+import {
+  MANIFEST_VERSION,
+  type Binding,
+  type Manifest,
+  type ManifestIssue,
+  type Route,
+  type SelectedRoute,
+  type Selector,
+  type SqlTargetMode,
+  type TargetSpec,
+} from './manifest-types.js';
 
 /**
  * Route manifests (issue 4): a YAML file of named routes, addressed as `route.yaml#daily`.
@@ -139,6 +149,18 @@ export function selectRoute(manifest: Manifest, selector: Pick<Selector, 'route'
     throw new ValidationError('delivery.binding_unknown', `routes.${name}: ${!sourceBinding ? 'source' : 'target'} binding is not declared`);
   }
   return { name, route, sourceBinding, targetBinding };
+}
+
+/**
+ * The mode an SQL target publishes by. An exchange route (a clickhouse target) never reaches
+ * the SQL publication path — its binding opens no SQL target — and this says so to the type
+ * checker and at run time (`delivery.target_mode_unsupported`).
+ */
+export function sqlTargetMode(target: Pick<TargetSpec, 'mode'>): SqlTargetMode {
+  if (target.mode === 'exchange') {
+    throw new ValidationError('delivery.target_mode_unsupported', 'an exchange route publishes through the clickhouse publication flow, not into an SQL target');
+  }
+  return target.mode;
 }
 
 // ---------------------------------------------------------------------------------------
