@@ -32,7 +32,10 @@ export function validateQuality(
 ): QualityRules | undefined {
   const raw = value === undefined ? new Map<string, unknown>() : value;
   const before = check.issues.length;
-  const handled = !(raw instanceof Map) ? new Set<string>() : kind === 'v2' ? refuseDegrading(raw, path, check) : kind === 'sql' ? refuseV2Settings(raw, path, check) : new Set<string>();
+  // Keys refused with their own code here are not reported again as unknown.
+  let handled = new Set<string>();
+  if (raw instanceof Map && kind === 'v2') handled = refuseDegrading(raw, path, check);
+  if (raw instanceof Map && kind === 'sql') handled = refuseV2Settings(raw, path, check);
   const map = check.map(raw, path, kind === 'sql' ? RULE_KEYS : [...RULE_KEYS, ...V2_QUALITY_KEYS], [], handled);
   if (!map) return undefined;
   const governance = kind === 'sql' ? undefined : validateGovernance(map, path, kind === 'v2', check);
