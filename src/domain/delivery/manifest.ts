@@ -50,11 +50,11 @@ import {
  *       # days: 7
  *       # boundary: day           # day | hour
  *     target:
- *       binding: warehouse        # must be an mssql or postgres binding
- *       table: dbo.events_daily   # schema.table; cutpoint_stg_* is reserved for owned stages
+ *       binding: warehouse        # mssql or postgres (or clickhouse: mode exchange only, see below)
+ *       table: dbo.events_daily   # schema.table (database.table for clickhouse); cutpoint_stg_* is reserved for owned stages
  *       key_columns: [event_id]
  *       time_column: event_time   # optional; defaults to source.time_column
- *       mode: replace_window      # replace_window | merge (merge upserts on key_columns)
+ *       mode: replace_window      # replace_window | merge (merge upserts on key_columns) | exchange (clickhouse)
  *     quality:                    # optional
  *       row_count_matches_receipts: true    # default true
  *       unique_keys: true                   # default: true for merge, false otherwise
@@ -90,6 +90,11 @@ import {
  *   The extractor wraps a source query as a subquery bounded on time_column; an
  *   assertion names the owned stage only through the `{staging}` placeholder and must
  *   return one number equal to `expect`.
+ * - A clickhouse target publishes by `exchange` only, and only a clickhouse target does
+ *   (`delivery.target_mode_unsupported`). Its route is a v2 quality route: `quality.capsule:
+ *   v2` is required, assertions read `{relation}`, nothing may degrade a required probe, and
+ *   the governance settings are parsed into `QualityRules.governance` (manifest-quality.ts,
+ *   manifest-governance.ts).
  */
 
 /**
