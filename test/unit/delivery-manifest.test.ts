@@ -287,7 +287,8 @@ const cases: Case[] = [
   ['rolling window with a start', (m) => (daily(m).window = { kind: 'rolling', days: 7, boundary: 'day', start: '2026-11-01T00:00:00Z' }), 'routes.daily.window.start', invalid],
   // target
   ['target binding undeclared', (m) => (daily(m).target.binding = 'dwh'), 'routes.daily.target.binding', unknownBinding],
-  ['target binding of source kind', (m) => (daily(m).target.binding = 'events_ch'), 'routes.daily.target.binding', invalid],
+  // A clickhouse binding is a target too now, but only by exchange (delivery-manifest-publication.test.ts).
+  ['target binding of source kind with an SQL mode', (m) => (daily(m).target.binding = 'events_ch'), 'routes.daily.target.mode', 'delivery.target_mode_unsupported'],
   ['target table unqualified', (m) => (daily(m).target.table = 'events_daily'), 'routes.daily.target.table', invalid],
   ['target table in the staging namespace', (m) => (daily(m).target.table = 'dbo.CUTPOINT_STG_events'), 'routes.daily.target.table', invalid],
   ['target key column not an identifier', (m) => (daily(m).target.key_columns = ['event_id', '1bad']), 'routes.daily.target.key_columns[1]', invalid],

@@ -1,6 +1,7 @@
 import { IdentityConflictError, OutcomeUnknownError } from '../../domain/errors.js';
 import type { PublicationReceipt, PublishRequest } from '../../ports/target.js';
 import { receiptMatches } from '../../domain/delivery/target-rules.js';
+import { sqlTargetMode } from '../../domain/delivery/manifest.js';
 import { TransitionPreconditionError } from '../journal/errors.js';
 import type { DeliveryDeps } from '../deps.js';
 import type { Fence } from '../../ports/authority.js';
@@ -20,7 +21,7 @@ export function publishRequestOf(record: InvocationRecord, deps: DeliveryDeps): 
     invocationId: record.invocationId,
     target: { schema: target.table.schema, table: target.table.name },
     window: windowDates(record.sealed.window),
-    mode: target.mode,
+    mode: sqlTargetMode(target),
     keyColumns: target.keyColumns,
     timeColumn: target.timeColumn,
     staging: stagingRefOf(record),

@@ -1,6 +1,7 @@
 import { isOwnedStagingName, STAGING_PREFIX } from './identifiers.js';
 import { validateBindingRef, type BindingScope } from './manifest-bindings.js';
-import { renderPath, type Checker, type Segment } from './manifest-checker.js';
+import type { Checker, Segment } from './manifest-checker.js';
+import { validateQuality, type QualityKind } from './manifest-quality.js';
 import {
   DEFAULT_CHUNK_ROWS,
   DEFAULT_MAX_CONCURRENCY,
@@ -8,14 +9,12 @@ import {
   MAX_CHUNK_ROWS,
   MAX_CONCURRENCY,
   MAX_PART_ROWS,
+  SQL_TARGET_MODES,
   TARGET_MODES,
   type BindingKind,
-  type QualityAssertion,
-  type QualityRules,
   type Route,
   type SourceRelation,
   type SourceSpec,
-  type TargetMode,
   type TargetSpec,
 } from './manifest-types.js';
 import { MAX_ROLLING_DAYS, parseUtcTimestamp, ROLLING_BOUNDARIES, type RollingBoundary, type WindowPolicy } from './window.js';
@@ -25,11 +24,9 @@ import { MAX_ROLLING_DAYS, parseUtcTimestamp, ROLLING_BOUNDARIES, type RollingBo
 /** parts.ts MAX_CHUNKS_PER_PART (kept here so the manifest stays free of the parts module). */
 const MAX_CHUNKS_PER_PART = 100_000;
 const MAX_KEY_COLUMNS = 32;
-const MAX_NOT_NULL = 256;
-const MAX_ASSERTIONS = 64;
 
 const SOURCE_KINDS: readonly BindingKind[] = ['clickhouse'];
-const TARGET_KINDS: readonly BindingKind[] = ['mssql', 'postgres'];
+const TARGET_KINDS: readonly BindingKind[] = ['mssql', 'postgres', 'clickhouse'];
 
 export function validateRoute(name: string, value: unknown, scope: BindingScope, check: Checker): Route | undefined {
   const path = ['routes', name];
@@ -39,7 +36,8 @@ export function validateRoute(name: string, value: unknown, scope: BindingScope,
   const source = map.has('source') ? validateSource(map.get('source'), [...path, 'source'], scope, check) : undefined;
   const window = map.has('window') ? validateWindowPolicy(map.get('window'), [...path, 'window'], check) : undefined;
   const target = map.has('target') ? validateTarget(map.get('target'), [...path, 'target'], scope, source, check) : undefined;
-  const quality = validateQuality(map.get('quality'), [...path, 'quality'], target?.mode, check);
+  const kind = map.has('target') ? qualityKindOf(map.get('target'), scope) : undefined;
+  const quality = validateQuality(map.get('quality'), [...path, 'quality'], target?.mode, kind, check);
   const chunkRows = map.has('chunk_rows') ? check.integer(map.get('chunk_rows'), [...path, 'chunk_rows'], 1, MAX_CHUNK_ROWS) : DEFAULT_CHUNK_ROWS;
   // Default: DEFAULT_PART_ROWS, or fewer when chunks are so small that a part would exceed its chunk limit.
   const defaultPartRows = Math.min(DEFAULT_PART_ROWS, (chunkRows ?? DEFAULT_CHUNK_ROWS) * MAX_CHUNKS_PER_PART);
@@ -73,6 +71,12 @@ function validateSource(value: unknown, path: Segment[], scope: BindingScope, ch
   return { binding, from, timeColumn, keyColumns };
 }
 
+/**
+ * The target. An SQL binding (mssql, postgres) publishes `schema.table` by replace_window
+ * or merge; a clickhouse binding publishes `database.table` by exchange only (an owned
+ * candidate exchanged with the target). A mode the binding cannot publish by is refused at
+ * `mode` with `delivery.target_mode_unsupported`.
+ */
 function validateTarget(
   value: unknown,
   path: Segment[],
@@ -84,7 +88,9 @@ function validateTarget(
   if (!map) return undefined;
   const before = check.issues.length;
   const binding = map.has('binding') ? validateBindingRef(map.get('binding'), [...path, 'binding'], scope, TARGET_KINDS, 'target', check) : undefined;
-  let table = map.has('table') ? check.qualified(map.get('table'), [...path, 'table'], 'schema.table') : undefined;
+  const bindingKind = binding === undefined ? undefined : scope.bindings[binding]?.kind;
+  const form = bindingKind === 'clickhouse' ? 'database.table' : 'schema.table';
+  let table = map.has('table') ? check.qualified(map.get('table'), [...path, 'table'], form) : undefined;
   if (table && isOwnedStagingName(table.name)) {
     // Retirement drops owned stages by their derived names; an authored table in that
     // namespace could be mistaken for one.
@@ -92,9 +98,35 @@ function validateTarget(
   }
   const keyColumns = map.has('key_columns') ? check.identifierList(map.get('key_columns'), [...path, 'key_columns'], 1, MAX_KEY_COLUMNS) : undefined;
   const timeColumn = map.has('time_column') ? check.identifier(map.get('time_column'), [...path, 'time_column']) : source?.timeColumn;
-  const mode = map.has('mode') ? check.oneOf(map.get('mode'), [...path, 'mode'], TARGET_MODES) : undefined;
+  let mode = map.has('mode') ? check.oneOf(map.get('mode'), [...path, 'mode'], TARGET_MODES) : undefined;
+  if (mode !== undefined && bindingKind !== undefined && (mode === 'exchange') !== (bindingKind === 'clickhouse')) {
+    mode = check.add(
+      [...path, 'mode'],
+      bindingKind === 'clickhouse'
+        ? 'a clickhouse target binding publishes only by mode exchange'
+        : `exchange publishes only into a clickhouse target binding; an SQL target publishes by ${SQL_TARGET_MODES.join(' or ')}`,
+      'delivery.target_mode_unsupported',
+    );
+  }
   if (check.issues.length > before || !binding || !table || !keyColumns || !timeColumn || !mode) return undefined;
   return { binding, table, keyColumns, timeColumn, mode };
+}
+
+/**
+ * Which quality rules the route's target calls for, read from the raw target so a target
+ * refused for another reason still gets its quality block judged by the right rules: v2
+ * for exchange / a clickhouse binding, sql for the SQL modes / bindings; undefined when
+ * neither says, or they disagree (refused at target.mode).
+ */
+function qualityKindOf(value: unknown, scope: BindingScope): QualityKind | undefined {
+  if (!(value instanceof Map)) return undefined;
+  const mode: unknown = value.get('mode');
+  const byMode = typeof mode === 'string' && (TARGET_MODES as readonly string[]).includes(mode) ? (mode === 'exchange' ? 'v2' : 'sql') : undefined;
+  const ref: unknown = value.get('binding');
+  const kind = typeof ref === 'string' && Object.hasOwn(scope.bindings, ref) ? scope.bindings[ref]?.kind : undefined;
+  const byBinding = kind === undefined ? undefined : kind === 'clickhouse' ? 'v2' : 'sql';
+  if (byMode !== undefined && byBinding !== undefined && byMode !== byBinding) return undefined;
+  return byMode ?? byBinding;
 }
 
 function validateWindowPolicy(value: unknown, path: Segment[], check: Checker): WindowPolicy | undefined {
@@ -125,68 +157,4 @@ function validateWindowPolicy(value: unknown, path: Segment[], check: Checker): 
     return { kind: 'rolling', days, boundary };
   }
   return undefined;
-}
-
-const ASSERTION_NAME = /^[a-z][a-z0-9_]{0,62}$/;
-const PLACEHOLDER = /\{([^{}]*)\}/g;
-
-function validateQuality(value: unknown, path: Segment[], mode: TargetMode | undefined, check: Checker): QualityRules | undefined {
-  const map = value === undefined ? new Map<string, unknown>() : check.map(value, path, ['row_count_matches_receipts', 'unique_keys', 'not_null', 'assertions'], []);
-  if (!map) return undefined;
-  const before = check.issues.length;
-  const rowCountMatchesReceipts = map.has('row_count_matches_receipts')
-    ? check.boolean(map.get('row_count_matches_receipts'), [...path, 'row_count_matches_receipts'])
-    : true;
-  // MERGE (SQL Server) and ON CONFLICT (PostgreSQL) fail or become order-dependent when
-  // two staged rows share a key, so merge always checks uniqueness first.
-  let uniqueKeys = map.has('unique_keys') ? check.boolean(map.get('unique_keys'), [...path, 'unique_keys']) : mode === 'merge';
-  if (uniqueKeys === false && mode === 'merge' && map.has('unique_keys')) {
-    uniqueKeys = check.add([...path, 'unique_keys'], 'must be true when target.mode is merge (merge on keys needs unique keys)');
-  }
-  const notNull = map.has('not_null') ? check.identifierList(map.get('not_null'), [...path, 'not_null'], 0, MAX_NOT_NULL) : [];
-  const assertions: QualityAssertion[] = [];
-  if (map.has('assertions')) {
-    const list = map.get('assertions');
-    if (!Array.isArray(list)) check.add([...path, 'assertions'], 'must be a list');
-    else if (list.length > MAX_ASSERTIONS) check.add([...path, 'assertions'], `must list at most ${MAX_ASSERTIONS} assertions`);
-    else {
-      const names = new Map<string, number>();
-      list.forEach((item, i) => {
-        const a = validateAssertion(item, [...path, 'assertions', i], check);
-        if (!a) return;
-        const first = names.get(a.name);
-        if (first !== undefined) check.add([...path, 'assertions', i, 'name'], `duplicates ${renderPath([...path, 'assertions', first, 'name'])}`);
-        else names.set(a.name, i);
-        assertions.push(a);
-      });
-    }
-  }
-  if (check.issues.length > before || rowCountMatchesReceipts === undefined || uniqueKeys === undefined || !notNull) return undefined;
-  return { rowCountMatchesReceipts, uniqueKeys, notNull, assertions };
-}
-
-function validateAssertion(value: unknown, path: Segment[], check: Checker): QualityAssertion | undefined {
-  const map = check.map(value, path, ['name', 'sql', 'expect'], ['name', 'sql', 'expect']);
-  if (!map) return undefined;
-  const before = check.issues.length;
-  const nameValue = map.get('name');
-  const name = map.has('name')
-    ? typeof nameValue === 'string' && ASSERTION_NAME.test(nameValue)
-      ? nameValue
-      : check.add([...path, 'name'], 'must match [a-z][a-z0-9_]{0,62}')
-    : undefined;
-  let sql = map.has('sql') ? check.select(map.get('sql'), [...path, 'sql']) : undefined;
-  if (sql !== undefined) {
-    const placeholders = [...sql.matchAll(PLACEHOLDER)].map((m) => m[1]);
-    if (!placeholders.includes('staging')) sql = check.add([...path, 'sql'], 'must read the owned stage through the {staging} placeholder');
-    else if (placeholders.some((p) => p !== 'staging')) sql = check.add([...path, 'sql'], 'the only placeholder is {staging}');
-  }
-  const expectValue = map.get('expect');
-  const expected = map.has('expect')
-    ? typeof expectValue === 'number' && Number.isSafeInteger(expectValue)
-      ? expectValue
-      : check.add([...path, 'expect'], 'must be an integer')
-    : undefined;
-  if (check.issues.length > before || name === undefined || sql === undefined || expected === undefined) return undefined;
-  return { name, sql, expect: expected };
 }

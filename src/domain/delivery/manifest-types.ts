@@ -14,8 +14,19 @@ export const MAX_CONCURRENCY = 100;
 export const BINDING_KINDS = ['clickhouse', 'mssql', 'postgres'] as const;
 export type BindingKind = (typeof BINDING_KINDS)[number];
 
-export const TARGET_MODES = ['replace_window', 'merge'] as const;
+/** SQL targets (mssql, postgres) publish by replace_window or merge; a clickhouse target only by exchange. */
+export const TARGET_MODES = ['replace_window', 'merge', 'exchange'] as const;
 export type TargetMode = (typeof TARGET_MODES)[number];
+export const SQL_TARGET_MODES = ['replace_window', 'merge'] as const satisfies readonly TargetMode[];
+export type SqlTargetMode = (typeof SQL_TARGET_MODES)[number];
+
+/** Quality governance settings of a v2 (clickhouse exchange) route. */
+export const DEFAULT_OBSERVE_DEADLINE_S = 240;
+export const MAX_OBSERVE_DEADLINE_S = 600;
+export const MAX_KEEPER_RETRY_ATTEMPTS = 3;
+export const MAX_KEEPER_RETRY_ELAPSED_MS = 10_000;
+export const DEFAULT_REPLAY_WINDOW_DAYS = 14;
+export const MAX_REPLAY_WINDOW_DAYS = 35;
 
 /** A binding names where credentials live; it never holds them. */
 export interface Binding {
@@ -38,18 +49,41 @@ export interface SourceSpec {
 
 export interface TargetSpec {
   binding: string;
+  /** schema.table for an SQL target; database.table for a clickhouse (exchange) target. */
   table: QualifiedName;
   keyColumns: string[];
   /** The target column replace_window deletes by; defaults to the source time column. */
   timeColumn: string;
+  /** `exchange` exactly when the target binding is of kind clickhouse. */
   mode: TargetMode;
 }
 
 export interface QualityAssertion {
   name: string;
-  /** One SELECT returning one number; `{staging}` is replaced by the quoted owned stage. */
+  /**
+   * One SELECT returning one number. SQL routes: `{staging}` is replaced by the quoted owned
+   * stage. v2 (exchange) routes: `{relation}` is bound to the candidate, later to the target.
+   */
   sql: string;
   expect: number;
+}
+
+/** The bounded read-only retry of a KEEPER_NO_NODE target observation (absent = off). */
+export interface KeeperNoNodeRetry {
+  maxAttempts: number;
+  maxElapsedMs: number;
+}
+
+/**
+ * The governance plan of a v2 route (`quality.capsule: v2`, a clickhouse exchange target):
+ * every probe is required (nothing degrades to a warning), the target observation deadline,
+ * the optional Keeper retry, the replay window. Present only on v2 routes.
+ */
+export interface QualityGovernance {
+  capsule: 2;
+  observeDeadlineS: number;
+  keeperNoNodeRetry?: KeeperNoNodeRetry;
+  replayWindowDays: number;
 }
 
 export interface QualityRules {
@@ -57,6 +91,7 @@ export interface QualityRules {
   uniqueKeys: boolean;
   notNull: string[];
   assertions: QualityAssertion[];
+  governance?: QualityGovernance;
 }
 
 export interface Route {
@@ -98,7 +133,13 @@ export type ManifestIssueCode =
   | 'delivery.manifest_unparsable'
   | 'delivery.manifest_invalid'
   | 'delivery.binding_unknown'
-  | 'delivery.binding_literal_credential';
+  | 'delivery.binding_literal_credential'
+  | 'delivery.target_mode_unsupported'
+  | 'quality.capsule_version_required'
+  | 'quality.capsule_version_unsupported'
+  | 'quality.capsule_unsupported'
+  | 'quality.required_cannot_degrade'
+  | 'quality.placeholder_invalid';
 
 export interface ManifestIssue {
   /** e.g. `routes.daily.target.key_columns[1]`; empty for a YAML syntax error. */

@@ -4,7 +4,17 @@ import { isManifestName } from './identifiers.js';
 import { validateBinding } from './manifest-bindings.js';
 import { Checker } from './manifest-checker.js';
 import { validateRoute } from './manifest-routes.js';
-import { MANIFEST_VERSION, type Binding, type Manifest, type ManifestIssue, type Route, type SelectedRoute, type Selector } from './manifest-types.js';
+import {
+  MANIFEST_VERSION,
+  type Binding,
+  type Manifest,
+  type ManifestIssue,
+  type Route,
+  type SelectedRoute,
+  type Selector,
+  type SqlTargetMode,
+  type TargetSpec,
+} from './manifest-types.js';
 
 /**
  * Route manifests (issue 4): a YAML file of named routes, addressed as `route.yaml#daily`.
@@ -40,11 +50,11 @@ import { MANIFEST_VERSION, type Binding, type Manifest, type ManifestIssue, type
  *       # days: 7
  *       # boundary: day           # day | hour
  *     target:
- *       binding: warehouse        # must be an mssql or postgres binding
- *       table: dbo.events_daily   # schema.table; cutpoint_stg_* is reserved for owned stages
+ *       binding: warehouse        # mssql or postgres (or clickhouse: mode exchange only, see below)
+ *       table: dbo.events_daily   # schema.table (database.table for clickhouse); cutpoint_stg_* is reserved for owned stages
  *       key_columns: [event_id]
  *       time_column: event_time   # optional; defaults to source.time_column
- *       mode: replace_window      # replace_window | merge (merge upserts on key_columns)
+ *       mode: replace_window      # replace_window | merge (merge upserts on key_columns) | exchange (clickhouse)
  *     quality:                    # optional
  *       row_count_matches_receipts: true    # default true
  *       unique_keys: true                   # default: true for merge, false otherwise
@@ -80,6 +90,11 @@ import { MANIFEST_VERSION, type Binding, type Manifest, type ManifestIssue, type
  *   The extractor wraps a source query as a subquery bounded on time_column; an
  *   assertion names the owned stage only through the `{staging}` placeholder and must
  *   return one number equal to `expect`.
+ * - A clickhouse target publishes by `exchange` only, and only a clickhouse target does
+ *   (`delivery.target_mode_unsupported`). Its route is a v2 quality route: `quality.capsule:
+ *   v2` is required, assertions read `{relation}`, nothing may degrade a required probe, and
+ *   the governance settings are parsed into `QualityRules.governance` (manifest-quality.ts,
+ *   manifest-governance.ts).
  */
 
 /**
@@ -139,6 +154,18 @@ export function selectRoute(manifest: Manifest, selector: Pick<Selector, 'route'
     throw new ValidationError('delivery.binding_unknown', `routes.${name}: ${!sourceBinding ? 'source' : 'target'} binding is not declared`);
   }
   return { name, route, sourceBinding, targetBinding };
+}
+
+/**
+ * The mode an SQL target publishes by. An exchange route (a clickhouse target) never reaches
+ * the SQL publication path — its binding opens no SQL target — and this says so to the type
+ * checker and at run time (`delivery.target_mode_unsupported`).
+ */
+export function sqlTargetMode(target: Pick<TargetSpec, 'mode'>): SqlTargetMode {
+  if (target.mode === 'exchange') {
+    throw new ValidationError('delivery.target_mode_unsupported', 'an exchange route publishes through the clickhouse publication flow, not into an SQL target');
+  }
+  return target.mode;
 }
 
 // ---------------------------------------------------------------------------------------
