@@ -3,6 +3,7 @@ import { GENERATION_CUT_POINTS } from './generation/cut-points.js';
 import { OBJECT_CUT_POINTS } from './objects/cut-points.js';
 import { STREAM_CUT_POINTS } from './stream/cut-points.js';
 import { LOCAL_CUT_POINTS } from './local/cut-points.js';
+import { QUALITY_CUT_POINTS } from './quality/cut-points.js';
 import { PUBLICATION_CUT_POINTS } from './domain/publication/cut-points.js';
 
 /**
@@ -14,7 +15,7 @@ import { PUBLICATION_CUT_POINTS } from './domain/publication/cut-points.js';
  */
 export interface CutPointInfo {
   name: string;
-  subsystem: 'generation' | 'stream' | 'delivery' | 'objects' | 'local';
+  subsystem: 'generation' | 'stream' | 'delivery' | 'quality' | 'objects' | 'local';
   /** Flows whose steps hit it. */
   flows: string[];
   /** Commands that hit it in-process (besides `flow run` of those flows). */
@@ -64,6 +65,7 @@ function build(): CutPointInfo[] {
   }
   // ClickHouse EXCHANGE publication (the publish-clickhouse flow).
   for (const name of Object.values(PUBLICATION_CUT_POINTS)) all.push({ name, subsystem: 'delivery', flows: ['publish-clickhouse'], commands: [] });
+  for (const name of Object.values(QUALITY_CUT_POINTS)) all.push({ name, subsystem: 'quality', flows: ['publish-clickhouse'], commands: [] });
   for (const name of Object.values(OBJECT_CUT_POINTS)) all.push({ name, subsystem: 'objects', flows: [], commands: ['object put'] });
   // The local runner's own effect: a Distributed Map's ResultWriter (deliver-window's part results).
   all.push({ name: LOCAL_CUT_POINTS.mapRunResultWrite, subsystem: 'local', flows: ['deliver-window'], commands: DELIVERY_RUN });

@@ -2,6 +2,7 @@ import type { SelectedRoute } from '../domain/delivery/manifest-types.js';
 import type { Ports } from '../ports/index.js';
 import type { SourcePort } from '../ports/source.js';
 import type { TargetPort } from '../ports/target.js';
+import type { ExchangeTargetPort } from '../ports/exchange-target.js';
 
 /**
  * What the deliver-window steps need, built once per process (a Lambda cold start, a CLI
@@ -14,6 +15,11 @@ import type { TargetPort } from '../ports/target.js';
 export interface DeliveryDeps {
   ports: Ports;
   target: TargetPort;
+  /**
+   * A ClickHouse route (`mode: exchange`, seed 000): the candidate, the one EXCHANGE, its
+   * observation and the predecessor. Absent for SQL targets.
+   */
+  exchange?: ExchangeTargetPort;
   /** Absent in recovery (source-free). */
   source?: SourcePort;
   /** The route, with its bindings, as selected from the manifest the invocation sealed. */

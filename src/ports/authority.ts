@@ -55,18 +55,14 @@ export type TransactionOutcome =
   | { status: 'UNKNOWN'; reason: string };
 
 /**
- * Which table the authority is (seed 000, "authority binding"): DynamoDB's own identity of
- * the table. A point-in-time or backup restore always creates a new table, so a replay
- * that finds another binding than the one it sealed is not on the authority it proved
- * against. `tableId` is absent on DynamoDB Local (its ARN also survives a re-create), so
- * the creation time is always part of the binding.
+ * Which table the authority is (seed 000, "authority binding": DescribeTable's ARN, TableId
+ * where the store has one, creation time). A point-in-time or backup restore always creates
+ * a new table, so a replay that finds another binding is not on the authority it proved
+ * against. DynamoDB Local has no TableId and keeps the ARN across a re-create, so the
+ * creation time is always part of it.
  */
-export interface AuthorityBinding {
-  tableArn: string;
-  tableId: string | null;
-  /** ISO 8601, as DescribeTable reports it. */
-  creationDateTime: string;
-}
+export type { AuthorityBinding } from '../domain/quality/core.js';
+import type { AuthorityBinding } from '../domain/quality/core.js';
 
 export interface AuthorityStore {
   /** DescribeTable of the authority table (read-only). */

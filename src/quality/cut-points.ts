@@ -1,0 +1,22 @@
+/**
+ * Every effect (and the reads that decide one) of quality governance (seed 000, spec
+ * quality-governance.md §6), named for the fault injector. Registered in src/cut-points.ts.
+ * The capsule writes are legs of the invocation's journaled write, so each of them is the
+ * cut point of that one transaction.
+ */
+export const QUALITY_CUT_POINTS = {
+  stagedProbe: 'quality.staged.probe',
+  preparedPut: 'quality.prepared.put',
+  capsulePrepare: 'quality.capsule.prepare',
+  readerAcquire: 'quality.reader.acquire',
+  targetProbe: 'quality.target.probe',
+  workerReap: 'quality.worker.reap',
+  pendingCommit: 'quality.pending.commit',
+  completeCommit: 'quality.complete.commit',
+  failedCommit: 'quality.failed.commit',
+  completionPut: 'quality.completion.put',
+  completionRecord: 'quality.completion.record',
+  replayRead: 'quality.replay.read',
+} as const;
+
+export type QualityCutPoint = (typeof QUALITY_CUT_POINTS)[keyof typeof QUALITY_CUT_POINTS];
