@@ -74,8 +74,8 @@ export async function retryRead<T>(
         if (n > 1) await timing.sleep(readRetryBackoffMs(n - 1), signal).catch(() => undefined);
         // No attempt once the signal is aborted (also when the abort cut the backoff short),
         // nor after a backoff that overran the budget.
-        signal.throwIfAborted();
-        if (n > 1 && elapsed() >= maxElapsedMs) throw lastError;
+        if (signal.aborted) throw new Verdict(false, signal.reason);
+        if (n > 1 && elapsed() >= maxElapsedMs) throw new Verdict(false, lastError);
         try {
           return await attempt(signal);
         } catch (error) {
@@ -86,16 +86,26 @@ export async function retryRead<T>(
             !signal.aborted &&
             classify(error, { aborted: signal.aborted }).errorClass === 'KEEPER_NO_NODE' &&
             elapsed() + readRetryBackoffMs(n) < maxElapsedMs;
-          if (!retryable) throw error;
-          throw new CutpointError(RETRY, 'cutpoint.read_retry', 'retrying a read-only observation', { cause: error });
+          throw new Verdict(retryable, error);
         }
       },
       [RETRY],
       maxAttempts,
     );
-  } catch (error) {
-    // The loop gives up only on errors it was not told to retry; never let the private name out.
-    throw error instanceof CutpointError && error.name === RETRY ? lastError : error;
+  } catch (verdict) {
+    // Every failure reaches the loop as a Verdict (rerunTransient reads `name`, which a thrown
+    // null or string lacks); the caller gets the attempt's own error or the signal's reason.
+    throw verdict instanceof Verdict ? verdict.error : verdict;
+  }
+}
+
+/** What the loop is told about a failed step: retry it (name RETRY) or stop (any other name). */
+class Verdict extends CutpointError {
+  constructor(
+    retry: boolean,
+    readonly error: unknown,
+  ) {
+    super(retry ? RETRY : 'Cutpoint.ReadRetryStop', 'cutpoint.read_retry', retry ? 'retrying a read-only observation' : 'not retrying');
   }
 }
 

@@ -94,6 +94,16 @@ describe('retryRead (U6, K3)', () => {
     expect(fake.sleeps).toEqual([readRetryBackoffMs(1)]);
   });
 
+  it('passes a thrown non-Error value through unchanged', async () => {
+    for (const thrown of [null, undefined, 'boom', 42]) {
+      const fake = fakeTiming();
+      const attempt = async (): Promise<string> => {
+        throw thrown;
+      };
+      expect(await failureOf(retryRead('read', POLICY, new AbortController().signal, attempt, classifyClickHouseError, fake.timing))).toBe(thrown);
+    }
+  });
+
   it('stops at max_attempts and throws the last attempt error', async () => {
     for (const max of [1, 2, 3]) {
       const fake = fakeTiming();
