@@ -20,12 +20,8 @@ import type { ExchangeNames } from '../domain/publication/candidate.js';
  */
 
 /** A row of `system.tables` as observed (uuid lower-case, as `toString(uuid)` prints it). */
-export interface ObservedTable {
-  database: string;
-  name: string;
-  uuid: string;
-  comment: string;
-}
+export type { ObservedTable } from '../domain/publication/exchange-observation.js';
+import type { ObservedTable } from '../domain/publication/exchange-observation.js';
 
 export interface CreateCandidateRequest {
   names: ExchangeNames;

@@ -17,6 +17,7 @@ const PREDECESSOR_COMMENT = 'daily events';
 const names = {
   database: 'dwh',
   target: 'events_daily',
+  stage: 'cutpoint_stg_aaaaaaaaaaaaaaaaaaaa',
   candidate: 'cutpoint_stg_aaaaaaaaaaaaaaaaaaaa_c',
   tombstone: 'cutpoint_stg_aaaaaaaaaaaaaaaaaaaa_x',
 };

@@ -1,4 +1,5 @@
 import { ValidationError } from '../errors.js';
+import type { ExchangeNames } from './candidate.js';
 
 /**
  * What one read of `system.tables` proves about an EXCHANGE whose outcome is unknown
@@ -20,13 +21,8 @@ export interface ObservedTable {
   comment: string;
 }
 
-/** The three names the observation reads, all in the target's database. */
-export interface ExchangeNames {
-  database: string;
-  target: string;
-  candidate: string;
-  tombstone: string;
-}
+/** The names the observation reads (target, candidate, tombstone), all in the target's database. */
+export type { ExchangeNames };
 
 export interface ExchangeObservationInput {
   names: ExchangeNames;
