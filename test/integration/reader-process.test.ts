@@ -2,6 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runBoundedReader } from '../../src/adapters/reader-process/runner.js';
 import type { BoundedReadOutcome } from '../../src/ports/bounded-reader.js';
@@ -165,6 +166,41 @@ describe('bounded reader process', () => {
     expect(noRun).toMatchObject({ kind: 'ERROR', error: { class: 'WorkerLoadFailed', code: 'no_run_export' }, queryOutstanding: false });
     expect(exists(pidOf(missing))).toBe(false);
     expect(exists(pidOf(noRun))).toBe(false);
+  });
+
+  it('reports a child that never started as ReaderExited, with no query outstanding', async () => {
+    const outcome = await runBoundedReader({
+      entry: join(FIXTURES, 'fast.ts'),
+      childEntry: join(scratch, 'no-such-entry.mjs'),
+      input: {},
+      token: TOKEN,
+      deadlineAt: Date.now() + 30_000,
+      clock: systemClock,
+    });
+    expect(outcome).toMatchObject({ kind: 'ERROR', error: { class: 'ReaderExited', code: 'exit_code_1' }, queryOutstanding: false, localTermination: 'VERIFIED' });
+    expect(exists(pidOf(outcome))).toBe(false);
+  });
+
+  it('ships in a Lambda bundle: one esbuild file, re-run with the switch, serves the worker it bundled', async () => {
+    // The options of infra/step-function.ts that matter here: one ESM file for Node, with the require shim.
+    const outfile = join(scratch, 'bundle', 'index.mjs');
+    await build({
+      entryPoints: [join(FIXTURES, 'bundle-entry.ts')],
+      outfile,
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      minify: true,
+      banner: { js: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);" },
+      logLevel: 'silent',
+    });
+    const base = { input: { from: 'bundle' }, token: TOKEN, clock: systemClock, childEntry: outfile };
+    const served = await runBoundedReader({ ...base, entry: 'fast', deadlineAt: Date.now() + 30_000 });
+    expect(served).toMatchObject({ kind: 'RESULT', results: { echo: { from: 'bundle' } }, localTermination: 'VERIFIED' });
+    const unknown = await runBoundedReader({ ...base, entry: 'no-such-worker', deadlineAt: Date.now() + 30_000 });
+    expect(unknown).toMatchObject({ kind: 'ERROR', error: { class: 'WorkerLoadFailed', code: 'unknown_worker' }, queryOutstanding: false });
+    expect(exists(pidOf(served))).toBe(false);
+    expect(exists(pidOf(unknown))).toBe(false);
   });
 
   it('starts nothing when the deadline has already passed', async () => {

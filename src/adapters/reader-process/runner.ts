@@ -7,11 +7,15 @@
  *
  * Shipping the child in a Lambda: NodejsFunction bundles one file, so the reader is the
  * same bundle re-run. The handler module imports its worker statically and, at top level,
- * `if (isReaderChild()) serveReaderChild(() => worker)`; it builds the reader with
- * `childEntry: fileURLToPath(import.meta.url)` (the bundle file). The child is forked with
- * CUTPOINT_READER_CHILD=1 in its environment, so the same code serves the worker instead of
- * a handler. In dev and tests the default child entry is child.ts beside this file, run
- * through tsx, which imports the worker module named by `entry`.
+ * calls `serveIfReaderChild({ probe: worker })`; it builds the reader with `entry: 'probe'`
+ * and `childEntry: fileURLToPath(import.meta.url)` (the bundle file). The child is forked
+ * with CUTPOINT_READER_CHILD=1 in its environment, so the same bundle serves the worker
+ * instead of waiting for invocations. No second asset, no infra change. In dev and tests
+ * the default child entry is child.ts beside this file, run through tsx, which imports the
+ * worker module whose path is `entry`.
+ *
+ * Time: the read ends by `deadlineAt`; the whole call by `deadlineAt + 2 × termGraceMs +
+ * reapBoundMs` at worst (the caller's reserve before the Lambda timeout must cover it).
  */
 import { fork } from 'node:child_process';
 import { createRequire } from 'node:module';
@@ -72,8 +76,10 @@ export async function runBoundedReader(options: RunBoundedReaderOptions): Promis
     env: { ...process.env, [READER_CHILD_ENV]: '1' },
     serialization: 'json',
   });
-  child.stdout?.resume();
-  child.stderr?.resume();
+  for (const stream of [child.stdout, child.stderr]) {
+    stream?.on('error', () => undefined); // a broken pipe must not crash the parent
+    stream?.resume();
+  }
   const watch = watchReap(child);
 
   let startSent = false;

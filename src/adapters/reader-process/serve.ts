@@ -17,6 +17,20 @@ export function isReaderChild(): boolean {
   return process.env[READER_CHILD_ENV] === '1' && typeof process.send === 'function';
 }
 
+/**
+ * For a Lambda bundle's handler module, at top level: when this process is a reader child,
+ * serve the named worker (imported statically, so it is in the bundle) and return true.
+ * The parent names the worker by the same key in `entry`.
+ */
+export function serveIfReaderChild(workers: Record<string, unknown>): boolean {
+  if (!isReaderChild()) return false;
+  serveReaderChild((entry) => {
+    if (!Object.hasOwn(workers, entry)) throw Object.assign(new Error('unknown worker'), { code: 'unknown_worker' });
+    return workers[entry];
+  });
+  return true;
+}
+
 export type WorkerResolver = (entry: string) => Promise<unknown> | unknown;
 
 function asWorker(candidate: unknown): BoundedReadWorker | undefined {
