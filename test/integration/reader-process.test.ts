@@ -203,6 +203,16 @@ describe('bounded reader process', () => {
     expect(exists(pidOf(unknown))).toBe(false);
   });
 
+  it('refuses a request it cannot honour before starting anything', async () => {
+    const base = { entry: join(FIXTURES, 'fast.ts'), input: {}, token: TOKEN, deadlineAt: Date.now() + 30_000, clock: systemClock };
+    const refusal = { name: 'Cutpoint.ValidationError', code: 'reader.invalid_request' };
+    await expect(runBoundedReader({ ...base, token: '' })).rejects.toMatchObject(refusal);
+    await expect(runBoundedReader({ ...base, input: { n: 1n } })).rejects.toMatchObject(refusal);
+    await expect(runBoundedReader({ ...base, input: undefined })).rejects.toMatchObject(refusal);
+    await expect(runBoundedReader({ ...base, deadlineAt: Number.NaN })).rejects.toMatchObject(refusal);
+    await expect(runBoundedReader({ ...base, reapBoundMs: 0 })).rejects.toMatchObject(refusal);
+  });
+
   it('starts nothing when the deadline has already passed', async () => {
     const outcome = await read('fast', {}, { deadlineInMs: -1 });
     expect(outcome).toEqual({ kind: 'DEADLINE', queryOutstanding: false, localTermination: 'VERIFIED' });

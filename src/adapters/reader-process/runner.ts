@@ -20,6 +20,7 @@
 import { fork } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { ValidationError } from '../../domain/errors.js';
 import type { Clock } from '../../ports/clock.js';
 import type { BoundedReader, BoundedReadError, BoundedReadOutcome, BoundedReadRequest } from '../../ports/bounded-reader.js';
 import { carriesToken, isReady, READER_CHILD_ENV, settlementOf, type StartMessage } from './protocol.js';
@@ -57,11 +58,31 @@ type Settled =
   | { kind: 'CHANNEL_CLOSED' }
   | { kind: 'SPAWN_FAILED'; code?: string };
 
+/** Refuses a request it could not honour, before any process starts. */
+function validate(options: RunBoundedReaderOptions, termGraceMs: number, reapBoundMs: number): void {
+  const bad = (what: string): never => {
+    throw new ValidationError('reader.invalid_request', `bounded reader: ${what}`);
+  };
+  if (typeof options.token !== 'string' || options.token.length === 0) bad('token must be a non-empty string');
+  if (typeof options.entry !== 'string' || options.entry.length === 0) bad('entry must be a non-empty string');
+  if (!Number.isFinite(options.deadlineAt)) bad('deadlineAt must be a finite epoch in milliseconds');
+  for (const [name, ms] of [['termGraceMs', termGraceMs], ['reapBoundMs', reapBoundMs]] as const) {
+    if (!Number.isInteger(ms) || ms <= 0) bad(`${name} must be a positive integer`);
+  }
+  try {
+    if (JSON.stringify(options.input) === undefined) bad('input must be JSON');
+  } catch (error) {
+    if (error instanceof ValidationError) throw error;
+    bad('input must be JSON');
+  }
+}
+
 export async function runBoundedReader(options: RunBoundedReaderOptions): Promise<BoundedReadOutcome> {
   const { entry, input, token, deadlineAt, clock } = options;
   const termGraceMs = options.termGraceMs ?? DEFAULT_TERM_GRACE_MS;
   const reapBoundMs = options.reapBoundMs ?? DEFAULT_REAP_BOUND_MS;
   const childEntry = options.childEntry ?? DEFAULT_CHILD_ENTRY;
+  validate(options, termGraceMs, reapBoundMs);
 
   const remaining = deadlineAt - clock.now().getTime();
   if (remaining <= 0) return { kind: 'DEADLINE', queryOutstanding: false, localTermination: 'VERIFIED' };
