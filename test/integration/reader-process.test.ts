@@ -2,9 +2,12 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { build } from 'esbuild';
 import { afterAll, describe, expect, it } from 'vitest';
+import { ArmedFaultInjector } from '../../src/adapters/fault-injector.js';
 import { runBoundedReader } from '../../src/adapters/reader-process/runner.js';
+import { parseFaultSpec } from '../../src/domain/faults.js';
 import type { BoundedReadOutcome } from '../../src/ports/bounded-reader.js';
 import { systemClock } from '../../src/ports/clock.js';
 
@@ -129,6 +132,25 @@ describe('bounded reader process', () => {
       expect(exists(pidOf(outcome))).toBe(false); // the reader itself was reaped
     } finally {
       process.kill(helper, 'SIGKILL');
+    }
+  });
+
+  it('runs the reap as a cut point: an injected fault there leaves it unobserved (INCOMPLETE), and no process leaks', async () => {
+    for (const kind of ['fail', 'lose-response']) {
+      const injector = new ArmedFaultInjector(parseFaultSpec(`quality.worker.reap:${kind}`));
+      const outcome = await runBoundedReader({
+        entry: join(FIXTURES, 'fast.ts'),
+        input: {},
+        token: TOKEN,
+        deadlineAt: Date.now() + 30_000,
+        clock: systemClock,
+        faults: { injector, reapCutPoint: 'quality.worker.reap' },
+      });
+      expect(outcome).toMatchObject({ kind: 'INCOMPLETE', reason: 'reap_unverified', interrupted: 'RESULT', queryOutstanding: false, localTermination: 'UNVERIFIED' });
+      expect(outcome).not.toHaveProperty('results');
+      const pid = pidOf(outcome);
+      for (let i = 0; i < 50 && exists(pid); i++) await sleep(100);
+      expect(exists(pid)).toBe(false);
     }
   });
 

@@ -20,8 +20,9 @@
 import { fork } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { ValidationError } from '../../domain/errors.js';
+import { ValidationError, WorkerCrashedError } from '../../domain/errors.js';
 import type { Clock } from '../../ports/clock.js';
+import type { FaultInjector } from '../../ports/faults.js';
 import type { BoundedReader, BoundedReadError, BoundedReadOutcome, BoundedReadRequest } from '../../ports/bounded-reader.js';
 import { carriesToken, isReady, READER_CHILD_ENV, settlementOf, type StartMessage } from './protocol.js';
 import { release, stopAndReap, watchReap } from './terminate.js';
@@ -40,6 +41,12 @@ export interface BoundedReaderOptions {
   reapBoundMs?: number;
   /** The file the child process runs; a Lambda bundle passes itself. */
   childEntry?: string;
+  /**
+   * Runs termination and reaping as a cut point (the caller names it, e.g.
+   * `quality.worker.reap`). An injected fault leaves the reap unobserved: INCOMPLETE, while
+   * the termination still completes in the background so a rehearsal leaks no process.
+   */
+  faults?: { injector: FaultInjector; reapCutPoint: string };
 }
 
 export type RunBoundedReaderOptions = BoundedReaderOptions & BoundedReadRequest;
@@ -150,10 +157,21 @@ export async function runBoundedReader(options: RunBoundedReaderOptions): Promis
   child.on('error', onError); // spawn, send and kill failures; only a failed spawn settles
 
   await settledOnce;
-  const verified = await stopAndReap(child, watch, { termGraceMs, reapBoundMs, polite: settled?.kind === 'RESULT' });
+  const reap = (): Promise<boolean> => stopAndReap(child, watch, { termGraceMs, reapBoundMs, polite: settled?.kind === 'RESULT' });
+  const verified = options.faults ? await reapAtCutPoint(options.faults, reap) : await reap();
   // What the channel settled, read after the reap: revocation is what keeps it unchanged.
   const outcome = settled ?? { kind: 'DEADLINE' };
   return outcomeOf(outcome, verified, startSent, child.pid, watch.hasExited(), () => exitOf(child), () => release(child));
+}
+
+async function reapAtCutPoint(faults: { injector: FaultInjector; reapCutPoint: string }, reap: () => Promise<boolean>): Promise<boolean> {
+  try {
+    return await faults.injector.at(faults.reapCutPoint, reap);
+  } catch (error) {
+    void reap(); // idempotent: ends the process whether or not the faulted effect ran
+    if (error instanceof WorkerCrashedError) throw error; // the parent "died"
+    return false;
+  }
 }
 
 function exitOf(child: { exitCode: number | null; signalCode: NodeJS.Signals | null }): { code: number | null; signal: string | null } {
