@@ -3,7 +3,8 @@
  * an IPC channel, accept exactly one `{token, results}` while the channel is open, and on
  * the deadline or an error revoke the channel FIRST (listener removed, channel closed:
  * anything later is discarded, never returned), then SIGTERM, after `termGraceMs` SIGKILL,
- * then observe the exit within `reapBoundMs`. An exit not observed in time is INCOMPLETE.
+ * then observe the exit (and the closing of its pipes, terminate.ts) within `reapBoundMs`.
+ * An end not observed in time is INCOMPLETE.
  *
  * Shipping the child in a Lambda: NodejsFunction bundles one file, so the reader is the
  * same bundle re-run. The handler module imports its worker statically and, at top level,
