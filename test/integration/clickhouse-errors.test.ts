@@ -2,6 +2,7 @@ import { ClickHouseError } from '@clickhouse/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openClickHouse, type ClickHouseHandle } from '../../src/adapters/clickhouse/client.js';
 import { classifyClickHouseError } from '../../src/domain/clickhouse-errors.js';
+import { retryRead } from '../../src/engine/read-retry.js';
 
 /**
  * K1: real server errors through the real driver path (chdb inside this process behind
@@ -103,5 +104,47 @@ describe('ClickHouse errors through the driver (K1)', () => {
     expect(shapeOf(error)).toMatchObject({ name: 'Error', code: undefined, type: undefined });
     expect(classifyClickHouseError(error, { aborted: controller.signal.aborted })).toEqual({ errorClass: 'ABORTED' });
     expect(classifyClickHouseError(error)).toEqual({ errorClass: 'UNCLASSIFIED' });
+  });
+});
+
+describe('opt-in read retry over the real driver (K3)', () => {
+  const NO_NODE = `SELECT throwIf(1, 'Coordination::Exception: No node, path: /x', toInt32(999)) ${CUSTOM_CODE}`;
+  const SESSION_EXPIRED = `SELECT throwIf(1, 'Coordination::Exception: Session expired', toInt32(999)) ${CUSTOM_CODE}`;
+
+  /** Runs the scripted statements in turn, one per attempt, under the attempt's signal. */
+  function attempts(statements: string[]) {
+    const ran: string[] = [];
+    const attempt = async (signal: AbortSignal): Promise<unknown> => {
+      const query = statements[ran.length] ?? 'SELECT 1 AS ok';
+      ran.push(query);
+      const result = await ch.client.query({ query, format: 'JSONEachRow', abort_signal: signal });
+      return result.json();
+    };
+    return { attempt, ran };
+  }
+
+  it('retries a real 999 No node within max_attempts and returns the success', async () => {
+    const { attempt, ran } = attempts([NO_NODE, NO_NODE]);
+    const rows = await retryRead('read', { max_attempts: 3, max_elapsed_ms: 10_000 }, new AbortController().signal, attempt, classifyClickHouseError);
+    expect(rows).toEqual([{ ok: 1 }]);
+    expect(ran).toHaveLength(3);
+  });
+
+  it('stops at max_attempts with the real error, and never retries another Keeper class', async () => {
+    const exhausted = attempts([NO_NODE, NO_NODE, NO_NODE]);
+    const error = await retryRead('read', { max_attempts: 2, max_elapsed_ms: 10_000 }, new AbortController().signal, exhausted.attempt, classifyClickHouseError).catch((e: unknown) => e);
+    expect(classifyClickHouseError(error).errorClass).toBe('KEEPER_NO_NODE');
+    expect(exhausted.ran).toHaveLength(2);
+
+    const other = attempts([SESSION_EXPIRED]);
+    const otherError = await retryRead('read', { max_attempts: 3, max_elapsed_ms: 10_000 }, new AbortController().signal, other.attempt, classifyClickHouseError).catch((e: unknown) => e);
+    expect(classifyClickHouseError(otherError).errorClass).toBe('KEEPER_SESSION_EXPIRED');
+    expect(other.ran).toHaveLength(1);
+  });
+
+  it('without a policy a real 999 No node is attempted once', async () => {
+    const once = attempts([NO_NODE]);
+    await expect(retryRead('read', undefined, new AbortController().signal, once.attempt, classifyClickHouseError)).rejects.toMatchObject({ code: '999' });
+    expect(once.ran).toHaveLength(1);
   });
 });
