@@ -44,6 +44,8 @@ const HTTP_LAYER = new Set([
   'session_check',
 ]);
 
+const SERVER_DEFAULTS: ReadonlyArray<readonly [string, string]> = [['output_format_json_quote_64bit_integers', '1']];
+
 export interface ParsedRequest {
   sql: string;
   settings: Array<[string, string]>;
@@ -78,6 +80,9 @@ export function parseRequest(method: string, search: URLSearchParams, body: Buff
     if (name.startsWith('param_')) params.push([name.slice('param_'.length), value]);
     else if (!HTTP_LAYER.has(name)) settings.push([name, value]);
   }
+  // Server defaults where embedded ClickHouse differs (a request may still set its own):
+  // a server quotes 64-bit integers in JSON formats, chdb does not.
+  for (const [name, value] of SERVER_DEFAULTS) if (!settings.some(([n]) => n === name)) settings.unshift([name, value]);
   // A GET is read-only on a server (readonly=2: reads and SETs only) unless it says otherwise.
   if (method === 'GET' && !settings.some(([n]) => n === 'readonly')) settings.push(['readonly', '2']);
   const database = search.get('database') ?? undefined;
@@ -135,6 +140,7 @@ export function newExceptionTag(): string {
 /**
  * The bytes that end a response whose status was already sent: ClickHouse's tagged
  * exception block (25.11+), which clickhouse-js 1.23 recognises at the end of a chunk
+ * and raises as the ClickHouseError it carries
  * (client-common utils/stream.ts extractErrorAtTheEndOfChunk):
  * `\r\n__exception__\r\n<tag>\r\n<message>\n<length> <tag>\r\n__exception__\r\n`, where
  * `<length>` counts the message and its newline in bytes.

@@ -150,11 +150,11 @@ async function respond(res: ServerResponse, execution: HostExecution, meta: { qu
     }
   } catch (error) {
     if (!gone) {
-      // Headers are out: the status cannot change. Say what failed in the body, then drop
-      // the connection without the terminating chunk (end() flushes what was written, then closes).
-      res.write(exceptionBlock(asEngineError(error).message, tag));
-      res.socket?.end();
-      setTimeout(() => res.destroy(), 1_000).unref();
+      // Headers are out: the status cannot change. The body ends with the tagged exception
+      // block and the response is finished normally, so a client reads every byte before
+      // the error (closing the connection instead would let a slow reader's buffered
+      // bytes, the block among them, be discarded as a bare ECONNRESET).
+      res.end(exceptionBlock(asEngineError(error).message, tag));
     }
     return;
   }
