@@ -40,8 +40,10 @@ export interface PartsFact {
 export interface PublicationFact {
   rows: number;
   digest: string;
+  /** The published object: the stage's object id (SQL targets), the candidate's UUID (exchange). */
   stagingObjectId: string;
-  mode: PublishMode;
+  /** `exchange`: a ClickHouse publication proved by UUID in system.tables (no receipt row). */
+  mode: PublishMode | 'exchange';
   publishedAt: string;
 }
 export interface EvidenceFact {
@@ -149,7 +151,7 @@ function pickParts(v: unknown): PartsFact | undefined {
 }
 function pickPublication(v: unknown): PublicationFact | undefined {
   if (!isObj(v) || !isNat(v.rows) || typeof v.digest !== 'string' || !HEX64.test(v.digest) || !isText(v.stagingObjectId, 64)) return undefined;
-  if ((v.mode !== 'replace_window' && v.mode !== 'merge') || !isInstant(v.publishedAt)) return undefined;
+  if ((v.mode !== 'replace_window' && v.mode !== 'merge' && v.mode !== 'exchange') || !isInstant(v.publishedAt)) return undefined;
   return { rows: v.rows, digest: v.digest, stagingObjectId: v.stagingObjectId, mode: v.mode, publishedAt: v.publishedAt };
 }
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
