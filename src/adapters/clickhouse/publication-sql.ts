@@ -158,11 +158,12 @@ export async function databaseVisible(client: ClickHouseClient, database: string
 /** Order-independent digest and count of `columns` in a table: `sum(sipHash64(tuple(…)))` as decimal text. */
 export async function countAndDigest(client: ClickHouseClient, database: string, table: string, columns: readonly string[], where = ''): Promise<{ rows: number; digest: string }> {
   const tuple = columns.map((c) => quoteName(c, 'column')).join(', ');
-  const rows = await selectRows<{ n: string | number; d: string }>(
+  // Aliases in the reserved _cutpoint prefix: an alias named like a user column would shadow it.
+  const rows = await selectRows<{ _cutpoint_rows: string | number; _cutpoint_digest: string }>(
     client,
-    `SELECT count() AS n, toString(sum(sipHash64(tuple(${tuple})))) AS d FROM ${quoteTable(database, table)}${where ? ` WHERE ${where}` : ''}`,
+    `SELECT count() AS _cutpoint_rows, toString(sum(sipHash64(tuple(${tuple})))) AS _cutpoint_digest FROM ${quoteTable(database, table)}${where ? ` WHERE ${where}` : ''}`,
   );
-  return { rows: Number(rows[0]?.n ?? 0), digest: rows[0]?.d ?? '0' };
+  return { rows: Number(rows[0]?._cutpoint_rows ?? 0), digest: rows[0]?._cutpoint_digest ?? '0' };
 }
 
 /**

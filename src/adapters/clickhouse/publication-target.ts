@@ -95,7 +95,10 @@ class ClickHouseExchangeTarget implements ExchangeTargetPort {
     }
     if (before.candidate.rows === before.stage.rows && before.candidate.digest === before.stage.digest) return { ...before.candidate, filled: false };
     const list = columns.map((c) => quoteName(c, 'column')).join(', ');
-    const settings = settingsClause({ insert_deduplication_token: request.token, insert_null_as_default: 0 });
+    // optimize_on_insert = 0: a Replacing/Collapsing target would otherwise collapse rows of
+    // one key inside the inserted block (measured), and the candidate could never be shown
+    // to hold exactly the stage's rows; merges collapse them later as the engine intends.
+    const settings = settingsClause({ insert_deduplication_token: request.token, insert_null_as_default: 0, optimize_on_insert: 0 });
     const fill = `INSERT INTO ${quoteTable(names.database, names.candidate)} (${list}) ${settings} SELECT ${list} FROM ${quoteTable(names.database, names.stage)}`;
     await this.effect(CP.candidateFill, async () => {
       // A partial or foreign fill of our unpublished candidate: emptied, then filled again
