@@ -127,6 +127,22 @@ describe('ClickHouse stage (TargetPort)', () => {
     expect(await target.observeChunks(staging, { from: 1, to: 5 })).toEqual([{ seq: 1, rows: 1 }]);
   });
 
+  it('measured: the stage drops a repeated INSERT with the same token; two racing loads of one seq leave its rows once', async () => {
+    const lines = '{"id":"50","ts":"2026-11-26T00:00:50Z","body":"t","n":"1","tag":"x","_cutpoint_seq":50,"_cutpoint_chunk":"raw"}\n';
+    for (let i = 0; i < 2; i++) {
+      await ch.client.command({ query: `INSERT INTO dwh.${names.stage} SETTINGS insert_deduplication_token = 'raw', date_time_input_format = 'best_effort' FORMAT JSONEachRow\n${lines}` });
+    }
+    expect(await target.observeChunks(staging, { from: 50, to: 51 })).toEqual([{ seq: 50, rows: 1 }]);
+    const c = chunk(6, A);
+    expect(await Promise.all([target.loadChunk(c), target.loadChunk(c)])).toEqual([
+      { seq: 6, rows: 2, digest: c.sha256 },
+      { seq: 6, rows: 2, digest: c.sha256 },
+    ]);
+    expect(await target.observeChunks(staging, { from: 6, to: 7 })).toEqual([{ seq: 6, rows: 2 }]);
+    await ch.client.command({ query: `DELETE FROM dwh.${names.stage} WHERE _cutpoint_seq IN (6, 50) SETTINGS lightweight_deletes_sync = 2` });
+    expect(await target.observeChunks(staging, { from: 6, to: 51 })).toEqual([]);
+  });
+
   it('re-loading a seq replaces rows of another chunk, also back to an earlier chunk whose token the dedup log still holds', async () => {
     await target.loadChunk(chunk(1, B2));
     expect((await stageRows()).filter((r) => (r as { seq: number }).seq === 1)).toEqual([{ id: '4', ts: '2026-11-26 00:00:04.000', body: 'c', n: '7', tag: 'z', seq: 1 }]);

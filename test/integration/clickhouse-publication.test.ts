@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openClickHouse, type ClickHouseHandle } from '../../src/adapters/clickhouse/client.js';
+import { effectFailure } from '../../src/adapters/clickhouse/publication-sql.js';
 import { createClickHouseExchangeTarget } from '../../src/adapters/clickhouse/publication-target.js';
 import { FaultSwitch } from '../../src/adapters/fault-injector.js';
 import { candidateMarkerOf, candidateUuidOf, exchangeNamesOf, type ExchangeNames } from '../../src/domain/publication/candidate.js';
@@ -140,6 +141,13 @@ describe('ClickHouse exchange target', () => {
     // Applied although the answer was lost: proved by UUID.
     expect(byName(await port.observeTables(names))).toEqual({ events: { uuid: C, comment: MARKER }, [names.candidate]: { uuid: P, comment: '' } });
     expect(await count('dwh.events')).toBe(3);
+    // Not applied (injected fail / lost request): the target keeps P.
+    for (const kind of ['fail', 'lose-request', 'crash-before']) {
+      faults.arm(`publication.exchange:${kind}`);
+      await rejection(port.exchange({ ...names, target: names.candidate, candidate: 'never_c' }));
+      faults.disarm();
+    }
+    expect(byName(await port.observeTables(names))).toEqual({ events: { uuid: C, comment: MARKER }, [names.candidate]: { uuid: P, comment: '' } });
     // The replay the use case must never send: it unpublishes.
     await port.exchange(names);
     expect(byName(await port.observeTables(names))).toEqual({ events: { uuid: P, comment: '' }, [names.candidate]: { uuid: C, comment: MARKER } });
@@ -215,6 +223,24 @@ describe('ClickHouse exchange target', () => {
     expect(await rejection(ch.client.command({ query: "INSERT INTO dwh.events (id, ts) SETTINGS readonly = 2 VALUES (7, '2026-01-01 00:00:00')" }))).toMatchObject({ code: '164', type: 'READONLY' });
     await sql("INSERT INTO dwh.events (id, ts) VALUES (8, '2026-01-01 00:00:00')");
     expect(await count('dwh.events')).toBe(2);
+  });
+
+  it('classifies a failed effect: a refusal the server answered is definite; timeout, Keeper 999, transport or no answer is unknown', () => {
+    const server = (code: string, type: string) => Object.assign(new Error(`${type} password=hunter2`), { code, type });
+    for (const [error, name] of [
+      [server('60', 'UNKNOWN_TABLE'), 'Cutpoint.EffectFailed'],
+      [server('48', 'NOT_IMPLEMENTED'), 'Cutpoint.EffectFailed'],
+      [server('57', 'TABLE_ALREADY_EXISTS'), 'Cutpoint.EffectFailed'],
+      [server('159', 'TIMEOUT_EXCEEDED'), 'Cutpoint.OutcomeUnknown'],
+      [server('999', 'KEEPER_EXCEPTION'), 'Cutpoint.OutcomeUnknown'],
+      [server('394', 'QUERY_WAS_CANCELLED'), 'Cutpoint.OutcomeUnknown'],
+      [Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }), 'Cutpoint.OutcomeUnknown'],
+      [new Error('Timeout error.'), 'Cutpoint.OutcomeUnknown'],
+    ] as const) {
+      const sorted = effectFailure('publication.exchange', error);
+      expect([error.message, sorted.name]).toEqual([error.message, name]);
+      expect(sorted.message).not.toContain('hunter2');
+    }
   });
 
   it('measured: on chdb a client setting becomes a session SET that outlives its query (why no call here passes one)', async () => {
