@@ -107,6 +107,15 @@ describe('ClickHouse stage (TargetPort)', () => {
     expect(await target.observeStaging({ schema: 'nodb', table: 'cutpoint_stg_none' }, { invocationId: ID, owner: OWNER })).toEqual({ status: 'ABSENT', metadataVisible: false });
   });
 
+  it('quotes any owner binding into the COMMENT exactly (quotes, backslashes, semicolons are data, never SQL)', async () => {
+    const owner = "x'); DROP TABLE dwh.events; -- \\' \u00e9";
+    const table = { schema: 'dwh', table: 'cutpoint_stg_quoted' };
+    const created = await target.createStaging({ invocationId: ID, staging: table, likeTable: { schema: 'dwh', table: 'events' }, ownerBinding: owner });
+    expect(await target.observeStaging(table, { invocationId: ID, owner })).toEqual({ status: 'OURS', objectId: created.objectId });
+    expect(await rows("SELECT name FROM system.tables WHERE database = 'dwh' AND name = 'events'")).toEqual([{ name: 'events' }]);
+    expect(await target.dropStaging({ table, objectId: created.objectId, invocationId: ID, owner })).toEqual({ status: 'ABSENT_PROVED', dropped: true });
+  });
+
   it('loads canonical JSONL exactly (ISO times to the ms, 64-bit ints as text, nulls kept), once per token', async () => {
     expect(await target.loadChunk(chunk(0, A))).toEqual({ seq: 0, rows: 2, digest: chunk(0, A).sha256 });
     expect(await target.loadChunk(chunk(0, A))).toEqual({ seq: 0, rows: 2, digest: chunk(0, A).sha256 });
