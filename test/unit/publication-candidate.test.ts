@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { assertUuidText, candidateMarkerOf, candidateUuidOf, exchangeNamesOf, isOurMarker } from '../../src/domain/publication/candidate.js';
 import { PUBLICATION_CUT_POINTS } from '../../src/domain/publication/cut-points.js';
+import { assertExchangeEngine } from '../../src/domain/publication/errors.js';
 import { stagingTableNameOf } from '../../src/domain/delivery/identifiers.js';
 
 const ID = 'inv-le7t2qsoe354i7c2xbzrvjgola';
@@ -78,5 +79,13 @@ describe('candidate identity', () => {
       'publication.observe',
       'publication.predecessor.drop',
     ]);
+  });
+
+  it('accepts only Atomic and Shared databases for EXCHANGE (publication.exchange_unsupported otherwise)', () => {
+    expect(() => assertExchangeEngine('dwh', 'Atomic')).not.toThrow();
+    expect(() => assertExchangeEngine('dwh', 'Shared')).not.toThrow();
+    for (const engine of ['Memory', 'Overlay', 'Ordinary', 'Replicated', 'Lazy', undefined]) {
+      expect(() => assertExchangeEngine('dwh', engine)).toThrow(expect.objectContaining({ name: 'Publication.ExchangeUnsupported', code: 'publication.exchange_unsupported' }));
+    }
   });
 });

@@ -1,5 +1,5 @@
 import type { ClickHouseClient } from '@clickhouse/client';
-import { CutpointError, EffectFailedError, OutcomeUnknownError } from '../../domain/errors.js';
+import { CutpointError, EffectFailedError, OutcomeUnknownError, ValidationError } from '../../domain/errors.js';
 import { assertChName } from '../../domain/publication/candidate.js';
 import { ObservationFailedError } from '../../domain/publication/errors.js';
 import { redact } from '../../domain/delivery/target-rules.js';
@@ -158,9 +158,41 @@ export async function databaseVisible(client: ClickHouseClient, database: string
 /** Order-independent digest and count of `columns` in a table: `sum(sipHash64(tuple(…)))` as decimal text. */
 export async function countAndDigest(client: ClickHouseClient, database: string, table: string, columns: readonly string[], where = ''): Promise<{ rows: number; digest: string }> {
   const tuple = columns.map((c) => quoteName(c, 'column')).join(', ');
-  const rows = await selectRows<{ n: string | number; d: string }>(
+  // Aliases in the reserved _cutpoint prefix: an alias named like a user column would shadow it.
+  const rows = await selectRows<{ _cutpoint_rows: string | number; _cutpoint_digest: string }>(
     client,
-    `SELECT count() AS n, toString(sum(sipHash64(tuple(${tuple})))) AS d FROM ${quoteTable(database, table)}${where ? ` WHERE ${where}` : ''}`,
+    `SELECT count() AS _cutpoint_rows, toString(sum(sipHash64(tuple(${tuple})))) AS _cutpoint_digest FROM ${quoteTable(database, table)}${where ? ` WHERE ${where}` : ''}`,
   );
-  return { rows: Number(rows[0]?.n ?? 0), digest: rows[0]?.d ?? '0' };
+  return { rows: Number(rows[0]?._cutpoint_rows ?? 0), digest: rows[0]?._cutpoint_digest ?? '0' };
+}
+
+/**
+ * A read-only statement must stay inside the subquery it is wrapped in. Measured on chdb:
+ * the embedded engine runs `;`-separated statements in one call, so `SELECT 1) ; DROP
+ * TABLE t; SELECT (1` wrapped as `SELECT * FROM (…)` dropped the table. Refused here,
+ * outside string literals and quoted names: `;`, comments (`--`, `#`, `/*`), and
+ * parentheses that do not balance (a `)` closing the wrapper early).
+ */
+export function assertEnclosedSelect(sql: string, what: string): void {
+  let depth = 0;
+  let quote: string | undefined;
+  for (let i = 0; i < sql.length; i++) {
+    const c = sql[i]!;
+    if (quote !== undefined) {
+      if (c === '\\') i++;
+      else if (c === quote) {
+        if (sql[i + 1] === quote) i++;
+        else quote = undefined;
+      }
+      continue;
+    }
+    if (c === "'" || c === '"' || c === '`') quote = c;
+    else if (c === '(') depth++;
+    else if (c === ')') depth--;
+    const pair = sql.slice(i, i + 2);
+    if (depth < 0 || c === ';' || c === '#' || pair === '--' || pair === '/*') {
+      throw new ValidationError('publication.invalid_statement', `${what}: one SELECT without ';', comments or unbalanced parentheses is required`);
+    }
+  }
+  if (quote !== undefined || depth !== 0) throw new ValidationError('publication.invalid_statement', `${what}: unterminated quote or unbalanced parentheses`);
 }

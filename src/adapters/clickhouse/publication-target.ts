@@ -19,6 +19,7 @@ import type {
 } from '../../ports/exchange-target.js';
 import type { ClickHouseHandle } from './client.js';
 import {
+  assertEnclosedSelect,
   catalogColumns,
   countAndDigest,
   databaseVisible,
@@ -94,7 +95,10 @@ class ClickHouseExchangeTarget implements ExchangeTargetPort {
     }
     if (before.candidate.rows === before.stage.rows && before.candidate.digest === before.stage.digest) return { ...before.candidate, filled: false };
     const list = columns.map((c) => quoteName(c, 'column')).join(', ');
-    const settings = settingsClause({ insert_deduplication_token: request.token, insert_null_as_default: 0 });
+    // optimize_on_insert = 0: a Replacing/Collapsing target would otherwise collapse rows of
+    // one key inside the inserted block (measured), and the candidate could never be shown
+    // to hold exactly the stage's rows; merges collapse them later as the engine intends.
+    const settings = settingsClause({ insert_deduplication_token: request.token, insert_null_as_default: 0, optimize_on_insert: 0 });
     const fill = `INSERT INTO ${quoteTable(names.database, names.candidate)} (${list}) ${settings} SELECT ${list} FROM ${quoteTable(names.database, names.stage)}`;
     await this.effect(CP.candidateFill, async () => {
       // A partial or foreign fill of our unpublished candidate: emptied, then filled again
@@ -180,13 +184,16 @@ class ClickHouseExchangeTarget implements ExchangeTargetPort {
     for (const s of statements) {
       if (typeof s.name !== 'string' || s.name.length === 0 || names.has(s.name)) throw new ValidationError('publication.invalid_request', `statement names must be unique and non-empty: ${String(s.name)}`);
       if (typeof s.sql !== 'string' || s.sql.trim().length === 0) throw new ValidationError('publication.invalid_request', `statement ${s.name}: sql must be non-empty`);
+      assertEnclosedSelect(s.sql, `statement ${s.name}`);
       names.add(s.name);
     }
     const out: Record<string, number | string | null> = {};
     for (const s of statements) {
       // Wrapped as a subquery (only a SELECT parses there) and run with readonly = 2 in the
-      // statement's own SETTINGS (chdb refuses writes with Code 164 READONLY: measured).
-      const query = `SELECT * FROM (\n${s.sql}\n) LIMIT 1 ${settingsClause({ readonly: 2, max_execution_time: seconds })}`;
+      // statement's own SETTINGS (chdb refuses writes with Code 164 READONLY: measured);
+      // 64-bit integers as text, so a large count is never rounded.
+      const settings = settingsClause({ readonly: 2, max_execution_time: seconds, output_format_json_quote_64bit_integers: 1 });
+      const query = `SELECT * FROM (\n${s.sql}\n) LIMIT 1 ${settings}`;
       const rows = await this.read(`scalar ${s.name}`, async () => {
         const result = await this.client.query({ query, format: 'JSONCompactEachRow' });
         return result.json<unknown[]>();

@@ -22,3 +22,17 @@ export class CandidateMismatchError extends CutpointError {
     super('Publication.CandidateMismatch', 'publication.candidate_mismatch', detail);
   }
 }
+
+/** Database engines whose EXCHANGE TABLES is one atomic rename (ClickHouse docs); all others are refused. */
+export const EXCHANGE_ENGINES: ReadonlySet<string> = new Set(['Atomic', 'Shared']);
+
+/**
+ * Begin's refusal (spec §4.2 rule 1): the target database must exist and be Atomic or
+ * Shared. Measured on chdb 26.7.2.1: `CREATE DATABASE` makes Atomic; chdb's own `default`
+ * database is `Overlay` (refused here although its EXCHANGE happened to work); a Memory
+ * database answers EXCHANGE with Code 48 NOT_IMPLEMENTED.
+ */
+export function assertExchangeEngine(database: string, engine: string | undefined): void {
+  if (engine === undefined) throw new ExchangeUnsupportedError(`database ${database} does not exist or is not visible: nothing was mutated`);
+  if (!EXCHANGE_ENGINES.has(engine)) throw new ExchangeUnsupportedError(`database ${database} has engine ${engine}; EXCHANGE publication needs Atomic or Shared: nothing was mutated`);
+}
