@@ -172,7 +172,7 @@ export function assertWritableCapsule(capsule: StoredCapsule): asserts capsule i
  * its token must be exactly `token`. Absent guard and a foreign token are both refusals;
  * the message never prints either token.
  */
-export function assertOwnerToken(capsule: StoredCapsule, token: string): void {
+export function assertOwnerToken(capsule: StoredCapsule, token: string): asserts capsule is CapsuleV2 {
   assertWritableCapsule(capsule);
   const reader = capsule.reader;
   if (reader === undefined) throw new ReaderGuardNotHeldError();
@@ -182,7 +182,7 @@ export function assertOwnerToken(capsule: StoredCapsule, token: string): void {
 /** Guard, owner token and edge, checked together before the persist-and-release transaction. */
 export function assertCapsuleStateChange(capsule: StoredCapsule, to: CapsuleState, token: string): void {
   assertOwnerToken(capsule, token);
-  assertCapsuleTransition((capsule as CapsuleV2).state, to);
+  assertCapsuleTransition(capsule.state, to);
 }
 
 /** The guard may be acquired only on a v2 capsule in PREPARED/TARGET_PENDING with no reader (§4.4 step 1). */

@@ -109,12 +109,15 @@ export interface AuthorityBinding {
   creationDateTime: string;
 }
 
+/** CreationDateTime is digested as a normalized instant, so `…:00Z` and `…:00.000Z` seal the same table. */
 export function authorityBindingDigest(binding: AuthorityBinding): string {
+  const at = Date.parse(binding.creationDateTime);
+  if (typeof binding.creationDateTime !== 'string' || Number.isNaN(at)) refuse('authority binding creationDateTime must be an ISO-8601 instant');
   return canonicalDigest({
     kind: 'cutpoint.quality-authority-binding.v1',
     tableArn: binding.tableArn,
-    tableId: binding.tableId,
-    creationDateTime: binding.creationDateTime,
+    tableId: binding.tableId ?? null,
+    creationDateTime: new Date(at).toISOString(),
   });
 }
 
