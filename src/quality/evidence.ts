@@ -24,13 +24,13 @@ export type EvidenceRead =
   | { status: 'unreadable'; code: 'quality.evidence_unreadable'; why: string };
 
 /** The canonical bytes of an evidence document and their SHA-256: identical on every re-run. */
-export function evidenceBytes(document: Record<string, unknown>): { bytes: Uint8Array; sha256: string } {
+export function evidenceBytes(document: object): { bytes: Uint8Array; sha256: string } {
   const bytes = Buffer.from(canonicalJson(document), 'utf8');
   return { bytes, sha256: sha256Hex(bytes) };
 }
 
 /** Writes the document once under `key` (a lost response or a crash after the PUT resolves by exact read-back). */
-export async function putEvidence(objects: ObjectStore, cutPoint: string, key: string, document: Record<string, unknown> & { kind: string }, invocationId: string): Promise<ExactPutResult> {
+export async function putEvidence(objects: ObjectStore, cutPoint: string, key: string, document: object & { kind: string }, invocationId: string): Promise<ExactPutResult> {
   const { bytes, sha256 } = evidenceBytes(document);
   return putExact(objects, cutPoint, key, bytes, { sha256, invocation: invocationId, kind: document.kind });
 }

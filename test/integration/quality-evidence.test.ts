@@ -28,7 +28,8 @@ describe('quality evidence objects: every read is valid, missing, malformed or u
     const key = qualityEvidenceKeyOf('daily', ID, 'completion');
     expect(await readEvidence(ports.objects, key, KIND, 'a'.repeat(64))).toEqual({ status: 'missing', code: 'quality.evidence_missing' });
 
-    const { sha256 } = await putEvidence(ports.objects, 'quality.completion.put', key, { kind: KIND, version: 7 }, ID);
+    const completion = { kind: KIND, version: 7 };
+    const { sha256 } = await putEvidence(ports.objects, 'quality.completion.put', key, completion, ID);
     expect(await readEvidence(ports.objects, key, KIND, 'b'.repeat(64))).toMatchObject({ status: 'malformed', why: 'checksum' });
     expect(await readEvidence(ports.objects, key, 'cutpoint.other.v1', sha256)).toMatchObject({ status: 'malformed', why: 'kind' });
 

@@ -5,14 +5,13 @@ import { TransitionPreconditionError } from '../../delivery/journal/errors.js';
 import { recordFacts, transition } from '../../delivery/journal/transition.js';
 import { qualityEvidenceKeyOf } from '../../domain/delivery/identifiers.js';
 import { canonicalDigest } from '../../domain/digest.js';
-import { sealCore } from '../../domain/quality/core.js';
+import { preparedDocument } from '../../domain/quality/evidence.js';
 import { bindProbe, evaluateProbes } from '../../domain/quality/probes.js';
 import { exchangeOf } from '../../publication/exchange-deps.js';
 import { admissionPlanOf, loadIdOf, runIdOf } from '../admission.js';
 import { capsulePutLeg, readCapsule, type CapsuleAttributes } from '../capsule-store.js';
 import { QUALITY_CUT_POINTS } from '../cut-points.js';
 import { putEvidence } from '../evidence.js';
-import { preparedDocument } from '../prepared-document.js';
 
 export interface PrepareOutput extends StepOutput {
   /** Names of the staged probes the candidate failed (empty: it passed). Names only, never values. */
@@ -59,22 +58,20 @@ async function prepareCapsuleOnce(input: unknown, deps: DeliveryDeps): Promise<P
   const inventory = { columns: described.columns, engine: described.engine, sortingKey: described.sortingKey, loadReceiptsDigest: parts.digest, totalRows: parts.rows };
   const authorityBinding = await deps.ports.authority.describeBinding();
   const identity = { invocationId: record.invocationId, route: record.route, targetId: record.targetId, candidateUuid: candidate.uuid, sealDigest: record.sealed.sealDigest };
-  const core = sealCore({ ...identity, qualityBlock: deps.route.route.quality, plan, inventory, authorityBinding });
   const resultsDigest = canonicalDigest({ kind: 'cutpoint.quality-staged-results.v1', results: staged.results });
-  const originalRunId = runIdOf(step.fence.session);
-  const originalLoadId = loadIdOf(candidate.uuid, parts.digest);
-  const document = preparedDocument({ ...identity, core, plan, inventory, authorityBinding, staged: staged.results, resultsDigest, originalRunId, originalLoadId });
+  const runs = { originalRunId: runIdOf(step.fence.session), originalLoadId: loadIdOf(candidate.uuid, parts.digest) };
+  const prepared = preparedDocument({ ...identity, qualityBlock: deps.route.route.quality, plan: { ...plan, probes: [...plan.probes] }, inventory, authorityBinding, stagedResults: staged.results, runs });
   const key = qualityEvidenceKeyOf(record.route, record.invocationId, 'prepared');
-  const put = await putEvidence(deps.ports.objects, QUALITY_CUT_POINTS.preparedPut, key, document, record.invocationId);
+  const put = await putEvidence(deps.ports.objects, QUALITY_CUT_POINTS.preparedPut, key, prepared.document, record.invocationId);
   const capsule: CapsuleAttributes = {
     schema: 2,
     state: 'PREPARED',
-    coreDigest: core.coreDigest,
-    digests: core.digests,
+    coreDigest: prepared.document.coreDigest,
+    digests: prepared.document.digests,
     generation: { candidateUuid: candidate.uuid },
     prepared: { key, sha256: put.sha256 },
     staged: { passed: true, resultsDigest },
-    runs: { originalRunId, originalLoadId },
+    runs,
     replay: {},
   };
   const result = await recordFacts(deps.ports, ref, {
