@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readInvocation } from '../../src/delivery/journal/records.js';
 import { reconcile } from '../../src/delivery/recovery/reconcile.js';
+import { retire } from '../../src/delivery/recovery/retire.js';
 import { begin } from '../../src/delivery/steps/begin.js';
 import { candidateUuidOf, exchangeNamesOf } from '../../src/domain/publication/candidate.js';
 import { dispatch } from '../../src/publication/steps/dispatch.js';
@@ -70,6 +71,24 @@ describe('reconcile of a dispatched ClickHouse publication (by UUID, fence befor
     expect(await world.uuidOf(table)).toBe(predecessor);
     // Reconcile is done: the journal offers retire, never another dispatch.
     await expect(dispatch({ ...begun, known: null }, deps)).resolves.toMatchObject({ state: 'REEXTRACT_REQUIRED', acted: false });
+
+    // Retire drops the fenced candidate (by its UUID, under the tombstone name) and the stage, proves both gone, releases custody.
+    expect((await retire(input, recovery)).state).toBe('RETIRED');
+    expect(await world.uuidOf(names.tombstone)).toBeUndefined();
+    expect(await world.uuidOf(names.stage)).toBeUndefined();
+    expect(await world.uuidOf(table)).toBe(predecessor);
+
+    // A NEW operation publishes the window with its own single dispatch; the retired one's
+    // EXCHANGE, should it still arrive, names a candidate that is gone.
+    const next = await begin(world.beginInput(newInvocationId(), input.manifestText), deps);
+    await stepsThrough(next, deps);
+    await fillCandidate(next, deps);
+    await prepareCapsule(next, deps);
+    expect(await dispatch(next, deps)).toMatchObject({ state: 'PUBLISHED' });
+    expect(await world.uuidOf(table)).toBe(candidateUuidOf(next.invocationId));
+    await expect(deps.exchange!.exchange(names)).rejects.toBeDefined();
+    expect(await world.uuidOf(table)).toBe(candidateUuidOf(next.invocationId));
+    expect(await world.publishedWindowIds(table)).toEqual(windowIds);
   });
 
   it('the observation cannot be read: reconcile concludes nothing, the state stays PUBLICATION_UNKNOWN (exit 1, repeat later)', async () => {
