@@ -134,4 +134,25 @@ describe('quality replay (seed 000 N5, N21): read-only, its own receipt, the ori
     await world.ch.client.command({ query: `EXCHANGE TABLES pub.${table} AND pub.cutpoint_stg_${input.invocationId.slice(4, 24)}_c` });
     await expect(replayGovernance(input, replayDeps)).rejects.toMatchObject({ code: 'quality.replay_window_boundary_missing' });
   });
+
+  it('T10: the authority table restored into a new table (same name, same items and versions) → quality.authority_replaced, no receipt', async () => {
+    const { input, replayDeps } = await completed();
+    const { DynamoDBClient, ScanCommand, DeleteTableCommand, PutItemCommand } = await import('@aws-sdk/client-dynamodb');
+    const { config } = world.stores;
+    const client = new DynamoDBClient({ region: config.region, endpoint: config.endpoints?.dynamodb, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    const items: Array<Record<string, unknown>> = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await client.send(new ScanCommand({ TableName: config.tableName, ...(start ? { ExclusiveStartKey: start as never } : {}) }));
+      items.push(...((page.Items ?? []) as Array<Record<string, unknown>>));
+      start = page.LastEvaluatedKey as Record<string, unknown> | undefined;
+    } while (start);
+    await client.send(new DeleteTableCommand({ TableName: config.tableName }));
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const { provisionLocal } = await import('../../src/adapters/provision.js');
+    await provisionLocal(config);
+    for (const item of items) await client.send(new PutItemCommand({ TableName: config.tableName, Item: item as never }));
+    client.destroy();
+    await expect(replayGovernance(input, replayDeps)).rejects.toMatchObject({ code: 'quality.authority_replaced' });
+  });
 });
