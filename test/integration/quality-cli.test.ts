@@ -7,7 +7,10 @@ import { qualityEvidenceKeyOf } from '../../src/domain/delivery/identifiers.js';
 import { candidateUuidOf } from '../../src/domain/publication/candidate.js';
 import type { CapsuleV2 } from '../../src/domain/quality/capsule.js';
 import { completionDocument } from '../../src/domain/quality/evidence.js';
+import { inertFaults } from '../../src/adapters/fault-injector.js';
+import { awsPorts } from '../../src/adapters/ports.js';
 import { REPO_ROOT } from '../../src/local/asl.js';
+import { freePort } from '../../src/local/free-port.js';
 import { dispatch } from '../../src/publication/steps/dispatch.js';
 import { fillCandidate } from '../../src/publication/steps/fill-candidate.js';
 import { qualityKeys, readCapsule } from '../../src/quality/capsule-store.js';
@@ -257,6 +260,21 @@ describe('cutpoint quality inspect / inspect-all', () => {
     expect(r.stdout).not.toMatch(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/);
     // An operation not (yet) under governance: inspect names it and points to the delivery journal.
     refused(await cutpoint(['quality', 'inspect', before.ref.invocationId]), 'quality.not_governed');
+  });
+
+  it('evidence that cannot be read is unreadable, a capsule item that does not parse is malformed: never a pass, nothing permitted', async () => {
+    const op = await published();
+    // An object store that answers nothing (its endpoint refuses connections): the read failed, nothing is known.
+    const deaf = awsPorts({ ...runtime.config, endpoints: { ...runtime.config.endpoints, s3: `http://127.0.0.1:${await freePort()}` } }, inertFaults);
+    const unreadable = await inspectQuality({ ...runtime.ports, objects: deaf.objects }, op.ref.invocationId);
+    expect(unreadable).toMatchObject({ diagnostic_code: 'quality.evidence_unreadable', permitted_actions: [], replay_details: { governance: 'pending' } });
+    // Only an edit outside cutpoint can break the capsule item: written directly here.
+    const capsule = await capsuleOf(op);
+    await runtime.ports.authority.update('quality.capsule.prepare', qualityKeys.capsule(op.ref.targetId, op.ref.invocationId), { version: capsule.version }, { state: 'PASSED' });
+    const r = await cutpoint(['quality', 'inspect', op.ref.invocationId]);
+    expect(json(r)).toMatchObject({ capsule_state: null, diagnostic_code: 'quality.evidence_malformed', permitted_actions: [], replay_details: { governance: 'unknown', target_commit: 'proven' } });
+    const index = json(await cutpoint(['quality', 'inspect-all'])) as { items: Array<Record<string, unknown>>; retained_governance_count: number };
+    expect(index.items.find((i) => i.invocation_id === op.ref.invocationId)).toMatchObject({ governance: 'unknown', capsule_state: null });
   });
 
   it('a bad or unknown id exits 1 with a stable code and empty stdout', async () => {
