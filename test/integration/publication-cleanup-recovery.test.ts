@@ -9,11 +9,15 @@ import { persistEvidence } from '../../src/delivery/steps/evidence.js';
 import { candidateUuidOf } from '../../src/domain/publication/candidate.js';
 import type { CapsuleV2 } from '../../src/domain/quality/capsule.js';
 import { replayWindowOf } from '../../src/domain/quality/replay-window.js';
+import { transition } from '../../src/delivery/journal/transition.js';
 import { cleanupPublication } from '../../src/publication/steps/cleanup.js';
+import { fillCandidate } from '../../src/publication/steps/fill-candidate.js';
+import { prepareCapsule } from '../../src/quality/steps/prepare-capsule.js';
+import { stepsThrough } from '../support/delivery-steps.js';
 import { qualityKeys, readCapsule } from '../../src/quality/capsule-store.js';
 import { newInvocationId } from '../support/delivery-world.js';
 import { completeByObserveSeam, fresh, published as publishedIn, stageName, type Ref } from '../support/publication-governance.js';
-import { openPublicationWorld, type PublicationWorld } from '../support/publication-world.js';
+import { openPublicationWorld, publicationManifest, type PublicationWorld } from '../support/publication-world.js';
 
 let world: PublicationWorld;
 beforeAll(async () => {
@@ -138,5 +142,31 @@ describe('ClickHouse publication cleanup and successors (seed 000 §4.6, I7)', (
     expect(await begin(world.beginInput(id, a.manifestText), deps)).toMatchObject({ acted: false });
     expect(await boundariesOf(deps, a.ref.targetId)).toHaveLength(1);
     expect(((await readCapsule(deps.ports, a.ref)) as CapsuleV2).version).toBe(closed.version);
+  });
+
+  it('a previous operation that never published (RETIRED with its capsule PREPARED) governs nothing: the successor begins with no boundary, the capsule untouched', async () => {
+    const table = `events_${++tables}`;
+    await world.createTarget(table);
+    const manifest = publicationManifest({ table });
+    const deps = world.deps(manifest);
+    const a = await begin(world.beginInput(newInvocationId(), manifest), deps);
+    await stepsThrough(a, deps);
+    await fillCandidate(fresh(a), deps);
+    await prepareCapsule(fresh(a), deps);
+    const ref = { targetId: a.targetId, invocationId: a.invocationId };
+    const prepared = (await readCapsule(deps.ports, ref)) as CapsuleV2;
+    // TEST SEAM: the operation given up before any dispatch (re-extract, then retired with its stage's absence).
+    await transition(deps.ports, ref, { from: 'VERIFIED_EOF', to: 'REEXTRACT_REQUIRED', fence: a.fence, transitionId: transitionIdOf('seam-reextract', a.invocationId) });
+    const staging = stagingRefOf(await readInvocation(deps.ports, ref));
+    await releaseCustody(deps.ports, ref, {
+      from: 'REEXTRACT_REQUIRED',
+      to: 'RETIRED',
+      fence: a.fence,
+      transitionId: transitionIdOf('seam-retire', a.invocationId),
+      patch: { absence: { table: staging.table, objectId: staging.objectId } },
+    });
+    expect(await begin(world.beginInput(newInvocationId(), manifest), deps)).toMatchObject({ state: 'EMPTY_STAGING', acted: true });
+    expect(await boundariesOf(deps, ref.targetId)).toEqual([]);
+    expect(await readCapsule(deps.ports, ref)).toEqual(prepared);
   });
 });

@@ -8,6 +8,7 @@ import type { StepInput } from '../../src/delivery/steps/common.js';
 import { readInvocation } from '../../src/delivery/journal/records.js';
 import { candidateUuidOf } from '../../src/domain/publication/candidate.js';
 import type { CapsuleV2 } from '../../src/domain/quality/capsule.js';
+import { cleanup } from '../../src/delivery/steps/cleanup.js';
 import { cleanupPublication } from '../../src/publication/steps/cleanup.js';
 import { readCapsule } from '../../src/quality/capsule-store.js';
 import { openPublicationWorld, windowIds, type PublicationWorld } from '../support/publication-world.js';
@@ -93,5 +94,16 @@ describe('ClickHouse publication after COMPLETE (seed 000): evidence, checkpoint
     await expect(checkpoint(fresh(begun), deps)).rejects.toMatchObject({ name: 'Quality.TargetPending' });
     expect((await readInvocation(deps.ports, ref)).state).toBe('PUBLISHED');
     expect(await loadCheckpoint(deps.ports, ref.targetId, deps.route.name)).toBeUndefined();
+  });
+
+  it('the generic cleanup step (resume, the in-process run) on an exchange route is the publication cleanup: P dropped, capsule retired', async () => {
+    const { deps, begun, ref, table } = await published();
+    await completeByObserveSeam(deps, ref);
+    await persistEvidence(begun, deps);
+    await checkpoint(fresh(begun), deps);
+    expect(await cleanup(fresh(begun), deps)).toMatchObject({ state: 'CUSTODY_RELEASED', drop: 'ABSENT_PROVED' });
+    expect(await world.uuidOf(`${stageName(begun.invocationId)}_c`)).toBeUndefined();
+    expect(await world.uuidOf(table)).toBe(candidateUuidOf(begun.invocationId));
+    expect(((await readCapsule(deps.ports, ref)) as CapsuleV2).retiredAt).toBeDefined();
   });
 });
