@@ -1,7 +1,7 @@
 import type { DeliveryDeps } from '../delivery/deps.js';
 import type { InvocationRef } from '../delivery/journal/keys.js';
 import type { CapsuleV2, EvidenceRef } from '../domain/quality/capsule.js';
-import { COMPLETION_KIND } from '../domain/quality/evidence.js';
+import { completionWitnessOf } from '../domain/quality/evidence.js';
 import {
   CapsuleVersionUnsupportedError,
   CompletionEvidencePendingError,
@@ -11,7 +11,7 @@ import {
   TargetPendingError,
 } from '../domain/quality/errors.js';
 import { readCapsule } from '../quality/capsule-store.js';
-import { readEvidence } from '../quality/evidence.js';
+import { fetchEvidence } from '../quality/evidence.js';
 
 /** A v2 capsule that is COMPLETE with its completion evidence recorded and no reader guard. */
 export type CompletedCapsule = CapsuleV2 & { state: 'COMPLETE'; completion: NonNullable<CapsuleV2['completion']> & { evidence: EvidenceRef } };
@@ -41,8 +41,8 @@ export async function completedCapsuleOf(deps: Pick<DeliveryDeps, 'ports'>, ref:
   const evidence = capsule.completion?.evidence;
   if (capsule.completion === undefined || evidence === undefined) throw new CompletionEvidencePendingError();
   if (options.verifyEvidence === true) {
-    const read = await readEvidence(deps.ports.objects, evidence.key, COMPLETION_KIND, evidence.sha256);
-    if (read.status !== 'valid') throw new EvidenceInvalidError(read.status, `operation ${ref.invocationId}: completion evidence is ${read.status}`);
+    const witness = completionWitnessOf(await fetchEvidence(deps.ports.objects, evidence.key), evidence.sha256, capsule.coreDigest);
+    if (witness.evidence !== 'valid') throw new EvidenceInvalidError(witness.evidence, `operation ${ref.invocationId}: completion evidence is ${witness.evidence}`);
   }
   return capsule as CompletedCapsule;
 }
