@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -57,11 +57,6 @@ function childProcess(code: string): { lines: string[]; next: () => Promise<stri
     exited,
     kill: () => child.kill('SIGKILL'),
   };
-}
-
-function peakRssKb(pid: number): number {
-  const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return Number(match?.[1]);
 }
 
 beforeAll(async () => {
@@ -143,35 +138,27 @@ describe('local ClickHouse host over HTTP', () => {
     expect(await rows('SELECT k, toString(at) AS at FROM dedup')).toEqual([{ k: 1, at: '2024-03-01 10:00:00' }]);
   });
 
-  it('streams with backpressure: a reader that stops reading holds the engine, not the result in memory', async () => {
-    const before = peakRssKb(host.pid);
-    // ~2 GB of output, read raw (this process only counts bytes).
+  it('an abandoned stream is cancelled and the host serves on (backpressure itself is not measurable here: see the note)', async () => {
+    // ~400 MB of output, read raw; this process reads 10 MB and walks away. An RSS bound on
+    // the host did not tell a host without backpressure apart on a loaded 2-core machine
+    // (measured: both stayed under it), so this test claims only what it shows.
     const controller = new AbortController();
     const response = await fetch(`${host.url}/?default_format=JSONEachRow`, {
       method: 'POST',
-      body: "SELECT number AS n, repeat('x', 2000) AS pad FROM numbers(1000000)",
+      body: "SELECT number AS n, repeat('x', 2000) AS pad FROM numbers(200000)",
       signal: controller.signal,
     });
     expect(response.status).toBe(200);
     const reader = (response.body as ReadableStream<Uint8Array>).getReader();
     let bytes = 0;
-    while (bytes < 100_000_000) {
+    while (bytes < 10_000_000) {
       const step = await reader.read();
       if (step.done) throw new Error('the result ended early');
       bytes += step.value.length;
     }
-    // Not reading: without backpressure the engine would format the rest (it makes
-    // >100 MB/s here) into the host's memory meanwhile.
-    await new Promise((settle) => setTimeout(settle, 4_000));
-    const grewMb = (peakRssKb(host.pid) - before) / 1024;
-    console.log(`host peak RSS grew ${grewMb.toFixed(0)} MB with ${(bytes / 1e6).toFixed(0)} MB of ~2050 MB read`);
     controller.abort();
-    // Measured: the engine's working set (first query, blocks of ~15 MB in flight,
-    // allocator caches) is ~200-450 MB whatever the result size; the result is ~2 GB.
-    expect(grewMb).toBeLessThan(1_000);
-    // The abandoned stream is cancelled; the host serves on.
     expect(await rows('SELECT 1 AS one')).toEqual([{ one: 1 }]);
-  }, 120_000);
+  });
 
   it('ends a stream that fails midway with the error, and keeps serving', async () => {
     const result = await ch.client.query({ query: "SELECT number, throwIf(number = 1500000, 'late failure') FROM numbers(2000000)", format: 'JSONEachRow' });
