@@ -3,7 +3,7 @@ import { readInvocation } from '../../src/delivery/journal/records.js';
 import { qualityEvidenceKeyOf } from '../../src/domain/delivery/identifiers.js';
 import { candidateUuidOf } from '../../src/domain/publication/candidate.js';
 import { readCompletionDocument } from '../../src/domain/quality/evidence.js';
-import { readCapsule } from '../../src/quality/capsule-store.js';
+import { capsuleUpdateLeg, readCapsule } from '../../src/quality/capsule-store.js';
 import { observeTarget, observeTargetStep } from '../../src/quality/steps/observe-target.js';
 import { openObserveWorld, type ObserveWorld } from '../fixtures/quality/observe-world.js';
 
@@ -46,5 +46,122 @@ describe('ObserveTarget (seed 000 §4.4): the original probes on the published g
     expect(await observeTarget(begun, deps, await world.reader(deps))).toMatchObject({ acted: false, capsuleState: 'COMPLETE' });
     expect((await v2(deps.ports, ref)).version).toBe(capsule.version);
     expect((await readInvocation(deps.ports, ref)).facts.dispatch?.count).toBe(1);
+  });
+});
+
+describe('ObserveTarget: deadline, guard, zombie, terminal failure, rollback', () => {
+  it('G1 + G5: a probe slower than the deadline ⇒ revoke, kill, reap, TARGET_PENDING and release in one write, remote termination UNVERIFIED; a later identical invocation observes again ⇒ COMPLETE', async () => {
+    const { deps, begun, ref } = await world.published();
+    const before = await v2(deps.ports, ref);
+    process.env.CUTPOINT_FAULTS = 'quality.target.probe:delay=60000';
+    try {
+      // The child inherits CUTPOINT_FAULTS: its first probe sleeps past the deadline.
+      await expect(observeTargetStep(begun, deps, await world.reader(deps, 8_000))).rejects.toMatchObject({ name: 'Quality.TargetPending', code: 'quality.target_pending' });
+    } finally {
+      delete process.env.CUTPOINT_FAULTS;
+    }
+    const pending = await v2(deps.ports, ref);
+    expect(pending).toMatchObject({ state: 'TARGET_PENDING', lastObservation: { outcome: 'TARGET_PENDING', errorClass: 'DEADLINE', remoteTermination: 'UNVERIFIED' } });
+    expect(pending.reader).toBeUndefined();
+    expect(pending.version).toBe(before.version + 2); // acquire, then ONE persist-and-release
+
+    const again = await observeTarget(begun, deps, await world.reader(deps));
+    expect(again).toMatchObject({ capsuleState: 'COMPLETE', outcome: 'COMPLETE', remoteTermination: 'not_applicable' });
+    const complete = await v2(deps.ports, ref);
+    expect(complete).toMatchObject({ state: 'COMPLETE', runs: before.runs });
+    expect(complete.reader).toBeUndefined();
+    expect(complete.completion?.evidence).toBeDefined();
+  });
+
+  it('G3: the pending persist answer lost ⇒ proved by the reload (released); lost every time ⇒ Quality.Incomplete, the guard kept', async () => {
+    const { deps, begun, ref } = await world.published();
+    // A budget already spent: the deadline is now, the reader never starts (not_applicable).
+    world.stores.faults.arm('quality.pending.commit:lose-response');
+    try {
+      expect(await observeTarget(begun, deps, await world.reader(deps, 0))).toMatchObject({ capsuleState: 'TARGET_PENDING', outcome: 'TARGET_PENDING', remoteTermination: 'not_applicable' });
+    } finally {
+      world.stores.faults.disarm();
+    }
+    const pending = await v2(deps.ports, ref);
+    expect(pending).toMatchObject({ state: 'TARGET_PENDING' });
+    expect(pending.reader).toBeUndefined();
+
+    world.stores.faults.arm('quality.pending.commit:lose-request*');
+    try {
+      await expect(observeTarget(begun, deps, await world.reader(deps, 0))).rejects.toMatchObject({ name: 'Quality.Incomplete', code: 'quality.incomplete' });
+    } finally {
+      world.stores.faults.disarm();
+    }
+    const kept = await v2(deps.ports, ref);
+    expect(kept.state).toBe('TARGET_PENDING');
+    expect(kept.reader).toBeDefined();
+    expect(kept.lastObservation).toEqual(pending.lastObservation);
+    // Nobody clears it: the next observation is refused by the guard.
+    await expect(observeTarget(begun, deps, await world.reader(deps))).rejects.toMatchObject({ name: 'Quality.ReaderGuardHeld' });
+  });
+
+  it('G4: a crash right after the acquire leaves the guard held; a second observe ⇒ Quality.ReaderGuardHeld, nothing written', async () => {
+    const { deps, begun, ref } = await world.published();
+    world.stores.faults.arm('quality.reader.acquire:crash-after');
+    try {
+      await expect(observeTarget(begun, deps, await world.reader(deps))).rejects.toMatchObject({ name: 'Cutpoint.WorkerCrashed' });
+    } finally {
+      world.stores.faults.disarm();
+    }
+    const held = await v2(deps.ports, ref);
+    expect(held.state).toBe('PREPARED');
+    expect(held.reader).toBeDefined();
+    const journal = await readInvocation(deps.ports, ref);
+    await expect(observeTargetStep(begun, deps, await world.reader(deps))).rejects.toMatchObject({ name: 'Quality.ReaderGuardHeld', code: 'quality.reader_guard_held' });
+    expect(await v2(deps.ports, ref)).toEqual(held);
+    expect((await readInvocation(deps.ports, ref)).version).toBe(journal.version);
+  });
+
+  it('G6: a zombie whose guard was taken over persists late with its stale token ⇒ refused, nothing written', async () => {
+    const { deps, begun, ref } = await world.published();
+    const real = await world.reader(deps);
+    let taken: Awaited<ReturnType<typeof v2>> | undefined;
+    const zombie = {
+      ...real,
+      reader: {
+        async read(request: Parameters<typeof real.reader.read>[0]) {
+          const outcome = await real.reader.read(request);
+          // Meanwhile (a test seam on the raw item): the guard now belongs to another run B.
+          const mine = await v2(deps.ports, ref);
+          await deps.ports.authority.transact('test.seam', [capsuleUpdateLeg(ref, mine, { reader: { ...mine.reader!, token: 'b'.repeat(32), runId: 'run-b' } })]);
+          taken = await v2(deps.ports, ref);
+          return outcome;
+        },
+      },
+    };
+    await expect(observeTarget(begun, deps, zombie)).rejects.toMatchObject({ name: 'Quality.ReaderGuardHeld' });
+    expect(await v2(deps.ports, ref)).toEqual(taken);
+    expect(taken).toMatchObject({ state: 'PREPARED', reader: { token: 'b'.repeat(32) } });
+  });
+
+  it('T3: a row of the published table altered between dispatch and observe ⇒ FAILED, final', async () => {
+    const { deps, begun, ref, table } = await world.published();
+    await world.ch.client.command({ query: `ALTER TABLE pub.${table} UPDATE amount = -1 WHERE event_id IN (SELECT event_id FROM pub.${table} LIMIT 1) SETTINGS mutations_sync = 2` });
+    await expect(observeTargetStep(begun, deps, await world.reader(deps))).rejects.toMatchObject({ name: 'Quality.Failed', code: 'quality.failed' });
+    const failed = await v2(deps.ports, ref);
+    expect(failed).toMatchObject({ state: 'FAILED', failure: { probes: ['assertion:no_negative_amounts'] }, lastObservation: { outcome: 'FAILED' } });
+    expect(failed.reader).toBeUndefined();
+    expect(failed.completion).toBeUndefined();
+    // Final: a re-run observes nothing and writes nothing.
+    expect(await observeTarget(begun, deps, await world.reader(deps))).toMatchObject({ acted: false, capsuleState: 'FAILED' });
+    expect(await v2(deps.ports, ref)).toEqual(failed);
+  });
+
+  it('G10: completion.json present while the capsule is not COMPLETE ⇒ quality.authority_version_rollback, no evaluation, the guard released by its owner', async () => {
+    const { deps, begun, ref, route } = await world.published();
+    const before = await v2(deps.ports, ref);
+    const key = qualityEvidenceKeyOf(route, ref.invocationId, 'completion');
+    await deps.ports.objects.put('test.seam', key, Buffer.from('{"kind":"cutpoint.quality-completion.v1"}'), { sha256: 'x' });
+    await expect(observeTarget(begun, deps, await world.reader(deps))).rejects.toMatchObject({ name: 'Quality.AuthorityRollback', code: 'quality.authority_version_rollback' });
+    const after = await v2(deps.ports, ref);
+    expect(after.state).toBe('PREPARED');
+    expect(after.reader).toBeUndefined();
+    expect(after.lastObservation).toBeUndefined();
+    expect(after.version).toBe(before.version + 2); // acquire, release: no state change
   });
 });
