@@ -100,6 +100,21 @@ describe('ObserveTarget: deadline, guard, zombie, terminal failure, rollback', (
     await expect(observeTarget(begun, deps, await world.reader(deps))).rejects.toMatchObject({ name: 'Quality.ReaderGuardHeld' });
   });
 
+  it('G2: the reader process end not observed within the reap bound (quality.worker.reap) ⇒ Quality.Incomplete, its result never persisted, the guard kept', async () => {
+    const { deps, begun, ref } = await world.published();
+    const before = await v2(deps.ports, ref);
+    world.stores.faults.arm('quality.worker.reap:fail');
+    try {
+      await expect(observeTargetStep(begun, deps, await world.reader(deps))).rejects.toMatchObject({ name: 'Quality.Incomplete', code: 'quality.incomplete' });
+    } finally {
+      world.stores.faults.disarm();
+    }
+    const kept = await v2(deps.ports, ref);
+    expect(kept).toMatchObject({ state: 'PREPARED', version: before.version + 1 });
+    expect(kept.reader).toBeDefined();
+    expect(kept.lastObservation).toBeUndefined();
+  });
+
   it('G4: a crash right after the acquire leaves the guard held; a second observe ⇒ Quality.ReaderGuardHeld, nothing written', async () => {
     const { deps, begun, ref } = await world.published();
     world.stores.faults.arm('quality.reader.acquire:crash-after');
@@ -163,5 +178,46 @@ describe('ObserveTarget: deadline, guard, zombie, terminal failure, rollback', (
     expect(after.reader).toBeUndefined();
     expect(after.lastObservation).toBeUndefined();
     expect(after.version).toBe(before.version + 2); // acquire, release: no state change
+  });
+});
+
+describe('ObserveTarget: observation failures and the completion cut points', () => {
+  it('K2: a structured Code 999 (KEEPER_EXCEPTION) during the target probe ⇒ TARGET_PENDING with its class, the operation retained, one dispatch', async () => {
+    // A real server error through the driver path, raised on the target only (the candidate has no -999 row).
+    // Measured: inside the probe's wrapping subquery the server reports throwIf's own text, not the custom
+    // "No node" message, so the structured 999 classifies as KEEPER_OTHER (never by text alone).
+    const keeper = "SELECT count() FROM {relation} WHERE amount < 0 AND throwIf(amount = -999, 'No node, path: /cutpoint', toInt32(999)) = 0 SETTINGS allow_custom_error_code_in_throwif = 1";
+    const { deps, begun, ref, table } = await world.published({ assertion: keeper });
+    await world.ch.client.command({ query: `ALTER TABLE pub.${table} UPDATE amount = -999 WHERE event_id IN (SELECT event_id FROM pub.${table} LIMIT 1) SETTINGS mutations_sync = 2` });
+    expect(await observeTarget(begun, deps, await world.reader(deps))).toMatchObject({ state: 'PUBLISHED', capsuleState: 'TARGET_PENDING', outcome: 'TARGET_PENDING' });
+    const pending = await v2(deps.ports, ref);
+    expect(pending).toMatchObject({ state: 'TARGET_PENDING', lastObservation: { errorClass: 'KEEPER_OTHER', remoteTermination: 'UNVERIFIED' } });
+    expect(pending.reader).toBeUndefined();
+    const record = await readInvocation(deps.ports, ref);
+    expect(record.state).toBe('PUBLISHED');
+    expect(record.facts.dispatch?.count).toBe(1);
+  });
+
+  it('a crash between COMPLETE and its evidence fact: the re-run writes the deterministic completion.json and records it; once recorded nothing is written again', async () => {
+    const { deps, begun, ref, route } = await world.published();
+    world.stores.faults.arm('quality.completion.record:crash-before');
+    try {
+      await expect(observeTarget(begun, deps, await world.reader(deps))).rejects.toMatchObject({ name: 'Cutpoint.WorkerCrashed' });
+    } finally {
+      world.stores.faults.disarm();
+    }
+    const complete = await v2(deps.ports, ref);
+    expect(complete.state).toBe('COMPLETE');
+    expect(complete.completion?.evidence).toBeUndefined();
+    const key = qualityEvidenceKeyOf(route, ref.invocationId, 'completion');
+    const first = await deps.ports.objects.get(key);
+    expect(first).toBeDefined();
+
+    expect(await observeTarget(begun, deps, await world.reader(deps))).toMatchObject({ acted: true, capsuleState: 'COMPLETE', outcome: 'COMPLETE' });
+    const recorded = await v2(deps.ports, ref);
+    expect(recorded.completion).toMatchObject({ version: complete.completion!.version, evidence: { key } });
+    expect(Buffer.from((await deps.ports.objects.get(key))!.bytes)).toEqual(Buffer.from(first!.bytes));
+    expect(await observeTarget(begun, deps, await world.reader(deps))).toMatchObject({ acted: false, capsuleState: 'COMPLETE' });
+    expect((await v2(deps.ports, ref)).version).toBe(recorded.version);
   });
 });
