@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { transitionIdOf } from '../delivery/steps/common.js';
+import { TransitionPreconditionError } from '../delivery/journal/errors.js';
 import type { Known } from '../delivery/journal/journaled-write.js';
 import { recordFacts } from '../delivery/journal/transition.js';
 import { EffectFailedError, OutcomeUnknownError } from '../domain/errors.js';
@@ -27,6 +28,13 @@ import { QUALITY_CUT_POINTS } from './cut-points.js';
  * after the acquire with OUR token on it (the exact owner CAS), and removes `reader` in the
  * same transaction. A write whose outcome stays unknown keeps the guard: INCOMPLETE.
  */
+
+/** The capsule changed between its read and the acquire (a concurrent observer came and went): decide again from a fresh read. */
+export class CapsuleMovedError extends TransitionPreconditionError {
+  constructor(invocationId: string) {
+    super(`the capsule of ${invocationId} moved since it was read; observe again`);
+  }
+}
 
 /** 128-bit random owner token (hex): never printed. */
 export const newReaderToken = (): string => randomBytes(16).toString('hex');
@@ -87,11 +95,11 @@ export async function acquireGuard(
     });
     invocation = result.invocation;
   } catch (error) {
-    if (error instanceof EffectFailedError) {
-      const current = await readCapsule(ports, ref);
-      if (current && current.schema === 2 && current.reader && current.reader.token !== token) throw new ReaderGuardHeldError();
-    }
-    throw error;
+    if (!(error instanceof EffectFailedError)) throw error;
+    // Not applied (its conditions kept failing): decided by the capsule as it is now.
+    const current = await readCapsule(ports, ref);
+    if (current && current.schema === 2 && current.reader && current.reader.token !== token) throw new ReaderGuardHeldError();
+    throw new CapsuleMovedError(ref.invocationId);
   }
   const held = await readCapsule(ports, ref);
   if (!held) throw new IncompleteError('the capsule vanished after the reader guard was acquired');

@@ -95,9 +95,9 @@ function isResult(value: unknown): value is ProbeWorkerResult {
  */
 export async function readTarget(
   tr: TargetReader,
-  request: { probes: readonly OriginalProbe[]; relation: RelationRef; candidateUuid: string; token: string; deadlineAt: Date },
+  request: { probes: readonly OriginalProbe[]; relation: RelationRef; candidateUuid: string; token: string; deadlineAt: Date; now: Date },
 ): Promise<TargetReading> {
-  const seconds = Math.max(1, Math.ceil((request.deadlineAt.getTime() - Date.now()) / 1000));
+  const seconds = Math.max(1, Math.ceil((request.deadlineAt.getTime() - request.now.getTime()) / 1000));
   const input: ProbeWorkerInput = {
     url: tr.connection.url,
     ...(tr.connection.username !== undefined ? { username: tr.connection.username } : {}),

@@ -7,7 +7,7 @@ import { governanceOf, runIdOf } from './admission.js';
 import { readCapsule } from './capsule-store.js';
 import { checkBeforeObserving, readPrepared } from './observe-checks.js';
 import { recordCompletionEvidence } from './observe-completion.js';
-import { acquireGuard, persistAndRelease, releaseGuard, type HeldGuard, type Persisted } from './observe-guard.js';
+import { acquireGuard, CapsuleMovedError, persistAndRelease, releaseGuard, type HeldGuard, type Persisted } from './observe-guard.js';
 import { deadlineOf, readTarget, type TargetReader } from './observe-reader.js';
 
 export interface ObserveOutput extends StepOutput {
@@ -35,7 +35,7 @@ export interface ObserveOutput extends StepOutput {
  * completion.json and records its evidence fact; a COMPLETE capsule without that fact is
  * repaired by running the step again. No source read, no INSERT or EXCHANGE (I8).
  */
-export async function observeTargetOnce(input: unknown, deps: DeliveryDeps, tr: TargetReader): Promise<ObserveOutput> {
+export async function observeTargetOnce(input: unknown, deps: DeliveryDeps, tr: TargetReader, again = false): Promise<ObserveOutput> {
   const step = parseStepInput(input);
   const { record, ref, custody: heldCustody } = await loadForStep(step, deps);
   const notActed = (capsule?: CapsuleV2): ObserveOutput => ({ ...output(step, record, false), ...(capsule ? { capsuleState: capsule.state } : {}) });
@@ -57,7 +57,14 @@ export async function observeTargetOnce(input: unknown, deps: DeliveryDeps, tr: 
   const now = deps.ports.clock.now();
   const deadlineAt = deadlineOf(now, governanceOf(deps.route).observeDeadlineS, tr);
   const runId = runIdOf(step.fence.session);
-  const held = await acquireGuard(deps.ports, ref, capsule, { fence: step.fence, runId, deadlineAt, known: { invocation: record, custody } });
+  let held: HeldGuard;
+  try {
+    held = await acquireGuard(deps.ports, ref, capsule, { fence: step.fence, runId, deadlineAt, known: { invocation: record, custody } });
+  } catch (error) {
+    // Nothing of ours was written: decide once more on what is current (a COMPLETE capsule: nothing to do).
+    if (error instanceof CapsuleMovedError && !again) return observeTargetOnce({ ...step, known: null }, deps, tr, true);
+    throw error;
+  }
 
   const prepared = await releasingOnRefusal(deps, held, 'a failed check', () => checkBeforeObserving(deps, held.known.invocation, held.capsule));
   const { target } = deps.route.route;
@@ -67,6 +74,7 @@ export async function observeTargetOnce(input: unknown, deps: DeliveryDeps, tr: 
     candidateUuid: held.capsule.generation.candidateUuid,
     token: held.guard.token,
     deadlineAt,
+    now: deps.ports.clock.now(),
   });
   if (reading.kind === 'INCOMPLETE') {
     throw new IncompleteError('the reader process was not seen to end within the reap bound; the reader guard is kept (quiescence procedure)');

@@ -132,6 +132,32 @@ describe('ObserveTarget: deadline, guard, zombie, terminal failure, rollback', (
     expect((await readInvocation(deps.ports, ref)).version).toBe(journal.version);
   });
 
+  it('G7: two concurrent observes of one operation ⇒ exactly one acquires; the other is refused by the guard with no write of its own', async () => {
+    const { deps, begun, ref } = await world.published();
+    const before = await v2(deps.ports, ref);
+    // The holder's read is slow (its probe sleeps past a 6 s deadline), so the other meets the guard.
+    process.env.CUTPOINT_FAULTS = 'quality.target.probe:delay=60000';
+    let settled;
+    try {
+      settled = await Promise.allSettled([observeTarget(begun, deps, await world.reader(deps, 6_000)), observeTarget(begun, deps, await world.reader(deps, 6_000))]);
+    } finally {
+      delete process.env.CUTPOINT_FAULTS;
+    }
+    const fulfilled = settled.filter((r) => r.status === 'fulfilled');
+    const rejected = settled.filter((r) => r.status === 'rejected');
+    expect(fulfilled).toHaveLength(1);
+    expect(fulfilled[0]).toMatchObject({ value: { acted: true, capsuleState: 'TARGET_PENDING' } });
+    expect(rejected).toHaveLength(1);
+    expect(rejected[0]).toMatchObject({ reason: { name: 'Quality.ReaderGuardHeld' } });
+    // acquire, pending-and-release: the holder's two writes only.
+    const after = await v2(deps.ports, ref);
+    expect(after.version).toBe(before.version + 2);
+    expect(after.reader).toBeUndefined();
+
+    // Released: a later identical invocation observes again.
+    expect(await observeTarget(begun, deps, await world.reader(deps))).toMatchObject({ capsuleState: 'COMPLETE' });
+  });
+
   it('G6: a zombie whose guard was taken over persists late with its stale token ⇒ refused, nothing written', async () => {
     const { deps, begun, ref } = await world.published();
     const real = await world.reader(deps);
