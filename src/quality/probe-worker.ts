@@ -5,9 +5,10 @@
  * reads the generation (the UUID under the target name) from system.tables, runs each
  * bound original probe, reads the generation again, and returns `{before, after, values}`.
  *
- * Every statement is read-only by its own SETTINGS clause (`readonly = 2` and
- * `max_execution_time`): over chdb and HTTP a client-level setting would not reach every
- * statement, and `readonly` in the clause applies to that statement alone. Each probe runs
+ * Every statement is read-only by its own SETTINGS clause (`readonly = 2`,
+ * `max_execution_time`, `cancel_http_readonly_queries_on_client_close`): over chdb and
+ * HTTP a client-level setting would not reach every statement, and `readonly` in the
+ * clause applies to that statement alone. Each probe runs
  * at the cut point `quality.target.probe` (faults from CUTPOINT_FAULTS, which the child
  * inherits: a rehearsal can slow or fail the read inside the killable process).
  */
@@ -81,7 +82,9 @@ export async function run(value: unknown, signal: AbortSignal): Promise<ProbeWor
     ...(input.password !== undefined ? { password: input.password } : {}),
   });
   try {
-    const readOnly = { readonly: 2, max_execution_time: input.maxExecutionSeconds };
+    // The server cancels a read-only query whose client connection closed (the child killed at the deadline);
+    // whether it did is still not known here: remote termination stays UNVERIFIED.
+    const readOnly = { readonly: 2, max_execution_time: input.maxExecutionSeconds, cancel_http_readonly_queries_on_client_close: 1 };
     const before = await generationOf(handle, input.relation, settingsClause(readOnly), signal);
     const values: Record<string, number | string | null> = {};
     const settings = settingsClause({ ...readOnly, output_format_json_quote_64bit_integers: 1 });

@@ -56,7 +56,7 @@ describe('ObserveTarget: deadline, guard, zombie, terminal failure, rollback', (
     process.env.CUTPOINT_FAULTS = 'quality.target.probe:delay=60000';
     try {
       // The child inherits CUTPOINT_FAULTS: its first probe sleeps past the deadline.
-      await expect(observeTargetStep(begun, deps, await world.reader(deps, 8_000))).rejects.toMatchObject({ name: 'Quality.TargetPending', code: 'quality.target_pending' });
+      await expect(observeTargetStep(begun, deps, await world.reader(deps, 10_000))).rejects.toMatchObject({ name: 'Quality.TargetPending', code: 'quality.target_pending' });
     } finally {
       delete process.env.CUTPOINT_FAULTS;
     }
@@ -135,11 +135,11 @@ describe('ObserveTarget: deadline, guard, zombie, terminal failure, rollback', (
   it('G7: two concurrent observes of one operation ⇒ exactly one acquires; the other is refused by the guard with no write of its own', async () => {
     const { deps, begun, ref } = await world.published();
     const before = await v2(deps.ports, ref);
-    // The holder's read is slow (its probe sleeps past a 6 s deadline), so the other meets the guard.
+    // The holder's read is slow (its probe sleeps past an 8 s deadline), so the other meets the guard.
     process.env.CUTPOINT_FAULTS = 'quality.target.probe:delay=60000';
     let settled;
     try {
-      settled = await Promise.allSettled([observeTarget(begun, deps, await world.reader(deps, 6_000)), observeTarget(begun, deps, await world.reader(deps, 6_000))]);
+      settled = await Promise.allSettled([observeTarget(begun, deps, await world.reader(deps, 8_000)), observeTarget(begun, deps, await world.reader(deps, 8_000))]);
     } finally {
       delete process.env.CUTPOINT_FAULTS;
     }
