@@ -8,9 +8,9 @@
  * Every statement is read-only by its own SETTINGS clause (`readonly = 2`,
  * `max_execution_time`, `cancel_http_readonly_queries_on_client_close`): over chdb and
  * HTTP a client-level setting would not reach every statement, and `readonly` in the
- * clause applies to that statement alone. Each probe runs
- * at the cut point `quality.target.probe` (faults from CUTPOINT_FAULTS, which the child
- * inherits: a rehearsal can slow or fail the read inside the killable process).
+ * clause applies to that statement alone. Each probe runs at the cut point
+ * `quality.target.probe` (faults from CUTPOINT_FAULTS, which the child inherits: a
+ * rehearsal can slow or fail the read inside the killable process).
  */
 import { openClickHouse, type ClickHouseHandle } from '../adapters/clickhouse/client.js';
 import { assertEnclosedSelect, settingsClause } from '../adapters/clickhouse/publication-sql.js';
