@@ -174,3 +174,25 @@ export async function persistAndRelease(ports: Ports, held: HeldGuard, persisted
     await ownerRefusal(ports, held.ref, held.guard.token, error, `persisting ${to}`);
   }
 }
+
+/**
+ * §3.3 / §4.4 step 8: an INCOMPLETE observation leaves a journal record of itself, best
+ * effort and WITHOUT touching `reader` (the guard stays): the claim
+ * `quality-observation-incomplete.<token>.<invocation>`. Its own failure changes nothing.
+ */
+export async function noteIncomplete(ports: Ports, held: HeldGuard): Promise<boolean> {
+  try {
+    await recordFacts(ports, held.ref, {
+      state: 'PUBLISHED',
+      fence: held.fence,
+      transitionId: incompleteTransitionIdOf(held.ref.invocationId, held.guard.token),
+      patch: {},
+      known: held.known,
+    });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export const incompleteTransitionIdOf = (invocationId: string, token: string): string => transitionIdOf('quality-observation-incomplete', invocationId, token);

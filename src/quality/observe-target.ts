@@ -7,7 +7,7 @@ import { governanceOf, runIdOf } from './admission.js';
 import { readCapsule } from './capsule-store.js';
 import { checkBeforeObserving, readPrepared } from './observe-checks.js';
 import { recordCompletionEvidence } from './observe-completion.js';
-import { acquireGuard, CapsuleMovedError, persistAndRelease, releaseGuard, type HeldGuard, type Persisted } from './observe-guard.js';
+import { acquireGuard, CapsuleMovedError, noteIncomplete, persistAndRelease, releaseGuard, type HeldGuard, type Persisted } from './observe-guard.js';
 import { deadlineOf, readTarget, type TargetReader } from './observe-reader.js';
 
 export interface ObserveOutput extends StepOutput {
@@ -77,6 +77,7 @@ export async function observeTargetOnce(input: unknown, deps: DeliveryDeps, tr: 
     now: deps.ports.clock.now(),
   });
   if (reading.kind === 'INCOMPLETE') {
+    await noteIncomplete(deps.ports, held);
     throw new IncompleteError('the reader process was not seen to end within the reap bound; the reader guard is kept (quiescence procedure)');
   }
   if (reading.kind === 'GENERATION_CHANGED') {
@@ -91,7 +92,12 @@ export async function observeTargetOnce(input: unknown, deps: DeliveryDeps, tr: 
       : reading.evaluation.outcome === 'COMPLETE'
         ? { lastObservation: { runId, outcome: 'COMPLETE', at, remoteTermination: 'not_applicable' }, completion: { version: held.capsule.version + 1, at, runId } }
         : { lastObservation: { runId, outcome: 'FAILED', at, remoteTermination: 'not_applicable' }, failure: { probes: reading.evaluation.failed, at, runId } };
-  await persistAndRelease(deps.ports, held, persisted);
+  try {
+    await persistAndRelease(deps.ports, held, persisted);
+  } catch (error) {
+    if (error instanceof IncompleteError) await noteIncomplete(deps.ports, held);
+    throw error;
+  }
   const outcome = persisted.lastObservation.outcome;
   if (outcome === 'COMPLETE') await recordCompletionEvidence(deps.ports, capsuleRef, prepared, { fence: step.fence });
   const after = await readCapsule(deps.ports, ref);

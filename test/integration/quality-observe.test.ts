@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { journalOf } from '../../src/delivery/journal/keys.js';
 import { readInvocation } from '../../src/delivery/journal/records.js';
+import { incompleteTransitionIdOf } from '../../src/quality/observe-guard.js';
 import { qualityEvidenceKeyOf } from '../../src/domain/delivery/identifiers.js';
 import { candidateUuidOf } from '../../src/domain/publication/candidate.js';
 import { readCompletionDocument } from '../../src/domain/quality/evidence.js';
@@ -113,6 +115,8 @@ describe('ObserveTarget: deadline, guard, zombie, terminal failure, rollback', (
     expect(kept).toMatchObject({ state: 'PREPARED', version: before.version + 1 });
     expect(kept.reader).toBeDefined();
     expect(kept.lastObservation).toBeUndefined();
+    // The journal records the INCOMPLETE observation (best effort), without touching the guard.
+    expect(await journalOf(deps.ports.authority, ref.invocationId).find(incompleteTransitionIdOf(ref.invocationId, kept.reader!.token))).toBeDefined();
   });
 
   it('G4: a crash right after the acquire leaves the guard held; a second observe ⇒ Quality.ReaderGuardHeld, nothing written', async () => {
