@@ -87,25 +87,32 @@ function isResult(value: unknown): value is ProbeWorkerResult {
 }
 
 /**
- * One bounded read of the ORIGINAL probes bound to the target relation. A result counts
- * only when the generation read before and after the probes is exactly `candidateUuid`.
- * A deadline or an error after VERIFIED local termination is TARGET_PENDING (remote
- * termination UNVERIFIED when a request may have been in flight); an unverified reap is
- * INCOMPLETE.
+ * The worker's input: the ORIGINAL probes bound to the target relation (a probe that does
+ * not bind is refused here, before any process starts), `max_execution_time` the seconds
+ * left until the deadline.
  */
-export async function readTarget(
-  tr: TargetReader,
-  request: { probes: readonly OriginalProbe[]; relation: RelationRef; candidateUuid: string; token: string; deadlineAt: Date; now: Date },
-): Promise<TargetReading> {
-  const seconds = Math.max(1, Math.ceil((request.deadlineAt.getTime() - request.now.getTime()) / 1000));
-  const input: ProbeWorkerInput = {
+export function readerInputOf(tr: TargetReader, request: { probes: readonly OriginalProbe[]; relation: RelationRef; deadlineAt: Date; now: Date }): ProbeWorkerInput {
+  return {
     url: tr.connection.url,
     ...(tr.connection.username !== undefined ? { username: tr.connection.username } : {}),
     ...(tr.connection.password !== undefined ? { password: tr.connection.password } : {}),
     relation: request.relation,
     probes: request.probes.map((p) => ({ name: p.name, sql: bindProbe(p.sql, request.relation) })),
-    maxExecutionSeconds: seconds,
+    maxExecutionSeconds: Math.max(1, Math.ceil((request.deadlineAt.getTime() - request.now.getTime()) / 1000)),
   };
+}
+
+/**
+ * One bounded read of the bound probes. A result counts only when the generation read
+ * before and after the probes is exactly `candidateUuid`. A deadline or an error after
+ * VERIFIED local termination is TARGET_PENDING (remote termination UNVERIFIED when a
+ * request may have been in flight); an unverified reap is INCOMPLETE.
+ */
+export async function readTarget(
+  tr: TargetReader,
+  request: { input: ProbeWorkerInput; probes: readonly OriginalProbe[]; candidateUuid: string; token: string; deadlineAt: Date },
+): Promise<TargetReading> {
+  const { input } = request;
   const outcome = await tr.reader.read({ input, token: request.token, deadlineAt: request.deadlineAt.getTime() });
   switch (outcome.kind) {
     case 'INCOMPLETE':

@@ -8,7 +8,7 @@ import { readCapsule } from './capsule-store.js';
 import { checkBeforeObserving, readPrepared } from './observe-checks.js';
 import { recordCompletionEvidence } from './observe-completion.js';
 import { acquireGuard, CapsuleMovedError, noteIncomplete, persistAndRelease, releaseGuard, type HeldGuard, type Persisted } from './observe-guard.js';
-import { deadlineOf, readTarget, type TargetReader } from './observe-reader.js';
+import { deadlineOf, readerInputOf, readTarget, type TargetReader, type TargetReading } from './observe-reader.js';
 
 export interface ObserveOutput extends StepOutput {
   /** The capsule's state after the step (absent: no v2 capsule). */
@@ -66,16 +66,21 @@ export async function observeTargetOnce(input: unknown, deps: DeliveryDeps, tr: 
     throw error;
   }
 
-  const prepared = await releasingOnRefusal(deps, held, 'a failed check', () => checkBeforeObserving(deps, held.known.invocation, held.capsule));
   const { target } = deps.route.route;
-  const reading = await readTarget(tr, {
-    probes: prepared.plan.probes,
-    relation: { database: target.table.schema, table: target.table.name },
-    candidateUuid: held.capsule.generation.candidateUuid,
-    token: held.guard.token,
-    deadlineAt,
-    now: deps.ports.clock.now(),
+  const relation = { database: target.table.schema, table: target.table.name };
+  const { prepared, readerInput } = await releasingOnRefusal(deps, held, 'a failed check', async () => {
+    const document = await checkBeforeObserving(deps, held.known.invocation, held.capsule);
+    return { prepared: document, readerInput: readerInputOf(tr, { probes: document.plan.probes, relation, deadlineAt, now: deps.ports.clock.now() }) };
   });
+  let reading: TargetReading;
+  try {
+    reading = await readTarget(tr, { input: readerInput, probes: prepared.plan.probes, candidateUuid: held.capsule.generation.candidateUuid, token: held.guard.token, deadlineAt });
+  } catch (error) {
+    if (error instanceof WorkerCrashedError) throw error;
+    // The reader failed in a way that proves nothing about its process: the guard stays.
+    await noteIncomplete(deps.ports, held);
+    throw new IncompleteError('the bounded reader failed without a verified end of its process; the reader guard is kept');
+  }
   if (reading.kind === 'INCOMPLETE') {
     await noteIncomplete(deps.ports, held);
     throw new IncompleteError('the reader process was not seen to end within the reap bound; the reader guard is kept (quiescence procedure)');
