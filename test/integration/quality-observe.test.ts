@@ -25,10 +25,12 @@ const v2 = async (ports: Parameters<typeof readCapsule>[0], ref: Parameters<type
 
 describe('ObserveTarget (seed 000 §4.4): the original probes on the published generation, under the reader guard', () => {
   it('COMPLETE: probes pass on C, one persist-and-release, completion.json version = the capsule version the COMPLETE write produced (I4)', async () => {
-    const { deps, begun, ref, route } = await world.published();
+    const { deps, begun, dispatched, ref, route } = await world.published();
     const before = await v2(deps.ports, ref);
     expect(before).toMatchObject({ state: 'PREPARED' });
-    const out = await observeTargetStep(begun, deps, await world.reader(deps));
+    expect(dispatched.known).toBeTruthy();
+    // As the flow runs it: on the journal state Dispatch carried.
+    const out = await observeTargetStep(dispatched, deps, await world.reader(deps));
     expect(out).toMatchObject({ state: 'PUBLISHED', acted: true, capsuleState: 'COMPLETE', outcome: 'COMPLETE', remoteTermination: 'not_applicable' });
 
     const capsule = await v2(deps.ports, ref);
