@@ -1,0 +1,112 @@
+/**
+ * The target reader's worker (spec §4.4 step 3): the module the bounded reader's child
+ * process runs (src/adapters/reader-process). It opens its OWN ClickHouse client over HTTP
+ * from its input (credentials travel over IPC only and are never logged or returned),
+ * reads the generation (the UUID under the target name) from system.tables, runs each
+ * bound original probe, reads the generation again, and returns `{before, after, values}`.
+ *
+ * Every statement is read-only by its own SETTINGS clause (`readonly = 2`,
+ * `max_execution_time`, `cancel_http_readonly_queries_on_client_close`): over chdb and
+ * HTTP a client-level setting would not reach every statement, and `readonly` in the
+ * clause applies to that statement alone. Each probe runs at the cut point
+ * `quality.target.probe` (faults from CUTPOINT_FAULTS, which the child inherits: a
+ * rehearsal can slow or fail the read inside the killable process).
+ */
+import { openClickHouse, type ClickHouseHandle } from '../adapters/clickhouse/client.js';
+import { assertEnclosedSelect, settingsClause } from '../adapters/clickhouse/publication-sql.js';
+import { faultsFromEnv } from '../adapters/fault-injector.js';
+import { classifyClickHouseError } from '../domain/clickhouse-errors.js';
+import { scalarOf } from '../domain/delivery/target-rules.js';
+import { ValidationError } from '../domain/errors.js';
+import type { BoundedReadError } from '../ports/bounded-reader.js';
+import { QUALITY_CUT_POINTS } from './cut-points.js';
+
+export interface ProbeWorkerInput {
+  url: string;
+  username?: string;
+  password?: string;
+  /** The target relation the probes are bound to; its UUID is read before and after them. */
+  relation: { database: string; table: string };
+  /** The original probes, already bound to `relation` (names unique). */
+  probes: Array<{ name: string; sql: string }>;
+  /** `max_execution_time` of every statement, seconds (≥ 1). */
+  maxExecutionSeconds: number;
+}
+
+export interface ProbeWorkerResult {
+  /** `toString(uuid)` under the target name before the first probe (null: no table). */
+  before: string | null;
+  after: string | null;
+  /** Each probe's one value by name (64-bit integers as text, never rounded). */
+  values: Record<string, number | string | null>;
+}
+
+function parseInput(value: unknown): ProbeWorkerInput {
+  const v = value as Partial<ProbeWorkerInput> | null;
+  const bad = (what: string): never => {
+    throw new ValidationError('quality.reader_input_invalid', `probe worker: ${what}`);
+  };
+  if (!v || typeof v !== 'object') return bad('input must be an object');
+  if (typeof v.url !== 'string' || !/^https?:\/\//.test(v.url)) bad('url must be http(s)');
+  if (!v.relation || typeof v.relation.database !== 'string' || typeof v.relation.table !== 'string') bad('relation must be {database, table}');
+  if (!Array.isArray(v.probes) || v.probes.length === 0) bad('probes must be a non-empty list');
+  if (!Number.isSafeInteger(v.maxExecutionSeconds) || (v.maxExecutionSeconds as number) < 1) bad('maxExecutionSeconds must be a positive integer');
+  const names = new Set<string>();
+  for (const p of v.probes as unknown[]) {
+    const probe = p as { name?: unknown; sql?: unknown } | null;
+    if (!probe || typeof probe.name !== 'string' || typeof probe.sql !== 'string' || names.has(probe.name)) bad('each probe needs a unique name and its sql');
+    assertEnclosedSelect((probe as { sql: string }).sql, `probe ${(probe as { name: string }).name}`);
+    names.add((probe as { name: string }).name);
+  }
+  return v as ProbeWorkerInput;
+}
+
+async function generationOf(handle: ClickHouseHandle, relation: ProbeWorkerInput['relation'], settings: string, signal: AbortSignal): Promise<string | null> {
+  const result = await handle.client.query({
+    query: `SELECT toString(uuid) AS uuid FROM system.tables WHERE database = {d:String} AND name = {n:String} ${settings}`,
+    query_params: { d: relation.database, n: relation.table },
+    format: 'JSONEachRow',
+    abort_signal: signal,
+  });
+  const rows = await result.json<{ uuid: string }>();
+  return rows[0]?.uuid ?? null;
+}
+
+export async function run(value: unknown, signal: AbortSignal): Promise<ProbeWorkerResult> {
+  const input = parseInput(value);
+  const faults = faultsFromEnv(process.env);
+  const handle = await openClickHouse({
+    kind: 'http',
+    url: input.url,
+    ...(input.username !== undefined ? { username: input.username } : {}),
+    ...(input.password !== undefined ? { password: input.password } : {}),
+  });
+  try {
+    // The server cancels a read-only query whose client connection closed (the child killed at the deadline);
+    // whether it did is still not known here: remote termination stays UNVERIFIED.
+    const readOnly = { readonly: 2, max_execution_time: input.maxExecutionSeconds, cancel_http_readonly_queries_on_client_close: 1 };
+    const before = await generationOf(handle, input.relation, settingsClause(readOnly), signal);
+    const values: Record<string, number | string | null> = {};
+    const settings = settingsClause({ ...readOnly, output_format_json_quote_64bit_integers: 1 });
+    for (const probe of input.probes) {
+      values[probe.name] = await faults.at(QUALITY_CUT_POINTS.targetProbe, async () => {
+        const result = await handle.client.query({ query: `SELECT * FROM (\n${probe.sql}\n) LIMIT 1 ${settings}`, format: 'JSONCompactEachRow', abort_signal: signal });
+        const rows = await result.json<unknown[]>();
+        return scalarOf(rows[0]?.[0]);
+      });
+    }
+    const after = await generationOf(handle, input.relation, settingsClause(readOnly), signal);
+    return { before, after, values };
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Structured fields only (the ClickHouse class, code and type), never a message: it may carry values. */
+export function classify(error: unknown): BoundedReadError {
+  const { errorClass, code, type } = classifyClickHouseError(error);
+  const known = (error as { name?: unknown } | null)?.name;
+  // Our own stable errors (an injected fault, a refused input) keep their stable name.
+  const ownClass = typeof known === 'string' && /^[A-Z][A-Za-z]+\.[A-Za-z]+$/.test(known) ? known : undefined;
+  return { class: errorClass === 'UNCLASSIFIED' && ownClass ? ownClass : errorClass, ...(code !== undefined ? { code } : {}), ...(type !== undefined ? { type } : {}) };
+}

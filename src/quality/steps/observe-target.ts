@@ -1,0 +1,30 @@
+import { rereadOnStale } from '../../delivery/steps/carried.js';
+import type { DeliveryDeps } from '../../delivery/deps.js';
+import { QualityFailedError, TargetPendingError } from '../../domain/quality/errors.js';
+import { observeTargetOnce, type ObserveOutput } from '../observe-target.js';
+import { targetReaderOf, type TargetReader } from '../observe-reader.js';
+
+/**
+ * The ObserveTarget step (flow `publish-clickhouse`, after Dispatch): the use case
+ * (src/quality/observe-target.ts) deciding again from the journal when it did nothing on a
+ * carried state (steps/carried.ts). The reader is a second parameter; by default it is the
+ * forked probe worker connecting to the target binding resolved from the environment (the
+ * handler passes its secrets and the Lambda's remaining time).
+ */
+export async function observeTarget(input: unknown, deps: DeliveryDeps, reader?: TargetReader): Promise<ObserveOutput> {
+  const tr = reader ?? (await targetReaderOf(deps));
+  return rereadOnStale((i: unknown, d: DeliveryDeps) => observeTargetOnce(i, d, tr))(input, deps);
+}
+
+/**
+ * The flow's variant: anything but a COMPLETE capsule leaves as its stable error so the
+ * state machine can catch it — Quality.TargetPending (a later identical invocation may
+ * observe again), Quality.Failed (terminal), Quality.Incomplete (thrown by the use case:
+ * the guard is kept).
+ */
+export async function observeTargetStep(input: unknown, deps: DeliveryDeps, reader?: TargetReader): Promise<ObserveOutput> {
+  const out = await observeTarget(input, deps, reader);
+  if (out.capsuleState === 'TARGET_PENDING') throw new TargetPendingError();
+  if (out.capsuleState === 'FAILED') throw new QualityFailedError();
+  return out;
+}

@@ -1,0 +1,255 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { journalOf } from '../../src/delivery/journal/keys.js';
+import { readInvocation } from '../../src/delivery/journal/records.js';
+import { incompleteTransitionIdOf } from '../../src/quality/observe-guard.js';
+import { qualityEvidenceKeyOf } from '../../src/domain/delivery/identifiers.js';
+import { candidateUuidOf } from '../../src/domain/publication/candidate.js';
+import { readCompletionDocument } from '../../src/domain/quality/evidence.js';
+import { capsuleUpdateLeg, readCapsule } from '../../src/quality/capsule-store.js';
+import { observeTarget, observeTargetStep } from '../../src/quality/steps/observe-target.js';
+import { openObserveWorld, type ObserveWorld } from '../fixtures/quality/observe-world.js';
+
+let world: ObserveWorld;
+beforeAll(async () => {
+  world = await openObserveWorld();
+}, 180_000);
+afterAll(async () => {
+  await world?.close();
+});
+
+const v2 = async (ports: Parameters<typeof readCapsule>[0], ref: Parameters<typeof readCapsule>[1]) => {
+  const capsule = await readCapsule(ports, ref);
+  if (!capsule || capsule.schema !== 2) throw new Error('expected a v2 capsule');
+  return capsule;
+};
+
+describe('ObserveTarget (seed 000 §4.4): the original probes on the published generation, under the reader guard', () => {
+  it('COMPLETE: probes pass on C, one persist-and-release, completion.json version = the capsule version the COMPLETE write produced (I4)', async () => {
+    const { deps, begun, dispatched, ref, route } = await world.published();
+    const before = await v2(deps.ports, ref);
+    expect(before).toMatchObject({ state: 'PREPARED' });
+    expect(dispatched.known).toBeTruthy();
+    // As the flow runs it: on the journal state Dispatch carried.
+    const out = await observeTargetStep(dispatched, deps, await world.reader(deps));
+    expect(out).toMatchObject({ state: 'PUBLISHED', acted: true, capsuleState: 'COMPLETE', outcome: 'COMPLETE', remoteTermination: 'not_applicable' });
+
+    const capsule = await v2(deps.ports, ref);
+    expect(capsule.reader).toBeUndefined();
+    expect(capsule.state).toBe('COMPLETE');
+    // acquire (v+1), persist COMPLETE (v+2 = completion.version), evidence fact (v+3).
+    expect(capsule.completion?.version).toBe(before.version + 2);
+    expect(capsule.version).toBe(before.version + 3);
+    const key = qualityEvidenceKeyOf(route, ref.invocationId, 'completion');
+    expect(capsule.completion?.evidence?.key).toBe(key);
+    const stored = await deps.ports.objects.get(key);
+    const doc = readCompletionDocument(Buffer.from(stored!.bytes).toString('utf8'), capsule.completion!.evidence!.sha256, capsule.coreDigest);
+    expect(doc).toMatchObject({ version: before.version + 2, candidateUuid: candidateUuidOf(ref.invocationId) });
+    expect(doc.results.every((r) => r.result === 'PASSED')).toBe(true);
+
+    // A re-run does nothing: COMPLETE is final, its evidence recorded.
+    expect(await observeTarget(begun, deps, await world.reader(deps))).toMatchObject({ acted: false, capsuleState: 'COMPLETE' });
+    expect((await v2(deps.ports, ref)).version).toBe(capsule.version);
+    expect((await readInvocation(deps.ports, ref)).facts.dispatch?.count).toBe(1);
+  });
+});
+
+describe('ObserveTarget: deadline, guard, zombie, terminal failure, rollback', () => {
+  it('G1 + G5: a probe slower than the deadline ⇒ revoke, kill, reap, TARGET_PENDING and release in one write, remote termination UNVERIFIED; a later identical invocation observes again ⇒ COMPLETE', async () => {
+    const { deps, begun, ref } = await world.published();
+    const before = await v2(deps.ports, ref);
+    process.env.CUTPOINT_FAULTS = 'quality.target.probe:delay=60000';
+    try {
+      // The child inherits CUTPOINT_FAULTS: its first probe sleeps past the deadline.
+      await expect(observeTargetStep(begun, deps, await world.reader(deps, 10_000))).rejects.toMatchObject({ name: 'Quality.TargetPending', code: 'quality.target_pending' });
+    } finally {
+      delete process.env.CUTPOINT_FAULTS;
+    }
+    const pending = await v2(deps.ports, ref);
+    expect(pending).toMatchObject({ state: 'TARGET_PENDING', lastObservation: { outcome: 'TARGET_PENDING', errorClass: 'DEADLINE', remoteTermination: 'UNVERIFIED' } });
+    expect(pending.reader).toBeUndefined();
+    expect(pending.version).toBe(before.version + 2); // acquire, then ONE persist-and-release
+
+    const again = await observeTarget(begun, deps, await world.reader(deps));
+    expect(again).toMatchObject({ capsuleState: 'COMPLETE', outcome: 'COMPLETE', remoteTermination: 'not_applicable' });
+    const complete = await v2(deps.ports, ref);
+    expect(complete).toMatchObject({ state: 'COMPLETE', runs: before.runs });
+    expect(complete.reader).toBeUndefined();
+    expect(complete.completion?.evidence).toBeDefined();
+  });
+
+  it('G3: the pending persist answer lost ⇒ proved by the reload (released); lost every time ⇒ Quality.Incomplete, the guard kept', async () => {
+    const { deps, begun, ref } = await world.published();
+    // A budget already spent: the deadline is now, the reader never starts (not_applicable).
+    world.stores.faults.arm('quality.pending.commit:lose-response');
+    try {
+      expect(await observeTarget(begun, deps, await world.reader(deps, 0))).toMatchObject({ capsuleState: 'TARGET_PENDING', outcome: 'TARGET_PENDING', remoteTermination: 'not_applicable' });
+    } finally {
+      world.stores.faults.disarm();
+    }
+    const pending = await v2(deps.ports, ref);
+    expect(pending).toMatchObject({ state: 'TARGET_PENDING' });
+    expect(pending.reader).toBeUndefined();
+
+    world.stores.faults.arm('quality.pending.commit:lose-request*');
+    try {
+      await expect(observeTarget(begun, deps, await world.reader(deps, 0))).rejects.toMatchObject({ name: 'Quality.Incomplete', code: 'quality.incomplete' });
+    } finally {
+      world.stores.faults.disarm();
+    }
+    const kept = await v2(deps.ports, ref);
+    expect(kept.state).toBe('TARGET_PENDING');
+    expect(kept.reader).toBeDefined();
+    expect(kept.lastObservation).toEqual(pending.lastObservation);
+    // Nobody clears it: the next observation is refused by the guard.
+    await expect(observeTarget(begun, deps, await world.reader(deps))).rejects.toMatchObject({ name: 'Quality.ReaderGuardHeld' });
+  });
+
+  it('G2: the reader process end not observed within the reap bound (quality.worker.reap) ⇒ Quality.Incomplete, its result never persisted, the guard kept', async () => {
+    const { deps, begun, ref } = await world.published();
+    const before = await v2(deps.ports, ref);
+    world.stores.faults.arm('quality.worker.reap:fail');
+    try {
+      await expect(observeTargetStep(begun, deps, await world.reader(deps))).rejects.toMatchObject({ name: 'Quality.Incomplete', code: 'quality.incomplete' });
+    } finally {
+      world.stores.faults.disarm();
+    }
+    const kept = await v2(deps.ports, ref);
+    expect(kept).toMatchObject({ state: 'PREPARED', version: before.version + 1 });
+    expect(kept.reader).toBeDefined();
+    expect(kept.lastObservation).toBeUndefined();
+    // The journal records the INCOMPLETE observation (best effort), without touching the guard.
+    expect(await journalOf(deps.ports.authority, ref.invocationId).find(incompleteTransitionIdOf(ref.invocationId, kept.reader!.token))).toBeDefined();
+  });
+
+  it('G4: a crash right after the acquire leaves the guard held; a second observe ⇒ Quality.ReaderGuardHeld, nothing written', async () => {
+    const { deps, begun, ref } = await world.published();
+    world.stores.faults.arm('quality.reader.acquire:crash-after');
+    try {
+      await expect(observeTarget(begun, deps, await world.reader(deps))).rejects.toMatchObject({ name: 'Cutpoint.WorkerCrashed' });
+    } finally {
+      world.stores.faults.disarm();
+    }
+    const held = await v2(deps.ports, ref);
+    expect(held.state).toBe('PREPARED');
+    expect(held.reader).toBeDefined();
+    const journal = await readInvocation(deps.ports, ref);
+    await expect(observeTargetStep(begun, deps, await world.reader(deps))).rejects.toMatchObject({ name: 'Quality.ReaderGuardHeld', code: 'quality.reader_guard_held' });
+    expect(await v2(deps.ports, ref)).toEqual(held);
+    expect((await readInvocation(deps.ports, ref)).version).toBe(journal.version);
+  });
+
+  it('G7: two concurrent observes of one operation ⇒ exactly one acquires; the other is refused by the guard with no write of its own', async () => {
+    const { deps, begun, ref } = await world.published();
+    const before = await v2(deps.ports, ref);
+    // The holder's read is slow (its probe sleeps past an 8 s deadline), so the other meets the guard.
+    process.env.CUTPOINT_FAULTS = 'quality.target.probe:delay=60000';
+    let settled;
+    try {
+      settled = await Promise.allSettled([observeTarget(begun, deps, await world.reader(deps, 8_000)), observeTarget(begun, deps, await world.reader(deps, 8_000))]);
+    } finally {
+      delete process.env.CUTPOINT_FAULTS;
+    }
+    const fulfilled = settled.filter((r) => r.status === 'fulfilled');
+    const rejected = settled.filter((r) => r.status === 'rejected');
+    expect(fulfilled).toHaveLength(1);
+    expect(fulfilled[0]).toMatchObject({ value: { acted: true, capsuleState: 'TARGET_PENDING' } });
+    expect(rejected).toHaveLength(1);
+    expect(rejected[0]).toMatchObject({ reason: { name: 'Quality.ReaderGuardHeld' } });
+    // acquire, pending-and-release: the holder's two writes only.
+    const after = await v2(deps.ports, ref);
+    expect(after.version).toBe(before.version + 2);
+    expect(after.reader).toBeUndefined();
+
+    // Released: a later identical invocation observes again.
+    expect(await observeTarget(begun, deps, await world.reader(deps))).toMatchObject({ capsuleState: 'COMPLETE' });
+  });
+
+  it('G6: a zombie whose guard was taken over persists late with its stale token ⇒ refused, nothing written', async () => {
+    const { deps, begun, ref } = await world.published();
+    const real = await world.reader(deps);
+    let taken: Awaited<ReturnType<typeof v2>> | undefined;
+    const zombie = {
+      ...real,
+      reader: {
+        async read(request: Parameters<typeof real.reader.read>[0]) {
+          const outcome = await real.reader.read(request);
+          // Meanwhile (a test seam on the raw item): the guard now belongs to another run B.
+          const mine = await v2(deps.ports, ref);
+          await deps.ports.authority.transact('test.seam', [capsuleUpdateLeg(ref, mine, { reader: { ...mine.reader!, token: 'b'.repeat(32), runId: 'run-b' } })]);
+          taken = await v2(deps.ports, ref);
+          return outcome;
+        },
+      },
+    };
+    await expect(observeTarget(begun, deps, zombie)).rejects.toMatchObject({ name: 'Quality.ReaderGuardHeld' });
+    expect(await v2(deps.ports, ref)).toEqual(taken);
+    expect(taken).toMatchObject({ state: 'PREPARED', reader: { token: 'b'.repeat(32) } });
+  });
+
+  it('T3: a row of the published table altered between dispatch and observe ⇒ FAILED, final', async () => {
+    const { deps, begun, ref, table } = await world.published();
+    await world.ch.client.command({ query: `ALTER TABLE pub.${table} UPDATE amount = -1 WHERE event_id IN (SELECT event_id FROM pub.${table} LIMIT 1) SETTINGS mutations_sync = 2` });
+    await expect(observeTargetStep(begun, deps, await world.reader(deps))).rejects.toMatchObject({ name: 'Quality.Failed', code: 'quality.failed' });
+    const failed = await v2(deps.ports, ref);
+    expect(failed).toMatchObject({ state: 'FAILED', failure: { probes: ['assertion:no_negative_amounts'] }, lastObservation: { outcome: 'FAILED' } });
+    expect(failed.reader).toBeUndefined();
+    expect(failed.completion).toBeUndefined();
+    // Final: a re-run observes nothing and writes nothing.
+    expect(await observeTarget(begun, deps, await world.reader(deps))).toMatchObject({ acted: false, capsuleState: 'FAILED' });
+    expect(await v2(deps.ports, ref)).toEqual(failed);
+  });
+
+  it('G10: completion.json present while the capsule is not COMPLETE ⇒ quality.authority_version_rollback, no evaluation, the guard released by its owner', async () => {
+    const { deps, begun, ref, route } = await world.published();
+    const before = await v2(deps.ports, ref);
+    const key = qualityEvidenceKeyOf(route, ref.invocationId, 'completion');
+    await deps.ports.objects.put('test.seam', key, Buffer.from('{"kind":"cutpoint.quality-completion.v1"}'), { sha256: 'x' });
+    await expect(observeTarget(begun, deps, await world.reader(deps))).rejects.toMatchObject({ name: 'Quality.AuthorityRollback', code: 'quality.authority_version_rollback' });
+    const after = await v2(deps.ports, ref);
+    expect(after.state).toBe('PREPARED');
+    expect(after.reader).toBeUndefined();
+    expect(after.lastObservation).toBeUndefined();
+    expect(after.version).toBe(before.version + 2); // acquire, release: no state change
+  });
+});
+
+describe('ObserveTarget: observation failures and the completion cut points', () => {
+  it('K2: a structured Code 999 (KEEPER_EXCEPTION) during the target probe ⇒ TARGET_PENDING with its class, the operation retained, one dispatch', async () => {
+    // A real server error through the driver path, raised on the target only (the candidate has no -999 row).
+    // Measured: inside the probe's wrapping subquery the server reports throwIf's own text, not the custom
+    // "No node" message, so the structured 999 classifies as KEEPER_OTHER (never by text alone).
+    const keeper = "SELECT count() FROM {relation} WHERE amount < 0 AND throwIf(amount = -999, 'No node, path: /cutpoint', toInt32(999)) = 0 SETTINGS allow_custom_error_code_in_throwif = 1";
+    const { deps, begun, ref, table } = await world.published({ assertion: keeper });
+    await world.ch.client.command({ query: `ALTER TABLE pub.${table} UPDATE amount = -999 WHERE event_id IN (SELECT event_id FROM pub.${table} LIMIT 1) SETTINGS mutations_sync = 2` });
+    expect(await observeTarget(begun, deps, await world.reader(deps))).toMatchObject({ state: 'PUBLISHED', capsuleState: 'TARGET_PENDING', outcome: 'TARGET_PENDING' });
+    const pending = await v2(deps.ports, ref);
+    expect(pending).toMatchObject({ state: 'TARGET_PENDING', lastObservation: { errorClass: 'KEEPER_OTHER', remoteTermination: 'UNVERIFIED' } });
+    expect(pending.reader).toBeUndefined();
+    const record = await readInvocation(deps.ports, ref);
+    expect(record.state).toBe('PUBLISHED');
+    expect(record.facts.dispatch?.count).toBe(1);
+  });
+
+  it('a crash between COMPLETE and its evidence fact: the re-run writes the deterministic completion.json and records it; once recorded nothing is written again', async () => {
+    const { deps, begun, ref, route } = await world.published();
+    world.stores.faults.arm('quality.completion.record:crash-before');
+    try {
+      await expect(observeTarget(begun, deps, await world.reader(deps))).rejects.toMatchObject({ name: 'Cutpoint.WorkerCrashed' });
+    } finally {
+      world.stores.faults.disarm();
+    }
+    const complete = await v2(deps.ports, ref);
+    expect(complete.state).toBe('COMPLETE');
+    expect(complete.completion?.evidence).toBeUndefined();
+    const key = qualityEvidenceKeyOf(route, ref.invocationId, 'completion');
+    const first = await deps.ports.objects.get(key);
+    expect(first).toBeDefined();
+
+    expect(await observeTarget(begun, deps, await world.reader(deps))).toMatchObject({ acted: true, capsuleState: 'COMPLETE', outcome: 'COMPLETE' });
+    const recorded = await v2(deps.ports, ref);
+    expect(recorded.completion).toMatchObject({ version: complete.completion!.version, evidence: { key } });
+    expect(Buffer.from((await deps.ports.objects.get(key))!.bytes)).toEqual(Buffer.from(first!.bytes));
+    expect(await observeTarget(begun, deps, await world.reader(deps))).toMatchObject({ acted: false, capsuleState: 'COMPLETE' });
+    expect((await v2(deps.ports, ref)).version).toBe(recorded.version);
+  });
+});
