@@ -2,7 +2,6 @@ import type { DeliveryDeps } from '../delivery/deps.js';
 import type { InvocationRecord } from '../delivery/journal/records.js';
 import { ownerBindingOf } from '../delivery/steps/common.js';
 import { qualityEvidenceKeyOf } from '../domain/delivery/identifiers.js';
-import { canonicalJson, sha256Hex } from '../domain/digest.js';
 import { candidateMarkerOf } from '../domain/publication/candidate.js';
 import type { CapsuleV2 } from '../domain/quality/capsule.js';
 import {
@@ -11,9 +10,9 @@ import {
   EvidenceInvalidError,
   GenerationChangedError,
 } from '../domain/quality/errors.js';
-import { PREPARED_KIND, readPreparedDocument, type PreparedDocument } from '../domain/quality/evidence.js';
+import { readPreparedDocument, type PreparedDocument } from '../domain/quality/evidence.js';
 import { exchangeOf, namesOf } from '../publication/exchange-deps.js';
-import { readEvidence } from './evidence.js';
+import { fetchEvidence } from './evidence.js';
 
 /**
  * §4.4 step 2 (seed 000 N4: "only after exact commit and generation checks"), every check
@@ -49,10 +48,9 @@ export async function checkBeforeObserving(deps: DeliveryDeps, record: Invocatio
 
 /** prepared.json: valid evidence of this operation and generation whose recomputed core is the sealed one. */
 export async function readPrepared(deps: DeliveryDeps, record: InvocationRecord, capsule: CapsuleV2): Promise<PreparedDocument> {
-  const read = await readEvidence(deps.ports.objects, capsule.prepared.key, PREPARED_KIND, capsule.prepared.sha256);
-  if (read.status !== 'valid') throw new EvidenceInvalidError(read.status, `prepared.json: ${read.status}`);
-  const bytes = canonicalJson(read.document);
-  const prepared = readPreparedDocument(bytes, sha256Hex(bytes), capsule.coreDigest);
+  const read = await fetchEvidence(deps.ports.objects, capsule.prepared.key);
+  if (read.status !== 'found') throw new EvidenceInvalidError(read.status === 'absent' ? 'missing' : 'unreadable', `prepared.json: ${read.status}`);
+  const prepared = readPreparedDocument(read.bytes, capsule.prepared.sha256, capsule.coreDigest);
   if (prepared.invocationId !== record.invocationId || prepared.candidateUuid !== capsule.generation.candidateUuid) {
     throw new EvidenceInvalidError('malformed', 'prepared.json names another operation or generation');
   }
