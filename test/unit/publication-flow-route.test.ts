@@ -18,7 +18,7 @@ routes:
     window: { kind: fixed, start: "2026-11-02T00:00:00Z", end: "2026-11-04T00:00:00Z" }
     target: { binding: warehouse, table: dwh.events, key_columns: [event_id], mode: replace_window }
 `;
-const route = (name: string) => selectRoute(parseManifest(manifest, '/config/r.yaml'), { file: '/config/r.yaml', route: name });
+const route = (name: string) => selectRoute(parseManifest(manifest, '/config/r.yaml'), { route: name });
 
 describe('which flow publishes which route', () => {
   it('publish-clickhouse takes an exchange route and refuses a SQL one; deliver-window the reverse; each with its stable code', () => {
