@@ -4,6 +4,7 @@ import { faultsCommand, faultsHelp } from './commands/faults.js';
 import { flowCommand, flowHelp } from './commands/flow.js';
 import { localCommand, localHelp } from './commands/local.js';
 import { objectCommand, objectHelp } from './commands/object.js';
+import { qualityCommand, qualityHelp } from './commands/quality.js';
 import { streamCommand, streamHelp } from './commands/stream.js';
 import { escapeControlCharacters } from '../domain/errors.js';
 import { EXIT, printDiagnostic, printResult, printUsageError, UsageError } from './io.js';
@@ -20,6 +21,7 @@ const COMMANDS: Record<string, Command> = {
   object: { run: objectCommand, help: objectHelp },
   stream: { run: streamCommand, help: streamHelp },
   delivery: { run: deliveryCommand, help: deliveryHelp },
+  quality: { run: qualityCommand, help: qualityHelp },
   faults: { run: faultsCommand, help: faultsHelp },
 };
 

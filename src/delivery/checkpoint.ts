@@ -69,6 +69,14 @@ export interface CheckpointAdvance {
 export const CHECKPOINT_TRANSITION_ID = 'sys:checkpoint';
 
 /**
+ * `governance` (an exchange route, seed 000): called while each round plans, it refuses
+ * (a Quality.* error, nothing written) unless the capsule is COMPLETE with its completion
+ * evidence, and returns the legs that hold the capsule at the version it read — so a
+ * capsule changed meanwhile refuses the whole write (I10: at most once, only after COMPLETE).
+ */
+export type GovernanceLegs = () => Promise<TransactionLeg[]>;
+
+/**
  * Advances the route checkpoint to the invocation's sealed window end and completes the
  * invocation (PUBLISHED → SUCCEEDED) — ONE transaction at `delivery.checkpoint.advance`:
  * the checkpoint CAS (expected version, or absent), the custody ConditionCheck with the
@@ -87,7 +95,7 @@ export const CHECKPOINT_TRANSITION_ID = 'sys:checkpoint';
  * Requires state PUBLISHED (Delivery.JournalStateConflict otherwise) and the evidence
  * object recorded (Delivery.TransitionPrecondition). Nothing is written on any refusal.
  */
-export async function advanceCheckpoint(ports: Ports, ref: InvocationRef, fence: Fence, known?: Known): Promise<CheckpointAdvance> {
+export async function advanceCheckpoint(ports: Ports, ref: InvocationRef, fence: Fence, known?: Known, governance?: GovernanceLegs): Promise<CheckpointAdvance> {
   const target = validateRef(ref);
   const ourFence = validateFence(fence);
   const result = await journaledWrite(ports, {
@@ -101,6 +109,7 @@ export async function advanceCheckpoint(ports: Ports, ref: InvocationRef, fence:
       requireFence(target, custody, ourFence);
       if (invocation.state !== 'PUBLISHED') throw new JournalStateConflictError(target.invocationId, invocation.state, 'PUBLISHED');
       if (!invocation.facts.evidence) throw new TransitionPreconditionError('evidence must be persisted before the checkpoint advances');
+      const governed = governance ? await governance() : [];
       const { start, end } = invocation.sealed.window;
       const current = await loadCheckpoint(ports, target.targetId, invocation.route);
       const moved = !current || Date.parse(end) > Date.parse(current.windowEnd);
@@ -118,7 +127,7 @@ export async function advanceCheckpoint(ports: Ports, ref: InvocationRef, fence:
       return {
         set: { state: 'SUCCEEDED', facts },
         custody: custodyGuardLeg(custody),
-        legs: [leg],
+        legs: [leg, ...governed],
         journal: {
           from: 'PUBLISHED',
           to: 'SUCCEEDED',

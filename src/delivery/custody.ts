@@ -42,6 +42,12 @@ export interface BeginRequest {
    * conditions (pointer absent, custody version) refuse a stale read.
    */
   known?: { custody: CustodyRecord | undefined };
+  /**
+   * Further legs of the begin transaction, decided on the custody item this round read
+   * (absent or RELEASED) and the epoch the grant takes, e.g. a ClickHouse successor's
+   * boundary legs (src/publication/successor.ts). A refusal it throws writes nothing.
+   */
+  legs?: (custody: CustodyRecord | undefined, context: { at: string; epoch: number }) => Promise<TransactionLeg[]>;
 }
 
 export interface CustodyGrant {
@@ -130,6 +136,7 @@ export async function beginInvocation(ports: Ports, request: BeginRequest): Prom
       { kind: 'put', item: { ...deliveryKeys.pointer(invocationId), targetId, route }, expect: 'absent' },
       { kind: 'put', item: { ...deliveryKeys.journalRecord(invocationId, 1), ...entry }, expect: 'absent' },
       { kind: 'put', item: { ...deliveryKeys.journalClaim(invocationId, BEGIN_ID), seq: 1 }, expect: 'absent' },
+      ...(request.legs ? await request.legs(custody, { at, epoch }) : []),
     ];
     let outcome;
     try {

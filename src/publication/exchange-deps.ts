@@ -12,7 +12,7 @@ export function exchangeOf(deps: DeliveryDeps): ExchangeTargetPort {
 }
 
 /** The operation's ClickHouse names: target, stage, candidate, tombstone, in the target's database. */
-export function namesOf(invocationId: string, deps: DeliveryDeps): ExchangeNames {
+export function namesOf(invocationId: string, deps: Pick<DeliveryDeps, 'route'>): ExchangeNames {
   const { table } = deps.route.route.target;
   return exchangeNamesOf(invocationId, { database: table.schema, table: table.name });
 }

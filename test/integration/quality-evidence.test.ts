@@ -2,56 +2,45 @@ import { describe, expect, it } from 'vitest';
 import { inertFaults } from '../../src/adapters/fault-injector.js';
 import { awsPorts } from '../../src/adapters/ports.js';
 import { qualityEvidenceKeyOf } from '../../src/domain/delivery/identifiers.js';
+import { completionDocument, completionWitnessOf } from '../../src/domain/quality/evidence.js';
 import { freePort } from '../../src/local/free-port.js';
-import { evidenceBytes, putEvidence, readEvidence } from '../../src/quality/evidence.js';
+import { evidenceBytes, fetchEvidence, putEvidence } from '../../src/quality/evidence.js';
 import { freshStores } from '../support/emulators.js';
 
-const KIND = 'cutpoint.quality-prepared.v1';
 const ID = 'inv-abcdefghijklmnopqrstuvwx2a';
+const CORE = 'c'.repeat(64);
+const completion = completionDocument({ invocationId: ID, coreDigest: CORE, candidateUuid: '0e6f5b1c-2d3a-8b4c-9d5e-6f708192a3b4', version: 7, at: '2026-12-01T00:00:00.000Z', runId: 'run-x', results: [{ name: 'row_count_matches_receipts', result: 'PASSED' }] });
 
-describe('quality evidence objects: every read is valid, missing, malformed or unreadable — never a default', () => {
-  it('a written document reads back valid, by the recorded SHA-256 and by its own metadata; a re-put writes the same bytes', async () => {
-    const { ports } = await freshStores();
-    const key = qualityEvidenceKeyOf('daily', ID, 'prepared');
-    const document = { kind: KIND, invocation_id: ID, probes: [{ name: 'row_count', expect: 3 }] };
-    const first = await putEvidence(ports.objects, 'quality.prepared.put', key, document, ID);
-    expect(first.status).toBe('WRITTEN');
-    expect(first.sha256).toBe(evidenceBytes(document).sha256);
-    // A re-run writes the same bytes (the emulator does not enforce If-None-Match, S3 does: REUSED there).
-    expect((await putEvidence(ports.objects, 'quality.prepared.put', key, document, ID)).sha256).toBe(first.sha256);
-    expect(await readEvidence(ports.objects, key, KIND, first.sha256)).toEqual({ status: 'valid', document, sha256: first.sha256 });
-    expect((await readEvidence(ports.objects, key, KIND)).status).toBe('valid');
-  });
-
-  it('absent → missing; other bytes than recorded, not JSON, or another kind → malformed', async () => {
+describe('quality evidence in S3: found, absent or unreadable — then verified by the domain, never a default pass', () => {
+  it('a written document is found with the same bytes (a re-put writes the same SHA-256) and verifies as the witness of its version', async () => {
     const { ports } = await freshStores();
     const key = qualityEvidenceKeyOf('daily', ID, 'completion');
-    expect(await readEvidence(ports.objects, key, KIND, 'a'.repeat(64))).toEqual({ status: 'missing', code: 'quality.evidence_missing' });
-
-    const completion = { kind: KIND, version: 7 };
-    const { sha256 } = await putEvidence(ports.objects, 'quality.completion.put', key, completion, ID);
-    expect(await readEvidence(ports.objects, key, KIND, 'b'.repeat(64))).toMatchObject({ status: 'malformed', why: 'checksum' });
-    expect(await readEvidence(ports.objects, key, 'cutpoint.other.v1', sha256)).toMatchObject({ status: 'malformed', why: 'kind' });
-
-    const junk = qualityEvidenceKeyOf('daily', ID, 'prepared');
-    const bytes = Buffer.from('{"kind": "cutpoint.quality-prepared.v1"', 'utf8');
-    const { sha256: junkSha } = evidenceBytes({});
-    await ports.objects.put('test.raw', junk, bytes, { sha256: junkSha });
-    expect(await readEvidence(ports.objects, junk, KIND)).toMatchObject({ status: 'malformed', why: 'checksum' });
-    const { createHash } = await import('node:crypto');
-    const own = createHash('sha256').update(bytes).digest('hex');
-    const junk2 = `${junk}.2`;
-    await ports.objects.put('test.raw', junk2, bytes, { sha256: own });
-    expect(await readEvidence(ports.objects, junk2, KIND, own)).toMatchObject({ status: 'malformed', why: 'not_json' });
+    const first = await putEvidence(ports.objects, 'quality.completion.put', key, completion.document, ID);
+    expect(first.sha256).toBe(completion.sha256);
+    expect(evidenceBytes(completion.document).sha256).toBe(completion.sha256);
+    // The emulator does not enforce If-None-Match (S3 does: REUSED there); the bytes are the same either way.
+    expect((await putEvidence(ports.objects, 'quality.completion.put', key, completion.document, ID)).sha256).toBe(first.sha256);
+    const read = await fetchEvidence(ports.objects, key);
+    expect(read).toEqual({ status: 'found', bytes: completion.bytes });
+    expect(completionWitnessOf(read, completion.sha256, CORE)).toEqual({ evidence: 'valid', version: 7 });
   });
 
-  it('a store that cannot be read → unreadable with the error name only (no endpoint, bucket or key in it)', async () => {
+  it('absent → missing; other bytes than recorded → malformed; never valid', async () => {
+    const { ports } = await freshStores();
+    const key = qualityEvidenceKeyOf('daily', ID, 'completion');
+    const absent = await fetchEvidence(ports.objects, key);
+    expect(absent).toEqual({ status: 'absent' });
+    expect(completionWitnessOf(absent, completion.sha256, CORE)).toEqual({ evidence: 'missing' });
+    await ports.objects.put('test.raw', key, Buffer.from(completion.bytes.replace('"version":7', '"version":9')), { sha256: completion.sha256 });
+    expect(completionWitnessOf(await fetchEvidence(ports.objects, key), completion.sha256, CORE)).toEqual({ evidence: 'malformed' });
+  });
+
+  it('a store that cannot be read → unreadable (no endpoint, bucket or key in what comes back)', async () => {
     const { config } = await freshStores();
     const closed = await freePort();
     const ports = awsPorts({ ...config, endpoints: { ...config.endpoints, s3: `http://127.0.0.1:${closed}` } }, inertFaults);
-    const read = await readEvidence(ports.objects, qualityEvidenceKeyOf('daily', ID, 'prepared'), KIND, 'c'.repeat(64));
-    expect(read.status).toBe('unreadable');
-    expect(read).toMatchObject({ code: 'quality.evidence_unreadable' });
-    expect(JSON.stringify(read)).not.toMatch(/127\.0\.0\.1|cutpoint-test|prepared\.json/);
+    const read = await fetchEvidence(ports.objects, qualityEvidenceKeyOf('daily', ID, 'prepared'));
+    expect(read).toEqual({ status: 'unreadable' });
+    expect(completionWitnessOf(read, completion.sha256, CORE)).toEqual({ evidence: 'unreadable' });
   });
 });

@@ -299,3 +299,24 @@ describe('the seal covers the governance settings', () => {
     expect(new Set([base, ...variants]).size).toBe(4);
   });
 });
+
+describe('a governed route cannot turn the sealed row count off (seed 000 N3)', () => {
+  it('row_count_matches_receipts: false is quality.required_cannot_degrade on a v2 route, and still allowed on a SQL route', async () => {
+    const { parseManifest } = await import('../../src/domain/delivery/manifest.js');
+    const v2 = `version: 1
+bindings:
+  events_ch: { kind: clickhouse, url_env: CH_URL }
+routes:
+  daily:
+    source: { binding: events_ch, table: src.events, time_column: event_time, key_columns: [event_id] }
+    window: { kind: fixed, start: "2026-11-02T00:00:00Z", end: "2026-11-04T00:00:00Z" }
+    target: { binding: events_ch, table: pub.events, key_columns: [event_id], mode: exchange }
+    quality: { capsule: v2, row_count_matches_receipts: false, unique_keys: true }
+`;
+    expect(() => parseManifest(v2, 'm.yaml')).toThrow(expect.objectContaining({ code: 'quality.required_cannot_degrade' }));
+    const sql = v2.replace('events_ch, table: pub.events, key_columns: [event_id], mode: exchange', 'warehouse, table: dwh.events, key_columns: [event_id], mode: replace_window')
+      .replace('quality: { capsule: v2, ', 'quality: { ')
+      .replace('routes:', '  warehouse: { kind: postgres, url_env: PG_URL }\nroutes:');
+    expect(parseManifest(sql, 'm.yaml').routes.daily?.quality.rowCountMatchesReceipts).toBe(false);
+  });
+});

@@ -6,11 +6,14 @@ import { transition } from '../journal/transition.js';
 import { stageExplainedByReceipts, verifyParts } from '../parts/verify-parts.js';
 import { transitionIdOf } from '../steps/common.js';
 import { publicationFactOf, publishRequestOf } from '../steps/publish.js';
+import { reconcileExchange } from '../../publication/reconcile-exchange.js';
 import { RecoveryRetainedError, runRecovery, type RecoveryContext, type RecoveryDeps, type RecoveryInput, type RecoveryResult } from './recovery-session.js';
 
 /**
  * `reconcile` (WRITING_UNKNOWN, PUBLICATION_UNKNOWN): observes the target, never mutates
- * it, and journals what the observation proves.
+ * it, and journals what the observation proves. A dispatched ClickHouse operation (mode
+ * exchange) is reconciled by src/publication/reconcile-exchange.ts instead: by UUID, with
+ * the fence rename before non-publication is concluded.
  * - PUBLICATION_UNKNOWN: the exact transaction receipt (`probeReceipt`). Matching →
  *   PUBLISHED with the receipt's facts; a receipt for this invocation that does not match
  *   → INCIDENT_RETAINED (exit 1); none → publication is proved not to have happened (the
@@ -25,7 +28,8 @@ import { RecoveryRetainedError, runRecovery, type RecoveryContext, type Recovery
  */
 export async function reconcile(input: RecoveryInput, deps: RecoveryDeps): Promise<RecoveryResult> {
   return runRecovery('reconcile', input, deps, async (ctx) => {
-    if (ctx.record.state === 'PUBLICATION_UNKNOWN') await reconcilePublication(ctx);
+    if (ctx.record.state === 'PUBLICATION_UNKNOWN' && ctx.deps.route.route.target.mode === 'exchange') await reconcileExchange(ctx);
+    else if (ctx.record.state === 'PUBLICATION_UNKNOWN') await reconcilePublication(ctx);
     else await reconcileWriting(ctx);
   });
 }

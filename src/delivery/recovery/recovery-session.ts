@@ -7,6 +7,7 @@ import { CutpointError } from '../../domain/errors.js';
 import type { Fence } from '../../ports/authority.js';
 import type { Ports } from '../../ports/index.js';
 import { forbiddenSource, type GuardedSource } from '../source-guard.js';
+import type { ExchangeTargetPort } from '../../ports/exchange-target.js';
 import type { TargetPort } from '../../ports/target.js';
 import { acquireCustody } from '../custody.js';
 import type { DeliveryDeps } from '../deps.js';
@@ -48,6 +49,8 @@ export interface RecoveryInput {
 export interface RecoveryDeps {
   ports: Ports;
   target: TargetPort;
+  /** A ClickHouse (exchange) route's publication port: observation and the fence rename. */
+  exchange?: ExchangeTargetPort;
   route: SelectedRoute;
   /** The refusing source; a fresh `forbiddenSource()` by default. */
   source?: GuardedSource;
@@ -95,7 +98,7 @@ export async function runRecovery(
   const before = await loadInvocation(ports, input.invocationId);
   assertActionPermitted(before.state, before.facts, action);
   const source = recoveryDeps.source ?? forbiddenSource();
-  const deps = { ports, target: recoveryDeps.target, route: recoveryDeps.route, source };
+  const deps = { ports, target: recoveryDeps.target, route: recoveryDeps.route, source, ...(recoveryDeps.exchange ? { exchange: recoveryDeps.exchange } : {}) };
   if (before.route !== deps.route.name || before.targetId !== routeTargetId(deps)) {
     throw new CutpointError('Delivery.AuthorityMismatch', 'delivery.recovery_authority_mismatch', 'the route given is not the one the invocation sealed; nothing was mutated and custody is held');
   }

@@ -4,6 +4,7 @@ import { assertCustody, releaseCustody } from '../custody.js';
 import { DELIVERY_CUT_POINTS } from '../cut-points.js';
 import { recordFacts, transition } from '../journal/transition.js';
 import { ownerBindingOf, stagingRefOf, transitionIdOf } from '../steps/common.js';
+import { retireCandidate } from '../../publication/retire-candidate.js';
 import { RecoveryRetainedError, runRecovery, type RecoveryContext, type RecoveryDeps, type RecoveryInput, type RecoveryResult } from './recovery-session.js';
 
 /**
@@ -41,7 +42,13 @@ export async function retire(input: RecoveryInput, deps: RecoveryDeps): Promise<
   return runRecovery('retire', input, deps, async (ctx) => {
     const { record, ref, fence, deps: d } = ctx;
     await assertCustody(d.ports, ref.targetId, fence);
-    if (await d.target.probeReceipt(record.invocationId)) await publicationFound(ctx);
+    if (d.route.route.target.mode === 'exchange') {
+      // A ClickHouse operation has no receipt row: its candidate's UUID says whether it was published.
+      const candidate = await retireCandidate(ctx);
+      if (candidate === 'PUBLISHED') await publicationFound(ctx);
+      if (candidate === 'NOT_OURS') await notOurs(ctx);
+      if (candidate === 'UNPROVABLE') unprovable(ctx);
+    } else if (await d.target.probeReceipt(record.invocationId)) await publicationFound(ctx);
     const staging = record.facts.staging ? stagingRefOf(record) : await observedStage(ctx);
     if (!staging) return;
     const drop = await d.target.dropStaging(staging, { unlessPublished: true });

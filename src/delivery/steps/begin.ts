@@ -5,6 +5,7 @@ import { assertWindowClosed, resolveWindow, type SealedWindow } from '../../doma
 import { ValidationError } from '../../domain/errors.js';
 import { beginInvocation, CustodyHeldError, loadCustody, type CustodyRecord } from '../custody.js';
 import type { DeliveryDeps } from '../deps.js';
+import { successorLegsOf } from '../../publication/successor.js';
 import { validateSession } from '../journal/keys.js';
 import { loadInvocation } from '../journal/records.js';
 import { routeTargetId, workRootOf, type StepOutput } from './common.js';
@@ -126,7 +127,9 @@ export async function begin(input: BeginInput, deps: DeliveryDeps): Promise<Begi
     workRoot: workRootOf(deps),
     window,
   });
-  const grant = await beginInvocation(ports, { invocationId, route: route.name, targetId, sealed, session, ...(known ? { known } : {}) });
+  // A ClickHouse exchange slot: the successor's boundary legs ride in the same transaction (publication/successor.ts).
+  const legs = successorLegsOf(deps, { targetId, invocationId });
+  const grant = await beginInvocation(ports, { invocationId, route: route.name, targetId, sealed, session, ...(known ? { known } : {}), ...(legs ? { legs } : {}) });
   return {
     invocationId,
     fence: grant.fence,

@@ -1,4 +1,6 @@
-import { advanceCheckpoint } from '../checkpoint.js';
+import { completedCapsuleOf, isExchangeRoute } from '../../publication/completed-capsule.js';
+import { capsuleCheckLeg } from '../../quality/capsule-store.js';
+import { advanceCheckpoint, type GovernanceLegs } from '../checkpoint.js';
 import type { DeliveryDeps } from '../deps.js';
 import { transition } from '../journal/transition.js';
 import { loadForStep, output, parseStepInput, transitionIdOf, type StepOutput } from './common.js';
@@ -22,8 +24,12 @@ async function checkpointOnce(input: unknown, deps: DeliveryDeps): Promise<Check
   if (record.state !== 'PUBLISHED') {
     return { ...output(step, record, false), ...(record.facts.checkpoint ? { moved: record.facts.checkpoint.moved } : {}) };
   }
+  // An exchange route: refused unless the capsule is COMPLETE with its completion evidence,
+  // and the transaction holds the capsule at the version read (seed 000 N1, I10).
+  const governance: GovernanceLegs | undefined = isExchangeRoute(deps) ? async () => [capsuleCheckLeg(ref, await completedCapsuleOf(deps, ref))] : undefined;
+  if (governance) await governance();
   const custody = await heldCustody();
-  const advanced = await advanceCheckpoint(deps.ports, ref, step.fence, { invocation: record, custody });
+  const advanced = await advanceCheckpoint(deps.ports, ref, step.fence, { invocation: record, custody }, governance);
   if (advanced.invocation.state !== 'PUBLISHED') return { ...output(step, advanced.invocation, !advanced.alreadyApplied, custody), moved: advanced.moved };
   // A journal from before the checkpoint and SUCCEEDED were one transaction: the checkpoint
   // was recorded in PUBLISHED, and the transition is journaled on its own.
@@ -33,6 +39,7 @@ async function checkpointOnce(input: unknown, deps: DeliveryDeps): Promise<Check
     fence: step.fence,
     transitionId: transitionIdOf('succeed', record.invocationId),
     known: { invocation: advanced.invocation, custody },
+    ...(governance ? { legs: await governance() } : {}),
   });
   return { ...output(step, result.invocation, !result.alreadyApplied, custody), moved: advanced.moved };
 }

@@ -1,4 +1,6 @@
 import type { DropStatus } from '../../ports/target.js';
+import { isExchangeRoute } from '../../publication/completed-capsule.js';
+import { cleanupPublication } from '../../publication/steps/cleanup.js';
 import type { DeliveryDeps } from '../deps.js';
 import { releaseCustody } from '../custody.js';
 import type { AbsenceFact } from '../journal/facts.js';
@@ -35,6 +37,8 @@ export interface CleanupOutput extends StepOutput {
  * own, `cleanup-proved.<invocation>`) is released without another drop.
  */
 async function cleanupOnce(input: unknown, deps: DeliveryDeps): Promise<CleanupOutput> {
+  // A ClickHouse exchange route (resume, the in-process run): the predecessor too, and the capsule's retirement leg.
+  if (isExchangeRoute(deps)) return cleanupPublication(input, deps);
   const step = parseStepInput(input);
   const { record, ref, custody: heldCustody } = await loadForStep(step, deps);
   if (record.state !== 'SUCCEEDED') return output(step, record, false);

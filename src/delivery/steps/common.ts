@@ -65,7 +65,7 @@ export function forRerun<I extends StepInput>(input: I): I {
 }
 
 /** The target id the route delivers to. */
-export function routeTargetId(deps: DeliveryDeps): string {
+export function routeTargetId(deps: Pick<DeliveryDeps, 'route'>): string {
   const { target } = deps.route.route;
   return targetIdOf(target.binding, target.table);
 }

@@ -1,6 +1,8 @@
 import { evidenceObjectKeyOf, qualifiedNameText } from '../../domain/delivery/identifiers.js';
 import { canonicalJson, sha256Hex } from '../../domain/digest.js';
 import { putExact } from '../../objects/exact-object.js';
+import { completedCapsuleOf, isExchangeRoute, type CompletedCapsule } from '../../publication/completed-capsule.js';
+import { capsuleCheckLeg } from '../../quality/capsule-store.js';
 import { DELIVERY_CUT_POINTS } from '../cut-points.js';
 import type { DeliveryDeps } from '../deps.js';
 import { TransitionPreconditionError } from '../journal/errors.js';
@@ -22,7 +24,7 @@ export interface EvidenceOutput extends StepOutput {
  * finding the exact same object). No credential, connection string, binding value or
  * source row is in it; authority digests are one-way.
  */
-export function evidenceDocument(record: InvocationRecord, deps: DeliveryDeps): Record<string, unknown> {
+export function evidenceDocument(record: InvocationRecord, deps: DeliveryDeps, capsule?: CompletedCapsule): Record<string, unknown> {
   const { facts, sealed } = record;
   const publication = facts.publication;
   if (!publication) throw new TransitionPreconditionError(`invocation ${record.invocationId} has no publication receipt recorded`);
@@ -47,6 +49,10 @@ export function evidenceDocument(record: InvocationRecord, deps: DeliveryDeps): 
       staging_object_id: publication.stagingObjectId,
       published_at: publication.publishedAt,
     },
+    // An exchange route's governance, as final as the publication: the COMPLETE capsule's core and completion witness.
+    ...(capsule
+      ? { quality: { capsule_version: 2, core_digest: capsule.coreDigest, completion: { version: capsule.completion.version, key: capsule.completion.evidence.key, sha256: capsule.completion.evidence.sha256 } } }
+      : {}),
   };
 }
 
@@ -62,8 +68,10 @@ async function persistEvidenceOnce(input: unknown, deps: DeliveryDeps): Promise<
   if (record.state !== 'PUBLISHED' || record.facts.evidence) {
     return { ...output(step, record, false), ...(record.facts.evidence ? { evidenceKey: record.facts.evidence.key } : {}) };
   }
+  // An exchange route: only after governance is COMPLETE with its completion evidence (seed 000 N1, I10).
+  const capsule = isExchangeRoute(deps) ? await completedCapsuleOf(deps, ref, { verifyEvidence: true }) : undefined;
   const custody = await heldCustody();
-  const bytes = Buffer.from(canonicalJson(evidenceDocument(record, deps)), 'utf8');
+  const bytes = Buffer.from(canonicalJson(evidenceDocument(record, deps, capsule)), 'utf8');
   const sha256 = sha256Hex(bytes);
   const key = evidenceObjectKeyOf(record.route, record.invocationId);
   await putExact(deps.ports.objects, DELIVERY_CUT_POINTS.evidencePut, key, bytes, { sha256, invocation: record.invocationId, kind: EVIDENCE_KIND });
@@ -73,6 +81,7 @@ async function persistEvidenceOnce(input: unknown, deps: DeliveryDeps): Promise<
     transitionId: transitionIdOf('evidence', record.invocationId),
     patch: { evidence: { key, sha256 } },
     known: { invocation: record, custody },
+    ...(capsule ? { legs: [capsuleCheckLeg(ref, capsule)] } : {}),
   });
   return { ...output(step, result.invocation, !result.alreadyApplied, custody), evidenceKey: key };
 }

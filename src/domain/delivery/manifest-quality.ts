@@ -42,6 +42,11 @@ export function validateQuality(
   const rowCountMatchesReceipts = map.has('row_count_matches_receipts')
     ? check.boolean(map.get('row_count_matches_receipts'), [...path, 'row_count_matches_receipts'])
     : true;
+  // Seed 000 N3: the published generation must hold exactly the sealed receipts' rows, and a
+  // governed route may not turn that check off (the other rules choose WHAT to check).
+  if (kind === 'v2' && rowCountMatchesReceipts === false) {
+    check.add([...path, 'row_count_matches_receipts'], 'must be true on a governed (capsule v2) route: the row count against the sealed receipts is never turned off', 'quality.required_cannot_degrade');
+  }
   // MERGE (SQL Server) and ON CONFLICT (PostgreSQL) fail or become order-dependent when
   // two staged rows share a key, so merge always checks uniqueness first.
   let uniqueKeys = map.has('unique_keys') ? check.boolean(map.get('unique_keys'), [...path, 'unique_keys']) : mode === 'merge';

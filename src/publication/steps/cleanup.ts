@@ -1,10 +1,111 @@
-// STUB (helper D, round 2): the real publication cleanup (drop the predecessor P by UUID and the
-// stage, prove absence, SUCCEEDED -> CUSTODY_RELEASED with the capsule's retirement leg) is
-// written in parallel by another helper; the lead REPLACES this file at merge.
+import { releaseCustody } from '../../delivery/custody.js';
 import type { DeliveryDeps } from '../../delivery/deps.js';
-import type { StepOutput } from '../../delivery/steps/common.js';
-import { CutpointError } from '../../domain/errors.js';
+import { TransitionPreconditionError } from '../../delivery/journal/errors.js';
+import { transition } from '../../delivery/journal/transition.js';
+import { rereadOnStale } from '../../delivery/steps/carried.js';
+import { forRerun, loadForStep, output, parseStepInput, stagingRefOf, transitionIdOf, type StepOutput } from '../../delivery/steps/common.js';
+import { EffectFailedError, OutcomeUnknownError } from '../../domain/errors.js';
+import { assertRetirable } from '../../domain/quality/capsule.js';
+import { windowEndOf } from '../../domain/quality/replay-window.js';
+import type { DropStatus } from '../../ports/target.js';
+import { governanceOf } from '../../quality/admission.js';
+import { capsuleUpdateLeg } from '../../quality/capsule-store.js';
+import { completedCapsuleOf } from '../completed-capsule.js';
+import { exchangeOf, namesOf } from '../exchange-deps.js';
 
-export function cleanupPublication(_input: unknown, _deps: DeliveryDeps): Promise<StepOutput> {
-  return Promise.reject(new CutpointError('Quality.Incomplete', 'quality.incomplete', 'publication cleanup not wired'));
+export interface PublicationCleanupOutput extends StepOutput {
+  /** What the cleanup proved (the predecessor's and the stage's absence together); absent when the step did not act. */
+  drop?: DropStatus;
 }
+
+type PredecessorProof = 'ABSENT_PROVED' | 'NOT_OURS' | 'ABSENCE_UNPROVABLE';
+
+/**
+ * ClickHouse publication, the last step (spec §3.1 SUCCEEDED → CUSTODY_RELEASED, §4.6): only
+ * after governance is COMPLETE (the checkpoint's gate got the journal to SUCCEEDED), drop
+ * what the operation no longer needs and release the slot with the capsule retired:
+ *
+ * 1. the predecessor P (the dispatch fact's UUID), now under the candidate's name after
+ *    the EXCHANGE: dropped by exact UUID at `publication.predecessor.drop` (rechecked under
+ *    the name; never anything else), then its absence proved by UUID (`uuidAbsence`:
+ *    no table of P anywhere, and the database's metadata visible). An unknown DROP outcome
+ *    is decided by that observation, never by a second DROP in the same call;
+ * 2. the stage (load table), by `target.dropStaging` (exact object id + owner marker, drop,
+ *    absence proof);
+ * 3. ONE transaction at `delivery.custody.release`: SUCCEEDED → CUSTODY_RELEASED with the
+ *    stage's absence fact, custody released, and the capsule leg — `retiredAt` and
+ *    `replay.windowEndsAt = completion.at + replay_window_days` — conditioned on the
+ *    capsule version read (COMPLETE, evidence recorded, no reader, not yet retired:
+ *    `assertRetirable`).
+ *
+ * The published generation C under the target name is never touched. A name holding
+ * another object (P's name or the stage's) is contradicting evidence: SUCCEEDED →
+ * INCIDENT_RETAINED, custody kept. Absence not provable (metadata not visible, or P still
+ * exists under another name): state SUCCEEDED, custody kept, the output's `drop` says so
+ * (the flow stops with Delivery.CleanupUnproved). Repeat-safe: a re-run after a crash finds
+ * P and the stage gone, proves it, and releases.
+ */
+async function cleanupPublicationOnce(input: unknown, deps: DeliveryDeps): Promise<PublicationCleanupOutput> {
+  const step = parseStepInput(input);
+  const { record, ref, custody: heldCustody } = await loadForStep(step, deps);
+  if (record.state !== 'SUCCEEDED') return output(step, record, false);
+  const dispatch = record.facts.dispatch;
+  if (!dispatch) throw new TransitionPreconditionError(`invocation ${record.invocationId} has no dispatch recorded: not an exchange publication`);
+  exchangeOf(deps); // a route that is not an exchange publication is refused before anything
+  const capsule = await completedCapsuleOf(deps, ref);
+  assertRetirable(capsule);
+  const custody = await heldCustody();
+  const names = namesOf(record.invocationId, deps);
+  const incident = async (why: string): Promise<PublicationCleanupOutput> => {
+    const result = await transition(deps.ports, ref, {
+      from: 'SUCCEEDED',
+      to: 'INCIDENT_RETAINED',
+      fence: step.fence,
+      transitionId: transitionIdOf(why, record.invocationId),
+      known: { invocation: record, custody },
+    });
+    return { ...output(step, result.invocation, !result.alreadyApplied, custody), drop: 'NOT_OURS' };
+  };
+
+  const predecessor = await dropPredecessor(deps, names.database, names.candidate, dispatch.predecessorUuid);
+  if (predecessor === 'NOT_OURS') return incident('cleanup-predecessor-not-ours');
+  if (predecessor === 'ABSENCE_UNPROVABLE') return { ...output(step, record, true, custody), drop: predecessor };
+
+  const staging = stagingRefOf(record);
+  const stage = await deps.target.dropStaging(staging);
+  if (stage.status === 'NOT_OURS') return incident('cleanup-not-ours');
+  if (stage.status !== 'ABSENT_PROVED') return { ...output(step, record, true, custody), drop: stage.status };
+
+  const at = deps.ports.clock.now().toISOString();
+  const windowEndsAt = windowEndOf(capsule.completion.at, governanceOf(deps.route).replayWindowDays);
+  const result = await releaseCustody(deps.ports, ref, {
+    from: 'SUCCEEDED',
+    to: 'CUSTODY_RELEASED',
+    fence: step.fence,
+    transitionId: transitionIdOf('release', record.invocationId),
+    patch: { absence: { table: staging.table, objectId: staging.objectId } },
+    known: { invocation: record, custody },
+    legs: [capsuleUpdateLeg(ref, capsule, { retiredAt: at, replay: { ...capsule.replay, windowEndsAt } })],
+  });
+  // Custody is released: the output carries no journal state.
+  return { ...output(forRerun(step), result.invocation, !result.alreadyApplied), drop: 'ABSENT_PROVED' };
+}
+
+/**
+ * P under the candidate's name: dropped by exact UUID, then proved absent by UUID. A DROP
+ * whose outcome is unknown (or refused) is not repeated here: the observation decides, and
+ * what it cannot prove is left for a re-run of the step.
+ */
+async function dropPredecessor(deps: DeliveryDeps, database: string, name: string, uuid: string): Promise<PredecessorProof> {
+  const exchange = exchangeOf(deps);
+  try {
+    if ((await exchange.dropByUuid({ database, name, uuid })) === 'NOT_OURS') return 'NOT_OURS';
+  } catch (error) {
+    if (!(error instanceof OutcomeUnknownError) && !(error instanceof EffectFailedError)) throw error;
+  }
+  const absence = await exchange.uuidAbsence(database, uuid);
+  return absence.absent && absence.metadataVisible ? 'ABSENT_PROVED' : 'ABSENCE_UNPROVABLE';
+}
+
+/** The step, deciding again from the journal when it refused or did nothing on a carried state (steps/carried.ts). */
+export const cleanupPublication = rereadOnStale(cleanupPublicationOnce);

@@ -42,6 +42,9 @@ async function dispatchOnce(input: unknown, deps: DeliveryDeps): Promise<Dispatc
     return { ...output(step, result?.invocation ?? record, result !== undefined && !result.alreadyApplied, custody), observed };
   }
   if (record.state !== 'VERIFIED_EOF') return output(step, record, false);
+  // I1: one dispatch per operation, ever. A journal that went back to VERIFIED_EOF after a
+  // dispatch (no exchange path does; a foreign writer might) is never dispatched again.
+  if (record.facts.dispatch) throw new TransitionPreconditionError(`invocation ${record.invocationId} was dispatched once already; it is never dispatched again`);
   const candidate = record.facts.candidate;
   const capsule = await readCapsule(deps.ports, ref);
   if (!candidate || !capsule) throw new TransitionPreconditionError(`invocation ${record.invocationId} has no prepared capsule to dispatch`);

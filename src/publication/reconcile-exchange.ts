@@ -1,0 +1,61 @@
+import { assertCustody } from '../delivery/custody.js';
+import { transition } from '../delivery/journal/transition.js';
+import type { RecoveryContext } from '../delivery/recovery/recovery-session.js';
+import { RecoveryRetainedError } from '../delivery/recovery/recovery-session.js';
+import { transitionIdOf } from '../delivery/steps/common.js';
+import { CutpointError, EffectFailedError, OutcomeUnknownError } from '../domain/errors.js';
+import { ObservationFailedError } from '../domain/publication/errors.js';
+import { exchangeOf, namesOf } from './exchange-deps.js';
+import { recordObservation } from './observe-publication.js';
+
+/**
+ * `reconcile` of a dispatched ClickHouse operation (PUBLICATION_UNKNOWN with its dispatch
+ * intent; spec §4.2 rules 4–5). Observes, never dispatches:
+ * - COMMIT_PROVEN → PUBLISHED (journaled by recordObservation); CONTRADICTED →
+ *   INCIDENT_RETAINED (exit 1, custody kept).
+ * - NOT_APPLIED_YET is not proof of never — the EXCHANGE may be delayed in flight — so the
+ *   candidate is FENCED first: RENAME to the tombstone name (`publication.fence.rename`),
+ *   after which a late EXCHANGE naming the candidate fails UNKNOWN_TABLE. Then one more
+ *   observation decides: the tombstone holds C → NOT_PUBLISHED_FENCED → REEXTRACT_REQUIRED
+ *   (retire, then a NEW operation publishes; this one is never dispatched again); the late
+ *   EXCHANGE landed before the rename → COMMIT_PROVEN → PUBLISHED.
+ * - The observation cannot be made (a read failure, a Keeper error): exit 1, the state
+ *   unchanged, repeat later — an observation failure never authorizes anything.
+ */
+export async function reconcileExchange(ctx: RecoveryContext): Promise<void> {
+  const { deps, fence } = ctx;
+  const custody = await assertCustody(deps.ports, ctx.ref.targetId, fence);
+  const first = await recordObservation(deps, ctx.record, fence, custody);
+  if (first.observed === 'NOT_APPLIED_YET') {
+    try {
+      await exchangeOf(deps).fenceRename(namesOf(ctx.record.invocationId, deps));
+    } catch (error) {
+      // Refused or unknown: the observation below says where the candidate is.
+      if (!(error instanceof OutcomeUnknownError) && !(error instanceof EffectFailedError)) throw error;
+    }
+    const second = await recordObservation(deps, ctx.record, fence, custody);
+    return conclude(ctx, second.observed);
+  }
+  return conclude(ctx, first.observed);
+}
+
+async function conclude(ctx: RecoveryContext, observed: Awaited<ReturnType<typeof recordObservation>>['observed']): Promise<void> {
+  switch (observed) {
+    case 'COMMIT_PROVEN':
+      return;
+    case 'CONTRADICTED':
+      throw new RecoveryRetainedError('publication.contradicted', 'system.tables contradicts every history of this operation', 'INCIDENT_RETAINED');
+    case 'NOT_PUBLISHED_FENCED':
+      await transition(ctx.deps.ports, ctx.ref, {
+        from: 'PUBLICATION_UNKNOWN',
+        to: 'REEXTRACT_REQUIRED',
+        fence: ctx.fence,
+        transitionId: transitionIdOf('reconcile-not-published-fenced', ctx.record.invocationId),
+      });
+      return;
+    case 'NOT_APPLIED_YET':
+      throw new CutpointError('Publication.DispatchUnknown', 'publication.dispatch_unknown', 'the candidate could not be fenced yet: the publication is still unproved either way; repeat reconcile');
+    case 'UNOBSERVABLE':
+      throw new ObservationFailedError('system.tables could not be read: nothing is concluded; repeat reconcile');
+  }
+}

@@ -1,0 +1,180 @@
+import { listInvocations } from '../delivery/journal/listing.js';
+import { loadInvocation, type InvocationRecord } from '../delivery/journal/records.js';
+import { holdsCustody } from '../domain/delivery/journal-states.js';
+import { CutpointError } from '../domain/errors.js';
+import type { EvidenceView } from '../domain/quality/actions.js';
+import type { CapsuleV2, StoredCapsule } from '../domain/quality/capsule.js';
+import { CapsuleVersionUnsupportedError, CoreDigestMismatchError, EvidenceInvalidError } from '../domain/quality/errors.js';
+import { completionWitnessOf, readPreparedDocument, type EvidenceRead } from '../domain/quality/evidence.js';
+import type { CapsuleRead } from '../domain/quality/outcome.js';
+import { indexProjection, inspectProjection, type IndexProjection, type InspectProjection } from '../domain/quality/projection.js';
+import type { Ports } from '../ports/index.js';
+import { readCapsule } from './capsule-store.js';
+
+/**
+ * `cutpoint quality inspect <id>` and `inspect-all` (spec §7.1): read-only. The journal
+ * record comes from the delivery journal readers (the same checked load and listing as
+ * `cutpoint delivery inspect`), the capsule from readCapsule, and the capsule's evidence
+ * is classified (§3.4) by reading the exact objects the capsule records. Everything runs
+ * on a read-only view of the ports: no write path is reachable from here.
+ */
+
+/** A write reached through the read-only view: a bug in a read-only command, never performed. */
+export class ReadOnlyViolationError extends CutpointError {
+  constructor(what: string) {
+    super('Quality.ReadOnlyViolation', 'quality.read_only_violation', `a read-only quality command attempted ${what}; nothing was written`);
+  }
+}
+
+/**
+ * The ports with every write method replaced by a refusal: the authority answers get,
+ * query and describeBinding, the object store head, get and list, and nothing else.
+ */
+export function readOnlyPorts(ports: Ports): Ports {
+  const { authority, objects } = ports;
+  const refuse = (what: string) => () => Promise.reject(new ReadOnlyViolationError(what));
+  return {
+    clock: ports.clock,
+    authority: {
+      describeBinding: () => authority.describeBinding(),
+      get: (key) => authority.get(key),
+      query: (pk, skPrefix, options) => authority.query(pk, skPrefix, options),
+      put: refuse('an authority put'),
+      update: refuse('an authority update'),
+      delete: refuse('an authority delete'),
+      transact: refuse('an authority transaction'),
+    },
+    objects: {
+      location: objects.location,
+      head: (key) => objects.head(key),
+      get: (key) => objects.get(key),
+      list: (prefix) => objects.list(prefix),
+      put: refuse('an object put'),
+      delete: refuse('an object delete'),
+    },
+  };
+}
+
+/** The invocation is not (yet) under quality governance: no capsule and no exchange fact. */
+export class NotGovernedError extends CutpointError {
+  constructor(invocationId: string) {
+    super(
+      'Quality.NotGoverned',
+      'quality.not_governed',
+      `invocation ${invocationId} has no quality capsule and no ClickHouse exchange fact (yet); cutpoint delivery inspect ${invocationId} shows its journal state`,
+    );
+  }
+}
+
+/** An operation the quality surface speaks about: its capsule exists (or cannot be read), or the journal records an exchange publication. */
+function isGoverned(record: InvocationRecord, capsule: CapsuleRead): boolean {
+  if (capsule !== 'absent') return true;
+  const f = record.facts;
+  return f.candidate !== undefined || f.dispatch !== undefined || f.publication?.mode === 'exchange';
+}
+
+/** The capsule as read: never a default; a failed read is unreadable, a bad item malformed. */
+async function capsuleOf(ports: Ports, record: InvocationRecord): Promise<CapsuleRead> {
+  let capsule: StoredCapsule | undefined;
+  try {
+    capsule = await readCapsule(ports, { targetId: record.targetId, invocationId: record.invocationId });
+  } catch (error) {
+    if (error instanceof EvidenceInvalidError || error instanceof CapsuleVersionUnsupportedError) return 'malformed';
+    return 'unreadable';
+  }
+  return capsule ?? 'absent';
+}
+
+/** One evidence object as the store answered (bytes as text), before interpretation. */
+async function objectOf(ports: Ports, key: string): Promise<EvidenceRead> {
+  try {
+    const stored = await ports.objects.get(key);
+    return stored === undefined ? { status: 'absent' } : { status: 'found', bytes: Buffer.from(stored.bytes).toString('utf8') };
+  } catch {
+    return { status: 'unreadable' };
+  }
+}
+
+interface EvidenceFinding {
+  view: EvidenceView;
+  /** The sealed replay_window_days, when prepared.json is valid. */
+  replayWindowDays?: number;
+}
+
+/**
+ * §3.4 for one v2 capsule: prepared.json first (exact key, recorded SHA-256, shape, every
+ * digest recomputed, the capsule's core), then — for COMPLETE — completion.json when its
+ * evidence is recorded (same checks, and the version it witnesses must be the capsule's
+ * completion version). COMPLETE without the recorded completion evidence is `pending`
+ * (cut point quality.completion.put / .record, repaired by resume).
+ */
+async function evidenceOf(ports: Ports, capsule: CapsuleV2): Promise<EvidenceFinding> {
+  const prepared = await objectOf(ports, capsule.prepared.key);
+  if (prepared.status === 'absent') return { view: 'missing' };
+  if (prepared.status === 'unreadable') return { view: 'unreadable' };
+  let replayWindowDays: number;
+  try {
+    replayWindowDays = readPreparedDocument(prepared.bytes, capsule.prepared.sha256, capsule.coreDigest).plan.replayWindowDays;
+  } catch (error) {
+    if (error instanceof EvidenceInvalidError) return { view: error.classification };
+    if (error instanceof CoreDigestMismatchError) return { view: 'malformed' };
+    throw error;
+  }
+  const completion = capsule.completion;
+  if (capsule.state !== 'COMPLETE' || completion === undefined) return { view: 'valid', replayWindowDays };
+  if (completion.evidence === undefined) return { view: 'pending', replayWindowDays };
+  const witness = completionWitnessOf(await objectOf(ports, completion.evidence.key), completion.evidence.sha256, capsule.coreDigest);
+  if (witness.evidence !== 'valid') return { view: witness.evidence, replayWindowDays };
+  return { view: witness.version === completion.version ? 'valid' : 'malformed', replayWindowDays };
+}
+
+async function projectionOf(ports: Ports, record: InvocationRecord, capsule: CapsuleRead): Promise<InspectProjection> {
+  const v2 = typeof capsule === 'object' && capsule.schema === 2 ? capsule : undefined;
+  // A v1 capsule is read-only and its guide reads no evidence; an absent or unusable one has none to read.
+  const finding: EvidenceFinding = v2 ? await evidenceOf(ports, v2) : { view: 'unknown' };
+  return inspectProjection({
+    invocationId: record.invocationId,
+    route: record.route,
+    targetId: record.targetId,
+    window: { start: record.sealed.window.start, end: record.sealed.window.end },
+    journal: {
+      state: record.state,
+      hasPublicationFact: record.facts.publication !== undefined,
+      dispatchCount: record.facts.dispatch?.count ?? 0,
+      ownedStagesRecorded: record.facts.ownedStagesRecorded,
+    },
+    capsule,
+    evidence: finding.view,
+    now: ports.clock.now().toISOString(),
+    ...(finding.replayWindowDays === undefined ? {} : { replayWindowDays: finding.replayWindowDays }),
+  });
+}
+
+/** `quality inspect <id>`: one operation's projection (`cutpoint.quality-governance.v1`). */
+export async function inspectQuality(ports: Ports, invocationId: unknown): Promise<InspectProjection> {
+  const reader = readOnlyPorts(ports);
+  const record = await loadInvocation(reader, invocationId);
+  const capsule = await capsuleOf(reader, record);
+  if (!isGoverned(record, capsule)) throw new NotGovernedError(record.invocationId);
+  return projectionOf(reader, record, capsule);
+}
+
+/**
+ * `quality inspect-all`: every governed operation of the delivery journal (the listing
+ * checked against every journal invariant, as `delivery inspect-all`), and the two
+ * retention counts. `retained_custody_count` means what it means in the delivery index:
+ * every journal record that holds custody, governed or not, so both documents agree and
+ * an uninstall needs both counts at 0 (§4.7). `retained_governance_count`: non-COMPLETE v2
+ * capsules, held guards, and capsules that cannot be read.
+ */
+export async function inspectAllQuality(ports: Ports): Promise<IndexProjection> {
+  const reader = readOnlyPorts(ports);
+  const records = await listInvocations(reader);
+  const governed: InspectProjection[] = [];
+  for (const record of records) {
+    const capsule = await capsuleOf(reader, record);
+    if (isGoverned(record, capsule)) governed.push(await projectionOf(reader, record, capsule));
+  }
+  const index = indexProjection(governed);
+  return { ...index, retained_custody_count: records.filter((r) => holdsCustody(r.state)).length };
+}

@@ -1,0 +1,109 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkpoint } from '../../src/delivery/steps/checkpoint.js';
+import { persistEvidence } from '../../src/delivery/steps/evidence.js';
+import { loadCheckpoint } from '../../src/delivery/checkpoint.js';
+import { loadCustody } from '../../src/delivery/custody.js';
+import type { DeliveryDeps } from '../../src/delivery/deps.js';
+import type { StepInput } from '../../src/delivery/steps/common.js';
+import { readInvocation } from '../../src/delivery/journal/records.js';
+import { candidateUuidOf } from '../../src/domain/publication/candidate.js';
+import type { CapsuleV2 } from '../../src/domain/quality/capsule.js';
+import { cleanup } from '../../src/delivery/steps/cleanup.js';
+import { cleanupPublication } from '../../src/publication/steps/cleanup.js';
+import { readCapsule } from '../../src/quality/capsule-store.js';
+import { openPublicationWorld, windowIds, type PublicationWorld } from '../support/publication-world.js';
+import { completeByObserveSeam, DAY_MS, failedBySeam, fresh, pendingBySeam, published as publishedIn, rawUpdate, stageName, type Ref } from '../support/publication-governance.js';
+
+let world: PublicationWorld;
+beforeAll(async () => {
+  world = await openPublicationWorld();
+}, 120_000);
+afterAll(async () => {
+  await world?.close();
+});
+
+let tables = 0;
+const published = () => publishedIn(world, `events_${++tables}`);
+
+/** Evidence and checkpoint both refused with `name`, and nothing written: same record version, no evidence, no checkpoint. */
+async function expectGovernanceRefusal(deps: DeliveryDeps, begun: StepInput, ref: Ref, name: string): Promise<void> {
+  const before = await readInvocation(deps.ports, ref);
+  await expect(persistEvidence(begun, deps)).rejects.toMatchObject({ name });
+  await expect(checkpoint(begun, deps)).rejects.toMatchObject({ name });
+  const after = await readInvocation(deps.ports, ref);
+  expect(after.version).toBe(before.version);
+  expect(after.state).toBe(before.state);
+  expect(after.facts.checkpoint).toBeUndefined();
+  expect(await loadCheckpoint(deps.ports, ref.targetId, deps.route.name)).toBeUndefined();
+}
+
+describe('ClickHouse publication after COMPLETE (seed 000): evidence, checkpoint, cleanup, retirement, successor', () => {
+  it('T1 (end): evidence → checkpoint → predecessor P dropped by UUID and proved absent, stage gone, CUSTODY_RELEASED with the capsule retired; C stays published', async () => {
+    const { deps, begun, ref, table, predecessor } = await published();
+    const completed = await completeByObserveSeam(deps, ref);
+
+    expect(await persistEvidence(begun, deps)).toMatchObject({ state: 'PUBLISHED', acted: true });
+    expect(await checkpoint(fresh(begun), deps)).toMatchObject({ state: 'SUCCEEDED', acted: true });
+    // The predecessor generation is still kept until cleanup (the only rollback an escalation might need).
+    expect(await world.uuidOf(`${stageName(begun.invocationId)}_c`)).toBe(predecessor);
+
+    const out = await cleanupPublication(fresh(begun), deps);
+    expect(out).toMatchObject({ state: 'CUSTODY_RELEASED', acted: true, drop: 'ABSENT_PROVED' });
+    expect(await world.uuidOf(`${stageName(begun.invocationId)}_c`)).toBeUndefined();
+    expect(await world.uuidOf(stageName(begun.invocationId))).toBeUndefined();
+    const anywhere = await (await world.ch.client.query({ query: 'SELECT count() AS n FROM system.tables WHERE uuid = toUUID({u:String})', query_params: { u: predecessor }, format: 'JSONEachRow' })).json<{ n: string }>();
+    expect(Number(anywhere[0]?.n)).toBe(0);
+    expect(await world.uuidOf(table)).toBe(candidateUuidOf(begun.invocationId));
+    expect(await world.publishedWindowIds(table)).toEqual(windowIds);
+
+    const record = await readInvocation(deps.ports, ref);
+    expect(record.facts.dispatch?.count).toBe(1);
+    expect(record.facts.absence).toBeDefined();
+    expect(await loadCustody(deps.ports, ref.targetId)).toMatchObject({ state: 'RELEASED', invocationId: ref.invocationId });
+    const retired = (await readCapsule(deps.ports, ref)) as CapsuleV2;
+    expect(retired).toMatchObject({ state: 'COMPLETE', version: completed.version + 1 });
+    expect(retired.retiredAt).toBeDefined();
+    expect(Date.parse(retired.replay.windowEndsAt!)).toBe(Date.parse(completed.completion!.at) + 14 * DAY_MS);
+
+    // Repeat-safe: a re-run does nothing.
+    expect(await cleanupPublication(fresh(begun), deps)).toMatchObject({ state: 'CUSTODY_RELEASED', acted: false });
+  });
+
+  it('I10: evidence and checkpoint refuse while the capsule is PREPARED, TARGET_PENDING or FAILED; nothing written', async () => {
+    const { deps, begun, ref } = await published();
+    await expectGovernanceRefusal(deps, begun, ref, 'Quality.TargetPending');
+    await pendingBySeam(deps, ref);
+    await expectGovernanceRefusal(deps, begun, ref, 'Quality.TargetPending');
+    await failedBySeam(deps, ref);
+    await expectGovernanceRefusal(deps, begun, ref, 'Quality.Failed');
+    expect((await readInvocation(deps.ports, ref)).facts.evidence).toBeUndefined();
+  });
+
+  it('I10/N2: COMPLETE but the completion evidence deleted ⇒ evidence refused (missing); a capsule changed after the evidence ⇒ the checkpoint refuses, never SUCCEEDED', async () => {
+    const { deps, begun, ref } = await published();
+    const completed = await completeByObserveSeam(deps, ref);
+    const key = completed.completion!.evidence!.key;
+    const stored = await deps.ports.objects.get(key);
+    await deps.ports.objects.delete('test.seam', key);
+    await expect(persistEvidence(begun, deps)).rejects.toMatchObject({ name: 'Quality.EvidenceInvalid', code: 'quality.evidence_missing' });
+    expect((await readInvocation(deps.ports, ref)).facts.evidence).toBeUndefined();
+    await deps.ports.objects.put('test.seam', key, stored!.bytes, stored!.metadata);
+    expect(await persistEvidence(fresh(begun), deps)).toMatchObject({ state: 'PUBLISHED', acted: true });
+    // TEST SEAM: the capsule rewritten behind the operation's back (no writer does this).
+    await rawUpdate(deps, ref, completed.version, { state: 'TARGET_PENDING', completion: undefined, lastObservation: { runId: completed.runs.originalRunId, outcome: 'TARGET_PENDING', at: new Date().toISOString(), remoteTermination: 'UNVERIFIED' } });
+    await expect(checkpoint(fresh(begun), deps)).rejects.toMatchObject({ name: 'Quality.TargetPending' });
+    expect((await readInvocation(deps.ports, ref)).state).toBe('PUBLISHED');
+    expect(await loadCheckpoint(deps.ports, ref.targetId, deps.route.name)).toBeUndefined();
+  });
+
+  it('the generic cleanup step (resume, the in-process run) on an exchange route is the publication cleanup: P dropped, capsule retired', async () => {
+    const { deps, begun, ref, table } = await published();
+    await completeByObserveSeam(deps, ref);
+    await persistEvidence(begun, deps);
+    await checkpoint(fresh(begun), deps);
+    expect(await cleanup(fresh(begun), deps)).toMatchObject({ state: 'CUSTODY_RELEASED', drop: 'ABSENT_PROVED' });
+    expect(await world.uuidOf(`${stageName(begun.invocationId)}_c`)).toBeUndefined();
+    expect(await world.uuidOf(table)).toBe(candidateUuidOf(begun.invocationId));
+    expect(((await readCapsule(deps.ports, ref)) as CapsuleV2).retiredAt).toBeDefined();
+  });
+});
