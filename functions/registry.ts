@@ -200,6 +200,16 @@ const QUALITY_REFUSALS = [
   'Quality.ObservationFailed',
   'Quality.CapsuleVersionUnsupported',
 ];
+/** What the COMPLETE-capsule gate of evidence, checkpoint and cleanup on an exchange route refuses with (src/publication/completed-capsule.ts). */
+export const QUALITY_GATE = [
+  'Quality.EvidenceInvalid',
+  'Quality.CapsuleVersionUnsupported',
+  'Quality.ReaderGuardHeld',
+  'Quality.Failed',
+  'Quality.TargetPending',
+  'Quality.CompletionEvidencePending',
+  'Quality.IllegalCapsuleTransition',
+];
 /**
  * ObserveTarget's time budget (spec §4.4): the route's default observation deadline plus
  * the reserve the handler keeps for revoke, reap and persistence must end before its
@@ -232,7 +242,8 @@ function publicationSteps(): StepEntry[] {
     // The bounded reader (a forked child) under the deadline; its outcome persisted with the guard released.
     entry('quality/observe-target', 'QualityObserveTargetFunctionArn', () => import('./quality/observe-target.js'), QUALITY, EVIDENCE, [...OBJECT_ERRORS, ...QUALITY_REFUSALS, ...QUALITY_STOPS], OBSERVE_TIMING.lambdaSeconds),
     // Drops the predecessor by UUID and the stage, proves absence, releases custody.
-    entry('publication/cleanup', 'PublicationCleanupFunctionArn', () => import('./publication/cleanup.js'), JOURNAL, [], ['Quality.Incomplete'], 120),
+    // Only with governance COMPLETE (the capsule gate reads completion.json), so it may raise the gate's refusals.
+    entry('publication/cleanup', 'PublicationCleanupFunctionArn', () => import('./publication/cleanup.js'), JOURNAL, ['s3:GetObject', 's3:ListBucket'], QUALITY_GATE, 120),
   ];
 }
 

@@ -21,7 +21,8 @@ import { FLOWS } from '../../functions/registry.js';
 const REFERENCE = /(?<![\w./-])(?:generation|stream|delivery|publication|quality|cli|objects)(?:\.[a-z0-9_*-]+)+/g;
 
 function references(text: string): string[] {
-  return [...new Set(text.match(REFERENCE) ?? [])].filter((t) => !t.includes('_') && !/\.(ts|js|json|ya?ml)$/.test(t));
+  // The manifest key `quality.capsule: v2` is not a cut point.
+  return [...new Set(text.replace(/\bquality\.capsule: /g, '').match(REFERENCE) ?? [])].filter((t) => !t.includes('_') && !/\.(ts|js|json|ya?ml)$/.test(t));
 }
 
 /** The Comments of every ASL file (or of one flow's). */
