@@ -95,6 +95,16 @@ const DELIVERY_ERRORS = [
 ];
 const TARGET_ERRORS = ['Cutpoint.TargetUnavailable', 'Cutpoint.TargetUnobservable', 'Cutpoint.StagingBindingChanged', 'Cutpoint.TargetObjectMissing'];
 const OBJECT_ERRORS = ['Cutpoint.ChecksumMismatch', 'Cutpoint.ObjectMissing'];
+/** What the COMPLETE-capsule gate of evidence, checkpoint and cleanup on an exchange route refuses with (src/publication/completed-capsule.ts). */
+export const QUALITY_GATE = [
+  'Quality.EvidenceInvalid',
+  'Quality.CapsuleVersionUnsupported',
+  'Quality.ReaderGuardHeld',
+  'Quality.Failed',
+  'Quality.TargetPending',
+  'Quality.CompletionEvidencePending',
+  'Quality.IllegalCapsuleTransition',
+];
 
 function deliverySteps(): StepEntry[] {
   const JOURNAL: TableAction[] = ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'];
@@ -122,8 +132,9 @@ function deliverySteps(): StepEntry[] {
     entry('verify-eof', 'DeliveryVerifyEofFunctionArn', () => import('./delivery/verify-eof.js'), READ_OBJECTS, [...OBJECT_ERRORS, ...TARGET_ERRORS], 300),
     entry('quality', 'DeliveryQualityFunctionArn', () => import('./delivery/quality.js'), READ_OBJECTS, [...OBJECT_ERRORS, ...TARGET_ERRORS], 300),
     entry('publish', 'DeliveryPublishFunctionArn', () => import('./delivery/publish.js'), [], [...TARGET_ERRORS, 'Cutpoint.PublicationRefused'], 300),
-    entry('evidence', 'DeliveryEvidenceFunctionArn', () => import('./delivery/evidence.js'), WRITE_OBJECTS, [...OBJECT_ERRORS, ...TARGET_ERRORS]),
-    entry('checkpoint', 'DeliveryCheckpointFunctionArn', () => import('./delivery/checkpoint.js'), [], [], 30, 256),
+    // On an exchange route both are gated on a COMPLETE capsule (QUALITY_GATE's refusals; evidence reads completion.json).
+    entry('evidence', 'DeliveryEvidenceFunctionArn', () => import('./delivery/evidence.js'), WRITE_OBJECTS, [...OBJECT_ERRORS, ...TARGET_ERRORS, ...QUALITY_GATE]),
+    entry('checkpoint', 'DeliveryCheckpointFunctionArn', () => import('./delivery/checkpoint.js'), [], QUALITY_GATE, 30, 256),
     entry('cleanup', 'DeliveryCleanupFunctionArn', () => import('./delivery/cleanup.js'), [], TARGET_ERRORS),
   ];
 }
@@ -200,16 +211,6 @@ const QUALITY_REFUSALS = [
   'Quality.ObservationFailed',
   'Quality.CapsuleVersionUnsupported',
 ];
-/** What the COMPLETE-capsule gate of evidence, checkpoint and cleanup on an exchange route refuses with (src/publication/completed-capsule.ts). */
-export const QUALITY_GATE = [
-  'Quality.EvidenceInvalid',
-  'Quality.CapsuleVersionUnsupported',
-  'Quality.ReaderGuardHeld',
-  'Quality.Failed',
-  'Quality.TargetPending',
-  'Quality.CompletionEvidencePending',
-  'Quality.IllegalCapsuleTransition',
-];
 /**
  * ObserveTarget's time budget (spec §4.4): the route's default observation deadline plus
  * the reserve the handler keeps for revoke, reap and persistence must end before its
@@ -242,8 +243,8 @@ function publicationSteps(): StepEntry[] {
     // The bounded reader (a forked child) under the deadline; its outcome persisted with the guard released.
     entry('quality/observe-target', 'QualityObserveTargetFunctionArn', () => import('./quality/observe-target.js'), QUALITY, EVIDENCE, [...OBJECT_ERRORS, ...QUALITY_REFUSALS, ...QUALITY_STOPS], OBSERVE_TIMING.lambdaSeconds),
     // Drops the predecessor by UUID and the stage, proves absence, releases custody.
-    // Only with governance COMPLETE (the capsule gate reads completion.json), so it may raise the gate's refusals.
-    entry('publication/cleanup', 'PublicationCleanupFunctionArn', () => import('./publication/cleanup.js'), JOURNAL, ['s3:GetObject', 's3:ListBucket'], QUALITY_GATE, 120),
+    // Only with governance COMPLETE (the capsule gate), so it may raise the gate's refusals.
+    entry('publication/cleanup', 'PublicationCleanupFunctionArn', () => import('./publication/cleanup.js'), JOURNAL, [], QUALITY_GATE, 120),
   ];
 }
 
