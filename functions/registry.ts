@@ -7,13 +7,22 @@
  * (definitionSubstitutions, least-privilege grants) and the local runner calls the same
  * handler in-process. Adding a step means adding one entry here.
  */
+import { DEFAULT_OBSERVE_DEADLINE_S } from '../src/domain/delivery/manifest-types.js';
 import type { Ports } from '../src/ports/index.js';
 import type { Notifier } from '../src/ports/notifier.js';
 import type { DeliveryDepsProvider } from './lib/delivery-deps.js';
 import type { StepHandler } from './lib/step.js';
 
 /** The DynamoDB and S3 actions a step may use; CDK grants exactly these. */
-export type TableAction = 'dynamodb:GetItem' | 'dynamodb:Query' | 'dynamodb:PutItem' | 'dynamodb:UpdateItem' | 'dynamodb:DeleteItem' | 'dynamodb:ConditionCheckItem';
+export type TableAction =
+  | 'dynamodb:GetItem'
+  | 'dynamodb:Query'
+  | 'dynamodb:PutItem'
+  | 'dynamodb:UpdateItem'
+  | 'dynamodb:DeleteItem'
+  | 'dynamodb:ConditionCheckItem'
+  /** The authority table's binding (TableArn, TableId, CreationDateTime) sealed in the quality core: quality steps only. */
+  | 'dynamodb:DescribeTable';
 export type BucketAction = 's3:GetObject' | 's3:PutObject' | 's3:DeleteObject' | 's3:ListBucket';
 
 export type StepModule =
@@ -86,6 +95,16 @@ const DELIVERY_ERRORS = [
 ];
 const TARGET_ERRORS = ['Cutpoint.TargetUnavailable', 'Cutpoint.TargetUnobservable', 'Cutpoint.StagingBindingChanged', 'Cutpoint.TargetObjectMissing'];
 const OBJECT_ERRORS = ['Cutpoint.ChecksumMismatch', 'Cutpoint.ObjectMissing'];
+/** What the COMPLETE-capsule gate of evidence, checkpoint and cleanup on an exchange route refuses with (src/publication/completed-capsule.ts). */
+export const QUALITY_GATE = [
+  'Quality.EvidenceInvalid',
+  'Quality.CapsuleVersionUnsupported',
+  'Quality.ReaderGuardHeld',
+  'Quality.Failed',
+  'Quality.TargetPending',
+  'Quality.CompletionEvidencePending',
+  'Quality.IllegalCapsuleTransition',
+];
 
 function deliverySteps(): StepEntry[] {
   const JOURNAL: TableAction[] = ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'];
@@ -113,8 +132,9 @@ function deliverySteps(): StepEntry[] {
     entry('verify-eof', 'DeliveryVerifyEofFunctionArn', () => import('./delivery/verify-eof.js'), READ_OBJECTS, [...OBJECT_ERRORS, ...TARGET_ERRORS], 300),
     entry('quality', 'DeliveryQualityFunctionArn', () => import('./delivery/quality.js'), READ_OBJECTS, [...OBJECT_ERRORS, ...TARGET_ERRORS], 300),
     entry('publish', 'DeliveryPublishFunctionArn', () => import('./delivery/publish.js'), [], [...TARGET_ERRORS, 'Cutpoint.PublicationRefused'], 300),
-    entry('evidence', 'DeliveryEvidenceFunctionArn', () => import('./delivery/evidence.js'), WRITE_OBJECTS, [...OBJECT_ERRORS, ...TARGET_ERRORS]),
-    entry('checkpoint', 'DeliveryCheckpointFunctionArn', () => import('./delivery/checkpoint.js'), [], [], 30, 256),
+    // On an exchange route both are gated on a COMPLETE capsule (QUALITY_GATE's refusals; evidence reads completion.json).
+    entry('evidence', 'DeliveryEvidenceFunctionArn', () => import('./delivery/evidence.js'), WRITE_OBJECTS, [...OBJECT_ERRORS, ...TARGET_ERRORS, ...QUALITY_GATE]),
+    entry('checkpoint', 'DeliveryCheckpointFunctionArn', () => import('./delivery/checkpoint.js'), [], QUALITY_GATE, 30, 256),
     entry('cleanup', 'DeliveryCleanupFunctionArn', () => import('./delivery/cleanup.js'), [], TARGET_ERRORS),
   ];
 }
@@ -167,6 +187,64 @@ function recoverySteps(): StepEntry[] {
       memoryMB: 256,
       notifies: true,
     },
+  ];
+}
+
+/*
+ * The ClickHouse publication steps of publish-clickhouse (seed 000), after the shared
+ * Begin … VerifyEof: the candidate, the staged quality and the capsule, the ONE EXCHANGE,
+ * the bounded target observation, the predecessor's cleanup. The quality steps (and only
+ * they) read the authority table's binding (DescribeTable). Their ClickHouse failures leave
+ * as Publication.ObservationFailed or a cut point error; no Task retries a ClickHouse class
+ * (spec K4): a publication effect is resolved by observation, never by a re-send.
+ */
+const PUBLICATION_ERRORS = ['Publication.ObservationFailed', 'Publication.CandidateMismatch', 'Publication.ExchangeUnsupported'];
+/** The governed outcomes that end publish-clickhouse in a named Fail state (never retried). */
+export const QUALITY_STOPS = ['Quality.TargetPending', 'Quality.Failed', 'Quality.Incomplete', 'Quality.ReaderGuardHeld'];
+const QUALITY_REFUSALS = [
+  'Quality.EvidenceInvalid',
+  'Quality.AuthorityRollback',
+  'Quality.AuthorityReplaced',
+  'Quality.GenerationChanged',
+  'Quality.CommitUnproven',
+  'Quality.CoreDigestMismatch',
+  'Quality.ObservationFailed',
+  'Quality.CapsuleVersionUnsupported',
+];
+/**
+ * ObserveTarget's time budget (spec §4.4): the route's default observation deadline plus
+ * the reserve the handler keeps for revoke, reap and persistence must end before its
+ * Lambda's timeout, which ends before the Task's TimeoutSeconds (asserted by the ASL and
+ * CDK tests).
+ */
+export const OBSERVE_TIMING = { deadlineSeconds: DEFAULT_OBSERVE_DEADLINE_S, reserveSeconds: 30, lambdaSeconds: 300 } as const;
+
+function publicationSteps(): StepEntry[] {
+  const JOURNAL: TableAction[] = ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'];
+  const QUALITY: TableAction[] = [...JOURNAL, 'dynamodb:DescribeTable'];
+  const entry = (file: string, placeholder: string, load: StepEntry['load'], table: TableAction[], bucket: BucketAction[], errors: string[], timeoutSeconds: number): StepEntry => ({
+    placeholder,
+    entry: `functions/${file}.ts`,
+    load,
+    table,
+    bucket,
+    errors: [...DELIVERY_ERRORS, ...TARGET_ERRORS, ...PUBLICATION_ERRORS, ...errors],
+    timeoutSeconds,
+    memoryMB: 512,
+    readsSecrets: true,
+  });
+  const EVIDENCE: BucketAction[] = ['s3:GetObject', 's3:PutObject', 's3:ListBucket'];
+  return [
+    entry('publication/fill-candidate', 'PublicationFillCandidateFunctionArn', () => import('./publication/fill-candidate.js'), JOURNAL, [], [], 300),
+    // Staged probes on the candidate, prepared.json, the capsule PREPARED with its journal record.
+    entry('quality/prepare-capsule', 'QualityPrepareCapsuleFunctionArn', () => import('./quality/prepare-capsule.js'), QUALITY, EVIDENCE, [...OBJECT_ERRORS, ...QUALITY_REFUSALS], 300),
+    // The dispatch intent, the one EXCHANGE, one observation by UUID.
+    entry('publication/dispatch', 'PublicationDispatchFunctionArn', () => import('./publication/dispatch.js'), JOURNAL, [], [], 120),
+    // The bounded reader (a forked child) under the deadline; its outcome persisted with the guard released.
+    entry('quality/observe-target', 'QualityObserveTargetFunctionArn', () => import('./quality/observe-target.js'), QUALITY, EVIDENCE, [...OBJECT_ERRORS, ...QUALITY_REFUSALS, ...QUALITY_STOPS], OBSERVE_TIMING.lambdaSeconds),
+    // Drops the predecessor by UUID and the stage, proves absence, releases custody.
+    // Only with governance COMPLETE (the capsule gate), so it may raise the gate's refusals.
+    entry('publication/cleanup', 'PublicationCleanupFunctionArn', () => import('./publication/cleanup.js'), JOURNAL, [], QUALITY_GATE, 120),
   ];
 }
 
@@ -370,6 +448,8 @@ export const STEPS: StepEntry[] = [
 
   // ---- bounded delivery (seed 004), one Task per step in DELIVERY_STEPS order ----
   ...deliverySteps(),
+  // ---- ClickHouse publication and quality governance (seed 000): publish-clickhouse's own steps ----
+  ...publicationSteps(),
   // ---- delivery recovery (seed 004): inspect, reconcile, resume, retire, incident notice ----
   ...recoverySteps(),
 ];
@@ -425,6 +505,14 @@ export const FLOWS: FlowEntry[] = [
     description: 'Deliver one sealed window: custody, staging, chunked extract/load, EOF and quality gates, publish, evidence, checkpoint, cleanup and release',
     // A failed delivery is resolved by the reconcile flow (from the journal), never by a
     // blind re-run; an aborted one too: a Stop Execution can land between any two steps.
+    recovery: { by: 'delivery-reconcile', on: ['FAILED', 'TIMED_OUT', 'ABORTED'] },
+  },
+  {
+    name: 'publish-clickhouse',
+    type: 'STANDARD',
+    description: 'Publish one sealed window to ClickHouse: custody, stage, chunked extract/load, EOF, candidate, staged quality and capsule, one EXCHANGE, governed target observation, evidence, checkpoint, cleanup and release',
+    // As deliver-window: a failed, timed-out or stopped publication is resolved from the
+    // journal by the reconcile flow, never re-run (a re-run could never dispatch again anyway).
     recovery: { by: 'delivery-reconcile', on: ['FAILED', 'TIMED_OUT', 'ABORTED'] },
   },
   {

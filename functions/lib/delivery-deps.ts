@@ -1,5 +1,5 @@
 import middy from '@middy/core';
-import { openSourceFor, openTargetFor } from '../../src/adapters/delivery-bindings.js';
+import { openRouteTargetFor, openSourceFor } from '../../src/adapters/delivery-bindings.js';
 import { faultsFromEnv } from '../../src/adapters/fault-injector.js';
 import { openSecretsManager } from '../../src/adapters/secrets-manager/secrets.js';
 import { resolveBinding } from '../../src/delivery/bindings.js';
@@ -10,6 +10,7 @@ import { ValidationError } from '../../src/domain/errors.js';
 import type { FaultInjector } from '../../src/ports/faults.js';
 import type { SecretsPort } from '../../src/ports/secrets.js';
 import type { SourcePort } from '../../src/ports/source.js';
+import type { ExchangeTargetPort } from '../../src/ports/exchange-target.js';
 import type { TargetPort } from '../../src/ports/target.js';
 import { lambdaPorts } from './lambda-ports.js';
 import type { StepHandler } from './step.js';
@@ -65,7 +66,9 @@ export function routeOfEvent(event: unknown): SelectedRoute {
 let secrets: SecretsPort | undefined;
 let faults: FaultInjector | undefined;
 const sources = new Map<string, Promise<SourcePort>>();
-const targets = new Map<string, Promise<TargetPort>>();
+/** A route's target: a SQL target, or a ClickHouse one's stage and EXCHANGE sides on one connection (http(s) only). */
+type RouteTarget = { target: TargetPort; exchange?: ExchangeTargetPort };
+const targets = new Map<string, Promise<RouteTarget>>();
 
 /** The fault injector for sources and targets: as lambda-ports.ts, armed only with CUTPOINT_FAULTS_IN_LAMBDA=enabled. */
 function lambdaFaults(): FaultInjector {
@@ -92,10 +95,10 @@ function once<T>(cache: Map<string, Promise<T>>, binding: Binding, open: () => P
   return pending;
 }
 
-function lambdaTarget(binding: Binding): Promise<TargetPort> {
+function lambdaTarget(binding: Binding): Promise<RouteTarget> {
   return once(targets, binding, async () => {
     const injector = lambdaFaults();
-    return openTargetFor(binding, await resolveBinding(binding, { env: process.env, secrets: lambdaSecrets() }), injector);
+    return openRouteTargetFor(binding, await resolveBinding(binding, { env: process.env, secrets: lambdaSecrets() }), injector);
   });
 }
 
@@ -110,8 +113,8 @@ function lambdaSource(binding: Binding): Promise<SourcePort> {
 export const lambdaSourceDeps: DeliveryDepsProvider = (event) =>
   Promise.resolve().then(async () => {
     const route = routeOfEvent(event);
-    const [ports, target, source] = await Promise.all([lambdaPorts(), lambdaTarget(route.targetBinding), lambdaSource(route.sourceBinding)]);
-    return { ports, target, source, route };
+    const [ports, opened, source] = await Promise.all([lambdaPorts(), lambdaTarget(route.targetBinding), lambdaSource(route.sourceBinding)]);
+    return { ports, ...opened, source, route };
   });
 
 /**
@@ -123,6 +126,6 @@ export const lambdaSourceDeps: DeliveryDepsProvider = (event) =>
 export const lambdaTargetDeps: DeliveryDepsProvider = (event) =>
   Promise.resolve().then(async () => {
     const route = routeOfEvent(event);
-    const [ports, target] = await Promise.all([lambdaPorts(), lambdaTarget(route.targetBinding)]);
-    return { ports, target, route };
+    const [ports, opened] = await Promise.all([lambdaPorts(), lambdaTarget(route.targetBinding)]);
+    return { ports, ...opened, route };
   });

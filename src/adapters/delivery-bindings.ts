@@ -5,7 +5,10 @@ import { ConfigError, CutpointError } from '../domain/errors.js';
 import type { FaultInjector } from '../ports/faults.js';
 import type { SourcePort } from '../ports/source.js';
 import type { TargetPort } from '../ports/target.js';
-import { openClickHouse } from './clickhouse/client.js';
+import type { ExchangeTargetPort } from '../ports/exchange-target.js';
+import { openClickHouse, type ClickHouseHandle } from './clickhouse/client.js';
+import { createClickHouseExchangeTarget } from './clickhouse/publication-target.js';
+import { createClickHouseStageTarget } from './clickhouse/publication-stage.js';
 import { createClickHouseSource } from './clickhouse/source.js';
 import { openMssqlTarget } from './mssql/target.js';
 import { openPostgresTarget } from './postgres/target.js';
@@ -16,9 +19,9 @@ import { openPostgresTarget } from './postgres/target.js';
  * driver. No message here contains a URL, a username or a password.
  *
  * Stable codes (all `Cutpoint.ConfigError`; nothing was mutated):
- * - `delivery.binding_kind_invalid` — a source that is not clickhouse, a target that is
- *   neither postgres nor mssql (parseManifest already refuses both; a hand-built route
- *   may not);
+ * - `delivery.binding_kind_invalid` — a source that is not clickhouse, a SQL target
+ *   (`openTargetFor`) that is neither postgres nor mssql (parseManifest already refuses
+ *   both; a hand-built route may not);
  * - `delivery.binding_url_invalid` — a ClickHouse connection that is not an http(s):// URL
  *   (embedded chdb is for local runs and never loads in a Lambda), or a URL the driver
  *   refuses;
@@ -37,6 +40,11 @@ import { openPostgresTarget } from './postgres/target.js';
  */
 export async function openSourceFor(binding: Binding, settings: ConnectionSettings, options: { embedded?: boolean } = {}): Promise<SourcePort> {
   if (binding.kind !== 'clickhouse') throw kindInvalid(binding, 'a ClickHouse source');
+  return createClickHouseSource(await openClickHouseBinding(binding, settings, options));
+}
+
+/** One ClickHouse connection of a binding: http(s) anywhere, `chdb:<dir>` only with `embedded` (never in a Lambda). */
+async function openClickHouseBinding(binding: Binding, settings: ConnectionSettings, options: { embedded?: boolean }): Promise<ClickHouseHandle> {
   const embedded = options.embedded === true && settings.url.startsWith('chdb:');
   if (!embedded && !/^https?:\/\//i.test(settings.url)) {
     throw new ConfigError(
@@ -46,9 +54,8 @@ export async function openSourceFor(binding: Binding, settings: ConnectionSettin
   }
   const dataDir = embedded ? settings.url.slice('chdb:'.length).replace(/^\/\/(?=\/)/, '') : '';
   if (embedded && dataDir === '') throw new ConfigError('delivery.binding_url_invalid', `binding ${binding.name}: embedded ClickHouse needs a data directory (chdb:<dir>)`);
-  let handle;
   try {
-    handle = await openClickHouse(
+    return await openClickHouse(
       embedded
         ? { kind: 'embedded', dataDir: isAbsolute(dataDir) ? dataDir : resolve(dataDir), create: false }
         : {
@@ -64,7 +71,25 @@ export async function openSourceFor(binding: Binding, settings: ConnectionSettin
     // The driver's message may quote the URL: only the binding's name leaves.
     throw new ConfigError('delivery.binding_url_invalid', `binding ${binding.name}: the ClickHouse client refused the connection settings`);
   }
-  return createClickHouseSource(handle);
+}
+
+/**
+ * A route's publication target, whatever its kind: a SQL target (postgres, mssql) as
+ * `openTargetFor` opens it; a ClickHouse target (`mode: exchange`, seed 000) as ONE
+ * connection serving both sides — the stage (`TargetPort`: createStaging, loads, VerifyEof,
+ * cleanup) and the EXCHANGE side (candidate, the one EXCHANGE, observation by UUID).
+ * `target.close()` closes that one connection. http(s) anywhere; `chdb:<dir>` only with
+ * `embedded` (local runs).
+ */
+export async function openRouteTargetFor(
+  binding: Binding,
+  settings: ConnectionSettings,
+  faults: FaultInjector,
+  options: { embedded?: boolean } = {},
+): Promise<{ target: TargetPort; exchange?: ExchangeTargetPort }> {
+  if (binding.kind !== 'clickhouse') return { target: openTargetFor(binding, settings, faults) };
+  const handle = await openClickHouseBinding(binding, settings, options);
+  return { target: createClickHouseStageTarget(handle, faults), exchange: createClickHouseExchangeTarget(handle, faults) };
 }
 
 /**
@@ -84,7 +109,8 @@ export function openTargetFor(binding: Binding, settings: ConnectionSettings, fa
     case 'mssql':
       return openMssqlTarget({ connection: mssqlConnection(binding, settings), faults });
     default:
-      throw kindInvalid(binding, 'a delivery target (postgres or mssql)');
+      // A ClickHouse target has two sides on one connection: openRouteTargetFor.
+      throw kindInvalid(binding, 'a SQL delivery target (postgres or mssql)');
   }
 }
 

@@ -7,7 +7,7 @@ import type { CfnElement, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { FLOWS, STEPS } from '../../functions/registry.js';
+import { FLOWS, OBSERVE_TIMING, STEPS } from '../../functions/registry.js';
 import { buildApp, type CutpointApp } from '../../infra/app.js';
 import { placeholdersOf, resolveFlowDefinition } from '../../infra/asl.js';
 import { repoPath } from '../../infra/repo.js';
@@ -224,12 +224,39 @@ describe('CutpointWorkflows IAM: each function gets exactly its registry actions
     }
   });
 
+  it('F4: dynamodb:DescribeTable (the authority binding sealed in the quality core) is granted to the quality steps only', () => {
+    const describing = STEPS.filter((s) => allowedActions(roleStatements(workflows, roleOf(s.placeholder)), 'dynamodb:').includes('dynamodb:DescribeTable')).map((s) => s.placeholder);
+    expect(describing.sort()).toEqual(['QualityObserveTargetFunctionArn', 'QualityPrepareCapsuleFunctionArn']);
+  });
+
   it('the probe only reads and the object writer never updates authority items', () => {
     const probe = allowedActions(roleStatements(workflows, roleOf('ProbeGenerationFunctionArn')), 'dynamodb:');
     expect(probe).toEqual(['dynamodb:GetItem']);
     const writer = allowedActions(roleStatements(workflows, roleOf('WriteGenerationObjectFunctionArn')), 'dynamodb:');
     expect(writer).not.toContain('dynamodb:UpdateItem');
     expect(writer).not.toContain('dynamodb:PutItem');
+  });
+});
+
+describe('CutpointWorkflows publish-clickhouse (F4)', () => {
+  it('ObserveTarget: default deadline + reserve < the deployed Lambda timeout < the deployed Task TimeoutSeconds', () => {
+    const fn = workflows.toJSON().Resources[logicalId(fnFor('QualityObserveTargetFunctionArn'))];
+    const lambda = fn.Properties.Timeout as number;
+    expect(lambda).toBe(OBSERVE_TIMING.lambdaSeconds);
+    expect(OBSERVE_TIMING.deadlineSeconds + OBSERVE_TIMING.reserveSeconds).toBeLessThan(lambda);
+    const machine = workflows.toJSON().Resources[logicalId(built.workflows.stateMachines.get('publish-clickhouse')!)];
+    const task = JSON.parse(machine.Properties.DefinitionString as string).States.ObserveTarget as { TimeoutSeconds: number };
+    expect(lambda).toBeLessThan(task.TimeoutSeconds);
+  });
+
+  it('an EventBridge rule starts delivery-reconcile when it ends FAILED, TIMED_OUT or ABORTED, as for deliver-window', () => {
+    const ruleOf = (flow: string) =>
+      Object.values(
+        workflows.findResources('AWS::Events::Rule', { Properties: { EventPattern: { detail: { stateMachineArn: [{ Ref: logicalId(built.workflows.stateMachines.get(flow)!) }] } } } }),
+      ).map((r) => ({ status: r.Properties.EventPattern.detail.status, target: r.Properties.Targets[0].Arn }));
+    const reconcile = { Ref: logicalId(built.workflows.stateMachines.get('delivery-reconcile')!) };
+    expect(ruleOf('publish-clickhouse')).toEqual([{ status: ['FAILED', 'TIMED_OUT', 'ABORTED'], target: reconcile }]);
+    expect(ruleOf('publish-clickhouse')).toEqual(ruleOf('deliver-window'));
   });
 });
 

@@ -8,6 +8,8 @@ import { GENERATION_CUT_POINTS } from '../../src/generation/cut-points.js';
 import { REPO_ROOT } from '../../src/local/asl.js';
 import { OBJECT_CUT_POINTS } from '../../src/objects/cut-points.js';
 import { STREAM_CUT_POINTS } from '../../src/stream/cut-points.js';
+import { PUBLICATION_CUT_POINTS } from '../../src/domain/publication/cut-points.js';
+import { QUALITY_CUT_POINTS } from '../../src/quality/cut-points.js';
 import { FLOWS } from '../../functions/registry.js';
 
 /**
@@ -16,13 +18,15 @@ import { FLOWS } from '../../functions/registry.js';
  * CUTPOINT_FAULTS accepts. A name in a subsystem's dotted form that is not a diagnostic
  * code (codes are snake_case) and not a file name counts as a cut point reference.
  */
-const REFERENCE = /(?<![\w./-])(?:generation|stream|delivery|cli|objects)(?:\.[a-z0-9_*-]+)+/g;
+const REFERENCE = /(?<![\w./-])(?:generation|stream|delivery|publication|quality|cli|objects)(?:\.[a-z0-9_*-]+)+/g;
 
 function references(text: string): string[] {
-  return [...new Set(text.match(REFERENCE) ?? [])].filter((t) => !t.includes('_') && !/\.(ts|js|json|ya?ml)$/.test(t));
+  // The manifest key `quality.capsule: v2` is not a cut point.
+  return [...new Set(text.replace(/\bquality\.capsule: /g, '').match(REFERENCE) ?? [])].filter((t) => !t.includes('_') && !/\.(ts|js|json|ya?ml)$/.test(t));
 }
 
-function aslComments(): string {
+/** The Comments of every ASL file (or of one flow's). */
+function aslComments(flow?: string): string {
   const comments: string[] = [];
   const walk = (value: unknown): void => {
     if (Array.isArray(value)) value.forEach(walk);
@@ -33,13 +37,13 @@ function aslComments(): string {
       }
     }
   };
-  for (const file of readdirSync(`${REPO_ROOT}statemachines`)) walk(JSON.parse(readFileSync(`${REPO_ROOT}statemachines/${file}`, 'utf8')));
+  for (const file of readdirSync(`${REPO_ROOT}statemachines`).filter((f) => flow === undefined || f === `${flow}.asl.json`)) walk(JSON.parse(readFileSync(`${REPO_ROOT}statemachines/${file}`, 'utf8')));
   return comments.join('\n');
 }
 
 describe('cut point registry', () => {
   it('holds every subsystem registry, each name once, each with where it is hit', () => {
-    const all = [...Object.values(GENERATION_CUT_POINTS), ...Object.values(STREAM_CUT_POINTS), ...Object.values(DELIVERY_CUT_POINTS), ...Object.values(OBJECT_CUT_POINTS), ...Object.values(LOCAL_CUT_POINTS)];
+    const all = [...Object.values(GENERATION_CUT_POINTS), ...Object.values(STREAM_CUT_POINTS), ...Object.values(DELIVERY_CUT_POINTS), ...Object.values(OBJECT_CUT_POINTS), ...Object.values(LOCAL_CUT_POINTS), ...Object.values(PUBLICATION_CUT_POINTS), ...Object.values(QUALITY_CUT_POINTS)];
     expect(CUT_POINT_NAMES).toEqual(new Set(all));
     expect(CUT_POINTS).toHaveLength(CUT_POINT_NAMES.size);
     const flows = new Set(FLOWS.map((f) => f.name));
@@ -57,6 +61,13 @@ describe('cut point registry', () => {
     const named = references(text);
     expect(named.length).toBeGreaterThan(0);
     expect(named.filter((n) => !CUT_POINT_NAMES.has(n))).toEqual([]);
+  });
+
+  it('the publish-clickhouse ASL comments name the publication and quality cut points of its steps, each a real one', () => {
+    const named = references(aslComments('publish-clickhouse'));
+    const ofSteps = ['publication.candidate.create', 'publication.candidate.fill', 'quality.staged.probe', 'quality.prepared.put', 'quality.capsule.prepare', 'publication.dispatch.intent', 'publication.exchange', 'publication.observe', 'quality.reader.acquire', 'quality.target.probe', 'quality.worker.reap', 'publication.predecessor.drop'];
+    for (const name of ofSteps) expect(CUT_POINT_NAMES, name).toContain(name);
+    expect(named).toEqual(expect.arrayContaining(ofSteps));
   });
 
   it('the ASL comments name every target cut point of deliver-window by its real name', () => {

@@ -1,9 +1,10 @@
-import { openSourceFor, openTargetFor } from '../../adapters/delivery-bindings.js';
+import { openRouteTargetFor, openSourceFor, openTargetFor } from '../../adapters/delivery-bindings.js';
 import { faultsFromEnv } from '../../adapters/fault-injector.js';
 import { resolveBinding } from '../../delivery/bindings.js';
 import type { Binding } from '../../domain/delivery/manifest-types.js';
 import { CutpointError } from '../../domain/errors.js';
 import type { SourceChunk, SourcePort } from '../../ports/source.js';
+import type { ExchangeTargetPort } from '../../ports/exchange-target.js';
 import type { TargetPort } from '../../ports/target.js';
 
 /**
@@ -16,6 +17,17 @@ import type { TargetPort } from '../../ports/target.js';
 export async function openLocalTarget(binding: Binding, faultSpec?: string): Promise<TargetPort> {
   const faults = faultsFromEnv({ ...process.env, CUTPOINT_FAULTS: faultSpec ?? process.env.CUTPOINT_FAULTS });
   return openTargetFor(binding, await resolveBinding(binding, { env: process.env }), faults);
+}
+
+/**
+ * The route's target whatever its kind, for a flow run on this machine: a SQL target as
+ * `openLocalTarget`; a ClickHouse target (`mode: exchange`) as its stage and EXCHANGE sides
+ * on ONE connection — `http(s)://…` or, on this machine only, `chdb:<dir>` (an existing
+ * directory; one process at a time). `target.close()` closes it.
+ */
+export async function openLocalRouteTarget(binding: Binding, faultSpec?: string): Promise<{ target: TargetPort; exchange?: ExchangeTargetPort }> {
+  const faults = faultsFromEnv({ ...process.env, CUTPOINT_FAULTS: faultSpec ?? process.env.CUTPOINT_FAULTS });
+  return openRouteTargetFor(binding, await resolveBinding(binding, { env: process.env }), faults, { embedded: true });
 }
 
 /** A source opened on first use, remembering the diagnostic of its first refusal. */

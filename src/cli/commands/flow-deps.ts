@@ -3,14 +3,15 @@ import type { Binding } from '../../domain/delivery/manifest-types.js';
 import type { Ports } from '../../ports/index.js';
 import type { SourcePort } from '../../ports/source.js';
 import type { TargetPort } from '../../ports/target.js';
-import { openLocalSource, openLocalTarget } from './delivery-bindings.js';
+import type { ExchangeTargetPort } from '../../ports/exchange-target.js';
+import { openLocalRouteTarget, openLocalSource } from './delivery-bindings.js';
 
 /**
  * Step deps for `cutpoint flow run` of a delivery flow (deliver-window and the
- * delivery-reconcile/-resume/-retire recovery flows), as a deployed Lambda builds them
+ * delivery-reconcile/-resume/-retire recovery flows; publish-clickhouse), as a deployed Lambda builds them
  * (functions/lib/delivery-deps.ts), but from this machine's environment: each Task's
  * input names the route (`manifestText` + `selector`); its target is opened from the
- * target binding's url_env on first use and reused. Only deliver-window gets a source,
+ * target binding's url_env on first use and reused. Only deliver-window and publish-clickhouse get a source,
  * connected on its first call (`openLocalSource`: Begin's read-only check, then extraction);
  * the recovery flows are source-free (a step that would need it fails
  * Delivery.SourceForbidden). `close()` closes whatever was opened.
@@ -23,7 +24,7 @@ export interface FlowDeps {
 const key = (b: Binding): string => JSON.stringify(b);
 
 export function localFlowDeps(flow: string, ports: Ports, faultSpec: string | undefined): FlowDeps {
-  const targets = new Map<string, Promise<TargetPort>>();
+  const targets = new Map<string, Promise<{ target: TargetPort; exchange?: ExchangeTargetPort }>>();
   const sources = new Map<string, Promise<SourcePort>>();
   const once = <T>(cache: Map<string, Promise<T>>, binding: Binding, open: () => Promise<T>): Promise<T> => {
     let pending = cache.get(key(binding));
@@ -32,16 +33,16 @@ export function localFlowDeps(flow: string, ports: Ports, faultSpec: string | un
   };
   const provider: DeliveryDepsProvider = async (event) => {
     const route = routeOfEvent(event);
-    const target = await once(targets, route.targetBinding, () => openLocalTarget(route.targetBinding, faultSpec));
-    if (flow !== 'deliver-window') return { ports, target, route };
+    // A ClickHouse target opens its stage and EXCHANGE sides on one connection.
+    const opened = await once(targets, route.targetBinding, () => openLocalRouteTarget(route.targetBinding, faultSpec));
+    if (flow !== 'deliver-window' && flow !== 'publish-clickhouse') return { ports, ...opened, route };
     // openLocalSource connects on the source's first call (Begin's read-only check).
-    return { ports, target, route, source: await once(sources, route.sourceBinding, () => openLocalSource(route.sourceBinding)) };
+    return { ports, ...opened, route, source: await once(sources, route.sourceBinding, () => openLocalSource(route.sourceBinding)) };
   };
   return {
     provider,
     async close() {
-      const opened = [...targets.values(), ...sources.values()];
-      await Promise.allSettled(opened.map(async (p) => (await p).close()));
+      await Promise.allSettled([...[...targets.values()].map(async (p) => (await p).target.close()), ...[...sources.values()].map(async (p) => (await p).close())]);
     },
   };
 }

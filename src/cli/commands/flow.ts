@@ -22,9 +22,11 @@ cutpoint flow run <flow> --input ... --aws --state-machine-arn ARN --name EXECUT
   start response is resolved with DescribeExecution, never a second execution
 flows: ${FLOWS.map((f) => f.name).join(', ')}
   the input is the flow's execution input, as on AWS (at most 256 KiB and 64 levels deep).
-  Delivery flows open the route's target (and, for deliver-window's extraction only, its
-  ClickHouse source) from the bindings' url_env on this machine: deliver-window takes
-  {manifestText, selector[, invocationId]}, delivery-reconcile|resume|retire take
+  Delivery flows open the route's target (and, for the extraction of deliver-window and
+  publish-clickhouse only, its ClickHouse source) from the bindings' url_env on this
+  machine (a ClickHouse target: http(s) or chdb:<dir>): deliver-window (SQL routes) and
+  publish-clickhouse (mode exchange) take {manifestText, selector[, invocationId]},
+  delivery-reconcile|resume|retire take
   {invocationId, manifestText, selector, yes: true}; \`cutpoint delivery run|reconcile|
   resume|retire\` build these inputs from --manifest FILE#ROUTE and print the projection`;
 

@@ -1,0 +1,6 @@
+import { flowStep } from '../../src/delivery/steps/flow-stop.js';
+import { cleanupPublication } from '../../src/publication/steps/cleanup.js';
+import { deliveryStep, lambdaTargetDeps } from '../lib/delivery-deps.js';
+
+export const makeDeliveryHandler = deliveryStep(flowStep(cleanupPublication, { last: true }));
+export const handler = makeDeliveryHandler(lambdaTargetDeps);

@@ -1,0 +1,6 @@
+import { flowStep } from '../../src/delivery/steps/flow-stop.js';
+import { fillCandidate } from '../../src/publication/steps/fill-candidate.js';
+import { deliveryStep, lambdaTargetDeps } from '../lib/delivery-deps.js';
+
+export const makeDeliveryHandler = deliveryStep(flowStep(fillCandidate));
+export const handler = makeDeliveryHandler(lambdaTargetDeps);

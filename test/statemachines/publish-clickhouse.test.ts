@@ -1,0 +1,72 @@
+import { describe, expect, it } from 'vitest';
+import { OBSERVE_TIMING, QUALITY_STOPS, stepByPlaceholder } from '../../functions/registry.js';
+import { DEFAULT_OBSERVE_DEADLINE_S } from '../../src/domain/delivery/manifest-types.js';
+import { CLICKHOUSE_ERROR_CLASSES } from '../../src/domain/clickhouse-errors.js';
+import { loadAsl, taskStates, type AslDefinition } from '../../src/local/asl.js';
+
+/**
+ * Static checks of statemachines/publish-clickhouse.asl.json (seed 000; spec §5, K4, F4) on
+ * top of the generic ones every flow passes (test/statemachines/asl.test.ts).
+ */
+const flow = loadAsl('publish-clickhouse');
+const deliver = loadAsl('deliver-window');
+const states = flow.States;
+
+/** The Task states in execution order, following Next from StartAt. */
+function mainPath(machine: AslDefinition): string[] {
+  const path: string[] = [];
+  for (let name: string | undefined = machine.StartAt; name; name = machine.States[name]?.Next as string | undefined) path.push(name);
+  return path;
+}
+
+describe('publish-clickhouse', () => {
+  it('runs Begin → CreateStaging → PlanParts → ExtractLoadParts → VerifyEof → FillCandidate → PrepareCapsule → Dispatch → ObserveTarget → Evidence → Checkpoint → Cleanup, STANDARD steps only', () => {
+    expect(mainPath(flow)).toEqual(['Begin', 'CreateStaging', 'PlanParts', 'ExtractLoadParts', 'VerifyEof', 'FillCandidate', 'PrepareCapsule', 'Dispatch', 'ObserveTarget', 'Evidence', 'Checkpoint', 'Cleanup']);
+    expect(states.Cleanup!.End).toBe(true);
+  });
+
+  it("reuses deliver-window's Distributed Map exactly and the shared steps' registry entries", () => {
+    expect(states.ExtractLoadParts).toEqual(deliver.States.ExtractLoadParts);
+    for (const shared of ['Begin', 'CreateStaging', 'PlanParts', 'VerifyEof', 'Evidence', 'Checkpoint']) expect(states[shared]!.Resource, shared).toBe(deliver.States[shared]!.Resource);
+    const placeholders = taskStates(flow).map((t) => t.placeholder);
+    expect(placeholders).toEqual(expect.arrayContaining(['PublicationFillCandidateFunctionArn', 'QualityPrepareCapsuleFunctionArn', 'PublicationDispatchFunctionArn', 'QualityObserveTargetFunctionArn', 'PublicationCleanupFunctionArn']));
+  });
+
+  it('Begin names its flow in the Task parameters (not forgeable by the execution input), and so does deliver-window', () => {
+    expect(states.Begin!.Parameters).toMatchObject({ 'input.$': '$', flow: 'publish-clickhouse' });
+    expect(deliver.States.Begin!.Parameters).toMatchObject({ 'input.$': '$', flow: 'deliver-window' });
+  });
+
+  it('carries `known` and the retry count into every Task after Begin, and stops for recovery on Delivery.NeedsRecovery everywhere', () => {
+    for (const { state, definition } of taskStates(flow).filter((t) => t.state !== 'Begin' && t.state !== 'ExtractLoadPart')) {
+      expect(definition.Parameters, state).toMatchObject({ 'known.$': '$.delivery.known', 'retry.$': '$$.State.RetryCount' });
+      expect(definition.Catch?.[0], state).toEqual({ ErrorEquals: ['Delivery.NeedsRecovery'], ResultPath: '$.stop', Next: 'StoppedForRecovery' });
+    }
+  });
+
+  it('K4: no Task retries a ClickHouse error class, a Publication.* or Quality.* error, or States.ALL', () => {
+    const clickhouse = new Set<string>(CLICKHOUSE_ERROR_CLASSES);
+    for (const { state, definition } of taskStates(flow)) {
+      const retried = (definition.Retry ?? []).flatMap((r) => r.ErrorEquals);
+      expect(retried.filter((e) => clickhouse.has(e) || /^(ClickHouse|Publication|Quality)\./.test(e) || e === 'States.ALL' || e === 'Error'), state).toEqual([]);
+    }
+  });
+
+  it('Quality.TargetPending, Quality.Failed, Quality.Incomplete and Quality.ReaderGuardHeld end the flow in named Fail states of the same error', () => {
+    const caught = Object.fromEntries((states.ObserveTarget!.Catch ?? []).flatMap((c) => c.ErrorEquals.map((e) => [e, c.Next])));
+    for (const error of QUALITY_STOPS) {
+      const fail = states[caught[error]!];
+      expect(fail, error).toMatchObject({ Type: 'Fail', Error: error });
+    }
+    // A timeout whose retries are spent is an unproved outcome, not a refusal.
+    for (const error of ['States.Timeout', 'Sandbox.Timedout', 'Lambda.Unknown']) expect(caught[error], error).toBe('QualityIncomplete');
+  });
+
+  it('F4: ObserveTarget — default deadline + reserve < its Lambda timeout < its Task TimeoutSeconds', () => {
+    const lambda = stepByPlaceholder('QualityObserveTargetFunctionArn').timeoutSeconds;
+    expect(OBSERVE_TIMING.deadlineSeconds).toBe(DEFAULT_OBSERVE_DEADLINE_S);
+    expect(lambda).toBe(OBSERVE_TIMING.lambdaSeconds);
+    expect(OBSERVE_TIMING.deadlineSeconds + OBSERVE_TIMING.reserveSeconds).toBeLessThan(lambda);
+    expect(lambda).toBeLessThan(states.ObserveTarget!.TimeoutSeconds as number);
+  });
+});
