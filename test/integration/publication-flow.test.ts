@@ -10,23 +10,52 @@ import { runFlow, type FlowResult } from '../../src/local/flow-runner.js';
 import { readCapsule } from '../../src/quality/capsule-store.js';
 import { scanTable } from '../support/delivery-snapshot.js';
 import { newInvocationId } from '../support/delivery-world.js';
-import { openPublicationWorld, publicationManifest, windowIds, type PublicationWorld } from '../support/publication-world.js';
+import { openObserveWorld, type ObserveWorld } from '../fixtures/quality/observe-world.js';
+import { publicationManifest, targetDdl, windowIds, WINDOW } from '../support/publication-world.js';
 
 /**
  * The publish-clickhouse flow (statemachines/publish-clickhouse.asl.json) run by the local
- * runner over the same handlers Lambda runs, on real components: embedded ClickHouse (chdb)
- * as source and target, DynamoDB Local and the S3 emulator. ObserveTarget is still the stub
- * (src/quality/steps/observe-target.ts, Quality.Incomplete) until the lead merges the real
- * bounded observation: the flow publishes and then ends in its Quality.Incomplete Fail state.
+ * runner over the same handlers Lambda runs, on real components: ClickHouse (chdb) in its
+ * own process behind the HTTP interface — source and target, reached over HTTP by the steps
+ * AND by ObserveTarget's bounded reader, a separate process — DynamoDB Local and the S3
+ * emulator. The bindings' variables name the host, as a deployment's secrets would.
  */
 
-let world: PublicationWorld;
+let world: ObserveWorld;
+const saved = { CH_URL: process.env.CH_URL, CH_PUB_URL: process.env.CH_PUB_URL };
 beforeAll(async () => {
-  world = await openPublicationWorld();
+  world = await openObserveWorld();
+  process.env.CH_URL = world.host.url;
+  process.env.CH_PUB_URL = world.host.url;
 }, 120_000);
 afterAll(async () => {
+  for (const [k, v] of Object.entries(saved)) {
+    if (v === undefined) delete process.env[k];
+    else process.env[k] = v;
+  }
   await world?.close();
 });
+
+const beginInput = (invocationId: string, manifestText: string): BeginInput => ({
+  invocationId,
+  session: `run-${invocationId.slice(4, 14)}`,
+  manifestText,
+  selector: '/config/publish.yaml#daily',
+});
+
+async function createTarget(table: string): Promise<void> {
+  await world.ch.client.command({ query: targetDdl(table) });
+  await world.ch.client.command({ query: `INSERT INTO pub.${table} VALUES (99999, '2026-11-02 12:00:00.000', 'stale', 0, 'old generation')` });
+}
+
+async function publishedWindowIds(table: string): Promise<string[]> {
+  const result = await world.ch.client.query({
+    query: `SELECT toString(event_id) AS id FROM pub.${table} WHERE event_time >= parseDateTime64BestEffort({s:String}, 3) AND event_time < parseDateTime64BestEffort({e:String}, 3)`,
+    query_params: { s: WINDOW.start, e: WINDOW.end },
+    format: 'JSONEachRow',
+  });
+  return (await result.json<{ id: string }>()).map((r) => r.id).sort();
+}
 
 /** A flow over the world's chdb (stage + exchange on one handle), stores and source; the route from each Task's input, as in Lambda. */
 const run = (flow: string, input: BeginInput): Promise<FlowResult> =>
@@ -48,15 +77,15 @@ async function journalTransitions(invocationId: string): Promise<string[]> {
 let tables = 0;
 
 describe('publish-clickhouse flow (local runner)', () => {
-  it('publishes the window by one EXCHANGE (PUBLISHED, dispatch count 1, capsule PREPARED), then the unwired observation ends the flow in Quality.Incomplete', async () => {
+  it('T1: publishes the window by one EXCHANGE, governs it to COMPLETE on the published generation, drops the predecessor and releases custody', async () => {
     const table = `flow_${++tables}`;
-    await world.createTarget(table);
+    await createTarget(table);
     const manifestText = publicationManifest({ table });
     const invocationId = newInvocationId();
     const predecessor = await world.uuidOf(table);
-    const result = await run('publish-clickhouse', world.beginInput(invocationId, manifestText));
+    const result = await run('publish-clickhouse', beginInput(invocationId, manifestText));
 
-    expect(result, JSON.stringify(result.events.filter((e) => e.error))).toMatchObject({ status: 'FAILED', error: 'Quality.Incomplete' });
+    expect(result, JSON.stringify(result.events.filter((e) => e.error))).toMatchObject({ status: 'SUCCEEDED' });
     expect(entered(result).filter((s) => s !== 'ExtractLoadPart')).toEqual([
       'Begin',
       'CreateStaging',
@@ -67,20 +96,26 @@ describe('publish-clickhouse flow (local runner)', () => {
       'PrepareCapsule',
       'Dispatch',
       'ObserveTarget',
-      'QualityIncomplete',
+      'Evidence',
+      'Checkpoint',
+      'Cleanup',
     ]);
     expect(await journalTransitions(invocationId)).toEqual(
-      expect.arrayContaining(['EMPTY_STAGING>WRITING_UNKNOWN', 'VERIFIED_EOF>PUBLICATION_UNKNOWN', 'PUBLICATION_UNKNOWN>PUBLISHED']),
+      expect.arrayContaining(['EMPTY_STAGING>WRITING_UNKNOWN', 'VERIFIED_EOF>PUBLICATION_UNKNOWN', 'PUBLICATION_UNKNOWN>PUBLISHED', 'PUBLISHED>SUCCEEDED', 'SUCCEEDED>CUSTODY_RELEASED']),
     );
     const record = await loadInvocation(world.stores.ports, invocationId);
-    expect(record.state).toBe('PUBLISHED');
+    expect(record.state).toBe('CUSTODY_RELEASED');
     expect(record.facts.dispatch).toMatchObject({ count: 1, predecessorUuid: predecessor, candidateUuid: candidateUuidOf(invocationId) });
     expect(record.facts.publication).toMatchObject({ mode: 'exchange', stagingObjectId: candidateUuidOf(invocationId), rows: windowIds.length });
-    expect(await readCapsule(world.stores.ports, { targetId: record.targetId, invocationId })).toMatchObject({ schema: 2, state: 'PREPARED' });
-    expect(await loadCustody(world.stores.ports, record.targetId)).toMatchObject({ state: 'HELD', invocationId });
-    // The target now serves the candidate: the window exactly once, the stale predecessor row gone from it.
+    const capsule = await readCapsule(world.stores.ports, { targetId: record.targetId, invocationId });
+    expect(capsule).toMatchObject({ schema: 2, state: 'COMPLETE', retiredAt: expect.any(String) });
+    expect(capsule && 'reader' in capsule ? capsule.reader : undefined).toBeUndefined();
+    expect(await loadCustody(world.stores.ports, record.targetId)).toMatchObject({ state: 'RELEASED' });
+    // The target serves the candidate: the window exactly once; the predecessor generation is gone.
     expect(await world.uuidOf(table)).toBe(candidateUuidOf(invocationId));
-    expect(await world.publishedWindowIds(table)).toEqual(windowIds);
+    expect(await publishedWindowIds(table)).toEqual(windowIds);
+    const left = await world.ch.client.query({ query: `SELECT count() AS n FROM system.tables WHERE uuid = toUUID({p:String})`, query_params: { p: predecessor ?? '' }, format: 'JSONEachRow' });
+    expect(await left.json()).toEqual([{ n: '0' }]);
   }, 300_000);
 
   it('refuses a SQL route at Begin (publication.sql_route_refused) before custody: nothing written', async () => {
@@ -91,7 +126,7 @@ describe('publish-clickhouse flow (local runner)', () => {
       .replace('{relation}', '{staging}');
     expect(routeOfEvent({ manifestText: sqlManifest, selector: '/config/publish.yaml#daily' }).route.target.mode).toBe('replace_window');
     const before = await scanTable(world.stores.config);
-    const result = await run('publish-clickhouse', world.beginInput(newInvocationId(), sqlManifest));
+    const result = await run('publish-clickhouse', beginInput(newInvocationId(), sqlManifest));
     expect(result).toMatchObject({ status: 'FAILED', error: 'Delivery.StepRefused' });
     expect(result.events.find((e) => e.type === 'StateFailed')?.error).toBe('Cutpoint.ValidationError');
     expect(result.cause).toContain('run the deliver-window flow');
@@ -101,10 +136,10 @@ describe('publish-clickhouse flow (local runner)', () => {
 
   it('deliver-window refuses a ClickHouse exchange route at Begin (delivery.exchange_route_refused) before custody: nothing written', async () => {
     const table = `flow_${++tables}`;
-    await world.createTarget(table);
+    await createTarget(table);
     const manifestText = publicationManifest({ table });
     const before = await scanTable(world.stores.config);
-    const result = await run('deliver-window', world.beginInput(newInvocationId(), manifestText));
+    const result = await run('deliver-window', beginInput(newInvocationId(), manifestText));
     expect(result).toMatchObject({ status: 'FAILED', error: 'Delivery.StepRefused' });
     expect(result.events.find((e) => e.type === 'StateFailed')?.error).toBe('Cutpoint.ValidationError');
     expect(result.cause).toContain('run the publish-clickhouse flow');
