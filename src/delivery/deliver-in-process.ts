@@ -23,14 +23,21 @@ export type DeliveryStepName =
   | 'verify-eof'
   | 'quality'
   | 'publish'
+  | 'fill-candidate'
+  | 'prepare-capsule'
+  | 'dispatch'
+  | 'observe-target'
   | 'evidence'
   | 'checkpoint'
   | 'cleanup';
 
-type Step = (input: StepInput, deps: DeliveryDeps) => Promise<StepOutput & { drop?: DropStatus; failures?: string[]; problems?: string[] }>;
+export type Step = (input: StepInput, deps: DeliveryDeps) => Promise<StepOutput & { drop?: DropStatus; failures?: string[]; problems?: string[] }>;
+
+/** The steps of a run, in flow order: deliver-window's here, publish-clickhouse's in src/publication/publication-steps.ts. */
+export type StepList = ReadonlyArray<readonly [DeliveryStepName, Step]>;
 
 /** The steps after begin, in flow order (statemachines' deliver-window flow runs the same). */
-export const DELIVERY_STEPS: ReadonlyArray<readonly [DeliveryStepName, Step]> = [
+export const DELIVERY_STEPS: StepList = [
   ['create-staging', createStaging],
   ['plan-parts', planParts],
   ['extract-load-parts', extractLoadParts],
@@ -65,13 +72,13 @@ export interface DeliveryRun {
  * source-free deps, by a recovery `resume` after it has taken custody and checked the
  * sealed authority.
  */
-export async function runDeliverySteps(input: StepInput, deps: DeliveryDeps, initial: DeliveryRun['steps'] = []): Promise<DeliveryRun> {
+export async function runDeliverySteps(input: StepInput, deps: DeliveryDeps, initial: DeliveryRun['steps'] = [], list: StepList = DELIVERY_STEPS): Promise<DeliveryRun> {
   const steps = [...initial];
   let last: StepOutput | undefined;
   let reasons: string[] | undefined;
   // What each step left is what the next one carries (steps/carried.ts); a rerun reads.
   let carried: StepInput = { invocationId: input.invocationId, fence: input.fence, ...(input.known ? { known: input.known } : {}) };
-  for (const [name, step] of DELIVERY_STEPS) {
+  for (const [name, step] of list) {
     const out = await rerunTransient((attempt) => step(attempt === 1 ? carried : forRerun(carried), deps));
     carried = { invocationId: out.invocationId, fence: out.fence, ...(out.known ? { known: out.known } : {}) };
     last = out;

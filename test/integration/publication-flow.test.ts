@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { routeOfEvent } from '../../functions/lib/delivery-deps.js';
 import { journalOf } from '../../src/delivery/journal/keys.js';
+import { resume } from '../../src/delivery/recovery/resume.js';
 import { loadCustody, loadInvocation } from '../../src/delivery/journal/records.js';
 import type { BeginInput } from '../../src/delivery/steps/begin.js';
 import { targetIdOf } from '../../src/domain/delivery/identifiers.js';
@@ -147,4 +148,17 @@ describe('publish-clickhouse flow (local runner)', () => {
     expect(await scanTable(world.stores.config)).toBe(before);
     expect(await loadCustody(world.stores.ports, targetIdOf('pub_ch', { schema: 'pub', name: table }))).toBeUndefined();
   }, 120_000);
+
+  it('resume of a published operation (the flow stopped after Dispatch) governs it to COMPLETE and releases custody, source-free, with no second EXCHANGE', async () => {
+    const { deps, ref, table } = await world.published();
+    const exchange = vi.spyOn(deps.exchange!, 'exchange');
+    const input = { invocationId: ref.invocationId, manifestText: publicationManifest({ table }), selector: '/config/publish.yaml#daily' };
+    const result = await resume(input, { ports: deps.ports, target: deps.target, exchange: deps.exchange!, route: deps.route });
+    expect(result.state).toBe('CUSTODY_RELEASED');
+    expect(exchange).not.toHaveBeenCalled();
+    exchange.mockRestore();
+    expect(await readCapsule(world.stores.ports, ref)).toMatchObject({ state: 'COMPLETE', retiredAt: expect.any(String) });
+    expect(await world.uuidOf(table)).toBe(candidateUuidOf(ref.invocationId));
+    expect(await publishedWindowIds(table)).toEqual(windowIds);
+  }, 300_000);
 });

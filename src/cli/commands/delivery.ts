@@ -13,7 +13,7 @@ import { loadInvocation } from '../../delivery/journal/records.js';
 import { RECOVERY_ACTIONS } from '../../delivery/recovery/actions.js';
 import type { RecoveryFlowInput } from '../../delivery/recovery/flow-steps.js';
 import { INPUT_LIMITS, readInputFile, UsageError } from '../io.js';
-import { openLocalTarget } from './delivery-bindings.js';
+import { openLocalRouteTarget } from './delivery-bindings.js';
 import { deliveryRunCommand } from './delivery-run.js';
 import { targetOf, type Target } from './stream/target.js';
 
@@ -118,12 +118,14 @@ async function liveAction(target: Target, action: LiveAction, invocationId: stri
   // The live action itself, in-process against the local runtime: it observes the target's
   // identity and the work root, rechecks the whole seal, takes custody in a new recovery
   // session, acts source-free and prints the projection.
-  const targetPort = await openLocalTarget(route.targetBinding, typeof values.faults === 'string' ? values.faults : undefined);
+  // A ClickHouse exchange route's target is its stage and EXCHANGE sides on one connection.
+  const opened = await openLocalRouteTarget(route.targetBinding, typeof values.faults === 'string' ? values.faults : undefined);
   try {
-    const result = await RECOVERY_ACTIONS[action]({ invocationId: id, manifestText, selector: selectorText(selector) }, { ports: await target.ports(), target: targetPort, route });
+    const deps = { ports: await target.ports(), target: opened.target, route, ...(opened.exchange ? { exchange: opened.exchange } : {}) };
+    const result = await RECOVERY_ACTIONS[action]({ invocationId: id, manifestText, selector: selectorText(selector) }, deps);
     return result.projection;
   } finally {
-    await targetPort.close();
+    await opened.target.close();
   }
 }
 

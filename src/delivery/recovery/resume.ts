@@ -1,9 +1,11 @@
+import { stepsOf } from '../../publication/publication-steps.js';
 import { runDeliverySteps } from '../deliver-in-process.js';
 import { RecoveryRetainedError, runRecovery, type RecoveryDeps, type RecoveryInput, type RecoveryResult } from './recovery-session.js';
 
 /**
  * `resume` (VERIFIED_EOF, PUBLISHED, SUCCEEDED): the remaining deliver-window steps with
- * source-free deps, to CUSTODY_RELEASED. From VERIFIED_EOF the publish step's own
+ * source-free deps, to CUSTODY_RELEASED (a ClickHouse exchange route: publish-clickhouse's
+ * steps — a dispatched operation is never dispatched again, PUBLISHED is observed). From VERIFIED_EOF the publish step's own
  * mechanism decides: target.publish looks for the exact receipt first, inside the
  * publication transaction, so a COMMIT that landed earlier (a crash after it, a zombie's
  * late COMMIT) is taken from its receipt (→ PUBLISHED) and never published again, and a
@@ -13,7 +15,7 @@ import { RecoveryRetainedError, runRecovery, type RecoveryDeps, type RecoveryInp
  */
 export async function resume(input: RecoveryInput, deps: RecoveryDeps): Promise<RecoveryResult> {
   return runRecovery('resume', input, deps, async ({ record, fence, deps: d }) => {
-    const run = await runDeliverySteps({ invocationId: record.invocationId, fence }, d);
+    const run = await runDeliverySteps({ invocationId: record.invocationId, fence }, d, [], stepsOf(d));
     if (run.state !== 'CUSTODY_RELEASED') {
       throw new RecoveryRetainedError('delivery.resume_incomplete', `resume stopped at ${run.stoppedAt ?? 'a step'}${run.reasons ? ` (${run.reasons.join(', ')})` : ''}`, run.state);
     }
