@@ -41,7 +41,7 @@ routes:
         - name: no_negative_amounts
           sql: "${options.assertion ?? 'SELECT count() FROM {relation} WHERE amount < 0'}"
           expect: 0
-    chunk_rows: 50
+    chunk_rows: 200
     part_rows: 600
 `;
 }
