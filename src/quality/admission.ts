@@ -1,4 +1,5 @@
 import type { QualityGovernance, SelectedRoute } from '../domain/delivery/manifest-types.js';
+import { INVOCATION_RANDOM_BYTES, invocationIdFrom } from '../domain/delivery/identifiers.js';
 import { sha256Hex } from '../domain/digest.js';
 import type { AdmissionPlan } from '../domain/quality/core.js';
 import { QualityRefusalError } from '../domain/quality/errors.js';
@@ -39,13 +40,9 @@ export function admissionPlanOf(route: SelectedRoute, receiptsTotal: number): Ad
  * execution ARN's session, a CLI session). The session itself is never printed.
  */
 export function runIdOf(session: string): string {
-  const hex = sha256Hex(`cutpoint.run.v1\0${session}`);
-  const alphabet = 'abcdefghijklmnopqrstuvwxyz234567';
-  let bits = '';
-  for (const h of hex) bits += parseInt(h, 16).toString(2).padStart(4, '0');
-  let out = '';
-  for (let i = 0; i < 26 * 5; i += 5) out += alphabet[parseInt(bits.slice(i, i + 5), 2)];
-  return `run-${out}`;
+  // The invocation id's encoding (128 bits, 26 base32 characters), over the session's digest.
+  const digest = Buffer.from(sha256Hex(`cutpoint.run.v1\0${session}`).slice(0, INVOCATION_RANDOM_BYTES * 2), 'hex');
+  return `run-${invocationIdFrom(new Uint8Array(digest)).slice('inv-'.length)}`;
 }
 
 /** The original load's opaque id: digest of the candidate's UUID and the load receipts' digest (what was loaded where). */

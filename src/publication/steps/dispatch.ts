@@ -4,6 +4,7 @@ import { loadForStep, output, ownerBindingOf, parseStepInput, transitionIdOf, ty
 import type { DeliveryDeps } from '../../delivery/deps.js';
 import { TransitionPreconditionError } from '../../delivery/journal/errors.js';
 import { transition } from '../../delivery/journal/transition.js';
+import { structured } from '../../domain/clickhouse-errors.js';
 import { candidateMarkerOf } from '../../domain/publication/candidate.js';
 import { CutpointError, EffectFailedError, OutcomeUnknownError } from '../../domain/errors.js';
 import { runIdOf } from '../../quality/admission.js';
@@ -82,16 +83,10 @@ async function dispatchOnce(input: unknown, deps: DeliveryDeps): Promise<Dispatc
     await exchange.exchange(names);
   } catch (error) {
     // Refused, unknown or a Keeper error alike: never retried; the observation below decides.
-    if (!(error instanceof OutcomeUnknownError) && !(error instanceof EffectFailedError) && !isServerError(error)) throw error;
+    if (!(error instanceof OutcomeUnknownError) && !(error instanceof EffectFailedError) && !structured(error)) throw error;
   }
   const { result, observed } = await recordObservation(deps, intent.invocation, step.fence, custody);
   return { ...output(step, result?.invocation ?? intent.invocation, true, custody), observed };
-}
-
-/** A ClickHouse error surfaced as itself (structured code): the EXCHANGE's outcome is decided by observation, not by it. */
-function isServerError(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && /^\d{1,5}$/.test(code);
 }
 
 /** The step, deciding again from the journal when it refused or did nothing on a carried state (steps/carried.ts). */
