@@ -201,6 +201,23 @@ describe('journaled transitions', () => {
   });
 });
 
+describe('a write whose own extra leg is stale', () => {
+  it('is refused after one resubmission, not every round: its expected version cannot come true, and nothing is written', async () => {
+    const { ports } = stores;
+    const { ref, grant } = await begin(ports);
+    const key = { pk: `test#${ref.invocationId}`, sk: 'capsule' };
+    await ports.authority.put('test.put', { ...key, state: 'PREPARED' }, 'absent');
+    await ports.authority.update('test.move', key, { version: 1 }, { state: 'MOVED' }); // now version 2
+    const before = stores.meter.snapshot()['dynamodb.TransactWriteItems'] ?? 0;
+    await expect(
+      recordFacts(ports, ref, { state: 'EMPTY_STAGING', fence: grant.fence, transitionId: 'stale-leg', patch: {}, legs: [{ kind: 'check', key, expect: { version: 1 } }] }),
+    ).rejects.toMatchObject({ name: 'Cutpoint.EffectFailed' });
+    // One submit, its conflict, one reload that plans the same legs: stop. (Six before.)
+    expect((stores.meter.snapshot()['dynamodb.TransactWriteItems'] ?? 0) - before).toBe(1);
+    expect(await journalOf(ports.authority, ref.invocationId).find('stale-leg')).toBeUndefined();
+  });
+});
+
 describe('proofs live in the transition rule', () => {
   it("CUSTODY_RELEASED and RETIRED without the owned stage's proved absence (or with a proof for another object) are refused by the transition itself; nothing is written, custody stays held", async () => {
     const { ports } = stores;

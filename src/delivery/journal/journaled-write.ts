@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { JournalEntry } from '../../authority/journal.js';
 import type { JournalState } from '../../domain/delivery/journal-states.js';
-import { canonicalDigest } from '../../domain/digest.js';
+import { canonicalDigest, canonicalJson } from '../../domain/digest.js';
 import { EffectFailedError, IdentityConflictError, OutcomeUnknownError } from '../../domain/errors.js';
 import type { Fence, TransactionLeg, TransactionOutcome } from '../../ports/authority.js';
 import type { Ports } from '../../ports/index.js';
@@ -90,6 +90,8 @@ export interface JournaledResult {
 }
 
 const MAX_ROUNDS = 6;
+/** The journal's own legs of every write (invocation, custody, record, claim); the plan's further legs follow. */
+const JOURNAL_LEGS = 4;
 
 export function opDigestOf(type: string, op: Record<string, unknown>): string {
   return canonicalDigest({ kind: 'cutpoint.delivery.journal-op', type, op });
@@ -149,6 +151,7 @@ export async function journaledWrite(ports: Ports, write: JournaledWrite): Promi
   const { ref, transitionId } = write;
   const opDigest = opDigestOf(write.type, write.op);
   let unknownReason: string | undefined;
+  let refusedLegs: string | undefined;
   for (let round = 0; round < MAX_ROUNDS; round++) {
     const known = round === 0 ? write.known : undefined;
     if (!known) {
@@ -168,6 +171,10 @@ export async function journaledWrite(ports: Ports, write: JournaledWrite): Promi
       if (known) continue;
       throw error;
     }
+    // The caller's own legs were refused last round and are planned again unchanged: their
+    // expected versions cannot have come true, so resubmitting cannot apply (a stale capsule
+    // leg of a zombie observer, say). Stop now rather than after every round.
+    if (refusedLegs !== undefined && canonicalJson(plan.legs ?? []) === refusedLegs) break;
     const seq = invocation.journalSeq + 1;
     const entry: JournalEntry = { seq, transitionId, type: write.type, at, data: { ...plan.journal, op: write.op, opDigest } };
     const set = { ...plan.set, journalSeq: seq, lastTransitionId: transitionId, updatedAt: at };
@@ -183,6 +190,8 @@ export async function journaledWrite(ports: Ports, write: JournaledWrite): Promi
       return { invocation: { ...invocation, ...set, version: invocation.version + 1 }, entry, alreadyApplied: false };
     }
     if (outcome.status === 'UNKNOWN') unknownReason = outcome.reason;
+    const ownLegsOnly = outcome.status === 'CONFLICT' && outcome.conflicts.length > 0 && outcome.conflicts.every((c) => c.leg >= JOURNAL_LEGS);
+    refusedLegs = ownLegsOnly ? canonicalJson(plan.legs ?? []) : undefined;
   }
   const done = await findJournaled(ports, ref.invocationId, transitionId, opDigest);
   if (done) return { invocation: await readInvocation(ports, ref), entry: done, alreadyApplied: true };
