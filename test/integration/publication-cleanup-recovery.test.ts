@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadCustody, releaseCustody } from '../../src/delivery/custody.js';
 import type { DeliveryDeps } from '../../src/delivery/deps.js';
 import { loadInvocation, readInvocation } from '../../src/delivery/journal/records.js';
@@ -17,15 +17,9 @@ import { stepsThrough } from '../support/delivery-steps.js';
 import { qualityKeys, readCapsule } from '../../src/quality/capsule-store.js';
 import { newInvocationId } from '../support/delivery-world.js';
 import { completeByObserveSeam, fresh, published as publishedIn, stageName, type Ref } from '../support/publication-governance.js';
-import { openPublicationWorld, publicationManifest, type PublicationWorld } from '../support/publication-world.js';
+import { publicationManifest, usePublicationWorld } from '../support/publication-world.js';
 
-let world: PublicationWorld;
-beforeAll(async () => {
-  world = await openPublicationWorld();
-}, 120_000);
-afterAll(async () => {
-  await world?.close();
-});
+const world = usePublicationWorld();
 
 let tables = 0;
 

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { checkpoint } from '../../src/delivery/steps/checkpoint.js';
 import { persistEvidence } from '../../src/delivery/steps/evidence.js';
 import { loadCheckpoint } from '../../src/delivery/checkpoint.js';
@@ -11,16 +11,10 @@ import type { CapsuleV2 } from '../../src/domain/quality/capsule.js';
 import { cleanup } from '../../src/delivery/steps/cleanup.js';
 import { cleanupPublication } from '../../src/publication/steps/cleanup.js';
 import { readCapsule } from '../../src/quality/capsule-store.js';
-import { openPublicationWorld, windowIds, type PublicationWorld } from '../support/publication-world.js';
+import { usePublicationWorld, windowIds } from '../support/publication-world.js';
 import { completeByObserveSeam, DAY_MS, failedBySeam, fresh, pendingBySeam, published as publishedIn, rawUpdate, stageName, type Ref } from '../support/publication-governance.js';
 
-let world: PublicationWorld;
-beforeAll(async () => {
-  world = await openPublicationWorld();
-}, 120_000);
-afterAll(async () => {
-  await world?.close();
-});
+const world = usePublicationWorld();
 
 let tables = 0;
 const published = () => publishedIn(world, `events_${++tables}`);

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readInvocation } from '../../src/delivery/journal/records.js';
 import { reconcile } from '../../src/delivery/recovery/reconcile.js';
 import { retire } from '../../src/delivery/recovery/retire.js';
@@ -9,15 +9,9 @@ import { fillCandidate } from '../../src/publication/steps/fill-candidate.js';
 import { prepareCapsule } from '../../src/quality/steps/prepare-capsule.js';
 import { stepsThrough } from '../support/delivery-steps.js';
 import { newInvocationId } from '../support/delivery-world.js';
-import { openPublicationWorld, publicationManifest, windowIds, type PublicationWorld } from '../support/publication-world.js';
+import { publicationManifest, usePublicationWorld, windowIds } from '../support/publication-world.js';
 
-let world: PublicationWorld;
-beforeAll(async () => {
-  world = await openPublicationWorld();
-}, 120_000);
-afterAll(async () => {
-  await world?.close();
-});
+const world = usePublicationWorld();
 
 let tables = 0;
 

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { readInvocation } from '../../src/delivery/journal/records.js';
 import { begin } from '../../src/delivery/steps/begin.js';
 import { qualityEvidenceKeyOf } from '../../src/domain/delivery/identifiers.js';
@@ -12,15 +12,9 @@ import { prepareCapsule } from '../../src/quality/steps/prepare-capsule.js';
 import type { DeliveryDeps } from '../../src/delivery/deps.js';
 import { stepsThrough } from '../support/delivery-steps.js';
 import { newInvocationId } from '../support/delivery-world.js';
-import { openPublicationWorld, publicationManifest, type PublicationWorld } from '../support/publication-world.js';
+import { publicationManifest, usePublicationWorld } from '../support/publication-world.js';
 
-let world: PublicationWorld;
-beforeAll(async () => {
-  world = await openPublicationWorld();
-}, 120_000);
-afterAll(async () => {
-  await world?.close();
-});
+const world = usePublicationWorld();
 
 let tables = 0;
 

@@ -1,3 +1,4 @@
+import { afterAll, beforeAll } from 'vitest';
 import { openClickHouse, type ClickHouseHandle } from '../../src/adapters/clickhouse/client.js';
 import { createClickHouseExchangeTarget } from '../../src/adapters/clickhouse/publication-target.js';
 import { createClickHouseStageTarget } from '../../src/adapters/clickhouse/publication-stage.js';
@@ -102,4 +103,19 @@ export async function openPublicationWorld(): Promise<PublicationWorld> {
     },
     close: () => ch.close(),
   };
+}
+
+/**
+ * The file's one world (chdb allows one engine per process): opened before the file's
+ * tests, closed after them. The object returned is filled in by `beforeAll`.
+ */
+export function usePublicationWorld(): PublicationWorld {
+  const world = {} as PublicationWorld;
+  beforeAll(async () => {
+    Object.assign(world, await openPublicationWorld());
+  }, 120_000);
+  afterAll(async () => {
+    await world.close?.();
+  });
+  return world;
 }
