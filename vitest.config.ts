@@ -3,8 +3,6 @@ import PlainSummaryReporter from './test/support/plain-summary-reporter.js';
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    globalSetup: ['test/support/global-setup.ts'],
     reporters: ['default', new PlainSummaryReporter()],
     // Forks, never threads: embedded ClickHouse (chdb) crashes in worker threads.
     pool: 'forks',
@@ -14,5 +12,15 @@ export default defineConfig({
     hookTimeout: 120_000,
     allowOnly: false,
     passWithNoTests: false,
+    projects: [
+      // The fast lane (`npm run test:unit`): pure domain rules, no emulator started.
+      // Pure modules: one module graph per worker (isolate: false), imported once, not per file.
+      { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'], isolate: false } },
+      // Everything else runs against DynamoDB Local and the S3 emulator the global setup starts.
+      {
+        extends: true,
+        test: { name: 'integration', include: ['test/**/*.test.ts'], exclude: ['test/unit/**'], globalSetup: ['test/support/global-setup.ts'] },
+      },
+    ],
   },
 });

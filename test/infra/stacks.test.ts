@@ -1,8 +1,4 @@
-import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { readFileSync } from 'node:fs';
 import type { CfnElement, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import type { IConstruct } from 'constructs';
@@ -13,16 +9,15 @@ import { placeholdersOf, resolveFlowDefinition } from '../../infra/asl.js';
 import { repoPath } from '../../infra/repo.js';
 import { actionsOf, allowedActions, resourcesOf, roleStatements } from './policies.js';
 
-// One real build (every function bundled by local esbuild) shared by the whole file.
+// One build shared by the whole file. The templates only: the Lambda code is bundled by
+// test/infra/bundles.test.ts (one esbuild run) and by `cdk synth` in CI.
 let built: CutpointApp;
 let stateful: Template;
 let workflows: Template;
-let assemblyDir: string;
 
-// Bundling ~30 functions with esbuild takes minutes on a loaded 2-core machine.
 beforeAll(() => {
-  built = buildApp();
-  assemblyDir = built.app.synth().directory;
+  built = buildApp({ bundle: false });
+  built.app.synth();
   stateful = Template.fromStack(built.stateful);
   workflows = Template.fromStack(built.workflows);
 }, 600_000);
@@ -147,45 +142,6 @@ describe('CutpointWorkflows functions', () => {
     expect(logGroup).toMatchObject({ Type: 'AWS::Logs::LogGroup', Properties: { RetentionInDays: expect.any(Number) } });
   });
 
-  const bundleOf = (placeholder: string) => {
-    const fn = workflows.toJSON().Resources[logicalId(fnFor(placeholder))];
-    const assetHash = String(fn.Properties.Code.S3Key).replace(/\.zip$/, '');
-    return join(assemblyDir, `asset.${assetHash}`, 'index.mjs');
-  };
-
-  it.each(STEPS.map((s) => [s.placeholder] as const))('%s: bundled for real as minified ESM with a sourcemap', (placeholder) => {
-    const bundle = bundleOf(placeholder);
-    expect(existsSync(bundle), bundle).toBe(true);
-    expect(existsSync(`${bundle}.map`)).toBe(true);
-    const code = readFileSync(bundle, 'utf8');
-    expect(code.startsWith("import { createRequire } from 'module';")).toBe(true);
-    expect(code).toMatch(/export\s*\{[^}]*\bas handler\b[^}]*\}/);
-  });
-
-  it('every bundle loads as ESM in plain Node and its handler raises named domain errors', () => {
-    // Outside vitest's module graph, as the Lambda runtime would load it: a bad input must
-    // reach the use case (config, ports and middy all load) and leave with a stable name.
-    const bundles = STEPS.map((s) => pathToFileURL(bundleOf(s.placeholder)).href);
-    const script = `for (const url of ${JSON.stringify(bundles)}) {
-      const { handler } = await import(url);
-      try { await handler({}, {}); console.log('resolved'); } catch (error) { console.log(error.name); }
-    }`;
-    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
-      cwd: tmpdir(),
-      env: {
-        PATH: process.env.PATH,
-        CUTPOINT_TABLE_NAME: 'cutpoint-test',
-        CUTPOINT_BUCKET_NAME: 'cutpoint-test',
-        CUTPOINT_INCIDENT_TOPIC_ARN: 'arn:aws:sns:eu-west-1:111111111111:cutpoint-test',
-        AWS_REGION: 'eu-west-1',
-        AWS_LAMBDA_FUNCTION_NAME: 'bundle-smoke',
-      },
-      encoding: 'utf8',
-    });
-    // A live recovery step refuses a missing confirmation (`yes`) before anything else.
-    const RECOVERY = /^Delivery(Reconcile|Resume|Retire)FunctionArn$/;
-    expect(out.trim().split('\n')).toEqual(STEPS.map((s) => (RECOVERY.test(s.placeholder) ? 'Delivery.ConfirmationRequired' : 'Cutpoint.ValidationError')));
-  });
 });
 
 describe('CutpointWorkflows IAM: each function gets exactly its registry actions', () => {
