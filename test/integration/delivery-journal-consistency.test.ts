@@ -9,15 +9,16 @@ import { beginInvocation, releaseCustody, type CustodyGrant } from '../../src/de
 import { deliveryKeys, type InvocationRef } from '../../src/delivery/journal/keys.js';
 import { recordFacts, transition } from '../../src/delivery/journal/transition.js';
 import type { Ports } from '../../src/ports/index.js';
-import { spawnCutpoint, startCliRuntime, type CliRun, type CliRuntime } from '../support/cli-runtime.js';
+import { runCutpointInProcess, spawnCutpoint, startCliRuntime, type CliRun, type CliRuntime } from '../support/cli-runtime.js';
 import { scanTable } from '../support/delivery-snapshot.js';
 
 /**
  * The journal's own invariants on every read (issue 8; seed 004: "missing, unreadable,
  * ambiguous, or inconsistent journal state exits 1, leaves stdout empty, and writes a
  * stable diagnostic"). Journals are seeded through the journal store, then corrupted by
- * hand in DynamoDB Local — a record deleted, a fact dropped, the head moved — and the real
- * bin must refuse to project or act on them: exit 1, empty stdout,
+ * hand in DynamoDB Local — a record deleted, a fact dropped, the head moved — and the CLI
+ * (its main() in this process; the real bin once, for its exit status and streams) must
+ * refuse to project or act on them: exit 1, empty stdout,
  * `delivery.recovery_journal_inconsistent`, the authority table unchanged. Invocations on
  * other targets stay inspectable.
  */
@@ -48,7 +49,9 @@ function childEnv(): NodeJS.ProcessEnv {
   return { ...env, CUTPOINT_STATE_DIR: runtime.stateDir, CUTPOINT_FAULTS: '' };
 }
 
-const cutpoint = (args: string[]): Promise<CliRun> => spawnCutpoint(args, { cwd: runtime.root, env: childEnv() });
+/** The CLI's main() in this process (the command is the subject); `spawned` runs the real bin where its process is. */
+const cutpoint = (args: string[]): Promise<CliRun> => runCutpointInProcess(args, { cwd: runtime.root, env: { CUTPOINT_STATE_DIR: runtime.stateDir } });
+const spawned = (args: string[]): Promise<CliRun> => spawnCutpoint(args, { cwd: runtime.root, env: childEnv() });
 
 /** A refusal: exit 1, empty stdout, exactly one `<code>: <message>` line on stderr. */
 function refused(r: CliRun, code: string): string {
@@ -134,7 +137,7 @@ describe('an inconsistent delivery journal is refused, never projected or acted 
     expect((await ports.authority.update('test.corrupt', deliveryKeys.invocation(ref.targetId, ref.invocationId), { version: record.version }, { facts })).status).toBe('APPLIED');
 
     const [inspect] = await refusedWithoutMutation([
-      [['delivery', 'inspect', ref.invocationId, '--format', 'json'], INCONSISTENT],
+      [() => spawned(['delivery', 'inspect', ref.invocationId, '--format', 'json']), INCONSISTENT],
       [['delivery', 'inspect-all', '--target', ref.targetId], INCONSISTENT],
       [() => live('resume', ref), INCONSISTENT],
     ]);
