@@ -1,4 +1,4 @@
-import { spawnCutpoint, startCliRuntime, type CliRun, type CliRuntime } from '../support/cli-runtime.js';
+import { runCutpointInProcess, spawnCutpoint, startCliRuntime, type CliRun, type CliRuntime } from '../support/cli-runtime.js';
 import { spawnSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -110,18 +110,23 @@ afterAll(async () => {
 });
 
 describe('cutpoint delivery run (local runner)', () => {
-  it('argument grammar errors exit 2 with nothing on stdout, before anything starts', () => {
-    for (const args of [
+  it('argument grammar errors exit 2 with nothing on stdout, before anything starts', async () => {
+    const cases = [
       ['delivery', 'run'],
       ['delivery', 'run', '--manifest', 'x.yaml#clean', 'extra'],
       ['delivery', 'run', '--manifest', 'x.yaml#clean', '--format', 'yaml'],
       ['delivery', 'run', '--manifest', 'x.yaml#clean', '--bogus'],
       ['delivery', 'run', '--manifest', 'x.yaml#clean', '--aws'],
-    ]) {
-      const r = spawnSync(process.execPath, [`${REPO_ROOT}bin/cutpoint.js`, ...args], { cwd: REPO_ROOT, encoding: 'utf8', env: childEnv(), timeout: 60_000 });
-      expect({ args, code: r.status, stdout: r.stdout }).toEqual({ args, code: 2, stdout: '' });
+    ];
+    // The grammar is the subject: main() in this process; the real bin once, for its exit status.
+    for (const args of cases) {
+      const r = await runCutpointInProcess(args, { cwd: REPO_ROOT, env: { CUTPOINT_STATE_DIR: stateDir } });
+      expect({ args, code: r.code, stdout: r.stdout }).toEqual({ args, code: 2, stdout: '' });
       expect(r.stderr).toMatch(/^cli\.usage: /);
     }
+    const r = spawnSync(process.execPath, [`${REPO_ROOT}bin/cutpoint.js`, ...cases[2]!], { cwd: REPO_ROOT, encoding: 'utf8', env: childEnv(), timeout: 60_000 });
+    expect({ code: r.status, stdout: r.stdout }).toEqual({ code: 2, stdout: '' });
+    expect(r.stderr).toMatch(/^cli\.usage: /);
   });
 
   it('an unset source binding is refused with a stable diagnostic naming the variable, never a value', async () => {
