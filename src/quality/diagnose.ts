@@ -114,7 +114,7 @@ export async function diagnoseQuality(input: DiagnoseInput, deps: DiagnoseDeps):
   if (continuity.continuity === 'rollback' || continuity.continuity === 'unknown') errors.push(continuity.code);
   errors.push(...mismatchCodes(comparisons, record.facts.publication !== undefined));
   const last = capsule.lastObservation?.errorClass;
-  if (last !== undefined) errors.push(observationDiagnosticOf(last as ClickHouseErrorClass, 'target'));
+  if (last !== undefined) errors.push(last === 'DEADLINE' ? 'quality.target_observation_timeout' : observationDiagnosticOf(last as ClickHouseErrorClass, 'target'));
   const probes: readonly OriginalProbe[] = prepared?.plan.probes ?? plan?.probes ?? [];
   return diagnosisProjection({ invocationId: record.invocationId, comparisons, continuity, probes, dataset: record.targetId, lastErrorCode: errors[0] ?? null });
 }
