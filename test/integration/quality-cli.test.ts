@@ -38,12 +38,13 @@ import { openPublicationWorld, publicationManifest, targetDdl, type PublicationW
 
 let world: PublicationWorld;
 let runtime: CliRuntime;
+/** The ClickHouse host of the diagnose / observe / replay tests, started beside the rest. */
+let host: ObserveWorld;
 beforeAll(async () => {
-  runtime = await startCliRuntime('quality-cli', publicationManifest());
-  world = await openPublicationWorld();
+  [runtime, world, host] = await Promise.all([startCliRuntime('quality-cli', publicationManifest()), openPublicationWorld(), openObserveWorld()]);
 }, 180_000);
 afterAll(async () => {
-  await world?.close();
+  await Promise.all([world?.close(), host?.close()]);
   await runtime?.stop();
 });
 
@@ -302,14 +303,14 @@ describe('cutpoint quality inspect / inspect-all', () => {
     expect(await snapshot(op)).toBe(before);
   });
 
-  it('the real bin: exit status 0 with the index on stdout, 2 for a force spelling', async () => {
-    // A spawn: the exit status of the real process is the subject.
+  it('the real bin: exit status 0 with the index on stdout (the one spawn of this file); a force spelling exits 2', async () => {
+    // A spawn: the exit status of the real process is the subject. Every other exit code of
+    // this file is main()'s, in-process (force spellings of every verb: test/unit/quality-cli.test.ts).
     const env = { ...process.env, CUTPOINT_STATE_DIR: runtime.stateDir, CUTPOINT_FAULTS: '' };
     const ok = await spawnCutpoint(['quality', 'inspect-all', '--format', 'json'], { cwd: REPO_ROOT, env, timeoutMs: 120_000 });
     expect(ok.code, ok.stderr).toBe(0);
     expect(JSON.parse(ok.stdout)).toMatchObject({ kind: 'cutpoint.quality-governance-index.v1' });
-    const force = await spawnCutpoint(['quality', 'clear-guard', 'inv-aaaaaaaaaaaaaaaaaaaaaaaaaa', '--yes'], { cwd: REPO_ROOT, env, timeoutMs: 120_000 });
-    expect(force).toMatchObject({ code: 2, stdout: '' });
+    expect(await cutpoint(['quality', 'clear-guard', 'inv-aaaaaaaaaaaaaaaaaaaaaaaaaa', '--yes'])).toMatchObject({ code: 2, stdout: '' });
   }, 180_000);
 });
 
@@ -321,10 +322,8 @@ describe('cutpoint quality inspect / inspect-all', () => {
  * one before (TARGET_PENDING → observe → COMPLETE → replay / diagnose → evidence lost).
  */
 describe('cutpoint quality diagnose / observe / replay', () => {
-  let host: ObserveWorld;
   let op: Pick<Operation, 'ref' | 'predecessor' | 'deps'> & { begun: Operation['begun']; selector: string; file: string };
   beforeAll(async () => {
-    host = await openObserveWorld();
     const table = 'observed_1';
     await host.ch.client.command({ query: targetDdl(table) });
     await host.ch.client.command({ query: `INSERT INTO pub.${table} VALUES (99999, '2026-11-02 12:00:00.000', 'stale', 0, 'old generation')` });
@@ -342,9 +341,6 @@ describe('cutpoint quality diagnose / observe / replay', () => {
     expect(await dispatch(begun, deps)).toMatchObject({ state: 'PUBLISHED' });
     op = { deps, begun: { ...begun, known: null }, ref: { targetId: begun.targetId, invocationId }, predecessor, selector: `${file}#daily`, file };
   }, 180_000);
-  afterAll(async () => {
-    await host?.close();
-  });
 
   const onHost = (argv: string[], url = host.host.url): Promise<CliRun> =>
     runCutpointInProcess(argv, { cwd: runtime.root, env: { CUTPOINT_STATE_DIR: runtime.stateDir, CH_PUB_URL: url, CH_URL: url } });
