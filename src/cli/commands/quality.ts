@@ -39,10 +39,10 @@ cutpoint quality observe <invocation-id> --manifest FILE#ROUTE --yes [--format j
   probes run on the published generation under the reader guard. COMPLETE: exit 0 and the
   inspect projection plus observation {outcome, remote_termination}. TARGET_PENDING and
   FAILED are persisted outcomes, not crashes, but not success either: exit 1 with empty
-  stdout and quality.target_pending (observe again later) or quality.failed (terminal,
-  escalate) on stderr, as delivery resume exits 1 short of its goal; quality.incomplete
-  (exit 1) means the reader's end was not proved and the guard is kept (quiescence
-  procedure). Local runtime only
+  stdout and quality.target_pending (observe again later) or Quality.Failed's code
+  (terminal, escalate) on stderr, as delivery resume exits 1 short of its goal;
+  Quality.Incomplete (exit 1) means the reader's end was not proved and the guard is kept
+  (quiescence procedure). Local runtime only
 cutpoint quality replay <invocation-id> --manifest FILE#ROUTE [--format json]
   a COMPLETE operation's governance replayed by the same invocation and configuration:
   the seal recomputed, prepared.json and completion.json verified, version continuity,
