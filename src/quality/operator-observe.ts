@@ -57,11 +57,19 @@ export type ObservedProjection = InspectProjection & {
   observation: { outcome: ObservationOutcome; remote_termination: RemoteTermination };
 };
 
+/** `quality.action_not_permitted`, naming what the guide says instead (its diagnostic_code and actions). */
+export class ObserveNotPermittedError extends QualityActionNotPermittedError {
+  constructor(permitted: readonly string[], diagnosticCode: string) {
+    super('observe', permitted);
+    this.message = `${this.message}; diagnostic_code ${diagnosticCode} (cutpoint quality inspect shows why); nothing was written`;
+  }
+}
+
 /** The guide's refusal of `observe` for this operation, before anything is written. */
 export async function assertObservePermitted(ports: Ports, invocationId: string): Promise<void> {
   const projection = await inspectQuality(ports, invocationId);
   if (!projection.permitted_actions.includes('observe')) {
-    throw new QualityActionNotPermittedError('observe', projection.permitted_actions);
+    throw new ObserveNotPermittedError(projection.permitted_actions, projection.diagnostic_code);
   }
 }
 

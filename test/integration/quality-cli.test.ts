@@ -394,7 +394,9 @@ describe('cutpoint quality diagnose / observe / replay', () => {
     expect(complete.reader).toBeUndefined();
 
     const done = await snapshot(op);
-    refused(await onHost(['quality', 'observe', id, '--manifest', op.selector, '--yes']), 'quality.action_not_permitted');
+    const again = await onHost(['quality', 'observe', id, '--manifest', op.selector, '--yes']);
+    refused(again, 'quality.action_not_permitted');
+    expect(again.stderr).toContain('permitted_actions: [replay, resume]; diagnostic_code quality.complete');
     expect((await capsuleOf(op)).version).toBe(complete.version);
     expect(await snapshot(op)).toBe(done);
   }, 120_000);
