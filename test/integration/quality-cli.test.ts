@@ -1,8 +1,12 @@
+import { existsSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCutpointInProcess, spawnCutpoint, startCliRuntime, type CliRun, type CliRuntime } from '../support/cli-runtime.js';
 import { begin } from '../../src/delivery/steps/begin.js';
 import type { DeliveryDeps } from '../../src/delivery/deps.js';
 import { deliveryKeys, type InvocationRef } from '../../src/delivery/journal/keys.js';
+import { loadInvocation } from '../../src/delivery/journal/records.js';
 import { qualityEvidenceKeyOf } from '../../src/domain/delivery/identifiers.js';
 import { candidateUuidOf } from '../../src/domain/publication/candidate.js';
 import type { CapsuleV2 } from '../../src/domain/quality/capsule.js';
@@ -17,9 +21,10 @@ import { qualityKeys, readCapsule } from '../../src/quality/capsule-store.js';
 import { putEvidence } from '../../src/quality/evidence.js';
 import { inspectQuality, readOnlyPorts } from '../../src/quality/inspect.js';
 import { prepareCapsule } from '../../src/quality/steps/prepare-capsule.js';
+import { openObserveWorld, type ObserveWorld } from '../fixtures/quality/observe-world.js';
 import { stepsThrough } from '../support/delivery-steps.js';
 import { newInvocationId } from '../support/delivery-world.js';
-import { openPublicationWorld, publicationManifest, type PublicationWorld } from '../support/publication-world.js';
+import { openPublicationWorld, publicationManifest, targetDdl, type PublicationWorld } from '../support/publication-world.js';
 
 /**
  * `cutpoint quality inspect` / `inspect-all` (spec §7.1, U9, F5) as an operator runs them:
@@ -33,12 +38,13 @@ import { openPublicationWorld, publicationManifest, type PublicationWorld } from
 
 let world: PublicationWorld;
 let runtime: CliRuntime;
+/** The ClickHouse host of the diagnose / observe / replay tests, started beside the rest. */
+let host: ObserveWorld;
 beforeAll(async () => {
-  runtime = await startCliRuntime('quality-cli', publicationManifest());
-  world = await openPublicationWorld();
+  [runtime, world, host] = await Promise.all([startCliRuntime('quality-cli', publicationManifest()), openPublicationWorld(), openObserveWorld()]);
 }, 180_000);
 afterAll(async () => {
-  await world?.close();
+  await Promise.all([world?.close(), host?.close()]);
   await runtime?.stop();
 });
 
@@ -89,17 +95,17 @@ async function published(): Promise<Operation> {
   return op;
 }
 
-const capsuleOf = async (op: Operation): Promise<CapsuleV2> => (await readCapsule(runtime.ports, op.ref)) as CapsuleV2;
+const capsuleOf = async (op: Pick<Operation, 'ref'>): Promise<CapsuleV2> => (await readCapsule(runtime.ports, op.ref)) as CapsuleV2;
 
 /** No UUID of the operation and no reader token in what the command printed. */
-function assertRedacted(text: string, op: Operation, secrets: string[] = []): void {
+function assertRedacted(text: string, op: Pick<Operation, 'ref' | 'predecessor'>, secrets: string[] = []): void {
   for (const s of [candidateUuidOf(op.ref.invocationId), op.predecessor, ...secrets]) expect(text).not.toContain(s);
   expect(text).not.toMatch(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/);
   expect(text).not.toContain('token');
 }
 
 /** Every item of the authority table's partitions an operation touches, and its evidence objects, as text. */
-async function snapshot(op: Operation): Promise<string> {
+async function snapshot(op: Pick<Operation, 'ref'>): Promise<string> {
   const a = runtime.ports.authority;
   const { targetId, invocationId } = op.ref;
   const items = await Promise.all([
@@ -297,15 +303,177 @@ describe('cutpoint quality inspect / inspect-all', () => {
     expect(await snapshot(op)).toBe(before);
   });
 
-  it('the real bin: exit status 0 with the index on stdout, 2 for a force spelling', async () => {
-    // A spawn: the exit status of the real process is the subject.
+  it('the real bin: exit status 0 with the index on stdout (the one spawn of this file); a force spelling exits 2', async () => {
+    // A spawn: the exit status of the real process is the subject. Every other exit code of
+    // this file is main()'s, in-process (force spellings of every verb: test/unit/quality-cli.test.ts).
     const env = { ...process.env, CUTPOINT_STATE_DIR: runtime.stateDir, CUTPOINT_FAULTS: '' };
     const ok = await spawnCutpoint(['quality', 'inspect-all', '--format', 'json'], { cwd: REPO_ROOT, env, timeoutMs: 120_000 });
     expect(ok.code, ok.stderr).toBe(0);
     expect(JSON.parse(ok.stdout)).toMatchObject({ kind: 'cutpoint.quality-governance-index.v1' });
-    const force = await spawnCutpoint(['quality', 'clear-guard', 'inv-aaaaaaaaaaaaaaaaaaaaaaaaaa', '--yes'], { cwd: REPO_ROOT, env, timeoutMs: 120_000 });
-    expect(force).toMatchObject({ code: 2, stdout: '' });
+    expect(await cutpoint(['quality', 'clear-guard', 'inv-aaaaaaaaaaaaaaaaaaaaaaaaaa', '--yes'])).toMatchObject({ code: 2, stdout: '' });
   }, 180_000);
+});
+
+/**
+ * diagnose, observe, replay (spec §7.2, §7.3, §3.5, F5) against the ClickHouse HOST (chdb in
+ * its own process behind HTTP): the bounded reader's child must reach the same engine, so
+ * observe runs only where the binding is a server URL. The operation is brought to
+ * PUBLISHED by the real steps writing to the CLI runtime's stores; each test continues the
+ * one before (TARGET_PENDING → observe → COMPLETE → replay / diagnose → evidence lost).
+ */
+describe('cutpoint quality diagnose / observe / replay', () => {
+  let op: Pick<Operation, 'ref' | 'predecessor' | 'deps'> & { begun: Operation['begun']; selector: string; file: string };
+  beforeAll(async () => {
+    const table = 'observed_1';
+    await host.ch.client.command({ query: targetDdl(table) });
+    await host.ch.client.command({ query: `INSERT INTO pub.${table} VALUES (99999, '2026-11-02 12:00:00.000', 'stale', 0, 'old generation')` });
+    const manifestText = publicationManifest({ table });
+    // The manifest the operator names: the seal digests its exact text and absolute path.
+    const file = join(runtime.root, `${table}.yaml`);
+    await writeFile(file, manifestText);
+    const deps: DeliveryDeps = { ...host.deps(manifestText), ports: runtime.ports };
+    const invocationId = newInvocationId();
+    const begun = await begin({ invocationId, session: `run-${invocationId.slice(4, 14)}`, manifestText, selector: `${file}#daily` }, deps);
+    const predecessor = (await host.uuidOf(table)) as string;
+    await stepsThrough(begun, deps);
+    await fillCandidate(begun, deps);
+    await prepareCapsule(begun, deps);
+    expect(await dispatch(begun, deps)).toMatchObject({ state: 'PUBLISHED' });
+    op = { deps, begun: { ...begun, known: null }, ref: { targetId: begun.targetId, invocationId }, predecessor, selector: `${file}#daily`, file };
+  }, 180_000);
+
+  const onHost = (argv: string[], url = host.host.url): Promise<CliRun> =>
+    runCutpointInProcess(argv, { cwd: runtime.root, env: { CUTPOINT_STATE_DIR: runtime.stateDir, CH_PUB_URL: url, CH_URL: url } });
+
+  it('observe: a chdb: binding is refused before any write; TARGET_PENDING → observe --yes → COMPLETE; observing a COMPLETE capsule is refused, nothing written', async () => {
+    const id = op.ref.invocationId;
+    const before = await snapshot(op);
+    // An embedded directory cannot be shared with the reader's child process: refused before anything is opened or written.
+    const embedded = join(runtime.root, 'embedded-never-created');
+    refused(await onHost(['quality', 'observe', id, '--manifest', op.selector, '--yes'], `chdb:${embedded}`), 'quality.reader_unreachable');
+    expect(existsSync(embedded)).toBe(false);
+    expect(await snapshot(op)).toBe(before);
+
+    // The reader's child fails its probe (it inherits CUTPOINT_FAULTS): the observation is
+    // persisted TARGET_PENDING — a designed result, not success: exit 1, empty stdout.
+    const failing = await runCutpointInProcess(['quality', 'observe', id, '--manifest', op.selector, '--yes'], {
+      cwd: runtime.root,
+      env: { CUTPOINT_STATE_DIR: runtime.stateDir, CH_PUB_URL: host.host.url, CH_URL: host.host.url, CUTPOINT_FAULTS: 'quality.target.probe:fail' },
+    });
+    refused(failing, 'quality.target_pending');
+    const pending = await capsuleOf(op);
+    expect(pending).toMatchObject({ state: 'TARGET_PENDING', lastObservation: { outcome: 'TARGET_PENDING' } });
+    expect(pending.reader).toBeUndefined();
+    expect(json(await onHost(['quality', 'inspect', id]))).toMatchObject({ diagnostic_code: 'quality.target_pending', permitted_actions: ['observe'] });
+    // Replay is offered only for COMPLETE.
+    refused(await onHost(['quality', 'replay', id, '--manifest', op.selector]), 'quality.action_not_permitted');
+    // diagnose names the last observation's diagnostic; continuity has nothing to compare yet.
+    const pendingDiagnosis = json(await onHost(['quality', 'diagnose', id, '--manifest', op.selector]));
+    expect(pendingDiagnosis).toMatchObject({ authority: { continuity: 'unknown', completion_version: null, observed_version: pending.version } });
+    expect(pendingDiagnosis.last_error_code).toMatch(/^quality\.target_observation_/);
+    expect((await capsuleOf(op)).version).toBe(pending.version);
+
+    const r = await onHost(['quality', 'observe', id, '--manifest', op.selector, '--yes', '--format', 'json']);
+    const doc = json(r);
+    expect(doc).toMatchObject({
+      kind: 'cutpoint.quality-governance.v1',
+      invocation_id: id,
+      journal_state: 'PUBLISHED',
+      capsule_state: 'COMPLETE',
+      diagnostic_code: 'quality.complete',
+      permitted_actions: ['replay', 'resume'],
+      dispatch_count: 1,
+      reader_guard: { held: false },
+      replay_details: { target_commit: 'proven', governance: 'complete', last_observation: { outcome: 'COMPLETE' } },
+      observation: { outcome: 'COMPLETE', remote_termination: 'not_applicable' },
+    });
+    expect(r.stdout).toBe(`${JSON.stringify(sortedDeep(doc), null, 2)}\n`);
+    assertRedacted(r.stdout, op);
+    const complete = await capsuleOf(op);
+    expect(complete).toMatchObject({ state: 'COMPLETE', completion: { evidence: { key: qualityEvidenceKeyOf('daily', id, 'completion') } } });
+    expect(complete.reader).toBeUndefined();
+
+    const done = await snapshot(op);
+    const again = await onHost(['quality', 'observe', id, '--manifest', op.selector, '--yes']);
+    refused(again, 'quality.action_not_permitted');
+    expect(again.stderr).toContain('permitted_actions: [replay, resume]; diagnostic_code quality.complete');
+    expect((await capsuleOf(op)).version).toBe(complete.version);
+    expect(await snapshot(op)).toBe(done);
+  }, 120_000);
+
+  it('replay: the receipt of the original results; nothing written — capsule version, dispatch count and every item unchanged', async () => {
+    const before = await snapshot(op);
+    const capsule = await capsuleOf(op);
+    const r = await onHost(['quality', 'replay', op.ref.invocationId, '--manifest', op.selector, '--format', 'json']);
+    const receipt = json(r);
+    expect(receipt).toMatchObject({
+      kind: 'cutpoint.quality-replay-receipt.v1',
+      schema_version: 1,
+      invocation_id: op.ref.invocationId,
+      dispatch_count: 1,
+      source_reads: 0,
+      target_writes: 0,
+      reader_guard: 'released',
+      authority: { binding: 'match', continuity: 'ok', completion_version: capsule.completion?.version, observed_version: capsule.version },
+      generation: { match: true },
+      quality: { governance: 'complete' },
+      replayed_from: { invocation_id: op.ref.invocationId, original_run_id: capsule.runs.originalRunId, original_load_id: capsule.runs.originalLoadId },
+    });
+    const probes = (receipt.quality as { probes: Array<{ name: string; result: string }> }).probes;
+    expect(probes.map((p) => p.name)).toContain('row_count_matches_receipts');
+    for (const p of probes) expect(p.result).toBe('PASSED');
+    for (const a of receipt.acceptance as Array<Record<string, unknown>>) expect(a).toMatchObject({ dataset: op.ref.targetId, result: 'PASSED' });
+    expect(receipt.current_run_id).toMatch(/^run-[a-z2-7]{26}$/);
+    assertRedacted(r.stdout, op);
+    expect(await snapshot(op)).toBe(before);
+    expect((await loadInvocation(runtime.ports, op.ref.invocationId)).facts.dispatch?.count).toBe(1);
+    // Another configuration is not "the same invocation and configuration": refused, no receipt.
+    const other = join(runtime.root, 'other-config.yaml');
+    await writeFile(other, `${await readFile(op.file, 'utf8')}# edited\n`);
+    refused(await onHost(['quality', 'replay', op.ref.invocationId, '--manifest', `${other}#daily`]), 'delivery.recovery_authority_mismatch');
+    expect(await snapshot(op)).toBe(before);
+  }, 60_000);
+
+  it('diagnose: every sealed digest beside the recomputed one, continuity, acceptance; a changed manifest shows which digests differ; nothing written', async () => {
+    const before = await snapshot(op);
+    const r = await onHost(['quality', 'diagnose', op.ref.invocationId, '--manifest', op.selector]);
+    const doc = json(r) as { comparisons: Array<Record<string, unknown>>; acceptance: Array<Record<string, unknown>> } & Record<string, unknown>;
+    expect(Object.keys(doc)).toEqual(['acceptance', 'authority', 'comparisons', 'invocation_id', 'kind', 'last_error_code', 'schema_version']);
+    const capsule = await capsuleOf(op);
+    expect(doc).toMatchObject({ kind: 'cutpoint.quality-diagnosis.v1', schema_version: 1, invocation_id: op.ref.invocationId, last_error_code: null, authority: { continuity: 'ok', completion_version: capsule.completion?.version, observed_version: capsule.version } });
+    expect(doc.comparisons.map((c) => c.name)).toEqual(['policy', 'admission', 'inventory', 'generation', 'immutable_core', 'seal', 'authority_binding']);
+    for (const c of doc.comparisons) {
+      expect(c, String(c.name)).toMatchObject({ match: true });
+      expect(c.sealed).toMatch(/^sha256:[0-9a-f]{16}$/);
+      expect(c.observed).toBe(c.sealed);
+    }
+    expect(doc.acceptance.map((a) => a.probe)).toContain('unique_keys');
+    for (const a of doc.acceptance) expect(a).toMatchObject({ dataset: op.ref.targetId, columns: expect.any(Array) });
+    assertRedacted(r.stdout, op);
+
+    // The operator's manifest now says something else about quality: policy, the seal and the core differ.
+    const changed = join(runtime.root, 'changed.yaml');
+    await writeFile(changed, (await readFile(op.file, 'utf8')).replace('amount < 0', 'amount < -1'));
+    const diff = json(await onHost(['quality', 'diagnose', op.ref.invocationId, '--manifest', `${changed}#daily`])) as typeof doc;
+    const matches = Object.fromEntries(diff.comparisons.map((c) => [c.name, c.match]));
+    expect(matches).toEqual({ policy: false, admission: false, inventory: true, generation: true, immutable_core: false, seal: false, authority_binding: true });
+    expect(diff.last_error_code).toBe('delivery.recovery_authority_mismatch');
+    expect(await snapshot(op)).toBe(before);
+  }, 60_000);
+
+  it('replay refuses missing or malformed completion evidence with its stable code, never a receipt', async () => {
+    const key = (await capsuleOf(op)).completion?.evidence?.key as string;
+    const bytes = (await runtime.ports.objects.get(key))?.bytes as Uint8Array;
+    const replay = () => onHost(['quality', 'replay', op.ref.invocationId, '--manifest', op.selector]);
+    // Only a loss (or an edit) outside cutpoint removes or changes evidence: done directly here.
+    await runtime.ports.objects.delete('quality.completion.put', key);
+    refused(await replay(), 'quality.evidence_missing');
+    await runtime.ports.objects.put('quality.completion.put', key, Buffer.from(Buffer.from(bytes).toString('utf8').replace('"version":', '"version": ')), {});
+    refused(await replay(), 'quality.evidence_malformed');
+    const capsule = await capsuleOf(op);
+    await runtime.ports.objects.delete('quality.prepared.put', capsule.prepared.key);
+    refused(await replay(), 'quality.evidence_missing');
+  }, 60_000);
 });
 
 function sortedDeep(value: unknown): unknown {

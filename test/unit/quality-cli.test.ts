@@ -28,11 +28,18 @@ describe('cutpoint quality: grammar', () => {
     for (const verb of ['force', 'force-clear', 'clear', 'clear-guard', 'clear-reader', 'skip', 'skip-quality', 'redispatch', 'release-guard', 'observe-force']) {
       expect(await usage(['quality', verb, ID])).toContain(`unknown quality subcommand "${verb}"`);
     }
-    for (const verb of ['inspect', 'inspect-all']) {
-      const id = verb === 'inspect' ? [ID] : [];
-      for (const flag of ['--force', '--force-clear', '--clear', '--clear-guard', '--skip', '--skip-quality', '--redispatch', '--ignore-evidence', '--ignore-guard', '--yes', '--force=true']) {
-        expect(await usage(['quality', verb, ...id, flag])).toMatch(/Unknown option/);
-      }
+    const FORCE = ['--force', '--force-clear', '--clear', '--clear-guard', '--skip', '--skip-quality', '--redispatch', '--ignore-evidence', '--ignore-guard', '--force=true', '--skip-probes', '--no-guard'];
+    const valid: Record<string, string[]> = {
+      inspect: [ID],
+      'inspect-all': [],
+      diagnose: [ID, '--manifest', 'route.yaml#daily'],
+      observe: [ID, '--manifest', 'route.yaml#daily', '--yes'],
+      replay: [ID, '--manifest', 'route.yaml#daily'],
+    };
+    for (const [verb, args] of Object.entries(valid)) {
+      for (const flag of FORCE) expect(await usage(['quality', verb, ...args, flag])).toMatch(/Unknown option/);
+      // Only observe is a live action: --yes is not an option of the read-only verbs.
+      if (verb !== 'observe') expect(await usage(['quality', verb, ...args, '--yes'])).toMatch(/Unknown option '--yes'/);
     }
     expect(existsSync(stateDir)).toBe(false);
   });
@@ -50,14 +57,38 @@ describe('cutpoint quality: grammar', () => {
     await usage(['quality', 'inspect-all', '--format', 'text']);
     await usage(['quality', 'inspect-all', '--target', 'pub_ch.pub.events']);
     await usage(['quality', 'inspect-all', '--format', 'json', '--format', 'json']);
+    for (const verb of ['diagnose', 'observe', 'replay']) {
+      const yes = verb === 'observe' ? ['--yes'] : [];
+      await usage(['quality', verb, '--manifest', 'route.yaml#daily', ...yes]); // no id
+      await usage(['quality', verb, ID, ...yes]); // no manifest
+      await usage(['quality', verb, ID, 'extra', '--manifest', 'route.yaml#daily', ...yes]);
+      await usage(['quality', verb, ID, '--manifest', 'route.yaml#daily', '--format', 'yaml', ...yes]);
+      // No --aws: these verbs reach the target from this machine only.
+      await usage(['quality', verb, ID, '--manifest', 'route.yaml#daily', '--aws', ...yes]);
+    }
+    expect(existsSync(stateDir)).toBe(false);
+  });
+
+  it('observe without --yes: exit 2 with quality.confirmation_required, before the manifest is read or a store opened (F5)', async () => {
+    // The manifest does not exist and the state directory is never created: neither was touched.
+    const stderr = await usage(['quality', 'observe', ID, '--manifest', join(stateDir, 'absent.yaml#daily')]);
+    expect(stderr).toMatch(/^cli\.usage: quality\.confirmation_required: observe changes quality authority; repeat it with --yes/);
     expect(existsSync(stateDir)).toBe(false);
   });
 
   it('is listed in the CLI help, which names no force-clear command', () => {
     expect(HELP).toContain('cutpoint quality inspect-all [--format json]');
     expect(HELP).toContain('cutpoint quality inspect <invocation-id> [--format json]');
-    for (const line of qualityHelp.split('\n').filter((l) => l.startsWith('cutpoint '))) {
-      expect(line).toMatch(/^cutpoint quality inspect(-all)? /);
+    expect(HELP).toContain('cutpoint quality diagnose <invocation-id> --manifest FILE#ROUTE [--format json]');
+    expect(HELP).toContain('cutpoint quality observe <invocation-id> --manifest FILE#ROUTE --yes [--format json]');
+    expect(HELP).toContain('cutpoint quality replay <invocation-id> --manifest FILE#ROUTE [--format json]');
+    const commands = qualityHelp.split('\n').filter((l) => l.startsWith('cutpoint '));
+    expect(commands).toHaveLength(5);
+    for (const line of commands) {
+      expect(line).toMatch(/^cutpoint quality (inspect|inspect-all|diagnose|observe|replay) /);
+      expect(line).not.toMatch(/force|clear|skip|redispatch|ignore/);
     }
+    // The observe help says a chdb: binding is refused, and why.
+    expect(qualityHelp).toContain('quality.reader_unreachable');
   });
 });

@@ -1,6 +1,8 @@
 import { parseArgs } from 'node:util';
+import { QualityConfirmationRequiredError } from '../../domain/quality/errors.js';
 import { inspectAllQuality, inspectQuality } from '../../quality/inspect.js';
 import { UsageError } from '../io.js';
+import { manifestCommand, type ManifestVerb } from './quality-live.js';
 import { targetOf } from './stream/target.js';
 
 export const qualityHelp = `cutpoint quality inspect-all [--format json] [--aws]
@@ -17,43 +19,101 @@ cutpoint quality inspect <invocation-id> [--format json] [--aws]
   classified (missing, malformed or unreadable evidence is never a pass), the reader
   guard (held since, by which run; never its token), digests (never a UUID or a value)
   and the permitted_actions. Read-only
+cutpoint quality diagnose <invocation-id> --manifest FILE#ROUTE [--format json]
+  read-only comparisons (cutpoint.quality-diagnosis.v1): each sealed digest (policy,
+  admission, inventory, generation, immutable_core, seal, authority_binding) beside the
+  one recomputed now from the manifest given, the target's system.columns/system.tables
+  under the target name and DescribeTable; version continuity; the acceptance probes by
+  name and columns; last_error_code, the first refusal a live action would meet. A value
+  that cannot be recomputed is null with match "unknown", never true. Writes nothing,
+  reads no row value
+cutpoint quality observe <invocation-id> --manifest FILE#ROUTE --yes [--format json]
+  a live action, only where permitted_actions lists observe: a PUBLISHED operation whose
+  capsule is PREPARED or TARGET_PENDING. Without --yes it is a usage error (exit 2,
+  quality.confirmation_required) before the manifest is read or a store opened; anything
+  the guide does not list is refused (quality.action_not_permitted) before the manifest is
+  read; the target binding must be a ClickHouse server (http(s)://…): the bounded reader
+  runs in its own process and cannot reach an embedded chdb: directory, so a chdb: binding
+  is refused (quality.reader_unreachable) before anything is written. Then the seal is
+  rechecked with the target's identity, a new session takes custody, and the original
+  probes run on the published generation under the reader guard. COMPLETE: exit 0 and the
+  inspect projection plus observation {outcome, remote_termination}. TARGET_PENDING and
+  FAILED are persisted outcomes, not crashes, but not success either: exit 1 with empty
+  stdout and quality.target_pending (observe again later) or Quality.Failed's code
+  (terminal, escalate) on stderr, as delivery resume exits 1 short of its goal;
+  Quality.Incomplete (exit 1) means the reader's end was not proved and the guard is kept
+  (quiescence procedure). Local runtime only
+cutpoint quality replay <invocation-id> --manifest FILE#ROUTE [--format json]
+  a COMPLETE operation's governance replayed by the same invocation and configuration:
+  the seal recomputed, prepared.json and completion.json verified, version continuity,
+  the authority binding, the current generation and the replay window; prints the
+  receipt (cutpoint.quality-replay-receipt.v1) with the original results. Never writes
+  (the stores are opened read-only), never reads the source, never dispatches; missing,
+  malformed or unreadable evidence is refused (quality.evidence_missing |
+  quality.evidence_malformed | quality.evidence_unreadable), never a pass. Local runtime
+  only
 there is no force, clear-guard, skip-quality or redispatch command or option: a held
 reader guard follows the quiescence procedure of the runbook, and failed or missing
-evidence is preserved and escalated. Reads the journal in the local runtime, or with
---aws the deployed authority table (CUTPOINT_TABLE_NAME, CUTPOINT_BUCKET_NAME)`;
+evidence is preserved and escalated. Reads the journal in the local runtime, or for
+inspect and inspect-all with --aws the deployed authority table (CUTPOINT_TABLE_NAME,
+CUTPOINT_BUCKET_NAME); diagnose, observe and replay reach the target through the
+binding's url_env on this machine (the value is never printed)`;
 
-const OPTIONS = { aws: { type: 'boolean' }, faults: { type: 'string' }, format: { type: 'string' } } as const;
-const VERBS = ['inspect', 'inspect-all'] as const;
+type Options = Record<string, { type: 'string' | 'boolean' }>;
+const READ: Options = { aws: { type: 'boolean' }, faults: { type: 'string' }, format: { type: 'string' } };
+const WITH_MANIFEST: Options = { faults: { type: 'string' }, format: { type: 'string' }, manifest: { type: 'string' } };
+const VERBS: Record<string, Options> = {
+  inspect: READ,
+  'inspect-all': READ,
+  diagnose: WITH_MANIFEST,
+  observe: { ...WITH_MANIFEST, yes: { type: 'boolean' } },
+  replay: WITH_MANIFEST,
+};
 
 /**
- * `cutpoint quality …` — the read-only operator surface. The whole grammar is checked
- * before anything is opened (exit 2 wins over exit 1); no spelling of a force, clear,
- * skip or redispatch parses (unknown subcommand or option: exit 2).
+ * `cutpoint quality …` — the operator surface of quality governance. The whole grammar is
+ * checked before anything is opened (exit 2 wins over exit 1); no spelling of a force,
+ * clear, skip or redispatch parses (unknown subcommand or option: exit 2).
  */
 export async function qualityCommand(args: string[]): Promise<unknown> {
   const [verb, ...rest] = args;
-  const known = VERBS.find((v) => v === verb);
-  if (!known) throw new UsageError(`unknown quality subcommand ${JSON.stringify(verb ?? '')}\n${qualityHelp}`);
-  const { values, positionals } = parse(rest);
+  const options = verb === undefined || !Object.hasOwn(VERBS, verb) ? undefined : VERBS[verb];
+  if (!verb || !options) throw new UsageError(`unknown quality subcommand ${JSON.stringify(verb ?? '')}\n${qualityHelp}`);
+  const { values, positionals } = parse(rest, options);
   if (values.format !== undefined && values.format !== 'json') throw new UsageError('--format accepts only json');
-  if (known === 'inspect-all') {
+  if (verb === 'inspect-all') {
     if (positionals.length) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
   } else {
-    if (positionals[0] === undefined) throw new UsageError(`quality inspect needs an <invocation-id>\n${qualityHelp}`);
+    if (positionals[0] === undefined) throw new UsageError(`quality ${verb} needs an <invocation-id>\n${qualityHelp}`);
     if (positionals.length > 1) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[1])}`);
+  }
+  if (options === WITH_MANIFEST || verb === 'observe') {
+    if (typeof values.manifest !== 'string') throw new UsageError(`quality ${verb} needs --manifest FILE#ROUTE`);
+  }
+  // F5: a live action's confirmation is part of its grammar (exit 2), refused before the
+  // manifest is read or a store opened; the line names the stable code.
+  if (verb === 'observe' && values.yes !== true) {
+    const refusal = new QualityConfirmationRequiredError('observe');
+    throw new UsageError(`${refusal.code}: ${refusal.message}`);
   }
   const target = targetOf(values);
   try {
-    const ports = await target.ports();
-    return known === 'inspect-all' ? await inspectAllQuality(ports) : await inspectQuality(ports, positionals[0]);
+    if (verb === 'inspect-all') return await inspectAllQuality(await target.ports());
+    if (verb === 'inspect') return await inspectQuality(await target.ports(), positionals[0]);
+    return await manifestCommand(target, {
+      verb: verb as ManifestVerb,
+      invocationId: positionals[0] as string,
+      manifest: values.manifest as string,
+      faults: typeof values.faults === 'string' ? values.faults : undefined,
+    });
   } finally {
     target.done();
   }
 }
 
-function parse(args: string[]) {
+function parse(args: string[], options: Options) {
   try {
-    return parseArgs({ args, allowPositionals: true, strict: true, options: OPTIONS });
+    return parseArgs({ args, allowPositionals: true, strict: true, options });
   } catch (error) {
     throw new UsageError((error as Error).message);
   }

@@ -1,0 +1,109 @@
+import { randomBytes } from 'node:crypto';
+import { acquireCustody } from '../delivery/custody.js';
+import type { DeliveryDeps } from '../delivery/deps.js';
+import { loadInvocation } from '../delivery/journal/records.js';
+import { forbiddenSource } from '../delivery/source-guard.js';
+import { routeTargetId, workRootOf } from '../delivery/steps/common.js';
+import type { Selector, SelectedRoute } from '../domain/delivery/manifest-types.js';
+import { assertAuthority, recomputeAuthority } from '../domain/delivery/sealed-authority.js';
+import { canonicalJson } from '../domain/digest.js';
+import { CutpointError } from '../domain/errors.js';
+import type { ObservationOutcome, RemoteTermination } from '../domain/quality/capsule.js';
+import { QualityActionNotPermittedError, QualityFailedError, TargetPendingError } from '../domain/quality/errors.js';
+import type { InspectProjection } from '../domain/quality/projection.js';
+import type { ExchangeTargetPort } from '../ports/exchange-target.js';
+import type { Ports } from '../ports/index.js';
+import type { TargetPort } from '../ports/target.js';
+import { inspectQuality } from './inspect.js';
+import type { TargetReader } from './observe-reader.js';
+import { observeTarget } from './steps/observe-target.js';
+
+/**
+ * `cutpoint quality observe <id> --manifest F#R --yes` (spec §7, §3.5): the operator's
+ * observation of a PUBLISHED operation whose capsule is PREPARED or TARGET_PENDING — the
+ * same use case as the flow's ObserveTarget step (src/quality/observe-target.ts), in a new
+ * session that takes custody (epoch + 1, so the flow's older session is fenced out).
+ * In this order, each refusal writing nothing:
+ * 1. the §3.5 guide as inspect computes it (evidence classified): `observe` must be listed
+ *    (`quality.action_not_permitted` otherwise — a COMPLETE, FAILED, held-guard or
+ *    unpublished operation is refused here);
+ * 2. the whole seal recomputed from the manifest, selector, the target's identity observed
+ *    now and the work root (`delivery.recovery_authority_mismatch` / the seal's codes);
+ * 3. custody for a new session, then the record reloaded and the guide checked again;
+ * 4. the observation (guard, checks, bounded reader, persist-and-release).
+ * COMPLETE returns the projection with the observation; TARGET_PENDING and FAILED are the
+ * designed non-final results and leave as Quality.TargetPending / Quality.Failed (exit 1,
+ * the outcome persisted); an unproved reader exit leaves as Quality.Incomplete (guard kept).
+ */
+
+export interface OperatorObserveInput {
+  invocationId: string;
+  manifestText: string;
+  /** `file#route` with the file as the caller resolved it (absolute). */
+  selector: Selector | string;
+  /** The session's name; a fresh `observe-<hex>` by default. */
+  session?: string;
+}
+
+export interface OperatorObserveDeps {
+  ports: Ports;
+  target: TargetPort;
+  exchange: ExchangeTargetPort;
+  route: SelectedRoute;
+  reader: TargetReader;
+}
+
+export type ObservedProjection = InspectProjection & {
+  observation: { outcome: ObservationOutcome; remote_termination: RemoteTermination };
+};
+
+/** `quality.action_not_permitted`, naming what the guide says instead (its diagnostic_code and actions). */
+export class ObserveNotPermittedError extends QualityActionNotPermittedError {
+  constructor(permitted: readonly string[], diagnosticCode: string) {
+    super('observe', permitted);
+    this.message = `${this.message}; diagnostic_code ${diagnosticCode} (cutpoint quality inspect shows why); nothing was written`;
+  }
+}
+
+/** The guide's refusal of `observe` for this operation, before anything is written. */
+export async function assertObservePermitted(ports: Ports, invocationId: string): Promise<void> {
+  const projection = await inspectQuality(ports, invocationId);
+  if (!projection.permitted_actions.includes('observe')) {
+    throw new ObserveNotPermittedError(projection.permitted_actions, projection.diagnostic_code);
+  }
+}
+
+export async function operatorObserve(input: OperatorObserveInput, deps: OperatorObserveDeps): Promise<ObservedProjection> {
+  const { ports } = deps;
+  await assertObservePermitted(ports, input.invocationId);
+  const before = await loadInvocation(ports, input.invocationId);
+  if (before.route !== deps.route.name || before.targetId !== routeTargetId(deps)) {
+    throw new CutpointError('Delivery.AuthorityMismatch', 'delivery.recovery_authority_mismatch', 'the route given is not the one the operation sealed; nothing was mutated');
+  }
+  const recomputed = recomputeAuthority({
+    invocationId: input.invocationId,
+    manifestText: input.manifestText,
+    selector: input.selector,
+    route: deps.route,
+    targetIdentity: await deps.target.identity(),
+    workRoot: workRootOf(deps),
+  });
+  assertAuthority(before.sealed, recomputed);
+  const ref = { targetId: before.targetId, invocationId: before.invocationId };
+  const grant = await acquireCustody(ports, ref, input.session ?? `observe-${randomBytes(8).toString('hex')}`);
+  // A concurrent session may have moved the operation between the first check and custody.
+  await assertObservePermitted(ports, input.invocationId);
+  const stepDeps: DeliveryDeps = { ports, target: deps.target, exchange: deps.exchange, route: deps.route, source: forbiddenSource() };
+  const out = await observeTarget({ invocationId: input.invocationId, fence: grant.fence }, stepDeps, deps.reader);
+  if (out.capsuleState === 'TARGET_PENDING') {
+    throw new TargetPendingError(
+      `the observation ended TARGET_PENDING (${out.remoteTermination === 'UNVERIFIED' ? 'remote termination unverified' : 'persisted'}); the publication stays proven, governance is unfinished; observe again later (permitted_actions: [observe])`,
+    );
+  }
+  if (out.capsuleState === 'FAILED') {
+    throw new QualityFailedError(`required probe(s) failed on the published generation: ${(out.failures ?? []).join(', ')}; terminal — preserve the evidence and escalate`);
+  }
+  const projection = await inspectQuality(ports, input.invocationId);
+  const observation = { outcome: out.outcome ?? 'COMPLETE', remote_termination: out.remoteTermination ?? 'not_applicable' };
+  return JSON.parse(canonicalJson({ ...projection, observation })) as ObservedProjection;
+}
