@@ -72,7 +72,24 @@ export interface QualityDemoWorld {
   close(): Promise<void>;
 }
 
-export async function openQualityDemoWorld(): Promise<QualityDemoWorld> {
+export interface QualityDemoOptions {
+  /**
+   * The authority and object stores to use (a test passes fresh stores on its run's
+   * DynamoDB Local and S3 emulator). Omitted: a throw-away local runtime is started.
+   */
+  ports?: Ports;
+}
+
+/** DynamoDB Local and the S3 emulator, in-memory, stopped with the world. */
+async function throwAwayStores(stops: Array<() => Promise<unknown>>): Promise<Ports> {
+  const runtime = await startLocalRuntime();
+  stops.unshift(() => runtime.stop());
+  const config = configForRuntime(runtime, 'cutpoint-demo-quality');
+  await provisionLocal(config);
+  return awsPorts(config, inertFaults);
+}
+
+export async function openQualityDemoWorld(options: QualityDemoOptions = {}): Promise<QualityDemoWorld> {
   const root = await mkdtemp(join(tmpdir(), 'cutpoint-demo-quality-'));
   const stops: Array<() => Promise<unknown>> = [() => rm(root, { recursive: true, force: true })];
   const close = async () => {
@@ -80,12 +97,18 @@ export async function openQualityDemoWorld(): Promise<QualityDemoWorld> {
     delete process.env[QUALITY_DEMO_CLICKHOUSE_ENV];
   };
   try {
-    progress('starting DynamoDB Local, the S3 emulator and the ClickHouse host (chdb in its own process behind HTTP; in-memory/temp, loopback only) …');
-    const [runtime, host] = await Promise.all([startLocalRuntime(), startClickHouseHost({ dataDir: join(root, 'clickhouse') })]);
-    stops.unshift(() => runtime.stop(), () => host.stop());
-    const config = configForRuntime(runtime, 'cutpoint-demo-quality');
-    await provisionLocal(config);
-    const ports = awsPorts(config, inertFaults);
+    progress(
+      `starting ${options.ports ? '' : 'DynamoDB Local, the S3 emulator and '}the ClickHouse host (chdb in its own process behind HTTP; in-memory/temp, loopback only) …`,
+    );
+    // Side by side; each registers its own stop, so a failure of one leaves nothing running.
+    const [started, stores] = await Promise.allSettled([
+      startClickHouseHost({ dataDir: join(root, 'clickhouse') }).then((h) => (stops.unshift(() => h.stop()), h)),
+      options.ports ?? throwAwayStores(stops),
+    ]);
+    if (started.status === 'rejected') throw started.reason;
+    if (stores.status === 'rejected') throw stores.reason;
+    const host = started.value;
+    const ports = stores.value;
     const ch = await openClickHouse({ kind: 'http', url: host.url });
     stops.unshift(() => ch.close());
 

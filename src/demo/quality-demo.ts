@@ -23,7 +23,7 @@ import { openLocalRouteTarget } from '../cli/commands/delivery-bindings.js';
 import { localFlowDeps } from '../cli/commands/flow-deps.js';
 import { flowProgress } from '../cli/flow-progress.js';
 import { printResult, progress } from '../cli/io.js';
-import { openQualityDemoWorld, QUALITY_DEMO_DEADLINE_S, QUALITY_DEMO_MANIFEST, QUALITY_DEMO_ROUTE, type QualityDemoWorld } from './quality-demo-world.js';
+import { openQualityDemoWorld, QUALITY_DEMO_DEADLINE_S, QUALITY_DEMO_MANIFEST, QUALITY_DEMO_ROUTE, type QualityDemoOptions, type QualityDemoWorld } from './quality-demo-world.js';
 import { qualityDemoOutcome, type QualityDemoStages } from './quality-demo-outcome.js';
 
 /**
@@ -70,8 +70,8 @@ interface ObserveStage {
   quality: InspectProjection;
 }
 
-export async function qualityDemo(): Promise<QualityDemoDocument> {
-  const world = await openQualityDemoWorld();
+export async function qualityDemo(options: QualityDemoOptions = {}): Promise<QualityDemoDocument> {
+  const world = await openQualityDemoWorld(options);
   try {
     return await story(world);
   } finally {
