@@ -84,7 +84,6 @@ async function story(world: QualityDemoWorld): Promise<QualityDemoDocument> {
   const { ports, route, selector } = world;
   const manifestText = QUALITY_DEMO_MANIFEST;
   const invocationId = invocationIdFrom(new Uint8Array(randomBytes(16)));
-  const ref = { targetId: '', invocationId };
 
   // 1. The publish-clickhouse flow on the local runner, its target opened as `cutpoint flow run` opens it.
   const inputFile = join(dirname(world.manifestFile), 'run.json');
@@ -98,9 +97,9 @@ async function story(world: QualityDemoWorld): Promise<QualityDemoDocument> {
   } finally {
     await flowDeps.close();
   }
-  progress(`execution ${run.status}: ${run.error ?? ''}; the EXCHANGE was sent once, its answer lost, and no observation could read the target`);
+  progress(`execution ${run.status}${run.error ? `: ${run.error}` : ''} (the EXCHANGE is sent once; its answer was lost and the target could not be read after it)`);
   const sealed = await loadInvocation(ports, invocationId);
-  ref.targetId = sealed.targetId;
+  const ref = { targetId: sealed.targetId, invocationId };
   const window = { start: Date.parse(sealed.sealed.window.start), end: Date.parse(sealed.sealed.window.end) };
 
   // 2. inspect, then the live actions on a target opened as `cutpoint delivery reconcile` opens it (no faults).
