@@ -50,7 +50,7 @@ routes:
           sql: "SELECT count() FROM {relation} WHERE amount < 0"
           expect: 0
       target_observation: { deadline_s: ${QUALITY_DEMO_DEADLINE_S} }
-    chunk_rows: 500
+    chunk_rows: 1000
     part_rows: 1000
 `;
 
