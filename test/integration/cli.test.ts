@@ -10,6 +10,7 @@ import { CUT_POINT_NAMES } from '../../src/cut-points.js';
 import { REPO_ROOT } from '../../src/local/asl.js';
 import { freePort } from '../../src/local/free-port.js';
 import { runCutpointInProcess, spawnCutpoint } from '../support/cli-runtime.js';
+import { publicationManifest } from '../support/publication-world.js';
 
 /**
  * The real `cutpoint` bin, as an operator runs it: stdout JSON, stderr diagnostics, exit
@@ -45,6 +46,24 @@ describe('cutpoint CLI', () => {
   it('a flow command with bad arguments exits 2 before touching anything', async () => {
     const r = await inProcess(['flow', 'run', 'no-such-flow', '--input', '{}']);
     expect(r).toMatchObject({ code: 2, stdout: '' });
+  });
+
+  it('flow run publish-clickhouse with the target on chdb: is refused before the runtime is touched (quality.reader_unreachable): nothing created, no path printed', async () => {
+    // The reader child of ObserveTarget could never open the directory: the flow would EXCHANGE, then stay TARGET_PENDING.
+    const root = await mkdtemp(join(tmpdir(), 'cutpoint-exchange-chdb-'));
+    try {
+      const dir = join(root, 'never-created');
+      const input = JSON.stringify({ manifestText: publicationManifest({ table: 'events' }), selector: '/config/publish.yaml#daily' });
+      // No runtime under this state directory: touching it would fail otherwise (local.runtime_down).
+      const r = await inProcess(['flow', 'run', 'publish-clickhouse', '--input', input], { CUTPOINT_STATE_DIR: join(root, 'state'), CH_URL: `chdb:${dir}`, CH_PUB_URL: `chdb:${dir}` });
+      expect(r).toMatchObject({ code: 1, stdout: '' });
+      expect(r.stderr).toMatch(/^quality\.reader_unreachable: .*CH_PUB_URL.*http\(s\):\/\//m);
+      expect(r.stderr).not.toContain(dir);
+      expect(existsSync(dir)).toBe(false);
+      expect(existsSync(join(root, 'state'))).toBe(false);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
   });
 
   it('an invalid fault spec is a stable diagnostic: exit 1, stdout empty', async () => {

@@ -1,8 +1,8 @@
 import { openRouteTargetFor, openSourceFor, openTargetFor } from '../../adapters/delivery-bindings.js';
 import { faultsFromEnv } from '../../adapters/fault-injector.js';
 import { resolveBinding } from '../../delivery/bindings.js';
-import type { Binding } from '../../domain/delivery/manifest-types.js';
-import { CutpointError } from '../../domain/errors.js';
+import type { Binding, SelectedRoute } from '../../domain/delivery/manifest-types.js';
+import { ConfigError, CutpointError } from '../../domain/errors.js';
 import type { SourceChunk, SourcePort } from '../../ports/source.js';
 import type { ExchangeTargetPort } from '../../ports/exchange-target.js';
 import type { TargetPort } from '../../ports/target.js';
@@ -28,6 +28,25 @@ export async function openLocalTarget(binding: Binding, faultSpec?: string): Pro
 export async function openLocalRouteTarget(binding: Binding, faultSpec?: string): Promise<{ target: TargetPort; exchange?: ExchangeTargetPort }> {
   const faults = faultsFromEnv({ ...process.env, CUTPOINT_FAULTS: faultSpec ?? process.env.CUTPOINT_FAULTS });
   return openRouteTargetFor(binding, await resolveBinding(binding, { env: process.env }), faults, { embedded: true });
+}
+
+/**
+ * A `mode: exchange` route is governed by ObserveTarget's bounded reader, a SEPARATE process
+ * (spec §4.4) that connects to the target binding itself. Embedded ClickHouse (`chdb:<dir>`)
+ * can be opened by one process only, so the reader could never reach it: the window would be
+ * published by the EXCHANGE and its governance stay TARGET_PENDING with custody retained.
+ * Refused (`quality.reader_unreachable`) before anything is started, created or written;
+ * the message names the variable, never its value. Other routes are not concerned.
+ */
+export async function assertReaderReachable(route: SelectedRoute, env: Readonly<Record<string, string | undefined>> = process.env): Promise<void> {
+  if (route.route.target.mode !== 'exchange') return;
+  const binding = route.targetBinding;
+  const { url } = await resolveBinding(binding, { env });
+  if (!url.startsWith('chdb:')) return;
+  throw new ConfigError(
+    'quality.reader_unreachable',
+    `route ${route.name} publishes by EXCHANGE and is observed by a reader in a separate process, which cannot open the embedded ClickHouse (chdb:) that binding ${binding.name}${binding.urlEnv ? ` (${binding.urlEnv})` : ''} names: point it at a ClickHouse server's HTTP interface (http(s)://…); nothing was started or written`,
+  );
 }
 
 /** A source opened on first use, remembering the diagnostic of its first refusal. */

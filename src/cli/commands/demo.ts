@@ -1,5 +1,6 @@
 import { deliveryDemo } from '../../demo/delivery-demo.js';
 import { generationDemo } from '../../demo/generation-demo.js';
+import { qualityDemo } from '../../demo/quality-demo.js';
 import { UsageError } from '../io.js';
 
 export const demoHelp = `cutpoint demo [delivery]   (npm start)
@@ -11,11 +12,19 @@ export const demoHelp = `cutpoint demo [delivery]   (npm start)
   outcome (every window row exactly once, checkpoint advanced once); progress on stderr
 cutpoint demo generation
   the generation-commit flow with a lost response at the commit CAS (override with
-  CUTPOINT_FAULTS): recovery reloads the exact winner; prints the JSON outcome`;
+  CUTPOINT_FAULTS): recovery reloads the exact winner; prints the JSON outcome
+cutpoint demo quality
+  a ClickHouse publication (publish-clickhouse, one EXCHANGE) on throw-away local components
+  (DynamoDB Local, the S3 emulator, chdb in its own process behind HTTP) whose EXCHANGE
+  answer is lost → reconcile proves it by table UUID → an observation overruns its deadline
+  (TARGET_PENDING, guard released, remote termination UNVERIFIED) → a later observation →
+  COMPLETE → resume to CUSTODY_RELEASED → the replay receipt. Stdout: one JSON document
+  with each step's command and projection and the outcome (every window row exactly once,
+  one dispatch, replay changed nothing); progress on stderr`;
 
-const DEMOS: Record<string, () => Promise<unknown>> = { delivery: deliveryDemo, generation: generationDemo };
+const DEMOS: Record<string, () => Promise<unknown>> = { delivery: deliveryDemo, generation: generationDemo, quality: qualityDemo };
 
-/** `cutpoint demo [delivery|generation]`. */
+/** `cutpoint demo [delivery|generation|quality]`. */
 export async function demoCommand(args: string[]): Promise<unknown> {
   const [name = 'delivery', ...extra] = args;
   const demo = DEMOS[name];

@@ -8,11 +8,14 @@ import { provisionLocal } from '../../adapters/provision.js';
 import { startAndWait } from '../../adapters/stepfunctions.js';
 import { CutpointError } from '../../domain/errors.js';
 import { FLOWS } from '../../../functions/registry.js';
+import { routeOfEvent } from '../../../functions/lib/delivery-deps.js';
 import { runFlow, type FlowResult } from '../../local/flow-runner.js';
 import { defaultStateDir } from '../../local/runtime.js';
 import { localRuntimeConfig } from '../local-config.js';
 import { flowProgress } from '../flow-progress.js';
 import { progress, readJsonInput, UsageError } from '../io.js';
+import { assertReaderReachable } from './delivery-bindings.js';
+import { EXCHANGE_FLOW } from '../../publication/flow-route.js';
 import { localFlowDeps } from './flow-deps.js';
 
 export const flowHelp = `cutpoint flow run <flow> --input <json | @file | -> [--faults SPEC]
@@ -24,7 +27,9 @@ flows: ${FLOWS.map((f) => f.name).join(', ')}
   the input is the flow's execution input, as on AWS (at most 256 KiB and 64 levels deep).
   Delivery flows open the route's target (and, for the extraction of deliver-window and
   publish-clickhouse only, its ClickHouse source) from the bindings' url_env on this
-  machine (a ClickHouse target: http(s) or chdb:<dir>): deliver-window (SQL routes) and
+  machine (a ClickHouse target: http(s) or chdb:<dir>; publish-clickhouse needs http(s):
+  its bounded reader is a separate process, which cannot open a chdb: directory —
+  quality.reader_unreachable): deliver-window (SQL routes) and
   publish-clickhouse (mode exchange) take {manifestText, selector[, invocationId]},
   delivery-reconcile|resume|retire take
   {invocationId, manifestText, selector, yes: true}; \`cutpoint delivery run|reconcile|
@@ -45,6 +50,8 @@ export async function flowCommand(args: string[]): Promise<unknown> {
     return startAndWait(values['state-machine-arn'], values.name, input, { onPoll: (s) => progress(`execution ${s}`) });
   }
 
+  // An exchange route's reader child must reach the target: refused before the runtime is touched.
+  if (flow === EXCHANGE_FLOW) await refuseUnreachableReader(input);
   const config = await localRuntimeConfig();
   await provisionLocal(config);
   const faults = faultsFromEnv({ ...process.env, CUTPOINT_FAULTS: values.faults ?? process.env.CUTPOINT_FAULTS });
@@ -67,6 +74,17 @@ export async function flowCommand(args: string[]): Promise<unknown> {
     throw new CutpointError('Flow.ExecutionFailed', 'flow.execution_failed', `${flow} failed with ${result.error}: ${result.cause}`);
   }
   return { flow, status: result.status, output: result.output, transitions: result.transitions, faultsFired: firedOf(faults), history };
+}
+
+/** An input whose route does not parse is left to Begin, which refuses it with its own diagnostic. */
+async function refuseUnreachableReader(input: unknown): Promise<void> {
+  let route;
+  try {
+    route = routeOfEvent(input);
+  } catch {
+    return;
+  }
+  await assertReaderReachable(route);
 }
 
 async function saveHistory(flow: string, result: FlowResult): Promise<string> {
