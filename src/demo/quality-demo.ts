@@ -1,8 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { acquireCustody } from '../delivery/custody.js';
-import type { DeliveryDeps } from '../delivery/deps.js';
 import { inspectInvocation } from '../delivery/journal/listing.js';
 import { loadInvocation } from '../delivery/journal/records.js';
 import { reconcile } from '../delivery/recovery/reconcile.js';
@@ -18,7 +16,7 @@ import { readCapsule } from '../quality/capsule-store.js';
 import { inspectQuality } from '../quality/inspect.js';
 import { targetReaderOf } from '../quality/observe-reader.js';
 import { replayGovernance } from '../quality/replay.js';
-import { observeTarget } from '../quality/steps/observe-target.js';
+import { operatorObservation, type OperatorObserveDeps, type OperatorObserveInput } from '../quality/operator-observe.js';
 import { openLocalRouteTarget } from '../cli/commands/delivery-bindings.js';
 import { localFlowDeps } from '../cli/commands/flow-deps.js';
 import { flowProgress } from '../cli/flow-progress.js';
@@ -112,7 +110,8 @@ async function story(world: QualityDemoWorld): Promise<QualityDemoDocument> {
   const opened = await openLocalRouteTarget(route.targetBinding);
   const refusing = forbiddenSource();
   try {
-    const deps: DeliveryDeps = { ports, target: opened.target, ...(opened.exchange ? { exchange: opened.exchange } : {}), route, source: refusing };
+    const observing: OperatorObserveDeps = { ports, target: opened.target, exchange: opened.exchange!, route, reader: await targetReaderOf({ route, ports }) };
+    const operation = { invocationId, manifestText, selector };
     const recovery = { ports, target: opened.target, ...(opened.exchange ? { exchange: opened.exchange } : {}), route, source: refusing };
     command = `npx cutpoint delivery reconcile ${invocationId} --manifest ${selector} --yes --format json`;
     progress(`$ ${command}`);
@@ -123,13 +122,13 @@ async function story(world: QualityDemoWorld): Promise<QualityDemoDocument> {
     const observeCommand = `npx cutpoint quality observe ${invocationId} --manifest ${selector} --yes --format json`;
     progress(`$ CUTPOINT_FAULTS='${QUALITY_DEMO_SLOW_PROBE}' ${observeCommand}`);
     progress(`  (deadline_s ${QUALITY_DEMO_DEADLINE_S}; the probe waits inside the reader process)`);
-    stages.observePending = { command: `CUTPOINT_FAULTS='${QUALITY_DEMO_SLOW_PROBE}' ${observeCommand}`, ...(await observeOnce(deps, invocationId, QUALITY_DEMO_SLOW_PROBE)) };
+    stages.observePending = { command: `CUTPOINT_FAULTS='${QUALITY_DEMO_SLOW_PROBE}' ${observeCommand}`, ...(await observeOnce(observing, operation, QUALITY_DEMO_SLOW_PROBE)) };
     progress(`  capsule ${stages.observePending.capsuleState}, guard held: ${stages.observePending.quality.reader_guard.held}, remote_termination ${stages.observePending.remoteTermination}`);
     const pendingCapsule = await capsuleOf(world, ref);
 
     // 4. A later observation, the slow part gone.
     progress(`$ ${observeCommand}`);
-    stages.observeComplete = { command: observeCommand, ...(await observeOnce(deps, invocationId)) };
+    stages.observeComplete = { command: observeCommand, ...(await observeOnce(observing, operation)) };
     const completeCapsule = await capsuleOf(world, ref);
     progress(`  capsule ${stages.observeComplete.capsuleState}, governance ${stages.observeComplete.quality.replay_details.governance}, permitted ${JSON.stringify(stages.observeComplete.quality.permitted_actions)}`);
 
@@ -181,19 +180,16 @@ async function story(world: QualityDemoWorld): Promise<QualityDemoDocument> {
 }
 
 /**
- * What `cutpoint quality observe --yes` does: a new session takes custody of the operation
- * (its epoch fences every older session), then ONE observation by the bounded reader, whose
- * child reaches the target over the binding's HTTP URL; `faults` reach only the child.
+ * `cutpoint quality observe --yes` (operatorObservation: the guide, the seal recomputed, a
+ * new session taking custody, ONE observation by the bounded reader, whose child reaches
+ * the target over the binding's HTTP URL); `faults` reach only the forked child.
  */
-async function observeOnce(deps: DeliveryDeps, invocationId: string, faults?: string): Promise<Omit<ObserveStage, 'command'>> {
-  const record = await loadInvocation(deps.ports, invocationId);
-  const grant = await acquireCustody(deps.ports, { targetId: record.targetId, invocationId }, `observe-${randomBytes(8).toString('hex')}`);
-  const reader = await targetReaderOf(deps);
+async function observeOnce(deps: OperatorObserveDeps, input: OperatorObserveInput, faults?: string): Promise<Omit<ObserveStage, 'command'>> {
   const saved = process.env.CUTPOINT_FAULTS;
   if (faults) process.env.CUTPOINT_FAULTS = faults; // inherited by the forked reader child only
   let out;
   try {
-    out = await observeTarget({ invocationId, fence: grant.fence }, deps, reader);
+    out = await operatorObservation(input, deps);
   } finally {
     if (saved === undefined) delete process.env.CUTPOINT_FAULTS;
     else process.env.CUTPOINT_FAULTS = saved;
@@ -201,7 +197,7 @@ async function observeOnce(deps: DeliveryDeps, invocationId: string, faults?: st
   return {
     ...(out.capsuleState ? { capsuleState: out.capsuleState } : {}),
     ...(out.remoteTermination ? { remoteTermination: out.remoteTermination } : {}),
-    quality: await inspectQuality(deps.ports, invocationId),
+    quality: await inspectQuality(deps.ports, input.invocationId),
   };
 }
 

@@ -16,6 +16,7 @@ import type { Ports } from '../ports/index.js';
 import type { TargetPort } from '../ports/target.js';
 import { inspectQuality } from './inspect.js';
 import type { TargetReader } from './observe-reader.js';
+import type { ObserveOutput } from './observe-target.js';
 import { observeTarget } from './steps/observe-target.js';
 
 /**
@@ -73,7 +74,8 @@ export async function assertObservePermitted(ports: Ports, invocationId: string)
   }
 }
 
-export async function operatorObserve(input: OperatorObserveInput, deps: OperatorObserveDeps): Promise<ObservedProjection> {
+/** One operator observation (steps 1–4 above) and its result, designed outcomes not yet turned into exits. */
+export async function operatorObservation(input: OperatorObserveInput, deps: OperatorObserveDeps): Promise<ObserveOutput> {
   const { ports } = deps;
   await assertObservePermitted(ports, input.invocationId);
   const before = await loadInvocation(ports, input.invocationId);
@@ -94,7 +96,12 @@ export async function operatorObserve(input: OperatorObserveInput, deps: Operato
   // A concurrent session may have moved the operation between the first check and custody.
   await assertObservePermitted(ports, input.invocationId);
   const stepDeps: DeliveryDeps = { ports, target: deps.target, exchange: deps.exchange, route: deps.route, source: forbiddenSource() };
-  const out = await observeTarget({ invocationId: input.invocationId, fence: grant.fence }, stepDeps, deps.reader);
+  return observeTarget({ invocationId: input.invocationId, fence: grant.fence }, stepDeps, deps.reader);
+}
+
+/** `cutpoint quality observe`: COMPLETE → the projection; TARGET_PENDING / FAILED → their named errors (exit 1). */
+export async function operatorObserve(input: OperatorObserveInput, deps: OperatorObserveDeps): Promise<ObservedProjection> {
+  const out = await operatorObservation(input, deps);
   if (out.capsuleState === 'TARGET_PENDING') {
     throw new TargetPendingError(
       `the observation ended TARGET_PENDING (${out.remoteTermination === 'UNVERIFIED' ? 'remote termination unverified' : 'persisted'}); the publication stays proven, governance is unfinished; observe again later (permitted_actions: [observe])`,
@@ -103,7 +110,7 @@ export async function operatorObserve(input: OperatorObserveInput, deps: Operato
   if (out.capsuleState === 'FAILED') {
     throw new QualityFailedError(`required probe(s) failed on the published generation: ${(out.failures ?? []).join(', ')}; terminal — preserve the evidence and escalate`);
   }
-  const projection = await inspectQuality(ports, input.invocationId);
+  const projection = await inspectQuality(deps.ports, input.invocationId);
   const observation = { outcome: out.outcome ?? 'COMPLETE', remote_termination: out.remoteTermination ?? 'not_applicable' };
   return JSON.parse(canonicalJson({ ...projection, observation })) as ObservedProjection;
 }

@@ -53,7 +53,7 @@ describe('assertReaderReachable: an exchange route is observed by a reader in a 
       () => ({ name: '', code: '', message: 'passed' }),
       (e: unknown) => e as { name: string; code: string; message: string },
     );
-    expect(error).toMatchObject({ name: 'Cutpoint.ConfigError', code: 'quality.reader_unreachable' });
+    expect(error).toMatchObject({ name: 'Quality.ReaderUnreachable', code: 'quality.reader_unreachable' });
     expect(error.message).toContain('CH_PUB_URL');
     expect(error.message).not.toContain(SECRET);
     await expect(assertReaderReachable(routeOf(exchangeText), env('http://127.0.0.1:8123'))).resolves.toBeUndefined();

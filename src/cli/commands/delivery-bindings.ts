@@ -2,7 +2,8 @@ import { openRouteTargetFor, openSourceFor, openTargetFor } from '../../adapters
 import { faultsFromEnv } from '../../adapters/fault-injector.js';
 import { resolveBinding } from '../../delivery/bindings.js';
 import type { Binding, SelectedRoute } from '../../domain/delivery/manifest-types.js';
-import { ConfigError, CutpointError } from '../../domain/errors.js';
+import { CutpointError } from '../../domain/errors.js';
+import { ReaderUnreachableError } from '../../domain/quality/errors.js';
 import type { SourceChunk, SourcePort } from '../../ports/source.js';
 import type { ExchangeTargetPort } from '../../ports/exchange-target.js';
 import type { TargetPort } from '../../ports/target.js';
@@ -42,11 +43,9 @@ export async function assertReaderReachable(route: SelectedRoute, env: Readonly<
   if (route.route.target.mode !== 'exchange') return;
   const binding = route.targetBinding;
   const { url } = await resolveBinding(binding, { env });
-  if (!url.startsWith('chdb:')) return;
-  throw new ConfigError(
-    'quality.reader_unreachable',
-    `route ${route.name} publishes by EXCHANGE and is observed by a reader in a separate process, which cannot open the embedded ClickHouse (chdb:) that binding ${binding.name}${binding.urlEnv ? ` (${binding.urlEnv})` : ''} names: point it at a ClickHouse server's HTTP interface (http(s)://…); nothing was started or written`,
-  );
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1]?.toLowerCase() ?? 'non-URL';
+  if (scheme === 'http' || scheme === 'https') return;
+  throw new ReaderUnreachableError(route.name, `${binding.name}${binding.urlEnv ? ` (${binding.urlEnv})` : ''}`, `${scheme}:`);
 }
 
 /** A source opened on first use, remembering the diagnostic of its first refusal. */

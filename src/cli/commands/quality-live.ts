@@ -1,5 +1,4 @@
 import { resolve } from 'node:path';
-import { resolveBinding } from '../../delivery/bindings.js';
 import { validateInvocationId } from '../../domain/delivery/identifiers.js';
 import { parseManifest, parseSelector, selectRoute, selectorText } from '../../domain/delivery/manifest.js';
 import type { Selector, SelectedRoute } from '../../domain/delivery/manifest-types.js';
@@ -12,7 +11,7 @@ import { targetReaderOf } from '../../quality/observe-reader.js';
 import { assertObservePermitted, operatorObserve } from '../../quality/operator-observe.js';
 import { replayGovernance } from '../../quality/replay.js';
 import { INPUT_LIMITS, readInputFile } from '../io.js';
-import { openLocalRouteTarget } from './delivery-bindings.js';
+import { assertReaderReachable, openLocalRouteTarget } from './delivery-bindings.js';
 import { ManifestUnavailableError } from './delivery.js';
 import type { Target } from './stream/target.js';
 
@@ -30,17 +29,6 @@ export interface ManifestCommand {
   invocationId: string;
   manifest: string;
   faults: string | undefined;
-}
-
-/** The binding's URL reaches a ClickHouse another process can query: only a server (http/https) does. */
-export class ReaderUnreachableError extends CutpointError {
-  constructor(scheme: string) {
-    super(
-      'Quality.ReaderUnreachable',
-      'quality.reader_unreachable',
-      `the target binding is a ${scheme} URL: the bounded reader runs in its own process and cannot open an embedded ClickHouse another process holds; point the binding at a ClickHouse server (http(s)://…, e.g. the local ClickHouse host); nothing was written`,
-    );
-  }
 }
 
 export async function manifestCommand(target: Target, command: ManifestCommand): Promise<unknown> {
@@ -68,13 +56,6 @@ export async function manifestCommand(target: Target, command: ManifestCommand):
   } finally {
     await opened.target.close();
   }
-}
-
-/** Before anything is written: the reader child must be able to connect where the binding points. */
-async function assertReaderReachable(route: SelectedRoute): Promise<void> {
-  const { url } = await resolveBinding(route.targetBinding, { env: process.env });
-  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1]?.toLowerCase() ?? 'non-URL';
-  if (scheme !== 'http' && scheme !== 'https') throw new ReaderUnreachableError(`${scheme}:`);
 }
 
 function exchangeSide(exchange: ExchangeTargetPort | undefined, route: SelectedRoute): ExchangeTargetPort {

@@ -159,6 +159,21 @@ export class QualityConfirmationRequiredError extends CutpointError {
   }
 }
 
+/**
+ * The route's target is one the bounded reader (a separate process, spec §4.4) cannot
+ * connect to — embedded ClickHouse (`chdb:`) can be opened by one process only. Names the
+ * binding and its variable, never the value.
+ */
+export class ReaderUnreachableError extends CutpointError {
+  constructor(route: string, binding: string, scheme: string) {
+    super(
+      'Quality.ReaderUnreachable',
+      'quality.reader_unreachable',
+      `route ${route} publishes by EXCHANGE and is observed by a reader in a separate process, which cannot open the ${scheme} URL binding ${binding} names (embedded ClickHouse is one process's): point it at a ClickHouse server's HTTP interface (http(s)://…); nothing was started or written`,
+    );
+  }
+}
+
 /** A capsule schema this writer cannot write (v1 is read-only) or cannot read at all. */
 export class CapsuleVersionUnsupportedError extends CutpointError {
   constructor(message: string) {
