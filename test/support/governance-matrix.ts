@@ -52,6 +52,14 @@ export interface CaseContext {
   forward(list?: StepList): Promise<string>;
   /** One permitted action, in process; returns what it said. */
   act(action: QualityAction): Promise<string>;
+  /** The budget `observe` gives its reader (0: the deadline is now — TARGET_PENDING without starting the reader). */
+  observeBudgetMs?: number;
+  /**
+   * Applies permitted actions (replay first whenever it is offered, then reconcile, resume,
+   * observe, retire) until a stop, `limit` actions, or — with `untilError` — the first
+   * action that throws. Records every state and action in the case's history.
+   */
+  drive(options?: { limit?: number; untilError?: boolean }): Promise<Stop | undefined>;
 }
 
 export interface GovernanceCase {
@@ -92,6 +100,17 @@ export async function runGovernanceCase(c: GovernanceCase): Promise<CaseResult> 
   const recoveryInput: RecoveryInput = { invocationId, manifestText, selector: SELECTOR };
   const op: GovernanceOp = { targetId: '', invocationId, route: 'daily', database: 'pub', table };
 
+  const history: string[] = [];
+  const attempt = async (what: () => Promise<string>): Promise<void> => {
+    const t0 = Date.now();
+    try {
+      history.push(await what());
+    } catch (error) {
+      history.push(`threw ${(error as Error).name}: ${(error as Error).message.slice(0, 120)}`);
+      if (process.env.GOV_STACK) console.log((error as Error).stack);
+    }
+    if (process.env.GOV_TIMING) history[history.length - 1] += ` (${Date.now() - t0} ms)`;
+  };
   const ctx: CaseContext = {
     world,
     lane,
@@ -108,28 +127,47 @@ export async function runGovernanceCase(c: GovernanceCase): Promise<CaseResult> 
         // The observation runs as the operation's custody holder (the flow's own later identical invocation, or the session that took custody over).
         const custody = await loadCustody(world.view.ports, op.targetId);
         if (!custody?.fence) throw new Error('observe offered without custody held');
-        const out = await observeTarget({ invocationId, fence: custody.fence }, sourceFree, await lane.reader(sourceFree));
+        const out = await observeTarget({ invocationId, fence: custody.fence }, sourceFree, await lane.reader(sourceFree, ctx.observeBudgetMs));
         return `observe → ${out.capsuleState ?? out.state}`;
       }
       if (action === 'replay') {
-        const receipt = await replayGovernance(recoveryInput, { ports: deps.ports, target: recovery.target, exchange: recovery.exchange!, route: deps.route });
+        const receipt = await replayGovernance(recoveryInput, { ports: deps.ports, target: recovery.target, exchange: recovery.exchange!, route: deps.route, faults: lane.storeFaults });
         return `replay → ${receipt ? 'receipt' : 'none'}`;
       }
       return `${action} → ${(await RECOVERY_ACTIONS[action](recoveryInput, recovery)).state}`;
     },
+    async drive({ limit = 8, untilError = false } = {}) {
+      for (let i = 0; ; i++) {
+        const record = await loadInvocation(world.view.ports, invocationId);
+        const { state } = record;
+        const capsule = (await readCapsule(world.view.ports, op)) as CapsuleV2 | undefined;
+        history.push(`${state}/${capsule?.state ?? '-'}${capsule?.reader ? '+guard' : ''}`);
+        expect(JOURNAL_STATES).toContain(state);
+        const offered = await offeredActions(world, record, capsule);
+        expect(offered.sort(), `inspect at ${history.join(' → ')}`).toEqual(specActions(record, capsule).sort());
+        if (state === 'CUSTODY_RELEASED' || state === 'RETIRED') return state;
+        if (capsule?.reader && state === 'PUBLISHED') return 'GUARD_HELD';
+        if (capsule?.state === 'FAILED') return 'FAILED';
+        if (i >= limit) {
+          expect(untilError, `no convergence: ${history.join(' → ')}`).toBe(true);
+          return undefined;
+        }
+        const threw = (): boolean => history.at(-1)!.startsWith('threw');
+        if (offered.includes('replay')) {
+          await attempt(() => ctx.act('replay'));
+          if (untilError && threw()) return undefined;
+        }
+        const action = ORDER.find((a) => offered.includes(a));
+        if (action) await attempt(() => ctx.act(action));
+        else {
+          expect(['EMPTY_STAGING', 'WRITING_UNKNOWN'], `stuck with no action: ${history.join(' → ')}`).toContain(state);
+          await attempt(() => ctx.forward());
+        }
+        if (untilError && threw()) return undefined;
+      }
+    },
   };
 
-  const history: string[] = [];
-  const attempt = async (what: () => Promise<string>): Promise<void> => {
-    const t0 = Date.now();
-    try {
-      history.push(await what());
-    } catch (error) {
-      history.push(`threw ${(error as Error).name}: ${(error as Error).message.slice(0, 120)}`);
-      if (process.env.GOV_STACK) console.log((error as Error).stack);
-    }
-    if (process.env.GOV_TIMING) history[history.length - 1] += ` (${Date.now() - t0} ms)`;
-  };
   if (c.prelude) {
     await c.prelude(ctx);
     history.push('prelude');
@@ -146,47 +184,20 @@ export async function runGovernanceCase(c: GovernanceCase): Promise<CaseResult> 
   } finally {
     if (c.inChild) delete process.env.CUTPOINT_FAULTS;
     lane.switchOf(cut).disarm();
+    delete ctx.observeBudgetMs;
   }
   if (injector) expect(injector.fired.length, `${c.spec} was not hit: ${history.join(' → ')}`).toBeGreaterThan(0);
 
-  let record = await tryLoad(world, invocationId);
+  const record = await tryLoad(world, invocationId);
   if (!record) {
     // Begin never happened: the same invocation, run again, proceeds.
     await attempt(() => ctx.forward());
-    record = await loadInvocation(world.view.ports, invocationId);
   }
-  op.targetId = record.targetId;
-  if (before.length === 0) before.push(await governanceSnapshot(world.view, op));
+  op.targetId = (await loadInvocation(world.view.ports, invocationId)).targetId;
+  before.push(await governanceSnapshot(world.view, op));
 
-  let stop: Stop | undefined;
-  for (let i = 0; ; i++) {
-    const state = record.state;
-    const capsule = (await readCapsule(world.view.ports, op)) as CapsuleV2 | undefined;
-    history.push(`${state}/${capsule?.state ?? '-'}${capsule?.reader ? '+guard' : ''}`);
-    expect(JOURNAL_STATES).toContain(state);
-    expect(i, `no convergence: ${history.join(' → ')}`).toBeLessThan(8);
-    const offered = await offeredActions(world, record, capsule);
-    expect(offered.sort(), `inspect at ${history.join(' → ')}`).toEqual(specActions(record, capsule).sort());
-    if (state === 'CUSTODY_RELEASED' || state === 'RETIRED') {
-      stop = state;
-      break;
-    }
-    if (capsule?.reader && state === 'PUBLISHED') {
-      stop = 'GUARD_HELD';
-      break;
-    }
-    if (capsule?.state === 'FAILED') {
-      stop = 'FAILED';
-      break;
-    }
-    const action = ORDER.find((a) => offered.includes(a));
-    if (action) await attempt(() => ctx.act(action));
-    else {
-      expect(['EMPTY_STAGING', 'WRITING_UNKNOWN'], `stuck with no action: ${history.join(' → ')}`).toContain(state);
-      await attempt(() => ctx.forward());
-    }
-    record = await loadInvocation(world.view.ports, invocationId);
-  }
+  const stop = await ctx.drive();
+  expect(stop, `no stop: ${history.join(' → ')}`).toBeDefined();
 
   const trail = history.join(' → ');
   if (process.env.GOV_TIMING) console.log(trail);
