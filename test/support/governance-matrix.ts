@@ -36,7 +36,8 @@ import { windowIds as WINDOW_IDS } from './publication-world.js';
  *
  * Unlike the delivery matrix (delivery-matrix.ts), the permitted actions are the quality
  * guide's (§3.5: `observe` on PUBLISHED, replay listed, nothing under a held guard) and the
- * end is judged on ClickHouse UUIDs, so the loop is its own.
+ * end is judged on ClickHouse UUIDs, so the loop is its own. `GOV_TIMING=1` prints each
+ * case's trail with the milliseconds every action took.
  */
 
 export type Stop = 'CUSTODY_RELEASED' | 'RETIRED' | 'GUARD_HELD' | 'FAILED';
@@ -107,7 +108,6 @@ export async function runGovernanceCase(c: GovernanceCase): Promise<CaseResult> 
       history.push(await what());
     } catch (error) {
       history.push(`threw ${(error as Error).name}: ${(error as Error).message.slice(0, 120)}`);
-      if (process.env.GOV_STACK) console.log((error as Error).stack);
     }
     if (process.env.GOV_TIMING) history[history.length - 1] += ` (${Date.now() - t0} ms)`;
   };
