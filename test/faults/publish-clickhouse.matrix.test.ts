@@ -6,6 +6,7 @@ import { QUALITY_CUT_POINTS } from '../../src/quality/cut-points.js';
 import { runGovernanceCase, type CaseContext, type Stop } from '../support/governance-matrix.js';
 import { useGovernanceWorld } from '../support/governance-world.js';
 import { successorBoundaryCase } from '../support/governance-successor.js';
+import { kindsAt, MATRIX_LANE, withKinds } from '../support/matrix-lane.js';
 
 /**
  * F1 (spec quality-governance.md §9): the publish-clickhouse forward path with a persistent
@@ -63,13 +64,13 @@ function expectEnd(key: string, stop: Stop, trail: string): void {
   else expect(['CUSTODY_RELEASED', 'RETIRED'], trail).toContain(stop);
 }
 
-describe('F1 publish-clickhouse: a persistent fault at each cut point of the forward path, then only permitted actions, then I1–I10', () => {
-  it.concurrent.each(FORWARD.flatMap((cut) => FAULT_KINDS.map((kind) => [cut, kind] as const)))('%s × %s*', async (cut, kind) => {
+describe(`F1 publish-clickhouse: a persistent fault at each cut point of the forward path, then only permitted actions, then I1–I10 (${MATRIX_LANE})`, () => {
+  it.concurrent.each(withKinds(FORWARD))('%s × %s*', async (cut, kind) => {
     const result = await runGovernanceCase({ world, table: `f1_${++tables}`, spec: spec(cut, kind) });
     expectEnd(`${cut}:${kind}`, result.stop, result.trail);
   }, 120_000);
 
-  it.concurrent.each(FAULT_KINDS)('publication.fence.rename × %s* (reached by publication.exchange:crash-before, then reconcile) → fenced → retired, or proven', async (kind) => {
+  it.concurrent.each(kindsAt(FORWARD.length))('publication.fence.rename × %s* (reached by publication.exchange:crash-before, then reconcile) → fenced → retired, or proven', async (kind) => {
     const prelude = async (ctx: CaseContext): Promise<void> => {
       ctx.lane.chFaults.arm('publication.exchange:crash-before');
       try {
@@ -92,7 +93,7 @@ describe('F1 publish-clickhouse: a persistent fault at each cut point of the for
 
 // The reader child's cut point is armed through the environment the child inherits (process-wide): these run one at a time.
 describe('F1: quality.target.probe (inside the reader child) × every kind', () => {
-  it.each(FAULT_KINDS)('quality.target.probe × %s*', async (kind) => {
+  it.each(kindsAt(FORWARD.length + 1))('quality.target.probe × %s*', async (kind) => {
     const result = await runGovernanceCase({ world, table: `f1_${++tables}`, spec: spec(QUALITY_CUT_POINTS.targetProbe, kind), inChild: true });
     expectEnd(`${QUALITY_CUT_POINTS.targetProbe}:${kind}`, result.stop, result.trail);
   }, 60_000);

@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { DELIVERY_CUT_POINTS } from '../../src/delivery/cut-points.js';
 import { PUBLICATION_CUT_POINTS } from '../../src/domain/publication/cut-points.js';
-import { FAULT_KINDS, type FaultKind } from '../../src/domain/faults.js';
+import type { FaultKind } from '../../src/domain/faults.js';
 import { PUBLICATION_STEPS } from '../../src/publication/publication-steps.js';
 import { QUALITY_CUT_POINTS } from '../../src/quality/cut-points.js';
 import { runGovernanceCase, stepsThroughCheckpoint, type CaseContext, type Stop } from '../support/governance-matrix.js';
 import { useGovernanceWorld } from '../support/governance-world.js';
+import { MATRIX_LANE, withKinds } from '../support/matrix-lane.js';
 
 /**
  * F2 (spec quality-governance.md §9): governance entry states × the cut points crossed by
@@ -107,12 +108,12 @@ async function runCase(entry: Entry, cut: string, kind: FaultKind): Promise<void
   expect(expectedStops(cut, kind), result.trail).toContain(result.stop);
 }
 
-describe('F2 governance: entry state × cut point × kind, then only permitted actions, then I1–I10', () => {
+describe(`F2 governance: entry state × cut point × kind, then only permitted actions, then I1–I10 (${MATRIX_LANE})`, () => {
   it('covers every entry × cut point but the pruned ones', () => {
     expect(COMBOS.length + PRUNED.length).toBe(ENTRIES.length * CUTS.length);
     expect(PRUNED.map((p) => `${p.entry} × ${p.cut}`)).toHaveLength(16);
   });
-  it.concurrent.each(COMBOS.filter(([, cut]) => !child(cut)).flatMap(([entry, cut]) => FAULT_KINDS.map((kind) => [entry, cut, kind] as const)))(
+  it.concurrent.each(withKinds(COMBOS.filter(([, cut]) => !child(cut))).map(([[entry, cut], kind]) => [entry, cut, kind] as const))(
     '%s × %s × %s*',
     (entry, cut, kind) => runCase(entry, cut, kind),
     120_000,
@@ -121,7 +122,7 @@ describe('F2 governance: entry state × cut point × kind, then only permitted a
 
 // The reader child's cut point is armed through the environment it inherits (process-wide): one at a time.
 describe('F2: quality.target.probe (inside the reader child)', () => {
-  it.each(COMBOS.filter(([, cut]) => child(cut)).flatMap(([entry, cut]) => FAULT_KINDS.map((kind) => [entry, cut, kind] as const)))(
+  it.each(withKinds(COMBOS.filter(([, cut]) => child(cut))).map(([[entry, cut], kind]) => [entry, cut, kind] as const))(
     '%s × %s × %s*',
     (entry, cut, kind) => runCase(entry, cut, kind),
     60_000,

@@ -1,0 +1,23 @@
+import { FAULT_KINDS, type FaultKind } from '../../src/domain/faults.js';
+
+/**
+ * The governance fault matrices (F1, F2) in two lanes. `npm run test:matrix`
+ * (CUTPOINT_MATRIX=full; CI runs it after `npm test`) runs every cut point × every fault
+ * kind. `npm test` runs every cut point with ONE kind, rotated along the cut points so
+ * that every kind is exercised (`kindsAt(i)` = FAULT_KINDS[i mod 6]): a full matrix case
+ * is a whole operation with a bounded-reader process, and all ~300 of them do not fit the
+ * suite's ten minutes on two cores. The sample is deterministic, so a failure replays.
+ */
+export const FULL_MATRIX = process.env.CUTPOINT_MATRIX === 'full';
+
+export const MATRIX_LANE = FULL_MATRIX ? 'full matrix' : 'one kind per cut point; the full matrix: npm run test:matrix';
+
+/** The fault kinds the i-th cut point (or combination) runs with in this lane. */
+export function kindsAt(i: number): readonly FaultKind[] {
+  return FULL_MATRIX ? FAULT_KINDS : [FAULT_KINDS[i % FAULT_KINDS.length]!];
+}
+
+/** `[item, kind]` for every item of a list and every kind of its lane. */
+export function withKinds<T>(items: readonly T[]): Array<[T, FaultKind]> {
+  return items.flatMap((item, i) => kindsAt(i).map((kind): [T, FaultKind] => [item, kind]));
+}
