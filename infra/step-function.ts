@@ -6,6 +6,7 @@ import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { INCIDENT_TOPIC_ENV } from '../functions/lib/lambda-notifier.js';
 import type { StepEntry } from '../functions/registry.js';
+import { LAMBDA_BUNDLING } from './bundling.js';
 import { acknowledgeWildcardResource } from './nag.js';
 import { REPO_ROOT, repoPath } from './repo.js';
 import { objectArn, stepPolicyStatements, type DataArns } from './step-policy.js';
@@ -15,9 +16,6 @@ export interface StepFunctionProps {
   data: DataArns & { tableName: string; bucketName: string };
   logRetention: RetentionDays;
 }
-
-/** ESM output still meets CommonJS dependencies that call require() for Node builtins. */
-const REQUIRE_SHIM = "import { createRequire } from 'module'; const require = createRequire(import.meta.url);";
 
 /**
  * One Lambda for one registry step: bundled locally with esbuild (no Docker), with its own
@@ -63,17 +61,17 @@ export class StepFunction extends Construct {
       },
       bundling: {
         forceDockerBundling: false,
+        target: LAMBDA_BUNDLING.target,
         format: OutputFormat.ESM,
-        mainFields: ['module', 'main'],
-        banner: REQUIRE_SHIM,
-        minify: true,
-        sourceMap: true,
+        mainFields: [...LAMBDA_BUNDLING.mainFields],
+        banner: LAMBDA_BUNDLING.banner,
+        minify: LAMBDA_BUNDLING.minify,
+        sourceMap: LAMBDA_BUNDLING.sourceMap,
         // Bundle the pinned SDK the adapters are tested with (retries off for writes,
         // outcome classification by error shape) rather than whatever the runtime ships.
         bundleAwsSDK: true,
-        // Embedded ClickHouse is for local runs only (linux-x64, 566 MB engine); Lambdas
-        // reach ClickHouse over HTTP, so chdb never enters a bundle.
-        externalModules: ['chdb'],
+        // chdb never enters a bundle (bundling.ts).
+        externalModules: [...LAMBDA_BUNDLING.externalModules],
       },
     });
 
