@@ -9,7 +9,7 @@ import type { StepEntry } from '../functions/registry.js';
 import { LAMBDA_BUNDLING } from './bundling.js';
 import { acknowledgeWildcardResource } from './nag.js';
 import { REPO_ROOT, repoPath } from './repo.js';
-import { objectArn, stepPolicyStatements, type DataArns } from './step-policy.js';
+import { noQualityDelete, objectArn, stepPolicyStatements, type DataArns } from './step-policy.js';
 
 export interface StepFunctionProps {
   step: StepEntry;
@@ -38,6 +38,7 @@ export class StepFunction extends Construct {
     });
     logGroup.grantWrite(role);
     for (const statement of stepPolicyStatements(step, data)) role.addToPrincipalPolicy(statement);
+    if (step.table.length > 0) role.addToPrincipalPolicy(noQualityDelete(data.tableArn));
 
     this.fn = new NodejsFunction(this, 'Function', {
       description: `cutpoint ${step.entry}`,

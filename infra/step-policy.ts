@@ -24,7 +24,6 @@ export function stepPolicyStatements(step: StepEntry, arns: DataArns): PolicySta
   const statements: PolicyStatement[] = [];
   if (step.table.length > 0) {
     statements.push(new PolicyStatement({ sid: 'AuthorityTable', actions: [...step.table], resources: [arns.tableArn] }));
-    statements.push(noQualityDelete(arns.tableArn));
   }
   const bucketActions = step.bucket.filter((a) => BUCKET_LEVEL.includes(a));
   if (bucketActions.length > 0) {
@@ -52,9 +51,9 @@ export const QUALITY_KEY_PATTERN = 'quality#*';
  * Spec §5: no step may delete a quality item — "clear the journal" is impossible for the
  * code, not only forbidden. No registry entry grants DeleteItem today; this explicit Deny
  * on the quality partition keys (also a DeleteItem leg of a transaction) keeps it so if
- * one ever does.
+ * one ever does. Added by StepFunction to every role with table actions.
  */
-function noQualityDelete(tableArn: string): PolicyStatement {
+export function noQualityDelete(tableArn: string): PolicyStatement {
   return new PolicyStatement({
     sid: 'NoQualityDelete',
     effect: Effect.DENY,
