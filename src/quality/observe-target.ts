@@ -26,7 +26,8 @@ export interface ObserveOutput extends StepOutput {
  * published generation C, by a bounded reader under the non-expiring reader guard.
  *
  * Acts only in PUBLISHED with an exchange publication and a v2 capsule in PREPARED or
- * TARGET_PENDING: acquire the guard (`quality.reader.acquire`) → every check (journal
+ * TARGET_PENDING: the seal recomputed from the manifest given, before anything is written
+ * (observe-seal.ts) → acquire the guard (`quality.reader.acquire`) → every check (journal
  * commit fact, C under the target name with our marker, prepared.json valid for the sealed
  * core, completion.json ABSENT) → one bounded read of the probes with the generation read
  * before and after → ONE persist-and-release transaction (COMPLETE / FAILED /

@@ -29,18 +29,39 @@ const v2 = async (ports: Parameters<typeof readCapsule>[0], ref: Parameters<type
 };
 
 describe('ObserveTarget (seed 000 §4.4): the original probes on the published generation, under the reader guard', () => {
-  it('COMPLETE: probes pass on C, one persist-and-release, completion.json version = the capsule version the COMPLETE write produced (I4)', async () => {
-    const { deps, begun, dispatched, ref, route } = await world.published();
+  it('COMPLETE: probes pass on C, one persist-and-release, completion.json version = the capsule version the COMPLETE write produced (I4); the seal is checked from the manifest given BEFORE the guard; lastObservation keeps code, run, version held, generation read', async () => {
+    const { deps, begun, dispatched, ref, route, table } = await world.published();
     const before = await v2(deps.ports, ref);
     expect(before).toMatchObject({ state: 'PREPARED' });
     expect(dispatched.known).toBeTruthy();
-    // As the flow runs it: on the journal state Dispatch carried.
-    const out = await observeTargetStep(dispatched, deps, await world.reader(deps));
+    // The flow hands the exact manifest text and selector: recomputed, another manifest is refused with nothing written.
+    const sealed = { manifestText: publicationManifest({ table }), selector: '/config/publish.yaml#daily' };
+    const changed = { ...sealed, manifestText: `${sealed.manifestText}# edited after the seal\n` };
+    const journal = await readInvocation(deps.ports, ref);
+    await expect(observeTargetStep({ ...dispatched, ...changed }, deps, await world.reader(deps))).rejects.toMatchObject({
+      name: 'Delivery.AuthorityMismatch',
+      code: 'delivery.recovery_authority_mismatch',
+      message: expect.stringContaining('manifestDigest'),
+    });
+    expect(await v2(deps.ports, ref)).toEqual(before);
+    expect((await readInvocation(deps.ports, ref)).version).toBe(journal.version);
+    // As the flow runs it: on the journal state Dispatch carried, with the sealed manifest.
+    const out = await observeTargetStep({ ...dispatched, ...sealed }, deps, await world.reader(deps));
     expect(out).toMatchObject({ state: 'PUBLISHED', acted: true, capsuleState: 'COMPLETE', outcome: 'COMPLETE', remoteTermination: 'not_applicable' });
 
     const capsule = await v2(deps.ports, ref);
     expect(capsule.reader).toBeUndefined();
     expect(capsule.state).toBe('COMPLETE');
+    const c = candidateUuidOf(ref.invocationId);
+    expect(capsule.lastObservation).toEqual({
+      runId: capsule.completion!.runId,
+      outcome: 'COMPLETE',
+      code: 'quality.complete',
+      at: capsule.completion!.at,
+      capsuleVersion: before.version + 1,
+      generation: { before: c, after: c },
+      remoteTermination: 'not_applicable',
+    });
     // acquire (v+1), persist COMPLETE (v+2 = completion.version), evidence fact (v+3).
     expect(capsule.completion?.version).toBe(before.version + 2);
     expect(capsule.version).toBe(before.version + 3);
@@ -232,36 +253,7 @@ describe('ObserveTarget: deadline, guard, zombie, terminal failure, rollback', (
   });
 });
 
-describe('ObserveTarget: the seal, what an observation keeps, a reader that cannot write', () => {
-  it('the seal is recomputed from the manifest given BEFORE the guard: another manifest is refused with nothing written; the sealed one observes, and lastObservation keeps the code, run, version held and generation read', async () => {
-    const { deps, begun, ref, table } = await world.published();
-    const before = await v2(deps.ports, ref);
-    const journal = await readInvocation(deps.ports, ref);
-    const sealed = { manifestText: publicationManifest({ table }), selector: '/config/publish.yaml#daily' };
-    const changed = { ...sealed, manifestText: `${sealed.manifestText}# edited after the seal\n` };
-    await expect(observeTargetStep({ ...begun, ...changed }, deps, await world.reader(deps))).rejects.toMatchObject({
-      name: 'Delivery.AuthorityMismatch',
-      code: 'delivery.recovery_authority_mismatch',
-      message: expect.stringContaining('manifestDigest'),
-    });
-    expect(await v2(deps.ports, ref)).toEqual(before);
-    expect((await readInvocation(deps.ports, ref)).version).toBe(journal.version);
-
-    const out = await observeTargetStep({ ...begun, ...sealed }, deps, await world.reader(deps));
-    expect(out).toMatchObject({ capsuleState: 'COMPLETE' });
-    const complete = await v2(deps.ports, ref);
-    const c = candidateUuidOf(ref.invocationId);
-    expect(complete.lastObservation).toEqual({
-      runId: complete.completion!.runId,
-      outcome: 'COMPLETE',
-      code: 'quality.complete',
-      at: complete.completion!.at,
-      capsuleVersion: before.version + 1,
-      generation: { before: c, after: c },
-      remoteTermination: 'not_applicable',
-    });
-  });
-
+describe('ObserveTarget: a reader that cannot write', () => {
   it('G9: the reader cannot write: on the ClickHouse host over HTTP, an INSERT and DDL carrying the reader settings (readonly = 2) are refused by the server; the table is unchanged', async () => {
     await world.ch.client.command({ query: 'CREATE TABLE pub.g9 (id UInt64) ENGINE = MergeTree ORDER BY id' });
     await world.ch.client.command({ query: 'INSERT INTO pub.g9 VALUES (1), (2)' });
