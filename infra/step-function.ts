@@ -1,42 +1,21 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { INCIDENT_TOPIC_ENV } from '../functions/lib/lambda-notifier.js';
 import type { StepEntry } from '../functions/registry.js';
+import { LAMBDA_BUNDLING } from './bundling.js';
 import { acknowledgeWildcardResource } from './nag.js';
 import { REPO_ROOT, repoPath } from './repo.js';
-import { objectArn, stepPolicyStatements, type DataArns } from './step-policy.js';
+import { noQualityDelete, objectArn, stepPolicyStatements, type DataArns } from './step-policy.js';
 
 export interface StepFunctionProps {
   step: StepEntry;
   data: DataArns & { tableName: string; bucketName: string };
   logRetention: RetentionDays;
 }
-
-/** ESM output still meets CommonJS dependencies that call require() for Node builtins. */
-const REQUIRE_SHIM = "import { createRequire } from 'module'; const require = createRequire(import.meta.url);";
-
-/**
- * How every step's code is bundled (local esbuild, no Docker). Exported so
- * test/infra/bundles.test.ts builds the same bundles in one esbuild run.
- */
-export const STEP_BUNDLING = {
-  forceDockerBundling: false,
-  format: OutputFormat.ESM,
-  mainFields: ['module', 'main'],
-  banner: REQUIRE_SHIM,
-  minify: true,
-  sourceMap: true,
-  // Bundle the pinned SDK the adapters are tested with (retries off for writes,
-  // outcome classification by error shape) rather than whatever the runtime ships.
-  bundleAwsSDK: true,
-  // Embedded ClickHouse is for local runs only (linux-x64, 566 MB engine); Lambdas
-  // reach ClickHouse over HTTP, so chdb never enters a bundle.
-  externalModules: ['chdb'],
-} satisfies BundlingOptions;
 
 /**
  * One Lambda for one registry step: bundled locally with esbuild (no Docker), with its own
@@ -59,6 +38,7 @@ export class StepFunction extends Construct {
     });
     logGroup.grantWrite(role);
     for (const statement of stepPolicyStatements(step, data)) role.addToPrincipalPolicy(statement);
+    if (step.table.length > 0) role.addToPrincipalPolicy(noQualityDelete(data.tableArn));
 
     this.fn = new NodejsFunction(this, 'Function', {
       description: `cutpoint ${step.entry}`,
@@ -80,7 +60,20 @@ export class StepFunction extends Construct {
         // Stack traces point at the TypeScript source the sourcemap describes.
         NODE_OPTIONS: '--enable-source-maps',
       },
-      bundling: STEP_BUNDLING,
+      bundling: {
+        forceDockerBundling: false,
+        target: LAMBDA_BUNDLING.target,
+        format: OutputFormat.ESM,
+        mainFields: [...LAMBDA_BUNDLING.mainFields],
+        banner: LAMBDA_BUNDLING.banner,
+        minify: LAMBDA_BUNDLING.minify,
+        sourceMap: LAMBDA_BUNDLING.sourceMap,
+        // Bundle the pinned SDK the adapters are tested with (retries off for writes,
+        // outcome classification by error shape) rather than whatever the runtime ships.
+        bundleAwsSDK: true,
+        // chdb never enters a bundle (bundling.ts).
+        externalModules: [...LAMBDA_BUNDLING.externalModules],
+      },
     });
 
     // Tracing: ACTIVE adds xray:PutTraceSegments/PutTelemetryRecords on "*".

@@ -1,4 +1,4 @@
-import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { BucketAction, StepEntry } from '../functions/registry.js';
 
 /** ARNs of the authority table and the object bucket, as the workflows stack sees them. */
@@ -42,6 +42,25 @@ export function stepPolicyStatements(step: StepEntry, arns: DataArns): PolicySta
     statements.push(new PolicyStatement({ sid: 'IncidentTopicKey', actions: ['kms:GenerateDataKey', 'kms:Decrypt'], resources: [arns.incidentKeyArn] }));
   }
   return statements;
+}
+
+/** The partition keys of the quality governance items (capsules `quality#<targetId>`, spec §2.1). */
+export const QUALITY_KEY_PATTERN = 'quality#*';
+
+/**
+ * Spec §5: no step may delete a quality item — "clear the journal" is impossible for the
+ * code, not only forbidden. No registry entry grants DeleteItem today; this explicit Deny
+ * on the quality partition keys (also a DeleteItem leg of a transaction) keeps it so if
+ * one ever does. Added by StepFunction to every role with table actions.
+ */
+export function noQualityDelete(tableArn: string): PolicyStatement {
+  return new PolicyStatement({
+    sid: 'NoQualityDelete',
+    effect: Effect.DENY,
+    actions: ['dynamodb:DeleteItem'],
+    resources: [tableArn],
+    conditions: { 'ForAnyValue:StringLike': { 'dynamodb:LeadingKeys': [QUALITY_KEY_PATTERN] } },
+  });
 }
 
 /** Every object key in the bucket: keys derive from identity at run time. */

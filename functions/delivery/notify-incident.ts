@@ -1,7 +1,8 @@
-import { notifyIncident } from '../../src/delivery/recovery/incident-notice.js';
+import { notifyGovernanceIncident } from '../../src/quality/observe-incident.js';
 import { lambdaNotifier } from '../lib/lambda-notifier.js';
 import { lambdaPorts } from '../lib/lambda-ports.js';
 import { notifyStep } from '../lib/notify-step.js';
 
-export const makeNotifyHandler = notifyStep(notifyIncident);
+// A delivery incident (INCIDENT_RETAINED) and, for a governed operation, a FAILED or INCOMPLETE governance.
+export const makeNotifyHandler = notifyStep(notifyGovernanceIncident);
 export const handler = makeNotifyHandler(lambdaPorts, lambdaNotifier);

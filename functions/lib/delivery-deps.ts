@@ -76,7 +76,7 @@ function lambdaFaults(): FaultInjector {
   return faults;
 }
 
-function lambdaSecrets(): SecretsPort {
+export function lambdaSecrets(): SecretsPort {
   secrets ??= openSecretsManager();
   return secrets;
 }

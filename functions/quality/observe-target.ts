@@ -1,6 +1,11 @@
-import { flowStep } from '../../src/delivery/steps/flow-stop.js';
-import { observeTargetStep } from '../../src/quality/steps/observe-target.js';
-import { deliveryStep, lambdaTargetDeps } from '../lib/delivery-deps.js';
+import { fileURLToPath } from 'node:url';
+import { serveIfReaderChild } from '../../src/adapters/reader-process/serve.js';
+import * as probeWorker from '../../src/quality/probe-worker.js';
+import { lambdaSecrets, lambdaTargetDeps } from '../lib/delivery-deps.js';
+import { observeStep, PROBE_WORKER_KEY } from './observe-step.js';
 
-export const makeDeliveryHandler = deliveryStep(flowStep(observeTargetStep));
-export const handler = makeDeliveryHandler(lambdaTargetDeps);
+// Re-run as the bounded reader's child (CUTPOINT_READER_CHILD=1), this same bundle serves the probe worker.
+serveIfReaderChild({ [PROBE_WORKER_KEY]: probeWorker });
+
+export const makeDeliveryHandler = observeStep();
+export const handler = observeStep({ childEntry: fileURLToPath(import.meta.url), secrets: lambdaSecrets })(lambdaTargetDeps);

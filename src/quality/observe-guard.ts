@@ -108,12 +108,26 @@ export async function acquireGuard(
 }
 
 /**
+ * The guard is ours: our token AND the custody session and epoch that took it (G8). A
+ * recovery takeover (epoch + 1) leaves the guard untouched, and its new session cannot
+ * release it even holding the token: the guard names the session that took it, and that
+ * session is fenced by the takeover. Quality.ReaderGuardHeld, nothing written.
+ */
+function assertGuardOurs(held: HeldGuard): void {
+  assertOwnerToken(held.capsule, held.guard.token);
+  const taken = held.capsule.reader!.fence;
+  if (taken.owner !== held.fence.owner || taken.session !== held.fence.session || taken.epoch !== held.fence.epoch) {
+    throw new ReaderGuardHeldError('the quality reader guard was taken by another custody session; no later session releases it (quiescence procedure)');
+  }
+}
+
+/**
  * Release by our token with NO state change (a failed check, a generation that moved):
  * one journaled write whose capsule leg only removes `reader`, at the guard's cut point
  * `quality.reader.acquire` (the guard's own writes). Unknown ⇒ INCOMPLETE.
  */
 export async function releaseGuard(ports: Ports, held: HeldGuard, why: string): Promise<void> {
-  assertOwnerToken(held.capsule, held.guard.token);
+  assertGuardOurs(held);
   try {
     await recordFacts(ports, held.ref, {
       state: 'PUBLISHED',
@@ -151,6 +165,7 @@ const COMMIT_CUT_POINT = {
 export async function persistAndRelease(ports: Ports, held: HeldGuard, persisted: Persisted): Promise<void> {
   const to = persisted.lastObservation.outcome;
   assertCapsuleStateChange(held.capsule, to, held.guard.token);
+  assertGuardOurs(held);
   try {
     await recordFacts(ports, held.ref, {
       state: 'PUBLISHED',

@@ -2,6 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { processBoundedReader } from '../adapters/reader-process/runner.js';
 import { resolveBinding, type ConnectionSettings } from '../delivery/bindings.js';
 import type { DeliveryDeps } from '../delivery/deps.js';
+import { CLICKHOUSE_ERROR_CLASSES, observationDiagnosticOf, type ClickHouseErrorClass } from '../domain/clickhouse-errors.js';
 import type { RemoteTermination } from '../domain/quality/capsule.js';
 import { bindProbe, evaluateProbes, type OriginalProbe, type ProbeEvaluation, type RelationRef } from '../domain/quality/probes.js';
 import type { BoundedReader } from '../ports/bounded-reader.js';
@@ -75,7 +76,7 @@ export function deadlineOf(now: Date, observeDeadlineS: number, tr: Pick<TargetR
 
 /** What one bounded read of the target decided, before anything is persisted. */
 export type TargetReading =
-  | { kind: 'EVALUATED'; evaluation: ProbeEvaluation }
+  | { kind: 'EVALUATED'; evaluation: ProbeEvaluation; generation: { before: string | null; after: string | null } }
   | { kind: 'GENERATION_CHANGED' }
   | { kind: 'PENDING'; errorClass: string; remoteTermination: RemoteTermination }
   | { kind: 'INCOMPLETE'; queryOutstanding: boolean };
@@ -128,7 +129,15 @@ export async function readTarget(
       const results = outcome.results;
       if (!isResult(results)) return { kind: 'PENDING', errorClass: 'ProtocolViolation', remoteTermination: 'not_applicable' };
       if (results.before !== request.candidateUuid || results.after !== request.candidateUuid) return { kind: 'GENERATION_CHANGED' };
-      return { kind: 'EVALUATED', evaluation: evaluateProbes(request.probes, results.values) };
+      return { kind: 'EVALUATED', evaluation: evaluateProbes(request.probes, results.values), generation: { before: results.before, after: results.after } };
     }
   }
+}
+
+const isClickHouseClass = (value: string): value is ClickHouseErrorClass => (CLICKHOUSE_ERROR_CLASSES as readonly string[]).includes(value);
+
+/** The stable diagnostic code of a TARGET_PENDING reading (spec §7.4): our own deadline is a timeout; a ClickHouse class maps as the classifier says. */
+export function pendingCodeOf(errorClass: string): string {
+  if (errorClass === 'DEADLINE') return 'quality.target_observation_timeout';
+  return observationDiagnosticOf(isClickHouseClass(errorClass) ? errorClass : 'UNCLASSIFIED', 'target');
 }

@@ -8,7 +8,8 @@ import { readCapsule } from './capsule-store.js';
 import { checkBeforeObserving, readPrepared } from './observe-checks.js';
 import { recordCompletionEvidence } from './observe-completion.js';
 import { acquireGuard, CapsuleMovedError, noteIncomplete, persistAndRelease, releaseGuard, type HeldGuard, type Persisted } from './observe-guard.js';
-import { deadlineOf, readerInputOf, readTarget, type TargetReader, type TargetReading } from './observe-reader.js';
+import { deadlineOf, pendingCodeOf, readerInputOf, readTarget, type TargetReader, type TargetReading } from './observe-reader.js';
+import { assertObservedSeal, type GivenManifest } from './observe-seal.js';
 
 export interface ObserveOutput extends StepOutput {
   /** The capsule's state after the step (absent: no v2 capsule). */
@@ -25,7 +26,8 @@ export interface ObserveOutput extends StepOutput {
  * published generation C, by a bounded reader under the non-expiring reader guard.
  *
  * Acts only in PUBLISHED with an exchange publication and a v2 capsule in PREPARED or
- * TARGET_PENDING: acquire the guard (`quality.reader.acquire`) → every check (journal
+ * TARGET_PENDING: the seal recomputed from the manifest given, before anything is written
+ * (observe-seal.ts) → acquire the guard (`quality.reader.acquire`) → every check (journal
  * commit fact, C under the target name with our marker, prepared.json valid for the sealed
  * core, completion.json ABSENT) → one bounded read of the probes with the generation read
  * before and after → ONE persist-and-release transaction (COMPLETE / FAILED /
@@ -45,14 +47,17 @@ export async function observeTargetOnce(input: unknown, deps: DeliveryDeps, tr: 
   const custody = await heldCustody();
   const capsuleRef = { ...ref, route: record.route };
 
+  const writes = capsule.state === 'PREPARED' || capsule.state === 'TARGET_PENDING' || (capsule.state === 'COMPLETE' && !capsule.completion?.evidence);
+  if (!writes) return notActed(capsule);
+  // The seal recomputed from the manifest given (§4.4 step 2) before anything is written: a refusal takes no guard.
+  await assertObservedSeal(input as GivenManifest, record, deps);
+
   if (capsule.state === 'COMPLETE') {
-    if (capsule.completion?.evidence) return notActed(capsule);
     // The crash between COMPLETE and its evidence fact: the deterministic document, then the fact.
     const prepared = await readPrepared(deps, record, capsule);
     const repaired = await recordCompletionEvidence(deps.ports, capsuleRef, prepared, { fence: step.fence });
     return { ...output(step, record, repaired.written, custody), capsuleState: 'COMPLETE', outcome: 'COMPLETE' };
   }
-  if (capsule.state !== 'PREPARED' && capsule.state !== 'TARGET_PENDING') return notActed(capsule);
 
   const now = deps.ports.clock.now();
   const deadlineAt = deadlineOf(now, governanceOf(deps.route).observeDeadlineS, tr);
@@ -62,7 +67,7 @@ export async function observeTargetOnce(input: unknown, deps: DeliveryDeps, tr: 
     held = await acquireGuard(deps.ports, ref, capsule, { fence: step.fence, runId, deadlineAt, known: { invocation: record, custody } });
   } catch (error) {
     // Nothing of ours was written: decide once more on what is current (a COMPLETE capsule: nothing to do).
-    if (error instanceof CapsuleMovedError && !again) return observeTargetOnce({ ...step, known: null }, deps, tr, true);
+    if (error instanceof CapsuleMovedError && !again) return observeTargetOnce({ ...(input as object), known: null }, deps, tr, true);
     throw error;
   }
 
@@ -91,12 +96,20 @@ export async function observeTargetOnce(input: unknown, deps: DeliveryDeps, tr: 
   }
 
   const at = deps.ports.clock.now().toISOString();
+  // What was observed, kept on the capsule (§2.3): the run, the stable code, the version held, the generation read.
+  const seen = { runId, at, capsuleVersion: held.capsule.version };
   const persisted: Persisted =
     reading.kind === 'PENDING'
-      ? { lastObservation: { runId, outcome: 'TARGET_PENDING', at, errorClass: reading.errorClass, remoteTermination: reading.remoteTermination } }
+      ? { lastObservation: { ...seen, outcome: 'TARGET_PENDING', code: pendingCodeOf(reading.errorClass), errorClass: reading.errorClass, remoteTermination: reading.remoteTermination } }
       : reading.evaluation.outcome === 'COMPLETE'
-        ? { lastObservation: { runId, outcome: 'COMPLETE', at, remoteTermination: 'not_applicable' }, completion: { version: held.capsule.version + 1, at, runId } }
-        : { lastObservation: { runId, outcome: 'FAILED', at, remoteTermination: 'not_applicable' }, failure: { probes: reading.evaluation.failed, at, runId } };
+        ? {
+            lastObservation: { ...seen, outcome: 'COMPLETE', code: 'quality.complete', generation: reading.generation, remoteTermination: 'not_applicable' },
+            completion: { version: held.capsule.version + 1, at, runId },
+          }
+        : {
+            lastObservation: { ...seen, outcome: 'FAILED', code: 'quality.failed', generation: reading.generation, remoteTermination: 'not_applicable' },
+            failure: { probes: reading.evaluation.failed, at, runId },
+          };
   try {
     await persistAndRelease(deps.ports, held, persisted);
   } catch (error) {

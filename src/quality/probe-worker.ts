@@ -72,6 +72,11 @@ async function generationOf(handle: ClickHouseHandle, relation: ProbeWorkerInput
   return rows[0]?.uuid ?? null;
 }
 
+/** The settings every statement of the reader carries (`readonly = 2`: reads only, G9). */
+export function readOnlySettingsOf(maxExecutionSeconds: number) {
+  return { readonly: 2, max_execution_time: maxExecutionSeconds, cancel_http_readonly_queries_on_client_close: 1 } as const;
+}
+
 export async function run(value: unknown, signal: AbortSignal): Promise<ProbeWorkerResult> {
   const input = parseInput(value);
   const faults = faultsFromEnv(process.env);
@@ -84,7 +89,7 @@ export async function run(value: unknown, signal: AbortSignal): Promise<ProbeWor
   try {
     // The server cancels a read-only query whose client connection closed (the child killed at the deadline);
     // whether it did is still not known here: remote termination stays UNVERIFIED.
-    const readOnly = { readonly: 2, max_execution_time: input.maxExecutionSeconds, cancel_http_readonly_queries_on_client_close: 1 };
+    const readOnly = readOnlySettingsOf(input.maxExecutionSeconds);
     const before = await generationOf(handle, input.relation, settingsClause(readOnly), signal);
     const values: Record<string, number | string | null> = {};
     const settings = settingsClause({ ...readOnly, output_format_json_quote_64bit_integers: 1 });

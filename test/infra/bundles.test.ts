@@ -7,19 +7,29 @@ import { App, Stack } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PROBE_WORKER_KEY } from '../../functions/quality/observe-step.js';
 import { STEPS, type StepEntry } from '../../functions/registry.js';
 import { repoPath } from '../../infra/repo.js';
-import { STEP_BUNDLING, StepFunction } from '../../infra/step-function.js';
+import { LAMBDA_BUNDLING } from '../../infra/bundling.js';
+import { StepFunction } from '../../infra/step-function.js';
+import { openClickHouse } from '../../src/adapters/clickhouse/client.js';
+import { runBoundedReader } from '../../src/adapters/reader-process/runner.js';
+import { startClickHouseHost } from '../../src/local/clickhouse-host.js';
+import { systemClock } from '../../src/ports/clock.js';
+import type { ProbeWorkerInput } from '../../src/quality/probe-worker.js';
 
 /**
  * The Lambda code, bundled for real, at the cost of about one bundle:
- * - every registry step in ONE esbuild run with STEP_BUNDLING's options (the stack's), code
+ * - every registry step in ONE esbuild run with the stack's options (infra/bundling.ts), code
  *   splitting on — each entry's whole module graph bundles as node24 ESM, loads in plain
  *   Node and raises named domain errors (one run with shared chunks takes the time of one
  *   unsplit bundle; 36 unsplit bundles took ten times as long);
  * - one step through the stack's own construct (StepFunction → NodejsFunction → the esbuild
  *   command line aws-lambda-nodejs builds): the deployed shape — one minified ESM file with
- *   the require shim first, `handler` exported, a sourcemap beside it.
+ *   the require shim first, `handler` exported, a sourcemap beside it. The step is
+ *   ObserveTarget, whose Lambda forks its own bundle as the bounded reader child (spec §4.4):
+ *   that file, forked with the child switch, serves the probe worker against a ClickHouse
+ *   host over HTTP.
  * `cdk synth` in CI builds every function's deployed bundle.
  */
 
@@ -46,6 +56,8 @@ function errorNamesOf(files: string[]): string[] {
 
 let split: string;
 let assembly: string;
+/** The deployed-shape ObserveTarget bundle (set by the construct test). */
+let observeBundle = '';
 
 beforeAll(async () => {
   split = mkdtempSync(join(tmpdir(), 'cutpoint-bundles-'));
@@ -57,13 +69,13 @@ beforeAll(async () => {
     splitting: true,
     bundle: true,
     platform: 'node',
-    target: 'node24',
-    format: STEP_BUNDLING.format,
-    minify: STEP_BUNDLING.minify,
-    sourcemap: STEP_BUNDLING.sourceMap,
-    external: [...STEP_BUNDLING.externalModules],
-    banner: { js: STEP_BUNDLING.banner },
-    mainFields: [...STEP_BUNDLING.mainFields],
+    target: LAMBDA_BUNDLING.target,
+    format: LAMBDA_BUNDLING.format,
+    minify: LAMBDA_BUNDLING.minify,
+    sourcemap: LAMBDA_BUNDLING.sourceMap,
+    external: [...LAMBDA_BUNDLING.externalModules],
+    banner: { js: LAMBDA_BUNDLING.banner },
+    mainFields: [...LAMBDA_BUNDLING.mainFields],
     logLevel: 'error',
   });
 }, 300_000);
@@ -104,5 +116,29 @@ describe('Lambda bundles', () => {
     expect(code).toMatch(/export\s*\{[^}]*\bas handler\b[^}]*\}/);
     expect(code.length / code.split('\n').length).toBeGreaterThan(1_000); // minified: newlines only inside literals
     expect(errorNamesOf([bundle])).toEqual([expectedName(step)]);
+    observeBundle = bundle;
   }, 120_000);
+
+  it('the ObserveTarget bundle is its own bounded reader child: forked with the child switch, it serves the probe worker and returns the values and the generation', async () => {
+    expect(observeBundle, 'the deployed-shape bundle above').not.toBe('');
+    const host = await startClickHouseHost({ dataDir: join(assembly, 'ch') });
+    const ch = await openClickHouse({ kind: 'http', url: host.url });
+    try {
+      await ch.client.command({ query: 'CREATE DATABASE pub' });
+      await ch.client.command({ query: 'CREATE TABLE pub.events (id UInt64) ENGINE = MergeTree ORDER BY id' });
+      await ch.client.command({ query: 'INSERT INTO pub.events VALUES (1), (2), (3)' });
+      const input: ProbeWorkerInput = {
+        url: host.url,
+        relation: { database: 'pub', table: 'events' },
+        probes: [{ name: 'row_count', sql: 'SELECT count() FROM pub.events' }],
+        maxExecutionSeconds: 20,
+      };
+      const uuid = (await (await ch.client.query({ query: "SELECT toString(uuid) AS u FROM system.tables WHERE database = 'pub' AND name = 'events'", format: 'JSONEachRow' })).json<{ u: string }>())[0]!.u;
+      const outcome = await runBoundedReader({ entry: PROBE_WORKER_KEY, childEntry: observeBundle, input, token: 'tok-bundle', deadlineAt: Date.now() + 30_000, clock: systemClock });
+      expect(outcome).toMatchObject({ kind: 'RESULT', results: { before: uuid, after: uuid, values: { row_count: 3 } }, localTermination: 'VERIFIED' });
+    } finally {
+      await ch.close();
+      await host.stop();
+    }
+  }, 60_000);
 });

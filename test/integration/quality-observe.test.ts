@@ -1,13 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeDeliveryHandler } from '../../functions/quality/observe-target.js';
+import { settingsClause } from '../../src/adapters/clickhouse/publication-sql.js';
+import { acquireCustody } from '../../src/delivery/custody.js';
 import { journalOf } from '../../src/delivery/journal/keys.js';
 import { readInvocation } from '../../src/delivery/journal/records.js';
-import { incompleteTransitionIdOf } from '../../src/quality/observe-guard.js';
+import { incompleteTransitionIdOf, releaseGuard } from '../../src/quality/observe-guard.js';
+import { readOnlySettingsOf } from '../../src/quality/probe-worker.js';
 import { qualityEvidenceKeyOf } from '../../src/domain/delivery/identifiers.js';
 import { candidateUuidOf } from '../../src/domain/publication/candidate.js';
 import { readCompletionDocument } from '../../src/domain/quality/evidence.js';
 import { capsuleUpdateLeg, readCapsule } from '../../src/quality/capsule-store.js';
 import { observeTarget, observeTargetStep } from '../../src/quality/steps/observe-target.js';
 import { openObserveWorld, type ObserveWorld } from '../fixtures/quality/observe-world.js';
+import { publicationManifest } from '../support/publication-world.js';
 
 let world: ObserveWorld;
 beforeAll(async () => {
@@ -24,18 +29,39 @@ const v2 = async (ports: Parameters<typeof readCapsule>[0], ref: Parameters<type
 };
 
 describe('ObserveTarget (seed 000 §4.4): the original probes on the published generation, under the reader guard', () => {
-  it('COMPLETE: probes pass on C, one persist-and-release, completion.json version = the capsule version the COMPLETE write produced (I4)', async () => {
-    const { deps, begun, dispatched, ref, route } = await world.published();
+  it('COMPLETE: probes pass on C, one persist-and-release, completion.json version = the capsule version the COMPLETE write produced (I4); the seal is checked from the manifest given BEFORE the guard; lastObservation keeps code, run, version held, generation read', async () => {
+    const { deps, begun, dispatched, ref, route, table } = await world.published();
     const before = await v2(deps.ports, ref);
     expect(before).toMatchObject({ state: 'PREPARED' });
     expect(dispatched.known).toBeTruthy();
-    // As the flow runs it: on the journal state Dispatch carried.
-    const out = await observeTargetStep(dispatched, deps, await world.reader(deps));
+    // The flow hands the exact manifest text and selector: recomputed, another manifest is refused with nothing written.
+    const sealed = { manifestText: publicationManifest({ table }), selector: '/config/publish.yaml#daily' };
+    const changed = { ...sealed, manifestText: `${sealed.manifestText}# edited after the seal\n` };
+    const journal = await readInvocation(deps.ports, ref);
+    await expect(observeTargetStep({ ...dispatched, ...changed }, deps, await world.reader(deps))).rejects.toMatchObject({
+      name: 'Delivery.AuthorityMismatch',
+      code: 'delivery.recovery_authority_mismatch',
+      message: expect.stringContaining('manifestDigest'),
+    });
+    expect(await v2(deps.ports, ref)).toEqual(before);
+    expect((await readInvocation(deps.ports, ref)).version).toBe(journal.version);
+    // As the flow runs it: on the journal state Dispatch carried, with the sealed manifest.
+    const out = await observeTargetStep({ ...dispatched, ...sealed }, deps, await world.reader(deps));
     expect(out).toMatchObject({ state: 'PUBLISHED', acted: true, capsuleState: 'COMPLETE', outcome: 'COMPLETE', remoteTermination: 'not_applicable' });
 
     const capsule = await v2(deps.ports, ref);
     expect(capsule.reader).toBeUndefined();
     expect(capsule.state).toBe('COMPLETE');
+    const c = candidateUuidOf(ref.invocationId);
+    expect(capsule.lastObservation).toEqual({
+      runId: capsule.completion!.runId,
+      outcome: 'COMPLETE',
+      code: 'quality.complete',
+      at: capsule.completion!.at,
+      capsuleVersion: before.version + 1,
+      generation: { before: c, after: c },
+      remoteTermination: 'not_applicable',
+    });
     // acquire (v+1), persist COMPLETE (v+2 = completion.version), evidence fact (v+3).
     expect(capsule.completion?.version).toBe(before.version + 2);
     expect(capsule.version).toBe(before.version + 3);
@@ -79,15 +105,19 @@ describe('ObserveTarget: deadline, guard, zombie, terminal failure, rollback', (
 
   it('G3: the pending persist answer lost ⇒ proved by the reload (released); lost every time ⇒ Quality.Incomplete, the guard kept', async () => {
     const { deps, begun, ref } = await world.published();
-    // A budget already spent: the deadline is now, the reader never starts (not_applicable).
+    // Through the Lambda handler, whose context has only the reserve left: the deadline is
+    // min(now + 240 s, now + remaining - 30 s) = now, so the reader never starts (not_applicable).
+    const handler = makeDeliveryHandler(() => Promise.resolve(deps));
     world.stores.faults.arm('quality.pending.commit:lose-response');
+    process.env.CH_PUB_URL = world.host.url;
     try {
-      expect(await observeTarget(begun, deps, await world.reader(deps, 0))).toMatchObject({ capsuleState: 'TARGET_PENDING', outcome: 'TARGET_PENDING', remoteTermination: 'not_applicable' });
+      await expect(handler(begun, { getRemainingTimeInMillis: () => 30_000 })).rejects.toMatchObject({ name: 'Quality.TargetPending' });
     } finally {
       world.stores.faults.disarm();
+      delete process.env.CH_PUB_URL;
     }
     const pending = await v2(deps.ports, ref);
-    expect(pending).toMatchObject({ state: 'TARGET_PENDING' });
+    expect(pending).toMatchObject({ state: 'TARGET_PENDING', lastObservation: { errorClass: 'DEADLINE', code: 'quality.target_observation_timeout', remoteTermination: 'not_applicable' } });
     expect(pending.reader).toBeUndefined();
 
     world.stores.faults.arm('quality.pending.commit:lose-request*');
@@ -136,6 +166,16 @@ describe('ObserveTarget: deadline, guard, zombie, terminal failure, rollback', (
     await expect(observeTargetStep(begun, deps, await world.reader(deps))).rejects.toMatchObject({ name: 'Quality.ReaderGuardHeld', code: 'quality.reader_guard_held' });
     expect(await v2(deps.ports, ref)).toEqual(held);
     expect((await readInvocation(deps.ports, ref)).version).toBe(journal.version);
+
+    // G8: a recovery takeover (epoch + 1) leaves the guard untouched; its new session cannot
+    // observe past it nor release it, even holding the token (read off the item as a seam).
+    const takeover = await acquireCustody(deps.ports, ref, 'recovery-g8');
+    expect(takeover.fence.epoch).toBe(held.reader!.fence.epoch + 1);
+    expect(await v2(deps.ports, ref)).toEqual(held);
+    await expect(observeTarget({ ...begun, fence: takeover.fence }, deps, await world.reader(deps))).rejects.toMatchObject({ name: 'Quality.ReaderGuardHeld' });
+    const stolen = { ref, guard: held.reader!, capsule: held, fence: takeover.fence, known: { invocation: takeover.invocation } };
+    await expect(releaseGuard(deps.ports, stolen, 'a takeover')).rejects.toMatchObject({ name: 'Quality.ReaderGuardHeld' });
+    expect(await v2(deps.ports, ref)).toEqual(held);
   });
 
   it('G7: two concurrent observes of one operation ⇒ exactly one acquires; the other is refused by the guard with no write of its own', async () => {
@@ -213,6 +253,24 @@ describe('ObserveTarget: deadline, guard, zombie, terminal failure, rollback', (
   });
 });
 
+describe('ObserveTarget: a reader that cannot write', () => {
+  it('G9: the reader cannot write: on the ClickHouse host over HTTP, an INSERT and DDL carrying the reader settings (readonly = 2) are refused by the server; the table is unchanged', async () => {
+    await world.ch.client.command({ query: 'CREATE TABLE pub.g9 (id UInt64) ENGINE = MergeTree ORDER BY id' });
+    await world.ch.client.command({ query: 'INSERT INTO pub.g9 VALUES (1), (2)' });
+    const readOnly = readOnlySettingsOf(5);
+    // The same settings as request parameters (URL settings take text values).
+    const asRequest = Object.fromEntries(Object.entries(readOnly).map(([k, v]) => [k, String(v)]));
+    const refused = { message: expect.stringMatching(/readonly/i) };
+    await expect(world.ch.client.command({ query: `INSERT INTO pub.g9 SELECT id + 10 FROM pub.g9 ${settingsClause(readOnly)}` })).rejects.toMatchObject(refused);
+    await expect(world.ch.client.command({ query: 'INSERT INTO pub.g9 VALUES (3)', clickhouse_settings: asRequest })).rejects.toMatchObject(refused);
+    await expect(world.ch.client.command({ query: 'DROP TABLE pub.g9', clickhouse_settings: asRequest })).rejects.toMatchObject(refused);
+    await expect(world.ch.client.command({ query: 'CREATE TABLE pub.g9_new (id UInt64) ENGINE = Memory', clickhouse_settings: asRequest })).rejects.toMatchObject(refused);
+    const rows = await (await world.ch.client.query({ query: 'SELECT groupArray(id) AS ids FROM (SELECT id FROM pub.g9 ORDER BY id)', format: 'JSONEachRow' })).json<{ ids: string[] }>();
+    expect(rows[0]!.ids.map(Number)).toEqual([1, 2]);
+    expect(await world.uuidOf('g9_new')).toBeUndefined();
+  });
+});
+
 describe('ObserveTarget: observation failures and the completion cut points', () => {
   it('K2: a structured Code 999 (KEEPER_EXCEPTION) during the target probe ⇒ TARGET_PENDING with its class, the operation retained, one dispatch', async () => {
     // A real server error through the driver path, raised on the target only (the candidate has no -999 row).
@@ -223,7 +281,7 @@ describe('ObserveTarget: observation failures and the completion cut points', ()
     await world.ch.client.command({ query: `ALTER TABLE pub.${table} UPDATE amount = -999 WHERE event_id IN (SELECT event_id FROM pub.${table} LIMIT 1) SETTINGS mutations_sync = 2` });
     expect(await observeTarget(begun, deps, await world.reader(deps))).toMatchObject({ state: 'PUBLISHED', capsuleState: 'TARGET_PENDING', outcome: 'TARGET_PENDING' });
     const pending = await v2(deps.ports, ref);
-    expect(pending).toMatchObject({ state: 'TARGET_PENDING', lastObservation: { errorClass: 'KEEPER_OTHER', remoteTermination: 'UNVERIFIED' } });
+    expect(pending).toMatchObject({ state: 'TARGET_PENDING', lastObservation: { errorClass: 'KEEPER_OTHER', code: 'quality.target_observation_keeper_other', remoteTermination: 'UNVERIFIED' } });
     expect(pending.reader).toBeUndefined();
     const record = await readInvocation(deps.ports, ref);
     expect(record.state).toBe('PUBLISHED');

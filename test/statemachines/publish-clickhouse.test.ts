@@ -19,6 +19,21 @@ function mainPath(machine: AslDefinition): string[] {
   return path;
 }
 
+interface ChoiceRule {
+  Variable?: string;
+  StringEquals?: string;
+  Or?: ChoiceRule[];
+  Next?: string;
+}
+
+/** Where a caught error ends: through NotifyIncident and the AfterIncident Choice on `$.stop.Error`, or directly. */
+function endOf(next: string, error: string): string {
+  if (next !== 'NotifyIncident') return next;
+  const choice = states.AfterIncident as unknown as { Choices: ChoiceRule[]; Default: string };
+  const matches = (rule: ChoiceRule): boolean => (rule.Or ? rule.Or.some(matches) : rule.Variable === '$.stop.Error' && rule.StringEquals === error);
+  return choice.Choices.find(matches)?.Next ?? choice.Default;
+}
+
 describe('publish-clickhouse', () => {
   it('runs Begin → CreateStaging → PlanParts → ExtractLoadParts → VerifyEof → FillCandidate → PrepareCapsule → Dispatch → ObserveTarget → Evidence → Checkpoint → Cleanup, STANDARD steps only', () => {
     expect(mainPath(flow)).toEqual(['Begin', 'CreateStaging', 'PlanParts', 'ExtractLoadParts', 'VerifyEof', 'FillCandidate', 'PrepareCapsule', 'Dispatch', 'ObserveTarget', 'Evidence', 'Checkpoint', 'Cleanup']);
@@ -37,11 +52,22 @@ describe('publish-clickhouse', () => {
     expect(deliver.States.Begin!.Parameters).toMatchObject({ 'input.$': '$', flow: 'deliver-window' });
   });
 
-  it('carries `known` and the retry count into every Task after Begin, and stops for recovery on Delivery.NeedsRecovery everywhere', () => {
-    for (const { state, definition } of taskStates(flow).filter((t) => t.state !== 'Begin' && t.state !== 'ExtractLoadPart')) {
+  it('carries `known` and the retry count into every Task after Begin, and stops for recovery on Delivery.NeedsRecovery everywhere (through the incident step, which notifies only an INCIDENT_RETAINED journal)', () => {
+    for (const { state, definition } of taskStates(flow).filter((t) => !['Begin', 'ExtractLoadPart', 'NotifyIncident'].includes(t.state))) {
       expect(definition.Parameters, state).toMatchObject({ 'known.$': '$.delivery.known', 'retry.$': '$$.State.RetryCount' });
-      expect(definition.Catch?.[0], state).toEqual({ ErrorEquals: ['Delivery.NeedsRecovery'], ResultPath: '$.stop', Next: 'StoppedForRecovery' });
+      expect(definition.Catch?.[0], state).toEqual({ ErrorEquals: ['Delivery.NeedsRecovery'], ResultPath: '$.stop', Next: 'NotifyIncident' });
+      expect(endOf(definition.Catch![0]!.Next, 'Delivery.NeedsRecovery'), state).toBe('StoppedForRecovery');
     }
+    expect(states.Begin!.Catch?.[0]).toEqual({ ErrorEquals: ['Delivery.NeedsRecovery'], ResultPath: '$.stop', Next: 'StoppedForRecovery' });
+  });
+
+  it('one NotifyIncident Task (the recovery flows\' handler), one Retry block, whose own failure never hides the stop', () => {
+    const notify = states.NotifyIncident!;
+    expect(notify).toMatchObject({ Type: 'Task', Resource: '${DeliveryNotifyIncidentFunctionArn}', Next: 'AfterIncident', ResultPath: '$.notice' });
+    expect(notify.Parameters).toEqual({ 'invocationId.$': '$.delivery.invocationId', flow: 'publish-clickhouse', 'execution.$': '$$.Execution.Id' });
+    expect(notify.Retry).toHaveLength(1);
+    expect(notify.Catch?.map((c) => c.Next)).toEqual(['AfterIncident']);
+    expect(taskStates(flow).filter((t) => t.placeholder === 'DeliveryNotifyIncidentFunctionArn')).toHaveLength(1);
   });
 
   it('K4: no Task retries a ClickHouse error class, a Publication.* or Quality.* error, or States.ALL', () => {
@@ -55,11 +81,14 @@ describe('publish-clickhouse', () => {
   it('Quality.TargetPending, Quality.Failed, Quality.Incomplete and Quality.ReaderGuardHeld end the flow in named Fail states of the same error', () => {
     const caught = Object.fromEntries((states.ObserveTarget!.Catch ?? []).flatMap((c) => c.ErrorEquals.map((e) => [e, c.Next])));
     for (const error of QUALITY_STOPS) {
-      const fail = states[caught[error]!];
+      const fail = states[endOf(caught[error]!, error)];
       expect(fail, error).toMatchObject({ Type: 'Fail', Error: error });
     }
+    // FAILED and INCOMPLETE pass the incident step first (spec §5); pending and a guard held by another run do not.
+    expect(['Quality.Failed', 'Quality.Incomplete'].map((e) => caught[e])).toEqual(['NotifyIncident', 'NotifyIncident']);
+    expect(['Quality.TargetPending', 'Quality.ReaderGuardHeld'].map((e) => caught[e])).toEqual(['QualityTargetPending', 'ReaderGuardHeld']);
     // A timeout whose retries are spent is an unproved outcome, not a refusal.
-    for (const error of ['States.Timeout', 'Sandbox.Timedout', 'Lambda.Unknown']) expect(caught[error], error).toBe('QualityIncomplete');
+    for (const error of ['States.Timeout', 'Sandbox.Timedout', 'Lambda.Unknown']) expect(endOf(caught[error]!, error), error).toBe('QualityIncomplete');
   });
 
   it('F4: ObserveTarget — default deadline + reserve < its Lambda timeout < its Task TimeoutSeconds', () => {

@@ -38,6 +38,13 @@ import {
 
 const ENVELOPE = ['pk', 'sk', 'fence', 'expireAt'] as const;
 
+/** lastObservation.generation: the UUIDs the reader read before and after its probes (null: no table under the name). */
+function observedGeneration(value: unknown, path: string): { before: string | null; after: string | null } {
+  const g = record(value, path, ['before', 'after']);
+  const at = (key: 'before' | 'after') => (g[key] === null ? null : uuid(g[key], join(path, key)));
+  return { before: at('before'), after: at('after') };
+}
+
 const V2_REQUIRED = ['schema', 'version', 'state', 'coreDigest', 'digests', 'generation', 'prepared', 'staged', 'runs', 'replay'] as const;
 const V2_OPTIONAL = ['reader', 'lastObservation', 'completion', 'failure', 'retiredAt', 'journalSeq', ...ENVELOPE] as const;
 const V1_REQUIRED = ['schema', 'version', 'state', 'coreDigest', 'digests', 'staged'] as const;
@@ -104,13 +111,16 @@ function parseV2(item: object): CapsuleV2 {
   const reader = optional(f, 'reader', p, readerGuard);
   if (reader) capsule.reader = reader;
   const last = optional(f, 'lastObservation', p, (v, path) => {
-    const o = record(v, path, ['runId', 'outcome', 'at', 'remoteTermination'], ['errorClass']);
+    const o = record(v, path, ['runId', 'outcome', 'at', 'remoteTermination'], ['errorClass', 'code', 'capsuleVersion', 'generation']);
     return {
       runId: text(o.runId, join(path, 'runId')),
       outcome: oneOf(o.outcome, join(path, 'outcome'), OBSERVATION_OUTCOMES),
       at: instant(o.at, join(path, 'at')),
       remoteTermination: oneOf(o.remoteTermination, join(path, 'remoteTermination'), REMOTE_TERMINATIONS),
       ...(o.errorClass === undefined ? {} : { errorClass: text(o.errorClass, join(path, 'errorClass')) }),
+      ...(o.code === undefined ? {} : { code: text(o.code, join(path, 'code')) }),
+      ...(o.capsuleVersion === undefined ? {} : { capsuleVersion: positiveInt(o.capsuleVersion, join(path, 'capsuleVersion')) }),
+      ...(o.generation === undefined ? {} : { generation: observedGeneration(o.generation, join(path, 'generation')) }),
     };
   });
   if (last) capsule.lastObservation = last;

@@ -55,6 +55,12 @@ export interface LastObservation {
   at: string;
   errorClass?: string;
   remoteTermination: RemoteTermination;
+  /** The stable diagnostic code of this outcome (`quality.complete`, `quality.failed`, `quality.target_observation_*`). */
+  code?: string;
+  /** The capsule version the observation held the guard on (never printed as more than a number). */
+  capsuleVersion?: number;
+  /** The generation (UUID under the target name) the reader read before and after the probes, when it returned; stored, printed only as digests. */
+  generation?: { before: string | null; after: string | null };
 }
 
 export interface Completion {

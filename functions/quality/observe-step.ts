@@ -1,0 +1,48 @@
+import middy from '@middy/core';
+import type { DeliveryDeps } from '../../src/delivery/deps.js';
+import { flowStep } from '../../src/delivery/steps/flow-stop.js';
+import { targetReaderOf, type TargetReaderOptions } from '../../src/quality/observe-reader.js';
+import type { ObserveOutput } from '../../src/quality/observe-target.js';
+import { observeTargetStep } from '../../src/quality/steps/observe-target.js';
+import type { SecretsPort } from '../../src/ports/secrets.js';
+import type { DeliveryDepsProvider } from '../lib/delivery-deps.js';
+import type { StepHandler } from '../lib/step.js';
+
+/** The key the observe bundle serves its probe worker under when re-run as a reader child (runner.ts). */
+export const PROBE_WORKER_KEY = 'probe';
+
+/** Where the reader child comes from and how the binding's connection is resolved. */
+export interface ObserveStepOptions {
+  /** The bundle's own file: the deployed Lambda forks itself as the reader (runner.ts). Absent: the generic child entry. */
+  childEntry?: string;
+  /** A deployed Lambda resolves the target binding from its secret; absent: the environment (url_env). */
+  secrets?: () => SecretsPort;
+}
+
+/** What middy hands the handler: the Lambda context when there is one (the local runner passes `{}`). */
+interface MaybeLambdaContext {
+  getRemainingTimeInMillis?: () => number;
+}
+
+/**
+ * The ObserveTarget handler (spec §4.4): like every delivery step (middy, deps from the
+ * provider, the flow's stops), but it keeps the Lambda context, because the bounded read
+ * must end before the Lambda does: deadlineAt = min(now + observation deadline, now +
+ * getRemainingTimeInMillis − reserve) (observe-reader.ts deadlineOf). Without a context
+ * (the local runner) only the observation deadline bounds it.
+ */
+export function observeStep(options: ObserveStepOptions = {}) {
+  return (deps: DeliveryDepsProvider): StepHandler => {
+    const handler = middy<unknown, ObserveOutput>(async (event: unknown, context: MaybeLambdaContext) => {
+      const readerOptions: TargetReaderOptions = {
+        ...(options.secrets ? { secrets: options.secrets() } : {}),
+        ...(options.childEntry ? { childEntry: options.childEntry, entry: PROBE_WORKER_KEY } : {}),
+        ...(typeof context?.getRemainingTimeInMillis === 'function' ? { remainingMs: () => context.getRemainingTimeInMillis!() } : {}),
+      };
+      const stepDeps = await deps(event);
+      const reader = await targetReaderOf(stepDeps, readerOptions);
+      return flowStep((input: unknown, d: DeliveryDeps) => observeTargetStep(input, d, reader))(event, stepDeps);
+    });
+    return (event, context) => handler(event, (context ?? {}) as never);
+  };
+}

@@ -1,0 +1,21 @@
+/**
+ * How every step Lambda is bundled (infra/step-function.ts hands these to NodejsFunction,
+ * which runs esbuild locally), as plain values so a test can run the same esbuild build
+ * without CDK: test/infra/bundles.test.ts bundles every handler with them
+ * this way and forks the bundle as its own bounded reader child.
+ */
+export const LAMBDA_BUNDLING = {
+  /** esbuild's target for the Lambda runtime (NODEJS_24_X). */
+  target: 'node24',
+  format: 'esm',
+  /** The bundle file NodejsFunction writes for ESM output. */
+  outfileName: 'index.mjs',
+  mainFields: ['module', 'main'],
+  /** ESM output still meets CommonJS dependencies that call require() for Node builtins. */
+  banner: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);",
+  minify: true,
+  sourceMap: true,
+  // Embedded ClickHouse is for local runs only (linux-x64, 566 MB engine); Lambdas
+  // reach ClickHouse over HTTP, so chdb never enters a bundle.
+  externalModules: ['chdb'],
+} as const;

@@ -1,0 +1,50 @@
+import { notifyIncident, type IncidentNoticeOutput } from '../delivery/recovery/incident-notice.js';
+import { loadInvocation } from '../delivery/journal/records.js';
+import { validateInvocationId } from '../domain/delivery/identifiers.js';
+import type { Ports } from '../ports/index.js';
+import type { Notifier } from '../ports/notifier.js';
+import { readCapsule } from './capsule-store.js';
+
+export const QUALITY_INCIDENT_KIND = 'cutpoint.quality-incident.v1';
+
+/**
+ * The incident step of publish-clickhouse (the same NotifyIncident Task the recovery flows
+ * use, spec §5: "FAILED → notify incident topic"). A journal in INCIDENT_RETAINED notifies
+ * as every delivery incident does (notifyIncident). Otherwise the operation's governance
+ * is the incident when the authority says so, read from the capsule, never from the flow's
+ * payload: a capsule FAILED (a required probe failed on the published generation:
+ * terminal, escalate), or a reader guard still held after the flow gave up (an INCOMPLETE
+ * observation: the quiescence procedure). The notice names the operation, its states, the
+ * failed probes' NAMES and the holder's run id — never a value, a UUID, the token or a
+ * target name. `notice_id` is stable per capsule version, so a retried step's second
+ * publish folds into the first (SNS is at least once).
+ */
+export async function notifyGovernanceIncident(input: unknown, ports: Ports, notifier: Notifier): Promise<IncidentNoticeOutput> {
+  const delivery = await notifyIncident(input, ports, notifier);
+  if (delivery.published) return delivery;
+  const v = (input ?? {}) as { invocationId?: unknown; flow?: unknown; execution?: unknown };
+  const invocationId = validateInvocationId(v.invocationId);
+  const record = await loadInvocation(ports, invocationId);
+  const capsule = await readCapsule(ports, { targetId: record.targetId, invocationId });
+  if (!capsule || capsule.schema !== 2) return delivery;
+  const failed = capsule.state === 'FAILED';
+  if (!failed && !capsule.reader) return delivery;
+  const code = failed ? 'quality.failed' : 'quality.incomplete';
+  await notifier.publish(`cutpoint: quality governance ${failed ? 'FAILED' : 'incomplete'} (${record.route})`, {
+    kind: QUALITY_INCIDENT_KIND,
+    notice_id: `quality-incident.${invocationId}.${capsule.version}`,
+    ...(typeof v.flow === 'string' ? { flow: v.flow } : {}),
+    ...(typeof v.execution === 'string' ? { execution: v.execution } : {}),
+    governance: {
+      invocation_id: invocationId,
+      route: record.route,
+      journal_state: record.state,
+      capsule_state: capsule.state,
+      diagnostic_code: code,
+      ...(failed ? { failed_probes: capsule.failure?.probes ?? [] } : {}),
+      reader_guard: capsule.reader ? { held: true, since: capsule.reader.acquiredAt, holder_run_id: capsule.reader.runId } : { held: false },
+    },
+    next: `cutpoint quality inspect ${invocationId} --format json`,
+  });
+  return { published: true, invocation_id: invocationId, state: record.state };
+}

@@ -1,0 +1,89 @@
+import type { CfnElement, Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import type { IConstruct } from 'constructs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { OBSERVE_TIMING, STEPS } from '../../functions/registry.js';
+import { buildApp, type CutpointApp } from '../../infra/app.js';
+import { QUALITY_KEY_PATTERN } from '../../infra/step-policy.js';
+import { REAP_BOUND_MS, TERM_GRACE_MS } from '../../src/quality/admission.js';
+import { qualityKeys } from '../../src/quality/capsule-store.js';
+import { DEFAULT_RESERVE_MS } from '../../src/quality/observe-reader.js';
+import { actionsOf, allowedActions, resourcesOf, roleStatements, type Statement } from './policies.js';
+
+/**
+ * F4 (spec §9) on the synthesized templates of the publication and governance side, without
+ * bundling any function (the templates are what is checked; stacks.test.ts bundles).
+ */
+let built: CutpointApp;
+let workflows: Template;
+
+beforeAll(() => {
+  built = buildApp({ bundle: false });
+  workflows = Template.fromStack(built.workflows);
+}, 120_000);
+
+function logicalId(construct: IConstruct): string {
+  const stack = construct.node.scopes.find((s): s is Stack => 'templateOptions' in s);
+  if (!stack) throw new Error(`${construct.node.path} is not in a stack`);
+  return stack.getLogicalId(construct.node.defaultChild as CfnElement);
+}
+
+const resourceOf = (construct: IConstruct) => workflows.toJSON().Resources[logicalId(construct)];
+const fnResource = (placeholder: string) => resourceOf(built.workflows.functions.get(placeholder)!);
+const roleOf = (placeholder: string): string => fnResource(placeholder).Properties.Role['Fn::GetAtt'][0] as string;
+const machine = (flow: string) => resourceOf(built.workflows.stateMachines.get(flow)!);
+const importOf = (name: string) => ({ 'Fn::ImportValue': `CutpointStateful-${name}` });
+
+describe('publish-clickhouse and the quality steps, deployed (F4)', () => {
+  it('ObserveTarget: deadline + reserve < Lambda timeout < Task TimeoutSeconds, and the reserve covers the reader end (2 × term grace + reap bound)', () => {
+    const lambda = fnResource('QualityObserveTargetFunctionArn').Properties.Timeout as number;
+    const task = JSON.parse(machine('publish-clickhouse').Properties.DefinitionString as string).States.ObserveTarget as { TimeoutSeconds: number };
+    expect(OBSERVE_TIMING.deadlineSeconds + OBSERVE_TIMING.reserveSeconds).toBeLessThan(lambda);
+    expect(lambda).toBeLessThan(task.TimeoutSeconds);
+    // The handler keeps back the same reserve from the Lambda's remaining time.
+    expect(DEFAULT_RESERVE_MS).toBe(OBSERVE_TIMING.reserveSeconds * 1000);
+    expect(2 * TERM_GRACE_MS + REAP_BOUND_MS).toBeLessThan(DEFAULT_RESERVE_MS);
+  });
+
+  it('dynamodb:DescribeTable is granted to the quality steps only', () => {
+    const describing = STEPS.filter((s) => allowedActions(roleStatements(workflows, roleOf(s.placeholder)), 'dynamodb:').includes('dynamodb:DescribeTable'));
+    expect(describing.map((s) => s.placeholder).sort()).toEqual(['QualityObserveTargetFunctionArn', 'QualityPrepareCapsuleFunctionArn']);
+  });
+
+  it('no step may delete a quality item: none is allowed DeleteItem, and every role on the table carries a Deny of DeleteItem on the quality partition keys', () => {
+    expect(qualityKeys.capsule('events_ch.pub.events', 'inv-aaaaaaaaaaaaaaaaaaaaaaaaaa').pk).toMatch(new RegExp(`^${QUALITY_KEY_PATTERN.replace('*', '')}`));
+    for (const step of STEPS) {
+      const statements = roleStatements(workflows, roleOf(step.placeholder));
+      expect(allowedActions(statements, 'dynamodb:'), step.placeholder).not.toContain('dynamodb:DeleteItem');
+      if (step.table.length === 0) continue;
+      const deny = statements.filter((s: Statement & { Condition?: unknown }) => s.Effect === 'Deny');
+      expect(deny, step.placeholder).toEqual([
+        { Effect: 'Deny', Action: 'dynamodb:DeleteItem', Resource: importOf('TableArn'), Condition: { 'ForAnyValue:StringLike': { 'dynamodb:LeadingKeys': [QUALITY_KEY_PATTERN] } }, Sid: 'NoQualityDelete' },
+      ]);
+    }
+  });
+
+  it('an EventBridge rule starts delivery-reconcile when publish-clickhouse ends FAILED, TIMED_OUT or ABORTED', () => {
+    const rules = Object.values(
+      workflows.findResources('AWS::Events::Rule', { Properties: { EventPattern: { detail: { stateMachineArn: [{ Ref: logicalId(built.workflows.stateMachines.get('publish-clickhouse')!) }] } } } }),
+    );
+    expect(rules.map((r) => ({ status: r.Properties.EventPattern.detail.status, target: r.Properties.Targets[0].Arn }))).toEqual([
+      { status: ['FAILED', 'TIMED_OUT', 'ABORTED'], target: { Ref: logicalId(built.workflows.stateMachines.get('delivery-reconcile')!) } },
+    ]);
+  });
+
+  it('the incident: publish-clickhouse may invoke the NotifyIncident function, which may publish to the incident topic (and use its key) only', () => {
+    const notify = 'DeliveryNotifyIncidentFunctionArn';
+    const flowRole = machine('publish-clickhouse').Properties.RoleArn['Fn::GetAtt'][0] as string;
+    const invoked = roleStatements(workflows, flowRole)
+      .filter((s) => actionsOf(s).includes('lambda:InvokeFunction'))
+      .flatMap(resourcesOf);
+    expect(invoked).toContainEqual({ 'Fn::GetAtt': [logicalId(built.workflows.functions.get(notify)!), 'Arn'] });
+    const statements = roleStatements(workflows, roleOf(notify));
+    const sns = statements.filter((s) => s.Effect === 'Allow' && actionsOf(s).some((a) => a.startsWith('sns:')));
+    expect(sns.map((s) => [actionsOf(s), resourcesOf(s)])).toEqual([[['sns:Publish'], [importOf('IncidentTopicArn')]]]);
+    // Only the notifying step publishes.
+    const publishers = STEPS.filter((s) => allowedActions(roleStatements(workflows, roleOf(s.placeholder)), 'sns:').length > 0).map((s) => s.placeholder);
+    expect(publishers).toEqual([notify]);
+  });
+});
