@@ -49,7 +49,9 @@ export function publicationFactOf(receipt: PublicationReceipt): PublicationFact 
  * the principal proves there is no receipt (the caller goes on with the stage).
  */
 export async function adoptReceipt(record: InvocationRecord, fence: Fence, deps: DeliveryDeps): Promise<JournaledResult | undefined> {
-  if (record.state !== 'VERIFIED_EOF') return undefined;
+  // A ClickHouse exchange route has no receipt: its publication is journaled (the dispatch
+  // intent, PUBLICATION_UNKNOWN) before the one EXCHANGE, so VERIFIED_EOF proves none ran.
+  if (record.state !== 'VERIFIED_EOF' || deps.route.route.target.mode === 'exchange') return undefined;
   const receipt = await deps.target.probeReceipt(record.invocationId);
   if (!receipt) return undefined;
   const ref = { targetId: record.targetId, invocationId: record.invocationId };
