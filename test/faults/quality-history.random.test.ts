@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { begin } from '../../src/delivery/steps/begin.js';
 import { FAULT_KINDS } from '../../src/domain/faults.js';
+import { PUBLICATION_STEPS } from '../../src/publication/publication-steps.js';
 import { QUALITY_CUT_POINTS } from '../../src/quality/cut-points.js';
 import { newInvocationId } from '../support/delivery-world.js';
 import { flowStep, operatorAction, successorBegin, zombieObserve } from '../support/quality-history-actions.js';
 import { checkHistory } from '../support/quality-history-checks.js';
-import { HISTORY_CUT_POINTS, History, HistoryError, inspectOp, messageOf, openHistoryWorld, SELECTOR, type HistoryWorld, type Op, type TableModel } from '../support/quality-history.js';
+import { CUT_POINTS_OF, HISTORY_CUT_POINTS, History, HistoryError, inspectOp, messageOf, openHistoryWorld, SELECTOR, type HistoryWorld, type Op, type TableModel } from '../support/quality-history.js';
 
 /**
  * A seeded randomized history of ClickHouse publication and quality governance (seed 000,
@@ -97,8 +98,13 @@ function armFault(h: History): void {
     h.note(`armed for the next reader child: ${h.childFault}`);
     return;
   }
-  const spec = `${h.rng.pick(HISTORY_CUT_POINTS)}:${kind}${suffix}`;
+  // Mostly where an operation is about to go: its flow's next step, or an operator action.
+  const op = h.rng.pick(h.ops());
+  const where = h.rng.chance(0.75) ? (op.next !== undefined ? PUBLICATION_STEPS[op.next]![0] : h.rng.pick(['reconcile', 'resume', 'observe', 'retire', 'begin'])) : undefined;
+  const spec = `${h.rng.pick(where ? CUT_POINTS_OF[where]! : HISTORY_CUT_POINTS)}:${kind}${suffix}`;
+  if (h.armed && !hw.fired() && h.rng.chance(0.6)) return; // the armed one waits for its cut point
   hw.arm(spec);
+  h.armed = spec;
   h.note(`armed ${spec}`);
 }
 
@@ -108,12 +114,12 @@ async function runStep(h: History): Promise<void> {
   const ops = h.ops();
   const flowing = ops.filter((o) => o.next !== undefined);
   const published = ops.filter((o) => o.staleCapsule !== undefined);
-  const kind = h.rng.weighted<StepKind>({ flow: flowing.length ? 40 : 0, operator: 18, zombie: published.length ? 8 : 0, successor: 8, fault: 14 });
+  const kind = h.rng.weighted<StepKind>({ flow: flowing.length ? 45 : 0, operator: 18, zombie: published.length ? 8 : 0, successor: 8, fault: 14 });
   switch (kind) {
     case 'flow':
       return flowStep(h, h.rng.pick(flowing));
     case 'operator':
-      await operatorAction(h, h.rng.pick(ops));
+      await operatorAction(h, h.rng.pick(ops), undefined, true);
       return;
     case 'zombie':
       return zombieObserve(h, h.rng.pick(published));
@@ -151,7 +157,12 @@ async function runHistory(h: History): Promise<void> {
   const tables = 1 + (h.seed % 2);
   for (let i = 0; i < tables; i++) await newTable(h);
   for (h.step = 1; h.step <= STEPS; h.step++) {
+    const before = hw.fired();
     await runStep(h);
+    if (!before && hw.fired()) {
+      h.note(`  (fault ${h.armed} fired)`);
+      h.firedFaults.push(h.armed!);
+    }
     await checkHistory(h);
   }
   hw.disarm();
@@ -175,6 +186,7 @@ describe(`randomized publication + governance history (${STEPS} steps per seed; 
         const h = new History(seed, hw);
         try {
           await runHistory(h);
+          process.stderr.write(`seed ${seed}: ${h.ops().length} operations, faults fired: ${h.firedFaults.join(', ') || 'none'}\n`);
           if (TRACE) process.stderr.write(`seed ${seed}:\n  ${h.trace.join('\n  ')}\n`);
         } catch (error) {
           const message = error instanceof HistoryError ? error.message : `[seed ${seed}, step ${h.step}] ${messageOf(error)}`;

@@ -48,17 +48,24 @@ async function withChildFault<T>(h: History, body: () => Promise<T>): Promise<T>
   }
 }
 
+const EARLY = new Set(['EMPTY_STAGING', 'WRITING_UNKNOWN']);
+
+/** Journal states where the flow's Choice states end the execution. */
+const FLOW_ENDS = new Set(['CUSTODY_RELEASED', 'RETIRED', 'INCIDENT_RETAINED', 'REEXTRACT_REQUIRED', 'PARTIAL_PROVED']);
+
 /** The flow's next step (publish-clickhouse, in process). A throw ends the execution, or (a Retry) leaves the step to run again. */
 export async function flowStep(h: History, op: Op): Promise<void> {
   const [name, step] = PUBLICATION_STEPS[op.next!]!;
   h.hw.actor.current = `flow:${name}`;
+  let ended = false;
   const error = await attempt(h, `${op.name} flow ${name}`, async () =>
     withChildFault(h, async () => {
       const out = await step({ invocationId: op.invocationId, fence: op.fence, known: null }, op.deps);
+      ended = FLOW_ENDS.has(out.state);
       return `${out.state}${out.acted ? '' : ' (not acted)'}`;
     }),
   );
-  if (error === undefined) op.next = op.next! + 1 < PUBLICATION_STEPS.length ? op.next! + 1 : undefined;
+  if (error === undefined) op.next = op.next! + 1 < PUBLICATION_STEPS.length && !ended ? op.next! + 1 : undefined;
   else if (!h.rng.chance(0.5)) op.next = undefined;
 }
 
@@ -99,8 +106,13 @@ async function recovery(h: History, op: Op, action: LiveAction): Promise<string>
 }
 
 /** One action among those the projection permits (none permitted: nothing happens). */
-export async function operatorAction(h: History, op: Op, prefer?: readonly string[]): Promise<string | undefined> {
+export async function operatorAction(h: History, op: Op, prefer?: readonly string[], patient = false): Promise<string | undefined> {
   const seen = await inspectOp(h.hw.checkPorts, op);
+  // An operator mostly lets a running flow finish its extraction before retiring it.
+  if (patient && op.next !== undefined && EARLY.has(seen.state) && h.rng.chance(0.75)) {
+    h.note(`${op.name} ${seen.state}: the operator waits for the flow`);
+    return undefined;
+  }
   const candidates = prefer ? prefer.filter((a) => seen.actions.includes(a)).slice(0, 1) : seen.actions;
   if (candidates.length === 0) {
     h.note(`${op.name} ${seen.state}: nothing permitted (${seen.diagnostic})`);

@@ -88,7 +88,8 @@ export async function openHistoryWorld(): Promise<HistoryWorld> {
     actor,
     checkPorts,
     depsOf(table) {
-      const manifestText = publicationManifest({ table });
+      // One part of two chunks (the world's default is two parts of three): the history pays for many extractions.
+      const manifestText = publicationManifest({ table }).replace('chunk_rows: 200', 'chunk_rows: 600').replace('part_rows: 600', 'part_rows: 5000');
       const route = selectRoute(parseManifest(manifestText, '/config/publish.yaml'), 'daily');
       return { manifestText, deps: { ports: world.stores.ports, target, exchange, source, route } };
     },
@@ -110,17 +111,38 @@ export async function openHistoryWorld(): Promise<HistoryWorld> {
   };
 }
 
-/** Cut points a history may arm (the reader child's probe is armed through the child's environment). */
-export const HISTORY_CUT_POINTS: readonly string[] = [
-  ...Object.values(PUBLICATION_CUT_POINTS),
-  ...Object.values(QUALITY_CUT_POINTS).filter((c) => c !== QUALITY_CUT_POINTS.targetProbe),
-  'delivery.custody.acquire',
-  'delivery.custody.release',
-  'delivery.journal.transition',
-  'delivery.checkpoint.advance',
-  'delivery.evidence.put',
-  'delivery.staging.record',
-].filter((c) => CUT_POINT_NAMES.has(c));
+const P = PUBLICATION_CUT_POINTS;
+const Q = QUALITY_CUT_POINTS;
+const OBSERVE_CUT_POINTS = [Q.readerAcquire, Q.workerReap, Q.pendingCommit, Q.completeCommit, Q.failedCommit, Q.completionPut, Q.completionRecord];
+const CLEANUP_CUT_POINTS = ['delivery.evidence.put', 'delivery.checkpoint.advance', P.predecessorDrop, 'delivery.custody.release'];
+
+/**
+ * The cut points each flow step and operator action crosses (the reader child's probe is
+ * armed through the child's environment, not here): a fault is armed where the history is
+ * about to go, most of the time, so it fires.
+ */
+export const CUT_POINTS_OF: Readonly<Record<string, readonly string[]>> = {
+  'create-staging': ['delivery.staging.record', 'delivery.journal.transition'],
+  'plan-parts': ['delivery.plan.put', 'delivery.journal.transition'],
+  'extract-load-parts': ['delivery.chunk.put', 'delivery.part.claim', 'delivery.part.receipt', P.loadInsert],
+  'verify-eof': ['delivery.journal.transition'],
+  'fill-candidate': [P.candidateCreate, P.candidateFill, 'delivery.journal.transition'],
+  'prepare-capsule': [Q.stagedProbe, Q.preparedPut, Q.capsulePrepare],
+  dispatch: [P.dispatchIntent, P.exchange, P.observe, P.commitRecord],
+  'observe-target': OBSERVE_CUT_POINTS,
+  evidence: ['delivery.evidence.put'],
+  checkpoint: ['delivery.checkpoint.advance'],
+  cleanup: [P.predecessorDrop, 'delivery.custody.release'],
+  reconcile: [P.observe, P.fenceRename, 'delivery.custody.acquire', 'delivery.journal.transition'],
+  resume: [Q.capsulePrepare, P.dispatchIntent, P.exchange, ...OBSERVE_CUT_POINTS, ...CLEANUP_CUT_POINTS],
+  retire: ['delivery.custody.acquire', 'delivery.custody.release'],
+  observe: ['delivery.custody.acquire', ...OBSERVE_CUT_POINTS],
+  replay: [Q.replayRead],
+  begin: ['delivery.custody.acquire'],
+};
+
+/** Every cut point a history may arm. */
+export const HISTORY_CUT_POINTS: readonly string[] = [...new Set(Object.values(CUT_POINTS_OF).flat())].filter((c) => CUT_POINT_NAMES.has(c));
 
 /** One operation (one invocation) on a target table. */
 export interface Op {
@@ -170,6 +192,9 @@ export class History {
   opCount = 0;
   /** A fault for the next reader child (CUTPOINT_FAULTS in its environment), one observation. */
   childFault: string | undefined;
+  /** The fault spec armed on the switches, and every spec that fired (in order). */
+  armed: string | undefined;
+  readonly firedFaults: string[] = [];
   /** Successors that began, with the operation they followed and the epoch of their custody (I7). */
   readonly successors: Array<{ op: Op; prev: Op; epoch: number }> = [];
 
@@ -184,8 +209,10 @@ export class History {
     if (!condition) throw new HistoryError(`[seed ${this.seed}, step ${this.step}] ${message}`);
   }
 
+  private readonly started = Date.now();
+
   note(line: string): void {
-    this.trace.push(`#${this.step} ${line}`);
+    this.trace.push(`#${this.step} +${((Date.now() - this.started) / 1000).toFixed(1)}s ${line}`);
   }
 
   ops(): Op[] {
