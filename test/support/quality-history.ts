@@ -15,6 +15,7 @@ import { PUBLICATION_CUT_POINTS } from '../../src/domain/publication/cut-points.
 import { QUALITY_CUT_POINTS } from '../../src/quality/cut-points.js';
 import { inspectQuality } from '../../src/quality/inspect.js';
 import { openObserveWorld, type ObserveWorld } from '../fixtures/quality/observe-world.js';
+import type { GovernanceSnapshot } from './governance-invariants.js';
 import { Prng } from './prng.js';
 import { publicationManifest, targetDdl } from './publication-world.js';
 
@@ -165,6 +166,10 @@ export interface Op {
   /** Guard tokens seen held at the end of a step: never released afterwards (I6). */
   guards: Set<string>;
   checkpointAdvances: number;
+  /** The generation under the target name when it began (P until a dispatch fact names it). */
+  predecessorUuid: string;
+  /** What the invariant checker read after each step (I3, I5 compare with them). */
+  snapshots: GovernanceSnapshot[];
   /** Its successor boundary has been checked (I7). */
   checkedBoundary?: boolean;
 }
@@ -235,6 +240,8 @@ export class History {
       capsuleStates: [],
       guards: new Set(),
       checkpointAdvances: 0,
+      predecessorUuid: table.uuids.at(-1)!,
+      snapshots: [],
     };
     table.ops.push(op);
     return op;
