@@ -114,7 +114,7 @@ async function runStep(h: History): Promise<void> {
   const ops = h.ops();
   const flowing = ops.filter((o) => o.next !== undefined);
   const published = ops.filter((o) => o.staleCapsule !== undefined);
-  const kind = h.rng.weighted<StepKind>({ flow: flowing.length ? 45 : 0, operator: 18, zombie: published.length ? 8 : 0, successor: 8, fault: 14 });
+  const kind = h.rng.weighted<StepKind>({ flow: flowing.length ? 40 : 0, operator: 18, zombie: published.length ? 14 : 0, successor: 6, fault: 14 });
   switch (kind) {
     case 'flow':
       return flowStep(h, h.rng.pick(flowing));

@@ -55,18 +55,23 @@ const FLOW_ENDS = new Set(['CUSTODY_RELEASED', 'RETIRED', 'INCIDENT_RETAINED', '
 
 /** The flow's next step (publish-clickhouse, in process). A throw ends the execution, or (a Retry) leaves the step to run again. */
 export async function flowStep(h: History, op: Op): Promise<void> {
-  const [name, step] = PUBLICATION_STEPS[op.next!]!;
-  h.hw.actor.current = `flow:${name}`;
-  let ended = false;
-  const error = await attempt(h, `${op.name} flow ${name}`, async () =>
-    withChildFault(h, async () => {
-      const out = await step({ invocationId: op.invocationId, fence: op.fence, known: null }, op.deps);
-      ended = FLOW_ENDS.has(out.state);
-      return `${out.state}${out.acted ? '' : ' (not acted)'}`;
-    }),
-  );
-  if (error === undefined) op.next = op.next! + 1 < PUBLICATION_STEPS.length && !ended ? op.next! + 1 : undefined;
-  else if (!h.rng.chance(0.5)) op.next = undefined;
+  // The extraction (create-staging … verify-eof, the delivery's own steps) is one history step.
+  const extraction = PUBLICATION_STEPS.findIndex(([n]) => n === 'fill-candidate');
+  do {
+    const [name, step] = PUBLICATION_STEPS[op.next!]!;
+    h.hw.actor.current = `flow:${name}`;
+    let ended = false;
+    const error = await attempt(h, `${op.name} flow ${name}`, async () =>
+      withChildFault(h, async () => {
+        const out = await step({ invocationId: op.invocationId, fence: op.fence, known: null }, op.deps);
+        ended = FLOW_ENDS.has(out.state);
+        return `${out.state}${out.acted ? '' : ' (not acted)'}`;
+      }),
+    );
+    if (error === undefined) op.next = op.next! + 1 < PUBLICATION_STEPS.length && !ended ? op.next! + 1 : undefined;
+    else if (!h.rng.chance(0.5)) op.next = undefined;
+    if (error !== undefined) return;
+  } while (op.next !== undefined && op.next < extraction);
 }
 
 /** `cutpoint quality observe --yes`: a new session takes custody (fencing the flow's), then one observation. */
@@ -150,19 +155,25 @@ export async function zombieObserve(h: History, op: Op): Promise<void> {
   const deps = { ...op.deps, source: forbiddenSource(), ...(op.staleCapsule ? { ports: staleView(op.deps.ports, key, op.staleCapsule) } : {}) };
   const before = await h.hw.checkPorts.authority.get(key);
   const stale = op.staleCapsule !== undefined && before !== undefined && before.version !== op.staleCapsule.version;
+  // The flow's session (maybe fenced out since), or the session holding custody now (a Task
+  // retried while its first attempt still runs has the same input): then only the capsule
+  // version refuses the zombie's writes.
+  const custody = await loadCustody(h.hw.checkPorts, op.targetId);
+  const current = custody?.state === 'HELD' && custody.invocationId === op.invocationId && h.rng.chance(0.5) ? custody.fence : undefined;
+  const fence = current ?? op.fence;
   const zombie = async (): Promise<string> => {
     h.hw.actor.current = 'zombie';
-    const out = await observeTargetOnce({ invocationId: op.invocationId, fence: op.fence, known: null }, deps, await h.hw.world.reader(deps));
+    const out = await observeTargetOnce({ invocationId: op.invocationId, fence, known: null }, deps, await h.hw.world.reader(deps));
     return `${out.state}/${out.capsuleState ?? '-'}${out.acted ? ' ACTED' : ' (not acted)'}`;
   };
   if (h.rng.chance(0.5)) {
-    await attempt(h, `${op.name} zombie observer (late${stale ? ', stale view' : ''})`, zombie);
+    await attempt(h, `${op.name} zombie observer (late${stale ? ', stale view' : ''}${current ? ', current fence' : ''})`, zombie);
     const after = await h.hw.checkPorts.authority.get(key);
     if (stale) h.check(JSON.stringify(after) === JSON.stringify(before), `${op.name}: a zombie observer with a stale capsule view (v${String(op.staleCapsule!.version)}, current v${before.version}) changed the capsule: ${JSON.stringify(before)} → ${JSON.stringify(after)}`);
   } else {
     const permitted = (await inspectOp(h.hw.checkPorts, op)).actions.includes('observe');
     await Promise.all([
-      attempt(h, `${op.name} zombie observer (concurrent${stale ? ', stale view' : ''})`, zombie),
+      attempt(h, `${op.name} zombie observer (concurrent${stale ? ', stale view' : ''}${current ? ', current fence' : ''})`, zombie),
       permitted ? attempt(h, `${op.name} operator observe (concurrent)`, () => operatorObserve(h, op, 'observe')) : Promise.resolve(),
     ]);
   }
