@@ -152,9 +152,10 @@ function staleView(ports: Ports, key: ItemKey, stale: AuthorityItem): Ports {
  */
 export async function zombieObserve(h: History, op: Op): Promise<void> {
   const key = qualityKeys.capsule(op.targetId, op.invocationId);
-  const deps = { ...op.deps, source: forbiddenSource(), ...(op.staleCapsule ? { ports: staleView(op.deps.ports, key, op.staleCapsule) } : {}) };
   const before = await h.hw.checkPorts.authority.get(key);
+  // Stale only when the capsule moved since: an unchanged one is a plain late observe.
   const stale = op.staleCapsule !== undefined && before !== undefined && before.version !== op.staleCapsule.version;
+  const deps = { ...op.deps, source: forbiddenSource(), ...(stale ? { ports: staleView(op.deps.ports, key, op.staleCapsule!) } : {}) };
   // The flow's session (maybe fenced out since), or the session holding custody now (a Task
   // retried while its first attempt still runs has the same input): then only the capsule
   // version refuses the zombie's writes.
