@@ -35,8 +35,16 @@ import { CUT_POINTS_OF, HISTORY_CUT_POINTS, History, HistoryError, inspectOp, me
  */
 
 const FILE = 'test/faults/quality-history.random.test.ts';
-const DEFAULT_SEEDS = [7, 101, 2026];
-const DEFAULT_STEPS = 18;
+/**
+ * 2 seeds × 16 steps: 32 s of file time measured here at a load average of 9 on 2 cores
+ * (seed 15: 21 s, seed 2026: 8 s; twice that at a load average of 15). Both earn their place: 2026 reached the resume-at-VERIFIED_EOF
+ * defect (fixed in src/delivery/steps/publish.ts); 15 runs a zombie observer with a stale
+ * capsule on the current fence (refused by the capsule version only), and both end with
+ * successors after published operations (boundary, I7). Seeds 14 (a successor publishing
+ * inside the history) and 101 are good extra ones: QH_SEED=14,15,101,2026.
+ */
+const DEFAULT_SEEDS = [15, 2026];
+const DEFAULT_STEPS = 16;
 const STEPS = intEnv('QH_STEPS') ?? DEFAULT_STEPS;
 const SEEDS = process.env.QH_SEED ? process.env.QH_SEED.split(',').map((s) => intOf('QH_SEED', s)) : DEFAULT_SEEDS;
 const TRACE = process.env.QH_TRACE === '1';
@@ -142,7 +150,6 @@ async function driveToEnd(h: History, op: Op): Promise<void> {
     } else if (op.next !== undefined) {
       await flowStep(h, op);
     } else {
-      h.check(seen.actions.length === 0 || seen.actions.every((a) => a === 'replay'), 'unreachable');
       h.check(RETAINED_DIAGNOSTICS.has(seen.diagnostic), `${op.name} stuck in ${seen.state} with nothing permitted (${seen.diagnostic}) and no flow`);
       h.note(`${op.name} ends retained: ${seen.state} (${seen.diagnostic})`);
       return;
@@ -186,8 +193,7 @@ describe(`randomized publication + governance history (${STEPS} steps per seed; 
         const h = new History(seed, hw);
         try {
           await runHistory(h);
-          process.stderr.write(`seed ${seed}: ${h.ops().length} operations, faults fired: ${h.firedFaults.join(', ') || 'none'}\n`);
-          if (TRACE) process.stderr.write(`seed ${seed}:\n  ${h.trace.join('\n  ')}\n`);
+          if (TRACE) process.stderr.write(`seed ${seed}: ${h.ops().length} operations, faults fired: ${h.firedFaults.join(', ') || 'none'}\n  ${h.trace.join('\n  ')}\n`);
         } catch (error) {
           const message = error instanceof HistoryError ? error.message : `[seed ${seed}, step ${h.step}] ${messageOf(error)}`;
           throw new Error(`${message}\n  replay: ${replayCommand(seed)}\n  last steps:\n    ${h.trace.slice(-40).join('\n    ')}`, { cause: error });
