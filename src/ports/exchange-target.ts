@@ -76,6 +76,8 @@ export interface ScalarStatement {
 export interface ScalarOptions {
   /** `max_execution_time` of each statement, seconds. */
   maxExecutionSeconds?: number;
+  /** The caller's cut point for these reads (e.g. `quality.staged.probe`): a fault there fails the read, nothing is written. */
+  cutPoint?: string;
 }
 
 export interface ExchangeTargetPort {

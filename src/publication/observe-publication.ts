@@ -5,6 +5,7 @@ import type { CustodyRecord, InvocationRecord } from '../delivery/journal/record
 import { transition } from '../delivery/journal/transition.js';
 import { ownerBindingOf, transitionIdOf } from '../delivery/steps/common.js';
 import { candidateMarkerOf } from '../domain/publication/candidate.js';
+import { PUBLICATION_CUT_POINTS } from '../domain/publication/cut-points.js';
 import { interpretExchangeObservation, type ExchangeObservation, type ObservedTable } from '../domain/publication/exchange-observation.js';
 import { exchangeOf, namesOf } from './exchange-deps.js';
 
@@ -63,6 +64,7 @@ export async function recordObservation(
         publication: { rows: candidate.rows, digest: parts.digest, stagingObjectId: candidate.uuid, mode: 'exchange', publishedAt: record.updatedAt },
       },
       known,
+      cutPoint: PUBLICATION_CUT_POINTS.commitRecord,
     });
     return { observed: observation.outcome, observation, result };
   }

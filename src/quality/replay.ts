@@ -10,11 +10,13 @@ import { completionWitnessOf, readCompletionDocument, readPreparedDocument, type
 import { replayReceipt, type ReplayReceipt } from '../domain/quality/receipt.js';
 import { replayWindowOf } from '../domain/quality/replay-window.js';
 import type { ExchangeTargetPort } from '../ports/exchange-target.js';
+import type { FaultInjector } from '../ports/faults.js';
 import type { Ports } from '../ports/index.js';
 import type { TargetPort } from '../ports/target.js';
 import { namesOf } from '../publication/exchange-deps.js';
 import { runIdOf } from './admission.js';
 import { readCapsule } from './capsule-store.js';
+import { QUALITY_CUT_POINTS } from './cut-points.js';
 import { fetchEvidence } from './evidence.js';
 
 export interface ReplayInput {
@@ -30,6 +32,8 @@ export interface ReplayDeps {
   target: Pick<TargetPort, 'identity'>;
   exchange: Pick<ExchangeTargetPort, 'observeTables'>;
   route: SelectedRoute;
+  /** Runs the evidence reads at `quality.replay.read` (a fault there fails the replay; nothing is written). */
+  faults?: FaultInjector;
 }
 
 /**
@@ -60,8 +64,12 @@ export async function replayGovernance(input: ReplayInput, deps: ReplayDeps): Pr
   if (!capsule || capsule.schema !== 2 || capsule.state !== 'COMPLETE') throw new QualityActionNotPermittedError('replay', []);
   const evidence = capsule.completion?.evidence;
   if (!evidence) throw new CompletionEvidencePendingError();
-  const prepared = readPreparedDocument(found(await fetchEvidence(deps.ports.objects, capsule.prepared.key)), capsule.prepared.sha256, capsule.coreDigest);
-  const completionRead = await fetchEvidence(deps.ports.objects, evidence.key);
+  const fetch = (key: string): Promise<EvidenceRead> => {
+    const read = () => fetchEvidence(deps.ports.objects, key);
+    return deps.faults ? deps.faults.at(QUALITY_CUT_POINTS.replayRead, read) : read();
+  };
+  const prepared = readPreparedDocument(found(await fetch(capsule.prepared.key)), capsule.prepared.sha256, capsule.coreDigest);
+  const completionRead = await fetch(evidence.key);
   const completion = completionWitnessOf(completionRead, evidence.sha256, capsule.coreDigest);
   const results = completion.evidence === 'valid' ? readCompletionDocument(found(completionRead), evidence.sha256, capsule.coreDigest).results : [];
   const binding = compareAuthorityBinding(prepared.authorityBinding, await deps.ports.authority.describeBinding());

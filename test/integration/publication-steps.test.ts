@@ -84,7 +84,7 @@ describe('ClickHouse publication (seed 000): candidate, capsule, the one EXCHANG
     const { deps, begun, table } = await prepared();
     const before = await world.uuidOf(table);
     await prepareCapsule(begun, deps);
-    world.stores.faults.arm('delivery.journal.transition:crash-after');
+    world.stores.faults.arm('publication.dispatch.intent:crash-after');
     try {
       await expect(dispatch(begun, deps)).rejects.toMatchObject({ name: 'Cutpoint.WorkerCrashed' });
     } finally {

@@ -194,10 +194,8 @@ class ClickHouseExchangeTarget implements ExchangeTargetPort {
       // 64-bit integers as text, so a large count is never rounded.
       const settings = settingsClause({ readonly: 2, max_execution_time: seconds, output_format_json_quote_64bit_integers: 1 });
       const query = `SELECT * FROM (\n${s.sql}\n) LIMIT 1 ${settings}`;
-      const rows = await this.read(`scalar ${s.name}`, async () => {
-        const result = await this.client.query({ query, format: 'JSONCompactEachRow' });
-        return result.json<unknown[]>();
-      });
+      const select = async () => (await this.client.query({ query, format: 'JSONCompactEachRow' })).json<unknown[]>();
+      const rows = await this.read(`scalar ${s.name}`, () => (options.cutPoint ? this.faults.at(options.cutPoint, select) : select()));
       out[s.name] = scalarOf(rows[0]?.[0]);
     }
     return out;

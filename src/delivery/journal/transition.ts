@@ -26,6 +26,8 @@ export interface TransitionRequest {
    * a stale one refuses the whole write, and the caller reads again.
    */
   legs?: TransactionLeg[];
+  /** The step's own cut point for a non-terminal move (e.g. `publication.dispatch.intent`); default `delivery.journal.transition`. */
+  cutPoint?: string;
 }
 
 /** Proof a state needs in the journal before the journal may enter it (journal-proofs.ts `missingProof`). */
@@ -45,7 +47,7 @@ export function assertTransitionTo(from: JournalState, to: JournalState, facts: 
  * `patch` merged into its facts, guarded by the caller's custody fence, journaled once
  * under `transitionId`. A transition to a terminal state (RETIRED, CUSTODY_RELEASED)
  * releases custody in the same transaction, at `delivery.custody.release`; every other
- * runs at `delivery.journal.transition`.
+ * runs at the request's `cutPoint`, by default `delivery.journal.transition`.
  *
  * Errors, all without a write: Delivery.IllegalTransition, Delivery.Fenced (a zombie
  * from an old epoch), Delivery.JournalStateConflict, Delivery.TransitionPrecondition,
@@ -63,7 +65,7 @@ export async function transition(ports: Ports, ref: InvocationRef, request: Tran
   const { from, to } = request;
   const terminal = isTerminal(to);
   return journaledWrite(ports, {
-    cutPoint: terminal ? DELIVERY_CUT_POINTS.custodyRelease : DELIVERY_CUT_POINTS.journalTransition,
+    cutPoint: terminal ? DELIVERY_CUT_POINTS.custodyRelease : (request.cutPoint ?? DELIVERY_CUT_POINTS.journalTransition),
     ref: target,
     transitionId,
     type: 'transition',

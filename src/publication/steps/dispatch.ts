@@ -6,6 +6,7 @@ import { TransitionPreconditionError } from '../../delivery/journal/errors.js';
 import { transition } from '../../delivery/journal/transition.js';
 import { structured } from '../../domain/clickhouse-errors.js';
 import { candidateMarkerOf } from '../../domain/publication/candidate.js';
+import { PUBLICATION_CUT_POINTS } from '../../domain/publication/cut-points.js';
 import { CutpointError, EffectFailedError, OutcomeUnknownError } from '../../domain/errors.js';
 import { runIdOf } from '../../quality/admission.js';
 import { capsuleCheckLeg, readCapsule } from '../../quality/capsule-store.js';
@@ -78,6 +79,7 @@ async function dispatchOnce(input: unknown, deps: DeliveryDeps): Promise<Dispatc
     patch: { dispatch: { count: 1, predecessorUuid: onTarget.uuid, candidateUuid: candidate.uuid, runId: runIdOf(step.fence.session) } },
     known: { invocation: record, custody },
     legs: [capsuleCheckLeg(ref, capsule)],
+    cutPoint: PUBLICATION_CUT_POINTS.dispatchIntent,
   });
   try {
     await exchange.exchange(names);

@@ -42,7 +42,10 @@ async function prepareCapsuleOnce(input: unknown, deps: DeliveryDeps): Promise<P
   const custody = await heldCustody();
   const plan = admissionPlanOf(deps.route, parts.rows);
   const relation = { database: candidate.table.schema, table: candidate.table.table };
-  const observed = await exchange.scalars(plan.probes.map((p) => ({ name: p.name, sql: bindProbe(p.sql, relation) })));
+  const observed = await exchange.scalars(
+    plan.probes.map((p) => ({ name: p.name, sql: bindProbe(p.sql, relation) })),
+    { cutPoint: QUALITY_CUT_POINTS.stagedProbe },
+  );
   const staged = evaluateProbes(plan.probes, observed);
   if (staged.outcome !== 'COMPLETE') {
     const failed = await transition(deps.ports, ref, {

@@ -1,0 +1,99 @@
+import { describe, expect, it } from 'vitest';
+import { DELIVERY_CUT_POINTS } from '../../src/delivery/cut-points.js';
+import { PUBLICATION_CUT_POINTS } from '../../src/domain/publication/cut-points.js';
+import { FAULT_KINDS, type FaultKind } from '../../src/domain/faults.js';
+import { QUALITY_CUT_POINTS } from '../../src/quality/cut-points.js';
+import { runGovernanceCase, type CaseContext, type Stop } from '../support/governance-matrix.js';
+import { useGovernanceWorld } from '../support/governance-world.js';
+import { successorBoundaryCase } from '../support/governance-successor.js';
+
+/**
+ * F1 (spec quality-governance.md §9): the publish-clickhouse forward path with a persistent
+ * fault (`cut:kind*`) at every cut point it crosses × every fault kind; then only the
+ * actions inspect permits (reconcile, resume, observe, retire, in process, source-free)
+ * to a final state, then I1–I10 (test/support/governance-matrix.ts, governance-invariants.ts).
+ *
+ * Cut points a passing run crosses: every PUBLICATION_CUT_POINTS entry but the fence rename;
+ * the QUALITY_CUT_POINTS of PrepareCapsule and ObserveTarget; and the shared delivery points
+ * after the dispatch (evidence, checkpoint, custody release). `publication.fence.rename`
+ * is only crossed by reconcile of a dispatched operation that is not yet proved: it is driven
+ * by `publication.exchange:crash-before` (the EXCHANGE never sent) and the fault armed on the
+ * reconcile that fences. A successor's Begin with its boundary legs (`delivery.custody.acquire`)
+ * runs after a first operation completed on the same table.
+ *
+ * Ends: CUSTODY_RELEASED (capsule COMPLETE and retired, rows exactly once, one EXCHANGE) or
+ * RETIRED (target still P) — or, where §6 says so, the operator's stop: a reader guard held
+ * after an unverified end (INCOMPLETE; inspect offers nothing; the quiescence procedure).
+ */
+
+const FORWARD = [
+  ...Object.values(PUBLICATION_CUT_POINTS).filter((c) => c !== PUBLICATION_CUT_POINTS.fenceRename),
+  QUALITY_CUT_POINTS.stagedProbe,
+  QUALITY_CUT_POINTS.preparedPut,
+  QUALITY_CUT_POINTS.capsulePrepare,
+  QUALITY_CUT_POINTS.readerAcquire,
+  QUALITY_CUT_POINTS.workerReap,
+  QUALITY_CUT_POINTS.completeCommit,
+  QUALITY_CUT_POINTS.completionPut,
+  QUALITY_CUT_POINTS.completionRecord,
+  DELIVERY_CUT_POINTS.evidencePut,
+  DELIVERY_CUT_POINTS.checkpointAdvance,
+  DELIVERY_CUT_POINTS.custodyRelease,
+];
+
+/**
+ * The cases §6 leaves to the operator: the guard stays after an unverified end of the
+ * observation (crash after the acquire; the reap not observed; the observing process dying
+ * with the results only in memory). Every other case ends CUSTODY_RELEASED or RETIRED.
+ */
+const GUARD_STOPS = new Set<string>([
+  `${QUALITY_CUT_POINTS.readerAcquire}:crash-after`,
+  ...FAULT_KINDS.map((k) => `${QUALITY_CUT_POINTS.workerReap}:${k}`).filter((k) => !k.endsWith(':delay')),
+  `${QUALITY_CUT_POINTS.completeCommit}:crash-before`,
+  `${QUALITY_CUT_POINTS.completeCommit}:fail`,
+  `${QUALITY_CUT_POINTS.completeCommit}:lose-request`,
+]);
+
+const spec = (cut: string, kind: FaultKind): string => `${cut}:${kind}${kind === 'delay' ? '=5' : ''}*`;
+const world = useGovernanceWorld();
+let tables = 0;
+
+function expectEnd(key: string, stop: Stop, trail: string): void {
+  if (GUARD_STOPS.has(key)) expect(stop, trail).toBe('GUARD_HELD');
+  else expect(['CUSTODY_RELEASED', 'RETIRED'], trail).toContain(stop);
+}
+
+describe('F1 publish-clickhouse: a persistent fault at each cut point of the forward path, then only permitted actions, then I1–I10', () => {
+  it.concurrent.each(FORWARD.flatMap((cut) => FAULT_KINDS.map((kind) => [cut, kind] as const)))('%s × %s*', async (cut, kind) => {
+    const result = await runGovernanceCase({ world, table: `f1_${++tables}`, spec: spec(cut, kind) });
+    expectEnd(`${cut}:${kind}`, result.stop, result.trail);
+  }, 120_000);
+
+  it.concurrent.each(FAULT_KINDS)('publication.fence.rename × %s* (reached by publication.exchange:crash-before, then reconcile) → fenced → retired, or proven', async (kind) => {
+    const prelude = async (ctx: CaseContext): Promise<void> => {
+      ctx.lane.chFaults.arm('publication.exchange:crash-before');
+      try {
+        expect(await ctx.forward()).toBe('forward → PUBLICATION_UNKNOWN');
+      } finally {
+        ctx.lane.chFaults.disarm();
+      }
+    };
+    const result = await runGovernanceCase({ world, table: `f1_${++tables}`, spec: spec(PUBLICATION_CUT_POINTS.fenceRename, kind), prelude, faulted: (ctx) => ctx.act('reconcile') });
+    // The EXCHANGE never ran: the only end is fenced → REEXTRACT_REQUIRED → retired, the target still P.
+    expect(result.stop, result.trail).toBe('RETIRED');
+    expect(result.exchangeCount).toBe(0);
+    if (kind === 'lose-response') expect(result.trail).toMatch(/reconcile → REEXTRACT_REQUIRED/);
+  }, 60_000);
+
+  it.concurrent("a successor's Begin whose boundary write's answer is lost: begin's reload proves it; the old window closed once", async () => {
+    await successorBoundaryCase(world, `f1_${++tables}`, 'lose-response');
+  }, 120_000);
+});
+
+// The reader child's cut point is armed through the environment the child inherits (process-wide): these run one at a time.
+describe('F1: quality.target.probe (inside the reader child) × every kind', () => {
+  it.each(FAULT_KINDS)('quality.target.probe × %s*', async (kind) => {
+    const result = await runGovernanceCase({ world, table: `f1_${++tables}`, spec: spec(QUALITY_CUT_POINTS.targetProbe, kind), inChild: true });
+    expectEnd(`${QUALITY_CUT_POINTS.targetProbe}:${kind}`, result.stop, result.trail);
+  }, 60_000);
+});
