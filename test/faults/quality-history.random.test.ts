@@ -36,8 +36,8 @@ import { CUT_POINTS_OF, HISTORY_CUT_POINTS, History, HistoryError, inspectOp, me
 
 const FILE = 'test/faults/quality-history.random.test.ts';
 /**
- * 2 seeds × 16 steps: 32 s of file time measured here at a load average of 9 on 2 cores
- * (seed 15: 21 s, seed 2026: 8 s; twice that at a load average of 15). Both earn their place: 2026 reached the resume-at-VERIFIED_EOF
+ * 2 seeds × 16 steps: 15.5 s of file time measured here (seed 15: 9.7 s, seed 2026: 4.7 s),
+ * 32 s at a load average of 9 on the 2 cores, about twice that at 15. Both earn their place: 2026 reached the resume-at-VERIFIED_EOF
  * defect (fixed in src/delivery/steps/publish.ts); 15 runs a zombie observer with a stale
  * capsule on the current fence (refused by the capsule version only), and both end with
  * successors after published operations (boundary, I7). Seeds 14 (a successor publishing

@@ -91,7 +91,7 @@ async function operatorReplay(h: History, op: Op): Promise<string> {
   const capsuleBefore = await h.hw.checkPorts.authority.get(qualityKeys.capsule(op.targetId, op.invocationId));
   const journalBefore = await readInvocation(h.hw.checkPorts, ref);
   h.hw.actor.current = 'replay';
-  const receipt = await replayGovernance({ invocationId: op.invocationId, manifestText: op.manifestText, selector: SELECTOR }, { ports: op.deps.ports, target: op.deps.target, exchange: op.deps.exchange!, route: op.deps.route });
+  const receipt = await replayGovernance({ invocationId: op.invocationId, manifestText: op.manifestText, selector: SELECTOR }, { ports: op.deps.ports, target: op.deps.target, exchange: op.deps.exchange!, route: op.deps.route, faults: h.hw.world.stores.faults });
   const capsuleAfter = await h.hw.checkPorts.authority.get(qualityKeys.capsule(op.targetId, op.invocationId));
   h.check(capsuleAfter?.version === capsuleBefore?.version, `replay of ${op.name} changed the capsule version`);
   h.check((await readInvocation(h.hw.checkPorts, ref)).version === journalBefore.version, `replay of ${op.name} wrote the journal`);
