@@ -427,6 +427,10 @@ describe('cutpoint quality diagnose / observe / replay', () => {
     assertRedacted(r.stdout, op);
     expect(await snapshot(op)).toBe(before);
     expect((await loadInvocation(runtime.ports, op.ref.invocationId)).facts.dispatch?.count).toBe(1);
+    // A failed read of the replay (quality.replay.read, armed by --faults): exit 1, no receipt, nothing written; a repeat is safe.
+    const failed = await onHost(['quality', 'replay', op.ref.invocationId, '--manifest', op.selector, '--faults', 'quality.replay.read:fail']);
+    expect({ code: failed.code, stdout: failed.stdout }).toEqual({ code: 1, stdout: '' });
+    expect(await snapshot(op)).toBe(before);
     // Another configuration is not "the same invocation and configuration": refused, no receipt.
     const other = join(runtime.root, 'other-config.yaml');
     await writeFile(other, `${await readFile(op.file, 'utf8')}# edited\n`);

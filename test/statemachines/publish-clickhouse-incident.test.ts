@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { routeOfEvent, type DeliveryDepsProvider } from '../../functions/lib/delivery-deps.js';
 import { makeDeliveryHandler } from '../../functions/quality/observe-target.js';
 import { loadCustody, loadInvocation } from '../../src/delivery/journal/records.js';
@@ -6,7 +6,7 @@ import { runFlow } from '../../src/local/flow-runner.js';
 import { readCapsule } from '../../src/quality/capsule-store.js';
 import { QUALITY_INCIDENT_KIND } from '../../src/quality/observe-incident.js';
 import { newInvocationId } from '../support/delivery-world.js';
-import { openObserveWorld, type ObserveWorld } from '../fixtures/quality/observe-world.js';
+import { useObserveWorld } from '../fixtures/quality/observe-world.js';
 import { publicationManifest, targetDdl } from '../support/publication-world.js';
 
 /**
@@ -16,37 +16,24 @@ import { publicationManifest, targetDdl } from '../support/publication-world.js'
  * governance incident — built from the capsule, names only — to the incident topic (the
  * runner records what a notifying step publishes, as the SNS topic would receive it).
  */
-let world: ObserveWorld;
-const saved = { CH_URL: process.env.CH_URL, CH_PUB_URL: process.env.CH_PUB_URL };
-beforeAll(async () => {
-  world = await openObserveWorld();
-  process.env.CH_URL = world.host.url;
-  process.env.CH_PUB_URL = world.host.url;
-}, 120_000);
-afterAll(async () => {
-  for (const [k, v] of Object.entries(saved)) {
-    if (v === undefined) delete process.env[k];
-    else process.env[k] = v;
-  }
-  await world?.close();
-});
+const ctx = useObserveWorld();
 
 describe('publish-clickhouse: a failing probe assertion is an incident', () => {
   it('a row of the published table made negative between Dispatch and ObserveTarget ⇒ capsule FAILED, the incident published once (probe names, no values), execution FAILED Quality.Failed, custody retained', async () => {
     const table = 'incident_1';
-    await world.ch.client.command({ query: targetDdl(table) });
+    await ctx.world.ch.client.command({ query: targetDdl(table) });
     const manifestText = publicationManifest({ table });
     const invocationId = newInvocationId();
-    const stepDeps: DeliveryDepsProvider = (event) => Promise.resolve({ ...world.deps(), route: routeOfEvent(event) });
+    const stepDeps: DeliveryDepsProvider = (event) => Promise.resolve({ ...ctx.world.deps(), route: routeOfEvent(event) });
     const observe = makeDeliveryHandler(stepDeps);
     const result = await runFlow('publish-clickhouse', { invocationId, session: `run-${invocationId.slice(4, 14)}`, manifestText, selector: '/config/publish.yaml#daily' }, {
-      ports: world.stores.ports,
+      ports: ctx.world.stores.ports,
       retryIntervalMs: 0,
       stepDeps,
       taskHandlers: {
         // The real ObserveTarget handler, after a row of the published generation was altered (as T3 does).
         QualityObserveTargetFunctionArn: async (input) => {
-          await world.ch.client.command({ query: `ALTER TABLE pub.${table} UPDATE amount = -1 WHERE event_id IN (SELECT event_id FROM pub.${table} LIMIT 1) SETTINGS mutations_sync = 2` });
+          await ctx.world.ch.client.command({ query: `ALTER TABLE pub.${table} UPDATE amount = -1 WHERE event_id IN (SELECT event_id FROM pub.${table} LIMIT 1) SETTINGS mutations_sync = 2` });
           return observe(input);
         },
       },
@@ -56,11 +43,11 @@ describe('publish-clickhouse: a failing probe assertion is an incident', () => {
     const entered = result.events.filter((e) => e.type === 'StateEntered').map((e) => e.state);
     expect(entered.slice(-4)).toEqual(['ObserveTarget', 'NotifyIncident', 'AfterIncident', 'QualityFailed']);
 
-    const record = await loadInvocation(world.stores.ports, invocationId);
+    const record = await loadInvocation(ctx.world.stores.ports, invocationId);
     expect(record.state).toBe('PUBLISHED');
-    const capsule = await readCapsule(world.stores.ports, { targetId: record.targetId, invocationId });
+    const capsule = await readCapsule(ctx.world.stores.ports, { targetId: record.targetId, invocationId });
     expect(capsule).toMatchObject({ schema: 2, state: 'FAILED', failure: { probes: ['assertion:no_negative_amounts'] } });
-    expect(await loadCustody(world.stores.ports, record.targetId)).toMatchObject({ state: 'HELD', invocationId });
+    expect(await loadCustody(ctx.world.stores.ports, record.targetId)).toMatchObject({ state: 'HELD', invocationId });
 
     expect(result.notices).toHaveLength(1);
     const [notice] = result.notices;

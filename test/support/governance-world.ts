@@ -1,4 +1,4 @@
-import { afterAll, beforeAll } from 'vitest';
+import { beforeAll } from 'vitest';
 import { createClickHouseExchangeTarget } from '../../src/adapters/clickhouse/publication-target.js';
 import { createClickHouseStageTarget } from '../../src/adapters/clickhouse/publication-stage.js';
 import { createClickHouseSource } from '../../src/adapters/clickhouse/source.js';
@@ -11,7 +11,7 @@ import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.j
 import { RequestMeter } from '../../src/ports/meter.js';
 import { exchangeNamesOf } from '../../src/domain/publication/candidate.js';
 import { targetReaderOf, type TargetReader } from '../../src/quality/observe-reader.js';
-import { openObserveWorld, type ObserveWorld } from '../fixtures/quality/observe-world.js';
+import { useObserveWorld, type ObserveWorld } from '../fixtures/quality/observe-world.js';
 import { recordStatements, type GovernanceView, type StatementRecorder } from './governance-invariants.js';
 import { publicationManifest, targetDdl, WINDOW } from './publication-world.js';
 
@@ -58,12 +58,10 @@ const ON_CLICKHOUSE = /^(publication\.(candidate|load|exchange|observe|fence|pre
 
 export function useGovernanceWorld(): GovernanceWorld {
   const world = {} as GovernanceWorld;
-  const saved = { CH_URL: process.env.CH_URL, CH_PUB_URL: process.env.CH_PUB_URL };
+  // resume's ObserveTarget resolves the target binding from the environment, as a Lambda does.
+  const base = useObserveWorld();
   beforeAll(async () => {
-    const observe = await openObserveWorld();
-    // resume's ObserveTarget resolves the target binding from the environment, as a Lambda does.
-    process.env.CH_URL = observe.host.url;
-    process.env.CH_PUB_URL = observe.host.url;
+    const observe = base.world;
     const rec = recordStatements(observe.ch);
     const env = { CH_PUB_URL: observe.host.url, CH_URL: observe.host.url };
     const uuid = async (table: string) => observe.uuidOf(table);
@@ -119,12 +117,5 @@ export function useGovernanceWorld(): GovernanceWorld {
       },
     } satisfies GovernanceWorld);
   }, 180_000);
-  afterAll(async () => {
-    for (const [k, v] of Object.entries(saved)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-    await world.observe?.close();
-  });
   return world;
 }

@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { faultsFromEnv } from '../../adapters/fault-injector.js';
 import { validateInvocationId } from '../../domain/delivery/identifiers.js';
 import { parseManifest, parseSelector, selectRoute, selectorText } from '../../domain/delivery/manifest.js';
 import type { Selector, SelectedRoute } from '../../domain/delivery/manifest-types.js';
@@ -52,7 +53,9 @@ export async function manifestCommand(target: Target, command: ManifestCommand):
     }
     const reading = { ports: readOnlyPorts(ports), target: readOnlyTarget(opened.target), route };
     if (command.verb === 'diagnose') return await diagnoseQuality(input, { ...reading, exchange: { inventory: (db, t) => exchange.inventory(db, t) } });
-    return await replayGovernance(input, { ...reading, exchange: { observeTables: (names) => exchange.observeTables(names) } });
+    // The replay's reads cross quality.replay.read: CUTPOINT_FAULTS / --faults reach them as they reach the target.
+    const faults = faultsFromEnv({ ...process.env, CUTPOINT_FAULTS: command.faults ?? process.env.CUTPOINT_FAULTS });
+    return await replayGovernance(input, { ...reading, faults, exchange: { observeTables: (names) => exchange.observeTables(names) } });
   } finally {
     await opened.target.close();
   }
