@@ -4,7 +4,8 @@ import { FAULT_KINDS, type FaultKind } from '../../src/domain/faults.js';
  * The governance fault matrices (F1, F2) in two lanes. `npm run test:matrix`
  * (CUTPOINT_MATRIX=full; CI runs it after `npm test`) runs every cut point × every fault
  * kind. `npm test` runs every cut point with ONE kind, rotated along the cut points so
- * that every kind is exercised (`kindsAt(i)` = FAULT_KINDS[i mod 6]): a full matrix case
+ * that every kind is exercised (`kindsAt(i)` = FAULT_KINDS[i mod 6]), and (F2) one entry
+ * state per cut point, rotated likewise (`sampleOf`): a full matrix case
  * is a whole operation with a bounded-reader process, and all ~300 of them do not fit the
  * suite's ten minutes on two cores. The sample is deterministic, so a failure replays.
  */
@@ -15,6 +16,18 @@ export const MATRIX_LANE = FULL_MATRIX ? 'full matrix' : 'one kind per cut point
 /** The fault kinds the i-th cut point (or combination) runs with in this lane. */
 export function kindsAt(i: number): readonly FaultKind[] {
   return FULL_MATRIX ? FAULT_KINDS : [FAULT_KINDS[i % FAULT_KINDS.length]!];
+}
+
+/**
+ * The items of a list this lane runs: all of them in the full matrix; in the sample, the
+ * first item of each group (`groupOf`), rotated along the groups — e.g. one governance
+ * entry state per cut point, a different one at each cut point.
+ */
+export function sampleOf<T>(items: readonly T[], groupOf: (item: T) => string): T[] {
+  if (FULL_MATRIX) return [...items];
+  const groups = new Map<string, T[]>();
+  for (const item of items) groups.set(groupOf(item), [...(groups.get(groupOf(item)) ?? []), item]);
+  return [...groups.values()].map((group, i) => group[i % group.length]!);
 }
 
 /** `[item, kind]` for every item of a list and every kind of its lane. */
