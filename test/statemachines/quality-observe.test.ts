@@ -45,6 +45,17 @@ describe('quality-observe flow', () => {
     expect(await readCapsule(ctx.world.stores.ports, ref)).toMatchObject({ state: 'COMPLETE' });
     expect((await loadInvocation(ctx.world.stores.ports, ref.invocationId)).state).toBe('PUBLISHED');
   }, 60_000);
+
+  it('a required probe failing on the published generation ⇒ capsule FAILED, NotifyIncident publishes the governance incident once, the execution fails Quality.Failed', async () => {
+    const { ref, table } = await ctx.world.published();
+    await ctx.world.ch.client.command({ query: `ALTER TABLE pub.${table} UPDATE amount = -1 WHERE event_id IN (SELECT event_id FROM pub.${table} LIMIT 1) SETTINGS mutations_sync = 2` });
+    const failed = await run('quality-observe', { invocationId: ref.invocationId, manifestText: publicationManifest({ table }), selector, yes: true });
+    expect(failed).toMatchObject({ status: 'FAILED', error: 'Quality.Failed' });
+    expect(entered(failed)).toEqual(['Confirmed', 'Observe', 'NotifyIncident', 'AfterIncident', 'QualityFailed']);
+    expect(failed.notices).toHaveLength(1);
+    expect(failed.notices[0]!.message).toMatchObject({ flow: 'quality-observe', governance: { invocation_id: ref.invocationId, capsule_state: 'FAILED', failed_probes: ['assertion:no_negative_amounts'] } });
+    expect(await readCapsule(ctx.world.stores.ports, ref)).toMatchObject({ state: 'FAILED' });
+  }, 60_000);
 });
 
 describe('delivery-resume flow on a ClickHouse exchange route', () => {
