@@ -150,14 +150,14 @@ const RECOVERY_REFUSALS = ['Delivery.ConfirmationRequired', 'Delivery.ActionNotP
 
 function recoverySteps(): StepEntry[] {
   const JOURNAL: TableAction[] = ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'];
-  const action = (name: string, placeholder: string, load: StepEntry['load']): StepEntry => ({
+  const action = (name: string, placeholder: string, load: StepEntry['load'], observes: { table: TableAction[]; errors: string[] } = { table: [], errors: [] }): StepEntry => ({
     placeholder,
     entry: `functions/delivery/${name}.ts`,
     load,
-    table: JOURNAL,
+    table: [...JOURNAL, ...observes.table],
     // resume re-reads staged chunks (load, verify) and writes the evidence object.
     bucket: ['s3:GetObject', 's3:PutObject', 's3:ListBucket'],
-    errors: [...DELIVERY_ERRORS, ...TARGET_ERRORS, ...OBJECT_ERRORS, 'Cutpoint.PublicationRefused', ...RECOVERY_REFUSALS],
+    errors: [...DELIVERY_ERRORS, ...TARGET_ERRORS, ...OBJECT_ERRORS, 'Cutpoint.PublicationRefused', ...RECOVERY_REFUSALS, ...observes.errors],
     timeoutSeconds: 900,
     memoryMB: 1024,
     readsSecrets: true,
@@ -174,7 +174,13 @@ function recoverySteps(): StepEntry[] {
       memoryMB: 256,
     },
     action('recover-reconcile', 'DeliveryReconcileFunctionArn', () => import('./delivery/recover-reconcile.js')),
-    action('recover-resume', 'DeliveryResumeFunctionArn', () => import('./delivery/recover-resume.js')),
+    // On a ClickHouse exchange route resume runs publish-clickhouse's steps: a PUBLISHED
+    // operation is observed (the bounded reader, the authority binding: DescribeTable) and
+    // the COMPLETE-capsule gate guards evidence, checkpoint and cleanup.
+    action('recover-resume', 'DeliveryResumeFunctionArn', () => import('./delivery/recover-resume.js'), {
+      table: ['dynamodb:DescribeTable'],
+      errors: [...PUBLICATION_ERRORS, ...QUALITY_REFUSALS, ...QUALITY_STOPS, ...QUALITY_GATE.filter((e) => !QUALITY_STOPS.includes(e) && !QUALITY_REFUSALS.includes(e))],
+    }),
     action('recover-retire', 'DeliveryRetireFunctionArn', () => import('./delivery/recover-retire.js')),
     {
       placeholder: 'DeliveryNotifyIncidentFunctionArn',
@@ -217,6 +223,8 @@ const QUALITY_REFUSALS = [
  * Lambda's timeout, which ends before the Task's TimeoutSeconds (asserted by the ASL and
  * CDK tests).
  */
+/** The operator's observe refuses before anything is written: no --yes, not listed by the guide, not a governed route. */
+const OPERATOR_REFUSALS = ['Quality.ConfirmationRequired', 'Quality.ActionNotPermitted', 'Quality.NotGoverned'];
 export const OBSERVE_TIMING = { deadlineSeconds: DEFAULT_OBSERVE_DEADLINE_S, reserveSeconds: 30, lambdaSeconds: 300 } as const;
 
 function publicationSteps(): StepEntry[] {
@@ -245,6 +253,9 @@ function publicationSteps(): StepEntry[] {
     // Drops the predecessor by UUID and the stage, proves absence, releases custody.
     // Only with governance COMPLETE (the capsule gate), so it may raise the gate's refusals.
     entry('publication/cleanup', 'PublicationCleanupFunctionArn', () => import('./publication/cleanup.js'), JOURNAL, [], QUALITY_GATE, 120),
+    // The flow quality-observe (spec §7): the operator's observation of a PUBLISHED operation
+    // (PREPARED / TARGET_PENDING capsule) under a new custody session; the same bounded reader.
+    entry('quality/operator-observe', 'QualityOperatorObserveFunctionArn', () => import('./quality/operator-observe.js'), QUALITY, EVIDENCE, [...OBJECT_ERRORS, ...QUALITY_REFUSALS, ...QUALITY_STOPS, ...OPERATOR_REFUSALS], OBSERVE_TIMING.lambdaSeconds),
   ];
 }
 
@@ -514,6 +525,11 @@ export const FLOWS: FlowEntry[] = [
     // As deliver-window: a failed, timed-out or stopped publication is resolved from the
     // journal by the reconcile flow, never re-run (a re-run could never dispatch again anyway).
     recovery: { by: 'delivery-reconcile', on: ['FAILED', 'TIMED_OUT', 'ABORTED'] },
+  },
+  {
+    name: 'quality-observe',
+    type: 'STANDARD',
+    description: 'Observe a PUBLISHED ClickHouse operation whose capsule is PREPARED or TARGET_PENDING (the operator\'s quality observe): guide, seal, a new custody session, the bounded reader; COMPLETE, or TARGET_PENDING / FAILED / INCOMPLETE by name',
   },
   {
     name: 'delivery-reconcile',

@@ -47,6 +47,17 @@ const DELIVERY_RUN_ONLY: ReadonlySet<string> = new Set([
   DELIVERY_CUT_POINTS.stagingRecord,
 ]);
 
+const OBSERVATION_CUT_POINTS: ReadonlySet<string> = new Set([
+  QUALITY_CUT_POINTS.readerAcquire,
+  QUALITY_CUT_POINTS.targetProbe,
+  QUALITY_CUT_POINTS.workerReap,
+  QUALITY_CUT_POINTS.pendingCommit,
+  QUALITY_CUT_POINTS.completeCommit,
+  QUALITY_CUT_POINTS.failedCommit,
+  QUALITY_CUT_POINTS.completionPut,
+  QUALITY_CUT_POINTS.completionRecord,
+]);
+
 function build(): CutPointInfo[] {
   const all: CutPointInfo[] = [];
   for (const name of Object.values(GENERATION_CUT_POINTS)) all.push({ name, subsystem: 'generation', flows: ['commit-generation'], commands: ['demo generation'] });
@@ -65,7 +76,11 @@ function build(): CutPointInfo[] {
   }
   // ClickHouse EXCHANGE publication (the publish-clickhouse flow).
   for (const name of Object.values(PUBLICATION_CUT_POINTS)) all.push({ name, subsystem: 'delivery', flows: ['publish-clickhouse'], commands: [] });
-  for (const name of Object.values(QUALITY_CUT_POINTS)) all.push({ name, subsystem: 'quality', flows: ['publish-clickhouse'], commands: [] });
+  for (const name of Object.values(QUALITY_CUT_POINTS)) {
+    // The governed observation also runs in the operator's quality-observe and in resume of a PUBLISHED operation.
+    const observing = OBSERVATION_CUT_POINTS.has(name);
+    all.push({ name, subsystem: 'quality', flows: observing ? ['publish-clickhouse', 'quality-observe', 'delivery-resume'] : ['publish-clickhouse'], commands: [] });
+  }
   for (const name of Object.values(OBJECT_CUT_POINTS)) all.push({ name, subsystem: 'objects', flows: [], commands: ['object put'] });
   // The local runner's own effect: a Distributed Map's ResultWriter (deliver-window's part results).
   all.push({ name: LOCAL_CUT_POINTS.mapRunResultWrite, subsystem: 'local', flows: ['deliver-window'], commands: DELIVERY_RUN });

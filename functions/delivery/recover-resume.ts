@@ -1,7 +1,16 @@
+import { fileURLToPath } from 'node:url';
+import { serveIfReaderChild } from '../../src/adapters/reader-process/serve.js';
 import { recoveryFlowStep, recoveryInputFirst } from '../../src/delivery/recovery/flow-steps.js';
-import { deliveryStep, lambdaTargetDeps, type DeliveryDepsProvider } from '../lib/delivery-deps.js';
+import * as probeWorker from '../../src/quality/probe-worker.js';
+import { lambdaSecrets, lambdaTargetDeps, type DeliveryDepsProvider } from '../lib/delivery-deps.js';
+import { PROBE_WORKER_KEY, readerStep, type ObserveStepOptions } from '../quality/observe-step.js';
 
-/** The delivery-resume flow's action step: source-free deps (the target only). */
+// Resume of a PUBLISHED ClickHouse operation observes the target: re-run as the bounded
+// reader's child (CUTPOINT_READER_CHILD=1), this same bundle serves the probe worker.
+serveIfReaderChild({ [PROBE_WORKER_KEY]: probeWorker });
+
+/** The delivery-resume flow's action step: source-free deps (the target only), reader-capable as ObserveTarget. */
 /** Its input (yes, id) is checked before the deps provider parses the manifest or reads a secret. */
-export const makeDeliveryHandler = (deps: DeliveryDepsProvider) => deliveryStep(recoveryFlowStep('resume'))(recoveryInputFirst('resume', deps));
-export const handler = makeDeliveryHandler(lambdaTargetDeps);
+const resumeStep = (options: ObserveStepOptions) => (deps: DeliveryDepsProvider) => readerStep(recoveryFlowStep('resume'), options)(recoveryInputFirst('resume', deps));
+export const makeDeliveryHandler = resumeStep({});
+export const handler = resumeStep({ childEntry: fileURLToPath(import.meta.url), secrets: lambdaSecrets })(lambdaTargetDeps);

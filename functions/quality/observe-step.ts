@@ -5,7 +5,7 @@ import { targetReaderOf, type TargetReaderOptions } from '../../src/quality/obse
 import type { ObserveOutput } from '../../src/quality/observe-target.js';
 import { observeTargetStep } from '../../src/quality/steps/observe-target.js';
 import type { SecretsPort } from '../../src/ports/secrets.js';
-import type { DeliveryDepsProvider } from '../lib/delivery-deps.js';
+import type { DeliveryDepsProvider, DeliveryUseCase } from '../lib/delivery-deps.js';
 import type { StepHandler } from '../lib/step.js';
 
 /** The key the observe bundle serves its probe worker under when re-run as a reader child (runner.ts). */
@@ -25,24 +25,32 @@ interface MaybeLambdaContext {
 }
 
 /**
- * The ObserveTarget handler (spec §4.4): like every delivery step (middy, deps from the
- * provider, the flow's stops), but it keeps the Lambda context, because the bounded read
- * must end before the Lambda does: deadlineAt = min(now + observation deadline, now +
- * getRemainingTimeInMillis − reserve) (observe-reader.ts deadlineOf). Without a context
- * (the local runner) only the observation deadline bounds it.
+ * A delivery step that may observe the target (spec §4.4): like every delivery step (middy,
+ * deps from the provider), but it keeps the Lambda context, because the bounded read must
+ * end before the Lambda does: the deps carry `observeReader`, whose deadlineAt = min(now +
+ * observation deadline, now + getRemainingTimeInMillis − reserve) (observe-reader.ts
+ * deadlineOf). Without a context (the local runner) only the observation deadline bounds it.
+ * ObserveTarget, the delivery-resume action and the operator's quality-observe use it.
  */
-export function observeStep(options: ObserveStepOptions = {}) {
+export function readerStep<O>(useCase: DeliveryUseCase<O>, options: ObserveStepOptions = {}) {
   return (deps: DeliveryDepsProvider): StepHandler => {
-    const handler = middy<unknown, ObserveOutput>(async (event: unknown, context: MaybeLambdaContext) => {
+    const handler = middy<unknown, O>(async (event: unknown, context: MaybeLambdaContext) => {
       const readerOptions: TargetReaderOptions = {
         ...(options.secrets ? { secrets: options.secrets() } : {}),
         ...(options.childEntry ? { childEntry: options.childEntry, entry: PROBE_WORKER_KEY } : {}),
         ...(typeof context?.getRemainingTimeInMillis === 'function' ? { remainingMs: () => context.getRemainingTimeInMillis!() } : {}),
       };
       const stepDeps = await deps(event);
-      const reader = await targetReaderOf(stepDeps, readerOptions);
-      return flowStep((input: unknown, d: DeliveryDeps) => observeTargetStep(input, d, reader))(event, stepDeps);
+      return useCase(event, { ...stepDeps, observeReader: () => targetReaderOf(stepDeps, readerOptions) });
     });
     return (event, context) => handler(event, (context ?? {}) as never);
   };
+}
+
+/** The ObserveTarget handler: the reader built before the step runs, the flow's stops as errors. */
+export function observeStep(options: ObserveStepOptions = {}) {
+  return readerStep<ObserveOutput>(async (event, d) => {
+    const reader = await d.observeReader!();
+    return flowStep((input: unknown, stepDeps: DeliveryDeps) => observeTargetStep(input, stepDeps, reader))(event, d);
+  }, options);
 }

@@ -3,6 +3,7 @@ import type { Ports } from '../ports/index.js';
 import type { SourcePort } from '../ports/source.js';
 import type { TargetPort } from '../ports/target.js';
 import type { ExchangeTargetPort } from '../ports/exchange-target.js';
+import type { TargetReader } from '../quality/observe-reader.js';
 
 /**
  * What the deliver-window steps need, built once per process (a Lambda cold start, a CLI
@@ -24,4 +25,11 @@ export interface DeliveryDeps {
   source?: SourcePort;
   /** The route, with its bindings, as selected from the manifest the invocation sealed. */
   route: SelectedRoute;
+  /**
+   * How an observation (ObserveTarget, resume's observe-target, the operator's observe)
+   * builds its bounded reader: a deployed Lambda forks its own bundle and resolves the
+   * binding from its secret, within its remaining time (functions/quality/observe-step.ts).
+   * Absent: the default reader (generic child entry, the binding from the environment).
+   */
+  observeReader?: () => Promise<TargetReader>;
 }

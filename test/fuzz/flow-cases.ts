@@ -122,5 +122,5 @@ export function flowInputCases(world: FuzzWorld, fence: { owner: string; session
 /** Unknown flow names. */
 export const unknownFlowCases: fc.Arbitrary<FuzzCase> = fc
   .stringMatching(/^[a-z][a-z-]{0,20}$/)
-  .filter((f) => !['commit-generation', 'stream-append', 'stream-resolve-append', 'stream-takeover', 'stream-trim', 'deliver-window', 'publish-clickhouse', 'delivery-reconcile', 'delivery-resume', 'delivery-retire'].includes(f))
+  .filter((f) => !['commit-generation', 'stream-append', 'stream-resolve-append', 'stream-takeover', 'stream-trim', 'deliver-window', 'publish-clickhouse', 'quality-observe', 'delivery-reconcile', 'delivery-resume', 'delivery-retire'].includes(f))
   .map((f) => ({ what: `flow run unknown flow ${f}`, argv: ['flow', 'run', f, '--input', '{}'] }));

@@ -42,8 +42,13 @@ const SMOKE_ENV = {
   AWS_LAMBDA_FUNCTION_NAME: 'bundle-smoke',
 };
 
-/** What each handler raises on `{}` in plain Node: a live recovery step refuses a missing confirmation first. */
-const expectedName = (step: StepEntry) => (/^Delivery(Reconcile|Resume|Retire)FunctionArn$/.test(step.placeholder) ? 'Delivery.ConfirmationRequired' : 'Cutpoint.ValidationError');
+/** What each handler raises on `{}` in plain Node: a live recovery step or the operator's observe refuses a missing confirmation first. */
+const expectedName = (step: StepEntry) =>
+  /^Delivery(Reconcile|Resume|Retire)FunctionArn$/.test(step.placeholder)
+    ? 'Delivery.ConfirmationRequired'
+    : step.placeholder === 'QualityOperatorObserveFunctionArn'
+      ? 'Quality.ConfirmationRequired'
+      : 'Cutpoint.ValidationError';
 
 /** Imports each bundle outside vitest's module graph, as the Lambda runtime would, and calls its handler with `{}`. */
 function errorNamesOf(files: string[]): string[] {
@@ -119,7 +124,7 @@ describe('Lambda bundles', () => {
     observeBundle = bundle;
   }, 120_000);
 
-  it('the ObserveTarget bundle is its own bounded reader child: forked with the child switch, it serves the probe worker and returns the values and the generation', async () => {
+  it('every observing bundle is its own bounded reader child (ObserveTarget deployed-shape; delivery-resume and quality-observe from the split build): forked with the child switch, it serves the probe worker and returns the values and the generation', async () => {
     expect(observeBundle, 'the deployed-shape bundle above').not.toBe('');
     const host = await startClickHouseHost({ dataDir: join(assembly, 'ch') });
     const ch = await openClickHouse({ kind: 'http', url: host.url });
@@ -134,8 +139,10 @@ describe('Lambda bundles', () => {
         maxExecutionSeconds: 20,
       };
       const uuid = (await (await ch.client.query({ query: "SELECT toString(uuid) AS u FROM system.tables WHERE database = 'pub' AND name = 'events'", format: 'JSONEachRow' })).json<{ u: string }>())[0]!.u;
-      const outcome = await runBoundedReader({ entry: PROBE_WORKER_KEY, childEntry: observeBundle, input, token: 'tok-bundle', deadlineAt: Date.now() + 30_000, clock: systemClock });
-      expect(outcome).toMatchObject({ kind: 'RESULT', results: { before: uuid, after: uuid, values: { row_count: 3 } }, localTermination: 'VERIFIED' });
+      for (const childEntry of [observeBundle, join(split, 'DeliveryResumeFunctionArn.mjs'), join(split, 'QualityOperatorObserveFunctionArn.mjs')]) {
+        const outcome = await runBoundedReader({ entry: PROBE_WORKER_KEY, childEntry, input, token: 'tok-bundle', deadlineAt: Date.now() + 30_000, clock: systemClock });
+        expect(outcome, childEntry).toMatchObject({ kind: 'RESULT', results: { before: uuid, after: uuid, values: { row_count: 3 } }, localTermination: 'VERIFIED' });
+      }
     } finally {
       await ch.close();
       await host.stop();

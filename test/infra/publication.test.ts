@@ -45,9 +45,26 @@ describe('publish-clickhouse and the quality steps, deployed (F4)', () => {
     expect(2 * TERM_GRACE_MS + REAP_BOUND_MS).toBeLessThan(DEFAULT_RESERVE_MS);
   });
 
-  it('dynamodb:DescribeTable is granted to the quality steps only', () => {
+  it('dynamodb:DescribeTable is granted only to the steps that seal or observe: PrepareCapsule, ObserveTarget, the operator observe, resume (which observes a PUBLISHED operation)', () => {
     const describing = STEPS.filter((s) => allowedActions(roleStatements(workflows, roleOf(s.placeholder)), 'dynamodb:').includes('dynamodb:DescribeTable'));
-    expect(describing.map((s) => s.placeholder).sort()).toEqual(['QualityObserveTargetFunctionArn', 'QualityPrepareCapsuleFunctionArn']);
+    expect(describing.map((s) => s.placeholder).sort()).toEqual([
+      'DeliveryResumeFunctionArn',
+      'QualityObserveTargetFunctionArn',
+      'QualityOperatorObserveFunctionArn',
+      'QualityPrepareCapsuleFunctionArn',
+    ]);
+  });
+
+  it('every observing Lambda gets the observation timing: deadline + reserve < its timeout < its Task TimeoutSeconds (quality-observe, delivery-resume)', () => {
+    for (const [placeholder, flow, state] of [
+      ['QualityOperatorObserveFunctionArn', 'quality-observe', 'Observe'],
+      ['DeliveryResumeFunctionArn', 'delivery-resume', 'Resume'],
+    ] as const) {
+      const lambda = fnResource(placeholder).Properties.Timeout as number;
+      const task = JSON.parse(machine(flow).Properties.DefinitionString as string).States[state] as { TimeoutSeconds: number };
+      expect(OBSERVE_TIMING.deadlineSeconds + OBSERVE_TIMING.reserveSeconds, placeholder).toBeLessThan(lambda);
+      expect(lambda, placeholder).toBeLessThan(task.TimeoutSeconds);
+    }
   });
 
   it('no step may delete a quality item: none is allowed DeleteItem, and every role on the table carries a Deny of DeleteItem on the quality partition keys', () => {

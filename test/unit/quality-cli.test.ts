@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HELP } from '../../src/cli/main.js';
 import { qualityHelp } from '../../src/cli/commands/quality.js';
+import { observeFlowFailure } from '../../src/cli/commands/quality-live.js';
 import { runCutpointInProcess } from '../support/cli-runtime.js';
 
 /**
@@ -63,10 +64,26 @@ describe('cutpoint quality: grammar', () => {
       await usage(['quality', verb, ID, ...yes]); // no manifest
       await usage(['quality', verb, ID, 'extra', '--manifest', 'route.yaml#daily', ...yes]);
       await usage(['quality', verb, ID, '--manifest', 'route.yaml#daily', '--format', 'yaml', ...yes]);
-      // No --aws: these verbs reach the target from this machine only.
-      await usage(['quality', verb, ID, '--manifest', 'route.yaml#daily', '--aws', ...yes]);
+      // No --aws for diagnose and replay: they reach the target from this machine only.
+      if (verb !== 'observe') await usage(['quality', verb, ID, '--manifest', 'route.yaml#daily', '--aws', ...yes]);
     }
     expect(existsSync(stateDir)).toBe(false);
+  });
+
+  it('observe --aws needs the deployed quality-observe state machine: without CUTPOINT_QUALITY_OBSERVE_ARN or --state-machine-arn exit 2, before anything is opened; --state-machine-arn and --name need --aws', async () => {
+    expect(await usage(['quality', 'observe', ID, '--manifest', 'route.yaml#daily', '--yes', '--aws'])).toContain('--aws needs --state-machine-arn ARN or CUTPOINT_QUALITY_OBSERVE_ARN for the quality-observe state machine');
+    expect(await usage(['quality', 'observe', ID, '--manifest', 'route.yaml#daily', '--yes', '--name', 'x'])).toContain('--state-machine-arn and --name need --aws');
+    // The confirmation is still grammar, before the ARN.
+    expect(await usage(['quality', 'observe', ID, '--manifest', 'route.yaml#daily', '--aws'])).toContain('quality.confirmation_required');
+    expect(existsSync(stateDir)).toBe(false);
+  });
+
+  it("observe --aws: a deployed flow that did not end COMPLETE exits with the flow's error name and its stable code, the Lambda cause's message only", () => {
+    const lambdaCause = JSON.stringify({ errorType: 'Quality.TargetPending', errorMessage: 'the observation ended TARGET_PENDING', trace: ['at x'] });
+    expect(observeFlowFailure('FAILED', 'Quality.TargetPending', lambdaCause)).toMatchObject({ name: 'Quality.TargetPending', code: 'quality.target_pending', message: 'observe ended FAILED with Quality.TargetPending: the observation ended TARGET_PENDING' });
+    expect(observeFlowFailure('FAILED', 'Quality.Failed', 'x')).toMatchObject({ code: 'quality.failed' });
+    expect(observeFlowFailure('FAILED', 'Quality.Incomplete', undefined)).toMatchObject({ code: 'quality.incomplete', message: 'observe ended FAILED with Quality.Incomplete' });
+    expect(observeFlowFailure('TIMED_OUT', undefined, undefined)).toMatchObject({ name: 'Quality.ObserveFlowFailed', code: 'quality.observe_flow_failed' });
   });
 
   it('observe without --yes: exit 2 with quality.confirmation_required, before the manifest is read or a store opened (F5)', async () => {
@@ -80,7 +97,7 @@ describe('cutpoint quality: grammar', () => {
     expect(HELP).toContain('cutpoint quality inspect-all [--format json]');
     expect(HELP).toContain('cutpoint quality inspect <invocation-id> [--format json]');
     expect(HELP).toContain('cutpoint quality diagnose <invocation-id> --manifest FILE#ROUTE [--format json]');
-    expect(HELP).toContain('cutpoint quality observe <invocation-id> --manifest FILE#ROUTE --yes [--format json]');
+    expect(HELP).toContain('cutpoint quality observe <invocation-id> --manifest FILE#ROUTE --yes [--format json] [--aws]');
     expect(HELP).toContain('cutpoint quality replay <invocation-id> --manifest FILE#ROUTE [--format json]');
     const commands = qualityHelp.split('\n').filter((l) => l.startsWith('cutpoint '));
     expect(commands).toHaveLength(5);

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { faultsFromEnv } from '../../adapters/fault-injector.js';
 import { validateInvocationId } from '../../domain/delivery/identifiers.js';
@@ -13,7 +14,7 @@ import { assertObservePermitted, operatorObserve } from '../../quality/operator-
 import { replayGovernance } from '../../quality/replay.js';
 import { INPUT_LIMITS, readInputFile } from '../io.js';
 import { assertReaderReachable, openLocalRouteTarget } from './delivery-bindings.js';
-import { ManifestUnavailableError } from './delivery.js';
+import { causeMessage, ManifestUnavailableError } from './delivery.js';
 import type { Target } from './stream/target.js';
 
 /**
@@ -42,8 +43,13 @@ export async function manifestCommand(target: Target, command: ManifestCommand):
   if (command.verb === 'observe') await assertObservePermitted(ports, id);
   const manifestText = await readManifest(selector.file);
   const route = selectRoute(parseManifest(manifestText, selector.file), selector);
-  if (command.verb === 'observe') await assertReaderReachable(route);
   const input = { invocationId: id, manifestText, selector: selectorText(selector) };
+  // On AWS the deployed flow's Lambda resolves the binding from its secret and forks its own reader.
+  if (command.verb === 'observe' && target.kind === 'aws') {
+    assertExchangeRoute(route);
+    return deployedObserve(target, input);
+  }
+  if (command.verb === 'observe') await assertReaderReachable(route);
   const opened = await openLocalRouteTarget(route.targetBinding, command.faults);
   try {
     const exchange = exchangeSide(opened.exchange, route);
@@ -62,10 +68,44 @@ export async function manifestCommand(target: Target, command: ManifestCommand):
 }
 
 function exchangeSide(exchange: ExchangeTargetPort | undefined, route: SelectedRoute): ExchangeTargetPort {
-  if (!exchange) {
-    throw new CutpointError('Quality.NotGoverned', 'quality.not_governed', `route ${route.name} is not a ClickHouse exchange publication (target mode exchange): nothing is under quality governance there`);
-  }
+  if (!exchange) throw notGoverned(route);
   return exchange;
+}
+
+function assertExchangeRoute(route: SelectedRoute): void {
+  if (route.route.target.mode !== 'exchange') throw notGoverned(route);
+}
+
+const notGoverned = (route: SelectedRoute) =>
+  new CutpointError('Quality.NotGoverned', 'quality.not_governed', `route ${route.name} is not a ClickHouse exchange publication (target mode exchange): nothing is under quality governance there`);
+
+/**
+ * `quality observe --aws`: the deployed quality-observe flow (the same use case in a Lambda,
+ * under the same refusals), waited for, as `delivery reconcile|resume|retire --aws`. COMPLETE
+ * prints the flow's output (the projection with the observation); any other end exits 1
+ * with the flow's error name and its stable code.
+ */
+async function deployedObserve(target: Target, input: { invocationId: string; manifestText: string; selector: string }): Promise<unknown> {
+  const executionName = `observe-${input.invocationId.slice(4, 20)}-${randomBytes(4).toString('hex')}`;
+  const run = await target.run('quality-observe', executionName, { ...input, yes: true });
+  if (run.status === 'SUCCEEDED') return run.output;
+  throw observeFlowFailure(run.status, run.error, run.cause);
+}
+
+const OBSERVE_FLOW_CODES: Record<string, string> = {
+  'Quality.TargetPending': 'quality.target_pending',
+  'Quality.Failed': 'quality.failed',
+  'Quality.Incomplete': 'quality.incomplete',
+  'Quality.ActionNotPermitted': 'quality.action_not_permitted',
+  'Quality.ConfirmationRequired': 'quality.confirmation_required',
+  'Quality.NotGoverned': 'quality.not_governed',
+  'Delivery.AuthorityMismatch': 'delivery.recovery_authority_mismatch',
+};
+
+/** How a deployed observation that did not end COMPLETE leaves: the flow's error name, its code, the cause's message only. */
+export function observeFlowFailure(status: string, error: string | undefined, cause: string | undefined): CutpointError {
+  const name = error ?? 'Quality.ObserveFlowFailed';
+  return new CutpointError(name, OBSERVE_FLOW_CODES[name] ?? 'quality.observe_flow_failed', `observe ended ${status} with ${name}${cause ? `: ${causeMessage(cause)}` : ''}`);
 }
 
 /** Only the target's identity: the read-only verbs reach nothing else of the target port. */

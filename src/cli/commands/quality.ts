@@ -27,7 +27,7 @@ cutpoint quality diagnose <invocation-id> --manifest FILE#ROUTE [--format json]
   name and columns; last_error_code, the first refusal a live action would meet. A value
   that cannot be recomputed is null with match "unknown", never true. Writes nothing,
   reads no row value
-cutpoint quality observe <invocation-id> --manifest FILE#ROUTE --yes [--format json]
+cutpoint quality observe <invocation-id> --manifest FILE#ROUTE --yes [--format json] [--aws]
   a live action, only where permitted_actions lists observe: a PUBLISHED operation whose
   capsule is PREPARED or TARGET_PENDING. Without --yes it is a usage error (exit 2,
   quality.confirmation_required) before the manifest is read or a store opened; anything
@@ -42,7 +42,11 @@ cutpoint quality observe <invocation-id> --manifest FILE#ROUTE --yes [--format j
   stdout and quality.target_pending (observe again later) or Quality.Failed's code
   (terminal, escalate) on stderr, as delivery resume exits 1 short of its goal;
   Quality.Incomplete (exit 1) means the reader's end was not proved and the guard is kept
-  (quiescence procedure). Local runtime only
+  (quiescence procedure). With --aws, after the same guide check on the deployed table and
+  the manifest read here, it starts the deployed quality-observe state machine
+  (CUTPOINT_QUALITY_OBSERVE_ARN or --state-machine-arn; a fresh execution each time, or
+  --name), whose Lambda reads the binding's secret and runs the same observation; its
+  outcome exits as above
 cutpoint quality replay <invocation-id> --manifest FILE#ROUTE [--format json]
   a COMPLETE operation's governance replayed by the same invocation and configuration:
   the seal recomputed, prepared.json and completion.json verified, version continuity,
@@ -55,8 +59,8 @@ cutpoint quality replay <invocation-id> --manifest FILE#ROUTE [--format json]
 there is no force, clear-guard, skip-quality or redispatch command or option: a held
 reader guard follows the quiescence procedure of the runbook, and failed or missing
 evidence is preserved and escalated. Reads the journal in the local runtime, or for
-inspect and inspect-all with --aws the deployed authority table (CUTPOINT_TABLE_NAME,
-CUTPOINT_BUCKET_NAME); diagnose, observe and replay reach the target through the
+inspect, inspect-all and observe with --aws the deployed authority table (CUTPOINT_TABLE_NAME,
+CUTPOINT_BUCKET_NAME); diagnose, replay and a local observe reach the target through the
 binding's url_env on this machine (the value is never printed)`;
 
 type Options = Record<string, { type: 'string' | 'boolean' }>;
@@ -66,7 +70,8 @@ const VERBS: Record<string, Options> = {
   inspect: READ,
   'inspect-all': READ,
   diagnose: WITH_MANIFEST,
-  observe: { ...WITH_MANIFEST, yes: { type: 'boolean' } },
+  // --aws: the deployed quality-observe flow (CUTPOINT_QUALITY_OBSERVE_ARN or --state-machine-arn; a fresh execution, or --name).
+  observe: { ...WITH_MANIFEST, yes: { type: 'boolean' }, aws: { type: 'boolean' }, 'state-machine-arn': { type: 'string' }, name: { type: 'string' } },
   replay: WITH_MANIFEST,
 };
 
@@ -96,7 +101,8 @@ export async function qualityCommand(args: string[]): Promise<unknown> {
     const refusal = new QualityConfirmationRequiredError('observe');
     throw new UsageError(`${refusal.code}: ${refusal.message}`);
   }
-  const target = targetOf(values);
+  // observe --aws starts the deployed quality-observe flow: its ARN must be known up front (exit 2 otherwise).
+  const target = targetOf(values, verb === 'observe' && values.aws === true ? 'quality-observe' : undefined);
   try {
     if (verb === 'inspect-all') return await inspectAllQuality(await target.ports());
     if (verb === 'inspect') return await inspectQuality(await target.ports(), positionals[0]);

@@ -104,8 +104,10 @@ export function recoveryFlowStep(action: LiveAction) {
   return async (input: unknown, deps: DeliveryDeps): Promise<RecoveryFlowOutput> => {
     const recoveryInput = parseRecoveryFlowInput(action, input);
     const { invocationId } = recoveryInput;
-    // Source-free: whatever the provider built, recovery never gets the source.
-    const recoveryDeps: RecoveryDeps = { ports: deps.ports, target: deps.target, route: deps.route };
+    // Source-free: whatever the provider built, recovery never gets the source. A ClickHouse
+    // route's exchange side and the observation's reader pass on (resume observes PUBLISHED).
+    const { ports, target, route, exchange, observeReader } = deps;
+    const recoveryDeps: RecoveryDeps = { ports, target, route, ...(exchange ? { exchange } : {}), ...(observeReader ? { observeReader } : {}) };
     try {
       const result = await RECOVERY_ACTIONS[action](recoveryInput, recoveryDeps);
       return { action, invocationId, state: result.state, retained: false, diagnostic_code: result.projection.diagnostic_code, projection: result.projection };

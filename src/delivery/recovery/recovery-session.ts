@@ -54,6 +54,8 @@ export interface RecoveryDeps {
   route: SelectedRoute;
   /** The refusing source; a fresh `forbiddenSource()` by default. */
   source?: GuardedSource;
+  /** How resume's observe-target builds its bounded reader (DeliveryDeps.observeReader). */
+  observeReader?: DeliveryDeps['observeReader'];
 }
 
 export interface RecoveryResult {
@@ -98,7 +100,7 @@ export async function runRecovery(
   const before = await loadInvocation(ports, input.invocationId);
   assertActionPermitted(before.state, before.facts, action);
   const source = recoveryDeps.source ?? forbiddenSource();
-  const deps = { ports, target: recoveryDeps.target, route: recoveryDeps.route, source, ...(recoveryDeps.exchange ? { exchange: recoveryDeps.exchange } : {}) };
+  const deps = { ports, target: recoveryDeps.target, route: recoveryDeps.route, source, ...(recoveryDeps.exchange ? { exchange: recoveryDeps.exchange } : {}), ...(recoveryDeps.observeReader ? { observeReader: recoveryDeps.observeReader } : {}) };
   if (before.route !== deps.route.name || before.targetId !== routeTargetId(deps)) {
     throw new CutpointError('Delivery.AuthorityMismatch', 'delivery.recovery_authority_mismatch', 'the route given is not the one the invocation sealed; nothing was mutated and custody is held');
   }

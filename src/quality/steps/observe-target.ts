@@ -8,11 +8,11 @@ import { targetReaderOf, type TargetReader } from '../observe-reader.js';
  * The ObserveTarget step (flow `publish-clickhouse`, after Dispatch): the use case
  * (src/quality/observe-target.ts) deciding again from the journal when it did nothing on a
  * carried state (steps/carried.ts). The reader is a second parameter; by default it is the
- * forked probe worker connecting to the target binding resolved from the environment (the
- * handler passes its secrets and the Lambda's remaining time).
+ * deps' observeReader (a Lambda's: its own bundle, its secrets, its remaining time), else the
+ * forked probe worker connecting to the target binding resolved from the environment.
  */
 export async function observeTarget(input: unknown, deps: DeliveryDeps, reader?: TargetReader): Promise<ObserveOutput> {
-  const tr = reader ?? (await targetReaderOf(deps));
+  const tr = reader ?? (deps.observeReader ? await deps.observeReader() : await targetReaderOf(deps));
   return rereadOnStale((i: unknown, d: DeliveryDeps) => observeTargetOnce(i, d, tr))(input, deps);
 }
 

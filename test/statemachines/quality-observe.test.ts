@@ -1,0 +1,75 @@
+import { describe, expect, it, vi } from 'vitest';
+import { routeOfEvent } from '../../functions/lib/delivery-deps.js';
+import { loadCustody, loadInvocation } from '../../src/delivery/journal/records.js';
+import { runFlow, type FlowResult } from '../../src/local/flow-runner.js';
+import { readCapsule } from '../../src/quality/capsule-store.js';
+import { observeTarget } from '../../src/quality/steps/observe-target.js';
+import { useObserveWorld } from '../fixtures/quality/observe-world.js';
+import { publicationManifest } from '../support/publication-world.js';
+
+/**
+ * Observation on AWS, on the local runner over the handlers Lambda runs (spec §4.4, §7):
+ * the quality-observe flow (the operator's `quality observe --aws`) and the delivery-resume
+ * flow of a PUBLISHED ClickHouse operation, both observing through the bounded reader in its
+ * own process against the ClickHouse host.
+ */
+const ctx = useObserveWorld();
+
+const run = (flow: string, input: object): Promise<FlowResult> =>
+  runFlow(flow, input, { ports: ctx.world.stores.ports, retryIntervalMs: 0, stepDeps: (event) => Promise.resolve({ ...ctx.world.deps(), route: routeOfEvent(event) }) });
+const entered = (result: FlowResult): string[] => result.events.filter((e) => e.type === 'StateEntered' && e.state).map((e) => e.state!);
+const selector = '/config/publish.yaml#daily';
+
+describe('quality-observe flow', () => {
+  it('TARGET_PENDING (the flow observation ran out of budget) → the operator flow observes again ⇒ COMPLETE, the projection with the observation; refused without yes, nothing written', async () => {
+    const { deps, begun, ref, table } = await ctx.world.published();
+    // The flow's own observation with no budget left: the reader never starts, TARGET_PENDING persisted.
+    expect(await observeTarget(begun, deps, await ctx.world.reader(deps, 0))).toMatchObject({ capsuleState: 'TARGET_PENDING' });
+    const pending = await readCapsule(ctx.world.stores.ports, ref);
+    const input = { invocationId: ref.invocationId, manifestText: publicationManifest({ table }), selector };
+
+    const refused = await run('quality-observe', { ...input, yes: false });
+    expect(refused).toMatchObject({ status: 'FAILED', error: 'Quality.ConfirmationRequired' });
+    expect(entered(refused)).toEqual(['Confirmed', 'ConfirmationRequired']);
+    expect((await readCapsule(ctx.world.stores.ports, ref))?.version).toBe(pending?.version);
+
+    const observed = await run('quality-observe', { ...input, yes: true });
+    expect(observed, JSON.stringify(observed.events.filter((e) => e.error))).toMatchObject({ status: 'SUCCEEDED' });
+    expect(entered(observed)).toEqual(['Confirmed', 'Observe', 'Observed']);
+    expect(observed.output).toMatchObject({
+      invocation_id: ref.invocationId,
+      capsule_state: 'COMPLETE',
+      permitted_actions: ['replay', 'resume'],
+      observation: { outcome: 'COMPLETE', remote_termination: 'not_applicable' },
+    });
+    expect(await readCapsule(ctx.world.stores.ports, ref)).toMatchObject({ state: 'COMPLETE' });
+    expect((await loadInvocation(ctx.world.stores.ports, ref.invocationId)).state).toBe('PUBLISHED');
+  }, 60_000);
+
+  it('a required probe failing on the published generation ⇒ capsule FAILED, NotifyIncident publishes the governance incident once, the execution fails Quality.Failed', async () => {
+    const { ref, table } = await ctx.world.published();
+    await ctx.world.ch.client.command({ query: `ALTER TABLE pub.${table} UPDATE amount = -1 WHERE event_id IN (SELECT event_id FROM pub.${table} LIMIT 1) SETTINGS mutations_sync = 2` });
+    const failed = await run('quality-observe', { invocationId: ref.invocationId, manifestText: publicationManifest({ table }), selector, yes: true });
+    expect(failed).toMatchObject({ status: 'FAILED', error: 'Quality.Failed' });
+    expect(entered(failed)).toEqual(['Confirmed', 'Observe', 'NotifyIncident', 'AfterIncident', 'QualityFailed']);
+    expect(failed.notices).toHaveLength(1);
+    expect(failed.notices[0]!.message).toMatchObject({ flow: 'quality-observe', governance: { invocation_id: ref.invocationId, capsule_state: 'FAILED', failed_probes: ['assertion:no_negative_amounts'] } });
+    expect(await readCapsule(ctx.world.stores.ports, ref)).toMatchObject({ state: 'FAILED' });
+  }, 60_000);
+});
+
+describe('delivery-resume flow on a ClickHouse exchange route', () => {
+  it('a PUBLISHED operation with its capsule PREPARED (the run stopped after Dispatch) ⇒ observed to COMPLETE, evidence, checkpoint, cleanup, CUSTODY_RELEASED; no second EXCHANGE', async () => {
+    const { deps, ref, table } = await ctx.world.published();
+    const exchange = vi.spyOn(deps.exchange!, 'exchange');
+    try {
+      const result = await run('delivery-resume', { invocationId: ref.invocationId, manifestText: publicationManifest({ table }), selector, yes: true });
+      expect(result, JSON.stringify(result.events.filter((e) => e.error))).toMatchObject({ status: 'SUCCEEDED', output: { state: 'CUSTODY_RELEASED' } });
+      expect(exchange).not.toHaveBeenCalled();
+    } finally {
+      exchange.mockRestore();
+    }
+    expect(await readCapsule(ctx.world.stores.ports, ref)).toMatchObject({ state: 'COMPLETE', retiredAt: expect.any(String) });
+    expect(await loadCustody(ctx.world.stores.ports, ref.targetId)).not.toMatchObject({ state: 'HELD' });
+  }, 60_000);
+});
