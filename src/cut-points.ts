@@ -3,7 +3,7 @@ import { GENERATION_CUT_POINTS } from './generation/cut-points.js';
 import { OBJECT_CUT_POINTS } from './objects/cut-points.js';
 import { STREAM_CUT_POINTS } from './stream/cut-points.js';
 import { LOCAL_CUT_POINTS } from './local/cut-points.js';
-import { QUALITY_CUT_POINTS } from './quality/cut-points.js';
+import { OBSERVATION_CUT_POINTS, QUALITY_CUT_POINTS } from './quality/cut-points.js';
 import { PUBLICATION_CUT_POINTS } from './domain/publication/cut-points.js';
 
 /**
@@ -47,16 +47,7 @@ const DELIVERY_RUN_ONLY: ReadonlySet<string> = new Set([
   DELIVERY_CUT_POINTS.stagingRecord,
 ]);
 
-const OBSERVATION_CUT_POINTS: ReadonlySet<string> = new Set([
-  QUALITY_CUT_POINTS.readerAcquire,
-  QUALITY_CUT_POINTS.targetProbe,
-  QUALITY_CUT_POINTS.workerReap,
-  QUALITY_CUT_POINTS.pendingCommit,
-  QUALITY_CUT_POINTS.completeCommit,
-  QUALITY_CUT_POINTS.failedCommit,
-  QUALITY_CUT_POINTS.completionPut,
-  QUALITY_CUT_POINTS.completionRecord,
-]);
+const OBSERVATION: ReadonlySet<string> = new Set(OBSERVATION_CUT_POINTS);
 
 function build(): CutPointInfo[] {
   const all: CutPointInfo[] = [];
@@ -78,7 +69,7 @@ function build(): CutPointInfo[] {
   for (const name of Object.values(PUBLICATION_CUT_POINTS)) all.push({ name, subsystem: 'delivery', flows: ['publish-clickhouse'], commands: [] });
   for (const name of Object.values(QUALITY_CUT_POINTS)) {
     // The governed observation also runs in the operator's quality-observe and in resume of a PUBLISHED operation.
-    const observing = OBSERVATION_CUT_POINTS.has(name);
+    const observing = OBSERVATION.has(name);
     all.push({ name, subsystem: 'quality', flows: observing ? ['publish-clickhouse', 'quality-observe', 'delivery-resume'] : ['publish-clickhouse'], commands: [] });
   }
   for (const name of Object.values(OBJECT_CUT_POINTS)) all.push({ name, subsystem: 'objects', flows: [], commands: ['object put'] });

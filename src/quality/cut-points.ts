@@ -20,3 +20,15 @@ export const QUALITY_CUT_POINTS = {
 } as const;
 
 export type QualityCutPoint = (typeof QUALITY_CUT_POINTS)[keyof typeof QUALITY_CUT_POINTS];
+
+/** The cut points one observation (ObserveTarget, `quality observe`, resume's observe step) crosses, in order. */
+export const OBSERVATION_CUT_POINTS: readonly QualityCutPoint[] = [
+  QUALITY_CUT_POINTS.readerAcquire,
+  QUALITY_CUT_POINTS.targetProbe,
+  QUALITY_CUT_POINTS.workerReap,
+  QUALITY_CUT_POINTS.pendingCommit,
+  QUALITY_CUT_POINTS.completeCommit,
+  QUALITY_CUT_POINTS.failedCommit,
+  QUALITY_CUT_POINTS.completionPut,
+  QUALITY_CUT_POINTS.completionRecord,
+];

@@ -3,7 +3,7 @@ import { DELIVERY_CUT_POINTS } from '../../src/delivery/cut-points.js';
 import { PUBLICATION_CUT_POINTS } from '../../src/domain/publication/cut-points.js';
 import type { FaultKind } from '../../src/domain/faults.js';
 import { PUBLICATION_STEPS } from '../../src/publication/publication-steps.js';
-import { QUALITY_CUT_POINTS } from '../../src/quality/cut-points.js';
+import { OBSERVATION_CUT_POINTS, QUALITY_CUT_POINTS } from '../../src/quality/cut-points.js';
 import { runGovernanceCase, stepsThroughCheckpoint, type CaseContext, type Stop } from '../support/governance-matrix.js';
 import { useGovernanceWorld } from '../support/governance-world.js';
 import { MATRIX_LANE, sampleOf, withKinds } from '../support/matrix-lane.js';
@@ -23,19 +23,7 @@ import { MATRIX_LANE, sampleOf, withKinds } from '../support/matrix-lane.js';
  * probe assertion (`amount < 0`, expect 0) written into the published table before observe.
  */
 
-const CUTS = [
-  QUALITY_CUT_POINTS.readerAcquire,
-  QUALITY_CUT_POINTS.targetProbe,
-  QUALITY_CUT_POINTS.workerReap,
-  QUALITY_CUT_POINTS.pendingCommit,
-  QUALITY_CUT_POINTS.completeCommit,
-  QUALITY_CUT_POINTS.failedCommit,
-  QUALITY_CUT_POINTS.completionPut,
-  QUALITY_CUT_POINTS.completionRecord,
-  QUALITY_CUT_POINTS.replayRead,
-  PUBLICATION_CUT_POINTS.predecessorDrop,
-  DELIVERY_CUT_POINTS.custodyRelease,
-] as const;
+const CUTS = [...OBSERVATION_CUT_POINTS, QUALITY_CUT_POINTS.replayRead, PUBLICATION_CUT_POINTS.predecessorDrop, DELIVERY_CUT_POINTS.custodyRelease];
 type Entry = 'PREPARED' | 'TARGET_PENDING' | 'COMPLETE' | 'SUCCEEDED';
 const ENTRIES: readonly Entry[] = ['PREPARED', 'TARGET_PENDING', 'COMPLETE', 'SUCCEEDED'];
 
@@ -46,16 +34,7 @@ const ENTRIES: readonly Entry[] = ['PREPARED', 'TARGET_PENDING', 'COMPLETE', 'SU
  * document and its record — is ever crossed again; only replay, resume (evidence,
  * checkpoint, cleanup) and the release remain.
  */
-const OBSERVATION_ONLY = [
-  QUALITY_CUT_POINTS.readerAcquire,
-  QUALITY_CUT_POINTS.targetProbe,
-  QUALITY_CUT_POINTS.workerReap,
-  QUALITY_CUT_POINTS.pendingCommit,
-  QUALITY_CUT_POINTS.completeCommit,
-  QUALITY_CUT_POINTS.failedCommit,
-  QUALITY_CUT_POINTS.completionPut,
-  QUALITY_CUT_POINTS.completionRecord,
-];
+const OBSERVATION_ONLY: readonly string[] = OBSERVATION_CUT_POINTS;
 export const PRUNED: ReadonlyArray<{ entry: Entry; cut: string; why: string }> = (['COMPLETE', 'SUCCEEDED'] as const).flatMap((entry) =>
   OBSERVATION_ONLY.map((cut) => ({ entry, cut, why: 'observe is never offered once the capsule is COMPLETE' })),
 );
