@@ -6,10 +6,10 @@ export default defineConfig({
     reporters: ['default', new PlainSummaryReporter()],
     // Forks, never threads: embedded ClickHouse (chdb) crashes in worker threads.
     pool: 'forks',
-    // Three on two cores: much of a test waits on DynamoDB Local, the S3 emulator, ClickHouse
-    // or a child process. Measured on an idle clone of the same commit: 2 workers 642 s,
-    // 3 workers 595 s (2,300 tests, all passing in both).
-    maxWorkers: 3,
+    // Two cores: the JVM and the S3 emulator need one of them. Three workers were measured
+    // too (2,300 tests): 595 s once standalone, 719 s in CI, against 642 s with two — no
+    // reliable gain, and more contention on a busy machine.
+    maxWorkers: 2,
     testTimeout: 60_000,
     hookTimeout: 120_000,
     allowOnly: false,
