@@ -2,14 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { readInvocation } from '../../src/delivery/journal/records.js';
 import { reconcile } from '../../src/delivery/recovery/reconcile.js';
 import { retire } from '../../src/delivery/recovery/retire.js';
-import { begin } from '../../src/delivery/steps/begin.js';
 import { candidateUuidOf, exchangeNamesOf } from '../../src/domain/publication/candidate.js';
 import { dispatch } from '../../src/publication/steps/dispatch.js';
-import { fillCandidate } from '../../src/publication/steps/fill-candidate.js';
-import { prepareCapsule } from '../../src/quality/steps/prepare-capsule.js';
-import { stepsThrough } from '../support/delivery-steps.js';
-import { newInvocationId } from '../support/delivery-world.js';
-import { publicationManifest, usePublicationWorld, windowIds } from '../support/publication-world.js';
+import { preparedOperation } from '../support/publication-governance.js';
+import { usePublicationWorld, windowIds } from '../support/publication-world.js';
 
 const world = usePublicationWorld();
 
@@ -17,14 +13,7 @@ let tables = 0;
 
 /** A fresh target, and one operation through PrepareCapsule, then Dispatch with `fault` armed at the EXCHANGE. */
 async function dispatchedWith(fault: string) {
-  const table = `events_${++tables}`;
-  await world.createTarget(table);
-  const manifestText = publicationManifest({ table });
-  const deps = world.deps(manifestText);
-  const begun = await begin(world.beginInput(newInvocationId(), manifestText), deps);
-  await stepsThrough(begun, deps);
-  await fillCandidate(begun, deps);
-  await prepareCapsule(begun, deps);
+  const { table, deps, begun, manifestText } = await preparedOperation(world, `events_${++tables}`);
   world.faults.arm(fault);
   try {
     await dispatch(begun, deps).catch((error: unknown) => {
@@ -74,10 +63,7 @@ describe('reconcile of a dispatched ClickHouse publication (by UUID, fence befor
 
     // A NEW operation publishes the window with its own single dispatch; the retired one's
     // EXCHANGE, should it still arrive, names a candidate that is gone.
-    const next = await begin(world.beginInput(newInvocationId(), input.manifestText), deps);
-    await stepsThrough(next, deps);
-    await fillCandidate(next, deps);
-    await prepareCapsule(next, deps);
+    const { begun: next } = await preparedOperation(world, table, false);
     expect(await dispatch(next, deps)).toMatchObject({ state: 'PUBLISHED' });
     expect(await world.uuidOf(table)).toBe(candidateUuidOf(next.invocationId));
     await expect(deps.exchange!.exchange(names)).rejects.toBeDefined();

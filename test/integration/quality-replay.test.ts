@@ -1,18 +1,14 @@
 import { describe, expect, it, vi } from 'vitest';
 import { readInvocation } from '../../src/delivery/journal/records.js';
-import { begin } from '../../src/delivery/steps/begin.js';
 import { qualityEvidenceKeyOf } from '../../src/domain/delivery/identifiers.js';
 import { completionDocument, readPreparedDocument } from '../../src/domain/quality/evidence.js';
 import { dispatch } from '../../src/publication/steps/dispatch.js';
-import { fillCandidate } from '../../src/publication/steps/fill-candidate.js';
 import { qualityKeys, readCapsule } from '../../src/quality/capsule-store.js';
 import { fetchEvidence, putEvidence } from '../../src/quality/evidence.js';
 import { replayGovernance } from '../../src/quality/replay.js';
-import { prepareCapsule } from '../../src/quality/steps/prepare-capsule.js';
 import type { DeliveryDeps } from '../../src/delivery/deps.js';
-import { stepsThrough } from '../support/delivery-steps.js';
-import { newInvocationId } from '../support/delivery-world.js';
-import { publicationManifest, usePublicationWorld } from '../support/publication-world.js';
+import { preparedOperation } from '../support/publication-governance.js';
+import { usePublicationWorld } from '../support/publication-world.js';
 
 const world = usePublicationWorld();
 
@@ -25,14 +21,7 @@ let tables = 0;
  * own tests. Everything before it is the real steps.
  */
 async function completed() {
-  const table = `events_${++tables}`;
-  await world.createTarget(table);
-  const manifestText = publicationManifest({ table });
-  const deps = world.deps(manifestText);
-  const begun = await begin(world.beginInput(newInvocationId(), manifestText), deps);
-  await stepsThrough(begun, deps);
-  await fillCandidate(begun, deps);
-  await prepareCapsule(begun, deps);
+  const { table, deps, begun, manifestText } = await preparedOperation(world, `events_${++tables}`);
   expect(await dispatch(begun, deps)).toMatchObject({ state: 'PUBLISHED' });
   const ref = { targetId: begun.targetId, invocationId: begun.invocationId };
   const capsule = await readCapsule(deps.ports, ref);

@@ -26,8 +26,8 @@ export const fresh = (begun: StepInput): StepInput => ({ ...begun, known: null }
 export const stageName = (id: string): string => `cutpoint_stg_${id.slice(4, 24)}`;
 export type Ref = { targetId: string; invocationId: string };
 
-/** One operation on `pub.<table>` through the dispatch: PUBLISHED, capsule PREPARED. `create` makes the table first. */
-export async function published(world: PublicationWorld, table: string, create = true) {
+/** One operation on a new `pub.<table>` through PrepareCapsule (candidate filled, capsule PREPARED, nothing dispatched). */
+export async function preparedOperation(world: PublicationWorld, table: string, create = true) {
   if (create) await world.createTarget(table);
   const manifestText = publicationManifest({ table });
   const deps = world.deps(manifestText);
@@ -36,9 +36,15 @@ export async function published(world: PublicationWorld, table: string, create =
   await fillCandidate(begun, deps);
   const predecessor = await world.uuidOf(table);
   await prepareCapsule(fresh(begun), deps);
-  expect(await dispatch(fresh(begun), deps)).toMatchObject({ state: 'PUBLISHED', observed: 'COMMIT_PROVEN' });
   const ref: Ref = { targetId: begun.targetId, invocationId: begun.invocationId };
-  return { deps, begun: fresh(begun), ref, table, predecessor: predecessor!, manifestText };
+  return { deps, begun, ref, table, predecessor: predecessor!, manifestText };
+}
+
+/** One operation on `pub.<table>` through the dispatch: PUBLISHED, capsule PREPARED. `create` makes the table first. */
+export async function published(world: PublicationWorld, table: string, create = true) {
+  const op = await preparedOperation(world, table, create);
+  expect(await dispatch(fresh(op.begun), op.deps)).toMatchObject({ state: 'PUBLISHED', observed: 'COMMIT_PROVEN' });
+  return { ...op, begun: fresh(op.begun) };
 }
 
 /**
