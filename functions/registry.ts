@@ -450,9 +450,10 @@ export const STEPS: StepEntry[] = [
     placeholder: 'TrimLaneFunctionArn',
     entry: 'functions/stream/trim.ts',
     load: () => import('./stream/trim.js'),
-    table: [...READ, 'dynamodb:UpdateItem'],
+    // ConditionCheckItem: a retention policy's cursors are pinned in the trim's transaction.
+    table: [...READ, 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'],
     bucket: [],
-    errors: [...STREAM_REFUSALS, 'Stream.TrimBackwards', ...EFFECT_ERRORS],
+    errors: [...STREAM_REFUSALS, 'Stream.TrimBackwards', 'Stream.TrimPastCursor', ...EFFECT_ERRORS],
     timeoutSeconds: 30,
     memoryMB: 256,
   },

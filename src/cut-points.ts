@@ -2,6 +2,7 @@ import { DELIVERY_CUT_POINTS } from './delivery/cut-points.js';
 import { GENERATION_CUT_POINTS } from './generation/cut-points.js';
 import { OBJECT_CUT_POINTS } from './objects/cut-points.js';
 import { STREAM_CUT_POINTS } from './stream/cut-points.js';
+import { CURSOR_CUT_POINT_COMMANDS, CURSOR_CUT_POINTS } from './stream/cursor/cut-points.js';
 import { LOCAL_CUT_POINTS } from './local/cut-points.js';
 import { OBSERVATION_CUT_POINTS, QUALITY_CUT_POINTS } from './quality/cut-points.js';
 import { PUBLICATION_CUT_POINTS } from './domain/publication/cut-points.js';
@@ -56,6 +57,7 @@ function build(): CutPointInfo[] {
     const where = STREAM_WHERE[name.split('.')[1] ?? ''] ?? { flows: [], commands: [] };
     all.push({ name, subsystem: 'stream', ...where });
   }
+  for (const name of Object.values(CURSOR_CUT_POINTS)) all.push({ name, subsystem: 'stream', flows: [], commands: CURSOR_CUT_POINT_COMMANDS[name] ?? [] });
   for (const name of new Set(Object.values(DELIVERY_CUT_POINTS))) {
     const runOnly = DELIVERY_RUN_ONLY.has(name);
     all.push({

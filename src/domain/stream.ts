@@ -205,6 +205,10 @@ export const laneKeys = {
   index: (lane: LaneRef, end: number) => ({ pk: laneKeys.pk(lane), sk: `index#${pad(end)}` }),
   indexAfter: (offset: number) => `index#${pad(offset)}`,
   quarantine: (lane: LaneRef, objectKey: string) => ({ pk: laneKeys.pk(lane), sk: `quarantine#${objectKey}` }),
+  /** A consumer group's committed position on the lane (src/stream/cursor/). */
+  cursor: (lane: LaneRef, group: string) => ({ pk: laneKeys.pk(lane), sk: `cursor#${group}` }),
+  /** What a cursor takeover issued at `epoch` (an IssuedFence plus the group). */
+  cursorFence: (lane: LaneRef, group: string, epoch: number) => ({ pk: laneKeys.pk(lane), sk: `cursor-fence#${group}#${pad(epoch)}` }),
 };
 
 /** Every WAL object lives under this root; no operator command writes into it. */

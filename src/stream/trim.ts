@@ -2,6 +2,7 @@ import { CutpointError, OutcomeUnknownError, ValidationError } from '../domain/e
 import { laneKeys, validateLane, validateOffset, type LaneHead, type LaneRef } from '../domain/stream.js';
 import type { Ports } from '../ports/index.js';
 import { STREAM_CUT_POINTS } from './cut-points.js';
+import { retentionGuard } from './cursor/policy.js';
 import { loadHead } from './lane-store.js';
 
 export interface TrimResult extends LaneRef {
@@ -55,11 +56,13 @@ export async function trimLane(input: unknown, ports: Ports): Promise<TrimResult
     if (to > head.committedEnd) {
       throw new ValidationError('stream.trim_beyond_end', `trim target ${to} is past the committed end ${head.committedEnd} of ${lane.stream}/${lane.partition}`);
     }
-    const outcome = await ports.authority.update(cut, laneKeys.head(lane), { version: head.version }, {
-      trimOffset: to,
-      trimmedAt: ports.clock.now().toISOString(),
-    });
-    if (outcome.status === 'APPLIED') return result(outcome.item as unknown as LaneHead, head.trimOffset);
+    const set = { trimOffset: to, trimmedAt: ports.clock.now().toISOString() };
+    // The cursors the stream's retention policy names (Stream.TrimPastCursor), pinned in the same transaction.
+    const guard = await retentionGuard(ports, lane, head, to);
+    const outcome = guard.length
+      ? await ports.authority.transact(cut, [{ kind: 'update', key: laneKeys.head(lane), expect: { version: head.version }, set }, ...guard])
+      : await ports.authority.update(cut, laneKeys.head(lane), { version: head.version }, set);
+    if (outcome.status === 'APPLIED') return result('item' in outcome ? (outcome.item as unknown as LaneHead) : { ...head, ...set }, head.trimOffset);
     if (outcome.status === 'UNKNOWN') {
       const reloaded = await loadHead(ports, lane);
       if (reloaded.trimOffset >= to) return result(reloaded, head.trimOffset);
