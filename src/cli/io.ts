@@ -13,8 +13,15 @@ export class UsageError extends Error {
   }
 }
 
+/**
+ * What a command returns when it wrote its own stdout as it went (`stream consume`: JSON
+ * lines, one per record): nothing more is printed.
+ */
+export const STREAMED: unique symbol = Symbol('streamed');
+
 /** One JSON document on stdout: the command's result. */
 export function printResult(result: unknown): void {
+  if (result === STREAMED) return;
   process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
 }
 

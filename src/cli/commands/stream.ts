@@ -1,4 +1,3 @@
-import { hostname, userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
 import { CutpointError } from '../../domain/errors.js';
 import { validateAttemptId, validateLane, validateOwner, type AppendOutcome, type LaneRef } from '../../domain/stream.js';
@@ -9,7 +8,9 @@ import { readStream } from '../../stream/read.js';
 import type { TakeoverResult } from '../../stream/takeover.js';
 import { progress, UsageError } from '../io.js';
 import { abandonTakeover, activeSession, beginTakeover, completeTakeover } from '../session-store.js';
+import { CURSOR_HANDLERS, cursorHelp } from './stream/consume.js';
 import { executionName } from './stream/execution-name.js';
+import { defaultOwner, integer } from './stream/options.js';
 import { appendResult, failedFlowError, isRejection, resolveCommand } from './stream/outcomes.js';
 import { assertFlowInputFits, readRecords, type RecordFormat } from './stream/records.js';
 import { targetOf, type Target } from './stream/target.js';
@@ -32,7 +33,9 @@ cutpoint stream read <stream> --partition P --from OFFSET [--max-records N] [--t
 cutpoint stream describe <stream> [--partitions N]
   every lane's committed end, trim offset, owner epoch and suspension
 cutpoint stream trim <stream> --partition P --to OFFSET
-  makes offsets below OFFSET unreadable (their bytes become collectable)
+  makes offsets below OFFSET unreadable (their bytes become collectable); refused past
+  a cursor the stream's retention policy names (stream.trim_past_cursor)
+${cursorHelp}
 every stream command takes --faults SPEC (or CUTPOINT_FAULTS) to rehearse a cut point on
 the local runtime, and --aws to act on the deployed system: takeover, append, resolve and
 trim then start the deployed state machine (--state-machine-arn ARN, or CUTPOINT_STREAM_
@@ -123,6 +126,7 @@ const HANDLERS: Record<string, Handler> = {
     check: (v) => integer(v, 'to'),
     run: (t, r) => trim(t, r.lane, r.values),
   },
+  ...CURSOR_HANDLERS,
 };
 
 async function create(target: Target, stream: string, values: Values): Promise<unknown> {
@@ -244,28 +248,6 @@ function laneOf(stream: string, values: Values): LaneRef {
 function attemptOf(values: Values): string {
   if (typeof values.attempt !== 'string') throw new UsageError('--attempt ID is required');
   return validateAttemptId(values.attempt);
-}
-
-/** A required non-negative integer option; anything else is a grammar error. */
-function integer(values: Values, name: string): number {
-  const raw = values[name];
-  if (typeof raw !== 'string') throw new UsageError(`--${name} is required`);
-  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw))) throw new UsageError(`--${name} must be a non-negative integer, got ${JSON.stringify(raw)}`);
-  return Number(raw);
-}
-
-/** `$USER@hostname`, kept to the owner alphabet [A-Za-z0-9._@:-]. */
-function defaultOwner(): string {
-  let user = process.env.USER ?? '';
-  if (!user) {
-    try {
-      user = userInfo().username;
-    } catch {
-      user = 'cutpoint';
-    }
-  }
-  const owner = `${user}@${hostname()}`.replace(/[^A-Za-z0-9._@:-]/g, '-').replace(/^[^A-Za-z0-9]+/, '').slice(0, 128);
-  return owner || 'cutpoint';
 }
 
 function parse(args: string[], options: Options) {
