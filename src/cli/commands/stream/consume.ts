@@ -58,13 +58,13 @@ function optionsOf(values: Values): ConsumeOptions {
 }
 
 /**
- * The group's session: this machine's stored one while it is still the cursor's owner,
- * otherwise a takeover (a new epoch, stored before it is used, never printed).
+ * The group's session: this machine's stored one while it is still the cursor's owner (and
+ * `owner` is the one it was taken by), otherwise a takeover (a new epoch, stored before it is used, never printed).
  */
 async function cursorSession(target: Target, ports: Ports, lane: LaneRef, group: string, owner: string): Promise<Fence> {
   const stored = await storedCursorSession(lane, group, target.kind);
   const cursor = await loadCursor(ports, lane, group);
-  if (stored && cursor && sameFence(cursor.fence, stored)) {
+  if (stored && stored.owner === owner && cursor && sameFence(cursor.fence, stored)) {
     progress(`resuming cursor ${group} of ${lane.stream}/${lane.partition} at ${cursor.position} (epoch ${stored.epoch})`);
     return stored;
   }
