@@ -16,11 +16,16 @@ export class GroupAttemptIds {
 
   constructor(session: Fence, prefix?: string) {
     this.prefix = prefix ?? `p${sha256Hex(`${session.owner}\n${session.session}\n${session.epoch}`).slice(0, 24)}`;
-    // Every id this producer can make must be a valid attempt id: checked once, up front.
-    validateAttemptId(`${this.prefix}${WIDEST_SUFFIX}`);
+    validateAttemptPrefix(this.prefix);
   }
 
   of(sequence: number): string {
     return `${this.prefix}-g${sequence}`;
   }
+}
+
+/** Every id a producer can make from `prefix` must be a valid attempt id: checked once, up front. */
+export function validateAttemptPrefix(prefix: string): string {
+  validateAttemptId(`${prefix}${WIDEST_SUFFIX}`);
+  return prefix;
 }

@@ -19,6 +19,8 @@ export interface GroupReport {
   /** Framed record bytes (the WAL object is these plus its header). */
   bytes: number;
   outcome: AppendStatus | 'ERROR';
+  /** What the group's append threw (outcome ERROR); every member was rejected with it. */
+  error?: unknown;
   start?: number;
   end?: number;
 }
@@ -155,8 +157,8 @@ export class GroupProducer {
     const attemptId = this.ids.of(sequence);
     const records = members.flatMap((m) => m.records);
     const bytes = members.reduce((sum, m) => sum + m.bytes, 0);
-    const report = (outcome: GroupReport['outcome'], range?: { start?: number; end?: number }) =>
-      this.options.onGroup?.({ sequence, attemptId, members: members.length, records: records.length, bytes, outcome, ...range });
+    const report = (outcome: GroupReport['outcome'], more?: Pick<GroupReport, 'start' | 'end' | 'error'>) =>
+      this.options.onGroup?.({ sequence, attemptId, members: members.length, records: records.length, bytes, outcome, ...more });
     this.inFlight++;
     void this.appendFn({ ...this.lane, attemptId, session: this.session, records }, this.ports)
       .then((outcome) => {
@@ -167,8 +169,8 @@ export class GroupProducer {
       })
       .catch((error: unknown) => {
         this.halt(`group ${attemptId} failed: ${error instanceof CutpointError ? error.code : 'an unexpected error'}`);
-        report('ERROR');
         for (const m of members) m.ticket.reject(error);
+        report('ERROR', { error });
       })
       .finally(() => {
         this.inFlight--;
