@@ -24,7 +24,8 @@ cutpoint stream append <stream> --partition P --attempt ID [--file F | stdin] [-
   appends one batch, one record per line (raw: the whole input is one record) under the
   attempt id; exit 0 KNOWN_COMMITTED, exit 1 KNOWN_NOT_COMMITTED (append again with a new
   attempt) or MAY_HAVE_COMMITTED (the lane is suspended: resolve this same attempt)
-cutpoint stream append <stream> --partition P --attempt ID --from FILE.jsonl [--max-records N] [--max-bytes N]
+cutpoint stream append <stream> --partition P --attempt ID --from FILE.jsonl
+  [--max-records N] [--max-bytes N]
   streams a JSON Lines file (one record per line, checked whole before anything is
   written) through the group-commit producer: groups of at most N records / N bytes, one
   WAL object and one head CAS each, attempts ID-g0, ID-g1 …; progress on stderr, one
