@@ -140,6 +140,22 @@ describe('group producer', () => {
     expect(core.calls).toHaveLength(1);
   });
 
+  it('an onGroup observer that throws halts the producer but never loses a known outcome', async () => {
+    const core = scriptedCore();
+    const producer = new GroupProducer(lane, session, ports, {
+      lingerMs: 0,
+      append: (b) => core.append(b),
+      onGroup: () => {
+        throw new Error('observer bug');
+      },
+    });
+    await expect(producer.append([rec('a')])).resolves.toMatchObject({ status: 'KNOWN_COMMITTED', start: 0, end: 1 });
+    await producer.flush();
+    expect(producer.halted).toMatch(/onGroup observer failed/);
+    await expect(producer.append([rec('b')])).resolves.toMatchObject({ status: 'KNOWN_NOT_COMMITTED' });
+    expect(core.calls).toHaveLength(1);
+  });
+
   it('refuses bad knobs at construction, a bad batch without sending anything, and appends after close', async () => {
     expect(() => new GroupProducer(lane, session, ports, { maxInFlight: 0 })).toThrow(expect.objectContaining({ code: 'stream.producer_invalid_knob' }));
     const core = scriptedCore();

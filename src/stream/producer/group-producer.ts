@@ -62,6 +62,7 @@ export class GroupProducer {
   private closed = false;
   private haltedBy: string | undefined;
   private timer: NodeJS.Timeout | undefined;
+  private timerDue: number | undefined;
   private waiters: Array<() => void> = [];
 
   constructor(
@@ -142,12 +143,13 @@ export class GroupProducer {
 
   private pump(): void {
     while (this.inFlight < this.knobs.maxInFlight && this.buffer.size > 0 && this.due()) this.dispatch(this.buffer.take());
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
+    // Not due yet: wake when the oldest waiting batch's linger ends (a group ending pumps too).
     const oldest = this.buffer.oldestArrival;
-    if (oldest !== undefined && this.inFlight < this.knobs.maxInFlight) {
-      // Not due yet: wake when the oldest waiting batch's linger ends.
-      this.timer = setTimeout(() => this.pump(), Math.max(0, oldest + this.knobs.lingerMs - Date.now()));
+    const due = oldest !== undefined && this.inFlight < this.knobs.maxInFlight ? oldest + this.knobs.lingerMs : undefined;
+    if (due !== this.timerDue) {
+      if (this.timer) clearTimeout(this.timer);
+      this.timer = due === undefined ? undefined : setTimeout(() => ((this.timerDue = undefined), this.pump()), Math.max(0, due - Date.now()));
+      this.timerDue = due;
     }
     this.notify();
   }
@@ -157,8 +159,14 @@ export class GroupProducer {
     const attemptId = this.ids.of(sequence);
     const records = members.flatMap((m) => m.records);
     const bytes = members.reduce((sum, m) => sum + m.bytes, 0);
-    const report = (outcome: GroupReport['outcome'], more?: Pick<GroupReport, 'start' | 'end' | 'error'>) =>
-      this.options.onGroup?.({ sequence, attemptId, members: members.length, records: records.length, bytes, outcome, ...more });
+    const report = (outcome: GroupReport['outcome'], more?: Pick<GroupReport, 'start' | 'end' | 'error'>) => {
+      try {
+        this.options.onGroup?.({ sequence, attemptId, members: members.length, records: records.length, bytes, outcome, ...more });
+      } catch {
+        // An observer that throws must not turn a known outcome into an unhandled rejection; it stops the producer.
+        this.halt(`the onGroup observer failed on group ${attemptId}`);
+      }
+    };
     this.inFlight++;
     void this.appendFn({ ...this.lane, attemptId, session: this.session, records }, this.ports)
       .then((outcome) => {
