@@ -20,12 +20,13 @@ export const FILE_APPEND_OPTIONS = {
  * (exit 1, stable codes), before anything is touched.
  */
 export function checkFileAppend(values: Values, attempt: string): void {
-  validateAttemptPrefix(attempt);
   if (typeof values.from !== 'string' || values.from === '') throw new UsageError('--from needs a FILE.jsonl');
   for (const name of ['file', 'format', 'state-machine-arn', 'name']) {
     if (values[name] !== undefined) throw new UsageError(`--from FILE.jsonl cannot be combined with --${name}`);
   }
-  knobsOf(values);
+  const knobs = knobsOf(values);
+  validateAttemptPrefix(attempt);
+  validateKnobs(knobs);
 }
 
 function knobsOf(values: Values): { maxRecords?: number; maxBytes?: number } {
@@ -41,7 +42,6 @@ function knobsOf(values: Values): { maxRecords?: number; maxBytes?: number } {
     }
     knobs[knob] = Number(raw);
   }
-  validateKnobs(knobs);
   return knobs;
 }
 
