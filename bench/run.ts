@@ -6,7 +6,8 @@ import { benchDelivery, type DeliveryResult } from './delivery.js';
 import { deliveryJson, deliveryLines, deliveryTableNote, deliveryTableRows } from './delivery-print.js';
 import { fmt } from './measure.js';
 import { benchObjectThroughput, type ObjectThroughputResult } from './object-throughput.js';
-import { benchStreamAppend, describeRequests, type StreamAppendResult } from './stream-append.js';
+import { benchStreamAppend, type StreamAppendResult } from './stream-append.js';
+import { streamLines, streamTableNote, streamTableRows } from './support/stream-print.js';
 
 /**
  * `npm run bench`: starts throw-away emulators (in-memory, free loopback ports), measures
@@ -15,7 +16,7 @@ import { benchStreamAppend, describeRequests, type StreamAppendResult } from './
  * no speed assertion anywhere.
  */
 
-// Sized for ~60 s on 2 idle cores, plus ~30 s for stream append and ~100 s for the delivery
+// Sized for ~60 s on 2 idle cores, plus ~70 s for stream append and ~100 s for the delivery
 // section; on busy cores the time budgets cut rounds (to no fewer than 3 measured) so the
 // whole run stays under ~4 minutes.
 const ROUNDS = 7;
@@ -29,15 +30,19 @@ const casOpsPerSlice = (concurrency: number): number => (concurrency === 1 ? 12 
 const OBJECT_BYTES = 1024 * 1024;
 const OBJECT_SLICES_PER_ROUND = 12;
 const OBJECT_OPS_PER_SLICE = 2;
-// Stream append: one lane per batch size, batches of small records appended in order.
-const STREAM_BATCH_SIZES = [100, 10, 1];
+// Stream append (stream-append.ts): batches of 100 × 100 B, locally and with AWS-like latency,
+// appendBatch alone and the group-commit producer at 1, 4 and 8 concurrent appenders; each
+// mode stops starting rounds after its budget (~30 s + ~40 s on 2 busy cores).
+const STREAM_BATCH_SIZE = 100;
 const STREAM_RECORD_BYTES = 100;
+const STREAM_APPENDERS = [1, 4, 8];
 const STREAM_ROUNDS = 5;
 const STREAM_WARMUP_ROUNDS = 1;
-const STREAM_SLICES_PER_ROUND = 4;
-const STREAM_APPENDS_PER_SLICE = 2;
+const STREAM_SLICES_PER_ROUND = 3;
+const STREAM_BATCHES_PER_SLICE = 2;
 const STREAM_RAW_CAS_PER_SLICE = 10;
-const STREAM_BUDGET_PER_SIZE_MS = 10_000;
+const STREAM_BUDGET_PER_MODE_MS = 25_000;
+const STREAM_LINGER_MS = 2;
 // Delivery (delivery.ts): a 150,000-row window from embedded ClickHouse into the embedded
 // PostgreSQL server in 3 parts (part_rows ~52 k: the plan counts 1,024 time buckets and never
 // overshoots part_rows, hence the margin) loaded 3 at a time, interleaved with (a) a raw
@@ -109,14 +114,16 @@ async function main(): Promise<void> {
 
     const stream = await benchStreamAppend({
       config,
-      batchSizes: STREAM_BATCH_SIZES,
+      batchSize: STREAM_BATCH_SIZE,
       recordBytes: STREAM_RECORD_BYTES,
-      appendsPerSlice: STREAM_APPENDS_PER_SLICE,
+      appenders: STREAM_APPENDERS,
+      batchesPerSlice: STREAM_BATCHES_PER_SLICE,
       rawCasPerSlice: STREAM_RAW_CAS_PER_SLICE,
       slicesPerRound: STREAM_SLICES_PER_ROUND,
       rounds: STREAM_ROUNDS,
       warmupRounds: STREAM_WARMUP_ROUNDS,
-      budgetMsPerSize: STREAM_BUDGET_PER_SIZE_MS,
+      budgetMsPerMode: STREAM_BUDGET_PER_MODE_MS,
+      lingerMs: STREAM_LINGER_MS,
       progress,
     });
 
@@ -151,10 +158,7 @@ async function main(): Promise<void> {
         warmupRounds: WARMUP_ROUNDS,
         authorityCas: cas.map(({ perRound, ...rest }) => ({ ...rest, perRoundRatios: perRound.sides.map((s) => ({ side: s.name, ratios: s.ratios.map(r3) })) })),
         objectThroughput: objects.map(({ perRound, ...rest }) => ({ ...rest, perRoundRatios: perRound.sides.map((s) => ({ side: s.name, ratios: s.ratios.map(r3) })) })),
-        streamAppend: {
-          ...stream,
-          sizes: stream.sizes.map(({ perRound, ...rest }) => ({ ...rest, perRoundRatios: perRound.sides.flatMap((s) => s.ratios.map(r3)) })),
-        },
+        streamAppend: stream,
         delivery: deliveryJson(delivery),
         elapsedSeconds: r3(elapsedSeconds),
       })}\n`,
@@ -193,18 +197,12 @@ function printTable(
     const p = o.perRound.sides[0];
     out.push(row([`object PUT+GET MiB/s, ${size}, concurrency ${o.concurrency}`, fmt(o.primitiveMiBPerSec), fmt(o.rawMiBPerSec), o.ratio.toFixed(3), spread(p?.ratios ?? []), String(o.rounds)]));
   }
-  for (const s of stream.sizes) {
-    const p = s.perRound.sides[0];
-    out.push(row([`stream append records/s, batch ${s.batchSize}`, fmt(s.recordsPerSec), fmt(s.rawCasPerSec * s.batchSize), s.ratio.toFixed(3), spread(p?.ratios ?? []), String(s.rounds)]));
-  }
+  out.push(...streamTableRows(stream, row, spread));
   out.push(...deliveryTableRows(delivery, row, spread));
   out.push('ratio = median over rounds of (primitives / raw), both sides interleaved slice by slice in each round;');
   out.push('the rate columns are each side\'s own median, so their quotient need not equal the ratio.');
   out.push('Object MiB/s counts bytes moved: each op PUTs and GETs one object (2 × size).');
-  out.push(
-    `Stream append: appendBatch on one lane, one owner, batches of ${stream.recordBytes}-byte records in order; its raw column is ` +
-      'raw conditional UpdateItem/s × batch size, so ratio = records/s ÷ (raw CAS/s × batch size): 1.0 would mean an append costs one raw conditional write.',
-  );
+  out.push(streamTableNote(stream));
   out.push(deliveryTableNote(delivery));
   out.push('');
   for (const c of cas) {
@@ -218,25 +216,7 @@ function printTable(
       `object PUT+GET MiB/s (concurrency ${o.concurrency}): primitives ${fmt(o.primitiveMiBPerSec)}, raw ${fmt(o.rawMiBPerSec)}, ratio ${o.ratio.toFixed(2)}`,
     );
   }
-  for (const s of stream.sizes) {
-    out.push(
-      `stream append (batch ${s.batchSize}): ${fmt(s.recordsPerSec)} records/s, raw conditional writes ${fmt(s.rawCasPerSec)}/s, ` +
-        `ratio ${s.ratio.toFixed(3)} of the ideal 1.0 (records/s ÷ (raw CAS/s × ${s.batchSize})); requests per batch: ${describeRequests(s.requestsPerBatch)}`,
-    );
-  }
-  const b = stream.breakdown;
-  const f = stream.flow;
-  out.push(`  batch of ${b.batchSize}, step by step: append steps ${describeRequests(b.appendSteps)} + generation 0 ${describeRequests(b.generation0)}`);
-  for (const step of b.steps) out.push(`    ${step.step.padEnd(16)} ${describeRequests(step.requests)}`);
-  out.push(
-    `  ${f.name} flow (${f.type}): ${f.transitions} state transitions per execution, ${f.lambdaInvocations} Lambda invocations, ` +
-      `requests ${describeRequests(f.requests)}`,
-  );
-  out.push(
-    f.type === 'EXPRESS'
-      ? '  (an Express workflow is billed per request and duration, not per transition; the transitions are what it would cost as a Standard workflow)'
-      : '  (a Standard workflow is billed per state transition: the dominant AWS cost of the flow)',
-  );
+  out.push(...streamLines(stream));
   out.push(...deliveryLines(delivery));
   out.push('');
   out.push('requests per op:');

@@ -127,7 +127,7 @@ export function jsonDepth(text: string): number {
   return max;
 }
 
-function fileError(path: string, what: string, error: unknown): CutpointError {
+export function fileError(path: string, what: string, error: unknown): CutpointError {
   const code = (error as NodeJS.ErrnoException).code;
   switch (code) {
     case 'ENOENT':
@@ -143,7 +143,7 @@ function fileError(path: string, what: string, error: unknown): CutpointError {
   }
 }
 
-function notRegular(path: string, what: string, stat: Stats): CutpointError {
+export function notRegular(path: string, what: string, stat: Stats): CutpointError {
   const kind = stat.isDirectory() ? 'a directory' : stat.isFIFO() ? 'a FIFO (named pipe)' : stat.isSocket() ? 'a socket' : stat.isCharacterDevice() || stat.isBlockDevice() ? 'a device' : 'not a regular file';
   return new ValidationError('cli.file_not_regular', `${what}: ${JSON.stringify(path)} is ${kind}, not a regular file; pass a regular file (pipes go to stdin, where the command takes stdin)`);
 }

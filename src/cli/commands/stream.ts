@@ -9,6 +9,7 @@ import type { TakeoverResult } from '../../stream/takeover.js';
 import { progress, UsageError } from '../io.js';
 import { abandonTakeover, activeSession, beginTakeover, completeTakeover } from '../session-store.js';
 import { CURSOR_HANDLERS, cursorHelp } from './stream/consume.js';
+import { appendFromFile, checkFileAppend, FILE_APPEND_OPTIONS } from './stream/append-file-command.js';
 import { executionName } from './stream/execution-name.js';
 import { defaultOwner, integer } from './stream/options.js';
 import { appendResult, failedFlowError, isRejection, resolveCommand } from './stream/outcomes.js';
@@ -24,6 +25,14 @@ cutpoint stream append <stream> --partition P --attempt ID [--file F | stdin] [-
   appends one batch, one record per line (raw: the whole input is one record) under the
   attempt id; exit 0 KNOWN_COMMITTED, exit 1 KNOWN_NOT_COMMITTED (append again with a new
   attempt) or MAY_HAVE_COMMITTED (the lane is suspended: resolve this same attempt)
+cutpoint stream append <stream> --partition P --attempt ID --from FILE.jsonl
+  [--max-records N] [--max-bytes N]
+  streams a JSON Lines file (one record per line, checked whole before anything is
+  written) through the group-commit producer: groups of at most N records / N bytes, one
+  WAL object and one head CAS each, attempts ID-g0, ID-g1 …; progress on stderr, one
+  summary on stdout. A re-run with the same ID and knobs finds the committed groups again
+  (nothing twice); a group that does not commit stops the file and the refusal names
+  exactly which lines committed at which offsets, and which did not
 cutpoint stream resolve <stream> --partition P --attempt ID
   settles a MAY_HAVE_COMMITTED attempt (committed or proven not) and lifts the suspension
 cutpoint stream read <stream> --partition P --from OFFSET [--max-records N] [--text]
@@ -62,7 +71,7 @@ export async function streamCommand(args: string[]): Promise<unknown> {
   const lane = 'partition' in handler.options ? laneOf(stream, values) : undefined;
   handler.check?.(values);
   const request = { stream, lane: lane as LaneRef, values };
-  const target = targetOf(values, handler.flow);
+  const target = targetOf(values, handler.flowOf ? handler.flowOf(values) : handler.flow);
   try {
     return await handler.run(target, request);
   } finally {
@@ -84,6 +93,8 @@ interface Handler {
   check?: (values: Values) => void;
   /** The flow the command starts (on AWS: the deployed state machine). */
   flow?: string;
+  /** Where the flow depends on the options (`flow` otherwise). */
+  flowOf?: (values: Values) => string | undefined;
   run: (target: Target, request: Request) => Promise<unknown>;
 }
 
@@ -99,10 +110,12 @@ const HANDLERS: Record<string, Handler> = {
     run: (t, r) => takeover(t, r.lane, r.values),
   },
   append: {
-    options: { partition: { type: 'string' }, attempt: { type: 'string' }, file: { type: 'string' }, format: { type: 'string' }, ...FLOW },
+    options: { partition: { type: 'string' }, attempt: { type: 'string' }, file: { type: 'string' }, format: { type: 'string' }, ...FILE_APPEND_OPTIONS, ...FLOW },
     flow: 'stream-append',
-    check: checkAppend,
-    run: (t, r) => append(t, r.lane, r.values),
+    // --from runs the producer in-process (the library append): no state machine to name.
+    flowOf: (v) => (v.from === undefined ? 'stream-append' : undefined),
+    check: (v) => (v.from === undefined ? checkAppend(v) : checkFileAppend(v, attemptOf(v))),
+    run: (t, r) => (r.values.from === undefined ? append(t, r.lane, r.values) : appendFromFile(t, r.lane, r.values, attemptOf(r.values))),
   },
   resolve: {
     options: { partition: { type: 'string' }, attempt: { type: 'string' }, ...FLOW },
@@ -164,6 +177,7 @@ async function takeover(target: Target, lane: LaneRef, values: Values): Promise<
 
 function checkAppend(values: Values): void {
   attemptOf(values);
+  for (const name of ['max-records', 'max-bytes']) if (values[name] !== undefined) throw new UsageError(`--${name} needs --from FILE.jsonl`);
   if (values.format !== undefined && values.format !== 'lines' && values.format !== 'raw') throw new UsageError('--format is lines or raw');
 }
 

@@ -1,0 +1,56 @@
+import type { LaneRef } from '../../../domain/stream.js';
+import { validateAttemptPrefix } from '../../../stream/producer/attempt-ids.js';
+import { validateKnobs } from '../../../stream/producer/knobs.js';
+import { UsageError } from '../../io.js';
+import { activeSession } from '../../session-store.js';
+import { appendFile, type FileAppendSummary } from './append-file.js';
+import type { Target } from './target.js';
+
+type Values = Record<string, string | boolean | undefined>;
+
+/** The options `stream append --from` adds (parseArgs). */
+export const FILE_APPEND_OPTIONS = {
+  from: { type: 'string' },
+  'max-records': { type: 'string' },
+  'max-bytes': { type: 'string' },
+} as const;
+
+/**
+ * Grammar of `--from` (exit 2), then the attempt as a group prefix and the knobs' ranges
+ * (exit 1, stable codes), before anything is touched.
+ */
+export function checkFileAppend(values: Values, attempt: string): void {
+  if (typeof values.from !== 'string' || values.from === '') throw new UsageError('--from needs a FILE.jsonl');
+  for (const name of ['file', 'format', 'state-machine-arn', 'name']) {
+    if (values[name] !== undefined) throw new UsageError(`--from FILE.jsonl cannot be combined with --${name}`);
+  }
+  const knobs = knobsOf(values);
+  validateAttemptPrefix(attempt);
+  validateKnobs(knobs);
+}
+
+function knobsOf(values: Values): { maxRecords?: number; maxBytes?: number } {
+  const knobs: { maxRecords?: number; maxBytes?: number } = {};
+  for (const [flag, knob] of [
+    ['max-records', 'maxRecords'],
+    ['max-bytes', 'maxBytes'],
+  ] as const) {
+    const raw = values[flag];
+    if (raw === undefined) continue;
+    if (typeof raw !== 'string' || !/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw))) {
+      throw new UsageError(`--${flag} must be a non-negative integer, got ${JSON.stringify(raw)}`);
+    }
+    knobs[knob] = Number(raw);
+  }
+  return knobs;
+}
+
+/**
+ * `stream append --from FILE.jsonl`: the lane's stored owner session (like `stream append`),
+ * the producer in this process on the target's ports (locally with `--faults` armed;
+ * with `--aws`, the deployed table and bucket).
+ */
+export async function appendFromFile(target: Target, lane: LaneRef, values: Values, attempt: string): Promise<FileAppendSummary> {
+  const session = await activeSession(lane, target.kind);
+  return appendFile(await target.ports(), lane, session, values.from as string, { attempt, ...knobsOf(values), aws: target.kind === 'aws' });
+}

@@ -1,0 +1,65 @@
+import type { LaneRef } from '../../../domain/stream.js';
+import type { Fence } from '../../../ports/authority.js';
+import type { Ports } from '../../../ports/index.js';
+import { GroupProducer, type GroupReport } from '../../../stream/producer/group-producer.js';
+import { progress } from '../../io.js';
+import { FileAppendLedger, type FileAppendSummary } from './file-append-ledger.js';
+import { JsonlFile } from './jsonl-file.js';
+
+export interface AppendFileOptions {
+  /** Group attempt ids are `<attempt>-g<n>`. */
+  attempt: string;
+  maxRecords?: number;
+  maxBytes?: number;
+  aws: boolean;
+  /** Progress lines at most this often (default 1 s). */
+  progressEveryMs?: number;
+}
+
+/**
+ * `cutpoint stream append --from FILE.jsonl`: the file (checked whole first, streamed, never
+ * loaded) through the group-commit producer, one record per line. Groups are cut by size
+ * only (records, bytes) and numbered from 0 under `--attempt`, so the same file with the
+ * same knobs maps to the same attempts: a re-run reports committed groups as committed
+ * and appends nothing twice. The first group that does not commit stops the file; the
+ * refusal names exactly which lines committed (at which offsets) and which did not.
+ */
+export async function appendFile(ports: Ports, lane: LaneRef, session: Fence, path: string, options: AppendFileOptions): Promise<FileAppendSummary> {
+  const file = new JsonlFile(path);
+  const total = await file.scan();
+  const ledger = new FileAppendLedger(lane, path, options.attempt, total);
+  const every = options.progressEveryMs ?? 1000;
+  let lastProgress = performance.now();
+  const onGroup = (group: GroupReport) => {
+    ledger.record(group);
+    if (performance.now() - lastProgress >= every) {
+      lastProgress = performance.now();
+      progress(ledger.progressLine());
+    }
+  };
+  const producer = new GroupProducer(lane, session, ports, {
+    attemptPrefix: options.attempt,
+    // Groups are cut by size alone (a file is never waiting for a concurrent appender).
+    lingerMs: 60_000,
+    ...(options.maxRecords !== undefined && { maxRecords: options.maxRecords }),
+    ...(options.maxBytes !== undefined && { maxBytes: options.maxBytes }),
+    onGroup,
+  });
+  let failure: unknown;
+  try {
+    for await (const record of file.lines()) {
+      await producer.writable();
+      if (producer.halted) break;
+      // Outcomes (and a group's error) arrive through onGroup, in group order.
+      void producer.append([record]).catch(() => undefined);
+    }
+  } catch (error) {
+    failure ??= error; // the file changed or became unreadable after the check
+  }
+  await producer.close();
+  progress(ledger.progressLine());
+  if (failure !== undefined || ledger.stopped) throw ledger.failure(failure, options.aws);
+  return ledger.summary();
+}
+
+export { type FileAppendSummary };

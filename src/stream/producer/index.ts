@@ -1,0 +1,3 @@
+export { GroupProducer, type AppendFn, type GroupReport, type ProducerOptions } from './group-producer.js';
+export { DEFAULT_KNOBS, validateKnobs, type ProducerKnobs } from './knobs.js';
+export { PRODUCER_HALTED, type MemberOutcome } from './member-outcome.js';
