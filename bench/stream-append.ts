@@ -13,7 +13,6 @@ import type { Ports } from '../src/ports/index.js';
 import { RequestMeter } from '../src/ports/meter.js';
 import { commitHead } from '../src/stream/append/commit-head.js';
 import { materializeGen0 } from '../src/stream/append/materialize-gen0.js';
-import { recordIntent } from '../src/stream/append/record-intent.js';
 import { writeIndex } from '../src/stream/append/write-index.js';
 import { writeWal } from '../src/stream/append/write-wal.js';
 import { appendBatch } from '../src/stream/append-batch.js';
@@ -220,8 +219,7 @@ async function stepByStep(config: CutpointConfig, batchSize: number, recordBytes
       return out;
     };
     const wal = await step('WriteWal', () => writeWal({ ...ref, records }, ports));
-    await step('RecordIntent', () => recordIntent(wal, ports));
-    const committed = await step('CommitHead', () => commitHead(ref, ports));
+    const committed = await step('CommitHead', () => commitHead(wal, ports));
     expectCommitted(committed, n * batchSize, batchSize, `step-by-step append ${ref.attemptId}`);
     await step('WriteIndex', () => writeIndex(ref, ports));
     const gen0 = await step('MaterializeGen0', () => materializeGen0(ref, ports));

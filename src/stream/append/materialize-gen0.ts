@@ -1,10 +1,10 @@
-import { ValidationError } from '../../domain/errors.js';
 import { laneKeys, rangeRootOf, type AppendOutcome, type IndexEntry } from '../../domain/stream.js';
 import { commitGenerationInProcess } from '../../generation/commit-in-process.js';
 import type { Ports } from '../../ports/index.js';
 import { validateAttempt } from '../append-input.js';
 import { STREAM_CUT_POINTS } from '../cut-points.js';
-import { indexEntryOf, loadIntent } from '../lane-store.js';
+import { indexEntryOf } from '../lane-store.js';
+import { commitOfAttempt } from './attempt-evidence.js';
 import { putIndexEntry } from './write-index.js';
 
 export interface Gen0Result extends AppendOutcome {
@@ -20,22 +20,20 @@ export interface Gen0Result extends AppendOutcome {
  */
 export async function materializeGen0(input: unknown, ports: Ports): Promise<Gen0Result> {
   const ref = validateAttempt(input);
-  const intent = await loadIntent(ports, ref, ref.attemptId);
-  if (intent?.state !== 'COMMITTED') throw new ValidationError('stream.not_committed', `attempt ${ref.attemptId} is not committed`);
-  const start = intent.start!;
-  const end = intent.end!;
+  const commit = await commitOfAttempt(ports, ref, ref.attemptId);
+  const { start, end } = commit;
   const generation = await commitGenerationInProcess(
     {
       root: rangeRootOf(ref, start),
       generation: 0,
       taskId: ref.attemptId,
-      sources: [{ key: intent.walKey, sha256: intent.walSha256, size: intent.walSize }],
+      sources: [{ key: commit.walKey, sha256: commit.walSha256, size: commit.walSize }],
     },
     ports,
   );
-  const outcome: Gen0Result = { status: 'KNOWN_COMMITTED', ...ref, attemptId: ref.attemptId, recordCount: intent.recordCount, start, end };
+  const outcome: Gen0Result = { status: 'KNOWN_COMMITTED', ...ref, attemptId: ref.attemptId, recordCount: end - start, start, end };
   if (generation.outcome !== 'COMMITTED' || !generation.objectKey || !generation.sha256) return outcome;
-  await linkGeneration(ports, indexEntryOf({ ...intent, start, end, committedAt: '' }), { objectKey: generation.objectKey, sha256: generation.sha256 });
+  await linkGeneration(ports, indexEntryOf(commit), { objectKey: generation.objectKey, sha256: generation.sha256 });
   return { ...outcome, gen0: { objectKey: generation.objectKey, sha256: generation.sha256 } };
 }
 
