@@ -3,6 +3,7 @@ import { LaneSuspendedError } from '../domain/stream-errors.js';
 import { rerunTransient } from '../engine/rerun.js';
 import type { Fence } from '../ports/authority.js';
 import type { Ports } from '../ports/index.js';
+import type { AttemptRef } from './append-input.js';
 import { commitHead, type HeadCommitted } from './append/commit-head.js';
 import { retireAttempt } from './append/retire-attempt.js';
 import { suspendLane } from './append/suspend-lane.js';
@@ -18,6 +19,7 @@ export interface AppendBatchInput {
 
 /** Refusals that prove the attempt did not commit (and are made durable by RetireAttempt). */
 const NOT_COMMITTED = new Set(['Stream.Fenced', 'Stream.AttemptAborted']);
+const TRANSIENT = new Set(['Cutpoint.WorkerCrashed', 'Cutpoint.EffectFailed']);
 
 /**
  * The append flow (statemachines/stream-append.asl.json) as a library call, for producers
@@ -27,29 +29,38 @@ const NOT_COMMITTED = new Set(['Stream.Fenced', 'Stream.AttemptAborted']);
  * index are derived off the acknowledged path (gen0-batch.ts, reads).
  * Without `known` the head is loaded and the attempt's evidence checked first (a caller's
  * attempt id may have been used before); a LaneWriter passes what it carries (`known`)
- * and an attempt id it minted, and the happy path reads nothing.
+ * with an attempt id it minted, and the happy path reads nothing.
  */
 export async function appendBatch(batch: AppendBatchInput, ports: Ports, known?: KnownHead): Promise<HeadCommitted> {
-  const ref = { stream: batch.stream, partition: batch.partition, attemptId: batch.attemptId, session: batch.session };
+  const ref: AttemptRef = { stream: batch.stream, partition: batch.partition, attemptId: batch.attemptId, session: batch.session };
   const records = batch.records.map((r) => Buffer.from(r).toString('base64'));
-  let written: WalWritten | undefined;
+  let written: WalWritten;
   try {
     // Only the first PUT is bound to the carried head; a rerun re-reads the exact evidence.
     let first = true;
     written = await rerunTransient(() => writeWal({ ...ref, records }, ports, first ? ((first = false), known) : undefined));
-    const step = written;
-    return await rerunTransient(() => commitHead(step, ports), ['Cutpoint.WorkerCrashed', 'Cutpoint.EffectFailed']);
   } catch (error) {
-    if (error instanceof OutcomeUnknownError || error instanceof LaneSuspendedError || (written && isTransient(error))) {
-      return rerunTransient(() => suspendLane(written ?? ref, ports));
-    }
-    if (error instanceof CutpointError && NOT_COMMITTED.has(error.name)) {
-      return rerunTransient(() => retireAttempt({ ...ref, reason: error.name }, ports));
-    }
-    throw error;
+    // No head CAS was issued. Unknown: spend the attempt (SuspendLane without a WAL binding).
+    if (error instanceof OutcomeUnknownError || error instanceof LaneSuspendedError) return rerunTransient(() => suspendLane(ref, ports));
+    return settleRefusal(ref, error, ports);
+  }
+  return commitAndSettle(written, ports);
+}
+
+/** CommitHead, then the flow's Catch: SuspendLane on an unknown outcome, RetireAttempt on a refusal. */
+export async function commitAndSettle(written: WalWritten, ports: Ports): Promise<HeadCommitted> {
+  try {
+    return await rerunTransient(() => commitHead(written, ports), [...TRANSIENT]);
+  } catch (error) {
+    const unknown = error instanceof OutcomeUnknownError || error instanceof LaneSuspendedError || (error instanceof CutpointError && TRANSIENT.has(error.name));
+    if (unknown) return rerunTransient(() => suspendLane(written, ports));
+    return settleRefusal(written, error, ports);
   }
 }
 
-function isTransient(error: unknown): boolean {
-  return error instanceof CutpointError && (error.name === 'Cutpoint.WorkerCrashed' || error.name === 'Cutpoint.EffectFailed');
+async function settleRefusal(ref: AttemptRef, error: unknown, ports: Ports): Promise<HeadCommitted> {
+  if (error instanceof CutpointError && NOT_COMMITTED.has(error.name)) {
+    return rerunTransient(() => retireAttempt({ ...ref, reason: error.name }, ports));
+  }
+  throw error;
 }
