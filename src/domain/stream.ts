@@ -9,6 +9,12 @@ import type { Fence } from '../ports/authority.js';
  * an append's outcome is unknown, the attempt that suspended it. Each committed half-open
  * range [start, end) of record offsets has a commit record naming its WAL object; index
  * entries serve reads and can always be rebuilt from the commit records.
+ *
+ * The acknowledged path writes no intent item: the WAL object's metadata binds the batch
+ * (attempt, SHA-256, record count, fence epoch, start) before any authority write, and one
+ * transaction moves the head and creates `commit#<end>`. An `intent#<attempt>` item exists
+ * only as a spent marker (ABORTED), written off the happy path when an attempt is proven
+ * not committed while its binding could still apply (src/stream/retire-intent.ts).
  */
 
 export interface LaneRef {
@@ -29,7 +35,10 @@ export interface LaneHead extends LaneRef {
 
 export type IntentState = 'PENDING' | 'COMMITTED' | 'ABORTED';
 
-/** Durable evidence of one append attempt, written before the head CAS. */
+/**
+ * `intent#<attempt>`: since the lean append, only ever written ABORTED — the spent marker
+ * of an attempt proven not committed (PENDING and COMMITTED are read from older lanes only).
+ */
 export interface AppendIntent extends LaneRef {
   attemptId: string;
   walKey: string;
