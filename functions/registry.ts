@@ -356,7 +356,7 @@ export const STEPS: StepEntry[] = [
     table: READ,
     bucket: ['s3:GetObject', 's3:PutObject', 's3:ListBucket'],
     errors: [...STREAM_REFUSALS, 'Stream.LaneSuspended', 'Stream.Fenced', 'Stream.AttemptAborted', 'Stream.UnknownSession', 'Stream.AttemptIdentityConflict', 'Cutpoint.IdentityConflict', ...EFFECT_ERRORS],
-    timeoutSeconds: 30,
+    timeoutSeconds: 15,
     memoryMB: 512,
   },
   {
@@ -366,7 +366,7 @@ export const STEPS: StepEntry[] = [
     table: [...READ, 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
     bucket: [],
     errors: [...STREAM_REFUSALS, 'Stream.LaneSuspended', 'Stream.Fenced', 'Stream.AttemptAborted', 'Stream.AttemptIdentityConflict', ...EFFECT_ERRORS],
-    timeoutSeconds: 30,
+    timeoutSeconds: 15,
     memoryMB: 256,
   },
   {
@@ -376,7 +376,7 @@ export const STEPS: StepEntry[] = [
     table: [...READ, 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
     bucket: ['s3:GetObject', 's3:ListBucket'],
     errors: [...STREAM_REFUSALS, ...EFFECT_ERRORS],
-    timeoutSeconds: 30,
+    timeoutSeconds: 15,
     memoryMB: 256,
   },
   {
@@ -386,7 +386,7 @@ export const STEPS: StepEntry[] = [
     table: [...READ, 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
     bucket: ['s3:GetObject', 's3:ListBucket'],
     errors: [...STREAM_REFUSALS, 'Stream.UnknownSession', ...EFFECT_ERRORS],
-    timeoutSeconds: 30,
+    timeoutSeconds: 15,
     memoryMB: 256,
   },
   {
