@@ -9,6 +9,12 @@ import type { Fence } from '../ports/authority.js';
  * an append's outcome is unknown, the attempt that suspended it. Each committed half-open
  * range [start, end) of record offsets has a commit record naming its WAL object; index
  * entries serve reads and can always be rebuilt from the commit records.
+ *
+ * The acknowledged path writes no intent item: the WAL object's metadata binds the batch
+ * (attempt, SHA-256, record count, fence epoch, start) before any authority write, and one
+ * transaction moves the head and creates `commit#<end>`. An `intent#<attempt>` item exists
+ * only as a spent marker (ABORTED), written off the happy path when an attempt is proven
+ * not committed while its binding could still apply (src/stream/retire-intent.ts).
  */
 
 export interface LaneRef {
@@ -29,7 +35,10 @@ export interface LaneHead extends LaneRef {
 
 export type IntentState = 'PENDING' | 'COMMITTED' | 'ABORTED';
 
-/** Durable evidence of one append attempt, written before the head CAS. */
+/**
+ * `intent#<attempt>`: since the lean append, only ever written ABORTED — the spent marker
+ * of an attempt proven not committed (PENDING and COMMITTED are read from older lanes only).
+ */
 export interface AppendIntent extends LaneRef {
   attemptId: string;
   walKey: string;
@@ -236,14 +245,73 @@ export function rangeRootOf(lane: LaneRef, start: number): string {
   return `stream/${lane.stream}/p${lane.partition}/r${pad(start)}`;
 }
 
-export function walMetadataOf(lane: LaneRef, attemptId: string, sha256: string, recordCount: number): Record<string, string> & { sha256: string } {
+/**
+ * The WAL object's metadata is the attempt's exact evidence before (and without) any
+ * authority item: the attempt, the full SHA-256, the record count, and the range it is
+ * bound to — the fence epoch it was written under and the offset `start` it can only ever
+ * commit at (a retry reads them back; a new offset is never guessed). GC decides from
+ * these keys (`walFate`).
+ */
+export function walMetadataOf(
+  lane: LaneRef,
+  attemptId: string,
+  sha256: string,
+  recordCount: number,
+  binding: { fenceEpoch: number; start: number },
+): Record<string, string> & { sha256: string } {
   return {
     sha256,
     stream: lane.stream,
     partition: String(lane.partition),
     'attempt-id': attemptId,
     'record-count': String(recordCount),
+    'fence-epoch': String(binding.fenceEpoch),
+    start: String(binding.start),
   };
+}
+
+/** A WAL object's binding as its metadata names it (undefined for objects that name none). */
+export interface WalBinding {
+  attemptId: string;
+  walSha256: string;
+  recordCount: number;
+  fenceEpoch: number;
+  start: number;
+}
+
+export function walBindingOf(metadata: Record<string, string>): WalBinding | undefined {
+  const ints = ['record-count', 'fence-epoch', 'start'].map((k) => Number(metadata[k]));
+  if (!metadata['attempt-id'] || !metadata.sha256 || ints.some((n) => !Number.isSafeInteger(n) || n < 0)) return undefined;
+  const [recordCount, fenceEpoch, start] = ints as [number, number, number];
+  return { attemptId: metadata['attempt-id'], walSha256: metadata.sha256, recordCount, fenceEpoch, start };
+}
+
+export type WalFate = 'COMMITTED' | 'DEAD' | 'MAY_COMMIT';
+
+/**
+ * What a WAL object is, from its metadata, the lane head and the commit record at the
+ * end offset its binding names (`commit#<start + record-count>`, if any). Pure; GC calls it.
+ * - COMMITTED: that commit record names this attempt and SHA-256 (the object is live).
+ * - DEAD: it can never commit — written under an older fence epoch (the head CAS requires
+ *   the head's fence), or bound to a start the committed end has already passed (the CAS
+ *   requires committedEnd = start, and the committed end never goes back).
+ * - MAY_COMMIT: anything else (bound at or past the committed end under the current
+ *   epoch): an append may still be in flight; keep it. Metadata without a binding is
+ *   MAY_COMMIT too — never delete what cannot be judged.
+ */
+export function walFate(
+  metadata: Record<string, string>,
+  head: Pick<LaneHead, 'committedEnd' | 'fence'>,
+  commitAtEnd: Pick<CommitRecord, 'attemptId' | 'walSha256' | 'start'> | undefined,
+): WalFate {
+  const binding = walBindingOf(metadata);
+  if (!binding) return 'MAY_COMMIT';
+  if (commitAtEnd && commitAtEnd.attemptId === binding.attemptId && commitAtEnd.walSha256 === binding.walSha256 && commitAtEnd.start === binding.start) {
+    return 'COMMITTED';
+  }
+  if (head.fence && binding.fenceEpoch < head.fence.epoch) return 'DEAD';
+  if (binding.start < head.committedEnd) return 'DEAD';
+  return 'MAY_COMMIT';
 }
 
 export function sameFence(a: Fence | undefined, b: Fence | undefined): boolean {

@@ -1,16 +1,13 @@
 import { CutpointError, OutcomeUnknownError } from '../domain/errors.js';
-import { type AppendOutcome } from '../domain/stream.js';
 import { LaneSuspendedError } from '../domain/stream-errors.js';
 import { rerunTransient } from '../engine/rerun.js';
 import type { Fence } from '../ports/authority.js';
 import type { Ports } from '../ports/index.js';
-import { commitHead } from './append/commit-head.js';
-import { materializeGen0 } from './append/materialize-gen0.js';
-import { recordIntent } from './append/record-intent.js';
+import type { AttemptRef } from './append-input.js';
+import { commitHead, type HeadCommitted } from './append/commit-head.js';
 import { retireAttempt } from './append/retire-attempt.js';
 import { suspendLane } from './append/suspend-lane.js';
-import { writeIndex } from './append/write-index.js';
-import { writeWal } from './append/write-wal.js';
+import { writeWal, type KnownHead, type WalWritten } from './append/write-wal.js';
 
 export interface AppendBatchInput {
   stream: string;
@@ -20,41 +17,50 @@ export interface AppendBatchInput {
   records: readonly Uint8Array[];
 }
 
-/** Refusals that prove the attempt did not and will not commit. */
+/** Refusals that prove the attempt did not commit (and are made durable by RetireAttempt). */
 const NOT_COMMITTED = new Set(['Stream.Fenced', 'Stream.AttemptAborted']);
+const TRANSIENT = new Set(['Cutpoint.WorkerCrashed', 'Cutpoint.EffectFailed']);
 
 /**
  * The append flow (statemachines/stream-append.asl.json) as a library call, for producers
- * that embed cutpoint: the same steps in the same order with the same recovery. One WAL
- * PUT and one head CAS per batch (group commit), then index and generation 0.
+ * that embed cutpoint: the same steps in the same order with the same recovery —
+ * WriteWal, CommitHead, then SuspendLane (unknown outcome) or RetireAttempt (refused for
+ * good). One WAL PUT and one head CAS (two item writes) per batch; generation 0 and the
+ * index are derived off the acknowledged path (gen0-batch.ts, reads).
+ * Without `known` the head is loaded and the attempt's evidence checked first (a caller's
+ * attempt id may have been used before); a LaneWriter passes what it carries (`known`)
+ * with an attempt id it minted, and the happy path reads nothing.
  */
-export async function appendBatch(batch: AppendBatchInput, ports: Ports): Promise<AppendOutcome> {
-  const ref = { stream: batch.stream, partition: batch.partition, attemptId: batch.attemptId, session: batch.session };
+export async function appendBatch(batch: AppendBatchInput, ports: Ports, known?: KnownHead): Promise<HeadCommitted> {
+  const ref: AttemptRef = { stream: batch.stream, partition: batch.partition, attemptId: batch.attemptId, session: batch.session };
   const records = batch.records.map((r) => Buffer.from(r).toString('base64'));
-  let committed: AppendOutcome;
+  let written: WalWritten;
   try {
-    const wal = await rerunTransient(() => writeWal({ ...ref, records }, ports));
-    await rerunTransient(() => recordIntent(wal, ports));
-    committed = await rerunTransient(() => commitHead(ref, ports), ['Cutpoint.WorkerCrashed', 'Cutpoint.EffectFailed']);
+    // Only the first PUT is bound to the carried head; a rerun re-reads the exact evidence.
+    let first = true;
+    written = await rerunTransient(() => writeWal({ ...ref, records }, ports, first ? ((first = false), known) : undefined));
   } catch (error) {
-    if (error instanceof OutcomeUnknownError || error instanceof LaneSuspendedError) {
-      const outcome = await rerunTransient(() => suspendLane(ref, ports));
-      if (outcome.status !== 'KNOWN_COMMITTED') return outcome;
-      committed = outcome;
-    } else if (error instanceof CutpointError && NOT_COMMITTED.has(error.name)) {
-      return rerunTransient(() => retireAttempt({ ...ref, reason: error.name }, ports));
-    } else {
-      throw error;
-    }
+    // No head CAS was issued. Unknown: spend the attempt (SuspendLane without a WAL binding).
+    if (error instanceof OutcomeUnknownError || error instanceof LaneSuspendedError) return rerunTransient(() => suspendLane(ref, ports));
+    return settleRefusal(ref, error, ports);
   }
-  // KNOWN_COMMITTED from here on: index and generation 0 are repairs, never a reason to
-  // report the append as anything but committed.
-  const pendingRepairs: AppendOutcome['pendingRepairs'] = [];
-  const pending = (repair: 'index' | 'gen0') => (error: unknown) => {
-    if (!(error instanceof CutpointError)) throw error; // a bug, not a failed repair
-    pendingRepairs.push(repair);
-  };
-  await rerunTransient(() => writeIndex(ref, ports)).catch(pending('index'));
-  await rerunTransient(() => materializeGen0(ref, ports)).catch(pending('gen0'));
-  return pendingRepairs.length ? { ...committed, pendingRepairs } : committed;
+  return commitAndSettle(written, ports);
+}
+
+/** CommitHead, then the flow's Catch: SuspendLane on an unknown outcome, RetireAttempt on a refusal. */
+export async function commitAndSettle(written: WalWritten, ports: Ports): Promise<HeadCommitted> {
+  try {
+    return await rerunTransient(() => commitHead(written, ports), [...TRANSIENT]);
+  } catch (error) {
+    const unknown = error instanceof OutcomeUnknownError || error instanceof LaneSuspendedError || (error instanceof CutpointError && TRANSIENT.has(error.name));
+    if (unknown) return rerunTransient(() => suspendLane(written, ports));
+    return settleRefusal(written, error, ports);
+  }
+}
+
+async function settleRefusal(ref: AttemptRef, error: unknown, ports: Ports): Promise<HeadCommitted> {
+  if (error instanceof CutpointError && NOT_COMMITTED.has(error.name)) {
+    return rerunTransient(() => retireAttempt({ ...ref, reason: error.name }, ports));
+  }
+  throw error;
 }

@@ -8,11 +8,16 @@ export interface AttemptRef extends LaneRef {
   session: Fence;
 }
 
+/** A WAL object and the range it is bound to (its metadata: `walBindingOf`). */
 export interface WalRef {
   walKey: string;
   walSha256: string;
   walSize: number;
   recordCount: number;
+  /** The only offset this batch can commit at. */
+  start: number;
+  /** The owner session epoch it was written under. */
+  fenceEpoch: number;
 }
 
 /** Steps that act only on durable evidence (index, generation 0, resolve) need no session. */
@@ -37,8 +42,22 @@ export function decodeRecords(input: unknown): Uint8Array[] {
 
 export function validateWalRef(input: unknown): WalRef {
   const w = (input as { wal?: unknown }).wal as Partial<WalRef> | undefined;
-  if (!w || typeof w.walKey !== 'string' || typeof w.walSha256 !== 'string' || !Number.isInteger(w.walSize) || !Number.isInteger(w.recordCount)) {
-    throw new ValidationError('stream.invalid_wal_ref', 'wal must be {walKey, walSha256, walSize, recordCount}');
+  const ints = [w?.walSize, w?.recordCount, w?.start, w?.fenceEpoch];
+  if (!w || typeof w.walKey !== 'string' || typeof w.walSha256 !== 'string' || !ints.every((n) => Number.isSafeInteger(n) && (n as number) >= 0)) {
+    throw new ValidationError('stream.invalid_wal_ref', 'wal must be {walKey, walSha256, walSize, recordCount, start, fenceEpoch}');
   }
-  return { walKey: w.walKey, walSha256: w.walSha256, walSize: w.walSize as number, recordCount: w.recordCount as number };
+  return {
+    walKey: w.walKey,
+    walSha256: w.walSha256,
+    walSize: w.walSize as number,
+    recordCount: w.recordCount as number,
+    start: w.start as number,
+    fenceEpoch: w.fenceEpoch as number,
+  };
+}
+
+/** The head version a step may carry from the one before it (the writer's last CAS or load). */
+export function carriedVersion(input: unknown): number | undefined {
+  const v = (input as { expected?: { version?: unknown } | null }).expected?.version;
+  return Number.isSafeInteger(v) ? (v as number) : undefined;
 }

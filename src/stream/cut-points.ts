@@ -5,18 +5,21 @@
 export const STREAM_CUT_POINTS = {
   createHead: 'stream.create.head',
   takeoverCas: 'stream.takeover.head-cas',
-  /** Before primary WAL I/O / WAL partial or uncertain / WAL durable, before intent. */
+  /**
+   * Before primary WAL I/O / WAL partial or uncertain / WAL durable, before head CAS. There
+   * is no intent item: the WAL object's metadata (attempt, SHA-256, fence epoch, start) is
+   * the pending evidence the seed's "intent" row asks for.
+   */
   wal: 'stream.append.wal',
-  /** Intent/protection, before head CAS. */
-  intent: 'stream.append.intent',
-  /** Head CAS condition fails / head CAS response unknown. */
+  /** Head CAS condition fails / head CAS response unknown (the CAS writes head + commit#<end>). */
   headCas: 'stream.append.head-cas',
   suspend: 'stream.append.suspend',
-  /** Head committed, index fails. */
-  index: 'stream.append.index',
-  /** Head committed, required object generation fails (generation-commit cut points follow). */
-  gen0: 'stream.append.gen0',
+  /** Spending an attempt proven not committed (spent marker + head version bump). */
   retire: 'stream.append.retire',
+  /** Index entry written off the acknowledged path (resolve's repair). */
+  index: 'stream.append.index',
+  /** Head committed, required object generation fails (generation-commit cut points follow); off the acknowledged path. */
+  gen0: 'stream.append.gen0',
   resolveFence: 'stream.resolve.fence',
   unsuspend: 'stream.resolve.unsuspend',
   indexRepair: 'stream.read.index-repair',

@@ -1,11 +1,11 @@
 import { OutcomeUnknownError } from '../domain/errors.js';
-import { laneKeys, validateAttemptId, validateLane, type AppendIntent, type AppendOutcome, type LaneRef } from '../domain/stream.js';
+import { laneKeys, validateAttemptId, validateLane, type AppendOutcome, type CommitRecord, type LaneRef } from '../domain/stream.js';
 import { ResolveInconsistentError } from '../domain/stream-errors.js';
 import type { Ports } from '../ports/index.js';
 import { STREAM_CUT_POINTS } from './cut-points.js';
-import { commitContaining, loadHead, loadIntent } from './lane-store.js';
+import { loadHead } from './lane-store.js';
 import { committedOutcome, uncommittedOutcome } from './outcomes.js';
-import { retireIntent } from './retire-intent.js';
+import { spendAttempt } from './retire-intent.js';
 
 export interface ResolveResult extends AppendOutcome {
   /** True when this call lifted the lane's suspension. */
@@ -14,45 +14,37 @@ export interface ResolveResult extends AppendOutcome {
 
 /**
  * Resolves the original attempt of a MAY_HAVE_COMMITTED append (the stream-resolve-append
- * flow's probe). The intent is the recovery handle: the head CAS transaction marks it
- * COMMITTED atomically with the head and the commit record, so
- * - COMMITTED, and the commit record at its range names the attempt → KNOWN_COMMITTED;
- * - PENDING → fence it (PENDING → ABORTED by CAS on its version, which no delayed head CAS
- *   can pass) → KNOWN_NOT_COMMITTED;
- * - no intent → the head CAS could never have applied; an ABORTED tombstone spends the
- *   attempt id so it can never commit later → KNOWN_NOT_COMMITTED.
- * Then the suspension is lifted. Evidence that contradicts itself (COMMITTED without its
- * commit record, or a head behind the range) keeps the lane suspended and says why.
- * Index and generation 0 repairs for a committed attempt are the flow's next steps.
- * A missing lane is refused (Stream.LaneMissing) before anything is written.
+ * flow's probe) from its exact evidence (append/attempt-evidence.ts): the attempt's WAL
+ * objects, each bound by its metadata to one start offset and fence epoch, and the commit
+ * record at each one's bound end.
+ * - A commit record names the attempt and SHA-256 → KNOWN_COMMITTED (the head must have
+ *   reached its end, else the evidence contradicts itself: Stream.ResolveInconsistent, the
+ *   lane stays suspended).
+ * - Otherwise the attempt is spent (spent marker + head version bump in one transaction,
+ *   which no delayed head CAS of the attempt can pass) → KNOWN_NOT_COMMITTED. With no WAL
+ *   object at all the marker spends the attempt id, so a late PUT can never commit.
+ * Then the suspension is lifted. A missing lane is refused (Stream.LaneMissing) before
+ * anything is written.
  */
 export async function resolveAppend(input: unknown, ports: Ports): Promise<ResolveResult> {
   const lane = validateLane(input);
   const attemptId = validateAttemptId((input as { attemptId?: unknown }).attemptId);
   const ref = { ...lane, attemptId };
-  // The lane must exist before anything is written (a tombstone on a missing lane would be
-  // a refused command that mutates): Stream.LaneMissing, nothing written.
   await loadHead(ports, lane);
-  let intent = await loadIntent(ports, lane, attemptId);
-  if (!intent || intent.state === 'PENDING') {
-    intent = await retireIntent(ports, lane, attemptId, intent ? 'resolved: head CAS never applied' : 'resolved: no intent was recorded', STREAM_CUT_POINTS.resolveFence);
-  }
+  const spent = await spendAttempt(ports, lane, attemptId, 'resolved: the head CAS never applied', STREAM_CUT_POINTS.resolveFence);
   let outcome: AppendOutcome;
-  if (intent.state === 'COMMITTED') outcome = await provenCommitted(ports, lane, intent);
-  else outcome = uncommittedOutcome('KNOWN_NOT_COMMITTED', ref, intent.recordCount, intent.abortReason ?? 'aborted');
+  if (spent.status === 'COMMITTED') outcome = await provenCommitted(ports, lane, spent.commit);
+  else outcome = uncommittedOutcome('KNOWN_NOT_COMMITTED', ref, spent.marker.recordCount, spent.marker.abortReason ?? 'aborted');
   const unsuspended = await unsuspend(ports, lane, attemptId);
   return { ...outcome, unsuspended };
 }
 
-async function provenCommitted(ports: Ports, lane: LaneRef, intent: AppendIntent): Promise<AppendOutcome> {
-  const [head, commit] = await Promise.all([loadHead(ports, lane), commitContaining(ports, lane, intent.start!)]);
-  if (!commit || commit.attemptId !== intent.attemptId || commit.start !== intent.start || commit.end !== intent.end || commit.walSha256 !== intent.walSha256) {
-    throw new ResolveInconsistentError(intent.attemptId, `intent is COMMITTED but no commit record for [${intent.start}, ${intent.end}) names it`);
-  }
+async function provenCommitted(ports: Ports, lane: LaneRef, commit: CommitRecord): Promise<AppendOutcome> {
+  const head = await loadHead(ports, lane);
   if (head.committedEnd < commit.end) {
-    throw new ResolveInconsistentError(intent.attemptId, `head end ${head.committedEnd} is behind the committed range end ${commit.end}`);
+    throw new ResolveInconsistentError(commit.attemptId, `head end ${head.committedEnd} is behind the committed range end ${commit.end}`);
   }
-  return committedOutcome(intent);
+  return committedOutcome({ ...commit, recordCount: commit.end - commit.start });
 }
 
 /** Lifts the suspension if (and only if) this attempt holds it. */

@@ -1,46 +1,54 @@
 import { OutcomeUnknownError } from '../domain/errors.js';
-import { laneKeys, walPrefixOf, type AppendIntent, type LaneRef } from '../domain/stream.js';
+import { laneKeys, walPrefixOf, type AppendIntent, type CommitRecord, type LaneRef } from '../domain/stream.js';
 import type { Ports } from '../ports/index.js';
-import { loadIntent } from './lane-store.js';
+import { committedWal, spentMarker, walsOf } from './append/attempt-evidence.js';
+import { loadHead } from './lane-store.js';
+
+export type SpendResult = { status: 'COMMITTED'; commit: CommitRecord } | { status: 'SPENT'; marker: AppendIntent };
 
 /**
- * Proves an attempt not committed, for good.
- * - A PENDING intent moves to ABORTED by CAS on its version. The head CAS transaction
- *   names that same version, so once this applies no delayed head CAS of the attempt can
- *   ever land. Its WAL bytes become unreferenced and enter orphan grace (`orphanSince`).
- * - With no intent yet, an ABORTED tombstone is created (put-if-absent). It races the
- *   attempt's own intent put, so exactly one wins: either the attempt never records an
- *   intent and can never commit, or its intent exists and is retired as above. Without
- *   the tombstone a "not committed" attempt could be re-driven later and commit after a
- *   client had already re-sent its records under a new attempt — a duplicate.
- * Returns the intent as it ends (COMMITTED if the head CAS won the race).
+ * Proves an attempt not committed, for good — or finds that it committed.
+ * The attempt's WAL objects are found by their exact prefix and each one's bound end
+ * offset is checked for a commit record naming it (COMMITTED). Otherwise one transaction
+ * writes the spent marker (`intent#<attempt>`, ABORTED, put-if-absent, its bytes entering
+ * orphan grace) and bumps the head's version:
+ * - every head CAS of the attempt already in flight names an older head version and can
+ *   never apply;
+ * - every later try reads the head first and the marker after it (commit-head.ts), so
+ *   it sees the marker and refuses (Stream.AttemptAborted).
+ * Without the marker an attempt reported KNOWN_NOT_COMMITTED could be re-driven at the
+ * same start offset and commit after its client re-sent the records: a duplicate.
+ * CONFLICT or UNKNOWN: reload everything and decide again.
  */
-export async function retireIntent(ports: Ports, lane: LaneRef, attemptId: string, reason: string, cutPoint: string): Promise<AppendIntent> {
-  const key = laneKeys.intent(lane, attemptId);
+export async function spendAttempt(ports: Ports, lane: LaneRef, attemptId: string, reason: string, cutPoint: string): Promise<SpendResult> {
   for (let round = 0; round < 4; round++) {
-    const intent = await loadIntent(ports, lane, attemptId);
-    if (intent && intent.state !== 'PENDING') return intent;
+    const head = await loadHead(ports, lane);
+    const marker = await spentMarker(ports, lane, attemptId);
+    const wals = await walsOf(ports, lane, attemptId);
+    const commit = await committedWal(ports, lane, attemptId, wals);
+    if (commit) return { status: 'COMMITTED', commit };
+    if (marker) return { status: 'SPENT', marker };
     const now = ports.clock.now().toISOString();
-    const retired = { state: 'ABORTED', abortReason: reason, abortedAt: now, orphanSince: now };
-    const outcome = intent
-      ? await ports.authority.update(cutPoint, key, { version: intent.version }, retired)
-      : await ports.authority.put(cutPoint, { ...key, ...tombstoneOf(lane, attemptId), ...retired }, 'absent');
-    if (outcome.status === 'APPLIED') return outcome.item as unknown as AppendIntent;
-    // CONFLICT or UNKNOWN: the next round reloads the exact intent.
+    const spent = {
+      ...laneKeys.intent(lane, attemptId),
+      stream: lane.stream,
+      partition: lane.partition,
+      attemptId,
+      walKey: wals.length === 1 ? wals[0]!.walKey : walPrefixOf(lane, attemptId),
+      walSha256: wals.length === 1 ? wals[0]!.walSha256 : '',
+      walSize: wals.length === 1 ? wals[0]!.walSize : 0,
+      recordCount: wals.length === 1 ? wals[0]!.recordCount : 0,
+      tombstone: wals.length !== 1,
+      state: 'ABORTED',
+      abortReason: reason,
+      abortedAt: now,
+      orphanSince: now,
+    };
+    const outcome = await ports.authority.transact(cutPoint, [
+      { kind: 'put', item: spent, expect: 'absent' },
+      { kind: 'update', key: laneKeys.head(lane), expect: { version: head.version }, set: { lastSpentAttemptId: attemptId } },
+    ]);
+    if (outcome.status === 'APPLIED') return { status: 'SPENT', marker: { ...spent, version: 1 } as unknown as AppendIntent };
   }
-  throw new OutcomeUnknownError(cutPoint, `${cutPoint}: retiring attempt ${attemptId} did not settle`);
-}
-
-/** An intent that never named a batch: it only spends the attempt id. */
-function tombstoneOf(lane: LaneRef, attemptId: string) {
-  return {
-    stream: lane.stream,
-    partition: lane.partition,
-    attemptId,
-    walKey: walPrefixOf(lane, attemptId),
-    walSha256: '',
-    walSize: 0,
-    recordCount: 0,
-    tombstone: true,
-  };
+  throw new OutcomeUnknownError(cutPoint, `${cutPoint}: spending attempt ${attemptId} did not settle`);
 }

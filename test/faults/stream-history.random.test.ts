@@ -5,7 +5,6 @@ import { awsPorts } from '../../src/adapters/ports.js';
 import type { CutpointConfig } from '../../src/config.js';
 import { FAULT_KINDS } from '../../src/domain/faults.js';
 import { laneKeys, type AppendOutcome, type CommitRecord, type LaneHead, type LaneRef } from '../../src/domain/stream.js';
-import { GENERATION_CUT_POINTS } from '../../src/generation/cut-points.js';
 import type { Fence } from '../../src/ports/authority.js';
 import type { Ports } from '../../src/ports/index.js';
 import { appendBatch } from '../../src/stream/append-batch.js';
@@ -82,20 +81,10 @@ const replayCommand = (seed: number): string =>
 /** What may leave an in-process call when a fault outlasts its reruns: an unknown outcome. */
 const TRANSIENT = new Set(['Cutpoint.OutcomeUnknown', 'Cutpoint.WorkerCrashed', 'Cutpoint.EffectFailed']);
 
-/** Cut points an append reaches on its way (its own steps, then generation 0's). */
-const APPEND_CUT_POINTS = [
-  STREAM_CUT_POINTS.wal,
-  STREAM_CUT_POINTS.intent,
-  STREAM_CUT_POINTS.headCas,
-  STREAM_CUT_POINTS.index,
-  STREAM_CUT_POINTS.gen0,
-  GENERATION_CUT_POINTS.taskPut,
-  GENERATION_CUT_POINTS.objectPut,
-  GENERATION_CUT_POINTS.recordPut,
-  GENERATION_CUT_POINTS.commitCas,
-];
-/** Cut points only recovery reaches (suspending the lane, retiring an attempt, aborting a generation). */
-const RECOVERY_CUT_POINTS = [STREAM_CUT_POINTS.suspend, STREAM_CUT_POINTS.retire, GENERATION_CUT_POINTS.abortCas];
+/** Cut points an append reaches on its way (generation 0 and the index are off the acknowledged path). */
+const APPEND_CUT_POINTS = [STREAM_CUT_POINTS.wal, STREAM_CUT_POINTS.headCas];
+/** Cut points only recovery reaches (suspending the lane, spending an attempt). */
+const RECOVERY_CUT_POINTS = [STREAM_CUT_POINTS.suspend, STREAM_CUT_POINTS.retire];
 const RESOLVE_CUT_POINTS = [STREAM_CUT_POINTS.resolveFence, STREAM_CUT_POINTS.unsuspend];
 
 /** One fault rule in the CUTPOINT_FAULTS grammar: once, from the second hit, or persistent. */
@@ -110,28 +99,26 @@ function randomRule(rng: Prng, cutPoints: readonly string[]): string {
 
 /**
  * A fault for one append:
- * - a lost head-CAS request (the outcome is unknown and it did not apply:
+ * - head-CAS requests lost for good (the outcome stays unknown and it did not apply:
  *   MAY_HAVE_COMMITTED), sometimes with a second fault in the recovery it triggers;
  * - a persistent fault on the append's own path, which can outlast the in-process reruns
  *   (the call throws: an unknown client outcome);
- * - a persistent fault on derived data (index, generation 0): committed, repairs pending;
+ * - every response of an applied head CAS lost: commit#<end> proves it committed;
  * - otherwise one rule anywhere on the append's path, rarely in recovery alone.
  */
 function appendFault(rng: Prng): string {
   const r = rng.next();
   if (r < 0.25) {
-    const lost = `${STREAM_CUT_POINTS.headCas}:lose-request`;
+    const lost = `${STREAM_CUT_POINTS.headCas}:lose-request*`;
     return rng.chance(0.35) ? `${lost},${randomRule(rng, RECOVERY_CUT_POINTS)}` : lost;
   }
   if (r < 0.4) {
-    const cutPoint = rng.pick([STREAM_CUT_POINTS.wal, STREAM_CUT_POINTS.intent, STREAM_CUT_POINTS.headCas]);
+    const cutPoint = rng.pick([STREAM_CUT_POINTS.wal, STREAM_CUT_POINTS.headCas]);
     return `${cutPoint}:${rng.pick(['crash-before', 'crash-after', 'fail', 'lose-request', 'lose-response'])}*`;
   }
   if (r < 0.52) {
-    // Both index writers failing leaves the range without an index entry: reads repair it.
-    if (rng.chance(0.4)) return `${STREAM_CUT_POINTS.index}:fail*,${STREAM_CUT_POINTS.gen0}:${rng.pick(['crash-before', 'fail', 'lose-request'])}*`;
-    const cutPoint = rng.pick([STREAM_CUT_POINTS.index, STREAM_CUT_POINTS.gen0, GENERATION_CUT_POINTS.objectPut, GENERATION_CUT_POINTS.commitCas]);
-    return `${cutPoint}:${rng.pick(['crash-before', 'crash-after', 'fail', 'lose-request'])}*`;
+    // The CAS applies but every response is lost: commit#<end> proves it.
+    return `${STREAM_CUT_POINTS.headCas}:lose-response*`;
   }
   return randomRule(rng, r < 0.92 ? APPEND_CUT_POINTS : RECOVERY_CUT_POINTS);
 }
@@ -613,7 +600,7 @@ async function race(h: History, ctx: StepContext): Promise<void> {
       // The owner is slow inside its append while a new session takes the lane over:
       // the old owner's bytes may land, its head CAS must not.
       const a = newPayloadAttempt(h, h.owner);
-      const slowAt = h.rng.pick([STREAM_CUT_POINTS.wal, STREAM_CUT_POINTS.intent, STREAM_CUT_POINTS.headCas]);
+      const slowAt = h.rng.pick([STREAM_CUT_POINTS.wal, STREAM_CUT_POINTS.headCas]);
       const fault = `${slowAt}:delay=${h.rng.int(60, 150)}`;
       const pause = h.rng.int(0, 50);
       await Promise.all([append(h, a, ctx, fault), sleep(pause).then(() => takeover(h))]);

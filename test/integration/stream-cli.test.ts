@@ -155,7 +155,7 @@ describe('cutpoint stream', () => {
   });
 
   it('MAY_HAVE_COMMITTED suspends the lane until the same attempt is resolved; then a new attempt continues at the next offset', async () => {
-    const unknown = await cutpoint(['stream', 'append', 'orders', '--partition', '0', '--attempt', 'a3'], { input: 'zeta\neta\n', faults: 'stream.append.head-cas:lose-request' });
+    const unknown = await cutpoint(['stream', 'append', 'orders', '--partition', '0', '--attempt', 'a3'], { input: 'zeta\neta\n', faults: 'stream.append.head-cas:lose-request*' });
     expect(unknown).toMatchObject({ code: 1, stdout: '' });
     expect(diagnostic(unknown.stderr)).toBe('stream.may_have_committed: lane suspended; run: cutpoint stream resolve orders --partition 0 --attempt a3');
 

@@ -5,6 +5,7 @@ import { FAULT_KINDS } from '../../src/domain/faults.js';
 import { laneKeys, type IndexEntry, type LaneRef } from '../../src/domain/stream.js';
 import type { ItemKey } from '../../src/ports/authority.js';
 import { appendBatch } from '../../src/stream/append-batch.js';
+import { materializeGen0Batch } from '../../src/stream/append/gen0-batch.js';
 import { createStream } from '../../src/stream/create-stream.js';
 import { readStream, type ReadResult } from '../../src/stream/read.js';
 import { takeOverWithNewSession } from '../../src/stream/takeover.js';
@@ -36,7 +37,7 @@ function recordsOf(batch: number, size: number): Uint8Array[] {
   );
 }
 
-/** A lane built through the real append path, one committed range per batch. */
+/** A lane built through the real append path, one committed range per batch, then its generation-0 run. */
 async function laneWith(label: string, sizes: number[]): Promise<Fixture> {
   const stream = `read-${label}-${randomUUID().slice(0, 6)}`;
   await createStream({ stream, partitions: 1 }, stores.ports);
@@ -52,6 +53,9 @@ async function laneWith(label: string, sizes: number[]): Promise<Fixture> {
     fixture.ranges.push({ start: outcome.start!, end: outcome.end!, attemptId });
     fixture.expected.push(...records.map(b64));
   }
+  // Generation 0 is materialized off the acknowledged path, batched: one run for the lane.
+  const gen0 = await materializeGen0Batch(lane, stores.ports);
+  expect(gen0.materialized).toHaveLength(sizes.length);
   return fixture;
 }
 

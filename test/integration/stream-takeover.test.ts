@@ -54,11 +54,13 @@ describe('takeover', () => {
       ((await stores.ports.authority.query(laneKeys.pk(lane), 'intent#')) as unknown as AppendIntent[]).map((i) => [i.attemptId, i]),
     );
     // Every range committed after the takeover point belongs to the new owner, and every
-    // committed range names the owner whose epoch the head held when it committed.
+    // committed range's WAL object is bound to the epoch the head held when it committed.
     for (const commit of commits) {
-      const intent = intents.get(commit.attemptId)!;
-      if (commit.start >= takeover.committedEnd) expect(intent.fence.epoch, commit.attemptId).toBe(takeover.epoch);
-      else expect(intent.fence.epoch, commit.attemptId).toBe(old.epoch);
+      const wal = await stores.ports.objects.head(commit.walKey);
+      const epoch = Number(wal!.metadata['fence-epoch']);
+      if (commit.start >= takeover.committedEnd) expect(epoch, commit.attemptId).toBe(takeover.epoch);
+      else expect(epoch, commit.attemptId).toBe(old.epoch);
+      expect(Number(wal!.metadata.start), commit.attemptId).toBe(commit.start);
     }
     expect(ownerResults.every((r) => r.outcome.status === 'KNOWN_COMMITTED')).toBe(true);
     expect(staleResults.filter((r) => r.outcome.status === 'KNOWN_COMMITTED').length).toBeGreaterThanOrEqual(2);
@@ -66,7 +68,7 @@ describe('takeover', () => {
     const refused = staleResults.filter((r) => r.outcome.status === 'KNOWN_NOT_COMMITTED');
     expect(refused.length).toBeGreaterThan(0);
     for (const r of refused) {
-      expect(r.outcome.reason).toMatch(/Stream\.Fenced|no intent/);
+      expect(r.outcome.reason).toMatch(/Stream\.Fenced|no head CAS was issued/);
       const intent = intents.get(r.attemptId);
       if (intent) expect(intent).toMatchObject({ state: 'ABORTED', orphanSince: expect.any(String) });
     }

@@ -1,66 +1,102 @@
 import { EffectFailedError, OutcomeUnknownError } from '../../domain/errors.js';
 import { laneKeys, sameFence, type AppendOutcome, type CommitRecord } from '../../domain/stream.js';
-import { AttemptAbortedError, FencedError, LaneSuspendedError } from '../../domain/stream-errors.js';
+import { AttemptAbortedError, AttemptIdentityConflictError, FencedError, LaneSuspendedError } from '../../domain/stream-errors.js';
 import type { Ports } from '../../ports/index.js';
-import { validateAttemptRef } from '../append-input.js';
+import { carriedVersion, validateAttemptRef, validateWalRef, type AttemptRef, type WalRef } from '../append-input.js';
 import { STREAM_CUT_POINTS } from '../cut-points.js';
-import { loadHead, loadIntent } from '../lane-store.js';
+import { commitContaining, loadHead } from '../lane-store.js';
 import { committedOutcome } from '../outcomes.js';
+import { commitAtEnd, namesAttempt, spentMarker } from './attempt-evidence.js';
 
 const MAX_ROUNDS = 8;
+/** Unknown outcomes re-issued before the flow suspends the lane. */
+const MAX_UNKNOWN = 3;
+
+/** KNOWN_COMMITTED and the head version the CAS left (undefined when it was not this call's CAS). */
+export type HeadCommitted = AppendOutcome & { headVersion?: number };
 
 /**
- * Append step 3, the head CAS: one transaction advances the committed end offset only if
- * the head's version and fence (owner, session, epoch) are the ones just read, creates
- * the commit record for [start, end), and marks the intent COMMITTED with that range.
- * - condition fails because the fence moved: the head did not advance for this attempt
- *   (Stream.Fenced; its bytes stay as evidence for recovery and GC);
- * - response unknown: leaves as Cutpoint.OutcomeUnknown — MAY_HAVE_COMMITTED — for the
- *   flow to suspend the lane and resolve the original attempt.
- * A retry after a crash reloads the exact intent: COMMITTED means it already happened.
+ * Append step 2, the head CAS: ONE transaction of two item writes —
+ * - the head: committedEnd start → end, conditioned on the head version the writer carries
+ *   and on its fence (owner, session, epoch). The version also covers "not suspended" and
+ *   "committedEnd = start" (suspending, taking over, trimming and appending all bump it);
+ * - `commit#<end>`, put-if-absent, naming the attempt, its WAL object and SHA-256: the
+ *   commit evidence, which reads also use as the index.
+ * No GetItem on the happy path. Outcomes:
+ * - APPLIED: KNOWN_COMMITTED (the new head version is carried to the next batch).
+ * - UNKNOWN: `commit#<end>` is read: naming this attempt → KNOWN_COMMITTED; otherwise the
+ *   same CAS (same version) is re-issued — two identical CASes apply at most once, and a
+ *   moved version proves the lost one never can. After MAX_UNKNOWN: Cutpoint.OutcomeUnknown
+ *   (MAY_HAVE_COMMITTED: the flow suspends the lane and resolves the original attempt).
+ * - CONFLICT: reload (head first, then the spent marker) and decide (`decide`).
  */
-export async function commitHead(input: unknown, ports: Ports): Promise<AppendOutcome> {
+export async function commitHead(input: unknown, ports: Ports): Promise<HeadCommitted> {
   const ref = validateAttemptRef(input);
+  const wal = validateWalRef(input);
   const cut = STREAM_CUT_POINTS.headCas;
+  const end = wal.start + wal.recordCount;
+  let version = carriedVersion(input);
+  let unknown = 0;
   for (let round = 0; round < MAX_ROUNDS; round++) {
-    const [head, intent] = await Promise.all([loadHead(ports, ref), loadIntent(ports, ref, ref.attemptId)]);
-    if (!intent) throw new AttemptAbortedError(ref.attemptId, 'no intent was recorded');
-    if (intent.state === 'COMMITTED') return committedOutcome(intent);
-    if (intent.state === 'ABORTED') throw new AttemptAbortedError(ref.attemptId, intent.abortReason ?? 'aborted');
-    if (head.suspendedBy) throw new LaneSuspendedError(ref, head.suspendedBy);
-    if (!sameFence(head.fence, intent.fence)) throw new FencedError(ref, 'a newer owner session holds the lane');
-
-    const start = head.committedEnd;
-    const end = start + intent.recordCount;
-    const now = ports.clock.now().toISOString();
+    if (version === undefined) {
+      const decided = await decide(ports, ref, wal);
+      if (typeof decided !== 'number') return decided;
+      version = decided;
+    }
     const commit: CommitRecord = {
       stream: ref.stream,
       partition: ref.partition,
       attemptId: ref.attemptId,
-      start,
+      start: wal.start,
       end,
-      walKey: intent.walKey,
-      walSha256: intent.walSha256,
-      walSize: intent.walSize,
-      committedAt: now,
+      walKey: wal.walKey,
+      walSha256: wal.walSha256,
+      walSize: wal.walSize,
+      committedAt: ports.clock.now().toISOString(),
     };
     const outcome = await ports.authority.transact(cut, [
-      {
-        kind: 'update',
-        key: laneKeys.head(ref),
-        expect: { version: head.version, fence: intent.fence },
-        set: { committedEnd: end, lastAttemptId: ref.attemptId },
-      },
+      { kind: 'update', key: laneKeys.head(ref), expect: { version, fence: ref.session }, set: { committedEnd: end, lastAttemptId: ref.attemptId } },
       { kind: 'put', item: { ...laneKeys.commit(ref, end), ...commit }, expect: 'absent' },
-      { kind: 'update', key: laneKeys.intent(ref, ref.attemptId), expect: { version: intent.version }, set: { state: 'COMMITTED', start, end, committedAt: now } },
     ]);
-    if (outcome.status === 'APPLIED') return committedOutcome({ ...intent, start, end });
+    if (outcome.status === 'APPLIED') return { ...committedOutcome({ ...ref, recordCount: wal.recordCount, start: wal.start, end }), headVersion: version + 1 };
     if (outcome.status === 'UNKNOWN') {
-      throw new OutcomeUnknownError(cut, `${cut}: head CAS for attempt ${ref.attemptId} on ${ref.stream}/${ref.partition} is unknown`);
+      if (namesAttempt(await commitAtEnd(ports, ref, wal), ref.attemptId, wal)) return committedOutcome({ ...ref, recordCount: wal.recordCount, start: wal.start, end });
+      if (++unknown >= MAX_UNKNOWN) {
+        throw new OutcomeUnknownError(cut, `${cut}: head CAS for attempt ${ref.attemptId} on ${ref.stream}/${ref.partition} is unknown`);
+      }
+      continue; // re-issue the same CAS at the same version
     }
-    // CONFLICT: the next round reloads head and intent and decides again.
+    version = undefined; // CONFLICT: reload and decide again
   }
-  // Every round ended CONFLICT, which proves the CAS did not apply (appends or trims kept
-  // moving the head): a definite failure, retried by the flow — never a suspension.
+  // Every round ended CONFLICT, which proves no CAS applied (the head kept moving): a
+  // definite failure, retried by the flow — never a suspension.
   throw new EffectFailedError(cut, `${cut}: the head kept moving; attempt ${ref.attemptId} was not applied`);
+}
+
+/**
+ * Off the happy path: what the attempt's exact evidence says. Returns the head version to
+ * CAS on, or KNOWN_COMMITTED, or throws the refusal the flow turns into an interpretation.
+ * The head is read BEFORE the spent marker: a marker is written together with a head
+ * version bump, so a head read after it sees the marker, and a CAS prepared from a head
+ * read before it can no longer apply.
+ */
+async function decide(ports: Ports, ref: AttemptRef, wal: WalRef): Promise<number | HeadCommitted> {
+  const end = wal.start + wal.recordCount;
+  const head = await loadHead(ports, ref);
+  const marker = await spentMarker(ports, ref, ref.attemptId);
+  if (head.committedEnd >= end && namesAttempt(await commitAtEnd(ports, ref, wal), ref.attemptId, wal)) {
+    return committedOutcome({ ...ref, recordCount: wal.recordCount, start: wal.start, end });
+  }
+  if (marker) throw new AttemptAbortedError(ref.attemptId, marker.abortReason ?? 'aborted');
+  if (wal.fenceEpoch !== ref.session.epoch) throw new FencedError(ref, `attempt ${ref.attemptId} was started by an earlier owner session`);
+  if (head.suspendedBy) throw new LaneSuspendedError(ref, head.suspendedBy);
+  if (!sameFence(head.fence, ref.session)) throw new FencedError(ref, 'a newer owner session holds the lane');
+  if (head.committedEnd > wal.start) {
+    // The committed end passed the bound start and never goes back: never committable.
+    const taken = await commitContaining(ports, ref, wal.start);
+    if (taken?.attemptId === ref.attemptId) throw new AttemptIdentityConflictError(ref.attemptId, 'committed another batch');
+    throw new AttemptAbortedError(ref.attemptId, `offset ${wal.start} was committed by another attempt`);
+  }
+  if (head.committedEnd < wal.start) throw new AttemptAbortedError(ref.attemptId, `the batch before offset ${wal.start} did not commit`);
+  return head.version;
 }

@@ -1,10 +1,10 @@
-import { ValidationError } from '../../domain/errors.js';
-import { laneKeys, rangeRootOf, type AppendOutcome, type IndexEntry } from '../../domain/stream.js';
+import { laneKeys, rangeRootOf, type AppendOutcome, type CommitRecord, type IndexEntry, type LaneRef } from '../../domain/stream.js';
 import { commitGenerationInProcess } from '../../generation/commit-in-process.js';
 import type { Ports } from '../../ports/index.js';
 import { validateAttempt } from '../append-input.js';
 import { STREAM_CUT_POINTS } from '../cut-points.js';
-import { indexEntryOf, loadIntent } from '../lane-store.js';
+import { indexEntryOf } from '../lane-store.js';
+import { commitOfAttempt } from './attempt-evidence.js';
 import { putIndexEntry } from './write-index.js';
 
 export interface Gen0Result extends AppendOutcome {
@@ -12,7 +12,8 @@ export interface Gen0Result extends AppendOutcome {
 }
 
 /**
- * Append step 5 (KNOWN_COMMITTED): generation 0 of the committed range, through the
+ * Generation 0 of one committed attempt's range (stream-resolve-append's repair; the batched
+ * run is gen0-batch.ts), off the acknowledged path, through the
  * generation-commit mechanism (write, PREPARED, COMMITTED). The task is deterministic —
  * root from the range, task id from the attempt, the WAL object as the only source — so a
  * failure here is repaired by running the same task again; the primary WAL is never
@@ -20,23 +21,27 @@ export interface Gen0Result extends AppendOutcome {
  */
 export async function materializeGen0(input: unknown, ports: Ports): Promise<Gen0Result> {
   const ref = validateAttempt(input);
-  const intent = await loadIntent(ports, ref, ref.attemptId);
-  if (intent?.state !== 'COMMITTED') throw new ValidationError('stream.not_committed', `attempt ${ref.attemptId} is not committed`);
-  const start = intent.start!;
-  const end = intent.end!;
+  const commit = await commitOfAttempt(ports, ref, ref.attemptId);
+  const outcome: Gen0Result = { status: 'KNOWN_COMMITTED', ...ref, attemptId: ref.attemptId, recordCount: commit.end - commit.start, start: commit.start, end: commit.end };
+  const gen0 = await materializeRange(ports, ref, commit);
+  return gen0 ? { ...outcome, gen0 } : outcome;
+}
+
+/** Generation 0 of one committed range (deterministic task), linked into its index entry. */
+export async function materializeRange(ports: Ports, lane: LaneRef, commit: CommitRecord): Promise<{ objectKey: string; sha256: string } | undefined> {
   const generation = await commitGenerationInProcess(
     {
-      root: rangeRootOf(ref, start),
+      root: rangeRootOf(lane, commit.start),
       generation: 0,
-      taskId: ref.attemptId,
-      sources: [{ key: intent.walKey, sha256: intent.walSha256, size: intent.walSize }],
+      taskId: commit.attemptId,
+      sources: [{ key: commit.walKey, sha256: commit.walSha256, size: commit.walSize }],
     },
     ports,
   );
-  const outcome: Gen0Result = { status: 'KNOWN_COMMITTED', ...ref, attemptId: ref.attemptId, recordCount: intent.recordCount, start, end };
-  if (generation.outcome !== 'COMMITTED' || !generation.objectKey || !generation.sha256) return outcome;
-  await linkGeneration(ports, indexEntryOf({ ...intent, start, end, committedAt: '' }), { objectKey: generation.objectKey, sha256: generation.sha256 });
-  return { ...outcome, gen0: { objectKey: generation.objectKey, sha256: generation.sha256 } };
+  if (generation.outcome !== 'COMMITTED' || !generation.objectKey || !generation.sha256) return undefined;
+  const gen0 = { objectKey: generation.objectKey, sha256: generation.sha256 };
+  await linkGeneration(ports, indexEntryOf(commit), gen0);
+  return gen0;
 }
 
 /** Adds the committed generation to the range's index entry (creating the entry if the index step failed). */

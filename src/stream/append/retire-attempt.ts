@@ -5,22 +5,22 @@ import { STREAM_CUT_POINTS } from '../cut-points.js';
 import { assertSessionIssued, loadHead } from '../lane-store.js';
 import { committedOutcome, uncommittedOutcome } from '../outcomes.js';
 import { unsuspend } from '../resolve.js';
-import { retireIntent } from '../retire-intent.js';
+import { spendAttempt } from '../retire-intent.js';
 
 /**
- * After the head CAS was refused for good (a newer owner holds the lane, the attempt
- * cannot proceed): retire the attempt's intent, so the outcome is proven and its WAL
- * bytes enter orphan grace, and a suspension it held is lifted. If the head CAS won a race
- * first, the outcome is COMMITTED.
+ * After the attempt was refused for good (a newer owner holds the lane, the lane is
+ * suspended by another attempt, its offset was taken, it was spent): spend it (the spent
+ * marker and a head version bump: it can never commit later; its WAL bytes enter orphan
+ * grace) and lift a suspension it held. If its head CAS won a race first, KNOWN_COMMITTED.
  */
 export async function retireAttempt(input: unknown, ports: Ports): Promise<AppendOutcome> {
   const ref = validateAttemptRef(input);
   // A session the lane never issued spends no attempt id (validated before any write).
   await assertSessionIssued(ports, ref, await loadHead(ports, ref), ref.session);
   const reason = typeof (input as { reason?: unknown }).reason === 'string' ? (input as { reason: string }).reason.slice(0, 200) : 'retired';
-  const intent = await retireIntent(ports, ref, ref.attemptId, reason, STREAM_CUT_POINTS.retire);
-  if (intent.state === 'COMMITTED') return committedOutcome(intent);
+  const spent = await spendAttempt(ports, ref, ref.attemptId, reason, STREAM_CUT_POINTS.retire);
+  if (spent.status === 'COMMITTED') return committedOutcome({ ...spent.commit, recordCount: spent.commit.end - spent.commit.start });
   // Proven not committed: if this attempt held the lane suspended, the lane is free again.
   await unsuspend(ports, ref, ref.attemptId);
-  return uncommittedOutcome('KNOWN_NOT_COMMITTED', ref, intent.recordCount, intent.abortReason ?? reason);
+  return uncommittedOutcome('KNOWN_NOT_COMMITTED', ref, spent.marker.recordCount, spent.marker.abortReason ?? reason);
 }

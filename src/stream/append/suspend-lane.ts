@@ -1,42 +1,56 @@
 import { OutcomeUnknownError } from '../../domain/errors.js';
-import { laneKeys, type AppendOutcome } from '../../domain/stream.js';
+import { laneKeys, sameFence, type AppendOutcome } from '../../domain/stream.js';
 import type { Ports } from '../../ports/index.js';
-import { validateAttemptRef } from '../append-input.js';
+import { validateAttemptRef, validateWalRef, type WalRef } from '../append-input.js';
 import { STREAM_CUT_POINTS } from '../cut-points.js';
-import { loadHead, loadIntent } from '../lane-store.js';
+import { loadHead } from '../lane-store.js';
 import { committedOutcome, uncommittedOutcome } from '../outcomes.js';
-import { retireIntent } from '../retire-intent.js';
+import { spendAttempt } from '../retire-intent.js';
+import { commitAtEnd, namesAttempt, spentMarker } from './attempt-evidence.js';
 
 /**
- * After an UNKNOWN head CAS, or a head CAS refused because the lane is suspended. The exact intent is reloaded first: COMMITTED (the
- * transaction landed) is KNOWN_COMMITTED right away. Still PENDING means the head may or
- * may not advance for it: the lane is suspended by CAS (no append passes until the
- * original attempt is resolved), and the outcome is MAY_HAVE_COMMITTED. An unknown
- * client timeout is never permission for a second append.
+ * After a head CAS whose outcome stayed unknown (or a worker that kept dying around it), or
+ * one refused because the lane is suspended. The exact evidence is reloaded first — head,
+ * then the spent marker, then `commit#<end>` of the WAL object's binding:
+ * - the commit record names this attempt and SHA-256 → KNOWN_COMMITTED;
+ * - the attempt is spent → KNOWN_NOT_COMMITTED;
+ * - it can no longer be this attempt's turn (another attempt holds the suspension, the
+ *   fence moved, the committed end is not its start) → spent for good (spend-attempt)
+ *   → KNOWN_NOT_COMMITTED, or KNOWN_COMMITTED if it turns out it won;
+ * - otherwise the head CAS may still apply: the lane is suspended by CAS on the head
+ *   version (which also makes the in-flight CAS, conditioned on an older version, unable
+ *   to apply) and the outcome is MAY_HAVE_COMMITTED until stream-resolve-append resolves
+ *   the original attempt. An unknown client timeout is never permission for a second append.
  */
 export async function suspendLane(input: unknown, ports: Ports): Promise<AppendOutcome> {
   const ref = validateAttemptRef(input);
+  const wal: WalRef | undefined = (input as { wal?: unknown }).wal ? validateWalRef(input) : undefined;
   const cut = STREAM_CUT_POINTS.suspend;
   for (let round = 0; round < 4; round++) {
-    const [head, intent] = await Promise.all([loadHead(ports, ref), loadIntent(ports, ref, ref.attemptId)]);
-    if (!intent || (intent.state === 'PENDING' && head.suspendedBy && head.suspendedBy !== ref.attemptId)) {
-      // No intent (the head CAS cannot have applied), or another attempt holds the lane:
-      // spend this attempt for good, so it can never commit later.
-      const why = head.suspendedBy && head.suspendedBy !== ref.attemptId ? `lane suspended by attempt ${head.suspendedBy}` : 'no intent was recorded';
-      const retired = await retireIntent(ports, ref, ref.attemptId, why, STREAM_CUT_POINTS.retire);
-      if (retired.state === 'COMMITTED') return committedOutcome(retired);
-      return uncommittedOutcome('KNOWN_NOT_COMMITTED', ref, retired.recordCount, retired.abortReason ?? why);
+    const head = await loadHead(ports, ref);
+    const marker = await spentMarker(ports, ref, ref.attemptId);
+    if (wal) {
+      const end = wal.start + wal.recordCount;
+      if (namesAttempt(await commitAtEnd(ports, ref, wal), ref.attemptId, wal)) {
+        return committedOutcome({ ...ref, recordCount: wal.recordCount, start: wal.start, end });
+      }
     }
-    if (intent.state === 'COMMITTED') return committedOutcome(intent);
-    if (intent.state === 'ABORTED') return uncommittedOutcome('KNOWN_NOT_COMMITTED', ref, intent.recordCount, intent.abortReason ?? 'aborted');
-    const suspended = uncommittedOutcome('MAY_HAVE_COMMITTED', ref, intent.recordCount, `lane suspended; resolve attempt ${ref.attemptId}`);
-    if (head.suspendedBy === ref.attemptId) return suspended;
+    const count = wal?.recordCount ?? 0;
+    if (marker) return uncommittedOutcome('KNOWN_NOT_COMMITTED', ref, count, marker.abortReason ?? 'aborted');
+    if (head.suspendedBy === ref.attemptId) return uncommittedOutcome('MAY_HAVE_COMMITTED', ref, count, `lane suspended; resolve attempt ${ref.attemptId}`);
+    const turn = wal && !head.suspendedBy && head.committedEnd === wal.start && sameFence(head.fence, ref.session) && wal.fenceEpoch === ref.session.epoch;
+    if (!turn) {
+      const why = head.suspendedBy ? `lane suspended by attempt ${head.suspendedBy}` : wal ? 'the head moved past its turn' : 'no head CAS was issued';
+      const spent = await spendAttempt(ports, ref, ref.attemptId, why, STREAM_CUT_POINTS.retire);
+      if (spent.status === 'COMMITTED') return committedOutcome({ ...spent.commit, recordCount: spent.commit.end - spent.commit.start });
+      return uncommittedOutcome('KNOWN_NOT_COMMITTED', ref, count, spent.marker.abortReason ?? why);
+    }
     const outcome = await ports.authority.update(cut, laneKeys.head(ref), { version: head.version }, {
       suspendedBy: ref.attemptId,
       suspendedAt: ports.clock.now().toISOString(),
     });
-    if (outcome.status === 'APPLIED') return suspended;
-    // CONFLICT or UNKNOWN: reload and decide again (the intent may have committed meanwhile).
+    if (outcome.status === 'APPLIED') return uncommittedOutcome('MAY_HAVE_COMMITTED', ref, count, `lane suspended; resolve attempt ${ref.attemptId}`);
+    // CONFLICT or UNKNOWN: reload and decide again (the CAS may have landed meanwhile).
   }
   throw new OutcomeUnknownError(cut, `${cut}: suspending the lane for attempt ${ref.attemptId} did not settle`);
 }

@@ -1,23 +1,23 @@
-import { IdentityConflictError, ValidationError } from '../../domain/errors.js';
+import { IdentityConflictError } from '../../domain/errors.js';
 import { laneKeys, type AppendOutcome, type IndexEntry, type LaneRef } from '../../domain/stream.js';
 import { writeExactlyOnce } from '../../authority/resolve.js';
 import type { Ports } from '../../ports/index.js';
 import { validateAttempt } from '../append-input.js';
 import { STREAM_CUT_POINTS } from '../cut-points.js';
-import { indexEntryOf, loadIntent } from '../lane-store.js';
+import { indexEntryOf } from '../lane-store.js';
+import { commitOfAttempt } from './attempt-evidence.js';
 
 /**
- * Append step 4 (KNOWN_COMMITTED): the read-path index entry for the committed range. If
- * it fails the range is still committed; readers repair a missing entry from the commit
+ * A repair after KNOWN_COMMITTED (off the acknowledged path: stream-resolve-append, and
+ * readers): the read-path index entry for the committed range, derived from its commit
  * record (the index is derived data, the commit record is the evidence).
  */
 export async function writeIndex(input: unknown, ports: Ports): Promise<AppendOutcome> {
   const ref = validateAttempt(input);
-  const intent = await loadIntent(ports, ref, ref.attemptId);
-  if (intent?.state !== 'COMMITTED') throw new ValidationError('stream.not_committed', `attempt ${ref.attemptId} is not committed`);
-  const entry = indexEntryOf({ ...intent, start: intent.start!, end: intent.end!, committedAt: '' });
+  const commit = await commitOfAttempt(ports, ref, ref.attemptId);
+  const entry = indexEntryOf(commit);
   await putIndexEntry(ports, ref, entry, STREAM_CUT_POINTS.index);
-  return { status: 'KNOWN_COMMITTED', ...ref, attemptId: ref.attemptId, recordCount: intent.recordCount, start: entry.start, end: entry.end };
+  return { status: 'KNOWN_COMMITTED', ...ref, attemptId: ref.attemptId, recordCount: commit.end - commit.start, start: entry.start, end: entry.end };
 }
 
 /** Creates the index entry for a committed range once; an existing exact entry is reused. */

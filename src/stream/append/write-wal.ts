@@ -1,55 +1,73 @@
 import { sha256Hex } from '../../domain/digest.js';
 import { encodeBatch } from '../../domain/record-batch.js';
-import { sameFence, walKeyOf, walMetadataOf, walPrefixOf, type AppendIntent } from '../../domain/stream.js';
+import { sameFence, walKeyOf, walMetadataOf, type LaneRef } from '../../domain/stream.js';
 import { AttemptAbortedError, AttemptIdentityConflictError, FencedError, LaneSuspendedError } from '../../domain/stream-errors.js';
 import { putExact } from '../../objects/exact-object.js';
 import type { Ports } from '../../ports/index.js';
 import { decodeRecords, validateAttemptRef, type AttemptRef, type WalRef } from '../append-input.js';
 import { STREAM_CUT_POINTS } from '../cut-points.js';
-import { assertSessionIssued, loadHead, loadIntent } from '../lane-store.js';
+import { assertSessionIssued, loadHead } from '../lane-store.js';
+import { spentMarker, walsOf } from './attempt-evidence.js';
+
+/** What the writer already knows from its last CAS (or load): no reload needed. */
+export interface KnownHead {
+  version: number;
+  /** The offset this batch is bound to (the committed end, or the previous batch's end when pipelined). */
+  start: number;
+}
+
+export interface WalWritten extends AttemptRef {
+  wal: WalRef;
+  /** The head version the CAS can be conditioned on; null when the next step must load it. */
+  expected: { version: number } | null;
+}
 
 /**
- * Append step 1: the batch's WAL bytes, one object under the attempt's exact identity —
- * the attempt id AND the batch's SHA-256 (`walKeyOf`), so other bytes under the same
- * attempt id can never replace a durable WAL object.
- * Refusals here happen before any WAL I/O:
- * - a session the lane never issued (forged) is rejected, nothing written;
- * - the same attempt id with another batch is Stream attempt identity conflict (rejected,
- *   nothing written) whatever the attempt's state: its intent names other bytes, or — no
- *   intent yet — a WAL object of other bytes is already under the attempt's prefix (a
- *   crash after that PUT). Two such appends racing past this check write two distinct
- *   keys; the intent's conditional create picks one, the other is refused by RecordIntent
- *   and its bytes stay unreferenced (orphan grace);
- * - aborted, suspended or fenced: KNOWN_NOT_COMMITTED (a new attempt is safe).
- * A lost or uncertain PUT is resolved by reading the exact key back.
+ * Append step 1: the batch's WAL bytes, one immutable object keyed by the attempt AND the
+ * batch's SHA-256 (`walKeyOf`), so other bytes under the same attempt id can never replace
+ * a durable WAL object. Its metadata binds the batch to the range it may commit at — the
+ * owner session's epoch and `start`, the committed end when it was written — so the range
+ * is fixed before any authority write and a retry reuses it (never guesses a new offset).
+ *
+ * The lean path (`known`: a LaneWriter that carries its head, with an attempt id it minted
+ * itself, so nothing can exist under it yet): exactly one PUT, no read.
+ * Otherwise (the flow's Lambda, or a caller's attempt id) the head is loaded and the
+ * attempt's evidence is checked before any WAL I/O:
+ * - a session the lane never issued is refused (Stream.UnknownSession), nothing written;
+ * - the same attempt id with another batch (another WAL object under its prefix, or a
+ *   spent marker naming other bytes) is Stream.AttemptIdentityConflict, nothing written;
+ * - the same batch already written: its binding is reused as it is (the next step finds
+ *   out whether it committed);
+ * - spent, suspended or fenced: refusals the flow turns into KNOWN_NOT_COMMITTED.
+ * A lost or uncertain PUT is resolved by reading the exact key back (metadata and SHA-256).
  */
-export async function writeWal(input: unknown, ports: Ports): Promise<AttemptRef & { wal: WalRef }> {
+export async function writeWal(input: unknown, ports: Ports, known?: KnownHead): Promise<WalWritten> {
   const ref = validateAttemptRef(input);
   const records = decodeRecords(input);
   const bytes = encodeBatch(records);
   const sha256 = sha256Hex(bytes);
-  const [head, intent] = await Promise.all([loadHead(ports, ref), loadIntent(ports, ref, ref.attemptId)]);
-  await assertSessionIssued(ports, ref, head, ref.session);
-  const batch = { walSha256: sha256, walSize: bytes.byteLength, recordCount: records.length };
-  if (intent && !intent.tombstone) assertSameBatch(intent, batch);
-  // The key the attempt's intent already names (the same batch), else the one derived now.
-  const wal: WalRef = { walKey: intent && !intent.tombstone ? intent.walKey : walKeyOf(ref, ref.attemptId, sha256), ...batch };
-  if (intent?.state === 'ABORTED') throw new AttemptAbortedError(ref.attemptId, intent.abortReason ?? 'aborted');
-  // A re-run of a committed attempt with its own batch: nothing to write, the later steps report it.
-  if (intent?.state === 'COMMITTED') return { ...ref, wal };
-  if (head.suspendedBy && head.suspendedBy !== ref.attemptId) throw new LaneSuspendedError(ref, head.suspendedBy);
-  if (!sameFence(head.fence, ref.session)) throw new FencedError(ref, 'the session does not own the lane');
-  if (!intent) {
-    const others = (await ports.objects.list(walPrefixOf(ref, ref.attemptId))).filter((key) => key !== wal.walKey);
-    if (others.length) throw new AttemptIdentityConflictError(ref.attemptId, 'already has a WAL object of another batch');
+  const walKey = walKeyOf(ref, ref.attemptId, sha256);
+  const batch = { walKey, walSha256: sha256, walSize: bytes.byteLength, recordCount: records.length };
+  let binding: KnownHead;
+  if (known) {
+    binding = known;
+  } else {
+    const head = await loadHead(ports, ref);
+    await assertSessionIssued(ports, ref, head, ref.session);
+    const marker = await spentMarker(ports, ref, ref.attemptId);
+    const wals = await walsOf(ports, ref, ref.attemptId);
+    if (wals.some((w) => w.walSha256 !== sha256) || (marker && marker.walSha256 !== '' && marker.walSha256 !== sha256)) {
+      throw new AttemptIdentityConflictError(ref.attemptId, 'already has a WAL object of another batch');
+    }
+    const same = wals.find((w) => w.recordCount === records.length);
+    // The same batch is already durable: its binding is fixed, the head CAS step decides.
+    if (same) return { ...ref, wal: same, expected: null };
+    if (marker) throw new AttemptAbortedError(ref.attemptId, marker.abortReason ?? 'aborted');
+    if (head.suspendedBy) throw new LaneSuspendedError(ref, head.suspendedBy);
+    if (!sameFence(head.fence, ref.session)) throw new FencedError(ref, 'the session does not own the lane');
+    binding = { version: head.version, start: head.committedEnd };
   }
-  await putExact(ports.objects, STREAM_CUT_POINTS.wal, wal.walKey, bytes, walMetadataOf(ref, ref.attemptId, sha256, records.length));
-  return { ...ref, wal };
-}
-
-/** The attempt's recorded batch must be exactly this one (checksum, size, record count). */
-export function assertSameBatch(intent: AppendIntent, batch: Omit<WalRef, 'walKey'>): void {
-  if (intent.walSha256 !== batch.walSha256 || intent.walSize !== batch.walSize || intent.recordCount !== batch.recordCount) {
-    throw new AttemptIdentityConflictError(intent.attemptId, `is recorded with another batch (${intent.state})`);
-  }
+  const wal: WalRef = { ...batch, start: binding.start, fenceEpoch: ref.session.epoch };
+  await putExact(ports.objects, STREAM_CUT_POINTS.wal, walKey, bytes, walMetadataOf(ref as LaneRef, ref.attemptId, sha256, records.length, wal));
+  return { ...ref, wal, expected: { version: binding.version } };
 }

@@ -1,0 +1,64 @@
+import { laneKeys, walBindingOf, walPrefixOf, type AppendIntent, type CommitRecord, type LaneRef } from '../../domain/stream.js';
+import { ValidationError } from '../../domain/errors.js';
+import type { Ports } from '../../ports/index.js';
+import type { WalRef } from '../append-input.js';
+import { loadIntent } from '../lane-store.js';
+
+/**
+ * The exact evidence of one append attempt, read only off the acknowledged path (a retry,
+ * a conflict, an unknown outcome, a resolve). There is no intent item before the head CAS:
+ * - the attempt's WAL objects (`wal/<stream>/<partition>/<attempt>/<sha256>.wal`), each
+ *   naming in its metadata the attempt, SHA-256, record count, fence epoch and the start
+ *   offset it is bound to;
+ * - the commit record at the end offset a WAL object's binding names (`commit#<end>`),
+ *   written in the same transaction as the head CAS: it names the attempt and SHA-256 or
+ *   it does not (committedEnd is monotonic, so a record naming another attempt proves
+ *   this one can never commit there);
+ * - a spent marker (`intent#<attempt>`, ABORTED): written only when an attempt is proven
+ *   not committed while its binding could still apply (see spend-attempt.ts).
+ */
+export async function walsOf(ports: Ports, lane: LaneRef, attemptId: string): Promise<WalRef[]> {
+  const keys = await ports.objects.list(walPrefixOf(lane, attemptId));
+  const wals: WalRef[] = [];
+  for (const key of keys) {
+    const head = await ports.objects.head(key);
+    const binding = head ? walBindingOf(head.metadata) : undefined;
+    if (!head || !binding || binding.attemptId !== attemptId) continue;
+    const { walSha256, recordCount, start, fenceEpoch } = binding;
+    wals.push({ walKey: key, walSha256, walSize: head.size, recordCount, start, fenceEpoch });
+  }
+  return wals;
+}
+
+/** The commit record at a WAL object's bound end offset, if any. */
+export async function commitAtEnd(ports: Ports, lane: LaneRef, wal: Pick<WalRef, 'start' | 'recordCount'>): Promise<CommitRecord | undefined> {
+  const item = await ports.authority.get(laneKeys.commit(lane, wal.start + wal.recordCount));
+  return item as unknown as CommitRecord | undefined;
+}
+
+/** Exactly this attempt's batch: the attempt id, the SHA-256 and the bound start. */
+export function namesAttempt(commit: CommitRecord | undefined, attemptId: string, wal: Pick<WalRef, 'walSha256' | 'start'>): boolean {
+  return !!commit && commit.attemptId === attemptId && commit.walSha256 === wal.walSha256 && commit.start === wal.start;
+}
+
+/** The attempt's commit record, if one of its WAL objects committed. */
+export async function committedWal(ports: Ports, lane: LaneRef, attemptId: string, wals: WalRef[]): Promise<CommitRecord | undefined> {
+  for (const wal of wals) {
+    const commit = await commitAtEnd(ports, lane, wal);
+    if (namesAttempt(commit, attemptId, wal)) return commit;
+  }
+  return undefined;
+}
+
+/** The spent marker, if the attempt was proven not committed for good. */
+export async function spentMarker(ports: Ports, lane: LaneRef, attemptId: string): Promise<AppendIntent | undefined> {
+  const marker = await loadIntent(ports, lane, attemptId);
+  return marker?.state === 'ABORTED' ? marker : undefined;
+}
+
+/** The commit record of a committed attempt (found from its WAL objects), or stream.not_committed. */
+export async function commitOfAttempt(ports: Ports, lane: LaneRef, attemptId: string): Promise<CommitRecord> {
+  const commit = await committedWal(ports, lane, attemptId, await walsOf(ports, lane, attemptId));
+  if (!commit) throw new ValidationError('stream.not_committed', `attempt ${attemptId} is not committed`);
+  return commit;
+}

@@ -1,0 +1,57 @@
+import { CutpointError } from '../../domain/errors.js';
+import { laneKeys, validateLane, type CommitRecord, type LaneRef } from '../../domain/stream.js';
+import type { Ports } from '../../ports/index.js';
+import { STREAM_CUT_POINTS } from '../cut-points.js';
+import { materializeRange } from './materialize-gen0.js';
+
+export interface Gen0BatchResult extends LaneRef {
+  /** Ranges whose generation 0 committed (or already had) in this run. */
+  materialized: Array<{ start: number; end: number; objectKey: string }>;
+  /** The offset the next run continues from (the lane's generation-0 mark). */
+  next: number;
+  /** The range this run stopped at because its generation failed (a repair for the next run). */
+  failed?: { start: number; end: number; error: string };
+}
+
+const DEFAULT_MAX = 32;
+
+/**
+ * Generation 0 off the acknowledged path: asynchronous and batched. One run takes up to
+ * `max` committed ranges from the lane's generation-0 mark (`gen0#mark`, the end of the
+ * last range materialized) in offset order, materializes each through the
+ * generation-commit mechanism (deterministic task: root from the range, task id from the
+ * attempt, the WAL object as the only source — a failed or repeated run reuses the same
+ * task and output, the primary WAL is never rewritten), links it into the range's index
+ * entry, and moves the mark forward by CAS. A range that fails stops the run there; the
+ * next run resumes at it. Readers never wait for it: the WAL object serves a range with no
+ * generation 0, and a PREPARED generation is never served (read/evidence.ts).
+ */
+export async function materializeGen0Batch(input: unknown, ports: Ports): Promise<Gen0BatchResult> {
+  const lane = validateLane(input);
+  const max = Number.isInteger((input as { max?: unknown }).max) ? Math.max(1, (input as { max: number }).max) : DEFAULT_MAX;
+  const markKey = { pk: laneKeys.pk(lane), sk: 'gen0#mark' };
+  const mark = await ports.authority.get(markKey);
+  let next = typeof mark?.next === 'number' ? mark.next : 0;
+  const result: Gen0BatchResult = { ...lane, materialized: [], next };
+  const commits = (await ports.authority.query(laneKeys.pk(lane), 'commit#', { startAfterSk: laneKeys.commitAfter(next), limit: max })) as unknown as CommitRecord[];
+  for (const commit of commits) {
+    try {
+      const gen0 = await materializeRange(ports, lane, commit);
+      if (!gen0) throw new CutpointError('Generation.NotCommitted', 'stream.gen0_not_committed', `generation 0 of [${commit.start}, ${commit.end}) did not commit`);
+      result.materialized.push({ start: commit.start, end: commit.end, objectKey: gen0.objectKey });
+      next = commit.end;
+    } catch (error) {
+      if (!(error instanceof CutpointError)) throw error; // a bug, not a failed generation
+      result.failed = { start: commit.start, end: commit.end, error: error.name };
+      break;
+    }
+  }
+  if (next !== result.next) {
+    const moved = mark
+      ? await ports.authority.update(STREAM_CUT_POINTS.gen0, markKey, { version: mark.version }, { next })
+      : await ports.authority.put(STREAM_CUT_POINTS.gen0, { ...markKey, ...lane, next }, 'absent');
+    // CONFLICT or UNKNOWN: a concurrent run moved it; the work done is idempotent either way.
+    if (moved.status === 'APPLIED') result.next = next;
+  }
+  return result;
+}

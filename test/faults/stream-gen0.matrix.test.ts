@@ -1,0 +1,97 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { sha256Hex } from '../../src/domain/digest.js';
+import { FAULT_KINDS } from '../../src/domain/faults.js';
+import { outputKeyOf } from '../../src/domain/generation.js';
+import { encodeBatch } from '../../src/domain/record-batch.js';
+import { laneKeys, rangeRootOf, type CommitRecord, type IndexEntry, type LaneRef } from '../../src/domain/stream.js';
+import { GENERATION_CUT_POINTS } from '../../src/generation/cut-points.js';
+import { loadRecord } from '../../src/generation/load.js';
+import type { Fence } from '../../src/ports/authority.js';
+import { materializeGen0Batch } from '../../src/stream/append/gen0-batch.js';
+import { LaneWriter } from '../../src/stream/append/lane-writer.js';
+import { STREAM_CUT_POINTS } from '../../src/stream/cut-points.js';
+import { readStream } from '../../src/stream/read.js';
+import { freshStores, type TestStores } from '../support/emulators.js';
+import { batchOf, expectLaneInvariant, newLane, type Acknowledged } from '../support/stream-fixture.js';
+
+/**
+ * Generation 0 off the acknowledged path (seed 002, "Head committed, required Object
+ * generation fails" and "Materialization failures"): appends acknowledge without it; a
+ * batched run materializes many committed ranges through the generation-commit mechanism.
+ * Every cut point of the run × every fault kind, then a clean run: every range has exactly
+ * one committed generation 0 linked into its index entry, reads return exactly the
+ * committed records, and a PREPARED generation is never served.
+ */
+let stores: TestStores;
+beforeAll(async () => {
+  stores = await freshStores();
+});
+
+const bytes = (rs: string[]) => rs.map((r) => new TextEncoder().encode(r));
+
+async function laneWithRanges(label: string, n: number): Promise<{ lane: LaneRef; session: Fence; acknowledged: Acknowledged[] }> {
+  const { lane, session } = await newLane(stores.ports, label);
+  const writer = new LaneWriter(stores.ports, lane, session);
+  const acknowledged: Acknowledged[] = [];
+  for (let i = 0; i < n; i++) {
+    const attemptId = writer.nextAttemptId();
+    const records = batchOf(attemptId, 2 + i);
+    expect(await writer.append(bytes(records), attemptId)).toMatchObject({ status: 'KNOWN_COMMITTED' });
+    acknowledged.push({ attemptId, records });
+  }
+  return { lane, session, acknowledged };
+}
+
+async function expectEveryRangeMaterialized(lane: LaneRef): Promise<void> {
+  const commits = (await stores.ports.authority.query(laneKeys.pk(lane), 'commit#')) as unknown as CommitRecord[];
+  for (const c of commits) {
+    const record = await loadRecord(stores.ports, rangeRootOf(lane, c.start), 0);
+    expect(record, `generation 0 of [${c.start}, ${c.end})`).toMatchObject({ state: 'COMMITTED', taskId: c.attemptId });
+    const entry = (await stores.ports.authority.get(laneKeys.index(lane, c.end))) as unknown as IndexEntry;
+    expect(entry).toMatchObject({ start: c.start, walKey: c.walKey, gen0Key: record!.objectKey, gen0Sha256: record!.sha256 });
+  }
+}
+
+const RUN_CUT_POINTS = [GENERATION_CUT_POINTS.taskPut, GENERATION_CUT_POINTS.objectPut, GENERATION_CUT_POINTS.recordPut, GENERATION_CUT_POINTS.commitCas, STREAM_CUT_POINTS.gen0];
+
+describe('the batched generation-0 run', () => {
+  it('acknowledged appends need no generation 0: reads serve the WAL objects before any run', async () => {
+    const { lane, acknowledged } = await laneWithRanges('before', 3);
+    expect(await stores.ports.authority.query(laneKeys.pk(lane), 'index#')).toEqual([]);
+    await expectLaneInvariant(stores.ports, lane, acknowledged);
+  });
+
+  it.each(RUN_CUT_POINTS.flatMap((cut) => FAULT_KINDS.map((kind) => [cut, kind] as const)))('%s × %s*, then a clean run', async (cut, kind) => {
+    const { lane, acknowledged } = await laneWithRanges(`g-${kind}`, 3);
+    stores.faults.arm(`${cut}:${kind}${kind === 'delay' ? '=5' : ''}*`);
+    const faulted = await materializeGen0Batch(lane, stores.ports).catch((error: unknown) => ({ error }));
+    stores.faults.disarm();
+    expect(faulted).toBeDefined();
+    const clean = await materializeGen0Batch(lane, stores.ports);
+    expect(clean.failed).toBeUndefined();
+    expect(clean.next).toBe(acknowledged.reduce((n, a) => n + a.records.length, 0));
+    await expectEveryRangeMaterialized(lane);
+    await expectLaneInvariant(stores.ports, lane, acknowledged);
+  });
+
+  it('a PREPARED generation 0 is invisible: its (other) bytes are never served, and without the WAL the range is unreadable, never those bytes', async () => {
+    const { lane, acknowledged } = await laneWithRanges('prepared', 1);
+    // The generation never commits: it stays PREPARED.
+    stores.faults.arm(`${GENERATION_CUT_POINTS.commitCas}:fail*`);
+    const run = await materializeGen0Batch(lane, stores.ports);
+    stores.faults.disarm();
+    expect(run.failed).toBeDefined();
+    const [commit] = (await stores.ports.authority.query(laneKeys.pk(lane), 'commit#')) as unknown as CommitRecord[];
+    const root = rangeRootOf(lane, commit!.start);
+    expect(await loadRecord(stores.ports, root, 0)).toMatchObject({ state: 'PREPARED' });
+    // Bytes a reader would notice under the prepared output key: a valid batch of other records.
+    const key = outputKeyOf({ root, generation: 0, taskId: commit!.attemptId });
+    const evil = encodeBatch(bytes(['EVIL-0', 'EVIL-1']));
+    expect((await stores.ports.objects.put('test.object.overwrite', key, evil, { sha256: sha256Hex(evil) })).status).toBe('APPLIED');
+    const page = await readStream({ ...lane, from: 0 }, stores.ports);
+    expect(page.records.map((r) => Buffer.from(r.data, 'base64').toString())).toEqual(acknowledged[0]!.records);
+    // Without the WAL object nothing else may serve: unreadable, not the prepared bytes.
+    expect((await stores.ports.objects.delete('test.object.delete', commit!.walKey)).status).toBe('APPLIED');
+    await expect(readStream({ ...lane, from: 0 }, stores.ports)).rejects.toMatchObject({ name: 'Stream.RangeUnreadable' });
+  });
+});
