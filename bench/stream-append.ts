@@ -13,7 +13,8 @@ import type { Ports } from '../src/ports/index.js';
 import { RequestMeter } from '../src/ports/meter.js';
 import { appendBatch } from '../src/stream/append-batch.js';
 import { createStream } from '../src/stream/create-stream.js';
-import { GroupProducer } from '../src/stream/producer/group-producer.js';
+import { LaneWriter } from '../src/stream/append/lane-writer.js';
+import { pipelinedProducer } from '../src/stream/producer/pipelined-producer.js';
 import { takeOverWithNewSession } from '../src/stream/takeover.js';
 import { interleave, meterDelta, perOp, round3, type SliceFn } from './measure.js';
 import { AWS_LIKE_LATENCY_MS, RequestCounter, sleep, withLatency } from './support/port-requests.js';
@@ -26,9 +27,13 @@ import { AWS_LIKE_LATENCY_MS, RequestCounter, sleep, withLatency } from './suppo
  * 1.0 means appending a batch costs what one raw conditional write costs. Sides, each on
  * its own lane with one owner, interleaved slice by slice with the raw baseline (a
  * conditional UpdateItem walking one item, raw-cas.ts):
- * - `appendBatch`: one appender, batch after batch;
+ * - `appendBatch`: one appender, batch after batch, each under a caller's attempt id (the
+ *   flow's path: the id's evidence is checked first, one LIST + one GetItem);
+ * - `writer d=N`: the owner's LaneWriter (carried head, minted attempt ids), N batches in
+ *   flight (WAL PUTs ahead, head CASes in order);
  * - `producer k=N`: N concurrent appenders (each awaiting its ack before its next batch)
- *   through one group-commit producer (src/stream/producer): one append per group.
+ *   through one group-commit producer over the LaneWriter (pipelinedProducer, depth
+ *   PRODUCER_DEPTH): one WAL PUT + one head CAS per group.
  * Two modes: the local emulators as they are, and AWS-like latency injected before EVERY
  * port call and every raw CAS alike (bench/support/port-requests.ts). Requests per batch
  * by kind come from a counting port decorator. Prints only: no speed assertion anywhere.
@@ -140,7 +145,8 @@ async function measureMode(
 ): Promise<StreamModeResult> {
   const batches = Array.from({ length: 4 }, () => batchOf(opts.batchSize, opts.recordBytes));
   const sides: Side[] = [await appendBatchSide(opts, ports, batches, mode)];
-  for (const k of opts.appenders) sides.push(await producerSide(opts, ports, batches, mode, k));
+  for (const depth of WRITER_DEPTHS) sides.push(await writerSide(opts, ports, batches, depth));
+  for (const k of opts.appenders) sides.push(await producerSide(opts, ports, batches, k));
 
   const rawItem = new RawCasItem(raw, opts.config.tableName, { pk: `bench#stream#raw#${mode}`, sk: 'item' });
   await rawItem.create();
@@ -212,15 +218,46 @@ async function appendBatchSide(opts: StreamAppendOptions, ports: Ports, batches:
   };
 }
 
-async function producerSide(opts: StreamAppendOptions, ports: Ports, batches: Uint8Array[][], mode: string, k: number): Promise<Side> {
+/** In-flight batches of the plain LaneWriter sides, and of the producer's groups. */
+const WRITER_DEPTHS = [1, 8] as const;
+const PRODUCER_DEPTH = 4;
+
+async function writerSide(opts: StreamAppendOptions, ports: Ports, batches: Uint8Array[][], depth: number): Promise<Side> {
+  const counter = new RequestCounter();
+  const { lane, session } = await ownedLane(ports, `w${depth}`);
+  const writer = new LaneWriter(counter.wrap(ports), lane, session, { depth });
+  let appended = 0;
+  return {
+    name: `writer d=${depth}`,
+    appenders: 0,
+    counter,
+    batches: () => appended,
+    groups: () => appended,
+    run: async () => {
+      // `depth` batches per slice's step, so a pipelined writer has its window full.
+      const count = opts.batchesPerSlice * depth;
+      await Promise.all(
+        Array.from({ length: count }, async (_, i) => {
+          const outcome = await writer.append(batches[i % batches.length]!);
+          expectCommitted(outcome, opts.batchSize, `writer d=${depth} batch`);
+          appended++;
+        }),
+      );
+      return count;
+    },
+    check: () => expectHead(ports, lane, appended * opts.batchSize),
+  };
+}
+
+async function producerSide(opts: StreamAppendOptions, ports: Ports, batches: Uint8Array[][], k: number): Promise<Side> {
   const counter = new RequestCounter();
   const { lane, session } = await ownedLane(ports, `k${k}`);
   let groups = 0;
   let appended = 0;
-  const producer = new GroupProducer(lane, session, counter.wrap(ports), {
+  const producer = pipelinedProducer(lane, session, counter.wrap(ports), {
+    depth: PRODUCER_DEPTH,
     lingerMs: opts.lingerMs,
     maxRecords: Math.max(k * opts.batchSize, 1),
-    attemptPrefix: `k${k}-${mode.replace(/\W/g, '')}`,
     onGroup: () => groups++,
   });
   return {

@@ -5,6 +5,7 @@ import type { Ports } from '../../src/ports/index.js';
 import { STREAM_CUT_POINTS } from '../../src/stream/cut-points.js';
 import { GroupProducer, type GroupReport } from '../../src/stream/producer/group-producer.js';
 import type { MemberOutcome } from '../../src/stream/producer/member-outcome.js';
+import { pipelinedProducer } from '../../src/stream/producer/pipelined-producer.js';
 import { readStream } from '../../src/stream/read.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
 import { newLane, resolveFlow } from '../support/stream-fixture.js';
@@ -133,5 +134,65 @@ describe('group-commit producer', () => {
       for (const r of s.records) expect(log.filter((x) => x === r).length).toBeLessThanOrEqual(1);
     }
     expect(log.length).toBe(committed ? 1 + 6 : 1);
+  });
+});
+
+describe('pipelined producer (group commit over the LaneWriter)', () => {
+  /** Acked ranges tile [0, end) of the log, each holding its batch's records in order. */
+  function expectTiled(sent: Sent[], log: string[]): void {
+    const committed = sent.filter((s) => s.outcome?.status === 'KNOWN_COMMITTED');
+    let at = 0;
+    for (const s of [...committed].sort((x, y) => x.outcome!.start! - y.outcome!.start!)) {
+      expect(s.outcome!.start).toBe(at);
+      expect(log.slice(s.outcome!.start, s.outcome!.end)).toEqual(s.records);
+      at = s.outcome!.end!;
+    }
+    expect(at).toBe(log.length);
+    expect(new Set(log).size).toBe(log.length);
+  }
+
+  it('8 appenders, 4 groups in flight: every record acked exactly once, in order, each group under its own minted attempt', async () => {
+    const { lane, session } = await newLane(stores.ports, 'producer-pipelined');
+    const groups: GroupReport[] = [];
+    const producer = pipelinedProducer(lane, session, stores.ports, { depth: 4, lingerMs: 1, maxRecords: 6, onGroup: (g) => groups.push(g) });
+    const sent = await appenders(producer, 8, 5, (a, b) => 1 + ((a * 3 + b) % 3));
+    await producer.close();
+    expect(sent.every((s) => s.outcome?.status === 'KNOWN_COMMITTED'), JSON.stringify(sent.find((s) => s.outcome?.status !== 'KNOWN_COMMITTED'))).toBe(true);
+    expect(groups.length).toBeLessThan(sent.length);
+    expect(new Set(groups.map((g) => g.attemptId)).size, 'each group its own minted attempt').toBe(groups.length);
+    expectTiled(sent, await readAll(stores.ports, lane));
+  });
+
+  it('a head CAS that fails for good mid-pipeline: groups bound after it are KNOWN_NOT_COMMITTED, never moved to another offset', async () => {
+    const { lane, session } = await newLane(stores.ports, 'producer-pipelined-fail');
+    const groups: GroupReport[] = [];
+    const producer = pipelinedProducer(lane, session, stores.ports, { depth: 4, lingerMs: 0, maxRecords: 2, onGroup: (g) => groups.push(g) });
+    const injector = stores.faults.arm(`${STREAM_CUT_POINTS.headCas}:fail@3*`);
+    let sent: Sent[];
+    try {
+      sent = await appenders(producer, 6, 2, () => 1);
+      await producer.close();
+    } finally {
+      stores.faults.disarm();
+    }
+    expect(injector.fired.length).toBeGreaterThan(0);
+    const failed = groups.filter((g) => g.outcome !== 'KNOWN_COMMITTED');
+    expect(failed.length, 'the failed group and the ones bound after it').toBeGreaterThan(0);
+    // The group whose CAS kept failing may have suspended the lane (MAY_HAVE_COMMITTED): its own attempt resolves it.
+    const settled = new Map<string, string>();
+    for (const g of failed.filter((x) => x.outcome === 'MAY_HAVE_COMMITTED')) {
+      const resolved = await resolveFlow(stores.ports, lane, g.attemptId);
+      expect(resolved.status, `${resolved.error}: ${resolved.cause}`).toBe('SUCCEEDED');
+      settled.set(g.attemptId, (resolved.output as { status: string }).status);
+    }
+    expect(failed.filter((g) => g.outcome === 'KNOWN_NOT_COMMITTED').length, 'groups bound behind the failed one are spent').toBeGreaterThan(0);
+    const log = await readAll(stores.ports, lane);
+    for (const s of sent.filter((x) => x.outcome?.status !== 'KNOWN_COMMITTED')) {
+      expect(s.error, 'a definite failure is an outcome, not a throw').toBeUndefined();
+      const status = settled.get(s.outcome!.attemptId) ?? s.outcome!.status;
+      expect(status).toBe('KNOWN_NOT_COMMITTED');
+      for (const r of s.records) expect(log).not.toContain(r);
+    }
+    expectTiled(sent, log);
   });
 });

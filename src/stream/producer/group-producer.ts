@@ -159,7 +159,7 @@ export class GroupProducer {
     const attemptId = this.ids.of(sequence);
     const records = members.flatMap((m) => m.records);
     const bytes = members.reduce((sum, m) => sum + m.bytes, 0);
-    const report = (outcome: GroupReport['outcome'], more?: Pick<GroupReport, 'start' | 'end' | 'error'>) => {
+    const report = (outcome: GroupReport['outcome'], more?: Partial<Pick<GroupReport, 'attemptId' | 'start' | 'end' | 'error'>>) => {
       try {
         this.options.onGroup?.({ sequence, attemptId, members: members.length, records: records.length, bytes, outcome, ...more });
       } catch {
@@ -173,7 +173,7 @@ export class GroupProducer {
         const answers = memberOutcomes(outcome, sequence, members.map((m) => m.records.length));
         if (outcome.status !== 'KNOWN_COMMITTED') this.halt(`group ${attemptId} ended ${outcome.status}`);
         members.forEach((m, i) => m.ticket.resolve(answers[i] as MemberOutcome));
-        report(outcome.status, { ...(outcome.start !== undefined && { start: outcome.start }), ...(outcome.end !== undefined && { end: outcome.end }) });
+        report(outcome.status, { attemptId: outcome.attemptId, ...(outcome.start !== undefined && { start: outcome.start }), ...(outcome.end !== undefined && { end: outcome.end }) });
       })
       .catch((error: unknown) => {
         this.halt(`group ${attemptId} failed: ${error instanceof CutpointError ? error.code : 'an unexpected error'}`);

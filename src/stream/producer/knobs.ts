@@ -6,8 +6,9 @@ import { MAX_BATCH_BYTES } from '../../domain/stream.js';
  * - lingerMs: how long the first waiting batch may wait for others to join its group;
  * - maxBytes: a group's WAL bytes at most (framing included; at most MAX_BATCH_BYTES);
  * - maxRecords: a group's records at most;
- * - maxInFlight: groups appended at once (back-pressure). With the current append core
- *   use 1: concurrent groups on one lane race for the head and may commit out of order.
+ * - maxInFlight: groups appended at once (back-pressure). Above 1 only over an append
+ *   that keeps head CASes in order (LaneWriter: pipelinedProducer); through appendBatch
+ *   concurrent groups race for the head and may commit out of order.
  */
 export interface ProducerKnobs {
   lingerMs: number;

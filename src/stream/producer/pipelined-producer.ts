@@ -1,0 +1,24 @@
+import type { LaneRef } from '../../domain/stream.js';
+import type { Fence } from '../../ports/authority.js';
+import type { Ports } from '../../ports/index.js';
+import { LaneWriter } from '../append/lane-writer.js';
+import { GroupProducer, type ProducerOptions } from './group-producer.js';
+
+export interface PipelinedProducerOptions extends Omit<ProducerOptions, 'append' | 'maxInFlight' | 'attemptPrefix'> {
+  /** Groups in flight: their WAL PUTs run ahead, their head CASes stay in order. Default 4. */
+  depth?: number;
+}
+
+/**
+ * The owner's fast path: group commit over the session's LaneWriter. One group = one WAL
+ * PUT + one head transaction, no read; up to `depth` groups in flight, committed strictly
+ * in order (LaneWriter). The writer mints each group's attempt id (fresh by construction),
+ * so none of the evidence reads a caller's id needs. A group that does not commit halts
+ * the producer and the groups bound after it are spent by the writer: every member still
+ * gets its group's exact outcome.
+ */
+export function pipelinedProducer(lane: LaneRef, session: Fence, ports: Ports, options: PipelinedProducerOptions = {}): GroupProducer {
+  const depth = options.depth ?? 4;
+  const writer = new LaneWriter(ports, lane, session, { depth });
+  return new GroupProducer(lane, session, ports, { ...options, maxInFlight: depth, append: (batch) => writer.append(batch.records) });
+}
