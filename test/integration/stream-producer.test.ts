@@ -189,7 +189,7 @@ describe('pipelined producer (group commit over the LaneWriter)', () => {
     const log = await readAll(stores.ports, lane);
     for (const s of sent.filter((x) => x.outcome?.status !== 'KNOWN_COMMITTED')) {
       expect(s.error, 'a definite failure is an outcome, not a throw').toBeUndefined();
-      const status = settled.get(s.outcome!.attemptId) ?? s.outcome!.status;
+      const status = settled.get(s.outcome!.attemptId ?? '') ?? s.outcome!.status;
       expect(status).toBe('KNOWN_NOT_COMMITTED');
       for (const r of s.records) expect(log).not.toContain(r);
     }
