@@ -12,8 +12,8 @@ export const asRoot = (item: AuthorityItem | undefined) => item as unknown as Li
 
 /**
  * Creates the first root of a key (ACTIVE, epoch 1) put-if-absent. A lost response is
- * resolved by reloading the exact root and comparing the move id; a CONFLICT returns the
- * root another scanner created. Either way the caller gets the root as it is.
+ * resolved by reloading the exact root; a CONFLICT returns the root another scanner
+ * created. Either way the caller gets the root as it is (its first-seen decides the grace).
  */
 export async function createRoot(ports: Ports, cut: string, lane: LaneRef, objectKey: string, set: Partial<LifecycleRoot>): Promise<LifecycleRoot | undefined> {
   const moveId = newMoveId();
@@ -21,7 +21,11 @@ export async function createRoot(ports: Ports, cut: string, lane: LaneRef, objec
   const outcome = await ports.authority.put(cut, item, 'absent');
   if (outcome.status === 'APPLIED') return asRoot(outcome.item);
   if (outcome.status === 'CONFLICT') return asRoot(outcome.current);
-  return loadRoot(ports, lane, objectKey);
+  // UNKNOWN: the root as it is now (ours or a racing scanner's); still absent means the
+  // put did not land — the step fails and its retry scans the page again.
+  const reloaded = await loadRoot(ports, lane, objectKey);
+  if (!reloaded) throw new OutcomeUnknownError(cut, `${cut}: creating the lifecycle root of ${objectKey} did not land`);
+  return reloaded;
 }
 
 /**
