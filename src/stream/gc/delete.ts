@@ -4,7 +4,7 @@ import type { Ports } from '../../ports/index.js';
 import { GC_CUT_POINTS } from './cut-points.js';
 import type { DeleteJournal, LifecycleRoot } from './model.js';
 import { loadRoot, moveRoot } from './roots.js';
-import { runOf, type GcRun } from './state.js';
+import { eachOfPage, runOf, type GcRun } from './state.js';
 
 const DELETE_ROUNDS = 3;
 
@@ -20,11 +20,11 @@ const DELETE_ROUNDS = 3;
  */
 export async function deleteSealed(input: unknown, ports: Ports): Promise<GcRun> {
   const run = runOf(input, 0);
-  for (const entry of run.deleting) {
+  await eachOfPage(run.deleting, async (entry) => {
     const root = await loadRoot(ports, run, entry.key);
-    if (root?.state !== 'DELETING' || !root.journal || !sameJournal(root, entry)) continue;
+    if (root?.state !== 'DELETING' || !root.journal || !sameJournal(root, entry)) return;
     if (await deleteExact(ports, root.journal)) run.totals.deleted++;
-  }
+  });
   return run;
 }
 
@@ -50,13 +50,13 @@ async function deleteExact(ports: Ports, journal: DeleteJournal): Promise<boolea
 export async function finalizeDeleted(input: unknown, ports: Ports): Promise<GcRun> {
   const run = runOf(input, 0);
   const deletedAt = ports.clock.now().toISOString();
-  for (const entry of run.deleting) {
+  await eachOfPage(run.deleting, async (entry) => {
     const root = await loadRoot(ports, run, entry.key);
-    if (!root?.journal || !sameJournal(root, entry) || root.state !== 'DELETING') continue;
+    if (!root?.journal || !sameJournal(root, entry) || root.state !== 'DELETING') return;
     const head = await ports.objects.head(entry.key);
-    if (head && sameObject(head, root.journal)) continue; // not yet absent: the next run deletes it
+    if (head && sameObject(head, root.journal)) return; // not yet absent: the next run deletes it
     if (await moveRoot(ports, GC_CUT_POINTS.finalize, root, { state: 'DELETED', deletedAt, lateObject: head !== undefined })) run.totals.finalized++;
-  }
+  });
   run.deleting = [];
   return run;
 }

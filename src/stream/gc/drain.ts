@@ -6,7 +6,7 @@ import { activeLeasesOn } from './leases.js';
 import { eligible, fateContext, fateOf } from './liveness.js';
 import { gcKeys, graceDeadlineOf, type DeleteJournal, type LifecycleRoot } from './model.js';
 import { moveRoot } from './roots.js';
-import { PAGE, runOf, type GcRun } from './state.js';
+import { eachOfPage, PAGE, runOf, type GcRun } from './state.js';
 
 /**
  * Drain and seal: one bounded page of the lane's roots.
@@ -26,25 +26,25 @@ export async function drainPage(input: unknown, ports: Ports): Promise<GcRun> {
   const items = await ports.authority.query(gcKeys.pk(run), 'root#', { limit: PAGE, ...(run.sweep.after ? { startAfterSk: gcKeys.rootAfter(run.sweep.after) } : {}) });
   const roots = items as unknown as LifecycleRoot[];
   const ctx = fateContext(ports, run, await loadHead(ports, run));
-  for (let root of roots) {
+  await eachOfPage(roots, async (root) => {
     if (root.state === 'MARKED') {
       const now = ports.clock.now();
       const fate = await fateOf(ctx, root.objectKey);
       if (!eligible(fate, now, graceDeadlineOf(root.firstSeen, run.policy.graceSeconds))) {
         if (await moveRoot(ports, GC_CUT_POINTS.mark, root, { state: 'ACTIVE', fate })) run.totals.unmarked++;
-        continue;
+        return;
       }
       if ((await activeLeasesOn(ports, run, root.objectKey, now)) > 0) {
         run.totals.waitingOnLeases++;
-        continue;
+        return;
       }
       const sealed = await seal(ports, run, root, now);
-      if (!sealed) continue;
+      if (!sealed) return;
       root = sealed;
       run.totals.sealed++;
     }
     if (root.state === 'DELETING' && root.journal) run.deleting.push({ key: root.objectKey, epoch: root.epoch, deleteId: root.journal.deleteId });
-  }
+  });
   const last = roots.at(-1)?.objectKey;
   run.sweep = roots.length === PAGE && last ? { after: last, done: false } : { done: true };
   return run;

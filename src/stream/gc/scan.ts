@@ -5,7 +5,7 @@ import { GC_CUT_POINTS } from './cut-points.js';
 import { eligible, fateContext, fateOf } from './liveness.js';
 import { gcKeys, graceDeadlineOf, graceFromEnv, type Fate, type LifecycleRoot } from './model.js';
 import { asRoot, createRoot, moveRoot } from './roots.js';
-import { DRY_RUN_SAMPLE, PAGE, runOf, type GcRun } from './state.js';
+import { DRY_RUN_SAMPLE, eachOfPage, PAGE, runOf, type GcRun } from './state.js';
 
 /**
  * Scan: one bounded page of the bucket listing under the lane's prefixes. A FRESH scanner:
@@ -29,7 +29,7 @@ export async function scanPage(input: unknown, ports: Ports): Promise<GcRun> {
   const roots = await Promise.all(page.objects.map((o) => ports.authority.get(gcKeys.root(lane, o.key)).then(asRoot)));
   const ctx = fateContext(ports, lane, head);
   const now = ports.clock.now();
-  for (const [i, object] of page.objects.entries()) {
+  await eachOfPage(page.objects, async (object, i) => {
     run.totals.scanned++;
     const fate = await fateOf(ctx, object.key);
     if (fate === 'LIVE') run.totals.live++;
@@ -39,10 +39,10 @@ export async function scanPage(input: unknown, ports: Ports): Promise<GcRun> {
       const firstSeen = root && root.state !== 'DELETED' ? root.firstSeen : now.toISOString();
       const canMark = (!root || root.state === 'ACTIVE' || root.state === 'DELETED') && eligible(fate, now, graceDeadlineOf(firstSeen, run.policy.graceSeconds));
       if (canMark && run.wouldMark.length < DRY_RUN_SAMPLE) run.wouldMark.push(object.key);
-      continue;
+      return;
     }
     root = await ensureRoot(ports, run, object.key, root, fate, now);
-    if (!root) continue;
+    if (!root) return;
     const deadline = graceDeadlineOf(root.firstSeen, run.policy.graceSeconds);
     const canMark = eligible(fate, now, deadline);
     if (root.state === 'ACTIVE' && canMark) run.candidates.push({ key: object.key, version: root.version, epoch: root.epoch });
@@ -50,7 +50,8 @@ export async function scanPage(input: unknown, ports: Ports): Promise<GcRun> {
     else if (root.state === 'MARKED' && !canMark) {
       if (await moveRoot(ports, GC_CUT_POINTS.mark, root, { state: 'ACTIVE', fate })) run.totals.unmarked++;
     }
-  }
+  });
+  run.candidates.sort((a, b) => (a.key < b.key ? -1 : 1));
   const last = page.objects.at(-1)?.key;
   if (page.more && last) run.scan = { ...run.scan, after: last };
   else if (run.scan.prefix + 1 < run.policy.prefixes.length) run.scan = { prefix: run.scan.prefix + 1, done: false };

@@ -72,3 +72,18 @@ export function runOf(input: unknown, defaultGraceSeconds: number): GcRun {
   };
 }
 
+
+/** Items of one page handled at a time inside a step (bounded: a page is at most PAGE). */
+const PARALLEL = 8;
+
+/** Runs `work` over a page's items, at most PARALLEL at once, in no particular order. */
+export async function eachOfPage<T>(items: readonly T[], work: (item: T, index: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      await work(items[i]!, i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(PARALLEL, items.length) }, worker));
+}
