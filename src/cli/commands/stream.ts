@@ -10,6 +10,7 @@ import type { TakeoverResult } from '../../stream/takeover.js';
 import { progress, UsageError } from '../io.js';
 import { abandonTakeover, activeSession, beginTakeover, completeTakeover } from '../session-store.js';
 import { executionName } from './stream/execution-name.js';
+import { checkGc, gc, gcHelp, leases } from './stream/gc.js';
 import { appendResult, failedFlowError, isRejection, resolveCommand } from './stream/outcomes.js';
 import { assertFlowInputFits, readRecords, type RecordFormat } from './stream/records.js';
 import { targetOf, type Target } from './stream/target.js';
@@ -33,10 +34,11 @@ cutpoint stream describe <stream> [--partitions N]
   every lane's committed end, trim offset, owner epoch and suspension
 cutpoint stream trim <stream> --partition P --to OFFSET
   makes offsets below OFFSET unreadable (their bytes become collectable)
+${gcHelp}
 every stream command takes --faults SPEC (or CUTPOINT_FAULTS) to rehearse a cut point on
 the local runtime, and --aws to act on the deployed system: takeover, append, resolve and
 trim then start the deployed state machine (--state-machine-arn ARN, or CUTPOINT_STREAM_
-TAKEOVER_ARN, _APPEND_ARN, _RESOLVE_APPEND_ARN, _TRIM_ARN) under an execution name derived
+TAKEOVER_ARN, _APPEND_ARN, _RESOLVE_APPEND_ARN, _TRIM_ARN, _GC_ARN) under an execution name derived
 from the command's identity, so a re-run finds the same execution (--name overrides it);
 create, read and describe use CUTPOINT_TABLE_NAME and CUTPOINT_BUCKET_NAME`;
 
@@ -122,6 +124,16 @@ const HANDLERS: Record<string, Handler> = {
     flow: 'stream-trim',
     check: (v) => integer(v, 'to'),
     run: (t, r) => trim(t, r.lane, r.values),
+  },
+  gc: {
+    options: { partition: { type: 'string' }, grace: { type: 'string' }, 'dry-run': { type: 'boolean' }, ...FLOW },
+    flow: 'stream-gc',
+    check: checkGc,
+    run: (t, r) => gc(t, r.lane, r.values),
+  },
+  leases: {
+    options: { partition: { type: 'string' } },
+    run: (t, r) => leases(t, r.lane),
   },
 };
 
