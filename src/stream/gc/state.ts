@@ -53,8 +53,8 @@ const zero = (): GcTotals => ({
  */
 export function runOf(input: unknown, defaultGraceSeconds: number): GcRun {
   const v = (input ?? {}) as Partial<GcRun> & { grace?: unknown };
-  if (v.policy && v.scan && v.sweep && v.totals) return v as GcRun;
   const lane = validateGcLane(v);
+  if (v.policy && v.scan && v.sweep && v.totals) return continuing(v as GcRun, lane);
   if (v.dryRun !== undefined && typeof v.dryRun !== 'boolean') throw new ValidationError('stream.invalid_dry_run', 'dryRun must be a boolean');
   const graceSeconds = v.grace === undefined ? defaultGraceSeconds : parseGrace(v.grace);
   const policy: GcPolicy = { graceSeconds, prefixes: lanePrefixes(lane) };
@@ -72,6 +72,17 @@ export function runOf(input: unknown, defaultGraceSeconds: number): GcRun {
   };
 }
 
+
+/**
+ * A run handed from step to step: its policy must still be this lane's (its own prefixes,
+ * a valid grace, the digest of exactly that) — a forged state cannot widen what GC touches.
+ */
+function continuing(run: GcRun, lane: LaneRef): GcRun {
+  const policy: GcPolicy = { graceSeconds: parseGrace(run.policy.graceSeconds), prefixes: lanePrefixes(lane) };
+  const same = JSON.stringify(run.policy.prefixes) === JSON.stringify(policy.prefixes) && run.policyDigest === policyDigestOf(policy);
+  if (!same) throw new ValidationError('stream.gc_policy_mismatch', `the run's policy is not lane ${lane.stream}/${lane.partition}'s: start a fresh run`);
+  return run;
+}
 
 /** Items of one page handled at a time inside a step (bounded: a page is at most PAGE). */
 const PARALLEL = 8;
