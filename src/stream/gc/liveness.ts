@@ -57,9 +57,10 @@ async function walFate(ctx: FateContext, key: string, rest: string): Promise<Fat
 }
 
 /**
- * No intent (helper B's lean append records none): DEAD only when the object's own
- * metadata binds it to a fence epoch below the head's and the commit record at the offset
- * it was bound to does not name it. Without that metadata: uncertain, live.
+ * No intent (helper B's lean append records none): the commit record at the offset the
+ * object's metadata binds it to (start + record-count) decides LIVE/TRIMMED when it names
+ * it; otherwise DEAD only when its fence epoch is below the head's (a takeover fenced it).
+ * Without that metadata: uncertain, live.
  */
 async function fencedWithoutIntent(ctx: FateContext, key: string): Promise<Fate> {
   const epoch = ctx.head.fence?.epoch;
@@ -69,10 +70,9 @@ async function fencedWithoutIntent(ctx: FateContext, key: string): Promise<Fate>
   const start = Number(head?.metadata.start);
   const count = Number(head?.metadata['record-count']);
   if (!head || !Number.isSafeInteger(fenceEpoch) || !Number.isSafeInteger(start) || !Number.isSafeInteger(count)) return 'MAY_COMMIT';
-  if (fenceEpoch >= epoch) return 'MAY_COMMIT';
   const commit = (await ctx.ports.authority.get(laneKeys.commit(ctx.lane, start + count))) as unknown as CommitRecord | undefined;
   if (commit?.walKey === key) return commit.end <= ctx.head.trimOffset ? 'TRIMMED' : 'LIVE';
-  return 'DEAD';
+  return fenceEpoch < epoch ? 'DEAD' : 'MAY_COMMIT';
 }
 
 async function generationFate(ctx: FateContext, key: string, rest: string): Promise<Fate> {
