@@ -1,5 +1,12 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { createHash } from 'node:crypto';
+import { encodeBatch } from '../../src/domain/record-batch.js';
+import { walKeyOf, walMetadataOf } from '../../src/domain/stream.js';
+import { fateContext, fateOf } from '../../src/stream/gc/liveness.js';
+import { loadHead } from '../../src/stream/lane-store.js';
+import { takeOverWithNewSession } from '../../src/stream/takeover.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
+import { newLane } from '../support/stream-fixture.js';
 import { expectGcInvariant, gcFlow, gcWorld, listAll, rootOf } from '../faults/stream-gc-world.js';
 
 /**
@@ -87,5 +94,25 @@ describe('stream GC flow', () => {
     expect(run).toMatchObject({ status: 'FAILED', error: 'Stream.GcRefused' });
     expect(run.cause).toContain('grace must be a duration');
     for (const key of world.orphans) expect(await rootOf(world, key)).toBeUndefined();
+  });
+
+  it('without an intent (the lean append): DEAD only when fenced by a later epoch and no commit names it', async () => {
+    const { lane } = await newLane(stores.ports, 'gc-fenced');
+    await takeOverWithNewSession(lane, 'second-writer', stores.ports); // head epoch 2
+    const put = async (attemptId: string, epoch: number) => {
+      const bytes = encodeBatch([Buffer.from(attemptId)]);
+      const sha = createHash('sha256').update(bytes).digest('hex');
+      const key = walKeyOf(lane, attemptId, sha);
+      await stores.ports.objects.put('stream.append.wal', key, bytes, { ...walMetadataOf(lane, attemptId, sha, 1), 'fence-epoch': String(epoch), start: '0' });
+      return key;
+    };
+    const ctx = fateContext(stores.ports, lane, await loadHead(stores.ports, lane));
+    expect(await fateOf(ctx, await put('stale', 1))).toBe('DEAD');
+    expect(await fateOf(ctx, await put('current', 2))).toBe('MAY_COMMIT');
+    const bytes = encodeBatch([Buffer.from('bare')]);
+    const bare = walKeyOf(lane, 'bare', createHash('sha256').update(bytes).digest('hex'));
+    await stores.ports.objects.put('stream.append.wal', bare, bytes, { sha256: 'x' });
+    expect(await fateOf(ctx, bare), 'no fence metadata: uncertain is live').toBe('MAY_COMMIT');
+    expect(await fateOf(ctx, `wal/${lane.stream}/0/not a key`)).toBe('MAY_COMMIT');
   });
 });
