@@ -68,6 +68,8 @@ const EFFECT_ERRORS = ['Cutpoint.OutcomeUnknown', 'Cutpoint.EffectFailed', 'Cutp
 const READ = ['dynamodb:GetItem'] satisfies TableAction[];
 /** Refusals of stream input before anything is touched. */
 const STREAM_REFUSALS = ['Cutpoint.ValidationError', 'Stream.LaneMissing'];
+/** A GC step's refusals: bad input or grace, a missing lane, a store that cannot list in pages. */
+const GC_REFUSALS = [...STREAM_REFUSALS, 'Cutpoint.ConfigError'];
 
 /*
  * Every deliver-window step reloads the invocation record (GetItem), may read its journal
@@ -448,6 +450,58 @@ export const STEPS: StepEntry[] = [
     memoryMB: 256,
   },
 
+  // ---- stream GC (seed 002, Trim and physical delete failures): statemachines/stream-gc.asl.json ----
+  {
+    placeholder: 'GcScanFunctionArn',
+    entry: 'functions/stream/gc-scan.ts',
+    load: () => import('./stream/gc-scan.js'),
+    table: [...READ, 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
+    bucket: ['s3:ListBucket', 's3:GetObject'],
+    errors: [...GC_REFUSALS, ...EFFECT_ERRORS],
+    timeoutSeconds: 120,
+    memoryMB: 256,
+  },
+  {
+    placeholder: 'GcMarkFunctionArn',
+    entry: 'functions/stream/gc-mark.ts',
+    load: () => import('./stream/gc-mark.js'),
+    table: [...READ, 'dynamodb:UpdateItem'],
+    bucket: [],
+    errors: [...GC_REFUSALS, ...EFFECT_ERRORS],
+    timeoutSeconds: 120,
+    memoryMB: 256,
+  },
+  {
+    placeholder: 'GcDrainFunctionArn',
+    entry: 'functions/stream/gc-drain.ts',
+    load: () => import('./stream/gc-drain.js'),
+    table: [...READ, 'dynamodb:Query', 'dynamodb:UpdateItem'],
+    bucket: ['s3:ListBucket', 's3:GetObject'],
+    errors: [...GC_REFUSALS, ...EFFECT_ERRORS],
+    timeoutSeconds: 120,
+    memoryMB: 256,
+  },
+  {
+    placeholder: 'GcDeleteFunctionArn',
+    entry: 'functions/stream/gc-delete.ts',
+    load: () => import('./stream/gc-delete.js'),
+    table: [...READ],
+    bucket: ['s3:ListBucket', 's3:GetObject', 's3:DeleteObject'],
+    errors: [...GC_REFUSALS, ...EFFECT_ERRORS],
+    timeoutSeconds: 120,
+    memoryMB: 256,
+  },
+  {
+    placeholder: 'GcFinalizeFunctionArn',
+    entry: 'functions/stream/gc-finalize.ts',
+    load: () => import('./stream/gc-finalize.js'),
+    table: [...READ, 'dynamodb:UpdateItem'],
+    bucket: ['s3:ListBucket', 's3:GetObject'],
+    errors: [...GC_REFUSALS, ...EFFECT_ERRORS],
+    timeoutSeconds: 120,
+    memoryMB: 256,
+  },
+
   // ---- bounded delivery (seed 004), one Task per step in DELIVERY_STEPS order ----
   ...deliverySteps(),
   // ---- ClickHouse publication and quality governance (seed 000): publish-clickhouse's own steps ----
@@ -500,6 +554,11 @@ export const FLOWS: FlowEntry[] = [
     name: 'stream-trim',
     type: 'STANDARD',
     description: 'Move the trim offset of a stream lane forward by CAS (monotonic); bytes below it stay until GC',
+  },
+  {
+    name: 'stream-gc',
+    type: 'STANDARD',
+    description: 'Collect one lane\'s unreferenced and trimmed objects: lifecycle roots, orphan grace, lease drain, sealed delete journals, exact absence',
   },
   {
     name: 'deliver-window',

@@ -35,6 +35,7 @@ const STREAM_WHERE: Record<string, Pick<CutPointInfo, 'flows' | 'commands'>> = {
   resolve: { flows: ['stream-resolve-append'], commands: ['stream resolve'] },
   read: { flows: [], commands: ['stream read'] },
   trim: { flows: ['stream-trim'], commands: ['stream trim'] },
+  gc: { flows: ['stream-gc'], commands: ['stream gc'] },
 };
 
 /** Delivery cut points the recovery actions never hit (they are source-free and never extract or seal). */

@@ -39,4 +39,9 @@ export interface ObjectStore {
   get(key: string): Promise<StoredObject | undefined>;
   delete(cutPoint: string, key: string): Promise<ObjectDeleteOutcome>;
   list(prefix: string): Promise<string[]>;
+  /**
+   * One bounded page of keys under `prefix`, in key order, after `startAfter`: what a step
+   * whose work must not grow with the bucket (GC's scanner) lists with.
+   */
+  listPage?(prefix: string, options: { startAfter?: string; limit: number }): Promise<{ objects: Array<{ key: string; size: number }>; more: boolean }>;
 }

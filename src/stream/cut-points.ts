@@ -1,3 +1,5 @@
+import { GC_CUT_POINTS } from './gc/cut-points.js';
+
 /**
  * Every effect of the stream log, by name. The append cut points are the rows of seed
  * 002's append table (see statemachines/stream-append.asl.json).
@@ -25,4 +27,5 @@ export const STREAM_CUT_POINTS = {
   indexRepair: 'stream.read.index-repair',
   quarantine: 'stream.read.quarantine',
   trimCas: 'stream.trim.cas',
+  ...GC_CUT_POINTS,
 } as const;

@@ -2,6 +2,7 @@ import { ValidationError } from '../domain/errors.js';
 import { laneKeys, MAX_PARTITIONS, validateLane, type LaneHead } from '../domain/stream.js';
 import { LaneMissingError } from '../domain/stream-errors.js';
 import type { Ports } from '../ports/index.js';
+import { describeLifecycle, type LifecycleDescription } from './gc/describe.js';
 
 export interface LaneDescription {
   partition: number;
@@ -11,6 +12,8 @@ export interface LaneDescription {
   owner?: { owner: string; epoch: number };
   /** The attempt whose unknown outcome holds the lane, while it is suspended. */
   suspendedBy?: string;
+  /** GC: lifecycle roots by state, orphans and their grace deadlines (once GC has run). */
+  lifecycle?: LifecycleDescription;
 }
 
 export interface StreamDescription {
@@ -44,7 +47,8 @@ export async function describeStream(input: unknown, ports: Ports): Promise<Stre
         if (given !== undefined || partition === 0) throw new LaneMissingError({ stream, partition });
         return { stream, partitions: lanes.length, lanes };
       }
-      lanes.push(describeLane(partition, item as unknown as LaneHead));
+      const lifecycle = await describeLifecycle(ports, { stream, partition });
+      lanes.push({ ...describeLane(partition, item as unknown as LaneHead), ...(lifecycle ? { lifecycle } : {}) });
     }
   }
   return { stream, partitions: lanes.length, lanes };

@@ -62,6 +62,11 @@ function bases(world: FuzzWorld, fence: { owner: string; session: string; epoch:
       bad: { ...laneBad, to: fc.oneof(fc.integer({ min: world.committedEnd + 1, max: 2 ** 40 }), fc.constantFrom<unknown>(-1, 1.5, '3', 2 ** 60)) },
     },
     {
+      flow: 'stream-gc',
+      input: { ...lane, grace: '1d', dryRun: true },
+      bad: { ...laneBad, grace: fc.constantFrom<unknown>('10 minutes', -1, 1.5, '91d', '', 'x'.repeat(5000)), dryRun: fc.constantFrom<unknown>('yes', 1, null) },
+    },
+    {
       flow: 'stream-resolve-append',
       input: { ...lane, attemptId: 'seed-1' },
       bad: { ...laneBad, attemptId: badAttempt },
@@ -122,5 +127,5 @@ export function flowInputCases(world: FuzzWorld, fence: { owner: string; session
 /** Unknown flow names. */
 export const unknownFlowCases: fc.Arbitrary<FuzzCase> = fc
   .stringMatching(/^[a-z][a-z-]{0,20}$/)
-  .filter((f) => !['commit-generation', 'stream-append', 'stream-resolve-append', 'stream-takeover', 'stream-trim', 'deliver-window', 'publish-clickhouse', 'quality-observe', 'delivery-reconcile', 'delivery-resume', 'delivery-retire'].includes(f))
+  .filter((f) => !['commit-generation', 'stream-append', 'stream-resolve-append', 'stream-takeover', 'stream-trim', 'stream-gc', 'deliver-window', 'publish-clickhouse', 'quality-observe', 'delivery-reconcile', 'delivery-resume', 'delivery-retire'].includes(f))
   .map((f) => ({ what: `flow run unknown flow ${f}`, argv: ['flow', 'run', f, '--input', '{}'] }));

@@ -98,6 +98,15 @@ export class S3ObjectStore implements ObjectStore {
     return keys;
   }
 
+  async listPage(prefix: string, options: { startAfter?: string; limit: number }): Promise<{ objects: Array<{ key: string; size: number }>; more: boolean }> {
+    this.options.meter?.count('s3', 'ListObjectsV2');
+    const out = await this.options.client.send(
+      new ListObjectsV2Command({ Bucket: this.options.bucket, Prefix: prefix, StartAfter: options.startAfter, MaxKeys: options.limit }),
+    );
+    const objects = (out.Contents ?? []).flatMap((e) => (e.Key ? [{ key: e.Key, size: e.Size ?? 0 }] : []));
+    return { objects, more: out.IsTruncated === true };
+  }
+
   /** Timeouts, resets and 5xx may have applied: UNKNOWN. A 4xx proves nothing happened. */
   private unknownOrThrow(cutPoint: string, error: unknown): { status: 'UNKNOWN'; reason: string } {
     if (error instanceof OutcomeUnknownError) return { status: 'UNKNOWN', reason: error.message };

@@ -11,6 +11,7 @@ import { abandonTakeover, activeSession, beginTakeover, completeTakeover } from 
 import { CURSOR_HANDLERS, cursorHelp } from './stream/consume.js';
 import { appendFromFile, checkFileAppend, FILE_APPEND_OPTIONS } from './stream/append-file-command.js';
 import { executionName } from './stream/execution-name.js';
+import { checkGc, gc, gcHelp, leases } from './stream/gc.js';
 import { defaultOwner, integer } from './stream/options.js';
 import { appendResult, failedFlowError, isRejection, resolveCommand } from './stream/outcomes.js';
 import { assertFlowInputFits, readRecords, type RecordFormat } from './stream/records.js';
@@ -45,10 +46,11 @@ cutpoint stream trim <stream> --partition P --to OFFSET
   makes offsets below OFFSET unreadable (their bytes become collectable); refused past
   a cursor the stream's retention policy names (stream.trim_past_cursor)
 ${cursorHelp}
+${gcHelp}
 every stream command takes --faults SPEC (or CUTPOINT_FAULTS) to rehearse a cut point on
 the local runtime, and --aws to act on the deployed system: takeover, append, resolve and
 trim then start the deployed state machine (--state-machine-arn ARN, or CUTPOINT_STREAM_
-TAKEOVER_ARN, _APPEND_ARN, _RESOLVE_APPEND_ARN, _TRIM_ARN) under an execution name derived
+TAKEOVER_ARN, _APPEND_ARN, _RESOLVE_APPEND_ARN, _TRIM_ARN, _GC_ARN) under an execution name derived
 from the command's identity, so a re-run finds the same execution (--name overrides it);
 create, read and describe use CUTPOINT_TABLE_NAME and CUTPOINT_BUCKET_NAME`;
 
@@ -140,6 +142,16 @@ const HANDLERS: Record<string, Handler> = {
     run: (t, r) => trim(t, r.lane, r.values),
   },
   ...CURSOR_HANDLERS,
+  gc: {
+    options: { partition: { type: 'string' }, grace: { type: 'string' }, 'dry-run': { type: 'boolean' }, ...FLOW },
+    flow: 'stream-gc',
+    check: checkGc,
+    run: (t, r) => gc(t, r.lane, r.values),
+  },
+  leases: {
+    options: { partition: { type: 'string' } },
+    run: (t, r) => leases(t, r.lane),
+  },
 };
 
 async function create(target: Target, stream: string, values: Values): Promise<unknown> {

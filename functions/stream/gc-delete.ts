@@ -1,0 +1,6 @@
+import { deleteSealed } from '../../src/stream/gc/delete.js';
+import { lambdaPorts } from '../lib/lambda-ports.js';
+import { step } from '../lib/step.js';
+
+export const makeHandler = step(deleteSealed);
+export const handler = makeHandler(lambdaPorts);

@@ -1,0 +1,30 @@
+import type { LaneRef } from '../../domain/stream.js';
+import type { Ports } from '../../ports/index.js';
+import { gcKeys, type LifecycleRoot, type RootState } from './model.js';
+
+/** Roots read per lane by describe (bounded); `truncated` says when a lane has more. */
+const DESCRIBE_ROOTS = 1000;
+/** Orphans listed per lane, soonest deadline first. */
+const DESCRIBE_ORPHANS = 20;
+
+export interface LifecycleDescription {
+  /** Lifecycle roots by state (of the first DESCRIBE_ROOTS). */
+  roots: Record<RootState, number>;
+  /** Unreferenced objects the last GC scan found (DEAD), with the grace deadline it computed. */
+  orphans: Array<{ key: string; epoch: number; firstSeen: string; graceDeadline?: string }>;
+  truncated: boolean;
+}
+
+/** The lane's GC state for `cutpoint stream describe`: absent when GC never ran on the lane. */
+export async function describeLifecycle(ports: Ports, lane: LaneRef): Promise<LifecycleDescription | undefined> {
+  const items = (await ports.authority.query(gcKeys.pk(lane), 'root#', { limit: DESCRIBE_ROOTS })) as unknown as LifecycleRoot[];
+  if (items.length === 0) return undefined;
+  const roots: Record<RootState, number> = { ACTIVE: 0, MARKED: 0, DELETING: 0, DELETED: 0 };
+  for (const root of items) roots[root.state]++;
+  const orphans = items
+    .filter((r) => r.state === 'ACTIVE' && r.fate === 'DEAD')
+    .sort((a, b) => (a.graceDeadline ?? '').localeCompare(b.graceDeadline ?? ''))
+    .slice(0, DESCRIBE_ORPHANS)
+    .map((r) => ({ key: r.objectKey, epoch: r.epoch, firstSeen: r.firstSeen, ...(r.graceDeadline ? { graceDeadline: r.graceDeadline } : {}) }));
+  return { roots, orphans, truncated: items.length === DESCRIBE_ROOTS };
+}

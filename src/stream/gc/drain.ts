@@ -1,0 +1,66 @@
+import { randomUUID } from 'node:crypto';
+import type { Ports } from '../../ports/index.js';
+import { loadHead } from '../lane-store.js';
+import { GC_CUT_POINTS } from './cut-points.js';
+import { activeLeasesOn } from './leases.js';
+import { eligible, fateContext, fateOf } from './liveness.js';
+import { gcKeys, graceDeadlineOf, type DeleteJournal, type LifecycleRoot } from './model.js';
+import { moveRoot } from './roots.js';
+import { eachOfPage, PAGE, runOf, type GcRun } from './state.js';
+
+/**
+ * Drain and seal: one bounded page of the lane's roots.
+ * - A MARKED root is re-proven from the authority first (a fresh decision: the mark is
+ *   not trusted); if it no longer holds, it goes back to ACTIVE.
+ * - Leases established before the mark must drain: while any is unreleased and unexpired
+ *   the root waits (a later run continues). A MARKED root never accepts a new one.
+ * - Then MARKED → DELETING seals the root's delete journal: a fresh delete id, the exact
+ *   object identity as HEAD sees it (size, sha256), the lifecycle epoch and the policy digest.
+ * - Every DELETING root of the page (sealed now or by an earlier run) goes to Delete: a
+ *   DELETING root resumes from its sealed journal.
+ */
+export async function drainPage(input: unknown, ports: Ports): Promise<GcRun> {
+  const run = runOf(input, 0);
+  run.deleting = [];
+  if (run.sweep.done) return run;
+  const items = await ports.authority.query(gcKeys.pk(run), 'root#', { limit: PAGE, ...(run.sweep.after ? { startAfterSk: gcKeys.rootAfter(run.sweep.after) } : {}) });
+  const roots = items as unknown as LifecycleRoot[];
+  const ctx = fateContext(ports, run, await loadHead(ports, run));
+  await eachOfPage(roots, async (root) => {
+    if (root.state === 'MARKED') {
+      const now = ports.clock.now();
+      const fate = await fateOf(ctx, root.objectKey);
+      if (!eligible(fate, now, graceDeadlineOf(root.firstSeen, run.policy.graceSeconds))) {
+        if (await moveRoot(ports, GC_CUT_POINTS.mark, root, { state: 'ACTIVE', fate })) run.totals.unmarked++;
+        return;
+      }
+      if ((await activeLeasesOn(ports, run, root.objectKey, now)) > 0) {
+        run.totals.waitingOnLeases++;
+        return;
+      }
+      const sealed = await seal(ports, run, root, now);
+      if (!sealed) return;
+      root = sealed;
+      run.totals.sealed++;
+    }
+    if (root.state === 'DELETING' && root.journal) run.deleting.push({ key: root.objectKey, epoch: root.epoch, deleteId: root.journal.deleteId });
+  });
+  const last = roots.at(-1)?.objectKey;
+  run.sweep = roots.length === PAGE && last ? { after: last, done: false } : { done: true };
+  return run;
+}
+
+async function seal(ports: Ports, run: GcRun, root: LifecycleRoot, now: Date): Promise<LifecycleRoot | undefined> {
+  const head = await ports.objects.head(root.objectKey);
+  const journal: DeleteJournal = {
+    deleteId: randomUUID(),
+    objectKey: root.objectKey,
+    epoch: root.epoch,
+    size: head?.size ?? 0,
+    sha256: head?.metadata.sha256 ?? '',
+    absent: !head,
+    policyDigest: run.policyDigest,
+    sealedAt: now.toISOString(),
+  };
+  return moveRoot(ports, GC_CUT_POINTS.seal, root, { state: 'DELETING', journal, policyDigest: run.policyDigest });
+}

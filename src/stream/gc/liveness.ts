@@ -1,0 +1,84 @@
+import { laneKeys, WAL_ROOT, walBindingOf, walFate, type AppendIntent, type CommitRecord, type LaneHead, type LaneRef } from '../../domain/stream.js';
+import { loadRecord } from '../../generation/load.js';
+import type { Ports } from '../../ports/index.js';
+import { spentMarker } from '../append/attempt-evidence.js';
+import { commitContaining } from '../lane-store.js';
+import type { Fate } from './model.js';
+
+/**
+ * The fate of one physical object, from the AUTHORITY and the object's own binding
+ * (commit records, spent markers, generation records, head.trimOffset), never from
+ * index entries:
+ * - LIVE: a commit record at/above the trim names it, or a committed generation of a range
+ *   at/above the trim is it;
+ * - TRIMMED: it is the WAL object or committed generation of a range wholly below the trim;
+ * - DEAD: provably never committed — a WAL object fenced, passed by the committed end or
+ *   spent (walObjectFate), a generation whose slot is ABORTED or committed by another task;
+ * - MAY_COMMIT: anything uncertain (an append that may still be in flight, a PREPARED
+ *   generation, a key this scanner does not understand). Uncertain is live.
+ */
+export interface FateContext {
+  ports: Ports;
+  lane: LaneRef;
+  /** Loaded at the start of the page: a stale head only makes the answer more conservative. */
+  head: LaneHead;
+  /** Spent markers by attempt, loaded once per page. */
+  markers: Map<string, Promise<AppendIntent | undefined>>;
+}
+
+export function fateContext(ports: Ports, lane: LaneRef, head: LaneHead): FateContext {
+  return { ports, lane, head, markers: new Map() };
+}
+
+export async function fateOf(ctx: FateContext, key: string): Promise<Fate> {
+  const walPrefix = `${WAL_ROOT}${ctx.lane.stream}/${ctx.lane.partition}/`;
+  const genPrefix = `generations/stream/${ctx.lane.stream}/p${ctx.lane.partition}/`;
+  if (key.startsWith(walPrefix)) return walObjectFate(ctx, key, key.slice(walPrefix.length));
+  if (key.startsWith(genPrefix)) return generationFate(ctx, key, key.slice(genPrefix.length));
+  return 'MAY_COMMIT';
+}
+
+/**
+ * A WAL object: its metadata binds it to (attempt, SHA-256, fence epoch, start); the commit
+ * record at the end offset it is bound to, the head and the attempt's spent marker decide
+ * (`walFate`, src/domain/stream-wal.ts): named by that commit record → LIVE or TRIMMED;
+ * fenced, or bound to a start the committed end has passed → DEAD; spent (the marker's
+ * head bump makes any in-flight CAS of the attempt fail, and every retry reads the
+ * marker) → DEAD; anything else may still commit → MAY_COMMIT. An object under an
+ * attempt's prefix whose metadata names another attempt, or none, is MAY_COMMIT: never
+ * delete what cannot be judged.
+ */
+async function walObjectFate(ctx: FateContext, key: string, rest: string): Promise<Fate> {
+  const match = /^([A-Za-z0-9][A-Za-z0-9._-]{0,127})\/([0-9a-f]{64})\.wal$/.exec(rest);
+  if (!match) return 'MAY_COMMIT';
+  const [, attemptId = '', sha256] = match;
+  const object = await ctx.ports.objects.head(key);
+  const binding = object ? walBindingOf(object.metadata) : undefined;
+  if (!object || !binding || binding.attemptId !== attemptId || binding.walSha256 !== sha256) return 'MAY_COMMIT';
+  const commit = (await ctx.ports.authority.get(laneKeys.commit(ctx.lane, binding.start + binding.recordCount))) as unknown as CommitRecord | undefined;
+  const fate = walFate(object.metadata, ctx.head, commit);
+  if (fate === 'COMMITTED') return commit!.end <= ctx.head.trimOffset ? 'TRIMMED' : 'LIVE';
+  if (fate === 'DEAD') return 'DEAD';
+  if (!ctx.markers.has(attemptId)) ctx.markers.set(attemptId, spentMarker(ctx.ports, ctx.lane, attemptId));
+  return (await ctx.markers.get(attemptId)) ? 'DEAD' : 'MAY_COMMIT';
+}
+
+async function generationFate(ctx: FateContext, key: string, rest: string): Promise<Fate> {
+  const match = /^r(\d{16})\/g(\d{10})\/[A-Za-z0-9][A-Za-z0-9._-]{0,127}\.bin$/.exec(rest);
+  if (!match) return 'MAY_COMMIT';
+  const start = Number(match[1]);
+  const root = `stream/${ctx.lane.stream}/p${ctx.lane.partition}/r${match[1]}`;
+  const record = await loadRecord(ctx.ports, root, Number(match[2]));
+  if (!record) return 'MAY_COMMIT';
+  if (record.objectKey !== key) return record.state === 'COMMITTED' ? 'DEAD' : 'MAY_COMMIT';
+  if (record.state === 'ABORTED') return 'DEAD';
+  if (record.state !== 'COMMITTED') return 'MAY_COMMIT';
+  const commit = await commitContaining(ctx.ports, ctx.lane, start);
+  if (commit?.start !== start) return 'LIVE';
+  return commit.end <= ctx.head.trimOffset ? 'TRIMMED' : 'LIVE';
+}
+
+/** What may be marked now: TRIMMED at once, DEAD once its grace has run out. */
+export function eligible(fate: Fate, now: Date, graceDeadline: Date): boolean {
+  return fate === 'TRIMMED' || (fate === 'DEAD' && now.getTime() >= graceDeadline.getTime());
+}

@@ -1,0 +1,130 @@
+import { randomUUID } from 'node:crypto';
+import { sha256Hex } from '../../domain/digest.js';
+import { CutpointError, ValidationError } from '../../domain/errors.js';
+import { WAL_ROOT, validateLane, type LaneRef } from '../../domain/stream.js';
+
+/**
+ * Stream GC (seed 002, "Trim and physical delete failures"): one lifecycle root per
+ * physical object key, in the authority, created lazily by the scanner (never on the
+ * append's acknowledged path). Its lifecycle epoch counts the lives of the key: a late
+ * object under a DELETED key gets epoch + 1, ACTIVE, and a fresh orphan grace.
+ *   ACTIVE → MARKED → DELETING (the root seals its delete journal) → DELETED
+ * every move a conditional write on the root's version at a named cut point.
+ */
+export type RootState = 'ACTIVE' | 'MARKED' | 'DELETING' | 'DELETED';
+
+/** What the authority proves about an object (see liveness.ts). */
+export type Fate = 'LIVE' | 'TRIMMED' | 'DEAD' | 'MAY_COMMIT';
+
+/** The sealed delete journal: exactly which bytes a delete id removes. */
+export interface DeleteJournal {
+  deleteId: string;
+  objectKey: string;
+  epoch: number;
+  /** As HEAD saw it when sealing; `absent` when the object was already gone. */
+  size: number;
+  sha256: string;
+  absent: boolean;
+  policyDigest: string;
+  sealedAt: string;
+}
+
+export interface LifecycleRoot extends LaneRef {
+  pk: string;
+  sk: string;
+  objectKey: string;
+  epoch: number;
+  state: RootState;
+  /** When this epoch's object was first seen: orphan grace runs from here. */
+  firstSeen: string;
+  /** The fate the last scan found and the grace deadline it computed (for describe). */
+  fate?: Fate;
+  graceDeadline?: string;
+  markedAt?: string;
+  policyDigest?: string;
+  journal?: DeleteJournal;
+  deletedAt?: string;
+  /** The delete found another identity under the key (a late object): it was left alone. */
+  lateObject?: boolean;
+  /** The id of the last move, compared exactly when its response was lost. */
+  moveId: string;
+  version: number;
+}
+
+export interface Lease extends LaneRef {
+  pk: string;
+  sk: string;
+  objectKey: string;
+  leaseId: string;
+  expiresAt: string;
+  version: number;
+}
+
+const pad = (n: number) => String(n).padStart(16, '0');
+
+/** GC items live beside (not inside) the lane's own partition: one partition per lane. */
+export const gcKeys = {
+  pk: (lane: LaneRef) => `gc#${lane.stream}/${lane.partition}`,
+  root: (lane: LaneRef, objectKey: string) => ({ pk: gcKeys.pk(lane), sk: `root#${objectKey}` }),
+  rootAfter: (objectKey: string) => `root#${objectKey}`,
+  lease: (lane: LaneRef, objectKey: string, leaseId: string) => ({ pk: gcKeys.pk(lane), sk: `lease#${objectKey}#${leaseId}` }),
+};
+
+/** The bucket prefixes that hold one lane's objects: its WAL objects and its generations. */
+export function lanePrefixes(lane: LaneRef): string[] {
+  return [`${WAL_ROOT}${lane.stream}/${lane.partition}/`, `generations/stream/${lane.stream}/p${lane.partition}/`];
+}
+
+export const newMoveId = () => randomUUID();
+
+/** The GC policy of one run: the orphan grace and the prefixes it may collect. */
+export interface GcPolicy {
+  graceSeconds: number;
+  prefixes: string[];
+}
+
+export const DEFAULT_GRACE_SECONDS = 24 * 3600;
+export const MAX_GRACE_SECONDS = 90 * 24 * 3600;
+
+/** `30s`, `10m`, `6h`, `2d` (or a plain number of seconds) → seconds; anything else is refused. */
+export function parseGrace(value: unknown): number {
+  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 && value <= MAX_GRACE_SECONDS) return value;
+  const match = typeof value === 'string' ? /^(\d{1,9})(s|m|h|d)?$/.exec(value.trim()) : null;
+  const seconds = match ? Number(match[1]) * { s: 1, m: 60, h: 3600, d: 86400 }[(match[2] ?? 's') as 's' | 'm' | 'h' | 'd'] : NaN;
+  if (!Number.isSafeInteger(seconds) || seconds < 0 || seconds > MAX_GRACE_SECONDS) {
+    throw new ValidationError('stream.invalid_grace', `grace must be a duration like 30s, 10m, 6h or 2d, at most ${MAX_GRACE_SECONDS / 86400}d`);
+  }
+  return seconds;
+}
+
+/** The configured default grace (CUTPOINT_GC_GRACE), validated. */
+export function graceFromEnv(env: NodeJS.ProcessEnv): number {
+  const raw = env.CUTPOINT_GC_GRACE?.trim();
+  return raw ? parseGrace(raw) : DEFAULT_GRACE_SECONDS;
+}
+
+/** The policy digest every journal and root records, and every recovery compares. */
+export function policyDigestOf(policy: GcPolicy): string {
+  return sha256Hex(JSON.stringify({ graceSeconds: policy.graceSeconds, prefixes: [...policy.prefixes].sort() }));
+}
+
+export function validateGcLane(input: unknown): LaneRef {
+  return validateLane(input);
+}
+
+export function graceDeadlineOf(firstSeen: string, graceSeconds: number): Date {
+  return new Date(Date.parse(firstSeen) + graceSeconds * 1000);
+}
+
+/** A reader asked for an object GC has marked or deleted, and the range has no surviving copy. */
+export class ObjectReclaimedError extends CutpointError {
+  constructor(lane: LaneRef, keys: string[]) {
+    super(
+      'Stream.ObjectReclaimed',
+      'stream.object_reclaimed',
+      `lane ${lane.stream}/${lane.partition}: ${keys.join(', ')} ${keys.length === 1 ? 'is' : 'are'} being collected and no other copy is pinned; read again`,
+    );
+  }
+}
+
+export { pad as padOffset };

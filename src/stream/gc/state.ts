@@ -1,0 +1,100 @@
+import { ValidationError } from '../../domain/errors.js';
+import type { LaneRef } from '../../domain/stream.js';
+import { lanePrefixes, parseGrace, policyDigestOf, validateGcLane, type GcPolicy } from './model.js';
+
+/**
+ * The state one GC execution carries from step to step (always bounded: at most one page
+ * of candidates or journals). Every step takes it whole and returns it whole.
+ */
+export interface GcRun extends LaneRef {
+  policy: GcPolicy;
+  policyDigest: string;
+  dryRun: boolean;
+  /** Bucket listing position: which lane prefix, and the last key listed under it. */
+  scan: { prefix: number; after?: string; done: boolean };
+  /** Root sweep position: the last root key seen. */
+  sweep: { after?: string; done: boolean };
+  /** The scanned page's mark candidates: key and the exact root version the scan saw. */
+  candidates: Array<{ key: string; version: number; epoch: number }>;
+  /** The swept page's DELETING roots: key, epoch and delete id of the sealed journal. */
+  deleting: Array<{ key: string; epoch: number; deleteId: string }>;
+  totals: GcTotals;
+  /** Dry run only: the first keys that would be marked (empty otherwise). */
+  wouldMark: string[];
+}
+
+export interface GcTotals {
+  scanned: number;
+  rootsCreated: number;
+  lateObjects: number;
+  live: number;
+  mayCommit: number;
+  inGrace: number;
+  marked: number;
+  unmarked: number;
+  waitingOnLeases: number;
+  sealed: number;
+  deleted: number;
+  finalized: number;
+}
+
+export const PAGE = 100;
+const DRY_RUN_SAMPLE = 100;
+export { DRY_RUN_SAMPLE };
+
+const zero = (): GcTotals => ({
+  scanned: 0, rootsCreated: 0, lateObjects: 0, live: 0, mayCommit: 0, inGrace: 0, marked: 0, unmarked: 0, waitingOnLeases: 0, sealed: 0, deleted: 0, finalized: 0,
+});
+
+/**
+ * The run as a step receives it: the first step gets the operator's input
+ * `{stream, partition, grace?, dryRun?}` (grace: `10m`, or seconds), later steps the run.
+ * Everything is validated before anything is written.
+ */
+export function runOf(input: unknown, defaultGraceSeconds: number): GcRun {
+  const v = (input ?? {}) as Partial<GcRun> & { grace?: unknown };
+  const lane = validateGcLane(v);
+  if (v.policy && v.scan && v.sweep && v.totals) return continuing(v as GcRun, lane);
+  if (v.dryRun !== undefined && typeof v.dryRun !== 'boolean') throw new ValidationError('stream.invalid_dry_run', 'dryRun must be a boolean');
+  const graceSeconds = v.grace === undefined ? defaultGraceSeconds : parseGrace(v.grace);
+  const policy: GcPolicy = { graceSeconds, prefixes: lanePrefixes(lane) };
+  return {
+    ...lane,
+    policy,
+    policyDigest: policyDigestOf(policy),
+    dryRun: v.dryRun === true,
+    scan: { prefix: 0, done: false },
+    sweep: { done: false },
+    candidates: [],
+    deleting: [],
+    totals: zero(),
+    wouldMark: [],
+  };
+}
+
+
+/**
+ * A run handed from step to step: its policy must still be this lane's (its own prefixes,
+ * a valid grace, the digest of exactly that) — a forged state cannot widen what GC touches.
+ */
+function continuing(run: GcRun, lane: LaneRef): GcRun {
+  const policy: GcPolicy = { graceSeconds: parseGrace(run.policy.graceSeconds), prefixes: lanePrefixes(lane) };
+  const same = JSON.stringify(run.policy.prefixes) === JSON.stringify(policy.prefixes) && run.policyDigest === policyDigestOf(policy);
+  if (!same) throw new ValidationError('stream.gc_policy_mismatch', `the run's policy is not lane ${lane.stream}/${lane.partition}'s: start a fresh run`);
+  return run;
+}
+
+/** Items of one page handled at a time inside a step (bounded: a page is at most PAGE). */
+const PARALLEL = 8;
+
+/** Runs `work` over a page's items, at most PARALLEL at once, in no particular order. */
+export async function eachOfPage<T>(items: readonly T[], work: (item: T, index: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      await work(items[i]!, i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(PARALLEL, items.length) }, worker));
+}

@@ -1,0 +1,59 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { GC_CUT_POINTS, GC_FLOW_CUT_POINTS } from '../../src/stream/gc/cut-points.js';
+import { freshStores, type TestStores } from '../support/emulators.js';
+import { MATRIX_LANE, withKinds } from '../support/matrix-lane.js';
+import { expectGcInvariant, gcFlow, gcWorld, rootOf } from './stream-gc-world.js';
+
+/**
+ * The GC fault matrix (seed 002, "Trim and physical delete failures"; issue 11, "Done
+ * when"): every GC cut point × the six fault kinds (npm test: one kind per cut point,
+ * rotated; npm run test:matrix: all), on a lane with live committed ranges, a trim and
+ * orphans, through statemachines/stream-gc.asl.json on the local runner. Then recovery —
+ * a fresh run of the flow (a fresh scanner: nothing is carried over from the faulted run) —
+ * and the invariant: no live byte deleted, no deleted byte readable, every orphan past
+ * grace (and every trimmed object) deleted exactly once, counting the DELETEs that applied.
+ * A second lane arms the fault on EVERY hit, so the faulted run fails part-way (roots left
+ * MARKED or DELETING with sealed journals) and the recovery run resumes from what is durable.
+ */
+let stores: TestStores;
+beforeAll(async () => {
+  stores = await freshStores();
+});
+
+const cases = withKinds(GC_FLOW_CUT_POINTS);
+
+describe(`one fault at each GC cut point (${MATRIX_LANE})`, () => {
+  it.each(cases)('%s × %s', async (cut, kind) => {
+    const world = await gcWorld(stores.ports, `gc-${kind}`);
+    const injector = stores.faults.arm(`${cut}:${kind}`);
+    const faulted = await gcFlow(world, { grace: '0s' });
+    stores.faults.disarm();
+    expect(injector.fired.length, `no fault fired at ${cut}`).toBeGreaterThan(0);
+    // Retries inside the flow resolve a single fault by exact identity.
+    expect(faulted.status, `${faulted.error}: ${faulted.cause}`).toBe('SUCCEEDED');
+    const recovery = await gcFlow(world, { grace: '0s' });
+    expect(recovery.status).toBe('SUCCEEDED');
+    await expectGcInvariant(world);
+    if (cut === GC_CUT_POINTS.delete || cut === GC_CUT_POINTS.finalize) {
+      for (const key of world.orphans) expect((await rootOf(world, key))?.journal?.policyDigest).toBe((recovery.output as { policyDigest: string }).policyDigest);
+    }
+  });
+});
+
+describe(`a fault on every hit of each GC cut point, then a fresh run (${MATRIX_LANE})`, () => {
+  it.each(cases)('%s × %s*', async (cut, kind) => {
+    const world = await gcWorld(stores.ports, `gcp-${kind}`);
+    const injector = stores.faults.arm(`${cut}:${kind}${kind === 'delay' ? '=5' : ''}*`);
+    const faulted = await gcFlow(world, { grace: '0s' });
+    stores.faults.disarm();
+    expect(injector.fired.length).toBeGreaterThan(0);
+    // An effect that never applies stops the run; one that applies (crash-after,
+    // lose-response) is found applied by exact identity on the retry, and the run settles.
+    if (kind === 'crash-before' || kind === 'fail' || kind === 'lose-request') expect(faulted.status, 'an effect that never applies must stop the run').toBe('FAILED');
+    // Whatever the faulted run left (roots MARKED, DELETING with a sealed journal, objects
+    // deleted but roots not DELETED), a fresh run finishes it, deleting nothing twice.
+    const recovery = await gcFlow(world, { grace: '0s' });
+    expect(recovery.status, `${recovery.error}: ${recovery.cause}`).toBe('SUCCEEDED');
+    await expectGcInvariant(world);
+  });
+});

@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import { eligible } from '../../src/stream/gc/liveness.js';
+import { graceFromEnv, lanePrefixes, parseGrace, policyDigestOf, DEFAULT_GRACE_SECONDS } from '../../src/stream/gc/model.js';
+import { eachOfPage, runOf } from '../../src/stream/gc/state.js';
+
+describe('GC policy (pure rules)', () => {
+  it('grace: durations and seconds, validated', () => {
+    expect(parseGrace('30s')).toBe(30);
+    expect(parseGrace('10m')).toBe(600);
+    expect(parseGrace('6h')).toBe(21_600);
+    expect(parseGrace('2d')).toBe(172_800);
+    expect(parseGrace('45')).toBe(45);
+    expect(parseGrace(0)).toBe(0);
+    for (const bad of ['10 minutes', '-1s', '1.5h', '91d', '', 'm', -1, 1.5, null, {}]) {
+      expect(() => parseGrace(bad), String(bad)).toThrow(expect.objectContaining({ name: 'Cutpoint.ValidationError', code: 'stream.invalid_grace' }));
+    }
+    expect(graceFromEnv({})).toBe(DEFAULT_GRACE_SECONDS);
+    expect(graceFromEnv({ CUTPOINT_GC_GRACE: '15m' })).toBe(900);
+    expect(() => graceFromEnv({ CUTPOINT_GC_GRACE: 'soon' })).toThrow(expect.objectContaining({ code: 'stream.invalid_grace' }));
+  });
+
+  it('the policy digest names grace and prefixes, not their order', () => {
+    const prefixes = lanePrefixes({ stream: 's', partition: 0 });
+    expect(policyDigestOf({ graceSeconds: 60, prefixes })).toBe(policyDigestOf({ graceSeconds: 60, prefixes: [...prefixes].reverse() }));
+    expect(policyDigestOf({ graceSeconds: 60, prefixes })).not.toBe(policyDigestOf({ graceSeconds: 61, prefixes }));
+    expect(policyDigestOf({ graceSeconds: 60, prefixes })).not.toBe(policyDigestOf({ graceSeconds: 60, prefixes: lanePrefixes({ stream: 's', partition: 1 }) }));
+  });
+
+  it('grace is enforced: DEAD only past first-seen + grace, TRIMMED at once, live or uncertain never', () => {
+    const deadline = new Date('2026-01-01T00:10:00Z');
+    expect(eligible('DEAD', new Date('2026-01-01T00:09:59Z'), deadline)).toBe(false);
+    expect(eligible('DEAD', deadline, deadline)).toBe(true);
+    expect(eligible('TRIMMED', new Date('2026-01-01T00:00:00Z'), deadline)).toBe(true);
+    expect(eligible('LIVE', new Date('2027-01-01T00:00:00Z'), deadline)).toBe(false);
+    expect(eligible('MAY_COMMIT', new Date('2027-01-01T00:00:00Z'), deadline)).toBe(false);
+  });
+
+  it('a run handed between steps cannot widen its policy', () => {
+    const run = runOf({ stream: 's', partition: 0, grace: '10m' }, 0);
+    expect(run.policy).toEqual({ graceSeconds: 600, prefixes: lanePrefixes({ stream: 's', partition: 0 }) });
+    expect(runOf(JSON.parse(JSON.stringify(run)), 0)).toEqual(run);
+    const widened = { ...run, policy: { ...run.policy, prefixes: ['', ...run.policy.prefixes] } };
+    expect(() => runOf(widened, 0)).toThrow(expect.objectContaining({ code: 'stream.gc_policy_mismatch' }));
+    const otherLane = { ...run, partition: 1 };
+    expect(() => runOf(otherLane, 0)).toThrow(expect.objectContaining({ code: 'stream.gc_policy_mismatch' }));
+    expect(() => runOf({ stream: 's', partition: 0, dryRun: 'yes' }, 0)).toThrow(expect.objectContaining({ code: 'stream.invalid_dry_run' }));
+  });
+
+  it('a page is worked with bounded parallelism, every item once', async () => {
+    let running = 0;
+    let peak = 0;
+    const seen: number[] = [];
+    await eachOfPage(Array.from({ length: 50 }, (_, i) => i), async (n) => {
+      running++;
+      peak = Math.max(peak, running);
+      await new Promise((r) => setImmediate(r));
+      seen.push(n);
+      running--;
+    });
+    expect(seen.sort((a, b) => a - b)).toEqual(Array.from({ length: 50 }, (_, i) => i));
+    expect(peak).toBeLessThanOrEqual(8);
+  });
+});
