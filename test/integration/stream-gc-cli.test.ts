@@ -87,4 +87,19 @@ describe('cutpoint stream gc', () => {
     json(await cutpoint(['stream', 'read', 'logs', '--partition', '0', '--from', '2']));
     expect(json(await cutpoint(['stream', 'leases', 'logs', '--partition', '0']))).toEqual({ stream: 'logs', partition: 0, leases: [] });
   }, 300_000);
+
+  it('stream materialize: generation 0 off the ack path, N ranges per run from the lane mark; bad --max exits 2', async () => {
+    json(await cutpoint(['stream', 'create', 'mat', '--partitions', '1']));
+    json(await cutpoint(['stream', 'takeover', 'mat', '--partition', '0']));
+    for (const attempt of ['m1', 'm2', 'm3']) json(await cutpoint(['stream', 'append', 'mat', '--partition', '0', '--attempt', attempt], { input: `${attempt}\n` }));
+    for (const max of ['0', '1001', 'x']) expect(await cutpoint(['stream', 'materialize', 'mat', '--partition', '0', '--max', max])).toMatchObject({ code: 2, stdout: '' });
+    const first = json(await cutpoint(['stream', 'materialize', 'mat', '--partition', '0', '--max', '2']));
+    expect(first).toMatchObject({ next: 2 });
+    expect((first.materialized as unknown[]).length).toBe(2);
+    const rest = json(await cutpoint(['stream', 'materialize', 'mat', '--partition', '0']));
+    expect(rest).toMatchObject({ next: 3, materialized: [{ start: 2, end: 3 }] });
+    expect(json(await cutpoint(['stream', 'materialize', 'mat', '--partition', '0']))).toMatchObject({ next: 3, materialized: [] });
+    const read = json(await cutpoint(['stream', 'read', 'mat', '--partition', '0', '--from', '0', '--text']));
+    expect(JSON.stringify(read)).toContain('m3');
+  }, 120_000);
 });

@@ -11,6 +11,7 @@ import { abandonTakeover, activeSession, beginTakeover, completeTakeover } from 
 import { CURSOR_HANDLERS, cursorHelp } from './stream/consume.js';
 import { appendFromFile, checkFileAppend, FILE_APPEND_OPTIONS } from './stream/append-file-command.js';
 import { executionName } from './stream/execution-name.js';
+import { materializeGen0Batch } from '../../stream/append/gen0-batch.js';
 import { checkGc, gc, gcHelp, leases } from './stream/gc.js';
 import { defaultOwner, integer } from './stream/options.js';
 import { appendResult, failedFlowError, isRejection, resolveCommand } from './stream/outcomes.js';
@@ -47,6 +48,10 @@ cutpoint stream trim <stream> --partition P --to OFFSET
   a cursor the stream's retention policy names (stream.trim_past_cursor)
 ${cursorHelp}
 ${gcHelp}
+cutpoint stream materialize <stream> --partition P [--max N]
+  materializes generation 0 of the next N committed ranges (default 32) from the lane's
+  mark, off the append's acknowledged path; a range that fails stops the run there and
+  the next run resumes at it (reads never wait for it: the WAL object serves the range)
 every stream command takes --faults SPEC (or CUTPOINT_FAULTS) to rehearse a cut point on
 the local runtime, and --aws to act on the deployed system: takeover, append, resolve and
 trim then start the deployed state machine (--state-machine-arn ARN, or CUTPOINT_STREAM_
@@ -152,7 +157,20 @@ const HANDLERS: Record<string, Handler> = {
     options: { partition: { type: 'string' } },
     run: (t, r) => leases(t, r.lane),
   },
+  materialize: {
+    options: { partition: { type: 'string' }, max: { type: 'string' } },
+    check: (v) => v.max !== undefined && maxRanges(v),
+    run: async (t, r) => materializeGen0Batch({ ...r.lane, ...(r.values.max !== undefined && { max: maxRanges(r.values) }) }, await t.ports()),
+  },
 };
+
+/** Ranges one `stream materialize` run takes on (each is one generation commit). */
+const MAX_MATERIALIZE = 1000;
+function maxRanges(values: Values): number {
+  const max = integer(values, 'max');
+  if (max < 1 || max > MAX_MATERIALIZE) throw new UsageError(`--max must be in [1, ${MAX_MATERIALIZE}], got ${max}`);
+  return max;
+}
 
 async function create(target: Target, stream: string, values: Values): Promise<unknown> {
   const partitions = integer(values, 'partitions');
