@@ -1,0 +1,11 @@
+import { readFileSync } from 'node:fs';
+import { localDown, localUp } from '/work/wt-A/src/local/runtime.ts';
+import { freePort } from '/work/wt-A/src/local/free-port.ts';
+import { readRuntimeState } from '/work/wt-A/src/local/runtime-state.ts';
+const tick = 100;
+const cpu = (pid: number) => { const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' '); return (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / tick; };
+const dir = '/tmp/A-daemon/state';
+await localUp(dir, { dynamodbPort: await freePort(), s3Port: await freePort() });
+const s = (await readRuntimeState(dir))!;
+console.log(JSON.stringify({ daemonCpu: cpu(s.pid), jvmCpu: cpu(s.dynamodbPid) }));
+await localDown(dir);
