@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type pg from 'pg';
@@ -87,11 +87,11 @@ describe('cutpoint CLI on the local runtime', () => {
   it('object put --file FIFO is refused at once and stores nothing', async () => {
     const fifo = join(runtime.root, 'object.fifo');
     execFileSync('mkfifo', [fifo]);
-    const r = await cutpoint(['object', 'put', 'cli/fifo.bin', '--file', fifo], { timeoutMs: 30_000 });
+    const r = await cutpoint(['object', 'put', 'cli/fifo.bin', '--file', fifo], { timeoutMs: 90_000 });
     expect({ code: r.code, stdout: r.stdout }).toEqual({ code: 1, stdout: '' });
     expect(r.stderr).toMatch(/^cli\.file_not_regular: .*FIFO/);
     expect(await runtime.ports.objects.head('cli/fifo.bin')).toBeUndefined();
-  }, 60_000);
+  }, 180_000);
 
   it('a flow input nested 5,000 levels deep is cli.input_too_deep (the runner never sees it)', async () => {
     const deep = join(runtime.root, 'deep.json');
@@ -119,6 +119,24 @@ describe('cutpoint CLI on the local runtime', () => {
     expect({ code: retire.code, stdout: retire.stdout }).toEqual({ code: 1, stdout: '' });
     expect(retire.stderr.trim().split('\n').at(-1)).toMatch(/^flow\.execution_failed: delivery-retire failed with Delivery\./);
   }, 240_000);
+});
+
+describe('a state directory attached to the run\'s emulators (runtime.json with a name)', () => {
+  it('names the table and bucket the CLI acts on; a name that is no valid table or bucket makes the file count as absent', async () => {
+    expect(runtime.config.tableName).toMatch(/^cutpoint-cli-[0-9a-f]{8}$/);
+    expect(runtime.config.bucketName).toBe(runtime.config.tableName);
+    const put = await runCutpointInProcess(['object', 'put', 'cli/attached.txt'], { cwd: runtime.root, env: { CUTPOINT_STATE_DIR: runtime.stateDir }, stdin: 'attached' });
+    expect(put.code, put.stderr).toBe(0);
+    expect(await runtime.ports.objects.head('cli/attached.txt')).toMatchObject({ size: 8 });
+
+    const bad = join(runtime.root, 'bad-name', 'local');
+    await mkdir(bad, { recursive: true });
+    const state = JSON.parse(await readFile(join(runtime.stateDir, 'runtime.json'), 'utf8')) as Record<string, unknown>;
+    await writeFile(join(bad, 'runtime.json'), JSON.stringify({ ...state, name: 'Not_A_Bucket' }));
+    const refused = await runCutpointInProcess(['object', 'put', 'cli/attached.txt'], { cwd: runtime.root, env: { CUTPOINT_STATE_DIR: bad }, stdin: 'attached' });
+    expect({ code: refused.code, stdout: refused.stdout }).toEqual({ code: 1, stdout: '' });
+    expect(refused.stderr).toMatch(/^local\.runtime_down: /);
+  }, 120_000);
 });
 
 describe('cutpoint local up / status / down: the real daemon', () => {
