@@ -280,7 +280,7 @@ describe('cutpoint CLI: bad input is refused with a stable code, never a crash o
     refused(await spawnRun(['flow', 'run', 'commit-generation', '--input', '-'], { stdin: { chunks, delayMs: 150, nonBlocking: true } }), 'local.runtime_down');
     // A truncated document is invalid JSON, so the whole pipe was read.
     refused(await spawnRun(['flow', 'run', 'commit-generation', '--input', '-'], { stdin: { chunks: chunks.slice(0, 9), delayMs: 50 } }), 'flow.invalid_input');
-  }, 60_000);
+  }, 300_000); // three spawns: 20-25 s each at load 16 (60 s timed out there), plus the slow writes
 
   it('control characters an argument carries are escaped in diagnostics: one line, no raw ESC', async () => {
     const evil = 'x\u001b[2J\nforged.code: gotcha\r';
