@@ -3,7 +3,7 @@ import { ConfigError } from '../domain/errors.js';
 import { readRuntimeEndpoints } from '../local/runtime.js';
 import { configForRuntime } from '../local/runtime-config.js';
 
-/** Table and bucket name the persistent local runtime uses. */
+/** Table and bucket name the persistent local runtime uses (unless its runtime.json names another). */
 export const LOCAL_NAME = 'cutpoint-local';
 
 /** Config for the persistent local runtime started by `cutpoint local up`. */
@@ -12,5 +12,5 @@ export async function localRuntimeConfig(): Promise<CutpointConfig> {
   if (!endpoints) {
     throw new ConfigError('local.runtime_down', 'the local runtime is not running; start it with `cutpoint local up`');
   }
-  return configForRuntime(endpoints, LOCAL_NAME);
+  return configForRuntime(endpoints, endpoints.name ?? LOCAL_NAME);
 }

@@ -21,9 +21,18 @@ export interface RuntimeState extends RuntimeEndpoints {
   /** The DynamoDB Local JVM, so `local down` can still kill it if the daemon hangs. */
   dynamodbPid: number;
   startedAt: string;
+  /**
+   * The table and bucket the CLI uses on these emulators; absent (what `local up` writes)
+   * means `cutpoint-local`. Lets several state directories share one pair of emulators
+   * without sharing data (the test suite attaches one per test file).
+   */
+  name?: string;
 }
 
 const execFileAsync = promisify(execFile);
+
+/** A name valid as both a DynamoDB table and an S3 bucket. */
+const RUNTIME_NAME = /^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/;
 
 export function runtimeFile(stateDir: string): string {
   return join(stateDir, 'runtime.json');
@@ -44,7 +53,8 @@ export async function readRuntimeState(stateDir: string): Promise<RuntimeState |
       typeof value.dynamodbEndpoint === 'string' &&
       typeof value.s3Endpoint === 'string' &&
       value.region === 'us-east-1' &&
-      typeof value.startedAt === 'string';
+      typeof value.startedAt === 'string' &&
+      (value.name === undefined || (typeof value.name === 'string' && RUNTIME_NAME.test(value.name)));
     return valid ? (value as RuntimeState) : undefined;
   } catch {
     return undefined; // torn or hand-edited file: treat as absent

@@ -14,6 +14,7 @@ import {
   readRuntimeState,
   removeRuntimeState,
   type RuntimeEndpoints,
+  type RuntimeState,
 } from './runtime-state.js';
 import { s3Answers, startS3Emulator, type S3Emulator } from './s3-emulator.js';
 
@@ -121,13 +122,13 @@ export async function localStatus(stateDir = defaultStateDir()): Promise<LocalSt
   return { up: true, pid, startedAt, dynamodbEndpoint, s3Endpoint, region };
 }
 
-/** Endpoints of the running persistent runtime, or undefined when it is not up. */
-export async function readRuntimeEndpoints(stateDir = defaultStateDir()): Promise<RuntimeEndpoints | undefined> {
+/** Endpoints of the running persistent runtime (and its table/bucket name if not the default), or undefined when it is not up. */
+export async function readRuntimeEndpoints(stateDir = defaultStateDir()): Promise<(RuntimeEndpoints & Pick<RuntimeState, 'name'>) | undefined> {
   const state = await readRuntimeState(resolve(stateDir));
   // A liveness check only (no HTTP round trip): cheap enough for every CLI call.
   if (!state || !isAlive(state.pid)) return undefined;
-  const { dynamodbEndpoint, s3Endpoint, region } = state;
-  return { dynamodbEndpoint, s3Endpoint, region };
+  const { dynamodbEndpoint, s3Endpoint, region, name } = state;
+  return { dynamodbEndpoint, s3Endpoint, region, ...(name !== undefined && { name }) };
 }
 
 /** Starts the background daemon unless it is already up; resolves once both emulators answer. */

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FuzzRunner, mutations } from '../support/fuzz-cli.js';
+import { FuzzRunner, mutations, type FuzzCase } from '../support/fuzz-cli.js';
 import { openFuzzWorld, STREAM, type FuzzWorld } from '../support/fuzz-world.js';
 import { faultCases, flagCases, objectCases } from './cli-cases.js';
 import { inspectCases, liveActionCases, runCases } from './delivery-cases.js';
@@ -18,7 +18,8 @@ import { appendRecordCases, pastEndCases, streamIdCases } from './stream-cases.j
  * (`main(argv)`) except where the process boundary is the subject (stdin, a FIFO).
  *
  * One seed per run, printed (fixed unless FUZZ_SEED=random): replay with FUZZ_SEED=<seed>. FUZZ_SURVEY=1 runs every case
- * and prints each property's violations by kind instead of stopping at the first.
+ * and prints each property's violations by kind instead of stopping at the first. The world is compared every
+ * FUZZ_SNAPSHOT_EVERY cases (default 25, and at the end of each property); a batch that mutated is replayed case by case.
  */
 
 // A fixed seed by default, so CI is reproducible; FUZZ_SEED=random draws a new one (printed).
@@ -82,11 +83,23 @@ describe(`every invalid command is refused and mutates nothing (seed ${seed})`, 
 
   it('control: a valid command run the same way is seen to mutate (the snapshot is not blind)', async () => {
     const before = await world.snapshot();
-    const created = await runner.run({ what: 'control', argv: ['stream', 'create', `control-${seed}`, '--partitions', '1'] });
-    expect(created.run.code, created.run.stderr).toBe(0);
-    const put = await runner.run({ what: 'control', argv: ['object', 'put', `control/${seed}`, '--file', '{{bytes}}'], files: { bytes: 'control' } });
-    expect(put.run.code, put.run.stderr).toBe(0);
+    const created = await runner.exec({ what: 'control', argv: ['stream', 'create', `control-${seed}`, '--partitions', '1'] });
+    expect(created.code, created.stderr).toBe(0);
+    const put = await runner.exec({ what: 'control', argv: ['object', 'put', `control/${seed}`, '--file', '{{bytes}}'], files: { bytes: 'control' } });
+    expect(put.code, put.stderr).toBe(0);
     const changed = mutations(before, await world.snapshot()).map((m) => m.split(':')[0]);
     expect(changed).toEqual(['mutated authority', 'mutated bucket']);
+  }, 120_000);
+
+  it('control: a batch of cases that mutated is caught, and replayed case by case to name the case that did it', async () => {
+    // A takeover mutates every time it runs (a new epoch), so the replay sees it again.
+    const refusal: FuzzCase = { what: 'control refusal', argv: ['stream', 'frobnicate', STREAM] };
+    const takeover: FuzzCase = { what: 'control takeover', argv: ['stream', 'takeover', STREAM, '--partition', '0', '--owner', 'control-owner'] };
+    expect((await runner.run(refusal)).violations).toEqual([]);
+    expect((await runner.run(takeover)).run.code).toBe(0);
+    expect((await runner.run(refusal)).violations).toEqual([]);
+    const found = await runner.settle();
+    expect(found.map((m) => m.split(':')[0])).toContain('mutated authority');
+    for (const m of found) expect(m).toMatch(/\(made by control takeover\n.*replayed from a batch of 3\)$/s);
   }, 120_000);
 });

@@ -1,11 +1,14 @@
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadInvocation } from '../../src/delivery/journal/records.js';
 import type { EmbeddedPostgres } from '../../src/local/embedded-postgres.js';
+import { freePort, isPortFree } from '../../src/local/free-port.js';
+import { localDown } from '../../src/local/runtime.js';
 import { seedSourceDirectory } from '../support/delivery-source.js';
 import { openWarehouse, type Warehouse } from '../support/delivery-world.js';
 import { runCutpointInProcess, spawnCutpoint, startCliRuntime, type CliRun, type CliRuntime, type SpawnOptions } from '../support/cli-runtime.js';
@@ -13,7 +16,8 @@ import { runCutpointInProcess, spawnCutpoint, startCliRuntime, type CliRun, type
 /**
  * The real bin against a local runtime of its own: stdin through a slow pipe, refused
  * files and JSON that would crash the runner, and the delivery flows run by `flow run`
- * (the route's target and source opened from the bindings, as `delivery run` does).
+ * (the route's target and source opened from the bindings, as `delivery run` does). Last,
+ * the one test of the real `local up` / `local down` daemon.
  */
 const CH_ENV = 'TEST_FLOW_CLICKHOUSE';
 const PG_ENV = 'TEST_FLOW_WAREHOUSE';
@@ -83,11 +87,11 @@ describe('cutpoint CLI on the local runtime', () => {
   it('object put --file FIFO is refused at once and stores nothing', async () => {
     const fifo = join(runtime.root, 'object.fifo');
     execFileSync('mkfifo', [fifo]);
-    const r = await cutpoint(['object', 'put', 'cli/fifo.bin', '--file', fifo], { timeoutMs: 30_000 });
+    const r = await cutpoint(['object', 'put', 'cli/fifo.bin', '--file', fifo], { timeoutMs: 90_000 });
     expect({ code: r.code, stdout: r.stdout }).toEqual({ code: 1, stdout: '' });
     expect(r.stderr).toMatch(/^cli\.file_not_regular: .*FIFO/);
     expect(await runtime.ports.objects.head('cli/fifo.bin')).toBeUndefined();
-  }, 60_000);
+  }, 180_000);
 
   it('a flow input nested 5,000 levels deep is cli.input_too_deep (the runner never sees it)', async () => {
     const deep = join(runtime.root, 'deep.json');
@@ -115,4 +119,62 @@ describe('cutpoint CLI on the local runtime', () => {
     expect({ code: retire.code, stdout: retire.stdout }).toEqual({ code: 1, stdout: '' });
     expect(retire.stderr.trim().split('\n').at(-1)).toMatch(/^flow\.execution_failed: delivery-retire failed with Delivery\./);
   }, 240_000);
+});
+
+describe('a state directory attached to the run\'s emulators (runtime.json with a name)', () => {
+  it('names the table and bucket the CLI acts on; a name that is no valid table or bucket makes the file count as absent', async () => {
+    expect(runtime.config.tableName).toMatch(/^cutpoint-cli-[0-9a-f]{8}$/);
+    expect(runtime.config.bucketName).toBe(runtime.config.tableName);
+    const put = await runCutpointInProcess(['object', 'put', 'cli/attached.txt'], { cwd: runtime.root, env: { CUTPOINT_STATE_DIR: runtime.stateDir }, stdin: 'attached' });
+    expect(put.code, put.stderr).toBe(0);
+    expect(await runtime.ports.objects.head('cli/attached.txt')).toMatchObject({ size: 8 });
+
+    const bad = join(runtime.root, 'bad-name', 'local');
+    await mkdir(bad, { recursive: true });
+    const state = JSON.parse(await readFile(join(runtime.stateDir, 'runtime.json'), 'utf8')) as Record<string, unknown>;
+    await writeFile(join(bad, 'runtime.json'), JSON.stringify({ ...state, name: 'Not_A_Bucket' }));
+    const refused = await runCutpointInProcess(['object', 'put', 'cli/attached.txt'], { cwd: runtime.root, env: { CUTPOINT_STATE_DIR: bad }, stdin: 'attached' });
+    expect({ code: refused.code, stdout: refused.stdout }).toEqual({ code: 1, stdout: '' });
+    expect(refused.stderr).toMatch(/^local\.runtime_down: /);
+  }, 120_000);
+});
+
+describe('cutpoint local up / status / down: the real daemon', () => {
+  // The one test that starts a runtime as an operator does: every other CLI test attaches
+  // its state directory to the run's emulators (attachStateDir), which skips this.
+  it('up starts both emulators in the background, the CLI acts on them, down stops them and says so', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'cutpoint-local-daemon-'));
+    const stateDir = join(root, 'local');
+    const env = { ...childEnv(), CUTPOINT_STATE_DIR: stateDir };
+    // Spawns for up and down: the daemon must outlive the process that started it.
+    const daemon = (args: string[]) => spawnCutpoint(['local', ...args], { cwd: root, env, timeoutMs: 180_000 });
+    const here = (args: string[], stdin?: string) => runCutpointInProcess(args, { cwd: root, env: { CUTPOINT_STATE_DIR: stateDir }, ...(stdin !== undefined && { stdin }) });
+    try {
+      const [dynamodbPort, s3Port] = [await freePort(), await freePort()];
+      const up = await daemon(['up', '--dynamodb-port', String(dynamodbPort), '--s3-port', String(s3Port)]);
+      expect(up.code, up.stderr).toBe(0);
+      const started = JSON.parse(up.stdout) as { up: boolean; pid: number; dynamodbEndpoint: string; s3Endpoint: string };
+      expect(started.up).toBe(true);
+      expect([started.dynamodbEndpoint, started.s3Endpoint]).toEqual([expect.stringMatching(new RegExp(`:${dynamodbPort}$`)), expect.stringMatching(new RegExp(`:${s3Port}$`))]);
+      expect(JSON.parse((await here(['local', 'status'])).stdout)).toMatchObject({ up: true, pid: started.pid });
+
+      const put = await here(['object', 'put', 'daemon/hello.txt'], 'hello');
+      expect(put.code, put.stderr).toBe(0);
+      const sha256 = createHash('sha256').update('hello').digest('hex');
+      const got = await here(['object', 'get', 'daemon/hello.txt', '--sha256', sha256]);
+      expect(JSON.parse(got.stdout)).toMatchObject({ key: 'daemon/hello.txt', size: 5, verified: true });
+
+      const down = await daemon(['down']);
+      expect(down.code, down.stderr).toBe(0);
+      expect(JSON.parse(down.stdout)).toEqual({ up: false, detail: 'stopped' });
+      expect(await isPortFree(dynamodbPort)).toBe(true);
+      expect(await isPortFree(s3Port)).toBe(true);
+      const after = await here(['object', 'get', 'daemon/hello.txt', '--sha256', sha256]);
+      expect({ code: after.code, stdout: after.stdout }).toEqual({ code: 1, stdout: '' });
+      expect(after.stderr).toMatch(/^local\.runtime_down: /);
+    } finally {
+      await localDown(stateDir);
+      await rm(root, { recursive: true, force: true });
+    }
+  }, 300_000);
 });

@@ -212,7 +212,7 @@ describe('cutpoint CLI: --help acts on nothing', () => {
   it('the real bin: local up --help starts nothing, local down --help stops nothing, stream create --help is help (exit 0)', async () => {
     // Spawns: the subject is the real bin (its startup must not start or stop a runtime either).
     const argvs = [['local', 'up', '--help'], ['local', 'down', '-h'], ['stream', 'create', '--help'], ['delivery', 'retire', 'inv-x', '--yes', '--help']];
-    const runs = await Promise.all(argvs.map((argv) => spawnCutpoint(argv, { cwd: root, env: env(), timeoutMs: 60_000 })));
+    const runs = await Promise.all(argvs.map((argv) => spawnCutpoint(argv, { cwd: root, env: env(), timeoutMs: 150_000 })));
     for (const [i, argv] of argvs.entries()) {
       const r = runs[i] as Awaited<ReturnType<typeof spawnCutpoint>>;
       expect({ argv, code: r.code, stderr: r.stderr }).toEqual({ argv, code: 0, stderr: '' });
@@ -235,7 +235,7 @@ describe('cutpoint CLI: bad input is refused with a stable code, never a crash o
   const run = (args: string[], env: Record<string, string> = {}) => runCutpointInProcess(args, { cwd: root, env: { CUTPOINT_STATE_DIR: join(root, 'local'), ...env } });
   /** The real bin in a child process, for what only a process boundary shows (a pipe, a blocking open). */
   const spawnRun = (args: string[], extra: Partial<Parameters<typeof spawnCutpoint>[1]> = {}) =>
-    spawnCutpoint(args, { cwd: root, env: { ...process.env, CUTPOINT_STATE_DIR: join(root, 'local'), CUTPOINT_FAULTS: '' }, timeoutMs: 60_000, ...extra });
+    spawnCutpoint(args, { cwd: root, env: { ...process.env, CUTPOINT_STATE_DIR: join(root, 'local'), CUTPOINT_FAULTS: '' }, timeoutMs: 90_000, ...extra });
   const refused = (r: { code: number | null; stdout: string; stderr: string }, code: string, exit = 1) => {
     expect({ code: r.code, stdout: r.stdout }).toEqual({ code: exit, stdout: '' });
     expect(r.stderr).toMatch(new RegExp(`^${code.replace('.', '\\.')}: `));
@@ -247,11 +247,12 @@ describe('cutpoint CLI: bad input is refused with a stable code, never a crash o
     const fifo = join(root, 'input.fifo');
     execFileSync('mkfifo', [fifo]);
     // Spawns: a regression would block on opening the FIFO; a child can be killed, a thread of this process could not.
-    refused(await spawnRun(['flow', 'run', 'commit-generation', '--input', `@${fifo}`], { timeoutMs: 20_000 }), 'cli.file_not_regular');
-    const manifest = await spawnRun(['delivery', 'run', '--manifest', `${fifo}#daily`], { timeoutMs: 20_000 });
+    // A blocked open never ends; a refusal ends in seconds (20-25 s per spawn measured at load 16 on 2 cores).
+    refused(await spawnRun(['flow', 'run', 'commit-generation', '--input', `@${fifo}`], { timeoutMs: 90_000 }), 'cli.file_not_regular');
+    const manifest = await spawnRun(['delivery', 'run', '--manifest', `${fifo}#daily`], { timeoutMs: 90_000 });
     refused(manifest, 'delivery.manifest_unavailable');
     expect(manifest.stderr).toContain('cli.file_not_regular');
-  }, 60_000);
+  }, 240_000);
 
   it('missing files and directories get stable codes with the path, not cutpoint.internal_error', async () => {
     refused(await run(['flow', 'run', 'commit-generation', '--input', `@${join(root, 'nope.json')}`]), 'cli.file_not_found');
@@ -279,7 +280,7 @@ describe('cutpoint CLI: bad input is refused with a stable code, never a crash o
     refused(await spawnRun(['flow', 'run', 'commit-generation', '--input', '-'], { stdin: { chunks, delayMs: 150, nonBlocking: true } }), 'local.runtime_down');
     // A truncated document is invalid JSON, so the whole pipe was read.
     refused(await spawnRun(['flow', 'run', 'commit-generation', '--input', '-'], { stdin: { chunks: chunks.slice(0, 9), delayMs: 50 } }), 'flow.invalid_input');
-  }, 60_000);
+  }, 300_000); // three spawns: 20-25 s each at load 16 (60 s timed out there), plus the slow writes
 
   it('control characters an argument carries are escaped in diagnostics: one line, no raw ESC', async () => {
     const evil = 'x\u001b[2J\nforged.code: gotcha\r';

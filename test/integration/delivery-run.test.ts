@@ -21,11 +21,13 @@ import { scanTable } from '../support/delivery-snapshot.js';
 import { existsSync } from 'node:fs';
 
 /**
- * `cutpoint delivery run` as an operator runs it: the real bin against a local runtime of
- * its own (`cutpoint local up`), embedded ClickHouse on a data directory the child opens
- * through the binding (`chdb:<dir>`), and embedded PostgreSQL hosted by this process
- * (hence the child is spawned asynchronously). The bindings' variables are set only in
- * the child's environment and must never appear in its output.
+ * `cutpoint delivery run` as an operator runs it: the CLI against a local runtime of its
+ * own, embedded ClickHouse on a data directory the command opens through the binding
+ * (`chdb:<dir>`), and embedded PostgreSQL hosted by this process (hence a child is
+ * spawned asynchronously). The bindings' variables are set only for the command and must
+ * never appear in its output. The real bin runs the clean delivery (the exit status of a
+ * real process) and the busy source (held by this process); the rest is the CLI's `main`
+ * in this process (the bin only adds process startup, seconds each on a loaded machine).
  */
 
 const CH_ENV = 'TEST_RUN_CLICKHOUSE';
@@ -77,8 +79,17 @@ function childEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
 /** The bindings' values, for the child only. */
 const bindings = () => ({ [CH_ENV]: `chdb:${chDir}`, [PG_ENV]: pgServer.connectionString });
 
+/** The real bin in a child process: for the exit status of a real delivery, and a source another process holds. */
 function cutpoint(args: string[], extra: NodeJS.ProcessEnv = {}): Promise<CliRun> {
-  return spawnCutpoint(args, { cwd: root, env: childEnv(extra) });
+  return spawnCutpoint(args, { cwd: root, env: childEnv(extra), timeoutMs: 300_000 });
+}
+
+/**
+ * The CLI's `main` in this process, where the process boundary is not the subject: the
+ * bindings' variables set for the call only (both unset unless given), faults too.
+ */
+function inProcess(args: string[], extra: Record<string, string> = {}): Promise<CliRun> {
+  return runCutpointInProcess(args, { cwd: root, env: { CUTPOINT_STATE_DIR: stateDir, [CH_ENV]: undefined, [PG_ENV]: undefined, ...extra } });
 }
 
 function expectNoSecrets(r: { stdout: string; stderr: string }): void {
@@ -130,7 +141,7 @@ describe('cutpoint delivery run (local runner)', () => {
   });
 
   it('an unset source binding is refused with a stable diagnostic naming the variable, never a value', async () => {
-    const r = await cutpoint(['delivery', 'run', '--manifest', `${manifestFile}#clean`], { [PG_ENV]: pgServer.connectionString });
+    const r = await inProcess(['delivery', 'run', '--manifest', `${manifestFile}#clean`], { [PG_ENV]: pgServer.connectionString });
     expect(r).toMatchObject({ code: 1, stdout: '' });
     expect(r.stderr.trim().split('\n').at(-1)).toMatch(new RegExp(`^delivery\\.binding_env_unset: .*${CH_ENV}`));
     expectNoSecrets(r);
@@ -152,7 +163,7 @@ describe('cutpoint delivery run (local runner)', () => {
 
   it('a lost publication COMMIT response stops the run in PUBLICATION_UNKNOWN: exit 1, the projection on stdout, the next command on stderr — which then recovers it', async () => {
     const invocationId = `inv-${'b'.repeat(25)}a`;
-    const r = await cutpoint(['delivery', 'run', '--manifest', `${manifestFile}#lossy`, '--invocation-id', invocationId, '--format', 'json'], {
+    const r = await inProcess(['delivery', 'run', '--manifest', `${manifestFile}#lossy`, '--invocation-id', invocationId, '--format', 'json'], {
       ...bindings(),
       CUTPOINT_FAULTS: 'delivery.publish.commit:lose-response*',
     });
@@ -167,7 +178,7 @@ describe('cutpoint delivery run (local runner)', () => {
     expect(await targetIds('events_lossy')).toEqual([...windowIds].sort());
 
     // The next command as printed (source binding unset: recovery is source-free), then resume.
-    const live = (action: string) => cutpoint(['delivery', action, invocationId, '--manifest', `${manifestFile}#lossy`, '--yes', '--format', 'json'], { [PG_ENV]: pgServer.connectionString });
+    const live = (action: string) => inProcess(['delivery', action, invocationId, '--manifest', `${manifestFile}#lossy`, '--yes', '--format', 'json'], { [PG_ENV]: pgServer.connectionString });
     const reconciled = await live('reconcile');
     expect(reconciled.code, reconciled.stderr).toBe(0);
     expect(JSON.parse(reconciled.stdout)).toMatchObject({ state: 'PUBLISHED', permitted_actions: ['resume'] });
@@ -179,7 +190,7 @@ describe('cutpoint delivery run (local runner)', () => {
     expect(await loadCheckpoint(ports, record.targetId, 'lossy')).toMatchObject({ windowEnd: WINDOW.end, invocationId, version: 1 });
 
     // The same command again (same invocation id): the journal says it is done; nothing is delivered twice.
-    const again = await cutpoint(['delivery', 'run', '--manifest', `${manifestFile}#lossy`, '--invocation-id', invocationId, '--format', 'json'], bindings());
+    const again = await inProcess(['delivery', 'run', '--manifest', `${manifestFile}#lossy`, '--invocation-id', invocationId, '--format', 'json'], bindings());
     expect(again.code, again.stderr).toBe(0);
     expect(JSON.parse(again.stdout)).toMatchObject({ invocation_id: invocationId, state: 'CUSTODY_RELEASED' });
     expect(await targetIds('events_lossy')).toEqual([...windowIds].sort());
@@ -201,7 +212,7 @@ describe('cutpoint delivery run (local runner)', () => {
     const before = await everything();
     const fresh = join(root, 'never-created');
     const line = refused(
-      await cutpoint(['delivery', 'run', '--manifest', `${manifestFile}#lossy`, '--invocation-id', cleanId, '--format', 'json'], { ...bindings(), [CH_ENV]: 'chdb:never-created' }),
+      await inProcess(['delivery', 'run', '--manifest', `${manifestFile}#lossy`, '--invocation-id', cleanId, '--format', 'json'], { ...bindings(), [CH_ENV]: 'chdb:never-created' }),
       'delivery.invocation_sealed_elsewhere',
     );
     expect(line).toContain(cleanId);
@@ -210,19 +221,19 @@ describe('cutpoint delivery run (local runner)', () => {
     // The same route of an edited manifest is another manifest, too.
     const edited = join(root, 'edited.yaml');
     await writeFile(edited, `${manifestText}# edited\n`);
-    refused(await cutpoint(['delivery', 'run', '--manifest', `${edited}#clean`, '--invocation-id', cleanId], bindings()), 'delivery.invocation_sealed_elsewhere');
+    refused(await inProcess(['delivery', 'run', '--manifest', `${edited}#clean`, '--invocation-id', cleanId], bindings()), 'delivery.invocation_sealed_elsewhere');
     expect(existsSync(fresh)).toBe(false);
     expect(await everything()).toBe(before);
   }, 180_000);
 
   it('a missing source table is refused before custody is taken, naming the table (delivery.source_table_missing); a missing chdb directory is refused and never created', async () => {
     const before = await everything();
-    const line = refused(await cutpoint(['delivery', 'run', '--manifest', `${manifestFile}#missing`, '--format', 'json'], bindings()), 'delivery.source_table_missing');
+    const line = refused(await inProcess(['delivery', 'run', '--manifest', `${manifestFile}#missing`, '--format', 'json'], bindings()), 'delivery.source_table_missing');
     expect(line).toContain('src.no_such_events');
     expect(await everything()).toBe(before);
 
     const fresh = join(root, 'no-clickhouse-here');
-    refused(await cutpoint(['delivery', 'run', '--manifest', `${manifestFile}#clean`], { ...bindings(), [CH_ENV]: 'chdb:no-clickhouse-here' }), 'delivery.source_data_dir_missing');
+    refused(await inProcess(['delivery', 'run', '--manifest', `${manifestFile}#clean`], { ...bindings(), [CH_ENV]: 'chdb:no-clickhouse-here' }), 'delivery.source_data_dir_missing');
     expect(existsSync(fresh)).toBe(false);
     expect(await everything()).toBe(before);
   }, 180_000);

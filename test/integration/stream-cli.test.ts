@@ -3,14 +3,12 @@ import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCutpointInProcess, type CliRun } from '../support/cli-runtime.js';
+import { attachStateDir, runCutpointInProcess, type CliRun } from '../support/cli-runtime.js';
 import { REPO_ROOT } from '../../src/local/asl.js';
-import { freePort } from '../../src/local/free-port.js';
-import { localDown, localUp } from '../../src/local/runtime.js';
 
 /**
  * `cutpoint stream …` as an operator runs it, against a local runtime of its own
- * (CUTPOINT_STATE_DIR), stdout JSON, stderr diagnostics, exit 0/1/2. Most runs are the
+ * (CUTPOINT_STATE_DIR, attached to the run's emulators), stdout JSON, stderr diagnostics, exit 0/1/2. Most runs are the
  * CLI's `main` in this process (the bin only adds process startup, seconds each on a
  * loaded machine); a few run the real bin in a child process where the process boundary
  * is the point — each says why.
@@ -63,11 +61,10 @@ const readTexts = async (from: number) =>
 beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), 'cutpoint-stream-cli-'));
   stateDir = join(root, 'local');
-  await localUp(stateDir, { dynamodbPort: await freePort(), s3Port: await freePort() });
-}, 180_000);
+  await attachStateDir(stateDir);
+});
 
 afterAll(async () => {
-  if (stateDir) await localDown(stateDir);
   if (root) await rm(root, { recursive: true, force: true });
 });
 

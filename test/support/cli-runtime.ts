@@ -1,8 +1,10 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
+import { inject } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { inertFaults } from '../../src/adapters/fault-injector.js';
 import { awsPorts } from '../../src/adapters/ports.js';
@@ -10,16 +12,15 @@ import { provisionLocal } from '../../src/adapters/provision.js';
 import { localRuntimeConfig } from '../../src/cli/local-config.js';
 import type { CutpointConfig } from '../../src/config.js';
 import { REPO_ROOT } from '../../src/local/asl.js';
-import { freePort } from '../../src/local/free-port.js';
-import { localDown, localUp } from '../../src/local/runtime.js';
+import { writeRuntimeState } from '../../src/local/runtime-state.js';
 import type { Ports } from '../../src/ports/index.js';
 
 /**
- * What the CLI acts on in a test: a persistent local runtime (`cutpoint local up`) in a
- * temp directory, CUTPOINT_STATE_DIR pointing at it for this test process (a spawned CLI
- * gets it in its env), the route manifest written to `<root>/route.yaml`, and ports on
- * the same table and bucket the CLI resolves. `stop()` restores the variable and removes
- * everything.
+ * What the CLI acts on in a test: a local runtime in a temp directory, CUTPOINT_STATE_DIR
+ * pointing at it for this test process (a spawned CLI gets it in its env), the route
+ * manifest written to `<root>/route.yaml`, and ports on the same table and bucket the CLI
+ * resolves. The state directory is attached to the run's emulators (attachStateDir), not
+ * a daemon of its own. `stop()` restores the variable and removes everything.
  */
 export interface CliRuntime {
   root: string;
@@ -36,7 +37,7 @@ export async function startCliRuntime(prefix: string, manifestText: string): Pro
   const stateDir = join(root, 'local');
   const manifestFile = join(root, 'route.yaml');
   await writeFile(manifestFile, manifestText);
-  await localUp(stateDir, { dynamodbPort: await freePort(), s3Port: await freePort() });
+  await attachStateDir(stateDir);
   process.env.CUTPOINT_STATE_DIR = stateDir;
   const config = await localRuntimeConfig();
   await provisionLocal(config);
@@ -49,10 +50,30 @@ export async function startCliRuntime(prefix: string, manifestText: string): Pro
     async stop() {
       if (before === undefined) delete process.env.CUTPOINT_STATE_DIR;
       else process.env.CUTPOINT_STATE_DIR = before;
-      await localDown(stateDir);
       await rm(root, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Makes `stateDir` a running local runtime for the CLI without starting one: the
+ * `runtime.json` a `cutpoint local up` daemon writes, naming the run's emulators (see
+ * global-setup.ts) and a table and bucket of its own, so files running side by side never
+ * share data. Its pid is this test process (alive while the file runs, which is all the
+ * CLI checks); `local status` would call it stale and `local down` signals nothing, since
+ * that pid is no daemon. The one test of the real daemon is in cli-local.test.ts.
+ */
+export async function attachStateDir(stateDir: string): Promise<void> {
+  await mkdir(stateDir, { recursive: true });
+  await writeRuntimeState(stateDir, {
+    pid: process.pid,
+    dynamodbPid: process.pid,
+    dynamodbEndpoint: inject('dynamodbEndpoint'),
+    s3Endpoint: inject('s3Endpoint'),
+    region: 'us-east-1',
+    startedAt: new Date().toISOString(),
+    name: `cutpoint-cli-${randomUUID().slice(0, 8)}`,
+  });
 }
 
 export interface CliRun {

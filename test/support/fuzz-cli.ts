@@ -11,7 +11,8 @@ import type { FuzzWorld, Snapshot } from './fuzz-world.js';
  * each must be refused — exit 1 or 2, empty stdout, exactly one stable diagnostic code
  * line on stderr (not cutpoint.internal_error), no stack trace, no raw control character,
  * no connection string, secret value or fencing session id anywhere in the output — and
- * must mutate nothing (the world's snapshot before and after is equal).
+ * must mutate nothing (the world's snapshot before and after is equal; compared per batch
+ * of cases, a mutation replayed to the case that made it — see FuzzRunner).
  */
 
 /** One generated command. `{{name}}` in argv becomes the path of `files[name]`, written (outside the snapshot) before the run. */
@@ -71,9 +72,19 @@ function firstDifference(a: string, b: string): string {
   return `${onlyA.length ? `- ${cut(onlyA)} ` : ''}${onlyB.length ? `+ ${cut(onlyB)}` : ''}`.trim() || '(reordered)';
 }
 
-/** Runs cases against one world, one snapshot per case (the previous case's "after" is this one's "before"). */
+/**
+ * FUZZ_SNAPSHOT_EVERY: cases between two snapshots of the whole world (default 25; 1 = one
+ * per case). A refusal is checked for output at once; for "nothing mutated" the world is
+ * compared after every batch and at the end of every property. A batch that mutated is
+ * replayed case by case, one snapshot each, to name the case that did it.
+ */
+const SNAPSHOT_EVERY = Math.max(1, Number(process.env.FUZZ_SNAPSHOT_EVERY ?? '25'));
+
+/** Runs cases against one world; "nothing mutated" is checked per batch of cases (SNAPSHOT_EVERY). */
 export class FuzzRunner {
   private last: Snapshot | undefined;
+  /** Cases run since `last` was taken. */
+  private pending: FuzzCase[] = [];
   private n = 0;
   /** Per property: violation kind → count and one example case. */
   readonly survey = new Map<string, Map<string, { count: number; example: string }>>();
@@ -84,7 +95,8 @@ export class FuzzRunner {
 
   constructor(readonly world: FuzzWorld) {}
 
-  async run(c: FuzzCase): Promise<{ run: CliRun; violations: string[] }> {
+  /** Runs one case as given (no snapshot): its input files written first, outside the snapshot. */
+  async exec(c: FuzzCase): Promise<CliRun> {
     const dir = join(this.world.inputs, `case-${++this.n}`);
     const paths: Record<string, string> = {};
     if (c.files) {
@@ -95,17 +107,56 @@ export class FuzzRunner {
       }
     }
     const argv = c.argv.map((a) => a.replace(/\{\{([a-z0-9-]+)\}\}/g, (_, name: string) => paths[name] ?? `{{${name}}}`));
-    const before = this.last ?? (await this.world.snapshot());
-    let run: CliRun;
     if (c.stdin) {
       const env = { ...childEnv(this.world), ...definedOnly(c.env) };
-      run = await spawnCutpoint(argv, { cwd: REPO_ROOT, env, stdin: { chunks: [c.stdin.data], delayMs: c.stdin.delayMs }, timeoutMs: 20_000 });
-    } else run = await withTimeout(runCutpointInProcess(argv, c.env ? { env: c.env } : {}), 10_000);
-    const t0 = performance.now();
-    const after = await this.world.snapshot();
-    this.snapshotMs += performance.now() - t0;
+      return spawnCutpoint(argv, { cwd: REPO_ROOT, env, stdin: { chunks: [c.stdin.data], delayMs: c.stdin.delayMs }, timeoutMs: 90_000 });
+    }
+    return withTimeout(runCutpointInProcess(argv, c.env ? { env: c.env } : {}), 30_000);
+  }
+
+  /**
+   * Runs a case that must be refused: its output violations at once, and — when it closes a
+   * batch — the mutations of the batch, each attributed to the case that made it.
+   */
+  async run(c: FuzzCase): Promise<{ run: CliRun; violations: string[] }> {
+    this.last ??= await this.snapshot();
+    const run = await this.exec(c);
+    this.pending.push(c);
+    const violations = outputViolations(run, this.world.secrets(this.last));
+    if (this.pending.length >= SNAPSHOT_EVERY) violations.push(...(await this.settle()));
+    return { run, violations };
+  }
+
+  /**
+   * Compares the world with the last snapshot and starts a new batch: no mutation → [];
+   * otherwise the mutations, named by the case of the batch that makes one again when the
+   * batch is replayed case by case (or listing the whole batch if none does).
+   */
+  async settle(): Promise<string[]> {
+    const batch = this.pending;
+    this.pending = [];
+    if (!this.last || !batch.length) return [];
+    const after = await this.snapshot();
+    const found = mutations(this.last, after);
     this.last = after;
-    return { run, violations: [...outputViolations(run, this.world.secrets(after)), ...mutations(before, after)] };
+    if (!found.length) return [];
+    if (batch.length > 1) {
+      for (const c of batch) {
+        await this.exec(c);
+        const again = await this.snapshot();
+        const byCase = mutations(this.last, again);
+        this.last = again;
+        if (byCase.length) return byCase.map((m) => `${m} (made by ${describeCase(c)}; replayed from a batch of ${batch.length})`);
+      }
+    }
+    return found.map((m) => `${m} (made by one of ${batch.length} cases: ${batch.map(describeCase).join('; ').slice(0, 2000)})`);
+  }
+
+  private async snapshot(): Promise<Snapshot> {
+    const t0 = performance.now();
+    const snap = await this.world.snapshot();
+    this.snapshotMs += performance.now() - t0;
+    return snap;
   }
 
   /** The refusal property over `arb`; FUZZ_SURVEY=1 records every violation instead of stopping at the first counterexample. */
@@ -116,25 +167,37 @@ export class FuzzRunner {
     const timing = { cases: 0, ms: 0 };
     this.timing.set(name, timing);
     const started = performance.now();
+    const record = (c: FuzzCase, run: CliRun | undefined, violations: string[]) => {
+      const detail = `${describeCase(c)}${run ? `\n  exit ${String(run.code)}; stdout ${JSON.stringify(run.stdout.slice(0, 200))}; stderr ${JSON.stringify(run.stderr.slice(-400))}` : ''}\n  violations: ${violations.join('; ')}`;
+      for (const v of violations) {
+        const kind = `${c.what.split(':')[0]} → ${v.replace(/:.*$/, '').replace(/\(.*$/, '').trim()}`;
+        const k = kinds.get(kind) ?? { count: 0, example: detail };
+        k.count++;
+        kinds.set(kind, k);
+      }
+      if (!survey) throw new Error(detail);
+    };
+    let lastCase: FuzzCase | undefined;
     await fc.assert(
       fc.asyncProperty(arb, async (c) => {
         timing.cases++;
-        timing.ms = performance.now() - started;
+        lastCase = c;
         const { run, violations } = await this.run(c);
         timing.ms = performance.now() - started;
-        if (!violations.length) return;
-        const detail = `${c.what}\n  argv: ${JSON.stringify(c.argv).slice(0, 400)}${c.env ? `\n  env: ${JSON.stringify(c.env).slice(0, 200)}` : ''}\n  exit ${String(run.code)}; stdout ${JSON.stringify(run.stdout.slice(0, 200))}; stderr ${JSON.stringify(run.stderr.slice(-400))}\n  violations: ${violations.join('; ')}`;
-        for (const v of violations) {
-          const kind = `${c.what.split(':')[0]} → ${v.replace(/:.*$/, '').replace(/\(.*$/, '').trim()}`;
-          const k = kinds.get(kind) ?? { count: 0, example: detail };
-          k.count++;
-          kinds.set(kind, k);
-        }
-        if (!survey) throw new Error(detail);
+        if (violations.length) record(c, run, violations);
       }),
       { numRuns, seed, endOnFailure: true },
     );
+    // The property's last, partial batch.
+    const rest = await this.settle();
+    timing.ms = performance.now() - started;
+    if (rest.length && lastCase) record(lastCase, undefined, rest);
   }
+}
+
+/** A case as a failure report names it. */
+function describeCase(c: FuzzCase): string {
+  return `${c.what}\n  argv: ${JSON.stringify(c.argv).slice(0, 400)}${c.env ? `\n  env: ${JSON.stringify(c.env).slice(0, 200)}` : ''}`;
 }
 
 function definedOnly(env: Record<string, string | undefined> | undefined): NodeJS.ProcessEnv {
