@@ -9,9 +9,7 @@ import { appendBatch } from '../../src/stream/append-batch.js';
 import { loadHead } from '../../src/stream/lane-store.js';
 import { takeOverWithNewSession } from '../../src/stream/takeover.js';
 import { REPO_ROOT } from '../../src/local/asl.js';
-import { freePort } from '../../src/local/free-port.js';
-import { localDown, localUp } from '../../src/local/runtime.js';
-import { runCutpointInProcess, type CliRun } from '../support/cli-runtime.js';
+import { attachStateDir, runCutpointInProcess, type CliRun } from '../support/cli-runtime.js';
 
 /**
  * `cutpoint stream consume | cursors | seek | policy` through the CLI's `main` in this
@@ -45,7 +43,7 @@ const consume = (...extra: string[]) => ['stream', 'consume', 'events', '--parti
 beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), 'cutpoint-stream-cursor-cli-'));
   stateDir = join(root, 'local');
-  await localUp(stateDir, { dynamodbPort: await freePort(), s3Port: await freePort() });
+  await attachStateDir(stateDir);
   expect((await cutpoint(['stream', 'create', 'events', '--partitions', '1'])).code).toBe(0);
   expect((await cutpoint(['stream', 'takeover', 'events', '--partition', '0'])).code).toBe(0);
   const append = await cutpoint(['stream', 'append', 'events', '--partition', '0', '--attempt', 'a1'], { input: texts(0, 6).map(([, t]) => t).join('\n') });
@@ -53,7 +51,6 @@ beforeAll(async () => {
 }, 240_000);
 
 afterAll(async () => {
-  if (stateDir) await localDown(stateDir);
   if (root) await rm(root, { recursive: true, force: true });
 });
 

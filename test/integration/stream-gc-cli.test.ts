@@ -2,12 +2,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCutpointInProcess, type CliRun } from '../support/cli-runtime.js';
+import { attachStateDir, runCutpointInProcess, type CliRun } from '../support/cli-runtime.js';
 import { REPO_ROOT } from '../../src/local/asl.js';
-import { freePort } from '../../src/local/free-port.js';
-import { localDown, localUp } from '../../src/local/runtime.js';
 
-/** `cutpoint stream gc | leases` and describe's lifecycle, on a local runtime of its own. */
+/** `cutpoint stream gc | leases` and describe's lifecycle, on the run's emulators under a table and bucket of its own. */
 let root = '';
 let stateDir = '';
 
@@ -23,11 +21,10 @@ function json(r: CliRun): Record<string, unknown> {
 beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), 'cutpoint-gc-cli-'));
   stateDir = join(root, 'local');
-  await localUp(stateDir, { dynamodbPort: await freePort(), s3Port: await freePort() });
-}, 180_000);
+  await attachStateDir(stateDir);
+});
 
 afterAll(async () => {
-  if (stateDir) await localDown(stateDir);
   if (root) await rm(root, { recursive: true, force: true });
 });
 
