@@ -1,11 +1,11 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/domain/digest.js';
-import { FAULT_KINDS } from '../../src/domain/faults.js';
 import { outputKeyOf } from '../../src/domain/generation.js';
 import { GENERATION_CUT_POINTS } from '../../src/generation/cut-points.js';
 import { runFlow, type FlowResult } from '../../src/local/flow-runner.js';
 import { expectExactlyOneCommitted, expectProvenAbort, newGenerationCase } from '../support/generation-fixture.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
+import { withKinds } from '../support/matrix-lane.js';
 
 /**
  * The generation-commit fault matrix: every cut point × every fault kind, then recovery
@@ -28,7 +28,8 @@ const COMMIT_PATH = [
   GENERATION_CUT_POINTS.recordPut,
   GENERATION_CUT_POINTS.commitCas,
 ];
-const cases = COMMIT_PATH.flatMap((cutPoint) => FAULT_KINDS.map((kind) => [cutPoint, kind] as const));
+const cases = withKinds(COMMIT_PATH);
+const persistentCases = withKinds(COMMIT_PATH, 3);
 
 describe('one fault at each cut point of the commit path', () => {
   it.each(cases)('%s × %s → exactly one COMMITTED generation', async (cutPoint, kind) => {
@@ -50,7 +51,7 @@ describe('one fault at each cut point of the commit path', () => {
 });
 
 describe('a fault that persists at each cut point, then recovery once it clears', () => {
-  it.each(cases)('%s × %s* → failed or committed, then recovery commits exactly once', async (cutPoint, kind) => {
+  it.each(persistentCases)('%s × %s* → failed or committed, then recovery commits exactly once', async (cutPoint, kind) => {
     const c = await newGenerationCase(stores.ports, `persist-${cutPoint}-${kind}`);
     stores.faults.arm(`${cutPoint}:${kind}${kind === 'delay' ? '=5' : ''}*`);
     const first = await run(c.input);
@@ -71,7 +72,7 @@ describe('a fault that persists at each cut point, then recovery once it clears'
 });
 
 describe('faults at the abort cut point (a task that lost its slot)', () => {
-  it.each(FAULT_KINDS.map((k) => [k]))('generation.abort.cas × %s → proven abort, the winner untouched', async (kind) => {
+  it.each(withKinds(['generation.abort.cas']).map(([, k]) => [k]))('generation.abort.cas × %s → proven abort, the winner untouched', async (kind) => {
     const c = await newGenerationCase(stores.ports, `abort-${kind}`);
     expect(outcomeOf(await run(c.input))).toBe('COMMITTED');
     const loser = { ...c.input, taskId: 'task-2' };

@@ -4,6 +4,7 @@ import { LOCAL_CUT_POINTS } from '../../src/local/cut-points.js';
 import type { FaultKind } from '../../src/domain/faults.js';
 import { runMatrixCase, WINDOW } from '../support/delivery-matrix.js';
 import { generateEvents, openDeliveryWorld, windowIdsOf, type DeliveryWorld } from '../support/delivery-world.js';
+import { withKinds } from '../support/matrix-lane.js';
 
 /**
  * The parts' cut points through the deliver-window FLOW (issue 9): its Distributed Map run
@@ -23,7 +24,7 @@ const windowIds = windowIdsOf(sourceRows, WINDOW);
 const ROUTE = { chunkRows: 30, partRows: 100, maxConcurrency: 2 };
 const CUT_POINTS = [DELIVERY_CUT_POINTS.planPut, DELIVERY_CUT_POINTS.partClaim, DELIVERY_CUT_POINTS.chunkPut, TARGET_CUT_POINTS.loadChunk, DELIVERY_CUT_POINTS.partReceipt, LOCAL_CUT_POINTS.mapRunResultWrite];
 const KINDS: readonly FaultKind[] = ['crash-before', 'crash-after', 'lose-response', 'fail'];
-const cases = CUT_POINTS.flatMap((cutPoint) => KINDS.map((kind) => [cutPoint, kind] as const));
+const cases = withKinds(CUT_POINTS, 0, KINDS);
 
 let world: DeliveryWorld;
 let tableSeq = 0;

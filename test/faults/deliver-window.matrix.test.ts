@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { DELIVERY_CUT_POINTS, TARGET_CUT_POINTS } from '../../src/delivery/cut-points.js';
 import { deliverWindow } from '../../src/delivery/deliver-in-process.js';
-import { FAULT_KINDS } from '../../src/domain/faults.js';
 import { runMatrixCase, WINDOW } from '../support/delivery-matrix.js';
 import { generateEvents, openDeliveryWorld, windowIdsOf, type DeliveryWorld } from '../support/delivery-world.js';
+import { withKinds } from '../support/matrix-lane.js';
 
 /**
  * The deliver-window fault matrix (issue 4): every cut point the forward path hits × every
@@ -45,7 +45,7 @@ const FORWARD_CUT_POINTS = [
   TARGET_CUT_POINTS.dropStaging,
 ];
 const TARGET_POINTS = new Set<string>(Object.values(TARGET_CUT_POINTS));
-const cases = FORWARD_CUT_POINTS.flatMap((cutPoint) => FAULT_KINDS.map((kind) => [cutPoint, kind] as const));
+const cases = withKinds(FORWARD_CUT_POINTS);
 
 let world: DeliveryWorld;
 let tableSeq = 0;

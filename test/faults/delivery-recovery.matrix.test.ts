@@ -14,11 +14,12 @@ import { stagingTableNameOf } from '../../src/domain/delivery/identifiers.js';
 import { JOURNAL_STATES, permittedActions, type JournalState, type LiveAction } from '../../src/domain/delivery/journal-states.js';
 import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.js';
 import type { SelectedRoute } from '../../src/domain/delivery/manifest-types.js';
-import { FAULT_KINDS, type FaultKind } from '../../src/domain/faults.js';
+import type { FaultKind } from '../../src/domain/faults.js';
 import type { SourcePort } from '../../src/ports/source.js';
 import { SourceUnavailableError } from '../../src/domain/delivery/source-errors.js';
 import { forbiddenSource, type GuardedSource } from '../../src/delivery/source-guard.js';
 import { eventsTableDdl, fixedWindowManifest, generateEvents, newInvocationId, openDeliveryWorld, windowIdsOf, type DeliveryWorld } from '../support/delivery-world.js';
+import { withKinds } from '../support/matrix-lane.js';
 
 /**
  * The recovery fault matrix: the deliver-window matrix (deliver-window.matrix.test.ts)
@@ -110,7 +111,7 @@ const ACTION_ORDER: readonly LiveAction[] = ['reconcile', 'resume', 'retire'];
 /** A rule that never fires: arming it only counts hits. */
 const COUNT_ONLY = 'count.only:fail@1000000';
 
-const cases = SCENARIOS.flatMap((scenario) => scenario.cutPoints.flatMap((cutPoint) => FAULT_KINDS.map((kind) => [scenario.name, cutPoint, kind] as const)));
+const cases = withKinds(SCENARIOS.flatMap((scenario) => scenario.cutPoints.map((cutPoint) => [scenario.name, cutPoint] as const))).map(([[name, cutPoint], kind]) => [name, cutPoint, kind] as const);
 const scenarioOf = (name: ScenarioName): Scenario => SCENARIOS.find((s) => s.name === name) as Scenario;
 
 let world: DeliveryWorld;

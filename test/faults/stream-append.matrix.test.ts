@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { FAULT_KINDS, type FaultKind } from '../../src/domain/faults.js';
+import type { FaultKind } from '../../src/domain/faults.js';
 import { STREAM_CUT_POINTS } from '../../src/stream/cut-points.js';
 import { takeOverWithNewSession } from '../../src/stream/takeover.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
@@ -12,6 +12,7 @@ import {
   statusOf,
   type Acknowledged,
 } from '../support/stream-fixture.js';
+import { withKinds } from '../support/matrix-lane.js';
 
 /**
  * The append fault matrix (seed 002, "Append cut points"): every row's cut point × every
@@ -38,7 +39,8 @@ const ROWS: Array<[row: string, spec: (kind: FaultKind) => string]> = [
   ['Head CAS unknown for good, then the lane suspension', (k) => `${STREAM_CUT_POINTS.headCas}:lose-request*,${STREAM_CUT_POINTS.suspend}:${k}`],
 ];
 
-const cases = ROWS.flatMap(([row, spec]) => FAULT_KINDS.map((kind) => [row, kind, spec(kind)] as const));
+const oneShot = withKinds(ROWS).map(([[row, spec], kind]) => [row, kind, spec(kind)] as const);
+const persistent = withKinds(ROWS, 3).map(([[row, spec], kind]) => [row, kind, spec(kind)] as const);
 
 /**
  * Runs one faulted append and everything an operator would do after it, returning the
@@ -81,7 +83,7 @@ async function appendThenRecover(spec: string, label: string): Promise<{ acknowl
 }
 
 describe('one fault at each append cut point', () => {
-  it.each(cases)('%s × %s (%s)', async (_row, kind, spec) => {
+  it.each(oneShot)('%s × %s (%s)', async (_row, kind, spec) => {
     const { acknowledged, first, lane } = await appendThenRecover(spec, kind);
     // What the seed's table says each row ends as.
     if (spec.startsWith(`${STREAM_CUT_POINTS.headCas}:lose-request*`)) {
@@ -96,7 +98,7 @@ describe('one fault at each append cut point', () => {
 });
 
 describe('a fault that persists at each append cut point', () => {
-  it.each(cases)('%s × %s* (%s)', async (_row, kind, spec) => {
+  it.each(persistent)('%s × %s* (%s)', async (_row, kind, spec) => {
     const persistent = spec.replace(/:([a-z-]+)$/, (_m, k: string) => `:${k}${k === 'delay' ? '=5' : ''}*`);
     const { acknowledged, lane } = await appendThenRecover(persistent, `p-${kind}`);
     await expectLaneInvariant(stores.ports, lane, acknowledged);
@@ -120,7 +122,7 @@ describe('Head CAS condition fails: a takeover between intent and head CAS', () 
 });
 
 describe('faults while resolving a MAY_HAVE_COMMITTED append', () => {
-  it.each(FAULT_KINDS.flatMap((k) => [[STREAM_CUT_POINTS.resolveFence, k], [STREAM_CUT_POINTS.unsuspend, k]] as const))(
+  it.each(withKinds([STREAM_CUT_POINTS.resolveFence, STREAM_CUT_POINTS.unsuspend]))(
     '%s × %s → proven not committed, lane released',
     async (cutPoint, kind) => {
       const { lane, session } = await newLane(stores.ports, `r-${kind}`);

@@ -1,6 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/domain/digest.js';
-import { FAULT_KINDS } from '../../src/domain/faults.js';
 import { outputKeyOf } from '../../src/domain/generation.js';
 import { encodeBatch } from '../../src/domain/record-batch.js';
 import { laneKeys, rangeRootOf, type CommitRecord, type IndexEntry, type LaneRef } from '../../src/domain/stream.js';
@@ -13,6 +12,7 @@ import { STREAM_CUT_POINTS } from '../../src/stream/cut-points.js';
 import { readStream } from '../../src/stream/read.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
 import { batchOf, expectLaneInvariant, newLane, type Acknowledged } from '../support/stream-fixture.js';
+import { withKinds } from '../support/matrix-lane.js';
 
 /**
  * Generation 0 off the acknowledged path (seed 002, "Head committed, required Object
@@ -61,7 +61,7 @@ describe('the batched generation-0 run', () => {
     await expectLaneInvariant(stores.ports, lane, acknowledged);
   });
 
-  it.each(RUN_CUT_POINTS.flatMap((cut) => FAULT_KINDS.map((kind) => [cut, kind] as const)))('%s × %s*, then a clean run', async (cut, kind) => {
+  it.each(withKinds(RUN_CUT_POINTS))('%s × %s*, then a clean run', async (cut, kind) => {
     const { lane, acknowledged } = await laneWithRanges(`g-${kind}`, 3);
     stores.faults.arm(`${cut}:${kind}${kind === 'delay' ? '=5' : ''}*`);
     const faulted = await materializeGen0Batch(lane, stores.ports).catch((error: unknown) => ({ error }));

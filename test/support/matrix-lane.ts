@@ -1,7 +1,8 @@
 import { FAULT_KINDS, type FaultKind } from '../../src/domain/faults.js';
 
 /**
- * The governance fault matrices (F1, F2) in two lanes. `npm run test:matrix`
+ * The fault matrices in two lanes (the governance F1/F2, the stream's append, gen0, GC and
+ * cursor matrices, generation commit, and the delivery's window, flow and recovery). `npm run test:matrix`
  * (CUTPOINT_MATRIX=full; CI runs it after `npm test`) runs every cut point × every fault
  * kind. `npm test` runs every cut point with ONE kind, rotated along the cut points so
  * that every kind is exercised (`kindsAt(i)` = FAULT_KINDS[i mod 6]), and (F2) one entry
@@ -14,8 +15,8 @@ export const FULL_MATRIX = process.env.CUTPOINT_MATRIX === 'full';
 export const MATRIX_LANE = FULL_MATRIX ? 'full matrix' : 'one kind per cut point; the full matrix: npm run test:matrix';
 
 /** The fault kinds the i-th cut point (or combination) runs with in this lane. */
-export function kindsAt(i: number): readonly FaultKind[] {
-  return FULL_MATRIX ? FAULT_KINDS : [FAULT_KINDS[i % FAULT_KINDS.length]!];
+export function kindsAt(i: number, kinds: readonly FaultKind[] = FAULT_KINDS): readonly FaultKind[] {
+  return FULL_MATRIX ? kinds : [kinds[i % kinds.length]!];
 }
 
 /**
@@ -30,7 +31,11 @@ export function sampleOf<T>(items: readonly T[], groupOf: (item: T) => string): 
   return [...groups.values()].map((group, i) => group[i % group.length]!);
 }
 
-/** `[item, kind]` for every item of a list and every kind of its lane. */
-export function withKinds<T>(items: readonly T[]): Array<[T, FaultKind]> {
-  return items.flatMap((item, i) => kindsAt(i).map((kind): [T, FaultKind] => [item, kind]));
+/**
+ * `[item, kind]` for every item of a list and every kind of its lane. `offset` shifts the
+ * rotation, so two sampled sets over the same items (e.g. a one-shot and a persistent
+ * fault) exercise different kinds.
+ */
+export function withKinds<T>(items: readonly T[], offset = 0, kinds: readonly FaultKind[] = FAULT_KINDS): Array<[T, FaultKind]> {
+  return items.flatMap((item, i) => kindsAt(i + offset, kinds).map((kind): [T, FaultKind] => [item, kind]));
 }
