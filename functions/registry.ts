@@ -9,6 +9,7 @@
  */
 import { DEFAULT_OBSERVE_DEADLINE_S } from '../src/domain/delivery/manifest-types.js';
 import type { Ports } from '../src/ports/index.js';
+import { GC_OBJECT_ROOTS } from '../src/stream/gc/model.js';
 import type { Notifier } from '../src/ports/notifier.js';
 import type { DeliveryDepsProvider } from './lib/delivery-deps.js';
 import type { StepHandler } from './lib/step.js';
@@ -43,6 +44,8 @@ export interface StepEntry {
   load: () => Promise<StepModule>;
   table: TableAction[];
   bucket: BucketAction[];
+  /** Key prefixes the object actions are limited to; absent: every key of the bucket. */
+  objectPrefixes?: readonly string[];
   /**
    * Reads the route's connection secrets (secretsmanager:GetSecretValue on the delivery
    * secrets only): every delivery step that may open the source or the target.
@@ -487,6 +490,8 @@ export const STEPS: StepEntry[] = [
     load: () => import('./stream/gc-delete.js'),
     table: [...READ],
     bucket: ['s3:ListBucket', 's3:GetObject', 's3:DeleteObject'],
+    // The only Lambda that deletes objects: stream WAL objects and stream generations only.
+    objectPrefixes: GC_OBJECT_ROOTS,
     errors: [...GC_REFUSALS, ...EFFECT_ERRORS],
     timeoutSeconds: 120,
     memoryMB: 256,

@@ -9,7 +9,7 @@ import type { StepEntry } from '../functions/registry.js';
 import { LAMBDA_BUNDLING } from './bundling.js';
 import { acknowledgeWildcardResource } from './nag.js';
 import { REPO_ROOT, repoPath } from './repo.js';
-import { noQualityDelete, objectArn, stepPolicyStatements, type DataArns } from './step-policy.js';
+import { noQualityDelete, objectArns, stepPolicyStatements, type DataArns } from './step-policy.js';
 
 export interface StepFunctionProps {
   step: StepEntry;
@@ -92,11 +92,13 @@ export class StepFunction extends Construct {
       }
     }
     if (step.bucket.some((a) => a !== 's3:ListBucket')) {
-      acknowledgeWildcardResource(
-        role,
-        objectArn(data.bucketArn),
-        `Object keys are derived from task identity at run time (root, generation, task id) and cannot be enumerated at deploy time; the wildcard is limited to this one bucket and to the registry's object actions for ${step.placeholder} (${step.bucket.join(', ')}).`,
-      );
+      for (const resource of objectArns(step, data.bucketArn)) {
+        acknowledgeWildcardResource(
+          role,
+          resource,
+          `Object keys are derived from task identity at run time (root, generation, task id) and cannot be enumerated at deploy time; the wildcard is limited to this one bucket${step.objectPrefixes ? ` under ${step.objectPrefixes.join(', ')}` : ''} and to the registry's object actions for ${step.placeholder} (${step.bucket.join(', ')}).`,
+        );
+      }
     }
   }
 }

@@ -31,7 +31,7 @@ export function stepPolicyStatements(step: StepEntry, arns: DataArns): PolicySta
   }
   const objectActions = step.bucket.filter((a) => !BUCKET_LEVEL.includes(a));
   if (objectActions.length > 0) {
-    statements.push(new PolicyStatement({ sid: 'ObjectKeys', actions: objectActions, resources: [objectArn(arns.bucketArn)] }));
+    statements.push(new PolicyStatement({ sid: 'ObjectKeys', actions: objectActions, resources: objectArns(step, arns.bucketArn) }));
   }
   if (step.readsSecrets) {
     statements.push(new PolicyStatement({ sid: 'DeliverySecrets', actions: ['secretsmanager:GetSecretValue'], resources: [...arns.deliverySecretArns] }));
@@ -66,4 +66,9 @@ export function noQualityDelete(tableArn: string): PolicyStatement {
 /** Every object key in the bucket: keys derive from identity at run time. */
 export function objectArn(bucketArn: string): string {
   return `${bucketArn}/*`;
+}
+
+/** The object ARNs a step's object actions apply to: its key prefixes, else every key. */
+export function objectArns(step: Pick<StepEntry, 'objectPrefixes'>, bucketArn: string): string[] {
+  return step.objectPrefixes ? step.objectPrefixes.map((prefix) => `${bucketArn}/${prefix}*`) : [objectArn(bucketArn)];
 }

@@ -168,7 +168,9 @@ describe('CutpointWorkflows IAM: each function gets exactly its registry actions
       if (actions.some((a) => a.startsWith('dynamodb:'))) expect(resourcesOf(statement)).toEqual([importOf('TableArn')]);
       if (actions.some((a) => a === 's3:ListBucket')) expect(resourcesOf(statement)).toEqual([importOf('BucketArn')]);
       if (actions.some((a) => a.startsWith('s3:') && a !== 's3:ListBucket')) {
-        expect(resourcesOf(statement)).toEqual([{ 'Fn::Join': ['', [importOf('BucketArn'), '/*']] }]);
+        // Every key, or only the step's key prefixes (the GC Delete step: WAL objects and stream generations).
+        const prefixes = step.objectPrefixes ?? [''];
+        expect(resourcesOf(statement)).toEqual(prefixes.map((prefix) => ({ 'Fn::Join': ['', [importOf('BucketArn'), `/${prefix}*`]] })));
       }
       // Only the delivery secrets prefix in this account and region; only the incident topic and its key.
       if (actions.some((a) => a.startsWith('secretsmanager:'))) {
@@ -308,5 +310,13 @@ describe.each(FLOWS.map((f) => [f.name, f] as const))('CutpointWorkflows flow %s
     expect(recoveringAsl).toContain('States.StringToJson($.originalInput)');
     // A re-run never follows a deliberate stop; an observing reconcile does (deliver-window).
     if (flow.recovery.by === name) expect(flow.recovery.on).not.toContain('ABORTED');
+  });
+});
+
+describe('object deletion', () => {
+  it('only the GC Delete step may delete objects, and only WAL objects and stream generations', () => {
+    const deleters = STEPS.filter((step) => step.bucket.includes('s3:DeleteObject'));
+    expect(deleters.map((step) => step.placeholder)).toEqual(['GcDeleteFunctionArn']);
+    expect(deleters[0]!.objectPrefixes).toEqual(['wal/', 'generations/stream/']);
   });
 });

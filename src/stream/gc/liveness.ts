@@ -3,7 +3,7 @@ import { loadRecord } from '../../generation/load.js';
 import type { Ports } from '../../ports/index.js';
 import { spentMarker } from '../append/attempt-evidence.js';
 import { commitContaining } from '../lane-store.js';
-import type { Fate } from './model.js';
+import { STREAM_GENERATIONS_ROOT, type Fate } from './model.js';
 
 /**
  * The fate of one physical object, from the AUTHORITY and the object's own binding
@@ -32,7 +32,7 @@ export function fateContext(ports: Ports, lane: LaneRef, head: LaneHead): FateCo
 
 export async function fateOf(ctx: FateContext, key: string): Promise<Fate> {
   const walPrefix = `${WAL_ROOT}${ctx.lane.stream}/${ctx.lane.partition}/`;
-  const genPrefix = `generations/stream/${ctx.lane.stream}/p${ctx.lane.partition}/`;
+  const genPrefix = `${STREAM_GENERATIONS_ROOT}${ctx.lane.stream}/p${ctx.lane.partition}/`;
   if (key.startsWith(walPrefix)) return walObjectFate(ctx, key, key.slice(walPrefix.length));
   if (key.startsWith(genPrefix)) return generationFate(ctx, key, key.slice(genPrefix.length));
   return 'MAY_COMMIT';

@@ -70,9 +70,13 @@ export const gcKeys = {
   lease: (lane: LaneRef, objectKey: string, leaseId: string) => ({ pk: gcKeys.pk(lane), sk: `lease#${objectKey}#${leaseId}` }),
 };
 
+/** Where stream GC may delete: WAL objects and stream generations (the GC Delete role is limited to these). */
+export const STREAM_GENERATIONS_ROOT = 'generations/stream/';
+export const GC_OBJECT_ROOTS = [WAL_ROOT, STREAM_GENERATIONS_ROOT] as const;
+
 /** The bucket prefixes that hold one lane's objects: its WAL objects and its generations. */
 export function lanePrefixes(lane: LaneRef): string[] {
-  return [`${WAL_ROOT}${lane.stream}/${lane.partition}/`, `generations/stream/${lane.stream}/p${lane.partition}/`];
+  return [`${WAL_ROOT}${lane.stream}/${lane.partition}/`, `${STREAM_GENERATIONS_ROOT}${lane.stream}/p${lane.partition}/`];
 }
 
 export const newMoveId = () => randomUUID();
