@@ -60,4 +60,34 @@ describe('GC policy (pure rules)', () => {
     expect(seen.sort((a, b) => a - b)).toEqual(Array.from({ length: 50 }, (_, i) => i));
     expect(peak).toBeLessThanOrEqual(8);
   });
+
+  it('a failed page leaves nothing running: no item starts after the failure, and the step fails only once the items in flight settled', async () => {
+    const started: number[] = [];
+    let inFlight = 0;
+    const failed = eachOfPage(Array.from({ length: 50 }, (_, i) => i), async (n) => {
+      started.push(n);
+      inFlight++;
+      try {
+        if (n === 3) throw new Error('crash at item 3');
+        for (let t = 0; t < 5; t++) await new Promise((r) => setImmediate(r));
+      } finally {
+        inFlight--;
+      }
+    });
+    await expect(failed).rejects.toThrow('crash at item 3');
+    expect(inFlight, 'an item still running after the step failed').toBe(0);
+    const settled = [...started];
+    for (let t = 0; t < 20; t++) await new Promise((r) => setImmediate(r));
+    expect(started, 'an item started after the step failed').toEqual(settled);
+    expect(started.length).toBeLessThan(50);
+  });
+
+  it('a step never mutates its input: the run state a retry gets is the one the failed attempt got', () => {
+    const input = JSON.parse(JSON.stringify(runOf({ stream: 's', partition: 0, grace: '10m' }, 0))) as ReturnType<typeof runOf>;
+    const before = JSON.stringify(input);
+    const run = runOf(input, 0);
+    run.deleting.push({ key: 'wal/s/0/a/x.wal', epoch: 1, deleteId: 'd' });
+    run.totals.deleted++;
+    expect(JSON.stringify(input)).toBe(before);
+  });
 });

@@ -54,7 +54,8 @@ const zero = (): GcTotals => ({
 export function runOf(input: unknown, defaultGraceSeconds: number): GcRun {
   const v = (input ?? {}) as Partial<GcRun> & { grace?: unknown };
   const lane = validateGcLane(v);
-  if (v.policy && v.scan && v.sweep && v.totals) return continuing(v as GcRun, lane);
+  // A copy: a step never mutates its input (a retry of the step gets the same input).
+  if (v.policy && v.scan && v.sweep && v.totals) return continuing(structuredClone(v) as GcRun, lane);
   if (v.dryRun !== undefined && typeof v.dryRun !== 'boolean') throw new ValidationError('stream.invalid_dry_run', 'dryRun must be a boolean');
   const graceSeconds = v.grace === undefined ? defaultGraceSeconds : parseGrace(v.grace);
   const policy: GcPolicy = { graceSeconds, prefixes: lanePrefixes(lane) };
@@ -87,14 +88,26 @@ function continuing(run: GcRun, lane: LaneRef): GcRun {
 /** Items of one page handled at a time inside a step (bounded: a page is at most PAGE). */
 const PARALLEL = 8;
 
-/** Runs `work` over a page's items, at most PARALLEL at once, in no particular order. */
+/**
+ * Runs `work` over a page's items, at most PARALLEL at once, in no particular order. After
+ * the first failure no new item starts, and the step fails only once every item in flight
+ * has settled: a failed step leaves no work of its own running behind it (such a zombie
+ * would keep writing into the run state the step's retry is building — seen as a key
+ * deleted twice in the full GC matrix under load).
+ */
 export async function eachOfPage<T>(items: readonly T[], work: (item: T, index: number) => Promise<void>): Promise<void> {
   let next = 0;
+  let failure: { error: unknown } | undefined;
   const worker = async () => {
-    while (next < items.length) {
+    while (!failure && next < items.length) {
       const i = next++;
-      await work(items[i]!, i);
+      try {
+        await work(items[i]!, i);
+      } catch (error) {
+        failure ??= { error };
+      }
     }
   };
   await Promise.all(Array.from({ length: Math.min(PARALLEL, items.length) }, worker));
+  if (failure) throw failure.error;
 }
