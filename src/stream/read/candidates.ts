@@ -71,7 +71,7 @@ export class RangeReader {
         discovered = true;
         const commit = await commitOfEntry(this.ports, this.lane, entry);
         const gen0 = commit ? await committedGen0(this.ports, this.lane, commit) : undefined;
-        if (gen0 && !candidates.some((c) => c.key === gen0.key)) candidates.push({ copy: 'gen0', key: gen0.key, sha256: gen0.sha256 });
+        if (gen0 && !candidates.some((c) => c.key === gen0.key)) candidates.push({ copy: 'gen0', ...gen0 });
       }
     }
     if (transient !== undefined) throw transient;
