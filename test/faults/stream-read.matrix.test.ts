@@ -10,7 +10,7 @@ import { overwrite, quarantineCount, quarantineItemOf, readAllOf, readWorld, wit
 
 /**
  * The read path's provider GET (stream.read.provider) and the quarantine release
- * (stream.read.release) × the fault kinds, one-shot and persistent. Invariant: a read returns
+ * (stream.read.quarantine-release) × the fault kinds, one-shot and persistent. Invariant: a read returns
  * exactly the committed records or a stable error (a CutpointError with a code), never a
  * subset; a provider failure never quarantines; a release either releases the exact item or
  * leaves it, and a re-run settles it; afterwards readers serve the restored copy.
@@ -59,7 +59,7 @@ describe(`stream.read.provider × fault kinds (${MATRIX_LANE})`, () => {
   }, 120_000);
 });
 
-describe(`stream.read.release × fault kinds (${MATRIX_LANE})`, () => {
+describe(`stream.read.quarantine-release × fault kinds (${MATRIX_LANE})`, () => {
   it.each(withKinds([STREAM_CUT_POINTS.quarantineRelease]))('%s: %s — released exactly once or left, a re-run settles it', async (cut, kind) => {
     const w = await readWorld(stores, `rel-${kind}`, [3]);
     const good = await overwrite(stores, w.first.gen0Key!);

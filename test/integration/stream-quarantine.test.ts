@@ -97,7 +97,7 @@ describe('quarantine release', () => {
   it('a lost answer of the release delete is resolved by reloading the exact item', async () => {
     const { w, good } = await quarantinedGen0('lost');
     await overwrite(stores, w.first.gen0Key!, good);
-    const injector = stores.faults.arm('stream.read.release:lose-response');
+    const injector = stores.faults.arm('stream.read.quarantine-release:lose-response');
     try {
       await expect(releaseQuarantine({ ...w.lane, objectKey: w.first.gen0Key }, stores.ports)).resolves.toMatchObject({ released: true });
     } finally {

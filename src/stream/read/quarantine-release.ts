@@ -41,7 +41,7 @@ const DELETE_ATTEMPTS = 2;
  * the commit record for the WAL object, the committed generation 0 of exactly that commit
  * for gen0 — and the object's bytes must hash to it, have its size and decode to the
  * range's record count. Only then is the exact item (its version) deleted, at
- * `stream.read.release`; a lost answer is resolved by reloading it. Anything still bad is
+ * `stream.read.quarantine-release`; a lost answer is resolved by reloading it. Anything still bad is
  * refused (stream.quarantine_still_bad / stream.quarantine_identity_mismatch) and the item
  * stays. Release never writes or deletes bytes.
  */
