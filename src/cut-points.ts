@@ -33,7 +33,7 @@ const STREAM_WHERE: Record<string, Pick<CutPointInfo, 'flows' | 'commands'>> = {
   takeover: { flows: ['stream-takeover'], commands: ['stream takeover'] },
   append: { flows: ['stream-append', 'stream-resolve-append'], commands: ['stream append', 'stream resolve'] },
   resolve: { flows: ['stream-resolve-append'], commands: ['stream resolve'] },
-  read: { flows: [], commands: ['stream read'] },
+  read: { flows: [], commands: ['stream read', 'stream quarantine'] },
   trim: { flows: ['stream-trim'], commands: ['stream trim'] },
   gc: { flows: ['stream-gc'], commands: ['stream gc'] },
 };

@@ -4,10 +4,11 @@ import type { ObjectStore, StoredObject } from '../ports/objects.js';
 
 /**
  * Reads an object and verifies every byte against the checksum its referencing authority
- * item recorded. Never returns unverified bytes.
+ * item recorded. Never returns unverified bytes. `cutPoint` names the GET for the fault
+ * injector (a reader's provider read).
  */
-export async function readVerified(objects: ObjectStore, key: string, sha256: string): Promise<StoredObject> {
-  const stored = await objects.get(key);
+export async function readVerified(objects: ObjectStore, key: string, sha256: string, cutPoint?: string): Promise<StoredObject> {
+  const stored = await objects.get(key, cutPoint);
   if (!stored) throw new ObjectMissingError(key);
   const actual = sha256Hex(stored.bytes);
   if (actual !== sha256) throw new ChecksumMismatchError(key, sha256, actual);

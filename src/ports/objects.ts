@@ -35,8 +35,11 @@ export interface ObjectStore {
    */
   put(cutPoint: string, key: string, bytes: Uint8Array, metadata: Record<string, string>): Promise<ObjectPutOutcome>;
   head(key: string): Promise<ObjectHead | undefined>;
-  /** Raw bytes; callers verify them (see `readVerified`). */
-  get(key: string): Promise<StoredObject | undefined>;
+  /**
+   * Raw bytes; callers verify them (see `readVerified`). With `cutPoint` the GET runs
+   * through the fault injector there (a reader's provider read, e.g. `stream.read.provider`).
+   */
+  get(key: string, cutPoint?: string): Promise<StoredObject | undefined>;
   delete(cutPoint: string, key: string): Promise<ObjectDeleteOutcome>;
   list(prefix: string): Promise<string[]>;
   /**

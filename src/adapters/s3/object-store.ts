@@ -60,12 +60,15 @@ export class S3ObjectStore implements ObjectStore {
     }
   }
 
-  async get(key: string): Promise<StoredObject | undefined> {
+  async get(key: string, cutPoint?: string): Promise<StoredObject | undefined> {
     this.options.meter?.count('s3', 'GetObject');
-    try {
+    const read = async (): Promise<StoredObject> => {
       const out = await this.options.client.send(new GetObjectCommand({ Bucket: this.options.bucket, Key: key }));
       const bytes = out.Body ? await out.Body.transformToByteArray() : new Uint8Array();
       return { key, size: bytes.byteLength, metadata: out.Metadata ?? {}, bytes };
+    };
+    try {
+      return await (cutPoint ? this.options.faults.at(cutPoint, read) : read());
     } catch (error) {
       if (isAbsent(error)) return undefined;
       throw error;

@@ -13,6 +13,7 @@ import { appendFromFile, checkFileAppend, FILE_APPEND_OPTIONS } from './stream/a
 import { executionName } from './stream/execution-name.js';
 import { materializeGen0Batch } from '../../stream/append/gen0-batch.js';
 import { checkGc, gc, gcHelp, leases } from './stream/gc.js';
+import { QUARANTINE_HANDLERS, quarantineHelp } from './stream/quarantine.js';
 import { defaultOwner, integer } from './stream/options.js';
 import { appendResult, failedFlowError, isRejection, resolveCommand } from './stream/outcomes.js';
 import { assertFlowInputFits, readRecords, type RecordFormat } from './stream/records.js';
@@ -48,6 +49,7 @@ cutpoint stream trim <stream> --partition P --to OFFSET
   a cursor the stream's retention policy names (stream.trim_past_cursor)
 ${cursorHelp}
 ${gcHelp}
+${quarantineHelp}
 cutpoint stream materialize <stream> --partition P [--max N]
   materializes generation 0 of the next N committed ranges (default 32) from the lane's
   mark, off the append's acknowledged path; a range that fails stops the run there and
@@ -157,6 +159,7 @@ const HANDLERS: Record<string, Handler> = {
     options: { partition: { type: 'string' } },
     run: (t, r) => leases(t, r.lane),
   },
+  ...QUARANTINE_HANDLERS,
   materialize: {
     options: { partition: { type: 'string' }, max: { type: 'string' } },
     check: (v) => v.max !== undefined && maxRanges(v),

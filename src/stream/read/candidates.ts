@@ -1,35 +1,30 @@
-import { writeExactlyOnce } from '../../authority/resolve.js';
-import { ChecksumMismatchError, ObjectMissingError } from '../../domain/errors.js';
+import { ChecksumMismatchError, CutpointError, ObjectMissingError } from '../../domain/errors.js';
 import { decodeBatch } from '../../domain/record-batch.js';
-import { laneKeys, type IndexEntry, type LaneRef } from '../../domain/stream.js';
-import { OffsetTrimmedError, RangeUnreadableError } from '../../domain/stream-errors.js';
+import type { IndexEntry, LaneRef } from '../../domain/stream.js';
+import { RangeUnreadableError } from '../../domain/stream-errors.js';
+import { rerunTransient } from '../../engine/rerun.js';
 import { readVerified } from '../../objects/exact-object.js';
 import type { Ports } from '../../ports/index.js';
 import { STREAM_CUT_POINTS } from '../cut-points.js';
-import { loadHead } from '../lane-store.js';
 import { commitOfEntry, committedGen0 } from './evidence.js';
+import { quarantineItems, recordQuarantine, type Candidate, type QuarantineReason, type QuarantineRecord } from './quarantine.js';
 
-/** One same-view copy of a committed range: an exact object identity (key and checksum). */
-export interface Candidate {
-  copy: 'gen0' | 'wal';
-  key: string;
-  sha256: string;
-}
-
-export type QuarantineReason = 'missing' | 'checksum_mismatch' | 'malformed' | 'record_count_mismatch';
-
-/** A quarantine item: the exact identity that was found bad, and why. */
-export interface QuarantineRecord {
-  objectKey: string;
-  expectedSha256: string;
-  reason: string;
-  at: string;
-}
+export type { Candidate, QuarantineReason, QuarantineRecord } from './quarantine.js';
 
 /** Attempts per candidate on a provider failure (not a verified-bad copy) before falling back. */
-const PROVIDER_ATTEMPTS = 2;
-/** Quarantine items loaded per read call; more are still found bad and re-recorded idempotently. */
-const QUARANTINE_PAGE = 1000;
+export const PROVIDER_ATTEMPTS = 2;
+
+/**
+ * A copy's provider (the object store) failed to answer — an injected or real GET failure,
+ * a lost response, a timeout — after PROVIDER_ATTEMPTS. Not a verdict on the bytes: never
+ * quarantines; with no other copy serving, the read leaves with this (transient) error.
+ */
+export class ProviderUnavailableError extends CutpointError {
+  constructor(key: string, options?: { cause?: unknown }) {
+    const cause = options?.cause instanceof Error ? `${options.cause.name}: ${options.cause.message}` : String(options?.cause);
+    super('Stream.ProviderUnavailable', 'stream.read_provider_unavailable', `object store did not answer the read of ${key} (${cause}); retry the read`, options);
+  }
+}
 
 /**
  * State one read call shares across its ranges: the lane's quarantine items (loaded once,
@@ -76,7 +71,7 @@ export class RangeReader {
         discovered = true;
         const commit = await commitOfEntry(this.ports, this.lane, entry);
         const gen0 = commit ? await committedGen0(this.ports, this.lane, commit) : undefined;
-        if (gen0 && !candidates.some((c) => c.key === gen0.key)) candidates.push({ copy: 'gen0', key: gen0.key, sha256: gen0.sha256 });
+        if (gen0 && !candidates.some((c) => c.key === gen0.key)) candidates.push({ copy: 'gen0', ...gen0 });
       }
     }
     if (transient !== undefined) throw transient;
@@ -92,56 +87,28 @@ export class RangeReader {
       this.note(candidate.key, earlier.reason);
       return { verdict: `quarantined (${earlier.reason})` };
     }
-    let reason: QuarantineReason | undefined;
-    let transient: unknown;
-    for (let attempt = 0; attempt < PROVIDER_ATTEMPTS && !reason; attempt++) {
-      try {
-        const stored = await readVerified(this.ports.objects, candidate.key, candidate.sha256);
-        const records = decodeOrUndefined(stored.bytes);
-        if (!records) reason = 'malformed';
-        else if (records.length !== entry.end - entry.start) reason = 'record_count_mismatch';
-        else return { records };
-      } catch (error) {
-        if (error instanceof ObjectMissingError) reason = 'missing';
-        else if (error instanceof ChecksumMismatchError) reason = 'checksum_mismatch';
-        else transient = error;
-      }
+    let verdict: { records: Uint8Array[] } | { reason: QuarantineReason };
+    try {
+      verdict = await readCopy(this.ports, entry, candidate);
+    } catch (error) {
+      if (error instanceof ProviderUnavailableError) return { transient: error };
+      throw error;
     }
-    if (!reason) return { transient };
-    await this.quarantine(entry, candidate, reason);
-    return { verdict: reason };
+    if ('records' in verdict) return verdict;
+    await this.quarantine(entry, candidate, verdict.reason);
+    return { verdict: verdict.reason };
   }
 
-  /**
-   * Records a verified-bad copy by exact identity (object key and the checksum the
-   * authority expects of it), put-if-absent. Before that, the trim is revalidated: bytes
-   * below a trim that moved during this read may be gone legitimately (GC), which makes
-   * this read trimmed, not the copy bad.
-   */
   private async quarantine(entry: IndexEntry, candidate: Candidate, reason: QuarantineReason): Promise<void> {
-    const head = await loadHead(this.ports, this.lane);
-    if (head.trimOffset > this.from) throw new OffsetTrimmedError(this.from, head.trimOffset);
-    const cut = STREAM_CUT_POINTS.quarantine;
-    const key = laneKeys.quarantine(this.lane, candidate.key);
-    const record: QuarantineRecord = { objectKey: candidate.key, expectedSha256: candidate.sha256, reason, at: this.ports.clock.now().toISOString() };
-    const item = { ...key, stream: this.lane.stream, partition: this.lane.partition, copy: candidate.copy, start: entry.start, end: entry.end, ...record };
-    const outcome = await writeExactlyOnce(
-      this.ports.authority,
-      cut,
-      key,
-      () => this.ports.authority.put(cut, item, 'absent'),
-      (current) => current.objectKey === candidate.key && current.expectedSha256 === candidate.sha256,
-    );
-    // CONFLICT: the key was quarantined under another expected checksum — a different
-    // identity, left as it is. This copy is not served either way.
-    if (outcome.status === 'APPLIED') this.known?.set(candidate.key, outcome.item as unknown as QuarantineRecord);
+    const item = await recordQuarantine(this.ports, this.lane, this.from, entry, candidate, reason);
+    if (item) this.known?.set(candidate.key, item);
     this.note(candidate.key, reason);
   }
 
   private async quarantineOf(candidate: Candidate): Promise<QuarantineRecord | undefined> {
     if (!this.known) {
-      const items = await this.ports.authority.query(laneKeys.pk(this.lane), 'quarantine#', { limit: QUARANTINE_PAGE });
-      this.known = new Map(items.map((i) => [i.objectKey as string, i as unknown as QuarantineRecord]));
+      const items = await quarantineItems(this.ports, this.lane);
+      this.known = new Map(items.map((i) => [i.objectKey, i]));
     }
     const record = this.known.get(candidate.key);
     // Exact identity: the same key and the same expected checksum.
@@ -151,6 +118,30 @@ export class RangeReader {
   private note(key: string, reason: string): void {
     if (!this.quarantined.some((q) => q.key === key)) this.quarantined.push({ key, reason });
   }
+}
+
+/**
+ * One copy read through the provider cut point and verified: its records, or the verdict
+ * that it is bad (missing, checksum, malformed, record count). Anything else is a provider
+ * failure, retried up to PROVIDER_ATTEMPTS (the one retry helper) and then thrown as
+ * ProviderUnavailableError.
+ */
+export async function readCopy(ports: Ports, range: { start: number; end: number }, candidate: Candidate): Promise<{ records: Uint8Array[] } | { reason: QuarantineReason }> {
+  const attempt = async (): Promise<{ records: Uint8Array[] } | { reason: QuarantineReason }> => {
+    try {
+      const stored = await readVerified(ports.objects, candidate.key, candidate.sha256, STREAM_CUT_POINTS.provider);
+      if (candidate.size !== undefined && stored.bytes.byteLength !== candidate.size) return { reason: 'checksum_mismatch' };
+      const records = decodeOrUndefined(stored.bytes);
+      if (!records) return { reason: 'malformed' };
+      if (records.length !== range.end - range.start) return { reason: 'record_count_mismatch' };
+      return { records };
+    } catch (error) {
+      if (error instanceof ObjectMissingError) return { reason: 'missing' };
+      if (error instanceof ChecksumMismatchError) return { reason: 'checksum_mismatch' };
+      throw new ProviderUnavailableError(candidate.key, { cause: error });
+    }
+  };
+  return rerunTransient(attempt, ['Stream.ProviderUnavailable'], PROVIDER_ATTEMPTS);
 }
 
 function decodeOrUndefined(bytes: Uint8Array): Uint8Array[] | undefined {

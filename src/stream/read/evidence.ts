@@ -27,7 +27,7 @@ export class ChainBrokenError extends CutpointError {
  * exactly this WAL object (same key, checksum and size, by source-set digest). "Some
  * generation exists under the root" is not evidence.
  */
-export async function committedGen0(ports: Ports, lane: LaneRef, commit: CommitRecord): Promise<{ key: string; sha256: string } | undefined> {
+export async function committedGen0(ports: Ports, lane: LaneRef, commit: CommitRecord): Promise<{ key: string; sha256: string; size: number } | undefined> {
   const root = rangeRootOf(lane, commit.start);
   const record = await loadRecord(ports, root, 0);
   if (record?.state !== 'COMMITTED') return undefined;
@@ -35,7 +35,7 @@ export async function committedGen0(ports: Ports, lane: LaneRef, commit: CommitR
     record.taskId === commit.attemptId &&
     record.objectKey === outputKeyOf({ root, generation: 0, taskId: commit.attemptId }) &&
     record.sourceSetDigest === sourceSetDigest([{ key: commit.walKey, sha256: commit.walSha256, size: commit.walSize }]);
-  return exact ? { key: record.objectKey, sha256: record.sha256 } : undefined;
+  return exact ? { key: record.objectKey, sha256: record.sha256, size: record.size } : undefined;
 }
 
 /** The commit record of exactly the range an index entry names, if the two agree. */

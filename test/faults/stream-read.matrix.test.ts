@@ -1,0 +1,94 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { CutpointError } from '../../src/domain/errors.js';
+import type { FaultKind } from '../../src/domain/faults.js';
+import { STREAM_CUT_POINTS } from '../../src/stream/cut-points.js';
+import { readStream, type ReadResult } from '../../src/stream/read.js';
+import { releaseQuarantine, type ReleaseResult } from '../../src/stream/read/quarantine-release.js';
+import { freshStores, type TestStores } from '../support/emulators.js';
+import { MATRIX_LANE, withKinds } from '../support/matrix-lane.js';
+import { overwrite, quarantineCount, quarantineItemOf, readAllOf, readWorld, withOffsets } from './stream-read-world.js';
+
+/**
+ * The read path's provider GET (stream.read.provider) and the quarantine release
+ * (stream.read.quarantine-release) × the fault kinds, one-shot and persistent. Invariant: a read returns
+ * exactly the committed records or a stable error (a CutpointError with a code), never a
+ * subset; a provider failure never quarantines; a release either releases the exact item or
+ * leaves it, and a re-run settles it; afterwards readers serve the restored copy.
+ */
+let stores: TestStores;
+beforeAll(async () => {
+  stores = await freshStores();
+}, 120_000);
+
+const ruleOf = (cut: string, kind: FaultKind, persistent: boolean) => `${cut}:${kind === 'delay' ? 'delay=5' : kind}${persistent ? '*' : ''}`;
+
+async function settle<T>(op: () => Promise<T>): Promise<{ value?: T; error?: unknown }> {
+  return op().then(
+    (value) => ({ value }),
+    (error: unknown) => ({ error }),
+  );
+}
+
+function expectStable(error: unknown): void {
+  expect(error).toBeInstanceOf(CutpointError);
+  expect((error as CutpointError).code).toMatch(/^[a-z]+\.[a-z_]+$/);
+}
+
+const providerCases = [...withKinds([false], 0).map(([p, k]) => [k, p] as const), ...withKinds([true], 3).map(([p, k]) => [k, p] as const)];
+
+describe(`stream.read.provider × fault kinds (${MATRIX_LANE})`, () => {
+  it.each(providerCases)('%s (persistent: %s): exact records or a stable error, nothing quarantined', async (kind, persistent) => {
+    const w = await readWorld(stores, `prov-${kind}-${persistent ? 'p' : 'o'}`, [3, 2]);
+    const injector = stores.faults.arm(ruleOf(STREAM_CUT_POINTS.provider, kind, persistent));
+    let outcome: { value?: ReadResult; error?: unknown };
+    try {
+      outcome = await settle(() => readAllOf(stores, w.lane));
+    } finally {
+      stores.faults.disarm();
+    }
+    expect(injector.fired.length).toBeGreaterThan(0);
+    if (outcome.error !== undefined) {
+      expectStable(outcome.error);
+      expect(persistent && kind !== 'delay', 'a one-shot provider failure is absorbed by the bounded retry; a delay is no failure').toBe(true);
+    } else {
+      expect(outcome.value!.records).toEqual(withOffsets(w.expected));
+      expect(outcome.value!.quarantined).toEqual([]);
+    }
+    expect(await quarantineCount(stores, w.lane)).toBe(0);
+    expect((await readAllOf(stores, w.lane)).records).toEqual(withOffsets(w.expected));
+  }, 120_000);
+});
+
+describe(`stream.read.quarantine-release × fault kinds (${MATRIX_LANE})`, () => {
+  it.each(withKinds([STREAM_CUT_POINTS.quarantineRelease]))('%s: %s — released exactly once or left, a re-run settles it', async (cut, kind) => {
+    const w = await readWorld(stores, `rel-${kind}`, [3]);
+    const good = await overwrite(stores, w.first.gen0Key!);
+    expect((await readAllOf(stores, w.lane)).quarantined).toEqual([{ key: w.first.gen0Key, reason: 'checksum_mismatch' }]);
+    await overwrite(stores, w.first.gen0Key!, good);
+    const input = { ...w.lane, objectKey: w.first.gen0Key };
+
+    const injector = stores.faults.arm(ruleOf(cut, kind, false));
+    let first: { value?: ReleaseResult; error?: unknown };
+    try {
+      first = await settle(() => releaseQuarantine(input, stores.ports));
+    } finally {
+      stores.faults.disarm();
+    }
+    expect(injector.fired).toHaveLength(1);
+    if (first.error !== undefined) {
+      expectStable(first.error);
+      const again = await settle(() => releaseQuarantine(input, stores.ports));
+      // The faulted delete landed (crash-after) or not (crash-before, fail, lose-request).
+      if (again.error !== undefined) expect(again.error).toMatchObject({ code: 'stream.quarantine_not_found' });
+      else expect(again.value).toMatchObject({ released: true });
+    } else {
+      expect(first.value).toMatchObject({ objectKey: w.first.gen0Key, released: true });
+    }
+    expect(await quarantineItemOf(stores, w.lane, w.first.gen0Key!)).toBeUndefined();
+    // Readers serve gen0 again: with the WAL copy bad, only gen0 can serve the exact records.
+    await overwrite(stores, w.first.walKey);
+    const read = await readStream({ ...w.lane, from: 0 }, stores.ports);
+    expect(read.records).toEqual(withOffsets(w.expected));
+    expect(read.quarantined).toEqual([]);
+  }, 120_000);
+});
