@@ -1,3 +1,4 @@
+import { COMPACTION_CUT_POINTS } from './compaction/cut-points.js';
 import { GC_CUT_POINTS } from './gc/cut-points.js';
 
 /**
@@ -28,4 +29,5 @@ export const STREAM_CUT_POINTS = {
   quarantine: 'stream.read.quarantine',
   trimCas: 'stream.trim.cas',
   ...GC_CUT_POINTS,
+  ...COMPACTION_CUT_POINTS,
 } as const;
