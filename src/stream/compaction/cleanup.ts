@@ -1,3 +1,4 @@
+import { CutpointError } from '../../domain/errors.js';
 import { generationKeys } from '../../domain/generation.js';
 import type { LaneRef } from '../../domain/stream.js';
 import { loadHead, loadRecord } from '../../generation/load.js';
@@ -42,4 +43,26 @@ export async function cleanupCompactionTask(ports: Ports, lane: LaneRef, expecte
   if (deleted.status === 'APPLIED') return true;
   // UNKNOWN or CONFLICT: gone now is done; still there is left for the next run.
   return !(await ports.authority.get(taskKey));
+}
+
+/**
+ * A run whose cleanup failed (after its record and mark) leaves its task behind; the next
+ * run's planning starts past it, so the next run finishes that cleanup first: the
+ * compaction ending at the mark, if its task is still there. Never fails the run.
+ */
+export async function cleanupPrevious(ports: Ports, lane: LaneRef): Promise<void> {
+  const mark = await ports.authority.get(compactionKeys.mark(lane));
+  if (typeof mark?.next !== 'number' || mark.next === 0) return;
+  const previous = await ports.authority.get(compactionKeys.record(lane, mark.next));
+  if (previous) await cleanupSafely(ports, lane, previous as unknown as CompactionRecord);
+}
+
+/** Cleanup after the run's effects are durable: a failure only leaves the task for the next run. */
+export async function cleanupSafely(ports: Ports, lane: LaneRef, record: CompactionRecord): Promise<boolean> {
+  try {
+    return await cleanupCompactionTask(ports, lane, record);
+  } catch (error) {
+    if (error instanceof CutpointError) return false;
+    throw error;
+  }
 }

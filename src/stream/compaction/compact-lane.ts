@@ -6,7 +6,7 @@ import { rerunTransient } from '../../engine/rerun.js';
 import { commitGenerationInProcess } from '../../generation/commit-in-process.js';
 import { registerGenerationTask } from '../../generation/register-task.js';
 import type { Ports } from '../../ports/index.js';
-import { cleanupCompactionTask } from './cleanup.js';
+import { cleanupPrevious, cleanupSafely } from './cleanup.js';
 import { COMPACTION_CUT_POINTS } from './cut-points.js';
 import { compactionKeys, sameCompaction, type CompactionRecord } from './model.js';
 import { writeCompactedObject } from './output.js';
@@ -33,6 +33,7 @@ export async function compactLane(input: unknown, ports: Ports): Promise<Compact
   const lane = validateLane(input);
   const maxRanges = knob(input, 'maxRanges', DEFAULT_MAX_RANGES);
   const maxBytes = knob(input, 'maxBytes', DEFAULT_MAX_BYTES);
+  await cleanupPrevious(ports, lane);
   const plan = await planCompaction(ports, lane, maxRanges, maxBytes);
   if (!plan) {
     const mark = await ports.authority.get(compactionKeys.mark(lane));
@@ -65,7 +66,7 @@ export async function compactLane(input: unknown, ports: Ports): Promise<Compact
   );
   if (put.status === 'CONFLICT') throw new IdentityConflictError('stream.compaction_identity_conflict', `compaction#${plan.end} names another run`);
   const next = await rerunTransient(() => moveMark(ports, lane, plan.end));
-  const taskCleaned = await cleanupCompactionTask(ports, lane, record);
+  const taskCleaned = await cleanupSafely(ports, lane, record);
   const { start, end, root, objectKey, sha256, recordCount } = record;
   return { ...lane, compacted: { start, end, root, generation: record.generation, objectKey, sha256, recordCount, ranges: plan.commits.length }, next, taskCleaned };
 }
