@@ -29,5 +29,6 @@ export const STREAM_CUT_POINTS = {
   quarantine: 'stream.read.quarantine',
   trimCas: 'stream.trim.cas',
   ...GC_CUT_POINTS,
+  /** Keys prefixed `compact`: a spread may not shadow another registry's key (e.g. GC's `mark`). */
   ...COMPACTION_CUT_POINTS,
 } as const;

@@ -24,12 +24,12 @@ beforeAll(async () => {
 
 const RUN_CUT_POINTS = [
   GENERATION_CUT_POINTS.taskPut,
-  COMPACTION_CUT_POINTS.object,
+  COMPACTION_CUT_POINTS.compactObject,
   GENERATION_CUT_POINTS.recordPut,
   GENERATION_CUT_POINTS.commitCas,
-  COMPACTION_CUT_POINTS.record,
-  COMPACTION_CUT_POINTS.mark,
-  COMPACTION_CUT_POINTS.cleanup,
+  COMPACTION_CUT_POINTS.compactRecord,
+  COMPACTION_CUT_POINTS.compactMark,
+  COMPACTION_CUT_POINTS.compactCleanup,
 ];
 
 const CASES = [...withKinds(RUN_CUT_POINTS).map(([c, k]) => [c, k, '*'] as const), ...withKinds(RUN_CUT_POINTS, 3).map(([c, k]) => [c, k, ''] as const)];

@@ -12,6 +12,7 @@ import { CURSOR_HANDLERS, cursorHelp } from './stream/consume.js';
 import { appendFromFile, checkFileAppend, FILE_APPEND_OPTIONS } from './stream/append-file-command.js';
 import { executionName } from './stream/execution-name.js';
 import { materializeGen0Batch } from '../../stream/append/gen0-batch.js';
+import { checkCompact, compact, compactHelp } from './stream/compact.js';
 import { checkGc, gc, gcHelp, leases } from './stream/gc.js';
 import { defaultOwner, integer } from './stream/options.js';
 import { appendResult, failedFlowError, isRejection, resolveCommand } from './stream/outcomes.js';
@@ -48,6 +49,7 @@ cutpoint stream trim <stream> --partition P --to OFFSET
   a cursor the stream's retention policy names (stream.trim_past_cursor)
 ${cursorHelp}
 ${gcHelp}
+${compactHelp}
 cutpoint stream materialize <stream> --partition P [--max N]
   materializes generation 0 of the next N committed ranges (default 32) from the lane's
   mark, off the append's acknowledged path; a range that fails stops the run there and
@@ -156,6 +158,11 @@ const HANDLERS: Record<string, Handler> = {
   leases: {
     options: { partition: { type: 'string' } },
     run: (t, r) => leases(t, r.lane),
+  },
+  compact: {
+    options: { partition: { type: 'string' }, 'max-ranges': { type: 'string' } },
+    check: checkCompact,
+    run: (t, r) => compact(t, r.lane, r.values),
   },
   materialize: {
     options: { partition: { type: 'string' }, max: { type: 'string' } },

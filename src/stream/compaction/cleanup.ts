@@ -39,7 +39,7 @@ export async function cleanupCompactionTask(ports: Ports, lane: LaneRef, expecte
   if (!committed || !compaction || !sameCompaction(compaction as unknown as CompactionRecord, expected)) return false;
   if (typeof mark?.next !== 'number' || mark.next < expected.end) return false;
   await readVerified(ports.objects, expected.objectKey, expected.sha256);
-  const deleted = await ports.authority.delete(COMPACTION_CUT_POINTS.cleanup, taskKey, { version: task.version as number });
+  const deleted = await ports.authority.delete(COMPACTION_CUT_POINTS.compactCleanup, taskKey, { version: task.version as number });
   if (deleted.status === 'APPLIED') return true;
   // UNKNOWN or CONFLICT: gone now is done; still there is left for the next run.
   return !(await ports.authority.get(taskKey));

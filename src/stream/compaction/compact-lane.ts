@@ -60,7 +60,7 @@ export async function compactLane(input: unknown, ports: Ports): Promise<Compact
     compactedAt: ports.clock.now().toISOString(),
   };
   const key = compactionKeys.record(lane, plan.end);
-  const cut = COMPACTION_CUT_POINTS.record;
+  const cut = COMPACTION_CUT_POINTS.compactRecord;
   const put = await rerunTransient(() =>
     writeExactlyOnce(ports.authority, cut, key, () => ports.authority.put(cut, { ...key, ...record }, 'absent'), (item) => sameCompaction(item as unknown as CompactionRecord, record)),
   );
@@ -74,7 +74,7 @@ export async function compactLane(input: unknown, ports: Ports): Promise<Compact
 /** The mark moves to `end` by CAS; a lost answer or a race is settled by reloading it. */
 async function moveMark(ports: Ports, lane: LaneRef, end: number): Promise<number> {
   const key = compactionKeys.mark(lane);
-  const cut = COMPACTION_CUT_POINTS.mark;
+  const cut = COMPACTION_CUT_POINTS.compactMark;
   for (let round = 0; round < 3; round++) {
     const mark = await ports.authority.get(key);
     const at = typeof mark?.next === 'number' ? mark.next : 0;

@@ -6,11 +6,11 @@
  */
 export const COMPACTION_CUT_POINTS = {
   /** The compacted output object (one batch of every record of the run, in offset order). */
-  object: 'stream.compact.object',
+  compactObject: 'stream.compact.object',
   /** `compaction#<end>`: put-if-absent by exact identity, after the generation committed. */
-  record: 'stream.compact.record',
+  compactRecord: 'stream.compact.record',
   /** The lane's compaction mark moved past the run by CAS. */
-  mark: 'stream.compact.mark',
+  compactMark: 'stream.compact.mark',
   /** Task cleanup: the generation mechanism's task item deleted after everything verified. */
-  cleanup: 'stream.compact.cleanup',
+  compactCleanup: 'stream.compact.cleanup',
 } as const;

@@ -27,6 +27,6 @@ export async function writeCompactedObject(ports: Ports, spec: GenerationTaskSpe
   }
   const bytes = encodeBatch(records);
   const sha256 = sha256Hex(bytes);
-  const put = await putExact(ports.objects, COMPACTION_CUT_POINTS.object, task.objectKey, bytes, { ...objectMetadataOf(task, sha256), sha256 });
+  const put = await putExact(ports.objects, COMPACTION_CUT_POINTS.compactObject, task.objectKey, bytes, { ...objectMetadataOf(task, sha256), sha256 });
   return { objectKey: put.key, sha256: put.sha256, size: put.size, recordCount: records.length };
 }
