@@ -36,6 +36,7 @@ const STREAM_WHERE: Record<string, Pick<CutPointInfo, 'flows' | 'commands'>> = {
   read: { flows: [], commands: ['stream read', 'stream quarantine'] },
   trim: { flows: ['stream-trim'], commands: ['stream trim'] },
   gc: { flows: ['stream-gc'], commands: ['stream gc'] },
+  compact: { flows: [], commands: ['stream compact'] },
 };
 
 /** Delivery cut points the recovery actions never hit (they are source-free and never extract or seal). */

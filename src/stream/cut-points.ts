@@ -1,3 +1,4 @@
+import { COMPACTION_CUT_POINTS } from './compaction/cut-points.js';
 import { GC_CUT_POINTS } from './gc/cut-points.js';
 
 /**
@@ -32,4 +33,6 @@ export const STREAM_CUT_POINTS = {
   quarantineRelease: 'stream.read.quarantine-release',
   trimCas: 'stream.trim.cas',
   ...GC_CUT_POINTS,
+  /** Keys prefixed `compact`: a spread may not shadow another registry's key (e.g. GC's `mark`). */
+  ...COMPACTION_CUT_POINTS,
 } as const;

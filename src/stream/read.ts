@@ -2,6 +2,7 @@ import { ValidationError } from '../domain/errors.js';
 import { validateLane, validateOffset, type IndexEntry, type LaneRef } from '../domain/stream.js';
 import { OffsetOutOfRangeError, OffsetTrimmedError, RangeUnreadableError } from '../domain/stream-errors.js';
 import type { Ports } from '../ports/index.js';
+import { CompactedCopies } from './compaction/read-hook.js';
 import { pinForRead, releasePin } from './gc/leases.js';
 import { indexFrom, loadHead } from './lane-store.js';
 import { RangeReader } from './read/candidates.js';
@@ -78,6 +79,7 @@ export async function readStream(input: unknown, ports: Ports): Promise<ReadResu
 
   const stop = head.committedEnd;
   const reader = new RangeReader(ports, lane, from);
+  const compacted = new CompactedCopies(ports, lane, from, reader.quarantined);
   let offset = from;
   let bytes = 0;
   let page: IndexEntry[] = [];
@@ -99,18 +101,19 @@ export async function readStream(input: unknown, ports: Ports): Promise<ReadResu
       result.repairs.push({ kind: 'index', start: entry.start, end: entry.end });
     }
 
-    let records: Uint8Array[];
+    // A committed compaction covering the range serves first (src/stream/compaction/read-hook.ts).
+    let records = await compacted.read(entry);
     // GC: lease the range's copies before reading them, release after (src/stream/gc/leases.ts).
-    const pin = await pinForRead(ports, lane, entry, from);
+    const pin = records ? undefined : await pinForRead(ports, lane, entry, from);
     try {
-      records = await reader.read(pin.entry);
+      records ??= await reader.read(pin!.entry);
     } catch (error) {
       // Records already read stand; `next` stops at the unreadable range's start, so the
       // caller's next read raises the error there instead of skipping past it.
       if (error instanceof RangeUnreadableError && result.records.length > 0) break;
       throw error;
     } finally {
-      await releasePin(ports, lane, pin);
+      if (pin) await releasePin(ports, lane, pin);
     }
     const take = Math.min(Math.min(entry.end, stop) - offset, maxRecords - result.records.length);
     for (let k = 0; k < take; k++) {

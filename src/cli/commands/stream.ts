@@ -11,8 +11,9 @@ import { abandonTakeover, activeSession, beginTakeover, completeTakeover } from 
 import { CURSOR_HANDLERS, cursorHelp } from './stream/consume.js';
 import { appendFromFile, checkFileAppend, FILE_APPEND_OPTIONS } from './stream/append-file-command.js';
 import { executionName } from './stream/execution-name.js';
-import { materializeGen0Batch } from '../../stream/append/gen0-batch.js';
+import { checkCompact, compact, compactHelp } from './stream/compact.js';
 import { checkGc, gc, gcHelp, leases } from './stream/gc.js';
+import { checkMaterialize, materialize, materializeHelp } from './stream/materialize.js';
 import { QUARANTINE_HANDLERS, quarantineHelp } from './stream/quarantine.js';
 import { defaultOwner, integer } from './stream/options.js';
 import { appendResult, failedFlowError, isRejection, resolveCommand } from './stream/outcomes.js';
@@ -50,10 +51,8 @@ cutpoint stream trim <stream> --partition P --to OFFSET
 ${cursorHelp}
 ${gcHelp}
 ${quarantineHelp}
-cutpoint stream materialize <stream> --partition P [--max N]
-  materializes generation 0 of the next N committed ranges (default 32) from the lane's
-  mark, off the append's acknowledged path; a range that fails stops the run there and
-  the next run resumes at it (reads never wait for it: the WAL object serves the range)
+${compactHelp}
+${materializeHelp}
 every stream command takes --faults SPEC (or CUTPOINT_FAULTS) to rehearse a cut point on
 the local runtime, and --aws to act on the deployed system: takeover, append, resolve and
 trim then start the deployed state machine (--state-machine-arn ARN, or CUTPOINT_STREAM_
@@ -160,20 +159,18 @@ const HANDLERS: Record<string, Handler> = {
     run: (t, r) => leases(t, r.lane),
   },
   ...QUARANTINE_HANDLERS,
+  compact: {
+    options: { partition: { type: 'string' }, 'max-ranges': { type: 'string' } },
+    check: checkCompact,
+    run: (t, r) => compact(t, r.lane, r.values),
+  },
   materialize: {
     options: { partition: { type: 'string' }, max: { type: 'string' } },
-    check: (v) => v.max !== undefined && maxRanges(v),
-    run: async (t, r) => materializeGen0Batch({ ...r.lane, ...(r.values.max !== undefined && { max: maxRanges(r.values) }) }, await t.ports()),
+    check: checkMaterialize,
+    run: (t, r) => materialize(t, r.lane, r.values),
   },
 };
 
-/** Ranges one `stream materialize` run takes on (each is one generation commit). */
-const MAX_MATERIALIZE = 1000;
-function maxRanges(values: Values): number {
-  const max = integer(values, 'max');
-  if (max < 1 || max > MAX_MATERIALIZE) throw new UsageError(`--max must be in [1, ${MAX_MATERIALIZE}], got ${max}`);
-  return max;
-}
 
 async function create(target: Target, stream: string, values: Values): Promise<unknown> {
   const partitions = integer(values, 'partitions');

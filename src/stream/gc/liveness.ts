@@ -2,6 +2,7 @@ import { laneKeys, WAL_ROOT, walBindingOf, walFate, type AppendIntent, type Comm
 import { loadRecord } from '../../generation/load.js';
 import type { Ports } from '../../ports/index.js';
 import { spentMarker } from '../append/attempt-evidence.js';
+import { supersededByCompaction } from '../compaction/superseded.js';
 import { commitContaining } from '../lane-store.js';
 import { STREAM_GENERATIONS_ROOT, type Fate } from './model.js';
 
@@ -14,6 +15,8 @@ import { STREAM_GENERATIONS_ROOT, type Fate } from './model.js';
  * - TRIMMED: it is the WAL object or committed generation of a range wholly below the trim;
  * - DEAD: provably never committed — a WAL object fenced, passed by the committed end or
  *   spent (walObjectFate), a generation whose slot is ABORTED or committed by another task;
+ * - SUPERSEDED: a LIVE range's WAL object or generation 0 wholly covered by a COMMITTED
+ *   compaction whose object verifies (collected after the orphan grace);
  * - MAY_COMMIT: anything uncertain (an append that may still be in flight, a PREPARED
  *   generation, a key this scanner does not understand). Uncertain is live.
  */
@@ -57,7 +60,7 @@ async function walObjectFate(ctx: FateContext, key: string, rest: string): Promi
   if (!object || !binding || binding.attemptId !== attemptId || binding.walSha256 !== sha256) return 'MAY_COMMIT';
   const commit = (await ctx.ports.authority.get(laneKeys.commit(ctx.lane, binding.start + binding.recordCount))) as unknown as CommitRecord | undefined;
   const fate = walFate(object.metadata, ctx.head, commit);
-  if (fate === 'COMMITTED') return commit!.end <= ctx.head.trimOffset ? 'TRIMMED' : 'LIVE';
+  if (fate === 'COMMITTED') return commit!.end <= ctx.head.trimOffset ? 'TRIMMED' : liveOrSuperseded(ctx, commit!.start, commit!.end);
   if (fate === 'DEAD') return 'DEAD';
   if (!ctx.markers.has(attemptId)) ctx.markers.set(attemptId, spentMarker(ctx.ports, ctx.lane, attemptId));
   return (await ctx.markers.get(attemptId)) ? 'DEAD' : 'MAY_COMMIT';
@@ -75,10 +78,15 @@ async function generationFate(ctx: FateContext, key: string, rest: string): Prom
   if (record.state !== 'COMMITTED') return 'MAY_COMMIT';
   const commit = await commitContaining(ctx.ports, ctx.lane, start);
   if (commit?.start !== start) return 'LIVE';
-  return commit.end <= ctx.head.trimOffset ? 'TRIMMED' : 'LIVE';
+  return commit.end <= ctx.head.trimOffset ? 'TRIMMED' : liveOrSuperseded(ctx, commit.start, commit.end);
 }
 
-/** What may be marked now: TRIMMED at once, DEAD once its grace has run out. */
+/** A live range's copy wholly covered by a committed compaction that verifies is SUPERSEDED (src/stream/compaction/superseded.ts). */
+async function liveOrSuperseded(ctx: FateContext, start: number, end: number): Promise<Fate> {
+  return (await supersededByCompaction(ctx.ports, ctx.lane, start, end)) ? 'SUPERSEDED' : 'LIVE';
+}
+
+/** What may be marked now: TRIMMED at once, DEAD and SUPERSEDED once the orphan grace has run out. */
 export function eligible(fate: Fate, now: Date, graceDeadline: Date): boolean {
-  return fate === 'TRIMMED' || (fate === 'DEAD' && now.getTime() >= graceDeadline.getTime());
+  return fate === 'TRIMMED' || ((fate === 'DEAD' || fate === 'SUPERSEDED') && now.getTime() >= graceDeadline.getTime());
 }

@@ -14,7 +14,7 @@ import { WAL_ROOT, validateLane, type LaneRef } from '../../domain/stream.js';
 export type RootState = 'ACTIVE' | 'MARKED' | 'DELETING' | 'DELETED';
 
 /** What the authority proves about an object (see liveness.ts). */
-export type Fate = 'LIVE' | 'TRIMMED' | 'DEAD' | 'MAY_COMMIT';
+export type Fate = 'LIVE' | 'TRIMMED' | 'DEAD' | 'SUPERSEDED' | 'MAY_COMMIT';
 
 /** The sealed delete journal: exactly which bytes a delete id removes. */
 export interface DeleteJournal {

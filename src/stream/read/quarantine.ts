@@ -9,7 +9,7 @@ import { loadHead } from '../lane-store.js';
 
 /** One same-view copy of a committed range: an exact object identity (key, checksum, size when known). */
 export interface Candidate {
-  copy: 'gen0' | 'wal';
+  copy: 'gen0' | 'wal' | 'compacted';
   key: string;
   sha256: string;
   size?: number;
@@ -55,8 +55,8 @@ export async function recordQuarantine(
   ports: Ports,
   lane: LaneRef,
   from: number,
-  entry: IndexEntry,
-  candidate: Candidate,
+  entry: Pick<IndexEntry, 'start' | 'end'>,
+  candidate: Pick<Candidate, 'copy' | 'key' | 'sha256' | 'size'>,
   reason: QuarantineReason,
 ): Promise<QuarantineItem | undefined> {
   const head = await loadHead(ports, lane);

@@ -12,6 +12,13 @@ export function integer(values: Values, name: string): number {
   return Number(raw);
 }
 
+/** An integer option in [min, max]; anything else is a grammar error. */
+export function integerIn(values: Values, name: string, min: number, max: number): number {
+  const n = integer(values, name);
+  if (n < min || n > max) throw new UsageError(`--${name} must be in [${min}, ${max}], got ${n}`);
+  return n;
+}
+
 /** `$USER@hostname`, kept to the owner alphabet [A-Za-z0-9._@:-]. */
 export function defaultOwner(): string {
   let user = process.env.USER ?? '';

@@ -1,0 +1,28 @@
+import { compactLane } from '../../../stream/compaction/compact-lane.js';
+import { integerIn } from './options.js';
+import type { Target } from './target.js';
+import type { LaneRef } from '../../../domain/stream.js';
+
+type Values = Record<string, string | boolean | undefined>;
+
+export const compactHelp = `cutpoint stream compact <stream> --partition P [--max-ranges N]
+  compacts the lane's next run of committed ranges (2 to N, default 16, at most 4 MiB of
+  WAL) from its compaction mark into one generation object through the generation-commit
+  mechanism; reads then serve the run from it and GC collects the superseded WAL objects
+  and generations 0 after the orphan grace. A failed run is finished by running it again
+  (same task, same output); prints the run (nothing to compact: no \`compacted\`)`;
+
+const MAX_RANGES = 1000;
+
+/** Grammar of `stream compact` beyond parseArgs, checked before anything runs (exit 2). */
+export function checkCompact(values: Values): void {
+  if (values['max-ranges'] !== undefined) maxRangesOf(values);
+}
+
+function maxRangesOf(values: Values): number {
+  return integerIn(values, 'max-ranges', 2, MAX_RANGES);
+}
+
+export async function compact(target: Target, lane: LaneRef, values: Values): Promise<unknown> {
+  return compactLane({ ...lane, ...(values['max-ranges'] !== undefined && { maxRanges: maxRangesOf(values) }) }, await target.ports());
+}

@@ -1,0 +1,25 @@
+import type { LaneRef } from '../../../domain/stream.js';
+import { materializeGen0Batch } from '../../../stream/append/gen0-batch.js';
+import { integerIn, type Values } from './options.js';
+import type { Target } from './target.js';
+
+export const materializeHelp = `cutpoint stream materialize <stream> --partition P [--max N]
+  materializes generation 0 of the next N committed ranges (default 32) from the lane's
+  mark, off the append's acknowledged path; a range that fails stops the run there and
+  the next run resumes at it (reads never wait for it: the WAL object serves the range)`;
+
+/** Ranges one `stream materialize` run takes on (each is one generation commit). */
+const MAX_MATERIALIZE = 1000;
+
+function maxOf(values: Values): number {
+  return integerIn(values, 'max', 1, MAX_MATERIALIZE);
+}
+
+/** Grammar of `stream materialize` beyond parseArgs, checked before anything runs (exit 2). */
+export function checkMaterialize(values: Values): void {
+  if (values.max !== undefined) maxOf(values);
+}
+
+export async function materialize(target: Target, lane: LaneRef, values: Values): Promise<unknown> {
+  return materializeGen0Batch({ ...lane, ...(values.max !== undefined && { max: maxOf(values) }) }, await target.ports());
+}
