@@ -11,9 +11,9 @@ import { abandonTakeover, activeSession, beginTakeover, completeTakeover } from 
 import { CURSOR_HANDLERS, cursorHelp } from './stream/consume.js';
 import { appendFromFile, checkFileAppend, FILE_APPEND_OPTIONS } from './stream/append-file-command.js';
 import { executionName } from './stream/execution-name.js';
-import { checkCompact, compact, compactHelp } from './stream/compact.js';
+import { COMPACT_HANDLERS, compactHelp } from './stream/compact.js';
 import { checkGc, gc, gcHelp, leases } from './stream/gc.js';
-import { checkMaterialize, materialize, materializeHelp } from './stream/materialize.js';
+import { MATERIALIZE_HANDLERS, materializeHelp } from './stream/materialize.js';
 import { QUARANTINE_HANDLERS, quarantineHelp } from './stream/quarantine.js';
 import { defaultOwner, integer } from './stream/options.js';
 import { appendResult, failedFlowError, isRejection, resolveCommand } from './stream/outcomes.js';
@@ -159,16 +159,8 @@ const HANDLERS: Record<string, Handler> = {
     run: (t, r) => leases(t, r.lane),
   },
   ...QUARANTINE_HANDLERS,
-  compact: {
-    options: { partition: { type: 'string' }, 'max-ranges': { type: 'string' } },
-    check: checkCompact,
-    run: (t, r) => compact(t, r.lane, r.values),
-  },
-  materialize: {
-    options: { partition: { type: 'string' }, max: { type: 'string' } },
-    check: checkMaterialize,
-    run: (t, r) => materialize(t, r.lane, r.values),
-  },
+  ...COMPACT_HANDLERS,
+  ...MATERIALIZE_HANDLERS,
 };
 
 

@@ -1,3 +1,4 @@
+import type { RootHead } from '../../domain/generation.js';
 import { sourceSetDigest, type SourceRef } from '../../domain/generation.js';
 import { laneKeys, type CommitRecord, type LaneRef } from '../../domain/stream.js';
 
@@ -8,15 +9,9 @@ import { laneKeys, type CommitRecord, type LaneRef } from '../../domain/stream.j
  * reuses the same task and output. `compaction#<end>` is the authority: it names the
  * range, the committed generation and the source-set digest.
  */
-export interface CompactionRecord extends LaneRef {
+export interface CompactionRecord extends LaneRef, RootHead {
   start: number;
   end: number;
-  root: string;
-  generation: number;
-  taskId: string;
-  objectKey: string;
-  sha256: string;
-  size: number;
   recordCount: number;
   sourceSetDigest: string;
   compactedAt: string;

@@ -26,3 +26,11 @@ function maxRangesOf(values: Values): number {
 export async function compact(target: Target, lane: LaneRef, values: Values): Promise<unknown> {
   return compactLane({ ...lane, ...(values['max-ranges'] !== undefined && { maxRanges: maxRangesOf(values) }) }, await target.ports());
 }
+
+export const COMPACT_HANDLERS = {
+  compact: {
+    options: { partition: { type: 'string' }, 'max-ranges': { type: 'string' } },
+    check: checkCompact,
+    run: (t: Target, r: { lane: LaneRef; values: Values }) => compact(t, r.lane, r.values),
+  },
+} as const;

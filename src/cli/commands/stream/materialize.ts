@@ -23,3 +23,11 @@ export function checkMaterialize(values: Values): void {
 export async function materialize(target: Target, lane: LaneRef, values: Values): Promise<unknown> {
   return materializeGen0Batch({ ...lane, ...(values.max !== undefined && { max: maxOf(values) }) }, await target.ports());
 }
+
+export const MATERIALIZE_HANDLERS = {
+  materialize: {
+    options: { partition: { type: 'string' }, max: { type: 'string' } },
+    check: checkMaterialize,
+    run: (t: Target, r: { lane: LaneRef; values: Values }) => materialize(t, r.lane, r.values),
+  },
+} as const;
