@@ -488,7 +488,8 @@ export const STEPS: StepEntry[] = [
     placeholder: 'GcDeleteFunctionArn',
     entry: 'functions/stream/gc-delete.ts',
     load: () => import('./stream/gc-delete.js'),
-    table: [...READ],
+    // PutItem: a committed attempt's marker, written before its WAL object is deleted (gc/attempt-record.ts).
+    table: [...READ, 'dynamodb:PutItem'],
     bucket: ['s3:ListBucket', 's3:GetObject', 's3:DeleteObject'],
     // The only Lambda that deletes objects: stream WAL objects and stream generations only.
     objectPrefixes: GC_OBJECT_ROOTS,

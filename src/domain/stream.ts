@@ -36,8 +36,13 @@ export interface LaneHead extends LaneRef {
 export type IntentState = 'PENDING' | 'COMMITTED' | 'ABORTED';
 
 /**
- * `intent#<attempt>`: since the lean append, only ever written ABORTED — the spent marker
- * of an attempt proven not committed (PENDING and COMMITTED are read from older lanes only).
+ * `intent#<attempt>`, the attempt's marker, written only off the acknowledged path:
+ * - ABORTED: the spent marker of an attempt proven not committed (retire-intent.ts);
+ * - COMMITTED: written by GC before it deletes the WAL object of a committed attempt
+ *   (trimmed or superseded by a compaction), so the attempt's committed range outlives its
+ *   WAL object — a re-run of the attempt id still answers KNOWN_COMMITTED with the same
+ *   range, and can never append the batch again (src/stream/gc/attempt-record.ts).
+ * PENDING is read from older lanes only.
  */
 export interface AppendIntent extends LaneRef {
   attemptId: string;
@@ -54,6 +59,8 @@ export interface AppendIntent extends LaneRef {
   abortReason?: string;
   /** When its WAL bytes became unreferenced: orphan grace runs from here. */
   orphanSince?: string;
+  /** COMMITTED marker: the fence epoch the collected WAL object was bound under. */
+  fenceEpoch?: number;
   /** An ABORTED intent written only to spend an attempt id that never recorded one. */
   tombstone?: boolean;
   version: number;

@@ -15,7 +15,9 @@ import { loadIntent } from '../lane-store.js';
  *   it does not (committedEnd is monotonic, so a record naming another attempt proves
  *   this one can never commit there);
  * - a spent marker (`intent#<attempt>`, ABORTED): written only when an attempt is proven
- *   not committed while its binding could still apply (see spend-attempt.ts).
+ *   not committed while its binding could still apply (see retire-intent.ts);
+ * - a committed marker (`intent#<attempt>`, COMMITTED): written by GC before it deletes
+ *   the WAL object of a committed attempt, naming the same WAL identity and range.
  */
 export async function walsOf(ports: Ports, lane: LaneRef, attemptId: string): Promise<WalRef[]> {
   const keys = await ports.objects.list(walPrefixOf(lane, attemptId));
@@ -41,13 +43,27 @@ export function namesAttempt(commit: CommitRecord | undefined, attemptId: string
   return !!commit && commit.attemptId === attemptId && commit.walSha256 === wal.walSha256 && commit.start === wal.start;
 }
 
-/** The attempt's commit record, if one of its WAL objects committed. */
+/**
+ * The attempt's commit record, if one of its WAL objects committed — or, once GC collected
+ * that object, if the committed marker GC left names it (and the commit record at its end
+ * still names the attempt, its SHA-256 and start).
+ */
 export async function committedWal(ports: Ports, lane: LaneRef, attemptId: string, wals: WalRef[]): Promise<CommitRecord | undefined> {
   for (const wal of wals) {
     const commit = await commitAtEnd(ports, lane, wal);
     if (namesAttempt(commit, attemptId, wal)) return commit;
   }
-  return undefined;
+  const collected = collectedWalOf(await loadIntent(ports, lane, attemptId));
+  if (!collected) return undefined;
+  const commit = await commitAtEnd(ports, lane, collected);
+  return namesAttempt(commit, attemptId, collected) ? commit : undefined;
+}
+
+/** The WAL identity and binding a committed marker keeps for a collected WAL object. */
+export function collectedWalOf(marker: AppendIntent | undefined): WalRef | undefined {
+  if (marker?.state !== 'COMMITTED' || marker.start === undefined || marker.end === undefined) return undefined;
+  const { walKey, walSha256, walSize, start, end } = marker;
+  return { walKey, walSha256, walSize, recordCount: end - start, start, fenceEpoch: marker.fenceEpoch ?? 0 };
 }
 
 /** The spent marker, if the attempt was proven not committed for good. */

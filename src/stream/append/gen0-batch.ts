@@ -1,7 +1,9 @@
 import { CutpointError } from '../../domain/errors.js';
 import { laneKeys, validateLane, type CommitRecord, type LaneRef } from '../../domain/stream.js';
 import type { Ports } from '../../ports/index.js';
+import { compactionKeys } from '../compaction/model.js';
 import { STREAM_CUT_POINTS } from '../cut-points.js';
+import { loadHead } from '../lane-store.js';
 import { materializeRange } from './materialize-gen0.js';
 
 export interface Gen0BatchResult extends LaneRef {
@@ -33,7 +35,13 @@ export async function materializeGen0Batch(input: unknown, ports: Ports): Promis
   const mark = await ports.authority.get(markKey);
   let next = typeof mark?.next === 'number' ? mark.next : 0;
   const result: Gen0BatchResult = { ...lane, materialized: [], next };
-  const commits = (await ports.authority.query(laneKeys.pk(lane), 'commit#', { startAfterSk: laneKeys.commitAfter(next), limit: max })) as unknown as CommitRecord[];
+  // Nothing to materialize below the trim, nor where a compaction already serves the
+  // range: GC may have collected those WAL objects, and the mark must move past them.
+  const [head, compacted] = await Promise.all([loadHead(ports, lane), ports.authority.get(compactionKeys.mark(lane))]);
+  const skipTo = Math.max(head.trimOffset, typeof compacted?.next === 'number' ? compacted.next : 0);
+  const commits = (await ports.authority.query(laneKeys.pk(lane), 'commit#', { startAfterSk: laneKeys.commitAfter(Math.max(next, skipTo)), limit: max })) as unknown as CommitRecord[];
+  if (skipTo > next && commits[0]) next = commits[0].start;
+  else if (skipTo > next) next = Math.min(skipTo, head.committedEnd);
   for (const commit of commits) {
     try {
       const gen0 = await materializeRange(ports, lane, commit);

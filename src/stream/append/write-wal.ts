@@ -6,8 +6,8 @@ import { putExact } from '../../objects/exact-object.js';
 import type { Ports } from '../../ports/index.js';
 import { decodeRecords, validateAttemptRef, type AttemptRef, type WalRef } from '../append-input.js';
 import { STREAM_CUT_POINTS } from '../cut-points.js';
-import { assertSessionIssued, loadHead } from '../lane-store.js';
-import { spentMarker, walsOf } from './attempt-evidence.js';
+import { assertSessionIssued, loadHead, loadIntent } from '../lane-store.js';
+import { collectedWalOf, walsOf } from './attempt-evidence.js';
 
 /** What the writer already knows from its last CAS (or load): no reload needed. */
 export interface KnownHead {
@@ -54,15 +54,16 @@ export async function writeWal(input: unknown, ports: Ports, known?: KnownHead):
   } else {
     const head = await loadHead(ports, ref);
     await assertSessionIssued(ports, ref, head, ref.session);
-    const marker = await spentMarker(ports, ref, ref.attemptId);
+    const marker = await loadIntent(ports, ref, ref.attemptId);
     const wals = await walsOf(ports, ref, ref.attemptId);
     if (wals.some((w) => w.walSha256 !== sha256) || (marker && marker.walSha256 !== '' && marker.walSha256 !== sha256)) {
       throw new AttemptIdentityConflictError(ref.attemptId, 'already has a WAL object of another batch');
     }
-    const same = wals.find((w) => w.recordCount === records.length);
+    // A committed attempt whose WAL object GC collected: its marker keeps the binding.
+    const same = wals.find((w) => w.recordCount === records.length) ?? collectedWalOf(marker);
     // The same batch is already durable: its binding is fixed, the head CAS step decides.
     if (same) return { ...ref, wal: same, expected: null };
-    if (marker) throw new AttemptAbortedError(ref.attemptId, marker.abortReason ?? 'aborted');
+    if (marker?.state === 'ABORTED') throw new AttemptAbortedError(ref.attemptId, marker.abortReason ?? 'aborted');
     if (head.suspendedBy) throw new LaneSuspendedError(ref, head.suspendedBy);
     if (!sameFence(head.fence, ref.session)) throw new FencedError(ref, 'the session does not own the lane');
     binding = { version: head.version, start: head.committedEnd };

@@ -9,6 +9,8 @@ export const GC_CUT_POINTS = {
   mark: 'stream.gc.mark',
   /** MARKED → DELETING: the root seals its delete journal (delete id, exact identity, epoch, policy digest). */
   seal: 'stream.gc.seal',
+  /** Before a committed attempt's WAL object is deleted: its committed marker (intent#<attempt>, COMMITTED). */
+  evidence: 'stream.gc.evidence',
   /** The object DELETE itself. */
   delete: 'stream.gc.delete',
   /** DELETING → DELETED once the exact object is absent. */
@@ -19,4 +21,4 @@ export const GC_CUT_POINTS = {
 } as const;
 
 /** The cut points the GC flow crosses (the GC fault matrix runs each of them). */
-export const GC_FLOW_CUT_POINTS = [GC_CUT_POINTS.root, GC_CUT_POINTS.mark, GC_CUT_POINTS.seal, GC_CUT_POINTS.delete, GC_CUT_POINTS.finalize] as const;
+export const GC_FLOW_CUT_POINTS = [GC_CUT_POINTS.root, GC_CUT_POINTS.mark, GC_CUT_POINTS.seal, GC_CUT_POINTS.evidence, GC_CUT_POINTS.delete, GC_CUT_POINTS.finalize] as const;

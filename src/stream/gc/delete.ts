@@ -3,6 +3,7 @@ import type { ObjectHead } from '../../ports/objects.js';
 import type { Ports } from '../../ports/index.js';
 import { GC_CUT_POINTS } from './cut-points.js';
 import type { DeleteJournal, LifecycleRoot } from './model.js';
+import { keepCommittedEvidence } from './attempt-record.js';
 import { loadRoot, moveRoot } from './roots.js';
 import { eachOfPage, runOf, type GcRun } from './state.js';
 
@@ -12,6 +13,8 @@ const DELETE_ROUNDS = 3;
  * Delete, then finalize, each DELETING root of the page from its sealed journal.
  * - The root is reloaded and must still be DELETING under the same epoch and delete id
  *   (exact identity); anything else is left alone.
+ * - A committed attempt's WAL object is deleted only after its committed marker is
+ *   durable (attempt-record.ts): the attempt's outcome outlives its bytes.
  * - The object is deleted only while HEAD shows the journal's exact identity (size and
  *   sha256). Another identity under the key is a late object: it is not touched, the
  *   root closes (DELETED, lateObject) and the next scan gives it a new epoch and grace.
@@ -23,6 +26,8 @@ export async function deleteSealed(input: unknown, ports: Ports): Promise<GcRun>
   await eachOfPage(run.deleting, async (entry) => {
     const root = await loadRoot(ports, run, entry.key);
     if (root?.state !== 'DELETING' || !root.journal || !sameJournal(root, entry)) return;
+    // A committed attempt's evidence outlives its WAL object (attempt-record.ts).
+    if (!root.journal.absent && !(await keepCommittedEvidence(ports, run, root.journal.objectKey))) return;
     if (await deleteExact(ports, root.journal)) run.totals.deleted++;
   });
   return run;

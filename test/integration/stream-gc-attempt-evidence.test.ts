@@ -1,0 +1,51 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { laneKeys, type AppendIntent } from '../../src/domain/stream.js';
+import { appendBatch } from '../../src/stream/append-batch.js';
+import { resolveAppend } from '../../src/stream/resolve.js';
+import { freshStores, type TestStores } from '../support/emulators.js';
+import { batchOf } from '../support/stream-fixture.js';
+import { gcFlow, gcWorld, listAll } from '../faults/stream-gc-world.js';
+
+/**
+ * An attempt's outcome outlives its WAL object (src/stream/gc/attempt-record.ts). GC
+ * deletes the WAL object of a committed attempt once it is trimmed (or superseded by a
+ * compaction); before that DELETE it writes the attempt's committed marker. Without it,
+ * the randomized history found a re-run of such an attempt id answered KNOWN_NOT_COMMITTED
+ * (the attempt was spent although it had committed) — and the owner re-running it would
+ * have appended the same batch a second time.
+ */
+let stores: TestStores;
+beforeAll(async () => {
+  stores = await freshStores();
+});
+
+const encode = (rs: string[]) => rs.map((r) => new TextEncoder().encode(r));
+
+describe('a committed attempt whose WAL object GC collected', () => {
+  it('re-runs, resolves and refuses other bytes exactly as before the collection, and appends nothing twice', async () => {
+    const world = await gcWorld(stores.ports, 'gc-evidence');
+    const { lane, ports } = world;
+    // gcWorld committed a1 = [0, 3) and trimmed to 3: a1's WAL object is collected at once.
+    const run = await gcFlow(world);
+    expect(run.status, `${run.error}: ${run.cause}`).toBe('SUCCEEDED');
+    const a1Wal = world.trimmed.find((k) => k.includes('/a1/'))!;
+    expect(await listAll(ports, lane)).not.toContain(a1Wal);
+    expect((await ports.authority.get(laneKeys.intent(lane, 'a1'))) as unknown as AppendIntent).toMatchObject({ state: 'COMMITTED', walKey: a1Wal, start: 0, end: 3 });
+    const head = await ports.authority.get(laneKeys.head(lane));
+
+    // The owner re-runs a1 with its records: the same outcome, nothing appended again.
+    const session = (head as unknown as { fence: { owner: string; session: string; epoch: number } }).fence;
+    const again = await appendBatch({ ...lane, attemptId: 'a1', session, records: encode(batchOf('a1', 3)) }, ports);
+    expect(again).toMatchObject({ status: 'KNOWN_COMMITTED', start: 0, end: 3 });
+    expect((await ports.authority.get(laneKeys.head(lane)))?.committedEnd).toBe(head!.committedEnd);
+    expect(await listAll(ports, lane)).not.toContain(a1Wal);
+
+    // A resolve of the original attempt: KNOWN_COMMITTED, never spent.
+    expect(await resolveAppend({ ...lane, attemptId: 'a1' }, ports)).toMatchObject({ status: 'KNOWN_COMMITTED', start: 0, end: 3 });
+    expect(((await ports.authority.get(laneKeys.intent(lane, 'a1'))) as unknown as AppendIntent).state).toBe('COMMITTED');
+
+    // The same attempt id with other bytes is still an identity conflict, nothing written.
+    await expect(appendBatch({ ...lane, attemptId: 'a1', session, records: encode(['other']) }, ports)).rejects.toMatchObject({ name: 'Stream.AttemptIdentityConflict' });
+    expect((await ports.authority.get(laneKeys.head(lane)))?.version).toBe(head!.version);
+  });
+});
