@@ -102,8 +102,8 @@ async function runStep(h: History, ctx: StepContext): Promise<void> {
         read: 12,
         race: 10,
         materialize: 3,
-        compact: 5,
-        gc: 5,
+        compact: 6,
+        gc: 7,
         consume: 7,
         'cursor-takeover': h.consumers.length < 3 ? 2 : 0,
       });
@@ -207,12 +207,20 @@ async function race(h: History, ctx: StepContext): Promise<void> {
       return;
     }
     case 'read-vs-gc': {
-      // A reader holds its leases (its release is slow) while a GC run marks and deletes:
-      // the read returns exact records or, when a copy it needs was marked first, says
-      // read again (Stream.ObjectReclaimed) — and reading again succeeds.
-      const plan = { ...readPlan(h), fault: `${STREAM_CUT_POINTS.release}:delay=${h.rng.int(20, 120)}*` };
+      // A reader holds each lease a while (its release is slow) while the lane is trimmed
+      // past where it reads and GC collects at once what the trim left: the lease drain
+      // keeps the bytes under the reader until it lets go, then the read is refused as
+      // trimmed (or returns exact records, had it finished first) — never a deleted byte,
+      // never a quarantined copy. A copy marked before the reader pinned says read again.
       const committedEnd = h.head.committedEnd;
-      const [readError] = await Promise.all([read(h, plan, committedEnd), sleep(h.rng.int(0, 40)).then(() => gc(h))]);
+      const plan = { from: h.trim, maxRecords: h.rng.int(5, 60), fault: `${STREAM_CUT_POINTS.release}:delay=${h.rng.int(20, 120)}*` };
+      const to = h.trim + Math.floor((committedEnd - h.trim) * h.rng.next());
+      const trimThenGc = async () => {
+        await sleep(h.rng.int(0, 30));
+        await trim(h, to);
+        await gc(h);
+      };
+      const [readError] = await Promise.all([read(h, plan, committedEnd), trimThenGc()]);
       if (readError !== undefined && (readError as Error).name === 'Stream.ObjectReclaimed') {
         checkReadError(h, { from: plan.from }, await read(h, { from: plan.from }, committedEnd), committedEnd);
       } else {

@@ -1,6 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { laneKeys, type AppendIntent } from '../../src/domain/stream.js';
 import { appendBatch } from '../../src/stream/append-batch.js';
+import { materializeGen0Batch } from '../../src/stream/append/gen0-batch.js';
+import { trimLane } from '../../src/stream/trim.js';
 import { resolveAppend } from '../../src/stream/resolve.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
 import { batchOf } from '../support/stream-fixture.js';
@@ -47,5 +49,24 @@ describe('a committed attempt whose WAL object GC collected', () => {
     // The same attempt id with other bytes is still an identity conflict, nothing written.
     await expect(appendBatch({ ...lane, attemptId: 'a1', session, records: encode(['other']) }, ports)).rejects.toMatchObject({ name: 'Stream.AttemptIdentityConflict' });
     expect((await ports.authority.get(laneKeys.head(lane)))?.version).toBe(head!.version);
+  });
+});
+
+describe('generation 0 after GC collected a range', () => {
+  it('moves its mark past trimmed ranges whose WAL objects are gone instead of stalling on them', async () => {
+    const world = await gcWorld(stores.ports, 'gc-gen0-mark');
+    const { lane, ports } = world;
+    // gcWorld materialized [0, 7) and trimmed to 3; two more ranges commit, then a trim past the first of them.
+    const head = (await ports.authority.get(laneKeys.head(lane))) as unknown as { fence: { owner: string; session: string; epoch: number } };
+    for (const id of ['b1', 'b2']) {
+      expect(await appendBatch({ ...lane, attemptId: id, session: head.fence, records: encode(batchOf(id, 2)) }, ports)).toMatchObject({ status: 'KNOWN_COMMITTED' });
+    }
+    await trimLane({ ...lane, to: 9 }, ports); // b1 = [7, 9) is below the trim
+    expect((await gcFlow(world)).status).toBe('SUCCEEDED');
+    expect((await listAll(ports, lane)).some((k) => k.includes('/b1/'))).toBe(false);
+    const run = await materializeGen0Batch(lane, ports);
+    expect(run.failed).toBeUndefined();
+    expect(run.materialized.map((m) => [m.start, m.end])).toEqual([[9, 11]]);
+    expect(run.next).toBe(11);
   });
 });

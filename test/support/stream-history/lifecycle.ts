@@ -172,7 +172,9 @@ async function headOf(h: History): Promise<LaneHead> {
  * After every step, what the lifecycle left durable:
  * - the group's cursor never past the committed end, never back outside a seek, and —
  *   when the retention policy names the group — never below the trim (a trim waits for it);
- * - compactions never overlap, each covers whole committed ranges, below the committed end.
+ * - compactions never overlap, each covers whole committed ranges, below the committed end;
+ * - no copy is quarantined: the history never corrupts a byte, so a quarantined copy means
+ *   a reader found bytes missing that it was promised (GC deleted under its lease).
  */
 export async function checkLifecycle(h: History, head: LaneHead, commits: CommitRecord[]): Promise<void> {
   const cursor = await loadCursor(h.operator.ports, h.lane, h.group);
@@ -185,6 +187,8 @@ export async function checkLifecycle(h: History, head: LaneHead, commits: Commit
   } else {
     h.check(!h.policy || head.trimOffset === 0, `the policy names ${h.group}, which has no cursor yet, but the lane is trimmed to ${head.trimOffset}`);
   }
+  const quarantined = await h.operator.ports.authority.query(laneKeys.pk(h.lane), 'quarantine#');
+  h.check(quarantined.length === 0, `copies quarantined: ${quarantined.map((q) => `${String(q.objectKey)} (${String(q.reason)})`).join(', ')}`);
   const starts = new Set(commits.map((c) => c.start));
   const ends = new Set(commits.map((c) => c.end));
   let last = 0;
