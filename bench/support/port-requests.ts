@@ -28,6 +28,7 @@ export function decoratePorts(ports: Ports, before: BeforeRequest): Ports {
   const objects: ObjectStore = {
     location: o.location,
     put: (cut, key, bytes, metadata) => via('s3.PutObject', () => o.put(cut, key, bytes, metadata)),
+    copy: (cut, source, target, metadata) => via('s3.CopyObject', () => o.copy(cut, source, target, metadata)),
     head: (key) => via('s3.HeadObject', () => o.head(key)),
     get: (key) => via('s3.GetObject', () => o.get(key)),
     delete: (cut, key) => via('s3.DeleteObject', () => o.delete(cut, key)),
@@ -57,6 +58,7 @@ export class RequestCounter {
  */
 export const AWS_LIKE_LATENCY_MS: Readonly<Record<string, number>> = {
   's3.PutObject': 50,
+  's3.CopyObject': 50,
   's3.GetObject': 20,
   's3.HeadObject': 20,
   's3.ListObjectsV2': 20,

@@ -5,8 +5,9 @@ import { rerunTransient } from '../engine/rerun.js';
 import { abortGeneration } from './abort.js';
 import { commitGeneration } from './commit.js';
 import { probeGeneration } from './probe.js';
-import { recordPreparedGeneration } from './record-prepared.js';
-import { registerGenerationTask } from './register-task.js';
+import type { LoadedResolution } from './load.js';
+import { prepareGeneration } from './record-prepared.js';
+import { registerTask } from './register-task.js';
 import { writeGenerationObject } from './write-object.js';
 import type { GenerationOutcome } from './outcome.js';
 
@@ -19,17 +20,23 @@ const ABORTING = new Set(['Generation.TaskClosed', 'Generation.SlotTaken', 'Cutp
  * generation inside one of their own steps (the stream's generation 0). Same use cases
  * and the same recovery as statemachines/commit-generation.asl.json: transient errors
  * rerun the step, an UNKNOWN commit is resolved by the exact-winner probe, and the
- * aborting errors prove an abort.
+ * aborting errors prove an abort. Each step hands the next what its own write proved
+ * (the registered task, the PREPARED record): the next step acts on it without reloading,
+ * and the versions its transaction checks turn stale state into a reload.
  */
 export async function commitGenerationInProcess(spec: GenerationTaskSpec, ports: Ports): Promise<GenerationOutcome> {
   const ref = { root: spec.root, taskId: spec.taskId };
   try {
-    await rerunTransient(() => registerGenerationTask(spec, ports));
-    const object = await rerunTransient(() => writeGenerationObject(ref, ports));
-    await rerunTransient(() => recordPreparedGeneration({ ...ref, ...object }, ports));
+    const task = await rerunTransient(() => registerTask(spec, ports));
+    const object = await rerunTransient(() => writeGenerationObject(ref, ports, task));
+    let { loaded } = await rerunTransient(() => prepareGeneration({ ...ref, ...object }, ports, task));
     for (let round = 0; round < ATTEMPTS; round++) {
       try {
-        return await rerunTransient(() => commitGeneration(ref, ports), ['Cutpoint.WorkerCrashed', 'Cutpoint.EffectFailed']);
+        return await rerunTransient(() => {
+          const known: LoadedResolution | undefined = loaded;
+          loaded = undefined; // only the first try acts on it; a retry reloads
+          return commitGeneration(ref, ports, known);
+        }, ['Cutpoint.WorkerCrashed', 'Cutpoint.EffectFailed']);
       } catch (error) {
         if (!(error instanceof OutcomeUnknownError)) throw error;
         const probe = await rerunTransient(() => probeGeneration(ref, ports));

@@ -1,10 +1,10 @@
-import { CutpointError, OutcomeUnknownError } from '../domain/errors.js';
-import { generationKeys, GenerationSlotTakenError, GenerationTaskClosedError, validateRef } from '../domain/generation.js';
+import { CutpointError, IdentityConflictError, OutcomeUnknownError } from '../domain/errors.js';
+import { generationKeys, GenerationSlotTakenError, GenerationTaskClosedError, metadataMatches, validateRef } from '../domain/generation.js';
 import { readVerified } from '../objects/exact-object.js';
 import type { TransactionLeg } from '../ports/authority.js';
 import type { Ports } from '../ports/index.js';
 import { GENERATION_CUT_POINTS } from './cut-points.js';
-import { loadResolution } from './load.js';
+import { loadResolution, type LoadedResolution } from './load.js';
 import { committedOutcome, type GenerationOutcome } from './outcome.js';
 
 const MAX_ROUNDS = 3;
@@ -15,12 +15,19 @@ const MAX_ROUNDS = 3;
  * so a COMMITTED generation always has readable bytes. A lost response leaves as
  * `Cutpoint.OutcomeUnknown` for the flow's ResolveCommit probe; a crash before or after
  * is retried, and the retry reloads the exact winner.
+ *
+ * Verified before COMMITTED: the full SHA-256 of the output object against the record's,
+ * and its metadata against the task's identity (a copied output was never read by the
+ * worker that wrote it). `loaded` is what the PREPARED step's own transaction proved (the
+ * in-process mechanism): the first round acts on it instead of reloading — the commit
+ * transaction checks the record's, head's and task's versions, so stale state is a
+ * CONFLICT and a reload, never a wrong commit.
  */
-export async function commitGeneration(input: unknown, ports: Ports): Promise<GenerationOutcome> {
+export async function commitGeneration(input: unknown, ports: Ports, loaded?: LoadedResolution): Promise<GenerationOutcome> {
   const { root, taskId } = validateRef(input);
   const cut = GENERATION_CUT_POINTS.commitCas;
   for (let round = 0; round < MAX_ROUNDS; round++) {
-    const { task, record, head, resolution } = await loadResolution(ports, root, taskId);
+    const { task, record, head, resolution } = round === 0 && loaded ? loaded : await loadResolution(ports, root, taskId);
     switch (resolution.state) {
       case 'COMMITTED':
         return committedOutcome(resolution.record, round === 0 ? 'exact-winner-reload' : 'applied');
@@ -31,7 +38,10 @@ export async function commitGeneration(input: unknown, ports: Ports): Promise<Ge
       case 'NOT_PREPARED':
         throw new CutpointError('Generation.NotPrepared', 'generation.not_prepared', `task ${taskId} has no PREPARED record`);
       case 'PREPARED': {
-        await readVerified(ports.objects, resolution.record.objectKey, resolution.record.sha256);
+        const stored = await readVerified(ports.objects, resolution.record.objectKey, resolution.record.sha256);
+        if (!metadataMatches(stored.metadata, task, resolution.record.sha256)) {
+          throw new IdentityConflictError('generation.object_identity_conflict', `object ${resolution.record.objectKey} is not this task's exact output`);
+        }
         const now = ports.clock.now().toISOString();
         const headKey = generationKeys.head(root);
         const headFields = {

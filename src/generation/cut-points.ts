@@ -2,6 +2,8 @@
 export const GENERATION_CUT_POINTS = {
   taskPut: 'generation.task.put',
   objectPut: 'generation.object.put',
+  /** A single-source task's output: a server-side copy of its one source (no bytes through the worker). */
+  objectCopy: 'generation.object.copy',
   recordPut: 'generation.record.put',
   commitCas: 'generation.commit.cas',
   abortCas: 'generation.abort.cas',

@@ -34,9 +34,20 @@ export function asRecord(item: AuthorityItem): GenerationRecord & { version: num
   return item as unknown as GenerationRecord & { version: number };
 }
 
-/** Task, record and head reloaded together, and what they prove about the task. */
-export async function loadResolution(ports: Ports, root: string, taskId: string) {
-  const task = await loadTask(ports, root, taskId);
+/**
+ * Task, record and head reloaded together, and what they prove about the task. `task` is
+ * one the caller holds from its own write a moment ago (the in-process mechanism): its
+ * version is checked by the transaction that acts on it, so a stale one only costs a reload.
+ */
+export async function loadResolution(ports: Ports, root: string, taskId: string, task?: GenerationTask & { version: number }) {
+  task ??= await loadTask(ports, root, taskId);
   const [record, head] = await Promise.all([loadRecord(ports, root, task.generation), loadHead(ports, root)]);
+  return resolved(task, record, head);
+}
+
+/** Task, record and head with what they prove (also for state a caller knows from its own applied write). */
+export function resolved(task: GenerationTask & { version: number }, record: (GenerationRecord & { version: number }) | undefined, head: (RootHead & { version: number }) | undefined) {
   return { task, record, head, resolution: resolveTask(task, record, head) };
 }
+
+export type LoadedResolution = ReturnType<typeof resolved>;

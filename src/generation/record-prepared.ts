@@ -5,10 +5,11 @@ import {
   GenerationTaskClosedError,
   preparedRecordOf,
   validateRef,
+  type GenerationTask,
 } from '../domain/generation.js';
 import type { Ports } from '../ports/index.js';
 import { GENERATION_CUT_POINTS } from './cut-points.js';
-import { loadResolution } from './load.js';
+import { loadResolution, resolved, type LoadedResolution } from './load.js';
 
 export interface PreparedGeneration {
   state: 'PREPARED' | 'COMMITTED';
@@ -24,11 +25,25 @@ const MAX_ROUNDS = 3;
  * task's version), so a late worker cannot prepare an aborted task.
  */
 export async function recordPreparedGeneration(input: unknown, ports: Ports): Promise<PreparedGeneration> {
+  return (await prepareGeneration(input, ports)).prepared;
+}
+
+/**
+ * The step itself. `known` is the task as the caller registered it a moment ago (the
+ * in-process mechanism; its version is checked by the transaction). `loaded` is what this
+ * step's own applied transaction proves (task, the new record at version 1, the head it
+ * saw): the commit acts on it without reloading, and its transaction checks every version.
+ */
+export async function prepareGeneration(
+  input: unknown,
+  ports: Ports,
+  known?: GenerationTask & { version: number },
+): Promise<{ prepared: PreparedGeneration; loaded?: LoadedResolution }> {
   const { root, taskId } = validateRef(input);
   const object = validateObject(input);
   const cut = GENERATION_CUT_POINTS.recordPut;
   for (let round = 0; round < MAX_ROUNDS; round++) {
-    const { task, record, resolution } = await loadResolution(ports, root, taskId);
+    const { task, record, head, resolution } = await loadResolution(ports, root, taskId, round === 0 ? known : undefined);
     if (object.objectKey !== task.objectKey) {
       throw new ValidationError('generation.object_key_mismatch', `object key is not the task's output key ${task.objectKey}`);
     }
@@ -38,22 +53,21 @@ export async function recordPreparedGeneration(input: unknown, ports: Ports): Pr
         if (record?.sha256 !== object.sha256 || record.size !== object.size) {
           throw new IdentityConflictError('generation.record_identity_conflict', `generation ${task.generation} of ${root} records a different checksum`);
         }
-        return { state: resolution.state, generation: task.generation, reused: true };
+        return { prepared: { state: resolution.state, generation: task.generation, reused: true } };
       case 'ABORTED':
         throw new GenerationTaskClosedError(`task ${taskId} under ${root} is aborted`);
       case 'SUPERSEDED':
         throw new GenerationSlotTakenError(`generation ${task.generation} of ${root}: ${resolution.reason}`);
       case 'NOT_PREPARED': {
         const key = generationKeys.record(root, task.generation);
+        const item = { ...key, ...preparedRecordOf(task, object), preparedAt: ports.clock.now().toISOString() };
         const outcome = await ports.authority.transact(cut, [
           { kind: 'check', key: generationKeys.task(root, taskId), expect: { version: task.version } },
-          {
-            kind: 'put',
-            item: { ...key, ...preparedRecordOf(task, object), preparedAt: ports.clock.now().toISOString() },
-            expect: 'absent',
-          },
+          { kind: 'put', item, expect: 'absent' },
         ]);
-        if (outcome.status === 'APPLIED') return { state: 'PREPARED', generation: task.generation, reused: false };
+        if (outcome.status === 'APPLIED') {
+          return { prepared: { state: 'PREPARED', generation: task.generation, reused: false }, loaded: resolved(task, { ...item, version: 1 }, head) };
+        }
         // UNKNOWN or CONFLICT: the next round reloads the exact record and decides.
         continue;
       }

@@ -1,5 +1,5 @@
 import { IdentityConflictError } from '../domain/errors.js';
-import { generationKeys, sameTaskIdentity, taskOf, validateTaskSpec, type TaskState } from '../domain/generation.js';
+import { generationKeys, sameTaskIdentity, taskOf, validateTaskSpec, type GenerationTask, type TaskState } from '../domain/generation.js';
 import { writeExactlyOnce } from '../authority/resolve.js';
 import type { Ports } from '../ports/index.js';
 import { GENERATION_CUT_POINTS } from './cut-points.js';
@@ -20,6 +20,19 @@ export interface RegisteredTask {
  * task under the same id is refused.
  */
 export async function registerGenerationTask(input: unknown, ports: Ports): Promise<RegisteredTask> {
+  const stored = await registerTask(input, ports);
+  return {
+    root: stored.root,
+    generation: stored.generation,
+    taskId: stored.taskId,
+    objectKey: stored.objectKey,
+    sourceSetDigest: stored.sourceSetDigest,
+    state: stored.state,
+  };
+}
+
+/** The registration itself, returning the durable task as stored (with its version). */
+export async function registerTask(input: unknown, ports: Ports): Promise<GenerationTask & { version: number }> {
   const task = taskOf(validateTaskSpec(input));
   const key = generationKeys.task(task.root, task.taskId);
   const cut = GENERATION_CUT_POINTS.taskPut;
@@ -36,13 +49,5 @@ export async function registerGenerationTask(input: unknown, ports: Ports): Prom
       `task ${task.taskId} under ${task.root} already exists with a different generation or source set`,
     );
   }
-  const stored = asTask(result.item);
-  return {
-    root: stored.root,
-    generation: stored.generation,
-    taskId: stored.taskId,
-    objectKey: stored.objectKey,
-    sourceSetDigest: stored.sourceSetDigest,
-    state: stored.state,
-  };
+  return asTask(result.item);
 }

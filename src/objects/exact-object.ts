@@ -53,6 +53,38 @@ export async function putExact(
 }
 
 /**
+ * `putExact` for bytes that already exist in the store: a server-side copy of `sourceKey`
+ * to the exact `targetKey` with `metadata` (carrying the expected `sha256`; `size` is the
+ * source's recorded size). No byte passes through the caller, so WRITTEN says only that the
+ * store copied: the bytes are verified (full SHA-256 and metadata) by whoever relies on
+ * them before they become visible — the generation commit. A lost response or a refused
+ * `If-None-Match` is resolved as in `putExact`, by reading the exact target back.
+ */
+export async function copyExact(
+  objects: ObjectStore,
+  cutPoint: string,
+  source: { key: string; size: number },
+  targetKey: string,
+  metadata: Record<string, string> & { sha256: string },
+  attempts = 2,
+): Promise<ExactPutResult> {
+  const result = (status: ExactPutResult['status']): ExactPutResult => ({ status, key: targetKey, sha256: metadata.sha256, size: source.size });
+  let reason = '';
+  for (let attempt = 0; attempt < attempts; attempt++) {
+    const outcome = await objects.copy(cutPoint, source.key, targetKey, metadata);
+    if (outcome.status === 'APPLIED') return result('WRITTEN');
+    if (outcome.status === 'UNKNOWN') reason = outcome.reason;
+    const found = await probeExact(objects, targetKey, metadata);
+    if (found === 'MATCH') return result('REUSED');
+    if (found === 'CONFLICT') {
+      throw new IdentityConflictError('objects.identity_conflict', `object ${targetKey} exists with a different identity`);
+    }
+    // ABSENT after UNKNOWN: the copy did not land; copying the immutable source again is safe.
+  }
+  throw new OutcomeUnknownError(cutPoint, `${cutPoint}: copy to ${targetKey} still unresolved (${reason})`);
+}
+
+/**
  * Compares what is under `key` with an exact identity: every metadata field, and the full
  * SHA-256 of the stored bytes against the metadata's own.
  */

@@ -34,6 +34,15 @@ export interface ObjectStore {
    * or may not be there; resolve by `head`/`get` of the exact key.
    */
   put(cutPoint: string, key: string, bytes: Uint8Array, metadata: Record<string, string>): Promise<ObjectPutOutcome>;
+  /**
+   * Server-side copy of the bytes under `sourceKey` to a new exact key `targetKey`, with
+   * `metadata` replacing the source's (it must carry the expected `sha256`): no byte passes
+   * through the caller. Create-only like `put` (`If-None-Match: *`, sent even where the store
+   * does not enforce it); the same outcomes: EXISTS and UNKNOWN are resolved by reading the
+   * exact target back and comparing metadata and the full SHA-256 (`copyExact`). The store
+   * does not verify the copied bytes: whoever relies on the target verifies them.
+   */
+  copy(cutPoint: string, sourceKey: string, targetKey: string, metadata: Record<string, string>): Promise<ObjectPutOutcome>;
   head(key: string): Promise<ObjectHead | undefined>;
   /**
    * Raw bytes; callers verify them (see `readVerified`). With `cutPoint` the GET runs

@@ -50,6 +50,7 @@ export function readOnlyPorts(ports: Ports): Ports {
       get: (key) => objects.get(key),
       list: (prefix) => objects.list(prefix),
       put: refuse('an object put'),
+      copy: refuse('an object copy'),
       delete: refuse('an object delete'),
     },
   };

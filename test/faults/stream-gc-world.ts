@@ -49,6 +49,7 @@ export function countingPorts(base: Ports, clock: Clock, deletes: Map<string, nu
   const objects: ObjectStore = {
     location: inner.location,
     put: (...a) => inner.put(...a),
+    copy: (...a) => inner.copy(...a),
     head: (k) => inner.head(k),
     get: (k) => inner.get(k),
     list: (p) => inner.list(p),

@@ -3,8 +3,10 @@ import { sha256Hex } from '../../src/domain/digest.js';
 import { outputKeyOf } from '../../src/domain/generation.js';
 import { encodeBatch } from '../../src/domain/record-batch.js';
 import { laneKeys, rangeRootOf, type CommitRecord, type IndexEntry, type LaneRef } from '../../src/domain/stream.js';
+import { commitGeneration } from '../../src/generation/commit.js';
 import { GENERATION_CUT_POINTS } from '../../src/generation/cut-points.js';
 import { loadRecord } from '../../src/generation/load.js';
+import { readVerified } from '../../src/objects/exact-object.js';
 import type { Fence } from '../../src/ports/authority.js';
 import { materializeGen0Batch } from '../../src/stream/append/gen0-batch.js';
 import { LaneWriter } from '../../src/stream/append/lane-writer.js';
@@ -46,13 +48,17 @@ async function expectEveryRangeMaterialized(lane: LaneRef): Promise<void> {
   const commits = (await stores.ports.authority.query(laneKeys.pk(lane), 'commit#')) as unknown as CommitRecord[];
   for (const c of commits) {
     const record = await loadRecord(stores.ports, rangeRootOf(lane, c.start), 0);
-    expect(record, `generation 0 of [${c.start}, ${c.end})`).toMatchObject({ state: 'COMMITTED', taskId: c.attemptId });
+    expect(record, `generation 0 of [${c.start}, ${c.end})`).toMatchObject({ state: 'COMMITTED', taskId: c.attemptId, sha256: c.walSha256, size: c.walSize });
+    // A server-side copy of the WAL object: byte-identical, verified, with the task's identity in its metadata.
+    const copy = await readVerified(stores.ports.objects, record!.objectKey, c.walSha256);
+    expect(copy.metadata).toMatchObject({ sha256: c.walSha256, 'task-id': c.attemptId, generation: '0' });
     const entry = (await stores.ports.authority.get(laneKeys.index(lane, c.end))) as unknown as IndexEntry;
     expect(entry).toMatchObject({ start: c.start, walKey: c.walKey, gen0Key: record!.objectKey, gen0Sha256: record!.sha256 });
   }
 }
 
-const RUN_CUT_POINTS = [GENERATION_CUT_POINTS.taskPut, GENERATION_CUT_POINTS.objectPut, GENERATION_CUT_POINTS.recordPut, GENERATION_CUT_POINTS.commitCas, STREAM_CUT_POINTS.gen0];
+/** Every cut point a run crosses (generation 0 is a copy: generation.object.copy, never generation.object.put). */
+const RUN_CUT_POINTS = [GENERATION_CUT_POINTS.taskPut, GENERATION_CUT_POINTS.objectCopy, GENERATION_CUT_POINTS.recordPut, GENERATION_CUT_POINTS.commitCas, STREAM_CUT_POINTS.gen0];
 
 describe('the batched generation-0 run', () => {
   it('acknowledged appends need no generation 0: reads serve the WAL objects before any run', async () => {
@@ -63,10 +69,11 @@ describe('the batched generation-0 run', () => {
 
   it.each(withKinds(RUN_CUT_POINTS))('%s × %s*, then a clean run', async (cut, kind) => {
     const { lane, acknowledged } = await laneWithRanges(`g-${kind}`, 3);
-    stores.faults.arm(`${cut}:${kind}${kind === 'delay' ? '=5' : ''}*`);
+    const injector = stores.faults.arm(`${cut}:${kind}${kind === 'delay' ? '=5' : ''}*`);
     const faulted = await materializeGen0Batch(lane, stores.ports).catch((error: unknown) => ({ error }));
     stores.faults.disarm();
     expect(faulted).toBeDefined();
+    expect(injector.fired.map((f) => f.cutPoint), 'the run crosses the cut point').toContain(cut);
     const clean = await materializeGen0Batch(lane, stores.ports);
     expect(clean.failed).toBeUndefined();
     expect(clean.next).toBe(acknowledged.reduce((n, a) => n + a.records.length, 0));
@@ -93,5 +100,32 @@ describe('the batched generation-0 run', () => {
     // Without the WAL object nothing else may serve: unreadable, not the prepared bytes.
     expect((await stores.ports.objects.delete('test.object.delete', commit!.walKey)).status).toBe('APPLIED');
     await expect(readStream({ ...lane, from: 0 }, stores.ports)).rejects.toMatchObject({ name: 'Stream.RangeUnreadable' });
+  });
+
+  it('a copy is verified before COMMITTED: a WAL object that no longer holds its recorded bytes yields no generation 0', async () => {
+    const { lane } = await laneWithRanges('tampered', 1);
+    const [commit] = (await stores.ports.authority.query(laneKeys.pk(lane), 'commit#')) as unknown as CommitRecord[];
+    const other = encodeBatch(bytes(['OTHER-0', 'OTHER-1']));
+    expect((await stores.ports.objects.put('test.object.overwrite', commit!.walKey, other, { sha256: commit!.walSha256 })).status).toBe('APPLIED');
+    const run = await materializeGen0Batch(lane, stores.ports);
+    expect(run.failed).toMatchObject({ start: commit!.start, end: commit!.end });
+    expect(run.next).toBe(0);
+    expect((await loadRecord(stores.ports, rangeRootOf(lane, commit!.start), 0))?.state).not.toBe('COMMITTED');
+    expect(await stores.ports.authority.get(laneKeys.index(lane, commit!.end))).toBeUndefined();
+  });
+
+  it("the commit verifies the copy's metadata too: the WAL's exact bytes under another task's identity never commit", async () => {
+    const { lane } = await laneWithRanges('metadata', 1);
+    stores.faults.arm(`${GENERATION_CUT_POINTS.commitCas}:fail*`);
+    expect((await materializeGen0Batch(lane, stores.ports)).failed).toBeDefined();
+    stores.faults.disarm();
+    const [commit] = (await stores.ports.authority.query(laneKeys.pk(lane), 'commit#')) as unknown as CommitRecord[];
+    const root = rangeRootOf(lane, commit!.start);
+    const key = outputKeyOf({ root, generation: 0, taskId: commit!.attemptId });
+    const copy = (await stores.ports.objects.get(key))!;
+    const foreign = { ...copy.metadata, 'task-id': 'someone-else' };
+    expect((await stores.ports.objects.put('test.object.overwrite', key, copy.bytes, foreign)).status).toBe('APPLIED');
+    await expect(commitGeneration({ root, taskId: commit!.attemptId }, stores.ports)).rejects.toMatchObject({ name: 'Cutpoint.IdentityConflict' });
+    expect(await loadRecord(stores.ports, root, 0)).toMatchObject({ state: 'PREPARED' });
   });
 });

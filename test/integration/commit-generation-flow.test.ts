@@ -51,7 +51,8 @@ describe('commit-generation recovery entry (EventBridge re-run)', () => {
   it('counts state transitions as AWS bills them: states entered plus retries', async () => {
     const a = await source('sources/t1', 'transitions\n');
     const input = { root: 'demo/transitions', generation: 0, taskId: 'task-t', sources: [a] };
-    stores.faults.arm('generation.object.put:crash-before');
+    // One source: WriteObject copies it server-side (generation.object.copy), never a PUT.
+    stores.faults.arm('generation.object.copy:crash-before');
     const result = await runFlow('commit-generation', input, { ports: stores.ports, retryIntervalMs: 0 });
     stores.faults.disarm();
     // IsRecovery, Init, RegisterTask, WriteObject (+1 retry), RecordPrepared, Commit, Committed

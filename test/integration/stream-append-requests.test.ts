@@ -38,6 +38,7 @@ function counted(ports: Ports): { ports: Ports; counts: Counts; legs: Transactio
   const objects: ObjectStore = {
     location: ports.objects.location,
     put: (cut, key, bytes, metadata) => (bump('objects.put'), ports.objects.put(cut, key, bytes, metadata)),
+    copy: (cut, source, target, metadata) => (bump('objects.copy'), ports.objects.copy(cut, source, target, metadata)),
     head: (key) => (bump('objects.head'), ports.objects.head(key)),
     get: (key) => (bump('objects.get'), ports.objects.get(key)),
     delete: (cut, key) => (bump('objects.delete'), ports.objects.delete(cut, key)),

@@ -62,6 +62,7 @@ function racing(hooks: { beforeGet?: (key: string) => Promise<void>; beforeUpdat
   const hookedObjects: ObjectStore = {
     location: objects.location,
     put: (...args) => objects.put(...args),
+    copy: (...args) => objects.copy(...args),
     head: (key) => objects.head(key),
     get: async (key) => {
       await hooks.beforeGet?.(key);

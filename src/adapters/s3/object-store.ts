@@ -1,4 +1,5 @@
 import {
+  CopyObjectCommand,
   DeleteObjectCommand,
   GetObjectCommand,
   HeadObjectCommand,
@@ -6,7 +7,7 @@ import {
   PutObjectCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import { CutpointError, EffectFailedError, OutcomeUnknownError } from '../../domain/errors.js';
+import { CutpointError, EffectFailedError, ObjectMissingError, OutcomeUnknownError } from '../../domain/errors.js';
 import type { FaultInjector } from '../../ports/faults.js';
 import type { RequestMeter } from '../../ports/meter.js';
 import type { ObjectDeleteOutcome, ObjectHead, ObjectPutOutcome, ObjectStore, StoredObject } from '../../ports/objects.js';
@@ -45,6 +46,36 @@ export class S3ObjectStore implements ObjectStore {
     } catch (error) {
       const status = httpStatus(error);
       if (status === 412 || status === 409) return { status: 'EXISTS' };
+      return this.unknownOrThrow(cutPoint, error);
+    }
+  }
+
+  /**
+   * CopyObject with the metadata replaced and `If-None-Match: *` on the target (S3 enforces
+   * it on CopyObject: 412, or 409 for a concurrent one → EXISTS). A missing source is
+   * ObjectMissing (nothing was copied).
+   */
+  async copy(cutPoint: string, sourceKey: string, targetKey: string, metadata: Record<string, string>): Promise<ObjectPutOutcome> {
+    this.options.meter?.count('s3', 'CopyObject');
+    const source = `${this.options.bucket}/${sourceKey.split('/').map(encodeURIComponent).join('/')}`;
+    try {
+      await this.options.faults.at(cutPoint, () =>
+        this.options.client.send(
+          new CopyObjectCommand({
+            Bucket: this.options.bucket,
+            Key: targetKey,
+            CopySource: source,
+            MetadataDirective: 'REPLACE',
+            Metadata: metadata,
+            IfNoneMatch: '*',
+          }),
+        ),
+      );
+      return { status: 'APPLIED' };
+    } catch (error) {
+      const status = httpStatus(error);
+      if (status === 412 || status === 409) return { status: 'EXISTS' };
+      if (isAbsent(error)) throw new ObjectMissingError(sourceKey);
       return this.unknownOrThrow(cutPoint, error);
     }
   }

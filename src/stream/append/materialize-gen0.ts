@@ -44,9 +44,13 @@ export async function materializeRange(ports: Ports, lane: LaneRef, commit: Comm
   return gen0;
 }
 
-/** Adds the committed generation to the range's index entry (creating the entry if the index step failed). */
+/**
+ * Adds the committed generation to the range's index entry. The commit record doubles as
+ * the index entry on the acknowledged path, so the entry is usually absent: it is created
+ * already naming the generation (one write); an existing entry gets the generation added.
+ */
 async function linkGeneration(ports: Ports, entry: IndexEntry, gen0: { objectKey: string; sha256: string }): Promise<void> {
-  const current = await putIndexEntry(ports, entry, entry, STREAM_CUT_POINTS.gen0);
+  const current = await putIndexEntry(ports, entry, { ...entry, gen0Key: gen0.objectKey, gen0Sha256: gen0.sha256 }, STREAM_CUT_POINTS.gen0);
   if (current.gen0Key === gen0.objectKey && current.gen0Sha256 === gen0.sha256) return;
   const version = (current as unknown as { version: number }).version;
   await ports.authority.update(STREAM_CUT_POINTS.gen0, laneKeys.index(entry, entry.end), { version }, { gen0Key: gen0.objectKey, gen0Sha256: gen0.sha256 });
