@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
 import { decodeBatch } from '../../src/domain/record-batch.js';
-import { laneKeys, type AppendIntent, type AppendOutcome, type CommitRecord, type LaneHead, type LaneRef } from '../../src/domain/stream.js';
+import { laneKeys, type AppendOutcome, type CommitRecord, type LaneHead, type LaneRef, type SpentMarker } from '../../src/domain/stream.js';
 import { runFlow, type FlowResult } from '../../src/local/flow-runner.js';
 import { readVerified } from '../../src/objects/exact-object.js';
 import type { Fence } from '../../src/ports/authority.js';
@@ -75,13 +75,10 @@ export async function expectLaneInvariant(ports: Ports, lane: LaneRef, acknowled
     from = page.next;
   }
   expect(seen).toEqual(expected.slice(head.trimOffset));
-  const intents = (await ports.authority.query(laneKeys.pk(lane), 'intent#')) as unknown as AppendIntent[];
-  for (const intent of intents) {
-    expect(['COMMITTED', 'ABORTED'], `intent ${intent.attemptId} has no final outcome`).toContain(intent.state);
-    if (intent.state === 'COMMITTED') expect(byAttempt.has(intent.attemptId)).toBe(true);
-    if (intent.state === 'ABORTED') {
-      expect(byAttempt.has(intent.attemptId)).toBe(false);
-      expect(intent.orphanSince, `aborted ${intent.attemptId} without orphan grace`).toBeTruthy();
-    }
+  // A spent attempt never committed, and its bytes entered orphan grace.
+  const markers = (await ports.authority.query(laneKeys.pk(lane), 'spent#')) as unknown as SpentMarker[];
+  for (const marker of markers) {
+    expect(byAttempt.has(marker.attemptId), `spent ${marker.attemptId} has a commit record`).toBe(false);
+    expect(marker.orphanSince, `spent ${marker.attemptId} without orphan grace`).toBeTruthy();
   }
 }

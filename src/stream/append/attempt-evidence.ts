@@ -1,8 +1,7 @@
-import { laneKeys, walBindingOf, walPrefixOf, type AppendIntent, type CommitRecord, type LaneRef } from '../../domain/stream.js';
+import { laneKeys, walBindingOf, walPrefixOf, type CommitRecord, type LaneRef, type SpentMarker } from '../../domain/stream.js';
 import { ValidationError } from '../../domain/errors.js';
 import type { Ports } from '../../ports/index.js';
 import type { WalRef } from '../append-input.js';
-import { loadIntent } from '../lane-store.js';
 
 /**
  * The exact evidence of one append attempt, read only off the acknowledged path (a retry,
@@ -14,8 +13,8 @@ import { loadIntent } from '../lane-store.js';
  *   written in the same transaction as the head CAS: it names the attempt and SHA-256 or
  *   it does not (committedEnd is monotonic, so a record naming another attempt proves
  *   this one can never commit there);
- * - a spent marker (`intent#<attempt>`, ABORTED): written only when an attempt is proven
- *   not committed while its binding could still apply (see spend-attempt.ts).
+ * - a spent marker (`spent#<attempt>`): written only when an attempt is proven not
+ *   committed while its binding could still apply (see src/stream/spend-attempt.ts).
  */
 export async function walsOf(ports: Ports, lane: LaneRef, attemptId: string): Promise<WalRef[]> {
   const keys = await ports.objects.list(walPrefixOf(lane, attemptId));
@@ -51,9 +50,8 @@ export async function committedWal(ports: Ports, lane: LaneRef, attemptId: strin
 }
 
 /** The spent marker, if the attempt was proven not committed for good. */
-export async function spentMarker(ports: Ports, lane: LaneRef, attemptId: string): Promise<AppendIntent | undefined> {
-  const marker = await loadIntent(ports, lane, attemptId);
-  return marker?.state === 'ABORTED' ? marker : undefined;
+export async function spentMarker(ports: Ports, lane: LaneRef, attemptId: string): Promise<SpentMarker | undefined> {
+  return (await ports.authority.get(laneKeys.spent(lane, attemptId))) as unknown as SpentMarker | undefined;
 }
 
 /** The commit record of a committed attempt (found from its WAL objects), or stream.not_committed. */

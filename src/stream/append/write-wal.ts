@@ -62,7 +62,7 @@ export async function writeWal(input: unknown, ports: Ports, known?: KnownHead):
     const same = wals.find((w) => w.recordCount === records.length);
     // The same batch is already durable: its binding is fixed, the head CAS step decides.
     if (same) return { ...ref, wal: same, expected: null };
-    if (marker) throw new AttemptAbortedError(ref.attemptId, marker.abortReason ?? 'aborted');
+    if (marker) throw new AttemptAbortedError(ref.attemptId, marker.reason);
     if (head.suspendedBy) throw new LaneSuspendedError(ref, head.suspendedBy);
     if (!sameFence(head.fence, ref.session)) throw new FencedError(ref, 'the session does not own the lane');
     binding = { version: head.version, start: head.committedEnd };
