@@ -50,7 +50,7 @@ describe('provider failures at stream.read.provider', () => {
     expect(await quarantineCount(stores, w.lane)).toBe(0);
   });
 
-  it('every GET fails: a stable transient error, never a skip or a partial page, nothing quarantined', async () => {
+  it('every GET fails, nothing read yet: a stable transient error, never a skip, nothing quarantined', async () => {
     const r = await readUnder('stream.read.provider:fail*');
     expect(r.value).toBeUndefined();
     expect(r.error).toMatchObject({ name: 'Stream.ProviderUnavailable', code: 'stream.read_provider_unavailable' });
