@@ -10,11 +10,11 @@ import type { Fence } from '../ports/authority.js';
  * range [start, end) of record offsets has a commit record naming its WAL object; index
  * entries serve reads and can always be rebuilt from the commit records.
  *
- * The acknowledged path writes no intent item: the WAL object's metadata binds the batch
- * (attempt, SHA-256, record count, fence epoch, start) before any authority write, and one
- * transaction moves the head and creates `commit#<end>`. An `intent#<attempt>` item exists
- * only as a spent marker (ABORTED), written off the happy path when an attempt is proven
- * not committed while its binding could still apply (src/stream/retire-intent.ts).
+ * The acknowledged path writes no item before its commit: the WAL object's metadata binds
+ * the batch (attempt, SHA-256, record count, fence epoch, start) before any authority
+ * write, and one transaction moves the head and creates `commit#<end>`. A `spent#<attempt>`
+ * marker is written only off the happy path, when an attempt is proven not committed while
+ * its binding could still apply (src/stream/spend-attempt.ts).
  */
 
 export interface LaneRef {
@@ -33,36 +33,47 @@ export interface LaneHead extends LaneRef {
   version: number;
 }
 
-export type IntentState = 'PENDING' | 'COMMITTED' | 'ABORTED';
+/**
+ * `spent#<attempt>`: the spent marker of an attempt proven not committed for good, written
+ * (put-if-absent, with a head version bump) off the happy path while the attempt's binding
+ * could still apply (src/stream/spend-attempt.ts). It has one state — it exists — and is
+ * never changed or deleted: every later try of the attempt reads it and refuses.
+ */
+export interface SpentMarker extends LaneRef {
+  attemptId: string;
+  /**
+   * The attempt's WAL object when it had exactly one; otherwise (none, or several) its
+   * WAL prefix, with `walSha256` '' and `walSize`/`recordCount` 0.
+   */
+  walKey: string;
+  walSha256: string;
+  walSize: number;
+  recordCount: number;
+  /** Why the attempt was proven not committed (fenced, resolved, stale). */
+  reason: string;
+  spentAt: string;
+  /** When its WAL bytes became unreferenced: orphan grace runs from here. */
+  orphanSince: string;
+  version: number;
+}
 
 /**
- * `intent#<attempt>`, the attempt's marker, written only off the acknowledged path:
- * - ABORTED: the spent marker of an attempt proven not committed (retire-intent.ts);
- * - COMMITTED: written by GC before it deletes the WAL object of a committed attempt
- *   (trimmed or superseded by a compaction), so the attempt's committed range outlives its
- *   WAL object — a re-run of the attempt id still answers KNOWN_COMMITTED with the same
- *   range, and can never append the batch again (src/stream/gc/attempt-record.ts).
- * PENDING is read from older lanes only.
+ * `collected#<attempt>`: written by GC (put-if-absent, never changed) before it deletes the
+ * WAL object of a COMMITTED attempt — trimmed, or superseded by a compaction — so the
+ * attempt's WAL identity, binding and committed range outlive the object: a re-run of the
+ * attempt id still answers KNOWN_COMMITTED with the same range and can never append the
+ * batch again; a resolve never spends it (src/stream/gc/attempt-record.ts).
  */
-export interface AppendIntent extends LaneRef {
+export interface CollectedAttempt extends LaneRef {
   attemptId: string;
   walKey: string;
   walSha256: string;
   walSize: number;
   recordCount: number;
-  fence: Fence;
-  state: IntentState;
-  /** Set by the head CAS transaction itself, so COMMITTED always names its range. */
-  start?: number;
-  end?: number;
-  /** Why an attempt was proven not committed (fenced, resolved, stale). */
-  abortReason?: string;
-  /** When its WAL bytes became unreferenced: orphan grace runs from here. */
-  orphanSince?: string;
-  /** COMMITTED marker: the fence epoch the collected WAL object was bound under. */
-  fenceEpoch?: number;
-  /** An ABORTED intent written only to spend an attempt id that never recorded one. */
-  tombstone?: boolean;
+  fenceEpoch: number;
+  start: number;
+  end: number;
+  collectedAt: string;
   version: number;
 }
 
@@ -214,7 +225,9 @@ export const laneKeys = {
   pk: (lane: LaneRef) => `lane#${lane.stream}/${lane.partition}`,
   head: (lane: LaneRef) => ({ pk: laneKeys.pk(lane), sk: 'head' }),
   fence: (lane: LaneRef, epoch: number) => ({ pk: laneKeys.pk(lane), sk: `fence#${pad(epoch)}` }),
-  intent: (lane: LaneRef, attemptId: string) => ({ pk: laneKeys.pk(lane), sk: `intent#${attemptId}` }),
+  spent: (lane: LaneRef, attemptId: string) => ({ pk: laneKeys.pk(lane), sk: `spent#${attemptId}` }),
+  /** A committed attempt whose WAL object GC collected (CollectedAttempt). */
+  collected: (lane: LaneRef, attemptId: string) => ({ pk: laneKeys.pk(lane), sk: `collected#${attemptId}` }),
   /** Keyed by end offset: the first commit whose end > x is the one containing x. */
   commit: (lane: LaneRef, end: number) => ({ pk: laneKeys.pk(lane), sk: `commit#${pad(end)}` }),
   commitAfter: (offset: number) => `commit#${pad(offset)}`,

@@ -1,6 +1,6 @@
-import { assertIssuedFence, laneKeys, type AppendIntent, type CommitRecord, type IndexEntry, type IssuedFence, type LaneHead, type LaneRef } from '../domain/stream.js';
+import { assertIssuedFence, laneKeys, type CommitRecord, type IndexEntry, type IssuedFence, type LaneHead, type LaneRef } from '../domain/stream.js';
 import { LaneMissingError } from '../domain/stream-errors.js';
-import type { AuthorityItem, Fence } from '../ports/authority.js';
+import type { Fence } from '../ports/authority.js';
 import type { Ports } from '../ports/index.js';
 
 /** Typed reads of the lane's authority items. */
@@ -20,11 +20,6 @@ export async function assertSessionIssued(ports: Ports, lane: LaneRef, head: Lan
   assertIssuedFence(lane, head, session, issued);
 }
 
-export async function loadIntent(ports: Ports, lane: LaneRef, attemptId: string): Promise<AppendIntent | undefined> {
-  const item = await ports.authority.get(laneKeys.intent(lane, attemptId));
-  return item as unknown as AppendIntent | undefined;
-}
-
 /** The commit record containing `offset` (the first whose end is past it), if any. */
 export async function commitContaining(ports: Ports, lane: LaneRef, offset: number): Promise<CommitRecord | undefined> {
   const [item] = await ports.authority.query(laneKeys.pk(lane), 'commit#', { startAfterSk: laneKeys.commitAfter(offset), limit: 1 });
@@ -36,10 +31,6 @@ export async function commitContaining(ports: Ports, lane: LaneRef, offset: numb
 export async function indexFrom(ports: Ports, lane: LaneRef, offset: number, limit: number): Promise<IndexEntry[]> {
   const items = await ports.authority.query(laneKeys.pk(lane), 'index#', { startAfterSk: laneKeys.indexAfter(offset), limit });
   return items as unknown as IndexEntry[];
-}
-
-export function asIntent(item: AuthorityItem): AppendIntent {
-  return item as unknown as AppendIntent;
 }
 
 /** The index entry a commit record implies. */

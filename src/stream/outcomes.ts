@@ -1,15 +1,15 @@
-import type { AppendIntent, AppendOutcome, AppendStatus } from '../domain/stream.js';
+import type { AppendOutcome, AppendStatus, LaneRef } from '../domain/stream.js';
 
-/** KNOWN_COMMITTED for an intent the head CAS marked with its range. */
-export function committedOutcome(intent: Pick<AppendIntent, 'stream' | 'partition' | 'attemptId' | 'recordCount' | 'start' | 'end'>): AppendOutcome {
+/** KNOWN_COMMITTED for an attempt's committed range. */
+export function committedOutcome(range: LaneRef & { attemptId: string; recordCount: number; start: number; end: number }): AppendOutcome {
   return {
     status: 'KNOWN_COMMITTED',
-    stream: intent.stream,
-    partition: intent.partition,
-    attemptId: intent.attemptId,
-    recordCount: intent.recordCount,
-    start: intent.start!,
-    end: intent.end!,
+    stream: range.stream,
+    partition: range.partition,
+    attemptId: range.attemptId,
+    recordCount: range.recordCount,
+    start: range.start,
+    end: range.end,
   };
 }
 

@@ -5,7 +5,7 @@ import type { Ports } from '../ports/index.js';
 import { CompactedCopies } from './compaction/read-hook.js';
 import { pinForRead, releasePin } from './gc/leases.js';
 import { indexFrom, loadHead } from './lane-store.js';
-import { RangeReader } from './read/candidates.js';
+import { ProviderUnavailableError, RangeReader } from './read/candidates.js';
 import { repairIndexEntry } from './read/evidence.js';
 
 export { ChainBrokenError } from './read/evidence.js';
@@ -51,7 +51,10 @@ const READ_BYTE_BUDGET = 4 * 1024 * 1024;
  * - Every returned byte is checksum-verified. A bad copy is quarantined by exact identity
  *   and the other same-view copy serves (see RangeReader). With no healthy copy the range
  *   is Stream.RangeUnreadable: records before it are returned with `next` at its start,
- *   nothing past it ever is (never a skip).
+ *   nothing past it ever is (never a skip). A provider failure with no other copy serving
+ *   (Stream.ProviderUnavailable, after its bounded retries) stops the page the same way,
+ *   so a consumer makes progress and its next read retries exactly at the failed range.
+ *   With nothing read yet, either error leaves as itself.
  * - Before returning, the head is reloaded: a trim that moved past `from` meanwhile makes
  *   the read Stream.OffsetTrimmed rather than return trimmed records.
  * There is no in-process index-hint cache: a cached entry would hide a deleted entry from
@@ -108,9 +111,10 @@ export async function readStream(input: unknown, ports: Ports): Promise<ReadResu
     try {
       records ??= await reader.read(pin!.entry);
     } catch (error) {
-      // Records already read stand; `next` stops at the unreadable range's start, so the
-      // caller's next read raises the error there instead of skipping past it.
-      if (error instanceof RangeUnreadableError && result.records.length > 0) break;
+      // Records already read stand; `next` stops at the failed range's start, so the
+      // caller's next read retries exactly there (and, with nothing read, the error
+      // leaves) instead of skipping past it.
+      if (stopsPage(error) && result.records.length > 0) break;
       throw error;
     } finally {
       if (pin) await releasePin(ports, lane, pin);
@@ -130,6 +134,11 @@ export async function readStream(input: unknown, ports: Ports): Promise<ReadResu
   const now = await loadHead(ports, lane);
   if (now.trimOffset > from) throw new OffsetTrimmedError(from, now.trimOffset);
   return result;
+}
+
+/** A range failure that ends the page at the range's start when records were already read. */
+function stopsPage(error: unknown): boolean {
+  return error instanceof RangeUnreadableError || error instanceof ProviderUnavailableError;
 }
 
 function validateMaxRecords(value: unknown): number {

@@ -5,7 +5,7 @@ import type { Ports } from '../ports/index.js';
 import { STREAM_CUT_POINTS } from './cut-points.js';
 import { loadHead } from './lane-store.js';
 import { committedOutcome, uncommittedOutcome } from './outcomes.js';
-import { spendAttempt } from './retire-intent.js';
+import { spendAttempt } from './spend-attempt.js';
 
 export interface ResolveResult extends AppendOutcome {
   /** True when this call lifted the lane's suspension. */
@@ -34,7 +34,7 @@ export async function resolveAppend(input: unknown, ports: Ports): Promise<Resol
   const spent = await spendAttempt(ports, lane, attemptId, 'resolved: the head CAS never applied', STREAM_CUT_POINTS.resolveFence);
   let outcome: AppendOutcome;
   if (spent.status === 'COMMITTED') outcome = await provenCommitted(ports, lane, spent.commit);
-  else outcome = uncommittedOutcome('KNOWN_NOT_COMMITTED', ref, spent.marker.recordCount, spent.marker.abortReason ?? 'aborted');
+  else outcome = uncommittedOutcome('KNOWN_NOT_COMMITTED', ref, spent.marker.recordCount, spent.marker.reason);
   const unsuspended = await unsuspend(ports, lane, attemptId);
   return { ...outcome, unsuspended };
 }

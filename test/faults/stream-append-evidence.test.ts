@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { laneKeys, walFate, walPrefixOf, type AppendIntent, type CommitRecord, type LaneHead, type LaneRef } from '../../src/domain/stream.js';
+import { laneKeys, walFate, walPrefixOf, type CommitRecord, type LaneHead, type LaneRef, type SpentMarker } from '../../src/domain/stream.js';
 import { appendBatch } from '../../src/stream/append-batch.js';
 import { STREAM_CUT_POINTS } from '../../src/stream/cut-points.js';
 import { resolveAppend } from '../../src/stream/resolve.js';
@@ -31,7 +31,7 @@ async function evidence(lane: LaneRef, attemptId: string) {
       return walFate(w.metadata, head, commit);
     }),
   );
-  const marker = (await stores.ports.authority.get(laneKeys.intent(lane, attemptId))) as unknown as AppendIntent | undefined;
+  const marker = (await stores.ports.authority.get(laneKeys.spent(lane, attemptId))) as unknown as SpentMarker | undefined;
   return { head, wals, fates, marker };
 }
 
@@ -45,7 +45,7 @@ describe('exact evidence at each append cut point', () => {
     expect(before.wals).toEqual([]);
     expect(before.head.committedEnd).toBe(0);
     expect(await resolveAppend({ ...lane, attemptId: 'a1' }, stores.ports)).toMatchObject({ status: 'KNOWN_NOT_COMMITTED' });
-    expect((await evidence(lane, 'a1')).marker).toMatchObject({ state: 'ABORTED', tombstone: true, orphanSince: expect.any(String) });
+    expect((await evidence(lane, 'a1')).marker).toMatchObject({ attemptId: 'a1', walKey: walPrefixOf(lane, 'a1'), walSha256: '', recordCount: 0, reason: expect.any(String), orphanSince: expect.any(String) });
     expect((await appendBatch({ ...lane, attemptId: 'a1', session, records: bytes(['x']) }, stores.ports)).status).toBe('KNOWN_NOT_COMMITTED');
     await expectLaneInvariant(stores.ports, lane, []);
   });
@@ -63,7 +63,7 @@ describe('exact evidence at each append cut point', () => {
     // Resolve proves it not committed (spent marker + head version bump); the WAL is dead to a re-run.
     expect(await resolveAppend({ ...lane, attemptId: 'a1' }, stores.ports)).toMatchObject({ status: 'KNOWN_NOT_COMMITTED', unsuspended: true });
     const after = await evidence(lane, 'a1');
-    expect(after.marker).toMatchObject({ state: 'ABORTED', walKey: ev.wals[0]!.key });
+    expect(after.marker).toMatchObject({ attemptId: 'a1', walKey: ev.wals[0]!.key, walSha256: ev.wals[0]!.metadata.sha256, reason: expect.any(String) });
     expect(after.head.version).toBeGreaterThan(ev.head.version);
     // Right away, with the committed end still at its start: the spent marker is the only thing that stops it.
     expect((await appendBatch({ ...lane, attemptId: 'a1', session, records: bytes(batchOf('a1', 3)) }, stores.ports)).status).toBe('KNOWN_NOT_COMMITTED');

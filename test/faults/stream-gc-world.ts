@@ -11,7 +11,7 @@ import { gcKeys, lanePrefixes, type LifecycleRoot } from '../../src/stream/gc/mo
 import { readStream } from '../../src/stream/read.js';
 import { materializeGen0Batch } from '../../src/stream/append/gen0-batch.js';
 import { loadHead } from '../../src/stream/lane-store.js';
-import { spendAttempt } from '../../src/stream/retire-intent.js';
+import { spendAttempt } from '../../src/stream/spend-attempt.js';
 import { trimLane } from '../../src/stream/trim.js';
 import { appendFlow, batchOf, newLane } from '../support/stream-fixture.js';
 

@@ -6,13 +6,14 @@ import { readStream, type ReadResult } from '../../src/stream/read.js';
 import { releaseQuarantine, type ReleaseResult } from '../../src/stream/read/quarantine-release.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
 import { MATRIX_LANE, withKinds } from '../support/matrix-lane.js';
-import { overwrite, quarantineCount, quarantineItemOf, readAllOf, readWorld, withOffsets } from './stream-read-world.js';
+import { overwrite, quarantineCount, quarantineItemOf, readAllOf, readWorld, withOffsets, type ReadWorld } from './stream-read-world.js';
 
 /**
  * The read path's provider GET (stream.read.provider) and the quarantine release
  * (stream.read.quarantine-release) × the fault kinds, one-shot and persistent. Invariant: a read returns
- * exactly the committed records or a stable error (a CutpointError with a code), never a
- * subset; a provider failure never quarantines; a release either releases the exact item or
+ * an exact prefix of the committed records from `from` with `next` right past it, or (nothing
+ * read) a stable error (a CutpointError with a code), never a skip; the next read from `next`
+ * continues exactly there; a provider failure never quarantines; a release either releases the exact item or
  * leaves it, and a re-run settles it; afterwards readers serve the restored copy.
  */
 let stores: TestStores;
@@ -56,6 +57,33 @@ describe(`stream.read.provider × fault kinds (${MATRIX_LANE})`, () => {
     }
     expect(await quarantineCount(stores, w.lane)).toBe(0);
     expect((await readAllOf(stores, w.lane)).records).toEqual(withOffsets(w.expected));
+  }, 120_000);
+});
+
+/** An exact prefix from `from`, `next` right past it, and a read from `next` returns the rest: never a skip. */
+async function expectPrefixThenRest(w: ReadWorld, page: ReadResult): Promise<void> {
+  expect(page.records).toEqual(withOffsets(w.expected).slice(0, page.records.length));
+  expect(page.next).toBe(page.records.length);
+  const rest = await readStream({ ...w.lane, from: page.next, maxRecords: 10_000 }, stores.ports);
+  expect([...page.records, ...rest.records]).toEqual(withOffsets(w.expected));
+}
+
+describe(`stream.read.provider from the second range on × fault kinds (${MATRIX_LANE})`, () => {
+  it.each(withKinds(['persistent from hit 2'], 1))('%s, %s: the first range with `next` at the second, then the rest', async (_label, kind) => {
+    const w = await readWorld(stores, `prov2-${kind}`, [3, 2]);
+    const injector = stores.faults.arm(`${STREAM_CUT_POINTS.provider}:${kind === 'delay' ? 'delay=5' : kind}@2*`);
+    let outcome: { value?: ReadResult; error?: unknown };
+    try {
+      outcome = await settle(() => readAllOf(stores, w.lane));
+    } finally {
+      stores.faults.disarm();
+    }
+    expect(injector.fired.length).toBeGreaterThan(0);
+    expect(outcome.error, 'records were read before the failed range: they are returned').toBeUndefined();
+    expect(outcome.value!.records).toHaveLength(kind === 'delay' ? 5 : 3);
+    await expectPrefixThenRest(w, outcome.value!);
+    expect(outcome.value!.quarantined).toEqual([]);
+    expect(await quarantineCount(stores, w.lane)).toBe(0);
   }, 120_000);
 });
 

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { laneKeys, type AppendIntent } from '../../src/domain/stream.js';
+import { laneKeys } from '../../src/domain/stream.js';
 import { appendBatch } from '../../src/stream/append-batch.js';
 import { materializeGen0Batch } from '../../src/stream/append/gen0-batch.js';
 import { trimLane } from '../../src/stream/trim.js';
@@ -11,7 +11,7 @@ import { gcFlow, gcWorld, listAll } from '../faults/stream-gc-world.js';
 /**
  * An attempt's outcome outlives its WAL object (src/stream/gc/attempt-record.ts). GC
  * deletes the WAL object of a committed attempt once it is trimmed (or superseded by a
- * compaction); before that DELETE it writes the attempt's committed marker. Without it,
+ * compaction); before that DELETE it writes the attempt's collected record. Without it,
  * the randomized history found a re-run of such an attempt id answered KNOWN_NOT_COMMITTED
  * (the attempt was spent although it had committed) — and the owner re-running it would
  * have appended the same batch a second time.
@@ -32,7 +32,7 @@ describe('a committed attempt whose WAL object GC collected', () => {
     expect(run.status, `${run.error}: ${run.cause}`).toBe('SUCCEEDED');
     const a1Wal = world.trimmed.find((k) => k.includes('/a1/'))!;
     expect(await listAll(ports, lane)).not.toContain(a1Wal);
-    expect((await ports.authority.get(laneKeys.intent(lane, 'a1'))) as unknown as AppendIntent).toMatchObject({ state: 'COMMITTED', walKey: a1Wal, start: 0, end: 3 });
+    expect(await ports.authority.get(laneKeys.collected(lane, 'a1'))).toMatchObject({ attemptId: 'a1', walKey: a1Wal, start: 0, end: 3 });
     const head = await ports.authority.get(laneKeys.head(lane));
 
     // The owner re-runs a1 with its records: the same outcome, nothing appended again.
@@ -44,7 +44,7 @@ describe('a committed attempt whose WAL object GC collected', () => {
 
     // A resolve of the original attempt: KNOWN_COMMITTED, never spent.
     expect(await resolveAppend({ ...lane, attemptId: 'a1' }, ports)).toMatchObject({ status: 'KNOWN_COMMITTED', start: 0, end: 3 });
-    expect(((await ports.authority.get(laneKeys.intent(lane, 'a1'))) as unknown as AppendIntent).state).toBe('COMMITTED');
+    expect(await ports.authority.get(laneKeys.spent(lane, 'a1'))).toBeUndefined();
 
     // The same attempt id with other bytes is still an identity conflict, nothing written.
     await expect(appendBatch({ ...lane, attemptId: 'a1', session, records: encode(['other']) }, ports)).rejects.toMatchObject({ name: 'Stream.AttemptIdentityConflict' });

@@ -5,7 +5,7 @@ import { walKeyOf, walMetadataOf } from '../../src/domain/stream.js';
 import { STREAM_CUT_POINTS } from '../../src/stream/cut-points.js';
 import { PAGE } from '../../src/stream/gc/state.js';
 import { loadHead } from '../../src/stream/lane-store.js';
-import { spendAttempt } from '../../src/stream/retire-intent.js';
+import { spendAttempt } from '../../src/stream/spend-attempt.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
 import { FULL_MATRIX } from '../support/matrix-lane.js';
 import { newLane } from '../support/stream-fixture.js';

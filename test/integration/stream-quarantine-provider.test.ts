@@ -17,10 +17,10 @@ beforeAll(async () => {
   w = await readWorld(stores, 'provider', [3]);
 }, 120_000);
 
-async function readUnder(spec: string) {
+async function readUnder(spec: string, lane = w.lane) {
   const injector = stores.faults.arm(spec);
   try {
-    const result: { value?: ReadResult; error?: Error } = await readAllOf(stores, w.lane).then(
+    const result: { value?: ReadResult; error?: Error } = await readAllOf(stores, lane).then(
       (value) => ({ value }),
       (error: Error) => ({ error }),
     );
@@ -50,7 +50,7 @@ describe('provider failures at stream.read.provider', () => {
     expect(await quarantineCount(stores, w.lane)).toBe(0);
   });
 
-  it('every GET fails: a stable transient error, never a skip or a partial page, nothing quarantined', async () => {
+  it('every GET fails, nothing read yet: a stable transient error, never a skip, nothing quarantined', async () => {
     const r = await readUnder('stream.read.provider:fail*');
     expect(r.value).toBeUndefined();
     expect(r.error).toMatchObject({ name: 'Stream.ProviderUnavailable', code: 'stream.read_provider_unavailable' });
@@ -60,5 +60,33 @@ describe('provider failures at stream.read.provider', () => {
     const after = await readStream({ ...w.lane, from: 0 }, stores.ports);
     expect(after.records).toEqual(withOffsets(w.expected));
     expect(after.quarantined).toEqual([]);
+  });
+
+  it('a later range whose copies all fail: the records before it, `next` at its start; the next read retries exactly there', async () => {
+    const two = await readWorld(stores, 'provider-later', [3, 2]);
+    // Hit 1 is [0,3)'s gen0 GET; from hit 2 on every GET ([3,5)'s gen0, then its WAL copy) fails.
+    const r = await readUnder('stream.read.provider:fail@2*', two.lane);
+    expect(r.error).toBeUndefined();
+    expect(r.value!.records, 'the range read before the failure, nothing past it').toEqual(withOffsets(two.expected).slice(0, 3));
+    expect(r.value!.next, 'the failed range\'s start: never skipped').toBe(3);
+    expect(r.value!.committedEnd).toBe(5);
+    expect(r.value!.quarantined).toEqual([]);
+    expect(r.hits, '[0,3) once, then PROVIDER_ATTEMPTS per copy of [3,5)').toBe(1 + 2 * PROVIDER_ATTEMPTS);
+    expect(await quarantineCount(stores, two.lane)).toBe(0);
+    // The consumer's next read starts at `next`; the provider answers again, so it reads the rest.
+    const again = await readStream({ ...two.lane, from: r.value!.next }, stores.ports);
+    expect(again.records).toEqual(withOffsets(two.expected).slice(3));
+    expect(again.next).toBe(5);
+  });
+
+  it('a failure at the first range of a page: the error leaves as before, even when the read starts mid-lane', async () => {
+    const two = await readWorld(stores, 'provider-first', [3, 2]);
+    const injector = stores.faults.arm('stream.read.provider:fail*');
+    try {
+      await expect(readStream({ ...two.lane, from: 3 }, stores.ports)).rejects.toMatchObject({ code: 'stream.read_provider_unavailable' });
+    } finally {
+      stores.faults.disarm();
+    }
+    expect(injector.hitCounts()['stream.read.provider']).toBe(2 * PROVIDER_ATTEMPTS);
   });
 });

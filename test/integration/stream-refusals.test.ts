@@ -24,7 +24,7 @@ beforeAll(async () => {
   stores = await freshStores();
 });
 
-const PREFIXES = ['head', 'fence#', 'intent#', 'commit#', 'index#', 'quarantine#'];
+const PREFIXES = ['head', 'fence#', 'spent#', 'commit#', 'index#', 'quarantine#'];
 
 /** Every authority item of the lane and every WAL object (key → SHA-256 of its bytes). */
 async function snapshot(ports: Ports, lane: LaneRef) {
@@ -130,11 +130,11 @@ describe('refused stream flows mutate nothing', () => {
       const run = await resolveFlow(stores.ports, missing, 'x');
       expect(run).toMatchObject({ status: 'FAILED' });
       expect(stepError(run)).toBe('Stream.LaneMissing');
-      expect(await stores.ports.authority.get(laneKeys.intent(missing, 'x'))).toBeUndefined();
+      expect(await stores.ports.authority.get(laneKeys.spent(missing, 'x'))).toBeUndefined();
     }
   });
 
-  it('an append with a session the lane never issued is refused: no tombstone, no WAL object', async () => {
+  it('an append with a session the lane never issued is refused: no spent marker, no WAL object', async () => {
     const { lane, session } = await newLane(stores.ports, 'forged');
     const before = await snapshot(stores.ports, lane);
     const forged: Fence[] = [
@@ -152,7 +152,7 @@ describe('refused stream flows mutate nothing', () => {
     await createStream({ stream: fresh.stream, partitions: 1 }, stores.ports);
     const untaken = await appendFlow(stores.ports, fresh, forged[0]!, 'f-x', ['x']);
     expect(stepError(untaken)).toBe('Stream.UnknownSession');
-    expect(await stores.ports.authority.get(laneKeys.intent(fresh, 'f-x'))).toBeUndefined();
+    expect(await stores.ports.authority.get(laneKeys.spent(fresh, 'f-x'))).toBeUndefined();
   });
 
   it('a forged session below the current epoch is refused too (the takeover records what each epoch issued); a genuine stale one is fenced', async () => {

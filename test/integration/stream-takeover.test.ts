@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { FaultSwitch } from '../../src/adapters/fault-injector.js';
 import { awsPorts } from '../../src/adapters/ports.js';
-import { laneKeys, type AppendIntent, type AppendOutcome, type CommitRecord } from '../../src/domain/stream.js';
+import { laneKeys, type AppendOutcome, type CommitRecord, type SpentMarker } from '../../src/domain/stream.js';
 import type { Fence } from '../../src/ports/authority.js';
 import type { Ports } from '../../src/ports/index.js';
 import { appendBatch } from '../../src/stream/append-batch.js';
@@ -50,8 +50,8 @@ describe('takeover', () => {
     await Promise.all([stale, writer(ownerPorts, lane, session, 'new', 6, ownerResults)]);
 
     const commits = (await stores.ports.authority.query(laneKeys.pk(lane), 'commit#')) as unknown as CommitRecord[];
-    const intents = new Map(
-      ((await stores.ports.authority.query(laneKeys.pk(lane), 'intent#')) as unknown as AppendIntent[]).map((i) => [i.attemptId, i]),
+    const markers = new Map(
+      ((await stores.ports.authority.query(laneKeys.pk(lane), 'spent#')) as unknown as SpentMarker[]).map((m) => [m.attemptId, m]),
     );
     // Every range committed after the takeover point belongs to the new owner, and every
     // committed range's WAL object is bound to the epoch the head held when it committed.
@@ -69,8 +69,8 @@ describe('takeover', () => {
     expect(refused.length).toBeGreaterThan(0);
     for (const r of refused) {
       expect(r.outcome.reason).toMatch(/Stream\.Fenced|no head CAS was issued/);
-      const intent = intents.get(r.attemptId);
-      if (intent) expect(intent).toMatchObject({ state: 'ABORTED', orphanSince: expect.any(String) });
+      const marker = markers.get(r.attemptId);
+      if (marker) expect(marker).toMatchObject({ reason: expect.any(String), orphanSince: expect.any(String) });
     }
     // The bytes it managed to write are unreferenced: no commit names them.
     const committedWal = new Set(commits.map((c) => c.walKey));

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
 import { decodeBatch } from '../../src/domain/record-batch.js';
-import { laneKeys, type AppendIntent, type AppendOutcome, type CommitRecord, type LaneHead, type LaneRef } from '../../src/domain/stream.js';
+import { laneKeys, type AppendOutcome, type CommitRecord, type LaneHead, type LaneRef, type SpentMarker, type CollectedAttempt } from '../../src/domain/stream.js';
 import { runFlow, type FlowResult } from '../../src/local/flow-runner.js';
 import { readVerified } from '../../src/objects/exact-object.js';
 import type { Fence } from '../../src/ports/authority.js';
@@ -43,11 +43,13 @@ export const statusOf = (r: FlowResult) => (r.output as AppendOutcome | undefine
  * The lane invariant after recovery: committed ranges are contiguous from 0 to the head's
  * committed end with no gaps or duplicates; every range's WAL object reads back verified
  * and holds exactly end - start records; no attempt is committed twice; every
- * acknowledged batch is there exactly once, in order, with its exact bytes; every intent
- * has one final outcome (COMMITTED with its range, or ABORTED with its bytes in orphan
- * grace); the lane is not left suspended.
+ * acknowledged batch is there exactly once, in order, with its exact bytes; a spent attempt
+ * never committed and its bytes entered orphan grace; an attempt whose WAL object GC
+ * collected has a `collected#` record naming exactly its commit (its acknowledged records
+ * stand for the bytes); the lane is not left suspended.
  */
-export async function expectLaneInvariant(ports: Ports, lane: LaneRef, acknowledged: Acknowledged[], options: { collected?: ReadonlySet<string> } = {}): Promise<void> {
+export async function expectLaneInvariant(ports: Ports, lane: LaneRef, acknowledged: Acknowledged[]): Promise<void> {
+  const collected = new Map(((await ports.authority.query(laneKeys.pk(lane), 'collected#')) as unknown as CollectedAttempt[]).map((c) => [c.attemptId, c]));
   const head = (await ports.authority.get(laneKeys.head(lane))) as unknown as LaneHead;
   const commits = (await ports.authority.query(laneKeys.pk(lane), 'commit#')) as unknown as CommitRecord[];
   let expectedStart = 0;
@@ -56,7 +58,9 @@ export async function expectLaneInvariant(ports: Ports, lane: LaneRef, acknowled
     expect(commit.start, `gap or overlap before ${commit.attemptId}`).toBe(expectedStart);
     expect(byAttempt.has(commit.attemptId), `attempt ${commit.attemptId} committed twice`).toBe(false);
     // A WAL object GC collected (trimmed or superseded): the acknowledged records stand for it.
-    const records = options.collected?.has(commit.walKey)
+    const gone = collected.get(commit.attemptId);
+    if (gone) expect(gone, `collected ${commit.attemptId}`).toMatchObject({ walKey: commit.walKey, walSha256: commit.walSha256, start: commit.start, end: commit.end });
+    const records = gone
       ? (acknowledged.find((a) => a.attemptId === commit.attemptId)?.records ?? [])
       : decodeBatch((await readVerified(ports.objects, commit.walKey, commit.walSha256)).bytes).map((r) => Buffer.from(r).toString());
     expect(records, `${commit.attemptId} [${commit.start}, ${commit.end})`).toHaveLength(commit.end - commit.start);
@@ -77,13 +81,11 @@ export async function expectLaneInvariant(ports: Ports, lane: LaneRef, acknowled
     from = page.next;
   }
   expect(seen).toEqual(expected.slice(head.trimOffset));
-  const intents = (await ports.authority.query(laneKeys.pk(lane), 'intent#')) as unknown as AppendIntent[];
-  for (const intent of intents) {
-    expect(['COMMITTED', 'ABORTED'], `intent ${intent.attemptId} has no final outcome`).toContain(intent.state);
-    if (intent.state === 'COMMITTED') expect(byAttempt.has(intent.attemptId)).toBe(true);
-    if (intent.state === 'ABORTED') {
-      expect(byAttempt.has(intent.attemptId)).toBe(false);
-      expect(intent.orphanSince, `aborted ${intent.attemptId} without orphan grace`).toBeTruthy();
-    }
+  // A spent attempt never committed, and its bytes entered orphan grace.
+  const markers = (await ports.authority.query(laneKeys.pk(lane), 'spent#')) as unknown as SpentMarker[];
+  for (const marker of markers) {
+    expect(byAttempt.has(marker.attemptId), `spent ${marker.attemptId} has a commit record`).toBe(false);
+    expect(collected.has(marker.attemptId), `spent ${marker.attemptId} has a collected record`).toBe(false);
+    expect(marker.orphanSince, `spent ${marker.attemptId} without orphan grace`).toBeTruthy();
   }
 }

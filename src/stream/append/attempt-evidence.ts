@@ -1,8 +1,7 @@
-import { laneKeys, walBindingOf, walPrefixOf, type AppendIntent, type CommitRecord, type LaneRef } from '../../domain/stream.js';
+import { laneKeys, walBindingOf, walPrefixOf, type CollectedAttempt, type CommitRecord, type LaneRef, type SpentMarker } from '../../domain/stream.js';
 import { ValidationError } from '../../domain/errors.js';
 import type { Ports } from '../../ports/index.js';
 import type { WalRef } from '../append-input.js';
-import { loadIntent } from '../lane-store.js';
 
 /**
  * The exact evidence of one append attempt, read only off the acknowledged path (a retry,
@@ -14,10 +13,10 @@ import { loadIntent } from '../lane-store.js';
  *   written in the same transaction as the head CAS: it names the attempt and SHA-256 or
  *   it does not (committedEnd is monotonic, so a record naming another attempt proves
  *   this one can never commit there);
- * - a spent marker (`intent#<attempt>`, ABORTED): written only when an attempt is proven
- *   not committed while its binding could still apply (see retire-intent.ts);
- * - a committed marker (`intent#<attempt>`, COMMITTED): written by GC before it deletes
- *   the WAL object of a committed attempt, naming the same WAL identity and range.
+ * - a spent marker (`spent#<attempt>`): written only when an attempt is proven not
+ *   committed while its binding could still apply (see src/stream/spend-attempt.ts);
+ * - a collected record (`collected#<attempt>`): written by GC before it deletes the WAL
+ *   object of a committed attempt, naming the same WAL identity, binding and range.
  */
 export async function walsOf(ports: Ports, lane: LaneRef, attemptId: string): Promise<WalRef[]> {
   const keys = await ports.objects.list(walPrefixOf(lane, attemptId));
@@ -45,7 +44,7 @@ export function namesAttempt(commit: CommitRecord | undefined, attemptId: string
 
 /**
  * The attempt's commit record, if one of its WAL objects committed — or, once GC collected
- * that object, if the committed marker GC left names it (and the commit record at its end
+ * that object, if the collected record GC left names it (and the commit record at its end
  * still names the attempt, its SHA-256 and start).
  */
 export async function committedWal(ports: Ports, lane: LaneRef, attemptId: string, wals: WalRef[]): Promise<CommitRecord | undefined> {
@@ -53,23 +52,27 @@ export async function committedWal(ports: Ports, lane: LaneRef, attemptId: strin
     const commit = await commitAtEnd(ports, lane, wal);
     if (namesAttempt(commit, attemptId, wal)) return commit;
   }
-  const collected = collectedWalOf(await loadIntent(ports, lane, attemptId));
+  const collected = collectedWalOf(await collectedAttempt(ports, lane, attemptId));
   if (!collected) return undefined;
   const commit = await commitAtEnd(ports, lane, collected);
   return namesAttempt(commit, attemptId, collected) ? commit : undefined;
 }
 
-/** The WAL identity and binding a committed marker keeps for a collected WAL object. */
-export function collectedWalOf(marker: AppendIntent | undefined): WalRef | undefined {
-  if (marker?.state !== 'COMMITTED' || marker.start === undefined || marker.end === undefined) return undefined;
-  const { walKey, walSha256, walSize, start, end } = marker;
-  return { walKey, walSha256, walSize, recordCount: end - start, start, fenceEpoch: marker.fenceEpoch ?? 0 };
+/** The record GC left when it collected a committed attempt's WAL object, if any. */
+export async function collectedAttempt(ports: Ports, lane: LaneRef, attemptId: string): Promise<CollectedAttempt | undefined> {
+  return (await ports.authority.get(laneKeys.collected(lane, attemptId))) as unknown as CollectedAttempt | undefined;
+}
+
+/** The WAL identity and binding a collected record keeps. */
+export function collectedWalOf(record: CollectedAttempt | undefined): WalRef | undefined {
+  if (!record) return undefined;
+  const { walKey, walSha256, walSize, start, end, fenceEpoch } = record;
+  return { walKey, walSha256, walSize, recordCount: end - start, start, fenceEpoch };
 }
 
 /** The spent marker, if the attempt was proven not committed for good. */
-export async function spentMarker(ports: Ports, lane: LaneRef, attemptId: string): Promise<AppendIntent | undefined> {
-  const marker = await loadIntent(ports, lane, attemptId);
-  return marker?.state === 'ABORTED' ? marker : undefined;
+export async function spentMarker(ports: Ports, lane: LaneRef, attemptId: string): Promise<SpentMarker | undefined> {
+  return (await ports.authority.get(laneKeys.spent(lane, attemptId))) as unknown as SpentMarker | undefined;
 }
 
 /** The commit record of a committed attempt (found from its WAL objects), or stream.not_committed. */

@@ -87,7 +87,7 @@ async function decide(ports: Ports, ref: AttemptRef, wal: WalRef): Promise<numbe
   if (head.committedEnd >= end && namesAttempt(await commitAtEnd(ports, ref, wal), ref.attemptId, wal)) {
     return committedOutcome({ ...ref, recordCount: wal.recordCount, start: wal.start, end });
   }
-  if (marker) throw new AttemptAbortedError(ref.attemptId, marker.abortReason ?? 'aborted');
+  if (marker) throw new AttemptAbortedError(ref.attemptId, marker.reason);
   if (wal.fenceEpoch !== ref.session.epoch) throw new FencedError(ref, `attempt ${ref.attemptId} was started by an earlier owner session`);
   if (head.suspendedBy) throw new LaneSuspendedError(ref, head.suspendedBy);
   if (!sameFence(head.fence, ref.session)) throw new FencedError(ref, 'a newer owner session holds the lane');

@@ -5,7 +5,7 @@ import { STREAM_CUT_POINTS } from '../cut-points.js';
 import { assertSessionIssued, loadHead } from '../lane-store.js';
 import { committedOutcome, uncommittedOutcome } from '../outcomes.js';
 import { unsuspend } from '../resolve.js';
-import { spendAttempt } from '../retire-intent.js';
+import { spendAttempt } from '../spend-attempt.js';
 
 /**
  * After the attempt was refused for good (a newer owner holds the lane, the lane is
@@ -22,5 +22,5 @@ export async function retireAttempt(input: unknown, ports: Ports): Promise<Appen
   if (spent.status === 'COMMITTED') return committedOutcome({ ...spent.commit, recordCount: spent.commit.end - spent.commit.start });
   // Proven not committed: if this attempt held the lane suspended, the lane is free again.
   await unsuspend(ports, ref, ref.attemptId);
-  return uncommittedOutcome('KNOWN_NOT_COMMITTED', ref, spent.marker.recordCount, spent.marker.abortReason ?? reason);
+  return uncommittedOutcome('KNOWN_NOT_COMMITTED', ref, spent.marker.recordCount, spent.marker.reason);
 }

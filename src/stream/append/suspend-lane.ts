@@ -5,7 +5,7 @@ import { validateAttemptRef, validateWalRef, type WalRef } from '../append-input
 import { STREAM_CUT_POINTS } from '../cut-points.js';
 import { loadHead } from '../lane-store.js';
 import { committedOutcome, uncommittedOutcome } from '../outcomes.js';
-import { spendAttempt } from '../retire-intent.js';
+import { spendAttempt } from '../spend-attempt.js';
 import { commitAtEnd, namesAttempt, spentMarker } from './attempt-evidence.js';
 
 /**
@@ -36,14 +36,14 @@ export async function suspendLane(input: unknown, ports: Ports): Promise<AppendO
       }
     }
     const count = wal?.recordCount ?? 0;
-    if (marker) return uncommittedOutcome('KNOWN_NOT_COMMITTED', ref, count, marker.abortReason ?? 'aborted');
+    if (marker) return uncommittedOutcome('KNOWN_NOT_COMMITTED', ref, count, marker.reason);
     if (head.suspendedBy === ref.attemptId) return uncommittedOutcome('MAY_HAVE_COMMITTED', ref, count, `lane suspended; resolve attempt ${ref.attemptId}`);
     const turn = wal && !head.suspendedBy && head.committedEnd === wal.start && sameFence(head.fence, ref.session) && wal.fenceEpoch === ref.session.epoch;
     if (!turn) {
       const why = head.suspendedBy ? `lane suspended by attempt ${head.suspendedBy}` : wal ? 'the head moved past its turn' : 'no head CAS was issued';
       const spent = await spendAttempt(ports, ref, ref.attemptId, why, STREAM_CUT_POINTS.retire);
       if (spent.status === 'COMMITTED') return committedOutcome({ ...spent.commit, recordCount: spent.commit.end - spent.commit.start });
-      return uncommittedOutcome('KNOWN_NOT_COMMITTED', ref, count, spent.marker.abortReason ?? why);
+      return uncommittedOutcome('KNOWN_NOT_COMMITTED', ref, count, spent.marker.reason);
     }
     const outcome = await ports.authority.update(cut, laneKeys.head(ref), { version: head.version }, {
       suspendedBy: ref.attemptId,

@@ -6,8 +6,8 @@ import { putExact } from '../../objects/exact-object.js';
 import type { Ports } from '../../ports/index.js';
 import { decodeRecords, validateAttemptRef, type AttemptRef, type WalRef } from '../append-input.js';
 import { STREAM_CUT_POINTS } from '../cut-points.js';
-import { assertSessionIssued, loadHead, loadIntent } from '../lane-store.js';
-import { collectedWalOf, walsOf } from './attempt-evidence.js';
+import { assertSessionIssued, loadHead } from '../lane-store.js';
+import { collectedAttempt, collectedWalOf, spentMarker, walsOf } from './attempt-evidence.js';
 
 /** What the writer already knows from its last CAS (or load): no reload needed. */
 export interface KnownHead {
@@ -37,7 +37,8 @@ export interface WalWritten extends AttemptRef {
  * - the same attempt id with another batch (another WAL object under its prefix, or a
  *   spent marker naming other bytes) is Stream.AttemptIdentityConflict, nothing written;
  * - the same batch already written: its binding is reused as it is (the next step finds
- *   out whether it committed);
+ *   out whether it committed) — also when GC has since collected the WAL object of the
+ *   committed attempt (its `collected#` record keeps the binding: KNOWN_COMMITTED again);
  * - spent, suspended or fenced: refusals the flow turns into KNOWN_NOT_COMMITTED.
  * A lost or uncertain PUT is resolved by reading the exact key back (metadata and SHA-256).
  */
@@ -54,16 +55,20 @@ export async function writeWal(input: unknown, ports: Ports, known?: KnownHead):
   } else {
     const head = await loadHead(ports, ref);
     await assertSessionIssued(ports, ref, head, ref.session);
-    const marker = await loadIntent(ports, ref, ref.attemptId);
-    const wals = await walsOf(ports, ref, ref.attemptId);
-    if (wals.some((w) => w.walSha256 !== sha256) || (marker && marker.walSha256 !== '' && marker.walSha256 !== sha256)) {
+    const [marker, collected, wals] = await Promise.all([
+      spentMarker(ports, ref, ref.attemptId),
+      collectedAttempt(ports, ref, ref.attemptId).then(collectedWalOf),
+      walsOf(ports, ref, ref.attemptId),
+    ]);
+    const others = [...wals, ...(collected ? [collected] : [])];
+    if (others.some((w) => w.walSha256 !== sha256) || (marker && marker.walSha256 !== '' && marker.walSha256 !== sha256)) {
       throw new AttemptIdentityConflictError(ref.attemptId, 'already has a WAL object of another batch');
     }
-    // A committed attempt whose WAL object GC collected: its marker keeps the binding.
-    const same = wals.find((w) => w.recordCount === records.length) ?? collectedWalOf(marker);
+    // A committed attempt whose WAL object GC collected: its collected record keeps the binding.
+    const same = others.find((w) => w.recordCount === records.length);
     // The same batch is already durable: its binding is fixed, the head CAS step decides.
     if (same) return { ...ref, wal: same, expected: null };
-    if (marker?.state === 'ABORTED') throw new AttemptAbortedError(ref.attemptId, marker.abortReason ?? 'aborted');
+    if (marker) throw new AttemptAbortedError(ref.attemptId, marker.reason);
     if (head.suspendedBy) throw new LaneSuspendedError(ref, head.suspendedBy);
     if (!sameFence(head.fence, ref.session)) throw new FencedError(ref, 'the session does not own the lane');
     binding = { version: head.version, start: head.committedEnd };

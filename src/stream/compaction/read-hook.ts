@@ -73,7 +73,7 @@ export class CompactedCopies {
       }
     }
     // The range reader's quarantine (exact identity; a trim that moved meanwhile makes the read trimmed instead).
-    await recordQuarantine(this.ports, this.lane, this.from, record, { copy: 'compacted', key: record.objectKey, sha256: record.sha256 }, verdict);
+    await recordQuarantine(this.ports, this.lane, this.from, record, { copy: 'compacted', key: record.objectKey, sha256: record.sha256, size: record.size }, verdict);
     return this.refuse(record, verdict);
   }
 

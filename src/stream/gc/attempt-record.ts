@@ -1,5 +1,5 @@
 import { writeExactlyOnce } from '../../authority/resolve.js';
-import { laneKeys, WAL_ROOT, walBindingOf, type AppendIntent, type LaneRef } from '../../domain/stream.js';
+import { laneKeys, WAL_ROOT, walBindingOf, type LaneRef } from '../../domain/stream.js';
 import type { Ports } from '../../ports/index.js';
 import { commitAtEnd, namesAttempt } from '../append/attempt-evidence.js';
 import { GC_CUT_POINTS } from './cut-points.js';
@@ -12,12 +12,12 @@ import { GC_CUT_POINTS } from './cut-points.js';
  * the same batch under the same attempt id could be appended again — a duplicate — or
  * spent and reported KNOWN_NOT_COMMITTED although it committed.
  *
- * So before that DELETE, GC writes the attempt's committed marker (`intent#<attempt>`,
- * COMMITTED, naming the exact WAL identity, fence epoch and range), put-if-absent, a lost
- * answer resolved by exact reload. The object may be deleted only once the marker names
+ * So before that DELETE, GC writes the attempt's collected record (`collected#<attempt>`,
+ * naming the exact WAL identity, fence epoch and committed range), put-if-absent, a lost
+ * answer resolved by exact reload. The object may be deleted only once the record names
  * exactly its commit. A WAL object that never committed needs nothing: its evidence is
  * the spent marker, or a fence or committed end that rules it out for good.
- * Returns false (keep the object; the next run tries again) when another marker stands.
+ * Returns false (keep the object; the next run tries again) when another record stands.
  */
 export async function keepCommittedEvidence(ports: Ports, lane: LaneRef, objectKey: string): Promise<boolean> {
   const attemptId = attemptOfWalKey(lane, objectKey);
@@ -27,8 +27,8 @@ export async function keepCommittedEvidence(ports: Ports, lane: LaneRef, objectK
   if (!object || !binding || binding.attemptId !== attemptId) return true;
   const commit = await commitAtEnd(ports, lane, binding);
   if (!namesAttempt(commit, attemptId, binding)) return true;
-  const marker = {
-    ...laneKeys.intent(lane, attemptId),
+  const record = {
+    ...laneKeys.collected(lane, attemptId),
     stream: lane.stream,
     partition: lane.partition,
     attemptId,
@@ -39,14 +39,13 @@ export async function keepCommittedEvidence(ports: Ports, lane: LaneRef, objectK
     fenceEpoch: binding.fenceEpoch,
     start: commit!.start,
     end: commit!.end,
-    state: 'COMMITTED' satisfies AppendIntent['state'],
     collectedAt: ports.clock.now().toISOString(),
   };
   const cut = GC_CUT_POINTS.evidence;
-  const key = laneKeys.intent(lane, attemptId);
+  const key = laneKeys.collected(lane, attemptId);
   const same = (item: Record<string, unknown>) =>
-    item.state === 'COMMITTED' && item.walKey === objectKey && item.walSha256 === binding.walSha256 && item.start === commit!.start && item.end === commit!.end;
-  const put = await writeExactlyOnce(ports.authority, cut, key, () => ports.authority.put(cut, marker, 'absent'), same);
+    item.walKey === objectKey && item.walSha256 === binding.walSha256 && item.start === commit!.start && item.end === commit!.end;
+  const put = await writeExactlyOnce(ports.authority, cut, key, () => ports.authority.put(cut, record, 'absent'), same);
   return put.status === 'APPLIED';
 }
 

@@ -9,7 +9,7 @@ export const GC_CUT_POINTS = {
   mark: 'stream.gc.mark',
   /** MARKED → DELETING: the root seals its delete journal (delete id, exact identity, epoch, policy digest). */
   seal: 'stream.gc.seal',
-  /** Before a committed attempt's WAL object is deleted: its committed marker (intent#<attempt>, COMMITTED). */
+  /** Before a committed attempt's WAL object is deleted: its collected record (collected#<attempt>). */
   evidence: 'stream.gc.evidence',
   /** The object DELETE itself. */
   delete: 'stream.gc.delete',

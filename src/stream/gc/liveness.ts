@@ -1,4 +1,4 @@
-import { laneKeys, WAL_ROOT, walBindingOf, walFate, type AppendIntent, type CommitRecord, type LaneHead, type LaneRef } from '../../domain/stream.js';
+import { laneKeys, WAL_ROOT, walBindingOf, walFate, type CommitRecord, type LaneHead, type LaneRef, type SpentMarker } from '../../domain/stream.js';
 import { loadRecord } from '../../generation/load.js';
 import type { Ports } from '../../ports/index.js';
 import { spentMarker } from '../append/attempt-evidence.js';
@@ -26,7 +26,7 @@ export interface FateContext {
   /** Loaded at the start of the page: a stale head only makes the answer more conservative. */
   head: LaneHead;
   /** Spent markers by attempt, loaded once per page. */
-  markers: Map<string, Promise<AppendIntent | undefined>>;
+  markers: Map<string, Promise<SpentMarker | undefined>>;
 }
 
 export function fateContext(ports: Ports, lane: LaneRef, head: LaneHead): FateContext {

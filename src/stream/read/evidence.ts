@@ -4,6 +4,7 @@ import { laneKeys, rangeRootOf, type CommitRecord, type IndexEntry, type LaneRef
 import { loadRecord } from '../../generation/load.js';
 import type { Ports } from '../../ports/index.js';
 import { putIndexEntry } from '../append/write-index.js';
+import { compactionKeys, compactionRootOf, sourcesOf, type CompactionRecord } from '../compaction/model.js';
 import { STREAM_CUT_POINTS } from '../cut-points.js';
 import { commitContaining, indexEntryOf } from '../lane-store.js';
 
@@ -36,6 +37,51 @@ export async function committedGen0(ports: Ports, lane: LaneRef, commit: CommitR
     record.objectKey === outputKeyOf({ root, generation: 0, taskId: commit.attemptId }) &&
     record.sourceSetDigest === sourceSetDigest([{ key: commit.walKey, sha256: commit.walSha256, size: commit.walSize }]);
   return exact ? { key: record.objectKey, sha256: record.sha256, size: record.size } : undefined;
+}
+
+/** Commit records fetched per query while re-deriving a compaction's source set. */
+const COMMIT_PAGE = 100;
+
+/**
+ * The compacted copy of exactly [start, end), proven from authority evidence alone: the
+ * `compaction#<end>` record of exactly that run (its root, record count), its generation
+ * COMMITTED by the record's task naming the same object key, SHA-256, size and source-set
+ * digest, and that digest re-derived from the lane's commit records of the run (their WAL
+ * objects by exact identity, in offset order). "A compaction covering it" is not evidence.
+ */
+export async function committedCompaction(ports: Ports, lane: LaneRef, start: number, end: number): Promise<{ key: string; sha256: string; size: number } | undefined> {
+  const record = (await ports.authority.get(compactionKeys.record(lane, end))) as unknown as CompactionRecord | undefined;
+  if (!record || record.start !== start || record.end !== end || record.recordCount !== end - start || record.root !== compactionRootOf(lane, start)) return undefined;
+  const generation = await loadRecord(ports, record.root, record.generation);
+  const exact =
+    generation?.state === 'COMMITTED' &&
+    generation.taskId === record.taskId &&
+    generation.objectKey === record.objectKey &&
+    generation.objectKey === outputKeyOf({ root: record.root, generation: record.generation, taskId: record.taskId }) &&
+    generation.sha256 === record.sha256 &&
+    generation.size === record.size &&
+    generation.sourceSetDigest === record.sourceSetDigest;
+  if (!exact) return undefined;
+  const commits = await commitsOfRun(ports, lane, start, end);
+  if (!commits || sourceSetDigest(sourcesOf(commits)) !== record.sourceSetDigest) return undefined;
+  return { key: generation.objectKey, sha256: generation.sha256, size: generation.size };
+}
+
+/** The consecutive commit records tiling exactly [start, end), or undefined when they do not. */
+async function commitsOfRun(ports: Ports, lane: LaneRef, start: number, end: number): Promise<CommitRecord[] | undefined> {
+  const commits: CommitRecord[] = [];
+  let at = start;
+  while (at < end) {
+    const page = (await ports.authority.query(laneKeys.pk(lane), 'commit#', { startAfterSk: laneKeys.commitAfter(at), limit: COMMIT_PAGE })) as unknown as CommitRecord[];
+    if (page.length === 0) return undefined;
+    for (const commit of page) {
+      if (commit.start !== at || commit.end > end) return undefined;
+      commits.push(commit);
+      at = commit.end;
+      if (at === end) break;
+    }
+  }
+  return commits;
 }
 
 /** The commit record of exactly the range an index entry names, if the two agree. */

@@ -3,7 +3,7 @@ import { laneKeys, validateLane, type CommitRecord, type LaneRef } from '../../d
 import type { Ports } from '../../ports/index.js';
 import { STREAM_CUT_POINTS } from '../cut-points.js';
 import { readCopy } from './candidates.js';
-import { committedGen0 } from './evidence.js';
+import { committedCompaction, committedGen0 } from './evidence.js';
 import {
   QuarantineIdentityMismatchError,
   QuarantineNotFoundError,
@@ -39,7 +39,8 @@ const DELETE_ATTEMPTS = 2;
  * failures"; the identity checklist): the item's expected SHA-256 (and size, when it
  * recorded one), copy and range must be what the authority evidence says this copy is —
  * the commit record for the WAL object, the committed generation 0 of exactly that commit
- * for gen0 — and the object's bytes must hash to it, have its size and decode to the
+ * for gen0, the `compaction#` record of exactly that run and its COMMITTED generation for
+ * a compacted copy — and the object's bytes must hash to it, have its size and decode to the
  * range's record count. Only then is the exact item (its version) deleted, at
  * `stream.read.quarantine-release`; a lost answer is resolved by reloading it. Anything still bad is
  * refused (stream.quarantine_still_bad / stream.quarantine_identity_mismatch) and the item
@@ -74,23 +75,34 @@ export async function releaseQuarantine(input: unknown, ports: Ports): Promise<R
 
 /**
  * What the authority evidence says the quarantined copy is, compared field by field with
- * the item: a copy whose item disagrees with the evidence is not released.
+ * the item: a copy whose item disagrees with the evidence is not released. A range copy's
+ * evidence is its commit record (WAL) or the committed generation 0 of exactly that commit;
+ * a compacted copy's is the `compaction#` record of exactly its run and that record's
+ * COMMITTED generation (committedCompaction).
  */
 async function evidenceOf(ports: Ports, lane: LaneRef, item: QuarantineItem): Promise<Candidate & { size: number }> {
   const refuse = (detail: string) => new QuarantineIdentityMismatchError(lane, item.objectKey, detail);
-  if (!Number.isInteger(item.start) || !Number.isInteger(item.end) || (item.copy !== 'gen0' && item.copy !== 'wal')) {
+  if (!Number.isInteger(item.start) || !Number.isInteger(item.end) || !COPIES.includes(item.copy)) {
     throw refuse('the item names no copy and range');
   }
-  const commit = (await ports.authority.get(laneKeys.commit(lane, item.end))) as unknown as CommitRecord | undefined;
-  if (!commit || commit.start !== item.start) throw refuse(`no commit record for [${item.start}, ${item.end})`);
-  const evidence =
-    item.copy === 'wal' ? { key: commit.walKey, sha256: commit.walSha256, size: commit.walSize } : await committedGen0(ports, lane, commit);
-  if (!evidence) throw refuse(`no committed generation 0 of [${item.start}, ${item.end})`);
-  if (evidence.key !== item.objectKey) throw refuse(`the commit evidence names ${evidence.key}`);
+  const range = `[${item.start}, ${item.end})`;
+  let evidence: { key: string; sha256: string; size: number } | undefined;
+  if (item.copy === 'compacted') {
+    evidence = await committedCompaction(ports, lane, item.start, item.end);
+    if (!evidence) throw refuse(`no committed compaction of exactly ${range}`);
+  } else {
+    const commit = (await ports.authority.get(laneKeys.commit(lane, item.end))) as unknown as CommitRecord | undefined;
+    if (!commit || commit.start !== item.start) throw refuse(`no commit record for ${range}`);
+    evidence = item.copy === 'wal' ? { key: commit.walKey, sha256: commit.walSha256, size: commit.walSize } : await committedGen0(ports, lane, commit);
+    if (!evidence) throw refuse(`no committed generation 0 of ${range}`);
+  }
+  if (evidence.key !== item.objectKey) throw refuse(`the evidence names ${evidence.key}`);
   if (evidence.sha256 !== item.expectedSha256) throw refuse(`expected sha256 ${item.expectedSha256} is not the evidence's ${evidence.sha256}`);
   if (item.expectedSize !== undefined && item.expectedSize !== evidence.size) throw refuse(`expected size ${item.expectedSize} is not the evidence's ${evidence.size}`);
   return { copy: item.copy, ...evidence };
 }
+
+const COPIES: ReadonlyArray<Candidate['copy']> = ['gen0', 'wal', 'compacted'];
 
 export interface QuarantineListing extends LaneRef {
   items: Array<{ key: string; reason: string; at: string; copy: string; start: number; end: number; expectedSha256: string }>;

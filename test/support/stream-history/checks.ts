@@ -88,7 +88,7 @@ export async function settleEverything(h: History): Promise<void> {
     .filter((a) => a.status === 'committed')
     .sort((x, y) => x.start! - y.start!)
     .map((a) => ({ attemptId: a.id, records: a.records }));
-  await expectLaneInvariant(h.operator.ports, h.lane, acknowledged, { collected: new Set(h.actors.deletes.keys()) });
+  await expectLaneInvariant(h.operator.ports, h.lane, acknowledged);
 }
 
 

@@ -8,7 +8,7 @@ type Values = Record<string, string | boolean | undefined>;
 
 export const quarantineHelp = `cutpoint stream quarantine <stream> --partition P [--release KEY]
   lists the lane's quarantined copies (key, reason, at, copy and range); with --release
-  re-verifies KEY by exact identity (the commit evidence's key, SHA-256 and size; the
+  re-verifies KEY by exact identity (the commit or compaction evidence's key, SHA-256, size; the
   bytes' hash and record count) and deletes its quarantine item so readers use it again;
   refused while still bad (stream.quarantine_still_bad) or not the evidence's copy
   (stream.quarantine_identity_mismatch); never touches bytes`;

@@ -1,16 +1,16 @@
 import { OutcomeUnknownError } from '../domain/errors.js';
-import { laneKeys, walPrefixOf, type AppendIntent, type CommitRecord, type LaneRef } from '../domain/stream.js';
+import { laneKeys, walPrefixOf, type CommitRecord, type LaneRef, type SpentMarker } from '../domain/stream.js';
 import type { Ports } from '../ports/index.js';
 import { committedWal, spentMarker, walsOf } from './append/attempt-evidence.js';
 import { loadHead } from './lane-store.js';
 
-export type SpendResult = { status: 'COMMITTED'; commit: CommitRecord } | { status: 'SPENT'; marker: AppendIntent };
+export type SpendResult = { status: 'COMMITTED'; commit: CommitRecord } | { status: 'SPENT'; marker: SpentMarker };
 
 /**
  * Proves an attempt not committed, for good — or finds that it committed.
  * The attempt's WAL objects are found by their exact prefix and each one's bound end
  * offset is checked for a commit record naming it (COMMITTED). Otherwise one transaction
- * writes the spent marker (`intent#<attempt>`, ABORTED, put-if-absent, its bytes entering
+ * writes the spent marker (`spent#<attempt>`, put-if-absent, its bytes entering
  * orphan grace) and bumps the head's version:
  * - every head CAS of the attempt already in flight names an older head version and can
  *   never apply;
@@ -29,26 +29,24 @@ export async function spendAttempt(ports: Ports, lane: LaneRef, attemptId: strin
     if (commit) return { status: 'COMMITTED', commit };
     if (marker) return { status: 'SPENT', marker };
     const now = ports.clock.now().toISOString();
-    const spent = {
-      ...laneKeys.intent(lane, attemptId),
+    const one = wals.length === 1 ? wals[0]! : undefined;
+    const spent: Omit<SpentMarker, 'version'> = {
       stream: lane.stream,
       partition: lane.partition,
       attemptId,
-      walKey: wals.length === 1 ? wals[0]!.walKey : walPrefixOf(lane, attemptId),
-      walSha256: wals.length === 1 ? wals[0]!.walSha256 : '',
-      walSize: wals.length === 1 ? wals[0]!.walSize : 0,
-      recordCount: wals.length === 1 ? wals[0]!.recordCount : 0,
-      tombstone: wals.length !== 1,
-      state: 'ABORTED',
-      abortReason: reason,
-      abortedAt: now,
+      walKey: one ? one.walKey : walPrefixOf(lane, attemptId),
+      walSha256: one ? one.walSha256 : '',
+      walSize: one ? one.walSize : 0,
+      recordCount: one ? one.recordCount : 0,
+      reason,
+      spentAt: now,
       orphanSince: now,
     };
     const outcome = await ports.authority.transact(cutPoint, [
-      { kind: 'put', item: spent, expect: 'absent' },
+      { kind: 'put', item: { ...laneKeys.spent(lane, attemptId), ...spent }, expect: 'absent' },
       { kind: 'update', key: laneKeys.head(lane), expect: { version: head.version }, set: { lastSpentAttemptId: attemptId } },
     ]);
-    if (outcome.status === 'APPLIED') return { status: 'SPENT', marker: { ...spent, version: 1 } as unknown as AppendIntent };
+    if (outcome.status === 'APPLIED') return { status: 'SPENT', marker: { ...spent, version: 1 } };
   }
   throw new OutcomeUnknownError(cutPoint, `${cutPoint}: spending attempt ${attemptId} did not settle`);
 }
