@@ -1,6 +1,6 @@
 import { ValidationError } from '../../domain/errors.js';
 import type { LaneRef } from '../../domain/stream.js';
-import { lanePrefixes, parseGrace, policyDigestOf, validateGcLane, type GcPolicy } from './model.js';
+import { lanePrefixes, parseGrace, policyDigestOf, validateGcLane, type Fate, type GcPolicy } from './model.js';
 
 /**
  * The state one GC execution carries from step to step (always bounded: at most one page
@@ -27,8 +27,14 @@ export interface GcTotals {
   scanned: number;
   rootsCreated: number;
   lateObjects: number;
+  /** Scanned objects by fate (compactions' outputs included), and compactions' outputs alone. */
   live: number;
   mayCommit: number;
+  trimmed: number;
+  dead: number;
+  superseded: number;
+  compacted: { live: number; mayCommit: number; trimmed: number; dead: number };
+  /** DEAD or SUPERSEDED, ACTIVE and still inside the orphan grace. */
   inGrace: number;
   marked: number;
   unmarked: number;
@@ -43,8 +49,19 @@ const DRY_RUN_SAMPLE = 100;
 export { DRY_RUN_SAMPLE };
 
 const zero = (): GcTotals => ({
-  scanned: 0, rootsCreated: 0, lateObjects: 0, live: 0, mayCommit: 0, inGrace: 0, marked: 0, unmarked: 0, waitingOnLeases: 0, sealed: 0, deleted: 0, finalized: 0,
+  scanned: 0, rootsCreated: 0, lateObjects: 0, live: 0, mayCommit: 0, trimmed: 0, dead: 0, superseded: 0,
+  compacted: { live: 0, mayCommit: 0, trimmed: 0, dead: 0 },
+  inGrace: 0, marked: 0, unmarked: 0, waitingOnLeases: 0, sealed: 0, deleted: 0, finalized: 0,
 });
+
+const FATE_TOTAL = { LIVE: 'live', MAY_COMMIT: 'mayCommit', TRIMMED: 'trimmed', DEAD: 'dead', SUPERSEDED: 'superseded' } as const;
+
+/** Counts one scanned object's fate (a compaction's output also under `compacted`; it is never SUPERSEDED itself). */
+export function countFate(totals: GcTotals, fate: Fate, compacted: boolean): void {
+  const name = FATE_TOTAL[fate];
+  totals[name]++;
+  if (compacted && name !== 'superseded') totals.compacted[name]++;
+}
 
 /**
  * The run as a step receives it: the first step gets the operator's input
