@@ -6,7 +6,7 @@ import { activeLeasesOn } from './leases.js';
 import { eligible, fateContext, graceDeadline, judge } from './liveness.js';
 import { gcKeys, type DeleteJournal, type LifecycleRoot } from './model.js';
 import { moveRoot } from './roots.js';
-import { eachOfPage, PAGE, runOf, type GcRun } from './state.js';
+import { countPage, eachOfPage, PAGE, runOf, type GcRun } from './state.js';
 
 /**
  * Drain and seal: one bounded page of the lane's roots.
@@ -25,6 +25,7 @@ export async function drainPage(input: unknown, ports: Ports): Promise<GcRun> {
   if (run.sweep.done) return run;
   const items = await ports.authority.query(gcKeys.pk(run), 'root#', { limit: PAGE, ...(run.sweep.after ? { startAfterSk: gcKeys.rootAfter(run.sweep.after) } : {}) });
   const roots = items as unknown as LifecycleRoot[];
+  countPage(run);
   const ctx = fateContext(ports, run, await loadHead(ports, run));
   await eachOfPage(roots, async (root) => {
     if (root.state === 'MARKED') {

@@ -5,7 +5,7 @@ import { GC_CUT_POINTS } from './cut-points.js';
 import { eligible, fateContext, graceDeadline, judge, type Verdict } from './liveness.js';
 import { gcKeys, graceFromEnv, type LifecycleRoot } from './model.js';
 import { asRoot, createRoot, moveRoot } from './roots.js';
-import { countFate, DRY_RUN_SAMPLE, eachOfPage, PAGE, runOf, type GcRun } from './state.js';
+import { countFate, countPage, DRY_RUN_SAMPLE, eachOfPage, PAGE, runOf, type GcRun } from './state.js';
 
 /**
  * Scan: one bounded page of the bucket listing under the lane's prefixes. A FRESH scanner:
@@ -26,6 +26,7 @@ export async function scanPage(input: unknown, ports: Ports): Promise<GcRun> {
   if (!ports.objects.listPage) throw new ConfigError('stream.gc_listing_unsupported', 'the object store cannot list in bounded pages');
   const prefix = run.policy.prefixes[run.scan.prefix]!;
   const page = await ports.objects.listPage(prefix, { ...(run.scan.after ? { startAfter: run.scan.after } : {}), limit: PAGE });
+  countPage(run);
   const roots = await Promise.all(page.objects.map((o) => ports.authority.get(gcKeys.root(lane, o.key)).then(asRoot)));
   const ctx = fateContext(ports, lane, head);
   const now = ports.clock.now();
