@@ -1,12 +1,18 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { commitGenerationInProcess } from '../../src/generation/commit-in-process.js';
+import { registerGenerationTask } from '../../src/generation/register-task.js';
 import type { Ports } from '../../src/ports/index.js';
 import { compactLane } from '../../src/stream/compaction/compact-lane.js';
+import { writeCompactedObject } from '../../src/stream/compaction/output.js';
+import { DEFAULT_MAX_BYTES, planCompaction } from '../../src/stream/compaction/plan.js';
 import { describeStream } from '../../src/stream/describe.js';
 import { fateContext, fateOf } from '../../src/stream/gc/liveness.js';
 import { loadHead } from '../../src/stream/lane-store.js';
+import { readStream } from '../../src/stream/read.js';
+import { trimLane } from '../../src/stream/trim.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
 import { compactedGcWorld } from '../faults/stream-gc-compacted-world.js';
-import { compactionsOf, laneWithRanges } from '../faults/stream-compaction-world.js';
+import { compactionsOf, laneWithRanges, textOf } from '../faults/stream-compaction-world.js';
 import { countingPorts, expectGcInvariant, gcFlow, listAll, MovableClock, rootOf } from '../faults/stream-gc-world.js';
 
 /**
@@ -74,5 +80,26 @@ describe('GC of compacted objects', () => {
     expect(later.output).toMatchObject({ totals: { superseded: 2, marked: 2, deleted: 2 } });
     for (const key of before) expect(deletes.get(key), key).toBe(1);
     expect(await listAll(ports, lane)).toEqual([c!.objectKey]);
+  });
+
+  it('a compaction that COMMITTED but never wrote compaction# is kept while the trim is inside it, TRIMMED once the trim passes its end', async () => {
+    const deletes = new Map<string, number>();
+    const ports: Ports = countingPorts(stores.ports, new MovableClock(), deletes);
+    const { lane, acknowledged } = await laneWithRanges(ports, 'gcc-unnamed', 3); // [0,2) [2,5) [5,9)
+    const plan = (await planCompaction(ports, lane, 2, DEFAULT_MAX_BYTES))!;
+    await registerGenerationTask(plan.spec, ports);
+    const written = await writeCompactedObject(ports, plan.spec, plan.commits);
+    expect(await commitGenerationInProcess(plan.spec, ports)).toMatchObject({ outcome: 'COMMITTED' });
+    expect(await compactionsOf(ports, lane)).toEqual([]); // the run stopped before compaction#
+    const fate = async () => fateOf(fateContext(ports, lane, await loadHead(ports, lane)), written.objectKey);
+    expect(await fate(), 'unnamed above the trim: the run may still name it').toBe('MAY_COMMIT');
+    await trimLane({ ...lane, to: 2 }, ports);
+    expect(await fate(), 'the trim inside its range').toBe('MAY_COMMIT');
+    await trimLane({ ...lane, to: 5 }, ports);
+    expect(await fate()).toBe('TRIMMED');
+    expect((await gcFlow({ lane, ports }, { grace: '0s' })).status).toBe('SUCCEEDED');
+    expect(deletes.get(written.objectKey)).toBe(1);
+    const page = await readStream({ ...lane, from: 5 }, ports);
+    expect(textOf(page.records)).toEqual(acknowledged[2]!.records);
   });
 });

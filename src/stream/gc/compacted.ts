@@ -1,6 +1,8 @@
 import { generationKeys, type GenerationTask } from '../../domain/generation.js';
+import { decodeBatch } from '../../domain/record-batch.js';
 import { laneKeys } from '../../domain/stream.js';
 import { loadRecord } from '../../generation/load.js';
+import { readVerified } from '../../objects/exact-object.js';
 import { compactionKeys, compactionRootOf, type CompactionRecord } from '../compaction/model.js';
 import type { FateContext } from './liveness.js';
 import type { Fate } from './model.js';
@@ -22,6 +24,10 @@ export function isCompactedKey(rest: string): boolean {
  *   and the task is ABORTED (an aborted task cannot prepare: the prepare transaction
  *   checks the task's version, and compact-lane writes `compaction#` only for a COMMITTED
  *   generation with this exact key);
+ * - TRIMMED, named or not, when the slot is COMMITTED with this object and its bytes
+ *   (verified against the record's SHA-256) end at or below the trim: a run that committed
+ *   but never wrote `compaction#` (it crashed, and the trim then passed its start so no
+ *   run plans it again) holds only offsets no read may return;
  * - MAY_COMMIT for everything else: a PREPARED record, an OPEN task, a COMMITTED
  *   generation whose `compaction#` is not written yet, an object whose metadata does not
  *   bind it to the slot and task its key names, an inconsistent authority.
@@ -44,7 +50,9 @@ export async function compactedFate(ctx: FateContext, key: string, rest: string)
   }
   if (record) {
     if (record.taskId !== taskId || record.objectKey !== key) return record.state === 'COMMITTED' ? 'DEAD' : 'MAY_COMMIT';
-    return record.state === 'ABORTED' ? 'DEAD' : 'MAY_COMMIT';
+    if (record.state === 'ABORTED') return 'DEAD';
+    if (record.state === 'COMMITTED' && start < ctx.head.trimOffset && (await endOf(ctx, key, record.sha256, start)) <= ctx.head.trimOffset) return 'TRIMMED';
+    return 'MAY_COMMIT';
   }
   const task = (await ctx.ports.authority.get(generationKeys.task(root, taskId))) as unknown as GenerationTask | undefined;
   return task?.state === 'ABORTED' && task.objectKey === key && task.generation === generation ? 'DEAD' : 'MAY_COMMIT';
@@ -58,4 +66,13 @@ export async function compactedFate(ctx: FateContext, key: string, rest: string)
 async function namingRecord(ctx: FateContext, start: number, key: string): Promise<CompactionRecord | undefined> {
   const [found] = (await ctx.ports.authority.query(laneKeys.pk(ctx.lane), 'compaction#', { startAfterSk: compactionKeys.after(start), limit: 1 })) as unknown as CompactionRecord[];
   return found?.objectKey === key && found.start === start ? found : undefined;
+}
+
+/** The end offset of a committed compaction's bytes (verified by SHA-256); unreadable is +Infinity: uncertain is kept. */
+async function endOf(ctx: FateContext, key: string, sha256: string, start: number): Promise<number> {
+  try {
+    return start + decodeBatch((await readVerified(ctx.ports.objects, key, sha256)).bytes).length;
+  } catch {
+    return Number.POSITIVE_INFINITY;
+  }
 }

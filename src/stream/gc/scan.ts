@@ -13,7 +13,10 @@ import { countFate, countPage, DRY_RUN_SAMPLE, eachOfPage, PAGE, runOf, type GcR
  * run's memory.
  * - A key with no root gets one (ACTIVE, epoch 1, first seen now): its orphan grace starts.
  * - A key whose root is DELETED is a late object: epoch + 1, ACTIVE, first seen now.
- * - An ACTIVE root whose fate is TRIMMED, or DEAD past first-seen + grace, is a candidate.
+ * - An ACTIVE root whose fate is TRIMMED, DEAD past first-seen + grace, or SUPERSEDED past
+ *   the compaction's commit + grace, is a candidate.
+ * - Every scanned object is counted by fate (a compaction's output also under `compacted`).
+ * - Each page counts against the execution's page budget (state.ts, countPage).
  * - A MARKED root whose evidence no longer holds under this policy goes back to ACTIVE.
  * A dry run writes nothing: it reports what it would mark.
  */
