@@ -103,6 +103,12 @@ export function runOf(input: unknown, defaultGraceSeconds: number): GcRun {
   };
 }
 
+/** The configured page budget per execution (CUTPOINT_GC_PAGES), validated; undefined: the flow's default. */
+export function pagesFromEnv(env: NodeJS.ProcessEnv): number | undefined {
+  const raw = env.CUTPOINT_GC_PAGES?.trim();
+  return raw ? pagesOf(/^\d+$/.test(raw) ? Number(raw) : raw) : undefined;
+}
+
 function pagesOf(value: unknown): number {
   if (value === undefined) return EXECUTION_PAGES;
   if (!Number.isSafeInteger(value) || (value as number) < 1 || (value as number) > EXECUTION_PAGES) {
