@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { graceDeadline } from '../../src/stream/gc/liveness.js';
-import { countFate, countPage, runOf } from '../../src/stream/gc/state.js';
+import { countFate, countPage, pagesFromEnv, runOf } from '../../src/stream/gc/state.js';
 
 /** Pure rules of issue #11's GC additions: where a grace starts, how fates are counted, the page budget. */
 describe('GC fates and budget (pure rules)', () => {
@@ -38,5 +38,8 @@ describe('GC fates and budget (pure rules)', () => {
       expect(() => runOf({ stream: 's', partition: 0, pagesPerExecution: bad }, 60)).toThrow(expect.objectContaining({ code: 'stream.invalid_gc_pages' }));
     }
     expect(() => runOf({ ...run, pagesPerExecution: 500 }, 60)).toThrow(expect.objectContaining({ code: 'stream.invalid_gc_pages' }));
+    expect(pagesFromEnv({})).toBeUndefined();
+    expect(pagesFromEnv({ CUTPOINT_GC_PAGES: ' 7 ' })).toBe(7);
+    for (const bad of ['0', '201', '1.5', 'x', '-1']) expect(() => pagesFromEnv({ CUTPOINT_GC_PAGES: bad }), bad).toThrow(expect.objectContaining({ code: 'stream.invalid_gc_pages' }));
   });
 });
