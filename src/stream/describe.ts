@@ -12,7 +12,7 @@ export interface LaneDescription {
   owner?: { owner: string; epoch: number };
   /** The attempt whose unknown outcome holds the lane, while it is suspended. */
   suspendedBy?: string;
-  /** GC: lifecycle roots by state, orphans and their grace deadlines (once GC has run). */
+  /** GC: lifecycle roots by state and fate, orphans and superseded copies with their grace deadlines (once GC has run). */
   lifecycle?: LifecycleDescription;
 }
 

@@ -32,6 +32,8 @@ export interface GcWorld {
   orphans: string[];
   /** The records readable from the trim on, in order. */
   readable: string[];
+  /** The trim offset the records are read from (3 unless the world says otherwise). */
+  readFrom?: number;
 }
 
 export class MovableClock implements Clock {
@@ -128,7 +130,7 @@ export async function rootOf(world: Pick<GcWorld, 'lane' | 'ports'>, key: string
 /** Every record from the trim on, read through the read path (pins included). */
 export async function readAll(world: GcWorld): Promise<string[]> {
   const seen: string[] = [];
-  for (let from = 3; ; ) {
+  for (let from = world.readFrom ?? 3; ; ) {
     const page = await readStream({ ...world.lane, from, maxRecords: 1000 }, world.ports);
     seen.push(...page.records.map((r) => Buffer.from(r.data, 'base64').toString()));
     if (page.next >= page.committedEnd) return seen;

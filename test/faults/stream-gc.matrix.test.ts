@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { GC_CUT_POINTS, GC_FLOW_CUT_POINTS } from '../../src/stream/gc/cut-points.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
 import { MATRIX_LANE, withKinds } from '../support/matrix-lane.js';
+import { compactedGcWorld } from './stream-gc-compacted-world.js';
 import { expectGcInvariant, gcFlow, gcWorld, rootOf } from './stream-gc-world.js';
 
 /**
@@ -14,6 +15,9 @@ import { expectGcInvariant, gcFlow, gcWorld, rootOf } from './stream-gc-world.js
  * grace (and every trimmed object) deleted exactly once, counting the DELETEs that applied.
  * A second lane arms the fault on EVERY hit, so the faulted run fails part-way (roots left
  * MARKED or DELETING with sealed journals) and the recovery run resumes from what is durable.
+ * A third and fourth lane do the same on a lane with compactions (stream-gc-compacted-world.ts):
+ * one committed below the trim, one aborted output, one committed above the trim that
+ * supersedes WAL copies, one PREPARED — the compacted objects join the same invariant.
  */
 let stores: TestStores;
 beforeAll(async () => {
@@ -52,6 +56,33 @@ describe(`a fault on every hit of each GC cut point, then a fresh run (${MATRIX_
     if (kind === 'crash-before' || kind === 'fail' || kind === 'lose-request') expect(faulted.status, 'an effect that never applies must stop the run').toBe('FAILED');
     // Whatever the faulted run left (roots MARKED, DELETING with a sealed journal, objects
     // deleted but roots not DELETED), a fresh run finishes it, deleting nothing twice.
+    const recovery = await gcFlow(world, { grace: '0s' });
+    expect(recovery.status, `${recovery.error}: ${recovery.cause}`).toBe('SUCCEEDED');
+    await expectGcInvariant(world);
+  });
+});
+
+describe(`compacted objects: one fault at each GC cut point (${MATRIX_LANE})`, () => {
+  it.each(withKinds(GC_FLOW_CUT_POINTS, 2))('%s × %s', async (cut, kind) => {
+    const world = await compactedGcWorld(stores.ports, `gcc-${kind}`);
+    const injector = stores.faults.arm(`${cut}:${kind}`);
+    const faulted = await gcFlow(world, { grace: '0s' });
+    stores.faults.disarm();
+    expect(injector.fired.length, `no fault fired at ${cut}`).toBeGreaterThan(0);
+    expect(faulted.status, `${faulted.error}: ${faulted.cause}`).toBe('SUCCEEDED');
+    expect((await gcFlow(world, { grace: '0s' })).status).toBe('SUCCEEDED');
+    await expectGcInvariant(world);
+  });
+});
+
+describe(`compacted objects: a fault on every hit of each GC cut point, then a fresh run (${MATRIX_LANE})`, () => {
+  it.each(withKinds(GC_FLOW_CUT_POINTS, 3))('%s × %s*', async (cut, kind) => {
+    const world = await compactedGcWorld(stores.ports, `gccp-${kind}`);
+    const injector = stores.faults.arm(`${cut}:${kind}${kind === 'delay' ? '=5' : ''}*`);
+    const faulted = await gcFlow(world, { grace: '0s' });
+    stores.faults.disarm();
+    expect(injector.fired.length).toBeGreaterThan(0);
+    if (kind === 'crash-before' || kind === 'fail' || kind === 'lose-request') expect(faulted.status, 'an effect that never applies must stop the run').toBe('FAILED');
     const recovery = await gcFlow(world, { grace: '0s' });
     expect(recovery.status, `${recovery.error}: ${recovery.cause}`).toBe('SUCCEEDED');
     await expectGcInvariant(world);

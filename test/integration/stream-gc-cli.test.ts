@@ -9,8 +9,8 @@ import { REPO_ROOT } from '../../src/local/asl.js';
 let root = '';
 let stateDir = '';
 
-async function cutpoint(args: string[], options: { input?: string; faults?: string } = {}): Promise<CliRun> {
-  return runCutpointInProcess(args, { cwd: REPO_ROOT, stdin: options.input ?? '', env: { CUTPOINT_STATE_DIR: stateDir, CUTPOINT_FAULTS: options.faults ?? '' } });
+async function cutpoint(args: string[], options: { input?: string; faults?: string; env?: Record<string, string> } = {}): Promise<CliRun> {
+  return runCutpointInProcess(args, { cwd: REPO_ROOT, stdin: options.input ?? '', env: { CUTPOINT_STATE_DIR: stateDir, CUTPOINT_FAULTS: options.faults ?? '', ...options.env } });
 }
 
 function json(r: CliRun): Record<string, unknown> {
@@ -83,6 +83,20 @@ describe('cutpoint stream gc', () => {
     // Reads pin and release: no lease is left behind.
     json(await cutpoint(['stream', 'read', 'logs', '--partition', '0', '--from', '2']));
     expect(json(await cutpoint(['stream', 'leases', 'logs', '--partition', '0']))).toEqual({ stream: 'logs', partition: 0, leases: [] });
+  }, 300_000);
+
+  it('a run longer than one execution\'s page budget continues in further executions and prints the whole run once', async () => {
+    json(await cutpoint(['stream', 'create', 'cont', '--partitions', '1']));
+    json(await cutpoint(['stream', 'takeover', 'cont', '--partition', '0']));
+    for (const attempt of ['k1', 'k2', 'k3']) json(await cutpoint(['stream', 'append', 'cont', '--partition', '0', '--attempt', attempt], { input: `${attempt}\n` }));
+    json(await cutpoint(['stream', 'trim', 'cont', '--partition', '0', '--to', '3']));
+    const bad = await cutpoint(['stream', 'gc', 'cont', '--partition', '0'], { env: { CUTPOINT_GC_PAGES: '0' } });
+    expect(bad).toMatchObject({ code: 1, stdout: '' });
+    expect(bad.stderr).toMatch(/^stream\.invalid_gc_pages: /);
+    // One page per execution: the WAL listing, the generations listing and the sweep each take one.
+    const run = json(await cutpoint(['stream', 'gc', 'cont', '--partition', '0', '--grace', '0s'], { env: { CUTPOINT_GC_PAGES: '1' } }));
+    expect(run).toMatchObject({ done: true, totals: { scanned: 3, trimmed: 3, marked: 3, deleted: 3, finalized: 3 } });
+    expect(run.next).toBeUndefined();
   }, 300_000);
 
   it('stream materialize: generation 0 off the ack path, N ranges per run from the lane mark; bad --max exits 2', async () => {

@@ -3,10 +3,10 @@ import type { Ports } from '../../ports/index.js';
 import { loadHead } from '../lane-store.js';
 import { GC_CUT_POINTS } from './cut-points.js';
 import { activeLeasesOn } from './leases.js';
-import { eligible, fateContext, fateOf } from './liveness.js';
-import { gcKeys, graceDeadlineOf, type DeleteJournal, type LifecycleRoot } from './model.js';
+import { eligible, fateContext, graceDeadline, judge } from './liveness.js';
+import { gcKeys, type DeleteJournal, type LifecycleRoot } from './model.js';
 import { moveRoot } from './roots.js';
-import { eachOfPage, PAGE, runOf, type GcRun } from './state.js';
+import { countPage, eachOfPage, PAGE, runOf, type GcRun } from './state.js';
 
 /**
  * Drain and seal: one bounded page of the lane's roots.
@@ -25,12 +25,14 @@ export async function drainPage(input: unknown, ports: Ports): Promise<GcRun> {
   if (run.sweep.done) return run;
   const items = await ports.authority.query(gcKeys.pk(run), 'root#', { limit: PAGE, ...(run.sweep.after ? { startAfterSk: gcKeys.rootAfter(run.sweep.after) } : {}) });
   const roots = items as unknown as LifecycleRoot[];
+  countPage(run);
   const ctx = fateContext(ports, run, await loadHead(ports, run));
   await eachOfPage(roots, async (root) => {
     if (root.state === 'MARKED') {
       const now = ports.clock.now();
-      const fate = await fateOf(ctx, root.objectKey);
-      if (!eligible(fate, now, graceDeadlineOf(root.firstSeen, run.policy.graceSeconds))) {
+      const verdict = await judge(ctx, root.objectKey);
+      const { fate } = verdict;
+      if (!eligible(fate, now, graceDeadline(verdict, root.firstSeen, run.policy.graceSeconds))) {
         if (await moveRoot(ports, GC_CUT_POINTS.mark, root, { state: 'ACTIVE', fate })) run.totals.unmarked++;
         return;
       }

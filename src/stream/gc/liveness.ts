@@ -2,9 +2,10 @@ import { laneKeys, WAL_ROOT, walBindingOf, walFate, type CommitRecord, type Lane
 import { loadRecord } from '../../generation/load.js';
 import type { Ports } from '../../ports/index.js';
 import { spentMarker } from '../append/attempt-evidence.js';
-import { supersededByCompaction } from '../compaction/superseded.js';
+import { supersedingCompaction } from '../compaction/superseded.js';
 import { commitContaining } from '../lane-store.js';
-import { STREAM_GENERATIONS_ROOT, type Fate } from './model.js';
+import { compactedFate, isCompactedKey } from './compacted.js';
+import { graceDeadlineOf, STREAM_GENERATIONS_ROOT, type Fate } from './model.js';
 
 /**
  * The fate of one physical object, from the AUTHORITY and the object's own binding
@@ -16,7 +17,9 @@ import { STREAM_GENERATIONS_ROOT, type Fate } from './model.js';
  * - DEAD: provably never committed — a WAL object fenced, passed by the committed end or
  *   spent (walObjectFate), a generation whose slot is ABORTED or committed by another task;
  * - SUPERSEDED: a LIVE range's WAL object or generation 0 wholly covered by a COMMITTED
- *   compaction whose object verifies (collected after the orphan grace);
+ *   compaction whose object verifies (collected after the orphan grace, counted from the
+ *   compaction's commit);
+ * - a compaction's own output: see compacted.ts (LIVE, TRIMMED, DEAD or MAY_COMMIT);
  * - MAY_COMMIT: anything uncertain (an append that may still be in flight, a PREPARED
  *   generation, a key this scanner does not understand). Uncertain is live.
  */
@@ -33,12 +36,32 @@ export function fateContext(ports: Ports, lane: LaneRef, head: LaneHead): FateCo
   return { ports, lane, head, markers: new Map() };
 }
 
-export async function fateOf(ctx: FateContext, key: string): Promise<Fate> {
+/** A fate, where its grace starts when that is not the root's first sighting, and whether the object is a compaction's output. */
+export interface Verdict {
+  fate: Fate;
+  /** SUPERSEDED: the compaction's commit (`compaction#`.compactedAt); records without it fall back to first seen. */
+  graceFrom?: string;
+  compacted?: boolean;
+}
+
+export async function judge(ctx: FateContext, key: string): Promise<Verdict> {
   const walPrefix = `${WAL_ROOT}${ctx.lane.stream}/${ctx.lane.partition}/`;
   const genPrefix = `${STREAM_GENERATIONS_ROOT}${ctx.lane.stream}/p${ctx.lane.partition}/`;
   if (key.startsWith(walPrefix)) return walObjectFate(ctx, key, key.slice(walPrefix.length));
-  if (key.startsWith(genPrefix)) return generationFate(ctx, key, key.slice(genPrefix.length));
-  return 'MAY_COMMIT';
+  if (!key.startsWith(genPrefix)) return { fate: 'MAY_COMMIT' };
+  const rest = key.slice(genPrefix.length);
+  if (isCompactedKey(rest)) return { fate: await compactedFate(ctx, key, rest), compacted: true };
+  return generationFate(ctx, key, rest);
+}
+
+export async function fateOf(ctx: FateContext, key: string): Promise<Fate> {
+  return (await judge(ctx, key)).fate;
+}
+
+/** When the orphan grace of an object with this verdict ends, its root first seen at `firstSeen`. */
+export function graceDeadline(verdict: Verdict, firstSeen: string, graceSeconds: number): Date {
+  const from = verdict.fate === 'SUPERSEDED' && verdict.graceFrom && Number.isFinite(Date.parse(verdict.graceFrom)) ? verdict.graceFrom : firstSeen;
+  return graceDeadlineOf(from, graceSeconds);
 }
 
 /**
@@ -51,39 +74,44 @@ export async function fateOf(ctx: FateContext, key: string): Promise<Fate> {
  * attempt's prefix whose metadata names another attempt, or none, is MAY_COMMIT: never
  * delete what cannot be judged.
  */
-async function walObjectFate(ctx: FateContext, key: string, rest: string): Promise<Fate> {
+async function walObjectFate(ctx: FateContext, key: string, rest: string): Promise<Verdict> {
   const match = /^([A-Za-z0-9][A-Za-z0-9._-]{0,127})\/([0-9a-f]{64})\.wal$/.exec(rest);
-  if (!match) return 'MAY_COMMIT';
+  if (!match) return { fate: 'MAY_COMMIT' };
   const [, attemptId = '', sha256] = match;
   const object = await ctx.ports.objects.head(key);
   const binding = object ? walBindingOf(object.metadata) : undefined;
-  if (!object || !binding || binding.attemptId !== attemptId || binding.walSha256 !== sha256) return 'MAY_COMMIT';
+  if (!object || !binding || binding.attemptId !== attemptId || binding.walSha256 !== sha256) return { fate: 'MAY_COMMIT' };
   const commit = (await ctx.ports.authority.get(laneKeys.commit(ctx.lane, binding.start + binding.recordCount))) as unknown as CommitRecord | undefined;
   const fate = walFate(object.metadata, ctx.head, commit);
-  if (fate === 'COMMITTED') return commit!.end <= ctx.head.trimOffset ? 'TRIMMED' : liveOrSuperseded(ctx, commit!.start, commit!.end);
-  if (fate === 'DEAD') return 'DEAD';
+  if (fate === 'COMMITTED') return commit!.end <= ctx.head.trimOffset ? { fate: 'TRIMMED' } : liveOrSuperseded(ctx, commit!.start, commit!.end);
+  if (fate === 'DEAD') return { fate: 'DEAD' };
   if (!ctx.markers.has(attemptId)) ctx.markers.set(attemptId, spentMarker(ctx.ports, ctx.lane, attemptId));
-  return (await ctx.markers.get(attemptId)) ? 'DEAD' : 'MAY_COMMIT';
+  return { fate: (await ctx.markers.get(attemptId)) ? 'DEAD' : 'MAY_COMMIT' };
 }
 
-async function generationFate(ctx: FateContext, key: string, rest: string): Promise<Fate> {
+async function generationFate(ctx: FateContext, key: string, rest: string): Promise<Verdict> {
   const match = /^r(\d{16})\/g(\d{10})\/[A-Za-z0-9][A-Za-z0-9._-]{0,127}\.bin$/.exec(rest);
-  if (!match) return 'MAY_COMMIT';
+  if (!match) return { fate: 'MAY_COMMIT' };
   const start = Number(match[1]);
   const root = `stream/${ctx.lane.stream}/p${ctx.lane.partition}/r${match[1]}`;
   const record = await loadRecord(ctx.ports, root, Number(match[2]));
-  if (!record) return 'MAY_COMMIT';
-  if (record.objectKey !== key) return record.state === 'COMMITTED' ? 'DEAD' : 'MAY_COMMIT';
-  if (record.state === 'ABORTED') return 'DEAD';
-  if (record.state !== 'COMMITTED') return 'MAY_COMMIT';
+  if (!record) return { fate: 'MAY_COMMIT' };
+  if (record.objectKey !== key) return { fate: record.state === 'COMMITTED' ? 'DEAD' : 'MAY_COMMIT' };
+  if (record.state === 'ABORTED') return { fate: 'DEAD' };
+  if (record.state !== 'COMMITTED') return { fate: 'MAY_COMMIT' };
   const commit = await commitContaining(ctx.ports, ctx.lane, start);
-  if (commit?.start !== start) return 'LIVE';
-  return commit.end <= ctx.head.trimOffset ? 'TRIMMED' : liveOrSuperseded(ctx, commit.start, commit.end);
+  if (commit?.start !== start) return { fate: 'LIVE' };
+  return commit.end <= ctx.head.trimOffset ? { fate: 'TRIMMED' } : liveOrSuperseded(ctx, commit.start, commit.end);
 }
 
-/** A live range's copy wholly covered by a committed compaction that verifies is SUPERSEDED (src/stream/compaction/superseded.ts). */
-async function liveOrSuperseded(ctx: FateContext, start: number, end: number): Promise<Fate> {
-  return (await supersededByCompaction(ctx.ports, ctx.lane, start, end)) ? 'SUPERSEDED' : 'LIVE';
+/**
+ * A live range's copy wholly covered by a committed compaction that verifies is SUPERSEDED
+ * (src/stream/compaction/superseded.ts); its grace runs from the compaction's commit.
+ */
+async function liveOrSuperseded(ctx: FateContext, start: number, end: number): Promise<Verdict> {
+  const c = await supersedingCompaction(ctx.ports, ctx.lane, start, end);
+  if (!c) return { fate: 'LIVE' };
+  return typeof c.compactedAt === 'string' ? { fate: 'SUPERSEDED', graceFrom: c.compactedAt } : { fate: 'SUPERSEDED' };
 }
 
 /** What may be marked now: TRIMMED at once, DEAD and SUPERSEDED once the orphan grace has run out. */

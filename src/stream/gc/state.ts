@@ -1,6 +1,6 @@
 import { ValidationError } from '../../domain/errors.js';
 import type { LaneRef } from '../../domain/stream.js';
-import { lanePrefixes, parseGrace, policyDigestOf, validateGcLane, type GcPolicy } from './model.js';
+import { lanePrefixes, parseGrace, policyDigestOf, validateGcLane, type Fate, type GcPolicy } from './model.js';
 
 /**
  * The state one GC execution carries from step to step (always bounded: at most one page
@@ -21,14 +21,24 @@ export interface GcRun extends LaneRef {
   totals: GcTotals;
   /** Dry run only: the first keys that would be marked (empty otherwise). */
   wouldMark: string[];
+  /** Pages (Scan or Drain) one execution may take before it ends with a continuation. */
+  pagesPerExecution: number;
+  /** This execution's pages: the flow's Begin state resets it; `spent` sends the flow to Continue. */
+  execution: { pages: number; spent: boolean };
 }
 
 export interface GcTotals {
   scanned: number;
   rootsCreated: number;
   lateObjects: number;
+  /** Scanned objects by fate (compactions' outputs included), and compactions' outputs alone. */
   live: number;
   mayCommit: number;
+  trimmed: number;
+  dead: number;
+  superseded: number;
+  compacted: { live: number; mayCommit: number; trimmed: number; dead: number };
+  /** DEAD or SUPERSEDED, ACTIVE and still inside the orphan grace. */
   inGrace: number;
   marked: number;
   unmarked: number;
@@ -39,12 +49,29 @@ export interface GcTotals {
 }
 
 export const PAGE = 100;
+/**
+ * Pages (of at most PAGE keys) one execution takes, scan and sweep together, before it
+ * ends with `{ done: false, next }`: its history stays bounded whatever the lane holds
+ * (statemachines/stream-gc.asl.json). A run's input may lower it, never raise it.
+ */
+export const EXECUTION_PAGES = 200;
 const DRY_RUN_SAMPLE = 100;
 export { DRY_RUN_SAMPLE };
 
 const zero = (): GcTotals => ({
-  scanned: 0, rootsCreated: 0, lateObjects: 0, live: 0, mayCommit: 0, inGrace: 0, marked: 0, unmarked: 0, waitingOnLeases: 0, sealed: 0, deleted: 0, finalized: 0,
+  scanned: 0, rootsCreated: 0, lateObjects: 0, live: 0, mayCommit: 0, trimmed: 0, dead: 0, superseded: 0,
+  compacted: { live: 0, mayCommit: 0, trimmed: 0, dead: 0 },
+  inGrace: 0, marked: 0, unmarked: 0, waitingOnLeases: 0, sealed: 0, deleted: 0, finalized: 0,
 });
+
+const FATE_TOTAL = { LIVE: 'live', MAY_COMMIT: 'mayCommit', TRIMMED: 'trimmed', DEAD: 'dead', SUPERSEDED: 'superseded' } as const;
+
+/** Counts one scanned object's fate (a compaction's output also under `compacted`; it is never SUPERSEDED itself). */
+export function countFate(totals: GcTotals, fate: Fate, compacted: boolean): void {
+  const name = FATE_TOTAL[fate];
+  totals[name]++;
+  if (compacted && name !== 'superseded') totals.compacted[name]++;
+}
 
 /**
  * The run as a step receives it: the first step gets the operator's input
@@ -57,6 +84,7 @@ export function runOf(input: unknown, defaultGraceSeconds: number): GcRun {
   // A copy: a step never mutates its input (a retry of the step gets the same input).
   if (v.policy && v.scan && v.sweep && v.totals) return continuing(structuredClone(v) as GcRun, lane);
   if (v.dryRun !== undefined && typeof v.dryRun !== 'boolean') throw new ValidationError('stream.invalid_dry_run', 'dryRun must be a boolean');
+  const pagesPerExecution = pagesOf(v.pagesPerExecution);
   const graceSeconds = v.grace === undefined ? defaultGraceSeconds : parseGrace(v.grace);
   const policy: GcPolicy = { graceSeconds, prefixes: lanePrefixes(lane) };
   return {
@@ -70,18 +98,44 @@ export function runOf(input: unknown, defaultGraceSeconds: number): GcRun {
     deleting: [],
     totals: zero(),
     wouldMark: [],
+    pagesPerExecution,
+    execution: { pages: 0, spent: false },
   };
+}
+
+/** The configured page budget per execution (CUTPOINT_GC_PAGES), validated; undefined: the flow's default. */
+export function pagesFromEnv(env: NodeJS.ProcessEnv): number | undefined {
+  const raw = env.CUTPOINT_GC_PAGES?.trim();
+  return raw ? pagesOf(/^\d+$/.test(raw) ? Number(raw) : raw) : undefined;
+}
+
+function pagesOf(value: unknown): number {
+  if (value === undefined) return EXECUTION_PAGES;
+  if (!Number.isSafeInteger(value) || (value as number) < 1 || (value as number) > EXECUTION_PAGES) {
+    throw new ValidationError('stream.invalid_gc_pages', `pagesPerExecution must be an integer in [1, ${EXECUTION_PAGES}]`);
+  }
+  return value as number;
+}
+
+/** A Scan or Drain step took a page: once the execution's budget is spent the flow ends with a continuation. */
+export function countPage(run: GcRun): void {
+  const pages = run.execution.pages + 1;
+  run.execution = { pages, spent: pages >= run.pagesPerExecution };
 }
 
 
 /**
- * A run handed from step to step: its policy must still be this lane's (its own prefixes,
+ * A run handed from step to step, or a continuation (`next` of an execution that spent its
+ * pages) given to a new execution: its policy must still be this lane's (its own prefixes,
  * a valid grace, the digest of exactly that) — a forged state cannot widen what GC touches.
  */
 function continuing(run: GcRun, lane: LaneRef): GcRun {
   const policy: GcPolicy = { graceSeconds: parseGrace(run.policy.graceSeconds), prefixes: lanePrefixes(lane) };
   const same = JSON.stringify(run.policy.prefixes) === JSON.stringify(policy.prefixes) && run.policyDigest === policyDigestOf(policy);
   if (!same) throw new ValidationError('stream.gc_policy_mismatch', `the run's policy is not lane ${lane.stream}/${lane.partition}'s: start a fresh run`);
+  run.pagesPerExecution = pagesOf(run.pagesPerExecution);
+  const pages = run.execution?.pages;
+  run.execution = Number.isSafeInteger(pages) && pages >= 0 ? { pages, spent: pages >= run.pagesPerExecution } : { pages: 0, spent: false };
   return run;
 }
 

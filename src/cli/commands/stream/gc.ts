@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { LaneRef } from '../../../domain/stream.js';
 import { listLeases } from '../../../stream/gc/leases.js';
 import { graceFromEnv, parseGrace } from '../../../stream/gc/model.js';
+import { pagesFromEnv } from '../../../stream/gc/state.js';
 import { loadHead } from '../../../stream/lane-store.js';
 import { UsageError } from '../../io.js';
 import { executionName } from './execution-name.js';
@@ -14,7 +15,8 @@ export const gcHelp = `cutpoint stream gc <stream> --partition P [--grace 10m] [
   collects the lane's trimmed objects and its orphans older than the grace (default
   CUTPOINT_GC_GRACE, else 24h; 30s|10m|6h|2d): marks them, waits for reader leases taken
   before the mark, seals a delete journal, deletes by exact identity; --dry-run lists what
-  it would mark and writes nothing; prints the run's totals
+  it would mark and writes nothing; prints the run's totals. One execution takes at most
+  CUTPOINT_GC_PAGES pages (default and maximum 200); the run continues in further executions
 cutpoint stream leases <stream> --partition P
   the lane's reader leases (object key, expiry)`;
 
@@ -37,8 +39,19 @@ export function checkGc(values: Values): void {
 export async function gc(target: Target, lane: LaneRef, values: Values): Promise<unknown> {
   const graceSeconds = values.grace === undefined ? graceFromEnv(process.env) : parseGrace(values.grace);
   if (target.kind === 'local') await loadHead(await target.ports(), lane);
-  const input = { ...lane, grace: graceSeconds, ...(values['dry-run'] === true ? { dryRun: true } : {}) };
+  const pagesPerExecution = pagesFromEnv(process.env);
+  const input = { ...lane, grace: graceSeconds, ...(values['dry-run'] === true ? { dryRun: true } : {}), ...(pagesPerExecution ? { pagesPerExecution } : {}) };
   const name = typeof values.name === 'string' ? values.name : executionName('gc', lane.stream, lane.partition, randomUUID().slice(0, 8));
+  // One execution takes a bounded number of pages and ends with {done: false, next}; its
+  // continuations run under deterministic names (a duplicate start is the same execution).
+  let output: unknown = await runOnce(target, name, input);
+  for (let i = 1; (output as { done?: unknown }).done === false; i++) output = await runOnce(target, executionName('gc-next', name, i), (output as { next: unknown }).next);
+  const result = { ...(output as Record<string, unknown>) };
+  delete result.next;
+  return result;
+}
+
+async function runOnce(target: Target, name: string, input: unknown): Promise<unknown> {
   const run = await target.run('stream-gc', name, input);
   if (run.status !== 'SUCCEEDED') throw failedFlowError(run);
   return run.output;
