@@ -7,7 +7,7 @@ import type { Ports } from '../../src/ports/index.js';
 import { STREAM_CUT_POINTS } from '../../src/stream/cut-points.js';
 import { PAGE } from '../../src/stream/gc/state.js';
 import { loadHead } from '../../src/stream/lane-store.js';
-import { spendAttempt } from '../../src/stream/retire-intent.js';
+import { spendAttempt } from '../../src/stream/spend-attempt.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
 import { newLane } from '../support/stream-fixture.js';
 import { countingPorts, listAll, MovableClock } from '../faults/stream-gc-world.js';
