@@ -4,6 +4,8 @@ import { encodeBatch } from '../../src/domain/record-batch.js';
 import { laneKeys, type CommitRecord } from '../../src/domain/stream.js';
 import { compactLane } from '../../src/stream/compaction/compact-lane.js';
 import { readStream } from '../../src/stream/read.js';
+import { trimLane } from '../../src/stream/trim.js';
+import { generationKeys } from '../../src/domain/generation.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
 import { expectLaneInvariant } from '../support/stream-fixture.js';
 import { appendOne, compactionsOf, expectCompacted, laneWithRanges, textOf } from '../faults/stream-compaction-world.js';
@@ -40,6 +42,30 @@ describe('compactLane', () => {
     const page = await readStream({ ...lane, from: 0, maxRecords: 1000 }, stores.ports);
     expect(textOf(page.records)).toEqual(all2);
     await expectLaneInvariant(stores.ports, lane, acknowledged);
+  });
+
+  it('a run whose mark CAS failed is caught up by the next one, even after a trim into it: no two compactions overlap', async () => {
+    const { lane, acknowledged } = await laneWithRanges(stores.ports, 'compact-lag', 5);
+    const all = acknowledged.flatMap((a) => a.records);
+    const ends = acknowledged.reduce<number[]>((e, a) => [...e, (e.at(-1) ?? 0) + a.records.length], []);
+    stores.faults.arm('stream.compact.mark:fail*');
+    await expect(compactLane({ ...lane, maxRanges: 2 }, stores.ports)).rejects.toMatchObject({ name: 'Cutpoint.EffectFailed' });
+    stores.faults.disarm();
+    const [first] = await compactionsOf(stores.ports, lane);
+    expect(first).toMatchObject({ start: 0, end: ends[1] });
+    // The trim moves into the compacted run before the next compaction: planning from
+    // max(mark, trim) alone would start at the next range boundary inside it.
+    await trimLane({ ...lane, to: 1 }, stores.ports);
+    const next = await compactLane({ ...lane, maxRanges: 2 }, stores.ports);
+    expect(next).toMatchObject({ compacted: { start: ends[1], end: ends[3] }, next: ends[3] });
+    const runs = await compactionsOf(stores.ports, lane);
+    expect(runs.map((c) => [c.start, c.end])).toEqual([
+      [0, ends[1]],
+      [ends[1], ends[3]],
+    ]);
+    // The lagging run's task was cleaned up too, once the mark passed it.
+    expect(await stores.ports.authority.get(generationKeys.task(first!.root, first!.taskId))).toBeUndefined();
+    expect(textOf((await readStream({ ...lane, from: 1, maxRecords: 1000 }, stores.ports)).records)).toEqual(all.slice(1));
   });
 
   it('refuses bad knobs before anything is written', async () => {

@@ -1,7 +1,7 @@
 import { writeExactlyOnce } from '../../authority/resolve.js';
 import { CutpointError, IdentityConflictError, OutcomeUnknownError, ValidationError } from '../../domain/errors.js';
 import { taskOf } from '../../domain/generation.js';
-import { validateLane, type LaneRef } from '../../domain/stream.js';
+import { laneKeys, validateLane, type LaneRef } from '../../domain/stream.js';
 import { rerunTransient } from '../../engine/rerun.js';
 import { commitGenerationInProcess } from '../../generation/commit-in-process.js';
 import { registerGenerationTask } from '../../generation/register-task.js';
@@ -33,6 +33,7 @@ export async function compactLane(input: unknown, ports: Ports): Promise<Compact
   const lane = validateLane(input);
   const maxRanges = knob(input, 'maxRanges', DEFAULT_MAX_RANGES);
   const maxBytes = knob(input, 'maxBytes', DEFAULT_MAX_BYTES);
+  await catchUpMark(ports, lane);
   await cleanupPrevious(ports, lane);
   const plan = await planCompaction(ports, lane, maxRanges, maxBytes);
   if (!plan) {
@@ -69,6 +70,21 @@ export async function compactLane(input: unknown, ports: Ports): Promise<Compact
   const taskCleaned = await cleanupSafely(ports, lane, record);
   const { start, end, root, objectKey, sha256, recordCount } = record;
   return { ...lane, compacted: { start, end, root, generation: record.generation, objectKey, sha256, recordCount, ranges: plan.commits.length }, next, taskCleaned };
+}
+
+/**
+ * The mark is a cache of the last `compaction#` record's end. A run whose mark CAS failed
+ * left it behind its record; planning from max(mark, trim) alone could then start inside
+ * that committed run (once the trim passes its start) and compact part of it twice. So
+ * every run first moves the mark past any record beyond it, and cleans up their tasks.
+ */
+async function catchUpMark(ports: Ports, lane: LaneRef): Promise<void> {
+  const mark = await ports.authority.get(compactionKeys.mark(lane));
+  const at = typeof mark?.next === 'number' ? mark.next : 0;
+  const later = (await ports.authority.query(laneKeys.pk(lane), 'compaction#', { startAfterSk: compactionKeys.after(at), limit: 100 })) as unknown as CompactionRecord[];
+  if (!later.length) return;
+  await rerunTransient(() => moveMark(ports, lane, later.at(-1)!.end));
+  for (const record of later) await cleanupSafely(ports, lane, record);
 }
 
 /** The mark moves to `end` by CAS; a lost answer or a race is settled by reloading it. */
