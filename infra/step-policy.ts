@@ -22,8 +22,21 @@ const BUCKET_LEVEL: readonly BucketAction[] = ['s3:ListBucket'];
  */
 export function stepPolicyStatements(step: StepEntry, arns: DataArns): PolicyStatement[] {
   const statements: PolicyStatement[] = [];
-  if (step.table.length > 0) {
-    statements.push(new PolicyStatement({ sid: 'AuthorityTable', actions: [...step.table], resources: [arns.tableArn] }));
+  // A limited DeleteItem gets a statement of its own, conditioned on the item's partition key.
+  const limitedDelete = step.deleteLeadingKeys !== undefined && step.table.includes('dynamodb:DeleteItem');
+  const tableActions = limitedDelete ? step.table.filter((a) => a !== 'dynamodb:DeleteItem') : step.table;
+  if (tableActions.length > 0) {
+    statements.push(new PolicyStatement({ sid: 'AuthorityTable', actions: [...tableActions], resources: [arns.tableArn] }));
+  }
+  if (limitedDelete) {
+    statements.push(
+      new PolicyStatement({
+        sid: 'AuthorityTableDelete',
+        actions: ['dynamodb:DeleteItem'],
+        resources: [arns.tableArn],
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...(step.deleteLeadingKeys ?? [])] } },
+      }),
+    );
   }
   const bucketActions = step.bucket.filter((a) => BUCKET_LEVEL.includes(a));
   if (bucketActions.length > 0) {
