@@ -66,6 +66,13 @@ describe('step policy statements', () => {
     ]);
   });
 
+  it('limits DeleteItem to the partition keys a step names (deleteLeadingKeys), in a statement of its own', () => {
+    expect(render({ ...entry(['dynamodb:GetItem', 'dynamodb:DeleteItem'], []), deleteLeadingKeys: ['gen#stream/*'] })).toEqual([
+      { Sid: 'AuthorityTable', Effect: 'Allow', Action: 'dynamodb:GetItem', Resource: arns.tableArn },
+      { Sid: 'AuthorityTableDelete', Effect: 'Allow', Action: 'dynamodb:DeleteItem', Resource: arns.tableArn, Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['gen#stream/*'] } } },
+    ]);
+  });
+
   it('grants nothing for a step with no actions', () => {
     expect(render(entry([], []))).toEqual([]);
   });
