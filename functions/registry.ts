@@ -609,6 +609,12 @@ export const FLOWS: FlowEntry[] = [
     description: 'Compact a lane\'s next run of committed ranges into one generation through the generation-commit mechanism; superseded copies go to GC after grace',
   },
   {
+    // After the flows it starts: CDK substitutes their ARNs into its definition.
+    name: 'stream-maintain',
+    type: 'STANDARD',
+    description: 'Maintain configured stream lanes (the EventBridge schedule\'s target): per lane stream-materialize, then stream-compact, then stream-gc, each as a child execution',
+  },
+  {
     name: 'deliver-window',
     type: 'STANDARD',
     description: 'Deliver one sealed window: custody, staging, chunked extract/load, EOF and quality gates, publish, evidence, checkpoint, cleanup and release',
