@@ -1,6 +1,7 @@
 import type { CfnElement, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import type { IConstruct } from 'constructs';
+import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { STEPS } from '../../functions/registry.js';
 import { buildApp, type CutpointApp } from '../../infra/app.js';
@@ -86,6 +87,11 @@ describe('stream maintenance on AWS', () => {
     expect(JSON.parse(rule.Targets[0].Input as string)).toEqual({ lanes: [{ stream: 'logs', partition: 0 }, { stream: 'logs', partition: 1 }, { stream: 'orders.eu', partition: 3 }] });
     workflows.hasResourceProperties('AWS::CloudWatch::Alarm', { Namespace: 'AWS/Events', MetricName: 'FailedInvocations', Dimensions: [{ Name: 'RuleName', Value: { Ref: logicalId(configured.workflows.maintenance!.rule) } }] });
     expect(scheduleRules(plain)).toEqual([]);
+  });
+
+  it('cdk-nag: the app with a schedule leaves no unacknowledged finding', () => {
+    const report = new AwsSolutionsChecks(configured.app, { verbose: true }).validateScope(configured.app);
+    expect(report.violations.flatMap((v) => v.violatingResources.map((r) => `${v.ruleName} at ${r.constructPath ?? r.resourceLogicalId}`))).toEqual([]);
   });
 
   it('the configuration is checked at synth: lanes as stream:partition, once each; a whole number of minutes; a rate needs lanes', () => {
