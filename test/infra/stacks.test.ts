@@ -6,6 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { FLOWS, OBSERVE_TIMING, STEPS } from '../../functions/registry.js';
 import { buildApp, type CutpointApp } from '../../infra/app.js';
 import { placeholdersOf, resolveFlowDefinition } from '../../infra/asl.js';
+import { flowPlaceholder } from '../../src/local/asl.js';
 import { repoPath } from '../../infra/repo.js';
 import { actionsOf, allowedActions, resourcesOf, roleStatements } from './policies.js';
 
@@ -221,7 +222,10 @@ describe('CutpointWorkflows publish-clickhouse (F4)', () => {
 describe.each(FLOWS.map((f) => [f.name, f] as const))('CutpointWorkflows flow %s', (name, flow) => {
   const asl = readFileSync(repoPath(`statemachines/${name}.asl.json`), 'utf8');
   const placeholders = placeholdersOf(asl);
-  const { distributedMap } = resolveFlowDefinition(name, asl);
+  const { distributedMap, childFlows } = resolveFlowDefinition(name, asl);
+  // `${<Flow>StateMachineArn}`: a child flow this one starts (stream-maintain), substituted by that state machine.
+  const childOf = (placeholder: string) => childFlows.find((f) => flowPlaceholder(f) === placeholder);
+  const stepPlaceholders = placeholders.filter((p) => !childOf(p));
   const stateMachine = () => built.workflows.stateMachines.get(name)!;
   const props = () => workflows.toJSON().Resources[logicalId(stateMachine())].Properties;
 
@@ -235,13 +239,15 @@ describe.each(FLOWS.map((f) => [f.name, f] as const))('CutpointWorkflows flow %s
     expect(DefinitionString).toBe(asl);
     expect(Object.keys(DefinitionSubstitutions).sort()).toEqual([...placeholders].sort());
     for (const placeholder of placeholders) {
-      expect(DefinitionSubstitutions[placeholder]).toEqual({ 'Fn::GetAtt': [logicalId(fnFor(placeholder)), 'Arn'] });
+      const child = childOf(placeholder);
+      const expected = child ? { Ref: logicalId(built.workflows.stateMachines.get(child)!) } : { 'Fn::GetAtt': [logicalId(fnFor(placeholder)), 'Arn'] };
+      expect(DefinitionSubstitutions[placeholder]).toEqual(expected);
     }
     // What Step Functions runs after substitution: no placeholder left, no literal ARN.
     const substituted = (DefinitionString as string).replace(/\$\{(\w+)\}/g, (_m, p: string) => (p in DefinitionSubstitutions ? 'SUBSTITUTED' : _m));
     expect(substituted).not.toContain('${');
-    // The only ARNs: a Distributed Map's S3 reader and writer integrations.
-    expect(substituted.replace(/"arn:aws:states:::s3:(getObject|putObject)"/g, '""')).not.toMatch(/arn:aws/);
+    // The only ARNs: a Distributed Map's S3 reader and writer integrations, and the start of a child flow.
+    expect(substituted.replace(/"arn:aws:states:::(s3:(getObject|putObject)|states:startExecution\.sync:2)"/g, '""')).not.toMatch(/arn:aws/);
   });
 
   it('logs ALL without execution data, and traces', () => {
@@ -255,10 +261,16 @@ describe.each(FLOWS.map((f) => [f.name, f] as const))('CutpointWorkflows flow %s
     const role = props().RoleArn['Fn::GetAtt'][0] as string;
     const statements = roleStatements(workflows, role);
     const lambda = statements.filter((s) => actionsOf(s).some((a) => a.startsWith('lambda:')));
-    expect(lambda.flatMap(actionsOf)).toEqual(['lambda:InvokeFunction']);
-    const expected = placeholders.map((p) => ({ 'Fn::GetAtt': [logicalId(fnFor(p)), 'Arn'] }));
+    expect(lambda.flatMap(actionsOf)).toEqual(stepPlaceholders.length ? ['lambda:InvokeFunction'] : []);
+    const expected = stepPlaceholders.map((p) => ({ 'Fn::GetAtt': [logicalId(fnFor(p)), 'Arn'] }));
     expect(lambda.flatMap(resourcesOf)).toEqual(expected);
     expect(allowedActions(statements, 'dynamodb:')).toEqual([]);
+    if (childFlows.length) {
+      // Starts its child flows and follows their executions (test/infra/stream-maintenance.test.ts checks the resources).
+      expect(allowedActions(statements, 's3:')).toEqual([]);
+      expect(allowedActions(statements, 'states:').sort()).toEqual(['states:DescribeExecution', 'states:StartExecution', 'states:StopExecution']);
+      return;
+    }
     if (!distributedMap) {
       expect(allowedActions(statements, 's3:')).toEqual([]);
       expect(allowedActions(statements, 'states:')).toEqual([]);
