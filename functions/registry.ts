@@ -9,7 +9,7 @@
  */
 import { DEFAULT_OBSERVE_DEADLINE_S } from '../src/domain/delivery/manifest-types.js';
 import type { Ports } from '../src/ports/index.js';
-import { GC_OBJECT_ROOTS } from '../src/stream/gc/model.js';
+import { GC_OBJECT_ROOTS, STREAM_GENERATIONS_ROOT } from '../src/stream/gc/model.js';
 import type { Notifier } from '../src/ports/notifier.js';
 import type { DeliveryDepsProvider } from './lib/delivery-deps.js';
 import type { StepHandler } from './lib/step.js';
@@ -46,6 +46,8 @@ export interface StepEntry {
   bucket: BucketAction[];
   /** Key prefixes the object actions are limited to; absent: every key of the bucket. */
   objectPrefixes?: readonly string[];
+  /** Key prefixes s3:PutObject and s3:DeleteObject are limited to, when narrower than objectPrefixes (reads). */
+  writePrefixes?: readonly string[];
   /** With dynamodb:DeleteItem: the partition-key patterns it is limited to (dynamodb:LeadingKeys). */
   deleteLeadingKeys?: readonly string[];
   /**
@@ -519,8 +521,9 @@ export const STEPS: StepEntry[] = [
     // Query: the lane's commit records from its generation-0 mark; the rest is the generation-commit mechanism's.
     table: [...READ, 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'],
     bucket: ['s3:ListBucket', 's3:GetObject', 's3:PutObject'],
-    // Reads WAL objects, writes generations 0 under the stream generations only.
+    // Reads WAL objects (and generations), writes generations 0 only.
     objectPrefixes: GC_OBJECT_ROOTS,
+    writePrefixes: [STREAM_GENERATIONS_ROOT],
     errors: ['Cutpoint.ValidationError', ...EFFECT_ERRORS],
     timeoutSeconds: 600,
     memoryMB: 1024,
@@ -533,8 +536,9 @@ export const STEPS: StepEntry[] = [
     // Task cleanup deletes the compaction's generation task item, and nothing else may be deleted.
     deleteLeadingKeys: [STREAM_GENERATION_KEYS],
     bucket: ['s3:ListBucket', 's3:GetObject', 's3:PutObject'],
-    // Reads WAL objects and generations, writes the compacted generation: the stream's objects only.
+    // Reads WAL objects and generations, writes the compacted generation only.
     objectPrefixes: GC_OBJECT_ROOTS,
+    writePrefixes: [STREAM_GENERATIONS_ROOT],
     errors: [...STREAM_REFUSALS, 'Cutpoint.IdentityConflict', 'Stream.CompactionNotCommitted', ...OBJECT_ERRORS, ...EFFECT_ERRORS],
     timeoutSeconds: 300,
     memoryMB: 1024,

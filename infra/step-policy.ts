@@ -13,6 +13,8 @@ export interface DataArns {
 
 /** s3:ListBucket applies to the bucket itself; every other registry action to its objects. */
 const BUCKET_LEVEL: readonly BucketAction[] = ['s3:ListBucket'];
+/** Object actions that change a key. */
+const WRITES: readonly BucketAction[] = ['s3:PutObject', 's3:DeleteObject'];
 
 /**
  * The data-plane statements for one step, built from its registry entry and nothing else,
@@ -42,9 +44,14 @@ export function stepPolicyStatements(step: StepEntry, arns: DataArns): PolicySta
   if (bucketActions.length > 0) {
     statements.push(new PolicyStatement({ sid: 'ObjectBucket', actions: bucketActions, resources: [arns.bucketArn] }));
   }
-  const objectActions = step.bucket.filter((a) => !BUCKET_LEVEL.includes(a));
+  // Writes limited more narrowly than reads (writePrefixes) get a statement of their own.
+  const writes = step.writePrefixes ? step.bucket.filter((a) => WRITES.includes(a)) : [];
+  const objectActions = step.bucket.filter((a) => !BUCKET_LEVEL.includes(a) && !writes.includes(a));
   if (objectActions.length > 0) {
     statements.push(new PolicyStatement({ sid: 'ObjectKeys', actions: objectActions, resources: objectArns(step, arns.bucketArn) }));
+  }
+  if (writes.length > 0) {
+    statements.push(new PolicyStatement({ sid: 'ObjectKeyWrites', actions: writes, resources: objectArns({ objectPrefixes: step.writePrefixes }, arns.bucketArn) }));
   }
   if (step.readsSecrets) {
     statements.push(new PolicyStatement({ sid: 'DeliverySecrets', actions: ['secretsmanager:GetSecretValue'], resources: [...arns.deliverySecretArns] }));

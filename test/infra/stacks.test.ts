@@ -169,8 +169,11 @@ describe('CutpointWorkflows IAM: each function gets exactly its registry actions
       if (actions.some((a) => a.startsWith('dynamodb:'))) expect(resourcesOf(statement)).toEqual([importOf('TableArn')]);
       if (actions.some((a) => a === 's3:ListBucket')) expect(resourcesOf(statement)).toEqual([importOf('BucketArn')]);
       if (actions.some((a) => a.startsWith('s3:') && a !== 's3:ListBucket')) {
-        // Every key, or only the step's key prefixes (the GC Delete step: WAL objects and stream generations).
-        const prefixes = step.objectPrefixes ?? [''];
+        // Every key, or only the step's key prefixes (the GC Delete step: WAL objects and stream generations);
+        // writes limited more narrowly (writePrefixes) in a statement of their own.
+        const writes = actions.filter((a) => a === 's3:PutObject' || a === 's3:DeleteObject');
+        if (step.writePrefixes) expect(writes.length === 0 || writes.length === actions.length, `${step.placeholder}: writes beside reads`).toBe(true);
+        const prefixes = (step.writePrefixes && writes.length ? step.writePrefixes : step.objectPrefixes) ?? [''];
         expect(resourcesOf(statement)).toEqual(prefixes.map((prefix) => ({ 'Fn::Join': ['', [importOf('BucketArn'), `/${prefix}*`]] })));
       }
       // Only the delivery secrets prefix in this account and region; only the incident topic and its key.

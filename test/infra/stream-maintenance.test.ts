@@ -45,8 +45,13 @@ describe('stream maintenance on AWS', () => {
   it('the steps touch only the stream\'s objects; only compaction deletes an item, and only its generation tasks', () => {
     for (const placeholder of ['MaterializeGen0BatchFunctionArn', 'CompactLaneFunctionArn']) {
       const statements = roleStatements(workflows, fnRole(placeholder));
-      const objectGrants = statements.filter((s) => actionsOf(s).some((a) => a.startsWith('s3:') && a !== 's3:ListBucket'));
-      expect(objectGrants.flatMap(resourcesOf).map((r) => JSON.stringify(r))).toEqual([expect.stringContaining('/wal/*'), expect.stringContaining('/generations/stream/*')]);
+      const reads = statements.filter((s) => actionsOf(s).includes('s3:GetObject'));
+      expect(reads.flatMap(actionsOf)).toEqual(['s3:GetObject']);
+      expect(reads.flatMap(resourcesOf).map((r) => JSON.stringify(r))).toEqual([expect.stringContaining('/wal/*'), expect.stringContaining('/generations/stream/*')]);
+      // Writes: the stream's generations only, never a WAL object.
+      const writes = statements.filter((s) => actionsOf(s).includes('s3:PutObject'));
+      expect(writes.flatMap(actionsOf)).toEqual(['s3:PutObject']);
+      expect(writes.flatMap(resourcesOf).map((r) => JSON.stringify(r))).toEqual([expect.stringContaining('/generations/stream/*')]);
       expect(allowedActions(statements, 's3:')).not.toContain('s3:DeleteObject');
     }
     const deleters = STEPS.filter((s) => s.table.includes('dynamodb:DeleteItem'));
