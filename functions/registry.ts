@@ -602,6 +602,9 @@ export const FLOWS: FlowEntry[] = [
     type: 'STANDARD',
     description: 'Collect one lane\'s unreferenced and trimmed objects: lifecycle roots, orphan grace, lease drain, sealed delete journals, exact absence',
   },
+  // Off the acknowledged path, so Standard rather than Express: a backlog may outlast
+  // Express's 5 minutes, a name starts one execution only, and a failure leaves a history,
+  // a status event and the failed-executions alarm; a run is 2-3 transitions.
   {
     name: 'stream-materialize',
     type: 'STANDARD',
