@@ -203,7 +203,8 @@ function startFlowSync(flow: string, state: string, placeholder: string, options
   if (!child) throw new Error(`${flow}: Task ${state} starts \${${placeholder}}, which names no flow in functions/registry.ts FLOWS`);
   return async (stateInput) => {
     const { Input } = (stateInput ?? {}) as { Input?: unknown };
-    const run = await runFlow(child.name, Input, { ...options, executionName: undefined });
+    // The child runs its own ASL (never a fixture definition given for the parent) under a fresh name.
+    const run = await runFlow(child.name, Input, { ...options, executionName: undefined, definition: undefined });
     countChild(run.transitions);
     if (run.status === 'SUCCEEDED') return { ExecutionArn: run.executionArn, Status: run.status, Output: run.output };
     const failed = new Error(JSON.stringify({ ExecutionArn: run.executionArn, Status: run.status, Error: run.error, Cause: run.cause }));
