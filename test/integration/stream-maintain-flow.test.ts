@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { LaneRef } from '../../src/domain/stream.js';
+import { START_FLOW_SYNC, type AslDefinition } from '../../src/local/asl.js';
 import { runFlow, type FlowResult } from '../../src/local/flow-runner.js';
 import { readStream } from '../../src/stream/read.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
@@ -52,4 +53,22 @@ describe('stream-maintain flow', () => {
     expect(run.cause).toContain(`{"stream":"${good.lane.stream}","partition":0,"status":"MAINTAINED"`);
     expect(await compactionsOf(stores.ports, good.lane)).toHaveLength(1);
   }, 240_000);
+
+  it('the runner starts a child flow from its own ASL (not a fixture definition given for the parent), with the parent\'s step overrides', async () => {
+    const definition: AslDefinition = {
+      StartAt: 'TrimChild',
+      States: { TrimChild: { Type: 'Task', Resource: START_FLOW_SYNC, Parameters: { StateMachineArn: '${StreamTrimStateMachineArn}', 'Input.$': '$' }, TimeoutSeconds: 60, End: true } },
+    };
+    const trimmed: unknown[] = [];
+    const run = await runFlow('fixture-parent', { stream: 'x', partition: 0, to: 1 }, {
+      ports: stores.ports,
+      retryIntervalMs: 0,
+      definition,
+      taskHandlers: { TrimLaneFunctionArn: async (input) => (trimmed.push(input), { trimmedTo: 1 }) },
+    });
+    expect(run.status, `${run.error}: ${run.cause}`).toBe('SUCCEEDED');
+    // stream-trim's own ASL ran: its Trim step got the input, its Done state output $.trim.
+    expect(trimmed).toEqual([{ stream: 'x', partition: 0, to: 1 }]);
+    expect(run.output).toMatchObject({ Status: 'SUCCEEDED', Output: { trimmedTo: 1 }, ExecutionArn: expect.stringContaining(':stream-trim:') });
+  }, 60_000);
 });
