@@ -9,7 +9,7 @@
  */
 import { DEFAULT_OBSERVE_DEADLINE_S } from '../src/domain/delivery/manifest-types.js';
 import type { Ports } from '../src/ports/index.js';
-import { GC_OBJECT_ROOTS } from '../src/stream/gc/model.js';
+import { GC_OBJECT_ROOTS, STREAM_GENERATIONS_ROOT } from '../src/stream/gc/model.js';
 import type { Notifier } from '../src/ports/notifier.js';
 import type { DeliveryDepsProvider } from './lib/delivery-deps.js';
 import type { StepHandler } from './lib/step.js';
@@ -46,6 +46,10 @@ export interface StepEntry {
   bucket: BucketAction[];
   /** Key prefixes the object actions are limited to; absent: every key of the bucket. */
   objectPrefixes?: readonly string[];
+  /** Key prefixes s3:PutObject and s3:DeleteObject are limited to, when narrower than objectPrefixes (reads). */
+  writePrefixes?: readonly string[];
+  /** With dynamodb:DeleteItem: the partition-key patterns it is limited to (dynamodb:LeadingKeys). */
+  deleteLeadingKeys?: readonly string[];
   /**
    * Reads the route's connection secrets (secretsmanager:GetSecretValue on the delivery
    * secrets only): every delivery step that may open the source or the target.
@@ -73,6 +77,8 @@ const READ = ['dynamodb:GetItem'] satisfies TableAction[];
 const STREAM_REFUSALS = ['Cutpoint.ValidationError', 'Stream.LaneMissing'];
 /** A GC step's refusals: bad input or grace, a missing lane, a store that cannot list in pages. */
 const GC_REFUSALS = [...STREAM_REFUSALS, 'Cutpoint.ConfigError'];
+/** Partition keys of the stream's generation items (`gen#stream/<stream>/p<partition>/...`). */
+const STREAM_GENERATION_KEYS = 'gen#stream/*';
 
 /*
  * Every deliver-window step reloads the invocation record (GetItem), may read its journal
@@ -508,6 +514,37 @@ export const STEPS: StepEntry[] = [
     memoryMB: 256,
   },
 
+  // ---- stream maintenance (issue #11): statemachines/stream-materialize.asl.json, stream-compact.asl.json ----
+  {
+    placeholder: 'MaterializeGen0BatchFunctionArn',
+    entry: 'functions/stream/materialize-batch.ts',
+    load: () => import('./stream/materialize-batch.js'),
+    // Query: the lane's commit records from its generation-0 mark; the rest is the generation-commit mechanism's.
+    table: [...READ, 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'],
+    bucket: ['s3:ListBucket', 's3:GetObject', 's3:PutObject'],
+    // Reads WAL objects (and generations), writes generations 0 only.
+    objectPrefixes: GC_OBJECT_ROOTS,
+    writePrefixes: [STREAM_GENERATIONS_ROOT],
+    errors: ['Cutpoint.ValidationError', ...EFFECT_ERRORS],
+    timeoutSeconds: 600,
+    memoryMB: 1024,
+  },
+  {
+    placeholder: 'CompactLaneFunctionArn',
+    entry: 'functions/stream/compact-lane.ts',
+    load: () => import('./stream/compact-lane.js'),
+    table: [...READ, 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem', 'dynamodb:DeleteItem'],
+    // Task cleanup deletes the compaction's generation task item, and nothing else may be deleted.
+    deleteLeadingKeys: [STREAM_GENERATION_KEYS],
+    bucket: ['s3:ListBucket', 's3:GetObject', 's3:PutObject'],
+    // Reads WAL objects and generations, writes the compacted generation only.
+    objectPrefixes: GC_OBJECT_ROOTS,
+    writePrefixes: [STREAM_GENERATIONS_ROOT],
+    errors: [...STREAM_REFUSALS, 'Cutpoint.IdentityConflict', 'Stream.CompactionNotCommitted', ...OBJECT_ERRORS, ...EFFECT_ERRORS],
+    timeoutSeconds: 300,
+    memoryMB: 1024,
+  },
+
   // ---- bounded delivery (seed 004), one Task per step in DELIVERY_STEPS order ----
   ...deliverySteps(),
   // ---- ClickHouse publication and quality governance (seed 000): publish-clickhouse's own steps ----
@@ -565,6 +602,25 @@ export const FLOWS: FlowEntry[] = [
     name: 'stream-gc',
     type: 'STANDARD',
     description: 'Collect one lane\'s unreferenced and trimmed objects: lifecycle roots, orphan grace, lease drain, sealed delete journals, exact absence',
+  },
+  // Off the acknowledged path, so Standard rather than Express: a backlog may outlast
+  // Express's 5 minutes, a name starts one execution only, and a failure leaves a history,
+  // a status event and the failed-executions alarm; a run is 2-3 transitions.
+  {
+    name: 'stream-materialize',
+    type: 'STANDARD',
+    description: 'Materialize generation 0 of a lane\'s next committed ranges off the acknowledged path, through the generation-commit mechanism; a failed range is resumed by the next run',
+  },
+  {
+    name: 'stream-compact',
+    type: 'STANDARD',
+    description: 'Compact a lane\'s next run of committed ranges into one generation through the generation-commit mechanism; superseded copies go to GC after grace',
+  },
+  {
+    // After the flows it starts: CDK substitutes their ARNs into its definition.
+    name: 'stream-maintain',
+    type: 'STANDARD',
+    description: 'Maintain configured stream lanes (the EventBridge schedule\'s target): per lane stream-materialize, then stream-compact, then stream-gc, each as a child execution',
   },
   {
     name: 'deliver-window',

@@ -1,5 +1,6 @@
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import { maintenanceConfigOf } from './maintenance-schedule.js';
 import { CutpointStatefulStack } from './stateful-stack.js';
 import { CutpointWorkflowsStack } from './workflows-stack.js';
 
@@ -17,7 +18,7 @@ export interface CutpointApp {
  * any unacknowledged error or warning. Acknowledgements sit next to the construct that
  * raises them (Validations.of(x).acknowledge), each with its reason.
  */
-export function buildApp(options: { bundle?: boolean } = {}): CutpointApp {
+export function buildApp(options: { bundle?: boolean; context?: Record<string, unknown> } = {}): CutpointApp {
   const app = new App({
     context: {
       // No stack bundles its Lambda code when false (checks that read only the templates).
@@ -25,6 +26,8 @@ export function buildApp(options: { bundle?: boolean } = {}): CutpointApp {
       // Grant S3 server access log delivery by bucket policy, not the legacy ACL (ACLs
       // are disabled on our buckets by BucketOwnerEnforced).
       '@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy': true,
+      // What `cdk -c key=value` would give (tests: cutpoint:maintenanceLanes).
+      ...options.context,
     },
   });
   const stateful = new CutpointStatefulStack(app, 'CutpointStateful', {
@@ -34,11 +37,18 @@ export function buildApp(options: { bundle?: boolean } = {}): CutpointApp {
     description: 'cutpoint: step functions, state machines, recovery rules and alarms',
     stateful: stateful.refs,
     ...deliverySecretsOf(app),
+    ...maintenanceOf(app),
   });
   // The workflows import the stateful stack's exports by name, which CDK cannot see.
   workflows.addStackDependency(stateful);
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));
   return { app, stateful, workflows };
+}
+
+/** `cdk deploy -c cutpoint:maintenanceLanes=logs:0,logs:1 -c cutpoint:maintenanceRateMinutes=15`: the stream maintenance schedule (README). */
+function maintenanceOf(app: App): { maintenance?: NonNullable<ReturnType<typeof maintenanceConfigOf>> } {
+  const maintenance = maintenanceConfigOf(app.node.tryGetContext('cutpoint:maintenanceLanes'), app.node.tryGetContext('cutpoint:maintenanceRateMinutes'));
+  return maintenance ? { maintenance } : {};
 }
 
 /**

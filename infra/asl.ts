@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { STEPS, type StepEntry } from '../functions/registry.js';
+import { FLOWS, STEPS, type StepEntry } from '../functions/registry.js';
+import { flowPlaceholder } from '../src/local/asl.js';
 import { repoPath } from './repo.js';
 
 /** A flow's ASL as written on disk, and the registry steps its placeholders name. */
@@ -10,6 +11,8 @@ export interface FlowDefinition {
   body: string;
   /** One registry entry per distinct `${Placeholder}`, in first-use order. */
   steps: StepEntry[];
+  /** Flows the ASL starts as child executions (`${<Flow>StateMachineArn}`), by name, in first-use order. */
+  childFlows: string[];
   /** True when a Map state runs its ItemProcessor in DISTRIBUTED mode (child executions, S3 reader/writer). */
   distributedMap: boolean;
 }
@@ -35,12 +38,24 @@ export function resolveFlowDefinition(file: string, body: string): FlowDefinitio
   } catch (error) {
     throw new Error(`${file} is not valid JSON: ${(error as Error).message}`, { cause: error });
   }
-  return { file, body, steps: placeholdersOf(body).map((p) => registryStep(file, p)), distributedMap: /"Mode"\s*:\s*"DISTRIBUTED"/.test(body) };
+  const placeholders = placeholdersOf(body);
+  const childFlows = placeholders.filter((p) => p.endsWith(FLOW_PLACEHOLDER_SUFFIX)).map((p) => registryFlow(file, p));
+  const steps = placeholders.filter((p) => !p.endsWith(FLOW_PLACEHOLDER_SUFFIX)).map((p) => registryStep(file, p));
+  return { file, body, steps, childFlows, distributedMap: /"Mode"\s*:\s*"DISTRIBUTED"/.test(body) };
 }
 
 /** Distinct `${Name}` placeholders in ASL text, in first-use order. */
 export function placeholdersOf(asl: string): string[] {
   return [...new Set(Array.from(asl.matchAll(PLACEHOLDER), (m) => m[1] ?? ''))];
+}
+
+/** `${StreamGcStateMachineArn}`: the ARN of another registry flow (a child execution), not a step. */
+const FLOW_PLACEHOLDER_SUFFIX = 'StateMachineArn';
+
+function registryFlow(file: string, placeholder: string): string {
+  const flow = FLOWS.find((f) => flowPlaceholder(f.name) === placeholder);
+  if (!flow) throw new Error(`${file} uses \${${placeholder}}, which names no flow in functions/registry.ts FLOWS`);
+  return flow.name;
 }
 
 function registryStep(file: string, placeholder: string): StepEntry {

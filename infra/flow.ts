@@ -6,6 +6,7 @@ import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import type { FlowEntry } from '../functions/registry.js';
+import { flowPlaceholder } from '../src/local/asl.js';
 import { loadFlowDefinition } from './asl.js';
 import { acknowledgeWildcardResource } from './nag.js';
 
@@ -16,6 +17,8 @@ export interface FlowProps {
   logRetention: RetentionDays;
   /** The object bucket: a Distributed Map reads its items from it and writes its results to it. */
   bucketArn: string;
+  /** The state machines built so far, by flow name: the flows this one starts as child executions must be among them. */
+  stateMachines: ReadonlyMap<string, StateMachine>;
 }
 
 /**
@@ -27,7 +30,7 @@ export class Flow extends Construct {
   readonly stateMachine: StateMachine;
   readonly failedAlarm: Alarm;
 
-  constructor(scope: Construct, id: string, { flow, functions, logRetention, bucketArn }: FlowProps) {
+  constructor(scope: Construct, id: string, { flow, functions, logRetention, bucketArn, stateMachines }: FlowProps) {
     super(scope, id);
 
     const definition = loadFlowDefinition(flow.name);
@@ -35,6 +38,12 @@ export class Flow extends Construct {
       const fn = functions.get(step.placeholder);
       if (!fn) throw new Error(`${definition.file}: no function was built for \${${step.placeholder}}`);
       return { placeholder: step.placeholder, fn };
+    });
+
+    const children = definition.childFlows.map((name) => {
+      const stateMachine = stateMachines.get(name);
+      if (!stateMachine) throw new Error(`${definition.file}: starts ${name}, which must come before it in functions/registry.ts FLOWS`);
+      return { placeholder: flowPlaceholder(name), stateMachine };
     });
 
     const logGroup = new LogGroup(this, 'Logs', { retention: logRetention, removalPolicy: RemovalPolicy.RETAIN });
@@ -48,7 +57,10 @@ export class Flow extends Construct {
       // and the template only carries its location, so `cdk diff` could not show a flow
       // change. Inline, the reviewed template holds the exact definition.
       definitionBody: DefinitionBody.fromString(definition.body),
-      definitionSubstitutions: Object.fromEntries(invoked.map(({ placeholder, fn }) => [placeholder, fn.functionArn])),
+      definitionSubstitutions: Object.fromEntries([
+        ...invoked.map(({ placeholder, fn }) => [placeholder, fn.functionArn]),
+        ...children.map(({ placeholder, stateMachine }) => [placeholder, stateMachine.stateMachineArn]),
+      ]),
       stateMachineType: flow.type === 'STANDARD' ? StateMachineType.STANDARD : StateMachineType.EXPRESS,
       // Execution data stays out of the logs: step inputs and outputs may carry
       // privileged journal content and fencing tokens; event history keeps it, under IAM.
@@ -58,10 +70,11 @@ export class Flow extends Construct {
 
     // Exactly the unqualified ARNs the ASL invokes (no `:*` versions or aliases, which
     // fn.grantInvoke would add and which nothing here uses).
-    this.stateMachine.addToRolePolicy(
-      new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: invoked.map(({ fn }) => fn.functionArn) }),
-    );
+    if (invoked.length > 0) {
+      this.stateMachine.addToRolePolicy(new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: invoked.map(({ fn }) => fn.functionArn) }));
+    }
     if (stateMachineName) this.grantDistributedMap(stateMachineName, bucketArn);
+    if (children.length) this.grantChildExecutions(children.map((c) => c.stateMachine));
     acknowledgeWildcardResource(
       this.stateMachine.role,
       '*',
@@ -76,6 +89,26 @@ export class Flow extends Construct {
       comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       treatMissingData: TreatMissingData.NOT_BREACHING,
     });
+  }
+
+  /**
+   * What `states:startExecution.sync:2` needs (AWS: "IAM policies for Step Functions
+   * integrations"): start exactly the child state machines, describe and stop their
+   * executions, and the managed rule through which Step Functions learns they ended.
+   */
+  private grantChildExecutions(children: StateMachine[]): void {
+    const stack = Stack.of(this);
+    const role = this.stateMachine.role;
+    role.addToPrincipalPolicy(new PolicyStatement({ sid: 'StartChildFlows', actions: ['states:StartExecution'], resources: children.map((c) => c.stateMachineArn) }));
+    const executions = children.map((c) =>
+      stack.formatArn({ service: 'states', resource: 'execution', resourceName: `${c.stateMachineName}:*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME }),
+    );
+    role.addToPrincipalPolicy(new PolicyStatement({ sid: 'ChildFlowExecutions', actions: ['states:DescribeExecution', 'states:StopExecution'], resources: executions }));
+    const managedRule = stack.formatArn({ service: 'events', resource: 'rule', resourceName: 'StepFunctionsGetEventsForStepFunctionsExecutionRule' });
+    role.addToPrincipalPolicy(new PolicyStatement({ sid: 'ChildFlowCompletion', actions: ['events:PutTargets', 'events:PutRule', 'events:DescribeRule'], resources: [managedRule] }));
+    for (const arn of executions) {
+      acknowledgeWildcardResource(role, arn, 'Child executions get names chosen by Step Functions at run time; the wildcard is limited to executions of one child state machine this flow starts.');
+    }
   }
 
   /**

@@ -13,6 +13,8 @@ export interface DataArns {
 
 /** s3:ListBucket applies to the bucket itself; every other registry action to its objects. */
 const BUCKET_LEVEL: readonly BucketAction[] = ['s3:ListBucket'];
+/** Object actions that change a key. */
+const WRITES: readonly BucketAction[] = ['s3:PutObject', 's3:DeleteObject'];
 
 /**
  * The data-plane statements for one step, built from its registry entry and nothing else,
@@ -22,16 +24,34 @@ const BUCKET_LEVEL: readonly BucketAction[] = ['s3:ListBucket'];
  */
 export function stepPolicyStatements(step: StepEntry, arns: DataArns): PolicyStatement[] {
   const statements: PolicyStatement[] = [];
-  if (step.table.length > 0) {
-    statements.push(new PolicyStatement({ sid: 'AuthorityTable', actions: [...step.table], resources: [arns.tableArn] }));
+  // A limited DeleteItem gets a statement of its own, conditioned on the item's partition key.
+  const limitedDelete = step.deleteLeadingKeys !== undefined && step.table.includes('dynamodb:DeleteItem');
+  const tableActions = limitedDelete ? step.table.filter((a) => a !== 'dynamodb:DeleteItem') : step.table;
+  if (tableActions.length > 0) {
+    statements.push(new PolicyStatement({ sid: 'AuthorityTable', actions: [...tableActions], resources: [arns.tableArn] }));
+  }
+  if (limitedDelete) {
+    statements.push(
+      new PolicyStatement({
+        sid: 'AuthorityTableDelete',
+        actions: ['dynamodb:DeleteItem'],
+        resources: [arns.tableArn],
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...(step.deleteLeadingKeys ?? [])] } },
+      }),
+    );
   }
   const bucketActions = step.bucket.filter((a) => BUCKET_LEVEL.includes(a));
   if (bucketActions.length > 0) {
     statements.push(new PolicyStatement({ sid: 'ObjectBucket', actions: bucketActions, resources: [arns.bucketArn] }));
   }
-  const objectActions = step.bucket.filter((a) => !BUCKET_LEVEL.includes(a));
+  // Writes limited more narrowly than reads (writePrefixes) get a statement of their own.
+  const writes = step.writePrefixes ? step.bucket.filter((a) => WRITES.includes(a)) : [];
+  const objectActions = step.bucket.filter((a) => !BUCKET_LEVEL.includes(a) && !writes.includes(a));
   if (objectActions.length > 0) {
     statements.push(new PolicyStatement({ sid: 'ObjectKeys', actions: objectActions, resources: objectArns(step, arns.bucketArn) }));
+  }
+  if (writes.length > 0) {
+    statements.push(new PolicyStatement({ sid: 'ObjectKeyWrites', actions: writes, resources: objectArns({ objectPrefixes: step.writePrefixes }, arns.bucketArn) }));
   }
   if (step.readsSecrets) {
     statements.push(new PolicyStatement({ sid: 'DeliverySecrets', actions: ['secretsmanager:GetSecretValue'], resources: [...arns.deliverySecretArns] }));

@@ -5,6 +5,7 @@ import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import type { Construct } from 'constructs';
 import { FLOWS, STEPS } from '../functions/registry.js';
 import { Flow } from './flow.js';
+import { MaintenanceSchedule, type MaintenanceConfig } from './maintenance-schedule.js';
 import { RecoveryRule } from './recovery-rule.js';
 import type { StatefulRefs } from './stateful-stack.js';
 import { StepFunction } from './step-function.js';
@@ -18,6 +19,8 @@ export interface WorkflowsStackProps extends StackProps {
   deliverySecretArns?: string[];
   /** Function and state machine logs: long enough to investigate a recovery after the fact. */
   logRetention?: RetentionDays;
+  /** The stream lanes a schedule maintains (stream-maintain); absent: no schedule. */
+  maintenance?: MaintenanceConfig;
 }
 
 /**
@@ -30,6 +33,8 @@ export class CutpointWorkflowsStack extends Stack {
   readonly functions = new Map<string, IFunction>();
   /** State machines by flow name. */
   readonly stateMachines = new Map<string, StateMachine>();
+  /** The stream maintenance schedule, when lanes are configured. */
+  readonly maintenance?: MaintenanceSchedule;
 
   constructor(scope: Construct, id: string, props: WorkflowsStackProps) {
     super(scope, id, props);
@@ -46,12 +51,16 @@ export class CutpointWorkflowsStack extends Stack {
 
     for (const flow of FLOWS) {
       const id = `${pascal(flow.name)}Flow`;
-      const { stateMachine } = new Flow(this, id, { flow, functions: this.functions, logRetention, bucketArn: props.stateful.bucketArn });
+      const { stateMachine } = new Flow(this, id, { flow, functions: this.functions, logRetention, bucketArn: props.stateful.bucketArn, stateMachines: this.stateMachines });
       this.stateMachines.set(flow.name, stateMachine);
       new CfnOutput(this, `${pascal(flow.name)}StateMachineArn`, {
         value: stateMachine.stateMachineArn,
         description: `${flow.name}: ${flow.description}`,
       });
+    }
+
+    if (props.maintenance) {
+      this.maintenance = new MaintenanceSchedule(this, 'StreamMaintenanceSchedule', { ...props.maintenance, stateMachine: this.stateMachines.get('stream-maintain')! });
     }
 
     // After every state machine exists: a recovery flow may be declared after the flow it recovers.

@@ -69,3 +69,22 @@ export function taskStates(definition: AslDefinition): Array<{ state: string; pl
     .filter(({ definition: s }) => s.Type === 'Task')
     .map(({ state, definition: s }) => ({ state, placeholder: placeholderOf(s.Resource), definition: s }));
 }
+
+/** The Step Functions integration that starts a child execution of another flow and waits for its JSON output. */
+export const START_FLOW_SYNC = 'arn:aws:states:::states:startExecution.sync:2';
+
+/** `stream-gc` → `StreamGcStateMachineArn`: the placeholder a flow's ARN takes in another flow's ASL. */
+export function flowPlaceholder(flow: string): string {
+  return `${flow.replace(/(^|-)([a-z0-9])/g, (_m, _dash: string, c: string) => c.toUpperCase())}StateMachineArn`;
+}
+
+/**
+ * The placeholder of the flow a Task starts (Resource START_FLOW_SYNC, Parameters.StateMachineArn
+ * `${<Flow>StateMachineArn}`), or undefined for any other Task.
+ */
+export function childFlowPlaceholderOf(state: AslState): string | undefined {
+  if (state.Type !== 'Task' || state.Resource !== START_FLOW_SYNC) return undefined;
+  const arn = (state.Parameters as { StateMachineArn?: unknown } | undefined)?.StateMachineArn;
+  const match = /^\$\{([A-Za-z0-9]+StateMachineArn)\}$/.exec(typeof arn === 'string' ? arn : '');
+  return match?.[1];
+}

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { StateMachine, type RunOptions, type StateMachineOptions } from 'aws-local-stepfunctions';
 import type { DeliveryDepsProvider } from '../../functions/lib/delivery-deps.js';
-import { stepByPlaceholder } from '../../functions/registry.js';
+import { FLOWS, stepByPlaceholder } from '../../functions/registry.js';
 import type { Ports } from '../ports/index.js';
 import type { Notifier } from '../ports/notifier.js';
-import { allStates, duplicateStateNames, loadAsl, taskStates, type AslDefinition } from './asl.js';
+import { allStates, childFlowPlaceholderOf, duplicateStateNames, flowPlaceholder, loadAsl, taskStates, type AslDefinition } from './asl.js';
 import { substituteDistributedMaps, type ChildOutcome, type MapRunSummary, type MapRuntime, type StateHandler } from './distributed-map.js';
 
 export interface FlowEvent {
@@ -89,14 +89,14 @@ export async function runFlow(flow: string, input: unknown, options: RunFlowOpti
       await options.notifier?.publish(subject, message);
     },
   };
-  const handlers = await stepHandlers(flow, source, options, recording);
+  let childTransitions = 0;
+  const handlers = await stepHandlers(flow, source, options, recording, (n) => (childTransitions += n));
   const events: FlowEvent[] = [];
   const emit = (event: FlowEvent): void => {
     events.push(event);
     options.onEvent?.(event);
   };
   const mapRuns: MapRunSummary[] = [];
-  let childTransitions = 0;
   const runtime: MapRuntime = {
     objects: options.ports.objects,
     emit,
@@ -163,10 +163,15 @@ async function execute(
 }
 
 /** The registry's handler (or `options.taskHandlers`') for every Task, nested ones too, by state name. */
-async function stepHandlers(flow: string, definition: AslDefinition, options: RunFlowOptions, notifier: Notifier): Promise<Record<string, StateHandler>> {
+async function stepHandlers(flow: string, definition: AslDefinition, options: RunFlowOptions, notifier: Notifier, countChild: (transitions: number) => void): Promise<Record<string, StateHandler>> {
   const handlers: Record<string, StateHandler> = {};
   const providePorts = () => Promise.resolve(options.ports);
-  for (const { state, placeholder } of taskStates(definition)) {
+  for (const { state, placeholder, definition: task } of taskStates(definition)) {
+    const child = childFlowPlaceholderOf(task);
+    if (child) {
+      handlers[state] = startFlowSync(flow, state, child, options, countChild);
+      continue;
+    }
     if (!placeholder) throw new Error(`${flow}: Task ${state} has no \${placeholder} resource`);
     const given = options.taskHandlers?.[placeholder];
     if (given) {
@@ -186,6 +191,26 @@ async function stepHandlers(flow: string, definition: AslDefinition, options: Ru
     handlers[state] = (stateInput) => handler(stateInput, {});
   }
   return handlers;
+}
+
+/**
+ * `states:startExecution.sync:2` of another flow, run here as a child execution over the
+ * same ports: its output as `Output` (JSON), or, when it fails, States.TaskFailed with
+ * the child's error and cause, as Step Functions reports it.
+ */
+function startFlowSync(flow: string, state: string, placeholder: string, options: RunFlowOptions, countChild: (transitions: number) => void): StateHandler {
+  const child = FLOWS.find((f) => flowPlaceholder(f.name) === placeholder);
+  if (!child) throw new Error(`${flow}: Task ${state} starts \${${placeholder}}, which names no flow in functions/registry.ts FLOWS`);
+  return async (stateInput) => {
+    const { Input } = (stateInput ?? {}) as { Input?: unknown };
+    // The child runs its own ASL (never a fixture definition given for the parent) under a fresh name.
+    const run = await runFlow(child.name, Input, { ...options, executionName: undefined, definition: undefined });
+    countChild(run.transitions);
+    if (run.status === 'SUCCEEDED') return { ExecutionArn: run.executionArn, Status: run.status, Output: run.output };
+    const failed = new Error(JSON.stringify({ ExecutionArn: run.executionArn, Status: run.status, Error: run.error, Cause: run.cause }));
+    failed.name = 'States.TaskFailed';
+    throw failed;
+  };
 }
 
 /** Placeholders become syntactically valid ARNs; every Task is overridden anyway. */

@@ -66,6 +66,21 @@ describe('step policy statements', () => {
     ]);
   });
 
+  it('limits DeleteItem to the partition keys a step names (deleteLeadingKeys), in a statement of its own', () => {
+    expect(render({ ...entry(['dynamodb:GetItem', 'dynamodb:DeleteItem'], []), deleteLeadingKeys: ['gen#stream/*'] })).toEqual([
+      { Sid: 'AuthorityTable', Effect: 'Allow', Action: 'dynamodb:GetItem', Resource: arns.tableArn },
+      { Sid: 'AuthorityTableDelete', Effect: 'Allow', Action: 'dynamodb:DeleteItem', Resource: arns.tableArn, Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['gen#stream/*'] } } },
+    ]);
+  });
+
+  it('limits writes to writePrefixes when a step names them, reads to its objectPrefixes', () => {
+    expect(render({ ...entry([], ['s3:ListBucket', 's3:GetObject', 's3:PutObject']), objectPrefixes: ['wal/', 'generations/stream/'], writePrefixes: ['generations/stream/'] })).toEqual([
+      { Sid: 'ObjectBucket', Effect: 'Allow', Action: 's3:ListBucket', Resource: arns.bucketArn },
+      { Sid: 'ObjectKeys', Effect: 'Allow', Action: 's3:GetObject', Resource: [`${arns.bucketArn}/wal/*`, `${arns.bucketArn}/generations/stream/*`] },
+      { Sid: 'ObjectKeyWrites', Effect: 'Allow', Action: 's3:PutObject', Resource: `${arns.bucketArn}/generations/stream/*` },
+    ]);
+  });
+
   it('grants nothing for a step with no actions', () => {
     expect(render(entry([], []))).toEqual([]);
   });

@@ -6,6 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { FLOWS, OBSERVE_TIMING, STEPS } from '../../functions/registry.js';
 import { buildApp, type CutpointApp } from '../../infra/app.js';
 import { placeholdersOf, resolveFlowDefinition } from '../../infra/asl.js';
+import { flowPlaceholder } from '../../src/local/asl.js';
 import { repoPath } from '../../infra/repo.js';
 import { actionsOf, allowedActions, resourcesOf, roleStatements } from './policies.js';
 
@@ -168,8 +169,11 @@ describe('CutpointWorkflows IAM: each function gets exactly its registry actions
       if (actions.some((a) => a.startsWith('dynamodb:'))) expect(resourcesOf(statement)).toEqual([importOf('TableArn')]);
       if (actions.some((a) => a === 's3:ListBucket')) expect(resourcesOf(statement)).toEqual([importOf('BucketArn')]);
       if (actions.some((a) => a.startsWith('s3:') && a !== 's3:ListBucket')) {
-        // Every key, or only the step's key prefixes (the GC Delete step: WAL objects and stream generations).
-        const prefixes = step.objectPrefixes ?? [''];
+        // Every key, or only the step's key prefixes (the GC Delete step: WAL objects and stream generations);
+        // writes limited more narrowly (writePrefixes) in a statement of their own.
+        const writes = actions.filter((a) => a === 's3:PutObject' || a === 's3:DeleteObject');
+        if (step.writePrefixes) expect(writes.length === 0 || writes.length === actions.length, `${step.placeholder}: writes beside reads`).toBe(true);
+        const prefixes = (step.writePrefixes && writes.length ? step.writePrefixes : step.objectPrefixes) ?? [''];
         expect(resourcesOf(statement)).toEqual(prefixes.map((prefix) => ({ 'Fn::Join': ['', [importOf('BucketArn'), `/${prefix}*`]] })));
       }
       // Only the delivery secrets prefix in this account and region; only the incident topic and its key.
@@ -221,7 +225,10 @@ describe('CutpointWorkflows publish-clickhouse (F4)', () => {
 describe.each(FLOWS.map((f) => [f.name, f] as const))('CutpointWorkflows flow %s', (name, flow) => {
   const asl = readFileSync(repoPath(`statemachines/${name}.asl.json`), 'utf8');
   const placeholders = placeholdersOf(asl);
-  const { distributedMap } = resolveFlowDefinition(name, asl);
+  const { distributedMap, childFlows } = resolveFlowDefinition(name, asl);
+  // `${<Flow>StateMachineArn}`: a child flow this one starts (stream-maintain), substituted by that state machine.
+  const childOf = (placeholder: string) => childFlows.find((f) => flowPlaceholder(f) === placeholder);
+  const stepPlaceholders = placeholders.filter((p) => !childOf(p));
   const stateMachine = () => built.workflows.stateMachines.get(name)!;
   const props = () => workflows.toJSON().Resources[logicalId(stateMachine())].Properties;
 
@@ -235,13 +242,15 @@ describe.each(FLOWS.map((f) => [f.name, f] as const))('CutpointWorkflows flow %s
     expect(DefinitionString).toBe(asl);
     expect(Object.keys(DefinitionSubstitutions).sort()).toEqual([...placeholders].sort());
     for (const placeholder of placeholders) {
-      expect(DefinitionSubstitutions[placeholder]).toEqual({ 'Fn::GetAtt': [logicalId(fnFor(placeholder)), 'Arn'] });
+      const child = childOf(placeholder);
+      const expected = child ? { Ref: logicalId(built.workflows.stateMachines.get(child)!) } : { 'Fn::GetAtt': [logicalId(fnFor(placeholder)), 'Arn'] };
+      expect(DefinitionSubstitutions[placeholder]).toEqual(expected);
     }
     // What Step Functions runs after substitution: no placeholder left, no literal ARN.
     const substituted = (DefinitionString as string).replace(/\$\{(\w+)\}/g, (_m, p: string) => (p in DefinitionSubstitutions ? 'SUBSTITUTED' : _m));
     expect(substituted).not.toContain('${');
-    // The only ARNs: a Distributed Map's S3 reader and writer integrations.
-    expect(substituted.replace(/"arn:aws:states:::s3:(getObject|putObject)"/g, '""')).not.toMatch(/arn:aws/);
+    // The only ARNs: a Distributed Map's S3 reader and writer integrations, and the start of a child flow.
+    expect(substituted.replace(/"arn:aws:states:::(s3:(getObject|putObject)|states:startExecution\.sync:2)"/g, '""')).not.toMatch(/arn:aws/);
   });
 
   it('logs ALL without execution data, and traces', () => {
@@ -255,10 +264,16 @@ describe.each(FLOWS.map((f) => [f.name, f] as const))('CutpointWorkflows flow %s
     const role = props().RoleArn['Fn::GetAtt'][0] as string;
     const statements = roleStatements(workflows, role);
     const lambda = statements.filter((s) => actionsOf(s).some((a) => a.startsWith('lambda:')));
-    expect(lambda.flatMap(actionsOf)).toEqual(['lambda:InvokeFunction']);
-    const expected = placeholders.map((p) => ({ 'Fn::GetAtt': [logicalId(fnFor(p)), 'Arn'] }));
+    expect(lambda.flatMap(actionsOf)).toEqual(stepPlaceholders.length ? ['lambda:InvokeFunction'] : []);
+    const expected = stepPlaceholders.map((p) => ({ 'Fn::GetAtt': [logicalId(fnFor(p)), 'Arn'] }));
     expect(lambda.flatMap(resourcesOf)).toEqual(expected);
     expect(allowedActions(statements, 'dynamodb:')).toEqual([]);
+    if (childFlows.length) {
+      // Starts its child flows and follows their executions (test/infra/stream-maintenance.test.ts checks the resources).
+      expect(allowedActions(statements, 's3:')).toEqual([]);
+      expect(allowedActions(statements, 'states:').sort()).toEqual(['states:DescribeExecution', 'states:StartExecution', 'states:StopExecution']);
+      return;
+    }
     if (!distributedMap) {
       expect(allowedActions(statements, 's3:')).toEqual([]);
       expect(allowedActions(statements, 'states:')).toEqual([]);

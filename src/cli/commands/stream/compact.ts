@@ -1,16 +1,15 @@
-import { compactLane } from '../../../stream/compaction/compact-lane.js';
-import { integerIn } from './options.js';
-import type { Target } from './target.js';
 import type { LaneRef } from '../../../domain/stream.js';
-
-type Values = Record<string, string | boolean | undefined>;
+import { integerIn, type Values } from './options.js';
+import { runMaintenanceFlow, MAINTENANCE_FLOW_OPTIONS } from './maintenance-flow.js';
+import type { Target } from './target.js';
 
 export const compactHelp = `cutpoint stream compact <stream> --partition P [--max-ranges N]
   compacts the lane's next run of committed ranges (2 to N, default 16, at most 4 MiB of
   WAL) from its compaction mark into one generation object through the generation-commit
-  mechanism; reads then serve the run from it and GC collects the superseded WAL objects
-  and generations 0 after the orphan grace. A failed run is finished by running it again
-  (same task, same output); prints the run (nothing to compact: no \`compacted\`)`;
+  mechanism (the stream-compact flow); reads then serve the run from it and GC collects
+  the superseded WAL objects and generations 0 after the orphan grace. A failed run is
+  finished by running it again (same task, same output); prints the run (nothing to
+  compact: no \`compacted\`)`;
 
 const MAX_RANGES = 1000;
 
@@ -23,13 +22,15 @@ function maxRangesOf(values: Values): number {
   return integerIn(values, 'max-ranges', 2, MAX_RANGES);
 }
 
+/** The stream-compact flow on one lane, locally or on AWS; prints its output (the run). */
 export async function compact(target: Target, lane: LaneRef, values: Values): Promise<unknown> {
-  return compactLane({ ...lane, ...(values['max-ranges'] !== undefined && { maxRanges: maxRangesOf(values) }) }, await target.ports());
+  return runMaintenanceFlow(target, 'stream-compact', lane, values, values['max-ranges'] !== undefined ? { maxRanges: maxRangesOf(values) } : {});
 }
 
 export const COMPACT_HANDLERS = {
   compact: {
-    options: { partition: { type: 'string' }, 'max-ranges': { type: 'string' } },
+    options: { partition: { type: 'string' }, 'max-ranges': { type: 'string' }, ...MAINTENANCE_FLOW_OPTIONS },
+    flow: 'stream-compact',
     check: checkCompact,
     run: (t: Target, r: { lane: LaneRef; values: Values }) => compact(t, r.lane, r.values),
   },

@@ -1,12 +1,13 @@
 import type { LaneRef } from '../../../domain/stream.js';
-import { materializeGen0Batch } from '../../../stream/append/gen0-batch.js';
 import { integerIn, type Values } from './options.js';
+import { runMaintenanceFlow, MAINTENANCE_FLOW_OPTIONS } from './maintenance-flow.js';
 import type { Target } from './target.js';
 
 export const materializeHelp = `cutpoint stream materialize <stream> --partition P [--max N]
   materializes generation 0 of the next N committed ranges (default 32) from the lane's
-  mark, off the append's acknowledged path; a range that fails stops the run there and
-  the next run resumes at it (reads never wait for it: the WAL object serves the range)`;
+  mark, off the append's acknowledged path (the stream-materialize flow); a range that
+  fails stops the run there and the next run resumes at it (reads never wait for it: the
+  WAL object serves the range)`;
 
 /** Ranges one `stream materialize` run takes on (each is one generation commit). */
 const MAX_MATERIALIZE = 1000;
@@ -20,13 +21,15 @@ export function checkMaterialize(values: Values): void {
   if (values.max !== undefined) maxOf(values);
 }
 
+/** The stream-materialize flow on one lane, locally or on AWS; prints its output (the batch). */
 export async function materialize(target: Target, lane: LaneRef, values: Values): Promise<unknown> {
-  return materializeGen0Batch({ ...lane, ...(values.max !== undefined && { max: maxOf(values) }) }, await target.ports());
+  return runMaintenanceFlow(target, 'stream-materialize', lane, values, values.max !== undefined ? { max: maxOf(values) } : {});
 }
 
 export const MATERIALIZE_HANDLERS = {
   materialize: {
-    options: { partition: { type: 'string' }, max: { type: 'string' } },
+    options: { partition: { type: 'string' }, max: { type: 'string' }, ...MAINTENANCE_FLOW_OPTIONS },
+    flow: 'stream-materialize',
     check: checkMaterialize,
     run: (t: Target, r: { lane: LaneRef; values: Values }) => materialize(t, r.lane, r.values),
   },

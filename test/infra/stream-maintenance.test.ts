@@ -1,0 +1,112 @@
+import type { CfnElement, Stack } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import type { IConstruct } from 'constructs';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { STEPS } from '../../functions/registry.js';
+import { buildApp, type CutpointApp } from '../../infra/app.js';
+import { maintenanceConfigOf } from '../../infra/maintenance-schedule.js';
+import { actionsOf, allowedActions, resourcesOf, roleStatements } from './policies.js';
+
+/**
+ * Issue #11 on AWS: the stream-materialize and stream-compact flows, the stream-maintain
+ * flow that runs them (and stream-gc) as child executions per configured lane, and its
+ * EventBridge schedule — present only when lanes are configured.
+ */
+let configured: CutpointApp;
+let workflows: Template;
+let plain: Template;
+
+beforeAll(() => {
+  configured = buildApp({ bundle: false, context: { 'cutpoint:maintenanceLanes': 'logs:0,logs:1,orders.eu:3', 'cutpoint:maintenanceRateMinutes': '15' } });
+  workflows = Template.fromStack(configured.workflows);
+  plain = Template.fromStack(buildApp({ bundle: false }).workflows);
+}, 180_000);
+
+function logicalId(construct: IConstruct): string {
+  const stack = construct.node.scopes.find((s): s is Stack => 'templateOptions' in s);
+  if (!stack) throw new Error(`${construct.node.path} is not in a stack`);
+  return stack.getLogicalId(construct.node.defaultChild as CfnElement);
+}
+const machineRef = (flow: string) => ({ Ref: logicalId(configured.workflows.stateMachines.get(flow)!) });
+const machineProps = (flow: string) => workflows.toJSON().Resources[logicalId(configured.workflows.stateMachines.get(flow)!)].Properties;
+const fnRole = (placeholder: string) => workflows.toJSON().Resources[logicalId(configured.workflows.functions.get(placeholder)!)].Properties.Role['Fn::GetAtt'][0] as string;
+const scheduleRules = (template: Template) => Object.values(template.findResources('AWS::Events::Rule', { Properties: { ScheduleExpression: Match.anyValue() } }));
+
+describe('stream maintenance on AWS', () => {
+  it('materialize and compact are STANDARD state machines over their one step each', () => {
+    for (const [flow, placeholder] of [['stream-materialize', 'MaterializeGen0BatchFunctionArn'], ['stream-compact', 'CompactLaneFunctionArn']] as const) {
+      const props = machineProps(flow);
+      expect(props.StateMachineType).toBe('STANDARD');
+      expect(Object.keys(props.DefinitionSubstitutions)).toEqual([placeholder]);
+    }
+  });
+
+  it('the steps touch only the stream\'s objects; only compaction deletes an item, and only its generation tasks', () => {
+    for (const placeholder of ['MaterializeGen0BatchFunctionArn', 'CompactLaneFunctionArn']) {
+      const statements = roleStatements(workflows, fnRole(placeholder));
+      const reads = statements.filter((s) => actionsOf(s).includes('s3:GetObject'));
+      expect(reads.flatMap(actionsOf)).toEqual(['s3:GetObject']);
+      expect(reads.flatMap(resourcesOf).map((r) => JSON.stringify(r))).toEqual([expect.stringContaining('/wal/*'), expect.stringContaining('/generations/stream/*')]);
+      // Writes: the stream's generations only, never a WAL object.
+      const writes = statements.filter((s) => actionsOf(s).includes('s3:PutObject'));
+      expect(writes.flatMap(actionsOf)).toEqual(['s3:PutObject']);
+      expect(writes.flatMap(resourcesOf).map((r) => JSON.stringify(r))).toEqual([expect.stringContaining('/generations/stream/*')]);
+      expect(allowedActions(statements, 's3:')).not.toContain('s3:DeleteObject');
+    }
+    const deleters = STEPS.filter((s) => s.table.includes('dynamodb:DeleteItem'));
+    expect(deleters.map((s) => [s.placeholder, s.deleteLeadingKeys])).toEqual([['CompactLaneFunctionArn', ['gen#stream/*']]]);
+    const del = roleStatements(workflows, fnRole('CompactLaneFunctionArn')).find((s) => s.Effect === 'Allow' && actionsOf(s).includes('dynamodb:DeleteItem')) as { Condition?: unknown };
+    expect(del.Condition).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['gen#stream/*'] } });
+  });
+
+  it('stream-maintain starts exactly its three child flows, may describe and stop only their executions, and touches no data', () => {
+    const props = machineProps('stream-maintain');
+    expect(props.DefinitionSubstitutions).toEqual({
+      StreamMaterializeStateMachineArn: machineRef('stream-materialize'),
+      StreamCompactStateMachineArn: machineRef('stream-compact'),
+      StreamGcStateMachineArn: machineRef('stream-gc'),
+    });
+    const statements = roleStatements(workflows, props.RoleArn['Fn::GetAtt'][0] as string);
+    const start = statements.find((s) => actionsOf(s).includes('states:StartExecution'))!;
+    expect(actionsOf(start)).toEqual(['states:StartExecution']);
+    expect(resourcesOf(start)).toEqual([machineRef('stream-materialize'), machineRef('stream-compact'), machineRef('stream-gc')]);
+    const describe = statements.find((s) => actionsOf(s).includes('states:DescribeExecution'))!;
+    expect(JSON.stringify(resourcesOf(describe))).toContain(':execution:');
+    expect(resourcesOf(describe)).toHaveLength(3);
+    expect(allowedActions(statements, 'events:')).toEqual(['events:DescribeRule', 'events:PutRule', 'events:PutTargets']);
+    expect(JSON.stringify(statements.filter((s) => actionsOf(s).some((a) => a.startsWith('events:'))).flatMap(resourcesOf))).toContain('rule/StepFunctionsGetEventsForStepFunctionsExecutionRule');
+    expect(allowedActions(statements, 'dynamodb:')).toEqual([]);
+    expect(allowedActions(statements, 's3:')).toEqual([]);
+    expect(allowedActions(statements, 'lambda:')).toEqual([]);
+  });
+
+  it('configured lanes get one schedule at the configured rate, starting stream-maintain with them; unconfigured, none', () => {
+    const rules = scheduleRules(workflows);
+    expect(rules).toHaveLength(1);
+    const rule = rules[0]!.Properties;
+    expect(rule.ScheduleExpression).toBe('rate(15 minutes)');
+    expect(rule.State).toBe('ENABLED');
+    expect(rule.Targets).toHaveLength(1);
+    expect(rule.Targets[0].Arn).toEqual(machineRef('stream-maintain'));
+    expect(JSON.parse(rule.Targets[0].Input as string)).toEqual({ lanes: [{ stream: 'logs', partition: 0 }, { stream: 'logs', partition: 1 }, { stream: 'orders.eu', partition: 3 }] });
+    workflows.hasResourceProperties('AWS::CloudWatch::Alarm', { Namespace: 'AWS/Events', MetricName: 'FailedInvocations', Dimensions: [{ Name: 'RuleName', Value: { Ref: logicalId(configured.workflows.maintenance!.rule) } }] });
+    expect(scheduleRules(plain)).toEqual([]);
+  });
+
+  it('cdk-nag: the app with a schedule leaves no unacknowledged finding', () => {
+    const report = new AwsSolutionsChecks(configured.app, { verbose: true }).validateScope(configured.app);
+    expect(report.violations.flatMap((v) => v.violatingResources.map((r) => `${v.ruleName} at ${r.constructPath ?? r.resourceLogicalId}`))).toEqual([]);
+  });
+
+  it('the configuration is checked at synth: lanes as stream:partition, once each; a whole number of minutes; a rate needs lanes', () => {
+    expect(maintenanceConfigOf(undefined, undefined)).toBeUndefined();
+    expect(maintenanceConfigOf('a:0', undefined)?.rate.toMinutes()).toBe(60);
+    expect(() => maintenanceConfigOf('logs', undefined)).toThrow(/is not stream:partition/);
+    expect(() => maintenanceConfigOf('logs:-1', undefined)).toThrow(/is not stream:partition/);
+    expect(() => maintenanceConfigOf('a:0,a:0', undefined)).toThrow(/twice/);
+    expect(() => maintenanceConfigOf('a:0', '1.5')).toThrow(/whole number of minutes/);
+    expect(() => maintenanceConfigOf(undefined, '15')).toThrow(/needs cutpoint:maintenanceLanes/);
+    expect(() => maintenanceConfigOf(Array.from({ length: 400 }, (_, i) => `stream-${i}:0`).join(','), undefined)).toThrow(/too long/);
+  });
+});
