@@ -1,11 +1,12 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { LaneRef } from '../../src/domain/stream.js';
-import { START_FLOW_SYNC, type AslDefinition } from '../../src/local/asl.js';
+import { loadAsl, START_FLOW_SYNC, type AslDefinition } from '../../src/local/asl.js';
 import { runFlow, type FlowResult } from '../../src/local/flow-runner.js';
 import { readStream } from '../../src/stream/read.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
 import { expectLaneInvariant } from '../support/stream-fixture.js';
 import { compactionsOf, expectCompacted, laneWithRanges, textOf } from '../faults/stream-compaction-world.js';
+import { countingPorts, listAll, MovableClock, putOrphan } from '../faults/stream-gc-world.js';
 
 /**
  * The scheduled maintenance flow (statemachines/stream-maintain.asl.json) on the local
@@ -39,6 +40,26 @@ describe('stream-maintain flow', () => {
       await expectLaneInvariant(stores.ports, lane, acknowledged);
     }
     expect(run.transitions).toBeGreaterThan(10); // the children's transitions are counted
+  }, 240_000);
+
+  it('a bounded GC execution that ends {done: false, next} is continued from next until the lane is collected', async () => {
+    // The same flow with a page budget of 1 per GC execution (the deployed default is 200).
+    const definition = structuredClone(loadAsl('stream-maintain')) as AslDefinition & { States: { Lanes: { ItemProcessor: { States: Record<string, { Parameters?: Record<string, unknown> }> } } } };
+    definition.States.Lanes.ItemProcessor.States.StartCollect!.Parameters = { 'stream.$': '$.stream', 'partition.$': '$.partition', grace: '0s', pagesPerExecution: 1 };
+    const deletes = new Map<string, number>();
+    const ports = countingPorts(stores.ports, new MovableClock(), deletes);
+    const { lane } = await laneWithRanges(ports, 'maint-cont', 2);
+    const orphans = await putOrphan(ports, lane, 'dead-bulk', 130); // two listing pages
+    const run = await runFlow('stream-maintain', { lanes: [lane] }, { ports, retryIntervalMs: 0, definition });
+    expect(run.status, `${run.error}: ${run.cause}`).toBe('SUCCEEDED');
+    // One execution covers one page: every orphan collected proves the lane went on from `next`.
+    const [summary] = run.output as Array<{ gc: { totals: { deleted: number } } }>;
+    expect(summary!.gc.totals.deleted).toBeGreaterThanOrEqual(orphans.length);
+    const left = new Set(await listAll(ports, lane));
+    for (const key of orphans) {
+      expect(left.has(key), `${key} not collected`).toBe(false);
+      expect(deletes.get(key)).toBe(1);
+    }
   }, 240_000);
 
   it('a lane whose child fails is reported with its error; the other lanes are maintained and the execution fails naming it', async () => {
