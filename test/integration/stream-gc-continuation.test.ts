@@ -24,7 +24,7 @@ beforeAll(async () => {
   stores = await freshStores();
 });
 
-const PAGES = 2;
+const PAGES = 1;
 /** States one page takes (Scan, IsDryRun, Mark, MoreToScan or Drain, Delete, Finalize, MoreToSweep), plus Begin and Continue/Done. */
 const MAX_STATES = 4 * (PAGES + 1) + 2;
 
@@ -63,7 +63,7 @@ async function runToEnd(ports: Ports, lane: LaneRef) {
 
 describe('stream GC continuation', () => {
   it('bounds every execution independent of the lane size; the continued run collects each object exactly once', { timeout: 900_000 }, async () => {
-    const sizes = [2 * PAGE, 6 * PAGE];
+    const sizes = [PAGE, 3 * PAGE];
     const seen = [];
     for (const n of sizes) {
       const deletes = new Map<string, number>();
