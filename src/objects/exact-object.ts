@@ -1,6 +1,6 @@
 import { sha256Hex } from '../domain/digest.js';
 import { ChecksumMismatchError, IdentityConflictError, ObjectMissingError, OutcomeUnknownError } from '../domain/errors.js';
-import type { ObjectStore, StoredObject } from '../ports/objects.js';
+import type { ObjectPutOutcome, ObjectStore, StoredObject } from '../ports/objects.js';
 
 /**
  * Reads an object and verifies every byte against the checksum its referencing authority
@@ -28,7 +28,7 @@ export type ExactPutResult = { status: 'WRITTEN' | 'REUSED'; key: string; sha256
  * key back and comparing metadata and the full SHA-256 of the bytes; anything else under
  * the key is an identity conflict, never success.
  */
-export async function putExact(
+export function putExact(
   objects: ObjectStore,
   cutPoint: string,
   key: string,
@@ -36,20 +36,7 @@ export async function putExact(
   metadata: Record<string, string> & { sha256: string },
   attempts = 2,
 ): Promise<ExactPutResult> {
-  const result = (status: ExactPutResult['status']): ExactPutResult => ({ status, key, sha256: metadata.sha256, size: bytes.byteLength });
-  let reason = '';
-  for (let attempt = 0; attempt < attempts; attempt++) {
-    const outcome = await objects.put(cutPoint, key, bytes, metadata);
-    if (outcome.status === 'APPLIED') return result('WRITTEN');
-    if (outcome.status === 'UNKNOWN') reason = outcome.reason;
-    const found = await probeExact(objects, key, metadata);
-    if (found === 'MATCH') return result('REUSED');
-    if (found === 'CONFLICT') {
-      throw new IdentityConflictError('objects.identity_conflict', `object ${key} exists with a different identity`);
-    }
-    // ABSENT after UNKNOWN: the PUT did not land; the bytes are deterministic, so again.
-  }
-  throw new OutcomeUnknownError(cutPoint, `${cutPoint}: object ${key} still unresolved (${reason})`);
+  return writeExact(objects, cutPoint, key, metadata, bytes.byteLength, () => objects.put(cutPoint, key, bytes, metadata), attempts);
 }
 
 /**
@@ -60,7 +47,7 @@ export async function putExact(
  * them before they become visible — the generation commit. A lost response or a refused
  * `If-None-Match` is resolved as in `putExact`, by reading the exact target back.
  */
-export async function copyExact(
+export function copyExact(
   objects: ObjectStore,
   cutPoint: string,
   source: { key: string; size: number },
@@ -68,20 +55,37 @@ export async function copyExact(
   metadata: Record<string, string> & { sha256: string },
   attempts = 2,
 ): Promise<ExactPutResult> {
-  const result = (status: ExactPutResult['status']): ExactPutResult => ({ status, key: targetKey, sha256: metadata.sha256, size: source.size });
+  return writeExact(objects, cutPoint, targetKey, metadata, source.size, () => objects.copy(cutPoint, source.key, targetKey, metadata), attempts);
+}
+
+/**
+ * The one loop behind putExact and copyExact: write create-only; on a lost answer or a
+ * taken key, read the exact key back — our identity there is success (REUSED), another
+ * one is an identity conflict, absent after UNKNOWN means it did not land and writing the
+ * same deterministic bytes again is safe.
+ */
+async function writeExact(
+  objects: ObjectStore,
+  cutPoint: string,
+  key: string,
+  metadata: Record<string, string> & { sha256: string },
+  size: number,
+  write: () => Promise<ObjectPutOutcome>,
+  attempts: number,
+): Promise<ExactPutResult> {
+  const result = (status: ExactPutResult['status']): ExactPutResult => ({ status, key, sha256: metadata.sha256, size });
   let reason = '';
   for (let attempt = 0; attempt < attempts; attempt++) {
-    const outcome = await objects.copy(cutPoint, source.key, targetKey, metadata);
+    const outcome = await write();
     if (outcome.status === 'APPLIED') return result('WRITTEN');
     if (outcome.status === 'UNKNOWN') reason = outcome.reason;
-    const found = await probeExact(objects, targetKey, metadata);
+    const found = await probeExact(objects, key, metadata);
     if (found === 'MATCH') return result('REUSED');
     if (found === 'CONFLICT') {
-      throw new IdentityConflictError('objects.identity_conflict', `object ${targetKey} exists with a different identity`);
+      throw new IdentityConflictError('objects.identity_conflict', `object ${key} exists with a different identity`);
     }
-    // ABSENT after UNKNOWN: the copy did not land; copying the immutable source again is safe.
   }
-  throw new OutcomeUnknownError(cutPoint, `${cutPoint}: copy to ${targetKey} still unresolved (${reason})`);
+  throw new OutcomeUnknownError(cutPoint, `${cutPoint}: object ${key} still unresolved (${reason})`);
 }
 
 /**

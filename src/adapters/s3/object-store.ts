@@ -27,27 +27,20 @@ export class S3ObjectStore implements ObjectStore {
     this.location = `/s3/${options.bucket}`;
   }
 
-  async put(cutPoint: string, key: string, bytes: Uint8Array, metadata: Record<string, string>): Promise<ObjectPutOutcome> {
+  put(cutPoint: string, key: string, bytes: Uint8Array, metadata: Record<string, string>): Promise<ObjectPutOutcome> {
     this.options.meter?.count('s3', 'PutObject');
-    try {
-      await this.options.faults.at(cutPoint, () =>
-        this.options.client.send(
-          new PutObjectCommand({
-            Bucket: this.options.bucket,
-            Key: key,
-            Body: bytes,
-            ContentLength: bytes.byteLength,
-            Metadata: metadata,
-            IfNoneMatch: '*',
-          }),
-        ),
-      );
-      return { status: 'APPLIED' };
-    } catch (error) {
-      const status = httpStatus(error);
-      if (status === 412 || status === 409) return { status: 'EXISTS' };
-      return this.unknownOrThrow(cutPoint, error);
-    }
+    return this.createOnly(cutPoint, () =>
+      this.options.client.send(
+        new PutObjectCommand({
+          Bucket: this.options.bucket,
+          Key: key,
+          Body: bytes,
+          ContentLength: bytes.byteLength,
+          Metadata: metadata,
+          IfNoneMatch: '*',
+        }),
+      ),
+    );
   }
 
   /**
@@ -55,27 +48,25 @@ export class S3ObjectStore implements ObjectStore {
    * it on CopyObject: 412, or 409 for a concurrent one → EXISTS). A missing source is
    * ObjectMissing (nothing was copied).
    */
-  async copy(cutPoint: string, sourceKey: string, targetKey: string, metadata: Record<string, string>): Promise<ObjectPutOutcome> {
+  copy(cutPoint: string, sourceKey: string, targetKey: string, metadata: Record<string, string>): Promise<ObjectPutOutcome> {
     this.options.meter?.count('s3', 'CopyObject');
     const source = `${this.options.bucket}/${sourceKey.split('/').map(encodeURIComponent).join('/')}`;
-    try {
-      await this.options.faults.at(cutPoint, () =>
-        this.options.client.send(
-          new CopyObjectCommand({
-            Bucket: this.options.bucket,
-            Key: targetKey,
-            CopySource: source,
-            MetadataDirective: 'REPLACE',
-            Metadata: metadata,
-            IfNoneMatch: '*',
-          }),
-        ),
+    const send = () =>
+      this.options.client.send(
+        new CopyObjectCommand({ Bucket: this.options.bucket, Key: targetKey, CopySource: source, MetadataDirective: 'REPLACE', Metadata: metadata, IfNoneMatch: '*' }),
       );
+    return this.createOnly(cutPoint, send, sourceKey);
+  }
+
+  /** A create-only write at its cut point: 412/409 is EXISTS; a lost answer UNKNOWN; a missing copy source ObjectMissing. */
+  private async createOnly(cutPoint: string, send: () => Promise<unknown>, copySource?: string): Promise<ObjectPutOutcome> {
+    try {
+      await this.options.faults.at(cutPoint, send);
       return { status: 'APPLIED' };
     } catch (error) {
       const status = httpStatus(error);
       if (status === 412 || status === 409) return { status: 'EXISTS' };
-      if (isAbsent(error)) throw new ObjectMissingError(sourceKey);
+      if (copySource !== undefined && isAbsent(error)) throw new ObjectMissingError(copySource);
       return this.unknownOrThrow(cutPoint, error);
     }
   }
