@@ -3,7 +3,8 @@ import { GC_CUT_POINTS, GC_FLOW_CUT_POINTS } from '../../src/stream/gc/cut-point
 import { freshStores, type TestStores } from '../support/emulators.js';
 import { MATRIX_LANE, withKinds } from '../support/matrix-lane.js';
 import { compactedGcWorld } from './stream-gc-compacted-world.js';
-import { expectGcInvariant, gcFlow, gcWorld, rootOf } from './stream-gc-world.js';
+import type { FlowResult } from '../../src/local/flow-runner.js';
+import { expectGcInvariant, gcFlow, gcWorld, rootOf, type GcWorld } from './stream-gc-world.js';
 
 /**
  * The GC fault matrix (seed 002, "Trim and physical delete failures"; issue 11, "Done
@@ -24,67 +25,56 @@ beforeAll(async () => {
   stores = await freshStores();
 });
 
-const cases = withKinds(GC_FLOW_CUT_POINTS);
+/** The lanes the matrix runs on: the classic one, and one with compaction outputs of every fate. */
+const LANES = [
+  { name: '', label: 'gc', build: gcWorld, offset: 0 },
+  { name: 'compacted objects: ', label: 'gcc', build: compactedGcWorld, offset: 2 },
+] as const;
 
-describe(`one fault at each GC cut point (${MATRIX_LANE})`, () => {
-  it.each(cases)('%s × %s', async (cut, kind) => {
-    const world = await gcWorld(stores.ports, `gc-${kind}`);
-    const injector = stores.faults.arm(`${cut}:${kind}`);
-    const faulted = await gcFlow(world, { grace: '0s' });
-    stores.faults.disarm();
-    expect(injector.fired.length, `no fault fired at ${cut}`).toBeGreaterThan(0);
-    // Retries inside the flow resolve a single fault by exact identity.
-    expect(faulted.status, `${faulted.error}: ${faulted.cause}`).toBe('SUCCEEDED');
-    const recovery = await gcFlow(world, { grace: '0s' });
-    expect(recovery.status).toBe('SUCCEEDED');
-    await expectGcInvariant(world);
-    if (cut === GC_CUT_POINTS.delete || cut === GC_CUT_POINTS.finalize) {
-      for (const key of world.orphans) expect((await rootOf(world, key))?.journal?.policyDigest).toBe((recovery.output as { policyDigest: string }).policyDigest);
-    }
-  });
-});
+/** One fault: retries inside the flow resolve it by exact identity; a fresh run finds nothing left to repair. */
+async function oneFault(world: GcWorld, cut: string, kind: string): Promise<FlowResult> {
+  const injector = stores.faults.arm(`${cut}:${kind}`);
+  const faulted = await gcFlow(world, { grace: '0s' });
+  stores.faults.disarm();
+  expect(injector.fired.length, `no fault fired at ${cut}`).toBeGreaterThan(0);
+  expect(faulted.status, `${faulted.error}: ${faulted.cause}`).toBe('SUCCEEDED');
+  const recovery = await gcFlow(world, { grace: '0s' });
+  expect(recovery.status).toBe('SUCCEEDED');
+  await expectGcInvariant(world);
+  return recovery;
+}
 
-describe(`a fault on every hit of each GC cut point, then a fresh run (${MATRIX_LANE})`, () => {
-  it.each(cases)('%s × %s*', async (cut, kind) => {
-    const world = await gcWorld(stores.ports, `gcp-${kind}`);
-    const injector = stores.faults.arm(`${cut}:${kind}${kind === 'delay' ? '=5' : ''}*`);
-    const faulted = await gcFlow(world, { grace: '0s' });
-    stores.faults.disarm();
-    expect(injector.fired.length).toBeGreaterThan(0);
-    // An effect that never applies stops the run; one that applies (crash-after,
-    // lose-response) is found applied by exact identity on the retry, and the run settles.
-    if (kind === 'crash-before' || kind === 'fail' || kind === 'lose-request') expect(faulted.status, 'an effect that never applies must stop the run').toBe('FAILED');
-    // Whatever the faulted run left (roots MARKED, DELETING with a sealed journal, objects
-    // deleted but roots not DELETED), a fresh run finishes it, deleting nothing twice.
-    const recovery = await gcFlow(world, { grace: '0s' });
-    expect(recovery.status, `${recovery.error}: ${recovery.cause}`).toBe('SUCCEEDED');
-    await expectGcInvariant(world);
-  });
-});
+/**
+ * A fault on every hit: an effect that never applies stops the run; one that applies
+ * (crash-after, lose-response) is found applied by exact identity on the retry. Whatever
+ * the faulted run left (roots MARKED, DELETING with a sealed journal, objects deleted but
+ * roots not DELETED), a fresh run finishes it, deleting nothing twice.
+ */
+async function everyHit(world: GcWorld, cut: string, kind: string): Promise<void> {
+  const injector = stores.faults.arm(`${cut}:${kind}${kind === 'delay' ? '=5' : ''}*`);
+  const faulted = await gcFlow(world, { grace: '0s' });
+  stores.faults.disarm();
+  expect(injector.fired.length).toBeGreaterThan(0);
+  if (kind === 'crash-before' || kind === 'fail' || kind === 'lose-request') expect(faulted.status, 'an effect that never applies must stop the run').toBe('FAILED');
+  const recovery = await gcFlow(world, { grace: '0s' });
+  expect(recovery.status, `${recovery.error}: ${recovery.cause}`).toBe('SUCCEEDED');
+  await expectGcInvariant(world);
+}
 
-describe(`compacted objects: one fault at each GC cut point (${MATRIX_LANE})`, () => {
-  it.each(withKinds(GC_FLOW_CUT_POINTS, 2))('%s × %s', async (cut, kind) => {
-    const world = await compactedGcWorld(stores.ports, `gcc-${kind}`);
-    const injector = stores.faults.arm(`${cut}:${kind}`);
-    const faulted = await gcFlow(world, { grace: '0s' });
-    stores.faults.disarm();
-    expect(injector.fired.length, `no fault fired at ${cut}`).toBeGreaterThan(0);
-    expect(faulted.status, `${faulted.error}: ${faulted.cause}`).toBe('SUCCEEDED');
-    expect((await gcFlow(world, { grace: '0s' })).status).toBe('SUCCEEDED');
-    await expectGcInvariant(world);
+for (const lane of LANES) {
+  describe(`${lane.name}one fault at each GC cut point (${MATRIX_LANE})`, () => {
+    it.each(withKinds(GC_FLOW_CUT_POINTS, lane.offset))('%s × %s', async (cut, kind) => {
+      const world = await lane.build(stores.ports, `${lane.label}-${kind}`);
+      const recovery = await oneFault(world, cut, kind);
+      if (cut === GC_CUT_POINTS.delete || cut === GC_CUT_POINTS.finalize) {
+        for (const key of world.orphans) expect((await rootOf(world, key))?.journal?.policyDigest).toBe((recovery.output as { policyDigest: string }).policyDigest);
+      }
+    });
   });
-});
 
-describe(`compacted objects: a fault on every hit of each GC cut point, then a fresh run (${MATRIX_LANE})`, () => {
-  it.each(withKinds(GC_FLOW_CUT_POINTS, 3))('%s × %s*', async (cut, kind) => {
-    const world = await compactedGcWorld(stores.ports, `gccp-${kind}`);
-    const injector = stores.faults.arm(`${cut}:${kind}${kind === 'delay' ? '=5' : ''}*`);
-    const faulted = await gcFlow(world, { grace: '0s' });
-    stores.faults.disarm();
-    expect(injector.fired.length).toBeGreaterThan(0);
-    if (kind === 'crash-before' || kind === 'fail' || kind === 'lose-request') expect(faulted.status, 'an effect that never applies must stop the run').toBe('FAILED');
-    const recovery = await gcFlow(world, { grace: '0s' });
-    expect(recovery.status, `${recovery.error}: ${recovery.cause}`).toBe('SUCCEEDED');
-    await expectGcInvariant(world);
+  describe(`${lane.name}a fault on every hit of each GC cut point, then a fresh run (${MATRIX_LANE})`, () => {
+    it.each(withKinds(GC_FLOW_CUT_POINTS, lane.offset + 1))('%s × %s*', async (cut, kind) => {
+      await everyHit(await lane.build(stores.ports, `${lane.label}p-${kind}`), cut, kind);
+    });
   });
-});
+}
