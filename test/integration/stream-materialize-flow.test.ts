@@ -35,7 +35,7 @@ async function expectEveryRangeMaterialized(lane: LaneRef): Promise<void> {
   }
 }
 
-const CUT_POINTS = [GENERATION_CUT_POINTS.taskPut, GENERATION_CUT_POINTS.objectPut, GENERATION_CUT_POINTS.recordPut, GENERATION_CUT_POINTS.commitCas, STREAM_CUT_POINTS.gen0];
+const CUT_POINTS = [GENERATION_CUT_POINTS.taskPut, GENERATION_CUT_POINTS.objectCopy, GENERATION_CUT_POINTS.recordPut, GENERATION_CUT_POINTS.commitCas, STREAM_CUT_POINTS.gen0];
 
 describe('stream-materialize flow', () => {
   it('materializes max ranges per run from the mark and prints the use case\'s result', async () => {
