@@ -1,7 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { GENERATION_CUT_POINTS } from '../../src/generation/cut-points.js';
 import { compactLane } from '../../src/stream/compaction/compact-lane.js';
-import { COMPACTION_CUT_POINTS } from '../../src/stream/compaction/cut-points.js';
+import { COMPACTION_RUN_CUT_POINTS } from '../../src/stream/compaction/cut-points.js';
 import { readStream } from '../../src/stream/read.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
 import { MATRIX_LANE, withKinds } from '../support/matrix-lane.js';
@@ -22,15 +21,7 @@ beforeAll(async () => {
   stores = await freshStores();
 });
 
-const RUN_CUT_POINTS = [
-  GENERATION_CUT_POINTS.taskPut,
-  COMPACTION_CUT_POINTS.compactObject,
-  GENERATION_CUT_POINTS.recordPut,
-  GENERATION_CUT_POINTS.commitCas,
-  COMPACTION_CUT_POINTS.compactRecord,
-  COMPACTION_CUT_POINTS.compactMark,
-  COMPACTION_CUT_POINTS.compactCleanup,
-];
+const RUN_CUT_POINTS = COMPACTION_RUN_CUT_POINTS;
 
 const CASES = [...withKinds(RUN_CUT_POINTS).map(([c, k]) => [c, k, '*'] as const), ...withKinds(RUN_CUT_POINTS, 3).map(([c, k]) => [c, k, ''] as const)];
 

@@ -40,13 +40,7 @@ const providerCases = [...withKinds([false], 0).map(([p, k]) => [k, p] as const)
 describe(`stream.read.provider × fault kinds (${MATRIX_LANE})`, () => {
   it.each(providerCases)('%s (persistent: %s): exact records or a stable error, nothing quarantined', async (kind, persistent) => {
     const w = await readWorld(stores, `prov-${kind}-${persistent ? 'p' : 'o'}`, [3, 2]);
-    const injector = stores.faults.arm(ruleOf(STREAM_CUT_POINTS.provider, kind, persistent));
-    let outcome: { value?: ReadResult; error?: unknown };
-    try {
-      outcome = await settle(() => readAllOf(stores, w.lane));
-    } finally {
-      stores.faults.disarm();
-    }
+    const { injector, outcome } = await readAllUnder(w, ruleOf(STREAM_CUT_POINTS.provider, kind, persistent));
     expect(injector.fired.length).toBeGreaterThan(0);
     if (outcome.error !== undefined) {
       expectStable(outcome.error);
@@ -60,6 +54,16 @@ describe(`stream.read.provider × fault kinds (${MATRIX_LANE})`, () => {
   }, 120_000);
 });
 
+/** The whole lane read with one fault rule armed (disarmed after): what fired and what the read gave. */
+async function readAllUnder(w: ReadWorld, rule: string): Promise<{ injector: { fired: unknown[] }; outcome: { value?: ReadResult; error?: unknown } }> {
+  const injector = stores.faults.arm(rule);
+  try {
+    return { injector, outcome: await settle(() => readAllOf(stores, w.lane)) };
+  } finally {
+    stores.faults.disarm();
+  }
+}
+
 /** An exact prefix from `from`, `next` right past it, and a read from `next` returns the rest: never a skip. */
 async function expectPrefixThenRest(w: ReadWorld, page: ReadResult): Promise<void> {
   expect(page.records).toEqual(withOffsets(w.expected).slice(0, page.records.length));
@@ -71,13 +75,7 @@ async function expectPrefixThenRest(w: ReadWorld, page: ReadResult): Promise<voi
 describe(`stream.read.provider from the second range on × fault kinds (${MATRIX_LANE})`, () => {
   it.each(withKinds(['persistent from hit 2'], 1))('%s, %s: the first range with `next` at the second, then the rest', async (_label, kind) => {
     const w = await readWorld(stores, `prov2-${kind}`, [3, 2]);
-    const injector = stores.faults.arm(`${STREAM_CUT_POINTS.provider}:${kind === 'delay' ? 'delay=5' : kind}@2*`);
-    let outcome: { value?: ReadResult; error?: unknown };
-    try {
-      outcome = await settle(() => readAllOf(stores, w.lane));
-    } finally {
-      stores.faults.disarm();
-    }
+    const { injector, outcome } = await readAllUnder(w, `${STREAM_CUT_POINTS.provider}:${kind === 'delay' ? 'delay=5' : kind}@2*`);
     expect(injector.fired.length).toBeGreaterThan(0);
     expect(outcome.error, 'records were read before the failed range: they are returned').toBeUndefined();
     expect(outcome.value!.records).toHaveLength(kind === 'delay' ? 5 : 3);

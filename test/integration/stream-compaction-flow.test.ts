@@ -1,7 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { GENERATION_CUT_POINTS } from '../../src/generation/cut-points.js';
 import { runFlow, type FlowResult } from '../../src/local/flow-runner.js';
-import { COMPACTION_CUT_POINTS } from '../../src/stream/compaction/cut-points.js';
+import { COMPACTION_RUN_CUT_POINTS } from '../../src/stream/compaction/cut-points.js';
 import { readStream } from '../../src/stream/read.js';
 import type { LaneRef } from '../../src/domain/stream.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
@@ -24,15 +23,7 @@ beforeAll(async () => {
 const compactFlow = (lane: LaneRef, knobs: Record<string, unknown> = {}): Promise<FlowResult> =>
   runFlow('stream-compact', { ...lane, ...knobs }, { ports: stores.ports, retryIntervalMs: 0 });
 
-const CUT_POINTS = [
-  GENERATION_CUT_POINTS.taskPut,
-  COMPACTION_CUT_POINTS.compactObject,
-  GENERATION_CUT_POINTS.recordPut,
-  GENERATION_CUT_POINTS.commitCas,
-  COMPACTION_CUT_POINTS.compactRecord,
-  COMPACTION_CUT_POINTS.compactMark,
-  COMPACTION_CUT_POINTS.compactCleanup,
-];
+const CUT_POINTS = COMPACTION_RUN_CUT_POINTS;
 
 describe('stream-compact flow', () => {
   it('compacts the next run and prints the use case\'s result; a second run has nothing to compact', async () => {

@@ -38,7 +38,7 @@ export async function materialize(h: History, fault?: string): Promise<void> {
   try {
     const r = await materializeGen0Batch({ ...h.lane, max }, h.operator.ports);
     h.note(`materialize max ${max}${tag} → ${r.materialized.length} ranges, mark ${r.next}${r.failed ? `, stopped at [${r.failed.start}, ${r.failed.end}) ${r.failed.error}` : ''}`);
-    h.check(r.next <= h.head.committedEnd || r.next <= (await headOf(h)).committedEnd, `generation 0 mark ${r.next} past the committed end`);
+    h.check(r.next <= (await headOf(h)).committedEnd, `generation 0 mark ${r.next} past the committed end`);
     h.check(!r.failed || fault !== undefined, `generation 0 failed with no fault: ${JSON.stringify(r.failed)}`);
   } catch (error) {
     h.note(`materialize${tag} → threw ${messageOf(error)}`);
