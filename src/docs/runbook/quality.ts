@@ -95,7 +95,7 @@ function permitted(rows: GuideRow[]): PermittedAction[] {
     const flow = FLOW_OF[action];
     return {
       name: action,
-      when: `journal state ${[...new Set(rows.filter((r) => r.actions.includes(action)).map((r) => r.journalState))].join(' or ')} (table above)`,
+      when: `in journal state ${[...new Set(rows.filter((r) => r.actions.includes(action)).map((r) => r.journalState))].join(' or ')} (table above)`,
       does: `It ${PURPOSE[action]}.`,
       command: command(action),
       ...(flow ? { start: { flow, ...recoveryInput(EXCHANGE_SELECTOR), executionName: `${action}-$ID-$(date +%s)` } } : {}),
