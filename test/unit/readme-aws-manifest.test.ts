@@ -12,8 +12,10 @@ import { fencedBlocks, markedBlock, markerNames, repoFile, section } from './rea
  */
 
 const readme = repoFile('README.md');
-const runbook = section(readme, 'Deploy and run on AWS')!;
-const manifestText = markedBlock(runbook, 'aws-route-manifest')!.body;
+const runbook = section(readme, 'Deploy and run on AWS') ?? '';
+const manifestBlock = markedBlock(runbook, 'aws-route-manifest');
+if (!manifestBlock) throw new Error('README "Deploy and run on AWS" has no route manifest for AWS (a yaml block after <!-- aws-route-manifest -->)');
+const manifestText = manifestBlock.body;
 const manifest = parseManifest(manifestText, '/etc/cutpoint/route.yaml');
 /** A secret's ARN ends in its name, a dash and 6 random characters Secrets Manager adds. */
 const nameOf = (arn: string): string => secretNameOf(arn).replace(/-[A-Za-z0-9]{6}$/, '');
