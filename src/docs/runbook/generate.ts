@@ -3,13 +3,14 @@ import { generationPages } from './generation.js';
 import type { RunbookPage } from './model.js';
 import { qualityPages } from './quality.js';
 import { renderIndex, renderPage } from './render.js';
+import { quarantinePage } from './stream-quarantine.js';
 import { streamPages } from './stream.js';
 
 /** Where the pages live, relative to the repository root. */
 export const RUNBOOK_DIR = 'docs/runbook';
 
 export function runbookPages(): RunbookPage[] {
-  return [...deliveryPages(), ...qualityPages(), ...streamPages(), ...generationPages()];
+  return [...deliveryPages(), ...qualityPages(), ...streamPages(), quarantinePage(), ...generationPages()];
 }
 
 /** Every runbook file, path (relative to the repository root) → content, in memory. */

@@ -11,7 +11,7 @@ const banner = (sources: string[]): string =>
 const sh = (text: string): string => ['```sh', text, '```'].join('\n');
 
 const SETUP =
-  'Shell setup (`cp_out`, `$CP_AWS`, the manifest at /etc/cutpoint/route.yaml): [docs/flows.md](../../flows.md). `ID` is the invocation id `inspect` printed, `ATTEMPT` the attempt id.';
+  'Shell setup (`cp_out`, `$CP_AWS`, the manifest at /etc/cutpoint/route.yaml): [docs/flows.md](../../flows.md). `ID` is the invocation id `inspect` printed, `ATTEMPT` the attempt id, `KEY` the object key.';
 
 export function renderPage(page: RunbookPage): string {
   const out: string[] = [banner(page.sources), '', `# ${page.state}`, '', `[Runbook](../README.md) › ${SUBSYSTEM_TITLES[page.subsystem]}`, ''];
