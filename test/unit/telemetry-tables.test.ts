@@ -6,6 +6,7 @@ import { cutPointOutcomeOf, STABLE_ERROR_NAME, stepFailureOf } from '../../src/t
 import { invocationKeysOf } from '../../src/telemetry/log-keys.js';
 import { RECOVERY_OUTCOMES } from '../../src/telemetry/metric-names.js';
 import { RECOVERY_OUTCOME_TABLE, RECOVERY_STEP_FLOWS, recoveryOutcomeOf } from '../../src/telemetry/recovery-outcomes.js';
+import { stepNameOf } from '../../src/telemetry/step-name.js';
 import { VOLUME_STEP_FLOWS, volumeOf } from '../../src/telemetry/volumes.js';
 
 describe('cut point outcomes (what FaultInjector.at saw)', () => {
@@ -61,7 +62,7 @@ describe('recovery outcomes (RECOVERY_OUTCOME_TABLE)', () => {
 
   it('covers every recovery outcome and names only registry recovery steps', () => {
     expect(new Set(RECOVERY_OUTCOME_TABLE.map((r) => r.outcome))).toEqual(new Set(RECOVERY_OUTCOMES));
-    const placeholders = new Set(STEPS.map((s) => s.placeholder.replace(/FunctionArn$/, '')));
+    const placeholders = new Set(STEPS.map((s) => stepNameOf(s.placeholder)));
     for (const step of [...Object.keys(RECOVERY_STEP_FLOWS), ...Object.keys(VOLUME_STEP_FLOWS)]) expect(placeholders).toContain(step);
   });
 });
