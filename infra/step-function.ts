@@ -6,6 +6,8 @@ import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { INCIDENT_TOPIC_ENV } from '../functions/lib/lambda-notifier.js';
 import type { StepEntry } from '../functions/registry.js';
+import { METRIC_NAMESPACE, SERVICE_NAME, STEP_NAME_ENV } from '../src/telemetry/metric-names.js';
+import { stepNameOf } from '../src/telemetry/step-name.js';
 import { LAMBDA_BUNDLING } from './bundling.js';
 import { acknowledgeWildcardResource } from './nag.js';
 import { REPO_ROOT, repoPath } from './repo.js';
@@ -59,6 +61,10 @@ export class StepFunction extends Construct {
         ...(step.notifies ? { [INCIDENT_TOPIC_ENV]: data.incidentTopicArn } : {}),
         // Stack traces point at the TypeScript source the sourcemap describes.
         NODE_OPTIONS: '--enable-source-maps',
+        // Telemetry (functions/lib/telemetry.ts): the step's name is the Step dimension and log key.
+        [STEP_NAME_ENV]: stepNameOf(step.placeholder),
+        POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
+        POWERTOOLS_METRICS_NAMESPACE: METRIC_NAMESPACE,
       },
       bundling: {
         forceDockerBundling: false,

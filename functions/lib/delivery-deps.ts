@@ -1,4 +1,3 @@
-import middy from '@middy/core';
 import { openRouteTargetFor, openSourceFor } from '../../src/adapters/delivery-bindings.js';
 import { faultsFromEnv } from '../../src/adapters/fault-injector.js';
 import { openSecretsManager } from '../../src/adapters/secrets-manager/secrets.js';
@@ -14,6 +13,8 @@ import type { ExchangeTargetPort } from '../../src/ports/exchange-target.js';
 import type { TargetPort } from '../../src/ports/target.js';
 import { lambdaPorts } from './lambda-ports.js';
 import type { StepHandler } from './step.js';
+import { lambdaHandler } from './telemetry.js';
+import { observedFaults } from './telemetry-invocation.js';
 
 /**
  * Deps for one deliver-window Task, from the Task's input. The manifest travels in the
@@ -34,8 +35,7 @@ export type DeliveryUseCase<O> = (input: unknown, deps: DeliveryDeps) => Promise
  */
 export function deliveryStep<O>(useCase: DeliveryUseCase<O>) {
   return (deps: DeliveryDepsProvider): StepHandler => {
-    const handler = middy<unknown, O>(async (event: unknown) => useCase(event, await deps(event)));
-    return (event, context) => handler(event, (context ?? {}) as never);
+    return lambdaHandler(async (event: unknown) => useCase(event, await deps(event)));
   };
 }
 
@@ -72,7 +72,7 @@ const targets = new Map<string, Promise<RouteTarget>>();
 
 /** The fault injector for sources and targets: as lambda-ports.ts, armed only with CUTPOINT_FAULTS_IN_LAMBDA=enabled. */
 function lambdaFaults(): FaultInjector {
-  faults ??= faultsFromEnv(process.env);
+  faults ??= observedFaults(faultsFromEnv(process.env));
   return faults;
 }
 

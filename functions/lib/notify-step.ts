@@ -1,7 +1,7 @@
-import middy from '@middy/core';
 import type { Notifier } from '../../src/ports/notifier.js';
 import type { Ports } from '../../src/ports/index.js';
 import type { StepHandler } from './step.js';
+import { lambdaHandler } from './telemetry.js';
 
 /** A use case that reads the authority and publishes a notice: `(input, ports, notifier) => result`. */
 export type NotifyUseCase<O> = (input: unknown, ports: Ports, notifier: Notifier) => Promise<O>;
@@ -13,7 +13,6 @@ export type NotifyUseCase<O> = (input: unknown, ports: Ports, notifier: Notifier
  */
 export function notifyStep<O>(useCase: NotifyUseCase<O>) {
   return (ports: () => Promise<Ports>, notifier: () => Promise<Notifier>): StepHandler => {
-    const handler = middy<unknown, O>(async (event: unknown) => useCase(event, await ports(), await notifier()));
-    return (event, context) => handler(event, (context ?? {}) as never);
+    return lambdaHandler(async (event: unknown) => useCase(event, await ports(), await notifier()));
   };
 }

@@ -1,5 +1,5 @@
-import middy from '@middy/core';
 import type { Ports } from '../../src/ports/index.js';
+import { lambdaHandler } from './telemetry.js';
 
 /** A use case: `(input, ports) => result`. All logic lives there, none here. */
 export type UseCase<O> = (input: unknown, ports: Ports) => Promise<O>;
@@ -10,12 +10,12 @@ export type StepHandler = (event: unknown, context?: unknown) => Promise<unknown
 /**
  * Builds the thin Lambda handler for one Task step: middy around the use case. Ports
  * come from a provider so Lambda builds them once per cold start and the local runner
- * hands in the emulators' ports. No try/catch: a domain error leaves with its stable
+ * hands in the emulators' ports; logs, metrics and traces come from the telemetry
+ * middlewares (telemetry.ts). No try/catch: a domain error leaves with its stable
  * `name`, which is what the state machine's Retry and Catch match on.
  */
 export function step<O>(useCase: UseCase<O>) {
   return (ports: () => Promise<Ports>): StepHandler => {
-    const handler = middy<unknown, O>(async (event: unknown) => useCase(event, await ports()));
-    return (event, context) => handler(event, (context ?? {}) as never);
+    return lambdaHandler(async (event: unknown) => useCase(event, await ports()));
   };
 }

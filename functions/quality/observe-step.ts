@@ -1,4 +1,3 @@
-import middy from '@middy/core';
 import type { DeliveryDeps } from '../../src/delivery/deps.js';
 import { flowStep } from '../../src/delivery/steps/flow-stop.js';
 import { targetReaderOf, type TargetReaderOptions } from '../../src/quality/observe-reader.js';
@@ -7,6 +6,7 @@ import { observeTargetStep } from '../../src/quality/steps/observe-target.js';
 import type { SecretsPort } from '../../src/ports/secrets.js';
 import type { DeliveryDepsProvider, DeliveryUseCase } from '../lib/delivery-deps.js';
 import type { StepHandler } from '../lib/step.js';
+import { lambdaHandler } from '../lib/telemetry.js';
 
 /** The key the observe bundle serves its probe worker under when re-run as a reader child (runner.ts). */
 export const PROBE_WORKER_KEY = 'probe';
@@ -34,7 +34,7 @@ interface MaybeLambdaContext {
  */
 export function readerStep<O>(useCase: DeliveryUseCase<O>, options: ObserveStepOptions = {}) {
   return (deps: DeliveryDepsProvider): StepHandler => {
-    const handler = middy<unknown, O>(async (event: unknown, context: MaybeLambdaContext) => {
+    return lambdaHandler(async (event: unknown, context: MaybeLambdaContext) => {
       const readerOptions: TargetReaderOptions = {
         ...(options.secrets ? { secrets: options.secrets() } : {}),
         ...(options.childEntry ? { childEntry: options.childEntry, entry: PROBE_WORKER_KEY } : {}),
@@ -43,7 +43,6 @@ export function readerStep<O>(useCase: DeliveryUseCase<O>, options: ObserveStepO
       const stepDeps = await deps(event);
       return useCase(event, { ...stepDeps, observeReader: () => targetReaderOf(stepDeps, readerOptions) });
     });
-    return (event, context) => handler(event, (context ?? {}) as never);
   };
 }
 

@@ -36,3 +36,15 @@ export function awsClients(config: CutpointConfig): AwsClients {
     }),
   };
 }
+
+/** Optional per-client hook: the Lambda layer passes X-Ray capture (functions/lib/telemetry.ts); Powertools stays out of src/. */
+export interface AwsClientOptions {
+  instrument?: <C extends object>(client: C) => C;
+}
+
+/** The clients, each passed through `options.instrument` when given. */
+export function instrumentedClients(clients: AwsClients, options: AwsClientOptions = {}): AwsClients {
+  const { instrument } = options;
+  if (!instrument) return clients;
+  return { dynamoWriter: instrument(clients.dynamoWriter), dynamoReader: instrument(clients.dynamoReader), s3: instrument(clients.s3) };
+}

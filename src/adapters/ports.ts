@@ -3,13 +3,13 @@ import { systemClock } from '../ports/clock.js';
 import type { FaultInjector } from '../ports/faults.js';
 import type { Ports } from '../ports/index.js';
 import type { RequestMeter } from '../ports/meter.js';
-import { awsClients } from './aws-clients.js';
+import { awsClients, instrumentedClients, type AwsClientOptions } from './aws-clients.js';
 import { DynamoAuthorityStore } from './dynamodb/authority-store.js';
 import { S3ObjectStore } from './s3/object-store.js';
 
 /** Wires the use cases' ports to DynamoDB and S3 (real or emulated). */
-export function awsPorts(config: CutpointConfig, faults: FaultInjector, meter?: RequestMeter): Ports {
-  const clients = awsClients(config);
+export function awsPorts(config: CutpointConfig, faults: FaultInjector, meter?: RequestMeter, clientOptions?: AwsClientOptions): Ports {
+  const clients = instrumentedClients(awsClients(config), clientOptions);
   return {
     authority: new DynamoAuthorityStore({
       tableName: config.tableName,
