@@ -179,7 +179,7 @@ describe('CutpointWorkflows IAM: each function gets exactly its registry actions
         expect(resourcesOf(statement)).toEqual(prefixes.map((prefix) => ({ 'Fn::Join': ['', [importOf('BucketArn'), `/${prefix}*`]] })));
       }
       // Only the delivery secrets prefixes in this account and region (the source one for a source step only,
-      // test/infra/secrets.test.ts); only the incident topic and its key.
+      // test/infra/least-privilege.test.ts); only the incident topic and its key.
       if (actions.some((a) => a.startsWith('secretsmanager:'))) {
         expect(JSON.stringify(resourcesOf(statement))).toMatch(/:secret:cutpoint\/delivery\/(source|target)\/\*/);
         expect(resourcesOf(statement)).toHaveLength(1);
