@@ -25,6 +25,8 @@ export type TableAction =
   /** The authority table's binding (TableArn, TableId, CreationDateTime) sealed in the quality core: quality steps only. */
   | 'dynamodb:DescribeTable';
 export type BucketAction = 's3:GetObject' | 's3:PutObject' | 's3:DeleteObject' | 's3:ListBucket';
+/** Which connection secrets a step reads: the route's source and target, or its target only. */
+export type SecretScope = 'source-and-target' | 'target';
 
 export type StepModule =
   | { makeHandler: (ports: () => Promise<Ports>) => StepHandler }
@@ -51,10 +53,14 @@ export interface StepEntry {
   /** With dynamodb:DeleteItem: the partition-key patterns it is limited to (dynamodb:LeadingKeys). */
   deleteLeadingKeys?: readonly string[];
   /**
-   * Reads the route's connection secrets (secretsmanager:GetSecretValue on the delivery
-   * secrets only): every delivery step that may open the source or the target.
+   * Opens the route's source and/or target (a database): reads their connection secrets
+   * (secretsmanager:GetSecretValue) and, with a VPC configured, runs in it. `source-and-target`:
+   * the steps whose handler uses lambdaSourceDeps (begin, plan-parts, extract-load-part), the
+   * only roles that may read source secrets (`cutpoint/delivery/source/`); `target`: every
+   * other step that opens the target (target secrets only, `cutpoint/delivery/target/`).
+   * Absent: the step never opens a database (no secret, no VPC).
    */
-  readsSecrets?: boolean;
+  readsSecrets?: SecretScope;
   /** Publishes to the incident SNS topic (sns:Publish on that topic only). */
   notifies?: boolean;
   /** Error names the handler raises on purpose; every Task using it must retry or catch each. */
@@ -117,6 +123,9 @@ export const QUALITY_GATE = [
   'Quality.IllegalCapsuleTransition',
 ];
 
+/** The deliver-window steps that open the source (their handlers use lambdaSourceDeps): the only readers of source secrets. */
+const SOURCE_STEPS = ['begin', 'plan-parts', 'extract-load-part'];
+
 function deliverySteps(): StepEntry[] {
   const JOURNAL: TableAction[] = ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'];
   const READ_OBJECTS: BucketAction[] = ['s3:GetObject', 's3:ListBucket'];
@@ -130,7 +139,7 @@ function deliverySteps(): StepEntry[] {
     errors: [...DELIVERY_ERRORS, ...errors],
     timeoutSeconds,
     memoryMB,
-    readsSecrets: true,
+    readsSecrets: SOURCE_STEPS.includes(name) ? 'source-and-target' : 'target',
   });
   return [
     // Checks the source read-only (table, columns) before it takes custody.
@@ -171,7 +180,7 @@ function recoverySteps(): StepEntry[] {
     errors: [...DELIVERY_ERRORS, ...TARGET_ERRORS, ...OBJECT_ERRORS, 'Cutpoint.PublicationRefused', ...RECOVERY_REFUSALS, ...observes.errors],
     timeoutSeconds: 900,
     memoryMB: 1024,
-    readsSecrets: true,
+    readsSecrets: 'target',
   });
   return [
     {
@@ -250,7 +259,7 @@ function publicationSteps(): StepEntry[] {
     errors: [...DELIVERY_ERRORS, ...TARGET_ERRORS, ...PUBLICATION_ERRORS, ...errors],
     timeoutSeconds,
     memoryMB: 512,
-    readsSecrets: true,
+    readsSecrets: 'target',
   });
   const EVIDENCE: BucketAction[] = ['s3:GetObject', 's3:PutObject', 's3:ListBucket'];
   return [

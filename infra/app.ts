@@ -1,5 +1,6 @@
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import { deliverySecretsOf, networkConfigOf } from './app-context.js';
 import { maintenanceConfigOf } from './maintenance-schedule.js';
 import { CutpointStatefulStack } from './stateful-stack.js';
 import { CutpointWorkflowsStack } from './workflows-stack.js';
@@ -30,13 +31,18 @@ export function buildApp(options: { bundle?: boolean; context?: Record<string, u
       ...options.context,
     },
   });
+  // Validated before any construct exists: a bad value fails synth with its infra.* code.
+  const context = (key: string): unknown => app.node.tryGetContext(key);
+  const network = networkConfigOf(context);
+  const deliverySecrets = deliverySecretsOf(context);
   const stateful = new CutpointStatefulStack(app, 'CutpointStateful', {
     description: 'cutpoint: authority table and object bucket (retained)',
   });
   const workflows = new CutpointWorkflowsStack(app, 'CutpointWorkflows', {
     description: 'cutpoint: step functions, state machines, recovery rules and alarms',
     stateful: stateful.refs,
-    ...deliverySecretsOf(app),
+    deliverySecrets,
+    ...(network ? { network } : {}),
     ...maintenanceOf(app),
   });
   // The workflows import the stateful stack's exports by name, which CDK cannot see.
@@ -49,16 +55,4 @@ export function buildApp(options: { bundle?: boolean; context?: Record<string, u
 function maintenanceOf(app: App): { maintenance?: NonNullable<ReturnType<typeof maintenanceConfigOf>> } {
   const maintenance = maintenanceConfigOf(app.node.tryGetContext('cutpoint:maintenanceLanes'), app.node.tryGetContext('cutpoint:maintenanceRateMinutes'));
   return maintenance ? { maintenance } : {};
-}
-
-/**
- * `cdk deploy -c cutpoint:deliverySecretArns=arn1,arn2`: the secrets delivery steps may
- * read, when the routes' secret_arn values do not live under `cutpoint/delivery/`.
- */
-function deliverySecretsOf(app: App): { deliverySecretArns?: string[] } {
-  const value: unknown = app.node.tryGetContext('cutpoint:deliverySecretArns');
-  if (value === undefined) return {};
-  const arns = (Array.isArray(value) ? value : String(value).split(',')).map((a) => String(a).trim()).filter(Boolean);
-  if (arns.length === 0 || arns.some((a) => !a.startsWith('arn:'))) throw new Error('cutpoint:deliverySecretArns must list Secrets Manager ARNs (comma-separated)');
-  return { deliverySecretArns: arns };
 }

@@ -1,9 +1,10 @@
-import { ArnFormat, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { ArnFormat, Aws, Duration, Fn, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
+import { CustomerManagedEncryptionConfiguration, DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import type { FlowEntry } from '../functions/registry.js';
 import { flowPlaceholder } from '../src/local/asl.js';
@@ -19,6 +20,8 @@ export interface FlowProps {
   bucketArn: string;
   /** The state machines built so far, by flow name: the flows this one starts as child executions must be among them. */
   stateMachines: ReadonlyMap<string, StateMachine>;
+  /** The customer-managed key execution history (inputs, outputs, manifests, fences) is encrypted with. */
+  historyKey: IKey;
 }
 
 /**
@@ -30,7 +33,7 @@ export class Flow extends Construct {
   readonly stateMachine: StateMachine;
   readonly failedAlarm: Alarm;
 
-  constructor(scope: Construct, id: string, { flow, functions, logRetention, bucketArn, stateMachines }: FlowProps) {
+  constructor(scope: Construct, id: string, { flow, functions, logRetention, bucketArn, stateMachines, historyKey }: FlowProps) {
     super(scope, id);
 
     const definition = loadFlowDefinition(flow.name);
@@ -46,13 +49,22 @@ export class Flow extends Construct {
       return { placeholder: flowPlaceholder(name), stateMachine };
     });
 
-    const logGroup = new LogGroup(this, 'Logs', { retention: logRetention, removalPolicy: RemovalPolicy.RETAIN });
+    // Under /aws/vendedlogs/states/ (AWS: keeps the CloudWatch Logs resource policy for vended
+    // logs below its size limit), unique per stack: named after the flow, the stack and the
+    // first group of the stack's id, so a retained group never blocks a redeployed stack.
+    const logGroup = new LogGroup(this, 'Logs', {
+      logGroupName: flowLogGroupName(flow.name, Stack.of(this).stackName),
+      encryptionKey: historyKey,
+      retention: logRetention,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
 
-    // A Distributed Map starts child executions of this same state machine: its role names
-    // its own ARN, which a generated name would make circular, so such a flow is named.
-    const stateMachineName = definition.distributedMap ? `${Stack.of(this).stackName}-${flow.name}` : undefined;
+    // Named: the role's key grant is limited to this state machine's ARN (the encryption
+    // context), and a Distributed Map's role names its own ARN; a generated name would make
+    // both circular.
+    const stateMachineName = `${Stack.of(this).stackName}-${flow.name}`;
     this.stateMachine = new StateMachine(this, 'StateMachine', {
-      ...(stateMachineName ? { stateMachineName } : {}),
+      stateMachineName,
       // Inline (fromString) rather than fromFile: fromFile uploads the ASL as an S3 asset
       // and the template only carries its location, so `cdk diff` could not show a flow
       // change. Inline, the reviewed template holds the exact definition.
@@ -66,6 +78,10 @@ export class Flow extends Construct {
       // privileged journal content and fencing tokens; event history keeps it, under IAM.
       logs: { destination: logGroup, level: LogLevel.ALL, includeExecutionData: false },
       tracingEnabled: true,
+      // Execution history under our own key (AWS: "Data at rest encryption" for Step Functions):
+      // CDK grants the role kms:Decrypt/GenerateDataKey for this state machine's encryption
+      // context, kms:GenerateDataKey for log delivery, and log delivery kms:Decrypt in the key policy.
+      encryptionConfiguration: new CustomerManagedEncryptionConfiguration(historyKey, HISTORY_KEY_REUSE),
     });
 
     // Exactly the unqualified ARNs the ASL invokes (no `:*` versions or aliases, which
@@ -73,7 +89,7 @@ export class Flow extends Construct {
     if (invoked.length > 0) {
       this.stateMachine.addToRolePolicy(new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: invoked.map(({ fn }) => fn.functionArn) }));
     }
-    if (stateMachineName) this.grantDistributedMap(stateMachineName, bucketArn);
+    if (definition.distributedMap) this.grantDistributedMap(stateMachineName, bucketArn);
     if (children.length) this.grantChildExecutions(children.map((c) => c.stateMachine));
     acknowledgeWildcardResource(
       this.stateMachine.role,
@@ -134,3 +150,15 @@ export class Flow extends Construct {
     acknowledgeWildcardResource(role, objects, 'The part plan (ItemReader) and the Map Run results (ResultWriter) live under keys derived from the invocation at run time; the wildcard is limited to the delivery prefix of the one object bucket.');
   }
 }
+
+/** How long Step Functions reuses a data key before asking KMS again (AWS: 1 to 15 minutes). */
+const HISTORY_KEY_REUSE = Duration.minutes(5);
+
+/** `/aws/vendedlogs/states/cutpoint-<flow>-<stack>-<first group of the stack id>`. */
+export function flowLogGroupName(flowName: string, stackName: string): string {
+  const stackIdGroup = Fn.select(0, Fn.split('-', Fn.select(2, Fn.split('/', Aws.STACK_ID))));
+  return Fn.join('', [`${FLOW_LOG_GROUP_PREFIX}cutpoint-${flowName}-${stackName}-`, stackIdGroup]);
+}
+
+/** The prefix AWS recommends for Step Functions log groups. */
+export const FLOW_LOG_GROUP_PREFIX = '/aws/vendedlogs/states/';

@@ -11,12 +11,15 @@ import { stepNameOf } from '../src/telemetry/step-name.js';
 import { LAMBDA_BUNDLING } from './bundling.js';
 import { acknowledgeWildcardResource } from './nag.js';
 import { REPO_ROOT, repoPath } from './repo.js';
-import { noQualityDelete, objectArns, stepPolicyStatements, type DataArns } from './step-policy.js';
+import { reachesDatabases, vpcAccessStatement, type VpcAttachment } from './network.js';
+import { noQualityDelete, objectArns, secretArnsOf, stepPolicyStatements, type DataArns } from './step-policy.js';
 
 export interface StepFunctionProps {
   step: StepEntry;
   data: DataArns & { tableName: string; bucketName: string };
   logRetention: RetentionDays;
+  /** With a VPC configured: where a database-reaching step (reachesDatabases) runs. */
+  network?: VpcAttachment;
 }
 
 /**
@@ -27,7 +30,7 @@ export interface StepFunctionProps {
 export class StepFunction extends Construct {
   readonly fn: NodejsFunction;
 
-  constructor(scope: Construct, id: string, { step, data, logRetention }: StepFunctionProps) {
+  constructor(scope: Construct, id: string, { step, data, logRetention, network }: StepFunctionProps) {
     super(scope, id);
 
     const logGroup = new LogGroup(this, 'Logs', { retention: logRetention, removalPolicy: RemovalPolicy.RETAIN });
@@ -41,6 +44,8 @@ export class StepFunction extends Construct {
     logGroup.grantWrite(role);
     for (const statement of stepPolicyStatements(step, data)) role.addToPrincipalPolicy(statement);
     if (step.table.length > 0) role.addToPrincipalPolicy(noQualityDelete(data.tableArn));
+    const vpc = network && reachesDatabases(step) ? network : undefined;
+    if (vpc) role.addToPrincipalPolicy(vpcAccessStatement());
 
     this.fn = new NodejsFunction(this, 'Function', {
       description: `cutpoint ${step.entry}`,
@@ -55,6 +60,7 @@ export class StepFunction extends Construct {
       role,
       logGroup,
       tracing: Tracing.ACTIVE,
+      ...(vpc ? { vpc: vpc.vpc, vpcSubnets: { subnets: vpc.subnets }, securityGroups: vpc.securityGroups } : {}),
       environment: {
         CUTPOINT_TABLE_NAME: data.tableName,
         CUTPOINT_BUCKET_NAME: data.bucketName,
@@ -82,20 +88,20 @@ export class StepFunction extends Construct {
       },
     });
 
-    // Tracing: ACTIVE adds xray:PutTraceSegments/PutTelemetryRecords on "*".
+    // Tracing: ACTIVE adds xray:PutTraceSegments/PutTelemetryRecords on "*"; a VPC function's ENI actions are on "*" too.
     acknowledgeWildcardResource(
       role,
       '*',
-      'X-Ray PutTraceSegments and PutTelemetryRecords do not support resource-level permissions; "*" is the only resource they accept (added by tracing: ACTIVE).',
+      `X-Ray PutTraceSegments and PutTelemetryRecords do not support resource-level permissions; "*" is the only resource they accept (added by tracing: ACTIVE).${
+        vpc ? ' The ENI actions a function in a VPC needs (ec2:CreateNetworkInterface, DescribeNetworkInterfaces, DescribeSubnets, DeleteNetworkInterface, AssignPrivateIpAddresses, UnassignPrivateIpAddresses, as in AWSLambdaVPCAccessExecutionRole) do not support resource-level permissions either.' : ''
+      }`,
     );
-    if (step.readsSecrets) {
-      for (const arn of data.deliverySecretArns.filter((a) => a.includes('*'))) {
-        acknowledgeWildcardResource(
-          role,
-          arn,
-          `A route manifest names its connection secrets (secret_arn) at run time, not at deploy time; ${step.placeholder} may read only secrets under this name prefix, and only GetSecretValue (override with the CDK context value cutpoint:deliverySecretArns).`,
-        );
-      }
+    for (const arn of secretArnsOf(step, data.deliverySecrets).filter((a) => a.includes('*'))) {
+      acknowledgeWildcardResource(
+        role,
+        arn,
+        `A route manifest names its connection secrets (secret_arn) at run time, not at deploy time; ${step.placeholder} may read only secrets under this name prefix (${step.readsSecrets === 'source-and-target' ? 'it opens the source and the target' : 'it opens the target only'}), and only GetSecretValue (override with the CDK context values cutpoint:deliverySourceSecretArns / cutpoint:deliveryTargetSecretArns).`,
+      );
     }
     if (step.bucket.some((a) => a !== 's3:ListBucket')) {
       for (const resource of objectArns(step, data.bucketArn)) {

@@ -7,8 +7,18 @@ export interface DataArns {
   bucketArn: string;
   incidentTopicArn: string;
   incidentKeyArn: string;
-  /** Secrets a delivery step may read (route bindings' secret_arn): ARNs or ARN patterns. */
-  deliverySecretArns: string[];
+  /**
+   * Secrets a delivery step may read (route bindings' secret_arn): ARNs or ARN patterns.
+   * `source`: only the steps that open the source (readsSecrets `source-and-target`);
+   * `target`: every step that opens a database.
+   */
+  deliverySecrets: DeliverySecretArns;
+}
+
+/** The connection secrets of route sources and of route targets, kept apart (least privilege). */
+export interface DeliverySecretArns {
+  source: string[];
+  target: string[];
 }
 
 /** s3:ListBucket applies to the bucket itself; every other registry action to its objects. */
@@ -53,8 +63,11 @@ export function stepPolicyStatements(step: StepEntry, arns: DataArns): PolicySta
   if (writes.length > 0) {
     statements.push(new PolicyStatement({ sid: 'ObjectKeyWrites', actions: writes, resources: objectArns({ objectPrefixes: step.writePrefixes }, arns.bucketArn) }));
   }
+  if (step.readsSecrets === 'source-and-target') {
+    statements.push(new PolicyStatement({ sid: 'SourceSecrets', actions: ['secretsmanager:GetSecretValue'], resources: [...arns.deliverySecrets.source] }));
+  }
   if (step.readsSecrets) {
-    statements.push(new PolicyStatement({ sid: 'DeliverySecrets', actions: ['secretsmanager:GetSecretValue'], resources: [...arns.deliverySecretArns] }));
+    statements.push(new PolicyStatement({ sid: 'TargetSecrets', actions: ['secretsmanager:GetSecretValue'], resources: [...arns.deliverySecrets.target] }));
   }
   if (step.notifies) {
     statements.push(new PolicyStatement({ sid: 'IncidentTopic', actions: ['sns:Publish'], resources: [arns.incidentTopicArn] }));
@@ -62,6 +75,12 @@ export function stepPolicyStatements(step: StepEntry, arns: DataArns): PolicySta
     statements.push(new PolicyStatement({ sid: 'IncidentTopicKey', actions: ['kms:GenerateDataKey', 'kms:Decrypt'], resources: [arns.incidentKeyArn] }));
   }
   return statements;
+}
+
+/** The secret ARNs (patterns included) a step may read: source ones only with `source-and-target`. */
+export function secretArnsOf(step: Pick<StepEntry, 'readsSecrets'>, secrets: DeliverySecretArns): string[] {
+  if (!step.readsSecrets) return [];
+  return step.readsSecrets === 'source-and-target' ? [...new Set([...secrets.source, ...secrets.target])] : [...secrets.target];
 }
 
 /** The partition keys of the quality governance items (capsules `quality#<targetId>`, spec §2.1). */

@@ -4,8 +4,11 @@ import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import type { Construct } from 'constructs';
 import { FLOWS, STEPS } from '../functions/registry.js';
+import type { DeliverySecretsConfig, NetworkConfig } from './app-context.js';
 import { Flow } from './flow.js';
+import { executionHistoryKey } from './history-key.js';
 import { MaintenanceSchedule, type MaintenanceConfig } from './maintenance-schedule.js';
+import { interfaceServicesFor, PrivateNetwork } from './network.js';
 import { RecoveryRule } from './recovery-rule.js';
 import type { StatefulRefs } from './stateful-stack.js';
 import { StepFunction } from './step-function.js';
@@ -13,10 +16,14 @@ import { StepFunction } from './step-function.js';
 export interface WorkflowsStackProps extends StackProps {
   stateful: StatefulRefs;
   /**
-   * Secrets the delivery steps may read (ARNs or ARN patterns). Default: every secret
-   * named `cutpoint/delivery/*` in the stack's account and region.
+   * Secrets the delivery steps may read (ARNs or ARN patterns): `source` by the steps
+   * that open the source only, `target` by every step that opens a database. Defaults:
+   * the secrets named `cutpoint/delivery/source/*` and `cutpoint/delivery/target/*` in
+   * the stack's account and region.
    */
-  deliverySecretArns?: string[];
+  deliverySecrets?: DeliverySecretsConfig;
+  /** A VPC for the database-reaching steps (README, "Private networking"); absent: none. */
+  network?: NetworkConfig;
   /** Function and state machine logs: long enough to investigate a recovery after the fact. */
   logRetention?: RetentionDays;
   /** The stream lanes a schedule maintains (stream-maintain); absent: no schedule. */
@@ -40,18 +47,22 @@ export class CutpointWorkflowsStack extends Stack {
     super(scope, id, props);
     const logRetention = props.logRetention ?? RetentionDays.ONE_YEAR;
 
-    const deliverySecretArns = props.deliverySecretArns ?? [
-      `arn:${Aws.PARTITION}:secretsmanager:${Aws.REGION}:${Aws.ACCOUNT_ID}:secret:${DEFAULT_DELIVERY_SECRET_PREFIX}*`,
-    ];
-    const data = { ...props.stateful, deliverySecretArns };
+    const secretPrefix = (prefix: string) => [`arn:${Aws.PARTITION}:secretsmanager:${Aws.REGION}:${Aws.ACCOUNT_ID}:secret:${prefix}*`];
+    const deliverySecrets = {
+      source: props.deliverySecrets?.source ?? secretPrefix(DELIVERY_SOURCE_SECRET_PREFIX),
+      target: props.deliverySecrets?.target ?? secretPrefix(DELIVERY_TARGET_SECRET_PREFIX),
+    };
+    const data = { ...props.stateful, deliverySecrets };
+    const network = props.network ? new PrivateNetwork(this, 'PrivateNetwork', { config: props.network, interfaceServices: interfaceServicesFor(STEPS) }).attachment : undefined;
     for (const step of STEPS) {
-      const { fn } = new StepFunction(this, constructId(step.placeholder), { step, data, logRetention });
+      const { fn } = new StepFunction(this, constructId(step.placeholder), { step, data, logRetention, ...(network ? { network } : {}) });
       this.functions.set(step.placeholder, fn);
     }
 
+    const historyKey = executionHistoryKey(this, 'ExecutionHistoryKey');
     for (const flow of FLOWS) {
       const id = `${pascal(flow.name)}Flow`;
-      const { stateMachine } = new Flow(this, id, { flow, functions: this.functions, logRetention, bucketArn: props.stateful.bucketArn, stateMachines: this.stateMachines });
+      const { stateMachine } = new Flow(this, id, { flow, functions: this.functions, logRetention, bucketArn: props.stateful.bucketArn, stateMachines: this.stateMachines, historyKey });
       this.stateMachines.set(flow.name, stateMachine);
       new CfnOutput(this, `${pascal(flow.name)}StateMachineArn`, {
         value: stateMachine.stateMachineArn,
@@ -81,8 +92,10 @@ export class CutpointWorkflowsStack extends Stack {
   }
 }
 
-/** Where delivery connection secrets live unless the app says otherwise. */
-export const DEFAULT_DELIVERY_SECRET_PREFIX = 'cutpoint/delivery/';
+/** Where route sources' connection secrets live unless the app says otherwise (read by the source steps only). */
+export const DELIVERY_SOURCE_SECRET_PREFIX = 'cutpoint/delivery/source/';
+/** Where route targets' connection secrets live unless the app says otherwise. */
+export const DELIVERY_TARGET_SECRET_PREFIX = 'cutpoint/delivery/target/';
 
 /** `WriteGenerationObjectFunctionArn` -> `WriteGenerationObjectStep`. */
 function constructId(placeholder: string): string {

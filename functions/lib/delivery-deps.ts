@@ -1,16 +1,16 @@
 import { openRouteTargetFor, openSourceFor } from '../../src/adapters/delivery-bindings.js';
 import { faultsFromEnv } from '../../src/adapters/fault-injector.js';
+import type { SecretCache } from '../../src/adapters/secrets-manager/secret-cache.js';
 import { openSecretsManager } from '../../src/adapters/secrets-manager/secrets.js';
-import { resolveBinding } from '../../src/delivery/bindings.js';
 import type { DeliveryDeps } from '../../src/delivery/deps.js';
 import { parseManifest, parseSelector, selectRoute } from '../../src/domain/delivery/manifest.js';
 import type { Binding, SelectedRoute } from '../../src/domain/delivery/manifest-types.js';
 import { ValidationError } from '../../src/domain/errors.js';
 import type { FaultInjector } from '../../src/ports/faults.js';
-import type { SecretsPort } from '../../src/ports/secrets.js';
 import type { SourcePort } from '../../src/ports/source.js';
 import type { ExchangeTargetPort } from '../../src/ports/exchange-target.js';
 import type { TargetPort } from '../../src/ports/target.js';
+import { ConnectionCache } from './connection-cache.js';
 import { lambdaPorts } from './lambda-ports.js';
 import type { StepHandler } from './step.js';
 import { lambdaHandler } from './telemetry.js';
@@ -53,22 +53,21 @@ export function routeOfEvent(event: unknown): SelectedRoute {
  * Deps in a deployed Lambda. The route is resolved from the Task input; its bindings'
  * connection settings come from the Secrets Manager secrets they name (`secret_arn`;
  * src/delivery/bindings.ts documents the accepted JSON keys), never from the Lambda's
- * environment. Everything is built once per cold start and reused by later invocations
- * of the same container (nothing is closed between them): the Secrets Manager port (one
- * GetSecretValue per secret), the fault injector, and each source/target, keyed by the
- * binding's name and where it points (kind, secret_arn), so two manifests that reuse a
- * binding name for different secrets never share a connection. A failed open is
- * evicted, so the next invocation tries again; a resolution failure is a stable
+ * environment. Built once per cold start and reused by later invocations of the same
+ * container: the Secrets Manager port behind its TTL cache (CUTPOINT_SECRET_TTL_SECONDS,
+ * default 5 minutes), the fault injector, and the open sources and targets
+ * (connection-cache.ts: re-opened when their secret changed, dropped with their secret
+ * when the database refuses the credentials). A resolution failure is a stable
  * Cutpoint.ConfigError (`delivery.binding_*`) naming the binding and the secret's name,
  * never a value.
  */
 
-let secrets: SecretsPort | undefined;
+let secrets: SecretCache | undefined;
 let faults: FaultInjector | undefined;
-const sources = new Map<string, Promise<SourcePort>>();
 /** A route's target: a SQL target, or a ClickHouse one's stage and EXCHANGE sides on one connection (http(s) only). */
 type RouteTarget = { target: TargetPort; exchange?: ExchangeTargetPort };
-const targets = new Map<string, Promise<RouteTarget>>();
+let sources: ConnectionCache<SourcePort> | undefined;
+let targets: ConnectionCache<RouteTarget> | undefined;
 
 /** The fault injector for sources and targets: as lambda-ports.ts, armed only with CUTPOINT_FAULTS_IN_LAMBDA=enabled. */
 function lambdaFaults(): FaultInjector {
@@ -76,34 +75,19 @@ function lambdaFaults(): FaultInjector {
   return faults;
 }
 
-export function lambdaSecrets(): SecretsPort {
+export function lambdaSecrets(): SecretCache {
   secrets ??= openSecretsManager();
   return secrets;
 }
 
-function once<T>(cache: Map<string, Promise<T>>, binding: Binding, open: () => Promise<T>): Promise<T> {
-  const key = JSON.stringify([binding.name, binding.kind, binding.secretArn ?? null]);
-  let pending = cache.get(key);
-  if (!pending) {
-    const opening = Promise.resolve().then(open);
-    opening.catch(() => {
-      if (cache.get(key) === opening) cache.delete(key);
-    });
-    cache.set(key, opening);
-    pending = opening;
-  }
-  return pending;
-}
-
 function lambdaTarget(binding: Binding): Promise<RouteTarget> {
-  return once(targets, binding, async () => {
-    const injector = lambdaFaults();
-    return openRouteTargetFor(binding, await resolveBinding(binding, { env: process.env, secrets: lambdaSecrets() }), injector);
-  });
+  targets ??= new ConnectionCache<RouteTarget>({ secrets: lambdaSecrets() }, (opened) => opened.target);
+  return targets.get(binding, (settings) => openRouteTargetFor(binding, settings, lambdaFaults()));
 }
 
 function lambdaSource(binding: Binding): Promise<SourcePort> {
-  return once(sources, binding, async () => openSourceFor(binding, await resolveBinding(binding, { env: process.env, secrets: lambdaSecrets() })));
+  sources ??= new ConnectionCache<SourcePort>({ secrets: lambdaSecrets() }, (source) => source);
+  return sources.get(binding, (settings) => openSourceFor(binding, settings));
 }
 
 /**

@@ -99,19 +99,30 @@ export async function openRouteTargetFor(
  */
 export function openTargetFor(binding: Binding, settings: ConnectionSettings, faults: FaultInjector): TargetPort {
   switch (binding.kind) {
-    case 'postgres': {
-      const pool = {
-        ...(settings.username !== undefined ? { user: settings.username } : {}),
-        ...(settings.password !== undefined ? { password: settings.password } : {}),
-      };
-      return openPostgresTarget({ connectionString: settings.url, faults, ...(Object.keys(pool).length ? { pool } : {}) });
-    }
+    case 'postgres':
+      return openPostgresTarget({ connectionString: postgresConnection(binding, settings), faults });
     case 'mssql':
       return openMssqlTarget({ connection: mssqlConnection(binding, settings), faults });
     default:
       // A ClickHouse target has two sides on one connection: openRouteTargetFor.
       throw kindInvalid(binding, 'a SQL delivery target (postgres or mssql)');
   }
+}
+
+/**
+ * The credentials kept apart from the URL go INTO it (replacing any there): pg parses a
+ * connectionString over its other settings, so a pool `user`/`password` beside a URL
+ * without them would be overwritten with empty ones.
+ */
+function postgresConnection(binding: Binding, settings: ConnectionSettings): string {
+  if (settings.username === undefined && settings.password === undefined) return settings.url;
+  const url = URL.canParse(settings.url) ? new URL(settings.url) : undefined;
+  if (!url || !/^postgres(ql)?:$/i.test(url.protocol) || url.host === '') {
+    throw new ConfigError('delivery.binding_url_invalid', `binding ${binding.name}: a PostgreSQL connection with a separate username or password must be a postgres:// URL`);
+  }
+  if (settings.username !== undefined) url.username = encodeURIComponent(settings.username);
+  if (settings.password !== undefined) url.password = encodeURIComponent(settings.password);
+  return url.toString();
 }
 
 function mssqlConnection(binding: Binding, settings: ConnectionSettings): string {

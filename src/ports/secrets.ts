@@ -6,8 +6,8 @@ import { ConfigError } from '../domain/errors.js';
  * object; what the keys mean is src/delivery/bindings.ts's business.
  *
  * Contract every adapter keeps:
- * - One read per ARN per process (a Lambda cold start): a successful read is cached, a
- *   failed one is not (the next invocation tries again).
+ * - On AWS a successful read is cached for a TTL (src/adapters/secrets-manager/secret-cache.ts,
+ *   default 5 minutes), a failed one is not (the next invocation tries again).
  * - A secret that is missing, denied, unreachable, binary, or not a JSON object fails
  *   with {@link SecretUnavailableError}. Its message names the secret by its NAME only
  *   (never the account, never the value); the SDK's own error is not kept as `cause`,

@@ -107,7 +107,7 @@ describe('Lambda bundles', () => {
       bucketArn: 'arn:aws:s3:::cutpoint-test',
       incidentTopicArn: arn('sns', 'cutpoint-test'),
       incidentKeyArn: arn('kms', 'key/test'),
-      deliverySecretArns: [arn('secretsmanager', 'secret:cutpoint/delivery/*')],
+      deliverySecrets: { source: [arn('secretsmanager', 'secret:cutpoint/delivery/source/*')], target: [arn('secretsmanager', 'secret:cutpoint/delivery/target/*')] },
       tableName: 'cutpoint-test',
       bucketName: 'cutpoint-test',
     };

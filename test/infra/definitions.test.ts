@@ -35,7 +35,10 @@ describe('step policy statements', () => {
     bucketArn: 'arn:aws:s3:::b',
     incidentTopicArn: 'arn:aws:sns:eu-west-1:111111111111:incidents',
     incidentKeyArn: 'arn:aws:kms:eu-west-1:111111111111:key/k',
-    deliverySecretArns: ['arn:aws:secretsmanager:eu-west-1:111111111111:secret:cutpoint/delivery/*'],
+    deliverySecrets: {
+      source: ['arn:aws:secretsmanager:eu-west-1:111111111111:secret:cutpoint/delivery/source/*'],
+      target: ['arn:aws:secretsmanager:eu-west-1:111111111111:secret:cutpoint/delivery/target/*'],
+    },
   };
   const entry = (table: StepEntry['table'], bucket: StepEntry['bucket']): StepEntry => ({ ...STEPS[0]!, table, bucket });
   const render = (step: StepEntry) => stepPolicyStatements(step, arns).map((s) => stack.resolve(s.toStatementJson()));
@@ -53,10 +56,15 @@ describe('step policy statements', () => {
     ]);
   });
 
-  it('grants GetSecretValue on the delivery secrets only to a step that reads secrets', () => {
-    expect(render({ ...entry([], []), readsSecrets: true })).toEqual([
-      { Sid: 'DeliverySecrets', Effect: 'Allow', Action: 'secretsmanager:GetSecretValue', Resource: arns.deliverySecretArns[0] },
+  it('grants GetSecretValue on the target secrets to a target step, and on the source secrets only to a source step', () => {
+    expect(render({ ...entry([], []), readsSecrets: 'target' })).toEqual([
+      { Sid: 'TargetSecrets', Effect: 'Allow', Action: 'secretsmanager:GetSecretValue', Resource: arns.deliverySecrets.target[0] },
     ]);
+    expect(render({ ...entry([], []), readsSecrets: 'source-and-target' })).toEqual([
+      { Sid: 'SourceSecrets', Effect: 'Allow', Action: 'secretsmanager:GetSecretValue', Resource: arns.deliverySecrets.source[0] },
+      { Sid: 'TargetSecrets', Effect: 'Allow', Action: 'secretsmanager:GetSecretValue', Resource: arns.deliverySecrets.target[0] },
+    ]);
+    expect(render(entry([], []))).toEqual([]);
   });
 
   it('grants Publish on the incident topic, and the key it is encrypted with, only to a notifying step', () => {

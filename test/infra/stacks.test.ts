@@ -156,7 +156,9 @@ describe('CutpointWorkflows IAM: each function gets exactly its registry actions
     const statements = roleStatements(workflows, role);
     expect(allowedActions(statements, 'dynamodb:')).toEqual([...step.table].sort());
     expect(allowedActions(statements, 's3:')).toEqual([...step.bucket].sort());
-    expect(allowedActions(statements, 'secretsmanager:')).toEqual(step.readsSecrets ? ['secretsmanager:GetSecretValue'] : []);
+    // A source step: one statement for the source secrets, one for the target secrets; a target step: the latter only.
+    const secretStatements = step.readsSecrets === 'source-and-target' ? 2 : step.readsSecrets ? 1 : 0;
+    expect(allowedActions(statements, 'secretsmanager:')).toEqual(Array<string>(secretStatements).fill('secretsmanager:GetSecretValue'));
     expect(allowedActions(statements, 'sns:')).toEqual(step.notifies ? ['sns:Publish'] : []);
     expect(allowedActions(statements, 'kms:')).toEqual(step.notifies ? ['kms:Decrypt', 'kms:GenerateDataKey'] : []);
 
@@ -176,9 +178,10 @@ describe('CutpointWorkflows IAM: each function gets exactly its registry actions
         const prefixes = (step.writePrefixes && writes.length ? step.writePrefixes : step.objectPrefixes) ?? [''];
         expect(resourcesOf(statement)).toEqual(prefixes.map((prefix) => ({ 'Fn::Join': ['', [importOf('BucketArn'), `/${prefix}*`]] })));
       }
-      // Only the delivery secrets prefix in this account and region; only the incident topic and its key.
+      // Only the delivery secrets prefixes in this account and region (the source one for a source step only,
+      // test/infra/least-privilege.test.ts); only the incident topic and its key.
       if (actions.some((a) => a.startsWith('secretsmanager:'))) {
-        expect(JSON.stringify(resourcesOf(statement))).toContain(':secret:cutpoint/delivery/*');
+        expect(JSON.stringify(resourcesOf(statement))).toMatch(/:secret:cutpoint\/delivery\/(source|target)\/\*/);
         expect(resourcesOf(statement)).toHaveLength(1);
       }
       if (actions.some((a) => a.startsWith('sns:'))) expect(resourcesOf(statement)).toEqual([importOf('IncidentTopicArn')]);

@@ -8,7 +8,7 @@ import type { FaultInjector } from '../../ports/faults.js';
 import type { ChunkReceipt, CreateStagingRequest, DropResult, LoadChunkRequest, PublicationReceipt, PublishResult, SeqRange, StageObservation, StagingCreated, StagingFacts, StagingFactsRequest, StagingRef, TableDescription, TableRef, TargetPort } from '../../ports/target.js';
 import type { ClickHouseHandle } from './client.js';
 import { CHUNK_DIGEST_COLUMN, loadStageChunk, STAGE_DEDUPLICATION_WINDOW, stageColumnType } from './publication-load.js';
-import { assertEnclosedSelect, catalogColumns, databaseVisible, describeClickHouseError, effectFailure, insertableColumns, quoteName, quoteTable, runCommand, selectRows, settingsClause, stringLiteral, tableUnderName } from './publication-sql.js';
+import { assertEnclosedSelect, catalogColumns, databaseVisible, describeClickHouseError, effectFailure, insertableColumns, quoteName, quoteTable, runCommand, selectRows, serverErrorOf, settingsClause, stringLiteral, tableUnderName } from './publication-sql.js';
 
 /**
  * The stage side of `TargetPort` for a ClickHouse target published by EXCHANGE (spec
@@ -210,7 +210,7 @@ class ClickHouseStageTarget implements TargetPort {
       return await body();
     } catch (error) {
       if (error instanceof CutpointError) throw error;
-      throw new TargetUnavailableError(`ClickHouse: ${describeClickHouseError(error)}`);
+      throw new TargetUnavailableError(`ClickHouse: ${describeClickHouseError(error)}`, { cause: serverErrorOf(error) });
     }
   }
 }

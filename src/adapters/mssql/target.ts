@@ -294,7 +294,8 @@ export class MssqlTarget implements TargetPort {
   private async connected(): Promise<sql.ConnectionPool> {
     this.connecting ??= this.pool.connect().catch((error: unknown) => {
       this.connecting = undefined;
-      throw new TargetUnavailableError(`cannot connect to SQL Server: ${describeMssqlError(error, this.secrets)}`);
+      const code = (error as { code?: unknown } | undefined)?.code;
+      throw new TargetUnavailableError(`cannot connect to SQL Server: ${describeMssqlError(error, this.secrets)}`, { cause: { number: serverErrorNumber(error), code: typeof code === 'string' ? code : undefined } });
     });
     return this.connecting;
   }

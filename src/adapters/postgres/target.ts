@@ -347,7 +347,7 @@ export class PostgresTarget implements TargetPort {
     try {
       client = await this.pool.connect();
     } catch (error) {
-      throw new TargetUnavailableError(`cannot connect to PostgreSQL: ${describePgError(error, this.secrets)}`);
+      throw new TargetUnavailableError(`cannot connect to PostgreSQL: ${describePgError(error, this.secrets)}`, { cause: { code: sqlStateOf(error) } });
     }
     let healthy = true;
     try {

@@ -1,40 +1,31 @@
 import { GetSecretValueCommand, SecretsManagerClient, type GetSecretValueCommandOutput } from '@aws-sdk/client-secrets-manager';
 import { SecretUnavailableError, secretNameOf, type SecretsPort } from '../../ports/secrets.js';
+import { secretTtlMsFromEnv, TtlSecretCache, type SecretCache } from './secret-cache.js';
 
 export interface SecretsManagerSecretsOptions {
   /** Defaults to a client with the SDK's own region and credential resolution (the Lambda's role). */
   client?: SecretsManagerClient;
+  /** How long a secret is reused (secret-cache.ts); default from CUTPOINT_SECRET_TTL_SECONDS, else 5 minutes. */
+  ttlMs?: number;
 }
 
 /**
  * SecretsPort on AWS Secrets Manager (GetSecretValue, AWSCURRENT). The SecretString must
- * be a JSON object; a binary secret is refused. Reads are cached per ARN for the life of
- * the process (a Lambda cold start): a rotated secret is picked up by the next cold start.
- * A failed read is evicted, so a throttled or unreachable call is retried by the next
- * invocation rather than remembered.
+ * be a JSON object; a binary secret is refused. Every call reads: openSecretsManager puts
+ * the TTL cache (secret-cache.ts) in front, so a rotated secret is picked up within the
+ * TTL and a failed read is retried by the next use rather than remembered.
  *
  * Errors carry the secret's NAME and a reason, never the value, the account or the SDK's
  * message (which can quote the request).
  */
 export class SecretsManagerSecrets implements SecretsPort {
   private readonly client: SecretsManagerClient;
-  private readonly cache = new Map<string, Promise<Record<string, unknown>>>();
 
   constructor(options: SecretsManagerSecretsOptions = {}) {
     this.client = options.client ?? new SecretsManagerClient({});
   }
 
-  secretJson(arn: string): Promise<Record<string, unknown>> {
-    let pending = this.cache.get(arn);
-    if (!pending) {
-      pending = this.read(arn);
-      this.cache.set(arn, pending);
-      pending.catch(() => this.cache.delete(arn));
-    }
-    return pending;
-  }
-
-  private async read(arn: string): Promise<Record<string, unknown>> {
+  async secretJson(arn: string): Promise<Record<string, unknown>> {
     const name = secretNameOf(arn);
     let out: GetSecretValueCommandOutput;
     try {
@@ -81,7 +72,7 @@ function unavailable(name: string, error: unknown): SecretUnavailableError {
   }
 }
 
-/** The per-cold-start port: one client, one cache, for the whole container. */
-export function openSecretsManager(options: SecretsManagerSecretsOptions = {}): SecretsPort {
-  return new SecretsManagerSecrets(options);
+/** The per-cold-start port: one client and one TTL cache for the whole container. */
+export function openSecretsManager(options: SecretsManagerSecretsOptions = {}): SecretCache {
+  return new TtlSecretCache(new SecretsManagerSecrets(options), { ttlMs: options.ttlMs ?? secretTtlMsFromEnv(process.env) });
 }

@@ -32,8 +32,9 @@ export class TargetUnobservableError extends CutpointError {
 
 /** The target could not be reached or answered with an error outside any cut point. */
 export class TargetUnavailableError extends CutpointError {
-  constructor(detail: string) {
-    super('Cutpoint.TargetUnavailable', 'delivery.target_unavailable', detail);
+  /** `cause`: the driver's codes only (never its message), e.g. for isAuthenticationFailure. */
+  constructor(detail: string, options?: { cause?: unknown }) {
+    super('Cutpoint.TargetUnavailable', 'delivery.target_unavailable', detail, options);
   }
 }
 

@@ -1,0 +1,40 @@
+import { ArnFormat, Aws, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Key } from 'aws-cdk-lib/aws-kms';
+import type { Construct } from 'constructs';
+import { FLOW_LOG_GROUP_PREFIX } from './flow.js';
+
+/**
+ * The customer-managed key of every flow's execution history (StateMachine
+ * encryptionConfiguration; AWS: "Data at rest encryption in Step Functions") and of the
+ * state machines' log groups. Rotation on; retained, since a deleted key leaves that
+ * history unreadable. Flow (CDK) grants each state machine role kms:Decrypt and
+ * kms:GenerateDataKey limited by the state machine's encryption context, kms:GenerateDataKey
+ * for log delivery, and log delivery kms:Decrypt in the key policy; here CloudWatch Logs
+ * may use the key for the state machine log groups only (AWS: "Encrypt log data in
+ * CloudWatch Logs using AWS KMS", the aws:logs:arn encryption context). The Lambda
+ * functions the flows invoke need nothing; an operator who reads execution details
+ * (DescribeExecution, GetExecutionHistory) needs kms:Decrypt on it (README).
+ */
+export function executionHistoryKey(scope: Construct, id: string): Key {
+  const key = new Key(scope, id, {
+    description: 'cutpoint: Step Functions execution history and state machine logs',
+    enableKeyRotation: true,
+    removalPolicy: RemovalPolicy.RETAIN,
+  });
+  const stack = Stack.of(scope);
+  key.addToResourcePolicy(
+    new PolicyStatement({
+      sid: 'StateMachineLogGroups',
+      principals: [new ServicePrincipal(`logs.${Aws.REGION}.amazonaws.com`)],
+      actions: ['kms:Encrypt*', 'kms:Decrypt*', 'kms:ReEncrypt*', 'kms:GenerateDataKey*', 'kms:Describe*'],
+      resources: ['*'],
+      conditions: {
+        ArnLike: {
+          'kms:EncryptionContext:aws:logs:arn': stack.formatArn({ service: 'logs', resource: 'log-group', resourceName: `${FLOW_LOG_GROUP_PREFIX}cutpoint-*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME }),
+        },
+      },
+    }),
+  );
+  return key;
+}

@@ -1,0 +1,112 @@
+import { readFileSync } from 'node:fs';
+import type { CfnElement, Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import type { IConstruct } from 'constructs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { FLOWS, STEPS } from '../../functions/registry.js';
+import { buildApp, type CutpointApp } from '../../infra/app.js';
+import { repoPath } from '../../infra/repo.js';
+import { actionsOf, resourcesOf, roleStatements, type Statement } from './policies.js';
+
+// One build (templates only): which role may read which connection secret, and how the
+// flows' execution history and logs are encrypted.
+let built: CutpointApp;
+let workflows: Template;
+let resources: Record<string, { Type: string; Properties: Record<string, unknown>; DeletionPolicy?: string }>;
+
+beforeAll(() => {
+  built = buildApp({ bundle: false });
+  built.app.synth();
+  workflows = Template.fromStack(built.workflows);
+  resources = workflows.toJSON().Resources as typeof resources;
+}, 600_000);
+
+function logicalId(construct: IConstruct): string {
+  const stack = construct.node.scopes.find((s): s is Stack => 'templateOptions' in s);
+  if (!stack) throw new Error(`${construct.node.path} is not in a stack`);
+  return stack.getLogicalId(construct.node.defaultChild as CfnElement);
+}
+
+const SOURCE_STEPS = ['DeliveryBeginFunctionArn', 'DeliveryExtractLoadPartFunctionArn', 'DeliveryPlanPartsFunctionArn'];
+
+/** The secret name patterns a role may read (GetSecretValue), as `source` / `target` / the raw resource. */
+function secretReads(statements: Statement[]): string[] {
+  return statements
+    .filter((s) => s.Effect === 'Allow' && actionsOf(s).some((a) => a.startsWith('secretsmanager:')))
+    .flatMap((s) => {
+      expect(actionsOf(s)).toEqual(['secretsmanager:GetSecretValue']);
+      return resourcesOf(s).map((r) => {
+        const text = JSON.stringify(r);
+        return text.includes(':secret:cutpoint/delivery/source/*') ? 'source' : text.includes(':secret:cutpoint/delivery/target/*') ? 'target' : text;
+      });
+    })
+    .sort();
+}
+
+describe('connection secrets: sources and targets apart', () => {
+  it('only the steps that open the source may read the source prefix; every other database step reads the target prefix only', () => {
+    for (const step of STEPS) {
+      const fn = built.workflows.functions.get(step.placeholder)!;
+      const role = (resources[logicalId(fn)]!.Properties.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
+      const reads = secretReads(roleStatements(workflows, role));
+      if (SOURCE_STEPS.includes(step.placeholder)) expect(reads, step.placeholder).toEqual(['source', 'target']);
+      else if (step.readsSecrets) expect(reads, step.placeholder).toEqual(['target']);
+      else expect(reads, step.placeholder).toEqual([]);
+    }
+  });
+
+  it('no role of the stack but those three may read a source secret (state machines, rules and schedules included)', () => {
+    const readers = Object.entries(resources)
+      .filter(([, r]) => r.Type === 'AWS::IAM::Role')
+      .filter(([id]) => secretReads(roleStatements(workflows, id)).includes('source'))
+      .map(([id]) => id);
+    const expected = SOURCE_STEPS.map((p) => (resources[logicalId(built.workflows.functions.get(p)!)]!.Properties.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0]);
+    expect(readers.sort()).toEqual(expected.sort());
+  });
+
+  it('the registry says source-and-target exactly for the handlers built on lambdaSourceDeps (the only provider that reads the source binding)', () => {
+    for (const step of STEPS) {
+      const source = readFileSync(repoPath(step.entry), 'utf8');
+      expect(/\blambdaSourceDeps\b/.test(source), step.entry).toBe(step.readsSecrets === 'source-and-target');
+      if (/\blambda(Source|Target)Deps\b/.test(source)) expect(step.readsSecrets, step.entry).toBeDefined();
+    }
+  });
+});
+
+describe('execution history and state machine logs', () => {
+  const keyId = () => {
+    const keys = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::KMS::Key');
+    expect(keys).toHaveLength(1);
+    return keys[0]![0];
+  };
+
+  it('one customer-managed key, rotated and retained', () => {
+    const key = resources[keyId()]!;
+    expect(key.Properties.EnableKeyRotation).toBe(true);
+    expect(key.DeletionPolicy).toBe('Retain');
+    // CloudWatch Logs may use it for the state machine log groups only.
+    const statements = (key.Properties.KeyPolicy as { Statement: Array<Record<string, unknown>> }).Statement;
+    const logs = statements.find((s) => s.Sid === 'StateMachineLogGroups')!;
+    expect(JSON.stringify(logs.Principal)).toContain('logs.');
+    expect(JSON.stringify(logs.Condition)).toContain(':log-group:/aws/vendedlogs/states/cutpoint-*');
+  });
+
+  it.each(FLOWS.map((f) => [f.name] as const))('%s: history under the key, readable by its own role for its own ARN, logs under /aws/vendedlogs/states/', (name) => {
+    const stateMachine = built.workflows.stateMachines.get(name)!;
+    const resource = resources[logicalId(stateMachine)]!;
+    expect(resource.Properties.StateMachineName).toBe(`CutpointWorkflows-${name}`);
+    expect(resource.Properties.EncryptionConfiguration).toEqual({ Type: 'CUSTOMER_MANAGED_KMS_KEY', KmsKeyId: { 'Fn::GetAtt': [keyId(), 'Arn'] }, KmsDataKeyReusePeriodSeconds: 300 });
+    const role = (resource.Properties.RoleArn as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
+    const kms = roleStatements(workflows, role).filter((s) => actionsOf(s).some((a) => a.startsWith('kms:')));
+    const history = kms.find((s) => actionsOf(s).includes('kms:Decrypt'))!;
+    expect(JSON.stringify((history as unknown as { Condition: unknown }).Condition)).toContain(`:stateMachine:CutpointWorkflows-${name}"`);
+
+    const logGroupArn = (resource.Properties.LoggingConfiguration as { Destinations: Array<{ CloudWatchLogsLogGroup: { LogGroupArn: { 'Fn::GetAtt': [string, string] } } }> }).Destinations[0]!.CloudWatchLogsLogGroup.LogGroupArn;
+    const logGroup = resources[logGroupArn['Fn::GetAtt'][0]]!;
+    expect(logGroup.Properties.KmsKeyId).toEqual({ 'Fn::GetAtt': [keyId(), 'Arn'] });
+    const logGroupName = logGroup.Properties.LogGroupName as { 'Fn::Join': [string, unknown[]] };
+    // `/aws/vendedlogs/states/cutpoint-<flow>-<stack>-` + the first group of the stack's id: unique per stack.
+    expect(logGroupName['Fn::Join'][1][0]).toBe(`/aws/vendedlogs/states/cutpoint-${name}-CutpointWorkflows-`);
+    expect(JSON.stringify(logGroupName['Fn::Join'][1][1])).toContain('AWS::StackId');
+  });
+});
