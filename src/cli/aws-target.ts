@@ -36,6 +36,15 @@ export const AWS_OPTIONS = {
   stack: { type: 'string' },
 } as const;
 
+/** The options' help, once, for every command that spreads AWS_OPTIONS. */
+export const AWS_HELP = `--aws acts on the deployed system; with it:
+  --profile NAME  credentials of that shared-config profile (else AWS_PROFILE, else the default chain)
+  --region R      the one region of every client (else AWS_REGION, AWS_DEFAULT_REGION, the profile's region)
+  --stack A[,B]   stacks whose outputs name the table, bucket and state machines
+                  (default CutpointStateful,CutpointWorkflows); a flag or variable
+                  (--state-machine-arn, CUTPOINT_<FLOW>_ARN, CUTPOINT_TABLE_NAME,
+                  CUTPOINT_BUCKET_NAME) wins over an output`;
+
 export interface AwsFlags {
   aws?: boolean;
   profile?: string;

@@ -7,7 +7,7 @@ import { putOperatorObject } from '../../objects/claimed-put.js';
 import { readVerified } from '../../objects/exact-object.js';
 import { assertOperatorKey } from '../../objects/reserved-keys.js';
 import type { Ports } from '../../ports/index.js';
-import { AwsSession, AWS_OPTIONS, refuseAwsFlagsWithoutAws, type AwsFlags } from '../aws-target.js';
+import { AwsSession, AWS_HELP, AWS_OPTIONS, refuseAwsFlagsWithoutAws, type AwsFlags } from '../aws-target.js';
 import { localRuntimeConfig } from '../local-config.js';
 import { INPUT_LIMITS, readInputBytes, UsageError } from '../io.js';
 
@@ -18,7 +18,8 @@ export const objectHelp = `cutpoint object put <key> [--file F | stdin] [--aws [
   same bytes again are REUSED; other bytes are refused (objects.identity_conflict), and keys
   under the system's roots (wal/, generations/, delivery/) too (objects.reserved_key)
 cutpoint object get <key> --sha256 HEX [--aws …]
-  reads the object back, verified against the checksum; prints {key, sha256, size, verified}`;
+  reads the object back, verified against the checksum; prints {key, sha256, size, verified}
+${AWS_HELP}`;
 
 const KEY = /^[A-Za-z0-9!_.*'()/=-]{1,900}$/;
 
