@@ -102,6 +102,34 @@ describe('--aws: one region for every client of a command', () => {
   });
 });
 
+describe('--aws: state machines by flag > env > stack output', () => {
+  it('the output <Flow>StateMachineArn when neither is given; a flag or CUTPOINT_<FLOW>_ARN wins without any DescribeStacks', async () => {
+    // The SDK reads its credentials and endpoint from process.env: set for this test only.
+    const vars = profileEnv({ AWS_ACCESS_KEY_ID: 'AKIDLOOPBACKTEST', AWS_SECRET_ACCESS_KEY: 'loopback-test-only', AWS_REGION: 'eu-west-3' });
+    const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
+    const apply = (v: Record<string, string | undefined>) => {
+      for (const [k, value] of Object.entries(v)) if (value === undefined) delete process.env[k];
+      else process.env[k] = value;
+    };
+    apply(vars);
+    try {
+      const before = cfn.scopes.length;
+      const overridden = new AwsSession({ aws: true }, { ...process.env, CUTPOINT_DELIVER_WINDOW_ARN: 'arn:aws:states:eu-west-3:123456789012:stateMachine:from-env' });
+      expect(await overridden.stateMachineArn('deliver-window', 'arn:aws:states:eu-west-3:123456789012:stateMachine:from-flag')).toBe('arn:aws:states:eu-west-3:123456789012:stateMachine:from-flag');
+      expect(await overridden.stateMachineArn('deliver-window')).toBe('arn:aws:states:eu-west-3:123456789012:stateMachine:from-env');
+      expect(cfn.scopes.length).toBe(before);
+      const looked = new AwsSession({ aws: true });
+      expect(await looked.stateMachineArn('deliver-window')).toBe('arn:aws:states:eu-west-3:123456789012:stateMachine:dw');
+      expect(await looked.stateMachineArn('deliver-window')).toBe('arn:aws:states:eu-west-3:123456789012:stateMachine:dw');
+      // One DescribeStacks per stack for the whole command, however many names it needs.
+      expect(cfn.scopes.slice(before)).toEqual(['cloudformation/eu-west-3', 'cloudformation/eu-west-3']);
+      await expect(looked.stateMachineArn('stream-append')).rejects.toMatchObject({ code: 'aws.output_missing', message: 'no stack output StreamAppendStateMachineArn in CutpointStateful, CutpointWorkflows (redeploy the stacks, or set --state-machine-arn or CUTPOINT_STREAM_APPEND_ARN)' });
+    } finally {
+      apply(saved);
+    }
+  });
+});
+
 describe('cutpoint object put --aws', () => {
   it('writes to the bucket the stack names, claimed in its table, every request signed for the one region', async () => {
     const env = profileEnv({ CUTPOINT_DYNAMODB_ENDPOINT: dynamo.endpoint, CUTPOINT_S3_ENDPOINT: s3.endpoint });
