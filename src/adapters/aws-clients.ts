@@ -1,7 +1,10 @@
+import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { SFNClient } from '@aws-sdk/client-sfn';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
-import type { CutpointConfig } from '../config.js';
+import type { AwsConnection, CutpointConfig } from '../config.js';
 
 /** Emulators accept any credentials; these never leave loopback. */
 const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
@@ -13,11 +16,20 @@ export interface AwsClients {
   s3: S3Client;
 }
 
+/**
+ * What every SDK client of one command is built with: the ONE region the command resolved
+ * (never the SDK's own resolution, which read the profile's region for some clients and
+ * not for others) and the named profile's credentials, if one was named.
+ */
+function base(connection: AwsConnection): { region: string; profile?: string } {
+  return connection.profile === undefined ? { region: connection.region } : { region: connection.region, profile: connection.profile };
+}
+
 export function awsClients(config: CutpointConfig): AwsClients {
   const requestHandler = new NodeHttpHandler({ connectionTimeout: 3000, requestTimeout: 10000 });
   const dynamo = (maxAttempts: number) =>
     new DynamoDBClient({
-      region: config.region,
+      ...base(config),
       maxAttempts,
       requestHandler,
       ...(config.endpoints.dynamodb ? { endpoint: config.endpoints.dynamodb, credentials: LOCAL_CREDENTIALS } : {}),
@@ -26,7 +38,7 @@ export function awsClients(config: CutpointConfig): AwsClients {
     dynamoWriter: dynamo(1),
     dynamoReader: dynamo(3),
     s3: new S3Client({
-      region: config.region,
+      ...base(config),
       // Lost PUT responses are resolved by exact identity, not by SDK retries.
       maxAttempts: 1,
       requestHandler,
@@ -47,4 +59,19 @@ export function instrumentedClients(clients: AwsClients, options: AwsClientOptio
   const { instrument } = options;
   if (!instrument) return clients;
   return { dynamoWriter: instrument(clients.dynamoWriter), dynamoReader: instrument(clients.dynamoReader), s3: instrument(clients.s3) };
+}
+
+/** Step Functions, SDK retries off: the caller decides, by exact execution name, what a retry means. */
+export function sfnClient(connection: AwsConnection): SFNClient {
+  return new SFNClient({ ...base(connection), maxAttempts: 1 });
+}
+
+/** CloudFormation, for the stacks' outputs (read-only: the SDK's retries are safe). */
+export function cloudFormationClient(connection: AwsConnection): CloudFormationClient {
+  return new CloudFormationClient(base(connection));
+}
+
+/** Secrets Manager in the command's region (a Lambda's port builds its own from the Lambda's region). */
+export function secretsManagerClient(connection: AwsConnection): SecretsManagerClient {
+  return new SecretsManagerClient(base(connection));
 }

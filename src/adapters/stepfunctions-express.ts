@@ -1,5 +1,7 @@
-import { SFNClient, StartSyncExecutionCommand } from '@aws-sdk/client-sfn';
+import { StartSyncExecutionCommand } from '@aws-sdk/client-sfn';
+import type { AwsConnection } from '../config.js';
 import { CutpointError } from '../domain/errors.js';
+import { sfnClient } from './aws-clients.js';
 import type { DeployedExecution } from './stepfunctions.js';
 
 /**
@@ -18,10 +20,10 @@ export async function startSyncExpress(
   stateMachineArn: string,
   name: string,
   input: unknown,
-  options: { region?: string } = {},
+  options: { connection: AwsConnection },
 ): Promise<DeployedExecution> {
   // No SDK retries: the caller decides, by exact identity, what a retry means.
-  const client = new SFNClient({ region: options.region, maxAttempts: 1 });
+  const client = sfnClient(options.connection);
   try {
     const out = await client.send(new StartSyncExecutionCommand({ stateMachineArn, name, input: JSON.stringify(input) }));
     return {

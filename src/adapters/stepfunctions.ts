@@ -1,6 +1,8 @@
-import { DescribeExecutionCommand, SFNClient, StartExecutionCommand, type DescribeExecutionCommandOutput } from '@aws-sdk/client-sfn';
+import { DescribeExecutionCommand, StartExecutionCommand, type DescribeExecutionCommandOutput, type SFNClient } from '@aws-sdk/client-sfn';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { AwsConnection } from '../config.js';
 import { CutpointError } from '../domain/errors.js';
+import { sfnClient } from './aws-clients.js';
 
 export interface DeployedExecution {
   executionArn: string;
@@ -19,9 +21,9 @@ export async function startAndWait(
   stateMachineArn: string,
   name: string,
   input: unknown,
-  options: { region?: string; onPoll?: (status: string) => void } = {},
+  options: { connection: AwsConnection; onPoll?: (status: string) => void },
 ): Promise<DeployedExecution> {
-  const client = new SFNClient({ region: options.region, maxAttempts: 1 });
+  const client = sfnClient(options.connection);
   const executionArn = executionArnOf(stateMachineArn, name);
   const body = JSON.stringify(input);
   try {

@@ -1,3 +1,4 @@
+import { costCommand, costHelp } from './commands/cost.js';
 import { deliveryCommand, deliveryHelp } from './commands/delivery.js';
 import { demoCommand, demoHelp } from './commands/demo.js';
 import { faultsCommand, faultsHelp } from './commands/faults.js';
@@ -23,6 +24,7 @@ const COMMANDS: Record<string, Command> = {
   delivery: { run: deliveryCommand, help: deliveryHelp },
   quality: { run: qualityCommand, help: qualityHelp },
   faults: { run: faultsCommand, help: faultsHelp },
+  cost: { run: costCommand, help: costHelp },
 };
 
 export const HELP = `cutpoint — exactly-once delivery and publication on AWS that survives crashes,

@@ -26,7 +26,7 @@ interface Base {
 
 function commandBases(world: FuzzWorld, sfx: string): Base[] {
   const file = world.manifestFile;
-  const stream = ['aws', 'faults', 'state-machine-arn', 'name'];
+  const stream = ['aws', 'profile', 'region', 'stack', 'faults', 'state-machine-arn', 'name'];
   return [
     { argv: ['stream', 'read', STREAM, '--partition', '0', '--from', '0'], positionals: 3, alternatives: { partition: '1', from: '2' }, booleans: ['text'], known: [...stream, 'partition', 'from', 'max-records', 'text'] },
     { argv: ['stream', 'describe', STREAM, '--partitions', '2'], positionals: 3, alternatives: { partitions: '1' }, booleans: [], known: [...stream, 'partitions'] },
@@ -42,18 +42,18 @@ function commandBases(world: FuzzWorld, sfx: string): Base[] {
     { argv: ['stream', 'trim', STREAM, '--partition', '0', '--to', '0'], positionals: 3, alternatives: { to: '1' }, booleans: [], known: [...stream, 'partition', 'to'] },
     { argv: ['stream', 'resolve', STREAM, '--partition', '0', '--attempt', 'seed-1'], positionals: 3, alternatives: { attempt: 'seed-2' }, booleans: [], known: [...stream, 'partition', 'attempt'] },
     { argv: ['stream', 'create', `fz-${sfx}`, '--partitions', '1'], positionals: 3, alternatives: { partitions: '2' }, booleans: [], known: [...stream, 'partitions'] },
-    { argv: ['object', 'put', `fz/${sfx}`, '--file', '{{object}}'], positionals: 3, alternatives: {}, booleans: [], known: ['file', 'sha256'], files: { object: `object-${sfx}` } },
-    { argv: ['object', 'get', 'docs/readme.txt', '--sha256', sha('hello')], positionals: 3, alternatives: {}, booleans: [], known: ['file', 'sha256'] },
-    { argv: ['delivery', 'inspect', world.deliveredId, '--format', 'json'], positionals: 3, alternatives: {}, booleans: ['aws'], known: ['aws', 'faults', 'format'] },
-    { argv: ['delivery', 'inspect-all', '--format', 'json'], positionals: 2, alternatives: { target: 'warehouse.dwh.events' }, booleans: ['aws'], known: ['aws', 'faults', 'format', 'target'] },
+    { argv: ['object', 'put', `fz/${sfx}`, '--file', '{{object}}'], positionals: 3, alternatives: {}, booleans: [], known: ['file', 'sha256', 'aws', 'profile', 'region', 'stack'], files: { object: `object-${sfx}` } },
+    { argv: ['object', 'get', 'docs/readme.txt', '--sha256', sha('hello')], positionals: 3, alternatives: {}, booleans: [], known: ['file', 'sha256', 'aws', 'profile', 'region', 'stack'] },
+    { argv: ['delivery', 'inspect', world.deliveredId, '--format', 'json'], positionals: 3, alternatives: {}, booleans: ['aws'], known: ['aws', 'profile', 'region', 'stack', 'faults', 'format'] },
+    { argv: ['delivery', 'inspect-all', '--format', 'json'], positionals: 2, alternatives: { target: 'warehouse.dwh.events' }, booleans: ['aws'], known: ['aws', 'profile', 'region', 'stack', 'faults', 'format', 'target'] },
     {
       argv: ['delivery', 'reconcile', world.unknownId, '--manifest', `${file}#lossy`, '--yes', '--format', 'json'],
       positionals: 3,
       alternatives: { manifest: `${file}#daily` },
       booleans: ['yes', 'aws'],
-      known: ['aws', 'faults', 'format', 'manifest', 'yes', 'state-machine-arn', 'name'],
+      known: ['aws', 'profile', 'region', 'stack', 'faults', 'format', 'manifest', 'yes', 'state-machine-arn', 'name'],
     },
-    { argv: ['flow', 'run', 'stream-trim', '--input', JSON.stringify({ stream: STREAM, partition: 0, to: 0 })], positionals: 3, alternatives: { input: JSON.stringify({ stream: STREAM, partition: 0, to: 1 }) }, booleans: ['aws'], known: ['input', 'faults', 'aws', 'state-machine-arn', 'name'] },
+    { argv: ['flow', 'run', 'stream-trim', '--input', JSON.stringify({ stream: STREAM, partition: 0, to: 0 })], positionals: 3, alternatives: { input: JSON.stringify({ stream: STREAM, partition: 0, to: 1 }) }, booleans: ['aws'], known: ['input', 'faults', 'aws', 'profile', 'region', 'stack', 'state-machine-arn', 'name'] },
   ];
 }
 

@@ -12,8 +12,8 @@ import { badSelector, brokenManifest, editedManifest } from './manifest-mutation
  * then exactly one mutation makes the command invalid.
  */
 
-const LIVE_FLAGS = ['manifest', 'yes', 'format', 'aws', 'faults', 'state-machine-arn', 'name'];
-const RUN_FLAGS = ['manifest', 'invocation-id', 'format', 'aws', 'faults', 'state-machine-arn'];
+const LIVE_FLAGS = ['manifest', 'yes', 'format', 'aws', 'profile', 'region', 'stack', 'faults', 'state-machine-arn', 'name'];
+const RUN_FLAGS = ['manifest', 'invocation-id', 'format', 'aws', 'profile', 'region', 'stack', 'faults', 'state-machine-arn'];
 
 export function inspectCases(world: FuzzWorld): fc.Arbitrary<FuzzCase> {
   const ids = [world.deliveredId, world.unknownId];

@@ -117,7 +117,7 @@ export function flowInputCases(world: FuzzWorld, fence: { owner: string; session
       fc.constant(mutated('oversize (300 KB field)', { ...input, padding: 'p'.repeat(300_000) })),
       fc.constantFrom(JSON.stringify(input).slice(0, -1), `${JSON.stringify(input)}}`, JSON.stringify(input).replace(/"/g, "'"), '', '{', 'undefined').map((t) => text(flow, t, `unparsable JSON ${JSON.stringify(t).slice(0, 30)}`)),
       badFaultSpec.map((spec) => text(flow, JSON.stringify(input), `--faults: ${JSON.stringify(spec)}`, ['--faults', spec])),
-      unknownFlag(['input', 'faults', 'aws', 'state-machine-arn', 'name']).map((f) => text(flow, JSON.stringify(input), `unknown flag ${f}`, [f])),
+      unknownFlag(['input', 'faults', 'aws', 'profile', 'region', 'stack', 'state-machine-arn', 'name']).map((f) => text(flow, JSON.stringify(input), `unknown flag ${f}`, [f])),
       fc.constant<FuzzCase>({ what: `${flow} missing --input`, argv: ['flow', 'run', flow] }),
       fc.constantFrom('@/nonexistent.json', '@/', '@').map((v) => text(flow, v, `unreadable --input ${v}`)),
     );

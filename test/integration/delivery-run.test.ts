@@ -127,7 +127,7 @@ describe('cutpoint delivery run (local runner)', () => {
       ['delivery', 'run', '--manifest', 'x.yaml#clean', 'extra'],
       ['delivery', 'run', '--manifest', 'x.yaml#clean', '--format', 'yaml'],
       ['delivery', 'run', '--manifest', 'x.yaml#clean', '--bogus'],
-      ['delivery', 'run', '--manifest', 'x.yaml#clean', '--aws'],
+      ['delivery', 'run', '--manifest', 'x.yaml#clean', '--region', 'eu-west-1'],
     ];
     // The grammar is the subject: main() in this process; the real bin once, for its exit status.
     for (const args of cases) {

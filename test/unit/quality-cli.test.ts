@@ -70,8 +70,10 @@ describe('cutpoint quality: grammar', () => {
     expect(existsSync(stateDir)).toBe(false);
   });
 
-  it('observe --aws needs the deployed quality-observe state machine: without CUTPOINT_QUALITY_OBSERVE_ARN or --state-machine-arn exit 2, before anything is opened; --state-machine-arn and --name need --aws', async () => {
-    expect(await usage(['quality', 'observe', ID, '--manifest', 'route.yaml#daily', '--yes', '--aws'])).toContain('--aws needs --state-machine-arn ARN or CUTPOINT_QUALITY_OBSERVE_ARN for the quality-observe state machine');
+  it('observe --aws: --state-machine-arn, --name, --profile, --region and --stack need --aws (exit 2, before anything is opened); without an ARN the stacks name it, so no region is aws.region_missing (exit 1)', async () => {
+    expect(await usage(['quality', 'observe', ID, '--manifest', 'route.yaml#daily', '--yes', '--region', 'eu-west-1'])).toContain('--region needs --aws');
+    const noRegion = await runCutpointInProcess(['quality', 'observe', ID, '--manifest', 'route.yaml#daily', '--yes', '--aws'], { env: { CUTPOINT_STATE_DIR: stateDir, CUTPOINT_QUALITY_OBSERVE_ARN: undefined, AWS_REGION: undefined, AWS_DEFAULT_REGION: undefined, AWS_PROFILE: undefined, AWS_CONFIG_FILE: join(stateDir, 'no-config'), AWS_SHARED_CREDENTIALS_FILE: join(stateDir, 'no-credentials') } });
+    expect({ code: noRegion.code, stdout: noRegion.stdout, stderr: noRegion.stderr.split(':')[0] }).toEqual({ code: 1, stdout: '', stderr: 'aws.region_missing' });
     expect(await usage(['quality', 'observe', ID, '--manifest', 'route.yaml#daily', '--yes', '--name', 'x'])).toContain('--state-machine-arn and --name need --aws');
     // The confirmation is still grammar, before the ARN.
     expect(await usage(['quality', 'observe', ID, '--manifest', 'route.yaml#daily', '--aws'])).toContain('quality.confirmation_required');

@@ -1,13 +1,14 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { outputOfFlow } from '../../src/cli/aws-settings.js';
 import { streamHelp } from '../../src/cli/commands/stream.js';
 import { runCutpointInProcess } from '../support/cli-runtime.js';
 
 /**
  * `cutpoint stream materialize | compact` start their flows: with --aws the deployed state
- * machine must be named up front (grammar, exit 2, before anything is opened), and
- * --state-machine-arn / --name need --aws.
+ * machine (--state-machine-arn, the variable, or the stacks' output), and
+ * --state-machine-arn / --name / --stack need --aws (grammar, exit 2, before anything is opened).
  */
 const stateDir = join(tmpdir(), `cutpoint-stream-maintenance-grammar-${process.pid}-never-created`);
 const cutpoint = (argv: string[]) => runCutpointInProcess(argv, { env: { CUTPOINT_STATE_DIR: stateDir, CUTPOINT_STREAM_COMPACT_ARN: '', CUTPOINT_STREAM_MATERIALIZE_ARN: '' } });
@@ -24,7 +25,9 @@ describe('cutpoint stream materialize | compact --aws', () => {
     ['compact', 'stream-compact', 'CUTPOINT_STREAM_COMPACT_ARN'],
     ['materialize', 'stream-materialize', 'CUTPOINT_STREAM_MATERIALIZE_ARN'],
   ])('%s --aws needs the deployed %s state machine; --state-machine-arn and --name need --aws', async (verb, flow, variable) => {
-    expect(await usage(['stream', verb, 'logs', '--partition', '0', '--aws'])).toContain(`--aws needs --state-machine-arn ARN or ${variable} for the ${flow} state machine`);
+    // Without --state-machine-arn or the variable, the deployed stacks' output names the state machine.
+    expect(await usage(['stream', verb, 'logs', '--partition', '0', '--stack', 'CutpointWorkflows'])).toContain('--stack needs --aws');
+    expect(outputOfFlow(flow)).toBe(`${verb === 'compact' ? 'StreamCompact' : 'StreamMaterialize'}StateMachineArn`);
     expect(await usage(['stream', verb, 'logs', '--partition', '0', '--name', 'run-1'])).toContain('--state-machine-arn and --name need --aws');
     expect(await usage(['stream', verb, 'logs', '--partition', '0', '--state-machine-arn', 'arn:aws:states:eu-west-1:111111111111:stateMachine:x'])).toContain('need --aws');
     expect(streamHelp).toContain(variable.replace('CUTPOINT_STREAM', ''));

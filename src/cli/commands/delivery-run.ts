@@ -18,6 +18,7 @@ import type { TargetPort } from '../../ports/target.js';
 import { flowProgress } from '../flow-progress.js';
 import { NeedsRecoveryError } from '../../delivery/steps/flow-stop.js';
 import { INPUT_LIMITS, printResult, progress, readInputFile, UsageError } from '../io.js';
+import { AWS_OPTIONS } from '../aws-target.js';
 import { openLocalSource, openLocalTarget } from './delivery-bindings.js';
 import { causeMessage, ManifestUnavailableError } from './delivery.js';
 import { targetOf, type Target } from './stream/target.js';
@@ -81,7 +82,7 @@ const OPTIONS = {
   manifest: { type: 'string' },
   'invocation-id': { type: 'string' },
   format: { type: 'string' },
-  aws: { type: 'boolean' },
+  ...AWS_OPTIONS,
   faults: { type: 'string' },
   'state-machine-arn': { type: 'string' },
 } as const;

@@ -13,6 +13,7 @@ import { loadInvocation } from '../../delivery/journal/records.js';
 import { RECOVERY_ACTIONS } from '../../delivery/recovery/actions.js';
 import type { RecoveryFlowInput } from '../../delivery/recovery/flow-steps.js';
 import { INPUT_LIMITS, readInputFile, UsageError } from '../io.js';
+import { AWS_OPTIONS } from '../aws-target.js';
 import { openLocalRouteTarget } from './delivery-bindings.js';
 import { deliveryRunCommand } from './delivery-run.js';
 import { targetOf, type Target } from './stream/target.js';
@@ -50,7 +51,7 @@ authority table (CUTPOINT_TABLE_NAME, CUTPOINT_BUCKET_NAME)`;
 type Options = Record<string, { type: 'string' | 'boolean' }>;
 type Values = Record<string, string | boolean | undefined>;
 
-const COMMON: Options = { aws: { type: 'boolean' }, faults: { type: 'string' }, format: { type: 'string' } };
+const COMMON: Options = { ...AWS_OPTIONS, faults: { type: 'string' }, format: { type: 'string' } };
 const LIVE: Options = { manifest: { type: 'string' }, yes: { type: 'boolean' }, 'state-machine-arn': { type: 'string' }, name: { type: 'string' } };
 const LIVE_ACTIONS: readonly LiveAction[] = ['reconcile', 'resume', 'retire'];
 

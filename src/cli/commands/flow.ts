@@ -11,6 +11,7 @@ import { FLOWS } from '../../../functions/registry.js';
 import { routeOfEvent } from '../../../functions/lib/delivery-deps.js';
 import { runFlow, type FlowResult } from '../../local/flow-runner.js';
 import { defaultStateDir } from '../../local/runtime.js';
+import { AwsSession, AWS_OPTIONS, refuseAwsFlagsWithoutAws } from '../aws-target.js';
 import { localRuntimeConfig } from '../local-config.js';
 import { flowProgress } from '../flow-progress.js';
 import { progress, readJsonInput, UsageError } from '../io.js';
@@ -44,10 +45,13 @@ export async function flowCommand(args: string[]): Promise<unknown> {
   if (!values.input) throw new UsageError('--input is required');
   const input = await readJsonInput(values.input, { what: 'flow input', invalidCode: 'flow.invalid_input' });
 
+  refuseAwsFlagsWithoutAws(values);
   if (values.aws) {
-    if (!values['state-machine-arn'] || !values.name) throw new UsageError('--aws needs --state-machine-arn and --name');
-    progress(`starting ${values.name} on ${values['state-machine-arn']}`);
-    return startAndWait(values['state-machine-arn'], values.name, input, { onPoll: (s) => progress(`execution ${s}`) });
+    if (!values.name) throw new UsageError('--aws needs --name');
+    const aws = new AwsSession(values);
+    const arn = await aws.stateMachineArn(flow, values['state-machine-arn']);
+    progress(`starting ${values.name} on ${arn}`);
+    return startAndWait(arn, values.name, input, { connection: aws.connection(), onPoll: (s) => progress(`execution ${s}`) });
   }
 
   // An exchange route's reader child must reach the target: refused before the runtime is touched.
@@ -107,7 +111,7 @@ function parse(args: string[]) {
       options: {
         input: { type: 'string' },
         faults: { type: 'string' },
-        aws: { type: 'boolean' },
+        ...AWS_OPTIONS,
         'state-machine-arn': { type: 'string' },
         name: { type: 'string' },
       },

@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { QualityConfirmationRequiredError } from '../../domain/quality/errors.js';
 import { inspectAllQuality, inspectQuality } from '../../quality/inspect.js';
 import { UsageError } from '../io.js';
+import { AWS_OPTIONS } from '../aws-target.js';
 import { manifestCommand, type ManifestVerb } from './quality-live.js';
 import { targetOf } from './stream/target.js';
 
@@ -64,14 +65,14 @@ CUTPOINT_BUCKET_NAME); diagnose, replay and a local observe reach the target thr
 binding's url_env on this machine (the value is never printed)`;
 
 type Options = Record<string, { type: 'string' | 'boolean' }>;
-const READ: Options = { aws: { type: 'boolean' }, faults: { type: 'string' }, format: { type: 'string' } };
+const READ: Options = { ...AWS_OPTIONS, faults: { type: 'string' }, format: { type: 'string' } };
 const WITH_MANIFEST: Options = { faults: { type: 'string' }, format: { type: 'string' }, manifest: { type: 'string' } };
 const VERBS: Record<string, Options> = {
   inspect: READ,
   'inspect-all': READ,
   diagnose: WITH_MANIFEST,
   // --aws: the deployed quality-observe flow (CUTPOINT_QUALITY_OBSERVE_ARN or --state-machine-arn; a fresh execution, or --name).
-  observe: { ...WITH_MANIFEST, yes: { type: 'boolean' }, aws: { type: 'boolean' }, 'state-machine-arn': { type: 'string' }, name: { type: 'string' } },
+  observe: { ...WITH_MANIFEST, yes: { type: 'boolean' }, ...AWS_OPTIONS, 'state-machine-arn': { type: 'string' }, name: { type: 'string' } },
   replay: WITH_MANIFEST,
 };
 

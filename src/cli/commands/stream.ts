@@ -7,6 +7,7 @@ import { loadHead } from '../../stream/lane-store.js';
 import { readStream } from '../../stream/read.js';
 import type { TakeoverResult } from '../../stream/takeover.js';
 import { progress, UsageError } from '../io.js';
+import { AWS_OPTIONS } from '../aws-target.js';
 import { abandonTakeover, activeSession, beginTakeover, completeTakeover } from '../session-store.js';
 import { CURSOR_HANDLERS, cursorHelp } from './stream/consume.js';
 import { appendFromFile, checkFileAppend, FILE_APPEND_OPTIONS } from './stream/append-file-command.js';
@@ -64,7 +65,7 @@ create, read and describe use CUTPOINT_TABLE_NAME and CUTPOINT_BUCKET_NAME`;
 
 type Options = Record<string, { type: 'string' | 'boolean' }>;
 
-const COMMON: Options = { aws: { type: 'boolean' }, faults: { type: 'string' } };
+const COMMON: Options = { ...AWS_OPTIONS, faults: { type: 'string' } };
 const FLOW: Options = { 'state-machine-arn': { type: 'string' }, name: { type: 'string' } };
 
 type Values = Record<string, string | boolean | undefined>;

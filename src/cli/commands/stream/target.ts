@@ -6,12 +6,12 @@ import { awsPorts } from '../../../adapters/ports.js';
 import { provisionLocal } from '../../../adapters/provision.js';
 import { startAndWait } from '../../../adapters/stepfunctions.js';
 import { startSyncExpress } from '../../../adapters/stepfunctions-express.js';
-import { configFromEnv } from '../../../config.js';
 import { FLOWS } from '../../../../functions/registry.js';
 import { runFlow, type FlowEvent } from '../../../local/flow-runner.js';
 import { defaultStateDir } from '../../../local/runtime.js';
 import type { FaultInjector } from '../../../ports/faults.js';
 import type { Ports } from '../../../ports/index.js';
+import { AwsSession, refuseAwsFlagsWithoutAws, type AwsFlags } from '../../aws-target.js';
 import { localRuntimeConfig } from '../../local-config.js';
 import { flowProgress } from '../../flow-progress.js';
 import { progress, UsageError } from '../../io.js';
@@ -41,16 +41,16 @@ export interface Target {
   done(): void;
 }
 
-export interface TargetOptions {
-  aws?: boolean;
+export interface TargetOptions extends AwsFlags {
   faults?: string;
   'state-machine-arn'?: string;
   name?: string;
 }
 
-/** `flow`: the flow the command starts, if any; on AWS its state machine ARN must be known up front. */
-export function targetOf(options: TargetOptions, flow?: string): Target {
-  return options.aws ? awsTarget(options, flow) : localTarget(options);
+/** `_flow`: the flow the command starts, if any; on AWS its state machine ARN is resolved when it starts (flag > env > stack output). */
+export function targetOf(options: TargetOptions, _flow?: string): Target {
+  refuseAwsFlagsWithoutAws(options);
+  return options.aws ? awsTarget(options) : localTarget(options);
 }
 
 /** The local runtime of `cutpoint local up`, with the fault injector armed from `--faults` or CUTPOINT_FAULTS. */
@@ -84,30 +84,32 @@ function localTarget(options: TargetOptions): Target {
 }
 
 /**
- * The deployed system: mutating commands start the deployed state machine (the ARN from
- * `--state-machine-arn` or CUTPOINT_<FLOW>_ARN), reads call the use cases with ports from
- * CUTPOINT_TABLE_NAME / CUTPOINT_BUCKET_NAME. The CLI arms no faults here: on AWS the
+ * The deployed system (src/cli/aws-target.ts): mutating commands start the deployed state
+ * machine (`--state-machine-arn`, else CUTPOINT_<FLOW>_ARN, else the stacks' output
+ * <Flow>StateMachineArn), reads call the use cases with ports on the deployed table and
+ * bucket (CUTPOINT_TABLE_NAME / CUTPOINT_BUCKET_NAME, else the stacks' outputs), every
+ * client in the one region of the command. The CLI arms no faults here: on AWS the
  * Lambdas arm their own, and only for a game day (CUTPOINT_FAULTS_IN_LAMBDA=enabled).
  */
-function awsTarget(options: TargetOptions, flow: string | undefined): Target {
-  const arnOf = (name: string) => options['state-machine-arn'] ?? process.env[arnVariable(name)];
-  if (flow && !arnOf(flow)) throw new UsageError(`--aws needs --state-machine-arn ARN or ${arnVariable(flow)} for the ${flow} state machine`);
+function awsTarget(options: TargetOptions): Target {
+  const session = new AwsSession(options);
   if (options.faults ?? process.env.CUTPOINT_FAULTS) {
     progress('faults are not armed by the CLI against AWS; deployed Lambdas arm their own for a game day (CUTPOINT_FAULTS_IN_LAMBDA=enabled)');
   }
+  let ports: Promise<Ports> | undefined;
   return {
     kind: 'aws',
-    ports: () => Promise.resolve(awsPorts(configFromEnv(process.env), inertFaults)),
+    ports: () => (ports ??= session.config().then((config) => awsPorts(config, inertFaults))),
     async run(flow, derivedName, input) {
       const name = options.name ?? derivedName;
-      const arn = arnOf(flow);
-      if (!arn) throw new UsageError(`--aws needs --state-machine-arn ARN or ${arnVariable(flow)} for the ${flow} state machine`);
+      const arn = await session.stateMachineArn(flow, options['state-machine-arn']);
+      const connection = session.connection();
       const entry = FLOWS.find((f) => f.name === flow);
       progress(`starting ${name} on ${arn}`);
       const execution =
         entry?.type === 'EXPRESS'
-          ? await startSyncExpress(arn, name, input)
-          : await startAndWait(arn, name, input, { onPoll: (s) => progress(`execution ${s}`) });
+          ? await startSyncExpress(arn, name, input, { connection })
+          : await startAndWait(arn, name, input, { connection, onPoll: (s) => progress(`execution ${s}`) });
       const run: FlowRun = { flow, status: execution.status, output: execution.output, executionName: name };
       if (execution.error !== undefined) run.error = execution.error;
       if (execution.cause !== undefined) run.cause = execution.cause;
@@ -118,9 +120,7 @@ function awsTarget(options: TargetOptions, flow: string | undefined): Target {
 }
 
 /** stream-append → CUTPOINT_STREAM_APPEND_ARN */
-export function arnVariable(flow: string): string {
-  return `CUTPOINT_${flow.toUpperCase().replace(/[^A-Z0-9]/g, '_')}_ARN`;
-}
+export { arnVariable } from '../../aws-settings.js';
 
 /** Event history of every local execution, as Step Functions would keep it (no inputs: they hold the session). */
 async function saveHistory(flow: string, result: { status: string; error?: string; transitions: number; events: FlowEvent[] }): Promise<string> {

@@ -1,0 +1,136 @@
+import { CutpointError } from '../domain/errors.js';
+import { UsageError } from './io.js';
+
+/**
+ * Pure rules of `--aws` (no I/O; the lookups are in aws-target.ts): which stacks, which
+ * region, and where each name the CLI needs comes from. Precedence, for every value:
+ * flag > environment variable > the deployed stacks' outputs.
+ */
+
+/** The stacks infra/app.ts deploys: the authority table and bucket, then the workflows. */
+export const DEFAULT_STACKS: readonly string[] = ['CutpointStateful', 'CutpointWorkflows'];
+
+/** The stateful stack's outputs (infra/stateful-stack.ts) the CLI reads. */
+export const TABLE_OUTPUT = 'TableName';
+export const BUCKET_OUTPUT = 'BucketName';
+
+/** deliver-window → DeliverWindowStateMachineArn (the workflows stack's CfnOutput per flow). */
+export function outputOfFlow(flow: string): string {
+  return `${flow.replace(/(^|-)([a-z0-9])/g, (_m, _dash: string, c: string) => c.toUpperCase())}StateMachineArn`;
+}
+
+/** stream-append → CUTPOINT_STREAM_APPEND_ARN */
+export function arnVariable(flow: string): string {
+  return `CUTPOINT_${flow.toUpperCase().replace(/[^A-Z0-9]/g, '_')}_ARN`;
+}
+
+const STACK_NAME = /^[A-Za-z][A-Za-z0-9-]{0,127}$/;
+
+/** `--stack A,B` (comma-separated, in lookup order); absent: DEFAULT_STACKS. A bad name is a usage error. */
+export function stacksOf(flag: string | undefined): string[] {
+  if (flag === undefined) return [...DEFAULT_STACKS];
+  const names = flag.split(',').map((s) => s.trim());
+  for (const name of names) {
+    if (!STACK_NAME.test(name)) throw new UsageError(`--stack takes CloudFormation stack names, comma-separated (letters, digits, hyphens; a letter first): ${JSON.stringify(name)}`);
+  }
+  if (new Set(names).size !== names.length) throw new UsageError('--stack names a stack twice');
+  return names;
+}
+
+/** The stack named does not exist in this account and region. */
+export class StackNotFoundError extends CutpointError {
+  constructor(stack: string, region: string) {
+    super('Aws.StackNotFound', 'aws.stack_not_found', `stack ${stack} does not exist in ${region} (deploy it with \`npx cdk deploy --all\`, or name yours with --stack, or pass --region/--profile)`);
+  }
+}
+
+/** The stacks exist but none has the output the command needs. */
+export class OutputMissingError extends CutpointError {
+  constructor(output: string, stacks: readonly string[], override: string) {
+    super('Aws.OutputMissing', 'aws.output_missing', `no stack output ${output} in ${stacks.join(', ')} (redeploy the stacks, or set ${override})`);
+  }
+}
+
+/** Outputs of several stacks merged; the same key with two values is ambiguous, not last-wins. */
+export function mergeOutputs(stacks: ReadonlyArray<{ name: string; outputs: Record<string, string> }>): Record<string, string> {
+  const merged: Record<string, string> = {};
+  const from: Record<string, string> = {};
+  for (const stack of stacks) {
+    for (const [key, value] of Object.entries(stack.outputs)) {
+      if (key in merged && merged[key] !== value) {
+        throw new CutpointError('Aws.OutputAmbiguous', 'aws.output_ambiguous', `stack output ${key} differs between ${from[key]} and ${stack.name}; name one stack with --stack`);
+      }
+      merged[key] = value;
+      from[key] ??= stack.name;
+    }
+  }
+  return merged;
+}
+
+/** A value by precedence: the flag, then the variable, then (undefined: not looked up yet) the output. */
+export function pick(flag: string | undefined, env: NodeJS.ProcessEnv, variable: string): string | undefined {
+  if (flag !== undefined) return flag;
+  const value = env[variable]?.trim();
+  return value ? value : undefined;
+}
+
+/** From the merged outputs: the value, or aws.output_missing naming the output and the variable that overrides it. */
+export function fromOutputs(outputs: Record<string, string>, output: string, stacks: readonly string[], override: string): string {
+  const value = outputs[output];
+  if (value === undefined || value === '') throw new OutputMissingError(output, stacks, override);
+  return value;
+}
+
+/** The profile a command uses: --profile, then AWS_PROFILE, then `default`. */
+export function profileOf(flag: string | undefined, env: NodeJS.ProcessEnv): { name: string; named: boolean } {
+  if (flag !== undefined) return { name: flag, named: true };
+  const fromEnv = env.AWS_PROFILE?.trim();
+  return fromEnv ? { name: fromEnv, named: true } : { name: 'default', named: false };
+}
+
+/**
+ * The profile's `region` from the shared config file (`[profile NAME]`, or `[default]`),
+ * else from the shared credentials file (`[NAME]`), as the SDK reads them.
+ */
+export function regionOfProfile(configText: string | undefined, credentialsText: string | undefined, profile: string): string | undefined {
+  const inConfig = configText === undefined ? undefined : iniSection(configText, profile === 'default' ? ['default', 'profile default'] : [`profile ${profile}`]);
+  const inCredentials = credentialsText === undefined ? undefined : iniSection(credentialsText, [profile]);
+  return inConfig?.region ?? inCredentials?.region;
+}
+
+/** The key = value pairs of the first of `names` present (later sections of one name extend it). */
+function iniSection(text: string, names: readonly string[]): Record<string, string> | undefined {
+  const sections = new Map<string, Record<string, string>>();
+  let current: Record<string, string> | undefined;
+  for (const raw of text.split(/\r?\n/)) {
+    const line = raw.trim();
+    if (line === '' || line.startsWith('#') || line.startsWith(';')) continue;
+    const header = /^\[\s*([^\]]+?)\s*\]$/.exec(line);
+    if (header) {
+      const name = (header[1] as string).replace(/\s+/g, ' ');
+      current = sections.get(name) ?? {};
+      sections.set(name, current);
+      continue;
+    }
+    const pair = /^([^=\s]+)\s*=\s*(.*)$/.exec(line);
+    // Indented lines continue a nested setting (s3 = …): never a top-level key.
+    if (pair && current && !/^\s/.test(raw)) current[(pair[1] as string).toLowerCase()] = (pair[2] as string).replace(/\s+[#;].*$/, '').trim();
+  }
+  for (const name of names) if (sections.has(name)) return sections.get(name);
+  return undefined;
+}
+
+/**
+ * The ONE region of a command: --region, then AWS_REGION, then AWS_DEFAULT_REGION, then
+ * the profile's region; none of them is `aws.region_missing` (never a silent default).
+ */
+export function regionOf(flag: string | undefined, env: NodeJS.ProcessEnv, profileRegion: () => string | undefined, profile: string): { region: string; from: string } {
+  if (flag !== undefined) return { region: flag, from: '--region' };
+  for (const variable of ['AWS_REGION', 'AWS_DEFAULT_REGION']) {
+    const value = env[variable]?.trim();
+    if (value) return { region: value, from: variable };
+  }
+  const fromProfile = profileRegion();
+  if (fromProfile) return { region: fromProfile, from: `profile ${profile}` };
+  throw new CutpointError('Aws.RegionMissing', 'aws.region_missing', `no region: pass --region, set AWS_REGION, or set region in profile ${profile} of the shared config file`);
+}

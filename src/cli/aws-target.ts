@@ -1,0 +1,149 @@
+import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { cloudFormationClient } from '../adapters/aws-clients.js';
+import { describeStack } from '../adapters/cloudformation/stack-outputs.js';
+import { assertRegion, awsConfig, type AwsConnection, type CutpointConfig } from '../config.js';
+import {
+  arnVariable,
+  BUCKET_OUTPUT,
+  fromOutputs,
+  mergeOutputs,
+  outputOfFlow,
+  pick,
+  profileOf,
+  regionOf,
+  regionOfProfile,
+  StackNotFoundError,
+  stacksOf,
+  TABLE_OUTPUT,
+} from './aws-settings.js';
+import { UsageError } from './io.js';
+
+/**
+ * The options of `--aws`, one table spread into every command that has it, so the help
+ * and the parser name them once:
+ * - `--profile NAME`: credentials (and, failing --region/AWS_REGION, the region) of that
+ *   shared-config profile;
+ * - `--region R`: the one region of every client of the command;
+ * - `--stack A[,B]`: the deployed stacks whose outputs name the table, the bucket and every
+ *   state machine (default CutpointStateful,CutpointWorkflows).
+ */
+export const AWS_OPTIONS = {
+  aws: { type: 'boolean' },
+  profile: { type: 'string' },
+  region: { type: 'string' },
+  stack: { type: 'string' },
+} as const;
+
+/** The options' help, once, for every command that spreads AWS_OPTIONS. */
+export const AWS_HELP = `--aws acts on the deployed system; with it:
+  --profile NAME  credentials of that shared-config profile (else AWS_PROFILE, else the default chain)
+  --region R      the one region of every client (else AWS_REGION, AWS_DEFAULT_REGION, the profile's region)
+  --stack A[,B]   stacks whose outputs name the table, bucket and state machines
+                  (default CutpointStateful,CutpointWorkflows); a flag or variable
+                  (--state-machine-arn, CUTPOINT_<FLOW>_ARN, CUTPOINT_TABLE_NAME,
+                  CUTPOINT_BUCKET_NAME) wins over an output`;
+
+export interface AwsFlags {
+  aws?: boolean;
+  profile?: string;
+  region?: string;
+  stack?: string;
+}
+
+/** --profile, --region and --stack mean nothing without --aws: a usage error, before anything runs. */
+export function refuseAwsFlagsWithoutAws(flags: AwsFlags): void {
+  if (flags.aws) return;
+  const given = (['profile', 'region', 'stack'] as const).filter((f) => flags[f] !== undefined);
+  if (given.length) throw new UsageError(`${given.map((f) => `--${f}`).join(' and ')} need${given.length === 1 ? 's' : ''} --aws`);
+}
+
+/**
+ * One command's view of the deployed system. The region is resolved ONCE (--region >
+ * AWS_REGION > AWS_DEFAULT_REGION > the profile's region) and every SDK client of the
+ * command is built with it. Names come by precedence flag > environment variable > stack
+ * outputs; the stacks are described (DescribeStacks, once per command) only when a name is
+ * not given otherwise.
+ */
+export class AwsSession {
+  private readonly stacks: string[];
+  private resolvedConnection: AwsConnection | undefined;
+  private outputs: Promise<Record<string, string>> | undefined;
+
+  constructor(
+    private readonly flags: AwsFlags,
+    private readonly env: NodeJS.ProcessEnv = process.env,
+  ) {
+    // Grammar first (exit 2): a bad --stack is refused before any lookup.
+    this.stacks = stacksOf(flags.stack);
+  }
+
+  /** The region and profile every client of this command uses. */
+  connection(): AwsConnection {
+    if (this.resolvedConnection) return this.resolvedConnection;
+    const profile = profileOf(this.flags.profile, this.env);
+    const { region } = regionOf(this.flags.region, this.env, () => this.profileRegion(profile.name), profile.name);
+    assertRegion(region);
+    this.resolvedConnection = profile.named ? { region, profile: profile.name } : { region };
+    return this.resolvedConnection;
+  }
+
+  /** The authority table and object bucket: CUTPOINT_TABLE_NAME / CUTPOINT_BUCKET_NAME, else the stateful stack's outputs. */
+  async config(): Promise<CutpointConfig> {
+    const connection = this.connection();
+    const table = pick(undefined, this.env, 'CUTPOINT_TABLE_NAME');
+    const bucket = pick(undefined, this.env, 'CUTPOINT_BUCKET_NAME');
+    const outputs = table !== undefined && bucket !== undefined ? {} : await this.stackOutputs();
+    return awsConfig(
+      {
+        tableName: table ?? fromOutputs(outputs, TABLE_OUTPUT, this.stacks, 'CUTPOINT_TABLE_NAME'),
+        bucketName: bucket ?? fromOutputs(outputs, BUCKET_OUTPUT, this.stacks, 'CUTPOINT_BUCKET_NAME'),
+        ...connection,
+      },
+      this.env,
+    );
+  }
+
+  /** A flow's state machine: --state-machine-arn, else CUTPOINT_<FLOW>_ARN, else the output <Flow>StateMachineArn. */
+  async stateMachineArn(flow: string, flag?: string): Promise<string> {
+    this.connection();
+    const given = pick(flag, this.env, arnVariable(flow));
+    if (given !== undefined) return given;
+    return fromOutputs(await this.stackOutputs(), outputOfFlow(flow), this.stacks, `--state-machine-arn or ${arnVariable(flow)}`);
+  }
+
+  private stackOutputs(): Promise<Record<string, string>> {
+    this.outputs ??= (async () => {
+      const connection = this.connection();
+      const client = cloudFormationClient(connection);
+      try {
+        const described = await Promise.all(this.stacks.map((name) => describeStack(client, name)));
+        return mergeOutputs(
+          described.map((stack, i) => {
+            if (!stack) throw new StackNotFoundError(this.stacks[i] as string, connection.region);
+            return stack;
+          }),
+        );
+      } finally {
+        client.destroy();
+      }
+    })();
+    return this.outputs;
+  }
+
+  private profileRegion(profile: string): string | undefined {
+    const home = homedir();
+    const configFile = this.env.AWS_CONFIG_FILE?.trim() || join(home, '.aws', 'config');
+    const credentialsFile = this.env.AWS_SHARED_CREDENTIALS_FILE?.trim() || join(home, '.aws', 'credentials');
+    return regionOfProfile(readIfPresent(configFile), readIfPresent(credentialsFile), profile);
+  }
+}
+
+function readIfPresent(file: string): string | undefined {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
