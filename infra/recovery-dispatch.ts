@@ -28,7 +28,8 @@ export interface RecoveryDispatchProps {
  * EventBridge → the recovery dispatcher (functions/recovery/dispatch.ts): one rule per
  * STANDARD flow routes every terminal status of its executions to one Lambda, with the
  * flow's constant facts as the target input (its designed stops, read from its ASL, and
- * the registry's recovery with the recovering state machine's ARN) and the event's detail.
+ * the registry's recovery with the recovering state machine's ARN) and the event's detail
+ * (the fields the dispatcher reads).
  * The dispatcher counts every outcome and starts a recovery, under a name derived from the
  * failed execution, only where the registry says. EventBridge retries a failed delivery
  * (maxEventAge), Lambda retries a failed run twice; what still fails lands in one
@@ -68,7 +69,7 @@ export class RecoveryDispatch extends Construct {
         eventPattern: { source: ['aws.states'], detailType: ['Step Functions Execution Status Change'], detail: { status: [...TERMINAL_STATUSES], stateMachineArn: [stateMachine.stateMachineArn] } },
         targets: [
           new LambdaFunction(this.fn, {
-            event: RuleTargetInput.fromObject({ ...target, detail: EventField.fromPath('$.detail') }),
+            event: RuleTargetInput.fromObject({ ...target, detail: DETAIL }),
             deadLetterQueue: this.deadLetters.queue,
             retryAttempts: 24,
             maxEventAge: Duration.hours(6),
@@ -136,6 +137,13 @@ export class RecoveryDispatch extends Construct {
     }
   }
 }
+
+/**
+ * The fields of the event's detail the dispatcher reads, and only those: an execution's
+ * output and cause (up to 256 KiB and 32 KiB) never ride along into the Lambda's
+ * asynchronous payload.
+ */
+const DETAIL = Object.fromEntries(['executionArn', 'name', 'status', 'input', 'inputDetails', 'error'].map((field) => [field, EventField.fromPath(`$.detail.${field}`)]));
 
 /** `commit-generation` -> `CommitGeneration`. */
 function pascal(name: string): string {

@@ -3,7 +3,7 @@ import { CutpointError } from '../domain/errors.js';
 import type { FlowExecutions, StartOutcome } from '../ports/executions.js';
 
 /**
- * Seconds an execution's startDate may lie before our StartExecution was sent and still
+ * How long (ms) an execution's startDate may lie before our StartExecution was sent and still
  * be ours (clock skew between Lambda and Step Functions). An older one is a running
  * execution a previous event started.
  */

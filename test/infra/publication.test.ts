@@ -93,7 +93,7 @@ describe('publish-clickhouse and the quality steps, deployed (F4)', () => {
     const rule = built.workflows.recovery.rules.get('publish-clickhouse')!;
     const target = workflows.toJSON().Resources[logicalId(rule)].Properties.Targets[0];
     const parts = target.InputTransformer.InputTemplate['Fn::Join'][1] as unknown[];
-    const input = JSON.parse(parts.map((p) => (typeof p === 'string' ? p : `Ref:${(p as { Ref: string }).Ref}`)).join('').replace('<detail>', 'null'));
+    const input = JSON.parse(parts.map((p) => (typeof p === 'string' ? p : `Ref:${(p as { Ref: string }).Ref}`)).join('').replace(/<detail-[A-Za-z]+>/g, 'null'));
     const reconcile = `Ref:${logicalId(built.workflows.stateMachines.get('delivery-reconcile')!)}`;
     expect(input.recovery).toEqual({ by: 'delivery-reconcile', stateMachineArn: reconcile, on: ['FAILED', 'TIMED_OUT', 'ABORTED'] });
   });

@@ -41,12 +41,12 @@ const dispatcherArn = () => ({ 'Fn::GetAtt': [logicalId(built.workflows.recovery
 type RuleProps = { EventPattern?: { detail?: { stateMachineArn?: unknown[]; status?: string[] } }; Targets: Array<Record<string, unknown> & { InputTransformer?: { InputPathsMap: unknown; InputTemplate: unknown } }> };
 const rules = (t: Template) => Object.values(t.findResources('AWS::Events::Rule')).map((r) => r.Properties as RuleProps);
 
-/** The target's input template as JSON, `Ref(<logical id>)` for each CloudFormation reference and null for `<detail>`. */
+/** The target's input template as JSON, `Ref(<logical id>)` for each CloudFormation reference and null for each `<detail-…>` field. */
 function inputOf(target: RuleProps['Targets'][number]): Record<string, unknown> {
   const raw = target.InputTransformer!.InputTemplate;
   const parts = typeof raw === 'string' ? [raw] : ((raw as { 'Fn::Join': [string, unknown[]] })['Fn::Join'][1]);
   const text = parts.map((p) => (typeof p === 'string' ? p : `Ref(${(p as { Ref: string }).Ref})`)).join('');
-  return JSON.parse(text.replace('<detail>', 'null')) as Record<string, unknown>;
+  return JSON.parse(text.replace(/<detail-[A-Za-z]+>/g, 'null')) as Record<string, unknown>;
 }
 
 describe('recovery dispatcher', () => {
@@ -75,11 +75,13 @@ describe('recovery dispatcher', () => {
     for (const flow of FLOWS.filter((f) => f.type === 'STANDARD')) {
       const rule = built.workflows.recovery.rules.get(flow.name)!;
       const target = (template.toJSON().Resources[logicalId(rule)].Properties as RuleProps).Targets[0]!;
-      expect(target.InputTransformer!.InputPathsMap).toEqual({ detail: '$.detail' });
+      // Only what the dispatcher reads: never the execution's output or cause (the async payload stays small).
+      const fields = ['executionArn', 'name', 'status', 'input', 'inputDetails', 'error'];
+      expect(target.InputTransformer!.InputPathsMap).toEqual(Object.fromEntries(fields.map((f) => [`detail-${f}`, `$.detail.${f}`])));
       const input = inputOf(target);
       expect(input.flow).toBe(flow.name);
       expect(input.designedStops).toEqual(designedStopErrors(loadAsl(flow.name)));
-      expect(input.detail).toBeNull();
+      expect(input.detail).toEqual(Object.fromEntries(fields.map((f) => [f, null])));
       if (!flow.recovery) {
         expect(input).not.toHaveProperty('recovery');
         continue;

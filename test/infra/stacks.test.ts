@@ -326,7 +326,7 @@ function recoveryInputOf(flow: string): { recovery?: { by: string; on: string[] 
   if (!rule) return undefined;
   const template = (workflows.toJSON().Resources[logicalId(rule)].Properties.Targets[0].InputTransformer.InputTemplate as { 'Fn::Join'?: [string, unknown[]] } | string);
   const text = (typeof template === 'string' ? [template] : template['Fn::Join']![1]).map((p) => (typeof p === 'string' ? p : 'ref')).join('');
-  const input = JSON.parse(text.replace('<detail>', 'null')) as { recovery?: { by: string; on: string[]; stateMachineArn?: string } };
+  const input = JSON.parse(text.replace(/<detail-[A-Za-z]+>/g, 'null')) as { recovery?: { by: string; on: string[]; stateMachineArn?: string } };
   if (input.recovery) delete input.recovery.stateMachineArn;
   return input;
 }
