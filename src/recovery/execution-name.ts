@@ -22,7 +22,3 @@ export function recoveryExecutionName(flow: string, failedName: string): string 
   return `${full.slice(0, MAX_EXECUTION_NAME - HASH_CHARS - 1)}-${hash}`;
 }
 
-/** `arn:aws:states:r:a:execution:machine:name` → `name` (an execution ARN's last segment). */
-export function executionNameOf(executionArn: string): string {
-  return executionArn.slice(executionArn.lastIndexOf(':') + 1);
-}
