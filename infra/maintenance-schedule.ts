@@ -1,10 +1,11 @@
-import { Duration } from 'aws-cdk-lib';
+import { Duration, Validations } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { Rule, RuleTargetInput, Schedule } from 'aws-cdk-lib/aws-events';
 import { SfnStateMachine } from 'aws-cdk-lib/aws-events-targets';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { validateLane, type LaneRef } from '../src/domain/stream.js';
+import { TargetDeadLetterQueue } from './recovery-dispatch-queue.js';
 
 /** Which lanes the schedule maintains and how often (CDK context cutpoint:maintenanceLanes / cutpoint:maintenanceRateMinutes). */
 export interface MaintenanceConfig {
@@ -49,17 +50,26 @@ export interface MaintenanceScheduleProps extends MaintenanceConfig {
  * Starts stream-maintain at a fixed rate with the configured lanes as its constant input
  * (per lane: stream-materialize, then stream-compact, then stream-gc). Executions get
  * names chosen by Step Functions; two overlapping runs are safe (every child is idempotent
- * by exact identity), only wasteful: choose a rate longer than a run.
+ * by exact identity), only wasteful: choose a rate longer than a run. A start EventBridge
+ * could not make within its retries lands in a dead-letter queue with a depth alarm.
  */
 export class MaintenanceSchedule extends Construct {
   readonly rule: Rule;
+  readonly deadLetters: TargetDeadLetterQueue;
 
   constructor(scope: Construct, id: string, { stateMachine, lanes, rate }: MaintenanceScheduleProps) {
     super(scope, id);
+    this.deadLetters = new TargetDeadLetterQueue(this, 'DeadLetters', { purpose: 'scheduled stream-maintain starts EventBridge could not make' });
+    Validations.of(this.deadLetters.queue).acknowledge({
+      id: 'AwsSolutions-SQS3',
+      reason: 'This queue IS a dead-letter queue (of the schedule\'s EventBridge target); cdk-nag recognizes a queue named in a redrive policy or a Lambda DeadLetterConfig, not in an EventBridge target\'s.',
+    });
     this.rule = new Rule(this, 'Rule', {
       description: `Maintain ${lanes.length} stream lane(s) every ${rate.toMinutes()} minute(s): stream-materialize, stream-compact, stream-gc`,
       schedule: Schedule.rate(rate),
-      targets: [new SfnStateMachine(stateMachine, { input: RuleTargetInput.fromObject({ lanes }), retryAttempts: 8, maxEventAge: Duration.hours(1) })],
+      targets: [
+        new SfnStateMachine(stateMachine, { input: RuleTargetInput.fromObject({ lanes }), retryAttempts: 8, maxEventAge: Duration.hours(1), deadLetterQueue: this.deadLetters.queue }),
+      ],
     });
     // A schedule that could not start its flow is otherwise silent.
     new Alarm(this, 'FailedInvocations', {

@@ -9,7 +9,7 @@ import { Flow } from './flow.js';
 import { executionHistoryKey } from './history-key.js';
 import { MaintenanceSchedule, type MaintenanceConfig } from './maintenance-schedule.js';
 import { interfaceServicesFor, PrivateNetwork } from './network.js';
-import { RecoveryRule } from './recovery-rule.js';
+import { RecoveryDispatch } from './recovery-dispatch.js';
 import type { StatefulRefs } from './stateful-stack.js';
 import { StepFunction } from './step-function.js';
 
@@ -32,7 +32,7 @@ export interface WorkflowsStackProps extends StackProps {
 
 /**
  * Everything replaceable: one function per registry step, one state machine per registry
- * flow, and the EventBridge rules that recover failed STANDARD executions. Adding a step
+ * flow, and the recovery dispatcher every STANDARD execution's end is routed to. Adding a step
  * or a flow to functions/registry.ts is all it takes to deploy it.
  */
 export class CutpointWorkflowsStack extends Stack {
@@ -42,6 +42,8 @@ export class CutpointWorkflowsStack extends Stack {
   readonly stateMachines = new Map<string, StateMachine>();
   /** The stream maintenance schedule, when lanes are configured. */
   readonly maintenance?: MaintenanceSchedule;
+  /** EventBridge → the recovery dispatcher: outcomes of every STANDARD flow, recoveries where the registry declares them. */
+  readonly recovery: RecoveryDispatch;
 
   constructor(scope: Construct, id: string, props: WorkflowsStackProps) {
     super(scope, id, props);
@@ -75,20 +77,7 @@ export class CutpointWorkflowsStack extends Stack {
     }
 
     // After every state machine exists: a recovery flow may be declared after the flow it recovers.
-    for (const flow of FLOWS) {
-      if (!flow.recovery) continue;
-      // EXPRESS executions emit no status-change events; recovery is for STANDARD only.
-      if (flow.type !== 'STANDARD') throw new Error(`${flow.name}: only a STANDARD flow can declare recovery`);
-      const recoveredBy = this.stateMachines.get(flow.recovery.by);
-      if (!recoveredBy) throw new Error(`${flow.name}: recovery flow ${flow.recovery.by} is not in the registry`);
-      new RecoveryRule(this, `${pascal(flow.name)}Recovery`, {
-        flowName: flow.name,
-        stateMachine: this.stateMachines.get(flow.name)!,
-        recoveredBy,
-        recoveryFlowName: flow.recovery.by,
-        on: flow.recovery.on,
-      });
-    }
+    this.recovery = new RecoveryDispatch(this, 'RecoveryDispatch', { flows: FLOWS, stateMachines: this.stateMachines, logRetention });
   }
 }
 

@@ -89,13 +89,13 @@ describe('publish-clickhouse and the quality steps, deployed (F4)', () => {
     }
   });
 
-  it('an EventBridge rule starts delivery-reconcile when publish-clickhouse ends FAILED, TIMED_OUT or ABORTED', () => {
-    const rules = Object.values(
-      workflows.findResources('AWS::Events::Rule', { Properties: { EventPattern: { detail: { stateMachineArn: [{ Ref: logicalId(built.workflows.stateMachines.get('publish-clickhouse')!) }] } } } }),
-    );
-    expect(rules.map((r) => ({ status: r.Properties.EventPattern.detail.status, target: r.Properties.Targets[0].Arn }))).toEqual([
-      { status: ['FAILED', 'TIMED_OUT', 'ABORTED'], target: { Ref: logicalId(built.workflows.stateMachines.get('delivery-reconcile')!) } },
-    ]);
+  it('the recovery dispatcher starts delivery-reconcile when publish-clickhouse ends FAILED, TIMED_OUT or ABORTED', () => {
+    const rule = built.workflows.recovery.rules.get('publish-clickhouse')!;
+    const target = workflows.toJSON().Resources[logicalId(rule)].Properties.Targets[0];
+    const parts = target.InputTransformer.InputTemplate['Fn::Join'][1] as unknown[];
+    const input = JSON.parse(parts.map((p) => (typeof p === 'string' ? p : `Ref:${(p as { Ref: string }).Ref}`)).join('').replace(/<detail-[A-Za-z]+>/g, 'null'));
+    const reconcile = `Ref:${logicalId(built.workflows.stateMachines.get('delivery-reconcile')!)}`;
+    expect(input.recovery).toEqual({ by: 'delivery-reconcile', stateMachineArn: reconcile, on: ['FAILED', 'TIMED_OUT', 'ABORTED'] });
   });
 
   it('the incident: publish-clickhouse may invoke the NotifyIncident function, which may publish to the incident topic (and use its key) only', () => {

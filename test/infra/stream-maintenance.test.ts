@@ -91,6 +91,12 @@ describe('stream maintenance on AWS', () => {
     expect(rule.Targets[0].Arn).toEqual(machineRef('stream-maintain'));
     expect(JSON.parse(rule.Targets[0].Input as string)).toEqual({ lanes: [{ stream: 'logs', partition: 0 }, { stream: 'logs', partition: 1 }, { stream: 'orders.eu', partition: 3 }] });
     workflows.hasResourceProperties('AWS::CloudWatch::Alarm', { Namespace: 'AWS/Events', MetricName: 'FailedInvocations', Dimensions: [{ Name: 'RuleName', Value: { Ref: logicalId(configured.workflows.maintenance!.rule) } }] });
+    // A start EventBridge could not make lands in the schedule's own dead-letter queue (encrypted, TLS only), which alarms on its first message.
+    const queue = logicalId(configured.workflows.maintenance!.deadLetters.queue);
+    expect(rule.Targets[0].DeadLetterConfig).toEqual({ Arn: { 'Fn::GetAtt': [queue, 'Arn'] } });
+    expect(rule.Targets[0].RetryPolicy).toEqual({ MaximumRetryAttempts: 8, MaximumEventAgeInSeconds: 3600 });
+    expect(workflows.toJSON().Resources[queue].Properties).toMatchObject({ SqsManagedSseEnabled: true });
+    workflows.hasResourceProperties('AWS::CloudWatch::Alarm', { Namespace: 'AWS/SQS', MetricName: 'ApproximateNumberOfMessagesVisible', Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [queue, 'QueueName'] } }], Threshold: 1 });
     expect(scheduleRules(plain)).toEqual([]);
   });
 

@@ -5,6 +5,7 @@ import { FLOWS, STEPS, stepByPlaceholder } from '../../functions/registry.js';
 import { allStates, childFlowPlaceholderOf, duplicateStateNames, flowPlaceholder, loadAsl, nestedMachines, REPO_ROOT, taskStates, type AslDefinition } from '../../src/local/asl.js';
 import { checkMap } from '../../src/local/distributed-map-spec.js';
 import { fixtureFlow } from '../fixtures/distributed-map-steps.js';
+import { flowWorstSeconds } from '../support/asl-budget.js';
 
 const files = readdirSync(`${REPO_ROOT}statemachines`).filter((f) => f.endsWith('.asl.json'));
 
@@ -80,6 +81,63 @@ describe('timeouts', () => {
       const retried = (s.Retry ?? []).flatMap((r) => r.ErrorEquals);
       expect(retried, state).toEqual(expect.arrayContaining(['Sandbox.Timedout', 'States.Timeout']));
     }
+  });
+});
+
+/**
+ * AWS's retry guidance for Lambda Tasks ("Handle transient Lambda service exceptions"):
+ * the Invoke API's service errors and client timeouts, jittered and capped; throttles get
+ * their own counter and a longer budget (up to 242 s of backoff, not ~15 s). Every Lambda
+ * Task of a STANDARD flow carries exactly these two retriers, and no other retrier names
+ * their errors. The EXPRESS flow (stream-append) names them in each Task's one retrier, so
+ * its worst path stays under the 5-minute cap (test/unit/stream-append-flow.test.ts).
+ */
+const LAMBDA_SERVICE_RETRIER = {
+  ErrorEquals: ['Lambda.ServiceException', 'Lambda.AWSLambdaException', 'Lambda.SdkClientException', 'Lambda.ClientExecutionTimeoutException'],
+  IntervalSeconds: 1,
+  MaxAttempts: 3,
+  BackoffRate: 2,
+  MaxDelaySeconds: 8,
+  JitterStrategy: 'FULL',
+};
+const LAMBDA_THROTTLE_RETRIER = { ErrorEquals: ['Lambda.TooManyRequestsException'], IntervalSeconds: 2, MaxAttempts: 8, BackoffRate: 2, MaxDelaySeconds: 60, JitterStrategy: 'FULL' };
+const LAMBDA_ERRORS = [...LAMBDA_SERVICE_RETRIER.ErrorEquals, ...LAMBDA_THROTTLE_RETRIER.ErrorEquals];
+
+describe('Lambda retries (AWS guidance)', () => {
+  it.each(FLOWS.map((f) => [f.name, f.type]))('%s: every Lambda Task retries Lambda service errors and throttles with jittered, capped backoff', (flow, type) => {
+    const lambdaTasks = taskStates(loadAsl(flow)).filter((t) => t.placeholder !== undefined);
+    for (const { state, definition: s } of lambdaTasks) {
+      const retriers = s.Retry ?? [];
+      if (type === 'EXPRESS') {
+        expect(retriers, state).toHaveLength(1);
+        expect(retriers[0]!.ErrorEquals, state).toEqual(expect.arrayContaining(LAMBDA_ERRORS));
+        expect(retriers[0], state).toMatchObject({ JitterStrategy: 'FULL', BackoffRate: 2, MaxDelaySeconds: expect.any(Number) });
+        continue;
+      }
+      expect(retriers, state).toContainEqual(LAMBDA_SERVICE_RETRIER);
+      expect(retriers, state).toContainEqual(LAMBDA_THROTTLE_RETRIER);
+      const others = retriers.filter((r) => r.ErrorEquals !== undefined && !LAMBDA_ERRORS.includes(r.ErrorEquals[0]!));
+      expect(others.flatMap((r) => r.ErrorEquals).filter((e) => LAMBDA_ERRORS.includes(e)), `${state} names a Lambda service error in another retrier`).toEqual([]);
+      expect(retriers.length, state).toBe(others.length + 2);
+    }
+  });
+
+  it('throttles get a longer budget than the ~15 s of the default backoff', () => {
+    let backoff = 0;
+    for (let i = 0; i < LAMBDA_THROTTLE_RETRIER.MaxAttempts; i++) backoff += Math.min(LAMBDA_THROTTLE_RETRIER.IntervalSeconds * 2 ** i, LAMBDA_THROTTLE_RETRIER.MaxDelaySeconds);
+    expect(backoff).toBeGreaterThan(120);
+  });
+});
+
+describe('execution timeouts', () => {
+  it.each(FLOWS.map((f) => [f.name, f.type]))('%s: has an execution TimeoutSeconds above the worst case of its Tasks, derived in its Comment', (flow, type) => {
+    const definition = loadAsl(flow);
+    const timeout = definition.TimeoutSeconds as number | undefined;
+    expect(timeout, `${flow} has no execution TimeoutSeconds (TIMED_OUT never fires)`).toBeGreaterThan(0);
+    expect(timeout!).toBeGreaterThan(flowWorstSeconds(definition));
+    // STANDARD: at most a year; EXPRESS: the 5-minute cap.
+    expect(timeout!).toBeLessThanOrEqual(type === 'EXPRESS' ? 300 : 365 * 24 * 3600);
+    expect(definition.Comment).toContain('TimeoutSeconds');
   });
 });
 

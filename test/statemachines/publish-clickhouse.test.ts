@@ -65,7 +65,8 @@ describe('publish-clickhouse', () => {
     const notify = states.NotifyIncident!;
     expect(notify).toMatchObject({ Type: 'Task', Resource: '${DeliveryNotifyIncidentFunctionArn}', Next: 'AfterIncident', ResultPath: '$.notice' });
     expect(notify.Parameters).toEqual({ 'invocationId.$': '$.delivery.invocationId', flow: 'publish-clickhouse', 'execution.$': '$$.Execution.Id' });
-    expect(notify.Retry).toHaveLength(1);
+    // Its own retrier, plus the Lambda service and throttle retriers every Lambda Task carries (asl.test.ts).
+    expect(notify.Retry).toHaveLength(3);
     expect(notify.Catch?.map((c) => c.Next)).toEqual(['AfterIncident']);
     expect(taskStates(flow).filter((t) => t.placeholder === 'DeliveryNotifyIncidentFunctionArn')).toHaveLength(1);
   });

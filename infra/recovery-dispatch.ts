@@ -1,0 +1,151 @@
+import { ArnFormat, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { EventField, Rule, RuleTargetInput } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
+import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
+import { Construct } from 'constructs';
+import type { FlowEntry } from '../functions/registry.js';
+import { loadAsl } from '../src/local/asl.js';
+import { designedStopErrors, TERMINAL_STATUSES } from '../src/recovery/designed-stops.js';
+import type { DispatchTarget } from '../src/recovery/dispatch-request.js';
+import { LAMBDA_BUNDLING } from './bundling.js';
+import { acknowledgeWildcardResource } from './nag.js';
+import { REPO_ROOT, repoPath } from './repo.js';
+import { TargetDeadLetterQueue } from './recovery-dispatch-queue.js';
+
+export interface RecoveryDispatchProps {
+  /** Every registry flow; EXPRESS ones emit no status-change events and get no rule. */
+  flows: readonly FlowEntry[];
+  /** State machines by flow name. */
+  stateMachines: ReadonlyMap<string, StateMachine>;
+  logRetention: RetentionDays;
+}
+
+/**
+ * EventBridge → the recovery dispatcher (functions/recovery/dispatch.ts): one rule per
+ * STANDARD flow routes every terminal status of its executions to one Lambda, with the
+ * flow's constant facts as the target input (its designed stops, read from its ASL, and
+ * the registry's recovery with the recovering state machine's ARN) and the event's detail
+ * (the fields the dispatcher reads).
+ * The dispatcher counts every outcome and starts a recovery, under a name derived from the
+ * failed execution, only where the registry says. EventBridge retries a failed delivery
+ * (maxEventAge), Lambda retries a failed run twice; what still fails lands in one
+ * dead-letter queue with a depth alarm.
+ */
+export class RecoveryDispatch extends Construct {
+  readonly fn: NodejsFunction;
+  readonly deadLetters: TargetDeadLetterQueue;
+  /** The rule of each STANDARD flow, by flow name. */
+  readonly rules = new Map<string, Rule>();
+
+  constructor(scope: Construct, id: string, { flows, stateMachines, logRetention }: RecoveryDispatchProps) {
+    super(scope, id);
+    const machine = (name: string): StateMachine => {
+      const found = stateMachines.get(name);
+      if (!found) throw new Error(`recovery dispatch: flow ${name} is not in the registry`);
+      return found;
+    };
+    for (const flow of flows) {
+      if (flow.recovery && flow.type !== 'STANDARD') throw new Error(`${flow.name}: only a STANDARD flow can declare recovery`);
+      if (flow.recovery) machine(flow.recovery.by);
+    }
+
+    this.deadLetters = new TargetDeadLetterQueue(this, 'DeadLetters', { purpose: 'execution status changes the recovery dispatcher could not take or act on' });
+    this.fn = this.dispatcher(logRetention);
+    this.grant(flows, machine);
+
+    for (const flow of flows.filter((f) => f.type === 'STANDARD')) {
+      const stateMachine = machine(flow.name);
+      const target: DispatchTarget = {
+        flow: flow.name,
+        designedStops: designedStopErrors(loadAsl(flow.name)),
+        ...(flow.recovery ? { recovery: { by: flow.recovery.by, stateMachineArn: machine(flow.recovery.by).stateMachineArn, on: [...flow.recovery.on] } } : {}),
+      };
+      const rule = new Rule(this, `${pascal(flow.name)}Rule`, {
+        description: `${flow.name}: every ended execution to the recovery dispatcher${flow.recovery ? ` (starts ${flow.recovery.by} on ${flow.recovery.on.join(', ')})` : ' (counted only)'}`,
+        eventPattern: { source: ['aws.states'], detailType: ['Step Functions Execution Status Change'], detail: { status: [...TERMINAL_STATUSES], stateMachineArn: [stateMachine.stateMachineArn] } },
+        targets: [
+          new LambdaFunction(this.fn, {
+            event: RuleTargetInput.fromObject({ ...target, detail: DETAIL }),
+            deadLetterQueue: this.deadLetters.queue,
+            retryAttempts: 24,
+            maxEventAge: Duration.hours(6),
+          }),
+        ],
+      });
+      this.rules.set(flow.name, rule);
+    }
+  }
+
+  private dispatcher(logRetention: RetentionDays): NodejsFunction {
+    const logGroup = new LogGroup(this, 'Logs', { retention: logRetention, removalPolicy: RemovalPolicy.RETAIN });
+    const role = new Role(this, 'Role', {
+      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+      description: 'cutpoint recovery dispatcher: start the recovering flows, describe the recovered executions, its own log group',
+    });
+    logGroup.grantWrite(role);
+    const fn = new NodejsFunction(this, 'Function', {
+      description: 'cutpoint functions/recovery/dispatch.ts',
+      entry: repoPath('functions/recovery/dispatch.ts'),
+      handler: 'handler',
+      projectRoot: REPO_ROOT,
+      depsLockFilePath: repoPath('package-lock.json'),
+      runtime: Runtime.NODEJS_24_X,
+      architecture: Architecture.ARM_64,
+      memorySize: 256,
+      timeout: Duration.seconds(30),
+      role,
+      logGroup,
+      tracing: Tracing.ACTIVE,
+      // Asynchronous invocation (EventBridge): two more tries, then the same dead-letter queue.
+      retryAttempts: 2,
+      maxEventAge: Duration.hours(6),
+      deadLetterQueue: this.deadLetters.queue,
+      environment: { NODE_OPTIONS: '--enable-source-maps' },
+      bundling: {
+        forceDockerBundling: false,
+        target: LAMBDA_BUNDLING.target,
+        format: OutputFormat.ESM,
+        mainFields: [...LAMBDA_BUNDLING.mainFields],
+        banner: LAMBDA_BUNDLING.banner,
+        minify: LAMBDA_BUNDLING.minify,
+        sourceMap: LAMBDA_BUNDLING.sourceMap,
+        bundleAwsSDK: true,
+        externalModules: [...LAMBDA_BUNDLING.externalModules],
+      },
+    });
+    acknowledgeWildcardResource(role, '*', 'X-Ray PutTraceSegments and PutTelemetryRecords do not support resource-level permissions; "*" is the only resource they accept (added by tracing: ACTIVE).');
+    return fn;
+  }
+
+  /** StartExecution on exactly the recovering state machines; DescribeExecution on executions of exactly the recovered ones. */
+  private grant(flows: readonly FlowEntry[], machine: (name: string) => StateMachine): void {
+    const recovered = flows.filter((f) => f.recovery);
+    if (recovered.length === 0) return;
+    const recovering = [...new Set(recovered.map((f) => f.recovery!.by))].map(machine);
+    this.fn.addToRolePolicy(new PolicyStatement({ sid: 'StartRecoveries', actions: ['states:StartExecution'], resources: recovering.map((m) => m.stateMachineArn) }));
+    const stack = Stack.of(this);
+    const executions = recovered.map((f) =>
+      stack.formatArn({ service: 'states', resource: 'execution', resourceName: `${machine(f.name).stateMachineName}:*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME }),
+    );
+    this.fn.addToRolePolicy(new PolicyStatement({ sid: 'DescribeRecoveredExecutions', actions: ['states:DescribeExecution'], resources: executions }));
+    for (const arn of executions) {
+      acknowledgeWildcardResource(this.fn.role!, arn, 'A failed execution\'s name is chosen at run time; DescribeExecution (the full input of an event that carried it cut short) is limited to executions of one state machine whose failures this dispatcher recovers.');
+    }
+  }
+}
+
+/**
+ * The fields of the event's detail the dispatcher reads, and only those: an execution's
+ * output and cause (up to 256 KiB and 32 KiB) never ride along into the Lambda's
+ * asynchronous payload.
+ */
+const DETAIL = Object.fromEntries(['executionArn', 'name', 'status', 'input', 'inputDetails', 'error'].map((field) => [field, EventField.fromPath(`$.detail.${field}`)]));
+
+/** `commit-generation` -> `CommitGeneration`. */
+function pascal(name: string): string {
+  return name.replace(/(^|-)([a-z0-9])/g, (_m, _dash: string, c: string) => c.toUpperCase());
+}

@@ -1,0 +1,66 @@
+import type { FlowExecutions, MetricCounter, StartOutcome } from '../ports/executions.js';
+import { DIMENSIONS, METRICS, type ExecutionOutcome } from '../telemetry/metric-names.js';
+import { executionOutcome } from './designed-stops.js';
+import { inputTruncated, parseDispatchRequest, type DispatchRequest } from './dispatch-request.js';
+import { recoveryExecutionName } from './execution-name.js';
+
+export interface DispatchDeps {
+  executions: FlowExecutions;
+  metrics: MetricCounter;
+}
+
+/** What the dispatcher did with one status-change event (its Lambda result; logs, not a contract). */
+export interface DispatchResult {
+  flow: string;
+  executionArn: string;
+  outcome: ExecutionOutcome;
+  recovery:
+    | { action: 'none'; reason: 'not-declared' | 'status-not-recovered' | 'recovery-of-recovery' }
+    | { action: StartOutcome; flow: string; name: string };
+}
+
+/**
+ * The recovery dispatcher (EventBridge → Lambda, every terminal status of every STANDARD
+ * flow). It counts how the execution ended (ExecutionOutcome {Flow, Outcome}) and, where
+ * the registry declares a recovery for that status, starts the recovering flow under a
+ * name derived from the failed execution, with input `{recoveryOf, originalInput}`
+ * (recoveryOf first, as the recovering ASL expects). A second event for the same failure
+ * starts nothing: the name exists (`already-started`), and only a start that created the
+ * execution is counted (RecoveryStarted {Flow}, the recovered flow). A recovery's own
+ * failure never starts a recovery of a recovery (the recovering ASL's IsNestedRecovery is
+ * the second guard). An event whose input was cut short is completed with DescribeExecution.
+ * Metrics are counted only once the start is settled: an attempt that throws (and is
+ * retried by Lambda, then dead-lettered) counts nothing.
+ */
+export async function dispatchRecovery(input: unknown, deps: DispatchDeps): Promise<DispatchResult> {
+  const request = parseDispatchRequest(input);
+  const { flow, detail } = request;
+  const outcome = executionOutcome(detail.status, detail.error ?? undefined, request.designedStops);
+  const recovery = await recover(request, deps);
+  deps.metrics.count(METRICS.executionOutcome, { [DIMENSIONS.flow]: flow, [DIMENSIONS.outcome]: outcome });
+  if (recovery.action === 'started') deps.metrics.count(METRICS.recoveryStarted, { [DIMENSIONS.flow]: flow });
+  return { flow, executionArn: detail.executionArn, outcome, recovery };
+}
+
+async function recover(request: DispatchRequest, { executions }: DispatchDeps): Promise<DispatchResult['recovery']> {
+  const { recovery, detail, flow } = request;
+  if (!recovery) return { action: 'none', reason: 'not-declared' };
+  if (detail.status === 'SUCCEEDED' || !recovery.on.includes(detail.status)) return { action: 'none', reason: 'status-not-recovered' };
+  const originalInput = inputTruncated(detail) ? await executions.inputOf(detail.executionArn) : detail.input!;
+  if (isRecoveryInput(originalInput)) return { action: 'none', reason: 'recovery-of-recovery' };
+  const name = recoveryExecutionName(flow, detail.name);
+  // Key order matters: recoveryOf first (the recovering ASL and isRecoveryInput read it so).
+  const body = JSON.stringify({ recoveryOf: detail.executionArn, originalInput });
+  const action = await executions.start({ stateMachineArn: recovery.stateMachineArn, name, input: body });
+  return { action, flow: recovery.by, name };
+}
+
+/** An input the dispatcher built: a JSON object with `recoveryOf` (text that is not JSON is an original input). */
+export function isRecoveryInput(text: string): boolean {
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null && !Array.isArray(value) && Object.hasOwn(value, 'recoveryOf');
+  } catch {
+    return text.trimStart().startsWith('{"recoveryOf"');
+  }
+}
