@@ -9,6 +9,7 @@ import { Construct } from 'constructs';
 import type { FlowEntry } from '../functions/registry.js';
 import { flowPlaceholder } from '../src/local/asl.js';
 import { loadFlowDefinition } from './asl.js';
+import { grantHistoryKey } from './history-key.js';
 import { acknowledgeWildcardResource } from './nag.js';
 
 export interface FlowProps {
@@ -90,7 +91,7 @@ export class Flow extends Construct {
       this.stateMachine.addToRolePolicy(new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: invoked.map(({ fn }) => fn.functionArn) }));
     }
     if (definition.distributedMap) this.grantDistributedMap(stateMachineName, bucketArn);
-    if (children.length) this.grantChildExecutions(children.map((c) => c.stateMachine));
+    if (children.length) this.grantChildExecutions(children.map((c) => c.stateMachine), historyKey);
     acknowledgeWildcardResource(
       this.stateMachine.role,
       '*',
@@ -112,7 +113,7 @@ export class Flow extends Construct {
    * integrations"): start exactly the child state machines, describe and stop their
    * executions, and the managed rule through which Step Functions learns they ended.
    */
-  private grantChildExecutions(children: StateMachine[]): void {
+  private grantChildExecutions(children: StateMachine[], historyKey: IKey): void {
     const stack = Stack.of(this);
     const role = this.stateMachine.role;
     role.addToPrincipalPolicy(new PolicyStatement({ sid: 'StartChildFlows', actions: ['states:StartExecution'], resources: children.map((c) => c.stateMachineArn) }));
@@ -120,6 +121,8 @@ export class Flow extends Construct {
       stack.formatArn({ service: 'states', resource: 'execution', resourceName: `${c.stateMachineName}:*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME }),
     );
     role.addToPrincipalPolicy(new PolicyStatement({ sid: 'ChildFlowExecutions', actions: ['states:DescribeExecution', 'states:StopExecution'], resources: executions }));
+    // The children's history is under the history key too: starting one needs GenerateDataKey and Decrypt for its ARN.
+    grantHistoryKey(role, historyKey, children.map((c) => c.stateMachineArn), 'start');
     const managedRule = stack.formatArn({ service: 'events', resource: 'rule', resourceName: 'StepFunctionsGetEventsForStepFunctionsExecutionRule' });
     role.addToPrincipalPolicy(new PolicyStatement({ sid: 'ChildFlowCompletion', actions: ['events:PutTargets', 'events:PutRule', 'events:DescribeRule'], resources: [managedRule] }));
     for (const arn of executions) {

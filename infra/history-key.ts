@@ -1,6 +1,6 @@
 import { ArnFormat, Aws, RemovalPolicy, Stack } from 'aws-cdk-lib';
-import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Key } from 'aws-cdk-lib/aws-kms';
+import { type IGrantable, PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { type IKey, Key } from 'aws-cdk-lib/aws-kms';
 import type { Construct } from 'constructs';
 import { FLOW_LOG_GROUP_PREFIX } from './flow.js';
 
@@ -37,4 +37,23 @@ export function executionHistoryKey(scope: Construct, id: string): Key {
     }),
   );
   return key;
+}
+
+/**
+ * What a caller of StartExecution (kms:GenerateDataKey, kms:Decrypt) or of
+ * DescribeExecution / StopExecution (kms:Decrypt) on a state machine under the history key
+ * needs besides the states: action, limited to those state machines by the encryption
+ * context Step Functions sends (`aws:states:stateMachineArn`). The flows' own roles get this
+ * from CDK for their own state machine; the dispatcher, the maintenance schedule and a flow
+ * that starts child flows get it here for the state machines they start or read.
+ */
+export function grantHistoryKey(grantee: IGrantable, key: IKey, stateMachineArns: readonly string[], use: 'start' | 'read'): void {
+  if (stateMachineArns.length === 0) return;
+  grantee.grantPrincipal.addToPrincipalPolicy(
+    new PolicyStatement({
+      actions: use === 'start' ? ['kms:GenerateDataKey', 'kms:Decrypt'] : ['kms:Decrypt'],
+      resources: [key.keyArn],
+      conditions: { StringEquals: { 'kms:EncryptionContext:aws:states:stateMachineArn': [...stateMachineArns] } },
+    }),
+  );
 }

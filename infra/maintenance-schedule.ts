@@ -3,7 +3,10 @@ import { Alarm, ComparisonOperator, Metric, TreatMissingData } from 'aws-cdk-lib
 import { Rule, RuleTargetInput, Schedule } from 'aws-cdk-lib/aws-events';
 import { SfnStateMachine } from 'aws-cdk-lib/aws-events-targets';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
+import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { Construct } from 'constructs';
+import { grantHistoryKey } from './history-key.js';
 import { validateLane, type LaneRef } from '../src/domain/stream.js';
 import { TargetDeadLetterQueue } from './recovery-dispatch-queue.js';
 
@@ -44,6 +47,8 @@ export function maintenanceConfigOf(lanesValue: unknown, rateValue: unknown): Ma
 export interface MaintenanceScheduleProps extends MaintenanceConfig {
   /** The stream-maintain state machine. */
   stateMachine: IStateMachine;
+  /** Its execution history key: EventBridge's role needs it to start an execution. */
+  historyKey: IKey;
 }
 
 /**
@@ -57,18 +62,21 @@ export class MaintenanceSchedule extends Construct {
   readonly rule: Rule;
   readonly deadLetters: TargetDeadLetterQueue;
 
-  constructor(scope: Construct, id: string, { stateMachine, lanes, rate }: MaintenanceScheduleProps) {
+  constructor(scope: Construct, id: string, { stateMachine, lanes, rate, historyKey }: MaintenanceScheduleProps) {
     super(scope, id);
     this.deadLetters = new TargetDeadLetterQueue(this, 'DeadLetters', { purpose: 'scheduled stream-maintain starts EventBridge could not make' });
     Validations.of(this.deadLetters.queue).acknowledge({
       id: 'AwsSolutions-SQS3',
       reason: 'This queue IS a dead-letter queue (of the schedule\'s EventBridge target); cdk-nag recognizes a queue named in a redrive policy or a Lambda DeadLetterConfig, not in an EventBridge target\'s.',
     });
+    // The role EventBridge starts stream-maintain with (states:StartExecution is added by the target).
+    const role = new Role(this, 'StartRole', { assumedBy: new ServicePrincipal('events.amazonaws.com'), description: 'cutpoint: the stream maintenance schedule starts stream-maintain' });
+    grantHistoryKey(role, historyKey, [stateMachine.stateMachineArn], 'start');
     this.rule = new Rule(this, 'Rule', {
       description: `Maintain ${lanes.length} stream lane(s) every ${rate.toMinutes()} minute(s): stream-materialize, stream-compact, stream-gc`,
       schedule: Schedule.rate(rate),
       targets: [
-        new SfnStateMachine(stateMachine, { input: RuleTargetInput.fromObject({ lanes }), retryAttempts: 8, maxEventAge: Duration.hours(1), deadLetterQueue: this.deadLetters.queue }),
+        new SfnStateMachine(stateMachine, { input: RuleTargetInput.fromObject({ lanes }), retryAttempts: 8, maxEventAge: Duration.hours(1), deadLetterQueue: this.deadLetters.queue, role }),
       ],
     });
     // A schedule that could not start its flow is otherwise silent.

@@ -2,6 +2,7 @@ import { ArnFormat, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { EventField, Rule, RuleTargetInput } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -12,6 +13,7 @@ import { loadAsl } from '../src/local/asl.js';
 import { designedStopErrors, TERMINAL_STATUSES } from '../src/recovery/designed-stops.js';
 import type { DispatchTarget } from '../src/recovery/dispatch-request.js';
 import { LAMBDA_BUNDLING } from './bundling.js';
+import { grantHistoryKey } from './history-key.js';
 import { acknowledgeWildcardResource } from './nag.js';
 import { REPO_ROOT, repoPath } from './repo.js';
 import { TargetDeadLetterQueue } from './recovery-dispatch-queue.js';
@@ -22,6 +24,8 @@ export interface RecoveryDispatchProps {
   /** State machines by flow name. */
   stateMachines: ReadonlyMap<string, StateMachine>;
   logRetention: RetentionDays;
+  /** The flows' execution history key: starting a recovery and reading a failed execution's input use it. */
+  historyKey: IKey;
 }
 
 /**
@@ -41,7 +45,7 @@ export class RecoveryDispatch extends Construct {
   /** The rule of each STANDARD flow, by flow name. */
   readonly rules = new Map<string, Rule>();
 
-  constructor(scope: Construct, id: string, { flows, stateMachines, logRetention }: RecoveryDispatchProps) {
+  constructor(scope: Construct, id: string, { flows, stateMachines, logRetention, historyKey }: RecoveryDispatchProps) {
     super(scope, id);
     const machine = (name: string): StateMachine => {
       const found = stateMachines.get(name);
@@ -55,7 +59,7 @@ export class RecoveryDispatch extends Construct {
 
     this.deadLetters = new TargetDeadLetterQueue(this, 'DeadLetters', { purpose: 'execution status changes the recovery dispatcher could not take or act on' });
     this.fn = this.dispatcher(logRetention);
-    this.grant(flows, machine);
+    this.grant(flows, machine, historyKey);
 
     for (const flow of flows.filter((f) => f.type === 'STANDARD')) {
       const stateMachine = machine(flow.name);
@@ -122,7 +126,7 @@ export class RecoveryDispatch extends Construct {
   }
 
   /** StartExecution on exactly the recovering state machines; DescribeExecution on executions of exactly the recovered ones. */
-  private grant(flows: readonly FlowEntry[], machine: (name: string) => StateMachine): void {
+  private grant(flows: readonly FlowEntry[], machine: (name: string) => StateMachine, historyKey: IKey): void {
     const recovered = flows.filter((f) => f.recovery);
     if (recovered.length === 0) return;
     const recovering = [...new Set(recovered.map((f) => f.recovery!.by))].map(machine);
@@ -132,6 +136,9 @@ export class RecoveryDispatch extends Construct {
       stack.formatArn({ service: 'states', resource: 'execution', resourceName: `${machine(f.name).stateMachineName}:*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME }),
     );
     this.fn.addToRolePolicy(new PolicyStatement({ sid: 'DescribeRecoveredExecutions', actions: ['states:DescribeExecution'], resources: executions }));
+    // Both sides keep their history under the history key (infra/history-key.ts).
+    grantHistoryKey(this.fn, historyKey, recovering.map((m) => m.stateMachineArn), 'start');
+    grantHistoryKey(this.fn, historyKey, recovered.map((f) => machine(f.name).stateMachineArn), 'read');
     for (const arn of executions) {
       acknowledgeWildcardResource(this.fn.role!, arn, 'A failed execution\'s name is chosen at run time; DescribeExecution (the full input of an event that carried it cut short) is limited to executions of one state machine whose failures this dispatcher recovers.');
     }

@@ -73,11 +73,11 @@ export class CutpointWorkflowsStack extends Stack {
     }
 
     if (props.maintenance) {
-      this.maintenance = new MaintenanceSchedule(this, 'StreamMaintenanceSchedule', { ...props.maintenance, stateMachine: this.stateMachines.get('stream-maintain')! });
+      this.maintenance = new MaintenanceSchedule(this, 'StreamMaintenanceSchedule', { ...props.maintenance, stateMachine: this.stateMachines.get('stream-maintain')!, historyKey });
     }
 
     // After every state machine exists: a recovery flow may be declared after the flow it recovers.
-    this.recovery = new RecoveryDispatch(this, 'RecoveryDispatch', { flows: FLOWS, stateMachines: this.stateMachines, logRetention });
+    this.recovery = new RecoveryDispatch(this, 'RecoveryDispatch', { flows: FLOWS, stateMachines: this.stateMachines, logRetention, historyKey });
   }
 }
 

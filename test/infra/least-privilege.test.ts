@@ -110,3 +110,42 @@ describe('execution history and state machine logs', () => {
     expect(JSON.stringify(logGroupName['Fn::Join'][1][1])).toContain('AWS::StackId');
   });
 });
+
+describe('whoever starts or reads a flow may use the history key for exactly that flow', () => {
+  // With the maintenance schedule, so EventBridge's start role is in the template too.
+  let scheduled: Template;
+  beforeAll(() => {
+    const app = buildApp({ bundle: false, context: { 'cutpoint:maintenanceLanes': 'logs:0' } });
+    app.app.synth();
+    scheduled = Template.fromStack(app.workflows);
+  }, 600_000);
+
+  /** The state machines (as template values) a role's statements name in their KMS encryption-context conditions, for `action`. */
+  function keyContexts(statements: Statement[], action: string): string[] {
+    return statements
+      .filter((s) => s.Effect === 'Allow' && actionsOf(s).includes(action))
+      .flatMap((s) => {
+        const condition = (s as unknown as { Condition?: { StringEquals?: Record<string, unknown> } }).Condition?.StringEquals?.['kms:EncryptionContext:aws:states:stateMachineArn'];
+        return condition === undefined ? [] : (Array.isArray(condition) ? condition : [condition]).map((c) => JSON.stringify(c));
+      });
+  }
+
+  it('every role with states:StartExecution on a state machine has kms:GenerateDataKey for that ARN (flows, dispatcher, schedule)', () => {
+    const json = scheduled.toJSON().Resources as typeof resources;
+    let starters = 0;
+    for (const [id, r] of Object.entries(json)) {
+      if (r.Type !== 'AWS::IAM::Role') continue;
+      const statements = roleStatements(scheduled, id);
+      const started = statements
+        .filter((s) => s.Effect === 'Allow' && actionsOf(s).includes('states:StartExecution'))
+        .flatMap(resourcesOf)
+        .map((arn) => JSON.stringify(arn));
+      if (started.length === 0) continue;
+      starters += 1;
+      const generate = keyContexts(statements, 'kms:GenerateDataKey');
+      for (const arn of started) expect(generate, `${id} starts ${arn}`).toContain(arn);
+    }
+    // stream-maintain, deliver-window and publish-clickhouse (their own Distributed Map), the dispatcher, the schedule.
+    expect(starters).toBeGreaterThanOrEqual(4);
+  });
+});
