@@ -1,0 +1,136 @@
+import { Stack } from 'aws-cdk-lib';
+import { Alarm, ComparisonOperator, MathExpression, TreatMissingData, type IMetric } from 'aws-cdk-lib/aws-cloudwatch';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
+import { Construct } from 'constructs';
+import { FLOWS, type FlowEntry, type StepEntry } from '../functions/registry.js';
+import { ALARMING_RECOVERY_OUTCOMES, DIMENSIONS, METRICS, type RecoveryOutcome } from '../src/telemetry/metric-names.js';
+import { loadFlowDefinition } from './asl.js';
+import { chunks, cutpointMetric, PERIOD, stepName, sumOf } from './cutpoint-metrics.js';
+
+export interface FlowAlarmsProps {
+  flow: FlowEntry;
+  stateMachine: IStateMachine;
+  /** Every registry step's function, by placeholder. */
+  functions: ReadonlyMap<string, IFunction>;
+}
+
+/** A step that ran this close to its Lambda timeout was (or nearly was) killed by it. */
+export const TIMEOUT_RATIO = 0.98;
+
+/**
+ * A flow whose executions end in recovery outcomes (RecoveryOutcome {Flow, Outcome}): it
+ * recovers another flow (delivery-reconcile), or a step of it can retain an incident and
+ * notify (the delivery recovery flows, quality-observe, publish-clickhouse).
+ */
+export function reportsRecoveryOutcomes(flow: FlowEntry): boolean {
+  if (FLOWS.some((f) => f.recovery?.by === flow.name && f.name !== flow.name)) return true;
+  return loadFlowDefinition(flow.name).steps.some((s) => s.notifies === true);
+}
+
+/**
+ * The alarms of one flow, each with what happened and the first thing to do (the
+ * operations topic action comes from infra/alarm-actions.ts):
+ * - Failed: a flow with a recovery rule alarms on ExecutionOutcome{Outcome=failed}, the
+ *   recovery dispatcher's classification, so a designed stop (a Fail state the flow means,
+ *   handed to its recovery) is not an incident; a flow without one alarms on AWS/States
+ *   ExecutionsFailed (nothing else will act on any of its failures; this also covers the
+ *   EXPRESS stream-append, which emits no status events the dispatcher could classify).
+ * - TimedOut, Throttled: AWS/States ExecutionsTimedOut and ExecutionThrottled, direct.
+ * - LambdaThrottles, UnexpectedErrors, LambdaTimeouts: over the flow's functions. Lambda
+ *   Errors would count designed errors (a named refusal is a function error too), and
+ *   `Errors − Σ StepError` needs one metric per error name (20+ for a delivery step, over
+ *   CloudWatch's 10 metrics per alarm; SEARCH is not allowed in alarms). So: the handlers'
+ *   UnexpectedError {Step}, and, for what a handler cannot report (a Lambda killed at its
+ *   timeout), Duration Maximum over the configured timeout (≥ TIMEOUT_RATIO). A flow of more
+ *   than 10 functions gets one alarm per 10 (suffix -1, -2).
+ * - Recovery<Outcome>: RecoveryOutcome per ALARMING_RECOVERY_OUTCOMES for a flow that
+ *   reportsRecoveryOutcomes.
+ */
+export class FlowAlarms extends Construct {
+  readonly alarms: Alarm[] = [];
+  private readonly flowName: string;
+
+  constructor(scope: Construct, id: string, { flow, stateMachine, functions }: FlowAlarmsProps) {
+    super(scope, id);
+    const name = (this.flowName = flow.name);
+    const open = `Open the newest failed execution of ${name} in the Step Functions console: its last event names the step, the error name and the cause.`;
+
+    if (flow.recovery) {
+      this.alarm('failed', cutpointMetric(METRICS.executionOutcome, { [DIMENSIONS.flow]: name, [DIMENSIONS.outcome]: 'failed' }), `${name}: an execution failed with an error that is not a designed stop. ${flow.recovery.by} was started on it automatically; if that cannot resolve it, its own alarms fire. ${open}`);
+    } else {
+      this.alarm('failed', stateMachine.metricFailed({ period: PERIOD, statistic: 'Sum' }), `${name}: an execution failed (no recovery flow is declared for ${name}: nothing retries it). ${open} Fix the cause, then start the flow again with the same input (every step is idempotent by exact identity).`);
+    }
+    this.alarm('timed-out', stateMachine.metricTimedOut({ period: PERIOD, statistic: 'Sum' }), `${name}: an execution ran past its TimeoutSeconds and was stopped by Step Functions${flow.recovery?.on.includes('TIMED_OUT') ? ` (${flow.recovery.by} was started on it)` : ''}. ${open} Check the flow's step latency on the operations dashboard.`);
+    this.alarm('throttled', stateMachine.metric('ExecutionThrottled', { period: PERIOD, statistic: 'Sum' }), `${name}: Step Functions throttled state transitions of an execution (account StateTransition quota). Check who starts executions at this rate (schedules, retries); request a quota increase if the rate is intended.`);
+
+    const steps = loadFlowDefinition(name).steps.map((step) => ({ step, fn: functionOf(functions, step) }));
+    chunks(steps).forEach((group, i, all) => {
+      const part = all.length > 1 ? `-${i + 1}` : '';
+      const which = all.length > 1 ? ` (functions ${i * 10 + 1}-${i * 10 + group.length} of ${steps.length})` : '';
+      this.alarm(`lambda-throttles${part}`, sumOf(group.map(({ fn }) => fn.metricThrottles({ period: PERIOD, statistic: 'Sum' })), `${name} Lambda throttles`), `${name}: Lambda throttled a step function${which}; the Task retries Lambda.TooManyRequestsException with backoff, but a long throttle fails the execution. Check the account's concurrent executions (AWS/Lambda ConcurrentExecutions) and reserved concurrency.`);
+      this.alarm(`unexpected-errors${part}`, sumOf(group.map(({ step }) => cutpointMetric(METRICS.unexpectedError, { [DIMENSIONS.step]: stepName(step) })), `${name} unexpected errors`), `${name}: a step ended with an error that has no stable name (a defect, or an SDK/driver fault)${which}. Search the step's log group for level ERROR (README "Logs, metrics and traces"); the execution that saw it failed or retried.`);
+      this.alarm(`lambda-timeouts${part}`, timeoutRatio(group), `${name}: a step function ran to within ${Math.round((1 - TIMEOUT_RATIO) * 100)}% of its Lambda timeout${which}: it was (or nearly was) killed, which its handler cannot report. Find the step on the dashboard's latency graph; a step whose work grows with the input must be split or resumed, not given a longer timeout.`, TIMEOUT_RATIO);
+    });
+
+    if (reportsRecoveryOutcomes(flow)) {
+      for (const outcome of ALARMING_RECOVERY_OUTCOMES) {
+        this.alarm(`recovery-${outcome}`, cutpointMetric(METRICS.recoveryOutcome, { [DIMENSIONS.flow]: name, [DIMENSIONS.outcome]: outcome }), `${name}: ${RECOVERY_ACTION[outcome]}`);
+      }
+    }
+  }
+
+  /** `<stack>-<flow>-<what>` (kebab-case, as in the README): the name an operator reads in the notification. */
+  private alarm(what: string, metric: IMetric, alarmDescription: string, threshold = 1): Alarm {
+    const alarm = new Alarm(this, pascal(what), {
+      alarmName: `${Stack.of(this).stackName}-${this.flowName}-${what}`,
+      alarmDescription,
+      metric,
+      threshold,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+    this.alarms.push(alarm);
+    return alarm;
+  }
+}
+
+/** What an alarming recovery outcome means and the first thing to do. */
+const RECOVERY_ACTION: Record<RecoveryOutcome, string> = {
+  resolved: 'a recovery resolved the invocation (no action).',
+  escalated:
+    'a recovery could not decide alone and escalated to an operator. Run `npx cutpoint delivery inspect <invocation-id> --format json` (the id is in the execution output) and take the one action permitted_actions names (README "Delivery recovery").',
+  failed:
+    'a recovery action failed. Open the failed execution (error name and cause), then `npx cutpoint delivery inspect <invocation-id> --format json`; a recovery is safe to repeat once the cause (target, secret, network) is fixed.',
+  'incident-retained':
+    'custody was retained as an incident (INCIDENT_RETAINED): the invocation\'s projection is on the DeliveryIncidents topic. Run `npx cutpoint delivery inspect <invocation-id> --format json` and follow its diagnostic_code (README "Delivery recovery"); nothing is dropped or published until an operator acts.',
+  'target-pending':
+    'the ClickHouse quality observation is TARGET_PENDING (the target could not be observed yet). Run `npx cutpoint quality inspect <invocation-id> --format json`, then `npx cutpoint quality observe <invocation-id> --manifest <route> --yes` once the target is reachable.',
+};
+
+/**
+ * The largest Duration/timeout ratio over the group's functions per period: ≥
+ * TIMEOUT_RATIO when one ran (nearly) to its timeout. Timeouts are in milliseconds, as
+ * Duration is.
+ */
+function timeoutRatio(group: Array<{ step: StepEntry; fn: IFunction }>): IMetric {
+  const ids = group.map((_g, i) => `d${i}`);
+  return new MathExpression({
+    expression: `MAX([${group.map(({ step }, i) => `FILL(${ids[i]}, 0) / ${step.timeoutSeconds * 1000}`).join(', ')}])`,
+    usingMetrics: Object.fromEntries(group.map(({ fn }, i) => [ids[i]!, fn.metricDuration({ period: PERIOD, statistic: 'Maximum' })])),
+    label: 'largest Duration / timeout',
+    period: PERIOD,
+  });
+}
+
+function functionOf(functions: ReadonlyMap<string, IFunction>, step: StepEntry): IFunction {
+  const fn = functions.get(step.placeholder);
+  if (!fn) throw new Error(`no function was built for \${${step.placeholder}}`);
+  return fn;
+}
+
+/** `lambda-throttles-1` -> `LambdaThrottles1`, `recovery-incident-retained` -> `RecoveryIncidentRetained`. */
+function pascal(id: string): string {
+  return id.replace(/(^|-)([a-z0-9])/g, (_m, _dash: string, c: string) => c.toUpperCase());
+}
