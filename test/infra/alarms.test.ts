@@ -1,0 +1,222 @@
+import { App, Aspects, Stack, type CfnElement } from 'aws-cdk-lib';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
+import { Alarm, CfnAlarm, Metric } from 'aws-cdk-lib/aws-cloudwatch';
+import { Topic } from 'aws-cdk-lib/aws-sns';
+import { Construct, type IConstruct } from 'constructs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { FLOWS, STEPS, type FlowEntry } from '../../functions/registry.js';
+import { AlarmActions } from '../../infra/alarm-actions.js';
+import { buildApp, type CutpointApp } from '../../infra/app.js';
+import { loadFlowDefinition } from '../../infra/asl.js';
+import { ALARMING_RECOVERY_OUTCOMES, CUT_POINT_OUTCOMES, METRIC_NAMESPACE, METRICS } from '../../src/telemetry/metric-names.js';
+
+// One build for the file; templates only (no bundling).
+let built: CutpointApp;
+let stacks: Array<{ stack: Stack; template: Template }>;
+let workflows: Template;
+let stateful: Template;
+
+beforeAll(() => {
+  built = buildApp({ bundle: false });
+  built.app.synth();
+  stacks = built.app.node.children.filter((c): c is Stack => Stack.isStack(c)).map((stack) => ({ stack, template: Template.fromStack(stack) }));
+  workflows = Template.fromStack(built.workflows);
+  stateful = Template.fromStack(built.stateful);
+}, 600_000);
+
+interface AlarmProps {
+  AlarmName?: string;
+  AlarmDescription?: string;
+  AlarmActions?: unknown[];
+  OKActions?: unknown[];
+  TreatMissingData?: string;
+  Namespace?: string;
+  MetricName?: string;
+  Dimensions?: Array<{ Name: string; Value: unknown }>;
+  Metrics?: Array<{ Id: string; Expression?: string; MetricStat?: { Metric: { Namespace: string; MetricName: string; Dimensions: Array<{ Name: string; Value: unknown }> } } }>;
+}
+
+function logicalId(construct: IConstruct): string {
+  return Stack.of(construct).getLogicalId(construct.node.defaultChild as CfnElement);
+}
+
+function alarmsOf(template: Template): Record<string, AlarmProps> {
+  return Object.fromEntries(Object.entries(template.findResources('AWS::CloudWatch::Alarm')).map(([id, r]) => [id, r.Properties as AlarmProps]));
+}
+
+/** Every metric an alarm reads: its one metric, or each metric of its math expression. */
+function metricsOf(alarm: AlarmProps): Array<{ Namespace: string; MetricName: string; Dimensions: Record<string, unknown> }> {
+  const dims = (d: Array<{ Name: string; Value: unknown }> = []) => Object.fromEntries(d.map(({ Name, Value }) => [Name, Value]));
+  if (alarm.MetricName) return [{ Namespace: alarm.Namespace!, MetricName: alarm.MetricName, Dimensions: dims(alarm.Dimensions) }];
+  return (alarm.Metrics ?? []).flatMap((m) => (m.MetricStat ? [{ ...m.MetricStat.Metric, Dimensions: dims(m.MetricStat.Metric.Dimensions) }] : []));
+}
+
+const topicOf = (stack: Stack) =>
+  stack === built.stateful ? { Ref: logicalId(built.stateful.operationsTopic) } : { 'Fn::ImportValue': 'CutpointStateful-OperationsTopicArn' };
+const machineRef = (flow: string) => ({ Ref: logicalId(built.workflows.stateMachines.get(flow)!) });
+const fnArnRef = (placeholder: string) => ({ Ref: logicalId(built.workflows.functions.get(placeholder)!) });
+const stepName = (placeholder: string) => placeholder.replace(/FunctionArn$/, '');
+const byName = (name: string) => Object.values(alarmsOf(workflows)).find((a) => a.AlarmName === name);
+
+/** A flow that can end in a recovery outcome: it recovers another flow, or a step of it notifies (retains an incident). */
+const reportsRecovery = (flow: FlowEntry) =>
+  FLOWS.some((f) => f.recovery?.by === flow.name && f.name !== flow.name) || loadFlowDefinition(flow.name).steps.some((s) => s.notifies === true);
+
+/** The alarm names a flow must have, derived from the registry. */
+function expectedAlarms(flow: FlowEntry): string[] {
+  const steps = loadFlowDefinition(flow.name).steps.length;
+  const parts = Math.ceil(steps / 10);
+  const perFunction = ['lambda-throttles', 'unexpected-errors', 'lambda-timeouts'].flatMap((what) =>
+    parts <= 1 ? (steps ? [what] : []) : Array.from({ length: parts }, (_x, i) => `${what}-${i + 1}`),
+  );
+  const recovery = reportsRecovery(flow) ? ALARMING_RECOVERY_OUTCOMES.map((o) => `recovery-${o}`) : [];
+  return ['failed', 'timed-out', 'throttled', ...perFunction, ...recovery].map((what) => `CutpointWorkflows-${flow.name}-${what}`);
+}
+
+describe('every alarm reaches someone', () => {
+  it('every CloudWatch alarm of every stack notifies the operations topic on ALARM and on OK, and treats missing data as not breaching', () => {
+    let count = 0;
+    for (const { stack, template } of stacks) {
+      for (const [id, alarm] of Object.entries(alarmsOf(template))) {
+        count++;
+        expect(alarm.AlarmActions, `${stack.stackName}/${id}`).toContainEqual(topicOf(stack));
+        expect(alarm.OKActions, `${stack.stackName}/${id}`).toContainEqual(topicOf(stack));
+        expect(alarm.TreatMissingData, `${stack.stackName}/${id}`).toBe('notBreaching');
+        expect(alarm.AlarmDescription, `${stack.stackName}/${id}`).toMatch(/\S{10,}/);
+      }
+      for (const [id, composite] of Object.entries(template.findResources('AWS::CloudWatch::CompositeAlarm'))) {
+        expect(composite.Properties.AlarmActions, `${stack.stackName}/${id}`).toContainEqual(topicOf(stack));
+      }
+    }
+    // The EventBridge FailedInvocations alarms (infra/recovery-rule.ts) are reached without their file naming the topic.
+    expect(Object.values(alarmsOf(workflows)).filter((a) => a.Namespace === 'AWS/Events').length).toBeGreaterThan(0);
+    expect(count).toBeGreaterThan(FLOWS.length * 3);
+  });
+
+  it('the Aspect reaches an alarm any construct adds, at any depth, and refuses a bare CfnAlarm it cannot wire', () => {
+    const app = new App();
+    const stack = new Stack(app, 'Probe');
+    const topic = new Topic(stack, 'Ops');
+    Aspects.of(stack).add(new AlarmActions(topic));
+    const nested = new Construct(new Construct(stack, 'Someone'), 'Else');
+    new Alarm(nested, 'Depth', { metric: new Metric({ namespace: 'X', metricName: 'Y' }), threshold: 1, evaluationPeriods: 1 });
+    new CfnAlarm(stack, 'Bare', { comparisonOperator: 'GreaterThanThreshold', evaluationPeriods: 1, threshold: 1, namespace: 'X', metricName: 'Y', period: 60, statistic: 'Sum' });
+    const template = Template.fromStack(stack);
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'Y', AlarmActions: [{ Ref: logicalId(topic) }], OKActions: [{ Ref: logicalId(topic) }] });
+    Annotations.fromStack(stack).hasError('/Probe/Bare', Match.stringLikeRegexp('operations topic'));
+  });
+
+  it('the operations topic: a rotating customer key whose policy lets CloudWatch encrypt, SNS publish allowed to this account\'s alarms, TLS only, retained key, exported', () => {
+    const topic = stateful.toJSON().Resources[logicalId(built.stateful.operationsTopic)];
+    const keyId = (topic.Properties.KmsMasterKeyId as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
+    const key = stateful.toJSON().Resources[keyId];
+    expect(key).toMatchObject({ Type: 'AWS::KMS::Key', Properties: { EnableKeyRotation: true }, DeletionPolicy: 'Retain' });
+    expect(key.Properties.KeyPolicy.Statement).toContainEqual(
+      expect.objectContaining({ Effect: 'Allow', Principal: { Service: 'cloudwatch.amazonaws.com' }, Action: ['kms:Decrypt', 'kms:GenerateDataKey*'] }),
+    );
+    stateful.hasResourceProperties('AWS::SNS::TopicPolicy', {
+      Topics: [{ Ref: logicalId(built.stateful.operationsTopic) }],
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+          Match.objectLike({ Effect: 'Allow', Principal: { Service: 'cloudwatch.amazonaws.com' }, Action: 'sns:Publish', Condition: Match.objectLike({ ArnLike: Match.anyValue() }) }),
+        ]),
+      },
+    });
+    stateful.hasOutput('OperationsTopicArn', { Value: { Ref: logicalId(built.stateful.operationsTopic) }, Export: { Name: 'CutpointStateful-OperationsTopicArn' } });
+  });
+});
+
+describe.each(FLOWS.map((f) => [f.name, f] as const))('alarms of flow %s', (name, flow) => {
+  const steps = loadFlowDefinition(name).steps;
+
+  it('has exactly the expected alarms (registry-derived), each within CloudWatch\'s 10 metrics per alarm', () => {
+    const own = Object.values(alarmsOf(workflows)).filter((a) => a.AlarmName?.startsWith(`CutpointWorkflows-${name}-`) && !FLOWS.some((f) => f.name !== name && f.name.startsWith(name) && a.AlarmName.startsWith(`CutpointWorkflows-${f.name}-`)));
+    expect(own.map((a) => a.AlarmName).sort()).toEqual(expectedAlarms(flow).sort());
+    for (const alarm of own) expect(metricsOf(alarm).length, alarm.AlarmName).toBeLessThanOrEqual(10);
+  });
+
+  it(flow.recovery ? 'failed: the dispatcher\'s ExecutionOutcome=failed, never raw ExecutionsFailed (a designed stop goes to recovery)' : 'failed: AWS/States ExecutionsFailed (nothing else acts on its failures)', () => {
+    const failed = metricsOf(byName(`CutpointWorkflows-${name}-failed`)!);
+    if (flow.recovery) {
+      expect(failed).toEqual([{ Namespace: METRIC_NAMESPACE, MetricName: METRICS.executionOutcome, Dimensions: { Flow: name, Outcome: 'failed' } }]);
+      const raw = Object.values(alarmsOf(workflows)).filter((a) => metricsOf(a).some((m) => m.MetricName === 'ExecutionsFailed' && JSON.stringify(m.Dimensions.StateMachineArn) === JSON.stringify(machineRef(name))));
+      expect(raw.map((a) => a.AlarmName)).toEqual([]);
+    } else {
+      expect(failed).toEqual([{ Namespace: 'AWS/States', MetricName: 'ExecutionsFailed', Dimensions: { StateMachineArn: machineRef(name) } }]);
+    }
+    expect(metricsOf(byName(`CutpointWorkflows-${name}-timed-out`)!)).toEqual([{ Namespace: 'AWS/States', MetricName: 'ExecutionsTimedOut', Dimensions: { StateMachineArn: machineRef(name) } }]);
+    expect(metricsOf(byName(`CutpointWorkflows-${name}-throttled`)!)).toEqual([{ Namespace: 'AWS/States', MetricName: 'ExecutionThrottled', Dimensions: { StateMachineArn: machineRef(name) } }]);
+  });
+
+  it('Lambda throttles, unexpected errors and timeouts cover exactly the flow\'s functions and steps', () => {
+    const covered = (what: string) =>
+      Object.values(alarmsOf(workflows))
+        .filter((a) => a.AlarmName === `CutpointWorkflows-${name}-${what}` || a.AlarmName?.match(new RegExp(`^CutpointWorkflows-${name}-${what}-\\d+$`)))
+        .flatMap(metricsOf);
+    const functions = steps.map((s) => ({ Namespace: 'AWS/Lambda', Dimensions: { FunctionName: fnArnRef(s.placeholder) } }));
+    expect(covered('lambda-throttles')).toEqual(functions.map((f) => ({ ...f, MetricName: 'Throttles' })));
+    expect(covered('lambda-timeouts')).toEqual(functions.map((f) => ({ ...f, MetricName: 'Duration' })));
+    expect(covered('unexpected-errors')).toEqual(steps.map((s) => ({ Namespace: METRIC_NAMESPACE, MetricName: METRICS.unexpectedError, Dimensions: { Step: stepName(s.placeholder) } })));
+    const timeouts = Object.values(alarmsOf(workflows)).filter((a) => a.AlarmName?.startsWith(`CutpointWorkflows-${name}-lambda-timeouts`));
+    expect(timeouts.length).toBe(Math.ceil(steps.length / 10));
+    for (const alarm of timeouts) {
+      // Each function's Duration (ms) over its own registry timeout: FILL(d<i>, 0) / <timeout ms>.
+      const expression = alarm.Metrics!.find((m) => m.Expression)!.Expression!;
+      const terms = [...expression.matchAll(/FILL\((\w+), 0\) \/ (\d+)/g)];
+      expect(terms.length).toBe(metricsOf(alarm).length);
+      for (const [, id, ms] of terms) {
+        const fn = alarm.Metrics!.find((m) => m.Id === id)!.MetricStat!.Metric.Dimensions[0]!.Value;
+        const step = steps.find((st) => JSON.stringify(fnArnRef(st.placeholder)) === JSON.stringify(fn))!;
+        expect(Number(ms), step.placeholder).toBe(step.timeoutSeconds * 1000);
+      }
+    }
+  });
+});
+
+describe('recovery outcome alarms', () => {
+  it('every flow that can end in a recovery outcome alarms on each alarming outcome of the contract', () => {
+    const flows = FLOWS.filter(reportsRecovery).map((f) => f.name);
+    expect(flows).toEqual(expect.arrayContaining(['delivery-reconcile', 'delivery-resume', 'delivery-retire', 'quality-observe']));
+    for (const name of flows) {
+      for (const outcome of ALARMING_RECOVERY_OUTCOMES) {
+        expect(metricsOf(byName(`CutpointWorkflows-${name}-recovery-${outcome}`)!), `${name} ${outcome}`).toEqual([
+          { Namespace: METRIC_NAMESPACE, MetricName: METRICS.recoveryOutcome, Dimensions: { Flow: name, Outcome: outcome } },
+        ]);
+      }
+    }
+  });
+});
+
+describe('authority table alarms', () => {
+  it('throttled requests and system errors of the authority table, over exactly the operations the registry uses', () => {
+    const actions = new Set(STEPS.flatMap((s) => s.table));
+    const expected = [
+      ...['GetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem'].filter((op) => actions.has(`dynamodb:${op}` as never)),
+      ...(actions.has('dynamodb:ConditionCheckItem') ? ['TransactWriteItems'] : []),
+    ].sort();
+    for (const [what, metricName] of [['throttled', 'ThrottledRequests'], ['system-errors', 'SystemErrors']] as const) {
+      const metrics = metricsOf(byName(`CutpointWorkflows-authority-table-${what}`)!);
+      expect(metrics.map((m) => m.Dimensions.Operation).sort()).toEqual(expected);
+      for (const m of metrics) expect(m).toMatchObject({ Namespace: 'AWS/DynamoDB', MetricName: metricName, Dimensions: { TableName: { 'Fn::ImportValue': 'CutpointStateful-TableName' } } });
+    }
+  });
+});
+
+describe('operations dashboard', () => {
+  it('one dashboard, a row per flow, naming the contract\'s metrics', () => {
+    const dashboards = Object.values(workflows.findResources('AWS::CloudWatch::Dashboard'));
+    expect(dashboards).toHaveLength(1);
+    const body = JSON.stringify(workflows.toJSON().Resources[logicalId(built.workflows.node.findChild('Operations').node.findChild('Dashboard'))].Properties.DashboardBody);
+    for (const flow of FLOWS) expect(body).toContain(`### ${flow.name} (${flow.type})`);
+    for (const metric of [METRICS.executionOutcome, METRICS.cutPointOutcome, METRICS.rowsDelivered, METRICS.bytesDelivered, METRICS.recordsAppended, METRICS.bytesAppended]) {
+      expect(body).toContain(`\\"${metric}\\"`);
+    }
+    for (const outcome of CUT_POINT_OUTCOMES) expect(body).toContain(`\\"label\\":\\"${outcome}\\"`);
+    expect(body).toContain(METRIC_NAMESPACE);
+    expect(body).toContain('\\"stat\\":\\"p99\\"');
+    expect(body).toContain('\\"stat\\":\\"p50\\"');
+    // Far below CloudWatch's 500 widgets per dashboard.
+    expect((body.match(/\\"type\\":/g) ?? []).length).toBeLessThanOrEqual(500);
+  });
+});
