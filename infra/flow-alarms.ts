@@ -1,5 +1,5 @@
 import { Stack } from 'aws-cdk-lib';
-import { Alarm, ComparisonOperator, MathExpression, TreatMissingData, type IMetric } from 'aws-cdk-lib/aws-cloudwatch';
+import { Alarm, ComparisonOperator, TreatMissingData, type IMetric } from 'aws-cdk-lib/aws-cloudwatch';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
@@ -14,9 +14,6 @@ export interface FlowAlarmsProps {
   /** Every registry step's function, by placeholder. */
   functions: ReadonlyMap<string, IFunction>;
 }
-
-/** A step that ran this close to its Lambda timeout was (or nearly was) killed by it. */
-export const TIMEOUT_RATIO = 0.98;
 
 /**
  * A flow whose executions end in recovery outcomes (RecoveryOutcome {Flow, Outcome}): it
@@ -37,13 +34,13 @@ export function reportsRecoveryOutcomes(flow: FlowEntry): boolean {
  *   ExecutionsFailed (nothing else will act on any of its failures; this also covers the
  *   EXPRESS stream-append, which emits no status events the dispatcher could classify).
  * - TimedOut, Throttled: AWS/States ExecutionsTimedOut and ExecutionThrottled, direct.
- * - LambdaThrottles, UnexpectedErrors, LambdaTimeouts: over the flow's functions. Lambda
- *   Errors would count designed errors (a named refusal is a function error too), and
+ * - LambdaThrottles, UnexpectedErrors: summed over the flow's functions. Lambda Errors
+ *   would count designed errors (a named refusal is a function error too), and
  *   `Errors − Σ StepError` needs one metric per error name (20+ for a delivery step, over
  *   CloudWatch's 10 metrics per alarm; SEARCH is not allowed in alarms). So: the handlers'
- *   UnexpectedError {Step}, and, for what a handler cannot report (a Lambda killed at its
- *   timeout), Duration Maximum over the configured timeout (≥ TIMEOUT_RATIO). A flow of more
- *   than 10 functions gets one alarm per 10 (suffix -1, -2).
+ *   UnexpectedError {Step}; what a handler cannot report (a Lambda killed at its timeout)
+ *   is alarmed per function (infra/step-alarms.ts). A flow of more than 10 functions gets
+ *   one alarm per 10 (suffix -1, -2).
  * - Recovery<Outcome>: RecoveryOutcome per ALARMING_RECOVERY_OUTCOMES for a flow that
  *   reportsRecoveryOutcomes.
  */
@@ -70,7 +67,6 @@ export class FlowAlarms extends Construct {
       const which = all.length > 1 ? ` (functions ${i * 10 + 1}-${i * 10 + group.length} of ${steps.length})` : '';
       this.alarm(`lambda-throttles${part}`, sumOf(group.map(({ fn }) => fn.metricThrottles({ period: PERIOD, statistic: 'Sum' })), `${name} Lambda throttles`), `${name}: Lambda throttled a step function${which}; the Task retries Lambda.TooManyRequestsException with backoff, but a long throttle fails the execution. Check the account's concurrent executions (AWS/Lambda ConcurrentExecutions) and reserved concurrency.`);
       this.alarm(`unexpected-errors${part}`, sumOf(group.map(({ step }) => cutpointMetric(METRICS.unexpectedError, { [DIMENSIONS.step]: stepName(step) })), `${name} unexpected errors`), `${name}: a step ended with an error that has no stable name (a defect, or an SDK/driver fault)${which}. Search the step's log group for level ERROR (README "Logs, metrics and traces"); the execution that saw it failed or retried.`);
-      this.alarm(`lambda-timeouts${part}`, timeoutRatio(group), `${name}: a step function ran to within ${Math.round((1 - TIMEOUT_RATIO) * 100)}% of its Lambda timeout${which}: it was (or nearly was) killed, which its handler cannot report. Find the step on the dashboard's latency graph; a step whose work grows with the input must be split or resumed, not given a longer timeout.`, TIMEOUT_RATIO);
     });
 
     if (reportsRecoveryOutcomes(flow)) {
@@ -81,12 +77,12 @@ export class FlowAlarms extends Construct {
   }
 
   /** `<stack>-<flow>-<what>` (kebab-case, as in the README): the name an operator reads in the notification. */
-  private alarm(what: string, metric: IMetric, alarmDescription: string, threshold = 1): Alarm {
+  private alarm(what: string, metric: IMetric, alarmDescription: string): Alarm {
     const alarm = new Alarm(this, pascal(what), {
       alarmName: `${Stack.of(this).stackName}-${this.flowName}-${what}`,
       alarmDescription,
       metric,
-      threshold,
+      threshold: 1,
       evaluationPeriods: 1,
       comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       treatMissingData: TreatMissingData.NOT_BREACHING,
@@ -108,21 +104,6 @@ const RECOVERY_ACTION: Record<RecoveryOutcome, string> = {
   'target-pending':
     'the ClickHouse quality observation is TARGET_PENDING (the target could not be observed yet). Run `npx cutpoint quality inspect <invocation-id> --format json`, then `npx cutpoint quality observe <invocation-id> --manifest <route> --yes` once the target is reachable.',
 };
-
-/**
- * The largest Duration/timeout ratio over the group's functions per period: ≥
- * TIMEOUT_RATIO when one ran (nearly) to its timeout. Timeouts are in milliseconds, as
- * Duration is.
- */
-function timeoutRatio(group: Array<{ step: StepEntry; fn: IFunction }>): IMetric {
-  const ids = group.map((_g, i) => `d${i}`);
-  return new MathExpression({
-    expression: `MAX([${group.map(({ step }, i) => `FILL(${ids[i]}, 0) / ${step.timeoutSeconds * 1000}`).join(', ')}])`,
-    usingMetrics: Object.fromEntries(group.map(({ fn }, i) => [ids[i]!, fn.metricDuration({ period: PERIOD, statistic: 'Maximum' })])),
-    label: 'largest Duration / timeout',
-    period: PERIOD,
-  });
-}
 
 function functionOf(functions: ReadonlyMap<string, IFunction>, step: StepEntry): IFunction {
   const fn = functions.get(step.placeholder);

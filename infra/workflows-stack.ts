@@ -12,6 +12,7 @@ import { FlowDashboard } from './flow-dashboard.js';
 import { MaintenanceSchedule, type MaintenanceConfig } from './maintenance-schedule.js';
 import { RecoveryRule } from './recovery-rule.js';
 import type { StatefulRefs } from './stateful-stack.js';
+import { StepTimeoutAlarms } from './step-alarms.js';
 import { StepFunction } from './step-function.js';
 import { TableAlarms } from './table-alarms.js';
 
@@ -88,6 +89,7 @@ export class CutpointWorkflowsStack extends Stack {
     // (these, and any other construct's) notifies the operations topic (alarm-actions.ts).
     const flows = FLOWS.map((flow) => ({ flow, stateMachine: this.stateMachines.get(flow.name)! }));
     for (const { flow, stateMachine } of flows) new FlowAlarms(this, `${pascal(flow.name)}Alarms`, { flow, stateMachine, functions: this.functions });
+    new StepTimeoutAlarms(this, 'StepTimeoutAlarms', { functions: this.functions });
     new TableAlarms(this, 'AuthorityTableAlarms', { tableName: props.stateful.tableName });
     new FlowDashboard(this, 'Operations', { flows, functions: this.functions });
     Aspects.of(this).add(new AlarmActions(Topic.fromTopicArn(this, 'OperationsTopic', props.stateful.operationsTopicArn)));

@@ -66,7 +66,7 @@ const reportsRecovery = (flow: FlowEntry) =>
 function expectedAlarms(flow: FlowEntry): string[] {
   const steps = loadFlowDefinition(flow.name).steps.length;
   const parts = Math.ceil(steps / 10);
-  const perFunction = ['lambda-throttles', 'unexpected-errors', 'lambda-timeouts'].flatMap((what) =>
+  const perFunction = ['lambda-throttles', 'unexpected-errors'].flatMap((what) =>
     parts <= 1 ? (steps ? [what] : []) : Array.from({ length: parts }, (_x, i) => `${what}-${i + 1}`),
   );
   const recovery = reportsRecovery(flow) ? ALARMING_RECOVERY_OUTCOMES.map((o) => `recovery-${o}`) : [];
@@ -151,27 +151,23 @@ describe.each(FLOWS.map((f) => [f.name, f] as const))('alarms of flow %s', (name
     expect(metricsOf(byName(`CutpointWorkflows-${name}-throttled`)!)).toEqual([{ Namespace: 'AWS/States', MetricName: 'ExecutionThrottled', Dimensions: { StateMachineArn: machineRef(name) } }]);
   });
 
-  it('Lambda throttles, unexpected errors and timeouts cover exactly the flow\'s functions and steps', () => {
+  it('Lambda throttles and unexpected errors cover exactly the flow\'s functions and steps', () => {
     const covered = (what: string) =>
       Object.values(alarmsOf(workflows))
         .filter((a) => a.AlarmName === `CutpointWorkflows-${name}-${what}` || a.AlarmName?.match(new RegExp(`^CutpointWorkflows-${name}-${what}-\\d+$`)))
         .flatMap(metricsOf);
     const functions = steps.map((s) => ({ Namespace: 'AWS/Lambda', Dimensions: { FunctionName: fnArnRef(s.placeholder) } }));
     expect(covered('lambda-throttles')).toEqual(functions.map((f) => ({ ...f, MetricName: 'Throttles' })));
-    expect(covered('lambda-timeouts')).toEqual(functions.map((f) => ({ ...f, MetricName: 'Duration' })));
     expect(covered('unexpected-errors')).toEqual(steps.map((s) => ({ Namespace: METRIC_NAMESPACE, MetricName: METRICS.unexpectedError, Dimensions: { Step: stepName(s.placeholder) } })));
-    const timeouts = Object.values(alarmsOf(workflows)).filter((a) => a.AlarmName?.startsWith(`CutpointWorkflows-${name}-lambda-timeouts`));
-    expect(timeouts.length).toBe(Math.ceil(steps.length / 10));
-    for (const alarm of timeouts) {
-      // Each function's Duration (ms) over its own registry timeout: FILL(d<i>, 0) / <timeout ms>.
-      const expression = alarm.Metrics!.find((m) => m.Expression)!.Expression!;
-      const terms = [...expression.matchAll(/FILL\((\w+), 0\) \/ (\d+)/g)];
-      expect(terms.length).toBe(metricsOf(alarm).length);
-      for (const [, id, ms] of terms) {
-        const fn = alarm.Metrics!.find((m) => m.Id === id)!.MetricStat!.Metric.Dimensions[0]!.Value;
-        const step = steps.find((st) => JSON.stringify(fnArnRef(st.placeholder)) === JSON.stringify(fn))!;
-        expect(Number(ms), step.placeholder).toBe(step.timeoutSeconds * 1000);
-      }
+  });
+});
+
+describe('step timeout alarms', () => {
+  it('every registry step alarms when its Lambda ran to 98% of its own timeout (what its handler cannot report)', () => {
+    for (const step of STEPS) {
+      const alarm = byName(`CutpointWorkflows-step-${stepName(step.placeholder)}-timeout`);
+      expect(alarm, step.placeholder).toMatchObject({ Namespace: 'AWS/Lambda', MetricName: 'Duration', Statistic: 'Maximum', Threshold: Math.floor(step.timeoutSeconds * 1000 * 0.98), ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
+      expect(metricsOf(alarm!)[0]!.Dimensions).toEqual({ FunctionName: fnArnRef(step.placeholder) });
     }
   });
 });
