@@ -3,8 +3,8 @@ import { Alarm, ComparisonOperator, TreatMissingData, type IMetric } from 'aws-c
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import { FLOWS, type FlowEntry, type StepEntry } from '../functions/registry.js';
-import { ALARMING_RECOVERY_OUTCOMES, DIMENSIONS, METRICS, type RecoveryOutcome } from '../src/telemetry/metric-names.js';
+import type { FlowEntry, StepEntry } from '../functions/registry.js';
+import { DIMENSIONS, METRICS } from '../src/telemetry/metric-names.js';
 import { loadFlowDefinition } from './asl.js';
 import { chunks, cutpointMetric, PERIOD, stepName, sumOf } from './cutpoint-metrics.js';
 
@@ -13,16 +13,6 @@ export interface FlowAlarmsProps {
   stateMachine: IStateMachine;
   /** Every registry step's function, by placeholder. */
   functions: ReadonlyMap<string, IFunction>;
-}
-
-/**
- * A flow whose executions end in recovery outcomes (RecoveryOutcome {Flow, Outcome}): it
- * recovers another flow (delivery-reconcile), or a step of it can retain an incident and
- * notify (the delivery recovery flows, quality-observe, publish-clickhouse).
- */
-export function reportsRecoveryOutcomes(flow: FlowEntry): boolean {
-  if (FLOWS.some((f) => f.recovery?.by === flow.name && f.name !== flow.name)) return true;
-  return loadFlowDefinition(flow.name).steps.some((s) => s.notifies === true);
 }
 
 /**
@@ -41,8 +31,7 @@ export function reportsRecoveryOutcomes(flow: FlowEntry): boolean {
  *   UnexpectedError {Step}; what a handler cannot report (a Lambda killed at its timeout)
  *   is alarmed per function (infra/step-alarms.ts). A flow of more than 10 functions gets
  *   one alarm per 10 (suffix -1, -2).
- * - Recovery<Outcome>: RecoveryOutcome per ALARMING_RECOVERY_OUTCOMES for a flow that
- *   reportsRecoveryOutcomes.
+ * Recovery outcomes are alarmed across flows (infra/recovery-alarms.ts).
  */
 export class FlowAlarms extends Construct {
   readonly alarms: Alarm[] = [];
@@ -68,12 +57,6 @@ export class FlowAlarms extends Construct {
       this.alarm(`lambda-throttles${part}`, sumOf(group.map(({ fn }) => fn.metricThrottles({ period: PERIOD, statistic: 'Sum' })), `${name} Lambda throttles`), `${name}: Lambda throttled a step function${which}; the Task retries Lambda.TooManyRequestsException with backoff, but a long throttle fails the execution. Check the account's concurrent executions (AWS/Lambda ConcurrentExecutions) and reserved concurrency.`);
       this.alarm(`unexpected-errors${part}`, sumOf(group.map(({ step }) => cutpointMetric(METRICS.unexpectedError, { [DIMENSIONS.step]: stepName(step) })), `${name} unexpected errors`), `${name}: a step ended with an error that has no stable name (a defect, or an SDK/driver fault)${which}. Search the step's log group for level ERROR (README "Logs, metrics and traces"); the execution that saw it failed or retried.`);
     });
-
-    if (reportsRecoveryOutcomes(flow)) {
-      for (const outcome of ALARMING_RECOVERY_OUTCOMES) {
-        this.alarm(`recovery-${outcome}`, cutpointMetric(METRICS.recoveryOutcome, { [DIMENSIONS.flow]: name, [DIMENSIONS.outcome]: outcome }), `${name}: ${RECOVERY_ACTION[outcome]}`);
-      }
-    }
   }
 
   /** `<stack>-<flow>-<what>` (kebab-case, as in the README): the name an operator reads in the notification. */
@@ -92,26 +75,13 @@ export class FlowAlarms extends Construct {
   }
 }
 
-/** What an alarming recovery outcome means and the first thing to do. */
-const RECOVERY_ACTION: Record<RecoveryOutcome, string> = {
-  resolved: 'a recovery resolved the invocation (no action).',
-  escalated:
-    'a recovery could not decide alone and escalated to an operator. Run `npx cutpoint delivery inspect <invocation-id> --format json` (the id is in the execution output) and take the one action permitted_actions names (README "Delivery recovery").',
-  failed:
-    'a recovery action failed. Open the failed execution (error name and cause), then `npx cutpoint delivery inspect <invocation-id> --format json`; a recovery is safe to repeat once the cause (target, secret, network) is fixed.',
-  'incident-retained':
-    'custody was retained as an incident (INCIDENT_RETAINED): the invocation\'s projection is on the DeliveryIncidents topic. Run `npx cutpoint delivery inspect <invocation-id> --format json` and follow its diagnostic_code (README "Delivery recovery"); nothing is dropped or published until an operator acts.',
-  'target-pending':
-    'the ClickHouse quality observation is TARGET_PENDING (the target could not be observed yet). Run `npx cutpoint quality inspect <invocation-id> --format json`, then `npx cutpoint quality observe <invocation-id> --manifest <route> --yes` once the target is reachable.',
-};
-
 function functionOf(functions: ReadonlyMap<string, IFunction>, step: StepEntry): IFunction {
   const fn = functions.get(step.placeholder);
   if (!fn) throw new Error(`no function was built for \${${step.placeholder}}`);
   return fn;
 }
 
-/** `lambda-throttles-1` -> `LambdaThrottles1`, `recovery-incident-retained` -> `RecoveryIncidentRetained`. */
+/** `lambda-throttles-1` -> `LambdaThrottles1`, `timed-out` -> `TimedOut`. */
 function pascal(id: string): string {
   return id.replace(/(^|-)([a-z0-9])/g, (_m, _dash: string, c: string) => c.toUpperCase());
 }

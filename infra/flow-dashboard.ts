@@ -1,10 +1,10 @@
 import { Stack } from 'aws-cdk-lib';
-import { Dashboard, GraphWidget, TextWidget, type IMetric, type IWidget } from 'aws-cdk-lib/aws-cloudwatch';
+import { Dashboard, GraphWidget, MathExpression, TextWidget, type IMetric, type IWidget } from 'aws-cdk-lib/aws-cloudwatch';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import type { FlowEntry } from '../functions/registry.js';
-import { CUT_POINT_OUTCOMES, DIMENSIONS, EXECUTION_OUTCOMES, METRICS } from '../src/telemetry/metric-names.js';
+import { CUT_POINT_OUTCOMES, DIMENSIONS, EXECUTION_OUTCOMES, METRIC_NAMESPACE, METRICS } from '../src/telemetry/metric-names.js';
 import { loadFlowDefinition } from './asl.js';
 import { cutpointMetric, PERIOD, stepName, sumOf } from './cutpoint-metrics.js';
 
@@ -30,7 +30,8 @@ export const DASHBOARD_WIDGET_LIMIT = 500;
  * (ExecutionOutcome, the dispatcher's classification; an EXPRESS flow emits no status
  * events, so AWS/States counts), its cut points by outcome (CutPointOutcome summed over the
  * flow's steps), p50/p99 latency per step (AWS/Lambda Duration), and what it delivered or
- * appended where it moves data.
+ * appended where it moves data. A first row shows the recovery outcomes and the recoveries
+ * started, by flow (Metrics Insights GROUP BY: whichever flows report them).
  */
 export class FlowDashboard extends Construct {
   readonly dashboard: Dashboard;
@@ -38,6 +39,12 @@ export class FlowDashboard extends Construct {
   constructor(scope: Construct, id: string, { flows, functions }: { flows: DashboardFlow[]; functions: ReadonlyMap<string, IFunction> }) {
     super(scope, id);
     this.dashboard = new Dashboard(this, 'Dashboard', { dashboardName: `${Stack.of(this).stackName}-operations` });
+    const byFlow = (metricName: string, groupBy: string) =>
+      new MathExpression({ expression: `SELECT SUM(${metricName}) FROM "${METRIC_NAMESPACE}" GROUP BY ${groupBy}`, period: PERIOD, label: '' });
+    this.dashboard.addWidgets(
+      new GraphWidget({ title: 'Recovery outcomes by flow', left: [byFlow(METRICS.recoveryOutcome, `${DIMENSIONS.flow}, ${DIMENSIONS.outcome}`)], stacked: true, period: PERIOD, width: 12 }),
+      new GraphWidget({ title: 'Recoveries started by flow', left: [byFlow(METRICS.recoveryStarted, DIMENSIONS.flow)], stacked: true, period: PERIOD, width: 12 }),
+    );
     for (const { flow, stateMachine } of flows) {
       const steps = loadFlowDefinition(flow.name).steps.map((step) => {
         const fn = functions.get(step.placeholder);

@@ -10,6 +10,7 @@ import { Flow } from './flow.js';
 import { FlowAlarms } from './flow-alarms.js';
 import { FlowDashboard } from './flow-dashboard.js';
 import { MaintenanceSchedule, type MaintenanceConfig } from './maintenance-schedule.js';
+import { RecoveryOutcomeAlarms } from './recovery-alarms.js';
 import { RecoveryRule } from './recovery-rule.js';
 import type { StatefulRefs } from './stateful-stack.js';
 import { StepTimeoutAlarms } from './step-alarms.js';
@@ -90,6 +91,7 @@ export class CutpointWorkflowsStack extends Stack {
     const flows = FLOWS.map((flow) => ({ flow, stateMachine: this.stateMachines.get(flow.name)! }));
     for (const { flow, stateMachine } of flows) new FlowAlarms(this, `${pascal(flow.name)}Alarms`, { flow, stateMachine, functions: this.functions });
     new StepTimeoutAlarms(this, 'StepTimeoutAlarms', { functions: this.functions });
+    new RecoveryOutcomeAlarms(this, 'RecoveryOutcomeAlarms');
     new TableAlarms(this, 'AuthorityTableAlarms', { tableName: props.stateful.tableName });
     new FlowDashboard(this, 'Operations', { flows, functions: this.functions });
     Aspects.of(this).add(new AlarmActions(Topic.fromTopicArn(this, 'OperationsTopic', props.stateful.operationsTopicArn)));
