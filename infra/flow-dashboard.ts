@@ -1,4 +1,4 @@
-import { Stack } from 'aws-cdk-lib';
+import { Aws, Stack } from 'aws-cdk-lib';
 import { Dashboard, GraphWidget, MathExpression, TextWidget, type IMetric, type IWidget } from 'aws-cdk-lib/aws-cloudwatch';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
@@ -38,7 +38,8 @@ export class FlowDashboard extends Construct {
 
   constructor(scope: Construct, id: string, { flows, functions }: { flows: DashboardFlow[]; functions: ReadonlyMap<string, IFunction> }) {
     super(scope, id);
-    this.dashboard = new Dashboard(this, 'Dashboard', { dashboardName: `${Stack.of(this).stackName}-operations` });
+    // Dashboard names are global to the account (alarm names are per region): the region keeps two deployments apart.
+    this.dashboard = new Dashboard(this, 'Dashboard', { dashboardName: `${Stack.of(this).stackName}-operations-${Aws.REGION}` });
     const byFlow = (metricName: string, groupBy: string) =>
       new MathExpression({ expression: `SELECT SUM(${metricName}) FROM "${METRIC_NAMESPACE}" GROUP BY ${groupBy}`, period: PERIOD, label: '' });
     this.dashboard.addWidgets(

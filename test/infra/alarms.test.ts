@@ -204,6 +204,7 @@ describe('operations dashboard', () => {
   it('one dashboard, a row per flow, naming the contract\'s metrics', () => {
     const dashboards = Object.values(workflows.findResources('AWS::CloudWatch::Dashboard'));
     expect(dashboards).toHaveLength(1);
+    expect(dashboards[0]!.Properties.DashboardName).toEqual({ 'Fn::Join': ['', ['CutpointWorkflows-operations-', { Ref: 'AWS::Region' }]] });
     const body = JSON.stringify(workflows.toJSON().Resources[logicalId(built.workflows.node.findChild('Operations').node.findChild('Dashboard'))].Properties.DashboardBody);
     for (const flow of FLOWS) expect(body).toContain(`### ${flow.name} (${flow.type})`);
     for (const metric of [METRICS.executionOutcome, METRICS.cutPointOutcome, METRICS.rowsDelivered, METRICS.bytesDelivered, METRICS.recordsAppended, METRICS.bytesAppended]) {
