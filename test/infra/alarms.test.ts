@@ -157,6 +157,11 @@ describe.each(FLOWS.map((f) => [f.name, f] as const))('alarms of flow %s', (name
     const functions = steps.map((s) => ({ Namespace: 'AWS/Lambda', Dimensions: { FunctionName: fnArnRef(s.placeholder) } }));
     expect(covered('lambda-throttles')).toEqual(functions.map((f) => ({ ...f, MetricName: 'Throttles' })));
     expect(covered('unexpected-errors')).toEqual(steps.map((s) => ({ Namespace: METRIC_NAMESPACE, MetricName: METRICS.unexpectedError, Dimensions: { Step: stepName(s.placeholder) } })));
+    // A sum FILLs every term with 0: in metric math `a + b` has no value where either has none.
+    for (const alarm of Object.values(alarmsOf(workflows)).filter((a) => a.AlarmName?.startsWith(`CutpointWorkflows-${name}-`) && a.Metrics)) {
+      const ids = alarm.Metrics!.filter((m) => m.MetricStat).map((m) => m.Id);
+      if (ids.length > 1) expect(alarm.Metrics!.find((m) => m.Expression)!.Expression).toBe(ids.map((id) => `FILL(${id}, 0)`).join(' + '));
+    }
   });
 });
 
