@@ -7,6 +7,10 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { FLOWS, STEPS, type FlowEntry } from '../../functions/registry.js';
 import { AlarmActions } from '../../infra/alarm-actions.js';
 import { buildApp, type CutpointApp } from '../../infra/app.js';
+import { FlowAlarms } from '../../infra/flow-alarms.js';
+import { RecoveryOutcomeAlarms } from '../../infra/recovery-alarms.js';
+import { StepTimeoutAlarms } from '../../infra/step-alarms.js';
+import { TableAlarms } from '../../infra/table-alarms.js';
 import { loadFlowDefinition } from '../../infra/asl.js';
 import { ALARMING_RECOVERY_OUTCOMES, CUT_POINT_OUTCOMES, METRIC_NAMESPACE, METRICS } from '../../src/telemetry/metric-names.js';
 
@@ -86,8 +90,11 @@ describe('every alarm reaches someone', () => {
         expect(composite.Properties.AlarmActions, `${stack.stackName}/${id}`).toContainEqual(topicOf(stack));
       }
     }
-    // The EventBridge FailedInvocations alarms (infra/recovery-rule.ts) are reached without their file naming the topic.
-    expect(Object.values(alarmsOf(workflows)).filter((a) => a.Namespace === 'AWS/Events').length).toBeGreaterThan(0);
+    // Alarms other constructs define (the recovery path's EventBridge/dead-letter alarms) are reached without their files naming the topic.
+    const ours = [FlowAlarms, StepTimeoutAlarms, RecoveryOutcomeAlarms, TableAlarms];
+    const others = built.workflows.node.findAll().filter((c) => c instanceof Alarm && !c.node.scopes.some((s) => ours.some((k) => s instanceof k)));
+    expect(others.length).toBeGreaterThan(0);
+    for (const alarm of others) expect(alarmsOf(workflows)[logicalId(alarm)]!.AlarmActions, alarm.node.path).toContainEqual(topicOf(built.workflows));
     expect(count).toBeGreaterThan(FLOWS.length * 3);
   });
 
