@@ -1,5 +1,4 @@
 import { ArnFormat, Aws, Duration, Fn, RemovalPolicy, Stack } from 'aws-cdk-lib';
-import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
@@ -28,11 +27,10 @@ export interface FlowProps {
 /**
  * One state machine from statemachines/<name>.asl.json, the same file the local runner
  * executes. Placeholders become function ARNs through definitionSubstitutions, and the
- * role may invoke exactly the functions the ASL names.
+ * role may invoke exactly the functions the ASL names. Its alarms: infra/flow-alarms.ts.
  */
 export class Flow extends Construct {
   readonly stateMachine: StateMachine;
-  readonly failedAlarm: Alarm;
 
   constructor(scope: Construct, id: string, { flow, functions, logRetention, bucketArn, stateMachines, historyKey }: FlowProps) {
     super(scope, id);
@@ -97,15 +95,6 @@ export class Flow extends Construct {
       '*',
       'Added by Step Functions logging and tracing: the CloudWatch Logs vended-delivery actions (logs:CreateLogDelivery, GetLogDelivery, UpdateLogDelivery, DeleteLogDelivery, ListLogDeliveries, PutResourcePolicy, DescribeResourcePolicies, DescribeLogGroups) and X-Ray PutTraceSegments/PutTelemetryRecords/GetSamplingRules/GetSamplingTargets do not support resource-level permissions.',
     );
-
-    this.failedAlarm = new Alarm(this, 'ExecutionsFailed', {
-      alarmDescription: `${flow.name}: an execution failed. A STANDARD flow starts one automatic recovery execution; if that fails too (e.g. Generation.RecoveryExhausted) an operator must act.`,
-      metric: this.stateMachine.metricFailed({ period: Duration.minutes(5), statistic: 'Sum' }),
-      threshold: 1,
-      evaluationPeriods: 1,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
-    });
   }
 
   /**

@@ -1,9 +1,11 @@
-import { CfnOutput, Duration, Fn, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { Aspects, CfnOutput, Duration, Fn, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
+import { AlarmActions } from './alarm-actions.js';
+import { OperationsTopic } from './operations-topic.js';
 
 /**
  * Names and ARNs of the stateful resources, for other stacks. They are imports of this
@@ -20,6 +22,8 @@ export interface StatefulRefs {
   incidentTopicArn: string;
   /** The topic's KMS key (publishers need GenerateDataKey and Decrypt on it). */
   incidentKeyArn: string;
+  /** SNS topic every CloudWatch alarm of the app notifies (ALARM and OK); operators subscribe to it. */
+  operationsTopicArn: string;
 }
 
 /**
@@ -31,6 +35,7 @@ export class CutpointStatefulStack extends Stack {
   readonly table: Table;
   readonly bucket: Bucket;
   readonly incidentTopic: Topic;
+  readonly operationsTopic: Topic;
   readonly refs: StatefulRefs;
 
   constructor(scope: Construct, id: string, props: StackProps = {}) {
@@ -108,6 +113,11 @@ export class CutpointStatefulStack extends Stack {
       enforceSSL: true,
     });
 
+    // Every alarm notifies the operations topic, here for the same reason as the incident
+    // topic; this stack's own alarms too (the workflows stack adds the same Aspect).
+    this.operationsTopic = new OperationsTopic(this, 'Operations').topic;
+    Aspects.of(this).add(new AlarmActions(this.operationsTopic));
+
     this.refs = {
       tableName: this.exportValueAs('TableName', this.table.tableName, 'Authority table (CUTPOINT_TABLE_NAME)'),
       tableArn: this.exportValueAs('TableArn', this.table.tableArn, 'Authority table ARN'),
@@ -115,6 +125,7 @@ export class CutpointStatefulStack extends Stack {
       bucketArn: this.exportValueAs('BucketArn', this.bucket.bucketArn, 'Object bucket ARN'),
       incidentTopicArn: this.exportValueAs('IncidentTopicArn', this.incidentTopic.topicArn, 'Delivery incident topic: subscribe operators here'),
       incidentKeyArn: this.exportValueAs('IncidentTopicKeyArn', incidentKey.keyArn, 'KMS key of the delivery incident topic'),
+      operationsTopicArn: this.exportValueAs('OperationsTopicArn', this.operationsTopic.topicArn, 'Operations topic: every alarm notifies it; subscribe operators here'),
     };
   }
 

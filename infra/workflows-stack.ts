@@ -1,17 +1,24 @@
-import { Aws, CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import { Aspects, Aws, CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Topic } from 'aws-cdk-lib/aws-sns';
 import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import type { Construct } from 'constructs';
 import { FLOWS, STEPS } from '../functions/registry.js';
+import { AlarmActions } from './alarm-actions.js';
 import type { DeliverySecretsConfig, NetworkConfig } from './app-context.js';
 import { Flow } from './flow.js';
+import { FlowAlarms } from './flow-alarms.js';
+import { FlowDashboard } from './flow-dashboard.js';
 import { executionHistoryKey } from './history-key.js';
 import { MaintenanceSchedule, type MaintenanceConfig } from './maintenance-schedule.js';
 import { interfaceServicesFor, PrivateNetwork } from './network.js';
+import { RecoveryOutcomeAlarms } from './recovery-alarms.js';
 import { RecoveryDispatch } from './recovery-dispatch.js';
 import type { StatefulRefs } from './stateful-stack.js';
+import { StepTimeoutAlarms } from './step-alarms.js';
 import { StepFunction } from './step-function.js';
+import { TableAlarms } from './table-alarms.js';
 
 export interface WorkflowsStackProps extends StackProps {
   stateful: StatefulRefs;
@@ -78,6 +85,16 @@ export class CutpointWorkflowsStack extends Stack {
 
     // After every state machine exists: a recovery flow may be declared after the flow it recovers.
     this.recovery = new RecoveryDispatch(this, 'RecoveryDispatch', { flows: FLOWS, stateMachines: this.stateMachines, logRetention, historyKey });
+
+    // Alarms per flow and on the authority table, one dashboard; every alarm of this stack
+    // (these, and any other construct's) notifies the operations topic (alarm-actions.ts).
+    const flows = FLOWS.map((flow) => ({ flow, stateMachine: this.stateMachines.get(flow.name)! }));
+    for (const { flow, stateMachine } of flows) new FlowAlarms(this, `${pascal(flow.name)}Alarms`, { flow, stateMachine, functions: this.functions });
+    new StepTimeoutAlarms(this, 'StepTimeoutAlarms', { functions: this.functions });
+    new RecoveryOutcomeAlarms(this, 'RecoveryOutcomeAlarms');
+    new TableAlarms(this, 'AuthorityTableAlarms', { tableName: props.stateful.tableName });
+    new FlowDashboard(this, 'Operations', { flows, functions: this.functions });
+    Aspects.of(this).add(new AlarmActions(Topic.fromTopicArn(this, 'OperationsTopic', props.stateful.operationsTopicArn)));
   }
 }
 

@@ -101,9 +101,9 @@ describe('CutpointStateful', () => {
   });
 
   it('has the delivery incident topic: KMS-encrypted with a rotating customer key, TLS only, exported', () => {
-    const topics = stateful.findResources('AWS::SNS::Topic');
-    expect(Object.keys(topics)).toHaveLength(1);
-    const [topic] = Object.values(topics);
+    // Two topics: this one and the operations (alarm) topic, test/infra/alarms.test.ts.
+    expect(Object.keys(stateful.findResources('AWS::SNS::Topic'))).toHaveLength(2);
+    const topic = stateful.toJSON().Resources[logicalId(built.stateful.incidentTopic)];
     const keyId = (topic!.Properties.KmsMasterKeyId as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
     expect(stateful.toJSON().Resources[keyId]).toMatchObject({ Type: 'AWS::KMS::Key', Properties: { EnableKeyRotation: true }, ...RETAINED });
     stateful.hasResourceProperties('AWS::SNS::TopicPolicy', {
@@ -288,12 +288,11 @@ describe.each(FLOWS.map((f) => [f.name, f] as const))('CutpointWorkflows flow %s
     expect(JSON.stringify(resourcesOf(start!))).toContain(`-${name}`);
   });
 
-  it('alarms on failed executions', () => {
-    workflows.hasResourceProperties('AWS::CloudWatch::Alarm', {
-      Namespace: 'AWS/States',
-      MetricName: 'ExecutionsFailed',
-      Dimensions: [{ Name: 'StateMachineArn', Value: { Ref: logicalId(stateMachine()) } }],
-    });
+  it('alarms on failed executions: a flow with a recovery rule on the dispatcher\'s ExecutionOutcome=failed (designed stops excluded), any other on AWS/States ExecutionsFailed (test/infra/alarms.test.ts has the rest)', () => {
+    const failed = flow.recovery
+      ? { Namespace: 'Cutpoint', MetricName: 'ExecutionOutcome', Dimensions: Match.arrayEquals([{ Name: 'Flow', Value: name }, { Name: 'Outcome', Value: 'failed' }]) }
+      : { Namespace: 'AWS/States', MetricName: 'ExecutionsFailed', Dimensions: [{ Name: 'StateMachineArn', Value: { Ref: logicalId(stateMachine()) } }] };
+    workflows.hasResourceProperties('AWS::CloudWatch::Alarm', { AlarmName: `CutpointWorkflows-${name}-failed`, ...failed });
   });
 
   it('exports its ARN', () => {

@@ -1,0 +1,87 @@
+import { Stack } from 'aws-cdk-lib';
+import { Alarm, ComparisonOperator, TreatMissingData, type IMetric } from 'aws-cdk-lib/aws-cloudwatch';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
+import { Construct } from 'constructs';
+import type { FlowEntry, StepEntry } from '../functions/registry.js';
+import { DIMENSIONS, METRICS } from '../src/telemetry/metric-names.js';
+import { loadFlowDefinition } from './asl.js';
+import { chunks, cutpointMetric, PERIOD, stepName, sumOf } from './cutpoint-metrics.js';
+
+export interface FlowAlarmsProps {
+  flow: FlowEntry;
+  stateMachine: IStateMachine;
+  /** Every registry step's function, by placeholder. */
+  functions: ReadonlyMap<string, IFunction>;
+}
+
+/**
+ * The alarms of one flow, each with what happened and the first thing to do (the
+ * operations topic action comes from infra/alarm-actions.ts):
+ * - Failed: a flow with a recovery rule alarms on ExecutionOutcome{Outcome=failed}, the
+ *   recovery dispatcher's classification, so a designed stop (a Fail state the flow means,
+ *   handed to its recovery) is not an incident; a flow without one alarms on AWS/States
+ *   ExecutionsFailed (nothing else will act on any of its failures; this also covers the
+ *   EXPRESS stream-append, which emits no status events the dispatcher could classify).
+ * - TimedOut, Throttled: AWS/States ExecutionsTimedOut and ExecutionThrottled, direct.
+ * - LambdaThrottles, UnexpectedErrors: summed over the flow's functions. Lambda Errors
+ *   would count designed errors (a named refusal is a function error too), and
+ *   `Errors − Σ StepError` needs one metric per error name (20+ for a delivery step, over
+ *   CloudWatch's 10 metrics per alarm; SEARCH is not allowed in alarms). So: the handlers'
+ *   UnexpectedError {Step}; what a handler cannot report (a Lambda killed at its timeout)
+ *   is alarmed per function (infra/step-alarms.ts). A flow of more than 10 functions gets
+ *   one alarm per 10 (suffix -1, -2).
+ * Recovery outcomes are alarmed across flows (infra/recovery-alarms.ts).
+ */
+export class FlowAlarms extends Construct {
+  readonly alarms: Alarm[] = [];
+  private readonly flowName: string;
+
+  constructor(scope: Construct, id: string, { flow, stateMachine, functions }: FlowAlarmsProps) {
+    super(scope, id);
+    const name = (this.flowName = flow.name);
+    const open = `Open the newest failed execution of ${name} in the Step Functions console: its last event names the step, the error name and the cause.`;
+
+    if (flow.recovery) {
+      this.alarm('failed', cutpointMetric(METRICS.executionOutcome, { [DIMENSIONS.flow]: name, [DIMENSIONS.outcome]: 'failed' }), `${name}: an execution failed with an error that is not a designed stop. ${flow.recovery.by} was started on it automatically; if that cannot resolve it, its own alarms fire. ${open}`);
+    } else {
+      this.alarm('failed', stateMachine.metricFailed({ period: PERIOD, statistic: 'Sum' }), `${name}: an execution failed (no recovery flow is declared for ${name}: nothing retries it). ${open} Fix the cause, then start the flow again with the same input (every step is idempotent by exact identity).`);
+    }
+    this.alarm('timed-out', stateMachine.metricTimedOut({ period: PERIOD, statistic: 'Sum' }), `${name}: an execution ran past its TimeoutSeconds and was stopped by Step Functions${flow.recovery?.on.includes('TIMED_OUT') ? ` (${flow.recovery.by} was started on it)` : ''}. ${open} Check the flow's step latency on the operations dashboard.`);
+    this.alarm('throttled', stateMachine.metric('ExecutionThrottled', { period: PERIOD, statistic: 'Sum' }), `${name}: Step Functions throttled state transitions of an execution (account StateTransition quota). Check who starts executions at this rate (schedules, retries); request a quota increase if the rate is intended.`);
+
+    const steps = loadFlowDefinition(name).steps.map((step) => ({ step, fn: functionOf(functions, step) }));
+    chunks(steps).forEach((group, i, all) => {
+      const part = all.length > 1 ? `-${i + 1}` : '';
+      const which = all.length > 1 ? ` (functions ${i * 10 + 1}-${i * 10 + group.length} of ${steps.length})` : '';
+      this.alarm(`lambda-throttles${part}`, sumOf(group.map(({ fn }) => fn.metricThrottles({ period: PERIOD, statistic: 'Sum' })), `${name} Lambda throttles`), `${name}: Lambda throttled a step function${which}; the Task retries Lambda.TooManyRequestsException with backoff, but a long throttle fails the execution. Check the account's concurrent executions (AWS/Lambda ConcurrentExecutions) and reserved concurrency.`);
+      this.alarm(`unexpected-errors${part}`, sumOf(group.map(({ step }) => cutpointMetric(METRICS.unexpectedError, { [DIMENSIONS.step]: stepName(step) })), `${name} unexpected errors`), `${name}: a step ended with an error that has no stable name (a defect, or an SDK/driver fault)${which}. Search the step's log group for level ERROR (README "Logs, metrics and traces"); the execution that saw it failed or retried.`);
+    });
+  }
+
+  /** `<stack>-<flow>-<what>` (kebab-case, as in the README): the name an operator reads in the notification. */
+  private alarm(what: string, metric: IMetric, alarmDescription: string): Alarm {
+    const alarm = new Alarm(this, pascal(what), {
+      alarmName: `${Stack.of(this).stackName}-${this.flowName}-${what}`,
+      alarmDescription,
+      metric,
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+    this.alarms.push(alarm);
+    return alarm;
+  }
+}
+
+function functionOf(functions: ReadonlyMap<string, IFunction>, step: StepEntry): IFunction {
+  const fn = functions.get(step.placeholder);
+  if (!fn) throw new Error(`no function was built for \${${step.placeholder}}`);
+  return fn;
+}
+
+/** `lambda-throttles-1` -> `LambdaThrottles1`, `timed-out` -> `TimedOut`. */
+function pascal(id: string): string {
+  return id.replace(/(^|-)([a-z0-9])/g, (_m, _dash: string, c: string) => c.toUpperCase());
+}

@@ -1,0 +1,234 @@
+import { App, Aspects, Stack, type CfnElement } from 'aws-cdk-lib';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
+import { Alarm, CfnAlarm, Metric } from 'aws-cdk-lib/aws-cloudwatch';
+import { Topic } from 'aws-cdk-lib/aws-sns';
+import { Construct, type IConstruct } from 'constructs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { FLOWS, STEPS, type FlowEntry } from '../../functions/registry.js';
+import { AlarmActions } from '../../infra/alarm-actions.js';
+import { buildApp, type CutpointApp } from '../../infra/app.js';
+import { FlowAlarms } from '../../infra/flow-alarms.js';
+import { RecoveryOutcomeAlarms } from '../../infra/recovery-alarms.js';
+import { StepTimeoutAlarms } from '../../infra/step-alarms.js';
+import { TableAlarms } from '../../infra/table-alarms.js';
+import { loadFlowDefinition } from '../../infra/asl.js';
+import { ALARMING_RECOVERY_OUTCOMES, CUT_POINT_OUTCOMES, METRIC_NAMESPACE, METRICS } from '../../src/telemetry/metric-names.js';
+
+// One build for the file; templates only (no bundling).
+let built: CutpointApp;
+let stacks: Array<{ stack: Stack; template: Template }>;
+let workflows: Template;
+let stateful: Template;
+
+beforeAll(() => {
+  built = buildApp({ bundle: false });
+  built.app.synth();
+  stacks = built.app.node.children.filter((c): c is Stack => Stack.isStack(c)).map((stack) => ({ stack, template: Template.fromStack(stack) }));
+  workflows = Template.fromStack(built.workflows);
+  stateful = Template.fromStack(built.stateful);
+}, 600_000);
+
+interface AlarmProps {
+  AlarmName?: string;
+  AlarmDescription?: string;
+  AlarmActions?: unknown[];
+  OKActions?: unknown[];
+  TreatMissingData?: string;
+  Namespace?: string;
+  MetricName?: string;
+  Dimensions?: Array<{ Name: string; Value: unknown }>;
+  Metrics?: Array<{ Id: string; Expression?: string; MetricStat?: { Metric: { Namespace: string; MetricName: string; Dimensions: Array<{ Name: string; Value: unknown }> } } }>;
+}
+
+function logicalId(construct: IConstruct): string {
+  return Stack.of(construct).getLogicalId(construct.node.defaultChild as CfnElement);
+}
+
+function alarmsOf(template: Template): Record<string, AlarmProps> {
+  return Object.fromEntries(Object.entries(template.findResources('AWS::CloudWatch::Alarm')).map(([id, r]) => [id, r.Properties as AlarmProps]));
+}
+
+/** Every metric an alarm reads: its one metric, or each metric of its math expression. */
+function metricsOf(alarm: AlarmProps): Array<{ Namespace: string; MetricName: string; Dimensions: Record<string, unknown> }> {
+  const dims = (d: Array<{ Name: string; Value: unknown }> = []) => Object.fromEntries(d.map(({ Name, Value }) => [Name, Value]));
+  if (alarm.MetricName) return [{ Namespace: alarm.Namespace!, MetricName: alarm.MetricName, Dimensions: dims(alarm.Dimensions) }];
+  return (alarm.Metrics ?? []).flatMap((m) => (m.MetricStat ? [{ ...m.MetricStat.Metric, Dimensions: dims(m.MetricStat.Metric.Dimensions) }] : []));
+}
+
+const topicOf = (stack: Stack) =>
+  stack === built.stateful ? { Ref: logicalId(built.stateful.operationsTopic) } : { 'Fn::ImportValue': 'CutpointStateful-OperationsTopicArn' };
+const machineRef = (flow: string) => ({ Ref: logicalId(built.workflows.stateMachines.get(flow)!) });
+const fnArnRef = (placeholder: string) => ({ Ref: logicalId(built.workflows.functions.get(placeholder)!) });
+const stepName = (placeholder: string) => placeholder.replace(/FunctionArn$/, '');
+const byName = (name: string) => Object.values(alarmsOf(workflows)).find((a) => a.AlarmName === name);
+
+/** The alarm names a flow must have, derived from the registry. */
+function expectedAlarms(flow: FlowEntry): string[] {
+  const steps = loadFlowDefinition(flow.name).steps.length;
+  const parts = Math.ceil(steps / 10);
+  const perFunction = ['lambda-throttles', 'unexpected-errors'].flatMap((what) =>
+    parts <= 1 ? (steps ? [what] : []) : Array.from({ length: parts }, (_x, i) => `${what}-${i + 1}`),
+  );
+  return ['failed', 'timed-out', 'throttled', ...perFunction].map((what) => `CutpointWorkflows-${flow.name}-${what}`);
+}
+
+describe('every alarm reaches someone', () => {
+  it('every CloudWatch alarm of every stack notifies the operations topic on ALARM and on OK, and treats missing data as not breaching', () => {
+    let count = 0;
+    for (const { stack, template } of stacks) {
+      for (const [id, alarm] of Object.entries(alarmsOf(template))) {
+        count++;
+        expect(alarm.AlarmActions, `${stack.stackName}/${id}`).toContainEqual(topicOf(stack));
+        expect(alarm.OKActions, `${stack.stackName}/${id}`).toContainEqual(topicOf(stack));
+        expect(alarm.TreatMissingData, `${stack.stackName}/${id}`).toBe('notBreaching');
+        expect(alarm.AlarmDescription, `${stack.stackName}/${id}`).toMatch(/\S{10,}/);
+        // CloudFormation's limits: a description of at most 1024 characters, a name of at most 255.
+        expect(alarm.AlarmDescription!.length, `${stack.stackName}/${id}`).toBeLessThanOrEqual(1024);
+        if (typeof alarm.AlarmName === 'string') expect(alarm.AlarmName.length).toBeLessThanOrEqual(255);
+      }
+      for (const [id, composite] of Object.entries(template.findResources('AWS::CloudWatch::CompositeAlarm'))) {
+        expect(composite.Properties.AlarmActions, `${stack.stackName}/${id}`).toContainEqual(topicOf(stack));
+      }
+    }
+    // Alarms other constructs define (the recovery path's EventBridge/dead-letter alarms) are reached without their files naming the topic.
+    const ours = [FlowAlarms, StepTimeoutAlarms, RecoveryOutcomeAlarms, TableAlarms];
+    const others = built.workflows.node.findAll().filter((c) => c instanceof Alarm && !c.node.scopes.some((s) => ours.some((k) => s instanceof k)));
+    expect(others.length).toBeGreaterThan(0);
+    for (const alarm of others) expect(alarmsOf(workflows)[logicalId(alarm)]!.AlarmActions, alarm.node.path).toContainEqual(topicOf(built.workflows));
+    expect(count).toBeGreaterThan(FLOWS.length * 3);
+  });
+
+  it('the Aspect reaches an alarm any construct adds, at any depth, and refuses a bare CfnAlarm it cannot wire', () => {
+    const app = new App();
+    const stack = new Stack(app, 'Probe');
+    const topic = new Topic(stack, 'Ops');
+    Aspects.of(stack).add(new AlarmActions(topic));
+    const nested = new Construct(new Construct(stack, 'Someone'), 'Else');
+    new Alarm(nested, 'Depth', { metric: new Metric({ namespace: 'X', metricName: 'Y' }), threshold: 1, evaluationPeriods: 1 });
+    new CfnAlarm(stack, 'Bare', { comparisonOperator: 'GreaterThanThreshold', evaluationPeriods: 1, threshold: 1, namespace: 'X', metricName: 'Y', period: 60, statistic: 'Sum' });
+    const template = Template.fromStack(stack);
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'Y', AlarmActions: [{ Ref: logicalId(topic) }], OKActions: [{ Ref: logicalId(topic) }] });
+    Annotations.fromStack(stack).hasError('/Probe/Bare', Match.stringLikeRegexp('operations topic'));
+  });
+
+  it('the operations topic: a rotating customer key whose policy lets CloudWatch encrypt, SNS publish allowed to this account\'s alarms, TLS only, retained key, exported', () => {
+    const topic = stateful.toJSON().Resources[logicalId(built.stateful.operationsTopic)];
+    const keyId = (topic.Properties.KmsMasterKeyId as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
+    const key = stateful.toJSON().Resources[keyId];
+    expect(key).toMatchObject({ Type: 'AWS::KMS::Key', Properties: { EnableKeyRotation: true }, DeletionPolicy: 'Retain' });
+    expect(key.Properties.KeyPolicy.Statement).toContainEqual(
+      expect.objectContaining({ Effect: 'Allow', Principal: { Service: 'cloudwatch.amazonaws.com' }, Action: ['kms:Decrypt', 'kms:GenerateDataKey*'] }),
+    );
+    stateful.hasResourceProperties('AWS::SNS::TopicPolicy', {
+      Topics: [{ Ref: logicalId(built.stateful.operationsTopic) }],
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+          Match.objectLike({ Effect: 'Allow', Principal: { Service: 'cloudwatch.amazonaws.com' }, Action: 'sns:Publish', Condition: Match.objectLike({ ArnLike: Match.anyValue() }) }),
+        ]),
+      },
+    });
+    stateful.hasOutput('OperationsTopicArn', { Value: { Ref: logicalId(built.stateful.operationsTopic) }, Export: { Name: 'CutpointStateful-OperationsTopicArn' } });
+  });
+});
+
+describe.each(FLOWS.map((f) => [f.name, f] as const))('alarms of flow %s', (name, flow) => {
+  const steps = loadFlowDefinition(name).steps;
+
+  it('has exactly the expected alarms (registry-derived), each within CloudWatch\'s 10 metrics per alarm', () => {
+    // The flow an alarm belongs to: the longest flow name its name starts with.
+    const ownerOf = (alarmName = '') => FLOWS.map((f) => f.name).filter((f) => alarmName.startsWith(`CutpointWorkflows-${f}-`)).sort((a, b) => b.length - a.length)[0];
+    const own = Object.values(alarmsOf(workflows)).filter((a) => ownerOf(a.AlarmName) === name);
+    expect(own.map((a) => a.AlarmName).sort()).toEqual(expectedAlarms(flow).sort());
+    for (const alarm of own) expect(metricsOf(alarm).length, alarm.AlarmName).toBeLessThanOrEqual(10);
+  });
+
+  it(flow.recovery ? 'failed: the dispatcher\'s ExecutionOutcome=failed, never raw ExecutionsFailed (a designed stop goes to recovery)' : 'failed: AWS/States ExecutionsFailed (nothing else acts on its failures)', () => {
+    const failed = metricsOf(byName(`CutpointWorkflows-${name}-failed`)!);
+    if (flow.recovery) {
+      expect(failed).toEqual([{ Namespace: METRIC_NAMESPACE, MetricName: METRICS.executionOutcome, Dimensions: { Flow: name, Outcome: 'failed' } }]);
+      const raw = Object.values(alarmsOf(workflows)).filter((a) => metricsOf(a).some((m) => m.MetricName === 'ExecutionsFailed' && JSON.stringify(m.Dimensions.StateMachineArn) === JSON.stringify(machineRef(name))));
+      expect(raw.map((a) => a.AlarmName)).toEqual([]);
+    } else {
+      expect(failed).toEqual([{ Namespace: 'AWS/States', MetricName: 'ExecutionsFailed', Dimensions: { StateMachineArn: machineRef(name) } }]);
+    }
+    expect(metricsOf(byName(`CutpointWorkflows-${name}-timed-out`)!)).toEqual([{ Namespace: 'AWS/States', MetricName: 'ExecutionsTimedOut', Dimensions: { StateMachineArn: machineRef(name) } }]);
+    expect(metricsOf(byName(`CutpointWorkflows-${name}-throttled`)!)).toEqual([{ Namespace: 'AWS/States', MetricName: 'ExecutionThrottled', Dimensions: { StateMachineArn: machineRef(name) } }]);
+  });
+
+  it('Lambda throttles and unexpected errors cover exactly the flow\'s functions and steps', () => {
+    const covered = (what: string) =>
+      Object.values(alarmsOf(workflows))
+        .filter((a) => a.AlarmName === `CutpointWorkflows-${name}-${what}` || a.AlarmName?.match(new RegExp(`^CutpointWorkflows-${name}-${what}-\\d+$`)))
+        .flatMap(metricsOf);
+    const functions = steps.map((s) => ({ Namespace: 'AWS/Lambda', Dimensions: { FunctionName: fnArnRef(s.placeholder) } }));
+    expect(covered('lambda-throttles')).toEqual(functions.map((f) => ({ ...f, MetricName: 'Throttles' })));
+    expect(covered('unexpected-errors')).toEqual(steps.map((s) => ({ Namespace: METRIC_NAMESPACE, MetricName: METRICS.unexpectedError, Dimensions: { Step: stepName(s.placeholder) } })));
+    // A sum FILLs every term with 0: in metric math `a + b` has no value where either has none.
+    for (const alarm of Object.values(alarmsOf(workflows)).filter((a) => a.AlarmName?.startsWith(`CutpointWorkflows-${name}-`) && a.Metrics)) {
+      const ids = alarm.Metrics!.filter((m) => m.MetricStat).map((m) => m.Id);
+      if (ids.length > 1) expect(alarm.Metrics!.find((m) => m.Expression)!.Expression).toBe(ids.map((id) => `FILL(${id}, 0)`).join(' + '));
+    }
+  });
+});
+
+describe('step timeout alarms', () => {
+  it('every registry step alarms when its Lambda ran to 98% of its own timeout (what its handler cannot report)', () => {
+    for (const step of STEPS) {
+      const alarm = byName(`CutpointWorkflows-step-${stepName(step.placeholder)}-timeout`);
+      expect(alarm, step.placeholder).toMatchObject({ Namespace: 'AWS/Lambda', MetricName: 'Duration', Statistic: 'Maximum', Threshold: Math.floor(step.timeoutSeconds * 1000 * 0.98), ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
+      expect(metricsOf(alarm!)[0]!.Dimensions).toEqual({ FunctionName: fnArnRef(step.placeholder) });
+    }
+  });
+});
+
+describe('recovery outcome alarms', () => {
+  it('one alarm per alarming outcome of the contract, over every flow that reports it (a Metrics Insights sum, no flow list to drift)', () => {
+    const recovery = Object.values(alarmsOf(workflows)).filter((a) => a.AlarmName?.startsWith('CutpointWorkflows-recovery-'));
+    expect(recovery.map((a) => a.AlarmName).sort()).toEqual(ALARMING_RECOVERY_OUTCOMES.map((o) => `CutpointWorkflows-recovery-${o}`).sort());
+    for (const outcome of ALARMING_RECOVERY_OUTCOMES) {
+      const alarm = byName(`CutpointWorkflows-recovery-${outcome}`)!;
+      expect(alarm.Metrics).toEqual([
+        expect.objectContaining({ Expression: `SELECT SUM(${METRICS.recoveryOutcome}) FROM "${METRIC_NAMESPACE}" WHERE Outcome = '${outcome}'`, Period: 300, ReturnData: true }),
+      ]);
+    }
+    // 'resolved' needs no one.
+    expect(JSON.stringify(recovery)).not.toContain("'resolved'");
+  });
+});
+
+describe('authority table alarms', () => {
+  it('throttled requests and system errors of the authority table, over exactly the operations the registry uses', () => {
+    const actions = new Set(STEPS.flatMap((s) => s.table));
+    const expected = [
+      ...['GetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem'].filter((op) => actions.has(`dynamodb:${op}` as never)),
+      ...(actions.has('dynamodb:ConditionCheckItem') ? ['TransactWriteItems'] : []),
+    ].sort();
+    for (const [what, metricName] of [['throttled', 'ThrottledRequests'], ['system-errors', 'SystemErrors']] as const) {
+      const metrics = metricsOf(byName(`CutpointWorkflows-authority-table-${what}`)!);
+      expect(metrics.map((m) => m.Dimensions.Operation).sort()).toEqual(expected);
+      for (const m of metrics) expect(m).toMatchObject({ Namespace: 'AWS/DynamoDB', MetricName: metricName, Dimensions: { TableName: { 'Fn::ImportValue': 'CutpointStateful-TableName' } } });
+    }
+  });
+});
+
+describe('operations dashboard', () => {
+  it('one dashboard, a row per flow, naming the contract\'s metrics', () => {
+    const dashboards = Object.values(workflows.findResources('AWS::CloudWatch::Dashboard'));
+    expect(dashboards).toHaveLength(1);
+    expect(dashboards[0]!.Properties.DashboardName).toEqual({ 'Fn::Join': ['', ['CutpointWorkflows-operations-', { Ref: 'AWS::Region' }]] });
+    const body = JSON.stringify(workflows.toJSON().Resources[logicalId(built.workflows.node.findChild('Operations').node.findChild('Dashboard'))].Properties.DashboardBody);
+    for (const flow of FLOWS) expect(body).toContain(`### ${flow.name} (${flow.type})`);
+    for (const metric of [METRICS.executionOutcome, METRICS.cutPointOutcome, METRICS.rowsDelivered, METRICS.bytesDelivered, METRICS.recordsAppended, METRICS.bytesAppended]) {
+      expect(body).toContain(`\\"${metric}\\"`);
+    }
+    expect(body).toContain(`SELECT SUM(${METRICS.recoveryOutcome})`);
+    expect(body).toContain(`SELECT SUM(${METRICS.recoveryStarted})`);
+    for (const outcome of CUT_POINT_OUTCOMES) expect(body).toContain(`\\"label\\":\\"${outcome}\\"`);
+    expect(body).toContain(METRIC_NAMESPACE);
+    expect(body).toContain('\\"stat\\":\\"p99\\"');
+    expect(body).toContain('\\"stat\\":\\"p50\\"');
+    // Far below CloudWatch's 500 widgets per dashboard.
+    expect((body.match(/\\"type\\":/g) ?? []).length).toBeLessThanOrEqual(500);
+  });
+});
