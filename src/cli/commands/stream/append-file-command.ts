@@ -21,7 +21,7 @@ export const FILE_APPEND_OPTIONS = {
  */
 export function checkFileAppend(values: Values, attempt: string): void {
   if (typeof values.from !== 'string' || values.from === '') throw new UsageError('--from needs a FILE.jsonl');
-  for (const name of ['file', 'format', 'state-machine-arn', 'name']) {
+  for (const name of ['file', 'input-format', 'state-machine-arn', 'name']) {
     if (values[name] !== undefined) throw new UsageError(`--from FILE.jsonl cannot be combined with --${name}`);
   }
   const knobs = knobsOf(values);

@@ -2,13 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ArmedFaultInjector, faultsFromEnv, inertFaults } from '../../../adapters/fault-injector.js';
-import { awsPorts } from '../../../adapters/ports.js';
-import { provisionLocal } from '../../../adapters/provision.js';
-import { startAndWait } from '../../../adapters/stepfunctions.js';
-import { startSyncExpress } from '../../../adapters/stepfunctions-express.js';
 import { configFromEnv } from '../../../config.js';
 import { FLOWS } from '../../../../functions/registry.js';
-import { runFlow, type FlowEvent } from '../../../local/flow-runner.js';
+import type { FlowEvent } from '../../../local/flow-runner.js';
 import { defaultStateDir } from '../../../local/runtime.js';
 import type { FaultInjector } from '../../../ports/faults.js';
 import type { Ports } from '../../../ports/index.js';
@@ -62,6 +58,8 @@ function localTarget(options: TargetOptions): Target {
   const provide = () =>
     (ports ??= (async () => {
       const config = await localRuntimeConfig();
+      // The drivers load when a command first needs a store, never for a refused command.
+      const [{ awsPorts }, { provisionLocal }] = await Promise.all([import('../../../adapters/ports.js'), import('../../../adapters/provision.js')]);
       await provisionLocal(config);
       return awsPorts(config, faults);
     })());
@@ -69,6 +67,7 @@ function localTarget(options: TargetOptions): Target {
     kind: 'local',
     ports: provide,
     async run(flow, _executionName, input) {
+      const { runFlow } = await import('../../../local/flow-runner.js');
       const result = await runFlow(flow, input, {
         ports: await provide(),
         onEvent: flowProgress,
@@ -97,7 +96,10 @@ function awsTarget(options: TargetOptions, flow: string | undefined): Target {
   }
   return {
     kind: 'aws',
-    ports: () => Promise.resolve(awsPorts(configFromEnv(process.env), inertFaults)),
+    ports: async () => {
+      const { awsPorts } = await import('../../../adapters/ports.js');
+      return awsPorts(configFromEnv(process.env), inertFaults);
+    },
     async run(flow, derivedName, input) {
       const name = options.name ?? derivedName;
       const arn = arnOf(flow);
@@ -106,8 +108,8 @@ function awsTarget(options: TargetOptions, flow: string | undefined): Target {
       progress(`starting ${name} on ${arn}`);
       const execution =
         entry?.type === 'EXPRESS'
-          ? await startSyncExpress(arn, name, input)
-          : await startAndWait(arn, name, input, { onPoll: (s) => progress(`execution ${s}`) });
+          ? await (await import('../../../adapters/stepfunctions-express.js')).startSyncExpress(arn, name, input)
+          : await (await import('../../../adapters/stepfunctions.js')).startAndWait(arn, name, input, { onPoll: (s) => progress(`execution ${s}`) });
       const run: FlowRun = { flow, status: execution.status, output: execution.output, executionName: name };
       if (execution.error !== undefined) run.error = execution.error;
       if (execution.cause !== undefined) run.cause = execution.cause;
