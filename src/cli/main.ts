@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { escapeControlCharacters } from '../domain/errors.js';
+import { CutpointError, escapeControlCharacters } from '../domain/errors.js';
 import { OUTPUT_FORMATS, type OutputFormat } from './format.js';
 import { hasSubcommand, subcommandHelp, TOP_HELP } from './help.js';
 import { EXIT, printDiagnostic, printResult, printUsageError, setOutputFormat, UsageError } from './io.js';
@@ -112,15 +112,46 @@ export function outputFormatOf(command: string, args: readonly string[]): { form
   throw new UsageError(`--format must be json or text, got ${JSON.stringify(format)}`);
 }
 
-/** `cutpoint --version`: the package and the Node running it; one line unless --format json. */
+/** The value of `--name VALUE` / `--name=VALUE` before a `--`, if given. */
+function optionValue(args: readonly string[], name: string): string | undefined {
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string;
+    if (arg === '--') return undefined;
+    if (arg === `--${name}`) return args[i + 1];
+    if (arg.startsWith(`--${name}=`)) return arg.slice(name.length + 3);
+  }
+  return undefined;
+}
+
+/**
+ * `--faults SPEC` is part of the command line: a spec that does not parse, or names a cut
+ * point or kind that does not exist, is a usage error (exit 2) naming the fault code.
+ * (CUTPOINT_FAULTS, from the environment, stays a refusal: exit 1.)
+ */
+async function checkFaultsOption(args: readonly string[]): Promise<void> {
+  const spec = optionValue(args, 'faults');
+  if (spec === undefined || spec.trim() === '') return;
+  const { parseFaultSpec } = await import('../domain/faults.js');
+  const { CUT_POINT_NAMES } = await import('../cut-points.js');
+  try {
+    parseFaultSpec(spec.trim(), CUT_POINT_NAMES);
+  } catch (error) {
+    if (error instanceof CutpointError) throw new UsageError(`--faults: ${error.code}: ${error.message}`);
+    throw error;
+  }
+}
+
+/** `cutpoint --version`: the package, the Node running it and which build (one line unless --format json). */
 function version(args: readonly string[]): Record<string, string> {
   const given = outputFormatOf('', args);
   const format = args.some((a) => a === '--format' || a.startsWith('--format=')) ? given.format : 'text';
   const { rest } = given;
   if (rest.length) throw new UsageError(`unexpected argument ${JSON.stringify(rest[0])}`);
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string; engines?: { node?: string } };
-  const info = { cutpoint: pkg.version, node: process.version, engines: pkg.engines?.node ?? '' };
-  process.stdout.write(format === 'json' ? `${JSON.stringify(info, null, 2)}\n` : `cutpoint ${info.cutpoint} (node ${info.node}; needs node ${info.engines})\n`);
+  // The bundle of `npm run build` (dist/cli/), or the TypeScript sources through tsx.
+  const build = import.meta.url.endsWith('.ts') ? 'source' : 'bundle';
+  const info = { cutpoint: pkg.version, node: process.version, engines: pkg.engines?.node ?? '', build };
+  process.stdout.write(format === 'json' ? `${JSON.stringify(info, null, 2)}\n` : `cutpoint ${info.cutpoint} (node ${info.node}, needs ${info.engines}; ${build})\n`);
   return info;
 }
 
@@ -180,6 +211,7 @@ export async function main(argv: string[]): Promise<number> {
     const repeated = repeatedOption(args);
     if (repeated !== undefined) throw new UsageError(`--${repeated} is given more than once`);
     const { format, rest } = outputFormatOf(name, args);
+    await checkFaultsOption(rest);
     setOutputFormat(format);
     const command = await load();
     helps.push(command.help);

@@ -26,6 +26,8 @@ export async function objectCommand(args: string[]): Promise<unknown> {
   if (extra.length) throw new UsageError(`unexpected argument ${JSON.stringify(extra[0])}`);
   if (!KEY.test(key)) throw new ValidationError('objects.invalid_key', 'object key must be 1-900 characters of [A-Za-z0-9!_.*\'()/=-]');
   if (verb === 'put') assertOperatorKey(key);
+  // Grammar before the runtime is touched (exit 2 wins over anything the store could say).
+  if (verb === 'get' && !values.sha256) throw new UsageError('object get needs --sha256');
   const config = await localRuntimeConfig();
   await provisionLocal(config);
   const ports = awsPorts(config, faultsFromEnv(process.env));
@@ -34,8 +36,7 @@ export async function objectCommand(args: string[]): Promise<unknown> {
     const result = await putOperatorObject(ports, key, bytes);
     return { key, sha256: result.sha256, size: result.size, status: result.status };
   }
-  if (!values.sha256) throw new UsageError('object get needs --sha256');
-  const object = await readVerified(ports.objects, key, values.sha256);
+  const object = await readVerified(ports.objects, key, values.sha256 as string);
   return { key, sha256: values.sha256, size: object.size, verified: true };
 }
 
