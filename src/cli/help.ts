@@ -63,7 +63,8 @@ export function optionText(command: string, sub: string, option: string): string
 
 /**
  * The blocks of a command's help text (`cutpoint <command> <verbs> …` and its indented
- * lines) that document `sub` (`a|b|c` documents a, b and c), and the notes between or after
+ * lines) that document `sub` (`a|b|c` documents a, b and c; `[a]`, a default, documents a),
+ * and the notes between or after
  * the blocks.
  */
 function blocksOf(commandHelp: string, command: string, sub: string): { blocks: string[][]; notes: string[] } {
@@ -72,7 +73,7 @@ function blocksOf(commandHelp: string, command: string, sub: string): { blocks: 
   let current: string[] | undefined;
   let inNotes = false;
   for (const line of commandHelp.split('\n')) {
-    const m = new RegExp(`^cutpoint ${command}(?: ([a-z][a-z|-]*))?`).exec(line);
+    const m = new RegExp(`^cutpoint ${command}(?: \\[?([a-z][a-z|-]*)\\]?)?`).exec(line);
     if (m) {
       inNotes = false;
       const subs = m[1]?.split('|') ?? [];

@@ -1,6 +1,6 @@
 import { UsageError } from '../io.js';
 
-export const demoHelp = `cutpoint demo delivery   (also bare: cutpoint demo; npm start)
+export const demoHelp = `cutpoint demo [delivery]   (npm start)
   starts throw-away local components (DynamoDB Local, the S3 emulator, embedded
   ClickHouse and embedded PostgreSQL), seeds 3 days of synthetic events, delivers the last
   closed day with every publication COMMIT response lost, so the run stops in
