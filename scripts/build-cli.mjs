@@ -8,13 +8,22 @@
 // two levels below the repository like src/<dir>/, so `new URL('../../', import.meta.url)`
 // still names the repository root. build.json lists every source file the bundle was
 // built from: bin/cutpoint.js uses the bundle only while none of them is newer.
-import { build } from 'esbuild';
 import { rename, rm, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
 const out = `${root}dist/cli`;
 const tmp = `${root}dist/cli.${process.pid}.tmp`;
+
+// esbuild is a devDependency: an install without them (npm ci --omit=dev) keeps the
+// sources-through-tsx path and still succeeds.
+let build;
+try {
+  ({ build } = await import('esbuild'));
+} catch {
+  process.stderr.write('cutpoint: esbuild is not installed; the CLI runs from its TypeScript sources (slower start)\n');
+  process.exit(0);
+}
 
 const startedAt = Date.now();
 await rm(tmp, { recursive: true, force: true });
