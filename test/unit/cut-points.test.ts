@@ -22,8 +22,8 @@ import { FLOWS } from '../../functions/registry.js';
 const REFERENCE = /(?<![\w./-])(?:generation|stream|delivery|publication|quality|cli|objects)(?:\.[a-z0-9_*-]+)+/g;
 
 function references(text: string): string[] {
-  // The manifest key `quality.capsule: v2` is not a cut point.
-  return [...new Set(text.replace(/\bquality\.capsule: /g, '').match(REFERENCE) ?? [])].filter((t) => !t.includes('_') && !/\.(ts|js|json|ya?ml)$/.test(t));
+  // The manifest key `quality.capsule: v2` is not a cut point, nor the usage diagnostic `cli.usage`.
+  return [...new Set(text.replace(/\bquality\.capsule: /g, '').match(REFERENCE) ?? [])].filter((t) => !t.includes('_') && t !== 'cli.usage' && !/\.(ts|js|json|ya?ml)$/.test(t));
 }
 
 /** The Comments of every ASL file (or of one flow's). */
