@@ -196,7 +196,7 @@ export async function main(argv: string[]): Promise<number> {
       process.stdout.write(`${HELP}\n`);
       return EXIT.ok;
     }
-    if (name === '--version' || name === 'version') {
+    if (name === '--version') {
       version(args);
       return EXIT.ok;
     }
