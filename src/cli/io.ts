@@ -1,4 +1,5 @@
 import { diagnosticOf, escapeControlCharacters } from '../domain/errors.js';
+import { renderResult, type OutputFormat } from './format.js';
 
 export { readInputBytes, readInputFile, readJsonInput, readStdin, INPUT_LIMITS, type InputSource } from './input.js';
 
@@ -19,10 +20,20 @@ export class UsageError extends Error {
  */
 export const STREAMED: unique symbol = Symbol('streamed');
 
-/** One JSON document on stdout: the command's result. */
+let outputFormat: OutputFormat = 'json';
+
+/** The `--format` of the command running now (main sets it before the command runs). */
+export function setOutputFormat(format: OutputFormat): void {
+  outputFormat = format;
+}
+
+/**
+ * The command's result on stdout in the `--format` given: one JSON document (default), or
+ * readable text. Also what a command prints before it exits 1 short of its goal.
+ */
 export function printResult(result: unknown): void {
   if (result === STREAMED) return;
-  process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  process.stdout.write(`${renderResult(result, outputFormat)}\n`);
 }
 
 /** Human-readable progress on stderr; stdout stays machine-readable. */

@@ -95,6 +95,9 @@ export interface LocalUpOptions {
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 // Same extension as this module, so it also works once compiled to .js.
 const DAEMON_PATH = fileURLToPath(new URL(`./daemon${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url));
+// A daemon started from the sources (src/local/daemon.ts) or from the CLI bundle
+// (dist/cli/daemon.js, `npm run build`) is the same daemon to status and down, whichever runs them.
+const DAEMON_MARKERS = [...new Set([DAEMON_PATH, join(REPO_ROOT, 'src/local/daemon.ts'), join(REPO_ROOT, 'dist/cli/daemon.js')])];
 
 /** `.cutpoint/local` in the repository, or CUTPOINT_STATE_DIR (tests run their own runtime). */
 export function defaultStateDir(): string {
@@ -109,7 +112,7 @@ export function persistentDirOf(stateDir: string): string {
 export async function localStatus(stateDir = defaultStateDir()): Promise<LocalStatus> {
   const state = await readRuntimeState(resolve(stateDir));
   if (!state) return { up: false, detail: 'not running' };
-  if (!(await isProcessRunning(state.pid, DAEMON_PATH))) {
+  if (!(await isRunning(state.pid, DAEMON_MARKERS))) {
     return { up: false, detail: `daemon pid ${state.pid} is gone (stale runtime.json)` };
   }
   const [dynamoOk, s3Ok] = await Promise.all([
@@ -201,11 +204,11 @@ export async function localDown(
   const stateDir = resolve(stateDirArg);
   const state = await readRuntimeState(stateDir);
   if (state) {
-    if (await isProcessRunning(state.pid, DAEMON_PATH)) {
+    if (await isRunning(state.pid, DAEMON_MARKERS)) {
       signalQuietly(state.pid, 'SIGTERM');
-      if (!(await waitForExit(state.pid, DAEMON_PATH, opts.timeoutMs ?? 30_000))) {
+      if (!(await waitForExit(state.pid, DAEMON_MARKERS, opts.timeoutMs ?? 30_000))) {
         signalQuietly(state.pid, 'SIGKILL'); // hung while shutting down
-        await waitForExit(state.pid, DAEMON_PATH, 5_000);
+        await waitForExit(state.pid, DAEMON_MARKERS, 5_000);
       }
     }
     // A daemon that was SIGKILLed (or hung) leaves its JVM behind, still holding
@@ -220,11 +223,17 @@ export async function localDown(
   return { up: false, detail: 'stopped' };
 }
 
+/** `pid` runs and its command line holds one of `markers`. */
+async function isRunning(pid: number, markers: string | readonly string[]): Promise<boolean> {
+  for (const marker of typeof markers === 'string' ? [markers] : markers) if (await isProcessRunning(pid, marker)) return true;
+  return false;
+}
+
 // Checks the command line, not just the pid: an exited process stays a zombie
 // (still signalable) until init reaps it, which can take a while in containers.
-async function waitForExit(pid: number, marker: string, timeoutMs: number): Promise<boolean> {
+async function waitForExit(pid: number, markers: string | readonly string[], timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
-  while (await isProcessRunning(pid, marker)) {
+  while (await isRunning(pid, markers)) {
     if (Date.now() > deadline) return false;
     await sleep(100);
   }

@@ -1,4 +1,4 @@
-import { buildApp, type BuildAppOptions } from 'fauxqs';
+import type { BuildAppOptions } from 'fauxqs';
 import { mkdir } from 'node:fs/promises';
 import { findPackageJSON } from 'node:module';
 import { pathToFileURL } from 'node:url';
@@ -40,6 +40,8 @@ interface FauxqsInternals {
 
 export async function startS3Emulator(opts: S3EmulatorOptions = {}): Promise<S3Emulator> {
   const { stores, persistence } = await createStores(opts.dataDir);
+  // Loaded here, not at import: a CLI command that never starts the emulator never loads it.
+  const { buildApp } = await import('fauxqs');
   const app = buildApp({ logger: false, stores });
   if (persistence) app.addHook('preClose', () => persistence.close());
   try {

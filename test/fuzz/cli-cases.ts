@@ -35,7 +35,7 @@ function commandBases(world: FuzzWorld, sfx: string): Base[] {
       positionals: 3,
       alternatives: { partition: '1', attempt: `fz-alt-${sfx}` },
       booleans: [],
-      known: [...stream, 'partition', 'attempt', 'file', 'format'],
+      known: [...stream, 'partition', 'attempt', 'file', 'input-format', 'format'],
       files: { records: 'flag-record\n' },
     },
     { argv: ['stream', 'takeover', STREAM, '--partition', '0', '--owner', OWNER], positionals: 3, alternatives: { partition: '1', owner: 'someone-else' }, booleans: [], known: [...stream, 'partition', 'owner'] },

@@ -90,13 +90,13 @@ export function appendRecordCases(world: FuzzWorld): fc.Arbitrary<FuzzCase> {
     // The same attempt id with other records: an identity conflict, never the old batch reported as success.
     fc.tuple(fc.constantFrom(...world.committed), lines, fc.constantFrom('lines', 'raw')).filter(([c, l]) => `${l.join('\n')}\n` !== c.text).map(([c, l, format]): FuzzCase => ({
       what: `append reused attempt, other records: ${c.attemptId}`,
-      argv: append(0, c.attemptId, ['--file', '{{records}}', '--format', format]),
+      argv: append(0, c.attemptId, ['--file', '{{records}}', '--input-format', format]),
       files: { records: `${l.join('\n')}\n` },
     })),
     freshSuffix.map((sfx): FuzzCase => ({ what: 'append empty batch', argv: append(0, `fz-${sfx}`, ['--file', '{{records}}']), files: { records: '' } })),
     fc.tuple(freshSuffix, fc.integer({ min: 200_000, max: 400_000 })).map(([sfx, n]): FuzzCase => ({
       what: `append oversize batch: ${n} bytes raw`,
-      argv: append(0, `fz-${sfx}`, ['--file', '{{records}}', '--format', 'raw']),
+      argv: append(0, `fz-${sfx}`, ['--file', '{{records}}', '--input-format', 'raw']),
       files: { records: 'x'.repeat(n) },
     })),
     fc.tuple(freshSuffix, lines).map(([sfx, l]): FuzzCase => ({
@@ -109,8 +109,8 @@ export function appendRecordCases(world: FuzzWorld): fc.Arbitrary<FuzzCase> {
       argv: append(0, `fz-${sfx}`, ['--file', file]),
     })),
     fc.tuple(freshSuffix, fc.stringMatching(/^[a-z]{1,8}$/).filter((f) => f !== 'lines' && f !== 'raw')).map(([sfx, format]): FuzzCase => ({
-      what: `append unknown --format: ${format}`,
-      argv: append(0, `fz-${sfx}`, ['--file', '{{records}}', '--format', format]),
+      what: `append unknown --input-format: ${format}`,
+      argv: append(0, `fz-${sfx}`, ['--file', '{{records}}', '--input-format', format]),
       files: { records: RECORDS },
     })),
   );

@@ -5,7 +5,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HELP } from '../../src/cli/main.js';
+import { allHelp, HELP } from '../../src/cli/main.js';
 import { CUT_POINT_NAMES } from '../../src/cut-points.js';
 import { REPO_ROOT } from '../../src/local/asl.js';
 import { freePort } from '../../src/local/free-port.js';
@@ -32,7 +32,8 @@ describe('cutpoint CLI', () => {
   it('--help prints usage and exits 0', async () => {
     const r = await inProcess(['--help']);
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain('cutpoint local up [--dynamodb-port N] [--s3-port N]');
+    expect(r.stdout).toBe(`${HELP}\n`);
+    expect(r.stdout).toMatch(/^ {2}local {6}start, stop and show the local runtime/m);
     expect(r.stdout).toContain('CUTPOINT_FAULTS');
   });
 
@@ -140,10 +141,13 @@ describe('cutpoint CLI', () => {
 /** main() in this process, stdout and stderr captured. */
 const inProcess = (argv: string[], env: Record<string, string> = {}) => runCutpointInProcess(argv, { cwd: REPO_ROOT, env });
 
+/** Every command's help text (each command module's own). */
+const FULL_HELP = await allHelp();
+
 /** Every `cutpoint <command> [<subcommand>]` the help texts list (`a|b|c` lists several). */
 function commandsInHelp(): string[][] {
   const found = new Map<string, string[]>();
-  for (const line of HELP.split('\n')) {
+  for (const line of FULL_HELP.split('\n')) {
     const m = /^\s*cutpoint ([a-z-]+)(?: ([a-z][a-z|-]*))?/.exec(line);
     if (!m?.[1]) continue;
     for (const sub of m[2]?.split('|') ?? [undefined]) {
@@ -304,7 +308,10 @@ describe('cutpoint CLI: bad input is refused with a stable code, never a crash o
     refused(r, 'faults.unknown_cut_point');
     expect(r.stderr).toContain('did you mean "stream.append.head-cas"');
     expect(r.stderr).toContain('delivery.target.create-staging');
-    refused(await run(['stream', 'describe', 's', '--faults', 'delivery.staging.create:fail']), 'faults.unknown_cut_point');
+    // The same spelling given as --faults is part of the command line: a usage error naming the code.
+    const flag = await run(['stream', 'describe', 's', '--faults', 'delivery.staging.create:fail']);
+    refused(flag, 'cli.usage', 2);
+    expect(flag.stderr).toMatch(/^cli\.usage: --faults: faults\.unknown_cut_point: /);
   });
 
   it('faults list prints every cut point with its subsystem and flows', async () => {

@@ -175,7 +175,7 @@ describe('cutpoint delivery', () => {
       ['delivery', 'inspect-all', 'extra'],
       ['delivery', 'inspect-all', '--bogus'],
       ['delivery', 'inspect', '--format', 'json'],
-      ['delivery', 'inspect', id, '--format', 'text'],
+      ['delivery', 'inspect', id, '--format', 'xml'],
       ['delivery', 'inspect', id, 'extra'],
       ['delivery', 'inspect', id, '--target', 'warehouse.dbo.t'],
       ['delivery', 'reconcile', '--manifest', 'x.yaml#daily', '--yes'],

@@ -190,10 +190,10 @@ describe('cutpoint stream', () => {
     expect(await readTexts(7)).toEqual([[7, 'theta']]);
   }, 120_000);
 
-  it('--format raw appends the whole file as one record; empty input is refused', async () => {
+  it('--input-format raw appends the whole file as one record; empty input is refused', async () => {
     const file = join(root, 'blob.txt');
     await writeFile(file, 'one\ntwo\n');
-    const raw = json(await cutpoint(['stream', 'append', 'orders', '--partition', '0', '--attempt', 'a7', '--file', file, '--format', 'raw']));
+    const raw = json(await cutpoint(['stream', 'append', 'orders', '--partition', '0', '--attempt', 'a7', '--file', file, '--input-format', 'raw']));
     expect(raw).toMatchObject({ status: 'KNOWN_COMMITTED', recordCount: 1, start: 8, end: 9 });
     expect(await readTexts(8)).toEqual([[8, 'one\ntwo\n']]);
 

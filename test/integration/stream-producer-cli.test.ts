@@ -121,9 +121,10 @@ describe('cutpoint stream append --from FILE.jsonl', () => {
     const missing = await cutpoint(['stream', 'append', 'bad', '--partition', '0', '--attempt', 'b1', '--from', join(runtime.root, 'nope.jsonl')]);
     expect(diagnostic(missing.stderr)).toMatch(/^cli\.file_not_found: /);
     const knob = await cutpoint(['stream', 'append', 'bad', '--partition', '0', '--attempt', 'b1', '--from', file, '--max-records', '0']);
-    expect([knob.code, diagnostic(knob.stderr)]).toEqual([1, expect.stringMatching(/^stream\.producer_invalid_knob: maxRecords must be/)]);
+    // A value outside the option's range is a usage error (exit 2) naming the producer's code.
+    expect([knob.code, diagnostic(knob.stderr)]).toEqual([2, expect.stringMatching(/^cli\.usage: --max-records\/--max-bytes: stream\.producer_invalid_knob: maxRecords must be/)]);
     expect((await lane('bad')).head.committedEnd).toBe(0);
-    for (const extra of [['--file', file], ['--format', 'raw'], ['--max-bytes', 'x']]) {
+    for (const extra of [['--file', file], ['--input-format', 'raw'], ['--format', 'raw'], ['--max-bytes', 'x']]) {
       const usage = await cutpoint(['stream', 'append', 'bad', '--partition', '0', '--attempt', 'b1', '--from', file, ...extra]);
       expect(usage.code, usage.stderr).toBe(2);
       expect(usage.stdout).toBe('');

@@ -1,7 +1,7 @@
 import { LOCAL_CUT_POINTS } from '../../src/local/cut-points.js';
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { HELP } from '../../src/cli/main.js';
+import { allHelp, HELP } from '../../src/cli/main.js';
 import { CUT_POINT_NAMES, CUT_POINTS } from '../../src/cut-points.js';
 import { DELIVERY_CUT_POINTS } from '../../src/delivery/cut-points.js';
 import { GENERATION_CUT_POINTS } from '../../src/generation/cut-points.js';
@@ -22,8 +22,8 @@ import { FLOWS } from '../../functions/registry.js';
 const REFERENCE = /(?<![\w./-])(?:generation|stream|delivery|publication|quality|cli|objects)(?:\.[a-z0-9_*-]+)+/g;
 
 function references(text: string): string[] {
-  // The manifest key `quality.capsule: v2` is not a cut point.
-  return [...new Set(text.replace(/\bquality\.capsule: /g, '').match(REFERENCE) ?? [])].filter((t) => !t.includes('_') && !/\.(ts|js|json|ya?ml)$/.test(t));
+  // The manifest key `quality.capsule: v2` is not a cut point, nor the usage diagnostic `cli.usage`.
+  return [...new Set(text.replace(/\bquality\.capsule: /g, '').match(REFERENCE) ?? [])].filter((t) => !t.includes('_') && t !== 'cli.usage' && !/\.(ts|js|json|ya?ml)$/.test(t));
 }
 
 /** The Comments of every ASL file (or of one flow's). */
@@ -58,7 +58,9 @@ describe('cut point registry', () => {
     ['the ASL comments', aslComments()],
     ['README.md', readFileSync(`${REPO_ROOT}README.md`, 'utf8')],
     ['the CLI help', HELP],
-  ])('every cut point %s names is a real one', (_where, text) => {
+    ['the commands\' help', 'every command'],
+  ])('every cut point %s names is a real one', async (_where, given) => {
+    const text = given === 'every command' ? await allHelp() : given;
     const named = references(text);
     expect(named.length).toBeGreaterThan(0);
     expect(named.filter((n) => !CUT_POINT_NAMES.has(n))).toEqual([]);

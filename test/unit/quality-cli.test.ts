@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { HELP } from '../../src/cli/main.js';
+import { allHelp } from '../../src/cli/main.js';
 import { qualityHelp } from '../../src/cli/commands/quality.js';
 import { observeFlowFailure } from '../../src/cli/commands/quality-live.js';
 import { runCutpointInProcess } from '../support/cli-runtime.js';
@@ -45,7 +45,7 @@ describe('cutpoint quality: grammar', () => {
     expect(existsSync(stateDir)).toBe(false);
   });
 
-  it('unknown subcommands and options, a format other than json, a missing or extra argument: exit 2', async () => {
+  it('unknown subcommands and options, a format other than json or text, a missing or extra argument: exit 2', async () => {
     await usage(['quality']);
     await usage(['quality', 'frobnicate']);
     await usage(['quality', 'inspect']);
@@ -55,7 +55,7 @@ describe('cutpoint quality: grammar', () => {
     await usage(['quality', 'inspect', ID, '--format']);
     await usage(['quality', 'inspect', ID, '--manifest', 'x.yaml#daily']);
     await usage(['quality', 'inspect-all', 'extra']);
-    await usage(['quality', 'inspect-all', '--format', 'text']);
+    await usage(['quality', 'inspect-all', '--format', 'xml']);
     await usage(['quality', 'inspect-all', '--target', 'pub_ch.pub.events']);
     await usage(['quality', 'inspect-all', '--format', 'json', '--format', 'json']);
     for (const verb of ['diagnose', 'observe', 'replay']) {
@@ -95,12 +95,13 @@ describe('cutpoint quality: grammar', () => {
     expect(existsSync(stateDir)).toBe(false);
   });
 
-  it('is listed in the CLI help, which names no force-clear command', () => {
-    expect(HELP).toContain('cutpoint quality inspect-all [--format json]');
-    expect(HELP).toContain('cutpoint quality inspect <invocation-id> [--format json]');
-    expect(HELP).toContain('cutpoint quality diagnose <invocation-id> --manifest FILE#ROUTE [--format json]');
-    expect(HELP).toContain('cutpoint quality observe <invocation-id> --manifest FILE#ROUTE --yes [--format json] [--aws]');
-    expect(HELP).toContain('cutpoint quality replay <invocation-id> --manifest FILE#ROUTE [--format json]');
+  it('is listed in the CLI help, which names no force-clear command', async () => {
+    const HELP = await allHelp();
+    expect(HELP).toContain('cutpoint quality inspect-all [--format json|text]');
+    expect(HELP).toContain('cutpoint quality inspect <invocation-id> [--format json|text]');
+    expect(HELP).toContain('cutpoint quality diagnose <invocation-id> --manifest FILE#ROUTE [--format json|text]');
+    expect(HELP).toContain('cutpoint quality observe <invocation-id> --manifest FILE#ROUTE --yes [--format json|text] [--aws]');
+    expect(HELP).toContain('cutpoint quality replay <invocation-id> --manifest FILE#ROUTE [--format json|text]');
     const commands = qualityHelp.split('\n').filter((l) => l.startsWith('cutpoint '));
     expect(commands).toHaveLength(5);
     for (const line of commands) {

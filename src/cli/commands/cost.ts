@@ -1,7 +1,6 @@
 import { parseArgs } from 'node:util';
 import { priceUsage, type PricedUsage } from '../../cost/price.js';
 import { EXPRESS_BILLED_MB, PRICES } from '../../cost/prices.js';
-import { measureAppendedBatch, measureDeliveredWindow, openCostWorld } from '../../cost/world.js';
 import { progress, UsageError } from '../io.js';
 
 export const costHelp = `cutpoint cost [--rows N] [--chunk-rows N] [--part-rows N] [--batch-records N] [--record-bytes N]
@@ -19,7 +18,6 @@ const OPTIONS = {
   'part-rows': { type: 'string' },
   'batch-records': { type: 'string' },
   'record-bytes': { type: 'string' },
-  format: { type: 'string' },
 } as const;
 
 export async function costCommand(args: string[]): Promise<unknown> {
@@ -29,7 +27,6 @@ export async function costCommand(args: string[]): Promise<unknown> {
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
-  if (values.format !== undefined && values.format !== 'json') throw new UsageError('--format accepts only json');
   const rows = integer(values.rows, 'rows', 960, 1, 10_000);
   const chunkRows = integer(values['chunk-rows'], 'chunk-rows', 250, 1, 50_000);
   const partRows = integer(values['part-rows'], 'part-rows', 2_000_000, chunkRows, 2_000_000);
@@ -37,6 +34,8 @@ export async function costCommand(args: string[]): Promise<unknown> {
   const recordBytes = integer(values['record-bytes'], 'record-bytes', 256, 1, 4096);
   if (records * recordBytes > 1024 * 1024) throw new UsageError('--batch-records × --record-bytes must stay within 1 MiB (the append limit)');
 
+  // The emulators and the flows load only once the grammar is checked.
+  const { measureAppendedBatch, measureDeliveredWindow, openCostWorld } = await import('../../cost/world.js');
   const world = await openCostWorld(progress);
   try {
     const window = await measureDeliveredWindow(world, { rows, chunkRows, partRows }, progress);

@@ -24,7 +24,7 @@ import { causeMessage, ManifestUnavailableError } from './delivery.js';
 import { targetOf, type Target } from './stream/target.js';
 
 /**
- * `cutpoint delivery run --manifest FILE#ROUTE [--invocation-id ID] [--format json] [--aws]`:
+ * `cutpoint delivery run --manifest FILE#ROUTE [--invocation-id ID] [--aws]`:
  * one run of a route through the deliver-window state machine.
  *
  * Locally: the local runner over the same handlers Lambda runs, against the persistent
@@ -81,7 +81,6 @@ export function nextCommand(projection: RecoveryProjection, selector: string): s
 const OPTIONS = {
   manifest: { type: 'string' },
   'invocation-id': { type: 'string' },
-  format: { type: 'string' },
   ...AWS_OPTIONS,
   faults: { type: 'string' },
   'state-machine-arn': { type: 'string' },
@@ -96,7 +95,6 @@ export async function deliveryRunCommand(args: string[]): Promise<unknown> {
   }
   const { values, positionals } = parsed;
   if (positionals.length) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
-  if (values.format !== undefined && values.format !== 'json') throw new UsageError('--format accepts only json');
   if (typeof values.manifest !== 'string') throw new UsageError('delivery run needs --manifest FILE#ROUTE');
   // Every refusal of the grammar (exit 2) before anything is read or started.
   const target = targetOf(values, values.aws ? FLOW : undefined);

@@ -14,11 +14,9 @@ import { RECOVERY_ACTIONS } from '../../delivery/recovery/actions.js';
 import type { RecoveryFlowInput } from '../../delivery/recovery/flow-steps.js';
 import { INPUT_LIMITS, readInputFile, UsageError } from '../io.js';
 import { AWS_OPTIONS } from '../aws-target.js';
-import { openLocalRouteTarget } from './delivery-bindings.js';
-import { deliveryRunCommand } from './delivery-run.js';
 import { targetOf, type Target } from './stream/target.js';
 
-export const deliveryHelp = `cutpoint delivery run --manifest FILE#ROUTE [--invocation-id ID] [--format json] [--aws]
+export const deliveryHelp = `cutpoint delivery run --manifest FILE#ROUTE [--invocation-id ID] [--format json|text] [--aws]
   runs the route once through the deliver-window state machine and prints the
   invocation's recovery projection: exit 0 on CUSTODY_RELEASED, else exit 1 with the one
   safe next command on stderr (delivery.needs_recovery). Locally: the local runner against
@@ -28,15 +26,15 @@ export const deliveryHelp = `cutpoint delivery run --manifest FILE#ROUTE [--invo
   --state-machine-arn), named by the invocation id. An --invocation-id sealed to another
   route or manifest is refused (delivery.invocation_sealed_elsewhere); a source table that
   does not exist is refused before custody is taken (delivery.source_table_missing)
-cutpoint delivery inspect-all [--target TARGET_ID] [--format json]
+cutpoint delivery inspect-all [--target TARGET_ID] [--format json|text]
   every invocation in the delivery journal (read-only, no database connection) with
   retained_custody_count, which must be 0 before an uninstall or a rollback; a journal
   that breaks its own invariants (a record missing for held custody, a state without its
   proof, a head past its records) exits 1 naming each problem
   (delivery.recovery_journal_inconsistent)
-cutpoint delivery inspect <invocation-id> [--format json]
+cutpoint delivery inspect <invocation-id> [--format json|text]
   one invocation's state, diagnostic_code and permitted_actions (read-only)
-cutpoint delivery reconcile|resume|retire <invocation-id> --manifest FILE#ROUTE --yes [--format json]
+cutpoint delivery reconcile|resume|retire <invocation-id> --manifest FILE#ROUTE --yes [--format json|text]
   a live recovery action; run only one listed in permitted_actions. Without --yes it is
   refused (delivery.recovery_confirmation_required) before the manifest is loaded; the
   manifest and selector must match the invocation's sealed recovery authority. Runs
@@ -51,7 +49,7 @@ authority table (CUTPOINT_TABLE_NAME, CUTPOINT_BUCKET_NAME)`;
 type Options = Record<string, { type: 'string' | 'boolean' }>;
 type Values = Record<string, string | boolean | undefined>;
 
-const COMMON: Options = { ...AWS_OPTIONS, faults: { type: 'string' }, format: { type: 'string' } };
+const COMMON: Options = { ...AWS_OPTIONS, faults: { type: 'string' } };
 const LIVE: Options = { manifest: { type: 'string' }, yes: { type: 'boolean' }, 'state-machine-arn': { type: 'string' }, name: { type: 'string' } };
 const LIVE_ACTIONS: readonly LiveAction[] = ['reconcile', 'resume', 'retire'];
 
@@ -64,7 +62,8 @@ export class ManifestUnavailableError extends CutpointError {
 
 export async function deliveryCommand(args: string[]): Promise<unknown> {
   const [verb, ...rest] = args;
-  if (verb === 'run') return deliveryRunCommand(rest);
+  // The run and the target drivers load only for the command that uses them.
+  if (verb === 'run') return (await import('./delivery-run.js')).deliveryRunCommand(rest);
   const live = LIVE_ACTIONS.find((a) => a === verb);
   if (verb !== 'inspect-all' && verb !== 'inspect' && !live) {
     throw new UsageError(`unknown delivery subcommand ${JSON.stringify(verb ?? '')}\n${deliveryHelp}`);
@@ -72,7 +71,6 @@ export async function deliveryCommand(args: string[]): Promise<unknown> {
   const options: Options = verb === 'inspect-all' ? { ...COMMON, target: { type: 'string' } } : live ? { ...COMMON, ...LIVE } : COMMON;
   const { values, positionals } = parse(rest, options);
   // The whole grammar is checked before anything is touched (exit 2 wins over exit 1).
-  if (values.format !== undefined && values.format !== 'json') throw new UsageError('--format accepts only json');
   if (verb === 'inspect-all') {
     if (positionals.length) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
   } else {
@@ -120,6 +118,7 @@ async function liveAction(target: Target, action: LiveAction, invocationId: stri
   // identity and the work root, rechecks the whole seal, takes custody in a new recovery
   // session, acts source-free and prints the projection.
   // A ClickHouse exchange route's target is its stage and EXCHANGE sides on one connection.
+  const { openLocalRouteTarget } = await import('./delivery-bindings.js');
   const opened = await openLocalRouteTarget(route.targetBinding, typeof values.faults === 'string' ? values.faults : undefined);
   try {
     const deps = { ports: await target.ports(), target: opened.target, route, ...(opened.exchange ? { exchange: opened.exchange } : {}) };

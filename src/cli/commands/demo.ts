@@ -1,6 +1,3 @@
-import { deliveryDemo } from '../../demo/delivery-demo.js';
-import { generationDemo } from '../../demo/generation-demo.js';
-import { qualityDemo } from '../../demo/quality-demo.js';
 import { UsageError } from '../io.js';
 
 export const demoHelp = `cutpoint demo [delivery]   (npm start)
@@ -22,12 +19,17 @@ cutpoint demo quality
   with each step's command and projection and the outcome (every window row exactly once,
   one dispatch, replay changed nothing); progress on stderr`;
 
-const DEMOS: Record<string, () => Promise<unknown>> = { delivery: deliveryDemo, generation: generationDemo, quality: qualityDemo };
+/** Each demo's module loads only when it runs (they start every local component). */
+const DEMOS: Record<string, () => Promise<unknown>> = {
+  delivery: async () => (await import('../../demo/delivery-demo.js')).deliveryDemo(),
+  generation: async () => (await import('../../demo/generation-demo.js')).generationDemo(),
+  quality: async () => (await import('../../demo/quality-demo.js')).qualityDemo(),
+};
 
 /** `cutpoint demo [delivery|generation|quality]`. */
 export async function demoCommand(args: string[]): Promise<unknown> {
   const [name = 'delivery', ...extra] = args;
-  const demo = DEMOS[name];
+  const demo = Object.hasOwn(DEMOS, name) ? DEMOS[name] : undefined;
   if (!demo) throw new UsageError(`unknown demo ${JSON.stringify(name)}\n${demoHelp}`);
   if (extra.length) throw new UsageError(`unexpected argument ${JSON.stringify(extra[0])}`);
   return demo();

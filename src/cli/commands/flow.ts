@@ -3,21 +3,15 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ArmedFaultInjector, faultsFromEnv } from '../../adapters/fault-injector.js';
-import { awsPorts } from '../../adapters/ports.js';
-import { provisionLocal } from '../../adapters/provision.js';
-import { startAndWait } from '../../adapters/stepfunctions.js';
 import { CutpointError } from '../../domain/errors.js';
 import { FLOWS } from '../../../functions/registry.js';
-import { routeOfEvent } from '../../../functions/lib/delivery-deps.js';
-import { runFlow, type FlowResult } from '../../local/flow-runner.js';
+import type { FlowResult } from '../../local/flow-runner.js';
 import { defaultStateDir } from '../../local/runtime.js';
 import { AwsSession, AWS_OPTIONS, refuseAwsFlagsWithoutAws } from '../aws-target.js';
 import { localRuntimeConfig } from '../local-config.js';
 import { flowProgress } from '../flow-progress.js';
 import { progress, readJsonInput, UsageError } from '../io.js';
-import { assertReaderReachable } from './delivery-bindings.js';
 import { EXCHANGE_FLOW } from '../../publication/flow-route.js';
-import { localFlowDeps } from './flow-deps.js';
 
 export const flowHelp = `cutpoint flow run <flow> --input <json | @file | -> [--faults SPEC]
   runs statemachines/<flow>.asl.json on the local runtime (\`cutpoint local up\` first)
@@ -51,11 +45,19 @@ export async function flowCommand(args: string[]): Promise<unknown> {
     const aws = new AwsSession(values);
     const arn = await aws.stateMachineArn(flow, values['state-machine-arn']);
     progress(`starting ${values.name} on ${arn}`);
+    const { startAndWait } = await import('../../adapters/stepfunctions.js');
     return startAndWait(arn, values.name, input, { connection: aws.connection(), onPoll: (s) => progress(`execution ${s}`) });
   }
 
   // An exchange route's reader child must reach the target: refused before the runtime is touched.
   if (flow === EXCHANGE_FLOW) await refuseUnreachableReader(input);
+  // The drivers load only once the command line is accepted.
+  const [{ awsPorts }, { provisionLocal }, { runFlow }, { localFlowDeps }] = await Promise.all([
+    import('../../adapters/ports.js'),
+    import('../../adapters/provision.js'),
+    import('../../local/flow-runner.js'),
+    import('./flow-deps.js'),
+  ]);
   const config = await localRuntimeConfig();
   await provisionLocal(config);
   const faults = faultsFromEnv({ ...process.env, CUTPOINT_FAULTS: values.faults ?? process.env.CUTPOINT_FAULTS });
@@ -82,6 +84,7 @@ export async function flowCommand(args: string[]): Promise<unknown> {
 
 /** An input whose route does not parse is left to Begin, which refuses it with its own diagnostic. */
 async function refuseUnreachableReader(input: unknown): Promise<void> {
+  const [{ routeOfEvent }, { assertReaderReachable }] = await Promise.all([import('../../../functions/lib/delivery-deps.js'), import('./delivery-bindings.js')]);
   let route;
   try {
     route = routeOfEvent(input);

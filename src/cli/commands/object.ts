@@ -32,6 +32,8 @@ export async function objectCommand(args: string[]): Promise<unknown> {
   refuseAwsFlagsWithoutAws(values);
   if (!KEY.test(key)) throw new ValidationError('objects.invalid_key', 'object key must be 1-900 characters of [A-Za-z0-9!_.*\'()/=-]');
   if (verb === 'put') assertOperatorKey(key);
+  // Grammar before the runtime is touched (exit 2 wins over anything the store could say).
+  if (verb === 'get' && !values.sha256) throw new UsageError('object get needs --sha256');
   const ports = await portsOf(values);
   if (verb === 'put') {
     const bytes = await readInputBytes(values.file, INPUT_LIMITS.object, 'object put input');

@@ -3,10 +3,10 @@ import { QualityConfirmationRequiredError } from '../../domain/quality/errors.js
 import { inspectAllQuality, inspectQuality } from '../../quality/inspect.js';
 import { UsageError } from '../io.js';
 import { AWS_OPTIONS } from '../aws-target.js';
-import { manifestCommand, type ManifestVerb } from './quality-live.js';
+import type { ManifestVerb } from './quality-live.js';
 import { targetOf } from './stream/target.js';
 
-export const qualityHelp = `cutpoint quality inspect-all [--format json] [--aws]
+export const qualityHelp = `cutpoint quality inspect-all [--format json|text] [--aws]
   every ClickHouse publication under quality governance (seed 000) with its journal
   state, capsule state, target_commit and governance axes, diagnostic_code and
   permitted_actions, plus retained_custody_count (every journal record holding custody)
@@ -14,13 +14,13 @@ export const qualityHelp = `cutpoint quality inspect-all [--format json] [--aws]
   that cannot be read): both must be 0 before an uninstall, a rollback or an authority
   switch. Read-only; a journal that breaks its own invariants exits 1
   (delivery.recovery_journal_inconsistent)
-cutpoint quality inspect <invocation-id> [--format json] [--aws]
+cutpoint quality inspect <invocation-id> [--format json|text] [--aws]
   one operation's quality governance (cutpoint.quality-governance.v1): both outcome axes
   (a successful publication is not successful governance), the capsule's evidence as
   classified (missing, malformed or unreadable evidence is never a pass), the reader
   guard (held since, by which run; never its token), digests (never a UUID or a value)
   and the permitted_actions. Read-only
-cutpoint quality diagnose <invocation-id> --manifest FILE#ROUTE [--format json]
+cutpoint quality diagnose <invocation-id> --manifest FILE#ROUTE [--format json|text]
   read-only comparisons (cutpoint.quality-diagnosis.v1): each sealed digest (policy,
   admission, inventory, generation, immutable_core, seal, authority_binding) beside the
   one recomputed now from the manifest given, the target's system.columns/system.tables
@@ -28,7 +28,7 @@ cutpoint quality diagnose <invocation-id> --manifest FILE#ROUTE [--format json]
   name and columns; last_error_code, the first refusal a live action would meet. A value
   that cannot be recomputed is null with match "unknown", never true. Writes nothing,
   reads no row value
-cutpoint quality observe <invocation-id> --manifest FILE#ROUTE --yes [--format json] [--aws]
+cutpoint quality observe <invocation-id> --manifest FILE#ROUTE --yes [--format json|text] [--aws]
   a live action, only where permitted_actions lists observe: a PUBLISHED operation whose
   capsule is PREPARED or TARGET_PENDING. Without --yes it is a usage error (exit 2,
   quality.confirmation_required) before the manifest is read or a store opened; anything
@@ -48,7 +48,7 @@ cutpoint quality observe <invocation-id> --manifest FILE#ROUTE --yes [--format j
   (CUTPOINT_QUALITY_OBSERVE_ARN or --state-machine-arn; a fresh execution each time, or
   --name), whose Lambda reads the binding's secret and runs the same observation; its
   outcome exits as above
-cutpoint quality replay <invocation-id> --manifest FILE#ROUTE [--format json]
+cutpoint quality replay <invocation-id> --manifest FILE#ROUTE [--format json|text]
   a COMPLETE operation's governance replayed by the same invocation and configuration:
   the seal recomputed, prepared.json and completion.json verified, version continuity,
   the authority binding, the current generation and the replay window; prints the
@@ -65,8 +65,8 @@ CUTPOINT_BUCKET_NAME); diagnose, replay and a local observe reach the target thr
 binding's url_env on this machine (the value is never printed)`;
 
 type Options = Record<string, { type: 'string' | 'boolean' }>;
-const READ: Options = { ...AWS_OPTIONS, faults: { type: 'string' }, format: { type: 'string' } };
-const WITH_MANIFEST: Options = { faults: { type: 'string' }, format: { type: 'string' }, manifest: { type: 'string' } };
+const READ: Options = { ...AWS_OPTIONS, faults: { type: 'string' } };
+const WITH_MANIFEST: Options = { faults: { type: 'string' }, manifest: { type: 'string' } };
 const VERBS: Record<string, Options> = {
   inspect: READ,
   'inspect-all': READ,
@@ -86,7 +86,6 @@ export async function qualityCommand(args: string[]): Promise<unknown> {
   const options = verb === undefined || !Object.hasOwn(VERBS, verb) ? undefined : VERBS[verb];
   if (!verb || !options) throw new UsageError(`unknown quality subcommand ${JSON.stringify(verb ?? '')}\n${qualityHelp}`);
   const { values, positionals } = parse(rest, options);
-  if (values.format !== undefined && values.format !== 'json') throw new UsageError('--format accepts only json');
   if (verb === 'inspect-all') {
     if (positionals.length) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
   } else {
@@ -107,6 +106,7 @@ export async function qualityCommand(args: string[]): Promise<unknown> {
   try {
     if (verb === 'inspect-all') return await inspectAllQuality(await target.ports());
     if (verb === 'inspect') return await inspectQuality(await target.ports(), positionals[0]);
+    const { manifestCommand } = await import('./quality-live.js');
     return await manifestCommand(target, {
       verb: verb as ManifestVerb,
       invocationId: positionals[0] as string,

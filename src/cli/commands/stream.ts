@@ -26,7 +26,8 @@ export const streamHelp = `cutpoint stream create <stream> --partitions N
 cutpoint stream takeover <stream> --partition P [--owner NAME]
   a new owner session with a higher epoch; the CLI keeps it in .cutpoint/sessions/ for
   later appends (prints owner and epoch, never the session id)
-cutpoint stream append <stream> --partition P --attempt ID [--file F | stdin] [--format lines|raw]
+cutpoint stream append <stream> --partition P --attempt ID [--file F | stdin]
+  [--input-format lines|raw]
   appends one batch, one record per line (raw: the whole input is one record) under the
   attempt id; exit 0 KNOWN_COMMITTED, exit 1 KNOWN_NOT_COMMITTED (append again with a new
   attempt) or MAY_HAVE_COMMITTED (the lane is suspended: resolve this same attempt)
@@ -121,7 +122,7 @@ const HANDLERS: Record<string, Handler> = {
     run: (t, r) => takeover(t, r.lane, r.values),
   },
   append: {
-    options: { partition: { type: 'string' }, attempt: { type: 'string' }, file: { type: 'string' }, format: { type: 'string' }, ...FILE_APPEND_OPTIONS, ...FLOW },
+    options: { partition: { type: 'string' }, attempt: { type: 'string' }, file: { type: 'string' }, 'input-format': { type: 'string' }, ...FILE_APPEND_OPTIONS, ...FLOW },
     flow: 'stream-append',
     // --from runs the producer in-process (the library append): no state machine to name.
     flowOf: (v) => (v.from === undefined ? 'stream-append' : undefined),
@@ -203,13 +204,14 @@ async function takeover(target: Target, lane: LaneRef, values: Values): Promise<
 function checkAppend(values: Values): void {
   attemptOf(values);
   for (const name of ['max-records', 'max-bytes']) if (values[name] !== undefined) throw new UsageError(`--${name} needs --from FILE.jsonl`);
-  if (values.format !== undefined && values.format !== 'lines' && values.format !== 'raw') throw new UsageError('--format is lines or raw');
+  const input = values['input-format'];
+  if (input !== undefined && input !== 'lines' && input !== 'raw') throw new UsageError(`--input-format must be lines or raw, got ${JSON.stringify(input)}`);
 }
 
 async function append(target: Target, lane: LaneRef, values: Values): Promise<unknown> {
   const attemptId = attemptOf(values);
   const aws = target.kind === 'aws';
-  const format = (values.format ?? 'lines') as RecordFormat;
+  const format = (values['input-format'] ?? 'lines') as RecordFormat;
   const session = await activeSession(lane, target.kind);
   const records = await readRecords(typeof values.file === 'string' ? values.file : undefined, format);
   const input = { ...lane, attemptId, session, records: records.map((r) => Buffer.from(r).toString('base64')) };

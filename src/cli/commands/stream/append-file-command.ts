@@ -1,3 +1,4 @@
+import { CutpointError } from '../../../domain/errors.js';
 import type { LaneRef } from '../../../domain/stream.js';
 import { validateAttemptPrefix } from '../../../stream/producer/attempt-ids.js';
 import { validateKnobs } from '../../../stream/producer/knobs.js';
@@ -16,17 +17,23 @@ export const FILE_APPEND_OPTIONS = {
 } as const;
 
 /**
- * Grammar of `--from` (exit 2), then the attempt as a group prefix and the knobs' ranges
- * (exit 1, stable codes), before anything is touched.
+ * Grammar of `--from` and the knobs' values and ranges (exit 2; a range names the
+ * producer's code), then the attempt as a group prefix (exit 1, its stable code), before
+ * anything is touched.
  */
 export function checkFileAppend(values: Values, attempt: string): void {
   if (typeof values.from !== 'string' || values.from === '') throw new UsageError('--from needs a FILE.jsonl');
-  for (const name of ['file', 'format', 'state-machine-arn', 'name']) {
+  for (const name of ['file', 'input-format', 'state-machine-arn', 'name']) {
     if (values[name] !== undefined) throw new UsageError(`--from FILE.jsonl cannot be combined with --${name}`);
   }
   const knobs = knobsOf(values);
+  try {
+    validateKnobs(knobs);
+  } catch (error) {
+    if (error instanceof CutpointError) throw new UsageError(`--max-records/--max-bytes: ${error.code}: ${error.message}`);
+    throw error;
+  }
   validateAttemptPrefix(attempt);
-  validateKnobs(knobs);
 }
 
 function knobsOf(values: Values): { maxRecords?: number; maxBytes?: number } {

@@ -2,12 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ArmedFaultInjector, faultsFromEnv, inertFaults } from '../../../adapters/fault-injector.js';
-import { awsPorts } from '../../../adapters/ports.js';
-import { provisionLocal } from '../../../adapters/provision.js';
-import { startAndWait } from '../../../adapters/stepfunctions.js';
-import { startSyncExpress } from '../../../adapters/stepfunctions-express.js';
 import { FLOWS } from '../../../../functions/registry.js';
-import { runFlow, type FlowEvent } from '../../../local/flow-runner.js';
+import type { FlowEvent } from '../../../local/flow-runner.js';
 import { defaultStateDir } from '../../../local/runtime.js';
 import type { FaultInjector } from '../../../ports/faults.js';
 import type { Ports } from '../../../ports/index.js';
@@ -62,6 +58,8 @@ function localTarget(options: TargetOptions): Target {
   const provide = () =>
     (ports ??= (async () => {
       const config = await localRuntimeConfig();
+      // The drivers load when a command first needs a store, never for a refused command.
+      const [{ awsPorts }, { provisionLocal }] = await Promise.all([import('../../../adapters/ports.js'), import('../../../adapters/provision.js')]);
       await provisionLocal(config);
       return awsPorts(config, faults);
     })());
@@ -69,6 +67,7 @@ function localTarget(options: TargetOptions): Target {
     kind: 'local',
     ports: provide,
     async run(flow, _executionName, input) {
+      const { runFlow } = await import('../../../local/flow-runner.js');
       const result = await runFlow(flow, input, {
         ports: await provide(),
         onEvent: flowProgress,
@@ -99,7 +98,11 @@ function awsTarget(options: TargetOptions): Target {
   let ports: Promise<Ports> | undefined;
   return {
     kind: 'aws',
-    ports: () => (ports ??= session.config().then((config) => awsPorts(config, inertFaults))),
+    ports: () =>
+      (ports ??= session.config().then(async (config) => {
+        const { awsPorts } = await import('../../../adapters/ports.js');
+        return awsPorts(config, inertFaults);
+      })),
     async run(flow, derivedName, input) {
       const name = options.name ?? derivedName;
       const arn = await session.stateMachineArn(flow, options['state-machine-arn']);
@@ -108,8 +111,8 @@ function awsTarget(options: TargetOptions): Target {
       progress(`starting ${name} on ${arn}`);
       const execution =
         entry?.type === 'EXPRESS'
-          ? await startSyncExpress(arn, name, input, { connection })
-          : await startAndWait(arn, name, input, { connection, onPoll: (s) => progress(`execution ${s}`) });
+          ? await (await import('../../../adapters/stepfunctions-express.js')).startSyncExpress(arn, name, input, { connection })
+          : await (await import('../../../adapters/stepfunctions.js')).startAndWait(arn, name, input, { connection, onPoll: (s) => progress(`execution ${s}`) });
       const run: FlowRun = { flow, status: execution.status, output: execution.output, executionName: name };
       if (execution.error !== undefined) run.error = execution.error;
       if (execution.cause !== undefined) run.cause = execution.cause;
