@@ -568,8 +568,8 @@ export interface FlowEntry {
   type: 'STANDARD' | 'EXPRESS';
   description: string;
   /**
-   * STANDARD only: an EventBridge rule starts flow `by` when an execution of this flow
-   * ends in one of `on`, with input `{recoveryOf, originalInput}` (the ASL of `by` must
+   * STANDARD only: the recovery dispatcher (infra/recovery-dispatch.ts,
+   * src/recovery/dispatch.ts) starts flow `by`, once, when an execution of this flow ends in one of `on`, with input `{recoveryOf, originalInput}` (the ASL of `by` must
    * unwrap it). `by` may be the flow itself (a re-run idempotent by exact identity) or a
    * recovery flow that only observes.
    */

@@ -38,7 +38,7 @@ export const TOPICS: Record<string, CommandTopic> = {
       run: [
         'cutpoint flow run commit-generation --input @input.json',
         "cutpoint flow run stream-trim --input '{\"stream\":\"orders\",\"partition\":0,\"to\":10}' --faults stream.trim.cas:lose-response",
-        'cutpoint flow run stream-trim --input @input.json --aws --state-machine-arn ARN --name trim-orders-0-10',
+        'cutpoint flow run stream-trim --input @input.json --aws --profile ops --region eu-west-1 --name trim-orders-0-10',
       ],
     },
   },
@@ -122,7 +122,7 @@ export const OPTION_TEXT: Record<string, string> = {
   '--region': '--region R            with --aws: the one region every client uses (else AWS_REGION, AWS_DEFAULT_REGION, the profile\'s)',
   '--stack': '--stack A,B           with --aws: the stacks whose outputs name the table, bucket and state machines',
   '--faults': '--faults SPEC         rehearse a fault at a cut point locally (see cutpoint faults list)',
-  '--state-machine-arn': '--state-machine-arn ARN  with --aws: the deployed state machine (else its CUTPOINT_<FLOW>_ARN)',
+  '--state-machine-arn': '--state-machine-arn ARN  with --aws: the deployed state machine (else CUTPOINT_<FLOW>_ARN, else the stack output)',
   '--name': '--name NAME           with --aws: the execution name (else derived from the command)',
   '--manifest': '--manifest FILE#ROUTE  the route manifest and the route in it',
   '--yes': '--yes                 confirm a live action',

@@ -22,8 +22,8 @@ export const deliveryHelp = `cutpoint delivery run --manifest FILE#ROUTE [--invo
   safe next command on stderr (delivery.needs_recovery). Locally: the local runner against
   the local runtime, the target from the target binding's url_env, the source from the
   ClickHouse binding's url_env (http(s)://… or chdb:<dir> for embedded ClickHouse); with
-  --aws: StartExecution of the deployed state machine (CUTPOINT_DELIVER_WINDOW_ARN or
-  --state-machine-arn), named by the invocation id. An --invocation-id sealed to another
+  --aws: StartExecution of the deployed state machine (--state-machine-arn, else
+  CUTPOINT_DELIVER_WINDOW_ARN, else the stack output DeliverWindowStateMachineArn), named by the invocation id. An --invocation-id sealed to another
   route or manifest is refused (delivery.invocation_sealed_elsewhere); a source table that
   does not exist is refused before custody is taken (delivery.source_table_missing)
 cutpoint delivery inspect-all [--target TARGET_ID] [--format json|text]
@@ -40,7 +40,8 @@ cutpoint delivery reconcile|resume|retire <invocation-id> --manifest FILE#ROUTE 
   manifest and selector must match the invocation's sealed recovery authority. Runs
   in-process against the local runtime and the target the route's binding names (its
   url_env must be set; the value is never printed); with --aws it starts the deployed
-  delivery-<action> state machine (CUTPOINT_DELIVERY_<ACTION>_ARN or --state-machine-arn;
+  delivery-<action> state machine (--state-machine-arn, else CUTPOINT_DELIVERY_<ACTION>_ARN,
+  else the stack output;
   a fresh execution each time, or --name) after the same refusals, and prints its
   projection
 every delivery command reads the journal in the local runtime, or with --aws the deployed
@@ -79,7 +80,7 @@ export async function deliveryCommand(args: string[]): Promise<unknown> {
     if (extra.length) throw new UsageError(`unexpected argument ${JSON.stringify(extra[0])}`);
     if (live && typeof values.manifest !== 'string') throw new UsageError(`delivery ${verb} needs --manifest FILE#ROUTE`);
   }
-  // On AWS a live action starts its recovery flow: its ARN must be known before anything runs.
+  // On AWS a live action starts its recovery flow (its ARN: flag, environment or stack output).
   const target = targetOf(values, live ? `delivery-${live}` : undefined);
   try {
     if (verb === 'inspect-all') {

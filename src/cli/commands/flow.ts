@@ -15,8 +15,9 @@ import { EXCHANGE_FLOW } from '../../publication/flow-route.js';
 
 export const flowHelp = `cutpoint flow run <flow> --input <json | @file | -> [--faults SPEC]
   runs statemachines/<flow>.asl.json on the local runtime (\`cutpoint local up\` first)
-cutpoint flow run <flow> --input ... --aws --state-machine-arn ARN --name EXECUTION_NAME
-  starts the deployed state machine under that exact execution name and waits; a lost
+cutpoint flow run <flow> --input ... --aws --name EXECUTION_NAME [--state-machine-arn ARN] [--profile P] [--region R] [--stack A,B]
+  starts the deployed state machine (--state-machine-arn, else CUTPOINT_<FLOW>_ARN, else
+  the stack output <Flow>StateMachineArn) under that exact execution name and waits; a lost
   start response is resolved with DescribeExecution, never a second execution
 flows: ${FLOWS.map((f) => f.name).join(', ')}
   the input is the flow's execution input, as on AWS (at most 256 KiB and 64 levels deep).

@@ -45,8 +45,8 @@ cutpoint quality observe <invocation-id> --manifest FILE#ROUTE --yes [--format j
   Quality.Incomplete (exit 1) means the reader's end was not proved and the guard is kept
   (quiescence procedure). With --aws, after the same guide check on the deployed table and
   the manifest read here, it starts the deployed quality-observe state machine
-  (CUTPOINT_QUALITY_OBSERVE_ARN or --state-machine-arn; a fresh execution each time, or
-  --name), whose Lambda reads the binding's secret and runs the same observation; its
+  (--state-machine-arn, else CUTPOINT_QUALITY_OBSERVE_ARN, else the stack output; a fresh
+  execution each time, or --name), whose Lambda reads the binding's secret and runs the same observation; its
   outcome exits as above
 cutpoint quality replay <invocation-id> --manifest FILE#ROUTE [--format json|text]
   a COMPLETE operation's governance replayed by the same invocation and configuration:
@@ -71,7 +71,7 @@ const VERBS: Record<string, Options> = {
   inspect: READ,
   'inspect-all': READ,
   diagnose: WITH_MANIFEST,
-  // --aws: the deployed quality-observe flow (CUTPOINT_QUALITY_OBSERVE_ARN or --state-machine-arn; a fresh execution, or --name).
+  // --aws: the deployed quality-observe flow (ARN by flag, environment or stack output; a fresh execution, or --name).
   observe: { ...WITH_MANIFEST, yes: { type: 'boolean' }, ...AWS_OPTIONS, 'state-machine-arn': { type: 'string' }, name: { type: 'string' } },
   replay: WITH_MANIFEST,
 };
@@ -101,7 +101,7 @@ export async function qualityCommand(args: string[]): Promise<unknown> {
     const refusal = new QualityConfirmationRequiredError('observe');
     throw new UsageError(`${refusal.code}: ${refusal.message}`);
   }
-  // observe --aws starts the deployed quality-observe flow: its ARN must be known up front (exit 2 otherwise).
+  // observe --aws starts the deployed quality-observe flow (its ARN: flag, environment or stack output).
   const target = targetOf(values, verb === 'observe' && values.aws === true ? 'quality-observe' : undefined);
   try {
     if (verb === 'inspect-all') return await inspectAllQuality(await target.ports());

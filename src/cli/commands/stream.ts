@@ -58,8 +58,8 @@ ${materializeHelp}
 every stream command takes --faults SPEC (or CUTPOINT_FAULTS) to rehearse a cut point on
 the local runtime, and --aws to act on the deployed system: takeover, append, resolve,
 trim, gc, materialize and compact then start the deployed state machine (--state-machine-arn
-ARN, or CUTPOINT_STREAM_TAKEOVER_ARN, _APPEND_ARN, _RESOLVE_APPEND_ARN, _TRIM_ARN, _GC_ARN,
-_MATERIALIZE_ARN, _COMPACT_ARN) under an execution name derived from the command's identity,
+ARN, else CUTPOINT_STREAM_TAKEOVER_ARN, _APPEND_ARN, _RESOLVE_APPEND_ARN, _TRIM_ARN, _GC_ARN,
+_MATERIALIZE_ARN, _COMPACT_ARN, else the stacks' <Flow>StateMachineArn outputs) under an execution name derived from the command's identity,
 so a re-run finds the same execution (gc, materialize, compact: a fresh name per run, each a
 fresh look at the lane; --name overrides it);
 create, read and describe use CUTPOINT_TABLE_NAME and CUTPOINT_BUCKET_NAME`;
