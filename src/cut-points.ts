@@ -6,6 +6,7 @@ import { CURSOR_CUT_POINT_COMMANDS, CURSOR_CUT_POINTS } from './stream/cursor/cu
 import { LOCAL_CUT_POINTS } from './local/cut-points.js';
 import { OBSERVATION_CUT_POINTS, QUALITY_CUT_POINTS } from './quality/cut-points.js';
 import { PUBLICATION_CUT_POINTS } from './domain/publication/cut-points.js';
+import { RECOVERY_CUT_POINTS } from './recovery/cut-points.js';
 
 /**
  * Every cut point the code runs through the fault injector, from the subsystems' own
@@ -16,11 +17,13 @@ import { PUBLICATION_CUT_POINTS } from './domain/publication/cut-points.js';
  */
 export interface CutPointInfo {
   name: string;
-  subsystem: 'generation' | 'stream' | 'delivery' | 'quality' | 'objects' | 'local';
+  subsystem: 'generation' | 'stream' | 'delivery' | 'quality' | 'objects' | 'local' | 'recovery';
   /** Flows whose steps hit it. */
   flows: string[];
   /** Commands that hit it in-process (besides `flow run` of those flows). */
   commands: string[];
+  /** Lambda handlers outside every flow that hit it (the recovery dispatcher). */
+  handlers?: string[];
 }
 
 const DELIVERY_RUN = ['delivery run'];
@@ -79,6 +82,8 @@ function build(): CutPointInfo[] {
   for (const name of Object.values(OBJECT_CUT_POINTS)) all.push({ name, subsystem: 'objects', flows: [], commands: ['object put'] });
   // The local runner's own effect: a Distributed Map's ResultWriter (deliver-window's part results).
   all.push({ name: LOCAL_CUT_POINTS.mapRunResultWrite, subsystem: 'local', flows: ['deliver-window'], commands: DELIVERY_RUN });
+  // The recovery dispatcher (EventBridge -> Lambda) starting a recovering flow after a failure.
+  all.push({ name: RECOVERY_CUT_POINTS.start, subsystem: 'recovery', flows: [], commands: [], handlers: ['functions/recovery/dispatch.ts'] });
   return all.sort((a, b) => a.name.localeCompare(b.name));
 }
 

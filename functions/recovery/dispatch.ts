@@ -1,4 +1,5 @@
 import middy from '@middy/core';
+import { faultsFromEnv } from '../../src/adapters/fault-injector.js';
 import { emfMetricCounter } from '../../src/adapters/recovery-metrics.js';
 import { openFlowExecutions } from '../../src/adapters/stepfunctions-dispatch.js';
 import { dispatchRecovery, type DispatchDeps } from '../../src/recovery/dispatch.js';
@@ -6,4 +7,4 @@ import { dispatchRecovery, type DispatchDeps } from '../../src/recovery/dispatch
 let deps: DispatchDeps | undefined;
 
 /** EventBridge → the recovery dispatcher (infra/recovery-dispatch.ts): no logic here. */
-export const handler = middy(async (event: unknown) => dispatchRecovery(event, (deps ??= { executions: openFlowExecutions(), metrics: emfMetricCounter() })));
+export const handler = middy(async (event: unknown) => dispatchRecovery(event, (deps ??= { executions: openFlowExecutions(), metrics: emfMetricCounter(), faults: faultsFromEnv(process.env) })));

@@ -1,12 +1,16 @@
 import type { FlowExecutions, MetricCounter, StartOutcome } from '../ports/executions.js';
+import type { FaultInjector } from '../ports/faults.js';
 import { DIMENSIONS, METRICS, type ExecutionOutcome } from '../telemetry/metric-names.js';
 import { executionOutcome } from './designed-stops.js';
 import { inputTruncated, parseDispatchRequest, type DispatchRequest } from './dispatch-request.js';
+import { RECOVERY_CUT_POINTS } from './cut-points.js';
 import { recoveryExecutionName } from './execution-name.js';
 
 export interface DispatchDeps {
   executions: FlowExecutions;
   metrics: MetricCounter;
+  /** The start runs at cut point recovery.dispatch.start (inert in production). */
+  faults: FaultInjector;
 }
 
 /** What the dispatcher did with one status-change event (its Lambda result; logs, not a contract). */
@@ -30,7 +34,9 @@ export interface DispatchResult {
  * failure never starts a recovery of a recovery (the recovering ASL's IsNestedRecovery is
  * the second guard). An event whose input was cut short is completed with DescribeExecution.
  * Metrics are counted only once the start is settled: an attempt that throws (and is
- * retried by Lambda, then dead-lettered) counts nothing.
+ * retried by Lambda, then dead-lettered) counts nothing — so a start whose answer was lost
+ * is found by the retry as already-started and RecoveryStarted may undercount by one; the
+ * execution count itself is exact (one per failure, by name).
  */
 export async function dispatchRecovery(input: unknown, deps: DispatchDeps): Promise<DispatchResult> {
   const request = parseDispatchRequest(input);
@@ -42,7 +48,7 @@ export async function dispatchRecovery(input: unknown, deps: DispatchDeps): Prom
   return { flow, executionArn: detail.executionArn, outcome, recovery };
 }
 
-async function recover(request: DispatchRequest, { executions }: DispatchDeps): Promise<DispatchResult['recovery']> {
+async function recover(request: DispatchRequest, { executions, faults }: DispatchDeps): Promise<DispatchResult['recovery']> {
   const { recovery, detail, flow } = request;
   if (!recovery) return { action: 'none', reason: 'not-declared' };
   if (detail.status === 'SUCCEEDED' || !recovery.on.includes(detail.status)) return { action: 'none', reason: 'status-not-recovered' };
@@ -51,7 +57,8 @@ async function recover(request: DispatchRequest, { executions }: DispatchDeps): 
   const name = recoveryExecutionName(flow, detail.name);
   // Key order matters: recoveryOf first (the recovering ASL and isRecoveryInput read it so).
   const body = JSON.stringify({ recoveryOf: detail.executionArn, originalInput });
-  const action = await executions.start({ stateMachineArn: recovery.stateMachineArn, name, input: body });
+  // A lost answer is settled by the name: Lambda retries the event and the start finds it (already-started).
+  const action = await faults.at(RECOVERY_CUT_POINTS.start, () => executions.start({ stateMachineArn: recovery.stateMachineArn, name, input: body }));
   return { action, flow: recovery.by, name };
 }
 

@@ -1,7 +1,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/domain/digest.js';
+import { FAULT_KINDS } from '../../src/domain/faults.js';
 import { loadAsl } from '../../src/local/asl.js';
 import { designedStopErrors } from '../../src/recovery/designed-stops.js';
+import { RECOVERY_CUT_POINTS } from '../../src/recovery/cut-points.js';
 import { dispatchRecovery } from '../../src/recovery/dispatch.js';
 import type { DispatchTarget, StatusChangeDetail } from '../../src/recovery/dispatch-request.js';
 import { METRICS } from '../../src/telemetry/metric-names.js';
@@ -51,8 +53,8 @@ describe('recovery dispatcher over the local runner', () => {
     const metrics = counter();
     const { run, detail } = await failedExecution(executions, 'dup');
 
-    const [first, second] = await Promise.all([dispatchRecovery({ ...target, detail }, { executions, metrics }), dispatchRecovery({ ...target, detail }, { executions, metrics })]);
-    const third = await dispatchRecovery({ ...target, detail }, { executions, metrics });
+    const [first, second] = await Promise.all([dispatchRecovery({ ...target, detail }, { executions, metrics, faults: stores.faults }), dispatchRecovery({ ...target, detail }, { executions, metrics, faults: stores.faults })]);
+    const third = await dispatchRecovery({ ...target, detail }, { executions, metrics, faults: stores.faults });
 
     expect([first.recovery, second.recovery, third.recovery].map((r) => r.action).sort()).toEqual(['already-started', 'already-started', 'started']);
     const ended = await executions.settled();
@@ -74,7 +76,7 @@ describe('recovery dispatcher over the local runner', () => {
     const { run, detail } = await failedExecution(executions, 'cut');
     const truncated = { ...detail, input: detail.input!.slice(0, 20), inputDetails: { included: true, truncated: true } };
 
-    const result = await dispatchRecovery({ ...target, detail: truncated }, { executions, metrics });
+    const result = await dispatchRecovery({ ...target, detail: truncated }, { executions, metrics, faults: stores.faults });
 
     expect(result.recovery).toEqual({ action: 'started', flow: 'commit-generation', name: 'recover-commit-generation-cut' });
     expect(executions.describeCalls).toEqual([run.executionArn]);
@@ -88,13 +90,13 @@ describe('recovery dispatcher over the local runner', () => {
     const metrics = counter();
     const { detail } = await failedExecution(executions, 'nest');
     stores.faults.arm('generation.object.copy:crash-before*');
-    await dispatchRecovery({ ...target, detail }, { executions, metrics });
+    await dispatchRecovery({ ...target, detail }, { executions, metrics, faults: stores.faults });
     const recovery = (await executions.settled()).find((e) => e.name === 'recover-commit-generation-nest')!;
     stores.faults.disarm();
     expect(recovery.outcome.status).toBe('FAILED');
 
     const recoveryDetail: StatusChangeDetail = { executionArn: recovery.outcome.executionArn, name: recovery.name, status: 'FAILED', input: recovery.input, inputDetails: { included: true }, error: recovery.outcome.error };
-    const again = await dispatchRecovery({ ...target, detail: recoveryDetail }, { executions, metrics });
+    const again = await dispatchRecovery({ ...target, detail: recoveryDetail }, { executions, metrics, faults: stores.faults });
 
     expect(again.recovery).toEqual({ action: 'none', reason: 'recovery-of-recovery' });
     expect([...executions.executions.values()].map((e) => e.name).sort()).toEqual(['nest', 'recover-commit-generation-nest']);
@@ -106,9 +108,9 @@ describe('recovery dispatcher over the local runner', () => {
     const executions = new LocalFlowExecutions({ ports: stores.ports, retryIntervalMs: 0 });
     const metrics = counter();
     const base = { executionArn: 'arn:aws:states:local:000000000000:execution:commit-generation:x', name: 'x', input: '{}', inputDetails: { included: true } };
-    const aborted = await dispatchRecovery({ ...target, detail: { ...base, status: 'ABORTED' } }, { executions, metrics });
-    const rejected = await dispatchRecovery({ flow: target.flow, designedStops: target.designedStops, detail: { ...base, status: 'FAILED', error: 'Generation.Rejected' } }, { executions, metrics: counter() });
-    const trim = await dispatchRecovery({ flow: 'stream-trim', designedStops: designedStopErrors(loadAsl('stream-trim')), detail: { ...base, status: 'SUCCEEDED' } }, { executions, metrics });
+    const aborted = await dispatchRecovery({ ...target, detail: { ...base, status: 'ABORTED' } }, { executions, metrics, faults: stores.faults });
+    const rejected = await dispatchRecovery({ flow: target.flow, designedStops: target.designedStops, detail: { ...base, status: 'FAILED', error: 'Generation.Rejected' } }, { executions, metrics: counter(), faults: stores.faults });
+    const trim = await dispatchRecovery({ flow: 'stream-trim', designedStops: designedStopErrors(loadAsl('stream-trim')), detail: { ...base, status: 'SUCCEEDED' } }, { executions, metrics, faults: stores.faults });
     expect(aborted).toMatchObject({ outcome: 'aborted', recovery: { action: 'none', reason: 'status-not-recovered' } });
     expect(rejected.outcome).toBe('designed-stop');
     expect(trim).toMatchObject({ outcome: 'succeeded', recovery: { action: 'none', reason: 'not-declared' } });
@@ -117,5 +119,40 @@ describe('recovery dispatcher over the local runner', () => {
       { Flow: 'commit-generation', Outcome: 'aborted' },
       { Flow: 'stream-trim', Outcome: 'succeeded' },
     ]);
+  }, 120_000);
+
+  /*
+   * The fault matrix of the dispatcher's one cut point: a fault at the start, then what
+   * Lambda does with an event whose handler threw (it runs it again), then the invariant —
+   * exactly one recovery execution for the failure, and it finishes the original task.
+   */
+  it.each(FAULT_KINDS.map((kind) => [kind] as const))('%s at recovery.dispatch.start: the retried event leaves exactly one recovery, which commits the task', async (kind) => {
+    const executions = new LocalFlowExecutions({ ports: stores.ports, retryIntervalMs: 0 });
+    const metrics = counter();
+    const name = `fault-${kind}`;
+    const { detail } = await failedExecution(executions, name);
+    const deps = { executions, metrics, faults: stores.faults };
+
+    stores.faults.arm(`${RECOVERY_CUT_POINTS.start}:${kind}${kind === 'delay' ? '=50' : ''}`);
+    let threw: string | undefined;
+    try {
+      await dispatchRecovery({ ...target, detail }, deps);
+    } catch (error) {
+      threw = (error as Error).name;
+    } finally {
+      stores.faults.disarm();
+    }
+    // Only a delay lets the first attempt finish; every other kind leaves it to Lambda's retry.
+    expect(threw === undefined).toBe(kind === 'delay');
+    const retried = threw === undefined ? undefined : await dispatchRecovery({ ...target, detail }, deps);
+    // The effect applied before the fault (crash-after, lose-response) is found by its name.
+    const applied = kind === 'crash-after' || kind === 'lose-response';
+    if (retried) expect(retried.recovery).toMatchObject({ action: applied ? 'already-started' : 'started' });
+
+    const recoveries = (await executions.settled()).filter((e) => e.name !== name);
+    expect(recoveries.map((e) => e.name)).toEqual([`recover-commit-generation-${name}`]);
+    expect(recoveries[0]!.outcome.output).toMatchObject({ outcome: 'COMMITTED', taskId: `task-${name}` });
+    // RecoveryStarted counts only a start this dispatcher saw create the execution: at most one.
+    expect(metrics.counts.filter((c) => c.metric === METRICS.recoveryStarted).length).toBe(applied ? 0 : 1);
   }, 120_000);
 });

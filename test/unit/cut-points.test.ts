@@ -11,6 +11,7 @@ import { STREAM_CUT_POINTS } from '../../src/stream/cut-points.js';
 import { CURSOR_CUT_POINTS } from '../../src/stream/cursor/cut-points.js';
 import { PUBLICATION_CUT_POINTS } from '../../src/domain/publication/cut-points.js';
 import { QUALITY_CUT_POINTS } from '../../src/quality/cut-points.js';
+import { RECOVERY_CUT_POINTS } from '../../src/recovery/cut-points.js';
 import { FLOWS } from '../../functions/registry.js';
 
 /**
@@ -44,12 +45,12 @@ function aslComments(flow?: string): string {
 
 describe('cut point registry', () => {
   it('holds every subsystem registry, each name once, each with where it is hit', () => {
-    const all = [...Object.values(GENERATION_CUT_POINTS), ...Object.values(STREAM_CUT_POINTS), ...Object.values(CURSOR_CUT_POINTS), ...Object.values(DELIVERY_CUT_POINTS), ...Object.values(OBJECT_CUT_POINTS), ...Object.values(LOCAL_CUT_POINTS), ...Object.values(PUBLICATION_CUT_POINTS), ...Object.values(QUALITY_CUT_POINTS)];
+    const all = [...Object.values(GENERATION_CUT_POINTS), ...Object.values(STREAM_CUT_POINTS), ...Object.values(CURSOR_CUT_POINTS), ...Object.values(DELIVERY_CUT_POINTS), ...Object.values(OBJECT_CUT_POINTS), ...Object.values(LOCAL_CUT_POINTS), ...Object.values(PUBLICATION_CUT_POINTS), ...Object.values(QUALITY_CUT_POINTS), ...Object.values(RECOVERY_CUT_POINTS)];
     expect(CUT_POINT_NAMES).toEqual(new Set(all));
     expect(CUT_POINTS).toHaveLength(CUT_POINT_NAMES.size);
     const flows = new Set(FLOWS.map((f) => f.name));
     for (const c of CUT_POINTS) {
-      expect(c.flows.length + c.commands.length, c.name).toBeGreaterThan(0);
+      expect(c.flows.length + c.commands.length + (c.handlers?.length ?? 0), c.name).toBeGreaterThan(0);
       for (const flow of c.flows) expect(flows, `${c.name} → ${flow}`).toContain(flow);
     }
   });
