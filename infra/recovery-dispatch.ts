@@ -117,6 +117,7 @@ export class RecoveryDispatch extends Construct {
         banner: LAMBDA_BUNDLING.banner,
         minify: LAMBDA_BUNDLING.minify,
         sourceMap: LAMBDA_BUNDLING.sourceMap,
+        sourcesContent: LAMBDA_BUNDLING.sourcesContent,
         bundleAwsSDK: true,
         externalModules: [...LAMBDA_BUNDLING.externalModules],
       },

@@ -80,6 +80,7 @@ export class StepFunction extends Construct {
         banner: LAMBDA_BUNDLING.banner,
         minify: LAMBDA_BUNDLING.minify,
         sourceMap: LAMBDA_BUNDLING.sourceMap,
+        sourcesContent: LAMBDA_BUNDLING.sourcesContent,
         // Bundle the pinned SDK the adapters are tested with (retries off for writes,
         // outcome classification by error shape) rather than whatever the runtime ships.
         bundleAwsSDK: true,

@@ -79,6 +79,7 @@ beforeAll(async () => {
     format: LAMBDA_BUNDLING.format,
     minify: LAMBDA_BUNDLING.minify,
     sourcemap: LAMBDA_BUNDLING.sourceMap,
+    sourcesContent: LAMBDA_BUNDLING.sourcesContent,
     external: [...LAMBDA_BUNDLING.externalModules],
     banner: { js: LAMBDA_BUNDLING.banner },
     mainFields: [...LAMBDA_BUNDLING.mainFields],
