@@ -1,4 +1,5 @@
 import { ConfigError } from '../src/domain/errors.js';
+import { parseGrace } from '../src/stream/gc/model.js';
 
 /**
  * The CDK context values (`cdk deploy -c key=value`) for private networking and the
@@ -113,4 +114,20 @@ function secretArns(value: unknown, key: string): string[] {
     throw new ConfigError('infra.delivery_secret_arns_invalid', `${key} must list Secrets Manager secret ARNs (arn:aws:secretsmanager:REGION:ACCOUNT:secret:NAME, * allowed), comma-separated`);
   }
   return arns;
+}
+
+/**
+ * `-c cutpoint:gcGrace=6h`: the orphan grace every stream-gc execution uses unless its
+ * input names one (`grace`), scheduled maintenance included; set as CUTPOINT_GC_GRACE on the
+ * stream-gc steps. Absent: the code's default (24h). Validated with the GC's own parser.
+ */
+export function gcGraceOf(context: ContextGetter): string | undefined {
+  const value = context('cutpoint:gcGrace');
+  if (value === undefined) return undefined;
+  try {
+    parseGrace(String(value));
+  } catch (error) {
+    throw new ConfigError('infra.gc_grace_invalid', `cutpoint:gcGrace: ${(error as Error).message}`);
+  }
+  return String(value).trim();
 }

@@ -1,6 +1,6 @@
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { deliverySecretsOf, networkConfigOf } from './app-context.js';
+import { deliverySecretsOf, gcGraceOf, networkConfigOf } from './app-context.js';
 import { maintenanceConfigOf } from './maintenance-schedule.js';
 import { CutpointStatefulStack } from './stateful-stack.js';
 import { CutpointWorkflowsStack } from './workflows-stack.js';
@@ -35,6 +35,7 @@ export function buildApp(options: { bundle?: boolean; context?: Record<string, u
   const context = (key: string): unknown => app.node.tryGetContext(key);
   const network = networkConfigOf(context);
   const deliverySecrets = deliverySecretsOf(context);
+  const gcGrace = gcGraceOf(context);
   const stateful = new CutpointStatefulStack(app, 'CutpointStateful', {
     description: 'cutpoint: authority table and object bucket (retained)',
   });
@@ -43,6 +44,7 @@ export function buildApp(options: { bundle?: boolean; context?: Record<string, u
     stateful: stateful.refs,
     deliverySecrets,
     ...(network ? { network } : {}),
+    ...(gcGrace ? { gcGrace } : {}),
     ...maintenanceOf(app),
   });
   // The workflows import the stateful stack's exports by name, which CDK cannot see.

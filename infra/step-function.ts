@@ -20,6 +20,8 @@ export interface StepFunctionProps {
   logRetention: RetentionDays;
   /** With a VPC configured: where a database-reaching step (reachesDatabases) runs. */
   network?: VpcAttachment;
+  /** Deploy-time settings of this step beyond the common ones (e.g. CUTPOINT_GC_GRACE). */
+  environment?: Record<string, string>;
 }
 
 /**
@@ -30,7 +32,7 @@ export interface StepFunctionProps {
 export class StepFunction extends Construct {
   readonly fn: NodejsFunction;
 
-  constructor(scope: Construct, id: string, { step, data, logRetention, network }: StepFunctionProps) {
+  constructor(scope: Construct, id: string, { step, data, logRetention, network, environment }: StepFunctionProps) {
     super(scope, id);
 
     const logGroup = new LogGroup(this, 'Logs', { retention: logRetention, removalPolicy: RemovalPolicy.RETAIN });
@@ -64,6 +66,7 @@ export class StepFunction extends Construct {
       environment: {
         CUTPOINT_TABLE_NAME: data.tableName,
         CUTPOINT_BUCKET_NAME: data.bucketName,
+        ...environment,
         ...(step.notifies ? { [INCIDENT_TOPIC_ENV]: data.incidentTopicArn } : {}),
         // Stack traces point at the TypeScript source the sourcemap describes.
         NODE_OPTIONS: '--enable-source-maps',

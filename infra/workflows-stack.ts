@@ -6,6 +6,7 @@ import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import type { Construct } from 'constructs';
 import { FLOWS, STEPS } from '../functions/registry.js';
 import { AlarmActions } from './alarm-actions.js';
+import { loadFlowDefinition } from './asl.js';
 import type { DeliverySecretsConfig, NetworkConfig } from './app-context.js';
 import { Flow } from './flow.js';
 import { FlowAlarms } from './flow-alarms.js';
@@ -35,6 +36,8 @@ export interface WorkflowsStackProps extends StackProps {
   logRetention?: RetentionDays;
   /** The stream lanes a schedule maintains (stream-maintain); absent: no schedule. */
   maintenance?: MaintenanceConfig;
+  /** The default orphan grace of stream-gc (`6h`; cutpoint:gcGrace); absent: the code's 24h. */
+  gcGrace?: string;
 }
 
 /**
@@ -63,8 +66,10 @@ export class CutpointWorkflowsStack extends Stack {
     };
     const data = { ...props.stateful, deliverySecrets };
     const network = props.network ? new PrivateNetwork(this, 'PrivateNetwork', { config: props.network, interfaceServices: interfaceServicesFor(STEPS) }).attachment : undefined;
+    const gcSteps = new Set(loadFlowDefinition('stream-gc').steps.map((s) => s.placeholder));
     for (const step of STEPS) {
-      const { fn } = new StepFunction(this, constructId(step.placeholder), { step, data, logRetention, ...(network ? { network } : {}) });
+      const environment = props.gcGrace && gcSteps.has(step.placeholder) ? { CUTPOINT_GC_GRACE: props.gcGrace } : undefined;
+      const { fn } = new StepFunction(this, constructId(step.placeholder), { step, data, logRetention, ...(network ? { network } : {}), ...(environment ? { environment } : {}) });
       this.functions.set(step.placeholder, fn);
     }
 

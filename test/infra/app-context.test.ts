@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { deliverySecretsOf, networkConfigOf } from '../../infra/app-context.js';
+import { deliverySecretsOf, gcGraceOf, networkConfigOf } from '../../infra/app-context.js';
 import { ConfigError } from '../../src/domain/errors.js';
 
 // The CDK context values are validated before any construct exists (pure: no synth here).
@@ -86,5 +86,14 @@ describe('deliverySecretsOf (cutpoint:deliverySourceSecretArns, deliveryTargetSe
     expect(codeOf(() => deliverySecretsOf(of({ 'cutpoint:deliverySecretArns': target, 'cutpoint:deliveryTargetSecretArns': target })))).toBe('infra.delivery_secret_context_conflict');
     expect(codeOf(() => deliverySecretsOf(of({ 'cutpoint:deliveryTargetSecretArns': 'arn:aws:s3:::bucket' })))).toBe('infra.delivery_secret_arns_invalid');
     expect(codeOf(() => deliverySecretsOf(of({ 'cutpoint:deliverySourceSecretArns': ' , ' })))).toBe('infra.delivery_secret_arns_invalid');
+  });
+});
+
+describe('gcGraceOf (cutpoint:gcGrace)', () => {
+  it('takes a GC duration as the stream-gc steps read it; unset is none; anything else is infra.gc_grace_invalid', () => {
+    expect(gcGraceOf(of({}))).toBeUndefined();
+    expect(gcGraceOf(of({ 'cutpoint:gcGrace': '6h' }))).toBe('6h');
+    expect(gcGraceOf(of({ 'cutpoint:gcGrace': ' 90m ' }))).toBe('90m');
+    for (const bad of ['6 hours', '-1h', '1y', '']) expect(codeOf(() => gcGraceOf(of({ 'cutpoint:gcGrace': bad }))), bad).toBe('infra.gc_grace_invalid');
   });
 });

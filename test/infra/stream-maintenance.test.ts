@@ -5,6 +5,7 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { STEPS } from '../../functions/registry.js';
 import { buildApp, type CutpointApp } from '../../infra/app.js';
+import { loadFlowDefinition } from '../../infra/asl.js';
 import { maintenanceConfigOf } from '../../infra/maintenance-schedule.js';
 import { actionsOf, allowedActions, resourcesOf, roleStatements } from './policies.js';
 
@@ -18,7 +19,7 @@ let workflows: Template;
 let plain: Template;
 
 beforeAll(() => {
-  configured = buildApp({ bundle: false, context: { 'cutpoint:maintenanceLanes': 'logs:0,logs:1,orders.eu:3', 'cutpoint:maintenanceRateMinutes': '15' } });
+  configured = buildApp({ bundle: false, context: { 'cutpoint:maintenanceLanes': 'logs:0,logs:1,orders.eu:3', 'cutpoint:maintenanceRateMinutes': '15', 'cutpoint:gcGrace': '6h' } });
   workflows = Template.fromStack(configured.workflows);
   plain = Template.fromStack(buildApp({ bundle: false }).workflows);
 }, 180_000);
@@ -98,6 +99,19 @@ describe('stream maintenance on AWS', () => {
     expect(workflows.toJSON().Resources[queue].Properties).toMatchObject({ SqsManagedSseEnabled: true });
     workflows.hasResourceProperties('AWS::CloudWatch::Alarm', { Namespace: 'AWS/SQS', MetricName: 'ApproximateNumberOfMessagesVisible', Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [queue, 'QueueName'] } }], Threshold: 1 });
     expect(scheduleRules(plain)).toEqual([]);
+  });
+
+  it('cutpoint:gcGrace sets the default grace (CUTPOINT_GC_GRACE) on the stream-gc steps only, scheduled GC included; unset, the code default', () => {
+    const gcSteps = new Set(loadFlowDefinition('stream-gc').steps.map((s) => s.placeholder));
+    expect(gcSteps.size).toBeGreaterThan(0);
+    const envOf = (template: Template, app: CutpointApp, placeholder: string) =>
+      (template.toJSON().Resources[logicalId(app.workflows.functions.get(placeholder)!)].Properties.Environment.Variables as Record<string, unknown>).CUTPOINT_GC_GRACE;
+    const plainApp = buildApp({ bundle: false });
+    const plainTemplate = Template.fromStack(plainApp.workflows);
+    for (const step of STEPS) {
+      expect(envOf(workflows, configured, step.placeholder), step.placeholder).toBe(gcSteps.has(step.placeholder) ? '6h' : undefined);
+      expect(envOf(plainTemplate, plainApp, step.placeholder), step.placeholder).toBeUndefined();
+    }
   });
 
   it('cdk-nag: the app with a schedule leaves no unacknowledged finding', () => {
