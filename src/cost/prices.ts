@@ -3,8 +3,11 @@
  * arm64, DynamoDB on-demand, S3 Standard, as published on the AWS pricing pages on the
  * date below (the on-demand DynamoDB prices are those after the November 2024 reduction).
  * Free tiers, tiered discounts, Savings Plans, storage, data transfer and CloudWatch are
- * left out: this is the marginal price of one unit of work. Re-check the pages and move
- * the date when a price changes; nothing here is fetched at run time.
+ * left out: this is the marginal price of one unit of work. On the date below the Lambda
+ * and DynamoDB prices were checked against copies of their pricing pages; the Step
+ * Functions and S3 prices are their long-standing list prices, not re-checked there (no
+ * copy of those pages was at hand). Re-check the pages and move the date when a price
+ * changes; nothing here is fetched at run time.
  */
 export const PRICES = {
   region: 'us-east-1',
