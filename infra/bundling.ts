@@ -1,3 +1,5 @@
+import { type BundlingOptions, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+
 /**
  * How every step Lambda is bundled (infra/step-function.ts hands these to NodejsFunction,
  * which runs esbuild locally), as plain values so a test can run the same esbuild build
@@ -23,3 +25,25 @@ export const LAMBDA_BUNDLING = {
   // reach ClickHouse over HTTP, so chdb never enters a bundle.
   externalModules: ['chdb'],
 } as const;
+
+/**
+ * The NodejsFunction bundling of every cutpoint Lambda (the steps and the recovery
+ * dispatcher), from LAMBDA_BUNDLING: esbuild locally (no Docker), and the pinned SDK
+ * bundled — the adapters are tested with it (retries off for writes, outcome
+ * classification by error shape) rather than whatever the runtime ships.
+ */
+export function lambdaBundling(): BundlingOptions {
+  return {
+    forceDockerBundling: false,
+    target: LAMBDA_BUNDLING.target,
+    format: OutputFormat.ESM,
+    mainFields: [...LAMBDA_BUNDLING.mainFields],
+    banner: LAMBDA_BUNDLING.banner,
+    minify: LAMBDA_BUNDLING.minify,
+    sourceMap: LAMBDA_BUNDLING.sourceMap,
+    sourcesContent: LAMBDA_BUNDLING.sourcesContent,
+    bundleAwsSDK: true,
+    // chdb never enters a bundle (above).
+    externalModules: [...LAMBDA_BUNDLING.externalModules],
+  };
+}

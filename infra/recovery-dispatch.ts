@@ -4,7 +4,7 @@ import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
@@ -12,7 +12,7 @@ import type { FlowEntry } from '../functions/registry.js';
 import { loadAsl } from '../src/local/asl.js';
 import { designedStopErrors, TERMINAL_STATUSES } from '../src/recovery/designed-stops.js';
 import type { DispatchTarget } from '../src/recovery/dispatch-request.js';
-import { LAMBDA_BUNDLING } from './bundling.js';
+import { lambdaBundling } from './bundling.js';
 import { grantHistoryKey } from './history-key.js';
 import { acknowledgeWildcardResource } from './nag.js';
 import { REPO_ROOT, repoPath } from './repo.js';
@@ -109,18 +109,7 @@ export class RecoveryDispatch extends Construct {
       maxEventAge: Duration.hours(6),
       deadLetterQueue: this.deadLetters.queue,
       environment: { NODE_OPTIONS: '--enable-source-maps' },
-      bundling: {
-        forceDockerBundling: false,
-        target: LAMBDA_BUNDLING.target,
-        format: OutputFormat.ESM,
-        mainFields: [...LAMBDA_BUNDLING.mainFields],
-        banner: LAMBDA_BUNDLING.banner,
-        minify: LAMBDA_BUNDLING.minify,
-        sourceMap: LAMBDA_BUNDLING.sourceMap,
-        sourcesContent: LAMBDA_BUNDLING.sourcesContent,
-        bundleAwsSDK: true,
-        externalModules: [...LAMBDA_BUNDLING.externalModules],
-      },
+      bundling: lambdaBundling(),
     });
     acknowledgeWildcardResource(role, '*', 'X-Ray PutTraceSegments and PutTelemetryRecords do not support resource-level permissions; "*" is the only resource they accept (added by tracing: ACTIVE).');
     return fn;

@@ -1,14 +1,14 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { INCIDENT_TOPIC_ENV } from '../functions/lib/lambda-notifier.js';
 import type { StepEntry } from '../functions/registry.js';
 import { METRIC_NAMESPACE, SERVICE_NAME, STEP_NAME_ENV } from '../src/telemetry/metric-names.js';
 import { stepNameOf } from '../src/telemetry/step-name.js';
-import { LAMBDA_BUNDLING } from './bundling.js';
+import { lambdaBundling } from './bundling.js';
 import { acknowledgeWildcardResource } from './nag.js';
 import { REPO_ROOT, repoPath } from './repo.js';
 import { reachesDatabases, vpcAccessStatement, type VpcAttachment } from './network.js';
@@ -75,21 +75,7 @@ export class StepFunction extends Construct {
         POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
         POWERTOOLS_METRICS_NAMESPACE: METRIC_NAMESPACE,
       },
-      bundling: {
-        forceDockerBundling: false,
-        target: LAMBDA_BUNDLING.target,
-        format: OutputFormat.ESM,
-        mainFields: [...LAMBDA_BUNDLING.mainFields],
-        banner: LAMBDA_BUNDLING.banner,
-        minify: LAMBDA_BUNDLING.minify,
-        sourceMap: LAMBDA_BUNDLING.sourceMap,
-        sourcesContent: LAMBDA_BUNDLING.sourcesContent,
-        // Bundle the pinned SDK the adapters are tested with (retries off for writes,
-        // outcome classification by error shape) rather than whatever the runtime ships.
-        bundleAwsSDK: true,
-        // chdb never enters a bundle (bundling.ts).
-        externalModules: [...LAMBDA_BUNDLING.externalModules],
-      },
+      bundling: lambdaBundling(),
     });
 
     // Tracing: ACTIVE adds xray:PutTraceSegments/PutTelemetryRecords on "*"; a VPC function's ENI actions are on "*" too.

@@ -7,7 +7,7 @@ import type { RunbookPage } from './model.js';
  * failures"): a durable task writes its object, records a PREPARED generation (invisible to
  * readers), then commits it by CAS or proves the abort. The commit-generation flow is its
  * own recovery (re-run with the same task: every step reloads the exact identity), and the
- * EventBridge rule re-runs a failed execution once. The compiler checks this table covers
+ * recovery dispatcher re-runs a failed execution once. The compiler checks this table covers
  * RecordState.
  */
 
@@ -25,7 +25,7 @@ const PAGES = {
     meaning: `The task's output object is written and verified, and a PREPARED record names it; readers do not see it (the root head still names the previous generation). The commit CAS has not applied, or its answer was lost. \`commit-generation.json\` is the original input (${TASK_INPUT}).`,
     holds: "yes: the (root, generation) slot is this task's until it commits or aborts",
     incoming: ['RecordPrepared (cut point generation.record.put), while the task is OPEN'],
-    permitted: [{ ...rerun, when: 'any time (the EventBridge recovery rule does it once by itself when the execution failed); by hand after `Generation.RecoveryExhausted` or `Generation.Undecided`' }],
+    permitted: [{ ...rerun, when: 'any time (the recovery dispatcher does it once by itself when the execution failed); by hand after `Generation.RecoveryExhausted` or `Generation.Undecided`' }],
     forbidden: [
       { name: 'a new task for the same root and generation', why: 'One (root, generation) slot holds at most one COMMITTED record, ever: the other task is refused (`generation.slot_taken`) and aborts.' },
       { name: 'deleting or replacing the object', why: "Keys derive from identity and hold one content forever (`objects.identity_conflict`); the record's SHA-256 is checked before the commit." },
