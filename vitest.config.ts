@@ -21,10 +21,14 @@ export default defineConfig({
       // The fast lane (`npm run test:unit`): pure domain rules, no emulator started.
       // Pure modules: one module graph per worker (isolate: false), imported once, not per file.
       { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'], isolate: false } },
+      // The synthesized stacks: no emulator; one module graph per worker (isolate: false), so
+      // aws-cdk-lib is imported once and each CDK context is synthesized once per worker
+      // (test/infra/support/built-app.ts), not once per file.
+      { extends: true, test: { name: 'infra', include: ['test/infra/**/*.test.ts'], isolate: false } },
       // Everything else runs against DynamoDB Local and the S3 emulator the global setup starts.
       {
         extends: true,
-        test: { name: 'integration', include: ['test/**/*.test.ts'], exclude: ['test/unit/**'], globalSetup: ['test/support/global-setup.ts'] },
+        test: { name: 'integration', include: ['test/**/*.test.ts'], exclude: ['test/unit/**', 'test/infra/**'], globalSetup: ['test/support/global-setup.ts'] },
       },
     ],
   },

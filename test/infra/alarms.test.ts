@@ -6,7 +6,8 @@ import { Construct, type IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { FLOWS, STEPS, type FlowEntry } from '../../functions/registry.js';
 import { AlarmActions } from '../../infra/alarm-actions.js';
-import { buildApp, type CutpointApp } from '../../infra/app.js';
+import type { CutpointApp } from '../../infra/app.js';
+import { builtApp } from './support/built-app.js';
 import { FlowAlarms } from '../../infra/flow-alarms.js';
 import { RecoveryOutcomeAlarms } from '../../infra/recovery-alarms.js';
 import { StepTimeoutAlarms } from '../../infra/step-alarms.js';
@@ -21,7 +22,7 @@ let workflows: Template;
 let stateful: Template;
 
 beforeAll(() => {
-  built = buildApp({ bundle: false });
+  built = builtApp();
   built.app.synth();
   stacks = built.app.node.children.filter((c): c is Stack => Stack.isStack(c)).map((stack) => ({ stack, template: Template.fromStack(stack) }));
   workflows = Template.fromStack(built.workflows);

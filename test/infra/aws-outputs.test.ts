@@ -1,7 +1,7 @@
 import { Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { FLOWS } from '../../functions/registry.js';
-import { buildApp } from '../../infra/app.js';
+import { builtApp } from './support/built-app.js';
 import { BUCKET_OUTPUT, DEFAULT_STACKS, outputOfFlow, TABLE_OUTPUT } from '../../src/cli/aws-settings.js';
 
 /**
@@ -11,7 +11,7 @@ import { BUCKET_OUTPUT, DEFAULT_STACKS, outputOfFlow, TABLE_OUTPUT } from '../..
  */
 describe('stack outputs the CLI reads', () => {
   it('TableName, BucketName and <Flow>StateMachineArn of every flow, in CutpointStateful / CutpointWorkflows', () => {
-    const built = buildApp({ bundle: false });
+    const built = builtApp();
     expect([built.stateful.stackName, built.workflows.stackName]).toEqual(DEFAULT_STACKS);
     const stateful = Object.keys(Template.fromStack(built.stateful).findOutputs('*'));
     const workflows = Object.keys(Template.fromStack(built.workflows).findOutputs('*'));

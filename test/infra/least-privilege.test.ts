@@ -4,7 +4,8 @@ import { Template } from 'aws-cdk-lib/assertions';
 import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { FLOWS, STEPS } from '../../functions/registry.js';
-import { buildApp, type CutpointApp } from '../../infra/app.js';
+import type { CutpointApp } from '../../infra/app.js';
+import { builtApp } from './support/built-app.js';
 import { repoPath } from '../../infra/repo.js';
 import { actionsOf, resourcesOf, roleStatements, type Statement } from './policies.js';
 
@@ -15,7 +16,7 @@ let workflows: Template;
 let resources: Record<string, { Type: string; Properties: Record<string, unknown>; DeletionPolicy?: string }>;
 
 beforeAll(() => {
-  built = buildApp({ bundle: false });
+  built = builtApp();
   built.app.synth();
   workflows = Template.fromStack(built.workflows);
   resources = workflows.toJSON().Resources as typeof resources;
@@ -115,7 +116,7 @@ describe('whoever starts or reads a flow may use the history key for exactly tha
   // With the maintenance schedule, so EventBridge's start role is in the template too.
   let scheduled: Template;
   beforeAll(() => {
-    const app = buildApp({ bundle: false, context: { 'cutpoint:maintenanceLanes': 'logs:0' } });
+    const app = builtApp({ 'cutpoint:maintenanceLanes': 'logs:0' });
     app.app.synth();
     scheduled = Template.fromStack(app.workflows);
   }, 600_000);

@@ -4,7 +4,8 @@ import type { PolicyValidationPluginReport } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { buildApp, type CutpointApp } from '../../infra/app.js';
+import type { CutpointApp } from '../../infra/app.js';
+import { builtApp } from './support/built-app.js';
 
 // cdk-nag 3 runs as a CDK validation plugin (Validations.of(app).addPlugins), not as an
 // Aspect writing annotations, and acknowledgements are Validations.of(x).acknowledge().
@@ -13,7 +14,7 @@ import { buildApp, type CutpointApp } from '../../infra/app.js';
 let built: CutpointApp;
 
 beforeAll(() => {
-  built = buildApp({ bundle: false });
+  built = builtApp();
   built.app.synth();
 });
 

@@ -4,7 +4,8 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { STEPS } from '../../functions/registry.js';
-import { buildApp, type CutpointApp } from '../../infra/app.js';
+import type { CutpointApp } from '../../infra/app.js';
+import { builtApp } from './support/built-app.js';
 import { interfaceServicesFor, reachesDatabases } from '../../infra/network.js';
 import { actionsOf, resourcesOf, roleStatements } from './policies.js';
 
@@ -24,9 +25,9 @@ let existing: CutpointApp;
 const templates: Record<'plain' | 'created' | 'existing', Template> = {} as never;
 
 beforeAll(() => {
-  plain = buildApp({ bundle: false });
-  created = buildApp({ bundle: false, context: VPC });
-  existing = buildApp({ bundle: false, context: VPC_EXISTING });
+  plain = builtApp();
+  created = builtApp(VPC);
+  existing = builtApp(VPC_EXISTING);
   for (const [name, built] of [['plain', plain], ['created', created], ['existing', existing]] as const) {
     built.app.synth();
     templates[name] = Template.fromStack(built.workflows);

@@ -3,7 +3,8 @@ import { Template } from 'aws-cdk-lib/assertions';
 import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { OBSERVE_TIMING, STEPS } from '../../functions/registry.js';
-import { buildApp, type CutpointApp } from '../../infra/app.js';
+import type { CutpointApp } from '../../infra/app.js';
+import { builtApp } from './support/built-app.js';
 import { QUALITY_KEY_PATTERN } from '../../infra/step-policy.js';
 import { REAP_BOUND_MS, TERM_GRACE_MS } from '../../src/quality/admission.js';
 import { qualityKeys } from '../../src/quality/capsule-store.js';
@@ -18,7 +19,7 @@ let built: CutpointApp;
 let workflows: Template;
 
 beforeAll(() => {
-  built = buildApp({ bundle: false });
+  built = builtApp();
   workflows = Template.fromStack(built.workflows);
 }, 120_000);
 

@@ -10,7 +10,8 @@ import type { IConstruct } from 'constructs';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { FLOWS } from '../../functions/registry.js';
-import { buildApp, type CutpointApp } from '../../infra/app.js';
+import type { CutpointApp } from '../../infra/app.js';
+import { builtApp } from './support/built-app.js';
 import { LAMBDA_BUNDLING } from '../../infra/bundling.js';
 import { repoPath } from '../../infra/repo.js';
 import { loadAsl } from '../../src/local/asl.js';
@@ -27,7 +28,7 @@ let built: CutpointApp;
 let template: Template;
 
 beforeAll(() => {
-  built = buildApp({ bundle: false, context: { 'cutpoint:maintenanceLanes': 'logs:0' } });
+  built = builtApp({ 'cutpoint:maintenanceLanes': 'logs:0' });
   template = Template.fromStack(built.workflows);
 }, 180_000);
 

@@ -1,10 +1,12 @@
+import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
 import type { CfnElement, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { FLOWS, OBSERVE_TIMING, STEPS } from '../../functions/registry.js';
-import { buildApp, type CutpointApp } from '../../infra/app.js';
+import type { CutpointApp } from '../../infra/app.js';
+import { builtApp } from './support/built-app.js';
 import { placeholdersOf, resolveFlowDefinition } from '../../infra/asl.js';
 import { flowPlaceholder } from '../../src/local/asl.js';
 import { repoPath } from '../../infra/repo.js';
@@ -17,7 +19,7 @@ let stateful: Template;
 let workflows: Template;
 
 beforeAll(() => {
-  built = buildApp({ bundle: false });
+  built = builtApp();
   built.app.synth();
   stateful = Template.fromStack(built.stateful);
   workflows = Template.fromStack(built.workflows);
@@ -37,6 +39,17 @@ function fnFor(placeholder: string) {
 
 const importOf = (name: string) => ({ 'Fn::ImportValue': `CutpointStateful-${name}` });
 const RETAINED = { DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' };
+
+describe('template size', () => {
+  it('the workflows template is written without indentation and stays well inside CloudFormation\'s 1 MB', () => {
+    const file = join(built.app.outdir, built.workflows.templateFile);
+    const text = readFileSync(file, 'utf8');
+    expect(text).not.toMatch(/\n\s+"/);
+    // Headroom for growth: a registry entry adds a function, its role, alarms and a dashboard row.
+    // CDK warns from 80 %; unindented it is ~640 KB today.
+    expect(text.length).toBeLessThan(800_000);
+  });
+});
 
 describe('CutpointStateful', () => {
   it('has the authority table: pk/sk strings, on demand, PITR, KMS encryption, deletion protection, retained', () => {

@@ -4,7 +4,8 @@ import type { IConstruct } from 'constructs';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { STEPS } from '../../functions/registry.js';
-import { buildApp, type CutpointApp } from '../../infra/app.js';
+import type { CutpointApp } from '../../infra/app.js';
+import { builtApp } from './support/built-app.js';
 import { loadFlowDefinition } from '../../infra/asl.js';
 import { maintenanceConfigOf } from '../../infra/maintenance-schedule.js';
 import { actionsOf, allowedActions, resourcesOf, roleStatements } from './policies.js';
@@ -19,9 +20,9 @@ let workflows: Template;
 let plain: Template;
 
 beforeAll(() => {
-  configured = buildApp({ bundle: false, context: { 'cutpoint:maintenanceLanes': 'logs:0,logs:1,orders.eu:3', 'cutpoint:maintenanceRateMinutes': '15', 'cutpoint:gcGrace': '6h' } });
+  configured = builtApp({ 'cutpoint:maintenanceLanes': 'logs:0,logs:1,orders.eu:3', 'cutpoint:maintenanceRateMinutes': '15', 'cutpoint:gcGrace': '6h' });
   workflows = Template.fromStack(configured.workflows);
-  plain = Template.fromStack(buildApp({ bundle: false }).workflows);
+  plain = Template.fromStack(builtApp().workflows);
 }, 180_000);
 
 function logicalId(construct: IConstruct): string {
@@ -106,7 +107,7 @@ describe('stream maintenance on AWS', () => {
     expect(gcSteps.size).toBeGreaterThan(0);
     const envOf = (template: Template, app: CutpointApp, placeholder: string) =>
       (template.toJSON().Resources[logicalId(app.workflows.functions.get(placeholder)!)].Properties.Environment.Variables as Record<string, unknown>).CUTPOINT_GC_GRACE;
-    const plainApp = buildApp({ bundle: false });
+    const plainApp = builtApp();
     const plainTemplate = Template.fromStack(plainApp.workflows);
     for (const step of STEPS) {
       expect(envOf(workflows, configured, step.placeholder), step.placeholder).toBe(gcSteps.has(step.placeholder) ? '6h' : undefined);

@@ -2,7 +2,8 @@ import type { CfnElement, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { STEPS } from '../../functions/registry.js';
-import { buildApp, type CutpointApp } from '../../infra/app.js';
+import type { CutpointApp } from '../../infra/app.js';
+import { builtApp } from './support/built-app.js';
 import { METRIC_NAMESPACE, SERVICE_NAME, STEP_NAME_ENV } from '../../src/telemetry/metric-names.js';
 import { stepNameOf } from '../../src/telemetry/step-name.js';
 
@@ -10,7 +11,7 @@ let built: CutpointApp;
 let workflows: Template;
 
 beforeAll(() => {
-  built = buildApp({ bundle: false });
+  built = builtApp();
   workflows = Template.fromStack(built.workflows);
 }, 600_000);
 

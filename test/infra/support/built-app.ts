@@ -1,0 +1,20 @@
+import { buildApp, type CutpointApp } from '../../../infra/app.js';
+
+const built = new Map<string, CutpointApp>();
+
+/**
+ * The app as `cdk synth` builds it (templates only: no Lambda bundling) for one CDK context,
+ * synthesized once per test worker and shared by every infra test file that asks for the
+ * same context (the infra project runs with isolate: false): a synth of both stacks costs
+ * seconds, and the files only read it. A test that must change an app builds its own.
+ */
+export function builtApp(context: Record<string, unknown> = {}): CutpointApp {
+  const key = JSON.stringify(Object.entries(context).sort(([a], [b]) => a.localeCompare(b)));
+  let app = built.get(key);
+  if (!app) {
+    app = buildApp({ bundle: false, context });
+    app.app.synth();
+    built.set(key, app);
+  }
+  return app;
+}
