@@ -23,7 +23,7 @@ export interface CutPointInfo {
   /** Commands that hit it in-process (besides `flow run` of those flows). */
   commands: string[];
   /** Lambda handlers outside every flow that hit it (the recovery dispatcher). */
-  handlers?: string[];
+  handlers: string[];
 }
 
 const DELIVERY_RUN = ['delivery run'];
@@ -56,7 +56,7 @@ const DELIVERY_RUN_ONLY: ReadonlySet<string> = new Set([
 const OBSERVATION: ReadonlySet<string> = new Set(OBSERVATION_CUT_POINTS);
 
 function build(): CutPointInfo[] {
-  const all: CutPointInfo[] = [];
+  const all: Array<Omit<CutPointInfo, 'handlers'> & { handlers?: string[] }> = [];
   for (const name of Object.values(GENERATION_CUT_POINTS)) all.push({ name, subsystem: 'generation', flows: ['commit-generation'], commands: ['demo generation'] });
   for (const name of Object.values(STREAM_CUT_POINTS)) {
     const where = STREAM_WHERE[name.split('.')[1] ?? ''] ?? { flows: [], commands: [] };
@@ -84,7 +84,7 @@ function build(): CutPointInfo[] {
   all.push({ name: LOCAL_CUT_POINTS.mapRunResultWrite, subsystem: 'local', flows: ['deliver-window'], commands: DELIVERY_RUN });
   // The recovery dispatcher (EventBridge -> Lambda) starting a recovering flow after a failure.
   all.push({ name: RECOVERY_CUT_POINTS.start, subsystem: 'recovery', flows: [], commands: [], handlers: ['functions/recovery/dispatch.ts'] });
-  return all.sort((a, b) => a.name.localeCompare(b.name));
+  return all.map((c) => ({ ...c, handlers: c.handlers ?? [] })).sort((a, b) => a.name.localeCompare(b.name));
 }
 
 export const CUT_POINTS: readonly CutPointInfo[] = build();
