@@ -1,5 +1,5 @@
 import type middy from '@middy/core';
-import { redact } from '../../src/domain/delivery/target-rules.js';
+import { redact } from '../../src/domain/redact.js';
 
 /** Own properties an error keeps as they are: its identity, which Step Functions and recovery match on. */
 const IDENTITY = new Set(['name', 'code', 'cutPoint', 'state', 'missing']);

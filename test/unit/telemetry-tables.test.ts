@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { STEPS } from '../../functions/registry.js';
-import { redact } from '../../src/domain/delivery/target-rules.js';
+import { redact } from '../../src/domain/redact.js';
 import { CutpointError, EffectFailedError, OutcomeUnknownError, ValidationError, WorkerCrashedError } from '../../src/domain/errors.js';
 import { cutPointOutcomeOf, STABLE_ERROR_NAME, stepFailureOf } from '../../src/telemetry/classify.js';
 import { invocationKeysOf } from '../../src/telemetry/log-keys.js';

@@ -2,7 +2,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import { CutpointError, EffectFailedError, OutcomeUnknownError, ValidationError } from '../../domain/errors.js';
 import { assertChName } from '../../domain/publication/candidate.js';
 import { ObservationFailedError } from '../../domain/publication/errors.js';
-import { redact } from '../../domain/delivery/target-rules.js';
+import { redact } from '../../domain/redact.js';
 
 /**
  * SQL text and statement plumbing shared by the ClickHouse publication adapters

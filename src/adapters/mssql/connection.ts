@@ -1,6 +1,6 @@
 import sql from 'mssql';
 import { ConfigError } from '../../domain/errors.js';
-import { redact } from '../../domain/delivery/target-rules.js';
+import { redact } from '../../domain/redact.js';
 
 /**
  * How the SQL Server adapter is told where to connect, and how it keeps that secret.

@@ -1,4 +1,4 @@
-import { redact } from '../../domain/delivery/target-rules.js';
+import { redact } from '../../domain/redact.js';
 
 /**
  * Sorts a PostgreSQL failure at COMMIT. An error the server answered with a SQLSTATE
