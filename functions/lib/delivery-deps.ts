@@ -13,7 +13,7 @@ import type { TargetPort } from '../../src/ports/target.js';
 import { ConnectionCache } from './connection-cache.js';
 import { lambdaPorts } from './lambda-ports.js';
 import type { StepHandler } from './step.js';
-import { lambdaHandler } from './telemetry.js';
+import { instrumentClient, lambdaHandler } from './telemetry.js';
 import { observedFaults } from './telemetry-invocation.js';
 
 /**
@@ -76,7 +76,7 @@ function lambdaFaults(): FaultInjector {
 }
 
 export function lambdaSecrets(): SecretCache {
-  secrets ??= openSecretsManager();
+  secrets ??= openSecretsManager({ instrument: instrumentClient });
   return secrets;
 }
 

@@ -1,12 +1,15 @@
 import { GetSecretValueCommand, SecretsManagerClient, type GetSecretValueCommandOutput } from '@aws-sdk/client-secrets-manager';
 import { SecretUnavailableError, secretNameOf, type SecretsPort } from '../../ports/secrets.js';
 import { secretTtlMsFromEnv, TtlSecretCache, type SecretCache } from './secret-cache.js';
+import type { AwsClientOptions } from '../aws-clients.js';
 
 export interface SecretsManagerSecretsOptions {
   /** Defaults to a client with the SDK's own region and credential resolution (the Lambda's role). */
   client?: SecretsManagerClient;
   /** How long a secret is reused (secret-cache.ts); default from CUTPOINT_SECRET_TTL_SECONDS, else 5 minutes. */
   ttlMs?: number;
+  /** Applied to the default client (the Lambda layer passes X-Ray capture, as for the data clients: aws-clients.ts). */
+  instrument?: AwsClientOptions['instrument'];
 }
 
 /**
@@ -22,7 +25,7 @@ export class SecretsManagerSecrets implements SecretsPort {
   private readonly client: SecretsManagerClient;
 
   constructor(options: SecretsManagerSecretsOptions = {}) {
-    this.client = options.client ?? new SecretsManagerClient({});
+    this.client = options.client ?? (options.instrument ?? ((c) => c))(new SecretsManagerClient({}));
   }
 
   async secretJson(arn: string): Promise<Record<string, unknown>> {

@@ -9,12 +9,15 @@ export const NOTIFY_CUT_POINT = 'notifier.publish';
 export const MAX_SUBJECT_LENGTH = 99;
 /** SNS's message size limit (256 KiB, UTF-8). */
 export const MAX_MESSAGE_BYTES = 262_144;
+import type { AwsClientOptions } from '../aws-clients.js';
 
 export interface SnsNotifierOptions {
   /** The topic every message goes to. */
   topicArn: string;
   /** Defaults to a client with the SDK's own region and credential resolution (the Lambda's role). */
   client?: SNSClient;
+  /** Applied to the default client (the Lambda layer passes X-Ray capture, as for the data clients: aws-clients.ts). */
+  instrument?: AwsClientOptions['instrument'];
 }
 
 /**
@@ -36,7 +39,7 @@ export class SnsNotifier implements Notifier {
   constructor(options: SnsNotifierOptions) {
     this.topicArn = options.topicArn;
     this.topicName = topicNameOf(options.topicArn);
-    this.client = options.client ?? new SNSClient({});
+    this.client = options.client ?? (options.instrument ?? ((c) => c))(new SNSClient({}));
   }
 
   async publish(subject: string, message: Record<string, unknown>): Promise<void> {
