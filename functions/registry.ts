@@ -569,7 +569,8 @@ export interface FlowEntry {
   description: string;
   /**
    * STANDARD only: the recovery dispatcher (infra/recovery-dispatch.ts,
-   * src/recovery/dispatch.ts) starts flow `by`, once, when an execution of this flow ends in one of `on`, with input `{recoveryOf, originalInput}` (the ASL of `by` must
+   * src/recovery/dispatch.ts) starts flow `by`, once, when an execution of this flow ends
+   * in one of `on`, with input `{recoveryOf, originalInput}` (the ASL of `by` must
    * unwrap it). `by` may be the flow itself (a re-run idempotent by exact identity) or a
    * recovery flow that only observes.
    */

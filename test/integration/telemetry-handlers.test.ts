@@ -9,6 +9,7 @@ import type { Ports } from '../../src/ports/index.js';
 import { STEP_NAME_ENV } from '../../src/telemetry/metric-names.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
 import { newGenerationCase } from '../support/generation-fixture.js';
+import { captureOutputLines } from '../support/captured-output.js';
 
 /*
  * The real generation handlers over DynamoDB Local and the S3 emulator, with the ports a
@@ -29,13 +30,7 @@ beforeAll(async () => {
 });
 
 beforeEach(() => {
-  lines = [];
-  for (const stream of [process.stdout, process.stderr]) {
-    vi.spyOn(stream, 'write').mockImplementation((chunk: string | Uint8Array) => {
-      lines.push(...String(chunk).split('\n').filter((l) => l.trim() !== ''));
-      return true;
-    });
-  }
+  lines = captureOutputLines();
 });
 
 afterEach(() => {

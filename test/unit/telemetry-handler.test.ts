@@ -7,6 +7,7 @@ import type { DeliveryDeps } from '../../src/delivery/deps.js';
 import { CutpointError, OutcomeUnknownError } from '../../src/domain/errors.js';
 import type { Ports } from '../../src/ports/index.js';
 import { METRIC_NAMESPACE, STEP_NAME_ENV } from '../../src/telemetry/metric-names.js';
+import { captureOutputLines } from '../support/captured-output.js';
 
 /*
  * The telemetry layer of the handler skeletons, end to end in-process: the real middy
@@ -26,14 +27,7 @@ function lambdaEnv(stepName: string) {
 }
 
 beforeEach(() => {
-  lines = [];
-  // In Lambda both streams go to CloudWatch Logs (Powertools prints WARN/ERROR on stderr).
-  for (const stream of [process.stdout, process.stderr]) {
-    vi.spyOn(stream, 'write').mockImplementation((chunk: string | Uint8Array) => {
-      lines.push(...String(chunk).split('\n').filter((l) => l.trim() !== ''));
-      return true;
-    });
-  }
+  lines = captureOutputLines();
 });
 
 afterEach(() => {
