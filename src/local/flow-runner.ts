@@ -67,6 +67,12 @@ export interface RunFlowOptions {
   taskHandlers?: Record<string, (input: unknown) => Promise<unknown>>;
   /** The ASL to run instead of statemachines/<flow>.asl.json (a test fixture); `flow` still names the execution. */
   definition?: AslDefinition;
+  /**
+   * How a Task's Lambda is invoked: `call` runs the handler once. Direct by default; the
+   * fault scheduler (test/support/sched/) passes one that can time a Task out while its
+   * invocation keeps running (a zombie) or invoke it twice (a retried ServiceException).
+   */
+  invoke?: (state: string, call: () => Promise<unknown>) => Promise<unknown>;
 }
 
 /**
@@ -80,8 +86,7 @@ export async function runFlow(flow: string, input: unknown, options: RunFlowOpti
   const source = options.definition ?? loadAsl(flow);
   const duplicates = duplicateStateNames(source);
   if (duplicates.length) throw new Error(`${flow}: state names must be unique across the whole machine: ${duplicates.join(', ')}`);
-  // The library's own validation, of the ASL as written (before any stand-in replaces a Map).
-  new StateMachine(withLocalArns(source) as never, { validationOptions: { checkArn: false } } as StateMachineOptions);
+  validateOnce(source);
   const notices: LocalNotice[] = [];
   const recording: Notifier = {
     publish: async (subject, message) => {
@@ -125,6 +130,18 @@ export async function runFlow(flow: string, input: unknown, options: RunFlowOpti
 }
 
 type Overrides = NonNullable<RunOptions['overrides']>;
+
+/** Definitions (as JSON text) the library has validated: validation costs ~100 ms a run, the run itself less. */
+const validated = new Set<string>();
+
+/** The library's own validation, of the ASL as written (before any stand-in replaces a Map), once per definition. */
+function validateOnce(source: AslDefinition): void {
+  const withArns = withLocalArns(source);
+  const text = JSON.stringify(withArns);
+  if (validated.has(text)) return;
+  new StateMachine(withArns as never, { validationOptions: { checkArn: false } } as StateMachineOptions);
+  validated.add(text);
+}
 
 /** One execution of a (substituted) definition to its end, its events passed on; a failed execution is an outcome, not a throw. */
 async function execute(
@@ -173,24 +190,32 @@ async function stepHandlers(flow: string, definition: AslDefinition, options: Ru
       continue;
     }
     if (!placeholder) throw new Error(`${flow}: Task ${state} has no \${placeholder} resource`);
-    const given = options.taskHandlers?.[placeholder];
-    if (given) {
-      handlers[state] = given;
-      continue;
-    }
-    const module = await stepByPlaceholder(placeholder).load();
-    let handler;
-    if ('makeHandler' in module) {
-      handler = module.makeHandler(providePorts);
-    } else if ('makeNotifyHandler' in module) {
-      handler = module.makeNotifyHandler(providePorts, () => Promise.resolve(notifier));
-    } else {
-      if (!options.stepDeps) throw new Error(`${flow}: Task ${state} needs step deps (a target, a source, a route); pass stepDeps`);
-      handler = module.makeDeliveryHandler(options.stepDeps);
-    }
-    handlers[state] = (stateInput) => handler(stateInput, {});
+    handlers[state] = invoked(state, options, await taskHandler(flow, state, placeholder, options, providePorts, notifier));
   }
   return handlers;
+}
+
+/** The handler a Task's placeholder names: the test's own (`options.taskHandlers`) or the registry's. */
+async function taskHandler(flow: string, state: string, placeholder: string, options: RunFlowOptions, providePorts: () => Promise<Ports>, notifier: Notifier): Promise<StateHandler> {
+  const given = options.taskHandlers?.[placeholder];
+  if (given) return given;
+  const module = await stepByPlaceholder(placeholder).load();
+  let handler;
+  if ('makeHandler' in module) {
+    handler = module.makeHandler(providePorts);
+  } else if ('makeNotifyHandler' in module) {
+    handler = module.makeNotifyHandler(providePorts, () => Promise.resolve(notifier));
+  } else {
+    if (!options.stepDeps) throw new Error(`${flow}: Task ${state} needs step deps (a target, a source, a route); pass stepDeps`);
+    handler = module.makeDeliveryHandler(options.stepDeps);
+  }
+  return (stateInput) => handler(stateInput, {});
+}
+
+/** The Task's handler as its Lambda is invoked: through `options.invoke` when given. */
+function invoked(state: string, options: RunFlowOptions, handler: StateHandler): StateHandler {
+  const invoke = options.invoke;
+  return invoke ? (stateInput) => invoke(state, () => handler(stateInput)) : handler;
 }
 
 /**

@@ -1,0 +1,268 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { ArmedFaultInjector } from '../../../src/adapters/fault-injector.js';
+import type { FaultInjector } from '../../../src/ports/faults.js';
+import { Prng } from '../prng.js';
+import { ScheduleStall } from './errors.js';
+
+/**
+ * The one deterministic fault scheduler (issue #13). Every actor of a schedule — a flow
+ * execution, one Lambda invocation of a Task, an operator's command, a reader, a zombie —
+ * runs as an actor; every effect it makes goes through the stores' one FaultInjector
+ * (`scheduler.faults`), which parks the actor at the effect's cut point. The scheduler lets
+ * exactly one actor run at a time: when the running one parks (or ends, or waits on a
+ * child), a seeded PRNG picks which parked actor moves next, and whether its effect faults
+ * and how (crash-before, crash-after, lose-response, fail, lose-request; `delay` holds it
+ * back while the others move). The same seed gives the same choices, so a failing seed
+ * replays.
+ *
+ * Actors are told apart by AsyncLocalStorage: an actor's body, and everything it awaits,
+ * carries it. A fan-out inside one actor (GC's parallel deletes, a Map's items) parks each
+ * thread as it arrives: such steps interleave in the order their I/O returns.
+ */
+
+export type FaultChoice = 'crash-before' | 'crash-after' | 'lose-response' | 'fail' | 'lose-request';
+export const FAULT_CHOICES: readonly FaultChoice[] = ['crash-before', 'crash-after', 'lose-response', 'fail', 'lose-request'];
+
+/** The pseudo cut point every actor parks at before its first step. */
+export const START = 'start';
+
+export interface Actor {
+  readonly id: number;
+  readonly name: string;
+  readonly parent?: Actor;
+  /** A detached child (a zombie invocation): its parent no longer waits for it. */
+  detached: boolean;
+  done: boolean;
+  /** Attached children not yet done: the actor waits while there are any. */
+  waiting: number;
+  /** Decisions during which the PRNG does not pick it (a `delay`). */
+  delayedUntil: number;
+  /** Parks so far (START excluded). */
+  parks: number;
+  /** Called when this actor is picked at one of its parks; returning true detaches it instead of moving it (a Task timeout). */
+  onPick?: (actor: Actor, cutPoint: string) => boolean;
+}
+
+interface Ticket {
+  actor: Actor;
+  cutPoint: string;
+  seq: number;
+  wake: (fault: FaultChoice | undefined) => void;
+}
+
+export interface SchedulerOptions {
+  /** Chance that a picked effect faults (until maxFaults). */
+  faultRate?: number;
+  maxFaults?: number;
+  /** Chance that a pick is a `delay` instead: the actor sits out a few decisions. */
+  delayRate?: number;
+  /** A schedule longer than this many decisions is a livelock. */
+  maxDecisions?: number;
+  /** A running actor that does not park or end within this long is a stall. */
+  stallMs?: number;
+  /** The fault kinds allowed at a cut point (all by default; [] for none). */
+  faultsAt?: (cutPoint: string, actor: Actor) => readonly FaultChoice[];
+  /** Called before each pick: the scenario may move its clock. */
+  beforePick?: (scheduler: Scheduler) => void;
+}
+
+const DEFAULTS = { faultRate: 0.12, maxFaults: 4, delayRate: 0.08, maxDecisions: 3000, stallMs: 60_000 };
+
+export class Scheduler {
+  readonly rng: Prng;
+  readonly trace: string[] = [];
+  /** Per cut point: hits, and faults by kind; the soak's coverage. */
+  readonly hits = new Map<string, number>();
+  readonly faultsFired = new Map<string, number>();
+  /** Actor events by kind (zombie, duplicate-invocation, duplicate-start, operator-race, ...): the soak's coverage of actors. */
+  readonly events = new Map<string, number>();
+  decisions = 0;
+  injected = 0;
+  readonly faults: FaultInjector = { at: (cutPoint, effect) => this.at(cutPoint, effect) };
+  private readonly options: Required<Omit<SchedulerOptions, 'faultsAt' | 'beforePick'>> & Pick<SchedulerOptions, 'faultsAt' | 'beforePick'>;
+  private readonly als = new AsyncLocalStorage<Actor>();
+  private readonly actors: Actor[] = [];
+  private parked: Ticket[] = [];
+  private seq = 0;
+  private signal: (() => void) | undefined;
+  private live = false;
+
+  constructor(readonly seed: number, options: SchedulerOptions = {}) {
+    this.rng = new Prng(seed);
+    this.options = { ...DEFAULTS, ...options };
+  }
+
+  /** The actor running the caller's code, if any. */
+  current(): Actor | undefined {
+    return this.als.getStore();
+  }
+
+  note(text: string): void {
+    this.trace.push(`      ${text}`);
+  }
+
+  /** Counts one actor event of `kind` (and notes it). */
+  count(kind: string, text?: string): void {
+    this.events.set(kind, (this.events.get(kind) ?? 0) + 1);
+    if (text) this.note(text);
+  }
+
+  /** A top-level actor (a flow execution, an operator, a reader): parked at START until picked. */
+  spawn<T>(name: string, body: () => Promise<T>): Promise<T> {
+    return this.start(name, body, undefined);
+  }
+
+  /**
+   * A child actor the caller waits for (one Lambda invocation of a Task): the caller stops
+   * running until the child ends (or is detached by `onPick`, see invocations.ts).
+   */
+  call<T>(name: string, body: () => Promise<T>, onPick?: Actor['onPick']): Promise<T> {
+    const parent = this.current();
+    if (!parent) throw new Error(`scheduler.call(${name}) outside an actor`);
+    parent.waiting++;
+    const result = this.start(name, body, parent, onPick);
+    this.yielded();
+    return result;
+  }
+
+  /** Detaches a parked child: its parent resumes (the caller rejects the parent's wait). */
+  detach(child: Actor): void {
+    if (child.detached || !child.parent) return;
+    child.detached = true;
+    child.parent.waiting--;
+  }
+
+  /** Runs every actor to its end, one move at a time. Throws ScheduleStall on a stall or livelock. */
+  async run(): Promise<void> {
+    this.live = true;
+    try {
+      for (;;) {
+        await settle();
+        if (this.parked.length === 0) {
+          const stuck = this.actors.filter((a) => !a.done && a.waiting === 0);
+          if (stuck.length === 0) return;
+          throw new ScheduleStall(`no actor is parked, yet ${stuck.map((a) => a.name).join(', ')} never ended`);
+        }
+        if (++this.decisions > this.options.maxDecisions) throw new ScheduleStall(`more than ${this.options.maxDecisions} decisions: a livelock`);
+        this.options.beforePick?.(this);
+        const ticket = this.pick();
+        if (ticket.cutPoint !== START && !ticket.actor.detached && ticket.actor.onPick) {
+          const parent = ticket.actor.parent;
+          const moved = this.moved();
+          if (ticket.actor.onPick(ticket.actor, ticket.cutPoint)) {
+            // The zombie stays parked where it was; its parent runs on (the Task failed with States.Timeout).
+            this.parked.push(ticket);
+            this.trace.push(`${this.decisions} ${ticket.actor.name} @ ${ticket.cutPoint}: the Task timed out; the invocation runs on as a zombie`);
+            this.events.set('zombie', (this.events.get('zombie') ?? 0) + 1);
+            if (parent && !parent.done && parent.waiting === 0) await moved;
+            else this.cancelMoved();
+            continue;
+          }
+          this.cancelMoved();
+        }
+        if (ticket.cutPoint !== START && this.parked.length > 0 && this.rng.chance(this.options.delayRate)) {
+          ticket.actor.delayedUntil = this.decisions + this.rng.int(1, 4);
+          this.parked.push(ticket);
+          this.trace.push(`${this.decisions} ${ticket.actor.name} @ ${ticket.cutPoint}: delay`);
+          continue;
+        }
+        const fault = this.faultFor(ticket);
+        this.trace.push(`${this.decisions} ${ticket.actor.name} @ ${ticket.cutPoint}${fault ? ` !${fault}` : ''}`);
+        const moved = this.moved();
+        ticket.wake(fault);
+        await moved;
+      }
+    } finally {
+      this.live = false;
+    }
+  }
+
+  /** Lets every parked actor run on uncontrolled (after a failure, so nothing hangs). */
+  release(): void {
+    this.live = false;
+    for (const t of this.parked.splice(0)) t.wake(undefined);
+  }
+
+  private start<T>(name: string, body: () => Promise<T>, parent: Actor | undefined, onPick?: Actor['onPick']): Promise<T> {
+    const actor: Actor = { id: this.actors.length, name, parent, detached: false, done: false, waiting: 0, delayedUntil: 0, parks: 0, onPick };
+    this.actors.push(actor);
+    const started = new Promise<FaultChoice | undefined>((wake) => this.parked.push({ actor, cutPoint: START, seq: this.seq++, wake }));
+    const result = this.als.run(actor, async () => {
+      await started;
+      return body();
+    });
+    const end = (): void => this.ended(actor);
+    result.then(end, end);
+    return result;
+  }
+
+  private ended(actor: Actor): void {
+    actor.done = true;
+    const parent = actor.parent;
+    if (parent && !actor.detached) {
+      parent.waiting--;
+      // The parent's wait is over: it runs on, holding the turn, unless it waits on other children.
+      if (parent.waiting === 0) return;
+    }
+    this.yielded();
+  }
+
+  private async at<T>(cutPoint: string, effect: () => Promise<T>): Promise<T> {
+    const actor = this.als.getStore();
+    if (!actor || !this.live) return effect();
+    actor.parks++;
+    const fault = await new Promise<FaultChoice | undefined>((wake) => {
+      this.parked.push({ actor, cutPoint, seq: this.seq++, wake });
+      this.yielded();
+    });
+    this.hits.set(cutPoint, (this.hits.get(cutPoint) ?? 0) + 1);
+    if (!fault) return effect();
+    this.faultsFired.set(fault, (this.faultsFired.get(fault) ?? 0) + 1);
+    return new ArmedFaultInjector([{ cutPoint, kind: fault, times: 1, fromHit: 1, delayMs: 0 }]).at(cutPoint, effect);
+  }
+
+  private pick(): Ticket {
+    const ready = this.parked.filter((t) => t.actor.delayedUntil <= this.decisions);
+    const from = (ready.length ? ready : this.parked).sort((a, b) => a.seq - b.seq);
+    const ticket = this.rng.pick(from);
+    this.parked = this.parked.filter((t) => t !== ticket);
+    return ticket;
+  }
+
+  private faultFor(ticket: Ticket): FaultChoice | undefined {
+    if (ticket.cutPoint === START || this.injected >= this.options.maxFaults) return undefined;
+    const kinds = this.options.faultsAt?.(ticket.cutPoint, ticket.actor) ?? FAULT_CHOICES;
+    if (kinds.length === 0 || !this.rng.chance(this.options.faultRate)) return undefined;
+    this.injected++;
+    return this.rng.pick(kinds);
+  }
+
+  /** Resolves when the actor just moved parks, ends or waits; a stall past stallMs rejects. */
+  private moved(): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.signal = undefined;
+        reject(new ScheduleStall(`an actor ran for ${this.options.stallMs} ms without reaching a cut point`));
+      }, this.options.stallMs);
+      this.signal = () => {
+        clearTimeout(timer);
+        this.signal = undefined;
+        resolve();
+      };
+    });
+  }
+
+  private cancelMoved(): void {
+    this.signal?.();
+  }
+
+  private yielded(): void {
+    this.signal?.();
+  }
+}
+
+/** A few turns of the event loop: what the last move set off without I/O runs before the next pick. */
+async function settle(): Promise<void> {
+  for (let i = 0; i < 3; i++) await nextTurn();
+}

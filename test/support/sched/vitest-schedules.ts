@@ -1,0 +1,43 @@
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describeFailure, runSchedule } from './run-schedule.js';
+import type { Scenario } from './scenario.js';
+import type { SchedStores } from './stores.js';
+
+/**
+ * `count` schedules of `scenario` as one test each (seeds first..first+count-1), on the
+ * run's emulators. CUTPOINT_SCHED_SEEDS=<n>[,<n>...] runs those seeds instead (a replay);
+ * CUTPOINT_SCHEDULES=<n> runs n per scenario. A failure prints the broken invariant, the
+ * last moves and the one command that replays it.
+ */
+export function describeSchedules<W extends { stores: SchedStores }>(scenario: Scenario<W>, count: number, first = 1): void {
+  describe(`${scenario.name}: deterministic schedules (${scenario.actors.join(', ')})`, () => {
+    let world: W | undefined;
+    beforeAll(async () => {
+      world = await scenario.open({ dynamodb: inject('dynamodbEndpoint'), s3: inject('s3Endpoint') });
+    }, 240_000);
+    afterAll(async () => {
+      if (world) await scenario.close(world);
+    });
+    for (const seed of seedsOf(count, first)) {
+      // Measured: a schedule takes 0.1-2 s idle; 60 s leaves room for a loaded machine.
+      it(`seed ${seed}`, async () => {
+        const result = await runSchedule(scenario, world!, seed);
+        if (!result.ok) expect.fail(describeFailure(result));
+        expect(result.decisions).toBeGreaterThan(0);
+      }, 60_000);
+    }
+  });
+}
+
+function seedsOf(count: number, first: number): number[] {
+  const replay = process.env.CUTPOINT_SCHED_SEEDS?.trim();
+  if (replay) return replay.split(',').map((part) => parseSeed(part, 'CUTPOINT_SCHED_SEEDS'));
+  const n = process.env.CUTPOINT_SCHEDULES?.trim() ? parseSeed(process.env.CUTPOINT_SCHEDULES, 'CUTPOINT_SCHEDULES') : count;
+  return Array.from({ length: n }, (_, i) => first + i);
+}
+
+function parseSeed(raw: string, name: string): number {
+  const n = Number(raw.trim());
+  if (raw.trim() === '' || !Number.isSafeInteger(n) || n < 0) throw new Error(`${name} must be non-negative integers, got "${raw}"`);
+  return n;
+}
