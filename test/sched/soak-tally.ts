@@ -20,6 +20,10 @@ export class SoakTally {
   private readonly events = new Map<string, number>();
   private readonly cutPoints = new Map<string, number>();
 
+  get count(): number {
+    return this.schedules;
+  }
+
   add(r: ScheduleResult): void {
     this.schedules++;
     const per = this.scenarios.get(r.scenario) ?? { schedules: 0, failed: 0, decisions: 0, ms: 0, maxMs: 0 };

@@ -1,92 +1,132 @@
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { startLocalRuntime } from '../../src/local/runtime.js';
-import { describeFailure, runSchedule, type ScheduleResult } from '../support/sched/run-schedule.js';
-import type { Scenario } from '../support/sched/scenario.js';
-import type { SchedStores } from '../support/sched/stores.js';
+import { describeFailure, type ScheduleResult } from '../support/sched/run-schedule.js';
 import { SCENARIOS } from './scenarios/index.js';
+import { readResults, runShare, toLine, type AnyScenario, type Share } from './soak-worker.js';
 import { SoakTally } from './soak-tally.js';
 
 /**
  * `npm run soak -- --schedules 10000`: the scheduler's long run, on emulators it starts
- * itself. Schedules go round-robin over the scenarios (or the ones --scenario names), seed
- * after seed from --first; progress on stderr, one summary JSON on stdout; exit 0 when
- * every schedule held, 1 when one broke an invariant (each failure with its replay command),
- * 2 for bad arguments. `--scenario X --seed N --trace` replays one schedule and prints its
- * every move.
+ * itself. Schedules go round-robin over the scenarios (or those --scenario names), seeds
+ * counting up from --first, spread over --workers processes; progress on stderr, one summary
+ * JSON on stdout; exit 0 when every schedule held, 1 when one broke an invariant (each
+ * failure with its replay command), 2 for bad arguments. `--scenario X --seed N --trace`
+ * replays one schedule and prints its every move.
  */
 
-const USAGE = 'usage: npm run soak -- [--schedules N] [--scenario NAME[,NAME...]] [--first SEED] [--seed SEED] [--trace] [--stop-on-failure]';
+const USAGE =
+  'usage: npm run soak -- [--schedules N] [--scenario NAME[,NAME...]] [--first SEED] [--seed SEED] [--workers N] [--trace] [--stop-on-failure]';
 
-type AnyScenario = Scenario<{ stores: SchedStores }>;
+const OPTIONS = {
+  schedules: { type: 'string', default: '500' },
+  scenario: { type: 'string' },
+  first: { type: 'string', default: '1' },
+  seed: { type: 'string' },
+  workers: { type: 'string', default: '2' },
+  trace: { type: 'boolean', default: false },
+  'stop-on-failure': { type: 'boolean', default: false },
+  // Internal: a worker process's share and the parent's emulators.
+  'worker-of': { type: 'string' },
+  dynamodb: { type: 'string' },
+  s3: { type: 'string' },
+} as const;
+
+class UsageError extends Error {
+  override name = 'Soak.Usage';
+}
+
+interface Plan extends Share {
+  workers: number;
+  trace: boolean;
+}
+
+function planOf(argv: string[]): Plan & { workerOf?: string; dynamodb?: string; s3?: string } {
+  let values;
+  try {
+    values = parseArgs({ args: argv, options: OPTIONS, strict: true }).values;
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const names = values.scenario?.split(',').map((n) => n.trim()) ?? SCENARIOS.map((s) => s.name);
+  const unknown = names.filter((n) => !SCENARIOS.some((s) => s.name === n));
+  if (unknown.length) throw new UsageError(`unknown scenario ${unknown.join(', ')}; known: ${SCENARIOS.map((s) => s.name).join(', ')}`);
+  const scenarios = SCENARIOS.filter((s) => names.includes(s.name)) as unknown as AnyScenario[];
+  const seed = values.seed === undefined ? undefined : whole(values.seed, '--seed');
+  const [index, of] = (values['worker-of'] ?? '0/1').split('/').map((n) => whole(n, '--worker-of'));
+  return {
+    scenarios,
+    total: seed === undefined ? whole(values.schedules, '--schedules') : scenarios.length,
+    first: whole(values.first, '--first'),
+    seed,
+    index: index!,
+    of: of!,
+    stopOnFailure: values['stop-on-failure'],
+    workers: Math.max(1, whole(values.workers, '--workers')),
+    trace: values.trace,
+    workerOf: values['worker-of'],
+    dynamodb: values.dynamodb,
+    s3: values.s3,
+  };
+}
+
+function whole(raw: string, flag: string): number {
+  const n = Number(raw);
+  if (raw.trim() === '' || !Number.isSafeInteger(n) || n < 0) throw new UsageError(`${flag} takes a non-negative integer, got "${raw}"`);
+  return n;
+}
 
 async function main(argv: string[]): Promise<number> {
-  let args;
-  try {
-    args = parseArgs({
-      args: argv,
-      options: {
-        schedules: { type: 'string', default: '500' },
-        scenario: { type: 'string' },
-        first: { type: 'string', default: '1' },
-        seed: { type: 'string' },
-        trace: { type: 'boolean', default: false },
-        'stop-on-failure': { type: 'boolean', default: false },
-      },
-      strict: true,
-    }).values;
-  } catch (error) {
-    process.stderr.write(`soak.usage: ${(error as Error).message}\n${USAGE}\n`);
-    return 2;
+  const plan = planOf(argv);
+  if (plan.workerOf) {
+    await runShare(plan, { dynamodb: plan.dynamodb!, s3: plan.s3! }, (r) => process.stdout.write(`${toLine(r)}\n`));
+    return 0;
   }
-  const count = wholeNumber(args.schedules, '--schedules');
-  const first = wholeNumber(args.first, '--first');
-  const seed = args.seed === undefined ? undefined : wholeNumber(args.seed, '--seed');
-  const names = args.scenario?.split(',').map((n) => n.trim()) ?? SCENARIOS.map((s) => s.name);
-  const unknown = names.filter((n) => !SCENARIOS.some((s) => s.name === n));
-  if (count === undefined || first === undefined || (args.seed !== undefined && seed === undefined) || unknown.length) {
-    process.stderr.write(`soak.usage: ${unknown.length ? `unknown scenario ${unknown.join(', ')}; known: ${SCENARIOS.map((s) => s.name).join(', ')}` : 'counts and seeds are non-negative integers'}\n${USAGE}\n`);
-    return 2;
-  }
-  const scenarios = SCENARIOS.filter((s) => names.includes(s.name)) as AnyScenario[];
-  process.stderr.write(`soak: starting DynamoDB Local and the S3 emulator\n`);
+  process.stderr.write('soak: starting DynamoDB Local and the S3 emulator\n');
   const runtime = await startLocalRuntime();
-  const endpoints = { dynamodb: runtime.dynamodbEndpoint, s3: runtime.s3Endpoint };
-  const worlds = new Map<AnyScenario, { stores: SchedStores }>();
   const tally = new SoakTally();
+  const workers = Math.min(plan.workers, plan.total);
+  process.stderr.write(`soak: ${plan.total} schedules over ${plan.scenarios.map((s) => s.name).join(', ')}, ${workers} worker(s)\n`);
+  const onResult = (r: ScheduleResult): void => {
+    tally.add(r);
+    if (plan.trace) process.stderr.write(`${r.scenario} seed ${r.seed}:\n${r.trace.join('\n')}\n`);
+    if (!r.ok) process.stderr.write(`soak: FAILED ${describeFailure(r)}\n`);
+    if (tally.shouldPrint(tally.count === plan.total)) process.stderr.write(`soak: ${tally.progress(plan.total)}\n`);
+  };
   try {
-    for (const scenario of scenarios) worlds.set(scenario, await scenario.open(endpoints));
-    const total = seed === undefined ? count : scenarios.length;
-    process.stderr.write(`soak: ${total} schedules over ${scenarios.map((s) => s.name).join(', ')}\n`);
-    for (let i = 0; i < total; i++) {
-      const scenario = scenarios[i % scenarios.length]!;
-      const result = await runSchedule(scenario, worlds.get(scenario)!, seed ?? first + Math.floor(i / scenarios.length));
-      tally.add(result);
-      report(result, args.trace);
-      if (tally.shouldPrint(i + 1 === total)) process.stderr.write(`soak: ${tally.progress(total)}\n`);
-      if (!result.ok && args['stop-on-failure']) break;
+    const endpoints = { dynamodb: runtime.dynamodbEndpoint, s3: runtime.s3Endpoint };
+    if (workers <= 1 || plan.trace) {
+      await runShare({ ...plan, index: 0, of: 1 }, endpoints, onResult);
+    } else {
+      const shares = Array.from({ length: workers }, (_, i) => startWorker(argv, i, workers, endpoints, onResult));
+      const codes = await Promise.all(shares);
+      if (codes.some((c) => c !== 0)) throw new Error(`a soak worker exited with ${codes.join(', ')}`);
     }
   } finally {
-    for (const [scenario, world] of worlds) await scenario.close(world).catch(() => undefined);
     await runtime.stop();
   }
   process.stdout.write(`${JSON.stringify(tally.summary(), null, 2)}\n`);
-  return tally.failed === 0 ? 0 : 1;
+  return tally.failed === 0 && tally.count === plan.total ? 0 : 1;
 }
 
-function report(result: ScheduleResult, trace: boolean): void {
-  if (trace) process.stderr.write(`${result.scenario} seed ${result.seed}:\n${result.trace.join('\n')}\n`);
-  if (!result.ok) process.stderr.write(`soak: FAILED ${describeFailure(result)}\n`);
-}
-
-function wholeNumber(raw: string, _flag: string): number | undefined {
-  const n = Number(raw);
-  return raw.trim() !== '' && Number.isSafeInteger(n) && n >= 0 ? n : undefined;
+/** One worker process over the same emulators; its stderr passes through. */
+async function startWorker(argv: string[], index: number, of: number, endpoints: { dynamodb: string; s3: string }, onResult: (r: ScheduleResult) => void): Promise<number> {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', fileURLToPath(import.meta.url), ...argv, '--worker-of', `${index}/${of}`, '--dynamodb', endpoints.dynamodb, '--s3', endpoints.s3],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const exited = new Promise<number>((resolve) => child.on('exit', (code) => resolve(code ?? 1)));
+  await readResults(child, onResult);
+  return exited;
 }
 
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
-    process.stderr.write(`soak.failed: ${(error as Error).stack ?? String(error)}\n`);
-    process.exit(1);
+    const usage = error instanceof UsageError;
+    process.stderr.write(usage ? `soak.usage: ${error.message}\n${USAGE}\n` : `soak.failed: ${(error as Error).stack ?? String(error)}\n`);
+    process.exit(usage ? 2 : 1);
   },
 );
