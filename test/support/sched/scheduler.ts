@@ -119,7 +119,8 @@ export class Scheduler {
    */
   call<T>(name: string, body: () => Promise<T>, onPick?: Actor['onPick']): Promise<T> {
     const parent = this.current();
-    if (!parent) throw new Error(`scheduler.call(${name}) outside an actor`);
+    // Outside a schedule (a settle phase, a replay's epilogue) the invocation simply runs.
+    if (!parent || !this.live) return body();
     parent.waiting++;
     const result = this.start(name, body, parent, onPick);
     this.yielded();
