@@ -25,6 +25,8 @@ export interface FlowBase {
   bad: Record<string, fc.Arbitrary<unknown>>;
   /** Fields the flow may go without (never generated as "missing"). */
   optional?: readonly string[];
+  /** Per field, other values the flow accepts (never generated as "wrong type"). */
+  validAlso?: Record<string, readonly unknown[]>;
 }
 
 const wrongType = fc.constantFrom<unknown>(null, true, [], {}, 'x', 1.5, -1, '0');
@@ -117,7 +119,7 @@ export function flowDefectCases(basesOf: (sfx: string) => FlowBase[], world: Fuz
       ...(required.length ? [fc.constantFrom(...required).map((k) => mutated(`missing ${k}`, Object.fromEntries(Object.entries(input).filter(([x]) => x !== k))))] : []),
       fc
         .tuple(key, wrongType)
-        .filter(([k, v]) => !(typeof input[k] === 'string' && typeof v === 'string') && JSON.stringify(v) !== JSON.stringify(input[k]))
+        .filter(([k, v]) => !(typeof input[k] === 'string' && typeof v === 'string') && ![input[k], ...(base.validAlso?.[k] ?? [])].some((ok) => JSON.stringify(ok) === JSON.stringify(v)))
         .map(([k, v]) => mutated(`wrong type ${k}=${JSON.stringify(v)}`, { ...input, [k]: v })),
       fc.constantFrom(...Object.keys(base.bad)).chain((k) => (base.bad[k] as fc.Arbitrary<unknown>).map((v) => mutated(`bad ${k}: ${JSON.stringify(v).slice(0, 60)}`, { ...input, [k]: v }))),
       ...('stream' in input && 'partition' in input ? [missingLane.map((l) => mutated(`missing lane ${JSON.stringify(l)}`, { ...input, ...l }))] : []),
