@@ -38,17 +38,17 @@ const seed = FUZZ_SEED;
 const T = PROPERTY_MS;
 
 describe(`every invalid command of the newer surface is refused and mutates nothing (seed ${seed})`, () => {
-  it('stream consume / cursors / seek / gc / leases / quarantine / compact / materialize: lanes, flags, positionals', () => suite.runner.property('stream-lane-ops', laneOpsCases(), runs(90), seed), T);
-  it('stream consume / seek / policy: groups, knobs, confirmation, seeks outside the lane', () => suite.runner.property('stream-cursors', cursorCases(suite.world), runs(70), seed), T);
+  it('stream consume / cursors / seek / gc / leases / quarantine / compact / materialize: lanes, flags, positionals', () => suite.runner.property('stream-lane-ops', laneOpsCases(), runs(120), seed), T);
+  it('stream consume / seek / policy: groups, knobs, confirmation, seeks outside the lane', () => suite.runner.property('stream-cursors', cursorCases(suite.world), runs(90), seed), T);
   it('stream gc / quarantine / compact / materialize: grace, release keys, knobs out of range', () => suite.runner.property('stream-maintenance', maintenanceCases(suite.world), runs(50), seed), T);
   it('stream append --from FILE.jsonl: knobs, combinations, files that are not JSON Lines, attempt prefixes', () => suite.runner.property('stream-append-from', appendFromCases(), runs(30), seed), T);
-  it('quality inspect / inspect-all / diagnose / observe / replay: ids, confirmation, manifests, selectors, forces', () => suite.runner.property('quality', qualityCases(suite.world), runs(90), seed), T);
+  it('quality inspect / inspect-all / diagnose / observe / replay: ids, confirmation, manifests, selectors, forces', () => suite.runner.property('quality', qualityCases(suite.world), runs(120), seed), T);
   it('cost, faults list, local up, demo: knobs, flags, subcommands', () => suite.runner.property('other-commands', otherCommandCases(), runs(40), seed), T);
   it('--aws options: without --aws, malformed --stack / --region / --profile (no AWS call)', () => suite.runner.property('aws-options', awsOptionCases(suite.world), runs(60), seed), T);
   it('--state-machine-arn / --name without --aws, flow run --aws without --name', () => suite.runner.property('aws-only-flags', awsOnlyFlagCases, runs(10), seed), T);
   it('delivery with parts: part_rows, max_concurrency, rolling windows; run / recovery options', () => suite.runner.property('delivery-parts', partsCases(suite.world), runs(60), seed), T);
   it(`flow run inputs: stream-compact, -materialize, -maintain, deliver-window, publish-clickhouse (#${LAKE}), delivery-reconcile / resume / retire, quality-observe`, () =>
-    suite.runner.property('flow-inputs-surface', flowSurfaceCases(suite.world), runs(90), seed), T);
+    suite.runner.property('flow-inputs-surface', flowSurfaceCases(suite.world), runs(120), seed), T);
 
   it('recovery dispatcher: a malformed status-change event is refused with a stable error and starts nothing', async () => {
     const { world } = suite;

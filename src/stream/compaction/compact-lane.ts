@@ -106,6 +106,7 @@ function knob(input: unknown, name: 'maxRanges' | 'maxBytes', fallback: number):
   const value = (input as Record<string, unknown>)[name];
   if (value === undefined) return fallback;
   if (!Number.isSafeInteger(value) || (value as number) < 1) throw new ValidationError('stream.invalid_compaction_knob', `${name} must be a positive integer`);
-  if (name === 'maxRanges' && ((value as number) < 2 || (value as number) > MAX_RANGES_PER_RUN)) throw new ValidationError('stream.invalid_compaction_knob', `maxRanges must be in [2, ${MAX_RANGES_PER_RUN}]`);
+  if (name === 'maxRanges' && (value as number) < 2) throw new ValidationError('stream.invalid_compaction_knob', 'maxRanges must be at least 2');
+  if (name === 'maxRanges' && (value as number) > MAX_RANGES_PER_RUN) throw new ValidationError('stream.invalid_compaction_knob', `maxRanges must be at most ${MAX_RANGES_PER_RUN}`);
   return value as number;
 }
