@@ -81,6 +81,18 @@ export function fromOutputs(outputs: Record<string, string>, output: string, sta
   return value;
 }
 
+// eslint-disable-next-line no-control-regex
+const PROFILE_NAME = /^[^\s[\]\u0000-\u001f\u007f-\u009f](?:[^[\]\u0000-\u001f\u007f-\u009f]{0,126}[^\s[\]\u0000-\u001f\u007f-\u009f])?$/;
+
+/**
+ * `--profile NAME` as a shared-config section can hold it: 1-128 characters, no control
+ * character, no bracket, no space at either end (inner spaces are allowed, as the AWS CLI
+ * writes `[profile ops team]`). A malformed name is a usage error before any lookup.
+ */
+export function assertProfileFlag(flag: string | undefined): void {
+  if (flag !== undefined && !PROFILE_NAME.test(flag)) throw new UsageError('--profile takes a shared-config profile name (1-128 characters; no control character, bracket, or space at either end)');
+}
+
 /** The profile a command uses: --profile, then AWS_PROFILE, then `default`. */
 export function profileOf(flag: string | undefined, env: NodeJS.ProcessEnv): { name: string; named: boolean } {
   if (flag !== undefined) return { name: flag, named: true };

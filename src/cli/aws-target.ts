@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { assertRegion, awsConfig, type AwsConnection, type CutpointConfig } from '../config.js';
 import {
   arnVariable,
+  assertProfileFlag,
   BUCKET_OUTPUT,
   fromOutputs,
   mergeOutputs,
@@ -73,8 +74,9 @@ export class AwsSession {
     private readonly flags: AwsFlags,
     private readonly env: NodeJS.ProcessEnv = process.env,
   ) {
-    // Grammar first (exit 2): a bad --stack is refused before any lookup.
+    // Grammar first (exit 2): a bad --stack or --profile is refused before any lookup.
     this.stacks = stacksOf(flags.stack);
+    assertProfileFlag(flags.profile);
   }
 
   /** The region and profile every client of this command uses. */

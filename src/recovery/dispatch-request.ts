@@ -33,6 +33,34 @@ export interface DispatchRequest extends DispatchTarget {
 const invalid = (message: string) => new ValidationError('recovery.event_invalid', message);
 const isString = (v: unknown): v is string => typeof v === 'string' && v.length > 0;
 
+/**
+ * A Step Functions execution name: 1-80 characters, no whitespace, none of < > { } [ ] ? *
+ * " # % \ ^ | ~ ` $ & , ; : / and no control character. The recovery's name is derived
+ * from it (recoveryExecutionName), so a name Step Functions would refuse is refused here.
+ */
+// eslint-disable-next-line no-control-regex
+const EXECUTION_NAME = /^[^\s<>{}[\]?*"#%\\^|~`$&,;:/\u0000-\u001f\u007f-\u009f]{1,80}$/;
+/** The state machine segment of an execution ARN (a Distributed Map child's is `<parent>/<label>`). */
+// eslint-disable-next-line no-control-regex
+const MACHINE_NAME = /^[^\s\u0000-\u001f\u007f-\u009f]{1,160}$/;
+
+/** `arn:<partition>:states:<region>:<account>:execution:<state machine>:<name>`, and its name is `name`. */
+function isExecutionArnOf(arn: string, name: string): boolean {
+  const parts = arn.split(':');
+  if (parts.length !== 8) return false;
+  const [prefix, partition, service, region, account, kind, machine, last] = parts as [string, string, string, string, string, string, string, string];
+  return (
+    prefix === 'arn' &&
+    /^aws(-[a-z]+)*$/.test(partition) &&
+    service === 'states' &&
+    /^[a-z0-9-]{1,32}$/.test(region) &&
+    /^\d{12}$/.test(account) &&
+    kind === 'execution' &&
+    MACHINE_NAME.test(machine) &&
+    last === name
+  );
+}
+
 /** Validates the dispatcher's input before anything is read or started. */
 export function parseDispatchRequest(input: unknown): DispatchRequest {
   const v = (input ?? {}) as Record<string, unknown>;
@@ -40,6 +68,9 @@ export function parseDispatchRequest(input: unknown): DispatchRequest {
   if (!Array.isArray(v.designedStops) || !v.designedStops.every(isString)) throw invalid(`${v.flow}: designedStops must be a list of error names`);
   const d = (v.detail ?? {}) as Record<string, unknown>;
   if (!isString(d.executionArn) || !isString(d.name)) throw invalid(`${v.flow}: the event names no execution (detail.executionArn, detail.name)`);
+  // Values are not echoed: the event is untrusted input and the message goes to the logs.
+  if (!EXECUTION_NAME.test(d.name)) throw invalid(`${v.flow}: detail.name is not a Step Functions execution name (1-80 characters, no whitespace, control or reserved character)`);
+  if (!isExecutionArnOf(d.executionArn, d.name)) throw invalid(`${v.flow}: detail.executionArn is not the ARN of the execution detail.name names`);
   if (!TERMINAL_STATUSES.includes(d.status as TerminalStatus)) {
     throw new ValidationError('recovery.status_not_terminal', `${v.flow}: execution ${d.name} is ${String(d.status)}, not ended`);
   }

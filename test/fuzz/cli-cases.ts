@@ -69,7 +69,7 @@ export function flagCases(world: FuzzWorld): fc.Arbitrary<FuzzCase> {
       fc.tuple(unknownFlag(b.known), fc.option(fc.constantFrom('1', 'x', '--'), { nil: undefined })).map(([f, v]) => mk(`unknown flag ${f}`, v === undefined ? insert(at1, f) : insert(at1, f, v))),
       fc.stringMatching(/^[a-z][a-z0-9]{0,8}$/).map((p) => mk('extra positional', insert(b.positionals, p))),
       fc.stringMatching(/^[a-z][a-z-]{0,10}$/).filter((v) => !['read', 'describe', 'append', 'takeover', 'trim', 'resolve', 'create', 'put', 'get', 'inspect', 'inspect-all', 'reconcile', 'resume', 'retire', 'run'].includes(v)).map((v) => mk(`unknown subcommand ${v}`, [b.argv[0] as string, v, ...b.argv.slice(2)])),
-      fc.stringMatching(/^[a-z][a-z-]{0,10}$/).filter((c) => !['demo', 'local', 'flow', 'object', 'stream', 'delivery', 'help'].includes(c)).map((c) => mk(`unknown command ${c}`, [c, ...b.argv.slice(1)])),
+      fc.stringMatching(/^[a-z][a-z-]{0,10}$/).filter((c) => !['demo', 'local', 'flow', 'object', 'stream', 'delivery', 'quality', 'faults', 'cost', 'help'].includes(c)).map((c) => mk(`unknown command ${c}`, [c, ...b.argv.slice(1)])),
     ];
     if (valued.length) {
       const [flag, i] = valued[which % valued.length] as readonly [string, number];

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import type { FuzzCase } from '../support/fuzz-cli.js';
-import { MANIFEST_TEXT, PG_ENV, ROUTES, type FuzzWorld } from '../support/fuzz-world.js';
+import { LAKE, MANIFEST_TEXT, PG_ENV, ROUTES, type FuzzWorld } from '../support/fuzz-world.js';
 import { badInvocationId, unknownFlag, unknownInvocationId } from './arbitraries.js';
-import { badSelector, brokenManifest, editedManifest } from './manifest-mutations.js';
+import { badSelector, brokenManifest, editedManifest, partsManifest } from './manifest-mutations.js';
 
 /**
  * `cutpoint delivery inspect | inspect-all | reconcile | resume | retire | run` with one
@@ -50,7 +50,7 @@ export function liveActionCases(world: FuzzWorld): fc.Arbitrary<FuzzCase> {
     { weight: 2, arbitrary: fc.tuple(base, fc.constantFrom(`${file}#lossy`, `${file}#lossy`, '/nonexistent.yaml#lossy', 'no-selector')).map(([b, sel]): FuzzCase => ({ what: `live without --yes: ${b.action}`, argv: argv(b, sel, []) })) },
     fc.tuple(base, badInvocationId([world.unknownId, world.deliveredId])).map(([b, id]): FuzzCase => ({ what: `live malformed id: ${b.action} ${JSON.stringify(id)}`, argv: argv({ ...b, id }, `${file}#${b.route}`) })),
     fc.tuple(base, unknownInvocationId).map(([b, id]): FuzzCase => ({ what: `live unknown id: ${b.action}`, argv: argv({ ...b, id }, `${file}#${b.route}`) })),
-    fc.tuple(base, badSelector(file, ROUTES)).map(([b, s]): FuzzCase => ({ what: `live ${s.what}: ${b.action}`, argv: argv(b, s.selector) })),
+    fc.tuple(base, badSelector(file, [...ROUTES, LAKE])).map(([b, s]): FuzzCase => ({ what: `live ${s.what}: ${b.action}`, argv: argv(b, s.selector) })),
     fc.tuple(base, fc.oneof(brokenManifest(MANIFEST_TEXT, valid.route), editedManifest(MANIFEST_TEXT))).map(([b, m]): FuzzCase => ({
       what: `live manifest ${m.what}: ${b.action}`,
       argv: argv(b, `{{route.yaml}}#${b.route}`),
@@ -74,7 +74,7 @@ export function runCases(world: FuzzWorld): fc.Arbitrary<FuzzCase> {
   const run = (selector: string, extra: string[] = []) => ['delivery', 'run', '--manifest', selector, ...extra, '--format', 'json'];
   return fc.oneof(
     route.chain((r) => brokenManifest(MANIFEST_TEXT, r).map((m): FuzzCase => ({ what: `run manifest ${m.what}`, argv: run(`{{route.yaml}}#${r}`), files: { 'route.yaml': m.text } }))),
-    badSelector(file, ROUTES).map((s): FuzzCase => ({ what: `run ${s.what}`, argv: run(s.selector) })),
+    badSelector(file, [...ROUTES, LAKE]).map((s): FuzzCase => ({ what: `run ${s.what}`, argv: run(s.selector) })),
     badInvocationId([world.deliveredId, world.unknownId]).map((id): FuzzCase => ({ what: `run malformed --invocation-id ${JSON.stringify(id)}`, argv: run(`${file}#daily`, ['--invocation-id', id]) })),
     // An invocation id sealed to another route of this manifest.
     fc.constantFrom<[string, string]>([world.deliveredId, 'lossy'], [world.unknownId, 'daily']).map(([id, r]): FuzzCase => ({ what: `run --invocation-id of another route's invocation (#${r})`, argv: run(`${file}#${r}`, ['--invocation-id', id]) })),
@@ -86,5 +86,25 @@ export function runCases(world: FuzzWorld): fc.Arbitrary<FuzzCase> {
     fc.constant<FuzzCase>({ what: 'run extra positional', argv: ['delivery', 'run', 'daily', '--manifest', `${file}#daily`] }),
     fc.constant<FuzzCase>({ what: 'run without --manifest', argv: ['delivery', 'run', '--format', 'json'] }),
     fc.constant<FuzzCase>({ what: 'run with the target binding unset', argv: run(`${file}#daily`), env: { [PG_ENV]: undefined } }),
+  );
+}
+
+/**
+ * Delivery with parts: `delivery run` (and a live action, whose sealed manifest it no longer
+ * is) with the route's part sizing or window broken, and the options of run | reconcile |
+ * resume | retire that only mean something with --aws given without it.
+ */
+export function partsCases(world: FuzzWorld): fc.Arbitrary<FuzzCase> {
+  const file = world.manifestFile;
+  const route = fc.constantFrom(...ROUTES, LAKE);
+  return fc.oneof(
+    route.chain((r) => partsManifest(MANIFEST_TEXT, r).map((m): FuzzCase => ({ what: `run #${r} manifest ${m.what}`, argv: ['delivery', 'run', '--manifest', `{{route.yaml}}#${r}`], files: { 'route.yaml': m.text } }))),
+    partsManifest(MANIFEST_TEXT, 'lossy').map((m): FuzzCase => ({ what: `reconcile manifest ${m.what}`, argv: ['delivery', 'reconcile', world.unknownId, '--manifest', '{{route.yaml}}#lossy', '--yes'], files: { 'route.yaml': m.text } })),
+    fc.tuple(fc.constantFrom('reconcile', 'resume', 'retire'), fc.constantFrom<string[]>(['--state-machine-arn', 'arn:aws:states:us-east-1:111111111111:stateMachine:x'], ['--name', 'x'])).map(([action, extra]): FuzzCase => ({
+      what: `${action} ${extra[0]} without --aws`,
+      argv: ['delivery', action, world.unknownId, '--manifest', `${file}#lossy`, '--yes', ...extra],
+    })),
+    fc.constantFrom<string[]>(['--state-machine-arn', 'arn:aws:states:us-east-1:111111111111:stateMachine:x'], ['--name', 'x']).map((extra): FuzzCase => ({ what: `run ${extra[0]} without --aws`, argv: ['delivery', 'run', '--manifest', `${file}#daily`, ...extra] })),
+    fc.constantFrom('', 'inv-', 'inv-aaaaaaaaaaaaaaaaaaaaaaaaab').map((id): FuzzCase => ({ what: `run #${LAKE} --invocation-id ${JSON.stringify(id)}`, argv: ['delivery', 'run', '--manifest', `${file}#${LAKE}`, '--invocation-id', id] })),
   );
 }

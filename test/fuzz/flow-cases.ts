@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
+import { FLOWS } from '../../functions/registry.js';
 import type { FuzzCase } from '../support/fuzz-cli.js';
 import { STREAM, type FuzzWorld } from '../support/fuzz-world.js';
 import { badAttempt, badFaultSpec, badOwner, badStreamName, freshSuffix, unknownFlag } from './arbitraries.js';
@@ -17,11 +18,15 @@ type Input = Record<string, unknown>;
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
 
-interface FlowBase {
+export interface FlowBase {
   flow: string;
   input: Input;
   /** Per field, values that make it invalid besides the generic ones (missing, wrong type). */
   bad: Record<string, fc.Arbitrary<unknown>>;
+  /** Fields the flow may go without (never generated as "missing"). */
+  optional?: readonly string[];
+  /** Per field, other values the flow accepts (never generated as "wrong type"). */
+  validAlso?: Record<string, readonly unknown[]>;
 }
 
 const wrongType = fc.constantFrom<unknown>(null, true, [], {}, 'x', 1.5, -1, '0');
@@ -64,6 +69,7 @@ function bases(world: FuzzWorld, fence: { owner: string; session: string; epoch:
     {
       flow: 'stream-gc',
       input: { ...lane, grace: '1d', dryRun: true },
+      optional: ['grace', 'dryRun'],
       bad: { ...laneBad, grace: fc.constantFrom<unknown>('10 minutes', -1, 1.5, '91d', '', 'x'.repeat(5000)), dryRun: fc.constantFrom<unknown>('yes', 1, null) },
     },
     {
@@ -78,11 +84,13 @@ function bases(world: FuzzWorld, fence: { owner: string; session: string; epoch:
         root: fc.constantFrom<unknown>('', 'Fuzz/Gen', '/abs', 'a//b', '../up', 'a/'.repeat(9) + 'a'),
         generation: fc.constantFrom<unknown>(-1, 1.5, '0', 1e10),
         taskId: badAttempt,
+        // Not here: a source that is missing or whose bytes are not its sha256/size. That is found
+        // by WriteObject after the task is registered, and the flow proves the abort (ABORTED, a
+        // durable outcome of a SUCCEEDED execution), by design — not a refusal of the input.
         sources: fc.oneof(
           fc.constant([]),
-          fc.constant([{ key: 'docs/readme.txt', sha256: sha('not hello'), size: 5 }]),
-          fc.constant([{ key: 'docs/readme.txt', sha256: sha('hello'), size: 6 }]),
-          freshSuffix.map((s) => [{ key: `missing/${s}`, sha256: sha('hello'), size: 5 }]),
+          fc.constant([{ key: 'docs/readme.txt', sha256: sha('hello').toUpperCase(), size: 5 }]),
+          fc.constant([{ key: 'docs/readme.txt', sha256: sha('hello'), size: -1 }]),
           fc.constant([{ key: 'bad key', sha256: sha('hello'), size: 5 }]),
           fc.constant(Array.from({ length: 1001 }, () => ({ key: 'docs/readme.txt', sha256: sha('hello'), size: 5 }))),
         ),
@@ -93,19 +101,31 @@ function bases(world: FuzzWorld, fence: { owner: string; session: string; epoch:
 
 
 export function flowInputCases(world: FuzzWorld, fence: { owner: string; session: string; epoch: number }): fc.Arbitrary<FuzzCase> {
+  return flowDefectCases((sfx) => bases(world, fence, sfx), world);
+}
+
+/**
+ * One flow input of `basesOf(sfx)` (a valid one, picked per case) with exactly one defect;
+ * `world` supplies the committed attempts a stream-append input may reuse with other records.
+ */
+export function flowDefectCases(basesOf: (sfx: string) => FlowBase[], world: FuzzWorld): fc.Arbitrary<FuzzCase> {
   const text = (flow: string, json: string, what: string, extra: string[] = []): FuzzCase => ({ what: `${flow} ${what}`, argv: ['flow', 'run', flow, '--input', json, ...extra] });
   return fc.tuple(freshSuffix, fc.nat()).chain(([sfx, pick]) => {
-    const list = bases(world, fence, sfx);
+    const list = basesOf(sfx);
     const base = list[pick % list.length] as FlowBase;
     const { flow, input } = base;
     const keys = Object.keys(input);
     const key = fc.constantFrom(...keys);
+    const required = keys.filter((k) => !(base.optional ?? []).includes(k));
     const mutated = (what: string, next: unknown) => text(flow, JSON.stringify(next), what);
     return fc.oneof(
-      key.map((k) => mutated(`missing ${k}`, Object.fromEntries(Object.entries(input).filter(([x]) => x !== k)))),
-      fc.tuple(key, wrongType).filter(([k, v]) => !(typeof input[k] === 'string' && typeof v === 'string')).map(([k, v]) => mutated(`wrong type ${k}=${JSON.stringify(v)}`, { ...input, [k]: v })),
+      ...(required.length ? [fc.constantFrom(...required).map((k) => mutated(`missing ${k}`, Object.fromEntries(Object.entries(input).filter(([x]) => x !== k))))] : []),
+      fc
+        .tuple(key, wrongType)
+        .filter(([k, v]) => !(typeof input[k] === 'string' && typeof v === 'string') && ![input[k], ...(base.validAlso?.[k] ?? [])].some((ok) => JSON.stringify(ok) === JSON.stringify(v)))
+        .map(([k, v]) => mutated(`wrong type ${k}=${JSON.stringify(v)}`, { ...input, [k]: v })),
       fc.constantFrom(...Object.keys(base.bad)).chain((k) => (base.bad[k] as fc.Arbitrary<unknown>).map((v) => mutated(`bad ${k}: ${JSON.stringify(v).slice(0, 60)}`, { ...input, [k]: v }))),
-      ...(flow.startsWith('stream-') ? [missingLane.map((l) => mutated(`missing lane ${JSON.stringify(l)}`, { ...input, ...l }))] : []),
+      ...('stream' in input && 'partition' in input ? [missingLane.map((l) => mutated(`missing lane ${JSON.stringify(l)}`, { ...input, ...l }))] : []),
       ...(flow === 'stream-append'
         ? [fc.constantFrom(...world.committed).map((c) => mutated(`reused attempt ${c.attemptId} with other records`, { ...input, attemptId: c.attemptId, records: [b64(`other-${sfx}`)] }))]
         : []),
@@ -127,5 +147,5 @@ export function flowInputCases(world: FuzzWorld, fence: { owner: string; session
 /** Unknown flow names. */
 export const unknownFlowCases: fc.Arbitrary<FuzzCase> = fc
   .stringMatching(/^[a-z][a-z-]{0,20}$/)
-  .filter((f) => !['commit-generation', 'stream-append', 'stream-resolve-append', 'stream-takeover', 'stream-trim', 'stream-gc', 'deliver-window', 'publish-clickhouse', 'quality-observe', 'delivery-reconcile', 'delivery-resume', 'delivery-retire'].includes(f))
+  .filter((f) => !FLOWS.some((flow) => flow.name === f))
   .map((f) => ({ what: `flow run unknown flow ${f}`, argv: ['flow', 'run', f, '--input', '{}'] }));

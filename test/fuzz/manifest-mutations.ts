@@ -80,3 +80,25 @@ export function badSelector(file: string, routes: readonly string[]): fc.Arbitra
     fc.stringMatching(/^[a-z][a-z0-9_-]{0,20}$/).filter((r) => !routes.includes(r)).map((r) => ({ what: 'selector unknown route', selector: `${file}#${r}` })),
   );
 }
+
+/**
+ * An invalid manifest for `route` in its part sizing or its window (the fields the parts of
+ * a delivery added): part_rows or max_concurrency out of range or of another type, more
+ * than 100,000 chunks per part, a rolling window with a bad day count or boundary, or a
+ * rolling window that also carries a fixed window's bounds.
+ */
+export function partsManifest(base: string, route: string): fc.Arbitrary<ManifestMutation> {
+  const lines = base.split('\n');
+  const [start, end] = routeBody(lines, route);
+  const setField = (key: string, value: string) => {
+    const body = lines.slice(start, end).filter((l) => !l.startsWith(`    ${key}:`));
+    return [...lines.slice(0, start), ...body, `    ${key}: ${value}`, ...lines.slice(end)].join('\n');
+  };
+  const rolling = (fields: string) => replaceIn(base, route, /^ {4}window: .*$/, `    window: { kind: rolling${fields} }`);
+  return fc.oneof(
+    fc.oneof(fc.constantFrom('0', '-1', '100000001', '1.5', '"800"', 'many', 'null', '[800]', '1e9'), fc.integer({ max: 0 }).map(String)).map((v) => ({ what: `part_rows ${v}`, text: setField('part_rows', v) })),
+    fc.oneof(fc.constantFrom('0', '101', '-4', '2.5', '"4"', 'all', 'null'), fc.integer({ min: 101, max: 1_000_000 }).map(String)).map((v) => ({ what: `max_concurrency ${v}`, text: setField('max_concurrency', v) })),
+    fc.integer({ min: 100_001, max: 100_000_000 }).map((rows) => ({ what: `part_rows ${rows} with chunk_rows 1 (over 100,000 chunks a part)`, text: setField('part_rows', String(rows)).replace(new RegExp(`(  ${route}:[\\s\\S]*?)chunk_rows: \\d+`), '$1chunk_rows: 1') })),
+    fc.constantFrom(', days: 0, boundary: day', ', days: 367, boundary: day', ', days: 1.5, boundary: day', ', days: 7, boundary: week', ', days: 7', ', boundary: hour', ', days: "7", boundary: day', ', days: 7, boundary: day, start: "2026-11-02T00:00:00Z"').map((f) => ({ what: `rolling window${f}`, text: rolling(f) })),
+  );
+}

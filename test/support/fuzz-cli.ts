@@ -21,6 +21,8 @@ export interface FuzzCase {
   argv: string[];
   env?: Record<string, string | undefined>;
   files?: Record<string, string | Uint8Array>;
+  /** Diagnostic codes this case must not end with (e.g. one only a call to AWS could produce). */
+  forbiddenCodes?: RegExp;
   /** Run the real bin in a child process with this stdin instead of `main` in this process. */
   stdin?: { data: Uint8Array; delayMs: number };
 }
@@ -79,6 +81,8 @@ function firstDifference(a: string, b: string): string {
  * replayed case by case, one snapshot each, to name the case that did it.
  */
 const SNAPSHOT_EVERY = Math.max(1, Number(process.env.FUZZ_SNAPSHOT_EVERY ?? '25'));
+/** FUZZ_SLOW_MS: print every case that takes longer (to keep the suite fast). */
+const SLOW_MS = Number(process.env.FUZZ_SLOW_MS ?? 'Infinity');
 
 /** Runs cases against one world; "nothing mutated" is checked per batch of cases (SNAPSHOT_EVERY). */
 export class FuzzRunner {
@@ -120,9 +124,13 @@ export class FuzzRunner {
    */
   async run(c: FuzzCase): Promise<{ run: CliRun; violations: string[] }> {
     this.last ??= await this.snapshot();
+    const t0 = performance.now();
     const run = await this.exec(c);
+    if (performance.now() - t0 > SLOW_MS) console.log(`slow case (${Math.round(performance.now() - t0)} ms): ${describeCase(c).slice(0, 300)}`);
     this.pending.push(c);
     const violations = outputViolations(run, this.world.secrets(this.last));
+    const code = /^([a-z_]+\.[a-z0-9_]+): /m.exec(run.stderr)?.[1];
+    if (c.forbiddenCodes && code && c.forbiddenCodes.test(code)) violations.push(`forbidden code ${code}`);
     if (this.pending.length >= SNAPSHOT_EVERY) violations.push(...(await this.settle()));
     return { run, violations };
   }

@@ -1,6 +1,6 @@
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { createHash } from 'node:crypto';
-import { lstat, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'vitest';
@@ -10,6 +10,7 @@ import { begin } from '../../src/delivery/steps/begin.js';
 import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.js';
 import { runCutpointInProcess, startCliRuntime, type CliRuntime } from './cli-runtime.js';
 import { scanTable, targetSnapshot } from './delivery-snapshot.js';
+import { clickhouseCatalogue, closedPort, fileTree, historiesNotFailed, sessionIds } from './fuzz-snapshot.js';
 import { generateEvents, newInvocationId, openEventSource, openWarehouse, type EventSource, type Warehouse } from './delivery-world.js';
 
 /**
@@ -25,6 +26,8 @@ import { generateEvents, newInvocationId, openEventSource, openWarehouse, type E
 
 export const PG_ENV = 'FUZZ_PG_URL';
 export const CH_ENV = 'FUZZ_CH_URL';
+/** The exchange route's ClickHouse target: a loopback port nothing listens on (a case that reached it fails to connect). */
+export const CH_PUB_ENV = 'FUZZ_CH_PUB_URL';
 export const PG_PASSWORD_ENV = 'FUZZ_PG_PASSWORD';
 export const STREAM = 'orders';
 /** Lane (STREAM, 1) carries a session file whose session id the authority never issued. */
@@ -35,6 +38,7 @@ export const MANIFEST_TEXT = `version: 1
 bindings:
   events_ch: { kind: clickhouse, url_env: ${CH_ENV} }
   warehouse: { kind: postgres, url_env: ${PG_ENV}, password_env: ${PG_PASSWORD_ENV} }
+  pub_ch: { kind: clickhouse, url_env: ${CH_PUB_ENV} }
 routes:
   daily:
     source: { binding: events_ch, table: src.events, time_column: event_time, key_columns: [event_id] }
@@ -47,8 +51,24 @@ routes:
     window: { kind: fixed, start: "2026-11-02T00:00:00Z", end: "2026-11-04T00:00:00Z" }
     target: { binding: warehouse, table: dwh.events_lossy, key_columns: [event_id], mode: replace_window }
     chunk_rows: 400
+  lake:
+    source: { binding: events_ch, table: src.events, time_column: event_time, key_columns: [event_id] }
+    window: { kind: fixed, start: "2026-11-02T00:00:00Z", end: "2026-11-04T00:00:00Z" }
+    target: { binding: pub_ch, table: pub.events, key_columns: [event_id], mode: exchange }
+    quality:
+      capsule: v2
+      unique_keys: true
+      not_null: [event_id, event_time]
+    chunk_rows: 400
+    part_rows: 800
 `;
+/** The SQL routes (delivered on embedded PostgreSQL). */
 export const ROUTES = ['daily', 'lossy'] as const;
+/** The ClickHouse exchange route (quality-governed; its target is never reachable). */
+export const LAKE = 'lake';
+/** The consumer group with a committed cursor on (STREAM, 0), named by the stream's retention policy. */
+export const GROUP = 'billing';
+export const GROUP_POSITION = 2;
 const TABLES = ['events', 'events_lossy'];
 const RECEIPTS = { schema: 'public', table: 'cutpoint_receipts' };
 
@@ -67,6 +87,8 @@ export interface Snapshot {
   executions: string;
   /** Every other file under the runtime's root (manifest, a created chdb directory, …). */
   files: string;
+  /** The embedded ClickHouse's catalogue: every table outside the system databases, with its engine and rows. */
+  clickhouse: string;
 }
 
 export interface FuzzWorld {
@@ -105,7 +127,7 @@ export async function openFuzzWorld(): Promise<FuzzWorld> {
   const runtime = runtimeStarted.value;
   const { root, config } = runtime;
   const inputs = await mkdtemp(join(tmpdir(), 'cutpoint-fuzz-inputs-'));
-  const envBefore = { pg: process.env[PG_ENV], ch: process.env[CH_ENV], pw: process.env[PG_PASSWORD_ENV], faults: process.env.CUTPOINT_FAULTS };
+  const envBefore = { pg: process.env[PG_ENV], ch: process.env[CH_ENV], pw: process.env[PG_PASSWORD_ENV], pub: process.env[CH_PUB_ENV], faults: process.env.CUTPOINT_FAULTS };
   const source: EventSource = sourceStarted.value;
   const warehouse: Warehouse = warehouseStarted.value;
   const s3 = awsClients(config).s3;
@@ -128,6 +150,10 @@ export async function openFuzzWorld(): Promise<FuzzWorld> {
       committed.push({ attemptId, text });
     }
     await cli(['stream', 'append', STREAM, '--partition', String(FORGED_PARTITION), '--attempt', 'seed-p1', '--file', join(inputs, 'seed-2.txt')]);
+    // A consumer group's cursor (and its stored session) on (STREAM, 0), protected by the retention policy.
+    const consumed = await runCutpointInProcess(['stream', 'consume', STREAM, '--partition', '0', '--group', GROUP, '--max', String(GROUP_POSITION), '--owner', OWNER]);
+    expect(consumed.code, consumed.stderr).toBe(0);
+    await cli(['stream', 'policy', STREAM, '--groups', GROUP]);
     const forged = join(root, 'sessions', `${STREAM}-${FORGED_PARTITION}.json`);
     const stored = JSON.parse(await readFile(forged, 'utf8')) as { active: { session: string } };
     stored.active.session = '00000000-0000-4000-8000-00000000f0f0';
@@ -143,6 +169,7 @@ export async function openFuzzWorld(): Promise<FuzzWorld> {
     process.env[PG_PASSWORD_ENV] = `fuzz-pg-password-${createHash('sha256').update(root).digest('hex').slice(0, 12)}`;
     // A refused `delivery run` must not get as far as creating this directory.
     process.env[CH_ENV] = `chdb:${join(root, 'chdb-never-created')}`;
+    process.env[CH_PUB_ENV] = `http://127.0.0.1:${await closedPort()}`;
     const manifest = parseManifest(MANIFEST_TEXT, runtime.manifestFile);
     const deps = (route: string) => ({ ports: runtime.ports, target: warehouse.target, source: source.source, route: selectRoute(manifest, route) });
     const input = (invocationId: string, route: string) => ({ invocationId, session: `run-${invocationId.slice(4, 18)}`, manifestText: MANIFEST_TEXT, selector: `${runtime.manifestFile}#${route}` });
@@ -170,7 +197,7 @@ export async function openFuzzWorld(): Promise<FuzzWorld> {
     };
     const objectKeys = (await listBucket()).map((line) => line.split(' ')[0] as string);
     const snapshot = async (): Promise<Snapshot> => {
-      const [authority, bucket, target, sessions, executions, files] = await Promise.all([
+      const [authority, bucket, target, sessions, executions, files, clickhouse] = await Promise.all([
         // One item (one table, receipt, stage) per line, so a difference names the item that changed.
         scanTable(config).then((scan) => (JSON.parse(scan) as unknown[]).map((item) => JSON.stringify(item)).join('\n')),
         listBucket().then((l) => l.join('\n')),
@@ -178,13 +205,15 @@ export async function openFuzzWorld(): Promise<FuzzWorld> {
         fileTree(join(root, 'sessions'), [], { contents: true }).then((l) => l.join('\n')),
         historiesNotFailed(join(root, 'executions')).then((l) => l.join('\n')),
         fileTree(root, ['local', 'sessions', 'executions'], { contents: true }).then((l) => l.join('\n')),
+        clickhouseCatalogue(source),
       ]);
-      return { authority, bucket, target, sessions, executions, files };
+      return { authority, bucket, target, sessions, executions, files, clickhouse };
     };
     const fixed = [
       wh.pgServer.connectionString,
       process.env[PG_PASSWORD_ENV] as string,
       process.env[CH_ENV] as string,
+      process.env[CH_PUB_ENV] as string,
       config.endpoints.dynamodb ?? '',
       config.endpoints.s3 ?? '',
     ].filter((s) => s.length > 0);
@@ -222,60 +251,11 @@ export async function openFuzzWorld(): Promise<FuzzWorld> {
   }
 }
 
-function restoreEnv(before: { pg?: string; ch?: string; pw?: string; faults?: string }): void {
+function restoreEnv(before: { pg?: string; ch?: string; pw?: string; pub?: string; faults?: string }): void {
   const set = (name: string, value: string | undefined) => (value === undefined ? delete process.env[name] : (process.env[name] = value));
   set(PG_ENV, before.pg);
   set(CH_ENV, before.ch);
   set(PG_PASSWORD_ENV, before.pw);
+  set(CH_PUB_ENV, before.pub);
   set('CUTPOINT_FAULTS', before.faults);
-}
-
-/** Every fencing session id the authority holds or the CLI stored (lane heads, session files). */
-function sessionIds(snap: Snapshot): string[] {
-  const ids = new Set<string>();
-  for (const m of `${snap.authority}\n${snap.sessions}`.matchAll(/\\?"session\\?":\s*(?:\{\\?"S\\?":)?\s*\\?"([^"\\]{8,})\\?"/g)) if (m[1]) ids.add(m[1]);
-  return [...ids];
-}
-
-/** The execution histories under `dir` whose status is not FAILED (unreadable ones too). */
-async function historiesNotFailed(dir: string): Promise<string[]> {
-  const names = await readdir(dir).catch(() => [] as string[]);
-  const out: string[] = [];
-  for (const name of names.sort()) {
-    const status = await readFile(join(dir, name), 'utf8')
-      .then((text) => (JSON.parse(text) as { status?: unknown }).status)
-      .catch(() => 'unreadable');
-    if (status !== 'FAILED') out.push(`${name} ${String(status)}`);
-  }
-  return out;
-}
-
-/**
- * Every entry under `dir` (directories too), except the top-level names in `skip`: path,
- * mode and size, and for regular files their SHA-256 (with `contents`, also the text of
- * files up to 4 KiB, so a failing comparison shows what changed).
- */
-async function fileTree(dir: string, skip: string[], options: { contents: boolean }, prefix = ''): Promise<string[]> {
-  const out: string[] = [];
-  let names: string[];
-  try {
-    names = (await readdir(dir)).sort();
-  } catch {
-    return out;
-  }
-  for (const name of names) {
-    if (!prefix && skip.includes(name)) continue;
-    const path = join(dir, name);
-    const rel = `${prefix}${name}`;
-    const st = await lstat(path);
-    if (st.isDirectory()) {
-      out.push(`${rel}/ ${(st.mode & 0o777).toString(8)}`);
-      out.push(...(await fileTree(path, skip, options, `${rel}/`)));
-    } else if (st.isFile() && options.contents) {
-      const bytes = await readFile(path);
-      const text = bytes.byteLength <= 4096 ? `\n${bytes.toString('utf8')}` : '';
-      out.push(`${rel} ${(st.mode & 0o777).toString(8)} ${st.size} ${createHash('sha256').update(bytes).digest('hex')}${text}`);
-    } else out.push(`${rel} ${st.isFile() ? 'file' : st.isFIFO() ? 'fifo' : 'other'} ${(st.mode & 0o777).toString(8)} ${st.size} ${st.mtimeMs}`);
-  }
-  return out;
 }

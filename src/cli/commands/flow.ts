@@ -41,6 +41,8 @@ export async function flowCommand(args: string[]): Promise<unknown> {
   const input = await readJsonInput(values.input, { what: 'flow input', invalidCode: 'flow.invalid_input' });
 
   refuseAwsFlagsWithoutAws(values);
+  // Like every command that starts a flow: the deployed state machine and the execution name mean nothing locally.
+  if (!values.aws && (values['state-machine-arn'] !== undefined || values.name !== undefined)) throw new UsageError('--state-machine-arn and --name need --aws');
   if (values.aws) {
     if (!values.name) throw new UsageError('--aws needs --name');
     const aws = new AwsSession(values);

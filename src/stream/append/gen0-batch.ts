@@ -1,4 +1,4 @@
-import { CutpointError } from '../../domain/errors.js';
+import { CutpointError, ValidationError } from '../../domain/errors.js';
 import { laneKeys, validateLane, type CommitRecord, type LaneRef } from '../../domain/stream.js';
 import type { Ports } from '../../ports/index.js';
 import { compactionKeys } from '../compaction/model.js';
@@ -16,6 +16,18 @@ export interface Gen0BatchResult extends LaneRef {
 }
 
 const DEFAULT_MAX = 32;
+/** The most ranges one run takes on (`cutpoint stream materialize --max`, the flow's `max`). */
+export const MAX_MATERIALIZE = 1000;
+
+/** `max`: absent → DEFAULT_MAX; otherwise an integer in [1, MAX_MATERIALIZE], never coerced (a refused input writes nothing). */
+function maxOf(input: unknown): number {
+  const value = (input as { max?: unknown }).max;
+  if (value === undefined) return DEFAULT_MAX;
+  if (!Number.isSafeInteger(value) || (value as number) < 1 || (value as number) > MAX_MATERIALIZE) {
+    throw new ValidationError('stream.invalid_materialize_knob', `max must be an integer in [1, ${MAX_MATERIALIZE}]`);
+  }
+  return value as number;
+}
 
 /**
  * Generation 0 off the acknowledged path: asynchronous and batched. One run takes up to
@@ -30,7 +42,7 @@ const DEFAULT_MAX = 32;
  */
 export async function materializeGen0Batch(input: unknown, ports: Ports): Promise<Gen0BatchResult> {
   const lane = validateLane(input);
-  const max = Number.isInteger((input as { max?: unknown }).max) ? Math.max(1, (input as { max: number }).max) : DEFAULT_MAX;
+  const max = maxOf(input);
   const markKey = { pk: laneKeys.pk(lane), sk: 'gen0#mark' };
   const mark = await ports.authority.get(markKey);
   let next = typeof mark?.next === 'number' ? mark.next : 0;

@@ -10,7 +10,7 @@ import { cleanupPrevious, cleanupSafely } from './cleanup.js';
 import { COMPACTION_CUT_POINTS } from './cut-points.js';
 import { compactionKeys, sameCompaction, type CompactionRecord } from './model.js';
 import { writeCompactedObject } from './output.js';
-import { DEFAULT_MAX_BYTES, DEFAULT_MAX_RANGES, planCompaction } from './plan.js';
+import { DEFAULT_MAX_BYTES, DEFAULT_MAX_RANGES, MAX_RANGES_PER_RUN, planCompaction } from './plan.js';
 
 export interface CompactLaneResult extends LaneRef {
   /** The run compacted now (or found compacted); absent when there was nothing to compact. */
@@ -107,5 +107,6 @@ function knob(input: unknown, name: 'maxRanges' | 'maxBytes', fallback: number):
   if (value === undefined) return fallback;
   if (!Number.isSafeInteger(value) || (value as number) < 1) throw new ValidationError('stream.invalid_compaction_knob', `${name} must be a positive integer`);
   if (name === 'maxRanges' && (value as number) < 2) throw new ValidationError('stream.invalid_compaction_knob', 'maxRanges must be at least 2');
+  if (name === 'maxRanges' && (value as number) > MAX_RANGES_PER_RUN) throw new ValidationError('stream.invalid_compaction_knob', `maxRanges must be at most ${MAX_RANGES_PER_RUN}`);
   return value as number;
 }

@@ -14,6 +14,8 @@ export interface CompactionPlan {
 }
 
 export const DEFAULT_MAX_RANGES = 16;
+/** The most ranges one compaction run may be asked to take (`--max-ranges`, the flow's `maxRanges`). */
+export const MAX_RANGES_PER_RUN = 1000;
 /** Below one batch's limit (6 MiB): the output is one record batch. */
 export const DEFAULT_MAX_BYTES = 4 * 1024 * 1024;
 

@@ -1,4 +1,5 @@
 import type { LaneRef } from '../../../domain/stream.js';
+import { MAX_RANGES_PER_RUN } from '../../../stream/compaction/plan.js';
 import { integerIn, type Values } from './options.js';
 import { runMaintenanceFlow, MAINTENANCE_FLOW_OPTIONS } from './maintenance-flow.js';
 import type { Target } from './target.js';
@@ -11,15 +12,13 @@ export const compactHelp = `cutpoint stream compact <stream> --partition P [--ma
   finished by running it again (same task, same output); prints the run (nothing to
   compact: no \`compacted\`)`;
 
-const MAX_RANGES = 1000;
-
 /** Grammar of `stream compact` beyond parseArgs, checked before anything runs (exit 2). */
 export function checkCompact(values: Values): void {
   if (values['max-ranges'] !== undefined) maxRangesOf(values);
 }
 
 function maxRangesOf(values: Values): number {
-  return integerIn(values, 'max-ranges', 2, MAX_RANGES);
+  return integerIn(values, 'max-ranges', 2, MAX_RANGES_PER_RUN);
 }
 
 /** The stream-compact flow on one lane, locally or on AWS; prints its output (the run). */

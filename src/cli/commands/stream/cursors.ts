@@ -61,6 +61,8 @@ async function seek(target: Target, lane: LaneRef, values: Values): Promise<unkn
   const to = integer(values, 'to');
   const owner = ownerOf(values);
   const ports = await target.ports();
+  // A missing lane: Stream.LaneMissing before any session is stored (or its directory made), as consume.
+  await loadHead(ports, lane);
   const before = await loadCursor(ports, lane, group);
   const { result } = await withNewCursorSession(lane, group, target.kind, owner, (session) => seekCursor({ ...lane, group, owner, session, to }, ports));
   return { ...result, ...(before ? { previousPosition: before.position } : {}) };

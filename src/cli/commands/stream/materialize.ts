@@ -1,4 +1,5 @@
 import type { LaneRef } from '../../../domain/stream.js';
+import { MAX_MATERIALIZE } from '../../../stream/append/gen0-batch.js';
 import { integerIn, type Values } from './options.js';
 import { runMaintenanceFlow, MAINTENANCE_FLOW_OPTIONS } from './maintenance-flow.js';
 import type { Target } from './target.js';
@@ -8,9 +9,6 @@ export const materializeHelp = `cutpoint stream materialize <stream> --partition
   mark, off the append's acknowledged path (the stream-materialize flow); a range that
   fails stops the run there and the next run resumes at it (reads never wait for it: the
   WAL object serves the range)`;
-
-/** Ranges one `stream materialize` run takes on (each is one generation commit). */
-const MAX_MATERIALIZE = 1000;
 
 function maxOf(values: Values): number {
   return integerIn(values, 'max', 1, MAX_MATERIALIZE);
