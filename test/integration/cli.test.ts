@@ -252,8 +252,11 @@ describe('cutpoint CLI: bad input is refused with a stable code, never a crash o
     execFileSync('mkfifo', [fifo]);
     // Spawns: a regression would block on opening the FIFO; a child can be killed, a thread of this process could not.
     // A blocked open never ends; a refusal ends in seconds (20-25 s per spawn measured at load 16 on 2 cores).
-    refused(await spawnRun(['flow', 'run', 'commit-generation', '--input', `@${fifo}`], { timeoutMs: 90_000 }), 'cli.file_not_regular');
-    const manifest = await spawnRun(['delivery', 'run', '--manifest', `${fifo}#daily`], { timeoutMs: 90_000 });
+    const [input, manifest] = await Promise.all([
+      spawnRun(['flow', 'run', 'commit-generation', '--input', `@${fifo}`], { timeoutMs: 90_000 }),
+      spawnRun(['delivery', 'run', '--manifest', `${fifo}#daily`], { timeoutMs: 90_000 }),
+    ]);
+    refused(input, 'cli.file_not_regular');
     refused(manifest, 'delivery.manifest_unavailable');
     expect(manifest.stderr).toContain('cli.file_not_regular');
   }, 240_000);
@@ -277,14 +280,19 @@ describe('cutpoint CLI: bad input is refused with a stable code, never a crash o
     const text = JSON.stringify({ root: 'r', pad: 'y'.repeat(150 * 1024) });
     const bytes = Buffer.from(text);
     const chunks = Array.from({ length: 10 }, (_, i) => bytes.subarray((i * bytes.length) / 10, ((i + 1) * bytes.length) / 10));
-    // Spawns: the subject is a real pipe on the child's stdin.
+    // Spawns: the subject is a real pipe on the child's stdin. The three children run side by side.
+    const [plain, nonBlocking, truncated] = await Promise.all([
+      spawnRun(['flow', 'run', 'commit-generation', '--input', '-'], { stdin: { chunks, delayMs: 150 } }),
+      // Under a parent that made the pipe non-blocking (npx): still read to its end.
+      spawnRun(['flow', 'run', 'commit-generation', '--input', '-'], { stdin: { chunks, delayMs: 150, nonBlocking: true } }),
+      spawnRun(['flow', 'run', 'commit-generation', '--input', '-'], { stdin: { chunks: chunks.slice(0, 9), delayMs: 50 } }),
+    ]);
     // Read and parsed completely: the command then stops at the missing runtime.
-    refused(await spawnRun(['flow', 'run', 'commit-generation', '--input', '-'], { stdin: { chunks, delayMs: 150 } }), 'local.runtime_down');
-    // Under a parent that made the pipe non-blocking (npx): still read to its end.
-    refused(await spawnRun(['flow', 'run', 'commit-generation', '--input', '-'], { stdin: { chunks, delayMs: 150, nonBlocking: true } }), 'local.runtime_down');
+    refused(plain, 'local.runtime_down');
+    refused(nonBlocking, 'local.runtime_down');
     // A truncated document is invalid JSON, so the whole pipe was read.
-    refused(await spawnRun(['flow', 'run', 'commit-generation', '--input', '-'], { stdin: { chunks: chunks.slice(0, 9), delayMs: 50 } }), 'flow.invalid_input');
-  }, 300_000); // three spawns: 20-25 s each at load 16 (60 s timed out there), plus the slow writes
+    refused(truncated, 'flow.invalid_input');
+  }, 300_000); // three spawns at once: 20-25 s each at load 16 (60 s timed out there), plus the slow writes (1.5 s); 8.3 s one after another at load 4
 
   it('control characters an argument carries are escaped in diagnostics: one line, no raw ESC', async () => {
     const evil = 'x\u001b[2J\nforged.code: gotcha\r';
