@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { GC_CUT_POINTS, GC_FLOW_CUT_POINTS } from '../../src/stream/gc/cut-points.js';
-import { freshStores, storesOn, type TestStores } from '../support/emulators.js';
+import { freshStores, type TestStores } from '../support/emulators.js';
 import { MATRIX_LANE, withKinds } from '../support/matrix-lane.js';
 import { compactedGcWorld } from './stream-gc-compacted-world.js';
 import type { FlowResult } from '../../src/local/flow-runner.js';
@@ -19,15 +19,10 @@ import { expectGcInvariant, gcFlow, gcWorld, rootOf, type GcWorld } from './stre
  * A third and fourth lane do the same on a lane with compactions (stream-gc-compacted-world.ts):
  * one committed below the trim, one aborted output, one committed above the trim that
  * supersedes WAL copies, one PREPARED — the compacted objects join the same invariant.
- *
- * The cases run concurrently, each on a lane of its own in one fresh table and with its own
- * fault switch (`storesOn`): GC reads and deletes only its lane's keys, and a fault armed for
- * one case never fires in another (~1.8 s per case, mostly round trips to the emulators:
- * 43 s one after another).
  */
-let table: TestStores;
+let stores: TestStores;
 beforeAll(async () => {
-  table = await freshStores();
+  stores = await freshStores();
 });
 
 /** The lanes the matrix runs on: the classic one, and one with compaction outputs of every fate. */
@@ -37,7 +32,7 @@ const LANES = [
 ] as const;
 
 /** One fault: retries inside the flow resolve it by exact identity; a fresh run finds nothing left to repair. */
-async function oneFault(stores: TestStores, world: GcWorld, cut: string, kind: string): Promise<FlowResult> {
+async function oneFault(world: GcWorld, cut: string, kind: string): Promise<FlowResult> {
   const injector = stores.faults.arm(`${cut}:${kind}`);
   const faulted = await gcFlow(world, { grace: '0s' });
   stores.faults.disarm();
@@ -55,7 +50,7 @@ async function oneFault(stores: TestStores, world: GcWorld, cut: string, kind: s
  * the faulted run left (roots MARKED, DELETING with a sealed journal, objects deleted but
  * roots not DELETED), a fresh run finishes it, deleting nothing twice.
  */
-async function everyHit(stores: TestStores, world: GcWorld, cut: string, kind: string): Promise<void> {
+async function everyHit(world: GcWorld, cut: string, kind: string): Promise<void> {
   const injector = stores.faults.arm(`${cut}:${kind}${kind === 'delay' ? '=5' : ''}*`);
   const faulted = await gcFlow(world, { grace: '0s' });
   stores.faults.disarm();
@@ -68,10 +63,9 @@ async function everyHit(stores: TestStores, world: GcWorld, cut: string, kind: s
 
 for (const lane of LANES) {
   describe(`${lane.name}one fault at each GC cut point (${MATRIX_LANE})`, () => {
-    it.concurrent.each(withKinds(GC_FLOW_CUT_POINTS, lane.offset))('%s × %s', async (cut, kind) => {
-      const stores = storesOn(table.config);
+    it.each(withKinds(GC_FLOW_CUT_POINTS, lane.offset))('%s × %s', async (cut, kind) => {
       const world = await lane.build(stores.ports, `${lane.label}-${kind}`);
-      const recovery = await oneFault(stores, world, cut, kind);
+      const recovery = await oneFault(world, cut, kind);
       if (cut === GC_CUT_POINTS.delete || cut === GC_CUT_POINTS.finalize) {
         for (const key of world.orphans) expect((await rootOf(world, key))?.journal?.policyDigest).toBe((recovery.output as { policyDigest: string }).policyDigest);
       }
@@ -79,9 +73,8 @@ for (const lane of LANES) {
   });
 
   describe(`${lane.name}a fault on every hit of each GC cut point, then a fresh run (${MATRIX_LANE})`, () => {
-    it.concurrent.each(withKinds(GC_FLOW_CUT_POINTS, lane.offset + 1))('%s × %s*', async (cut, kind) => {
-      const stores = storesOn(table.config);
-      await everyHit(stores, await lane.build(stores.ports, `${lane.label}p-${kind}`), cut, kind);
+    it.each(withKinds(GC_FLOW_CUT_POINTS, lane.offset + 1))('%s × %s*', async (cut, kind) => {
+      await everyHit(await lane.build(stores.ports, `${lane.label}p-${kind}`), cut, kind);
     });
   });
 }
