@@ -91,7 +91,7 @@ describe('cutpoint CLI on the local runtime', () => {
     expect({ code: r.code, stdout: r.stdout }).toEqual({ code: 1, stdout: '' });
     expect(r.stderr).toMatch(/^cli\.file_not_regular: .*FIFO/);
     expect(await runtime.ports.objects.head('cli/fifo.bin')).toBeUndefined();
-  }, 180_000);
+  }, 180_000); // a spawn: measured with this file at load ~10 under 1 s; a spawn alone took 20-25 s at load 16
 
   it('a flow input nested 5,000 levels deep is cli.input_too_deep (the runner never sees it)', async () => {
     const deep = join(runtime.root, 'deep.json');
@@ -118,7 +118,7 @@ describe('cutpoint CLI on the local runtime', () => {
     expect(retire.stderr).not.toContain('stepDeps');
     expect({ code: retire.code, stdout: retire.stdout }).toEqual({ code: 1, stdout: '' });
     expect(retire.stderr.trim().split('\n').at(-1)).toMatch(/^flow\.execution_failed: delivery-retire failed with Delivery\./);
-  }, 240_000);
+  }, 240_000); // spawned flow runs: 9.9 s at load ~10; a spawn alone took 20-25 s at load 16
 });
 
 describe('a state directory attached to the run\'s emulators (runtime.json with a name)', () => {
@@ -176,5 +176,5 @@ describe('cutpoint local up / status / down: the real daemon', () => {
       await localDown(stateDir);
       await rm(root, { recursive: true, force: true });
     }
-  }, 300_000);
+  }, 300_000); // the real daemon (a JVM start) and spawns: 10.7 s at load ~10; x4 and a JVM start at load 16
 });

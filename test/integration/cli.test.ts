@@ -116,7 +116,7 @@ describe('cutpoint CLI', () => {
       expect(text).not.toMatch(/postgres(ql)?:\/\//);
       expect(text).not.toContain('chdb:');
     }
-  }, 180_000);
+  }, 180_000); // a spawn that starts its own DynamoDB Local, chdb and PostgreSQL: 16.3 s at load 4-8
 
   it('demo generation commits exactly one verified generation after a lost commit response', () => {
     // A spawn: `npm start`-like, the real bin end to end.
@@ -224,7 +224,7 @@ describe('cutpoint CLI: --help acts on nothing', () => {
     }
     expect(existsSync(join(root, 'local'))).toBe(false);
     expect(await readdir(root)).toEqual([]);
-  }, 180_000);
+  }, 180_000); // three spawns at once: 1.2 s at load 4-8; a spawn alone took 20-25 s at load 16
 });
 
 describe('cutpoint CLI: bad input is refused with a stable code, never a crash or a hang', () => {

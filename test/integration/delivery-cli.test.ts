@@ -386,6 +386,6 @@ routes:
       } finally {
         await target.close();
       }
-    }, 180_000);
+    });
   });
 });

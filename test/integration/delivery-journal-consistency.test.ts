@@ -134,7 +134,7 @@ describe('an inconsistent delivery journal is refused, never projected or acted 
     expect(inspect).toContain(ref.invocationId);
     expect(inspect).toContain('publication');
     expect(json(await cutpoint(['delivery', 'inspect-all', '--target', healthy.targetId]))).toMatchObject({ retained_custody_count: 1, items: [{ invocation_id: healthy.invocationId }] });
-  }, 180_000);
+  });
 
   it('a journal head pointing past the last journal record: inspect, inspect-all and reconcile exit 1', async () => {
     const ref = await toPublish('PUBLICATION_UNKNOWN');
@@ -149,7 +149,7 @@ describe('an inconsistent delivery journal is refused, never projected or acted 
     ]);
     expect(inspect).toContain('head');
     expect(json(await cutpoint(['delivery', 'inspect', healthy.invocationId]))).toMatchObject({ state: 'PUBLICATION_UNKNOWN' });
-  }, 180_000);
+  });
 
   it("an invocation's record deleted while it holds custody: the orphaned custody is flagged by inspect-all (exit 1, naming it), never counted away", async () => {
     // A retired invocation on the same target first: its pointer keeps the target listed.
@@ -181,5 +181,5 @@ describe('an inconsistent delivery journal is refused, never projected or acted 
     // The rest of the journal is still readable, target by target and invocation by invocation.
     expect(json(await cutpoint(['delivery', 'inspect-all', '--target', healthy.targetId]))).toMatchObject({ retained_custody_count: 1 });
     expect(json(await cutpoint(['delivery', 'inspect', healthy.invocationId]))).toMatchObject({ state: 'PUBLICATION_UNKNOWN', holds_custody: true });
-  }, 240_000);
+  });
 });
