@@ -31,15 +31,6 @@ export async function freshStores(): Promise<TestStores> {
     endpoints: { dynamodb: inject('dynamodbEndpoint'), s3: inject('s3Endpoint') },
   };
   await provisionLocal(config);
-  return storesOn(config);
-}
-
-/**
- * Ports on an existing table and bucket with a fault switch of their own: one per case
- * when a file's cases run concurrently (it.concurrent) on one fresh table, so a fault armed
- * for one case never fires in another.
- */
-export function storesOn(config: CutpointConfig): TestStores {
   const faults = new FaultSwitch();
   const holding = new HoldingFaults(faults);
   const meter = new RequestMeter();
