@@ -108,12 +108,13 @@ describe('a fault that persists at each append cut point', () => {
 describe('Head CAS condition fails: a takeover between intent and head CAS', () => {
   it('the stale attempt is KNOWN_NOT_COMMITTED, its bytes in orphan grace, the new owner appends at its offset', async () => {
     const { lane, session } = await newLane(stores.ports, 'fenced');
-    stores.faults.arm(`${STREAM_CUT_POINTS.headCas}:delay=400`);
+    // The stale append is held at its head CAS until the takeover has happened (no timing involved).
+    const held = stores.hold(STREAM_CUT_POINTS.headCas);
     const stale = appendFlow(stores.ports, lane, session, 'old-1', batchOf('old-1', 2));
-    await new Promise((r) => setTimeout(r, 150));
+    await held.reached;
     const fresh = await takeOverWithNewSession(lane, 'new-writer', stores.ports);
+    held.release();
     const staleResult = await stale;
-    stores.faults.disarm();
     expect(staleResult.output).toMatchObject({ status: 'KNOWN_NOT_COMMITTED', reason: 'Stream.Fenced' });
     const next = await appendFlow(stores.ports, lane, fresh, 'new-1', batchOf('new-1', 1));
     expect(next.output).toMatchObject({ status: 'KNOWN_COMMITTED', start: 0, end: 1 });

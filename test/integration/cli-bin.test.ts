@@ -55,5 +55,5 @@ describe('bin/cutpoint.js', () => {
     // The same grammar either way.
     const refused = bin(copy, ['stream', 'read', 'orders', '--partition', 'x', '--from', '0']);
     expect(refused).toEqual({ code: 2, stdout: '', stderr: 'cli.usage: --partition must be a non-negative integer, got "x"\n' });
-  }, 180_000);
+  }, 180_000); // spawns through tsx: 1.8 s at load ~10; one tsx spawn took 20-25 s at load 16
 });

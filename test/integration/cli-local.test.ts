@@ -48,12 +48,13 @@ function childEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   return { ...env, CUTPOINT_STATE_DIR: runtime.stateDir, CUTPOINT_FAULTS: '', ...extra };
 }
 
-/** The real bin in a child process: for a real stdin pipe, a FIFO that must not block, bindings handed over in its env. */
+/** The real bin in a child process: for a real stdin pipe and a FIFO that must not block. */
 const cutpoint = (args: string[], options: Partial<SpawnOptions> = {}, extra: NodeJS.ProcessEnv = {}): Promise<CliRun> =>
   spawnCutpoint(args, { cwd: runtime.root, env: childEnv(extra), timeoutMs: 120_000, ...options });
 
-/** The CLI's `main` in this process, where the process boundary is not the subject. */
-const inProcess = (args: string[]): Promise<CliRun> => runCutpointInProcess(args, { cwd: runtime.root, env: { CUTPOINT_STATE_DIR: runtime.stateDir } });
+/** The CLI's `main` in this process, where the process boundary is not the subject (bindings handed to a real child: delivery-run.test.ts). */
+const inProcess = (args: string[], extra: Record<string, string> = {}): Promise<CliRun> =>
+  runCutpointInProcess(args, { cwd: runtime.root, env: { CUTPOINT_STATE_DIR: runtime.stateDir, ...extra } });
 
 beforeAll(async () => {
   runtime = await startCliRuntime('cli-local', manifestText);
@@ -91,7 +92,7 @@ describe('cutpoint CLI on the local runtime', () => {
     expect({ code: r.code, stdout: r.stdout }).toEqual({ code: 1, stdout: '' });
     expect(r.stderr).toMatch(/^cli\.file_not_regular: .*FIFO/);
     expect(await runtime.ports.objects.head('cli/fifo.bin')).toBeUndefined();
-  }, 180_000);
+  }, 180_000); // a spawn: measured with this file at load ~10 under 1 s; a spawn alone took 20-25 s at load 16
 
   it('a flow input nested 5,000 levels deep is cli.input_too_deep (the runner never sees it)', async () => {
     const deep = join(runtime.root, 'deep.json');
@@ -104,7 +105,7 @@ describe('cutpoint CLI on the local runtime', () => {
   it('flow run deliver-window delivers the route, and the recovery flows run on the same input shape', async () => {
     const selector = `${runtime.manifestFile}#daily`;
     const bindings = { [CH_ENV]: `chdb:${chDir}`, [PG_ENV]: pgServer.connectionString };
-    const r = await cutpoint(['flow', 'run', 'deliver-window', '--input', JSON.stringify({ manifestText, selector })], {}, bindings);
+    const r = await inProcess(['flow', 'run', 'deliver-window', '--input', JSON.stringify({ manifestText, selector })], bindings);
     expect(r.code, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout) as { status: string; output: { invocationId: string; state: string } };
     expect(out.status).toBe('SUCCEEDED');
@@ -114,11 +115,11 @@ describe('cutpoint CLI on the local runtime', () => {
     for (const text of [r.stdout, r.stderr]) expect(text).not.toContain(pgServer.connectionString);
 
     // A released invocation permits no action: the recovery flow runs and refuses in its own terms.
-    const retire = await cutpoint(['flow', 'run', 'delivery-retire', '--input', JSON.stringify({ invocationId: out.output.invocationId, manifestText, selector, yes: true })], {}, bindings);
+    const retire = await inProcess(['flow', 'run', 'delivery-retire', '--input', JSON.stringify({ invocationId: out.output.invocationId, manifestText, selector, yes: true })], bindings);
     expect(retire.stderr).not.toContain('stepDeps');
     expect({ code: retire.code, stdout: retire.stdout }).toEqual({ code: 1, stdout: '' });
     expect(retire.stderr.trim().split('\n').at(-1)).toMatch(/^flow\.execution_failed: delivery-retire failed with Delivery\./);
-  }, 240_000);
+  });
 });
 
 describe('a state directory attached to the run\'s emulators (runtime.json with a name)', () => {
@@ -176,5 +177,5 @@ describe('cutpoint local up / status / down: the real daemon', () => {
       await localDown(stateDir);
       await rm(root, { recursive: true, force: true });
     }
-  }, 300_000);
+  }, 300_000); // the real daemon (a JVM start) and spawns: 10.7 s at load ~10; x4 and a JVM start at load 16
 });

@@ -116,11 +116,11 @@ describe('cutpoint CLI', () => {
       expect(text).not.toMatch(/postgres(ql)?:\/\//);
       expect(text).not.toContain('chdb:');
     }
-  }, 180_000);
+  }, 180_000); // a spawn that starts its own DynamoDB Local, chdb and PostgreSQL: 16.3 s at load 4-8
 
-  it('demo generation commits exactly one verified generation after a lost commit response', () => {
-    // A spawn: `npm start`-like, the real bin end to end.
-    const r = cutpoint(['demo', 'generation']);
+  it('demo generation commits exactly one verified generation after a lost commit response', async () => {
+    // In-process: the demo's own runtime starts either way; the real bin end to end is the delivery demo's spawn above.
+    const r = await inProcess(['demo', 'generation']);
     expect(r.code, r.stderr).toBe(0);
     const result = JSON.parse(r.stdout);
     expect(result).toMatchObject({
@@ -224,7 +224,7 @@ describe('cutpoint CLI: --help acts on nothing', () => {
     }
     expect(existsSync(join(root, 'local'))).toBe(false);
     expect(await readdir(root)).toEqual([]);
-  }, 180_000);
+  }, 180_000); // three spawns at once: 1.2 s at load 4-8; a spawn alone took 20-25 s at load 16
 });
 
 describe('cutpoint CLI: bad input is refused with a stable code, never a crash or a hang', () => {
@@ -252,8 +252,11 @@ describe('cutpoint CLI: bad input is refused with a stable code, never a crash o
     execFileSync('mkfifo', [fifo]);
     // Spawns: a regression would block on opening the FIFO; a child can be killed, a thread of this process could not.
     // A blocked open never ends; a refusal ends in seconds (20-25 s per spawn measured at load 16 on 2 cores).
-    refused(await spawnRun(['flow', 'run', 'commit-generation', '--input', `@${fifo}`], { timeoutMs: 90_000 }), 'cli.file_not_regular');
-    const manifest = await spawnRun(['delivery', 'run', '--manifest', `${fifo}#daily`], { timeoutMs: 90_000 });
+    const [input, manifest] = await Promise.all([
+      spawnRun(['flow', 'run', 'commit-generation', '--input', `@${fifo}`], { timeoutMs: 90_000 }),
+      spawnRun(['delivery', 'run', '--manifest', `${fifo}#daily`], { timeoutMs: 90_000 }),
+    ]);
+    refused(input, 'cli.file_not_regular');
     refused(manifest, 'delivery.manifest_unavailable');
     expect(manifest.stderr).toContain('cli.file_not_regular');
   }, 240_000);
@@ -277,14 +280,19 @@ describe('cutpoint CLI: bad input is refused with a stable code, never a crash o
     const text = JSON.stringify({ root: 'r', pad: 'y'.repeat(150 * 1024) });
     const bytes = Buffer.from(text);
     const chunks = Array.from({ length: 10 }, (_, i) => bytes.subarray((i * bytes.length) / 10, ((i + 1) * bytes.length) / 10));
-    // Spawns: the subject is a real pipe on the child's stdin.
+    // Spawns: the subject is a real pipe on the child's stdin. The three children run side by side.
+    const [plain, nonBlocking, truncated] = await Promise.all([
+      spawnRun(['flow', 'run', 'commit-generation', '--input', '-'], { stdin: { chunks, delayMs: 150 } }),
+      // Under a parent that made the pipe non-blocking (npx): still read to its end.
+      spawnRun(['flow', 'run', 'commit-generation', '--input', '-'], { stdin: { chunks, delayMs: 150, nonBlocking: true } }),
+      spawnRun(['flow', 'run', 'commit-generation', '--input', '-'], { stdin: { chunks: chunks.slice(0, 9), delayMs: 50 } }),
+    ]);
     // Read and parsed completely: the command then stops at the missing runtime.
-    refused(await spawnRun(['flow', 'run', 'commit-generation', '--input', '-'], { stdin: { chunks, delayMs: 150 } }), 'local.runtime_down');
-    // Under a parent that made the pipe non-blocking (npx): still read to its end.
-    refused(await spawnRun(['flow', 'run', 'commit-generation', '--input', '-'], { stdin: { chunks, delayMs: 150, nonBlocking: true } }), 'local.runtime_down');
+    refused(plain, 'local.runtime_down');
+    refused(nonBlocking, 'local.runtime_down');
     // A truncated document is invalid JSON, so the whole pipe was read.
-    refused(await spawnRun(['flow', 'run', 'commit-generation', '--input', '-'], { stdin: { chunks: chunks.slice(0, 9), delayMs: 50 } }), 'flow.invalid_input');
-  }, 300_000); // three spawns: 20-25 s each at load 16 (60 s timed out there), plus the slow writes
+    refused(truncated, 'flow.invalid_input');
+  }, 300_000); // three spawns at once: 20-25 s each at load 16 (60 s timed out there), plus the slow writes (1.5 s); 8.3 s one after another at load 4
 
   it('control characters an argument carries are escaped in diagnostics: one line, no raw ESC', async () => {
     const evil = 'x\u001b[2J\nforged.code: gotcha\r';

@@ -1,5 +1,4 @@
-import { runCutpointInProcess, spawnCutpoint, startCliRuntime, type CliRun, type CliRuntime } from '../support/cli-runtime.js';
-import { spawnSync } from 'node:child_process';
+import { runCutpointInProcess, startCliRuntime, type CliRun, type CliRuntime } from '../support/cli-runtime.js';
 import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -17,7 +16,6 @@ import { openPostgresTarget } from '../../src/adapters/postgres/target.js';
 import { createStaging } from '../../src/delivery/steps/create-staging.js';
 import { workRootOf } from '../../src/delivery/steps/common.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/local/embedded-postgres.js';
-import { REPO_ROOT } from '../../src/local/asl.js';
 import type { Ports } from '../../src/ports/index.js';
 
 /**
@@ -26,9 +24,9 @@ import type { Ports } from '../../src/ports/index.js';
  * document, stderr `<code>: <message>`, exit 0/1/2. The command's environment holds no
  * source or target binding at all (the manifest names variables that are unset), so any
  * database connection attempt could not succeed: inspection and every refusal below run
- * on the journal alone. Most runs are the CLI's `main` in this process (the bin only adds
- * process startup, seconds each on a loaded machine); a few run the real bin in a child
- * process where the process boundary is the point — each says why.
+ * on the journal alone. Every run is the CLI's `main` in this process (the bin only adds
+ * process startup, seconds each on a loaded machine); what only a real process shows — the
+ * exit status bin/cutpoint.js sets from main's result, a pipe, a FIFO — is cli.test.ts's.
  */
 
 /** Environment variable names the manifest's bindings name; none is ever set. */
@@ -55,38 +53,9 @@ let stateDir = '';
 let manifestFile = '';
 let ports: Ports;
 
-/** The child's environment: no database URL or credential of any kind. */
-function childEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) {
-    if (/URL|DSN|MSSQL|CLICKHOUSE|^PG|PASSWORD|^CUTPOINT_|^AWS_/i.test(k)) continue;
-    env[k] = v;
-  }
-  return { ...env, CUTPOINT_STATE_DIR: stateDir, CUTPOINT_FAULTS: '' };
-}
-
 /** The CLI's `main` in this process, in `root`, with the binding variables unset. */
 function cutpoint(args: string[]): Promise<CliRun> {
   return runCutpointInProcess(args, { cwd: root, env: { CUTPOINT_STATE_DIR: stateDir, [CH_URL_ENV]: undefined, [TARGET_URL_ENV]: undefined } });
-}
-
-/** The real bin in a child process whose environment holds no binding variable. */
-function bin(args: string[]) {
-  const out = spawnSync(process.execPath, [`${REPO_ROOT}bin/cutpoint.js`, ...args], {
-    cwd: root,
-    encoding: 'utf8',
-    env: childEnv(),
-    timeout: 120_000,
-  });
-  return { code: out.status, stdout: out.stdout, stderr: out.stderr };
-}
-
-/**
- * The bin, without blocking this process: needed when the child talks to a server this
- * test process hosts (embedded PostgreSQL), which spawnSync would freeze.
- */
-function cutpointAsync(args: string[], extraEnv: NodeJS.ProcessEnv): Promise<CliRun> {
-  return spawnCutpoint(args, { cwd: root, env: { ...childEnv(), ...extraEnv } });
 }
 
 function json(r: { code: number | null; stdout: string; stderr: string }): Record<string, unknown> {
@@ -189,11 +158,8 @@ describe('cutpoint delivery', () => {
       expect(r, args.join(' ')).toMatchObject({ code: 2, stdout: '' });
       expect(r.stderr, args.join(' ')).toMatch(/^cli\.usage: /);
     }
-    // A spawn: the exit status of the real process (bin/cutpoint.js sets it from main's result).
-    const r = bin(['delivery', 'inspect', id, 'extra']);
-    expect(r).toMatchObject({ code: 2, stdout: '' });
-    expect(r.stderr).toMatch(/^cli\.usage: /);
-  }, 120_000);
+    // The exit status a real process gets from main's result: cli.test.ts (one spawn for all commands).
+  });
 
   it('inspect-all on an empty journal prints the empty recovery index', async () => {
     const r = await cutpoint(['delivery', 'inspect-all', '--format', 'json']);
@@ -332,16 +298,13 @@ describe('cutpoint delivery', () => {
       // is taken, naming the variable and never a value.
       const unset = refused(await live('reconcile', unknown, `${manifestFile}#daily`), 'delivery.binding_env_unset');
       expect(unset).toContain(TARGET_URL_ENV);
-      // A spawn: the environment handed to a real child process, without the variable, is what it resolves from.
-      const child = bin(['delivery', 'reconcile', unknown.invocationId, '--manifest', `${manifestFile}#daily`, '--yes', '--format', 'json']);
-      expect(refused(child, 'delivery.binding_env_unset')).toBe(unset);
       // A relative selector resolves against the working directory, like the seal's absolute file.
       refused(await live('reconcile', unknown, 'route.yaml#daily'), 'delivery.binding_env_unset');
       refused(await live('retire', emptyStage, `${manifestFile}#daily`), 'delivery.binding_env_unset');
 
       expect((await cutpoint(['delivery', 'inspect-all', '--format', 'json'])).stdout).toBe(indexBefore);
       expect(await rawSnapshot(refs)).toBe(rawBefore);
-    }, 300_000);
+    });
 
     it('a corrupted journal is inconsistent: inspect and inspect-all exit 1, nothing vouched for', async () => {
       // A pointer whose journal record is missing (e.g. a hand-edited or torn table).
@@ -357,7 +320,7 @@ describe('cutpoint delivery', () => {
   });
 
   describe('a live action against a real target (embedded PostgreSQL)', () => {
-    /** The variable the binding names; set only for the child that runs the live action. */
+    /** The variable the binding names; set only for the call that runs the live action. */
     const PG_ENV = 'TEST_WAREHOUSE_CONN';
     const pgManifest = `version: 1
 bindings:
@@ -374,7 +337,7 @@ routes:
       await pgServer?.stop();
     });
 
-    it('retire of a recorded empty stage through the real bin (the connection reaches it only through its binding variable): the exact stage dropped, RETIRED, the connection never printed; repeating is refused', async () => {
+    it('retire of a recorded empty stage (the connection reaches it only through its binding variable): the exact stage dropped, RETIRED, the connection never printed; repeating is refused', async () => {
       pgServer = await startEmbeddedPostgres();
       const connection = pgServer.connectionString;
       const target = openPostgresTarget({ connectionString: connection, faults: inertFaults });
@@ -405,20 +368,24 @@ routes:
           const stages = async () => (await admin.query(`SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'dwh' AND c.relkind = 'r' AND c.relname LIKE 'cutpoint_stg_%'`)).rowCount;
           expect(await stages()).toBe(1);
 
-          const run = (action: string) => cutpointAsync(['delivery', action, invocationId, '--manifest', `${pgFile}#daily`, '--yes', '--format', 'json'], { [PG_ENV]: connection });
-          // A spawn: the connection reaches a real child process only through the variable the binding names.
-          const r = await run('retire');
+          // The connection is in this process's environment only under the variable the binding names (the other bindings' unset).
+          const run = () =>
+            runCutpointInProcess(['delivery', 'retire', invocationId, '--manifest', `${pgFile}#daily`, '--yes', '--format', 'json'], {
+              cwd: root,
+              env: { CUTPOINT_STATE_DIR: stateDir, [CH_URL_ENV]: undefined, [TARGET_URL_ENV]: undefined, [PG_ENV]: connection },
+            });
+          const r = await run();
           expect(r.stdout).not.toContain(connection);
           expect(r.stderr).not.toContain(connection);
           expect(json(r)).toMatchObject({ invocation_id: invocationId, state: 'RETIRED', permitted_actions: [], holds_custody: false });
           expect(await stages()).toBe(0);
-          refused(await runCutpointInProcess(['delivery', 'retire', invocationId, '--manifest', `${pgFile}#daily`, '--yes', '--format', 'json'], { cwd: root, env: { CUTPOINT_STATE_DIR: stateDir, [PG_ENV]: connection } }), 'delivery.recovery_action_not_permitted');
+          refused(await run(), 'delivery.recovery_action_not_permitted');
         } finally {
           await admin.end();
         }
       } finally {
         await target.close();
       }
-    }, 180_000);
+    });
   });
 });

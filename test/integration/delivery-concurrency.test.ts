@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { advanceCheckpoint, loadCheckpoint } from '../../src/delivery/checkpoint.js';
 import { acquireCustody, assertCustody } from '../../src/delivery/custody.js';
@@ -332,19 +331,15 @@ describe('a zombie step from an old epoch', () => {
     const ref: InvocationRef = { targetId: zombie.targetId, invocationId: zombie.invocationId };
     const zombieStep: StepInput = { invocationId: zombie.invocationId, fence: zombie.fence };
 
-    const stall = world.targetFaults.arm('delivery.publish.commit:delay=3000');
-    let outcome: { name?: string; code?: string; resolved?: unknown };
-    try {
-      const zombieRun = refusal(publish(zombieStep, deps));
-      // The zombie has passed its custody check and holds an open target transaction.
-      for (let i = 0; i < 200 && stall.fired.length === 0; i++) await sleep(10);
-      expect(stall.fired).toHaveLength(1);
-      const takeover = await acquireCustody(world.stores.ports, ref, 'recovery-stalled');
-      expect(takeover.fence.epoch).toBe(2);
-      outcome = await zombieRun;
-    } finally {
-      world.targetFaults.disarm();
-    }
+    // The zombie is held inside its publish transaction (before COMMIT) until the takeover is done.
+    const held = world.holdTarget('delivery.publish.commit');
+    const zombieRun = refusal(publish(zombieStep, deps));
+    // The zombie has passed its custody check and holds an open target transaction.
+    await held.reached;
+    const takeover = await acquireCustody(world.stores.ports, ref, 'recovery-stalled');
+    expect(takeover.fence.epoch).toBe(2);
+    held.release();
+    const outcome = await zombieRun;
     expect(outcome).toEqual(FENCED);
     // The target write is not fenced by the authority: it committed, with its receipt. The
     // journal did not move, so nothing claims the publication yet.
@@ -421,7 +416,10 @@ describe('a zombie step from an old epoch', () => {
 
     const bySession = async (session: string) =>
       (await journalOf(world.stores.ports.authority, zombie.invocationId).read()).filter((e) => (e.data.by as { session?: string } | undefined)?.session === session).map((e) => e.transitionId);
-    const stall = world.targetFaults.arm('delivery.publish.commit:delay=3000');
+    // Held inside its publish transaction (before COMMIT) while the takeover runs; then it
+    // stalls 3 s more there, racing the resume started below.
+    const held = world.holdTarget('delivery.publish.commit');
+    world.targetFaults.arm('delivery.publish.commit:delay=3000');
     let outcomes: [{ name?: string; code?: string; resolved?: unknown }, unknown];
     let zombieEntries: string[];
     try {
@@ -429,8 +427,7 @@ describe('a zombie step from an old epoch', () => {
       const zombieRun = refusal(publish(zombieStep, deps)).finally(() => {
         zombieSettled = true;
       });
-      for (let i = 0; i < 200 && stall.fired.length === 0; i++) await sleep(10);
-      expect(stall.fired).toHaveLength(1);
+      await held.reached;
       zombieEntries = await bySession(zombie.fence.session);
       // A recovery session takes custody while the zombie is still inside its publish
       // (its transaction open, or at most its journal write under way). Nothing is read
@@ -438,6 +435,7 @@ describe('a zombie step from an old epoch', () => {
       // time, so any target query waits for the zombie's COMMIT.
       expect((await acquireCustody(world.stores.ports, ref, 'recovery-racing')).fence.epoch).toBe(2);
       expect(zombieSettled).toBe(false);
+      held.release();
       // ...and a resume (epoch 3) publishes without waiting for the zombie.
       const recovery = resume(recoveryInput(zombie.invocationId, route), recoveryDepsOf(route));
       outcomes = await Promise.all([zombieRun, recovery]);

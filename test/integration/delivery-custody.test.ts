@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/domain/digest.js';
 import { invocationIdFrom, targetIdOf } from '../../src/domain/delivery/identifiers.js';
@@ -227,7 +226,7 @@ describe('zombies', () => {
 
   /**
    * The race the transaction guard exists for: the zombie read custody while it was still
-   * current, then stalled (the delay fault) while a recovery session took over. Its
+   * current, then stalled (held at its cut point) while a recovery session took over. Its
    * transaction fails its conditions (the takeover moved both the custody fence and the
    * invocation version) and applies nothing; the next test isolates the custody leg.
    */
@@ -236,7 +235,7 @@ describe('zombies', () => {
     ['checkpoint', DELIVERY_CUT_POINTS.checkpointAdvance],
     ['retire', DELIVERY_CUT_POINTS.custodyRelease],
   ] as const)('a zombie %s stalled across a takeover is refused by the conditions of its own transaction (invocation version, custody fence)', async (step, cutPoint) => {
-    const { ports, faults } = stores;
+    const { ports } = stores;
     const targetId = newTarget();
     const first = await beginInvocation(ports, beginRequest(targetId));
     const ref: InvocationRef = { targetId, invocationId: first.fence.owner };
@@ -257,16 +256,16 @@ describe('zombies', () => {
       await run.retire();
       run.retire = () => releaseCustody(ports, ref, { from: 'REEXTRACT_REQUIRED', to: 'RETIRED', fence: f, transitionId: 'zombie-retire', patch: { absence } });
     }
-    faults.arm(`${cutPoint}:delay=600`);
+    const held = stores.hold(cutPoint);
     const zombie = run[step]().then(
       () => undefined,
       (e: unknown) => e,
     );
-    await sleep(150); // the zombie has read custody and is stalled at its cut point
+    await held.reached; // the zombie has read custody and is stalled at its cut point
     const recovery = await acquireCustody(ports, ref, 'recovery');
     const before = await snapshot(ports, targetId, [ref.invocationId]);
+    held.release();
     const error = await zombie;
-    faults.disarm();
     expect(error).toMatchObject({ name: 'Delivery.Fenced' });
     expect(await snapshot(ports, targetId, [ref.invocationId])).toBe(before);
     expect(await loadCustody(ports, targetId)).toMatchObject({ state: 'HELD', fence: recovery.fence });
@@ -274,24 +273,24 @@ describe('zombies', () => {
   });
 
   it('the custody ConditionCheck alone refuses a stalled zombie when only the custody item moved', async () => {
-    const { ports, faults } = stores;
+    const { ports } = stores;
     const targetId = newTarget();
     const first = await beginInvocation(ports, beginRequest(targetId));
     const ref: InvocationRef = { targetId, invocationId: first.fence.owner };
-    faults.arm(`${DELIVERY_CUT_POINTS.journalTransition}:delay=600`);
+    const held = stores.hold(DELIVERY_CUT_POINTS.journalTransition);
     const zombie = transition(ports, ref, { from: 'EMPTY_STAGING', to: 'WRITING_UNKNOWN', fence: first.fence, transitionId: 'w' }).then(
       () => undefined,
       (e: unknown) => e,
     );
-    await sleep(150);
+    await held.reached;
     // Only the custody item changes (the invocation record keeps its version), so the
     // zombie's invocation leg would pass: the custody leg is what refuses it.
     const custody = await loadCustody(ports, targetId);
     const newer = { ...first.fence, session: 'newer', epoch: 2 };
     await ports.authority.update('test.takeover', deliveryKeys.custody(targetId), { version: custody?.version ?? 0, fence: first.fence }, { fence: newer, epoch: 2 });
     const invocationBefore = await ports.authority.get(deliveryKeys.invocation(targetId, ref.invocationId));
+    held.release();
     expect(await zombie).toMatchObject({ name: 'Delivery.Fenced' });
-    faults.disarm();
     expect(await ports.authority.get(deliveryKeys.invocation(targetId, ref.invocationId))).toEqual(invocationBefore);
     expect(await journalIds(ports, ref.invocationId)).toEqual(['sys:begin']);
   });

@@ -145,5 +145,5 @@ describe('parts', () => {
     const again = await world.runFlow('deliver-window', beginInput(next, 'events_map'));
     expect(again).toMatchObject({ status: 'SUCCEEDED', output: { state: 'CUSTODY_RELEASED' } });
     expect(await world.targetWindowIds('events_map', WINDOW)).toEqual(windowIds);
-  }, 300_000);
+  });
 });

@@ -159,7 +159,7 @@ describe('cutpoint delivery run (local runner)', () => {
     expect(await targetIds('events_clean')).toEqual([...windowIds].sort());
     const record = await loadInvocation(ports, projection.invocation_id);
     expect(await loadCheckpoint(ports, record.targetId, 'clean')).toMatchObject({ windowEnd: WINDOW.end, version: 1 });
-  }, 180_000);
+  }, 180_000); // one spawn of a whole delivery: 4.1 s at load 4-8; a spawn alone took 20-25 s at load 16
 
   it('a lost publication COMMIT response stops the run in PUBLICATION_UNKNOWN: exit 1, the projection on stdout, the next command on stderr — which then recovers it', async () => {
     const invocationId = `inv-${'b'.repeat(25)}a`;
@@ -195,7 +195,7 @@ describe('cutpoint delivery run (local runner)', () => {
     expect(JSON.parse(again.stdout)).toMatchObject({ invocation_id: invocationId, state: 'CUSTODY_RELEASED' });
     expect(await targetIds('events_lossy')).toEqual([...windowIds].sort());
     expect(await loadCheckpoint(ports, record.targetId, 'lossy')).toMatchObject({ invocationId, version: 1 });
-  }, 240_000);
+  });
 
   /** A refusal: exit 1, empty stdout, the last stderr line `<code>: …`. */
   function refused(r: CliRun, code: string): string {
@@ -224,7 +224,7 @@ describe('cutpoint delivery run (local runner)', () => {
     refused(await inProcess(['delivery', 'run', '--manifest', `${edited}#clean`, '--invocation-id', cleanId], bindings()), 'delivery.invocation_sealed_elsewhere');
     expect(existsSync(fresh)).toBe(false);
     expect(await everything()).toBe(before);
-  }, 180_000);
+  });
 
   it('a missing source table is refused before custody is taken, naming the table (delivery.source_table_missing); a missing chdb directory is refused and never created', async () => {
     const before = await everything();
@@ -236,7 +236,7 @@ describe('cutpoint delivery run (local runner)', () => {
     refused(await inProcess(['delivery', 'run', '--manifest', `${manifestFile}#clean`], { ...bindings(), [CH_ENV]: 'chdb:no-clickhouse-here' }), 'delivery.source_data_dir_missing');
     expect(existsSync(fresh)).toBe(false);
     expect(await everything()).toBe(before);
-  }, 180_000);
+  });
 
   it('an embedded ClickHouse directory another process holds is named as such (delivery.source_busy), and refusals that need no source come first', async () => {
     const holder = await openClickHouse({ kind: 'embedded', dataDir: chDir });
@@ -260,5 +260,5 @@ describe('cutpoint delivery run (local runner)', () => {
     } finally {
       await holder.close();
     }
-  }, 180_000);
+  }, 180_000); // three spawns: 13.1 s at load 4-8; a spawn alone took 20-25 s at load 16
 });

@@ -104,7 +104,7 @@ describe('publish-clickhouse flow (local runner)', () => {
     expect(await publishedWindowIds(table)).toEqual(windowIds);
     const left = await ctx.world.ch.client.query({ query: `SELECT count() AS n FROM system.tables WHERE uuid = toUUID({p:String})`, query_params: { p: predecessor ?? '' }, format: 'JSONEachRow' });
     expect(await left.json()).toEqual([{ n: '0' }]);
-  }, 300_000);
+  });
 
   it('refuses a SQL route at Begin (publication.sql_route_refused) before custody: nothing written', async () => {
     const sqlManifest = publicationManifest({ table: 'never' })
@@ -147,5 +147,5 @@ describe('publish-clickhouse flow (local runner)', () => {
     expect(await readCapsule(ctx.world.stores.ports, ref)).toMatchObject({ state: 'COMPLETE', retiredAt: expect.any(String) });
     expect(await ctx.world.uuidOf(table)).toBe(candidateUuidOf(ref.invocationId));
     expect(await publishedWindowIds(table)).toEqual(windowIds);
-  }, 300_000);
+  });
 });

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCutpointInProcess, spawnCutpoint, startCliRuntime, type CliRun, type CliRuntime } from '../support/cli-runtime.js';
+import { runCutpointInProcess, startCliRuntime, type CliRun, type CliRuntime } from '../support/cli-runtime.js';
 import { begin } from '../../src/delivery/steps/begin.js';
 import type { DeliveryDeps } from '../../src/delivery/deps.js';
 import { deliveryKeys, type InvocationRef } from '../../src/delivery/journal/keys.js';
@@ -13,7 +13,6 @@ import type { CapsuleV2 } from '../../src/domain/quality/capsule.js';
 import { completionDocument } from '../../src/domain/quality/evidence.js';
 import { inertFaults } from '../../src/adapters/fault-injector.js';
 import { awsPorts } from '../../src/adapters/ports.js';
-import { REPO_ROOT } from '../../src/local/asl.js';
 import { freePort } from '../../src/local/free-port.js';
 import { dispatch } from '../../src/publication/steps/dispatch.js';
 import { fillCandidate } from '../../src/publication/steps/fill-candidate.js';
@@ -28,8 +27,8 @@ import { openPublicationWorld, publicationManifest, targetDdl, type PublicationW
 
 /**
  * `cutpoint quality inspect` / `inspect-all` (spec §7.1, U9, F5) as an operator runs them:
- * the CLI's `main` in this process against a local runtime of its own (the spawn is not
- * the subject, except once below), stdout one JSON document, stderr `<code>: <message>`,
+ * the CLI's `main` in this process against a local runtime of its own (the process is not
+ * the subject: cli.test.ts spawns the bin), stdout one JSON document, stderr `<code>: <message>`,
  * exit 0/1/2. Operations are brought to their states by the real steps (begin … verify-eof,
  * fillCandidate, prepareCapsule, dispatch on embedded ClickHouse) writing to the CLI
  * runtime's authority table and bucket. States only later steps (observe, not in this
@@ -303,15 +302,14 @@ describe('cutpoint quality inspect / inspect-all', () => {
     expect(await snapshot(op)).toBe(before);
   });
 
-  it('the real bin: exit status 0 with the index on stdout (the one spawn of this file); a force spelling exits 2', async () => {
-    // A spawn: the exit status of the real process is the subject. Every other exit code of
-    // this file is main()'s, in-process (force spellings of every verb: test/unit/quality-cli.test.ts).
-    const env = { ...process.env, CUTPOINT_STATE_DIR: runtime.stateDir, CUTPOINT_FAULTS: '' };
-    const ok = await spawnCutpoint(['quality', 'inspect-all', '--format', 'json'], { cwd: REPO_ROOT, env, timeoutMs: 120_000 });
+  it('exit status 0 with the index on stdout; a force spelling exits 2', async () => {
+    // Both main()'s, in-process: the exit status a real process gets from main's result is
+    // cli.test.ts's (force spellings of every verb: test/unit/quality-cli.test.ts).
+    const ok = await cutpoint(['quality', 'inspect-all', '--format', 'json']);
     expect(ok.code, ok.stderr).toBe(0);
     expect(JSON.parse(ok.stdout)).toMatchObject({ kind: 'cutpoint.quality-governance-index.v1' });
     expect(await cutpoint(['quality', 'clear-guard', 'inv-aaaaaaaaaaaaaaaaaaaaaaaaaa', '--yes'])).toMatchObject({ code: 2, stdout: '' });
-  }, 180_000);
+  });
 });
 
 /**

@@ -181,27 +181,38 @@ describe('ObserveTarget: deadline, guard, zombie, terminal failure, rollback', (
   it('G7: two concurrent observes of one operation ⇒ exactly one acquires; the other is refused by the guard with no write of its own', async () => {
     const { deps, begun, ref } = await world.published();
     const before = await v2(deps.ports, ref);
-    // The holder's read is slow (its probe sleeps past an 8 s deadline), so the other meets the guard.
-    process.env.CUTPOINT_FAULTS = 'quality.target.probe:delay=60000';
-    let settled;
-    try {
-      settled = await Promise.allSettled([observeTarget(begun, deps, await world.reader(deps, 8_000)), observeTarget(begun, deps, await world.reader(deps, 8_000))]);
-    } finally {
-      delete process.env.CUTPOINT_FAULTS;
-    }
+    // The holder reads only once the other observe has ended — a gate, not a deadline, so the
+    // other meets the guard however slow the machine is. Both reach read() only if both
+    // acquired: then the gate opens for both, and the assertions below fail.
+    let open: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    let reads = 0;
+    const gated = async () => {
+      const real = await world.reader(deps);
+      const read: typeof real.reader.read = async (request) => {
+        if (++reads === 2) open();
+        await gate;
+        return real.reader.read(request);
+      };
+      return { ...real, reader: { ...real.reader, read } };
+    };
+    const runs = [observeTarget(begun, deps, await gated()), observeTarget(begun, deps, await gated())];
+    for (const run of runs) run.then(open, open);
+    const settled = await Promise.allSettled(runs);
     const fulfilled = settled.filter((r) => r.status === 'fulfilled');
     const rejected = settled.filter((r) => r.status === 'rejected');
+    expect(reads).toBe(1);
     expect(fulfilled).toHaveLength(1);
-    expect(fulfilled[0]).toMatchObject({ value: { acted: true, capsuleState: 'TARGET_PENDING' } });
+    expect(fulfilled[0]).toMatchObject({ value: { acted: true, capsuleState: 'COMPLETE' } });
     expect(rejected).toHaveLength(1);
     expect(rejected[0]).toMatchObject({ reason: { name: 'Quality.ReaderGuardHeld' } });
-    // acquire, pending-and-release: the holder's two writes only.
+    // acquire, persist COMPLETE and release, the evidence fact: the holder's three writes only.
     const after = await v2(deps.ports, ref);
-    expect(after.version).toBe(before.version + 2);
+    expect(after.version).toBe(before.version + 3);
     expect(after.reader).toBeUndefined();
 
-    // Released: a later identical invocation observes again.
-    expect(await observeTarget(begun, deps, await world.reader(deps))).toMatchObject({ capsuleState: 'COMPLETE' });
+    // Released: a later identical invocation is not refused by the guard (COMPLETE is final: nothing to do).
+    expect(await observeTarget(begun, deps, await world.reader(deps))).toMatchObject({ acted: false, capsuleState: 'COMPLETE' });
   });
 
   it('G6: a zombie whose guard was taken over persists late with its stale token ⇒ refused, nothing written', async () => {

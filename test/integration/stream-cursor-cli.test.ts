@@ -1,4 +1,5 @@
 import { readFile, readdir, mkdtemp, rm } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -6,6 +7,7 @@ import { inertFaults } from '../../src/adapters/fault-injector.js';
 import { awsPorts } from '../../src/adapters/ports.js';
 import { localRuntimeConfig } from '../../src/cli/local-config.js';
 import { appendBatch } from '../../src/stream/append-batch.js';
+import { loadCursor } from '../../src/stream/cursor/store.js';
 import { loadHead } from '../../src/stream/lane-store.js';
 import { takeOverWithNewSession } from '../../src/stream/takeover.js';
 import { REPO_ROOT } from '../../src/local/asl.js';
@@ -129,7 +131,8 @@ describe('cutpoint stream consume', () => {
     const position = JSON.parse((await cutpoint(['stream', 'cursors', 'events', '--partition', '0'])).stdout).cursors[0].position as number;
     const tail = texts(position, end);
     const following = cutpoint(consume('--follow', '--max', String(tail.length + 2)));
-    await new Promise((resolve) => setTimeout(resolve, 1500)); // consume reaches the end and polls
+    // Consume has printed the tail and committed its cursor at the end (after each batch): from here on it polls.
+    while ((await loadCursor(ports, lane, 'billing'))?.position !== end) await sleep(25);
     const records = [`event-${end}`, `event-${end + 1}`].map((t) => new TextEncoder().encode(t));
     expect((await appendBatch({ ...lane, attemptId: 'follow-1', session: writer, records }, ports)).status).toBe('KNOWN_COMMITTED');
     const r = await following;

@@ -59,16 +59,15 @@ describe('cursor takeover fences the old consumer', () => {
   it('a stale consumer still blocked in I/O: its delayed commit lands after the takeover and is refused, the cursor unchanged', async () => {
     const { lane } = await cursorLane(stores.ports, 'stuck', [4, 4]);
     const first = await takeOverCursorWithNewSession(lane, 'g', 'consumer-a', stores.ports);
-    const armed = stores.faults.arm(`${CURSOR_CUT_POINTS.commit}:delay=1500`);
+    const held = stores.hold(CURSOR_CUT_POINTS.commit);
     const late = commit(lane, 'g', first, 4).then(
       () => 'applied',
       (error: unknown) => (error as { code?: string }).code,
     );
-    await new Promise((resolve) => setTimeout(resolve, 200)); // the commit is in flight, its effect delayed
+    await held.reached; // the commit is in flight, its effect held until the takeover is done
     const second = await takeOverCursorWithNewSession(lane, 'g', 'consumer-b', stores.ports);
+    held.release();
     expect(await late).toBe('stream.cursor_fenced');
-    stores.faults.disarm();
-    expect(armed.fired).toHaveLength(1);
     expect(await cursorOf(stores.ports, lane, 'g')).toMatchObject({ position: 0, fence: second, version: 2 });
   });
 

@@ -83,7 +83,7 @@ describe('cutpoint stream gc', () => {
     // Reads pin and release: no lease is left behind.
     json(await cutpoint(['stream', 'read', 'logs', '--partition', '0', '--from', '2']));
     expect(json(await cutpoint(['stream', 'leases', 'logs', '--partition', '0']))).toEqual({ stream: 'logs', partition: 0, leases: [] });
-  }, 300_000);
+  });
 
   it('a run longer than one execution\'s page budget continues in further executions and prints the whole run once', async () => {
     json(await cutpoint(['stream', 'create', 'cont', '--partitions', '1']));
@@ -97,7 +97,7 @@ describe('cutpoint stream gc', () => {
     const run = json(await cutpoint(['stream', 'gc', 'cont', '--partition', '0', '--grace', '0s'], { env: { CUTPOINT_GC_PAGES: '1' } }));
     expect(run).toMatchObject({ done: true, totals: { scanned: 3, trimmed: 3, marked: 3, deleted: 3, finalized: 3 } });
     expect(run.next).toBeUndefined();
-  }, 300_000);
+  });
 
   it('stream materialize: generation 0 off the ack path, N ranges per run from the lane mark; bad --max exits 2', async () => {
     json(await cutpoint(['stream', 'create', 'mat', '--partitions', '1']));

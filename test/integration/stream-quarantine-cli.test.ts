@@ -81,5 +81,5 @@ describe('cutpoint stream quarantine', () => {
     const released = json(await cutpoint(['stream', 'quarantine', 'logs', '--partition', '0', '--release', entry.gen0Key!]));
     expect(released).toMatchObject({ objectKey: entry.gen0Key, copy: 'gen0', start: 0, end: 2, released: true });
     expect(json(await cutpoint(['stream', 'quarantine', 'logs', '--partition', '0'])).items).toEqual([]);
-  }, 180_000);
+  });
 });

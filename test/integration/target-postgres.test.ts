@@ -8,6 +8,7 @@ import { FaultSwitch } from '../../src/adapters/fault-injector.js';
 import { openPostgresTarget } from '../../src/adapters/postgres/target.js';
 import { LOCAL_POSTGRES_ENV, startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/local/embedded-postgres.js';
 import type { TableRef, TargetRow } from '../../src/ports/target.js';
+import { HoldingFaults } from '../support/held-effect.js';
 import { chunkOf, targetContract, type ContractColumnType, type ContractHandle, type TargetAdmin, type TypedKind } from '../contract/target-contract.js';
 
 /**
@@ -200,7 +201,7 @@ describe('embedded PostgreSQL', () => {
   if (serverBinariesInstalled()) {
     it('the real server loads chunks of different seqs of one stage in parallel, and two loads of one seq one after the other', async () => {
       const server = await startEmbeddedPostgres({ engine: 'postgres' });
-      const faults = new FaultSwitch();
+      const faults = new HoldingFaults();
       const target = openPostgresTarget({ connectionString: server.connectionString, faults, pool: { max: 6 } });
       const client = new pg.Client(server.connectionString);
       client.on('error', () => undefined);
@@ -220,20 +221,21 @@ describe('embedded PostgreSQL', () => {
             finished.push(name);
             return r;
           });
-        // The first load holds its transaction (and its locks) open for 2 s before COMMIT.
-        faults.arm('delivery.target.load-chunk:delay=2000');
+        // The first load holds its transaction (and its locks) open before COMMIT until seq 1 has loaded beside it.
+        const held = faults.hold('delivery.target.load-chunk');
         const slow = load('slow seq 0', 0, [1, 2]);
-        await new Promise((resolve) => setTimeout(resolve, 300));
+        await held.reached;
         const other = load('seq 1', 1, [3]);
         const same = load('seq 0 again', 0, [4, 5, 6]);
-        await Promise.all([slow, other, same]);
+        await other;
+        held.release();
+        await Promise.all([slow, same]);
         expect(finished).toEqual(['seq 1', 'slow seq 0', 'seq 0 again']);
         expect(await target.observeChunks(s)).toEqual([
           { seq: 0, rows: 3 },
           { seq: 1, rows: 1 },
         ]);
       } finally {
-        faults.disarm();
         await client.end();
         await target.close();
         await server.stop();

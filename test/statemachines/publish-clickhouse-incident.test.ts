@@ -63,5 +63,5 @@ describe('publish-clickhouse: a failing probe assertion is an incident', () => {
     expect(text).not.toMatch(/[0-9a-f]{8}-[0-9a-f]{4}-/);
     expect(text).not.toContain(table);
     expect(text).not.toContain('-1');
-  }, 180_000);
+  });
 });

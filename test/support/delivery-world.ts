@@ -20,6 +20,7 @@ import { forbiddenSource, type GuardedSource } from '../../src/delivery/source-g
 import type { TableRef, TargetPort } from '../../src/ports/target.js';
 import { seedSourceEvents, type SourceEvent } from './delivery-source.js';
 import { freshStores, type TestStores } from './emulators.js';
+import { HoldingFaults, type HeldEffect } from './held-effect.js';
 
 /**
  * The world the delivery integration tests run in, on real components only: a fresh table
@@ -107,6 +108,8 @@ export interface Warehouse {
   target: PostgresTarget;
   /** The target adapter's fault switch. */
   targetFaults: FaultSwitch;
+  /** Holds the target's next effect at a cut point until released (test/support/held-effect.ts); the armed faults apply after. */
+  holdTarget(cutPoint: string): HeldEffect;
   /** Ids (as text, sorted) in `dwh.<table>` inside [window.start, window.end). */
   targetWindowIds(table: string, window: { start: string; end: string }): Promise<string[]>;
   /** Owned stages (cutpoint_stg_*) left in schema `dwh`. */
@@ -131,10 +134,11 @@ export async function openWarehouse(options: WarehouseOptions = {}): Promise<War
   await admin.query('CREATE SCHEMA dwh');
   for (const table of options.tables ?? []) await admin.query(eventsTableDdl(table));
   const targetFaults = new FaultSwitch();
+  const holding = new HoldingFaults(targetFaults);
   const receiptTable = options.receiptTable ?? WORLD_RECEIPTS;
   const target = openPostgresTarget({
     connectionString: pgServer.connectionString,
-    faults: targetFaults,
+    faults: holding,
     ...(receiptTable === 'adapter default' ? {} : { receiptTable }),
   });
   return {
@@ -142,6 +146,7 @@ export async function openWarehouse(options: WarehouseOptions = {}): Promise<War
     admin,
     target,
     targetFaults,
+    holdTarget: (cutPoint) => holding.hold(cutPoint),
     async targetWindowIds(table, window) {
       const result = await admin.query<{ id: string }>(`SELECT event_id::text AS id FROM dwh.${table} WHERE event_time >= $1::timestamptz AND event_time < $2::timestamptz`, [
         window.start,

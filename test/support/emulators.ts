@@ -6,12 +6,15 @@ import { provisionLocal } from '../../src/adapters/provision.js';
 import type { CutpointConfig } from '../../src/config.js';
 import type { Ports } from '../../src/ports/index.js';
 import { RequestMeter } from '../../src/ports/meter.js';
+import { HoldingFaults, type HeldEffect } from './held-effect.js';
 
 export interface TestStores {
   config: CutpointConfig;
   ports: Ports;
   faults: FaultSwitch;
   meter: RequestMeter;
+  /** Holds the next effect at a cut point until released (test/support/held-effect.ts); the armed faults apply after. */
+  hold(cutPoint: string): HeldEffect;
 }
 
 /**
@@ -29,6 +32,7 @@ export async function freshStores(): Promise<TestStores> {
   };
   await provisionLocal(config);
   const faults = new FaultSwitch();
+  const holding = new HoldingFaults(faults);
   const meter = new RequestMeter();
-  return { config, ports: awsPorts(config, faults, meter), faults, meter };
+  return { config, ports: awsPorts(config, holding, meter), faults, meter, hold: (cutPoint) => holding.hold(cutPoint) };
 }
