@@ -16,6 +16,9 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 240_000,
     allowOnly: false,
+    // Local flow runs (the CLI's `flow run`, stream commands, `delivery run`, in-process or
+    // spawned) retry at once instead of the ASL's 1-2 s backoffs: the same retries, no idle wait.
+    env: { CUTPOINT_LOCAL_RETRY_MS: '0' },
     passWithNoTests: false,
     projects: [
       // The fast lane (`npm run test:unit`): pure domain rules, no emulator started.

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { StateMachine, type RunOptions, type StateMachineOptions } from 'aws-local-stepfunctions';
 import type { DeliveryDepsProvider } from '../../functions/lib/delivery-deps.js';
 import { FLOWS, stepByPlaceholder } from '../../functions/registry.js';
+import { ConfigError } from '../domain/errors.js';
 import type { Ports } from '../ports/index.js';
 import type { Notifier } from '../ports/notifier.js';
 import { allStates, childFlowPlaceholderOf, duplicateStateNames, flowPlaceholder, loadAsl, taskStates, type AslDefinition } from './asl.js';
@@ -113,10 +114,11 @@ export async function runFlow(flow: string, input: unknown, options: RunFlowOpti
     },
   };
   const substituted = substituteDistributedMaps(source, runtime);
+  const pause = retryPauseOf(options);
   const overrides: Overrides = {
     taskResourceLocalHandlers: { ...handlers, ...substituted.handlers } as Overrides['taskResourceLocalHandlers'],
     // Over the ASL as written: its nested states are the child executions' (a stand-in keeps its Map's name and Retry).
-    retryIntervalOverrides: options.retryIntervalMs === undefined ? undefined : retryOverrides(source, options.retryIntervalMs),
+    retryIntervalOverrides: pause === undefined ? undefined : retryOverrides(source, pause),
   };
   // The context object AWS gives every execution ($$.Execution.Id and friends).
   const name = options.executionName ?? randomUUID();
@@ -130,6 +132,19 @@ export async function runFlow(flow: string, input: unknown, options: RunFlowOpti
 }
 
 type Overrides = NonNullable<RunOptions['overrides']>;
+
+/**
+ * A local run's retry pauses: the caller's `retryIntervalMs`, else `CUTPOINT_LOCAL_RETRY_MS`
+ * (the test suite sets 0, so a CLI run in a test retries at once), else the ASL's own intervals.
+ */
+function retryPauseOf(options: RunFlowOptions): number | undefined {
+  if (options.retryIntervalMs !== undefined) return options.retryIntervalMs;
+  const raw = process.env.CUTPOINT_LOCAL_RETRY_MS?.trim();
+  if (!raw) return undefined;
+  const ms = Number(raw);
+  if (!Number.isSafeInteger(ms) || ms < 0) throw new ConfigError('local.invalid_retry_ms', `CUTPOINT_LOCAL_RETRY_MS must be a whole number of milliseconds, got "${raw}"`);
+  return ms;
+}
 
 /** Definitions (as JSON text) the library has validated: validation costs ~100 ms a run, the run itself less. */
 const validated = new Set<string>();
