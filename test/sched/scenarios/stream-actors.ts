@@ -51,7 +51,11 @@ const base64 = (records: readonly string[]): string[] => records.map((r) => Buff
 
 function told(run: StreamRun, a: Attempt, o: AppendOutcome, via: string): void {
   run.s.note(`${via} ${a.id} → ${o.status}${o.start === undefined ? '' : ` ${range(o)}`}${o.reason ? ` (${o.reason})` : ''}`);
+  const decidedBy = a.status === 'committed' || a.status === 'not-committed' ? a.settledHow : undefined;
   settle(run.h, a, o, via);
+  // Coverage for the soak's summary: a writer fenced by the takeover, an append told its outcome after a resolve decided it.
+  if (o.reason?.includes('Stream.Fenced')) run.s.count('fenced-writer');
+  if (via.startsWith('append') && decidedBy?.includes('resolve')) run.s.count('append-after-resolve');
   if (o.status === 'KNOWN_COMMITTED') run.h.head.committedEnd = Math.max(run.h.head.committedEnd, o.end!);
 }
 

@@ -1,8 +1,9 @@
-import { FaultSwitch } from '../../../src/adapters/fault-injector.js';
+import { ArmedFaultInjector, FaultSwitch } from '../../../src/adapters/fault-injector.js';
 import type { Ports } from '../../../src/ports/index.js';
 import { appendBatch } from '../../../src/stream/append-batch.js';
 import { materializeGen0Batch } from '../../../src/stream/append/gen0-batch.js';
 import { createStream } from '../../../src/stream/create-stream.js';
+import { STREAM_CUT_POINTS } from '../../../src/stream/cut-points.js';
 import { takeoverLane } from '../../../src/stream/takeover.js';
 import { countingPorts } from '../../faults/stream-gc-world.js';
 import type { Scenario } from '../../support/sched/scenario.js';
@@ -24,7 +25,8 @@ import { checkStream, settleStream } from './stream-check.js';
  * - a takeover by writer 1 (fencing writer 0), then writer 1's own append;
  * - a trim into the committed prefix, the stream-gc flow after a clock move short of or
  *   past the grace, and a reader holding its leases across them.
- * Settle resolves every attempt still open (faults off); the checker (stream-check.ts)
+ * In a quarter of the schedules a partition loses the next three head CAS requests, so the
+ * lane is suspended and the attempt resolved. Settle resolves every attempt still open (faults off); the checker (stream-check.ts)
  * then demands the final state: see there.
  */
 
@@ -36,7 +38,7 @@ interface World {
 
 export const streamScenario: Scenario<World> = {
   name: 'stream',
-  actors: ['zombie', 'duplicate-invocation', 'duplicate-start', 'operator-resolve', 'operator-race', 'takeover', 'reader-gc', 'gc'],
+  actors: ['zombie', 'duplicate-invocation', 'duplicate-start', 'operator-resolve', 'operator-race', 'partition', 'takeover', 'fenced-writer', 'append-after-resolve', 'reader-gc'],
   async open(endpoints) {
     return { stores: await openStores(endpoints, 'stream') };
   },
@@ -66,6 +68,14 @@ export const streamScenario: Scenario<World> = {
     h.head.committedEnd = prefixEnd;
     if (s.rng.chance(0.3)) await materializeGen0Batch({ ...lane }, ports);
 
+    if (s.rng.chance(0.25)) {
+      // A partition: the next head CAS requests are lost, as many as one CommitHead re-issues
+      // before it gives up (MAY_HAVE_COMMITTED: the lane is suspended, the attempt resolved).
+      const cutPoint = STREAM_CUT_POINTS.headCas;
+      const partition = new ArmedFaultInjector([{ cutPoint, kind: 'lose-request', times: 3, fromHit: 1, delayMs: 0 }]);
+      world.stores.use({ at: (at, effect) => s.faults.at(at, at === cutPoint ? () => partition.at(at, effect) : effect) });
+      s.count('partition', 'the next 3 head CAS requests are lost');
+    }
     const a0 = h.newAttempt(0);
     appendFlowActor(run, a0, w0, `append:${a0.id}`);
     if (s.rng.chance(0.4)) {
