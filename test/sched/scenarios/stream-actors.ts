@@ -40,12 +40,30 @@ export interface StreamRun {
   graceSeconds: number;
   /** Whether the checker runs GC past every grace (generation 0 and compaction first) and checks the whole inventory. */
   finalGc: boolean;
+  /** What actors found broken as they ran (the checker reports the first). */
+  broken: string[];
   /** An operator's resolve not yet ended: a resolve flow running meanwhile races it. */
   operatorPending: boolean;
 }
 
+/**
+ * Spawns one actor whose broken invariant (a HistoryError from the model's checks) or
+ * unexpected error is kept for the checker: the scheduler does not look at how an actor ended.
+ */
+function act(run: StreamRun, label: string, body: () => Promise<void>): void {
+  void run.s.spawn(label, () =>
+    body().catch((error: unknown) => {
+      run.s.note(`${label} broke: ${messageOf(error)}`);
+      run.broken.push(`${label}: ${error instanceof Error && error.name === 'HistoryError' ? error.message : messageOf(error)}`);
+    }),
+  );
+}
+
 /** How a Task's retries can end a flow without an interpretation (the attempt stays the recovery handle). */
 const EXHAUSTED = new Set([...TRANSIENT, 'States.Timeout', 'Lambda.ServiceException']);
+
+/** What a read may answer under faults instead of records: the caller reads again. */
+const RETRY_READ = new Set(['Stream.ObjectReclaimed', 'Stream.ProviderUnavailable']);
 
 const base64 = (records: readonly string[]): string[] => records.map((r) => Buffer.from(r).toString('base64'));
 
@@ -68,7 +86,7 @@ function flowEnded(run: StreamRun, label: string, r: FlowResult): AppendOutcome 
 
 /** The stream-append flow for one attempt; MAY_HAVE_COMMITTED or a failed execution starts the automatic resolve. */
 export function appendFlowActor(run: StreamRun, a: Attempt, session: Fence, label: string): void {
-  void run.s.spawn(label, async () => {
+  act(run, label, async () => {
     const input = { ...run.lane, attemptId: a.id, session, records: base64(a.records) };
     const invocations = lambdaInvocations(run.s, label);
     const r = await runFlow('stream-append', input, { ports: run.ports, retryIntervalMs: 0, executionName: a.id, invoke: invocations.invoke });
@@ -80,7 +98,7 @@ export function appendFlowActor(run: StreamRun, a: Attempt, session: Fence, labe
 
 /** The stream-resolve-append flow for the original attempt (what an unknown outcome sets off). */
 export function resolveFlowActor(run: StreamRun, a: Attempt, label: string): void {
-  void run.s.spawn(label, async () => {
+  act(run, label, async () => {
     if (run.operatorPending) run.s.count('operator-race', `${label} races the operator's resolve of ${a.id}`);
     const invocations = lambdaInvocations(run.s, label);
     const r = await runFlow('stream-resolve-append', { ...run.lane, attemptId: a.id }, { ports: run.ports, retryIntervalMs: 0, invoke: invocations.invoke });
@@ -93,7 +111,7 @@ export function resolveFlowActor(run: StreamRun, a: Attempt, label: string): voi
 export function operatorResolveActor(run: StreamRun, a: Attempt): void {
   const label = `operator-resolve:${a.id}`;
   run.operatorPending = true;
-  void run.s.spawn(label, async () => {
+  act(run, label, async () => {
     try {
       told(run, a, await resolveAppend({ ...run.lane, attemptId: a.id }, run.ports), label);
     } catch (error) {
@@ -116,13 +134,13 @@ async function appendInProcess(run: StreamRun, a: Attempt, session: Fence, label
 }
 
 export function appendBatchActor(run: StreamRun, a: Attempt, session: Fence, label: string): void {
-  void run.s.spawn(label, () => appendInProcess(run, a, session, label));
+  act(run, label, () => appendInProcess(run, a, session, label));
 }
 
 /** A new owner session (re-run with the same session id while its outcome is unknown), then, maybe, its own append. */
 export function takeoverActor(run: StreamRun, index: number, then?: Attempt): void {
   const label = `takeover:w${index}`;
-  void run.s.spawn(label, async () => {
+  act(run, label, async () => {
     const session = `sched-${run.s.seed}-writer-${index}-session`;
     const input = { ...run.lane, owner: `writer-${index}`, session };
     let result;
@@ -146,7 +164,7 @@ export function takeoverActor(run: StreamRun, index: number, then?: Attempt): vo
 }
 
 export function trimActor(run: StreamRun, to: number): void {
-  void run.s.spawn(`trim:${to}`, async () => {
+  act(run, `trim:${to}`, async () => {
     try {
       const r = await trimLane({ ...run.lane, to }, run.ports);
       run.h.check(r.trimOffset === to, `trim to ${to} left the trim offset at ${r.trimOffset}`);
@@ -163,7 +181,7 @@ export function trimActor(run: StreamRun, to: number): void {
 /** The stream-gc flow after moving the clock `advanceSeconds` (past or short of the grace). */
 export function gcActor(run: StreamRun, advanceSeconds: number): void {
   const label = `gc:+${advanceSeconds}s`;
-  void run.s.spawn(label, async () => {
+  act(run, label, async () => {
     run.h.actors.clock.advance(advanceSeconds * 1000);
     const invocations = lambdaInvocations(run.s, label);
     const r = await runFlow('stream-gc', { ...run.lane, grace: `${run.graceSeconds}s` }, { ports: run.gcPorts, retryIntervalMs: 0, invoke: invocations.invoke });
@@ -176,11 +194,11 @@ export function gcActor(run: StreamRun, advanceSeconds: number): void {
 /**
  * A reader pinning and reading [from, from + max) while trim and GC run: the page must be
  * exactly the committed records from `from` (never a skip, never short below the committed
- * end); refused only as trimmed when a trim passed `from`, or reclaimed (read again).
+ * end); refused only as trimmed when a trim passed `from`, or reclaimed or unavailable (read again).
  */
 export function readerActor(run: StreamRun, from: number, maxRecords: number): void {
   const label = `reader:${from}+${maxRecords}`;
-  void run.s.spawn(label, async () => {
+  act(run, label, async () => {
     for (let round = 0; round < 4; round++) {
       const before = { ...run.h.head };
       try {
@@ -199,7 +217,8 @@ export function readerActor(run: StreamRun, from: number, maxRecords: number): v
           run.h.check(run.trimTo !== undefined && from < run.trimTo, `${label} refused as trimmed, but no trim passed ${from}: ${messageOf(error)}`);
           return;
         }
-        run.h.check(name === 'Stream.ObjectReclaimed' || TRANSIENT.has(name), `${label} threw ${messageOf(error)}`);
+        // Reclaimed (a copy marked before the pin), or the store failing past the read's bounded retries: read again.
+        run.h.check(RETRY_READ.has(name) || TRANSIENT.has(name), `${label} threw ${messageOf(error)}`);
       }
     }
   });

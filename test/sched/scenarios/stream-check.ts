@@ -36,7 +36,12 @@ export async function settleStream(run: StreamRun): Promise<void> {
     for (const a of holder && !pending.includes(holder) ? [holder, ...pending] : pending) {
       const result = await resolveAppend({ ...run.lane, attemptId: a.id }, run.ports);
       run.s.note(`settle: resolve ${a.id} → ${result.status}${result.start === undefined ? '' : ` ${range(result)}`}`);
-      settle(h, a, result, 'settle-resolve');
+      try {
+        settle(h, a, result, 'settle-resolve');
+      } catch (error) {
+        run.broken.push(`settle: ${(error as Error).message}`);
+        return; // the checker reports it
+      }
     }
   }
 }
@@ -44,6 +49,7 @@ export async function settleStream(run: StreamRun): Promise<void> {
 export async function checkStream(run: StreamRun): Promise<void> {
   const h: History = run.h;
   try {
+    h.check(run.broken.length === 0, `an actor found an invariant broken as it ran: ${run.broken[0]}`);
     // A trim whose caller saw no outcome either applied or not: the head says which.
     const head = await headOf(run);
     if (run.trimTo !== undefined && head.trimOffset === run.trimTo) h.trim = run.trimTo;

@@ -50,7 +50,7 @@ export const streamScenario: Scenario<World> = {
     const gcPorts: Ports = countingPorts(ports, clock, deletes);
     const switchOf = (p: Ports) => ({ ports: p, faults: new FaultSwitch() });
     const h = new History(s.seed, lane, config, switchOf(gcPorts), 2, { clock, deletes, reader: switchOf(ports), graceSeconds: GRACE_SECONDS });
-    const run: StreamRun = { s, h, lane, ports, gcPorts, takeovers: [], graceSeconds: GRACE_SECONDS, operatorPending: false, finalGc: false };
+    const run: StreamRun = { s, h, lane, ports, gcPorts, takeovers: [], graceSeconds: GRACE_SECONDS, operatorPending: false, finalGc: false, broken: [] };
 
     // Before any actor runs (the scheduler is not live yet): the lane, writer 0, a committed prefix.
     await createStream({ stream: lane.stream, partitions: 1 }, ports);
