@@ -46,8 +46,14 @@ export class MovableClock implements Clock {
   }
 }
 
+/**
+ * Ports whose object DELETEs are counted per key when they applied (the object was there
+ * before and gone after). DELETEs of one key that overlap (a zombie GC invocation and the
+ * retry of its Task) remove one object: the group counts once.
+ */
 export function countingPorts(base: Ports, clock: Clock, deletes: Map<string, number>): Ports {
   const inner = base.objects;
+  const inFlight = new Map<string, { running: number; counted: boolean }>();
   const objects: ObjectStore = {
     location: inner.location,
     put: (...a) => inner.put(...a),
@@ -57,11 +63,19 @@ export function countingPorts(base: Ports, clock: Clock, deletes: Map<string, nu
     list: (p) => inner.list(p),
     listPage: (p, o) => inner.listPage!(p, o),
     delete: async (cut, key) => {
-      const before = await inner.head(key);
+      const group = inFlight.get(key) ?? { running: 0, counted: false };
+      group.running++;
+      inFlight.set(key, group);
+      let before;
       try {
+        before = await inner.head(key);
         return await inner.delete(cut, key);
       } finally {
-        if (before && !(await inner.head(key))) deletes.set(key, (deletes.get(key) ?? 0) + 1);
+        if (before && !group.counted && !(await inner.head(key))) {
+          group.counted = true;
+          deletes.set(key, (deletes.get(key) ?? 0) + 1);
+        }
+        if (--group.running === 0) inFlight.delete(key);
       }
     },
   };

@@ -18,7 +18,8 @@ import { ScheduleStall } from './errors.js';
  *
  * Actors are told apart by AsyncLocalStorage: an actor's body, and everything it awaits,
  * carries it. A fan-out inside one actor (GC's parallel deletes, a Map's items) parks each
- * thread as it arrives: such steps interleave in the order their I/O returns.
+ * thread as it arrives; when the actor is picked, all its parked threads move at once (each
+ * with its own fault draw): such steps interleave in the order their I/O returns.
  */
 
 export type FaultChoice = 'crash-before' | 'crash-after' | 'lose-response' | 'fail' | 'lose-request';
@@ -143,7 +144,11 @@ export class Scheduler {
         if (this.parked.length === 0) {
           const stuck = this.actors.filter((a) => !a.done && a.waiting === 0);
           if (stuck.length === 0) return;
-          throw new ScheduleStall(`no actor is parked, yet ${stuck.map((a) => a.name).join(', ')} never ended`);
+          // One is still running (a read in flight after a fan-out's threads moved together): wait until it parks or ends.
+          await this.moved().catch(() => {
+            throw new ScheduleStall(`no actor is parked, yet ${stuck.map((a) => a.name).join(', ')} never ended`);
+          });
+          continue;
         }
         if (++this.decisions > this.options.maxDecisions) throw new ScheduleStall(`more than ${this.options.maxDecisions} decisions: a livelock`);
         this.options.beforePick?.(this);
@@ -168,10 +173,14 @@ export class Scheduler {
           this.trace.push(`${this.decisions} ${ticket.actor.name} @ ${ticket.cutPoint}: delay`);
           continue;
         }
-        const fault = this.faultFor(ticket);
-        this.trace.push(`${this.decisions} ${ticket.actor.name} @ ${ticket.cutPoint}${fault ? ` !${fault}` : ''}`);
+        // A fan-out's threads (GC's page of roots) move together: one thread left parked while
+        // another ends its share would leave the actor waiting on it with nobody moving.
+        const siblings = ticket.cutPoint === START ? [] : this.parked.filter((t) => t.actor === ticket.actor);
+        this.parked = this.parked.filter((t) => !siblings.includes(t));
+        const moving = [ticket, ...siblings].map((t) => ({ t, fault: this.faultFor(t) }));
+        for (const { t, fault } of moving) this.trace.push(`${this.decisions} ${t.actor.name} @ ${t.cutPoint}${fault ? ` !${fault}` : ''}`);
         const moved = this.moved();
-        ticket.wake(fault);
+        for (const { t, fault } of moving) t.wake(fault);
         await moved;
       }
     } finally {

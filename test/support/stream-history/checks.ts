@@ -76,6 +76,16 @@ export async function settleEverything(h: History): Promise<void> {
       else await resolve(h, a);
     }
   }
+  await checkSettled(h);
+}
+
+/**
+ * Once everything settled (the head as of the last `checkDurable`): every attempt has a
+ * final outcome, the lane is not suspended, every committed offset was reported by its
+ * attempt, no read returned a record that did not commit, the lane reads back exactly as
+ * reported, and the lane invariant holds for every acknowledged batch.
+ */
+export async function checkSettled(h: History): Promise<void> {
   h.check(h.pending().length === 0, `attempts still without a final outcome: ${h.pending().map((a) => `${a.id} (${a.status})`).join(', ')}`);
   h.check(!h.head.suspendedBy, `the lane is still suspended by ${h.head.suspendedBy}`);
   for (const a of h.attempts.values()) h.check(a.status === 'committed' || a.status === 'not-committed', `${a.id} ended ${a.status}`);

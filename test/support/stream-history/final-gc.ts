@@ -40,6 +40,20 @@ export async function settleLifecycle(h: History): Promise<void> {
 const total = (deletes: Map<string, number>) => [...deletes.values()].reduce((a, b) => a + b, 0);
 
 async function checkInventory(h: History): Promise<void> {
+  const { present, needed, gen0Allowed } = await checkLiveKept(h);
+  for (const key of present) {
+    h.check(needed.has(key) || gen0Allowed.some((p) => key.startsWith(p)), `${key} outlived GC past every grace (root ${JSON.stringify(await rootState(h, key))})`);
+  }
+  h.note(`inventory: ${present.size} objects left, ${needed.size} needed, ${total(h.actors.deletes)} deleted; ${h.compactions} compactions, ${h.gcRuns} GC runs`);
+}
+
+/**
+ * What GC may never have done, at any point of a history: delete a live byte (a WAL object
+ * of a committed range above the trim that no live compaction supersedes, or a compaction
+ * reaching above the trim), or delete a key more often than it had lives (root epochs).
+ * Returns the lane's objects and what of them is needed, for the full inventory.
+ */
+export async function checkLiveKept(h: History): Promise<{ present: Set<string>; needed: Set<string>; gen0Allowed: string[] }> {
   const ports = h.operator.ports;
   const head = (await ports.authority.get(laneKeys.head(h.lane))) as unknown as LaneHead;
   const commits = (await ports.authority.query(laneKeys.pk(h.lane), 'commit#')) as unknown as CommitRecord[];
@@ -54,14 +68,11 @@ async function checkInventory(h: History): Promise<void> {
   }
   const present = new Set(await listAll(ports, h.lane));
   for (const key of needed) h.check(present.has(key), `live object ${key} is gone (deleted ${h.actors.deletes.get(key) ?? 0} times)`);
-  for (const key of present) {
-    h.check(needed.has(key) || gen0Allowed.some((p) => key.startsWith(p)), `${key} outlived GC past every grace (root ${JSON.stringify(await rootState(h, key))})`);
-  }
   for (const [key, n] of h.actors.deletes) {
     const root = (await ports.authority.get(gcKeys.root(h.lane, key))) as unknown as LifecycleRoot | undefined;
     h.check(root && n <= root.epoch, `${key} deleted ${n} times in ${root?.epoch ?? 0} lives`);
   }
-  h.note(`inventory: ${present.size} objects left, ${needed.size} needed, ${total(h.actors.deletes)} deleted; ${h.compactions} compactions, ${h.gcRuns} GC runs`);
+  return { present, needed, gen0Allowed };
 }
 
 async function rootState(h: History, key: string): Promise<Partial<LifecycleRoot> | undefined> {
