@@ -44,10 +44,15 @@ export async function readAllOf(stores: TestStores, lane: LaneRef): Promise<Read
 
 export const withOffsets = (expected: string[]) => expected.map((data, offset) => ({ offset, data }));
 
-/** Overwrites an object with other bytes (the emulator does not enforce If-None-Match); returns the bytes it replaced. */
+/**
+ * Replaces an object's bytes, keeping its metadata (a corrupted object): writes are
+ * create-only (`If-None-Match: *`, enforced by S3 and the local emulator alike), so the
+ * object is deleted first. Returns the bytes it replaced.
+ */
 export async function overwrite(stores: TestStores, key: string, bytes: Uint8Array = new TextEncoder().encode('CPWAL1\n\0\0\0\x01X')): Promise<Uint8Array> {
   const before = await stores.ports.objects.get(key);
   expect(before, `${key} exists before the test overwrites it`).toBeDefined();
+  await stores.ports.objects.delete('test.object.overwrite', key);
   const outcome = await stores.ports.objects.put('test.object.overwrite', key, bytes, before!.metadata);
   expect(outcome.status).toBe('APPLIED');
   expect(sha256Hex((await stores.ports.objects.get(key))!.bytes)).toBe(sha256Hex(bytes));

@@ -10,6 +10,7 @@ import { createStream } from '../../src/stream/create-stream.js';
 import { readStream, type ReadResult } from '../../src/stream/read.js';
 import { takeOverWithNewSession } from '../../src/stream/takeover.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
+import { overwrite } from '../faults/stream-read-world.js';
 
 /**
  * The stream read path against real DynamoDB Local and the S3 emulator (seed 002, "Read
@@ -90,14 +91,10 @@ async function deleteItem(key: ItemKey): Promise<void> {
   expect(outcome.status).toBe('APPLIED');
 }
 
-/** Overwrites an object with other bytes (the emulator does not enforce If-None-Match). */
+/** Corrupts an object: other bytes under its key and metadata. */
 async function corrupt(key: string): Promise<void> {
-  const before = await stores.ports.objects.get(key);
-  expect(before, `${key} exists before the test corrupts it`).toBeDefined();
-  const evil = new TextEncoder().encode('CPWAL1\n\0\0\0\x01X');
-  const outcome = await stores.ports.objects.put('test.object.corrupt', key, evil, before!.metadata);
-  expect(outcome.status).toBe('APPLIED');
-  expect(sha256Hex((await stores.ports.objects.get(key))!.bytes)).not.toBe(before!.metadata.sha256);
+  const replaced = await overwrite(stores, key);
+  expect(sha256Hex((await stores.ports.objects.get(key))!.bytes)).not.toBe(sha256Hex(replaced));
 }
 
 async function quarantineItem(lane: LaneRef, objectKey: string) {

@@ -1,4 +1,5 @@
 import { sha256Hex } from '../../domain/digest.js';
+import { IdentityConflictError } from '../../domain/errors.js';
 import { encodeBatch } from '../../domain/record-batch.js';
 import { sameFence, walKeyOf, walMetadataOf, type LaneRef } from '../../domain/stream.js';
 import { AttemptAbortedError, AttemptIdentityConflictError, FencedError, LaneSuspendedError } from '../../domain/stream-errors.js';
@@ -74,6 +75,15 @@ export async function writeWal(input: unknown, ports: Ports, known?: KnownHead):
     binding = { version: head.version, start: head.committedEnd };
   }
   const wal: WalRef = { ...batch, start: binding.start, fenceEpoch: ref.session.epoch };
-  await putExact(ports.objects, STREAM_CUT_POINTS.wal, walKey, bytes, walMetadataOf(ref as LaneRef, ref.attemptId, sha256, records.length, wal));
+  try {
+    await putExact(ports.objects, STREAM_CUT_POINTS.wal, walKey, bytes, walMetadataOf(ref as LaneRef, ref.attemptId, sha256, records.length, wal));
+  } catch (error) {
+    // Another execution of this attempt (a duplicate start, a zombie) wrote the same batch
+    // first, bound to another start: the key is create-only, so that binding is the batch's
+    // for good. Adopt it, as the evidence check above does; the head CAS step decides.
+    const first = error instanceof IdentityConflictError ? (await walsOf(ports, ref, ref.attemptId)).find((w) => w.walKey === walKey && w.recordCount === records.length) : undefined;
+    if (!first) throw error;
+    return { ...ref, wal: first, expected: null };
+  }
   return { ...ref, wal, expected: { version: binding.version } };
 }
