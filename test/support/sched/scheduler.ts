@@ -86,6 +86,8 @@ export class Scheduler {
   private parked: Ticket[] = [];
   private seq = 0;
   private signal: (() => void) | undefined;
+  /** The actor whose move the scheduler awaits: only its park, end or wait ends the move. */
+  private mover: Actor | undefined;
   private live = false;
 
   constructor(readonly seed: number, options: SchedulerOptions = {}) {
@@ -122,7 +124,7 @@ export class Scheduler {
     if (!parent) throw new Error(`scheduler.call(${name}) outside an actor`);
     parent.waiting++;
     const result = this.start(name, body, parent, onPick);
-    this.yielded();
+    this.yielded(parent);
     return result;
   }
 
@@ -155,6 +157,7 @@ export class Scheduler {
             this.parked.push(ticket);
             this.trace.push(`${this.decisions} ${ticket.actor.name} @ ${ticket.cutPoint}: the Task timed out; the invocation runs on as a zombie`);
             this.events.set('zombie', (this.events.get('zombie') ?? 0) + 1);
+            this.mover = parent;
             if (parent && !parent.done && parent.waiting === 0) await moved;
             else this.cancelMoved();
             continue;
@@ -170,6 +173,7 @@ export class Scheduler {
         const fault = this.faultFor(ticket);
         this.trace.push(`${this.decisions} ${ticket.actor.name} @ ${ticket.cutPoint}${fault ? ` !${fault}` : ''}`);
         const moved = this.moved();
+        this.mover = ticket.actor;
         ticket.wake(fault);
         await moved;
       }
@@ -203,9 +207,12 @@ export class Scheduler {
     if (parent && !actor.detached) {
       parent.waiting--;
       // The parent's wait is over: it runs on, holding the turn, unless it waits on other children.
-      if (parent.waiting === 0) return;
+      if (parent.waiting === 0) {
+        if (this.mover === actor) this.mover = parent;
+        return;
+      }
     }
-    this.yielded();
+    this.yielded(actor);
   }
 
   private async at<T>(cutPoint: string, effect: () => Promise<T>): Promise<T> {
@@ -214,12 +221,38 @@ export class Scheduler {
     actor.parks++;
     const fault = await new Promise<FaultChoice | undefined>((wake) => {
       this.parked.push({ actor, cutPoint, seq: this.seq++, wake });
-      this.yielded();
+      this.yielded(actor);
     });
     this.hits.set(cutPoint, (this.hits.get(cutPoint) ?? 0) + 1);
-    if (!fault) return effect();
-    this.faultsFired.set(fault, (this.faultsFired.get(fault) ?? 0) + 1);
-    return new ArmedFaultInjector([{ cutPoint, kind: fault, times: 1, fromHit: 1, delayMs: 0 }]).at(cutPoint, effect);
+    const decision = this.decisions;
+    try {
+      if (!fault) return await effect();
+      this.faultsFired.set(fault, (this.faultsFired.get(fault) ?? 0) + 1);
+      return await new ArmedFaultInjector([{ cutPoint, kind: fault, times: 1, fromHit: 1, delayMs: 0 }]).at(cutPoint, effect);
+    } finally {
+      this.afterFanOutMove(actor, decision);
+    }
+  }
+
+  /**
+   * A fan-out thread (one of an actor's Promise.all branches) whose effect just ran while a
+   * sibling is still parked, or after its actor ended: when nothing moves on (the actor neither parks again, ends, nor
+   * waits within a few turns), the actor is waiting for that sibling, so its turn is over.
+   * Without this the scheduler would wait for a park that only its own next pick can bring.
+   */
+  private afterFanOutMove(actor: Actor, decision: number): void {
+    if (actor.done) {
+      // An orphan thread: its actor ended (a sibling failed the Promise.all) while it was parked.
+      void settle().then(() => {
+        if (this.live && this.decisions === decision) this.yielded(actor);
+      });
+      return;
+    }
+    if (!this.parked.some((t) => t.actor === actor)) return;
+    const parks = actor.parks;
+    void settle().then(() => {
+      if (this.live && this.decisions === decision && actor.parks === parks && !actor.done && this.parked.some((t) => t.actor === actor)) this.yielded(actor);
+    });
   }
 
   private pick(): Ticket {
@@ -257,7 +290,13 @@ export class Scheduler {
     this.signal?.();
   }
 
-  private yielded(): void {
+  /**
+   * The mover parked, ended or waits: its move is over. A park of another actor is a
+   * fan-out thread arriving late (its sibling's park already ended that actor's move):
+   * its ticket waits for a pick, and the move under way goes on.
+   */
+  private yielded(by: Actor): void {
+    if (this.mover && by !== this.mover) return;
     this.signal?.();
   }
 }
