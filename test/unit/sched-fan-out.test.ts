@@ -49,3 +49,26 @@ describe('scheduler: fan-out inside one actor', () => {
     expect(run.trace.filter((line) => / other @ other$/.test(line))).toHaveLength(3);
   });
 });
+
+describe('scheduler: an orphan branch of a child invocation', () => {
+  it.each([1, 2, 3, 4, 5, 6])('seed %i: picked after its invocation ended, it is no zombie and its parent runs on', async (seed) => {
+    const s = new Scheduler(seed, { faultRate: 0, delayRate: 0, stallMs: 2_000 });
+    const moves: string[] = [];
+    void s.spawn('flow', async () => {
+      // The invocation fails on its first branch; its second stays parked after the invocation ended.
+      const once = s.call('flow/Task', () => Promise.all([s.faults.at('put', () => Promise.reject(new Error('put failed'))), s.faults.at('load', effect)]), (actor) => {
+        // Timing out the Task is for a live invocation only (invocations.ts); an ended one must never get here.
+        if (!actor.done) return false;
+        moves.push('ended invocation timed out');
+        s.detach(actor);
+        return true;
+      });
+      await once.catch(() => moves.push('task failed'));
+      await s.call('flow/Next', () => s.faults.at('next', effect));
+      moves.push('flow went on');
+    });
+    await s.run();
+    expect(moves).toEqual(['task failed', 'flow went on']);
+    expect(s.trace.filter((line) => / flow\/Task @ load/.test(line))).toHaveLength(1);
+  });
+});

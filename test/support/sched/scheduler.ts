@@ -130,7 +130,8 @@ export class Scheduler {
 
   /** Detaches a parked child: its parent resumes (the caller rejects the parent's wait). */
   detach(child: Actor): void {
-    if (child.detached || !child.parent) return;
+    // An ended child (an orphan fan-out thread still parked) was already waited for.
+    if (child.detached || child.done || !child.parent) return;
     child.detached = true;
     child.parent.waiting--;
   }
@@ -149,7 +150,7 @@ export class Scheduler {
         if (++this.decisions > this.options.maxDecisions) throw new ScheduleStall(`more than ${this.options.maxDecisions} decisions: a livelock`);
         this.options.beforePick?.(this);
         const ticket = this.pick();
-        if (ticket.cutPoint !== START && !ticket.actor.detached && ticket.actor.onPick) {
+        if (ticket.cutPoint !== START && !ticket.actor.detached && !ticket.actor.done && ticket.actor.onPick) {
           const parent = ticket.actor.parent;
           const moved = this.moved();
           if (ticket.actor.onPick(ticket.actor, ticket.cutPoint)) {
