@@ -5,7 +5,7 @@ import { routeOfEvent } from '../../functions/lib/delivery-deps.js';
 import { openClickHouse, type ClickHouseHandle } from '../../src/adapters/clickhouse/client.js';
 import { createClickHouseSource } from '../../src/adapters/clickhouse/source.js';
 import { FaultSwitch } from '../../src/adapters/fault-injector.js';
-import { openPostgresTarget, type PostgresTarget } from '../../src/adapters/postgres/target.js';
+import { openPostgresTarget, type PostgresTarget, type PostgresTargetOptions } from '../../src/adapters/postgres/target.js';
 import type { DeliveryDeps } from '../../src/delivery/deps.js';
 import { journalOf } from '../../src/delivery/journal/keys.js';
 import type { RecoveryDeps } from '../../src/delivery/recovery/recovery-session.js';
@@ -124,6 +124,11 @@ export interface WarehouseOptions {
   tables?: readonly string[];
   /** The target's receipt table; WORLD_RECEIPTS by default, 'adapter default' for the adapter's own (public.cutpoint_receipts). */
   receiptTable?: TableRef | 'adapter default';
+  /**
+   * The target adapter's own options: an injector instead of `targetFaults` (the fault
+   * scheduler's, test/support/sched/stores.ts), its lock timeout and pool.
+   */
+  target?: Pick<PostgresTargetOptions, 'faults' | 'lockTimeoutMs' | 'pool'>;
 }
 
 export async function openWarehouse(options: WarehouseOptions = {}): Promise<Warehouse> {
@@ -139,6 +144,7 @@ export async function openWarehouse(options: WarehouseOptions = {}): Promise<War
   const target = openPostgresTarget({
     connectionString: pgServer.connectionString,
     faults: holding,
+    ...options.target,
     ...(receiptTable === 'adapter default' ? {} : { receiptTable }),
   });
   return {

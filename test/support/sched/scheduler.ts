@@ -17,9 +17,10 @@ import { ScheduleStall } from './errors.js';
  * replays.
  *
  * Actors are told apart by AsyncLocalStorage: an actor's body, and everything it awaits,
- * carries it. A fan-out inside one actor (GC's parallel deletes, a Map's items) parks each
- * thread as it arrives; when the actor is picked, all its parked threads move at once (each
- * with its own fault draw): such steps interleave in the order their I/O returns.
+ * carries it. A fan-out inside one actor (GC's parallel deletes, a part's chunk write and
+ * load) parks each thread as it arrives; when the actor is picked, all its parked threads
+ * move at once (each with its own fault draw): such steps interleave in the order their
+ * I/O returns, so they may not replay move for move.
  */
 
 export type FaultChoice = 'crash-before' | 'crash-after' | 'lose-response' | 'fail' | 'lose-request';
@@ -87,6 +88,8 @@ export class Scheduler {
   private parked: Ticket[] = [];
   private seq = 0;
   private signal: (() => void) | undefined;
+  /** The actor whose move the scheduler awaits: only its park, end or wait ends the move. */
+  private mover: Actor | undefined;
   private live = false;
 
   constructor(readonly seed: number, options: SchedulerOptions = {}) {
@@ -124,13 +127,14 @@ export class Scheduler {
     if (!parent || !this.live) return body();
     parent.waiting++;
     const result = this.start(name, body, parent, onPick);
-    this.yielded();
+    this.yielded(parent);
     return result;
   }
 
   /** Detaches a parked child: its parent resumes (the caller rejects the parent's wait). */
   detach(child: Actor): void {
-    if (child.detached || !child.parent) return;
+    // An ended child (an orphan fan-out thread still parked) was already waited for.
+    if (child.detached || child.done || !child.parent) return;
     child.detached = true;
     child.parent.waiting--;
   }
@@ -145,6 +149,7 @@ export class Scheduler {
           const stuck = this.actors.filter((a) => !a.done && a.waiting === 0);
           if (stuck.length === 0) return;
           // One is still running (a read in flight after a fan-out's threads moved together): wait until it parks or ends.
+          this.mover = undefined;
           await this.moved().catch(() => {
             throw new ScheduleStall(`no actor is parked, yet ${stuck.map((a) => a.name).join(', ')} never ended`);
           });
@@ -153,7 +158,7 @@ export class Scheduler {
         if (++this.decisions > this.options.maxDecisions) throw new ScheduleStall(`more than ${this.options.maxDecisions} decisions: a livelock`);
         this.options.beforePick?.(this);
         const ticket = this.pick();
-        if (ticket.cutPoint !== START && !ticket.actor.detached && ticket.actor.onPick) {
+        if (ticket.cutPoint !== START && !ticket.actor.detached && !ticket.actor.done && ticket.actor.onPick) {
           const parent = ticket.actor.parent;
           const moved = this.moved();
           if (ticket.actor.onPick(ticket.actor, ticket.cutPoint)) {
@@ -161,6 +166,7 @@ export class Scheduler {
             this.parked.push(ticket);
             this.trace.push(`${this.decisions} ${ticket.actor.name} @ ${ticket.cutPoint}: the Task timed out; the invocation runs on as a zombie`);
             this.events.set('zombie', (this.events.get('zombie') ?? 0) + 1);
+            this.mover = parent;
             if (parent && !parent.done && parent.waiting === 0) await moved;
             else this.cancelMoved();
             continue;
@@ -180,6 +186,7 @@ export class Scheduler {
         const moving = [ticket, ...siblings].map((t) => ({ t, fault: this.faultFor(t) }));
         for (const { t, fault } of moving) this.trace.push(`${this.decisions} ${t.actor.name} @ ${t.cutPoint}${fault ? ` !${fault}` : ''}`);
         const moved = this.moved();
+        this.mover = ticket.actor;
         for (const { t, fault } of moving) t.wake(fault);
         await moved;
       }
@@ -213,9 +220,12 @@ export class Scheduler {
     if (parent && !actor.detached) {
       parent.waiting--;
       // The parent's wait is over: it runs on, holding the turn, unless it waits on other children.
-      if (parent.waiting === 0) return;
+      if (parent.waiting === 0) {
+        if (this.mover === actor) this.mover = parent;
+        return;
+      }
     }
-    this.yielded();
+    this.yielded(actor);
   }
 
   private async at<T>(cutPoint: string, effect: () => Promise<T>): Promise<T> {
@@ -224,12 +234,38 @@ export class Scheduler {
     actor.parks++;
     const fault = await new Promise<FaultChoice | undefined>((wake) => {
       this.parked.push({ actor, cutPoint, seq: this.seq++, wake });
-      this.yielded();
+      this.yielded(actor);
     });
     this.hits.set(cutPoint, (this.hits.get(cutPoint) ?? 0) + 1);
-    if (!fault) return effect();
-    this.faultsFired.set(fault, (this.faultsFired.get(fault) ?? 0) + 1);
-    return new ArmedFaultInjector([{ cutPoint, kind: fault, times: 1, fromHit: 1, delayMs: 0 }]).at(cutPoint, effect);
+    const decision = this.decisions;
+    try {
+      if (!fault) return await effect();
+      this.faultsFired.set(fault, (this.faultsFired.get(fault) ?? 0) + 1);
+      return await new ArmedFaultInjector([{ cutPoint, kind: fault, times: 1, fromHit: 1, delayMs: 0 }]).at(cutPoint, effect);
+    } finally {
+      this.afterFanOutMove(actor, decision);
+    }
+  }
+
+  /**
+   * A fan-out thread (one of an actor's Promise.all branches) whose effect just ran while a
+   * sibling is still parked, or after its actor ended: when nothing moves on (the actor neither parks again, ends, nor
+   * waits within a few turns), the actor is waiting for that sibling, so its turn is over.
+   * Without this the scheduler would wait for a park that only its own next pick can bring.
+   */
+  private afterFanOutMove(actor: Actor, decision: number): void {
+    if (actor.done) {
+      // An orphan thread: its actor ended (a sibling failed the Promise.all) while it was parked.
+      void settle().then(() => {
+        if (this.live && this.decisions === decision) this.yielded(actor);
+      });
+      return;
+    }
+    if (!this.parked.some((t) => t.actor === actor)) return;
+    const parks = actor.parks;
+    void settle().then(() => {
+      if (this.live && this.decisions === decision && actor.parks === parks && !actor.done && this.parked.some((t) => t.actor === actor)) this.yielded(actor);
+    });
   }
 
   private pick(): Ticket {
@@ -267,7 +303,13 @@ export class Scheduler {
     this.signal?.();
   }
 
-  private yielded(): void {
+  /**
+   * The mover parked, ended or waits: its move is over. A park of another actor is a
+   * fan-out thread arriving late (its sibling's park already ended that actor's move):
+   * its ticket waits for a pick, and the move under way goes on.
+   */
+  private yielded(by: Actor): void {
+    if (this.mover && by !== this.mover) return;
     this.signal?.();
   }
 }

@@ -22,6 +22,8 @@ export interface SchedStores {
   config: CutpointConfig;
   ports: Ports;
   clock: MovableClock;
+  /** The injector that follows `use`: hand it to an adapter outside `ports` (a target) so its effects park too. */
+  faults: FaultInjector;
   /** The scheduler the ports' effects park on from now (undefined: effects run as they are). */
   use(faults: FaultInjector | undefined): void;
 }
@@ -38,5 +40,5 @@ export async function openStores(endpoints: Endpoints, prefix: string): Promise<
   let current: FaultInjector | undefined;
   const faults: FaultInjector = { at: (cutPoint, effect) => (current ? current.at(cutPoint, effect) : effect()) };
   const clock = new MovableClock();
-  return { config, ports: { ...awsPorts(config, faults), clock }, clock, use: (f) => (current = f) };
+  return { config, ports: { ...awsPorts(config, faults), clock }, clock, faults, use: (f) => (current = f) };
 }

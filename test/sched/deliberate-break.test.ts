@@ -1,0 +1,43 @@
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import type * as JournaledWrite from '../../src/delivery/journal/journaled-write.js';
+import { describeFailure, runSchedule, type ScheduleResult } from '../support/sched/run-schedule.js';
+import { deliveryScenario } from './scenarios/delivery.js';
+import type { DeliveryWorld } from './scenarios/delivery-world.js';
+
+/*
+ * THE DELIBERATE BREAK (issue #13): the custody fence check skipped. `requireFence` is the
+ * one function every journaled write (transition, facts, checkpoint), every carried step
+ * state and `assertCustody` use to demand that the caller's fence IS the current custody;
+ * the transaction's own condition only says "custody unchanged since I read it". With the
+ * check gone, a session fenced by a takeover writes as if it still held custody. The
+ * delivery scenario's CI seeds (the ones npm test runs) must find it: the first schedule
+ * that breaks an invariant ends the search.
+ */
+vi.mock('../../src/delivery/journal/journaled-write.js', async (importOriginal) => ({
+  ...(await importOriginal<typeof JournaledWrite>()),
+  requireFence: () => undefined,
+}));
+
+const CI_SEEDS = 120;
+
+describe('the deliberate break: delivery with the custody fence check skipped', () => {
+  let world: DeliveryWorld | undefined;
+  beforeAll(async () => {
+    world = await deliveryScenario.open({ dynamodb: inject('dynamodbEndpoint'), s3: inject('s3Endpoint') });
+  }, 240_000);
+  afterAll(async () => {
+    if (world) await deliveryScenario.close(world);
+  });
+
+  // Measured: the search stops within the first few seeds (~1 s each idle); 600 s covers all 120 on a loaded machine.
+  it('a CI seed of the delivery scenario fails with Sched.InvariantViolation', async () => {
+    let found: ScheduleResult | undefined;
+    for (let seed = 1; seed <= CI_SEEDS && !found; seed++) {
+      const result = await runSchedule(deliveryScenario, world!, seed);
+      if (!result.ok) found = result;
+    }
+    expect(found, `no CI seed (1-${CI_SEEDS}) found the skipped fence check`).toBeDefined();
+    console.info(`deliberate break found by ${describeFailure(found!, 12)}`);
+    expect(found!.error?.name).toBe('Sched.InvariantViolation');
+  }, 600_000);
+});
