@@ -6,6 +6,7 @@ import { runFlow, type FlowResult } from '../../src/local/flow-runner.js';
 import { expectExactlyOneCommitted, expectProvenAbort, newGenerationCase } from '../support/generation-fixture.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
 import { withKinds } from '../support/matrix-lane.js';
+import { replaceObject } from '../support/replace-object.js';
 
 /**
  * The generation-commit fault matrix: every cut point × every fault kind, then recovery
@@ -124,7 +125,7 @@ describe('hostile durable state', () => {
   it('a source whose bytes fail their checksum is never materialized', async () => {
     const c = await newGenerationCase(stores.ports, 'bad-source');
     const first = c.input.sources[0]!;
-    await stores.ports.objects.put('test.object.put', first.key, new TextEncoder().encode('tampered'), { sha256: first.sha256 });
+    expect(await replaceObject(stores.ports.objects, first.key, new TextEncoder().encode('tampered'), { sha256: first.sha256 })).toBe('APPLIED');
     const result = await run(c.input);
     expect(result.output).toMatchObject({ outcome: 'ABORTED', reason: 'Cutpoint.ChecksumMismatch' });
     expect(await stores.ports.objects.head(outputKeyOf(c.input))).toBeUndefined();

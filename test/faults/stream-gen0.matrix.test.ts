@@ -15,6 +15,7 @@ import { readStream } from '../../src/stream/read.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
 import { batchOf, expectLaneInvariant, newLane, type Acknowledged } from '../support/stream-fixture.js';
 import { withKinds } from '../support/matrix-lane.js';
+import { replaceObject } from '../support/replace-object.js';
 
 /**
  * Generation 0 off the acknowledged path (seed 002, "Head committed, required Object
@@ -94,7 +95,7 @@ describe('the batched generation-0 run', () => {
     // Bytes a reader would notice under the prepared output key: a valid batch of other records.
     const key = outputKeyOf({ root, generation: 0, taskId: commit!.attemptId });
     const evil = encodeBatch(bytes(['EVIL-0', 'EVIL-1']));
-    expect((await stores.ports.objects.put('test.object.overwrite', key, evil, { sha256: sha256Hex(evil) })).status).toBe('APPLIED');
+    expect(await replaceObject(stores.ports.objects, key, evil, { sha256: sha256Hex(evil) })).toBe('APPLIED');
     const page = await readStream({ ...lane, from: 0 }, stores.ports);
     expect(page.records.map((r) => Buffer.from(r.data, 'base64').toString())).toEqual(acknowledged[0]!.records);
     // Without the WAL object nothing else may serve: unreadable, not the prepared bytes.
@@ -106,7 +107,7 @@ describe('the batched generation-0 run', () => {
     const { lane } = await laneWithRanges('tampered', 1);
     const [commit] = (await stores.ports.authority.query(laneKeys.pk(lane), 'commit#')) as unknown as CommitRecord[];
     const other = encodeBatch(bytes(['OTHER-0', 'OTHER-1']));
-    expect((await stores.ports.objects.put('test.object.overwrite', commit!.walKey, other, { sha256: commit!.walSha256 })).status).toBe('APPLIED');
+    expect(await replaceObject(stores.ports.objects, commit!.walKey, other, { sha256: commit!.walSha256 })).toBe('APPLIED');
     const run = await materializeGen0Batch(lane, stores.ports);
     expect(run.failed).toMatchObject({ start: commit!.start, end: commit!.end });
     expect(run.next).toBe(0);
@@ -124,7 +125,7 @@ describe('the batched generation-0 run', () => {
     const key = outputKeyOf({ root, generation: 0, taskId: commit!.attemptId });
     const copy = (await stores.ports.objects.get(key))!;
     const foreign = { ...copy.metadata, 'task-id': 'someone-else' };
-    expect((await stores.ports.objects.put('test.object.overwrite', key, copy.bytes, foreign)).status).toBe('APPLIED');
+    expect(await replaceObject(stores.ports.objects, key, copy.bytes, foreign)).toBe('APPLIED');
     await expect(commitGeneration({ root, taskId: commit!.attemptId }, stores.ports)).rejects.toMatchObject({ name: 'Cutpoint.IdentityConflict' });
     expect(await loadRecord(stores.ports, root, 0)).toMatchObject({ state: 'PREPARED' });
   });

@@ -7,6 +7,7 @@ import { readStream, type ReadResult } from '../../src/stream/read.js';
 import type { QuarantineItem } from '../../src/stream/read/quarantine.js';
 import type { TestStores } from '../support/emulators.js';
 import { newLane } from '../support/stream-fixture.js';
+import { replaceObject } from '../support/replace-object.js';
 
 /**
  * A lane for the read-failure tests (quarantine, release, provider failures): committed
@@ -45,16 +46,13 @@ export async function readAllOf(stores: TestStores, lane: LaneRef): Promise<Read
 export const withOffsets = (expected: string[]) => expected.map((data, offset) => ({ offset, data }));
 
 /**
- * Replaces an object's bytes, keeping its metadata (a corrupted object): writes are
- * create-only (`If-None-Match: *`, enforced by S3 and the local emulator alike), so the
- * object is deleted first. Returns the bytes it replaced.
+ * Replaces an object's bytes, keeping its metadata (a corrupted object; see replaceObject).
+ * Returns the bytes it replaced.
  */
 export async function overwrite(stores: TestStores, key: string, bytes: Uint8Array = new TextEncoder().encode('CPWAL1\n\0\0\0\x01X')): Promise<Uint8Array> {
   const before = await stores.ports.objects.get(key);
   expect(before, `${key} exists before the test overwrites it`).toBeDefined();
-  await stores.ports.objects.delete('test.object.overwrite', key);
-  const outcome = await stores.ports.objects.put('test.object.overwrite', key, bytes, before!.metadata);
-  expect(outcome.status).toBe('APPLIED');
+  expect(await replaceObject(stores.ports.objects, key, bytes, before!.metadata)).toBe('APPLIED');
   expect(sha256Hex((await stores.ports.objects.get(key))!.bytes)).toBe(sha256Hex(bytes));
   return before!.bytes;
 }

@@ -9,6 +9,7 @@ import { replayGovernance } from '../../src/quality/replay.js';
 import type { DeliveryDeps } from '../../src/delivery/deps.js';
 import { preparedOperation } from '../support/publication-governance.js';
 import { usePublicationWorld } from '../support/publication-world.js';
+import { replaceObject } from '../support/replace-object.js';
 
 const world = usePublicationWorld();
 
@@ -100,7 +101,7 @@ describe('quality replay (seed 000 N5, N21): read-only, its own receipt, the ori
     const { ref, deps, input, replayDeps } = await completed();
     const capsule = await readCapsule(deps.ports, ref);
     if (!capsule || capsule.schema !== 2 || !capsule.completion?.evidence) throw new Error('test bug');
-    await deps.ports.objects.put('test.corrupt', capsule.completion.evidence.key, Buffer.from('{"kind":"cutpoint.quality-completion.v1"}'), { sha256: capsule.completion.evidence.sha256 });
+    expect(await replaceObject(deps.ports.objects, capsule.completion.evidence.key, Buffer.from('{"kind":"cutpoint.quality-completion.v1"}'), { sha256: capsule.completion.evidence.sha256 })).toBe('APPLIED');
     await expect(replayGovernance(input, replayDeps)).rejects.toMatchObject({ code: 'quality.evidence_malformed' });
   });
 

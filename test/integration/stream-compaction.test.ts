@@ -9,6 +9,7 @@ import { generationKeys } from '../../src/domain/generation.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
 import { expectLaneInvariant } from '../support/stream-fixture.js';
 import { appendOne, compactionsOf, expectCompacted, laneWithRanges, textOf } from '../faults/stream-compaction-world.js';
+import { replaceObject } from '../support/replace-object.js';
 
 /**
  * Compaction (issue #11): many small WAL objects into one generation per run, through the
@@ -98,7 +99,7 @@ describe('reads after compaction', () => {
     await compactLane(lane, stores.ports);
     const c = await expectCompacted(stores.ports, lane, all, 0, all.length);
     const evil = encodeBatch(all.map((r) => new TextEncoder().encode(`EVIL ${r}`)));
-    expect((await stores.ports.objects.put('test.object.overwrite', c.objectKey, evil, { sha256: sha256Hex(evil) })).status).toBe('APPLIED');
+    expect(await replaceObject(stores.ports.objects, c.objectKey, evil, { sha256: sha256Hex(evil) })).toBe('APPLIED');
     const page = await readStream({ ...lane, from: 0, maxRecords: 1000 }, stores.ports);
     expect(textOf(page.records)).toEqual(all);
     expect(page.quarantined).toEqual([{ key: c.objectKey, reason: 'checksum_mismatch' }]);

@@ -9,6 +9,7 @@ import { laneKeys, type IndexEntry } from '../../src/domain/stream.js';
 import type { Ports } from '../../src/ports/index.js';
 import { REPO_ROOT } from '../../src/local/asl.js';
 import { attachStateDir, runCutpointInProcess, type CliRun } from '../support/cli-runtime.js';
+import { replaceObject } from '../support/replace-object.js';
 
 /** `cutpoint stream quarantine` (list and --release), on the run's emulators under a table and bucket of its own. */
 let root = '';
@@ -67,7 +68,7 @@ describe('cutpoint stream quarantine', () => {
 
     const entry = (await ports.authority.get(laneKeys.index({ stream: 'logs', partition: 0 }, 2))) as unknown as IndexEntry;
     const good = (await ports.objects.get(entry.gen0Key!))!;
-    expect((await ports.objects.put('test.object.overwrite', entry.gen0Key!, new TextEncoder().encode('bad'), good.metadata)).status).toBe('APPLIED');
+    expect(await replaceObject(ports.objects, entry.gen0Key!, new TextEncoder().encode('bad'), good.metadata)).toBe('APPLIED');
     const read = json(await cutpoint(['stream', 'read', 'logs', '--partition', '0', '--from', '0', '--text']));
     expect((read.records as Array<{ text: string }>).map((r) => r.text)).toEqual(['x', 'y']);
 
@@ -77,7 +78,7 @@ describe('cutpoint stream quarantine', () => {
     expect(refused).toMatchObject({ code: 1, stdout: '' });
     expect(refused.stderr).toMatch(/^stream\.quarantine_still_bad: /);
 
-    expect((await ports.objects.put('test.object.restore', entry.gen0Key!, good.bytes, good.metadata)).status).toBe('APPLIED');
+    expect(await replaceObject(ports.objects, entry.gen0Key!, good.bytes, good.metadata)).toBe('APPLIED');
     const released = json(await cutpoint(['stream', 'quarantine', 'logs', '--partition', '0', '--release', entry.gen0Key!]));
     expect(released).toMatchObject({ objectKey: entry.gen0Key, copy: 'gen0', start: 0, end: 2, released: true });
     expect(json(await cutpoint(['stream', 'quarantine', 'logs', '--partition', '0'])).items).toEqual([]);
