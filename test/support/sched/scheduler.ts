@@ -142,7 +142,11 @@ export class Scheduler {
         if (this.parked.length === 0) {
           const stuck = this.actors.filter((a) => !a.done && a.waiting === 0);
           if (stuck.length === 0) return;
-          throw new ScheduleStall(`no actor is parked, yet ${stuck.map((a) => a.name).join(', ')} never ended`);
+          // One still runs: a fan-out thread passed the turn (threadDone) before its actor's body moved on. Wait for it to park or end.
+          await this.moved().catch(() => {
+            throw new ScheduleStall(`no actor is parked, yet ${stuck.map((a) => a.name).join(', ')} never ended`);
+          });
+          continue;
         }
         if (++this.decisions > this.options.maxDecisions) throw new ScheduleStall(`more than ${this.options.maxDecisions} decisions: a livelock`);
         this.options.beforePick?.(this);
@@ -217,9 +221,24 @@ export class Scheduler {
       this.yielded();
     });
     this.hits.set(cutPoint, (this.hits.get(cutPoint) ?? 0) + 1);
-    if (!fault) return effect();
-    this.faultsFired.set(fault, (this.faultsFired.get(fault) ?? 0) + 1);
-    return new ArmedFaultInjector([{ cutPoint, kind: fault, times: 1, fromHit: 1, delayMs: 0 }]).at(cutPoint, effect);
+    try {
+      if (!fault) return await effect();
+      this.faultsFired.set(fault, (this.faultsFired.get(fault) ?? 0) + 1);
+      return await new ArmedFaultInjector([{ cutPoint, kind: fault, times: 1, fromHit: 1, delayMs: 0 }]).at(cutPoint, effect);
+    } finally {
+      this.threadDone(actor);
+    }
+  }
+
+  /**
+   * A fan-out thread's effect ended (two effects side by side under Promise.all) while
+   * another thread of the same actor is parked — the actor may now only wait on that
+   * sibling — or after the actor itself ended (the sibling failed first and the actor's
+   * body moved on without it: an orphan thread nobody awaits). Neither parks nor ends
+   * again, so the turn passes on (otherwise: a stall).
+   */
+  private threadDone(actor: Actor): void {
+    if (actor.done || this.parked.some((t) => t.actor === actor)) this.yielded();
   }
 
   private pick(): Ticket {
