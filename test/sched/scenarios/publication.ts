@@ -42,7 +42,7 @@ const DRIVE: ReadonlyArray<[string, string]> = [
 
 export const publicationScenario: Scenario<PublicationWorld> = {
   name: 'publication',
-  actors: ['zombie', 'duplicate-invocation', 'duplicate-start', 'operator-race', 'recovery', 'replay'],
+  actors: ['zombie', 'duplicate-invocation', 'duplicate-start', 'operator-race', 'operator-early', 'recovery', 'replay'],
   options: { faultsAt: (cutPoint) => (cutPoint === POLL ? [] : FAULT_CHOICES) },
   open: (endpoints) => openPublicationWorld(endpoints),
   close: (world) => closePublicationWorld(world),
@@ -83,14 +83,16 @@ export const publicationScenario: Scenario<PublicationWorld> = {
       void execution('exec:dup-start', `publish-${s.seed}-retry`);
     }
     if (s.rng.chance(0.5)) {
-      const polls = s.rng.int(2, 14);
+      // The flow reaches PUBLISHED after ~40-70 moves of all actors: enough polls that the operator usually gets there.
+      const polls = s.rng.int(20, 90);
       void s.spawn('operator:observe', async () => {
-        for (let i = 0; i < polls; i++) {
-          const seen = await inspectOp(world.checkPorts, ref);
-          if (seen.actions.includes('observe') || FINAL.has(seen.state)) break;
-          await s.faults.at(POLL, async () => undefined);
+        let observing = false;
+        for (let i = 0; i < polls && !observing; i++) {
+          const seen = await inspectOp(world.checkPorts, ref).catch(() => undefined);
+          observing = seen?.actions.includes('observe') ?? false;
+          if (!observing) await s.faults.at(POLL, async () => undefined);
         }
-        s.count('operator-race', 'the operator runs quality observe');
+        s.count(observing ? 'operator-race' : 'operator-early', `the operator runs quality observe (${observing ? 'observe offered' : 'not offered yet'})`);
         await flow('operator:observe', 'quality-observe', { ...request, yes: true }, `observe-${s.seed}`);
       });
     }
