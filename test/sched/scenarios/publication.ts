@@ -63,7 +63,8 @@ export const publicationScenario: Scenario<PublicationWorld> = {
       const invocations = lambdaInvocations(s, label);
       const result = await world.run(name, flowInput, { executionName, invoke: invocations.invoke });
       run.flows.push({ label, flow: name, result });
-      s.note(`${label} ended ${result.status}${result.error ? ` ${result.error}` : ''}`);
+      const refused = result.events.find((e) => e.type === 'TaskFailed' && e.error)?.cause;
+      s.note(`${label} ended ${result.status}${result.error ? ` ${result.error}` : ''}${result.status === 'FAILED' && refused ? ` (${refused.slice(0, 160)})` : ''}`);
       return result;
     };
     const execution = (label: string, executionName: string) =>
