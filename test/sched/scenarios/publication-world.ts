@@ -46,6 +46,8 @@ export interface PublicationWorld {
   uuidOf(table: string): Promise<string | undefined>;
   run(flow: string, input: unknown, options?: Partial<RunFlowOptions>): Promise<FlowResult>;
   dataDir: string;
+  /** The bindings' variables as they were before the world named its host in them (restored on close). */
+  savedEnv: Record<'CH_URL' | 'CH_PUB_URL', string | undefined>;
   /** Set by the schedule now running: called after every store effect with its cut point. */
   afterEffect?: (cutPoint: string) => Promise<void>;
 }
@@ -57,6 +59,7 @@ export async function openPublicationWorld(endpoints: Endpoints): Promise<Public
   await seedSourceEvents(ch, sourceRows);
   await ch.client.command({ query: 'CREATE DATABASE pub' });
   // The flows' ObserveTarget (readerStep) and resume resolve the target binding from the environment, as a Lambda does.
+  const savedEnv = { CH_URL: process.env.CH_URL, CH_PUB_URL: process.env.CH_PUB_URL };
   process.env.CH_URL = host.url;
   process.env.CH_PUB_URL = host.url;
   const base = await openStores(endpoints, 'pub');
@@ -95,6 +98,7 @@ export async function openPublicationWorld(endpoints: Endpoints): Promise<Public
     ch,
     rec,
     dataDir,
+    savedEnv,
     checkPorts: { ...awsPorts(base.config, new FaultSwitch()), clock: base.clock },
     stepDeps,
     manifest: (table: string) => publicationManifest({ table }).replace('chunk_rows: 200', 'chunk_rows: 2000').replace('part_rows: 600', 'part_rows: 2000'),
@@ -109,6 +113,10 @@ export async function openPublicationWorld(endpoints: Endpoints): Promise<Public
 }
 
 export async function closePublicationWorld(world: PublicationWorld): Promise<void> {
+  for (const [name, value] of Object.entries(world.savedEnv)) {
+    if (value === undefined) delete process.env[name];
+    else process.env[name] = value;
+  }
   await world.ch.close();
   await world.host.stop();
   rmSync(world.dataDir, { recursive: true, force: true });
