@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { acquireCustody } from '../../src/delivery/custody.js';
 import { loadCustody } from '../../src/delivery/journal/records.js';
 import type { AuthorityStore } from '../../src/ports/authority.js';
 import type { Ports } from '../../src/ports/index.js';
@@ -50,5 +51,23 @@ describe('operator observe vs the flow acquiring the guard in between', () => {
     expect(raced).toBe(true);
     expect(held).toMatchObject({ state: 'PREPARED', reader: { fence: begun.fence } });
     expect(await loadCustody(deps.ports, ref.targetId)).toMatchObject({ state: 'HELD', epoch: begun.fence.epoch, fence: { session: begun.fence.session } });
+  }, 120_000);
+
+  it('a takeover between the guard acquire and the persist (seed 75: a reconcile) ⇒ Quality.Incomplete, the guard kept, so the incident step reports it', async () => {
+    const { world } = ctx;
+    const { deps, begun, ref } = await world.published();
+    let took = false;
+    const racing: AuthorityStore = Object.create(deps.ports.authority) as AuthorityStore;
+    racing.transact = async (cutPoint, legs) => {
+      if (cutPoint === 'quality.complete.commit' && !took) {
+        took = true;
+        await acquireCustody(deps.ports, ref, 'recovery-takeover');
+      }
+      return deps.ports.authority.transact(cutPoint, legs);
+    };
+    const observing = { ...deps, ports: { ...deps.ports, authority: racing } };
+    await expect(observeTarget(begun, observing, await world.reader(deps))).rejects.toMatchObject({ name: 'Quality.Incomplete' });
+    expect(took).toBe(true);
+    expect(await readCapsule(deps.ports, ref)).toMatchObject({ state: 'PREPARED', reader: { fence: begun.fence } });
   }, 120_000);
 });
