@@ -201,9 +201,12 @@ export class CustodyNotRetainedError extends CutpointError {
  * returns that grant (alreadyApplied), fenced if a newer session took over since. Refused without a write when the invocation
  * is terminal (Delivery.CustodyNotRetained) or another invocation holds the target
  * (Delivery.CustodyHeld); a custody item that disagrees with a retaining journal is an
- * inconsistent journal.
+ * inconsistent journal. `condition`, planned each round, adds legs the caller's own state
+ * must still satisfy in the same transaction, or throws its refusal (the operator's observe:
+ * the capsule still without a reader guard — a takeover would fence out the guard's owner,
+ * who then could never release it).
  */
-export async function acquireCustody(ports: Ports, ref: InvocationRef, session: string): Promise<CustodyGrant> {
+export async function acquireCustody(ports: Ports, ref: InvocationRef, session: string, condition?: () => Promise<TransactionLeg[]>): Promise<CustodyGrant> {
   const target = validateRef(ref);
   const ourSession = validateSession(session);
   const current = await loadCustody(ports, target.targetId);
@@ -223,7 +226,7 @@ export async function acquireCustody(ports: Ports, ref: InvocationRef, session: 
     transitionId: `sys:custody:${ourSession}`,
     type: 'custody',
     op: { session: ourSession },
-    plan: ({ invocation, custody, at }) => {
+    plan: async ({ invocation, custody, at }) => {
       if (!holdsCustody(invocation.state)) throw new CustodyNotRetainedError(target.invocationId);
       if (custody?.state === 'HELD' && custody.invocationId !== target.invocationId) throw new CustodyHeldError(target.targetId, custody.invocationId);
       if (!custody || custody.state !== 'HELD' || !custody.fence) {
@@ -240,6 +243,7 @@ export async function acquireCustody(ports: Ports, ref: InvocationRef, session: 
           set: { fence, epoch, acquiredAt: at },
         },
         journal: { by: { session: ourSession, epoch }, previousEpoch: custody.epoch },
+        ...(condition ? { legs: await condition() } : {}),
       };
     },
   });

@@ -2,6 +2,7 @@ import type { DeliveryDeps } from '../delivery/deps.js';
 import { loadForStep, output, parseStepInput, type StepOutput } from '../delivery/steps/common.js';
 import type { CapsuleState, CapsuleV2, ObservationOutcome, RemoteTermination } from '../domain/quality/capsule.js';
 import { WorkerCrashedError } from '../domain/errors.js';
+import { CustodyFencedError } from '../delivery/journal/errors.js';
 import { GenerationChangedError, IncompleteError } from '../domain/quality/errors.js';
 import { governanceOf, runIdOf } from './admission.js';
 import { readCapsule } from './capsule-store.js';
@@ -114,6 +115,10 @@ export async function observeTargetOnce(input: unknown, deps: DeliveryDeps, tr: 
     await persistAndRelease(deps.ports, held, persisted);
   } catch (error) {
     if (error instanceof IncompleteError) await noteIncomplete(deps.ports, held);
+    // A newer session took custody while we held the guard: neither the outcome nor the release
+    // can be written by us any more — INCOMPLETE (N12), so the incident step hears of the guard
+    // (found by the scheduler: publication seed 75, a reconcile takeover during the observation).
+    if (error instanceof CustodyFencedError) throw new IncompleteError('a newer session took custody before the outcome was persisted; the outcome is not persisted and the reader guard is kept (quiescence procedure)');
     throw error;
   }
   const outcome = persisted.lastObservation.outcome;

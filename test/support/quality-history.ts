@@ -252,7 +252,7 @@ export const nameOf = (error: unknown): string => (error instanceof Error ? erro
 export const messageOf = (error: unknown): string => (error instanceof Error ? `${error.name}: ${(error as { code?: string }).code ?? ''} ${error.message}` : String(error));
 
 /** Permitted actions and diagnostic of an operation: the governance projection when governed, the delivery one before. */
-export async function inspectOp(ports: Ports, op: Op): Promise<{ state: string; actions: string[]; diagnostic: string; governed: boolean }> {
+export async function inspectOp(ports: Ports, op: Pick<Op, 'invocationId'>): Promise<{ state: string; actions: string[]; diagnostic: string; governed: boolean }> {
   try {
     const p = await inspectQuality(ports, op.invocationId);
     return { state: p.journal_state, actions: [...p.permitted_actions], diagnostic: p.diagnostic_code, governed: true };
