@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type * as JournaledWrite from '../../src/delivery/journal/journaled-write.js';
 import { describeFailure, runSchedule, type ScheduleResult } from '../support/sched/run-schedule.js';
+import { scenarioWorld } from '../support/sched/vitest-schedules.js';
 import { deliveryScenario } from './scenarios/delivery.js';
-import type { DeliveryWorld } from './scenarios/delivery-world.js';
 
 /*
  * THE DELIBERATE BREAK (issue #13): the custody fence check skipped. `requireFence` is the
@@ -21,19 +21,13 @@ vi.mock('../../src/delivery/journal/journaled-write.js', async (importOriginal) 
 const CI_SEEDS = 120;
 
 describe('the deliberate break: delivery with the custody fence check skipped', () => {
-  let world: DeliveryWorld | undefined;
-  beforeAll(async () => {
-    world = await deliveryScenario.open({ dynamodb: inject('dynamodbEndpoint'), s3: inject('s3Endpoint') });
-  }, 240_000);
-  afterAll(async () => {
-    if (world) await deliveryScenario.close(world);
-  });
+  const world = scenarioWorld(deliveryScenario);
 
   // Measured: the search stops within the first few seeds (~1 s each idle); 600 s covers all 120 on a loaded machine.
   it('a CI seed of the delivery scenario fails with Sched.InvariantViolation', async () => {
     let found: ScheduleResult | undefined;
     for (let seed = 1; seed <= CI_SEEDS && !found; seed++) {
-      const result = await runSchedule(deliveryScenario, world!, seed);
+      const result = await runSchedule(deliveryScenario, world(), seed);
       if (!result.ok) found = result;
     }
     expect(found, `no CI seed (1-${CI_SEEDS}) found the skipped fence check`).toBeDefined();

@@ -144,7 +144,7 @@ export class Scheduler {
     this.live = true;
     try {
       for (;;) {
-        await settle();
+        await letTurnsPass();
         if (this.parked.length === 0) {
           const stuck = this.actors.filter((a) => !a.done && a.waiting === 0);
           if (stuck.length === 0) return;
@@ -256,14 +256,14 @@ export class Scheduler {
   private afterFanOutMove(actor: Actor, decision: number): void {
     if (actor.done) {
       // An orphan thread: its actor ended (a sibling failed the Promise.all) while it was parked.
-      void settle().then(() => {
+      void letTurnsPass().then(() => {
         if (this.live && this.decisions === decision) this.yielded(actor);
       });
       return;
     }
     if (!this.parked.some((t) => t.actor === actor)) return;
     const parks = actor.parks;
-    void settle().then(() => {
+    void letTurnsPass().then(() => {
       if (this.live && this.decisions === decision && actor.parks === parks && !actor.done && this.parked.some((t) => t.actor === actor)) this.yielded(actor);
     });
   }
@@ -315,6 +315,6 @@ export class Scheduler {
 }
 
 /** A few turns of the event loop: what the last move set off without I/O runs before the next pick. */
-async function settle(): Promise<void> {
+async function letTurnsPass(): Promise<void> {
   for (let i = 0; i < 3; i++) await nextTurn();
 }

@@ -11,22 +11,28 @@ import type { SchedStores } from './stores.js';
  */
 export function describeSchedules<W extends { stores: SchedStores }>(scenario: Scenario<W>, count: number, first = 1): void {
   describe(`${scenario.name}: deterministic schedules (${scenario.actors.join(', ')})`, () => {
-    let world: W | undefined;
-    beforeAll(async () => {
-      world = await scenario.open({ dynamodb: inject('dynamodbEndpoint'), s3: inject('s3Endpoint') });
-    }, 240_000);
-    afterAll(async () => {
-      if (world) await scenario.close(world);
-    });
+    const world = scenarioWorld(scenario);
     for (const seed of seedsOf(count, first)) {
       // Measured: a schedule takes 0.1-2 s idle; 60 s leaves room for a loaded machine.
       it(`seed ${seed}`, async () => {
-        const result = await runSchedule(scenario, world!, seed);
+        const result = await runSchedule(scenario, world(), seed);
         if (!result.ok) expect.fail(describeFailure(result));
         expect(result.decisions).toBeGreaterThan(0);
       }, 60_000);
     }
   });
+}
+
+/** The scenario's world for the enclosing describe: opened on the run's emulators before its tests, closed after. */
+export function scenarioWorld<W>(scenario: Pick<Scenario<W>, 'open' | 'close'>): () => W {
+  let world: W | undefined;
+  beforeAll(async () => {
+    world = await scenario.open({ dynamodb: inject('dynamodbEndpoint'), s3: inject('s3Endpoint') });
+  }, 240_000);
+  afterAll(async () => {
+    if (world) await scenario.close(world);
+  });
+  return () => world!;
 }
 
 function seedsOf(count: number, first: number): number[] {
