@@ -85,7 +85,8 @@ export interface ExchangeTargetPort {
   databaseEngine(database: string): Promise<string | undefined>;
   /**
    * `CREATE TABLE db.cand UUID '<C>' AS db.target COMMENT '<marker>'` at
-   * `publication.candidate.create`. Same name + same UUID + same marker → `{created: false}`;
+   * `publication.candidate.create`, keeping a deduplication log on a non-replicated
+   * MergeTree so a repeated fill token is dropped. Same name + same UUID + same marker → `{created: false}`;
    * anything else under the name → `IdentityConflictError`.
    */
   createCandidate(request: CreateCandidateRequest): Promise<{ created: boolean }>;
@@ -96,6 +97,11 @@ export interface ExchangeTargetPort {
    * unpublished and ours.
    */
   fillCandidate(request: FillCandidateRequest): Promise<FillResult>;
+  /**
+   * Count and order-independent digest of our unpublished candidate (the fill's measure),
+   * read fresh: Dispatch compares it with the journaled fill right before the intent.
+   */
+  candidateContents(request: CreateCandidateRequest): Promise<{ rows: number; digest: string }>;
   /** One read of `system.tables` for the target, candidate and tombstone names (`publication.observe`). */
   observeTables(names: ExchangeNames): Promise<ObservedTable[]>;
   /** One `EXCHANGE TABLES db.target AND db.cand` at `publication.exchange`; never retried here. */

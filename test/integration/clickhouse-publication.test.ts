@@ -127,6 +127,41 @@ describe('ClickHouse exchange target', () => {
     ]);
   });
 
+  it('a duplicate fill that read the candidate empty before the first one filled it lands nothing: the candidate keeps a deduplication log, and the contents read is the fill measure', async () => {
+    const id = 'inv-bbbbbbbbbbbbbbbbbbbbbbbbbq';
+    const n = exchangeNamesOf(id, { database: 'dwh', table: 'events' });
+    const candidate = { names: n, uuid: candidateUuidOf(id), marker: candidateMarkerOf(id, OWNER) };
+    await sql(`CREATE TABLE dwh.${n.stage} AS dwh.${names.stage}`);
+    await sql(`INSERT INTO dwh.${n.stage} SELECT * FROM dwh.${names.stage}`);
+    await port.createCandidate(candidate);
+    expect((await rows<{ e: string }>(`SELECT engine_full AS e FROM system.tables WHERE database = 'dwh' AND name = '${n.candidate}'`))[0]?.e).toContain('non_replicated_deduplication_window');
+    // The zombie reads the candidate empty, then waits at the fill's cut point while the first fill completes.
+    let release!: () => void;
+    const parked = new Promise<void>((resolve) => (release = resolve));
+    let reached!: () => void;
+    const atFill = new Promise<void>((resolve) => (reached = resolve));
+    const zombiePort = createClickHouseExchangeTarget(ch, {
+      at: async (cutPoint, effect) => {
+        if (cutPoint === 'publication.candidate.fill') {
+          reached();
+          await parked;
+        }
+        return effect();
+      },
+    });
+    const request = { ...candidate, expectedRows: 3, token: `${id}:fill:abc` };
+    const zombie = zombiePort.fillCandidate(request).then((r) => r, (e: Error) => e);
+    await atFill;
+    const first = await port.fillCandidate(request);
+    expect(first).toMatchObject({ rows: 3, filled: true });
+    release();
+    expect(await zombie).toEqual({ ...first, filled: true });
+    expect(await count(`dwh.${n.candidate}`)).toBe(3);
+    expect(await port.candidateContents(candidate)).toEqual({ rows: first.rows, digest: first.digest });
+    await sql(`DROP TABLE dwh.${n.candidate} SYNC`);
+    await sql(`DROP TABLE dwh.${n.stage} SYNC`);
+  });
+
   it('observes the target, candidate and tombstone names in one read; an injected read failure is not a conclusion', async () => {
     expect(byName(await port.observeTables(names))).toEqual({ events: { uuid: P, comment: '' }, [names.candidate]: { uuid: C, comment: MARKER } });
     faults.arm('publication.observe:fail');

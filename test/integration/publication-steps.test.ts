@@ -103,4 +103,15 @@ describe('ClickHouse publication (seed 000): candidate, capsule, the one EXCHANG
     expect(await world.uuidOf(table)).toBe(before);
     expect((await readInvocation(deps.ports, ref)).facts.dispatch).toBeUndefined();
   });
+
+  it('rows written into the candidate after its fill was journaled (a late fill or a foreign writer): the probes no longer speak for it, so no EXCHANGE, INCIDENT_RETAINED', async () => {
+    const { deps, begun, ref, table } = await prepared();
+    const before = await world.uuidOf(table);
+    expect(await prepareCapsule(begun, deps)).toMatchObject({ state: 'VERIFIED_EOF', acted: true, failures: [] });
+    const candidate = (await readInvocation(deps.ports, ref)).facts.candidate!;
+    await world.ch.client.command({ query: `INSERT INTO pub.${candidate.table.table} SELECT * FROM pub.${candidate.table.table}` });
+    expect(await dispatch(begun, deps)).toMatchObject({ state: 'INCIDENT_RETAINED', acted: true });
+    expect(await world.uuidOf(table)).toBe(before);
+    expect((await readInvocation(deps.ports, ref)).facts.dispatch).toBeUndefined();
+  });
 });

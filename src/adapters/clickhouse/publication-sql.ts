@@ -140,10 +140,10 @@ export async function catalogColumns(client: ClickHouseClient, database: string,
 }
 
 /** The table under a name: its UUID (lower-case text) and comment, or undefined. */
-export async function tableUnderName(client: ClickHouseClient, database: string, name: string): Promise<{ uuid: string; comment: string } | undefined> {
-  const rows = await selectRows<{ uuid: string; comment: string }>(
+export async function tableUnderName(client: ClickHouseClient, database: string, name: string): Promise<{ uuid: string; comment: string; engine: string } | undefined> {
+  const rows = await selectRows<{ uuid: string; comment: string; engine: string }>(
     client,
-    'SELECT toString(uuid) AS uuid, comment FROM system.tables WHERE database = {db:String} AND name = {n:String}',
+    'SELECT toString(uuid) AS uuid, comment, engine FROM system.tables WHERE database = {db:String} AND name = {n:String}',
     { db: database, n: name },
   );
   return rows[0];

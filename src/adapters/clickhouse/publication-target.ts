@@ -18,6 +18,7 @@ import type {
   TableInventory,
 } from '../../ports/exchange-target.js';
 import type { ClickHouseHandle } from './client.js';
+import { STAGE_DEDUPLICATION_WINDOW } from './publication-load.js';
 import {
   assertEnclosedSelect,
   catalogColumns,
@@ -37,6 +38,8 @@ import {
 
 const CP = PUBLICATION_CUT_POINTS;
 const TOKEN = /^[A-Za-z0-9_.:-]{1,200}$/;
+/** MergeTree engines that keep no Keeper deduplication log of their own. */
+const NON_REPLICATED_MERGE_TREE = /^(?!Replicated|Shared)[A-Za-z]*MergeTree$/;
 
 /**
  * `ExchangeTargetPort` over a ClickHouse handle (embedded chdb or a server over HTTP).
@@ -69,7 +72,14 @@ class ClickHouseExchangeTarget implements ExchangeTargetPort {
     if (elsewhere.length > 0) {
       throw new IdentityConflictError('publication.candidate_identity_conflict', `the candidate UUID already names ${elsewhere.map((t) => `${t.database}.${t.name}`).join(', ')}; no second CREATE`);
     }
-    const ddl = `CREATE TABLE ${quoteTable(names.database, names.candidate)} UUID ${stringLiteral(uuid)} AS ${quoteTable(names.database, names.target)} COMMENT ${stringLiteral(marker)}`;
+    // A non-replicated MergeTree ignores insert_deduplication_token unless it keeps a
+    // deduplication log, so the candidate is created with one: a duplicate or zombie fill
+    // of the same token is then dropped by the server itself (measured on chdb: two
+    // concurrent fills with one token leave the rows once). Replicated engines deduplicate
+    // tokens through Keeper already.
+    const engine = (await this.read('target lookup', () => tableUnderName(this.client, names.database, names.target)))?.engine;
+    const dedup = engine !== undefined && NON_REPLICATED_MERGE_TREE.test(engine) ? ` ${settingsClause({ non_replicated_deduplication_window: STAGE_DEDUPLICATION_WINDOW })}` : '';
+    const ddl = `CREATE TABLE ${quoteTable(names.database, names.candidate)} UUID ${stringLiteral(uuid)} AS ${quoteTable(names.database, names.target)}${dedup} COMMENT ${stringLiteral(marker)}`;
     await this.effect(CP.candidateCreate, () => runCommand(this.client, ddl));
     return { created: true };
   }
@@ -111,6 +121,16 @@ class ClickHouseExchangeTarget implements ExchangeTargetPort {
       throw new CandidateMismatchError(`the candidate holds ${after.candidate.rows} rows (digest ${after.candidate.digest}), the stage ${after.stage.rows} (digest ${after.stage.digest}) after the fill`);
     }
     return { ...after.candidate, filled: true };
+  }
+
+  async candidateContents(request: CreateCandidateRequest): Promise<{ rows: number; digest: string }> {
+    const { names, uuid, marker } = checkedCandidate(request);
+    return this.read('candidate digest', async () => {
+      const columns = insertableColumns(await catalogColumns(this.client, names.database, names.target)).map((c) => c.name);
+      if (columns.length === 0) throw new TargetObjectMissingError(`table ${names.database}.${names.target}`);
+      await this.ownedUnpublished(names, uuid, marker);
+      return countAndDigest(this.client, names.database, names.candidate, columns);
+    });
   }
 
   async observeTables(names: ExchangeNames): Promise<ObservedTable[]> {

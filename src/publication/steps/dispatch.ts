@@ -22,7 +22,9 @@ export interface DispatchOutput extends StepOutput {
  * ClickHouse publication: the ONE EXCHANGE of the operation (seed 000 N3; spec §4.2).
  *
  * VERIFIED_EOF with the capsule PREPARED and no reader guard: read P (the UUID under the
- * target name) and check the candidate is exactly ours, then journal the DISPATCH INTENT —
+ * target name) and check the candidate is exactly ours and still holds exactly the journaled
+ * fill (count and digest: rows a late fill or a foreign writer added would be published
+ * unjudged by the staged probes → INCIDENT_RETAINED), then journal the DISPATCH INTENT —
  * VERIFIED_EOF → PUBLICATION_UNKNOWN with the fact `dispatch {count: 1, P, C, run}`, the
  * capsule held at the version read — BEFORE the EXCHANGE. Only the call that applied the
  * intent sends it: the intent's transition id carries a nonce of this call, so its claim is
@@ -61,7 +63,11 @@ async function dispatchOnce(input: unknown, deps: DeliveryDeps): Promise<Dispatc
   const onTarget = before.find((t) => t.name === names.target);
   const onCandidate = before.find((t) => t.name === names.candidate);
   if (!onTarget) throw new CutpointError('Cutpoint.TargetObjectMissing', 'delivery.target_object_missing', `target table ${names.database}.${names.target} does not exist`);
-  if (!onCandidate || onCandidate.uuid !== candidate.uuid || onCandidate.comment !== marker || onTarget.uuid === candidate.uuid) {
+  // The candidate must still hold exactly the fill the staged probes judged: a late fill
+  // (zombie or duplicate execution) that got past the fill's own checks is a contradiction.
+  const identical = onCandidate?.uuid === candidate.uuid && onCandidate.comment === marker && onTarget.uuid !== candidate.uuid;
+  const contents = identical ? await exchange.candidateContents({ names, uuid: candidate.uuid, marker }) : undefined;
+  if (!identical || contents?.rows !== candidate.rows || contents.digest !== candidate.digest) {
     const incident = await transition(deps.ports, ref, {
       from: 'VERIFIED_EOF',
       to: 'INCIDENT_RETAINED',
