@@ -1,4 +1,6 @@
+import { writeFileSync } from 'node:fs';
 import type { Reporter, TestModule } from 'vitest/node';
+import { DURATIONS_FILE } from './duration-sequencer.js';
 
 /** How many of the slowest files the closing summary lists. */
 const SLOWEST = 12;
@@ -24,19 +26,32 @@ export default class PlainSummaryReporter implements Reporter {
       if (module.state() === 'failed' && [...module.children.allTests()].length === 0) failed++;
     }
     process.stdout.write(slowestFiles(testModules));
+    // The sequencer's committed weights (duration-sequencer.ts), rewritten on request from a full run.
+    if (process.env.CUTPOINT_WRITE_DURATIONS === '1' && testModules.length > 1) writeFileSync(DURATIONS_FILE, durationsTable(testModules));
     process.stdout.write(`\nTests: ${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}\n`);
   }
+}
+
+/** Each file's wall time (import plus tests and hooks), slowest first. */
+function timedFiles(testModules: ReadonlyArray<TestModule>) {
+  const timed = testModules.map((module) => {
+    const d = module.diagnostic();
+    const setup = d.environmentSetupDuration + d.prepareDuration + d.setupDuration + d.collectDuration;
+    return { file: module.relativeModuleId, name: `${module.project.name}: ${module.relativeModuleId}`, total: setup + d.duration, setup };
+  });
+  return timed.sort((a, b) => b.total - a.total);
+}
+
+/** `{ "<relative path>": seconds }`, slowest first, one file per line. */
+function durationsTable(testModules: ReadonlyArray<TestModule>): string {
+  const lines = timedFiles(testModules).map((t) => `  ${JSON.stringify(t.file)}: ${Math.round(t.total / 100) / 10}`);
+  return `{\n${lines.join(',\n')}\n}\n`;
 }
 
 /** The SLOWEST files by wall time, one line each; empty for a run of one file. */
 export function slowestFiles(testModules: ReadonlyArray<TestModule>): string {
   if (testModules.length < 2) return '';
-  const timed = testModules.map((module) => {
-    const d = module.diagnostic();
-    const setup = d.environmentSetupDuration + d.prepareDuration + d.setupDuration + d.collectDuration;
-    return { name: `${module.project.name}: ${module.relativeModuleId}`, total: setup + d.duration, setup };
-  });
-  timed.sort((a, b) => b.total - a.total);
+  const timed = timedFiles(testModules);
   const s = (ms: number) => (ms / 1000).toFixed(1).padStart(6);
   const lines = timed.slice(0, SLOWEST).map((t) => `${s(t.total)} s  (import ${s(t.setup).trim()} s)  ${t.name}`);
   return `\nSlowest files (wall time):\n${lines.join('\n')}\n`;

@@ -1,0 +1,51 @@
+import { readFileSync } from 'node:fs';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
+
+/** Seconds each test file took in a measured full run (relative path → seconds), committed. */
+export const DURATIONS_FILE = 'test/support/file-durations.json';
+
+/**
+ * Longest file first, across projects. Two workers share the run, so the wall time is the
+ * larger worker's sum plus whatever one long file adds at the end: vitest's own order on a
+ * clean clone (no cached results) is project by project and, within one, by file size — a
+ * small file that runs 160 schedules then starts last and runs alone. Here each file's
+ * weight is its duration in this machine's vitest cache when there is one, else in the
+ * committed table (`npm test` with CUTPOINT_WRITE_DURATIONS=1 rewrites it, see
+ * plain-summary-reporter.ts), else its size as a stand-in; heaviest first.
+ */
+export default class DurationSequencer extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const table = committedDurations();
+    const cache = this.ctx.cache;
+    const weight = (spec: TestSpecification): number => {
+      const cached = cache.getTestSpecificationResult(spec);
+      if (cached && !cached.failed) return cached.duration / 1000;
+      const committed = table[relativeId(spec)];
+      // Unknown files: ~1 s per 2 KB of test source, about the integration files' median.
+      return committed ?? sizeOf(spec) / 2048;
+    };
+    const weights = new Map(files.map((spec) => [spec, weight(spec)]));
+    return [...files].sort((a, b) => weights.get(b)! - weights.get(a)!);
+  }
+}
+
+function relativeId(spec: TestSpecification): string {
+  const root = spec.project.config.root.replace(/\/$/, '');
+  return spec.moduleId.startsWith(`${root}/`) ? spec.moduleId.slice(root.length + 1) : spec.moduleId;
+}
+
+function sizeOf(spec: TestSpecification): number {
+  try {
+    return readFileSync(spec.moduleId).byteLength;
+  } catch {
+    return 0;
+  }
+}
+
+function committedDurations(): Record<string, number> {
+  try {
+    return JSON.parse(readFileSync(DURATIONS_FILE, 'utf8')) as Record<string, number>;
+  } catch {
+    return {};
+  }
+}
