@@ -18,6 +18,8 @@ export interface MaintenanceConfig {
 
 /** EventBridge caps a target's constant input at 8192 characters. */
 const MAX_INPUT = 8192;
+/** stream-maintain's bound (its CheckLanes state): two worst-case waves of 4 lanes fit its 24 h timeout. */
+export const MAX_MAINTENANCE_LANES = 8;
 export const DEFAULT_MAINTENANCE_RATE_MINUTES = 60;
 
 /**
@@ -38,6 +40,7 @@ export function maintenanceConfigOf(lanesValue: unknown, rateValue: unknown): Ma
   });
   const keys = lanes.map((l) => `${l.stream}:${l.partition}`);
   if (new Set(keys).size !== keys.length) throw new Error('cutpoint:maintenanceLanes lists a lane twice');
+  if (lanes.length > MAX_MAINTENANCE_LANES) throw new Error(`cutpoint:maintenanceLanes lists ${lanes.length} lanes; one schedule maintains at most ${MAX_MAINTENANCE_LANES}`);
   if (JSON.stringify({ lanes }).length > MAX_INPUT) throw new Error(`cutpoint:maintenanceLanes is too long for one schedule's input (${MAX_INPUT} characters)`);
   const minutes = rateValue === undefined ? DEFAULT_MAINTENANCE_RATE_MINUTES : Number(rateValue);
   if (!Number.isInteger(minutes) || minutes < 1 || minutes > 7 * 24 * 60) throw new Error('cutpoint:maintenanceRateMinutes must be a whole number of minutes from 1 to 10080');

@@ -51,7 +51,7 @@ function bases(world: FuzzWorld): FlowBase[] {
       validAlso: { lanes: [[]] },
       bad: {
         lanes: fc.oneof(
-          fc.constantFrom<unknown>([{}], [{ stream: STREAM }], [{ partition: 0 }], [{ ...lane, partition: -1 }], [{ ...lane, partition: '0' }], [{ ...lane, partition: 7 }]),
+          fc.constantFrom<unknown>([{}], [{ stream: STREAM }], [{ partition: 0 }], [{ ...lane, partition: -1 }], [{ ...lane, partition: '0' }], [{ ...lane, partition: 7 }], Array.from({ length: 9 }, () => lane)),
           badStreamName.map((stream) => [{ stream, partition: 0 }]),
         ),
       },

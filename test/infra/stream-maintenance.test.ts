@@ -120,7 +120,7 @@ describe('stream maintenance on AWS', () => {
     expect(report.violations.flatMap((v) => v.violatingResources.map((r) => `${v.ruleName} at ${r.constructPath ?? r.resourceLogicalId}`))).toEqual([]);
   });
 
-  it('the configuration is checked at synth: lanes as stream:partition, once each; a whole number of minutes; a rate needs lanes', () => {
+  it('the configuration is checked at synth: lanes as stream:partition, once each; at most 8 lanes (stream-maintain\'s bound); a whole number of minutes; a rate needs lanes', () => {
     expect(maintenanceConfigOf(undefined, undefined)).toBeUndefined();
     expect(maintenanceConfigOf('a:0', undefined)?.rate.toMinutes()).toBe(60);
     expect(() => maintenanceConfigOf('logs', undefined)).toThrow(/is not stream:partition/);
@@ -128,6 +128,7 @@ describe('stream maintenance on AWS', () => {
     expect(() => maintenanceConfigOf('a:0,a:0', undefined)).toThrow(/twice/);
     expect(() => maintenanceConfigOf('a:0', '1.5')).toThrow(/whole number of minutes/);
     expect(() => maintenanceConfigOf(undefined, '15')).toThrow(/needs cutpoint:maintenanceLanes/);
-    expect(() => maintenanceConfigOf(Array.from({ length: 400 }, (_, i) => `stream-${i}:0`).join(','), undefined)).toThrow(/too long/);
+    expect(maintenanceConfigOf(Array.from({ length: 8 }, (_, i) => `stream-${i}:0`).join(','), undefined)?.lanes).toHaveLength(8);
+    expect(() => maintenanceConfigOf(Array.from({ length: 9 }, (_, i) => `stream-${i}:0`).join(','), undefined)).toThrow(/9 lanes; one schedule maintains at most 8/);
   });
 });

@@ -62,6 +62,15 @@ describe('stream-maintain flow', () => {
     }
   }, 240_000); // 13.1 s at load ~10 (one GC execution per page, 130 orphans): x4 and more on a busy machine
 
+  it('a ninth lane is refused before any child starts: Stream.TooManyLanes, nothing maintained', async () => {
+    const { lane } = await laneWithRanges(stores.ports, 'maint-nine', 2);
+    const lanes = [lane, ...Array.from({ length: 8 }, (_, i) => ({ stream: `maint-absent-${i}`, partition: 0 }))];
+    const run = await maintain(lanes);
+    expect(run).toMatchObject({ status: 'FAILED', error: 'Stream.TooManyLanes' });
+    expect(run.events.filter((e) => e.type === 'StateEntered').map((e) => e.state)).toEqual(['CheckLanes', 'TooManyLanes']);
+    expect(await compactionsOf(stores.ports, lane)).toHaveLength(0);
+  });
+
   it('a lane whose child fails is reported with its error; the other lanes are maintained and the execution fails naming it', async () => {
     const good = await laneWithRanges(stores.ports, 'maint-good', 2);
     const missing = { stream: 'no-such-stream', partition: 0 };

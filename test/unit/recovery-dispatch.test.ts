@@ -42,7 +42,7 @@ describe('designed stops, from the ASL', () => {
     expect(designedStopErrors(loadAsl('deliver-window'))).toEqual(expect.arrayContaining(['Delivery.NeedsRecovery', 'Delivery.CleanupUnproved', 'Delivery.StepRefused']));
     // stream-compact's Refused state passes on the Compact step's caught refusal.
     expect(designedStopErrors(loadAsl('stream-compact'))).toContain('Stream.CompactionNotCommitted');
-    expect(designedStopErrors(loadAsl('stream-maintain'))).toEqual(['Stream.MaintenanceIncomplete']);
+    expect(designedStopErrors(loadAsl('stream-maintain'))).toEqual(['Stream.MaintenanceIncomplete', 'Stream.TooManyLanes']);
   });
 
   it('classifies an ended execution: a designed error is a designed stop, any other failure failed', () => {
