@@ -23,7 +23,7 @@ export interface WrittenObject {
  * output: the store copies them server-side (`generation.object.copy`) instead of the
  * worker reading and re-writing them. For an OPEN task the create-only copy is itself the
  * look for the output (S3 refuses a taken key with 412, resolved by the exact reload in
- * `copyExact`; where a store does not enforce it, a retry copies the same immutable source
+ * `copyExact`; were a store not to enforce it, a retry would copy the same immutable source
  * under the same identity again — the output is deterministic and not yet visible). A
  * COMMITTED task's output is never copied over: it is looked for first. The copy is not
  * read back here: its bytes are invisible until the commit, which verifies the full

@@ -2,6 +2,7 @@ import type { BuildAppOptions } from 'fauxqs';
 import { mkdir } from 'node:fs/promises';
 import { findPackageJSON } from 'node:module';
 import { pathToFileURL } from 'node:url';
+import { enforceCreateOnly } from './s3-create-only.js';
 
 /**
  * Runs the fauxqs S3 emulator in-process, on loopback only.
@@ -43,6 +44,7 @@ export async function startS3Emulator(opts: S3EmulatorOptions = {}): Promise<S3E
   // Loaded here, not at import: a CLI command that never starts the emulator never loads it.
   const { buildApp } = await import('fauxqs');
   const app = buildApp({ logger: false, stores });
+  enforceCreateOnly(app, stores.s3Store);
   if (persistence) app.addHook('preClose', () => persistence.close());
   try {
     await app.listen({ port: opts.port ?? 0, host: '127.0.0.1' });

@@ -12,8 +12,9 @@ export const objectClaimKey = (key: string) => ({ pk: `object#${key}`, sk: 'clai
 /**
  * An operator's immutable object write (`cutpoint object put`). A key names one content
  * forever: the same bytes again are REUSED, other bytes are `objects.identity_conflict`
- * with nothing written. The S3 emulator does not enforce `If-None-Match: *` (real S3
- * does), so uniqueness is decided in the authority, race-safe:
+ * with nothing written. The bucket's create-only write refuses a taken key but cannot
+ * say whose bytes won a race (and a store without `If-None-Match` would not refuse), so
+ * uniqueness is decided in the authority, race-safe:
  * 1. keys under the system's own roots are refused (`objects.reserved_key`);
  * 2. what is already under the key is compared (the same bytes: REUSED, nothing written;
  *    other bytes: conflict — this also covers objects written before claims existed);

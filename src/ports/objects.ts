@@ -29,16 +29,15 @@ export interface ObjectStore {
    */
   readonly location: string;
   /**
-   * Writes bytes under an exact key with `If-None-Match: *` (sent even where the store
-   * does not enforce it: uniqueness is the authority's job). UNKNOWN means the bytes may
-   * or may not be there; resolve by `head`/`get` of the exact key.
+   * Writes bytes under an exact key with `If-None-Match: *` (S3 and the local emulator
+   * refuse a taken key: EXISTS, which says nothing about whose bytes are there). UNKNOWN
+   * means the bytes may or may not be there; resolve by `head`/`get` of the exact key.
    */
   put(cutPoint: string, key: string, bytes: Uint8Array, metadata: Record<string, string>): Promise<ObjectPutOutcome>;
   /**
    * Server-side copy of the bytes under `sourceKey` to a new exact key `targetKey`, with
    * `metadata` replacing the source's (it must carry the expected `sha256`): no byte passes
-   * through the caller. Create-only like `put` (`If-None-Match: *`, sent even where the store
-   * does not enforce it); the same outcomes: EXISTS and UNKNOWN are resolved by reading the
+   * through the caller. Create-only like `put` (`If-None-Match: *`); the same outcomes: EXISTS and UNKNOWN are resolved by reading the
    * exact target back and comparing metadata and the full SHA-256 (`copyExact`). The store
    * does not verify the copied bytes: whoever relies on the target verifies them.
    */

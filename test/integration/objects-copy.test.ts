@@ -60,8 +60,8 @@ describe('copyExact', () => {
     const src = await source('wal/conflict', 'records of range four');
     const other = bytesOf('another writer');
     await stores.ports.objects.put('test.object.put', 'gen/copy-4', other, { sha256: sha256Hex(other), 'task-id': 'someone-else' });
-    // The copy's answer is lost before it lands (S3 would answer 412 to If-None-Match; the
-    // emulator does not enforce it): the exact reload of the target decides.
+    // The copy's answer is lost before it lands (had it landed, If-None-Match would refuse
+    // the taken key with 412): the exact reload of the target decides.
     stores.faults.arm(`${CUT}:lose-request*`);
     await expect(copyExact(stores.ports.objects, CUT, src, 'gen/copy-4', { sha256: src.sha256, 'task-id': 'copier' })).rejects.toMatchObject({
       name: 'Cutpoint.IdentityConflict',

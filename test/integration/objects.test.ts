@@ -36,8 +36,8 @@ describe('exact objects', () => {
   });
 
   it('someone else\'s bytes under the key are a conflict, never a match', async () => {
-    // The emulator does not enforce If-None-Match (real S3 answers 412, which putExact
-    // resolves with this same probe); the identity comparison is what decides.
+    // A taken key is refused (412, If-None-Match) and putExact resolves it with this same
+    // probe: the identity comparison is what decides.
     const mine = bytesOf('mine');
     const theirs = bytesOf('theirs');
     await stores.ports.objects.put('test.object.put', 'gen/c', theirs, meta(theirs, 't2'));
@@ -46,6 +46,23 @@ describe('exact objects', () => {
     expect(await probeExact(stores.ports.objects, 'gen/c', meta(theirs, 't1'))).toBe('CONFLICT');
     expect(await probeExact(stores.ports.objects, 'gen/c', meta(theirs, 't2'))).toBe('MATCH');
     expect(await probeExact(stores.ports.objects, 'gen/none', meta(theirs, 't2'))).toBe('ABSENT');
+  });
+
+  it('writes are create-only, as on S3: a taken key is EXISTS and keeps its bytes; of racing creates exactly one applies', async () => {
+    const first = bytesOf('first');
+    expect((await stores.ports.objects.put('test.object.put', 'gen/once', first, meta(first, 't1'))).status).toBe('APPLIED');
+    const late = bytesOf('late');
+    expect((await stores.ports.objects.put('test.object.put', 'gen/once', late, meta(late, 't2'))).status).toBe('EXISTS');
+    const copied = await stores.ports.objects.copy('test.object.copy', 'gen/once', 'gen/once', meta(first, 't3'));
+    expect(copied.status).toBe('EXISTS');
+    const stored = await stores.ports.objects.get('gen/once');
+    expect([sha256Hex(stored!.bytes), stored!.metadata['task-id']]).toEqual([sha256Hex(first), 't1']);
+    for (let round = 0; round < 5; round++) {
+      const racers = ['x', 'y', 'z'].map((c) => bytesOf(`${c}-${round}`));
+      const outcomes = await Promise.all(racers.map((b, i) => stores.ports.objects.put('test.object.put', `gen/race-${round}`, b, meta(b, `r${i}`))));
+      expect(outcomes.filter((o) => o.status === 'APPLIED'), JSON.stringify(outcomes)).toHaveLength(1);
+      expect(outcomes.every((o) => o.status === 'APPLIED' || o.status === 'EXISTS')).toBe(true);
+    }
   });
 
   it('every read is verified: corrupted bytes and missing objects are errors, never data', async () => {
@@ -81,7 +98,7 @@ describe('operator object writes (cutpoint object put): a key holds one content 
     expect(sha256Hex((await stores.ports.objects.get('ops/b'))!.bytes)).toBe(sha256Hex(theirs));
   });
 
-  it('racing writers of different bytes: exactly one wins the claim, the other writes nothing (the emulator ignores If-None-Match)', async () => {
+  it('racing writers of different bytes: exactly one wins the claim, the other writes nothing', async () => {
     for (let round = 0; round < 5; round++) {
       const key = `ops/race-${round}`;
       const contents = ['x', 'y', 'z'].map((c) => bytesOf(`${c}-${round}`));

@@ -18,7 +18,7 @@ describe('quality evidence in S3: found, absent or unreadable — then verified 
     const first = await putEvidence(ports.objects, 'quality.completion.put', key, completion.document, ID);
     expect(first.sha256).toBe(completion.sha256);
     expect(evidenceBytes(completion.document).sha256).toBe(completion.sha256);
-    // The emulator does not enforce If-None-Match (S3 does: REUSED there); the bytes are the same either way.
+    // The key is taken (If-None-Match refuses it): the exact reload finds the same bytes, REUSED.
     expect((await putEvidence(ports.objects, 'quality.completion.put', key, completion.document, ID)).sha256).toBe(first.sha256);
     const read = await fetchEvidence(ports.objects, key);
     expect(read).toEqual({ status: 'found', bytes: completion.bytes });

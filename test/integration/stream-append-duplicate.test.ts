@@ -1,25 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { walBindingOf } from '../../src/domain/stream-wal.js';
-import type { Ports } from '../../src/ports/index.js';
-import type { ObjectPutOutcome, ObjectStore } from '../../src/ports/objects.js';
 import { appendBatch } from '../../src/stream/append-batch.js';
 import { walsOf } from '../../src/stream/append/attempt-evidence.js';
 import { STREAM_CUT_POINTS } from '../../src/stream/cut-points.js';
 import { createStream } from '../../src/stream/create-stream.js';
 import { takeOverWithNewSession } from '../../src/stream/takeover.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
-import { HoldingFaults } from '../support/held-effect.js';
 
 /**
  * Two executions of one append (a duplicate StartExecution, a zombie Lambda), found by the
  * fault scheduler (stream seeds 484, 1131, 1183): both pass the attempt's evidence check
  * before either writes, and the committed end moves in between, so they bind the same
- * batch to different starts. On S3 the WAL key is create-only (`If-None-Match: *`): the
- * first binding stays and the late execution must adopt it — not end Stream.Rejected for an
- * attempt that committed. The local emulator does not enforce If-None-Match, so the late
- * writer's bucket here answers as S3 does: a taken key is EXISTS (checked on the real
- * emulator, at the moment the held PUT is let go).
+ * batch to different starts. The WAL key is create-only (S3's If-None-Match, which the
+ * local emulator now enforces too): the first binding stays, and the late execution must
+ * adopt it — not end Stream.Rejected for an attempt that committed.
  */
 
 let stores: TestStores;
@@ -30,31 +25,21 @@ beforeAll(async () => {
 
 const encode = (records: string[]) => records.map((r) => new TextEncoder().encode(r));
 
-/** The store's objects, with PUTs create-only as on S3; a PUT can be held at its cut point first. */
-function createOnly(objects: ObjectStore, holding: HoldingFaults): ObjectStore {
-  const put = (cutPoint: string, key: string, bytes: Uint8Array, metadata: Record<string, string>): Promise<ObjectPutOutcome> =>
-    holding.at(cutPoint, async () => ((await objects.head(key)) ? { status: 'EXISTS' } : objects.put(cutPoint, key, bytes, metadata)));
-  return new Proxy(objects, {
-    get: (target, property) => (property === 'put' ? put : (Reflect.get(target, property, target) as unknown)),
-  });
-}
-
 describe('a duplicate execution of one append, bound late', () => {
   it('adopts the binding the first WAL write fixed, and reports the one committed range', async () => {
     const lane = { stream: `dup-${randomUUID().slice(0, 8)}`, partition: 0 };
     await createStream({ stream: lane.stream, partitions: 1 }, stores.ports);
     const session = await takeOverWithNewSession(lane, 'dup-test', stores.ports);
-    const holding = new HoldingFaults();
-    const s3Like: Ports = { ...stores.ports, objects: createOnly(stores.ports.objects, holding) };
-    const append = (attemptId: string, records: string[], ports: Ports = s3Like) => appendBatch({ ...lane, attemptId, session, records: encode(records) }, ports);
+    const append = (attemptId: string, records: string[]) => appendBatch({ ...lane, attemptId, session, records: encode(records) }, stores.ports);
 
     // The late execution loads the head (committed end 0), then stalls at its WAL write.
-    const held = holding.hold(STREAM_CUT_POINTS.wal);
+    const held = stores.hold(STREAM_CUT_POINTS.wal);
     const late = append('a1', ['one']);
     await held.reached;
     // Meanwhile another attempt commits, and the duplicate execution of a1 binds to end 1 and commits.
     expect(await append('a0', ['zero'])).toMatchObject({ status: 'KNOWN_COMMITTED', start: 0, end: 1 });
-    expect(await append('a1', ['one'])).toMatchObject({ status: 'KNOWN_COMMITTED', start: 1, end: 2 });
+    const first = await append('a1', ['one']);
+    expect(first).toMatchObject({ status: 'KNOWN_COMMITTED', start: 1, end: 2 });
     held.release();
 
     expect(await late).toMatchObject({ status: 'KNOWN_COMMITTED', start: 1, end: 2 });

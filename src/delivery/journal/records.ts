@@ -174,3 +174,18 @@ export async function recordProblems(ports: Ports, record: InvocationRecord, cus
   ]);
   return [...custodyProblems(record, custody), ...headProblems(record, { first, head, next })];
 }
+
+/**
+ * The session that began the invocation, from its first journal record (`begin`, seq 1,
+ * `data.by.session`): a durable fact that every later session reads alike — what a
+ * document written once under a create-only key may name (prepared.json's original run),
+ * where the current fence's session would differ after a takeover. Missing or malformed
+ * is an inconsistent journal (every invocation has its begin record).
+ */
+export async function beginSessionOf(ports: Ports, invocationId: string): Promise<string> {
+  const first = await journalRecordAt(ports, invocationId, 1);
+  const data = first?.data as { by?: { session?: unknown } } | undefined;
+  const session = data?.by?.session;
+  if (first?.type !== 'begin' || typeof session !== 'string' || session.length === 0) throw inconsistent(`invocation ${invocationId}'s first journal record does not name the session that began it`);
+  return session;
+}

@@ -2,6 +2,7 @@ import { rereadOnStale } from '../../delivery/steps/carried.js';
 import { loadForStep, output, parseStepInput, transitionIdOf, type StepOutput } from '../../delivery/steps/common.js';
 import type { DeliveryDeps } from '../../delivery/deps.js';
 import { TransitionPreconditionError } from '../../delivery/journal/errors.js';
+import { beginSessionOf } from '../../delivery/journal/records.js';
 import { recordFacts, transition } from '../../delivery/journal/transition.js';
 import { qualityEvidenceKeyOf } from '../../domain/delivery/identifiers.js';
 import { canonicalDigest } from '../../domain/digest.js';
@@ -62,7 +63,11 @@ async function prepareCapsuleOnce(input: unknown, deps: DeliveryDeps): Promise<P
   const authorityBinding = await deps.ports.authority.describeBinding();
   const identity = { invocationId: record.invocationId, route: record.route, targetId: record.targetId, candidateUuid: candidate.uuid, sealDigest: record.sealed.sealDigest };
   const resultsDigest = canonicalDigest({ kind: 'cutpoint.quality-staged-results.v1', results: staged.results });
-  const runs = { originalRunId: runIdOf(step.fence.session), originalLoadId: loadIdOf(candidate.uuid, parts.digest) };
+  // prepared.json is written once under a create-only key, so its bytes must be the same
+  // whichever session (re-)runs this step: the original run is the session that began the
+  // operation (its journal's begin record), never the fence's session, which a takeover
+  // changes (on S3 a recovery would otherwise conflict with its own first write forever).
+  const runs = { originalRunId: runIdOf(await beginSessionOf(deps.ports, record.invocationId)), originalLoadId: loadIdOf(candidate.uuid, parts.digest) };
   const prepared = preparedDocument({ ...identity, qualityBlock: deps.route.route.quality, plan: { ...plan, probes: [...plan.probes] }, inventory, authorityBinding, stagedResults: staged.results, runs });
   const key = qualityEvidenceKeyOf(record.route, record.invocationId, 'prepared');
   const put = await putEvidence(deps.ports.objects, QUALITY_CUT_POINTS.preparedPut, key, prepared.document, record.invocationId);
