@@ -1,4 +1,5 @@
 import { Readable } from 'node:stream';
+import { finished } from 'node:stream/promises';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { chunkJsonArrayBytes } from '../../domain/delivery/chunk-json.js';
 import { LoadCountMismatchError } from '../../domain/delivery/target-errors.js';
@@ -97,7 +98,9 @@ export async function loadStageChunk(
     });
     return effect(faults, cutPoint, async () => {
       const result = await client.exec({ query: `INSERT INTO ${table} ${settings} FORMAT JSONEachRow`, values: Readable.from([lines]) });
-      result.stream.destroy();
+      // Read to its end (the INSERT answers nothing): a destroyed response makes the client
+      // log a socket warning on every load.
+      await finished(result.stream.resume());
     });
   };
   await insert(true);
