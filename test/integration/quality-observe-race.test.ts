@@ -20,7 +20,7 @@ import { publicationManifest } from '../support/publication-world.js';
 const ctx = useObserveWorld();
 
 describe('operator observe vs the flow acquiring the guard in between', () => {
-  it('the custody takeover is refused (quality.action_not_permitted, reader_guard_held); the flow keeps custody and its guard', async () => {
+  it('the custody takeover is refused (Quality.ReaderGuardHeld); the flow keeps custody and its guard', async () => {
     const { world } = ctx;
     const { deps, begun, ref, table } = await world.published();
     let raced = false;
@@ -43,8 +43,8 @@ describe('operator observe vs the flow acquiring the guard in between', () => {
     const held = await (async () => {
       const input = { invocationId: ref.invocationId, manifestText: publicationManifest({ table }), selector: '/config/publish.yaml#daily', session: 'observe-race' };
       await expect(operatorObservation(input, { ports, target: deps.target, exchange: deps.exchange!, route: deps.route, reader: await world.reader(deps) })).rejects.toMatchObject({
-        name: 'Quality.ActionNotPermitted',
-        message: expect.stringContaining('quality.reader_guard_held'),
+        name: 'Quality.ReaderGuardHeld',
+        code: 'quality.reader_guard_held',
       });
       return readCapsule(deps.ports, ref);
     })();
