@@ -9,7 +9,7 @@ import { assertAuthority, recomputeAuthority } from '../domain/delivery/sealed-a
 import { canonicalJson } from '../domain/digest.js';
 import { CutpointError } from '../domain/errors.js';
 import type { ObservationOutcome, RemoteTermination } from '../domain/quality/capsule.js';
-import { QualityActionNotPermittedError, QualityFailedError, TargetPendingError } from '../domain/quality/errors.js';
+import { QualityActionNotPermittedError, QualityFailedError, ReaderGuardHeldError, TargetPendingError } from '../domain/quality/errors.js';
 import type { InspectProjection } from '../domain/quality/projection.js';
 import type { ExchangeTargetPort } from '../ports/exchange-target.js';
 import type { Ports } from '../ports/index.js';
@@ -27,8 +27,8 @@ import { observeTarget } from './steps/observe-target.js';
  * session that takes custody (epoch + 1, so the flow's older session is fenced out).
  * In this order, each refusal writing nothing:
  * 1. the §3.5 guide as inspect computes it (evidence classified): `observe` must be listed
- *    (`quality.action_not_permitted` otherwise — a COMPLETE, FAILED, held-guard or
- *    unpublished operation is refused here);
+ *    (`quality.action_not_permitted` otherwise — a COMPLETE, FAILED or unpublished
+ *    operation is refused here; a held guard as Quality.ReaderGuardHeld, see below);
  * 2. the whole seal recomputed from the manifest, selector, the target's identity observed
  *    now and the work root (`delivery.recovery_authority_mismatch` / the seal's codes);
  * 3. custody for a new session, then the record reloaded and the guide checked again;
@@ -67,12 +67,23 @@ export class ObserveNotPermittedError extends QualityActionNotPermittedError {
   }
 }
 
-/** The guide's refusal of `observe` for this operation, before anything is written. */
+/**
+ * The guide's refusal of `observe` for this operation, before anything is written. A guard
+ * already held is refused as Quality.ReaderGuardHeld (spec §4.4 step 9), not as a plain
+ * guide refusal: the holder may be this very execution's earlier attempt, killed after its
+ * acquire (an ASL Retry re-invokes the handler with a new session), and then nothing else
+ * will ever report the guard — the flow routes this name to NotifyIncident (found by the
+ * scheduler: publication seed 2223).
+ */
 export async function assertObservePermitted(ports: Ports, invocationId: string): Promise<void> {
   const projection = await inspectQuality(ports, invocationId);
-  if (!projection.permitted_actions.includes('observe')) {
-    throw new ObserveNotPermittedError(projection.permitted_actions, projection.diagnostic_code);
+  if (projection.permitted_actions.includes('observe')) return;
+  if (projection.reader_guard.held) {
+    throw new ReaderGuardHeldError(
+      `observe is not permitted: the quality reader guard is held (diagnostic_code ${projection.diagnostic_code}, holder ${projection.reader_guard.holder_run_id}); it has no expiry and no force-clear (quiescence procedure); nothing was written`,
+    );
   }
+  throw new ObserveNotPermittedError(projection.permitted_actions, projection.diagnostic_code);
 }
 
 /** One operator observation (steps 1–4 above) and its result, designed outcomes not yet turned into exits. */

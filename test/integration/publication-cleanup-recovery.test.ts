@@ -13,6 +13,7 @@ import { transition } from '../../src/delivery/journal/transition.js';
 import { cleanupPublication } from '../../src/publication/steps/cleanup.js';
 import { fillCandidate } from '../../src/publication/steps/fill-candidate.js';
 import { prepareCapsule } from '../../src/quality/steps/prepare-capsule.js';
+import { namesOf } from '../../src/publication/exchange-deps.js';
 import { stepsThrough } from '../support/delivery-steps.js';
 import { qualityKeys, readCapsule } from '../../src/quality/capsule-store.js';
 import { newInvocationId } from '../support/delivery-world.js';
@@ -84,6 +85,19 @@ describe('ClickHouse publication cleanup and successors (seed 000 §4.6, I7)', (
     expect(((await readCapsule(deps.ports, ref)) as CapsuleV2).version).toBe(capsule.version);
     expect(await loadCustody(deps.ports, ref.targetId)).toMatchObject({ state: 'HELD' });
     expect(await cleanupPublication(fresh(begun), deps)).toMatchObject({ state: 'CUSTODY_RELEASED', drop: 'ABSENT_PROVED' });
+    await expectReleased(deps, begun, ref, table, predecessor);
+  });
+
+  it("P under the tombstone name (reconcile's fence RENAME landed after a late EXCHANGE, publication seed 2087): cleanup drops it there by UUID and releases", async () => {
+    const { deps, begun, ref, table, predecessor } = await succeeded();
+    const names = namesOf(ref.invocationId, deps);
+    // The real fence RENAME, as reconcile sends it once its first observation saw NOT_APPLIED_YET
+    // and the late EXCHANGE landed in between: the candidate's name held P, now the tombstone's.
+    await deps.exchange!.fenceRename(names);
+    expect(await world.uuidOf(names.candidate)).toBeUndefined();
+    expect(await world.uuidOf(names.tombstone)).toBe(predecessor);
+    expect(await cleanupPublication(fresh(begun), deps)).toMatchObject({ state: 'CUSTODY_RELEASED', drop: 'ABSENT_PROVED' });
+    expect(await world.uuidOf(names.tombstone)).toBeUndefined();
     await expectReleased(deps, begun, ref, table, predecessor);
   });
 

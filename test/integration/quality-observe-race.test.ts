@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { acquireCustody } from '../../src/delivery/custody.js';
+import { resume } from '../../src/delivery/recovery/resume.js';
 import { loadCustody } from '../../src/delivery/journal/records.js';
 import type { AuthorityStore } from '../../src/ports/authority.js';
 import type { Ports } from '../../src/ports/index.js';
@@ -20,7 +21,7 @@ import { publicationManifest } from '../support/publication-world.js';
 const ctx = useObserveWorld();
 
 describe('operator observe vs the flow acquiring the guard in between', () => {
-  it('the custody takeover is refused (quality.action_not_permitted, reader_guard_held); the flow keeps custody and its guard', async () => {
+  it('the custody takeover is refused (Quality.ReaderGuardHeld); the flow keeps custody and its guard', async () => {
     const { world } = ctx;
     const { deps, begun, ref, table } = await world.published();
     let raced = false;
@@ -43,13 +44,43 @@ describe('operator observe vs the flow acquiring the guard in between', () => {
     const held = await (async () => {
       const input = { invocationId: ref.invocationId, manifestText: publicationManifest({ table }), selector: '/config/publish.yaml#daily', session: 'observe-race' };
       await expect(operatorObservation(input, { ports, target: deps.target, exchange: deps.exchange!, route: deps.route, reader: await world.reader(deps) })).rejects.toMatchObject({
-        name: 'Quality.ActionNotPermitted',
-        message: expect.stringContaining('quality.reader_guard_held'),
+        name: 'Quality.ReaderGuardHeld',
+        code: 'quality.reader_guard_held',
       });
       return readCapsule(deps.ports, ref);
     })();
     expect(raced).toBe(true);
     expect(held).toMatchObject({ state: 'PREPARED', reader: { fence: begun.fence } });
+    expect(await loadCustody(deps.ports, ref.targetId)).toMatchObject({ state: 'HELD', epoch: begun.fence.epoch, fence: { session: begun.fence.session } });
+  }, 120_000);
+
+  it("resume's takeover has the same race: refused (Quality.ReaderGuardHeld) when the flow took the guard after resume's checks; the flow keeps custody and its guard", async () => {
+    const { world } = ctx;
+    const { deps, begun, ref, table } = await world.published();
+    let raced = false;
+    // The same seam as above, for delivery resume (which observes a PUBLISHED operation whose capsule is PREPARED).
+    const racing: AuthorityStore = Object.create(deps.ports.authority) as AuthorityStore;
+    racing.transact = async (cutPoint, legs) => {
+      if (cutPoint === 'delivery.custody.acquire' && !raced) {
+        raced = true;
+        world.stores.faults.arm('quality.reader.acquire:crash-after');
+        try {
+          await expect(observeTarget(begun, deps, await world.reader(deps))).rejects.toMatchObject({ name: 'Cutpoint.WorkerCrashed' });
+        } finally {
+          world.stores.faults.disarm();
+        }
+      }
+      return deps.ports.authority.transact(cutPoint, legs);
+    };
+    const ports: Ports = { ...deps.ports, authority: racing };
+    const reader = await world.reader(deps);
+    const input = { invocationId: ref.invocationId, manifestText: publicationManifest({ table }), selector: '/config/publish.yaml#daily', session: 'resume-race' };
+    await expect(resume(input, { ports, target: deps.target, exchange: deps.exchange!, route: deps.route, observeReader: () => Promise.resolve(reader) })).rejects.toMatchObject({
+      name: 'Quality.ReaderGuardHeld',
+      code: 'quality.reader_guard_held',
+    });
+    expect(raced).toBe(true);
+    expect(await readCapsule(deps.ports, ref)).toMatchObject({ state: 'PREPARED', reader: { fence: begun.fence } });
     expect(await loadCustody(deps.ports, ref.targetId)).toMatchObject({ state: 'HELD', epoch: begun.fence.epoch, fence: { session: begun.fence.session } });
   }, 120_000);
 

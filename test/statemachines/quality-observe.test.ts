@@ -56,6 +56,22 @@ describe('quality-observe flow', () => {
     expect(failed.notices[0]!.message).toMatchObject({ flow: 'quality-observe', governance: { invocation_id: ref.invocationId, capsule_state: 'FAILED', failed_probes: ['assertion:no_negative_amounts'] } });
     expect(await readCapsule(ctx.world.stores.ports, ref)).toMatchObject({ state: 'FAILED' });
   }, 60_000);
+
+  it('G4 for the operator: the Observe Lambda dies right after its guard acquire; the ASL retry (a new session) is refused Quality.ReaderGuardHeld, NotifyIncident reports the held guard (publication seed 2223)', async () => {
+    const { ref, table } = await ctx.world.published();
+    ctx.world.stores.faults.arm('quality.reader.acquire:crash-after');
+    let died: FlowResult;
+    try {
+      died = await run('quality-observe', { invocationId: ref.invocationId, manifestText: publicationManifest({ table }), selector, yes: true });
+    } finally {
+      ctx.world.stores.faults.disarm();
+    }
+    expect(died).toMatchObject({ status: 'FAILED', error: 'Quality.ReaderGuardHeld' });
+    expect(entered(died)).toEqual(['Confirmed', 'Observe', 'NotifyIncident', 'AfterIncident', 'ReaderGuardHeld']);
+    expect(died.notices).toHaveLength(1);
+    expect(died.notices[0]!.message).toMatchObject({ flow: 'quality-observe', governance: { invocation_id: ref.invocationId, diagnostic_code: 'quality.incomplete', reader_guard: { held: true } } });
+    expect(await readCapsule(ctx.world.stores.ports, ref)).toMatchObject({ state: 'PREPARED', reader: expect.any(Object) });
+  }, 60_000);
 });
 
 describe('delivery-resume flow on a ClickHouse exchange route', () => {

@@ -4,7 +4,7 @@ import { assertActionPermitted, type JournalState, type LiveAction } from '../..
 import type { Selector, SelectedRoute } from '../../domain/delivery/manifest-types.js';
 import { assertAuthority, recomputeAuthority, type TargetIdentity } from '../../domain/delivery/sealed-authority.js';
 import { CutpointError } from '../../domain/errors.js';
-import type { Fence } from '../../ports/authority.js';
+import type { Fence, TransactionLeg } from '../../ports/authority.js';
 import type { Ports } from '../../ports/index.js';
 import { forbiddenSource, type GuardedSource } from '../source-guard.js';
 import type { ExchangeTargetPort } from '../../ports/exchange-target.js';
@@ -23,7 +23,8 @@ import { routeTargetId, workRootOf } from '../steps/common.js';
  *    selector) and what is observed now (the target's identity, read-only; the work root
  *    under this object store) — a mismatch writes nothing: not even custody is taken;
  * 3. a new recovery session takes custody (`acquireCustody`: epoch + 1, so any zombie
- *    session of an older epoch is fenced out of every later write);
+ *    session of an older epoch is fenced out of every later write) — for resume only while
+ *    the capsule holds no reader guard, in the same transaction (resume.ts);
  * 4. the record is reloaded under the new fence and the action rechecked (a concurrent
  *    session may have moved it), then the action runs;
  * 5. the resulting recovery projection (`inspectInvocation`).
@@ -89,12 +90,17 @@ export interface RecoveryContext {
   deps: DeliveryDeps & { source: GuardedSource };
 }
 
-/** Runs `act` inside the session protocol above; `act` returns the state it reached. */
+/**
+ * Runs `act` inside the session protocol above; `act` returns the state it reached.
+ * `custodyCondition` (acquireCustody's condition, planned each round) adds legs the custody
+ * transaction must still satisfy, or throws its refusal before anything is written.
+ */
 export async function runRecovery(
   action: LiveAction,
   input: RecoveryInput,
   recoveryDeps: RecoveryDeps,
   act: (ctx: RecoveryContext) => Promise<void>,
+  custodyCondition?: (ports: Ports, ref: InvocationRef) => Promise<TransactionLeg[]>,
 ): Promise<RecoveryResult> {
   const { ports } = recoveryDeps;
   const before = await loadInvocation(ports, input.invocationId);
@@ -123,7 +129,7 @@ export async function runRecovery(
   checkAuthority(before);
   const ref: InvocationRef = { targetId: before.targetId, invocationId: before.invocationId };
   const session = validateSession(input.session ?? newRecoverySession(action));
-  const grant = await acquireCustody(ports, ref, session);
+  const grant = await acquireCustody(ports, ref, session, custodyCondition ? () => custodyCondition(ports, ref) : undefined);
   const record = await loadInvocation(ports, input.invocationId);
   checkAuthority(record);
   assertActionPermitted(record.state, record.facts, action);

@@ -1,5 +1,10 @@
+import { ReaderGuardHeldError } from '../../domain/quality/errors.js';
+import type { TransactionLeg } from '../../ports/authority.js';
+import type { Ports } from '../../ports/index.js';
 import { stepsOf } from '../../publication/publication-steps.js';
+import { capsuleCheckLeg, readCapsule } from '../../quality/capsule-store.js';
 import { runDeliverySteps } from '../deliver-in-process.js';
+import type { InvocationRef } from '../journal/keys.js';
 import { RecoveryRetainedError, runRecovery, type RecoveryDeps, type RecoveryInput, type RecoveryResult } from './recovery-session.js';
 
 /**
@@ -14,10 +19,32 @@ import { RecoveryRetainedError, runRecovery, type RecoveryDeps, type RecoveryInp
  * a foreign receipt; cleanup that cannot prove absence) exits 1 with custody retained.
  */
 export async function resume(input: RecoveryInput, deps: RecoveryDeps): Promise<RecoveryResult> {
-  return runRecovery('resume', input, deps, async ({ record, fence, deps: d }) => {
-    const run = await runDeliverySteps({ invocationId: record.invocationId, fence }, d, [], stepsOf(d));
-    if (run.state !== 'CUSTODY_RELEASED') {
-      throw new RecoveryRetainedError('delivery.resume_incomplete', `resume stopped at ${run.stoppedAt ?? 'a step'}${run.reasons ? ` (${run.reasons.join(', ')})` : ''}`, run.state);
-    }
-  });
+  return runRecovery(
+    'resume',
+    input,
+    deps,
+    async ({ record, fence, deps: d }) => {
+      const run = await runDeliverySteps({ invocationId: record.invocationId, fence }, d, [], stepsOf(d));
+      if (run.state !== 'CUSTODY_RELEASED') {
+        throw new RecoveryRetainedError('delivery.resume_incomplete', `resume stopped at ${run.stoppedAt ?? 'a step'}${run.reasons ? ` (${run.reasons.join(', ')})` : ''}`, run.state);
+      }
+    },
+    noReaderGuard,
+  );
+}
+
+/**
+ * Resume's custody takeover only while the capsule (if any) holds no reader guard, checked
+ * in the same transaction by the capsule's version as read — as the operator's observe does
+ * (src/quality/operator-observe.ts, publication seed 47). A takeover from a run that took the
+ * guard after resume's own checks would fence that run out of ever persisting its observation
+ * or releasing its guard: held forever, and its retries refused as fenced, so no incident
+ * either. Refused here with Quality.ReaderGuardHeld, nothing written; resume could not pass
+ * a held guard anyway (observe-target and cleanup refuse it).
+ */
+async function noReaderGuard(ports: Ports, ref: InvocationRef): Promise<TransactionLeg[]> {
+  const capsule = await readCapsule(ports, ref);
+  if (!capsule) return [];
+  if (capsule.schema === 2 && capsule.reader) throw new ReaderGuardHeldError('resume would take custody from the run holding the quality reader guard; nothing was written (the guard has no expiry and no force-clear: quiescence procedure)');
+  return [capsuleCheckLeg(ref, capsule)];
 }

@@ -165,7 +165,14 @@ function guardPage(): RunbookPage {
     inspect: INSPECT,
     permitted: [],
     forbidden: [
-      ...QUALITY_ACTIONS.map((action) => ({ name: action, why: `A held guard offers nothing (actionGuide: \`${guide.diagnosticCode}\`, permitted [${guide.permittedActions.join(', ')}]); refused with \`quality.action_not_permitted\`.` })),
+      ...QUALITY_ACTIONS.map((action) => ({
+        name: action,
+        why: `A held guard offers nothing (actionGuide: \`${guide.diagnosticCode}\`, permitted [${guide.permittedActions.join(', ')}]); refused with ${
+          action === 'observe'
+            ? '`quality.reader_guard_held` (`Quality.ReaderGuardHeld`; the quality-observe flow reports the held guard to the incident topic, since the holder may be its own earlier attempt)'
+            : '`quality.action_not_permitted`'
+        }.`,
+      })),
       { name: 'clearing the guard by hand', why: 'A reader that may still run could write after a successor took over: only its exact owner releases it, after the reader was reaped and the outcome persisted.' },
     ],
     diagnostics: [{ code: guide.diagnosticCode, when: 'whatever the journal and capsule state' }],

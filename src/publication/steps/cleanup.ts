@@ -25,11 +25,14 @@ type PredecessorProof = 'ABSENT_PROVED' | 'NOT_OURS' | 'ABSENCE_UNPROVABLE';
  * after governance is COMPLETE (the checkpoint's gate got the journal to SUCCEEDED), drop
  * what the operation no longer needs and release the slot with the capsule retired:
  *
- * 1. the predecessor P (the dispatch fact's UUID), now under the candidate's name after
- *    the EXCHANGE: dropped by exact UUID at `publication.predecessor.drop` (rechecked under
- *    the name; never anything else), then its absence proved by UUID (`uuidAbsence`:
- *    no table of P anywhere, and the database's metadata visible). An unknown DROP outcome
- *    is decided by that observation, never by a second DROP in the same call;
+ * 1. the predecessor P (the dispatch fact's UUID), after the EXCHANGE under the candidate's
+ *    name — or under the tombstone name, when reconcile's fence RENAME landed after a late
+ *    EXCHANGE (spec §4.2 rule 5: "the predecessor is then wherever UUID P is"; found by the
+ *    scheduler: publication seed 2087) — dropped by exact UUID at
+ *    `publication.predecessor.drop` (rechecked under each name; never anything else), then
+ *    its absence proved by UUID (`uuidAbsence`: no table of P anywhere, and the database's
+ *    metadata visible). An unknown DROP outcome is decided by that observation, never by a
+ *    second DROP in the same call;
  * 2. the stage (load table), by `target.dropStaging` (exact object id + owner marker, drop,
  *    absence proof);
  * 3. ONE transaction at `delivery.custody.release`: SUCCEEDED → CUSTODY_RELEASED with the
@@ -67,7 +70,7 @@ async function cleanupPublicationOnce(input: unknown, deps: DeliveryDeps): Promi
     return { ...output(step, result.invocation, !result.alreadyApplied, custody), drop: 'NOT_OURS' };
   };
 
-  const predecessor = await dropPredecessor(deps, names.database, names.candidate, dispatch.predecessorUuid);
+  const predecessor = await dropPredecessor(deps, names.database, [names.candidate, names.tombstone], dispatch.predecessorUuid);
   if (predecessor === 'NOT_OURS') return incident('cleanup-predecessor-not-ours');
   if (predecessor === 'ABSENCE_UNPROVABLE') return { ...output(step, record, true, custody), drop: predecessor };
 
@@ -92,16 +95,20 @@ async function cleanupPublicationOnce(input: unknown, deps: DeliveryDeps): Promi
 }
 
 /**
- * P under the candidate's name: dropped by exact UUID, then proved absent by UUID. A DROP
+ * P under one of our names (the candidate's, or the tombstone's after a fence RENAME that
+ * followed a late EXCHANGE): dropped by exact UUID under whichever holds it, then proved
+ * absent by UUID. A name of ours holding another UUID is NOT_OURS (left untouched). A DROP
  * whose outcome is unknown (or refused) is not repeated here: the observation decides, and
  * what it cannot prove is left for a re-run of the step.
  */
-async function dropPredecessor(deps: DeliveryDeps, database: string, name: string, uuid: string): Promise<PredecessorProof> {
+async function dropPredecessor(deps: DeliveryDeps, database: string, names: readonly string[], uuid: string): Promise<PredecessorProof> {
   const exchange = exchangeOf(deps);
-  try {
-    if ((await exchange.dropByUuid({ database, name, uuid })) === 'NOT_OURS') return 'NOT_OURS';
-  } catch (error) {
-    if (!(error instanceof OutcomeUnknownError) && !(error instanceof EffectFailedError)) throw error;
+  for (const name of names) {
+    try {
+      if ((await exchange.dropByUuid({ database, name, uuid })) === 'NOT_OURS') return 'NOT_OURS';
+    } catch (error) {
+      if (!(error instanceof OutcomeUnknownError) && !(error instanceof EffectFailedError)) throw error;
+    }
   }
   const absence = await exchange.uuidAbsence(database, uuid);
   return absence.absent && absence.metadataVisible ? 'ABSENT_PROVED' : 'ABSENCE_UNPROVABLE';
