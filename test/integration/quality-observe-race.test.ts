@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { acquireCustody } from '../../src/delivery/custody.js';
+import type { DeliveryDeps } from '../../src/delivery/deps.js';
 import { resume } from '../../src/delivery/recovery/resume.js';
 import { loadCustody } from '../../src/delivery/journal/records.js';
 import type { AuthorityStore } from '../../src/ports/authority.js';
@@ -7,7 +8,8 @@ import type { Ports } from '../../src/ports/index.js';
 import { readCapsule } from '../../src/quality/capsule-store.js';
 import { operatorObservation } from '../../src/quality/operator-observe.js';
 import { observeTarget } from '../../src/quality/steps/observe-target.js';
-import { useObserveWorld } from '../fixtures/quality/observe-world.js';
+import type { StepInput } from '../../src/delivery/steps/common.js';
+import { useObserveWorld, type ObserveWorld } from '../fixtures/quality/observe-world.js';
 import { publicationManifest } from '../support/publication-world.js';
 
 /**
@@ -20,27 +22,35 @@ import { publicationManifest } from '../support/publication-world.js';
  */
 const ctx = useObserveWorld();
 
+/**
+ * A seam on the real store: just before the first custody transaction through `ports`, the
+ * flow's observation acquires the reader guard and its process dies (the guard stays, as
+ * after a crash right after the acquire).
+ */
+function guardTakenBeforeCustody(world: ObserveWorld, deps: DeliveryDeps, begun: StepInput): { ports: Ports; raced: () => boolean } {
+  let raced = false;
+  const racing: AuthorityStore = Object.create(deps.ports.authority) as AuthorityStore;
+  racing.transact = async (cutPoint, legs) => {
+    if (cutPoint === 'delivery.custody.acquire' && !raced) {
+      raced = true;
+      world.stores.faults.arm('quality.reader.acquire:crash-after');
+      try {
+        await expect(observeTarget(begun, deps, await world.reader(deps))).rejects.toMatchObject({ name: 'Cutpoint.WorkerCrashed' });
+      } finally {
+        world.stores.faults.disarm();
+      }
+    }
+    return deps.ports.authority.transact(cutPoint, legs);
+  };
+  return { ports: { ...deps.ports, authority: racing }, raced: () => raced };
+}
+
 describe('operator observe vs the flow acquiring the guard in between', () => {
   it('the custody takeover is refused (Quality.ReaderGuardHeld); the flow keeps custody and its guard', async () => {
     const { world } = ctx;
     const { deps, begun, ref, table } = await world.published();
-    let raced = false;
-    // A seam on the real store: just before the operator's custody transaction, the flow's observation
-    // acquires the guard and its process dies (the guard stays, as after a crash right after the acquire).
-    const racing: AuthorityStore = Object.create(deps.ports.authority) as AuthorityStore;
-    racing.transact = async (cutPoint, legs) => {
-      if (cutPoint === 'delivery.custody.acquire' && !raced) {
-        raced = true;
-        world.stores.faults.arm('quality.reader.acquire:crash-after');
-        try {
-          await expect(observeTarget(begun, deps, await world.reader(deps))).rejects.toMatchObject({ name: 'Cutpoint.WorkerCrashed' });
-        } finally {
-          world.stores.faults.disarm();
-        }
-      }
-      return deps.ports.authority.transact(cutPoint, legs);
-    };
-    const ports: Ports = { ...deps.ports, authority: racing };
+    // Just before the operator's custody transaction, the flow's observation acquires the guard and its process dies.
+    const { ports, raced } = guardTakenBeforeCustody(world, deps, begun);
     const held = await (async () => {
       const input = { invocationId: ref.invocationId, manifestText: publicationManifest({ table }), selector: '/config/publish.yaml#daily', session: 'observe-race' };
       await expect(operatorObservation(input, { ports, target: deps.target, exchange: deps.exchange!, route: deps.route, reader: await world.reader(deps) })).rejects.toMatchObject({
@@ -49,7 +59,7 @@ describe('operator observe vs the flow acquiring the guard in between', () => {
       });
       return readCapsule(deps.ports, ref);
     })();
-    expect(raced).toBe(true);
+    expect(raced()).toBe(true);
     expect(held).toMatchObject({ state: 'PREPARED', reader: { fence: begun.fence } });
     expect(await loadCustody(deps.ports, ref.targetId)).toMatchObject({ state: 'HELD', epoch: begun.fence.epoch, fence: { session: begun.fence.session } });
   }, 120_000);
@@ -57,29 +67,15 @@ describe('operator observe vs the flow acquiring the guard in between', () => {
   it("resume's takeover has the same race: refused (Quality.ReaderGuardHeld) when the flow took the guard after resume's checks; the flow keeps custody and its guard", async () => {
     const { world } = ctx;
     const { deps, begun, ref, table } = await world.published();
-    let raced = false;
-    // The same seam as above, for delivery resume (which observes a PUBLISHED operation whose capsule is PREPARED).
-    const racing: AuthorityStore = Object.create(deps.ports.authority) as AuthorityStore;
-    racing.transact = async (cutPoint, legs) => {
-      if (cutPoint === 'delivery.custody.acquire' && !raced) {
-        raced = true;
-        world.stores.faults.arm('quality.reader.acquire:crash-after');
-        try {
-          await expect(observeTarget(begun, deps, await world.reader(deps))).rejects.toMatchObject({ name: 'Cutpoint.WorkerCrashed' });
-        } finally {
-          world.stores.faults.disarm();
-        }
-      }
-      return deps.ports.authority.transact(cutPoint, legs);
-    };
-    const ports: Ports = { ...deps.ports, authority: racing };
+    // The same race for delivery resume (which observes a PUBLISHED operation whose capsule is PREPARED).
+    const { ports, raced } = guardTakenBeforeCustody(world, deps, begun);
     const reader = await world.reader(deps);
     const input = { invocationId: ref.invocationId, manifestText: publicationManifest({ table }), selector: '/config/publish.yaml#daily', session: 'resume-race' };
     await expect(resume(input, { ports, target: deps.target, exchange: deps.exchange!, route: deps.route, observeReader: () => Promise.resolve(reader) })).rejects.toMatchObject({
       name: 'Quality.ReaderGuardHeld',
       code: 'quality.reader_guard_held',
     });
-    expect(raced).toBe(true);
+    expect(raced()).toBe(true);
     expect(await readCapsule(deps.ports, ref)).toMatchObject({ state: 'PREPARED', reader: { fence: begun.fence } });
     expect(await loadCustody(deps.ports, ref.targetId)).toMatchObject({ state: 'HELD', epoch: begun.fence.epoch, fence: { session: begun.fence.session } });
   }, 120_000);
