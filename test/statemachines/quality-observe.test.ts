@@ -6,6 +6,7 @@ import { readCapsule } from '../../src/quality/capsule-store.js';
 import { observeTarget } from '../../src/quality/steps/observe-target.js';
 import { useObserveWorld } from '../fixtures/quality/observe-world.js';
 import { publicationManifest } from '../support/publication-world.js';
+import { inspectOp } from '../support/quality-history.js';
 
 /**
  * Observation on AWS, on the local runner over the handlers Lambda runs (spec §4.4, §7):
@@ -71,6 +72,24 @@ describe('quality-observe flow', () => {
     expect(died.notices).toHaveLength(1);
     expect(died.notices[0]!.message).toMatchObject({ flow: 'quality-observe', governance: { invocation_id: ref.invocationId, diagnostic_code: 'quality.incomplete', reader_guard: { held: true } } });
     expect(await readCapsule(ctx.world.stores.ports, ref)).toMatchObject({ state: 'PREPARED', reader: expect.any(Object) });
+  }, 60_000);
+  it('an observation that crashes on every attempt (the ASL retries exhausted) ends through NotifyIncident as Quality.Incomplete, not a bare Cutpoint.WorkerCrashed; no guard held, so no notice, and observe is still offered', async () => {
+    const { ref, table } = await ctx.world.published();
+    ctx.world.stores.faults.arm('quality.reader.acquire:crash-before*');
+    let died: FlowResult;
+    try {
+      died = await run('quality-observe', { invocationId: ref.invocationId, manifestText: publicationManifest({ table }), selector, yes: true });
+    } finally {
+      ctx.world.stores.faults.disarm();
+    }
+    expect(died).toMatchObject({ status: 'FAILED', error: 'Quality.Incomplete' });
+    expect(entered(died).slice(-3)).toEqual(['NotifyIncident', 'AfterIncident', 'QualityIncomplete']);
+    expect(died.events.filter((e) => e.type === 'StateEntered' && e.state === 'Observe')).toHaveLength(1);
+    expect(died.notices).toEqual([]);
+    const capsule = await readCapsule(ctx.world.stores.ports, ref);
+    expect(capsule).toMatchObject({ state: 'PREPARED' });
+    expect(capsule && 'reader' in capsule && capsule.reader).toBeFalsy();
+    expect((await inspectOp(ctx.world.stores.ports, ref)).actions).toContain('observe');
   }, 60_000);
 });
 
