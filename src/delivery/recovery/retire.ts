@@ -4,6 +4,7 @@ import { assertCustody, releaseCustody } from '../custody.js';
 import { DELIVERY_CUT_POINTS } from '../cut-points.js';
 import { recordFacts, transition } from '../journal/transition.js';
 import { ownerBindingOf, stagingRefOf, transitionIdOf } from '../steps/common.js';
+import { dropOrphanStage } from '../steps/orphan-stage.js';
 import { retireCandidate } from '../../publication/retire-candidate.js';
 import { RecoveryRetainedError, runRecovery, type RecoveryContext, type RecoveryDeps, type RecoveryInput, type RecoveryResult } from './recovery-session.js';
 
@@ -37,6 +38,11 @@ import { RecoveryRetainedError, runRecovery, type RecoveryContext, type Recovery
  * INCIDENT_RETAINED (delivery.retire_not_ours); ABSENCE_UNPROVABLE → state and custody
  * kept for an elevated principal (delivery.retire_absence_unprovable); repeating is safe.
  * The checkpoint never moves.
+ *
+ * Once RETIRED, the derived stage is looked at once more and dropped if ours
+ * (steps/orphan-stage.ts): a fenced CreateStaging that created it between this session's
+ * drop (or observation of absence) and the RETIRED write, and read the journal before
+ * that write, leaves it to this session.
  */
 export async function retire(input: RecoveryInput, deps: RecoveryDeps): Promise<RecoveryResult> {
   return runRecovery('retire', input, deps, async (ctx) => {
@@ -53,13 +59,14 @@ export async function retire(input: RecoveryInput, deps: RecoveryDeps): Promise<
     if (!staging) return;
     const drop = await d.target.dropStaging(staging, { unlessPublished: true });
     if (drop.status === 'ABSENT_PROVED') {
-      await releaseCustody(d.ports, ref, {
+      const retired = await releaseCustody(d.ports, ref, {
         from: record.state,
         to: 'RETIRED',
         fence,
         transitionId: transitionIdOf('retire', record.invocationId),
         patch: { absence: { table: staging.table, objectId: staging.objectId } },
       });
+      await dropOrphanStage(d, retired.invocation);
       return;
     }
     // ATTACHED: the stage is this invocation's published partition — published, like PUBLISHED.
@@ -98,7 +105,8 @@ async function observedStage(ctx: RecoveryContext): Promise<StagingRef | undefin
   if (seen.status === 'NOT_OURS') return notOurs(ctx);
   if (seen.status === 'ABSENT') {
     if (!seen.metadataVisible) unprovable(ctx);
-    await releaseCustody(deps.ports, ref, { from: record.state, to: 'RETIRED', fence, transitionId: transitionIdOf('retire', record.invocationId), patch: { absence: { table } } });
+    const retired = await releaseCustody(deps.ports, ref, { from: record.state, to: 'RETIRED', fence, transitionId: transitionIdOf('retire', record.invocationId), patch: { absence: { table } } });
+    await dropOrphanStage(deps, retired.invocation);
     return undefined;
   }
   // Exactly the record create-staging writes (same transition id and facts): a late

@@ -24,8 +24,10 @@ import { WINDOW, type DeliveryWorld, type ScheduleRoute } from './delivery-world
  *   agrees with the journal (released with the last epoch once terminal, else held by it);
  * - final state: CUSTODY_RELEASED (rows, receipt, checkpoint), RETIRED (none of them), or an
  *   INCIDENT_RETAINED that keeps custody; never a state that still offers a command the
- *   operator's finishing could not run. An owned stage left behind once terminal is counted
- *   (`orphan-stage`), not failed: a known gap reported with the scenario (issue #13).
+ *   operator's finishing could not run;
+ * - no orphan stage: once terminal, no owned stage is left in the target — not even the
+ *   empty one a fenced CreateStaging re-created after retire dropped it (issue #13; the
+ *   creator drops it after its CREATE, retire looks again once RETIRED: steps/orphan-stage.ts).
  */
 
 export async function checkDelivery(world: DeliveryWorld, s: Scheduler, r: ScheduleRoute, h: History): Promise<void> {
@@ -116,10 +118,9 @@ export async function checkDelivery(world: DeliveryWorld, s: Scheduler, r: Sched
   } else {
     fail('final-state', `${record.state} after the operator finished; inspect offers [${projection.permitted_actions.join(', ')}] (${projection.diagnostic_code})`);
   }
-  // A known product gap, counted and traced rather than failed: a fenced CreateStaging retry
-  // can re-create the (empty) owned stage after an operator retired the invocation (its
-  // custody check is not a guard: seeds 13 and 34). Rows, receipt and checkpoint are still held above.
-  if (terminal && (await stageExists(world, r))) s.count('orphan-stage', `check: ${record.state}, yet an empty owned stage was left in the target`);
+  // A fenced CreateStaging (zombie, duplicate invocation, stale carried state) re-creating the
+  // stage after retire dropped it (seeds 13 and 34) must drop it again.
+  if (terminal && (await stageExists(world, r))) fail('no-orphan-stage', `${record.state}, yet an owned stage was left in the target`);
   s.count(`final-${record.state}`, `check: ${record.state}, ${ids.length} rows, ${entries.length} journal entries, custody epoch ${holder!.epoch}`);
 }
 
