@@ -20,6 +20,15 @@ const run = (flow: string, input: object): Promise<FlowResult> =>
   runFlow(flow, input, { ports: ctx.world.stores.ports, retryIntervalMs: 0, stepDeps: (event) => Promise.resolve({ ...ctx.world.deps(), route: routeOfEvent(event) }) });
 const entered = (result: FlowResult): string[] => result.events.filter((e) => e.type === 'StateEntered' && e.state).map((e) => e.state!);
 const selector = '/config/publish.yaml#daily';
+/** The quality-observe flow with `faults` armed on the world's stores for its whole run. */
+const observeUnder = async (faults: string, input: object): Promise<FlowResult> => {
+  ctx.world.stores.faults.arm(faults);
+  try {
+    return await run('quality-observe', input);
+  } finally {
+    ctx.world.stores.faults.disarm();
+  }
+};
 
 describe('quality-observe flow', () => {
   it('TARGET_PENDING (the flow observation ran out of budget) → the operator flow observes again ⇒ COMPLETE, the projection with the observation; refused without yes, nothing written', async () => {
@@ -60,28 +69,17 @@ describe('quality-observe flow', () => {
 
   it('G4 for the operator: the Observe Lambda dies right after its guard acquire; the ASL retry (a new session) is refused Quality.ReaderGuardHeld, NotifyIncident reports the held guard (publication seed 2223)', async () => {
     const { ref, table } = await ctx.world.published();
-    ctx.world.stores.faults.arm('quality.reader.acquire:crash-after');
-    let died: FlowResult;
-    try {
-      died = await run('quality-observe', { invocationId: ref.invocationId, manifestText: publicationManifest({ table }), selector, yes: true });
-    } finally {
-      ctx.world.stores.faults.disarm();
-    }
+    const died = await observeUnder('quality.reader.acquire:crash-after', { invocationId: ref.invocationId, manifestText: publicationManifest({ table }), selector, yes: true });
     expect(died).toMatchObject({ status: 'FAILED', error: 'Quality.ReaderGuardHeld' });
     expect(entered(died)).toEqual(['Confirmed', 'Observe', 'NotifyIncident', 'AfterIncident', 'ReaderGuardHeld']);
     expect(died.notices).toHaveLength(1);
     expect(died.notices[0]!.message).toMatchObject({ flow: 'quality-observe', governance: { invocation_id: ref.invocationId, diagnostic_code: 'quality.incomplete', reader_guard: { held: true } } });
     expect(await readCapsule(ctx.world.stores.ports, ref)).toMatchObject({ state: 'PREPARED', reader: expect.any(Object) });
   }, 60_000);
+
   it('an observation that crashes on every attempt (the ASL retries exhausted) ends through NotifyIncident as Quality.Incomplete, not a bare Cutpoint.WorkerCrashed; no guard held, so no notice, and observe is still offered', async () => {
     const { ref, table } = await ctx.world.published();
-    ctx.world.stores.faults.arm('quality.reader.acquire:crash-before*');
-    let died: FlowResult;
-    try {
-      died = await run('quality-observe', { invocationId: ref.invocationId, manifestText: publicationManifest({ table }), selector, yes: true });
-    } finally {
-      ctx.world.stores.faults.disarm();
-    }
+    const died = await observeUnder('quality.reader.acquire:crash-before*', { invocationId: ref.invocationId, manifestText: publicationManifest({ table }), selector, yes: true });
     expect(died).toMatchObject({ status: 'FAILED', error: 'Quality.Incomplete' });
     expect(entered(died).slice(-3)).toEqual(['NotifyIncident', 'AfterIncident', 'QualityIncomplete']);
     expect(died.events.filter((e) => e.type === 'StateEntered' && e.state === 'Observe')).toHaveLength(1);
