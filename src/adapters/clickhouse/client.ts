@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  ClickHouseLogLevel,
   createClient,
   type ClickHouseClient,
   type ClickHouseClientConfigOptions,
@@ -77,6 +78,13 @@ export async function openClickHouse(target: ClickHouseTarget): Promise<ClickHou
   return target.kind === 'embedded' ? await openEmbedded(target.dataDir, target.create ?? true) : openHttp(target);
 }
 
+/**
+ * The client's own log off: every failure reaches the caller as an error, which the adapters
+ * classify and surface with a stable name; the client also logged each one (an expected
+ * refusal such as Code 57 included) with its query id and settings on stderr.
+ */
+const QUIET = { level: ClickHouseLogLevel.OFF };
+
 function openHttp(target: Extract<ClickHouseTarget, { kind: 'http' }>): ClickHouseHandle {
   // Credentials go to the client and nowhere else: not into errors, logs or outputs.
   const client = createClient({
@@ -85,6 +93,7 @@ function openHttp(target: Extract<ClickHouseTarget, { kind: 'http' }>): ClickHou
     ...(target.password !== undefined ? { password: target.password } : {}),
     ...(target.database !== undefined ? { database: target.database } : {}),
     clickhouse_settings: SETTINGS,
+    log: QUIET,
   });
   return { client, streamLines: clientLineStream(client), close: once(() => client.close()) };
 }
@@ -143,7 +152,7 @@ async function openEmbedded(dataDir: string | undefined, create: boolean): Promi
   try {
     if (!temporary) mkdirSync(dir, { recursive: true });
     const connection = createChdbConnection({ path: dir }) as unknown as ClientConnection;
-    client = createClient({ connection, clickhouse_settings: SETTINGS });
+    client = createClient({ connection, clickhouse_settings: SETTINGS, log: QUIET });
   } catch (error) {
     if (temporary) rmSync(dir, { recursive: true, force: true });
     // One process at a time may hold a data directory (ClickHouse locks its status file);
