@@ -1,5 +1,9 @@
 import { describeSchedules } from '../support/sched/vitest-schedules.js';
 import { deliveryScenario } from './scenarios/delivery.js';
 
-/** The delivery scenario's CI seeds 61-120, in a file of their own so the two halves run side by side. */
-describeSchedules(deliveryScenario, 60, 61);
+/**
+ * The delivery scenario's CI seeds 61-120, in a file of their own so the two halves run side
+ * by side; pinned: 1093 and 1224, the 10,000-schedule soak's finds (retire's look after
+ * RETIRED lost its drop request, leaving a zombie's stage).
+ */
+describeSchedules(deliveryScenario, 60, 61, [1093, 1224]);

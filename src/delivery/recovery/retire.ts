@@ -5,6 +5,7 @@ import { DELIVERY_CUT_POINTS } from '../cut-points.js';
 import { recordFacts, transition } from '../journal/transition.js';
 import { ownerBindingOf, stagingRefOf, transitionIdOf } from '../steps/common.js';
 import { dropOrphanStage } from '../steps/orphan-stage.js';
+import { rerunTransient, TRANSIENT_ERRORS } from '../../engine/rerun.js';
 import { retireCandidate } from '../../publication/retire-candidate.js';
 import { RecoveryRetainedError, runRecovery, type RecoveryContext, type RecoveryDeps, type RecoveryInput, type RecoveryResult } from './recovery-session.js';
 
@@ -66,7 +67,7 @@ export async function retire(input: RecoveryInput, deps: RecoveryDeps): Promise<
         transitionId: transitionIdOf('retire', record.invocationId),
         patch: { absence: { table: staging.table, objectId: staging.objectId } },
       });
-      await dropOrphanStage(d, retired.invocation);
+      await sweepAfterRetired(d, retired.invocation);
       return;
     }
     // ATTACHED: the stage is this invocation's published partition — published, like PUBLISHED.
@@ -106,7 +107,7 @@ async function observedStage(ctx: RecoveryContext): Promise<StagingRef | undefin
   if (seen.status === 'ABSENT') {
     if (!seen.metadataVisible) unprovable(ctx);
     const retired = await releaseCustody(deps.ports, ref, { from: record.state, to: 'RETIRED', fence, transitionId: transitionIdOf('retire', record.invocationId), patch: { absence: { table } } });
-    await dropOrphanStage(deps, retired.invocation);
+    await sweepAfterRetired(deps, retired.invocation);
     return undefined;
   }
   // Exactly the record create-staging writes (same transition id and facts): a late
@@ -119,4 +120,13 @@ async function observedStage(ctx: RecoveryContext): Promise<StagingRef | undefin
     cutPoint: DELIVERY_CUT_POINTS.stagingRecord,
   });
   return stagingRefOf(recorded.invocation);
+}
+
+/**
+ * The look after RETIRED (steps/orphan-stage.ts), rerun on a transient failure: once RETIRED,
+ * no step and no offered action sweeps this operation's stage again, so a drop whose request
+ * was lost must be repeated here (the drop is repeat-safe: exact object id and owner marker).
+ */
+async function sweepAfterRetired(deps: Parameters<typeof dropOrphanStage>[0], record: Parameters<typeof dropOrphanStage>[1]): Promise<void> {
+  await rerunTransient(() => dropOrphanStage(deps, record), TRANSIENT_ERRORS, 4);
 }

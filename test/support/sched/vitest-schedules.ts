@@ -4,15 +4,15 @@ import type { Scenario } from './scenario.js';
 import type { SchedStores } from './stores.js';
 
 /**
- * `count` schedules of `scenario` as one test each (seeds first..first+count-1), on the
- * run's emulators. CUTPOINT_SCHED_SEEDS=<n>[,<n>...] runs those seeds instead (a replay);
+ * `count` schedules of `scenario` as one test each (seeds first..first+count-1, then the
+ * `pinned` seeds a soak found), on the run's emulators. CUTPOINT_SCHED_SEEDS=<n>[,<n>...] runs those seeds instead (a replay);
  * CUTPOINT_SCHEDULES=<n> runs n per scenario. A failure prints the broken invariant, the
  * last moves and the one command that replays it.
  */
-export function describeSchedules<W extends { stores: SchedStores }>(scenario: Scenario<W>, count: number, first = 1): void {
+export function describeSchedules<W extends { stores: SchedStores }>(scenario: Scenario<W>, count: number, first = 1, pinned: readonly number[] = []): void {
   describe(`${scenario.name}: deterministic schedules (${scenario.actors.join(', ')})`, () => {
     const world = scenarioWorld(scenario);
-    for (const seed of seedsOf(count, first)) {
+    for (const seed of seedsOf(count, first, pinned)) {
       // Measured: a schedule takes 0.1-2 s idle; 60 s leaves room for a loaded machine.
       it(`seed ${seed}`, async () => {
         const result = await runSchedule(scenario, world(), seed);
@@ -35,11 +35,12 @@ export function scenarioWorld<W>(scenario: Pick<Scenario<W>, 'open' | 'close'>):
   return () => world!;
 }
 
-function seedsOf(count: number, first: number): number[] {
+/** first..first+count-1, then the pinned seeds (soak findings kept as regressions); or the replay's seeds. */
+function seedsOf(count: number, first: number, pinned: readonly number[]): number[] {
   const replay = process.env.CUTPOINT_SCHED_SEEDS?.trim();
   if (replay) return replay.split(',').map((part) => parseSeed(part, 'CUTPOINT_SCHED_SEEDS'));
   const n = process.env.CUTPOINT_SCHEDULES?.trim() ? parseSeed(process.env.CUTPOINT_SCHEDULES, 'CUTPOINT_SCHEDULES') : count;
-  return Array.from({ length: n }, (_, i) => first + i);
+  return [...Array.from({ length: n }, (_, i) => first + i), ...pinned.filter((seed) => seed < first || seed >= first + n)];
 }
 
 function parseSeed(raw: string, name: string): number {
