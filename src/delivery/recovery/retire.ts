@@ -5,7 +5,7 @@ import { DELIVERY_CUT_POINTS } from '../cut-points.js';
 import { recordFacts, transition } from '../journal/transition.js';
 import { ownerBindingOf, stagingRefOf, transitionIdOf } from '../steps/common.js';
 import { dropOrphanStage } from '../steps/orphan-stage.js';
-import { rerunTransient, TRANSIENT_ERRORS } from '../../engine/rerun.js';
+import { rerunTransient } from '../../engine/rerun.js';
 import { retireCandidate } from '../../publication/retire-candidate.js';
 import { RecoveryRetainedError, runRecovery, type RecoveryContext, type RecoveryDeps, type RecoveryInput, type RecoveryResult } from './recovery-session.js';
 
@@ -123,10 +123,14 @@ async function observedStage(ctx: RecoveryContext): Promise<StagingRef | undefin
 }
 
 /**
- * The look after RETIRED (steps/orphan-stage.ts), rerun on a transient failure: once RETIRED,
- * no step and no offered action sweeps this operation's stage again, so a drop whose request
- * was lost must be repeated here (the drop is repeat-safe: exact object id and owner marker).
+ * The look after RETIRED (steps/orphan-stage.ts), rerun while this process lives: once
+ * RETIRED, no step and no offered action sweeps this operation's stage again, so a drop whose
+ * request was lost or refused must be repeated here (the drop is repeat-safe: exact object id
+ * and owner marker). A crash is not rerun: a crashed process does not go on, and a stage left
+ * by a crash right here is the known gap (issue #13's closing note).
  */
+const SWEEP_RERUN = ['Cutpoint.OutcomeUnknown', 'Cutpoint.EffectFailed'] as const;
+
 async function sweepAfterRetired(deps: Parameters<typeof dropOrphanStage>[0], record: Parameters<typeof dropOrphanStage>[1]): Promise<void> {
-  await rerunTransient(() => dropOrphanStage(deps, record), TRANSIENT_ERRORS, 4);
+  await rerunTransient(() => dropOrphanStage(deps, record), SWEEP_RERUN, 4);
 }
