@@ -14,7 +14,7 @@ import type { InspectProjection } from '../domain/quality/projection.js';
 import type { ExchangeTargetPort } from '../ports/exchange-target.js';
 import type { Ports } from '../ports/index.js';
 import type { TargetPort } from '../ports/target.js';
-import { capsuleCheckLeg, readCapsule } from './capsule-store.js';
+import { capsuleAsRead } from './capsule-store.js';
 import { inspectQuality } from './inspect.js';
 import type { TargetReader } from './observe-reader.js';
 import type { ObserveOutput } from './observe-target.js';
@@ -108,9 +108,9 @@ export async function operatorObservation(input: OperatorObserveInput, deps: Ope
   // taking over from a run that acquired the guard since step 1 would fence it out of ever
   // persisting its observation or releasing its guard (found by the scheduler: publication seed 47).
   const grant = await acquireCustody(ports, ref, input.session ?? `observe-${randomBytes(8).toString('hex')}`, async () => {
-    const capsule = await readCapsule(ports, ref);
+    const { legs } = await capsuleAsRead(ports, ref);
     await assertObservePermitted(ports, input.invocationId);
-    return capsule ? [capsuleCheckLeg(ref, capsule)] : [];
+    return legs;
   });
   // A concurrent session may have moved the operation between the first check and custody.
   await assertObservePermitted(ports, input.invocationId);

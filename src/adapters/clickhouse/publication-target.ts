@@ -88,8 +88,7 @@ class ClickHouseExchangeTarget implements ExchangeTargetPort {
     const { names, uuid, marker } = checkedCandidate(request);
     if (!Number.isSafeInteger(request.expectedRows) || request.expectedRows < 0) throw new ValidationError('publication.invalid_request', 'expectedRows must be a non-negative integer');
     if (typeof request.token !== 'string' || !TOKEN.test(request.token)) throw new ValidationError('publication.invalid_request', 'the fill token must be 1..200 of [A-Za-z0-9_.:-]');
-    const columns = await this.read('target columns', async () => insertableColumns(await catalogColumns(this.client, names.database, names.target)).map((c) => c.name));
-    if (columns.length === 0) throw new TargetObjectMissingError(`table ${names.database}.${names.target}`);
+    const columns = await this.read('target columns', () => this.targetColumns(names));
     const state = () =>
       this.read('candidate and stage digests', async () => {
         await this.ownedUnpublished(names, uuid, marker);
@@ -126,8 +125,7 @@ class ClickHouseExchangeTarget implements ExchangeTargetPort {
   async candidateContents(request: CreateCandidateRequest): Promise<{ rows: number; digest: string }> {
     const { names, uuid, marker } = checkedCandidate(request);
     return this.read('candidate digest', async () => {
-      const columns = insertableColumns(await catalogColumns(this.client, names.database, names.target)).map((c) => c.name);
-      if (columns.length === 0) throw new TargetObjectMissingError(`table ${names.database}.${names.target}`);
+      const columns = await this.targetColumns(names);
       await this.ownedUnpublished(names, uuid, marker);
       return countAndDigest(this.client, names.database, names.candidate, columns);
     });
@@ -225,6 +223,13 @@ class ClickHouseExchangeTarget implements ExchangeTargetPort {
 
   private async whereIsUuid(uuid: string): Promise<Array<{ database: string; name: string }>> {
     return selectRows<{ database: string; name: string }>(this.client, 'SELECT database, name FROM system.tables WHERE uuid = toUUID({u:String})', { u: uuid });
+  }
+
+  /** The target's insertable column names: what the fill copies and the digest covers (none: the target is missing). */
+  private async targetColumns(names: ExchangeNames): Promise<string[]> {
+    const columns = insertableColumns(await catalogColumns(this.client, names.database, names.target)).map((c) => c.name);
+    if (columns.length === 0) throw new TargetObjectMissingError(`table ${names.database}.${names.target}`);
+    return columns;
   }
 
   /** The candidate name holds UUID `C` with our marker (still unpublished and ours), else a conflict. */

@@ -2,7 +2,7 @@ import { ReaderGuardHeldError } from '../../domain/quality/errors.js';
 import type { TransactionLeg } from '../../ports/authority.js';
 import type { Ports } from '../../ports/index.js';
 import { stepsOf } from '../../publication/publication-steps.js';
-import { capsuleCheckLeg, readCapsule } from '../../quality/capsule-store.js';
+import { capsuleAsRead } from '../../quality/capsule-store.js';
 import { runDeliverySteps } from '../deliver-in-process.js';
 import type { InvocationRef } from '../journal/keys.js';
 import { RecoveryRetainedError, runRecovery, type RecoveryDeps, type RecoveryInput, type RecoveryResult } from './recovery-session.js';
@@ -43,8 +43,7 @@ export async function resume(input: RecoveryInput, deps: RecoveryDeps): Promise<
  * a held guard anyway (observe-target and cleanup refuse it).
  */
 async function noReaderGuard(ports: Ports, ref: InvocationRef): Promise<TransactionLeg[]> {
-  const capsule = await readCapsule(ports, ref);
-  if (!capsule) return [];
-  if (capsule.schema === 2 && capsule.reader) throw new ReaderGuardHeldError('resume would take custody from the run holding the quality reader guard; nothing was written (the guard has no expiry and no force-clear: quiescence procedure)');
-  return [capsuleCheckLeg(ref, capsule)];
+  const { capsule, legs } = await capsuleAsRead(ports, ref);
+  if (capsule?.schema === 2 && capsule.reader) throw new ReaderGuardHeldError('resume would take custody from the run holding the quality reader guard; nothing was written (the guard has no expiry and no force-clear: quiescence procedure)');
+  return legs;
 }
