@@ -266,7 +266,10 @@ describe('cutpoint delivery', () => {
       refused(await live('retire', unknown, `${manifestFile}#daily`), 'delivery.recovery_action_not_permitted');
       refused(await live('resume', unrecorded, `${manifestFile}#daily`), 'delivery.recovery_action_not_permitted');
       refused(await live('reconcile', emptyStage, `${manifestFile}#daily`), 'delivery.recovery_action_not_permitted');
-      refused(await live('retire', retired, `${manifestFile}#daily`), 'delivery.recovery_action_not_permitted');
+      refused(await live('resume', retired, `${manifestFile}#daily`), 'delivery.recovery_action_not_permitted');
+      // Retire on RETIRED is the completed action repeated (it looks again for a stage left),
+      // not refused by the guide: it goes on to the binding, unset here.
+      refused(await live('retire', retired, `${manifestFile}#daily`), 'delivery.binding_env_unset');
 
       // Permitted, then the manifest: unreadable, malformed selector, unknown route, invalid YAML.
       refused(await live('reconcile', unknown, `${missing}#daily`), 'delivery.manifest_unavailable');
@@ -337,7 +340,7 @@ routes:
       await pgServer?.stop();
     });
 
-    it('retire of a recorded empty stage (the connection reaches it only through its binding variable): the exact stage dropped, RETIRED, the connection never printed; repeating is refused', async () => {
+    it('retire of a recorded empty stage (the connection reaches it only through its binding variable): the exact stage dropped, RETIRED, the connection never printed; repeating answers RETIRED again', async () => {
       pgServer = await startEmbeddedPostgres();
       const connection = pgServer.connectionString;
       const target = openPostgresTarget({ connectionString: connection, faults: inertFaults });
@@ -379,7 +382,11 @@ routes:
           expect(r.stderr).not.toContain(connection);
           expect(json(r)).toMatchObject({ invocation_id: invocationId, state: 'RETIRED', permitted_actions: [], holds_custody: false });
           expect(await stages()).toBe(0);
-          refused(await run(), 'delivery.recovery_action_not_permitted');
+          // Repeated on RETIRED: the same answer (it only looked again; nothing was there), exit 0.
+          const again = await run();
+          expect(again).toMatchObject({ code: 0 });
+          expect(json(again)).toMatchObject({ invocation_id: invocationId, state: 'RETIRED', permitted_actions: [], holds_custody: false });
+          expect(await stages()).toBe(0);
         } finally {
           await admin.end();
         }

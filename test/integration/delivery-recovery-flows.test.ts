@@ -217,6 +217,13 @@ describe('delivery recovery flows (local runner)', () => {
     expect(await windowRows('retired')).toEqual([]);
     expect(await loadCheckpoint(world.stores.ports, stopped.targetId, 'retired')).toBeUndefined();
     expect(await loadCustody(world.stores.ports, stopped.targetId)).toMatchObject({ state: 'RELEASED' });
+
+    // The flow started again on RETIRED (an operator re-running a retire that died) is the
+    // repeated action: SUCCEEDED, RETIRED, the journal byte-identical.
+    const journalRetired = await journalText(invocationId);
+    const again = await recover('delivery-retire', actionInput(invocationId, 'retired'));
+    expect(again, why(again)).toMatchObject({ status: 'SUCCEEDED', output: { action: 'retire', state: 'RETIRED', retained: false } });
+    expect(await journalText(invocationId)).toBe(journalRetired);
     expect(refusing.attempts).toHaveLength(0);
   });
 });

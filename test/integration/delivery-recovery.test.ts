@@ -10,6 +10,8 @@ import type { RecoveryDeps, RecoveryInput } from '../../src/delivery/recovery/re
 import { resume } from '../../src/delivery/recovery/resume.js';
 import { retire } from '../../src/delivery/recovery/retire.js';
 import { begin, type BeginInput } from '../../src/delivery/steps/begin.js';
+import { ownerBindingOf } from '../../src/delivery/steps/common.js';
+import { stagingTableOf } from '../../src/domain/delivery/identifiers.js';
 import { createStaging } from '../../src/delivery/steps/create-staging.js';
 import { planParts } from '../../src/delivery/steps/plan-parts.js';
 import { extractLoadParts } from '../../src/delivery/parts/extract-load-parts.js';
@@ -197,7 +199,7 @@ describe('live recovery actions', () => {
     expectNoSourceCall();
   });
 
-  it('WRITING_UNKNOWN (a persistent load fault): reconcile proves a partial stage → PARTIAL_PROVED; retire drops the exact stage → RETIRED; nothing published', async () => {
+  it('WRITING_UNKNOWN (a persistent load fault): reconcile proves a partial stage → PARTIAL_PROVED; retire drops the exact stage → RETIRED; nothing published; retire again drops a stage a fenced creator left, taking no custody', async () => {
     const invocationId = newInvocationId();
     const publishedBefore = (await world.admin.query('SELECT * FROM dwh.events ORDER BY event_id')).rows;
     world.targetFaults.arm('delivery.target.load-chunk:fail@4*');
@@ -220,6 +222,25 @@ describe('live recovery actions', () => {
     expect(await loadCustody(world.stores.ports, record.targetId)).toMatchObject({ state: 'RELEASED', invocationId });
     expect(await loadCheckpoint(world.stores.ports, record.targetId, 'daily')).toMatchObject({ version: 1 });
     expect(await world.journalTransitions(invocationId)).toEqual(['EMPTY_STAGING>WRITING_UNKNOWN', 'WRITING_UNKNOWN>PARTIAL_PROVED', 'PARTIAL_PROVED>RETIRED']);
+
+    // A fenced CreateStaging's CREATE that landed before the RETIRED write, and a retire that
+    // crashed before its look after RETIRED (soak seeds 1417, 1805): the stage is left. Retire
+    // run again is the same action repeated: it drops exactly that stage, takes no custody
+    // (the custody item is untouched) and journals nothing; a third run finds nothing.
+    const retired = await loadInvocation(world.stores.ports, invocationId);
+    const stage = stagingTableOf(invocationId, route.route.target.table);
+    await deps.target.createStaging({ invocationId, staging: { schema: stage.schema, table: stage.name }, likeTable: { schema: 'dwh', table: 'events' }, ownerBinding: ownerBindingOf(retired.sealed) });
+    expect(await world.stagesLeft()).toBe(1);
+    const custodyRetired = await loadCustody(world.stores.ports, record.targetId);
+    for (let again = 1; again <= 2; again++) {
+      const repeated = await retire(recoveryInput(invocationId), recoveryDeps);
+      expect(repeated).toMatchObject({ state: 'RETIRED', projection: { permitted_actions: [], holds_custody: false } });
+      expect(repeated.fence).toBeUndefined();
+      expect(await world.stagesLeft()).toBe(0);
+    }
+    expect(await loadCustody(world.stores.ports, record.targetId)).toEqual(custodyRetired);
+    expect(await world.journalTransitions(invocationId)).toHaveLength(3);
+    await expect(resume(recoveryInput(invocationId), recoveryDeps)).rejects.toMatchObject({ code: 'delivery.recovery_action_not_permitted' });
     expectNoSourceCall();
   });
 

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { startLocalRuntime } from '../../src/local/runtime.js';
@@ -88,6 +88,15 @@ async function main(argv: string[]): Promise<number> {
   const tally = new SoakTally();
   const workers = Math.min(plan.workers, plan.total);
   process.stderr.write(`soak: ${plan.total} schedules over ${plan.scenarios.map((s) => s.name).join(', ')}, ${workers} worker(s)\n`);
+  // Ctrl-C (SIGINT) or a stop (SIGTERM): the summary of the schedules run so far, marked
+  // interrupted, then exit 1 (not a pass); the workers are stopped first.
+  const interrupted = (signal: NodeJS.Signals): void => {
+    for (const child of WORKERS) child.kill('SIGTERM');
+    process.stderr.write(`soak: ${signal} after ${tally.progress(plan.total)}\n`);
+    process.stdout.write(`${JSON.stringify({ ...tally.summary(), interrupted: signal }, null, 2)}\n`);
+    void runtime.stop().finally(() => process.exit(1));
+  };
+  process.once('SIGINT', interrupted).once('SIGTERM', interrupted);
   const onResult = (r: ScheduleResult): void => {
     tally.add(r);
     if (plan.trace) process.stderr.write(`${r.scenario} seed ${r.seed}:\n${r.trace.join('\n')}\n`);
@@ -110,6 +119,8 @@ async function main(argv: string[]): Promise<number> {
   return tally.failed === 0 && tally.count === plan.total ? 0 : 1;
 }
 
+const WORKERS = new Set<ChildProcess>();
+
 /** One worker process over the same emulators; its stderr passes through. */
 async function startWorker(argv: string[], index: number, of: number, endpoints: { dynamodb: string; s3: string }, onResult: (r: ScheduleResult) => void): Promise<number> {
   const child = spawn(
@@ -117,6 +128,7 @@ async function startWorker(argv: string[], index: number, of: number, endpoints:
     ['--import', 'tsx', fileURLToPath(import.meta.url), ...argv, '--worker-of', `${index}/${of}`, '--dynamodb', endpoints.dynamodb, '--s3', endpoints.s3],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
+  WORKERS.add(child);
   const exited = new Promise<number>((resolve) => child.on('exit', (code) => resolve(code ?? 1)));
   await readResults(child, onResult);
   return exited;

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   ActionNotPermittedError,
   assertActionPermitted,
+  repeatsCompleted,
   assertConfirmed,
   assertTransition,
   canTransition,
@@ -188,9 +189,9 @@ describe('the state-to-action guide', () => {
     expect(permittedActions(state, unrecorded)).toEqual(withoutStages);
   });
 
-  it.each(guide)('%s refuses every other live action with a stable name and code; inspect always passes', (state, withStages) => {
+  it.each(guide)('%s refuses every other live action with a stable name and code; inspect and the repeat of a completed retire always pass', (state, withStages) => {
     for (const action of ['reconcile', 'resume', 'retire'] as const) {
-      if (withStages.includes(action)) {
+      if (withStages.includes(action) || (state === 'RETIRED' && action === 'retire')) {
         expect(() => assertActionPermitted(state, recorded, action)).not.toThrow();
         continue;
       }
@@ -203,6 +204,13 @@ describe('the state-to-action guide', () => {
       }
     }
     expect(() => assertActionPermitted(state, unrecorded, 'inspect')).not.toThrow();
+  });
+
+  it('only retire repeats on the state it completed in (RETIRED), and it is not offered there', () => {
+    const repeats = JOURNAL_STATES.flatMap((state) => (['reconcile', 'resume', 'retire'] as const).filter((action) => repeatsCompleted(state, action)).map((action) => `${action}@${state}`));
+    expect(repeats).toEqual(['retire@RETIRED']);
+    expect(permittedActions('RETIRED', recorded)).toEqual([]);
+    expect(repeatsCompleted('RETIRED', 'inspect')).toBe(false);
   });
 
   it('retire is refused when the owned stages are not recorded', () => {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { RecoveryProjection } from '../../domain/delivery/identifiers.js';
-import { assertActionPermitted, type JournalState, type LiveAction } from '../../domain/delivery/journal-states.js';
+import { assertActionPermitted, repeatsCompleted, type JournalState, type LiveAction } from '../../domain/delivery/journal-states.js';
 import type { Selector, SelectedRoute } from '../../domain/delivery/manifest-types.js';
 import { assertAuthority, recomputeAuthority, type TargetIdentity } from '../../domain/delivery/sealed-authority.js';
 import { CutpointError } from '../../domain/errors.js';
@@ -28,6 +28,8 @@ import { routeTargetId, workRootOf } from '../steps/common.js';
  * 4. the record is reloaded under the new fence and the action rechecked (a concurrent
  *    session may have moved it), then the action runs;
  * 5. the resulting recovery projection (`inspectInvocation`).
+ * The repeat of a completed action (retire on RETIRED, journal-states.ts REPEATABLE_ON)
+ * passes steps 1 and 2, takes no custody and runs only the action's `repeat`.
  * Every recovery path is source-free: the deps carry `forbiddenSource()`, which refuses and
  * records any call, so a test can assert none was made.
  */
@@ -64,7 +66,8 @@ export interface RecoveryResult {
   invocationId: string;
   /** The state after the action. */
   state: JournalState;
-  fence: Fence;
+  /** The recovery session's fence; absent when the action repeated a completed one (no custody taken). */
+  fence?: Fence;
   projection: RecoveryProjection;
 }
 
@@ -90,17 +93,20 @@ export interface RecoveryContext {
   deps: DeliveryDeps & { source: GuardedSource };
 }
 
-/**
- * Runs `act` inside the session protocol above; `act` returns the state it reached.
- * `custodyCondition` (acquireCustody's condition, planned each round) adds legs the custody
- * transaction must still satisfy, or throws its refusal before anything is written.
- */
+export interface RecoveryOptions {
+  /** acquireCustody's condition, planned each round: legs the custody transaction must still satisfy, or its refusal before anything is written. */
+  custodyCondition?: (ports: Ports, ref: InvocationRef) => Promise<TransactionLeg[]>;
+  /** What the repeat of the completed action does (REPEATABLE_ON): without custody, on the record as loaded. */
+  repeat?: (deps: RecoveryContext['deps'], record: InvocationRecord) => Promise<void>;
+}
+
+/** Runs `act` inside the session protocol above; `act` returns the state it reached. */
 export async function runRecovery(
   action: LiveAction,
   input: RecoveryInput,
   recoveryDeps: RecoveryDeps,
   act: (ctx: RecoveryContext) => Promise<void>,
-  custodyCondition?: (ports: Ports, ref: InvocationRef) => Promise<TransactionLeg[]>,
+  options: RecoveryOptions = {},
 ): Promise<RecoveryResult> {
   const { ports } = recoveryDeps;
   const before = await loadInvocation(ports, input.invocationId);
@@ -127,8 +133,13 @@ export async function runRecovery(
     );
   };
   checkAuthority(before);
+  if (repeatsCompleted(before.state, action)) {
+    await options.repeat?.(deps, before);
+    return { action, invocationId: input.invocationId, state: before.state, projection: await inspectInvocation(ports, input.invocationId) };
+  }
   const ref: InvocationRef = { targetId: before.targetId, invocationId: before.invocationId };
   const session = validateSession(input.session ?? newRecoverySession(action));
+  const { custodyCondition } = options;
   const grant = await acquireCustody(ports, ref, session, custodyCondition ? () => custodyCondition(ports, ref) : undefined);
   const record = await loadInvocation(ports, input.invocationId);
   checkAuthority(record);

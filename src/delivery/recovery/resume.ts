@@ -29,7 +29,7 @@ export async function resume(input: RecoveryInput, deps: RecoveryDeps): Promise<
         throw new RecoveryRetainedError('delivery.resume_incomplete', `resume stopped at ${run.stoppedAt ?? 'a step'}${run.reasons ? ` (${run.reasons.join(', ')})` : ''}`, run.state);
       }
     },
-    noReaderGuard,
+    { custodyCondition: noReaderGuard },
   );
 }
 

@@ -43,7 +43,9 @@ import { RecoveryRetainedError, runRecovery, type RecoveryContext, type Recovery
  * Once RETIRED, the derived stage is looked at once more and dropped if ours
  * (steps/orphan-stage.ts): a fenced CreateStaging that created it between this session's
  * drop (or observation of absence) and the RETIRED write, and read the journal before
- * that write, leaves it to this session.
+ * that write, leaves it to this session. Retire repeated on RETIRED (a crash between the
+ * write and that look, the flow's retry, an operator's second run) takes no custody and
+ * does only that look (journal-states.ts REPEATABLE_ON).
  */
 export async function retire(input: RecoveryInput, deps: RecoveryDeps): Promise<RecoveryResult> {
   return runRecovery('retire', input, deps, async (ctx) => {
@@ -74,7 +76,7 @@ export async function retire(input: RecoveryInput, deps: RecoveryDeps): Promise<
     if (drop.status === 'PUBLISHED' || drop.status === 'ATTACHED') await publicationFound(ctx);
     if (drop.status === 'NOT_OURS') await notOurs(ctx);
     unprovable(ctx);
-  });
+  }, { repeat: sweepAfterRetired });
 }
 
 async function publicationFound(ctx: RecoveryContext): Promise<never> {
@@ -123,11 +125,10 @@ async function observedStage(ctx: RecoveryContext): Promise<StagingRef | undefin
 }
 
 /**
- * The look after RETIRED (steps/orphan-stage.ts), rerun while this process lives: once
- * RETIRED, no step and no offered action sweeps this operation's stage again, so a drop whose
- * request was lost or refused must be repeated here (the drop is repeat-safe: exact object id
- * and owner marker). A crash is not rerun: a crashed process does not go on, and a stage left
- * by a crash right here is the known gap (issue #13's closing note).
+ * The look after RETIRED (steps/orphan-stage.ts), rerun while this process lives: a drop
+ * whose request was lost or refused is repeated here (the drop is repeat-safe: exact object
+ * id and owner marker). A crash is not rerun in process (a crashed process does not go on):
+ * retire run again on RETIRED does this look (soak seeds 1417 and 1805).
  */
 const SWEEP_RERUN = ['Cutpoint.OutcomeUnknown', 'Cutpoint.EffectFailed'] as const;
 

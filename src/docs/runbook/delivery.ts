@@ -36,7 +36,8 @@ const MEANING: Record<JournalState, string> = {
   PUBLISHED:
     "The target's receipt proves the window was published exactly once. Evidence, checkpoint and cleanup remain.",
   SUCCEEDED: 'Evidence and the route checkpoint are durable; cleanup (dropping the stage, proving its absence) and the custody release remain.',
-  RETIRED: 'The owned stage was dropped and its absence proved, without a publication; custody is released. The window was not delivered by this invocation.',
+  RETIRED:
+    'The owned stage was dropped and its absence proved, without a publication; custody is released. The window was not delivered by this invocation. A retire that died after this state was written is run again as it was: on RETIRED it takes no custody and only drops a stage a fenced creator left under the derived name.',
   CUSTODY_RELEASED: 'Delivered: published once, evidence and checkpoint durable, the stage gone, custody released. Nothing is left to do.',
   INCIDENT_RETAINED:
     'A live action found contradicting evidence (an owned object whose recorded id or owner binding no longer matches, a receipt naming another invocation, a publication found under retire). Custody is kept and nothing is guessed: a human decides.',

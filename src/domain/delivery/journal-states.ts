@@ -222,9 +222,28 @@ export class ActionNotPermittedError extends CutpointError {
   }
 }
 
-/** Refuses a live action the state-to-action guide does not list. `inspect` always passes. */
+/**
+ * The state a live action ends in where running it again is the same action repeated, not
+ * a refusal: `retire` on RETIRED. Retire's last effect is a look after the RETIRED write
+ * (a fenced CreateStaging may have re-created the stage just before it); a retire that
+ * crashed between the two is completed by running it again, as the operator re-runs a
+ * command that died and the delivery-retire flow retries a crashed Task. The repeat takes
+ * no custody and moves no state: it only looks again (recovery/retire.ts). Not listed in
+ * `permitted_actions`: nothing is left to do on a completed retire.
+ */
+const REPEATABLE_ON: Partial<Record<LiveAction, JournalState>> = { retire: 'RETIRED' };
+
+/** Whether `action` in `state` repeats the action that completed there (REPEATABLE_ON). */
+export function repeatsCompleted(state: JournalState, action: RecoveryAction): boolean {
+  return action !== 'inspect' && REPEATABLE_ON[action] === state;
+}
+
+/**
+ * Refuses a live action the state-to-action guide does not list. `inspect` always passes,
+ * and so does the repeat of a completed action (REPEATABLE_ON).
+ */
 export function assertActionPermitted(state: JournalState, facts: RecoveryFacts, action: RecoveryAction): void {
-  if (action === 'inspect') return;
+  if (action === 'inspect' || repeatsCompleted(state, action)) return;
   const permitted = permittedActions(state, facts);
   if (!permitted.includes(action)) throw new ActionNotPermittedError(action, state, permitted);
 }

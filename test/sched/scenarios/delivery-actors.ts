@@ -1,4 +1,5 @@
 import { RECOVERY_ACTIONS } from '../../../src/delivery/recovery/actions.js';
+import { TRANSIENT_ERRORS } from '../../../src/engine/rerun.js';
 import { inspectInvocation } from '../../../src/delivery/journal/listing.js';
 import type { RecoveryProjection } from '../../../src/domain/delivery/identifiers.js';
 import { isTerminal, JournalUnavailableError, type LiveAction } from '../../../src/domain/delivery/journal-states.js';
@@ -123,15 +124,25 @@ async function nextAction(world: DeliveryWorld, r: ScheduleRoute): Promise<{ act
   }
 }
 
-/** One live action in process, its outcome in the history (a refusal or a retained outcome is an answer, not a failure). */
+/**
+ * One live action in process, its outcome in the history (a refusal or a retained outcome is
+ * an answer, not a failure). A command that died (crash, lost answer, failed effect) is run
+ * again, up to 4 times, as an operator re-runs it and the delivery-<action> flow's Retry does.
+ */
 async function act(world: DeliveryWorld, s: Scheduler, r: ScheduleRoute, h: History, action: LiveAction, session: string): Promise<void> {
-  try {
-    const result = await RECOVERY_ACTIONS[action]({ invocationId: r.invocationId, manifestText: r.manifestText, selector: SELECTOR, session }, operatorDeps(world, r));
-    h.actions.push(`${session} ${action} → ${result.state}`);
-  } catch (error) {
-    h.actions.push(`${session} ${action} threw ${(error as Error).name}`);
+  for (let attempt = 1; attempt <= 4; attempt++) {
+    const tag = attempt === 1 ? session : `${session}.${attempt}`;
+    try {
+      const result = await RECOVERY_ACTIONS[action]({ invocationId: r.invocationId, manifestText: r.manifestText, selector: SELECTOR, session: tag }, operatorDeps(world, r));
+      h.actions.push(`${tag} ${action} → ${result.state}`);
+      s.note(`operator: ${h.actions.at(-1)}`);
+      return;
+    } catch (error) {
+      h.actions.push(`${tag} ${action} threw ${(error as Error).name}`);
+      s.note(`operator: ${h.actions.at(-1)}`);
+      if (!TRANSIENT_ERRORS.includes((error as Error).name as (typeof TRANSIENT_ERRORS)[number])) return;
+    }
   }
-  s.note(`operator: ${h.actions.at(-1)}`);
 }
 
 /**
