@@ -5,7 +5,7 @@ import type { Scenario } from '../support/sched/scenario.js';
 import type { Endpoints, SchedStores } from '../support/sched/stores.js';
 
 /**
- * One soak worker: its share of the schedules (every `of`-th from `index`), on the emulators
+ * One soak worker: its share of the schedules (every `of`-th round from `index`), on the emulators
  * the soak started, each result one JSON line on stdout for the parent to tally. Several run
  * side by side (`--workers`), so the soak uses both cores while DynamoDB Local's JVM and the
  * in-process S3 emulator serve them all.
@@ -30,10 +30,23 @@ export function scheduleAt(share: Share, i: number): { scenario: AnyScenario; se
   return { scenario, seed: share.seed ?? share.first + Math.floor(i / share.scenarios.length) };
 }
 
+/**
+ * The schedule indices of worker `index` of `of`: whole rounds (one seed of every scenario),
+ * every `of`-th round. Each worker runs every scenario alike; dealing single schedules out
+ * instead gave two workers and four scenarios generation + delivery on one and stream +
+ * publication (ten times the cost) on the other, which then ran alone for most of the soak.
+ */
+export function* indicesOf(share: Pick<Share, 'scenarios' | 'total' | 'index' | 'of'>): Generator<number> {
+  const n = share.scenarios.length;
+  for (let round = share.index; round * n < share.total; round += share.of) {
+    for (let i = round * n; i < Math.min(share.total, (round + 1) * n); i++) yield i;
+  }
+}
+
 export async function runShare(share: Share, endpoints: Endpoints, emit: (r: ScheduleResult) => void): Promise<void> {
   const worlds = new Map<AnyScenario, { stores: SchedStores }>();
   try {
-    for (let i = share.index; i < share.total; i += share.of) {
+    for (const i of indicesOf(share)) {
       const { scenario, seed } = scheduleAt(share, i);
       if (!worlds.has(scenario)) worlds.set(scenario, await scenario.open(endpoints));
       const result = await runSchedule(scenario, worlds.get(scenario)!, seed);
