@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { LocalRuntimeError } from './errors.js';
+import { processEntry } from './process-entry.js';
 import { reapOnExit } from './reap-on-exit.js';
 
 /**
@@ -44,8 +45,8 @@ export interface ClickHouseHostOptions {
 }
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
-// Same extension as this module, so it also works once compiled to .js.
-const SERVER_PATH = fileURLToPath(new URL(`./clickhouse-host-server${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url));
+// The CLI bundle's clickhouse-host-server.js when compiled or fresh, else the .ts source (process-entry.ts).
+const SERVER_PATH = processEntry(import.meta.url, 'clickhouse-host-server');
 const OUTPUT_TAIL_LINES = 20;
 
 interface Announcement {

@@ -1,7 +1,7 @@
-import { fileURLToPath } from 'node:url';
 import { processBoundedReader } from '../adapters/reader-process/runner.js';
 import { resolveBinding, type ConnectionSettings } from '../delivery/bindings.js';
 import type { DeliveryDeps } from '../delivery/deps.js';
+import { processEntry } from '../local/process-entry.js';
 import { CLICKHOUSE_ERROR_CLASSES, observationDiagnosticOf, type ClickHouseErrorClass } from '../domain/clickhouse-errors.js';
 import type { RemoteTermination } from '../domain/quality/capsule.js';
 import { bindProbe, evaluateProbes, type OriginalProbe, type ProbeEvaluation, type RelationRef } from '../domain/quality/probes.js';
@@ -31,8 +31,8 @@ export interface TargetReader {
 
 export const DEFAULT_RESERVE_MS = 30_000;
 
-/** The worker module the generic child entry imports (same extension as this module, so it also works compiled). */
-export const PROBE_WORKER_ENTRY = fileURLToPath(new URL(`./probe-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url));
+/** The worker module the generic child entry imports: probe-worker.ts beside this module, or the CLI bundle's (processEntry). */
+export const PROBE_WORKER_ENTRY = processEntry(import.meta.url, 'probe-worker');
 
 export interface TargetReaderOptions {
   /** Where a local run reads the binding's URL (url_env); default the process environment. */

@@ -12,16 +12,18 @@
  * and `childEntry: fileURLToPath(import.meta.url)` (the bundle file). The child is forked
  * with CUTPOINT_READER_CHILD=1 in its environment, so the same bundle serves the worker
  * instead of waiting for invocations. No second asset, no infra change. In dev and tests
- * the default child entry is child.ts beside this file, run through tsx, which imports the
- * worker module whose path is `entry`.
+ * the default child entry is the CLI bundle's child.js while that bundle is fresh, else
+ * child.ts beside this file run through tsx (src/local/process-entry.ts); it imports the
+ * worker module whose path is `entry` (tsx too when that is TypeScript).
  *
  * Time: the read ends by `deadlineAt`; the whole call by `deadlineAt + 2 × termGraceMs +
  * reapBoundMs` at worst (the caller's reserve before the Lambda timeout must cover it).
  */
 import { fork } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import { ValidationError, WorkerCrashedError } from '../../domain/errors.js';
+import { processEntry } from '../../local/process-entry.js';
 import type { Clock } from '../../ports/clock.js';
 import type { FaultInjector } from '../../ports/faults.js';
 import type { BoundedReader, BoundedReadError, BoundedReadOutcome, BoundedReadRequest } from '../../ports/bounded-reader.js';
@@ -31,8 +33,8 @@ import { release, stopAndReap, watchReap } from './terminate.js';
 export const DEFAULT_TERM_GRACE_MS = 1000;
 export const DEFAULT_REAP_BOUND_MS = 3000;
 
-/** child.ts beside this module, with this module's extension (so it also works compiled). */
-export const DEFAULT_CHILD_ENTRY = fileURLToPath(new URL(`./child${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url));
+/** child.ts beside this module, or the CLI bundle's child.js (processEntry: compiled, or fresh). */
+export const DEFAULT_CHILD_ENTRY = processEntry(import.meta.url, 'child');
 
 export interface BoundedReaderOptions {
   /** The worker: a module path (generic child entry) or a name the child entry resolves (bundle). */
@@ -52,9 +54,9 @@ export interface BoundedReaderOptions {
 
 export type RunBoundedReaderOptions = BoundedReaderOptions & BoundedReadRequest;
 
-/** TypeScript entries run through tsx, resolved from this package (not from the cwd). */
-function execArgvFor(childEntry: string): string[] {
-  if (!childEntry.endsWith('.ts')) return [];
+/** A TypeScript child entry or worker module runs through tsx, resolved from this package (not from the cwd). */
+function execArgvFor(childEntry: string, entry: string): string[] {
+  if (!childEntry.endsWith('.ts') && !entry.endsWith('.ts')) return [];
   const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
   return ['--import', tsx];
 }
@@ -96,7 +98,7 @@ export async function runBoundedReader(options: RunBoundedReaderOptions): Promis
   if (remaining <= 0) return { kind: 'DEADLINE', queryOutstanding: false, localTermination: 'VERIFIED' };
 
   const child = fork(childEntry, [], {
-    execArgv: execArgvFor(childEntry),
+    execArgv: execArgvFor(childEntry, entry),
     // Own process group: termination reaches what the reader starts. Pipes, not inherit:
     // their closing is part of the reap, and the reader's output (it may carry values) is
     // drained here and never printed.
