@@ -6,8 +6,9 @@
 //   `prepare`) while that bundle was built from the sources as they are now; otherwise, or
 //   with CUTPOINT_CLI_FROM_SOURCE=1, the TypeScript sources through tsx (seconds slower).
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { bundleIsFresh } from './bundle-freshness.js';
 
 const major = Number(process.versions.node.split('.')[0]);
 if (major < 22) {
@@ -23,24 +24,8 @@ if (major < 22) {
   process.exit(1);
 }
 
-/** dist/cli/main.js, when it exists and no source file it was built from changed since. */
-function freshBundle() {
-  if (process.env.CUTPOINT_CLI_FROM_SOURCE === '1') return undefined;
-  const root = new URL('../', import.meta.url);
-  let build;
-  try {
-    build = JSON.parse(readFileSync(new URL('dist/cli/build.json', root), 'utf8'));
-  } catch {
-    return undefined;
-  }
-  for (const input of build.inputs) {
-    const stat = statSync(new URL(input, root), { throwIfNoEntry: false });
-    if (!stat || stat.mtimeMs > build.builtAt) return undefined;
-  }
-  return new URL('dist/cli/main.js', root).href;
-}
-
-const bundle = freshBundle();
+const root = new URL('../', import.meta.url);
+const bundle = bundleIsFresh(root) ? new URL('dist/cli/main.js', root).href : undefined;
 let main;
 if (bundle) {
   ({ main } = await import(bundle));

@@ -8,12 +8,14 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ArmedFaultInjector } from '../../src/adapters/fault-injector.js';
 import { runBoundedReader } from '../../src/adapters/reader-process/runner.js';
 import { parseFaultSpec } from '../../src/domain/faults.js';
+import { processEntry } from '../../src/local/process-entry.js';
 import type { BoundedReadOutcome } from '../../src/ports/bounded-reader.js';
 import { systemClock } from '../../src/ports/clock.js';
 
 /**
- * The bounded reader with real processes: each test forks the generic child entry (through
- * tsx) over a toy worker in test/fixtures/reader-process/ and checks what the parent
+ * The bounded reader with real processes: each test forks the generic child entry (the
+ * fresh bundle's child.js, or child.ts; through tsx, as the workers are TypeScript) over a toy
+ * worker in test/fixtures/reader-process/ and checks what the parent
  * returns and that the process it started is gone. A deadline leaves room for the child to
  * start (tsx on a shared machine) so that the worker has really begun when it passes.
  */
@@ -67,6 +69,14 @@ describe('bounded reader process', () => {
   it('returns the one result sent with our token, after the reader exited by itself and was reaped', async () => {
     const outcome = await read('fast', { probe: 'count' });
     expect(outcome).toEqual({ kind: 'RESULT', results: { echo: { probe: 'count' } }, localTermination: 'VERIFIED', pid: expect.any(Number), exit: { code: 0, signal: null } });
+    expect(exists(pidOf(outcome))).toBe(false);
+  });
+
+  it('the source child entry (child.ts through tsx, what a stale bundle falls back to) serves the same result', async () => {
+    const childEntry = processEntry(new URL('../../src/adapters/reader-process/runner.ts', import.meta.url).href, 'child', () => false);
+    expect(childEntry.endsWith('/src/adapters/reader-process/child.ts')).toBe(true);
+    const outcome = await runBoundedReader({ entry: join(FIXTURES, 'fast.ts'), input: { probe: 'count' }, token: TOKEN, deadlineAt: Date.now() + 30_000, clock: systemClock, childEntry });
+    expect(outcome).toMatchObject({ kind: 'RESULT', results: { echo: { probe: 'count' } }, localTermination: 'VERIFIED', exit: { code: 0, signal: null } });
     expect(exists(pidOf(outcome))).toBe(false);
   });
 
