@@ -3,26 +3,23 @@ import { laneKeys, type LaneRef } from '../../domain/stream.js';
 import { loadRecord } from '../../generation/load.js';
 import { readVerified } from '../../objects/exact-object.js';
 import type { Ports } from '../../ports/index.js';
-import { compactionCovering, type CompactionRecord } from './model.js';
+import type { CompactionRecord } from './model.js';
 
 /**
  * GC's SUPERSEDED rule (issue #11): the copies of committed range [start, end) are
- * superseded when a COMMITTED compaction holds the whole range and its object verifies now
- * — the generation record COMMITTED with exactly the object and checksum `compaction#`
- * names, the bytes matching the full SHA-256 and decoding to the record count, and the
- * copy not quarantined. Returns that compaction (its `compactedAt` starts the superseded
- * copies' grace). Anything uncertain (a failed read, a missing record) is undefined:
- * uncertain is live.
+ * superseded when a COMMITTED compaction holds the whole range (`compactionCovering`) and
+ * its object verifies now — the generation record COMMITTED with exactly the object and
+ * checksum `compaction#` names, the bytes matching the full SHA-256 and decoding to the
+ * record count, and the copy not quarantined. Anything uncertain (a failed read, a missing
+ * record) is false: uncertain is live.
  */
-export async function supersedingCompaction(ports: Ports, lane: LaneRef, start: number, end: number): Promise<CompactionRecord | undefined> {
-  const c = await compactionCovering((pk, p, o) => ports.authority.query(pk, p, o), lane, start, end);
-  if (!c) return undefined;
+export async function verifiesNow(ports: Ports, lane: LaneRef, c: CompactionRecord): Promise<boolean> {
   try {
     const [record, quarantined] = await Promise.all([loadRecord(ports, c.root, c.generation), ports.authority.get(laneKeys.quarantine(lane, c.objectKey))]);
-    if (record?.state !== 'COMMITTED' || record.objectKey !== c.objectKey || record.sha256 !== c.sha256 || quarantined) return undefined;
+    if (record?.state !== 'COMMITTED' || record.objectKey !== c.objectKey || record.sha256 !== c.sha256 || quarantined) return false;
     const object = await readVerified(ports.objects, c.objectKey, c.sha256);
-    return decodeBatch(object.bytes).length === c.recordCount ? c : undefined;
+    return decodeBatch(object.bytes).length === c.recordCount;
   } catch {
-    return undefined;
+    return false;
   }
 }

@@ -2,7 +2,8 @@ import { laneKeys, WAL_ROOT, walBindingOf, walFate, type CommitRecord, type Lane
 import { loadRecord } from '../../generation/load.js';
 import type { Ports } from '../../ports/index.js';
 import { spentMarker } from '../append/attempt-evidence.js';
-import { supersedingCompaction } from '../compaction/superseded.js';
+import { compactionCovering } from '../compaction/model.js';
+import { verifiesNow } from '../compaction/superseded.js';
 import { commitContaining } from '../lane-store.js';
 import { compactedFate, isCompactedKey } from './compacted.js';
 import { graceDeadlineOf, STREAM_GENERATIONS_ROOT, type Fate } from './model.js';
@@ -28,12 +29,22 @@ export interface FateContext {
   lane: LaneRef;
   /** Loaded at the start of the page: a stale head only makes the answer more conservative. */
   head: LaneHead;
-  /** Spent markers by attempt, loaded once per page. */
-  markers: Map<string, Promise<SpentMarker | undefined>>;
+  /**
+   * What several objects of one page ask alike, read once per page: an attempt's spent
+   * marker (all its WAL objects), a compaction's check (every copy it covers: reading and
+   * verifying its object per copy was a whole-object GET per WAL object of the range).
+   */
+  shared: Map<string, Promise<unknown>>;
 }
 
 export function fateContext(ports: Ports, lane: LaneRef, head: LaneHead): FateContext {
-  return { ports, lane, head, markers: new Map() };
+  return { ports, lane, head, shared: new Map() };
+}
+
+/** `load()` once per page for `key`; a later object of the page gets the same answer (as fresh as the head the page loaded). */
+function shared<T>(ctx: FateContext, key: string, load: () => Promise<T>): Promise<T> {
+  if (!ctx.shared.has(key)) ctx.shared.set(key, load());
+  return ctx.shared.get(key) as Promise<T>;
 }
 
 /** A fate, where its grace starts when that is not the root's first sighting, and whether the object is a compaction's output. */
@@ -85,8 +96,8 @@ async function walObjectFate(ctx: FateContext, key: string, rest: string): Promi
   const fate = walFate(object.metadata, ctx.head, commit);
   if (fate === 'COMMITTED') return commit!.end <= ctx.head.trimOffset ? { fate: 'TRIMMED' } : liveOrSuperseded(ctx, commit!.start, commit!.end);
   if (fate === 'DEAD') return { fate: 'DEAD' };
-  if (!ctx.markers.has(attemptId)) ctx.markers.set(attemptId, spentMarker(ctx.ports, ctx.lane, attemptId));
-  return { fate: (await ctx.markers.get(attemptId)) ? 'DEAD' : 'MAY_COMMIT' };
+  const marker = await shared<SpentMarker | undefined>(ctx, `spent#${attemptId}`, () => spentMarker(ctx.ports, ctx.lane, attemptId));
+  return { fate: marker ? 'DEAD' : 'MAY_COMMIT' };
 }
 
 async function generationFate(ctx: FateContext, key: string, rest: string): Promise<Verdict> {
@@ -109,8 +120,8 @@ async function generationFate(ctx: FateContext, key: string, rest: string): Prom
  * (src/stream/compaction/superseded.ts); its grace runs from the compaction's commit.
  */
 async function liveOrSuperseded(ctx: FateContext, start: number, end: number): Promise<Verdict> {
-  const c = await supersedingCompaction(ctx.ports, ctx.lane, start, end);
-  if (!c) return { fate: 'LIVE' };
+  const c = await compactionCovering((pk, p, o) => ctx.ports.authority.query(pk, p, o), ctx.lane, start, end);
+  if (!c || !(await shared(ctx, `compaction#${c.objectKey}#${c.sha256}`, () => verifiesNow(ctx.ports, ctx.lane, c)))) return { fate: 'LIVE' };
   return typeof c.compactedAt === 'string' ? { fate: 'SUPERSEDED', graceFrom: c.compactedAt } : { fate: 'SUPERSEDED' };
 }
 
