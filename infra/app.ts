@@ -19,8 +19,12 @@ export interface CutpointApp {
  * any unacknowledged error or warning. Acknowledgements sit next to the construct that
  * raises them (Validations.of(x).acknowledge), each with its reason.
  */
-export function buildApp(options: { bundle?: boolean; context?: Record<string, unknown> } = {}): CutpointApp {
+export function buildApp(options: { bundle?: boolean; context?: Record<string, unknown>; cloudFormationValidation?: boolean } = {}): CutpointApp {
   const app = new App({
+    // CDK's built-in CloudFormation validation (a WASM engine: ~2 of a synth's 3 s). On for
+    // `cdk synth`; tests that only read templates turn it off, and one asserts it on its own
+    // (test/infra/cloudformation-validate.test.ts).
+    builtinCloudFormationValidation: options.cloudFormationValidation ?? true,
     context: {
       // No stack bundles its Lambda code when false (checks that read only the templates).
       ...(options.bundle === false ? { 'aws:cdk:bundling-stacks': [] } : {}),

@@ -12,7 +12,8 @@ export function builtApp(context: Record<string, unknown> = {}): CutpointApp {
   const key = JSON.stringify(Object.entries(context).sort(([a], [b]) => a.localeCompare(b)));
   let app = built.get(key);
   if (!app) {
-    app = buildApp({ bundle: false, context });
+    // CDK's built-in CloudFormation validation is asserted once (cloudformation-validate.test.ts), not run on every synth.
+    app = buildApp({ bundle: false, context, cloudFormationValidation: false });
     app.app.synth();
     built.set(key, app);
   }
