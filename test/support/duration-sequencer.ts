@@ -5,13 +5,19 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 export const DURATIONS_FILE = 'test/support/file-durations.json';
 
 /**
- * Longest file first, across projects. Two workers share the run, so the wall time is the
- * larger worker's sum plus whatever one long file adds at the end: vitest's own order on a
- * clean clone (no cached results) is project by project and, within one, by file size — a
- * small file that runs 160 schedules then starts last and runs alone. Here each file's
- * weight is its duration in this machine's vitest cache when there is one, else in the
- * committed table (`npm test` with CUTPOINT_WRITE_DURATIONS=1 rewrites it, see
- * plain-summary-reporter.ts), else its size as a stand-in; heaviest first.
+ * Project by project, the heaviest project first, and longest file first within each. Two
+ * workers share the run, so the wall time is the larger worker's sum plus whatever one long
+ * file adds at the end: vitest's own order on a clean clone (no cached results) is by file
+ * size within a project — a small file that runs 160 schedules then starts last and runs
+ * alone. Here each file's weight is its duration in this machine's vitest cache when there
+ * is one, else in the committed table (`npm test` with CUTPOINT_WRITE_DURATIONS=1 rewrites
+ * it, see plain-summary-reporter.ts), else its size as a stand-in.
+ *
+ * Projects stay together because vitest keeps a worker (its module graph, under
+ * isolate: false) only while the next file in the queue is of the same project: ordered
+ * across projects, a full run started 40 workers for 212 files, each importing the SDKs,
+ * the flow runner or aws-cdk-lib again; grouped, one or two per project. The small unit
+ * and infra files at the end fill the two workers' tail.
  */
 export default class DurationSequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
@@ -24,9 +30,17 @@ export default class DurationSequencer extends BaseSequencer {
       // Unknown files: ~1 s per 2 KB of test source, about the integration files' median.
       return committed ?? sizeOf(spec) / 2048;
     };
-    const weights = new Map(files.map((spec) => [spec, weight(spec)]));
-    return [...files].sort((a, b) => weights.get(b)! - weights.get(a)!);
+    return runOrder(files, (spec) => spec.project.name, weight);
   }
+}
+
+/** The heaviest project's files first (then by name, for a stable order), each project's longest file first. */
+export function runOrder<T>(files: readonly T[], projectOf: (file: T) => string, weightOf: (file: T) => number): T[] {
+  const weights = new Map(files.map((file) => [file, weightOf(file)]));
+  const projects = new Map<string, number>();
+  for (const file of files) projects.set(projectOf(file), (projects.get(projectOf(file)) ?? 0) + weights.get(file)!);
+  const projectWeight = (file: T) => projects.get(projectOf(file))!;
+  return [...files].sort((a, b) => projectWeight(b) - projectWeight(a) || projectOf(a).localeCompare(projectOf(b)) || weights.get(b)! - weights.get(a)!);
 }
 
 function relativeId(spec: TestSpecification): string {
