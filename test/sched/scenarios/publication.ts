@@ -19,9 +19,9 @@ import { OperationWatch } from './publication-watch.js';
  * - the execution, every Task invocation of it possibly a zombie or a duplicate;
  * - (half the schedules) a duplicate StartExecution of the same publication: a client retry
  *   that minted a new execution name (Step Functions dedups a same-name start), same input;
- * - (half) the operator's `quality observe` (the quality-observe flow): it polls inspect
- *   until observe is offered (PUBLISHED, capsule PREPARED/TARGET_PENDING), racing the
- *   flow's own ObserveTarget for the reader guard;
+ * - (half) the operator's `quality observe` (the quality-observe flow): it polls inspect,
+ *   every 2-5 moves, until observe is offered (PUBLISHED, capsule PREPARED/TARGET_PENDING),
+ *   racing the flow's own ObserveTarget for the reader guard;
  * - the recovery dispatcher: each execution that fails starts delivery-reconcile once with
  *   {recoveryOf, originalInput}, under the scheduler too.
  * Settle (faults off): the runbook — inspect, then the first permitted action of reconcile,
@@ -30,7 +30,7 @@ import { OperationWatch } from './publication-watch.js';
  * The checker: publication-check.ts.
  */
 
-/** The operator's wait between two inspections (a park with no effect: never faulted). */
+/** The operator's wait, one move (a park with no effect: never faulted). */
 const POLL = 'sched.operator.poll';
 const FINAL = new Set(['CUSTODY_RELEASED', 'RETIRED', 'INCIDENT_RETAINED']);
 const DRIVE: ReadonlyArray<[string, string]> = [
@@ -84,13 +84,18 @@ export const publicationScenario: Scenario<PublicationWorld> = {
       void execution('exec:dup-start', `publish-${s.seed}-retry`);
     }
     if (s.rng.chance(0.5)) {
-      // The flow reaches PUBLISHED after ~40-70 moves of all actors: enough polls that the operator usually gets there.
-      const polls = s.rng.int(20, 90);
+      // The flow reaches PUBLISHED after ~40-70 moves of all actors: the operator waits up to
+      // 20-90 moves, inspecting every 2-5 (an inspect is ~10 reads: polled every move, it
+      // was most of a schedule's requests), so it usually gets there, at most a few moves late.
+      const moves = s.rng.int(20, 90);
+      const every = s.rng.int(2, 5);
       void s.spawn('operator:observe', async () => {
         let observing = false;
-        for (let i = 0; i < polls && !observing; i++) {
-          const seen = await inspectOp(world.checkPorts, ref).catch(() => undefined);
-          observing = seen?.actions.includes('observe') ?? false;
+        for (let move = 0; move < moves && !observing; move++) {
+          if (move % every === 0) {
+            const seen = await inspectOp(world.checkPorts, ref).catch(() => undefined);
+            observing = seen?.actions.includes('observe') ?? false;
+          }
           if (!observing) await s.faults.at(POLL, async () => undefined);
         }
         s.count(observing ? 'operator-race' : 'operator-early', `the operator runs quality observe (${observing ? 'observe offered' : 'not offered yet'})`);
