@@ -49,4 +49,24 @@ describe('GC after compaction', () => {
     expect(textOf(page.records)).toEqual(everything);
     expect(page.quarantined).toEqual([]);
   });
+
+  it("a scan page reads and verifies a compaction's object once, however many copies it supersedes", async () => {
+    const deletes = new Map<string, number>();
+    const counted = countingPorts(stores.ports, new MovableClock(), deletes);
+    const reads = new Map<string, number>();
+    const ports = { ...counted, objects: { ...counted.objects, get: (key: string, cut?: string) => (reads.set(key, (reads.get(key) ?? 0) + 1), counted.objects.get(key, cut)) } };
+    const { lane, acknowledged } = await laneWithRanges(ports, 'cgc-once', 4);
+    await materializeGen0Batch(lane, ports);
+    await compactLane(lane, ports);
+    const c = await expectCompacted(ports, lane, acknowledged.flatMap((a) => a.records), 0, acknowledged.flatMap((a) => a.records).length);
+    reads.clear();
+    const run = await gcFlow({ lane, ports });
+    expect(run.status).toBe('SUCCEEDED');
+    // 4 WAL objects + 4 generations 0, all SUPERSEDED (in grace): one check of the compaction
+    // per scanned page (the WAL prefix and the generations prefix are a page each), not per copy.
+    expect(run.output).toMatchObject({ totals: { scanned: 9, superseded: 8 } });
+    const pages = run.events.filter((e) => e.type === 'StateEntered' && e.state === 'Scan').length;
+    expect(pages).toBe(2);
+    expect(reads.get(c.objectKey)).toBe(pages);
+  });
 });
