@@ -5,8 +5,8 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 export const DURATIONS_FILE = 'test/support/file-durations.json';
 
 /**
- * Project by project, the heaviest project first, and longest file first within each. Two
- * workers share the run, so the wall time is the larger worker's sum plus whatever one long
+ * Project by project, the heaviest project first, and longest file first within each. The
+ * workers share the run, so the wall time is the largest worker's sum plus whatever one long
  * file adds at the end: vitest's own order on a clean clone (no cached results) is by file
  * size within a project — a small file that runs 160 schedules then starts last and runs
  * alone. Here each file's weight is its duration in this machine's vitest cache when there
@@ -16,8 +16,8 @@ export const DURATIONS_FILE = 'test/support/file-durations.json';
  * Projects stay together because vitest keeps a worker (its module graph, under
  * isolate: false) only while the next file in the queue is of the same project: ordered
  * across projects, a full run started 40 workers for 212 files, each importing the SDKs,
- * the flow runner or aws-cdk-lib again; grouped, one or two per project. The small unit
- * and infra files at the end fill the two workers' tail.
+ * the flow runner or aws-cdk-lib again; grouped, at most one per worker and project. The small unit
+ * and infra files at the end fill the workers' tail.
  */
 export default class DurationSequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
