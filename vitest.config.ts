@@ -14,7 +14,8 @@ export default defineConfig({
     // Three on two cores: a worker waits on DynamoDB Local, the S3 emulator or ClickHouse for
     // much of its time. Measured on a clean clone (3,344 tests, files grouped by project):
     // idle 378 s against 426 s with two workers (the same ~700 s of CPU: two left a sixth of
-    // the cores idle); beside a one-worker soak 563 s against 564-574 s with two.
+    // the cores idle); beside a one-worker soak 563 s, then 418 s and 554 s in a row, against
+    // 564 s and 574 s in a row with two.
     maxWorkers: 3,
     // Budgets for a busy machine, not an idle one: at load 16 on these two cores one spawn of
     // the bin took 20-25 s (4-5 s idle) and a DynamoDB-backed test ~4x its idle time. A test
