@@ -89,8 +89,12 @@ async function main(argv: string[]): Promise<number> {
   const workers = Math.min(plan.workers, plan.total);
   process.stderr.write(`soak: ${plan.total} schedules over ${plan.scenarios.map((s) => s.name).join(', ')}, ${workers} worker(s)\n`);
   // Ctrl-C (SIGINT) or a stop (SIGTERM): the summary of the schedules run so far, marked
-  // interrupted, then exit 1 (not a pass); the workers are stopped first.
+  // interrupted, then exit 1 (not a pass); the workers are stopped first. A schedule still
+  // in flight then ends against emulators being stopped (ECONNREFUSED): not a finding, and
+  // not reported as one.
+  let stopping = false;
   const interrupted = (signal: NodeJS.Signals): void => {
+    stopping = true;
     for (const child of WORKERS) child.kill('SIGTERM');
     process.stderr.write(`soak: ${signal} after ${tally.progress(plan.total)}\n`);
     process.stdout.write(`${JSON.stringify({ ...tally.summary(), interrupted: signal }, null, 2)}\n`);
@@ -98,6 +102,7 @@ async function main(argv: string[]): Promise<number> {
   };
   process.once('SIGINT', interrupted).once('SIGTERM', interrupted);
   const onResult = (r: ScheduleResult): void => {
+    if (stopping) return;
     tally.add(r);
     if (plan.trace) process.stderr.write(`${r.scenario} seed ${r.seed}:\n${r.trace.join('\n')}\n`);
     if (!r.ok) process.stderr.write(`soak: FAILED ${describeFailure(r)}\n`);
