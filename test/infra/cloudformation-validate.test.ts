@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { CloudFormationValidatePlugin, type PolicyValidationPluginReport } from 'aws-cdk-lib';
 import type { IConstruct } from 'constructs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { builtApp } from './support/built-app.js';
+import { builtApp, VPC_CONTEXT } from './support/built-app.js';
 
 // CDK's built-in CloudFormation validation (resource schemas and its default rules, a WASM
 // engine) runs on every `cdk synth`, where it only prints: its errors are downgraded to
@@ -14,12 +14,6 @@ const plugin = new CloudFormationValidatePlugin();
 const scratch = mkdtempSync(join(tmpdir(), 'cutpoint-cfn-validate-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-const VPC = {
-  'cutpoint:vpcId': 'vpc-0123456789abcdef0',
-  'cutpoint:subnetIds': 'subnet-0123456789abcdef0,subnet-0123456789abcdef1',
-  'cutpoint:securityGroupIds': 'sg-0123456789abcdef0,sg-0123456789abcdef1',
-  'cutpoint:routeTableIds': 'rtb-0123456789abcdef0,rtb-0123456789abcdef1',
-};
 
 function findings(report: PolicyValidationPluginReport): string[] {
   return report.violations.flatMap((v) => v.violatingResources.map((r) => `${v.ruleName} (${v.severity}) at ${r.resourceLogicalId}: ${v.description}`));
@@ -40,7 +34,7 @@ function validate(context: Record<string, unknown>): { report: PolicyValidationP
 
 describe("CDK's built-in CloudFormation validation", () => {
   it('finds nothing in either stack, without and with a VPC', () => {
-    for (const context of [{}, VPC]) {
+    for (const context of [{}, VPC_CONTEXT]) {
       const { report, templates } = validate(context);
       expect(templates).toBe(2);
       expect(findings(report), JSON.stringify(context)).toEqual([]);

@@ -5,19 +5,13 @@ import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { STEPS } from '../../functions/registry.js';
 import type { CutpointApp } from '../../infra/app.js';
-import { builtApp } from './support/built-app.js';
+import { builtApp, VPC_CONTEXT } from './support/built-app.js';
 import { interfaceServicesFor, reachesDatabases } from '../../infra/network.js';
 import { actionsOf, resourcesOf, roleStatements } from './policies.js';
 
 // Three builds (templates only, no bundling): no VPC context, a VPC whose endpoints the
 // stack creates, a VPC that already has them.
-const VPC = {
-  'cutpoint:vpcId': 'vpc-0123456789abcdef0',
-  'cutpoint:subnetIds': 'subnet-0123456789abcdef0,subnet-0123456789abcdef1',
-  'cutpoint:securityGroupIds': 'sg-0123456789abcdef0,sg-0123456789abcdef1',
-  'cutpoint:routeTableIds': 'rtb-0123456789abcdef0,rtb-0123456789abcdef1',
-};
-const { 'cutpoint:routeTableIds': _routeTables, ...VPC_EXISTING } = { ...VPC, 'cutpoint:vpcEndpoints': 'existing' };
+const { 'cutpoint:routeTableIds': _routeTables, ...VPC_EXISTING } = { ...VPC_CONTEXT, 'cutpoint:vpcEndpoints': 'existing' };
 
 let plain: CutpointApp;
 let created: CutpointApp;
@@ -26,7 +20,7 @@ const templates: Record<'plain' | 'created' | 'existing', Template> = {} as neve
 
 beforeAll(() => {
   plain = builtApp();
-  created = builtApp(VPC);
+  created = builtApp(VPC_CONTEXT);
   existing = builtApp(VPC_EXISTING);
   for (const [name, built] of [['plain', plain], ['created', created], ['existing', existing]] as const) {
     built.app.synth();
@@ -89,14 +83,14 @@ describe('private networking (cutpoint:vpcId …)', () => {
     const gateways = endpoints.filter((p) => p.VpcEndpointType === 'Gateway');
     expect(gateways.map(service).sort()).toEqual(['dynamodb', 's3']);
     for (const gateway of gateways) {
-      expect(gateway).toMatchObject({ VpcId: VPC['cutpoint:vpcId'], RouteTableIds: ['rtb-0123456789abcdef0', 'rtb-0123456789abcdef1'] });
+      expect(gateway).toMatchObject({ VpcId: VPC_CONTEXT['cutpoint:vpcId'], RouteTableIds: ['rtb-0123456789abcdef0', 'rtb-0123456789abcdef1'] });
     }
     const interfaces = endpoints.filter((p) => p.VpcEndpointType === 'Interface');
     // No step in the VPC publishes to SNS or starts executions (the registry says which).
     expect(interfaceServicesFor(STEPS)).toEqual(['secretsmanager', 'xray']);
     expect(interfaces.map(service).sort()).toEqual(['secretsmanager', 'xray']);
     for (const endpoint of interfaces) {
-      expect(endpoint).toMatchObject({ VpcId: VPC['cutpoint:vpcId'], SubnetIds: ['subnet-0123456789abcdef0', 'subnet-0123456789abcdef1'], PrivateDnsEnabled: true });
+      expect(endpoint).toMatchObject({ VpcId: VPC_CONTEXT['cutpoint:vpcId'], SubnetIds: ['subnet-0123456789abcdef0', 'subnet-0123456789abcdef1'], PrivateDnsEnabled: true });
     }
     // The interface endpoints admit HTTPS from the functions' security groups, nothing else.
     const groups = Object.values(templates.created.findResources('AWS::EC2::SecurityGroup')).map((r) => r.Properties as { SecurityGroupIngress: unknown[] });
