@@ -6,23 +6,24 @@ import { STEPS, type TableAction } from '../functions/registry.js';
 import { PERIOD, sumOf } from './cutpoint-metrics.js';
 
 /**
- * The DynamoDB request the authority adapter sends for each registry action. A
+ * The DynamoDB requests the authority adapter sends for each registry action. A
  * ConditionCheckItem exists only inside TransactWriteItems (two items that move together);
- * DescribeTable is a control-plane call with no per-operation metric.
+ * GetItem also covers TransactGetItems (a snapshot of a few items, which IAM authorizes as
+ * one GetItem per item); DescribeTable is a control-plane call with no per-operation metric.
  */
-const OPERATION_OF: Record<TableAction, Operation | undefined> = {
-  'dynamodb:GetItem': Operation.GET_ITEM,
-  'dynamodb:Query': Operation.QUERY,
-  'dynamodb:PutItem': Operation.PUT_ITEM,
-  'dynamodb:UpdateItem': Operation.UPDATE_ITEM,
-  'dynamodb:DeleteItem': Operation.DELETE_ITEM,
-  'dynamodb:ConditionCheckItem': Operation.TRANSACT_WRITE_ITEMS,
-  'dynamodb:DescribeTable': undefined,
+const OPERATIONS_OF: Record<TableAction, Operation[]> = {
+  'dynamodb:GetItem': [Operation.GET_ITEM, Operation.TRANSACT_GET_ITEMS],
+  'dynamodb:Query': [Operation.QUERY],
+  'dynamodb:PutItem': [Operation.PUT_ITEM],
+  'dynamodb:UpdateItem': [Operation.UPDATE_ITEM],
+  'dynamodb:DeleteItem': [Operation.DELETE_ITEM],
+  'dynamodb:ConditionCheckItem': [Operation.TRANSACT_WRITE_ITEMS],
+  'dynamodb:DescribeTable': [],
 };
 
 /** The operations the registry's steps send to the authority table, in a stable order. */
 export function registryTableOperations(): Operation[] {
-  const used = new Set(STEPS.flatMap((s) => s.table).map((a) => OPERATION_OF[a]).filter((o): o is Operation => o !== undefined));
+  const used = new Set(STEPS.flatMap((s) => s.table).flatMap((a) => OPERATIONS_OF[a]));
   return Object.values(Operation).filter((o) => used.has(o));
 }
 

@@ -19,6 +19,7 @@ export function decoratePorts(ports: Ports, before: BeforeRequest): Ports {
   const authority: AuthorityStore = {
     describeBinding: () => via('dynamodb.DescribeTable', () => a.describeBinding()),
     get: (key) => via('dynamodb.GetItem', () => a.get(key)),
+    getTogether: (keys) => via('dynamodb.TransactGetItems', () => a.getTogether(keys)),
     query: (pk, prefix, options) => via('dynamodb.Query', () => a.query(pk, prefix, options)),
     put: (cut, item, expect) => via('dynamodb.PutItem', () => a.put(cut, item, expect)),
     update: (cut, key, expect, set) => via('dynamodb.UpdateItem', () => a.update(cut, key, expect, set)),
@@ -70,6 +71,7 @@ export const AWS_LIKE_LATENCY_MS: Readonly<Record<string, number>> = {
   'dynamodb.Query': 5,
   'dynamodb.DescribeTable': 5,
   'dynamodb.TransactWriteItems': 8,
+  'dynamodb.TransactGetItems': 8,
 };
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

@@ -23,7 +23,11 @@ export async function loadRecord(ports: Ports, root: string, generation: number)
 
 export async function loadHead(ports: Ports, root: string): Promise<(RootHead & { version: number }) | undefined> {
   const item = await ports.authority.get(generationKeys.head(root));
-  return item ? (item as unknown as RootHead & { version: number }) : undefined;
+  return item ? asHead(item) : undefined;
+}
+
+function asHead(item: AuthorityItem): RootHead & { version: number } {
+  return item as unknown as RootHead & { version: number };
 }
 
 export function asTask(item: AuthorityItem): GenerationTask & { version: number } {
@@ -35,14 +39,22 @@ export function asRecord(item: AuthorityItem): GenerationRecord & { version: num
 }
 
 /**
- * Task, record and head reloaded together, and what they prove about the task. `task` is
- * one the caller holds from its own write a moment ago (the in-process mechanism): its
- * version is checked by the transaction that acts on it, so a stale one only costs a reload.
+ * Task, record and head reloaded as one snapshot, and what they prove about the task. A
+ * commit moves all three in one transaction; two separate reads could straddle it and see
+ * the record COMMITTED with the head still behind (or PREPARED with the head already at it),
+ * so a worker racing another on the same task would take a won commit for an inconsistency.
+ * `task` is one the caller holds from its own write a moment ago (the in-process
+ * mechanism): it names the generation to read; the snapshot re-reads it with the rest.
  */
 export async function loadResolution(ports: Ports, root: string, taskId: string, task?: GenerationTask & { version: number }) {
-  task ??= await loadTask(ports, root, taskId);
-  const [record, head] = await Promise.all([loadRecord(ports, root, task.generation), loadHead(ports, root)]);
-  return resolved(task, record, head);
+  const generation = (task ?? (await loadTask(ports, root, taskId))).generation;
+  const [taskItem, record, head] = await ports.authority.getTogether([
+    generationKeys.task(root, taskId),
+    generationKeys.record(root, generation),
+    generationKeys.head(root),
+  ]);
+  if (!taskItem) throw new GenerationTaskMissingError(root, taskId);
+  return resolved(asTask(taskItem), record && asRecord(record), head && asHead(head));
 }
 
 /** Task, record and head with what they prove (also for state a caller knows from its own applied write). */

@@ -69,6 +69,12 @@ export interface AuthorityStore {
   describeBinding(): Promise<AuthorityBinding>;
   /** Strongly consistent read of one exact item. */
   get(key: ItemKey): Promise<AuthorityItem | undefined>;
+  /**
+   * A few exact items (at most 25) read as one snapshot, in the order of `keys`: items a
+   * transaction wrote together are seen all before it or all after it. Separate reads, even
+   * strongly consistent ones, can straddle a transaction (DynamoDB TransactGetItems).
+   */
+  getTogether(keys: ItemKey[]): Promise<Array<AuthorityItem | undefined>>;
   /** Items of one partition whose sort key starts with `skPrefix`, in sort-key order. */
   query(pk: string, skPrefix: string, options?: { limit?: number; startAfterSk?: string }): Promise<AuthorityItem[]>;
   /**

@@ -27,7 +27,7 @@ export class ReadOnlyViolationError extends CutpointError {
 }
 
 /**
- * The ports with every write method replaced by a refusal: the authority answers get,
+ * The ports with every write method replaced by a refusal: the authority answers get, getTogether,
  * query and describeBinding, the object store head, get and list, and nothing else.
  */
 export function readOnlyPorts(ports: Ports): Ports {
@@ -38,6 +38,7 @@ export function readOnlyPorts(ports: Ports): Ports {
     authority: {
       describeBinding: () => authority.describeBinding(),
       get: (key) => authority.get(key),
+      getTogether: (keys) => authority.getTogether(keys),
       query: (pk, skPrefix, options) => authority.query(pk, skPrefix, options),
       put: refuse('an authority put'),
       update: refuse('an authority update'),

@@ -204,6 +204,8 @@ describe('authority table alarms', () => {
     const expected = [
       ...['GetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem'].filter((op) => actions.has(`dynamodb:${op}` as never)),
       ...(actions.has('dynamodb:ConditionCheckItem') ? ['TransactWriteItems'] : []),
+      // A snapshot read of a few items (authority getTogether) is one TransactGetItems.
+      ...(actions.has('dynamodb:GetItem') ? ['TransactGetItems'] : []),
     ].sort();
     for (const [what, metricName] of [['throttled', 'ThrottledRequests'], ['system-errors', 'SystemErrors']] as const) {
       const metrics = metricsOf(byName(`CutpointWorkflows-authority-table-${what}`)!);

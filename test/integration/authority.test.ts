@@ -1,4 +1,6 @@
+import { TransactGetItemsCommand, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { awsPorts } from '../../src/adapters/ports.js';
 import { Journal } from '../../src/authority/journal.js';
 import { reloadAndCompare, writeExactlyOnce } from '../../src/authority/resolve.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
@@ -100,6 +102,75 @@ describe('conditional writes', () => {
     await expect(authority.put('test.fail', { ...key }, 'absent')).rejects.toMatchObject({ name: 'Cutpoint.EffectFailed' });
     stores.faults.disarm();
     expect(await authority.get(key)).toBeUndefined();
+  });
+});
+
+describe('snapshot reads', () => {
+  it('getTogether returns the items in key order, undefined for an absent one', async () => {
+    const { authority } = stores.ports;
+    await authority.put('test.put', { pk: 'snap#1', sk: 'a', n: 1 }, 'absent');
+    await authority.put('test.put', { pk: 'snap#1', sk: 'c', n: 3 }, 'absent');
+    const items = await authority.getTogether([{ pk: 'snap#1', sk: 'c' }, { pk: 'snap#1', sk: 'b' }, { pk: 'snap#1', sk: 'a' }]);
+    expect(items).toEqual([expect.objectContaining({ n: 3, version: 1 }), undefined, expect.objectContaining({ n: 1, version: 1 })]);
+  });
+
+  it('two items a transaction moves together are never seen apart, while transactions run on them', async () => {
+    // Separate strongly consistent reads can straddle a transaction; a snapshot cannot. A
+    // snapshot that a write transaction cancels (TransactionConflict) is read again.
+    const { authority } = stores.ports;
+    const keys = [{ pk: 'snap#2', sk: 'record' }, { pk: 'snap#2', sk: 'head' }];
+    for (const key of keys) await authority.put('test.put', { ...key, step: 0 }, 'absent');
+    const STEPS = 60;
+    const writer = (async () => {
+      for (let step = 1; step <= STEPS; step++) {
+        const legs = keys.map((key) => ({ kind: 'update' as const, key, expect: { version: step }, set: { step } }));
+        expect(await authority.transact('test.move', legs)).toEqual({ status: 'APPLIED' });
+      }
+    })();
+    const seen: number[][] = [];
+    const reader = async () => {
+      for (let i = 0; i < STEPS; i++) seen.push((await authority.getTogether(keys)).map((item) => item!.step as number));
+    };
+    await Promise.all([writer, reader(), reader()]);
+    expect(seen).toHaveLength(2 * STEPS);
+    expect(seen.filter(([record, head]) => record !== head)).toEqual([]);
+    expect(new Set(seen.map(([step]) => step)).size).toBeGreaterThan(1);
+  });
+
+  it('a snapshot a write transaction cancels is read again; one that stays cancelled fails Cutpoint.EffectFailed', async () => {
+    // DynamoDB cancels a TransactGetItems while a write transaction holds one of its items
+    // (TransactionConflict). DynamoDB Local serializes the two instead, so the cancellation
+    // is injected at the reader client; every other request reaches DynamoDB Local.
+    let cancels = 0;
+    let sent = 0;
+    const instrument = <C extends object>(client: C): C => {
+      const c = client as unknown as { send: (command: unknown) => Promise<unknown> };
+      const send = c.send.bind(c);
+      c.send = async (command) => {
+        if (command instanceof TransactGetItemsCommand) {
+          sent++;
+          if (cancels > 0) {
+            cancels--;
+            throw new TransactionCanceledException({ message: 'Transaction cancelled', $metadata: {}, CancellationReasons: [{ Code: 'TransactionConflict' }, { Code: 'None' }] });
+          }
+        }
+        return send(command);
+      };
+      return client;
+    };
+    const { authority } = awsPorts(stores.config, stores.faults, undefined, { instrument });
+    const keys = [{ pk: 'snap#3', sk: 'record' }, { pk: 'snap#3', sk: 'head' }];
+    for (const key of keys) await authority.put('test.put', { ...key, step: 7 }, 'absent');
+
+    cancels = 2;
+    expect((await authority.getTogether(keys)).map((item) => item?.step)).toEqual([7, 7]);
+    expect(sent).toBe(3);
+
+    cancels = 100;
+    sent = 0;
+    const failure = await authority.getTogether(keys).catch((error: unknown) => error);
+    expect(failure).toMatchObject({ name: 'Cutpoint.EffectFailed', code: 'cutpoint.effect_failed' });
+    expect(sent).toBe(6);
   });
 });
 

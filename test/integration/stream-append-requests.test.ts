@@ -29,6 +29,7 @@ function counted(ports: Ports): { ports: Ports; counts: Counts; legs: Transactio
   const authority: AuthorityStore = {
     describeBinding: () => ports.authority.describeBinding(),
     get: (key) => (bump('authority.get'), ports.authority.get(key)),
+    getTogether: (keys) => (bump('authority.getTogether'), ports.authority.getTogether(keys)),
     query: (pk, prefix, options) => (bump('authority.query'), ports.authority.query(pk, prefix, options)),
     put: (cut, item, expect) => (bump('authority.put'), ports.authority.put(cut, item, expect)),
     update: (cut, key, expect, set) => (bump('authority.update'), ports.authority.update(cut, key, expect, set)),

@@ -77,6 +77,7 @@ function racing(hooks: { beforeGet?: (key: string) => Promise<void>; beforeUpdat
     authority: {
       describeBinding: () => authority.describeBinding(),
       get: (key) => authority.get(key),
+      getTogether: (keys) => authority.getTogether(keys),
       query: (...args) => authority.query(...args),
       put: (...args) => authority.put(...args),
       update: async (cutPoint, ...rest) => {

@@ -4,6 +4,7 @@ import {
   GetItemCommand,
   PutItemCommand,
   QueryCommand,
+  TransactGetItemsCommand,
   TransactWriteItemsCommand,
   UpdateItemCommand,
   DeleteItemCommand,
@@ -12,6 +13,7 @@ import {
   type AttributeValue,
 } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { CutpointError, EffectFailedError, OutcomeUnknownError } from '../../domain/errors.js';
 import type {
   AuthorityBinding,
@@ -27,6 +29,7 @@ import type {
 } from '../../ports/authority.js';
 import type { FaultInjector } from '../../ports/faults.js';
 import type { RequestMeter } from '../../ports/meter.js';
+import { rerunTransient } from '../../engine/rerun.js';
 import { classifyDynamoFailure } from './outcome.js';
 import { conditionFor, updateFor } from './conditions.js';
 
@@ -39,6 +42,10 @@ export interface DynamoAuthorityOptions {
   faults: FaultInjector;
   meter?: RequestMeter;
 }
+
+/** The snapshot read is no cut point (it changes nothing); this names it in a failure. */
+const SNAPSHOT = 'authority.snapshot';
+const SNAPSHOT_ATTEMPTS = 6;
 
 const MARSHALL = { removeUndefinedValues: true, convertClassInstanceToMap: true } as const;
 
@@ -66,6 +73,26 @@ export class DynamoAuthorityStore implements AuthorityStore {
       new GetItemCommand({ TableName: this.options.tableName, Key: marshall(key), ConsistentRead: true }),
     );
     return out.Item ? toItem(out.Item) : undefined;
+  }
+
+  async getTogether(keys: ItemKey[]): Promise<Array<AuthorityItem | undefined>> {
+    const TransactItems = keys.map((key) => ({ Get: { TableName: this.options.tableName, Key: marshall(key) } }));
+    // A write transaction in flight on one of the items cancels the read (TransactionConflict):
+    // it read nothing, so it is read again after a short random wait.
+    const attempt = async (n: number) => {
+      if (n > 1) await sleep(Math.floor(Math.random() * 10 * 2 ** n));
+      this.options.meter?.count('dynamodb', 'TransactGetItems');
+      try {
+        const out = await this.options.reader.send(new TransactGetItemsCommand({ TransactItems }));
+        return (out.Responses ?? []).map((r) => (r.Item ? toItem(r.Item) : undefined));
+      } catch (error) {
+        if ((error as Error).name === 'TransactionCanceledException') {
+          throw new EffectFailedError(SNAPSHOT, `${SNAPSHOT}: a write transaction kept cancelling the read of ${keys.length} items`, { cause: error });
+        }
+        throw error;
+      }
+    };
+    return rerunTransient(attempt, ['Cutpoint.EffectFailed'], SNAPSHOT_ATTEMPTS);
   }
 
   async query(pk: string, skPrefix: string, options: { limit?: number; startAfterSk?: string } = {}): Promise<AuthorityItem[]> {
