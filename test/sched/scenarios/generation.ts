@@ -18,7 +18,8 @@ import { openStores, type SchedStores } from '../../support/sched/stores.js';
  *   object's bytes are exactly its sources' bytes in order (sha256 and size as recorded);
  * - no two tasks were ever told COMMITTED for the generation; every COMMITTED an execution
  *   reported names the head's task, every ABORTED names another;
- * - the losing task ends ABORTED (a proved abort), never left OPEN.
+ * - the losing task ends ABORTED (a proved abort), never left OPEN;
+ * - no execution fails Generation.Inconsistent: the authority here is never corrupted.
  */
 
 interface World {
@@ -103,6 +104,9 @@ async function checkGeneration(world: World, s: Scheduler, root: string, tasks: 
   if (sha256Hex(object!.bytes) !== head!.sha256 || object!.bytes.byteLength !== head!.size) fail('the committed object differs from the sha256/size its head records');
   for (const t of tasks) {
     for (const e of t.executions) {
+      // An authority that contradicts itself is an incident for an operator: reaching it with
+      // no corrupted authority (a read that straddled a commit) is a false one.
+      if (e.error === 'Generation.Inconsistent') fail(`${t.taskId}: an execution failed ${e.error} on an intact authority: ${e.cause}`);
       const outcome = (e.output as GenerationOutcome | undefined)?.outcome;
       if (outcome === 'COMMITTED' && t !== winner) fail(`${t.taskId} was told COMMITTED, yet ${winner.taskId} holds the head`);
       if (outcome === 'ABORTED' && t === winner) fail(`${t.taskId} was told ABORTED, yet it holds the head`);
