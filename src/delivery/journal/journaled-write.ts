@@ -8,7 +8,7 @@ import type { Ports } from '../../ports/index.js';
 import { CustodyFencedError } from './errors.js';
 import type { DeliveryFacts } from './facts.js';
 import { deliveryKeys, journalOf, type InvocationRef } from './keys.js';
-import { loadCustody, read, readInvocation, type CustodyRecord, type InvocationRecord } from './records.js';
+import { loadCustody, read, readInvocation, readInvocationAndCustody, type CustodyRecord, type InvocationRecord } from './records.js';
 
 /**
  * The journaled write: one transaction per journal record, and the custody fence legs.
@@ -158,10 +158,9 @@ export async function journaledWrite(ports: Ports, write: JournaledWrite): Promi
       const done = await findJournaled(ports, ref.invocationId, transitionId, opDigest);
       if (done) return { invocation: await readInvocation(ports, ref), entry: done, alreadyApplied: true };
     }
-    const [invocation, custody] = await Promise.all([
-      known?.invocation ?? readInvocation(ports, ref),
-      known?.custody ?? loadCustody(ports, ref.targetId),
-    ]);
+    const { invocation, custody } = known
+      ? { invocation: known.invocation, custody: known.custody ?? (await loadCustody(ports, ref.targetId)) }
+      : await readInvocationAndCustody(ports, ref);
     const at = ports.clock.now().toISOString();
     let plan: JournaledPlan;
     try {

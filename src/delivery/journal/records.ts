@@ -125,6 +125,18 @@ export async function readInvocation(ports: Ports, ref: InvocationRef): Promise<
 }
 
 /**
+ * The invocation record and its target's custody as one snapshot read. A journaled write
+ * moves both in one transaction (a release, a takeover): two separate reads could see the
+ * record before it and the custody after it, a journal that seems to retain custody the
+ * target has released.
+ */
+export async function readInvocationAndCustody(ports: Ports, ref: InvocationRef): Promise<{ invocation: InvocationRecord; custody: CustodyRecord | undefined }> {
+  const [item, custody] = await read(() => ports.authority.getTogether([deliveryKeys.invocation(ref.targetId, ref.invocationId), deliveryKeys.custody(ref.targetId)]));
+  if (!item) throw new JournalUnavailableError('delivery.recovery_journal_unavailable', 'no journal exists for this invocation on this target');
+  return { invocation: parseInvocation(item, ref), custody: custody ? parseCustody(custody, ref.targetId) : undefined };
+}
+
+/**
  * `inspect <invocation-id>`: the record from the id alone. A malformed id is
  * `delivery.invocation_id_invalid`; an unknown one `delivery.recovery_journal_unavailable`;
  * a record (or pointer) that fails validation `delivery.recovery_journal_inconsistent`.
