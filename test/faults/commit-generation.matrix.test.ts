@@ -7,9 +7,10 @@ import { recordPreparedGeneration } from '../../src/generation/record-prepared.j
 import { registerTask } from '../../src/generation/register-task.js';
 import { writeGenerationObject } from '../../src/generation/write-object.js';
 import { runFlow, type FlowResult } from '../../src/local/flow-runner.js';
-import type { AuthorityStore, ItemKey } from '../../src/ports/authority.js';
+import type { ItemKey } from '../../src/ports/authority.js';
 import { expectExactlyOneCommitted, expectProvenAbort, newGenerationCase } from '../support/generation-fixture.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
+import { interceptPorts, sameKey } from '../support/intercept-ports.js';
 import { withKinds } from '../support/matrix-lane.js';
 import { replaceObject } from '../support/replace-object.js';
 
@@ -118,22 +119,18 @@ describe('races', () => {
     const recordKey = generationKeys.record(c.root, c.input.generation);
     let landed = 0;
     const landFirst = async (keys: ItemKey[]) => {
-      if (landed > 0 || !keys.some((k) => k.pk === recordKey.pk && k.sk === recordKey.sk)) return;
+      if (landed > 0 || !keys.some((k) => sameKey(k, recordKey))) return;
       landed++;
       expect(await commitGeneration(ref, stores.ports)).toMatchObject({ outcome: 'COMMITTED', resolvedBy: 'applied' });
     };
     const a = stores.ports.authority;
-    const authority: AuthorityStore = {
-      describeBinding: () => a.describeBinding(),
-      get: async (key) => (await landFirst([key]), a.get(key)),
-      getTogether: async (keys) => (await landFirst(keys), a.getTogether(keys)),
-      query: (...args) => a.query(...args),
-      put: (...args) => a.put(...args),
-      update: (...args) => a.update(...args),
-      delete: (...args) => a.delete(...args),
-      transact: (...args) => a.transact(...args),
-    };
-    const outcome = await commitGeneration(ref, { ...stores.ports, authority });
+    const racing = interceptPorts(stores.ports, {
+      authority: {
+        get: async (key) => (await landFirst([key]), a.get(key)),
+        getTogether: async (keys) => (await landFirst(keys), a.getTogether(keys)),
+      },
+    });
+    const outcome = await commitGeneration(ref, racing);
     expect(landed).toBe(1);
     expect(outcome).toMatchObject({ outcome: 'COMMITTED', sha256: object.sha256, resolvedBy: 'exact-winner-reload' });
     await expectExactlyOneCommitted(stores.ports, c);

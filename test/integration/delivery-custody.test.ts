@@ -13,9 +13,10 @@ import { deliveryKeys, journalOf, type InvocationRef } from '../../src/delivery/
 import { inspectAll } from '../../src/delivery/journal/listing.js';
 import { loadInvocation } from '../../src/delivery/journal/records.js';
 import { recordFacts, transition } from '../../src/delivery/journal/transition.js';
-import type { AuthorityStore, Fence, ItemKey } from '../../src/ports/authority.js';
+import type { Fence } from '../../src/ports/authority.js';
 import type { Ports } from '../../src/ports/index.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
+import { interceptPorts, sameKey } from '../support/intercept-ports.js';
 import { EXPECTED_FIRST, firstAttempt } from '../support/fault-attempt.js';
 
 /**
@@ -177,7 +178,6 @@ describe('acquire and release', () => {
     const ref = { targetId, invocationId: begun.fence.owner };
     const invocationKey = deliveryKeys.invocation(targetId, ref.invocationId);
     const custodyKey = deliveryKeys.custody(targetId);
-    const same = (x: ItemKey, y: ItemKey) => x.pk === y.pk && x.sk === y.sk;
     // The takeover reads custody first on its own (already held by this session?), then the
     // record with it to plan: the release lands just before that second custody read, after
     // any record read already in flight has returned.
@@ -190,24 +190,20 @@ describe('acquire and release', () => {
       await releaseCustody(ports, ref, { from: 'EMPTY_STAGING', to: 'RETIRED', fence: begun.fence, transitionId: 'retire', patch: { ownedStagesRecorded: true, staging, absence } });
     };
     const a = ports.authority;
-    const authority: AuthorityStore = {
-      describeBinding: () => a.describeBinding(),
-      get: async (key) => {
-        if (same(key, invocationKey)) return (recordRead = a.get(key));
-        if (same(key, custodyKey) && ++custodyReads === 2) await land();
-        return a.get(key);
+    const racing = interceptPorts(ports, {
+      authority: {
+        get: async (key) => {
+          if (sameKey(key, invocationKey)) return (recordRead = a.get(key));
+          if (sameKey(key, custodyKey) && ++custodyReads === 2) await land();
+          return a.get(key);
+        },
+        getTogether: async (keys) => {
+          if (keys.some((k) => sameKey(k, custodyKey)) && ++custodyReads === 2) await land();
+          return a.getTogether(keys);
+        },
       },
-      getTogether: async (keys) => {
-        if (keys.some((k) => same(k, custodyKey)) && ++custodyReads === 2) await land();
-        return a.getTogether(keys);
-      },
-      query: (...args) => a.query(...args),
-      put: (...args) => a.put(...args),
-      update: (...args) => a.update(...args),
-      delete: (...args) => a.delete(...args),
-      transact: (...args) => a.transact(...args),
-    };
-    await expect(acquireCustody({ ...ports, authority }, ref, 'recovery-1')).rejects.toMatchObject({ name: 'Delivery.CustodyNotRetained', code: 'delivery.custody_not_retained' });
+    });
+    await expect(acquireCustody(racing, ref, 'recovery-1')).rejects.toMatchObject({ name: 'Delivery.CustodyNotRetained', code: 'delivery.custody_not_retained' });
     expect(landed).toBe(1);
     expect(await loadCustody(ports, targetId)).toMatchObject({ state: 'RELEASED', epoch: 1 });
     expect(await journalIds(ports, ref.invocationId)).toEqual(['sys:begin', 'retire']);

@@ -1,10 +1,11 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { laneKeys } from '../../src/domain/stream.js';
+import { laneKeys, walPrefixOf } from '../../src/domain/stream.js';
 import { appendBatch } from '../../src/stream/append-batch.js';
 import { materializeGen0Batch } from '../../src/stream/append/gen0-batch.js';
 import { trimLane } from '../../src/stream/trim.js';
 import { resolveAppend } from '../../src/stream/resolve.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
+import { interceptPorts, landBetween, sameKey } from '../support/intercept-ports.js';
 import { batchOf } from '../support/stream-fixture.js';
 import { gcFlow, gcWorld, listAll } from '../faults/stream-gc-world.js';
 
@@ -49,6 +50,32 @@ describe('a committed attempt whose WAL object GC collected', () => {
     // The same attempt id with other bytes is still an identity conflict, nothing written.
     await expect(appendBatch({ ...lane, attemptId: 'a1', session, records: encode(['other']) }, ports)).rejects.toMatchObject({ name: 'Stream.AttemptIdentityConflict' });
     expect((await ports.authority.get(laneKeys.head(lane)))?.version).toBe(head!.version);
+  });
+});
+
+describe('a re-run racing the collection of its WAL object', () => {
+  it('GC collecting between the re-run\'s reads of its WAL objects and its collected record: still KNOWN_COMMITTED, appended once', async () => {
+    // GC writes the collected record, then deletes the WAL object. A re-run that read the
+    // record (absent) before GC and listed the WAL objects after it saw neither, took the
+    // committed batch for a new one and appended it a second time.
+    const world = await gcWorld(stores.ports, 'gc-evidence-race');
+    const { lane, ports } = world;
+    const head = (await ports.authority.get(laneKeys.head(lane))) as unknown as { committedEnd: number; fence: { owner: string; session: string; epoch: number } };
+    const collectedKey = laneKeys.collected(lane, 'a1');
+    const race = landBetween(async () => {
+      const run = await gcFlow(world);
+      expect(run.status, `${run.error}: ${run.cause}`).toBe('SUCCEEDED');
+    });
+    const racing = interceptPorts(ports, {
+      authority: { get: (key) => (sameKey(key, collectedKey) ? race.read(() => ports.authority.get(key)) : ports.authority.get(key)) },
+      objects: { list: (prefix) => (prefix === walPrefixOf(lane, 'a1') ? race.read(() => ports.objects.list(prefix)) : ports.objects.list(prefix)) },
+    });
+    const again = await appendBatch({ ...lane, attemptId: 'a1', session: head.fence, records: encode(batchOf('a1', 3)) }, racing);
+    expect(race.landed()).toBe(1);
+    expect(again).toMatchObject({ status: 'KNOWN_COMMITTED', start: 0, end: 3 });
+    expect((await ports.authority.get(laneKeys.head(lane)))?.committedEnd).toBe(head.committedEnd);
+    expect((await ports.authority.query(laneKeys.pk(lane), 'commit#')).filter((c) => c.attemptId === 'a1')).toHaveLength(1);
+    expect((await listAll(ports, lane)).filter((k) => k.includes('/a1/'))).toEqual([]);
   });
 });
 

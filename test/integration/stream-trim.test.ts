@@ -5,7 +5,6 @@ import { laneKeys, type LaneHead, type LaneRef } from '../../src/domain/stream.j
 import { runFlow } from '../../src/local/flow-runner.js';
 import type { Fence } from '../../src/ports/authority.js';
 import type { Ports } from '../../src/ports/index.js';
-import type { ObjectStore } from '../../src/ports/objects.js';
 import { appendBatch } from '../../src/stream/append-batch.js';
 import { createStream } from '../../src/stream/create-stream.js';
 import { STREAM_CUT_POINTS } from '../../src/stream/cut-points.js';
@@ -14,6 +13,7 @@ import { readStream } from '../../src/stream/read.js';
 import { takeOverWithNewSession } from '../../src/stream/takeover.js';
 import { trimLane } from '../../src/stream/trim.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
+import { interceptPorts } from '../support/intercept-ports.js';
 
 /**
  * Trim by CAS (seed 002, "Trim and physical delete failures"), reads racing it, and the
@@ -59,35 +59,20 @@ const withOffsets = (expected: string[], from: number) => expected.slice(from).m
 /** The real ports with a hook run before a chosen call: a race, not a fake store. */
 function racing(hooks: { beforeGet?: (key: string) => Promise<void>; beforeUpdate?: (cutPoint: string) => Promise<void> }): Ports {
   const { authority, objects } = stores.ports;
-  const hookedObjects: ObjectStore = {
-    location: objects.location,
-    put: (...args) => objects.put(...args),
-    copy: (...args) => objects.copy(...args),
-    head: (key) => objects.head(key),
-    get: async (key) => {
-      await hooks.beforeGet?.(key);
-      return objects.get(key);
+  return interceptPorts(stores.ports, {
+    objects: {
+      get: async (key, cutPoint) => {
+        await hooks.beforeGet?.(key);
+        return objects.get(key, cutPoint);
+      },
     },
-    delete: (...args) => objects.delete(...args),
-    list: (prefix) => objects.list(prefix),
-  };
-  return {
-    clock: stores.ports.clock,
-    objects: hookedObjects,
     authority: {
-      describeBinding: () => authority.describeBinding(),
-      get: (key) => authority.get(key),
-      getTogether: (keys) => authority.getTogether(keys),
-      query: (...args) => authority.query(...args),
-      put: (...args) => authority.put(...args),
       update: async (cutPoint, ...rest) => {
         await hooks.beforeUpdate?.(cutPoint);
         return authority.update(cutPoint, ...rest);
       },
-      delete: (...args) => authority.delete(...args),
-      transact: (...args) => authority.transact(...args),
     },
-  };
+  });
 }
 
 describe('trim by CAS', () => {

@@ -56,11 +56,11 @@ export async function writeWal(input: unknown, ports: Ports, known?: KnownHead):
   } else {
     const head = await loadHead(ports, ref);
     await assertSessionIssued(ports, ref, head, ref.session);
-    const [marker, collected, wals] = await Promise.all([
-      spentMarker(ports, ref, ref.attemptId),
-      collectedAttempt(ports, ref, ref.attemptId).then(collectedWalOf),
-      walsOf(ports, ref, ref.attemptId),
-    ]);
+    const [marker, wals] = await Promise.all([spentMarker(ports, ref, ref.attemptId), walsOf(ports, ref, ref.attemptId)]);
+    // GC writes the collected record before it deletes the WAL object: read after the WAL
+    // objects, it names any the listing missed because GC deleted it meanwhile. Read beside
+    // them, it could miss both, and the committed batch would be appended again.
+    const collected = collectedWalOf(await collectedAttempt(ports, ref, ref.attemptId));
     const others = [...wals, ...(collected ? [collected] : [])];
     if (others.some((w) => w.walSha256 !== sha256) || (marker && marker.walSha256 !== '' && marker.walSha256 !== sha256)) {
       throw new AttemptIdentityConflictError(ref.attemptId, 'already has a WAL object of another batch');
