@@ -1,15 +1,18 @@
 import { listInvocations } from '../delivery/journal/listing.js';
-import { loadInvocation, type InvocationRecord } from '../delivery/journal/records.js';
-import { holdsCustody } from '../domain/delivery/journal-states.js';
+import { deliveryKeys } from '../delivery/journal/keys.js';
+import { loadInvocation, MAX_READ_ROUNDS, type InvocationRecord } from '../delivery/journal/records.js';
+import { holdsCustody, JournalUnavailableError } from '../domain/delivery/journal-states.js';
 import { CutpointError } from '../domain/errors.js';
 import type { EvidenceView } from '../domain/quality/actions.js';
-import type { CapsuleV2, StoredCapsule } from '../domain/quality/capsule.js';
+import type { CapsuleV2 } from '../domain/quality/capsule.js';
+import { parseCapsule } from '../domain/quality/capsule-parse.js';
 import { CapsuleVersionUnsupportedError, CoreDigestMismatchError, EvidenceInvalidError } from '../domain/quality/errors.js';
 import { completionWitnessOf, readPreparedDocument, type EvidenceRead } from '../domain/quality/evidence.js';
 import type { CapsuleRead } from '../domain/quality/outcome.js';
 import { indexProjection, inspectProjection, type IndexProjection, type InspectProjection } from '../domain/quality/projection.js';
+import type { AuthorityItem } from '../ports/authority.js';
 import type { Ports } from '../ports/index.js';
-import { readCapsule } from './capsule-store.js';
+import { qualityKeys } from './capsule-store.js';
 
 /**
  * `cutpoint quality inspect <id>` and `inspect-all` (spec §7.1): read-only. The journal
@@ -75,16 +78,42 @@ function isGoverned(record: InvocationRecord, capsule: CapsuleRead): boolean {
   return f.candidate !== undefined || f.dispatch !== undefined || f.publication?.mode === 'exchange';
 }
 
-/** The capsule as read: never a default; a failed read is unreadable, a bad item malformed. */
-async function capsuleOf(ports: Ports, record: InvocationRecord): Promise<CapsuleRead> {
-  let capsule: StoredCapsule | undefined;
+/**
+ * The capsule as of the checked record, never a default: read in one snapshot with the
+ * record and kept only if the record is still the version that was checked ('moved'
+ * otherwise). A journaled write moves the record and the capsule together (the cleanup's
+ * release retires the capsule with it): a capsule read after the check could be newer than
+ * the record, a pair no writer produces (`quality.state_inconsistent`, no permitted action).
+ * A failed read is unreadable, a bad item malformed.
+ */
+async function capsuleOf(ports: Ports, record: InvocationRecord): Promise<CapsuleRead | 'moved'> {
+  const { targetId, invocationId } = record;
+  let current: AuthorityItem | undefined;
+  let item: AuthorityItem | undefined;
   try {
-    capsule = await readCapsule(ports, { targetId: record.targetId, invocationId: record.invocationId });
+    [current, item] = await ports.authority.getTogether([deliveryKeys.invocation(targetId, invocationId), qualityKeys.capsule(targetId, invocationId)]);
+  } catch {
+    return 'unreadable';
+  }
+  if (current?.version !== record.version) return 'moved';
+  if (item === undefined) return 'absent';
+  try {
+    return parseCapsule(item);
   } catch (error) {
     if (error instanceof EvidenceInvalidError || error instanceof CapsuleVersionUnsupportedError) return 'malformed';
     return 'unreadable';
   }
-  return capsule ?? 'absent';
+}
+
+/** The checked record and its capsule as of one moment: a record that moved meanwhile is loaded and checked again. */
+async function withCapsule(ports: Ports, checked: InvocationRecord): Promise<{ record: InvocationRecord; capsule: CapsuleRead }> {
+  let record = checked;
+  for (let round = 0; round < MAX_READ_ROUNDS; round++) {
+    const capsule = await capsuleOf(ports, record);
+    if (capsule !== 'moved') return { record, capsule };
+    record = await loadInvocation(ports, record.invocationId);
+  }
+  throw new JournalUnavailableError('delivery.recovery_journal_unavailable', `invocation ${record.invocationId} kept moving while it was read; inspect it again`);
 }
 
 /** One evidence object as the store answered (bytes as text), before interpretation. */
@@ -155,8 +184,7 @@ async function projectionOf(ports: Ports, record: InvocationRecord, capsule: Cap
 /** `quality inspect <id>`: one operation's projection (`cutpoint.quality-governance.v1`). */
 export async function inspectQuality(ports: Ports, invocationId: unknown): Promise<InspectProjection> {
   const reader = readOnlyPorts(ports);
-  const record = await loadInvocation(reader, invocationId);
-  const capsule = await capsuleOf(reader, record);
+  const { record, capsule } = await withCapsule(reader, await loadInvocation(reader, invocationId));
   if (!isGoverned(record, capsule)) throw new NotGovernedError(record.invocationId);
   return projectionOf(reader, record, capsule);
 }
@@ -173,8 +201,8 @@ export async function inspectAllQuality(ports: Ports): Promise<IndexProjection> 
   const reader = readOnlyPorts(ports);
   const records = await listInvocations(reader);
   const governed: InspectProjection[] = [];
-  for (const record of records) {
-    const capsule = await capsuleOf(reader, record);
+  for (const listed of records) {
+    const { record, capsule } = await withCapsule(reader, listed);
     if (isGoverned(record, capsule)) governed.push(await projectionOf(reader, record, capsule));
   }
   const index = indexProjection(governed);

@@ -10,7 +10,10 @@ import { candidateUuidOf } from '../../src/domain/publication/candidate.js';
 import type { CapsuleV2 } from '../../src/domain/quality/capsule.js';
 import { cleanup } from '../../src/delivery/steps/cleanup.js';
 import { cleanupPublication } from '../../src/publication/steps/cleanup.js';
-import { readCapsule } from '../../src/quality/capsule-store.js';
+import type { ItemKey } from '../../src/ports/authority.js';
+import { qualityKeys, readCapsule } from '../../src/quality/capsule-store.js';
+import { inspectQuality } from '../../src/quality/inspect.js';
+import { interceptPorts, sameKey } from '../support/intercept-ports.js';
 import { usePublicationWorld, windowIds } from '../support/publication-world.js';
 import { completeByObserveSeam, DAY_MS, failedBySeam, fresh, pendingBySeam, published as publishedIn, rawUpdate, stageName, type Ref } from '../support/publication-governance.js';
 
@@ -61,6 +64,35 @@ describe('ClickHouse publication after COMPLETE (seed 000): evidence, checkpoint
 
     // Repeat-safe: a re-run does nothing.
     expect(await cleanupPublication(fresh(begun), deps)).toMatchObject({ state: 'CUSTODY_RELEASED', acted: false });
+  });
+
+  it('quality inspect racing the cleanup\'s release sees the record and capsule of one moment, never a pair no writer produces', async () => {
+    // The release moves the record (SUCCEEDED → CUSTODY_RELEASED) and retires the capsule in
+    // one transaction. Read apart, inspect saw SUCCEEDED beside a retired capsule and showed
+    // quality.state_inconsistent with no permitted action.
+    const { deps, begun, ref } = await published();
+    await completeByObserveSeam(deps, ref);
+    await persistEvidence(begun, deps);
+    await checkpoint(fresh(begun), deps);
+    const capsuleKey = qualityKeys.capsule(ref.targetId, ref.invocationId);
+    let landed = 0;
+    const landFirst = async (keys: ItemKey[]) => {
+      if (landed > 0 || !keys.some((k) => sameKey(k, capsuleKey))) return;
+      landed++;
+      expect(await cleanupPublication(fresh(begun), deps)).toMatchObject({ state: 'CUSTODY_RELEASED', acted: true });
+    };
+    const a = deps.ports.authority;
+    const racing = interceptPorts(deps.ports, {
+      authority: {
+        get: async (key) => (await landFirst([key]), a.get(key)),
+        getTogether: async (keys) => (await landFirst(keys), a.getTogether(keys)),
+      },
+    });
+    const seen = await inspectQuality(racing, ref.invocationId);
+    expect(landed).toBe(1);
+    expect(seen).toMatchObject({ journal_state: 'CUSTODY_RELEASED' });
+    expect(seen.diagnostic_code).not.toBe('quality.state_inconsistent');
+    expect(seen).toEqual(await inspectQuality(deps.ports, ref.invocationId));
   });
 
   it('I10: evidence and checkpoint refuse while the capsule is PREPARED, TARGET_PENDING or FAILED; nothing written', async () => {
