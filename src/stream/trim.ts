@@ -1,7 +1,9 @@
 import { CutpointError, OutcomeUnknownError, ValidationError } from '../domain/errors.js';
 import { laneKeys, validateLane, validateOffset, type LaneHead, type LaneRef } from '../domain/stream.js';
+import type { TransactionLeg } from '../ports/authority.js';
 import type { Ports } from '../ports/index.js';
 import { STREAM_CUT_POINTS } from './cut-points.js';
+import { TrimPastCursorError } from './cursor/errors.js';
 import { retentionGuard } from './cursor/policy.js';
 import { loadHead } from './lane-store.js';
 
@@ -58,7 +60,16 @@ export async function trimLane(input: unknown, ports: Ports): Promise<TrimResult
     }
     const set = { trimOffset: to, trimmedAt: ports.clock.now().toISOString() };
     // The cursors the stream's retention policy names (Stream.TrimPastCursor), pinned in the same transaction.
-    const guard = await retentionGuard(ports, lane, head, to);
+    let guard: TransactionLeg[];
+    try {
+      guard = await retentionGuard(ports, lane, head, to);
+    } catch (error) {
+      // A named group without a cursor holds the trim at this head's trim offset: a refusal
+      // judged on a head that moved meanwhile (another trim, then a policy naming that
+      // group) is decided again on the current one.
+      if (error instanceof TrimPastCursorError && (await loadHead(ports, lane)).version !== head.version) continue;
+      throw error;
+    }
     const outcome = guard.length
       ? await ports.authority.transact(cut, [{ kind: 'update', key: laneKeys.head(lane), expect: { version: head.version }, set }, ...guard])
       : await ports.authority.update(cut, laneKeys.head(lane), { version: head.version }, set);

@@ -3,12 +3,14 @@ import type { Ports } from '../../src/ports/index.js';
 import { commitCursor } from '../../src/stream/cursor/commit.js';
 import { CURSOR_CUT_POINTS } from '../../src/stream/cursor/cut-points.js';
 import { setRetentionPolicy } from '../../src/stream/cursor/policy.js';
+import { policyKey } from '../../src/stream/cursor/store.js';
 import { seekCursor, takeOverCursorWithNewSession, takeoverCursor } from '../../src/stream/cursor/takeover.js';
 import { STREAM_CUT_POINTS } from '../../src/stream/cut-points.js';
 import { takeOverWithNewSession } from '../../src/stream/takeover.js';
 import { trimLane } from '../../src/stream/trim.js';
 import { cursorLane, cursorOf, headOf, newSession } from '../support/cursor-fixture.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
+import { interceptPorts, sameKey } from '../support/intercept-ports.js';
 
 /**
  * Consumer cursors (seed 002, "Stale writers and takeover": a new append session AND
@@ -175,16 +177,8 @@ describe('trim respects the slowest cursor the retention policy names', () => {
     await commit(lane, 'g', consumer, 8);
     await setRetentionPolicy({ stream: lane.stream, groups: ['g'] }, stores.ports);
     let raced = false;
-    const racing: Ports = {
-      ...stores.ports,
+    const racing = interceptPorts(stores.ports, {
       authority: {
-        ...stores.ports.authority,
-        describeBinding: () => stores.ports.authority.describeBinding(),
-        get: (key) => stores.ports.authority.get(key),
-        query: (...args) => stores.ports.authority.query(...args),
-        put: (...args) => stores.ports.authority.put(...args),
-        update: (...args) => stores.ports.authority.update(...args),
-        delete: (...args) => stores.ports.authority.delete(...args),
         transact: async (cut, legs) => {
           if (cut === STREAM_CUT_POINTS.trimCas && !raced) {
             raced = true;
@@ -193,11 +187,34 @@ describe('trim respects the slowest cursor the retention policy names', () => {
           return stores.ports.authority.transact(cut, legs);
         },
       },
-    };
+    });
     await expect(trimLane({ ...lane, to: 6 }, racing)).rejects.toMatchObject({ code: 'stream.trim_past_cursor', group: 'g', position: 2 });
     expect(raced).toBe(true);
     expect(await headOf(stores.ports, lane)).toMatchObject({ trimOffset: 0 });
     expect(await cursorOf(stores.ports, lane, 'g')).toMatchObject({ position: 2 });
+  });
+
+  it('a trim whose head went stale before a policy named a group without a cursor decides again: the same trim applied meanwhile is success', async () => {
+    // Such a group holds the trim at the trim offset; judged on the stale head's, the trim
+    // that is already in place was refused Stream.TrimPastCursor.
+    const { lane } = await cursorLane(stores.ports, 'stale-policy', [4, 4]);
+    let raced = false;
+    const racing = interceptPorts(stores.ports, {
+      authority: {
+        get: async (key) => {
+          if (sameKey(key, policyKey(lane.stream)) && !raced) {
+            raced = true;
+            expect(await trimLane({ ...lane, to: 6 }, stores.ports)).toMatchObject({ trimOffset: 6, previousTrimOffset: 0 });
+            await setRetentionPolicy({ stream: lane.stream, groups: ['fresh'] }, stores.ports);
+          }
+          return stores.ports.authority.get(key);
+        },
+      },
+    });
+    expect(await trimLane({ ...lane, to: 6 }, racing)).toMatchObject({ trimOffset: 6 });
+    expect(raced).toBe(true);
+    // A trim past it is still held by the group without a cursor, at the trim offset.
+    await expect(trimLane({ ...lane, to: 7 }, stores.ports)).rejects.toMatchObject({ code: 'stream.trim_past_cursor', group: 'fresh', position: 6 });
   });
 
   it('a policy naming a bad group or a missing stream is refused, nothing written', async () => {
