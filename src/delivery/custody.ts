@@ -112,6 +112,16 @@ export async function beginInvocation(ports: Ports, request: BeginRequest): Prom
     const at = ports.clock.now().toISOString();
     const epoch = (custody?.epoch ?? 0) + 1;
     const fence: Fence = { owner: invocationId, session, epoch };
+    let extra: TransactionLeg[];
+    try {
+      extra = request.legs ? await request.legs(custody, { at, epoch }) : [];
+    } catch (error) {
+      // The caller's legs (a successor's boundary) were planned on this custody: a refusal
+      // planned on one that moved meanwhile (a racing successor took the slot and closed the
+      // previous window) is decided again on the current one.
+      if (known || (await loadCustody(ports, targetId))?.version !== custody?.version) continue;
+      throw error;
+    }
     const record = {
       invocationId,
       route,
@@ -136,7 +146,7 @@ export async function beginInvocation(ports: Ports, request: BeginRequest): Prom
       { kind: 'put', item: { ...deliveryKeys.pointer(invocationId), targetId, route }, expect: 'absent' },
       { kind: 'put', item: { ...deliveryKeys.journalRecord(invocationId, 1), ...entry }, expect: 'absent' },
       { kind: 'put', item: { ...deliveryKeys.journalClaim(invocationId, BEGIN_ID), seq: 1 }, expect: 'absent' },
-      ...(request.legs ? await request.legs(custody, { at, epoch }) : []),
+      ...extra,
     ];
     let outcome;
     try {

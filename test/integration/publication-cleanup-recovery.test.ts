@@ -17,6 +17,7 @@ import { namesOf } from '../../src/publication/exchange-deps.js';
 import { stepsThrough } from '../support/delivery-steps.js';
 import { qualityKeys, readCapsule } from '../../src/quality/capsule-store.js';
 import { newInvocationId } from '../support/delivery-world.js';
+import { interceptPorts, sameKey } from '../support/intercept-ports.js';
 import { completeByObserveSeam, fresh, published as publishedIn, stageName, type Ref } from '../support/publication-governance.js';
 import { publicationManifest, usePublicationWorld } from '../support/publication-world.js';
 
@@ -129,6 +130,37 @@ describe('ClickHouse publication cleanup and successors (seed 000 §4.6, I7)', (
     expect(await readCapsule(a.deps.ports, a.ref)).toEqual(capsule);
     await expect(loadInvocation(a.deps.ports, id)).rejects.toMatchObject({ code: 'delivery.recovery_journal_unavailable' });
     expect(await boundariesOf(a.deps, a.ref.targetId)).toEqual([]);
+  });
+
+  it('I7: of two successors racing for the released slot, the one whose reads straddle the other\'s begin is Delivery.CustodyHeld naming it, never Quality.SuccessorBlocked', async () => {
+    // The begin reads the slot's custody (RELEASED by A), then A's capsule: the other
+    // successor's begin landing between them closed A's window. Planned on the stale custody,
+    // that closed window refused the begin as blocked by A, whose governance is finished.
+    const a = await succeeded();
+    expect(await cleanupPublication(fresh(a.begun), a.deps)).toMatchObject({ state: 'CUSTODY_RELEASED' });
+    const capsuleKey = qualityKeys.capsule(a.ref.targetId, a.ref.invocationId);
+    const other = newInvocationId();
+    let landed = 0;
+    const deps = world.deps(a.manifestText);
+    const racing = interceptPorts(deps.ports, {
+      authority: {
+        get: async (key) => {
+          if (landed === 0 && sameKey(key, capsuleKey)) {
+            landed++;
+            expect(await begin(world.beginInput(other, a.manifestText), world.deps(a.manifestText))).toMatchObject({ state: 'EMPTY_STAGING', acted: true });
+          }
+          return deps.ports.authority.get(key);
+        },
+      },
+    });
+    const id = newInvocationId();
+    await expect(begin(world.beginInput(id, a.manifestText), { ...deps, ports: racing })).rejects.toMatchObject({
+      name: 'Delivery.CustodyHeld',
+      message: expect.stringContaining(other),
+    });
+    expect(landed).toBe(1);
+    expect((await boundariesOf(a.deps, a.ref.targetId)).map((b) => [b.closedOperation, b.successor])).toEqual([[a.ref.invocationId, other]]);
+    await expect(loadInvocation(a.deps.ports, id)).rejects.toMatchObject({ code: 'delivery.recovery_journal_unavailable' });
   });
 
   it("I7/N19: after A's cleanup and retirement the successor begins, writes boundary#<its epoch> naming A, and closes A's replay window in the same transaction", async () => {
