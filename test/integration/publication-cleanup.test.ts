@@ -95,6 +95,29 @@ describe('ClickHouse publication after COMPLETE (seed 000): evidence, checkpoint
     expect(seen).toEqual(await inspectQuality(deps.ports, ref.invocationId));
   });
 
+  it('a duplicate cleanup (its Task retried while the first ran) releasing between this one\'s record and capsule reads: acted false, never a refusal', async () => {
+    const { deps, begun, ref } = await published();
+    await completeByObserveSeam(deps, ref);
+    await persistEvidence(begun, deps);
+    await checkpoint(fresh(begun), deps);
+    const capsuleKey = qualityKeys.capsule(ref.targetId, ref.invocationId);
+    let landed = 0;
+    const racing = interceptPorts(deps.ports, {
+      authority: {
+        get: async (key) => {
+          if (landed === 0 && sameKey(key, capsuleKey)) {
+            landed++;
+            expect(await cleanupPublication(fresh(begun), deps)).toMatchObject({ state: 'CUSTODY_RELEASED', acted: true });
+          }
+          return deps.ports.authority.get(key);
+        },
+      },
+    });
+    expect(await cleanupPublication(fresh(begun), { ...deps, ports: racing })).toMatchObject({ state: 'CUSTODY_RELEASED', acted: false });
+    expect(landed).toBe(1);
+    expect(await loadCustody(deps.ports, ref.targetId)).toMatchObject({ state: 'RELEASED', invocationId: ref.invocationId });
+  });
+
   it('I10: evidence and checkpoint refuse while the capsule is PREPARED, TARGET_PENDING or FAILED; nothing written', async () => {
     const { deps, begun, ref } = await published();
     await expectGovernanceRefusal(deps, begun, ref, 'Quality.TargetPending');

@@ -1,6 +1,7 @@
 import { releaseCustody } from '../../delivery/custody.js';
 import type { DeliveryDeps } from '../../delivery/deps.js';
 import { TransitionPreconditionError } from '../../delivery/journal/errors.js';
+import { readInvocation } from '../../delivery/journal/records.js';
 import { transition } from '../../delivery/journal/transition.js';
 import { rereadOnStale } from '../../delivery/steps/carried.js';
 import { forRerun, loadForStep, output, parseStepInput, stagingRefOf, transitionIdOf, type StepOutput } from '../../delivery/steps/common.js';
@@ -10,7 +11,7 @@ import { windowEndOf } from '../../domain/quality/replay-window.js';
 import type { DropStatus } from '../../ports/target.js';
 import { governanceOf } from '../../quality/admission.js';
 import { capsuleUpdateLeg } from '../../quality/capsule-store.js';
-import { completedCapsuleOf } from '../completed-capsule.js';
+import { completedCapsuleOf, type CompletedCapsule } from '../completed-capsule.js';
 import { exchangeOf, namesOf } from '../exchange-deps.js';
 
 export interface PublicationCleanupOutput extends StepOutput {
@@ -55,8 +56,18 @@ async function cleanupPublicationOnce(input: unknown, deps: DeliveryDeps): Promi
   const dispatch = record.facts.dispatch;
   if (!dispatch) throw new TransitionPreconditionError(`invocation ${record.invocationId} has no dispatch recorded: not an exchange publication`);
   exchangeOf(deps); // a route that is not an exchange publication is refused before anything
-  const capsule = await completedCapsuleOf(deps, ref);
-  assertRetirable(capsule);
+  let capsule: CompletedCapsule;
+  try {
+    capsule = await completedCapsuleOf(deps, ref);
+    assertRetirable(capsule);
+  } catch (error) {
+    // A duplicate of this step (its Task retried while the first invocation still ran) may
+    // have released custody and retired the capsule between the record's read and this one:
+    // the journal decides.
+    const current = await readInvocation(deps.ports, ref);
+    if (current.state !== 'SUCCEEDED') return output(step, current, false);
+    throw error;
+  }
   const custody = await heldCustody();
   const names = namesOf(record.invocationId, deps);
   const incident = async (why: string): Promise<PublicationCleanupOutput> => {
