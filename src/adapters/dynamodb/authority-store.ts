@@ -9,7 +9,6 @@ import {
   UpdateItemCommand,
   DeleteItemCommand,
   DescribeTableCommand,
-  type TransactWriteItem,
   type AttributeValue,
 } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
@@ -32,6 +31,7 @@ import type { RequestMeter } from '../../ports/meter.js';
 import { rerunTransient } from '../../engine/rerun.js';
 import { classifyDynamoFailure } from './outcome.js';
 import { conditionFor, updateFor } from './conditions.js';
+import { MARSHALL, nonEmpty, transactItemOf } from './transact-items.js';
 
 export interface DynamoAuthorityOptions {
   tableName: string;
@@ -46,8 +46,6 @@ export interface DynamoAuthorityOptions {
 /** The snapshot read is no cut point (it changes nothing); this names it in a failure. */
 const SNAPSHOT = 'authority.snapshot';
 const SNAPSHOT_ATTEMPTS = 6;
-
-const MARSHALL = { removeUndefinedValues: true, convertClassInstanceToMap: true } as const;
 
 /**
  * The authority over DynamoDB. Every mutation is one conditional write (or one
@@ -179,7 +177,7 @@ export class DynamoAuthorityStore implements AuthorityStore {
   }
 
   async transact(cutPoint: string, legs: TransactionLeg[]): Promise<TransactionOutcome> {
-    const items = legs.map((leg) => this.transactItem(leg));
+    const items = legs.map((leg) => transactItemOf(this.options.tableName, leg));
     this.options.meter?.count('dynamodb', 'TransactWriteItems');
     try {
       await this.options.faults.at(cutPoint, () =>
@@ -203,59 +201,6 @@ export class DynamoAuthorityStore implements AuthorityStore {
         reason.Code === 'ConditionalCheckFailed' ? [{ leg, current: reason.Item ? toItem(reason.Item) : undefined }] : [],
       );
       return { status: 'CONFLICT', conflicts };
-    }
-  }
-
-  private transactItem(leg: TransactionLeg): TransactWriteItem {
-    const TableName = this.options.tableName;
-    const condition = conditionFor(leg.expect);
-    const common = {
-      TableName,
-      ConditionExpression: condition.expression,
-      ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
-    };
-    switch (leg.kind) {
-      case 'put': {
-        const stored = { ...leg.item, version: leg.expect === 'absent' ? 1 : leg.expect.version + 1 };
-        return {
-          Put: {
-            ...common,
-            Item: marshall(stored, MARSHALL),
-            ExpressionAttributeNames: condition.names,
-            ExpressionAttributeValues: nonEmpty(condition.values),
-          },
-        };
-      }
-      case 'update': {
-        const update = updateFor(leg.expect.version + 1, leg.set);
-        return {
-          Update: {
-            ...common,
-            Key: marshall(leg.key),
-            UpdateExpression: update.expression,
-            ExpressionAttributeNames: { ...condition.names, ...update.names },
-            ExpressionAttributeValues: { ...condition.values, ...update.values },
-          },
-        };
-      }
-      case 'delete':
-        return {
-          Delete: {
-            ...common,
-            Key: marshall(leg.key),
-            ExpressionAttributeNames: condition.names,
-            ExpressionAttributeValues: nonEmpty(condition.values),
-          },
-        };
-      case 'check':
-        return {
-          ConditionCheck: {
-            ...common,
-            Key: marshall(leg.key),
-            ExpressionAttributeNames: condition.names,
-            ExpressionAttributeValues: nonEmpty(condition.values),
-          },
-        };
     }
   }
 
@@ -285,10 +230,6 @@ export class DynamoAuthorityStore implements AuthorityStore {
 
 function toItem(raw: Record<string, AttributeValue>): AuthorityItem {
   return unmarshall(raw) as AuthorityItem;
-}
-
-function nonEmpty(values: Record<string, AttributeValue>): Record<string, AttributeValue> | undefined {
-  return Object.keys(values).length ? values : undefined;
 }
 
 function describe(error: unknown): string {
