@@ -23,8 +23,14 @@ export async function resumePositionOf(ports: Ports, head: PartHead & { last: No
     yield await linesOf(head.last.key, head.last.sha256);
     if (head.chunks < 2) return;
     // Only when the whole last chunk is one tie group: walk back through the part's chunks.
-    const receipts = (await listBatches(ports, head.invocationId, head.part)).flatMap((b) => b.receipts);
-    if (receipts.length !== head.chunks) throw inconsistent(`part ${head.part}: its receipt batches do not match its head`);
+    // A duplicate of this part's invocation (its Task retried while the first Lambda still
+    // ran) may have journaled more batches since this head was read: its own chunks are the
+    // first `head.chunks`, the last of them the head's.
+    const receipts = (await listBatches(ports, head.invocationId, head.part)).flatMap((b) => b.receipts).slice(0, head.chunks);
+    const own = receipts.at(-1);
+    if (receipts.length !== head.chunks || own?.seq !== head.last.seq || own.key !== head.last.key || own.sha256 !== head.last.sha256) {
+      throw inconsistent(`part ${head.part}: its receipt batches do not match its head`);
+    }
     for (let i = receipts.length - 2; i >= 0; i--) {
       const r = receipts[i] as (typeof receipts)[number];
       yield await linesOf(r.key, r.sha256);
