@@ -161,13 +161,33 @@ describe('local ClickHouse host over HTTP', () => {
   });
 
   it('ends a stream that fails midway with the error, and keeps serving', async () => {
-    const result = await ch.client.query({ query: "SELECT number, throwIf(number = 1500000, 'late failure') FROM numbers(2000000)", format: 'JSONEachRow' });
+    const query = "SELECT number, throwIf(number = 1500000, 'late failure') FROM numbers(2000000)";
+    // The body, read raw: rows, then ClickHouse's tagged exception block, whole, at its end.
+    const response = await fetch(`${host.url}/?default_format=JSONEachRow`, { method: 'POST', body: query });
+    expect(response.status).toBe(200);
+    const tag = response.headers.get('x-clickhouse-exception-tag');
+    expect(tag).toMatch(/^[A-Za-z0-9]+$/);
+    const body = Buffer.from(await response.arrayBuffer()).toString('utf8');
+    const block = body.slice(body.indexOf(`\r\n__exception__\r\n${tag}\r\n`));
+    expect(block).toMatch(new RegExp(`^\\r\\n__exception__\\r\\n${tag}\\r\\nCode: 395\\. .*late failure.*\\n\\d+ ${tag}\\r\\n__exception__\\r\\n$`, 's'));
+    expect(body.slice(0, body.length - block.length).split('\n').length).toBeLessThan(2_000_000);
+
+    // Through the client, the stream ends with that error. clickhouse-js finds the block only
+    // when it ends one chunk of the response as read: when a read boundary splits it (the client
+    // falling behind on a busy machine), it reports "there was an error in the stream" without
+    // the code (a limitation of the client, clickhouse-js PR #514), never rows past the failure.
+    const result = await ch.client.query({ query, format: 'JSONEachRow' });
     let received = 0;
-    const error = await failure(async () => {
+    let error: unknown;
+    try {
       for await (const batch of result.stream()) received += (batch as unknown[]).length;
-    });
-    expect([error.code, error.type]).toEqual(['395', 'FUNCTION_THROW_IF_VALUE_IS_NON_ZERO']);
-    expect(received).toBeLessThan(2_000_000);
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(Error);
+    if (error instanceof ClickHouseError) expect([error.code, error.type]).toEqual(['395', 'FUNCTION_THROW_IF_VALUE_IS_NON_ZERO']);
+    else expect((error as Error).message).toMatch(/^there was an error in the stream/);
+    expect(received).toBeLessThanOrEqual(1_500_000);
     expect(await rows('SELECT count() AS c FROM events')).toEqual([{ c: '4' }]);
   });
 
