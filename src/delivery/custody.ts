@@ -2,12 +2,13 @@ import { validateInvocationId, isManifestName } from '../domain/delivery/identif
 import { holdsCustody, INITIAL_STATE, isTerminal, JournalUnavailableError } from '../domain/delivery/journal-states.js';
 import { validateSealedAuthority, type SealedAuthority } from '../domain/delivery/sealed-authority.js';
 import { CutpointError, EffectFailedError, IdentityConflictError, OutcomeUnknownError, ValidationError } from '../domain/errors.js';
+import { contentionBackoff } from '../engine/rerun.js';
 import type { Fence, TransactionLeg } from '../ports/authority.js';
 import type { Ports } from '../ports/index.js';
 import { DELIVERY_CUT_POINTS } from './cut-points.js';
 import { CustodyFencedError, CustodyHeldError } from './journal/errors.js';
 import { EMPTY_FACTS } from './journal/facts.js';
-import { backoff, findJournaled, isContention, journaledWrite, opDigestOf, requireFence, type JournaledResult } from './journal/journaled-write.js';
+import { findJournaled, isContention, journaledWrite, opDigestOf, requireFence, type JournaledResult } from './journal/journaled-write.js';
 import { deliveryKeys, journalOf, validateFence, validateRef, validateSession, validateTargetId, type InvocationRef } from './journal/keys.js';
 import { loadCustody, loadInvocation, readInvocation, type CustodyRecord, type InvocationRecord } from './journal/records.js';
 import { transition, type TransitionRequest } from './journal/transition.js';
@@ -104,7 +105,7 @@ export async function beginInvocation(ports: Ports, request: BeginRequest): Prom
     if (custody?.state === 'HELD') {
       // Our own earlier transaction may be landing right now; the next round's reload decides.
       if (custody.invocationId === invocationId) {
-        await backoff(round);
+        await contentionBackoff(round);
         continue;
       }
       throw new CustodyHeldError(targetId, custody.invocationId);
@@ -153,7 +154,7 @@ export async function beginInvocation(ports: Ports, request: BeginRequest): Prom
       outcome = await ports.authority.transact(cut, legs);
     } catch (error) {
       if (!isContention(error)) throw error;
-      await backoff(round);
+      await contentionBackoff(round);
       continue;
     }
     if (outcome.status === 'APPLIED') {
@@ -161,7 +162,7 @@ export async function beginInvocation(ports: Ports, request: BeginRequest): Prom
       return { fence, invocation: { ...record, version: 1 }, custody: held, alreadyApplied: false };
     }
     if (outcome.status === 'UNKNOWN') unknownReason = outcome.reason;
-    else await backoff(round);
+    else await contentionBackoff(round);
   }
   const ours = await beganBy(ports, ref, session, opDigest);
   if (ours) return ours;

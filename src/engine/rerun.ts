@@ -1,3 +1,5 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+
 /**
  * What a flow's Retry does, for use cases called in-process (the library form of a flow):
  * run a step again after a transient error. Safe only because every step reloads the
@@ -13,4 +15,13 @@ export async function rerunTransient<T>(step: (attempt: number) => Promise<T>, t
       if (!transient.includes((error as Error).name) || attempt >= attempts) throw error;
     }
   }
+}
+
+/**
+ * The wait before round `round` (0-based) of a write or read that met contention (a
+ * concurrent transaction on one of its items): random, up to 20 ms doubled per round,
+ * capped at 320 ms, so racing callers spread out instead of meeting again.
+ */
+export async function contentionBackoff(round: number): Promise<void> {
+  await sleep(Math.floor(Math.random() * 20 * 2 ** Math.min(round, 4)));
 }

@@ -12,7 +12,6 @@ import {
   type AttributeValue,
 } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { CutpointError, EffectFailedError, OutcomeUnknownError } from '../../domain/errors.js';
 import type {
   AuthorityBinding,
@@ -28,7 +27,7 @@ import type {
 } from '../../ports/authority.js';
 import type { FaultInjector } from '../../ports/faults.js';
 import type { RequestMeter } from '../../ports/meter.js';
-import { rerunTransient } from '../../engine/rerun.js';
+import { contentionBackoff, rerunTransient } from '../../engine/rerun.js';
 import { classifyDynamoFailure } from './outcome.js';
 import { conditionFor, updateFor } from './conditions.js';
 import { MARSHALL, nonEmpty, transactItemOf } from './transact-items.js';
@@ -78,7 +77,7 @@ export class DynamoAuthorityStore implements AuthorityStore {
     // A write transaction in flight on one of the items cancels the read (TransactionConflict):
     // it read nothing, so it is read again after a short random wait.
     const attempt = async (n: number) => {
-      if (n > 1) await sleep(Math.floor(Math.random() * 10 * 2 ** n));
+      if (n > 1) await contentionBackoff(n - 1);
       this.options.meter?.count('dynamodb', 'TransactGetItems');
       try {
         const out = await this.options.reader.send(new TransactGetItemsCommand({ TransactItems }));

@@ -1,7 +1,7 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { JournalEntry } from '../../authority/journal.js';
 import type { JournalState } from '../../domain/delivery/journal-states.js';
 import { canonicalDigest, canonicalJson } from '../../domain/digest.js';
+import { contentionBackoff } from '../../engine/rerun.js';
 import { EffectFailedError, IdentityConflictError, OutcomeUnknownError } from '../../domain/errors.js';
 import type { Fence, TransactionLeg, TransactionOutcome } from '../../ports/authority.js';
 import type { Ports } from '../../ports/index.js';
@@ -116,10 +116,6 @@ export function isContention(error: unknown): boolean {
   return name === 'TransactionCanceledException' || name === 'TransactionInProgressException';
 }
 
-export async function backoff(round: number): Promise<void> {
-  await sleep(Math.floor(Math.random() * 20 * 2 ** Math.min(round, 4)));
-}
-
 /**
  * One round's submit of a fenced transaction (journaledWrite here, a part's receipt batch
  * in parts/part-store.ts): contention and a CONFLICT back off before they are returned
@@ -129,11 +125,11 @@ export async function backoff(round: number): Promise<void> {
 export async function submitRound(ports: Ports, cutPoint: string, legs: TransactionLeg[], round: number): Promise<TransactionOutcome> {
   try {
     const outcome = await ports.authority.transact(cutPoint, legs);
-    if (outcome.status === 'CONFLICT') await backoff(round);
+    if (outcome.status === 'CONFLICT') await contentionBackoff(round);
     return outcome;
   } catch (error) {
     if (!isContention(error)) throw error;
-    await backoff(round);
+    await contentionBackoff(round);
     return { status: 'CONFLICT', conflicts: [] };
   }
 }
