@@ -7,10 +7,9 @@ import { recordPreparedGeneration } from '../../src/generation/record-prepared.j
 import { registerTask } from '../../src/generation/register-task.js';
 import { writeGenerationObject } from '../../src/generation/write-object.js';
 import { runFlow, type FlowResult } from '../../src/local/flow-runner.js';
-import type { ItemKey } from '../../src/ports/authority.js';
 import { expectExactlyOneCommitted, expectProvenAbort, newGenerationCase } from '../support/generation-fixture.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
-import { interceptPorts, sameKey } from '../support/intercept-ports.js';
+import { landBeforeRead } from '../support/intercept-ports.js';
 import { withKinds } from '../support/matrix-lane.js';
 import { replaceObject } from '../support/replace-object.js';
 
@@ -117,21 +116,11 @@ describe('races', () => {
     await recordPreparedGeneration({ ...ref, ...object }, stores.ports);
     // Worker A reloads; just before its read of the record goes out, worker B commits.
     const recordKey = generationKeys.record(c.root, c.input.generation);
-    let landed = 0;
-    const landFirst = async (keys: ItemKey[]) => {
-      if (landed > 0 || !keys.some((k) => sameKey(k, recordKey))) return;
-      landed++;
+    const race = landBeforeRead(stores.ports, recordKey, async () => {
       expect(await commitGeneration(ref, stores.ports)).toMatchObject({ outcome: 'COMMITTED', resolvedBy: 'applied' });
-    };
-    const a = stores.ports.authority;
-    const racing = interceptPorts(stores.ports, {
-      authority: {
-        get: async (key) => (await landFirst([key]), a.get(key)),
-        getTogether: async (keys) => (await landFirst(keys), a.getTogether(keys)),
-      },
     });
-    const outcome = await commitGeneration(ref, racing);
-    expect(landed).toBe(1);
+    const outcome = await commitGeneration(ref, race.ports);
+    expect(race.landed()).toBe(1);
     expect(outcome).toMatchObject({ outcome: 'COMMITTED', sha256: object.sha256, resolvedBy: 'exact-winner-reload' });
     await expectExactlyOneCommitted(stores.ports, c);
   });

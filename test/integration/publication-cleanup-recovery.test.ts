@@ -3,9 +3,7 @@ import { loadCustody, releaseCustody } from '../../src/delivery/custody.js';
 import type { DeliveryDeps } from '../../src/delivery/deps.js';
 import { loadInvocation, readInvocation } from '../../src/delivery/journal/records.js';
 import { begin } from '../../src/delivery/steps/begin.js';
-import { checkpoint } from '../../src/delivery/steps/checkpoint.js';
 import { stagingRefOf, transitionIdOf, type StepInput } from '../../src/delivery/steps/common.js';
-import { persistEvidence } from '../../src/delivery/steps/evidence.js';
 import { candidateUuidOf } from '../../src/domain/publication/candidate.js';
 import type { CapsuleV2 } from '../../src/domain/quality/capsule.js';
 import { replayWindowOf } from '../../src/domain/quality/replay-window.js';
@@ -17,22 +15,15 @@ import { namesOf } from '../../src/publication/exchange-deps.js';
 import { stepsThrough } from '../support/delivery-steps.js';
 import { qualityKeys, readCapsule } from '../../src/quality/capsule-store.js';
 import { newInvocationId } from '../support/delivery-world.js';
-import { interceptPorts, sameKey } from '../support/intercept-ports.js';
-import { completeByObserveSeam, fresh, published as publishedIn, stageName, type Ref } from '../support/publication-governance.js';
+import { landBeforeRead } from '../support/intercept-ports.js';
+import { fresh, stageName, succeeded as succeededIn, type Ref } from '../support/publication-governance.js';
 import { publicationManifest, usePublicationWorld } from '../support/publication-world.js';
 
 const world = usePublicationWorld();
 
 let tables = 0;
 
-/** An operation through evidence and checkpoint (capsule COMPLETE by the observe seam): SUCCEEDED, custody held. */
-async function succeeded(table = `events_${++tables}`, create = true) {
-  const op = await publishedIn(world, table, create);
-  await completeByObserveSeam(op.deps, op.ref);
-  await persistEvidence(op.begun, op.deps);
-  expect(await checkpoint(fresh(op.begun), op.deps)).toMatchObject({ state: 'SUCCEEDED' });
-  return op;
-}
+const succeeded = (table = `events_${++tables}`, create = true) => succeededIn(world, table, create);
 
 async function withFault<T>(rule: string, body: () => Promise<T>): Promise<T> {
   world.faults.arm(rule);
@@ -138,27 +129,17 @@ describe('ClickHouse publication cleanup and successors (seed 000 §4.6, I7)', (
     // that closed window refused the begin as blocked by A, whose governance is finished.
     const a = await succeeded();
     expect(await cleanupPublication(fresh(a.begun), a.deps)).toMatchObject({ state: 'CUSTODY_RELEASED' });
-    const capsuleKey = qualityKeys.capsule(a.ref.targetId, a.ref.invocationId);
     const other = newInvocationId();
-    let landed = 0;
     const deps = world.deps(a.manifestText);
-    const racing = interceptPorts(deps.ports, {
-      authority: {
-        get: async (key) => {
-          if (landed === 0 && sameKey(key, capsuleKey)) {
-            landed++;
-            expect(await begin(world.beginInput(other, a.manifestText), world.deps(a.manifestText))).toMatchObject({ state: 'EMPTY_STAGING', acted: true });
-          }
-          return deps.ports.authority.get(key);
-        },
-      },
+    const race = landBeforeRead(deps.ports, qualityKeys.capsule(a.ref.targetId, a.ref.invocationId), async () => {
+      expect(await begin(world.beginInput(other, a.manifestText), world.deps(a.manifestText))).toMatchObject({ state: 'EMPTY_STAGING', acted: true });
     });
     const id = newInvocationId();
-    await expect(begin(world.beginInput(id, a.manifestText), { ...deps, ports: racing })).rejects.toMatchObject({
+    await expect(begin(world.beginInput(id, a.manifestText), { ...deps, ports: race.ports })).rejects.toMatchObject({
       name: 'Delivery.CustodyHeld',
       message: expect.stringContaining(other),
     });
-    expect(landed).toBe(1);
+    expect(race.landed()).toBe(1);
     expect((await boundariesOf(a.deps, a.ref.targetId)).map((b) => [b.closedOperation, b.successor])).toEqual([[a.ref.invocationId, other]]);
     await expect(loadInvocation(a.deps.ports, id)).rejects.toMatchObject({ code: 'delivery.recovery_journal_unavailable' });
   });

@@ -10,17 +10,18 @@ import { candidateUuidOf } from '../../src/domain/publication/candidate.js';
 import type { CapsuleV2 } from '../../src/domain/quality/capsule.js';
 import { cleanup } from '../../src/delivery/steps/cleanup.js';
 import { cleanupPublication } from '../../src/publication/steps/cleanup.js';
-import type { ItemKey } from '../../src/ports/authority.js';
 import { qualityKeys, readCapsule } from '../../src/quality/capsule-store.js';
 import { inspectQuality } from '../../src/quality/inspect.js';
-import { interceptPorts, sameKey } from '../support/intercept-ports.js';
+import { landBeforeRead } from '../support/intercept-ports.js';
 import { usePublicationWorld, windowIds } from '../support/publication-world.js';
-import { completeByObserveSeam, DAY_MS, failedBySeam, fresh, pendingBySeam, published as publishedIn, rawUpdate, stageName, type Ref } from '../support/publication-governance.js';
+import { completeByObserveSeam, DAY_MS, failedBySeam, fresh, pendingBySeam, published as publishedIn, rawUpdate, succeeded as succeededIn, stageName, type Ref } from '../support/publication-governance.js';
 
 const world = usePublicationWorld();
 
 let tables = 0;
 const published = () => publishedIn(world, `events_${++tables}`);
+
+const succeeded = () => succeededIn(world, `events_${++tables}`);
 
 /** Evidence and checkpoint both refused with `name`, and nothing written: same record version, no evidence, no checkpoint. */
 async function expectGovernanceRefusal(deps: DeliveryDeps, begun: StepInput, ref: Ref, name: string): Promise<void> {
@@ -70,51 +71,24 @@ describe('ClickHouse publication after COMPLETE (seed 000): evidence, checkpoint
     // The release moves the record (SUCCEEDED → CUSTODY_RELEASED) and retires the capsule in
     // one transaction. Read apart, inspect saw SUCCEEDED beside a retired capsule and showed
     // quality.state_inconsistent with no permitted action.
-    const { deps, begun, ref } = await published();
-    await completeByObserveSeam(deps, ref);
-    await persistEvidence(begun, deps);
-    await checkpoint(fresh(begun), deps);
-    const capsuleKey = qualityKeys.capsule(ref.targetId, ref.invocationId);
-    let landed = 0;
-    const landFirst = async (keys: ItemKey[]) => {
-      if (landed > 0 || !keys.some((k) => sameKey(k, capsuleKey))) return;
-      landed++;
+    const { deps, begun, ref } = await succeeded();
+    const race = landBeforeRead(deps.ports, qualityKeys.capsule(ref.targetId, ref.invocationId), async () => {
       expect(await cleanupPublication(fresh(begun), deps)).toMatchObject({ state: 'CUSTODY_RELEASED', acted: true });
-    };
-    const a = deps.ports.authority;
-    const racing = interceptPorts(deps.ports, {
-      authority: {
-        get: async (key) => (await landFirst([key]), a.get(key)),
-        getTogether: async (keys) => (await landFirst(keys), a.getTogether(keys)),
-      },
     });
-    const seen = await inspectQuality(racing, ref.invocationId);
-    expect(landed).toBe(1);
+    const seen = await inspectQuality(race.ports, ref.invocationId);
+    expect(race.landed()).toBe(1);
     expect(seen).toMatchObject({ journal_state: 'CUSTODY_RELEASED' });
     expect(seen.diagnostic_code).not.toBe('quality.state_inconsistent');
     expect(seen).toEqual(await inspectQuality(deps.ports, ref.invocationId));
   });
 
   it('a duplicate cleanup (its Task retried while the first ran) releasing between this one\'s record and capsule reads: acted false, never a refusal', async () => {
-    const { deps, begun, ref } = await published();
-    await completeByObserveSeam(deps, ref);
-    await persistEvidence(begun, deps);
-    await checkpoint(fresh(begun), deps);
-    const capsuleKey = qualityKeys.capsule(ref.targetId, ref.invocationId);
-    let landed = 0;
-    const racing = interceptPorts(deps.ports, {
-      authority: {
-        get: async (key) => {
-          if (landed === 0 && sameKey(key, capsuleKey)) {
-            landed++;
-            expect(await cleanupPublication(fresh(begun), deps)).toMatchObject({ state: 'CUSTODY_RELEASED', acted: true });
-          }
-          return deps.ports.authority.get(key);
-        },
-      },
+    const { deps, begun, ref } = await succeeded();
+    const race = landBeforeRead(deps.ports, qualityKeys.capsule(ref.targetId, ref.invocationId), async () => {
+      expect(await cleanupPublication(fresh(begun), deps)).toMatchObject({ state: 'CUSTODY_RELEASED', acted: true });
     });
-    expect(await cleanupPublication(fresh(begun), { ...deps, ports: racing })).toMatchObject({ state: 'CUSTODY_RELEASED', acted: false });
-    expect(landed).toBe(1);
+    expect(await cleanupPublication(fresh(begun), { ...deps, ports: race.ports })).toMatchObject({ state: 'CUSTODY_RELEASED', acted: false });
+    expect(race.landed()).toBe(1);
     expect(await loadCustody(deps.ports, ref.targetId)).toMatchObject({ state: 'RELEASED', invocationId: ref.invocationId });
   });
 

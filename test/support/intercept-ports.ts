@@ -37,6 +37,30 @@ export function interceptPorts(ports: Ports, over: { authority?: Partial<Authori
 export const sameKey = (x: ItemKey, y: ItemKey): boolean => x.pk === y.pk && x.sk === y.sk;
 
 /**
+ * `ports` whose first authority read (get or getTogether) that includes `key` waits until
+ * `write` has landed: a racing write forced just before a use case reads that item.
+ * `landed()` says how many times it did (1 once that read happened).
+ */
+export function landBeforeRead(ports: Ports, key: ItemKey, write: () => Promise<void>): { ports: Ports; landed: () => number } {
+  let landed = 0;
+  const before = async (keys: ItemKey[]) => {
+    if (landed > 0 || !keys.some((k) => sameKey(k, key))) return;
+    landed++;
+    await write();
+  };
+  const a = ports.authority;
+  return {
+    landed: () => landed,
+    ports: interceptPorts(ports, {
+      authority: {
+        get: async (k) => (await before([k]), a.get(k)),
+        getTogether: async (keys) => (await before(keys), a.getTogether(keys)),
+      },
+    }),
+  };
+}
+
+/**
  * Two reads of a use case with a racing write forced between them: the first `between`
  * read to start runs, then `write` lands, and only then does any later one start (a read
  * issued beside the first waits for the write). Returns the wrapper for those reads and

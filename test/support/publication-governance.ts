@@ -1,7 +1,9 @@
 import { expect } from 'vitest';
 import type { DeliveryDeps } from '../../src/delivery/deps.js';
 import { begin } from '../../src/delivery/steps/begin.js';
+import { checkpoint } from '../../src/delivery/steps/checkpoint.js';
 import type { StepInput } from '../../src/delivery/steps/common.js';
+import { persistEvidence } from '../../src/delivery/steps/evidence.js';
 import { qualityEvidenceKeyOf } from '../../src/domain/delivery/identifiers.js';
 import type { CapsuleV2 } from '../../src/domain/quality/capsule.js';
 import { completionDocument } from '../../src/domain/quality/evidence.js';
@@ -45,6 +47,15 @@ export async function published(world: PublicationWorld, table: string, create =
   const op = await preparedOperation(world, table, create);
   expect(await dispatch(fresh(op.begun), op.deps)).toMatchObject({ state: 'PUBLISHED', observed: 'COMMIT_PROVEN' });
   return { ...op, begun: fresh(op.begun) };
+}
+
+/** One operation through evidence and checkpoint (capsule COMPLETE by the observe seam): SUCCEEDED, custody held. */
+export async function succeeded(world: PublicationWorld, table: string, create = true) {
+  const op = await published(world, table, create);
+  await completeByObserveSeam(op.deps, op.ref);
+  await persistEvidence(op.begun, op.deps);
+  expect(await checkpoint(fresh(op.begun), op.deps)).toMatchObject({ state: 'SUCCEEDED' });
+  return op;
 }
 
 /**
