@@ -5,14 +5,15 @@ import { loadCheckpoint } from '../../src/delivery/checkpoint.js';
 import { loadCustody } from '../../src/delivery/custody.js';
 import type { DeliveryDeps } from '../../src/delivery/deps.js';
 import type { StepInput } from '../../src/delivery/steps/common.js';
-import { readInvocation } from '../../src/delivery/journal/records.js';
+import { deliveryKeys } from '../../src/delivery/journal/keys.js';
+import { MAX_READ_ROUNDS, readInvocation } from '../../src/delivery/journal/records.js';
 import { candidateUuidOf } from '../../src/domain/publication/candidate.js';
 import type { CapsuleV2 } from '../../src/domain/quality/capsule.js';
 import { cleanup } from '../../src/delivery/steps/cleanup.js';
 import { cleanupPublication } from '../../src/publication/steps/cleanup.js';
 import { qualityKeys, readCapsule } from '../../src/quality/capsule-store.js';
 import { inspectQuality } from '../../src/quality/inspect.js';
-import { landBeforeRead } from '../support/intercept-ports.js';
+import { interceptPorts, landBeforeRead } from '../support/intercept-ports.js';
 import { usePublicationWorld, windowIds } from '../support/publication-world.js';
 import { completeByObserveSeam, DAY_MS, failedBySeam, fresh, pendingBySeam, published as publishedIn, rawUpdate, succeeded as succeededIn, stageName, type Ref } from '../support/publication-governance.js';
 
@@ -80,6 +81,28 @@ describe('ClickHouse publication after COMPLETE (seed 000): evidence, checkpoint
     expect(seen).toMatchObject({ journal_state: 'CUSTODY_RELEASED' });
     expect(seen.diagnostic_code).not.toBe('quality.state_inconsistent');
     expect(seen).toEqual(await inspectQuality(deps.ports, ref.invocationId));
+  });
+
+  it('quality inspect of an operation whose record moves at every snapshot gives up after a bounded number of reads: unavailable, never a guessed pair', async () => {
+    const { deps, ref } = await succeeded();
+    const key = deliveryKeys.invocation(ref.targetId, ref.invocationId);
+    let snapshots = 0;
+    const a = deps.ports.authority;
+    const moving = interceptPorts(deps.ports, {
+      authority: {
+        getTogether: async (keys) => {
+          snapshots++;
+          // Another writer moves the record (same content, the next version) just before each snapshot.
+          const current = (await a.get(key))!;
+          expect((await a.update('test.record.touch', key, { version: current.version }, { updatedAt: current.updatedAt })).status).toBe('APPLIED');
+          return a.getTogether(keys);
+        },
+      },
+    });
+    await expect(inspectQuality(moving, ref.invocationId)).rejects.toMatchObject({ name: 'Delivery.JournalUnavailable', code: 'delivery.recovery_journal_unavailable' });
+    expect(snapshots).toBe(MAX_READ_ROUNDS);
+    // Left alone, the same operation inspects as it is.
+    expect(await inspectQuality(deps.ports, ref.invocationId)).toMatchObject({ journal_state: 'SUCCEEDED' });
   });
 
   it('a duplicate cleanup (its Task retried while the first ran) releasing between this one\'s record and capsule reads: acted false, never a refusal', async () => {
