@@ -19,7 +19,8 @@ import { appendBatchSide, producerSide, writerSide, WRITER_DEPTHS, type Side } f
  * its own lane with one owner, interleaved slice by slice with the raw baseline (a
  * conditional UpdateItem walking one item, raw-cas.ts):
  * - `appendBatch`: one appender, batch after batch, each under a caller's attempt id (the
- *   flow's path: the id's evidence is checked first, one LIST + one GetItem);
+ *   flow's path: the id's evidence is checked first: a LIST beside the spent marker's
+ *   GetItem, then the collected record's GetItem, read after the listing);
  * - `writer d=N`: the owner's LaneWriter (carried head, minted attempt ids), N batches in
  *   flight (WAL PUTs ahead, head CASes in order);
  * - `producer k=N`: N concurrent appenders (each awaiting its ack before its next batch)
