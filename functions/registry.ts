@@ -121,6 +121,9 @@ export const QUALITY_GATE = [
   'Quality.TargetPending',
   'Quality.CompletionEvidencePending',
   'Quality.IllegalCapsuleTransition',
+  // The capsule's continuity check (src/quality/capsule-continuity.ts): a restored capsule, another authority table.
+  'Quality.AuthorityRollback',
+  'Quality.AuthorityReplaced',
 ];
 
 /** The deliver-window steps that open the source (their handlers use lambdaSourceDeps): the only readers of source secrets. */
@@ -130,11 +133,18 @@ function deliverySteps(): StepEntry[] {
   const JOURNAL: TableAction[] = ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'];
   const READ_OBJECTS: BucketAction[] = ['s3:GetObject', 's3:ListBucket'];
   const WRITE_OBJECTS: BucketAction[] = ['s3:GetObject', 's3:PutObject', 's3:ListBucket'];
+  /**
+   * The steps that read a capsule on an exchange route check its continuity (src/quality/
+   * capsule-continuity.ts): completion.json from the bucket and the authority binding
+   * (DescribeTable). Begin reads the previous operation's capsule of a released slot
+   * (a successor), evidence and checkpoint the capsule they are gated on.
+   */
+  const CAPSULE_READERS = ['begin', 'evidence', 'checkpoint'];
   const entry = (name: string, placeholder: string, load: StepEntry['load'], bucket: BucketAction[], errors: string[], timeoutSeconds = 60, memoryMB = 512): StepEntry => ({
     placeholder,
     entry: `functions/delivery/${name}.ts`,
     load,
-    table: JOURNAL,
+    table: CAPSULE_READERS.includes(name) ? [...JOURNAL, 'dynamodb:DescribeTable'] : JOURNAL,
     bucket,
     errors: [...DELIVERY_ERRORS, ...errors],
     timeoutSeconds,
@@ -143,7 +153,7 @@ function deliverySteps(): StepEntry[] {
   });
   return [
     // Checks the source read-only (table, columns) before it takes custody.
-    entry('begin', 'DeliveryBeginFunctionArn', () => import('./delivery/begin.js'), [], ['Delivery.SourceUnavailable'], 30, 256),
+    entry('begin', 'DeliveryBeginFunctionArn', () => import('./delivery/begin.js'), READ_OBJECTS, ['Delivery.SourceUnavailable'], 30, 256),
     entry('create-staging', 'DeliveryCreateStagingFunctionArn', () => import('./delivery/create-staging.js'), [], TARGET_ERRORS),
     // One count query and the plan object; then the writer starts.
     entry('plan-parts', 'DeliveryPlanPartsFunctionArn', () => import('./delivery/plan-parts.js'), WRITE_OBJECTS, [...OBJECT_ERRORS, 'Delivery.SourceForbidden', 'Delivery.SourceUnavailable'], 120),
@@ -154,7 +164,7 @@ function deliverySteps(): StepEntry[] {
     entry('publish', 'DeliveryPublishFunctionArn', () => import('./delivery/publish.js'), [], [...TARGET_ERRORS, 'Cutpoint.PublicationRefused'], 300),
     // On an exchange route both are gated on a COMPLETE capsule (QUALITY_GATE's refusals; evidence reads completion.json).
     entry('evidence', 'DeliveryEvidenceFunctionArn', () => import('./delivery/evidence.js'), WRITE_OBJECTS, [...OBJECT_ERRORS, ...TARGET_ERRORS, ...QUALITY_GATE]),
-    entry('checkpoint', 'DeliveryCheckpointFunctionArn', () => import('./delivery/checkpoint.js'), [], QUALITY_GATE, 30, 256),
+    entry('checkpoint', 'DeliveryCheckpointFunctionArn', () => import('./delivery/checkpoint.js'), READ_OBJECTS, QUALITY_GATE, 30, 256),
     entry('cleanup', 'DeliveryCleanupFunctionArn', () => import('./delivery/cleanup.js'), [], TARGET_ERRORS),
   ];
 }
@@ -272,7 +282,7 @@ function publicationSteps(): StepEntry[] {
     entry('quality/observe-target', 'QualityObserveTargetFunctionArn', () => import('./quality/observe-target.js'), QUALITY, EVIDENCE, [...OBJECT_ERRORS, ...QUALITY_REFUSALS, ...QUALITY_STOPS], OBSERVE_TIMING.lambdaSeconds),
     // Drops the predecessor by UUID and the stage, proves absence, releases custody.
     // Only with governance COMPLETE (the capsule gate), so it may raise the gate's refusals.
-    entry('publication/cleanup', 'PublicationCleanupFunctionArn', () => import('./publication/cleanup.js'), JOURNAL, [], QUALITY_GATE, 120),
+    entry('publication/cleanup', 'PublicationCleanupFunctionArn', () => import('./publication/cleanup.js'), QUALITY, ['s3:GetObject', 's3:ListBucket'], QUALITY_GATE, 120),
     // The flow quality-observe (spec §7): the operator's observation of a PUBLISHED operation
     // (PREPARED / TARGET_PENDING capsule) under a new custody session; the same bounded reader.
     entry('quality/operator-observe', 'QualityOperatorObserveFunctionArn', () => import('./quality/operator-observe.js'), QUALITY, EVIDENCE, [...OBJECT_ERRORS, ...QUALITY_REFUSALS, ...QUALITY_STOPS, ...OPERATOR_REFUSALS], OBSERVE_TIMING.lambdaSeconds),

@@ -98,7 +98,7 @@ export const lambdaSourceDeps: DeliveryDepsProvider = (event) =>
   Promise.resolve().then(async () => {
     const route = routeOfEvent(event);
     const [ports, opened, source] = await Promise.all([lambdaPorts(), lambdaTarget(route.targetBinding), lambdaSource(route.sourceBinding)]);
-    return { ports, ...opened, source, route };
+    return { ports, ...opened, source, route, faults: lambdaFaults() };
   });
 
 /**
@@ -111,5 +111,5 @@ export const lambdaTargetDeps: DeliveryDepsProvider = (event) =>
   Promise.resolve().then(async () => {
     const route = routeOfEvent(event);
     const [ports, opened] = await Promise.all([lambdaPorts(), lambdaTarget(route.targetBinding)]);
-    return { ports, ...opened, route };
+    return { ports, ...opened, route, faults: lambdaFaults() };
   });

@@ -1,6 +1,7 @@
 import type { SelectedRoute } from '../domain/delivery/manifest-types.js';
 import type { Ports } from '../ports/index.js';
 import type { SourcePort } from '../ports/source.js';
+import type { FaultInjector } from '../ports/faults.js';
 import type { TargetPort } from '../ports/target.js';
 import type { ExchangeTargetPort } from '../ports/exchange-target.js';
 import type { TargetReader } from '../quality/observe-reader.js';
@@ -32,4 +33,10 @@ export interface DeliveryDeps {
    * Absent: the default reader (generic child entry, the binding from the environment).
    */
   observeReader?: () => Promise<TargetReader>;
+  /**
+   * The run's fault injector, the one its ports and target cross: the bounded reader crosses
+   * it too (`quality.worker.reap`), so every cut point `cutpoint faults list` names for a flow
+   * or command can be armed through it. Absent: the reader arms nothing.
+   */
+  faults?: FaultInjector;
 }

@@ -17,6 +17,7 @@ import { inspectQuality } from '../quality/inspect.js';
 import { targetReaderOf } from '../quality/observe-reader.js';
 import { replayGovernance } from '../quality/replay.js';
 import { operatorObservation, type OperatorObserveDeps, type OperatorObserveInput } from '../quality/operator-observe.js';
+import { faultsFromEnv } from '../adapters/fault-injector.js';
 import { openLocalRouteTarget } from '../cli/commands/delivery-bindings.js';
 import { localFlowDeps } from '../cli/commands/flow-deps.js';
 import { flowProgress } from '../cli/flow-progress.js';
@@ -88,7 +89,7 @@ async function story(world: QualityDemoWorld): Promise<QualityDemoDocument> {
   await writeFile(inputFile, JSON.stringify({ invocationId, manifestText, selector }));
   const runCommand = `npx cutpoint flow run ${FLOW} --input @${inputFile} --faults '${QUALITY_DEMO_RUN_FAULTS}'`;
   progress(`$ ${runCommand}`);
-  const flowDeps = localFlowDeps(FLOW, ports, QUALITY_DEMO_RUN_FAULTS);
+  const flowDeps = localFlowDeps(FLOW, ports, faultsFromEnv({ CUTPOINT_FAULTS: QUALITY_DEMO_RUN_FAULTS }));
   let run: FlowResult;
   try {
     run = await runFlow(FLOW, { invocationId, manifestText, selector }, { ports, retryIntervalMs: 50, stepDeps: flowDeps.provider, onEvent: flowProgress });

@@ -5,6 +5,7 @@ import { assertWindowClosable } from '../domain/quality/capsule.js';
 import { SuccessorBlockedError } from '../domain/quality/errors.js';
 import type { TransactionLeg } from '../ports/authority.js';
 import type { Ports } from '../ports/index.js';
+import { checkCapsule } from '../quality/capsule-continuity.js';
 import { capsuleUpdateLeg, qualityKeys, readCapsule } from '../quality/capsule-store.js';
 import { isExchangeRoute } from './completed-capsule.js';
 
@@ -45,6 +46,9 @@ export async function successorBoundaryLegs(
   if (capsule === undefined || capsule.schema !== 2) return [];
   const journal = await readInvocation(ports, previous);
   if (journal.state === 'RETIRED') return [];
+  // The previous operation's capsule, checked (capsule-continuity.ts): a rolled-back one is
+  // refused as such, and its window is never closed by a write that would hide it.
+  await checkCapsule(ports, { ...previous, route: journal.route }, capsule);
   try {
     assertWindowClosable(capsule);
   } catch {

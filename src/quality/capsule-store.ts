@@ -56,14 +56,3 @@ export function capsuleUpdateLeg(ref: CapsuleRef, capsule: Pick<CapsuleV2, 'vers
 export function capsuleCheckLeg(ref: CapsuleRef, capsule: Pick<StoredCapsule, 'version'>): TransactionLeg {
   return { kind: 'check', key: qualityKeys.capsule(ref.targetId, ref.invocationId), expect: { version: capsule.version } };
 }
-
-/**
- * An operator's custody takeover condition (observe, resume): the capsule as read now, held
- * at that version in the custody transaction, so a run that acquires the reader guard in
- * between makes the takeover fail instead of being fenced out (publication seed 47). The
- * caller refuses a guard already held; no capsule, no leg.
- */
-export async function capsuleAsRead(ports: Pick<Ports, 'authority'>, ref: CapsuleRef): Promise<{ capsule: StoredCapsule | undefined; legs: TransactionLeg[] }> {
-  const capsule = await readCapsule(ports, ref);
-  return { capsule, legs: capsule ? [capsuleCheckLeg(ref, capsule)] : [] };
-}

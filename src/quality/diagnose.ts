@@ -1,21 +1,20 @@
 import { loadInvocation } from '../delivery/journal/records.js';
 import { routeTargetId, workRootOf } from '../delivery/steps/common.js';
-import { qualityEvidenceKeyOf } from '../domain/delivery/identifiers.js';
 import type { Selector, SelectedRoute } from '../domain/delivery/manifest-types.js';
 import { sealAuthority } from '../domain/delivery/sealed-authority.js';
 import { sha256Hex } from '../domain/digest.js';
 import { CutpointError } from '../domain/errors.js';
-import { checkContinuity, type CompletionWitness } from '../domain/quality/continuity.js';
 import { admissionDigest, authorityBindingDigest, immutableCoreDigest, inventoryDigest, policyDigest, probesDigest } from '../domain/quality/core.js';
 import { diagnosisProjection, type ComparisonInputs, type Diagnosis } from '../domain/quality/diagnosis.js';
 import { observationDiagnosticOf, type ClickHouseErrorClass } from '../domain/clickhouse-errors.js';
-import { completionWitnessOf, readPreparedDocument, type PreparedDocument } from '../domain/quality/evidence.js';
+import { readPreparedDocument, type PreparedDocument } from '../domain/quality/evidence.js';
 import type { OriginalProbe } from '../domain/quality/probes.js';
 import type { ExchangeTargetPort, TableInventory } from '../ports/exchange-target.js';
 import type { Ports } from '../ports/index.js';
 import type { TargetPort } from '../ports/target.js';
 import { namesOf } from '../publication/exchange-deps.js';
 import { admissionPlanOf } from './admission.js';
+import { completionWitnessFor, continuityOf } from './capsule-continuity.js';
 import { readCapsule } from './capsule-store.js';
 import { fetchEvidence } from './evidence.js';
 import { NotGovernedError, readOnlyPorts } from './inspect.js';
@@ -104,27 +103,13 @@ export async function diagnoseQuality(input: DiagnoseInput, deps: DiagnoseDeps):
     authority_binding: { sealed: capsule.digests.authorityBinding, observed: binding },
   };
 
-  const witness = await completionWitness(ports, record.route, record.invocationId, capsule);
-  const continuity = checkContinuity({
-    completion: witness,
-    observedVersion: capsule.version,
-    capsuleState: capsule.state,
-    ...(capsule.completion ? { itemCompletion: { version: capsule.completion.version, evidenceRecorded: capsule.completion.evidence !== undefined } } : {}),
-  });
+  const continuity = continuityOf(capsule, await completionWitnessFor(ports, record.route, record.invocationId, capsule));
   if (continuity.continuity === 'rollback' || continuity.continuity === 'unknown') errors.push(continuity.code);
   errors.push(...mismatchCodes(comparisons, record.facts.publication !== undefined));
   const last = capsule.lastObservation?.errorClass;
   if (last !== undefined) errors.push(last === 'DEADLINE' ? 'quality.target_observation_timeout' : observationDiagnosticOf(last as ClickHouseErrorClass, 'target'));
   const probes: readonly OriginalProbe[] = prepared?.plan.probes ?? plan?.probes ?? [];
   return diagnosisProjection({ invocationId: record.invocationId, comparisons, continuity, probes, dataset: record.targetId, lastErrorCode: errors[0] ?? null });
-}
-
-/** completion.json as classified for the continuity rule; present but unrecorded (no SHA to check) is malformed. */
-async function completionWitness(ports: Ports, route: string, invocationId: string, capsule: { coreDigest: string; completion?: { evidence?: { key: string; sha256: string } } }): Promise<CompletionWitness> {
-  const recorded = capsule.completion?.evidence;
-  const read = await fetchEvidence(ports.objects, recorded?.key ?? qualityEvidenceKeyOf(route, invocationId, 'completion'));
-  if (!recorded) return read.status === 'found' ? { evidence: 'malformed' } : read.status === 'absent' ? { evidence: 'missing' } : { evidence: 'unreadable' };
-  return completionWitnessOf(read, recorded.sha256, capsule.coreDigest);
 }
 
 /** The code a live action would refuse with for each digest that was recomputed and differs. */

@@ -3,15 +3,18 @@ import { deliveryKeys } from '../delivery/journal/keys.js';
 import { loadInvocation, MAX_READ_ROUNDS, type InvocationRecord } from '../delivery/journal/records.js';
 import { holdsCustody, JournalUnavailableError } from '../domain/delivery/journal-states.js';
 import { CutpointError } from '../domain/errors.js';
-import type { EvidenceView } from '../domain/quality/actions.js';
+import type { AuthorityBreak, EvidenceView } from '../domain/quality/actions.js';
 import type { CapsuleV2 } from '../domain/quality/capsule.js';
 import { parseCapsule } from '../domain/quality/capsule-parse.js';
 import { CapsuleVersionUnsupportedError, CoreDigestMismatchError, EvidenceInvalidError } from '../domain/quality/errors.js';
-import { completionWitnessOf, readPreparedDocument, type EvidenceRead } from '../domain/quality/evidence.js';
+import { compareAuthorityBindingDigest, type CompletionWitness } from '../domain/quality/continuity.js';
+import type { AuthorityBinding } from '../domain/quality/core.js';
+import { readPreparedDocument, type EvidenceRead } from '../domain/quality/evidence.js';
 import type { CapsuleRead } from '../domain/quality/outcome.js';
 import { indexProjection, inspectProjection, type IndexProjection, type InspectProjection } from '../domain/quality/projection.js';
 import type { AuthorityItem } from '../ports/authority.js';
 import type { Ports } from '../ports/index.js';
+import { completionWitnessFor, continuityOf } from './capsule-continuity.js';
 import { qualityKeys } from './capsule-store.js';
 
 /**
@@ -130,6 +133,8 @@ interface EvidenceFinding {
   view: EvidenceView;
   /** The sealed replay_window_days, when prepared.json is valid. */
   replayWindowDays?: number;
+  /** Set when the capsule is not continuous with its evidence or the authority table is another one (capsule-continuity.ts). */
+  authority?: AuthorityBreak;
 }
 
 /**
@@ -137,9 +142,20 @@ interface EvidenceFinding {
  * digest recomputed, the capsule's core), then — for COMPLETE — completion.json when its
  * evidence is recorded (same checks, and the version it witnesses must be the capsule's
  * completion version). COMPLETE without the recorded completion evidence is `pending`
- * (cut point quality.completion.put / .record, repaired by resume).
+ * (cut point quality.completion.put / .record, repaired by resume). Whatever the state, the
+ * continuity rule and the authority binding (capsule-continuity.ts): a rolled-back capsule
+ * or a replaced table is shown with no permitted action.
  */
-async function evidenceOf(ports: Ports, capsule: CapsuleV2): Promise<EvidenceFinding> {
+async function evidenceOf(ports: Ports, record: InvocationRecord, capsule: CapsuleV2, binding: () => Promise<AuthorityBinding>): Promise<EvidenceFinding> {
+  const witness = await completionWitnessFor(ports, record.route, record.invocationId, capsule);
+  const continuity = continuityOf(capsule, witness);
+  const authority: AuthorityBreak | undefined =
+    continuity.continuity === 'rollback' ? 'rollback' : compareAuthorityBindingDigest(capsule.digests.authorityBinding, await binding()) === 'replaced' ? 'replaced' : undefined;
+  const finding = await documentsOf(ports, capsule, witness);
+  return authority === undefined ? finding : { ...finding, authority };
+}
+
+async function documentsOf(ports: Ports, capsule: CapsuleV2, witness: CompletionWitness): Promise<EvidenceFinding> {
   const prepared = await objectOf(ports, capsule.prepared.key);
   if (prepared.status === 'absent') return { view: 'missing' };
   if (prepared.status === 'unreadable') return { view: 'unreadable' };
@@ -154,15 +170,14 @@ async function evidenceOf(ports: Ports, capsule: CapsuleV2): Promise<EvidenceFin
   const completion = capsule.completion;
   if (capsule.state !== 'COMPLETE' || completion === undefined) return { view: 'valid', replayWindowDays };
   if (completion.evidence === undefined) return { view: 'pending', replayWindowDays };
-  const witness = completionWitnessOf(await objectOf(ports, completion.evidence.key), completion.evidence.sha256, capsule.coreDigest);
   if (witness.evidence !== 'valid') return { view: witness.evidence, replayWindowDays };
   return { view: witness.version === completion.version ? 'valid' : 'malformed', replayWindowDays };
 }
 
-async function projectionOf(ports: Ports, record: InvocationRecord, capsule: CapsuleRead): Promise<InspectProjection> {
+async function projectionOf(ports: Ports, record: InvocationRecord, capsule: CapsuleRead, binding: () => Promise<AuthorityBinding>): Promise<InspectProjection> {
   const v2 = typeof capsule === 'object' && capsule.schema === 2 ? capsule : undefined;
   // A v1 capsule is read-only and its guide reads no evidence; an absent or unusable one has none to read.
-  const finding: EvidenceFinding = v2 ? await evidenceOf(ports, v2) : { view: 'unknown' };
+  const finding: EvidenceFinding = v2 ? await evidenceOf(ports, record, v2, binding) : { view: 'unknown' };
   return inspectProjection({
     invocationId: record.invocationId,
     route: record.route,
@@ -178,7 +193,14 @@ async function projectionOf(ports: Ports, record: InvocationRecord, capsule: Cap
     evidence: finding.view,
     now: ports.clock.now().toISOString(),
     ...(finding.replayWindowDays === undefined ? {} : { replayWindowDays: finding.replayWindowDays }),
+    ...(finding.authority === undefined ? {} : { authority: finding.authority }),
   });
+}
+
+/** DescribeTable of the authority table, once per command however many capsules it checks. */
+function bindingOnce(ports: Ports): () => Promise<AuthorityBinding> {
+  let described: Promise<AuthorityBinding> | undefined;
+  return () => (described ??= ports.authority.describeBinding());
 }
 
 /** `quality inspect <id>`: one operation's projection (`cutpoint.quality-governance.v1`). */
@@ -186,7 +208,7 @@ export async function inspectQuality(ports: Ports, invocationId: unknown): Promi
   const reader = readOnlyPorts(ports);
   const { record, capsule } = await withCapsule(reader, await loadInvocation(reader, invocationId));
   if (!isGoverned(record, capsule)) throw new NotGovernedError(record.invocationId);
-  return projectionOf(reader, record, capsule);
+  return projectionOf(reader, record, capsule, bindingOnce(reader));
 }
 
 /**
@@ -201,9 +223,10 @@ export async function inspectAllQuality(ports: Ports): Promise<IndexProjection> 
   const reader = readOnlyPorts(ports);
   const records = await listInvocations(reader);
   const governed: InspectProjection[] = [];
+  const binding = bindingOnce(reader);
   for (const listed of records) {
     const { record, capsule } = await withCapsule(reader, listed);
-    if (isGoverned(record, capsule)) governed.push(await projectionOf(reader, record, capsule));
+    if (isGoverned(record, capsule)) governed.push(await projectionOf(reader, record, capsule, binding));
   }
   const index = indexProjection(governed);
   return { ...index, retained_custody_count: records.filter((r) => holdsCustody(r.state)).length };

@@ -41,7 +41,7 @@ export interface TargetReaderOptions {
   secrets?: SecretsPort;
   remainingMs?: () => number;
   reserveMs?: number;
-  /** Runs termination and reaping at `quality.worker.reap`. */
+  /** Runs termination and reaping at `quality.worker.reap`; default the deps' injector. */
   faults?: FaultInjector;
   /** A Lambda bundle's own file and worker key (runner.ts); default the generic child entry and the worker module path. */
   childEntry?: string;
@@ -49,7 +49,8 @@ export interface TargetReaderOptions {
 }
 
 /** The default reader: the target binding resolved like every binding, the probe worker in a forked child. */
-export async function targetReaderOf(deps: Pick<DeliveryDeps, 'route' | 'ports'>, options: TargetReaderOptions = {}): Promise<TargetReader> {
+export async function targetReaderOf(deps: Pick<DeliveryDeps, 'route' | 'ports' | 'faults'>, options: TargetReaderOptions = {}): Promise<TargetReader> {
+  const faults = options.faults ?? deps.faults;
   const connection = await resolveBinding(deps.route.targetBinding, { env: options.env ?? process.env, ...(options.secrets ? { secrets: options.secrets } : {}) });
   const reader = processBoundedReader({
     entry: options.entry ?? PROBE_WORKER_ENTRY,
@@ -57,7 +58,7 @@ export async function targetReaderOf(deps: Pick<DeliveryDeps, 'route' | 'ports'>
     termGraceMs: TERM_GRACE_MS,
     reapBoundMs: REAP_BOUND_MS,
     ...(options.childEntry ? { childEntry: options.childEntry } : {}),
-    ...(options.faults ? { faults: { injector: options.faults, reapCutPoint: QUALITY_CUT_POINTS.workerReap } } : {}),
+    ...(faults ? { faults: { injector: faults, reapCutPoint: QUALITY_CUT_POINTS.workerReap } } : {}),
   });
   return {
     reader,

@@ -3,9 +3,11 @@ import { loadForStep, output, parseStepInput, type StepOutput } from '../deliver
 import type { CapsuleState, CapsuleV2, ObservationOutcome, RemoteTermination } from '../domain/quality/capsule.js';
 import { WorkerCrashedError } from '../domain/errors.js';
 import { CustodyFencedError } from '../delivery/journal/errors.js';
+import { continuityError } from '../domain/quality/continuity.js';
 import { GenerationChangedError, IncompleteError } from '../domain/quality/errors.js';
 import { governanceOf, runIdOf } from './admission.js';
 import { readCapsule } from './capsule-store.js';
+import { checkCapsule } from './capsule-continuity.js';
 import { checkBeforeObserving, readPrepared } from './observe-checks.js';
 import { recordCompletionEvidence } from './observe-completion.js';
 import { acquireGuard, CapsuleMovedError, noteIncomplete, persistAndRelease, releaseGuard, type HeldGuard, type Persisted } from './observe-guard.js';
@@ -52,6 +54,12 @@ export async function observeTargetOnce(input: unknown, deps: DeliveryDeps, tr: 
   if (!writes) return notActed(capsule);
   // The seal recomputed from the manifest given (§4.4 step 2) before anything is written: a refusal takes no guard.
   await assertObservedSeal(input as GivenManifest, record, deps);
+  // Continuity before the guard is taken (capsule-continuity.ts): a capsule put back to
+  // before its completion is refused here, never written — an acquire and release would
+  // move its version on. What cannot be proved either way is refused as well; only the
+  // crash between COMPLETE and its evidence fact (pending) is repaired below.
+  const { continuity } = await checkCapsule(deps.ports, capsuleRef, capsule);
+  if (continuity.continuity === 'unknown' && continuity.code !== 'quality.completion_evidence_pending') throw continuityError(continuity);
 
   if (capsule.state === 'COMPLETE') {
     // The crash between COMPLETE and its evidence fact: the deterministic document, then the fact.

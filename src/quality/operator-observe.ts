@@ -9,12 +9,12 @@ import { assertAuthority, recomputeAuthority } from '../domain/delivery/sealed-a
 import { canonicalJson } from '../domain/digest.js';
 import { CutpointError } from '../domain/errors.js';
 import type { ObservationOutcome, RemoteTermination } from '../domain/quality/capsule.js';
-import { QualityActionNotPermittedError, QualityFailedError, ReaderGuardHeldError, TargetPendingError } from '../domain/quality/errors.js';
+import { AuthorityReplacedError, AuthorityRollbackError, QualityActionNotPermittedError, QualityFailedError, ReaderGuardHeldError, TargetPendingError } from '../domain/quality/errors.js';
 import type { InspectProjection } from '../domain/quality/projection.js';
 import type { ExchangeTargetPort } from '../ports/exchange-target.js';
 import type { Ports } from '../ports/index.js';
 import type { TargetPort } from '../ports/target.js';
-import { capsuleAsRead } from './capsule-store.js';
+import { capsuleAsRead } from './capsule-continuity.js';
 import { inspectQuality } from './inspect.js';
 import type { TargetReader } from './observe-reader.js';
 import type { ObserveOutput } from './observe-target.js';
@@ -78,6 +78,9 @@ export class ObserveNotPermittedError extends QualityActionNotPermittedError {
 export async function assertObservePermitted(ports: Ports, invocationId: string): Promise<void> {
   const projection = await inspectQuality(ports, invocationId);
   if (projection.permitted_actions.includes('observe')) return;
+  // A rolled-back capsule or a replaced authority table is named as what it is, not as a plain guide refusal.
+  if (projection.diagnostic_code === 'quality.authority_version_rollback') throw new AuthorityRollbackError('observe is not permitted: the capsule was put back below its completion (observed rollback); nothing was written');
+  if (projection.diagnostic_code === 'quality.authority_replaced') throw new AuthorityReplacedError('observe is not permitted: the authority table is not the one the capsule was sealed on; nothing was written');
   if (projection.reader_guard.held) {
     throw new ReaderGuardHeldError(
       `observe is not permitted: the quality reader guard is held (diagnostic_code ${projection.diagnostic_code}, holder ${projection.reader_guard.holder_run_id}); it has no expiry and no force-clear (quiescence procedure); nothing was written`,
@@ -108,7 +111,7 @@ export async function operatorObservation(input: OperatorObserveInput, deps: Ope
   // taking over from a run that acquired the guard since step 1 would fence it out of ever
   // persisting its observation or releasing its guard (found by the scheduler: publication seed 47).
   const grant = await acquireCustody(ports, ref, input.session ?? `observe-${randomBytes(8).toString('hex')}`, async () => {
-    const { legs } = await capsuleAsRead(ports, ref);
+    const { legs } = await capsuleAsRead(ports, { ...ref, route: before.route });
     await assertObservePermitted(ports, input.invocationId);
     return legs;
   });

@@ -15,6 +15,7 @@ import type { Ports } from '../ports/index.js';
 import type { TargetPort } from '../ports/target.js';
 import { namesOf } from '../publication/exchange-deps.js';
 import { runIdOf } from './admission.js';
+import { checkCapsule } from './capsule-continuity.js';
 import { readCapsule } from './capsule-store.js';
 import { QUALITY_CUT_POINTS } from './cut-points.js';
 import { fetchEvidence } from './evidence.js';
@@ -60,8 +61,11 @@ export async function replayGovernance(input: ReplayInput, deps: ReplayDeps): Pr
     recomputeAuthority({ invocationId: input.invocationId, manifestText: input.manifestText, selector: input.selector, route: deps.route, targetIdentity, workRoot: workRootOf(deps) }),
   );
   const ref = { targetId: record.targetId, invocationId: record.invocationId };
-  const capsule = await readCapsule(deps.ports, ref);
-  if (!capsule || capsule.schema !== 2 || capsule.state !== 'COMPLETE') throw new QualityActionNotPermittedError('replay', []);
+  const stored = await readCapsule(deps.ports, ref);
+  if (!stored || stored.schema !== 2) throw new QualityActionNotPermittedError('replay', []);
+  // Continuity before the state: a capsule put back to PREPARED is a rollback, not an unfinished governance.
+  const { capsule } = await checkCapsule(deps.ports, { ...ref, route: record.route }, stored);
+  if (capsule.state !== 'COMPLETE') throw new QualityActionNotPermittedError('replay', []);
   const evidence = capsule.completion?.evidence;
   if (!evidence) throw new CompletionEvidencePendingError();
   const fetch = (key: string): Promise<EvidenceRead> => {

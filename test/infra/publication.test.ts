@@ -46,10 +46,14 @@ describe('publish-clickhouse and the quality steps, deployed (F4)', () => {
     expect(2 * TERM_GRACE_MS + REAP_BOUND_MS).toBeLessThan(DEFAULT_RESERVE_MS);
   });
 
-  it('dynamodb:DescribeTable is granted only to the steps that seal or observe: PrepareCapsule, ObserveTarget, the operator observe, resume (which observes a PUBLISHED operation)', () => {
+  it('dynamodb:DescribeTable is granted only to the steps that seal, observe or check a capsule: PrepareCapsule, ObserveTarget, the operator observe, resume, and the continuity check of begin (a successor), evidence, checkpoint and cleanup', () => {
     const describing = STEPS.filter((s) => allowedActions(roleStatements(workflows, roleOf(s.placeholder)), 'dynamodb:').includes('dynamodb:DescribeTable'));
     expect(describing.map((s) => s.placeholder).sort()).toEqual([
+      'DeliveryBeginFunctionArn',
+      'DeliveryCheckpointFunctionArn',
+      'DeliveryEvidenceFunctionArn',
       'DeliveryResumeFunctionArn',
+      'PublicationCleanupFunctionArn',
       'QualityObserveTargetFunctionArn',
       'QualityOperatorObserveFunctionArn',
       'QualityPrepareCapsuleFunctionArn',

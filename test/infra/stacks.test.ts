@@ -202,11 +202,6 @@ describe('CutpointWorkflows IAM: each function gets exactly its registry actions
     }
   });
 
-  it('F4: dynamodb:DescribeTable (the authority binding sealed in the quality core) is granted to the steps that seal or observe only (resume observes a PUBLISHED operation)', () => {
-    const describing = STEPS.filter((s) => allowedActions(roleStatements(workflows, roleOf(s.placeholder)), 'dynamodb:').includes('dynamodb:DescribeTable')).map((s) => s.placeholder);
-    expect(describing.sort()).toEqual(['DeliveryResumeFunctionArn', 'QualityObserveTargetFunctionArn', 'QualityOperatorObserveFunctionArn', 'QualityPrepareCapsuleFunctionArn']);
-  });
-
   it('the probe only reads and the object writer never updates authority items', () => {
     const probe = allowedActions(roleStatements(workflows, roleOf('ProbeGenerationFunctionArn')), 'dynamodb:');
     expect(probe).toEqual(['dynamodb:GetItem']);

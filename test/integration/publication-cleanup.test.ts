@@ -125,7 +125,7 @@ describe('ClickHouse publication after COMPLETE (seed 000): evidence, checkpoint
     expect((await readInvocation(deps.ports, ref)).facts.evidence).toBeUndefined();
   });
 
-  it('I10/N2: COMPLETE but the completion evidence deleted ⇒ evidence refused (missing); a capsule changed after the evidence ⇒ the checkpoint refuses, never SUCCEEDED', async () => {
+  it('I10/N2: COMPLETE but the completion evidence deleted ⇒ evidence refused (missing); a capsule put back to TARGET_PENDING after the evidence ⇒ the checkpoint refuses it as a rollback (its completion document says otherwise), never SUCCEEDED', async () => {
     const { deps, begun, ref } = await published();
     const completed = await completeByObserveSeam(deps, ref);
     const key = completed.completion!.evidence!.key;
@@ -137,9 +137,38 @@ describe('ClickHouse publication after COMPLETE (seed 000): evidence, checkpoint
     expect(await persistEvidence(fresh(begun), deps)).toMatchObject({ state: 'PUBLISHED', acted: true });
     // TEST SEAM: the capsule rewritten behind the operation's back (no writer does this).
     await rawUpdate(deps, ref, completed.version, { state: 'TARGET_PENDING', completion: undefined, lastObservation: { runId: completed.runs.originalRunId, outcome: 'TARGET_PENDING', at: new Date().toISOString(), remoteTermination: 'UNVERIFIED' } });
-    await expect(checkpoint(fresh(begun), deps)).rejects.toMatchObject({ name: 'Quality.TargetPending' });
+    await expect(checkpoint(fresh(begun), deps)).rejects.toMatchObject({ name: 'Quality.AuthorityRollback', code: 'quality.authority_version_rollback' });
     expect((await readInvocation(deps.ports, ref)).state).toBe('PUBLISHED');
     expect(await loadCheckpoint(deps.ports, ref.targetId, deps.route.name)).toBeUndefined();
+  });
+
+  it('a capsule put back below its completion version (a restore of the authority table): evidence, checkpoint and cleanup refuse it as a rollback and write nothing; the predecessor stays', async () => {
+    const { deps, begun, ref, predecessor } = await published();
+    await completeByObserveSeam(deps, ref);
+    const key = qualityKeys.capsule(ref.targetId, ref.invocationId);
+    // TEST SEAM: the item written back at version 1, its attributes as they were (no writer does this).
+    const rollBack = async () => {
+      const item = await deps.ports.authority.get(key);
+      const { version, pk: _pk, sk: _sk, ...attributes } = item!;
+      expect((await deps.ports.authority.delete('test.restore', key, { version })).status).toBe('APPLIED');
+      expect((await deps.ports.authority.put('test.restore', { ...key, ...attributes }, 'absent')).status).toBe('APPLIED');
+    };
+    await rollBack();
+    await expectGovernanceRefusal(deps, fresh(begun), ref, 'Quality.AuthorityRollback');
+    expect(((await readCapsule(deps.ports, ref)) as CapsuleV2).version).toBe(1);
+
+    // Continuous again (a capsule at its completion version), the operation reaches SUCCEEDED; rolled back then, cleanup refuses.
+    const restored = (await readCapsule(deps.ports, ref)) as CapsuleV2;
+    for (let v = restored.version; v < restored.completion!.version; v++) await rawUpdate(deps, ref, v, { replay: restored.replay });
+    expect(await persistEvidence(fresh(begun), deps)).toMatchObject({ state: 'PUBLISHED' });
+    expect(await checkpoint(fresh(begun), deps)).toMatchObject({ state: 'SUCCEEDED' });
+    await rollBack();
+    const before = await readInvocation(deps.ports, ref);
+    await expect(cleanupPublication(fresh(begun), deps)).rejects.toMatchObject({ name: 'Quality.AuthorityRollback', code: 'quality.authority_version_rollback' });
+    expect(await readInvocation(deps.ports, ref)).toEqual(before);
+    expect(((await readCapsule(deps.ports, ref)) as CapsuleV2).version).toBe(1);
+    expect(await world.uuidOf(`${stageName(begun.invocationId)}_c`)).toBe(predecessor);
+    expect(await loadCustody(deps.ports, ref.targetId)).toMatchObject({ state: 'HELD' });
   });
 
   it('the generic cleanup step (resume, the in-process run) on an exchange route is the publication cleanup: P dropped, capsule retired', async () => {

@@ -8,11 +8,12 @@ import { incompleteTransitionIdOf, releaseGuard } from '../../src/quality/observ
 import { readOnlySettingsOf } from '../../src/quality/probe-worker.js';
 import { qualityEvidenceKeyOf } from '../../src/domain/delivery/identifiers.js';
 import { candidateUuidOf } from '../../src/domain/publication/candidate.js';
-import { readCompletionDocument } from '../../src/domain/quality/evidence.js';
+import { completionDocument, readCompletionDocument } from '../../src/domain/quality/evidence.js';
 import { capsuleUpdateLeg, readCapsule } from '../../src/quality/capsule-store.js';
 import { observeTarget, observeTargetStep } from '../../src/quality/steps/observe-target.js';
 import { openObserveWorld, type ObserveWorld } from '../fixtures/quality/observe-world.js';
 import { publicationManifest } from '../support/publication-world.js';
+import { replaceObject } from '../support/replace-object.js';
 
 let world: ObserveWorld;
 beforeAll(async () => {
@@ -250,17 +251,19 @@ describe('ObserveTarget: deadline, guard, zombie, terminal failure, rollback', (
     expect(await v2(deps.ports, ref)).toEqual(failed);
   });
 
-  it('G10: completion.json present while the capsule is not COMPLETE ⇒ quality.authority_version_rollback, no evaluation, the guard released by its owner', async () => {
+  it('G10: completion.json present while the capsule is not COMPLETE ⇒ quality.authority_version_rollback before the guard is taken: no evaluation, the capsule not written at all', async () => {
     const { deps, begun, ref, route } = await world.published();
     const before = await v2(deps.ports, ref);
     const key = qualityEvidenceKeyOf(route, ref.invocationId, 'completion');
-    await deps.ports.objects.put('test.seam', key, Buffer.from('{"kind":"cutpoint.quality-completion.v1"}'), { sha256: 'x' });
+    // What a restore leaves behind: the operation's own completion document, the item back at PREPARED.
+    const witness = completionDocument({ invocationId: ref.invocationId, coreDigest: before.coreDigest, candidateUuid: before.generation.candidateUuid, version: before.version + 2, at: '2026-11-05T02:00:00.000Z', runId: 'run-earlier', results: [] });
+    await deps.ports.objects.put('test.seam', key, Buffer.from(witness.bytes), { sha256: witness.sha256 });
     await expect(observeTarget(begun, deps, await world.reader(deps))).rejects.toMatchObject({ name: 'Quality.AuthorityRollback', code: 'quality.authority_version_rollback' });
-    const after = await v2(deps.ports, ref);
-    expect(after.state).toBe('PREPARED');
-    expect(after.reader).toBeUndefined();
-    expect(after.lastObservation).toBeUndefined();
-    expect(after.version).toBe(before.version + 2); // acquire, release: no state change
+    expect(await v2(deps.ports, ref)).toEqual(before);
+    // An object under the key that is no completion document of this operation: malformed evidence, nothing written either.
+    expect(await replaceObject(deps.ports.objects, key, Buffer.from('{"kind":"cutpoint.quality-completion.v1"}'), { sha256: 'x' })).toBe('APPLIED');
+    await expect(observeTarget(begun, deps, await world.reader(deps))).rejects.toMatchObject({ name: 'Quality.EvidenceInvalid', code: 'quality.evidence_malformed' });
+    expect(await v2(deps.ports, ref)).toEqual(before);
   });
 });
 

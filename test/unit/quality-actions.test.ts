@@ -58,6 +58,15 @@ describe('state-to-action guide (U2, §3.5)', () => {
     }
   });
 
+  it('a rolled-back capsule or a replaced authority table offers nothing in any journal state, guard or evidence class, and names which', () => {
+    for (const journalState of JOURNAL_STATES) {
+      for (const guardHeld of [false, true]) {
+        expect(guide({ journalState, guardHeld, capsule: v2('COMPLETE'), authority: 'rollback' })).toEqual({ permittedActions: [], diagnosticCode: 'quality.authority_version_rollback' });
+        expect(guide({ journalState, guardHeld, capsule: v2('PREPARED'), authority: 'replaced' })).toEqual({ permittedActions: [], diagnosticCode: 'quality.authority_replaced' });
+      }
+    }
+  });
+
   it('INCIDENT_RETAINED and FAILED offer nothing, whatever else holds (N7)', () => {
     for (const capsule of CAPSULE_STATES.map(v2)) expect(guide({ journalState: 'INCIDENT_RETAINED', capsule }).permittedActions).toEqual([]);
     for (const journalState of JOURNAL_STATES) expect(guide({ journalState, capsule: v2('FAILED') }).permittedActions).toEqual([]);

@@ -31,6 +31,13 @@ describe('version continuity (U4, N17)', () => {
     expect(() => assertContinuity(complete(7, 1))).toThrow(expect.objectContaining({ code: 'quality.authority_version_rollback' }));
   });
 
+  it("the item's own completion version above its version is a rollback, whatever the witness says (a deleted witness included)", () => {
+    const below = { observedVersion: 4, capsuleState: 'COMPLETE' as const, itemCompletion: { version: 6, evidenceRecorded: true } };
+    for (const completion of [{ evidence: 'missing' as const }, { evidence: 'unreadable' as const }, { evidence: 'valid' as const, version: 6 }]) {
+      expect(checkContinuity({ ...below, completion })).toEqual({ continuity: 'rollback', reason: 'version', completionVersion: 6, observedVersion: 4, code: 'quality.authority_version_rollback' });
+    }
+  });
+
   it('v_c = v_o and v_c < v_o are accepted (an equal/higher restore is not detected: the documented limit)', () => {
     expect(checkContinuity(complete(7, 7))).toEqual({ continuity: 'ok', completionVersion: 7, observedVersion: 7 });
     expect(checkContinuity(complete(7, 9))).toEqual({ continuity: 'ok', completionVersion: 7, observedVersion: 9 });

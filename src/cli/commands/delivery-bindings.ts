@@ -6,6 +6,7 @@ import { CutpointError } from '../../domain/errors.js';
 import { ReaderUnreachableError } from '../../domain/quality/errors.js';
 import type { SourceChunk, SourcePort } from '../../ports/source.js';
 import type { ExchangeTargetPort } from '../../ports/exchange-target.js';
+import type { FaultInjector } from '../../ports/faults.js';
 import type { TargetPort } from '../../ports/target.js';
 
 /**
@@ -26,8 +27,7 @@ export async function openLocalTarget(binding: Binding, faultSpec?: string): Pro
  * on ONE connection — `http(s)://…` or, on this machine only, `chdb:<dir>` (an existing
  * directory; one process at a time). `target.close()` closes it.
  */
-export async function openLocalRouteTarget(binding: Binding, faultSpec?: string): Promise<{ target: TargetPort; exchange?: ExchangeTargetPort }> {
-  const faults = faultsFromEnv({ ...process.env, CUTPOINT_FAULTS: faultSpec ?? process.env.CUTPOINT_FAULTS });
+export async function openLocalRouteTarget(binding: Binding, faults: FaultInjector = faultsFromEnv(process.env)): Promise<{ target: TargetPort; exchange?: ExchangeTargetPort }> {
   return openRouteTargetFor(binding, await resolveBinding(binding, { env: process.env }), faults, { embedded: true });
 }
 

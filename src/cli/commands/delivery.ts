@@ -120,9 +120,9 @@ async function liveAction(target: Target, action: LiveAction, invocationId: stri
   // session, acts source-free and prints the projection.
   // A ClickHouse exchange route's target is its stage and EXCHANGE sides on one connection.
   const { openLocalRouteTarget } = await import('./delivery-bindings.js');
-  const opened = await openLocalRouteTarget(route.targetBinding, typeof values.faults === 'string' ? values.faults : undefined);
+  const opened = await openLocalRouteTarget(route.targetBinding, target.faults());
   try {
-    const deps = { ports: await target.ports(), target: opened.target, route, ...(opened.exchange ? { exchange: opened.exchange } : {}) };
+    const deps = { ports: await target.ports(), target: opened.target, route, faults: target.faults(), ...(opened.exchange ? { exchange: opened.exchange } : {}) };
     const result = await RECOVERY_ACTIONS[action]({ invocationId: id, manifestText, selector: selectorText(selector) }, deps);
     return result.projection;
   } finally {

@@ -1,5 +1,6 @@
 import { routeOfEvent, type DeliveryDepsProvider } from '../../../functions/lib/delivery-deps.js';
 import type { Binding } from '../../domain/delivery/manifest-types.js';
+import type { FaultInjector } from '../../ports/faults.js';
 import type { Ports } from '../../ports/index.js';
 import type { SourcePort } from '../../ports/source.js';
 import type { TargetPort } from '../../ports/target.js';
@@ -11,7 +12,8 @@ import { openLocalRouteTarget, openLocalSource } from './delivery-bindings.js';
  * delivery-reconcile/-resume/-retire recovery flows; publish-clickhouse), as a deployed Lambda builds them
  * (functions/lib/delivery-deps.ts), but from this machine's environment: each Task's
  * input names the route (`manifestText` + `selector`); its target is opened from the
- * target binding's url_env on first use and reused. Only deliver-window and publish-clickhouse get a source,
+ * target binding's url_env on first use and reused; the run's one fault injector reaches the
+ * ports, the target and the bounded reader alike. Only deliver-window and publish-clickhouse get a source,
  * connected on its first call (`openLocalSource`: Begin's read-only check, then extraction);
  * the recovery flows are source-free (a step that would need it fails
  * Delivery.SourceForbidden). `close()` closes whatever was opened.
@@ -23,7 +25,7 @@ export interface FlowDeps {
 
 const key = (b: Binding): string => JSON.stringify(b);
 
-export function localFlowDeps(flow: string, ports: Ports, faultSpec: string | undefined): FlowDeps {
+export function localFlowDeps(flow: string, ports: Ports, faults: FaultInjector): FlowDeps {
   const targets = new Map<string, Promise<{ target: TargetPort; exchange?: ExchangeTargetPort }>>();
   const sources = new Map<string, Promise<SourcePort>>();
   const once = <T>(cache: Map<string, Promise<T>>, binding: Binding, open: () => Promise<T>): Promise<T> => {
@@ -34,10 +36,10 @@ export function localFlowDeps(flow: string, ports: Ports, faultSpec: string | un
   const provider: DeliveryDepsProvider = async (event) => {
     const route = routeOfEvent(event);
     // A ClickHouse target opens its stage and EXCHANGE sides on one connection.
-    const opened = await once(targets, route.targetBinding, () => openLocalRouteTarget(route.targetBinding, faultSpec));
-    if (flow !== 'deliver-window' && flow !== 'publish-clickhouse') return { ports, ...opened, route };
+    const opened = await once(targets, route.targetBinding, () => openLocalRouteTarget(route.targetBinding, faults));
+    if (flow !== 'deliver-window' && flow !== 'publish-clickhouse') return { ports, ...opened, route, faults };
     // openLocalSource connects on the source's first call (Begin's read-only check).
-    return { ports, ...opened, route, source: await once(sources, route.sourceBinding, () => openLocalSource(route.sourceBinding)) };
+    return { ports, ...opened, route, faults, source: await once(sources, route.sourceBinding, () => openLocalSource(route.sourceBinding)) };
   };
   return {
     provider,

@@ -65,7 +65,7 @@ export async function flowCommand(args: string[]): Promise<unknown> {
   await provisionLocal(config);
   const faults = faultsFromEnv({ ...process.env, CUTPOINT_FAULTS: values.faults ?? process.env.CUTPOINT_FAULTS });
   const ports = awsPorts(config, faults);
-  const deps = localFlowDeps(flow, ports, values.faults);
+  const deps = localFlowDeps(flow, ports, faults);
   let result: FlowResult;
   try {
     result = await runFlow(flow, input, {
@@ -75,6 +75,8 @@ export async function flowCommand(args: string[]): Promise<unknown> {
     });
   } finally {
     await deps.close();
+    // What fired, whatever the outcome: a run that a fault stopped names it on stderr.
+    for (const f of firedOf(faults)) progress(`fault fired: ${f.cutPoint} ${f.kind} (hit ${f.hit})`);
   }
   // Keep the event history of every local execution, as Step Functions would.
   const history = await saveHistory(flow, result);

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
-import { faultsFromEnv } from '../../adapters/fault-injector.js';
 import { validateInvocationId } from '../../domain/delivery/identifiers.js';
 import { parseManifest, parseSelector, selectRoute, selectorText } from '../../domain/delivery/manifest.js';
 import type { Selector, SelectedRoute } from '../../domain/delivery/manifest-types.js';
@@ -30,7 +29,6 @@ export interface ManifestCommand {
   verb: ManifestVerb;
   invocationId: string;
   manifest: string;
-  faults: string | undefined;
 }
 
 export async function manifestCommand(target: Target, command: ManifestCommand): Promise<unknown> {
@@ -50,18 +48,18 @@ export async function manifestCommand(target: Target, command: ManifestCommand):
     return deployedObserve(target, input);
   }
   if (command.verb === 'observe') await assertReaderReachable(route);
-  const opened = await openLocalRouteTarget(route.targetBinding, command.faults);
+  const opened = await openLocalRouteTarget(route.targetBinding, target.faults());
   try {
     const exchange = exchangeSide(opened.exchange, route);
     if (command.verb === 'observe') {
-      const reader = await targetReaderOf({ route, ports });
+      // The reader crosses the command's injector (quality.worker.reap), as the ports and the target do.
+      const reader = await targetReaderOf({ route, ports, faults: target.faults() });
       return await operatorObserve(input, { ports, target: opened.target, exchange, route, reader });
     }
     const reading = { ports: readOnlyPorts(ports), target: readOnlyTarget(opened.target), route };
     if (command.verb === 'diagnose') return await diagnoseQuality(input, { ...reading, exchange: { inventory: (db, t) => exchange.inventory(db, t) } });
     // The replay's reads cross quality.replay.read: CUTPOINT_FAULTS / --faults reach them as they reach the target.
-    const faults = faultsFromEnv({ ...process.env, CUTPOINT_FAULTS: command.faults ?? process.env.CUTPOINT_FAULTS });
-    return await replayGovernance(input, { ...reading, faults, exchange: { observeTables: (names) => exchange.observeTables(names) } });
+    return await replayGovernance(input, { ...reading, faults: target.faults(), exchange: { observeTables: (names) => exchange.observeTables(names) } });
   } finally {
     await opened.target.close();
   }

@@ -111,7 +111,6 @@ export async function qualityCommand(args: string[]): Promise<unknown> {
       verb: verb as ManifestVerb,
       invocationId: positionals[0] as string,
       manifest: values.manifest as string,
-      faults: typeof values.faults === 'string' ? values.faults : undefined,
     });
   } finally {
     target.done();

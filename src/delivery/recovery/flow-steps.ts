@@ -106,8 +106,8 @@ export function recoveryFlowStep(action: LiveAction) {
     const { invocationId } = recoveryInput;
     // Source-free: whatever the provider built, recovery never gets the source. A ClickHouse
     // route's exchange side and the observation's reader pass on (resume observes PUBLISHED).
-    const { ports, target, route, exchange, observeReader } = deps;
-    const recoveryDeps: RecoveryDeps = { ports, target, route, ...(exchange ? { exchange } : {}), ...(observeReader ? { observeReader } : {}) };
+    const { ports, target, route, exchange, observeReader, faults } = deps;
+    const recoveryDeps: RecoveryDeps = { ports, target, route, ...(exchange ? { exchange } : {}), ...(observeReader ? { observeReader } : {}), ...(faults ? { faults } : {}) };
     try {
       const result = await RECOVERY_ACTIONS[action](recoveryInput, recoveryDeps);
       return { action, invocationId, state: result.state, retained: false, diagnostic_code: result.projection.diagnostic_code, projection: result.projection };

@@ -59,6 +59,8 @@ export interface RecoveryDeps {
   source?: GuardedSource;
   /** How resume's observe-target builds its bounded reader (DeliveryDeps.observeReader). */
   observeReader?: DeliveryDeps['observeReader'];
+  /** The run's fault injector (DeliveryDeps.faults): the reader of resume's observation crosses it. */
+  faults?: DeliveryDeps['faults'];
 }
 
 export interface RecoveryResult {
@@ -112,7 +114,7 @@ export async function runRecovery(
   const before = await loadInvocation(ports, input.invocationId);
   assertActionPermitted(before.state, before.facts, action);
   const source = recoveryDeps.source ?? forbiddenSource();
-  const deps = { ports, target: recoveryDeps.target, route: recoveryDeps.route, source, ...(recoveryDeps.exchange ? { exchange: recoveryDeps.exchange } : {}), ...(recoveryDeps.observeReader ? { observeReader: recoveryDeps.observeReader } : {}) };
+  const deps = { ports, target: recoveryDeps.target, route: recoveryDeps.route, source, ...(recoveryDeps.exchange ? { exchange: recoveryDeps.exchange } : {}), ...(recoveryDeps.observeReader ? { observeReader: recoveryDeps.observeReader } : {}), ...(recoveryDeps.faults ? { faults: recoveryDeps.faults } : {}) };
   if (before.route !== deps.route.name || before.targetId !== routeTargetId(deps)) {
     throw new CutpointError('Delivery.AuthorityMismatch', 'delivery.recovery_authority_mismatch', 'the route given is not the one the invocation sealed; nothing was mutated and custody is held');
   }

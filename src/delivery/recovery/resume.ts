@@ -2,9 +2,8 @@ import { ReaderGuardHeldError } from '../../domain/quality/errors.js';
 import type { TransactionLeg } from '../../ports/authority.js';
 import type { Ports } from '../../ports/index.js';
 import { stepsOf } from '../../publication/publication-steps.js';
-import { capsuleAsRead } from '../../quality/capsule-store.js';
+import { capsuleAsRead, type ContinuityRef } from '../../quality/capsule-continuity.js';
 import { runDeliverySteps } from '../deliver-in-process.js';
-import type { InvocationRef } from '../journal/keys.js';
 import { RecoveryRetainedError, runRecovery, type RecoveryDeps, type RecoveryInput, type RecoveryResult } from './recovery-session.js';
 
 /**
@@ -29,7 +28,7 @@ export async function resume(input: RecoveryInput, deps: RecoveryDeps): Promise<
         throw new RecoveryRetainedError('delivery.resume_incomplete', `resume stopped at ${run.stoppedAt ?? 'a step'}${run.reasons ? ` (${run.reasons.join(', ')})` : ''}`, run.state);
       }
     },
-    { custodyCondition: noReaderGuard },
+    { custodyCondition: (ports, ref) => noReaderGuard(ports, { ...ref, route: deps.route.name }) },
   );
 }
 
@@ -40,9 +39,11 @@ export async function resume(input: RecoveryInput, deps: RecoveryDeps): Promise<
  * guard after resume's own checks would fence that run out of ever persisting its observation
  * or releasing its guard: held forever, and its retries refused as fenced, so no incident
  * either. Refused here with Quality.ReaderGuardHeld, nothing written; resume could not pass
- * a held guard anyway (observe-target and cleanup refuse it).
+ * a held guard anyway (observe-target and cleanup refuse it). The capsule is read through the
+ * continuity check (src/quality/capsule-continuity.ts): a rolled-back capsule is refused
+ * here, before custody moves, never resumed.
  */
-async function noReaderGuard(ports: Ports, ref: InvocationRef): Promise<TransactionLeg[]> {
+async function noReaderGuard(ports: Ports, ref: ContinuityRef): Promise<TransactionLeg[]> {
   const { capsule, legs } = await capsuleAsRead(ports, ref);
   if (capsule?.schema === 2 && capsule.reader) throw new ReaderGuardHeldError('resume would take custody from the run holding the quality reader guard; nothing was written (the guard has no expiry and no force-clear: quiescence procedure)');
   return legs;

@@ -69,7 +69,7 @@ async function persistEvidenceOnce(input: unknown, deps: DeliveryDeps): Promise<
     return { ...output(step, record, false), ...(record.facts.evidence ? { evidenceKey: record.facts.evidence.key } : {}) };
   }
   // An exchange route: only after governance is COMPLETE with its completion evidence (seed 000 N1, I10).
-  const capsule = isExchangeRoute(deps) ? await completedCapsuleOf(deps, ref, { verifyEvidence: true }) : undefined;
+  const capsule = isExchangeRoute(deps) ? await completedCapsuleOf(deps, ref) : undefined;
   const custody = await heldCustody();
   const bytes = Buffer.from(canonicalJson(evidenceDocument(record, deps, capsule)), 'utf8');
   const sha256 = sha256Hex(bytes);

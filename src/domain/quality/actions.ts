@@ -32,6 +32,13 @@ export type CapsuleView =
  */
 export type EvidenceView = 'valid' | 'missing' | 'malformed' | 'unreadable' | 'pending' | 'unknown';
 
+/**
+ * The capsule item not continuous with its own evidence (a restore put it back below its
+ * completion: `rollback`) or the authority table is not the one sealed (`replaced`). Both
+ * end every live action: a write would hide the rollback (src/quality/capsule-continuity.ts).
+ */
+export type AuthorityBreak = 'rollback' | 'replaced';
+
 export interface ActionInput {
   journalState: JournalState;
   dispatchCount: number;
@@ -43,6 +50,8 @@ export interface ActionInput {
   retired: boolean;
   /** The journal's record of owned stages (retire is offered only when they are recorded, as in seed 004). */
   ownedStagesRecorded: boolean;
+  /** Absent: continuity proved or nothing to compare (not_completed); present: nothing is permitted. */
+  authority?: AuthorityBreak;
 }
 
 export interface ActionGuide {
@@ -58,6 +67,9 @@ export const INCONSISTENT = 'quality.state_inconsistent';
 
 export function actionGuide(input: ActionInput): ActionGuide {
   const { journalState: state, capsule, dispatchCount } = input;
+  // What the item says (its guard, its state) is not what happened: no live action at all.
+  if (input.authority === 'rollback') return none('quality.authority_version_rollback');
+  if (input.authority === 'replaced') return none('quality.authority_replaced');
   // A held guard has no expiry and no force-clear: nothing, ever (N8, N13).
   if (input.guardHeld) return none('quality.reader_guard_held');
   if (state === 'INCIDENT_RETAINED') return none(diagnosticCodeFor(state));

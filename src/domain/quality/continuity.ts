@@ -47,6 +47,11 @@ export type Continuity =
 export function checkContinuity(input: ContinuityInput): Continuity {
   const { completion, observedVersion, capsuleState, itemCompletion } = input;
   if (!Number.isSafeInteger(observedVersion) || observedVersion < 1) throw malformed('capsule.version', 'expected a positive integer');
+  // The item's own completion record names a version the item has not reached: the row was
+  // put back below its completion (whatever the witness says; a deleted witness included).
+  if (itemCompletion !== undefined && itemCompletion.version > observedVersion) {
+    return { continuity: 'rollback', reason: 'version', completionVersion: itemCompletion.version, observedVersion, code: 'quality.authority_version_rollback' };
+  }
   if (completion.evidence === 'valid') {
     const v = completion.version;
     if (!Number.isSafeInteger(v) || v < 1) throw malformed('completion.version', 'expected a positive integer');

@@ -64,8 +64,8 @@ export function completionDocument(input: Omit<CompletionDocument, 'kind'>): { d
   return { document, ...bytesOf(document) };
 }
 
-function parseJson(bytes: string, expectedSha256: string, what: string): unknown {
-  if (sha256Hex(bytes) !== expectedSha256) throw new EvidenceInvalidError('malformed', `${what}: SHA-256 differs from the recorded one`);
+function parseJson(bytes: string, expectedSha256: string | null, what: string): unknown {
+  if (expectedSha256 !== null && sha256Hex(bytes) !== expectedSha256) throw new EvidenceInvalidError('malformed', `${what}: SHA-256 differs from the recorded one`);
   try {
     return JSON.parse(bytes) as unknown;
   } catch {
@@ -170,8 +170,13 @@ export function readPreparedDocument(bytes: string, expectedSha256: string, seal
   return doc;
 }
 
-/** A verified completion.json for this core (SHA and shape); any other core is malformed evidence. */
-export function readCompletionDocument(bytes: string, expectedSha256: string, sealedCoreDigest: string): CompletionDocument {
+/**
+ * A verified completion.json for this core (SHA and shape); any other core is malformed
+ * evidence. `expectedSha256` null: a document found under the operation's deterministic key
+ * that the capsule does not record (a capsule restored to before its completion, or the crash
+ * between quality.completion.put and .record) — its shape and core are still checked.
+ */
+export function readCompletionDocument(bytes: string, expectedSha256: string | null, sealedCoreDigest: string): CompletionDocument {
   const f = record(parseJson(bytes, expectedSha256, 'completion.json'), 'completion', ['kind', 'invocationId', 'coreDigest', 'candidateUuid', 'version', 'at', 'runId', 'results']);
   const doc: CompletionDocument = {
     kind: exactly(f.kind, 'completion.kind', COMPLETION_KIND),
@@ -191,7 +196,7 @@ export function readCompletionDocument(bytes: string, expectedSha256: string, se
 export type EvidenceRead = { status: 'found'; bytes: string } | { status: 'absent' } | { status: 'unreadable' };
 
 /** The completion witness for the continuity rule (§4.1): valid with v_c, or the class of why not. */
-export function completionWitnessOf(read: EvidenceRead, expectedSha256: string, sealedCoreDigest: string): CompletionWitness {
+export function completionWitnessOf(read: EvidenceRead, expectedSha256: string | null, sealedCoreDigest: string): CompletionWitness {
   if (read.status === 'absent') return { evidence: 'missing' };
   if (read.status === 'unreadable') return { evidence: 'unreadable' };
   try {

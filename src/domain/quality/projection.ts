@@ -1,6 +1,6 @@
 import { canonicalJson, sha256Hex } from '../digest.js';
 import { holdsCustody, type JournalState } from '../delivery/journal-states.js';
-import { actionGuide, type CapsuleView, type EvidenceView, type QualityAction } from './actions.js';
+import { actionGuide, type AuthorityBreak, type CapsuleView, type EvidenceView, type QualityAction } from './actions.js';
 import type { CapsuleV2 } from './capsule.js';
 import { governanceOf, targetCommitOf, type CapsuleRead, type Governance, type TargetCommit } from './outcome.js';
 import { replayWindowOf } from './replay-window.js';
@@ -50,6 +50,8 @@ export interface InspectInput {
   /** The sealed replay_window_days, when the caller read the admission plan; the stored end is used otherwise. */
   replayWindowDays?: number;
   replacedWithoutBoundary?: boolean;
+  /** The continuity check's finding when it fails (src/quality/capsule-continuity.ts). */
+  authority?: AuthorityBreak;
   /** The run printing this projection, when it is a run (inspect is not: `unknown`). */
   currentRunId?: string;
 }
@@ -118,6 +120,7 @@ export function inspectProjection(input: InspectInput): InspectProjection {
           replayWindow: v2?.retiredAt === undefined ? 'none' : replayWindow.closed ? 'closed' : 'open',
           retired: v2?.retiredAt !== undefined,
           ownedStagesRecorded: journal.ownedStagesRecorded,
+          ...(input.authority ? { authority: input.authority } : {}),
         });
   const last = v2?.lastObservation;
   return sorted<InspectProjection>({

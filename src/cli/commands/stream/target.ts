@@ -33,6 +33,8 @@ export interface Target {
   ports(): Promise<Ports>;
   /** Runs a flow to its end; `identity` names the execution deterministically on AWS. */
   run(flow: string, executionName: string, input: unknown): Promise<FlowRun>;
+  /** The command's one fault injector: its ports', and whatever else the command opens (a target, the bounded reader). */
+  faults(): FaultInjector;
   /** Reports the faults that fired (local runs), after the command did its work. */
   done(): void;
 }
@@ -78,6 +80,7 @@ function localTarget(options: TargetOptions): Target {
       if (result.cause !== undefined) run.cause = result.cause;
       return run;
     },
+    faults: () => faults,
     done: () => reportFired(faults),
   };
 }
@@ -118,6 +121,7 @@ function awsTarget(options: TargetOptions): Target {
       if (execution.cause !== undefined) run.cause = execution.cause;
       return run;
     },
+    faults: () => inertFaults,
     done: () => undefined,
   };
 }

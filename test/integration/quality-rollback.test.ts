@@ -1,0 +1,173 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { DynamoDBClient, GetItemCommand, PutItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { begin } from '../../src/delivery/steps/begin.js';
+import type { DeliveryDeps } from '../../src/delivery/deps.js';
+import { loadInvocation } from '../../src/delivery/journal/records.js';
+import type { CapsuleV2 } from '../../src/domain/quality/capsule.js';
+import { dispatch } from '../../src/publication/steps/dispatch.js';
+import { fillCandidate } from '../../src/publication/steps/fill-candidate.js';
+import { qualityKeys, readCapsule } from '../../src/quality/capsule-store.js';
+import { prepareCapsule } from '../../src/quality/steps/prepare-capsule.js';
+import { openObserveWorld, type ObserveWorld } from '../fixtures/quality/observe-world.js';
+import { runCutpointInProcess, startCliRuntime, type CliRun, type CliRuntime } from '../support/cli-runtime.js';
+import { scanTable } from '../support/delivery-snapshot.js';
+import { stepsThrough } from '../support/delivery-steps.js';
+import { newInvocationId } from '../support/delivery-world.js';
+import { publicationManifest, targetDdl } from '../support/publication-world.js';
+
+/**
+ * A rolled-back quality capsule is seen on every path (src/quality/capsule-continuity.ts),
+ * through the CLI and the local flows, as an operator meets it: a ClickHouse exchange
+ * operation is published and observed COMPLETE for real; then its capsule item is put back
+ * as a restore of the authority table would leave it — (a) the COMPLETE item below its
+ * completion version, (b) the item as it was at PREPARED, before the observation — with a
+ * plain DynamoDB PutItem (no cutpoint writer does this). Every live path refuses with
+ * quality.authority_version_rollback and the world is unchanged: every item of the
+ * authority table (a Scan), every object of the bucket, every table on the target. The
+ * read-only paths show it: inspect with no permitted action, diagnose `continuity: rollback`.
+ * Put back as it was (the same version), resume finishes the operation — and a successor's
+ * begin on the released slot refuses a retired capsule rolled back the same way.
+ */
+
+let runtime: CliRuntime;
+let host: ObserveWorld;
+let dynamo: DynamoDBClient;
+let op: { ref: { targetId: string; invocationId: string }; selector: string; manifestText: string; file: string; table: string };
+/** The capsule item as DynamoDB held it after dispatch (PREPARED) and after the observation (COMPLETE, evidence recorded). */
+let preparedItem: Record<string, AttributeValue>;
+let completeItem: Record<string, AttributeValue>;
+
+beforeAll(async () => {
+  [runtime, host] = await Promise.all([startCliRuntime('quality-rollback', publicationManifest()), openObserveWorld()]);
+  const { config } = runtime;
+  dynamo = new DynamoDBClient({ region: config.region, endpoint: config.endpoints.dynamodb, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  const table = 'rolled_1';
+  await host.ch.client.command({ query: targetDdl(table) });
+  await host.ch.client.command({ query: `INSERT INTO pub.${table} VALUES (99999, '2026-11-02 12:00:00.000', 'stale', 0, 'old generation')` });
+  const manifestText = publicationManifest({ table });
+  const file = join(runtime.root, `${table}.yaml`);
+  await writeFile(file, manifestText);
+  const deps: DeliveryDeps = { ...host.deps(manifestText), ports: runtime.ports };
+  const invocationId = newInvocationId();
+  const begun = await begin({ invocationId, session: `run-${invocationId.slice(4, 14)}`, manifestText, selector: `${file}#daily` }, deps);
+  await stepsThrough(begun, deps);
+  await fillCandidate(begun, deps);
+  await prepareCapsule(begun, deps);
+  expect(await dispatch(begun, deps)).toMatchObject({ state: 'PUBLISHED' });
+  op = { ref: { targetId: begun.targetId, invocationId }, selector: `${file}#daily`, manifestText, file, table };
+  preparedItem = await rawCapsule();
+  const observed = await cli(['quality', 'observe', invocationId, '--manifest', op.selector, '--yes']);
+  expect(observed.code, observed.stderr).toBe(0);
+  completeItem = await rawCapsule();
+  expect(completeItem.state?.S).toBe('COMPLETE');
+}, 240_000);
+
+afterAll(async () => {
+  dynamo?.destroy();
+  await host?.close();
+  await runtime?.stop();
+});
+
+const cli = (argv: string[]): Promise<CliRun> =>
+  runCutpointInProcess(argv, { cwd: runtime.root, env: { CUTPOINT_STATE_DIR: runtime.stateDir, CH_PUB_URL: host.host.url, CH_URL: host.host.url } });
+
+const capsuleKey = () => {
+  const key = qualityKeys.capsule(op.ref.targetId, op.ref.invocationId);
+  return { pk: { S: key.pk }, sk: { S: key.sk } };
+};
+
+async function rawCapsule(): Promise<Record<string, AttributeValue>> {
+  const out = await dynamo.send(new GetItemCommand({ TableName: runtime.config.tableName, Key: capsuleKey(), ConsistentRead: true }));
+  if (!out.Item) throw new Error('test bug: no capsule item');
+  return out.Item;
+}
+
+/** TEST SEAM: the item written back as a restore leaves it (attributes and version as given). */
+async function restore(item: Record<string, AttributeValue>, version?: number): Promise<void> {
+  await dynamo.send(new PutItemCommand({ TableName: runtime.config.tableName, Item: { ...item, ...(version === undefined ? {} : { version: { N: String(version) } }) } }));
+}
+
+/** Everything an action could change: every authority item, every object, every target table (name, UUID, rows). */
+async function world(): Promise<string> {
+  const objects = await runtime.ports.objects.list('');
+  const tables = await host.ch.client.query({
+    query: "SELECT name, toString(uuid) AS uuid, total_rows FROM system.tables WHERE database = 'pub' ORDER BY name",
+    format: 'JSONEachRow',
+  });
+  return JSON.stringify({ items: await scanTable(runtime.config), objects, tables: await tables.json() });
+}
+
+/** Exit 1, empty stdout, the last diagnostic line names `code`. */
+function refusedWith(r: CliRun, code: string): void {
+  expect({ exit: r.code, stdout: r.stdout }, r.stderr).toEqual({ exit: 1, stdout: '' });
+  expect(r.stderr.trim().split('\n').at(-1), r.stderr).toContain(code);
+}
+
+const ROLLBACK = 'quality.authority_version_rollback';
+
+/** Every path against the capsule as it now stands: each live one refused, nothing changed; the read-only ones name it. */
+async function everyPathRefuses(): Promise<void> {
+  const id = op.ref.invocationId;
+  const before = await world();
+  refusedWith(await cli(['delivery', 'resume', id, '--manifest', op.selector, '--yes']), ROLLBACK);
+  expect(await world()).toBe(before);
+  refusedWith(await cli(['quality', 'observe', id, '--manifest', op.selector, '--yes']), ROLLBACK);
+  expect(await world()).toBe(before);
+  refusedWith(await cli(['quality', 'replay', id, '--manifest', op.selector]), ROLLBACK);
+  expect(await world()).toBe(before);
+  // The flows on the local runner: resume and the operator's observe end failed, naming the rollback.
+  const flowInput = JSON.stringify({ invocationId: id, manifestText: op.manifestText, selector: op.selector, yes: true });
+  for (const flow of ['delivery-resume', 'quality-observe']) {
+    const r = await cli(['flow', 'run', flow, '--input', flowInput]);
+    expect({ exit: r.code, stdout: r.stdout }, r.stderr).toEqual({ exit: 1, stdout: '' });
+    expect(r.stderr, flow).toMatch(/Quality\.AuthorityRollback|quality\.authority_version_rollback/);
+    expect(await world(), flow).toBe(before);
+  }
+
+  const inspect = await cli(['quality', 'inspect', id]);
+  expect(inspect.code, inspect.stderr).toBe(0);
+  expect(JSON.parse(inspect.stdout)).toMatchObject({ diagnostic_code: ROLLBACK, permitted_actions: [] });
+  const all = await cli(['quality', 'inspect-all']);
+  expect(all.code, all.stderr).toBe(0);
+  const items = (JSON.parse(all.stdout) as { items: Array<Record<string, unknown>> }).items;
+  expect(items.find((i) => i.invocation_id === id)).toMatchObject({ diagnostic_code: ROLLBACK, permitted_actions: [] });
+  const diagnose = await cli(['quality', 'diagnose', id, '--manifest', op.selector]);
+  expect(diagnose.code, diagnose.stderr).toBe(0);
+  expect(JSON.parse(diagnose.stdout)).toMatchObject({ authority: { continuity: 'rollback' }, last_error_code: ROLLBACK });
+  expect(await world()).toBe(before);
+}
+
+describe('a rolled-back capsule is refused on every path and nothing is written (seed 000 N17)', () => {
+  it('the COMPLETE item put back below its completion version', async () => {
+    const completion = Number(completeItem.completion?.M?.version?.N);
+    expect(completion).toBeGreaterThan(1);
+    await restore(completeItem, completion - 1);
+    await everyPathRefuses();
+  }, 300_000);
+
+  it('the item as it was at PREPARED, before the observation (completion.json stays)', async () => {
+    expect(preparedItem.state?.S).toBe('PREPARED');
+    await restore(preparedItem);
+    await everyPathRefuses();
+  }, 300_000);
+
+  it('put back exactly as it was, resume finishes; a successor then refuses the retired capsule rolled back', async () => {
+    await restore(completeItem);
+    const resumed = await cli(['delivery', 'resume', op.ref.invocationId, '--manifest', op.selector, '--yes']);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect((await loadInvocation(runtime.ports, op.ref.invocationId)).state).toBe('CUSTODY_RELEASED');
+    const retired = (await readCapsule(runtime.ports, op.ref)) as CapsuleV2;
+    expect(retired.retiredAt).toBeDefined();
+
+    // The retired item put back below its completion version: the next run of the route takes
+    // the released slot only through the previous operation's capsule, and refuses it.
+    await restore(await rawCapsule(), (retired.completion?.version ?? 2) - 1);
+    const before = await world();
+    const run = await cli(['flow', 'run', 'publish-clickhouse', '--input', JSON.stringify({ manifestText: op.manifestText, selector: op.selector })]);
+    expect({ exit: run.code, stdout: run.stdout }, run.stderr).toEqual({ exit: 1, stdout: '' });
+    expect(run.stderr).toMatch(/Quality\.AuthorityRollback|quality\.authority_version_rollback/);
+    expect(await world()).toBe(before);
+  }, 300_000);
+});
