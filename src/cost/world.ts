@@ -92,7 +92,7 @@ export async function measureDeliveredWindow(world: CostWorld, shape: { rows: nu
     const manifestText = manifestOf(new Date(start).toISOString(), new Date(end).toISOString(), shape);
     const selector = `${join(world.root, 'route.yaml')}#window`;
     const route = selectRoute(parseManifest(manifestText, join(world.root, 'route.yaml')), 'window');
-    const target = await openLocalTarget(route.targetBinding, '');
+    const target = await openLocalTarget(route.targetBinding, inertFaults);
     const source = await openLocalSource(route.sourceBinding);
     try {
       const invocationId = invocationIdFrom(new Uint8Array(randomBytes(16)));

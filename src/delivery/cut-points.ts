@@ -19,8 +19,6 @@ export const DELIVERY_CUT_POINTS = {
   /** The route checkpoint CAS, guarded by custody, journaled in the same transaction. */
   checkpointAdvance: 'delivery.checkpoint.advance',
 
-  /** Sealing the recovery authority before source row I/O (the flow's seal step). */
-  seal: 'delivery.seal',
   /** Journaling the owned stage's exact object id and owner binding. */
   stagingRecord: 'delivery.staging.record',
   /** The window's part plan object PUT (S3), before the writer starts. */

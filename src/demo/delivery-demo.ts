@@ -143,7 +143,7 @@ export async function deliveryDemo(): Promise<unknown> {
     progress(`  state ${steps.inspect.projection.state}, diagnostic ${steps.inspect.projection.diagnostic_code}, permitted ${JSON.stringify(steps.inspect.projection.permitted_actions)}`);
 
     const refusing = forbiddenSource();
-    const recoveryTarget: TargetPort = await openLocalTarget(route.targetBinding, '');
+    const recoveryTarget: TargetPort = await openLocalTarget(route.targetBinding, inertFaults);
     try {
       for (const action of ['reconcile', 'resume'] as const) {
         command = `npx cutpoint delivery ${action} ${invocationId} --manifest ${selector} --yes --format json`;

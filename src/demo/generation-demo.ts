@@ -11,6 +11,7 @@ import { RequestMeter } from '../ports/meter.js';
 import { runFlow } from '../local/flow-runner.js';
 import { startLocalRuntime } from '../local/runtime.js';
 import { progress } from '../cli/io.js';
+import { reportFired } from '../cli/fault-report.js';
 
 const DEFAULT_FAULT = 'generation.commit.cas:lose-response';
 
@@ -51,6 +52,7 @@ export async function generationDemo(): Promise<unknown> {
       },
     });
     faults.disarm();
+    reportFired(injector);
     if (result.status !== 'SUCCEEDED') {
       throw new CutpointError('Demo.Failed', 'demo.flow_failed', `flow ended ${result.status}: ${result.error}: ${result.cause}`);
     }

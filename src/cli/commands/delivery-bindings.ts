@@ -13,11 +13,11 @@ import type { TargetPort } from '../../ports/target.js';
  * The route's target and source for a command on this machine (`delivery run`, the live
  * recovery actions, the demo): the connection from the environment variables the binding
  * names (src/delivery/bindings.ts; the values are never printed), opened by the same
- * adapter code a deployed Lambda uses. An unset variable is `delivery.binding_env_unset`,
+ * adapter code a deployed Lambda uses, crossing the command's fault injector (one per
+ * command: what fires is reported once, and `@hit` counts every hit). An unset variable is `delivery.binding_env_unset`,
  * naming the variable; nothing was started or mutated.
  */
-export async function openLocalTarget(binding: Binding, faultSpec?: string): Promise<TargetPort> {
-  const faults = faultsFromEnv({ ...process.env, CUTPOINT_FAULTS: faultSpec ?? process.env.CUTPOINT_FAULTS });
+export async function openLocalTarget(binding: Binding, faults: FaultInjector = faultsFromEnv(process.env)): Promise<TargetPort> {
   return openTargetFor(binding, await resolveBinding(binding, { env: process.env }), faults);
 }
 

@@ -123,7 +123,7 @@ async function runRoute(target: Target, values: { manifest: string; 'invocation-
     result = await target.run(FLOW, invocationId, input);
   } else {
     const ports = await target.ports();
-    const targetPort = await openLocalTarget(route.targetBinding, typeof values.faults === 'string' ? values.faults : undefined);
+    const targetPort = await openLocalTarget(route.targetBinding, target.faults());
     try {
       const source = await openLocalSource(route.sourceBinding);
       try {

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { ArmedFaultInjector, faultsFromEnv } from '../../adapters/fault-injector.js';
+import { faultsFromEnv } from '../../adapters/fault-injector.js';
+import { firedOf, reportFired } from '../fault-report.js';
 import { CutpointError } from '../../domain/errors.js';
 import { FLOWS } from '../../../functions/registry.js';
 import type { FlowResult } from '../../local/flow-runner.js';
@@ -76,7 +77,7 @@ export async function flowCommand(args: string[]): Promise<unknown> {
   } finally {
     await deps.close();
     // What fired, whatever the outcome: a run that a fault stopped names it on stderr.
-    for (const f of firedOf(faults)) progress(`fault fired: ${f.cutPoint} ${f.kind} (hit ${f.hit})`);
+    reportFired(faults);
   }
   // Keep the event history of every local execution, as Step Functions would.
   const history = await saveHistory(flow, result);
@@ -105,10 +106,6 @@ async function saveHistory(flow: string, result: FlowResult): Promise<string> {
   const file = join(dir, `${flow}-${new Date().toISOString().replace(/[:.]/g, '-')}-${randomUUID().slice(0, 8)}.json`);
   await writeFile(file, `${JSON.stringify({ flow, status: result.status, error: result.error, transitions: result.transitions, events: result.events }, null, 2)}\n`);
   return file;
-}
-
-function firedOf(faults: unknown) {
-  return faults instanceof ArmedFaultInjector ? faults.fired : [];
 }
 
 function parse(args: string[]) {

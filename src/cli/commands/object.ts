@@ -6,8 +6,10 @@ import { ValidationError } from '../../domain/errors.js';
 import { putOperatorObject } from '../../objects/claimed-put.js';
 import { readVerified } from '../../objects/exact-object.js';
 import { assertOperatorKey } from '../../objects/reserved-keys.js';
+import type { FaultInjector } from '../../ports/faults.js';
 import type { Ports } from '../../ports/index.js';
 import { AwsSession, AWS_HELP, AWS_OPTIONS, refuseAwsFlagsWithoutAws, type AwsFlags } from '../aws-target.js';
+import { reportFired } from '../fault-report.js';
 import { localRuntimeConfig } from '../local-config.js';
 import { INPUT_LIMITS, readInputBytes, UsageError } from '../io.js';
 
@@ -34,14 +36,19 @@ export async function objectCommand(args: string[]): Promise<unknown> {
   if (verb === 'put') assertOperatorKey(key);
   // Grammar before the runtime is touched (exit 2 wins over anything the store could say).
   if (verb === 'get' && !values.sha256) throw new UsageError('object get needs --sha256');
-  const ports = await portsOf(values);
-  if (verb === 'put') {
-    const bytes = await readInputBytes(values.file, INPUT_LIMITS.object, 'object put input');
-    const result = await putOperatorObject(ports, key, bytes);
-    return { key, sha256: result.sha256, size: result.size, status: result.status };
+  const faults = values.aws ? inertFaults : faultsFromEnv(process.env);
+  try {
+    const ports = await portsOf(values, faults);
+    if (verb === 'put') {
+      const bytes = await readInputBytes(values.file, INPUT_LIMITS.object, 'object put input');
+      const result = await putOperatorObject(ports, key, bytes);
+      return { key, sha256: result.sha256, size: result.size, status: result.status };
+    }
+    const object = await readVerified(ports.objects, key, values.sha256 as string);
+    return { key, sha256: values.sha256, size: object.size, verified: true };
+  } finally {
+    reportFired(faults);
   }
-  const object = await readVerified(ports.objects, key, values.sha256 as string);
-  return { key, sha256: values.sha256, size: object.size, verified: true };
 }
 
 /**
@@ -49,11 +56,11 @@ export async function objectCommand(args: string[]): Promise<unknown> {
  * (flag > env > stack outputs, one region: src/cli/aws-target.ts), never provisioned: the
  * stacks own them. Faults are armed only locally, as for every command.
  */
-async function portsOf(values: AwsFlags): Promise<Ports> {
+async function portsOf(values: AwsFlags, faults: FaultInjector): Promise<Ports> {
   if (values.aws) return awsPorts(await new AwsSession(values).config(), inertFaults);
   const config = await localRuntimeConfig();
   await provisionLocal(config);
-  return awsPorts(config, faultsFromEnv(process.env));
+  return awsPorts(config, faults);
 }
 
 function parse(args: string[]) {

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ArmedFaultInjector, faultsFromEnv, inertFaults } from '../../../adapters/fault-injector.js';
+import { faultsFromEnv, inertFaults } from '../../../adapters/fault-injector.js';
+import { reportFired } from '../../fault-report.js';
 import { FLOWS } from '../../../../functions/registry.js';
 import type { FlowEvent } from '../../../local/flow-runner.js';
 import { defaultStateDir } from '../../../local/runtime.js';
@@ -136,9 +137,4 @@ async function saveHistory(flow: string, result: { status: string; error?: strin
   const file = join(dir, `${flow}-${new Date().toISOString().replace(/[:.]/g, '-')}-${randomUUID().slice(0, 8)}.json`);
   await writeFile(file, `${JSON.stringify({ flow, status: result.status, error: result.error, transitions: result.transitions, events: result.events }, null, 2)}\n`);
   return file;
-}
-
-function reportFired(faults: FaultInjector): void {
-  if (!(faults instanceof ArmedFaultInjector)) return;
-  for (const f of faults.fired) progress(`fault fired: ${f.cutPoint} ${f.kind} (hit ${f.hit})`);
 }
