@@ -102,6 +102,22 @@ describe('invocation ids', () => {
   });
 });
 
+describe('an invalid invocation id is refused with the exact rule it breaks', () => {
+  const ok = `inv-${'b'.repeat(25)}q`;
+  it.each([
+    [42, 'is not text'],
+    [`x${ok.slice(1)}`, 'does not start with inv-'],
+    [`${ok}a`, 'has 27 characters after inv-, not 26'],
+    [`inv-${'b'.repeat(24)}1q`, 'has a character outside [a-z2-7] at position 29'],
+    [`inv-${'b'.repeat(25)}b`, 'ends in a character that cannot end an id'],
+  ])('%j: %s', (value, problem) => {
+    expect(() => validateInvocationId(value)).toThrow(expect.objectContaining({ code: 'delivery.invocation_id_invalid', message: expect.stringContaining(problem) }));
+    // The whole rule, the last character's set included.
+    expect(() => validateInvocationId(value)).toThrow(/the last one of a, e, i, m, q, u, y or 4/);
+  });
+  it('a valid id passes', () => expect(validateInvocationId(ok)).toBe(ok));
+});
+
 describe('owned staging names', () => {
   const id = invocationIdFrom(bytes(1));
 

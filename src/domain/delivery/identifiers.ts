@@ -115,10 +115,23 @@ export function isInvocationId(value: unknown): value is string {
  * operator who pastes the wrong clipboard must not see it copied into logs.
  */
 export function validateInvocationId(value: unknown): string {
-  if (!isInvocationId(value)) {
-    throw new ValidationError('delivery.invocation_id_invalid', 'invocation id must be inv- followed by 26 base32 characters [a-z2-7]');
-  }
+  if (!isInvocationId(value)) throw new ValidationError('delivery.invocation_id_invalid', `invocation id ${invocationIdProblem(value)}; ${INVOCATION_ID_RULE}`);
   return value;
+}
+
+/** The whole rule, as every refusal states it. */
+export const INVOCATION_ID_RULE =
+  'an invocation id is inv- followed by 26 lower-case base32 characters [a-z2-7], the last one of a, e, i, m, q, u, y or 4 (it carries the last 3 of 128 random bits; `cutpoint delivery run` makes one)';
+
+/** Which part of the rule a value breaks, without echoing it. */
+function invocationIdProblem(value: unknown): string {
+  if (typeof value !== 'string') return 'is not text';
+  if (!value.startsWith('inv-')) return 'does not start with inv-';
+  const body = value.slice(4);
+  if (body.length !== 26) return `has ${body.length} characters after inv-, not 26`;
+  const bad = [...body].findIndex((c) => !BASE32.includes(c));
+  if (bad >= 0) return `has a character outside [a-z2-7] at position ${bad + 5}`;
+  return 'ends in a character that cannot end an id';
 }
 
 // ---------------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 import { isAbsolute, normalize } from 'node:path';
 import { canonicalDigest, sha256Hex } from '../digest.js';
 import { CutpointError, IdentityConflictError, ValidationError } from '../errors.js';
-import { isInvocationId } from './identifiers.js';
+import { isInvocationId, validateInvocationId } from './identifiers.js';
 import { JournalUnavailableError } from './journal-states.js';
 import { parseSelector } from './manifest.js';
 import type { Binding, SelectedRoute, Selector } from './manifest-types.js';
@@ -119,9 +119,7 @@ function canonicalWorkRoot(workRoot: string): string {
  * content in two fields never yields equal digests.
  */
 export function recomputeAuthority(input: AuthorityInput): AuthorityDigests {
-  if (!isInvocationId(input.invocationId)) {
-    throw new ValidationError('delivery.invocation_id_invalid', 'invocation id must be inv- followed by 26 base32 characters [a-z2-7]');
-  }
+  validateInvocationId(input.invocationId);
   if (typeof input.manifestText !== 'string') throw new ValidationError('delivery.manifest_invalid', 'manifest text must be a string');
   const selector = typeof input.selector === 'string' ? parseSelector(input.selector) : parseSelector(`${input.selector.file}#${input.selector.route}`);
   if (selector.route !== input.route.name) {
