@@ -99,7 +99,8 @@ describe('ClickHouse publication cleanup and successors (seed 000 §4.6, I7)', (
     const successor = () => begin(world.beginInput(newInvocationId(), manifest), world.deps(manifest));
     await expect(successor()).rejects.toMatchObject({ name: 'Delivery.CustodyHeld' });
 
-    // TEST SEAM: an older writer's release — custody released with the stage's absence, no capsule retirement leg.
+    // TEST SEAM: a release without the capsule's retirement leg — the journal's rule holds it to
+    // the cleanup's facts (recorded here), but only the leg retires the capsule.
     const record = await readInvocation(a.deps.ports, a.ref);
     const staging = stagingRefOf(record);
     await releaseCustody(a.deps.ports, a.ref, {
@@ -107,7 +108,10 @@ describe('ClickHouse publication cleanup and successors (seed 000 §4.6, I7)', (
       to: 'CUSTODY_RELEASED',
       fence: a.begun.fence,
       transitionId: transitionIdOf('release', a.ref.invocationId),
-      patch: { absence: { table: staging.table, objectId: staging.objectId } },
+      patch: {
+        absence: { table: staging.table, objectId: staging.objectId },
+        publicationCleanup: { predecessorUuid: record.facts.dispatch!.predecessorUuid, capsuleRetiredAt: new Date().toISOString() },
+      },
     });
     const custody = await loadCustody(a.deps.ports, a.ref.targetId);
     const capsule = (await readCapsule(a.deps.ports, a.ref)) as CapsuleV2;

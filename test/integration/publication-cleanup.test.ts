@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { checkpoint } from '../../src/delivery/steps/checkpoint.js';
 import { persistEvidence } from '../../src/delivery/steps/evidence.js';
 import { loadCheckpoint } from '../../src/delivery/checkpoint.js';
-import { loadCustody } from '../../src/delivery/custody.js';
+import { loadCustody, releaseCustody } from '../../src/delivery/custody.js';
+import { stagingRefOf, transitionIdOf } from '../../src/delivery/steps/common.js';
 import type { DeliveryDeps } from '../../src/delivery/deps.js';
 import type { StepInput } from '../../src/delivery/steps/common.js';
 import { deliveryKeys } from '../../src/delivery/journal/keys.js';
@@ -169,6 +170,25 @@ describe('ClickHouse publication after COMPLETE (seed 000): evidence, checkpoint
     expect(((await readCapsule(deps.ports, ref)) as CapsuleV2).version).toBe(1);
     expect(await world.uuidOf(`${stageName(begun.invocationId)}_c`)).toBe(predecessor);
     expect(await loadCustody(deps.ports, ref.targetId)).toMatchObject({ state: 'HELD' });
+  });
+
+  it("the journal's rule holds a ClickHouse release to its cleanup: without the predecessor's absence and the capsule's retirement recorded, SUCCEEDED → CUSTODY_RELEASED is refused and custody stays held", async () => {
+    const { deps, begun, ref } = await succeeded();
+    const record = await readInvocation(deps.ports, ref);
+    const staging = stagingRefOf(record);
+    const release = (patch: Record<string, unknown>) =>
+      releaseCustody(deps.ports, ref, { from: 'SUCCEEDED', to: 'CUSTODY_RELEASED', fence: begun.fence, transitionId: transitionIdOf('release', ref.invocationId), patch });
+    await expect(release({ absence: { table: staging.table, objectId: staging.objectId } })).rejects.toMatchObject({ name: 'Delivery.TransitionPrecondition', message: expect.stringMatching(/predecessor generation proved absent/) });
+    // Another predecessor than the dispatch's is no proof either.
+    await expect(
+      release({ absence: { table: staging.table, objectId: staging.objectId }, publicationCleanup: { predecessorUuid: '22222222-2222-4222-8222-222222222222', capsuleRetiredAt: new Date().toISOString() } }),
+    ).rejects.toMatchObject({ name: 'Delivery.TransitionPrecondition' });
+    expect((await readInvocation(deps.ports, ref)).state).toBe('SUCCEEDED');
+    expect(await loadCustody(deps.ports, ref.targetId)).toMatchObject({ state: 'HELD' });
+    // The cleanup step records both with the release: CUSTODY_RELEASED, the fact naming the dispatch's predecessor.
+    expect(await cleanupPublication(fresh(begun), deps)).toMatchObject({ state: 'CUSTODY_RELEASED' });
+    const released = await readInvocation(deps.ports, ref);
+    expect(released.facts.publicationCleanup).toEqual({ predecessorUuid: released.facts.dispatch?.predecessorUuid, capsuleRetiredAt: ((await readCapsule(deps.ports, ref)) as CapsuleV2).retiredAt });
   });
 
   it('the generic cleanup step (resume, the in-process run) on an exchange route is the publication cleanup: P dropped, capsule retired', async () => {

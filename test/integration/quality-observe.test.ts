@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeDeliveryHandler } from '../../functions/quality/observe-target.js';
 import { settingsClause } from '../../src/adapters/clickhouse/publication-sql.js';
 import { acquireCustody } from '../../src/delivery/custody.js';
-import { journalOf } from '../../src/delivery/journal/keys.js';
+import { deliveryKeys, journalOf } from '../../src/delivery/journal/keys.js';
 import { readInvocation } from '../../src/delivery/journal/records.js';
 import { incompleteTransitionIdOf, releaseGuard } from '../../src/quality/observe-guard.js';
 import { readOnlySettingsOf } from '../../src/quality/probe-worker.js';
@@ -264,6 +264,55 @@ describe('ObserveTarget: deadline, guard, zombie, terminal failure, rollback', (
     expect(await replaceObject(deps.ports.objects, key, Buffer.from('{"kind":"cutpoint.quality-completion.v1"}'), { sha256: 'x' })).toBe('APPLIED');
     await expect(observeTarget(begun, deps, await world.reader(deps))).rejects.toMatchObject({ name: 'Quality.EvidenceInvalid', code: 'quality.evidence_malformed' });
     expect(await v2(deps.ports, ref)).toEqual(before);
+  });
+});
+
+/**
+ * "Only after exact commit and generation checks" (README, quality governance): the capsule
+ * reaches COMPLETE only on the publication the journal proves and the generation it sealed.
+ * Each check alone is what refuses here (the reader is counted: no probe runs), so removing
+ * it makes its test fail.
+ */
+describe('ObserveTarget: the commit check and the generation check, each before any probe', () => {
+  /** The real reader, its reads counted (not replaced). */
+  async function countingReader(deps: Parameters<typeof world.reader>[0]) {
+    const tr = await world.reader(deps);
+    const counted = { reads: 0, reader: { ...tr, reader: { read: (request: Parameters<typeof tr.reader.read>[0]) => (counted.reads++, tr.reader.read(request)) } } };
+    return counted;
+  }
+
+  async function refusedBeforeAnyProbe(mutate: (op: Awaited<ReturnType<typeof world.published>>) => Promise<void>): Promise<void> {
+    const op = await world.published();
+    const before = await v2(op.deps.ports, op.ref);
+    await mutate(op);
+    const counted = await countingReader(op.deps);
+    await expect(observeTarget(op.begun, op.deps, counted.reader)).rejects.toMatchObject({ name: 'Quality.GenerationChanged', code: 'quality.generation_changed' });
+    expect(counted.reads).toBe(0);
+    const after = await v2(op.deps.ports, op.ref);
+    expect({ state: after.state, reader: after.reader, lastObservation: after.lastObservation, completion: after.completion }).toEqual({ state: before.state, reader: undefined, lastObservation: undefined, completion: undefined });
+  }
+
+  it('the commit check: a journal whose publication fact names another generation than the capsule seals is refused', async () => {
+    await refusedBeforeAnyProbe(async ({ deps, ref }) => {
+      // TEST SEAM: the journal's publication fact rewritten to another object (no writer does this).
+      const key = deliveryKeys.invocation(ref.targetId, ref.invocationId);
+      const item = await deps.ports.authority.get(key);
+      const facts = item!.facts as { publication: { stagingObjectId: string } };
+      const outcome = await deps.ports.authority.update('test.seam', key, { version: item!.version }, { facts: { ...facts, publication: { ...facts.publication, stagingObjectId: '99999999-9999-4999-8999-999999999999' } } });
+      expect(outcome.status).toBe('APPLIED');
+    });
+  });
+
+  it('the generation check: the table under the target name is C by UUID but no longer carries our owner marker', async () => {
+    await refusedBeforeAnyProbe(async ({ table }) => {
+      await world.ch.client.command({ query: `ALTER TABLE pub.${table} MODIFY COMMENT 'not cutpoint'` });
+    });
+  });
+
+  it('the generation check: the predecessor is back under the target name (an EXCHANGE by someone else)', async () => {
+    await refusedBeforeAnyProbe(async ({ table, ref }) => {
+      await world.ch.client.command({ query: `EXCHANGE TABLES pub.${table} AND pub.cutpoint_stg_${ref.invocationId.slice(4, 24)}_c` });
+    });
   });
 });
 

@@ -21,7 +21,7 @@ import {
   type JournalState,
   type LiveAction,
 } from '../../src/domain/delivery/journal-states.js';
-import { missingProof, type TransitionProofs } from '../../src/domain/delivery/journal-proofs.js';
+import { missingProof, proofsOf, type TransitionProofs } from '../../src/domain/delivery/journal-proofs.js';
 
 /** The seed's stateDiagram-v2, edge for edge (seed 004). */
 const SEED_DIAGRAM: Array<[JournalState, JournalState]> = [
@@ -266,6 +266,21 @@ describe('proofs in the transition rule (missingProof)', () => {
       expect(missingProof(to, { ...all, stageAbsent: false })).toMatch(/absence proved/);
       expect(missingProof(to, { ...none, stageAbsent: true })).toBeUndefined();
     }
+  });
+
+  it('a ClickHouse exchange publication reaches CUSTODY_RELEASED only with its predecessor proved absent and its capsule retired (the rule, not only the cleanup step)', () => {
+    const exchange = { ...all, exchange: true };
+    expect(missingProof('CUSTODY_RELEASED', exchange)).toMatch(/predecessor generation proved absent and its quality capsule retired/);
+    expect(missingProof('CUSTODY_RELEASED', { ...exchange, predecessorRetired: false })).toMatch(/predecessor/);
+    expect(missingProof('CUSTODY_RELEASED', { ...exchange, predecessorRetired: true })).toBeUndefined();
+    // What the facts prove: the cleanup fact must name the very predecessor the dispatch recorded.
+    const P = '11111111-1111-4111-8111-111111111111';
+    const facts = { parts: {}, publication: {}, evidence: {}, checkpoint: {}, absence: { table: { schema: 'pub', table: 'stg' } }, dispatch: { predecessorUuid: P } };
+    expect(proofsOf(facts)).toMatchObject({ exchange: true, predecessorRetired: false });
+    expect(proofsOf({ ...facts, publicationCleanup: { predecessorUuid: '22222222-2222-4222-8222-222222222222' } })).toMatchObject({ predecessorRetired: false });
+    expect(proofsOf({ ...facts, publicationCleanup: { predecessorUuid: P } })).toMatchObject({ predecessorRetired: true });
+    // A SQL route (no dispatch) is not asked for it.
+    expect(proofsOf({ ...facts, dispatch: undefined })).not.toHaveProperty('exchange');
   });
 
   it('PUBLISHED needs the receipt; SUCCEEDED the evidence and the checkpoint', () => {

@@ -86,6 +86,17 @@ export interface DispatchFact {
   candidateUuid: string;
   runId: string;
 }
+/**
+ * The end of a ClickHouse publication (recorded with CUSTODY_RELEASED, by the cleanup's
+ * release transaction): the predecessor generation P, by the UUID the dispatch recorded,
+ * proved absent everywhere, and the capsule retired at `capsuleRetiredAt` by a leg of the
+ * same transaction. The journal's rule for CUSTODY_RELEASED requires it on an exchange
+ * publication (journal-proofs.ts), as the stage's absence is required on every route.
+ */
+export interface PublicationCleanupFact {
+  predecessorUuid: string;
+  capsuleRetiredAt: string;
+}
 export interface CheckpointFact {
   windowEnd: string;
   /** False when the checkpoint already stood at or past this window's end (never moved back). */
@@ -106,6 +117,8 @@ export interface DeliveryFacts {
   evidence?: EvidenceFact;
   /** The owned stage's proved absence: required by RETIRED and CUSTODY_RELEASED. */
   absence?: AbsenceFact;
+  /** An exchange publication's predecessor proved absent and capsule retired: required by its CUSTODY_RELEASED. */
+  publicationCleanup?: PublicationCleanupFact;
   /** Set only by advanceCheckpoint. */
   checkpoint?: CheckpointFact;
 }
@@ -125,6 +138,7 @@ export interface FactsPatch {
   dispatch?: DispatchFact;
   evidence?: EvidenceFact;
   absence?: AbsenceFact;
+  publicationCleanup?: PublicationCleanupFact;
 }
 
 export const EMPTY_FACTS: DeliveryFacts = { ownedStagesRecorded: false };
@@ -178,27 +192,36 @@ function pickAbsence(v: unknown): AbsenceFact | undefined {
   if (v.attached !== undefined && (!attached || v.objectId === undefined)) return undefined;
   return { table, ...(v.objectId === undefined ? {} : { objectId: v.objectId }), ...(attached ? { attached } : {}) };
 }
+function pickPublicationCleanup(v: unknown): PublicationCleanupFact | undefined {
+  if (!isObj(v) || !isUuid(v.predecessorUuid) || !isInstant(v.capsuleRetiredAt)) return undefined;
+  return { predecessorUuid: v.predecessorUuid, capsuleRetiredAt: v.capsuleRetiredAt };
+}
 function pickCheckpoint(v: unknown): CheckpointFact | undefined {
   if (!isObj(v) || !isInstant(v.windowEnd) || typeof v.moved !== 'boolean' || !isInstant(v.at)) return undefined;
   return { windowEnd: v.windowEnd, moved: v.moved, at: v.at };
 }
+/** Every fact a step may record, with its picker (set once; the checkpoint is advanceCheckpoint's alone). */
+const PATCHABLE = {
+  staging: pickStaging,
+  plan: pickPlan,
+  parts: pickParts,
+  publication: pickPublication,
+  candidate: pickCandidate,
+  dispatch: pickDispatch,
+  evidence: pickEvidence,
+  absence: pickAbsence,
+  publicationCleanup: pickPublicationCleanup,
+} as const;
+type PatchableField = keyof typeof PATCHABLE;
+const PATCHABLE_FIELDS = Object.keys(PATCHABLE) as PatchableField[];
+
 /** Facts read back from the journal; anything malformed makes the journal inconsistent. */
 export function parseFacts(v: unknown): DeliveryFacts {
   const bad = () => inconsistent('journal record has malformed facts');
   if (!isObj(v) || typeof v.ownedStagesRecorded !== 'boolean') throw bad();
   const facts: DeliveryFacts = { ownedStagesRecorded: v.ownedStagesRecorded };
-  const optional = [
-    ['staging', pickStaging],
-    ['plan', pickPlan],
-    ['parts', pickParts],
-    ['publication', pickPublication],
-    ['candidate', pickCandidate],
-    ['dispatch', pickDispatch],
-    ['evidence', pickEvidence],
-    ['absence', pickAbsence],
-    ['checkpoint', pickCheckpoint],
-  ] as const;
-  for (const [field, pick] of optional) {
+  const pickers: ReadonlyArray<readonly [string, (x: unknown) => unknown]> = [...Object.entries(PATCHABLE), ['checkpoint', pickCheckpoint]];
+  for (const [field, pick] of pickers) {
     if (v[field] === undefined) continue;
     const picked = pick(v[field]);
     if (!picked) throw bad();
@@ -212,21 +235,18 @@ export function validatePatch(value: unknown): FactsPatch {
   if (value === undefined) return {};
   const invalid = (field: string) => new ValidationError('delivery.fact_invalid', `fact ${field} is malformed`);
   if (!isObj(value)) throw invalid('patch');
-  const known = new Set(['ownedStagesRecorded', 'staging', 'plan', 'parts', 'publication', 'candidate', 'dispatch', 'evidence', 'absence']);
-  for (const field of Object.keys(value)) if (!known.has(field)) throw invalid(field === 'checkpoint' ? 'checkpoint (set by advanceCheckpoint only)' : 'name');
+  for (const field of Object.keys(value)) {
+    if (field !== 'ownedStagesRecorded' && !Object.hasOwn(PATCHABLE, field)) throw invalid(field === 'checkpoint' ? 'checkpoint (set by advanceCheckpoint only)' : 'name');
+  }
   const patch: FactsPatch = {};
   if (value.ownedStagesRecorded !== undefined) {
     if (typeof value.ownedStagesRecorded !== 'boolean') throw invalid('ownedStagesRecorded');
     patch.ownedStagesRecorded = value.ownedStagesRecorded;
   }
-  if (value.staging !== undefined) patch.staging = pickStaging(value.staging) ?? fail(invalid('staging'));
-  if (value.plan !== undefined) patch.plan = pickPlan(value.plan) ?? fail(invalid('plan'));
-  if (value.parts !== undefined) patch.parts = pickParts(value.parts) ?? fail(invalid('parts'));
-  if (value.publication !== undefined) patch.publication = pickPublication(value.publication) ?? fail(invalid('publication'));
-  if (value.candidate !== undefined) patch.candidate = pickCandidate(value.candidate) ?? fail(invalid('candidate'));
-  if (value.dispatch !== undefined) patch.dispatch = pickDispatch(value.dispatch) ?? fail(invalid('dispatch'));
-  if (value.evidence !== undefined) patch.evidence = pickEvidence(value.evidence) ?? fail(invalid('evidence'));
-  if (value.absence !== undefined) patch.absence = pickAbsence(value.absence) ?? fail(invalid('absence'));
+  for (const field of PATCHABLE_FIELDS) {
+    if (value[field] === undefined) continue;
+    (patch as Obj)[field] = PATCHABLE[field](value[field]) ?? fail(invalid(field));
+  }
   return patch;
 }
 
@@ -244,7 +264,7 @@ export function mergeFacts(current: DeliveryFacts, patch: FactsPatch): DeliveryF
     if (current.ownedStagesRecorded && !patch.ownedStagesRecorded) throw conflict('ownedStagesRecorded');
     next.ownedStagesRecorded = patch.ownedStagesRecorded;
   }
-  for (const field of ['staging', 'plan', 'parts', 'publication', 'candidate', 'dispatch', 'evidence', 'absence'] as const) {
+  for (const field of PATCHABLE_FIELDS) {
     const given = patch[field];
     if (given === undefined) continue;
     if (current[field] !== undefined && !same(current[field], given)) throw conflict(field);

@@ -23,7 +23,10 @@ import type { JournalState } from './journal-states.js';
  *   before cleanup is proved. A stage that became the target's window partition (a
  *   partition swap: `dropStaging` ATTACHED) is gone as a stage only when the journaled
  *   publication receipt names that very object as its stage: that proves CUSTODY_RELEASED,
- *   never RETIRED (a retired invocation published nothing).
+ *   never RETIRED (a retired invocation published nothing). A ClickHouse exchange
+ *   publication's CUSTODY_RELEASED also needs its cleanup proved: the predecessor
+ *   generation (the UUID its dispatch recorded) proved absent, and its quality capsule
+ *   retired in the same transaction — the rule, not only the cleanup step, holds it.
  */
 export interface TransitionProofs {
   partsVerified: boolean;
@@ -34,6 +37,10 @@ export interface TransitionProofs {
   stageAbsent: boolean;
   /** The proof of `stageAbsent` is the stage's attachment as the published partition (never enough for RETIRED). */
   stageAttached?: boolean;
+  /** A ClickHouse exchange publication (its dispatch recorded): CUSTODY_RELEASED also needs `predecessorRetired`. */
+  exchange?: boolean;
+  /** The dispatch's predecessor proved absent and the capsule retired (the publicationCleanup fact, for that very predecessor). */
+  predecessorRetired?: boolean;
 }
 
 /** The proof `to` lacks, as a sentence; undefined when the journal may enter it. */
@@ -46,7 +53,11 @@ export function missingProof(to: JournalState, proofs: TransitionProofs): string
     case 'SUCCEEDED':
       return proofs.evidence && proofs.checkpoint ? undefined : 'SUCCEEDED needs the evidence persisted and the checkpoint advanced first';
     case 'CUSTODY_RELEASED':
-      return proofs.stageAbsent ? undefined : "CUSTODY_RELEASED needs the owned stage's absence proved (cleanup) first; custody stays held";
+      if (!proofs.stageAbsent) return "CUSTODY_RELEASED needs the owned stage's absence proved (cleanup) first; custody stays held";
+      if (proofs.exchange && !proofs.predecessorRetired) {
+        return 'CUSTODY_RELEASED of a ClickHouse publication needs its predecessor generation proved absent and its quality capsule retired in the same or an earlier transaction; custody stays held';
+      }
+      return undefined;
     case 'RETIRED':
       if (proofs.stageAttached) return 'RETIRED needs the owned stage dropped, and it is the published partition of this invocation; custody stays held';
       return proofs.stageAbsent ? undefined : "RETIRED needs the owned stage's absence proved in the same or an earlier transition; custody stays held";
@@ -63,6 +74,8 @@ export interface ProofFacts {
   checkpoint?: unknown;
   staging?: { table: { schema: string; table: string }; objectId: string };
   absence?: { table: { schema: string; table: string }; objectId?: string; attached?: { schema: string; table: string } };
+  dispatch?: { predecessorUuid: string };
+  publicationCleanup?: { predecessorUuid: string };
 }
 
 /**
@@ -83,6 +96,7 @@ export function proofsOf(facts: ProofFacts): TransitionProofs {
     checkpoint: !!facts.checkpoint,
     stageAbsent,
     ...(attached ? { stageAttached: true } : {}),
+    ...(facts.dispatch ? { exchange: true, predecessorRetired: facts.publicationCleanup?.predecessorUuid === facts.dispatch.predecessorUuid } : {}),
   };
 }
 

@@ -97,7 +97,8 @@ async function cleanupPublicationOnce(input: unknown, deps: DeliveryDeps): Promi
     to: 'CUSTODY_RELEASED',
     fence: step.fence,
     transitionId: transitionIdOf('release', record.invocationId),
-    patch: { absence: { table: staging.table, objectId: staging.objectId } },
+    // The journal's rule for CUSTODY_RELEASED: the stage gone, P proved gone, the capsule retired (by the leg below, at `at`).
+    patch: { absence: { table: staging.table, objectId: staging.objectId }, publicationCleanup: { predecessorUuid: dispatch.predecessorUuid, capsuleRetiredAt: at } },
     known: { invocation: record, custody },
     legs: [capsuleUpdateLeg(ref, capsule, { retiredAt: at, replay: { ...capsule.replay, windowEndsAt } })],
   });
