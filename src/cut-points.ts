@@ -76,7 +76,8 @@ const DELIVERY_PLACES: readonly CutPointPlace[] = [
 /** The generation-commit flow and its demo, an operator's object write, the recovery dispatcher. */
 const OTHER_PLACES: readonly CutPointPlace[] = [
   { flow: 'commit-generation', crosses: Object.values(GENERATION_CUT_POINTS) },
-  { command: 'demo generation', crosses: Object.values(GENERATION_CUT_POINTS) },
+  // Two fixed sources, written by the demo itself: always concatenated (never copied), never aborted.
+  { command: 'demo generation', crosses: [GENERATION_CUT_POINTS.taskPut, GENERATION_CUT_POINTS.objectPut, GENERATION_CUT_POINTS.recordPut, GENERATION_CUT_POINTS.commitCas] },
   { command: 'object put', crosses: Object.values(OBJECT_CUT_POINTS) },
   // EventBridge -> Lambda, starting a recovering flow after a failure.
   { handler: 'functions/recovery/dispatch.ts', crosses: [RECOVERY_CUT_POINTS.start] },

@@ -47,7 +47,7 @@ export function placesOfSubsystems(subsystems: ReadonlyArray<CutPointInfo['subsy
 /**
  * The stream log's side of the catalogue — the stream, generation, objects and recovery
  * cut points — has its places split between two files: the stream flows and commands
- * (cut-point-reach-stream.test.ts) and the rest.
+ * (cut-point-reach-stream.test.ts) and the rest (cut-point-reach-generation.test.ts).
  */
 export const LOG_SUBSYSTEMS: ReadonlyArray<CutPointInfo['subsystem']> = ['stream', 'generation', 'objects', 'recovery'];
 /** A stream flow (`flow stream-…`) or command (`stream …`). */
