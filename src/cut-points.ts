@@ -2,7 +2,8 @@ import { DELIVERY_CUT_POINTS } from './delivery/cut-points.js';
 import { GENERATION_CUT_POINTS } from './generation/cut-points.js';
 import { OBJECT_CUT_POINTS } from './objects/cut-points.js';
 import { STREAM_CUT_POINTS } from './stream/cut-points.js';
-import { CURSOR_CUT_POINT_COMMANDS, CURSOR_CUT_POINTS } from './stream/cursor/cut-points.js';
+import { CURSOR_CUT_POINTS } from './stream/cursor/cut-points.js';
+import { STREAM_PLACES } from './stream/cut-point-places.js';
 import { LOCAL_CUT_POINTS } from './local/cut-points.js';
 import { QUALITY_CUT_POINTS } from './quality/cut-points.js';
 import { PUBLICATION_CUT_POINTS } from './domain/publication/cut-points.js';
@@ -11,9 +12,10 @@ import { RECOVERY_CUT_POINTS } from './recovery/cut-points.js';
 /**
  * Every cut point the code runs through the fault injector, from the subsystems' own
  * registries (src/<subsystem>/cut-points.ts), with where each one is hit: the flows
- * (statemachines/<flow>.asl.json) and the commands that run it in-process. `CUTPOINT_FAULTS`
- * may name only these (`faults.unknown_cut_point` otherwise); `cutpoint faults list`
- * prints them.
+ * (statemachines/<flow>.asl.json), the commands that run it in-process and the handlers,
+ * from the places tables below (each place with what it crosses, as the reach tests
+ * test/integration/cut-point-reach-*.test.ts see it fire). `CUTPOINT_FAULTS` may name only
+ * these (`faults.unknown_cut_point` otherwise); `cutpoint faults list` prints them.
  */
 export interface CutPointInfo {
   name: string;
@@ -26,17 +28,14 @@ export interface CutPointInfo {
   handlers: string[];
 }
 
-/** Where a stream cut point is hit, by its second segment. */
-const STREAM_WHERE: Record<string, Pick<CutPointInfo, 'flows' | 'commands'>> = {
-  create: { flows: [], commands: ['stream create'] },
-  takeover: { flows: ['stream-takeover'], commands: ['stream takeover'] },
-  append: { flows: ['stream-append', 'stream-resolve-append'], commands: ['stream append', 'stream resolve'] },
-  resolve: { flows: ['stream-resolve-append'], commands: ['stream resolve'] },
-  read: { flows: [], commands: ['stream read', 'stream quarantine'] },
-  trim: { flows: ['stream-trim'], commands: ['stream trim'] },
-  gc: { flows: ['stream-gc'], commands: ['stream gc'] },
-  compact: { flows: [], commands: ['stream compact'] },
-};
+/** A place that crosses cut points — a flow, the command running it (or the same use case in-process), a handler — and what it crosses. */
+export interface CutPointPlace {
+  flow?: string;
+  command?: string;
+  /** A Lambda handler outside every flow (the recovery dispatcher). */
+  handler?: string;
+  crosses: readonly string[];
+}
 
 const D = DELIVERY_CUT_POINTS;
 const P = PUBLICATION_CUT_POINTS;
@@ -59,7 +58,7 @@ const EXTRACT = [D.custodyAcquire, D.journalTransition, D.createStaging, D.stagi
  * from some state it acts on. Exactly this is what test/integration/cut-point-reach-delivery.test.ts
  * sees fire, scenario by scenario.
  */
-const DELIVERY_PLACES: ReadonlyArray<{ flow?: string; command?: string; crosses: readonly string[] }> = [
+const DELIVERY_PLACES: readonly CutPointPlace[] = [
   // A SQL route: the staged load, one publication transaction, the end.
   { flow: 'deliver-window', command: 'delivery run', crosses: [...EXTRACT, D.loadChunk, D.publishCommit, ...FINISH] },
   // A ClickHouse route: the stage loaded by INSERT, the candidate, one EXCHANGE, the observation, the predecessor dropped.
@@ -74,29 +73,43 @@ const DELIVERY_PLACES: ReadonlyArray<{ flow?: string; command?: string; crosses:
   { flow: 'delivery-retire', command: 'delivery retire', crosses: [D.custodyAcquire, D.dropStaging, D.custodyRelease, P.observe, P.predecessorDrop] },
 ];
 
-function deliveryPlacesOf(name: string): Pick<CutPointInfo, 'flows' | 'commands'> {
-  const at = DELIVERY_PLACES.filter((p) => p.crosses.includes(name));
-  return { flows: at.flatMap((p) => (p.flow ? [p.flow] : [])), commands: at.flatMap((p) => (p.command ? [p.command] : [])) };
+/** The generation-commit flow and its demo, an operator's object write, the recovery dispatcher. */
+const OTHER_PLACES: readonly CutPointPlace[] = [
+  { flow: 'commit-generation', crosses: Object.values(GENERATION_CUT_POINTS) },
+  // Two fixed sources, written by the demo itself: always concatenated (never copied), never aborted.
+  { command: 'demo generation', crosses: [GENERATION_CUT_POINTS.taskPut, GENERATION_CUT_POINTS.objectPut, GENERATION_CUT_POINTS.recordPut, GENERATION_CUT_POINTS.commitCas] },
+  { command: 'object put', crosses: Object.values(OBJECT_CUT_POINTS) },
+  // EventBridge -> Lambda, starting a recovering flow after a failure.
+  { handler: 'functions/recovery/dispatch.ts', crosses: [RECOVERY_CUT_POINTS.start] },
+];
+
+const PLACES = [...DELIVERY_PLACES, ...STREAM_PLACES, ...OTHER_PLACES];
+
+/** Every place listed as crossing `name`, as a catalogue row names them. */
+function placesOf(name: string): Pick<CutPointInfo, 'flows' | 'commands' | 'handlers'> {
+  const at = PLACES.filter((p) => p.crosses.includes(name));
+  const each = (field: 'flow' | 'command' | 'handler') => [...new Set(at.flatMap((p) => (p[field] ? [p[field]] : [])))];
+  return { flows: each('flow'), commands: each('command'), handlers: each('handler') };
 }
 
-function build(): CutPointInfo[] {
-  const all: Array<Omit<CutPointInfo, 'handlers'> & { handlers?: string[] }> = [];
-  for (const name of Object.values(GENERATION_CUT_POINTS)) all.push({ name, subsystem: 'generation', flows: ['commit-generation'], commands: ['demo generation'] });
-  for (const name of Object.values(STREAM_CUT_POINTS)) {
-    const where = STREAM_WHERE[name.split('.')[1] ?? ''] ?? { flows: [], commands: [] };
-    all.push({ name, subsystem: 'stream', ...where });
-  }
-  for (const name of Object.values(CURSOR_CUT_POINTS)) all.push({ name, subsystem: 'stream', flows: [], commands: CURSOR_CUT_POINT_COMMANDS[name] ?? [] });
-  for (const name of new Set(Object.values(DELIVERY_CUT_POINTS))) all.push({ name, subsystem: 'delivery', ...deliveryPlacesOf(name) });
+const REGISTRIES: ReadonlyArray<[CutPointInfo['subsystem'], Record<string, string>]> = [
+  ['generation', GENERATION_CUT_POINTS],
+  ['stream', STREAM_CUT_POINTS],
+  ['stream', CURSOR_CUT_POINTS],
+  ['delivery', DELIVERY_CUT_POINTS],
   // ClickHouse EXCHANGE publication.
-  for (const name of Object.values(PUBLICATION_CUT_POINTS)) all.push({ name, subsystem: 'delivery', ...deliveryPlacesOf(name) });
-  for (const name of Object.values(QUALITY_CUT_POINTS)) all.push({ name, subsystem: 'quality', ...deliveryPlacesOf(name) });
-  for (const name of Object.values(OBJECT_CUT_POINTS)) all.push({ name, subsystem: 'objects', flows: [], commands: ['object put'] });
+  ['delivery', PUBLICATION_CUT_POINTS],
+  ['quality', QUALITY_CUT_POINTS],
+  ['objects', OBJECT_CUT_POINTS],
   // The local runner's own effect: a Distributed Map's ResultWriter (the delivery flows' part results).
-  all.push({ name: LOCAL_CUT_POINTS.mapRunResultWrite, subsystem: 'local', ...deliveryPlacesOf(LOCAL_CUT_POINTS.mapRunResultWrite) });
-  // The recovery dispatcher (EventBridge -> Lambda) starting a recovering flow after a failure.
-  all.push({ name: RECOVERY_CUT_POINTS.start, subsystem: 'recovery', flows: [], commands: [], handlers: ['functions/recovery/dispatch.ts'] });
-  return all.map((c) => ({ ...c, handlers: c.handlers ?? [] })).sort((a, b) => a.name.localeCompare(b.name));
+  ['local', LOCAL_CUT_POINTS],
+  ['recovery', RECOVERY_CUT_POINTS],
+];
+
+function build(): CutPointInfo[] {
+  const names = new Map<string, CutPointInfo['subsystem']>();
+  for (const [subsystem, registry] of REGISTRIES) for (const name of Object.values(registry)) names.set(name, subsystem);
+  return [...names].map(([name, subsystem]) => ({ name, subsystem, ...placesOf(name) })).sort((a, b) => a.name.localeCompare(b.name));
 }
 
 export const CUT_POINTS: readonly CutPointInfo[] = build();

@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { inject } from 'vitest';
+import { afterAll, beforeAll, inject } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { inertFaults } from '../../src/adapters/fault-injector.js';
 import { awsPorts } from '../../src/adapters/ports.js';
@@ -52,6 +52,31 @@ export async function startCliRuntime(prefix: string, manifestText: string): Pro
       else process.env.CUTPOINT_STATE_DIR = before;
       await rm(root, { recursive: true, force: true });
     },
+  };
+}
+
+/** The in-process CLI on one runtime: its state directory, cwd its root, CUTPOINT_FAULTS `faults` (none by default), stdin `stdin`. */
+export type RuntimeCli = (argv: string[], faults?: string, stdin?: string) => Promise<CliRun>;
+
+/**
+ * A CLI runtime of the calling test file's own, started before its tests and stopped after
+ * them (call it at the file's top level), and the in-process CLI on it.
+ */
+export function useCliRuntime(prefix: string, manifestText = ''): { runtime: () => CliRuntime; cli: RuntimeCli } {
+  let started: CliRuntime | undefined;
+  beforeAll(async () => {
+    started = await startCliRuntime(prefix, manifestText);
+  }, 240_000);
+  afterAll(async () => {
+    await started?.stop();
+  });
+  const runtime = (): CliRuntime => {
+    if (!started) throw new Error('test bug: the CLI runtime is used outside the file\'s tests');
+    return started;
+  };
+  return {
+    runtime,
+    cli: (argv, faults = '', stdin = '') => runCutpointInProcess(argv, { cwd: runtime().root, stdin, env: { CUTPOINT_STATE_DIR: runtime().stateDir, CUTPOINT_FAULTS: faults } }),
   };
 }
 

@@ -44,6 +44,15 @@ export function placesOfSubsystems(subsystems: ReadonlyArray<CutPointInfo['subsy
   return [...new Set(CUT_POINTS.filter((c) => subsystems.includes(c.subsystem)).flatMap(placesOf))].sort();
 }
 
+/**
+ * The stream log's side of the catalogue — the stream, generation, objects and recovery
+ * cut points — has its places split between two files: the stream flows and commands
+ * (cut-point-reach-stream.test.ts) and the rest (cut-point-reach-generation.test.ts).
+ */
+export const LOG_SUBSYSTEMS: ReadonlyArray<CutPointInfo['subsystem']> = ['stream', 'generation', 'objects', 'recovery'];
+/** A stream flow (`flow stream-…`) or command (`stream …`). */
+export const isStreamPlace = (place: string): boolean => /^(flow )?stream[ -]/.test(place);
+
 /** Every cut point armed to fire on every hit without changing what happens: the spec a reach scenario runs under. */
 export const ARM_EVERY_CUT_POINT = CUT_POINTS.map((c) => `${c.name}:delay=0*`).join(',');
 

@@ -1,6 +1,6 @@
 /**
- * Every effect of the consumer cursors (src/stream/cursor/), by name. Registered in
- * src/cut-points.ts with the commands that hit each one.
+ * Every effect of the consumer cursors (src/stream/cursor/), by name. The commands that
+ * cross each one: src/stream/cut-point-places.ts.
  */
 export const CURSOR_CUT_POINTS = {
   /** A new cursor owner session: the cursor's fence and the record of what it issued, in one transaction. */
@@ -13,10 +13,3 @@ export const CURSOR_CUT_POINTS = {
   policy: 'stream.cursor.policy',
 } as const;
 
-/** The commands that hit each cursor cut point (for `cutpoint faults list`). */
-export const CURSOR_CUT_POINT_COMMANDS: Record<string, string[]> = {
-  [CURSOR_CUT_POINTS.takeover]: ['stream consume'],
-  [CURSOR_CUT_POINTS.commit]: ['stream consume'],
-  [CURSOR_CUT_POINTS.seek]: ['stream seek'],
-  [CURSOR_CUT_POINTS.policy]: ['stream policy'],
-};
