@@ -582,7 +582,8 @@ export interface FlowEntry {
    * src/recovery/dispatch.ts) starts flow `by`, once, when an execution of this flow ends
    * in one of `on`, with input `{recoveryOf, originalInput}` (the ASL of `by` must
    * unwrap it). `by` may be the flow itself (a re-run idempotent by exact identity) or a
-   * recovery flow that only observes.
+   * recovery flow that only observes. `by` must classify its designed stops in
+   * src/recovery/recovery-stops.ts: a recovery that stops for an operator pages.
    */
   recovery?: { by: string; on: ReadonlyArray<'FAILED' | 'TIMED_OUT' | 'ABORTED'> };
 }

@@ -4,6 +4,7 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import type { FlowEntry, StepEntry } from '../functions/registry.js';
+import { RECOVERY_FLOWS } from '../src/recovery/recovery-stops.js';
 import { DIMENSIONS, METRICS } from '../src/telemetry/metric-names.js';
 import { loadFlowDefinition } from './asl.js';
 import { chunks, cutpointMetric, PERIOD, stepName, sumOf } from './cutpoint-metrics.js';
@@ -18,11 +19,15 @@ export interface FlowAlarmsProps {
 /**
  * The alarms of one flow, each with what happened and the first thing to do (the
  * operations topic action comes from infra/alarm-actions.ts):
- * - Failed: a flow with a recovery rule alarms on ExecutionOutcome{Outcome=failed}, the
- *   recovery dispatcher's classification, so a designed stop (a Fail state the flow means,
- *   handed to its recovery) is not an incident; a flow without one alarms on AWS/States
+ * - Failed: a flow with a recovery rule, or one that runs recoveries (every designed stop
+ *   classified: src/recovery/recovery-stops.ts), alarms on ExecutionOutcome{Outcome=failed},
+ *   the recovery dispatcher's classification, so a designed stop (a Fail state the flow
+ *   means, handed to its recovery) is not an incident; any other flow alarms on AWS/States
  *   ExecutionsFailed (nothing else will act on any of its failures; this also covers the
  *   EXPRESS stream-append, which emits no status events the dispatcher could classify).
+ * - RecoveryStopped: a flow that runs recoveries alarms on ExecutionOutcome{Outcome=
+ *   recovery-stopped}: a recovery execution ended in a designed stop that leaves work for an
+ *   operator (the dispatcher published its notice to the incident topic).
  * - TimedOut, Throttled: AWS/States ExecutionsTimedOut and ExecutionThrottled, direct.
  * - LambdaThrottles, UnexpectedErrors: summed over the flow's functions. Lambda Errors
  *   would count designed errors (a named refusal is a function error too), and
@@ -42,10 +47,16 @@ export class FlowAlarms extends Construct {
     const name = (this.flowName = flow.name);
     const open = `Open the newest failed execution of ${name} in the Step Functions console: its last event names the step, the error name and the cause.`;
 
-    if (flow.recovery) {
-      this.alarm('failed', cutpointMetric(METRICS.executionOutcome, { [DIMENSIONS.flow]: name, [DIMENSIONS.outcome]: 'failed' }), `${name}: an execution failed with an error that is not a designed stop. ${flow.recovery.by} was started on it automatically; if that cannot resolve it, its own alarms fire. ${open}`);
+    const recoveryFlow = RECOVERY_FLOWS[name];
+    if (flow.recovery || recoveryFlow) {
+      const started = flow.recovery ? ` ${flow.recovery.by} was started on it automatically; if that cannot resolve it, its own alarms fire.` : '';
+      this.alarm('failed', cutpointMetric(METRICS.executionOutcome, { [DIMENSIONS.flow]: name, [DIMENSIONS.outcome]: 'failed' }), `${name}: an execution failed with an error that is not a designed stop.${started} ${open}`);
     } else {
       this.alarm('failed', stateMachine.metricFailed({ period: PERIOD, statistic: 'Sum' }), `${name}: an execution failed (no recovery flow is declared for ${name}: nothing retries it). ${open} Fix the cause, then start the flow again with the same input (every step is idempotent by exact identity).`);
+    }
+    if (recoveryFlow) {
+      const paging = Object.keys(recoveryFlow.stops).filter((state) => recoveryFlow.stops[state]!.pages);
+      this.alarm('recovery-stopped', cutpointMetric(METRICS.executionOutcome, { [DIMENSIONS.flow]: name, [DIMENSIONS.outcome]: 'recovery-stopped' }), `${name}: a recovery execution ended in a designed stop that needs an operator (Fail state ${paging.join(', ')}): the ${recoveryFlow.subject} it works on is not recovered. The incident topic has a notice naming the execution, the ${recoveryFlow.subject}, the error and the one command that resolves it (README "Recovery stops"). ${open}`);
     }
     this.alarm('timed-out', stateMachine.metricTimedOut({ period: PERIOD, statistic: 'Sum' }), `${name}: an execution ran past its TimeoutSeconds and was stopped by Step Functions${flow.recovery?.on.includes('TIMED_OUT') ? ` (${flow.recovery.by} was started on it)` : ''}. ${open} Check the flow's step latency on the operations dashboard.`);
     this.alarm('throttled', stateMachine.metric('ExecutionThrottled', { period: PERIOD, statistic: 'Sum' }), `${name}: Step Functions throttled state transitions of an execution (account StateTransition quota). Check who starts executions at this rate (schedules, retries); request a quota increase if the rate is intended.`);

@@ -12,11 +12,14 @@ import type { FlowEntry } from '../functions/registry.js';
 import { loadAsl } from '../src/local/asl.js';
 import { designedStopErrors, TERMINAL_STATUSES } from '../src/recovery/designed-stops.js';
 import type { DispatchTarget } from '../src/recovery/dispatch-request.js';
+import { RECOVERY_FLOWS, recoveryStopsOf } from '../src/recovery/recovery-stops.js';
+import { INCIDENT_TOPIC_ENV } from '../functions/lib/incident-topic.js';
 import { lambdaBundling } from './bundling.js';
 import { grantHistoryKey } from './history-key.js';
 import { acknowledgeWildcardResource } from './nag.js';
 import { REPO_ROOT, repoPath } from './repo.js';
 import { TargetDeadLetterQueue } from './recovery-dispatch-queue.js';
+import { incidentTopicStatements, type DataArns } from './step-policy.js';
 
 export interface RecoveryDispatchProps {
   /** Every registry flow; EXPRESS ones emit no status-change events and get no rule. */
@@ -26,6 +29,8 @@ export interface RecoveryDispatchProps {
   logRetention: RetentionDays;
   /** The flows' execution history key: starting a recovery and reading a failed execution's input use it. */
   historyKey: IKey;
+  /** The incident topic a recovery that stopped for an operator is published to (sns:Publish on it only). */
+  incident: Pick<DataArns, 'incidentTopicArn' | 'incidentKeyArn'>;
 }
 
 /**
@@ -33,7 +38,9 @@ export interface RecoveryDispatchProps {
  * STANDARD flow routes every terminal status of its executions to one Lambda, with the
  * flow's constant facts as the target input (its designed stops, read from its ASL, and
  * the registry's recovery with the recovering state machine's ARN) and the event's detail
- * (the fields the dispatcher reads).
+ * (the fields the dispatcher reads). A flow that runs recoveries also gets its recovery
+ * stops (src/recovery/recovery-stops.ts, checked against its ASL here): a designed stop of a
+ * recovery execution that pages is published to the incident topic.
  * The dispatcher counts every outcome and starts a recovery, under a name derived from the
  * failed execution, only where the registry says. EventBridge retries a failed delivery
  * (maxEventAge), Lambda retries a failed run twice; what still fails lands in one
@@ -45,7 +52,7 @@ export class RecoveryDispatch extends Construct {
   /** The rule of each STANDARD flow, by flow name. */
   readonly rules = new Map<string, Rule>();
 
-  constructor(scope: Construct, id: string, { flows, stateMachines, logRetention, historyKey }: RecoveryDispatchProps) {
+  constructor(scope: Construct, id: string, { flows, stateMachines, logRetention, historyKey, incident }: RecoveryDispatchProps) {
     super(scope, id);
     const machine = (name: string): StateMachine => {
       const found = stateMachines.get(name);
@@ -55,18 +62,23 @@ export class RecoveryDispatch extends Construct {
     for (const flow of flows) {
       if (flow.recovery && flow.type !== 'STANDARD') throw new Error(`${flow.name}: only a STANDARD flow can declare recovery`);
       if (flow.recovery) machine(flow.recovery.by);
+      if (flow.recovery && !Object.hasOwn(RECOVERY_FLOWS, flow.recovery.by)) throw new Error(`${flow.name}: its recovery ${flow.recovery.by} must classify its designed stops in src/recovery/recovery-stops.ts`);
     }
 
     this.deadLetters = new TargetDeadLetterQueue(this, 'DeadLetters', { purpose: 'execution status changes the recovery dispatcher could not take or act on' });
-    this.fn = this.dispatcher(logRetention);
+    this.fn = this.dispatcher(logRetention, incident.incidentTopicArn);
     this.grant(flows, machine, historyKey);
+    for (const statement of incidentTopicStatements(incident)) this.fn.addToRolePolicy(statement);
 
     for (const flow of flows.filter((f) => f.type === 'STANDARD')) {
       const stateMachine = machine(flow.name);
+      const definition = loadAsl(flow.name);
+      const recoveryStops = recoveryStopsOf(flow.name, definition);
       const target: DispatchTarget = {
         flow: flow.name,
-        designedStops: designedStopErrors(loadAsl(flow.name)),
+        designedStops: designedStopErrors(definition),
         ...(flow.recovery ? { recovery: { by: flow.recovery.by, stateMachineArn: machine(flow.recovery.by).stateMachineArn, on: [...flow.recovery.on] } } : {}),
+        ...(recoveryStops ? { recoveryStops } : {}),
       };
       const rule = new Rule(this, `${pascal(flow.name)}Rule`, {
         description: `${flow.name}: every ended execution to the recovery dispatcher${flow.recovery ? ` (starts ${flow.recovery.by} on ${flow.recovery.on.join(', ')})` : ' (counted only)'}`,
@@ -84,11 +96,11 @@ export class RecoveryDispatch extends Construct {
     }
   }
 
-  private dispatcher(logRetention: RetentionDays): NodejsFunction {
+  private dispatcher(logRetention: RetentionDays, incidentTopicArn: string): NodejsFunction {
     const logGroup = new LogGroup(this, 'Logs', { retention: logRetention, removalPolicy: RemovalPolicy.RETAIN });
     const role = new Role(this, 'Role', {
       assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
-      description: 'cutpoint recovery dispatcher: start the recovering flows, describe the recovered executions, its own log group',
+      description: 'cutpoint recovery dispatcher: start the recovering flows, describe the recovered and recovery executions, publish to the incident topic, its own log group',
     });
     logGroup.grantWrite(role);
     const fn = new NodejsFunction(this, 'Function', {
@@ -108,29 +120,32 @@ export class RecoveryDispatch extends Construct {
       retryAttempts: 2,
       maxEventAge: Duration.hours(6),
       deadLetterQueue: this.deadLetters.queue,
-      environment: { NODE_OPTIONS: '--enable-source-maps' },
+      environment: { NODE_OPTIONS: '--enable-source-maps', [INCIDENT_TOPIC_ENV]: incidentTopicArn },
       bundling: lambdaBundling(),
     });
     acknowledgeWildcardResource(role, '*', 'X-Ray PutTraceSegments and PutTelemetryRecords do not support resource-level permissions; "*" is the only resource they accept (added by tracing: ACTIVE).');
     return fn;
   }
 
-  /** StartExecution on exactly the recovering state machines; DescribeExecution on executions of exactly the recovered ones. */
+  /**
+   * StartExecution on exactly the recovering state machines; DescribeExecution (an event's
+   * input cut short) on executions of exactly the recovered flows and the flows that run
+   * recoveries (RECOVERY_FLOWS: a stop's notice reads the input).
+   */
   private grant(flows: readonly FlowEntry[], machine: (name: string) => StateMachine, historyKey: IKey): void {
     const recovered = flows.filter((f) => f.recovery);
-    if (recovered.length === 0) return;
     const recovering = [...new Set(recovered.map((f) => f.recovery!.by))].map(machine);
-    this.fn.addToRolePolicy(new PolicyStatement({ sid: 'StartRecoveries', actions: ['states:StartExecution'], resources: recovering.map((m) => m.stateMachineArn) }));
+    if (recovering.length > 0) this.fn.addToRolePolicy(new PolicyStatement({ sid: 'StartRecoveries', actions: ['states:StartExecution'], resources: recovering.map((m) => m.stateMachineArn) }));
+    const described = flows.filter((f) => f.recovery || Object.hasOwn(RECOVERY_FLOWS, f.name)).map((f) => machine(f.name));
+    if (described.length === 0) return;
     const stack = Stack.of(this);
-    const executions = recovered.map((f) =>
-      stack.formatArn({ service: 'states', resource: 'execution', resourceName: `${machine(f.name).stateMachineName}:*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME }),
-    );
-    this.fn.addToRolePolicy(new PolicyStatement({ sid: 'DescribeRecoveredExecutions', actions: ['states:DescribeExecution'], resources: executions }));
+    const executions = described.map((m) => stack.formatArn({ service: 'states', resource: 'execution', resourceName: `${m.stateMachineName}:*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME }));
+    this.fn.addToRolePolicy(new PolicyStatement({ sid: 'DescribeEndedExecutions', actions: ['states:DescribeExecution'], resources: executions }));
     // Both sides keep their history under the history key (infra/history-key.ts).
     grantHistoryKey(this.fn, historyKey, recovering.map((m) => m.stateMachineArn), 'start');
-    grantHistoryKey(this.fn, historyKey, recovered.map((f) => machine(f.name).stateMachineArn), 'read');
+    grantHistoryKey(this.fn, historyKey, described.map((m) => m.stateMachineArn), 'read');
     for (const arn of executions) {
-      acknowledgeWildcardResource(this.fn.role!, arn, 'A failed execution\'s name is chosen at run time; DescribeExecution (the full input of an event that carried it cut short) is limited to executions of one state machine whose failures this dispatcher recovers.');
+      acknowledgeWildcardResource(this.fn.role!, arn, 'An ended execution\'s name is chosen at run time; DescribeExecution (the full input of an event that carried it cut short) is limited to executions of one state machine whose failures this dispatcher recovers or whose recovery stops it reports.');
     }
   }
 }

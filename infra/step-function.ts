@@ -4,7 +4,7 @@ import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { INCIDENT_TOPIC_ENV } from '../functions/lib/lambda-notifier.js';
+import { INCIDENT_TOPIC_ENV } from '../functions/lib/incident-topic.js';
 import type { StepEntry } from '../functions/registry.js';
 import { METRIC_NAMESPACE, SERVICE_NAME, STEP_NAME_ENV } from '../src/telemetry/metric-names.js';
 import { stepNameOf } from '../src/telemetry/step-name.js';

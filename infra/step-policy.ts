@@ -69,12 +69,17 @@ export function stepPolicyStatements(step: StepEntry, arns: DataArns): PolicySta
   if (step.readsSecrets) {
     statements.push(new PolicyStatement({ sid: 'TargetSecrets', actions: ['secretsmanager:GetSecretValue'], resources: [...arns.deliverySecrets.target] }));
   }
-  if (step.notifies) {
-    statements.push(new PolicyStatement({ sid: 'IncidentTopic', actions: ['sns:Publish'], resources: [arns.incidentTopicArn] }));
-    // Publishing to a KMS-encrypted topic: SNS asks KMS on the publisher's behalf.
-    statements.push(new PolicyStatement({ sid: 'IncidentTopicKey', actions: ['kms:GenerateDataKey', 'kms:Decrypt'], resources: [arns.incidentKeyArn] }));
-  }
+  if (step.notifies) statements.push(...incidentTopicStatements(arns));
   return statements;
+}
+
+/** Publishing to the incident topic, and nothing else of it: a notifying step, the recovery dispatcher. */
+export function incidentTopicStatements(arns: Pick<DataArns, 'incidentTopicArn' | 'incidentKeyArn'>): PolicyStatement[] {
+  return [
+    new PolicyStatement({ sid: 'IncidentTopic', actions: ['sns:Publish'], resources: [arns.incidentTopicArn] }),
+    // Publishing to a KMS-encrypted topic: SNS asks KMS on the publisher's behalf.
+    new PolicyStatement({ sid: 'IncidentTopicKey', actions: ['kms:GenerateDataKey', 'kms:Decrypt'], resources: [arns.incidentKeyArn] }),
+  ];
 }
 
 /** The secret ARNs (patterns included) a step may read: source ones only with `source-and-target`. */

@@ -89,7 +89,7 @@ export class CutpointWorkflowsStack extends Stack {
     }
 
     // After every state machine exists: a recovery flow may be declared after the flow it recovers.
-    this.recovery = new RecoveryDispatch(this, 'RecoveryDispatch', { flows: FLOWS, stateMachines: this.stateMachines, logRetention, historyKey });
+    this.recovery = new RecoveryDispatch(this, 'RecoveryDispatch', { flows: FLOWS, stateMachines: this.stateMachines, logRetention, historyKey, incident: props.stateful });
 
     // Alarms per flow and on the authority table, one dashboard; every alarm of this stack
     // (these, and any other construct's) notifies the operations topic (alarm-actions.ts).

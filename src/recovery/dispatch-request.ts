@@ -1,5 +1,6 @@
 import { ValidationError } from '../domain/errors.js';
 import { TERMINAL_STATUSES, type TerminalStatus } from './designed-stops.js';
+import type { RecoveryStops } from './recovery-stops.js';
 
 /** Statuses a registry flow's `recovery.on` may name. */
 export type RecoveredStatus = Exclude<TerminalStatus, 'SUCCEEDED'>;
@@ -12,6 +13,8 @@ export interface DispatchTarget {
   designedStops: string[];
   /** The registry's `recovery`, with the recovering state machine's ARN; absent: the flow is only counted. */
   recovery?: { by: string; stateMachineArn: string; on: RecoveredStatus[] };
+  /** A flow that runs recoveries (recoveryStopsOf): which executions are recoveries, what they work on, the designed stops that page. */
+  recoveryStops?: RecoveryStops;
 }
 
 /** The "Step Functions Execution Status Change" event's detail, as far as the dispatcher reads it. */
@@ -95,7 +98,16 @@ export function parseDispatchRequest(input: unknown): DispatchRequest {
     }
     request.recovery = { by: r.by, stateMachineArn: r.stateMachineArn, on: on as RecoveredStatus[] };
   }
+  if (v.recoveryStops !== undefined && v.recoveryStops !== null) request.recoveryStops = parseRecoveryStops(v.flow, v.recoveryStops);
   return request;
+}
+
+function parseRecoveryStops(flow: string, value: unknown): RecoveryStops {
+  const r = value as Record<string, unknown>;
+  if ((r.runs !== 'always' && r.runs !== 'dispatched') || (r.subject !== 'lane' && r.subject !== 'task' && r.subject !== 'invocation') || !Array.isArray(r.pages) || !r.pages.every(isString)) {
+    throw invalid(`${flow}: recoveryStops must name its runs (always, dispatched), subject (lane, task, invocation) and paging errors (pages)`);
+  }
+  return { runs: r.runs, subject: r.subject, pages: r.pages };
 }
 
 /** True when the event carried the input cut short (or not at all): DescribeExecution has the full text. */

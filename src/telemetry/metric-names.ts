@@ -54,9 +54,11 @@ export type CutPointOutcome = (typeof CUT_POINT_OUTCOMES)[number];
 /**
  * How an execution ended. `designed-stop`: a Fail state the flow means (it hands the
  * durable state to a named recovery, e.g. Delivery.NeedsRecovery) — never alarmed on by
- * itself; `failed`: any other failure; `timed-out`, `aborted` as Step Functions says.
+ * itself; `recovery-stopped`: a designed stop of a recovery execution that leaves work for
+ * an operator (src/recovery/recovery-stops.ts) — alarmed per flow, with a notice on the
+ * incident topic; `failed`: any other failure; `timed-out`, `aborted` as Step Functions says.
  */
-export const EXECUTION_OUTCOMES = ['succeeded', 'designed-stop', 'failed', 'timed-out', 'aborted'] as const;
+export const EXECUTION_OUTCOMES = ['succeeded', 'designed-stop', 'recovery-stopped', 'failed', 'timed-out', 'aborted'] as const;
 export type ExecutionOutcome = (typeof EXECUTION_OUTCOMES)[number];
 
 /** A recovery action's result. The last four alarm: someone must act. */

@@ -6,6 +6,7 @@ import { mutations, outputViolations } from '../support/fuzz-cli.js';
 import { fuzzSuite, FUZZ_SEED, PROPERTY_MS, runs } from '../support/fuzz-suite.js';
 import { GROUP, GROUP_POSITION, LAKE, STREAM } from '../support/fuzz-world.js';
 import { LocalFlowExecutions } from '../support/local-executions.js';
+import { recordingNotifier } from '../support/recording-notifier.js';
 import { awsOnlyFlagCases, awsOptionCases } from './aws-cases.js';
 import { partsCases } from './delivery-cases.js';
 import { flowSurfaceCases } from './flow-surface-cases.js';
@@ -56,10 +57,11 @@ describe(`every invalid command of the newer surface is refused and mutates noth
     const executions = new LocalFlowExecutions({ ports: world.runtime.ports, retryIntervalMs: 0 });
     const counted: string[] = [];
     const metrics = { count: (metric: string) => void counted.push(metric) };
+    const notifier = recordingNotifier();
     const secrets = world.secrets(before);
     await fc.assert(
       fc.asyncProperty(dispatchCases, async (c) => {
-        const error = await dispatchRecovery(c.event, { executions, metrics, faults: inertFaults }).then(
+        const error = await dispatchRecovery(c.event, { executions, metrics, notifier, faults: inertFaults }).then(
           (result) => ({ accepted: result }),
           (e: unknown) => e as { name?: string; code?: string; message?: string; stack?: string },
         );
@@ -69,6 +71,7 @@ describe(`every invalid command of the newer surface is refused and mutates noth
         expect(outputViolations({ code: 1, stdout: '', stderr: `${line}\n` }, secrets), c.what).toEqual([]);
         expect([...executions.executions.keys()], c.what).toEqual([]);
         expect(counted, c.what).toEqual([]);
+        expect(notifier.notices, c.what).toEqual([]);
       }),
       { numRuns: runs(120), seed },
     );
@@ -79,7 +82,7 @@ describe(`every invalid command of the newer surface is refused and mutates noth
     const { world } = suite;
     const executions = new LocalFlowExecutions({ ports: world.runtime.ports, retryIntervalMs: 0 });
     const valid = validRequest(`control-${seed}`);
-    const result = await dispatchRecovery(valid, { executions, metrics: { count: () => undefined }, faults: inertFaults });
+    const result = await dispatchRecovery(valid, { executions, metrics: { count: () => undefined }, notifier: recordingNotifier(), faults: inertFaults });
     expect(result.recovery).toMatchObject({ action: 'started', flow: 'commit-generation', name: `recover-commit-generation-control-${seed}` });
     await executions.settled();
   }, 120_000);

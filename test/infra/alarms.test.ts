@@ -13,6 +13,7 @@ import { RecoveryOutcomeAlarms } from '../../infra/recovery-alarms.js';
 import { StepTimeoutAlarms } from '../../infra/step-alarms.js';
 import { TableAlarms } from '../../infra/table-alarms.js';
 import { loadFlowDefinition } from '../../infra/asl.js';
+import { RECOVERY_FLOWS } from '../../src/recovery/recovery-stops.js';
 import { ALARMING_RECOVERY_OUTCOMES, CUT_POINT_OUTCOMES, METRIC_NAMESPACE, METRICS } from '../../src/telemetry/metric-names.js';
 
 // One build for the file; templates only (no bundling).
@@ -70,7 +71,8 @@ function expectedAlarms(flow: FlowEntry): string[] {
   const perFunction = ['lambda-throttles', 'unexpected-errors'].flatMap((what) =>
     parts <= 1 ? (steps ? [what] : []) : Array.from({ length: parts }, (_x, i) => `${what}-${i + 1}`),
   );
-  return ['failed', 'timed-out', 'throttled', ...perFunction].map((what) => `CutpointWorkflows-${flow.name}-${what}`);
+  const recoveryStopped = Object.hasOwn(RECOVERY_FLOWS, flow.name) ? ['recovery-stopped'] : [];
+  return ['failed', ...recoveryStopped, 'timed-out', 'throttled', ...perFunction].map((what) => `CutpointWorkflows-${flow.name}-${what}`);
 }
 
 describe('every alarm reaches someone', () => {
@@ -144,9 +146,11 @@ describe.each(FLOWS.map((f) => [f.name, f] as const))('alarms of flow %s', (name
     for (const alarm of own) expect(metricsOf(alarm).length, alarm.AlarmName).toBeLessThanOrEqual(10);
   });
 
-  it(flow.recovery ? 'failed: the dispatcher\'s ExecutionOutcome=failed, never raw ExecutionsFailed (a designed stop goes to recovery)' : 'failed: AWS/States ExecutionsFailed (nothing else acts on its failures)', () => {
+  // The dispatcher classifies every designed stop of a flow with a recovery rule or one that runs recoveries.
+  const classified = flow.recovery !== undefined || Object.hasOwn(RECOVERY_FLOWS, name);
+  it(classified ? 'failed: the dispatcher\'s ExecutionOutcome=failed, never raw ExecutionsFailed (a designed stop goes to recovery or is classified)' : 'failed: AWS/States ExecutionsFailed (nothing else acts on its failures)', () => {
     const failed = metricsOf(byName(`CutpointWorkflows-${name}-failed`)!);
-    if (flow.recovery) {
+    if (classified) {
       expect(failed).toEqual([{ Namespace: METRIC_NAMESPACE, MetricName: METRICS.executionOutcome, Dimensions: { Flow: name, Outcome: 'failed' } }]);
       const raw = Object.values(alarmsOf(workflows)).filter((a) => metricsOf(a).some((m) => m.MetricName === 'ExecutionsFailed' && JSON.stringify(m.Dimensions.StateMachineArn) === JSON.stringify(machineRef(name))));
       expect(raw.map((a) => a.AlarmName)).toEqual([]);
@@ -155,6 +159,18 @@ describe.each(FLOWS.map((f) => [f.name, f] as const))('alarms of flow %s', (name
     }
     expect(metricsOf(byName(`CutpointWorkflows-${name}-timed-out`)!)).toEqual([{ Namespace: 'AWS/States', MetricName: 'ExecutionsTimedOut', Dimensions: { StateMachineArn: machineRef(name) } }]);
     expect(metricsOf(byName(`CutpointWorkflows-${name}-throttled`)!)).toEqual([{ Namespace: 'AWS/States', MetricName: 'ExecutionThrottled', Dimensions: { StateMachineArn: machineRef(name) } }]);
+  });
+
+  it(Object.hasOwn(RECOVERY_FLOWS, name) ? 'recovery-stopped: the dispatcher\'s ExecutionOutcome=recovery-stopped, naming the paging stops and the notice' : 'no recovery-stopped alarm: it never runs a recovery', () => {
+    const alarm = byName(`CutpointWorkflows-${name}-recovery-stopped`);
+    if (!Object.hasOwn(RECOVERY_FLOWS, name)) {
+      expect(alarm).toBeUndefined();
+      return;
+    }
+    expect(metricsOf(alarm!)).toEqual([{ Namespace: METRIC_NAMESPACE, MetricName: METRICS.executionOutcome, Dimensions: { Flow: name, Outcome: 'recovery-stopped' } }]);
+    const paging = Object.entries(RECOVERY_FLOWS[name]!.stops).filter(([, stop]) => stop.pages).map(([state]) => state);
+    for (const state of paging) expect(alarm!.AlarmDescription).toContain(state);
+    expect(alarm!.AlarmDescription).toContain('incident topic');
   });
 
   it('Lambda throttles and unexpected errors cover exactly the flow\'s functions and steps', () => {

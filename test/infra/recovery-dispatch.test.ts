@@ -16,6 +16,7 @@ import { LAMBDA_BUNDLING } from '../../infra/bundling.js';
 import { repoPath } from '../../infra/repo.js';
 import { loadAsl } from '../../src/local/asl.js';
 import { designedStopErrors } from '../../src/recovery/designed-stops.js';
+import { RECOVERY_FLOWS, recoveryStopsOf } from '../../src/recovery/recovery-stops.js';
 import { actionsOf, allowedActions, resourcesOf, roleStatements } from './policies.js';
 
 /**
@@ -40,6 +41,7 @@ function logicalId(construct: IConstruct): string {
 const machineRef = (flow: string) => ({ Ref: logicalId(built.workflows.stateMachines.get(flow)!) });
 const dispatcherArn = () => ({ 'Fn::GetAtt': [logicalId(built.workflows.recovery.fn), 'Arn'] });
 type RuleProps = { EventPattern?: { detail?: { stateMachineArn?: unknown[]; status?: string[] } }; Targets: Array<Record<string, unknown> & { InputTransformer?: { InputPathsMap: unknown; InputTemplate: unknown } }> };
+const importOf = (name: string) => ({ 'Fn::ImportValue': `CutpointStateful-${name}` });
 const rules = (t: Template) => Object.values(t.findResources('AWS::Events::Rule')).map((r) => r.Properties as RuleProps);
 
 /** The target's input template as JSON, `Ref(<logical id>)` for each CloudFormation reference and null for each `<detail-…>` field. */
@@ -83,6 +85,9 @@ describe('recovery dispatcher', () => {
       expect(input.flow).toBe(flow.name);
       expect(input.designedStops).toEqual(designedStopErrors(loadAsl(flow.name)));
       expect(input.detail).toEqual(Object.fromEntries(fields.map((f) => [f, null])));
+      // A flow that runs recoveries: which executions are recoveries, what they work on, the stops that page.
+      if (Object.hasOwn(RECOVERY_FLOWS, flow.name)) expect(input.recoveryStops, flow.name).toEqual(recoveryStopsOf(flow.name, loadAsl(flow.name)));
+      else expect(input, flow.name).not.toHaveProperty('recoveryStops');
       if (!flow.recovery) {
         expect(input).not.toHaveProperty('recovery');
         continue;
@@ -91,7 +96,7 @@ describe('recovery dispatcher', () => {
     }
   });
 
-  it('may start exactly the recovering state machines and describe executions of exactly the recovered ones', () => {
+  it('may start exactly the recovering state machines and describe executions of exactly the recovered flows and the flows that run recoveries', () => {
     const role = (template.toJSON().Resources[logicalId(built.workflows.recovery.fn)].Properties.Role as { 'Fn::GetAtt': [string] })['Fn::GetAtt'][0];
     const statements = roleStatements(template, role);
     const start = statements.filter((s) => actionsOf(s).includes('states:StartExecution'));
@@ -100,15 +105,25 @@ describe('recovery dispatcher', () => {
     expect(start.flatMap(resourcesOf)).toEqual(recovering.map(machineRef));
     const describe = statements.filter((s) => actionsOf(s).includes('states:DescribeExecution'));
     expect(describe.flatMap(actionsOf)).toEqual(['states:DescribeExecution']);
-    const recovered = FLOWS.filter((f) => f.recovery).map((f) => f.name);
+    const read = FLOWS.filter((f) => f.recovery || Object.hasOwn(RECOVERY_FLOWS, f.name)).map((f) => f.name);
     const described = JSON.stringify(describe.flatMap(resourcesOf));
-    expect(describe.flatMap(resourcesOf)).toHaveLength(recovered.length);
-    for (const name of recovered) expect(described).toContain(logicalId(built.workflows.stateMachines.get(name)!));
+    expect(describe.flatMap(resourcesOf)).toHaveLength(read.length);
+    for (const name of read) expect(described).toContain(logicalId(built.workflows.stateMachines.get(name)!));
     expect(described).toContain(':execution:');
     expect(allowedActions(statements, 'states:')).toEqual(['states:DescribeExecution', 'states:StartExecution']);
     expect(allowedActions(statements, 'dynamodb:')).toEqual([]);
     expect(allowedActions(statements, 's3:')).toEqual([]);
     expect(allowedActions(statements, 'sqs:')).toEqual(['sqs:SendMessage']);
+  });
+
+  it('may publish to the incident topic and nothing else of SNS (a recovery that stopped for an operator), with the topic in its environment', () => {
+    const fn = template.toJSON().Resources[logicalId(built.workflows.recovery.fn)].Properties as { Role: { 'Fn::GetAtt': [string] }; Environment: { Variables: Record<string, unknown> } };
+    const statements = roleStatements(template, fn.Role['Fn::GetAtt'][0]);
+    const sns = statements.filter((s) => s.Effect === 'Allow' && actionsOf(s).some((a) => a.startsWith('sns:')));
+    expect(sns.map((s) => [actionsOf(s), resourcesOf(s)])).toEqual([[['sns:Publish'], [importOf('IncidentTopicArn')]]]);
+    const incidentKey = statements.filter((s) => s.Effect === 'Allow' && resourcesOf(s).some((r) => JSON.stringify(r) === JSON.stringify(importOf('IncidentTopicKeyArn'))));
+    expect(incidentKey.map((s) => [actionsOf(s), resourcesOf(s)])).toEqual([[['kms:GenerateDataKey', 'kms:Decrypt'], [importOf('IncidentTopicKeyArn')]]]);
+    expect(fn.Environment.Variables.CUTPOINT_INCIDENT_TOPIC_ARN).toEqual(importOf('IncidentTopicArn'));
   });
 
   it('Lambda retries a failed run twice, then dead-letters it to the same queue', () => {

@@ -9,6 +9,7 @@ import type { CutpointApp } from '../../infra/app.js';
 import { builtApp } from './support/built-app.js';
 import { placeholdersOf, resolveFlowDefinition } from '../../infra/asl.js';
 import { flowPlaceholder } from '../../src/local/asl.js';
+import { RECOVERY_FLOWS } from '../../src/recovery/recovery-stops.js';
 import { repoPath } from '../../infra/repo.js';
 import { actionsOf, allowedActions, resourcesOf, roleStatements } from './policies.js';
 
@@ -296,8 +297,8 @@ describe.each(FLOWS.map((f) => [f.name, f] as const))('CutpointWorkflows flow %s
     expect(JSON.stringify(resourcesOf(start!))).toContain(`-${name}`);
   });
 
-  it('alarms on failed executions: a flow with a recovery rule on the dispatcher\'s ExecutionOutcome=failed (designed stops excluded), any other on AWS/States ExecutionsFailed (test/infra/alarms.test.ts has the rest)', () => {
-    const failed = flow.recovery
+  it('alarms on failed executions: a flow with a recovery rule or that runs recoveries on the dispatcher\'s ExecutionOutcome=failed (designed stops excluded), any other on AWS/States ExecutionsFailed (test/infra/alarms.test.ts has the rest)', () => {
+    const failed = flow.recovery || Object.hasOwn(RECOVERY_FLOWS, name)
       ? { Namespace: 'Cutpoint', MetricName: 'ExecutionOutcome', Dimensions: Match.arrayEquals([{ Name: 'Flow', Value: name }, { Name: 'Outcome', Value: 'failed' }]) }
       : { Namespace: 'AWS/States', MetricName: 'ExecutionsFailed', Dimensions: [{ Name: 'StateMachineArn', Value: { Ref: logicalId(stateMachine()) } }] };
     workflows.hasResourceProperties('AWS::CloudWatch::Alarm', { AlarmName: `CutpointWorkflows-${name}-failed`, ...failed });

@@ -4,11 +4,13 @@ import { FAULT_KINDS } from '../../src/domain/faults.js';
 import { loadAsl } from '../../src/local/asl.js';
 import { designedStopErrors } from '../../src/recovery/designed-stops.js';
 import { RECOVERY_CUT_POINTS } from '../../src/recovery/cut-points.js';
+import { recoveryStopsOf } from '../../src/recovery/recovery-stops.js';
 import { dispatchRecovery } from '../../src/recovery/dispatch.js';
 import type { DispatchTarget, StatusChangeDetail } from '../../src/recovery/dispatch-request.js';
 import { METRICS } from '../../src/telemetry/metric-names.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
 import { LocalFlowExecutions, localStateMachineArn } from '../support/local-executions.js';
+import { recordingNotifier } from '../support/recording-notifier.js';
 
 /**
  * The recovery dispatcher against the real local state-machine runner (its FlowExecutions
@@ -26,6 +28,7 @@ const target: DispatchTarget = {
   flow: 'commit-generation',
   designedStops: designedStopErrors(loadAsl('commit-generation')),
   recovery: { by: 'commit-generation', stateMachineArn: localStateMachineArn('commit-generation'), on: ['FAILED', 'TIMED_OUT'] },
+  recoveryStops: recoveryStopsOf('commit-generation', loadAsl('commit-generation')),
 };
 
 function counter() {
@@ -51,10 +54,11 @@ describe('recovery dispatcher over the local runner', () => {
   it('a duplicated event starts one recovery, counted once; the recovery finishes the original task', async () => {
     const executions = new LocalFlowExecutions({ ports: stores.ports, retryIntervalMs: 0 });
     const metrics = counter();
+    const notifier = recordingNotifier();
     const { run, detail } = await failedExecution(executions, 'dup');
 
-    const [first, second] = await Promise.all([dispatchRecovery({ ...target, detail }, { executions, metrics, faults: stores.faults }), dispatchRecovery({ ...target, detail }, { executions, metrics, faults: stores.faults })]);
-    const third = await dispatchRecovery({ ...target, detail }, { executions, metrics, faults: stores.faults });
+    const [first, second] = await Promise.all([dispatchRecovery({ ...target, detail }, { executions, metrics, notifier, faults: stores.faults }), dispatchRecovery({ ...target, detail }, { executions, metrics, notifier, faults: stores.faults })]);
+    const third = await dispatchRecovery({ ...target, detail }, { executions, metrics, notifier, faults: stores.faults });
 
     expect([first.recovery, second.recovery, third.recovery].map((r) => r.action).sort()).toEqual(['already-started', 'already-started', 'started']);
     const ended = await executions.settled();
@@ -73,10 +77,11 @@ describe('recovery dispatcher over the local runner', () => {
   it('an event whose input was cut short is completed with DescribeExecution, and the recovery gets the full input', async () => {
     const executions = new LocalFlowExecutions({ ports: stores.ports, retryIntervalMs: 0 });
     const metrics = counter();
+    const notifier = recordingNotifier();
     const { run, detail } = await failedExecution(executions, 'cut');
     const truncated = { ...detail, input: detail.input!.slice(0, 20), inputDetails: { included: true, truncated: true } };
 
-    const result = await dispatchRecovery({ ...target, detail: truncated }, { executions, metrics, faults: stores.faults });
+    const result = await dispatchRecovery({ ...target, detail: truncated }, { executions, metrics, notifier, faults: stores.faults });
 
     expect(result.recovery).toEqual({ action: 'started', flow: 'commit-generation', name: 'recover-commit-generation-cut' });
     expect(executions.describeCalls).toEqual([run.executionArn]);
@@ -88,29 +93,33 @@ describe('recovery dispatcher over the local runner', () => {
   it('a failed recovery starts no recovery of the recovery (its outcome is still counted)', async () => {
     const executions = new LocalFlowExecutions({ ports: stores.ports, retryIntervalMs: 0 });
     const metrics = counter();
+    const notifier = recordingNotifier();
     const { detail } = await failedExecution(executions, 'nest');
     stores.faults.arm('generation.object.copy:crash-before*');
-    await dispatchRecovery({ ...target, detail }, { executions, metrics, faults: stores.faults });
+    await dispatchRecovery({ ...target, detail }, { executions, metrics, notifier, faults: stores.faults });
     const recovery = (await executions.settled()).find((e) => e.name === 'recover-commit-generation-nest')!;
     stores.faults.disarm();
     expect(recovery.outcome.status).toBe('FAILED');
 
     const recoveryDetail: StatusChangeDetail = { executionArn: recovery.outcome.executionArn, name: recovery.name, status: 'FAILED', input: recovery.input, inputDetails: { included: true }, error: recovery.outcome.error };
-    const again = await dispatchRecovery({ ...target, detail: recoveryDetail }, { executions, metrics, faults: stores.faults });
+    const again = await dispatchRecovery({ ...target, detail: recoveryDetail }, { executions, metrics, notifier, faults: stores.faults });
 
     expect(again.recovery).toEqual({ action: 'none', reason: 'recovery-of-recovery' });
     expect([...executions.executions.values()].map((e) => e.name).sort()).toEqual(['nest', 'recover-commit-generation-nest']);
     expect(metrics.counts.filter((c) => c.metric === METRICS.recoveryStarted)).toHaveLength(1);
     expect(metrics.counts.at(-1)).toEqual({ metric: 'ExecutionOutcome', dimensions: { Flow: 'commit-generation', Outcome: 'failed' } });
+    // A crash is no designed stop: the flow's -failed alarm covers it, no notice.
+    expect(notifier.notices).toEqual([]);
   }, 120_000);
 
   it('statuses the registry does not recover, and flows without recovery, are only counted', async () => {
     const executions = new LocalFlowExecutions({ ports: stores.ports, retryIntervalMs: 0 });
     const metrics = counter();
+    const notifier = recordingNotifier();
     const base = { executionArn: 'arn:aws:states:local:000000000000:execution:commit-generation:x', name: 'x', input: '{}', inputDetails: { included: true } };
-    const aborted = await dispatchRecovery({ ...target, detail: { ...base, status: 'ABORTED' } }, { executions, metrics, faults: stores.faults });
-    const rejected = await dispatchRecovery({ flow: target.flow, designedStops: target.designedStops, detail: { ...base, status: 'FAILED', error: 'Generation.Rejected' } }, { executions, metrics: counter(), faults: stores.faults });
-    const trim = await dispatchRecovery({ flow: 'stream-trim', designedStops: designedStopErrors(loadAsl('stream-trim')), detail: { ...base, status: 'SUCCEEDED' } }, { executions, metrics, faults: stores.faults });
+    const aborted = await dispatchRecovery({ ...target, detail: { ...base, status: 'ABORTED' } }, { executions, metrics, notifier, faults: stores.faults });
+    const rejected = await dispatchRecovery({ flow: target.flow, designedStops: target.designedStops, detail: { ...base, status: 'FAILED', error: 'Generation.Rejected' } }, { executions, metrics: counter(), notifier, faults: stores.faults });
+    const trim = await dispatchRecovery({ flow: 'stream-trim', designedStops: designedStopErrors(loadAsl('stream-trim')), detail: { ...base, status: 'SUCCEEDED' } }, { executions, metrics, notifier, faults: stores.faults });
     expect(aborted).toMatchObject({ outcome: 'aborted', recovery: { action: 'none', reason: 'status-not-recovered' } });
     expect(rejected.outcome).toBe('designed-stop');
     expect(trim).toMatchObject({ outcome: 'succeeded', recovery: { action: 'none', reason: 'not-declared' } });
@@ -129,9 +138,10 @@ describe('recovery dispatcher over the local runner', () => {
   it.each(FAULT_KINDS.map((kind) => [kind] as const))('%s at recovery.dispatch.start: the retried event leaves exactly one recovery, which commits the task', async (kind) => {
     const executions = new LocalFlowExecutions({ ports: stores.ports, retryIntervalMs: 0 });
     const metrics = counter();
+    const notifier = recordingNotifier();
     const name = `fault-${kind}`;
     const { detail } = await failedExecution(executions, name);
-    const deps = { executions, metrics, faults: stores.faults };
+    const deps = { executions, metrics, notifier, faults: stores.faults };
 
     stores.faults.arm(`${RECOVERY_CUT_POINTS.start}:${kind}${kind === 'delay' ? '=50' : ''}`);
     let threw: string | undefined;

@@ -1,46 +1,24 @@
-import { CreateTopicCommand, SNSClient, SubscribeCommand } from '@aws-sdk/client-sns';
-import { CreateQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSnsNotifier, snsSubject } from '../../src/adapters/sns/notifier.js';
+import { subscribedTopic, type SubscribedTopic } from '../support/sns-queue.js';
 
 /**
  * The SNS notifier against the run's fauxqs emulator (global-setup.ts), which serves
  * SNS, SQS and S3 on one endpoint: a topic with an SQS queue subscribed (raw delivery),
  * a publish through the adapter, and the message read back from the queue.
  */
-const endpoint = inject('s3Endpoint');
-const clientConfig = { region: 'us-east-1', endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } };
-const sns = new SNSClient(clientConfig);
-const sqs = new SQSClient(clientConfig);
-
+let topic: SubscribedTopic;
 let topicArn: string;
-let queueUrl: string;
+let sns: SubscribedTopic['sns'];
+const receiveOne = () => topic.receiveOne();
 
 beforeAll(async () => {
-  const id = randomUUID().slice(0, 8);
-  topicArn = (await sns.send(new CreateTopicCommand({ Name: `cutpoint-incidents-${id}` }))).TopicArn ?? '';
-  queueUrl = (await sqs.send(new CreateQueueCommand({ QueueName: `cutpoint-incidents-${id}` }))).QueueUrl ?? '';
-  const queueArn = (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }))).Attributes?.QueueArn;
-  await sns.send(new SubscribeCommand({ TopicArn: topicArn, Protocol: 'sqs', Endpoint: queueArn, Attributes: { RawMessageDelivery: 'true' } }));
+  topic = await subscribedTopic('incidents');
+  ({ topicArn, sns } = topic);
 });
 
-afterAll(() => {
-  sns.destroy();
-  sqs.destroy();
-});
-
-async function receiveOne(): Promise<string> {
-  for (let attempt = 0; attempt < 10; attempt++) {
-    const out = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
-    const messages = out.Messages ?? [];
-    if (messages.length > 0) {
-      expect(messages).toHaveLength(1);
-      return messages[0]?.Body ?? '';
-    }
-  }
-  throw new Error('no message arrived on the subscribed queue');
-}
+afterAll(() => topic.destroy());
 
 describe('SNS notifier (fauxqs)', () => {
   it('publishes the message as JSON to the topic; a raw SQS subscription receives exactly it', async () => {

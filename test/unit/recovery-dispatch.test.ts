@@ -54,6 +54,16 @@ describe('designed stops, from the ASL', () => {
     expect(executionOutcome('ABORTED', undefined, stops)).toBe('aborted');
     expect(executionOutcome('SUCCEEDED', undefined, stops)).toBe('succeeded');
   });
+
+  it('a designed stop of a recovery execution that pages is recovery-stopped; a benign one, or any other failure, is not', () => {
+    const stops = ['Stream.Rejected', 'Stream.Unresolvable'];
+    const paging = ['Stream.Unresolvable'];
+    expect(executionOutcome('FAILED', 'Stream.Unresolvable', stops, paging)).toBe('recovery-stopped');
+    expect(executionOutcome('FAILED', 'Stream.Rejected', stops, paging)).toBe('designed-stop');
+    expect(executionOutcome('FAILED', 'States.TaskFailed', stops, paging)).toBe('failed');
+    // An ordinary execution: the caller passes no paging stops.
+    expect(executionOutcome('FAILED', 'Stream.Unresolvable', stops)).toBe('designed-stop');
+  });
 });
 
 describe('dispatcher input', () => {
@@ -63,6 +73,10 @@ describe('dispatcher input', () => {
     expect(() => parseDispatchRequest({ designedStops: [], detail })).toThrow(expect.objectContaining({ name: 'Cutpoint.ValidationError', code: 'recovery.event_invalid' }));
     expect(() => parseDispatchRequest({ flow: 'f', designedStops: [], detail: { ...detail, status: 'RUNNING' } })).toThrow(expect.objectContaining({ code: 'recovery.status_not_terminal' }));
     expect(() => parseDispatchRequest({ flow: 'f', designedStops: [], recovery: { by: 'g', stateMachineArn: 'arn', on: ['SUCCEEDED'] }, detail })).toThrow(expect.objectContaining({ code: 'recovery.event_invalid' }));
+    for (const recoveryStops of [{ runs: 'sometimes', subject: 'lane', pages: [] }, { runs: 'always', subject: 'lake', pages: [] }, { runs: 'always', subject: 'lane', pages: [''] }, 'pages']) {
+      expect(() => parseDispatchRequest({ flow: 'f', designedStops: [], recoveryStops, detail }), JSON.stringify(recoveryStops)).toThrow(expect.objectContaining({ code: 'recovery.event_invalid' }));
+    }
+    expect(parseDispatchRequest({ flow: 'f', designedStops: [], recoveryStops: { runs: 'always', subject: 'lane', pages: ['Stream.Unresolvable'] }, detail }).recoveryStops).toEqual({ runs: 'always', subject: 'lane', pages: ['Stream.Unresolvable'] });
   });
 
   it('an input that is null, marked truncated or not included is fetched', () => {

@@ -1,4 +1,4 @@
-import { invocationIdOfExecution, validateInvocationId, type RecoveryProjection } from '../../domain/delivery/identifiers.js';
+import { invocationIdOfRun, validateInvocationId, type RecoveryProjection } from '../../domain/delivery/identifiers.js';
 import { assertConfirmed, JournalUnavailableError, type JournalState, type LiveAction } from '../../domain/delivery/journal-states.js';
 import { ValidationError } from '../../domain/errors.js';
 import type { Ports } from '../../ports/index.js';
@@ -59,7 +59,7 @@ export async function inspectFailedDelivery(input: unknown, ports: Ports): Promi
   if (typeof v.recoveryOf !== 'string' || typeof original.manifestText !== 'string' || typeof original.selector !== 'string') {
     throw new ValidationError('delivery.step_input_invalid', 'the automatic reconcile needs the failed execution (recoveryOf) and its input (manifestText, selector)');
   }
-  const invocationId = original.invocationId === undefined ? invocationIdOfExecution(v.recoveryOf) : validateInvocationId(original.invocationId);
+  const invocationId = invocationIdOfRun(original.invocationId, v.recoveryOf);
   const request = { invocationId, manifestText: original.manifestText, selector: original.selector, yes: true, recoveryOf: v.recoveryOf };
   try {
     const projection = await inspectInvocation(ports, invocationId);

@@ -2,6 +2,7 @@ import { validateInvocationId } from '../../domain/delivery/identifiers.js';
 import type { Ports } from '../../ports/index.js';
 import type { Notifier } from '../../ports/notifier.js';
 import { inspectInvocation } from '../journal/listing.js';
+import { inspectCommand } from './inspect-command.js';
 
 export const INCIDENT_NOTICE_KIND = 'cutpoint.delivery-incident.v1';
 
@@ -30,7 +31,7 @@ export async function notifyIncident(input: unknown, ports: Ports, notifier: Not
     ...(typeof v.flow === 'string' ? { flow: v.flow } : {}),
     ...(typeof v.execution === 'string' ? { execution: v.execution } : {}),
     projection,
-    next: `cutpoint delivery inspect ${invocationId} --format json`,
+    next: inspectCommand(invocationId),
   });
   return { published: true, invocation_id: invocationId, state: projection.state };
 }

@@ -1,4 +1,4 @@
-import { invocationIdOfExecution, validateInvocationId } from '../../domain/delivery/identifiers.js';
+import { invocationIdOfRun } from '../../domain/delivery/identifiers.js';
 import { JournalUnavailableError } from '../../domain/delivery/journal-states.js';
 import { assertSealedForRun, sealAuthority } from '../../domain/delivery/sealed-authority.js';
 import { assertWindowClosed, resolveWindow, type SealedWindow } from '../../domain/delivery/window.js';
@@ -68,7 +68,7 @@ export function parseBeginInput(input: unknown): { invocationId: string; session
   if (v.invocationId === undefined && typeof execution?.id !== 'string') {
     throw new ValidationError('delivery.step_input_invalid', 'begin needs an invocationId when it does not run in a flow execution');
   }
-  const invocationId = v.invocationId === undefined ? invocationIdOfExecution(execution!.id) : validateInvocationId(v.invocationId);
+  const invocationId = invocationIdOfRun(v.invocationId, execution?.id);
   const session = validateSession(v.session ?? (typeof execution?.name === 'string' ? `exec-${execution.name}` : undefined));
   return { invocationId, session, manifestText: v.manifestText, selector: v.selector };
 }

@@ -106,6 +106,16 @@ export function invocationIdOfExecution(executionArn: string): string {
   return invocationIdFrom(Uint8Array.from(hex.match(/../g) ?? [], (h) => parseInt(h, 16)));
 }
 
+/**
+ * The invocation a deliver-window (or publish-clickhouse) execution runs: the
+ * `invocationId` its input gives, or the one derived from its execution ARN
+ * (invocationIdOfExecution) — what Begin uses, and what the automatic reconcile and the
+ * recovery dispatcher's notice name for a failed execution.
+ */
+export function invocationIdOfRun(invocationId: unknown, executionArn: string | undefined): string {
+  return invocationId === undefined ? invocationIdOfExecution(executionArn ?? '') : validateInvocationId(invocationId);
+}
+
 export function isInvocationId(value: unknown): value is string {
   return typeof value === 'string' && INVOCATION_ID.test(value);
 }

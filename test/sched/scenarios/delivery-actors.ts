@@ -10,6 +10,7 @@ import type { DispatchResult } from '../../../src/recovery/dispatch.js';
 import { dispatchRecovery } from '../../../src/recovery/dispatch.js';
 import type { DispatchTarget } from '../../../src/recovery/dispatch-request.js';
 import { LocalFlowExecutions, localStateMachineArn } from '../../support/local-executions.js';
+import { recordingNotifier } from '../../support/recording-notifier.js';
 import type { Scheduler } from '../../support/sched/scheduler.js';
 import { flowOptions, operatorDeps, SELECTOR, type DeliveryWorld, type FlowRun, type ScheduleRoute } from './delivery-world.js';
 
@@ -103,7 +104,7 @@ async function dispatch(s: Scheduler, h: History, event: unknown): Promise<void>
   const metrics = { count: () => undefined };
   for (let attempt = 1; attempt <= LAMBDA_ATTEMPTS; attempt++) {
     try {
-      const result = await dispatchRecovery(event, { executions: h.recoveries, metrics, faults: s.faults });
+      const result = await dispatchRecovery(event, { executions: h.recoveries, metrics, notifier: recordingNotifier(), faults: s.faults });
       h.dispatches.push(result);
       s.count('dispatch', `dispatch: ${result.recovery.action}${'name' in result.recovery ? ` ${result.recovery.name}` : ''}`);
       return;

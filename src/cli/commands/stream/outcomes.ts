@@ -48,7 +48,8 @@ export function isRejection(run: FlowRun): boolean {
   return run.error === 'Stream.Rejected';
 }
 
-export function resolveCommand(lane: LaneRef, attemptId: string, aws: boolean): string {
+/** The command that resolves an attempt of a suspended lane (a placeholder may stand for a part the caller does not know). */
+export function resolveCommand(lane: { stream: string; partition: number | string }, attemptId: string, aws: boolean): string {
   return `cutpoint stream resolve ${lane.stream} --partition ${lane.partition} --attempt ${attemptId}${aws ? ' --aws' : ''}`;
 }
 
