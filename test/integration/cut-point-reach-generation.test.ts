@@ -1,3 +1,4 @@
+import { recordingNotifier } from '../support/recording-notifier.js';
 import { describe, expect, it } from 'vitest';
 import { FaultSwitch, faultsFromEnv } from '../../src/adapters/fault-injector.js';
 import { awsPorts } from '../../src/adapters/ports.js';
@@ -75,7 +76,7 @@ const dispatch: ReachScenario = {
       recovery: { by: 'commit-generation', stateMachineArn: localStateMachineArn('commit-generation'), on: ['FAILED', 'TIMED_OUT'] },
       detail: { executionArn: failed.executionArn, name, status: 'FAILED', input: failed.input, inputDetails: { included: true }, error: failed.error },
     };
-    const result = await dispatchRecovery(target, { executions, metrics: { count: () => undefined }, faults: injector });
+    const result = await dispatchRecovery(target, { executions, metrics: { count: () => undefined }, notifier: recordingNotifier(), faults: injector });
     expect(result.recovery).toMatchObject({ action: 'started' });
     await executions.settled();
     return { stderr: '', alsoFired: firedOf(injector).map((f) => f.cutPoint) };
