@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { CutpointError, escapeControlCharacters } from '../domain/errors.js';
+import { ownEntry } from '../domain/own-entry.js';
 import { OUTPUT_FORMATS, type OutputFormat } from './format.js';
 import { hasSubcommand, subcommandHelp, TOP_HELP } from './help.js';
 import { EXIT, printDiagnostic, printResult, printUsageError, setOutputFormat, UsageError } from './io.js';
@@ -172,7 +173,7 @@ async function help(args: readonly string[]): Promise<number> {
     process.stdout.write(`${HELP}\n`);
     return EXIT.ok;
   }
-  const load = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
+  const load = ownEntry(COMMANDS, command);
   if (!load) return unknownCommand(command);
   if (extra.length) throw new UsageError(`unexpected argument ${JSON.stringify(extra[0])}`);
   if (sub !== undefined && !hasSubcommand(command, sub)) throw new UsageError(`unknown ${command} subcommand ${JSON.stringify(sub)}; see cutpoint ${command} --help`);
@@ -205,7 +206,7 @@ export async function main(argv: string[]): Promise<number> {
       return EXIT.ok;
     }
     if (name === 'help') return await help(args);
-    const load = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+    const load = ownEntry(COMMANDS, name);
     if (!load) return unknownCommand(name);
     // Decided here, before any command parses or touches anything: help acts on nothing.
     if (asksForHelp(args)) {

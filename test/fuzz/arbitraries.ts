@@ -153,10 +153,25 @@ export const badFaultSpec: fc.Arbitrary<string> = fc
   )
   .map(([bad, good, first]) => (good === undefined ? bad : first ? `${bad},${good}` : `${good},${bad}`));
 
-/** A flag name no command knows (never --help/-h, which are valid). */
+/**
+ * Names every JavaScript object inherits: a command table looked up with a plain `table[name]`
+ * resolves them (`stream __proto__` once ended cutpoint.internal_error). Each is an unknown
+ * name at every level: command, subcommand, verb, flow, demo, option, route.
+ */
+export const PROTOTYPE_NAMES = ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf', '__defineGetter__'] as const;
+
+/** An unknown (sub)command name: a lower-case word none of `known` is, or a prototype member name. */
+export function unknownName(known: readonly string[]): fc.Arbitrary<string> {
+  return fc.oneof(
+    fc.stringMatching(/^[a-z][a-z-]{0,10}$/).filter((v) => !known.includes(v)),
+    fc.constantFrom(...PROTOTYPE_NAMES),
+  );
+}
+
+/** A flag name no command knows (never --help/-h, which are valid), prototype member names among them. */
 export function unknownFlag(known: readonly string[]): fc.Arbitrary<string> {
   return fc
-    .stringMatching(/^[a-z][a-z0-9-]{0,14}$/)
+    .oneof(fc.stringMatching(/^[a-z][a-z0-9-]{0,14}$/), fc.constantFrom(...PROTOTYPE_NAMES))
     .filter((n) => !known.includes(n) && n !== 'help' && n !== 'h')
     .map((n) => `--${n}`);
 }

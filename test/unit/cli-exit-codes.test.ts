@@ -88,6 +88,30 @@ const USAGE: string[][] = [
   ['demo', 'nope'],
 ];
 
+/**
+ * Names every object inherits, at every level a name is looked up: each is unknown (exit 2),
+ * never a member of Object.prototype (`stream __proto__ orders` ended cutpoint.internal_error).
+ */
+const PROTOTYPE_NAMES = ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf', '__defineGetter__'];
+USAGE.push(
+  ...PROTOTYPE_NAMES.flatMap((n) => [
+    [n, 'orders'],
+    ['help', n],
+    ['help', 'stream', n],
+    ['stream', n, 'orders'],
+    ['delivery', n, 'inv-x'],
+    ['quality', n, 'inv-x'],
+    ['local', n],
+    ['faults', n],
+    ['demo', n],
+    ['object', n, 'key'],
+    ['flow', n],
+    ['flow', 'run', n, '--input', '{}'],
+    ['cost', n],
+    ['stream', 'read', ...lane, '--from', '0', `--${n}`],
+  ]),
+);
+
 /** Refusals with their stable code: nothing runs, stdout stays empty. */
 const REFUSED: Array<[string[], string, Record<string, string>?]> = [
   [['delivery', 'reconcile', 'inv-x', '--manifest', 'a.yaml#d'], 'delivery.recovery_confirmation_required'],

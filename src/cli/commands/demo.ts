@@ -1,3 +1,4 @@
+import { ownEntry } from '../../domain/own-entry.js';
 import { UsageError } from '../io.js';
 
 export const demoHelp = `cutpoint demo [delivery]   (npm start)
@@ -29,7 +30,7 @@ const DEMOS: Record<string, () => Promise<unknown>> = {
 /** `cutpoint demo [delivery|generation|quality]`. */
 export async function demoCommand(args: string[]): Promise<unknown> {
   const [name = 'delivery', ...extra] = args;
-  const demo = Object.hasOwn(DEMOS, name) ? DEMOS[name] : undefined;
+  const demo = ownEntry(DEMOS, name);
   if (!demo) throw new UsageError(`unknown demo ${JSON.stringify(name)}\n${demoHelp}`);
   if (extra.length) throw new UsageError(`unexpected argument ${JSON.stringify(extra[0])}`);
   return demo();

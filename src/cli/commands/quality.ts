@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { ownEntry } from '../../domain/own-entry.js';
 import { QualityConfirmationRequiredError } from '../../domain/quality/errors.js';
 import { inspectAllQuality, inspectQuality } from '../../quality/inspect.js';
 import { UsageError } from '../io.js';
@@ -83,7 +84,7 @@ const VERBS: Record<string, Options> = {
  */
 export async function qualityCommand(args: string[]): Promise<unknown> {
   const [verb, ...rest] = args;
-  const options = verb === undefined || !Object.hasOwn(VERBS, verb) ? undefined : VERBS[verb];
+  const options = ownEntry(VERBS, verb);
   if (!verb || !options) throw new UsageError(`unknown quality subcommand ${JSON.stringify(verb ?? '')}\n${qualityHelp}`);
   const { values, positionals } = parse(rest, options);
   if (verb === 'inspect-all') {

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { CutpointError } from '../../domain/errors.js';
+import { ownEntry } from '../../domain/own-entry.js';
 import { validateAttemptId, validateLane, validateOwner, type AppendOutcome, type LaneRef } from '../../domain/stream.js';
 import { createStream } from '../../stream/create-stream.js';
 import { describeStream } from '../../stream/describe.js';
@@ -73,7 +74,8 @@ type Values = Record<string, string | boolean | undefined>;
 
 export async function streamCommand(args: string[]): Promise<unknown> {
   const [verb, ...rest] = args;
-  const handler = verb === undefined ? undefined : HANDLERS[verb];
+  // Own entries only: `stream __proto__` or `stream constructor` is an unknown subcommand.
+  const handler = ownEntry(HANDLERS, verb);
   if (!verb || !handler) throw new UsageError(`unknown stream subcommand ${JSON.stringify(verb ?? '')}\n${streamHelp}`);
   const { values, positionals } = parse(rest, { ...COMMON, ...handler.options });
   const [stream, ...extra] = positionals;
