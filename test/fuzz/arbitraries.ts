@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { DELIVERY_CUT_POINTS } from '../../src/delivery/cut-points.js';
-import { FAULT_KINDS } from '../../src/domain/faults.js';
+import { FAULT_KINDS, MAX_FAULT_DELAY_MS, MAX_FAULT_HITS } from '../../src/domain/faults.js';
 import { GENERATION_CUT_POINTS } from '../../src/generation/cut-points.js';
 import { TARGET_CUT_POINTS } from '../../src/domain/delivery/target-rules.js';
 import { STREAM_CUT_POINTS } from '../../src/stream/cut-points.js';
@@ -138,7 +138,7 @@ export const misspeltCutPoint: fc.Arbitrary<string> = fc
 
 const kind = fc.constantFrom(...FAULT_KINDS.filter((k) => k !== 'delay'));
 
-/** A CUTPOINT_FAULTS value with exactly one bad rule (grammar, kind, cut point, misplaced =ms), maybe beside a valid one. */
+/** A CUTPOINT_FAULTS value with exactly one bad rule (grammar, kind, cut point, misplaced =ms, a bound, an empty rule), maybe beside a valid one. */
 export const badFaultSpec: fc.Arbitrary<string> = fc
   .tuple(
     fc.oneof(
@@ -147,6 +147,11 @@ export const badFaultSpec: fc.Arbitrary<string> = fc
       fc.tuple(fc.constantFrom(...KNOWN_CUT_POINTS), kind, fc.constantFrom('=5', '@', '@x', '**', '*x', '=', ':', ' extra')).map(([cp, k, s]) => `${cp}:${k}${s}`),
       fc.constantFrom(...KNOWN_CUT_POINTS).map((cp) => cp),
       fc.constantFrom('garbage', ':', 'Stream.Append.Wal:fail', 'stream:fail', '.x:fail', 'stream..wal:fail', 'stream.append.wal:FAIL'),
+      // Out of the grammar's bounds: a count or hit of 0 or past MAX_FAULT_HITS, a delay past MAX_FAULT_DELAY_MS.
+      fc.tuple(fc.constantFrom(...KNOWN_CUT_POINTS), kind, fc.constantFrom('*0', '@0', '*99999999999999999999', '@99999999999999999999', `*${MAX_FAULT_HITS + 1}`, `@${MAX_FAULT_HITS + 1}`)).map(([cp, k, s]) => `${cp}:${k}${s}`),
+      fc.tuple(fc.constantFrom(...KNOWN_CUT_POINTS), fc.constantFrom('1e20', '100000000000000000000', String(MAX_FAULT_DELAY_MS + 1), '')).map(([cp, ms]) => `${cp}:delay=${ms}`),
+      // An empty rule: a trailing, leading or doubled comma (never the blank spec, which arms nothing).
+      fc.tuple(fc.constantFrom(...KNOWN_CUT_POINTS), kind).chain(([cp, k]) => fc.constantFrom(`${cp}:${k},`, `,${cp}:${k}`, `${cp}:${k},,${cp}:${k}`, ' , ')),
     ),
     fc.option(fc.tuple(fc.constantFrom(...KNOWN_CUT_POINTS), kind).map(([cp, k]) => `${cp}:${k}`), { nil: undefined }),
     fc.boolean(),
