@@ -1,3 +1,4 @@
+import { quoted, someOf } from './echo.js';
 import { ValidationError } from './errors.js';
 
 /**
@@ -59,30 +60,30 @@ function parseRule(raw: string, position: number, known: ReadonlySet<string> | u
   }
   const match = /^([^:]+):([a-z-]+)(?:=([^@*]*))?(?:@([^*]*))?(?:\*(.*))?$/.exec(raw);
   if (!match) {
-    throw new ValidationError('faults.invalid_spec', `invalid fault rule "${raw}": expected <cut-point>:<kind>[=ms][@hit][*times]`);
+    throw new ValidationError('faults.invalid_spec', `invalid fault rule ${quoted(raw)}: expected <cut-point>:<kind>[=ms][@hit][*times]`);
   }
   const [, cutPoint = '', kind = '', delay, hit, times] = match;
   if (!CUT_POINT.test(cutPoint)) {
-    throw new ValidationError('faults.invalid_cut_point', `invalid cut point "${cutPoint}"`);
+    throw new ValidationError('faults.invalid_cut_point', `invalid cut point ${quoted(cutPoint)}`);
   }
   if (known && !known.has(cutPoint)) {
     throw new ValidationError(
       'faults.unknown_cut_point',
-      `unknown cut point "${cutPoint}"${closest(cutPoint, known)}; valid cut points (\`cutpoint faults list\`): ${[...known].sort().join(', ')}`,
+      `unknown cut point ${quoted(cutPoint)}${closest(cutPoint, known)}; valid cut points (\`cutpoint faults list\`): ${someOf([...known].sort())}`,
     );
   }
   if (!(FAULT_KINDS as readonly string[]).includes(kind)) {
-    throw new ValidationError('faults.invalid_kind', `unknown fault kind "${kind}"; expected one of ${FAULT_KINDS.join(', ')}`);
+    throw new ValidationError('faults.invalid_kind', `unknown fault kind ${quoted(kind)}; expected one of ${FAULT_KINDS.join(', ')}`);
   }
   if (delay !== undefined && kind !== 'delay') {
-    throw new ValidationError('faults.invalid_spec', `"=ms" only applies to delay faults: "${raw}"`);
+    throw new ValidationError('faults.invalid_spec', `"=ms" only applies to delay faults: ${quoted(raw)}`);
   }
   return {
     cutPoint,
     kind: kind as FaultKind,
-    delayMs: delay === undefined ? DEFAULT_DELAY_MS : bounded(delay, 0, MAX_FAULT_DELAY_MS, 'faults.invalid_delay', `the delay of "${raw}" must be 0-${MAX_FAULT_DELAY_MS} ms`),
-    fromHit: hit === undefined ? 1 : bounded(hit, 1, MAX_FAULT_HITS, 'faults.invalid_hit', `the hit of "${raw}" (@<hit>) must be 1-${MAX_FAULT_HITS}`),
-    times: times === undefined ? 1 : times === '' ? Infinity : bounded(times, 1, MAX_FAULT_HITS, 'faults.invalid_count', `the count of "${raw}" (*<times>) must be 1-${MAX_FAULT_HITS}, or * for every hit`),
+    delayMs: delay === undefined ? DEFAULT_DELAY_MS : bounded(delay, 0, MAX_FAULT_DELAY_MS, 'faults.invalid_delay', `the delay of ${quoted(raw)} must be 0-${MAX_FAULT_DELAY_MS} ms`),
+    fromHit: hit === undefined ? 1 : bounded(hit, 1, MAX_FAULT_HITS, 'faults.invalid_hit', `the hit of ${quoted(raw)} (@<hit>) must be 1-${MAX_FAULT_HITS}`),
+    times: times === undefined ? 1 : times === '' ? Infinity : bounded(times, 1, MAX_FAULT_HITS, 'faults.invalid_count', `the count of ${quoted(raw)} (*<times>) must be 1-${MAX_FAULT_HITS}, or * for every hit`),
   };
 }
 
@@ -95,13 +96,16 @@ function bounded(digits: string, min: number, max: number, code: string, message
 
 /** ` (did you mean "x"?)` for the known name nearest by edit distance, if it is near. */
 function closest(name: string, known: ReadonlySet<string>): string {
+  const near = Math.max(2, Math.floor(name.length / 4));
   let best: string | undefined;
   let bestDistance = Infinity;
   for (const candidate of known) {
+    // The distance is at least the difference in length: a far longer name is never near (and is not measured).
+    if (Math.abs(candidate.length - name.length) > near) continue;
     const d = editDistance(name, candidate);
     if (d < bestDistance) [best, bestDistance] = [candidate, d];
   }
-  return best !== undefined && bestDistance <= Math.max(2, Math.floor(name.length / 4)) ? ` (did you mean "${best}"?)` : '';
+  return best !== undefined && bestDistance <= near ? ` (did you mean "${best}"?)` : '';
 }
 
 function editDistance(a: string, b: string): number {

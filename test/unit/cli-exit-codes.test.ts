@@ -1,10 +1,9 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
-import { captureMain } from './cli-capture.js';
+import { captureMain, missingStateDir } from './cli-capture.js';
 
 /**
  * One exit-code rule for every command, pinned argv by argv: 0 success (help, version, a
@@ -16,26 +15,12 @@ import { captureMain } from './cli-capture.js';
  * directory that does not exist: nothing may create it.
  */
 
-let root = '';
-let stateDir = '';
+const dirs = missingStateDir('cutpoint-exit-');
 let jsonl = '';
-const saved = { state: process.env.CUTPOINT_STATE_DIR, faults: process.env.CUTPOINT_FAULTS };
 
 beforeAll(async () => {
-  root = await mkdtemp(join(tmpdir(), 'cutpoint-exit-'));
-  stateDir = join(root, 'state');
-  jsonl = join(root, 'records.jsonl');
+  jsonl = join(dirs.root, 'records.jsonl');
   await writeFile(jsonl, '{"a":1}\n');
-  process.env.CUTPOINT_STATE_DIR = stateDir;
-  process.env.CUTPOINT_FAULTS = '';
-});
-
-afterAll(async () => {
-  for (const [key, value] of [['CUTPOINT_STATE_DIR', saved.state], ['CUTPOINT_FAULTS', saved.faults]] as const) {
-    if (value === undefined) delete process.env[key];
-    else process.env[key] = value;
-  }
-  await rm(root, { recursive: true, force: true });
 });
 
 const lane = ['orders', '--partition', '0'];
@@ -148,21 +133,21 @@ describe('one exit-code rule across every command', () => {
     const r = await captureMain(main, withFile(argv as string[]));
     expect({ code: r.code, stdout: r.stdout }).toEqual({ code: 2, stdout: '' });
     if ((argv as string[]).length) expect(r.stderr).toMatch(/^cli\.(usage|unknown_command): /);
-    expect(existsSync(stateDir)).toBe(false);
+    expect(existsSync(dirs.stateDir)).toBe(false);
   });
 
   it.each(REFUSED.map(([argv, code, env]) => [argv.join(' '), argv, code, env ?? {}]))('refused, exit 1: %s', async (_, argv, code, env) => {
     const r = await captureMain(main, argv as string[], env as Record<string, string>);
     expect({ code: r.code, stdout: r.stdout }).toEqual({ code: 1, stdout: '' });
     expect(r.stderr).toMatch(new RegExp(`^${(code as string).replace(/\./g, '\\.')}: `));
-    expect(existsSync(stateDir)).toBe(false);
+    expect(existsSync(dirs.stateDir)).toBe(false);
   });
 
   it.each(OK.map((argv) => [argv.join(' '), argv]))('success, exit 0: %s', async (_, argv) => {
     const r = await captureMain(main, argv as string[]);
     expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
     expect(r.stdout.length).toBeGreaterThan(0);
-    expect(existsSync(stateDir)).toBe(false);
+    expect(existsSync(dirs.stateDir)).toBe(false);
   });
 
   it('bare cutpoint prints the help on stderr (exit 2); --help prints it on stdout (exit 0)', async () => {

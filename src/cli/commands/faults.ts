@@ -1,6 +1,6 @@
 import { CUT_POINTS } from '../../cut-points.js';
 import { FAULT_GRAMMAR, FAULT_KINDS } from '../../domain/faults.js';
-import { UsageError } from '../io.js';
+import { unexpectedArgument, unknownSubcommand } from '../grammar.js';
 
 export const faultsHelp = `cutpoint faults list
   every cut point CUTPOINT_FAULTS (or --faults) may name, with its subsystem and the
@@ -13,8 +13,8 @@ export const faultsHelp = `cutpoint faults list
 /** `cutpoint faults list`: the cut point registry as JSON (read-only, needs no runtime). */
 export function faultsCommand(args: string[]): Promise<unknown> {
   const [verb, ...extra] = args;
-  if (verb !== 'list') throw new UsageError(`unknown faults subcommand ${JSON.stringify(verb ?? '')}\n${faultsHelp}`);
-  if (extra.length) throw new UsageError(`unexpected argument ${JSON.stringify(extra[0])}`);
+  if (verb !== 'list') throw unknownSubcommand('faults', verb, faultsHelp);
+  if (extra.length) throw unexpectedArgument(extra[0]);
   return Promise.resolve({
     grammar: FAULT_GRAMMAR,
     kinds: [...FAULT_KINDS],

@@ -1,7 +1,8 @@
-import { parseArgs } from 'node:util';
 import { faultsFromEnv, inertFaults } from '../../adapters/fault-injector.js';
 import { awsPorts } from '../../adapters/ports.js';
 import { provisionLocal } from '../../adapters/provision.js';
+import { SHA256_HEX } from '../../domain/digest.js';
+import { quoted } from '../../domain/echo.js';
 import { ValidationError } from '../../domain/errors.js';
 import { putOperatorObject } from '../../objects/claimed-put.js';
 import { readVerified } from '../../objects/exact-object.js';
@@ -10,6 +11,7 @@ import type { Ports } from '../../ports/index.js';
 import { AwsSession, AWS_HELP, AWS_OPTIONS, refuseAwsFlagsWithoutAws, type AwsFlags } from '../aws-target.js';
 import { localRuntimeConfig } from '../local-config.js';
 import { INPUT_LIMITS, readInputBytes, UsageError } from '../io.js';
+import { parseOptions, unexpectedArgument } from '../grammar.js';
 
 export const objectHelp = `cutpoint object put <key> [--file F | stdin] [--aws [--profile P] [--region R] [--stack S]]
   stores immutable bytes with their SHA-256 on the local runtime (--aws: in the deployed
@@ -27,13 +29,12 @@ export async function objectCommand(args: string[]): Promise<unknown> {
   const { values, positionals } = parse(args);
   const [verb, key, ...extra] = positionals;
   if ((verb !== 'put' && verb !== 'get') || !key) throw new UsageError(objectHelp);
-  if (extra.length) throw new UsageError(`unexpected argument ${JSON.stringify(extra[0])}`);
+  if (extra.length) throw unexpectedArgument(extra[0]);
   if (verb === 'get' && !values.sha256) throw new UsageError('object get needs --sha256');
+  if (verb === 'get' && !SHA256_HEX.test(values.sha256 as string)) throw new UsageError(`--sha256 must be 64 lower-case hex digits, got ${quoted(values.sha256 as string)}`);
   refuseAwsFlagsWithoutAws(values);
   if (!KEY.test(key)) throw new ValidationError('objects.invalid_key', 'object key must be 1-900 characters of [A-Za-z0-9!_.*\'()/=-]');
   if (verb === 'put') assertOperatorKey(key);
-  // Grammar before the runtime is touched (exit 2 wins over anything the store could say).
-  if (verb === 'get' && !values.sha256) throw new UsageError('object get needs --sha256');
   const ports = await portsOf(values);
   if (verb === 'put') {
     const bytes = await readInputBytes(values.file, INPUT_LIMITS.object, 'object put input');
@@ -57,9 +58,5 @@ async function portsOf(values: AwsFlags): Promise<Ports> {
 }
 
 function parse(args: string[]) {
-  try {
-    return parseArgs({ args, allowPositionals: true, options: { file: { type: 'string' }, sha256: { type: 'string' }, ...AWS_OPTIONS } });
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
+  return parseOptions(args, { file: { type: 'string' }, sha256: { type: 'string' }, ...AWS_OPTIONS });
 }

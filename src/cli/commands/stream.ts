@@ -1,4 +1,3 @@
-import { parseArgs } from 'node:util';
 import { CutpointError } from '../../domain/errors.js';
 import { ownEntry } from '../../domain/own-entry.js';
 import { validateAttemptId, validateLane, validateOwner, type AppendOutcome, type LaneRef } from '../../domain/stream.js';
@@ -7,7 +6,9 @@ import { describeStream } from '../../stream/describe.js';
 import { loadHead } from '../../stream/lane-store.js';
 import { readStream } from '../../stream/read.js';
 import type { TakeoverResult } from '../../stream/takeover.js';
+import { quoted } from '../../domain/echo.js';
 import { progress, UsageError } from '../io.js';
+import { parseOptions, unexpectedArgument, unknownSubcommand } from '../grammar.js';
 import { AWS_OPTIONS } from '../aws-target.js';
 import { abandonTakeover, activeSession, beginTakeover, completeTakeover } from '../session-store.js';
 import { CURSOR_HANDLERS, cursorHelp } from './stream/consume.js';
@@ -76,11 +77,11 @@ export async function streamCommand(args: string[]): Promise<unknown> {
   const [verb, ...rest] = args;
   // Own entries only: `stream __proto__` or `stream constructor` is an unknown subcommand.
   const handler = ownEntry(HANDLERS, verb);
-  if (!verb || !handler) throw new UsageError(`unknown stream subcommand ${JSON.stringify(verb ?? '')}\n${streamHelp}`);
-  const { values, positionals } = parse(rest, { ...COMMON, ...handler.options });
+  if (!verb || !handler) throw unknownSubcommand('stream', verb, streamHelp);
+  const { values, positionals } = parseOptions(rest, { ...COMMON, ...handler.options });
   const [stream, ...extra] = positionals;
   if (!stream) throw new UsageError(`stream ${verb} needs a <stream>\n${streamHelp}`);
-  if (extra.length) throw new UsageError(`unexpected argument ${JSON.stringify(extra[0])}`);
+  if (extra.length) throw unexpectedArgument(extra[0]);
   // The whole grammar is checked before anything is touched (exit 2 wins over exit 1).
   const lane = 'partition' in handler.options ? laneOf(stream, values) : undefined;
   handler.check?.(values);
@@ -207,7 +208,7 @@ function checkAppend(values: Values): void {
   attemptOf(values);
   for (const name of ['max-records', 'max-bytes']) if (values[name] !== undefined) throw new UsageError(`--${name} needs --from FILE.jsonl`);
   const input = values['input-format'];
-  if (input !== undefined && input !== 'lines' && input !== 'raw') throw new UsageError(`--input-format must be lines or raw, got ${JSON.stringify(input)}`);
+  if (input !== undefined && input !== 'lines' && input !== 'raw') throw new UsageError(`--input-format must be lines or raw, got ${quoted(input as string)}`);
 }
 
 async function append(target: Target, lane: LaneRef, values: Values): Promise<unknown> {
@@ -291,12 +292,4 @@ function laneOf(stream: string, values: Values): LaneRef {
 function attemptOf(values: Values): string {
   if (typeof values.attempt !== 'string') throw new UsageError('--attempt ID is required');
   return validateAttemptId(values.attempt);
-}
-
-function parse(args: string[], options: Options) {
-  try {
-    return parseArgs({ args, allowPositionals: true, strict: true, options });
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
 }

@@ -1,5 +1,6 @@
 import { parseDocument } from 'yaml';
 import { ValidationError } from '../errors.js';
+import { echoed, someOf } from '../echo.js';
 import { ownEntry } from '../own-entry.js';
 import { isManifestName } from './identifiers.js';
 import { validateBinding } from './manifest-bindings.js';
@@ -142,10 +143,10 @@ export function selectRoute(manifest: Manifest, selector: Pick<Selector, 'route'
   const name = typeof selector === 'string' ? (selector.includes('#') ? parseSelector(selector).route : selector) : selector.route;
   const route = ownEntry(manifest.routes, name);
   if (!route) {
-    const known = Object.keys(manifest.routes).sort().join(', ');
+    const known = someOf(Object.keys(manifest.routes).sort());
     throw new ValidationError(
       'delivery.selector_unknown',
-      `${manifest.sourceName} has no route ${isManifestName(name) ? name : '(invalid name)'}; routes: ${known || '(none)'}`,
+      `${echoed(manifest.sourceName)} has no route ${isManifestName(name) ? name : '(invalid name)'}; routes: ${known || '(none)'}`,
     );
   }
   const sourceBinding = ownEntry(manifest.bindings, route.source.binding);
