@@ -30,6 +30,8 @@ const ATTEMPT_RULE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 const OWNER_RULE = /^[A-Za-z0-9][A-Za-z0-9._@:-]{0,127}$/;
 export const INVOCATION_RULE = /^inv-[a-z2-7]{25}[aeimquy4]$/;
 const KEY_RULE = /^[A-Za-z0-9!_.*'()/=-]{1,900}$/;
+/** A key whose path segments are all names (src/objects/object-key.ts). */
+const validKey = (s: string) => KEY_RULE.test(s) && !s.split('/').some((seg) => seg === '' || seg === '.' || seg === '..');
 
 export const badStreamName: fc.Arbitrary<string> = fc
   .oneof(
@@ -97,8 +99,10 @@ export const badObjectKey: fc.Arbitrary<string> = fc
     spliced(fc.stringMatching(/^[A-Za-z0-9/._-]{1,30}$/)),
     fc.integer({ min: 901, max: 1200 }).map((n) => 'k'.repeat(n)),
     fc.constantFrom('key?x', 'a b', 'x#y', 'naïve', 'tab\tkey', 'x\u0000y'),
+    // Path segments that are not names: a store may resolve them to another key.
+    fc.constantFrom('x/../docs/readme.txt', '../docs/readme.txt', 'docs/./readme.txt', 'docs//readme.txt', '/docs/readme.txt', 'docs/', '.', '..', 'docs/readme.txt/..'),
   )
-  .filter((s) => s.length > 0 && !KEY_RULE.test(s));
+  .filter((s) => s.length > 0 && !validKey(s));
 
 /** A SHA-256 that is not 64 lower-case hex digits. */
 export const badSha256: fc.Arbitrary<string> = fc.oneof(

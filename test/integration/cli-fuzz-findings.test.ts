@@ -1,11 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { laneKeys } from '../../src/domain/stream.js';
+import { objectClaimKey } from '../../src/objects/claimed-put.js';
 import { runCutpointInProcess, startCliRuntime, type CliRun, type CliRuntime } from '../support/cli-runtime.js';
 
 /**
  * Findings of the CLI fuzzing (issue 28) that need a local runtime: `stream create` of an
- * existing stream with another partition count. The CLI's `main` in this process against a
- * runtime of this file's own (test/support/cli-runtime.ts).
+ * existing stream with another partition count, and `object put` of a key with `.`/`..`/empty
+ * path segments. The CLI's `main` in this process against a runtime of this file's own
+ * (test/support/cli-runtime.ts).
  */
 let rt: CliRuntime;
 
@@ -68,5 +70,14 @@ describe('stream create: an existing stream keeps its shape', () => {
     const completed = await cli(['stream', 'create', 'halfway', '--partitions', '2']);
     expect(completed.code, completed.stderr).toBe(0);
     expect((await heads('halfway', 3)).map((h) => h?.partitions)).toEqual([2, 2, undefined]);
+  });
+});
+
+describe('object put: a key whose path segments are not names', () => {
+  it.each(['x/../docs/readme.txt', 'docs/./readme.txt', 'docs//readme.txt', '/docs/readme.txt', 'docs/', '..'])('%s is objects.invalid_key before anything is written: no claim, no object', async (key) => {
+    const r = await cli(['object', 'put', key], { stdin: 'x' });
+    refused(r, 'objects.invalid_key');
+    expect(await rt.ports.authority.get(objectClaimKey(key))).toBeUndefined();
+    expect(await rt.ports.objects.head(key)).toBeUndefined();
   });
 });

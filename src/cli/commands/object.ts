@@ -3,9 +3,9 @@ import { awsPorts } from '../../adapters/ports.js';
 import { provisionLocal } from '../../adapters/provision.js';
 import { SHA256_HEX } from '../../domain/digest.js';
 import { quoted } from '../../domain/echo.js';
-import { ValidationError } from '../../domain/errors.js';
 import { putOperatorObject } from '../../objects/claimed-put.js';
 import { readVerified } from '../../objects/exact-object.js';
+import { validateObjectKey } from '../../objects/object-key.js';
 import { assertOperatorKey } from '../../objects/reserved-keys.js';
 import type { Ports } from '../../ports/index.js';
 import { AwsSession, AWS_HELP, AWS_OPTIONS, refuseAwsFlagsWithoutAws, type AwsFlags } from '../aws-target.js';
@@ -18,12 +18,12 @@ export const objectHelp = `cutpoint object put <key> [--file F | stdin] [--aws [
   bucket, claimed in the deployed table, PUT with If-None-Match: *); prints {key, sha256, size,
   status}, the source reference a flow input takes. A key holds one content forever: the
   same bytes again are REUSED; other bytes are refused (objects.identity_conflict), and keys
-  under the system's roots (wal/, generations/, delivery/) too (objects.reserved_key)
+  under the system's roots (wal/, generations/, delivery/) too (objects.reserved_key). A key
+  is 1-900 characters of [A-Za-z0-9!_.*'()/=-] whose path segments are names: an empty, "."
+  or ".." segment (a/../b, a//b, /a) is objects.invalid_key, refused before anything is written
 cutpoint object get <key> --sha256 HEX [--aws …]
   reads the object back, verified against the checksum; prints {key, sha256, size, verified}
 ${AWS_HELP}`;
-
-const KEY = /^[A-Za-z0-9!_.*'()/=-]{1,900}$/;
 
 export async function objectCommand(args: string[]): Promise<unknown> {
   const { values, positionals } = parse(args);
@@ -36,8 +36,8 @@ export async function objectCommand(args: string[]): Promise<unknown> {
   if (verb === 'get' && !values.sha256) throw new UsageError('object get needs --sha256');
   if (verb === 'get' && !SHA256_HEX.test(values.sha256 as string)) throw new UsageError(`--sha256 must be 64 lower-case hex digits, got ${quoted(values.sha256 as string)}`);
   refuseAwsFlagsWithoutAws(values);
-  if (!KEY.test(key)) throw new ValidationError('objects.invalid_key', 'object key must be 1-900 characters of [A-Za-z0-9!_.*\'()/=-]');
   if (verb === 'put') assertOperatorKey(key);
+  else validateObjectKey(key);
   const ports = await portsOf(values);
   if (verb === 'put') {
     const bytes = await readInputBytes(values.file, INPUT_LIMITS.object, 'object put input');
