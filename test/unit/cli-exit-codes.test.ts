@@ -40,6 +40,8 @@ const USAGE: string[][] = [
   ['stream', 'read', ...lane, '--from', '0', '--from', '1'],
   ['stream', 'read', ...lane, '--from', '0', '--format', 'yaml'],
   ['stream', 'read', ...lane, '--from', '0', '--format'],
+  ['stream', 'read', ...lane, '--from', '0', '--max-records', '0'],
+  ['stream', 'read', ...lane, '--from', '0', '--max-records', '10001'],
   ['stream', 'append', ...lane, '--attempt', 'a1', '--format', 'raw'],
   ['stream', 'append', ...lane, '--attempt', 'a1', '--input-format', 'csv'],
   ['stream', 'append', ...lane, '--attempt', 'a1', '--from', 'FILE', '--max-records', '0'],

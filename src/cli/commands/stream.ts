@@ -4,7 +4,7 @@ import { validateAttemptId, validateLane, validateOwner, type AppendOutcome, typ
 import { createStream } from '../../stream/create-stream.js';
 import { describeStream } from '../../stream/describe.js';
 import { loadHead } from '../../stream/lane-store.js';
-import { readStream } from '../../stream/read.js';
+import { MAX_READ_RECORDS, readStream } from '../../stream/read.js';
 import type { TakeoverResult } from '../../stream/takeover.js';
 import { quoted } from '../../domain/echo.js';
 import { progress, UsageError } from '../io.js';
@@ -18,7 +18,7 @@ import { COMPACT_HANDLERS, compactHelp } from './stream/compact.js';
 import { checkGc, gc, gcHelp, leases } from './stream/gc.js';
 import { MATERIALIZE_HANDLERS, materializeHelp } from './stream/materialize.js';
 import { QUARANTINE_HANDLERS, quarantineHelp } from './stream/quarantine.js';
-import { defaultOwner, integer } from './stream/options.js';
+import { defaultOwner, integer, integerIn } from './stream/options.js';
 import { appendResult, failedFlowError, isRejection, resolveCommand } from './stream/outcomes.js';
 import { assertFlowInputFits, readRecords, type RecordFormat } from './stream/records.js';
 import { targetOf, type Target } from './stream/target.js';
@@ -253,13 +253,14 @@ async function resolve(target: Target, lane: LaneRef, values: Values): Promise<u
   return outcome;
 }
 
+/** --max-records out of the read's range is the command line's error (exit 2), like every knob's range. */
 function checkRead(values: Values): void {
   integer(values, 'from');
-  if (values['max-records'] !== undefined) integer(values, 'max-records');
+  if (values['max-records'] !== undefined) integerIn(values, 'max-records', 1, MAX_READ_RECORDS);
 }
 
 async function read(target: Target, lane: LaneRef, values: Values): Promise<unknown> {
-  const input = { ...lane, from: integer(values, 'from'), ...(values['max-records'] !== undefined && { maxRecords: integer(values, 'max-records') }) };
+  const input = { ...lane, from: integer(values, 'from'), ...(values['max-records'] !== undefined && { maxRecords: integerIn(values, 'max-records', 1, MAX_READ_RECORDS) }) };
   const result = await readStream(input, await target.ports());
   if (!values.text) return result;
   return { ...result, records: result.records.map((r) => ({ ...r, text: Buffer.from(r.data, 'base64').toString('utf8') })) };
