@@ -1,10 +1,11 @@
 import { echoedWithin } from '../domain/echo.js';
 import { diagnosticOf, escapeControlCharacters } from '../domain/errors.js';
+import { redact } from '../domain/redact.js';
 import { renderResult, type OutputFormat } from './format.js';
 
 export { readInputBytes, readInputFile, readJsonInput, readStdin, INPUT_LIMITS, type InputSource } from './input.js';
 
-/** Exit codes every operator command shares (DESIGN.md, "Outputs, errors, exit codes"). */
+/** Exit codes every operator command shares (README, "Errors and outputs"). */
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
 
 /** Argument grammar errors: exit 2, before anything runs. */
@@ -46,11 +47,13 @@ export function progress(message: string): void {
  * A stable diagnostic code and a short message on stderr; never a stack or a secret. One
  * line: control characters an argument carried (ESC, CR, LF, …) are escaped, so no input
  * can forge a second diagnostic or drive the terminal; no echoed run of characters is
- * longer than the echo rule allows (src/domain/echo.ts), whichever message carried it.
+ * longer than the echo rule allows (src/domain/echo.ts), whichever message carried it; and
+ * the one redactor (src/domain/redact.ts) takes out credentials and where internal
+ * endpoints listen (a driver's `connect ECONNREFUSED 127.0.0.1:8123` in a flow's cause).
  */
 export function printDiagnostic(error: unknown): void {
   const d = diagnosticOf(error);
-  process.stderr.write(`${d.code}: ${echoedWithin(d.message)}\n`);
+  process.stderr.write(`${d.code}: ${echoedWithin(redact(d.message))}\n`);
 }
 
 /**

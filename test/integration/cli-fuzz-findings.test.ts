@@ -1,18 +1,22 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { laneKeys } from '../../src/domain/stream.js';
 import { objectClaimKey } from '../../src/objects/claimed-put.js';
 import { runCutpointInProcess, startCliRuntime, type CliRun, type CliRuntime } from '../support/cli-runtime.js';
+import { closedPort } from '../support/fuzz-snapshot.js';
+import { publicationManifest } from '../support/publication-world.js';
 
 /**
  * Findings of the CLI fuzzing (issue 28) that need a local runtime: `stream create` of an
- * existing stream with another partition count, and `object put` of a key with `.`/`..`/empty
- * path segments. The CLI's `main` in this process against a runtime of this file's own
- * (test/support/cli-runtime.ts).
+ * existing stream with another partition count, `object put` of a key with `.`/`..`/empty
+ * path segments, and internal endpoints (host:port) in a diagnostic. The CLI's `main` in
+ * this process against a runtime of this file's own (test/support/cli-runtime.ts).
  */
 let rt: CliRuntime;
 
 beforeAll(async () => {
-  rt = await startCliRuntime('fuzz-findings', '');
+  rt = await startCliRuntime('fuzz-findings', publicationManifest());
 });
 
 afterAll(async () => {
@@ -80,4 +84,25 @@ describe('object put: a key whose path segments are not names', () => {
     expect(await rt.ports.authority.get(objectClaimKey(key))).toBeUndefined();
     expect(await rt.ports.objects.head(key)).toBeUndefined();
   });
+});
+
+describe('diagnostics never name where an internal endpoint listens', () => {
+  it('a ClickHouse source and a DynamoDB Local that refuse connections: no host:port on stderr', async () => {
+    const port = await closedPort();
+    const input = JSON.stringify({ manifestText: publicationManifest(), selector: `${rt.manifestFile}#daily` });
+    const flow = await cli(['flow', 'run', 'publish-clickhouse', '--input', input], { env: { CH_URL: `http://127.0.0.1:${port}`, CH_PUB_URL: `http://127.0.0.1:${port}` } });
+    refused(flow, 'flow.execution_failed');
+    expect(flow.stderr).toContain('ECONNREFUSED [redacted-endpoint]');
+    // A runtime whose DynamoDB Local is gone (its daemon pid, this process, alive).
+    const gone = join(rt.root, 'gone');
+    await mkdir(gone, { recursive: true });
+    const endpoint = `http://127.0.0.1:${port}`;
+    await writeFile(join(gone, 'runtime.json'), JSON.stringify({ pid: process.pid, dynamodbPid: process.pid, dynamodbEndpoint: endpoint, s3Endpoint: endpoint, region: 'us-east-1', startedAt: new Date().toISOString() }));
+    const describe = await cli(['stream', 'describe', 'orders'], { env: { CUTPOINT_STATE_DIR: gone } });
+    refused(describe, 'cutpoint.connection_refused');
+    for (const r of [flow, describe]) {
+      expect(r.stderr).not.toContain(`127.0.0.1:${port}`);
+      expect(r.stderr).not.toContain(`localhost:${port}`);
+    }
+  }, 120_000);
 });
