@@ -1,3 +1,4 @@
+import { quoted } from '../domain/echo.js';
 import { CutpointError } from '../domain/errors.js';
 import { UsageError } from './io.js';
 
@@ -31,7 +32,7 @@ export function stacksOf(flag: string | undefined): string[] {
   if (flag === undefined) return [...DEFAULT_STACKS];
   const names = flag.split(',').map((s) => s.trim());
   for (const name of names) {
-    if (!STACK_NAME.test(name)) throw new UsageError(`--stack takes CloudFormation stack names, comma-separated (letters, digits, hyphens; a letter first): ${JSON.stringify(name)}`);
+    if (!STACK_NAME.test(name)) throw new UsageError(`--stack takes CloudFormation stack names, comma-separated (letters, digits, hyphens; a letter first): ${quoted(name)}`);
   }
   if (new Set(names).size !== names.length) throw new UsageError('--stack names a stack twice');
   return names;

@@ -1,3 +1,4 @@
+import { ownEntry } from '../domain/own-entry.js';
 import { OPTION_TEXT, TOPICS } from './help-topics.js';
 
 /**
@@ -58,7 +59,7 @@ function optionsOf(lines: readonly string[]): string[] {
 
 /** The one-line description of `option` as `command sub` takes it. */
 export function optionText(command: string, sub: string, option: string): string | undefined {
-  return OPTION_TEXT[`${command} ${sub} ${option}`] ?? OPTION_TEXT[`${command} ${option}`] ?? OPTION_TEXT[option];
+  return ownEntry(OPTION_TEXT, `${command} ${sub} ${option}`) ?? ownEntry(OPTION_TEXT, `${command} ${option}`) ?? ownEntry(OPTION_TEXT, option);
 }
 
 /**
@@ -94,7 +95,7 @@ function blocksOf(commandHelp: string, command: string, sub: string): { blocks: 
 
 /** True when `command` has a subcommand `sub` the help documents. */
 export function hasSubcommand(command: string, sub: string): boolean {
-  const topic = TOPICS[command];
+  const topic = ownEntry(TOPICS, command);
   return topic !== undefined && Object.hasOwn(topic.subcommands, sub);
 }
 
@@ -114,8 +115,8 @@ function split(block: readonly string[]): { usage: string; description: string[]
 export function subcommandHelp(command: string, sub: string, commandHelp: string): string {
   const { blocks, notes } = blocksOf(commandHelp, command, sub);
   const parts = blocks.map(split);
-  const topic = TOPICS[command];
-  const extra = [...(topic?.options?.['*'] ?? []), ...(topic?.options?.[sub] ?? [])];
+  const topic = ownEntry(TOPICS, command);
+  const extra = [...(topic?.options?.['*'] ?? []), ...((topic?.options && ownEntry(topic.options, sub)) ?? [])];
   const options = [...new Set([...optionsOf([...parts.map((p) => p.usage), extra.join(' ')]), '--format', '--help'])];
   const relevant = notes.filter((n) => new RegExp(`(^|[\\s,(])(every|${sub})\\b`).test(n));
   return [
@@ -128,7 +129,7 @@ export function subcommandHelp(command: string, sub: string, commandHelp: string
     ...options.map((o) => `  ${optionText(command, sub, o) ?? o}`),
     '',
     'examples:',
-    ...(topic?.subcommands[sub] ?? []).map((e) => `  ${e}`),
+    ...((topic && ownEntry(topic.subcommands, sub)) ?? []).map((e) => `  ${e}`),
     ...(relevant.length ? ['', ...relevant] : []),
   ].join('\n');
 }

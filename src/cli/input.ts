@@ -1,5 +1,6 @@
 import { constants, type Stats } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
+import { quoted } from '../domain/echo.js';
 import { CutpointError, ValidationError } from '../domain/errors.js';
 
 /**
@@ -132,22 +133,22 @@ export function fileError(path: string, what: string, error: unknown): CutpointE
   switch (code) {
     case 'ENOENT':
     case 'ENOTDIR':
-      return new ValidationError('cli.file_not_found', `${what}: no such file ${JSON.stringify(path)} (relative paths start at ${process.cwd()}); check the path`);
+      return new ValidationError('cli.file_not_found', `${what}: no such file ${quoted(path)} (relative paths start at ${process.cwd()}); check the path`);
     case 'EACCES':
     case 'EPERM':
-      return new ValidationError('cli.file_permission_denied', `${what}: ${JSON.stringify(path)} is not readable by this user; check its permissions`);
+      return new ValidationError('cli.file_permission_denied', `${what}: ${quoted(path)} is not readable by this user; check its permissions`);
     case 'EISDIR':
-      return new ValidationError('cli.file_not_regular', `${what}: ${JSON.stringify(path)} is a directory, not a regular file`);
+      return new ValidationError('cli.file_not_regular', `${what}: ${quoted(path)} is a directory, not a regular file`);
     default:
-      return new ValidationError('cli.file_unreadable', `${what}: ${JSON.stringify(path)} could not be read (${code ?? 'unknown error'})`);
+      return new ValidationError('cli.file_unreadable', `${what}: ${quoted(path)} could not be read (${code ?? 'unknown error'})`);
   }
 }
 
 export function notRegular(path: string, what: string, stat: Stats): CutpointError {
   const kind = stat.isDirectory() ? 'a directory' : stat.isFIFO() ? 'a FIFO (named pipe)' : stat.isSocket() ? 'a socket' : stat.isCharacterDevice() || stat.isBlockDevice() ? 'a device' : 'not a regular file';
-  return new ValidationError('cli.file_not_regular', `${what}: ${JSON.stringify(path)} is ${kind}, not a regular file; pass a regular file (pipes go to stdin, where the command takes stdin)`);
+  return new ValidationError('cli.file_not_regular', `${what}: ${quoted(path)} is ${kind}, not a regular file; pass a regular file (pipes go to stdin, where the command takes stdin)`);
 }
 
 function tooLarge(what: string, limit: number, path?: string): CutpointError {
-  return new ValidationError('cli.input_too_large', `${what}${path === undefined ? ' (stdin)' : ` ${JSON.stringify(path)}`} is larger than ${limit} bytes; nothing was run`);
+  return new ValidationError('cli.input_too_large', `${what}${path === undefined ? ' (stdin)' : ` ${quoted(path)}`} is larger than ${limit} bytes; nothing was run`);
 }

@@ -1,9 +1,11 @@
+import { echoedWithin } from '../domain/echo.js';
 import { diagnosticOf, escapeControlCharacters } from '../domain/errors.js';
+import { redact } from '../domain/redact.js';
 import { renderResult, type OutputFormat } from './format.js';
 
 export { readInputBytes, readInputFile, readJsonInput, readStdin, INPUT_LIMITS, type InputSource } from './input.js';
 
-/** Exit codes every operator command shares (DESIGN.md, "Outputs, errors, exit codes"). */
+/** Exit codes every operator command shares (README, "Errors and outputs"). */
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
 
 /** Argument grammar errors: exit 2, before anything runs. */
@@ -44,11 +46,14 @@ export function progress(message: string): void {
 /**
  * A stable diagnostic code and a short message on stderr; never a stack or a secret. One
  * line: control characters an argument carried (ESC, CR, LF, …) are escaped, so no input
- * can forge a second diagnostic or drive the terminal.
+ * can forge a second diagnostic or drive the terminal; no echoed run of characters is
+ * longer than the echo rule allows (src/domain/echo.ts), whichever message carried it; and
+ * the one redactor (src/domain/redact.ts) takes out credentials and where internal
+ * endpoints listen (a driver's `connect ECONNREFUSED 127.0.0.1:8123` in a flow's cause).
  */
 export function printDiagnostic(error: unknown): void {
   const d = diagnosticOf(error);
-  process.stderr.write(`${d.code}: ${d.message}\n`);
+  process.stderr.write(`${d.code}: ${echoedWithin(redact(d.message))}\n`);
 }
 
 /**
@@ -58,5 +63,5 @@ export function printDiagnostic(error: unknown): void {
 export function printUsageError(error: UsageError, helps: readonly string[]): void {
   const help = helps.find((h) => error.message === h || error.message.endsWith(`\n${h}`));
   const head = help === undefined ? error.message : error.message.slice(0, Math.max(0, error.message.length - help.length - 1));
-  process.stderr.write(`cli.usage: ${head === '' ? 'see the usage below' : escapeControlCharacters(head)}\n${help === undefined ? '' : `${help}\n`}`);
+  process.stderr.write(`cli.usage: ${head === '' ? 'see the usage below' : escapeControlCharacters(echoedWithin(head))}\n${help === undefined ? '' : `${help}\n`}`);
 }

@@ -1,8 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { CutpointError, escapeControlCharacters } from '../domain/errors.js';
+import { quoted } from '../domain/echo.js';
+import { ownEntry } from '../domain/own-entry.js';
 import { OUTPUT_FORMATS, type OutputFormat } from './format.js';
 import { hasSubcommand, subcommandHelp, TOP_HELP } from './help.js';
 import { EXIT, printDiagnostic, printResult, printUsageError, setOutputFormat, UsageError } from './io.js';
+import { unexpectedArgument } from './grammar.js';
 
 /**
  * The CLI's front: help, --version, --format and the grammar shared by every command are
@@ -113,7 +116,7 @@ export function outputFormatOf(command: string, args: readonly string[]): { form
   if (command === 'stream' && rest[0] === 'append' && (format === 'lines' || format === 'raw')) {
     throw new UsageError(`--format is the output format (json or text); stream append takes its input format as --input-format ${format}`);
   }
-  throw new UsageError(`--format must be json or text, got ${JSON.stringify(format)}`);
+  throw new UsageError(`--format must be json or text, got ${quoted(format)}`);
 }
 
 /** The value of `--name VALUE` / `--name=VALUE` before a `--`, if given. */
@@ -150,7 +153,7 @@ function version(args: readonly string[]): Record<string, string> {
   const given = outputFormatOf('', args);
   const format = args.some((a) => a === '--format' || a.startsWith('--format=')) ? given.format : 'text';
   const { rest } = given;
-  if (rest.length) throw new UsageError(`unexpected argument ${JSON.stringify(rest[0])}`);
+  if (rest.length) throw unexpectedArgument(rest[0]);
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string; engines?: { node?: string } };
   // The bundle of `npm run build` (dist/cli/), or the TypeScript sources through tsx.
   const build = import.meta.url.endsWith('.ts') ? 'source' : 'bundle';
@@ -172,16 +175,16 @@ async function help(args: readonly string[]): Promise<number> {
     process.stdout.write(`${HELP}\n`);
     return EXIT.ok;
   }
-  const load = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
+  const load = ownEntry(COMMANDS, command);
   if (!load) return unknownCommand(command);
-  if (extra.length) throw new UsageError(`unexpected argument ${JSON.stringify(extra[0])}`);
-  if (sub !== undefined && !hasSubcommand(command, sub)) throw new UsageError(`unknown ${command} subcommand ${JSON.stringify(sub)}; see cutpoint ${command} --help`);
+  if (extra.length) throw unexpectedArgument(extra[0]);
+  if (sub !== undefined && !hasSubcommand(command, sub)) throw new UsageError(`unknown ${command} subcommand ${quoted(sub)}; see cutpoint ${command} --help`);
   process.stdout.write(`${await helpOf(command, load, sub)}\n`);
   return EXIT.ok;
 }
 
 function unknownCommand(name: string): number {
-  process.stderr.write(`cli.unknown_command: unknown command ${escapeControlCharacters(JSON.stringify(name))}; see cutpoint --help\n`);
+  process.stderr.write(`cli.unknown_command: unknown command ${escapeControlCharacters(quoted(name))}; see cutpoint --help\n`);
   return EXIT.usage;
 }
 
@@ -205,7 +208,7 @@ export async function main(argv: string[]): Promise<number> {
       return EXIT.ok;
     }
     if (name === 'help') return await help(args);
-    const load = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+    const load = ownEntry(COMMANDS, name);
     if (!load) return unknownCommand(name);
     // Decided here, before any command parses or touches anything: help acts on nothing.
     if (asksForHelp(args)) {

@@ -1,5 +1,8 @@
 import { createHash } from 'node:crypto';
 
+/** A SHA-256 as every identity spells it: 64 lower-case hex digits. */
+export const SHA256_HEX = /^[0-9a-f]{64}$/;
+
 /** Hex SHA-256 of bytes or UTF-8 text: the checksum domain of every object generation. */
 export function sha256Hex(data: Uint8Array | string): string {
   return createHash('sha256').update(data).digest('hex');

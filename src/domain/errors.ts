@@ -1,3 +1,5 @@
+import { quoted } from './echo.js';
+
 /**
  * Every error that leaves a use case carries a stable `name` (Step Functions matches
  * `ErrorEquals` on it) and a stable diagnostic `code` (`subsystem.snake_case_reason`)
@@ -143,7 +145,7 @@ function systemDiagnosticOf(error: unknown): { code: string; name: string; messa
   const e = systemErrorOf(error);
   if (!e) return undefined;
   const name = 'Cutpoint.SystemError';
-  const path = typeof e.path === 'string' ? ` ${JSON.stringify(e.path)}` : '';
+  const path = typeof e.path === 'string' ? ` ${quoted(e.path)}` : '';
   const port = typeof e.port === 'number' ? ` ${e.port}` : '';
   switch (e.code) {
     case 'ENOENT':

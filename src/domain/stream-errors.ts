@@ -85,3 +85,18 @@ export class ResolveInconsistentError extends CutpointError {
     super('Stream.ResolveInconsistent', 'stream.resolve_inconsistent', `attempt ${attemptId}: ${detail}; the lane stays suspended`);
   }
 }
+
+/**
+ * `stream create` of a stream that exists with another number of partitions: a stream's
+ * partitions never change, so this is refused with nothing written (the same number again
+ * is success, reporting the lanes as they stand).
+ */
+export class StreamShapeError extends CutpointError {
+  constructor(stream: string, existing: string, asked: number) {
+    super(
+      'Stream.ExistsWithOtherShape',
+      'stream.exists_with_other_shape',
+      `stream ${stream} already exists with ${existing}, not ${asked}: a stream's partitions never change; nothing was written (cutpoint stream describe ${stream})`,
+    );
+  }
+}

@@ -1,4 +1,5 @@
 import { ValidationError } from '../domain/errors.js';
+import { validateObjectKey } from './object-key.js';
 
 /**
  * Object roots the system writes under its own identities: stream WAL objects
@@ -14,8 +15,9 @@ export function systemRootOf(key: string): string | undefined {
   return SYSTEM_OBJECT_ROOTS.find((root) => key.startsWith(root));
 }
 
-/** Operator writes stay out of the system's roots: `objects.reserved_key`, nothing written. */
+/** An operator write names a well-formed key (validateObjectKey) outside the system's roots (`objects.reserved_key`): else nothing is written. */
 export function assertOperatorKey(key: string): void {
+  validateObjectKey(key);
   const root = systemRootOf(key);
   if (root) {
     throw new ValidationError('objects.reserved_key', `object key ${key} is under ${root}, which only the system writes (${SYSTEM_OBJECT_ROOTS.join(', ')}); choose another key`);

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { DELIVERY_CUT_POINTS } from '../../src/delivery/cut-points.js';
-import { FAULT_KINDS } from '../../src/domain/faults.js';
+import { FAULT_KINDS, MAX_FAULT_DELAY_MS, MAX_FAULT_HITS } from '../../src/domain/faults.js';
 import { GENERATION_CUT_POINTS } from '../../src/generation/cut-points.js';
 import { TARGET_CUT_POINTS } from '../../src/domain/delivery/target-rules.js';
 import { STREAM_CUT_POINTS } from '../../src/stream/cut-points.js';
@@ -30,6 +30,8 @@ const ATTEMPT_RULE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 const OWNER_RULE = /^[A-Za-z0-9][A-Za-z0-9._@:-]{0,127}$/;
 export const INVOCATION_RULE = /^inv-[a-z2-7]{25}[aeimquy4]$/;
 const KEY_RULE = /^[A-Za-z0-9!_.*'()/=-]{1,900}$/;
+/** A key whose path segments are all names (src/objects/object-key.ts). */
+const validKey = (s: string) => KEY_RULE.test(s) && !s.split('/').some((seg) => seg === '' || seg === '.' || seg === '..');
 
 export const badStreamName: fc.Arbitrary<string> = fc
   .oneof(
@@ -97,8 +99,10 @@ export const badObjectKey: fc.Arbitrary<string> = fc
     spliced(fc.stringMatching(/^[A-Za-z0-9/._-]{1,30}$/)),
     fc.integer({ min: 901, max: 1200 }).map((n) => 'k'.repeat(n)),
     fc.constantFrom('key?x', 'a b', 'x#y', 'naïve', 'tab\tkey', 'x\u0000y'),
+    // Path segments that are not names: a store may resolve them to another key.
+    fc.constantFrom('x/../docs/readme.txt', '../docs/readme.txt', 'docs/./readme.txt', 'docs//readme.txt', '/docs/readme.txt', 'docs/', '.', '..', 'docs/readme.txt/..'),
   )
-  .filter((s) => s.length > 0 && !KEY_RULE.test(s));
+  .filter((s) => s.length > 0 && !validKey(s));
 
 /** A SHA-256 that is not 64 lower-case hex digits. */
 export const badSha256: fc.Arbitrary<string> = fc.oneof(
@@ -138,7 +142,7 @@ export const misspeltCutPoint: fc.Arbitrary<string> = fc
 
 const kind = fc.constantFrom(...FAULT_KINDS.filter((k) => k !== 'delay'));
 
-/** A CUTPOINT_FAULTS value with exactly one bad rule (grammar, kind, cut point, misplaced =ms), maybe beside a valid one. */
+/** A CUTPOINT_FAULTS value with exactly one bad rule (grammar, kind, cut point, misplaced =ms, a bound, an empty rule), maybe beside a valid one. */
 export const badFaultSpec: fc.Arbitrary<string> = fc
   .tuple(
     fc.oneof(
@@ -147,16 +151,36 @@ export const badFaultSpec: fc.Arbitrary<string> = fc
       fc.tuple(fc.constantFrom(...KNOWN_CUT_POINTS), kind, fc.constantFrom('=5', '@', '@x', '**', '*x', '=', ':', ' extra')).map(([cp, k, s]) => `${cp}:${k}${s}`),
       fc.constantFrom(...KNOWN_CUT_POINTS).map((cp) => cp),
       fc.constantFrom('garbage', ':', 'Stream.Append.Wal:fail', 'stream:fail', '.x:fail', 'stream..wal:fail', 'stream.append.wal:FAIL'),
+      // Out of the grammar's bounds: a count or hit of 0 or past MAX_FAULT_HITS, a delay past MAX_FAULT_DELAY_MS.
+      fc.tuple(fc.constantFrom(...KNOWN_CUT_POINTS), kind, fc.constantFrom('*0', '@0', '*99999999999999999999', '@99999999999999999999', `*${MAX_FAULT_HITS + 1}`, `@${MAX_FAULT_HITS + 1}`)).map(([cp, k, s]) => `${cp}:${k}${s}`),
+      fc.tuple(fc.constantFrom(...KNOWN_CUT_POINTS), fc.constantFrom('1e20', '100000000000000000000', String(MAX_FAULT_DELAY_MS + 1), '')).map(([cp, ms]) => `${cp}:delay=${ms}`),
+      // An empty rule: a trailing, leading or doubled comma (never the blank spec, which arms nothing).
+      fc.tuple(fc.constantFrom(...KNOWN_CUT_POINTS), kind).chain(([cp, k]) => fc.constantFrom(`${cp}:${k},`, `,${cp}:${k}`, `${cp}:${k},,${cp}:${k}`, ' , ')),
     ),
     fc.option(fc.tuple(fc.constantFrom(...KNOWN_CUT_POINTS), kind).map(([cp, k]) => `${cp}:${k}`), { nil: undefined }),
     fc.boolean(),
   )
   .map(([bad, good, first]) => (good === undefined ? bad : first ? `${bad},${good}` : `${good},${bad}`));
 
-/** A flag name no command knows (never --help/-h, which are valid). */
+/**
+ * Names every JavaScript object inherits: a command table looked up with a plain `table[name]`
+ * resolves them (`stream __proto__` once ended cutpoint.internal_error). Each is an unknown
+ * name at every level: command, subcommand, verb, flow, demo, option, route.
+ */
+export const PROTOTYPE_NAMES = ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf', '__defineGetter__'] as const;
+
+/** An unknown (sub)command name: a lower-case word none of `known` is, or a prototype member name. */
+export function unknownName(known: readonly string[]): fc.Arbitrary<string> {
+  return fc.oneof(
+    fc.stringMatching(/^[a-z][a-z-]{0,10}$/).filter((v) => !known.includes(v)),
+    fc.constantFrom(...PROTOTYPE_NAMES),
+  );
+}
+
+/** A flag name no command knows (never --help/-h, which are valid), prototype member names among them. */
 export function unknownFlag(known: readonly string[]): fc.Arbitrary<string> {
   return fc
-    .stringMatching(/^[a-z][a-z0-9-]{0,14}$/)
+    .oneof(fc.stringMatching(/^[a-z][a-z0-9-]{0,14}$/), fc.constantFrom(...PROTOTYPE_NAMES))
     .filter((n) => !known.includes(n) && n !== 'help' && n !== 'h')
     .map((n) => `--${n}`);
 }

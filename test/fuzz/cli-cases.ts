@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import type { FuzzCase } from '../support/fuzz-cli.js';
 import { OWNER, STREAM, type FuzzWorld } from '../support/fuzz-world.js';
-import { badFaultSpec, badObjectKey, badSha256, freshSuffix, unknownFlag } from './arbitraries.js';
+import { badFaultSpec, badObjectKey, badSha256, freshSuffix, PROTOTYPE_NAMES, unknownFlag, unknownName } from './arbitraries.js';
 
 /**
  * The grammar around every command (flags unknown, duplicated with another value, missing
@@ -12,6 +12,9 @@ import { badFaultSpec, badObjectKey, badSha256, freshSuffix, unknownFlag } from 
  */
 
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
+
+const COMMAND_NAMES = ['demo', 'local', 'flow', 'object', 'stream', 'delivery', 'quality', 'faults', 'cost', 'help'];
+const SUBCOMMANDS = ['read', 'describe', 'append', 'takeover', 'trim', 'resolve', 'create', 'put', 'get', 'inspect', 'inspect-all', 'reconcile', 'resume', 'retire', 'run'];
 
 interface Base {
   argv: string[];
@@ -68,8 +71,8 @@ export function flagCases(world: FuzzWorld): fc.Arbitrary<FuzzCase> {
     const options: Array<fc.Arbitrary<FuzzCase>> = [
       fc.tuple(unknownFlag(b.known), fc.option(fc.constantFrom('1', 'x', '--'), { nil: undefined })).map(([f, v]) => mk(`unknown flag ${f}`, v === undefined ? insert(at1, f) : insert(at1, f, v))),
       fc.stringMatching(/^[a-z][a-z0-9]{0,8}$/).map((p) => mk('extra positional', insert(b.positionals, p))),
-      fc.stringMatching(/^[a-z][a-z-]{0,10}$/).filter((v) => !['read', 'describe', 'append', 'takeover', 'trim', 'resolve', 'create', 'put', 'get', 'inspect', 'inspect-all', 'reconcile', 'resume', 'retire', 'run'].includes(v)).map((v) => mk(`unknown subcommand ${v}`, [b.argv[0] as string, v, ...b.argv.slice(2)])),
-      fc.stringMatching(/^[a-z][a-z-]{0,10}$/).filter((c) => !['demo', 'local', 'flow', 'object', 'stream', 'delivery', 'quality', 'faults', 'cost', 'help'].includes(c)).map((c) => mk(`unknown command ${c}`, [c, ...b.argv.slice(1)])),
+      unknownName(SUBCOMMANDS).map((v) => mk(`unknown subcommand ${v}`, [b.argv[0] as string, v, ...b.argv.slice(2)])),
+      unknownName(COMMAND_NAMES).map((c) => mk(`unknown command ${c}`, [c, ...b.argv.slice(1)])),
     ];
     if (valued.length) {
       const [flag, i] = valued[which % valued.length] as readonly [string, number];
@@ -104,7 +107,7 @@ export function objectCases(world: FuzzWorld): fc.Arbitrary<FuzzCase> {
     freshSuffix.map((s): FuzzCase => ({ what: 'object get missing key', argv: ['object', 'get', `missing/${s}`, '--sha256', sha('hello')] })),
     fc.constant<FuzzCase>({ what: 'object get without --sha256', argv: ['object', 'get', 'docs/readme.txt'] }),
     fc.tuple(freshSuffix, fc.constantFrom('/nonexistent/file', '/', '/proc/self/nope')).map(([s, f]): FuzzCase => ({ what: `object put unreadable --file ${f}`, argv: ['object', 'put', `fz/${s}`, '--file', f] })),
-    fc.constantFrom('list', 'delete', 'PUT', '').map((v): FuzzCase => ({ what: `object unknown verb ${JSON.stringify(v)}`, argv: ['object', v, 'docs/readme.txt'] })),
+    fc.constantFrom('list', 'delete', 'PUT', '', ...PROTOTYPE_NAMES).map((v): FuzzCase => ({ what: `object unknown verb ${JSON.stringify(v)}`, argv: ['object', v, 'docs/readme.txt'] })),
   );
 }
 
@@ -127,5 +130,45 @@ export function faultCases(world: FuzzWorld): fc.Arbitrary<FuzzCase> {
       default:
         return { what, argv: ['delivery', 'reconcile', world.unknownId, '--manifest', `${world.manifestFile}#lossy`, '--yes', '--faults', spec] };
     }
+  });
+}
+
+/**
+ * Every prototype member name at every level the CLI resolves a name: the command, `help`'s
+ * command and subcommand, each command's subcommand (stream, delivery, quality, local,
+ * faults, demo, object, flow and flow run's flow, cost's positional), an option of each
+ * command, a cut point of --faults, and a manifest's route. Each is unknown: refused with
+ * its usage error or the refusal of an unknown name, never resolved to Object.prototype.
+ */
+export function prototypeNameCases(world: FuzzWorld): FuzzCase[] {
+  const lane = [STREAM, '--partition', '0'];
+  return PROTOTYPE_NAMES.flatMap((n): FuzzCase[] => {
+    const levels: Array<[string, string[]]> = [
+      ['command', [n, 'read', STREAM]],
+      ['help <command>', ['help', n]],
+      ['help stream <subcommand>', ['help', 'stream', n]],
+      ['stream <subcommand>', ['stream', n, STREAM]],
+      ['delivery <subcommand>', ['delivery', n, world.deliveredId]],
+      ['quality <subcommand>', ['quality', n, world.deliveredId]],
+      ['local <subcommand>', ['local', n]],
+      ['faults <subcommand>', ['faults', n]],
+      ['demo <name>', ['demo', n]],
+      ['object <verb>', ['object', n, 'docs/readme.txt']],
+      ['flow <subcommand>', ['flow', n, 'stream-trim']],
+      ['flow run <flow>', ['flow', 'run', n, '--input', '{}']],
+      ['cost <positional>', ['cost', n]],
+      ['stream read --<option>', ['stream', 'read', ...lane, '--from', '0', `--${n}`]],
+      ['stream create --<option>', ['stream', 'create', `proto-${n.toLowerCase().replace(/_/g, '')}`, '--partitions', '1', `--${n}`, '1']],
+      ['object put --<option>', ['object', 'put', 'proto/x', '--file', '/dev/null', `--${n}`]],
+      ['delivery inspect-all --<option>', ['delivery', 'inspect-all', `--${n}`]],
+      ['quality inspect-all --<option>', ['quality', 'inspect-all', `--${n}`]],
+      ['local status --<option>', ['local', 'status', `--${n}`]],
+      ['faults list --<option>', ['faults', 'list', `--${n}`]],
+      ['cost --<option>', ['cost', `--${n}`, '1']],
+      ['flow run --<option>', ['flow', 'run', 'stream-trim', '--input', JSON.stringify({ stream: STREAM, partition: 0, to: 0 }), `--${n}`]],
+      ['--faults cut point', ['stream', 'takeover', ...lane, '--owner', OWNER, '--faults', `${n}.x:fail`]],
+      ['manifest route', ['delivery', 'reconcile', world.unknownId, '--manifest', `${world.manifestFile}#${n}`, '--yes']],
+    ];
+    return levels.map(([level, argv]) => ({ what: `prototype name ${n} as ${level}`, argv }));
   });
 }

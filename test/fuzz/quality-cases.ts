@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import type { FuzzCase } from '../support/fuzz-cli.js';
 import { CH_PUB_ENV, LAKE, MANIFEST_TEXT, type FuzzWorld } from '../support/fuzz-world.js';
-import { badInteger, badInvocationId, unknownFlag, unknownInvocationId } from './arbitraries.js';
+import { badInteger, badInvocationId, PROTOTYPE_NAMES, unknownFlag, unknownInvocationId } from './arbitraries.js';
 import { brokenManifest, badSelector } from './manifest-mutations.js';
 
 /**
@@ -46,7 +46,7 @@ export function qualityCases(world: FuzzWorld): fc.Arbitrary<FuzzCase> {
     fc.constantFrom(...Object.keys(QUALITY_FLAGS)).chain((verb) =>
       unknownFlag(QUALITY_FLAGS[verb] as string[]).map((f): FuzzCase => ({ what: `quality ${verb} unknown flag ${f}`, argv: verb === 'inspect-all' ? ['quality', verb, f] : verb === 'inspect' ? ['quality', verb, world.unknownId, f] : [...argv(verb, world.unknownId, lake), f] })),
     ),
-    fc.constantFrom(...NO_FORCE, 'clear', 'skip', 'run', 'publish', '').map((v): FuzzCase => ({ what: `quality unknown verb ${JSON.stringify(v)}`, argv: ['quality', v, world.unknownId] })),
+    fc.constantFrom(...NO_FORCE, 'clear', 'skip', 'run', 'publish', '', ...PROTOTYPE_NAMES).map((v): FuzzCase => ({ what: `quality unknown verb ${JSON.stringify(v)}`, argv: ['quality', v, world.unknownId] })),
     fc.constantFrom('diagnose', 'replay').map((verb): FuzzCase => ({ what: `quality ${verb} --aws (local only)`, argv: [...argv(verb, world.unknownId, lake), '--aws'] })),
     fc.constant<FuzzCase>({ what: 'quality inspect-all with a positional', argv: ['quality', 'inspect-all', world.unknownId] }),
     fc.constant<FuzzCase>({ what: 'quality inspect with two ids', argv: ['quality', 'inspect', world.unknownId, world.deliveredId] }),
@@ -69,6 +69,7 @@ export function otherCommandCases(): fc.Arbitrary<FuzzCase> {
     unknownFlag(['rows', 'chunk-rows', 'part-rows', 'batch-records', 'record-bytes']).map((f): FuzzCase => ({ what: `cost unknown flag ${f}`, argv: ['cost', f] })),
     fc.constantFrom('run', 'delivery', '--aws').map((p): FuzzCase => ({ what: `cost ${p}`, argv: ['cost', p] })),
     fc.constantFrom<string[]>(['faults', 'lists'], ['faults', 'list', 'extra'], ['faults'], ['faults', 'list', '--aws'], ['faults', 'list', '--format', 'yaml']).map((argv): FuzzCase => ({ what: argv.join(' '), argv })),
+    fc.tuple(fc.constantFrom('faults', 'local', 'demo', 'cost'), fc.constantFrom(...PROTOTYPE_NAMES)).map(([command, n]): FuzzCase => ({ what: `${command} ${n}`, argv: [command, n] })),
     fc.tuple(fc.constantFrom('--dynamodb-port', '--s3-port'), fc.constantFrom('0', '65536', '-1', 'abc', '80.5', '', '99999999999')).map(([f, v]): FuzzCase => ({ what: `local up ${f} ${JSON.stringify(v)}`, argv: ['local', 'up', f, v] })),
     fc.constantFrom<string[]>(['local', 'upp'], ['local', 'status', 'extra'], ['local'], ['local', 'up', '--aws']).map((argv): FuzzCase => ({ what: argv.join(' '), argv })),
     fc.constantFrom<string[]>(['demo', 'deliveries'], ['demo', 'quality', 'extra'], ['demo', 'generation', '--aws'], ['demo', 'delivery', '--frobnicate']).map((argv): FuzzCase => ({ what: argv.join(' '), argv })),

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { mutations, type FuzzCase } from '../support/fuzz-cli.js';
 import { fuzzSuite, FUZZ_SEED, PROPERTY_MS, runs } from '../support/fuzz-suite.js';
 import { STREAM } from '../support/fuzz-world.js';
-import { faultCases, flagCases, objectCases } from './cli-cases.js';
+import { faultCases, flagCases, objectCases, prototypeNameCases } from './cli-cases.js';
 import { inspectCases, liveActionCases, runCases } from './delivery-cases.js';
 import { flowInputCases, unknownFlowCases } from './flow-cases.js';
 import { fifoManifestCases, stdinCases } from './stdin-cases.js';
@@ -56,6 +56,10 @@ describe(`every invalid command is refused and mutates nothing (seed ${seed})`, 
   it('delivery run: manifests, selectors, invocation ids of other routes, flags', () => suite.runner.property('delivery-run', runCases(suite.world), runs(140), seed), T);
   it('flow run inputs: stream-append, stream-takeover, stream-trim, stream-resolve-append, commit-generation', () => suite.runner.property('flow-inputs', flowInputCases(suite.world, fence), runs(50), seed), T);
   it('flow run: unknown flows', () => suite.runner.property('flow-unknown', unknownFlowCases, runs(30), seed), T);
+  it('prototype member names (__proto__, constructor, toString, …) at every level a name is resolved: unknown, never Object.prototype', async () => {
+    for (const c of prototypeNameCases(suite.world)) expect((await suite.runner.run(c)).violations, c.what).toEqual([]);
+    expect(await suite.runner.settle()).toEqual([]);
+  }, T);
   it('the real bin: stdin shapes (written at once or late, small or past 64 KiB)', () => suite.runner.property('stdin', stdinCases(suite.world), runs(3), seed), T);
   it('the real bin: a FIFO as --manifest', () => suite.runner.property('fifo', fifoManifestCases(fifo), runs(1), seed), T);
 

@@ -1,3 +1,8 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
+
 /** What one in-process `main(argv)` call printed and returned. */
 export interface Captured {
   code: number;
@@ -29,4 +34,29 @@ export async function captureMain(main: (argv: string[]) => Promise<number>, arg
       else process.env[k] = v;
     }
   }
+}
+
+/**
+ * For a file's tests: a fresh temp directory `root`, CUTPOINT_STATE_DIR set to `stateDir`
+ * below it (which does not exist: a refused command must never create it) and
+ * CUTPOINT_FAULTS emptied; both restored and `root` removed after the file. The paths are
+ * set once the file's hooks start.
+ */
+export function missingStateDir(prefix: string): { root: string; stateDir: string } {
+  const dirs = { root: '', stateDir: '' };
+  const saved = { state: process.env.CUTPOINT_STATE_DIR, faults: process.env.CUTPOINT_FAULTS };
+  beforeAll(async () => {
+    dirs.root = await mkdtemp(join(tmpdir(), prefix));
+    dirs.stateDir = join(dirs.root, 'state');
+    process.env.CUTPOINT_STATE_DIR = dirs.stateDir;
+    process.env.CUTPOINT_FAULTS = '';
+  });
+  afterAll(async () => {
+    for (const [key, value] of [['CUTPOINT_STATE_DIR', saved.state], ['CUTPOINT_FAULTS', saved.faults]] as const) {
+      if (value === undefined) delete process.env[key];
+      else process.env[key] = value;
+    }
+    await rm(dirs.root, { recursive: true, force: true });
+  });
+  return dirs;
 }

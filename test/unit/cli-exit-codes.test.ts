@@ -1,10 +1,9 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
-import { captureMain } from './cli-capture.js';
+import { captureMain, missingStateDir } from './cli-capture.js';
 
 /**
  * One exit-code rule for every command, pinned argv by argv: 0 success (help, version, a
@@ -16,26 +15,12 @@ import { captureMain } from './cli-capture.js';
  * directory that does not exist: nothing may create it.
  */
 
-let root = '';
-let stateDir = '';
+const dirs = missingStateDir('cutpoint-exit-');
 let jsonl = '';
-const saved = { state: process.env.CUTPOINT_STATE_DIR, faults: process.env.CUTPOINT_FAULTS };
 
 beforeAll(async () => {
-  root = await mkdtemp(join(tmpdir(), 'cutpoint-exit-'));
-  stateDir = join(root, 'state');
-  jsonl = join(root, 'records.jsonl');
+  jsonl = join(dirs.root, 'records.jsonl');
   await writeFile(jsonl, '{"a":1}\n');
-  process.env.CUTPOINT_STATE_DIR = stateDir;
-  process.env.CUTPOINT_FAULTS = '';
-});
-
-afterAll(async () => {
-  for (const [key, value] of [['CUTPOINT_STATE_DIR', saved.state], ['CUTPOINT_FAULTS', saved.faults]] as const) {
-    if (value === undefined) delete process.env[key];
-    else process.env[key] = value;
-  }
-  await rm(root, { recursive: true, force: true });
 });
 
 const lane = ['orders', '--partition', '0'];
@@ -55,12 +40,17 @@ const USAGE: string[][] = [
   ['stream', 'read', ...lane, '--from', '0', '--from', '1'],
   ['stream', 'read', ...lane, '--from', '0', '--format', 'yaml'],
   ['stream', 'read', ...lane, '--from', '0', '--format'],
+  ['stream', 'read', ...lane, '--from', '0', '--max-records', '0'],
+  ['stream', 'read', ...lane, '--from', '0', '--max-records', '10001'],
   ['stream', 'append', ...lane, '--attempt', 'a1', '--format', 'raw'],
   ['stream', 'append', ...lane, '--attempt', 'a1', '--input-format', 'csv'],
   ['stream', 'append', ...lane, '--attempt', 'a1', '--from', 'FILE', '--max-records', '0'],
   ['stream', 'append', ...lane, '--attempt', 'a1', '--from', 'FILE', '--max-bytes', 'x'],
   ['stream', 'describe', 'orders', '--faults', 'stream.nope:fail'],
   ['stream', 'describe', 'orders', '--faults', 'stream.trim.cas:explode'],
+  ['stream', 'describe', 'orders', '--faults', 'stream.trim.cas:fail*0'],
+  ['stream', 'describe', 'orders', '--faults', 'stream.trim.cas:fail,'],
+  ['stream', 'describe', 'orders', '--faults', 'stream.trim.cas:delay=600001'],
   ['stream', 'gc', ...lane, '--grace', 'forever'],
   ['stream', 'compact', ...lane, '--max-ranges', '1'],
   ['stream', 'materialize', ...lane, '--max', '0'],
@@ -81,12 +71,39 @@ const USAGE: string[][] = [
   ['flow', 'run', 'no-such-flow', '--input', '{}'],
   ['flow', 'run', 'stream-trim', '--input', '{}', '--faults', 'nope'],
   ['object', 'get', 'key'],
+  ['object', 'put', 'key', '--sha256', '2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824'],
+  ['object', 'get', 'key', '--sha256', '2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824', '--file', 'out.bin'],
+  ['object', 'get', 'key', '--sha256', 'abc'],
   ['object', 'frobnicate', 'key'],
   ['faults'],
   ['faults', 'list', 'extra'],
   ['faults', 'list', '--format', 'yaml'],
   ['demo', 'nope'],
 ];
+
+/**
+ * Names every object inherits, at every level a name is looked up: each is unknown (exit 2),
+ * never a member of Object.prototype (`stream __proto__ orders` ended cutpoint.internal_error).
+ */
+const PROTOTYPE_NAMES = ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf', '__defineGetter__'];
+USAGE.push(
+  ...PROTOTYPE_NAMES.flatMap((n) => [
+    [n, 'orders'],
+    ['help', n],
+    ['help', 'stream', n],
+    ['stream', n, 'orders'],
+    ['delivery', n, 'inv-x'],
+    ['quality', n, 'inv-x'],
+    ['local', n],
+    ['faults', n],
+    ['demo', n],
+    ['object', n, 'key'],
+    ['flow', n],
+    ['flow', 'run', n, '--input', '{}'],
+    ['cost', n],
+    ['stream', 'read', ...lane, '--from', '0', `--${n}`],
+  ]),
+);
 
 /** Refusals with their stable code: nothing runs, stdout stays empty. */
 const REFUSED: Array<[string[], string, Record<string, string>?]> = [
@@ -121,21 +138,21 @@ describe('one exit-code rule across every command', () => {
     const r = await captureMain(main, withFile(argv as string[]));
     expect({ code: r.code, stdout: r.stdout }).toEqual({ code: 2, stdout: '' });
     if ((argv as string[]).length) expect(r.stderr).toMatch(/^cli\.(usage|unknown_command): /);
-    expect(existsSync(stateDir)).toBe(false);
+    expect(existsSync(dirs.stateDir)).toBe(false);
   });
 
   it.each(REFUSED.map(([argv, code, env]) => [argv.join(' '), argv, code, env ?? {}]))('refused, exit 1: %s', async (_, argv, code, env) => {
     const r = await captureMain(main, argv as string[], env as Record<string, string>);
     expect({ code: r.code, stdout: r.stdout }).toEqual({ code: 1, stdout: '' });
     expect(r.stderr).toMatch(new RegExp(`^${(code as string).replace(/\./g, '\\.')}: `));
-    expect(existsSync(stateDir)).toBe(false);
+    expect(existsSync(dirs.stateDir)).toBe(false);
   });
 
   it.each(OK.map((argv) => [argv.join(' '), argv]))('success, exit 0: %s', async (_, argv) => {
     const r = await captureMain(main, argv as string[]);
     expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
     expect(r.stdout.length).toBeGreaterThan(0);
-    expect(existsSync(stateDir)).toBe(false);
+    expect(existsSync(dirs.stateDir)).toBe(false);
   });
 
   it('bare cutpoint prints the help on stderr (exit 2); --help prints it on stdout (exit 0)', async () => {

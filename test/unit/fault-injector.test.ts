@@ -13,9 +13,11 @@ describe('fault injector', () => {
     expect(faultsFromEnv({ ...env, CUTPOINT_FAULTS_IN_LAMBDA: 'enabled' })).toBeInstanceOf(ArmedFaultInjector);
   });
 
-  it('refuses a cut point no code runs (a typo arms nothing), naming the valid ones', () => {
+  it('refuses a cut point no code runs (a typo arms nothing), naming a few valid ones and where all are', () => {
     for (const spec of ['delivery.staging.create:fail', 'generation.commit.cass:lose-response', 'a.b:fail']) {
-      expect(() => faultsFromEnv({ CUTPOINT_FAULTS: spec })).toThrow(expect.objectContaining({ code: 'faults.unknown_cut_point', message: expect.stringContaining('delivery.target.create-staging') }));
+      expect(() => faultsFromEnv({ CUTPOINT_FAULTS: spec })).toThrow(
+        expect.objectContaining({ code: 'faults.unknown_cut_point', message: expect.stringMatching(/valid cut points \(`cutpoint faults list`\): cli\.object\.put, [a-z0-9.-]+(, [a-z0-9.-]+){3} and \d+ more$/) }),
+      );
     }
     expect(() => faultsFromEnv({ CUTPOINT_FAULTS: 'generation.commit.cass:fail' })).toThrow(/did you mean "generation\.commit\.cas"/);
     expect(faultsFromEnv({ CUTPOINT_FAULTS: 'delivery.target.create-staging:fail,stream.append.head-cas:delay=5,cli.object.put:fail' })).toBeInstanceOf(ArmedFaultInjector);

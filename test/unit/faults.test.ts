@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FaultSchedule, formatFaultRule, parseFaultSpec } from '../../src/domain/faults.js';
+import { FAULT_GRAMMAR, FaultSchedule, formatFaultRule, MAX_FAULT_DELAY_MS, MAX_FAULT_HITS, parseFaultSpec } from '../../src/domain/faults.js';
 
 describe('CUTPOINT_FAULTS grammar', () => {
   it('parses kinds, delays, hit offsets and repeat counts', () => {
@@ -37,8 +37,38 @@ describe('CUTPOINT_FAULTS grammar', () => {
     expect(parseFaultSpec('stream.append.wal:fail', known)).toHaveLength(1);
   });
 
-  it('an empty spec arms nothing', () => {
-    expect(parseFaultSpec(' , ')).toEqual([]);
+  it('a blank spec arms nothing', () => {
+    expect(parseFaultSpec('')).toEqual([]);
+    expect(parseFaultSpec('  ')).toEqual([]);
+  });
+
+  it.each([
+    ['a.b:fail,', 'faults.invalid_spec', /fault rule 2 is empty/],
+    [',a.b:fail', 'faults.invalid_spec', /fault rule 1 is empty/],
+    ['a.b:fail,,c.d:fail', 'faults.invalid_spec', /fault rule 2 is empty/],
+    [' , ', 'faults.invalid_spec', /fault rule 1 is empty/],
+    ['a.b:fail*0', 'faults.invalid_count', /\*<times>\) must be 1-1000000/],
+    ['a.b:fail*99999999999999999999', 'faults.invalid_count', /must be 1-1000000/],
+    [`a.b:fail*${MAX_FAULT_HITS + 1}`, 'faults.invalid_count', /must be 1-1000000/],
+    ['a.b:fail*x', 'faults.invalid_count', /must be 1-1000000, or \* for every hit/],
+    ['a.b:fail@0', 'faults.invalid_hit', /@<hit>\) must be 1-1000000/],
+    ['a.b:fail@99999999999999999999', 'faults.invalid_hit', /must be 1-1000000/],
+    ['a.b:fail@', 'faults.invalid_hit', /must be 1-1000000/],
+    ['a.b:delay=1e20', 'faults.invalid_delay', /must be 0-600000 ms/],
+    ['a.b:delay=100000000000000000000', 'faults.invalid_delay', /must be 0-600000 ms/],
+    [`a.b:delay=${MAX_FAULT_DELAY_MS + 1}`, 'faults.invalid_delay', /must be 0-600000 ms/],
+    ['a.b:delay=', 'faults.invalid_delay', /must be 0-600000 ms/],
+  ])('refuses %s with %s', (spec, code, message) => {
+    expect(() => parseFaultSpec(spec)).toThrow(expect.objectContaining({ code, name: 'Cutpoint.ValidationError', message: expect.stringMatching(message) }));
+  });
+
+  it('accepts the bounds themselves, and states them in its grammar', () => {
+    expect(parseFaultSpec(`a.b:delay=${MAX_FAULT_DELAY_MS}@${MAX_FAULT_HITS}*${MAX_FAULT_HITS},c.d:delay=0@1*1`)).toEqual([
+      { cutPoint: 'a.b', kind: 'delay', delayMs: MAX_FAULT_DELAY_MS, fromHit: MAX_FAULT_HITS, times: MAX_FAULT_HITS },
+      { cutPoint: 'c.d', kind: 'delay', delayMs: 0, fromHit: 1, times: 1 },
+    ]);
+    expect(FAULT_GRAMMAR).toContain(`delay-ms 0-${MAX_FAULT_DELAY_MS}`);
+    expect(FAULT_GRAMMAR).toContain(`hit and times 1-${MAX_FAULT_HITS}`);
   });
 });
 

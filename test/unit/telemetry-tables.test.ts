@@ -119,9 +119,24 @@ describe('the one redactor', () => {
     expect(out).toContain('[redacted-url]');
   });
 
+  it('removes where an endpoint listens: node\'s connection errors, host:port of an address, localhost, IPv6 or a host name', () => {
+    const text = [
+      'source describe failed: connect ECONNREFUSED 127.0.0.1:37895',
+      'connect ECONNREFUSED ::1:8000',
+      'getaddrinfo ENOTFOUND ch.internal',
+      'reached localhost:4566, [::1]:8000, 10.0.3.7:9000 and clickhouse.example.com:9440',
+    ].join('\n');
+    const out = redact(text);
+    for (const endpoint of ['127.0.0.1', '37895', '::1', 'ch.internal', 'localhost:4566', '10.0.3.7', 'clickhouse.example.com']) expect(out).not.toContain(endpoint);
+    expect(out).toBe(
+      ['source describe failed: connect ECONNREFUSED [redacted-endpoint]', 'connect ECONNREFUSED [redacted-endpoint]', 'getaddrinfo ENOTFOUND [redacted-endpoint]', 'reached [redacted-endpoint], [redacted-endpoint], [redacted-endpoint] and [redacted-endpoint]'].join('\n'),
+    );
+  });
+
   it('keeps stack frame paths and ordinary text', () => {
     const frame = 'at step (file:///var/task/index.mjs:10:5)';
     expect(redact(frame)).toBe(frame);
     expect(redact('invocation inv-1 stopped in PUBLICATION_UNKNOWN; start reconcile')).toBe('invocation inv-1 stopped in PUBLICATION_UNKNOWN; start reconcile');
+    for (const plain of ['at step (/app/src/index.ts:12:3)', 'CUTPOINT_S3_ENDPOINT must be an http:// loopback address', 'at 12:30:45, lane orders/0, fault rule stream.trim.cas:fail*3']) expect(redact(plain)).toBe(plain);
   });
 });

@@ -1,7 +1,7 @@
-import { parseArgs } from 'node:util';
 import { priceUsage, type PricedUsage } from '../../cost/price.js';
 import { EXPRESS_BILLED_MB, PRICES } from '../../cost/prices.js';
 import { progress, UsageError } from '../io.js';
+import { parseOptions } from '../grammar.js';
 
 export const costHelp = `cutpoint cost [--rows N] [--chunk-rows N] [--part-rows N] [--batch-records N] [--record-bytes N]
   what one delivered window and one appended batch cost on AWS, measured: runs the
@@ -21,12 +21,7 @@ const OPTIONS = {
 } as const;
 
 export async function costCommand(args: string[]): Promise<unknown> {
-  let values;
-  try {
-    ({ values } = parseArgs({ args, strict: true, allowPositionals: false, options: OPTIONS }));
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
+  const { values } = parseOptions(args, OPTIONS, false);
   const rows = integer(values.rows, 'rows', 960, 1, 10_000);
   const chunkRows = integer(values['chunk-rows'], 'chunk-rows', 250, 1, 50_000);
   const partRows = integer(values['part-rows'], 'part-rows', 2_000_000, chunkRows, 2_000_000);

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { routeOfEvent } from '../../../functions/lib/delivery-deps.js';
 import { inspectInvocation } from '../../delivery/journal/listing.js';
 import { loadInvocation } from '../../delivery/journal/records.js';
@@ -18,6 +17,7 @@ import type { TargetPort } from '../../ports/target.js';
 import { flowProgress } from '../flow-progress.js';
 import { NeedsRecoveryError } from '../../delivery/steps/flow-stop.js';
 import { INPUT_LIMITS, printResult, progress, readInputFile, UsageError } from '../io.js';
+import { parseOptions, unexpectedArgument } from '../grammar.js';
 import { AWS_OPTIONS } from '../aws-target.js';
 import { openLocalSource, openLocalTarget } from './delivery-bindings.js';
 import { causeMessage, ManifestUnavailableError } from './delivery.js';
@@ -87,14 +87,8 @@ const OPTIONS = {
 } as const;
 
 export async function deliveryRunCommand(args: string[]): Promise<unknown> {
-  let parsed;
-  try {
-    parsed = parseArgs({ args, allowPositionals: true, strict: true, options: OPTIONS });
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
-  const { values, positionals } = parsed;
-  if (positionals.length) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
+  const { values, positionals } = parseOptions(args, OPTIONS);
+  if (positionals.length) throw unexpectedArgument(positionals[0]);
   if (typeof values.manifest !== 'string') throw new UsageError('delivery run needs --manifest FILE#ROUTE');
   // Every refusal of the grammar (exit 2) before anything is read or started.
   const target = targetOf(values, values.aws ? FLOW : undefined);

@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { validateInvocationId } from '../../domain/delivery/identifiers.js';
 import { assertActionPermitted, assertConfirmed, type LiveAction } from '../../domain/delivery/journal-states.js';
 import { parseManifest, parseSelector, selectRoute, selectorText } from '../../domain/delivery/manifest.js';
 import type { Selector } from '../../domain/delivery/manifest-types.js';
 import { assertAuthority, recomputeAuthority, type AuthorityInput, type SealedAuthority } from '../../domain/delivery/sealed-authority.js';
+import { echoed } from '../../domain/echo.js';
 import { CutpointError } from '../../domain/errors.js';
 import { validateTargetId } from '../../delivery/journal/keys.js';
 import { inspectAll, inspectInvocation } from '../../delivery/journal/listing.js';
@@ -13,6 +13,7 @@ import { loadInvocation } from '../../delivery/journal/records.js';
 import { RECOVERY_ACTIONS } from '../../delivery/recovery/actions.js';
 import type { RecoveryFlowInput } from '../../delivery/recovery/flow-steps.js';
 import { INPUT_LIMITS, readInputFile, UsageError } from '../io.js';
+import { parseOptions, unexpectedArgument, unknownSubcommand } from '../grammar.js';
 import { AWS_OPTIONS } from '../aws-target.js';
 import { targetOf, type Target } from './stream/target.js';
 
@@ -57,7 +58,7 @@ const LIVE_ACTIONS: readonly LiveAction[] = ['reconcile', 'resume', 'retire'];
 /** The manifest file named by --manifest cannot be read. Names the path, never content. */
 export class ManifestUnavailableError extends CutpointError {
   constructor(file: string, reason: string) {
-    super('Delivery.ManifestUnavailable', 'delivery.manifest_unavailable', `manifest ${file} could not be read (${reason}); nothing was mutated`);
+    super('Delivery.ManifestUnavailable', 'delivery.manifest_unavailable', `manifest ${echoed(file)} could not be read (${reason}); nothing was mutated`);
   }
 }
 
@@ -67,17 +68,17 @@ export async function deliveryCommand(args: string[]): Promise<unknown> {
   if (verb === 'run') return (await import('./delivery-run.js')).deliveryRunCommand(rest);
   const live = LIVE_ACTIONS.find((a) => a === verb);
   if (verb !== 'inspect-all' && verb !== 'inspect' && !live) {
-    throw new UsageError(`unknown delivery subcommand ${JSON.stringify(verb ?? '')}\n${deliveryHelp}`);
+    throw unknownSubcommand('delivery', verb, deliveryHelp);
   }
   const options: Options = verb === 'inspect-all' ? { ...COMMON, target: { type: 'string' } } : live ? { ...COMMON, ...LIVE } : COMMON;
-  const { values, positionals } = parse(rest, options);
+  const { values, positionals } = parseOptions(rest, options);
   // The whole grammar is checked before anything is touched (exit 2 wins over exit 1).
   if (verb === 'inspect-all') {
-    if (positionals.length) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
+    if (positionals.length) throw unexpectedArgument(positionals[0]);
   } else {
     const [id, ...extra] = positionals;
     if (id === undefined) throw new UsageError(`delivery ${verb} needs an <invocation-id>\n${deliveryHelp}`);
-    if (extra.length) throw new UsageError(`unexpected argument ${JSON.stringify(extra[0])}`);
+    if (extra.length) throw unexpectedArgument(extra[0]);
     if (live && typeof values.manifest !== 'string') throw new UsageError(`delivery ${verb} needs --manifest FILE#ROUTE`);
   }
   // On AWS a live action starts its recovery flow (its ARN: flag, environment or stack output).
@@ -186,13 +187,5 @@ async function readManifest(file: string): Promise<string> {
     return new TextDecoder().decode(await readInputFile(file, INPUT_LIMITS.manifest, 'manifest'));
   } catch (error) {
     throw new ManifestUnavailableError(file, (error as NodeJS.ErrnoException).code ?? 'unreadable');
-  }
-}
-
-function parse(args: string[], options: Options) {
-  try {
-    return parseArgs({ args, allowPositionals: true, strict: true, options });
-  } catch (error) {
-    throw new UsageError((error as Error).message);
   }
 }

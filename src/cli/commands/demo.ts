@@ -1,4 +1,7 @@
+import { ownEntry } from '../../domain/own-entry.js';
+import { quoted } from '../../domain/echo.js';
 import { UsageError } from '../io.js';
+import { unexpectedArgument } from '../grammar.js';
 
 export const demoHelp = `cutpoint demo [delivery]   (npm start)
   starts throw-away local components (DynamoDB Local, the S3 emulator, embedded
@@ -29,8 +32,8 @@ const DEMOS: Record<string, () => Promise<unknown>> = {
 /** `cutpoint demo [delivery|generation|quality]`. */
 export async function demoCommand(args: string[]): Promise<unknown> {
   const [name = 'delivery', ...extra] = args;
-  const demo = Object.hasOwn(DEMOS, name) ? DEMOS[name] : undefined;
-  if (!demo) throw new UsageError(`unknown demo ${JSON.stringify(name)}\n${demoHelp}`);
-  if (extra.length) throw new UsageError(`unexpected argument ${JSON.stringify(extra[0])}`);
+  const demo = ownEntry(DEMOS, name);
+  if (!demo) throw new UsageError(`unknown demo ${quoted(name)}\n${demoHelp}`);
+  if (extra.length) throw unexpectedArgument(extra[0]);
   return demo();
 }

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { faultsFromEnv } from '../../adapters/fault-injector.js';
 import { firedOf, reportFired } from '../fault-report.js';
 import { CutpointError } from '../../domain/errors.js';
@@ -11,7 +10,9 @@ import { defaultStateDir } from '../../local/runtime.js';
 import { AwsSession, AWS_OPTIONS, refuseAwsFlagsWithoutAws } from '../aws-target.js';
 import { localRuntimeConfig } from '../local-config.js';
 import { flowProgress } from '../flow-progress.js';
+import { quoted } from '../../domain/echo.js';
 import { progress, readJsonInput, UsageError } from '../io.js';
+import { parseOptions, unexpectedArgument } from '../grammar.js';
 import { EXCHANGE_FLOW } from '../../publication/flow-route.js';
 
 export const flowHelp = `cutpoint flow run <flow> --input <json | @file | -> [--faults SPEC]
@@ -36,8 +37,8 @@ export async function flowCommand(args: string[]): Promise<unknown> {
   if (args[0] !== 'run') throw new UsageError(flowHelp);
   const { values, positionals } = parse(args.slice(1));
   const [flow, ...extra] = positionals;
-  if (!flow || !FLOWS.some((f) => f.name === flow)) throw new UsageError(`unknown flow ${JSON.stringify(flow ?? '')}\n${flowHelp}`);
-  if (extra.length) throw new UsageError(`unexpected argument ${JSON.stringify(extra[0])}`);
+  if (!flow || !FLOWS.some((f) => f.name === flow)) throw new UsageError(`unknown flow ${quoted(flow ?? '')}\n${flowHelp}`);
+  if (extra.length) throw unexpectedArgument(extra[0]);
   if (!values.input) throw new UsageError('--input is required');
   const input = await readJsonInput(values.input, { what: 'flow input', invalidCode: 'flow.invalid_input' });
 
@@ -109,19 +110,5 @@ async function saveHistory(flow: string, result: FlowResult): Promise<string> {
 }
 
 function parse(args: string[]) {
-  try {
-    return parseArgs({
-      args,
-      allowPositionals: true,
-      options: {
-        input: { type: 'string' },
-        faults: { type: 'string' },
-        ...AWS_OPTIONS,
-        'state-machine-arn': { type: 'string' },
-        name: { type: 'string' },
-      },
-    });
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
+  return parseOptions(args, { input: { type: 'string' }, faults: { type: 'string' }, ...AWS_OPTIONS, 'state-machine-arn': { type: 'string' }, name: { type: 'string' } });
 }

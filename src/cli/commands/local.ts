@@ -1,7 +1,8 @@
-import { parseArgs } from 'node:util';
 import { parsePort, PORT_SETTINGS, runtimePorts, type RuntimePorts } from '../../local/ports.js';
 import { localDown, localStatus, localUp } from '../../local/runtime.js';
+import { quoted } from '../../domain/echo.js';
 import { progress, UsageError } from '../io.js';
+import { parseOptions, unexpectedArgument, unknownSubcommand } from '../grammar.js';
 
 export const localHelp = `cutpoint local up [--dynamodb-port N] [--s3-port N]
   start DynamoDB Local and the S3 emulator in the background (data under .cutpoint/local);
@@ -29,7 +30,7 @@ export async function localCommand(args: string[]): Promise<unknown> {
       parse(rest, {});
       return localStatus();
     default:
-      throw new UsageError(`unknown local subcommand ${JSON.stringify(verb ?? '')}\n${localHelp}`);
+      throw unknownSubcommand('local', verb, localHelp);
   }
 }
 
@@ -40,18 +41,14 @@ function portFlags(values: Record<string, string | boolean | undefined>): Partia
     const raw = values[setting.flag.slice(2)];
     if (raw === undefined) continue;
     const port = typeof raw === 'string' ? parsePort(raw) : undefined;
-    if (port === undefined) throw new UsageError(`${setting.flag} must be a port number 1-65535, got ${JSON.stringify(raw)}`);
+    if (port === undefined) throw new UsageError(`${setting.flag} must be a port number 1-65535, got ${quoted(String(raw))}`);
     flags[key] = port;
   }
   return flags;
 }
 
 function parse(args: string[], options: Record<string, { type: 'string' | 'boolean' }>) {
-  try {
-    const { values, positionals } = parseArgs({ args, allowPositionals: true, strict: true, options });
-    if (positionals.length) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
-    return values;
-  } catch (error) {
-    throw error instanceof UsageError ? error : new UsageError((error as Error).message);
-  }
+  const { values, positionals } = parseOptions(args, options);
+  if (positionals.length) throw unexpectedArgument(positionals[0]);
+  return values;
 }

@@ -4,6 +4,7 @@ import { validateInvocationId } from '../../domain/delivery/identifiers.js';
 import { parseManifest, parseSelector, selectRoute, selectorText } from '../../domain/delivery/manifest.js';
 import type { Selector, SelectedRoute } from '../../domain/delivery/manifest-types.js';
 import { CutpointError } from '../../domain/errors.js';
+import { ownEntry } from '../../domain/own-entry.js';
 import type { ExchangeTargetPort } from '../../ports/exchange-target.js';
 import type { TargetPort } from '../../ports/target.js';
 import { diagnoseQuality } from '../../quality/diagnose.js';
@@ -103,7 +104,7 @@ const OBSERVE_FLOW_CODES: Record<string, string> = {
 /** How a deployed observation that did not end COMPLETE leaves: the flow's error name, its code, the cause's message only. */
 export function observeFlowFailure(status: string, error: string | undefined, cause: string | undefined): CutpointError {
   const name = error ?? 'Quality.ObserveFlowFailed';
-  return new CutpointError(name, OBSERVE_FLOW_CODES[name] ?? 'quality.observe_flow_failed', `observe ended ${status} with ${name}${cause ? `: ${causeMessage(cause)}` : ''}`);
+  return new CutpointError(name, ownEntry(OBSERVE_FLOW_CODES, name) ?? 'quality.observe_flow_failed', `observe ended ${status} with ${name}${cause ? `: ${causeMessage(cause)}` : ''}`);
 }
 
 /** Only the target's identity: the read-only verbs reach nothing else of the target port. */

@@ -1,7 +1,8 @@
-import { parseArgs } from 'node:util';
+import { ownEntry } from '../../domain/own-entry.js';
 import { QualityConfirmationRequiredError } from '../../domain/quality/errors.js';
 import { inspectAllQuality, inspectQuality } from '../../quality/inspect.js';
 import { UsageError } from '../io.js';
+import { parseOptions, unexpectedArgument, unknownSubcommand } from '../grammar.js';
 import { AWS_OPTIONS } from '../aws-target.js';
 import type { ManifestVerb } from './quality-live.js';
 import { targetOf } from './stream/target.js';
@@ -83,14 +84,14 @@ const VERBS: Record<string, Options> = {
  */
 export async function qualityCommand(args: string[]): Promise<unknown> {
   const [verb, ...rest] = args;
-  const options = verb === undefined || !Object.hasOwn(VERBS, verb) ? undefined : VERBS[verb];
-  if (!verb || !options) throw new UsageError(`unknown quality subcommand ${JSON.stringify(verb ?? '')}\n${qualityHelp}`);
-  const { values, positionals } = parse(rest, options);
+  const options = ownEntry(VERBS, verb);
+  if (!verb || !options) throw unknownSubcommand('quality', verb, qualityHelp);
+  const { values, positionals } = parseOptions(rest, options);
   if (verb === 'inspect-all') {
-    if (positionals.length) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
+    if (positionals.length) throw unexpectedArgument(positionals[0]);
   } else {
     if (positionals[0] === undefined) throw new UsageError(`quality ${verb} needs an <invocation-id>\n${qualityHelp}`);
-    if (positionals.length > 1) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[1])}`);
+    if (positionals.length > 1) throw unexpectedArgument(positionals[1]);
   }
   if (options === WITH_MANIFEST || verb === 'observe') {
     if (typeof values.manifest !== 'string') throw new UsageError(`quality ${verb} needs --manifest FILE#ROUTE`);
@@ -114,13 +115,5 @@ export async function qualityCommand(args: string[]): Promise<unknown> {
     });
   } finally {
     target.done();
-  }
-}
-
-function parse(args: string[], options: Options) {
-  try {
-    return parseArgs({ args, allowPositionals: true, strict: true, options });
-  } catch (error) {
-    throw new UsageError((error as Error).message);
   }
 }

@@ -1,12 +1,14 @@
-import { parseArgs } from 'node:util';
 import { CutpointError } from '../../domain/errors.js';
+import { ownEntry } from '../../domain/own-entry.js';
 import { validateAttemptId, validateLane, validateOwner, type AppendOutcome, type LaneRef } from '../../domain/stream.js';
 import { createStream } from '../../stream/create-stream.js';
 import { describeStream } from '../../stream/describe.js';
 import { loadHead } from '../../stream/lane-store.js';
-import { readStream } from '../../stream/read.js';
+import { MAX_READ_RECORDS, readStream } from '../../stream/read.js';
 import type { TakeoverResult } from '../../stream/takeover.js';
+import { quoted } from '../../domain/echo.js';
 import { progress, UsageError } from '../io.js';
+import { parseOptions, unexpectedArgument, unknownSubcommand } from '../grammar.js';
 import { AWS_OPTIONS } from '../aws-target.js';
 import { abandonTakeover, activeSession, beginTakeover, completeTakeover } from '../session-store.js';
 import { CURSOR_HANDLERS, cursorHelp } from './stream/consume.js';
@@ -16,7 +18,7 @@ import { COMPACT_HANDLERS, compactHelp } from './stream/compact.js';
 import { checkGc, gc, gcHelp, leases } from './stream/gc.js';
 import { MATERIALIZE_HANDLERS, materializeHelp } from './stream/materialize.js';
 import { QUARANTINE_HANDLERS, quarantineHelp } from './stream/quarantine.js';
-import { defaultOwner, integer } from './stream/options.js';
+import { defaultOwner, integer, integerIn } from './stream/options.js';
 import { appendResult, failedFlowError, isRejection, resolveCommand } from './stream/outcomes.js';
 import { assertFlowInputFits, readRecords, type RecordFormat } from './stream/records.js';
 import { targetOf, type Target } from './stream/target.js';
@@ -73,12 +75,13 @@ type Values = Record<string, string | boolean | undefined>;
 
 export async function streamCommand(args: string[]): Promise<unknown> {
   const [verb, ...rest] = args;
-  const handler = verb === undefined ? undefined : HANDLERS[verb];
-  if (!verb || !handler) throw new UsageError(`unknown stream subcommand ${JSON.stringify(verb ?? '')}\n${streamHelp}`);
-  const { values, positionals } = parse(rest, { ...COMMON, ...handler.options });
+  // Own entries only: `stream __proto__` or `stream constructor` is an unknown subcommand.
+  const handler = ownEntry(HANDLERS, verb);
+  if (!verb || !handler) throw unknownSubcommand('stream', verb, streamHelp);
+  const { values, positionals } = parseOptions(rest, { ...COMMON, ...handler.options });
   const [stream, ...extra] = positionals;
   if (!stream) throw new UsageError(`stream ${verb} needs a <stream>\n${streamHelp}`);
-  if (extra.length) throw new UsageError(`unexpected argument ${JSON.stringify(extra[0])}`);
+  if (extra.length) throw unexpectedArgument(extra[0]);
   // The whole grammar is checked before anything is touched (exit 2 wins over exit 1).
   const lane = 'partition' in handler.options ? laneOf(stream, values) : undefined;
   handler.check?.(values);
@@ -205,7 +208,7 @@ function checkAppend(values: Values): void {
   attemptOf(values);
   for (const name of ['max-records', 'max-bytes']) if (values[name] !== undefined) throw new UsageError(`--${name} needs --from FILE.jsonl`);
   const input = values['input-format'];
-  if (input !== undefined && input !== 'lines' && input !== 'raw') throw new UsageError(`--input-format must be lines or raw, got ${JSON.stringify(input)}`);
+  if (input !== undefined && input !== 'lines' && input !== 'raw') throw new UsageError(`--input-format must be lines or raw, got ${quoted(input as string)}`);
 }
 
 async function append(target: Target, lane: LaneRef, values: Values): Promise<unknown> {
@@ -250,13 +253,14 @@ async function resolve(target: Target, lane: LaneRef, values: Values): Promise<u
   return outcome;
 }
 
+/** --max-records out of the read's range is the command line's error (exit 2), like every knob's range. */
 function checkRead(values: Values): void {
   integer(values, 'from');
-  if (values['max-records'] !== undefined) integer(values, 'max-records');
+  if (values['max-records'] !== undefined) integerIn(values, 'max-records', 1, MAX_READ_RECORDS);
 }
 
 async function read(target: Target, lane: LaneRef, values: Values): Promise<unknown> {
-  const input = { ...lane, from: integer(values, 'from'), ...(values['max-records'] !== undefined && { maxRecords: integer(values, 'max-records') }) };
+  const input = { ...lane, from: integer(values, 'from'), ...(values['max-records'] !== undefined && { maxRecords: integerIn(values, 'max-records', 1, MAX_READ_RECORDS) }) };
   const result = await readStream(input, await target.ports());
   if (!values.text) return result;
   return { ...result, records: result.records.map((r) => ({ ...r, text: Buffer.from(r.data, 'base64').toString('utf8') })) };
@@ -289,12 +293,4 @@ function laneOf(stream: string, values: Values): LaneRef {
 function attemptOf(values: Values): string {
   if (typeof values.attempt !== 'string') throw new UsageError('--attempt ID is required');
   return validateAttemptId(values.attempt);
-}
-
-function parse(args: string[], options: Options) {
-  try {
-    return parseArgs({ args, allowPositionals: true, strict: true, options });
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
 }

@@ -1,3 +1,4 @@
+import { ownEntry } from '../own-entry.js';
 import { isOwnedStagingName, STAGING_PREFIX } from './identifiers.js';
 import { validateBindingRef, type BindingScope } from './manifest-bindings.js';
 import type { Checker, Segment } from './manifest-checker.js';
@@ -123,7 +124,7 @@ function qualityKindOf(value: unknown, scope: BindingScope): QualityKind | undef
   const mode: unknown = value.get('mode');
   const byMode = typeof mode === 'string' && (TARGET_MODES as readonly string[]).includes(mode) ? (mode === 'exchange' ? 'v2' : 'sql') : undefined;
   const ref: unknown = value.get('binding');
-  const kind = typeof ref === 'string' && Object.hasOwn(scope.bindings, ref) ? scope.bindings[ref]?.kind : undefined;
+  const kind = typeof ref === 'string' ? ownEntry(scope.bindings, ref)?.kind : undefined;
   const byBinding = kind === undefined ? undefined : kind === 'clickhouse' ? 'v2' : 'sql';
   if (byMode !== undefined && byBinding !== undefined && byMode !== byBinding) return undefined;
   return byMode ?? byBinding;

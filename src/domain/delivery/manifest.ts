@@ -1,5 +1,7 @@
 import { parseDocument } from 'yaml';
 import { ValidationError } from '../errors.js';
+import { echoed, someOf } from '../echo.js';
+import { ownEntry } from '../own-entry.js';
 import { isManifestName } from './identifiers.js';
 import { validateBinding } from './manifest-bindings.js';
 import { Checker } from './manifest-checker.js';
@@ -139,16 +141,16 @@ export function selectorText(selector: Selector): string {
 /** The route a selector names, with its bindings; `delivery.selector_unknown` if absent. */
 export function selectRoute(manifest: Manifest, selector: Pick<Selector, 'route'> | string): SelectedRoute {
   const name = typeof selector === 'string' ? (selector.includes('#') ? parseSelector(selector).route : selector) : selector.route;
-  const route = Object.hasOwn(manifest.routes, name) ? manifest.routes[name] : undefined;
+  const route = ownEntry(manifest.routes, name);
   if (!route) {
-    const known = Object.keys(manifest.routes).sort().join(', ');
+    const known = someOf(Object.keys(manifest.routes).sort());
     throw new ValidationError(
       'delivery.selector_unknown',
-      `${manifest.sourceName} has no route ${isManifestName(name) ? name : '(invalid name)'}; routes: ${known || '(none)'}`,
+      `${echoed(manifest.sourceName)} has no route ${isManifestName(name) ? name : '(invalid name)'}; routes: ${known || '(none)'}`,
     );
   }
-  const sourceBinding = Object.hasOwn(manifest.bindings, route.source.binding) ? manifest.bindings[route.source.binding] : undefined;
-  const targetBinding = Object.hasOwn(manifest.bindings, route.target.binding) ? manifest.bindings[route.target.binding] : undefined;
+  const sourceBinding = ownEntry(manifest.bindings, route.source.binding);
+  const targetBinding = ownEntry(manifest.bindings, route.target.binding);
   // parseManifest guarantees both; a hand-built Manifest may not.
   if (!sourceBinding || !targetBinding) {
     throw new ValidationError('delivery.binding_unknown', `routes.${name}: ${!sourceBinding ? 'source' : 'target'} binding is not declared`);

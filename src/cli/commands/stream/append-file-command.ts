@@ -5,6 +5,7 @@ import { validateKnobs } from '../../../stream/producer/knobs.js';
 import { UsageError } from '../../io.js';
 import { activeSession } from '../../session-store.js';
 import { appendFile, type FileAppendSummary } from './append-file.js';
+import { integer } from './options.js';
 import type { Target } from './target.js';
 
 type Values = Record<string, string | boolean | undefined>;
@@ -42,12 +43,7 @@ function knobsOf(values: Values): { maxRecords?: number; maxBytes?: number } {
     ['max-records', 'maxRecords'],
     ['max-bytes', 'maxBytes'],
   ] as const) {
-    const raw = values[flag];
-    if (raw === undefined) continue;
-    if (typeof raw !== 'string' || !/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw))) {
-      throw new UsageError(`--${flag} must be a non-negative integer, got ${JSON.stringify(raw)}`);
-    }
-    knobs[knob] = Number(raw);
+    if (values[flag] !== undefined) knobs[knob] = integer(values, flag);
   }
   return knobs;
 }

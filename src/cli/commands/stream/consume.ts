@@ -9,10 +9,10 @@ import { loadCursor } from '../../../stream/cursor/store.js';
 import { takeoverCursor } from '../../../stream/cursor/takeover.js';
 import { loadHead } from '../../../stream/lane-store.js';
 import { readStream, MAX_READ_RECORDS } from '../../../stream/read.js';
-import { progress, STREAMED, UsageError } from '../../io.js';
+import { progress, STREAMED } from '../../io.js';
 import { storedCursorSession, withNewCursorSession } from './cursor-sessions.js';
 import { CURSOR_ADMIN_HANDLERS, groupOf, type CursorHandler } from './cursors.js';
-import { defaultOwner, integer, type Values } from './options.js';
+import { defaultOwner, integer, integerIn, type Values } from './options.js';
 import type { Target } from './target.js';
 
 export const cursorHelp = `cutpoint stream consume <stream> --partition P --group G [--max N] [--batch N] [--follow] [--text] [--owner NAME]
@@ -52,8 +52,7 @@ interface ConsumeOptions {
 function optionsOf(values: Values): ConsumeOptions {
   const group = groupOf(values);
   const max = values.max === undefined ? Infinity : integer(values, 'max');
-  const batch = values.batch === undefined ? DEFAULT_BATCH : integer(values, 'batch');
-  if (batch < 1 || batch > MAX_READ_RECORDS) throw new UsageError(`--batch must be in [1, ${MAX_READ_RECORDS}]`);
+  const batch = values.batch === undefined ? DEFAULT_BATCH : integerIn(values, 'batch', 1, MAX_READ_RECORDS);
   return { group, max, batch, follow: values.follow === true, text: values.text === true };
 }
 

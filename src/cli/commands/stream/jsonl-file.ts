@@ -1,5 +1,6 @@
 import { constants } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
+import { quoted } from '../../../domain/echo.js';
 import { CutpointError, ValidationError } from '../../../domain/errors.js';
 import { MAX_RECORD_BYTES } from '../../../domain/stream.js';
 import { fileError, notRegular } from '../../input.js';
@@ -25,7 +26,7 @@ export class JsonlFile {
       records++;
       bytes += line.byteLength;
     }
-    if (records === 0) throw new ValidationError('stream.empty_batch', `no records: ${JSON.stringify(this.path)} is empty`);
+    if (records === 0) throw new ValidationError('stream.empty_batch', `no records: ${quoted(this.path)} is empty`);
     return { records, bytes };
   }
 

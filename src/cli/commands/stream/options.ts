@@ -1,4 +1,5 @@
 import { hostname, userInfo } from 'node:os';
+import { quoted } from '../../../domain/echo.js';
 import { UsageError } from '../../io.js';
 
 /** Option helpers of the stream commands (src/cli/commands/stream.ts and its verbs). */
@@ -8,7 +9,7 @@ export type Values = Record<string, string | boolean | undefined>;
 export function integer(values: Values, name: string): number {
   const raw = values[name];
   if (typeof raw !== 'string') throw new UsageError(`--${name} is required`);
-  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw))) throw new UsageError(`--${name} must be a non-negative integer, got ${JSON.stringify(raw)}`);
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw))) throw new UsageError(`--${name} must be a non-negative integer, got ${quoted(raw)}`);
   return Number(raw);
 }
 
