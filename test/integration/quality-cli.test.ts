@@ -23,7 +23,7 @@ import { prepareCapsule } from '../../src/quality/steps/prepare-capsule.js';
 import { openObserveWorld, type ObserveWorld } from '../fixtures/quality/observe-world.js';
 import { stepsThrough } from '../support/delivery-steps.js';
 import { newInvocationId } from '../support/delivery-world.js';
-import { openPublicationWorld, publicationManifest, targetDdl, type PublicationWorld } from '../support/publication-world.js';
+import { openPublicationWorld, publicationManifest, type PublicationWorld } from '../support/publication-world.js';
 
 /**
  * `cutpoint quality inspect` / `inspect-all` (spec §7.1, U9, F5) as an operator runs them:
@@ -320,24 +320,11 @@ describe('cutpoint quality inspect / inspect-all', () => {
  * one before (TARGET_PENDING → observe → COMPLETE → replay / diagnose → evidence lost).
  */
 describe('cutpoint quality diagnose / observe / replay', () => {
-  let op: Pick<Operation, 'ref' | 'predecessor' | 'deps'> & { begun: Operation['begun']; selector: string; file: string };
+  let op: Pick<Operation, 'ref' | 'predecessor'> & { selector: string; file: string };
   beforeAll(async () => {
-    const table = 'observed_1';
-    await host.ch.client.command({ query: targetDdl(table) });
-    await host.ch.client.command({ query: `INSERT INTO pub.${table} VALUES (99999, '2026-11-02 12:00:00.000', 'stale', 0, 'old generation')` });
-    const manifestText = publicationManifest({ table });
     // The manifest the operator names: the seal digests its exact text and absolute path.
-    const file = join(runtime.root, `${table}.yaml`);
-    await writeFile(file, manifestText);
-    const deps: DeliveryDeps = { ...host.deps(manifestText), ports: runtime.ports };
-    const invocationId = newInvocationId();
-    const begun = await begin({ invocationId, session: `run-${invocationId.slice(4, 14)}`, manifestText, selector: `${file}#daily` }, deps);
-    const predecessor = (await host.uuidOf(table)) as string;
-    await stepsThrough(begun, deps);
-    await fillCandidate(begun, deps);
-    await prepareCapsule(begun, deps);
-    expect(await dispatch(begun, deps)).toMatchObject({ state: 'PUBLISHED' });
-    op = { deps, begun: { ...begun, known: null }, ref: { targetId: begun.targetId, invocationId }, predecessor, selector: `${file}#daily`, file };
+    const published = await host.published({ table: 'observed_1', ports: runtime.ports, manifestDir: runtime.root });
+    op = { ref: published.ref, predecessor: published.predecessor, selector: published.selector, file: published.selector.replace(/#daily$/, '') };
   }, 180_000);
 
   const onHost = (argv: string[], url = host.host.url): Promise<CliRun> =>

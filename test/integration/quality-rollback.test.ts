@@ -1,21 +1,12 @@
-import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { DynamoDBClient, GetItemCommand, PutItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { begin } from '../../src/delivery/steps/begin.js';
-import type { DeliveryDeps } from '../../src/delivery/deps.js';
 import { loadInvocation } from '../../src/delivery/journal/records.js';
 import type { CapsuleV2 } from '../../src/domain/quality/capsule.js';
-import { dispatch } from '../../src/publication/steps/dispatch.js';
-import { fillCandidate } from '../../src/publication/steps/fill-candidate.js';
 import { qualityKeys, readCapsule } from '../../src/quality/capsule-store.js';
-import { prepareCapsule } from '../../src/quality/steps/prepare-capsule.js';
 import { openObserveWorld, type ObserveWorld } from '../fixtures/quality/observe-world.js';
 import { runCutpointInProcess, startCliRuntime, type CliRun, type CliRuntime } from '../support/cli-runtime.js';
 import { scanTable } from '../support/delivery-snapshot.js';
-import { stepsThrough } from '../support/delivery-steps.js';
-import { newInvocationId } from '../support/delivery-world.js';
-import { publicationManifest, targetDdl } from '../support/publication-world.js';
+import { publicationManifest } from '../support/publication-world.js';
 
 /**
  * A rolled-back quality capsule is seen on every path (src/quality/capsule-continuity.ts),
@@ -34,7 +25,7 @@ import { publicationManifest, targetDdl } from '../support/publication-world.js'
 let runtime: CliRuntime;
 let host: ObserveWorld;
 let dynamo: DynamoDBClient;
-let op: { ref: { targetId: string; invocationId: string }; selector: string; manifestText: string; file: string; table: string };
+let op: { ref: { targetId: string; invocationId: string }; selector: string; manifestText: string; table: string };
 /** The capsule item as DynamoDB held it after dispatch (PREPARED) and after the observation (COMPLETE, evidence recorded). */
 let preparedItem: Record<string, AttributeValue>;
 let completeItem: Record<string, AttributeValue>;
@@ -43,20 +34,9 @@ beforeAll(async () => {
   [runtime, host] = await Promise.all([startCliRuntime('quality-rollback', publicationManifest()), openObserveWorld()]);
   const { config } = runtime;
   dynamo = new DynamoDBClient({ region: config.region, endpoint: config.endpoints.dynamodb, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
-  const table = 'rolled_1';
-  await host.ch.client.command({ query: targetDdl(table) });
-  await host.ch.client.command({ query: `INSERT INTO pub.${table} VALUES (99999, '2026-11-02 12:00:00.000', 'stale', 0, 'old generation')` });
-  const manifestText = publicationManifest({ table });
-  const file = join(runtime.root, `${table}.yaml`);
-  await writeFile(file, manifestText);
-  const deps: DeliveryDeps = { ...host.deps(manifestText), ports: runtime.ports };
-  const invocationId = newInvocationId();
-  const begun = await begin({ invocationId, session: `run-${invocationId.slice(4, 14)}`, manifestText, selector: `${file}#daily` }, deps);
-  await stepsThrough(begun, deps);
-  await fillCandidate(begun, deps);
-  await prepareCapsule(begun, deps);
-  expect(await dispatch(begun, deps)).toMatchObject({ state: 'PUBLISHED' });
-  op = { ref: { targetId: begun.targetId, invocationId }, selector: `${file}#daily`, manifestText, file, table };
+  const published = await host.published({ table: 'rolled_1', ports: runtime.ports, manifestDir: runtime.root });
+  op = { ref: published.ref, selector: published.selector, manifestText: published.manifestText, table: published.table };
+  const invocationId = published.ref.invocationId;
   preparedItem = await rawCapsule();
   const observed = await cli(['quality', 'observe', invocationId, '--manifest', op.selector, '--yes']);
   expect(observed.code, observed.stderr).toBe(0);
