@@ -7,7 +7,7 @@ import { readCapsule } from '../../src/quality/capsule-store.js';
 import { candidateUuidOf } from '../../src/domain/publication/candidate.js';
 import { openObserveWorld, type ObserveWorld } from '../fixtures/quality/observe-world.js';
 import { runCutpointInProcess, startCliRuntime, type CliRun, type CliRuntime } from '../support/cli-runtime.js';
-import { expectReach, placesOfSubsystems, withRule, type ReachRun, type ReachScenario } from '../support/cut-point-reach.js';
+import { expectReach, placesInLane, placesOfSubsystems, withRule, type ReachRun, type ReachScenario } from '../support/cut-point-reach.js';
 import { seedSourceDirectory } from '../support/delivery-source.js';
 import { generateEvents, newInvocationId, openWarehouse, type Warehouse } from '../support/delivery-world.js';
 import { publicationManifest, targetDdl } from '../support/publication-world.js';
@@ -267,7 +267,7 @@ describe('every delivery, publication and quality cut point fires where faults l
     expect(capsule?.schema === 2 && capsule.reader !== undefined, 'the reader guard is kept').toBe(true);
   }, 120_000);
 
-  for (const [place, scenarios] of Object.entries(PLACES)) {
+  for (const [place, scenarios] of placesInLane(PLACES)) {
     it(place, async () => expectReach(place, scenarios()), 300_000);
   }
 });

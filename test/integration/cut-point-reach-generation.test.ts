@@ -8,7 +8,7 @@ import { loadAsl } from '../../src/local/asl.js';
 import { designedStopErrors } from '../../src/recovery/designed-stops.js';
 import { dispatchRecovery } from '../../src/recovery/dispatch.js';
 import { useCliRuntime, type CliRun } from '../support/cli-runtime.js';
-import { expectReach, isStreamPlace, LOG_SUBSYSTEMS, placesOfSubsystems, type ReachScenario } from '../support/cut-point-reach.js';
+import { expectReach, isStreamPlace, LOG_SUBSYSTEMS, placesInLane, placesOfSubsystems, type ReachScenario } from '../support/cut-point-reach.js';
 import { LocalFlowExecutions, localStateMachineArn } from '../support/local-executions.js';
 
 /**
@@ -96,7 +96,7 @@ describe('every generation, objects and recovery cut point fires where faults li
     expect(Object.keys(PLACES).sort()).toEqual(placesOfSubsystems(LOG_SUBSYSTEMS).filter((p) => !isStreamPlace(p)));
   });
 
-  for (const [place, scenarios] of Object.entries(PLACES)) {
+  for (const [place, scenarios] of placesInLane(PLACES)) {
     it(place, async () => expectReach(place, scenarios()), 300_000);
   }
 });

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { GENERATION_CUT_POINTS } from '../../src/generation/cut-points.js';
 import { useCliRuntime, type CliRun } from '../support/cli-runtime.js';
-import { ARM_EVERY_CUT_POINT, expectReach, firedIn, isStreamPlace, LOG_SUBSYSTEMS, placesOfSubsystems, withRule, type ReachScenario } from '../support/cut-point-reach.js';
+import { ARM_EVERY_CUT_POINT, expectReach, firedIn, isStreamPlace, LOG_SUBSYSTEMS, placesInLane, placesOfSubsystems, withRule, type ReachScenario } from '../support/cut-point-reach.js';
 import { StreamLanes, type Lane } from '../support/stream-lanes.js';
 
 /**
@@ -173,7 +173,7 @@ describe('every stream cut point fires where faults list says', () => {
     expect(Object.keys(PLACES).sort()).toEqual(placesOfSubsystems(LOG_SUBSYSTEMS).filter(isStreamPlace));
   });
 
-  for (const [place, scenarios] of Object.entries(PLACES)) {
+  for (const [place, scenarios] of placesInLane(PLACES)) {
     it(place, async () => expectReach(place, scenarios()), 300_000);
   }
 

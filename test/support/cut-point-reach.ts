@@ -1,5 +1,6 @@
 import { expect } from 'vitest';
 import { CUT_POINTS, type CutPointInfo } from '../../src/cut-points.js';
+import { sampleOf } from './matrix-lane.js';
 
 /**
  * "Every cut point `cutpoint faults list` names for a flow or command fires when armed
@@ -80,4 +81,16 @@ export function withRule(spec: string, cutPoint: string, rule: string): string {
     .split(',')
     .map((r) => (r.startsWith(`${cutPoint}:`) ? `${cutPoint}:${rule}` : r))
     .join(',');
+}
+
+/**
+ * The places this lane runs: all of them in the full matrix (`npm run test:matrix`, which CI
+ * runs after `npm test`); in `npm test` one place per use case — a flow and the command that
+ * runs the same use case in-process (`flow delivery-resume`, `delivery resume`) are one
+ * group — rotated along the groups (matrix-lane.ts `sampleOf`): deterministic, so a failure
+ * replays. The whole table is still held to the catalogue by each file's first test.
+ */
+export function placesInLane<T>(places: Readonly<Record<string, T>>): Array<[string, T]> {
+  const all = Object.entries(places).sort(([a], [b]) => a.localeCompare(b));
+  return sampleOf(all, ([place]) => place.replace(/^flow /, '').replace('-', ' '));
 }
