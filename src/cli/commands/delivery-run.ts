@@ -19,7 +19,7 @@ import { flowProgress } from '../flow-progress.js';
 import { NeedsRecoveryError } from '../../delivery/steps/flow-stop.js';
 import { INPUT_LIMITS, printResult, progress, readInputFile, UsageError } from '../io.js';
 import { AWS_OPTIONS } from '../aws-target.js';
-import { openLocalSource, openLocalTarget } from './delivery-bindings.js';
+import { failureNote, notingTargetCheck, openLocalSource, openLocalTarget } from './delivery-bindings.js';
 import { causeMessage, ManifestUnavailableError } from './delivery.js';
 import { targetOf, type Target } from './stream/target.js';
 
@@ -125,11 +125,12 @@ async function runRoute(target: Target, values: { manifest: string; 'invocation-
     const ports = await target.ports();
     const targetPort = await openLocalTarget(route.targetBinding, target.faults());
     try {
-      const source = await openLocalSource(route.sourceBinding);
+      const note = failureNote();
+      const source = await openLocalSource(route.sourceBinding, note);
       try {
-        result = await runDeliverWindow({ ports, target: targetPort, source, input, onEvent: flowProgress });
-        // The source's own diagnostic (a missing table, a busy chdb: directory) is the cause.
-        if (result.status !== 'SUCCEEDED' && source.failure) result = { ...result, sourceFailure: source.failure };
+        result = await runDeliverWindow({ ports, target: notingTargetCheck(targetPort, note), source, input, onEvent: flowProgress });
+        // Begin's own diagnostic (a missing target table or column, a missing source table, a busy chdb: directory) is the cause.
+        if (result.status !== 'SUCCEEDED' && note.failure) result = { ...result, refusal: note.failure };
       } finally {
         await source.close();
       }
@@ -158,13 +159,13 @@ interface RunResult {
   status: string;
   error?: string;
   cause?: string;
-  /** Locally: the first diagnostic the source raised during the run. */
-  sourceFailure?: CutpointError;
+  /** Locally: the first diagnostic Begin's read-only checks (target, source) or the source raised during the run. */
+  refusal?: CutpointError;
 }
 
 /** Why the flow failed, as one line: the step's error name and its message (a Lambda cause is JSON). */
 function causeOf(result: RunResult): string {
-  if (result.sourceFailure) return `${result.sourceFailure.code}: ${result.sourceFailure.message}`;
+  if (result.refusal) return `${result.refusal.code}: ${result.refusal.message}`;
   return `${result.error ?? result.status}${result.cause ? `: ${causeMessage(result.cause)}` : ''}`;
 }
 
@@ -174,9 +175,10 @@ async function outcomeOf(ports: Ports, invocationId: string, selector: string, r
     projection = await inspectInvocation(ports, invocationId);
   } catch (error) {
     if (result.status === 'SUCCEEDED' || !(error instanceof JournalUnavailableError && error.missing)) throw error;
-    // Refused before anything was journaled: the refusal's own diagnostic when the source
-    // raised it (e.g. delivery.source_table_missing), else the flow's error and cause.
-    if (result.sourceFailure) throw result.sourceFailure;
+    // Refused before anything was journaled: the refusal's own diagnostic when a check or
+    // the source raised it (e.g. delivery.target_table_missing, delivery.source_table_missing),
+    // else the flow's error and cause.
+    if (result.refusal) throw result.refusal;
     throw new DeliveryRunFailedError(`${FLOW} ended ${result.status} (${causeOf(result)}) before invocation ${invocationId} was journaled; nothing to recover`);
   }
   if (projection.state === 'CUSTODY_RELEASED') return projection;
