@@ -1,4 +1,4 @@
-import { constants, type Stats } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { CutpointError, ValidationError } from '../domain/errors.js';
 
@@ -9,8 +9,9 @@ import { CutpointError, ValidationError } from '../domain/errors.js';
  * - `cli.file_not_found`, `cli.file_permission_denied`: the path cannot be opened;
  * - `cli.file_not_regular`: a directory, FIFO, socket or device (a FIFO would block the
  *   command forever; it is opened non-blocking and refused after fstat);
- * - `cli.input_too_large`: more bytes than the input's limit (checked while reading, so a
- *   huge file or an endless stdin is never held in memory);
+ * - `cli.input_too_large`: more bytes than the input's limit (checked while reading — the
+ *   bytes read, not the size a file reports — so a huge file, an endless one such as
+ *   /proc/self/pagemap, or an endless stdin is never held in memory);
  * - `cli.input_too_deep`: JSON nested deeper than MAX_JSON_DEPTH.
  * Stdin is read as a stream (a pipe that is slow, non-blocking or larger than the pipe
  * buffer is read to its end, never `EAGAIN`).
@@ -25,7 +26,12 @@ export const INPUT_LIMITS = {
   records: 1024 * 1024,
   /** `object put`: the object is hashed and PUT from memory. */
   object: 64 * 1024 * 1024,
+  /** The AWS shared config and credentials files `--aws` reads (a few profiles). */
+  awsSharedFile: 1024 * 1024,
 } as const;
+
+/** Bytes read from a file at a time (a multiple of 8: /proc files such as pagemap refuse other read sizes). */
+const READ_CHUNK = 64 * 1024;
 
 /** Deepest JSON nesting a flow input may have; no flow input needs more than a few levels. */
 export const MAX_JSON_DEPTH = 64;
@@ -51,13 +57,59 @@ export async function readInputFile(path: string, limit: number, what: string): 
     const stat = await handle.stat();
     if (!stat.isFile()) throw notRegular(path, what, stat);
     if (stat.size > limit) throw tooLarge(what, limit, path);
-    const bytes = await handle.readFile();
-    if (bytes.byteLength > limit) throw tooLarge(what, limit, path);
+    // The bytes actually read are capped, not the size stat reports: a file such as
+    // /proc/self/pagemap says 0 and never ends.
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for (;;) {
+      const { bytesRead, buffer } = await handle.read(Buffer.alloc(READ_CHUNK), 0, READ_CHUNK, null);
+      if (bytesRead === 0) break;
+      size += bytesRead;
+      if (size > limit) throw tooLarge(what, limit, path);
+      chunks.push(buffer.subarray(0, bytesRead));
+    }
+    const bytes = Buffer.concat(chunks);
     return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   } catch (error) {
     throw error instanceof CutpointError ? error : fileError(path, what, error);
   } finally {
     await handle.close();
+  }
+}
+
+/**
+ * The same refusals, synchronously, for a file a synchronous rule reads (the AWS shared
+ * config and credentials files, whose region `--aws` resolves in a sync path): undefined
+ * when it does not exist; a FIFO, a device (`/dev/zero`) or more than `limit` bytes is
+ * refused before — or while — reading, never waited on or held whole.
+ */
+export function readRegularFileSync(path: string, limit: number, what: string): Uint8Array | undefined {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw fileError(path, what, error);
+  }
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) throw notRegular(path, what, stat);
+    if (stat.size > limit) throw tooLarge(what, limit, path);
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for (let n = -1; n !== 0; ) {
+      const chunk = Buffer.alloc(READ_CHUNK);
+      n = readSync(fd, chunk, 0, READ_CHUNK, null);
+      size += n;
+      if (size > limit) throw tooLarge(what, limit, path);
+      chunks.push(chunk.subarray(0, n));
+    }
+    const bytes = Buffer.concat(chunks);
+    return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  } catch (error) {
+    throw error instanceof CutpointError ? error : fileError(path, what, error);
+  } finally {
+    closeSync(fd);
   }
 }
 

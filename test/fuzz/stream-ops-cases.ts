@@ -106,6 +106,8 @@ export function appendFromCases(): fc.Arbitrary<FuzzCase> {
     fc.tuple(freshSuffix, fc.constantFrom<string[]>(['--file', '{{events.jsonl}}'], ['--input-format', 'raw'], ['--name', 'x'], ['--state-machine-arn', 'arn'])).map(([s, extra]): FuzzCase => ({ what: `append --from with ${extra[0]}`, argv: from(`fz-${s}`, extra), files })),
     fc.tuple(freshSuffix, fc.constantFrom('{"n":1}\nnot json\n', '{"n":1}\n{', '\u0000\n', '{"n":1}\n\n{"n":2}\n', '[1,\n2]\n', '')).map(([s, text]): FuzzCase => ({ what: `append --from a file that is not JSON Lines: ${JSON.stringify(text).slice(0, 30)}`, argv: from(`fz-${s}`), files: { 'events.jsonl': text } })),
     fc.tuple(freshSuffix, fc.constantFrom('/nonexistent.jsonl', '/', '')).map(([s, f]): FuzzCase => ({ what: `append --from unreadable ${JSON.stringify(f)}`, argv: ['stream', 'append', STREAM, '--partition', '0', '--attempt', `fz-${s}`, '--from', f] })),
+    // More than one command's 1,000 groups at the knobs given: refused after reading that far, nothing appended.
+    freshSuffix.map((s): FuzzCase => ({ what: 'append --from a file needing over 1,000 groups', argv: from(`fz-${s}`, ['--max-records', '5']), files: { 'events.jsonl': '{"n":1}\n'.repeat(5001) } })),
     // The attempt is a prefix: -g<group> is appended, so it must leave room for the widest suffix.
     fc.oneof(badAttempt, fc.constant('a'.repeat(120))).map((a): FuzzCase => ({ what: `append --from attempt prefix ${JSON.stringify(a).slice(0, 30)}`, argv: from(a), files })),
   );

@@ -34,6 +34,14 @@ export interface Target {
   ports(): Promise<Ports>;
   /** Runs a flow to its end; `identity` names the execution deterministically on AWS. */
   run(flow: string, executionName: string, input: unknown): Promise<FlowRun>;
+  /**
+   * Resolves what starting `flow` needs before the command stores anything (AWS: the
+   * region and the state machine; locally nothing more), so a command that would be refused
+   * there — no region, no stack — refuses first.
+   */
+  prepare(flow: string): Promise<void>;
+  /** Whether an error `run` threw proves the execution never started (nothing to remember about it). */
+  notStarted(error: unknown): Promise<boolean>;
   /** The command's one fault injector: its ports', and whatever else the command opens (a target, the bounded reader). */
   faults(): FaultInjector;
   /** Reports the faults that fired (local runs), after the command did its work. */
@@ -81,6 +89,9 @@ function localTarget(options: TargetOptions): Target {
       if (result.cause !== undefined) run.cause = result.cause;
       return run;
     },
+    prepare: async () => undefined,
+    // What a local run throws may come after a step applied (its history file, say): never assumed unstarted.
+    notStarted: async () => false,
     faults: () => faults,
     done: () => reportFired(faults),
   };
@@ -122,6 +133,10 @@ function awsTarget(options: TargetOptions): Target {
       if (execution.cause !== undefined) run.cause = execution.cause;
       return run;
     },
+    async prepare(flow) {
+      await session.stateMachineArn(flow, options['state-machine-arn']);
+    },
+    notStarted: async (error) => (await import('../../../adapters/stepfunctions-express.js')).provablyNotStarted(error),
     faults: () => inertFaults,
     done: () => undefined,
   };
