@@ -3,6 +3,7 @@ import { CutpointError, escapeControlCharacters } from '../domain/errors.js';
 import { OUTPUT_FORMATS, type OutputFormat } from './format.js';
 import { hasSubcommand, subcommandHelp, TOP_HELP } from './help.js';
 import { EXIT, printDiagnostic, printResult, printUsageError, setOutputFormat, UsageError } from './io.js';
+import { markCliProcess } from '../telemetry/process-role.js';
 
 /**
  * The CLI's front: help, --version, --format and the grammar shared by every command are
@@ -187,6 +188,8 @@ function unknownCommand(name: string): number {
 
 /** Runs one command; returns the process exit code: 0 success, 1 refused or failed, 2 usage error. */
 export async function main(argv: string[]): Promise<number> {
+  // stdout carries the command's document only: never Lambda telemetry (src/telemetry/process-role.ts).
+  markCliProcess();
   setOutputFormat('json');
   const [name, ...args] = argv;
   // Bare `cutpoint` is a usage error: the help goes to stderr, stdout stays empty.

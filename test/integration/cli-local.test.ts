@@ -113,6 +113,9 @@ describe('cutpoint CLI on the local runtime', () => {
     expect(Number((await admin.query('SELECT count(*) AS n FROM dwh.events')).rows[0].n)).toBe(inWindow);
     expect((await loadInvocation(runtime.ports, out.output.invocationId)).state).toBe('CUSTODY_RELEASED');
     for (const text of [r.stdout, r.stderr]) expect(text).not.toContain(pgServer.connectionString);
+    // The custody fence's session id (and the carried custody's) is a secret: never printed.
+    expect(r.stdout).not.toMatch(/"session"/);
+    expect(r.stdout).not.toContain(`exec-`);
 
     // A released invocation permits no action: the recovery flow runs and refuses in its own terms.
     const retire = await inProcess(['flow', 'run', 'delivery-retire', '--input', JSON.stringify({ invocationId: out.output.invocationId, manifestText, selector, yes: true })], bindings);
@@ -120,6 +123,19 @@ describe('cutpoint CLI on the local runtime', () => {
     expect({ code: retire.code, stdout: retire.stdout }).toEqual({ code: 1, stdout: '' });
     expect(retire.stderr.trim().split('\n').at(-1)).toMatch(/^flow\.execution_failed: delivery-retire failed with Delivery\./);
   });
+});
+
+describe('the CLI where AWS_LAMBDA_FUNCTION_NAME is set (CodeBuild, a Lambda-like container)', () => {
+  it('stdout carries the command\'s one JSON document: the step handlers it runs start no Lambda telemetry (no Powertools line)', async () => {
+    const lambdaLike = { AWS_LAMBDA_FUNCTION_NAME: 'cutpoint-ci', AWS_REGION: 'eu-west-1' };
+    expect((await inProcess(['stream', 'create', 'ci-lane', '--partitions', '1'], lambdaLike)).code).toBe(0);
+    for (const args of [['flow', 'run', 'stream-trim', '--input', JSON.stringify({ stream: 'ci-lane', partition: 0, to: 0 })], ['stream', 'trim', 'ci-lane', '--partition', '0', '--to', '0']]) {
+      const r = await inProcess(args, lambdaLike);
+      expect(r.code, r.stderr).toBe(0);
+      expect(() => JSON.parse(r.stdout), r.stdout.slice(0, 300)).not.toThrow();
+      expect(`${r.stdout}${r.stderr}`).not.toMatch(/"level"|"cold_start"|"_aws"/);
+    }
+  }, 60_000);
 });
 
 describe('a state directory attached to the run\'s emulators (runtime.json with a name)', () => {

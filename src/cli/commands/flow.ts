@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util';
 import { faultsFromEnv } from '../../adapters/fault-injector.js';
 import { firedOf, reportFired } from '../fault-report.js';
 import { CutpointError } from '../../domain/errors.js';
+import { withoutSessionIds } from '../../domain/redact.js';
 import { FLOWS } from '../../../functions/registry.js';
 import type { FlowResult } from '../../local/flow-runner.js';
 import { defaultStateDir } from '../../local/runtime.js';
@@ -50,7 +51,8 @@ export async function flowCommand(args: string[]): Promise<unknown> {
     const arn = await aws.stateMachineArn(flow, values['state-machine-arn']);
     progress(`starting ${values.name} on ${arn}`);
     const { startAndWait } = await import('../../adapters/stepfunctions.js');
-    return startAndWait(arn, values.name, input, { connection: aws.connection(), onPoll: (s) => progress(`execution ${s}`) });
+    const execution = await startAndWait(arn, values.name, input, { connection: aws.connection(), onPoll: (s) => progress(`execution ${s}`) });
+    return { ...execution, output: withoutSessionIds(execution.output) };
   }
 
   // An exchange route's reader child must reach the target: refused before the runtime is touched.
@@ -85,7 +87,8 @@ export async function flowCommand(args: string[]): Promise<unknown> {
   if (result.status !== 'SUCCEEDED') {
     throw new CutpointError('Flow.ExecutionFailed', 'flow.execution_failed', `${flow} failed with ${result.error}: ${result.cause}`);
   }
-  return { flow, status: result.status, output: result.output, transitions: result.transitions, faultsFired: firedOf(faults), history };
+  // Never a fencing session id on stdout (a delivery's fence, an append's input passed through).
+  return { flow, status: result.status, output: withoutSessionIds(result.output), transitions: result.transitions, faultsFired: firedOf(faults), history };
 }
 
 /** An input whose route does not parse is left to Begin, which refuses it with its own diagnostic. */

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { faultsFromEnv, inertFaults } from '../../../adapters/fault-injector.js';
+import { withoutSessionIds } from '../../../domain/redact.js';
 import { reportFired } from '../../fault-report.js';
 import { FLOWS } from '../../../../functions/registry.js';
 import type { FlowEvent } from '../../../local/flow-runner.js';
@@ -18,6 +19,7 @@ import type { SessionTarget } from '../../session-store.js';
 export interface FlowRun {
   flow: string;
   status: string;
+  /** The execution's output without any fencing session id (a command may print it). */
   output?: unknown;
   error?: string;
   cause?: string;
@@ -84,7 +86,7 @@ function localTarget(options: TargetOptions): Target {
         onEvent: flowProgress,
       });
       progress(`event history: ${await saveHistory(flow, result)}`);
-      const run: FlowRun = { flow, status: result.status, output: result.output, events: result.events };
+      const run: FlowRun = { flow, status: result.status, output: withoutSessionIds(result.output), events: result.events };
       if (result.error !== undefined) run.error = result.error;
       if (result.cause !== undefined) run.cause = result.cause;
       return run;
@@ -128,7 +130,7 @@ function awsTarget(options: TargetOptions): Target {
         entry?.type === 'EXPRESS'
           ? await (await import('../../../adapters/stepfunctions-express.js')).startSyncExpress(arn, name, input, { connection })
           : await (await import('../../../adapters/stepfunctions.js')).startAndWait(arn, name, input, { connection, onPoll: (s) => progress(`execution ${s}`) });
-      const run: FlowRun = { flow, status: execution.status, output: execution.output, executionName: name };
+      const run: FlowRun = { flow, status: execution.status, output: withoutSessionIds(execution.output), executionName: name };
       if (execution.error !== undefined) run.error = execution.error;
       if (execution.cause !== undefined) run.cause = execution.cause;
       return run;
