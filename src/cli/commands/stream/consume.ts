@@ -52,6 +52,8 @@ interface ConsumeOptions {
 function optionsOf(values: Values): ConsumeOptions {
   const group = groupOf(values);
   const max = values.max === undefined ? Infinity : integer(values, 'max');
+  // --max 0 would take the cursor over (a new epoch fencing the group's consumer) to read nothing.
+  if (max < 1) throw new UsageError('--max must be at least 1 (leave it out to read to the end)');
   const batch = values.batch === undefined ? DEFAULT_BATCH : integer(values, 'batch');
   if (batch < 1 || batch > MAX_READ_RECORDS) throw new UsageError(`--batch must be in [1, ${MAX_READ_RECORDS}]`);
   return { group, max, batch, follow: values.follow === true, text: values.text === true };
