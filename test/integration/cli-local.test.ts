@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -159,7 +160,7 @@ describe('a state directory attached to the run\'s emulators (runtime.json with 
 describe('cutpoint local up / status / down: the real daemon', () => {
   // The one test that starts a runtime as an operator does: every other CLI test attaches
   // its state directory to the run's emulators (attachStateDir), which skips this.
-  it('up starts both emulators in the background, the CLI acts on them, down stops them and says so', async () => {
+  it('up starts both emulators in the background (once: a second up at the same time waits for it), the CLI acts on them, down stops them and says so', async () => {
     const root = await mkdtemp(join(tmpdir(), 'cutpoint-local-daemon-'));
     const stateDir = join(root, 'local');
     const env = { ...childEnv(), CUTPOINT_STATE_DIR: stateDir };
@@ -168,10 +169,13 @@ describe('cutpoint local up / status / down: the real daemon', () => {
     const here = (args: string[], stdin?: string) => runCutpointInProcess(args, { cwd: root, env: { CUTPOINT_STATE_DIR: stateDir }, ...(stdin !== undefined && { stdin }) });
     try {
       const [dynamodbPort, s3Port] = [await freePort(), await freePort()];
-      const up = await daemon(['up', '--dynamodb-port', String(dynamodbPort), '--s3-port', String(s3Port)]);
-      expect(up.code, up.stderr).toBe(0);
-      const started = JSON.parse(up.stdout) as { up: boolean; pid: number; dynamodbEndpoint: string; s3Endpoint: string };
+      // Two `local up` of one state directory at once: exactly one starts it, the other waits for it; both report it up.
+      const ups = await Promise.all([0, 1].map(() => daemon(['up', '--dynamodb-port', String(dynamodbPort), '--s3-port', String(s3Port)])));
+      for (const up of ups) expect(up.code, up.stderr).toBe(0);
+      const [started, other] = ups.map((up) => JSON.parse(up.stdout)) as Array<{ up: boolean; pid: number; dynamodbEndpoint: string; s3Endpoint: string }> as [{ up: boolean; pid: number; dynamodbEndpoint: string; s3Endpoint: string }, unknown];
       expect(started.up).toBe(true);
+      expect(other).toEqual(started);
+      expect(existsSync(join(stateDir, 'up.lock'))).toBe(false);
       expect([started.dynamodbEndpoint, started.s3Endpoint]).toEqual([expect.stringMatching(new RegExp(`:${dynamodbPort}$`)), expect.stringMatching(new RegExp(`:${s3Port}$`))]);
       expect(JSON.parse((await here(['local', 'status'])).stdout)).toMatchObject({ up: true, pid: started.pid });
 

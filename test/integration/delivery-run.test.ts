@@ -59,6 +59,7 @@ routes:
   clean:${route('events_clean')}
   lossy:${route('events_lossy')}
   missing:${route('events_missing').replace('table: src.events', 'table: src.no_such_events')}
+  twice:${route('events_twice')}
 ${TARGET_REFUSALS.map(([name, edit]) => `  ${name}:${edit(route('events_clean'))}`).join('\n')}
 `;
 
@@ -124,7 +125,7 @@ beforeAll(async () => {
   chDir = join(root, 'clickhouse');
   // The source on a data directory the child opens after this process let go of it.
   await seedSourceDirectory(chDir, rows);
-  warehouse = await openWarehouse({ tables: ['events_clean', 'events_lossy', 'events_missing'] });
+  warehouse = await openWarehouse({ tables: ['events_clean', 'events_lossy', 'events_missing', 'events_twice'] });
   ({ pgServer, admin } = warehouse);
 }, 180_000);
 
@@ -260,6 +261,26 @@ describe('cutpoint delivery run (local runner)', () => {
     }
     expect(await everything()).toBe(before);
   }, 120_000);
+
+  it('a second delivery run of an invocation another process is running is refused: it says the invocation is running and how to watch it, never an action that would fight it', async () => {
+    const invocationId = invocationIdFrom(new Uint8Array(randomBytes(16)));
+    const args = ['delivery', 'run', '--manifest', `${manifestFile}#twice`, '--invocation-id', invocationId, '--format', 'json'];
+    // The first, slowed down at its publication so that it is surely running while the second starts.
+    const first = cutpoint(args, { ...bindings(), CUTPOINT_FAULTS: 'delivery.publish.commit:delay=15000' });
+    // Running: its invocation is journaled (Begin took custody).
+    for (let waited = 0; !(await loadInvocation(ports, invocationId).then(() => true, () => false)); waited += 200) {
+      expect(waited, 'the first run never began').toBeLessThan(120_000);
+      await new Promise((resolvePromise) => setTimeout(resolvePromise, 200));
+    }
+    const second = refused(await inProcess(args, bindings()), 'delivery.invocation_running');
+    expect(second).toContain(`npx cutpoint delivery inspect ${invocationId}`);
+    expect(second).not.toMatch(/retire|reconcile|resume/);
+    const done = await first;
+    expect(done.code, done.stderr).toBe(0);
+    expect(JSON.parse(done.stdout)).toMatchObject({ invocation_id: invocationId, state: 'CUSTODY_RELEASED' });
+    expect(existsSync(join(stateDir, 'runs', `${invocationId}.lock`))).toBe(false);
+    expect(await targetIds('events_twice')).toEqual([...windowIds].sort());
+  }, 240_000);
 
   it('an embedded ClickHouse directory another process holds is named as such (delivery.source_busy), and refusals that need no source come first', async () => {
     const holder = await openClickHouse({ kind: 'embedded', dataDir: chDir });
