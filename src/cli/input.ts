@@ -54,27 +54,41 @@ export async function readInputFile(path: string, limit: number, what: string): 
     throw fileError(path, what, error);
   }
   try {
-    const stat = await handle.stat();
-    if (!stat.isFile()) throw notRegular(path, what, stat);
-    if (stat.size > limit) throw tooLarge(what, limit, path);
+    const into = cappedFile(await handle.stat(), path, limit, what);
     // The bytes actually read are capped, not the size stat reports: a file such as
     // /proc/self/pagemap says 0 and never ends.
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for (;;) {
-      const { bytesRead, buffer } = await handle.read(Buffer.alloc(READ_CHUNK), 0, READ_CHUNK, null);
-      if (bytesRead === 0) break;
-      size += bytesRead;
-      if (size > limit) throw tooLarge(what, limit, path);
-      chunks.push(buffer.subarray(0, bytesRead));
-    }
-    const bytes = Buffer.concat(chunks);
-    return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    for (let chunk = Buffer.alloc(READ_CHUNK); into.add(chunk, (await handle.read(chunk, 0, READ_CHUNK, null)).bytesRead); chunk = Buffer.alloc(READ_CHUNK));
+    return into.bytes();
   } catch (error) {
     throw error instanceof CutpointError ? error : fileError(path, what, error);
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * A regular file of at most `limit` bytes, read chunk by chunk: refused when `stat` says it
+ * is no regular file or too large, and again as soon as the chunks read pass the limit.
+ * `add` takes a chunk and the bytes read into it (false at the end).
+ */
+function cappedFile(stat: Stats, path: string, limit: number, what: string): { add: (chunk: Buffer, read: number) => boolean; bytes: () => Uint8Array } {
+  if (!stat.isFile()) throw notRegular(path, what, stat);
+  if (stat.size > limit) throw tooLarge(what, limit, path);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  return {
+    add(chunk, read) {
+      if (read === 0) return false;
+      size += read;
+      if (size > limit) throw tooLarge(what, limit, path);
+      chunks.push(chunk.subarray(0, read));
+      return true;
+    },
+    bytes() {
+      const bytes = Buffer.concat(chunks);
+      return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    },
+  };
 }
 
 /**
@@ -92,20 +106,9 @@ export function readRegularFileSync(path: string, limit: number, what: string): 
     throw fileError(path, what, error);
   }
   try {
-    const stat = fstatSync(fd);
-    if (!stat.isFile()) throw notRegular(path, what, stat);
-    if (stat.size > limit) throw tooLarge(what, limit, path);
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for (let n = -1; n !== 0; ) {
-      const chunk = Buffer.alloc(READ_CHUNK);
-      n = readSync(fd, chunk, 0, READ_CHUNK, null);
-      size += n;
-      if (size > limit) throw tooLarge(what, limit, path);
-      chunks.push(chunk.subarray(0, n));
-    }
-    const bytes = Buffer.concat(chunks);
-    return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const into = cappedFile(fstatSync(fd), path, limit, what);
+    for (let chunk = Buffer.alloc(READ_CHUNK); into.add(chunk, readSync(fd, chunk, 0, READ_CHUNK, null)); chunk = Buffer.alloc(READ_CHUNK));
+    return into.bytes();
   } catch (error) {
     throw error instanceof CutpointError ? error : fileError(path, what, error);
   } finally {
