@@ -330,7 +330,8 @@ describe('cutpoint CLI: bad input is refused with a stable code, never a crash o
   });
 
   it('stdin from a slow pipe, larger than the 64 KiB pipe buffer, is read to its end (no EAGAIN)', async () => {
-    const text = JSON.stringify({ root: 'r', pad: 'y'.repeat(150 * 1024) });
+    // Padded in a field the flow reads (an unknown one is refused by name before the runtime is looked for).
+    const text = JSON.stringify({ root: 'r', taskId: 'y'.repeat(150 * 1024) });
     const bytes = Buffer.from(text);
     const chunks = Array.from({ length: 10 }, (_, i) => bytes.subarray((i * bytes.length) / 10, ((i + 1) * bytes.length) / 10));
     // Spawns: the subject is a real pipe on the child's stdin. The three children run side by side.
