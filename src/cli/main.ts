@@ -3,7 +3,7 @@ import { CutpointError, escapeControlCharacters } from '../domain/errors.js';
 import { OUTPUT_FORMATS, type OutputFormat } from './format.js';
 import { hasSubcommand, subcommandHelp, TOP_HELP } from './help.js';
 import { EXIT, printDiagnostic, printResult, printUsageError, setOutputFormat, UsageError } from './io.js';
-import { markCliProcess } from '../telemetry/process-role.js';
+import { setCliProcess } from '../telemetry/process-role.js';
 
 /**
  * The CLI's front: help, --version, --format and the grammar shared by every command are
@@ -188,8 +188,6 @@ function unknownCommand(name: string): number {
 
 /** Runs one command; returns the process exit code: 0 success, 1 refused or failed, 2 usage error. */
 export async function main(argv: string[]): Promise<number> {
-  // stdout carries the command's document only: never Lambda telemetry (src/telemetry/process-role.ts).
-  markCliProcess();
   setOutputFormat('json');
   const [name, ...args] = argv;
   // Bare `cutpoint` is a usage error: the help goes to stderr, stdout stays empty.
@@ -198,6 +196,8 @@ export async function main(argv: string[]): Promise<number> {
     return EXIT.usage;
   }
   const helps: string[] = [];
+  // stdout carries the command's document only: never Lambda telemetry (src/telemetry/process-role.ts).
+  setCliProcess(true);
   try {
     if (name === '--help' || name === '-h') {
       process.stdout.write(`${HELP}\n`);
@@ -233,5 +233,6 @@ export async function main(argv: string[]): Promise<number> {
     return EXIT.failed;
   } finally {
     setOutputFormat('json');
+    setCliProcess(false);
   }
 }

@@ -7,9 +7,9 @@
  */
 let cli = false;
 
-/** Called by the CLI's main before any command runs. */
-export function markCliProcess(): void {
-  cli = true;
+/** Set by the CLI's main while a command runs (and cleared after it, for a process that runs it in-process). */
+export function setCliProcess(on: boolean): void {
+  cli = on;
 }
 
 export function isCliProcess(): boolean {
