@@ -124,10 +124,11 @@ function secretArns(value: unknown, key: string): string[] {
 export function gcGraceOf(context: ContextGetter): string | undefined {
   const value = context('cutpoint:gcGrace');
   if (value === undefined) return undefined;
+  const grace = String(value).trim();
   try {
-    parseGrace(String(value));
+    parseGrace(grace);
   } catch (error) {
     throw new ConfigError('infra.gc_grace_invalid', `cutpoint:gcGrace: ${(error as Error).message}`);
   }
-  return String(value).trim();
+  return grace;
 }

@@ -5,6 +5,11 @@ export interface AwsConnection {
   region: string;
   /** A shared-config profile (`--profile`); absent: the SDK's default credential chain. */
   profile?: string;
+  /**
+   * An operator's command (the CLI's `--aws`): a call that never gets a connection is
+   * `aws.unreachable` with the next step (src/adapters/aws-errors.ts). Absent in Lambdas.
+   */
+  operator?: true;
 }
 
 /**
@@ -41,7 +46,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv): CutpointConfig {
  * resolved (src/cli/aws-target.ts), validated here; emulator endpoints, if any, from
  * CUTPOINT_DYNAMODB_ENDPOINT / CUTPOINT_S3_ENDPOINT (loopback only).
  */
-export function awsConfig(parts: { tableName: string; bucketName: string; region: string; profile?: string }, env: NodeJS.ProcessEnv): CutpointConfig {
+export function awsConfig(parts: { tableName: string; bucketName: string; region: string; profile?: string; operator?: true }, env: NodeJS.ProcessEnv): CutpointConfig {
   const { tableName, bucketName, region } = parts;
   if (!TABLE.test(tableName)) throw new ConfigError('config.invalid_table_name', 'CUTPOINT_TABLE_NAME is not a valid DynamoDB table name');
   if (!BUCKET.test(bucketName)) throw new ConfigError('config.invalid_bucket_name', 'CUTPOINT_BUCKET_NAME is not a valid S3 bucket name');
@@ -51,6 +56,7 @@ export function awsConfig(parts: { tableName: string; bucketName: string; region
     bucketName,
     region,
     ...(parts.profile === undefined ? {} : { profile: parts.profile }),
+    ...(parts.operator ? { operator: true as const } : {}),
     endpoints: {
       dynamodb: endpoint(env, 'CUTPOINT_DYNAMODB_ENDPOINT'),
       s3: endpoint(env, 'CUTPOINT_S3_ENDPOINT'),

@@ -7,6 +7,7 @@ import middy from '@middy/core';
 import { ConfigError } from '../../src/domain/errors.js';
 import { METRIC_NAMESPACE, SERVICE_NAME, STEP_NAME_ENV } from '../../src/telemetry/metric-names.js';
 import { invocationKeysOf } from '../../src/telemetry/log-keys.js';
+import { isCliProcess } from '../../src/telemetry/process-role.js';
 import { recordEnd } from './telemetry-metrics.js';
 import { currentInvocation, runInvocation } from './telemetry-invocation.js';
 import { redactingOnError } from './telemetry-redact.js';
@@ -19,8 +20,9 @@ import type { StepHandler } from './step.js';
  * Powertools' logger (allowlisted keys, never the event), tracer (X-Ray, SDK clients
  * captured; off outside Lambda by Powertools' own rule) and our metrics/log middleware
  * (EMF per src/telemetry/metric-names.ts), then the redacting onError. Outside Lambda (the
- * local runner, the CLI, tests that do not opt in) only the redaction runs: the CLI's
- * stdout stays one JSON document and nothing talks to X-Ray.
+ * local runner, the CLI — even where AWS_LAMBDA_FUNCTION_NAME is set —, tests that do not
+ * opt in) only the redaction runs: the CLI's stdout stays one JSON document and nothing
+ * talks to X-Ray.
  *
  * The tracer is imported only in Lambda, on a handler's first call: it loads the X-Ray SDK,
  * whose context (cls-hooked) installs a process-wide async hook with destroy tracking on
@@ -51,9 +53,13 @@ async function instrumentsOnce(): Promise<Instruments> {
   return instruments;
 }
 
-/** True in a deployed Lambda (the runtime sets AWS_LAMBDA_FUNCTION_NAME), false in the local runner and the CLI. */
+/**
+ * True in a deployed Lambda (the runtime sets AWS_LAMBDA_FUNCTION_NAME), false in the local
+ * runner and always in the CLI's process, whatever its environment says (a CLI run in
+ * CodeBuild or a Lambda-like container: src/telemetry/process-role.ts).
+ */
 export function telemetryActive(env: NodeJS.ProcessEnv = process.env): boolean {
-  return Boolean(env.AWS_LAMBDA_FUNCTION_NAME);
+  return Boolean(env.AWS_LAMBDA_FUNCTION_NAME) && !isCliProcess();
 }
 
 /** The step's name (registry placeholder without `FunctionArn`), set by CDK; `Unknown` keeps the dimension a closed set. */

@@ -5,6 +5,7 @@ import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import type { AwsConnection, CutpointConfig } from '../config.js';
+import { classifyUnreachable } from './aws-errors.js';
 
 /** Emulators accept any credentials; these never leave loopback. */
 const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
@@ -25,19 +26,24 @@ function base(connection: AwsConnection): { region: string; profile?: string } {
   return connection.profile === undefined ? { region: connection.region } : { region: connection.region, profile: connection.profile };
 }
 
+/** An operator's client: a call that never got a connection is `aws.unreachable` (aws-errors.ts); a Lambda's is left as the SDK made it. */
+function forWho<C>(client: C, connection: AwsConnection, service: string): C {
+  return connection.operator ? classifyUnreachable(client, service, connection.region) : client;
+}
+
 export function awsClients(config: CutpointConfig): AwsClients {
   const requestHandler = new NodeHttpHandler({ connectionTimeout: 3000, requestTimeout: 10000 });
   const dynamo = (maxAttempts: number) =>
-    new DynamoDBClient({
+    forWho(new DynamoDBClient({
       ...base(config),
       maxAttempts,
       requestHandler,
       ...(config.endpoints.dynamodb ? { endpoint: config.endpoints.dynamodb, credentials: LOCAL_CREDENTIALS } : {}),
-    });
+    }), config, 'DynamoDB');
   return {
     dynamoWriter: dynamo(1),
     dynamoReader: dynamo(3),
-    s3: new S3Client({
+    s3: forWho(new S3Client({
       ...base(config),
       // Lost PUT responses are resolved by exact identity, not by SDK retries.
       maxAttempts: 1,
@@ -45,7 +51,7 @@ export function awsClients(config: CutpointConfig): AwsClients {
       ...(config.endpoints.s3
         ? { endpoint: config.endpoints.s3, forcePathStyle: true, credentials: LOCAL_CREDENTIALS }
         : {}),
-    }),
+    }), config, 'S3'),
   };
 }
 
@@ -63,15 +69,15 @@ export function instrumentedClients(clients: AwsClients, options: AwsClientOptio
 
 /** Step Functions, SDK retries off: the caller decides, by exact execution name, what a retry means. */
 export function sfnClient(connection: AwsConnection): SFNClient {
-  return new SFNClient({ ...base(connection), maxAttempts: 1 });
+  return forWho(new SFNClient({ ...base(connection), maxAttempts: 1 }), connection, 'Step Functions');
 }
 
 /** CloudFormation, for the stacks' outputs (read-only: the SDK's retries are safe). */
 export function cloudFormationClient(connection: AwsConnection): CloudFormationClient {
-  return new CloudFormationClient(base(connection));
+  return forWho(new CloudFormationClient(base(connection)), connection, 'CloudFormation');
 }
 
 /** Secrets Manager in the command's region (a Lambda's port builds its own from the Lambda's region). */
 export function secretsManagerClient(connection: AwsConnection): SecretsManagerClient {
-  return new SecretsManagerClient(base(connection));
+  return forWho(new SecretsManagerClient(base(connection)), connection, 'Secrets Manager');
 }

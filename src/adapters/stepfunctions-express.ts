@@ -1,6 +1,7 @@
 import { StartSyncExecutionCommand } from '@aws-sdk/client-sfn';
 import type { AwsConnection } from '../config.js';
-import { CutpointError } from '../domain/errors.js';
+import { CutpointError, UnreachableError } from '../domain/errors.js';
+import { isNoConnection } from './aws-errors.js';
 import { sfnClient } from './aws-clients.js';
 import type { DeployedExecution } from './stepfunctions.js';
 
@@ -49,10 +50,16 @@ export async function startSyncExpress(
 /** Errors that arrive before the request could reach Step Functions, or a 4xx refusal. */
 const UNSENT = new Set(['CredentialsProviderError', 'TokenProviderError', 'ENOTFOUND', 'EAI_AGAIN', 'ECONNREFUSED']);
 
-function provablyNotStarted(error: unknown): boolean {
+/**
+ * The start provably never happened: the request could not be sent (no credentials, no
+ * connection: aws-errors.ts), or Step Functions refused it with a 4xx (bad ARN, no
+ * permission, invalid input) — but not ExecutionAlreadyExists, which says one did start.
+ */
+export function provablyNotStarted(error: unknown): boolean {
+  if (error instanceof UnreachableError || isNoConnection(error)) return true;
   const e = error as { name?: string; code?: string; $metadata?: { httpStatusCode?: number } };
+  if (e.name === 'ExecutionAlreadyExists') return false;
   const status = e.$metadata?.httpStatusCode;
-  // A 4xx proves the execution never started (bad ARN, no permission, invalid input).
   if (status !== undefined && status >= 400 && status < 500) return true;
   return UNSENT.has(e.name ?? '') || UNSENT.has(e.code ?? '');
 }

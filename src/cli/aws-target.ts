@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { assertRegion, awsConfig, type AwsConnection, type CutpointConfig } from '../config.js';
@@ -17,7 +16,8 @@ import {
   stacksOf,
   TABLE_OUTPUT,
 } from './aws-settings.js';
-import { UsageError } from './io.js';
+import { INPUT_LIMITS, UsageError } from './io.js';
+import { readRegularFileSync } from './input.js';
 
 /**
  * The options of `--aws`, one table spread into every command that has it, so the help
@@ -79,13 +79,20 @@ export class AwsSession {
     assertProfileFlag(flags.profile);
   }
 
-  /** The region and profile every client of this command uses. */
+  /**
+   * The region and profile every client of this command uses. The shared config and
+   * credentials files are checked first, whatever the region comes from: the SDK reads them
+   * too, and a FIFO there would hang it, `/dev/zero` exhaust its memory
+   * (`cli.file_not_regular`, `cli.input_too_large`, naming the variable).
+   */
   connection(): AwsConnection {
     if (this.resolvedConnection) return this.resolvedConnection;
+    const shared = this.sharedFiles();
     const profile = profileOf(this.flags.profile, this.env);
-    const { region } = regionOf(this.flags.region, this.env, () => this.profileRegion(profile.name), profile.name);
+    const { region } = regionOf(this.flags.region, this.env, () => regionOfProfile(shared.config, shared.credentials, profile.name), profile.name);
     assertRegion(region);
-    this.resolvedConnection = profile.named ? { region, profile: profile.name } : { region };
+    // An operator's connection: a call that never reaches AWS is aws.unreachable with the next step.
+    this.resolvedConnection = { region, ...(profile.named ? { profile: profile.name } : {}), operator: true };
     return this.resolvedConnection;
   }
 
@@ -134,18 +141,13 @@ export class AwsSession {
     return this.outputs;
   }
 
-  private profileRegion(profile: string): string | undefined {
+  /** The shared config and credentials files (AWS_CONFIG_FILE, AWS_SHARED_CREDENTIALS_FILE, else ~/.aws/…), as text; absent ones undefined. */
+  private sharedFiles(): { config: string | undefined; credentials: string | undefined } {
     const home = homedir();
-    const configFile = this.env.AWS_CONFIG_FILE?.trim() || join(home, '.aws', 'config');
-    const credentialsFile = this.env.AWS_SHARED_CREDENTIALS_FILE?.trim() || join(home, '.aws', 'credentials');
-    return regionOfProfile(readIfPresent(configFile), readIfPresent(credentialsFile), profile);
-  }
-}
-
-function readIfPresent(file: string): string | undefined {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch {
-    return undefined;
+    const read = (variable: string, fallback: string) => {
+      const bytes = readRegularFileSync(this.env[variable]?.trim() || join(home, '.aws', fallback), INPUT_LIMITS.awsSharedFile, variable);
+      return bytes === undefined ? undefined : new TextDecoder().decode(bytes);
+    };
+    return { config: read('AWS_CONFIG_FILE', 'config'), credentials: read('AWS_SHARED_CREDENTIALS_FILE', 'credentials') };
   }
 }

@@ -1,4 +1,4 @@
-import { constants, type Stats } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { quoted } from '../domain/echo.js';
 import { CutpointError, ValidationError } from '../domain/errors.js';
@@ -10,8 +10,9 @@ import { CutpointError, ValidationError } from '../domain/errors.js';
  * - `cli.file_not_found`, `cli.file_permission_denied`: the path cannot be opened;
  * - `cli.file_not_regular`: a directory, FIFO, socket or device (a FIFO would block the
  *   command forever; it is opened non-blocking and refused after fstat);
- * - `cli.input_too_large`: more bytes than the input's limit (checked while reading, so a
- *   huge file or an endless stdin is never held in memory);
+ * - `cli.input_too_large`: more bytes than the input's limit (checked while reading — the
+ *   bytes read, not the size a file reports — so a huge file, an endless one such as
+ *   /proc/self/pagemap, or an endless stdin is never held in memory);
  * - `cli.input_too_deep`: JSON nested deeper than MAX_JSON_DEPTH.
  * Stdin is read as a stream (a pipe that is slow, non-blocking or larger than the pipe
  * buffer is read to its end, never `EAGAIN`).
@@ -26,7 +27,12 @@ export const INPUT_LIMITS = {
   records: 1024 * 1024,
   /** `object put`: the object is hashed and PUT from memory. */
   object: 64 * 1024 * 1024,
+  /** The AWS shared config and credentials files `--aws` reads (a few profiles). */
+  awsSharedFile: 1024 * 1024,
 } as const;
+
+/** Bytes read from a file at a time (a multiple of 8: /proc files such as pagemap refuse other read sizes). */
+const READ_CHUNK = 64 * 1024;
 
 /** Deepest JSON nesting a flow input may have; no flow input needs more than a few levels. */
 export const MAX_JSON_DEPTH = 64;
@@ -49,16 +55,65 @@ export async function readInputFile(path: string, limit: number, what: string): 
     throw fileError(path, what, error);
   }
   try {
-    const stat = await handle.stat();
-    if (!stat.isFile()) throw notRegular(path, what, stat);
-    if (stat.size > limit) throw tooLarge(what, limit, path);
-    const bytes = await handle.readFile();
-    if (bytes.byteLength > limit) throw tooLarge(what, limit, path);
-    return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const into = cappedFile(await handle.stat(), path, limit, what);
+    // The bytes actually read are capped, not the size stat reports: a file such as
+    // /proc/self/pagemap says 0 and never ends.
+    for (let chunk = Buffer.alloc(READ_CHUNK); into.add(chunk, (await handle.read(chunk, 0, READ_CHUNK, null)).bytesRead); chunk = Buffer.alloc(READ_CHUNK));
+    return into.bytes();
   } catch (error) {
     throw error instanceof CutpointError ? error : fileError(path, what, error);
   } finally {
     await handle.close();
+  }
+}
+
+/**
+ * A regular file of at most `limit` bytes, read chunk by chunk: refused when `stat` says it
+ * is no regular file or too large, and again as soon as the chunks read pass the limit.
+ * `add` takes a chunk and the bytes read into it (false at the end).
+ */
+function cappedFile(stat: Stats, path: string, limit: number, what: string): { add: (chunk: Buffer, read: number) => boolean; bytes: () => Uint8Array } {
+  if (!stat.isFile()) throw notRegular(path, what, stat);
+  if (stat.size > limit) throw tooLarge(what, limit, path);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  return {
+    add(chunk, read) {
+      if (read === 0) return false;
+      size += read;
+      if (size > limit) throw tooLarge(what, limit, path);
+      chunks.push(chunk.subarray(0, read));
+      return true;
+    },
+    bytes() {
+      const bytes = Buffer.concat(chunks);
+      return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    },
+  };
+}
+
+/**
+ * The same refusals, synchronously, for a file a synchronous rule reads (the AWS shared
+ * config and credentials files, whose region `--aws` resolves in a sync path): undefined
+ * when it does not exist; a FIFO, a device (`/dev/zero`) or more than `limit` bytes is
+ * refused before — or while — reading, never waited on or held whole.
+ */
+export function readRegularFileSync(path: string, limit: number, what: string): Uint8Array | undefined {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw fileError(path, what, error);
+  }
+  try {
+    const into = cappedFile(fstatSync(fd), path, limit, what);
+    for (let chunk = Buffer.alloc(READ_CHUNK); into.add(chunk, readSync(fd, chunk, 0, READ_CHUNK, null)); chunk = Buffer.alloc(READ_CHUNK));
+    return into.bytes();
+  } catch (error) {
+    throw error instanceof CutpointError ? error : fileError(path, what, error);
+  } finally {
+    closeSync(fd);
   }
 }
 

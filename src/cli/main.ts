@@ -6,6 +6,7 @@ import { OUTPUT_FORMATS, type OutputFormat } from './format.js';
 import { hasSubcommand, subcommandHelp, TOP_HELP } from './help.js';
 import { EXIT, printDiagnostic, printResult, printUsageError, setOutputFormat, UsageError } from './io.js';
 import { unexpectedArgument } from './grammar.js';
+import { setCliProcess } from '../telemetry/process-role.js';
 
 /**
  * The CLI's front: help, --version, --format and the grammar shared by every command are
@@ -198,6 +199,8 @@ export async function main(argv: string[]): Promise<number> {
     return EXIT.usage;
   }
   const helps: string[] = [];
+  // stdout carries the command's document only: never Lambda telemetry (src/telemetry/process-role.ts).
+  setCliProcess(true);
   try {
     if (name === '--help' || name === '-h') {
       process.stdout.write(`${HELP}\n`);
@@ -233,5 +236,6 @@ export async function main(argv: string[]): Promise<number> {
     return EXIT.failed;
   } finally {
     setOutputFormat('json');
+    setCliProcess(false);
   }
 }

@@ -78,7 +78,10 @@ export async function abandonTakeover(lane: LaneRef, target: SessionTarget, sess
   const { pending: _failed, ...rest } = stored;
   if (rest.active) return save(rest, target);
   await rm(sessionFile(lane, target), { force: true });
-  await rmdir(sessionsDir(target)).catch(() => undefined); // only when empty
+  // Only when empty: the target's directory, then (for aws/) the sessions directory above it.
+  for (const dir of target === 'aws' ? [sessionsDir('aws'), sessionsDir('local')] : [sessionsDir('local')]) {
+    if (!(await rmdir(dir).then(() => true, () => false))) break;
+  }
 }
 
 async function load(lane: LaneRef, target: SessionTarget): Promise<StoredLane | undefined> {

@@ -66,6 +66,17 @@ export class WorkerCrashedError extends CutpointError {
   }
 }
 
+/**
+ * A store or service could not be reached at all: no request reached it, so nothing was
+ * read or changed. Use cases pass it through (never "journal unavailable" or a guess), so
+ * the operator sees the cause and the next step.
+ */
+export class UnreachableError extends CutpointError {
+  constructor(code: string, message: string) {
+    super('Cutpoint.Unreachable', code, message);
+  }
+}
+
 /** Bytes read back do not match the checksum recorded for their identity. */
 export class ChecksumMismatchError extends CutpointError {
   constructor(key: string, expected: string, actual: string) {

@@ -35,3 +35,15 @@ const HOST_PORT = /(?<![/\\])(?:\b(?:\d{1,3}\.){3}\d{1,3}|\blocalhost|\[[0-9a-f:
 /** `"password": "x"`, `secret_arn: x`, `token=x`: a credential-named key and its value. */
 const CREDENTIAL_PAIR =
   /(["']?)\b(password|passwd|pwd|secret|secret_arn|secretarn|secret_?access_?key|aws_secret_access_key|session_?token|aws_session_token|token|access_token|api_?key|authorization|connection_?string|session)\1\s*[:=]\s*(?!\[redacted)("[^"]*"|'[^']*'|[^\s,;}\]]*)/gi;
+
+/**
+ * `value` without any property named `session`, at any depth: a fencing session id is a
+ * secret of the writer that holds it, and a flow's output (a delivery's fence and carried
+ * custody, an append's input passed through) may carry one. What a command prints of a
+ * flow's output goes through here.
+ */
+export function withoutSessionIds(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutSessionIds);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.entries(value).filter(([key]) => key !== 'session').map(([key, v]) => [key, withoutSessionIds(v)]));
+}

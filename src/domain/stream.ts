@@ -129,7 +129,8 @@ export function validateLane(input: unknown): LaneRef {
   if (typeof v?.stream !== 'string' || !STREAM.test(v.stream)) {
     throw new ValidationError('stream.invalid_stream', 'stream must be 1-64 characters of [a-z0-9._-], starting with a letter or digit');
   }
-  if (!Number.isInteger(v.partition) || (v.partition as number) < 0 || (v.partition as number) >= MAX_PARTITIONS) {
+  // -0 is no partition number JSON should carry (it passes `>= 0`): refused, never read as 0.
+  if (!Number.isInteger(v.partition) || Object.is(v.partition, -0) || (v.partition as number) < 0 || (v.partition as number) >= MAX_PARTITIONS) {
     throw new ValidationError('stream.invalid_partition', `partition must be an integer in [0, ${MAX_PARTITIONS})`);
   }
   return { stream: v.stream, partition: v.partition as number };

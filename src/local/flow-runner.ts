@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { StateMachine, type RunOptions, type StateMachineOptions } from 'aws-local-stepfunctions';
 import type { DeliveryDepsProvider } from '../../functions/lib/delivery-deps.js';
 import { FLOWS, stepByPlaceholder } from '../../functions/registry.js';
-import { ConfigError } from '../domain/errors.js';
 import type { Ports } from '../ports/index.js';
+import { localRetryMsFromEnv } from './runtime-config.js';
 import type { Notifier } from '../ports/notifier.js';
 import { allStates, childFlowPlaceholderOf, duplicateStateNames, flowPlaceholder, loadAsl, taskStates, type AslDefinition } from './asl.js';
 import { substituteDistributedMaps, type ChildOutcome, type MapRunSummary, type MapRuntime, type StateHandler } from './distributed-map.js';
@@ -138,12 +138,7 @@ type Overrides = NonNullable<RunOptions['overrides']>;
  * (the test suite sets 0, so a CLI run in a test retries at once), else the ASL's own intervals.
  */
 function retryPauseOf(options: RunFlowOptions): number | undefined {
-  if (options.retryIntervalMs !== undefined) return options.retryIntervalMs;
-  const raw = process.env.CUTPOINT_LOCAL_RETRY_MS?.trim();
-  if (!raw) return undefined;
-  const ms = Number(raw);
-  if (!Number.isSafeInteger(ms) || ms < 0) throw new ConfigError('local.invalid_retry_ms', `CUTPOINT_LOCAL_RETRY_MS must be a whole number of milliseconds, got "${raw}"`);
-  return ms;
+  return options.retryIntervalMs ?? localRetryMsFromEnv(process.env);
 }
 
 /** Definitions (as JSON text) the library has validated: validation costs ~100 ms a run, the run itself less. */

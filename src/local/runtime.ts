@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { assertJavaOnPath, dynamoDbAnswers, startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local.js';
 import { ensureDynamoDbLocal } from './dynamodb-local-jar.js';
 import { LocalPortInUseError, LocalRuntimeError } from './errors.js';
+import { lockHeld, tryLock } from './exclusive-lock.js';
 import { isPortFree } from './free-port.js';
 import { DEFAULT_DYNAMODB_PORT, DEFAULT_S3_PORT, PORT_SETTINGS, type RuntimePorts } from './ports.js';
 import {
@@ -139,6 +140,31 @@ export async function localUp(stateDirArg = defaultStateDir(), opts: LocalUpOpti
   // Absolute, because the daemon runs with a different cwd and because localDown
   // recognises our JVM by this path in its command line.
   const stateDir = resolve(stateDirArg);
+  // Exactly one `local up` of a state directory starts it; another one at the same time
+  // waits for that one and reports what it brought up (never a second daemon, never "up": false).
+  const lockPath = join(stateDir, 'up.lock');
+  const lock = await tryLock(lockPath);
+  if (!lock.held) return waitForOtherUp(stateDir, lockPath, opts.timeoutMs ?? 120_000);
+  try {
+    return await startUnlessUp(stateDir, opts);
+  } finally {
+    await lock.release();
+  }
+}
+
+/** Another `local up` of `stateDir` holds its lock: wait until it is done, then what it left. */
+async function waitForOtherUp(stateDir: string, lockPath: string, timeoutMs: number): Promise<LocalStatus> {
+  const deadline = Date.now() + timeoutMs + 30_000;
+  while (await lockHeld(lockPath)) {
+    if (Date.now() > deadline) throw new LocalRuntimeError(`another \`cutpoint local up\` of ${stateDir} is still starting it; run \`cutpoint local status\` later`);
+    await sleep(200);
+  }
+  const status = await localStatus(stateDir);
+  if (status.up) return status;
+  throw new LocalRuntimeError(`another \`cutpoint local up\` of ${stateDir} ran at the same time and did not bring it up (${status.detail}); run \`cutpoint local up\` again`);
+}
+
+async function startUnlessUp(stateDir: string, opts: LocalUpOptions): Promise<LocalStatus> {
   const current = await localStatus(stateDir);
   if (current.up) return current;
   await localDown(stateDir); // clear a stale or unhealthy previous daemon

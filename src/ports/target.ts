@@ -1,4 +1,7 @@
 import type { TargetIdentity } from '../domain/delivery/sealed-authority.js';
+import type { TargetCheckRequest } from '../domain/delivery/target-check.js';
+
+export type { TargetCheckRequest } from '../domain/delivery/target-check.js';
 
 /**
  * The delivery target: a SQL database that receives bounded windows through an owned
@@ -250,6 +253,14 @@ export interface TargetPort {
    * anything is mutated. Never carries a credential or a connection string.
    */
   identity(): Promise<TargetIdentity>;
+  /**
+   * Read-only, before custody (Begin): the route's target is a regular table of a user
+   * schema under exactly its name, not the receipts table, with every column the route
+   * names (src/domain/delivery/target-check.ts judges what the adapter observes). Throws
+   * `delivery.target_table_missing`, `delivery.target_not_user_table` or
+   * `delivery.target_column_missing` (Cutpoint.ValidationError).
+   */
+  checkTarget(request: TargetCheckRequest): Promise<void>;
   /** Columns of an existing table. Throws `Cutpoint.TargetObjectMissing` when absent. */
   describeTable(table: TableRef): Promise<TableDescription>;
   /**

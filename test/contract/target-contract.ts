@@ -150,6 +150,20 @@ export function targetContract(name: string, open: () => Promise<ContractHandle>
       });
     });
 
+    describe('the target check (Begin, before custody)', () => {
+      it('accepts a user table holding every named column; refuses a missing table, one named in another case, a missing column, the receipts table — read-only', async () => {
+        const table = await eventsTable();
+        const check = (t: TableRef, columns: string[]) => target.checkTarget({ table: t, columns: columns.map((name) => ({ name, namedBy: 'target.key_columns' })) });
+        await expect(check(table, ['id', 'ts', 'amount'])).resolves.toBeUndefined();
+        await expect(check({ schema: admin.schema, table: unique('absent') }, ['id'])).rejects.toMatchObject({ code: 'delivery.target_table_missing' });
+        await expect(check({ schema: admin.schema, table: table.table.toUpperCase() }, ['id'])).rejects.toMatchObject({ code: 'delivery.target_table_missing', message: expect.stringContaining('differs only in case') });
+        await expect(check(table, ['id', 'nosuch'])).rejects.toMatchObject({ code: 'delivery.target_column_missing', message: expect.stringContaining('nosuch') });
+        await expect(check(table, ['ID'])).rejects.toMatchObject({ code: 'delivery.target_column_missing' });
+        await expect(check({ schema: admin.schema, table: 'cutpoint_receipts' }, ['id'])).rejects.toMatchObject({ code: 'delivery.target_not_user_table' });
+        expect(await allRows(table)).toEqual([]);
+      });
+    });
+
     describe('staging', () => {
       it('creates the owned stage with the target columns, all nullable, and returns the same object on repeat', async () => {
         const table = await eventsTable();

@@ -73,6 +73,11 @@ export function awsOptionCases(world: FuzzWorld): fc.Arbitrary<FuzzCase> {
       badRegion.map((r) => mk(`--aws --region ${JSON.stringify(r).slice(0, 30)}`, ['--aws', '--region', r])),
       badProfile.map((p) => mk(`--aws --profile ${JSON.stringify(p).slice(0, 30)}`, ['--aws', '--region', 'us-east-1', '--profile', p])),
       fc.constantFrom('--aws=yes', '--aws=1').map((a) => mk(a, [a])),
+      // A shared config or credentials file that is no file to read: refused before anything reads it.
+      fc.tuple(fc.constantFrom('AWS_CONFIG_FILE', 'AWS_SHARED_CREDENTIALS_FILE'), fc.constantFrom('/dev/zero', '/', '/proc/self/pagemap')).map(([variable, path]) => ({
+        ...mk(`--aws with ${variable}=${path}`, ['--aws', '--region', 'us-east-1']),
+        env: { ...NO_AWS_ENV, [variable]: path },
+      })),
     );
   });
 }
@@ -83,5 +88,7 @@ export const awsOnlyFlagCases: fc.Arbitrary<FuzzCase> = fc.constantFrom<FuzzCase
   { what: 'flow run --name without --aws', argv: ['flow', 'run', 'stream-trim', '--input', JSON.stringify({ stream: STREAM, partition: 0, to: 0 }), '--name', 'x'] },
   { what: 'stream trim --state-machine-arn without --aws', argv: ['stream', 'trim', STREAM, '--partition', '0', '--to', '0', '--state-machine-arn', 'arn:aws:states:us-east-1:111111111111:stateMachine:x'] },
   { what: 'stream takeover --name without --aws', argv: ['stream', 'takeover', STREAM, '--partition', '0', '--name', 'x'] },
+  // No region anywhere: refused before the takeover stores its session (the sessions snapshot).
+  { what: 'stream takeover --aws without a region', argv: ['stream', 'takeover', STREAM, '--partition', '0', '--aws'], env: NO_AWS_ENV },
   { what: 'quality observe --name without --aws', argv: ['quality', 'observe', 'inv-aaaaaaaaaaaaaaaaaaaaaaaaaa', '--manifest', '/x#lake', '--yes', '--name', 'x'] },
 );

@@ -172,3 +172,26 @@ export function prototypeNameCases(world: FuzzWorld): FuzzCase[] {
     return levels.map(([level, argv]) => ({ what: `prototype name ${n} as ${level}`, argv }));
   });
 }
+
+/**
+ * Numeric environment variables with garbage (`abc`, `Infinity`, `0x10`, a sign, a
+ * fraction, spaces) in front of commands that would act: refused naming the variable
+ * (one strict reader, src/domain/env-integer.ts), never ignored or read as something else.
+ */
+export function envCases(world: FuzzWorld): fc.Arbitrary<FuzzCase> {
+  const garbage = fc.constantFrom('abc', 'Infinity', '0x10', '-1', '1.5', '1e3', ' 5', '5 ', '+5', '٣');
+  const acting = fc.constantFrom<string[]>(
+    ['stream', 'create', 'fz-env', '--partitions', '1'],
+    ['object', 'put', 'fz/env', '--file', world.manifestFile],
+    ['stream', 'trim', STREAM, '--partition', '0', '--to', '1'],
+  );
+  return fc.oneof(
+    fc.tuple(garbage, acting).map(([v, argv]): FuzzCase => ({ what: `CUTPOINT_LOCAL_RETRY_MS=${JSON.stringify(v)} ${argv.slice(0, 2).join(' ')}`, argv, env: { CUTPOINT_LOCAL_RETRY_MS: v }, forbiddenCodes: /^(?!local\.invalid_retry_ms$)/ })),
+    fc.tuple(garbage, fc.constantFrom('0', '201')).map(([v, out]): FuzzCase => ({
+      what: `CUTPOINT_GC_PAGES=${JSON.stringify(v)} / ${out} stream gc`,
+      argv: ['stream', 'gc', STREAM, '--partition', '0', '--dry-run'],
+      env: { CUTPOINT_GC_PAGES: v.length % 2 ? v : out },
+    })),
+    garbage.map((v): FuzzCase => ({ what: `CUTPOINT_GC_GRACE=${JSON.stringify(v)} stream gc`, argv: ['stream', 'gc', STREAM, '--partition', '0', '--dry-run'], env: { CUTPOINT_GC_GRACE: v } })),
+  );
+}

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import type { FuzzCase } from '../support/fuzz-cli.js';
-import { LAKE, MANIFEST_TEXT, PG_ENV, ROUTES, type FuzzWorld } from '../support/fuzz-world.js';
+import { LAKE, MANIFEST_TEXT, PG_ENV, PG_PASSWORD_ENV, ROUTES, type FuzzWorld } from '../support/fuzz-world.js';
 import { badInvocationId, unknownFlag, unknownInvocationId } from './arbitraries.js';
-import { badSelector, brokenManifest, editedManifest, partsManifest } from './manifest-mutations.js';
+import { badSelector, brokenManifest, editedManifest, partsManifest, undeliverableTarget } from './manifest-mutations.js';
 
 /**
  * `cutpoint delivery inspect | inspect-all | reconcile | resume | retire | run` with one
@@ -74,6 +74,17 @@ export function runCases(world: FuzzWorld): fc.Arbitrary<FuzzCase> {
   const run = (selector: string, extra: string[] = []) => ['delivery', 'run', '--manifest', selector, ...extra, '--format', 'json'];
   return fc.oneof(
     route.chain((r) => brokenManifest(MANIFEST_TEXT, r).map((m): FuzzCase => ({ what: `run manifest ${m.what}`, argv: run(`{{route.yaml}}#${r}`), files: { 'route.yaml': m.text } }))),
+    // A valid manifest whose target cannot be delivered into: refused by Begin's read-only check, with its own code
+    // (on #daily, whose target no invocation holds: #lossy's custody is refused first). The binding without the
+    // world's decoy password variable, so the target is reached and the check is what refuses.
+    undeliverableTarget(MANIFEST_TEXT.replace(`, password_env: ${PG_PASSWORD_ENV}`, ''), 'daily').map(
+      (m): FuzzCase => ({
+        what: `run undeliverable ${m.what}`,
+        argv: run('{{route.yaml}}#daily'),
+        files: { 'route.yaml': m.text },
+        forbiddenCodes: /^(?!delivery\.target_(table_missing|not_user_table|column_missing)$)/,
+      }),
+    ),
     badSelector(file, [...ROUTES, LAKE]).map((s): FuzzCase => ({ what: `run ${s.what}`, argv: run(s.selector) })),
     badInvocationId([world.deliveredId, world.unknownId]).map((id): FuzzCase => ({ what: `run malformed --invocation-id ${JSON.stringify(id)}`, argv: run(`${file}#daily`, ['--invocation-id', id]) })),
     // An invocation id sealed to another route of this manifest.

@@ -70,7 +70,7 @@ function bases(world: FuzzWorld, fence: { owner: string; session: string; epoch:
       flow: 'stream-gc',
       input: { ...lane, grace: '1d', dryRun: true },
       optional: ['grace', 'dryRun'],
-      bad: { ...laneBad, grace: fc.constantFrom<unknown>('10 minutes', -1, 1.5, '91d', '', 'x'.repeat(5000)), dryRun: fc.constantFrom<unknown>('yes', 1, null) },
+      bad: { ...laneBad, grace: fc.constantFrom<unknown>('10 minutes', -1, 1.5, '91d', '', 'x'.repeat(5000), 12, '12', '1h ', ' 1h'), dryRun: fc.constantFrom<unknown>('yes', 1, null) },
     },
     {
       flow: 'stream-resolve-append',
@@ -129,8 +129,12 @@ export function flowDefectCases(basesOf: (sfx: string) => FlowBase[], world: Fuz
       ...(flow === 'stream-append'
         ? [fc.constantFrom(...world.committed).map((c) => mutated(`reused attempt ${c.attemptId} with other records`, { ...input, attemptId: c.attemptId, records: [b64(`other-${sfx}`)] }))]
         : []),
-      // Not an unknown field: a flow's steps pass their input on with fields added, so only the
-      // fields a step reads are validated (strictly); extra ones are ignored, as on AWS.
+      // A field the flow does not read: refused by name (flow.input_unknown_field), never ignored.
+      fc
+        .constantFrom<[string, unknown]>(['extra', 1], ['x', Array.from({ length: 50_000 }, () => 0)], ['constructor', { prototype: { polluted: true } }], ['pages', 0], ['pages', 1_000_000_000], ['next', 'garbage-token'], ['Stream', STREAM])
+        .map(([k, v]) => ({ ...mutated(`unknown field ${k}`, { ...input, [k]: v }), forbiddenCodes: /^(?!flow\.input_unknown_field$)/ })),
+      // -0 is no partition (JSON.stringify writes it as 0: the text is edited).
+      ...('partition' in input ? [fc.constant(text(flow, JSON.stringify(input).replace(/"partition":\d+/, '"partition":-0'), 'partition -0'))] : []),
       fc.constantFrom<unknown>([], 1, 'x', null, true, [input]).map((v) => mutated(`not an object: ${JSON.stringify(v).slice(0, 30)}`, v)),
       // As text: building and stringifying a 5,000-deep value would overflow this stack, not the CLI's.
       fc.constantFrom(200, 5000).map((d) => text(flow, JSON.stringify({ ...input, [keys[0] as string]: 0 }).replace(/:0([,}])/, `:${'['.repeat(d)}0${']'.repeat(d)}$1`), `nested ${d} deep`)),

@@ -3,7 +3,7 @@ import type { FuzzCase } from '../support/fuzz-cli.js';
 import { LAKE, MANIFEST_TEXT, STREAM, type FuzzWorld } from '../support/fuzz-world.js';
 import { badInvocationId, badStreamName, unknownInvocationId } from './arbitraries.js';
 import { flowDefectCases, type FlowBase } from './flow-cases.js';
-import { brokenManifest, editedManifest } from './manifest-mutations.js';
+import { brokenManifest, editedManifest, undeliverableTarget } from './manifest-mutations.js';
 
 /**
  * `cutpoint flow run <flow> --input <json>` for the flows added since issue 8: lane
@@ -19,6 +19,7 @@ import { brokenManifest, editedManifest } from './manifest-mutations.js';
 const lanePartition = fc.constantFrom<unknown>(-1, 1024, 1.5, '0', 2 ** 53);
 const manifestText = fc.oneof(
   brokenManifest(MANIFEST_TEXT, 'daily').map((m) => m.text),
+  undeliverableTarget(MANIFEST_TEXT, 'daily').map((m) => m.text),
   fc.constantFrom<unknown>('', 'x'.repeat(300_000)),
 );
 

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { mutations, type FuzzCase } from '../support/fuzz-cli.js';
 import { fuzzSuite, FUZZ_SEED, PROPERTY_MS, runs } from '../support/fuzz-suite.js';
 import { STREAM } from '../support/fuzz-world.js';
-import { faultCases, flagCases, objectCases, prototypeNameCases } from './cli-cases.js';
+import { envCases, faultCases, flagCases, objectCases, prototypeNameCases } from './cli-cases.js';
 import { inspectCases, liveActionCases, runCases } from './delivery-cases.js';
 import { flowInputCases, unknownFlowCases } from './flow-cases.js';
 import { fifoManifestCases, stdinCases } from './stdin-cases.js';
@@ -51,6 +51,7 @@ describe(`every invalid command is refused and mutates nothing (seed ${seed})`, 
   it('flags: unknown, duplicated with another value, missing their value, booleans with a value, extra positionals, unknown (sub)commands', () => suite.runner.property('flags', flagCases(suite.world), runs(170), seed), T);
   it('object keys and digests: malformed keys, existing keys with other bytes, wrong or malformed sha256', () => suite.runner.property('objects', objectCases(suite.world), runs(110), seed), T);
   it('fault grammar: CUTPOINT_FAULTS / --faults with one bad rule in front of a command that would act', () => suite.runner.property('faults', faultCases(suite.world), runs(50), seed), T);
+  it('numeric environment variables with garbage in front of commands that would act', () => suite.runner.property('env', envCases(suite.world), runs(30), seed), T);
   it('delivery inspect / inspect-all: malformed and unknown ids, bad target ids', () => suite.runner.property('delivery-inspect', inspectCases(suite.world), runs(90), seed), T);
   it('delivery reconcile / resume / retire: confirmation, ids, selectors, manifests, digests, flags', () => suite.runner.property('delivery-live', liveActionCases(suite.world), runs(230), seed), T);
   it('delivery run: manifests, selectors, invocation ids of other routes, flags', () => suite.runner.property('delivery-run', runCases(suite.world), runs(140), seed), T);

@@ -62,7 +62,7 @@ export function cursorCases(world: FuzzWorld): fc.Arbitrary<FuzzCase> {
     badGroup.map((g): FuzzCase => ({ what: `consume --group ${JSON.stringify(g).slice(0, 40)}`, argv: consume(['--max', '1'], g) })),
     fc.constant<FuzzCase>({ what: 'consume without --group', argv: ['stream', 'consume', STREAM, '--partition', '0', '--max', '1'] }),
     fc.oneof(badInteger, fc.constantFrom('0', '100001', '99999999')).filter((b) => !/^[1-9]\d{0,3}$|^[1-9]\d{4}$|^100000$/.test(b)).map((b): FuzzCase => ({ what: `consume --batch ${JSON.stringify(b)}`, argv: consume(['--batch', b]) })),
-    badInteger.map((m): FuzzCase => ({ what: `consume --max ${JSON.stringify(m)}`, argv: consume(['--max', m]) })),
+    fc.oneof(badInteger, fc.constant('0')).map((m): FuzzCase => ({ what: `consume --max ${JSON.stringify(m)}`, argv: consume(['--max', m]) })),
     badOwner.map((o): FuzzCase => ({ what: `consume --owner ${JSON.stringify(o).slice(0, 40)}`, argv: ['stream', 'consume', STREAM, '--partition', '0', '--group', GROUP, '--max', '1', '--owner', o] })),
     fc.constantFrom('no', 'false', '1').map((v): FuzzCase => ({ what: `consume --follow=${v}`, argv: consume(['--max', '1', `--follow=${v}`]) })),
     // A seek outside [trim offset, committed end]: nothing there to move to.
@@ -84,7 +84,7 @@ export function maintenanceCases(world: FuzzWorld): fc.Arbitrary<FuzzCase> {
   const lane = (verb: string, extra: string[]) => ['stream', verb, STREAM, '--partition', '0', ...extra];
   const key = fc.constantFrom(...world.objectKeys);
   return fc.oneof(
-    fc.constantFrom('10 minutes', '-1s', '1.5h', '', '1w', '91d', '0x10s', 'x'.repeat(300), '٣d').map((g): FuzzCase => ({ what: `gc --grace ${JSON.stringify(g).slice(0, 30)}`, argv: lane('gc', ['--grace', g, '--dry-run']) })),
+    fc.constantFrom('10 minutes', '-1s', '1.5h', '', '1w', '91d', '0x10s', 'x'.repeat(300), '٣d', '1h ', ' 1h', '12').map((g): FuzzCase => ({ what: `gc --grace ${JSON.stringify(g).slice(0, 30)}`, argv: lane('gc', ['--grace', g, '--dry-run']) })),
     fc.constantFrom('no', 'false').map((v): FuzzCase => ({ what: `gc --dry-run=${v}`, argv: lane('gc', [`--dry-run=${v}`]) })),
     // Only a quarantined copy can be released; these keys exist and are sound (or do not exist at all).
     fc.oneof(key, freshSuffix.map((s) => `missing/${s}`)).map((k): FuzzCase => ({ what: 'quarantine --release of a key not quarantined', argv: lane('quarantine', ['--release', k]) })),
@@ -106,6 +106,8 @@ export function appendFromCases(): fc.Arbitrary<FuzzCase> {
     fc.tuple(freshSuffix, fc.constantFrom<string[]>(['--file', '{{events.jsonl}}'], ['--input-format', 'raw'], ['--name', 'x'], ['--state-machine-arn', 'arn'])).map(([s, extra]): FuzzCase => ({ what: `append --from with ${extra[0]}`, argv: from(`fz-${s}`, extra), files })),
     fc.tuple(freshSuffix, fc.constantFrom('{"n":1}\nnot json\n', '{"n":1}\n{', '\u0000\n', '{"n":1}\n\n{"n":2}\n', '[1,\n2]\n', '')).map(([s, text]): FuzzCase => ({ what: `append --from a file that is not JSON Lines: ${JSON.stringify(text).slice(0, 30)}`, argv: from(`fz-${s}`), files: { 'events.jsonl': text } })),
     fc.tuple(freshSuffix, fc.constantFrom('/nonexistent.jsonl', '/', '')).map(([s, f]): FuzzCase => ({ what: `append --from unreadable ${JSON.stringify(f)}`, argv: ['stream', 'append', STREAM, '--partition', '0', '--attempt', `fz-${s}`, '--from', f] })),
+    // More than one command's 1,000 groups at the knobs given: refused after reading that far, nothing appended.
+    freshSuffix.map((s): FuzzCase => ({ what: 'append --from a file needing over 1,000 groups', argv: from(`fz-${s}`, ['--max-records', '5']), files: { 'events.jsonl': '{"n":1}\n'.repeat(5001) } })),
     // The attempt is a prefix: -g<group> is appended, so it must leave room for the widest suffix.
     fc.oneof(badAttempt, fc.constant('a'.repeat(120))).map((a): FuzzCase => ({ what: `append --from attempt prefix ${JSON.stringify(a).slice(0, 30)}`, argv: from(a), files })),
   );

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -113,6 +114,9 @@ describe('cutpoint CLI on the local runtime', () => {
     expect(Number((await admin.query('SELECT count(*) AS n FROM dwh.events')).rows[0].n)).toBe(inWindow);
     expect((await loadInvocation(runtime.ports, out.output.invocationId)).state).toBe('CUSTODY_RELEASED');
     for (const text of [r.stdout, r.stderr]) expect(text).not.toContain(pgServer.connectionString);
+    // The custody fence's session id (and the carried custody's) is a secret: never printed.
+    expect(r.stdout).not.toMatch(/"session"/);
+    expect(r.stdout).not.toContain(`exec-`);
 
     // A released invocation permits no action: the recovery flow runs and refuses in its own terms.
     const retire = await inProcess(['flow', 'run', 'delivery-retire', '--input', JSON.stringify({ invocationId: out.output.invocationId, manifestText, selector, yes: true })], bindings);
@@ -120,6 +124,19 @@ describe('cutpoint CLI on the local runtime', () => {
     expect({ code: retire.code, stdout: retire.stdout }).toEqual({ code: 1, stdout: '' });
     expect(retire.stderr.trim().split('\n').at(-1)).toMatch(/^flow\.execution_failed: delivery-retire failed with Delivery\./);
   });
+});
+
+describe('the CLI where AWS_LAMBDA_FUNCTION_NAME is set (CodeBuild, a Lambda-like container)', () => {
+  it('stdout carries the command\'s one JSON document: the step handlers it runs start no Lambda telemetry (no Powertools line)', async () => {
+    const lambdaLike = { AWS_LAMBDA_FUNCTION_NAME: 'cutpoint-ci', AWS_REGION: 'eu-west-1' };
+    expect((await inProcess(['stream', 'create', 'ci-lane', '--partitions', '1'], lambdaLike)).code).toBe(0);
+    for (const args of [['flow', 'run', 'stream-trim', '--input', JSON.stringify({ stream: 'ci-lane', partition: 0, to: 0 })], ['stream', 'trim', 'ci-lane', '--partition', '0', '--to', '0']]) {
+      const r = await inProcess(args, lambdaLike);
+      expect(r.code, r.stderr).toBe(0);
+      expect(() => JSON.parse(r.stdout), r.stdout.slice(0, 300)).not.toThrow();
+      expect(`${r.stdout}${r.stderr}`).not.toMatch(/"level"|"cold_start"|"_aws"/);
+    }
+  }, 60_000);
 });
 
 describe('a state directory attached to the run\'s emulators (runtime.json with a name)', () => {
@@ -143,7 +160,7 @@ describe('a state directory attached to the run\'s emulators (runtime.json with 
 describe('cutpoint local up / status / down: the real daemon', () => {
   // The one test that starts a runtime as an operator does: every other CLI test attaches
   // its state directory to the run's emulators (attachStateDir), which skips this.
-  it('up starts both emulators in the background, the CLI acts on them, down stops them and says so', async () => {
+  it('up starts both emulators in the background (once: a second up at the same time waits for it), the CLI acts on them, down stops them and says so', async () => {
     const root = await mkdtemp(join(tmpdir(), 'cutpoint-local-daemon-'));
     const stateDir = join(root, 'local');
     const env = { ...childEnv(), CUTPOINT_STATE_DIR: stateDir };
@@ -152,10 +169,13 @@ describe('cutpoint local up / status / down: the real daemon', () => {
     const here = (args: string[], stdin?: string) => runCutpointInProcess(args, { cwd: root, env: { CUTPOINT_STATE_DIR: stateDir }, ...(stdin !== undefined && { stdin }) });
     try {
       const [dynamodbPort, s3Port] = [await freePort(), await freePort()];
-      const up = await daemon(['up', '--dynamodb-port', String(dynamodbPort), '--s3-port', String(s3Port)]);
-      expect(up.code, up.stderr).toBe(0);
-      const started = JSON.parse(up.stdout) as { up: boolean; pid: number; dynamodbEndpoint: string; s3Endpoint: string };
+      // Two `local up` of one state directory at once: exactly one starts it, the other waits for it; both report it up.
+      const ups = await Promise.all([0, 1].map(() => daemon(['up', '--dynamodb-port', String(dynamodbPort), '--s3-port', String(s3Port)])));
+      for (const up of ups) expect(up.code, up.stderr).toBe(0);
+      const [started, other] = ups.map((up) => JSON.parse(up.stdout)) as Array<{ up: boolean; pid: number; dynamodbEndpoint: string; s3Endpoint: string }> as [{ up: boolean; pid: number; dynamodbEndpoint: string; s3Endpoint: string }, unknown];
       expect(started.up).toBe(true);
+      expect(other).toEqual(started);
+      expect(existsSync(join(stateDir, 'up.lock'))).toBe(false);
       expect([started.dynamodbEndpoint, started.s3Endpoint]).toEqual([expect.stringMatching(new RegExp(`:${dynamodbPort}$`)), expect.stringMatching(new RegExp(`:${s3Port}$`))]);
       expect(JSON.parse((await here(['local', 'status'])).stdout)).toMatchObject({ up: true, pid: started.pid });
 

@@ -261,6 +261,59 @@ describe('cutpoint CLI: bad input is refused with a stable code, never a crash o
     expect(manifest.stderr).toContain('cli.file_not_regular');
   }, 240_000);
 
+  it('a file whose size says 0 and that never ends (/proc/self/pagemap) as --input @file or --manifest is cli.input_too_large: the bytes read are capped, not the size stat reports', async () => {
+    // Spawns: a regression reads until the process runs out of memory.
+    const [input, manifest] = await Promise.all([
+      spawnRun(['flow', 'run', 'commit-generation', '--input', '@/proc/self/pagemap'], { timeoutMs: 90_000 }),
+      spawnRun(['delivery', 'run', '--manifest', '/proc/self/pagemap#daily'], { timeoutMs: 90_000 }),
+    ]);
+    refused(input, 'cli.input_too_large');
+    refused(manifest, 'delivery.manifest_unavailable');
+    expect(manifest.stderr).toContain('cli.input_too_large');
+  }, 240_000);
+
+  it('AWS_CONFIG_FILE or AWS_SHARED_CREDENTIALS_FILE at a FIFO or /dev/zero is refused before anything reads it (cli.file_not_regular), whatever the region comes from', async () => {
+    const fifo = join(root, 'aws-config.fifo');
+    execFileSync('mkfifo', [fifo]);
+    const read = ['stream', 'read', 'orders', '--partition', '0', '--from', '0', '--aws'];
+    const aws = (extra: NodeJS.ProcessEnv) => ({ env: { ...process.env, CUTPOINT_STATE_DIR: join(root, 'local'), AWS_CONFIG_FILE: join(root, 'none'), AWS_SHARED_CREDENTIALS_FILE: join(root, 'none'), AWS_REGION: '', AWS_DEFAULT_REGION: '', AWS_PROFILE: '', ...extra }, timeoutMs: 90_000 });
+    // Spawns: a regression blocks on the FIFO (or fills memory from /dev/zero) in a synchronous read no timer can end.
+    const runs = await Promise.all([
+      spawnRun([...read, '--region', 'eu-west-1'], aws({ AWS_CONFIG_FILE: fifo })),
+      spawnRun(read, aws({ AWS_SHARED_CREDENTIALS_FILE: fifo })),
+      spawnRun(read, aws({ AWS_CONFIG_FILE: '/dev/zero' })),
+    ]);
+    for (const [i, r] of runs.entries()) {
+      refused(r, 'cli.file_not_regular');
+      expect(r.stderr, String(i)).toMatch(i === 1 ? /AWS_SHARED_CREDENTIALS_FILE/ : /AWS_CONFIG_FILE/);
+    }
+  }, 240_000);
+
+  it('--aws with no connection to AWS (nothing listens at AWS_ENDPOINT_URL) is aws.unreachable with the next step; a takeover refused so stores no session', async () => {
+    const server = createServer();
+    await new Promise<void>((resolvePromise) => server.listen(0, '127.0.0.1', resolvePromise));
+    const port = (server.address() as { port: number }).port;
+    await new Promise<void>((resolvePromise) => server.close(() => resolvePromise()));
+    const env = { AWS_ENDPOINT_URL: `http://127.0.0.1:${port}`, AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE', AWS_SECRET_ACCESS_KEY: 'example', AWS_REGION: 'eu-west-1', AWS_DEFAULT_REGION: '', AWS_PROFILE: '', AWS_CONFIG_FILE: join(root, 'none'), AWS_SHARED_CREDENTIALS_FILE: join(root, 'none'), CUTPOINT_TABLE_NAME: 'cutpoint-table', CUTPOINT_BUCKET_NAME: 'cutpoint-bucket' };
+    const sessions = join(root, 'sessions');
+    for (const args of [
+      ['stream', 'read', 'orders', '--partition', '0', '--from', '0', '--aws'], // DynamoDB
+      ['stream', 'trim', 'orders', '--partition', '0', '--to', '0', '--aws'], // CloudFormation (the state machine from the stack)
+      ['stream', 'takeover', 'orders', '--partition', '0', '--aws'],
+    ]) {
+      const r = await run(args, env);
+      refused(r, 'aws.unreachable');
+      expect(r.stderr).toContain('check the endpoint');
+      expect(r.stderr).not.toContain(String(port));
+    }
+    // Step Functions itself unreachable, the state machine named: the pending session is forgotten again.
+    const started = await run(['stream', 'takeover', 'orders', '--partition', '0', '--aws'], { ...env, CUTPOINT_STREAM_TAKEOVER_ARN: 'arn:aws:states:eu-west-1:111111111111:stateMachine:takeover' });
+    expect(started.stderr.trim().split('\n').at(-1)).toMatch(/^aws\.unreachable: no connection to Step Functions/);
+    // No region at all: refused before the session is stored.
+    refused(await run(['stream', 'takeover', 'orders', '--partition', '0', '--aws'], { ...env, AWS_REGION: '' }), 'aws.region_missing');
+    expect(existsSync(sessions)).toBe(false);
+  });
+
   it('missing files and directories get stable codes with the path, not cutpoint.internal_error', async () => {
     refused(await run(['flow', 'run', 'commit-generation', '--input', `@${join(root, 'nope.json')}`]), 'cli.file_not_found');
     refused(await run(['flow', 'run', 'commit-generation', '--input', `@${root}`]), 'cli.file_not_regular');
@@ -277,7 +330,8 @@ describe('cutpoint CLI: bad input is refused with a stable code, never a crash o
   });
 
   it('stdin from a slow pipe, larger than the 64 KiB pipe buffer, is read to its end (no EAGAIN)', async () => {
-    const text = JSON.stringify({ root: 'r', pad: 'y'.repeat(150 * 1024) });
+    // Padded in a field the flow reads (an unknown one is refused by name before the runtime is looked for).
+    const text = JSON.stringify({ root: 'r', taskId: 'y'.repeat(150 * 1024) });
     const bytes = Buffer.from(text);
     const chunks = Array.from({ length: 10 }, (_, i) => bytes.subarray((i * bytes.length) / 10, ((i + 1) * bytes.length) / 10));
     // Spawns: the subject is a real pipe on the child's stdin. The three children run side by side.

@@ -8,6 +8,7 @@ import { loadCustody, loadInvocation } from '../../src/delivery/journal/records.
 import { reconcile } from '../../src/delivery/recovery/reconcile.js';
 import type { RecoveryDeps, RecoveryInput } from '../../src/delivery/recovery/recovery-session.js';
 import { resume } from '../../src/delivery/recovery/resume.js';
+import { quality } from '../../src/delivery/steps/quality.js';
 import { retire } from '../../src/delivery/recovery/retire.js';
 import { begin, type BeginInput } from '../../src/delivery/steps/begin.js';
 import { createStaging } from '../../src/delivery/steps/create-staging.js';
@@ -31,7 +32,7 @@ import { publishCrashingAfterCommit, stepsThrough } from '../support/delivery-st
 const STEP_MS = 144_000; // 600 rows a day
 const rows = generateEvents(3000, STEP_MS);
 const FIXED = { start: '2026-11-02T00:00:00.000Z', end: '2026-11-04T00:00:00.000Z' };
-const TABLES = ['e_crash', 'e_before', 'e_foreign', 'e_receipt', 'e_writing', 'e_unpub', 'e_rolling'] as const;
+const TABLES = ['e_crash', 'e_before', 'e_foreign', 'e_receipt', 'e_writing', 'e_unpub', 'e_rolling', 'e_unrunnable'] as const;
 type Table = (typeof TABLES)[number];
 
 const routeText = (table: Table, window: string) => `  ${table}:
@@ -40,7 +41,7 @@ const routeText = (table: Table, window: string) => `  ${table}:
     target: { binding: warehouse, table: dwh.${table}, key_columns: [event_id], mode: replace_window }
     quality:
       unique_keys: true
-      not_null: [event_id, event_time]
+      not_null: [event_id, event_time${table === 'e_unrunnable' ? ', note' : ''}]
     chunk_rows: 300`;
 const manifestText = `version: 1
 bindings:
@@ -204,6 +205,22 @@ describe('untested seed edges', () => {
     expect(await world.receiptsOf(invocationId)).toBe(0);
     expect(await world.targetWindowIds('e_unpub', FIXED)).toEqual([]);
     expect(await stageExists(invocationId)).toBe(false);
+  }, 60_000);
+
+  it('a quality check the target cannot run on the stage (a column gone since Begin checked it) fails the stage: REEXTRACT_REQUIRED, retire permitted and releasing custody — never VERIFIED_EOF held for a resume that can never pass', async () => {
+    const { invocationId, begun, deps } = await toVerified('e_unrunnable');
+    // Past Begin's up-front check: the column quality.not_null names leaves the stage.
+    await world.admin.query(`ALTER TABLE dwh.${stagingTableNameOf(invocationId)} DROP COLUMN note`);
+    const judged = await quality(begun, deps);
+    expect(judged).toMatchObject({ state: 'REEXTRACT_REQUIRED', failures: [expect.stringMatching(/^unrunnable: a quality check cannot run on the stage: .*42703/)] });
+    expect(await inspectInvocation(world.stores.ports, invocationId)).toMatchObject({ state: 'REEXTRACT_REQUIRED', permitted_actions: ['retire'], holds_custody: true });
+    // resume is not offered (it could never pass); retire releases custody.
+    await expect(resume(recoveryInput(invocationId, 'e_unrunnable'), recoveryDepsOf('e_unrunnable'))).rejects.toMatchObject({ code: 'delivery.recovery_action_not_permitted' });
+    expect(await retire(recoveryInput(invocationId, 'e_unrunnable'), recoveryDepsOf('e_unrunnable'))).toMatchObject({ state: 'RETIRED' });
+    const record = await loadInvocation(world.stores.ports, invocationId);
+    expect((await loadCustody(world.stores.ports, record.targetId))?.state).not.toBe('HELD');
+    expect(await stageExists(invocationId)).toBe(false);
+    expect(await world.receiptsOf(invocationId)).toBe(0);
   }, 60_000);
 
   it('a rolling window recovered after the clock moved past midnight: the sealed window is published, not one re-derived from the clock', async () => {

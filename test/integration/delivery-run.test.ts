@@ -39,6 +39,18 @@ const route = (table: string) => `
     target: { binding: warehouse, table: dwh.${table}, key_columns: [event_id], mode: replace_window }
     quality: { unique_keys: true, not_null: [event_id, event_time] }
     chunk_rows: 200`;
+/** Routes whose target Begin refuses before custody (README, "The route manifest"): each its route edit and code. */
+const TARGET_REFUSALS: Array<[string, (text: string) => string, string]> = [
+  ['nosuch', (t) => t.replace('dwh.events_clean', 'dwh.nosuch_table'), 'delivery.target_table_missing'],
+  ['upper', (t) => t.replace('dwh.events_clean', 'DWH.EVENTS_CLEAN'), 'delivery.target_table_missing'],
+  ['catalog', (t) => t.replace('dwh.events_clean', 'pg_catalog.pg_class'), 'delivery.target_not_user_table'],
+  ['infoschema', (t) => t.replace('dwh.events_clean', 'information_schema.tables'), 'delivery.target_not_user_table'],
+  ['receipts', (t) => t.replace('dwh.events_clean', 'public.cutpoint_receipts'), 'delivery.target_not_user_table'],
+  ['view', (t) => t.replace('dwh.events_clean', 'dwh.events_view'), 'delivery.target_not_user_table'],
+  ['nullcol', (t) => t.replace('not_null: [event_id, event_time]', 'not_null: [event_id, nosuch]'), 'delivery.target_column_missing'],
+  ['keycol', (t) => t.replace('key_columns: [event_id], mode', 'key_columns: [EVENT_ID], mode'), 'delivery.target_column_missing'],
+  ['timecol', (t) => t.replace('mode: replace_window', 'time_column: nosuch, mode: replace_window'), 'delivery.target_column_missing'],
+];
 const manifestText = `version: 1
 bindings:
   events_ch: { kind: clickhouse, url_env: ${CH_ENV} }
@@ -47,6 +59,8 @@ routes:
   clean:${route('events_clean')}
   lossy:${route('events_lossy')}
   missing:${route('events_missing').replace('table: src.events', 'table: src.no_such_events')}
+  twice:${route('events_twice')}
+${TARGET_REFUSALS.map(([name, edit]) => `  ${name}:${edit(route('events_clean'))}`).join('\n')}
 `;
 
 const BASE = Date.parse('2025-11-01T00:00:00.000Z');
@@ -111,7 +125,7 @@ beforeAll(async () => {
   chDir = join(root, 'clickhouse');
   // The source on a data directory the child opens after this process let go of it.
   await seedSourceDirectory(chDir, rows);
-  warehouse = await openWarehouse({ tables: ['events_clean', 'events_lossy', 'events_missing'] });
+  warehouse = await openWarehouse({ tables: ['events_clean', 'events_lossy', 'events_missing', 'events_twice'] });
   ({ pgServer, admin } = warehouse);
 }, 180_000);
 
@@ -237,6 +251,36 @@ describe('cutpoint delivery run (local runner)', () => {
     expect(existsSync(fresh)).toBe(false);
     expect(await everything()).toBe(before);
   });
+
+  it('a target that cannot be delivered into is refused before custody, read-only, with its own code: a missing table, one that differs only in case, a system catalog, the receipts table, a view, a column the route names that the table lacks', async () => {
+    await admin.query('CREATE OR REPLACE VIEW dwh.events_view AS SELECT * FROM dwh.events_clean');
+    const before = await everything();
+    for (const [name, , code] of TARGET_REFUSALS) {
+      const line = refused(await inProcess(['delivery', 'run', '--manifest', `${manifestFile}#${name}`, '--format', 'json'], bindings()), code);
+      expect(line, name).not.toContain('custody');
+    }
+    expect(await everything()).toBe(before);
+  }, 120_000);
+
+  it('a second delivery run of an invocation another process is running is refused: it says the invocation is running and how to watch it, never an action that would fight it', async () => {
+    const invocationId = invocationIdFrom(new Uint8Array(randomBytes(16)));
+    const args = ['delivery', 'run', '--manifest', `${manifestFile}#twice`, '--invocation-id', invocationId, '--format', 'json'];
+    // The first, slowed down at its publication so that it is surely running while the second starts.
+    const first = cutpoint(args, { ...bindings(), CUTPOINT_FAULTS: 'delivery.publish.commit:delay=15000' });
+    // Running: its invocation is journaled (Begin took custody).
+    for (let waited = 0; !(await loadInvocation(ports, invocationId).then(() => true, () => false)); waited += 200) {
+      expect(waited, 'the first run never began').toBeLessThan(120_000);
+      await new Promise((resolvePromise) => setTimeout(resolvePromise, 200));
+    }
+    const second = refused(await inProcess(args, bindings()), 'delivery.invocation_running');
+    expect(second).toContain(`npx cutpoint delivery inspect ${invocationId}`);
+    expect(second).not.toMatch(/retire|reconcile|resume/);
+    const done = await first;
+    expect(done.code, done.stderr).toBe(0);
+    expect(JSON.parse(done.stdout)).toMatchObject({ invocation_id: invocationId, state: 'CUSTODY_RELEASED' });
+    expect(existsSync(join(stateDir, 'runs', `${invocationId}.lock`))).toBe(false);
+    expect(await targetIds('events_twice')).toEqual([...windowIds].sort());
+  }, 240_000);
 
   it('an embedded ClickHouse directory another process holds is named as such (delivery.source_busy), and refusals that need no source come first', async () => {
     const holder = await openClickHouse({ kind: 'embedded', dataDir: chDir });

@@ -110,7 +110,10 @@ export class FuzzRunner {
         await writeFile(paths[name], content);
       }
     }
-    const argv = c.argv.map((a) => a.replace(/\{\{([a-z0-9-]+)\}\}/g, (_, name: string) => paths[name] ?? `{{${name}}}`));
+    const argv = c.argv.map((a) => a.replace(/\{\{([a-z0-9.-]+)\}\}/g, (_, name: string) => paths[name] ?? `{{${name}}}`));
+    // A placeholder left in place would test an unreadable path instead of the file's content.
+    const left = argv.find((a) => /\{\{[^}]*\}\}/.test(a));
+    if (left !== undefined) throw new Error(`${c.what}: ${left} names no file of the case`);
     if (c.stdin) {
       const env = { ...childEnv(this.world), ...definedOnly(c.env) };
       return spawnCutpoint(argv, { cwd: REPO_ROOT, env, stdin: { chunks: [c.stdin.data], delayMs: c.stdin.delayMs }, timeoutMs: 90_000 });

@@ -242,6 +242,10 @@ const cases: Case[] = [
   ['route key typo', (m) => (daily(m).chunk_row = 5), 'routes.daily.chunk_row', invalid],
   ['chunk_rows zero', (m) => (daily(m).chunk_rows = 0), 'routes.daily.chunk_rows', invalid],
   ['chunk_rows too large', (m) => (daily(m).chunk_rows = 1_000_001), 'routes.daily.chunk_rows', invalid],
+  ['chunk_rows over 100,000 (one JSON value a target parses)', (m) => (daily(m).chunk_rows = 100_001), 'routes.daily.chunk_rows', invalid],
+  ['part_rows below chunk_rows (a part holds whole chunks)', (m) => (daily(m).part_rows = 1), 'routes.daily.part_rows', invalid],
+  ['quality block naming no rule', (m) => (daily(m).quality = {}), 'routes.daily.quality', invalid],
+  ['quality block turning every check off', (m) => (daily(m).quality = { row_count_matches_receipts: false, unique_keys: false, not_null: [] }), 'routes.daily.quality', invalid],
   ['part_rows zero', (m) => (daily(m).part_rows = 0), 'routes.daily.part_rows', invalid],
   ['part_rows over 100,000 chunks', (m) => ((daily(m).chunk_rows = 10), (daily(m).part_rows = 1_000_010)), 'routes.daily.part_rows', invalid],
   ['max_concurrency zero', (m) => (daily(m).max_concurrency = 0), 'routes.daily.max_concurrency', invalid],
@@ -318,6 +322,28 @@ const cases: Case[] = [
   ['assertion with two statements', (m) => (daily(m).quality.assertions[0].sql = 'SELECT 0 FROM {staging}; SELECT 1'), 'routes.daily.quality.assertions[0].sql', invalid],
   ['assertion unknown key', (m) => (daily(m).quality.assertions[0].severity = 'warn'), 'routes.daily.quality.assertions[0].severity', invalid],
 ];
+
+describe('parseManifest: what YAML would take silently is refused', () => {
+  it.each([
+    ['version: 1.0', (t: string) => t.replace('version: 1', 'version: 1.0'), 'version'],
+    ['version: 1e0', (t: string) => t.replace('version: 1', 'version: 1e0'), 'version'],
+    ['chunk_rows: 0x10', (t: string) => t.replace('chunk_rows: 50000', 'chunk_rows: 0x10'), 'routes.daily.chunk_rows'],
+    ['chunk_rows: 050000', (t: string) => t.replace('chunk_rows: 50000', 'chunk_rows: 050000'), 'routes.daily.chunk_rows'],
+    ['a target name followed by a space', (t: string) => t.replace('table: dbo.events_daily', 'table: dbo.events_daily '), 'routes.daily.target.table'],
+    ['a key column followed by a tab', (t: string) => t.replace('- event_id\n', '- event_id\t\n'), 'routes.daily.source.key_columns[0]'],
+  ])('%s → delivery.manifest_invalid at its path, the value never echoed', (_label, edit, path) => {
+    const text = edit(render(example()));
+    expect(text).not.toBe(render(example()));
+    const issues = issuesOf(text);
+    expect(issues).toEqual([expect.objectContaining({ path, code: 'delivery.manifest_invalid' })]);
+    expect(issues[0]?.message).not.toContain('events_daily');
+  });
+
+  it('the same values written plainly are accepted (a comment after a value is not whitespace YAML drops)', () => {
+    const text = render(example()).replace('table: dbo.events_daily', 'table: dbo.events_daily # the target');
+    expect(selectRoute(parseManifest(text, 'route.yaml'), 'daily').route.target.table).toEqual({ schema: 'dbo', name: 'events_daily' });
+  });
+});
 
 describe('parseManifest: every validation error names its path and a stable code', () => {
   it.each(cases)('%s → %s', (_label, mutate, path, code) => {

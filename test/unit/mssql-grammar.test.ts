@@ -75,6 +75,7 @@ function swapsOf(n: Names): MssqlSwapPlan[] {
 
 const BUILDERS: Record<string, (n: Names) => Statement[]> = {
   describeStatement: (n) => [ddl.describeStatement(n.target)],
+  targetCheckStatement: (n) => [ddl.targetCheckStatement(n.target)],
   createStagingBatch: (n) => [ddl.createStagingBatch({ schema: n.schema, table: n.table }, n.target, 'inv', 'owner', 30_000)],
   identityStatement: () => [ddl.identityStatement()],
   observeStagingStatement: (n) => [ddl.observeStagingStatement({ schema: n.schema, table: n.table })],

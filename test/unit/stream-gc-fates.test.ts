@@ -39,7 +39,7 @@ describe('GC fates and budget (pure rules)', () => {
     }
     expect(() => runOf({ ...run, pagesPerExecution: 500 }, 60)).toThrow(expect.objectContaining({ code: 'stream.invalid_gc_pages' }));
     expect(pagesFromEnv({})).toBeUndefined();
-    expect(pagesFromEnv({ CUTPOINT_GC_PAGES: ' 7 ' })).toBe(7);
-    for (const bad of ['0', '201', '1.5', 'x', '-1']) expect(() => pagesFromEnv({ CUTPOINT_GC_PAGES: bad }), bad).toThrow(expect.objectContaining({ code: 'stream.invalid_gc_pages' }));
+    expect(pagesFromEnv({ CUTPOINT_GC_PAGES: '7' })).toBe(7);
+    for (const bad of ['0', '201', '1.5', 'x', '-1', ' 7 ', '0x7', 'Infinity', '7e0']) expect(() => pagesFromEnv({ CUTPOINT_GC_PAGES: bad }), bad).toThrow(expect.objectContaining({ code: 'stream.invalid_gc_pages' }));
   });
 });

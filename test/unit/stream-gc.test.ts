@@ -4,19 +4,19 @@ import { graceFromEnv, lanePrefixes, parseGrace, policyDigestOf, DEFAULT_GRACE_S
 import { eachOfPage, runOf } from '../../src/stream/gc/state.js';
 
 describe('GC policy (pure rules)', () => {
-  it('grace: durations and seconds, validated', () => {
+  it('grace: durations with their unit, validated; a bare number or a space is refused, never guessed', () => {
     expect(parseGrace('30s')).toBe(30);
     expect(parseGrace('10m')).toBe(600);
     expect(parseGrace('6h')).toBe(21_600);
     expect(parseGrace('2d')).toBe(172_800);
-    expect(parseGrace('45')).toBe(45);
-    expect(parseGrace(0)).toBe(0);
-    for (const bad of ['10 minutes', '-1s', '1.5h', '91d', '', 'm', -1, 1.5, null, {}]) {
+    expect(parseGrace('0s')).toBe(0);
+    for (const bad of ['10 minutes', '-1s', '1.5h', '91d', '', 'm', -1, 1.5, null, {}, 12, 0, '45', '1h ', ' 1h', '0x10s']) {
       expect(() => parseGrace(bad), String(bad)).toThrow(expect.objectContaining({ name: 'Cutpoint.ValidationError', code: 'stream.invalid_grace' }));
     }
     expect(graceFromEnv({})).toBe(DEFAULT_GRACE_SECONDS);
     expect(graceFromEnv({ CUTPOINT_GC_GRACE: '15m' })).toBe(900);
     expect(() => graceFromEnv({ CUTPOINT_GC_GRACE: 'soon' })).toThrow(expect.objectContaining({ code: 'stream.invalid_grace' }));
+    expect(() => graceFromEnv({ CUTPOINT_GC_GRACE: '15m ' })).toThrow(expect.objectContaining({ code: 'stream.invalid_grace' }));
   });
 
   it('the policy digest names grace and prefixes, not their order', () => {

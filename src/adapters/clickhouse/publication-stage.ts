@@ -1,12 +1,13 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { CutpointError, IdentityConflictError, ValidationError } from '../../domain/errors.js';
 import type { TargetIdentity } from '../../domain/delivery/sealed-authority.js';
-import { StagingBindingChangedError, TargetObjectMissingError, TargetUnavailableError } from '../../domain/delivery/target-errors.js';
+import { QualityCheckUnrunnableError, StagingBindingChangedError, TargetObjectMissingError, TargetUnavailableError } from '../../domain/delivery/target-errors.js';
 import { assertColumns, assertInvocationId, assertOwner, assertSeq, assertSeqRange, assertUserColumn, CHUNK_COLUMN, classifyRetirement, factsRange, markerMatches, ownerMarker, scalarOf, TARGET_CUT_POINTS } from '../../domain/delivery/target-rules.js';
 import { assertChName, assertUuidText } from '../../domain/publication/candidate.js';
 import type { FaultInjector } from '../../ports/faults.js';
 import type { ChunkReceipt, CreateStagingRequest, DropResult, LoadChunkRequest, PublicationReceipt, PublishResult, SeqRange, StageObservation, StagingCreated, StagingFacts, StagingFactsRequest, StagingRef, TableDescription, TableRef, TargetPort } from '../../ports/target.js';
 import type { ClickHouseHandle } from './client.js';
+import { judgeTarget, type TargetCheckRequest } from '../../domain/delivery/target-check.js';
 import { CHUNK_DIGEST_COLUMN, loadStageChunk, STAGE_DEDUPLICATION_WINDOW, stageColumnType } from './publication-load.js';
 import { assertEnclosedSelect, catalogColumns, databaseVisible, describeClickHouseError, effectFailure, insertableColumns, quoteName, quoteTable, runCommand, selectRows, serverErrorOf, settingsClause, stringLiteral, tableUnderName } from './publication-sql.js';
 
@@ -44,6 +45,23 @@ class ClickHouseStageTarget implements TargetPort {
       if (!row) throw new TargetUnavailableError('the target did not report its identity');
       return { engine: 'clickhouse', system: row.system, database: row.database, principal: row.principal };
     });
+  }
+
+  /** The exchange target: a table (not a view or dictionary) outside ClickHouse's system databases, with the route's columns. */
+  async checkTarget(request: TargetCheckRequest): Promise<void> {
+    const { schema, table } = checkedTable(request.table);
+    for (const c of request.columns) assertUserColumn(c.name);
+    const { found, columns } = await this.guard(async () => {
+      const rows = await selectRows<{ database: string; name: string; engine: string }>(
+        this.client,
+        'SELECT database, name, engine FROM system.tables WHERE lower(database) = lower({db:String}) AND lower(name) = lower({n:String})',
+        { db: schema, n: table },
+      );
+      const exact = rows.some((r) => r.database === schema && r.name === table);
+      return { found: rows, columns: exact ? (await catalogColumns(this.client, schema, table)).map((c) => c.name) : [] };
+    });
+    const kind = (engine: string) => (/View$/.test(engine) ? 'view' : /^(Dictionary|Null|Buffer|Distributed|Merge)$/.test(engine) ? 'other' : 'table');
+    judgeTarget(request, { found: found.map((f) => ({ schema: f.database, table: f.name, kind: kind(f.engine) })), columns }, { engine: 'ClickHouse', systemSchemas: ['system', 'information_schema'] });
   }
 
   async describeTable(table: TableRef): Promise<TableDescription> {
@@ -134,6 +152,10 @@ class ClickHouseStageTarget implements TargetPort {
       const nulls: Record<string, number> = {};
       notNull.forEach((c, i) => (nulls[c] = Number(row?.[`_cutpoint_n${i}`] ?? 0)));
       return { rows: Number(row?._cutpoint_total ?? 0), duplicateKeys, nulls, assertions };
+    }).catch((error: unknown) => {
+      // A column the stage lacks, an assertion that does not compile: no retry makes it run.
+      const code = serverErrorOf((error as { cause?: unknown }).cause ?? error)?.code;
+      throw code !== undefined && UNRUNNABLE_CODES.has(code) ? new QualityCheckUnrunnableError((error as Error).message) : error;
     });
   }
 
@@ -218,6 +240,9 @@ class ClickHouseStageTarget implements TargetPort {
 function exchangeMode(): ValidationError {
   return new ValidationError('publication.exchange_mode', 'a ClickHouse target publishes by EXCHANGE (candidate, dispatch intent, one EXCHANGE, observation), not by publish()/probeReceipt()');
 }
+
+/** NO_SUCH_COLUMN_IN_TABLE, ILLEGAL_TYPE_OF_ARGUMENT, UNKNOWN_FUNCTION, UNKNOWN_IDENTIFIER, UNKNOWN_TABLE, SYNTAX_ERROR. */
+const UNRUNNABLE_CODES = new Set([16, 43, 46, 47, 60, 62]);
 
 function checkedTable(table: TableRef): TableRef {
   assertChName(table.schema, 'database');

@@ -20,6 +20,7 @@ export async function describeStack(client: CloudFormationClient, name: string):
   try {
     stacks = (await client.send(new DescribeStacksCommand({ StackName: name }))).Stacks ?? [];
   } catch (error) {
+    if (error instanceof CutpointError) throw error; // aws.unreachable: no request reached CloudFormation
     const e = error as { name?: string; message?: string };
     if (e.name === 'ValidationError' && /does not exist/.test(e.message ?? '')) return undefined;
     const code = /^[A-Za-z]{1,64}$/.test(e.name ?? '') ? (e.name as string) : 'error';

@@ -103,6 +103,19 @@ export function isPermissionFailure(error: unknown): boolean {
   return n !== undefined && PERMISSION_NUMBERS.has(n);
 }
 
+/**
+ * A read-only probe the server refused as a statement, not as an outage: a column or
+ * object it does not know (207, 208, 4104), a syntax error or unknown function (102, 156,
+ * 195), a conversion or arithmetic error on the data read (245, 8114, 8115, 8134).
+ * Running it again cannot succeed.
+ */
+const UNRUNNABLE_NUMBERS = new Set([102, 156, 195, 207, 208, 245, 4104, 8114, 8115, 8134]);
+
+export function isUnrunnableStatement(error: unknown): boolean {
+  const n = serverErrorNumber(error);
+  return n !== undefined && UNRUNNABLE_NUMBERS.has(n);
+}
+
 /** One line for an operator: the server's error number and message, redacted. */
 export function describeMssqlError(error: unknown, secrets: readonly string[]): string {
   const n = serverErrorNumber(error);

@@ -175,3 +175,27 @@ SELECT HAS_PERMS_BY_NAME(@schema_name, N'SCHEMA', N'VIEW DEFINITION') AS can_vie
   };
 }
 
+
+/**
+ * The target check (`TargetPort.checkTarget`), read-only: every object whose schema and name
+ * equal the route's ignoring case (so that a name differing only in case can be named, and
+ * a case-insensitive collation cannot stand in for the exact name), its type, whether SQL
+ * Server shipped it, and its columns — one row per column. The adapter judges the rows
+ * (results.ts `targetObservationOf`).
+ */
+export function targetCheckStatement(ref: TableRef): Statement {
+  assertTableRef(ref, 'target');
+  return {
+    text: `SET NOCOUNT ON;
+SELECT s.name AS schema_name, o.name AS table_name, o.type AS object_type, o.is_ms_shipped, c.name AS column_name
+  FROM sys.objects AS o
+  JOIN sys.schemas AS s ON s.schema_id = o.schema_id
+  LEFT JOIN sys.columns AS c ON c.object_id = o.object_id
+ WHERE UPPER(s.name) = UPPER(@schema_name) AND UPPER(o.name) = UPPER(@table_name)
+ ORDER BY o.object_id, c.column_id;`,
+    params: [
+      { name: 'schema_name', type: 'nvarchar', value: ref.schema },
+      { name: 'table_name', type: 'nvarchar', value: ref.table },
+    ],
+  };
+}

@@ -8,17 +8,18 @@ import type { TargetIdentity } from '../../domain/delivery/sealed-authority.js';
 import type { FaultInjector } from '../../ports/faults.js';
 import type { ChunkReceipt, CreateStagingRequest, DropOptions, DropResult, StageObservation, LoadChunkRequest, PublicationReceipt, PublishRequest, PublishResult, SeqRange, StagingCreated, StagingFacts, StagingFactsRequest, StagingRef, TableDescription, TableRef, TargetPort } from '../../ports/target.js';
 import { assertColumns, assertInvocationId, assertOwner, assertPublishRequest, assertSeq, assertStagingRef, assertTableRef, assertUserColumn, CHUNK_COLUMN, classifyRetirement, markerMatches, RECEIPT_TABLE, receiptMatches, TARGET_CUT_POINTS } from '../../domain/delivery/target-rules.js';
-import { PublicationRefusedError, TargetObjectMissingError, TargetUnavailableError, TargetUnobservableError } from '../../domain/delivery/target-errors.js';
-import { classifyMssqlFailure, describeMssqlError, isPermissionFailure, parseMssqlConnection, serverErrorNumber } from './connection.js';
+import { PublicationRefusedError, QualityCheckUnrunnableError, TargetObjectMissingError, TargetUnavailableError, TargetUnobservableError } from '../../domain/delivery/target-errors.js';
+import { classifyMssqlFailure, describeMssqlError, isPermissionFailure, isUnrunnableStatement, parseMssqlConnection, serverErrorNumber } from './connection.js';
 import { typeSpelling, type StageColumn } from './bulk-types.js';
 import { chunkJsonArray } from '../../domain/delivery/chunk-json.js';
 import { LoadCountMismatchError } from '../../domain/delivery/target-errors.js';
-import { absenceProofStatement, createStagingBatch, describeStatement, dropStagingBatch, identityStatement, observeStagingStatement } from './ddl-statements.js';
+import { absenceProofStatement, createStagingBatch, describeStatement, dropStagingBatch, identityStatement, observeStagingStatement, targetCheckStatement } from './ddl-statements.js';
 import { loadChunkBatch, observeChunksBatch, prepareLoadBatch, stagingFactsBatch } from './load-statements.js';
 import { probeReceiptBatch, publishBatch } from './publish-statements.js';
 import { mssqlSwapPlanOf, type ClusteredKeyRow, type MssqlSwapPlanning, type PartitionLayoutRow } from './swap-plan.js';
 import { partitionLayoutStatement } from './swap-statements.js';
-import { thrownError } from './results.js';
+import { targetObservationOf, thrownError, type TargetCheckRow } from './results.js';
+import { assertTargetCheck, judgeTarget, type TargetCheckRequest } from '../../domain/delivery/target-check.js';
 import { assertSeqRange, factsRange, receiptOfRecord as toReceipt, scalarOf as scalar, type ReceiptRecord } from '../../domain/delivery/target-rules.js';
 import { assertionStatement, type Statement } from './sql-text.js';
 
@@ -68,6 +69,12 @@ export class MssqlTarget implements TargetPort {
 
   // -------------------------------------------------------------------------------------
   // Reads
+
+  async checkTarget(request: TargetCheckRequest): Promise<void> {
+    const { table } = assertTargetCheck(request);
+    const rows = (await this.read(targetCheckStatement(table))).recordset as TargetCheckRow[];
+    judgeTarget(request, targetObservationOf(rows, table), { engine: 'SQL Server', systemSchemas: ['sys', 'INFORMATION_SCHEMA'], receipts: this.receipts });
+  }
 
   async describeTable(table: TableRef): Promise<TableDescription> {
     assertTableRef(table);
@@ -119,6 +126,7 @@ export class MssqlTarget implements TargetPort {
       notNull.forEach((c, i) => (nulls[c] = Number(counts?.[`n${i}`] ?? 0)));
       return { rows: Number(counts?.row_count ?? 0), duplicateKeys: Number(counts?.duplicate_keys ?? 0), nulls, assertions };
     } catch (error) {
+      if (isUnrunnableStatement(error)) throw new QualityCheckUnrunnableError(describeMssqlError(error, this.secrets));
       throw this.readFailure(error);
     } finally {
       // Always rolled back: an assertion can never change anything.

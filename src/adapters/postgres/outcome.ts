@@ -31,6 +31,16 @@ export function isPermissionFailure(error: unknown): boolean {
 }
 
 /**
+ * A read-only probe the server refused as a statement, not as an outage: syntax or a name
+ * it does not know (class 42 but insufficient_privilege), or the data it read (class 22).
+ * Running it again cannot succeed.
+ */
+export function isUnrunnableStatement(error: unknown): boolean {
+  const state = sqlStateOf(error);
+  return state !== undefined && ((state.startsWith('42') && state !== '42501') || state.startsWith('22'));
+}
+
+/**
  * A driver error as one line for an operator: SQLSTATE and message, with anything that
  * looks like a credential or a connection string removed.
  */

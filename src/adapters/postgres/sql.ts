@@ -31,6 +31,21 @@ SELECT c.oid::text AS object_id, pg_catalog.obj_description(c.oid, 'pg_class') A
   JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
  WHERE n.nspname = $1 AND c.relname = $2 AND c.relkind IN ('r', 'p')`;
 
+/**
+ * The target check (`TargetPort.checkTarget`): every relation whose schema and name equal
+ * the route's ignoring case (so a name that differs only in case is named in the refusal),
+ * its kind, and — for the exact one — its column names.
+ */
+export const TARGET_CANDIDATES = `
+SELECT n.nspname AS schema, c.relname AS name, c.relkind::text AS kind,
+       CASE WHEN n.nspname = $1 AND c.relname = $2 THEN
+         (SELECT pg_catalog.array_agg(a.attname::text ORDER BY a.attnum) FROM pg_catalog.pg_attribute a
+           WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped) END AS columns
+  FROM pg_catalog.pg_class c
+  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+ WHERE pg_catalog.lower(n.nspname) = pg_catalog.lower($1) AND pg_catalog.lower(c.relname) = pg_catalog.lower($2)
+   AND c.relkind IN ('r', 'p', 'v', 'm', 'f')`;
+
 export const DESCRIBE_COLUMNS = `
 SELECT a.attname AS name, pg_catalog.format_type(a.atttypid, a.atttypmod) AS type, NOT a.attnotnull AS nullable
   FROM pg_catalog.pg_attribute a

@@ -10,15 +10,17 @@ import type { FaultInjector } from '../../ports/faults.js';
 import type { ChunkReceipt, CreateStagingRequest, DropOptions, DropResult, StageObservation, LoadChunkRequest, PublicationReceipt, PublishRequest, PublishResult, SeqRange, StagingCreated, StagingFacts, StagingFactsRequest, StagingRef, TableDescription, TableRef, TargetPort } from '../../ports/target.js';
 import { assertColumns, assertIdentifier, assertPublishRequest, assertInvocationId, assertOwner, assertSeq, assertStagingRef, assertTableRef, assertUserColumn, classifyRetirement, markerMatches, ownerMarker, publicationLockOf, RECEIPT_TABLE, TARGET_CUT_POINTS } from '../../domain/delivery/target-rules.js';
 import { assertSeqRange, factsRange, receiptOfRecord as toReceipt, scalarOf as scalar, type ReceiptRecord } from '../../domain/delivery/target-rules.js';
-import { LoadCountMismatchError, TargetObjectMissingError, TargetUnavailableError, TargetUnobservableError } from '../../domain/delivery/target-errors.js';
+import { assertTargetCheck, judgeTarget, type TargetCheckRequest } from '../../domain/delivery/target-check.js';
+import { LoadCountMismatchError, QualityCheckUnrunnableError, TargetObjectMissingError, TargetUnavailableError, TargetUnobservableError } from '../../domain/delivery/target-errors.js';
 import { chunkJsonArrayBytes } from '../../domain/delivery/chunk-json.js';
 import { advisoryLock, lookup, recheckLocked, type Client, type TxResult } from './locks.js';
 import { existingPublication, publishBody } from './publication.js';
 import { attachedPartitionOf } from './partition-swap.js';
-import { classifyPgCommitFailure, describePgError, isPermissionFailure, sqlStateOf } from './outcome.js';
+import { classifyPgCommitFailure, describePgError, isPermissionFailure, isUnrunnableStatement, sqlStateOf } from './outcome.js';
 import {
   ABSENCE_PROOF,
   CHUNK,
+  TARGET_CANDIDATES,
   DESCRIBE_COLUMNS,
   FORMAT_COMMENT,
   loadChunkStatement,
@@ -88,6 +90,20 @@ export class PostgresTarget implements TargetPort {
   // -------------------------------------------------------------------------------------
   // Reads
 
+  async checkTarget(request: TargetCheckRequest): Promise<void> {
+    const { table } = assertTargetCheck(request);
+    const found = await this.transaction({ readOnly: true }, async (client) => ({
+      commit: false,
+      value: (await client.query<{ schema: string; name: string; kind: string; columns: string[] | null }>(TARGET_CANDIDATES, [table.schema, table.table])).rows,
+    }));
+    const exact = found.find((f) => f.columns !== null);
+    judgeTarget(
+      request,
+      { found: found.map((f) => ({ schema: f.schema, table: f.name, kind: f.kind === 'r' || f.kind === 'p' ? 'table' : f.kind === 'v' || f.kind === 'm' ? 'view' : 'other' })), columns: exact?.columns ?? [] },
+      { engine: 'PostgreSQL', systemSchemas: ['information_schema'], systemPrefixes: ['pg_'], receipts: this.receipts },
+    );
+  }
+
   async describeTable(table: TableRef): Promise<TableDescription> {
     assertTableRef(table);
     return this.transaction({ readOnly: true }, async (client) => {
@@ -134,7 +150,7 @@ export class PostgresTarget implements TargetPort {
     const table = quoteTable(staging.table);
     const where = range ? ` WHERE ${CHUNK} >= $1 AND ${CHUNK} < $2` : '';
     const bounds = range ? [range.from, range.to] : [];
-    return this.transaction({ readOnly: true }, async (client) => {
+    const probe = this.transaction({ readOnly: true }, async (client) => {
       await recheckLocked(client, staging, 'ACCESS SHARE');
       const nullSums = notNull.map((c, i) => `sum(CASE WHEN ${quoteColumn(c)} IS NULL THEN 1 ELSE 0 END)::text AS n${i}`);
       const counts = await client.query<Record<string, string | null>>(
@@ -159,6 +175,10 @@ export class PostgresTarget implements TargetPort {
       const nulls: Record<string, number> = {};
       notNull.forEach((c, i) => (nulls[c] = Number(row[`n${i}`] ?? 0)));
       return { commit: false, value: { rows: Number(row.total ?? 0), duplicateKeys, nulls, assertions } };
+    });
+    return probe.catch((error: unknown) => {
+      const cause = (error as { cause?: unknown }).cause;
+      throw isUnrunnableStatement(cause) ? new QualityCheckUnrunnableError((error as Error).message) : error;
     });
   }
 
@@ -406,7 +426,7 @@ export class PostgresTarget implements TargetPort {
       // Nothing can have committed: COMMIT was never sent. Only the SQLSTATE is kept as cause.
       return new EffectFailedError(options.cutPoint, `${options.cutPoint}: ${message}`, { cause: { code: sqlStateOf(error) } });
     }
-    return new TargetUnavailableError(message);
+    return new TargetUnavailableError(message, { cause: { code: sqlStateOf(error) } });
   }
 
 }

@@ -1,4 +1,4 @@
-import { ConfigError } from '../../domain/errors.js';
+import { integerFromEnv } from '../../domain/env-integer.js';
 import type { SecretsPort } from '../../ports/secrets.js';
 
 /**
@@ -54,10 +54,5 @@ export const DEFAULT_SECRET_TTL_SECONDS = 300;
 
 /** The TTL in milliseconds from the environment (default 5 minutes); read once, refused when not 0..86400 seconds. */
 export function secretTtlMsFromEnv(env: Readonly<Record<string, string | undefined>>): number {
-  const value = env[SECRET_TTL_ENV];
-  if (value === undefined || value.trim() === '') return DEFAULT_SECRET_TTL_SECONDS * 1000;
-  if (!/^\d{1,5}$/.test(value.trim()) || Number(value) > 86_400) {
-    throw new ConfigError('delivery.secret_ttl_invalid', `${SECRET_TTL_ENV} must be a whole number of seconds from 0 to 86400`);
-  }
-  return Number(value) * 1000;
+  return (integerFromEnv(env, SECRET_TTL_ENV, { min: 0, max: 86_400, unit: 'seconds' }, 'delivery.secret_ttl_invalid') ?? DEFAULT_SECRET_TTL_SECONDS) * 1000;
 }

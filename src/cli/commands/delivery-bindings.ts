@@ -48,6 +48,34 @@ export async function assertReaderReachable(route: SelectedRoute, env: Readonly<
   throw new ReaderUnreachableError(route.name, `${binding.name}${binding.urlEnv ? ` (${binding.urlEnv})` : ''}`, `${scheme}:`);
 }
 
+/** The first stable diagnostic a command's ports raised, kept so the command refuses with its own code. */
+export interface FailureNote {
+  readonly failure: CutpointError | undefined;
+  noted<T>(call: () => Promise<T>): Promise<T>;
+}
+
+export function failureNote(): FailureNote {
+  let failure: CutpointError | undefined;
+  return {
+    get failure() {
+      return failure;
+    },
+    async noted(call) {
+      try {
+        return await call();
+      } catch (error) {
+        if (error instanceof CutpointError) failure ??= error;
+        throw error;
+      }
+    },
+  };
+}
+
+/** `target` whose read-only check (Begin's, before custody) notes its refusal in `note`. */
+export function notingTargetCheck(target: TargetPort, note: FailureNote): TargetPort {
+  return Object.assign(Object.create(target) as TargetPort, { checkTarget: (request: Parameters<TargetPort['checkTarget']>[0]) => note.noted(() => target.checkTarget(request)) });
+}
+
 /** A source opened on first use, remembering the diagnostic of its first refusal. */
 export interface LocalSource extends SourcePort {
   /** The first stable diagnostic the source raised (opening or querying), if any. */
@@ -61,22 +89,14 @@ export interface LocalSource extends SourcePort {
  * refusals that need no connection — so a refused run opens nothing and creates nothing
  * (not even a `chdb:` data directory).
  */
-export async function openLocalSource(binding: Binding): Promise<LocalSource> {
+export async function openLocalSource(binding: Binding, note: FailureNote = failureNote()): Promise<LocalSource> {
   const settings = await resolveBinding(binding, { env: process.env });
   let opening: Promise<SourcePort> | undefined;
-  let failure: CutpointError | undefined;
-  const noted = async <T>(call: () => Promise<T>): Promise<T> => {
-    try {
-      return await call();
-    } catch (error) {
-      if (error instanceof CutpointError) failure ??= error;
-      throw error;
-    }
-  };
+  const noted = <T>(call: () => Promise<T>): Promise<T> => note.noted(call);
   const open = () => noted(() => (opening ??= openSourceFor(binding, settings, { embedded: true })));
   return {
     get failure() {
-      return failure;
+      return note.failure;
     },
     describe: (request) => noted(async () => (await open()).describe(request)),
     countWindow: (request) => noted(async () => (await open()).countWindow(request)),

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { routeOfEvent } from '../../../functions/lib/delivery-deps.js';
 import { inspectInvocation } from '../../delivery/journal/listing.js';
 import { loadInvocation } from '../../delivery/journal/records.js';
@@ -10,7 +10,9 @@ import { assertSealedForRun } from '../../domain/delivery/sealed-authority.js';
 import { parseManifest, parseSelector, selectRoute, selectorText } from '../../domain/delivery/manifest.js';
 import type { SelectedRoute } from '../../domain/delivery/manifest-types.js';
 import { CutpointError } from '../../domain/errors.js';
+import { tryLock } from '../../local/exclusive-lock.js';
 import { runFlow, type FlowEvent, type FlowResult } from '../../local/flow-runner.js';
+import { defaultStateDir } from '../../local/runtime.js';
 import type { Ports } from '../../ports/index.js';
 import type { SourcePort } from '../../ports/source.js';
 import type { TargetPort } from '../../ports/target.js';
@@ -19,7 +21,7 @@ import { NeedsRecoveryError } from '../../delivery/steps/flow-stop.js';
 import { INPUT_LIMITS, printResult, progress, readInputFile, UsageError } from '../io.js';
 import { parseOptions, unexpectedArgument } from '../grammar.js';
 import { AWS_OPTIONS } from '../aws-target.js';
-import { openLocalSource, openLocalTarget } from './delivery-bindings.js';
+import { failureNote, notingTargetCheck, openLocalSource, openLocalTarget } from './delivery-bindings.js';
 import { causeMessage, ManifestUnavailableError } from './delivery.js';
 import { targetOf, type Target } from './stream/target.js';
 
@@ -114,26 +116,53 @@ async function runRoute(target: Target, values: { manifest: string; 'invocation-
   progress(`invocation ${invocationId}, route ${route.name}`);
   let result: RunResult;
   if (target.kind === 'aws') {
+    // The execution is named by the invocation id: a second start is the same execution.
     result = await target.run(FLOW, invocationId, input);
   } else {
-    const ports = await target.ports();
-    const targetPort = await openLocalTarget(route.targetBinding, target.faults());
+    const lock = await runLock(invocationId);
     try {
-      const source = await openLocalSource(route.sourceBinding);
-      try {
-        result = await runDeliverWindow({ ports, target: targetPort, source, input, onEvent: flowProgress });
-        // The source's own diagnostic (a missing table, a busy chdb: directory) is the cause.
-        if (result.status !== 'SUCCEEDED' && source.failure) result = { ...result, sourceFailure: source.failure };
-      } finally {
-        await source.close();
-      }
+      result = await runLocally(target, route, input);
     } finally {
-      await targetPort.close();
+      await lock();
     }
   }
   // Never report another route's invocation as this run's result (a concurrent begin of the same id).
   await assertRunnable(await target.ports(), invocationId, run);
   return await outcomeOf(await target.ports(), invocationId, selector, result);
+}
+
+/**
+ * One `delivery run` of an invocation at a time on this machine (an exclusive lock file
+ * under the runtime's state directory): a second one while the first runs is refused —
+ * the invocation is alive, and no action may fight it — naming how to watch it.
+ */
+async function runLock(invocationId: string): Promise<() => Promise<void>> {
+  const lock = await tryLock(join(defaultStateDir(), 'runs', `${invocationId}.lock`));
+  if (lock.held) return lock.release;
+  throw new CutpointError(
+    'Delivery.InvocationRunning',
+    'delivery.invocation_running',
+    `invocation ${invocationId} is running in another process on this machine${lock.holder ? ` (pid ${lock.holder})` : ''}; nothing was started; watch it with: npx cutpoint delivery inspect ${invocationId} --format json`,
+  );
+}
+
+/** The local runner over the route's target and source, opened as the live recovery actions open them. */
+async function runLocally(target: Target, route: SelectedRoute, input: BeginInput): Promise<RunResult> {
+  const ports = await target.ports();
+  const targetPort = await openLocalTarget(route.targetBinding, target.faults());
+  try {
+    const note = failureNote();
+    const source = await openLocalSource(route.sourceBinding, note);
+    try {
+      const result: RunResult = await runDeliverWindow({ ports, target: notingTargetCheck(targetPort, note), source, input, onEvent: flowProgress });
+      // Begin's own diagnostic (a missing target table or column, a missing source table, a busy chdb: directory) is the cause.
+      return result.status !== 'SUCCEEDED' && note.failure ? { ...result, refusal: note.failure } : result;
+    } finally {
+      await source.close();
+    }
+  } finally {
+    await targetPort.close();
+  }
 }
 
 /** Refuses an invocation id sealed to another route or manifest; a new id, or this route's own, passes. */
@@ -152,13 +181,13 @@ interface RunResult {
   status: string;
   error?: string;
   cause?: string;
-  /** Locally: the first diagnostic the source raised during the run. */
-  sourceFailure?: CutpointError;
+  /** Locally: the first diagnostic Begin's read-only checks (target, source) or the source raised during the run. */
+  refusal?: CutpointError;
 }
 
 /** Why the flow failed, as one line: the step's error name and its message (a Lambda cause is JSON). */
 function causeOf(result: RunResult): string {
-  if (result.sourceFailure) return `${result.sourceFailure.code}: ${result.sourceFailure.message}`;
+  if (result.refusal) return `${result.refusal.code}: ${result.refusal.message}`;
   return `${result.error ?? result.status}${result.cause ? `: ${causeMessage(result.cause)}` : ''}`;
 }
 
@@ -168,9 +197,10 @@ async function outcomeOf(ports: Ports, invocationId: string, selector: string, r
     projection = await inspectInvocation(ports, invocationId);
   } catch (error) {
     if (result.status === 'SUCCEEDED' || !(error instanceof JournalUnavailableError && error.missing)) throw error;
-    // Refused before anything was journaled: the refusal's own diagnostic when the source
-    // raised it (e.g. delivery.source_table_missing), else the flow's error and cause.
-    if (result.sourceFailure) throw result.sourceFailure;
+    // Refused before anything was journaled: the refusal's own diagnostic when a check or
+    // the source raised it (e.g. delivery.target_table_missing, delivery.source_table_missing),
+    // else the flow's error and cause.
+    if (result.refusal) throw result.refusal;
     throw new DeliveryRunFailedError(`${FLOW} ended ${result.status} (${causeOf(result)}) before invocation ${invocationId} was journaled; nothing to recover`);
   }
   if (projection.state === 'CUSTODY_RELEASED') return projection;

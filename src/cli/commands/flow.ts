@@ -3,7 +3,8 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { faultsFromEnv } from '../../adapters/fault-injector.js';
 import { firedOf, reportFired } from '../fault-report.js';
-import { CutpointError } from '../../domain/errors.js';
+import { CutpointError, ValidationError } from '../../domain/errors.js';
+import { withoutSessionIds } from '../../domain/redact.js';
 import { FLOWS } from '../../../functions/registry.js';
 import type { FlowResult } from '../../local/flow-runner.js';
 import { defaultStateDir } from '../../local/runtime.js';
@@ -41,6 +42,7 @@ export async function flowCommand(args: string[]): Promise<unknown> {
   if (extra.length) throw unexpectedArgument(extra[0]);
   if (!values.input) throw new UsageError('--input is required');
   const input = await readJsonInput(values.input, { what: 'flow input', invalidCode: 'flow.invalid_input' });
+  assertInputFields(flow, input);
 
   refuseAwsFlagsWithoutAws(values);
   // Like every command that starts a flow: the deployed state machine and the execution name mean nothing locally.
@@ -51,7 +53,8 @@ export async function flowCommand(args: string[]): Promise<unknown> {
     const arn = await aws.stateMachineArn(flow, values['state-machine-arn']);
     progress(`starting ${values.name} on ${arn}`);
     const { startAndWait } = await import('../../adapters/stepfunctions.js');
-    return startAndWait(arn, values.name, input, { connection: aws.connection(), onPoll: (s) => progress(`execution ${s}`) });
+    const execution = await startAndWait(arn, values.name, input, { connection: aws.connection(), onPoll: (s) => progress(`execution ${s}`) });
+    return { ...execution, output: withoutSessionIds(execution.output) };
   }
 
   // An exchange route's reader child must reach the target: refused before the runtime is touched.
@@ -86,7 +89,24 @@ export async function flowCommand(args: string[]): Promise<unknown> {
   if (result.status !== 'SUCCEEDED') {
     throw new CutpointError('Flow.ExecutionFailed', 'flow.execution_failed', `${flow} failed with ${result.error}: ${result.cause}`);
   }
-  return { flow, status: result.status, output: result.output, transitions: result.transitions, faultsFired: firedOf(faults), history };
+  // Never a fencing session id on stdout (a delivery's fence, an append's input passed through).
+  return { flow, status: result.status, output: withoutSessionIds(result.output), transitions: result.transitions, faultsFired: firedOf(faults), history };
+}
+
+/**
+ * Only the fields the flow reads (FLOWS `input`; a recovery start's `recoveryOf` and
+ * `originalInput` for a flow some flow is recovered by): `extra`, `pages`, `next`,
+ * `constructor` are refused by name, never ignored. What is not an object is left to the
+ * flow, which refuses it in its own terms.
+ */
+export function assertInputFields(flow: string, input: unknown): void {
+  const entry = FLOWS.find((f) => f.name === flow);
+  if (!entry || input === null || typeof input !== 'object' || Array.isArray(input)) return;
+  const recovery = FLOWS.some((f) => f.recovery?.by === flow) ? ['recoveryOf', 'originalInput'] : [];
+  const unknown = Object.keys(input).find((key) => !entry.input.includes(key) && !recovery.includes(key));
+  if (unknown === undefined) return;
+  const name = unknown.length > 64 ? `${unknown.slice(0, 64)}…` : unknown;
+  throw new ValidationError('flow.input_unknown_field', `${flow} reads no input field ${JSON.stringify(name)} (its fields: ${[...entry.input, ...recovery].join(', ')}); nothing was run`);
 }
 
 /** An input whose route does not parse is left to Begin, which refuses it with its own diagnostic. */

@@ -1,16 +1,15 @@
 import { CutpointError } from '../../domain/errors.js';
 import { ownEntry } from '../../domain/own-entry.js';
-import { validateAttemptId, validateLane, validateOwner, type AppendOutcome, type LaneRef } from '../../domain/stream.js';
+import { validateAttemptId, validateLane, type AppendOutcome, type LaneRef } from '../../domain/stream.js';
 import { createStream } from '../../stream/create-stream.js';
 import { describeStream } from '../../stream/describe.js';
-import { loadHead } from '../../stream/lane-store.js';
 import { MAX_READ_RECORDS, readStream } from '../../stream/read.js';
-import type { TakeoverResult } from '../../stream/takeover.js';
 import { quoted } from '../../domain/echo.js';
 import { progress, UsageError } from '../io.js';
 import { parseOptions, unexpectedArgument, unknownSubcommand } from '../grammar.js';
 import { AWS_OPTIONS } from '../aws-target.js';
-import { abandonTakeover, activeSession, beginTakeover, completeTakeover } from '../session-store.js';
+import { activeSession } from '../session-store.js';
+import { takeover } from './stream/takeover.js';
 import { CURSOR_HANDLERS, cursorHelp } from './stream/consume.js';
 import { appendFromFile, checkFileAppend, FILE_APPEND_OPTIONS } from './stream/append-file-command.js';
 import { executionName } from './stream/execution-name.js';
@@ -18,7 +17,7 @@ import { COMPACT_HANDLERS, compactHelp } from './stream/compact.js';
 import { checkGc, gc, gcHelp, leases } from './stream/gc.js';
 import { MATERIALIZE_HANDLERS, materializeHelp } from './stream/materialize.js';
 import { QUARANTINE_HANDLERS, quarantineHelp } from './stream/quarantine.js';
-import { defaultOwner, integer, integerIn } from './stream/options.js';
+import { integer, integerIn } from './stream/options.js';
 import { appendResult, failedFlowError, isRejection, resolveCommand } from './stream/outcomes.js';
 import { assertFlowInputFits, readRecords, type RecordFormat } from './stream/records.js';
 import { targetOf, type Target } from './stream/target.js';
@@ -174,34 +173,6 @@ const HANDLERS: Record<string, Handler> = {
 async function create(target: Target, stream: string, values: Values): Promise<unknown> {
   const partitions = integer(values, 'partitions');
   return createStream({ stream, partitions }, await target.ports());
-}
-
-async function takeover(target: Target, lane: LaneRef, values: Values): Promise<unknown> {
-  // Everything that can refuse runs before the session is stored: a refused takeover
-  // (bad owner, missing lane, runtime down) leaves no local state.
-  const owner = validateOwner(typeof values.owner === 'string' ? values.owner : defaultOwner());
-  if (target.kind === 'local') await loadHead(await target.ports(), lane);
-  // Stored before anything starts: a re-run of an interrupted takeover reuses this id.
-  const session = await beginTakeover(lane, target.kind, owner);
-  const run = await target.run('stream-takeover', executionName('takeover', lane.stream, lane.partition, session), { ...lane, owner, session });
-  if (run.status !== 'SUCCEEDED') {
-    await abandonTakeover(lane, target.kind, session);
-    throw failedFlowError(run);
-  }
-  // The flow reports owner and epoch only: the session id never leaves this process.
-  const result = run.output as Partial<TakeoverResult>;
-  if (result.owner !== owner || !Number.isSafeInteger(result.epoch)) {
-    throw new CutpointError('Stream.TakeoverMismatch', 'stream.takeover_mismatch', `takeover of ${lane.stream}/${lane.partition} returned another owner`);
-  }
-  await completeTakeover(lane, target.kind, { owner, session, epoch: result.epoch as number });
-  return {
-    stream: lane.stream,
-    partition: lane.partition,
-    owner,
-    epoch: result.epoch,
-    committedEnd: result.committedEnd,
-    ...(result.suspendedBy ? { suspendedBy: result.suspendedBy } : {}),
-  };
 }
 
 function checkAppend(values: Values): void {

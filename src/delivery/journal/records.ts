@@ -1,6 +1,7 @@
 import { validateInvocationId, isInvocationId, isManifestName } from '../../domain/delivery/identifiers.js';
 import { custodyProblems, factProblems, headProblems } from '../../domain/delivery/journal-invariants.js';
 import { JournalUnavailableError, parseJournalState, type JournalState } from '../../domain/delivery/journal-states.js';
+import { UnreachableError } from '../../domain/errors.js';
 import { validateSealedAuthority, type SealedAuthority } from '../../domain/delivery/sealed-authority.js';
 import type { AuthorityItem, Fence } from '../../ports/authority.js';
 import type { Ports } from '../../ports/index.js';
@@ -107,7 +108,8 @@ export async function read<T>(what: () => Promise<T>): Promise<T> {
   try {
     return await what();
   } catch (error) {
-    if (error instanceof JournalUnavailableError) throw error;
+    // Unreachable: nothing was read at all, and the operator needs that cause, not a guess.
+    if (error instanceof JournalUnavailableError || error instanceof UnreachableError) throw error;
     throw new JournalUnavailableError('delivery.recovery_journal_unavailable', 'the delivery journal could not be read from the authority store');
   }
 }

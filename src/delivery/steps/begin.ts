@@ -1,6 +1,7 @@
 import { invocationIdOfRun } from '../../domain/delivery/identifiers.js';
 import { JournalUnavailableError } from '../../domain/delivery/journal-states.js';
 import { assertSealedForRun, sealAuthority } from '../../domain/delivery/sealed-authority.js';
+import { targetCheckOf } from '../../domain/delivery/target-check.js';
 import { assertWindowClosed, resolveWindow, type SealedWindow } from '../../domain/delivery/window.js';
 import { ValidationError } from '../../domain/errors.js';
 import { beginInvocation, CustodyHeldError, loadCustody, type CustodyRecord } from '../custody.js';
@@ -38,8 +39,9 @@ export interface BeginOutput extends StepOutput {
  * resolved ONCE, here: a first begin resolves the route's policy against the clock (and refuses a window that has not closed); a re-run of begin
  * (a lost response, a crash) reads the sealed window back from the journal and never
  * re-resolves, so a rolling window cannot shift between the two. A first begin checks
- * the source read-only (table and columns; `deps.source.describe`) before custody is
- * taken, so a missing table is refused with its cause and nothing written. One transaction
+ * the target (`deps.target.checkTarget`) and the source (`deps.source.describe`)
+ * read-only — tables and the columns the route names — before custody is taken, so a
+ * missing table or column is refused with its cause and nothing written. One transaction
  * (`beginInvocation`): seal + record in EMPTY_STAGING + custody by CAS. Another
  * invocation holding the target is Delivery.CustodyHeld and nothing is written.
  */
@@ -109,9 +111,13 @@ export async function begin(input: BeginInput, deps: DeliveryDeps): Promise<Begi
     const custody = await loadCustody(ports, targetId);
     if (custody?.state === 'HELD' && custody.invocationId !== invocationId) throw new CustodyHeldError(targetId, custody.invocationId);
     known = { custody };
-    // Then the source, read-only, before custody is taken and a stage created: the table
-    // and the time and key columns exist (delivery.source_table_missing,
+    // Then the target and the source, read-only, before custody is taken and a stage
+    // created. The target: a regular table of a user schema under exactly its name, not
+    // the receipts table, with every column the route names (delivery.target_table_missing,
+    // delivery.target_not_user_table, delivery.target_column_missing). The source: the
+    // table and the time and key columns exist (delivery.source_table_missing,
     // delivery.source_schema_invalid), or the source is unreachable — with its cause.
+    await deps.target.checkTarget(targetCheckOf(route.route));
     const { source } = route.route;
     if (deps.source) await deps.source.describe({ from: source.from, timeColumn: source.timeColumn, keyColumns: source.keyColumns });
   }

@@ -37,7 +37,10 @@ type Step<I, O extends StepOutput> = (input: I, deps: DeliveryDeps) => Promise<O
 export function flowStep<I, O extends StepOutput & { drop?: DropStatus }>(step: Step<I, O>, options: { last?: boolean } = {}): Step<I, O> {
   return async (input, deps) => {
     const out = await step(input, deps);
-    const needsRecovery = () => new NeedsRecoveryError(`invocation ${out.invocationId} on target ${out.targetId} stopped in ${out.state}; start reconcile`);
+    // A failed quality check is named: the stop explains itself (never a value, only the rule or the target's reason).
+    const failures = (out as { failures?: unknown }).failures;
+    const why = Array.isArray(failures) && failures.length > 0 ? ` (quality failed: ${failures.join('; ')})` : '';
+    const needsRecovery = () => new NeedsRecoveryError(`invocation ${out.invocationId} on target ${out.targetId} stopped in ${out.state}${why}; start reconcile`);
     if (FLOW_STOP_STATES.has(out.state)) throw needsRecovery();
     if (out.drop !== undefined && out.drop !== 'ABSENT_PROVED' && out.drop !== 'ATTACHED') {
       throw new CleanupUnprovedError(`invocation ${out.invocationId} on target ${out.targetId}: owned stage drop ended ${out.drop}; start reconcile`);

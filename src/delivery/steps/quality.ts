@@ -1,5 +1,6 @@
 import type { QualityRules } from '../../domain/delivery/manifest-types.js';
 import type { StagingFacts } from '../../ports/target.js';
+import { QualityCheckUnrunnableError } from '../../domain/delivery/target-errors.js';
 import { seqRangeOf } from '../../domain/delivery/parts.js';
 import { forEachConcurrently } from '../../engine/concurrently.js';
 import type { InvocationRecord } from '../journal/records.js';
@@ -11,7 +12,10 @@ import { loadForStep, output, parseStepInput, stagingRefOf, transitionIdOf, type
 import { rereadOnStale } from './carried.js';
 
 export interface QualityOutput extends StepOutput {
-  /** Names of the rules the stage failed (empty: it passed). Names only, never values. */
+  /**
+   * Names of the rules the stage failed (empty: it passed). Names only, never values; a
+   * check the target could not run is `unrunnable: <the target's reason>`.
+   */
   failures: string[];
 }
 
@@ -69,7 +73,9 @@ export async function stagingFactsByPart(deps: DeliveryDeps, record: InvocationR
  * invocation, and REEXTRACT_REQUIRED offers exactly that retirement. INCIDENT_RETAINED is
  * kept for contradicting evidence (an owned object that is not ours, a foreign receipt),
  * where no live action is safe; a failed rule on a stage we provably own and never
- * published is not ambiguous.
+ * published is not ambiguous. A check the target cannot run on the stage (a column
+ * dropped since Begin's check, an assertion that does not compile:
+ * `delivery.quality_check_unrunnable`) is a failure too — no resume could ever run it.
  */
 async function qualityOnce(input: unknown, deps: DeliveryDeps): Promise<QualityOutput> {
   const step = parseStepInput(input);
@@ -80,9 +86,15 @@ async function qualityOnce(input: unknown, deps: DeliveryDeps): Promise<QualityO
   // Receipt first: a publication that landed unjournaled is adopted, never judged by its stage.
   const adopted = await adoptReceipt(record, step.fence, deps);
   if (adopted) return { ...output(step, adopted.invocation, !adopted.alreadyApplied, custody), failures: [] };
-  const facts = await stagingFactsByPart(deps, record);
-  const loadedRows = record.facts.parts?.rows ?? 0;
-  const failures = qualityFailures(rules, facts, loadedRows);
+  const failures = await stagingFactsByPart(deps, record).then(
+    (facts) => qualityFailures(rules, facts, record.facts.parts?.rows ?? 0),
+    (error: unknown) => {
+      // A check the target cannot run on this stage fails it, as a failed rule does: the
+      // stage can never pass, so it is never kept under custody waiting for a resume.
+      if (error instanceof QualityCheckUnrunnableError) return [`unrunnable: ${error.message}`];
+      throw error;
+    },
+  );
   if (failures.length === 0) return { ...output(step, record, true, custody), failures };
   const result = await transition(deps.ports, ref, {
     from: 'VERIFIED_EOF',

@@ -12,6 +12,8 @@ import type { QualityAssertion, QualityRules, TargetMode } from './manifest-type
  *   switches that would degrade one are refused (`quality.required_cannot_degrade`).
  * `undefined` when the target does not say which (it is refused there): the rules are
  * checked for shape only, so one mistake is not reported twice.
+ * A block present but empty (`quality: {}`), or one that turns every check off, is
+ * refused: no check is ever dropped by accident (without a block, the defaults apply).
  */
 export type QualityKind = 'sql' | 'v2';
 
@@ -72,6 +74,12 @@ export function validateQuality(
     }
   }
   if (check.issues.length > before || rowCountMatchesReceipts === undefined || uniqueKeys === undefined || !notNull) return undefined;
+  // Checks are never dropped by accident: a block that names no rule (`quality: {}`), or
+  // turns every check off, is refused; without a block the route keeps the defaults.
+  if (value !== undefined && map.size === 0) return check.add(path, 'names no rule: name the rules (unique_keys, not_null, assertions), or leave the block out for the defaults');
+  if (!rowCountMatchesReceipts && !uniqueKeys && notNull.length === 0 && assertions.length === 0) {
+    return check.add(path, 'turns every check off: keep row_count_matches_receipts: true or name a rule');
+  }
   if (kind === 'v2' && !governance) return undefined;
   return { rowCountMatchesReceipts, uniqueKeys, notNull, assertions, ...(kind === 'v2' && governance ? { governance } : {}) };
 }

@@ -47,6 +47,11 @@ export function validateRoute(name: string, value: unknown, scope: BindingScope,
   if (chunkRows !== undefined && partRows !== undefined && Math.ceil(partRows / chunkRows) > MAX_CHUNKS_PER_PART) {
     check.add([...path, 'part_rows'], `part_rows / chunk_rows must not exceed ${MAX_CHUNKS_PER_PART} chunks per part`);
   }
+  // A part is one Lambda invocation of whole chunks: a part smaller than one chunk would make
+  // every part a partial chunk and the plan one part per bucket (up to 1,024 invocations).
+  if (chunkRows !== undefined && partRows !== undefined && partRows < chunkRows) {
+    check.add([...path, 'part_rows'], `must be at least chunk_rows (${chunkRows}): a part holds whole chunks`);
+  }
   if (check.issues.length > before || !source || !window || !target || !quality || chunkRows === undefined || partRows === undefined || maxConcurrency === undefined) return undefined;
   return { name, source, window, target, quality, chunkRows, partRows, maxConcurrency };
 }

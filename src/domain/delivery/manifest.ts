@@ -6,6 +6,7 @@ import { isManifestName } from './identifiers.js';
 import { validateBinding } from './manifest-bindings.js';
 import { Checker } from './manifest-checker.js';
 import { validateRoute } from './manifest-routes.js';
+import { checkScalars } from './manifest-scalars.js';
 import {
   MANIFEST_VERSION,
   type Binding,
@@ -57,7 +58,7 @@ import {
  *       key_columns: [event_id]
  *       time_column: event_time   # optional; defaults to source.time_column
  *       mode: replace_window      # replace_window | merge (merge upserts on key_columns) | exchange (clickhouse)
- *     quality:                    # optional
+ *     quality:                    # optional (absent: the defaults); `{}`, or every check off, is refused
  *       row_count_matches_receipts: true    # default true
  *       unique_keys: true                   # default: true for merge, false otherwise
  *       not_null: [event_id, event_time]    # default []
@@ -65,8 +66,8 @@ import {
  *         - name: no_future_events
  *           sql: "SELECT COUNT(*) FROM {staging} WHERE event_time > now()"
  *           expect: 0
- *     chunk_rows: 50000           # optional; 1..1000000, default 50000
- *     part_rows: 2000000          # optional; rows per part (sub-window), 1..100000000, default 2000000
+ *     chunk_rows: 50000           # optional; 1..100000, default 50000
+ *     part_rows: 2000000          # optional; rows per part (sub-window), chunk_rows..100000000, default 2000000
  *                                 # (or chunk_rows x 100000 when that is less)
  *     max_concurrency: 4          # optional; parts extracted and loaded at once, 1..100, default 4
  * ```
@@ -222,6 +223,7 @@ export function parseManifest(text: string, sourceName: string): Manifest {
     throw unparsable(`${sourceName}: YAML aliases could not be resolved within limits`);
   }
   const check = new Checker();
+  checkScalars(doc, text, check);
   const manifest = validateManifest(data, sourceName, check);
   if (check.issues.length > 0 || !manifest) throw new ManifestError(sourceName, check.issues);
   return manifest;

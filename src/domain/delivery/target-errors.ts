@@ -45,3 +45,15 @@ export class LoadCountMismatchError extends CutpointError {
     super('Cutpoint.LoadCountMismatch', 'delivery.load_count_mismatch', `chunk ${seq} declares ${declared} rows, ${counted} were counted: nothing of it is loaded`);
   }
 }
+
+/**
+ * A quality probe the target cannot run on the stage: a column the stage lacks (the table
+ * changed after Begin's check), an assertion that does not compile or fails on the stage's
+ * data. Definite and repeatable — no retry makes it run — so the quality step judges the
+ * stage failed (REEXTRACT_REQUIRED, retire permitted) instead of stopping with custody held.
+ */
+export class QualityCheckUnrunnableError extends CutpointError {
+  constructor(detail: string) {
+    super('Delivery.QualityCheckUnrunnable', 'delivery.quality_check_unrunnable', `a quality check cannot run on the stage: ${detail}`);
+  }
+}

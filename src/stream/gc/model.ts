@@ -90,21 +90,29 @@ export interface GcPolicy {
 export const DEFAULT_GRACE_SECONDS = 24 * 3600;
 export const MAX_GRACE_SECONDS = 90 * 24 * 3600;
 
-/** `30s`, `10m`, `6h`, `2d` (or a plain number of seconds) → seconds; anything else is refused. */
+const invalidGrace = () => new ValidationError('stream.invalid_grace', `grace must be a duration with its unit, like 30s, 10m, 6h or 2d (no spaces), at most ${MAX_GRACE_SECONDS / 86400}d`);
+
+/**
+ * An operator's grace (`--grace`, a flow input's `grace`, CUTPOINT_GC_GRACE): `30s`, `10m`,
+ * `6h`, `2d` → seconds. The unit is required and nothing is trimmed: `12` (seconds? days?)
+ * and `1h ` are refused, never guessed.
+ */
 export function parseGrace(value: unknown): number {
-  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 && value <= MAX_GRACE_SECONDS) return value;
-  const match = typeof value === 'string' ? /^(\d{1,9})(s|m|h|d)?$/.exec(value.trim()) : null;
-  const seconds = match ? Number(match[1]) * { s: 1, m: 60, h: 3600, d: 86400 }[(match[2] ?? 's') as 's' | 'm' | 'h' | 'd'] : NaN;
-  if (!Number.isSafeInteger(seconds) || seconds < 0 || seconds > MAX_GRACE_SECONDS) {
-    throw new ValidationError('stream.invalid_grace', `grace must be a duration like 30s, 10m, 6h or 2d, at most ${MAX_GRACE_SECONDS / 86400}d`);
-  }
-  return seconds;
+  const match = typeof value === 'string' ? /^(\d{1,9})(s|m|h|d)$/.exec(value) : null;
+  if (!match) throw invalidGrace();
+  return graceSeconds(Number(match[1]) * { s: 1, m: 60, h: 3600, d: 86400 }[match[2] as 's' | 'm' | 'h' | 'd']);
 }
 
-/** The configured default grace (CUTPOINT_GC_GRACE), validated. */
+/** A grace already in seconds (a run's sealed policy), validated. */
+export function graceSeconds(value: unknown): number {
+  if (!Number.isSafeInteger(value) || (value as number) < 0 || (value as number) > MAX_GRACE_SECONDS) throw invalidGrace();
+  return value as number;
+}
+
+/** The configured default grace (CUTPOINT_GC_GRACE), validated; unset or empty: the default. */
 export function graceFromEnv(env: NodeJS.ProcessEnv): number {
-  const raw = env.CUTPOINT_GC_GRACE?.trim();
-  return raw ? parseGrace(raw) : DEFAULT_GRACE_SECONDS;
+  const raw = env.CUTPOINT_GC_GRACE;
+  return raw === undefined || raw === '' ? DEFAULT_GRACE_SECONDS : parseGrace(raw);
 }
 
 /** The policy digest every journal and root records, and every recovery compares. */

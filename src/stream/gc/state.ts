@@ -1,6 +1,7 @@
+import { integerFromEnv } from '../../domain/env-integer.js';
 import { ValidationError } from '../../domain/errors.js';
 import type { LaneRef } from '../../domain/stream.js';
-import { lanePrefixes, parseGrace, policyDigestOf, validateGcLane, type Fate, type GcPolicy } from './model.js';
+import { graceSeconds, lanePrefixes, parseGrace, policyDigestOf, validateGcLane, type Fate, type GcPolicy } from './model.js';
 
 /**
  * The state one GC execution carries from step to step (always bounded: at most one page
@@ -75,7 +76,8 @@ export function countFate(totals: GcTotals, fate: Fate, compacted: boolean): voi
 
 /**
  * The run as a step receives it: the first step gets the operator's input
- * `{stream, partition, grace?, dryRun?}` (grace: `10m`, or seconds), later steps the run.
+ * `{stream, partition, grace?, dryRun?, pagesPerExecution?}` (grace: `10m`, its unit required),
+ * later steps the run.
  * Everything is validated before anything is written.
  */
 export function runOf(input: unknown, defaultGraceSeconds: number): GcRun {
@@ -105,8 +107,7 @@ export function runOf(input: unknown, defaultGraceSeconds: number): GcRun {
 
 /** The configured page budget per execution (CUTPOINT_GC_PAGES), validated; undefined: the flow's default. */
 export function pagesFromEnv(env: NodeJS.ProcessEnv): number | undefined {
-  const raw = env.CUTPOINT_GC_PAGES?.trim();
-  return raw ? pagesOf(/^\d+$/.test(raw) ? Number(raw) : raw) : undefined;
+  return integerFromEnv(env, 'CUTPOINT_GC_PAGES', { min: 1, max: EXECUTION_PAGES, unit: 'pages' }, 'stream.invalid_gc_pages');
 }
 
 function pagesOf(value: unknown): number {
@@ -130,7 +131,7 @@ export function countPage(run: GcRun): void {
  * a valid grace, the digest of exactly that) — a forged state cannot widen what GC touches.
  */
 function continuing(run: GcRun, lane: LaneRef): GcRun {
-  const policy: GcPolicy = { graceSeconds: parseGrace(run.policy.graceSeconds), prefixes: lanePrefixes(lane) };
+  const policy: GcPolicy = { graceSeconds: graceSeconds(run.policy.graceSeconds), prefixes: lanePrefixes(lane) };
   const same = JSON.stringify(run.policy.prefixes) === JSON.stringify(policy.prefixes) && run.policyDigest === policyDigestOf(policy);
   if (!same) throw new ValidationError('stream.gc_policy_mismatch', `the run's policy is not lane ${lane.stream}/${lane.partition}'s: start a fresh run`);
   run.pagesPerExecution = pagesOf(run.pagesPerExecution);

@@ -2,9 +2,17 @@ import type { LaneRef } from '../../../domain/stream.js';
 import type { Fence } from '../../../ports/authority.js';
 import type { Ports } from '../../../ports/index.js';
 import { GroupProducer, type GroupReport } from '../../../stream/producer/group-producer.js';
+import { validateKnobs } from '../../../stream/producer/knobs.js';
 import { progress } from '../../io.js';
 import { FileAppendLedger, type FileAppendSummary } from './file-append-ledger.js';
 import { JsonlFile } from './jsonl-file.js';
+
+/**
+ * Groups one `--from` command may commit: each is a fenced head CAS, so a file that needs
+ * more (a 30 MB file at `--max-records 5`) is refused after reading no further than that
+ * bound, instead of running for hours (README, `stream append --from`).
+ */
+export const MAX_FILE_GROUPS = 1000;
 
 export interface AppendFileOptions {
   /** Group attempt ids are `<attempt>-g<n>`. */
@@ -26,7 +34,8 @@ export interface AppendFileOptions {
  */
 export async function appendFile(ports: Ports, lane: LaneRef, session: Fence, path: string, options: AppendFileOptions): Promise<FileAppendSummary> {
   const file = new JsonlFile(path);
-  const total = await file.scan();
+  const knobs = validateKnobs({ ...(options.maxRecords !== undefined && { maxRecords: options.maxRecords }), ...(options.maxBytes !== undefined && { maxBytes: options.maxBytes }) });
+  const total = await file.scan({ groups: MAX_FILE_GROUPS, records: knobs.maxRecords, bytes: knobs.maxBytes });
   const ledger = new FileAppendLedger(lane, path, options.attempt, total);
   const every = options.progressEveryMs ?? 1000;
   let lastProgress = performance.now();

@@ -9,7 +9,7 @@ import { loadCursor } from '../../../stream/cursor/store.js';
 import { takeoverCursor } from '../../../stream/cursor/takeover.js';
 import { loadHead } from '../../../stream/lane-store.js';
 import { readStream, MAX_READ_RECORDS } from '../../../stream/read.js';
-import { progress, STREAMED } from '../../io.js';
+import { progress, STREAMED, UsageError } from '../../io.js';
 import { storedCursorSession, withNewCursorSession } from './cursor-sessions.js';
 import { CURSOR_ADMIN_HANDLERS, groupOf, type CursorHandler } from './cursors.js';
 import { defaultOwner, integer, integerIn, type Values } from './options.js';
@@ -52,6 +52,8 @@ interface ConsumeOptions {
 function optionsOf(values: Values): ConsumeOptions {
   const group = groupOf(values);
   const max = values.max === undefined ? Infinity : integer(values, 'max');
+  // --max 0 would take the cursor over (a new epoch fencing the group's consumer) to read nothing.
+  if (max < 1) throw new UsageError('--max must be at least 1 (leave it out to read to the end)');
   const batch = values.batch === undefined ? DEFAULT_BATCH : integerIn(values, 'batch', 1, MAX_READ_RECORDS);
   return { group, max, batch, follow: values.follow === true, text: values.text === true };
 }

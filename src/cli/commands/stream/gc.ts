@@ -38,9 +38,9 @@ export function checkGc(values: Values): void {
  */
 export async function gc(target: Target, lane: LaneRef, values: Values): Promise<unknown> {
   const graceSeconds = values.grace === undefined ? graceFromEnv(process.env) : parseGrace(values.grace);
-  if (target.kind === 'local') await loadHead(await target.ports(), lane);
   const pagesPerExecution = pagesFromEnv(process.env);
-  const input = { ...lane, grace: graceSeconds, ...(values['dry-run'] === true ? { dryRun: true } : {}), ...(pagesPerExecution ? { pagesPerExecution } : {}) };
+  if (target.kind === 'local') await loadHead(await target.ports(), lane);
+  const input = { ...lane, grace: `${graceSeconds}s`, ...(values['dry-run'] === true ? { dryRun: true } : {}), ...(pagesPerExecution ? { pagesPerExecution } : {}) };
   const name = typeof values.name === 'string' ? values.name : executionName('gc', lane.stream, lane.partition, randomUUID().slice(0, 8));
   // One execution takes a bounded number of pages and ends with {done: false, next}; its
   // continuations run under deterministic names (a duplicate start is the same execution).

@@ -18,13 +18,24 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 export class JsonlFile {
   constructor(readonly path: string) {}
 
-  /** Records and bytes of a valid file; refuses a missing, non-regular, empty or malformed one. */
-  async scan(): Promise<{ records: number; bytes: number }> {
+  /**
+   * Records and bytes of a valid file; refuses a missing, non-regular, empty or malformed
+   * one — and, read no further than needed, one that would take more than `bound.groups`
+   * groups of at most `bound.records` records and `bound.bytes` bytes each
+   * (`stream.file_too_large`): one command commits a bounded number of groups.
+   */
+  async scan(bound?: { groups: number; records: number; bytes: number }): Promise<{ records: number; bytes: number }> {
     let records = 0;
     let bytes = 0;
     for await (const line of this.lines()) {
       records++;
       bytes += line.byteLength;
+      if (bound && (records > bound.groups * bound.records || bytes > bound.groups * bound.bytes)) {
+        throw new ValidationError(
+          'stream.file_too_large',
+          `${JSON.stringify(this.path)} needs more than ${bound.groups} groups of at most ${bound.records} records and ${bound.bytes} bytes (read up to line ${records}); raise --max-records/--max-bytes or split the file; nothing was appended`,
+        );
+      }
     }
     if (records === 0) throw new ValidationError('stream.empty_batch', `no records: ${quoted(this.path)} is empty`);
     return { records, bytes };

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { faultsFromEnv, inertFaults } from '../../../adapters/fault-injector.js';
+import { withoutSessionIds } from '../../../domain/redact.js';
 import { reportFired } from '../../fault-report.js';
 import { FLOWS } from '../../../../functions/registry.js';
 import type { FlowEvent } from '../../../local/flow-runner.js';
@@ -18,6 +19,7 @@ import type { SessionTarget } from '../../session-store.js';
 export interface FlowRun {
   flow: string;
   status: string;
+  /** The execution's output without any fencing session id (a command may print it). */
   output?: unknown;
   error?: string;
   cause?: string;
@@ -34,6 +36,14 @@ export interface Target {
   ports(): Promise<Ports>;
   /** Runs a flow to its end; `identity` names the execution deterministically on AWS. */
   run(flow: string, executionName: string, input: unknown): Promise<FlowRun>;
+  /**
+   * Resolves what starting `flow` needs before the command stores anything (AWS: the
+   * region and the state machine; locally nothing more), so a command that would be refused
+   * there — no region, no stack — refuses first.
+   */
+  prepare(flow: string): Promise<void>;
+  /** Whether an error `run` threw proves the execution never started (nothing to remember about it). */
+  notStarted(error: unknown): Promise<boolean>;
   /** The command's one fault injector: its ports', and whatever else the command opens (a target, the bounded reader). */
   faults(): FaultInjector;
   /** Reports the faults that fired (local runs), after the command did its work. */
@@ -76,11 +86,14 @@ function localTarget(options: TargetOptions): Target {
         onEvent: flowProgress,
       });
       progress(`event history: ${await saveHistory(flow, result)}`);
-      const run: FlowRun = { flow, status: result.status, output: result.output, events: result.events };
+      const run: FlowRun = { flow, status: result.status, output: withoutSessionIds(result.output), events: result.events };
       if (result.error !== undefined) run.error = result.error;
       if (result.cause !== undefined) run.cause = result.cause;
       return run;
     },
+    prepare: async () => undefined,
+    // What a local run throws may come after a step applied (its history file, say): never assumed unstarted.
+    notStarted: async () => false,
     faults: () => faults,
     done: () => reportFired(faults),
   };
@@ -117,11 +130,15 @@ function awsTarget(options: TargetOptions): Target {
         entry?.type === 'EXPRESS'
           ? await (await import('../../../adapters/stepfunctions-express.js')).startSyncExpress(arn, name, input, { connection })
           : await (await import('../../../adapters/stepfunctions.js')).startAndWait(arn, name, input, { connection, onPoll: (s) => progress(`execution ${s}`) });
-      const run: FlowRun = { flow, status: execution.status, output: execution.output, executionName: name };
+      const run: FlowRun = { flow, status: execution.status, output: withoutSessionIds(execution.output), executionName: name };
       if (execution.error !== undefined) run.error = execution.error;
       if (execution.cause !== undefined) run.cause = execution.cause;
       return run;
     },
+    async prepare(flow) {
+      await session.stateMachineArn(flow, options['state-machine-arn']);
+    },
+    notStarted: async (error) => (await import('../../../adapters/stepfunctions-express.js')).provablyNotStarted(error),
     faults: () => inertFaults,
     done: () => undefined,
   };
