@@ -44,8 +44,12 @@ export interface GcTotals {
   unmarked: number;
   waitingOnLeases: number;
   sealed: number;
+  /** DELETING roots put back to ACTIVE: the re-check just before the DELETE no longer held (recheck.ts). */
+  unsealed: number;
   deleted: number;
   finalized: number;
+  /** Roots closed as late objects because the journal's identity was still there after its DELETE went out. */
+  lateAfterDelete: number;
 }
 
 export const PAGE = 100;
@@ -61,7 +65,7 @@ export { DRY_RUN_SAMPLE };
 const zero = (): GcTotals => ({
   scanned: 0, rootsCreated: 0, lateObjects: 0, live: 0, mayCommit: 0, trimmed: 0, dead: 0, superseded: 0,
   compacted: { live: 0, mayCommit: 0, trimmed: 0, dead: 0 },
-  inGrace: 0, marked: 0, unmarked: 0, waitingOnLeases: 0, sealed: 0, deleted: 0, finalized: 0,
+  inGrace: 0, marked: 0, unmarked: 0, waitingOnLeases: 0, sealed: 0, unsealed: 0, deleted: 0, finalized: 0, lateAfterDelete: 0,
 });
 
 const FATE_TOTAL = { LIVE: 'live', MAY_COMMIT: 'mayCommit', TRIMMED: 'trimmed', DEAD: 'dead', SUPERSEDED: 'superseded' } as const;
@@ -134,6 +138,8 @@ function continuing(run: GcRun, lane: LaneRef): GcRun {
   const same = JSON.stringify(run.policy.prefixes) === JSON.stringify(policy.prefixes) && run.policyDigest === policyDigestOf(policy);
   if (!same) throw new ValidationError('stream.gc_policy_mismatch', `the run's policy is not lane ${lane.stream}/${lane.partition}'s: start a fresh run`);
   run.pagesPerExecution = pagesOf(run.pagesPerExecution);
+  // A continuation from before the totals grew: the counters it lacks start at zero.
+  run.totals = { ...zero(), ...run.totals, compacted: { ...zero().compacted, ...run.totals.compacted } };
   const pages = run.execution?.pages;
   run.execution = Number.isSafeInteger(pages) && pages >= 0 ? { pages, spent: pages >= run.pagesPerExecution } : { pages: 0, spent: false };
   return run;
