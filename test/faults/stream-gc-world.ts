@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { expect } from 'vitest';
 import { encodeBatch } from '../../src/domain/record-batch.js';
 import { laneKeys, walKeyOf, walMetadataOf, type CommitRecord, type LaneRef } from '../../src/domain/stream.js';
+import { LEASE_TTL_MS, pinForRead } from '../../src/stream/gc/leases.js';
 import { runFlow, type FlowResult } from '../../src/local/flow-runner.js';
 import type { Clock } from '../../src/ports/clock.js';
 import type { Ports } from '../../src/ports/index.js';
@@ -10,7 +11,7 @@ import { STREAM_CUT_POINTS } from '../../src/stream/cut-points.js';
 import { gcKeys, lanePrefixes, type LifecycleRoot } from '../../src/stream/gc/model.js';
 import { readStream } from '../../src/stream/read.js';
 import { materializeGen0Batch } from '../../src/stream/append/gen0-batch.js';
-import { loadHead } from '../../src/stream/lane-store.js';
+import { indexEntryOf, loadHead } from '../../src/stream/lane-store.js';
 import { spendAttempt } from '../../src/stream/spend-attempt.js';
 import { trimLane } from '../../src/stream/trim.js';
 import { appendFlow, batchOf, newLane } from '../support/stream-fixture.js';
@@ -59,7 +60,7 @@ export function countingPorts(base: Ports, clock: Clock, deletes: Map<string, nu
     put: (...a) => inner.put(...a),
     copy: (...a) => inner.copy(...a),
     head: (k) => inner.head(k),
-    get: (k) => inner.get(k),
+    get: (k, cut) => inner.get(k, cut),
     list: (p) => inner.list(p),
     listPage: (p, o) => inner.listPage!(p, o),
     delete: async (cut, key) => {
@@ -114,6 +115,7 @@ export async function gcWorld(base: Ports, label: string): Promise<GcWorld> {
   await trimLane({ ...lane, to: 3 }, ports);
   const orphans = [...(await putOrphan(ports, lane, 'dead-1')), ...(await putOrphan(ports, lane, 'dead-2'))];
   const commits = (await ports.authority.query(laneKeys.pk(lane), 'commit#')) as unknown as CommitRecord[];
+  await crashedReader(ports, lane, clock);
   const all = await listAll(ports, lane);
   const trimmedStart = (key: string) => /\/r0000000000000000\//.test(key) || key === commits[0]!.walKey;
   const committed = all.filter((k) => !orphans.includes(k));
@@ -127,6 +129,17 @@ export async function gcWorld(base: Ports, label: string): Promise<GcWorld> {
     orphans,
     readable: batches.slice(1).flat(),
   };
+}
+
+/**
+ * A reader that pinned the lane's last committed range and crashed: its leases are never
+ * released, and the clock moves past their expiry. They hold nothing off; GC retires them.
+ */
+export async function crashedReader(ports: Ports, lane: LaneRef, clock: MovableClock): Promise<void> {
+  const commits = (await ports.authority.query(laneKeys.pk(lane), 'commit#')) as unknown as CommitRecord[];
+  const last = commits.at(-1)!;
+  expect((await pinForRead(ports, lane, indexEntryOf(last), last.start)).leases.length).toBeGreaterThan(0);
+  clock.advance(LEASE_TTL_MS + 1000);
 }
 
 export async function listAll(ports: Ports, lane: LaneRef): Promise<string[]> {

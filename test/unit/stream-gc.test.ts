@@ -44,6 +44,8 @@ describe('GC policy (pure rules)', () => {
     const otherLane = { ...run, partition: 1 };
     expect(() => runOf(otherLane, 0)).toThrow(expect.objectContaining({ code: 'stream.gc_policy_mismatch' }));
     expect(() => runOf({ stream: 's', partition: 0, dryRun: 'yes' }, 0)).toThrow(expect.objectContaining({ code: 'stream.invalid_dry_run' }));
+    const sweeping = { ...run, sweep: { phase: 'objects', done: false } };
+    expect(() => runOf(sweeping, 0)).toThrow(expect.objectContaining({ code: 'stream.gc_policy_mismatch' }));
   });
 
   it('a page is worked with bounded parallelism, every item once', async () => {

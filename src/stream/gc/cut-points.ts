@@ -20,6 +20,8 @@ export const GC_CUT_POINTS = {
   delete: 'stream.gc.delete',
   /** DELETING → DELETED once the exact object is absent. */
   finalize: 'stream.gc.finalize',
+  /** GC's own records retired: an expired reader lease (a conditional delete). */
+  retention: 'stream.gc.retire',
   /** A reader's lease: ConditionCheck on the root + Put of the lease, one transaction. */
   pin: 'stream.read.pin',
   release: 'stream.read.release',
@@ -34,4 +36,5 @@ export const GC_FLOW_CUT_POINTS = [
   GC_CUT_POINTS.send,
   GC_CUT_POINTS.delete,
   GC_CUT_POINTS.finalize,
+  GC_CUT_POINTS.retention,
 ] as const;

@@ -142,3 +142,14 @@ export class ObjectReclaimedError extends CutpointError {
 }
 
 export { pad as padOffset };
+
+/**
+ * A read outlived its lease on a copy (it stalled past the expiry, and GC may have retired
+ * the lease and collected the copy since): the read fails as a whole rather than take a
+ * collected copy for a missing or corrupt one (quarantine) or skip it. Reading again pins afresh.
+ */
+export class LeaseExpiredError extends CutpointError {
+  constructor(lane: LaneRef, key: string, expiresAt: string) {
+    super('Stream.LeaseExpired', 'stream.lease_expired', `lane ${lane.stream}/${lane.partition}: the read's lease on ${key} expired at ${expiresAt} before the read finished; read again`);
+  }
+}

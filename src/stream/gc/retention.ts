@@ -1,0 +1,66 @@
+import type { ItemKey } from '../../ports/authority.js';
+import type { LaneRef } from '../../domain/stream.js';
+import type { Ports } from '../../ports/index.js';
+import { GC_CUT_POINTS } from './cut-points.js';
+import { gcKeys, type Lease } from './model.js';
+import { eachOfPage, PAGE } from './state.js';
+
+/**
+ * Reader leases GC retires (README "The stream log", reader leases): a lease of a reader
+ * that crashed or never released it holds nothing off once expired, and GC removes it by a
+ * conditional delete at the exact version it judged (cut point stream.gc.retire), a lost
+ * answer resolved by reloading the lease; a lease moved meanwhile is left. A reader that
+ * outlived its lease fails its read (leases.ts, Stream.LeaseExpired). An unexpired lease is
+ * never retired.
+ */
+/** Deletes exactly the version judged; true when it is gone now (this call or a racing one). */
+export async function retireExact(ports: Ports, key: ItemKey, version: number): Promise<boolean> {
+  for (let round = 0; round < 2; round++) {
+    const outcome = await ports.authority.delete(GC_CUT_POINTS.retention, key, { version });
+    if (outcome.status === 'APPLIED') return true;
+    if (outcome.status === 'CONFLICT') return outcome.current === undefined;
+    const now = await ports.authority.get(key);
+    if (!now) return true;
+    if (now.version !== version) return false; // moved meanwhile (a renewed root): no longer the item judged
+  }
+  return false;
+}
+
+export interface LeaseSweep {
+  /** Unexpired leases on the key; a page full of them is counted as held (conservative). */
+  active: number;
+  swept: number;
+}
+
+/**
+ * The leases a MARKED root waits on: the expired ones of the page are retired first, so a
+ * pile of leases from crashed readers (more than a page of them) cannot hold the delete
+ * off forever — each run sweeps a page, and only unexpired leases count.
+ */
+export async function drainLeasesOn(ports: Ports, lane: LaneRef, objectKey: string, now: Date): Promise<LeaseSweep> {
+  const items = (await ports.authority.query(gcKeys.pk(lane), `lease#${objectKey}#`, { limit: PAGE })) as unknown as Lease[];
+  const swept = await sweepExpired(ports, items, now);
+  // A lease not retired counts as held: unexpired, or moved since it was read (a conditional
+  // delete refused at another version). A full page may hide more leases behind it: held
+  // until a later run has swept past them.
+  const held = items.length - swept;
+  return { active: items.length === PAGE ? Math.max(held, 1) : held, swept };
+}
+
+/** One page of the lane's leases after `after` (the sweep's lease phase): expired ones retired. */
+export async function sweepLeasePage(ports: Ports, lane: LaneRef, after: string | undefined): Promise<{ swept: number; last?: string; more: boolean }> {
+  const items = (await ports.authority.query(gcKeys.pk(lane), 'lease#', { limit: PAGE, ...(after ? { startAfterSk: after } : {}) })) as unknown as Lease[];
+  const swept = await sweepExpired(ports, items, ports.clock.now());
+  const last = items.at(-1)?.sk;
+  return { swept, ...(last ? { last } : {}), more: items.length === PAGE };
+}
+
+/** Retires the expired leases of a page; how many are gone. */
+async function sweepExpired(ports: Ports, items: Lease[], now: Date): Promise<number> {
+  let swept = 0;
+  await eachOfPage(
+    items.filter((l) => Date.parse(l.expiresAt) <= now.getTime()),
+    async (l) => void ((await retireExact(ports, { pk: l.pk, sk: l.sk }, l.version)) && swept++),
+  );
+  return swept;
+}
