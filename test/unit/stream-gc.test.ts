@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { eligible } from '../../src/stream/gc/liveness.js';
 import { graceFromEnv, lanePrefixes, parseGrace, policyDigestOf, DEFAULT_GRACE_SECONDS } from '../../src/stream/gc/model.js';
+import { retirable } from '../../src/stream/gc/retention.js';
 import { eachOfPage, runOf } from '../../src/stream/gc/state.js';
+import type { LifecycleRoot } from '../../src/stream/gc/model.js';
 
 describe('GC policy (pure rules)', () => {
   it('grace: durations and seconds, validated', () => {
@@ -33,6 +35,16 @@ describe('GC policy (pure rules)', () => {
     expect(eligible('TRIMMED', new Date('2026-01-01T00:00:00Z'), deadline)).toBe(true);
     expect(eligible('LIVE', new Date('2027-01-01T00:00:00Z'), deadline)).toBe(false);
     expect(eligible('MAY_COMMIT', new Date('2027-01-01T00:00:00Z'), deadline)).toBe(false);
+  });
+
+  it('retention: only a DELETED root is retired, and only one grace after its delete', () => {
+    const root = (state: LifecycleRoot['state'], deletedAt?: string) => ({ state, ...(deletedAt ? { deletedAt } : {}) }) as LifecycleRoot;
+    const at = '2026-01-01T00:00:00Z';
+    expect(retirable(root('DELETED', at), new Date('2026-01-01T00:09:59Z'), 600)).toBe(false);
+    expect(retirable(root('DELETED', at), new Date('2026-01-01T00:10:00Z'), 600)).toBe(true);
+    expect(retirable(root('DELETED', at), new Date(at), 0)).toBe(true);
+    expect(retirable(root('DELETED'), new Date('2027-01-01T00:00:00Z'), 0), 'no delete time: kept').toBe(false);
+    for (const state of ['ACTIVE', 'MARKED', 'DELETING'] as const) expect(retirable(root(state, at), new Date('2027-01-01T00:00:00Z'), 0), state).toBe(false);
   });
 
   it('a run handed between steps cannot widen its policy', () => {

@@ -4,7 +4,7 @@ import { loadHead } from '../lane-store.js';
 import { GC_CUT_POINTS } from './cut-points.js';
 import { eligible, fateContext, graceDeadline, judge } from './liveness.js';
 import { gcKeys, type DeleteJournal, type LifecycleRoot } from './model.js';
-import { drainLeasesOn, sweepLeasePage } from './retention.js';
+import { drainLeasesOn, retirable, retireExact, sweepLeasePage } from './retention.js';
 import { moveRoot } from './roots.js';
 import { countPage, eachOfPage, PAGE, runOf, type GcRun } from './state.js';
 
@@ -18,8 +18,9 @@ import { countPage, eachOfPage, PAGE, runOf, type GcRun } from './state.js';
  *   object identity as HEAD sees it (size, sha256), the lifecycle epoch and the policy digest.
  * - Every DELETING root of the page (sealed now or by an earlier run) goes to Delete: a
  *   DELETING root resumes from its sealed journal.
- * - Once the roots are swept, the lane's expired leases are retired, from the roots' last
- *   page on (retention.ts).
+ * - A DELETED root one grace after its delete is retired, and once the roots are swept so
+ *   are the lane's expired leases, from the roots' last page on (retention.ts): GC's own
+ *   records stay bounded.
  */
 export async function drainPage(input: unknown, ports: Ports): Promise<GcRun> {
   const run = runOf(input, 0);
@@ -55,6 +56,7 @@ export async function drainPage(input: unknown, ports: Ports): Promise<GcRun> {
       run.totals.sealed++;
     }
     if (root.state === 'DELETING' && root.journal) run.deleting.push({ key: root.objectKey, epoch: root.epoch, deleteId: root.journal.deleteId });
+    if (retirable(root, ports.clock.now(), run.policy.graceSeconds) && (await retireExact(ports, { pk: root.pk, sk: root.sk }, root.version))) run.totals.retired.roots++;
   });
   const last = roots.at(-1)?.objectKey;
   if (roots.length === PAGE && last) run.sweep = { phase: 'roots', after: last, done: false };

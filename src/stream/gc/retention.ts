@@ -2,17 +2,27 @@ import type { ItemKey } from '../../ports/authority.js';
 import type { LaneRef } from '../../domain/stream.js';
 import type { Ports } from '../../ports/index.js';
 import { GC_CUT_POINTS } from './cut-points.js';
-import { gcKeys, type Lease } from './model.js';
+import { gcKeys, graceDeadlineOf, type Lease, type LifecycleRoot } from './model.js';
 import { eachOfPage, PAGE } from './state.js';
 
 /**
- * Reader leases GC retires (README "The stream log", reader leases): a lease of a reader
- * that crashed or never released it holds nothing off once expired, and GC removes it by a
- * conditional delete at the exact version it judged (cut point stream.gc.retire), a lost
- * answer resolved by reloading the lease; a lease moved meanwhile is left. A reader that
- * outlived its lease fails its read (leases.ts, Stream.LeaseExpired). An unexpired lease is
- * never retired.
+ * GC's own records do not grow without bound (README "The stream log", GC: retention).
+ * GC writes one lifecycle root per object key (its sealed delete journal inside it) and
+ * readers write one lease per pinned copy; GC itself removes them once they can no longer
+ * protect anything, each by a conditional delete at the exact version it judged (cut point
+ * stream.gc.retire), a lost answer resolved by reloading the exact item:
+ * - a DELETED root, one grace after its delete (`deletedAt` + grace): its journal's work is
+ *   done, and a late object under the key afterwards gets a new root with a fresh grace
+ *   from the scanner — the same protection a renewed epoch gives; a zombie still holding
+ *   the old journal finds no root with its delete id and does nothing;
+ * - an expired lease (a reader that crashed or never released): it holds nothing off any
+ *   more, and a reader that outlived it fails its read (leases.ts, Stream.LeaseExpired).
+ * A root that is not DELETED, and an unexpired lease, are never retired.
  */
+export function retirable(root: LifecycleRoot, now: Date, graceSeconds: number): boolean {
+  return root.state === 'DELETED' && typeof root.deletedAt === 'string' && graceDeadlineOf(root.deletedAt, graceSeconds).getTime() <= now.getTime();
+}
+
 /** Deletes exactly the version judged; true when it is gone now (this call or a racing one). */
 export async function retireExact(ports: Ports, key: ItemKey, version: number): Promise<boolean> {
   for (let round = 0; round < 2; round++) {

@@ -53,8 +53,8 @@ export interface GcTotals {
   finalized: number;
   /** Roots closed as late objects because the journal's identity was still there after its DELETE went out. */
   lateAfterDelete: number;
-  /** GC's own records retired (retention.ts): expired leases. */
-  retired: { leases: number };
+  /** GC's own records retired (retention.ts): DELETED roots one grace after their delete, expired leases. */
+  retired: { roots: number; leases: number };
 }
 
 export const PAGE = 100;
@@ -71,7 +71,7 @@ const zero = (): GcTotals => ({
   scanned: 0, rootsCreated: 0, lateObjects: 0, live: 0, mayCommit: 0, trimmed: 0, dead: 0, superseded: 0,
   compacted: { live: 0, mayCommit: 0, trimmed: 0, dead: 0 },
   inGrace: 0, marked: 0, unmarked: 0, waitingOnLeases: 0, sealed: 0, unsealed: 0, deleted: 0, finalized: 0, lateAfterDelete: 0,
-  retired: { leases: 0 },
+  retired: { roots: 0, leases: 0 },
 });
 
 const FATE_TOTAL = { LIVE: 'live', MAY_COMMIT: 'mayCommit', TRIMMED: 'trimmed', DEAD: 'dead', SUPERSEDED: 'superseded' } as const;
