@@ -16,6 +16,7 @@ import { materializeGen0Batch } from '../../src/stream/append/gen0-batch.js';
 import { indexEntryOf, loadHead } from '../../src/stream/lane-store.js';
 import { spendAttempt } from '../../src/stream/spend-attempt.js';
 import { trimLane } from '../../src/stream/trim.js';
+import { interceptPorts } from '../support/intercept-ports.js';
 import { appendFlow, batchOf, newLane } from '../support/stream-fixture.js';
 
 /**
@@ -84,28 +85,19 @@ export function countingPorts(base: Ports, clock: Clock, deletes: Map<string, nu
       }
     },
   };
-  const authority = retiredLives ? countingRetirements(base.authority, retiredLives) : base.authority;
+  const authority = retiredLives ? interceptPorts(base, { authority: { delete: countingRetirements(base.authority, retiredLives) } }).authority : base.authority;
   return { authority, objects, clock };
 }
 
-/** An authority that adds the epoch of each lifecycle root that a GC retirement removed (it was there before, gone after). */
-function countingRetirements(inner: AuthorityStore, lives: Map<string, number>): AuthorityStore {
-  return {
-    describeBinding: () => inner.describeBinding(),
-    get: (k) => inner.get(k),
-    getTogether: (keys) => inner.getTogether(keys),
-    query: (...a) => inner.query(...a),
-    put: (...a) => inner.put(...a),
-    update: (...a) => inner.update(...a),
-    transact: (...a) => inner.transact(...a),
-    delete: async (cut, key, expect_) => {
-      const root = cut === GC_CUT_POINTS.retention && key.sk.startsWith('root#') ? ((await inner.get(key)) as unknown as LifecycleRoot | undefined) : undefined;
-      try {
-        return await inner.delete(cut, key, expect_);
-      } finally {
-        if (root && root.version === expect_.version && !(await inner.get(key))) lives.set(root.objectKey, (lives.get(root.objectKey) ?? 0) + root.epoch);
-      }
-    },
+/** An authority DELETE that adds the epoch of each lifecycle root a GC retirement removed (it was there before, gone after). */
+function countingRetirements(inner: AuthorityStore, lives: Map<string, number>): AuthorityStore['delete'] {
+  return async (cut, key, expect_) => {
+    const root = cut === GC_CUT_POINTS.retention && key.sk.startsWith('root#') ? ((await inner.get(key)) as unknown as LifecycleRoot | undefined) : undefined;
+    try {
+      return await inner.delete(cut, key, expect_);
+    } finally {
+      if (root && root.version === expect_.version && !(await inner.get(key))) lives.set(root.objectKey, (lives.get(root.objectKey) ?? 0) + root.epoch);
+    }
   };
 }
 

@@ -1,3 +1,4 @@
+import { OutcomeUnknownError } from '../../domain/errors.js';
 import type { ItemKey } from '../../ports/authority.js';
 import type { LaneRef } from '../../domain/stream.js';
 import type { Ports } from '../../ports/index.js';
@@ -23,7 +24,12 @@ export function retirable(root: LifecycleRoot, now: Date, graceSeconds: number):
   return root.state === 'DELETED' && typeof root.deletedAt === 'string' && graceDeadlineOf(root.deletedAt, graceSeconds).getTime() <= now.getTime();
 }
 
-/** Deletes exactly the version judged; true when it is gone now (this call or a racing one). */
+/**
+ * Deletes exactly the version judged; true when it is gone now (this call or a racing one),
+ * false when it moved meanwhile. A lost request (the reload shows the same version) is sent
+ * once more; one that does not settle fails the step (Cutpoint.OutcomeUnknown), whose retry
+ * judges again.
+ */
 export async function retireExact(ports: Ports, key: ItemKey, version: number): Promise<boolean> {
   for (let round = 0; round < 2; round++) {
     const outcome = await ports.authority.delete(GC_CUT_POINTS.retention, key, { version });
@@ -33,7 +39,7 @@ export async function retireExact(ports: Ports, key: ItemKey, version: number): 
     if (!now) return true;
     if (now.version !== version) return false; // moved meanwhile (a renewed root): no longer the item judged
   }
-  return false;
+  throw new OutcomeUnknownError(GC_CUT_POINTS.retention, `${GC_CUT_POINTS.retention}: retiring ${key.sk} did not settle`);
 }
 
 export interface LeaseSweep {
