@@ -85,6 +85,8 @@ const STREAM_REFUSALS = ['Cutpoint.ValidationError', 'Stream.LaneMissing'];
 const GC_REFUSALS = [...STREAM_REFUSALS, 'Cutpoint.ConfigError'];
 /** Partition keys of the stream's generation items (`gen#stream/<stream>/p<partition>/...`). */
 const STREAM_GENERATION_KEYS = 'gen#stream/*';
+/** Partition keys of every generation root's items (`gen#<root>`): task cleanup deletes task items under them. */
+const GENERATION_KEYS = 'gen#*';
 
 /*
  * Every deliver-window step reloads the invocation record (GetItem), may read its journal
@@ -368,6 +370,18 @@ export const STEPS: StepEntry[] = [
     memoryMB: 256,
   },
   {
+    placeholder: 'CleanupGenerationTaskFunctionArn',
+    entry: 'functions/generation/cleanup-task.ts',
+    load: () => import('./generation/cleanup-task.js'),
+    // Task cleanup deletes the committed generation's task item, and nothing else may be deleted.
+    table: [...READ, 'dynamodb:DeleteItem'],
+    deleteLeadingKeys: [GENERATION_KEYS],
+    bucket: ['s3:GetObject', 's3:ListBucket'],
+    errors: ['Cutpoint.ValidationError', ...EFFECT_ERRORS],
+    timeoutSeconds: 30,
+    memoryMB: 512,
+  },
+  {
     placeholder: 'AbortGenerationFunctionArn',
     entry: 'functions/generation/abort.ts',
     load: () => import('./generation/abort.js'),
@@ -539,7 +553,9 @@ export const STEPS: StepEntry[] = [
     entry: 'functions/stream/materialize-batch.ts',
     load: () => import('./stream/materialize-batch.js'),
     // Query: the lane's commit records from its generation-0 mark; the rest is the generation-commit mechanism's.
-    table: [...READ, 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'],
+    table: [...READ, 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem', 'dynamodb:DeleteItem'],
+    // Task cleanup deletes the ranges' generation task items, and nothing else may be deleted.
+    deleteLeadingKeys: [STREAM_GENERATION_KEYS],
     bucket: ['s3:ListBucket', 's3:GetObject', 's3:PutObject'],
     // Reads WAL objects (and generations), writes generations 0 only.
     objectPrefixes: GC_OBJECT_ROOTS,

@@ -10,9 +10,11 @@ import type { Fence } from '../ports/authority.js';
  * range [start, end) of record offsets has a commit record naming its WAL object; index
  * entries serve reads and can always be rebuilt from the commit records.
  *
- * The acknowledged path writes no item before its commit: the WAL object's metadata binds
- * the batch (attempt, SHA-256, record count, fence epoch, start) before any authority
- * write, and one transaction moves the head and creates `commit#<end>`. A `spent#<attempt>`
+ * The acknowledged path writes no intent item: the WAL object's metadata binds the batch
+ * (attempt, SHA-256, record count, fence epoch, start) before any authority write, and one
+ * transaction moves the head and creates `commit#<end>`. An append that read the head
+ * itself first suspends the lane for its own attempt (src/stream/append/claim-turn.ts), so
+ * no head CAS with an unknown outcome leaves the lane open to a second append. A `spent#<attempt>`
  * marker is written only off the happy path, when an attempt is proven not committed while
  * its binding could still apply (src/stream/spend-attempt.ts).
  */
@@ -28,8 +30,18 @@ export interface LaneHead extends LaneRef {
   trimOffset: number;
   /** The owner session allowed to append; absent until the first takeover. */
   fence?: Fence;
-  /** Set while an append's head CAS outcome is unknown: appends wait for resolve. */
+  /**
+   * The attempt whose head CAS may be in flight or has an unknown outcome: set by the attempt
+   * itself before its CAS (claim-turn.ts, with `turnClaimed`) or by SuspendLane, lifted by
+   * its own CAS, a resolve or a retire. Every other append waits for it to be resolved.
+   */
   suspendedBy?: string;
+  /**
+   * The suspension is the attempt's own claim before its head CAS: that attempt (a retry of
+   * its step, a re-run of its id) may still send the CAS, which lifts it. SuspendLane turns
+   * it into a suspension only a resolve (or a retire) lifts, refusing the attempt too.
+   */
+  turnClaimed?: boolean;
   version: number;
 }
 

@@ -7,6 +7,8 @@ export const GENERATION_CUT_POINTS = {
   recordPut: 'generation.record.put',
   commitCas: 'generation.commit.cas',
   abortCas: 'generation.abort.cas',
+  /** Task cleanup (cleanup-task.ts): the task item deleted after the committed generation, its root, output, checkpoint and protections verify. */
+  taskCleanup: 'generation.task.cleanup',
 } as const;
 
 export type GenerationCutPoint = (typeof GENERATION_CUT_POINTS)[keyof typeof GENERATION_CUT_POINTS];

@@ -3,7 +3,7 @@ import { generationKeys, sameTaskIdentity, taskOf, validateTaskSpec, type Genera
 import { writeExactlyOnce } from '../authority/resolve.js';
 import type { Ports } from '../ports/index.js';
 import { GENERATION_CUT_POINTS } from './cut-points.js';
-import { asTask } from './load.js';
+import { asTask, loadRecord } from './load.js';
 
 export interface RegisteredTask {
   root: string;
@@ -17,9 +17,17 @@ export interface RegisteredTask {
 /**
  * Makes the materialization task durable: the one record every later step and every new
  * worker recomputes from. Registering the exact same task again is a no-op; a different
- * task under the same id is refused.
+ * task under the same id is refused — also once a committed task was cleaned up
+ * (cleanup-task.ts): its generation record, which stays, still names the task id and its
+ * source set. (The in-process callers, generation 0 and compaction, derive the task id from
+ * the source set, so they skip that read.)
  */
 export async function registerGenerationTask(input: unknown, ports: Ports): Promise<RegisteredTask> {
+  const spec = taskOf(validateTaskSpec(input));
+  const record = await loadRecord(ports, spec.root, spec.generation);
+  if (record?.taskId === spec.taskId && record.sourceSetDigest !== spec.sourceSetDigest) {
+    throw new IdentityConflictError('generation.task_identity_conflict', `task ${spec.taskId} under ${spec.root} already committed another source set`);
+  }
   const stored = await registerTask(input, ports);
   return {
     root: stored.root,

@@ -3,7 +3,7 @@ import { validateLane, validateOffset, type IndexEntry, type LaneRef } from '../
 import { OffsetOutOfRangeError, OffsetTrimmedError, RangeUnreadableError } from '../domain/stream-errors.js';
 import type { Ports } from '../ports/index.js';
 import { CompactedCopies } from './compaction/read-hook.js';
-import { pinForRead, releasePin } from './gc/leases.js';
+import { assertLeaseHeld, pinForRead, releasePin } from './gc/leases.js';
 import { indexFrom, loadHead } from './lane-store.js';
 import { ProviderUnavailableError, RangeReader } from './read/candidates.js';
 import { repairIndexEntry } from './read/evidence.js';
@@ -109,7 +109,8 @@ export async function readStream(input: unknown, ports: Ports): Promise<ReadResu
     // GC: lease the range's copies before reading them, release after (src/stream/gc/leases.ts).
     const pin = records ? undefined : await pinForRead(ports, lane, entry, from);
     try {
-      records ??= await reader.read(pin!.entry);
+      // A bad verdict on a leased copy counts only while the lease holds (Stream.LeaseExpired).
+      records ??= await reader.read(pin!.entry, (key) => assertLeaseHeld(ports, lane, pin!, key));
     } catch (error) {
       // Records already read stand; `next` stops at the failed range's start, so the
       // caller's next read retries exactly there (and, with nothing read, the error

@@ -55,6 +55,7 @@ export async function unsuspend(ports: Ports, lane: LaneRef, attemptId: string):
     const outcome = await ports.authority.update(STREAM_CUT_POINTS.unsuspend, laneKeys.head(lane), { version: head.version }, {
       suspendedBy: undefined,
       suspendedAt: undefined,
+      turnClaimed: undefined,
     });
     if (outcome.status === 'APPLIED') return true;
   }

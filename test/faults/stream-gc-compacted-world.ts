@@ -9,7 +9,7 @@ import { writeCompactedObject } from '../../src/stream/compaction/output.js';
 import { DEFAULT_MAX_BYTES, planCompaction } from '../../src/stream/compaction/plan.js';
 import { trimLane } from '../../src/stream/trim.js';
 import { appendOne, compactionsOf, laneWithRanges } from './stream-compaction-world.js';
-import { countingPorts, MovableClock, putOrphan, type GcWorld } from './stream-gc-world.js';
+import { countingPorts, crashedReader, MovableClock, putOrphan, type GcWorld } from './stream-gc-world.js';
 
 /** The compacted objects of the world, by what GC must do with them. */
 export interface CompactedObjects {
@@ -49,6 +49,7 @@ export async function compactedGcWorld(base: Ports, label: string): Promise<GcWo
   expect(compactions.map((c) => [c.start, c.end])).toEqual([[0, 5], [5, 11]]);
   await trimLane({ ...lane, to: 5 }, ports);
   const orphans = await putOrphan(ports, lane, 'dead-1');
+  await crashedReader(ports, lane, clock);
 
   const commits = (await ports.authority.query(laneKeys.pk(lane), 'commit#')) as unknown as CommitRecord[];
   const wal = commits.map((c) => c.walKey);

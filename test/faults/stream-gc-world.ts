@@ -2,17 +2,21 @@ import { createHash } from 'node:crypto';
 import { expect } from 'vitest';
 import { encodeBatch } from '../../src/domain/record-batch.js';
 import { laneKeys, walKeyOf, walMetadataOf, type CommitRecord, type LaneRef } from '../../src/domain/stream.js';
+import { LEASE_TTL_MS, pinForRead } from '../../src/stream/gc/leases.js';
 import { runFlow, type FlowResult } from '../../src/local/flow-runner.js';
 import type { Clock } from '../../src/ports/clock.js';
 import type { Ports } from '../../src/ports/index.js';
+import type { AuthorityStore } from '../../src/ports/authority.js';
 import type { ObjectStore } from '../../src/ports/objects.js';
+import { GC_CUT_POINTS } from '../../src/stream/gc/cut-points.js';
 import { STREAM_CUT_POINTS } from '../../src/stream/cut-points.js';
 import { gcKeys, lanePrefixes, type LifecycleRoot } from '../../src/stream/gc/model.js';
 import { readStream } from '../../src/stream/read.js';
 import { materializeGen0Batch } from '../../src/stream/append/gen0-batch.js';
-import { loadHead } from '../../src/stream/lane-store.js';
+import { indexEntryOf, loadHead } from '../../src/stream/lane-store.js';
 import { spendAttempt } from '../../src/stream/spend-attempt.js';
 import { trimLane } from '../../src/stream/trim.js';
+import { interceptPorts } from '../support/intercept-ports.js';
 import { appendFlow, batchOf, newLane } from '../support/stream-fixture.js';
 
 /**
@@ -49,9 +53,11 @@ export class MovableClock implements Clock {
 /**
  * Ports whose object DELETEs are counted per key when they applied (the object was there
  * before and gone after). DELETEs of one key that overlap (a zombie GC invocation and the
- * retry of its Task) remove one object: the group counts once.
+ * retry of its Task) remove one object: the group counts once. With `retiredLives`, the
+ * lives (epochs) of every lifecycle root GC retired are counted per object key too, so a
+ * key's lives stay countable after its root is gone (src/stream/gc/retention.ts).
  */
-export function countingPorts(base: Ports, clock: Clock, deletes: Map<string, number>): Ports {
+export function countingPorts(base: Ports, clock: Clock, deletes: Map<string, number>, retiredLives?: Map<string, number>): Ports {
   const inner = base.objects;
   const inFlight = new Map<string, { running: number; counted: boolean }>();
   const objects: ObjectStore = {
@@ -59,7 +65,7 @@ export function countingPorts(base: Ports, clock: Clock, deletes: Map<string, nu
     put: (...a) => inner.put(...a),
     copy: (...a) => inner.copy(...a),
     head: (k) => inner.head(k),
-    get: (k) => inner.get(k),
+    get: (k, cut) => inner.get(k, cut),
     list: (p) => inner.list(p),
     listPage: (p, o) => inner.listPage!(p, o),
     delete: async (cut, key) => {
@@ -79,7 +85,20 @@ export function countingPorts(base: Ports, clock: Clock, deletes: Map<string, nu
       }
     },
   };
-  return { authority: base.authority, objects, clock };
+  const authority = retiredLives ? interceptPorts(base, { authority: { delete: countingRetirements(base.authority, retiredLives) } }).authority : base.authority;
+  return { authority, objects, clock };
+}
+
+/** An authority DELETE that adds the epoch of each lifecycle root a GC retirement removed (it was there before, gone after). */
+function countingRetirements(inner: AuthorityStore, lives: Map<string, number>): AuthorityStore['delete'] {
+  return async (cut, key, expect_) => {
+    const root = cut === GC_CUT_POINTS.retention && key.sk.startsWith('root#') ? ((await inner.get(key)) as unknown as LifecycleRoot | undefined) : undefined;
+    try {
+      return await inner.delete(cut, key, expect_);
+    } finally {
+      if (root && root.version === expect_.version && !(await inner.get(key))) lives.set(root.objectKey, (lives.get(root.objectKey) ?? 0) + root.epoch);
+    }
+  };
 }
 
 /** WAL bytes of an attempt that never committed, bound to the committed end and spent (marker + head bump). */
@@ -114,6 +133,7 @@ export async function gcWorld(base: Ports, label: string): Promise<GcWorld> {
   await trimLane({ ...lane, to: 3 }, ports);
   const orphans = [...(await putOrphan(ports, lane, 'dead-1')), ...(await putOrphan(ports, lane, 'dead-2'))];
   const commits = (await ports.authority.query(laneKeys.pk(lane), 'commit#')) as unknown as CommitRecord[];
+  await crashedReader(ports, lane, clock);
   const all = await listAll(ports, lane);
   const trimmedStart = (key: string) => /\/r0000000000000000\//.test(key) || key === commits[0]!.walKey;
   const committed = all.filter((k) => !orphans.includes(k));
@@ -127,6 +147,17 @@ export async function gcWorld(base: Ports, label: string): Promise<GcWorld> {
     orphans,
     readable: batches.slice(1).flat(),
   };
+}
+
+/**
+ * A reader that pinned the lane's last committed range and crashed: its leases are never
+ * released, and the clock moves past their expiry. They hold nothing off; GC retires them.
+ */
+export async function crashedReader(ports: Ports, lane: LaneRef, clock: MovableClock): Promise<void> {
+  const commits = (await ports.authority.query(laneKeys.pk(lane), 'commit#')) as unknown as CommitRecord[];
+  const last = commits.at(-1)!;
+  expect((await pinForRead(ports, lane, indexEntryOf(last), last.start)).leases.length).toBeGreaterThan(0);
+  clock.advance(LEASE_TTL_MS + 1000);
 }
 
 export async function listAll(ports: Ports, lane: LaneRef): Promise<string[]> {
@@ -154,8 +185,9 @@ export async function readAll(world: GcWorld): Promise<string[]> {
 
 /**
  * The GC invariant: no live byte deleted (every live object present, the lane reads back
- * exactly), no deleted byte readable (gone from the bucket, its root DELETED, offsets below
- * the trim refused), every orphan past grace and every trimmed object deleted exactly once.
+ * exactly), no deleted byte readable (gone from the bucket, its root DELETED or retired,
+ * offsets below the trim refused), every orphan past grace and every trimmed object
+ * deleted exactly once.
  */
 export async function expectGcInvariant(world: GcWorld): Promise<void> {
   const present = new Set(await listAll(world.ports, world.lane));
@@ -166,7 +198,9 @@ export async function expectGcInvariant(world: GcWorld): Promise<void> {
   for (const key of [...world.trimmed, ...world.orphans]) {
     expect(present.has(key), `${key} not collected`).toBe(false);
     expect(world.deletes.get(key), `${key} deleted ${world.deletes.get(key) ?? 0} times`).toBe(1);
-    expect((await rootOf(world, key))?.state).toBe('DELETED');
+    // DELETED, or already retired one grace after its delete (src/stream/gc/retention.ts).
+    const root = await rootOf(world, key);
+    if (root) expect(root.state, `root of collected ${key}`).toBe('DELETED');
   }
   expect(await readAll(world)).toEqual(world.readable);
   await expect(readStream({ ...world.lane, from: 0 }, world.ports)).rejects.toMatchObject({ name: 'Stream.OffsetTrimmed' });

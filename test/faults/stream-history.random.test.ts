@@ -277,11 +277,12 @@ beforeAll(async () => {
 function historyOf(seed: number): History {
   const clock = new MovableClock();
   const deletes = new Map<string, number>();
+  const retiredLives = new Map<string, number>();
   const faults = new FaultSwitch();
-  const operator: Operator = { ports: countingPorts(awsPorts(config, faults), clock, deletes), faults };
+  const operator: Operator = { ports: countingPorts(awsPorts(config, faults), clock, deletes, retiredLives), faults };
   const readerFaults = new FaultSwitch();
   const reader: Operator = { ports: { ...awsPorts(config, readerFaults), clock }, faults: readerFaults };
-  return new History(seed, { stream: `hist-${seed}`, partition: 0 }, config, operator, 2 + (seed % 2), { clock, deletes, reader, graceSeconds: GRACE_SECONDS });
+  return new History(seed, { stream: `hist-${seed}`, partition: 0 }, config, operator, 2 + (seed % 2), { clock, deletes, retiredLives, reader, graceSeconds: GRACE_SECONDS });
 }
 
 describe(`randomized stream history with its lifecycle (${STEPS} steps per seed; replay one seed with CUTPOINT_SEED=<n>)`, () => {

@@ -44,7 +44,7 @@ describe('stream maintenance on AWS', () => {
     }
   });
 
-  it('the steps touch only the stream\'s objects; only compaction deletes an item, and only its generation tasks', () => {
+  it('the steps touch only the stream\'s objects; only task cleanup deletes an item, and only generation tasks', () => {
     for (const placeholder of ['MaterializeGen0BatchFunctionArn', 'CompactLaneFunctionArn']) {
       const statements = roleStatements(workflows, fnRole(placeholder));
       const reads = statements.filter((s) => actionsOf(s).includes('s3:GetObject'));
@@ -57,9 +57,15 @@ describe('stream maintenance on AWS', () => {
       expect(allowedActions(statements, 's3:')).not.toContain('s3:DeleteObject');
     }
     const deleters = STEPS.filter((s) => s.table.includes('dynamodb:DeleteItem'));
-    expect(deleters.map((s) => [s.placeholder, s.deleteLeadingKeys])).toEqual([['CompactLaneFunctionArn', ['gen#stream/*']]]);
-    const del = roleStatements(workflows, fnRole('CompactLaneFunctionArn')).find((s) => s.Effect === 'Allow' && actionsOf(s).includes('dynamodb:DeleteItem')) as { Condition?: unknown };
-    expect(del.Condition).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['gen#stream/*'] } });
+    expect(deleters.map((s) => [s.placeholder, s.deleteLeadingKeys])).toEqual([
+      ['CleanupGenerationTaskFunctionArn', ['gen#*']],
+      ['MaterializeGen0BatchFunctionArn', ['gen#stream/*']],
+      ['CompactLaneFunctionArn', ['gen#stream/*']],
+    ]);
+    for (const placeholder of ['MaterializeGen0BatchFunctionArn', 'CompactLaneFunctionArn']) {
+      const del = roleStatements(workflows, fnRole(placeholder)).find((s) => s.Effect === 'Allow' && actionsOf(s).includes('dynamodb:DeleteItem')) as { Condition?: unknown };
+      expect(del.Condition).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['gen#stream/*'] } });
+    }
   });
 
   it('stream-maintain starts exactly its three child flows, may describe and stop only their executions, and touches no data', () => {

@@ -55,7 +55,7 @@ describe('commit-generation recovery entry (EventBridge re-run)', () => {
     stores.faults.arm('generation.object.copy:crash-before');
     const result = await runFlow('commit-generation', input, { ports: stores.ports, retryIntervalMs: 0 });
     stores.faults.disarm();
-    // IsRecovery, Init, RegisterTask, WriteObject (+1 retry), RecordPrepared, Commit, Committed
-    expect(result.transitions).toBe(8);
+    // IsRecovery, Init, RegisterTask, WriteObject (+1 retry), RecordPrepared, Commit, CleanupTask, Committed
+    expect(result.transitions).toBe(9);
   });
 });

@@ -2,13 +2,19 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { laneKeys, type IndexEntry } from '../../src/domain/stream.js';
 import { readVerified } from '../../src/objects/exact-object.js';
 import { LEASE_TTL_MS, listLeases, pinForRead, releasePin } from '../../src/stream/gc/leases.js';
+import { gcKeys } from '../../src/stream/gc/model.js';
 import { readStream } from '../../src/stream/read.js';
+import { compactLane } from '../../src/stream/compaction/compact-lane.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
+import { interceptPorts } from '../support/intercept-ports.js';
 import { gcFlow, gcWorld, listAll, readAll, rootOf, type GcWorld } from '../faults/stream-gc-world.js';
 
 /**
  * Reader leases (seed 002, "Read failures": a reader racing GC pins and revalidates before
  * reading; a MARKED root accepts no new lease; leases established before the mark drain).
+ * A lease never released (a crashed reader) holds nothing off once expired: GC retires it
+ * by a conditional delete at the version it judged; a reader that outlived its lease
+ * revalidates it and fails clearly (Stream.LeaseExpired) instead of losing its copy.
  */
 let stores: TestStores;
 beforeAll(async () => {
@@ -63,6 +69,69 @@ describe('reader leases and GC', () => {
     world.clock.advance(LEASE_TTL_MS + 1000);
     expect((await gcFlow(world, { grace: '0s' })).output).toMatchObject({ totals: { waitingOnLeases: 0, deleted: 2 } });
     expect((await listAll(world.ports, world.lane)).includes(entry.walKey)).toBe(false);
+  });
+
+  it('more than a page of leases from crashed readers: expired, they are retired by conditional deletes and hold the delete off no longer', async () => {
+    const world = await gcWorld(stores.ports, 'lease-crashed');
+    const entry = await trimmedEntry(world);
+    // 101 readers pinned the trimmed range and crashed: 202 leases, never released.
+    for (let i = 0; i < 101; i++) await pinForRead(world.ports, world.lane, entry, 3);
+    const before = await listLeases(world.ports, world.lane);
+    expect(before.filter((l) => l.objectKey === entry.walKey)).toHaveLength(101);
+    world.clock.advance(LEASE_TTL_MS + 1000);
+
+    const first = await gcFlow(world, { grace: '0s' });
+    expect(first.status, `${first.error}: ${first.cause}`).toBe('SUCCEEDED');
+    // Every expired lease of the lane is retired (those of the two copies and the world's crashed reader's).
+    expect(first.output).toMatchObject({ totals: { retired: { leases: before.length } } });
+    expect(await listLeases(world.ports, world.lane)).toEqual([]);
+    const second = await gcFlow(world, { grace: '0s' });
+    expect(second.output).toMatchObject({ totals: { waitingOnLeases: 0 } });
+    for (const key of [entry.walKey, entry.gen0Key!]) expect(world.deletes.get(key), `${key} held off by expired leases`).toBe(1);
+  });
+
+  it('an expired lease is retired only at the version GC judged: a lease renewed meanwhile stays', async () => {
+    const world = await gcWorld(stores.ports, 'lease-fenced');
+    const entry = await trimmedEntry(world);
+    const pin = await pinForRead(world.ports, world.lane, entry, 3);
+    world.clock.advance(LEASE_TTL_MS + 1000);
+    // The reader renews its lease between GC's read of it and GC's delete: the delete's version no longer matches.
+    const lease = gcKeys.lease(world.lane, entry.walKey, pin.leases[0]!.leaseId);
+    const renewing = interceptPorts(world.ports, {
+      authority: {
+        delete: async (cut, key, expect_) => {
+          if (key.sk === lease.sk) {
+            const expiresAt = new Date(world.clock.now().getTime() + LEASE_TTL_MS).toISOString();
+            await world.ports.authority.update('test.lease.renew', key, expect_, { expiresAt });
+          }
+          return world.ports.authority.delete(cut, key, expect_);
+        },
+      },
+    });
+    const run = await gcFlow({ lane: world.lane, ports: renewing }, { grace: '0s' });
+    expect(run.status, `${run.error}: ${run.cause}`).toBe('SUCCEEDED');
+    expect(await world.ports.authority.get(lease)).toMatchObject({ version: 2 });
+    expect(world.deletes.get(entry.walKey) ?? 0, 'deleted under a live lease').toBe(0);
+  });
+
+  it('a reader stalled past its lease fails its read with Stream.LeaseExpired: the collected copies are never quarantined or skipped', async () => {
+    const world = await gcWorld(stores.ports, 'lease-stalled');
+    const entry = (await world.ports.authority.get(laneKeys.index(world.lane, 5))) as unknown as IndexEntry;
+    // The reader pins [3, 5) (no compaction covers it yet) and stalls inside its first GET.
+    const held = stores.hold('stream.read.provider');
+    const reading = readStream({ ...world.lane, from: 3, maxRecords: 2 }, world.ports);
+    await held.reached;
+    // Meanwhile a compaction supersedes the range's copies, the lease runs out and GC collects them.
+    expect(await compactLane(world.lane, world.ports)).toMatchObject({ compacted: { start: 3, end: 7 } });
+    world.clock.advance(LEASE_TTL_MS + 1000);
+    const run = await gcFlow(world, { grace: '0s' });
+    expect(run.output).toMatchObject({ totals: { waitingOnLeases: 0 } });
+    for (const key of [entry.walKey, entry.gen0Key!]) expect(world.deletes.get(key)).toBe(1);
+    held.release();
+    await expect(reading).rejects.toMatchObject({ name: 'Stream.LeaseExpired', code: 'stream.lease_expired' });
+    expect(await world.ports.authority.query(laneKeys.pk(world.lane), 'quarantine#'), 'a collected copy was quarantined as bad').toEqual([]);
+    // Read again: the compaction serves the range.
+    expect((await readStream({ ...world.lane, from: 3, maxRecords: 2 }, world.ports)).records).toHaveLength(2);
   });
 
   it('reads pin and release every copy they read; a lost pin response is resolved by reload', async () => {

@@ -16,9 +16,13 @@ import { batchOf, expectLaneInvariant, newLane, type Acknowledged } from '../sup
  * also the look for an existing output), 1 TransactGetItems (task, record and head as one
  * snapshot) + 1 TransactWriteItems (PREPARED), 1 GetObject (full SHA-256 and metadata of the
  * target before COMMITTED) + 1 TransactWriteItems (COMMITTED), 1 PutItem (the index entry
- * naming the generation): 7.
+ * naming the generation): 7; then its task cleanup (src/generation/cleanup-task.ts, after the
+ * mark): 1 TransactGetItems (task, record, head and the protections, one snapshot), 1
+ * HeadObject (the output's size, SHA-256 and task metadata) and 1 DeleteItem (the task): 10.
  * The run itself adds 3 GetItem (its mark; the head and the compaction mark, so it skips
- * ranges below the trim or already compacted), 1 Query (the ranges) and 1 PutItem (the mark).
+ * ranges below the trim or already compacted), 1 Query (the ranges) and 1 PutItem (the mark),
+ * and for the cleanup 1 GetItem (the mark), 1 Query (the ranges from its cursor) and 1
+ * UpdateItem (the cursor): 8.
  * (Before: 16 per range — a GetObject of the output key, a GetObject of the WAL and a
  * PutObject of a byte-identical copy, the task reloaded by every step, record and head
  * reloaded by the commit, a second write of the index entry.)
@@ -32,7 +36,7 @@ const bytes = (rs: string[]) => rs.map((r) => new TextEncoder().encode(r));
 const RANGES = 4;
 
 describe('requests per generation-0 range', () => {
-  it(`a batched run over ${RANGES} ranges: CopyObject, no WAL GetObject, no PutObject; 7 requests per range + 5 per run`, async () => {
+  it(`a batched run over ${RANGES} ranges: CopyObject, no WAL GetObject, no PutObject; 10 requests per range (7 + the task cleanup) + 8 per run`, async () => {
     const { lane, session } = await newLane(stores.ports, 'gen0-count');
     const writer = new LaneWriter(stores.ports, lane, session);
     const acknowledged: Acknowledged[] = [];
@@ -48,16 +52,20 @@ describe('requests per generation-0 range', () => {
     expect(run.materialized).toHaveLength(RANGES);
     const counts = counter.snapshot();
     const total = Object.values(counts).reduce((n, c) => n + c, 0);
-    console.log(`gen0 requests for ${RANGES} ranges: ${total} (${((total - 5) / RANGES).toFixed(2)} per range + 5 per run)`, counts);
+    console.log(`gen0 requests for ${RANGES} ranges: ${total} (${((total - 8) / RANGES).toFixed(2)} per range + 8 per run)`, counts);
     expect(counts).toEqual({
-      'dynamodb.GetItem': 3,
-      'dynamodb.TransactGetItems': RANGES,
+      'dynamodb.GetItem': 4,
+      'dynamodb.TransactGetItems': 2 * RANGES,
       'dynamodb.PutItem': 1 + 2 * RANGES,
-      'dynamodb.Query': 1,
+      'dynamodb.Query': 2,
       'dynamodb.TransactWriteItems': 2 * RANGES,
+      'dynamodb.UpdateItem': 1,
+      'dynamodb.DeleteItem': RANGES,
       's3.CopyObject': RANGES,
       's3.GetObject': RANGES,
+      's3.HeadObject': RANGES,
     });
+    expect(run.cleanup).toEqual({ tasks: RANGES });
     // What the fewer requests wrote is the same: every range has its COMMITTED generation 0,
     // byte-identical to the WAL object, linked into its index entry.
     const commits = (await stores.ports.authority.query(laneKeys.pk(lane), 'commit#')) as unknown as CommitRecord[];

@@ -46,7 +46,7 @@ describe('stream-materialize flow', () => {
     expect(first.output).toMatchObject({ ...lane, next: ends[1], materialized: [{ start: 0, end: ends[0] }, { start: ends[0], end: ends[1] }] });
     const rest = await materializeFlow(lane);
     expect(rest.output).toMatchObject({ next: ends[2], materialized: [{ start: ends[1], end: ends[2] }] });
-    expect((await materializeFlow(lane)).output).toEqual({ ...lane, next: ends[2], materialized: [] });
+    expect((await materializeFlow(lane)).output).toEqual({ ...lane, next: ends[2], materialized: [], cleanup: { tasks: 0 } });
     await expectEveryRangeMaterialized(lane);
   }, 120_000);
 

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { eligible } from '../../src/stream/gc/liveness.js';
 import { graceFromEnv, lanePrefixes, parseGrace, policyDigestOf, DEFAULT_GRACE_SECONDS } from '../../src/stream/gc/model.js';
+import { retirable } from '../../src/stream/gc/retention.js';
 import { eachOfPage, runOf } from '../../src/stream/gc/state.js';
+import type { LifecycleRoot } from '../../src/stream/gc/model.js';
 
 describe('GC policy (pure rules)', () => {
   it('grace: durations with their unit, validated; a bare number or a space is refused, never guessed', () => {
@@ -35,6 +37,16 @@ describe('GC policy (pure rules)', () => {
     expect(eligible('MAY_COMMIT', new Date('2027-01-01T00:00:00Z'), deadline)).toBe(false);
   });
 
+  it('retention: only a DELETED root is retired, and only one grace after its delete', () => {
+    const root = (state: LifecycleRoot['state'], deletedAt?: string) => ({ state, ...(deletedAt ? { deletedAt } : {}) }) as LifecycleRoot;
+    const at = '2026-01-01T00:00:00Z';
+    expect(retirable(root('DELETED', at), new Date('2026-01-01T00:09:59Z'), 600)).toBe(false);
+    expect(retirable(root('DELETED', at), new Date('2026-01-01T00:10:00Z'), 600)).toBe(true);
+    expect(retirable(root('DELETED', at), new Date(at), 0)).toBe(true);
+    expect(retirable(root('DELETED'), new Date('2027-01-01T00:00:00Z'), 0), 'no delete time: kept').toBe(false);
+    for (const state of ['ACTIVE', 'MARKED', 'DELETING'] as const) expect(retirable(root(state, at), new Date('2027-01-01T00:00:00Z'), 0), state).toBe(false);
+  });
+
   it('a run handed between steps cannot widen its policy', () => {
     const run = runOf({ stream: 's', partition: 0, grace: '10m' }, 0);
     expect(run.policy).toEqual({ graceSeconds: 600, prefixes: lanePrefixes({ stream: 's', partition: 0 }) });
@@ -44,6 +56,8 @@ describe('GC policy (pure rules)', () => {
     const otherLane = { ...run, partition: 1 };
     expect(() => runOf(otherLane, 0)).toThrow(expect.objectContaining({ code: 'stream.gc_policy_mismatch' }));
     expect(() => runOf({ stream: 's', partition: 0, dryRun: 'yes' }, 0)).toThrow(expect.objectContaining({ code: 'stream.invalid_dry_run' }));
+    const sweeping = { ...run, sweep: { phase: 'objects', done: false } };
+    expect(() => runOf(sweeping, 0)).toThrow(expect.objectContaining({ code: 'stream.gc_policy_mismatch' }));
   });
 
   it('a page is worked with bounded parallelism, every item once', async () => {

@@ -38,7 +38,7 @@ const PAGES = {
   },
   COMMITTED: {
     summary: 'nothing (committed)',
-    meaning: "The record is COMMITTED and the root head names it, in one transaction with the task's COMMITTED state: readers get this generation, checksum-verified.",
+    meaning: "The record is COMMITTED and the root head names it, in one transaction with the task's COMMITTED state: readers get this generation, checksum-verified. The task item is then cleaned up (CleanupTask, cut point generation.task.cleanup) once the generation, its head and its output verify; a refusal keeps it (the outcome's cleanup.refused says why) and changes nothing else.",
     holds: 'no',
     incoming: ['from [PREPARED](PREPARED.md) by the commit CAS (cut point generation.commit.cas), or by ResolveCommit finding our exact record committed after a lost answer'],
     permitted: [],

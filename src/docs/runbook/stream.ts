@@ -21,7 +21,9 @@ const PAGES = {
     meaning:
       "The attempt's WAL object is durable and bound to its offset, and the head CAS that would commit it has an unknown outcome (a lost response, a crash after the write). It may have committed. The lane is suspended by this attempt (`stream describe` shows `suspendedBy`): no append is accepted until it is resolved.",
     holds: 'yes: the lane refuses appends (`stream.lane_suspended`) until the attempt is resolved; a takeover does not lift it',
-    incoming: ['an append (stream-append, `cutpoint stream append`) whose head CAS answered UNKNOWN: SuspendLane suspends the lane with the attempt id'],
+    incoming: [
+      'an append (stream-append, `cutpoint stream append`) whose head CAS answered UNKNOWN: the attempt suspended the lane for itself before its CAS (SuspendLane does it for a LaneWriter), so the lane stays suspended with the attempt id even when the execution ends before SuspendLane',
+    ],
     permitted: [
       {
         name: 'resolve',

@@ -7,6 +7,7 @@ import { STREAM_CUT_POINTS } from '../cut-points.js';
 import { commitContaining, loadHead } from '../lane-store.js';
 import { committedOutcome } from '../outcomes.js';
 import { commitAtEnd, namesAttempt, spentMarker } from './attempt-evidence.js';
+import { claimTurn, suspendedAgainst } from './claim-turn.js';
 
 const MAX_ROUNDS = 8;
 /** Unknown outcomes re-issued before the flow suspends the lane. */
@@ -18,8 +19,10 @@ export type HeadCommitted = AppendOutcome & { headVersion?: number };
 /**
  * Append step 2, the head CAS: ONE transaction of two item writes —
  * - the head: committedEnd start → end, conditioned on the head version the writer carries
- *   and on its fence (owner, session, epoch). The version also covers "not suspended" and
- *   "committedEnd = start" (suspending, taking over, trimming and appending all bump it);
+ *   and on its fence (owner, session, epoch). The version also covers "not suspended, or
+ *   suspended by this attempt itself" and "committedEnd = start" (suspending, taking over,
+ *   trimming and appending all bump it); the attempt's own suspension (claim-turn.ts, taken
+ *   before the CAS off the lean path) is lifted by the same write;
  * - `commit#<end>`, put-if-absent, naming the attempt, its WAL object and SHA-256: the
  *   commit evidence, which reads also use as the index.
  * No GetItem on the happy path. Outcomes:
@@ -27,7 +30,8 @@ export type HeadCommitted = AppendOutcome & { headVersion?: number };
  * - UNKNOWN: `commit#<end>` is read: naming this attempt → KNOWN_COMMITTED; otherwise the
  *   same CAS (same version) is re-issued — two identical CASes apply at most once, and a
  *   moved version proves the lost one never can. After MAX_UNKNOWN: Cutpoint.OutcomeUnknown
- *   (MAY_HAVE_COMMITTED: the flow suspends the lane and resolves the original attempt).
+ *   (MAY_HAVE_COMMITTED: the lane stays suspended by the attempt — already, off the lean
+ *   path — until the original attempt is resolved).
  * - CONFLICT: reload (head first, then the spent marker) and decide (`decide`).
  */
 export async function commitHead(input: unknown, ports: Ports): Promise<HeadCommitted> {
@@ -40,6 +44,7 @@ export async function commitHead(input: unknown, ports: Ports): Promise<HeadComm
   for (let round = 0; round < MAX_ROUNDS; round++) {
     if (version === undefined) {
       const decided = await decide(ports, ref, wal);
+      if (decided === undefined) continue; // the head moved before the claim: decide again
       if (typeof decided !== 'number') return decided;
       version = decided;
     }
@@ -55,7 +60,8 @@ export async function commitHead(input: unknown, ports: Ports): Promise<HeadComm
       committedAt: ports.clock.now().toISOString(),
     };
     const outcome = await ports.authority.transact(cut, [
-      { kind: 'update', key: laneKeys.head(ref), expect: { version, fence: ref.session }, set: { committedEnd: end, lastAttemptId: ref.attemptId } },
+      // Lifts the attempt's own suspension (claim-turn.ts): the version covers it being this attempt's.
+      { kind: 'update', key: laneKeys.head(ref), expect: { version, fence: ref.session }, set: { committedEnd: end, lastAttemptId: ref.attemptId, suspendedBy: undefined, suspendedAt: undefined, turnClaimed: undefined } },
       { kind: 'put', item: { ...laneKeys.commit(ref, end), ...commit }, expect: 'absent' },
     ]);
     if (outcome.status === 'APPLIED') return { ...committedOutcome({ ...ref, recordCount: wal.recordCount, start: wal.start, end }), headVersion: version + 1 };
@@ -75,12 +81,13 @@ export async function commitHead(input: unknown, ports: Ports): Promise<HeadComm
 
 /**
  * Off the happy path: what the attempt's exact evidence says. Returns the head version to
- * CAS on, or KNOWN_COMMITTED, or throws the refusal the flow turns into an interpretation.
- * The head is read BEFORE the spent marker: a marker is written together with a head
- * version bump, so a head read after it sees the marker, and a CAS prepared from a head
- * read before it can no longer apply.
+ * CAS on — the lane suspended by this attempt first (claim-turn.ts) — or KNOWN_COMMITTED,
+ * or throws the refusal the flow turns into an interpretation; undefined when the head
+ * moved before the claim. The head is read BEFORE the spent marker: a marker is written
+ * together with a head version bump, so a head read after it sees the marker, and a CAS
+ * prepared from a head read before it can no longer apply.
  */
-async function decide(ports: Ports, ref: AttemptRef, wal: WalRef): Promise<number | HeadCommitted> {
+async function decide(ports: Ports, ref: AttemptRef, wal: WalRef): Promise<number | HeadCommitted | undefined> {
   const end = wal.start + wal.recordCount;
   const head = await loadHead(ports, ref);
   const marker = await spentMarker(ports, ref, ref.attemptId);
@@ -89,7 +96,8 @@ async function decide(ports: Ports, ref: AttemptRef, wal: WalRef): Promise<numbe
   }
   if (marker) throw new AttemptAbortedError(ref.attemptId, marker.reason);
   if (wal.fenceEpoch !== ref.session.epoch) throw new FencedError(ref, `attempt ${ref.attemptId} was started by an earlier owner session`);
-  if (head.suspendedBy) throw new LaneSuspendedError(ref, head.suspendedBy);
+  const holder = suspendedAgainst(head, ref.attemptId);
+  if (holder) throw new LaneSuspendedError(ref, holder);
   if (!sameFence(head.fence, ref.session)) throw new FencedError(ref, 'a newer owner session holds the lane');
   if (head.committedEnd > wal.start) {
     // The committed end passed the bound start and never goes back: never committable.
@@ -98,5 +106,5 @@ async function decide(ports: Ports, ref: AttemptRef, wal: WalRef): Promise<numbe
     throw new AttemptAbortedError(ref.attemptId, `offset ${wal.start} was committed by another attempt`);
   }
   if (head.committedEnd < wal.start) throw new AttemptAbortedError(ref.attemptId, `the batch before offset ${wal.start} did not commit`);
-  return head.version;
+  return claimTurn(ports, ref, head);
 }

@@ -4,6 +4,7 @@ import type { Ports } from '../../ports/index.js';
 import { compactionKeys } from '../compaction/model.js';
 import { STREAM_CUT_POINTS } from '../cut-points.js';
 import { loadHead } from '../lane-store.js';
+import { cleanupGen0Tasks, gen0MarkKey } from './gen0-cleanup.js';
 import { materializeRange } from './materialize-gen0.js';
 
 export interface Gen0BatchResult extends LaneRef {
@@ -13,6 +14,8 @@ export interface Gen0BatchResult extends LaneRef {
   next: number;
   /** The range this run stopped at because its generation failed (a repair for the next run). */
   failed?: { start: number; end: number; error: string };
+  /** Task cleanup after the mark (gen0-cleanup.ts): tasks removed, the first that refused (kept), or why it stopped. */
+  cleanup: { tasks: number; refused?: { end: number; reason: string }; failed?: string };
 }
 
 const DEFAULT_MAX = 32;
@@ -38,15 +41,17 @@ function maxOf(input: unknown): number {
  * task and output, the primary WAL is never rewritten), links it into the range's index
  * entry, and moves the mark forward by CAS. A range that fails stops the run there; the
  * next run resumes at it. Readers never wait for it: the WAL object serves a range with no
- * generation 0, and a PREPARED generation is never served (read/evidence.ts).
+ * generation 0, and a PREPARED generation is never served (read/evidence.ts). Then the
+ * tasks of the ranges below the mark are cleaned (gen0-cleanup.ts), task-first and
+ * plan-second; a refusal or failure there keeps the task for a later run, never fails this one.
  */
 export async function materializeGen0Batch(input: unknown, ports: Ports): Promise<Gen0BatchResult> {
   const lane = validateLane(input);
   const max = maxOf(input);
-  const markKey = { pk: laneKeys.pk(lane), sk: 'gen0#mark' };
+  const markKey = gen0MarkKey(lane);
   const mark = await ports.authority.get(markKey);
   let next = typeof mark?.next === 'number' ? mark.next : 0;
-  const result: Gen0BatchResult = { ...lane, materialized: [], next };
+  const result: Gen0BatchResult = { ...lane, materialized: [], next, cleanup: { tasks: 0 } };
   // Nothing to materialize below the trim, nor where a compaction already serves the
   // range: GC may have collected those WAL objects, and the mark must move past them.
   const [head, compacted] = await Promise.all([loadHead(ports, lane), ports.authority.get(compactionKeys.mark(lane))]);
@@ -73,5 +78,7 @@ export async function materializeGen0Batch(input: unknown, ports: Ports): Promis
     // CONFLICT or UNKNOWN: a concurrent run moved it; the work done is idempotent either way.
     if (moved.status === 'APPLIED') result.next = next;
   }
+  const cleanup = await cleanupGen0Tasks(ports, lane);
+  result.cleanup = { tasks: cleanup.cleaned, ...(cleanup.refused ? { refused: cleanup.refused } : {}), ...(cleanup.failed ? { failed: cleanup.failed } : {}) };
   return result;
 }

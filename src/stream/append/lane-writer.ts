@@ -35,7 +35,7 @@ export interface LaneWriterOptions {
 export class LaneWriter {
   private readonly writerId = randomUUID().slice(0, 8);
   private sequence = 0;
-  private head: { version: number; committedEnd: number } | undefined;
+  private head: { version: number; committedEnd: number; suspendedBy?: string } | undefined;
   /** Where the next batch binds; undefined until the head is known. */
   private nextStart: number | undefined;
   /** The CAS of the batch written last: the next CAS waits for it. */
@@ -92,6 +92,12 @@ export class LaneWriter {
   private async commit(written: WalWritten): Promise<AppendOutcome> {
     await this.ensureHead();
     const head = this.head!;
+    if (head.suspendedBy) {
+      // Another attempt's outcome is unknown: the lane takes no append until it is resolved
+      // (the version a CAS would carry includes the suspension, so the check is here).
+      this.forget();
+      return rerunTransient(() => retireAttempt({ ...written, reason: 'Stream.LaneSuspended' }, this.ports));
+    }
     if (written.wal.start !== head.committedEnd || written.wal.fenceEpoch !== this.session.epoch) {
       // Bound behind a batch that did not commit: never its turn. Spend it (off the happy path).
       this.forget();
@@ -110,7 +116,7 @@ export class LaneWriter {
     this.loading ??= loadHead(this.ports, this.lane).finally(() => (this.loading = undefined));
     const head = await this.loading;
     if (this.head) return;
-    this.head = { version: head.version, committedEnd: head.committedEnd };
+    this.head = { version: head.version, committedEnd: head.committedEnd, ...(head.suspendedBy ? { suspendedBy: head.suspendedBy } : {}) };
     // Batches not yet written bind to the reloaded end (ones already written keep their start).
     this.nextStart ??= head.committedEnd;
   }

@@ -7,6 +7,8 @@ import { loadHead } from '../lane-store.js';
 import { committedOutcome, uncommittedOutcome } from '../outcomes.js';
 import { spendAttempt } from '../spend-attempt.js';
 import { commitAtEnd, namesAttempt, spentMarker } from './attempt-evidence.js';
+import { holdsTurn, suspendedAgainst } from './claim-turn.js';
+import { unsuspend } from '../resolve.js';
 
 /**
  * After a head CAS whose outcome stayed unknown (or a worker that kept dying around it), or
@@ -21,6 +23,9 @@ import { commitAtEnd, namesAttempt, spentMarker } from './attempt-evidence.js';
  *   version (which also makes the in-flight CAS, conditioned on an older version, unable
  *   to apply) and the outcome is MAY_HAVE_COMMITTED until stream-resolve-append resolves
  *   the original attempt. An unknown client timeout is never permission for a second append.
+ *   An attempt that suspended the lane for itself before its CAS (claim-turn.ts) already
+ *   holds it: this turns the claim into that suspension; should this step never run, the
+ *   claim still refuses every other attempt.
  */
 export async function suspendLane(input: unknown, ports: Ports): Promise<AppendOutcome> {
   const ref = validateAttemptRef(input);
@@ -37,17 +42,23 @@ export async function suspendLane(input: unknown, ports: Ports): Promise<AppendO
     }
     const count = wal?.recordCount ?? 0;
     if (marker) return uncommittedOutcome('KNOWN_NOT_COMMITTED', ref, count, marker.reason);
-    if (head.suspendedBy === ref.attemptId) return uncommittedOutcome('MAY_HAVE_COMMITTED', ref, count, `lane suspended; resolve attempt ${ref.attemptId}`);
-    const turn = wal && !head.suspendedBy && head.committedEnd === wal.start && sameFence(head.fence, ref.session) && wal.fenceEpoch === ref.session.epoch;
+    if (head.suspendedBy === ref.attemptId && !holdsTurn(head, ref.attemptId)) return uncommittedOutcome('MAY_HAVE_COMMITTED', ref, count, `lane suspended; resolve attempt ${ref.attemptId}`);
+    const holder = suspendedAgainst(head, ref.attemptId);
+    const turn = wal && !holder && head.committedEnd === wal.start && sameFence(head.fence, ref.session) && wal.fenceEpoch === ref.session.epoch;
     if (!turn) {
-      const why = head.suspendedBy ? `lane suspended by attempt ${head.suspendedBy}` : wal ? 'the head moved past its turn' : 'no head CAS was issued';
+      const why = holder ? `lane suspended by attempt ${holder}` : wal ? 'the head moved past its turn' : 'no head CAS was issued';
       const spent = await spendAttempt(ports, ref, ref.attemptId, why, STREAM_CUT_POINTS.retire);
       if (spent.status === 'COMMITTED') return committedOutcome({ ...spent.commit, recordCount: spent.commit.end - spent.commit.start });
+      // Proven not committed: a claim this attempt took before its CAS is lifted.
+      await unsuspend(ports, ref, ref.attemptId);
       return uncommittedOutcome('KNOWN_NOT_COMMITTED', ref, count, spent.marker.reason);
     }
+    // Suspends the lane, or turns the attempt's own claim (claim-turn.ts) into a suspension
+    // only a resolve lifts: either way a version bump no lost CAS of the attempt can pass.
     const outcome = await ports.authority.update(cut, laneKeys.head(ref), { version: head.version }, {
       suspendedBy: ref.attemptId,
       suspendedAt: ports.clock.now().toISOString(),
+      turnClaimed: undefined,
     });
     if (outcome.status === 'APPLIED') return uncommittedOutcome('MAY_HAVE_COMMITTED', ref, count, `lane suspended; resolve attempt ${ref.attemptId}`);
     // CONFLICT or UNKNOWN: reload and decide again (the CAS may have landed meanwhile).

@@ -1,7 +1,7 @@
 import { sha256Hex } from '../../domain/digest.js';
 import { IdentityConflictError } from '../../domain/errors.js';
 import { encodeBatch } from '../../domain/record-batch.js';
-import { sameFence, walKeyOf, walMetadataOf, type LaneRef } from '../../domain/stream.js';
+import { sameFence, walKeyOf, walMetadataOf, type LaneHead, type LaneRef } from '../../domain/stream.js';
 import { AttemptAbortedError, AttemptIdentityConflictError, FencedError, LaneSuspendedError } from '../../domain/stream-errors.js';
 import { putExact } from '../../objects/exact-object.js';
 import type { Ports } from '../../ports/index.js';
@@ -9,6 +9,7 @@ import { decodeRecords, validateAttemptRef, type AttemptRef, type WalRef } from 
 import { STREAM_CUT_POINTS } from '../cut-points.js';
 import { assertSessionIssued, loadHead } from '../lane-store.js';
 import { collectedAttempt, collectedWalOf, spentMarker, walsOf } from './attempt-evidence.js';
+import { claimTurn, suspendedAgainst } from './claim-turn.js';
 
 /** What the writer already knows from its last CAS (or load): no reload needed. */
 export interface KnownHead {
@@ -42,6 +43,9 @@ export interface WalWritten extends AttemptRef {
  *   committed attempt (its `collected#` record keeps the binding: KNOWN_COMMITTED again);
  * - spent, suspended or fenced: refusals the flow turns into KNOWN_NOT_COMMITTED.
  * A lost or uncertain PUT is resolved by reading the exact key back (metadata and SHA-256).
+ * Then, off the lean path, the attempt suspends the lane for itself (claim-turn.ts) and the
+ * head CAS is conditioned on the version that leaves: its outcome can never be unknown on
+ * a lane that is not suspended by it.
  */
 export async function writeWal(input: unknown, ports: Ports, known?: KnownHead): Promise<WalWritten> {
   const ref = validateAttemptRef(input);
@@ -51,10 +55,11 @@ export async function writeWal(input: unknown, ports: Ports, known?: KnownHead):
   const walKey = walKeyOf(ref, ref.attemptId, sha256);
   const batch = { walKey, walSha256: sha256, walSize: bytes.byteLength, recordCount: records.length };
   let binding: KnownHead;
+  let head: LaneHead | undefined;
   if (known) {
     binding = known;
   } else {
-    const head = await loadHead(ports, ref);
+    head = await loadHead(ports, ref);
     await assertSessionIssued(ports, ref, head, ref.session);
     const [marker, wals] = await Promise.all([spentMarker(ports, ref, ref.attemptId), walsOf(ports, ref, ref.attemptId)]);
     // GC writes the collected record before it deletes the WAL object: read after the WAL
@@ -70,7 +75,8 @@ export async function writeWal(input: unknown, ports: Ports, known?: KnownHead):
     // The same batch is already durable: its binding is fixed, the head CAS step decides.
     if (same) return { ...ref, wal: same, expected: null };
     if (marker) throw new AttemptAbortedError(ref.attemptId, marker.reason);
-    if (head.suspendedBy) throw new LaneSuspendedError(ref, head.suspendedBy);
+    const holder = suspendedAgainst(head, ref.attemptId);
+    if (holder) throw new LaneSuspendedError(ref, holder);
     if (!sameFence(head.fence, ref.session)) throw new FencedError(ref, 'the session does not own the lane');
     binding = { version: head.version, start: head.committedEnd };
   }
@@ -85,5 +91,8 @@ export async function writeWal(input: unknown, ports: Ports, known?: KnownHead):
     if (!first) throw error;
     return { ...ref, wal: first, expected: null };
   }
-  return { ...ref, wal, expected: { version: binding.version } };
+  if (!head) return { ...ref, wal, expected: { version: binding.version } };
+  // The attempt suspends the lane for itself before its head CAS is sent (claim-turn.ts).
+  const version = await claimTurn(ports, ref, head);
+  return { ...ref, wal, expected: version === undefined ? null : { version } };
 }

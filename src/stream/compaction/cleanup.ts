@@ -1,68 +1,44 @@
-import { CutpointError } from '../../domain/errors.js';
-import { generationKeys } from '../../domain/generation.js';
-import type { LaneRef } from '../../domain/stream.js';
-import { loadHead, loadRecord } from '../../generation/load.js';
-import { readVerified } from '../../objects/exact-object.js';
+import { laneKeys, type LaneRef } from '../../domain/stream.js';
+import { cleanupGenerationTask, type TaskCleanup } from '../../generation/cleanup-task.js';
 import type { Ports } from '../../ports/index.js';
+import { CLEANUP_LIMIT, cleanupUpToMark, type CursorCleanup } from '../cleanup-cursor.js';
+import { gcProtections } from '../gc/protections.js';
 import { COMPACTION_CUT_POINTS } from './cut-points.js';
 import { compactionKeys, sameCompaction, type CompactionRecord } from './model.js';
 
 /**
- * Task cleanup, task-first and plan-second (seed 002, "Materialization failures"): the
- * generation mechanism's workflow metadata for the compaction is its task item; it is
- * deleted only after verifying the committed generation (record COMMITTED by this exact
- * task, the root head at it), the output object (exact key and full SHA-256), the
- * `compaction#<end>` record (exact identity) and the mark past the run. The generation
- * record and root head are not workflow metadata — they are the committed generation
- * itself — and stay. The compaction has no separate plan item (the plan is recomputed
- * from the durable task and commit records), so there is no plan step to clean.
- * Returns whether the task is gone; anything unverified leaves it in place.
+ * A compaction's task cleanup: the one task cleanup (src/generation/cleanup-task.ts) with
+ * the compaction's checkpoint — `compaction#<end>` naming exactly this run and the mark past
+ * it — its output read whole against the full SHA-256, and GC not collecting the output
+ * (gc/protections.ts). The compaction has no separate plan item (the plan is recomputed from
+ * the durable task and commit records), so there is no plan step to clean.
+ * Anything unverified refuses and leaves the task in place.
  */
-export async function cleanupCompactionTask(ports: Ports, lane: LaneRef, expected: CompactionRecord): Promise<boolean> {
-  const taskKey = generationKeys.task(expected.root, expected.taskId);
-  const [task, record, head, compaction, mark] = await Promise.all([
-    ports.authority.get(taskKey),
-    loadRecord(ports, expected.root, expected.generation),
-    loadHead(ports, expected.root),
-    ports.authority.get(compactionKeys.record(lane, expected.end)),
-    ports.authority.get(compactionKeys.mark(lane)),
-  ]);
-  if (!task) return true;
-  const committed =
-    record?.state === 'COMMITTED' &&
-    record.taskId === expected.taskId &&
-    record.objectKey === expected.objectKey &&
-    record.sha256 === expected.sha256 &&
-    record.sourceSetDigest === expected.sourceSetDigest &&
-    head?.generation === expected.generation &&
-    head.taskId === expected.taskId;
-  if (!committed || !compaction || !sameCompaction(compaction as unknown as CompactionRecord, expected)) return false;
-  if (typeof mark?.next !== 'number' || mark.next < expected.end) return false;
-  await readVerified(ports.objects, expected.objectKey, expected.sha256);
-  const deleted = await ports.authority.delete(COMPACTION_CUT_POINTS.compactCleanup, taskKey, { version: task.version as number });
-  if (deleted.status === 'APPLIED') return true;
-  // UNKNOWN or CONFLICT: gone now is done; still there is left for the next run.
-  return !(await ports.authority.get(taskKey));
+export async function cleanupCompactionTask(ports: Ports, lane: LaneRef, expected: CompactionRecord): Promise<TaskCleanup> {
+  return cleanupGenerationTask(ports, COMPACTION_CUT_POINTS.compactCleanup, {
+    root: expected.root,
+    generation: expected.generation,
+    taskId: expected.taskId,
+    expected: { objectKey: expected.objectKey, sha256: expected.sha256, sourceSetDigest: expected.sourceSetDigest },
+    checkpoint: async () => {
+      const [compaction, mark] = await Promise.all([ports.authority.get(compactionKeys.record(lane, expected.end)), ports.authority.get(compactionKeys.mark(lane))]);
+      if (!compaction || !sameCompaction(compaction as unknown as CompactionRecord, expected)) return `compaction#${expected.end} does not name this run`;
+      return typeof mark?.next === 'number' && mark.next >= expected.end ? undefined : `the compaction mark is not past ${expected.end}`;
+    },
+    protections: gcProtections(lane, expected.objectKey, expected.end, false),
+    output: 'bytes',
+  });
 }
 
 /**
- * A run whose cleanup failed (after its record and mark) leaves its task behind; the next
- * run's planning starts past it, so the next run finishes that cleanup first: the
- * compaction ending at the mark, if its task is still there. Never fails the run.
+ * The tasks of every compaction below the mark, from the mark's cleanup cursor (task-first,
+ * plan-second: src/stream/cleanup-cursor.ts): a run whose cleanup failed or was refused
+ * leaves its task, and a later run — whatever it compacts — finds it again from the cursor.
+ * A failure here (a crash, a lost answer) only leaves the tasks for the next run.
  */
-export async function cleanupPrevious(ports: Ports, lane: LaneRef): Promise<void> {
-  const mark = await ports.authority.get(compactionKeys.mark(lane));
-  if (typeof mark?.next !== 'number' || mark.next === 0) return;
-  const previous = await ports.authority.get(compactionKeys.record(lane, mark.next));
-  if (previous) await cleanupSafely(ports, lane, previous as unknown as CompactionRecord);
-}
-
-/** Cleanup after the run's effects are durable: a failure only leaves the task for the next run. */
-export async function cleanupSafely(ports: Ports, lane: LaneRef, record: CompactionRecord): Promise<boolean> {
-  try {
-    return await cleanupCompactionTask(ports, lane, record);
-  } catch (error) {
-    if (error instanceof CutpointError) return false;
-    throw error;
-  }
+export async function cleanupCompactionTasks(ports: Ports, lane: LaneRef): Promise<CursorCleanup> {
+  return cleanupUpToMark(ports, COMPACTION_CUT_POINTS.compactMark, compactionKeys.mark(lane), async (from) => {
+    const records = (await ports.authority.query(laneKeys.pk(lane), 'compaction#', { startAfterSk: compactionKeys.after(from), limit: CLEANUP_LIMIT })) as unknown as CompactionRecord[];
+    return records.map((record) => ({ end: record.end, clean: () => cleanupCompactionTask(ports, lane, record) }));
+  });
 }

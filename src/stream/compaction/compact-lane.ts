@@ -4,9 +4,9 @@ import { taskOf } from '../../domain/generation.js';
 import { laneKeys, validateLane, type LaneRef } from '../../domain/stream.js';
 import { rerunTransient } from '../../engine/rerun.js';
 import { commitGenerationInProcess } from '../../generation/commit-in-process.js';
-import { registerGenerationTask } from '../../generation/register-task.js';
+import { registerTask } from '../../generation/register-task.js';
 import type { Ports } from '../../ports/index.js';
-import { cleanupPrevious, cleanupSafely } from './cleanup.js';
+import { cleanupCompactionTasks } from './cleanup.js';
 import { COMPACTION_CUT_POINTS } from './cut-points.js';
 import { compactionKeys, sameCompaction, type CompactionRecord } from './model.js';
 import { writeCompactedObject } from './output.js';
@@ -25,22 +25,22 @@ export interface CompactLaneResult extends LaneRef {
  * Compacts the lane's next run of committed ranges into one generation (issue #11):
  * register the deterministic task → write the one-batch output → PREPARED → COMMITTED
  * (the generation-commit mechanism, in-process) → `compaction#<end>` put-if-absent by
- * exact identity → the mark moves by CAS → task cleanup. Every step reloads exact
- * identity on a lost answer, so a re-run after any failure continues the same task and
- * output and never allocates a second generation.
+ * exact identity → the mark moves by CAS → task cleanup (from the mark's cleanup
+ * cursor). Every step reloads exact identity on a lost answer, so a re-run after any
+ * failure continues the same task and output and never allocates a second generation.
  */
 export async function compactLane(input: unknown, ports: Ports): Promise<CompactLaneResult> {
   const lane = validateLane(input);
   const maxRanges = knob(input, 'maxRanges', DEFAULT_MAX_RANGES);
   const maxBytes = knob(input, 'maxBytes', DEFAULT_MAX_BYTES);
   await catchUpMark(ports, lane);
-  await cleanupPrevious(ports, lane);
+  await cleanupCompactionTasks(ports, lane);
   const plan = await planCompaction(ports, lane, maxRanges, maxBytes);
   if (!plan) {
     const mark = await ports.authority.get(compactionKeys.mark(lane));
     return { ...lane, next: typeof mark?.next === 'number' ? mark.next : 0, taskCleaned: false };
   }
-  await rerunTransient(() => registerGenerationTask(plan.spec, ports));
+  await rerunTransient(() => registerTask(plan.spec, ports));
   const written = await rerunTransient(() => writeCompactedObject(ports, plan.spec, plan.commits));
   const generation = await commitGenerationInProcess(plan.spec, ports);
   if (generation.outcome !== 'COMMITTED' || generation.objectKey !== written.objectKey || generation.sha256 !== written.sha256) {
@@ -67,7 +67,7 @@ export async function compactLane(input: unknown, ports: Ports): Promise<Compact
   );
   if (put.status === 'CONFLICT') throw new IdentityConflictError('stream.compaction_identity_conflict', `compaction#${plan.end} names another run`);
   const next = await rerunTransient(() => moveMark(ports, lane, plan.end));
-  const taskCleaned = await cleanupSafely(ports, lane, record);
+  const taskCleaned = (await cleanupCompactionTasks(ports, lane)).cleanedTo >= plan.end;
   const { start, end, root, objectKey, sha256, recordCount } = record;
   return { ...lane, compacted: { start, end, root, generation: record.generation, objectKey, sha256, recordCount, ranges: plan.commits.length }, next, taskCleaned };
 }
@@ -76,7 +76,8 @@ export async function compactLane(input: unknown, ports: Ports): Promise<Compact
  * The mark is a cache of the last `compaction#` record's end. A run whose mark CAS failed
  * left it behind its record; planning from max(mark, trim) alone could then start inside
  * that committed run (once the trim passes its start) and compact part of it twice. So
- * every run first moves the mark past any record beyond it, and cleans up their tasks.
+ * every run first moves the mark past any record beyond it (their tasks are cleaned from
+ * the mark's cleanup cursor, cleanup.ts).
  */
 async function catchUpMark(ports: Ports, lane: LaneRef): Promise<void> {
   const mark = await ports.authority.get(compactionKeys.mark(lane));
@@ -84,7 +85,6 @@ async function catchUpMark(ports: Ports, lane: LaneRef): Promise<void> {
   const later = (await ports.authority.query(laneKeys.pk(lane), 'compaction#', { startAfterSk: compactionKeys.after(at), limit: 100 })) as unknown as CompactionRecord[];
   if (!later.length) return;
   await rerunTransient(() => moveMark(ports, lane, later.at(-1)!.end));
-  for (const record of later) await cleanupSafely(ports, lane, record);
 }
 
 /** The mark moves to `end` by CAS; a lost answer or a race is settled by reloading it. */

@@ -11,14 +11,30 @@ export const GC_CUT_POINTS = {
   seal: 'stream.gc.seal',
   /** Before a committed attempt's WAL object is deleted: its collected record (collected#<attempt>). */
   evidence: 'stream.gc.evidence',
+  /**
+   * The journal records that its one DELETE goes out (before it is sent): an object still
+   * there afterwards may be an identical late object, never deleted under this epoch.
+   */
+  send: 'stream.gc.send',
   /** The object DELETE itself. */
   delete: 'stream.gc.delete',
   /** DELETING → DELETED once the exact object is absent. */
   finalize: 'stream.gc.finalize',
+  /** GC's own records retired: a DELETED root one grace after its delete, an expired reader lease (conditional deletes). */
+  retention: 'stream.gc.retire',
   /** A reader's lease: ConditionCheck on the root + Put of the lease, one transaction. */
   pin: 'stream.read.pin',
   release: 'stream.read.release',
 } as const;
 
 /** The cut points the GC flow crosses (the GC fault matrix runs each of them). */
-export const GC_FLOW_CUT_POINTS = [GC_CUT_POINTS.root, GC_CUT_POINTS.mark, GC_CUT_POINTS.seal, GC_CUT_POINTS.evidence, GC_CUT_POINTS.delete, GC_CUT_POINTS.finalize] as const;
+export const GC_FLOW_CUT_POINTS = [
+  GC_CUT_POINTS.root,
+  GC_CUT_POINTS.mark,
+  GC_CUT_POINTS.seal,
+  GC_CUT_POINTS.evidence,
+  GC_CUT_POINTS.send,
+  GC_CUT_POINTS.delete,
+  GC_CUT_POINTS.finalize,
+  GC_CUT_POINTS.retention,
+] as const;

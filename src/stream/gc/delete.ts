@@ -1,56 +1,79 @@
-import { OutcomeUnknownError } from '../../domain/errors.js';
+import { EffectFailedError } from '../../domain/errors.js';
 import type { ObjectHead } from '../../ports/objects.js';
 import type { Ports } from '../../ports/index.js';
+import { keepCommittedEvidence } from './attempt-record.js';
 import { GC_CUT_POINTS } from './cut-points.js';
 import type { DeleteJournal, LifecycleRoot } from './model.js';
-import { keepCommittedEvidence } from './attempt-record.js';
+import { collectibleNow } from './recheck.js';
 import { loadRoot, moveRoot } from './roots.js';
 import { eachOfPage, runOf, type GcRun } from './state.js';
-
-const DELETE_ROUNDS = 3;
 
 /**
  * Delete, then finalize, each DELETING root of the page from its sealed journal.
  * - The root is reloaded and must still be DELETING under the same epoch and delete id
  *   (exact identity); anything else is left alone.
- * - A committed attempt's WAL object is deleted only after its committed marker is
- *   durable (attempt-record.ts): the attempt's outcome outlives its bytes.
  * - The object is deleted only while HEAD shows the journal's exact identity (size and
  *   sha256). Another identity under the key is a late object: it is not touched, the
  *   root closes (DELETED, lateObject) and the next scan gives it a new epoch and grace.
- * - A lost DELETE response (or request) is resolved by exact absence: HEAD again; present
- *   with the same identity, the DELETE is sent again (bounded).
+ * - A committed attempt's WAL object is deleted only after its collected record is
+ *   durable (attempt-record.ts): the attempt's outcome outlives its bytes.
+ * - One DELETE per journal, ever: the journal records that it goes out (`sentAt`, cut
+ *   point stream.gc.send) before it is sent. A lost answer is resolved by exact absence;
+ *   the journal's identity still there after the DELETE went out cannot be told from an
+ *   identical late object (a delayed PUT of the same bytes), so it is never deleted under
+ *   this epoch: the root closes as a late object and the scanner gives it a new epoch and a
+ *   fresh grace (README "The stream log", GC). Only a definite failure (nothing sent) clears
+ *   the record for the next try.
+ * - Immediately before the DELETE the preconditions are proven again from the authority
+ *   (recheck.ts): an object no longer collectible under the run's policy (a superseded copy
+ *   whose compaction stopped verifying) is not deleted, and its root goes back to ACTIVE.
  */
 export async function deleteSealed(input: unknown, ports: Ports): Promise<GcRun> {
   const run = runOf(input, 0);
   await eachOfPage(run.deleting, async (entry) => {
-    const root = await loadRoot(ports, run, entry.key);
-    if (root?.state !== 'DELETING' || !root.journal || !sameJournal(root, entry)) return;
+    let root = await loadRoot(ports, run, entry.key);
+    if (root?.state !== 'DELETING' || !root.journal || !sameJournal(root, entry) || root.journal.absent) return;
+    const head = await ports.objects.head(root.objectKey);
+    // Gone, another identity, or still there after this journal's DELETE went out: Finalize decides.
+    if (!head || !sameObject(head, root.journal) || root.journal.sentAt) return;
     // A committed attempt's evidence outlives its WAL object (attempt-record.ts).
-    if (!root.journal.absent && !(await keepCommittedEvidence(ports, run, root.journal.objectKey))) return;
-    if (await deleteExact(ports, root.journal)) run.totals.deleted++;
+    if (!(await keepCommittedEvidence(ports, run, root.objectKey))) return;
+    root = await moveRoot(ports, GC_CUT_POINTS.send, root, { journal: { ...root.journal, sentAt: ports.clock.now().toISOString() } });
+    if (!root?.journal) return; // moved by another run meanwhile: the next run decides again
+    const recheck = await collectibleNow(ports, run, root);
+    if (!recheck.collectible) {
+      // Nothing was sent: the journal is withdrawn with the mark, the root is ACTIVE again.
+      const back = { state: 'ACTIVE', fate: recheck.fate, journal: null, markedAt: null, policyDigest: null } as unknown as Partial<LifecycleRoot>;
+      if (await moveRoot(ports, GC_CUT_POINTS.mark, root, back)) run.totals.unsealed++;
+      return;
+    }
+    if (await deleteOnce(ports, root)) run.totals.deleted++;
   });
   return run;
 }
 
-/** True when this call's DELETE is what removed the bytes (for the counts only). */
-async function deleteExact(ports: Ports, journal: DeleteJournal): Promise<boolean> {
-  const cut = GC_CUT_POINTS.delete;
-  for (let round = 0; round < DELETE_ROUNDS; round++) {
-    const head = await ports.objects.head(journal.objectKey);
-    if (!head || !sameObject(head, journal)) return round > 0;
-    await ports.objects.delete(cut, journal.objectKey);
+/** The journal's one DELETE. True when its bytes are gone now; a definite failure clears `sentAt` and fails the step. */
+async function deleteOnce(ports: Ports, root: LifecycleRoot): Promise<boolean> {
+  const journal = root.journal!;
+  try {
+    await ports.objects.delete(GC_CUT_POINTS.delete, journal.objectKey);
+  } catch (error) {
+    if (error instanceof EffectFailedError) {
+      const { sentAt: _sent, ...unsent } = journal;
+      await moveRoot(ports, GC_CUT_POINTS.send, root, { journal: unsent });
+    }
+    throw error;
   }
   const head = await ports.objects.head(journal.objectKey);
-  if (!head || !sameObject(head, journal)) return true;
-  throw new OutcomeUnknownError(cut, `${cut}: ${journal.objectKey} is still present after ${DELETE_ROUNDS} deletes`);
+  return !head || !sameObject(head, journal);
 }
 
 /**
- * Finalize: DELETING → DELETED once the journal's exact object is absent (or another
- * identity stands there: a late object, recorded). A lost root-CAS response is resolved
- * by root reload (the move id, see moveRoot); a root already DELETED under the same
- * epoch and delete id is this journal's finalization.
+ * Finalize: DELETING → DELETED once the journal's exact object is absent, or another
+ * identity stands there, or the journal's identity stands there after its DELETE went out
+ * (a late object either way, recorded: the scanner renews the root). A lost root-CAS
+ * response is resolved by root reload (the move id, see moveRoot); a root already DELETED
+ * under the same epoch and delete id is this journal's finalization.
  */
 export async function finalizeDeleted(input: unknown, ports: Ports): Promise<GcRun> {
   const run = runOf(input, 0);
@@ -59,8 +82,12 @@ export async function finalizeDeleted(input: unknown, ports: Ports): Promise<GcR
     const root = await loadRoot(ports, run, entry.key);
     if (!root?.journal || !sameJournal(root, entry) || root.state !== 'DELETING') return;
     const head = await ports.objects.head(entry.key);
-    if (head && sameObject(head, root.journal)) return; // not yet absent: the next run deletes it
-    if (await moveRoot(ports, GC_CUT_POINTS.finalize, root, { state: 'DELETED', deletedAt, lateObject: head !== undefined })) run.totals.finalized++;
+    const sealedStillThere = head !== undefined && sameObject(head, root.journal);
+    if (sealedStillThere && !root.journal.sentAt) return; // not deleted yet: the next run deletes it
+    if (await moveRoot(ports, GC_CUT_POINTS.finalize, root, { state: 'DELETED', deletedAt, lateObject: head !== undefined })) {
+      run.totals.finalized++;
+      if (sealedStillThere) run.totals.lateAfterDelete++;
+    }
   });
   run.deleting = [];
   return run;

@@ -2,14 +2,14 @@ import { randomUUID } from 'node:crypto';
 import type { Ports } from '../../ports/index.js';
 import { loadHead } from '../lane-store.js';
 import { GC_CUT_POINTS } from './cut-points.js';
-import { activeLeasesOn } from './leases.js';
 import { eligible, fateContext, graceDeadline, judge } from './liveness.js';
 import { gcKeys, type DeleteJournal, type LifecycleRoot } from './model.js';
+import { drainLeasesOn, retirable, retireExact, sweepLeasePage } from './retention.js';
 import { moveRoot } from './roots.js';
 import { countPage, eachOfPage, PAGE, runOf, type GcRun } from './state.js';
 
 /**
- * Drain and seal: one bounded page of the lane's roots.
+ * Drain and seal: one bounded page of the lane's roots, then (phase `leases`) of its leases.
  * - A MARKED root is re-proven from the authority first (a fresh decision: the mark is
  *   not trusted); if it no longer holds, it goes back to ACTIVE.
  * - Leases established before the mark must drain: while any is unreleased and unexpired
@@ -18,11 +18,19 @@ import { countPage, eachOfPage, PAGE, runOf, type GcRun } from './state.js';
  *   object identity as HEAD sees it (size, sha256), the lifecycle epoch and the policy digest.
  * - Every DELETING root of the page (sealed now or by an earlier run) goes to Delete: a
  *   DELETING root resumes from its sealed journal.
+ * - A DELETED root one grace after its delete is retired, and once the roots are swept so
+ *   are the lane's expired leases, from the roots' last page on (retention.ts): GC's own
+ *   records stay bounded.
  */
 export async function drainPage(input: unknown, ports: Ports): Promise<GcRun> {
   const run = runOf(input, 0);
   run.deleting = [];
   if (run.sweep.done) return run;
+  if (run.sweep.phase === 'leases') {
+    countPage(run);
+    await sweepLeases(ports, run, run.sweep.after);
+    return run;
+  }
   const items = await ports.authority.query(gcKeys.pk(run), 'root#', { limit: PAGE, ...(run.sweep.after ? { startAfterSk: gcKeys.rootAfter(run.sweep.after) } : {}) });
   const roots = items as unknown as LifecycleRoot[];
   countPage(run);
@@ -36,7 +44,9 @@ export async function drainPage(input: unknown, ports: Ports): Promise<GcRun> {
         if (await moveRoot(ports, GC_CUT_POINTS.mark, root, { state: 'ACTIVE', fate })) run.totals.unmarked++;
         return;
       }
-      if ((await activeLeasesOn(ports, run, root.objectKey, now)) > 0) {
+      const leases = await drainLeasesOn(ports, run, root.objectKey, now);
+      run.totals.retired.leases += leases.swept;
+      if (leases.active > 0) {
         run.totals.waitingOnLeases++;
         return;
       }
@@ -46,10 +56,19 @@ export async function drainPage(input: unknown, ports: Ports): Promise<GcRun> {
       run.totals.sealed++;
     }
     if (root.state === 'DELETING' && root.journal) run.deleting.push({ key: root.objectKey, epoch: root.epoch, deleteId: root.journal.deleteId });
+    if (retirable(root, ports.clock.now(), run.policy.graceSeconds) && (await retireExact(ports, { pk: root.pk, sk: root.sk }, root.version))) run.totals.retired.roots++;
   });
   const last = roots.at(-1)?.objectKey;
-  run.sweep = roots.length === PAGE && last ? { after: last, done: false } : { done: true };
+  if (roots.length === PAGE && last) run.sweep = { phase: 'roots', after: last, done: false };
+  else await sweepLeases(ports, run, undefined); // the roots' last page: the leases' first page in the same step
   return run;
+}
+
+/** One page of the lane's leases: the expired ones retired, the sweep moved past them. */
+async function sweepLeases(ports: Ports, run: GcRun, after: string | undefined): Promise<void> {
+  const page = await sweepLeasePage(ports, run, after);
+  run.totals.retired.leases += page.swept;
+  run.sweep = page.more && page.last ? { phase: 'leases', after: page.last, done: false } : { phase: 'leases', done: true };
 }
 
 async function seal(ports: Ports, run: GcRun, root: LifecycleRoot, now: Date): Promise<LifecycleRoot | undefined> {

@@ -6,7 +6,7 @@ import type { TransactionLeg } from '../../ports/authority.js';
 import type { Ports } from '../../ports/index.js';
 import { loadHead } from '../lane-store.js';
 import { GC_CUT_POINTS } from './cut-points.js';
-import { gcKeys, ObjectReclaimedError, type Lease, type LifecycleRoot } from './model.js';
+import { gcKeys, LeaseExpiredError, ObjectReclaimedError, type Lease, type LifecycleRoot } from './model.js';
 
 /** How long a reader's lease holds off deletion if the reader never releases it. */
 export const LEASE_TTL_MS = 60_000;
@@ -16,6 +16,8 @@ export interface Pin {
   /** The entry to read: copies GC is collecting are dropped from it. */
   entry: IndexEntry;
   leases: Array<{ objectKey: string; leaseId: string }>;
+  /** When every lease of the pin expires: past it GC may retire them and collect the copies. */
+  expiresAt: string;
 }
 
 /**
@@ -42,10 +44,10 @@ export async function pinForRead(ports: Ports, lane: LaneRef, entry: IndexEntry,
       { kind: 'put', item: { ...gcKeys.lease(lane, key, leaseId), stream: lane.stream, partition: lane.partition, objectKey: key, leaseId, expiresAt }, expect: 'absent' },
     ]);
     const outcome = await ports.authority.transact(GC_CUT_POINTS.pin, legs);
-    if (outcome.status === 'APPLIED') return pinned(lane, entry, wanted, refused, leaseId, from, ports);
+    if (outcome.status === 'APPLIED') return pinned(lane, entry, wanted, refused, { leaseId, expiresAt }, from, ports);
     const current = outcome.status === 'CONFLICT' ? outcome.conflicts : await reloadRoots(ports, lane, wanted, leaseId);
     if (outcome.status === 'UNKNOWN' && (current as Array<{ applied?: boolean }>).every((c) => c.applied)) {
-      return pinned(lane, entry, wanted, refused, leaseId, from, ports);
+      return pinned(lane, entry, wanted, refused, { leaseId, expiresAt }, from, ports);
     }
     for (const conflict of current) {
       const key = wanted[Math.floor(conflict.leg / 2)];
@@ -56,11 +58,11 @@ export async function pinForRead(ports: Ports, lane: LaneRef, entry: IndexEntry,
       else refused.add(key);
     }
   }
-  if (refused.size === keys.length) return pinned(lane, entry, [], refused, leaseId, from, ports);
+  if (refused.size === keys.length) return pinned(lane, entry, [], refused, { leaseId, expiresAt }, from, ports);
   throw new OutcomeUnknownError(GC_CUT_POINTS.pin, `${GC_CUT_POINTS.pin}: pinning ${keys.join(', ')} did not settle`);
 }
 
-async function pinned(lane: LaneRef, entry: IndexEntry, keys: string[], refused: Set<string>, leaseId: string, from: number, ports: Ports): Promise<Pin> {
+async function pinned(lane: LaneRef, entry: IndexEntry, keys: string[], refused: Set<string>, lease: { leaseId: string; expiresAt: string }, from: number, ports: Ports): Promise<Pin> {
   const gen0Pinned = entry.gen0Key !== undefined && keys.includes(entry.gen0Key);
   if (!keys.includes(entry.walKey) && !gen0Pinned) {
     // Nothing of this range may be read: revalidate before answering.
@@ -71,7 +73,23 @@ async function pinned(lane: LaneRef, entry: IndexEntry, keys: string[], refused:
   // A generation GC is collecting is not offered to the reader. The WAL key stays in the
   // entry (it is the commit's identity); unpinned, it is only the fallback after a pinned gen0.
   const view: IndexEntry = entry.gen0Key !== undefined && refused.has(entry.gen0Key) ? { ...entry, gen0Key: undefined, gen0Sha256: undefined } : entry;
-  return { entry: view, leases: keys.map((objectKey) => ({ objectKey, leaseId })) };
+  return { entry: view, leases: keys.map((objectKey) => ({ objectKey, leaseId: lease.leaseId })), expiresAt: lease.expiresAt };
+}
+
+/**
+ * A live reader revalidates its lease before it trusts a bad verdict on a pinned copy
+ * (missing, checksum, malformed): the lease must be unexpired by the clock and still in
+ * the authority. GC retires only expired leases and seals only once none is active, so a
+ * held lease means GC has not collected the copy and the verdict is the copy's own; a
+ * lease past its expiry (a reader stalled in I/O) proves nothing, and the read fails with
+ * Stream.LeaseExpired instead of quarantining a collected copy or skipping it. A copy the
+ * pin did not lease (a generation found later in the commit evidence) is not checked.
+ */
+export async function assertLeaseHeld(ports: Ports, lane: LaneRef, pin: Pin, objectKey: string): Promise<void> {
+  const lease = pin.leases.find((l) => l.objectKey === objectKey);
+  if (!lease) return;
+  const unexpired = Date.parse(pin.expiresAt) > ports.clock.now().getTime();
+  if (!unexpired || !(await ports.authority.get(gcKeys.lease(lane, objectKey, lease.leaseId)))) throw new LeaseExpiredError(lane, objectKey, pin.expiresAt);
 }
 
 /** After a lost transaction response: each key's root as it is now, and whether our lease landed. */
@@ -86,7 +104,8 @@ async function reloadRoots(ports: Ports, lane: LaneRef, keys: string[], leaseId:
 
 /**
  * Releases a read's leases (one transaction). A release that fails leaves the leases to
- * expire: deletion waits longer, nothing is unsafe, and the read's verified bytes stand.
+ * expire: deletion waits longer, nothing is unsafe, and the read's verified bytes stand;
+ * GC retires them once expired (retention.ts).
  */
 export async function releasePin(ports: Ports, lane: LaneRef, pin: Pin): Promise<void> {
   if (pin.leases.length === 0) return;
@@ -94,17 +113,6 @@ export async function releasePin(ports: Ports, lane: LaneRef, pin: Pin): Promise
   await ports.authority.transact(GC_CUT_POINTS.release, legs).catch(() => undefined);
 }
 
-/**
- * Unreleased, unexpired leases on one object key. A key with a page full of leases none of
- * which is active is still counted as held (conservative: deletion waits, never races).
- */
-export async function activeLeasesOn(ports: Ports, lane: LaneRef, objectKey: string, now: Date): Promise<number> {
-  const items = (await ports.authority.query(gcKeys.pk(lane), `lease#${objectKey}#`, { limit: LEASE_PAGE })) as unknown as Lease[];
-  const active = items.filter((l) => Date.parse(l.expiresAt) > now.getTime()).length;
-  return items.length === LEASE_PAGE ? Math.max(active, 1) : active;
-}
-
-const LEASE_PAGE = 100;
 
 /** Every lease of a lane, for `cutpoint stream leases`. */
 export async function listLeases(ports: Ports, lane: LaneRef): Promise<Array<{ objectKey: string; expiresAt: string; expired: boolean }>> {

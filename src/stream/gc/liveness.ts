@@ -3,7 +3,7 @@ import { loadRecord } from '../../generation/load.js';
 import type { Ports } from '../../ports/index.js';
 import { spentMarker } from '../append/attempt-evidence.js';
 import { compactionCovering } from '../compaction/model.js';
-import { verifiesNow } from '../compaction/superseded.js';
+import { verifiesNow, type CompactionCheck } from '../compaction/superseded.js';
 import { commitContaining } from '../lane-store.js';
 import { compactedFate, isCompactedKey } from './compacted.js';
 import { graceDeadlineOf, STREAM_GENERATIONS_ROOT, type Fate } from './model.js';
@@ -35,10 +35,16 @@ export interface FateContext {
    * verifying its object per copy was a whole-object GET per WAL object of the range).
    */
   shared: Map<string, Promise<unknown>>;
+  /**
+   * How a covering compaction is checked (superseded.ts): `bytes` reads and verifies its
+   * object (the scan and the drain), `identity` checks its record, quarantine and the
+   * object's HEAD (the re-check just before a DELETE: one per object, never a whole GET).
+   */
+  verify: CompactionCheck;
 }
 
-export function fateContext(ports: Ports, lane: LaneRef, head: LaneHead): FateContext {
-  return { ports, lane, head, shared: new Map() };
+export function fateContext(ports: Ports, lane: LaneRef, head: LaneHead, verify: CompactionCheck = 'bytes'): FateContext {
+  return { ports, lane, head, shared: new Map(), verify };
 }
 
 /** `load()` once per page for `key`; a later object of the page gets the same answer (as fresh as the head the page loaded). */
@@ -121,7 +127,7 @@ async function generationFate(ctx: FateContext, key: string, rest: string): Prom
  */
 async function liveOrSuperseded(ctx: FateContext, start: number, end: number): Promise<Verdict> {
   const c = await compactionCovering((pk, p, o) => ctx.ports.authority.query(pk, p, o), ctx.lane, start, end);
-  if (!c || !(await shared(ctx, `compaction#${c.objectKey}#${c.sha256}`, () => verifiesNow(ctx.ports, ctx.lane, c)))) return { fate: 'LIVE' };
+  if (!c || !(await shared(ctx, `compaction#${c.objectKey}#${c.sha256}`, () => verifiesNow(ctx.ports, ctx.lane, c, ctx.verify)))) return { fate: 'LIVE' };
   return typeof c.compactedAt === 'string' ? { fate: 'SUPERSEDED', graceFrom: c.compactedAt } : { fate: 'SUPERSEDED' };
 }
 

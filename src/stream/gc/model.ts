@@ -27,6 +27,12 @@ export interface DeleteJournal {
   absent: boolean;
   policyDigest: string;
   sealedAt: string;
+  /**
+   * When this journal's one DELETE went out (recorded before it is sent). An object with the
+   * journal's identity still under the key after that cannot be told from an identical late
+   * object: it is never deleted under this epoch (the root closes; the scanner renews it).
+   */
+  sentAt?: string;
 }
 
 export interface LifecycleRoot extends LaneRef {
@@ -44,7 +50,11 @@ export interface LifecycleRoot extends LaneRef {
   policyDigest?: string;
   journal?: DeleteJournal;
   deletedAt?: string;
-  /** The delete found another identity under the key (a late object): it was left alone. */
+  /**
+   * The delete found an object under the key it may not delete under this epoch — another
+   * identity, or the journal's identity after its DELETE went out (an identical late object):
+   * it was left alone, and the next scan gives it a new epoch and a fresh grace.
+   */
   lateObject?: boolean;
   /** The id of the last move, compared exactly when its response was lost. */
   moveId: string;
@@ -140,3 +150,14 @@ export class ObjectReclaimedError extends CutpointError {
 }
 
 export { pad as padOffset };
+
+/**
+ * A read outlived its lease on a copy (it stalled past the expiry, and GC may have retired
+ * the lease and collected the copy since): the read fails as a whole rather than take a
+ * collected copy for a missing or corrupt one (quarantine) or skip it. Reading again pins afresh.
+ */
+export class LeaseExpiredError extends CutpointError {
+  constructor(lane: LaneRef, key: string, expiresAt: string) {
+    super('Stream.LeaseExpired', 'stream.lease_expired', `lane ${lane.stream}/${lane.partition}: the read's lease on ${key} expired at ${expiresAt} before the read finished; read again`);
+  }
+}

@@ -13,8 +13,11 @@ export interface GcRun extends LaneRef {
   dryRun: boolean;
   /** Bucket listing position: which lane prefix, and the last key listed under it. */
   scan: { prefix: number; after?: string; done: boolean };
-  /** Root sweep position: the last root key seen. */
-  sweep: { after?: string; done: boolean };
+  /**
+   * Sweep position: the lane's roots first (the last root key seen), then its leases (the
+   * last lease sort key seen; expired ones are retired, retention.ts). No phase: roots.
+   */
+  sweep: { phase?: 'roots' | 'leases'; after?: string; done: boolean };
   /** The scanned page's mark candidates: key and the exact root version the scan saw. */
   candidates: Array<{ key: string; version: number; epoch: number }>;
   /** The swept page's DELETING roots: key, epoch and delete id of the sealed journal. */
@@ -45,8 +48,14 @@ export interface GcTotals {
   unmarked: number;
   waitingOnLeases: number;
   sealed: number;
+  /** DELETING roots put back to ACTIVE: the re-check just before the DELETE no longer held (recheck.ts). */
+  unsealed: number;
   deleted: number;
   finalized: number;
+  /** Roots closed as late objects because the journal's identity was still there after its DELETE went out. */
+  lateAfterDelete: number;
+  /** GC's own records retired (retention.ts): DELETED roots one grace after their delete, expired leases. */
+  retired: { roots: number; leases: number };
 }
 
 export const PAGE = 100;
@@ -62,7 +71,8 @@ export { DRY_RUN_SAMPLE };
 const zero = (): GcTotals => ({
   scanned: 0, rootsCreated: 0, lateObjects: 0, live: 0, mayCommit: 0, trimmed: 0, dead: 0, superseded: 0,
   compacted: { live: 0, mayCommit: 0, trimmed: 0, dead: 0 },
-  inGrace: 0, marked: 0, unmarked: 0, waitingOnLeases: 0, sealed: 0, deleted: 0, finalized: 0,
+  inGrace: 0, marked: 0, unmarked: 0, waitingOnLeases: 0, sealed: 0, unsealed: 0, deleted: 0, finalized: 0, lateAfterDelete: 0,
+  retired: { roots: 0, leases: 0 },
 });
 
 const FATE_TOTAL = { LIVE: 'live', MAY_COMMIT: 'mayCommit', TRIMMED: 'trimmed', DEAD: 'dead', SUPERSEDED: 'superseded' } as const;
@@ -135,6 +145,11 @@ function continuing(run: GcRun, lane: LaneRef): GcRun {
   const same = JSON.stringify(run.policy.prefixes) === JSON.stringify(policy.prefixes) && run.policyDigest === policyDigestOf(policy);
   if (!same) throw new ValidationError('stream.gc_policy_mismatch', `the run's policy is not lane ${lane.stream}/${lane.partition}'s: start a fresh run`);
   run.pagesPerExecution = pagesOf(run.pagesPerExecution);
+  // A continuation from before the totals grew: the counters it lacks start at zero.
+  run.totals = { ...zero(), ...run.totals, compacted: { ...zero().compacted, ...run.totals.compacted }, retired: { ...zero().retired, ...run.totals.retired } };
+  if (run.sweep.phase !== undefined && run.sweep.phase !== 'roots' && run.sweep.phase !== 'leases') {
+    throw new ValidationError('stream.gc_policy_mismatch', 'the run\'s sweep phase is not one GC knows: start a fresh run');
+  }
   const pages = run.execution?.pages;
   run.execution = Number.isSafeInteger(pages) && pages >= 0 ? { pages, spent: pages >= run.pagesPerExecution } : { pages: 0, spent: false };
   return run;

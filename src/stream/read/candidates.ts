@@ -50,8 +50,10 @@ export class RangeReader {
    * identity and the next copy is tried; with no healthy copy the range is unreadable —
    * an error, never a skip. A provider failure (not a verdict on the bytes) gets bounded
    * retries, then falls back; if nothing else serves, it leaves as itself (transient).
+   * `held` revalidates the read's lease on a copy before a bad verdict on it is trusted
+   * (src/stream/gc/leases.ts assertLeaseHeld): it throws when the lease has expired.
    */
-  async read(entry: IndexEntry): Promise<Uint8Array[]> {
+  async read(entry: IndexEntry, held?: (key: string) => Promise<void>): Promise<Uint8Array[]> {
     const candidates: Candidate[] = [];
     if (entry.gen0Key && entry.gen0Sha256) candidates.push({ copy: 'gen0', key: entry.gen0Key, sha256: entry.gen0Sha256 });
     candidates.push({ copy: 'wal', key: entry.walKey, sha256: entry.walSha256 });
@@ -61,7 +63,7 @@ export class RangeReader {
     let discovered = false;
     for (let i = 0; i < candidates.length; i++) {
       const candidate = candidates[i]!;
-      const outcome = await this.tryCandidate(entry, candidate);
+      const outcome = await this.tryCandidate(entry, candidate, held);
       if (outcome.records) return outcome.records;
       if (outcome.transient !== undefined) transient = outcome.transient;
       verdicts.push(`${candidate.copy} ${candidate.key}: ${outcome.verdict ?? 'provider failure'}`);
@@ -81,6 +83,7 @@ export class RangeReader {
   private async tryCandidate(
     entry: IndexEntry,
     candidate: Candidate,
+    held?: (key: string) => Promise<void>,
   ): Promise<{ records?: Uint8Array[]; verdict?: string; transient?: unknown }> {
     const earlier = await this.quarantineOf(candidate);
     if (earlier) {
@@ -95,6 +98,7 @@ export class RangeReader {
       throw error;
     }
     if ('records' in verdict) return verdict;
+    await held?.(candidate.key);
     await this.quarantine(entry, candidate, verdict.reason);
     return { verdict: verdict.reason };
   }

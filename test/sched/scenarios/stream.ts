@@ -47,9 +47,10 @@ export const streamScenario: Scenario<World> = {
     const { ports, config, clock } = world.stores;
     const lane = { stream: `sched-${s.seed}`, partition: 0 };
     const deletes = new Map<string, number>();
-    const gcPorts: Ports = countingPorts(ports, clock, deletes);
+    const retiredLives = new Map<string, number>();
+    const gcPorts: Ports = countingPorts(ports, clock, deletes, retiredLives);
     const switchOf = (p: Ports) => ({ ports: p, faults: new FaultSwitch() });
-    const h = new History(s.seed, lane, config, switchOf(gcPorts), 2, { clock, deletes, reader: switchOf(ports), graceSeconds: GRACE_SECONDS });
+    const h = new History(s.seed, lane, config, switchOf(gcPorts), 2, { clock, deletes, retiredLives, reader: switchOf(ports), graceSeconds: GRACE_SECONDS });
     const run: StreamRun = { s, h, lane, ports, gcPorts, takeovers: [], graceSeconds: GRACE_SECONDS, operatorPending: false, finalGc: false, broken: [] };
 
     // Before any actor runs (the scheduler is not live yet): the lane, writer 0, a committed prefix.

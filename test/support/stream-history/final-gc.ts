@@ -50,7 +50,8 @@ async function checkInventory(h: History): Promise<void> {
 /**
  * What GC may never have done, at any point of a history: delete a live byte (a WAL object
  * of a committed range above the trim that no live compaction supersedes, or a compaction
- * reaching above the trim), or delete a key more often than it had lives (root epochs).
+ * reaching above the trim), or delete a key more often than it had lives (root epochs,
+ * those of retired roots included).
  * Returns the lane's objects and what of them is needed, for the full inventory.
  */
 export async function checkLiveKept(h: History): Promise<{ present: Set<string>; needed: Set<string>; gen0Allowed: string[] }> {
@@ -69,8 +70,10 @@ export async function checkLiveKept(h: History): Promise<{ present: Set<string>;
   const present = new Set(await listAll(ports, h.lane));
   for (const key of needed) h.check(present.has(key), `live object ${key} is gone (deleted ${h.actors.deletes.get(key) ?? 0} times)`);
   for (const [key, n] of h.actors.deletes) {
+    // Its lives: the epochs of the roots GC retired, and of the root it has now.
     const root = (await ports.authority.get(gcKeys.root(h.lane, key))) as unknown as LifecycleRoot | undefined;
-    h.check(root && n <= root.epoch, `${key} deleted ${n} times in ${root?.epoch ?? 0} lives`);
+    const lives = (h.actors.retiredLives.get(key) ?? 0) + (root?.epoch ?? 0);
+    h.check(n <= lives, `${key} deleted ${n} times in ${lives} lives`);
   }
   return { present, needed, gen0Allowed };
 }

@@ -57,6 +57,8 @@ export interface LifecycleActors {
   clock: MovableClock;
   /** Applied DELETEs per object key (GC runs on the operator's counting ports). */
   deletes: Map<string, number>;
+  /** Lives (root epochs) of the lifecycle roots GC retired, per object key (the same counting ports). */
+  retiredLives: Map<string, number>;
   /** Reads and consumers run on their own ports and fault switch, beside the operator's GC. */
   reader: Operator;
   graceSeconds: number;
