@@ -77,7 +77,7 @@ const DELIVERY_PLACES: readonly CutPointPlace[] = [
 const OTHER_PLACES: readonly CutPointPlace[] = [
   { flow: 'commit-generation', crosses: Object.values(GENERATION_CUT_POINTS) },
   // Two fixed sources, written by the demo itself: always concatenated (never copied), never aborted.
-  { command: 'demo generation', crosses: [GENERATION_CUT_POINTS.taskPut, GENERATION_CUT_POINTS.objectPut, GENERATION_CUT_POINTS.recordPut, GENERATION_CUT_POINTS.commitCas] },
+  { command: 'demo generation', crosses: [GENERATION_CUT_POINTS.taskPut, GENERATION_CUT_POINTS.objectPut, GENERATION_CUT_POINTS.recordPut, GENERATION_CUT_POINTS.commitCas, GENERATION_CUT_POINTS.taskCleanup] },
   { command: 'object put', crosses: Object.values(OBJECT_CUT_POINTS) },
   // EventBridge -> Lambda, starting a recovering flow after a failure.
   { handler: 'functions/recovery/dispatch.ts', crosses: [RECOVERY_CUT_POINTS.start] },

@@ -42,12 +42,13 @@ export const STREAM_PLACES: readonly CutPointPlace[] = [
   { command: 'stream quarantine', crosses: [S.provider, S.quarantineRelease] },
   { flow: 'stream-trim', command: 'stream trim', crosses: [S.trimCas] },
   { flow: 'stream-gc', command: 'stream gc', crosses: GC_FLOW_CUT_POINTS },
-  { flow: 'stream-materialize', command: 'stream materialize', crosses: GENERATION_0 },
+  // Generation 0 committed, then the lane's settled tasks cleaned (task first, after its checks).
+  { flow: 'stream-materialize', command: 'stream materialize', crosses: [...GENERATION_0, G.taskCleanup] },
   // Its output is its own object (stream.compact.object): the generation's write finds it and writes nothing.
   // Two runs racing over one start (different --max-ranges) prepare one slot: the later one's generation is aborted.
   { flow: 'stream-compact', command: 'stream compact', crosses: [...COMPACTION_RUN_CUT_POINTS, G.abortCas] },
   // Child executions of the three flows above, in that order.
-  { flow: 'stream-maintain', crosses: [...GENERATION_0, ...COMPACTION_RUN_CUT_POINTS, ...GC_FLOW_CUT_POINTS] },
+  { flow: 'stream-maintain', crosses: [...GENERATION_0, G.taskCleanup, ...COMPACTION_RUN_CUT_POINTS, ...GC_FLOW_CUT_POINTS] },
   { command: 'stream consume', crosses: [C.takeover, C.commit, ...READ] },
   { command: 'stream seek', crosses: [C.seek] },
   { command: 'stream policy', crosses: [C.policy] },

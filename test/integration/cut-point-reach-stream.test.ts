@@ -79,7 +79,7 @@ const release: ReachScenario = {
 
 const gc = (by: By): ReachScenario => ({
   name: 'GC of a trimmed range and an orphan, grace 0s',
-  run: async (faults) => on(by, (l) => l.args('gc', '--grace', '0s'), 'stream-gc', (l) => ({ ...l.ref, grace: 0 }))(await lanes.collectable(), faults),
+  run: async (faults) => on(by, (l) => l.args('gc', '--grace', '0s'), 'stream-gc', (l) => ({ ...l.ref, grace: '0s' }))(await lanes.collectable(), faults),
 });
 
 /** Compaction of three committed ranges; and racing another one of the first two, which prepares generation 0 first (this one's aborted). */

@@ -6,6 +6,8 @@ import { laneKeys, type CommitRecord, type IndexEntry, type LaneRef } from '../.
 import { GENERATION_CUT_POINTS } from '../../src/generation/cut-points.js';
 import { compactLane, type CompactLaneResult } from '../../src/stream/compaction/compact-lane.js';
 import { compactionRootOf } from '../../src/stream/compaction/model.js';
+import { LEASE_TTL_MS, pinForRead } from '../../src/stream/gc/leases.js';
+import { indexEntryOf } from '../../src/stream/lane-store.js';
 import type { CliRun, CliRuntime, RuntimeCli } from './cli-runtime.js';
 import { interceptPorts } from './intercept-ports.js';
 import { replaceObject } from './replace-object.js';
@@ -72,7 +74,16 @@ export class StreamLanes {
     expect(failed.code, failed.stderr).toBe(1);
     await this.ok(lane.args('resolve', '--attempt', 'o1'));
     await this.ok(lane.args('trim', '--to', '2'));
+    await this.crashedReader(lane);
     return lane;
+  }
+
+  /** A reader that pinned the lane's last range long ago and crashed: its lease expired long since (GC retires it). */
+  async crashedReader(lane: Lane): Promise<void> {
+    const ports = this.runtime().ports;
+    const longAgo = { ...ports, clock: { now: () => new Date(Date.now() - LEASE_TTL_MS - 60_000) } };
+    const last = ((await ports.authority.query(laneKeys.pk(lane.ref), 'commit#')) as unknown as CommitRecord[]).at(-1)!;
+    expect((await pinForRead(longAgo, lane.ref, indexEntryOf(last), last.start)).leases.length).toBeGreaterThan(0);
   }
 
   /** A lane of one batch whose WAL object went bad. */
