@@ -75,9 +75,9 @@ export async function readCheckedCapsule(ports: Pick<Ports, 'objects' | 'authori
 /**
  * An operator's custody takeover condition (observe, resume): the capsule as read now and
  * checked, held at that version in the custody transaction, so a run that acquires the
- * reader guard in between makes the takeover fail instead of being fenced out (publication
- * seed 47), and a rolled-back capsule is refused before custody moves. The caller refuses
- * a guard already held; no capsule, no leg.
+ * reader guard in between makes the takeover fail instead of being fenced out (found by the
+ * deterministic scheduler, publication schedule 47), and a rolled-back capsule is refused
+ * before custody moves. The caller refuses a guard already held; no capsule, no leg.
  */
 export async function capsuleAsRead(ports: Pick<Ports, 'objects' | 'authority'>, ref: ContinuityRef): Promise<{ capsule: StoredCapsule | undefined; legs: TransactionLeg[] }> {
   const capsule = await readCheckedCapsule(ports, ref);
