@@ -172,6 +172,21 @@ describe('ClickHouse publication after COMPLETE (seed 000): evidence, checkpoint
     expect(await loadCustody(deps.ports, ref.targetId)).toMatchObject({ state: 'HELD' });
   });
 
+  it('the authority table replaced (DescribeTable names another table than the core sealed): evidence and checkpoint refuse Quality.AuthorityReplaced, then cleanup on SUCCEEDED does too; nothing is written, the predecessor stays', async () => {
+    const { deps, begun, ref, predecessor } = await published();
+    await completeByObserveSeam(deps, ref);
+    const sealed = await deps.ports.authority.describeBinding();
+    // A port hook on the real store: what DescribeTable answers after a restore into a new table.
+    const restored = { ...deps, ports: interceptPorts(deps.ports, { authority: { describeBinding: async () => ({ ...sealed, creationDateTime: new Date(Date.parse(sealed.creationDateTime) + 60_000).toISOString() }) } }) };
+    await expectGovernanceRefusal(restored, fresh(begun), ref, 'Quality.AuthorityReplaced');
+    expect(await persistEvidence(fresh(begun), deps)).toMatchObject({ state: 'PUBLISHED' });
+    expect(await checkpoint(fresh(begun), deps)).toMatchObject({ state: 'SUCCEEDED' });
+    const before = await readInvocation(deps.ports, ref);
+    await expect(cleanupPublication(fresh(begun), restored)).rejects.toMatchObject({ name: 'Quality.AuthorityReplaced', code: 'quality.authority_replaced' });
+    expect(await readInvocation(deps.ports, ref)).toEqual(before);
+    expect(await world.uuidOf(`${stageName(begun.invocationId)}_c`)).toBe(predecessor);
+  });
+
   it("the journal's rule holds a ClickHouse release to its cleanup: without the predecessor's absence and the capsule's retirement recorded, SUCCEEDED → CUSTODY_RELEASED is refused and custody stays held", async () => {
     const { deps, begun, ref } = await succeeded();
     const record = await readInvocation(deps.ports, ref);

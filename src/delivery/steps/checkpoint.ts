@@ -26,7 +26,10 @@ async function checkpointOnce(input: unknown, deps: DeliveryDeps): Promise<Check
   }
   // An exchange route: refused unless the capsule is COMPLETE with its completion evidence,
   // and the transaction holds the capsule at the version read (seed 000 N1, I10).
-  const governance: GovernanceLegs | undefined = isExchangeRoute(deps) ? async () => [capsuleCheckLeg(ref, await completedCapsuleOf(deps, ref))] : undefined;
+  // Checked once per call (the evidence read, DescribeTable): the legs hold the version read, so a
+  // capsule that moves after the check fails the transaction and the step decides again.
+  let gate: Promise<Awaited<ReturnType<typeof completedCapsuleOf>>> | undefined;
+  const governance: GovernanceLegs | undefined = isExchangeRoute(deps) ? async () => [capsuleCheckLeg(ref, await (gate ??= completedCapsuleOf(deps, ref)))] : undefined;
   if (governance) await governance();
   const custody = await heldCustody();
   const advanced = await advanceCheckpoint(deps.ports, ref, step.fence, { invocation: record, custody }, governance);
