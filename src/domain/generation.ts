@@ -78,13 +78,14 @@ export class GenerationTaskMissingError extends CutpointError {
   }
 }
 
+const GENERATION_RANGE = 'generation must be an integer in [0, 1e9]';
+
 export function validateTaskSpec(input: unknown): GenerationTaskSpec {
   const spec = input as Partial<GenerationTaskSpec> | null;
   if (!spec || typeof spec !== 'object') throw new ValidationError('generation.invalid_task', 'task must be an object');
   const { root, generation, taskId, sources } = spec;
-  validateRef({ root, taskId });
-  if (!Number.isInteger(generation) || (generation as number) < 0 || (generation as number) > 1e9) {
-    throw new ValidationError('generation.invalid_generation', 'generation must be an integer in [0, 1e9]');
+  if (validateRef({ root, taskId, generation }).generation === undefined) {
+    throw new ValidationError('generation.invalid_generation', GENERATION_RANGE);
   }
   if (!Array.isArray(sources) || sources.length === 0 || sources.length > 1000) {
     throw new ValidationError('generation.invalid_sources', 'sources must be a non-empty array of at most 1000 object references');
@@ -108,16 +109,24 @@ export function validateTaskSpec(input: unknown): GenerationTaskSpec {
   };
 }
 
-/** Validates the (root, taskId) pair every later step is addressed by. */
-export function validateRef(input: unknown): { root: string; taskId: string } {
-  const ref = input as { root?: unknown; taskId?: unknown } | null;
+/**
+ * Validates the (root, taskId) pair every later step is addressed by. `generation`, where the caller knows it (the flow carries
+ * it from its input), lets a step find a task that cleanup already deleted through the
+ * generation record that stays (load.ts).
+ */
+export function validateRef(input: unknown): { root: string; taskId: string; generation?: number } {
+  const ref = input as { root?: unknown; taskId?: unknown; generation?: unknown } | null;
   if (typeof ref?.root !== 'string' || !ROOT.test(ref.root)) {
     throw new ValidationError('generation.invalid_root', 'root must be lower-case path segments of [a-z0-9._-]');
   }
   if (typeof ref.taskId !== 'string' || !TASK_ID.test(ref.taskId)) {
     throw new ValidationError('generation.invalid_task_id', 'taskId must be 1-128 characters of [A-Za-z0-9._-]');
   }
-  return { root: ref.root, taskId: ref.taskId };
+  if (ref.generation === undefined) return { root: ref.root, taskId: ref.taskId };
+  if (!Number.isInteger(ref.generation) || (ref.generation as number) < 0 || (ref.generation as number) > 1e9) {
+    throw new ValidationError('generation.invalid_generation', GENERATION_RANGE);
+  }
+  return { root: ref.root, taskId: ref.taskId, generation: ref.generation as number };
 }
 
 /** Authority keys: one partition per root. */

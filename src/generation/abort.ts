@@ -15,11 +15,12 @@ const MAX_ROUNDS = 3;
  * is unreferenced and enters orphan grace until GC.
  */
 export async function abortGeneration(input: unknown, ports: Ports): Promise<GenerationOutcome> {
-  const { root, taskId } = validateRef(input);
+  const ref = validateRef(input);
+  const { root, taskId } = ref;
   const reason = typeof (input as { reason?: unknown }).reason === 'string' ? (input as { reason: string }).reason.slice(0, 200) : 'aborted';
   const cut = GENERATION_CUT_POINTS.abortCas;
   for (let round = 0; round < MAX_ROUNDS; round++) {
-    const { task, record, resolution } = await loadResolution(ports, root, taskId);
+    const { task, record, resolution } = await loadResolution(ports, ref);
     if (resolution.state === 'COMMITTED') return committedOutcome(resolution.record, 'exact-winner-reload');
     if (task.state === 'ABORTED') return abortedOutcome(task, (task as { abortReason?: string }).abortReason ?? reason, 'exact-abort-reload');
     const now = ports.clock.now().toISOString();

@@ -24,10 +24,11 @@ const MAX_ROUNDS = 3;
  * CONFLICT and a reload, never a wrong commit.
  */
 export async function commitGeneration(input: unknown, ports: Ports, loaded?: LoadedResolution): Promise<GenerationOutcome> {
-  const { root, taskId } = validateRef(input);
+  const ref = validateRef(input);
+  const { root, taskId } = ref;
   const cut = GENERATION_CUT_POINTS.commitCas;
   for (let round = 0; round < MAX_ROUNDS; round++) {
-    const { task, record, head, resolution } = round === 0 && loaded ? loaded : await loadResolution(ports, root, taskId);
+    const { task, record, head, resolution } = round === 0 && loaded ? loaded : await loadResolution(ports, ref);
     switch (resolution.state) {
       case 'COMMITTED':
         return committedOutcome(resolution.record, round === 0 ? 'exact-winner-reload' : 'applied');

@@ -14,8 +14,7 @@ export type ProbeResult =
  * leads to a proven abort.
  */
 export async function probeGeneration(input: unknown, ports: Ports): Promise<ProbeResult> {
-  const { root, taskId } = validateRef(input);
-  const { task, resolution } = await loadResolution(ports, root, taskId);
+  const { task, resolution } = await loadResolution(ports, validateRef(input));
   switch (resolution.state) {
     case 'COMMITTED':
       return { state: 'COMMITTED', ...committedOutcome(resolution.record, 'exact-winner-reload') };

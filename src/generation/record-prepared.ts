@@ -39,11 +39,12 @@ export async function prepareGeneration(
   ports: Ports,
   known?: GenerationTask & { version: number },
 ): Promise<{ prepared: PreparedGeneration; loaded?: LoadedResolution }> {
-  const { root, taskId } = validateRef(input);
+  const ref = validateRef(input);
+  const { root, taskId } = ref;
   const object = validateObject(input);
   const cut = GENERATION_CUT_POINTS.recordPut;
   for (let round = 0; round < MAX_ROUNDS; round++) {
-    const { task, record, head, resolution } = await loadResolution(ports, root, taskId, round === 0 ? known : undefined);
+    const { task, record, head, resolution } = await loadResolution(ports, ref, round === 0 ? known : undefined);
     if (object.objectKey !== task.objectKey) {
       throw new ValidationError('generation.object_key_mismatch', `object key is not the task's output key ${task.objectKey}`);
     }

@@ -19,7 +19,8 @@ export interface RegisteredTask {
  * worker recomputes from. Registering the exact same task again is a no-op; a different
  * task under the same id is refused — also once a committed task was cleaned up
  * (cleanup-task.ts): its generation record, which stays, still names the task id and its
- * source set. (The in-process callers, generation 0 and compaction, derive the task id from
+ * source set. A task its record already names COMMITTED is not written again (the later
+ * steps reload the winner from the record). (The in-process callers, generation 0 and compaction, derive the task id from
  * the source set, so they skip that read.)
  */
 export async function registerGenerationTask(input: unknown, ports: Ports): Promise<RegisteredTask> {
@@ -27,6 +28,11 @@ export async function registerGenerationTask(input: unknown, ports: Ports): Prom
   const record = await loadRecord(ports, spec.root, spec.generation);
   if (record?.taskId === spec.taskId && record.sourceSetDigest !== spec.sourceSetDigest) {
     throw new IdentityConflictError('generation.task_identity_conflict', `task ${spec.taskId} under ${spec.root} already committed another source set`);
+  }
+  if (record?.taskId === spec.taskId && record.state === 'COMMITTED') {
+    // Committed already, perhaps cleaned: re-creating the task would only be cleaned again.
+    const { root, generation, taskId, objectKey, sourceSetDigest } = record;
+    return { root, generation, taskId, objectKey, sourceSetDigest, state: 'COMMITTED' };
   }
   const stored = await registerTask(input, ports);
   return {

@@ -1,10 +1,10 @@
 import { sha256Hex } from '../domain/digest.js';
 import { IdentityConflictError } from '../domain/errors.js';
-import { GenerationTaskClosedError, metadataMatches, objectMetadataOf, validateRef, type GenerationTask } from '../domain/generation.js';
+import { GenerationTaskClosedError, metadataMatches, objectMetadataOf, validateRef } from '../domain/generation.js';
 import { copyExact, putExact, readVerified } from '../objects/exact-object.js';
 import type { Ports } from '../ports/index.js';
 import { GENERATION_CUT_POINTS } from './cut-points.js';
-import { loadTask } from './load.js';
+import { loadTask, type LoadedTask } from './load.js';
 import { materialize } from './materialize.js';
 
 export interface WrittenObject {
@@ -31,9 +31,10 @@ export interface WrittenObject {
  * process just registered (the in-process mechanism); a stale one is harmless — the
  * PREPARED step's transaction checks the task's version.
  */
-export async function writeGenerationObject(input: unknown, ports: Ports, task?: GenerationTask & { version: number }): Promise<WrittenObject> {
-  const { root, taskId } = validateRef(input);
-  task ??= await loadTask(ports, root, taskId);
+export async function writeGenerationObject(input: unknown, ports: Ports, task?: LoadedTask): Promise<WrittenObject> {
+  const { root, taskId, generation } = validateRef(input);
+  task ??= await loadTask(ports, { root, taskId, generation });
+  if (task.cleaned) return { objectKey: task.cleaned.objectKey, sha256: task.cleaned.sha256, size: task.cleaned.size, reused: true };
   if (task.state === 'ABORTED') throw new GenerationTaskClosedError(`task ${taskId} under ${root} is aborted`);
 
   const [source, ...more] = task.sources;

@@ -1,8 +1,10 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/domain/digest.js';
 import { generationKeys, outputKeyOf } from '../../src/domain/generation.js';
+import { abortGeneration } from '../../src/generation/abort.js';
 import { commitGeneration } from '../../src/generation/commit.js';
 import { GENERATION_CUT_POINTS } from '../../src/generation/cut-points.js';
+import { probeGeneration } from '../../src/generation/probe.js';
 import { recordPreparedGeneration } from '../../src/generation/record-prepared.js';
 import { registerTask } from '../../src/generation/register-task.js';
 import { writeGenerationObject } from '../../src/generation/write-object.js';
@@ -123,6 +125,31 @@ describe('races', () => {
     expect(race.landed()).toBe(1);
     expect(outcome).toMatchObject({ outcome: 'COMMITTED', sha256: object.sha256, resolvedBy: 'exact-winner-reload' });
     await expectExactlyOneCommitted(stores.ports, c);
+  });
+
+  it('a late worker of a task committed and cleaned under it reloads the winner at every step', async () => {
+    // The race above, one worker far behind: the first runs to Committed and its CleanupTask
+    // deletes the task item; the second's next step found no task and failed
+    // Generation.Rejected (CI's test:matrix, about 1 run in 50 of that race).
+    const c = await newGenerationCase(stores.ports, 'race-cleaned');
+    const first = await run(c.input);
+    expect(first.output).toMatchObject({ outcome: 'COMMITTED', cleanup: { taskCleaned: true } });
+    const winner = first.output as { objectKey: string; sha256: string; size: number };
+    const ref = { root: c.root, generation: c.input.generation, taskId: c.input.taskId };
+    const reload = { outcome: 'COMMITTED', sha256: winner.sha256, resolvedBy: 'exact-winner-reload' };
+    expect(await writeGenerationObject(ref, stores.ports)).toEqual({ objectKey: winner.objectKey, sha256: winner.sha256, size: winner.size, reused: true });
+    expect(await recordPreparedGeneration({ ...ref, objectKey: winner.objectKey, sha256: winner.sha256, size: winner.size }, stores.ports)).toMatchObject({ state: 'COMMITTED', reused: true });
+    expect(await commitGeneration(ref, stores.ports)).toMatchObject(reload);
+    expect(await probeGeneration(ref, stores.ports)).toMatchObject({ state: 'COMMITTED', ...reload });
+    expect(await abortGeneration({ ...ref, reason: 'late' }, stores.ports)).toMatchObject(reload);
+    // The whole flow again: registration sees the COMMITTED record and writes no task again.
+    const second = await run(c.input);
+    expect(second.output).toMatchObject({ outcome: 'COMMITTED', sha256: winner.sha256 });
+    expect(await stores.ports.authority.get(generationKeys.task(c.root, c.input.taskId))).toBeUndefined();
+    await expectExactlyOneCommitted(stores.ports, c);
+    // Without the generation, or for a task the record does not name, the task is missing.
+    await expect(commitGeneration({ root: c.root, taskId: c.input.taskId }, stores.ports)).rejects.toMatchObject({ name: 'Generation.TaskMissing' });
+    await expect(commitGeneration({ ...ref, taskId: 'task-9' }, stores.ports)).rejects.toMatchObject({ name: 'Generation.TaskMissing' });
   });
 
   it('two tasks for the same slot: one commits, the other proves its abort', async () => {
