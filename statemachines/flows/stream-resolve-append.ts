@@ -1,0 +1,133 @@
+import { flow } from '../spec/flow.js';
+import { stepRetry } from '../spec/retry.js';
+import { onError, task } from '../spec/task.js';
+
+export default flow('stream-resolve-append', {
+  Comment: 'Resolve a MAY_HAVE_COMMITTED append (README, \'The stream log\'): the original attempt is the recovery handle. Its WAL objects (metadata: attempt, SHA-256, fence epoch, bound start) and the commit record at each one\'s bound end prove it committed; otherwise it is spent (spent marker + head version bump in one transaction, which no delayed head CAS can pass) to prove it not committed; then the row\'s repairs (index, generation 0) and the lane\'s suspension is lifted. Evidence that contradicts itself keeps the lane suspended. Cut points: stream.resolve.fence, stream.resolve.unsuspend, stream.append.index, stream.append.gen0, and generation 0\'s generation-commit cut points (generation.task.put, generation.object.copy, generation.record.put, generation.commit.cas, generation.abort.cas). TimeoutSeconds (1 h) bounds the execution above its worst case: the longest path with every Task\'s retriers exhausted in turn (each try at the Task\'s TimeoutSeconds, plus the longest backoffs; throttled tries cost only their backoff) is about 2,250 s; a timed-out execution is re-run by the recovery dispatcher like a failed one.',
+  TimeoutSeconds: 3600,
+  StartAt: 'IsRecovery',
+  States: {
+    IsRecovery: {
+      Type: 'Choice',
+      Comment: 'The recovery dispatcher (an EventBridge rule -> functions/recovery/dispatch.ts) re-runs a failed resolve once, under a name derived from the failed execution\'s, with {recoveryOf, originalInput}.',
+      Choices: [
+        {
+          Variable: '$.recoveryOf',
+          IsPresent: true,
+          Next: 'UnwrapRecovery',
+        },
+      ],
+      Default: 'Resolve',
+    },
+    UnwrapRecovery: {
+      Type: 'Pass',
+      Parameters: {
+        'original.$': 'States.StringToJson($.originalInput)',
+      },
+      Next: 'IsNestedRecovery',
+    },
+    IsNestedRecovery: {
+      Type: 'Choice',
+      Choices: [
+        {
+          Variable: '$.original.recoveryOf',
+          IsPresent: true,
+          Next: 'RecoveryExhausted',
+        },
+      ],
+      Default: 'UseOriginalInput',
+    },
+    UseOriginalInput: {
+      Type: 'Pass',
+      OutputPath: '$.original',
+      Next: 'Resolve',
+    },
+    Resolve: task({
+      comment: 'Prove committed (commit#<end> names the attempt and SHA-256) or proven-not-committed (spend the attempt); lift the suspension.',
+      lambda: 'ResolveAppend',
+      parameters: {
+        'stream.$': '$.stream',
+        'partition.$': '$.partition',
+        'attemptId.$': '$.attemptId',
+      },
+      resultPath: '$.outcome',
+      timeoutSeconds: 45,
+      retry: stepRetry(),
+      catch: [
+        onError('Unresolvable', ['Stream.ResolveInconsistent']),
+        onError('Rejected', ['Cutpoint.ValidationError', 'Stream.LaneMissing']),
+      ],
+      next: 'RouteResolved',
+    }),
+    RouteResolved: {
+      Type: 'Choice',
+      Choices: [
+        {
+          Variable: '$.outcome.status',
+          StringEquals: 'KNOWN_COMMITTED',
+          Next: 'RepairIndex',
+        },
+      ],
+      Default: 'Done',
+    },
+    RepairIndex: task({
+      comment: 'KNOWN_COMMITTED: repair the index from the commit evidence.',
+      lambda: 'WriteIndex',
+      parameters: {
+        'stream.$': '$.stream',
+        'partition.$': '$.partition',
+        'attemptId.$': '$.attemptId',
+      },
+      resultPath: null,
+      timeoutSeconds: 45,
+      retry: stepRetry(),
+      catch: [
+        onError('Unresolvable', ['Cutpoint.ValidationError', 'Cutpoint.IdentityConflict']),
+      ],
+      next: 'RepairGen0',
+    }),
+    RepairGen0: task({
+      comment: 'KNOWN_COMMITTED: reuse the deterministic generation-0 task.',
+      lambda: 'MaterializeGen0',
+      parameters: {
+        'stream.$': '$.stream',
+        'partition.$': '$.partition',
+        'attemptId.$': '$.attemptId',
+      },
+      resultPath: '$.gen0',
+      timeoutSeconds: 90,
+      retry: stepRetry(),
+      catch: [
+        onError('Unresolvable', [
+          'Cutpoint.ValidationError',
+          'Cutpoint.IdentityConflict',
+          'Generation.TaskMissing',
+          'Generation.NotPrepared',
+          'Generation.Inconsistent',
+        ]),
+      ],
+      next: 'Done',
+    }),
+    Done: {
+      Type: 'Succeed',
+      OutputPath: '$.outcome',
+    },
+    Rejected: {
+      Type: 'Fail',
+      Error: 'Stream.Rejected',
+      CausePath: '$.failure.Cause',
+      Comment: 'Error is stable for EventBridge and the CLI; the cause carries the caught step error (name and message, never secrets).',
+    },
+    Unresolvable: {
+      Type: 'Fail',
+      Error: 'Stream.Unresolvable',
+      CausePath: '$.failure.Cause',
+      Comment: 'Error is stable for EventBridge and the CLI; the cause carries the caught step error (name and message, never secrets).',
+    },
+    RecoveryExhausted: {
+      Type: 'Fail',
+      Error: 'Stream.RecoveryExhausted',
+      Cause: 'The automatic recovery of this resolve failed too; an operator must act.',
+    },
+  },
+});
