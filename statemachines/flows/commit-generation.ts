@@ -68,10 +68,7 @@ export default flow('commit-generation', {
       },
       resultPath: '$.task',
       timeoutSeconds: 45,
-      retry: stepRetry(),
-      catch: [
-        onError('Rejected', ['Cutpoint.ValidationError', 'Cutpoint.IdentityConflict']),
-      ],
+      otherwise: 'Rejected',
       next: 'WriteObject',
     }),
     WriteObject: task({
@@ -84,9 +81,7 @@ export default flow('commit-generation', {
       },
       resultPath: '$.object',
       timeoutSeconds: 90,
-      retry: stepRetry(),
       catch: [
-        onError('Rejected', ['Cutpoint.ValidationError', 'Generation.TaskMissing']),
         onError('Abort', [
           'Generation.TaskClosed',
           'Cutpoint.IdentityConflict',
@@ -94,6 +89,7 @@ export default flow('commit-generation', {
           'Cutpoint.ObjectMissing',
         ]),
       ],
+      otherwise: 'Rejected',
       next: 'RecordPrepared',
     }),
     RecordPrepared: task({
@@ -109,12 +105,11 @@ export default flow('commit-generation', {
       },
       resultPath: '$.prepared',
       timeoutSeconds: 45,
-      retry: stepRetry(),
       catch: [
-        onError('Rejected', ['Cutpoint.ValidationError', 'Generation.TaskMissing']),
         onError('Abort', ['Generation.TaskClosed', 'Generation.SlotTaken', 'Cutpoint.IdentityConflict']),
         onError('Inconsistent', ['Generation.Inconsistent']),
       ],
+      otherwise: 'Rejected',
       next: 'Commit',
     }),
     Commit: task({
@@ -129,7 +124,6 @@ export default flow('commit-generation', {
       timeoutSeconds: 45,
       retry: stepRetry({ without: ['Cutpoint.OutcomeUnknown'] }),
       catch: [
-        onError('CountResolve', ['Cutpoint.OutcomeUnknown']),
         onError('Rejected', ['Cutpoint.ValidationError', 'Generation.TaskMissing', 'Generation.NotPrepared']),
         onError('Abort', [
           'Generation.TaskClosed',
@@ -139,6 +133,7 @@ export default flow('commit-generation', {
         ]),
         onError('Inconsistent', ['Generation.Inconsistent']),
       ],
+      otherwise: 'CountResolve',
       next: 'CleanupTask',
     }),
     CountResolve: {
@@ -171,11 +166,10 @@ export default flow('commit-generation', {
       },
       resultPath: '$.resolution',
       timeoutSeconds: 45,
-      retry: stepRetry(),
       catch: [
-        onError('Rejected', ['Cutpoint.ValidationError', 'Generation.TaskMissing']),
         onError('Inconsistent', ['Generation.Inconsistent']),
       ],
+      otherwise: 'Rejected',
       next: 'RouteResolution',
     }),
     RouteResolution: {
@@ -238,11 +232,10 @@ export default flow('commit-generation', {
       },
       resultPath: '$.outcome',
       timeoutSeconds: 45,
-      retry: stepRetry(),
       catch: [
-        onError('Rejected', ['Cutpoint.ValidationError', 'Generation.TaskMissing']),
         onError('Inconsistent', ['Generation.Inconsistent']),
       ],
+      otherwise: 'Rejected',
       next: 'RouteAbort',
     }),
     RouteAbort: {
@@ -266,7 +259,6 @@ export default flow('commit-generation', {
       },
       resultPath: '$.outcome.cleanup',
       timeoutSeconds: 45,
-      retry: stepRetry(),
       catch: [
         onError('Committed', [
           'Cutpoint.ValidationError',

@@ -1,6 +1,5 @@
 import { flow } from '../spec/flow.js';
-import { stepRetry } from '../spec/retry.js';
-import { onError, task } from '../spec/task.js';
+import { task } from '../spec/task.js';
 
 export default flow('delivery-resume', {
   Comment: 'delivery `resume` (seed 004) as a Standard flow. Input: {invocationId, manifestText, selector, yes: true} — the exact manifest text and `file#route` the invocation sealed, and the confirmation the CLI\'s --yes gives. Finishes a proved invocation (VERIFIED_EOF, PUBLISHED, SUCCEEDED) to CUSTODY_RELEASED from the journal and the staged chunks; from VERIFIED_EOF the exact receipt is probed before any target write, so a committed publication is never published twice. Never opens the source. Repeating it after an outage is safe: every step reloads the journal. TimeoutSeconds (3 h) bounds the execution above its worst case: the longest path with every Task\'s retriers exhausted in turn (each try at the Task\'s TimeoutSeconds, plus the longest backoffs; throttled tries cost only their backoff) is about 8,200 s.',
@@ -48,49 +47,7 @@ export default flow('delivery-resume', {
       },
       resultPath: '$.result',
       timeoutSeconds: 915,
-      retry: stepRetry(),
-      catch: [
-        onError('Refused', [
-          'Cutpoint.ValidationError',
-          'Cutpoint.ConfigError',
-          'Cutpoint.IdentityConflict',
-          'Delivery.JournalUnavailable',
-          'Delivery.JournalStateConflict',
-          'Delivery.IllegalTransition',
-          'Delivery.TransitionPrecondition',
-          'Delivery.Fenced',
-          'Delivery.CustodyHeld',
-          'Delivery.CustodyNotRetained',
-          'Delivery.AuthorityMismatch',
-          'Delivery.ConfirmationRequired',
-          'Delivery.ActionNotPermitted',
-          'Delivery.SourceForbidden',
-          'Cutpoint.TargetUnavailable',
-          'Cutpoint.TargetUnobservable',
-          'Cutpoint.StagingBindingChanged',
-          'Cutpoint.TargetObjectMissing',
-          'Cutpoint.PublicationRefused',
-          'Cutpoint.ChecksumMismatch',
-          'Cutpoint.ObjectMissing',
-          'Publication.ObservationFailed',
-          'Publication.CandidateMismatch',
-          'Publication.ExchangeUnsupported',
-          'Quality.EvidenceInvalid',
-          'Quality.AuthorityRollback',
-          'Quality.AuthorityReplaced',
-          'Quality.GenerationChanged',
-          'Quality.CommitUnproven',
-          'Quality.CoreDigestMismatch',
-          'Quality.ObservationFailed',
-          'Quality.CapsuleVersionUnsupported',
-          'Quality.TargetPending',
-          'Quality.Failed',
-          'Quality.Incomplete',
-          'Quality.ReaderGuardHeld',
-          'Quality.CompletionEvidencePending',
-          'Quality.IllegalCapsuleTransition',
-        ]),
-      ],
+      otherwise: 'Refused',
       next: 'AfterResume',
     }),
     AfterResume: {
@@ -131,10 +88,7 @@ export default flow('delivery-resume', {
       },
       resultPath: '$.notice',
       timeoutSeconds: 45,
-      retry: stepRetry(),
-      catch: [
-        onError('IncidentRetained', ['Cutpoint.ValidationError', 'Cutpoint.ConfigError', 'Delivery.JournalUnavailable']),
-      ],
+      otherwise: 'IncidentRetained',
       next: 'IncidentRetained',
     }),
     IncidentRetained: {

@@ -1,6 +1,5 @@
 import { flow } from '../spec/flow.js';
-import { stepRetry } from '../spec/retry.js';
-import { onError, task } from '../spec/task.js';
+import { task } from '../spec/task.js';
 
 export default flow('delivery-retire', {
   Comment: 'delivery `retire` (seed 004) as a Standard flow. Input: {invocationId, manifestText, selector, yes: true} — the exact manifest text and `file#route` the invocation sealed, and the confirmation the CLI\'s --yes gives. Drops exactly the recorded owned stage (lock, recheck object id and owner binding, drop, prove absence) — in EMPTY_STAGING with no recorded stage, the stage found under its derived name with this invocation\'s owner marker, journaled first — and releases custody as RETIRED; a publication receipt for the invocation, probed first and again under the publication lock inside the drop transaction, is contradicting evidence (INCIDENT_RETAINED, nothing dropped); an unprovable absence keeps state and custody. The checkpoint never moves. Repeating it after an outage is safe: every step reloads the journal. TimeoutSeconds (3 h) bounds the execution above its worst case: the longest path with every Task\'s retriers exhausted in turn (each try at the Task\'s TimeoutSeconds, plus the longest backoffs; throttled tries cost only their backoff) is about 8,200 s.',
@@ -48,32 +47,7 @@ export default flow('delivery-retire', {
       },
       resultPath: '$.result',
       timeoutSeconds: 915,
-      retry: stepRetry(),
-      catch: [
-        onError('Refused', [
-          'Cutpoint.ValidationError',
-          'Cutpoint.ConfigError',
-          'Cutpoint.IdentityConflict',
-          'Delivery.JournalUnavailable',
-          'Delivery.JournalStateConflict',
-          'Delivery.IllegalTransition',
-          'Delivery.TransitionPrecondition',
-          'Delivery.Fenced',
-          'Delivery.CustodyHeld',
-          'Delivery.CustodyNotRetained',
-          'Delivery.AuthorityMismatch',
-          'Delivery.ConfirmationRequired',
-          'Delivery.ActionNotPermitted',
-          'Delivery.SourceForbidden',
-          'Cutpoint.TargetUnavailable',
-          'Cutpoint.TargetUnobservable',
-          'Cutpoint.StagingBindingChanged',
-          'Cutpoint.TargetObjectMissing',
-          'Cutpoint.PublicationRefused',
-          'Cutpoint.ChecksumMismatch',
-          'Cutpoint.ObjectMissing',
-        ]),
-      ],
+      otherwise: 'Refused',
       next: 'AfterRetire',
     }),
     AfterRetire: {
@@ -114,10 +88,7 @@ export default flow('delivery-retire', {
       },
       resultPath: '$.notice',
       timeoutSeconds: 45,
-      retry: stepRetry(),
-      catch: [
-        onError('IncidentRetained', ['Cutpoint.ValidationError', 'Cutpoint.ConfigError', 'Delivery.JournalUnavailable']),
-      ],
+      otherwise: 'IncidentRetained',
       next: 'IncidentRetained',
     }),
     IncidentRetained: {

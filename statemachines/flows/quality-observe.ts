@@ -1,5 +1,4 @@
 import { flow } from '../spec/flow.js';
-import { stepRetry } from '../spec/retry.js';
 import { onError, task } from '../spec/task.js';
 
 export default flow('quality-observe', {
@@ -48,7 +47,6 @@ export default flow('quality-observe', {
       },
       resultPath: '$.result',
       timeoutSeconds: 315,
-      retry: stepRetry(),
       catch: [
         onError('QualityTargetPending', ['Quality.TargetPending'], '$.stop'),
         onError('NotifyIncident', ['Quality.Failed'], '$.stop'),
@@ -62,40 +60,8 @@ export default flow('quality-observe', {
           'Cutpoint.EffectFailed',
         ], '$.stop'),
         onError('NotifyIncident', ['Quality.ReaderGuardHeld'], '$.stop'),
-        onError('Refused', [
-          'Cutpoint.ValidationError',
-          'Cutpoint.ConfigError',
-          'Cutpoint.IdentityConflict',
-          'Delivery.JournalUnavailable',
-          'Delivery.JournalStateConflict',
-          'Delivery.IllegalTransition',
-          'Delivery.TransitionPrecondition',
-          'Delivery.Fenced',
-          'Delivery.CustodyHeld',
-          'Delivery.CustodyNotRetained',
-          'Delivery.AuthorityMismatch',
-          'Cutpoint.TargetUnavailable',
-          'Cutpoint.TargetUnobservable',
-          'Cutpoint.StagingBindingChanged',
-          'Cutpoint.TargetObjectMissing',
-          'Publication.ObservationFailed',
-          'Publication.CandidateMismatch',
-          'Publication.ExchangeUnsupported',
-          'Cutpoint.ChecksumMismatch',
-          'Cutpoint.ObjectMissing',
-          'Quality.EvidenceInvalid',
-          'Quality.AuthorityRollback',
-          'Quality.AuthorityReplaced',
-          'Quality.GenerationChanged',
-          'Quality.CommitUnproven',
-          'Quality.CoreDigestMismatch',
-          'Quality.ObservationFailed',
-          'Quality.CapsuleVersionUnsupported',
-          'Quality.ConfirmationRequired',
-          'Quality.ActionNotPermitted',
-          'Quality.NotGoverned',
-        ]),
       ],
+      otherwise: 'Refused',
       next: 'Observed',
     }),
     Observed: {
@@ -119,7 +85,6 @@ export default flow('quality-observe', {
       },
       resultPath: '$.notice',
       timeoutSeconds: 45,
-      retry: stepRetry(),
       catch: [
         onError('AfterIncident', [
           'Cutpoint.ValidationError',

@@ -22,15 +22,9 @@ export default flow('stream-append', {
       timeoutSeconds: 20,
       retry: expressRetry(),
       catch: [
-        onError('Rejected', [
-          'Cutpoint.ValidationError',
-          'Stream.LaneMissing',
-          'Cutpoint.IdentityConflict',
-          'Stream.AttemptIdentityConflict',
-          'Stream.UnknownSession',
-        ]),
         onError('RetireAttempt', ['Stream.LaneSuspended', 'Stream.Fenced', 'Stream.AttemptAborted']),
       ],
+      otherwise: 'Rejected',
       next: 'CommitHead',
     }),
     CommitHead: task({
@@ -48,7 +42,6 @@ export default flow('stream-append', {
       timeoutSeconds: 20,
       retry: expressRetry({ without: ['Cutpoint.OutcomeUnknown'] }),
       catch: [
-        onError('SuspendLane', ['Cutpoint.OutcomeUnknown', 'Stream.LaneSuspended']),
         onError('RetireAttempt', ['Stream.Fenced', 'Stream.AttemptAborted']),
         onError('SuspendLane', [
           'Cutpoint.WorkerCrashed',
@@ -69,6 +62,7 @@ export default flow('stream-append', {
           'Stream.UnknownSession',
         ]),
       ],
+      otherwise: 'SuspendLane',
       next: 'Done',
     }),
     SuspendLane: task({

@@ -1,6 +1,5 @@
 import { flow } from '../spec/flow.js';
-import { stepRetry } from '../spec/retry.js';
-import { onError, task } from '../spec/task.js';
+import { task } from '../spec/task.js';
 
 export default flow('stream-compact', {
   Comment: 'Stream compaction of one lane (issue #11; seed 002, Materialization failures): the lane\'s next run of committed ranges (from max(compaction mark, trim), 2 to maxRanges, at most maxBytes of WAL) becomes one generation through the generation-commit mechanism, the index prefers it, the superseded copies go to GC after grace. One step: every effect reloads exact identity on a lost answer, so a retry or a re-run continues the same task and output and never allocates a second generation. Cut points: stream.compact.object, generation.task.put, generation.record.put, generation.commit.cas, generation.abort.cas, stream.compact.record, stream.compact.mark, stream.compact.cleanup. Input: {stream, partition, maxRanges?, maxBytes?}. Output: {stream, partition, compacted?, next, taskCleaned}. TimeoutSeconds (1 h) bounds the execution above its worst case: its one Task with every retrier exhausted in turn (each try at the Task\'s TimeoutSeconds, plus the longest backoffs; throttled tries cost only their backoff) is about 2,900 s.',
@@ -11,17 +10,7 @@ export default flow('stream-compact', {
       comment: 'Finish the previous run\'s task cleanup, plan the run (reusing a registered task\'s exact source set), register the task, write the one-batch output, PREPARED -> COMMITTED, compaction#<end> put-if-absent, the mark by CAS, then task cleanup after verifying all of it.',
       lambda: 'CompactLane',
       timeoutSeconds: 330,
-      retry: stepRetry(),
-      catch: [
-        onError('Refused', [
-          'Cutpoint.ValidationError',
-          'Stream.LaneMissing',
-          'Cutpoint.IdentityConflict',
-          'Cutpoint.ChecksumMismatch',
-          'Cutpoint.ObjectMissing',
-          'Stream.CompactionNotCommitted',
-        ]),
-      ],
+      otherwise: 'Refused',
     }),
     Refused: {
       Type: 'Fail',

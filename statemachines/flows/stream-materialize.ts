@@ -1,6 +1,5 @@
 import { flow } from '../spec/flow.js';
-import { stepRetry } from '../spec/retry.js';
-import { onError, task } from '../spec/task.js';
+import { task } from '../spec/task.js';
 
 export default flow('stream-materialize', {
   Comment: 'Generation 0 of one lane, off the append\'s acknowledged path (README, \'The stream log\': generation 0): up to `max` committed ranges from the lane\'s generation-0 mark, each through the generation-commit mechanism (deterministic task: root from the range, task id from the attempt, the WAL object as the only source), linked into its index entry, then the mark by CAS. A range that fails stops the run there and the execution fails with Stream.Gen0Incomplete naming the range (its failed-executions alarm reaches an operator); the next run resumes at it; readers never wait for it. Cut points: generation.task.put, generation.object.copy (the one source copied server-side), generation.record.put, generation.commit.cas, generation.abort.cas, stream.append.gen0. Input: {stream, partition, max?}. Output: {stream, partition, materialized, next}. TimeoutSeconds (100 min) bounds the execution above its worst case: its one Task with every retrier exhausted in turn (each try at the Task\'s TimeoutSeconds, plus the longest backoffs; throttled tries cost only their backoff) is about 5,300 s.',
@@ -11,10 +10,7 @@ export default flow('stream-materialize', {
       comment: 'One batch: every range\'s task and output are derived from its identity, so a retry or a re-run reuses them and never writes a second generation 0.',
       lambda: 'MaterializeGen0Batch',
       timeoutSeconds: 630,
-      retry: stepRetry(),
-      catch: [
-        onError('Refused', ['Cutpoint.ValidationError']),
-      ],
+      otherwise: 'Refused',
       next: 'RangeFailed',
     }),
     RangeFailed: {

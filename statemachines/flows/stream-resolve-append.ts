@@ -1,5 +1,4 @@
 import { flow } from '../spec/flow.js';
-import { stepRetry } from '../spec/retry.js';
 import { onError, task } from '../spec/task.js';
 
 export default flow('stream-resolve-append', {
@@ -52,11 +51,10 @@ export default flow('stream-resolve-append', {
       },
       resultPath: '$.outcome',
       timeoutSeconds: 45,
-      retry: stepRetry(),
       catch: [
-        onError('Unresolvable', ['Stream.ResolveInconsistent']),
         onError('Rejected', ['Cutpoint.ValidationError', 'Stream.LaneMissing']),
       ],
+      otherwise: 'Unresolvable',
       next: 'RouteResolved',
     }),
     RouteResolved: {
@@ -80,10 +78,7 @@ export default flow('stream-resolve-append', {
       },
       resultPath: null,
       timeoutSeconds: 45,
-      retry: stepRetry(),
-      catch: [
-        onError('Unresolvable', ['Cutpoint.ValidationError', 'Cutpoint.IdentityConflict']),
-      ],
+      otherwise: 'Unresolvable',
       next: 'RepairGen0',
     }),
     RepairGen0: task({
@@ -96,16 +91,7 @@ export default flow('stream-resolve-append', {
       },
       resultPath: '$.gen0',
       timeoutSeconds: 90,
-      retry: stepRetry(),
-      catch: [
-        onError('Unresolvable', [
-          'Cutpoint.ValidationError',
-          'Cutpoint.IdentityConflict',
-          'Generation.TaskMissing',
-          'Generation.NotPrepared',
-          'Generation.Inconsistent',
-        ]),
-      ],
+      otherwise: 'Unresolvable',
       next: 'Done',
     }),
     Done: {

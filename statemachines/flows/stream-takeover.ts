@@ -1,6 +1,5 @@
 import { flow } from '../spec/flow.js';
-import { stepRetry } from '../spec/retry.js';
-import { onError, task } from '../spec/task.js';
+import { task } from '../spec/task.js';
 
 export default flow('stream-takeover', {
   Comment: 'Stream lane takeover (seed 002, Stale writers and takeover): a new owner session with a higher epoch, by CAS on the head. A stale writer may finish its PUT, but its head CAS names the old fence and fails. Cut point: stream.takeover.head-cas. TimeoutSeconds (15 min) bounds the execution above its worst case: its one Task with every retrier exhausted in turn (each try at the Task\'s TimeoutSeconds, plus the longest backoffs; throttled tries cost only their backoff) is about 625 s.',
@@ -12,10 +11,7 @@ export default flow('stream-takeover', {
       lambda: 'TakeoverLane',
       resultPath: '$.takeover',
       timeoutSeconds: 45,
-      retry: stepRetry(),
-      catch: [
-        onError('Rejected', ['Cutpoint.ValidationError', 'Stream.LaneMissing']),
-      ],
+      otherwise: 'Rejected',
       next: 'Done',
     }),
     Done: {

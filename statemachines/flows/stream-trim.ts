@@ -1,6 +1,5 @@
 import { flow } from '../spec/flow.js';
-import { stepRetry } from '../spec/retry.js';
-import { onError, task } from '../spec/task.js';
+import { task } from '../spec/task.js';
 
 export default flow('stream-trim', {
   Comment: 'Stream lane trim (README, \'The stream log\': trim and GC): move the trim offset forward by CAS on the head\'s version; records below it stop being readable, their bytes stay until GC. A retry after a lost response reloads the current trim and treats the same target as success. Cut point: stream.trim.cas. TimeoutSeconds (15 min) bounds the execution above its worst case: its one Task with every retrier exhausted in turn (each try at the Task\'s TimeoutSeconds, plus the longest backoffs; throttled tries cost only their backoff) is about 625 s.',
@@ -12,15 +11,7 @@ export default flow('stream-trim', {
       lambda: 'TrimLane',
       resultPath: '$.trim',
       timeoutSeconds: 45,
-      retry: stepRetry(),
-      catch: [
-        onError('Rejected', [
-          'Cutpoint.ValidationError',
-          'Stream.LaneMissing',
-          'Stream.TrimBackwards',
-          'Stream.TrimPastCursor',
-        ]),
-      ],
+      otherwise: 'Rejected',
       next: 'Done',
     }),
     Done: {

@@ -1,4 +1,5 @@
-import type { Retrier } from './retry.js';
+import { STEPS } from '../../functions/registry.js';
+import { stepRetry, type Retrier } from './retry.js';
 
 /** An ASL state as the spec writes it (PascalCase ASL fields), and as the generator prints it. */
 export type AslState = { Type: string } & Record<string, unknown>;
@@ -24,8 +25,16 @@ export interface TaskSpec {
   resultPath?: string | null;
   outputPath?: string;
   timeoutSeconds?: number;
-  retry: Retrier[];
-  catch: Catcher[];
+  /** Default: the one step policy, stepRetry(). */
+  retry?: Retrier[];
+  /** Errors routed on purpose, in order (a stop, a probe, an abort). */
+  catch?: Catcher[];
+  /**
+   * Where every other error the step declares in the registry goes (its `errors`, less what
+   * the retry takes and what `catch` routes): so adding an error to a step is one line, in
+   * the registry. The error object is kept at $.failure.
+   */
+  otherwise?: string;
   /** The next state; absent: the Task ends the flow (or its Map item). */
   next?: string;
 }
@@ -34,6 +43,7 @@ export interface TaskSpec {
 export function task(spec: TaskSpec): AslState {
   const resource = spec.lambda !== undefined ? `\${${spec.lambda}FunctionArn}` : spec.resource;
   if (resource === undefined) throw new Error('a Task needs a lambda or a resource');
+  const retry = spec.retry ?? stepRetry();
   return {
     Type: 'Task',
     Comment: spec.comment,
@@ -43,8 +53,23 @@ export function task(spec: TaskSpec): AslState {
     ResultPath: spec.resultPath,
     OutputPath: spec.outputPath,
     TimeoutSeconds: spec.timeoutSeconds,
-    Retry: spec.retry,
-    Catch: spec.catch,
+    Retry: retry,
+    Catch: catchers(spec, retry),
     ...(spec.next === undefined ? { End: true } : { Next: spec.next }),
   };
+}
+
+/** The explicit catchers, then the rest of the step's declared errors to `otherwise` (before a States.ALL catch-all). */
+function catchers(spec: TaskSpec, retry: Retrier[]): Catcher[] {
+  const explicit = spec.catch ?? [];
+  if (spec.otherwise === undefined) return explicit;
+  const placeholder = `${spec.lambda}FunctionArn`;
+  const step = STEPS.find((s) => s.placeholder === placeholder);
+  if (!step) throw new Error(`otherwise needs a registry step: no ${placeholder} in functions/registry.ts`);
+  const taken = new Set([...retry.flatMap((r) => r.ErrorEquals), ...explicit.flatMap((c) => c.ErrorEquals)]);
+  const rest = step.errors.filter((e) => !taken.has(e));
+  if (rest.length === 0) throw new Error(`${placeholder}: otherwise '${spec.otherwise}' catches nothing (every declared error is retried or routed)`);
+  const all = explicit.findIndex((c) => c.ErrorEquals.includes('States.ALL'));
+  const at = all === -1 ? explicit.length : all;
+  return [...explicit.slice(0, at), onError(spec.otherwise, rest), ...explicit.slice(at)];
 }

@@ -54,6 +54,17 @@ describe('statemachines/*.asl.json', () => {
       }
     });
 
+    it('no error name is caught by two catchers of one state, and States.ALL only by the last: the order of catchers carries no meaning', () => {
+      for (const machine of machinesOf(definition)) {
+        for (const [state, s] of Object.entries(machine.States)) {
+          const catchers = s.Catch ?? [];
+          const names = catchers.flatMap((c) => c.ErrorEquals);
+          expect(names.length, `${state} catches an error name twice`).toBe(new Set(names).size);
+          catchers.slice(0, -1).forEach((c) => expect(c.ErrorEquals, `${state}: States.ALL before another catcher`).not.toContain('States.ALL'));
+        }
+      }
+    });
+
     it('every Next and Catch target exists, and every state is reachable (nested machines too)', () => {
       for (const machine of machinesOf(definition)) expect(unreachable(machine)).toEqual([]);
     });
