@@ -154,8 +154,9 @@ function deliverySteps(): StepEntry[] {
     readsSecrets: SOURCE_STEPS.includes(name) ? 'source-and-target' : 'target',
   });
   return [
-    // Checks the source read-only (table, columns) before it takes custody.
-    entry('begin', 'DeliveryBeginFunctionArn', () => import('./delivery/begin.js'), READ_OBJECTS, ['Delivery.SourceUnavailable'], 30, 256),
+    // Checks the source read-only (table, columns) before it takes custody; on an exchange
+    // route, the previous operation's capsule of a released slot (a successor's continuity).
+    entry('begin', 'DeliveryBeginFunctionArn', () => import('./delivery/begin.js'), READ_OBJECTS, ['Delivery.SourceUnavailable', 'Quality.SuccessorBlocked', 'Quality.AuthorityRollback', 'Quality.AuthorityReplaced'], 30, 256),
     entry('create-staging', 'DeliveryCreateStagingFunctionArn', () => import('./delivery/create-staging.js'), [], TARGET_ERRORS),
     // One count query and the plan object; then the writer starts.
     entry('plan-parts', 'DeliveryPlanPartsFunctionArn', () => import('./delivery/plan-parts.js'), WRITE_OBJECTS, [...OBJECT_ERRORS, 'Delivery.SourceForbidden', 'Delivery.SourceUnavailable'], 120),

@@ -1,156 +1,29 @@
+import { CARRIED_STATE } from '../spec/delivery.js';
 import { flow } from '../spec/flow.js';
-import { CARRIED_STATE, STOPPED_FOR_RECOVERY } from '../spec/delivery.js';
 import { onError, task } from '../spec/task.js';
+import { evidenceAndCheckpoint, WINDOW_FAILS, windowStart } from './window.js';
+
+/** Where publish-clickhouse's stops go: through NotifyIncident (it publishes what the authority proves), then the stop's own Fail state. */
+const NEEDS_RECOVERY = onError('NotifyIncident', ['Delivery.NeedsRecovery'], '$.stop');
+/** The stops of the steps gated on the capsule: TARGET_PENDING ends the flow without an incident. */
+const GOVERNED_STOPS = [
+  NEEDS_RECOVERY,
+  onError('QualityTargetPending', ['Quality.TargetPending'], '$.stop'),
+  onError('NotifyIncident', ['Quality.Failed'], '$.stop'),
+  onError('NotifyIncident', ['Quality.ReaderGuardHeld'], '$.stop'),
+];
 
 export default flow('publish-clickhouse', {
-  Comment: 'Publish one bounded window ClickHouse -> ClickHouse by ONE EXCHANGE TABLES (seed 000; specs/quality-governance.md §5), one Task per step: begin, create-staging, plan-parts and the same Distributed Map as deliver-window (extract-load-part once per part), verify-eof, then fill-candidate (the owned candidate of the derived UUID, filled from the verified stage), prepare-capsule (staged probes on the candidate; pass: prepared.json and the capsule PREPARED with its journal record), dispatch (the dispatch intent journaled, the one EXCHANGE, one observation by UUID: PUBLISHED, or PUBLICATION_UNKNOWN for reconcile), observe-target (the bounded reader under the deadline; COMPLETE, or the flow ends in a named Fail state: Quality.TargetPending, Quality.Failed, Quality.Incomplete, Quality.ReaderGuardHeld), evidence, checkpoint, cleanup (the predecessor dropped by UUID and the stage, absence proved, custody released with the capsule\'s retirement). As deliver-window, every step acts only from its journaled state carried in `$.delivery.known`; a step that leaves a state only reconcile resolves throws Delivery.NeedsRecovery and the Catch ends the flow. No Task retries a ClickHouse error class or States.ALL: a publication effect is resolved by observation, never re-sent. Begin refuses a SQL route (publication.sql_route_refused) before custody. Cut points (all in `cutpoint faults list`): delivery.custody.acquire, delivery.target.create-staging, delivery.staging.record, delivery.plan.put, delivery.part.claim, delivery.chunk.put, delivery.target.load-chunk, delivery.part.receipt, publication.candidate.create, publication.candidate.fill, quality.staged.probe, quality.prepared.put, quality.capsule.prepare, publication.dispatch.intent, publication.exchange, publication.observe, quality.reader.acquire, quality.target.probe, quality.worker.reap, quality.complete.commit, delivery.evidence.put, delivery.checkpoint.advance, publication.predecessor.drop, delivery.custody.release, and delivery.journal.transition for every other journal write. TimeoutSeconds (24 h) bounds the execution: the fixed steps\' worst case (every retrier exhausted in turn, each try at the Task\'s TimeoutSeconds, plus the longest backoffs; throttled tries cost only their backoff) is about 18,800 s, one wave of parts (max_concurrency at once) about 7,600 s more, so a day holds the fixed steps and at least eight worst-case waves; a window that needs more is split by raising part_rows or max_concurrency. A timed-out execution is reconciled by the recovery dispatcher like a failed one.',
+  Comment: 'Publish one bounded window ClickHouse -> ClickHouse by ONE EXCHANGE TABLES (README: publication and quality governance), one Task per step: begin, create-staging, plan-parts and the same Distributed Map as deliver-window (extract-load-part once per part), verify-eof, then fill-candidate (the owned candidate of the derived UUID, filled from the verified stage), prepare-capsule (staged probes on the candidate; pass: prepared.json and the capsule PREPARED with its journal record), dispatch (the dispatch intent journaled, the one EXCHANGE, one observation by UUID: PUBLISHED, or PUBLICATION_UNKNOWN for reconcile), observe-target (the bounded reader under the deadline; COMPLETE, or the flow ends in a named Fail state: Quality.TargetPending, Quality.Failed, Quality.Incomplete, Quality.ReaderGuardHeld), evidence, checkpoint, cleanup (the predecessor dropped by UUID and the stage, absence proved, custody released with the capsule\'s retirement). As deliver-window, every step acts only from its journaled state carried in `$.delivery.known`; a step that leaves a state only reconcile resolves throws Delivery.NeedsRecovery and the Catch ends the flow. No Task retries a ClickHouse error class or States.ALL: a publication effect is resolved by observation, never re-sent. Begin refuses a SQL route (publication.sql_route_refused) before custody. Cut points (all in `cutpoint faults list`): delivery.custody.acquire, delivery.target.create-staging, delivery.staging.record, delivery.plan.put, delivery.part.claim, delivery.chunk.put, delivery.target.load-chunk, delivery.part.receipt, publication.candidate.create, publication.candidate.fill, quality.staged.probe, quality.prepared.put, quality.capsule.prepare, publication.dispatch.intent, publication.exchange, publication.observe, quality.reader.acquire, quality.target.probe, quality.worker.reap, quality.complete.commit, delivery.evidence.put, delivery.checkpoint.advance, publication.predecessor.drop, delivery.custody.release, and delivery.journal.transition for every other journal write. TimeoutSeconds (24 h) bounds the execution: the fixed steps\' worst case (every retrier exhausted in turn, each try at the Task\'s TimeoutSeconds, plus the longest backoffs; throttled tries cost only their backoff) is about 18,800 s, one wave of parts (max_concurrency at once) about 7,600 s more, so a day holds the fixed steps and at least eight worst-case waves; a window that needs more is split by raising part_rows or max_concurrency. A timed-out execution is reconciled by the recovery dispatcher like a failed one.',
   TimeoutSeconds: 86400,
   StartAt: 'Begin',
   States: {
-    Begin: task({
-      comment: 'Step 1: custody of the target by CAS and the sealed authority (window resolved once, here), one transaction, before any source I/O. Another invocation holding the target is Delivery.CustodyHeld (nothing written). Cut point: delivery.custody.acquire. Input: the execution input {manifestText, selector} with optional invocationId and session (defaults: derived from the execution id and name, which the Parameters take from the context object). The target\'s identity is observed, the work root derived from the bucket. The flow\'s name travels in the Task parameters (`flow`), never in the execution input: a route that is not `mode: exchange` is refused here (Cutpoint.ValidationError, publication.sql_route_refused) before custody is taken.',
-      lambda: 'DeliveryBegin',
-      parameters: {
-        'input.$': '$',
-        execution: {
-          'id.$': '$$.Execution.Id',
-          'name.$': '$$.Execution.Name',
-        },
-        flow: 'publish-clickhouse',
-      },
-      resultPath: '$.delivery',
-      timeoutSeconds: 45,
-      catch: [
-        STOPPED_FOR_RECOVERY,
-        onError('StepRefused', [
-          'Cutpoint.ValidationError',
-          'Cutpoint.ConfigError',
-          'Cutpoint.IdentityConflict',
-          'Delivery.JournalUnavailable',
-          'Delivery.JournalStateConflict',
-          'Delivery.IllegalTransition',
-          'Delivery.TransitionPrecondition',
-          'Delivery.Fenced',
-          'Delivery.CustodyHeld',
-          'Delivery.CustodyNotRetained',
-          'Delivery.AuthorityMismatch',
-          'Delivery.SourceUnavailable',
-          'Quality.SuccessorBlocked',
-          'Quality.AuthorityRollback',
-          'Quality.AuthorityReplaced',
-        ]),
-      ],
-      next: 'CreateStaging',
-    }),
-    CreateStaging: task({
-      comment: 'Step 2: the owned stage (DDL on the target, owner binding = digest of the sealed authority), then its record in the journal. Cut points: delivery.target.create-staging, then delivery.staging.record.',
-      lambda: 'DeliveryCreateStaging',
-      parameters: CARRIED_STATE,
-      resultPath: '$.delivery',
-      timeoutSeconds: 75,
-      catch: [
-        onError('NotifyIncident', ['Delivery.NeedsRecovery'], '$.stop'),
-      ],
-      otherwise: 'StepRefused',
-      next: 'PlanParts',
-    }),
-    PlanParts: task({
-      comment: 'Step 3: split the sealed window into parts (one count query per time bucket, parts of about the route\'s part_rows rows), write the plan as an immutable object (a JSON array of part descriptors: the Map\'s items) and journal EMPTY_STAGING -> WRITING_UNKNOWN with its key and SHA-256. A re-run returns the journaled plan. Cut points: delivery.plan.put, delivery.journal.transition.',
-      lambda: 'DeliveryPlanParts',
-      parameters: CARRIED_STATE,
-      resultPath: '$.delivery',
-      timeoutSeconds: 135,
-      catch: [
-        onError('NotifyIncident', ['Delivery.NeedsRecovery'], '$.stop'),
-      ],
-      otherwise: 'StepRefused',
-      next: 'ExtractLoadParts',
-    }),
-    ExtractLoadParts: {
-      Type: 'Map',
-      Comment: 'Step 4: one child execution per part of the plan (ItemReader: the plan object), at most the route\'s max_concurrency at once. Each child claims its part (its head, checked against the carried invocation version and the custody fence in one transaction: a part started before is found and resumed), extracts it chunk by chunk, writes each chunk as an immutable object, loads it into the owned stage and journals the receipts in batches of 16 with the part\'s head (a retry resumes after the part\'s last journaled chunk). Results go to S3 (ResultWriter), never into the state. Cut points: delivery.part.claim, delivery.chunk.put, delivery.target.load-chunk, delivery.part.receipt.',
-      ItemReader: {
-        Resource: 'arn:aws:states:::s3:getObject',
-        ReaderConfig: {
-          InputType: 'JSON',
-        },
-        Parameters: {
-          'Bucket.$': '$.delivery.plan.bucket',
-          'Key.$': '$.delivery.plan.key',
-        },
-      },
-      ItemSelector: {
-        'invocationId.$': '$.delivery.invocationId',
-        'fence.$': '$.delivery.fence',
-        'manifestText.$': '$.manifestText',
-        'selector.$': '$.selector',
-        'part.$': '$$.Map.Item.Value',
-        'known.$': '$.delivery.known',
-      },
-      MaxConcurrencyPath: '$.delivery.plan.maxConcurrency',
-      ToleratedFailurePercentage: 0,
-      ItemProcessor: {
-        ProcessorConfig: {
-          Mode: 'DISTRIBUTED',
-          ExecutionType: 'STANDARD',
-        },
-        StartAt: 'ExtractLoadPart',
-        States: {
-          ExtractLoadPart: task({
-            comment: 'One part: extract, write, load, journal; resumable. Memory: one chunk.',
-            lambda: 'DeliveryExtractLoadPart',
-            parameters: {
-              'invocationId.$': '$.invocationId',
-              'fence.$': '$.fence',
-              'manifestText.$': '$.manifestText',
-              'selector.$': '$.selector',
-              'part.$': '$.part',
-              'known.$': '$.known',
-              'retry.$': '$$.State.RetryCount',
-            },
-            timeoutSeconds: 915,
-            otherwise: 'PartRefused',
-          }),
-          PartRefused: {
-            Type: 'Fail',
-            Error: 'Delivery.StepRefused',
-            CausePath: '$.failure.Cause',
-            Comment: 'The part step refused (validation, journal, fence, custody, target, source or object error): the child fails, so the Map Run exceeds its zero tolerance and the flow ends in StepRefused; the part head keeps its last journaled batch for reconcile.',
-          },
-        },
-      },
-      ResultWriter: {
-        Resource: 'arn:aws:states:::s3:putObject',
-        Parameters: {
-          'Bucket.$': '$.delivery.plan.bucket',
-          'Prefix.$': '$.delivery.plan.resultsPrefix',
-        },
-      },
-      ResultPath: null,
-      Catch: [
-        {
-          ErrorEquals: [
-            'States.ExceedToleratedFailureThreshold',
-            'States.ItemReaderFailed',
-            'States.ResultWriterFailed',
-          ],
-          ResultPath: '$.failure',
-          Next: 'StepRefused',
-        },
-      ],
-      Next: 'VerifyEof',
-    },
-    VerifyEof: task({
-      comment: 'Step 5: every part of the plan at EOF, its receipt batches adding up to its head, and the stage holding exactly the receipts\' rows per chunk (observed part by part over each part\'s seq range) -> VERIFIED_EOF with the parts\' summary that publication is held to; otherwise PARTIAL_PROVED and the flow stops for recovery. Re-run in VERIFIED_EOF, the publication receipt is probed first: one found moves the journal to PUBLISHED (or INCIDENT_RETAINED when it does not match), never REEXTRACT_REQUIRED.',
-      lambda: 'DeliveryVerifyEof',
-      parameters: CARRIED_STATE,
-      resultPath: '$.delivery',
-      timeoutSeconds: 315,
-      catch: [
-        onError('NotifyIncident', ['Delivery.NeedsRecovery'], '$.stop'),
-      ],
-      otherwise: 'StepRefused',
-      next: 'FillCandidate',
+    ...windowStart({
+      flow: 'publish-clickhouse',
+      beginComment:
+        'Step 1: custody of the target by CAS and the sealed authority (window resolved once, here), one transaction, before any source I/O. Another invocation holding the target is Delivery.CustodyHeld (nothing written). Cut point: delivery.custody.acquire. Input: the execution input {manifestText, selector} with optional invocationId and session (defaults: derived from the execution id and name, which the Parameters take from the context object). The target\'s identity is observed, the work root derived from the bucket. The flow\'s name travels in the Task parameters (`flow`), never in the execution input: a route that is not `mode: exchange` is refused here (Cutpoint.ValidationError, publication.sql_route_refused) before custody is taken.',
+      stops: [NEEDS_RECOVERY],
+      afterVerify: 'FillCandidate',
     }),
     FillCandidate: task({
       comment: 'ClickHouse publication 1: create the owned candidate `<stage>_c` (the target\'s exact schema, UUID derived from the invocation, owner marker as COMMENT) and fill it from the verified stage by one deduplicated INSERT … SELECT, then journal its identity, rows and digest (still VERIFIED_EOF). Idempotent by exact identity. Cut points: publication.candidate.create, publication.candidate.fill, delivery.journal.transition.',
@@ -158,21 +31,17 @@ export default flow('publish-clickhouse', {
       parameters: CARRIED_STATE,
       resultPath: '$.delivery',
       timeoutSeconds: 315,
-      catch: [
-        onError('NotifyIncident', ['Delivery.NeedsRecovery'], '$.stop'),
-      ],
+      catch: [NEEDS_RECOVERY],
       otherwise: 'StepRefused',
       next: 'PrepareCapsule',
     }),
     PrepareCapsule: task({
-      comment: 'Staged quality (seed 000): the route\'s original probes, read-only on the exact candidate. All pass: prepared.json written once and the capsule created PREPARED in the same transaction as its journal record. A failed probe: VERIFIED_EOF -> REEXTRACT_REQUIRED, never dispatched (Delivery.NeedsRecovery). Cut points: quality.staged.probe, quality.prepared.put, quality.capsule.prepare.',
+      comment: 'Staged quality (README: quality governance): the route\'s original probes, read-only on the exact candidate. All pass: prepared.json written once and the capsule created PREPARED in the same transaction as its journal record. A failed probe: VERIFIED_EOF -> REEXTRACT_REQUIRED, never dispatched (Delivery.NeedsRecovery). Cut points: quality.staged.probe, quality.prepared.put, quality.capsule.prepare.',
       lambda: 'QualityPrepareCapsule',
       parameters: CARRIED_STATE,
       resultPath: '$.delivery',
       timeoutSeconds: 315,
-      catch: [
-        onError('NotifyIncident', ['Delivery.NeedsRecovery'], '$.stop'),
-      ],
+      catch: [NEEDS_RECOVERY],
       otherwise: 'StepRefused',
       next: 'Dispatch',
     }),
@@ -182,58 +51,25 @@ export default flow('publish-clickhouse', {
       parameters: CARRIED_STATE,
       resultPath: '$.delivery',
       timeoutSeconds: 135,
-      catch: [
-        onError('NotifyIncident', ['Delivery.NeedsRecovery'], '$.stop'),
-      ],
+      catch: [NEEDS_RECOVERY],
       otherwise: 'StepRefused',
       next: 'ObserveTarget',
     }),
     ObserveTarget: task({
-      comment: 'Governed target observation (spec §4.4): the reader guard taken on the capsule, the published generation checked (UUID C, our marker, the prepared core), the original probes run by a bounded reader process under the deadline (route deadline + reserve < the Lambda\'s timeout < this TimeoutSeconds), the outcome persisted with the guard released. COMPLETE continues; TARGET_PENDING, FAILED, an unproved outcome (INCOMPLETE, also after a timeout once its retries are spent) or a guard another reader holds end the flow in their named Fail states, never retried into a pass. Cut points: quality.reader.acquire, quality.target.probe, quality.worker.reap, quality.pending.commit, quality.complete.commit, quality.failed.commit, quality.completion.put, quality.completion.record.',
+      comment: 'Governed target observation (README: the bounded reader): the reader guard taken on the capsule, the published generation checked (UUID C, our marker, the prepared core), the original probes run by a bounded reader process under the deadline (route deadline + reserve < the Lambda\'s timeout < this TimeoutSeconds), the outcome persisted with the guard released. COMPLETE continues; TARGET_PENDING, FAILED, an unproved outcome (INCOMPLETE, also after a timeout once its retries are spent) or a guard another reader holds end the flow in their named Fail states, never retried into a pass. Cut points: quality.reader.acquire, quality.target.probe, quality.worker.reap, quality.pending.commit, quality.complete.commit, quality.failed.commit, quality.completion.put, quality.completion.record.',
       lambda: 'QualityObserveTarget',
       parameters: CARRIED_STATE,
       resultPath: '$.delivery',
       timeoutSeconds: 315,
       catch: [
-        onError('NotifyIncident', ['Delivery.NeedsRecovery'], '$.stop'),
-        onError('QualityTargetPending', ['Quality.TargetPending'], '$.stop'),
-        onError('NotifyIncident', ['Quality.Failed'], '$.stop'),
-        onError('NotifyIncident', ['Quality.ReaderGuardHeld'], '$.stop'),
+        ...GOVERNED_STOPS,
         onError('NotifyIncident', ['Quality.Incomplete', 'States.Timeout', 'Sandbox.Timedout', 'Lambda.Unknown'], '$.stop'),
       ],
       otherwise: 'StepRefused',
       next: 'Evidence',
     }),
-    Evidence: task({
-      comment: 'Step 8: the evidence document as an immutable object generation, its key and SHA-256 in the journal. Cut point: delivery.evidence.put. On an exchange route only with the capsule COMPLETE: a TARGET_PENDING or FAILED capsule or a held reader guard ends the flow in its named Fail state; missing or invalid completion evidence is refused.',
-      lambda: 'DeliveryEvidence',
-      parameters: CARRIED_STATE,
-      resultPath: '$.delivery',
-      timeoutSeconds: 75,
-      catch: [
-        onError('NotifyIncident', ['Delivery.NeedsRecovery'], '$.stop'),
-        onError('QualityTargetPending', ['Quality.TargetPending'], '$.stop'),
-        onError('NotifyIncident', ['Quality.Failed'], '$.stop'),
-        onError('NotifyIncident', ['Quality.ReaderGuardHeld'], '$.stop'),
-      ],
-      otherwise: 'StepRefused',
-      next: 'Checkpoint',
-    }),
-    Checkpoint: task({
-      comment: 'Step 9: the route checkpoint moves forward (never back) and the invocation becomes SUCCEEDED, with the journal, in one transaction. Cut point: delivery.checkpoint.advance. On an exchange route only with the capsule COMPLETE: a TARGET_PENDING or FAILED capsule or a held reader guard ends the flow in its named Fail state; missing or invalid completion evidence is refused.',
-      lambda: 'DeliveryCheckpoint',
-      parameters: CARRIED_STATE,
-      resultPath: '$.delivery',
-      timeoutSeconds: 45,
-      catch: [
-        onError('NotifyIncident', ['Delivery.NeedsRecovery'], '$.stop'),
-        onError('QualityTargetPending', ['Quality.TargetPending'], '$.stop'),
-        onError('NotifyIncident', ['Quality.Failed'], '$.stop'),
-        onError('NotifyIncident', ['Quality.ReaderGuardHeld'], '$.stop'),
-      ],
-      otherwise: 'StepRefused',
-      next: 'Cleanup',
-    }),
+    ...evidenceAndCheckpoint(GOVERNED_STOPS,
+      ' On an exchange route only with the capsule COMPLETE: a TARGET_PENDING or FAILED capsule or a held reader guard ends the flow in its named Fail state; missing or invalid completion evidence is refused.'),
     Cleanup: task({
       comment: 'The last step: drop the predecessor generation P by exact UUID (now under the candidate\'s name) and the stage, prove both absent, release custody SUCCEEDED -> CUSTODY_RELEASED with the capsule\'s retirement, in one transaction. Unproved absence: Delivery.CleanupUnproved, custody retained. Cut points: publication.predecessor.drop, delivery.custody.release.',
       lambda: 'PublicationCleanup',
@@ -241,16 +77,14 @@ export default flow('publish-clickhouse', {
       resultPath: '$.delivery',
       timeoutSeconds: 135,
       catch: [
-        onError('NotifyIncident', ['Delivery.NeedsRecovery'], '$.stop'),
+        NEEDS_RECOVERY,
         onError('CleanupNotProved', ['Delivery.CleanupUnproved'], '$.stop'),
-        onError('QualityTargetPending', ['Quality.TargetPending'], '$.stop'),
-        onError('NotifyIncident', ['Quality.Failed'], '$.stop'),
-        onError('NotifyIncident', ['Quality.ReaderGuardHeld'], '$.stop'),
+        ...GOVERNED_STOPS.slice(1),
       ],
       otherwise: 'StepRefused',
     }),
     NotifyIncident: task({
-      comment: 'Every stop that may be an incident passes here (spec §5: FAILED → notify incident topic): the step publishes to the incident SNS topic only what the authority proves — a journal in INCIDENT_RETAINED, a capsule FAILED, or a reader guard still held after the observation gave up (INCOMPLETE) — built from the journal and the capsule, never from this payload (names and states only: no values, UUIDs, token or target names); otherwise it publishes nothing. Then the stop ends in its own named Fail state. A failure to notify never hides the stop.',
+      comment: 'Every stop that may be an incident passes here (a FAILED capsule notifies the incident topic): the step publishes to the incident SNS topic only what the authority proves — a journal in INCIDENT_RETAINED, a capsule FAILED, or a reader guard still held after the observation gave up (INCOMPLETE) — built from the journal and the capsule, never from this payload (names and states only: no values, UUIDs, token or target names); otherwise it publishes nothing. Then the stop ends in its own named Fail state. A failure to notify never hides the stop.',
       lambda: 'DeliveryNotifyIncident',
       parameters: {
         'invocationId.$': '$.delivery.invocationId',
@@ -308,24 +142,7 @@ export default flow('publish-clickhouse', {
       ],
       Default: 'StoppedForRecovery',
     },
-    StoppedForRecovery: {
-      Type: 'Fail',
-      Error: 'Delivery.NeedsRecovery',
-      CausePath: '$.stop.Cause',
-      Comment: 'A step left the journal in a state only reconcile (or an operator) resolves: PARTIAL_PROVED, REEXTRACT_REQUIRED, PUBLICATION_UNKNOWN, INCIDENT_RETAINED, RETIRED (the step throws Delivery.NeedsRecovery instead of a Choice after every Task). Custody stays held. Stable error for EventBridge (start reconcile) and the CLI; the cause names opaque ids and the journal state only.',
-    },
-    CleanupNotProved: {
-      Type: 'Fail',
-      Error: 'Delivery.CleanupUnproved',
-      CausePath: '$.stop.Cause',
-      Comment: 'Cleanup could not prove the owned stage absent; release would refuse. Custody is retained until reconcile proves the stage absent.',
-    },
-    StepRefused: {
-      Type: 'Fail',
-      Error: 'Delivery.StepRefused',
-      CausePath: '$.failure.Cause',
-      Comment: 'A step refused (validation, journal, fence, custody, target, source or object error): the cause carries the caught step error (name and message, never secrets); the journal keeps the exact state for reconcile.',
-    },
+    ...WINDOW_FAILS,
     QualityTargetPending: {
       Type: 'Fail',
       Error: 'Quality.TargetPending',
