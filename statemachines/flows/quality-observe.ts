@@ -2,7 +2,7 @@ import { flow } from '../spec/flow.js';
 import { onError, task } from '../spec/task.js';
 
 export default flow('quality-observe', {
-  Comment: '`cutpoint quality observe <id> --manifest F#R --yes --aws` (spec §7, §3.5, §4.4) as a Standard flow. Input: {invocationId, manifestText, selector, yes: true} — the exact manifest text and `file#route` the operation sealed, and the confirmation --yes gives. The operator\'s observation of a PUBLISHED ClickHouse operation whose capsule is PREPARED or TARGET_PENDING: the action guide, the whole seal rechecked with the target\'s identity, custody for a new session (epoch + 1), then the same governed observation as publish-clickhouse\'s ObserveTarget (reader guard, the published generation checked, the original probes by the bounded reader under the deadline, the outcome persisted with the guard released). COMPLETE ends Observed with the inspect projection and the observation; TARGET_PENDING, FAILED, INCOMPLETE and a reader guard already held end in their named Fail states (all but TARGET_PENDING after NotifyIncident). Never dispatches, never reads the source, never clears a guard. TimeoutSeconds (90 min) bounds the execution above its worst case: the longest path with every Task\'s retriers exhausted in turn (each try at the Task\'s TimeoutSeconds, plus the longest backoffs; throttled tries cost only their backoff) is about 3,400 s.',
+  Comment: '`cutpoint quality observe <id> --manifest F#R --yes --aws` (README: quality governance, the bounded reader) as a Standard flow. Input: {invocationId, manifestText, selector, yes: true} — the exact manifest text and `file#route` the operation sealed, and the confirmation --yes gives. The operator\'s observation of a PUBLISHED ClickHouse operation whose capsule is PREPARED or TARGET_PENDING: the action guide, the whole seal rechecked with the target\'s identity, custody for a new session (epoch + 1), then the same governed observation as publish-clickhouse\'s ObserveTarget (reader guard, the published generation checked, the original probes by the bounded reader under the deadline, the outcome persisted with the guard released). COMPLETE ends Observed with the inspect projection and the observation; TARGET_PENDING, FAILED, INCOMPLETE and a reader guard already held end in their named Fail states (all but TARGET_PENDING after NotifyIncident). Never dispatches, never reads the source, never clears a guard. TimeoutSeconds (90 min) bounds the execution above its worst case: the longest path with every Task\'s retriers exhausted in turn (each try at the Task\'s TimeoutSeconds, plus the longest backoffs; throttled tries cost only their backoff) is about 3,400 s.',
   TimeoutSeconds: 5400,
   StartAt: 'Confirmed',
   States: {
@@ -76,7 +76,7 @@ export default flow('quality-observe', {
       Comment: 'The observation ended TARGET_PENDING (persisted, guard released): the publication stays proven, governance is unfinished; observe again later.',
     },
     NotifyIncident: task({
-      comment: 'As in publish-clickhouse (spec §5: FAILED → notify incident topic): publishes to the incident SNS topic only what the authority proves — a capsule FAILED, or a reader guard still held after the observation gave up (INCOMPLETE) — built from the journal and the capsule, never from this payload; otherwise nothing. A failure to notify never hides the stop.',
+      comment: 'As in publish-clickhouse (a FAILED capsule notifies the incident topic): publishes to the incident SNS topic only what the authority proves — a capsule FAILED, or a reader guard still held after the observation gave up (INCOMPLETE) — built from the journal and the capsule, never from this payload; otherwise nothing. A failure to notify never hides the stop.',
       lambda: 'DeliveryNotifyIncident',
       parameters: {
         'invocationId.$': '$.invocationId',
@@ -129,7 +129,7 @@ export default flow('quality-observe', {
       Type: 'Fail',
       Error: 'Quality.ReaderGuardHeld',
       CausePath: '$.stop.Cause',
-      Comment: 'Another reader holds the capsule\'s non-expiring reader guard: nothing was done. Reached through NotifyIncident: the holder may be a live run, or a crashed one (this execution\'s own earlier attempt, killed after the acquire: spec §4.4 step 9, found by the scheduler: publication seed 2223) whose guard nothing else will ever report, so the incident topic hears of a guard still held. There is no force-clear; follow the quiescence procedure of the runbook.',
+      Comment: 'Another reader holds the capsule\'s non-expiring reader guard: nothing was done. Reached through NotifyIncident: the holder may be a live run, or a crashed one (this execution\'s own earlier attempt, killed after the acquire; found by the deterministic scheduler) whose guard nothing else will ever report, so the incident topic hears of a guard still held. There is no force-clear; follow the quiescence procedure of the runbook.',
     },
     Refused: {
       Type: 'Fail',
