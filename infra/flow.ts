@@ -8,7 +8,7 @@ import { Construct } from 'constructs';
 import type { FlowEntry } from '../functions/registry.js';
 import { flowPlaceholder } from '../src/local/asl.js';
 import { loadFlowDefinition } from './asl.js';
-import { grantHistoryKey } from './history-key.js';
+import { FLOW_LOG_GROUP_PREFIX, grantHistoryKey } from './history-key.js';
 import { acknowledgeWildcardResource } from './nag.js';
 
 export interface FlowProps {
@@ -151,6 +151,3 @@ export function flowLogGroupName(flowName: string, stackName: string): string {
   const stackIdGroup = Fn.select(0, Fn.split('-', Fn.select(2, Fn.split('/', Aws.STACK_ID))));
   return Fn.join('', [`${FLOW_LOG_GROUP_PREFIX}cutpoint-${flowName}-${stackName}-`, stackIdGroup]);
 }
-
-/** The prefix AWS recommends for Step Functions log groups. */
-export const FLOW_LOG_GROUP_PREFIX = '/aws/vendedlogs/states/';

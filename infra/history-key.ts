@@ -2,7 +2,9 @@ import { ArnFormat, Aws, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { type IGrantable, PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { type IKey, Key } from 'aws-cdk-lib/aws-kms';
 import type { Construct } from 'constructs';
-import { FLOW_LOG_GROUP_PREFIX } from './flow.js';
+
+/** The prefix AWS recommends for Step Functions log groups (their history is encrypted with this key). */
+export const FLOW_LOG_GROUP_PREFIX = '/aws/vendedlogs/states/';
 
 /**
  * The customer-managed key of every flow's execution history (StateMachine

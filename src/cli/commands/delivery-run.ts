@@ -22,7 +22,7 @@ import { INPUT_LIMITS, printResult, progress, readInputFile, UsageError } from '
 import { parseOptions, unexpectedArgument } from '../grammar.js';
 import { AWS_OPTIONS } from '../aws-target.js';
 import { failureNote, notingTargetCheck, openLocalSource, openLocalTarget } from './delivery-bindings.js';
-import { causeMessage, ManifestUnavailableError } from './delivery.js';
+import { causeMessage, ManifestUnavailableError } from './delivery-failures.js';
 import { targetOf, type Target } from './stream/target.js';
 
 /**

@@ -5,8 +5,8 @@ import { assertActionPermitted, assertConfirmed, type LiveAction } from '../../d
 import { parseManifest, parseSelector, selectRoute, selectorText } from '../../domain/delivery/manifest.js';
 import type { Selector } from '../../domain/delivery/manifest-types.js';
 import { assertAuthority, recomputeAuthority, type AuthorityInput, type SealedAuthority } from '../../domain/delivery/sealed-authority.js';
-import { echoed } from '../../domain/echo.js';
 import { CutpointError } from '../../domain/errors.js';
+import { causeMessage, ManifestUnavailableError } from './delivery-failures.js';
 import { validateTargetId } from '../../delivery/journal/keys.js';
 import { inspectAll, inspectInvocation } from '../../delivery/journal/listing.js';
 import { loadInvocation } from '../../delivery/journal/records.js';
@@ -54,13 +54,6 @@ type Values = Record<string, string | boolean | undefined>;
 const COMMON: Options = { ...AWS_OPTIONS, faults: { type: 'string' } };
 const LIVE: Options = { manifest: { type: 'string' }, yes: { type: 'boolean' }, 'state-machine-arn': { type: 'string' }, name: { type: 'string' } };
 const LIVE_ACTIONS: readonly LiveAction[] = ['reconcile', 'resume', 'retire'];
-
-/** The manifest file named by --manifest cannot be read. Names the path, never content. */
-export class ManifestUnavailableError extends CutpointError {
-  constructor(file: string, reason: string) {
-    super('Delivery.ManifestUnavailable', 'delivery.manifest_unavailable', `manifest ${echoed(file)} could not be read (${reason}); nothing was mutated`);
-  }
-}
 
 export async function deliveryCommand(args: string[]): Promise<unknown> {
   const [verb, ...rest] = args;
@@ -160,16 +153,6 @@ const FLOW_FAILURE_CODES: Record<string, string> = {
   'Delivery.AuthorityMismatch': 'delivery.recovery_authority_mismatch',
 };
 
-/** A Lambda error's Cause is JSON ({errorType, errorMessage, trace}); only the message leaves. */
-export function causeMessage(cause: string): string {
-  try {
-    const parsed = JSON.parse(cause) as { errorMessage?: unknown };
-    if (typeof parsed.errorMessage === 'string') return parsed.errorMessage;
-  } catch {
-    // a plain-text cause (a Fail state's own)
-  }
-  return cause;
-}
 
 /**
  * Compares what the operator supplied (invocation, manifest text, selector, bindings)

@@ -14,7 +14,7 @@ import { assertObservePermitted, operatorObserve } from '../../quality/operator-
 import { replayGovernance } from '../../quality/replay.js';
 import { INPUT_LIMITS, readInputFile } from '../io.js';
 import { assertReaderReachable, openLocalRouteTarget } from './delivery-bindings.js';
-import { causeMessage, ManifestUnavailableError } from './delivery.js';
+import { causeMessage, ManifestUnavailableError } from './delivery-failures.js';
 import type { Target } from './stream/target.js';
 
 /**
