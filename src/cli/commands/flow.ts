@@ -24,7 +24,9 @@ cutpoint flow run <flow> --input ... --aws --name EXECUTION_NAME [--state-machin
   the stack output <Flow>StateMachineArn) under that exact execution name and waits; a lost
   start response is resolved with DescribeExecution, never a second execution
 flows: ${FLOWS.map((f) => f.name).join(', ')}
-  the input is the flow's execution input, as on AWS (at most 256 KiB and 64 levels deep).
+  the input is the flow's execution input, as on AWS (at most 256 KiB and 64 levels deep): a
+  JSON object of the flow's own fields only, at most 64 KiB unless it carries records,
+  sources, a GC page or a manifest (README "Flow inputs"), refused before anything runs.
   Delivery flows open the route's target (and, for the extraction of deliver-window and
   publish-clickhouse only, its ClickHouse source) from the bindings' url_env on this
   machine (a ClickHouse target: http(s) or chdb:<dir>; publish-clickhouse needs http(s):
