@@ -581,6 +581,18 @@ export const STEPS: StepEntry[] = [
     memoryMB: 1024,
   },
 
+  // ---- a flow's execution-input check as a Task of its own: stream-maintain's other Tasks start child flows ----
+  {
+    placeholder: 'CheckFlowInputFunctionArn',
+    entry: 'functions/engine/check-flow-input.ts',
+    load: () => import('./engine/check-flow-input.js'),
+    table: [],
+    bucket: [],
+    errors: ['Cutpoint.ValidationError'],
+    timeoutSeconds: 10,
+    memoryMB: 256,
+  },
+
   // ---- bounded delivery (seed 004), one Task per step in DELIVERY_STEPS order ----
   ...deliverySteps(),
   // ---- ClickHouse publication and quality governance (seed 000): publish-clickhouse's own steps ----
@@ -603,13 +615,8 @@ export interface FlowEntry {
    * src/recovery/recovery-stops.ts: a recovery that stops for an operator pages.
    */
   recovery?: { by: string; on: ReadonlyArray<'FAILED' | 'TIMED_OUT' | 'ABORTED'> };
-  /**
-   * The fields an execution input may carry (docs/flows.md documents them); `cutpoint flow
-   * run` refuses any other (`flow.input_unknown_field`) — a field no step reads is a typo or
-   * a misunderstanding, never ignored. A recovery start's `{recoveryOf, originalInput}` is
-   * accepted by a flow some flow is recovered by.
-   */
-  input: readonly string[];
+  // The fields an execution input may carry: src/engine/flow-input-fields.ts FLOW_INPUTS,
+  // which the first Tasks' Lambdas load without this registry.
 }
 
 /** Deliberate stops (ABORTED) are decisions, not failures: re-runs happen only on these. */
@@ -620,40 +627,33 @@ export const FLOWS: FlowEntry[] = [
     name: 'commit-generation',
     type: 'STANDARD',
     description: 'Write an output object, record a PREPARED generation, commit it by CAS or prove an abort',
-    input: ['root', 'generation', 'taskId', 'sources'],
     recovery: { by: 'commit-generation', on: RERUN_ON_FAILURE },
   },
   {
     name: 'stream-append',
     type: 'EXPRESS',
     description: 'Append one record batch to a stream lane: WAL object bound to its offset, one fenced head CAS with the commit record',
-    input: ['stream', 'partition', 'attemptId', 'session', 'records'],
   },
   {
     name: 'stream-resolve-append',
     type: 'STANDARD',
     description: 'Resolve a MAY_HAVE_COMMITTED append from its original attempt, repair what it left, lift the suspension',
-    input: ['stream', 'partition', 'attemptId'],
     recovery: { by: 'stream-resolve-append', on: RERUN_ON_FAILURE },
   },
   {
     name: 'stream-takeover',
     type: 'STANDARD',
     description: 'Take a stream lane over with a new owner session and a higher epoch',
-    input: ['stream', 'partition', 'owner', 'session'],
   },
   {
     name: 'stream-trim',
     type: 'STANDARD',
     description: 'Move the trim offset of a stream lane forward by CAS (monotonic); bytes below it stay until GC',
-    input: ['stream', 'partition', 'to'],
   },
   {
     name: 'stream-gc',
     type: 'STANDARD',
     description: 'Collect one lane\'s unreferenced and trimmed objects: lifecycle roots, orphan grace, lease drain, sealed delete journals, exact absence',
-    // A continuation's `next` (the run's state) is an input too.
-    input: ['stream', 'partition', 'grace', 'dryRun', 'pagesPerExecution', 'policy', 'policyDigest', 'scan', 'sweep', 'candidates', 'deleting', 'totals', 'wouldMark', 'execution'],
   },
   // Off the acknowledged path, so Standard rather than Express: a backlog may outlast
   // Express's 5 minutes, a name starts one execution only, and a failure leaves a history,
@@ -662,26 +662,22 @@ export const FLOWS: FlowEntry[] = [
     name: 'stream-materialize',
     type: 'STANDARD',
     description: 'Materialize generation 0 of a lane\'s next committed ranges off the acknowledged path, through the generation-commit mechanism; a failed range is resumed by the next run',
-    input: ['stream', 'partition', 'max'],
   },
   {
     name: 'stream-compact',
     type: 'STANDARD',
     description: 'Compact a lane\'s next run of committed ranges into one generation through the generation-commit mechanism; superseded copies go to GC after grace',
-    input: ['stream', 'partition', 'maxRanges', 'maxBytes'],
   },
   {
     // After the flows it starts: CDK substitutes their ARNs into its definition.
     name: 'stream-maintain',
     type: 'STANDARD',
     description: 'Maintain configured stream lanes (the EventBridge schedule\'s target): per lane stream-materialize, then stream-compact, then stream-gc, each as a child execution',
-    input: ['lanes'],
   },
   {
     name: 'deliver-window',
     type: 'STANDARD',
     description: 'Deliver one sealed window: custody, staging, chunked extract/load, EOF and quality gates, publish, evidence, checkpoint, cleanup and release',
-    input: ['manifestText', 'selector', 'invocationId', 'session'],
     // A failed delivery is resolved by the reconcile flow (from the journal), never by a
     // blind re-run; an aborted one too: a Stop Execution can land between any two steps.
     recovery: { by: 'delivery-reconcile', on: ['FAILED', 'TIMED_OUT', 'ABORTED'] },
@@ -690,7 +686,6 @@ export const FLOWS: FlowEntry[] = [
     name: 'publish-clickhouse',
     type: 'STANDARD',
     description: 'Publish one sealed window to ClickHouse: custody, stage, chunked extract/load, EOF, candidate, staged quality and capsule, one EXCHANGE, governed target observation, evidence, checkpoint, cleanup and release',
-    input: ['manifestText', 'selector', 'invocationId', 'session'],
     // As deliver-window: a failed, timed-out or stopped publication is resolved from the
     // journal by the reconcile flow, never re-run (a re-run could never dispatch again anyway).
     recovery: { by: 'delivery-reconcile', on: ['FAILED', 'TIMED_OUT', 'ABORTED'] },
@@ -699,25 +694,21 @@ export const FLOWS: FlowEntry[] = [
     name: 'quality-observe',
     type: 'STANDARD',
     description: 'Observe a PUBLISHED ClickHouse operation whose capsule is PREPARED or TARGET_PENDING (the operator\'s quality observe): guide, seal, a new custody session, the bounded reader; COMPLETE, or TARGET_PENDING / FAILED / INCOMPLETE by name',
-    input: ['invocationId', 'manifestText', 'selector', 'yes'],
   },
   {
     name: 'delivery-reconcile',
     type: 'STANDARD',
     description: 'Observe the target for a delivery invocation (receipt or owned stage) and journal what it proves; started automatically when deliver-window fails',
-    input: ['invocationId', 'manifestText', 'selector', 'yes'],
   },
   {
     name: 'delivery-resume',
     type: 'STANDARD',
     description: 'Finish a proved delivery invocation to CUSTODY_RELEASED, source-free, never publishing twice',
-    input: ['invocationId', 'manifestText', 'selector', 'yes'],
   },
   {
     name: 'delivery-retire',
     type: 'STANDARD',
     description: 'Drop exactly the recorded owned stage of a delivery invocation, prove its absence, release custody as RETIRED',
-    input: ['invocationId', 'manifestText', 'selector', 'yes'],
   },
 ];
 

@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { serveIfReaderChild } from '../../src/adapters/reader-process/serve.js';
+import { executionInputFirst } from '../../src/engine/flow-input.js';
 import { recoveryFlowStep, recoveryInputFirst } from '../../src/delivery/recovery/flow-steps.js';
 import * as probeWorker from '../../src/quality/probe-worker.js';
 import { lambdaSecrets, lambdaTargetDeps, type DeliveryDepsProvider } from '../lib/delivery-deps.js';
@@ -10,7 +11,7 @@ import { PROBE_WORKER_KEY, readerStep, type ObserveStepOptions } from '../qualit
 serveIfReaderChild({ [PROBE_WORKER_KEY]: probeWorker });
 
 /** The delivery-resume flow's action step: source-free deps (the target only), reader-capable as ObserveTarget. */
-/** Its input (yes, id) is checked before the deps provider parses the manifest or reads a secret. */
-const resumeStep = (options: ObserveStepOptions) => (deps: DeliveryDepsProvider) => readerStep(recoveryFlowStep('resume'), options)(recoveryInputFirst('resume', deps));
+/** Its execution input (against the flow's fields), then its input (yes, id), are checked before the deps provider parses the manifest or reads a secret. */
+const resumeStep = (options: ObserveStepOptions) => (deps: DeliveryDepsProvider) => readerStep(recoveryFlowStep('resume'), options)(executionInputFirst(recoveryInputFirst('resume', deps)));
 export const makeDeliveryHandler = resumeStep({});
 export const handler = resumeStep({ childEntry: fileURLToPath(import.meta.url), secrets: lambdaSecrets })(lambdaTargetDeps);

@@ -1,7 +1,8 @@
+import { executionInputFirst } from '../../src/engine/flow-input.js';
 import { recoveryFlowStep, recoveryInputFirst } from '../../src/delivery/recovery/flow-steps.js';
 import { deliveryStep, lambdaTargetDeps, type DeliveryDepsProvider } from '../lib/delivery-deps.js';
 
 /** The delivery-retire flow's action step: source-free deps (the target only). */
-/** Its input (yes, id) is checked before the deps provider parses the manifest or reads a secret. */
-export const makeDeliveryHandler = (deps: DeliveryDepsProvider) => deliveryStep(recoveryFlowStep('retire'))(recoveryInputFirst('retire', deps));
+/** Its execution input (against the flow's fields), then its input (yes, id), are checked before the deps provider parses the manifest or reads a secret. */
+export const makeDeliveryHandler = (deps: DeliveryDepsProvider) => deliveryStep(recoveryFlowStep('retire'))(executionInputFirst(recoveryInputFirst('retire', deps)));
 export const handler = makeDeliveryHandler(lambdaTargetDeps);

@@ -1,3 +1,4 @@
+import { firstTaskInput } from '../../src/engine/flow-input.js';
 import type { Ports } from '../../src/ports/index.js';
 import { lambdaHandler } from './telemetry.js';
 
@@ -17,5 +18,20 @@ export type StepHandler = (event: unknown, context?: unknown) => Promise<unknown
 export function step<O>(useCase: UseCase<O>) {
   return (ports: () => Promise<Ports>): StepHandler => {
     return lambdaHandler(async (event: unknown) => useCase(event, await ports()));
+  };
+}
+
+/**
+ * The handler of a flow's first Task (README "Flow inputs"): the execution input the Task
+ * passes (`executionInput`, from the context object) is checked against its flow's fields
+ * before the ports are built or the use case runs; the use case gets the step's own input
+ * (src/engine/flow-input.ts firstTaskInput).
+ */
+export function firstStep<O>(useCase: UseCase<O>) {
+  return (ports: () => Promise<Ports>): StepHandler => {
+    return lambdaHandler(async (event: unknown) => {
+      const input = firstTaskInput(event);
+      return useCase(input, await ports());
+    });
   };
 }

@@ -1,6 +1,6 @@
 import { scanPage } from '../../src/stream/gc/scan.js';
 import { lambdaPorts } from '../lib/lambda-ports.js';
-import { step } from '../lib/step.js';
+import { firstStep } from '../lib/step.js';
 
-export const makeHandler = step(scanPage);
+export const makeHandler = firstStep(scanPage);
 export const handler = makeHandler(lambdaPorts);

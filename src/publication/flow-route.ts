@@ -19,10 +19,10 @@ import { ValidationError } from '../domain/errors.js';
 export const EXCHANGE_FLOW = 'publish-clickhouse';
 export const SQL_FLOW = 'deliver-window';
 
-/** The flow a Begin Task names (`{ input, execution, flow }`); undefined outside a flow. */
+/** The flow a Begin Task names (`{ executionInput, execution, flow }`); undefined outside a flow. */
 export function flowOfTask(input: unknown): string | undefined {
-  const v = input as { input?: unknown; flow?: unknown } | null;
-  if (!v || typeof v !== 'object' || v.input === undefined || v.flow === undefined) return undefined;
+  const v = input as { executionInput?: unknown; flow?: unknown } | null;
+  if (!v || typeof v !== 'object' || v.executionInput === undefined || v.flow === undefined) return undefined;
   if (v.flow !== EXCHANGE_FLOW && v.flow !== SQL_FLOW) throw new ValidationError('delivery.step_input_invalid', 'the Begin Task names an unknown flow');
   return v.flow;
 }

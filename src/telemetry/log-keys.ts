@@ -31,10 +31,20 @@ function count(v: unknown): number | undefined {
   return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : undefined;
 }
 
+function fields(v: unknown): Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+}
+
+/**
+ * A flow's first Task passes the step's input nested (`input`) or only the execution input
+ * (`executionInput`, src/engine/flow-input.ts): their keys count too, the Task's own first.
+ * `execution` is the context object's only (a Task parameter), never an input's.
+ */
 export function invocationKeysOf(event: unknown): InvocationKeys {
   if (typeof event !== 'object' || event === null) return {};
-  const e = event as Record<string, unknown>;
-  const execution = typeof e.execution === 'object' && e.execution !== null ? (e.execution as { id?: unknown }).id : e.execution;
+  const task = event as Record<string, unknown>;
+  const e = { ...fields(task.executionInput), ...fields(task.input), ...task };
+  const execution = typeof task.execution === 'object' && task.execution !== null ? (task.execution as { id?: unknown }).id : task.execution;
   const partition = count(e.partition) ?? text(e.partition);
   const stream = text(e.stream);
   const part = typeof e.part === 'object' && e.part !== null ? (e.part as { part?: unknown }).part : e.part;

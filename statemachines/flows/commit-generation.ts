@@ -60,11 +60,14 @@ export default flow('commit-generation', {
     RegisterTask: task({
       comment: 'Cut point generation.task.put: make the task durable (put-if-absent, exact identity on retry).',
       lambda: 'RegisterGenerationTask',
+      checksInput: 'commit-generation',
       parameters: {
-        'root.$': '$.root',
-        'generation.$': '$.generation',
-        'taskId.$': '$.taskId',
-        'sources.$': '$.sources',
+        input: {
+          'root.$': '$.root',
+          'generation.$': '$.generation',
+          'taskId.$': '$.taskId',
+          'sources.$': '$.sources',
+        },
       },
       resultPath: '$.task',
       timeoutSeconds: 45,

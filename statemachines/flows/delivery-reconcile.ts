@@ -32,6 +32,10 @@ export default flow('delivery-reconcile', {
     Inspect: task({
       comment: 'Read-only, no database connection: the failed delivery\'s invocation (its invocationId, or the one Begin derived from the execution ARN) and its recovery projection. The output replaces the state (no ResultPath): the same {invocationId, manifestText, selector, yes} an operator gives, plus the inspection. The rule stands in for --yes: reconcile only observes the target and journals what it proves.',
       lambda: 'DeliveryInspect',
+      checksInput: 'delivery-reconcile',
+      parameters: {
+        'input.$': '$',
+      },
       timeoutSeconds: 45,
       retry: stepRetry({ with: ['Delivery.JournalUnavailable'] }),
       catch: [

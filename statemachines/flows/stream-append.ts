@@ -10,13 +10,7 @@ export default flow('stream-append', {
     WriteWal: task({
       comment: 'Before primary WAL I/O: refusals here are KNOWN_NOT_COMMITTED (RetireAttempt spends the attempt) or Rejected (nothing written). The WAL object\'s metadata binds the batch to its start offset and fence epoch; a retry reads the exact key back and reuses that binding. The result replaces the state, so record bytes go no further. A WAL that never became durable needs no interpretation: no head CAS was issued; the execution fails and the same attempt is re-run. Then the attempt suspends the lane for itself (cut point stream.append.suspend: CAS on the head version read and the owner\'s fence), so its head CAS never goes out on a lane it does not hold: an execution that ends after an unknown head outcome leaves the lane suspended by this attempt.',
       lambda: 'WriteWal',
-      parameters: {
-        'stream.$': '$.stream',
-        'partition.$': '$.partition',
-        'attemptId.$': '$.attemptId',
-        'session.$': '$.session',
-        'records.$': '$.records',
-      },
+      checksInput: 'stream-append',
       resultPath: '$.written',
       outputPath: '$.written',
       timeoutSeconds: 20,

@@ -19,6 +19,10 @@ export default flow('stream-gc', {
     Scan: task({
       comment: 'One page of the lane\'s objects (WAL and generations): create roots lazily (first seen = grace start), renew a DELETED root for a late object (epoch + 1, fresh grace), re-prove MARKED roots, collect ACTIVE roots that are TRIMMED or DEAD past grace. A dry run writes nothing.',
       lambda: 'GcScan',
+      checksInput: 'stream-gc',
+      parameters: {
+        'input.$': '$',
+      },
       timeoutSeconds: 150,
       otherwise: 'Rejected',
       next: 'IsDryRun',

@@ -1,12 +1,23 @@
 import { flow } from '../spec/flow.js';
-import { childStartRetry } from '../spec/retry.js';
+import { childStartRetry, STEP_TRANSIENT, stepRetry } from '../spec/retry.js';
 import { onError, task } from '../spec/task.js';
 
 export default flow('stream-maintain', {
   Comment: 'Scheduled maintenance of configured stream lanes: for each lane, in order, generation 0 (stream-materialize), then compaction (stream-compact), then GC (stream-gc), each as a child execution of its own flow (the same state machines the CLI starts; no step of theirs is copied here), waiting for it (.sync:2). A lane whose child fails is recorded with the child\'s error and the other lanes go on; the execution then fails with Stream.MaintenanceIncomplete, its cause every lane\'s summary, and each child\'s own history says why. Every effect happens inside the children, at their cut points. Input: {lanes: [{stream, partition}]} (the EventBridge schedule\'s constant input). Output: one summary per lane (child execution ARNs, generation-0 and compaction marks, GC totals). TimeoutSeconds (24 h): one wave of lanes (4 at once) waits at most its children\'s own execution timeouts one after the other (stream-materialize, stream-compact, stream-gc: about 31,300 s with the start retries), so a day holds two worst-case waves (8 lanes) and many healthy ones; each child Task\'s TimeoutSeconds stays above its child\'s execution timeout.',
   TimeoutSeconds: 86400,
-  StartAt: 'CheckLanes',
+  StartAt: 'CheckInput',
   States: {
+    CheckInput: task({
+      comment:
+        "First Task: the execution input ($$.Execution.Input) is checked against the flow's fields (README 'Flow inputs'), as every flow's first Task checks its own; an unknown field, an input that is not an object or one over the cap is refused (Cutpoint.ValidationError) before any child starts. A Task of its own: this flow's other Tasks start child flows. It reads and writes nothing.",
+      lambda: 'CheckFlowInput',
+      parameters: { flow: 'stream-maintain', 'executionInput.$': '$$.Execution.Input' },
+      resultPath: null,
+      timeoutSeconds: 15,
+      retry: stepRetry({ without: STEP_TRANSIENT }),
+      otherwise: 'Refused',
+      next: 'CheckLanes',
+    }),
     CheckLanes: {
       Type: 'Choice',
       Comment: 'At most 8 lanes: the 24 h TimeoutSeconds holds two worst-case waves of 4; more would let a healthy run time out. A ninth lane is refused before any child starts.',
@@ -18,6 +29,12 @@ export default flow('stream-maintain', {
         },
       ],
       Default: 'Lanes',
+    },
+    Refused: {
+      Type: 'Fail',
+      ErrorPath: '$.failure.Error',
+      CausePath: '$.failure.Cause',
+      Comment: "The execution input refused by CheckInput, under the step's own error name; no child was started.",
     },
     TooManyLanes: {
       Type: 'Fail',

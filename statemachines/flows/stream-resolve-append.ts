@@ -44,10 +44,13 @@ export default flow('stream-resolve-append', {
     Resolve: task({
       comment: 'Prove committed (commit#<end> names the attempt and SHA-256) or proven-not-committed (spend the attempt); lift the suspension.',
       lambda: 'ResolveAppend',
+      checksInput: 'stream-resolve-append',
       parameters: {
-        'stream.$': '$.stream',
-        'partition.$': '$.partition',
-        'attemptId.$': '$.attemptId',
+        input: {
+          'stream.$': '$.stream',
+          'partition.$': '$.partition',
+          'attemptId.$': '$.attemptId',
+        },
       },
       resultPath: '$.outcome',
       timeoutSeconds: 45,

@@ -24,8 +24,8 @@ export function windowStart(o: WindowStart): Record<string, AslState> {
     Begin: task({
       comment: o.beginComment,
       lambda: 'DeliveryBegin',
+      checksInput: o.flow,
       parameters: {
-        'input.$': '$',
         execution: {
           'id.$': '$$.Execution.Id',
           'name.$': '$$.Execution.Name',

@@ -35,20 +35,31 @@ export interface TaskSpec {
    * the registry. The error object is kept at $.failure.
    */
   otherwise?: string;
+  /**
+   * The flow whose execution input this Task checks (the flow's first Task, and a recovery
+   * flow's action Task for an operator's start): `flow` and `executionInput.$` are passed
+   * before the parameters, and the comment says so (README 'Flow inputs').
+   */
+  checksInput?: string;
   /** The next state; absent: the Task ends the flow (or its Map item). */
   next?: string;
 }
+
+/** What a Task that checks its flow's execution input adds to its comment. */
+export const CHECKS_INPUT =
+  "First Task: the execution input ($$.Execution.Input) is checked against the flow's fields first (README 'Flow inputs'); an unknown field, an input that is not an object or one over the cap is refused (Cutpoint.ValidationError) before anything is written.";
 
 /** A Task state, its fields in one order in every flow. */
 export function task(spec: TaskSpec): AslState {
   const resource = spec.lambda !== undefined ? `\${${spec.lambda}FunctionArn}` : spec.resource;
   if (resource === undefined) throw new Error('a Task needs a lambda or a resource');
   const retry = spec.retry ?? stepRetry();
+  const checks = spec.checksInput;
   return {
     Type: 'Task',
-    Comment: spec.comment,
+    Comment: checks === undefined ? spec.comment : `${spec.comment} ${CHECKS_INPUT}`,
     Resource: resource,
-    Parameters: spec.parameters,
+    Parameters: checks === undefined ? spec.parameters : { flow: checks, 'executionInput.$': '$$.Execution.Input', ...spec.parameters },
     ResultSelector: spec.resultSelector,
     ResultPath: spec.resultPath,
     OutputPath: spec.outputPath,

@@ -42,13 +42,12 @@ const SMOKE_ENV = {
   AWS_LAMBDA_FUNCTION_NAME: 'bundle-smoke',
 };
 
-/** What each handler raises on `{}` in plain Node: a live recovery step or the operator's observe refuses a missing confirmation first. */
-const expectedName = (step: StepEntry) =>
-  /^Delivery(Reconcile|Resume|Retire)FunctionArn$/.test(step.placeholder)
-    ? 'Delivery.ConfirmationRequired'
-    : step.placeholder === 'QualityOperatorObserveFunctionArn'
-      ? 'Quality.ConfirmationRequired'
-      : 'Cutpoint.ValidationError';
+/**
+ * What each handler raises on `{}` in plain Node: a refusal by name. A flow's first Task (a
+ * live recovery step and the operator's observe among them) refuses first that the Task
+ * passes no flow and execution input (flow.first_task_invalid, README "Flow inputs").
+ */
+const expectedName = (_step: StepEntry) => 'Cutpoint.ValidationError';
 
 /** Imports each bundle outside vitest's module graph, as the Lambda runtime would, and calls its handler with `{}`. */
 function errorNamesOf(files: string[]): string[] {

@@ -68,9 +68,11 @@ describe('stream maintenance on AWS', () => {
     }
   });
 
-  it('stream-maintain starts exactly its three child flows, may describe and stop only their executions, and touches no data', () => {
+  it('stream-maintain checks its input with one Lambda, starts exactly its three child flows, may describe and stop only their executions, and touches no data', () => {
     const props = machineProps('stream-maintain');
+    const check = { 'Fn::GetAtt': [logicalId(configured.workflows.functions.get('CheckFlowInputFunctionArn')!), 'Arn'] };
     expect(props.DefinitionSubstitutions).toEqual({
+      CheckFlowInputFunctionArn: check,
       StreamMaterializeStateMachineArn: machineRef('stream-materialize'),
       StreamCompactStateMachineArn: machineRef('stream-compact'),
       StreamGcStateMachineArn: machineRef('stream-gc'),
@@ -86,7 +88,13 @@ describe('stream maintenance on AWS', () => {
     expect(JSON.stringify(statements.filter((s) => actionsOf(s).some((a) => a.startsWith('events:'))).flatMap(resourcesOf))).toContain('rule/StepFunctionsGetEventsForStepFunctionsExecutionRule');
     expect(allowedActions(statements, 'dynamodb:')).toEqual([]);
     expect(allowedActions(statements, 's3:')).toEqual([]);
-    expect(allowedActions(statements, 'lambda:')).toEqual([]);
+    const invoke = statements.filter((s) => s.Effect === 'Allow' && actionsOf(s).some((a) => a.startsWith('lambda:')));
+    expect(invoke.flatMap(actionsOf)).toEqual(['lambda:InvokeFunction']);
+    expect(JSON.stringify(invoke.flatMap(resourcesOf))).not.toContain(JSON.stringify(logicalId(configured.workflows.functions.get('MaterializeGen0BatchFunctionArn')!)));
+    expect(JSON.stringify(invoke.flatMap(resourcesOf))).toContain(JSON.stringify(check['Fn::GetAtt'][0]));
+    // The check reads and writes nothing: its Lambda's role has no data action.
+    const checkRole = roleStatements(workflows, fnRole('CheckFlowInputFunctionArn'));
+    expect([...allowedActions(checkRole, 'dynamodb:'), ...allowedActions(checkRole, 's3:'), ...allowedActions(checkRole, 'secretsmanager:')]).toEqual([]);
   });
 
   it('configured lanes get one schedule at the configured rate, starting stream-maintain with them; unconfigured, none', () => {

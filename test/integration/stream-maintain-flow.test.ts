@@ -67,7 +67,7 @@ describe('stream-maintain flow', () => {
     const lanes = [lane, ...Array.from({ length: 8 }, (_, i) => ({ stream: `maint-absent-${i}`, partition: 0 }))];
     const run = await maintain(lanes);
     expect(run).toMatchObject({ status: 'FAILED', error: 'Stream.TooManyLanes' });
-    expect(run.events.filter((e) => e.type === 'StateEntered').map((e) => e.state)).toEqual(['CheckLanes', 'TooManyLanes']);
+    expect(run.events.filter((e) => e.type === 'StateEntered').map((e) => e.state)).toEqual(['CheckInput', 'CheckLanes', 'TooManyLanes']);
     expect(await compactionsOf(stores.ports, lane)).toHaveLength(0);
   });
 
@@ -97,8 +97,8 @@ describe('stream-maintain flow', () => {
       taskHandlers: { TrimLaneFunctionArn: async (input) => (trimmed.push(input), { trimmedTo: 1 }) },
     });
     expect(run.status, `${run.error}: ${run.cause}`).toBe('SUCCEEDED');
-    // stream-trim's own ASL ran: its Trim step got the input, its Done state output $.trim.
-    expect(trimmed).toEqual([{ stream: 'x', partition: 0, to: 1 }]);
+    // stream-trim's own ASL ran: its Trim step got its execution input (the context object's), its Done state output $.trim.
+    expect(trimmed).toEqual([{ flow: 'stream-trim', executionInput: { stream: 'x', partition: 0, to: 1 } }]);
     expect(run.output).toMatchObject({ Status: 'SUCCEEDED', Output: { trimmedTo: 1 }, ExecutionArn: expect.stringContaining(':stream-trim:') });
   }, 60_000);
 });

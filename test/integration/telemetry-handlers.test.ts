@@ -54,7 +54,8 @@ describe('generation handlers in Lambda mode, against the emulators', () => {
   it('count every cut point crossed; a lost response is unknown at its cut point, resolved by the use case', async () => {
     const c = await newGenerationCase(stores.ports, 'telemetry');
     const register = handlerOf(makeRegister, 'RegisterGenerationTask');
-    await register(c.input);
+    // The flow's first Task: its input nested, the execution input from the context object beside it.
+    await register({ flow: 'commit-generation', executionInput: c.input, input: c.input });
     expect(outcomes('RegisterGenerationTask')).toEqual({ applied: 1 });
 
     faults.arm(`${GENERATION_CUT_POINTS.objectPut}:lose-response`);
@@ -64,5 +65,14 @@ describe('generation handlers in Lambda mode, against the emulators', () => {
     const crossed = json().filter((l) => l.message === 'cut point crossed' && l.step === 'WriteGenerationObject');
     expect(crossed).toContainEqual(expect.objectContaining({ level: 'WARN', cutPoint: GENERATION_CUT_POINTS.objectPut, outcome: 'unknown', taskId: c.input.taskId }));
     expect(json().find((l) => l.message === 'step ended' && l.step === 'WriteGenerationObject')).toMatchObject({ level: 'INFO', service: 'cutpoint', taskId: c.input.taskId });
+  });
+
+  it("refuse an execution input with a field the flow does not read inside the handler's telemetry: logged with its code, counted as a StepError, nothing crossed", async () => {
+    const c = await newGenerationCase(stores.ports, 'telemetry-refused');
+    const register = handlerOf(makeRegister, 'RegisterGenerationTask');
+    await expect(register({ flow: 'commit-generation', executionInput: { ...c.input, extra: 1 }, input: c.input })).rejects.toMatchObject({ name: 'Cutpoint.ValidationError', code: 'flow.input_unknown_field' });
+    expect(json().find((l) => l.message === 'step failed' && l.step === 'RegisterGenerationTask')).toMatchObject({ level: 'ERROR', code: 'flow.input_unknown_field', taskId: c.input.taskId });
+    expect(json().find((d) => d._aws !== undefined && d.Step === 'RegisterGenerationTask' && 'StepError' in d)).toMatchObject({ ErrorName: 'Cutpoint.ValidationError', StepError: 1 });
+    expect(outcomes('RegisterGenerationTask')).toEqual({});
   });
 });

@@ -48,8 +48,8 @@ describe('publish-clickhouse', () => {
   });
 
   it('Begin names its flow in the Task parameters (not forgeable by the execution input), and so does deliver-window', () => {
-    expect(states.Begin!.Parameters).toMatchObject({ 'input.$': '$', flow: 'publish-clickhouse' });
-    expect(deliver.States.Begin!.Parameters).toMatchObject({ 'input.$': '$', flow: 'deliver-window' });
+    expect(states.Begin!.Parameters).toMatchObject({ 'executionInput.$': '$$.Execution.Input', flow: 'publish-clickhouse' });
+    expect(deliver.States.Begin!.Parameters).toMatchObject({ 'executionInput.$': '$$.Execution.Input', flow: 'deliver-window' });
   });
 
   it('carries `known` and the retry count into every Task after Begin, and stops for recovery on Delivery.NeedsRecovery everywhere (through the incident step, which notifies only an INCIDENT_RETAINED journal)', () => {

@@ -39,7 +39,7 @@ function aslComments(flow?: string): string {
       }
     }
   };
-  for (const file of readdirSync(`${REPO_ROOT}statemachines`).filter((f) => flow === undefined || f === `${flow}.asl.json`)) walk(JSON.parse(readFileSync(`${REPO_ROOT}statemachines/${file}`, 'utf8')));
+  for (const file of readdirSync(`${REPO_ROOT}statemachines`).filter((f) => f.endsWith('.asl.json') && (flow === undefined || f === `${flow}.asl.json`))) walk(JSON.parse(readFileSync(`${REPO_ROOT}statemachines/${file}`, 'utf8')));
   return comments.join('\n');
 }
 

@@ -37,13 +37,13 @@ describe('flowStep: the typed stops the deliver-window flow catches instead of a
   });
 });
 
-describe("Begin's Task input in the flow: { input, execution }", () => {
+describe("Begin's Task input in the flow: { executionInput, execution }", () => {
   it('takes the execution id and name from the context object, never from the execution input', () => {
     const given = { manifestText: 'm', selector: 's#r', session: 'x', execution: { id: 'forged', name: 'forged' } };
     const context = { id: 'arn:aws:states:eu-west-1:1:execution:sm:name-1', name: 'name-1' };
-    expect(fromFlowTask({ input: given, execution: context })).toEqual({ manifestText: 'm', selector: 's#r', session: 'x', execution: context });
-    expect(fromFlowTask({ input: given })).toEqual({ manifestText: 'm', selector: 's#r', session: 'x' });
-    expect(fromFlowTask({ input: 'text' })).toBeNull();
+    expect(fromFlowTask({ executionInput: given, execution: context })).toEqual({ manifestText: 'm', selector: 's#r', session: 'x', execution: context });
+    expect(fromFlowTask({ executionInput: given })).toEqual({ manifestText: 'm', selector: 's#r', session: 'x' });
+    expect(fromFlowTask({ executionInput: 'text' })).toBeNull();
     // Outside a flow (in process, the CLI) the input is Begin's as given.
     expect(fromFlowTask(given)).toBe(given);
   });

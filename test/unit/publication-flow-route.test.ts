@@ -28,11 +28,11 @@ describe('which flow publishes which route', () => {
     expect(() => assertFlowRoute('deliver-window', route('exchange'))).toThrow(expect.objectContaining({ name: 'Cutpoint.ValidationError', code: 'delivery.exchange_route_refused' }));
   });
 
-  it('reads the flow only from a flow Task (`{input, flow}`), never from the execution input, and refuses an unknown one', () => {
-    expect(flowOfTask({ input: { flow: 'publish-clickhouse' }, flow: 'deliver-window' })).toBe('deliver-window');
+  it('reads the flow only from a flow Task (`{executionInput, flow}`), never from the execution input, and refuses an unknown one', () => {
+    expect(flowOfTask({ executionInput: { flow: 'publish-clickhouse' }, flow: 'deliver-window' })).toBe('deliver-window');
     expect(flowOfTask({ flow: 'publish-clickhouse', manifestText: 'x' })).toBeUndefined();
-    expect(flowOfTask({ input: {} })).toBeUndefined();
-    expect(() => flowOfTask({ input: {}, flow: 'stream-append' })).toThrow(expect.objectContaining({ code: 'delivery.step_input_invalid' }));
+    expect(flowOfTask({ executionInput: {} })).toBeUndefined();
+    expect(() => flowOfTask({ executionInput: {}, flow: 'stream-append' })).toThrow(expect.objectContaining({ code: 'delivery.step_input_invalid' }));
     // Outside a flow (in-process callers) nothing is checked.
     expect(() => assertFlowRoute(undefined, route('exchange'))).not.toThrow();
   });

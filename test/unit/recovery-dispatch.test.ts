@@ -42,7 +42,8 @@ describe('designed stops, from the ASL', () => {
     expect(designedStopErrors(loadAsl('deliver-window'))).toEqual(expect.arrayContaining(['Delivery.NeedsRecovery', 'Delivery.CleanupUnproved', 'Delivery.StepRefused']));
     // stream-compact's Refused state passes on the Compact step's caught refusal.
     expect(designedStopErrors(loadAsl('stream-compact'))).toContain('Stream.CompactionNotCommitted');
-    expect(designedStopErrors(loadAsl('stream-maintain'))).toEqual(['Stream.MaintenanceIncomplete', 'Stream.TooManyLanes']);
+    // stream-maintain's Refused state passes on its input check's refusal.
+    expect(designedStopErrors(loadAsl('stream-maintain'))).toEqual(['Cutpoint.ValidationError', 'Stream.MaintenanceIncomplete', 'Stream.TooManyLanes']);
   });
 
   it('classifies an ended execution: a designed error is a designed stop, any other failure failed', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { assertInputFields } from '../../src/cli/commands/flow.js';
+import { assertFlowInput } from '../../src/engine/flow-input.js';
 import { FLOWS } from '../../functions/registry.js';
 import { integerFromEnv } from '../../src/domain/env-integer.js';
 import { validateLane } from '../../src/domain/stream.js';
@@ -44,21 +44,21 @@ describe('flow inputs carry only the fields their flow reads', () => {
   it.each(FLOWS.map((f) => [f.name]))('%s: its documented input passes; an unknown field is refused by name', (flow) => {
     const block = markedBlock(doc, `flow-input: ${flow}`);
     const input = JSON.parse(block!.body) as Record<string, unknown>;
-    expect(() => assertInputFields(flow, input)).not.toThrow();
+    expect(() => assertFlowInput(flow, input)).not.toThrow();
     for (const [key, value] of [['extra', 1], ['x', Array.from({ length: 50_000 }, () => 0)], ['pages', 0], ['next', 'garbage-token']] as const) {
-      expect(() => assertInputFields(flow, { ...input, [key]: value }), key).toThrow(expect.objectContaining({ code: 'flow.input_unknown_field', message: expect.stringContaining(`"${key}"`) }));
+      expect(() => assertFlowInput(flow, { ...input, [key]: value }), key).toThrow(expect.objectContaining({ code: 'flow.input_unknown_field', message: expect.stringContaining(`"${key}"`) }));
     }
     // Own keys only: a JSON "constructor" or "__proto__" is a field like any other.
     for (const text of ['{"constructor":{"prototype":{"polluted":true}}}', '{"__proto__":{"polluted":true}}']) {
-      expect(() => assertInputFields(flow, { ...input, ...(JSON.parse(text) as object) })).toThrow(expect.objectContaining({ code: 'flow.input_unknown_field' }));
+      expect(() => assertFlowInput(flow, { ...input, ...(JSON.parse(text) as object) })).toThrow(expect.objectContaining({ code: 'flow.input_unknown_field' }));
     }
   });
 
   it('a recovery start ({recoveryOf, originalInput}) is an input of the flows some flow is recovered by, only', () => {
     const recovery = { recoveryOf: 'arn:aws:states:eu-west-1:111111111111:execution:x:y', originalInput: '{}' };
-    expect(() => assertInputFields('delivery-reconcile', recovery)).not.toThrow();
-    expect(() => assertInputFields('commit-generation', recovery)).not.toThrow();
-    expect(() => assertInputFields('stream-trim', recovery)).toThrow(expect.objectContaining({ code: 'flow.input_unknown_field' }));
+    expect(() => assertFlowInput('delivery-reconcile', recovery)).not.toThrow();
+    expect(() => assertFlowInput('commit-generation', recovery)).not.toThrow();
+    expect(() => assertFlowInput('stream-trim', recovery)).toThrow(expect.objectContaining({ code: 'flow.input_unknown_field' }));
   });
 });
 

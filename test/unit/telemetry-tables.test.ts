@@ -101,6 +101,13 @@ describe('log keys: an allowlist of the Task input', () => {
     expect(invocationKeysOf(null)).toEqual({});
     expect(invocationKeysOf({ taskId: 'a\u001b[31m' })).toEqual({ taskId: 'a\\x1b[31m' });
   });
+
+  it("a first Task's nested input and its execution input count too; `execution` only as the Task's own parameter", () => {
+    const trim = { flow: 'stream-trim', executionInput: { stream: 'orders', partition: 3, to: 9, execution: 'forged' } };
+    expect(invocationKeysOf(trim)).toEqual({ lane: 'orders/3' });
+    const register = { flow: 'commit-generation', executionInput: { recoveryOf: 'arn:x', originalInput: '{}' }, input: { root: 'r', generation: 2, taskId: 't-1', sources: [] } };
+    expect(invocationKeysOf(register)).toEqual({ recoveryOf: 'arn:x', taskId: 't-1', generation: 2 });
+  });
 });
 
 describe('the one redactor', () => {

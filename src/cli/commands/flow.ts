@@ -3,7 +3,8 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { faultsFromEnv } from '../../adapters/fault-injector.js';
 import { firedOf, reportFired } from '../fault-report.js';
-import { CutpointError, ValidationError } from '../../domain/errors.js';
+import { CutpointError } from '../../domain/errors.js';
+import { assertFlowInput } from '../../engine/flow-input.js';
 import { withoutSessionIds } from '../../domain/redact.js';
 import { FLOWS } from '../../../functions/registry.js';
 import type { FlowResult } from '../../local/flow-runner.js';
@@ -23,7 +24,9 @@ cutpoint flow run <flow> --input ... --aws --name EXECUTION_NAME [--state-machin
   the stack output <Flow>StateMachineArn) under that exact execution name and waits; a lost
   start response is resolved with DescribeExecution, never a second execution
 flows: ${FLOWS.map((f) => f.name).join(', ')}
-  the input is the flow's execution input, as on AWS (at most 256 KiB and 64 levels deep).
+  the input is the flow's execution input, as on AWS (at most 256 KiB and 64 levels deep): a
+  JSON object of the flow's own fields only, at most 64 KiB unless it carries records,
+  sources, a GC page or a manifest (README "Flow inputs"), refused before anything runs.
   Delivery flows open the route's target (and, for the extraction of deliver-window and
   publish-clickhouse only, its ClickHouse source) from the bindings' url_env on this
   machine (a ClickHouse target: http(s) or chdb:<dir>; publish-clickhouse needs http(s):
@@ -42,7 +45,8 @@ export async function flowCommand(args: string[]): Promise<unknown> {
   if (extra.length) throw unexpectedArgument(extra[0]);
   if (!values.input) throw new UsageError('--input is required');
   const input = await readJsonInput(values.input, { what: 'flow input', invalidCode: 'flow.invalid_input' });
-  assertInputFields(flow, input);
+  // The check every flow's first Task makes (README "Flow inputs"), here before anything runs.
+  assertFlowInput(flow, input);
 
   refuseAwsFlagsWithoutAws(values);
   // Like every command that starts a flow: the deployed state machine and the execution name mean nothing locally.
@@ -91,22 +95,6 @@ export async function flowCommand(args: string[]): Promise<unknown> {
   }
   // Never a fencing session id on stdout (a delivery's fence, an append's input passed through).
   return { flow, status: result.status, output: withoutSessionIds(result.output), transitions: result.transitions, faultsFired: firedOf(faults), history };
-}
-
-/**
- * Only the fields the flow reads (FLOWS `input`; a recovery start's `recoveryOf` and
- * `originalInput` for a flow some flow is recovered by): `extra`, `pages`, `next`,
- * `constructor` are refused by name, never ignored. What is not an object is left to the
- * flow, which refuses it in its own terms.
- */
-export function assertInputFields(flow: string, input: unknown): void {
-  const entry = FLOWS.find((f) => f.name === flow);
-  if (!entry || input === null || typeof input !== 'object' || Array.isArray(input)) return;
-  const recovery = FLOWS.some((f) => f.recovery?.by === flow) ? ['recoveryOf', 'originalInput'] : [];
-  const unknown = Object.keys(input).find((key) => !entry.input.includes(key) && !recovery.includes(key));
-  if (unknown === undefined) return;
-  const name = unknown.length > 64 ? `${unknown.slice(0, 64)}…` : unknown;
-  throw new ValidationError('flow.input_unknown_field', `${flow} reads no input field ${JSON.stringify(name)} (its fields: ${[...entry.input, ...recovery].join(', ')}); nothing was run`);
 }
 
 /** An input whose route does not parse is left to Begin, which refuses it with its own diagnostic. */

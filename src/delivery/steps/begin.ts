@@ -46,15 +46,16 @@ export interface BeginOutput extends StepOutput {
  * invocation holding the target is Delivery.CustodyHeld and nothing is written.
  */
 /**
- * In the deliver-window flow Begin's Task input is `{ input, execution }`: the execution
- * input whole (manifestText, selector, optional invocationId and session) and the
- * execution's id and name from the context object — never from the input, which cannot
- * forge them. Anything else is Begin's input as given (the in-process run, the CLI).
+ * In the deliver-window flow Begin's Task input is `{ executionInput, execution, flow }`: the
+ * execution input whole from the context object (manifestText, selector, optional
+ * invocationId and session; its fields checked by the handler first, README "Flow inputs")
+ * and the execution's id and name from the context object — never from the input, which
+ * cannot forge them. Anything else is Begin's input as given (the in-process run, the CLI).
  */
 export function fromFlowTask(input: unknown): Partial<BeginInput> | null {
-  const v = input as { input?: unknown; execution?: BeginInput['execution'] } | null;
-  if (!v || typeof v !== 'object' || v.input === undefined) return v as Partial<BeginInput> | null;
-  const given = v.input as Partial<BeginInput> | null;
+  const v = input as { executionInput?: unknown; execution?: BeginInput['execution'] } | null;
+  if (!v || typeof v !== 'object' || v.executionInput === undefined) return v as Partial<BeginInput> | null;
+  const given = v.executionInput as Partial<BeginInput> | null;
   if (!given || typeof given !== 'object') return null;
   const { execution: _forged, ...rest } = given;
   return { ...rest, ...(v.execution ? { execution: v.execution } : {}) };
