@@ -27,7 +27,8 @@ export interface FlowAlarmsProps {
  *   EXPRESS stream-append, which emits no status events the dispatcher could classify).
  * - RecoveryStopped: a flow that runs recoveries alarms on ExecutionOutcome{Outcome=
  *   recovery-stopped}: a recovery execution ended in a designed stop that leaves work for an
- *   operator (the dispatcher published its notice to the incident topic).
+ *   operator (the dispatcher published its notice to the incident topic). Its failures,
+ *   timeouts and aborts are noticed there too, as unclassified (src/recovery/failure-notice.ts).
  * - TimedOut, Throttled: AWS/States ExecutionsTimedOut and ExecutionThrottled, direct.
  * - LambdaThrottles, UnexpectedErrors: summed over the flow's functions. Lambda Errors
  *   would count designed errors (a named refusal is a function error too), and
@@ -50,7 +51,8 @@ export class FlowAlarms extends Construct {
     const recoveryFlow = RECOVERY_FLOWS[name];
     if (flow.recovery || recoveryFlow) {
       const started = flow.recovery ? ` ${flow.recovery.by} was started on it automatically; if that cannot resolve it, its own alarms fire.` : '';
-      this.alarm('failed', cutpointMetric(METRICS.executionOutcome, { [DIMENSIONS.flow]: name, [DIMENSIONS.outcome]: 'failed' }), `${name}: an execution failed with an error that is not a designed stop.${started} ${open}`);
+      const noticed = recoveryFlow ? ` A recovery execution's failure is also on the incident topic: an unclassified notice naming the execution, its error and cause, the ${recoveryFlow.subject} and the command to inspect it (README "Recovery stops").` : '';
+      this.alarm('failed', cutpointMetric(METRICS.executionOutcome, { [DIMENSIONS.flow]: name, [DIMENSIONS.outcome]: 'failed' }), `${name}: an execution failed with an error that is not a designed stop.${started}${noticed} ${open}`);
     } else {
       this.alarm('failed', stateMachine.metricFailed({ period: PERIOD, statistic: 'Sum' }), `${name}: an execution failed (no recovery flow is declared for ${name}: nothing retries it). ${open} Fix the cause, then start the flow again with the same input (every step is idempotent by exact identity).`);
     }
@@ -58,7 +60,8 @@ export class FlowAlarms extends Construct {
       const paging = Object.keys(recoveryFlow.stops).filter((state) => recoveryFlow.stops[state]!.pages);
       this.alarm('recovery-stopped', cutpointMetric(METRICS.executionOutcome, { [DIMENSIONS.flow]: name, [DIMENSIONS.outcome]: 'recovery-stopped' }), `${name}: a recovery execution ended in a designed stop that needs an operator (Fail state ${paging.join(', ')}): the ${recoveryFlow.subject} it works on is not recovered. The incident topic has a notice naming the execution, the ${recoveryFlow.subject}, the error and the one command that resolves it (README "Recovery stops"). ${open}`);
     }
-    this.alarm('timed-out', stateMachine.metricTimedOut({ period: PERIOD, statistic: 'Sum' }), `${name}: an execution ran past its TimeoutSeconds and was stopped by Step Functions${flow.recovery?.on.includes('TIMED_OUT') ? ` (${flow.recovery.by} was started on it)` : ''}. ${open} Check the flow's step latency on the operations dashboard.`);
+    const timedOutNoticed = recoveryFlow ? ` A recovery execution that timed out is on the incident topic too (an unclassified notice).` : '';
+    this.alarm('timed-out', stateMachine.metricTimedOut({ period: PERIOD, statistic: 'Sum' }), `${name}: an execution ran past its TimeoutSeconds and was stopped by Step Functions${flow.recovery?.on.includes('TIMED_OUT') ? ` (${flow.recovery.by} was started on it)` : ''}.${timedOutNoticed} ${open} Check the flow's step latency on the operations dashboard.`);
     this.alarm('throttled', stateMachine.metric('ExecutionThrottled', { period: PERIOD, statistic: 'Sum' }), `${name}: Step Functions throttled state transitions of an execution (account StateTransition quota). Check who starts executions at this rate (schedules, retries); request a quota increase if the rate is intended.`);
 
     const steps = loadFlowDefinition(name).steps.map((step) => ({ step, fn: functionOf(functions, step) }));

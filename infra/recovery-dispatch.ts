@@ -40,7 +40,9 @@ export interface RecoveryDispatchProps {
  * the registry's recovery with the recovering state machine's ARN) and the event's detail
  * (the fields the dispatcher reads). A flow that runs recoveries also gets its recovery
  * stops (src/recovery/recovery-stops.ts, checked against its ASL here): a designed stop of a
- * recovery execution that pages is published to the incident topic.
+ * recovery execution that pages is published to the incident topic, and so is any other
+ * failure, timeout or abort of one (unclassified, with the error and the redacted cause
+ * DescribeExecution gives); a deterministic stop is not re-run.
  * The dispatcher counts every outcome and starts a recovery, under a name derived from the
  * failed execution, only where the registry says. EventBridge retries a failed delivery
  * (maxEventAge), Lambda retries a failed run twice; what still fails lands in one
@@ -130,7 +132,8 @@ export class RecoveryDispatch extends Construct {
   /**
    * StartExecution on exactly the recovering state machines; DescribeExecution (an event's
    * input cut short) on executions of exactly the recovered flows and the flows that run
-   * recoveries (RECOVERY_FLOWS: a stop's notice reads the input).
+   * recoveries (RECOVERY_FLOWS: a stop's notice reads the input, an unclassified failure's
+   * its error and cause).
    */
   private grant(flows: readonly FlowEntry[], machine: (name: string) => StateMachine, historyKey: IKey): void {
     const recovered = flows.filter((f) => f.recovery);
@@ -145,7 +148,7 @@ export class RecoveryDispatch extends Construct {
     grantHistoryKey(this.fn, historyKey, recovering.map((m) => m.stateMachineArn), 'start');
     grantHistoryKey(this.fn, historyKey, described.map((m) => m.stateMachineArn), 'read');
     for (const arn of executions) {
-      acknowledgeWildcardResource(this.fn.role!, arn, 'An ended execution\'s name is chosen at run time; DescribeExecution (the full input of an event that carried it cut short) is limited to executions of one state machine whose failures this dispatcher recovers or whose recovery stops it reports.');
+      acknowledgeWildcardResource(this.fn.role!, arn, 'An ended execution\'s name is chosen at run time; DescribeExecution (the full input of an event that carried it cut short, a failed recovery\'s error and cause) is limited to executions of one state machine whose failures this dispatcher recovers or whose recovery stops and failures it reports.');
     }
   }
 }

@@ -11,7 +11,7 @@ const START_SKEW_MS = 5_000;
 
 /**
  * The recovery dispatcher's Step Functions: StartExecution by exact name and
- * DescribeExecution. SDK retries stay on: a named start is idempotent (same name and input:
+ * DescribeExecution (an input cut short, a failure's error and cause). SDK retries stay on: a named start is idempotent (same name and input:
  * Step Functions returns the running execution; a closed one or another input:
  * ExecutionAlreadyExists), so a retried or duplicated start can never make a second one.
  */
@@ -33,6 +33,10 @@ export function openFlowExecutions(client: SFNClient = new SFNClient({})): FlowE
         throw new CutpointError('Recovery.InputUnavailable', 'recovery.input_unavailable', `DescribeExecution returned no input for ${executionArn}`);
       }
       return out.input;
+    },
+    async failureOf(executionArn) {
+      const out = await client.send(new DescribeExecutionCommand({ executionArn, includedData: 'ALL_DATA' }));
+      return { ...(out.error ? { error: out.error } : {}), ...(out.cause ? { cause: out.cause } : {}) };
     },
   };
 }

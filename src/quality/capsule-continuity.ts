@@ -1,6 +1,8 @@
 import { qualityEvidenceKeyOf } from '../domain/delivery/identifiers.js';
+import type { AuthorityBreak } from '../domain/quality/actions.js';
 import type { CapsuleV2, StoredCapsule } from '../domain/quality/capsule.js';
 import { checkContinuity, compareAuthorityBindingDigest, continuityError, type CompletionWitness, type Continuity } from '../domain/quality/continuity.js';
+import type { AuthorityBinding } from '../domain/quality/core.js';
 import { AuthorityReplacedError } from '../domain/quality/errors.js';
 import { completionWitnessOf } from '../domain/quality/evidence.js';
 import type { TransactionLeg } from '../ports/authority.js';
@@ -55,6 +57,24 @@ export function continuityOf(capsule: CapsuleV2, witness: CompletionWitness): Co
     capsuleState: capsule.state,
     ...(capsule.completion ? { itemCompletion: { version: capsule.completion.version, evidenceRecorded: capsule.completion.evidence !== undefined } } : {}),
   });
+}
+
+/**
+ * The check above as a finding, for the read-only views (quality inspect, and delivery
+ * inspect through the CLI's composition): `rollback` when the capsule is not continuous
+ * with its completion witness, `replaced` when the authority table is another one
+ * (`binding`: DescribeTable, once per command); with the witness it read.
+ */
+export async function authorityBreakOf(
+  ports: Pick<Ports, 'objects'>,
+  ref: ContinuityRef,
+  capsule: CapsuleV2,
+  binding: () => Promise<AuthorityBinding>,
+): Promise<{ witness: CompletionWitness; authority?: AuthorityBreak }> {
+  const witness = await completionWitnessFor(ports, ref.route, ref.invocationId, capsule);
+  if (continuityOf(capsule, witness).continuity === 'rollback') return { witness, authority: 'rollback' };
+  if (compareAuthorityBindingDigest(capsule.digests.authorityBinding, await binding()) === 'replaced') return { witness, authority: 'replaced' };
+  return { witness };
 }
 
 /** The check above on a capsule already read; refuses a rollback or a replaced authority table. */

@@ -1,20 +1,20 @@
-import { listInvocations } from '../delivery/journal/listing.js';
+import { listInvocations, type ActionGate } from '../delivery/journal/listing.js';
 import { deliveryKeys } from '../delivery/journal/keys.js';
 import { loadInvocation, MAX_READ_ROUNDS, type InvocationRecord } from '../delivery/journal/records.js';
 import { holdsCustody, JournalUnavailableError } from '../domain/delivery/journal-states.js';
 import { CutpointError } from '../domain/errors.js';
-import type { AuthorityBreak, EvidenceView } from '../domain/quality/actions.js';
+import { authorityBreakCode, type AuthorityBreak, type EvidenceView } from '../domain/quality/actions.js';
 import type { CapsuleV2 } from '../domain/quality/capsule.js';
 import { parseCapsule } from '../domain/quality/capsule-parse.js';
 import { CapsuleVersionUnsupportedError, CoreDigestMismatchError, EvidenceInvalidError } from '../domain/quality/errors.js';
-import { compareAuthorityBindingDigest, type CompletionWitness } from '../domain/quality/continuity.js';
+import type { CompletionWitness } from '../domain/quality/continuity.js';
 import type { AuthorityBinding } from '../domain/quality/core.js';
 import { readPreparedDocument, type EvidenceRead } from '../domain/quality/evidence.js';
 import type { CapsuleRead } from '../domain/quality/outcome.js';
 import { indexProjection, inspectProjection, type IndexProjection, type InspectProjection } from '../domain/quality/projection.js';
 import type { AuthorityItem } from '../ports/authority.js';
 import type { Ports } from '../ports/index.js';
-import { completionWitnessFor, continuityOf } from './capsule-continuity.js';
+import { authorityBreakOf } from './capsule-continuity.js';
 import { qualityKeys } from './capsule-store.js';
 
 /**
@@ -147,10 +147,7 @@ interface EvidenceFinding {
  * or a replaced table is shown with no permitted action.
  */
 async function evidenceOf(ports: Ports, record: InvocationRecord, capsule: CapsuleV2, binding: () => Promise<AuthorityBinding>): Promise<EvidenceFinding> {
-  const witness = await completionWitnessFor(ports, record.route, record.invocationId, capsule);
-  const continuity = continuityOf(capsule, witness);
-  const authority: AuthorityBreak | undefined =
-    continuity.continuity === 'rollback' ? 'rollback' : compareAuthorityBindingDigest(capsule.digests.authorityBinding, await binding()) === 'replaced' ? 'replaced' : undefined;
+  const { witness, authority } = await authorityBreakOf(ports, record, capsule, binding);
   const finding = await documentsOf(ports, capsule, witness);
   return authority === undefined ? finding : { ...finding, authority };
 }
@@ -230,4 +227,24 @@ export async function inspectAllQuality(ports: Ports): Promise<IndexProjection> 
   }
   const index = indexProjection(governed);
   return { ...index, retained_custody_count: records.filter((r) => holdsCustody(r.state)).length };
+}
+
+/**
+ * What quality governance withholds from `delivery inspect` and `inspect-all` (the CLI
+ * composes it into the delivery listing: src/delivery does not reach into quality): an
+ * operation whose v2 capsule breaks with its evidence or its authority table
+ * (authorityBreakOf, the check quality inspect shows) permits no delivery action either,
+ * and its diagnostic is the break's (quality.authority_version_rollback or
+ * quality.authority_replaced). Any other capsule leaves the delivery guide as it is: each
+ * live action checks the capsule again before it writes.
+ */
+export function capsuleActionGate(ports: Ports): ActionGate {
+  const reader = readOnlyPorts(ports);
+  const binding = bindingOnce(reader);
+  return async (checked) => {
+    const { record, capsule } = await withCapsule(reader, checked);
+    if (typeof capsule !== 'object' || capsule.schema !== 2) return undefined;
+    const { authority } = await authorityBreakOf(reader, record, capsule, binding);
+    return authority === undefined ? undefined : authorityBreakCode(authority);
+  };
 }

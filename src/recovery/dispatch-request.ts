@@ -104,10 +104,11 @@ export function parseDispatchRequest(input: unknown): DispatchRequest {
 
 function parseRecoveryStops(flow: string, value: unknown): RecoveryStops {
   const r = value as Record<string, unknown>;
-  if ((r.runs !== 'always' && r.runs !== 'dispatched') || (r.subject !== 'lane' && r.subject !== 'task' && r.subject !== 'invocation') || !Array.isArray(r.pages) || !r.pages.every(isString)) {
-    throw invalid(`${flow}: recoveryStops must name its runs (always, dispatched), subject (lane, task, invocation) and paging errors (pages)`);
+  const names = (v: unknown): v is string[] => Array.isArray(v) && v.every(isString);
+  if ((r.runs !== 'always' && r.runs !== 'dispatched') || (r.subject !== 'lane' && r.subject !== 'task' && r.subject !== 'invocation') || !names(r.pages) || !names(r.deterministic)) {
+    throw invalid(`${flow}: recoveryStops must name its runs (always, dispatched), subject (lane, task, invocation), paging errors (pages) and the errors a re-run cannot get past (deterministic)`);
   }
-  return { runs: r.runs, subject: r.subject, pages: r.pages };
+  return { runs: r.runs, subject: r.subject, pages: r.pages, deterministic: r.deterministic };
 }
 
 /** True when the event carried the input cut short (or not at all): DescribeExecution has the full text. */

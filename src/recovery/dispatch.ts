@@ -1,4 +1,4 @@
-import type { FlowExecutions, MetricCounter, StartOutcome } from '../ports/executions.js';
+import type { ExecutionFailure, FlowExecutions, MetricCounter, StartOutcome } from '../ports/executions.js';
 import type { FaultInjector } from '../ports/faults.js';
 import type { Notifier } from '../ports/notifier.js';
 import { DIMENSIONS, METRICS, type ExecutionOutcome } from '../telemetry/metric-names.js';
@@ -6,6 +6,7 @@ import { executionOutcome } from './designed-stops.js';
 import { inputTruncated, parseDispatchRequest, type DispatchRequest } from './dispatch-request.js';
 import { RECOVERY_CUT_POINTS } from './cut-points.js';
 import { recoveryExecutionName } from './execution-name.js';
+import { recoveryFailureNotice } from './failure-notice.js';
 import { recoveryStopNotice } from './stop-notice.js';
 
 export interface DispatchDeps {
@@ -22,10 +23,12 @@ export interface DispatchResult {
   flow: string;
   executionArn: string;
   outcome: ExecutionOutcome;
-  recovery:
-    | { action: 'none'; reason: 'not-declared' | 'status-not-recovered' | 'recovery-of-recovery' }
-    | { action: StartOutcome; flow: string; name: string };
+  recovery: NoRecovery | { action: StartOutcome; flow: string; name: string };
 }
+
+type NoRecovery = { action: 'none'; reason: 'not-declared' | 'status-not-recovered' | 'recovery-of-recovery' | 'deterministic-stop' };
+/** The recovery the dispatcher will start, decided before the notice (which names it) goes out. */
+type RecoveryStart = { action: 'start'; flow: string; name: string; stateMachineArn: string; input: string };
 
 /**
  * The recovery dispatcher (EventBridge → Lambda, every terminal status of every STANDARD
@@ -36,10 +39,15 @@ export interface DispatchResult {
  * starts nothing: the name exists (`already-started`), and only a start that created the
  * execution is counted (RecoveryStarted {Flow}, the recovered flow). A recovery's own
  * failure never starts a recovery of a recovery (the recovering ASL's IsNestedRecovery is
- * the second guard). An event whose input was cut short is completed with DescribeExecution.
- * A recovery execution (src/recovery/recovery-stops.ts) that ended in a designed stop that
- * pages is `recovery-stopped`, and its notice goes to the incident topic first: a publish
- * that fails fails the run, so Lambda retries it (a duplicate notice, never a lost one).
+ * the second guard), and a recovery execution that ended in a deterministic stop is not
+ * re-run (src/recovery/recovery-stops.ts): one stop, one notice. An event whose input was
+ * cut short is completed with DescribeExecution.
+ * Every end of a recovery execution (src/recovery/recovery-stops.ts) but success and a
+ * benign stop is noticed on the incident topic, once per execution: a designed stop that
+ * pages is `recovery-stopped` (stop-notice.ts), any other failure, a timeout or an abort
+ * is unclassified (failure-notice.ts, with its error and redacted cause). The notice goes
+ * out first: a publish that fails fails the run, so Lambda retries it (a duplicate notice,
+ * never a lost one).
  * Metrics are counted only once the start is settled: an attempt that throws (and is
  * retried by Lambda, then dead-lettered) counts nothing — so a start whose answer was lost
  * is found by the retry as already-started and RecoveryStarted may undercount by one; the
@@ -50,36 +58,49 @@ export async function dispatchRecovery(input: unknown, deps: DispatchDeps): Prom
   const { flow, detail } = request;
   let full: Promise<string> | undefined;
   const inputText = () => (full ??= inputTruncated(detail) ? deps.executions.inputOf(detail.executionArn) : Promise.resolve(detail.input!));
-  const paging = (await isPagingStop(request, inputText)) ? request.recoveryStops!.pages : [];
-  const outcome = executionOutcome(detail.status, detail.error ?? undefined, request.designedStops, paging);
-  if (outcome === 'recovery-stopped') {
-    const notice = recoveryStopNotice(flow, request.recoveryStops!.subject, detail, await inputText());
-    await deps.notifier.publish(notice.subject, notice.message);
-  }
-  const recovery = await recover(request, deps, inputText);
+  const recoveryRun = await isRecoveryRun(request, inputText);
+  const outcome = executionOutcome(detail.status, detail.error ?? undefined, request.designedStops, recoveryRun ? request.recoveryStops!.pages : []);
+  const plan = await recoveryPlan(request, inputText, recoveryRun);
+  const notice = recoveryRun ? await noticeOf(request, outcome, plan, inputText, deps.executions) : undefined;
+  if (notice) await deps.notifier.publish(notice.subject, notice.message);
+  const recovery = plan.action === 'start' ? await start(plan, deps) : plan;
   deps.metrics.count(METRICS.executionOutcome, { [DIMENSIONS.flow]: flow, [DIMENSIONS.outcome]: outcome });
   if (recovery.action === 'started') deps.metrics.count(METRICS.recoveryStarted, { [DIMENSIONS.flow]: flow });
   return { flow, executionArn: detail.executionArn, outcome, recovery };
 }
 
-/** A FAILED recovery execution whose error is one its flow's paging stops end with. */
-async function isPagingStop({ recoveryStops, detail }: DispatchRequest, inputText: () => Promise<string>): Promise<boolean> {
-  if (!recoveryStops || detail.status !== 'FAILED' || !detail.error || !recoveryStops.pages.includes(detail.error)) return false;
+/** An ended execution, not successful, of a flow that runs recoveries, that is a recovery: every execution of an `always` flow, a dispatched one of a `dispatched` flow. */
+async function isRecoveryRun({ recoveryStops, detail }: DispatchRequest, inputText: () => Promise<string>): Promise<boolean> {
+  if (!recoveryStops || detail.status === 'SUCCEEDED') return false;
   return recoveryStops.runs === 'always' || isRecoveryInput(await inputText());
 }
 
-async function recover(request: DispatchRequest, { executions, faults }: DispatchDeps, inputText: () => Promise<string>): Promise<DispatchResult['recovery']> {
-  const { recovery, detail, flow } = request;
+async function recoveryPlan(request: DispatchRequest, inputText: () => Promise<string>, recoveryRun: boolean): Promise<NoRecovery | RecoveryStart> {
+  const { recovery, detail, flow, recoveryStops } = request;
   if (!recovery) return { action: 'none', reason: 'not-declared' };
   if (detail.status === 'SUCCEEDED' || !recovery.on.includes(detail.status)) return { action: 'none', reason: 'status-not-recovered' };
   const originalInput = await inputText();
   if (isRecoveryInput(originalInput)) return { action: 'none', reason: 'recovery-of-recovery' };
-  const name = recoveryExecutionName(flow, detail.name);
+  // Its notice (if it pages) is out; a re-run of the same input would stop, and page, the same way.
+  if (recoveryRun && detail.status === 'FAILED' && detail.error && recoveryStops!.deterministic.includes(detail.error)) return { action: 'none', reason: 'deterministic-stop' };
   // Key order matters: recoveryOf first (the recovering ASL and isRecoveryInput read it so).
   const body = JSON.stringify({ recoveryOf: detail.executionArn, originalInput });
+  return { action: 'start', flow: recovery.by, name: recoveryExecutionName(flow, detail.name), stateMachineArn: recovery.stateMachineArn, input: body };
+}
+
+/** The notice of a recovery execution's end: a designed stop that pages, or an unclassified failure, timeout or abort; nothing for a benign stop. */
+async function noticeOf({ flow, detail, recoveryStops }: DispatchRequest, outcome: ExecutionOutcome, plan: NoRecovery | RecoveryStart, inputText: () => Promise<string>, executions: FlowExecutions) {
+  if (outcome === 'recovery-stopped') return recoveryStopNotice(flow, recoveryStops!.subject, detail, await inputText());
+  if (detail.status === 'SUCCEEDED' || outcome === 'designed-stop') return undefined;
+  // The cause is read for the notice only; one that cannot be read never holds the notice back.
+  const failure = await executions.failureOf(detail.executionArn).catch((): ExecutionFailure => ({}));
+  return recoveryFailureNotice(flow, recoveryStops!.subject, { ...detail, status: detail.status }, await inputText(), failure, plan.action === 'start' ? plan.name : undefined);
+}
+
+async function start({ flow, name, stateMachineArn, input }: RecoveryStart, { executions, faults }: DispatchDeps): Promise<DispatchResult['recovery']> {
   // A lost answer is settled by the name: Lambda retries the event and the start finds it (already-started).
-  const action = await faults.at(RECOVERY_CUT_POINTS.start, () => executions.start({ stateMachineArn: recovery.stateMachineArn, name, input: body }));
-  return { action, flow: recovery.by, name };
+  const action = await faults.at(RECOVERY_CUT_POINTS.start, () => executions.start({ stateMachineArn, name, input }));
+  return { action, flow, name };
 }
 
 /** An input the dispatcher built: a JSON object with `recoveryOf` (text that is not JSON is an original input). */

@@ -58,7 +58,7 @@ export function recoveryStopNotice(flow: string, subject: RecoverySubject, detai
 }
 
 /** The input a recovery works on and, when the dispatcher started it, the execution it recovers and the one whose input that is. */
-interface WorkedOn {
+export interface WorkedOn {
   input: Record<string, unknown>;
   recoveryOf?: string;
   /** The execution that ran `input` (the innermost recoveryOf): a deliver-window's invocation derives from it. */
@@ -68,7 +68,7 @@ interface WorkedOn {
 /** A recovery's input may wrap a recovery's (then it stops with RecoveryExhausted): unwrap a few levels, never loop. */
 const MAX_NESTING = 4;
 
-function workedOn(text: string): WorkedOn {
+export function workedOn(text: string): WorkedOn {
   const run: WorkedOn = { input: objectOf(text) };
   for (let depth = 0; depth < MAX_NESTING; depth++) {
     const { recoveryOf, originalInput } = run.input;
@@ -89,7 +89,7 @@ function objectOf(text: string): Record<string, unknown> {
   }
 }
 
-function concernsOf(subject: RecoverySubject, run: WorkedOn): InvocationKeys {
+export function concernsOf(subject: RecoverySubject, run: WorkedOn): InvocationKeys {
   const { lane, attemptId, taskId, generation } = invocationKeysOf(run.input);
   switch (subject) {
     case 'lane':
@@ -116,7 +116,7 @@ function commandOf(subject: RecoverySubject, run: WorkedOn, concerns: Invocation
 }
 
 /** The value, or undefined where the input does not validate (the notice names what it can). */
-function tried<T>(read: () => T): T | undefined {
+export function tried<T>(read: () => T): T | undefined {
   try {
     return read();
   } catch {

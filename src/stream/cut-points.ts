@@ -27,7 +27,7 @@ export const STREAM_CUT_POINTS = {
   unsuspend: 'stream.resolve.unsuspend',
   indexRepair: 'stream.read.index-repair',
   quarantine: 'stream.read.quarantine',
-  /** A reader's GET of one copy (gen0 or WAL): a provider failure, retried, never a verdict on the bytes. */
+  /** A reader's GET of one copy (compacted, gen0 or WAL): a provider failure, retried, never a verdict on the bytes. */
   provider: 'stream.read.provider',
   /** Deleting a quarantine item after the copy was re-verified by exact identity. */
   quarantineRelease: 'stream.read.quarantine-release',

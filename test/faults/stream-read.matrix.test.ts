@@ -1,15 +1,18 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CutpointError } from '../../src/domain/errors.js';
 import type { FaultKind } from '../../src/domain/faults.js';
+import { laneKeys, type IndexEntry } from '../../src/domain/stream.js';
+import { compactLane } from '../../src/stream/compaction/compact-lane.js';
 import { STREAM_CUT_POINTS } from '../../src/stream/cut-points.js';
 import { readStream, type ReadResult } from '../../src/stream/read.js';
 import { releaseQuarantine, type ReleaseResult } from '../../src/stream/read/quarantine-release.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
 import { MATRIX_LANE, withKinds } from '../support/matrix-lane.js';
+import { expectCompacted, laneWithRanges, textOf } from './stream-compaction-world.js';
 import { overwrite, quarantineCount, quarantineItemOf, readAllOf, readWorld, withOffsets, type ReadWorld } from './stream-read-world.js';
 
 /**
- * The read path's provider GET (stream.read.provider) and the quarantine release
+ * The read path's provider GET (stream.read.provider: a compacted, generation 0 or WAL copy) and the quarantine release
  * (stream.read.quarantine-release) × the fault kinds, one-shot and persistent. Invariant: a read returns
  * an exact prefix of the committed records from `from` with `next` right past it, or (nothing
  * read) a stable error (a CutpointError with a code), never a skip; the next read from `next`
@@ -82,6 +85,55 @@ describe(`stream.read.provider from the second range on × fault kinds (${MATRIX
     await expectPrefixThenRest(w, outcome.value!);
     expect(outcome.value!.quarantined).toEqual([]);
     expect(await quarantineCount(stores, w.lane)).toBe(0);
+  }, 120_000);
+});
+
+/**
+ * How far a provider fault reaches on a compacted lane (three ranges, one compacted copy
+ * serving them first): the first GET only (the bounded retry absorbs it), both GETs of the
+ * compacted copy (its retries spent: the per-range copies serve), or every GET.
+ */
+const COMPACTED_REACH = { 'first GET': '', 'the compacted copy': '*2', 'every GET': '*' } as const;
+type CompactedReach = keyof typeof COMPACTED_REACH;
+const RANGES = 3;
+
+describe(`stream.read.provider on a compacted copy × fault kinds (${MATRIX_LANE})`, () => {
+  it.each(withKinds(Object.keys(COMPACTED_REACH) as CompactedReach[]))('%s, %s: retried, then a healthy same-view copy or a stable error; never a skip, nothing quarantined', async (reach, kind) => {
+    const label = `cprov-${kind}-${reach.replace(/\W+/g, '')}`;
+    const { lane, acknowledged } = await laneWithRanges(stores.ports, label, RANGES);
+    const all = acknowledged.flatMap((a) => a.records);
+    await compactLane(lane, stores.ports);
+    await expectCompacted(stores.ports, lane, all, 0, all.length);
+
+    const injector = stores.faults.arm(`${STREAM_CUT_POINTS.provider}:${kind === 'delay' ? 'delay=5' : kind}${COMPACTED_REACH[reach]}`);
+    let outcome: { value?: ReadResult; error?: unknown };
+    try {
+      outcome = await settle(() => readAllOf(stores, lane));
+    } finally {
+      stores.faults.disarm();
+    }
+    // The compacted copy is read first and through the provider cut point, like every other copy.
+    expect(injector.fired[0], 'the compacted copy\'s GET crosses stream.read.provider').toMatchObject({ cutPoint: STREAM_CUT_POINTS.provider, hit: 1 });
+    const gets = injector.hitCounts()[STREAM_CUT_POINTS.provider];
+    if (kind === 'delay' || reach === 'first GET') {
+      // A delay is no failure; a one-shot failure is absorbed by the retry: the compacted copy serves every range.
+      expect(textOf(outcome.value!.records)).toEqual(all);
+      expect(gets).toBe(kind === 'delay' ? 1 : 2);
+    } else if (reach === 'the compacted copy') {
+      // Both tries of the compacted copy failed: each range's own copy serves, exactly.
+      expect(textOf(outcome.value!.records)).toEqual(all);
+      expect(gets).toBe(2 + RANGES);
+    } else {
+      // Nothing serves and nothing was read: the provider failure leaves as itself.
+      expectStable(outcome.error);
+      expect(outcome.error).toMatchObject({ name: 'Stream.ProviderUnavailable', code: 'stream.read_provider_unavailable' });
+      // Two tries of the compacted copy, then two of each copy of the first range.
+      const first = (await stores.ports.authority.get(laneKeys.index(lane, acknowledged[0]!.records.length))) as unknown as IndexEntry;
+      expect(gets).toBe(2 + 2 * (first.gen0Key ? 2 : 1));
+    }
+    if (outcome.value) expect(outcome.value.quarantined).toEqual([]);
+    expect(await quarantineCount(stores, lane), 'a provider failure is no verdict on the bytes').toBe(0);
+    expect(textOf((await readAllOf(stores, lane)).records)).toEqual(all);
   }, 120_000);
 });
 

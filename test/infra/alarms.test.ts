@@ -161,7 +161,7 @@ describe.each(FLOWS.map((f) => [f.name, f] as const))('alarms of flow %s', (name
     expect(metricsOf(byName(`CutpointWorkflows-${name}-throttled`)!)).toEqual([{ Namespace: 'AWS/States', MetricName: 'ExecutionThrottled', Dimensions: { StateMachineArn: machineRef(name) } }]);
   });
 
-  it(Object.hasOwn(RECOVERY_FLOWS, name) ? 'recovery-stopped: the dispatcher\'s ExecutionOutcome=recovery-stopped, naming the paging stops and the notice' : 'no recovery-stopped alarm: it never runs a recovery', () => {
+  it(Object.hasOwn(RECOVERY_FLOWS, name) ? 'recovery-stopped: the dispatcher\'s ExecutionOutcome=recovery-stopped, naming the paging stops and the notice; failed and timed-out name the unclassified notice' : 'no recovery-stopped alarm: it never runs a recovery', () => {
     const alarm = byName(`CutpointWorkflows-${name}-recovery-stopped`);
     if (!Object.hasOwn(RECOVERY_FLOWS, name)) {
       expect(alarm).toBeUndefined();
@@ -171,6 +171,8 @@ describe.each(FLOWS.map((f) => [f.name, f] as const))('alarms of flow %s', (name
     const paging = Object.entries(RECOVERY_FLOWS[name]!.stops).filter(([, stop]) => stop.pages).map(([state]) => state);
     for (const state of paging) expect(alarm!.AlarmDescription).toContain(state);
     expect(alarm!.AlarmDescription).toContain('incident topic');
+    // Its executions' other ends are noticed too (src/recovery/failure-notice.ts): the alarms say where.
+    for (const what of ['failed', 'timed-out']) expect(byName(`CutpointWorkflows-${name}-${what}`)!.AlarmDescription, what).toContain('unclassified notice');
   });
 
   it('Lambda throttles and unexpected errors cover exactly the flow\'s functions and steps', () => {

@@ -177,6 +177,17 @@ describe('every stream cut point fires where faults list says', () => {
     it(place, async () => expectReach(place, scenarios()), 300_000);
   }
 
+  it('a read a compacted copy serves reads it through stream.read.provider, as every copy', async () => {
+    const lane = await lanes.owned(3);
+    await lanes.ok(lane.args('compact'));
+    await lanes.ok(lane.args('read', '--from', '0'));
+    // Index entries are in place now: this read crosses only the copies' GETs, and only the compacted copy serves.
+    const r = await read(lane, ARM_EVERY_CUT_POINT);
+    expect(r.code, r.stderr).toBe(0);
+    expect([...firedIn(r.stderr)]).toEqual(['stream.read.provider']);
+    expect(r.stderr.match(/fault fired: stream\.read\.provider /g), 'one GET: the compacted copy, not each range').toHaveLength(1);
+  }, 120_000);
+
   it('the read-only commands cross no cut point', async () => {
     const { lane } = await lanes.badGen0();
     await lanes.ok(lane.args('consume', '--group', 'g'));

@@ -17,7 +17,8 @@ import { publicationManifest } from '../support/publication-world.js';
  * plain DynamoDB PutItem (no cutpoint writer does this). Every live path refuses with
  * quality.authority_version_rollback and the world is unchanged: every item of the
  * authority table (a Scan), every object of the bucket, every table on the target. The
- * read-only paths show it: inspect with no permitted action, diagnose `continuity: rollback`.
+ * read-only paths show it: quality and delivery inspect (and inspect-all) with no permitted
+ * action, diagnose `continuity: rollback`.
  * Put back as it was (the same version), resume finishes the operation — and a successor's
  * begin on the released slot refuses a retired capsule rolled back the same way.
  */
@@ -113,6 +114,14 @@ async function everyPathRefuses(): Promise<void> {
   expect(all.code, all.stderr).toBe(0);
   const items = (JSON.parse(all.stdout) as { items: Array<Record<string, unknown>> }).items;
   expect(items.find((i) => i.invocation_id === id)).toMatchObject({ diagnostic_code: ROLLBACK, permitted_actions: [] });
+  // delivery inspect runs the same continuity check for the exchange operation: no action, the rollback's code.
+  const delivery = await cli(['delivery', 'inspect', id, '--format', 'json']);
+  expect(delivery.code, delivery.stderr).toBe(0);
+  expect(JSON.parse(delivery.stdout)).toMatchObject({ invocation_id: id, diagnostic_code: ROLLBACK, permitted_actions: [] });
+  const deliveryAll = await cli(['delivery', 'inspect-all', '--format', 'json']);
+  expect(deliveryAll.code, deliveryAll.stderr).toBe(0);
+  const deliveryItems = (JSON.parse(deliveryAll.stdout) as { items: Array<Record<string, unknown>> }).items;
+  expect(deliveryItems.find((i) => i.invocation_id === id)).toMatchObject({ diagnostic_code: ROLLBACK, permitted_actions: [] });
   const diagnose = await cli(['quality', 'diagnose', id, '--manifest', op.selector]);
   expect(diagnose.code, diagnose.stderr).toBe(0);
   expect(JSON.parse(diagnose.stdout)).toMatchObject({ authority: { continuity: 'rollback' }, last_error_code: ROLLBACK });
@@ -135,6 +144,10 @@ describe('a rolled-back capsule is refused on every path and nothing is written 
 
   it('put back exactly as it was, resume finishes; a successor then refuses the retired capsule rolled back', async () => {
     await restore(completeItem);
+    // Continuous again: delivery inspect offers the journal's action.
+    const inspected = await cli(['delivery', 'inspect', op.ref.invocationId, '--format', 'json']);
+    expect(inspected.code, inspected.stderr).toBe(0);
+    expect(JSON.parse(inspected.stdout)).toMatchObject({ permitted_actions: ['resume'] });
     const resumed = await cli(['delivery', 'resume', op.ref.invocationId, '--manifest', op.selector, '--yes']);
     expect(resumed.code, resumed.stderr).toBe(0);
     expect((await loadInvocation(runtime.ports, op.ref.invocationId)).state).toBe('CUSTODY_RELEASED');

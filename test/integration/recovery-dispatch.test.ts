@@ -4,6 +4,7 @@ import { FAULT_KINDS } from '../../src/domain/faults.js';
 import { loadAsl } from '../../src/local/asl.js';
 import { designedStopErrors } from '../../src/recovery/designed-stops.js';
 import { RECOVERY_CUT_POINTS } from '../../src/recovery/cut-points.js';
+import { RECOVERY_FAILURE_NOTICE_KIND } from '../../src/recovery/failure-notice.js';
 import { recoveryStopsOf } from '../../src/recovery/recovery-stops.js';
 import { dispatchRecovery } from '../../src/recovery/dispatch.js';
 import type { DispatchTarget, StatusChangeDetail } from '../../src/recovery/dispatch-request.js';
@@ -72,6 +73,8 @@ describe('recovery dispatcher over the local runner', () => {
     expect(metrics.counts.filter((c) => c.metric === METRICS.recoveryStarted)).toEqual([{ metric: 'RecoveryStarted', dimensions: { Flow: 'commit-generation' } }]);
     expect(metrics.counts.filter((c) => c.metric === METRICS.executionOutcome).map((c) => c.dimensions)).toEqual(Array(3).fill({ Flow: 'commit-generation', Outcome: 'failed' }));
     expect(executions.describeCalls).toEqual([]);
+    // An ordinary execution's failure is its recovery's to settle: no notice (the recovery would give one, failing).
+    expect(notifier.notices).toEqual([]);
   }, 120_000);
 
   it('an event whose input was cut short is completed with DescribeExecution, and the recovery gets the full input', async () => {
@@ -108,8 +111,20 @@ describe('recovery dispatcher over the local runner', () => {
     expect([...executions.executions.values()].map((e) => e.name).sort()).toEqual(['nest', 'recover-commit-generation-nest']);
     expect(metrics.counts.filter((c) => c.metric === METRICS.recoveryStarted)).toHaveLength(1);
     expect(metrics.counts.at(-1)).toEqual({ metric: 'ExecutionOutcome', dimensions: { Flow: 'commit-generation', Outcome: 'failed' } });
-    // A crash is no designed stop: the flow's -failed alarm covers it, no notice.
-    expect(notifier.notices).toEqual([]);
+    // A crash is no designed stop: the flow's -failed alarm, and one notice that says it is unclassified (README "Recovery stops").
+    expect(notifier.notices.map((n) => n.message)).toEqual([
+      expect.objectContaining({
+        kind: RECOVERY_FAILURE_NOTICE_KIND,
+        execution: recovery.outcome.executionArn,
+        recovery_of: detail.executionArn,
+        classification: 'unclassified',
+        error: 'Cutpoint.WorkerCrashed',
+        cause: expect.stringContaining('generation.object.copy') as string,
+        concerns: { taskId: 'task-nest', generation: 0 },
+        command: `aws stepfunctions describe-execution --execution-arn ${recovery.outcome.executionArn} --query "[status,output,error,cause]"`,
+      }),
+    ]);
+    expect(notifier.notices[0]!.message).not.toHaveProperty('rerun');
   }, 120_000);
 
   it('statuses the registry does not recover, and flows without recovery, are only counted', async () => {

@@ -4,9 +4,10 @@ import { sha256Hex } from '../../src/domain/digest.js';
 import { laneKeys, type LaneHead } from '../../src/domain/stream.js';
 import { loadAsl } from '../../src/local/asl.js';
 import { designedStopErrors } from '../../src/recovery/designed-stops.js';
-import { dispatchRecovery } from '../../src/recovery/dispatch.js';
+import { dispatchRecovery, type DispatchDeps } from '../../src/recovery/dispatch.js';
 import type { DispatchTarget, StatusChangeDetail } from '../../src/recovery/dispatch-request.js';
 import { recoveryStopsOf } from '../../src/recovery/recovery-stops.js';
+import { ESCALATION_RUNBOOK, RECOVERY_FAILURE_NOTICE_KIND } from '../../src/recovery/failure-notice.js';
 import { RECOVERY_STOP_NOTICE_KIND } from '../../src/recovery/stop-notice.js';
 import { METRICS } from '../../src/telemetry/metric-names.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
@@ -44,6 +45,15 @@ function counter() {
 const detailOf = (run: { executionArn: string; error?: string }, name: string, input: string): StatusChangeDetail => ({ executionArn: run.executionArn, name, status: 'FAILED', input, inputDetails: { included: true }, error: run.error });
 const outcomes = (metrics: ReturnType<typeof counter>) => metrics.counts.filter((c) => c.metric === METRICS.executionOutcome).map((c) => c.dimensions.Outcome);
 
+/** What EventBridge does: every ended execution's event to the dispatcher, once (those in `done` were dispatched already); the names it saw. */
+async function dispatchEveryEnd(executions: LocalFlowExecutions, target: DispatchTarget, deps: DispatchDeps, done: string[] = []): Promise<string[]> {
+  const ended = await executions.settled();
+  for (const e of ended.filter((x) => !done.includes(x.name))) {
+    await dispatchRecovery({ ...target, detail: { ...detailOf(e.outcome, e.name, e.input), status: e.outcome.status } }, deps);
+  }
+  return ended.map((e) => e.name);
+}
+
 describe('a recovery that stops for an operator is alarmed and noticed', () => {
   it('stream-resolve-append ending Stream.Unresolvable: recovery-stopped, a notice naming the lane and `cutpoint stream resolve`; a lost notice fails the run until the retry publishes it; its benign Rejected stays quiet', async () => {
     const executions = new LocalFlowExecutions({ ports: stores.ports, retryIntervalMs: 0 });
@@ -67,7 +77,8 @@ describe('a recovery that stops for an operator is alarmed and noticed', () => {
 
     const notifier = openSnsNotifier({ topicArn: topic.topicArn, client: topic.sns });
     const retried = await dispatchRecovery(event, { executions, metrics, notifier, faults: stores.faults });
-    expect(retried).toMatchObject({ outcome: 'recovery-stopped', recovery: { action: 'started', name: 'recover-stream-resolve-append-resolve-a1' } });
+    // One stop, one notice: Unresolvable is deterministic (src/recovery/recovery-stops.ts), so no re-run meets the same evidence and pages again.
+    expect(retried).toMatchObject({ outcome: 'recovery-stopped', recovery: { action: 'none', reason: 'deterministic-stop' } });
     expect(outcomes(metrics)).toEqual(['recovery-stopped']);
     const command = `cutpoint stream resolve ${lane.stream} --partition 0 --attempt a1 --aws`;
     expect(JSON.parse(await topic.receiveOne())).toEqual({
@@ -80,14 +91,9 @@ describe('a recovery that stops for an operator is alarmed and noticed', () => {
       command,
     });
     expect(((await stores.ports.authority.get(laneKeys.head(lane))) as unknown as LaneHead).suspendedBy).toBe('a1');
-
-    // The automatic re-run meets the same evidence: it pages too, naming what it recovers, and starts nothing more.
-    const recovery = (await executions.settled()).find((e) => e.name === 'recover-stream-resolve-append-resolve-a1')!;
-    expect(recovery.outcome).toMatchObject({ status: 'FAILED', error: 'Stream.Unresolvable' });
-    const again = await dispatchRecovery({ ...target, detail: detailOf(recovery.outcome, recovery.name, recovery.input) }, { executions, metrics, notifier, faults: stores.faults });
-    expect(again).toMatchObject({ outcome: 'recovery-stopped', recovery: { action: 'none', reason: 'recovery-of-recovery' } });
-    expect(JSON.parse(await topic.receiveOne())).toMatchObject({ execution: recovery.outcome.executionArn, recovery_of: run.executionArn, stop: 'Stream.Unresolvable', concerns: { lane: `${lane.stream}/0`, attemptId: 'a1' }, command });
-    expect(outcomes(metrics)).toEqual(['recovery-stopped', 'recovery-stopped']);
+    // Every execution's end reaches the dispatcher (EventBridge): there is no other, and the topic has nothing more.
+    expect(await dispatchEveryEnd(executions, target, { executions, metrics, notifier, faults: stores.faults }, ['resolve-a1'])).toEqual(['resolve-a1']);
+    await topic.expectNoMore();
 
     // A benign stop of the same flow stays quiet: a resolve Rejected for a lane that does not exist holds nothing.
     const quiet = recordingNotifier();
@@ -97,6 +103,70 @@ describe('a recovery that stops for an operator is alarmed and noticed', () => {
     expect(benign.outcome).toBe('designed-stop');
     expect(quiet.notices).toEqual([]);
     await executions.settled();
+  }, 120_000);
+
+  it('a recovery that fails unclassified, times out or is aborted: one notice each, naming the error, the redacted cause, what it works on, its inspect command and the escalation', async () => {
+    const executions = new LocalFlowExecutions({ ports: stores.ports, retryIntervalMs: 0 });
+    const metrics = counter();
+    const notifier = openSnsNotifier({ topicArn: topic.topicArn, client: topic.sns });
+    const deps = { executions, metrics, notifier, faults: stores.faults };
+    const target = targetOf('stream-resolve-append');
+    const { lane, session } = await newLane(stores.ports, 'unclassified');
+    expect(statusOf(await appendFlow(stores.ports, lane, session, 'c1', batchOf('c1', 2)))).toBe('KNOWN_COMMITTED');
+    const input = { ...lane, attemptId: 'c1' };
+
+    // RepairIndex crashes on every try: its retries spent, the execution fails with Cutpoint.WorkerCrashed, which no Fail state of the flow ends with.
+    stores.faults.arm('stream.append.index:crash-before*');
+    const run = await executions.run('stream-resolve-append', 'resolve-crash', input).finally(() => stores.faults.disarm());
+    expect(run).toMatchObject({ status: 'FAILED', error: 'Cutpoint.WorkerCrashed' });
+    const first = await dispatchRecovery({ ...target, detail: detailOf(run, 'resolve-crash', run.input) }, deps);
+    expect(first).toMatchObject({ outcome: 'failed', recovery: { action: 'started', name: 'recover-stream-resolve-append-resolve-crash' } });
+    const describe = `cutpoint stream describe ${lane.stream} --aws`;
+    expect(JSON.parse(await topic.receiveOne())).toEqual({
+      kind: RECOVERY_FAILURE_NOTICE_KIND,
+      notice_id: `recovery-failed.${run.executionArn}`,
+      flow: 'stream-resolve-append',
+      execution: run.executionArn,
+      classification: 'unclassified',
+      status: 'FAILED',
+      error: 'Cutpoint.WorkerCrashed',
+      cause: expect.stringContaining('stream.append.index') as string,
+      concerns: { lane: `${lane.stream}/0`, attemptId: 'c1' },
+      rerun: 'recover-stream-resolve-append-resolve-crash',
+      command: describe,
+      runbook: ESCALATION_RUNBOOK,
+    });
+    // The automatic re-run (the fault gone) repairs the index and succeeds: counted, never noticed.
+    expect(await dispatchEveryEnd(executions, target, deps, ['resolve-crash'])).toEqual(['resolve-crash', 'recover-stream-resolve-append-resolve-crash']);
+    await topic.expectNoMore();
+
+    // Ends the local runner does not produce, as EventBridge reports them (error null; DescribeExecution
+    // finds no such execution here, so the notice goes out without a cause rather than not at all).
+    const ended = (flow: string, name: string, status: 'TIMED_OUT' | 'ABORTED', body: unknown): StatusChangeDetail => ({
+      executionArn: `arn:aws:states:local:000000000000:execution:${flow}:${name}`,
+      name,
+      status,
+      input: JSON.stringify(body),
+      inputDetails: { included: true },
+      error: null,
+    });
+    // An operator's resolve that timed out: re-run once (TIMED_OUT is a status its rule recovers), noticed once.
+    const slow = ended('stream-resolve-append', 'resolve-slow', 'TIMED_OUT', input);
+    expect(await dispatchRecovery({ ...target, detail: slow }, deps)).toMatchObject({ outcome: 'timed-out', recovery: { action: 'started', name: 'recover-stream-resolve-append-resolve-slow' } });
+    expect(JSON.parse(await topic.receiveOne())).toMatchObject({ execution: slow.executionArn, status: 'TIMED_OUT', error: null, cause: null, concerns: { lane: `${lane.stream}/0`, attemptId: 'c1' }, rerun: 'recover-stream-resolve-append-resolve-slow', command: describe });
+    await dispatchEveryEnd(executions, target, deps, ['resolve-crash', 'recover-stream-resolve-append-resolve-crash']);
+    await topic.expectNoMore();
+
+    // A delivery-resume stopped by hand (no recovery is declared for it): noticed with the invocation's inspect command; the manifest never reaches the topic.
+    const resume = { flow: 'delivery-resume', designedStops: designedStopErrors(loadAsl('delivery-resume')), recoveryStops: recoveryStopsOf('delivery-resume', loadAsl('delivery-resume'))! };
+    const invocationId = `inv-${'a'.repeat(26)}`;
+    const stopped = ended('delivery-resume', 'resume-by-hand', 'ABORTED', { invocationId, manifestText: 'password: hunter2', selector: 'route.yaml#daily', yes: true });
+    expect(await dispatchRecovery({ ...resume, detail: stopped }, deps)).toMatchObject({ outcome: 'aborted', recovery: { action: 'none', reason: 'not-declared' } });
+    const text = await topic.receiveOne();
+    expect(text).not.toContain('hunter2');
+    expect(JSON.parse(text)).toMatchObject({ flow: 'delivery-resume', status: 'ABORTED', concerns: { invocationId }, command: `cutpoint delivery inspect ${invocationId} --format json --aws`, runbook: ESCALATION_RUNBOOK });
+    await topic.expectNoMore();
+    expect(outcomes(metrics)).toEqual(['failed', 'succeeded', 'timed-out', 'succeeded', 'aborted']);
   }, 120_000);
 
   it('commit-generation: an ordinary Generation.Undecided goes to its recovery quietly; the recovery ending Undecided pages with the task and the re-run of the original input', async () => {

@@ -1,4 +1,4 @@
-import type { FlowExecutions, StartOutcome } from '../../src/ports/executions.js';
+import type { ExecutionFailure, FlowExecutions, StartOutcome } from '../../src/ports/executions.js';
 import { runFlow, type FlowResult, type RunFlowOptions } from '../../src/local/flow-runner.js';
 
 /** The local ARN of a flow's state machine; runFlow names its executions under it. */
@@ -44,6 +44,14 @@ export class LocalFlowExecutions implements FlowExecutions {
     const execution = this.executions.get(executionArn);
     if (!execution) return Promise.reject(Object.assign(new Error(`${executionArn} does not exist`), { name: 'ExecutionDoesNotExist' }));
     return Promise.resolve(execution.input);
+  }
+
+  async failureOf(executionArn: string): Promise<ExecutionFailure> {
+    this.describeCalls.push(executionArn);
+    const execution = this.executions.get(executionArn);
+    if (!execution) throw Object.assign(new Error(`${executionArn} does not exist`), { name: 'ExecutionDoesNotExist' });
+    const { error, cause } = await execution.result;
+    return { ...(error ? { error } : {}), ...(cause ? { cause } : {}) };
   }
 
   /** Runs `flow` under `name` to its end (the failed execution a test's event reports). */

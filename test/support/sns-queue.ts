@@ -1,5 +1,5 @@
 import { CreateTopicCommand, SNSClient, SubscribeCommand } from '@aws-sdk/client-sns';
-import { CreateQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { CreateQueueCommand, DeleteMessageCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { randomUUID } from 'node:crypto';
 import { expect, inject } from 'vitest';
 
@@ -7,8 +7,10 @@ export interface SubscribedTopic {
   topicArn: string;
   /** The SNS client of the run's emulator, for the adapter under test. */
   sns: SNSClient;
-  /** The one message the topic delivered since the last call (raw delivery: the published Message). */
+  /** The one message the topic delivered since the last call (raw delivery: the published Message), deleted from the queue. */
   receiveOne(): Promise<string>;
+  /** Nothing more was delivered since the last receive (waits two seconds for a late one). */
+  expectNoMore(): Promise<void>;
   destroy(): void;
 }
 
@@ -35,10 +37,16 @@ export async function subscribedTopic(label: string): Promise<SubscribedTopic> {
         const messages = out.Messages ?? [];
         if (messages.length > 0) {
           expect(messages).toHaveLength(1);
+          // Taken off the queue: a later receive (or expectNoMore) sees only what came after.
+          await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: messages[0]!.ReceiptHandle }));
           return messages[0]?.Body ?? '';
         }
       }
       throw new Error('no message arrived on the subscribed queue');
+    },
+    async expectNoMore() {
+      const out = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 2 }));
+      expect((out.Messages ?? []).map((m) => m.Body)).toEqual([]);
     },
     destroy() {
       sns.destroy();

@@ -74,10 +74,18 @@ describe('dispatcher input', () => {
     expect(() => parseDispatchRequest({ designedStops: [], detail })).toThrow(expect.objectContaining({ name: 'Cutpoint.ValidationError', code: 'recovery.event_invalid' }));
     expect(() => parseDispatchRequest({ flow: 'f', designedStops: [], detail: { ...detail, status: 'RUNNING' } })).toThrow(expect.objectContaining({ code: 'recovery.status_not_terminal' }));
     expect(() => parseDispatchRequest({ flow: 'f', designedStops: [], recovery: { by: 'g', stateMachineArn: 'arn', on: ['SUCCEEDED'] }, detail })).toThrow(expect.objectContaining({ code: 'recovery.event_invalid' }));
-    for (const recoveryStops of [{ runs: 'sometimes', subject: 'lane', pages: [] }, { runs: 'always', subject: 'lake', pages: [] }, { runs: 'always', subject: 'lane', pages: [''] }, 'pages']) {
+    for (const recoveryStops of [
+      { runs: 'sometimes', subject: 'lane', pages: [], deterministic: [] },
+      { runs: 'always', subject: 'lake', pages: [], deterministic: [] },
+      { runs: 'always', subject: 'lane', pages: [''], deterministic: [] },
+      { runs: 'always', subject: 'lane', pages: [] },
+      { runs: 'always', subject: 'lane', pages: [], deterministic: 'Stream.Unresolvable' },
+      'pages',
+    ]) {
       expect(() => parseDispatchRequest({ flow: 'f', designedStops: [], recoveryStops, detail }), JSON.stringify(recoveryStops)).toThrow(expect.objectContaining({ code: 'recovery.event_invalid' }));
     }
-    expect(parseDispatchRequest({ flow: 'f', designedStops: [], recoveryStops: { runs: 'always', subject: 'lane', pages: ['Stream.Unresolvable'] }, detail }).recoveryStops).toEqual({ runs: 'always', subject: 'lane', pages: ['Stream.Unresolvable'] });
+    const stops = { runs: 'always', subject: 'lane', pages: ['Stream.Unresolvable'], deterministic: ['Stream.Rejected', 'Stream.Unresolvable'] };
+    expect(parseDispatchRequest({ flow: 'f', designedStops: [], recoveryStops: stops, detail }).recoveryStops).toEqual(stops);
   });
 
   it('an input that is null, marked truncated or not included is fetched', () => {

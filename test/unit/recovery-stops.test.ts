@@ -33,15 +33,23 @@ describe('recovery stops: one declaration, held to the registry and the ASL', ()
   });
 
   it('what the dispatcher is told: the errors of the paging Fail states (a Refused state\'s caught errors too); nothing for other flows', () => {
-    expect(recoveryStopsOf('stream-resolve-append', loadAsl('stream-resolve-append'))).toEqual({ runs: 'always', subject: 'lane', pages: ['Stream.RecoveryExhausted', 'Stream.Unresolvable'] });
+    expect(recoveryStopsOf('stream-resolve-append', loadAsl('stream-resolve-append'))).toEqual({
+      runs: 'always',
+      subject: 'lane',
+      pages: ['Stream.RecoveryExhausted', 'Stream.Unresolvable'],
+      deterministic: ['Stream.RecoveryExhausted', 'Stream.Rejected', 'Stream.Unresolvable'],
+    });
     expect(recoveryStopsOf('commit-generation', loadAsl('commit-generation'))).toEqual({
       runs: 'dispatched',
       subject: 'task',
       pages: ['Generation.Inconsistent', 'Generation.RecoveryExhausted', 'Generation.Rejected', 'Generation.Undecided'],
+      deterministic: ['Generation.Inconsistent', 'Generation.RecoveryExhausted'],
     });
     const reconcile = recoveryStopsOf('delivery-reconcile', loadAsl('delivery-reconcile'))!;
     expect(reconcile).toMatchObject({ runs: 'always', subject: 'invocation' });
     expect(reconcile.pages).toEqual(expect.arrayContaining(['Delivery.ConfirmationRequired', 'Delivery.RecoveryRetained', 'Delivery.IncidentRetained', 'Delivery.JournalUnavailable', 'Delivery.CustodyHeld']));
+    // A step error a Refused state passes on may clear (custody held elsewhere), and an error it shares with a deterministic stop is not one a re-run cannot pass.
+    expect(reconcile.deterministic).toEqual(['Delivery.IncidentRetained']);
     expect(recoveryStopsOf('stream-trim', loadAsl('stream-trim'))).toBeUndefined();
     expect(recoveryStopsOf('deliver-window', loadAsl('deliver-window'))).toBeUndefined();
   });
@@ -59,11 +67,11 @@ describe('recovery stops: one declaration, held to the registry and the ASL', ()
       .split('\n')
       .filter((l) => /^\| `[a-z-]+`/.test(l))
       .flatMap((line) => {
-        const [flows = '', stop = '', meaning = '', pages = ''] = line.split(' | ').map((c) => c.replace(/^\| |\s*\|$/g, ''));
+        const [flows = '', stop = '', meaning = '', pages = '', deterministic = ''] = line.split(' | ').map((c) => c.replace(/^\| |\s*\|$/g, ''));
         const state = /^`([A-Za-z]+)`/.exec(stop)?.[1];
-        return [...flows.matchAll(/`([a-z-]+)`/g)].map((m) => ({ flow: m[1], state, meaning, pages: pages === 'yes' }));
+        return [...flows.matchAll(/`([a-z-]+)`/g)].map((m) => ({ flow: m[1], state, meaning, pages: pages === 'yes', deterministic: deterministic === 'yes' }));
       });
-    const declared = FLOW_NAMES.flatMap((flow) => Object.entries(RECOVERY_FLOWS[flow]!.stops).map(([state, s]) => ({ flow, state, meaning: s.meaning, pages: s.pages })));
+    const declared = FLOW_NAMES.flatMap((flow) => Object.entries(RECOVERY_FLOWS[flow]!.stops).map(([state, s]) => ({ flow, state, meaning: s.meaning, pages: s.pages, deterministic: s.deterministic })));
     const key = (r: { flow?: string; state?: string }) => `${r.flow} ${r.state}`;
     expect([...rows].sort((a, b) => key(a).localeCompare(key(b)))).toEqual([...declared].sort((a, b) => key(a).localeCompare(key(b))));
   });

@@ -12,6 +12,7 @@ import { inspectAll, inspectInvocation } from '../../delivery/journal/listing.js
 import { loadInvocation } from '../../delivery/journal/records.js';
 import { RECOVERY_ACTIONS } from '../../delivery/recovery/actions.js';
 import type { RecoveryFlowInput } from '../../delivery/recovery/flow-steps.js';
+import { capsuleActionGate } from '../../quality/inspect.js';
 import { INPUT_LIMITS, readInputFile, UsageError } from '../io.js';
 import { parseOptions, unexpectedArgument, unknownSubcommand } from '../grammar.js';
 import { AWS_OPTIONS } from '../aws-target.js';
@@ -77,12 +78,18 @@ export async function deliveryCommand(args: string[]): Promise<unknown> {
   // On AWS a live action starts its recovery flow (its ARN: flag, environment or stack output).
   const target = targetOf(values, live ? `delivery-${live}` : undefined);
   try {
+    // The CLI composes delivery and quality: an exchange operation whose capsule breaks with
+    // its evidence (a rolled-back or replaced authority table) is shown permitting nothing.
     if (verb === 'inspect-all') {
       const targetId = typeof values.target === 'string' ? validateTargetId(values.target) : undefined;
-      return await inspectAll(await target.ports(), targetId === undefined ? {} : { targetId });
+      const ports = await target.ports();
+      return await inspectAll(ports, targetId === undefined ? {} : { targetId }, capsuleActionGate(ports));
     }
     const id = positionals[0] as string;
-    if (!live) return await inspectInvocation(await target.ports(), id);
+    if (!live) {
+      const ports = await target.ports();
+      return await inspectInvocation(ports, id, capsuleActionGate(ports));
+    }
     return await liveAction(target, live, id, values);
   } finally {
     target.done();

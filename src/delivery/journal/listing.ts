@@ -3,6 +3,7 @@ import {
   recoveryProjectionOf,
   isInvocationId,
   type RecoveryIndex,
+  type RecoveryIndexItem,
   type RecoveryProjection,
   type RecoverySummary,
 } from '../../domain/delivery/identifiers.js';
@@ -101,12 +102,33 @@ export function recoverySummaryOf(record: InvocationRecord): RecoverySummary {
   };
 }
 
+/**
+ * A hold another subsystem keeps over an invocation's live actions, given by whoever
+ * composes the two (the CLI gives quality's capsule continuity, src/quality/inspect.ts
+ * capsuleActionGate): a diagnostic code means nothing is permitted, and the code is the
+ * diagnostic; undefined leaves the journal's guide. Read-only.
+ */
+export type ActionGate = (record: InvocationRecord) => Promise<string | undefined>;
+
+/** The record's guide with the gate's hold applied. */
+async function gated<T extends RecoveryIndexItem>(record: InvocationRecord, item: T, gate: ActionGate | undefined): Promise<T> {
+  const held = gate && (await gate(record));
+  return held === undefined ? item : { ...item, diagnostic_code: held, permitted_actions: [] };
+}
+
 /** The `inspect` document. Read-only. */
-export async function inspectInvocation(ports: Ports, invocationId: unknown): Promise<RecoveryProjection> {
-  return recoveryProjectionOf(recoverySummaryOf(await loadInvocation(ports, invocationId)));
+export async function inspectInvocation(ports: Ports, invocationId: unknown, gate?: ActionGate): Promise<RecoveryProjection> {
+  const record = await loadInvocation(ports, invocationId);
+  return gated(record, recoveryProjectionOf(recoverySummaryOf(record)), gate);
 }
 
 /** The `inspect-all` document (`retained_custody_count` = records whose state holds custody). Read-only. */
-export async function inspectAll(ports: Ports, options: { targetId?: string } = {}): Promise<RecoveryIndex> {
-  return recoveryIndexOf((await listInvocations(ports, options)).map(recoverySummaryOf));
+export async function inspectAll(ports: Ports, options: { targetId?: string } = {}, gate?: ActionGate): Promise<RecoveryIndex> {
+  const records = await listInvocations(ports, options);
+  const index = recoveryIndexOf(records.map(recoverySummaryOf));
+  if (!gate) return index;
+  const byId = new Map(records.map((r) => [r.invocationId, r]));
+  const items: RecoveryIndexItem[] = [];
+  for (const item of index.items) items.push(await gated(byId.get(item.invocation_id)!, item, gate));
+  return { ...index, items };
 }

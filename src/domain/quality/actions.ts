@@ -39,6 +39,11 @@ export type EvidenceView = 'valid' | 'missing' | 'malformed' | 'unreadable' | 'p
  */
 export type AuthorityBreak = 'rollback' | 'replaced';
 
+/** The diagnostic of a break: every surface that shows one (quality inspect, delivery inspect) shows this code and no action. */
+export function authorityBreakCode(authority: AuthorityBreak): 'quality.authority_version_rollback' | 'quality.authority_replaced' {
+  return authority === 'rollback' ? 'quality.authority_version_rollback' : 'quality.authority_replaced';
+}
+
 export interface ActionInput {
   journalState: JournalState;
   dispatchCount: number;
@@ -68,8 +73,7 @@ export const INCONSISTENT = 'quality.state_inconsistent';
 export function actionGuide(input: ActionInput): ActionGuide {
   const { journalState: state, capsule, dispatchCount } = input;
   // What the item says (its guard, its state) is not what happened: no live action at all.
-  if (input.authority === 'rollback') return none('quality.authority_version_rollback');
-  if (input.authority === 'replaced') return none('quality.authority_replaced');
+  if (input.authority !== undefined) return none(authorityBreakCode(input.authority));
   // A held guard has no expiry and no force-clear: nothing, ever (N8, N13).
   if (input.guardHeld) return none('quality.reader_guard_held');
   if (state === 'INCIDENT_RETAINED') return none(diagnosticCodeFor(state));

@@ -1,20 +1,18 @@
-import { ChecksumMismatchError, ObjectMissingError } from '../../domain/errors.js';
-import { decodeBatch } from '../../domain/record-batch.js';
 import { laneKeys, type IndexEntry, type LaneRef } from '../../domain/stream.js';
-import { readVerified } from '../../objects/exact-object.js';
 import type { Ports } from '../../ports/index.js';
-import { recordQuarantine, type QuarantineReason } from '../read/quarantine.js';
+import { ProviderUnavailableError, readCopy } from '../read/candidates.js';
+import { recordQuarantine, type Candidate } from '../read/quarantine.js';
 import { compactionKeys, type CompactionRecord } from './model.js';
-
-type Verdict = QuarantineReason;
 
 /**
  * The read path's compaction hook (issue #11): a committed compaction covering a range is
- * its first same-view candidate. The object is verified by SHA-256 and record count once
- * per read call and sliced to the range. A bad copy (missing, wrong checksum, malformed,
- * wrong count) is quarantined by exact identity (key + the checksum `compaction#` expects,
- * the same `quarantine#` item the range reader keeps) and `undefined` sends the read to
- * the per-range copies; so does a provider failure. Never a skip.
+ * its first same-view candidate. The object is read as every copy is (readCopy: the GET at
+ * the provider cut point stream.read.provider, its bounded retries, the SHA-256, size and
+ * record count verified) once per read call and sliced to the range. A bad copy (missing,
+ * wrong checksum, malformed, wrong count) is quarantined by exact identity (key + the
+ * checksum `compaction#` expects, the same `quarantine#` item the range reader keeps) and
+ * `undefined` sends the read to the per-range copies; so does a provider failure that
+ * outlasts its retries. Never a skip.
  */
 export class CompactedCopies {
   private loaded: { record: CompactionRecord; records: Uint8Array[] } | undefined;
@@ -58,23 +56,21 @@ export class CompactedCopies {
     const key = laneKeys.quarantine(this.lane, record.objectKey);
     const earlier = await this.ports.authority.get(key);
     if (earlier?.expectedSha256 === record.sha256) return this.refuse(record, earlier.reason as string);
-    let verdict: Verdict;
+    const copy: Candidate = { copy: 'compacted', key: record.objectKey, sha256: record.sha256, size: record.size };
+    let verdict: Awaited<ReturnType<typeof readCopy>>;
     try {
-      const records = decodeBatch((await readVerified(this.ports.objects, record.objectKey, record.sha256)).bytes);
-      if (records.length === record.recordCount && records.length === record.end - record.start) return records;
-      verdict = 'record_count_mismatch';
+      verdict = await readCopy(this.ports, record, copy);
     } catch (error) {
-      if (error instanceof ObjectMissingError) verdict = 'missing';
-      else if (error instanceof ChecksumMismatchError) verdict = 'checksum_mismatch';
-      else if ((error as { code?: string }).code === 'stream.malformed_batch') verdict = 'malformed';
-      else {
-        this.refused.add(record.objectKey); // a provider failure: the per-range copies serve this call
-        return undefined;
-      }
+      if (!(error instanceof ProviderUnavailableError)) throw error;
+      this.refused.add(record.objectKey); // not a verdict on the bytes: the per-range copies serve this call
+      return undefined;
     }
+    // readCopy counts against [start, end); the record's own count must agree too.
+    if ('records' in verdict && verdict.records.length === record.recordCount) return verdict.records;
+    const reason = 'reason' in verdict ? verdict.reason : 'record_count_mismatch';
     // The range reader's quarantine (exact identity; a trim that moved meanwhile makes the read trimmed instead).
-    await recordQuarantine(this.ports, this.lane, this.from, record, { copy: 'compacted', key: record.objectKey, sha256: record.sha256, size: record.size }, verdict);
-    return this.refuse(record, verdict);
+    await recordQuarantine(this.ports, this.lane, this.from, record, copy, reason);
+    return this.refuse(record, reason);
   }
 
   private refuse(record: CompactionRecord, reason: string): undefined {
