@@ -23,10 +23,19 @@ export interface FlowInputSpec {
    * STEP_FUNCTIONS_INPUT_MAX_BYTES, instead of FLOW_INPUT_MAX_BYTES.
    */
   bulk?: true;
+  /**
+   * The first Task is passed the input twice (its state's fields and `executionInput`, the
+   * copy it checks): a bulk input is then capped at TWICE_PASSED_MAX_BYTES, so the Task's
+   * input stays under Step Functions' limit and a large input is refused here, by name,
+   * not failed later with States.DataLimitExceeded.
+   */
+  passedTwice?: true;
 }
 
 /** Step Functions' own cap on an execution's input (UTF-8 bytes of its JSON). */
 export const STEP_FUNCTIONS_INPUT_MAX_BYTES = 256 * 1024;
+/** A bulk input its first Task is passed twice: under half of Step Functions' limit, with room for the Task's own fields. */
+export const TWICE_PASSED_MAX_BYTES = 120 * 1024;
 /** A flow's execution input at most (UTF-8 bytes of its JSON), unless the flow's input is `bulk`. */
 export const FLOW_INPUT_MAX_BYTES = 64 * 1024;
 
@@ -46,16 +55,17 @@ export const FLOW_INPUTS: Readonly<Record<string, FlowInputSpec>> = {
   'stream-gc': {
     fields: ['stream', 'partition', 'grace', 'dryRun', 'pagesPerExecution', 'policy', 'policyDigest', 'scan', 'sweep', 'candidates', 'deleting', 'totals', 'wouldMark', 'execution'],
     bulk: true,
+    passedTwice: true,
   },
   'stream-materialize': { fields: ['stream', 'partition', 'max'] },
   'stream-compact': { fields: ['stream', 'partition', 'maxRanges', 'maxBytes'] },
   'stream-maintain': { fields: ['lanes'] },
   'deliver-window': { fields: DELIVERY, bulk: true },
   'publish-clickhouse': { fields: DELIVERY, bulk: true },
-  'quality-observe': { fields: RECOVERY_ACTION, bulk: true },
-  'delivery-reconcile': { fields: RECOVERY_ACTION, recovers: ['deliver-window', 'publish-clickhouse'], bulk: true },
-  'delivery-resume': { fields: RECOVERY_ACTION, bulk: true },
-  'delivery-retire': { fields: RECOVERY_ACTION, bulk: true },
+  'quality-observe': { fields: RECOVERY_ACTION, bulk: true, passedTwice: true },
+  'delivery-reconcile': { fields: RECOVERY_ACTION, recovers: ['deliver-window', 'publish-clickhouse'], bulk: true, passedTwice: true },
+  'delivery-resume': { fields: RECOVERY_ACTION, bulk: true, passedTwice: true },
+  'delivery-retire': { fields: RECOVERY_ACTION, bulk: true, passedTwice: true },
 };
 
 /** The spec of a flow this table declares (own entries only: `constructor` names no flow). */
@@ -65,5 +75,6 @@ export function flowInputSpec(flow: string): FlowInputSpec | undefined {
 
 /** The byte cap of a flow's execution input. */
 export function flowInputCap(spec: FlowInputSpec): number {
-  return spec.bulk ? STEP_FUNCTIONS_INPUT_MAX_BYTES : FLOW_INPUT_MAX_BYTES;
+  if (!spec.bulk) return FLOW_INPUT_MAX_BYTES;
+  return spec.passedTwice ? TWICE_PASSED_MAX_BYTES : STEP_FUNCTIONS_INPUT_MAX_BYTES;
 }

@@ -37,7 +37,8 @@ export function assertFlowInput(flow: string, input: unknown): void {
  * whatever states ran before) to the step's own `input` where it passes one. The
  * execution input is checked against that flow's fields (assertFlowInput); the step's own
  * input is returned: the Task's `input`, or else the execution input itself (a Task whose
- * state is still the execution input takes it from the context, not twice). A Task that
+ * state is still the execution input takes it from the context, not twice; for a recovery
+ * start, the original input the flow's first states unwrap). A Task that
  * passes no `flow` or `executionInput` is refused: every run of that flow fails loudly
  * rather than running unchecked.
  */
@@ -47,7 +48,10 @@ export function firstTaskInput(event: unknown): unknown {
     throw new ValidationError('flow.first_task_invalid', "a flow's first Task passes its flow's name (flow) and $$.Execution.Input (executionInput); this one does not");
   }
   assertFlowInput(task.flow, task.executionInput);
-  return Object.hasOwn(task, 'input') ? task.input : task.executionInput;
+  if (Object.hasOwn(task, 'input')) return task.input;
+  // A recovery start's state, once the flow unwrapped it, is the original input (checked above).
+  const given = task.executionInput as Record<string, unknown>;
+  return Object.hasOwn(given, 'recoveryOf') ? JSON.parse(given.originalInput as string) : given;
 }
 
 /**

@@ -61,14 +61,6 @@ export default flow('commit-generation', {
       comment: 'Cut point generation.task.put: make the task durable (put-if-absent, exact identity on retry).',
       lambda: 'RegisterGenerationTask',
       checksInput: 'commit-generation',
-      parameters: {
-        input: {
-          'root.$': '$.root',
-          'generation.$': '$.generation',
-          'taskId.$': '$.taskId',
-          'sources.$': '$.sources',
-        },
-      },
       resultPath: '$.task',
       timeoutSeconds: 45,
       otherwise: 'Rejected',

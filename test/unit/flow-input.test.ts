@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { assertFlowInput, executionInputFirst, firstTaskInput } from '../../src/engine/flow-input.js';
-import { FLOW_INPUT_MAX_BYTES, STEP_FUNCTIONS_INPUT_MAX_BYTES } from '../../src/engine/flow-input-fields.js';
+import { FLOW_INPUT_MAX_BYTES, STEP_FUNCTIONS_INPUT_MAX_BYTES, TWICE_PASSED_MAX_BYTES } from '../../src/engine/flow-input-fields.js';
 
 /**
  * The one check of a flow's execution input (src/engine/flow-input.ts, README "Flow
@@ -90,6 +90,23 @@ describe("a flow's first Task: firstTaskInput", () => {
     expect(firstTaskInput({ flow: 'commit-generation', executionInput: own, input: own })).toBe(own);
     // The step's own input may be clean while the execution input is not: the execution input decides.
     expect(() => firstTaskInput({ flow: 'commit-generation', executionInput: { ...own, extra: 1 }, input: own })).toThrow(refused('flow.input_unknown_field', '"extra"'));
+  });
+
+  it("a Task passing only the execution input gets, for a recovery start, the original input its flow's first states unwrap", () => {
+    const own = { root: 'demo/x', generation: 2, taskId: 't-1', sources: [] };
+    const envelope = { recoveryOf: 'arn:aws:states:eu-west-1:111111111111:execution:x:y', originalInput: JSON.stringify(own) };
+    expect(firstTaskInput({ flow: 'commit-generation', executionInput: envelope })).toEqual(own);
+    expect(firstTaskInput({ flow: 'commit-generation', executionInput: own })).toBe(own);
+  });
+
+  it(`a bulk input its first Task is passed twice (its state and the copy it checks) is capped at ${TWICE_PASSED_MAX_BYTES} bytes, so the Task's input stays under Step Functions' ${STEP_FUNCTIONS_INPUT_MAX_BYTES}`, () => {
+    const manifest = (bytes: number) => ({ invocationId: 'x', manifestText: 'm'.repeat(bytes), selector: 'f#r', yes: true });
+    expect(() => assertFlowInput('delivery-resume', manifest(100_000))).not.toThrow();
+    expect(() => assertFlowInput('delivery-resume', manifest(TWICE_PASSED_MAX_BYTES))).toThrow(refused('flow.input_too_large', '120 KiB'));
+    expect(2 * TWICE_PASSED_MAX_BYTES).toBeLessThan(STEP_FUNCTIONS_INPUT_MAX_BYTES);
+    // commit-generation's RegisterTask takes its input from the checked copy only: 1,000 sources fit.
+    const sources = Array.from({ length: 1000 }, (_, i) => ({ key: `stream/orders/p0/wal/${'k'.repeat(60)}${i}.wal`, sha256: 'a'.repeat(64), size: 123456 }));
+    expect(() => assertFlowInput('commit-generation', { root: 'demo/x', generation: 2, taskId: 't-1', sources })).not.toThrow();
   });
 
   it('refuses a Task that passes no flow or no execution input: a flow whose first Task lost its parameters fails every run', () => {
