@@ -631,8 +631,8 @@ export const FLOWS: FlowEntry[] = [
   {
     name: 'stream-resolve-append',
     type: 'STANDARD',
-    description: 'Resolve a MAY_HAVE_COMMITTED append from its original attempt, repair what it left, lift the suspension',
-    input: ['stream', 'partition', 'attemptId'],
+    description: 'Resolve a MAY_HAVE_COMMITTED append from its original attempt, repair what it left, lift the suspension; or every attempt of a LaneWriter that died holding the lane, then release its writer slot',
+    input: ['stream', 'partition', 'attemptId', 'writerId'],
     recovery: { by: 'stream-resolve-append', on: RERUN_ON_FAILURE },
   },
   {

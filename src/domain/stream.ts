@@ -42,7 +42,24 @@ export interface LaneHead extends LaneRef {
    * it into a suspension only a resolve (or a retire) lifts, refusing the attempt too.
    */
   turnClaimed?: boolean;
+  /**
+   * The writer slot (src/stream/append/writer-slot.ts): the LaneWriter appending on the lean
+   * path, claimed once per writer and released by its `close()` or by `stream resolve
+   * --writer`. While it is held, every append of another writer is refused.
+   */
+  writer?: WriterSlot;
   version: number;
+}
+
+/** A LaneWriter's hold on its lane (`LaneHead.writer`). */
+export interface WriterSlot {
+  /** The writer's id: its attempt ids are `w<id>.e<epoch>.<seq>`. */
+  id: string;
+  /** The owner session epoch it claimed under. */
+  epoch: number;
+  claimedAt: string;
+  /** Set by `stream resolve --writer` before it lists the writer's attempts: no CAS of the writer applies from then on. */
+  resolvingSince?: string;
 }
 
 /**
@@ -126,6 +143,8 @@ export interface AppendOutcome extends LaneRef {
   end?: number;
   recordCount: number;
   reason?: string;
+  /** What a refusal names beyond its reason: what holds the lane and the command that resolves it. */
+  detail?: string;
   /** KNOWN_COMMITTED with derived data still missing (index, generation 0): reads repair it. */
   pendingRepairs?: Array<'index' | 'gen0'>;
 }
