@@ -14,7 +14,9 @@ import type { Fence } from '../ports/authority.js';
  * (attempt, SHA-256, record count, fence epoch, start) before any authority write, and one
  * transaction moves the head and creates `commit#<end>`. An append that read the head
  * itself first suspends the lane for its own attempt (src/stream/append/claim-turn.ts), so
- * no head CAS with an unknown outcome leaves the lane open to a second append. A `spent#<attempt>`
+ * no head CAS with an unknown outcome leaves the lane open to a second append; a LaneWriter,
+ * whose lean CASes claim nothing, holds the lane for its whole life instead (the writer slot,
+ * src/stream/append/writer-slot.ts). A `spent#<attempt>`
  * marker is written only off the happy path, when an attempt is proven not committed while
  * its binding could still apply (src/stream/spend-attempt.ts).
  */
