@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { laneKeys, type AppendOutcome, type LaneHead, type LaneRef } from '../../src/domain/stream.js';
 import { runFlow, type FlowResult } from '../../src/local/flow-runner.js';
@@ -6,7 +7,7 @@ import { LaneWriter } from '../../src/stream/append/lane-writer.js';
 import { STREAM_CUT_POINTS } from '../../src/stream/cut-points.js';
 import { readStream } from '../../src/stream/read.js';
 import { resolveWriter as resolveWriterInProcess, type WriterResolution } from '../../src/stream/resolve-writer.js';
-import { takeOverWithNewSession } from '../../src/stream/takeover.js';
+import { takeoverLane } from '../../src/stream/takeover.js';
 import { dyingAfter } from '../support/dying-ports.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
 import { interceptPorts } from '../support/intercept-ports.js';
@@ -224,9 +225,12 @@ describe('the writer slot on the happy path and around a takeover', () => {
     const w1 = new LaneWriter(stores.ports, lane, session);
     const b1 = batch(w1, 'b1', 2);
     expect(await w1.append(bytes(b1.records), b1.attemptId)).toMatchObject({ status: 'KNOWN_COMMITTED' });
-    // The producer restarts elsewhere and takes the lane over; w1 is never closed.
-    const next: Fence = await takeOverWithNewSession(lane, 'restarted', stores.ports);
-    expect(await headOf(lane)).toMatchObject({ writer: { id: w1.writerId }, fence: { epoch: next.epoch } });
+    // The producer restarts elsewhere and takes the lane over; w1 is never closed. The takeover names the slot it leaves.
+    const restarted = randomUUID();
+    const taken = await takeoverLane({ ...lane, owner: 'restarted', session: restarted }, stores.ports);
+    expect(taken).toMatchObject({ epoch: 2, writer: w1.writerId });
+    const next: Fence = { owner: 'restarted', session: restarted, epoch: taken.epoch };
+    expect(await headOf(lane)).toMatchObject({ writer: { id: w1.writerId }, fence: next });
     const w2 = new LaneWriter(stores.ports, lane, next);
     expect(await w2.append(bytes(['x']))).toMatchObject(heldBy(lane, w1.writerId));
     // The fenced writer, still alive, appends nothing either.
