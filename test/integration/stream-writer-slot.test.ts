@@ -199,6 +199,33 @@ describe('a resolve racing the writer it resolves', () => {
   });
 });
 
+describe('what a resolve of a long-running writer costs', () => {
+  it('per committed attempt one object HEAD and one GetItem (no spend); per resolve one LIST, three head reads, the mark and the release', async () => {
+    const { lane, session } = await newLane(stores.ports, 'slot-cost');
+    const w1 = new LaneWriter(stores.ports, lane, session, { depth: 4 });
+    const batches = Array.from({ length: 30 }, (_, i) => batch(w1, `c${i}`, 1 + (i % 3)));
+    for (const outcome of await Promise.all(batches.map((b) => w1.append(bytes(b.records), b.attemptId)))) expect(outcome.status).toBe('KNOWN_COMMITTED');
+    // Never closed: the process is gone.
+    const counts: Record<string, number> = {};
+    const count = <T>(kind: string, call: () => Promise<T>): Promise<T> => ((counts[kind] = (counts[kind] ?? 0) + 1), call());
+    const a = stores.ports.authority;
+    const o = stores.ports.objects;
+    const counted = interceptPorts(stores.ports, {
+      authority: {
+        get: (key) => count('authority.get', () => a.get(key)),
+        query: (...args) => count('authority.query', () => a.query(...args)),
+        update: (...args) => count('authority.update', () => a.update(...args)),
+        transact: (...args) => count('authority.transact', () => a.transact(...args)),
+      },
+      objects: { list: (prefix) => count('objects.list', () => o.list(prefix)), head: (key) => count('objects.head', () => o.head(key)) },
+    });
+    const report = await resolveWriterInProcess({ ...lane, writerId: w1.writerId }, counted);
+    expect(report.attempts.map((x) => [x.attemptId, x.status])).toEqual(batches.map((b) => [b.attemptId, 'KNOWN_COMMITTED']));
+    expect(counts).toEqual({ 'authority.get': 3 + 30, 'authority.update': 2, 'objects.list': 1, 'objects.head': 30 });
+    await expectExactlyOnce(lane, batches);
+  });
+});
+
 describe('the writer slot on the happy path and around a takeover', () => {
   it('a clean close releases the slot: the next writer and the flow append without any resolve', async () => {
     const { lane, session } = await newLane(stores.ports, 'slot-close');
