@@ -637,7 +637,7 @@ export const FLOWS: FlowEntry[] = [
   {
     name: 'stream-resolve-append',
     type: 'STANDARD',
-    description: 'Resolve a MAY_HAVE_COMMITTED append from its original attempt, repair what it left, lift the suspension',
+    description: 'Resolve a MAY_HAVE_COMMITTED append from its original attempt, repair what it left, lift the suspension; or every attempt of a LaneWriter that died holding the lane, then release its writer slot',
     recovery: { by: 'stream-resolve-append', on: RERUN_ON_FAILURE },
   },
   {

@@ -12,7 +12,8 @@ import { RECOVERY_CUT_POINTS } from './recovery/cut-points.js';
 /**
  * Every cut point the code runs through the fault injector, from the subsystems' own
  * registries (src/<subsystem>/cut-points.ts), with where each one is hit: the flows
- * (statemachines/<flow>.asl.json), the commands that run it in-process and the handlers,
+ * (statemachines/<flow>.asl.json), the commands that run it in-process, the handlers and
+ * the library entry points producers embed (the LaneWriter),
  * from the places tables below (each place with what it crosses, as the reach tests
  * test/integration/cut-point-reach-*.test.ts see it fire). `CUTPOINT_FAULTS` may name only
  * these (`faults.unknown_cut_point` otherwise); `cutpoint faults list` prints them.
@@ -26,6 +27,8 @@ export interface CutPointInfo {
   commands: string[];
   /** Lambda handlers outside every flow that hit it (the recovery dispatcher). */
   handlers: string[];
+  /** Library entry points a producer embeds that hit it (the LaneWriter). */
+  libraries: string[];
 }
 
 /** A place that crosses cut points — a flow, the command running it (or the same use case in-process), a handler — and what it crosses. */
@@ -34,6 +37,8 @@ export interface CutPointPlace {
   command?: string;
   /** A Lambda handler outside every flow (the recovery dispatcher). */
   handler?: string;
+  /** A library entry point a producer embeds, run by no command or flow (the LaneWriter). */
+  library?: string;
   crosses: readonly string[];
 }
 
@@ -86,10 +91,10 @@ const OTHER_PLACES: readonly CutPointPlace[] = [
 const PLACES = [...DELIVERY_PLACES, ...STREAM_PLACES, ...OTHER_PLACES];
 
 /** Every place listed as crossing `name`, as a catalogue row names them. */
-function placesOf(name: string): Pick<CutPointInfo, 'flows' | 'commands' | 'handlers'> {
+function placesOf(name: string): Pick<CutPointInfo, 'flows' | 'commands' | 'handlers' | 'libraries'> {
   const at = PLACES.filter((p) => p.crosses.includes(name));
-  const each = (field: 'flow' | 'command' | 'handler') => [...new Set(at.flatMap((p) => (p[field] ? [p[field]] : [])))];
-  return { flows: each('flow'), commands: each('command'), handlers: each('handler') };
+  const each = (field: 'flow' | 'command' | 'handler' | 'library') => [...new Set(at.flatMap((p) => (p[field] ? [p[field]] : [])))];
+  return { flows: each('flow'), commands: each('command'), handlers: each('handler'), libraries: each('library') };
 }
 
 const REGISTRIES: ReadonlyArray<[CutPointInfo['subsystem'], Record<string, string>]> = [

@@ -3,18 +3,31 @@ import type { LaneRef } from './stream.js';
 
 /** The stream log's errors (src/domain/stream.ts): each a stable `name` and diagnostic code. */
 
-/** The lane refuses appends while suspended; the error names the attempt to resolve. */
+/**
+ * The lane refuses appends while suspended: by an attempt whose outcome is unknown, or by
+ * the writer slot of another LaneWriter (one that has not closed, or a resolve of it under
+ * way). The error names what holds the lane and the command that resolves it.
+ */
 export class LaneSuspendedError extends CutpointError {
   constructor(
     lane: LaneRef,
-    /** The attempt whose unknown outcome holds the lane. */
+    /** The attempt whose unknown outcome holds the lane; for a writer slot, `w<writer>`. */
     readonly attemptId: string,
+    /** The LaneWriter whose slot holds the lane, if that is what holds it. */
+    readonly writerId?: string,
   ) {
     super(
       'Stream.LaneSuspended',
       'stream.lane_suspended',
-      `lane ${lane.stream}/${lane.partition} is suspended by attempt ${attemptId}; resolve it first`,
+      writerId === undefined
+        ? `lane ${lane.stream}/${lane.partition} is suspended by attempt ${attemptId}; resolve it first`
+        : `lane ${lane.stream}/${lane.partition} is held by writer ${writerId} (a LaneWriter that has not closed); resolve it first: cutpoint stream resolve ${lane.stream} --partition ${lane.partition} --writer ${writerId}`,
     );
+  }
+
+  /** Refused by another LaneWriter's slot. */
+  static byWriter(lane: LaneRef, writerId: string): LaneSuspendedError {
+    return new LaneSuspendedError(lane, `w${writerId}`, writerId);
   }
 }
 

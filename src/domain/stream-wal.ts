@@ -16,6 +16,14 @@ export function walPrefixOf(lane: LaneRef, attemptId: string): string {
 }
 
 /**
+ * The WAL objects of every attempt whose id starts with `attemptPrefix` (a LaneWriter's
+ * `w<writer>.`): one LIST finds a writer's attempts.
+ */
+export function walPrefixOfAttempts(lane: LaneRef, attemptPrefix: string): string {
+  return `${WAL_ROOT}${lane.stream}/${lane.partition}/${attemptPrefix}`;
+}
+
+/**
  * The WAL object of an attempt's batch: keyed by the attempt AND the batch's SHA-256, so
  * two different batches under one attempt id can never share (and overwrite) a key; the
  * intent's conditional create decides which one the attempt names.

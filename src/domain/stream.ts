@@ -14,7 +14,9 @@ import type { Fence } from '../ports/authority.js';
  * (attempt, SHA-256, record count, fence epoch, start) before any authority write, and one
  * transaction moves the head and creates `commit#<end>`. An append that read the head
  * itself first suspends the lane for its own attempt (src/stream/append/claim-turn.ts), so
- * no head CAS with an unknown outcome leaves the lane open to a second append. A `spent#<attempt>`
+ * no head CAS with an unknown outcome leaves the lane open to a second append; a LaneWriter,
+ * whose lean CASes claim nothing, holds the lane for its whole life instead (the writer slot,
+ * src/stream/append/writer-slot.ts). A `spent#<attempt>`
  * marker is written only off the happy path, when an attempt is proven not committed while
  * its binding could still apply (src/stream/spend-attempt.ts).
  */
@@ -42,7 +44,24 @@ export interface LaneHead extends LaneRef {
    * it into a suspension only a resolve (or a retire) lifts, refusing the attempt too.
    */
   turnClaimed?: boolean;
+  /**
+   * The writer slot (src/stream/append/writer-slot.ts): the LaneWriter appending on the lean
+   * path, claimed once per writer and released by its `close()` or by `stream resolve
+   * --writer`. While it is held, every append of another writer is refused.
+   */
+  writer?: WriterSlot;
   version: number;
+}
+
+/** A LaneWriter's hold on its lane (`LaneHead.writer`). */
+export interface WriterSlot {
+  /** The writer's id: its attempt ids are `w<id>.e<epoch>.<seq>`. */
+  id: string;
+  /** The owner session epoch it claimed under. */
+  epoch: number;
+  claimedAt: string;
+  /** Set by `stream resolve --writer` before it lists the writer's attempts: no CAS of the writer applies from then on. */
+  resolvingSince?: string;
 }
 
 /**
@@ -126,6 +145,8 @@ export interface AppendOutcome extends LaneRef {
   end?: number;
   recordCount: number;
   reason?: string;
+  /** What a refusal names beyond its reason: what holds the lane and the command that resolves it. */
+  detail?: string;
   /** KNOWN_COMMITTED with derived data still missing (index, generation 0): reads repair it. */
   pendingRepairs?: Array<'index' | 'gen0'>;
 }

@@ -48,7 +48,7 @@ const RECOVERY_ACTION = ['invocationId', 'manifestText', 'selector', 'yes'] as c
 export const FLOW_INPUTS: Readonly<Record<string, FlowInputSpec>> = {
   'commit-generation': { fields: ['root', 'generation', 'taskId', 'sources'], recovers: ['commit-generation'], bulk: true },
   'stream-append': { fields: ['stream', 'partition', 'attemptId', 'session', 'records'], bulk: true },
-  'stream-resolve-append': { fields: ['stream', 'partition', 'attemptId'], recovers: ['stream-resolve-append'] },
+  'stream-resolve-append': { fields: ['stream', 'partition', 'attemptId', 'writerId'], recovers: ['stream-resolve-append'] },
   'stream-takeover': { fields: ['stream', 'partition', 'owner', 'session'] },
   'stream-trim': { fields: ['stream', 'partition', 'to'] },
   // A continuation's `next` (the run's state, src/stream/gc/state.ts GcRun) is an input too.

@@ -36,7 +36,12 @@ export const STREAM_PLACES: readonly CutPointPlace[] = [
   // Also `stream append --from FILE.jsonl`: the group-commit producer runs the same steps in-process.
   { flow: 'stream-append', command: 'stream append', crosses: APPEND },
   // Not committed: the attempt spent, the suspension lifted; committed: the index and generation 0 repaired.
-  { flow: 'stream-resolve-append', command: 'stream resolve', crosses: [S.resolveFence, S.unsuspend, S.index, ...GENERATION_0] },
+  // --writer: the writer slot marked (stream.resolve.fence), each attempt settled, then the slot released.
+  { flow: 'stream-resolve-append', command: 'stream resolve', crosses: [S.resolveFence, S.unsuspend, S.writerRelease, S.index, ...GENERATION_0] },
+  // The owner's fast path embedded in a producer (pipelinedProducer runs on it): the writer
+  // slot claimed once, then each batch's WAL object and head CAS; SuspendLane on an unknown
+  // outcome, a batch bound behind one that did not commit spent; close() releases the slot.
+  { library: 'LaneWriter', crosses: [S.writerClaim, ...APPEND, S.writerRelease] },
   { command: 'stream read', crosses: READ },
   // --release re-reads the copy through the provider before deleting its quarantine item.
   { command: 'stream quarantine', crosses: [S.provider, S.quarantineRelease] },

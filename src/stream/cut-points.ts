@@ -17,12 +17,17 @@ export const STREAM_CUT_POINTS = {
   /** Head CAS condition fails / head CAS response unknown (the CAS writes head + commit#<end>). */
   headCas: 'stream.append.head-cas',
   suspend: 'stream.append.suspend',
+  /** A LaneWriter claims the lane's writer slot, once per writer (writer-slot.ts). */
+  writerClaim: 'stream.append.writer-claim',
+  /** The writer slot released: by the writer's close(), or by `stream resolve --writer` once its attempts are settled. */
+  writerRelease: 'stream.append.writer-release',
   /** Spending an attempt proven not committed (spent marker + head version bump). */
   retire: 'stream.append.retire',
   /** Index entry written off the acknowledged path (resolve's repair). */
   index: 'stream.append.index',
   /** Head committed, required object generation fails (generation-commit cut points follow); off the acknowledged path. */
   gen0: 'stream.append.gen0',
+  /** Resolve spends an attempt; `--writer` first marks the writer slot as being resolved (no CAS of it applies after). */
   resolveFence: 'stream.resolve.fence',
   unsuspend: 'stream.resolve.unsuspend',
   indexRepair: 'stream.read.index-repair',

@@ -12,6 +12,8 @@ export interface LaneDescription {
   owner?: { owner: string; epoch: number };
   /** The attempt whose unknown outcome holds the lane, while it is suspended. */
   suspendedBy?: string;
+  /** The LaneWriter holding the lane's writer slot (`resolving`: a `stream resolve --writer` of it is under way). */
+  writer?: { id: string; epoch: number; resolving?: true };
   /** GC: lifecycle roots by state and fate, orphans and superseded copies with their grace deadlines (once GC has run). */
   lifecycle?: LifecycleDescription;
 }
@@ -61,5 +63,6 @@ function describeLane(partition: number, head: LaneHead): LaneDescription {
     trimOffset: head.trimOffset,
     ...(head.fence ? { owner: { owner: head.fence.owner, epoch: head.fence.epoch } } : {}),
     ...(head.suspendedBy ? { suspendedBy: head.suspendedBy } : {}),
+    ...(head.writer ? { writer: { id: head.writer.id, epoch: head.writer.epoch, ...(head.writer.resolvingSince !== undefined && { resolving: true as const }) } } : {}),
   };
 }

@@ -39,7 +39,8 @@ export async function resolveAppend(input: unknown, ports: Ports): Promise<Resol
   return { ...outcome, unsuspended };
 }
 
-async function provenCommitted(ports: Ports, lane: LaneRef, commit: CommitRecord): Promise<AppendOutcome> {
+/** KNOWN_COMMITTED for a commit record the head has reached (else the evidence contradicts itself). */
+export async function provenCommitted(ports: Ports, lane: LaneRef, commit: CommitRecord): Promise<AppendOutcome> {
   const head = await loadHead(ports, lane);
   if (head.committedEnd < commit.end) {
     throw new ResolveInconsistentError(commit.attemptId, `head end ${head.committedEnd} is behind the committed range end ${commit.end}`);

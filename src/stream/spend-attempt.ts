@@ -1,6 +1,7 @@
 import { OutcomeUnknownError } from '../domain/errors.js';
 import { laneKeys, walPrefixOf, type CommitRecord, type LaneRef, type SpentMarker } from '../domain/stream.js';
 import type { Ports } from '../ports/index.js';
+import type { WalRef } from './append-input.js';
 import { committedWal, spentMarker, walsOf } from './append/attempt-evidence.js';
 import { loadHead } from './lane-store.js';
 
@@ -20,11 +21,13 @@ export type SpendResult = { status: 'COMMITTED'; commit: CommitRecord } | { stat
  * same start offset and commit after its client re-sent the records: a duplicate.
  * CONFLICT or UNKNOWN: reload everything and decide again.
  */
-export async function spendAttempt(ports: Ports, lane: LaneRef, attemptId: string, reason: string, cutPoint: string): Promise<SpendResult> {
+export async function spendAttempt(ports: Ports, lane: LaneRef, attemptId: string, reason: string, cutPoint: string, listed?: WalRef[]): Promise<SpendResult> {
   for (let round = 0; round < 4; round++) {
     const head = await loadHead(ports, lane);
     const marker = await spentMarker(ports, lane, attemptId);
-    const wals = await walsOf(ports, lane, attemptId);
+    // `listed`: the attempt's WAL objects as a caller just listed them after fencing the
+    // attempt's writer (resolve-writer.ts), used for the first round only.
+    const wals = round === 0 && listed ? listed : await walsOf(ports, lane, attemptId);
     const commit = await committedWal(ports, lane, attemptId, wals);
     if (commit) return { status: 'COMMITTED', commit };
     if (marker) return { status: 'SPENT', marker };

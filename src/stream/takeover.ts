@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { OutcomeUnknownError } from '../domain/errors.js';
 import { sha256Hex } from '../domain/digest.js';
-import { laneKeys, validateLane, validateOwner, validateSessionId, type IssuedFence, type LaneRef } from '../domain/stream.js';
+import { laneKeys, validateLane, validateOwner, validateSessionId, type IssuedFence, type LaneHead, type LaneRef } from '../domain/stream.js';
 import type { Fence } from '../ports/authority.js';
 import type { Ports } from '../ports/index.js';
 import { STREAM_CUT_POINTS } from './cut-points.js';
@@ -16,6 +16,8 @@ export interface TakeoverResult extends LaneRef {
   epoch: number;
   committedEnd: number;
   suspendedBy?: string;
+  /** A LaneWriter's slot the takeover left in place: appends stay refused until `stream resolve --writer` settles it. */
+  writer?: string;
 }
 
 /**
@@ -25,6 +27,12 @@ export interface TakeoverResult extends LaneRef {
  * session and epoch, so a stale writer still blocked in I/O can finish its PUT but can
  * never advance the head. A lost response is resolved by reloading the head and
  * comparing the exact session id.
+ *
+ * A LaneWriter's slot (append/writer-slot.ts) survives the takeover: the new session's
+ * appends are refused until `stream resolve --writer` has settled the old writer's attempts.
+ * The takeover's version bump already makes every lost CAS of that writer unable to apply,
+ * but only the resolve tells which of its attempts did commit before — dropping the slot
+ * here would let a restarted producer append those records a second time.
  *
  * Input `{stream, partition, owner, session}`, all required and validated before the
  * head is read: the caller mints the session id (a fresh random id) and keeps it — a
@@ -61,12 +69,13 @@ export async function takeOverWithNewSession(lane: LaneRef, owner: string, ports
   return { owner: takeover.owner, session, epoch: takeover.epoch };
 }
 
-function result(lane: LaneRef, fence: Fence, head: { committedEnd: number; suspendedBy?: string }): TakeoverResult {
+function result(lane: LaneRef, fence: Fence, head: Pick<LaneHead, 'committedEnd' | 'suspendedBy' | 'writer'>): TakeoverResult {
   return {
     ...lane,
     owner: fence.owner,
     epoch: fence.epoch,
     committedEnd: head.committedEnd,
     ...(head.suspendedBy ? { suspendedBy: head.suspendedBy } : {}),
+    ...(head.writer ? { writer: head.writer.id } : {}),
   };
 }

@@ -1,5 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FaultKind } from '../../src/domain/faults.js';
+import { runFlow, type FlowResult } from '../../src/local/flow-runner.js';
+import { laneKeys, type LaneRef } from '../../src/domain/stream.js';
+import { LaneWriter } from '../../src/stream/append/lane-writer.js';
 import { STREAM_CUT_POINTS } from '../../src/stream/cut-points.js';
 import { takeOverWithNewSession } from '../../src/stream/takeover.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
@@ -38,6 +41,9 @@ const ROWS: Array<[row: string, spec: (kind: FaultKind) => string]> = [
   ['Before head CAS / head CAS condition / head CAS unknown (re-issued)', (k) => `${STREAM_CUT_POINTS.headCas}:${k}`],
   ['Head CAS unknown for good, then the lane suspension', (k) => `${STREAM_CUT_POINTS.headCas}:lose-request*,${STREAM_CUT_POINTS.suspend}:${k}`],
 ];
+
+const bytes = (rs: string[]) => rs.map((r) => new TextEncoder().encode(r));
+const resolveWriterFlow = (lane: LaneRef, writerId: string): Promise<FlowResult> => runFlow('stream-resolve-append', { ...lane, writerId }, { ports: stores.ports, retryIntervalMs: 0 });
 
 const oneShot = withKinds(ROWS).map(([[row, spec], kind]) => [row, kind, spec(kind)] as const);
 const persistent = withKinds(ROWS, 3).map(([[row, spec], kind]) => [row, kind, spec(kind)] as const);
@@ -141,6 +147,50 @@ describe('faults while resolving a MAY_HAVE_COMMITTED append', () => {
       const next = await appendFlow(stores.ports, lane, session, 'a2', batchOf('a2', 2));
       expect(next.output).toMatchObject({ status: 'KNOWN_COMMITTED', start: 0 });
       await expectLaneInvariant(stores.ports, lane, [{ attemptId: 'a2', records: batchOf('a2', 2) }]);
+    },
+  );
+});
+
+describe('faults while resolving a LaneWriter that died holding its lane (stream resolve --writer)', () => {
+  const cuts = [STREAM_CUT_POINTS.resolveFence, STREAM_CUT_POINTS.writerRelease];
+  const once = withKinds(cuts).map(([cut, kind]) => [cut, kind, `${cut}:${kind}`] as const);
+  // Persisting, a fault ends the execution with the slot still held: the same command again finishes it.
+  const persisting = withKinds(cuts, 3, ['crash-before', 'fail', 'lose-request']).map(([cut, kind]) => [cut, `${kind}*`, `${cut}:${kind}*`] as const);
+  it.each([...once, ...persisting])(
+    '%s × %s → every attempt settled, the slot released; a re-run reports the same',
+    async (_cut, kind, spec) => {
+      const { lane, session } = await newLane(stores.ports, `rw-${kind}`);
+      // b1 commits; b2's head CAS outcome stays unknown and SuspendLane keeps crashing: the writer gives up holding the slot.
+      const dead = new LaneWriter(stores.ports, lane, session);
+      const b1 = { attemptId: dead.nextAttemptId(), records: batchOf('b1', 2) };
+      expect(await dead.append(bytes(b1.records), b1.attemptId)).toMatchObject({ status: 'KNOWN_COMMITTED' });
+      const b2 = { attemptId: dead.nextAttemptId(), records: batchOf('b2', 1) };
+      stores.faults.arm(`${STREAM_CUT_POINTS.headCas}:lose-request*,${STREAM_CUT_POINTS.suspend}:crash-before*`);
+      await expect(dead.append(bytes(b2.records), b2.attemptId)).rejects.toMatchObject({ name: 'Cutpoint.WorkerCrashed' });
+      stores.faults.arm(spec);
+      let resolved = await resolveWriterFlow(lane, dead.writerId);
+      stores.faults.disarm();
+      if (kind.endsWith('*')) expect(resolved.status, 'a fault on every try ends the execution').toBe('FAILED');
+      if (resolved.status !== 'SUCCEEDED') {
+        // An interrupted resolve leaves the slot held: the same command again finishes it.
+        expect((await stores.ports.authority.get(laneKeys.head(lane)))?.writer, `${resolved.error}: ${resolved.cause}`).toMatchObject({ id: dead.writerId });
+        resolved = await resolveWriterFlow(lane, dead.writerId);
+      }
+      expect(resolved.status, `${resolved.error}: ${resolved.cause}`).toBe('SUCCEEDED');
+      expect(resolved.output).toMatchObject({
+        writerId: dead.writerId,
+        released: true,
+        attempts: [
+          { attemptId: b1.attemptId, status: 'KNOWN_COMMITTED', start: 0, end: 2 },
+          { attemptId: b2.attemptId, status: 'KNOWN_NOT_COMMITTED' },
+        ],
+      });
+      expect((await resolveWriterFlow(lane, dead.writerId)).output).toEqual(resolved.output);
+      const next = new LaneWriter(stores.ports, lane, session);
+      const b3 = { attemptId: next.nextAttemptId(), records: b2.records };
+      expect(await next.append(bytes(b3.records), b3.attemptId)).toMatchObject({ status: 'KNOWN_COMMITTED', start: 2, end: 3 });
+      expect(await next.close()).toEqual({ released: true, unsettled: [] });
+      await expectLaneInvariant(stores.ports, lane, [b1, b3]);
     },
   );
 });

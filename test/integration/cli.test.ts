@@ -379,13 +379,13 @@ describe('cutpoint CLI: bad input is refused with a stable code, never a crash o
   it('faults list prints every cut point with its subsystem and flows', async () => {
     const r = await run(['faults', 'list']);
     expect(r.code, r.stderr).toBe(0);
-    const out = JSON.parse(r.stdout) as { kinds: string[]; cutPoints: Array<{ name: string; subsystem: string; flows: string[]; commands: string[]; handlers: string[] }> };
+    const out = JSON.parse(r.stdout) as { kinds: string[]; cutPoints: Array<{ name: string; subsystem: string; flows: string[]; commands: string[]; handlers: string[]; libraries: string[] }> };
     expect(out.kinds).toContain('lose-response');
     expect(new Set(out.cutPoints.map((c) => c.name))).toEqual(CUT_POINT_NAMES);
     expect(out.cutPoints.find((c) => c.name === 'delivery.publish.commit')).toMatchObject({ subsystem: 'delivery', flows: expect.arrayContaining(['deliver-window', 'delivery-resume']) });
     expect(out.cutPoints.find((c) => c.name === 'generation.commit.cas')).toMatchObject({ subsystem: 'generation', flows: expect.arrayContaining(['commit-generation', 'stream-compact']) });
     expect(out.cutPoints.find((c) => c.name === 'recovery.dispatch.start')).toMatchObject({ subsystem: 'recovery', handlers: ['functions/recovery/dispatch.ts'] });
-    for (const c of out.cutPoints) expect(c.flows.length + c.commands.length + c.handlers.length, c.name).toBeGreaterThan(0);
+    for (const c of out.cutPoints) expect(c.flows.length + c.commands.length + c.handlers.length + c.libraries.length, c.name).toBeGreaterThan(0);
   });
 
   it('a refused connection to the local runtime is cutpoint.connection_refused with the next step', async () => {

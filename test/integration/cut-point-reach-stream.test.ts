@@ -2,7 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { faultsFromEnv } from '../../src/adapters/fault-injector.js';
+import { awsPorts } from '../../src/adapters/ports.js';
+import { firedOf } from '../../src/cli/fault-report.js';
+import { activeSession } from '../../src/cli/session-store.js';
 import { GENERATION_CUT_POINTS } from '../../src/generation/cut-points.js';
+import type { Ports } from '../../src/ports/index.js';
+import { LaneWriter } from '../../src/stream/append/lane-writer.js';
 import { useCliRuntime, type CliRun } from '../support/cli-runtime.js';
 import { ARM_EVERY_CUT_POINT, expectReach, firedIn, isStreamPlace, LOG_SUBSYSTEMS, placesInLane, placesOfSubsystems, withRule, type ReachScenario } from '../support/cut-point-reach.js';
 import { StreamLanes, type Lane } from '../support/stream-lanes.js';
@@ -49,15 +55,61 @@ const producerAppend: ReachScenario = {
   },
 };
 
-/** Resolve of an attempt: never committed (its lane suspended), committed (its index and generation 0 repaired), committed with its WAL object gone bad. */
+/** A LaneWriter on a lane this CLI owns, on ports whose injector CUTPOINT_FAULTS `faults` arms (none: a setup writer). */
+async function laneWriter(faults = '', depth = 1): Promise<{ lane: Lane; writer: LaneWriter; ports: Ports; fired: () => string[] }> {
+  const lane = await lanes.owned();
+  const injector = faultsFromEnv({ CUTPOINT_FAULTS: faults });
+  const ports = awsPorts(runtime().config, injector);
+  const writer = new LaneWriter(ports, lane.ref, await activeSession(lane.ref, 'local'), { depth });
+  return { lane, writer, ports, fired: () => firedOf(injector).map((f) => f.cutPoint) };
+}
+
+const records = (...texts: string[]) => texts.map((t) => new TextEncoder().encode(t));
+
+/** Resolve of an attempt: never committed (its lane suspended), committed (its index and generation 0 repaired), committed with its WAL object gone bad; and of every attempt of a LaneWriter that died holding its lane. */
 function resolveScenarios(by: By): ReachScenario[] {
   const resolve = (attempt: string) => on(by, (l) => l.args('resolve', '--attempt', attempt), 'stream-resolve-append', (l) => ({ ...l.ref, attemptId: attempt }));
   return [
     { name: 'an attempt that never committed (its lane suspended)', run: async (faults) => resolve('a1')(await lanes.suspended(), faults) },
     { name: 'an attempt that committed', run: async (faults) => resolve('b0')(await lanes.owned(1), faults) },
     { name: 'an attempt that committed, its WAL object gone bad (generation 0 aborted)', run: async (faults) => resolve('b0')(await lanes.badWal(), faults) },
+    {
+      name: 'every attempt of a LaneWriter that died holding its lane (never closed)',
+      async run(faults) {
+        const { lane, writer } = await laneWriter();
+        expect(await writer.append(records('w1'))).toMatchObject({ status: 'KNOWN_COMMITTED' });
+        const id = writer.writerId;
+        return on(by, (l) => l.args('resolve', '--writer', id), 'stream-resolve-append', (l) => ({ ...l.ref, writerId: id }))(lane, faults);
+      },
+    },
   ];
 }
+
+/**
+ * The LaneWriter, which no command runs (producers embed it): run in-process on ports whose
+ * injector CUTPOINT_FAULTS arms, like Lambda's (what fired is read from that injector).
+ */
+const writerScenarios: ReachScenario[] = [
+  {
+    name: 'two batches, then close',
+    async run(faults) {
+      const { writer, fired } = await laneWriter(faults);
+      for (const text of ['a', 'b']) expect(await writer.append(records(text))).toMatchObject({ status: 'KNOWN_COMMITTED' });
+      expect(await writer.close()).toEqual({ released: true, unsettled: [] });
+      return { stderr: '', alsoFired: fired() };
+    },
+  },
+  {
+    name: 'two batches in flight, the first one\'s head CAS outcome unknown for good (SuspendLane; the second spent), then close',
+    async run(faults) {
+      const { writer, fired } = await laneWriter(withRule(faults, 'stream.append.head-cas', 'lose-request*'), 2);
+      const outcomes = await Promise.all([writer.append(records('c')), writer.append(records('d'))]);
+      expect(outcomes.map((o) => o.status)).toEqual(['MAY_HAVE_COMMITTED', 'KNOWN_NOT_COMMITTED']);
+      expect(await writer.close()).toEqual({ released: true, unsettled: [] });
+      return { stderr: '', alsoFired: fired() };
+    },
+  },
+];
 
 const read = (lane: Lane, faults: string) => cli(lane.args('read', '--from', '0'), faults);
 const readScenarios: ReachScenario[] = [
@@ -150,6 +202,7 @@ const PLACES: Record<string, () => ReachScenario[]> = {
   'flow stream-takeover': () => [takeover('flow')],
   'stream append': () => [...appendScenarios('command'), producerAppend],
   'flow stream-append': () => appendScenarios('flow'),
+  'library LaneWriter': () => writerScenarios,
   'stream resolve': () => resolveScenarios('command'),
   'flow stream-resolve-append': () => resolveScenarios('flow'),
   'stream read': () => readScenarios,

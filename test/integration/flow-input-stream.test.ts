@@ -55,7 +55,10 @@ describe('stream flows', () => {
   let lane: LaneRef;
   let session: Fence;
   beforeAll(async () => {
-    ({ lane, session } = await laneWithRanges(stores.ports, 'flow-input', 3));
+    const made = await laneWithRanges(stores.ports, 'flow-input', 3);
+    ({ lane, session } = made);
+    // The LaneWriter releases its writer slot, so the flows below may append to the lane.
+    expect(await made.writer.close()).toMatchObject({ released: true });
   }, 120_000);
 
   it('stream-append: refused at WriteWal (Stream.Rejected), no WAL object, no head move; without the field the batch commits', async () => {
@@ -65,12 +68,12 @@ describe('stream flows', () => {
     expect(run, why(run)).toMatchObject({ status: 'SUCCEEDED', output: { status: 'KNOWN_COMMITTED', attemptId: input.attemptId } });
 
     const resolve = { ...lane, attemptId: input.attemptId };
-    await expectRefusedUnwritten(stores.config, () => start('stream-resolve-append', { ...resolve, extra: 1 }), { error: 'Stream.Rejected', cause: unknownField('stream-resolve-append', 'extra'), states: ['IsRecovery', 'Resolve', 'Rejected'] });
+    await expectRefusedUnwritten(stores.config, () => start('stream-resolve-append', { ...resolve, extra: 1 }), { error: 'Stream.Rejected', cause: unknownField('stream-resolve-append', 'extra'), states: ['IsRecovery', 'ResolveWhat', 'Resolve', 'Rejected'] });
     // Its recovery start too: the original input is held to the flow's own fields.
     await expectRefusedUnwritten(stores.config, () => start('stream-resolve-append', { recoveryOf: 'arn:x', originalInput: JSON.stringify({ ...resolve, extra: 1 }) }), {
       error: 'Stream.Rejected',
       cause: unknownField('stream-resolve-append', 'extra'),
-      states: ['IsRecovery', 'UnwrapRecovery', 'IsNestedRecovery', 'UseOriginalInput', 'Resolve', 'Rejected'],
+      states: ['IsRecovery', 'UnwrapRecovery', 'IsNestedRecovery', 'UseOriginalInput', 'ResolveWhat', 'Resolve', 'Rejected'],
     });
     const resolved = await start('stream-resolve-append', resolve);
     expect(resolved, why(resolved)).toMatchObject({ status: 'SUCCEEDED', output: { status: 'KNOWN_COMMITTED' } });

@@ -13,7 +13,9 @@ import { batchOf, expectLaneInvariant, newLane } from '../support/stream-fixture
  * The acknowledged path by request count (issue #11): the ports are wrapped and every call
  * is counted by kind. A LaneWriter carries its head from its last CAS, so each batch is
  * exactly one WAL PUT and one TransactWriteItems of two item writes — no GetItem, no query,
- * no object read or list. Only the writer's first batch loads the head (one GetItem).
+ * no object read or list. Per writer, not per batch: its first batch loads the head (one
+ * GetItem) and claims the writer slot (one UpdateItem); close() releases it (one UpdateItem
+ * at the version its last CAS left, no read).
  */
 let stores: TestStores;
 beforeAll(async () => {
@@ -51,7 +53,7 @@ function counted(ports: Ports): { ports: Ports; counts: Counts; legs: Transactio
 const bytes = (rs: string[]) => rs.map((r) => new TextEncoder().encode(r));
 
 describe('requests per acknowledged batch', () => {
-  it('a LaneWriter: 1 PUT + 1 TransactWriteItems (2 item writes) + 0 GetItem per batch; the head is loaded once', async () => {
+  it('a LaneWriter: 1 PUT + 1 TransactWriteItems (2 item writes) + 0 GetItem per batch; per writer one head load, one slot claim and one release', async () => {
     const { lane, session } = await newLane(stores.ports, 'count');
     const meter = counted(stores.ports);
     const writer = new LaneWriter(meter.ports, lane, session);
@@ -63,7 +65,9 @@ describe('requests per acknowledged batch', () => {
       expect(outcome).toMatchObject({ status: 'KNOWN_COMMITTED' });
       acknowledged.push({ attemptId, records });
     }
-    expect(meter.counts).toEqual({ 'authority.get': 1, 'objects.put': 6, 'authority.transact': 6 });
+    expect(meter.counts).toEqual({ 'authority.get': 1, 'authority.update': 1, 'objects.put': 6, 'authority.transact': 6 });
+    expect(await writer.close()).toEqual({ released: true, unsettled: [] });
+    expect(meter.counts).toEqual({ 'authority.get': 1, 'authority.update': 2, 'objects.put': 6, 'authority.transact': 6 });
     for (const legs of meter.legs) {
       expect(legs.map((l) => l.kind)).toEqual(['update', 'put']);
     }
@@ -84,7 +88,8 @@ describe('requests per acknowledged batch', () => {
       expect(outcome).toMatchObject({ status: 'KNOWN_COMMITTED', attemptId: batches[i]!.attemptId, start: next });
       next = outcome.end!;
     }
-    expect(meter.counts).toEqual({ 'authority.get': 1, 'objects.put': 12, 'authority.transact': 12 });
+    expect(await writer.close()).toEqual({ released: true, unsettled: [] });
+    expect(meter.counts).toEqual({ 'authority.get': 1, 'authority.update': 2, 'objects.put': 12, 'authority.transact': 12 });
     await expectLaneInvariant(stores.ports, lane, batches);
   });
 

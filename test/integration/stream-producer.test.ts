@@ -49,6 +49,8 @@ async function appenders(producer: GroupProducer, k: number, batches: number, si
   return sent;
 }
 
+const headOf = async (ports: Ports, lane: LaneRef) => (await ports.authority.get(laneKeys.head(lane))) as unknown as LaneHead;
+
 /** Every committed record of the lane, in offset order, through the read path. */
 async function readAll(ports: Ports, lane: LaneRef): Promise<string[]> {
   const head = (await ports.authority.get(laneKeys.head(lane))) as unknown as LaneHead;
@@ -156,7 +158,10 @@ describe('pipelined producer (group commit over the LaneWriter)', () => {
     const groups: GroupReport[] = [];
     const producer = pipelinedProducer(lane, session, stores.ports, { depth: 4, lingerMs: 1, maxRecords: 6, onGroup: (g) => groups.push(g) });
     const sent = await appenders(producer, 8, 5, (a, b) => 1 + ((a * 3 + b) % 3));
+    expect(await headOf(stores.ports, lane)).toMatchObject({ writer: { id: producer.writerId } });
     await producer.close();
+    // close() closed the LaneWriter: its writer slot is released.
+    expect((await headOf(stores.ports, lane)).writer).toBeUndefined();
     expect(sent.every((s) => s.outcome?.status === 'KNOWN_COMMITTED'), JSON.stringify(sent.find((s) => s.outcome?.status !== 'KNOWN_COMMITTED'))).toBe(true);
     expect(groups.length).toBeLessThan(sent.length);
     expect(new Set(groups.map((g) => g.attemptId)).size, 'each group its own minted attempt').toBe(groups.length);
@@ -186,6 +191,8 @@ describe('pipelined producer (group commit over the LaneWriter)', () => {
       settled.set(g.attemptId, (resolved.output as { status: string }).status);
     }
     expect(failed.filter((g) => g.outcome === 'KNOWN_NOT_COMMITTED').length, 'groups bound behind the failed one are spent').toBeGreaterThan(0);
+    // Every group ended with an outcome (none threw): close() released the writer slot.
+    expect((await headOf(stores.ports, lane)).writer).toBeUndefined();
     const log = await readAll(stores.ports, lane);
     for (const s of sent.filter((x) => x.outcome?.status !== 'KNOWN_COMMITTED')) {
       expect(s.error, 'a definite failure is an outcome, not a throw').toBeUndefined();

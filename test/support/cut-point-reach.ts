@@ -28,9 +28,9 @@ export interface ReachScenario {
   run(faults: string): Promise<ReachRun>;
 }
 
-/** Every place the catalogue names, as its CutPointInfo field says it: `flow <name>`, the command, or the handler's file. */
+/** Every place the catalogue names, as its CutPointInfo field says it: `flow <name>`, the command, the handler's file, or `library <name>`. */
 export function placesOf(c: CutPointInfo): string[] {
-  return [...c.flows.map((f) => `flow ${f}`), ...c.commands, ...c.handlers];
+  return [...c.flows.map((f) => `flow ${f}`), ...c.commands, ...c.handlers, ...c.libraries.map((l) => `library ${l}`)];
 }
 
 /** The cut points the catalogue lists for `place`, sorted. */
@@ -51,8 +51,8 @@ export function placesOfSubsystems(subsystems: ReadonlyArray<CutPointInfo['subsy
  * (cut-point-reach-stream.test.ts) and the rest (cut-point-reach-generation.test.ts).
  */
 export const LOG_SUBSYSTEMS: ReadonlyArray<CutPointInfo['subsystem']> = ['stream', 'generation', 'objects', 'recovery'];
-/** A stream flow (`flow stream-…`) or command (`stream …`). */
-export const isStreamPlace = (place: string): boolean => /^(flow )?stream[ -]/.test(place);
+/** A stream flow (`flow stream-…`) or command (`stream …`), or the stream log's library entry point (`library LaneWriter`). */
+export const isStreamPlace = (place: string): boolean => /^(flow )?stream[ -]/.test(place) || place === 'library LaneWriter';
 
 /** Every cut point armed to fire on every hit without changing what happens: the spec a reach scenario runs under. */
 export const ARM_EVERY_CUT_POINT = CUT_POINTS.map((c) => `${c.name}:delay=0*`).join(',');

@@ -84,7 +84,7 @@ describe('--format text', () => {
   it('every command takes it: faults list prints a table of cut points', async () => {
     const r = await captureMain(main, ['faults', 'list', '--format', 'text']);
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^cutPoints:\n {2}NAME +SUBSYSTEM +FLOWS +COMMANDS +HANDLERS$/m);
+    expect(r.stdout).toMatch(/^cutPoints:\n {2}NAME +SUBSYSTEM +FLOWS +COMMANDS +HANDLERS +LIBRARIES$/m);
     expect(r.stdout).toMatch(/^ {2}stream\.trim\.cas +stream /m);
   });
 });

@@ -50,7 +50,7 @@ describe('cut point registry', () => {
     expect(CUT_POINTS).toHaveLength(CUT_POINT_NAMES.size);
     const flows = new Set(FLOWS.map((f) => f.name));
     for (const c of CUT_POINTS) {
-      expect(c.flows.length + c.commands.length + c.handlers.length, c.name).toBeGreaterThan(0);
+      expect(c.flows.length + c.commands.length + c.handlers.length + c.libraries.length, c.name).toBeGreaterThan(0);
       for (const flow of c.flows) expect(flows, `${c.name} → ${flow}`).toContain(flow);
     }
   });

@@ -4,7 +4,8 @@ import { unexpectedArgument, unknownSubcommand } from '../grammar.js';
 
 export const faultsHelp = `cutpoint faults list
   every cut point CUTPOINT_FAULTS (or --faults) may name, with its subsystem and the
-  flows and commands that hit it, the fault kinds and the grammar of a rule:
+  flows, commands, handlers and library entry points (the LaneWriter) that hit it, the
+  fault kinds and the grammar of a rule:
   ${FAULT_GRAMMAR}
   A name not listed is refused (faults.unknown_cut_point), as are a delay, hit or count out
   of range (faults.invalid_delay, faults.invalid_hit, faults.invalid_count) and an empty rule

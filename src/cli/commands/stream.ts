@@ -1,6 +1,7 @@
 import { CutpointError } from '../../domain/errors.js';
 import { ownEntry } from '../../domain/own-entry.js';
 import { validateAttemptId, validateLane, type AppendOutcome, type LaneRef } from '../../domain/stream.js';
+import { validateWriterId } from '../../stream/append/writer-slot.js';
 import { createStream } from '../../stream/create-stream.js';
 import { describeStream } from '../../stream/describe.js';
 import { MAX_READ_RECORDS, readStream } from '../../stream/read.js';
@@ -42,6 +43,11 @@ cutpoint stream append <stream> --partition P --attempt ID --from FILE.jsonl
   exactly which lines committed at which offsets, and which did not
 cutpoint stream resolve <stream> --partition P --attempt ID
   settles a MAY_HAVE_COMMITTED attempt (committed or proven not) and lifts the suspension
+cutpoint stream resolve <stream> --partition P --writer WRITER
+  settles every attempt of a LaneWriter that died holding the lane (the writer that
+  stream.lane_suspended and stream describe name), prints each one's outcome
+  (KNOWN_COMMITTED with its range, or KNOWN_NOT_COMMITTED: append those records again),
+  then releases the lane; an interrupted run is run again the same way
 cutpoint stream read <stream> --partition P --from OFFSET [--max-records N] [--text]
   committed records from OFFSET, each checksum-verified (data base64; --text adds UTF-8);
   \`next\` is where to read on, never past the committed end: OFFSET at the end returns no
@@ -132,10 +138,10 @@ const HANDLERS: Record<string, Handler> = {
     run: (t, r) => (r.values.from === undefined ? append(t, r.lane, r.values) : appendFromFile(t, r.lane, r.values, attemptOf(r.values))),
   },
   resolve: {
-    options: { partition: { type: 'string' }, attempt: { type: 'string' }, ...FLOW },
+    options: { partition: { type: 'string' }, attempt: { type: 'string' }, writer: { type: 'string' }, ...FLOW },
     flow: 'stream-resolve-append',
-    check: attemptOf,
-    run: (t, r) => resolve(t, r.lane, r.values),
+    check: checkResolve,
+    run: (t, r) => (r.values.writer === undefined ? resolve(t, r.lane, r.values) : resolveWriter(t, r.lane, r.values)),
   },
   read: {
     options: { partition: { type: 'string' }, from: { type: 'string' }, 'max-records': { type: 'string' }, text: { type: 'boolean' } },
@@ -222,6 +228,31 @@ async function resolve(target: Target, lane: LaneRef, values: Values): Promise<u
     throw new CutpointError('Stream.UnexpectedOutcome', 'stream.unexpected_outcome', `resolve of attempt ${attemptId} ended ${String(outcome.status)}`);
   }
   return outcome;
+}
+
+/** Exactly one of --attempt (one attempt) and --writer (every attempt of a LaneWriter). */
+function checkResolve(values: Values): void {
+  if (values.writer === undefined) return void attemptOf(values);
+  if (values.attempt !== undefined) throw new UsageError('--attempt and --writer cannot be combined: resolve one attempt, or every attempt of one writer');
+  writerOf(values);
+}
+
+/** `stream resolve --writer`: the same flow with `writerId`; each attempt's outcome is printed. */
+async function resolveWriter(target: Target, lane: LaneRef, values: Values): Promise<unknown> {
+  const writerId = writerOf(values);
+  const run = await target.run('stream-resolve-append', executionName('resolve-writer', lane.stream, lane.partition, writerId), { ...lane, writerId });
+  if (run.status !== 'SUCCEEDED') {
+    throw failedFlowError(run, [isRejection(run) ? undefined : `the lane stays held by writer ${writerId}; run this again`, freshNameHint(target)].filter(Boolean).join('; '));
+  }
+  const outcome = run.output as { attempts?: AppendOutcome[] };
+  const lost = (outcome.attempts ?? []).filter((a) => a.status === 'KNOWN_NOT_COMMITTED');
+  if (lost.length > 0) progress(`${lost.length} attempt(s) of writer ${writerId} did not commit (${lost.map((a) => a.attemptId).join(', ')}); append their records again`);
+  return outcome;
+}
+
+function writerOf(values: Values): string {
+  if (typeof values.writer !== 'string') throw new UsageError('--writer WRITER is required');
+  return validateWriterId(values.writer);
 }
 
 /** --max-records out of the read's range is the command line's error (exit 2), like every knob's range. */

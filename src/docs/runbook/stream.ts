@@ -23,6 +23,7 @@ const PAGES = {
     holds: 'yes: the lane refuses appends (`stream.lane_suspended`) until the attempt is resolved; a takeover does not lift it',
     incoming: [
       'an append (stream-append, `cutpoint stream append`) whose head CAS answered UNKNOWN: the attempt suspended the lane for itself before its CAS (SuspendLane does it for a LaneWriter), so the lane stays suspended with the attempt id even when the execution ends before SuspendLane',
+      'a LaneWriter (a producer embedding cutpoint) whose process died before SuspendLane: its writer slot still holds the lane (`stream describe` shows `writer`), and every other append is refused naming it until the writer is resolved',
     ],
     permitted: [
       {
@@ -31,10 +32,15 @@ const PAGES = {
         command: cutpoint(`stream resolve ${LANE} --attempt ${ATTEMPT}`),
         start: { flow: 'stream-resolve-append', input: `${RESOLVE_INPUT}'"$ATTEMPT"'"}`, executionName: 'resolve-orders-0-"$ATTEMPT"' },
       },
+      {
+        name: 'resolve the writer',
+        does: "When `stream describe` shows a `writer` instead (`WRITER`: its id): it marks the writer's slot (no head CAS of the writer can apply after that), proves each attempt of the writer committed or spends it, prints each outcome (append the records of the KNOWN_NOT_COMMITTED ones again) and releases the lane.",
+        command: cutpoint(`stream resolve ${LANE} --writer "$WRITER"`),
+      },
     ],
     forbidden: [
       { name: 'appending the same records under a new attempt id', why: 'If the original committed, the records would be in the log twice. Only a resolve of this same attempt settles it.' },
-      { name: 'any other append to the lane', why: 'Refused with `stream.lane_suspended` (`Stream.LaneSuspended`) naming this attempt, until it is resolved.' },
+      { name: 'any other append to the lane', why: 'Refused with `stream.lane_suspended` (`Stream.LaneSuspended`) naming this attempt (or the writer), until it is resolved.' },
     ],
     diagnostics: [
       { code: 'stream.may_have_committed', when: '`cutpoint stream append` exits 1 with it, and the resolve command to run' },

@@ -22,8 +22,9 @@ import { loadHead } from '../lane-store.js';
  *
  * Paid by every append that reads the head itself (the flow, a caller's attempt id, a
  * re-decision after a conflict): one UpdateItem. A LaneWriter's lean path, carrying the
- * version of its own last CAS, does not claim (1 PUT + 1 TransactWriteItems per batch); its
- * unknown outcome is suspended by SuspendLane in-process.
+ * version of its own last CAS, does not claim (1 PUT + 1 TransactWriteItems per batch): its
+ * unknown outcome is suspended by SuspendLane in-process, and the writer slot it claimed
+ * once (writer-slot.ts) refuses every other append should its process die before that.
  *
  * Returns the head version the CAS must name; undefined when the head moved since `head`
  * was read (the caller decides again). A lost answer is resolved by reloading the head.

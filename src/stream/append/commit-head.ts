@@ -8,6 +8,7 @@ import { commitContaining, loadHead } from '../lane-store.js';
 import { committedOutcome } from '../outcomes.js';
 import { commitAtEnd, namesAttempt, spentMarker } from './attempt-evidence.js';
 import { claimTurn, suspendedAgainst } from './claim-turn.js';
+import { writerAgainst } from './writer-slot.js';
 
 const MAX_ROUNDS = 8;
 /** Unknown outcomes re-issued before the flow suspends the lane. */
@@ -98,6 +99,8 @@ async function decide(ports: Ports, ref: AttemptRef, wal: WalRef): Promise<numbe
   if (wal.fenceEpoch !== ref.session.epoch) throw new FencedError(ref, `attempt ${ref.attemptId} was started by an earlier owner session`);
   const holder = suspendedAgainst(head, ref.attemptId);
   if (holder) throw new LaneSuspendedError(ref, holder);
+  const writer = writerAgainst(head, ref.attemptId);
+  if (writer) throw LaneSuspendedError.byWriter(ref, writer);
   if (!sameFence(head.fence, ref.session)) throw new FencedError(ref, 'a newer owner session holds the lane');
   if (head.committedEnd > wal.start) {
     // The committed end passed the bound start and never goes back: never committable.

@@ -8,6 +8,7 @@ import { committedOutcome, uncommittedOutcome } from '../outcomes.js';
 import { spendAttempt } from '../spend-attempt.js';
 import { commitAtEnd, namesAttempt, spentMarker } from './attempt-evidence.js';
 import { holdsTurn, suspendedAgainst } from './claim-turn.js';
+import { writerAgainst } from './writer-slot.js';
 import { unsuspend } from '../resolve.js';
 
 /**
@@ -16,8 +17,9 @@ import { unsuspend } from '../resolve.js';
  * then the spent marker, then `commit#<end>` of the WAL object's binding:
  * - the commit record names this attempt and SHA-256 → KNOWN_COMMITTED;
  * - the attempt is spent → KNOWN_NOT_COMMITTED;
- * - it can no longer be this attempt's turn (another attempt holds the suspension, the
- *   fence moved, the committed end is not its start) → spent for good (spend-attempt)
+ * - it can no longer be this attempt's turn (another attempt holds the suspension, another
+ *   LaneWriter's slot holds the lane or a resolve of its own writer is under way, the fence
+ *   moved, the committed end is not its start) → spent for good (spend-attempt)
  *   → KNOWN_NOT_COMMITTED, or KNOWN_COMMITTED if it turns out it won;
  * - otherwise the head CAS may still apply: the lane is suspended by CAS on the head
  *   version (which also makes the in-flight CAS, conditioned on an older version, unable
@@ -44,9 +46,10 @@ export async function suspendLane(input: unknown, ports: Ports): Promise<AppendO
     if (marker) return uncommittedOutcome('KNOWN_NOT_COMMITTED', ref, count, marker.reason);
     if (head.suspendedBy === ref.attemptId && !holdsTurn(head, ref.attemptId)) return uncommittedOutcome('MAY_HAVE_COMMITTED', ref, count, `lane suspended; resolve attempt ${ref.attemptId}`);
     const holder = suspendedAgainst(head, ref.attemptId);
-    const turn = wal && !holder && head.committedEnd === wal.start && sameFence(head.fence, ref.session) && wal.fenceEpoch === ref.session.epoch;
+    const writer = writerAgainst(head, ref.attemptId);
+    const turn = wal && !holder && !writer && head.committedEnd === wal.start && sameFence(head.fence, ref.session) && wal.fenceEpoch === ref.session.epoch;
     if (!turn) {
-      const why = holder ? `lane suspended by attempt ${holder}` : wal ? 'the head moved past its turn' : 'no head CAS was issued';
+      const why = holder ? `lane suspended by attempt ${holder}` : writer ? `lane held by writer ${writer}` : wal ? 'the head moved past its turn' : 'no head CAS was issued';
       const spent = await spendAttempt(ports, ref, ref.attemptId, why, STREAM_CUT_POINTS.retire);
       if (spent.status === 'COMMITTED') return committedOutcome({ ...spent.commit, recordCount: spent.commit.end - spent.commit.start });
       // Proven not committed: a claim this attempt took before its CAS is lifted.

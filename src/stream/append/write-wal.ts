@@ -10,6 +10,7 @@ import { STREAM_CUT_POINTS } from '../cut-points.js';
 import { assertSessionIssued, loadHead } from '../lane-store.js';
 import { collectedAttempt, collectedWalOf, spentMarker, walsOf } from './attempt-evidence.js';
 import { claimTurn, suspendedAgainst } from './claim-turn.js';
+import { writerAgainst } from './writer-slot.js';
 
 /** What the writer already knows from its last CAS (or load): no reload needed. */
 export interface KnownHead {
@@ -41,7 +42,8 @@ export interface WalWritten extends AttemptRef {
  * - the same batch already written: its binding is reused as it is (the next step finds
  *   out whether it committed) — also when GC has since collected the WAL object of the
  *   committed attempt (its `collected#` record keeps the binding: KNOWN_COMMITTED again);
- * - spent, suspended or fenced: refusals the flow turns into KNOWN_NOT_COMMITTED.
+ * - spent, suspended (by an attempt, or by another LaneWriter's slot) or fenced: refusals
+ *   the flow turns into KNOWN_NOT_COMMITTED.
  * A lost or uncertain PUT is resolved by reading the exact key back (metadata and SHA-256).
  * Then, off the lean path, the attempt suspends the lane for itself (claim-turn.ts) and the
  * head CAS is conditioned on the version that leaves: its outcome can never be unknown on
@@ -77,6 +79,9 @@ export async function writeWal(input: unknown, ports: Ports, known?: KnownHead):
     if (marker) throw new AttemptAbortedError(ref.attemptId, marker.reason);
     const holder = suspendedAgainst(head, ref.attemptId);
     if (holder) throw new LaneSuspendedError(ref, holder);
+    // A LaneWriter's slot (writer-slot.ts): refused before any WAL I/O.
+    const writer = writerAgainst(head, ref.attemptId);
+    if (writer) throw LaneSuspendedError.byWriter(ref, writer);
     if (!sameFence(head.fence, ref.session)) throw new FencedError(ref, 'the session does not own the lane');
     binding = { version: head.version, start: head.committedEnd };
   }

@@ -31,6 +31,10 @@ export interface ProducerOptions extends Partial<ProducerKnobs> {
   /** The append core; default `appendBatch`. */
   append?: AppendFn;
   onGroup?: (report: GroupReport) => void;
+  /** Runs once `close()` has flushed every group (the pipelined producer closes its LaneWriter). */
+  onClose?: () => Promise<unknown>;
+  /** The LaneWriter the groups go through, if any: the id `stream resolve --writer` takes. */
+  writerId?: string;
 }
 
 interface Ticket {
@@ -81,6 +85,11 @@ export class GroupProducer {
     return this.ids.prefix;
   }
 
+  /** The LaneWriter's id (pipelinedProducer): what `stream resolve --writer` takes if this process dies. */
+  get writerId(): string | undefined {
+    return this.options.writerId;
+  }
+
   /** Why the producer stopped sending, once a group ended without committing. */
   get halted(): string | undefined {
     return this.haltedBy;
@@ -119,10 +128,12 @@ export class GroupProducer {
     }
   }
 
-  /** Flushes, then refuses further appends (stream.producer_closed). */
+  /** Flushes, then refuses further appends (stream.producer_closed); then `onClose` (once). */
   async close(): Promise<void> {
+    const first = !this.closed;
     this.closed = true;
     await this.flush();
+    if (first) await this.options.onClose?.();
   }
 
   private changed(): Promise<void> {

@@ -4,7 +4,7 @@ import type { Ports } from '../../ports/index.js';
 import { LaneWriter } from '../append/lane-writer.js';
 import { GroupProducer, type ProducerOptions } from './group-producer.js';
 
-export interface PipelinedProducerOptions extends Omit<ProducerOptions, 'append' | 'maxInFlight' | 'attemptPrefix'> {
+export interface PipelinedProducerOptions extends Omit<ProducerOptions, 'append' | 'maxInFlight' | 'attemptPrefix' | 'onClose' | 'writerId'> {
   /** Groups in flight: their WAL PUTs run ahead, their head CASes stay in order. Default 4. */
   depth?: number;
 }
@@ -15,10 +15,19 @@ export interface PipelinedProducerOptions extends Omit<ProducerOptions, 'append'
  * in order (LaneWriter). The writer mints each group's attempt id (fresh by construction),
  * so none of the evidence reads a caller's id needs. A group that does not commit halts
  * the producer and the groups bound after it are spent by the writer: every member still
- * gets its group's exact outcome.
+ * gets its group's exact outcome. The writer holds the lane's writer slot from its first
+ * group on: `close()` (call it in `finally` once the producer is done) flushes and releases
+ * it; if a group's outcome stayed unknown to the writer (its append threw), the slot stays
+ * held until `stream resolve --writer <producer.writerId>` settles the writer's groups.
  */
 export function pipelinedProducer(lane: LaneRef, session: Fence, ports: Ports, options: PipelinedProducerOptions = {}): GroupProducer {
   const depth = options.depth ?? 4;
   const writer = new LaneWriter(ports, lane, session, { depth });
-  return new GroupProducer(lane, session, ports, { ...options, maxInFlight: depth, append: (batch) => writer.append(batch.records) });
+  return new GroupProducer(lane, session, ports, {
+    ...options,
+    maxInFlight: depth,
+    append: (batch) => writer.append(batch.records),
+    writerId: writer.writerId,
+    onClose: () => writer.close(),
+  });
 }

@@ -61,7 +61,7 @@ export function resolveCommand(lane: { stream: string; partition: number | strin
 /** What has to happen before a new attempt can succeed, where the reason says. */
 function nextStep(reason: string | undefined, lane: LaneRef, aws: boolean): string {
   const flag = aws ? ' --aws' : '';
-  if (reason === 'Stream.LaneSuspended') return ` once the attempt suspending the lane is resolved (cutpoint stream describe ${lane.stream}${flag} names it)`;
+  if (reason === 'Stream.LaneSuspended') return ` once what holds the lane is resolved: the attempt (suspendedBy: stream resolve --attempt) or LaneWriter (writer: stream resolve --writer) that cutpoint stream describe ${lane.stream}${flag} names`;
   if (reason === 'Stream.Fenced') return ` after taking the lane over (cutpoint stream takeover ${lane.stream} --partition ${lane.partition}${flag})`;
   return '';
 }
