@@ -1,3 +1,4 @@
+import { validateAttemptTime } from './attempt-time.js';
 import { sha256Hex } from './digest.js';
 import { ValidationError } from './errors.js';
 import { UnknownSessionError } from './stream-errors.js';
@@ -42,6 +43,11 @@ export interface LaneHead extends LaneRef {
    * it into a suspension only a resolve (or a retire) lifts, refusing the attempt too.
    */
   turnClaimed?: boolean;
+  /**
+   * How long a time-marked attempt id may be re-run on this lane (src/domain/attempt-time.ts),
+   * fixed at create; a head created before lanes had one gets the default (7 days).
+   */
+  attemptWindowSeconds?: number;
   version: number;
 }
 
@@ -152,6 +158,7 @@ export function validateAttemptId(value: unknown): string {
   if (typeof value !== 'string' || !ATTEMPT.test(value)) {
     throw new ValidationError('stream.invalid_attempt', 'attempt id must be 1-128 characters of [A-Za-z0-9._-]');
   }
+  validateAttemptTime(value);
   return value;
 }
 
