@@ -81,6 +81,8 @@ const EFFECT_ERRORS = ['Cutpoint.OutcomeUnknown', 'Cutpoint.EffectFailed', 'Cutp
 const READ = ['dynamodb:GetItem'] satisfies TableAction[];
 /** Refusals of stream input before anything is touched. */
 const STREAM_REFUSALS = ['Cutpoint.ValidationError', 'Stream.LaneMissing'];
+/** A time-marked attempt outside its lane's attempt window (src/domain/attempt-time.ts): refused before anything is written. */
+const ATTEMPT_WINDOW_REFUSALS = ['Stream.AttemptExpired', 'Stream.AttemptTimeFuture'];
 /** A GC step's refusals: bad input or grace, a missing lane, a store that cannot list in pages. */
 const GC_REFUSALS = [...STREAM_REFUSALS, 'Cutpoint.ConfigError'];
 /** Partition keys of the stream's generation items (`gen#stream/<stream>/p<partition>/...`). */
@@ -399,7 +401,7 @@ export const STEPS: StepEntry[] = [
     load: () => import('./stream/write-wal.js'),
     table: READ,
     bucket: ['s3:GetObject', 's3:PutObject', 's3:ListBucket'],
-    errors: [...STREAM_REFUSALS, 'Stream.LaneSuspended', 'Stream.Fenced', 'Stream.AttemptAborted', 'Stream.UnknownSession', 'Stream.AttemptIdentityConflict', 'Cutpoint.IdentityConflict', ...EFFECT_ERRORS],
+    errors: [...STREAM_REFUSALS, ...ATTEMPT_WINDOW_REFUSALS, 'Stream.LaneSuspended', 'Stream.Fenced', 'Stream.AttemptAborted', 'Stream.UnknownSession', 'Stream.AttemptIdentityConflict', 'Cutpoint.IdentityConflict', ...EFFECT_ERRORS],
     timeoutSeconds: 15,
     memoryMB: 512,
   },
@@ -409,7 +411,7 @@ export const STEPS: StepEntry[] = [
     load: () => import('./stream/commit-head.js'),
     table: [...READ, 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
     bucket: [],
-    errors: [...STREAM_REFUSALS, 'Stream.LaneSuspended', 'Stream.Fenced', 'Stream.AttemptAborted', 'Stream.AttemptIdentityConflict', ...EFFECT_ERRORS],
+    errors: [...STREAM_REFUSALS, ...ATTEMPT_WINDOW_REFUSALS, 'Stream.LaneSuspended', 'Stream.Fenced', 'Stream.AttemptAborted', 'Stream.AttemptIdentityConflict', ...EFFECT_ERRORS],
     timeoutSeconds: 15,
     memoryMB: 256,
   },
@@ -419,7 +421,7 @@ export const STEPS: StepEntry[] = [
     load: () => import('./stream/suspend-lane.js'),
     table: [...READ, 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
     bucket: ['s3:GetObject', 's3:ListBucket'],
-    errors: [...STREAM_REFUSALS, ...EFFECT_ERRORS],
+    errors: [...STREAM_REFUSALS, ...ATTEMPT_WINDOW_REFUSALS, ...EFFECT_ERRORS],
     timeoutSeconds: 15,
     memoryMB: 256,
   },
@@ -429,7 +431,7 @@ export const STEPS: StepEntry[] = [
     load: () => import('./stream/retire-attempt.js'),
     table: [...READ, 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
     bucket: ['s3:GetObject', 's3:ListBucket'],
-    errors: [...STREAM_REFUSALS, 'Stream.UnknownSession', ...EFFECT_ERRORS],
+    errors: [...STREAM_REFUSALS, ...ATTEMPT_WINDOW_REFUSALS, 'Stream.UnknownSession', ...EFFECT_ERRORS],
     timeoutSeconds: 15,
     memoryMB: 256,
   },
@@ -466,7 +468,7 @@ export const STEPS: StepEntry[] = [
     load: () => import('./stream/resolve-append.js'),
     table: [...READ, 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
     bucket: ['s3:GetObject', 's3:ListBucket'],
-    errors: [...STREAM_REFUSALS, 'Stream.ResolveInconsistent', ...EFFECT_ERRORS],
+    errors: [...STREAM_REFUSALS, ...ATTEMPT_WINDOW_REFUSALS, 'Stream.ResolveInconsistent', ...EFFECT_ERRORS],
     timeoutSeconds: 30,
     memoryMB: 256,
   },

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { attemptWindowOf, timeMarkSegment } from '../../domain/attempt-time.js';
 import type { AppendOutcome, LaneHead, LaneRef } from '../../domain/stream.js';
 import { rerunTransient } from '../../engine/rerun.js';
 import type { Fence } from '../../ports/authority.js';
@@ -20,10 +21,13 @@ export interface LaneWriterOptions {
  * when its knowledge is gone: the first batch, or after any batch that did not commit by
  * its own CAS (a CONFLICT, an unknown outcome, a refusal).
  *
- * Attempt ids are minted by the writer (`<random writer id>.<sequence>`, the Kafka
- * idempotent-producer idea: unique per writer, never reused), so nothing can exist under
- * them yet and the evidence check of a caller's id (one LIST and one GetItem, appendBatch)
- * is not needed. A caller may still pass its own id; the first PUT then trusts it is fresh.
+ * Attempt ids are minted by the writer (`w<random writer id>.e<epoch>.t<ms>.<sequence>`,
+ * the Kafka idempotent-producer idea: unique per writer, never reused), so nothing can exist
+ * under them yet and the evidence check of a caller's id (one LIST and one GetItem,
+ * appendBatch) is not needed. Each carries its time mark (`t` + the clock's unix ms when
+ * minted: src/domain/attempt-time.ts), so past the lane's attempt window its re-runs are
+ * refused and GC may retire its evidence. A caller may still pass its own id; the first PUT
+ * then trusts it is fresh (an id outside the window is refused, nothing written).
  *
  * Pipelining (`depth` > 1): each batch is bound when its WAL object is written, to the end
  * of the batch before it. If a batch does not commit, the batches bound after it can never
@@ -36,6 +40,8 @@ export class LaneWriter {
   private readonly writerId = randomUUID().slice(0, 8);
   private sequence = 0;
   private head: { version: number; committedEnd: number; suspendedBy?: string } | undefined;
+  /** The lane's attempt window, from its first head load (fixed at create). */
+  private attemptWindowSeconds: number | undefined;
   /** Where the next batch binds; undefined until the head is known. */
   private nextStart: number | undefined;
   /** The CAS of the batch written last: the next CAS waits for it. */
@@ -54,9 +60,9 @@ export class LaneWriter {
     this.depth = Math.max(1, Math.floor(options.depth ?? 1));
   }
 
-  /** Mints a fresh attempt id. */
+  /** Mints a fresh attempt id, time-marked with this moment on the ports' clock. */
   nextAttemptId(): string {
-    return `w${this.writerId}.e${this.session.epoch}.${++this.sequence}`;
+    return `w${this.writerId}.e${this.session.epoch}.${timeMarkSegment(this.ports.clock.now())}.${++this.sequence}`;
   }
 
   async append(records: readonly Uint8Array[], attemptId = this.nextAttemptId()): Promise<AppendOutcome> {
@@ -68,7 +74,8 @@ export class LaneWriter {
       const ref = { ...this.lane, attemptId, session: this.session };
       const encoded = records.map((r) => Buffer.from(r).toString('base64'));
       // The WAL PUT runs now (ahead of earlier CASes); the CAS joins the in-order chain.
-      const put = rerunTransient((attempt) => writeWal({ ...ref, records: encoded }, this.ports, attempt === 1 ? { version: 0, start } : undefined));
+      const known = { version: 0, start, attemptWindowSeconds: this.attemptWindowSeconds! };
+      const put = rerunTransient((attempt) => writeWal({ ...ref, records: encoded }, this.ports, attempt === 1 ? known : undefined));
       const previous = this.tail;
       const cas = put.then(
         async (written) => {
@@ -103,7 +110,7 @@ export class LaneWriter {
       this.forget();
       return rerunTransient(() => retireAttempt({ ...written, reason: 'Stream.AttemptAborted' }, this.ports));
     }
-    const outcome = await commitAndSettle({ ...written, expected: { version: head.version } }, this.ports);
+    const outcome = await commitAndSettle({ ...written, expected: { version: head.version, attemptWindowSeconds: this.attemptWindowSeconds! } }, this.ports);
     const { headVersion, ...result } = outcome;
     if (outcome.status === 'KNOWN_COMMITTED' && headVersion !== undefined) this.head = { version: headVersion, committedEnd: outcome.end! };
     else this.forget();
@@ -117,6 +124,7 @@ export class LaneWriter {
     const head = await this.loading;
     if (this.head) return;
     this.head = { version: head.version, committedEnd: head.committedEnd, ...(head.suspendedBy ? { suspendedBy: head.suspendedBy } : {}) };
+    this.attemptWindowSeconds = attemptWindowOf(head);
     // Batches not yet written bind to the reloaded end (ones already written keep their start).
     this.nextStart ??= head.committedEnd;
   }
