@@ -89,6 +89,9 @@ const GC_REFUSALS = [...STREAM_REFUSALS, 'Cutpoint.ConfigError'];
 const STREAM_GENERATION_KEYS = 'gen#stream/*';
 /** Partition keys of every generation root's items (`gen#<root>`): task cleanup deletes task items under them. */
 const GENERATION_KEYS = 'gen#*';
+/** Partition keys of the lanes' GC items (`gc#<stream>/<partition>`: lifecycle roots, leases) and of the lanes' own items (`lane#<stream>/<partition>`). */
+const GC_KEYS = 'gc#*';
+const LANE_KEYS = 'lane#*';
 
 /*
  * Every deliver-window step reloads the invocation record (GetItem), may read its journal
@@ -519,7 +522,12 @@ export const STEPS: StepEntry[] = [
     placeholder: 'GcDrainFunctionArn',
     entry: 'functions/stream/gc-drain.ts',
     load: () => import('./stream/gc-drain.js'),
-    table: [...READ, 'dynamodb:Query', 'dynamodb:UpdateItem'],
+    // DeleteItem: GC retention (conditional deletes at the exact version judged, cut point
+    // stream.gc.retire): DELETED roots and expired leases (`gc#`), and the collected records
+    // and spent markers of attempts past their window (`lane#`: IAM can condition on the
+    // partition key only; the code deletes nothing else there).
+    table: [...READ, 'dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
+    deleteLeadingKeys: [GC_KEYS, LANE_KEYS],
     bucket: ['s3:ListBucket', 's3:GetObject'],
     errors: [...GC_REFUSALS, ...EFFECT_ERRORS],
     timeoutSeconds: 120,

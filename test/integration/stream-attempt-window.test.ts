@@ -143,6 +143,29 @@ describe('after GC collected the WAL object of a marked attempt', () => {
   });
 });
 
+describe('GC retention of a marked attempt\'s evidence', () => {
+  it('keeps the collected record inside the window and the margin after it, then retires it; its re-runs and its resolve stay refused, nothing written', async () => {
+    const { ports, clock, lane, session, attemptId, records, gc, collected } = await collectedAttemptLane('window-retired');
+    for (const step of [WINDOW_MS - 60_000, 2 * 60_000, ATTEMPT_TIME_MARGIN_MS - 2 * 60_000]) {
+      clock.advance(step);
+      expect((await gc()).retired.attempts).toBe(0);
+      expect(await ports.authority.get(collected)).toBeDefined();
+    }
+    clock.advance(2 * 60_000);
+    expect((await gc()).retired.attempts).toBe(1);
+    expect(await ports.authority.get(collected)).toBeUndefined();
+
+    // Its evidence gone, every re-run is still refused, and resolve refuses: nothing written.
+    await expectRefusedEverywhere(ports, lane, session, attemptId, records, 'Stream.AttemptExpired');
+    const before = await laneSnapshot(ports, lane);
+    await expect(resolveAppend({ ...lane, attemptId }, ports)).rejects.toMatchObject({ name: 'Stream.AttemptExpired', code: 'stream.attempt_expired' });
+    const resolved = await resolveFlow(ports, lane, attemptId);
+    expect(resolved).toMatchObject({ status: 'FAILED', error: 'Stream.Rejected' });
+    expect(stepError(resolved).error).toBe('Stream.AttemptExpired');
+    expect(await laneSnapshot(ports, lane)).toEqual(before);
+  });
+});
+
 describe('`stream resolve` of an expired attempt that holds the lane suspended', () => {
   it('lifts the suspension only once no clock within the margin accepts it, without a spent marker; its re-runs stay refused, the lane appends again', async () => {
     const { ports, clock } = movable();
