@@ -81,12 +81,17 @@ const EFFECT_ERRORS = ['Cutpoint.OutcomeUnknown', 'Cutpoint.EffectFailed', 'Cutp
 const READ = ['dynamodb:GetItem'] satisfies TableAction[];
 /** Refusals of stream input before anything is touched. */
 const STREAM_REFUSALS = ['Cutpoint.ValidationError', 'Stream.LaneMissing'];
+/** A time-marked attempt outside its lane's attempt window (src/domain/attempt-time.ts): refused before anything is written. */
+const ATTEMPT_WINDOW_REFUSALS = ['Stream.AttemptExpired', 'Stream.AttemptTimeFuture'];
 /** A GC step's refusals: bad input or grace, a missing lane, a store that cannot list in pages. */
 const GC_REFUSALS = [...STREAM_REFUSALS, 'Cutpoint.ConfigError'];
 /** Partition keys of the stream's generation items (`gen#stream/<stream>/p<partition>/...`). */
 const STREAM_GENERATION_KEYS = 'gen#stream/*';
 /** Partition keys of every generation root's items (`gen#<root>`): task cleanup deletes task items under them. */
 const GENERATION_KEYS = 'gen#*';
+/** Partition keys of the lanes' GC items (`gc#<stream>/<partition>`: lifecycle roots, leases) and of the lanes' own items (`lane#<stream>/<partition>`). */
+const GC_KEYS = 'gc#*';
+const LANE_KEYS = 'lane#*';
 
 /*
  * Every deliver-window step reloads the invocation record (GetItem), may read its journal
@@ -400,7 +405,7 @@ export const STEPS: StepEntry[] = [
     load: () => import('./stream/write-wal.js'),
     table: READ,
     bucket: ['s3:GetObject', 's3:PutObject', 's3:ListBucket'],
-    errors: [...STREAM_REFUSALS, 'Stream.LaneSuspended', 'Stream.Fenced', 'Stream.AttemptAborted', 'Stream.UnknownSession', 'Stream.AttemptIdentityConflict', 'Cutpoint.IdentityConflict', ...EFFECT_ERRORS],
+    errors: [...STREAM_REFUSALS, ...ATTEMPT_WINDOW_REFUSALS, 'Stream.LaneSuspended', 'Stream.Fenced', 'Stream.AttemptAborted', 'Stream.UnknownSession', 'Stream.AttemptIdentityConflict', 'Cutpoint.IdentityConflict', ...EFFECT_ERRORS],
     timeoutSeconds: 15,
     memoryMB: 512,
   },
@@ -410,7 +415,7 @@ export const STEPS: StepEntry[] = [
     load: () => import('./stream/commit-head.js'),
     table: [...READ, 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
     bucket: [],
-    errors: [...STREAM_REFUSALS, 'Stream.LaneSuspended', 'Stream.Fenced', 'Stream.AttemptAborted', 'Stream.AttemptIdentityConflict', ...EFFECT_ERRORS],
+    errors: [...STREAM_REFUSALS, ...ATTEMPT_WINDOW_REFUSALS, 'Stream.LaneSuspended', 'Stream.Fenced', 'Stream.AttemptAborted', 'Stream.AttemptIdentityConflict', ...EFFECT_ERRORS],
     timeoutSeconds: 15,
     memoryMB: 256,
   },
@@ -420,7 +425,7 @@ export const STEPS: StepEntry[] = [
     load: () => import('./stream/suspend-lane.js'),
     table: [...READ, 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
     bucket: ['s3:GetObject', 's3:ListBucket'],
-    errors: [...STREAM_REFUSALS, ...EFFECT_ERRORS],
+    errors: [...STREAM_REFUSALS, ...ATTEMPT_WINDOW_REFUSALS, ...EFFECT_ERRORS],
     timeoutSeconds: 15,
     memoryMB: 256,
   },
@@ -430,7 +435,7 @@ export const STEPS: StepEntry[] = [
     load: () => import('./stream/retire-attempt.js'),
     table: [...READ, 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
     bucket: ['s3:GetObject', 's3:ListBucket'],
-    errors: [...STREAM_REFUSALS, 'Stream.UnknownSession', ...EFFECT_ERRORS],
+    errors: [...STREAM_REFUSALS, ...ATTEMPT_WINDOW_REFUSALS, 'Stream.UnknownSession', ...EFFECT_ERRORS],
     timeoutSeconds: 15,
     memoryMB: 256,
   },
@@ -467,7 +472,7 @@ export const STEPS: StepEntry[] = [
     load: () => import('./stream/resolve-append.js'),
     table: [...READ, 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
     bucket: ['s3:GetObject', 's3:ListBucket'],
-    errors: [...STREAM_REFUSALS, 'Stream.ResolveInconsistent', ...EFFECT_ERRORS],
+    errors: [...STREAM_REFUSALS, ...ATTEMPT_WINDOW_REFUSALS, 'Stream.ResolveInconsistent', ...EFFECT_ERRORS],
     timeoutSeconds: 30,
     memoryMB: 256,
   },
@@ -518,7 +523,12 @@ export const STEPS: StepEntry[] = [
     placeholder: 'GcDrainFunctionArn',
     entry: 'functions/stream/gc-drain.ts',
     load: () => import('./stream/gc-drain.js'),
-    table: [...READ, 'dynamodb:Query', 'dynamodb:UpdateItem'],
+    // DeleteItem: GC retention (conditional deletes at the exact version judged, cut point
+    // stream.gc.retire): DELETED roots and expired leases (`gc#`), and the collected records
+    // and spent markers of attempts past their window (`lane#`: IAM can condition on the
+    // partition key only; the code deletes nothing else there).
+    table: [...READ, 'dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
+    deleteLeadingKeys: [GC_KEYS, LANE_KEYS],
     bucket: ['s3:ListBucket', 's3:GetObject'],
     errors: [...GC_REFUSALS, ...EFFECT_ERRORS],
     timeoutSeconds: 120,

@@ -52,7 +52,7 @@ export const TOPICS: Record<string, CommandTopic> = {
   stream: {
     summary: 'the stream log: create, append, read, consume, trim, compact, collect',
     subcommands: {
-      create: ['cutpoint stream create orders --partitions 4'],
+      create: ['cutpoint stream create orders --partitions 4', 'cutpoint stream create orders --partitions 4 --attempt-window 2d'],
       takeover: ['cutpoint stream takeover orders --partition 0', 'cutpoint stream takeover orders --partition 0 --owner ingest@host-a'],
       append: [
         'cutpoint stream append orders --partition 0 --attempt a1 --file batch.txt',
@@ -128,6 +128,7 @@ export const OPTION_TEXT: Record<string, string> = {
   '--yes': '--yes                 confirm a live action',
   '--partition': '--partition P         the lane (partition number)',
   '--partitions': '--partitions N        number of lanes',
+  '--attempt-window': '--attempt-window D   how long a time-marked attempt id may be re-run (1h..365d; default 7d)',
   '--owner': '--owner NAME          the owner recorded for the session (default $USER@host)',
   '--attempt': '--attempt ID          the batch identity: re-running with it never appends twice',
   '--writer': '--writer WRITER       every attempt of the LaneWriter that holds the lane (its 8 hex digits)',

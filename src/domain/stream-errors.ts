@@ -100,16 +100,46 @@ export class ResolveInconsistentError extends CutpointError {
 }
 
 /**
- * `stream create` of a stream that exists with another number of partitions: a stream's
- * partitions never change, so this is refused with nothing written (the same number again
- * is success, reporting the lanes as they stand).
+ * `stream create` of a stream that exists with another number of partitions or another
+ * attempt window: a stream's shape never changes, so this is refused with nothing written
+ * (the same shape again is success, reporting the lanes as they stand).
  */
 export class StreamShapeError extends CutpointError {
-  constructor(stream: string, existing: string, asked: number) {
+  constructor(stream: string, existing: string, asked: string) {
     super(
       'Stream.ExistsWithOtherShape',
       'stream.exists_with_other_shape',
-      `stream ${stream} already exists with ${existing}, not ${asked}: a stream's partitions never change; nothing was written (cutpoint stream describe ${stream})`,
+      `stream ${stream} already exists with ${existing}, not ${asked}: a stream's partitions and attempt window never change; nothing was written (cutpoint stream describe ${stream})`,
+    );
+  }
+}
+
+/**
+ * A time-marked attempt older than its lane's attempt window (src/domain/attempt-time.ts):
+ * refused before anything is written. Past the window its evidence (spent marker, collected
+ * record) may have been retired, so neither a re-run nor a resolve can tell any more whether
+ * it committed — and a new attempt for the same records could append them twice.
+ */
+export class AttemptExpiredError extends CutpointError {
+  constructor(attemptId: string, markedAt: string, window: string, next?: string) {
+    super(
+      'Stream.AttemptExpired',
+      'stream.attempt_expired',
+      `attempt ${attemptId} is time-marked ${markedAt}, older than the lane's attempt window of ${window}: ${next ?? EXPIRED_NEXT}; nothing was written`,
+    );
+  }
+}
+
+const EXPIRED_NEXT =
+  'past the window it is neither re-run nor resolved (its evidence may have been retired), so no new attempt id can be proven safe for its records — whether they committed is in the lane\'s commit records (`cutpoint stream read` from the range it was bound to)';
+
+/** A time mark further ahead of this clock than the margin allows: a clock that is wrong, or a forged mark. */
+export class AttemptTimeFutureError extends CutpointError {
+  constructor(attemptId: string, markedAt: string, now: string, marginMinutes: number) {
+    super(
+      'Stream.AttemptTimeFuture',
+      'stream.attempt_time_future',
+      `attempt ${attemptId} is time-marked ${markedAt}, more than ${marginMinutes} minutes after this clock's ${now}: check the clock of whoever minted it; nothing was written`,
     );
   }
 }

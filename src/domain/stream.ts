@@ -1,3 +1,4 @@
+import { validateAttemptTime } from './attempt-time.js';
 import { sha256Hex } from './digest.js';
 import { ValidationError } from './errors.js';
 import { UnknownSessionError } from './stream-errors.js';
@@ -50,6 +51,11 @@ export interface LaneHead extends LaneRef {
    * --writer`. While it is held, every append of another writer is refused.
    */
   writer?: WriterSlot;
+  /**
+   * How long a time-marked attempt id may be re-run on this lane (src/domain/attempt-time.ts),
+   * fixed at create; a head created before lanes had one gets the default (7 days).
+   */
+  attemptWindowSeconds?: number;
   version: number;
 }
 
@@ -173,6 +179,7 @@ export function validateAttemptId(value: unknown): string {
   if (typeof value !== 'string' || !ATTEMPT.test(value)) {
     throw new ValidationError('stream.invalid_attempt', 'attempt id must be 1-128 characters of [A-Za-z0-9._-]');
   }
+  validateAttemptTime(value);
   return value;
 }
 

@@ -61,3 +61,9 @@ export function carriedVersion(input: unknown): number | undefined {
   const v = (input as { expected?: { version?: unknown } | null }).expected?.version;
   return Number.isSafeInteger(v) ? (v as number) : undefined;
 }
+
+/** The lane's attempt window (seconds) carried beside the version: it is fixed at create, so carrying it is as good as reading it. */
+export function carriedWindow(input: unknown): number | undefined {
+  const v = (input as { expected?: { attemptWindowSeconds?: unknown } | null }).expected?.attemptWindowSeconds;
+  return Number.isSafeInteger(v) && (v as number) > 0 ? (v as number) : undefined;
+}

@@ -1,3 +1,5 @@
+import { attemptWindowOf } from '../domain/attempt-time.js';
+import { formatDuration } from '../domain/duration.js';
 import { ValidationError } from '../domain/errors.js';
 import { laneKeys, MAX_PARTITIONS, validateLane, type LaneHead } from '../domain/stream.js';
 import { LaneMissingError } from '../domain/stream-errors.js';
@@ -8,6 +10,8 @@ export interface LaneDescription {
   partition: number;
   committedEnd: number;
   trimOffset: number;
+  /** How long a time-marked attempt id may be re-run on the lane (`7d`; src/domain/attempt-time.ts). */
+  attemptWindow: string;
   /** Owner and epoch of the session holding the lane; never its session id (a fencing secret). */
   owner?: { owner: string; epoch: number };
   /** The attempt whose unknown outcome holds the lane, while it is suspended. */
@@ -61,6 +65,7 @@ function describeLane(partition: number, head: LaneHead): LaneDescription {
     partition,
     committedEnd: head.committedEnd,
     trimOffset: head.trimOffset,
+    attemptWindow: formatDuration(attemptWindowOf(head)),
     ...(head.fence ? { owner: { owner: head.fence.owner, epoch: head.fence.epoch } } : {}),
     ...(head.suspendedBy ? { suspendedBy: head.suspendedBy } : {}),
     ...(head.writer ? { writer: { id: head.writer.id, epoch: head.writer.epoch, ...(head.writer.resolvingSince !== undefined && { resolving: true as const }) } } : {}),

@@ -5,7 +5,7 @@ import { laneKeys, validateLane, walBindingOf, walPrefixOfAttempts, type AppendO
 import type { Ports } from '../ports/index.js';
 import type { WalRef } from './append-input.js';
 import { commitAtEnd, namesAttempt } from './append/attempt-evidence.js';
-import { releaseWriterSlot, validateWriterId, writerAttemptPrefix, writerOfAttempt } from './append/writer-slot.js';
+import { mintOrderOf, releaseWriterSlot, validateWriterId, writerAttemptPrefix, writerOfAttempt } from './append/writer-slot.js';
 import { STREAM_CUT_POINTS } from './cut-points.js';
 import { loadHead } from './lane-store.js';
 import { committedOutcome, uncommittedOutcome } from './outcomes.js';
@@ -119,10 +119,9 @@ async function writerWals(ports: Ports, lane: LaneRef, writerId: string): Promis
   });
   const byAttempt = new Map<string, WalRef[]>();
   for (const one of found) if (one) byAttempt.set(one.attemptId, [...(byAttempt.get(one.attemptId) ?? []), one.wal]);
-  const order = (id: string) => id.split('.').slice(1).map((part) => Number(part.slice(part.startsWith('e') ? 1 : 0)));
   return [...byAttempt].sort(([a], [b]) => {
-    const [ea = 0, sa = 0] = order(a);
-    const [eb = 0, sb = 0] = order(b);
+    const [ea, sa] = mintOrderOf(a);
+    const [eb, sb] = mintOrderOf(b);
     return ea - eb || sa - sb;
   });
 }

@@ -1,3 +1,4 @@
+import { assertNotFuture, attemptExpired, attemptWindowOf } from '../domain/attempt-time.js';
 import { OutcomeUnknownError } from '../domain/errors.js';
 import { laneKeys, validateAttemptId, validateLane, type AppendOutcome, type CommitRecord, type LaneRef } from '../domain/stream.js';
 import { ResolveInconsistentError } from '../domain/stream-errors.js';
@@ -5,6 +6,7 @@ import type { Ports } from '../ports/index.js';
 import { STREAM_CUT_POINTS } from './cut-points.js';
 import { loadHead } from './lane-store.js';
 import { committedOutcome, uncommittedOutcome } from './outcomes.js';
+import { resolveExpired } from './resolve-expired.js';
 import { spendAttempt } from './spend-attempt.js';
 
 export interface ResolveResult extends AppendOutcome {
@@ -23,14 +25,23 @@ export interface ResolveResult extends AppendOutcome {
  * - Otherwise the attempt is spent (spent marker + head version bump in one transaction,
  *   which no delayed head CAS of the attempt can pass) → KNOWN_NOT_COMMITTED. With no WAL
  *   object at all the marker spends the attempt id, so a late PUT can never commit.
- * Then the suspension is lifted. A missing lane is refused (Stream.LaneMissing) before
- * anything is written.
+ * Then the suspension is lifted. A missing lane is refused (Stream.LaneMissing), and a
+ * time mark too far ahead (Stream.AttemptTimeFuture), before anything is written. An
+ * attempt past its lane's attempt window is never spent: resolve-expired.ts says what the
+ * evidence still standing proves, or refuses (Stream.AttemptExpired).
  */
 export async function resolveAppend(input: unknown, ports: Ports): Promise<ResolveResult> {
   const lane = validateLane(input);
   const attemptId = validateAttemptId((input as { attemptId?: unknown }).attemptId);
   const ref = { ...lane, attemptId };
-  await loadHead(ports, lane);
+  const head = await loadHead(ports, lane);
+  assertNotFuture(attemptId, ports.clock.now());
+  const window = attemptWindowOf(head);
+  if (attemptExpired(attemptId, window, ports.clock.now())) {
+    const expired = await resolveExpired(ports, lane, attemptId, window);
+    if (expired.kind === 'COMMITTED') return { ...(await provenCommitted(ports, lane, expired.commit)), unsuspended: await unsuspend(ports, lane, attemptId) };
+    return { ...expired.outcome, unsuspended: expired.lifted || (await unsuspend(ports, lane, attemptId)) };
+  }
   const spent = await spendAttempt(ports, lane, attemptId, 'resolved: the head CAS never applied', STREAM_CUT_POINTS.resolveFence);
   let outcome: AppendOutcome;
   if (spent.status === 'COMMITTED') outcome = await provenCommitted(ports, lane, spent.commit);

@@ -3,7 +3,7 @@ import { expressRetry } from '../spec/retry.js';
 import { onError, task } from '../spec/task.js';
 
 export default flow('stream-append', {
-  Comment: 'Stream append (README, \'The stream log\': appends), an Express workflow: one WAL PUT, the attempt\'s own suspension of the lane and one fenced head CAS (two item writes, lifting that suspension) per batch; generation 0 and the index are derived off the acknowledged path. Cut points: stream.append.wal, stream.append.head-cas, stream.append.suspend, stream.append.retire. Ends with the attempt\'s one interpretation: KNOWN_COMMITTED, KNOWN_NOT_COMMITTED or MAY_HAVE_COMMITTED (lane suspended; run stream-resolve-append with the same attempt). TimeoutSeconds stays above the worst case of any path (each Task: 4 tries of 20 s, each above its Lambda\'s 15 s, plus backoff; at most three Tasks in a row, test/unit/stream-append-flow.test.ts), so the 5-minute Express cap never ends an execution between a head CAS and the step that interprets it. Lambda\'s service errors and throttles are retried by each Task\'s one retrier (one counter, jittered, MaxDelaySeconds): separate retriers with the longer throttle budget of the STANDARD flows would put the worst path past the 5-minute Express cap.',
+  Comment: 'Stream append (README, \'The stream log\': appends), an Express workflow: one WAL PUT, the attempt\'s own suspension of the lane and one fenced head CAS (two item writes, lifting that suspension) per batch; generation 0 and the index are derived off the acknowledged path. Cut points: stream.append.wal, stream.append.head-cas, stream.append.suspend, stream.append.retire. Ends with the attempt\'s one interpretation: KNOWN_COMMITTED, KNOWN_NOT_COMMITTED or MAY_HAVE_COMMITTED (lane suspended; run stream-resolve-append with the same attempt). A time-marked attempt outside the lane\'s attempt window is Rejected by whichever step sees it first, before that step writes anything (Stream.AttemptExpired, Stream.AttemptTimeFuture; README, \'The stream log\': the attempt window). TimeoutSeconds stays above the worst case of any path (each Task: 4 tries of 20 s, each above its Lambda\'s 15 s, plus backoff; at most three Tasks in a row, test/unit/stream-append-flow.test.ts), so the 5-minute Express cap never ends an execution between a head CAS and the step that interprets it. Lambda\'s service errors and throttles are retried by each Task\'s one retrier (one counter, jittered, MaxDelaySeconds): separate retriers with the longer throttle budget of the STANDARD flows would put the worst path past the 5-minute Express cap.',
   StartAt: 'WriteWal',
   TimeoutSeconds: 285,
   States: {
@@ -55,8 +55,9 @@ export default flow('stream-append', {
           'Stream.AttemptIdentityConflict',
           'Stream.UnknownSession',
         ]),
+        onError('SuspendLane', ['Cutpoint.OutcomeUnknown', 'Stream.LaneSuspended']),
       ],
-      otherwise: 'SuspendLane',
+      otherwise: 'Rejected',
       next: 'Done',
     }),
     SuspendLane: task({
@@ -81,6 +82,7 @@ export default flow('stream-append', {
           'Stream.UnknownSession',
         ]),
       ],
+      otherwise: 'Rejected',
       next: 'Done',
     }),
     RetireAttempt: task({
@@ -105,6 +107,7 @@ export default flow('stream-append', {
           'Stream.UnknownSession',
         ]),
       ],
+      otherwise: 'Rejected',
       next: 'Done',
     }),
     Done: {

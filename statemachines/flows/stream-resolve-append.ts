@@ -3,7 +3,7 @@ import { onError, task } from '../spec/task.js';
 
 export default flow('stream-resolve-append', {
   Comment:
-    'Resolve a MAY_HAVE_COMMITTED append (README, \'The stream log\'): the original attempt is the recovery handle. Its WAL objects (metadata: attempt, SHA-256, fence epoch, bound start) and the commit record at each one\'s bound end prove it committed; otherwise it is spent (spent marker + head version bump in one transaction, which no delayed head CAS can pass) to prove it not committed; then the row\'s repairs (index, generation 0) and the lane\'s suspension is lifted. Evidence that contradicts itself keeps the lane suspended. With writerId instead: every attempt of a LaneWriter that died holding the lane, then its writer slot released (README, \'The stream log\'). Cut points: stream.resolve.fence, stream.resolve.unsuspend, stream.append.writer-release, stream.append.index, stream.append.gen0, and generation 0\'s generation-commit cut points (generation.task.put, generation.object.copy, generation.record.put, generation.commit.cas, generation.abort.cas). TimeoutSeconds (1 h) bounds the execution above its worst case: the longest path with every Task\'s retriers exhausted in turn (each try at the Task\'s TimeoutSeconds, plus the longest backoffs; throttled tries cost only their backoff) is about 2,250 s; a timed-out execution is re-run by the recovery dispatcher like a failed one.',
+    'Resolve a MAY_HAVE_COMMITTED append (README, \'The stream log\'): the original attempt is the recovery handle. Its WAL objects (metadata: attempt, SHA-256, fence epoch, bound start) and the commit record at each one\'s bound end prove it committed; otherwise it is spent (spent marker + head version bump in one transaction, which no delayed head CAS can pass) to prove it not committed; then the row\'s repairs (index, generation 0) and the lane\'s suspension is lifted. Evidence that contradicts itself keeps the lane suspended. An attempt past the lane\'s attempt window is never spent: Resolve reports the evidence still standing, lifts a suspension it holds once the window and 15 minutes have passed, or is Rejected (Stream.AttemptExpired). With writerId instead: every attempt of a LaneWriter that died holding the lane, then its writer slot released (README, \'The stream log\'). Cut points: stream.resolve.fence, stream.resolve.unsuspend, stream.append.writer-release, stream.append.index, stream.append.gen0, and generation 0\'s generation-commit cut points (generation.task.put, generation.object.copy, generation.record.put, generation.commit.cas, generation.abort.cas). TimeoutSeconds (1 h) bounds the execution above its worst case: the longest path with every Task\'s retriers exhausted in turn (each try at the Task\'s TimeoutSeconds, plus the longest backoffs; throttled tries cost only their backoff) is about 2,250 s; a timed-out execution is re-run by the recovery dispatcher like a failed one.',
   TimeoutSeconds: 3600,
   StartAt: 'IsRecovery',
   States: {
@@ -71,10 +71,8 @@ export default flow('stream-resolve-append', {
       },
       resultPath: '$.outcome',
       timeoutSeconds: 45,
-      catch: [
-        onError('Rejected', ['Cutpoint.ValidationError', 'Stream.LaneMissing']),
-      ],
-      otherwise: 'Unresolvable',
+      catch: [onError('Unresolvable', ['Stream.ResolveInconsistent'])],
+      otherwise: 'Rejected',
       next: 'RouteResolved',
     }),
     RouteResolved: {

@@ -59,6 +59,7 @@ describe('stream maintenance on AWS', () => {
     const deleters = STEPS.filter((s) => s.table.includes('dynamodb:DeleteItem'));
     expect(deleters.map((s) => [s.placeholder, s.deleteLeadingKeys])).toEqual([
       ['CleanupGenerationTaskFunctionArn', ['gen#*']],
+      ['GcDrainFunctionArn', ['gc#*', 'lane#*']],
       ['MaterializeGen0BatchFunctionArn', ['gen#stream/*']],
       ['CompactLaneFunctionArn', ['gen#stream/*']],
     ]);

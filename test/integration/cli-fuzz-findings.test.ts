@@ -46,8 +46,34 @@ describe('stream create: an existing stream keeps its shape', () => {
     expect(await heads('orders', 4)).toEqual(before);
     const again = await cli(['stream', 'create', 'orders', '--partitions', '2']);
     expect(again.code, again.stderr).toBe(0);
-    expect(JSON.parse(again.stdout)).toEqual({ stream: 'orders', partitions: 2, lanes: [0, 1].map((partition) => ({ partition, committedEnd: 0, trimOffset: 0 })) });
+    expect(JSON.parse(again.stdout)).toEqual({ stream: 'orders', partitions: 2, attemptWindow: '7d', lanes: [0, 1].map((partition) => ({ partition, committedEnd: 0, trimOffset: 0 })) });
     expect(await heads('orders', 4)).toEqual(before);
+  });
+
+  it('another attempt window is stream.exists_with_other_shape with nothing written; a window without its unit or out of range is a usage error', async () => {
+    const created = await cli(['stream', 'create', 'windowed', '--partitions', '2', '--attempt-window', '36h']);
+    expect(created.code, created.stderr).toBe(0);
+    expect(JSON.parse(created.stdout)).toMatchObject({ partitions: 2, attemptWindow: '36h' });
+    expect((await heads('windowed', 2)).map((h) => h?.attemptWindowSeconds)).toEqual([129_600, 129_600]);
+    const before = await heads('windowed', 3);
+    for (const other of [[], ['--attempt-window', '7d'], ['--attempt-window', '2d']]) {
+      const r = await cli(['stream', 'create', 'windowed', '--partitions', '2', ...other]);
+      refused(r, 'stream.exists_with_other_shape');
+      expect(r.stderr).toContain(`stream windowed already exists with attempt window 36h, not ${other[1] ?? '7d'}`);
+    }
+    for (const bad of ['36', '59m', '366d', '1.5h', '36h ']) {
+      refused(await cli(['stream', 'create', 'windowed', '--partitions', '2', '--attempt-window', bad]), 'cli.usage', 2);
+      refused(await cli(['stream', 'create', `fresh-${bad.length}`, '--partitions', '1', '--attempt-window', bad]), 'cli.usage', 2);
+    }
+    expect(await heads('windowed', 3)).toEqual(before);
+    expect((await rt.ports.authority.get(laneKeys.head({ stream: 'fresh-2', partition: 0 })))).toBeUndefined();
+    expect((await cli(['stream', 'create', 'windowed', '--partitions', '2', '--attempt-window', '1d12h'])).code).toBe(2);
+    const again = await cli(['stream', 'create', 'windowed', '--partitions', '2', '--attempt-window', '36h']);
+    expect(again.code, again.stderr).toBe(0);
+    const described = await cli(['stream', 'describe', 'windowed']);
+    expect(JSON.parse(described.stdout).lanes.map((l: { attemptWindow: string }) => l.attemptWindow)).toEqual(['36h', '36h']);
+    // A stream created before lanes had a window has the default, and is that shape.
+    expect((await cli(['stream', 'create', 'orders', '--partitions', '2', '--attempt-window', '168h'])).code).toBe(0);
   });
 
   it('a stream whose heads do not name the count (created before they did) is measured by its lanes', async () => {

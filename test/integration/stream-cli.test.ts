@@ -122,8 +122,8 @@ describe('cutpoint stream', () => {
       stream: 'orders',
       partitions: 2,
       lanes: [
-        { partition: 0, committedEnd: 3, trimOffset: 0, owner: { owner: 'ops@test', epoch: 1 } },
-        { partition: 1, committedEnd: 0, trimOffset: 0 },
+        { partition: 0, committedEnd: 3, trimOffset: 0, attemptWindow: '7d', owner: { owner: 'ops@test', epoch: 1 } },
+        { partition: 1, committedEnd: 0, trimOffset: 0, attemptWindow: '7d' },
       ],
     });
 

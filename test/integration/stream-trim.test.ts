@@ -230,9 +230,9 @@ describe('describe a stream', () => {
       stream: f.lane.stream,
       partitions: 3,
       lanes: [
-        { partition: 0, committedEnd: 5, trimOffset: 2, owner: { owner: 'trim-test', epoch: 1 } },
-        { partition: 1, committedEnd: 0, trimOffset: 0 },
-        { partition: 2, committedEnd: 0, trimOffset: 0 },
+        { partition: 0, committedEnd: 5, trimOffset: 2, attemptWindow: '7d', owner: { owner: 'trim-test', epoch: 1 } },
+        { partition: 1, committedEnd: 0, trimOffset: 0, attemptWindow: '7d' },
+        { partition: 2, committedEnd: 0, trimOffset: 0, attemptWindow: '7d' },
       ],
     });
     expect(JSON.stringify(described)).not.toContain(f.session.session);

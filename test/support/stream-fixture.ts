@@ -4,7 +4,9 @@ import { decodeBatch } from '../../src/domain/record-batch.js';
 import { laneKeys, type AppendOutcome, type CommitRecord, type LaneHead, type LaneRef, type SpentMarker, type CollectedAttempt } from '../../src/domain/stream.js';
 import { runFlow, type FlowResult } from '../../src/local/flow-runner.js';
 import { readVerified } from '../../src/objects/exact-object.js';
-import type { Fence } from '../../src/ports/authority.js';
+import type { AuthorityItem, Fence } from '../../src/ports/authority.js';
+import { sha256Hex } from '../../src/domain/digest.js';
+import { gcKeys, lanePrefixes } from '../../src/stream/gc/model.js';
 import type { Ports } from '../../src/ports/index.js';
 import { createStream } from '../../src/stream/create-stream.js';
 import { readStream } from '../../src/stream/read.js';
@@ -88,4 +90,16 @@ export async function expectLaneInvariant(ports: Ports, lane: LaneRef, acknowled
     expect(collected.has(marker.attemptId), `spent ${marker.attemptId} has a collected record`).toBe(false);
     expect(marker.orphanSince, `spent ${marker.attemptId} without orphan grace`).toBeTruthy();
   }
+}
+
+/** Every authority item of the lane (its own and GC's) and every object under its prefixes with its bytes' SHA-256: what a refusal must leave as it was. */
+export async function laneSnapshot(ports: Ports, lane: LaneRef): Promise<{ items: AuthorityItem[]; objects: string[][] }> {
+  const own = ['head', 'fence#', 'spent#', 'collected#', 'commit#', 'index#', 'quarantine#', 'cursor#', 'gen0#', 'compact#'];
+  const items = [
+    ...(await Promise.all(own.map((p) => ports.authority.query(laneKeys.pk(lane), p)))).flat(),
+    ...(await Promise.all(['root#', 'lease#'].map((p) => ports.authority.query(gcKeys.pk(lane), p)))).flat(),
+  ];
+  const keys = (await Promise.all(lanePrefixes(lane).map((p) => ports.objects.list(p)))).flat().sort();
+  const objects = await Promise.all(keys.map(async (key) => [key, sha256Hex((await ports.objects.get(key))!.bytes)]));
+  return { items, objects };
 }

@@ -8,8 +8,9 @@ describe('the writer slot', () => {
   const slot = { id: '3f9c1a7e', epoch: 2, claimedAt: '2024-01-01T00:00:00.000Z' };
 
   it('knows a LaneWriter attempt id by its exact form w<8 hex>.e<epoch>.<seq>', () => {
-    expect(writerOfAttempt('w3f9c1a7e.e2.17')).toBe('3f9c1a7e');
-    for (const other of ['a1', 'w3f9c1a7e', 'w3f9c1a7e.e2', 'w3f9c1a7e.e2.x', 'w3F9C1A7E.e2.1', 'x3f9c1a7e.e2.1', 'w3f9c1a7e0.e2.1']) expect(writerOfAttempt(other), other).toBeUndefined();
+    expect(writerOfAttempt('w3f9c1a7e.e2.t1765100000000.17')).toBe('3f9c1a7e');
+    expect(writerOfAttempt('w3f9c1a7e.e2.17'), 'an id minted before time marks').toBe('3f9c1a7e');
+    for (const other of ['a1', 'w3f9c1a7e', 'w3f9c1a7e.e2', 'w3f9c1a7e.e2.x', 'w3f9c1a7e.e2.t17651.1', 'w3F9C1A7E.e2.1', 'x3f9c1a7e.e2.1', 'w3f9c1a7e0.e2.1']) expect(writerOfAttempt(other), other).toBeUndefined();
   });
 
   it('refuses every attempt but its writer\'s own; once a resolve marked it, those too', () => {

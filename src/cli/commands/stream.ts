@@ -1,3 +1,4 @@
+import { parseAttemptWindow } from '../../domain/attempt-time.js';
 import { CutpointError } from '../../domain/errors.js';
 import { ownEntry } from '../../domain/own-entry.js';
 import { validateAttemptId, validateLane, type AppendOutcome, type LaneRef } from '../../domain/stream.js';
@@ -23,8 +24,10 @@ import { appendResult, failedFlowError, isRejection, resolveCommand } from './st
 import { assertFlowInputFits, readRecords, type RecordFormat } from './stream/records.js';
 import { targetOf, type Target } from './stream/target.js';
 
-export const streamHelp = `cutpoint stream create <stream> --partitions N
-  creates the stream's lanes (re-running it reports existing lanes, never resets them)
+export const streamHelp = `cutpoint stream create <stream> --partitions N [--attempt-window 7d]
+  creates the stream's lanes (re-running it reports existing lanes, never resets them);
+  the attempt window (1h..365d, default 7d) is how long a time-marked attempt id
+  (a segment t<unix ms>, e.g. orders.t1765100000000) may be re-run: older ones are refused
 cutpoint stream takeover <stream> --partition P [--owner NAME]
   a new owner session with a higher epoch; the CLI keeps it in .cutpoint/sessions/ for
   later appends (prints owner and epoch, never the session id)
@@ -53,7 +56,7 @@ cutpoint stream read <stream> --partition P --from OFFSET [--max-records N] [--t
   \`next\` is where to read on, never past the committed end: OFFSET at the end returns no
   records (next = OFFSET), past it is refused (stream.offset_out_of_range)
 cutpoint stream describe <stream> [--partitions N]
-  every lane's committed end, trim offset, owner epoch and suspension
+  every lane's committed end, trim offset, attempt window, owner epoch and suspension
 cutpoint stream trim <stream> --partition P --to OFFSET
   makes offsets below OFFSET unreadable (their bytes become collectable); refused past
   a cursor the stream's retention policy names (stream.trim_past_cursor)
@@ -120,8 +123,8 @@ interface Handler {
 
 const HANDLERS: Record<string, Handler> = {
   create: {
-    options: { partitions: { type: 'string' } },
-    check: (v) => integer(v, 'partitions'),
+    options: { partitions: { type: 'string' }, 'attempt-window': { type: 'string' } },
+    check: checkCreate,
     run: (t, r) => create(t, r.stream, r.values),
   },
   takeover: {
@@ -176,9 +179,22 @@ const HANDLERS: Record<string, Handler> = {
 };
 
 
+/** `--attempt-window` is a duration with its unit in range, or a grammar error (exit 2), before anything is touched. */
+function checkCreate(values: Values): void {
+  integer(values, 'partitions');
+  const window = values['attempt-window'];
+  if (window === undefined) return;
+  try {
+    parseAttemptWindow(window);
+  } catch (error) {
+    throw new UsageError(`--attempt-window: ${(error as Error).message}, got ${quoted(String(window))}`);
+  }
+}
+
 async function create(target: Target, stream: string, values: Values): Promise<unknown> {
   const partitions = integer(values, 'partitions');
-  return createStream({ stream, partitions }, await target.ports());
+  const attemptWindow = values['attempt-window'];
+  return createStream({ stream, partitions, ...(attemptWindow !== undefined && { attemptWindow }) }, await target.ports());
 }
 
 function checkAppend(values: Values): void {

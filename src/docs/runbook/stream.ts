@@ -28,7 +28,7 @@ const PAGES = {
     permitted: [
       {
         name: 'resolve',
-        does: 'It reloads the head and the exact commit record of the original attempt id: committed (KNOWN_COMMITTED, index and generation 0 repaired) or proven not (a spent marker is written, KNOWN_NOT_COMMITTED); then it lifts the suspension.',
+        does: "It reloads the head and the exact commit record of the original attempt id: committed (KNOWN_COMMITTED, index and generation 0 repaired) or proven not (a spent marker is written, KNOWN_NOT_COMMITTED); then it lifts the suspension. A time-marked attempt past the lane's attempt window is never spent: resolve reports the commit record or spent marker that still stands, or lifts the suspension it holds once the window and 15 minutes have passed (KNOWN_NOT_COMMITTED), or refuses.",
         command: cutpoint(`stream resolve ${LANE} --attempt ${ATTEMPT}`),
         start: { flow: 'stream-resolve-append', input: `${RESOLVE_INPUT}'"$ATTEMPT"'"}`, executionName: 'resolve-orders-0-"$ATTEMPT"' },
       },
@@ -46,6 +46,7 @@ const PAGES = {
       { code: 'stream.may_have_committed', when: '`cutpoint stream append` exits 1 with it, and the resolve command to run' },
       { code: 'stream.lane_suspended', when: 'every later append to the lane, until the resolve' },
       { code: 'stream.resolve_inconsistent', when: 'a resolve that finds evidence that contradicts itself: the lane stays suspended; escalate' },
+      { code: 'stream.attempt_expired', when: "a resolve of a time-marked attempt past the lane's attempt window that no evidence settles yet (the message says when to run it again), or nothing proves any more: nothing written; whether its records committed is in the lane's commit records" },
     ],
   },
   KNOWN_NOT_COMMITTED: {

@@ -1,8 +1,9 @@
+import { assertAttemptInWindow, attemptWindowOf } from '../../domain/attempt-time.js';
 import { EffectFailedError, OutcomeUnknownError } from '../../domain/errors.js';
 import { laneKeys, sameFence, type AppendOutcome, type CommitRecord } from '../../domain/stream.js';
 import { AttemptAbortedError, AttemptIdentityConflictError, FencedError, LaneSuspendedError } from '../../domain/stream-errors.js';
 import type { Ports } from '../../ports/index.js';
-import { carriedVersion, validateAttemptRef, validateWalRef, type AttemptRef, type WalRef } from '../append-input.js';
+import { carriedVersion, carriedWindow, validateAttemptRef, validateWalRef, type AttemptRef, type WalRef } from '../append-input.js';
 import { STREAM_CUT_POINTS } from '../cut-points.js';
 import { commitContaining, loadHead } from '../lane-store.js';
 import { committedOutcome } from '../outcomes.js';
@@ -26,7 +27,11 @@ export type HeadCommitted = AppendOutcome & { headVersion?: number };
  *   before the CAS off the lean path) is lifted by the same write;
  * - `commit#<end>`, put-if-absent, naming the attempt, its WAL object and SHA-256: the
  *   commit evidence, which reads also use as the index.
- * No GetItem on the happy path. Outcomes:
+ * No GetItem on the happy path. First, before anything is written, a time-marked attempt
+ * outside the lane's attempt window is refused (Stream.AttemptExpired, Stream.AttemptTimeFuture:
+ * src/domain/attempt-time.ts; the window carried with the version, else read from the head).
+ * Only an attempt whose window closed since its WAL PUT gets here (a re-run is refused at
+ * WriteWal): a claim it took before is lifted by `stream resolve`. Outcomes:
  * - APPLIED: KNOWN_COMMITTED (the new head version is carried to the next batch).
  * - UNKNOWN: `commit#<end>` is read: naming this attempt → KNOWN_COMMITTED; otherwise the
  *   same CAS (same version) is re-issued — two identical CASes apply at most once, and a
@@ -40,6 +45,8 @@ export async function commitHead(input: unknown, ports: Ports): Promise<HeadComm
   const wal = validateWalRef(input);
   const cut = STREAM_CUT_POINTS.headCas;
   const end = wal.start + wal.recordCount;
+  const window = carriedWindow(input) ?? attemptWindowOf(await loadHead(ports, ref));
+  assertAttemptInWindow(ref.attemptId, window, ports.clock.now());
   let version = carriedVersion(input);
   let unknown = 0;
   for (let round = 0; round < MAX_ROUNDS; round++) {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { CutpointError, ValidationError } from '../../domain/errors.js';
+import { attemptWindowOf, timeMarkSegment } from '../../domain/attempt-time.js';
 import type { AppendOutcome, LaneHead, LaneRef } from '../../domain/stream.js';
 import { LaneSuspendedError } from '../../domain/stream-errors.js';
 import { rerunTransient } from '../../engine/rerun.js';
@@ -40,11 +41,14 @@ interface CarriedHead {
  * when its knowledge is gone: the first batch, or after any batch that did not commit by
  * its own CAS (a CONFLICT, an unknown outcome, a refusal).
  *
- * Attempt ids are minted by the writer (`w<writer id>.e<epoch>.<sequence>`, the Kafka
+ * Attempt ids are minted by the writer (`w<writer id>.e<epoch>.t<ms>.<sequence>`, the Kafka
  * idempotent-producer idea: unique per writer, never reused), so nothing can exist under
  * them yet and the evidence check of a caller's id (one LIST and one GetItem, appendBatch)
- * is not needed. A caller may pass an id it took from `nextAttemptId()` (to know it before
- * the outcome); any other id is refused, so one LIST of `w<writer id>.` finds them all.
+ * is not needed. Each carries its time mark (`t` + the clock's unix ms when minted:
+ * src/domain/attempt-time.ts), so past the lane's attempt window its re-runs are refused
+ * and GC may retire its evidence. A caller may pass an id it took from `nextAttemptId()`
+ * (to know it before the outcome); any other id is refused, so one LIST of `w<writer id>.`
+ * finds them all.
  *
  * The writer slot (writer-slot.ts): the first head load claims the lane for this writer
  * (one conditional write per writer, not per batch) and `close()` releases it (one more).
@@ -66,6 +70,8 @@ export class LaneWriter {
   readonly writerId = randomUUID().replace(/-/g, '').slice(0, 8);
   private sequence = 0;
   private head: CarriedHead | undefined;
+  /** The lane's attempt window, from its first head load (fixed at create). */
+  private attemptWindowSeconds: number | undefined;
   /** Where the next batch binds; undefined until the head is known. */
   private nextStart: number | undefined;
   /** The CAS of the batch written last: the next CAS waits for it. */
@@ -90,9 +96,9 @@ export class LaneWriter {
     this.depth = Math.max(1, Math.floor(options.depth ?? 1));
   }
 
-  /** Mints a fresh attempt id. */
+  /** Mints a fresh attempt id, time-marked with this moment on the ports' clock. */
   nextAttemptId(): string {
-    return `w${this.writerId}.e${this.session.epoch}.${++this.sequence}`;
+    return `w${this.writerId}.e${this.session.epoch}.${timeMarkSegment(this.ports.clock.now())}.${++this.sequence}`;
   }
 
   append(records: readonly Uint8Array[], attemptId = this.nextAttemptId()): Promise<AppendOutcome> {
@@ -140,7 +146,8 @@ export class LaneWriter {
       const ref = { ...this.lane, attemptId, session: this.session };
       const encoded = records.map((r) => Buffer.from(r).toString('base64'));
       // The WAL PUT runs now (ahead of earlier CASes); the CAS joins the in-order chain.
-      const put = rerunTransient((attempt) => writeWal({ ...ref, records: encoded }, this.ports, attempt === 1 ? { version: 0, start } : undefined));
+      const known = { version: 0, start, attemptWindowSeconds: this.attemptWindowSeconds! };
+      const put = rerunTransient((attempt) => writeWal({ ...ref, records: encoded }, this.ports, attempt === 1 ? known : undefined));
       const previous = this.tail;
       const cas = put.then(
         async (written) => {
@@ -184,7 +191,7 @@ export class LaneWriter {
       this.forget();
       return rerunTransient(() => retireAttempt({ ...written, reason: 'Stream.AttemptAborted' }, this.ports));
     }
-    const outcome = await commitAndSettle({ ...written, expected: { version: head.version } }, this.ports);
+    const outcome = await commitAndSettle({ ...written, expected: { version: head.version, attemptWindowSeconds: this.attemptWindowSeconds! } }, this.ports);
     const { headVersion, ...result } = outcome;
     if (outcome.status === 'KNOWN_COMMITTED' && headVersion !== undefined && head.mine) this.head = { version: headVersion, committedEnd: outcome.end!, mine: true };
     else this.forget();
@@ -206,6 +213,7 @@ export class LaneWriter {
       ...(head.suspendedBy ? { suspendedBy: head.suspendedBy } : {}),
       ...(head.writer && !mine ? { heldBy: head.writer.id } : {}),
     };
+    this.attemptWindowSeconds = attemptWindowOf(head);
     // Batches not yet written bind to the reloaded end (ones already written keep their start).
     this.nextStart ??= head.committedEnd;
   }

@@ -1,3 +1,4 @@
+import { assertAttemptInWindow, attemptWindowOf } from '../../domain/attempt-time.js';
 import type { AppendOutcome } from '../../domain/stream.js';
 import type { Ports } from '../../ports/index.js';
 import { validateAttemptRef } from '../append-input.js';
@@ -15,8 +16,11 @@ import { spendAttempt } from '../spend-attempt.js';
  */
 export async function retireAttempt(input: unknown, ports: Ports): Promise<AppendOutcome> {
   const ref = validateAttemptRef(input);
-  // A session the lane never issued spends no attempt id (validated before any write).
-  await assertSessionIssued(ports, ref, await loadHead(ports, ref), ref.session);
+  // A session the lane never issued spends no attempt id (validated before any write), nor
+  // does an attempt outside the lane's attempt window (src/domain/attempt-time.ts).
+  const head = await loadHead(ports, ref);
+  assertAttemptInWindow(ref.attemptId, attemptWindowOf(head), ports.clock.now());
+  await assertSessionIssued(ports, ref, head, ref.session);
   const reason = typeof (input as { reason?: unknown }).reason === 'string' ? (input as { reason: string }).reason.slice(0, 200) : 'retired';
   const spent = await spendAttempt(ports, ref, ref.attemptId, reason, STREAM_CUT_POINTS.retire);
   if (spent.status === 'COMMITTED') return committedOutcome({ ...spent.commit, recordCount: spent.commit.end - spent.commit.start });

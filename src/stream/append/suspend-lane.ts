@@ -1,3 +1,4 @@
+import { assertAttemptInWindow, attemptWindowOf } from '../../domain/attempt-time.js';
 import { OutcomeUnknownError } from '../../domain/errors.js';
 import { laneKeys, sameFence, type AppendOutcome } from '../../domain/stream.js';
 import type { Ports } from '../../ports/index.js';
@@ -35,6 +36,9 @@ export async function suspendLane(input: unknown, ports: Ports): Promise<AppendO
   const cut = STREAM_CUT_POINTS.suspend;
   for (let round = 0; round < 4; round++) {
     const head = await loadHead(ports, ref);
+    // Outside the attempt window nothing is written for it (src/domain/attempt-time.ts): a
+    // claim it holds is lifted by `stream resolve`, whose evidence rules stay the same.
+    if (round === 0) assertAttemptInWindow(ref.attemptId, attemptWindowOf(head), ports.clock.now());
     const marker = await spentMarker(ports, ref, ref.attemptId);
     if (wal) {
       const end = wal.start + wal.recordCount;

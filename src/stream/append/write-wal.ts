@@ -1,3 +1,4 @@
+import { assertAttemptInWindow, attemptWindowOf } from '../../domain/attempt-time.js';
 import { sha256Hex } from '../../domain/digest.js';
 import { IdentityConflictError } from '../../domain/errors.js';
 import { encodeBatch } from '../../domain/record-batch.js';
@@ -17,12 +18,17 @@ export interface KnownHead {
   version: number;
   /** The offset this batch is bound to (the committed end, or the previous batch's end when pipelined). */
   start: number;
+  /** The lane's attempt window (src/domain/attempt-time.ts), fixed at create. */
+  attemptWindowSeconds: number;
 }
 
 export interface WalWritten extends AttemptRef {
   wal: WalRef;
-  /** The head version the CAS can be conditioned on; null when the next step must load it. */
-  expected: { version: number } | null;
+  /**
+   * The head version the CAS can be conditioned on and the lane's attempt window (the CAS
+   * step checks the attempt against it without a read); null when the next step must load them.
+   */
+  expected: { version: number; attemptWindowSeconds: number } | null;
 }
 
 /**
@@ -34,6 +40,9 @@ export interface WalWritten extends AttemptRef {
  *
  * The lean path (`known`: a LaneWriter that carries its head, with an attempt id it minted
  * itself, so nothing can exist under it yet): exactly one PUT, no read.
+ * Either way a time-marked attempt id outside the lane's attempt window is refused first
+ * (Stream.AttemptExpired, Stream.AttemptTimeFuture: src/domain/attempt-time.ts), nothing
+ * written: past the window its evidence may have been retired.
  * Otherwise (the flow's Lambda, or a caller's attempt id) the head is loaded and the
  * attempt's evidence is checked before any WAL I/O:
  * - a session the lane never issued is refused (Stream.UnknownSession), nothing written;
@@ -59,9 +68,11 @@ export async function writeWal(input: unknown, ports: Ports, known?: KnownHead):
   let binding: KnownHead;
   let head: LaneHead | undefined;
   if (known) {
+    assertAttemptInWindow(ref.attemptId, known.attemptWindowSeconds, ports.clock.now());
     binding = known;
   } else {
     head = await loadHead(ports, ref);
+    assertAttemptInWindow(ref.attemptId, attemptWindowOf(head), ports.clock.now());
     await assertSessionIssued(ports, ref, head, ref.session);
     const [marker, wals] = await Promise.all([spentMarker(ports, ref, ref.attemptId), walsOf(ports, ref, ref.attemptId)]);
     // GC writes the collected record before it deletes the WAL object: read after the WAL
@@ -83,7 +94,7 @@ export async function writeWal(input: unknown, ports: Ports, known?: KnownHead):
     const writer = writerAgainst(head, ref.attemptId);
     if (writer) throw LaneSuspendedError.byWriter(ref, writer);
     if (!sameFence(head.fence, ref.session)) throw new FencedError(ref, 'the session does not own the lane');
-    binding = { version: head.version, start: head.committedEnd };
+    binding = { version: head.version, start: head.committedEnd, attemptWindowSeconds: attemptWindowOf(head) };
   }
   const wal: WalRef = { ...batch, start: binding.start, fenceEpoch: ref.session.epoch };
   try {
@@ -96,8 +107,9 @@ export async function writeWal(input: unknown, ports: Ports, known?: KnownHead):
     if (!first) throw error;
     return { ...ref, wal: first, expected: null };
   }
-  if (!head) return { ...ref, wal, expected: { version: binding.version } };
+  const window = binding.attemptWindowSeconds;
+  if (!head) return { ...ref, wal, expected: { version: binding.version, attemptWindowSeconds: window } };
   // The attempt suspends the lane for itself before its head CAS is sent (claim-turn.ts).
   const version = await claimTurn(ports, ref, head);
-  return { ...ref, wal, expected: version === undefined ? null : { version } };
+  return { ...ref, wal, expected: version === undefined ? null : { version, attemptWindowSeconds: window } };
 }

@@ -21,17 +21,24 @@ import { loadHead } from '../lane-store.js';
  */
 
 const WRITER_ID = /^[0-9a-f]{8}$/;
-const WRITER_ATTEMPT = /^w([0-9a-f]{8})\.e[0-9]+\.[0-9]+$/;
+/** `w<writer>.e<epoch>.t<ms>.<seq>` (the time mark: src/domain/attempt-time.ts; ids minted before it had none). */
+const WRITER_ATTEMPT = /^w([0-9a-f]{8})\.e([0-9]+)\.(?:t[0-9]{13}\.)?([0-9]+)$/;
 
 export function validateWriterId(value: unknown): string {
   if (typeof value !== 'string' || !WRITER_ID.test(value)) {
-    throw new ValidationError('stream.invalid_writer', 'writer must be the 8 hex digits of a LaneWriter id, as its attempt ids carry it (w<writer>.e<epoch>.<seq>) and stream describe shows it');
+    throw new ValidationError('stream.invalid_writer', 'writer must be the 8 hex digits of a LaneWriter id, as its attempt ids carry it (w<writer>.e<epoch>.t<ms>.<seq>) and stream describe shows it');
   }
   return value;
 }
 
 /** Every attempt id the writer mints starts with this. */
 export const writerAttemptPrefix = (writerId: string): string => `w${writerId}.`;
+
+/** Where a writer's attempt falls in the order it minted them: its epoch, then its sequence. */
+export function mintOrderOf(attemptId: string): [number, number] {
+  const m = WRITER_ATTEMPT.exec(attemptId);
+  return m ? [Number(m[2]), Number(m[3])] : [0, 0];
+}
 
 /** The writer that minted `attemptId`, if a LaneWriter did. */
 export function writerOfAttempt(attemptId: string): string | undefined {

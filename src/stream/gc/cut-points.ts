@@ -20,7 +20,11 @@ export const GC_CUT_POINTS = {
   delete: 'stream.gc.delete',
   /** DELETING → DELETED once the exact object is absent. */
   finalize: 'stream.gc.finalize',
-  /** GC's own records retired: a DELETED root one grace after its delete, an expired reader lease (conditional deletes). */
+  /**
+   * GC's own records retired: a DELETED root one grace after its delete, an expired reader
+   * lease, a time-marked attempt's collected record or spent marker past its window once its
+   * WAL objects are gone (conditional deletes).
+   */
   retention: 'stream.gc.retire',
   /** A reader's lease: ConditionCheck on the root + Put of the lease, one transaction. */
   pin: 'stream.read.pin',

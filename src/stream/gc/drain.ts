@@ -4,12 +4,14 @@ import { loadHead } from '../lane-store.js';
 import { GC_CUT_POINTS } from './cut-points.js';
 import { eligible, fateContext, graceDeadline, judge } from './liveness.js';
 import { gcKeys, type DeleteJournal, type LifecycleRoot } from './model.js';
+import { sweepAttemptPage } from './attempt-retention.js';
 import { drainLeasesOn, retirable, retireExact, sweepLeasePage } from './retention.js';
 import { moveRoot } from './roots.js';
 import { countPage, eachOfPage, PAGE, runOf, type GcRun } from './state.js';
 
 /**
- * Drain and seal: one bounded page of the lane's roots, then (phase `leases`) of its leases.
+ * Drain and seal: one bounded page of the lane's roots, then (phase `leases`) of its
+ * leases, then (phase `attempts`) of its attempt evidence.
  * - A MARKED root is re-proven from the authority first (a fresh decision: the mark is
  *   not trusted); if it no longer holds, it goes back to ACTIVE.
  * - Leases established before the mark must drain: while any is unreleased and unexpired
@@ -19,8 +21,9 @@ import { countPage, eachOfPage, PAGE, runOf, type GcRun } from './state.js';
  * - Every DELETING root of the page (sealed now or by an earlier run) goes to Delete: a
  *   DELETING root resumes from its sealed journal.
  * - A DELETED root one grace after its delete is retired, and once the roots are swept so
- *   are the lane's expired leases, from the roots' last page on (retention.ts): GC's own
- *   records stay bounded.
+ *   are the lane's expired leases, from the roots' last page on (retention.ts), then the
+ *   evidence of time-marked attempts past their window whose WAL objects are gone, from the
+ *   leases' last page on (attempt-retention.ts): GC's own records stay bounded.
  */
 export async function drainPage(input: unknown, ports: Ports): Promise<GcRun> {
   const run = runOf(input, 0);
@@ -29,6 +32,11 @@ export async function drainPage(input: unknown, ports: Ports): Promise<GcRun> {
   if (run.sweep.phase === 'leases') {
     countPage(run);
     await sweepLeases(ports, run, run.sweep.after);
+    return run;
+  }
+  if (run.sweep.phase === 'attempts') {
+    countPage(run);
+    await sweepAttempts(ports, run, run.sweep.after);
     return run;
   }
   const items = await ports.authority.query(gcKeys.pk(run), 'root#', { limit: PAGE, ...(run.sweep.after ? { startAfterSk: gcKeys.rootAfter(run.sweep.after) } : {}) });
@@ -64,11 +72,19 @@ export async function drainPage(input: unknown, ports: Ports): Promise<GcRun> {
   return run;
 }
 
-/** One page of the lane's leases: the expired ones retired, the sweep moved past them. */
+/** One page of the lane's leases: the expired ones retired, the sweep moved past them (the leases' last page: the attempts' first page in the same step). */
 async function sweepLeases(ports: Ports, run: GcRun, after: string | undefined): Promise<void> {
   const page = await sweepLeasePage(ports, run, after);
   run.totals.retired.leases += page.swept;
-  run.sweep = page.more && page.last ? { phase: 'leases', after: page.last, done: false } : { phase: 'leases', done: true };
+  if (page.more && page.last) run.sweep = { phase: 'leases', after: page.last, done: false };
+  else await sweepAttempts(ports, run, undefined);
+}
+
+/** One page of the lane's attempt evidence: what its window settled and its WAL objects left retired, the sweep moved past it. */
+async function sweepAttempts(ports: Ports, run: GcRun, after: string | undefined): Promise<void> {
+  const page = await sweepAttemptPage(ports, run, after);
+  run.totals.retired.attempts += page.retired;
+  run.sweep = page.next ? { phase: 'attempts', after: page.next, done: false } : { phase: 'attempts', done: true };
 }
 
 async function seal(ports: Ports, run: GcRun, root: LifecycleRoot, now: Date): Promise<LifecycleRoot | undefined> {

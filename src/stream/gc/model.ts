@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { sha256Hex } from '../../domain/digest.js';
+import { durationSeconds } from '../../domain/duration.js';
 import { CutpointError, ValidationError } from '../../domain/errors.js';
 import { WAL_ROOT, validateLane, type LaneRef } from '../../domain/stream.js';
 
@@ -108,9 +109,9 @@ const invalidGrace = () => new ValidationError('stream.invalid_grace', `grace mu
  * and `1h ` are refused, never guessed.
  */
 export function parseGrace(value: unknown): number {
-  const match = typeof value === 'string' ? /^(\d{1,9})(s|m|h|d)$/.exec(value) : null;
-  if (!match) throw invalidGrace();
-  return graceSeconds(Number(match[1]) * { s: 1, m: 60, h: 3600, d: 86400 }[match[2] as 's' | 'm' | 'h' | 'd']);
+  const seconds = durationSeconds(value);
+  if (seconds === undefined) throw invalidGrace();
+  return graceSeconds(seconds);
 }
 
 /** A grace already in seconds (a run's sealed policy), validated. */

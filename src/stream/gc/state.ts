@@ -15,9 +15,10 @@ export interface GcRun extends LaneRef {
   scan: { prefix: number; after?: string; done: boolean };
   /**
    * Sweep position: the lane's roots first (the last root key seen), then its leases (the
-   * last lease sort key seen; expired ones are retired, retention.ts). No phase: roots.
+   * last lease sort key seen; expired ones are retired, retention.ts), then its attempt
+   * evidence (the last `collected#`/`spent#` sort key seen; attempt-retention.ts). No phase: roots.
    */
-  sweep: { phase?: 'roots' | 'leases'; after?: string; done: boolean };
+  sweep: { phase?: SweepPhase; after?: string; done: boolean };
   /** The scanned page's mark candidates: key and the exact root version the scan saw. */
   candidates: Array<{ key: string; version: number; epoch: number }>;
   /** The swept page's DELETING roots: key, epoch and delete id of the sealed journal. */
@@ -54,9 +55,16 @@ export interface GcTotals {
   finalized: number;
   /** Roots closed as late objects because the journal's identity was still there after its DELETE went out. */
   lateAfterDelete: number;
-  /** GC's own records retired (retention.ts): DELETED roots one grace after their delete, expired leases. */
-  retired: { roots: number; leases: number };
+  /**
+   * GC's own records retired (retention.ts): DELETED roots one grace after their delete,
+   * expired leases, and the collected records and spent markers of time-marked attempts
+   * past their window whose WAL objects are gone (attempt-retention.ts).
+   */
+  retired: { roots: number; leases: number; attempts: number };
 }
+
+export type SweepPhase = 'roots' | 'leases' | 'attempts';
+const SWEEP_PHASES: readonly SweepPhase[] = ['roots', 'leases', 'attempts'];
 
 export const PAGE = 100;
 /**
@@ -72,7 +80,7 @@ const zero = (): GcTotals => ({
   scanned: 0, rootsCreated: 0, lateObjects: 0, live: 0, mayCommit: 0, trimmed: 0, dead: 0, superseded: 0,
   compacted: { live: 0, mayCommit: 0, trimmed: 0, dead: 0 },
   inGrace: 0, marked: 0, unmarked: 0, waitingOnLeases: 0, sealed: 0, unsealed: 0, deleted: 0, finalized: 0, lateAfterDelete: 0,
-  retired: { roots: 0, leases: 0 },
+  retired: { roots: 0, leases: 0, attempts: 0 },
 });
 
 const FATE_TOTAL = { LIVE: 'live', MAY_COMMIT: 'mayCommit', TRIMMED: 'trimmed', DEAD: 'dead', SUPERSEDED: 'superseded' } as const;
@@ -147,7 +155,7 @@ function continuing(run: GcRun, lane: LaneRef): GcRun {
   run.pagesPerExecution = pagesOf(run.pagesPerExecution);
   // A continuation from before the totals grew: the counters it lacks start at zero.
   run.totals = { ...zero(), ...run.totals, compacted: { ...zero().compacted, ...run.totals.compacted }, retired: { ...zero().retired, ...run.totals.retired } };
-  if (run.sweep.phase !== undefined && run.sweep.phase !== 'roots' && run.sweep.phase !== 'leases') {
+  if (run.sweep.phase !== undefined && !SWEEP_PHASES.includes(run.sweep.phase)) {
     throw new ValidationError('stream.gc_policy_mismatch', 'the run\'s sweep phase is not one GC knows: start a fresh run');
   }
   const pages = run.execution?.pages;

@@ -115,6 +115,9 @@ export class FileAppendLedger {
     const stop = this.stop;
     let name = 'Stream.NotCommitted';
     let code = 'stream.not_committed';
+    // An attempt outside the lane's attempt window: neither a resolve nor a new --attempt is
+    // advice (past the window the lines may have committed long ago; the error says where to look).
+    let outsideWindow = false;
     if (stop) {
       const lines = lineSpan(stop.firstLine, stop.lastLine);
       const { attemptId, outcome, error } = stop.group;
@@ -128,7 +131,9 @@ export class FileAppendLedger {
         if (!(error instanceof CutpointError)) return error as CutpointError; // a bug: surfaces as itself
         name = error.name;
         code = error.code;
-        parts.push(`${lines} (attempt ${attemptId}) failed (${error.message}); settle that attempt with: ${resolveCommand(this.lane, attemptId, aws)}`);
+        outsideWindow = OUTSIDE_WINDOW.has(error.name);
+        if (outsideWindow) parts.push(`${lines} (attempt ${attemptId}) refused: ${error.message}`);
+        else parts.push(`${lines} (attempt ${attemptId}) failed (${error.message}); settle that attempt with: ${resolveCommand(this.lane, attemptId, aws)}`);
       }
     } else if (readError !== undefined) {
       if (!(readError instanceof CutpointError)) return readError as CutpointError;
@@ -137,6 +142,7 @@ export class FileAppendLedger {
       parts.push(`reading the file stopped after line ${this.linesDone}: ${readError.message}`);
     }
     if (this.linesDone < this.total.records) parts.push(`${lineSpan(this.linesDone + 1, this.total.records)} were not sent`);
+    if (outsideWindow) return new CutpointError(name, code, `${this.file}: ${parts.join('; ')}`);
     const resume = (this.ranges.at(-1)?.lastLine ?? 0) + 1;
     const fromLine = (line: number) => `the lines from ${line} on (tail -n +${line} FILE)`;
     parts.push(
@@ -153,6 +159,9 @@ export class FileAppendLedger {
     return `${spans.join(', ')} committed (${this.groups} groups, attempts ${this.attemptPrefix}-g0…g${this.groups - 1})`;
   }
 }
+
+/** Refusals of a time-marked attempt outside the lane's attempt window (src/domain/attempt-time.ts). */
+const OUTSIDE_WINDOW = new Set(['Stream.AttemptExpired', 'Stream.AttemptTimeFuture']);
 
 function lineSpan(first: number, last: number): string {
   return first === last ? `line ${first}` : `lines ${first}–${last}`;
