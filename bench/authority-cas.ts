@@ -5,7 +5,16 @@ import { awsPorts } from '../src/adapters/ports.js';
 import type { CutpointConfig } from '../src/config.js';
 import type { AuthorityStore, ItemKey } from '../src/ports/authority.js';
 import { RequestMeter } from '../src/ports/meter.js';
-import { concurrently, interleave, meterDelta, perOp, round3, type InterleaveResult, type SliceFn, countRawRequests } from './measure.js';
+import {
+  concurrently,
+  interleave,
+  meterDelta,
+  perOp,
+  round3,
+  type InterleaveResult,
+  type SliceFn,
+  countRawRequests,
+} from './measure.js';
 
 /**
  * Authority CAS/s: `DynamoAuthorityStore.update` with a version expectation (and, as a
@@ -72,7 +81,8 @@ export async function benchAuthorityCas(opts: AuthorityCasOptions): Promise<Auth
     const transactKeys = keysFor('transact', concurrency);
     const rawKeys = keysFor('raw', concurrency);
     const rawItems = rawKeys.map((key) => new RawCasItem(raw, config.tableName, key));
-    for (const key of [...primitiveKeys, ...transactKeys, ...rawKeys]) await new RawCasItem(raw, config.tableName, key).create();
+    for (const key of [...primitiveKeys, ...transactKeys, ...rawKeys])
+      await new RawCasItem(raw, config.tableName, key).create();
     const setupCounts = rawCounts.snapshot();
 
     // Primitive: update with a version expectation; the next version comes back in the item.
@@ -82,7 +92,8 @@ export async function benchAuthorityCas(opts: AuthorityCasOptions): Promise<Auth
       for (let i = 0; i < perWorker; i++) {
         const version = primitiveVersions[w] as number;
         const out = await authority.update('bench.authority.cas', key, { version }, { counter: version });
-        if (out.status !== 'APPLIED') throw new Error(`bench bug: primitive CAS ${key.sk}@${version} ended ${out.status}`);
+        if (out.status !== 'APPLIED')
+          throw new Error(`bench bug: primitive CAS ${key.sk}@${version} ended ${out.status}`);
         primitiveVersions[w] = out.item.version;
       }
       return perWorker;
@@ -97,7 +108,8 @@ export async function benchAuthorityCas(opts: AuthorityCasOptions): Promise<Auth
         const out = await authority.transact('bench.authority.transact', [
           { kind: 'update', key, expect: { version }, set: { counter: version } },
         ]);
-        if (out.status !== 'APPLIED') throw new Error(`bench bug: transact CAS ${key.sk}@${version} ended ${out.status}`);
+        if (out.status !== 'APPLIED')
+          throw new Error(`bench bug: transact CAS ${key.sk}@${version} ended ${out.status}`);
         transactVersions[w] = version + 1;
       }
       return perWorker;
@@ -111,16 +123,21 @@ export async function benchAuthorityCas(opts: AuthorityCasOptions): Promise<Auth
     };
 
     // Request counts per side, over every run (warm-up included).
-    const metered = { primitive: { ops: 0, counts: {} as Record<string, number> }, transact: { ops: 0, counts: {} as Record<string, number> } };
-    const withMeter = (side: keyof typeof metered, worker: (w: number) => Promise<number>): SliceFn => async () => {
-      const before = meter.snapshot();
-      const ops = await concurrently(concurrency, worker);
-      const delta = meterDelta(before, meter.snapshot());
-      const acc = metered[side];
-      acc.ops += ops;
-      for (const [k, n] of Object.entries(delta)) acc.counts[k] = (acc.counts[k] ?? 0) + n;
-      return ops;
+    const metered = {
+      primitive: { ops: 0, counts: {} as Record<string, number> },
+      transact: { ops: 0, counts: {} as Record<string, number> },
     };
+    const withMeter =
+      (side: keyof typeof metered, worker: (w: number) => Promise<number>): SliceFn =>
+      async () => {
+        const before = meter.snapshot();
+        const ops = await concurrently(concurrency, worker);
+        const delta = meterDelta(before, meter.snapshot());
+        const acc = metered[side];
+        acc.ops += ops;
+        for (const [k, n] of Object.entries(delta)) acc.counts[k] = (acc.counts[k] ?? 0) + n;
+        return ops;
+      };
     let rawOps = 0;
     const rawSlice: SliceFn = async () => {
       const ops = await concurrently(concurrency, rawWorker);
@@ -128,7 +145,9 @@ export async function benchAuthorityCas(opts: AuthorityCasOptions): Promise<Auth
       return ops;
     };
 
-    opts.progress(`authority CAS, concurrency ${concurrency}: ${opts.warmupRounds} warm-up + ${opts.rounds} rounds × ${opts.slicesPerRound} slices × ${opsPerSlice} ops per side`);
+    opts.progress(
+      `authority CAS, concurrency ${concurrency}: ${opts.warmupRounds} warm-up + ${opts.rounds} rounds × ${opts.slicesPerRound} slices × ${opsPerSlice} ops per side`,
+    );
     const result = await interleave({
       rounds: opts.rounds,
       warmupRounds: opts.warmupRounds,
@@ -145,8 +164,13 @@ export async function benchAuthorityCas(opts: AuthorityCasOptions): Promise<Auth
     // Every CAS landed exactly once: each item is at 1 + the number of CAS on it.
     const roundsRun = result.baseline.rates.length + opts.warmupRounds;
     const expectedVersion = 1 + roundsRun * opts.slicesPerRound * perWorker;
-    for (const [side, versions] of [['primitive', primitiveVersions], ['raw', rawItems.map((item) => item.version)], ...(opts.includeTransact ? [['transact', transactVersions] as const] : [])] as const) {
-      if (versions.some((v) => v !== expectedVersion)) throw new Error(`bench bug: ${side} versions ${versions.join(',')} ≠ ${expectedVersion}`);
+    for (const [side, versions] of [
+      ['primitive', primitiveVersions],
+      ['raw', rawItems.map((item) => item.version)],
+      ...(opts.includeTransact ? [['transact', transactVersions] as const] : []),
+    ] as const) {
+      if (versions.some((v) => v !== expectedVersion))
+        throw new Error(`bench bug: ${side} versions ${versions.join(',')} ≠ ${expectedVersion}`);
     }
 
     const rawDelta = meterDelta(setupCounts, rawCounts.snapshot());
@@ -178,4 +202,3 @@ export async function benchAuthorityCas(opts: AuthorityCasOptions): Promise<Auth
     raw.destroy();
   }
 }
-

@@ -43,7 +43,11 @@ const BIN = join(REPO_ROOT, 'bin/cutpoint.js');
 
 /** A Node older than 22 on this machine (the bin hands over from it to the bundled Node 24). */
 function olderNode(): string | undefined {
-  const candidates = [...(process.env.PATH ?? '').split(':').map((d) => join(d, 'node')), '/usr/bin/node', '/usr/local/bin/node'];
+  const candidates = [
+    ...(process.env.PATH ?? '').split(':').map((d) => join(d, 'node')),
+    '/usr/bin/node',
+    '/usr/local/bin/node',
+  ];
   for (const path of new Set(candidates)) {
     if (!existsSync(path)) continue;
     const version = spawnSync(path, ['--version'], { encoding: 'utf8' }).stdout.trim();
@@ -54,7 +58,13 @@ function olderNode(): string | undefined {
 
 export function cliCases(): { cases: CliCase[]; notes: string[] } {
   const node = process.execPath;
-  const cli = (name: string, args: string[], exit = 0, env?: Record<string, string>): CliCase => ({ name, command: node, args: [BIN, ...args], exit, ...(env ? { env } : {}) });
+  const cli = (name: string, args: string[], exit = 0, env?: Record<string, string>): CliCase => ({
+    name,
+    command: node,
+    args: [BIN, ...args],
+    exit,
+    ...(env ? { env } : {}),
+  });
   const cases: CliCase[] = [
     { name: 'node -e 0', command: node, args: ['-e', '0'], exit: 0 },
     cli('cutpoint --version', ['--version']),
@@ -64,26 +74,46 @@ export function cliCases(): { cases: CliCase[]; notes: string[] } {
     cli('refused: stream read --partition x', ['stream', 'read', 'orders', '--partition', 'x', '--from', '0'], 2),
     cli('refused: delivery inspect-all --format yaml', ['delivery', 'inspect-all', '--format', 'yaml'], 2),
     cli('from source (tsx): cutpoint --help', ['--help'], 0, { CUTPOINT_CLI_FROM_SOURCE: '1' }),
-    cli('from source (tsx): refused stream read', ['stream', 'read', 'orders', '--partition', 'x', '--from', '0'], 2, { CUTPOINT_CLI_FROM_SOURCE: '1' }),
+    cli('from source (tsx): refused stream read', ['stream', 'read', 'orders', '--partition', 'x', '--from', '0'], 2, {
+      CUTPOINT_CLI_FROM_SOURCE: '1',
+    }),
   ];
   const notes: string[] = [];
   const old = olderNode();
-  if (old) cases.push({ name: `hand-over from ${spawnSync(old, ['--version'], { encoding: 'utf8' }).stdout.trim()}: cutpoint --help`, command: old, args: [BIN, '--help'], exit: 0 });
+  if (old)
+    cases.push({
+      name: `hand-over from ${spawnSync(old, ['--version'], { encoding: 'utf8' }).stdout.trim()}: cutpoint --help`,
+      command: old,
+      args: [BIN, '--help'],
+      exit: 0,
+    });
   else notes.push('no Node older than 22 on this machine: the hand-over to the bundled Node 24 was not measured');
   return { cases, notes };
 }
 
 function timeOnce(c: CliCase): number {
   const started = performance.now();
-  const r = spawnSync(c.command, c.args, { cwd: REPO_ROOT, env: { ...process.env, CUTPOINT_CLI_FROM_SOURCE: '', ...c.env }, stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
+  const r = spawnSync(c.command, c.args, {
+    cwd: REPO_ROOT,
+    env: { ...process.env, CUTPOINT_CLI_FROM_SOURCE: '', ...c.env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+    encoding: 'utf8',
+  });
   const ms = performance.now() - started;
-  if (r.status !== c.exit) throw new Error(`${c.name} exited ${r.status}, expected ${c.exit}: ${r.stderr.slice(0, 300)}`);
+  if (r.status !== c.exit)
+    throw new Error(`${c.name} exited ${r.status}, expected ${c.exit}: ${r.stderr.slice(0, 300)}`);
   return ms;
 }
 
 /** The bundle the bin would run, built first when missing or stale (as `npm ci` would have). */
 function ensureBundle(progress: (line: string) => void): string {
-  const version = () => JSON.parse(spawnSync(process.execPath, [BIN, '--version', '--format', 'json'], { encoding: 'utf8', env: { ...process.env, CUTPOINT_CLI_FROM_SOURCE: '' } }).stdout) as { build: string };
+  const version = () =>
+    JSON.parse(
+      spawnSync(process.execPath, [BIN, '--version', '--format', 'json'], {
+        encoding: 'utf8',
+        env: { ...process.env, CUTPOINT_CLI_FROM_SOURCE: '' },
+      }).stdout,
+    ) as { build: string };
   if (version().build === 'bundle') return 'bundle';
   progress('the CLI bundle is missing or older than the sources: npm run build …');
   const built = spawnSync(process.execPath, [join(REPO_ROOT, 'scripts/build-cli.mjs')], { encoding: 'utf8' });
@@ -97,7 +127,11 @@ const median = (xs: readonly number[]): number => {
   return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
 };
 
-export function benchCliStart(options: { rounds: number; warmupRounds: number; progress: (line: string) => void }): CliStartResult {
+export function benchCliStart(options: {
+  rounds: number;
+  warmupRounds: number;
+  progress: (line: string) => void;
+}): CliStartResult {
   const build = ensureBundle(options.progress);
   const { cases, notes } = cliCases();
   const times = cases.map(() => [] as number[]);
@@ -114,7 +148,9 @@ export function benchCliStart(options: { rounds: number; warmupRounds: number; p
       times[i]?.push(t);
       ratios[i]?.push(t / (ms[0] as number));
     });
-    options.progress(`cli start round ${round - options.warmupRounds + 1}/${options.rounds}: node -e 0 ${(ms[0] as number).toFixed(0)} ms, --help ${(ms[2] as number).toFixed(0)} ms`);
+    options.progress(
+      `cli start round ${round - options.warmupRounds + 1}/${options.rounds}: node -e 0 ${(ms[0] as number).toFixed(0)} ms, --help ${(ms[2] as number).toFixed(0)} ms`,
+    );
   }
   return {
     node: process.version,
@@ -123,7 +159,10 @@ export function benchCliStart(options: { rounds: number; warmupRounds: number; p
     notes,
     cases: cases.map((c, i) => ({
       name: c.name,
-      command: [c.command === process.execPath ? 'node' : c.command, ...c.args.map((a) => (a === BIN ? 'bin/cutpoint.js' : a))].join(' '),
+      command: [
+        c.command === process.execPath ? 'node' : c.command,
+        ...c.args.map((a) => (a === BIN ? 'bin/cutpoint.js' : a)),
+      ].join(' '),
       medianMs: Math.round(median(times[i] as number[])),
       minMs: Math.round(Math.min(...(times[i] as number[]))),
       maxMs: Math.round(Math.max(...(times[i] as number[]))),

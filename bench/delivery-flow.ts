@@ -49,7 +49,12 @@ export interface FlowEnv {
   meter: RequestMeter;
 }
 
-export async function oneFlowExecution(r: BenchRoute, manifestText: string, env: FlowEnv, progress: (line: string) => void): Promise<DeliveryTransitions> {
+export async function oneFlowExecution(
+  r: BenchRoute,
+  manifestText: string,
+  env: FlowEnv,
+  progress: (line: string) => void,
+): Promise<DeliveryTransitions> {
   const { source, target, admin, ports, meter } = env;
   const invocationId = newInvocationId();
   const before = meter.snapshot();
@@ -63,13 +68,17 @@ export async function oneFlowExecution(r: BenchRoute, manifestText: string, env:
   const requests = meterDelta(before, meter.snapshot());
   const output = result.output as { state?: string } | undefined;
   if (result.status !== 'SUCCEEDED' || output?.state !== 'CUSTODY_RELEASED') {
-    throw new Error(`bench bug: ${FLOW_NAME} ${result.status} ${String(output?.state)}: ${result.error ?? ''} ${result.cause ?? ''}`);
+    throw new Error(
+      `bench bug: ${FLOW_NAME} ${result.status} ${String(output?.state)}: ${result.error ?? ''} ${result.cause ?? ''}`,
+    );
   }
   const record = await loadInvocation(ports, invocationId);
   const landed = await targetRowsIn(admin, r.table, record.sealed.window);
   if (landed !== r.rows) throw new Error(`bench bug: ${FLOW_NAME} of ${r.rows} rows left ${landed} in the target`);
   const tasks = new Set(taskStates(loadAsl(FLOW_NAME)).map((t) => t.state));
-  const parentTasks = result.events.filter((e) => e.type === 'StateEntered' && e.state !== undefined && tasks.has(e.state)).length;
+  const parentTasks = result.events.filter(
+    (e) => e.type === 'StateEntered' && e.state !== undefined && tasks.has(e.state),
+  ).length;
   const childTasks = result.mapRuns.reduce((n, run) => n + run.succeeded + run.failed, 0);
   const parts = record.facts.plan?.parts ?? 0;
   const mapItems = result.mapRuns.reduce((n, run) => n + run.items, 0);

@@ -14,10 +14,38 @@ type Spread = (ratios: readonly number[]) => string;
 export function deliveryTableRows(d: DeliveryResult, row: Row, spread: Spread): string[] {
   const rounds = String(d.rounds);
   return [
-    row([`delivery rows/s ÷ (a) raw read+parse, ${d.rows} rows`, fmt(d.deliveryRowsPerSec), fmt(d.rawReadRowsPerSec), d.deliveryOfRead.toFixed(3), spread(d.perRoundRatios.deliveryOfRead), rounds]),
-    row([`delivery rows/s ÷ (b) raw bulk load, ${d.rows} rows`, fmt(d.deliveryRowsPerSec), fmt(d.rawLoadRowsPerSec), d.deliveryOfLoad.toFixed(3), spread(d.perRoundRatios.deliveryOfLoad), rounds]),
-    row([`delivery rows/s ÷ (a∥b) raw read and load at once`, fmt(d.deliveryRowsPerSec), fmt(d.rawBothRowsPerSec), d.deliveryOfBoth.toFixed(3), spread(d.perRoundRatios.deliveryOfBoth), rounds]),
-    row([`  sink bound: (b) raw load ÷ (a) raw read`, fmt(d.rawLoadRowsPerSec), fmt(d.rawReadRowsPerSec), d.sinkBound.toFixed(3), spread(d.perRoundRatios.sinkBound), rounds]),
+    row([
+      `delivery rows/s ÷ (a) raw read+parse, ${d.rows} rows`,
+      fmt(d.deliveryRowsPerSec),
+      fmt(d.rawReadRowsPerSec),
+      d.deliveryOfRead.toFixed(3),
+      spread(d.perRoundRatios.deliveryOfRead),
+      rounds,
+    ]),
+    row([
+      `delivery rows/s ÷ (b) raw bulk load, ${d.rows} rows`,
+      fmt(d.deliveryRowsPerSec),
+      fmt(d.rawLoadRowsPerSec),
+      d.deliveryOfLoad.toFixed(3),
+      spread(d.perRoundRatios.deliveryOfLoad),
+      rounds,
+    ]),
+    row([
+      `delivery rows/s ÷ (a∥b) raw read and load at once`,
+      fmt(d.deliveryRowsPerSec),
+      fmt(d.rawBothRowsPerSec),
+      d.deliveryOfBoth.toFixed(3),
+      spread(d.perRoundRatios.deliveryOfBoth),
+      rounds,
+    ]),
+    row([
+      `  sink bound: (b) raw load ÷ (a) raw read`,
+      fmt(d.rawLoadRowsPerSec),
+      fmt(d.rawReadRowsPerSec),
+      d.sinkBound.toFixed(3),
+      spread(d.perRoundRatios.sinkBound),
+      rounds,
+    ]),
   ];
 }
 
@@ -41,7 +69,9 @@ export function deliveryLines(d: DeliveryResult): string[] {
     `  delivery/(a) ${d.deliveryOfRead.toFixed(3)}, goal ≥ ${d.goals.deliveryOfRead} (${mark(d.deliveryOfRead, d.goals.deliveryOfRead)}); ` +
       `the sink's own bound (b)/(a) ${d.sinkBound.toFixed(3)}: no design that loads through this sink can exceed it`,
   );
-  out.push(`  delivery/(b) ${d.deliveryOfLoad.toFixed(3)}, goal ≥ ${d.goals.deliveryOfLoad} (${mark(d.deliveryOfLoad, d.goals.deliveryOfLoad)})`);
+  out.push(
+    `  delivery/(b) ${d.deliveryOfLoad.toFixed(3)}, goal ≥ ${d.goals.deliveryOfLoad} (${mark(d.deliveryOfLoad, d.goals.deliveryOfLoad)})`,
+  );
   out.push(
     `  delivery/(a∥b) ${d.deliveryOfBoth.toFixed(3)}: (a∥b) ${fmt(d.rawBothRowsPerSec)} rows/s reads and loads the window at once on the same cores with nothing else ` +
       `(no chunk object, digest, journal or custody); (a∥b)/(b) ${(d.rawBothRowsPerSec / d.rawLoadRowsPerSec).toFixed(3)} is what reading alone leaves of the sink's rate here`,
@@ -63,7 +93,9 @@ export function deliveryLines(d: DeliveryResult): string[] {
 }
 
 /** The JSON line's `delivery` field. */
-export function deliveryJson(d: DeliveryResult): Omit<DeliveryResult, 'perRound'> & { perRoundRowsPerSec: DeliveryResult['perRound'] } {
+export function deliveryJson(
+  d: DeliveryResult,
+): Omit<DeliveryResult, 'perRound'> & { perRoundRowsPerSec: DeliveryResult['perRound'] } {
   const { perRound, ...rest } = d;
   return { ...rest, perRoundRowsPerSec: perRound };
 }

@@ -20,7 +20,12 @@ import { ingestChunks, measurePostgresIngest, type IngestChunks } from './postgr
  *     fastest ingest the sink offers this project, i.e. the sink's own bound.
  */
 
-export function rawReadSlice(ch: ClickHouseHandle, relation: SourceRelationRequest, window: SealedWindow, expectedRows: number): SliceFn {
+export function rawReadSlice(
+  ch: ClickHouseHandle,
+  relation: SourceRelationRequest,
+  window: SealedWindow,
+  expectedRows: number,
+): SliceFn {
   const statement = windowQuery({ ...relation, window });
   return async () => {
     let n = 0;
@@ -30,7 +35,8 @@ export function rawReadSlice(ch: ClickHouseHandle, relation: SourceRelationReque
         n++;
       }
     }
-    if (n !== expectedRows) throw new Error(`bench bug: raw read of the window returned ${n} rows, expected ${expectedRows}`);
+    if (n !== expectedRows)
+      throw new Error(`bench bug: raw read of the window returned ${n} rows, expected ${expectedRows}`);
     return n;
   };
 }
@@ -67,9 +73,21 @@ export async function rawLoadChunks(
  * the slice lasts until both are done — moving the window with no chunk object, digest,
  * journal or custody, the shared-core bound a delivery on this machine is compared with.
  */
-export function rawLoadSlice(connectionString: string, chunks: IngestChunks, concurrency: number, schema: string, beside?: SliceFn): SliceFn {
+export function rawLoadSlice(
+  connectionString: string,
+  chunks: IngestChunks,
+  concurrency: number,
+  schema: string,
+  beside?: SliceFn,
+): SliceFn {
   return async (round, slice) => {
-    const result = await measurePostgresIngest({ connectionString, chunks, concurrency, schema, ...(beside && { beside: () => beside(round, slice) }) });
+    const result = await measurePostgresIngest({
+      connectionString,
+      chunks,
+      concurrency,
+      schema,
+      ...(beside && { beside: () => beside(round, slice) }),
+    });
     return { units: result.rows, ms: result.ms };
   };
 }

@@ -11,13 +11,26 @@ import type { DeliveryDeps } from '../src/delivery/deps.js';
 import { loadInvocation } from '../src/delivery/journal/records.js';
 import { parseManifest, selectRoute } from '../src/domain/delivery/manifest.js';
 import { resolveWindow, type SealedWindow } from '../src/domain/delivery/window.js';
-import { startEmbeddedPostgres, type EmbeddedPostgres, type LocalPostgresEngine } from '../src/local/embedded-postgres.js';
+import {
+  startEmbeddedPostgres,
+  type EmbeddedPostgres,
+  type LocalPostgresEngine,
+} from '../src/local/embedded-postgres.js';
 import type { Ports } from '../src/ports/index.js';
 import { RequestMeter } from '../src/ports/meter.js';
 import type { SourcePort, SourceRelationRequest } from '../src/ports/source.js';
 import { FLOW_NAME, oneFlowExecution, type DeliveryTransitions } from './delivery-flow.js';
 import { rawLoadChunks, rawLoadSlice, rawReadSlice } from './delivery-raw.js';
-import { beginInput, manifestOf, newInvocationId, seedSource, TARGET_COLUMN_TYPES, TARGET_TABLE_DDL, targetRowsIn, type BenchRoute } from './delivery-setup.js';
+import {
+  beginInput,
+  manifestOf,
+  newInvocationId,
+  seedSource,
+  TARGET_COLUMN_TYPES,
+  TARGET_TABLE_DDL,
+  targetRowsIn,
+  type BenchRoute,
+} from './delivery-setup.js';
 import { interleave, median, meterDelta, perOp, round3, type SliceFn } from './measure.js';
 
 /**
@@ -117,8 +130,20 @@ interface Env {
 export async function benchDelivery(opts: DeliveryBenchOptions): Promise<DeliveryResult> {
   const { progress } = opts;
   const settings = { chunkRows: opts.chunkRows, partRows: opts.partRows, maxConcurrency: opts.maxConcurrency };
-  const big: BenchRoute = { name: 'throughput', table: 'bench_events', firstRow: 0, rows: opts.windowRows, ...settings };
-  const small: BenchRoute = { name: 'small', table: 'bench_small', firstRow: opts.windowRows, rows: opts.smallWindowRows, ...settings };
+  const big: BenchRoute = {
+    name: 'throughput',
+    table: 'bench_events',
+    firstRow: 0,
+    rows: opts.windowRows,
+    ...settings,
+  };
+  const small: BenchRoute = {
+    name: 'small',
+    table: 'bench_small',
+    firstRow: opts.windowRows,
+    rows: opts.smallWindowRows,
+    ...settings,
+  };
   const flowRoutes: BenchRoute[] = [];
   let next = big.rows + small.rows;
   for (const [i, f] of opts.flowRoutes.entries()) {
@@ -145,7 +170,11 @@ export async function benchDelivery(opts: DeliveryBenchOptions): Promise<Deliver
     await admin.connect();
     await admin.query('CREATE SCHEMA dwh');
     for (const r of routes) await admin.query(TARGET_TABLE_DDL('dwh', r));
-    target = openPostgresTarget({ connectionString: pgServer.connectionString, faults: inertFaults, receiptTable: { schema: 'dwh', table: 'cutpoint_receipts' } });
+    target = openPostgresTarget({
+      connectionString: pgServer.connectionString,
+      faults: inertFaults,
+      receiptTable: { schema: 'dwh', table: 'cutpoint_receipts' },
+    });
     progress(
       `delivery: embedded ClickHouse seeded with ${next} rows, embedded PostgreSQL (${pgServer.engine}) up, in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
     );
@@ -169,7 +198,13 @@ export async function benchDelivery(opts: DeliveryBenchOptions): Promise<Deliver
 
 type Measured = Omit<DeliveryResult, 'flow' | 'transitionsPerWindow' | 'postgres'>;
 
-async function measureThroughput(opts: DeliveryBenchOptions, big: BenchRoute, small: BenchRoute, manifestText: string, env: Env): Promise<Measured> {
+async function measureThroughput(
+  opts: DeliveryBenchOptions,
+  big: BenchRoute,
+  small: BenchRoute,
+  manifestText: string,
+  env: Env,
+): Promise<Measured> {
   const { ch, source, target, admin, ports, meter, pgServer } = env;
   const manifest = parseManifest(manifestText, '/bench/route.yaml');
   const bigRoute = selectRoute(manifest, big.name);
@@ -192,14 +227,19 @@ async function measureThroughput(opts: DeliveryBenchOptions, big: BenchRoute, sm
       const before = meter.snapshot();
       const run = await deliverWindow(beginInput(newInvocationId(), manifestText, r.name), deps);
       if (run.state !== 'CUSTODY_RELEASED' || !sameWindow(run.window, expected)) {
-        throw new Error(`bench bug: delivery ended ${run.state} (${run.stoppedAt ?? '-'}: ${run.reasons?.join(', ') ?? '-'}) for ${JSON.stringify(run.window)}`);
+        throw new Error(
+          `bench bug: delivery ended ${run.state} (${run.stoppedAt ?? '-'}: ${run.reasons?.join(', ') ?? '-'}) for ${JSON.stringify(run.window)}`,
+        );
       }
       if (metered) {
         for (const [k, n] of Object.entries(meterDelta(before, meter.snapshot()))) counts[k] = (counts[k] ?? 0) + n;
         if (deliveries++ === 0) {
           parts = (await loadInvocation(ports, run.invocationId)).facts.plan?.parts ?? 0;
           const method = (await target.probeReceipt(run.invocationId))?.method;
-          if (method !== 'partition_swap') throw new Error(`bench bug: the delivery published ${method ?? 'without a receipt'}, not by partition swap`);
+          if (method !== 'partition_swap')
+            throw new Error(
+              `bench bug: the delivery published ${method ?? 'without a receipt'}, not by partition swap`,
+            );
         }
       }
       return r.rows;
@@ -230,11 +270,13 @@ async function measureThroughput(opts: DeliveryBenchOptions, big: BenchRoute, sm
   for (const r of [big, small]) {
     const w = resolveWindow(selectRoute(manifest, r.name).route.window, new Date());
     const landed = await targetRowsIn(admin, r.table, w);
-    if (landed !== r.rows) throw new Error(`bench bug: target holds ${landed} rows of ${r.name}'s window, expected ${r.rows}`);
+    if (landed !== r.rows)
+      throw new Error(`bench bug: target holds ${landed} rows of ${r.name}'s window, expected ${r.rows}`);
   }
   const read = result.baseline.rates;
   const at = (xs: readonly number[], i: number): number => xs[i] ?? Number.NaN;
-  const quotients = (top: readonly number[], bottom: readonly number[]): number[] => read.map((_, i) => round3(at(top, i) / at(bottom, i)));
+  const quotients = (top: readonly number[], bottom: readonly number[]): number[] =>
+    read.map((_, i) => round3(at(top, i) / at(bottom, i)));
   const perRoundRatios = {
     deliveryOfRead: quotients(delivery.rates, read),
     deliveryOfLoad: quotients(delivery.rates, load.rates),
@@ -269,7 +311,13 @@ async function measureThroughput(opts: DeliveryBenchOptions, big: BenchRoute, sm
       perRowUs: round3(perRowMs * 1000),
     },
     requestsPerDelivery: perOp(counts, deliveries),
-    perRound: { read: read.map(round3), load: load.rates.map(round3), both: both.rates.map(round3), delivery: delivery.rates.map(round3), small: smallSide.rates.map(round3) },
+    perRound: {
+      read: read.map(round3),
+      load: load.rates.map(round3),
+      both: both.rates.map(round3),
+      delivery: delivery.rates.map(round3),
+      small: smallSide.rates.map(round3),
+    },
     perRoundRatios,
   };
 }

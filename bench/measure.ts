@@ -74,8 +74,14 @@ export async function interleave(opts: InterleaveOptions): Promise<InterleaveRes
   let turn = 0;
   for (let round = 0; round < total; round++) {
     const measuredSoFar = round - opts.warmupRounds;
-    if (opts.budgetMs !== undefined && measuredSoFar >= MIN_MEASURED_ROUNDS && performance.now() - startedAt > opts.budgetMs) {
-      opts.onRound?.(`time budget of ${(opts.budgetMs / 1000).toFixed(0)} s spent: stopping after ${measuredSoFar} measured rounds`);
+    if (
+      opts.budgetMs !== undefined &&
+      measuredSoFar >= MIN_MEASURED_ROUNDS &&
+      performance.now() - startedAt > opts.budgetMs
+    ) {
+      opts.onRound?.(
+        `time budget of ${(opts.budgetMs / 1000).toFixed(0)} s spent: stopping after ${measuredSoFar} measured rounds`,
+      );
       break;
     }
     const units = all.map(() => 0);
@@ -95,9 +101,13 @@ export async function interleave(opts: InterleaveOptions): Promise<InterleaveRes
     const measured = round >= opts.warmupRounds;
     if (measured) got.forEach((rate, i) => (rates[i] as number[]).push(rate));
     const base = got[0] as number;
-    const label = measured ? `round ${round - opts.warmupRounds + 1}/${opts.rounds}` : `warm-up ${round + 1}/${opts.warmupRounds}`;
+    const label = measured
+      ? `round ${round - opts.warmupRounds + 1}/${opts.rounds}`
+      : `warm-up ${round + 1}/${opts.warmupRounds}`;
     const parts = all.map((side, i) => `${side.name} ${fmt(got[i] as number)}`);
-    const ratioParts = opts.sides.map((side, i) => `${side.name}/${opts.baseline.name} ${((got[i + 1] as number) / base).toFixed(3)}`);
+    const ratioParts = opts.sides.map(
+      (side, i) => `${side.name}/${opts.baseline.name} ${((got[i + 1] as number) / base).toFixed(3)}`,
+    );
     opts.onRound?.(`${label}: ${parts.join(', ')}; ${ratioParts.join(', ')}`);
   }
   const baseRates = rates[0] as number[];
@@ -120,7 +130,10 @@ export function median(values: readonly number[]): number {
 }
 
 /** Runs `perWorker` on `concurrency` workers at once; resolves with the summed units. */
-export async function concurrently(concurrency: number, perWorker: (worker: number) => Promise<number>): Promise<number> {
+export async function concurrently(
+  concurrency: number,
+  perWorker: (worker: number) => Promise<number>,
+): Promise<number> {
   const done = await Promise.all(Array.from({ length: concurrency }, (_, w) => perWorker(w)));
   return done.reduce((a, b) => a + b, 0);
 }
@@ -153,7 +166,10 @@ interface MiddlewareHost {
   middlewareStack: { add(middleware: unknown, options: { step: 'deserialize'; name: string }): void };
 }
 
-type Counted = (next: (args: unknown) => Promise<unknown>, context: { commandName?: string }) => (args: unknown) => Promise<unknown>;
+type Counted = (
+  next: (args: unknown) => Promise<unknown>,
+  context: { commandName?: string },
+) => (args: unknown) => Promise<unknown>;
 
 /**
  * Counts a raw baseline client's requests into a meter, once per HTTP attempt (the

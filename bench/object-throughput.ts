@@ -7,7 +7,16 @@ import type { CutpointConfig } from '../src/config.js';
 import { sha256Hex } from '../src/domain/digest.js';
 import { putExact, readVerified } from '../src/objects/exact-object.js';
 import { RequestMeter } from '../src/ports/meter.js';
-import { concurrently, interleave, meterDelta, perOp, round3, type InterleaveResult, type SliceFn, countRawRequests } from './measure.js';
+import {
+  concurrently,
+  interleave,
+  meterDelta,
+  perOp,
+  round3,
+  type InterleaveResult,
+  type SliceFn,
+  countRawRequests,
+} from './measure.js';
 
 /**
  * Object PUT+GET MiB/s: `putExact` + `readVerified` (SHA-256 computed for the metadata,
@@ -69,41 +78,46 @@ export async function benchObjectThroughput(opts: ObjectThroughputOptions): Prom
   const written: string[] = [];
   let seq = 0;
 
-  const primitiveWorker = (round: number) => async (w: number): Promise<number> => {
-    for (let i = 0; i < perWorker; i++) {
-      const key = `bench/objects/primitive/r${round}/w${w}/${seq++}`;
-      const bytes = payload(i + w);
-      const sha256 = sha256Hex(bytes);
-      written.push(key);
-      const put = await putExact(objects, 'bench.object.put', key, bytes, { sha256 });
-      if (put.status !== 'WRITTEN') throw new Error(`bench bug: putExact ${key} ended ${put.status}`);
-      const got = await readVerified(objects, key, sha256);
-      if (got.size !== objectBytes) throw new Error(`bench bug: read ${got.size} bytes of ${key}`);
-    }
-    return perWorker * 2 * objectBytes;
-  };
+  const primitiveWorker =
+    (round: number) =>
+    async (w: number): Promise<number> => {
+      for (let i = 0; i < perWorker; i++) {
+        const key = `bench/objects/primitive/r${round}/w${w}/${seq++}`;
+        const bytes = payload(i + w);
+        const sha256 = sha256Hex(bytes);
+        written.push(key);
+        const put = await putExact(objects, 'bench.object.put', key, bytes, { sha256 });
+        if (put.status !== 'WRITTEN') throw new Error(`bench bug: putExact ${key} ended ${put.status}`);
+        const got = await readVerified(objects, key, sha256);
+        if (got.size !== objectBytes) throw new Error(`bench bug: read ${got.size} bytes of ${key}`);
+      }
+      return perWorker * 2 * objectBytes;
+    };
 
-  const rawWorker = (round: number) => async (w: number): Promise<number> => {
-    for (let i = 0; i < perWorker; i++) {
-      const key = `bench/objects/raw/r${round}/w${w}/${seq++}`;
-      const bytes = payload(i + w);
-      written.push(key);
-      await raw.send(
-        new PutObjectCommand({ Bucket: config.bucketName, Key: key, Body: bytes, ContentLength: bytes.byteLength }),
-      );
-      const out = await raw.send(new GetObjectCommand({ Bucket: config.bucketName, Key: key }));
-      const got = out.Body ? await out.Body.transformToByteArray() : new Uint8Array();
-      if (got.byteLength !== objectBytes) throw new Error(`bench bug: read ${got.byteLength} bytes of ${key}`);
-    }
-    return perWorker * 2 * objectBytes;
-  };
+  const rawWorker =
+    (round: number) =>
+    async (w: number): Promise<number> => {
+      for (let i = 0; i < perWorker; i++) {
+        const key = `bench/objects/raw/r${round}/w${w}/${seq++}`;
+        const bytes = payload(i + w);
+        written.push(key);
+        await raw.send(
+          new PutObjectCommand({ Bucket: config.bucketName, Key: key, Body: bytes, ContentLength: bytes.byteLength }),
+        );
+        const out = await raw.send(new GetObjectCommand({ Bucket: config.bucketName, Key: key }));
+        const got = out.Body ? await out.Body.transformToByteArray() : new Uint8Array();
+        if (got.byteLength !== objectBytes) throw new Error(`bench bug: read ${got.byteLength} bytes of ${key}`);
+      }
+      return perWorker * 2 * objectBytes;
+    };
 
   let primitiveOps = 0;
   const meterTotals: Record<string, number> = {};
   const primitiveSlice: SliceFn = async (round) => {
     const before = meter.snapshot();
     const bytes = await concurrently(concurrency, primitiveWorker(round));
-    for (const [k, n] of Object.entries(meterDelta(before, meter.snapshot()))) meterTotals[k] = (meterTotals[k] ?? 0) + n;
+    for (const [k, n] of Object.entries(meterDelta(before, meter.snapshot())))
+      meterTotals[k] = (meterTotals[k] ?? 0) + n;
     primitiveOps += opsPerSlice;
     return bytes / MiB;
   };
@@ -112,7 +126,8 @@ export async function benchObjectThroughput(opts: ObjectThroughputOptions): Prom
   const rawSlice: SliceFn = async (round) => {
     const before = rawCounts.snapshot();
     const bytes = await concurrently(concurrency, rawWorker(round));
-    for (const [k, n] of Object.entries(meterDelta(before, rawCounts.snapshot()))) rawTotals[k] = (rawTotals[k] ?? 0) + n;
+    for (const [k, n] of Object.entries(meterDelta(before, rawCounts.snapshot())))
+      rawTotals[k] = (rawTotals[k] ?? 0) + n;
     rawOps += opsPerSlice;
     return bytes / MiB;
   };
@@ -157,4 +172,3 @@ export async function benchObjectThroughput(opts: ObjectThroughputOptions): Prom
     raw.destroy();
   }
 }
-

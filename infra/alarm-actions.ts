@@ -30,7 +30,9 @@ export class AlarmActions implements IAspect {
       return;
     }
     if ((node instanceof CfnAlarm || node instanceof CfnCompositeAlarm) && !(node.node.scope instanceof AlarmBase)) {
-      Annotations.of(node).addError('cutpoint: build alarms with the L2 Alarm/CompositeAlarm so AlarmActions can give them the operations topic (infra/alarm-actions.ts)');
+      Annotations.of(node).addError(
+        'cutpoint: build alarms with the L2 Alarm/CompositeAlarm so AlarmActions can give them the operations topic (infra/alarm-actions.ts)',
+      );
     }
   }
 }

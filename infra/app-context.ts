@@ -41,37 +41,73 @@ export function networkConfigOf(context: ContextGetter): NetworkConfig | undefin
   const routeTablesValue = context('cutpoint:routeTableIds');
   if (given.length === 0) {
     if (endpointsValue !== undefined || routeTablesValue !== undefined) {
-      throw new ConfigError('infra.vpc_context_incomplete', 'cutpoint:vpcEndpoints and cutpoint:routeTableIds apply only with cutpoint:vpcId, cutpoint:subnetIds and cutpoint:securityGroupIds');
+      throw new ConfigError(
+        'infra.vpc_context_incomplete',
+        'cutpoint:vpcEndpoints and cutpoint:routeTableIds apply only with cutpoint:vpcId, cutpoint:subnetIds and cutpoint:securityGroupIds',
+      );
     }
     return undefined;
   }
   if (given.length < VPC_KEYS.length) {
     const missing = VPC_KEYS.filter((key) => !given.includes(key));
-    throw new ConfigError('infra.vpc_context_incomplete', `a VPC needs ${VPC_KEYS.join(', ')} together; missing ${missing.join(', ')}`);
+    throw new ConfigError(
+      'infra.vpc_context_incomplete',
+      `a VPC needs ${VPC_KEYS.join(', ')} together; missing ${missing.join(', ')}`,
+    );
   }
   const vpcId = String(context('cutpoint:vpcId')).trim();
-  if (!ID.vpc.test(vpcId)) throw new ConfigError('infra.vpc_id_invalid', 'cutpoint:vpcId must be a VPC id (vpc- and 8 or 17 hex digits)');
-  const subnetIds = idList(context('cutpoint:subnetIds'), 'cutpoint:subnetIds', ID.subnet, 'infra.subnet_ids_invalid', 'subnet ids (subnet-…)');
-  const securityGroupIds = idList(context('cutpoint:securityGroupIds'), 'cutpoint:securityGroupIds', ID.securityGroup, 'infra.security_group_ids_invalid', 'security group ids (sg-…)');
+  if (!ID.vpc.test(vpcId))
+    throw new ConfigError('infra.vpc_id_invalid', 'cutpoint:vpcId must be a VPC id (vpc- and 8 or 17 hex digits)');
+  const subnetIds = idList(
+    context('cutpoint:subnetIds'),
+    'cutpoint:subnetIds',
+    ID.subnet,
+    'infra.subnet_ids_invalid',
+    'subnet ids (subnet-…)',
+  );
+  const securityGroupIds = idList(
+    context('cutpoint:securityGroupIds'),
+    'cutpoint:securityGroupIds',
+    ID.securityGroup,
+    'infra.security_group_ids_invalid',
+    'security group ids (sg-…)',
+  );
   const endpoints = endpointsValue === undefined ? 'create' : String(endpointsValue).trim();
   if (endpoints !== 'create' && endpoints !== 'existing') {
-    throw new ConfigError('infra.vpc_endpoints_invalid', 'cutpoint:vpcEndpoints must be create (the default) or existing');
+    throw new ConfigError(
+      'infra.vpc_endpoints_invalid',
+      'cutpoint:vpcEndpoints must be create (the default) or existing',
+    );
   }
   if (endpoints === 'existing') {
-    if (routeTablesValue !== undefined) throw new ConfigError('infra.vpc_context_incomplete', 'cutpoint:routeTableIds applies only when the stack creates the endpoints (cutpoint:vpcEndpoints=create)');
+    if (routeTablesValue !== undefined)
+      throw new ConfigError(
+        'infra.vpc_context_incomplete',
+        'cutpoint:routeTableIds applies only when the stack creates the endpoints (cutpoint:vpcEndpoints=create)',
+      );
     return { vpcId, subnetIds, securityGroupIds, endpoints, routeTableIds: [] };
   }
   if (routeTablesValue === undefined) {
-    throw new ConfigError('infra.route_table_ids_missing', 'the S3 and DynamoDB gateway endpoints attach to route tables: set cutpoint:routeTableIds (the subnets\' route tables), or cutpoint:vpcEndpoints=existing');
+    throw new ConfigError(
+      'infra.route_table_ids_missing',
+      "the S3 and DynamoDB gateway endpoints attach to route tables: set cutpoint:routeTableIds (the subnets' route tables), or cutpoint:vpcEndpoints=existing",
+    );
   }
-  const routeTableIds = idList(routeTablesValue, 'cutpoint:routeTableIds', ID.routeTable, 'infra.route_table_ids_invalid', 'route table ids (rtb-…)');
+  const routeTableIds = idList(
+    routeTablesValue,
+    'cutpoint:routeTableIds',
+    ID.routeTable,
+    'infra.route_table_ids_invalid',
+    'route table ids (rtb-…)',
+  );
   return { vpcId, subnetIds, securityGroupIds, endpoints, routeTableIds };
 }
 
 /** A comma-separated context value (or a JSON array from cdk.json): non-empty, each matching `pattern`, no repeats. */
 function idList(value: unknown, key: string, pattern: RegExp, code: string, what: string): string[] {
   const items = (Array.isArray(value) ? value : String(value).split(',')).map((v) => String(v).trim());
-  if (items.length === 0 || items.some((v) => !pattern.test(v))) throw new ConfigError(code, `${key} must list ${what}, comma-separated`);
+  if (items.length === 0 || items.some((v) => !pattern.test(v)))
+    throw new ConfigError(code, `${key} must list ${what}, comma-separated`);
   if (new Set(items).size !== items.length) throw new ConfigError(code, `${key} lists an id twice`);
   return items;
 }
@@ -97,7 +133,10 @@ export function deliverySecretsOf(context: ContextGetter): DeliverySecretsConfig
   const target = context('cutpoint:deliveryTargetSecretArns');
   if (legacy !== undefined) {
     if (source !== undefined || target !== undefined) {
-      throw new ConfigError('infra.delivery_secret_context_conflict', 'cutpoint:deliverySecretArns (sources and targets alike) cannot be combined with cutpoint:deliverySourceSecretArns or cutpoint:deliveryTargetSecretArns');
+      throw new ConfigError(
+        'infra.delivery_secret_context_conflict',
+        'cutpoint:deliverySecretArns (sources and targets alike) cannot be combined with cutpoint:deliverySourceSecretArns or cutpoint:deliveryTargetSecretArns',
+      );
     }
     const arns = secretArns(legacy, 'cutpoint:deliverySecretArns');
     return { source: arns, target: arns };
@@ -111,7 +150,10 @@ export function deliverySecretsOf(context: ContextGetter): DeliverySecretsConfig
 function secretArns(value: unknown, key: string): string[] {
   const arns = (Array.isArray(value) ? value : String(value).split(',')).map((a) => String(a).trim()).filter(Boolean);
   if (arns.length === 0 || arns.some((a) => !SECRET_ARN.test(a))) {
-    throw new ConfigError('infra.delivery_secret_arns_invalid', `${key} must list Secrets Manager secret ARNs (arn:aws:secretsmanager:REGION:ACCOUNT:secret:NAME, * allowed), comma-separated`);
+    throw new ConfigError(
+      'infra.delivery_secret_arns_invalid',
+      `${key} must list Secrets Manager secret ARNs (arn:aws:secretsmanager:REGION:ACCOUNT:secret:NAME, * allowed), comma-separated`,
+    );
   }
   return arns;
 }

@@ -19,7 +19,9 @@ export interface CutpointApp {
  * any unacknowledged error or warning. Acknowledgements sit next to the construct that
  * raises them (Validations.of(x).acknowledge), each with its reason.
  */
-export function buildApp(options: { bundle?: boolean; context?: Record<string, unknown>; cloudFormationValidation?: boolean } = {}): CutpointApp {
+export function buildApp(
+  options: { bundle?: boolean; context?: Record<string, unknown>; cloudFormationValidation?: boolean } = {},
+): CutpointApp {
   const app = new App({
     // CDK's built-in CloudFormation validation (a WASM engine: ~2 of a synth's 3 s). On for
     // `cdk synth`; tests that only read templates turn it off, and one asserts it on its own
@@ -63,6 +65,9 @@ export function buildApp(options: { bundle?: boolean; context?: Record<string, u
 
 /** `cdk deploy -c cutpoint:maintenanceLanes=logs:0,logs:1 -c cutpoint:maintenanceRateMinutes=15`: the stream maintenance schedule (README). */
 function maintenanceOf(app: App): { maintenance?: NonNullable<ReturnType<typeof maintenanceConfigOf>> } {
-  const maintenance = maintenanceConfigOf(app.node.tryGetContext('cutpoint:maintenanceLanes'), app.node.tryGetContext('cutpoint:maintenanceRateMinutes'));
+  const maintenance = maintenanceConfigOf(
+    app.node.tryGetContext('cutpoint:maintenanceLanes'),
+    app.node.tryGetContext('cutpoint:maintenanceRateMinutes'),
+  );
   return maintenance ? { maintenance } : {};
 }

@@ -17,7 +17,14 @@ export function stepName(step: StepEntry): string {
 
 /** One contract metric (src/telemetry/metric-names.ts), summed per PERIOD. */
 export function cutpointMetric(metricName: string, dimensionsMap: Record<string, string>, label?: string): Metric {
-  return new Metric({ namespace: METRIC_NAMESPACE, metricName, dimensionsMap, statistic: 'Sum', period: PERIOD, ...(label ? { label } : {}) });
+  return new Metric({
+    namespace: METRIC_NAMESPACE,
+    metricName,
+    dimensionsMap,
+    statistic: 'Sum',
+    period: PERIOD,
+    ...(label ? { label } : {}),
+  });
 }
 
 /**

@@ -50,26 +50,66 @@ export class FlowAlarms extends Construct {
 
     const recoveryFlow = RECOVERY_FLOWS[name];
     if (flow.recovery || recoveryFlow) {
-      const started = flow.recovery ? ` ${flow.recovery.by} was started on it automatically; if that cannot resolve it, its own alarms fire.` : '';
-      const noticed = recoveryFlow ? ` A recovery execution's failure is also on the incident topic: an unclassified notice naming the execution, its error and cause, the ${recoveryFlow.subject} and the command to inspect it (README "Recovery stops").` : '';
-      this.alarm('failed', cutpointMetric(METRICS.executionOutcome, { [DIMENSIONS.flow]: name, [DIMENSIONS.outcome]: 'failed' }), `${name}: an execution failed with an error that is not a designed stop.${started}${noticed} ${open}`);
+      const started = flow.recovery
+        ? ` ${flow.recovery.by} was started on it automatically; if that cannot resolve it, its own alarms fire.`
+        : '';
+      const noticed = recoveryFlow
+        ? ` A recovery execution's failure is also on the incident topic: an unclassified notice naming the execution, its error and cause, the ${recoveryFlow.subject} and the command to inspect it (README "Recovery stops").`
+        : '';
+      this.alarm(
+        'failed',
+        cutpointMetric(METRICS.executionOutcome, { [DIMENSIONS.flow]: name, [DIMENSIONS.outcome]: 'failed' }),
+        `${name}: an execution failed with an error that is not a designed stop.${started}${noticed} ${open}`,
+      );
     } else {
-      this.alarm('failed', stateMachine.metricFailed({ period: PERIOD, statistic: 'Sum' }), `${name}: an execution failed (no recovery flow is declared for ${name}: nothing retries it). ${open} Fix the cause, then start the flow again with the same input (every step is idempotent by exact identity).`);
+      this.alarm(
+        'failed',
+        stateMachine.metricFailed({ period: PERIOD, statistic: 'Sum' }),
+        `${name}: an execution failed (no recovery flow is declared for ${name}: nothing retries it). ${open} Fix the cause, then start the flow again with the same input (every step is idempotent by exact identity).`,
+      );
     }
     if (recoveryFlow) {
       const paging = Object.keys(recoveryFlow.stops).filter((state) => recoveryFlow.stops[state]!.pages);
-      this.alarm('recovery-stopped', cutpointMetric(METRICS.executionOutcome, { [DIMENSIONS.flow]: name, [DIMENSIONS.outcome]: 'recovery-stopped' }), `${name}: a recovery execution ended in a designed stop that needs an operator (Fail state ${paging.join(', ')}): the ${recoveryFlow.subject} it works on is not recovered. The incident topic has a notice naming the execution, the ${recoveryFlow.subject}, the error and the one command that resolves it (README "Recovery stops"). ${open}`);
+      this.alarm(
+        'recovery-stopped',
+        cutpointMetric(METRICS.executionOutcome, { [DIMENSIONS.flow]: name, [DIMENSIONS.outcome]: 'recovery-stopped' }),
+        `${name}: a recovery execution ended in a designed stop that needs an operator (Fail state ${paging.join(', ')}): the ${recoveryFlow.subject} it works on is not recovered. The incident topic has a notice naming the execution, the ${recoveryFlow.subject}, the error and the one command that resolves it (README "Recovery stops"). ${open}`,
+      );
     }
-    const timedOutNoticed = recoveryFlow ? ` A recovery execution that timed out is on the incident topic too (an unclassified notice).` : '';
-    this.alarm('timed-out', stateMachine.metricTimedOut({ period: PERIOD, statistic: 'Sum' }), `${name}: an execution ran past its TimeoutSeconds and was stopped by Step Functions${flow.recovery?.on.includes('TIMED_OUT') ? ` (${flow.recovery.by} was started on it)` : ''}.${timedOutNoticed} ${open} Check the flow's step latency on the operations dashboard.`);
-    this.alarm('throttled', stateMachine.metric('ExecutionThrottled', { period: PERIOD, statistic: 'Sum' }), `${name}: Step Functions throttled state transitions of an execution (account StateTransition quota). Check who starts executions at this rate (schedules, retries); request a quota increase if the rate is intended.`);
+    const timedOutNoticed = recoveryFlow
+      ? ` A recovery execution that timed out is on the incident topic too (an unclassified notice).`
+      : '';
+    this.alarm(
+      'timed-out',
+      stateMachine.metricTimedOut({ period: PERIOD, statistic: 'Sum' }),
+      `${name}: an execution ran past its TimeoutSeconds and was stopped by Step Functions${flow.recovery?.on.includes('TIMED_OUT') ? ` (${flow.recovery.by} was started on it)` : ''}.${timedOutNoticed} ${open} Check the flow's step latency on the operations dashboard.`,
+    );
+    this.alarm(
+      'throttled',
+      stateMachine.metric('ExecutionThrottled', { period: PERIOD, statistic: 'Sum' }),
+      `${name}: Step Functions throttled state transitions of an execution (account StateTransition quota). Check who starts executions at this rate (schedules, retries); request a quota increase if the rate is intended.`,
+    );
 
     const steps = loadFlowDefinition(name).steps.map((step) => ({ step, fn: functionOf(functions, step) }));
     chunks(steps).forEach((group, i, all) => {
       const part = all.length > 1 ? `-${i + 1}` : '';
       const which = all.length > 1 ? ` (functions ${i * 10 + 1}-${i * 10 + group.length} of ${steps.length})` : '';
-      this.alarm(`lambda-throttles${part}`, sumOf(group.map(({ fn }) => fn.metricThrottles({ period: PERIOD, statistic: 'Sum' })), `${name} Lambda throttles`), `${name}: Lambda throttled a step function${which}; the Task retries Lambda.TooManyRequestsException with backoff, but a long throttle fails the execution. Check the account's concurrent executions (AWS/Lambda ConcurrentExecutions) and reserved concurrency.`);
-      this.alarm(`unexpected-errors${part}`, sumOf(group.map(({ step }) => cutpointMetric(METRICS.unexpectedError, { [DIMENSIONS.step]: stepName(step) })), `${name} unexpected errors`), `${name}: a step ended with an error that has no stable name (a defect, or an SDK/driver fault)${which}. Search the step's log group for level ERROR (README "Logs, metrics and traces"); the execution that saw it failed or retried.`);
+      this.alarm(
+        `lambda-throttles${part}`,
+        sumOf(
+          group.map(({ fn }) => fn.metricThrottles({ period: PERIOD, statistic: 'Sum' })),
+          `${name} Lambda throttles`,
+        ),
+        `${name}: Lambda throttled a step function${which}; the Task retries Lambda.TooManyRequestsException with backoff, but a long throttle fails the execution. Check the account's concurrent executions (AWS/Lambda ConcurrentExecutions) and reserved concurrency.`,
+      );
+      this.alarm(
+        `unexpected-errors${part}`,
+        sumOf(
+          group.map(({ step }) => cutpointMetric(METRICS.unexpectedError, { [DIMENSIONS.step]: stepName(step) })),
+          `${name} unexpected errors`,
+        ),
+        `${name}: a step ended with an error that has no stable name (a defect, or an SDK/driver fault)${which}. Search the step's log group for level ERROR (README "Logs, metrics and traces"); the execution that saw it failed or retried.`,
+      );
     });
   }
 

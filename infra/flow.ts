@@ -3,7 +3,13 @@ import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { CustomerManagedEncryptionConfiguration, DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
+import {
+  CustomerManagedEncryptionConfiguration,
+  DefinitionBody,
+  LogLevel,
+  StateMachine,
+  StateMachineType,
+} from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import type { FlowEntry } from '../functions/registry.js';
 import { flowPlaceholder } from '../src/local/asl.js';
@@ -32,7 +38,11 @@ export interface FlowProps {
 export class Flow extends Construct {
   readonly stateMachine: StateMachine;
 
-  constructor(scope: Construct, id: string, { flow, functions, logRetention, bucketArn, stateMachines, historyKey }: FlowProps) {
+  constructor(
+    scope: Construct,
+    id: string,
+    { flow, functions, logRetention, bucketArn, stateMachines, historyKey }: FlowProps,
+  ) {
     super(scope, id);
 
     const definition = loadFlowDefinition(flow.name);
@@ -44,7 +54,8 @@ export class Flow extends Construct {
 
     const children = definition.childFlows.map((name) => {
       const stateMachine = stateMachines.get(name);
-      if (!stateMachine) throw new Error(`${definition.file}: starts ${name}, which must come before it in functions/registry.ts FLOWS`);
+      if (!stateMachine)
+        throw new Error(`${definition.file}: starts ${name}, which must come before it in functions/registry.ts FLOWS`);
       return { placeholder: flowPlaceholder(name), stateMachine };
     });
 
@@ -86,10 +97,16 @@ export class Flow extends Construct {
     // Exactly the unqualified ARNs the ASL invokes (no `:*` versions or aliases, which
     // fn.grantInvoke would add and which nothing here uses).
     if (invoked.length > 0) {
-      this.stateMachine.addToRolePolicy(new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: invoked.map(({ fn }) => fn.functionArn) }));
+      this.stateMachine.addToRolePolicy(
+        new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: invoked.map(({ fn }) => fn.functionArn) }),
+      );
     }
     if (definition.distributedMap) this.grantDistributedMap(stateMachineName, bucketArn);
-    if (children.length) this.grantChildExecutions(children.map((c) => c.stateMachine), historyKey);
+    if (children.length)
+      this.grantChildExecutions(
+        children.map((c) => c.stateMachine),
+        historyKey,
+      );
     acknowledgeWildcardResource(
       this.stateMachine.role,
       '*',
@@ -105,17 +122,53 @@ export class Flow extends Construct {
   private grantChildExecutions(children: StateMachine[], historyKey: IKey): void {
     const stack = Stack.of(this);
     const role = this.stateMachine.role;
-    role.addToPrincipalPolicy(new PolicyStatement({ sid: 'StartChildFlows', actions: ['states:StartExecution'], resources: children.map((c) => c.stateMachineArn) }));
-    const executions = children.map((c) =>
-      stack.formatArn({ service: 'states', resource: 'execution', resourceName: `${c.stateMachineName}:*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME }),
+    role.addToPrincipalPolicy(
+      new PolicyStatement({
+        sid: 'StartChildFlows',
+        actions: ['states:StartExecution'],
+        resources: children.map((c) => c.stateMachineArn),
+      }),
     );
-    role.addToPrincipalPolicy(new PolicyStatement({ sid: 'ChildFlowExecutions', actions: ['states:DescribeExecution', 'states:StopExecution'], resources: executions }));
+    const executions = children.map((c) =>
+      stack.formatArn({
+        service: 'states',
+        resource: 'execution',
+        resourceName: `${c.stateMachineName}:*`,
+        arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+      }),
+    );
+    role.addToPrincipalPolicy(
+      new PolicyStatement({
+        sid: 'ChildFlowExecutions',
+        actions: ['states:DescribeExecution', 'states:StopExecution'],
+        resources: executions,
+      }),
+    );
     // The children's history is under the history key too: starting one needs GenerateDataKey and Decrypt for its ARN.
-    grantHistoryKey(role, historyKey, children.map((c) => c.stateMachineArn), 'start');
-    const managedRule = stack.formatArn({ service: 'events', resource: 'rule', resourceName: 'StepFunctionsGetEventsForStepFunctionsExecutionRule' });
-    role.addToPrincipalPolicy(new PolicyStatement({ sid: 'ChildFlowCompletion', actions: ['events:PutTargets', 'events:PutRule', 'events:DescribeRule'], resources: [managedRule] }));
+    grantHistoryKey(
+      role,
+      historyKey,
+      children.map((c) => c.stateMachineArn),
+      'start',
+    );
+    const managedRule = stack.formatArn({
+      service: 'events',
+      resource: 'rule',
+      resourceName: 'StepFunctionsGetEventsForStepFunctionsExecutionRule',
+    });
+    role.addToPrincipalPolicy(
+      new PolicyStatement({
+        sid: 'ChildFlowCompletion',
+        actions: ['events:PutTargets', 'events:PutRule', 'events:DescribeRule'],
+        resources: [managedRule],
+      }),
+    );
     for (const arn of executions) {
-      acknowledgeWildcardResource(role, arn, 'Child executions get names chosen by Step Functions at run time; the wildcard is limited to executions of one child state machine this flow starts.');
+      acknowledgeWildcardResource(
+        role,
+        arn,
+        'Child executions get names chosen by Step Functions at run time; the wildcard is limited to executions of one child state machine this flow starts.',
+      );
     }
   }
 
@@ -126,20 +179,61 @@ export class Flow extends Construct {
    */
   private grantDistributedMap(stateMachineName: string, bucketArn: string): void {
     const stack = Stack.of(this);
-    const own = stack.formatArn({ service: 'states', resource: 'stateMachine', resourceName: stateMachineName, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
-    const executions = stack.formatArn({ service: 'states', resource: 'execution', resourceName: `${stateMachineName}/*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
-    const mapRuns = stack.formatArn({ service: 'states', resource: 'mapRun', resourceName: `${stateMachineName}/*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
+    const own = stack.formatArn({
+      service: 'states',
+      resource: 'stateMachine',
+      resourceName: stateMachineName,
+      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+    });
+    const executions = stack.formatArn({
+      service: 'states',
+      resource: 'execution',
+      resourceName: `${stateMachineName}/*`,
+      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+    });
+    const mapRuns = stack.formatArn({
+      service: 'states',
+      resource: 'mapRun',
+      resourceName: `${stateMachineName}/*`,
+      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+    });
     const role = this.stateMachine.role;
-    role.addToPrincipalPolicy(new PolicyStatement({ sid: 'MapRunChildren', actions: ['states:StartExecution'], resources: [own] }));
-    role.addToPrincipalPolicy(new PolicyStatement({ sid: 'MapRunChildExecutions', actions: ['states:DescribeExecution', 'states:StopExecution'], resources: [executions] }));
-    role.addToPrincipalPolicy(new PolicyStatement({ sid: 'MapRunRedrive', actions: ['states:RedriveExecution'], resources: [mapRuns] }));
+    role.addToPrincipalPolicy(
+      new PolicyStatement({ sid: 'MapRunChildren', actions: ['states:StartExecution'], resources: [own] }),
+    );
+    role.addToPrincipalPolicy(
+      new PolicyStatement({
+        sid: 'MapRunChildExecutions',
+        actions: ['states:DescribeExecution', 'states:StopExecution'],
+        resources: [executions],
+      }),
+    );
+    role.addToPrincipalPolicy(
+      new PolicyStatement({ sid: 'MapRunRedrive', actions: ['states:RedriveExecution'], resources: [mapRuns] }),
+    );
     const objects = `${bucketArn}/delivery/*`;
     role.addToPrincipalPolicy(
-      new PolicyStatement({ sid: 'MapRunItemsAndResults', actions: ['s3:GetObject', 's3:PutObject', 's3:AbortMultipartUpload', 's3:ListMultipartUploadParts'], resources: [objects] }),
+      new PolicyStatement({
+        sid: 'MapRunItemsAndResults',
+        actions: ['s3:GetObject', 's3:PutObject', 's3:AbortMultipartUpload', 's3:ListMultipartUploadParts'],
+        resources: [objects],
+      }),
     );
-    acknowledgeWildcardResource(role, executions, 'Child executions of a Distributed Map get names chosen by Step Functions at run time; the wildcard is limited to executions of this one state machine.');
-    acknowledgeWildcardResource(role, mapRuns, 'Map Run ids are chosen by Step Functions at run time; the wildcard is limited to Map Runs of this one state machine.');
-    acknowledgeWildcardResource(role, objects, 'The part plan (ItemReader) and the Map Run results (ResultWriter) live under keys derived from the invocation at run time; the wildcard is limited to the delivery prefix of the one object bucket.');
+    acknowledgeWildcardResource(
+      role,
+      executions,
+      'Child executions of a Distributed Map get names chosen by Step Functions at run time; the wildcard is limited to executions of this one state machine.',
+    );
+    acknowledgeWildcardResource(
+      role,
+      mapRuns,
+      'Map Run ids are chosen by Step Functions at run time; the wildcard is limited to Map Runs of this one state machine.',
+    );
+    acknowledgeWildcardResource(
+      role,
+      objects,
+      'The part plan (ItemReader) and the Map Run results (ResultWriter) live under keys derived from the invocation at run time; the wildcard is limited to the delivery prefix of the one object bucket.',
+    );
   }
 }
 

@@ -33,7 +33,12 @@ export function executionHistoryKey(scope: Construct, id: string): Key {
       resources: ['*'],
       conditions: {
         ArnLike: {
-          'kms:EncryptionContext:aws:logs:arn': stack.formatArn({ service: 'logs', resource: 'log-group', resourceName: `${FLOW_LOG_GROUP_PREFIX}cutpoint-*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME }),
+          'kms:EncryptionContext:aws:logs:arn': stack.formatArn({
+            service: 'logs',
+            resource: 'log-group',
+            resourceName: `${FLOW_LOG_GROUP_PREFIX}cutpoint-*`,
+            arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+          }),
         },
       },
     }),
@@ -49,7 +54,12 @@ export function executionHistoryKey(scope: Construct, id: string): Key {
  * from CDK for their own state machine; the dispatcher, the maintenance schedule and a flow
  * that starts child flows get it here for the state machines they start or read.
  */
-export function grantHistoryKey(grantee: IGrantable, key: IKey, stateMachineArns: readonly string[], use: 'start' | 'read'): void {
+export function grantHistoryKey(
+  grantee: IGrantable,
+  key: IKey,
+  stateMachineArns: readonly string[],
+  use: 'start' | 'read',
+): void {
   if (stateMachineArns.length === 0) return;
   grantee.grantPrincipal.addToPrincipalPolicy(
     new PolicyStatement({

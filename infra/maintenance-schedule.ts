@@ -29,7 +29,10 @@ export const DEFAULT_MAINTENANCE_RATE_MINUTES = 60;
  */
 export function maintenanceConfigOf(lanesValue: unknown, rateValue: unknown): MaintenanceConfig | undefined {
   if (lanesValue === undefined || lanesValue === '') {
-    if (rateValue !== undefined) throw new Error('cutpoint:maintenanceRateMinutes needs cutpoint:maintenanceLanes (stream:partition, comma-separated)');
+    if (rateValue !== undefined)
+      throw new Error(
+        'cutpoint:maintenanceRateMinutes needs cutpoint:maintenanceLanes (stream:partition, comma-separated)',
+      );
     return undefined;
   }
   const items = Array.isArray(lanesValue) ? lanesValue.map(String) : String(lanesValue).split(',');
@@ -40,10 +43,15 @@ export function maintenanceConfigOf(lanesValue: unknown, rateValue: unknown): Ma
   });
   const keys = lanes.map((l) => `${l.stream}:${l.partition}`);
   if (new Set(keys).size !== keys.length) throw new Error('cutpoint:maintenanceLanes lists a lane twice');
-  if (lanes.length > MAX_MAINTENANCE_LANES) throw new Error(`cutpoint:maintenanceLanes lists ${lanes.length} lanes; one schedule maintains at most ${MAX_MAINTENANCE_LANES}`);
-  if (JSON.stringify({ lanes }).length > MAX_INPUT) throw new Error(`cutpoint:maintenanceLanes is too long for one schedule's input (${MAX_INPUT} characters)`);
+  if (lanes.length > MAX_MAINTENANCE_LANES)
+    throw new Error(
+      `cutpoint:maintenanceLanes lists ${lanes.length} lanes; one schedule maintains at most ${MAX_MAINTENANCE_LANES}`,
+    );
+  if (JSON.stringify({ lanes }).length > MAX_INPUT)
+    throw new Error(`cutpoint:maintenanceLanes is too long for one schedule's input (${MAX_INPUT} characters)`);
   const minutes = rateValue === undefined ? DEFAULT_MAINTENANCE_RATE_MINUTES : Number(rateValue);
-  if (!Number.isInteger(minutes) || minutes < 1 || minutes > 7 * 24 * 60) throw new Error('cutpoint:maintenanceRateMinutes must be a whole number of minutes from 1 to 10080');
+  if (!Number.isInteger(minutes) || minutes < 1 || minutes > 7 * 24 * 60)
+    throw new Error('cutpoint:maintenanceRateMinutes must be a whole number of minutes from 1 to 10080');
   return { lanes, rate: Duration.minutes(minutes) };
 }
 
@@ -67,25 +75,43 @@ export class MaintenanceSchedule extends Construct {
 
   constructor(scope: Construct, id: string, { stateMachine, lanes, rate, historyKey }: MaintenanceScheduleProps) {
     super(scope, id);
-    this.deadLetters = new TargetDeadLetterQueue(this, 'DeadLetters', { purpose: 'scheduled stream-maintain starts EventBridge could not make' });
+    this.deadLetters = new TargetDeadLetterQueue(this, 'DeadLetters', {
+      purpose: 'scheduled stream-maintain starts EventBridge could not make',
+    });
     Validations.of(this.deadLetters.queue).acknowledge({
       id: 'AwsSolutions-SQS3',
-      reason: 'This queue IS a dead-letter queue (of the schedule\'s EventBridge target); cdk-nag recognizes a queue named in a redrive policy or a Lambda DeadLetterConfig, not in an EventBridge target\'s.',
+      reason:
+        "This queue IS a dead-letter queue (of the schedule's EventBridge target); cdk-nag recognizes a queue named in a redrive policy or a Lambda DeadLetterConfig, not in an EventBridge target's.",
     });
     // The role EventBridge starts stream-maintain with (states:StartExecution is added by the target).
-    const role = new Role(this, 'StartRole', { assumedBy: new ServicePrincipal('events.amazonaws.com'), description: 'cutpoint: the stream maintenance schedule starts stream-maintain' });
+    const role = new Role(this, 'StartRole', {
+      assumedBy: new ServicePrincipal('events.amazonaws.com'),
+      description: 'cutpoint: the stream maintenance schedule starts stream-maintain',
+    });
     grantHistoryKey(role, historyKey, [stateMachine.stateMachineArn], 'start');
     this.rule = new Rule(this, 'Rule', {
       description: `Maintain ${lanes.length} stream lane(s) every ${rate.toMinutes()} minute(s): stream-materialize, stream-compact, stream-gc`,
       schedule: Schedule.rate(rate),
       targets: [
-        new SfnStateMachine(stateMachine, { input: RuleTargetInput.fromObject({ lanes }), retryAttempts: 8, maxEventAge: Duration.hours(1), deadLetterQueue: this.deadLetters.queue, role }),
+        new SfnStateMachine(stateMachine, {
+          input: RuleTargetInput.fromObject({ lanes }),
+          retryAttempts: 8,
+          maxEventAge: Duration.hours(1),
+          deadLetterQueue: this.deadLetters.queue,
+          role,
+        }),
       ],
     });
     // A schedule that could not start its flow is otherwise silent.
     new Alarm(this, 'FailedInvocations', {
       alarmDescription: 'stream-maintain: EventBridge failed to start a scheduled maintenance execution',
-      metric: new Metric({ namespace: 'AWS/Events', metricName: 'FailedInvocations', dimensionsMap: { RuleName: this.rule.ruleName }, period: Duration.minutes(5), statistic: 'Sum' }),
+      metric: new Metric({
+        namespace: 'AWS/Events',
+        metricName: 'FailedInvocations',
+        dimensionsMap: { RuleName: this.rule.ruleName },
+        period: Duration.minutes(5),
+        statistic: 'Sum',
+      }),
       threshold: 1,
       evaluationPeriods: 1,
       comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,

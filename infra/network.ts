@@ -1,5 +1,15 @@
 import { Aws, Fn } from 'aws-cdk-lib';
-import { CfnVPCEndpoint, Peer, Port, SecurityGroup, Subnet, Vpc, type ISecurityGroup, type ISubnet, type IVpc } from 'aws-cdk-lib/aws-ec2';
+import {
+  CfnVPCEndpoint,
+  Peer,
+  Port,
+  SecurityGroup,
+  Subnet,
+  Vpc,
+  type ISecurityGroup,
+  type ISubnet,
+  type IVpc,
+} from 'aws-cdk-lib/aws-ec2';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import type { StepEntry } from '../functions/registry.js';
@@ -24,10 +34,7 @@ export const GATEWAY_SERVICES = ['s3', 'dynamodb'] as const;
 
 export function interfaceServicesFor(steps: readonly StepEntry[]): string[] {
   const inVpc = steps.filter(reachesDatabases);
-  return [
-    ...(inVpc.length > 0 ? ['secretsmanager', 'xray'] : []),
-    ...(inVpc.some((s) => s.notifies) ? ['sns'] : []),
-  ];
+  return [...(inVpc.length > 0 ? ['secretsmanager', 'xray'] : []), ...(inVpc.some((s) => s.notifies) ? ['sns'] : [])];
 }
 
 /** A step that opens the route's source or target: it runs in the VPC when one is configured. */
@@ -71,7 +78,9 @@ export class PrivateNetwork extends Construct {
     // availabilityZones: none known (environment-agnostic); the functions name their subnets explicitly.
     const vpc = Vpc.fromVpcAttributes(this, 'Vpc', { vpcId: config.vpcId, availabilityZones: Fn.getAzs() });
     const subnets = config.subnetIds.map((subnetId, i) => Subnet.fromSubnetId(this, `Subnet${i}`, subnetId));
-    const securityGroups = config.securityGroupIds.map((sg, i) => SecurityGroup.fromSecurityGroupId(this, `SecurityGroup${i}`, sg, { mutable: false }));
+    const securityGroups = config.securityGroupIds.map((sg, i) =>
+      SecurityGroup.fromSecurityGroupId(this, `SecurityGroup${i}`, sg, { mutable: false }),
+    );
     this.attachment = { vpc, subnets, securityGroups };
     if (config.endpoints === 'existing') return;
 
@@ -90,7 +99,11 @@ export class PrivateNetwork extends Construct {
       allowAllOutbound: false,
     });
     for (const [i, sg] of config.securityGroupIds.entries()) {
-      endpointGroup.addIngressRule(Peer.securityGroupId(sg), Port.tcp(443), `HTTPS from cutpoint step security group ${i}`);
+      endpointGroup.addIngressRule(
+        Peer.securityGroupId(sg),
+        Port.tcp(443),
+        `HTTPS from cutpoint step security group ${i}`,
+      );
     }
     for (const service of props.interfaceServices) {
       new CfnVPCEndpoint(this, `${pascal(service)}Interface`, {
@@ -110,5 +123,11 @@ function serviceName(service: string): string {
 }
 
 function pascal(service: string): string {
-  return service === 'secretsmanager' ? 'SecretsManager' : service === 'dynamodb' ? 'DynamoDb' : service === 'xray' ? 'XRay' : service.toUpperCase();
+  return service === 'secretsmanager'
+    ? 'SecretsManager'
+    : service === 'dynamodb'
+      ? 'DynamoDb'
+      : service === 'xray'
+        ? 'XRay'
+        : service.toUpperCase();
 }

@@ -1,7 +1,13 @@
 import { Stack } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, MathExpression, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { Construct } from 'constructs';
-import { ALARMING_RECOVERY_OUTCOMES, DIMENSIONS, METRIC_NAMESPACE, METRICS, type RecoveryOutcome } from '../src/telemetry/metric-names.js';
+import {
+  ALARMING_RECOVERY_OUTCOMES,
+  DIMENSIONS,
+  METRIC_NAMESPACE,
+  METRICS,
+  type RecoveryOutcome,
+} from '../src/telemetry/metric-names.js';
 import { PERIOD } from './cutpoint-metrics.js';
 
 /** What an alarming recovery outcome means and the first thing to do. */
@@ -12,7 +18,7 @@ const FIRST_ACTION: Record<RecoveryOutcome, string> = {
   failed:
     'a recovery action failed (an effect ended unknown or failed, a target was unavailable, a defect). Open the failed execution (error name and cause), then `npx cutpoint delivery inspect <invocation-id> --format json`; a recovery is safe to repeat once the cause is fixed.',
   'incident-retained':
-    "custody was retained as an incident (INCIDENT_RETAINED); the invocation's projection is on the DeliveryIncidents topic. Run `npx cutpoint delivery inspect <invocation-id> --format json` and follow its diagnostic_code (README \"Delivery recovery\"); nothing is dropped or published until an operator acts.",
+    'custody was retained as an incident (INCIDENT_RETAINED); the invocation\'s projection is on the DeliveryIncidents topic. Run `npx cutpoint delivery inspect <invocation-id> --format json` and follow its diagnostic_code (README "Delivery recovery"); nothing is dropped or published until an operator acts.',
   'target-pending':
     'a quality observation is TARGET_PENDING (the target could not be observed yet). Run `npx cutpoint quality inspect <invocation-id> --format json`, then `npx cutpoint quality observe <invocation-id> --manifest <route> --yes` once the target is reachable.',
 };
@@ -41,7 +47,11 @@ export class RecoveryOutcomeAlarms extends Construct {
         new Alarm(this, outcome, {
           alarmName: `${stack}-recovery-${outcome}`,
           alarmDescription: `recovery: ${FIRST_ACTION[outcome]}`,
-          metric: new MathExpression({ expression: recoveryOutcomeQuery(outcome), period: PERIOD, label: `RecoveryOutcome ${outcome}` }),
+          metric: new MathExpression({
+            expression: recoveryOutcomeQuery(outcome),
+            period: PERIOD,
+            label: `RecoveryOutcome ${outcome}`,
+          }),
           threshold: 1,
           evaluationPeriods: 1,
           comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,

@@ -22,7 +22,10 @@ export class TargetDeadLetterQueue extends Construct {
     });
     this.depthAlarm = new Alarm(this, 'Depth', {
       alarmDescription: `Dead letters: ${purpose}. Inspect the messages, fix the cause, redrive them.`,
-      metric: this.queue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: 'Maximum' }),
+      metric: this.queue.metricApproximateNumberOfMessagesVisible({
+        period: Duration.minutes(5),
+        statistic: 'Maximum',
+      }),
       threshold: 1,
       evaluationPeriods: 1,
       comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,

@@ -54,7 +54,11 @@ export class RecoveryDispatch extends Construct {
   /** The rule of each STANDARD flow, by flow name. */
   readonly rules = new Map<string, Rule>();
 
-  constructor(scope: Construct, id: string, { flows, stateMachines, logRetention, historyKey, incident }: RecoveryDispatchProps) {
+  constructor(
+    scope: Construct,
+    id: string,
+    { flows, stateMachines, logRetention, historyKey, incident }: RecoveryDispatchProps,
+  ) {
     super(scope, id);
     const machine = (name: string): StateMachine => {
       const found = stateMachines.get(name);
@@ -62,12 +66,18 @@ export class RecoveryDispatch extends Construct {
       return found;
     };
     for (const flow of flows) {
-      if (flow.recovery && flow.type !== 'STANDARD') throw new Error(`${flow.name}: only a STANDARD flow can declare recovery`);
+      if (flow.recovery && flow.type !== 'STANDARD')
+        throw new Error(`${flow.name}: only a STANDARD flow can declare recovery`);
       if (flow.recovery) machine(flow.recovery.by);
-      if (flow.recovery && !Object.hasOwn(RECOVERY_FLOWS, flow.recovery.by)) throw new Error(`${flow.name}: its recovery ${flow.recovery.by} must classify its designed stops in src/recovery/recovery-stops.ts`);
+      if (flow.recovery && !Object.hasOwn(RECOVERY_FLOWS, flow.recovery.by))
+        throw new Error(
+          `${flow.name}: its recovery ${flow.recovery.by} must classify its designed stops in src/recovery/recovery-stops.ts`,
+        );
     }
 
-    this.deadLetters = new TargetDeadLetterQueue(this, 'DeadLetters', { purpose: 'execution status changes the recovery dispatcher could not take or act on' });
+    this.deadLetters = new TargetDeadLetterQueue(this, 'DeadLetters', {
+      purpose: 'execution status changes the recovery dispatcher could not take or act on',
+    });
     this.fn = this.dispatcher(logRetention, incident.incidentTopicArn);
     this.grant(flows, machine, historyKey);
     for (const statement of incidentTopicStatements(incident)) this.fn.addToRolePolicy(statement);
@@ -79,12 +89,24 @@ export class RecoveryDispatch extends Construct {
       const target: DispatchTarget = {
         flow: flow.name,
         designedStops: designedStopErrors(definition),
-        ...(flow.recovery ? { recovery: { by: flow.recovery.by, stateMachineArn: machine(flow.recovery.by).stateMachineArn, on: [...flow.recovery.on] } } : {}),
+        ...(flow.recovery
+          ? {
+              recovery: {
+                by: flow.recovery.by,
+                stateMachineArn: machine(flow.recovery.by).stateMachineArn,
+                on: [...flow.recovery.on],
+              },
+            }
+          : {}),
         ...(recoveryStops ? { recoveryStops } : {}),
       };
       const rule = new Rule(this, `${pascal(flow.name)}Rule`, {
         description: `${flow.name}: every ended execution to the recovery dispatcher${flow.recovery ? ` (starts ${flow.recovery.by} on ${flow.recovery.on.join(', ')})` : ' (counted only)'}`,
-        eventPattern: { source: ['aws.states'], detailType: ['Step Functions Execution Status Change'], detail: { status: [...TERMINAL_STATUSES], stateMachineArn: [stateMachine.stateMachineArn] } },
+        eventPattern: {
+          source: ['aws.states'],
+          detailType: ['Step Functions Execution Status Change'],
+          detail: { status: [...TERMINAL_STATUSES], stateMachineArn: [stateMachine.stateMachineArn] },
+        },
         targets: [
           new LambdaFunction(this.fn, {
             event: RuleTargetInput.fromObject({ ...target, detail: DETAIL }),
@@ -102,7 +124,8 @@ export class RecoveryDispatch extends Construct {
     const logGroup = new LogGroup(this, 'Logs', { retention: logRetention, removalPolicy: RemovalPolicy.RETAIN });
     const role = new Role(this, 'Role', {
       assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
-      description: 'cutpoint recovery dispatcher: start the recovering flows, describe the recovered and recovery executions, publish to the incident topic, its own log group',
+      description:
+        'cutpoint recovery dispatcher: start the recovering flows, describe the recovered and recovery executions, publish to the incident topic, its own log group',
     });
     logGroup.grantWrite(role);
     const fn = new NodejsFunction(this, 'Function', {
@@ -125,7 +148,11 @@ export class RecoveryDispatch extends Construct {
       environment: { NODE_OPTIONS: '--enable-source-maps', [INCIDENT_TOPIC_ENV]: incidentTopicArn },
       bundling: lambdaBundling(),
     });
-    acknowledgeWildcardResource(role, '*', 'X-Ray PutTraceSegments and PutTelemetryRecords do not support resource-level permissions; "*" is the only resource they accept (added by tracing: ACTIVE).');
+    acknowledgeWildcardResource(
+      role,
+      '*',
+      'X-Ray PutTraceSegments and PutTelemetryRecords do not support resource-level permissions; "*" is the only resource they accept (added by tracing: ACTIVE).',
+    );
     return fn;
   }
 
@@ -138,17 +165,53 @@ export class RecoveryDispatch extends Construct {
   private grant(flows: readonly FlowEntry[], machine: (name: string) => StateMachine, historyKey: IKey): void {
     const recovered = flows.filter((f) => f.recovery);
     const recovering = [...new Set(recovered.map((f) => f.recovery!.by))].map(machine);
-    if (recovering.length > 0) this.fn.addToRolePolicy(new PolicyStatement({ sid: 'StartRecoveries', actions: ['states:StartExecution'], resources: recovering.map((m) => m.stateMachineArn) }));
-    const described = flows.filter((f) => f.recovery || Object.hasOwn(RECOVERY_FLOWS, f.name)).map((f) => machine(f.name));
+    if (recovering.length > 0)
+      this.fn.addToRolePolicy(
+        new PolicyStatement({
+          sid: 'StartRecoveries',
+          actions: ['states:StartExecution'],
+          resources: recovering.map((m) => m.stateMachineArn),
+        }),
+      );
+    const described = flows
+      .filter((f) => f.recovery || Object.hasOwn(RECOVERY_FLOWS, f.name))
+      .map((f) => machine(f.name));
     if (described.length === 0) return;
     const stack = Stack.of(this);
-    const executions = described.map((m) => stack.formatArn({ service: 'states', resource: 'execution', resourceName: `${m.stateMachineName}:*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME }));
-    this.fn.addToRolePolicy(new PolicyStatement({ sid: 'DescribeEndedExecutions', actions: ['states:DescribeExecution'], resources: executions }));
+    const executions = described.map((m) =>
+      stack.formatArn({
+        service: 'states',
+        resource: 'execution',
+        resourceName: `${m.stateMachineName}:*`,
+        arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+      }),
+    );
+    this.fn.addToRolePolicy(
+      new PolicyStatement({
+        sid: 'DescribeEndedExecutions',
+        actions: ['states:DescribeExecution'],
+        resources: executions,
+      }),
+    );
     // Both sides keep their history under the history key (infra/history-key.ts).
-    grantHistoryKey(this.fn, historyKey, recovering.map((m) => m.stateMachineArn), 'start');
-    grantHistoryKey(this.fn, historyKey, described.map((m) => m.stateMachineArn), 'read');
+    grantHistoryKey(
+      this.fn,
+      historyKey,
+      recovering.map((m) => m.stateMachineArn),
+      'start',
+    );
+    grantHistoryKey(
+      this.fn,
+      historyKey,
+      described.map((m) => m.stateMachineArn),
+      'read',
+    );
     for (const arn of executions) {
-      acknowledgeWildcardResource(this.fn.role!, arn, 'An ended execution\'s name is chosen at run time; DescribeExecution (the full input of an event that carried it cut short, a failed recovery\'s error and cause) is limited to executions of one state machine whose failures this dispatcher recovers or whose recovery stops and failures it reports.');
+      acknowledgeWildcardResource(
+        this.fn.role!,
+        arn,
+        "An ended execution's name is chosen at run time; DescribeExecution (the full input of an event that carried it cut short, a failed recovery's error and cause) is limited to executions of one state machine whose failures this dispatcher recovers or whose recovery stops and failures it reports.",
+      );
     }
   }
 }
@@ -158,7 +221,12 @@ export class RecoveryDispatch extends Construct {
  * output and cause (up to 256 KiB and 32 KiB) never ride along into the Lambda's
  * asynchronous payload.
  */
-const DETAIL = Object.fromEntries(['executionArn', 'name', 'status', 'input', 'inputDetails', 'error'].map((field) => [field, EventField.fromPath(`$.detail.${field}`)]));
+const DETAIL = Object.fromEntries(
+  ['executionArn', 'name', 'status', 'input', 'inputDetails', 'error'].map((field) => [
+    field,
+    EventField.fromPath(`$.detail.${field}`),
+  ]),
+);
 
 /** `commit-generation` -> `CommitGeneration`. */
 function pascal(name: string): string {

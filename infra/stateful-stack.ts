@@ -123,9 +123,21 @@ export class CutpointStatefulStack extends Stack {
       tableArn: this.exportValueAs('TableArn', this.table.tableArn, 'Authority table ARN'),
       bucketName: this.exportValueAs('BucketName', this.bucket.bucketName, 'Object bucket (CUTPOINT_BUCKET_NAME)'),
       bucketArn: this.exportValueAs('BucketArn', this.bucket.bucketArn, 'Object bucket ARN'),
-      incidentTopicArn: this.exportValueAs('IncidentTopicArn', this.incidentTopic.topicArn, 'Delivery incident topic: subscribe operators here'),
-      incidentKeyArn: this.exportValueAs('IncidentTopicKeyArn', incidentKey.keyArn, 'KMS key of the delivery incident topic'),
-      operationsTopicArn: this.exportValueAs('OperationsTopicArn', this.operationsTopic.topicArn, 'Operations topic: every alarm notifies it; subscribe operators here'),
+      incidentTopicArn: this.exportValueAs(
+        'IncidentTopicArn',
+        this.incidentTopic.topicArn,
+        'Delivery incident topic: subscribe operators here',
+      ),
+      incidentKeyArn: this.exportValueAs(
+        'IncidentTopicKeyArn',
+        incidentKey.keyArn,
+        'KMS key of the delivery incident topic',
+      ),
+      operationsTopicArn: this.exportValueAs(
+        'OperationsTopicArn',
+        this.operationsTopic.topicArn,
+        'Operations topic: every alarm notifies it; subscribe operators here',
+      ),
     };
   }
 

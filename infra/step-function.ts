@@ -83,7 +83,9 @@ export class StepFunction extends Construct {
       role,
       '*',
       `X-Ray PutTraceSegments and PutTelemetryRecords do not support resource-level permissions; "*" is the only resource they accept (added by tracing: ACTIVE).${
-        vpc ? ' The ENI actions a function in a VPC needs (ec2:CreateNetworkInterface, DescribeNetworkInterfaces, DescribeSubnets, DeleteNetworkInterface, AssignPrivateIpAddresses, UnassignPrivateIpAddresses, as in AWSLambdaVPCAccessExecutionRole) do not support resource-level permissions either.' : ''
+        vpc
+          ? ' The ENI actions a function in a VPC needs (ec2:CreateNetworkInterface, DescribeNetworkInterfaces, DescribeSubnets, DeleteNetworkInterface, AssignPrivateIpAddresses, UnassignPrivateIpAddresses, as in AWSLambdaVPCAccessExecutionRole) do not support resource-level permissions either.'
+          : ''
       }`,
     );
     for (const arn of secretArnsOf(step, data.deliverySecrets).filter((a) => a.includes('*'))) {

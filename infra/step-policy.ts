@@ -38,7 +38,9 @@ export function stepPolicyStatements(step: StepEntry, arns: DataArns): PolicySta
   const limitedDelete = step.deleteLeadingKeys !== undefined && step.table.includes('dynamodb:DeleteItem');
   const tableActions = limitedDelete ? step.table.filter((a) => a !== 'dynamodb:DeleteItem') : step.table;
   if (tableActions.length > 0) {
-    statements.push(new PolicyStatement({ sid: 'AuthorityTable', actions: [...tableActions], resources: [arns.tableArn] }));
+    statements.push(
+      new PolicyStatement({ sid: 'AuthorityTable', actions: [...tableActions], resources: [arns.tableArn] }),
+    );
   }
   if (limitedDelete) {
     statements.push(
@@ -58,34 +60,62 @@ export function stepPolicyStatements(step: StepEntry, arns: DataArns): PolicySta
   const writes = step.writePrefixes ? step.bucket.filter((a) => WRITES.includes(a)) : [];
   const objectActions = step.bucket.filter((a) => !BUCKET_LEVEL.includes(a) && !writes.includes(a));
   if (objectActions.length > 0) {
-    statements.push(new PolicyStatement({ sid: 'ObjectKeys', actions: objectActions, resources: objectArns(step, arns.bucketArn) }));
+    statements.push(
+      new PolicyStatement({ sid: 'ObjectKeys', actions: objectActions, resources: objectArns(step, arns.bucketArn) }),
+    );
   }
   if (writes.length > 0) {
-    statements.push(new PolicyStatement({ sid: 'ObjectKeyWrites', actions: writes, resources: objectArns({ objectPrefixes: step.writePrefixes }, arns.bucketArn) }));
+    statements.push(
+      new PolicyStatement({
+        sid: 'ObjectKeyWrites',
+        actions: writes,
+        resources: objectArns({ objectPrefixes: step.writePrefixes }, arns.bucketArn),
+      }),
+    );
   }
   if (step.readsSecrets === 'source-and-target') {
-    statements.push(new PolicyStatement({ sid: 'SourceSecrets', actions: ['secretsmanager:GetSecretValue'], resources: [...arns.deliverySecrets.source] }));
+    statements.push(
+      new PolicyStatement({
+        sid: 'SourceSecrets',
+        actions: ['secretsmanager:GetSecretValue'],
+        resources: [...arns.deliverySecrets.source],
+      }),
+    );
   }
   if (step.readsSecrets) {
-    statements.push(new PolicyStatement({ sid: 'TargetSecrets', actions: ['secretsmanager:GetSecretValue'], resources: [...arns.deliverySecrets.target] }));
+    statements.push(
+      new PolicyStatement({
+        sid: 'TargetSecrets',
+        actions: ['secretsmanager:GetSecretValue'],
+        resources: [...arns.deliverySecrets.target],
+      }),
+    );
   }
   if (step.notifies) statements.push(...incidentTopicStatements(arns));
   return statements;
 }
 
 /** Publishing to the incident topic, and nothing else of it: a notifying step, the recovery dispatcher. */
-export function incidentTopicStatements(arns: Pick<DataArns, 'incidentTopicArn' | 'incidentKeyArn'>): PolicyStatement[] {
+export function incidentTopicStatements(
+  arns: Pick<DataArns, 'incidentTopicArn' | 'incidentKeyArn'>,
+): PolicyStatement[] {
   return [
     new PolicyStatement({ sid: 'IncidentTopic', actions: ['sns:Publish'], resources: [arns.incidentTopicArn] }),
     // Publishing to a KMS-encrypted topic: SNS asks KMS on the publisher's behalf.
-    new PolicyStatement({ sid: 'IncidentTopicKey', actions: ['kms:GenerateDataKey', 'kms:Decrypt'], resources: [arns.incidentKeyArn] }),
+    new PolicyStatement({
+      sid: 'IncidentTopicKey',
+      actions: ['kms:GenerateDataKey', 'kms:Decrypt'],
+      resources: [arns.incidentKeyArn],
+    }),
   ];
 }
 
 /** The secret ARNs (patterns included) a step may read: source ones only with `source-and-target`. */
 export function secretArnsOf(step: Pick<StepEntry, 'readsSecrets'>, secrets: DeliverySecretArns): string[] {
   if (!step.readsSecrets) return [];
-  return step.readsSecrets === 'source-and-target' ? [...new Set([...secrets.source, ...secrets.target])] : [...secrets.target];
+  return step.readsSecrets === 'source-and-target'
+    ? [...new Set([...secrets.source, ...secrets.target])]
+    : [...secrets.target];
 }
 
 /** The partition keys of the quality governance items (capsules `quality#<targetId>`, spec §2.1). */

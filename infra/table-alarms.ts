@@ -42,9 +42,26 @@ export class TableAlarms extends Construct {
     super(scope, id);
     const operations = registryTableOperations();
     const sum = (metricName: string): IMetric =>
-      sumOf(operations.map((Operation) => new Metric({ namespace: 'AWS/DynamoDB', metricName, dimensionsMap: { TableName: tableName, Operation }, statistic: 'Sum', period: PERIOD })), `authority table ${metricName}`);
+      sumOf(
+        operations.map(
+          (Operation) =>
+            new Metric({
+              namespace: 'AWS/DynamoDB',
+              metricName,
+              dimensionsMap: { TableName: tableName, Operation },
+              statistic: 'Sum',
+              period: PERIOD,
+            }),
+        ),
+        `authority table ${metricName}`,
+      );
     const stack = Stack.of(this).stackName;
-    const common = { threshold: 1, evaluationPeriods: 1, comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD, treatMissingData: TreatMissingData.NOT_BREACHING };
+    const common = {
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    };
     this.alarms = [
       new Alarm(this, 'Throttled', {
         ...common,

@@ -59,24 +59,45 @@ export class CutpointWorkflowsStack extends Stack {
     super(scope, id, props);
     const logRetention = props.logRetention ?? RetentionDays.ONE_YEAR;
 
-    const secretPrefix = (prefix: string) => [`arn:${Aws.PARTITION}:secretsmanager:${Aws.REGION}:${Aws.ACCOUNT_ID}:secret:${prefix}*`];
+    const secretPrefix = (prefix: string) => [
+      `arn:${Aws.PARTITION}:secretsmanager:${Aws.REGION}:${Aws.ACCOUNT_ID}:secret:${prefix}*`,
+    ];
     const deliverySecrets = {
       source: props.deliverySecrets?.source ?? secretPrefix(DELIVERY_SOURCE_SECRET_PREFIX),
       target: props.deliverySecrets?.target ?? secretPrefix(DELIVERY_TARGET_SECRET_PREFIX),
     };
     const data = { ...props.stateful, deliverySecrets };
-    const network = props.network ? new PrivateNetwork(this, 'PrivateNetwork', { config: props.network, interfaceServices: interfaceServicesFor(STEPS) }).attachment : undefined;
+    const network = props.network
+      ? new PrivateNetwork(this, 'PrivateNetwork', {
+          config: props.network,
+          interfaceServices: interfaceServicesFor(STEPS),
+        }).attachment
+      : undefined;
     const gcSteps = new Set(loadFlowDefinition('stream-gc').steps.map((s) => s.placeholder));
     for (const step of STEPS) {
-      const environment = props.gcGrace && gcSteps.has(step.placeholder) ? { CUTPOINT_GC_GRACE: props.gcGrace } : undefined;
-      const { fn } = new StepFunction(this, constructId(step.placeholder), { step, data, logRetention, ...(network ? { network } : {}), ...(environment ? { environment } : {}) });
+      const environment =
+        props.gcGrace && gcSteps.has(step.placeholder) ? { CUTPOINT_GC_GRACE: props.gcGrace } : undefined;
+      const { fn } = new StepFunction(this, constructId(step.placeholder), {
+        step,
+        data,
+        logRetention,
+        ...(network ? { network } : {}),
+        ...(environment ? { environment } : {}),
+      });
       this.functions.set(step.placeholder, fn);
     }
 
     const historyKey = executionHistoryKey(this, 'ExecutionHistoryKey');
     for (const flow of FLOWS) {
       const id = `${pascal(flow.name)}Flow`;
-      const { stateMachine } = new Flow(this, id, { flow, functions: this.functions, logRetention, bucketArn: props.stateful.bucketArn, stateMachines: this.stateMachines, historyKey });
+      const { stateMachine } = new Flow(this, id, {
+        flow,
+        functions: this.functions,
+        logRetention,
+        bucketArn: props.stateful.bucketArn,
+        stateMachines: this.stateMachines,
+        historyKey,
+      });
       this.stateMachines.set(flow.name, stateMachine);
       new CfnOutput(this, `${pascal(flow.name)}StateMachineArn`, {
         value: stateMachine.stateMachineArn,
@@ -85,21 +106,34 @@ export class CutpointWorkflowsStack extends Stack {
     }
 
     if (props.maintenance) {
-      this.maintenance = new MaintenanceSchedule(this, 'StreamMaintenanceSchedule', { ...props.maintenance, stateMachine: this.stateMachines.get('stream-maintain')!, historyKey });
+      this.maintenance = new MaintenanceSchedule(this, 'StreamMaintenanceSchedule', {
+        ...props.maintenance,
+        stateMachine: this.stateMachines.get('stream-maintain')!,
+        historyKey,
+      });
     }
 
     // After every state machine exists: a recovery flow may be declared after the flow it recovers.
-    this.recovery = new RecoveryDispatch(this, 'RecoveryDispatch', { flows: FLOWS, stateMachines: this.stateMachines, logRetention, historyKey, incident: props.stateful });
+    this.recovery = new RecoveryDispatch(this, 'RecoveryDispatch', {
+      flows: FLOWS,
+      stateMachines: this.stateMachines,
+      logRetention,
+      historyKey,
+      incident: props.stateful,
+    });
 
     // Alarms per flow and on the authority table, one dashboard; every alarm of this stack
     // (these, and any other construct's) notifies the operations topic (alarm-actions.ts).
     const flows = FLOWS.map((flow) => ({ flow, stateMachine: this.stateMachines.get(flow.name)! }));
-    for (const { flow, stateMachine } of flows) new FlowAlarms(this, `${pascal(flow.name)}Alarms`, { flow, stateMachine, functions: this.functions });
+    for (const { flow, stateMachine } of flows)
+      new FlowAlarms(this, `${pascal(flow.name)}Alarms`, { flow, stateMachine, functions: this.functions });
     new StepTimeoutAlarms(this, 'StepTimeoutAlarms', { functions: this.functions });
     new RecoveryOutcomeAlarms(this, 'RecoveryOutcomeAlarms');
     new TableAlarms(this, 'AuthorityTableAlarms', { tableName: props.stateful.tableName });
     new FlowDashboard(this, 'Operations', { flows, functions: this.functions });
-    Aspects.of(this).add(new AlarmActions(Topic.fromTopicArn(this, 'OperationsTopic', props.stateful.operationsTopicArn)));
+    Aspects.of(this).add(
+      new AlarmActions(Topic.fromTopicArn(this, 'OperationsTopic', props.stateful.operationsTopicArn)),
+    );
   }
 }
 

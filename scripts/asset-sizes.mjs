@@ -10,7 +10,9 @@ const out = process.argv[2] ?? 'cdk.out';
 const kib = (bytes) => `${(bytes / 1024).toFixed(1)} KiB`;
 const dirSize = (dir) => readdirSync(dir).reduce((sum, name) => sum + statSync(join(dir, name)).size, 0);
 
-const templates = readdirSync(out).filter((f) => f.endsWith('.template.json')).sort();
+const templates = readdirSync(out)
+  .filter((f) => f.endsWith('.template.json'))
+  .sort();
 if (templates.length === 0) {
   process.stderr.write(`docs.synth_missing: no *.template.json in ${out}; run \`npx cdk synth --quiet\` first\n`);
   process.exit(1);
@@ -42,4 +44,6 @@ const functions = rows.filter(([what]) => what.startsWith('function ')).length;
 process.stdout.write('| what | index.mjs | uploaded (before zip) |\n|---|---|---|\n');
 for (const row of rows) process.stdout.write(`| ${row.join(' | ')} |\n`);
 process.stdout.write(`| **total** | ${kib(totalCode)} | ${kib(totalUploaded)} |\n`);
-process.stdout.write(`\n${templates.length} templates, ${functions} functions${unbundled ? `, ${unbundled} not bundled (synth without bundling?)` : ''}\n`);
+process.stdout.write(
+  `\n${templates.length} templates, ${functions} functions${unbundled ? `, ${unbundled} not bundled (synth without bundling?)` : ''}\n`,
+);

@@ -21,9 +21,7 @@ if (java.error || java.status !== 0) {
   process.exit(1);
 }
 
-const major = Number(
-  execFileSync('node', ['-p', 'process.versions.node'], { encoding: 'utf8' }).trim().split('.')[0],
-);
+const major = Number(execFileSync('node', ['-p', 'process.versions.node'], { encoding: 'utf8' }).trim().split('.')[0]);
 if (major < 22) {
   process.stderr.write(
     'cutpoint.node_too_old: npm scripts would run on Node < 22. On linux-x64 `npm ci` brings Node 24 ' +

@@ -46,10 +46,15 @@ export function configFromEnv(env: NodeJS.ProcessEnv): CutpointConfig {
  * resolved (src/cli/aws-target.ts), validated here; emulator endpoints, if any, from
  * CUTPOINT_DYNAMODB_ENDPOINT / CUTPOINT_S3_ENDPOINT (loopback only).
  */
-export function awsConfig(parts: { tableName: string; bucketName: string; region: string; profile?: string; operator?: true }, env: NodeJS.ProcessEnv): CutpointConfig {
+export function awsConfig(
+  parts: { tableName: string; bucketName: string; region: string; profile?: string; operator?: true },
+  env: NodeJS.ProcessEnv,
+): CutpointConfig {
   const { tableName, bucketName, region } = parts;
-  if (!TABLE.test(tableName)) throw new ConfigError('config.invalid_table_name', 'CUTPOINT_TABLE_NAME is not a valid DynamoDB table name');
-  if (!BUCKET.test(bucketName)) throw new ConfigError('config.invalid_bucket_name', 'CUTPOINT_BUCKET_NAME is not a valid S3 bucket name');
+  if (!TABLE.test(tableName))
+    throw new ConfigError('config.invalid_table_name', 'CUTPOINT_TABLE_NAME is not a valid DynamoDB table name');
+  if (!BUCKET.test(bucketName))
+    throw new ConfigError('config.invalid_bucket_name', 'CUTPOINT_BUCKET_NAME is not a valid S3 bucket name');
   assertRegion(region);
   return {
     tableName,
@@ -65,7 +70,8 @@ export function awsConfig(parts: { tableName: string; bucketName: string; region
 }
 
 export function assertRegion(region: string): void {
-  if (!REGION.test(region)) throw new ConfigError('config.invalid_region', `${JSON.stringify(region.slice(0, 40))} is not a valid region name`);
+  if (!REGION.test(region))
+    throw new ConfigError('config.invalid_region', `${JSON.stringify(region.slice(0, 40))} is not a valid region name`);
 }
 
 function required(env: NodeJS.ProcessEnv, name: string): string {
@@ -85,7 +91,10 @@ function endpoint(env: NodeJS.ProcessEnv, name: string): string | undefined {
     throw new ConfigError('config.invalid_endpoint', `${name} is not a URL`);
   }
   if (url.protocol !== 'http:' || !['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname)) {
-    throw new ConfigError('config.invalid_endpoint', `${name} must be an http:// loopback address (local emulators only)`);
+    throw new ConfigError(
+      'config.invalid_endpoint',
+      `${name} must be an http:// loopback address (local emulators only)`,
+    );
   }
   return url.origin;
 }

@@ -47,7 +47,17 @@ const P = PUBLICATION_CUT_POINTS;
 const Q = QUALITY_CUT_POINTS;
 
 /** What a bounded reader's observation crosses, wherever it runs (ObserveTarget, the operator's observe, resume). */
-const OBSERVATION = [Q.readerAcquire, Q.targetProbe, Q.workerReap, Q.pendingCommit, Q.completeCommit, Q.failedCommit, Q.completionPut, Q.completionRecord, P.observe];
+const OBSERVATION = [
+  Q.readerAcquire,
+  Q.targetProbe,
+  Q.workerReap,
+  Q.pendingCommit,
+  Q.completeCommit,
+  Q.failedCommit,
+  Q.completionPut,
+  Q.completionRecord,
+  P.observe,
+];
 /** A ClickHouse route's candidate, staged quality and capsule, before its one dispatch. */
 const CANDIDATE = [P.candidateCreate, P.candidateFill, Q.stagedProbe, Q.preparedPut, Q.capsulePrepare];
 /** The one EXCHANGE and its proof. */
@@ -55,7 +65,17 @@ const DISPATCH = [P.dispatchIntent, P.exchange, P.observe, P.commitRecord];
 /** The end of a delivery after its publication: evidence, checkpoint, the stage dropped, custody released. */
 const FINISH = [D.evidencePut, D.checkpointAdvance, D.dropStaging, D.custodyRelease, D.journalTransition];
 /** Extraction into the stage, part by part (the Distributed Map writes its part results). */
-const EXTRACT = [D.custodyAcquire, D.journalTransition, D.createStaging, D.stagingRecord, D.planPut, D.partClaim, D.chunkPut, D.partReceipt, LOCAL_CUT_POINTS.mapRunResultWrite];
+const EXTRACT = [
+  D.custodyAcquire,
+  D.journalTransition,
+  D.createStaging,
+  D.stagingRecord,
+  D.planPut,
+  D.partClaim,
+  D.chunkPut,
+  D.partReceipt,
+  LOCAL_CUT_POINTS.mapRunResultWrite,
+];
 
 /**
  * Where each delivery, publication and quality cut point is crossed: each place (a flow,
@@ -67,22 +87,54 @@ const DELIVERY_PLACES: readonly CutPointPlace[] = [
   // A SQL route: the staged load, one publication transaction, the end.
   { flow: 'deliver-window', command: 'delivery run', crosses: [...EXTRACT, D.loadChunk, D.publishCommit, ...FINISH] },
   // A ClickHouse route: the stage loaded by INSERT, the candidate, one EXCHANGE, the observation, the predecessor dropped.
-  { flow: 'publish-clickhouse', crosses: [...EXTRACT, P.loadInsert, ...CANDIDATE, ...DISPATCH, ...OBSERVATION, P.predecessorDrop, ...FINISH] },
+  {
+    flow: 'publish-clickhouse',
+    crosses: [...EXTRACT, P.loadInsert, ...CANDIDATE, ...DISPATCH, ...OBSERVATION, P.predecessorDrop, ...FINISH],
+  },
   { flow: 'quality-observe', command: 'quality observe', crosses: [D.custodyAcquire, ...OBSERVATION] },
   { command: 'quality replay', crosses: [Q.replayRead, P.observe] },
   // SQL: the journal decides; ClickHouse: the EXCHANGE proved by UUID, or fenced out by renaming the candidate.
-  { flow: 'delivery-reconcile', command: 'delivery reconcile', crosses: [D.custodyAcquire, D.journalTransition, P.observe, P.commitRecord, P.fenceRename] },
+  {
+    flow: 'delivery-reconcile',
+    command: 'delivery reconcile',
+    crosses: [D.custodyAcquire, D.journalTransition, P.observe, P.commitRecord, P.fenceRename],
+  },
   // Source-free: a SQL publication from the stage; a ClickHouse candidate filled from the stage, dispatched, observed.
-  { flow: 'delivery-resume', command: 'delivery resume', crosses: [D.custodyAcquire, D.publishCommit, ...CANDIDATE, ...DISPATCH, ...OBSERVATION, P.predecessorDrop, ...FINISH] },
+  {
+    flow: 'delivery-resume',
+    command: 'delivery resume',
+    crosses: [
+      D.custodyAcquire,
+      D.publishCommit,
+      ...CANDIDATE,
+      ...DISPATCH,
+      ...OBSERVATION,
+      P.predecessorDrop,
+      ...FINISH,
+    ],
+  },
   // The stage (and a ClickHouse candidate, by UUID) dropped; custody released RETIRED.
-  { flow: 'delivery-retire', command: 'delivery retire', crosses: [D.custodyAcquire, D.dropStaging, D.custodyRelease, P.observe, P.predecessorDrop] },
+  {
+    flow: 'delivery-retire',
+    command: 'delivery retire',
+    crosses: [D.custodyAcquire, D.dropStaging, D.custodyRelease, P.observe, P.predecessorDrop],
+  },
 ];
 
 /** The generation-commit flow and its demo, an operator's object write, the recovery dispatcher. */
 const OTHER_PLACES: readonly CutPointPlace[] = [
   { flow: 'commit-generation', crosses: Object.values(GENERATION_CUT_POINTS) },
   // Two fixed sources, written by the demo itself: always concatenated (never copied), never aborted.
-  { command: 'demo generation', crosses: [GENERATION_CUT_POINTS.taskPut, GENERATION_CUT_POINTS.objectPut, GENERATION_CUT_POINTS.recordPut, GENERATION_CUT_POINTS.commitCas, GENERATION_CUT_POINTS.taskCleanup] },
+  {
+    command: 'demo generation',
+    crosses: [
+      GENERATION_CUT_POINTS.taskPut,
+      GENERATION_CUT_POINTS.objectPut,
+      GENERATION_CUT_POINTS.recordPut,
+      GENERATION_CUT_POINTS.commitCas,
+      GENERATION_CUT_POINTS.taskCleanup,
+    ],
+  },
   { command: 'object put', crosses: Object.values(OBJECT_CUT_POINTS) },
   // EventBridge -> Lambda, starting a recovering flow after a failure.
   { handler: 'functions/recovery/dispatch.ts', crosses: [RECOVERY_CUT_POINTS.start] },
@@ -93,7 +145,9 @@ const PLACES = [...DELIVERY_PLACES, ...STREAM_PLACES, ...OTHER_PLACES];
 /** Every place listed as crossing `name`, as a catalogue row names them. */
 function placesOf(name: string): Pick<CutPointInfo, 'flows' | 'commands' | 'handlers' | 'libraries'> {
   const at = PLACES.filter((p) => p.crosses.includes(name));
-  const each = (field: 'flow' | 'command' | 'handler' | 'library') => [...new Set(at.flatMap((p) => (p[field] ? [p[field]] : [])))];
+  const each = (field: 'flow' | 'command' | 'handler' | 'library') => [
+    ...new Set(at.flatMap((p) => (p[field] ? [p[field]] : []))),
+  ];
   return { flows: each('flow'), commands: each('command'), handlers: each('handler'), libraries: each('library') };
 }
 
@@ -113,8 +167,11 @@ const REGISTRIES: ReadonlyArray<[CutPointInfo['subsystem'], Record<string, strin
 
 function build(): CutPointInfo[] {
   const names = new Map<string, CutPointInfo['subsystem']>();
-  for (const [subsystem, registry] of REGISTRIES) for (const name of Object.values(registry)) names.set(name, subsystem);
-  return [...names].map(([name, subsystem]) => ({ name, subsystem, ...placesOf(name) })).sort((a, b) => a.name.localeCompare(b.name));
+  for (const [subsystem, registry] of REGISTRIES)
+    for (const name of Object.values(registry)) names.set(name, subsystem);
+  return [...names]
+    .map(([name, subsystem]) => ({ name, subsystem, ...placesOf(name) }))
+    .sort((a, b) => a.name.localeCompare(b.name));
 }
 
 export const CUT_POINTS: readonly CutPointInfo[] = build();

@@ -17,7 +17,11 @@ export interface GeneratedFlow {
 }
 
 export function generatedFlows(): GeneratedFlow[] {
-  return FLOW_SPECS.map((spec) => ({ name: spec.name, file: `statemachines/${spec.name}.asl.json`, text: printAsl(spec.definition) }));
+  return FLOW_SPECS.map((spec) => ({
+    name: spec.name,
+    file: `statemachines/${spec.name}.asl.json`,
+    text: printAsl(spec.definition),
+  }));
 }
 
 /** The generated files whose committed text differs. */

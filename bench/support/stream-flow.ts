@@ -20,7 +20,11 @@ export interface FlowCost {
 }
 
 /** One stream-append execution (statemachines/stream-append.asl.json) through the local runner. */
-export async function oneFlowExecution(config: CutpointConfig, batchSize: number, recordBytes: number): Promise<FlowCost> {
+export async function oneFlowExecution(
+  config: CutpointConfig,
+  batchSize: number,
+  recordBytes: number,
+): Promise<FlowCost> {
   const name = 'stream-append';
   const meter = new RequestMeter();
   const ports = awsPorts(config, inertFaults, meter);
@@ -29,10 +33,13 @@ export async function oneFlowExecution(config: CutpointConfig, batchSize: number
   const before = meter.snapshot();
   const result = await runFlow(name, { ...lane, attemptId: 'flow-1', session, records }, { ports });
   const requests = meterDelta(before, meter.snapshot());
-  if (result.status !== 'SUCCEEDED') throw new Error(`bench bug: ${name} ${result.status}: ${result.error} ${result.cause}`);
+  if (result.status !== 'SUCCEEDED')
+    throw new Error(`bench bug: ${name} ${result.status}: ${result.error} ${result.cause}`);
   expectCommitted(result.output as AppendOutcome, batchSize, `${name} execution`);
   const tasks = new Set(taskStates(loadAsl(name)).map((t) => t.state));
-  const lambdaInvocations = result.events.filter((e) => e.type === 'StateEntered' && e.state !== undefined && tasks.has(e.state)).length;
+  const lambdaInvocations = result.events.filter(
+    (e) => e.type === 'StateEntered' && e.state !== undefined && tasks.has(e.state),
+  ).length;
   const type = FLOWS.find((f) => f.name === name)?.type ?? 'STANDARD';
   return { name, type, batchSize, transitions: result.transitions, lambdaInvocations, requests };
 }

@@ -22,14 +22,26 @@ export function batchOf(size: number, recordBytes: number): Uint8Array[] {
   return Array.from({ length: size }, () => new Uint8Array(randomBytes(recordBytes)));
 }
 
-export function expectCommitted(outcome: { status: string; start?: number; end?: number }, size: number, what: string): void {
-  if (outcome.status !== 'KNOWN_COMMITTED' || outcome.end === undefined || outcome.start === undefined || outcome.end - outcome.start !== size) {
-    throw new Error(`bench bug: ${what} ended ${JSON.stringify(outcome)}, expected KNOWN_COMMITTED with ${size} records`);
+export function expectCommitted(
+  outcome: { status: string; start?: number; end?: number },
+  size: number,
+  what: string,
+): void {
+  if (
+    outcome.status !== 'KNOWN_COMMITTED' ||
+    outcome.end === undefined ||
+    outcome.start === undefined ||
+    outcome.end - outcome.start !== size
+  ) {
+    throw new Error(
+      `bench bug: ${what} ended ${JSON.stringify(outcome)}, expected KNOWN_COMMITTED with ${size} records`,
+    );
   }
 }
 
 /** Every append landed once: the head is at the records appended. */
 export async function expectHead(ports: Ports, lane: LaneRef, records: number): Promise<void> {
   const head = await ports.authority.get(laneKeys.head(lane));
-  if (head?.committedEnd !== records) throw new Error(`bench bug: head of ${lane.stream} at ${String(head?.committedEnd)} after ${records} records`);
+  if (head?.committedEnd !== records)
+    throw new Error(`bench bug: head of ${lane.stream} at ${String(head?.committedEnd)} after ${records} records`);
 }

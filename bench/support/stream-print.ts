@@ -2,10 +2,21 @@ import { fmt, round3 } from '../measure.js';
 import type { StreamAppendResult } from '../stream-append.js';
 
 /** Rows of the bench table: one per mode and side, ratio = records/s ÷ (raw CAS/s × batch size). */
-export function streamTableRows(stream: StreamAppendResult, row: (cells: readonly string[]) => string, spread: (ratios: readonly number[]) => string): string[] {
+export function streamTableRows(
+  stream: StreamAppendResult,
+  row: (cells: readonly string[]) => string,
+  spread: (ratios: readonly number[]) => string,
+): string[] {
   return stream.modes.flatMap((m) =>
     m.sides.map((s) =>
-      row([`stream append records/s, ${m.mode === 'local' ? 'local' : 'AWS-like'}, ${s.name}`, fmt(s.recordsPerSec), fmt(m.rawCasPerSec * stream.batchSize), s.ratio.toFixed(3), spread(s.ratios), String(m.rounds)]),
+      row([
+        `stream append records/s, ${m.mode === 'local' ? 'local' : 'AWS-like'}, ${s.name}`,
+        fmt(s.recordsPerSec),
+        fmt(m.rawCasPerSec * stream.batchSize),
+        s.ratio.toFixed(3),
+        spread(s.ratios),
+        String(m.rounds),
+      ]),
     ),
   );
 }
@@ -29,8 +40,13 @@ export function streamLines(stream: StreamAppendResult): string[] {
     out.push(`stream append, ${m.mode} (raw conditional writes ${fmt(m.rawCasPerSec)}/s; goal ≥ ${m.goal}):`);
     for (const s of m.sides) {
       const verdict = s.ratio >= m.goal ? 'meets the goal' : 'below the goal';
-      const groups = s.batchesPerGroup === undefined ? '' : `, ${s.batchesPerGroup} batch${s.batchesPerGroup === 1 ? '' : 'es'} per group`;
-      out.push(`  ${s.name.padEnd(14)} ratio ${s.ratio.toFixed(3)} (${verdict}); ${fmt(s.recordsPerSec)} records/s${groups}; requests per batch: ${describeRequests(s.requestsPerBatch)}`);
+      const groups =
+        s.batchesPerGroup === undefined
+          ? ''
+          : `, ${s.batchesPerGroup} batch${s.batchesPerGroup === 1 ? '' : 'es'} per group`;
+      out.push(
+        `  ${s.name.padEnd(14)} ratio ${s.ratio.toFixed(3)} (${verdict}); ${fmt(s.recordsPerSec)} records/s${groups}; requests per batch: ${describeRequests(s.requestsPerBatch)}`,
+      );
     }
   }
   const f = stream.flow;

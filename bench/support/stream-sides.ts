@@ -34,7 +34,12 @@ export interface SideOptions {
 export const WRITER_DEPTHS = [1, 8] as const;
 const PRODUCER_DEPTH = 4;
 
-export async function appendBatchSide(opts: SideOptions, ports: Ports, batches: Uint8Array[][], mode: string): Promise<Side> {
+export async function appendBatchSide(
+  opts: SideOptions,
+  ports: Ports,
+  batches: Uint8Array[][],
+  mode: string,
+): Promise<Side> {
   const counter = new RequestCounter();
   const counted = counter.wrap(ports);
   const { lane, session } = await ownedLane(ports, 'single');
@@ -48,7 +53,10 @@ export async function appendBatchSide(opts: SideOptions, ports: Ports, batches: 
     run: async () => {
       for (let i = 0; i < opts.batchesPerSlice; i++) {
         const attemptId = `single-${mode.replace(/\W/g, '')}-${appended}`;
-        const outcome = await appendBatch({ ...lane, attemptId, session, records: batches[appended % batches.length]! }, counted);
+        const outcome = await appendBatch(
+          { ...lane, attemptId, session, records: batches[appended % batches.length]! },
+          counted,
+        );
         expectCommitted(outcome, opts.batchSize, `append ${attemptId}`);
         appended++;
       }
@@ -58,7 +66,12 @@ export async function appendBatchSide(opts: SideOptions, ports: Ports, batches: 
   };
 }
 
-export async function writerSide(opts: SideOptions, ports: Ports, batches: Uint8Array[][], depth: number): Promise<Side> {
+export async function writerSide(
+  opts: SideOptions,
+  ports: Ports,
+  batches: Uint8Array[][],
+  depth: number,
+): Promise<Side> {
   const counter = new RequestCounter();
   const { lane, session } = await ownedLane(ports, `w${depth}`);
   const writer = new LaneWriter(counter.wrap(ports), lane, session, { depth });

@@ -11,5 +11,8 @@ import { deliveryStep, lambdaSourceDeps, type DeliveryDepsProvider } from '../li
  * checks the source read-only before custody. Shared by deliver-window and publish-clickhouse: a route of the
  * other flow's kind is refused first (src/publication/flow-route.ts).
  */
-export const makeDeliveryHandler = (deps: DeliveryDepsProvider) => deliveryStep(flowStep(refusingOtherRoutes((input, d) => begin(input as BeginInput, d))))(executionInputFirst(beginInputFirst(deps)));
+export const makeDeliveryHandler = (deps: DeliveryDepsProvider) =>
+  deliveryStep(flowStep(refusingOtherRoutes((input, d) => begin(input as BeginInput, d))))(
+    executionInputFirst(beginInputFirst(deps)),
+  );
 export const handler = makeDeliveryHandler(lambdaSourceDeps);

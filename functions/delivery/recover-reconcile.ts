@@ -4,5 +4,6 @@ import { deliveryStep, lambdaTargetDeps, type DeliveryDepsProvider } from '../li
 
 /** The delivery-reconcile flow's action step: source-free deps (the target only). */
 /** Its execution input (against the flow's fields), then its input (yes, id), are checked before the deps provider parses the manifest or reads a secret. */
-export const makeDeliveryHandler = (deps: DeliveryDepsProvider) => deliveryStep(recoveryFlowStep('reconcile'))(executionInputFirst(recoveryInputFirst('reconcile', deps)));
+export const makeDeliveryHandler = (deps: DeliveryDepsProvider) =>
+  deliveryStep(recoveryFlowStep('reconcile'))(executionInputFirst(recoveryInputFirst('reconcile', deps)));
 export const handler = makeDeliveryHandler(lambdaTargetDeps);

@@ -12,6 +12,9 @@ serveIfReaderChild({ [PROBE_WORKER_KEY]: probeWorker });
 
 /** The delivery-resume flow's action step: source-free deps (the target only), reader-capable as ObserveTarget. */
 /** Its execution input (against the flow's fields), then its input (yes, id), are checked before the deps provider parses the manifest or reads a secret. */
-const resumeStep = (options: ObserveStepOptions) => (deps: DeliveryDepsProvider) => readerStep(recoveryFlowStep('resume'), options)(executionInputFirst(recoveryInputFirst('resume', deps)));
+const resumeStep = (options: ObserveStepOptions) => (deps: DeliveryDepsProvider) =>
+  readerStep(recoveryFlowStep('resume'), options)(executionInputFirst(recoveryInputFirst('resume', deps)));
 export const makeDeliveryHandler = resumeStep({});
-export const handler = resumeStep({ childEntry: fileURLToPath(import.meta.url), secrets: lambdaSecrets })(lambdaTargetDeps);
+export const handler = resumeStep({ childEntry: fileURLToPath(import.meta.url), secrets: lambdaSecrets })(
+  lambdaTargetDeps,
+);

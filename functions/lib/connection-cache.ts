@@ -50,13 +50,21 @@ export class ConnectionCache<T extends object> {
   get(binding: Binding, open: (settings: ConnectionSettings) => Promise<T>): Promise<T> {
     const key = JSON.stringify([binding.name, binding.kind, binding.secretArn ?? null]);
     const turn = (this.turns.get(key) ?? Promise.resolve()).then(() => this.current(key, binding, open));
-    this.turns.set(key, turn.catch(() => undefined));
+    this.turns.set(
+      key,
+      turn.catch(() => undefined),
+    );
     return turn;
   }
 
   private async current(key: string, binding: Binding, open: (settings: ConnectionSettings) => Promise<T>): Promise<T> {
-    const settings = await resolveBinding(binding, { env: this.options.env ?? process.env, secrets: this.options.secrets });
-    const fingerprint = createHash('sha256').update(JSON.stringify([settings.url, settings.username ?? null, settings.password ?? null])).digest('hex');
+    const settings = await resolveBinding(binding, {
+      env: this.options.env ?? process.env,
+      secrets: this.options.secrets,
+    });
+    const fingerprint = createHash('sha256')
+      .update(JSON.stringify([settings.url, settings.username ?? null, settings.password ?? null]))
+      .digest('hex');
     const cached = this.entries.get(key);
     if (cached?.fingerprint === fingerprint) return cached.opening;
     // The secret changed (or nothing is open): the superseded connection is closed first.
@@ -100,13 +108,15 @@ export function watchAuthFailures<V extends object>(value: V, onAuthFailure: () 
   return new Proxy(value, {
     get(target, property, receiver) {
       const member: unknown = Reflect.get(target, property, receiver);
-      if (property === 'close' || property === 'then') return typeof member === 'function' ? member.bind(target) : member;
+      if (property === 'close' || property === 'then')
+        return typeof member === 'function' ? member.bind(target) : member;
       if (typeof member === 'function') {
         // The ports' methods are async: a failure arrives as a rejection (or from an iterator).
         return (...args: unknown[]) => {
           const result: unknown = (member as (...a: unknown[]) => unknown).apply(target, args);
           if (result instanceof Promise) return result.catch(inspect);
-          if (result && typeof result === 'object' && Symbol.asyncIterator in result) return watchIterable(result as AsyncIterable<unknown>, inspect);
+          if (result && typeof result === 'object' && Symbol.asyncIterator in result)
+            return watchIterable(result as AsyncIterable<unknown>, inspect);
           return result;
         };
       }
@@ -126,8 +136,12 @@ function watchIterable<I>(iterable: AsyncIterable<I>, inspect: (error: unknown) 
       const iterator = iterable[Symbol.asyncIterator]();
       return {
         next: () => iterator.next().catch(inspect),
-        return: (value?: unknown) => (iterator.return ? iterator.return(value as never).catch(inspect) : Promise.resolve({ done: true as const, value: value as never })),
-        throw: (error?: unknown) => (iterator.throw ? iterator.throw(error).catch(inspect) : Promise.reject(error as Error)),
+        return: (value?: unknown) =>
+          iterator.return
+            ? iterator.return(value as never).catch(inspect)
+            : Promise.resolve({ done: true as const, value: value as never }),
+        throw: (error?: unknown) =>
+          iterator.throw ? iterator.throw(error).catch(inspect) : Promise.reject(error as Error),
       };
     },
   };

@@ -43,7 +43,10 @@ export function deliveryStep<O>(useCase: DeliveryUseCase<O>) {
 export function routeOfEvent(event: unknown): SelectedRoute {
   const v = event as { manifestText?: unknown; selector?: unknown } | null;
   if (!v || typeof v !== 'object' || typeof v.manifestText !== 'string' || typeof v.selector !== 'string') {
-    throw new ValidationError('delivery.step_input_invalid', 'a deliver-window Task needs manifestText and selector in its input');
+    throw new ValidationError(
+      'delivery.step_input_invalid',
+      'a deliver-window Task needs manifestText and selector in its input',
+    );
   }
   const selector = parseSelector(v.selector);
   return selectRoute(parseManifest(v.manifestText, selector.file), selector);
@@ -97,7 +100,11 @@ function lambdaSource(binding: Binding): Promise<SourcePort> {
 export const lambdaSourceDeps: DeliveryDepsProvider = (event) =>
   Promise.resolve().then(async () => {
     const route = routeOfEvent(event);
-    const [ports, opened, source] = await Promise.all([lambdaPorts(), lambdaTarget(route.targetBinding), lambdaSource(route.sourceBinding)]);
+    const [ports, opened, source] = await Promise.all([
+      lambdaPorts(),
+      lambdaTarget(route.targetBinding),
+      lambdaSource(route.sourceBinding),
+    ]);
     return { ports, ...opened, source, route, faults: lambdaFaults() };
   });
 

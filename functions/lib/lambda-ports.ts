@@ -14,6 +14,10 @@ let cached: Promise<Ports> | undefined;
  * SDK clients are traced by X-Ray (telemetry.ts).
  */
 export function lambdaPorts(): Promise<Ports> {
-  cached ??= Promise.resolve().then(() => awsPorts(configFromEnv(process.env), observedFaults(faultsFromEnv(process.env)), undefined, { instrument: instrumentClient }));
+  cached ??= Promise.resolve().then(() =>
+    awsPorts(configFromEnv(process.env), observedFaults(faultsFromEnv(process.env)), undefined, {
+      instrument: instrumentClient,
+    }),
+  );
   return cached;
 }

@@ -14,7 +14,11 @@ type Unit = (typeof MetricUnit)[keyof typeof MetricUnit];
  * invocation (after or onError). This replaces Powertools' `logMetrics` middleware, which
  * flushes one dimension set and warns on every invocation that crossed nothing.
  */
-function emit(metrics: Metrics, dimensions: Record<string, string>, values: [name: string, unit: Unit, value: number][]): void {
+function emit(
+  metrics: Metrics,
+  dimensions: Record<string, string>,
+  values: [name: string, unit: Unit, value: number][],
+): void {
   for (const [name, value] of Object.entries(dimensions)) metrics.addDimension(name, value);
   for (const [name, unit, value] of values) metrics.addMetric(name, unit, value);
   metrics.publishStoredMetrics();
@@ -35,24 +39,38 @@ export function recordEnd(
   const cutPoints: Partial<Record<CutPointOutcome, number>> = {};
   for (const [outcome, count] of invocation?.cutPoints ?? []) {
     cutPoints[outcome] = count;
-    emit(metrics, { [DIMENSIONS.step]: step, [DIMENSIONS.outcome]: outcome }, [[METRICS.cutPointOutcome, MetricUnit.Count, count]]);
+    emit(metrics, { [DIMENSIONS.step]: step, [DIMENSIONS.outcome]: outcome }, [
+      [METRICS.cutPointOutcome, MetricUnit.Count, count],
+    ]);
   }
   let recoveryEnd: RecoveryEnd;
   if ('error' in end) {
     const failure = stepFailureOf(end.error);
-    if (failure.metric === 'StepError') emit(metrics, { [DIMENSIONS.step]: step, [DIMENSIONS.errorName]: failure.errorName }, [[METRICS.stepError, MetricUnit.Count, 1]]);
+    if (failure.metric === 'StepError')
+      emit(metrics, { [DIMENSIONS.step]: step, [DIMENSIONS.errorName]: failure.errorName }, [
+        [METRICS.stepError, MetricUnit.Count, 1],
+      ]);
     else emit(metrics, { [DIMENSIONS.step]: step }, [[METRICS.unexpectedError, MetricUnit.Count, 1]]);
     recoveryEnd = { errorName: failure.metric === 'StepError' ? failure.errorName : 'Unexpected' };
   } else {
     recoveryEnd = { result: end.result };
     const volume = volumeOf(step, event, end.result);
     if (volume) {
-      const [rows, bytes] = volume.kind === 'delivered' ? [METRICS.rowsDelivered, METRICS.bytesDelivered] : [METRICS.recordsAppended, METRICS.bytesAppended];
-      emit(metrics, { [DIMENSIONS.flow]: volume.flow }, [[rows, MetricUnit.Count, volume.count], ...(volume.bytes !== undefined ? [[bytes, MetricUnit.Bytes, volume.bytes] as [string, Unit, number]] : [])]);
+      const [rows, bytes] =
+        volume.kind === 'delivered'
+          ? [METRICS.rowsDelivered, METRICS.bytesDelivered]
+          : [METRICS.recordsAppended, METRICS.bytesAppended];
+      emit(metrics, { [DIMENSIONS.flow]: volume.flow }, [
+        [rows, MetricUnit.Count, volume.count],
+        ...(volume.bytes !== undefined ? [[bytes, MetricUnit.Bytes, volume.bytes] as [string, Unit, number]] : []),
+      ]);
     }
   }
   const flow = RECOVERY_STEP_FLOWS[step];
   const outcome = flow === undefined ? undefined : recoveryOutcomeOf(recoveryEnd);
-  if (flow !== undefined && outcome !== undefined) emit(metrics, { [DIMENSIONS.flow]: flow, [DIMENSIONS.outcome]: outcome }, [[METRICS.recoveryOutcome, MetricUnit.Count, 1]]);
+  if (flow !== undefined && outcome !== undefined)
+    emit(metrics, { [DIMENSIONS.flow]: flow, [DIMENSIONS.outcome]: outcome }, [
+      [METRICS.recoveryOutcome, MetricUnit.Count, 1],
+    ]);
   return cutPoints;
 }

@@ -43,12 +43,19 @@ let tracerMiddleware: typeof TracerMiddleware | undefined;
 /** Powertools' instances, built once per process, on a handler's first call in Lambda. */
 async function instrumentsOnce(): Promise<Instruments> {
   if (!instruments) {
-    const [{ Tracer: TracerClass }, middleware] = await Promise.all([import('@aws-lambda-powertools/tracer'), import('@aws-lambda-powertools/tracer/middleware')]);
+    const [{ Tracer: TracerClass }, middleware] = await Promise.all([
+      import('@aws-lambda-powertools/tracer'),
+      import('@aws-lambda-powertools/tracer/middleware'),
+    ]);
     const metrics = new Metrics({ namespace: METRIC_NAMESPACE, serviceName: SERVICE_NAME });
     // Dimensions are the contract's only (no `service`): every value from a closed set.
     metrics.clearDefaultDimensions();
     tracerMiddleware = middleware;
-    instruments ??= { logger: new Logger({ serviceName: SERVICE_NAME }), metrics, tracer: new TracerClass({ serviceName: SERVICE_NAME, captureHTTPsRequests: false }) };
+    instruments ??= {
+      logger: new Logger({ serviceName: SERVICE_NAME }),
+      metrics,
+      tracer: new TracerClass({ serviceName: SERVICE_NAME, captureHTTPsRequests: false }),
+    };
   }
   return instruments;
 }
@@ -74,7 +81,11 @@ function stepName(env: NodeJS.ProcessEnv): string {
  */
 export function instrumentClient<C>(client: C): C {
   if (!telemetryActive()) return client;
-  if (!instruments) throw new ConfigError('telemetry.tracer_not_loaded', 'an SDK client was built before any handler call loaded the tracer');
+  if (!instruments)
+    throw new ConfigError(
+      'telemetry.tracer_not_loaded',
+      'an SDK client was built before any handler call loaded the tracer',
+    );
   return instruments.tracer.captureAWSv3Client(client);
 }
 
@@ -98,7 +109,13 @@ function observe(step: string, { logger, metrics }: Instruments): middy.Middlewa
     onError: (request) => {
       const error = request.error;
       const cutPoints = recordEnd(metrics, step, currentInvocation(), request.event, { error });
-      logger.error('step failed', { outcome: 'error', cutPoints, errorName: error?.name, code: (error as { code?: unknown } | null)?.code, errorMessage: error?.message });
+      logger.error('step failed', {
+        outcome: 'error',
+        cutPoints,
+        errorName: error?.name,
+        code: (error as { code?: unknown } | null)?.code,
+        errorMessage: error?.message,
+      });
     },
   };
 }

@@ -38,7 +38,9 @@ export function readerStep<O>(useCase: DeliveryUseCase<O>, options: ObserveStepO
       const readerOptions: TargetReaderOptions = {
         ...(options.secrets ? { secrets: options.secrets() } : {}),
         ...(options.childEntry ? { childEntry: options.childEntry, entry: PROBE_WORKER_KEY } : {}),
-        ...(typeof context?.getRemainingTimeInMillis === 'function' ? { remainingMs: () => context.getRemainingTimeInMillis!() } : {}),
+        ...(typeof context?.getRemainingTimeInMillis === 'function'
+          ? { remainingMs: () => context.getRemainingTimeInMillis!() }
+          : {}),
       };
       const stepDeps = await deps(event);
       return useCase(event, { ...stepDeps, observeReader: () => targetReaderOf(stepDeps, readerOptions) });

@@ -8,4 +8,6 @@ import { observeStep, PROBE_WORKER_KEY } from './observe-step.js';
 serveIfReaderChild({ [PROBE_WORKER_KEY]: probeWorker });
 
 export const makeDeliveryHandler = observeStep();
-export const handler = observeStep({ childEntry: fileURLToPath(import.meta.url), secrets: lambdaSecrets })(lambdaTargetDeps);
+export const handler = observeStep({ childEntry: fileURLToPath(import.meta.url), secrets: lambdaSecrets })(
+  lambdaTargetDeps,
+);

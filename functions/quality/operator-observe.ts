@@ -10,6 +10,9 @@ import { PROBE_WORKER_KEY, readerStep, type ObserveStepOptions } from './observe
 serveIfReaderChild({ [PROBE_WORKER_KEY]: probeWorker });
 
 /** The quality-observe flow's step: the operator's observation, its execution input (against the flow's fields) and its input checked before the manifest or a secret is read. */
-const operatorStep = (options: ObserveStepOptions) => (deps: DeliveryDepsProvider) => readerStep(operatorObserveStep, options)(executionInputFirst(operatorInputFirst(deps)));
+const operatorStep = (options: ObserveStepOptions) => (deps: DeliveryDepsProvider) =>
+  readerStep(operatorObserveStep, options)(executionInputFirst(operatorInputFirst(deps)));
 export const makeDeliveryHandler = operatorStep({});
-export const handler = operatorStep({ childEntry: fileURLToPath(import.meta.url), secrets: lambdaSecrets })(lambdaTargetDeps);
+export const handler = operatorStep({ childEntry: fileURLToPath(import.meta.url), secrets: lambdaSecrets })(
+  lambdaTargetDeps,
+);

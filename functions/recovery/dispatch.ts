@@ -9,7 +9,19 @@ import { incidentNotifier } from '../lib/incident-topic.js';
 let deps: DispatchDeps | undefined;
 let notifier: Notifier | undefined;
 /** Built on the first notice: an event that needs none never depends on the topic's setting. */
-const incidentTopic: Notifier = { publish: (subject, message) => (notifier ??= incidentNotifier(process.env)).publish(subject, message) };
+const incidentTopic: Notifier = {
+  publish: (subject, message) => (notifier ??= incidentNotifier(process.env)).publish(subject, message),
+};
 
 /** EventBridge → the recovery dispatcher (infra/recovery-dispatch.ts): no logic here. */
-export const handler = middy(async (event: unknown) => dispatchRecovery(event, (deps ??= { executions: openFlowExecutions(), metrics: emfMetricCounter(), notifier: incidentTopic, faults: faultsFromEnv(process.env) })));
+export const handler = middy(async (event: unknown) =>
+  dispatchRecovery(
+    event,
+    (deps ??= {
+      executions: openFlowExecutions(),
+      metrics: emfMetricCounter(),
+      notifier: incidentTopic,
+      faults: faultsFromEnv(process.env),
+    }),
+  ),
+);

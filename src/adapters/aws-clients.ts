@@ -23,7 +23,9 @@ export interface AwsClients {
  * not for others) and the named profile's credentials, if one was named.
  */
 function base(connection: AwsConnection): { region: string; profile?: string } {
-  return connection.profile === undefined ? { region: connection.region } : { region: connection.region, profile: connection.profile };
+  return connection.profile === undefined
+    ? { region: connection.region }
+    : { region: connection.region, profile: connection.profile };
 }
 
 /** An operator's client: a call that never got a connection is `aws.unreachable` (aws-errors.ts); a Lambda's is left as the SDK made it. */
@@ -34,24 +36,32 @@ function forWho<C>(client: C, connection: AwsConnection, service: string): C {
 export function awsClients(config: CutpointConfig): AwsClients {
   const requestHandler = new NodeHttpHandler({ connectionTimeout: 3000, requestTimeout: 10000 });
   const dynamo = (maxAttempts: number) =>
-    forWho(new DynamoDBClient({
-      ...base(config),
-      maxAttempts,
-      requestHandler,
-      ...(config.endpoints.dynamodb ? { endpoint: config.endpoints.dynamodb, credentials: LOCAL_CREDENTIALS } : {}),
-    }), config, 'DynamoDB');
+    forWho(
+      new DynamoDBClient({
+        ...base(config),
+        maxAttempts,
+        requestHandler,
+        ...(config.endpoints.dynamodb ? { endpoint: config.endpoints.dynamodb, credentials: LOCAL_CREDENTIALS } : {}),
+      }),
+      config,
+      'DynamoDB',
+    );
   return {
     dynamoWriter: dynamo(1),
     dynamoReader: dynamo(3),
-    s3: forWho(new S3Client({
-      ...base(config),
-      // Lost PUT responses are resolved by exact identity, not by SDK retries.
-      maxAttempts: 1,
-      requestHandler,
-      ...(config.endpoints.s3
-        ? { endpoint: config.endpoints.s3, forcePathStyle: true, credentials: LOCAL_CREDENTIALS }
-        : {}),
-    }), config, 'S3'),
+    s3: forWho(
+      new S3Client({
+        ...base(config),
+        // Lost PUT responses are resolved by exact identity, not by SDK retries.
+        maxAttempts: 1,
+        requestHandler,
+        ...(config.endpoints.s3
+          ? { endpoint: config.endpoints.s3, forcePathStyle: true, credentials: LOCAL_CREDENTIALS }
+          : {}),
+      }),
+      config,
+      'S3',
+    ),
   };
 }
 
@@ -64,7 +74,11 @@ export interface AwsClientOptions {
 export function instrumentedClients(clients: AwsClients, options: AwsClientOptions = {}): AwsClients {
   const { instrument } = options;
   if (!instrument) return clients;
-  return { dynamoWriter: instrument(clients.dynamoWriter), dynamoReader: instrument(clients.dynamoReader), s3: instrument(clients.s3) };
+  return {
+    dynamoWriter: instrument(clients.dynamoWriter),
+    dynamoReader: instrument(clients.dynamoReader),
+    s3: instrument(clients.s3),
+  };
 }
 
 /** Step Functions, SDK retries off: the caller decides, by exact execution name, what a retry means. */

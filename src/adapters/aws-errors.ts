@@ -9,7 +9,14 @@ import { UnreachableError } from '../domain/errors.js';
  * SDK's errors, which their flows retry.
  */
 
-const NO_CONNECTION = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL']);
+const NO_CONNECTION = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EADDRNOTAVAIL',
+]);
 
 /** Whether `error` (or what it wraps) says no connection was ever established. */
 export function isNoConnection(error: unknown): boolean {
@@ -17,7 +24,12 @@ export function isNoConnection(error: unknown): boolean {
   for (let depth = 0; depth < 5 && typeof current === 'object' && current !== null; depth++) {
     const e = current as { code?: unknown; name?: unknown; message?: unknown; errors?: unknown; cause?: unknown };
     if (typeof e.code === 'string' && NO_CONNECTION.has(e.code)) return true;
-    if (e.name === 'TimeoutError' && typeof e.message === 'string' && e.message.includes('did not establish a connection')) return true;
+    if (
+      e.name === 'TimeoutError' &&
+      typeof e.message === 'string' &&
+      e.message.includes('did not establish a connection')
+    )
+      return true;
     if (Array.isArray(e.errors) && e.errors.some(isNoConnection)) return true;
     current = e.cause;
   }
@@ -34,7 +46,9 @@ export class AwsUnreachableError extends UnreachableError {
 }
 
 interface WithMiddleware {
-  middlewareStack: { add: (middleware: never, options: { step: 'initialize'; name: string; priority: 'high' }) => void };
+  middlewareStack: {
+    add: (middleware: never, options: { step: 'initialize'; name: string; priority: 'high' }) => void;
+  };
 }
 
 /** `client` whose calls that never got a connection end as AwsUnreachableError (after the SDK's own retries). */
@@ -46,6 +60,10 @@ export function classifyUnreachable<C>(client: C, service: string, region: strin
       throw isNoConnection(error) ? new AwsUnreachableError(service, region) : error;
     }
   };
-  (client as unknown as WithMiddleware).middlewareStack.add(middleware as never, { step: 'initialize', name: 'cutpointUnreachable', priority: 'high' });
+  (client as unknown as WithMiddleware).middlewareStack.add(middleware as never, {
+    step: 'initialize',
+    name: 'cutpointUnreachable',
+    priority: 'high',
+  });
   return client;
 }

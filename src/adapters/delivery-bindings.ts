@@ -38,13 +38,21 @@ import { openPostgresTarget } from './postgres/target.js';
  * chdb on a data directory, `chdb:<dir>` (relative to the working directory; one process
  * at a time may hold it).
  */
-export async function openSourceFor(binding: Binding, settings: ConnectionSettings, options: { embedded?: boolean } = {}): Promise<SourcePort> {
+export async function openSourceFor(
+  binding: Binding,
+  settings: ConnectionSettings,
+  options: { embedded?: boolean } = {},
+): Promise<SourcePort> {
   if (binding.kind !== 'clickhouse') throw kindInvalid(binding, 'a ClickHouse source');
   return createClickHouseSource(await openClickHouseBinding(binding, settings, options));
 }
 
 /** One ClickHouse connection of a binding: http(s) anywhere, `chdb:<dir>` only with `embedded` (never in a Lambda). */
-async function openClickHouseBinding(binding: Binding, settings: ConnectionSettings, options: { embedded?: boolean }): Promise<ClickHouseHandle> {
+async function openClickHouseBinding(
+  binding: Binding,
+  settings: ConnectionSettings,
+  options: { embedded?: boolean },
+): Promise<ClickHouseHandle> {
   const embedded = options.embedded === true && settings.url.startsWith('chdb:');
   if (!embedded && !/^https?:\/\//i.test(settings.url)) {
     throw new ConfigError(
@@ -53,7 +61,11 @@ async function openClickHouseBinding(binding: Binding, settings: ConnectionSetti
     );
   }
   const dataDir = embedded ? settings.url.slice('chdb:'.length).replace(/^\/\/(?=\/)/, '') : '';
-  if (embedded && dataDir === '') throw new ConfigError('delivery.binding_url_invalid', `binding ${binding.name}: embedded ClickHouse needs a data directory (chdb:<dir>)`);
+  if (embedded && dataDir === '')
+    throw new ConfigError(
+      'delivery.binding_url_invalid',
+      `binding ${binding.name}: embedded ClickHouse needs a data directory (chdb:<dir>)`,
+    );
   try {
     return await openClickHouse(
       embedded
@@ -69,7 +81,10 @@ async function openClickHouseBinding(binding: Binding, settings: ConnectionSetti
     // Our own diagnostics name the real cause (a missing or busy chdb: directory).
     if (error instanceof CutpointError) throw new ConfigError(error.code, `binding ${binding.name}: ${error.message}`);
     // The driver's message may quote the URL: only the binding's name leaves.
-    throw new ConfigError('delivery.binding_url_invalid', `binding ${binding.name}: the ClickHouse client refused the connection settings`);
+    throw new ConfigError(
+      'delivery.binding_url_invalid',
+      `binding ${binding.name}: the ClickHouse client refused the connection settings`,
+    );
   }
 }
 
@@ -89,7 +104,10 @@ export async function openRouteTargetFor(
 ): Promise<{ target: TargetPort; exchange?: ExchangeTargetPort }> {
   if (binding.kind !== 'clickhouse') return { target: openTargetFor(binding, settings, faults) };
   const handle = await openClickHouseBinding(binding, settings, options);
-  return { target: createClickHouseStageTarget(handle, faults), exchange: createClickHouseExchangeTarget(handle, faults) };
+  return {
+    target: createClickHouseStageTarget(handle, faults),
+    exchange: createClickHouseExchangeTarget(handle, faults),
+  };
 }
 
 /**
@@ -118,7 +136,10 @@ function postgresConnection(binding: Binding, settings: ConnectionSettings): str
   if (settings.username === undefined && settings.password === undefined) return settings.url;
   const url = URL.canParse(settings.url) ? new URL(settings.url) : undefined;
   if (!url || !/^postgres(ql)?:$/i.test(url.protocol) || url.host === '') {
-    throw new ConfigError('delivery.binding_url_invalid', `binding ${binding.name}: a PostgreSQL connection with a separate username or password must be a postgres:// URL`);
+    throw new ConfigError(
+      'delivery.binding_url_invalid',
+      `binding ${binding.name}: a PostgreSQL connection with a separate username or password must be a postgres:// URL`,
+    );
   }
   if (settings.username !== undefined) url.username = encodeURIComponent(settings.username);
   if (settings.password !== undefined) url.password = encodeURIComponent(settings.password);
@@ -146,5 +167,8 @@ function mssqlConnection(binding: Binding, settings: ConnectionSettings): string
 }
 
 function kindInvalid(binding: Binding, what: string): ConfigError {
-  return new ConfigError('delivery.binding_kind_invalid', `binding ${binding.name} of kind ${binding.kind} is not ${what}`);
+  return new ConfigError(
+    'delivery.binding_kind_invalid',
+    `binding ${binding.name} of kind ${binding.kind} is not ${what}`,
+  );
 }

@@ -8,7 +8,12 @@ import { DynamoAuthorityStore } from './dynamodb/authority-store.js';
 import { S3ObjectStore } from './s3/object-store.js';
 
 /** Wires the use cases' ports to DynamoDB and S3 (real or emulated). */
-export function awsPorts(config: CutpointConfig, faults: FaultInjector, meter?: RequestMeter, clientOptions?: AwsClientOptions): Ports {
+export function awsPorts(
+  config: CutpointConfig,
+  faults: FaultInjector,
+  meter?: RequestMeter,
+  clientOptions?: AwsClientOptions,
+): Ports {
   const clients = instrumentedClients(awsClients(config), clientOptions);
   return {
     authority: new DynamoAuthorityStore({

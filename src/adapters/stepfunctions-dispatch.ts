@@ -30,7 +30,11 @@ export function openFlowExecutions(client: SFNClient = new SFNClient({})): FlowE
     async inputOf(executionArn) {
       const out = await client.send(new DescribeExecutionCommand({ executionArn, includedData: 'ALL_DATA' }));
       if (typeof out.input !== 'string' || out.inputDetails?.included === false) {
-        throw new CutpointError('Recovery.InputUnavailable', 'recovery.input_unavailable', `DescribeExecution returned no input for ${executionArn}`);
+        throw new CutpointError(
+          'Recovery.InputUnavailable',
+          'recovery.input_unavailable',
+          `DescribeExecution returned no input for ${executionArn}`,
+        );
       }
       return out.input;
     },

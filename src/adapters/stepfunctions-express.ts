@@ -26,7 +26,9 @@ export async function startSyncExpress(
   // No SDK retries: the caller decides, by exact identity, what a retry means.
   const client = sfnClient(options.connection);
   try {
-    const out = await client.send(new StartSyncExecutionCommand({ stateMachineArn, name, input: JSON.stringify(input) }));
+    const out = await client.send(
+      new StartSyncExecutionCommand({ stateMachineArn, name, input: JSON.stringify(input) }),
+    );
     return {
       executionArn: out.executionArn ?? '',
       status: out.status ?? 'UNKNOWN',

@@ -1,4 +1,9 @@
-import { DescribeExecutionCommand, StartExecutionCommand, type DescribeExecutionCommandOutput, type SFNClient } from '@aws-sdk/client-sfn';
+import {
+  DescribeExecutionCommand,
+  StartExecutionCommand,
+  type DescribeExecutionCommandOutput,
+  type SFNClient,
+} from '@aws-sdk/client-sfn';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AwsConnection } from '../config.js';
 import { CutpointError } from '../domain/errors.js';
@@ -35,9 +40,18 @@ export async function startAndWait(
     if (definite) throw error;
     // Lost response or an earlier start under the same name: describe, never re-start.
     const existing = await describeOrUndefined(client, executionArn);
-    if (!existing) throw new CutpointError('Cutpoint.OutcomeUnknown', 'flow.start_unknown', `start of ${name} is unknown and the execution is not visible yet; re-run the same command`);
+    if (!existing)
+      throw new CutpointError(
+        'Cutpoint.OutcomeUnknown',
+        'flow.start_unknown',
+        `start of ${name} is unknown and the execution is not visible yet; re-run the same command`,
+      );
     if (existing.input !== body) {
-      throw new CutpointError('Cutpoint.IdentityConflict', 'flow.execution_name_taken', `execution ${name} exists with different input`);
+      throw new CutpointError(
+        'Cutpoint.IdentityConflict',
+        'flow.execution_name_taken',
+        `execution ${name} exists with different input`,
+      );
     }
   }
   for (;;) {
@@ -56,7 +70,10 @@ export async function startAndWait(
   }
 }
 
-async function describeOrUndefined(client: SFNClient, executionArn: string): Promise<DescribeExecutionCommandOutput | undefined> {
+async function describeOrUndefined(
+  client: SFNClient,
+  executionArn: string,
+): Promise<DescribeExecutionCommandOutput | undefined> {
   try {
     return await client.send(new DescribeExecutionCommand({ executionArn }));
   } catch (error) {

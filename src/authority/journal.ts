@@ -32,9 +32,18 @@ export class Journal {
    * Appends a transition once. Appending a transition id that is already in the journal
    * returns the existing entry (a retry after a lost response or a crash).
    */
-  async append(transitionId: string, type: string, data: Record<string, unknown>, at: string, attempts = 4): Promise<JournalEntry> {
+  async append(
+    transitionId: string,
+    type: string,
+    data: Record<string, unknown>,
+    at: string,
+    attempts = 4,
+  ): Promise<JournalEntry> {
     if (!/^[A-Za-z0-9._:-]{1,128}$/.test(transitionId)) {
-      throw new ValidationError('journal.invalid_transition_id', 'transition id must be 1-128 characters of [A-Za-z0-9._:-]');
+      throw new ValidationError(
+        'journal.invalid_transition_id',
+        'transition id must be 1-128 characters of [A-Za-z0-9._:-]',
+      );
     }
     for (let attempt = 0; attempt < attempts; attempt++) {
       const existing = await this.find(transitionId);
@@ -44,8 +53,17 @@ export class Journal {
       const entry: JournalEntry = { seq: seq + 1, transitionId, type, at, data };
       const outcome = await this.store.transact(this.cutPoint, [
         head
-          ? { kind: 'update', key: { pk: this.pk, sk: 'head' }, expect: { version: head.version }, set: { seq: seq + 1, lastTransitionId: transitionId } }
-          : { kind: 'put', item: { pk: this.pk, sk: 'head', seq: 1, lastTransitionId: transitionId }, expect: 'absent' },
+          ? {
+              kind: 'update',
+              key: { pk: this.pk, sk: 'head' },
+              expect: { version: head.version },
+              set: { seq: seq + 1, lastTransitionId: transitionId },
+            }
+          : {
+              kind: 'put',
+              item: { pk: this.pk, sk: 'head', seq: 1, lastTransitionId: transitionId },
+              expect: 'absent',
+            },
         { kind: 'put', item: { pk: this.pk, sk: seqKey(seq + 1), ...entry }, expect: 'absent' },
         { kind: 'put', item: { pk: this.pk, sk: txKey(transitionId), seq: seq + 1 }, expect: 'absent' },
       ]);
@@ -70,7 +88,10 @@ export class Journal {
     if (!claim) return undefined;
     const record = await this.store.get({ pk: this.pk, sk: seqKey(claim.seq as number) });
     if (record?.transitionId !== transitionId) {
-      throw new OutcomeUnknownError(this.cutPoint, `journal ${this.pk}: claim for ${transitionId} has no matching record`);
+      throw new OutcomeUnknownError(
+        this.cutPoint,
+        `journal ${this.pk}: claim for ${transitionId} has no matching record`,
+      );
     }
     return toEntry(record);
   }

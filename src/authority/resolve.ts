@@ -7,7 +7,8 @@ import type { AuthorityItem, AuthorityStore, ItemKey, WriteOutcome } from '../po
  *   earlier — a lost response, or a retry after a crash).
  * - NOT_APPLIED: the item is absent or is someone else's; `current` is what is there.
  */
-export type Resolved = { status: 'APPLIED'; item: AuthorityItem } | { status: 'NOT_APPLIED'; current: AuthorityItem | undefined };
+export type Resolved =
+  { status: 'APPLIED'; item: AuthorityItem } | { status: 'NOT_APPLIED'; current: AuthorityItem | undefined };
 
 /**
  * Resolves an UNKNOWN (or a CONFLICT that may be our own earlier write) by reloading the
@@ -52,5 +53,8 @@ export async function writeExactlyOnce(
     if (resolved.status === 'APPLIED') return resolved;
     // Not applied (yet): the write's own condition makes one more attempt safe.
   }
-  throw new OutcomeUnknownError(cutPoint, `${cutPoint}: outcome still unknown after ${attempts} attempts (${lastReason})`);
+  throw new OutcomeUnknownError(
+    cutPoint,
+    `${cutPoint}: outcome still unknown after ${attempts} attempts (${lastReason})`,
+  );
 }

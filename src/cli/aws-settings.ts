@@ -32,7 +32,10 @@ export function stacksOf(flag: string | undefined): string[] {
   if (flag === undefined) return [...DEFAULT_STACKS];
   const names = flag.split(',').map((s) => s.trim());
   for (const name of names) {
-    if (!STACK_NAME.test(name)) throw new UsageError(`--stack takes CloudFormation stack names, comma-separated (letters, digits, hyphens; a letter first): ${quoted(name)}`);
+    if (!STACK_NAME.test(name))
+      throw new UsageError(
+        `--stack takes CloudFormation stack names, comma-separated (letters, digits, hyphens; a letter first): ${quoted(name)}`,
+      );
   }
   if (new Set(names).size !== names.length) throw new UsageError('--stack names a stack twice');
   return names;
@@ -41,25 +44,39 @@ export function stacksOf(flag: string | undefined): string[] {
 /** The stack named does not exist in this account and region. */
 export class StackNotFoundError extends CutpointError {
   constructor(stack: string, region: string) {
-    super('Aws.StackNotFound', 'aws.stack_not_found', `stack ${stack} does not exist in ${region} (deploy it with \`npx cdk deploy --all\`, or name yours with --stack, or pass --region/--profile)`);
+    super(
+      'Aws.StackNotFound',
+      'aws.stack_not_found',
+      `stack ${stack} does not exist in ${region} (deploy it with \`npx cdk deploy --all\`, or name yours with --stack, or pass --region/--profile)`,
+    );
   }
 }
 
 /** The stacks exist but none has the output the command needs. */
 export class OutputMissingError extends CutpointError {
   constructor(output: string, stacks: readonly string[], override: string) {
-    super('Aws.OutputMissing', 'aws.output_missing', `no stack output ${output} in ${stacks.join(', ')} (redeploy the stacks, or set ${override})`);
+    super(
+      'Aws.OutputMissing',
+      'aws.output_missing',
+      `no stack output ${output} in ${stacks.join(', ')} (redeploy the stacks, or set ${override})`,
+    );
   }
 }
 
 /** Outputs of several stacks merged; the same key with two values is ambiguous, not last-wins. */
-export function mergeOutputs(stacks: ReadonlyArray<{ name: string; outputs: Record<string, string> }>): Record<string, string> {
+export function mergeOutputs(
+  stacks: ReadonlyArray<{ name: string; outputs: Record<string, string> }>,
+): Record<string, string> {
   const merged: Record<string, string> = {};
   const from: Record<string, string> = {};
   for (const stack of stacks) {
     for (const [key, value] of Object.entries(stack.outputs)) {
       if (key in merged && merged[key] !== value) {
-        throw new CutpointError('Aws.OutputAmbiguous', 'aws.output_ambiguous', `stack output ${key} differs between ${from[key]} and ${stack.name}; name one stack with --stack`);
+        throw new CutpointError(
+          'Aws.OutputAmbiguous',
+          'aws.output_ambiguous',
+          `stack output ${key} differs between ${from[key]} and ${stack.name}; name one stack with --stack`,
+        );
       }
       merged[key] = value;
       from[key] ??= stack.name;
@@ -76,14 +93,20 @@ export function pick(flag: string | undefined, env: NodeJS.ProcessEnv, variable:
 }
 
 /** From the merged outputs: the value, or aws.output_missing naming the output and the variable that overrides it. */
-export function fromOutputs(outputs: Record<string, string>, output: string, stacks: readonly string[], override: string): string {
+export function fromOutputs(
+  outputs: Record<string, string>,
+  output: string,
+  stacks: readonly string[],
+  override: string,
+): string {
   const value = outputs[output];
   if (value === undefined || value === '') throw new OutputMissingError(output, stacks, override);
   return value;
 }
 
-// eslint-disable-next-line no-control-regex
-const PROFILE_NAME = /^[^\s[\]\u0000-\u001f\u007f-\u009f](?:[^[\]\u0000-\u001f\u007f-\u009f]{0,126}[^\s[\]\u0000-\u001f\u007f-\u009f])?$/;
+const PROFILE_NAME =
+  // eslint-disable-next-line no-control-regex
+  /^[^\s[\]\u0000-\u001f\u007f-\u009f](?:[^[\]\u0000-\u001f\u007f-\u009f]{0,126}[^\s[\]\u0000-\u001f\u007f-\u009f])?$/;
 
 /**
  * `--profile NAME` as a shared-config section can hold it: 1-128 characters, no control
@@ -91,7 +114,10 @@ const PROFILE_NAME = /^[^\s[\]\u0000-\u001f\u007f-\u009f](?:[^[\]\u0000-\u001f\u
  * writes `[profile ops team]`). A malformed name is a usage error before any lookup.
  */
 export function assertProfileFlag(flag: string | undefined): void {
-  if (flag !== undefined && !PROFILE_NAME.test(flag)) throw new UsageError('--profile takes a shared-config profile name (1-128 characters; no control character, bracket, or space at either end)');
+  if (flag !== undefined && !PROFILE_NAME.test(flag))
+    throw new UsageError(
+      '--profile takes a shared-config profile name (1-128 characters; no control character, bracket, or space at either end)',
+    );
 }
 
 /** The profile a command uses: --profile, then AWS_PROFILE, then `default`. */
@@ -105,8 +131,15 @@ export function profileOf(flag: string | undefined, env: NodeJS.ProcessEnv): { n
  * The profile's `region` from the shared config file (`[profile NAME]`, or `[default]`),
  * else from the shared credentials file (`[NAME]`), as the SDK reads them.
  */
-export function regionOfProfile(configText: string | undefined, credentialsText: string | undefined, profile: string): string | undefined {
-  const inConfig = configText === undefined ? undefined : iniSection(configText, profile === 'default' ? ['default', 'profile default'] : [`profile ${profile}`]);
+export function regionOfProfile(
+  configText: string | undefined,
+  credentialsText: string | undefined,
+  profile: string,
+): string | undefined {
+  const inConfig =
+    configText === undefined
+      ? undefined
+      : iniSection(configText, profile === 'default' ? ['default', 'profile default'] : [`profile ${profile}`]);
   const inCredentials = credentialsText === undefined ? undefined : iniSection(credentialsText, [profile]);
   return inConfig?.region ?? inCredentials?.region;
 }
@@ -127,7 +160,8 @@ function iniSection(text: string, names: readonly string[]): Record<string, stri
     }
     const pair = /^([^=\s]+)\s*=\s*(.*)$/.exec(line);
     // Indented lines continue a nested setting (s3 = …): never a top-level key.
-    if (pair && current && !/^\s/.test(raw)) current[(pair[1] as string).toLowerCase()] = (pair[2] as string).replace(/\s+[#;].*$/, '').trim();
+    if (pair && current && !/^\s/.test(raw))
+      current[(pair[1] as string).toLowerCase()] = (pair[2] as string).replace(/\s+[#;].*$/, '').trim();
   }
   for (const name of names) if (sections.has(name)) return sections.get(name);
   return undefined;
@@ -137,7 +171,12 @@ function iniSection(text: string, names: readonly string[]): Record<string, stri
  * The ONE region of a command: --region, then AWS_REGION, then AWS_DEFAULT_REGION, then
  * the profile's region; none of them is `aws.region_missing` (never a silent default).
  */
-export function regionOf(flag: string | undefined, env: NodeJS.ProcessEnv, profileRegion: () => string | undefined, profile: string): { region: string; from: string } {
+export function regionOf(
+  flag: string | undefined,
+  env: NodeJS.ProcessEnv,
+  profileRegion: () => string | undefined,
+  profile: string,
+): { region: string; from: string } {
   if (flag !== undefined) return { region: flag, from: '--region' };
   for (const variable of ['AWS_REGION', 'AWS_DEFAULT_REGION']) {
     const value = env[variable]?.trim();
@@ -145,5 +184,9 @@ export function regionOf(flag: string | undefined, env: NodeJS.ProcessEnv, profi
   }
   const fromProfile = profileRegion();
   if (fromProfile) return { region: fromProfile, from: `profile ${profile}` };
-  throw new CutpointError('Aws.RegionMissing', 'aws.region_missing', `no region: pass --region, set AWS_REGION, or set region in profile ${profile} of the shared config file`);
+  throw new CutpointError(
+    'Aws.RegionMissing',
+    'aws.region_missing',
+    `no region: pass --region, set AWS_REGION, or set region in profile ${profile} of the shared config file`,
+  );
 }

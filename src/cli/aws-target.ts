@@ -55,7 +55,8 @@ export interface AwsFlags {
 export function refuseAwsFlagsWithoutAws(flags: AwsFlags): void {
   if (flags.aws) return;
   const given = (['profile', 'region', 'stack'] as const).filter((f) => flags[f] !== undefined);
-  if (given.length) throw new UsageError(`${given.map((f) => `--${f}`).join(' and ')} need${given.length === 1 ? 's' : ''} --aws`);
+  if (given.length)
+    throw new UsageError(`${given.map((f) => `--${f}`).join(' and ')} need${given.length === 1 ? 's' : ''} --aws`);
 }
 
 /**
@@ -89,7 +90,12 @@ export class AwsSession {
     if (this.resolvedConnection) return this.resolvedConnection;
     const shared = this.sharedFiles();
     const profile = profileOf(this.flags.profile, this.env);
-    const { region } = regionOf(this.flags.region, this.env, () => regionOfProfile(shared.config, shared.credentials, profile.name), profile.name);
+    const { region } = regionOf(
+      this.flags.region,
+      this.env,
+      () => regionOfProfile(shared.config, shared.credentials, profile.name),
+      profile.name,
+    );
     assertRegion(region);
     // An operator's connection: a call that never reaches AWS is aws.unreachable with the next step.
     this.resolvedConnection = { region, ...(profile.named ? { profile: profile.name } : {}), operator: true };
@@ -117,14 +123,22 @@ export class AwsSession {
     this.connection();
     const given = pick(flag, this.env, arnVariable(flow));
     if (given !== undefined) return given;
-    return fromOutputs(await this.stackOutputs(), outputOfFlow(flow), this.stacks, `--state-machine-arn or ${arnVariable(flow)}`);
+    return fromOutputs(
+      await this.stackOutputs(),
+      outputOfFlow(flow),
+      this.stacks,
+      `--state-machine-arn or ${arnVariable(flow)}`,
+    );
   }
 
   private stackOutputs(): Promise<Record<string, string>> {
     this.outputs ??= (async () => {
       const connection = this.connection();
       // The SDK loads only when a stack is described (the CLI's front stays light).
-      const [{ cloudFormationClient }, { describeStack }] = await Promise.all([import('../adapters/aws-clients.js'), import('../adapters/cloudformation/stack-outputs.js')]);
+      const [{ cloudFormationClient }, { describeStack }] = await Promise.all([
+        import('../adapters/aws-clients.js'),
+        import('../adapters/cloudformation/stack-outputs.js'),
+      ]);
       const client = cloudFormationClient(connection);
       try {
         const described = await Promise.all(this.stacks.map((name) => describeStack(client, name)));
@@ -145,9 +159,16 @@ export class AwsSession {
   private sharedFiles(): { config: string | undefined; credentials: string | undefined } {
     const home = homedir();
     const read = (variable: string, fallback: string) => {
-      const bytes = readRegularFileSync(this.env[variable]?.trim() || join(home, '.aws', fallback), INPUT_LIMITS.awsSharedFile, variable);
+      const bytes = readRegularFileSync(
+        this.env[variable]?.trim() || join(home, '.aws', fallback),
+        INPUT_LIMITS.awsSharedFile,
+        variable,
+      );
       return bytes === undefined ? undefined : new TextDecoder().decode(bytes);
     };
-    return { config: read('AWS_CONFIG_FILE', 'config'), credentials: read('AWS_SHARED_CREDENTIALS_FILE', 'credentials') };
+    return {
+      config: read('AWS_CONFIG_FILE', 'config'),
+      credentials: read('AWS_SHARED_CREDENTIALS_FILE', 'credentials'),
+    };
   }
 }

@@ -58,6 +58,7 @@ function table(rows: readonly Record<string, Scalar | Scalar[]>[], indent: strin
   for (const row of rows) for (const key of Object.keys(row)) if (!columns.includes(key)) columns.push(key);
   const cells = rows.map((row) => columns.map((c) => scalarText(row[c])));
   const widths = columns.map((c, i) => Math.max(c.length, ...cells.map((r) => (r[i] as string).length)));
-  const line = (values: readonly string[]) => `${indent}${values.map((v, i) => (i === values.length - 1 ? v : v.padEnd(widths[i] as number))).join('  ')}`;
+  const line = (values: readonly string[]) =>
+    `${indent}${values.map((v, i) => (i === values.length - 1 ? v : v.padEnd(widths[i] as number))).join('  ')}`;
   return [line(columns.map((c) => c.toUpperCase())), ...cells.map(line)].join('\n');
 }

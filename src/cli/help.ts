@@ -32,7 +32,10 @@ usage: cutpoint <command> <subcommand> [options]
 commands:
 ${COMMAND_NAMES.map((name) => {
   const topic = TOPICS[name] as (typeof TOPICS)[string];
-  return [`  ${name.padEnd(10)} ${topic.summary}`, ...wrap(Object.keys(topic.subcommands).join(' | '), 76).map((l) => `             ${l}`)].join('\n');
+  return [
+    `  ${name.padEnd(10)} ${topic.summary}`,
+    ...wrap(Object.keys(topic.subcommands).join(' | '), 76).map((l) => `             ${l}`),
+  ].join('\n');
 }).join('\n')}
 
 options every command takes:
@@ -53,13 +56,18 @@ Results go to stdout (JSON unless --format text); diagnostics go to stderr as
 /** `--x` options a usage line shows, in order. */
 function optionsOf(lines: readonly string[]): string[] {
   const seen: string[] = [];
-  for (const line of lines) for (const m of line.matchAll(/--([a-z][a-z0-9-]*)/g)) if (!seen.includes(`--${m[1]}`)) seen.push(`--${m[1]}`);
+  for (const line of lines)
+    for (const m of line.matchAll(/--([a-z][a-z0-9-]*)/g)) if (!seen.includes(`--${m[1]}`)) seen.push(`--${m[1]}`);
   return seen;
 }
 
 /** The one-line description of `option` as `command sub` takes it. */
 export function optionText(command: string, sub: string, option: string): string | undefined {
-  return ownEntry(OPTION_TEXT, `${command} ${sub} ${option}`) ?? ownEntry(OPTION_TEXT, `${command} ${option}`) ?? ownEntry(OPTION_TEXT, option);
+  return (
+    ownEntry(OPTION_TEXT, `${command} ${sub} ${option}`) ??
+    ownEntry(OPTION_TEXT, `${command} ${option}`) ??
+    ownEntry(OPTION_TEXT, option)
+  );
 }
 
 /**
@@ -105,7 +113,13 @@ const CONTINUATION = /^\s+\[?--/;
 function split(block: readonly string[]): { usage: string; description: string[] } {
   let end = 1;
   while (end < block.length && CONTINUATION.test(block[end] as string)) end++;
-  return { usage: block.slice(0, end).map((l, i) => (i === 0 ? l : `    ${l.trim()}`)).join('\n'), description: block.slice(end) };
+  return {
+    usage: block
+      .slice(0, end)
+      .map((l, i) => (i === 0 ? l : `    ${l.trim()}`))
+      .join('\n'),
+    description: block.slice(end),
+  };
 }
 
 /**

@@ -58,7 +58,11 @@ export async function readInputFile(path: string, limit: number, what: string): 
     const into = cappedFile(await handle.stat(), path, limit, what);
     // The bytes actually read are capped, not the size stat reports: a file such as
     // /proc/self/pagemap says 0 and never ends.
-    for (let chunk = Buffer.alloc(READ_CHUNK); into.add(chunk, (await handle.read(chunk, 0, READ_CHUNK, null)).bytesRead); chunk = Buffer.alloc(READ_CHUNK));
+    for (
+      let chunk = Buffer.alloc(READ_CHUNK);
+      into.add(chunk, (await handle.read(chunk, 0, READ_CHUNK, null)).bytesRead);
+      chunk = Buffer.alloc(READ_CHUNK)
+    );
     return into.bytes();
   } catch (error) {
     throw error instanceof CutpointError ? error : fileError(path, what, error);
@@ -72,7 +76,12 @@ export async function readInputFile(path: string, limit: number, what: string): 
  * is no regular file or too large, and again as soon as the chunks read pass the limit.
  * `add` takes a chunk and the bytes read into it (false at the end).
  */
-function cappedFile(stat: Stats, path: string, limit: number, what: string): { add: (chunk: Buffer, read: number) => boolean; bytes: () => Uint8Array } {
+function cappedFile(
+  stat: Stats,
+  path: string,
+  limit: number,
+  what: string,
+): { add: (chunk: Buffer, read: number) => boolean; bytes: () => Uint8Array } {
   if (!stat.isFile()) throw notRegular(path, what, stat);
   if (stat.size > limit) throw tooLarge(what, limit, path);
   const chunks: Buffer[] = [];
@@ -108,7 +117,11 @@ export function readRegularFileSync(path: string, limit: number, what: string): 
   }
   try {
     const into = cappedFile(fstatSync(fd), path, limit, what);
-    for (let chunk = Buffer.alloc(READ_CHUNK); into.add(chunk, readSync(fd, chunk, 0, READ_CHUNK, null)); chunk = Buffer.alloc(READ_CHUNK));
+    for (
+      let chunk = Buffer.alloc(READ_CHUNK);
+      into.add(chunk, readSync(fd, chunk, 0, READ_CHUNK, null));
+      chunk = Buffer.alloc(READ_CHUNK)
+    );
     return into.bytes();
   } catch (error) {
     throw error instanceof CutpointError ? error : fileError(path, what, error);
@@ -138,7 +151,10 @@ export async function readStdin(limit: number, what: string): Promise<Uint8Array
  * A JSON argument: inline text, `@file`, or `-` (stdin); at most `limit` bytes and
  * MAX_JSON_DEPTH levels. Unparsable JSON is `invalidCode`.
  */
-export async function readJsonInput(value: string, options: { what: string; invalidCode: string; limit?: number }): Promise<unknown> {
+export async function readJsonInput(
+  value: string,
+  options: { what: string; invalidCode: string; limit?: number },
+): Promise<unknown> {
   const limit = options.limit ?? INPUT_LIMITS.flowInput;
   let text: string;
   if (value === '-' || value.startsWith('@')) {
@@ -174,7 +190,8 @@ export function jsonDepth(text: string): number {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 0x5c) i++; // backslash: skip the escaped character
+      if (c === 0x5c)
+        i++; // backslash: skip the escaped character
       else if (c === 0x22) inString = false;
     } else if (c === 0x22) inString = true;
     else if (c === 0x5b || c === 0x7b) max = Math.max(max, ++depth);
@@ -188,22 +205,45 @@ export function fileError(path: string, what: string, error: unknown): CutpointE
   switch (code) {
     case 'ENOENT':
     case 'ENOTDIR':
-      return new ValidationError('cli.file_not_found', `${what}: no such file ${quoted(path)} (relative paths start at ${process.cwd()}); check the path`);
+      return new ValidationError(
+        'cli.file_not_found',
+        `${what}: no such file ${quoted(path)} (relative paths start at ${process.cwd()}); check the path`,
+      );
     case 'EACCES':
     case 'EPERM':
-      return new ValidationError('cli.file_permission_denied', `${what}: ${quoted(path)} is not readable by this user; check its permissions`);
+      return new ValidationError(
+        'cli.file_permission_denied',
+        `${what}: ${quoted(path)} is not readable by this user; check its permissions`,
+      );
     case 'EISDIR':
       return new ValidationError('cli.file_not_regular', `${what}: ${quoted(path)} is a directory, not a regular file`);
     default:
-      return new ValidationError('cli.file_unreadable', `${what}: ${quoted(path)} could not be read (${code ?? 'unknown error'})`);
+      return new ValidationError(
+        'cli.file_unreadable',
+        `${what}: ${quoted(path)} could not be read (${code ?? 'unknown error'})`,
+      );
   }
 }
 
 export function notRegular(path: string, what: string, stat: Stats): CutpointError {
-  const kind = stat.isDirectory() ? 'a directory' : stat.isFIFO() ? 'a FIFO (named pipe)' : stat.isSocket() ? 'a socket' : stat.isCharacterDevice() || stat.isBlockDevice() ? 'a device' : 'not a regular file';
-  return new ValidationError('cli.file_not_regular', `${what}: ${quoted(path)} is ${kind}, not a regular file; pass a regular file (pipes go to stdin, where the command takes stdin)`);
+  const kind = stat.isDirectory()
+    ? 'a directory'
+    : stat.isFIFO()
+      ? 'a FIFO (named pipe)'
+      : stat.isSocket()
+        ? 'a socket'
+        : stat.isCharacterDevice() || stat.isBlockDevice()
+          ? 'a device'
+          : 'not a regular file';
+  return new ValidationError(
+    'cli.file_not_regular',
+    `${what}: ${quoted(path)} is ${kind}, not a regular file; pass a regular file (pipes go to stdin, where the command takes stdin)`,
+  );
 }
 
 function tooLarge(what: string, limit: number, path?: string): CutpointError {
-  return new ValidationError('cli.input_too_large', `${what}${path === undefined ? ' (stdin)' : ` ${quoted(path)}`} is larger than ${limit} bytes; nothing was run`);
+  return new ValidationError(
+    'cli.input_too_large',
+    `${what}${path === undefined ? ' (stdin)' : ` ${quoted(path)}`} is larger than ${limit} bytes; nothing was run`,
+  );
 }

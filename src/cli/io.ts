@@ -62,6 +62,9 @@ export function printDiagnostic(error: unknown): void {
  */
 export function printUsageError(error: UsageError, helps: readonly string[]): void {
   const help = helps.find((h) => error.message === h || error.message.endsWith(`\n${h}`));
-  const head = help === undefined ? error.message : error.message.slice(0, Math.max(0, error.message.length - help.length - 1));
-  process.stderr.write(`cli.usage: ${head === '' ? 'see the usage below' : escapeControlCharacters(echoedWithin(head))}\n${help === undefined ? '' : `${help}\n`}`);
+  const head =
+    help === undefined ? error.message : error.message.slice(0, Math.max(0, error.message.length - help.length - 1));
+  process.stderr.write(
+    `cli.usage: ${head === '' ? 'see the usage below' : escapeControlCharacters(echoedWithin(head))}\n${help === undefined ? '' : `${help}\n`}`,
+  );
 }

@@ -108,14 +108,17 @@ export function outputFormatOf(command: string, args: readonly string[]): { form
     }
     if (arg === '--format' || arg.startsWith('--format=')) {
       const value = arg === '--format' ? args[++i] : arg.slice('--format='.length);
-      if (value === undefined || value === '' || value.startsWith('--')) throw new UsageError('--format needs json or text');
+      if (value === undefined || value === '' || value.startsWith('--'))
+        throw new UsageError('--format needs json or text');
       format = value;
     } else rest.push(arg);
   }
   if (format === undefined) return { format: 'json', rest };
   if ((OUTPUT_FORMATS as readonly string[]).includes(format)) return { format: format as OutputFormat, rest };
   if (command === 'stream' && rest[0] === 'append' && (format === 'lines' || format === 'raw')) {
-    throw new UsageError(`--format is the output format (json or text); stream append takes its input format as --input-format ${format}`);
+    throw new UsageError(
+      `--format is the output format (json or text); stream append takes its input format as --input-format ${format}`,
+    );
   }
   throw new UsageError(`--format must be json or text, got ${quoted(format)}`);
 }
@@ -155,11 +158,18 @@ function version(args: readonly string[]): Record<string, string> {
   const format = args.some((a) => a === '--format' || a.startsWith('--format=')) ? given.format : 'text';
   const { rest } = given;
   if (rest.length) throw unexpectedArgument(rest[0]);
-  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string; engines?: { node?: string } };
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+    engines?: { node?: string };
+  };
   // The bundle of `npm run build` (dist/cli/), or the TypeScript sources through tsx.
   const build = import.meta.url.endsWith('.ts') ? 'source' : 'bundle';
   const info = { cutpoint: pkg.version, node: process.version, engines: pkg.engines?.node ?? '', build };
-  process.stdout.write(format === 'json' ? `${JSON.stringify(info, null, 2)}\n` : `cutpoint ${info.cutpoint} (node ${info.node}, needs ${info.engines}; ${build})\n`);
+  process.stdout.write(
+    format === 'json'
+      ? `${JSON.stringify(info, null, 2)}\n`
+      : `cutpoint ${info.cutpoint} (node ${info.node}, needs ${info.engines}; ${build})\n`,
+  );
   return info;
 }
 
@@ -179,13 +189,16 @@ async function help(args: readonly string[]): Promise<number> {
   const load = ownEntry(COMMANDS, command);
   if (!load) return unknownCommand(command);
   if (extra.length) throw unexpectedArgument(extra[0]);
-  if (sub !== undefined && !hasSubcommand(command, sub)) throw new UsageError(`unknown ${command} subcommand ${quoted(sub)}; see cutpoint ${command} --help`);
+  if (sub !== undefined && !hasSubcommand(command, sub))
+    throw new UsageError(`unknown ${command} subcommand ${quoted(sub)}; see cutpoint ${command} --help`);
   process.stdout.write(`${await helpOf(command, load, sub)}\n`);
   return EXIT.ok;
 }
 
 function unknownCommand(name: string): number {
-  process.stderr.write(`cli.unknown_command: unknown command ${escapeControlCharacters(quoted(name))}; see cutpoint --help\n`);
+  process.stderr.write(
+    `cli.unknown_command: unknown command ${escapeControlCharacters(quoted(name))}; see cutpoint --help\n`,
+  );
   return EXIT.usage;
 }
 

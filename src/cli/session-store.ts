@@ -62,8 +62,17 @@ export async function beginTakeover(lane: LaneRef, target: SessionTarget, owner:
 
 /** The takeover applied: its fence becomes the lane's active session. */
 export async function completeTakeover(lane: LaneRef, target: SessionTarget, fence: Fence): Promise<void> {
-  const { pending: _done, ...stored } = (await load(lane, target)) ?? { stream: lane.stream, partition: lane.partition };
-  await save({ ...stored, active: { owner: fence.owner, session: fence.session, epoch: fence.epoch, takenAt: new Date().toISOString() } }, target);
+  const { pending: _done, ...stored } = (await load(lane, target)) ?? {
+    stream: lane.stream,
+    partition: lane.partition,
+  };
+  await save(
+    {
+      ...stored,
+      active: { owner: fence.owner, session: fence.session, epoch: fence.epoch, takenAt: new Date().toISOString() },
+    },
+    target,
+  );
 }
 
 /**
@@ -80,7 +89,13 @@ export async function abandonTakeover(lane: LaneRef, target: SessionTarget, sess
   await rm(sessionFile(lane, target), { force: true });
   // Only when empty: the target's directory, then (for aws/) the sessions directory above it.
   for (const dir of target === 'aws' ? [sessionsDir('aws'), sessionsDir('local')] : [sessionsDir('local')]) {
-    if (!(await rmdir(dir).then(() => true, () => false))) break;
+    if (
+      !(await rmdir(dir).then(
+        () => true,
+        () => false,
+      ))
+    )
+      break;
   }
 }
 
@@ -97,10 +112,18 @@ async function load(lane: LaneRef, target: SessionTarget): Promise<StoredLane | 
   try {
     parsed = JSON.parse(text) as StoredLane;
   } catch {
-    throw new CutpointError('Stream.SessionStoreCorrupt', 'stream.session_store_corrupt', `${file} is not valid JSON; remove it and take the lane over again`);
+    throw new CutpointError(
+      'Stream.SessionStoreCorrupt',
+      'stream.session_store_corrupt',
+      `${file} is not valid JSON; remove it and take the lane over again`,
+    );
   }
   if (parsed.stream !== lane.stream || parsed.partition !== lane.partition) {
-    throw new CutpointError('Stream.SessionStoreCorrupt', 'stream.session_store_corrupt', `${file} belongs to another lane; remove it and take the lane over again`);
+    throw new CutpointError(
+      'Stream.SessionStoreCorrupt',
+      'stream.session_store_corrupt',
+      `${file} belongs to another lane; remove it and take the lane over again`,
+    );
   }
   return parsed;
 }

@@ -58,11 +58,23 @@ export async function measureFlow(flow: string, input: unknown, options: Measure
     ...(options.notifier ? { notifier: options.notifier } : {}),
   });
   const executionMs = performance.now() - started;
-  return { flow, type: entry.type, stateTransitions: result.transitions, executionMs, invocations, requests: delta(before, options.meter.snapshot()), result };
+  return {
+    flow,
+    type: entry.type,
+    stateTransitions: result.transitions,
+    executionMs,
+    invocations,
+    requests: delta(before, options.meter.snapshot()),
+    result,
+  };
 }
 
 /** The registry's handler of every Task placeholder of the flow, built as the runner builds it, each call timed. */
-async function timedHandlers(flow: string, options: MeasureOptions, into: StepInvocation[]): Promise<Record<string, (input: unknown) => Promise<unknown>>> {
+async function timedHandlers(
+  flow: string,
+  options: MeasureOptions,
+  into: StepInvocation[],
+): Promise<Record<string, (input: unknown) => Promise<unknown>>> {
   const handlers: Record<string, (input: unknown) => Promise<unknown>> = {};
   const providePorts = () => Promise.resolve(options.ports);
   for (const { placeholder } of taskStates(loadAsl(flow))) {
@@ -71,7 +83,10 @@ async function timedHandlers(flow: string, options: MeasureOptions, into: StepIn
     const module = await step.load();
     let handler: (event: unknown, context: unknown) => Promise<unknown>;
     if ('makeHandler' in module) handler = module.makeHandler(providePorts) as never;
-    else if ('makeNotifyHandler' in module) handler = module.makeNotifyHandler(providePorts, () => Promise.resolve(options.notifier ?? silentNotifier)) as never;
+    else if ('makeNotifyHandler' in module)
+      handler = module.makeNotifyHandler(providePorts, () =>
+        Promise.resolve(options.notifier ?? silentNotifier),
+      ) as never;
     else if (options.stepDeps) handler = module.makeDeliveryHandler(options.stepDeps) as never;
     else throw new Error(`${flow}: Task ${placeholder} needs step deps`);
     handlers[placeholder] = async (input) => {
@@ -80,7 +95,11 @@ async function timedHandlers(flow: string, options: MeasureOptions, into: StepIn
         return await handler(input, {});
       } finally {
         // Lambda bills every invocation, failed ones too, by the millisecond rounded up.
-        into.push({ placeholder, memoryMB: step.memoryMB, billedMs: Math.max(1, Math.ceil(performance.now() - started)) });
+        into.push({
+          placeholder,
+          memoryMB: step.memoryMB,
+          billedMs: Math.max(1, Math.ceil(performance.now() - started)),
+        });
       }
     };
   }

@@ -28,12 +28,29 @@ export interface Usage {
 
 export interface PricedUsage {
   stateTransitions: number;
-  lambda: { invocations: number; gbSeconds: number; byStep: Record<string, { invocations: number; gbSeconds: number }> };
-  dynamodb: { readRequests: number; writeRequests: number; transactWriteRequests: number; readUnits: number; writeUnits: number };
+  lambda: {
+    invocations: number;
+    gbSeconds: number;
+    byStep: Record<string, { invocations: number; gbSeconds: number }>;
+  };
+  dynamodb: {
+    readRequests: number;
+    writeRequests: number;
+    transactWriteRequests: number;
+    readUnits: number;
+    writeUnits: number;
+  };
   s3: { putClassRequests: number; getClassRequests: number; freeRequests: number };
   /** Operations the price table does not know (none today; a new adapter call shows up here, not silently priced at zero). */
   unpriced: Record<string, number>;
-  usd: { stepFunctions: number; lambdaRequests: number; lambdaDuration: number; dynamodb: number; s3: number; total: number };
+  usd: {
+    stepFunctions: number;
+    lambdaRequests: number;
+    lambdaDuration: number;
+    dynamodb: number;
+    s3: number;
+    total: number;
+  };
 }
 
 export function priceUsage(usage: Usage): PricedUsage {
@@ -66,12 +83,14 @@ export function priceUsage(usage: Usage): PricedUsage {
   const stepFunctions =
     usage.type === 'STANDARD'
       ? (usage.stateTransitions * p.standardPer1000Transitions) / 1000
-      : p.expressPerMillionRequests / 1e6 + (EXPRESS_BILLED_MB / 1024) * (Math.ceil(usage.executionMs) / 1000) * p.expressPerGbSecond;
+      : p.expressPerMillionRequests / 1e6 +
+        (EXPRESS_BILLED_MB / 1024) * (Math.ceil(usage.executionMs) / 1000) * p.expressPerGbSecond;
   const usd = {
     stepFunctions,
     lambdaRequests: (usage.invocations.length * p.lambdaPerMillionRequests) / 1e6,
     lambdaDuration: gbSeconds * p.lambdaArm64PerGbSecond,
-    dynamodb: (dynamodb.readUnits * p.dynamodbPerMillionReadUnits + dynamodb.writeUnits * p.dynamodbPerMillionWriteUnits) / 1e6,
+    dynamodb:
+      (dynamodb.readUnits * p.dynamodbPerMillionReadUnits + dynamodb.writeUnits * p.dynamodbPerMillionWriteUnits) / 1e6,
     s3: (s3.putClassRequests * p.s3Per1000PutClass + s3.getClassRequests * p.s3Per1000GetClass) / 1000,
     total: 0,
   };

@@ -65,7 +65,11 @@ export async function openCostWorld(progress: (line: string) => void): Promise<C
  * with one UTC day of events) → PostgreSQL (replace_window), `chunkRows` rows per chunk,
  * `partRows` per part; the execution must end CUSTODY_RELEASED.
  */
-export async function measureDeliveredWindow(world: CostWorld, shape: { rows: number; chunkRows: number; partRows: number }, progress: (line: string) => void): Promise<FlowMeasurement & { parts: number; chunks: number }> {
+export async function measureDeliveredWindow(
+  world: CostWorld,
+  shape: { rows: number; chunkRows: number; partRows: number },
+  progress: (line: string) => void,
+): Promise<FlowMeasurement & { parts: number; chunks: number }> {
   const end = Math.floor(Date.now() / DAY_MS) * DAY_MS;
   const start = end - DAY_MS;
   const events = demoEvents(new Date(end), 1, Math.floor(DAY_MS / shape.rows)).slice(0, shape.rows);
@@ -83,7 +87,9 @@ export async function measureDeliveredWindow(world: CostWorld, shape: { rows: nu
     const admin = await openPostgresAdmin(pg.connectionString);
     try {
       await admin.exec('CREATE SCHEMA dwh');
-      await admin.exec('CREATE TABLE dwh.events_daily (event_id bigint PRIMARY KEY, event_time timestamptz NOT NULL, region text NOT NULL, amount numeric(18, 4) NOT NULL, note text)');
+      await admin.exec(
+        'CREATE TABLE dwh.events_daily (event_id bigint PRIMARY KEY, event_time timestamptz NOT NULL, region text NOT NULL, amount numeric(18, 4) NOT NULL, note text)',
+      );
     } finally {
       await admin.close();
     }
@@ -97,14 +103,20 @@ export async function measureDeliveredWindow(world: CostWorld, shape: { rows: nu
     try {
       const invocationId = invocationIdFrom(new Uint8Array(randomBytes(16)));
       progress(`running deliver-window over ${shape.rows} rows …`);
-      const measured = await measureFlow('deliver-window', { invocationId, session: `cost-${invocationId.slice(4, 14)}`, manifestText, selector }, {
-        ports: world.ports,
-        meter: world.meter,
-        stepDeps: (event) => Promise.resolve({ ports: world.ports, target, source, route: routeOfEvent(event) }),
-      });
+      const measured = await measureFlow(
+        'deliver-window',
+        { invocationId, session: `cost-${invocationId.slice(4, 14)}`, manifestText, selector },
+        {
+          ports: world.ports,
+          meter: world.meter,
+          stepDeps: (event) => Promise.resolve({ ports: world.ports, target, source, route: routeOfEvent(event) }),
+        },
+      );
       const output = measured.result.output as { state?: string } | undefined;
       if (measured.result.status !== 'SUCCEEDED' || output?.state !== 'CUSTODY_RELEASED') {
-        throw new Error(`deliver-window ended ${measured.result.status} ${String(output?.state)}: ${measured.result.error ?? ''} ${measured.result.cause ?? ''}`);
+        throw new Error(
+          `deliver-window ended ${measured.result.status} ${String(output?.state)}: ${measured.result.error ?? ''} ${measured.result.cause ?? ''}`,
+        );
       }
       // Read after the measurement: the journal's own account of the parts and chunks.
       const facts = (await loadInvocation(world.ports, invocationId)).facts;
@@ -121,17 +133,29 @@ export async function measureDeliveredWindow(world: CostWorld, shape: { rows: nu
 }
 
 /** One batch of `records` records of `recordBytes` bytes appended by the stream-append flow to a lane this process owns. */
-export async function measureAppendedBatch(world: CostWorld, shape: { records: number; recordBytes: number }, progress: (line: string) => void): Promise<FlowMeasurement> {
+export async function measureAppendedBatch(
+  world: CostWorld,
+  shape: { records: number; recordBytes: number },
+  progress: (line: string) => void,
+): Promise<FlowMeasurement> {
   const stream = `cost-${Date.now().toString(36)}`;
   await createStream({ stream, partitions: 1 }, world.ports);
   const lane = { stream, partition: 0 };
   const session = await takeOverWithNewSession(lane, 'cost-writer', world.ports);
-  const records = Array.from({ length: shape.records }, () => Buffer.from(randomBytes(shape.recordBytes)).toString('base64'));
+  const records = Array.from({ length: shape.records }, () =>
+    Buffer.from(randomBytes(shape.recordBytes)).toString('base64'),
+  );
   progress(`running stream-append with one batch of ${shape.records} records …`);
-  const measured = await measureFlow('stream-append', { ...lane, attemptId: 'cost-1', session, records }, { ports: world.ports, meter: world.meter });
+  const measured = await measureFlow(
+    'stream-append',
+    { ...lane, attemptId: 'cost-1', session, records },
+    { ports: world.ports, meter: world.meter },
+  );
   const outcome = measured.result.output as AppendOutcome | undefined;
   if (measured.result.status !== 'SUCCEEDED' || outcome?.status !== 'KNOWN_COMMITTED') {
-    throw new Error(`stream-append ended ${measured.result.status} ${String(outcome?.status)}: ${measured.result.error ?? ''} ${measured.result.cause ?? ''}`);
+    throw new Error(
+      `stream-append ended ${measured.result.status} ${String(outcome?.status)}: ${measured.result.error ?? ''} ${measured.result.cause ?? ''}`,
+    );
   }
   return measured;
 }

@@ -65,7 +65,11 @@ export type BindingResolutionCode =
 /** A binding whose settings cannot be resolved; nothing was opened. */
 export class BindingUnresolvedError extends ConfigError {
   readonly binding: string;
-  constructor(code: Exclude<BindingResolutionCode, 'delivery.binding_secret_unavailable'>, binding: string, message: string) {
+  constructor(
+    code: Exclude<BindingResolutionCode, 'delivery.binding_secret_unavailable'>,
+    binding: string,
+    message: string,
+  ) {
     super(code, `binding ${binding}: ${message}`);
     this.binding = binding;
   }
@@ -78,11 +82,19 @@ export async function resolveBinding(binding: Binding, options: ResolveBindingOp
 function fromEnv(binding: Binding, env: ResolveBindingOptions['env']): ConnectionSettings {
   const variable = binding.urlEnv;
   if (variable === undefined) {
-    throw new BindingUnresolvedError('delivery.binding_env_missing', binding.name, 'names no url_env; a local run reads its connection from the environment');
+    throw new BindingUnresolvedError(
+      'delivery.binding_env_missing',
+      binding.name,
+      'names no url_env; a local run reads its connection from the environment',
+    );
   }
   const url = env[variable];
   if (url === undefined || url.trim() === '') {
-    throw new BindingUnresolvedError('delivery.binding_env_unset', binding.name, `its connection variable ${variable} (url_env) is not set`);
+    throw new BindingUnresolvedError(
+      'delivery.binding_env_unset',
+      binding.name,
+      `its connection variable ${variable} (url_env) is not set`,
+    );
   }
   const optional = (name: string | undefined): string | undefined => {
     const value = name === undefined ? undefined : env[name];
@@ -94,7 +106,11 @@ function fromEnv(binding: Binding, env: ResolveBindingOptions['env']): Connectio
 async function fromSecret(binding: Binding, secrets: SecretsPort): Promise<ConnectionSettings> {
   const arn = binding.secretArn;
   if (arn === undefined) {
-    throw new BindingUnresolvedError('delivery.binding_secret_arn_missing', binding.name, 'names no secret_arn; a deployed run reads its connection from Secrets Manager');
+    throw new BindingUnresolvedError(
+      'delivery.binding_secret_arn_missing',
+      binding.name,
+      'names no secret_arn; a deployed run reads its connection from Secrets Manager',
+    );
   }
   let json: Record<string, unknown>;
   try {
@@ -104,7 +120,12 @@ async function fromSecret(binding: Binding, secrets: SecretsPort): Promise<Conne
     if (error instanceof SecretUnavailableError) throw error.forBinding(binding.name);
     throw new SecretUnavailableError(secretNameOf(arn), 'unreachable', 'could not be read', binding.name);
   }
-  const invalid = (message: string) => new BindingUnresolvedError('delivery.binding_secret_invalid', binding.name, `secret ${secretNameOf(arn)}: ${message}`);
+  const invalid = (message: string) =>
+    new BindingUnresolvedError(
+      'delivery.binding_secret_invalid',
+      binding.name,
+      `secret ${secretNameOf(arn)}: ${message}`,
+    );
   const text = (key: string): string | undefined => {
     if (!Object.hasOwn(json, key) || json[key] === null || json[key] === undefined) return undefined;
     if (typeof json[key] !== 'string') throw invalid(`key ${key} must be a string`);
@@ -112,27 +133,39 @@ async function fromSecret(binding: Binding, secrets: SecretsPort): Promise<Conne
   };
   const url = text('url');
   const connectionString = text('connectionString');
-  if (url !== undefined && connectionString !== undefined) throw invalid('holds both url and connectionString; keep one');
+  if (url !== undefined && connectionString !== undefined)
+    throw invalid('holds both url and connectionString; keep one');
   const username = text('username');
   const password = text('password');
   const direct = url ?? connectionString;
   if (direct !== undefined) return settings(direct, username, password);
   if (text('host') !== undefined) return settings(urlOfHost(binding, json, invalid), username, password);
-  throw invalid(binding.kind === 'clickhouse' ? 'has no url (or connectionString) key' : 'has no url (or connectionString, or host) key');
+  throw invalid(
+    binding.kind === 'clickhouse'
+      ? 'has no url (or connectionString) key'
+      : 'has no url (or connectionString, or host) key',
+  );
 }
 
 /** The RDS secret shape: `{ host, port?, dbname?, username, password }`. */
 function urlOfHost(binding: Binding, json: Record<string, unknown>, invalid: (message: string) => Error): string {
   const scheme = binding.kind === 'postgres' ? 'postgres' : binding.kind === 'mssql' ? 'mssql' : undefined;
-  if (scheme === undefined) throw invalid('a clickhouse secret needs a url key (host alone does not say http or https)');
+  if (scheme === undefined)
+    throw invalid('a clickhouse secret needs a url key (host alone does not say http or https)');
   const host = json.host as string;
   if (!/^[A-Za-z0-9.-]{1,253}$/.test(host)) throw invalid('key host must be a host name');
   const port = json.port;
-  if (port !== undefined && port !== null && !(typeof port === 'number' && Number.isInteger(port) && port > 0 && port < 65536) && !(typeof port === 'string' && /^\d{1,5}$/.test(port))) {
+  if (
+    port !== undefined &&
+    port !== null &&
+    !(typeof port === 'number' && Number.isInteger(port) && port > 0 && port < 65536) &&
+    !(typeof port === 'string' && /^\d{1,5}$/.test(port))
+  ) {
     throw invalid('key port must be a port number');
   }
   const dbname = json.dbname;
-  if (dbname !== undefined && dbname !== null && typeof dbname !== 'string') throw invalid('key dbname must be a string');
+  if (dbname !== undefined && dbname !== null && typeof dbname !== 'string')
+    throw invalid('key dbname must be a string');
   const portPart = port === undefined || port === null ? '' : `:${String(port)}`;
   const dbPart = typeof dbname === 'string' && dbname !== '' ? `/${encodeURIComponent(dbname)}` : '';
   return `${scheme}://${host}${portPart}${dbPart}`;

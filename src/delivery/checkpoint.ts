@@ -30,7 +30,14 @@ export interface CheckpointRecord {
 const isInstant = (v: unknown): v is string => typeof v === 'string' && Number.isFinite(Date.parse(v));
 
 function parseCheckpoint(item: AuthorityItem, targetId: string, route: string): CheckpointRecord {
-  if (item.targetId !== targetId || item.route !== route || !isInstant(item.windowStart) || !isInstant(item.windowEnd) || !isInvocationId(item.invocationId) || !isInstant(item.advancedAt)) {
+  if (
+    item.targetId !== targetId ||
+    item.route !== route ||
+    !isInstant(item.windowStart) ||
+    !isInstant(item.windowEnd) ||
+    !isInvocationId(item.invocationId) ||
+    !isInstant(item.advancedAt)
+  ) {
     throw new JournalUnavailableError('delivery.recovery_journal_inconsistent', 'route checkpoint record is malformed');
   }
   return {
@@ -44,14 +51,22 @@ function parseCheckpoint(item: AuthorityItem, targetId: string, route: string): 
   };
 }
 
-export async function loadCheckpoint(ports: Ports, targetId: string, route: string): Promise<CheckpointRecord | undefined> {
+export async function loadCheckpoint(
+  ports: Ports,
+  targetId: string,
+  route: string,
+): Promise<CheckpointRecord | undefined> {
   const id = validateTargetId(targetId);
-  if (!isManifestName(route)) throw new ValidationError('delivery.route_invalid', 'route name must be [a-z][a-z0-9_-]{0,63}');
+  if (!isManifestName(route))
+    throw new ValidationError('delivery.route_invalid', 'route name must be [a-z][a-z0-9_-]{0,63}');
   let item: AuthorityItem | undefined;
   try {
     item = await ports.authority.get(deliveryKeys.checkpoint(id, route));
   } catch {
-    throw new JournalUnavailableError('delivery.recovery_journal_unavailable', 'the route checkpoint could not be read from the authority store');
+    throw new JournalUnavailableError(
+      'delivery.recovery_journal_unavailable',
+      'the route checkpoint could not be read from the authority store',
+    );
   }
   return item ? parseCheckpoint(item, id, route) : undefined;
 }
@@ -95,7 +110,13 @@ export type GovernanceLegs = () => Promise<TransactionLeg[]>;
  * Requires state PUBLISHED (Delivery.JournalStateConflict otherwise) and the evidence
  * object recorded (Delivery.TransitionPrecondition). Nothing is written on any refusal.
  */
-export async function advanceCheckpoint(ports: Ports, ref: InvocationRef, fence: Fence, known?: Known, governance?: GovernanceLegs): Promise<CheckpointAdvance> {
+export async function advanceCheckpoint(
+  ports: Ports,
+  ref: InvocationRef,
+  fence: Fence,
+  known?: Known,
+  governance?: GovernanceLegs,
+): Promise<CheckpointAdvance> {
   const target = validateRef(ref);
   const ourFence = validateFence(fence);
   const result = await journaledWrite(ports, {
@@ -107,14 +128,23 @@ export async function advanceCheckpoint(ports: Ports, ref: InvocationRef, fence:
     ...(known ? { known } : {}),
     plan: async ({ invocation, custody, at }) => {
       requireFence(target, custody, ourFence);
-      if (invocation.state !== 'PUBLISHED') throw new JournalStateConflictError(target.invocationId, invocation.state, 'PUBLISHED');
-      if (!invocation.facts.evidence) throw new TransitionPreconditionError('evidence must be persisted before the checkpoint advances');
+      if (invocation.state !== 'PUBLISHED')
+        throw new JournalStateConflictError(target.invocationId, invocation.state, 'PUBLISHED');
+      if (!invocation.facts.evidence)
+        throw new TransitionPreconditionError('evidence must be persisted before the checkpoint advances');
       const governed = governance ? await governance() : [];
       const { start, end } = invocation.sealed.window;
       const current = await loadCheckpoint(ports, target.targetId, invocation.route);
       const moved = !current || Date.parse(end) > Date.parse(current.windowEnd);
       const key = deliveryKeys.checkpoint(target.targetId, invocation.route);
-      const next = { targetId: target.targetId, route: invocation.route, windowStart: start, windowEnd: end, invocationId: target.invocationId, advancedAt: at };
+      const next = {
+        targetId: target.targetId,
+        route: invocation.route,
+        windowStart: start,
+        windowEnd: end,
+        invocationId: target.invocationId,
+        advancedAt: at,
+      };
       const leg: TransactionLeg = !current
         ? { kind: 'put', item: { ...key, ...next }, expect: 'absent' }
         : moved

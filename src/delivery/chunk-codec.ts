@@ -109,7 +109,8 @@ export function decodeChunk(bytes: Uint8Array, columns?: readonly string[]): Tar
     } catch {
       throw malformed(`line ${i + 1} is not JSON`);
     }
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) throw malformed(`line ${i + 1} is not a JSON object`);
+    if (value === null || typeof value !== 'object' || Array.isArray(value))
+      throw malformed(`line ${i + 1} is not a JSON object`);
     const row = value as TargetRow;
     if (expected === undefined || names === undefined) {
       expected = Object.keys(row);
@@ -133,8 +134,10 @@ export function decodeChunk(bytes: Uint8Array, columns?: readonly string[]): Tar
  * receipt's `digest` is what the stage's load receipt for `seq` must show.
  */
 export function chunkReceiptOf(chunk: SourceChunk, bytes: Uint8Array): ExtractedChunkReceipt {
-  if (!Number.isInteger(chunk.seq) || chunk.seq < 0) throw new ValidationError('delivery.chunk_seq_invalid', 'chunk seq must be a non-negative integer');
-  if (chunk.rows.length === 0) throw new ValidationError('delivery.chunk_invalid', 'a chunk receipt needs at least one row');
+  if (!Number.isInteger(chunk.seq) || chunk.seq < 0)
+    throw new ValidationError('delivery.chunk_seq_invalid', 'chunk seq must be a non-negative integer');
+  if (chunk.rows.length === 0)
+    throw new ValidationError('delivery.chunk_invalid', 'a chunk receipt needs at least one row');
   const digest = new ChunkDigest(chunk.columns);
   for (const row of chunk.rows) digest.add(row);
   return {
@@ -164,7 +167,8 @@ export function encodeRow(row: TargetRow, columns: readonly string[]): string {
 function encodeLine(row: TargetRow, columns: readonly string[], names: readonly string[], index: number): string {
   if (row === null || typeof row !== 'object' || Array.isArray(row)) throw invalidRow(index, 'is not an object');
   const keys = Object.keys(row);
-  if (keys.length !== columns.length) throw invalidRow(index, `has ${keys.length} keys, expected the ${columns.length} chunk columns`);
+  if (keys.length !== columns.length)
+    throw invalidRow(index, `has ${keys.length} keys, expected the ${columns.length} chunk columns`);
   let line = '{';
   for (let c = 0; c < columns.length; c++) {
     const column = columns[c] as string;
@@ -196,7 +200,8 @@ function normalise(value: unknown, index: number, column: string): JsonValue {
       }
       // Null prototype: a key spelled `__proto__` (a Map key in the data) stays a key.
       const out = Object.create(null) as Record<string, JsonValue>;
-      for (const key of Object.keys(value).sort()) out[key] = normalise((value as Record<string, unknown>)[key], index, column);
+      for (const key of Object.keys(value).sort())
+        out[key] = normalise((value as Record<string, unknown>)[key], index, column);
       return out;
     }
     default:
@@ -212,11 +217,14 @@ function describeType(value: object): string {
 
 /** The columns as quoted JSON keys; distinct non-empty strings. */
 function assertCodecColumns(columns: readonly string[]): string[] {
-  if (!Array.isArray(columns) || columns.length === 0) throw new ValidationError('delivery.chunk_invalid', 'a chunk needs at least one column');
+  if (!Array.isArray(columns) || columns.length === 0)
+    throw new ValidationError('delivery.chunk_invalid', 'a chunk needs at least one column');
   const seen = new Set<string>();
   return columns.map((c) => {
-    if (typeof c !== 'string' || c === '') throw new ValidationError('delivery.chunk_invalid', 'chunk columns must be non-empty strings');
-    if (seen.has(c)) throw new ValidationError('delivery.chunk_invalid', `chunk column ${JSON.stringify(c)} is listed twice`);
+    if (typeof c !== 'string' || c === '')
+      throw new ValidationError('delivery.chunk_invalid', 'chunk columns must be non-empty strings');
+    if (seen.has(c))
+      throw new ValidationError('delivery.chunk_invalid', `chunk column ${JSON.stringify(c)} is listed twice`);
     seen.add(c);
     return JSON.stringify(c);
   });

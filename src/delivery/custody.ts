@@ -1,16 +1,43 @@
 import { validateInvocationId, isManifestName } from '../domain/delivery/identifiers.js';
 import { holdsCustody, INITIAL_STATE, isTerminal, JournalUnavailableError } from '../domain/delivery/journal-states.js';
 import { validateSealedAuthority, type SealedAuthority } from '../domain/delivery/sealed-authority.js';
-import { CutpointError, EffectFailedError, IdentityConflictError, OutcomeUnknownError, ValidationError } from '../domain/errors.js';
+import {
+  CutpointError,
+  EffectFailedError,
+  IdentityConflictError,
+  OutcomeUnknownError,
+  ValidationError,
+} from '../domain/errors.js';
 import { contentionBackoff } from '../engine/rerun.js';
 import type { Fence, TransactionLeg } from '../ports/authority.js';
 import type { Ports } from '../ports/index.js';
 import { DELIVERY_CUT_POINTS } from './cut-points.js';
 import { CustodyFencedError, CustodyHeldError } from './journal/errors.js';
 import { EMPTY_FACTS } from './journal/facts.js';
-import { findJournaled, isContention, journaledWrite, opDigestOf, requireFence, type JournaledResult } from './journal/journaled-write.js';
-import { deliveryKeys, journalOf, validateFence, validateRef, validateSession, validateTargetId, type InvocationRef } from './journal/keys.js';
-import { loadCustody, loadInvocation, readInvocation, type CustodyRecord, type InvocationRecord } from './journal/records.js';
+import {
+  findJournaled,
+  isContention,
+  journaledWrite,
+  opDigestOf,
+  requireFence,
+  type JournaledResult,
+} from './journal/journaled-write.js';
+import {
+  deliveryKeys,
+  journalOf,
+  validateFence,
+  validateRef,
+  validateSession,
+  validateTargetId,
+  type InvocationRef,
+} from './journal/keys.js';
+import {
+  loadCustody,
+  loadInvocation,
+  readInvocation,
+  type CustodyRecord,
+  type InvocationRecord,
+} from './journal/records.js';
 import { transition, type TransitionRequest } from './journal/transition.js';
 
 export { CustodyFencedError, CustodyHeldError, loadCustody, type CustodyRecord };
@@ -80,15 +107,20 @@ export async function beginInvocation(ports: Ports, request: BeginRequest): Prom
   const invocationId = validateInvocationId(request.invocationId);
   const targetId = validateTargetId(request.targetId);
   const session = validateSession(request.session);
-  if (!isManifestName(request.route)) throw new ValidationError('delivery.route_invalid', 'route name must be [a-z][a-z0-9_-]{0,63}');
+  if (!isManifestName(request.route))
+    throw new ValidationError('delivery.route_invalid', 'route name must be [a-z][a-z0-9_-]{0,63}');
   const route = request.route;
   let sealed: SealedAuthority;
   try {
     sealed = validateSealedAuthority(request.sealed);
   } catch {
-    throw new ValidationError('delivery.seal_invalid', 'the sealed authority is malformed or does not match its seal digest');
+    throw new ValidationError(
+      'delivery.seal_invalid',
+      'the sealed authority is malformed or does not match its seal digest',
+    );
   }
-  if (sealed.invocationId !== invocationId) throw new ValidationError('delivery.seal_invalid', 'the sealed authority belongs to another invocation');
+  if (sealed.invocationId !== invocationId)
+    throw new ValidationError('delivery.seal_invalid', 'the sealed authority belongs to another invocation');
 
   const ref: InvocationRef = { targetId, invocationId };
   const cut = DELIVERY_CUT_POINTS.custodyAcquire;
@@ -140,7 +172,15 @@ export async function beginInvocation(ports: Ports, request: BeginRequest): Prom
     const legs: TransactionLeg[] = [
       {
         kind: 'put',
-        item: { ...deliveryKeys.custody(targetId), targetId, state: 'HELD', epoch, fence, invocationId, acquiredAt: at },
+        item: {
+          ...deliveryKeys.custody(targetId),
+          targetId,
+          state: 'HELD',
+          epoch,
+          fence,
+          invocationId,
+          acquiredAt: at,
+        },
         expect: custody ? { version: custody.version } : 'absent',
       },
       { kind: 'put', item: { ...deliveryKeys.invocation(targetId, invocationId), ...record }, expect: 'absent' },
@@ -158,7 +198,15 @@ export async function beginInvocation(ports: Ports, request: BeginRequest): Prom
       continue;
     }
     if (outcome.status === 'APPLIED') {
-      const held = { targetId, state: 'HELD' as const, epoch, fence, invocationId, acquiredAt: at, version: custody ? custody.version + 1 : 1 };
+      const held = {
+        targetId,
+        state: 'HELD' as const,
+        epoch,
+        fence,
+        invocationId,
+        acquiredAt: at,
+        version: custody ? custody.version + 1 : 1,
+      };
       return { fence, invocation: { ...record, version: 1 }, custody: held, alreadyApplied: false };
     }
     if (outcome.status === 'UNKNOWN') unknownReason = outcome.reason;
@@ -166,7 +214,11 @@ export async function beginInvocation(ports: Ports, request: BeginRequest): Prom
   }
   const ours = await beganBy(ports, ref, session, opDigest);
   if (ours) return ours;
-  if (unknownReason !== undefined) throw new OutcomeUnknownError(cut, `${cut}: begin of invocation ${invocationId} is still unknown (${unknownReason})`);
+  if (unknownReason !== undefined)
+    throw new OutcomeUnknownError(
+      cut,
+      `${cut}: begin of invocation ${invocationId} is still unknown (${unknownReason})`,
+    );
   throw new EffectFailedError(cut, `${cut}: begin of invocation ${invocationId} kept conflicting and was not applied`);
 }
 
@@ -175,7 +227,12 @@ async function findJournaledEntry(ports: Ports, invocationId: string, transition
 }
 
 /** The exact reload for begin: the pointer, then the journal's begin record naming our session and seal. */
-async function beganBy(ports: Ports, ref: InvocationRef, session: string, opDigest: string): Promise<CustodyGrant | undefined> {
+async function beganBy(
+  ports: Ports,
+  ref: InvocationRef,
+  session: string,
+  opDigest: string,
+): Promise<CustodyGrant | undefined> {
   const pointer = await ports.authority.get(deliveryKeys.pointer(ref.invocationId));
   if (!pointer) return undefined;
   let entry;
@@ -193,13 +250,20 @@ async function beganBy(ports: Ports, ref: InvocationRef, session: string, opDige
 }
 
 function existsError(): IdentityConflictError {
-  return new IdentityConflictError('delivery.invocation_exists', 'this invocation id has already begun under another session or seal; start a new invocation');
+  return new IdentityConflictError(
+    'delivery.invocation_exists',
+    'this invocation id has already begun under another session or seal; start a new invocation',
+  );
 }
 
 /** Custody of a terminal invocation is released for good; it cannot be taken again. */
 export class CustodyNotRetainedError extends CutpointError {
   constructor(invocationId: string) {
-    super('Delivery.CustodyNotRetained', 'delivery.custody_not_retained', `invocation ${invocationId} is terminal and no longer retains custody`);
+    super(
+      'Delivery.CustodyNotRetained',
+      'delivery.custody_not_retained',
+      `invocation ${invocationId} is terminal and no longer retains custody`,
+    );
   }
 }
 
@@ -217,11 +281,20 @@ export class CustodyNotRetainedError extends CutpointError {
  * the capsule still without a reader guard — a takeover would fence out the guard's owner,
  * who then could never release it).
  */
-export async function acquireCustody(ports: Ports, ref: InvocationRef, session: string, condition?: () => Promise<TransactionLeg[]>): Promise<CustodyGrant> {
+export async function acquireCustody(
+  ports: Ports,
+  ref: InvocationRef,
+  session: string,
+  condition?: () => Promise<TransactionLeg[]>,
+): Promise<CustodyGrant> {
   const target = validateRef(ref);
   const ourSession = validateSession(session);
   const current = await loadCustody(ports, target.targetId);
-  if (current?.state === 'HELD' && current.invocationId === target.invocationId && current.fence?.session === ourSession) {
+  if (
+    current?.state === 'HELD' &&
+    current.invocationId === target.invocationId &&
+    current.fence?.session === ourSession
+  ) {
     return { fence: current.fence, invocation: await readInvocation(ports, target), alreadyApplied: true };
   }
   // A session is granted custody at most once: the session that began the invocation gets
@@ -229,7 +302,11 @@ export async function acquireCustody(ports: Ports, ref: InvocationRef, session: 
   const begun = await findJournaledEntry(ports, target.invocationId, BEGIN_ID);
   const by = begun?.data.by as { session?: unknown; epoch?: unknown } | undefined;
   if (by?.session === ourSession && typeof by.epoch === 'number') {
-    return { fence: { owner: target.invocationId, session: ourSession, epoch: by.epoch }, invocation: await readInvocation(ports, target), alreadyApplied: true };
+    return {
+      fence: { owner: target.invocationId, session: ourSession, epoch: by.epoch },
+      invocation: await readInvocation(ports, target),
+      alreadyApplied: true,
+    };
   }
   const result = await journaledWrite(ports, {
     cutPoint: DELIVERY_CUT_POINTS.custodyAcquire,
@@ -239,9 +316,13 @@ export async function acquireCustody(ports: Ports, ref: InvocationRef, session: 
     op: { session: ourSession },
     plan: async ({ invocation, custody, at }) => {
       if (!holdsCustody(invocation.state)) throw new CustodyNotRetainedError(target.invocationId);
-      if (custody?.state === 'HELD' && custody.invocationId !== target.invocationId) throw new CustodyHeldError(target.targetId, custody.invocationId);
+      if (custody?.state === 'HELD' && custody.invocationId !== target.invocationId)
+        throw new CustodyHeldError(target.targetId, custody.invocationId);
       if (!custody || custody.state !== 'HELD' || !custody.fence) {
-        throw new JournalUnavailableError('delivery.recovery_journal_inconsistent', 'the journal retains custody but the target custody record is not held by it');
+        throw new JournalUnavailableError(
+          'delivery.recovery_journal_inconsistent',
+          'the journal retains custody but the target custody record is not held by it',
+        );
       }
       const epoch = custody.epoch + 1;
       const fence: Fence = { owner: target.invocationId, session: ourSession, epoch };
@@ -259,7 +340,11 @@ export async function acquireCustody(ports: Ports, ref: InvocationRef, session: 
     },
   });
   const epoch = (result.entry.data.by as { epoch: number }).epoch;
-  return { fence: { owner: target.invocationId, session: ourSession, epoch }, invocation: result.invocation, alreadyApplied: result.alreadyApplied };
+  return {
+    fence: { owner: target.invocationId, session: ourSession, epoch },
+    invocation: result.invocation,
+    alreadyApplied: result.alreadyApplied,
+  };
 }
 
 /**
@@ -268,7 +353,11 @@ export async function acquireCustody(ports: Ports, ref: InvocationRef, session: 
  * guard — a takeover can follow it — which is why every authority write also carries the
  * fence in its own transaction and the target adapters recheck exact object identity.
  */
-export async function assertCustody(ports: Ports, targetId: string, fence: Fence): Promise<CustodyRecord & { fence: Fence }> {
+export async function assertCustody(
+  ports: Ports,
+  targetId: string,
+  fence: Fence,
+): Promise<CustodyRecord & { fence: Fence }> {
   const id = validateTargetId(targetId);
   const f = validateFence(fence);
   const custody = await loadCustody(ports, id);
@@ -286,9 +375,16 @@ export async function assertCustody(ports: Ports, targetId: string, fence: Fence
  * release without a terminal transition: custody released while the journal still
  * retains it would let a new invocation start over an unresolved one.
  */
-export async function releaseCustody(ports: Ports, ref: InvocationRef, request: TransitionRequest): Promise<JournaledResult> {
+export async function releaseCustody(
+  ports: Ports,
+  ref: InvocationRef,
+  request: TransitionRequest,
+): Promise<JournaledResult> {
   if (!isTerminal(request.to)) {
-    throw new ValidationError('delivery.release_not_terminal', `custody is released only by a transition to RETIRED or CUSTODY_RELEASED, not ${String(request.to)}`);
+    throw new ValidationError(
+      'delivery.release_not_terminal',
+      `custody is released only by a transition to RETIRED or CUSTODY_RELEASED, not ${String(request.to)}`,
+    );
   }
   return transition(ports, ref, request);
 }

@@ -31,7 +31,10 @@ export type DeliveryStepName =
   | 'checkpoint'
   | 'cleanup';
 
-export type Step = (input: StepInput, deps: DeliveryDeps) => Promise<StepOutput & { drop?: DropStatus; failures?: string[]; problems?: string[] }>;
+export type Step = (
+  input: StepInput,
+  deps: DeliveryDeps,
+) => Promise<StepOutput & { drop?: DropStatus; failures?: string[]; problems?: string[] }>;
 
 /** The steps of a run, in flow order: deliver-window's here, publish-clickhouse's in src/publication/publication-steps.ts. */
 export type StepList = ReadonlyArray<readonly [DeliveryStepName, Step]>;
@@ -72,12 +75,21 @@ export interface DeliveryRun {
  * source-free deps, by a recovery `resume` after it has taken custody and checked the
  * sealed authority.
  */
-export async function runDeliverySteps(input: StepInput, deps: DeliveryDeps, initial: DeliveryRun['steps'] = [], list: StepList = DELIVERY_STEPS): Promise<DeliveryRun> {
+export async function runDeliverySteps(
+  input: StepInput,
+  deps: DeliveryDeps,
+  initial: DeliveryRun['steps'] = [],
+  list: StepList = DELIVERY_STEPS,
+): Promise<DeliveryRun> {
   const steps = [...initial];
   let last: StepOutput | undefined;
   let reasons: string[] | undefined;
   // What each step left is what the next one carries (steps/carried.ts); a rerun reads.
-  let carried: StepInput = { invocationId: input.invocationId, fence: input.fence, ...(input.known ? { known: input.known } : {}) };
+  let carried: StepInput = {
+    invocationId: input.invocationId,
+    fence: input.fence,
+    ...(input.known ? { known: input.known } : {}),
+  };
   for (const [name, step] of list) {
     const out = await rerunTransient((attempt) => step(attempt === 1 ? carried : forRerun(carried), deps));
     carried = { invocationId: out.invocationId, fence: out.fence, ...(out.known ? { known: out.known } : {}) };
@@ -85,7 +97,8 @@ export async function runDeliverySteps(input: StepInput, deps: DeliveryDeps, ini
     steps.push({ step: name, state: out.state, acted: out.acted });
     if (out.failures?.length) reasons = out.failures;
     if (out.problems?.length) reasons = out.problems;
-    if (name === 'cleanup' && out.drop !== undefined && out.drop !== 'ABSENT_PROVED' && out.drop !== 'ATTACHED') reasons = [out.drop];
+    if (name === 'cleanup' && out.drop !== undefined && out.drop !== 'ABSENT_PROVED' && out.drop !== 'ATTACHED')
+      reasons = [out.drop];
   }
   const end = last as StepOutput;
   const run: DeliveryRun = { invocationId: end.invocationId, targetId: end.targetId, state: end.state, steps };

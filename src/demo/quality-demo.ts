@@ -16,13 +16,24 @@ import { readCapsule } from '../quality/capsule-store.js';
 import { inspectQuality } from '../quality/inspect.js';
 import { targetReaderOf } from '../quality/observe-reader.js';
 import { replayGovernance } from '../quality/replay.js';
-import { operatorObservation, type OperatorObserveDeps, type OperatorObserveInput } from '../quality/operator-observe.js';
+import {
+  operatorObservation,
+  type OperatorObserveDeps,
+  type OperatorObserveInput,
+} from '../quality/operator-observe.js';
 import { faultsFromEnv } from '../adapters/fault-injector.js';
 import { openLocalRouteTarget } from '../cli/commands/delivery-bindings.js';
 import { localFlowDeps } from '../cli/commands/flow-deps.js';
 import { flowProgress } from '../cli/flow-progress.js';
 import { printResult, progress } from '../cli/io.js';
-import { openQualityDemoWorld, QUALITY_DEMO_DEADLINE_S, QUALITY_DEMO_MANIFEST, QUALITY_DEMO_ROUTE, type QualityDemoOptions, type QualityDemoWorld } from './quality-demo-world.js';
+import {
+  openQualityDemoWorld,
+  QUALITY_DEMO_DEADLINE_S,
+  QUALITY_DEMO_MANIFEST,
+  QUALITY_DEMO_ROUTE,
+  type QualityDemoOptions,
+  type QualityDemoWorld,
+} from './quality-demo-world.js';
 import { qualityDemoOutcome, type QualityDemoStages } from './quality-demo-outcome.js';
 
 /**
@@ -92,11 +103,17 @@ async function story(world: QualityDemoWorld): Promise<QualityDemoDocument> {
   const flowDeps = localFlowDeps(FLOW, ports, faultsFromEnv({ CUTPOINT_FAULTS: QUALITY_DEMO_RUN_FAULTS }));
   let run: FlowResult;
   try {
-    run = await runFlow(FLOW, { invocationId, manifestText, selector }, { ports, retryIntervalMs: 50, stepDeps: flowDeps.provider, onEvent: flowProgress });
+    run = await runFlow(
+      FLOW,
+      { invocationId, manifestText, selector },
+      { ports, retryIntervalMs: 50, stepDeps: flowDeps.provider, onEvent: flowProgress },
+    );
   } finally {
     await flowDeps.close();
   }
-  progress(`execution ${run.status}${run.error ? `: ${run.error}` : ''} (the EXCHANGE is sent once; its answer was lost and the target could not be read after it)`);
+  progress(
+    `execution ${run.status}${run.error ? `: ${run.error}` : ''} (the EXCHANGE is sent once; its answer was lost and the target could not be read after it)`,
+  );
   const sealed = await loadInvocation(ports, invocationId);
   const ref = { targetId: sealed.targetId, invocationId };
   const window = { start: Date.parse(sealed.sealed.window.start), end: Date.parse(sealed.sealed.window.end) };
@@ -105,49 +122,90 @@ async function story(world: QualityDemoWorld): Promise<QualityDemoDocument> {
   const stages = {} as QualityDemoStages;
   let command = `npx cutpoint delivery inspect ${invocationId} --format json`;
   progress(`$ ${command}`);
-  stages.inspect = { command, projection: await inspectInvocation(ports, invocationId), quality: await inspectQuality(ports, invocationId) };
-  progress(`  state ${stages.inspect.projection.state}, capsule ${stages.inspect.quality.capsule_state}, permitted ${JSON.stringify(stages.inspect.projection.permitted_actions)}`);
+  stages.inspect = {
+    command,
+    projection: await inspectInvocation(ports, invocationId),
+    quality: await inspectQuality(ports, invocationId),
+  };
+  progress(
+    `  state ${stages.inspect.projection.state}, capsule ${stages.inspect.quality.capsule_state}, permitted ${JSON.stringify(stages.inspect.projection.permitted_actions)}`,
+  );
 
   const opened = await openLocalRouteTarget(route.targetBinding);
   const refusing = forbiddenSource();
   try {
-    const observing: OperatorObserveDeps = { ports, target: opened.target, exchange: opened.exchange!, route, reader: await targetReaderOf({ route, ports }) };
+    const observing: OperatorObserveDeps = {
+      ports,
+      target: opened.target,
+      exchange: opened.exchange!,
+      route,
+      reader: await targetReaderOf({ route, ports }),
+    };
     const operation = { invocationId, manifestText, selector };
-    const recovery = { ports, target: opened.target, ...(opened.exchange ? { exchange: opened.exchange } : {}), route, source: refusing };
+    const recovery = {
+      ports,
+      target: opened.target,
+      ...(opened.exchange ? { exchange: opened.exchange } : {}),
+      route,
+      source: refusing,
+    };
     command = `npx cutpoint delivery reconcile ${invocationId} --manifest ${selector} --yes --format json`;
     progress(`$ ${command}`);
-    stages.reconcile = { command, projection: (await reconcile({ invocationId, manifestText, selector }, recovery)).projection };
-    progress(`  state ${stages.reconcile.projection.state}: the candidate's UUID is under the target name — published by identity`);
+    stages.reconcile = {
+      command,
+      projection: (await reconcile({ invocationId, manifestText, selector }, recovery)).projection,
+    };
+    progress(
+      `  state ${stages.reconcile.projection.state}: the candidate's UUID is under the target name — published by identity`,
+    );
 
     // 3. The observation overruns its deadline: the delay is inside the reader child, which the parent kills.
     const observeCommand = `npx cutpoint quality observe ${invocationId} --manifest ${selector} --yes --format json`;
     progress(`$ CUTPOINT_FAULTS='${QUALITY_DEMO_SLOW_PROBE}' ${observeCommand}`);
     progress(`  (deadline_s ${QUALITY_DEMO_DEADLINE_S}; the probe waits inside the reader process)`);
-    stages.observePending = { command: `CUTPOINT_FAULTS='${QUALITY_DEMO_SLOW_PROBE}' ${observeCommand}`, ...(await observeOnce(observing, operation, QUALITY_DEMO_SLOW_PROBE)) };
-    progress(`  capsule ${stages.observePending.capsuleState}, guard held: ${stages.observePending.quality.reader_guard.held}, remote_termination ${stages.observePending.remoteTermination}`);
+    stages.observePending = {
+      command: `CUTPOINT_FAULTS='${QUALITY_DEMO_SLOW_PROBE}' ${observeCommand}`,
+      ...(await observeOnce(observing, operation, QUALITY_DEMO_SLOW_PROBE)),
+    };
+    progress(
+      `  capsule ${stages.observePending.capsuleState}, guard held: ${stages.observePending.quality.reader_guard.held}, remote_termination ${stages.observePending.remoteTermination}`,
+    );
     const pendingCapsule = await capsuleOf(world, ref);
 
     // 4. A later observation, the slow part gone.
     progress(`$ ${observeCommand}`);
     stages.observeComplete = { command: observeCommand, ...(await observeOnce(observing, operation)) };
     const completeCapsule = await capsuleOf(world, ref);
-    progress(`  capsule ${stages.observeComplete.capsuleState}, governance ${stages.observeComplete.quality.replay_details.governance}, permitted ${JSON.stringify(stages.observeComplete.quality.permitted_actions)}`);
+    progress(
+      `  capsule ${stages.observeComplete.capsuleState}, governance ${stages.observeComplete.quality.replay_details.governance}, permitted ${JSON.stringify(stages.observeComplete.quality.permitted_actions)}`,
+    );
 
     // 5. Evidence, checkpoint, cleanup (the predecessor dropped by UUID), custody released.
     command = `npx cutpoint delivery resume ${invocationId} --manifest ${selector} --yes --format json`;
     progress(`$ ${command}`);
-    stages.resume = { command, projection: (await resume({ invocationId, manifestText, selector }, recovery)).projection, quality: await inspectQuality(ports, invocationId) };
+    stages.resume = {
+      command,
+      projection: (await resume({ invocationId, manifestText, selector }, recovery)).projection,
+      quality: await inspectQuality(ports, invocationId),
+    };
     const retiredCapsule = await capsuleOf(world, ref);
-    progress(`  state ${stages.resume.projection.state}, capsule ${stages.resume.quality.capsule_state}, retired ${retiredCapsule?.retiredAt !== undefined}`);
+    progress(
+      `  state ${stages.resume.projection.state}, capsule ${stages.resume.quality.capsule_state}, retired ${retiredCapsule?.retiredAt !== undefined}`,
+    );
 
     // 6. Replay: the receipt, read-only.
     command = `npx cutpoint quality replay ${invocationId} --manifest ${selector} --format json`;
     progress(`$ ${command}`);
-    const receipt = await replayGovernance({ invocationId, manifestText, selector }, { ports, target: opened.target, exchange: opened.exchange!, route });
+    const receipt = await replayGovernance(
+      { invocationId, manifestText, selector },
+      { ports, target: opened.target, exchange: opened.exchange!, route },
+    );
     stages.replay = { command, receipt };
     const afterReplay = await capsuleOf(world, ref);
     const afterReplayRecord = await loadInvocation(ports, invocationId);
-    progress(`  receipt ${receipt.kind}: governance ${receipt.quality.governance}, dispatch_count ${receipt.dispatch_count}, reader_guard ${receipt.reader_guard}`);
+    progress(
+      `  receipt ${receipt.kind}: governance ${receipt.quality.governance}, dispatch_count ${receipt.dispatch_count}, reader_guard ${receipt.reader_guard}`,
+    );
 
     const sourceWindowIds = await world.sourceWindowIds(window);
     const target = await world.targetCounts(window, sourceWindowIds);
@@ -165,15 +223,28 @@ async function story(world: QualityDemoWorld): Promise<QualityDemoDocument> {
       demo: 'quality',
       route: QUALITY_DEMO_ROUTE,
       invocationId,
-      run: { command: runCommand, flow: FLOW, status: run.status, ...(run.error ? { error: run.error } : {}), ...(run.cause ? { cause: run.cause } : {}), stateTransitions: run.transitions },
+      run: {
+        command: runCommand,
+        flow: FLOW,
+        status: run.status,
+        ...(run.error ? { error: run.error } : {}),
+        ...(run.cause ? { cause: run.cause } : {}),
+        stateTransitions: run.transitions,
+      },
       ...stages,
       outcome,
     };
     if (!ok) {
       printResult(document);
-      throw new CutpointError('Demo.Failed', 'demo.invariant_violated', 'the quality demo did not end as the story says (see the outcome above)');
+      throw new CutpointError(
+        'Demo.Failed',
+        'demo.invariant_violated',
+        'the quality demo did not end as the story says (see the outcome above)',
+      );
     }
-    progress(`the target holds each of the ${outcome.windowRowsInSource} window rows exactly once; one dispatch; governance COMPLETE, then retired; replay changed nothing`);
+    progress(
+      `the target holds each of the ${outcome.windowRowsInSource} window rows exactly once; one dispatch; governance COMPLETE, then retired; replay changed nothing`,
+    );
     return document;
   } finally {
     await opened.target.close();
@@ -185,7 +256,11 @@ async function story(world: QualityDemoWorld): Promise<QualityDemoDocument> {
  * new session taking custody, ONE observation by the bounded reader, whose child reaches
  * the target over the binding's HTTP URL); `faults` reach only the forked child.
  */
-async function observeOnce(deps: OperatorObserveDeps, input: OperatorObserveInput, faults?: string): Promise<Omit<ObserveStage, 'command'>> {
+async function observeOnce(
+  deps: OperatorObserveDeps,
+  input: OperatorObserveInput,
+  faults?: string,
+): Promise<Omit<ObserveStage, 'command'>> {
   const saved = process.env.CUTPOINT_FAULTS;
   if (faults) process.env.CUTPOINT_FAULTS = faults; // inherited by the forked reader child only
   let out;
@@ -202,7 +277,10 @@ async function observeOnce(deps: OperatorObserveDeps, input: OperatorObserveInpu
   };
 }
 
-async function capsuleOf(world: QualityDemoWorld, ref: { targetId: string; invocationId: string }): Promise<CapsuleV2 | undefined> {
+async function capsuleOf(
+  world: QualityDemoWorld,
+  ref: { targetId: string; invocationId: string },
+): Promise<CapsuleV2 | undefined> {
   const capsule = await readCapsule(world.ports, ref);
   return capsule?.schema === 2 ? capsule : undefined;
 }

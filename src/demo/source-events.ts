@@ -34,7 +34,12 @@ export function demoEvents(now: Date, days = 3, stepMs = 90_000): DemoEvent[] {
 }
 
 /** Creates `database.table` in (embedded) ClickHouse and inserts the events in batches. */
-export async function seedDemoEvents(ch: ClickHouseHandle, database: string, table: string, events: readonly DemoEvent[]): Promise<void> {
+export async function seedDemoEvents(
+  ch: ClickHouseHandle,
+  database: string,
+  table: string,
+  events: readonly DemoEvent[],
+): Promise<void> {
   await ch.client.command({ query: `CREATE DATABASE IF NOT EXISTS \`${database}\`` });
   await ch.client.command({
     query: `CREATE TABLE \`${database}\`.\`${table}\` (event_id UInt64, event_time DateTime64(3, 'UTC'), region String, amount Decimal(18, 4), note Nullable(String))

@@ -37,7 +37,10 @@ export function timeMarkOf(attemptId: string): number | undefined {
 export function validateAttemptTime(attemptId: string): void {
   const digits = MARK.exec(attemptId)?.[1];
   if (digits !== undefined && Number(digits) < FIRST_MARK_MS) {
-    throw new ValidationError('stream.invalid_attempt', `attempt id ${attemptId}: its time mark t${digits} is not unix milliseconds of a real time (13 digits, no leading zero)`);
+    throw new ValidationError(
+      'stream.invalid_attempt',
+      `attempt id ${attemptId}: its time mark t${digits} is not unix milliseconds of a real time (13 digits, no leading zero)`,
+    );
   }
 }
 
@@ -45,7 +48,10 @@ export function validateAttemptTime(attemptId: string): void {
 export function parseAttemptWindow(value: unknown): number {
   const seconds = durationSeconds(value);
   if (seconds === undefined || seconds < MIN_ATTEMPT_WINDOW_SECONDS || seconds > MAX_ATTEMPT_WINDOW_SECONDS) {
-    throw new ValidationError('stream.invalid_attempt_window', 'the attempt window must be a duration with its unit from 1h to 365d, like 6h or 7d (no spaces)');
+    throw new ValidationError(
+      'stream.invalid_attempt_window',
+      'the attempt window must be a duration with its unit from 1h to 365d, like 6h or 7d (no spaces)',
+    );
   }
   return seconds;
 }
@@ -53,7 +59,9 @@ export function parseAttemptWindow(value: unknown): number {
 /** A lane's window from its head; a head created before lanes had one gets the default. */
 export function attemptWindowOf(head: { attemptWindowSeconds?: number } | Readonly<Record<string, unknown>>): number {
   const stored = (head as { attemptWindowSeconds?: unknown }).attemptWindowSeconds;
-  return typeof stored === 'number' && Number.isSafeInteger(stored) && stored > 0 ? stored : DEFAULT_ATTEMPT_WINDOW_SECONDS;
+  return typeof stored === 'number' && Number.isSafeInteger(stored) && stored > 0
+    ? stored
+    : DEFAULT_ATTEMPT_WINDOW_SECONDS;
 }
 
 /**
@@ -71,13 +79,23 @@ export function assertNotFuture(attemptId: string, now: Date): void {
   validateAttemptTime(attemptId);
   const mark = timeMarkOf(attemptId);
   if (mark !== undefined && mark > now.getTime() + ATTEMPT_TIME_MARGIN_MS) {
-    throw new AttemptTimeFutureError(attemptId, new Date(mark).toISOString(), now.toISOString(), ATTEMPT_TIME_MARGIN_MS / 60_000);
+    throw new AttemptTimeFutureError(
+      attemptId,
+      new Date(mark).toISOString(),
+      now.toISOString(),
+      ATTEMPT_TIME_MARGIN_MS / 60_000,
+    );
   }
 }
 
 /** Stream.AttemptExpired for a marked id; `next` replaces the default advice. */
 export function expiredError(attemptId: string, windowSeconds: number, next?: string): AttemptExpiredError {
-  return new AttemptExpiredError(attemptId, new Date(timeMarkOf(attemptId) ?? 0).toISOString(), formatDuration(windowSeconds), next);
+  return new AttemptExpiredError(
+    attemptId,
+    new Date(timeMarkOf(attemptId) ?? 0).toISOString(),
+    formatDuration(windowSeconds),
+    next,
+  );
 }
 
 /** Expired: older than `now − window` (what `assertAttemptInWindow` refuses). */

@@ -114,7 +114,10 @@ const TRANSPORT_CODES: ReadonlySet<string> = new Set([
  * error, is what proves cancellation. ABORTED wins over every other class: a cancelled
  * read is never retried.
  */
-export function classifyClickHouseError(e: unknown, options: { aborted?: boolean } = {}): ClickHouseErrorClassification {
+export function classifyClickHouseError(
+  e: unknown,
+  options: { aborted?: boolean } = {},
+): ClickHouseErrorClassification {
   if (options.aborted === true || nameOf(e) === 'AbortError') return { errorClass: 'ABORTED' };
   if (!structured(e)) return { errorClass: transportCodeOf(e) !== undefined ? 'TRANSPORT' : 'UNCLASSIFIED' };
   const { code, type } = e;
@@ -124,7 +127,8 @@ export function classifyClickHouseError(e: unknown, options: { aborted?: boolean
     return { errorClass: keeperClassOf(e.message), ...facts };
   }
   const named = NAMED[code];
-  if (named) return { errorClass: type === undefined || type === named.type ? named.errorClass : 'UNCLASSIFIED', ...facts };
+  if (named)
+    return { errorClass: type === undefined || type === named.type ? named.errorClass : 'UNCLASSIFIED', ...facts };
   return { errorClass: 'SERVER_OTHER', ...facts };
 }
 

@@ -57,11 +57,7 @@ export class EffectFailedError extends CutpointError {
 export class WorkerCrashedError extends CutpointError {
   readonly cutPoint: string;
   constructor(cutPoint: string, when: 'before' | 'after') {
-    super(
-      'Cutpoint.WorkerCrashed',
-      'cutpoint.worker_crashed',
-      `injected crash ${when} ${cutPoint}`,
-    );
+    super('Cutpoint.WorkerCrashed', 'cutpoint.worker_crashed', `injected crash ${when} ${cutPoint}`);
     this.cutPoint = cutPoint;
   }
 }
@@ -165,12 +161,24 @@ function systemDiagnosticOf(error: unknown): { code: string; name: string; messa
     case 'EACCES':
     case 'EPERM':
       return e.syscall === 'listen' || e.syscall === 'bind'
-        ? { code: 'cutpoint.port_in_use', name, message: `port${port} may not be used by this user; choose another port` }
+        ? {
+            code: 'cutpoint.port_in_use',
+            name,
+            message: `port${port} may not be used by this user; choose another port`,
+          }
         : { code: 'cli.file_permission_denied', name, message: `permission denied${path}; check its permissions` };
     case 'EISDIR':
-      return { code: 'cli.file_not_regular', name, message: `${path.trim() || 'the path'} is a directory, not a regular file` };
+      return {
+        code: 'cli.file_not_regular',
+        name,
+        message: `${path.trim() || 'the path'} is a directory, not a regular file`,
+      };
     case 'EADDRINUSE':
-      return { code: 'cutpoint.port_in_use', name, message: `port${port} is already in use; stop what holds it or choose another port (local runtime: --dynamodb-port/--s3-port)` };
+      return {
+        code: 'cutpoint.port_in_use',
+        name,
+        message: `port${port} is already in use; stop what holds it or choose another port (local runtime: --dynamodb-port/--s3-port)`,
+      };
     case 'ECONNREFUSED':
       return {
         code: 'cutpoint.connection_refused',
@@ -183,7 +191,11 @@ function systemDiagnosticOf(error: unknown): { code: string; name: string; messa
     case 'ENETUNREACH':
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
-      return { code: 'cutpoint.network_unreachable', name, message: `network error (${e.code}); check the endpoint and the network, then run the command again` };
+      return {
+        code: 'cutpoint.network_unreachable',
+        name,
+        message: `network error (${e.code}); check the endpoint and the network, then run the command again`,
+      };
     default:
       return undefined;
   }

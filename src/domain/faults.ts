@@ -56,11 +56,17 @@ export function parseFaultSpec(spec: string, known?: ReadonlySet<string>): Fault
 
 function parseRule(raw: string, position: number, known: ReadonlySet<string> | undefined): FaultRule {
   if (raw === '') {
-    throw new ValidationError('faults.invalid_spec', `fault rule ${position} is empty (a leading, trailing or doubled comma); expected ${FAULT_GRAMMAR}`);
+    throw new ValidationError(
+      'faults.invalid_spec',
+      `fault rule ${position} is empty (a leading, trailing or doubled comma); expected ${FAULT_GRAMMAR}`,
+    );
   }
   const match = /^([^:]+):([a-z-]+)(?:=([^@*]*))?(?:@([^*]*))?(?:\*(.*))?$/.exec(raw);
   if (!match) {
-    throw new ValidationError('faults.invalid_spec', `invalid fault rule ${quoted(raw)}: expected <cut-point>:<kind>[=ms][@hit][*times]`);
+    throw new ValidationError(
+      'faults.invalid_spec',
+      `invalid fault rule ${quoted(raw)}: expected <cut-point>:<kind>[=ms][@hit][*times]`,
+    );
   }
   const [, cutPoint = '', kind = '', delay, hit, times] = match;
   if (!CUT_POINT.test(cutPoint)) {
@@ -73,7 +79,10 @@ function parseRule(raw: string, position: number, known: ReadonlySet<string> | u
     );
   }
   if (!(FAULT_KINDS as readonly string[]).includes(kind)) {
-    throw new ValidationError('faults.invalid_kind', `unknown fault kind ${quoted(kind)}; expected one of ${FAULT_KINDS.join(', ')}`);
+    throw new ValidationError(
+      'faults.invalid_kind',
+      `unknown fault kind ${quoted(kind)}; expected one of ${FAULT_KINDS.join(', ')}`,
+    );
   }
   if (delay !== undefined && kind !== 'delay') {
     throw new ValidationError('faults.invalid_spec', `"=ms" only applies to delay faults: ${quoted(raw)}`);
@@ -81,9 +90,38 @@ function parseRule(raw: string, position: number, known: ReadonlySet<string> | u
   return {
     cutPoint,
     kind: kind as FaultKind,
-    delayMs: delay === undefined ? DEFAULT_DELAY_MS : bounded(delay, 0, MAX_FAULT_DELAY_MS, 'faults.invalid_delay', `the delay of ${quoted(raw)} must be 0-${MAX_FAULT_DELAY_MS} ms`),
-    fromHit: hit === undefined ? 1 : bounded(hit, 1, MAX_FAULT_HITS, 'faults.invalid_hit', `the hit of ${quoted(raw)} (@<hit>) must be 1-${MAX_FAULT_HITS}`),
-    times: times === undefined ? 1 : times === '' ? Infinity : bounded(times, 1, MAX_FAULT_HITS, 'faults.invalid_count', `the count of ${quoted(raw)} (*<times>) must be 1-${MAX_FAULT_HITS}, or * for every hit`),
+    delayMs:
+      delay === undefined
+        ? DEFAULT_DELAY_MS
+        : bounded(
+            delay,
+            0,
+            MAX_FAULT_DELAY_MS,
+            'faults.invalid_delay',
+            `the delay of ${quoted(raw)} must be 0-${MAX_FAULT_DELAY_MS} ms`,
+          ),
+    fromHit:
+      hit === undefined
+        ? 1
+        : bounded(
+            hit,
+            1,
+            MAX_FAULT_HITS,
+            'faults.invalid_hit',
+            `the hit of ${quoted(raw)} (@<hit>) must be 1-${MAX_FAULT_HITS}`,
+          ),
+    times:
+      times === undefined
+        ? 1
+        : times === ''
+          ? Infinity
+          : bounded(
+              times,
+              1,
+              MAX_FAULT_HITS,
+              'faults.invalid_count',
+              `the count of ${quoted(raw)} (*<times>) must be 1-${MAX_FAULT_HITS}, or * for every hit`,
+            ),
   };
 }
 
@@ -113,7 +151,11 @@ function editDistance(a: string, b: string): number {
   for (let i = 1; i <= a.length; i++) {
     const current = [i];
     for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1));
+      current[j] = Math.min(
+        (previous[j] ?? 0) + 1,
+        (current[j - 1] ?? 0) + 1,
+        (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
     }
     previous = current;
   }

@@ -88,17 +88,26 @@ export function validateTaskSpec(input: unknown): GenerationTaskSpec {
     throw new ValidationError('generation.invalid_generation', GENERATION_RANGE);
   }
   if (!Array.isArray(sources) || sources.length === 0 || sources.length > 1000) {
-    throw new ValidationError('generation.invalid_sources', 'sources must be a non-empty array of at most 1000 object references');
+    throw new ValidationError(
+      'generation.invalid_sources',
+      'sources must be a non-empty array of at most 1000 object references',
+    );
   }
   for (const source of sources) {
     if (!source || typeof source.key !== 'string' || !KEY.test(source.key)) {
       throw new ValidationError('generation.invalid_sources', 'each source needs a valid object key');
     }
     if (typeof source.sha256 !== 'string' || !SHA256.test(source.sha256)) {
-      throw new ValidationError('generation.invalid_sources', `source ${source.key}: sha256 must be 64 lower-case hex digits`);
+      throw new ValidationError(
+        'generation.invalid_sources',
+        `source ${source.key}: sha256 must be 64 lower-case hex digits`,
+      );
     }
     if (!Number.isInteger(source.size) || source.size < 0) {
-      throw new ValidationError('generation.invalid_sources', `source ${source.key}: size must be a non-negative integer`);
+      throw new ValidationError(
+        'generation.invalid_sources',
+        `source ${source.key}: size must be a non-negative integer`,
+      );
     }
   }
   return {
@@ -132,7 +141,10 @@ export function validateRef(input: unknown): { root: string; taskId: string; gen
 /** Authority keys: one partition per root. */
 export const generationKeys = {
   task: (root: string, taskId: string) => ({ pk: `gen#${root}`, sk: `task#${taskId}` }),
-  record: (root: string, generation: number) => ({ pk: `gen#${root}`, sk: `record#${String(generation).padStart(10, '0')}` }),
+  record: (root: string, generation: number) => ({
+    pk: `gen#${root}`,
+    sk: `record#${String(generation).padStart(10, '0')}`,
+  }),
   head: (root: string) => ({ pk: `gen#${root}`, sk: 'head' }),
 };
 

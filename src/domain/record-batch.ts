@@ -12,10 +12,12 @@ export function encodeBatch(records: readonly Uint8Array[]): Uint8Array {
   if (records.length === 0) throw new ValidationError('stream.empty_batch', 'a batch needs at least one record');
   let size = MAGIC.byteLength;
   for (const r of records) {
-    if (r.byteLength > MAX_RECORD_BYTES) throw new ValidationError('stream.record_too_large', `a record may be at most ${MAX_RECORD_BYTES} bytes`);
+    if (r.byteLength > MAX_RECORD_BYTES)
+      throw new ValidationError('stream.record_too_large', `a record may be at most ${MAX_RECORD_BYTES} bytes`);
     size += 4 + r.byteLength;
   }
-  if (size > MAX_BATCH_BYTES) throw new ValidationError('stream.batch_too_large', `a batch may be at most ${MAX_BATCH_BYTES} bytes`);
+  if (size > MAX_BATCH_BYTES)
+    throw new ValidationError('stream.batch_too_large', `a batch may be at most ${MAX_BATCH_BYTES} bytes`);
   const out = new Uint8Array(size);
   const view = new DataView(out.buffer);
   out.set(MAGIC, 0);

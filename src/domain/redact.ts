@@ -10,27 +10,31 @@
 export function redact(text: string, secrets: readonly string[] = []): string {
   let out = text;
   for (const secret of secrets) if (secret.length >= 3) out = out.split(secret).join('[redacted]');
-  return out
-    // A file:// URL is a stack frame's path, never a credential.
-    .replace(/\b(?!file:)[a-z][a-z0-9+.-]*:\/\/[^\s'"]+/gi, '[redacted-url]')
-    .replace(SYSTEM_ERROR_ADDRESS, '$1 [redacted-endpoint]')
-    .replace(HOST_PORT, '[redacted-endpoint]')
-    .replace(/\b(password|pwd|user id|uid|user|username|server|data source|address)\s*=\s*[^;\s]*/gi, '$1=[redacted]')
-    .replace(/\barn:aws[a-z-]*:secretsmanager:[^\s'",;)\]}]*/gi, '[redacted-secret-arn]')
-    .replace(/\b(?:AKIA|ASIA)[A-Z0-9]{16}\b/g, '[redacted-aws-key]')
-    .replace(/\bBearer\s+[A-Za-z0-9._~+/=-]+/gi, 'Bearer [redacted]')
-    .replace(CREDENTIAL_PAIR, (_m, quote: string, key: string) => `${quote}${key}${quote}: [redacted]`);
+  return (
+    out
+      // A file:// URL is a stack frame's path, never a credential.
+      .replace(/\b(?!file:)[a-z][a-z0-9+.-]*:\/\/[^\s'"]+/gi, '[redacted-url]')
+      .replace(SYSTEM_ERROR_ADDRESS, '$1 [redacted-endpoint]')
+      .replace(HOST_PORT, '[redacted-endpoint]')
+      .replace(/\b(password|pwd|user id|uid|user|username|server|data source|address)\s*=\s*[^;\s]*/gi, '$1=[redacted]')
+      .replace(/\barn:aws[a-z-]*:secretsmanager:[^\s'",;)\]}]*/gi, '[redacted-secret-arn]')
+      .replace(/\b(?:AKIA|ASIA)[A-Z0-9]{16}\b/g, '[redacted-aws-key]')
+      .replace(/\bBearer\s+[A-Za-z0-9._~+/=-]+/gi, 'Bearer [redacted]')
+      .replace(CREDENTIAL_PAIR, (_m, quote: string, key: string) => `${quote}${key}${quote}: [redacted]`)
+  );
 }
 
 /** Node's text for a connection that failed: `connect ECONNREFUSED ::1:8000`, `getaddrinfo ENOTFOUND ch.internal`. */
-const SYSTEM_ERROR_ADDRESS = /\b(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|EADDRINUSE|EADDRNOTAVAIL|ENOTFOUND|EAI_AGAIN) (?!\[redacted)[^\s,;)'"]+/g;
+const SYSTEM_ERROR_ADDRESS =
+  /\b(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|EADDRINUSE|EADDRNOTAVAIL|ENOTFOUND|EAI_AGAIN) (?!\[redacted)[^\s,;)'"]+/g;
 
 /**
  * A host and port: an IPv4 address, `localhost`, a bracketed IPv6 address or a dotted host
  * name ending in a letter label — never a file's `path/index.mjs:10:5` (after a slash, or a
  * line and column).
  */
-const HOST_PORT = /(?<![/\\])(?:\b(?:\d{1,3}\.){3}\d{1,3}|\blocalhost|\[[0-9a-f:.]+\]|\b(?:[a-z0-9-]+\.)+[a-z][a-z0-9-]*):\d{1,5}\b(?!:\d)/gi;
+const HOST_PORT =
+  /(?<![/\\])(?:\b(?:\d{1,3}\.){3}\d{1,3}|\blocalhost|\[[0-9a-f:.]+\]|\b(?:[a-z0-9-]+\.)+[a-z][a-z0-9-]*):\d{1,5}\b(?!:\d)/gi;
 
 /** `"password": "x"`, `secret_arn: x`, `token=x`: a credential-named key and its value. */
 const CREDENTIAL_PAIR =
@@ -45,5 +49,9 @@ const CREDENTIAL_PAIR =
 export function withoutSessionIds(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(withoutSessionIds);
   if (value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(Object.entries(value).filter(([key]) => key !== 'session').map(([key, v]) => [key, withoutSessionIds(v)]));
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([key]) => key !== 'session')
+      .map(([key, v]) => [key, withoutSessionIds(v)]),
+  );
 }

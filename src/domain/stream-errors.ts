@@ -33,7 +33,11 @@ export class LaneSuspendedError extends CutpointError {
 
 export class LaneMissingError extends CutpointError {
   constructor(lane: LaneRef) {
-    super('Stream.LaneMissing', 'stream.lane_missing', `lane ${lane.stream}/${lane.partition} does not exist; create the stream first`);
+    super(
+      'Stream.LaneMissing',
+      'stream.lane_missing',
+      `lane ${lane.stream}/${lane.partition} does not exist; create the stream first`,
+    );
   }
 }
 
@@ -62,7 +66,11 @@ export class AttemptIdentityConflictError extends CutpointError {
 /** A fence the lane never issued (forged): refused before anything is written. */
 export class UnknownSessionError extends CutpointError {
   constructor(lane: LaneRef) {
-    super('Stream.UnknownSession', 'stream.unknown_session', `lane ${lane.stream}/${lane.partition} never issued this session; take the lane over first`);
+    super(
+      'Stream.UnknownSession',
+      'stream.unknown_session',
+      `lane ${lane.stream}/${lane.partition} never issued this session; take the lane over first`,
+    );
   }
 }
 
@@ -74,7 +82,11 @@ export class OffsetTrimmedError extends CutpointError {
 
 export class RangeUnreadableError extends CutpointError {
   constructor(start: number, end: number, detail: string) {
-    super('Stream.RangeUnreadable', 'stream.range_unreadable', `committed range [${start}, ${end}) has no healthy copy: ${detail}`);
+    super(
+      'Stream.RangeUnreadable',
+      'stream.range_unreadable',
+      `committed range [${start}, ${end}) has no healthy copy: ${detail}`,
+    );
   }
 }
 
@@ -88,14 +100,22 @@ export class FencedError extends CutpointError {
 /** The attempt was proven not committed; its id is spent — append with a new attempt id. */
 export class AttemptAbortedError extends CutpointError {
   constructor(attemptId: string, reason: string) {
-    super('Stream.AttemptAborted', 'stream.attempt_aborted', `attempt ${attemptId} is aborted (${reason}); use a new attempt id`);
+    super(
+      'Stream.AttemptAborted',
+      'stream.attempt_aborted',
+      `attempt ${attemptId} is aborted (${reason}); use a new attempt id`,
+    );
   }
 }
 
 /** Evidence contradicts itself; the lane stays suspended for a person to look at. */
 export class ResolveInconsistentError extends CutpointError {
   constructor(attemptId: string, detail: string) {
-    super('Stream.ResolveInconsistent', 'stream.resolve_inconsistent', `attempt ${attemptId}: ${detail}; the lane stays suspended`);
+    super(
+      'Stream.ResolveInconsistent',
+      'stream.resolve_inconsistent',
+      `attempt ${attemptId}: ${detail}; the lane stays suspended`,
+    );
   }
 }
 
@@ -131,7 +151,7 @@ export class AttemptExpiredError extends CutpointError {
 }
 
 const EXPIRED_NEXT =
-  'past the window it is neither re-run nor resolved (its evidence may have been retired), so no new attempt id can be proven safe for its records — whether they committed is in the lane\'s commit records (`cutpoint stream read` from the range it was bound to)';
+  "past the window it is neither re-run nor resolved (its evidence may have been retired), so no new attempt id can be proven safe for its records — whether they committed is in the lane's commit records (`cutpoint stream read` from the range it was bound to)";
 
 /** A time mark further ahead of this clock than the margin allows: a clock that is wrong, or a forged mark. */
 export class AttemptTimeFutureError extends CutpointError {

@@ -68,7 +68,8 @@ export interface WalBinding {
 
 export function walBindingOf(metadata: Record<string, string>): WalBinding | undefined {
   const ints = ['record-count', 'fence-epoch', 'start'].map((k) => Number(metadata[k]));
-  if (!metadata['attempt-id'] || !metadata.sha256 || ints.some((n) => !Number.isSafeInteger(n) || n < 0)) return undefined;
+  if (!metadata['attempt-id'] || !metadata.sha256 || ints.some((n) => !Number.isSafeInteger(n) || n < 0))
+    return undefined;
   const [recordCount, fenceEpoch, start] = ints as [number, number, number];
   return { attemptId: metadata['attempt-id'], walSha256: metadata.sha256, recordCount, fenceEpoch, start };
 }
@@ -93,11 +94,15 @@ export function walFate(
 ): WalFate {
   const binding = walBindingOf(metadata);
   if (!binding) return 'MAY_COMMIT';
-  if (commitAtEnd && commitAtEnd.attemptId === binding.attemptId && commitAtEnd.walSha256 === binding.walSha256 && commitAtEnd.start === binding.start) {
+  if (
+    commitAtEnd &&
+    commitAtEnd.attemptId === binding.attemptId &&
+    commitAtEnd.walSha256 === binding.walSha256 &&
+    commitAtEnd.start === binding.start
+  ) {
     return 'COMMITTED';
   }
   if (head.fence && binding.fenceEpoch < head.fence.epoch) return 'DEAD';
   if (binding.start < head.committedEnd) return 'DEAD';
   return 'MAY_COMMIT';
 }
-

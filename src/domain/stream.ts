@@ -166,10 +166,18 @@ export const MAX_RECORD_BYTES = 1024 * 1024;
 export function validateLane(input: unknown): LaneRef {
   const v = input as Partial<LaneRef> | null;
   if (typeof v?.stream !== 'string' || !STREAM.test(v.stream)) {
-    throw new ValidationError('stream.invalid_stream', 'stream must be 1-64 characters of [a-z0-9._-], starting with a letter or digit');
+    throw new ValidationError(
+      'stream.invalid_stream',
+      'stream must be 1-64 characters of [a-z0-9._-], starting with a letter or digit',
+    );
   }
   // -0 is no partition number JSON should carry (it passes `>= 0`): refused, never read as 0.
-  if (!Number.isInteger(v.partition) || Object.is(v.partition, -0) || (v.partition as number) < 0 || (v.partition as number) >= MAX_PARTITIONS) {
+  if (
+    !Number.isInteger(v.partition) ||
+    Object.is(v.partition, -0) ||
+    (v.partition as number) < 0 ||
+    (v.partition as number) >= MAX_PARTITIONS
+  ) {
     throw new ValidationError('stream.invalid_partition', `partition must be an integer in [0, ${MAX_PARTITIONS})`);
   }
   return { stream: v.stream, partition: v.partition as number };
@@ -188,14 +196,18 @@ const OWNER = /^[A-Za-z0-9][A-Za-z0-9._@:-]{0,127}$/;
 const SESSION = /^[A-Za-z0-9][A-Za-z0-9._-]{15,127}$/;
 
 export function validateOwner(value: unknown): string {
-  if (typeof value !== 'string' || !OWNER.test(value)) throw new ValidationError('stream.invalid_owner', 'owner must be 1-128 characters of [A-Za-z0-9._@:-]');
+  if (typeof value !== 'string' || !OWNER.test(value))
+    throw new ValidationError('stream.invalid_owner', 'owner must be 1-128 characters of [A-Za-z0-9._@:-]');
   return value;
 }
 
 /** The session id a takeover installs (never printed: it is the fencing secret). */
 export function validateSessionId(value: unknown): string {
   if (typeof value !== 'string' || !SESSION.test(value)) {
-    throw new ValidationError('stream.invalid_session', 'session must be 16-128 characters of [A-Za-z0-9._-] (a fresh random id, e.g. a UUID)');
+    throw new ValidationError(
+      'stream.invalid_session',
+      'session must be 16-128 characters of [A-Za-z0-9._-] (a fresh random id, e.g. a UUID)',
+    );
   }
   return value;
 }
@@ -210,7 +222,10 @@ export function validateFence(value: unknown): Fence {
     !Number.isSafeInteger(f.epoch) ||
     (f.epoch as number) < 1
   ) {
-    throw new ValidationError('stream.invalid_session', 'session must be {owner, session, epoch >= 1}; take the lane over first');
+    throw new ValidationError(
+      'stream.invalid_session',
+      'session must be {owner, session, epoch >= 1}; take the lane over first',
+    );
   }
   return { owner: f.owner, session: f.session, epoch: f.epoch as number };
 }
@@ -248,7 +263,9 @@ export function assertIssuedFence(
     !current ||
     session.epoch > current.epoch ||
     (session.epoch === current.epoch && !sameFence(current, session)) ||
-    (session.epoch < current.epoch && issued !== undefined && (issued.owner !== session.owner || issued.sessionSha256 !== sha256Hex(session.session)));
+    (session.epoch < current.epoch &&
+      issued !== undefined &&
+      (issued.owner !== session.owner || issued.sessionSha256 !== sha256Hex(session.session)));
   if (forged) throw new UnknownSessionError(lane);
 }
 
@@ -278,7 +295,10 @@ export const laneKeys = {
   /** A consumer group's committed position on the lane (src/stream/cursor/). */
   cursor: (lane: LaneRef, group: string) => ({ pk: laneKeys.pk(lane), sk: `cursor#${group}` }),
   /** What a cursor takeover issued at `epoch` (an IssuedFence plus the group). */
-  cursorFence: (lane: LaneRef, group: string, epoch: number) => ({ pk: laneKeys.pk(lane), sk: `cursor-fence#${group}#${pad(epoch)}` }),
+  cursorFence: (lane: LaneRef, group: string, epoch: number) => ({
+    pk: laneKeys.pk(lane),
+    sk: `cursor-fence#${group}#${pad(epoch)}`,
+  }),
 };
 
 /** Generation root of a committed range (materialized by the generation-commit mechanism). */

@@ -5,7 +5,11 @@
  * of a window in process, their verification and quality probes, the local runner's Map
  * items.
  */
-export async function forEachConcurrently<T>(items: readonly T[], limit: number, work: (item: T, index: number) => Promise<void>): Promise<void> {
+export async function forEachConcurrently<T>(
+  items: readonly T[],
+  limit: number,
+  work: (item: T, index: number) => Promise<void>,
+): Promise<void> {
   let next = 0;
   let failed: { error: unknown } | undefined;
   const worker = async (): Promise<void> => {

@@ -46,14 +46,36 @@ const DELIVERY = ['manifestText', 'selector', 'invocationId', 'session'] as cons
 const RECOVERY_ACTION = ['invocationId', 'manifestText', 'selector', 'yes'] as const;
 
 export const FLOW_INPUTS: Readonly<Record<string, FlowInputSpec>> = {
-  'commit-generation': { fields: ['root', 'generation', 'taskId', 'sources'], recovers: ['commit-generation'], bulk: true },
+  'commit-generation': {
+    fields: ['root', 'generation', 'taskId', 'sources'],
+    recovers: ['commit-generation'],
+    bulk: true,
+  },
   'stream-append': { fields: ['stream', 'partition', 'attemptId', 'session', 'records'], bulk: true },
-  'stream-resolve-append': { fields: ['stream', 'partition', 'attemptId', 'writerId'], recovers: ['stream-resolve-append'] },
+  'stream-resolve-append': {
+    fields: ['stream', 'partition', 'attemptId', 'writerId'],
+    recovers: ['stream-resolve-append'],
+  },
   'stream-takeover': { fields: ['stream', 'partition', 'owner', 'session'] },
   'stream-trim': { fields: ['stream', 'partition', 'to'] },
   // A continuation's `next` (the run's state, src/stream/gc/state.ts GcRun) is an input too.
   'stream-gc': {
-    fields: ['stream', 'partition', 'grace', 'dryRun', 'pagesPerExecution', 'policy', 'policyDigest', 'scan', 'sweep', 'candidates', 'deleting', 'totals', 'wouldMark', 'execution'],
+    fields: [
+      'stream',
+      'partition',
+      'grace',
+      'dryRun',
+      'pagesPerExecution',
+      'policy',
+      'policyDigest',
+      'scan',
+      'sweep',
+      'candidates',
+      'deleting',
+      'totals',
+      'wouldMark',
+      'execution',
+    ],
     bulk: true,
     passedTwice: true,
   },
@@ -63,7 +85,12 @@ export const FLOW_INPUTS: Readonly<Record<string, FlowInputSpec>> = {
   'deliver-window': { fields: DELIVERY, bulk: true },
   'publish-clickhouse': { fields: DELIVERY, bulk: true },
   'quality-observe': { fields: RECOVERY_ACTION, bulk: true, passedTwice: true },
-  'delivery-reconcile': { fields: RECOVERY_ACTION, recovers: ['deliver-window', 'publish-clickhouse'], bulk: true, passedTwice: true },
+  'delivery-reconcile': {
+    fields: RECOVERY_ACTION,
+    recovers: ['deliver-window', 'publish-clickhouse'],
+    bulk: true,
+    passedTwice: true,
+  },
   'delivery-resume': { fields: RECOVERY_ACTION, bulk: true, passedTwice: true },
   'delivery-retire': { fields: RECOVERY_ACTION, bulk: true, passedTwice: true },
 };

@@ -1,6 +1,12 @@
 import { quoted } from '../domain/echo.js';
 import { ValidationError } from '../domain/errors.js';
-import { flowInputCap, flowInputSpec, FLOW_INPUTS, RECOVERY_ENVELOPE, type FlowInputSpec } from './flow-input-fields.js';
+import {
+  flowInputCap,
+  flowInputSpec,
+  FLOW_INPUTS,
+  RECOVERY_ENVELOPE,
+  type FlowInputSpec,
+} from './flow-input-fields.js';
 
 /**
  * The one check of a flow's execution input (README "Flow inputs"), made by `cutpoint
@@ -26,7 +32,10 @@ export function assertFlowInput(flow: string, input: unknown): void {
   const bytes = Buffer.byteLength(JSON.stringify(input));
   const cap = flowInputCap(spec);
   if (bytes > cap) {
-    throw new ValidationError('flow.input_too_large', `${flow}'s execution input is ${bytes} bytes of JSON; it may be at most ${cap} (${cap / 1024} KiB); nothing was written`);
+    throw new ValidationError(
+      'flow.input_too_large',
+      `${flow}'s execution input is ${bytes} bytes of JSON; it may be at most ${cap} (${cap / 1024} KiB); nothing was written`,
+    );
   }
   if (recovery) refuseUnknownFields(flow, originalOf(flow, given), recoveredFields(spec));
 }
@@ -43,9 +52,16 @@ export function assertFlowInput(flow: string, input: unknown): void {
  * rather than running unchecked.
  */
 export function firstTaskInput(event: unknown): unknown {
-  const task = (typeof event === 'object' && event !== null ? event : {}) as { flow?: unknown; executionInput?: unknown; input?: unknown };
+  const task = (typeof event === 'object' && event !== null ? event : {}) as {
+    flow?: unknown;
+    executionInput?: unknown;
+    input?: unknown;
+  };
   if (typeof task.flow !== 'string' || !Object.hasOwn(task, 'executionInput')) {
-    throw new ValidationError('flow.first_task_invalid', "a flow's first Task passes its flow's name (flow) and $$.Execution.Input (executionInput); this one does not");
+    throw new ValidationError(
+      'flow.first_task_invalid',
+      "a flow's first Task passes its flow's name (flow) and $$.Execution.Input (executionInput); this one does not",
+    );
   }
   assertFlowInput(task.flow, task.executionInput);
   if (Object.hasOwn(task, 'input')) return task.input;
@@ -69,21 +85,30 @@ export function executionInputFirst<D>(provider: (event: unknown) => Promise<D>)
 function objectOf(flow: string, value: unknown, what: string): Record<string, unknown> {
   if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value as Record<string, unknown>;
   const kind = value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`;
-  throw new ValidationError('flow.input_not_object', `${flow}: ${what} must be a JSON object, not ${kind}; nothing was written`);
+  throw new ValidationError(
+    'flow.input_not_object',
+    `${flow}: ${what} must be a JSON object, not ${kind}; nothing was written`,
+  );
 }
 
 /** Own keys only: a JSON `constructor` or `__proto__` is a field like any other, and no flow reads one. */
 function refuseUnknownFields(flow: string, given: Record<string, unknown>, fields: readonly string[]): void {
   const unknown = Object.keys(given).find((key) => !fields.includes(key));
   if (unknown === undefined) return;
-  throw new ValidationError('flow.input_unknown_field', `${flow} reads no input field ${quoted(unknown)} (its fields: ${fields.join(', ')}); nothing was written`);
+  throw new ValidationError(
+    'flow.input_unknown_field',
+    `${flow} reads no input field ${quoted(unknown)} (its fields: ${fields.join(', ')}); nothing was written`,
+  );
 }
 
 function originalOf(flow: string, envelope: Record<string, unknown>): Record<string, unknown> {
   const { recoveryOf, originalInput } = envelope;
-  const invalid = (why: string) => new ValidationError('flow.recovery_input_invalid', `${flow}: a recovery start's ${why}; nothing was written`);
-  if (typeof recoveryOf !== 'string' || recoveryOf === '') throw invalid('recoveryOf must name the failed execution (a string)');
-  if (typeof originalInput !== 'string') throw invalid('originalInput must be the failed execution\'s input as JSON text');
+  const invalid = (why: string) =>
+    new ValidationError('flow.recovery_input_invalid', `${flow}: a recovery start's ${why}; nothing was written`);
+  if (typeof recoveryOf !== 'string' || recoveryOf === '')
+    throw invalid('recoveryOf must name the failed execution (a string)');
+  if (typeof originalInput !== 'string')
+    throw invalid("originalInput must be the failed execution's input as JSON text");
   let original: unknown;
   try {
     original = JSON.parse(originalInput);

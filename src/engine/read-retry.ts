@@ -62,7 +62,10 @@ export async function retryRead<T>(
   timing: RetryTiming = SYSTEM_RETRY_TIMING,
 ): Promise<T> {
   if (kind !== 'read') {
-    throw new ValidationError('cutpoint.retry_not_read_only', `only a read-only statement may be retried; refused kind ${JSON.stringify(String(kind))} before any attempt`);
+    throw new ValidationError(
+      'cutpoint.retry_not_read_only',
+      `only a read-only statement may be retried; refused kind ${JSON.stringify(String(kind))} before any attempt`,
+    );
   }
   const { maxAttempts, maxElapsedMs } = boundsOf(policy);
   const startedAt = timing.clock.now().getTime();
@@ -105,7 +108,11 @@ class Verdict extends CutpointError {
     retry: boolean,
     readonly error: unknown,
   ) {
-    super(retry ? RETRY : 'Cutpoint.ReadRetryStop', 'cutpoint.read_retry', retry ? 'retrying a read-only observation' : 'not retrying');
+    super(
+      retry ? RETRY : 'Cutpoint.ReadRetryStop',
+      'cutpoint.read_retry',
+      retry ? 'retrying a read-only observation' : 'not retrying',
+    );
   }
 }
 

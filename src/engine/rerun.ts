@@ -7,7 +7,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
  */
 export const TRANSIENT_ERRORS = ['Cutpoint.OutcomeUnknown', 'Cutpoint.WorkerCrashed', 'Cutpoint.EffectFailed'] as const;
 
-export async function rerunTransient<T>(step: (attempt: number) => Promise<T>, transient: readonly string[] = TRANSIENT_ERRORS, attempts = 3): Promise<T> {
+export async function rerunTransient<T>(
+  step: (attempt: number) => Promise<T>,
+  transient: readonly string[] = TRANSIENT_ERRORS,
+  attempts = 3,
+): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await step(attempt);

@@ -17,12 +17,16 @@ const MAX_ROUNDS = 3;
 export async function abortGeneration(input: unknown, ports: Ports): Promise<GenerationOutcome> {
   const ref = validateRef(input);
   const { root, taskId } = ref;
-  const reason = typeof (input as { reason?: unknown }).reason === 'string' ? (input as { reason: string }).reason.slice(0, 200) : 'aborted';
+  const reason =
+    typeof (input as { reason?: unknown }).reason === 'string'
+      ? (input as { reason: string }).reason.slice(0, 200)
+      : 'aborted';
   const cut = GENERATION_CUT_POINTS.abortCas;
   for (let round = 0; round < MAX_ROUNDS; round++) {
     const { task, record, resolution } = await loadResolution(ports, ref);
     if (resolution.state === 'COMMITTED') return committedOutcome(resolution.record, 'exact-winner-reload');
-    if (task.state === 'ABORTED') return abortedOutcome(task, (task as { abortReason?: string }).abortReason ?? reason, 'exact-abort-reload');
+    if (task.state === 'ABORTED')
+      return abortedOutcome(task, (task as { abortReason?: string }).abortReason ?? reason, 'exact-abort-reload');
     const now = ports.clock.now().toISOString();
     const legs: TransactionLeg[] = [
       {

@@ -69,7 +69,8 @@ export async function cleanupGenerationTask(ports: Ports, cut: string, plan: Tas
   const task = asTask(taskItem);
   const record = recordItem && asRecord(recordItem);
   const refuse = (refused: string): TaskCleanup => ({ cleaned: false, refused });
-  if (task.state === 'ABORTED') return { cleaned: false, refused: `task ${plan.taskId} is ABORTED: the proof of its abort stays`, aborted: true };
+  if (task.state === 'ABORTED')
+    return { cleaned: false, refused: `task ${plan.taskId} is ABORTED: the proof of its abort stays`, aborted: true };
   if (task.generation !== plan.generation) return refuse(`task ${plan.taskId} names generation ${task.generation}`);
   const e = plan.expected ?? {};
   const committed =
@@ -80,9 +81,13 @@ export async function cleanupGenerationTask(ports: Ports, cut: string, plan: Tas
     (e.objectKey ?? record.objectKey) === record.objectKey &&
     (e.sha256 ?? record.sha256) === record.sha256 &&
     (e.sourceSetDigest ?? record.sourceSetDigest) === record.sourceSetDigest;
-  if (!committed) return refuse(`generation ${plan.generation} of ${plan.root} is not COMMITTED by task ${plan.taskId} with its output`);
+  if (!committed)
+    return refuse(
+      `generation ${plan.generation} of ${plan.root} is not COMMITTED by task ${plan.taskId} with its output`,
+    );
   const at = typeof head?.generation === 'number' ? head.generation : -1;
-  if (at < plan.generation || (at === plan.generation && head?.taskId !== plan.taskId)) return refuse(`the head of ${plan.root} is not at generation ${plan.generation} or past it`);
+  if (at < plan.generation || (at === plan.generation && head?.taskId !== plan.taskId))
+    return refuse(`the head of ${plan.root} is not at generation ${plan.generation} or past it`);
   const protection = plan.protections?.judge(protecting) ?? {};
   if (protection.refused) return refuse(protection.refused);
   const checkpoint = await plan.checkpoint();
@@ -92,14 +97,23 @@ export async function cleanupGenerationTask(ports: Ports, cut: string, plan: Tas
   const deleted = await ports.authority.delete(cut, taskKey, { version: task.version });
   if (deleted.status === 'APPLIED') return { cleaned: true };
   // CONFLICT or UNKNOWN: gone now is done; still there (moved) is left for the next run.
-  return (await ports.authority.get(taskKey)) ? refuse(`task ${plan.taskId} moved during its cleanup`) : { cleaned: true };
+  return (await ports.authority.get(taskKey))
+    ? refuse(`task ${plan.taskId} moved during its cleanup`)
+    : { cleaned: true };
 }
 
 /** The output object is exactly the record's (or gone, where it may be gone by rule), or why not. */
-async function outputRefusal(ports: Ports, check: 'bytes' | 'identity', task: ReturnType<typeof asTask>, record: ReturnType<typeof asRecord>, mayBeGone: boolean): Promise<string | undefined> {
+async function outputRefusal(
+  ports: Ports,
+  check: 'bytes' | 'identity',
+  task: ReturnType<typeof asTask>,
+  record: ReturnType<typeof asRecord>,
+  mayBeGone: boolean,
+): Promise<string | undefined> {
   const head = await ports.objects.head(record.objectKey);
   if (!head && mayBeGone) return undefined;
-  if (!head || head.size !== record.size || !metadataMatches(head.metadata, task, record.sha256)) return `output ${record.objectKey} is not the committed generation's object`;
+  if (!head || head.size !== record.size || !metadataMatches(head.metadata, task, record.sha256))
+    return `output ${record.objectKey} is not the committed generation's object`;
   if (check === 'identity') return undefined;
   try {
     await readVerified(ports.objects, record.objectKey, record.sha256);
@@ -116,10 +130,20 @@ async function outputRefusal(ports: Ports, check: 'bytes' | 'identity', task: Re
  * it); a generic root has no GC lifecycle, so no protections beyond it. A refusal keeps the
  * task and the flow still ends Committed, with the reason (`taskCleaned: false`).
  */
-export async function cleanupCommittedTask(input: unknown, ports: Ports): Promise<{ taskCleaned: boolean; refused?: string }> {
+export async function cleanupCommittedTask(
+  input: unknown,
+  ports: Ports,
+): Promise<{ taskCleaned: boolean; refused?: string }> {
   const { root, taskId } = validateRef(input);
   const generation = (input as { generation?: unknown }).generation;
-  if (!Number.isSafeInteger(generation) || (generation as number) < 0) throw new ValidationError('generation.invalid_generation', 'generation must be a non-negative integer');
-  const result = await cleanupGenerationTask(ports, GENERATION_CUT_POINTS.taskCleanup, { root, generation: generation as number, taskId, checkpoint: async () => undefined, output: 'bytes' });
+  if (!Number.isSafeInteger(generation) || (generation as number) < 0)
+    throw new ValidationError('generation.invalid_generation', 'generation must be a non-negative integer');
+  const result = await cleanupGenerationTask(ports, GENERATION_CUT_POINTS.taskCleanup, {
+    root,
+    generation: generation as number,
+    taskId,
+    checkpoint: async () => undefined,
+    output: 'bytes',
+  });
   return result.cleaned ? { taskCleaned: true } : { taskCleaned: false, refused: result.refused };
 }

@@ -13,7 +13,13 @@ import type { GenerationOutcome } from './outcome.js';
 
 const ATTEMPTS = 3;
 /** Errors that end the task in a proven abort (the flow's Catch → Abort). */
-const ABORTING = new Set(['Generation.TaskClosed', 'Generation.SlotTaken', 'Cutpoint.IdentityConflict', 'Cutpoint.ChecksumMismatch', 'Cutpoint.ObjectMissing']);
+const ABORTING = new Set([
+  'Generation.TaskClosed',
+  'Generation.SlotTaken',
+  'Cutpoint.IdentityConflict',
+  'Cutpoint.ChecksumMismatch',
+  'Cutpoint.ObjectMissing',
+]);
 
 /**
  * The generation-commit mechanism as a library call, for flows that materialize a
@@ -41,7 +47,8 @@ export async function commitGenerationInProcess(spec: GenerationTaskSpec, ports:
         if (!(error instanceof OutcomeUnknownError)) throw error;
         const probe = await rerunTransient(() => probeGeneration(ref, ports));
         if (probe.state === 'COMMITTED') return probe;
-        if (probe.state !== 'PREPARED') return rerunTransient(() => abortGeneration({ ...ref, reason: probe.state }, ports));
+        if (probe.state !== 'PREPARED')
+          return rerunTransient(() => abortGeneration({ ...ref, reason: probe.state }, ports));
       }
     }
     throw new OutcomeUnknownError('generation.commit.cas', `commit of ${spec.root}@${spec.generation} stayed unknown`);

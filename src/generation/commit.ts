@@ -1,5 +1,11 @@
 import { CutpointError, IdentityConflictError, OutcomeUnknownError } from '../domain/errors.js';
-import { generationKeys, GenerationSlotTakenError, GenerationTaskClosedError, metadataMatches, validateRef } from '../domain/generation.js';
+import {
+  generationKeys,
+  GenerationSlotTakenError,
+  GenerationTaskClosedError,
+  metadataMatches,
+  validateRef,
+} from '../domain/generation.js';
 import { readVerified } from '../objects/exact-object.js';
 import type { TransactionLeg } from '../ports/authority.js';
 import type { Ports } from '../ports/index.js';
@@ -23,7 +29,11 @@ const MAX_ROUNDS = 3;
  * transaction checks the record's, head's and task's versions, so stale state is a
  * CONFLICT and a reload, never a wrong commit.
  */
-export async function commitGeneration(input: unknown, ports: Ports, loaded?: LoadedResolution): Promise<GenerationOutcome> {
+export async function commitGeneration(
+  input: unknown,
+  ports: Ports,
+  loaded?: LoadedResolution,
+): Promise<GenerationOutcome> {
   const ref = validateRef(input);
   const { root, taskId } = ref;
   const cut = GENERATION_CUT_POINTS.commitCas;
@@ -37,11 +47,18 @@ export async function commitGeneration(input: unknown, ports: Ports, loaded?: Lo
       case 'SUPERSEDED':
         throw new GenerationSlotTakenError(`generation ${task.generation} of ${root}: ${resolution.reason}`);
       case 'NOT_PREPARED':
-        throw new CutpointError('Generation.NotPrepared', 'generation.not_prepared', `task ${taskId} has no PREPARED record`);
+        throw new CutpointError(
+          'Generation.NotPrepared',
+          'generation.not_prepared',
+          `task ${taskId} has no PREPARED record`,
+        );
       case 'PREPARED': {
         const stored = await readVerified(ports.objects, resolution.record.objectKey, resolution.record.sha256);
         if (!metadataMatches(stored.metadata, task, resolution.record.sha256)) {
-          throw new IdentityConflictError('generation.object_identity_conflict', `object ${resolution.record.objectKey} is not this task's exact output`);
+          throw new IdentityConflictError(
+            'generation.object_identity_conflict',
+            `object ${resolution.record.objectKey} is not this task's exact output`,
+          );
         }
         const now = ports.clock.now().toISOString();
         const headKey = generationKeys.head(root);
@@ -64,11 +81,18 @@ export async function commitGeneration(input: unknown, ports: Ports, loaded?: Lo
           head
             ? { kind: 'update', key: headKey, expect: { version: head.version }, set: headFields }
             : { kind: 'put', item: { ...headKey, ...headFields }, expect: 'absent' },
-          { kind: 'update', key: generationKeys.task(root, taskId), expect: { version: task.version }, set: { state: 'COMMITTED' } },
+          {
+            kind: 'update',
+            key: generationKeys.task(root, taskId),
+            expect: { version: task.version },
+            set: { state: 'COMMITTED' },
+          },
         ];
         const outcome = await ports.authority.transact(cut, legs);
-        if (outcome.status === 'APPLIED') return committedOutcome({ ...resolution.record, state: 'COMMITTED' }, 'applied');
-        if (outcome.status === 'UNKNOWN') throw new OutcomeUnknownError(cut, `${cut}: commit of ${root}@${task.generation} is unknown`);
+        if (outcome.status === 'APPLIED')
+          return committedOutcome({ ...resolution.record, state: 'COMMITTED' }, 'applied');
+        if (outcome.status === 'UNKNOWN')
+          throw new OutcomeUnknownError(cut, `${cut}: commit of ${root}@${task.generation} is unknown`);
         continue; // CONFLICT: something moved; reload and decide again.
       }
     }

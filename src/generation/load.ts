@@ -37,12 +37,27 @@ export async function loadTask(ports: Ports, ref: TaskRef): Promise<LoadedTask> 
 
 /** The task its COMMITTED record names (the task item gone by cleanup), or TaskMissing. */
 function cleanedTask(ref: TaskRef, record: (GenerationRecord & { version: number }) | undefined): LoadedTask {
-  if (record?.state !== 'COMMITTED' || record.taskId !== ref.taskId) throw new GenerationTaskMissingError(ref.root, ref.taskId);
+  if (record?.state !== 'COMMITTED' || record.taskId !== ref.taskId)
+    throw new GenerationTaskMissingError(ref.root, ref.taskId);
   const { root, generation, taskId, objectKey, sourceSetDigest } = record;
-  return { root, generation, taskId, objectKey, sourceSetDigest, sources: [], state: 'COMMITTED', version: 0, cleaned: record };
+  return {
+    root,
+    generation,
+    taskId,
+    objectKey,
+    sourceSetDigest,
+    sources: [],
+    state: 'COMMITTED',
+    version: 0,
+    cleaned: record,
+  };
 }
 
-export async function loadRecord(ports: Ports, root: string, generation: number): Promise<(GenerationRecord & { version: number }) | undefined> {
+export async function loadRecord(
+  ports: Ports,
+  root: string,
+  generation: number,
+): Promise<(GenerationRecord & { version: number }) | undefined> {
   const item = await ports.authority.get(generationKeys.record(root, generation));
   return item ? asRecord(item) : undefined;
 }
@@ -84,13 +99,20 @@ export async function loadResolution(ports: Ports, ref: TaskRef, task?: LoadedTa
   const record = recordItem && asRecord(recordItem);
   const loaded = taskItem ? asTask(taskItem) : cleanedTask({ root, taskId, generation }, record);
   if (loaded.generation !== generation) {
-    throw new ValidationError('generation.ref_mismatch', `task ${taskId} under ${root} is for generation ${loaded.generation}, not ${generation}`);
+    throw new ValidationError(
+      'generation.ref_mismatch',
+      `task ${taskId} under ${root} is for generation ${loaded.generation}, not ${generation}`,
+    );
   }
   return resolved(loaded, record, head && asHead(head));
 }
 
 /** Task, record and head with what they prove (also for state a caller knows from its own applied write). */
-export function resolved(task: LoadedTask, record: (GenerationRecord & { version: number }) | undefined, head: (RootHead & { version: number }) | undefined) {
+export function resolved(
+  task: LoadedTask,
+  record: (GenerationRecord & { version: number }) | undefined,
+  head: (RootHead & { version: number }) | undefined,
+) {
   return { task, record, head, resolution: resolveTask(task, record, head) };
 }
 

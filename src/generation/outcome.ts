@@ -14,7 +14,10 @@ export interface GenerationOutcome {
   resolvedBy?: 'applied' | 'exact-winner-reload' | 'exact-abort-reload';
 }
 
-export function committedOutcome(record: GenerationRecord, resolvedBy: GenerationOutcome['resolvedBy']): GenerationOutcome {
+export function committedOutcome(
+  record: GenerationRecord,
+  resolvedBy: GenerationOutcome['resolvedBy'],
+): GenerationOutcome {
   return {
     outcome: 'COMMITTED',
     root: record.root,
@@ -27,6 +30,10 @@ export function committedOutcome(record: GenerationRecord, resolvedBy: Generatio
   };
 }
 
-export function abortedOutcome(task: GenerationTask, reason: string, resolvedBy: GenerationOutcome['resolvedBy']): GenerationOutcome {
+export function abortedOutcome(
+  task: GenerationTask,
+  reason: string,
+  resolvedBy: GenerationOutcome['resolvedBy'],
+): GenerationOutcome {
   return { outcome: 'ABORTED', root: task.root, generation: task.generation, taskId: task.taskId, reason, resolvedBy };
 }

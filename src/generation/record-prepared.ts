@@ -46,13 +46,19 @@ export async function prepareGeneration(
   for (let round = 0; round < MAX_ROUNDS; round++) {
     const { task, record, head, resolution } = await loadResolution(ports, ref, round === 0 ? known : undefined);
     if (object.objectKey !== task.objectKey) {
-      throw new ValidationError('generation.object_key_mismatch', `object key is not the task's output key ${task.objectKey}`);
+      throw new ValidationError(
+        'generation.object_key_mismatch',
+        `object key is not the task's output key ${task.objectKey}`,
+      );
     }
     switch (resolution.state) {
       case 'COMMITTED':
       case 'PREPARED':
         if (record?.sha256 !== object.sha256 || record.size !== object.size) {
-          throw new IdentityConflictError('generation.record_identity_conflict', `generation ${task.generation} of ${root} records a different checksum`);
+          throw new IdentityConflictError(
+            'generation.record_identity_conflict',
+            `generation ${task.generation} of ${root} records a different checksum`,
+          );
         }
         return { prepared: { state: resolution.state, generation: task.generation, reused: true } };
       case 'ABORTED':
@@ -67,7 +73,10 @@ export async function prepareGeneration(
           { kind: 'put', item, expect: 'absent' },
         ]);
         if (outcome.status === 'APPLIED') {
-          return { prepared: { state: 'PREPARED', generation: task.generation, reused: false }, loaded: resolved(task, { ...item, version: 1 }, head) };
+          return {
+            prepared: { state: 'PREPARED', generation: task.generation, reused: false },
+            loaded: resolved(task, { ...item, version: 1 }, head),
+          };
         }
         // UNKNOWN or CONFLICT: the next round reloads the exact record and decides.
         continue;
@@ -79,7 +88,12 @@ export async function prepareGeneration(
 
 function validateObject(input: unknown): { objectKey: string; sha256: string; size: number } {
   const o = input as { objectKey?: unknown; sha256?: unknown; size?: unknown };
-  if (typeof o.objectKey !== 'string' || typeof o.sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(o.sha256) || !Number.isInteger(o.size)) {
+  if (
+    typeof o.objectKey !== 'string' ||
+    typeof o.sha256 !== 'string' ||
+    !/^[0-9a-f]{64}$/.test(o.sha256) ||
+    !Number.isInteger(o.size)
+  ) {
     throw new ValidationError('generation.invalid_object', 'objectKey, sha256 (64 hex) and size are required');
   }
   return { objectKey: o.objectKey, sha256: o.sha256, size: o.size as number };

@@ -1,5 +1,12 @@
 import { IdentityConflictError } from '../domain/errors.js';
-import { generationKeys, sameTaskIdentity, taskOf, validateTaskSpec, type GenerationTask, type TaskState } from '../domain/generation.js';
+import {
+  generationKeys,
+  sameTaskIdentity,
+  taskOf,
+  validateTaskSpec,
+  type GenerationTask,
+  type TaskState,
+} from '../domain/generation.js';
 import { writeExactlyOnce } from '../authority/resolve.js';
 import type { Ports } from '../ports/index.js';
 import { GENERATION_CUT_POINTS } from './cut-points.js';
@@ -27,7 +34,10 @@ export async function registerGenerationTask(input: unknown, ports: Ports): Prom
   const spec = taskOf(validateTaskSpec(input));
   const record = await loadRecord(ports, spec.root, spec.generation);
   if (record?.taskId === spec.taskId && record.sourceSetDigest !== spec.sourceSetDigest) {
-    throw new IdentityConflictError('generation.task_identity_conflict', `task ${spec.taskId} under ${spec.root} already committed another source set`);
+    throw new IdentityConflictError(
+      'generation.task_identity_conflict',
+      `task ${spec.taskId} under ${spec.root} already committed another source set`,
+    );
   }
   if (record?.taskId === spec.taskId && record.state === 'COMMITTED') {
     // Committed already, perhaps cleaned: re-creating the task would only be cleaned again.

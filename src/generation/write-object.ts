@@ -34,7 +34,8 @@ export interface WrittenObject {
 export async function writeGenerationObject(input: unknown, ports: Ports, task?: LoadedTask): Promise<WrittenObject> {
   const { root, taskId, generation } = validateRef(input);
   task ??= await loadTask(ports, { root, taskId, generation });
-  if (task.cleaned) return { objectKey: task.cleaned.objectKey, sha256: task.cleaned.sha256, size: task.cleaned.size, reused: true };
+  if (task.cleaned)
+    return { objectKey: task.cleaned.objectKey, sha256: task.cleaned.sha256, size: task.cleaned.size, reused: true };
   if (task.state === 'ABORTED') throw new GenerationTaskClosedError(`task ${taskId} under ${root} is aborted`);
 
   const [source, ...more] = task.sources;
@@ -44,7 +45,10 @@ export async function writeGenerationObject(input: unknown, ports: Ports, task?:
     if (existing) {
       const sha256 = existing.metadata.sha256 ?? '';
       if (!metadataMatches(existing.metadata, task) || sha256Hex(existing.bytes) !== sha256) {
-        throw new IdentityConflictError('generation.object_identity_conflict', `object ${task.objectKey} is not this task's exact output`);
+        throw new IdentityConflictError(
+          'generation.object_identity_conflict',
+          `object ${task.objectKey} is not this task's exact output`,
+        );
       }
       return { objectKey: task.objectKey, sha256, size: existing.size, reused: true };
     }

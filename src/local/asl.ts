@@ -64,7 +64,9 @@ export function duplicateStateNames(definition: AslDefinition): string[] {
 }
 
 /** Task states, nested ones too, each with its definition and the registry placeholder it names. */
-export function taskStates(definition: AslDefinition): Array<{ state: string; placeholder: string | undefined; definition: AslState }> {
+export function taskStates(
+  definition: AslDefinition,
+): Array<{ state: string; placeholder: string | undefined; definition: AslState }> {
   return allStates(definition)
     .filter(({ definition: s }) => s.Type === 'Task')
     .map(({ state, definition: s }) => ({ state, placeholder: placeholderOf(s.Resource), definition: s }));

@@ -67,7 +67,11 @@ export class ProtocolError extends Error {
 /** The statement a request carries, or a ProtocolError a server would answer with. */
 export function parseRequest(method: string, search: URLSearchParams, body: Buffer): ParsedRequest {
   if (search.has('session_id')) {
-    throw new ProtocolError(48, 'NOT_IMPLEMENTED', 'HTTP sessions (session_id) are not supported by the local ClickHouse host');
+    throw new ProtocolError(
+      48,
+      'NOT_IMPLEMENTED',
+      'HTTP sessions (session_id) are not supported by the local ClickHouse host',
+    );
   }
   const query = search.get('query');
   const text = body.length > 0 ? body.toString('utf8') : '';
@@ -134,7 +138,9 @@ export function errorBody(message: string, version: string): string {
 
 /** A fresh exception tag (`X-ClickHouse-Exception-Tag`): alphanumeric, as a server makes it. */
 export function newExceptionTag(): string {
-  return randomBytes(12).toString('base64url').replace(/[^A-Za-z0-9]/g, 'x');
+  return randomBytes(12)
+    .toString('base64url')
+    .replace(/[^A-Za-z0-9]/g, 'x');
 }
 
 /**

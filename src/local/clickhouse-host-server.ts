@@ -1,8 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { openHostEngine, asEngineError, type HostEngine, type HostExecution } from '../adapters/clickhouse/host-engine.js';
-import { errorBody, exceptionBlock, httpStatusOf, newExceptionTag, outputFormatOf, parseRequest, ProtocolError } from './clickhouse-host-protocol.js';
+import {
+  openHostEngine,
+  asEngineError,
+  type HostEngine,
+  type HostExecution,
+} from '../adapters/clickhouse/host-engine.js';
+import {
+  errorBody,
+  exceptionBlock,
+  httpStatusOf,
+  newExceptionTag,
+  outputFormatOf,
+  parseRequest,
+  ProtocolError,
+} from './clickhouse-host-protocol.js';
 
 /**
  * Child entry of the local ClickHouse host (started by clickhouse-host.ts): embedded
@@ -39,7 +52,10 @@ async function main(): Promise<void> {
     engine = await openHostEngine(dataDir);
   } catch (error) {
     const busy = (error as { name?: unknown } | null)?.name === 'ChdbConnectionError';
-    announce({ error: busy ? 'busy' : 'failed', message: busy ? 'the data directory is held by another process' : asEngineError(error).message });
+    announce({
+      error: busy ? 'busy' : 'failed',
+      message: busy ? 'the data directory is held by another process' : asEngineError(error).message,
+    });
     process.exit(1);
   }
   const server = createServer((req, res) => {
@@ -91,7 +107,9 @@ async function handle(engine: HostEngine, req: IncomingMessage, res: ServerRespo
   }
   if (url.pathname !== '/' || !(isRead || method === 'POST')) {
     req.resume();
-    res.writeHead(404, { 'Content-Type': 'text/plain; charset=UTF-8' }).end('There is no handle ' + url.pathname + '\n');
+    res
+      .writeHead(404, { 'Content-Type': 'text/plain; charset=UTF-8' })
+      .end('There is no handle ' + url.pathname + '\n');
     return;
   }
   const body = await readBody(req);
@@ -117,7 +135,11 @@ async function handle(engine: HostEngine, req: IncomingMessage, res: ServerRespo
   await respond(res, execution, { queryId, format, version: engine.version });
 }
 
-async function respond(res: ServerResponse, execution: HostExecution, meta: { queryId: string; format: string; version: string }): Promise<void> {
+async function respond(
+  res: ServerResponse,
+  execution: HostExecution,
+  meta: { queryId: string; format: string; version: string },
+): Promise<void> {
   let gone = false;
   res.once('close', () => {
     if (!res.writableFinished) {
@@ -192,7 +214,10 @@ async function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
 
 async function drained(res: ServerResponse): Promise<void> {
   const controller = new AbortController();
-  await Promise.race([once(res, 'drain', { signal: controller.signal }), once(res, 'close', { signal: controller.signal })]).catch(() => undefined);
+  await Promise.race([
+    once(res, 'drain', { signal: controller.signal }),
+    once(res, 'close', { signal: controller.signal }),
+  ]).catch(() => undefined);
   controller.abort();
 }
 

@@ -59,12 +59,16 @@ export async function startClickHouseHost(opts: ClickHouseHostOptions): Promise<
   const dataDir = resolve(opts.dataDir);
   mkdirSync(dataDir, { recursive: true });
   const started = performance.now();
-  const child = spawn(process.execPath, [...(SERVER_PATH.endsWith('.ts') ? ['--import', 'tsx'] : []), SERVER_PATH, dataDir], {
-    // `--import tsx` resolves from the cwd.
-    cwd: REPO_ROOT,
-    // stdin is the host's lifeline (see above); stdout carries the one announcement line.
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [...(SERVER_PATH.endsWith('.ts') ? ['--import', 'tsx'] : []), SERVER_PATH, dataDir],
+    {
+      // `--import tsx` resolves from the cwd.
+      cwd: REPO_ROOT,
+      // stdin is the host's lifeline (see above); stdout carries the one announcement line.
+      stdio: ['pipe', 'pipe', 'pipe'],
+    },
+  );
   reapOnExit(child);
 
   const tail: string[] = [];
@@ -112,15 +116,31 @@ export async function startClickHouseHost(opts: ClickHouseHostOptions): Promise<
         { code: 'local.clickhouse_dir_busy' },
       );
     }
-    const why = announcement?.message ?? (exitReason !== undefined ? `it exited (${exitReason})` : `no ready line within ${timeoutMs} ms`);
-    throw new LocalRuntimeError(`the local ClickHouse host did not start: ${why}. Last output:\n${tail.join('\n')}`, { code: 'local.clickhouse_host_failed' });
+    const why =
+      announcement?.message ??
+      (exitReason !== undefined ? `it exited (${exitReason})` : `no ready line within ${timeoutMs} ms`);
+    throw new LocalRuntimeError(`the local ClickHouse host did not start: ${why}. Last output:\n${tail.join('\n')}`, {
+      code: 'local.clickhouse_host_failed',
+    });
   }
   const port = announcement.port;
-  return { url: `http://127.0.0.1:${port}`, port, pid: child.pid, dataDir, startupMs: Math.round(performance.now() - started), exited, stop };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    pid: child.pid,
+    dataDir,
+    startupMs: Math.round(performance.now() - started),
+    exited,
+    stop,
+  };
 }
 
 /** The first stdout line as JSON; undefined when the process exits first. */
-async function firstLine(stdout: NodeJS.ReadableStream, exited: Promise<void>, timeoutMs: number): Promise<Announcement | undefined> {
+async function firstLine(
+  stdout: NodeJS.ReadableStream,
+  exited: Promise<void>,
+  timeoutMs: number,
+): Promise<Announcement | undefined> {
   const lines = createInterface({ input: stdout });
   let timer: NodeJS.Timeout | undefined;
   try {

@@ -33,32 +33,57 @@ function bucketOf(objects: ObjectStore): string | undefined {
   return /^\/s3\/([^/]+)$/.exec(objects.location)?.[1];
 }
 
-function checkBucket(objects: ObjectStore, bucket: unknown, name: 'States.ItemReaderFailed' | 'States.ResultWriterFailed', where: string): void {
+function checkBucket(
+  objects: ObjectStore,
+  bucket: unknown,
+  name: 'States.ItemReaderFailed' | 'States.ResultWriterFailed',
+  where: string,
+): void {
   const own = bucketOf(objects);
   if (typeof bucket !== 'string' || bucket !== own) {
-    throw new MapRunError(name, `${where}: bucket ${JSON.stringify(bucket)} is not the object store's bucket${own ? ` (${own})` : ''}`);
+    throw new MapRunError(
+      name,
+      `${where}: bucket ${JSON.stringify(bucket)} is not the object store's bucket${own ? ` (${own})` : ''}`,
+    );
   }
 }
 
 /** ItemReader s3:getObject, InputType JSON: the object must hold a JSON array. */
-export async function readItems(objects: ObjectStore, state: string, parameters: { Bucket?: unknown; Key?: unknown }): Promise<unknown[]> {
+export async function readItems(
+  objects: ObjectStore,
+  state: string,
+  parameters: { Bucket?: unknown; Key?: unknown },
+): Promise<unknown[]> {
   const where = `Map state ${state}: ItemReader`;
   checkBucket(objects, parameters.Bucket, 'States.ItemReaderFailed', where);
-  if (typeof parameters.Key !== 'string' || parameters.Key === '') throw new MapRunError('States.ItemReaderFailed', `${where}: Key ${JSON.stringify(parameters.Key)} is not an object key`);
+  if (typeof parameters.Key !== 'string' || parameters.Key === '')
+    throw new MapRunError(
+      'States.ItemReaderFailed',
+      `${where}: Key ${JSON.stringify(parameters.Key)} is not an object key`,
+    );
   let stored;
   try {
     stored = await objects.get(parameters.Key);
   } catch (error) {
-    throw new MapRunError('States.ItemReaderFailed', `${where}: reading ${parameters.Key} failed: ${(error as Error).message}`, { cause: error });
+    throw new MapRunError(
+      'States.ItemReaderFailed',
+      `${where}: reading ${parameters.Key} failed: ${(error as Error).message}`,
+      { cause: error },
+    );
   }
-  if (!stored) throw new MapRunError('States.ItemReaderFailed', `${where}: no object ${parameters.Key} in ${String(parameters.Bucket)}`);
+  if (!stored)
+    throw new MapRunError(
+      'States.ItemReaderFailed',
+      `${where}: no object ${parameters.Key} in ${String(parameters.Bucket)}`,
+    );
   let items: unknown;
   try {
     items = JSON.parse(Buffer.from(stored.bytes).toString('utf8'));
   } catch (error) {
     throw new MapRunError('States.ItemReaderFailed', `${where}: ${parameters.Key} is not JSON`, { cause: error });
   }
-  if (!Array.isArray(items)) throw new MapRunError('States.ItemReaderFailed', `${where}: ${parameters.Key} holds JSON that is not an array`);
+  if (!Array.isArray(items))
+    throw new MapRunError('States.ItemReaderFailed', `${where}: ${parameters.Key} holds JSON that is not an array`);
   return items;
 }
 
@@ -83,12 +108,19 @@ export async function writeResults(
   checkBucket(objects, parameters.Bucket, 'States.ResultWriterFailed', where);
   const bucket = parameters.Bucket as string;
   if (parameters.Prefix !== undefined && typeof parameters.Prefix !== 'string') {
-    throw new MapRunError('States.ResultWriterFailed', `${where}: Prefix ${JSON.stringify(parameters.Prefix)} is not a string`);
+    throw new MapRunError(
+      'States.ResultWriterFailed',
+      `${where}: Prefix ${JSON.stringify(parameters.Prefix)} is not a string`,
+    );
   }
   const prefix = (parameters.Prefix ?? '').replace(/\/+$/, '');
   const runId = mapRunArn.slice(mapRunArn.lastIndexOf(':') + 1);
   const base = prefix ? `${prefix}/${runId}` : runId;
-  const files: Record<'SUCCEEDED' | 'FAILED' | 'PENDING', Array<{ Key: string; Size: number }>> = { FAILED: [], PENDING: [], SUCCEEDED: [] };
+  const files: Record<'SUCCEEDED' | 'FAILED' | 'PENDING', Array<{ Key: string; Size: number }>> = {
+    FAILED: [],
+    PENDING: [],
+    SUCCEEDED: [],
+  };
   for (const status of ['SUCCEEDED', 'FAILED'] as const) {
     const group = records.filter((r) => r.Status === status);
     if (group.length === 0) continue;
@@ -108,7 +140,8 @@ async function putJson(objects: ObjectStore, where: string, key: string, value: 
     const outcome = await objects.put(RESULT_WRITE_CUT_POINT, key, bytes, { sha256: sha256Hex(bytes) });
     if (outcome.status !== 'APPLIED') {
       const stored = await objects.get(key);
-      if (!stored || sha256Hex(stored.bytes) !== sha256Hex(bytes)) throw new Error(`put ${key} was ${outcome.status} and the key does not hold these results`);
+      if (!stored || sha256Hex(stored.bytes) !== sha256Hex(bytes))
+        throw new Error(`put ${key} was ${outcome.status} and the key does not hold these results`);
     }
   } catch (error) {
     throw new MapRunError('States.ResultWriterFailed', `${where}: ${(error as Error).message}`, { cause: error });

@@ -17,18 +17,53 @@ const STAND_IN_RESOURCE = 'arn:aws:states:::local:distributedMap';
 const STAND_IN_TIMEOUT_SECONDS = 2_000_000;
 
 /** Fields the library's own Task machinery handles for the stand-in exactly as for the Map. */
-const CARRIED = ['Comment', 'InputPath', 'ResultSelector', 'ResultPath', 'OutputPath', 'Retry', 'Catch', 'Next', 'End'] as const;
+const CARRIED = [
+  'Comment',
+  'InputPath',
+  'ResultSelector',
+  'ResultPath',
+  'OutputPath',
+  'Retry',
+  'Catch',
+  'Next',
+  'End',
+] as const;
 const SUPPORTED = new Set<string>([
   ...CARRIED,
-  'Type', 'Label', 'ItemProcessor', 'ItemReader', 'ItemsPath', 'ItemSelector', 'Parameters', 'MaxConcurrency', 'MaxConcurrencyPath',
-  'ToleratedFailurePercentage', 'ToleratedFailurePercentagePath', 'ToleratedFailureCount', 'ToleratedFailureCountPath', 'ResultWriter',
+  'Type',
+  'Label',
+  'ItemProcessor',
+  'ItemReader',
+  'ItemsPath',
+  'ItemSelector',
+  'Parameters',
+  'MaxConcurrency',
+  'MaxConcurrencyPath',
+  'ToleratedFailurePercentage',
+  'ToleratedFailurePercentagePath',
+  'ToleratedFailureCount',
+  'ToleratedFailureCountPath',
+  'ResultWriter',
 ]);
-const MAP_RUN_ONLY = ['ItemReader', 'ItemBatcher', 'ResultWriter', 'Label', 'ToleratedFailurePercentage', 'ToleratedFailurePercentagePath', 'ToleratedFailureCount', 'ToleratedFailureCountPath'];
+const MAP_RUN_ONLY = [
+  'ItemReader',
+  'ItemBatcher',
+  'ResultWriter',
+  'Label',
+  'ToleratedFailurePercentage',
+  'ToleratedFailurePercentagePath',
+  'ToleratedFailureCount',
+  'ToleratedFailureCountPath',
+];
 
 /** A Step Functions runtime error of a Map Run; Retry/Catch match its `name` as on AWS. */
 export class MapRunError extends CutpointError {
   constructor(
-    name: 'States.ItemReaderFailed' | 'States.ResultWriterFailed' | 'States.ExceedToleratedFailureThreshold' | 'States.Runtime',
+    name:
+      | 'States.ItemReaderFailed'
+      | 'States.ResultWriterFailed'
+      | 'States.ExceedToleratedFailureThreshold'
+      | 'States.Runtime',
     message: string,
     options?: { cause?: unknown },
   ) {
@@ -65,21 +100,25 @@ export function checkMap(name: string, state: AslState): void {
     return;
   }
   if ('ItemBatcher' in state) refuse('ItemBatcher is not supported by the local runner');
-  for (const field of Object.keys(state)) if (!SUPPORTED.has(field)) refuse(`${field} is not supported by the local runner`);
+  for (const field of Object.keys(state))
+    if (!SUPPORTED.has(field)) refuse(`${field} is not supported by the local runner`);
   const config = (state.ItemProcessor as { ProcessorConfig: Record<string, unknown> }).ProcessorConfig;
-  if (config.ExecutionType !== 'STANDARD') refuse(`ProcessorConfig.ExecutionType ${String(config.ExecutionType)} is not supported (STANDARD only)`);
+  if (config.ExecutionType !== 'STANDARD')
+    refuse(`ProcessorConfig.ExecutionType ${String(config.ExecutionType)} is not supported (STANDARD only)`);
   if (state.ItemSelector && state.Parameters) refuse('ItemSelector and Parameters are the same field; give one');
   const reader = state.ItemReader as Record<string, unknown> | undefined;
   if (reader) {
     if (state.ItemsPath !== undefined) refuse('ItemsPath with ItemReader is not supported');
     if (reader.Resource !== GET_OBJECT) refuse(`ItemReader.Resource must be ${GET_OBJECT}`);
     const readerConfig = (reader.ReaderConfig ?? {}) as Record<string, unknown>;
-    if (readerConfig.InputType !== 'JSON' || Object.keys(readerConfig).length !== 1) refuse('ItemReader.ReaderConfig must be exactly { "InputType": "JSON" }');
+    if (readerConfig.InputType !== 'JSON' || Object.keys(readerConfig).length !== 1)
+      refuse('ItemReader.ReaderConfig must be exactly { "InputType": "JSON" }');
     checkS3Parameters(reader.Parameters, ['Bucket', 'Key'], `${name}.ItemReader`);
   }
   const writer = state.ResultWriter as Record<string, unknown> | undefined;
   if (writer) {
-    if (writer.Resource !== PUT_OBJECT || 'WriterConfig' in writer) refuse(`ResultWriter must be { "Resource": "${PUT_OBJECT}", "Parameters": … } (no WriterConfig)`);
+    if (writer.Resource !== PUT_OBJECT || 'WriterConfig' in writer)
+      refuse(`ResultWriter must be { "Resource": "${PUT_OBJECT}", "Parameters": … } (no WriterConfig)`);
     checkS3Parameters(writer.Parameters, ['Bucket', 'Prefix'], `${name}.ResultWriter`);
   }
 }
@@ -88,7 +127,10 @@ function checkS3Parameters(parameters: unknown, fields: string[], where: string)
   const given = Object.keys((parameters ?? {}) as Record<string, unknown>);
   const allowed = fields.flatMap((f) => [f, `${f}.$`]);
   const extra = given.filter((k) => !allowed.includes(k));
-  if (extra.length) throw new UnsupportedAslError(`${where}.Parameters: ${extra.join(', ')} not supported (only ${allowed.join(', ')})`);
+  if (extra.length)
+    throw new UnsupportedAslError(
+      `${where}.Parameters: ${extra.join(', ')} not supported (only ${allowed.join(', ')})`,
+    );
   for (const f of fields) {
     const count = given.filter((k) => k === f || k === `${f}.$`).length;
     if (count > 1) throw new UnsupportedAslError(`${where}.Parameters: give ${f} or ${f}.$, not both`);
@@ -132,7 +174,12 @@ export function standInFor(state: AslState): AslState {
   else config['items.$'] = state.ItemsPath ?? '$';
   if (writer) config.writer = writer.Parameters;
   pathOrValue(config, 'maxConcurrency', state.MaxConcurrency, state.MaxConcurrencyPath);
-  pathOrValue(config, 'toleratedFailurePercentage', state.ToleratedFailurePercentage, state.ToleratedFailurePercentagePath);
+  pathOrValue(
+    config,
+    'toleratedFailurePercentage',
+    state.ToleratedFailurePercentage,
+    state.ToleratedFailurePercentagePath,
+  );
   pathOrValue(config, 'toleratedFailureCount', state.ToleratedFailureCount, state.ToleratedFailureCountPath);
   standIn.Parameters = { 'input.$': '$', 'context.$': '$$', config };
   return standIn;
@@ -147,7 +194,11 @@ function pathOrValue(config: Record<string, unknown>, key: string, value: unknow
 export function limitOf(name: string, field: string, value: unknown, percentage = false): number | undefined {
   if (value === undefined) return undefined;
   const ok = typeof value === 'number' && value >= 0 && (percentage ? value <= 100 : Number.isInteger(value));
-  if (!ok) throw new MapRunError('States.Runtime', `Map state ${name}: ${field} resolved to ${JSON.stringify(value)}, not ${percentage ? 'a number in 0..100' : 'an integer >= 0'}`);
+  if (!ok)
+    throw new MapRunError(
+      'States.Runtime',
+      `Map state ${name}: ${field} resolved to ${JSON.stringify(value)}, not ${percentage ? 'a number in 0..100' : 'an integer >= 0'}`,
+    );
   return value as number;
 }
 
@@ -159,19 +210,31 @@ export function limitOf(name: string, field: string, value: unknown, percentage 
  * Map through a reserved context entry (`$$.LocalRunner`), because the library makes a
  * run's own input `$$.Execution.Input`. `$$.Execution.StartTime` reads as the evaluation time.
  */
-export async function selectItems(template: unknown, items: unknown[], input: unknown, context: MapContext): Promise<unknown[]> {
+export async function selectItems(
+  template: unknown,
+  items: unknown[],
+  input: unknown,
+  context: MapContext,
+): Promise<unknown[]> {
   if (template === undefined) return items;
   const selector: AslDefinition = {
     StartAt: 'Select',
     States: {
       Select: {
-        Type: 'Map', InputPath: '$$.LocalRunner.StateInput', ItemsPath: '$$.LocalRunner.Items', ItemSelector: template, MaxConcurrency: 1,
-        ItemProcessor: { StartAt: 'Selected', States: { Selected: { Type: 'Pass', End: true } } }, End: true,
+        Type: 'Map',
+        InputPath: '$$.LocalRunner.StateInput',
+        ItemsPath: '$$.LocalRunner.Items',
+        ItemSelector: template,
+        MaxConcurrency: 1,
+        ItemProcessor: { StartAt: 'Selected', States: { Selected: { Type: 'Pass', End: true } } },
+        End: true,
       },
     },
   };
   const machine = new StateMachine(selector as never, { validationOptions: { noValidate: true } });
-  const run = machine.run(context.Execution.Input as never, { context: { ...context, LocalRunner: { StateInput: input, Items: items } } as never });
+  const run = machine.run(context.Execution.Input as never, {
+    context: { ...context, LocalRunner: { StateInput: input, Items: items } } as never,
+  });
   try {
     return (await run.result) as unknown[];
   } catch (error) {

@@ -2,7 +2,15 @@ import { randomUUID } from 'node:crypto';
 import type { ObjectStore } from '../ports/objects.js';
 import type { AslDefinition, AslState } from './asl.js';
 import { readItems, writeResults, type ChildRecord } from './distributed-map-io.js';
-import { checkMap, isDistributedMap, limitOf, MapRunError, selectItems, standInFor, type StandInPayload } from './distributed-map-spec.js';
+import {
+  checkMap,
+  isDistributedMap,
+  limitOf,
+  MapRunError,
+  selectItems,
+  standInFor,
+  type StandInPayload,
+} from './distributed-map-spec.js';
 import type { FlowEvent } from './flow-runner.js';
 
 /**
@@ -65,12 +73,19 @@ export type StateHandler = (input: unknown) => Promise<unknown>;
  * the stand-ins' handlers by state name. Throws `UnsupportedAslError` for a Map the runner
  * cannot run as written, before anything runs.
  */
-export function substituteDistributedMaps(definition: AslDefinition, runtime: MapRuntime): { definition: AslDefinition; handlers: Record<string, StateHandler> } {
+export function substituteDistributedMaps(
+  definition: AslDefinition,
+  runtime: MapRuntime,
+): { definition: AslDefinition; handlers: Record<string, StateHandler> } {
   const handlers: Record<string, StateHandler> = {};
   return { definition: substitute(definition, runtime, handlers), handlers };
 }
 
-function substitute(definition: AslDefinition, runtime: MapRuntime, handlers: Record<string, StateHandler>): AslDefinition {
+function substitute(
+  definition: AslDefinition,
+  runtime: MapRuntime,
+  handlers: Record<string, StateHandler>,
+): AslDefinition {
   const states: Record<string, AslState> = {};
   for (const [name, state] of Object.entries(definition.States)) {
     if (state.Type === 'Map') checkMap(name, state);
@@ -84,7 +99,10 @@ function substitute(definition: AslDefinition, runtime: MapRuntime, handlers: Re
       const field = state.ItemProcessor ? 'ItemProcessor' : 'Iterator';
       states[name] = { ...state, [field]: substitute(state[field] as AslDefinition, runtime, handlers) };
     } else if (state.Type === 'Parallel') {
-      states[name] = { ...state, Branches: (state.Branches as AslDefinition[]).map((b) => substitute(b, runtime, handlers)) };
+      states[name] = {
+        ...state,
+        Branches: (state.Branches as AslDefinition[]).map((b) => substitute(b, runtime, handlers)),
+      };
     } else {
       states[name] = state;
     }
@@ -92,7 +110,13 @@ function substitute(definition: AslDefinition, runtime: MapRuntime, handlers: Re
   return { ...definition, States: states };
 }
 
-async function runMapRun(name: string, state: AslState, child: AslDefinition, payload: StandInPayload, runtime: MapRuntime): Promise<unknown> {
+async function runMapRun(
+  name: string,
+  state: AslState,
+  child: AslDefinition,
+  payload: StandInPayload,
+  runtime: MapRuntime,
+): Promise<unknown> {
   const { input, context, config } = payload;
   // `arn:aws:states:<region>:<account>:execution:<machine>:<name>`; a child's <machine> is `<parent>/<label>`.
   const machine = context.Execution.Id.split(':')[6] ?? 'local';
@@ -104,7 +128,14 @@ async function runMapRun(name: string, state: AslState, child: AslDefinition, pa
   const exceeds = thresholdOf(name, config);
 
   runtime.emit({ type: 'MapRunStarted', state: name, mapRunArn, items: inputs.length });
-  const summary: MapRunSummary = { state: name, mapRunArn, items: inputs.length, succeeded: 0, failed: 0, transitions: 0 };
+  const summary: MapRunSummary = {
+    state: name,
+    mapRunArn,
+    items: inputs.length,
+    succeeded: 0,
+    failed: 0,
+    transitions: 0,
+  };
   const records: ChildRecord[] = [];
   const outputs: unknown[] = [];
   let next = 0;
@@ -114,13 +145,21 @@ async function runMapRun(name: string, state: AslState, child: AslDefinition, pa
       const index = next++;
       const childName = randomUUID();
       const startDate = new Date().toISOString();
-      const execution = { arn: `arn:aws:states:local:000000000000:execution:${machine}/${label}:${childName}`, name: childName };
+      const execution = {
+        arn: `arn:aws:states:local:000000000000:execution:${machine}/${label}:${childName}`,
+        name: childName,
+      };
       const outcome = await runtime.runChild(child, inputs[index], execution);
       summary.transitions += outcome.transitions;
       const record: ChildRecord = {
-        ExecutionArn: execution.arn, Name: childName, StateMachineArn: `arn:aws:states:local:000000000000:stateMachine:${machine}/${label}`,
-        Status: outcome.status, StartDate: startDate, StopDate: new Date().toISOString(),
-        Input: JSON.stringify(inputs[index]), InputDetails: { Included: true },
+        ExecutionArn: execution.arn,
+        Name: childName,
+        StateMachineArn: `arn:aws:states:local:000000000000:stateMachine:${machine}/${label}`,
+        Status: outcome.status,
+        StartDate: startDate,
+        StopDate: new Date().toISOString(),
+        Input: JSON.stringify(inputs[index]),
+        InputDetails: { Included: true },
       };
       if (outcome.status === 'SUCCEEDED') {
         summary.succeeded++;
@@ -130,7 +169,14 @@ async function runMapRun(name: string, state: AslState, child: AslDefinition, pa
         summary.failed++;
         Object.assign(record, { Error: outcome.error, Cause: outcome.cause });
         outputs[index] = record; // AWS returns a failed child's record unchanged in the Map's output.
-        runtime.emit({ type: 'MapRunItemFailed', state: name, mapRunArn, item: index, error: outcome.error, cause: outcome.cause });
+        runtime.emit({
+          type: 'MapRunItemFailed',
+          state: name,
+          mapRunArn,
+          item: index,
+          error: outcome.error,
+          cause: outcome.cause,
+        });
         if (exceeds(summary.failed, inputs.length)) exceeded = true;
       }
       records[index] = record;
@@ -141,7 +187,14 @@ async function runMapRun(name: string, state: AslState, child: AslDefinition, pa
   runtime.record(summary);
 
   const fail = (error: MapRunError): never => {
-    runtime.emit({ type: 'MapRunFailed', state: name, mapRunArn, items: inputs.length, error: error.name, cause: error.message });
+    runtime.emit({
+      type: 'MapRunFailed',
+      state: name,
+      mapRunArn,
+      items: inputs.length,
+      error: error.name,
+      cause: error.message,
+    });
     throw error;
   };
   let result: unknown = outputs;
@@ -153,14 +206,20 @@ async function runMapRun(name: string, state: AslState, child: AslDefinition, pa
     }
   }
   if (exceeded) {
-    fail(new MapRunError('States.ExceedToleratedFailureThreshold', `Map state ${name}: ${summary.failed} of ${inputs.length} items failed, more than tolerated`));
+    fail(
+      new MapRunError(
+        'States.ExceedToleratedFailureThreshold',
+        `Map state ${name}: ${summary.failed} of ${inputs.length} items failed, more than tolerated`,
+      ),
+    );
   }
   runtime.emit({ type: 'MapRunSucceeded', state: name, mapRunArn, items: inputs.length });
   return result;
 }
 
 function itemsOf(name: string, items: unknown): unknown[] {
-  if (!Array.isArray(items)) throw new MapRunError('States.Runtime', `Map state ${name}: ItemsPath does not point to an array`);
+  if (!Array.isArray(items))
+    throw new MapRunError('States.Runtime', `Map state ${name}: ItemsPath does not point to an array`);
   return items;
 }
 

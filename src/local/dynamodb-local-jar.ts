@@ -29,8 +29,7 @@ const JAR = 'DynamoDBLocal.jar';
 /** Directory holding `DynamoDBLocal.jar` and `DynamoDBLocal_lib/` once fetched. */
 export function dynamoDbLocalDir(): string {
   const cacheRoot =
-    process.env.CUTPOINT_CACHE_DIR ??
-    join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'cutpoint');
+    process.env.CUTPOINT_CACHE_DIR ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'cutpoint');
   return join(cacheRoot, 'dynamodb-local', PACKAGE_VERSION);
 }
 

@@ -46,7 +46,9 @@ export async function startDynamoDbLocal(opts: DynamoDbLocalOptions = {}): Promi
   const emulatorDir = await ensureDynamoDbLocal();
   const port = opts.port ?? (await freePort());
   if (!(await isPortFree(port))) {
-    throw new LocalRuntimeError(`cannot start DynamoDB Local: port ${port} is already in use`, { code: 'local.port_in_use' });
+    throw new LocalRuntimeError(`cannot start DynamoDB Local: port ${port} is already in use`, {
+      code: 'local.port_in_use',
+    });
   }
 
   // Absolute, because the JVM runs with the emulator directory as its cwd.

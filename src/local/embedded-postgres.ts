@@ -41,14 +41,19 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions = {
       if (chosen === 'postgres' || !(error instanceof PostgresServerUnavailableError)) throw error;
       if (!fallbackSaid) {
         fallbackSaid = true;
-        process.stderr.write(`cutpoint: ${error.message}; using PGlite over the wire instead (one connection, one core)\n`);
+        process.stderr.write(
+          `cutpoint: ${error.message}; using PGlite over the wire instead (one connection, one core)\n`,
+        );
       }
       return { engine: 'pglite', ...(await startPgliteServer()) };
     }
   } catch (error) {
-    throw new LocalRuntimeError(`embedded PostgreSQL did not start: ${error instanceof Error ? error.message : String(error)}`, {
-      cause: error,
-    });
+    throw new LocalRuntimeError(
+      `embedded PostgreSQL did not start: ${error instanceof Error ? error.message : String(error)}`,
+      {
+        cause: error,
+      },
+    );
   }
 }
 
@@ -56,5 +61,7 @@ function engineFromEnv(): LocalPostgresEngine | undefined {
   const value = process.env[LOCAL_POSTGRES_ENV];
   if (value === undefined || value === '') return undefined;
   if (value === 'pglite' || value === 'postgres') return value;
-  throw new LocalRuntimeError(`${LOCAL_POSTGRES_ENV} must be "postgres" or "pglite", not ${JSON.stringify(value)}`, { code: 'local.invalid_setting' });
+  throw new LocalRuntimeError(`${LOCAL_POSTGRES_ENV} must be "postgres" or "pglite", not ${JSON.stringify(value)}`, {
+    code: 'local.invalid_setting',
+  });
 }

@@ -15,6 +15,9 @@ export class LocalRuntimeError extends CutpointError {
 /** A port the local runtime should listen on is taken (another clone's runtime, another program). */
 export class LocalPortInUseError extends LocalRuntimeError {
   constructor(service: string, port: number, remedy: string) {
-    super(`port ${port} for ${service} is already in use (another cutpoint clone's runtime or another program holds it); ${remedy}`, { code: 'local.port_in_use' });
+    super(
+      `port ${port} for ${service} is already in use (another cutpoint clone's runtime or another program holds it); ${remedy}`,
+      { code: 'local.port_in_use' },
+    );
   }
 }

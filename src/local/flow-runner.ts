@@ -5,8 +5,22 @@ import { FLOWS, stepByPlaceholder } from '../../functions/registry.js';
 import type { Ports } from '../ports/index.js';
 import { localRetryMsFromEnv } from './runtime-config.js';
 import type { Notifier } from '../ports/notifier.js';
-import { allStates, childFlowPlaceholderOf, duplicateStateNames, flowPlaceholder, loadAsl, taskStates, type AslDefinition } from './asl.js';
-import { substituteDistributedMaps, type ChildOutcome, type MapRunSummary, type MapRuntime, type StateHandler } from './distributed-map.js';
+import {
+  allStates,
+  childFlowPlaceholderOf,
+  duplicateStateNames,
+  flowPlaceholder,
+  loadAsl,
+  taskStates,
+  type AslDefinition,
+} from './asl.js';
+import {
+  substituteDistributedMaps,
+  type ChildOutcome,
+  type MapRunSummary,
+  type MapRuntime,
+  type StateHandler,
+} from './distributed-map.js';
 
 export interface FlowEvent {
   type: string;
@@ -86,7 +100,8 @@ export interface RunFlowOptions {
 export async function runFlow(flow: string, input: unknown, options: RunFlowOptions): Promise<FlowResult> {
   const source = options.definition ?? loadAsl(flow);
   const duplicates = duplicateStateNames(source);
-  if (duplicates.length) throw new Error(`${flow}: state names must be unique across the whole machine: ${duplicates.join(', ')}`);
+  if (duplicates.length)
+    throw new Error(`${flow}: state names must be unique across the whole machine: ${duplicates.join(', ')}`);
   validateOnce(source);
   const notices: LocalNotice[] = [];
   const recording: Notifier = {
@@ -125,7 +140,14 @@ export async function runFlow(flow: string, input: unknown, options: RunFlowOpti
   const executionArn = `arn:aws:states:local:000000000000:execution:${flow}:${name}`;
   const outcome = await execute(substituted.definition, input, { arn: executionArn, name }, overrides, emit);
   const { status, output, error, cause } = outcome;
-  const result: FlowResult = { status, executionArn, transitions: outcome.transitions + childTransitions, events, notices, mapRuns };
+  const result: FlowResult = {
+    status,
+    executionArn,
+    transitions: outcome.transitions + childTransitions,
+    events,
+    notices,
+    mapRuns,
+  };
   if (status === 'SUCCEEDED') result.output = output;
   else Object.assign(result, { error, cause });
   return result;
@@ -161,12 +183,23 @@ async function execute(
   overrides: Overrides,
   onEvent: (event: FlowEvent) => void,
 ): Promise<ChildOutcome> {
-  const machine = new StateMachine(withLocalArns(definition) as never, { validationOptions: { noValidate: true } } as StateMachineOptions);
+  const machine = new StateMachine(
+    withLocalArns(definition) as never,
+    { validationOptions: { noValidate: true } } as StateMachineOptions,
+  );
   const run = machine.run(input as never, {
     // `$$.State.RetryCount` reads 0 on every attempt: the library does not track it. A flow
     // that passes it on (deliver-window's `retry`) must be right when a retry looks like a
     // first attempt, and is tested so (see src/delivery/steps/carried.ts).
-    context: { Execution: { Id: execution.arn, Name: execution.name, Input: input as never, StartTime: new Date().toISOString() }, State: { RetryCount: 0 } } as never,
+    context: {
+      Execution: {
+        Id: execution.arn,
+        Name: execution.name,
+        Input: input as never,
+        StartTime: new Date().toISOString(),
+      },
+      State: { RetryCount: 0 },
+    } as never,
     overrides,
   });
   let transitions = 0;
@@ -190,7 +223,13 @@ async function execute(
 }
 
 /** The registry's handler (or `options.taskHandlers`') for every Task, nested ones too, by state name. */
-async function stepHandlers(flow: string, definition: AslDefinition, options: RunFlowOptions, notifier: Notifier, countChild: (transitions: number) => void): Promise<Record<string, StateHandler>> {
+async function stepHandlers(
+  flow: string,
+  definition: AslDefinition,
+  options: RunFlowOptions,
+  notifier: Notifier,
+  countChild: (transitions: number) => void,
+): Promise<Record<string, StateHandler>> {
   const handlers: Record<string, StateHandler> = {};
   const providePorts = () => Promise.resolve(options.ports);
   for (const { state, placeholder, definition: task } of taskStates(definition)) {
@@ -200,13 +239,24 @@ async function stepHandlers(flow: string, definition: AslDefinition, options: Ru
       continue;
     }
     if (!placeholder) throw new Error(`${flow}: Task ${state} has no \${placeholder} resource`);
-    handlers[state] = invoked(state, options, await taskHandler(flow, state, placeholder, options, providePorts, notifier));
+    handlers[state] = invoked(
+      state,
+      options,
+      await taskHandler(flow, state, placeholder, options, providePorts, notifier),
+    );
   }
   return handlers;
 }
 
 /** The handler a Task's placeholder names: the test's own (`options.taskHandlers`) or the registry's. */
-async function taskHandler(flow: string, state: string, placeholder: string, options: RunFlowOptions, providePorts: () => Promise<Ports>, notifier: Notifier): Promise<StateHandler> {
+async function taskHandler(
+  flow: string,
+  state: string,
+  placeholder: string,
+  options: RunFlowOptions,
+  providePorts: () => Promise<Ports>,
+  notifier: Notifier,
+): Promise<StateHandler> {
   const given = options.taskHandlers?.[placeholder];
   if (given) return given;
   const module = await stepByPlaceholder(placeholder).load();
@@ -216,7 +266,8 @@ async function taskHandler(flow: string, state: string, placeholder: string, opt
   } else if ('makeNotifyHandler' in module) {
     handler = module.makeNotifyHandler(providePorts, () => Promise.resolve(notifier));
   } else {
-    if (!options.stepDeps) throw new Error(`${flow}: Task ${state} needs step deps (a target, a source, a route); pass stepDeps`);
+    if (!options.stepDeps)
+      throw new Error(`${flow}: Task ${state} needs step deps (a target, a source, a route); pass stepDeps`);
     handler = module.makeDeliveryHandler(options.stepDeps);
   }
   return (stateInput) => handler(stateInput, {});
@@ -233,16 +284,27 @@ function invoked(state: string, options: RunFlowOptions, handler: StateHandler):
  * same ports: its output as `Output` (JSON), or, when it fails, States.TaskFailed with
  * the child's error and cause, as Step Functions reports it.
  */
-function startFlowSync(flow: string, state: string, placeholder: string, options: RunFlowOptions, countChild: (transitions: number) => void): StateHandler {
+function startFlowSync(
+  flow: string,
+  state: string,
+  placeholder: string,
+  options: RunFlowOptions,
+  countChild: (transitions: number) => void,
+): StateHandler {
   const child = FLOWS.find((f) => flowPlaceholder(f.name) === placeholder);
-  if (!child) throw new Error(`${flow}: Task ${state} starts \${${placeholder}}, which names no flow in functions/registry.ts FLOWS`);
+  if (!child)
+    throw new Error(
+      `${flow}: Task ${state} starts \${${placeholder}}, which names no flow in functions/registry.ts FLOWS`,
+    );
   return async (stateInput) => {
     const { Input } = (stateInput ?? {}) as { Input?: unknown };
     // The child runs its own ASL (never a fixture definition given for the parent) under a fresh name.
     const run = await runFlow(child.name, Input, { ...options, executionName: undefined, definition: undefined });
     countChild(run.transitions);
     if (run.status === 'SUCCEEDED') return { ExecutionArn: run.executionArn, Status: run.status, Output: run.output };
-    const failed = new Error(JSON.stringify({ ExecutionArn: run.executionArn, Status: run.status, Error: run.error, Cause: run.cause }));
+    const failed = new Error(
+      JSON.stringify({ ExecutionArn: run.executionArn, Status: run.status, Error: run.error, Cause: run.cause }),
+    );
     failed.name = 'States.TaskFailed';
     throw failed;
   };

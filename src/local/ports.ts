@@ -15,7 +15,12 @@ export interface RuntimePorts {
 }
 
 export const PORT_SETTINGS = {
-  dynamodbPort: { flag: '--dynamodb-port', env: 'CUTPOINT_DYNAMODB_PORT', service: 'DynamoDB Local', fallback: DEFAULT_DYNAMODB_PORT },
+  dynamodbPort: {
+    flag: '--dynamodb-port',
+    env: 'CUTPOINT_DYNAMODB_PORT',
+    service: 'DynamoDB Local',
+    fallback: DEFAULT_DYNAMODB_PORT,
+  },
   s3Port: { flag: '--s3-port', env: 'CUTPOINT_S3_PORT', service: 'the S3 emulator', fallback: DEFAULT_S3_PORT },
 } as const;
 
@@ -39,12 +44,19 @@ export function runtimePorts(flags: Partial<RuntimePorts>, env: NodeJS.ProcessEn
     const raw = env[setting.env];
     if (raw === undefined || raw === '') return setting.fallback;
     const port = parsePort(raw);
-    if (port === undefined) throw new ConfigError('local.invalid_port', `${setting.env} must be a port number 1-65535, got ${JSON.stringify(raw)}`);
+    if (port === undefined)
+      throw new ConfigError(
+        'local.invalid_port',
+        `${setting.env} must be a port number 1-65535, got ${JSON.stringify(raw)}`,
+      );
     return port;
   };
   const ports = { dynamodbPort: resolve('dynamodbPort'), s3Port: resolve('s3Port') };
   if (ports.dynamodbPort === ports.s3Port) {
-    throw new ConfigError('local.port_conflict', `DynamoDB Local and the S3 emulator cannot share port ${ports.s3Port}; give them different ports (--dynamodb-port, --s3-port)`);
+    throw new ConfigError(
+      'local.port_conflict',
+      `DynamoDB Local and the S3 emulator cannot share port ${ports.s3Port}; give them different ports (--dynamodb-port, --s3-port)`,
+    );
   }
   return ports;
 }

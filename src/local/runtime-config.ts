@@ -19,5 +19,10 @@ export function configForRuntime(runtime: RuntimeEndpoints, name: string): Cutpo
  * by one that happens to retry.
  */
 export function localRetryMsFromEnv(env: Readonly<Record<string, string | undefined>>): number | undefined {
-  return integerFromEnv(env, 'CUTPOINT_LOCAL_RETRY_MS', { min: 0, max: 3_600_000, unit: 'milliseconds' }, 'local.invalid_retry_ms');
+  return integerFromEnv(
+    env,
+    'CUTPOINT_LOCAL_RETRY_MS',
+    { min: 0, max: 3_600_000, unit: 'milliseconds' },
+    'local.invalid_retry_ms',
+  );
 }

@@ -83,8 +83,7 @@ async function stopIfStarted(result: PromiseSettledResult<DynamoDbLocal | S3Emul
 // ---------------------------------------------------------------------------
 
 export type LocalStatus =
-  | ({ up: true; pid: number; startedAt: string } & RuntimeEndpoints)
-  | { up: false; detail: string };
+  ({ up: true; pid: number; startedAt: string } & RuntimeEndpoints) | { up: false; detail: string };
 
 export interface LocalUpOptions {
   dynamodbPort?: number;
@@ -95,14 +94,20 @@ export interface LocalUpOptions {
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 // Same extension as this module, so it also works once compiled to .js.
-const DAEMON_PATH = fileURLToPath(new URL(`./daemon${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url));
+const DAEMON_PATH = fileURLToPath(
+  new URL(`./daemon${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url),
+);
 // A daemon started from the sources (src/local/daemon.ts) or from the CLI bundle
 // (dist/cli/daemon.js, `npm run build`) is the same daemon to status and down, whichever runs them.
-const DAEMON_MARKERS = [...new Set([DAEMON_PATH, join(REPO_ROOT, 'src/local/daemon.ts'), join(REPO_ROOT, 'dist/cli/daemon.js')])];
+const DAEMON_MARKERS = [
+  ...new Set([DAEMON_PATH, join(REPO_ROOT, 'src/local/daemon.ts'), join(REPO_ROOT, 'dist/cli/daemon.js')]),
+];
 
 /** `.cutpoint/local` in the repository, or CUTPOINT_STATE_DIR (tests run their own runtime). */
 export function defaultStateDir(): string {
-  return process.env.CUTPOINT_STATE_DIR ? resolve(process.env.CUTPOINT_STATE_DIR) : join(REPO_ROOT, '.cutpoint', 'local');
+  return process.env.CUTPOINT_STATE_DIR
+    ? resolve(process.env.CUTPOINT_STATE_DIR)
+    : join(REPO_ROOT, '.cutpoint', 'local');
 }
 
 /** Where the daemon keeps emulator data, inside the state directory. */
@@ -116,10 +121,7 @@ export async function localStatus(stateDir = defaultStateDir()): Promise<LocalSt
   if (!(await isRunning(state.pid, DAEMON_MARKERS))) {
     return { up: false, detail: `daemon pid ${state.pid} is gone (stale runtime.json)` };
   }
-  const [dynamoOk, s3Ok] = await Promise.all([
-    dynamoDbAnswers(state.dynamodbEndpoint),
-    s3Answers(state.s3Endpoint),
-  ]);
+  const [dynamoOk, s3Ok] = await Promise.all([dynamoDbAnswers(state.dynamodbEndpoint), s3Answers(state.s3Endpoint)]);
   if (!dynamoOk) return { up: false, detail: `DynamoDB Local at ${state.dynamodbEndpoint} does not answer` };
   if (!s3Ok) return { up: false, detail: `S3 emulator at ${state.s3Endpoint} does not answer` };
   const { pid, startedAt, dynamodbEndpoint, s3Endpoint, region } = state;
@@ -127,7 +129,9 @@ export async function localStatus(stateDir = defaultStateDir()): Promise<LocalSt
 }
 
 /** Endpoints of the running persistent runtime (and its table/bucket name if not the default), or undefined when it is not up. */
-export async function readRuntimeEndpoints(stateDir = defaultStateDir()): Promise<(RuntimeEndpoints & Pick<RuntimeState, 'name'>) | undefined> {
+export async function readRuntimeEndpoints(
+  stateDir = defaultStateDir(),
+): Promise<(RuntimeEndpoints & Pick<RuntimeState, 'name'>) | undefined> {
   const state = await readRuntimeState(resolve(stateDir));
   // A liveness check only (no HTTP round trip): cheap enough for every CLI call.
   if (!state || !isAlive(state.pid)) return undefined;
@@ -156,19 +160,27 @@ export async function localUp(stateDirArg = defaultStateDir(), opts: LocalUpOpti
 async function waitForOtherUp(stateDir: string, lockPath: string, timeoutMs: number): Promise<LocalStatus> {
   const deadline = Date.now() + timeoutMs + 30_000;
   while (await lockHeld(lockPath)) {
-    if (Date.now() > deadline) throw new LocalRuntimeError(`another \`cutpoint local up\` of ${stateDir} is still starting it; run \`cutpoint local status\` later`);
+    if (Date.now() > deadline)
+      throw new LocalRuntimeError(
+        `another \`cutpoint local up\` of ${stateDir} is still starting it; run \`cutpoint local status\` later`,
+      );
     await sleep(200);
   }
   const status = await localStatus(stateDir);
   if (status.up) return status;
-  throw new LocalRuntimeError(`another \`cutpoint local up\` of ${stateDir} ran at the same time and did not bring it up (${status.detail}); run \`cutpoint local up\` again`);
+  throw new LocalRuntimeError(
+    `another \`cutpoint local up\` of ${stateDir} ran at the same time and did not bring it up (${status.detail}); run \`cutpoint local up\` again`,
+  );
 }
 
 async function startUnlessUp(stateDir: string, opts: LocalUpOptions): Promise<LocalStatus> {
   const current = await localStatus(stateDir);
   if (current.up) return current;
   await localDown(stateDir); // clear a stale or unhealthy previous daemon
-  const ports: RuntimePorts = { dynamodbPort: opts.dynamodbPort ?? DEFAULT_DYNAMODB_PORT, s3Port: opts.s3Port ?? DEFAULT_S3_PORT };
+  const ports: RuntimePorts = {
+    dynamodbPort: opts.dynamodbPort ?? DEFAULT_DYNAMODB_PORT,
+    s3Port: opts.s3Port ?? DEFAULT_S3_PORT,
+  };
   await assertPortsFree(ports);
 
   // Done in the foreground so a missing JRE or the one-off download (and its
@@ -210,9 +222,7 @@ async function startUnlessUp(stateDir: string, opts: LocalUpOptions): Promise<Lo
     const state = await readRuntimeState(stateDir);
     if (state?.pid === daemon.pid) return localStatus(stateDir);
     if (exitReason !== undefined) {
-      throw new LocalRuntimeError(
-        `local runtime daemon failed to start (${exitReason}); ${await logTail(logPath)}`,
-      );
+      throw new LocalRuntimeError(`local runtime daemon failed to start (${exitReason}); ${await logTail(logPath)}`);
     }
     if (Date.now() > deadline) {
       if (daemon.pid !== undefined) signalQuietly(daemon.pid, 'SIGTERM');
@@ -251,7 +261,8 @@ export async function localDown(
 
 /** `pid` runs and its command line holds one of `markers`. */
 async function isRunning(pid: number, markers: string | readonly string[]): Promise<boolean> {
-  for (const marker of typeof markers === 'string' ? [markers] : markers) if (await isProcessRunning(pid, marker)) return true;
+  for (const marker of typeof markers === 'string' ? [markers] : markers)
+    if (await isProcessRunning(pid, marker)) return true;
   return false;
 }
 
@@ -293,7 +304,11 @@ async function assertPortsFree(ports: RuntimePorts): Promise<void> {
   for (const key of ['dynamodbPort', 's3Port'] as const) {
     const setting = PORT_SETTINGS[key];
     if (!(await isPortFree(ports[key]))) {
-      throw new LocalPortInUseError(setting.service, ports[key], `start this runtime on another port with \`cutpoint local up ${setting.flag} N\` (or ${setting.env}=N)`);
+      throw new LocalPortInUseError(
+        setting.service,
+        ports[key],
+        `start this runtime on another port with \`cutpoint local up ${setting.flag} N\` (or ${setting.env}=N)`,
+      );
     }
   }
 }

@@ -27,8 +27,22 @@ export function enforceCreateOnly(app: App, objects: ObjectLookup): void {
     const target = createOnlyTarget(request);
     if (!target) return done();
     const id = `${target.bucket}/${target.key}`;
-    if (exists(objects, target.bucket, target.key)) return void reply.code(412).type('application/xml').send(s3Error('PreconditionFailed', 'At least one of the pre-conditions you specified did not hold', id));
-    if (pending.has(id)) return void reply.code(409).type('application/xml').send(s3Error('ConditionalRequestConflict', 'A conflicting conditional operation is currently in progress against this resource.', id));
+    if (exists(objects, target.bucket, target.key))
+      return void reply
+        .code(412)
+        .type('application/xml')
+        .send(s3Error('PreconditionFailed', 'At least one of the pre-conditions you specified did not hold', id));
+    if (pending.has(id))
+      return void reply
+        .code(409)
+        .type('application/xml')
+        .send(
+          s3Error(
+            'ConditionalRequestConflict',
+            'A conflicting conditional operation is currently in progress against this resource.',
+            id,
+          ),
+        );
     pending.add(id);
     inFlight.set(request, id);
     done();

@@ -24,10 +24,18 @@ export const objectClaimKey = (key: string) => ({ pk: `object#${key}`, sk: 'clai
  *    the claim, the other writes nothing;
  * 4. the PUT (`If-None-Match: *`) resolved by reading the exact key back (`putExact`).
  */
-export async function putOperatorObject(ports: Pick<Ports, 'authority' | 'objects'>, key: string, bytes: Uint8Array): Promise<ExactPutResult> {
+export async function putOperatorObject(
+  ports: Pick<Ports, 'authority' | 'objects'>,
+  key: string,
+  bytes: Uint8Array,
+): Promise<ExactPutResult> {
   assertOperatorKey(key);
   const sha256 = sha256Hex(bytes);
-  const conflict = () => new IdentityConflictError('objects.identity_conflict', `object ${key} already holds other bytes; objects are immutable: choose another key`);
+  const conflict = () =>
+    new IdentityConflictError(
+      'objects.identity_conflict',
+      `object ${key} already holds other bytes; objects are immutable: choose another key`,
+    );
   const existing = await probeExact(ports.objects, key, { sha256 });
   if (existing === 'MATCH') return { status: 'REUSED', key, sha256, size: bytes.byteLength };
   if (existing === 'CONFLICT') throw conflict();

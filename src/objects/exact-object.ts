@@ -1,5 +1,10 @@
 import { sha256Hex } from '../domain/digest.js';
-import { ChecksumMismatchError, IdentityConflictError, ObjectMissingError, OutcomeUnknownError } from '../domain/errors.js';
+import {
+  ChecksumMismatchError,
+  IdentityConflictError,
+  ObjectMissingError,
+  OutcomeUnknownError,
+} from '../domain/errors.js';
 import type { ObjectPutOutcome, ObjectStore, StoredObject } from '../ports/objects.js';
 
 /**
@@ -7,7 +12,12 @@ import type { ObjectPutOutcome, ObjectStore, StoredObject } from '../ports/objec
  * item recorded. Never returns unverified bytes. `cutPoint` names the GET for the fault
  * injector (a reader's provider read).
  */
-export async function readVerified(objects: ObjectStore, key: string, sha256: string, cutPoint?: string): Promise<StoredObject> {
+export async function readVerified(
+  objects: ObjectStore,
+  key: string,
+  sha256: string,
+  cutPoint?: string,
+): Promise<StoredObject> {
   const stored = await objects.get(key, cutPoint);
   if (!stored) throw new ObjectMissingError(key);
   const actual = sha256Hex(stored.bytes);
@@ -36,7 +46,15 @@ export function putExact(
   metadata: Record<string, string> & { sha256: string },
   attempts = 2,
 ): Promise<ExactPutResult> {
-  return writeExact(objects, cutPoint, key, metadata, bytes.byteLength, () => objects.put(cutPoint, key, bytes, metadata), attempts);
+  return writeExact(
+    objects,
+    cutPoint,
+    key,
+    metadata,
+    bytes.byteLength,
+    () => objects.put(cutPoint, key, bytes, metadata),
+    attempts,
+  );
 }
 
 /**
@@ -55,7 +73,15 @@ export function copyExact(
   metadata: Record<string, string> & { sha256: string },
   attempts = 2,
 ): Promise<ExactPutResult> {
-  return writeExact(objects, cutPoint, targetKey, metadata, source.size, () => objects.copy(cutPoint, source.key, targetKey, metadata), attempts);
+  return writeExact(
+    objects,
+    cutPoint,
+    targetKey,
+    metadata,
+    source.size,
+    () => objects.copy(cutPoint, source.key, targetKey, metadata),
+    attempts,
+  );
 }
 
 /**

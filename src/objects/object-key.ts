@@ -12,11 +12,18 @@ const KEY = /^[A-Za-z0-9!_.*'()/=-]{1,900}$/;
  * anything is read or written.
  */
 export function validateObjectKey(key: string): string {
-  if (!KEY.test(key)) throw new ValidationError('objects.invalid_key', "object key must be 1-900 characters of [A-Za-z0-9!_.*'()/=-]");
+  if (!KEY.test(key))
+    throw new ValidationError('objects.invalid_key', "object key must be 1-900 characters of [A-Za-z0-9!_.*'()/=-]");
   const segment = key.split('/').find((s) => s === '' || s === '.' || s === '..');
   if (segment !== undefined) {
-    const what = segment === '' ? 'an empty path segment (a leading, trailing or doubled /)' : `a ${JSON.stringify(segment)} path segment`;
-    throw new ValidationError('objects.invalid_key', `object key ${quoted(key)} has ${what}; every segment between slashes must be a name`);
+    const what =
+      segment === ''
+        ? 'an empty path segment (a leading, trailing or doubled /)'
+        : `a ${JSON.stringify(segment)} path segment`;
+    throw new ValidationError(
+      'objects.invalid_key',
+      `object key ${quoted(key)} has ${what}; every segment between slashes must be a name`,
+    );
   }
   return key;
 }

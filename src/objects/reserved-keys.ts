@@ -20,6 +20,9 @@ export function assertOperatorKey(key: string): void {
   validateObjectKey(key);
   const root = systemRootOf(key);
   if (root) {
-    throw new ValidationError('objects.reserved_key', `object key ${key} is under ${root}, which only the system writes (${SYSTEM_OBJECT_ROOTS.join(', ')}); choose another key`);
+    throw new ValidationError(
+      'objects.reserved_key',
+      `object key ${key} is under ${root}, which only the system writes (${SYSTEM_OBJECT_ROOTS.join(', ')}); choose another key`,
+    );
   }
 }

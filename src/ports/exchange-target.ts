@@ -115,5 +115,8 @@ export interface ExchangeTargetPort {
   /** Columns, engine and sorting key of a table (throws `Cutpoint.TargetObjectMissing` when absent). */
   inventory(database: string, table: string): Promise<TableInventory>;
   /** Each statement's one-number result, run read-only. */
-  scalars(statements: readonly ScalarStatement[], options?: ScalarOptions): Promise<Record<string, number | string | null>>;
+  scalars(
+    statements: readonly ScalarStatement[],
+    options?: ScalarOptions,
+  ): Promise<Record<string, number | string | null>>;
 }

@@ -41,7 +41,12 @@ export interface ObjectStore {
    * exact target back and comparing metadata and the full SHA-256 (`copyExact`). The store
    * does not verify the copied bytes: whoever relies on the target verifies them.
    */
-  copy(cutPoint: string, sourceKey: string, targetKey: string, metadata: Record<string, string>): Promise<ObjectPutOutcome>;
+  copy(
+    cutPoint: string,
+    sourceKey: string,
+    targetKey: string,
+    metadata: Record<string, string>,
+  ): Promise<ObjectPutOutcome>;
   head(key: string): Promise<ObjectHead | undefined>;
   /**
    * Raw bytes; callers verify them (see `readVerified`). With `cutPoint` the GET runs
@@ -54,5 +59,8 @@ export interface ObjectStore {
    * One bounded page of keys under `prefix`, in key order, after `startAfter`: what a step
    * whose work must not grow with the bucket (GC's scanner) lists with.
    */
-  listPage?(prefix: string, options: { startAfter?: string; limit: number }): Promise<{ objects: Array<{ key: string; size: number }>; more: boolean }>;
+  listPage?(
+    prefix: string,
+    options: { startAfter?: string; limit: number },
+  ): Promise<{ objects: Array<{ key: string; size: number }>; more: boolean }>;
 }

@@ -32,7 +32,10 @@ export class SecretUnavailableError extends ConfigError {
   readonly detail: string;
   readonly binding?: string;
   constructor(secretName: string, reason: SecretUnavailableReason, detail: string, binding?: string) {
-    super('delivery.binding_secret_unavailable', `${binding === undefined ? '' : `binding ${binding}: `}secret ${secretName}: ${detail}`);
+    super(
+      'delivery.binding_secret_unavailable',
+      `${binding === undefined ? '' : `binding ${binding}: `}secret ${secretName}: ${detail}`,
+    );
     this.secretName = secretName;
     this.reason = reason;
     this.detail = detail;

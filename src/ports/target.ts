@@ -245,7 +245,8 @@ export interface DropResult {
  * - OURS: a table carrying this invocation's owner marker, with its object id;
  * - NOT_OURS: a table without that marker: never touched.
  */
-export type StageObservation = { status: 'ABSENT'; metadataVisible: boolean } | { status: 'OURS'; objectId: string } | { status: 'NOT_OURS' };
+export type StageObservation =
+  { status: 'ABSENT'; metadataVisible: boolean } | { status: 'OURS'; objectId: string } | { status: 'NOT_OURS' };
 
 export interface TargetPort {
   /**

@@ -13,7 +13,10 @@ import { readCapsule } from '../quality/capsule-store.js';
 import { checkCapsule, requireCompleted } from '../quality/capsule-continuity.js';
 
 /** A v2 capsule that is COMPLETE with its completion evidence recorded and no reader guard. */
-export type CompletedCapsule = CapsuleV2 & { state: 'COMPLETE'; completion: NonNullable<CapsuleV2['completion']> & { evidence: EvidenceRef } };
+export type CompletedCapsule = CapsuleV2 & {
+  state: 'COMPLETE';
+  completion: NonNullable<CapsuleV2['completion']> & { evidence: EvidenceRef };
+};
 
 /** True on a ClickHouse exchange route: its publication is governed by the capsule (seed 000). */
 export function isExchangeRoute(deps: Pick<DeliveryDeps, 'route'>): boolean {
@@ -32,15 +35,26 @@ export function isExchangeRoute(deps: Pick<DeliveryDeps, 'route'>): boolean {
  * caller conditions its write on the returned capsule's version (capsule-store.ts
  * `capsuleCheckLeg`), so a capsule restored after this read fails that write.
  */
-export async function completedCapsuleOf(deps: Pick<DeliveryDeps, 'ports' | 'route'>, ref: InvocationRef): Promise<CompletedCapsule> {
+export async function completedCapsuleOf(
+  deps: Pick<DeliveryDeps, 'ports' | 'route'>,
+  ref: InvocationRef,
+): Promise<CompletedCapsule> {
   const capsule = await readCapsule(deps.ports, ref);
-  if (capsule === undefined) throw new EvidenceInvalidError('missing', `operation ${ref.invocationId} has no quality capsule: governance never started`);
-  if (capsule.schema !== 2) throw new CapsuleVersionUnsupportedError(`operation ${ref.invocationId} has a v${capsule.schema} capsule: it governs no target observation`);
+  if (capsule === undefined)
+    throw new EvidenceInvalidError(
+      'missing',
+      `operation ${ref.invocationId} has no quality capsule: governance never started`,
+    );
+  if (capsule.schema !== 2)
+    throw new CapsuleVersionUnsupportedError(
+      `operation ${ref.invocationId} has a v${capsule.schema} capsule: it governs no target observation`,
+    );
   // Continuity first: a restored item says nothing true about its guard or state.
   const checked = await checkCapsule(deps.ports, { ...ref, route: deps.route.name }, capsule);
   if (capsule.reader !== undefined) throw new ReaderGuardHeldError();
   if (capsule.state === 'FAILED') throw new QualityFailedError();
-  if (capsule.state !== 'COMPLETE') throw new TargetPendingError(`operation ${ref.invocationId}: target quality is ${capsule.state}, not COMPLETE`);
+  if (capsule.state !== 'COMPLETE')
+    throw new TargetPendingError(`operation ${ref.invocationId}: target quality is ${capsule.state}, not COMPLETE`);
   if (capsule.completion?.evidence === undefined) throw new CompletionEvidencePendingError();
   return requireCompleted(checked) as CompletedCapsule;
 }

@@ -6,7 +6,10 @@ import type { ExchangeTargetPort } from '../ports/exchange-target.js';
 /** The exchange port of a ClickHouse route; any other route reaching a publication step is a wiring bug, refused. */
 export function exchangeOf(deps: DeliveryDeps): ExchangeTargetPort {
   if (deps.route.route.target.mode !== 'exchange' || !deps.exchange) {
-    throw new ConfigError('publication.exchange_mode', `route ${deps.route.name} is not a ClickHouse exchange publication`);
+    throw new ConfigError(
+      'publication.exchange_mode',
+      `route ${deps.route.name} is not a ClickHouse exchange publication`,
+    );
   }
   return deps.exchange;
 }

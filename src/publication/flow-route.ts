@@ -23,7 +23,8 @@ export const SQL_FLOW = 'deliver-window';
 export function flowOfTask(input: unknown): string | undefined {
   const v = input as { executionInput?: unknown; flow?: unknown } | null;
   if (!v || typeof v !== 'object' || v.executionInput === undefined || v.flow === undefined) return undefined;
-  if (v.flow !== EXCHANGE_FLOW && v.flow !== SQL_FLOW) throw new ValidationError('delivery.step_input_invalid', 'the Begin Task names an unknown flow');
+  if (v.flow !== EXCHANGE_FLOW && v.flow !== SQL_FLOW)
+    throw new ValidationError('delivery.step_input_invalid', 'the Begin Task names an unknown flow');
   return v.flow;
 }
 
@@ -31,15 +32,23 @@ export function assertFlowRoute(flow: string | undefined, route: SelectedRoute):
   if (flow === undefined) return;
   const exchange = route.route.target.mode === 'exchange';
   if (flow === SQL_FLOW && exchange) {
-    throw new ValidationError('delivery.exchange_route_refused', `route ${route.name} publishes to ClickHouse by EXCHANGE (mode exchange): run the ${EXCHANGE_FLOW} flow; nothing was written`);
+    throw new ValidationError(
+      'delivery.exchange_route_refused',
+      `route ${route.name} publishes to ClickHouse by EXCHANGE (mode exchange): run the ${EXCHANGE_FLOW} flow; nothing was written`,
+    );
   }
   if (flow === EXCHANGE_FLOW && !exchange) {
-    throw new ValidationError('publication.sql_route_refused', `route ${route.name} is not a ClickHouse exchange publication (mode ${route.route.target.mode}): run the ${SQL_FLOW} flow; nothing was written`);
+    throw new ValidationError(
+      'publication.sql_route_refused',
+      `route ${route.name} is not a ClickHouse exchange publication (mode ${route.route.target.mode}): run the ${SQL_FLOW} flow; nothing was written`,
+    );
   }
 }
 
 /** A Begin use case behind the flow/route check: the refusal comes before the step runs at all. */
-export function refusingOtherRoutes<O>(step: (input: unknown, deps: DeliveryDeps) => Promise<O>): (input: unknown, deps: DeliveryDeps) => Promise<O> {
+export function refusingOtherRoutes<O>(
+  step: (input: unknown, deps: DeliveryDeps) => Promise<O>,
+): (input: unknown, deps: DeliveryDeps) => Promise<O> {
   return (input, deps) => {
     assertFlowRoute(flowOfTask(input), deps.route);
     return step(input, deps);

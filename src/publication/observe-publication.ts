@@ -6,7 +6,11 @@ import { transition } from '../delivery/journal/transition.js';
 import { ownerBindingOf, transitionIdOf } from '../delivery/steps/common.js';
 import { candidateMarkerOf } from '../domain/publication/candidate.js';
 import { PUBLICATION_CUT_POINTS } from '../domain/publication/cut-points.js';
-import { interpretExchangeObservation, type ExchangeObservation, type ObservedTable } from '../domain/publication/exchange-observation.js';
+import {
+  interpretExchangeObservation,
+  type ExchangeObservation,
+  type ObservedTable,
+} from '../domain/publication/exchange-observation.js';
 import { exchangeOf, namesOf } from './exchange-deps.js';
 
 /** What one observation of a dispatched EXCHANGE proved: the interpreter's outcome (reasons by name only). */
@@ -61,7 +65,13 @@ export async function recordObservation(
       patch: {
         // No receipt row says when an EXCHANGE ran; the dispatch intent's journal time (it
         // came right before) is the instant recorded, the same on every re-run.
-        publication: { rows: candidate.rows, digest: parts.digest, stagingObjectId: candidate.uuid, mode: 'exchange', publishedAt: record.updatedAt },
+        publication: {
+          rows: candidate.rows,
+          digest: parts.digest,
+          stagingObjectId: candidate.uuid,
+          mode: 'exchange',
+          publishedAt: record.updatedAt,
+        },
       },
       known,
       cutPoint: PUBLICATION_CUT_POINTS.commitRecord,

@@ -39,12 +39,19 @@ export async function reconcileExchange(ctx: RecoveryContext): Promise<void> {
   return conclude(ctx, first.observed);
 }
 
-async function conclude(ctx: RecoveryContext, observed: Awaited<ReturnType<typeof recordObservation>>['observed']): Promise<void> {
+async function conclude(
+  ctx: RecoveryContext,
+  observed: Awaited<ReturnType<typeof recordObservation>>['observed'],
+): Promise<void> {
   switch (observed) {
     case 'COMMIT_PROVEN':
       return;
     case 'CONTRADICTED':
-      throw new RecoveryRetainedError('publication.contradicted', 'system.tables contradicts every history of this operation', 'INCIDENT_RETAINED');
+      throw new RecoveryRetainedError(
+        'publication.contradicted',
+        'system.tables contradicts every history of this operation',
+        'INCIDENT_RETAINED',
+      );
     case 'NOT_PUBLISHED_FENCED':
       await transition(ctx.deps.ports, ctx.ref, {
         from: 'PUBLICATION_UNKNOWN',
@@ -54,7 +61,11 @@ async function conclude(ctx: RecoveryContext, observed: Awaited<ReturnType<typeo
       });
       return;
     case 'NOT_APPLIED_YET':
-      throw new CutpointError('Publication.DispatchUnknown', 'publication.dispatch_unknown', 'the candidate could not be fenced yet: the publication is still unproved either way; repeat reconcile');
+      throw new CutpointError(
+        'Publication.DispatchUnknown',
+        'publication.dispatch_unknown',
+        'the candidate could not be fenced yet: the publication is still unproved either way; repeat reconcile',
+      );
     case 'UNOBSERVABLE':
       throw new ObservationFailedError('system.tables could not be read: nothing is concluded; repeat reconcile');
   }

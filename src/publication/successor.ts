@@ -54,15 +54,30 @@ export async function successorBoundaryLegs(
   } catch {
     throw new SuccessorBlockedError(previous.invocationId);
   }
-  const boundary: BoundaryRecord = { closedOperation: previous.invocationId, closedAt: context.at, reason: 'successor', successor: successor.invocationId };
+  const boundary: BoundaryRecord = {
+    closedOperation: previous.invocationId,
+    closedAt: context.at,
+    reason: 'successor',
+    successor: successor.invocationId,
+  };
   return [
-    capsuleUpdateLeg(previous, capsule, { replay: { ...capsule.replay, closedAt: context.at, closedBy: successor.invocationId, reason: 'successor' } }),
-    { kind: 'put', item: { ...qualityKeys.boundary(successor.targetId, context.epoch), ...boundary }, expect: 'absent' },
+    capsuleUpdateLeg(previous, capsule, {
+      replay: { ...capsule.replay, closedAt: context.at, closedBy: successor.invocationId, reason: 'successor' },
+    }),
+    {
+      kind: 'put',
+      item: { ...qualityKeys.boundary(successor.targetId, context.epoch), ...boundary },
+      expect: 'absent',
+    },
   ];
 }
 
 /** Begin's hook: the boundary legs on an exchange route, nothing on any other. */
-export function successorLegsOf(deps: Pick<DeliveryDeps, 'ports' | 'route'>, successor: { targetId: string; invocationId: string }) {
+export function successorLegsOf(
+  deps: Pick<DeliveryDeps, 'ports' | 'route'>,
+  successor: { targetId: string; invocationId: string },
+) {
   if (!isExchangeRoute(deps)) return undefined;
-  return (custody: CustodyRecord | undefined, context: { at: string; epoch: number }) => successorBoundaryLegs(deps.ports, successor, custody, context);
+  return (custody: CustodyRecord | undefined, context: { at: string; epoch: number }) =>
+    successorBoundaryLegs(deps.ports, successor, custody, context);
 }

@@ -18,7 +18,11 @@ export const REAP_BOUND_MS = 3000;
 
 export function governanceOf(route: SelectedRoute): QualityGovernance {
   const governance = route.route.quality.governance;
-  if (!governance) throw new QualityRefusalError('quality.capsule_version_required', `route ${route.name} is not a governed (quality.capsule: v2) route`);
+  if (!governance)
+    throw new QualityRefusalError(
+      'quality.capsule_version_required',
+      `route ${route.name} is not a governed (quality.capsule: v2) route`,
+    );
   return governance;
 }
 
@@ -30,7 +34,9 @@ export function admissionPlanOf(route: SelectedRoute, receiptsTotal: number): Ad
     probes: originalProbes({ rules: quality, keyColumns: target.keyColumns, receiptsTotal }),
     observeDeadlineSeconds: governance.observeDeadlineS,
     reapBoundMs: REAP_BOUND_MS,
-    retry: retry ? { kind: 'keeper_no_node', maxAttempts: retry.maxAttempts, maxElapsedMs: retry.maxElapsedMs } : { kind: 'off' },
+    retry: retry
+      ? { kind: 'keeper_no_node', maxAttempts: retry.maxAttempts, maxElapsedMs: retry.maxElapsedMs }
+      : { kind: 'off' },
     replayWindowDays: governance.replayWindowDays,
   };
 }

@@ -1,7 +1,13 @@
 import { qualityEvidenceKeyOf } from '../domain/delivery/identifiers.js';
 import type { AuthorityBreak } from '../domain/quality/actions.js';
 import type { CapsuleV2, StoredCapsule } from '../domain/quality/capsule.js';
-import { checkContinuity, compareAuthorityBindingDigest, continuityError, type CompletionWitness, type Continuity } from '../domain/quality/continuity.js';
+import {
+  checkContinuity,
+  compareAuthorityBindingDigest,
+  continuityError,
+  type CompletionWitness,
+  type Continuity,
+} from '../domain/quality/continuity.js';
 import type { AuthorityBinding } from '../domain/quality/core.js';
 import { AuthorityReplacedError } from '../domain/quality/errors.js';
 import { completionWitnessOf } from '../domain/quality/evidence.js';
@@ -43,9 +49,17 @@ export interface CheckedCapsule {
 }
 
 /** completion.json as classified for the continuity rule; found but not recorded is checked for shape and core only. */
-export async function completionWitnessFor(ports: Pick<Ports, 'objects'>, route: string, invocationId: string, capsule: CapsuleV2): Promise<CompletionWitness> {
+export async function completionWitnessFor(
+  ports: Pick<Ports, 'objects'>,
+  route: string,
+  invocationId: string,
+  capsule: CapsuleV2,
+): Promise<CompletionWitness> {
   const recorded = capsule.completion?.evidence;
-  const read = await fetchEvidence(ports.objects, recorded?.key ?? qualityEvidenceKeyOf(route, invocationId, 'completion'));
+  const read = await fetchEvidence(
+    ports.objects,
+    recorded?.key ?? qualityEvidenceKeyOf(route, invocationId, 'completion'),
+  );
   return completionWitnessOf(read, recorded?.sha256 ?? null, capsule.coreDigest);
 }
 
@@ -55,7 +69,14 @@ export function continuityOf(capsule: CapsuleV2, witness: CompletionWitness): Co
     completion: witness,
     observedVersion: capsule.version,
     capsuleState: capsule.state,
-    ...(capsule.completion ? { itemCompletion: { version: capsule.completion.version, evidenceRecorded: capsule.completion.evidence !== undefined } } : {}),
+    ...(capsule.completion
+      ? {
+          itemCompletion: {
+            version: capsule.completion.version,
+            evidenceRecorded: capsule.completion.evidence !== undefined,
+          },
+        }
+      : {}),
   });
 }
 
@@ -73,20 +94,31 @@ export async function authorityBreakOf(
 ): Promise<{ witness: CompletionWitness; authority?: AuthorityBreak }> {
   const witness = await completionWitnessFor(ports, ref.route, ref.invocationId, capsule);
   if (continuityOf(capsule, witness).continuity === 'rollback') return { witness, authority: 'rollback' };
-  if (compareAuthorityBindingDigest(capsule.digests.authorityBinding, await binding()) === 'replaced') return { witness, authority: 'replaced' };
+  if (compareAuthorityBindingDigest(capsule.digests.authorityBinding, await binding()) === 'replaced')
+    return { witness, authority: 'replaced' };
   return { witness };
 }
 
 /** The check above on a capsule already read; refuses a rollback or a replaced authority table. */
-export async function checkCapsule(ports: Pick<Ports, 'objects' | 'authority'>, ref: ContinuityRef, capsule: CapsuleV2): Promise<CheckedCapsule> {
+export async function checkCapsule(
+  ports: Pick<Ports, 'objects' | 'authority'>,
+  ref: ContinuityRef,
+  capsule: CapsuleV2,
+): Promise<CheckedCapsule> {
   const continuity = continuityOf(capsule, await completionWitnessFor(ports, ref.route, ref.invocationId, capsule));
   if (continuity.continuity === 'rollback') throw continuityError(continuity);
-  if (compareAuthorityBindingDigest(capsule.digests.authorityBinding, await ports.authority.describeBinding()) !== 'match') throw new AuthorityReplacedError();
+  if (
+    compareAuthorityBindingDigest(capsule.digests.authorityBinding, await ports.authority.describeBinding()) !== 'match'
+  )
+    throw new AuthorityReplacedError();
   return { capsule, continuity };
 }
 
 /** The capsule as read now, checked when it is v2 (an absent or v1 capsule is returned as read: the callers' rules for those apply). */
-export async function readCheckedCapsule(ports: Pick<Ports, 'objects' | 'authority'>, ref: ContinuityRef): Promise<StoredCapsule | undefined> {
+export async function readCheckedCapsule(
+  ports: Pick<Ports, 'objects' | 'authority'>,
+  ref: ContinuityRef,
+): Promise<StoredCapsule | undefined> {
   const capsule = await readCapsule(ports, ref);
   if (capsule === undefined || capsule.schema !== 2) return capsule;
   return (await checkCapsule(ports, ref, capsule)).capsule;
@@ -99,7 +131,10 @@ export async function readCheckedCapsule(ports: Pick<Ports, 'objects' | 'authori
  * deterministic scheduler, publication schedule 47), and a rolled-back capsule is refused
  * before custody moves. The caller refuses a guard already held; no capsule, no leg.
  */
-export async function capsuleAsRead(ports: Pick<Ports, 'objects' | 'authority'>, ref: ContinuityRef): Promise<{ capsule: StoredCapsule | undefined; legs: TransactionLeg[] }> {
+export async function capsuleAsRead(
+  ports: Pick<Ports, 'objects' | 'authority'>,
+  ref: ContinuityRef,
+): Promise<{ capsule: StoredCapsule | undefined; legs: TransactionLeg[] }> {
   const capsule = await readCheckedCapsule(ports, ref);
   return { capsule, legs: capsule ? [capsuleCheckLeg(ref, capsule)] : [] };
 }

@@ -24,7 +24,10 @@ const pad12 = (n: number): string => String(n).padStart(12, '0');
 
 export const qualityKeys = {
   capsulesOf: (targetId: string): string => `quality#${targetId}`,
-  capsule: (targetId: string, invocationId: string): ItemKey => ({ pk: `quality#${targetId}`, sk: `capsule#${invocationId}` }),
+  capsule: (targetId: string, invocationId: string): ItemKey => ({
+    pk: `quality#${targetId}`,
+    sk: `capsule#${invocationId}`,
+  }),
   boundary: (targetId: string, seq: number): ItemKey => ({ pk: `target#${targetId}`, sk: `boundary#${pad12(seq)}` }),
 } as const;
 
@@ -34,7 +37,10 @@ export interface CapsuleRef {
 }
 
 /** Strongly consistent read; a stored item that does not parse is `quality.evidence_malformed`, never a default. */
-export async function readCapsule(ports: Pick<Ports, 'authority'>, ref: CapsuleRef): Promise<StoredCapsule | undefined> {
+export async function readCapsule(
+  ports: Pick<Ports, 'authority'>,
+  ref: CapsuleRef,
+): Promise<StoredCapsule | undefined> {
   const item = await ports.authority.get(qualityKeys.capsule(ref.targetId, ref.invocationId));
   return item === undefined ? undefined : parseCapsule(item);
 }
@@ -44,15 +50,32 @@ export type CapsuleAttributes = Omit<CapsuleV2, 'version'>;
 
 /** Creates the PREPARED capsule: must be absent (a second prepare of the same operation conflicts). */
 export function capsulePutLeg(ref: CapsuleRef, capsule: CapsuleAttributes): TransactionLeg {
-  return { kind: 'put', item: { ...qualityKeys.capsule(ref.targetId, ref.invocationId), ...capsule }, expect: 'absent' };
+  return {
+    kind: 'put',
+    item: { ...qualityKeys.capsule(ref.targetId, ref.invocationId), ...capsule },
+    expect: 'absent',
+  };
 }
 
 /** Changes the capsule read at `capsule.version`; an attribute set to `undefined` is removed (the reader guard's release). */
-export function capsuleUpdateLeg(ref: CapsuleRef, capsule: Pick<CapsuleV2, 'version'>, set: Partial<Record<keyof CapsuleAttributes, unknown>>): TransactionLeg {
-  return { kind: 'update', key: qualityKeys.capsule(ref.targetId, ref.invocationId), expect: { version: capsule.version }, set };
+export function capsuleUpdateLeg(
+  ref: CapsuleRef,
+  capsule: Pick<CapsuleV2, 'version'>,
+  set: Partial<Record<keyof CapsuleAttributes, unknown>>,
+): TransactionLeg {
+  return {
+    kind: 'update',
+    key: qualityKeys.capsule(ref.targetId, ref.invocationId),
+    expect: { version: capsule.version },
+    set,
+  };
 }
 
 /** The capsule must still be exactly the version read (e.g. PREPARED with no reader, for the dispatch intent). */
 export function capsuleCheckLeg(ref: CapsuleRef, capsule: Pick<StoredCapsule, 'version'>): TransactionLeg {
-  return { kind: 'check', key: qualityKeys.capsule(ref.targetId, ref.invocationId), expect: { version: capsule.version } };
+  return {
+    kind: 'check',
+    key: qualityKeys.capsule(ref.targetId, ref.invocationId),
+    expect: { version: capsule.version },
+  };
 }

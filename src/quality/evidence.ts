@@ -20,7 +20,13 @@ export function evidenceBytes(document: object): { bytes: Uint8Array; sha256: st
 }
 
 /** Writes the document once under `key` (a lost response or a crash after the PUT resolves by exact read-back). */
-export async function putEvidence(objects: ObjectStore, cutPoint: string, key: string, document: object & { kind: string }, invocationId: string): Promise<ExactPutResult> {
+export async function putEvidence(
+  objects: ObjectStore,
+  cutPoint: string,
+  key: string,
+  document: object & { kind: string },
+  invocationId: string,
+): Promise<ExactPutResult> {
   const { bytes, sha256 } = evidenceBytes(document);
   return putExact(objects, cutPoint, key, bytes, { sha256, invocation: invocationId, kind: document.kind });
 }

@@ -6,12 +6,21 @@ import { CutpointError } from '../domain/errors.js';
 import { authorityBreakCode, type AuthorityBreak, type EvidenceView } from '../domain/quality/actions.js';
 import type { CapsuleV2 } from '../domain/quality/capsule.js';
 import { parseCapsule } from '../domain/quality/capsule-parse.js';
-import { CapsuleVersionUnsupportedError, CoreDigestMismatchError, EvidenceInvalidError } from '../domain/quality/errors.js';
+import {
+  CapsuleVersionUnsupportedError,
+  CoreDigestMismatchError,
+  EvidenceInvalidError,
+} from '../domain/quality/errors.js';
 import type { CompletionWitness } from '../domain/quality/continuity.js';
 import type { AuthorityBinding } from '../domain/quality/core.js';
 import { readPreparedDocument, type EvidenceRead } from '../domain/quality/evidence.js';
 import type { CapsuleRead } from '../domain/quality/outcome.js';
-import { indexProjection, inspectProjection, type IndexProjection, type InspectProjection } from '../domain/quality/projection.js';
+import {
+  indexProjection,
+  inspectProjection,
+  type IndexProjection,
+  type InspectProjection,
+} from '../domain/quality/projection.js';
 import type { AuthorityItem } from '../ports/authority.js';
 import type { Ports } from '../ports/index.js';
 import { authorityBreakOf } from './capsule-continuity.js';
@@ -28,7 +37,11 @@ import { qualityKeys } from './capsule-store.js';
 /** A write reached through the read-only view: a bug in a read-only command, never performed. */
 export class ReadOnlyViolationError extends CutpointError {
   constructor(what: string) {
-    super('Quality.ReadOnlyViolation', 'quality.read_only_violation', `a read-only quality command attempted ${what}; nothing was written`);
+    super(
+      'Quality.ReadOnlyViolation',
+      'quality.read_only_violation',
+      `a read-only quality command attempted ${what}; nothing was written`,
+    );
   }
 }
 
@@ -94,7 +107,10 @@ async function capsuleOf(ports: Ports, record: InvocationRecord): Promise<Capsul
   let current: AuthorityItem | undefined;
   let item: AuthorityItem | undefined;
   try {
-    [current, item] = await ports.authority.getTogether([deliveryKeys.invocation(targetId, invocationId), qualityKeys.capsule(targetId, invocationId)]);
+    [current, item] = await ports.authority.getTogether([
+      deliveryKeys.invocation(targetId, invocationId),
+      qualityKeys.capsule(targetId, invocationId),
+    ]);
   } catch {
     return 'unreadable';
   }
@@ -109,21 +125,29 @@ async function capsuleOf(ports: Ports, record: InvocationRecord): Promise<Capsul
 }
 
 /** The checked record and its capsule as of one moment: a record that moved meanwhile is loaded and checked again. */
-async function withCapsule(ports: Ports, checked: InvocationRecord): Promise<{ record: InvocationRecord; capsule: CapsuleRead }> {
+async function withCapsule(
+  ports: Ports,
+  checked: InvocationRecord,
+): Promise<{ record: InvocationRecord; capsule: CapsuleRead }> {
   let record = checked;
   for (let round = 0; round < MAX_READ_ROUNDS; round++) {
     const capsule = await capsuleOf(ports, record);
     if (capsule !== 'moved') return { record, capsule };
     record = await loadInvocation(ports, record.invocationId);
   }
-  throw new JournalUnavailableError('delivery.recovery_journal_unavailable', `invocation ${record.invocationId} kept moving while it was read; inspect it again`);
+  throw new JournalUnavailableError(
+    'delivery.recovery_journal_unavailable',
+    `invocation ${record.invocationId} kept moving while it was read; inspect it again`,
+  );
 }
 
 /** One evidence object as the store answered (bytes as text), before interpretation. */
 async function objectOf(ports: Ports, key: string): Promise<EvidenceRead> {
   try {
     const stored = await ports.objects.get(key);
-    return stored === undefined ? { status: 'absent' } : { status: 'found', bytes: Buffer.from(stored.bytes).toString('utf8') };
+    return stored === undefined
+      ? { status: 'absent' }
+      : { status: 'found', bytes: Buffer.from(stored.bytes).toString('utf8') };
   } catch {
     return { status: 'unreadable' };
   }
@@ -146,7 +170,12 @@ interface EvidenceFinding {
  * continuity rule and the authority binding (capsule-continuity.ts): a rolled-back capsule
  * or a replaced table is shown with no permitted action.
  */
-async function evidenceOf(ports: Ports, record: InvocationRecord, capsule: CapsuleV2, binding: () => Promise<AuthorityBinding>): Promise<EvidenceFinding> {
+async function evidenceOf(
+  ports: Ports,
+  record: InvocationRecord,
+  capsule: CapsuleV2,
+  binding: () => Promise<AuthorityBinding>,
+): Promise<EvidenceFinding> {
   const { witness, authority } = await authorityBreakOf(ports, record, capsule, binding);
   const finding = await documentsOf(ports, capsule, witness);
   return authority === undefined ? finding : { ...finding, authority };
@@ -158,7 +187,8 @@ async function documentsOf(ports: Ports, capsule: CapsuleV2, witness: Completion
   if (prepared.status === 'unreadable') return { view: 'unreadable' };
   let replayWindowDays: number;
   try {
-    replayWindowDays = readPreparedDocument(prepared.bytes, capsule.prepared.sha256, capsule.coreDigest).plan.replayWindowDays;
+    replayWindowDays = readPreparedDocument(prepared.bytes, capsule.prepared.sha256, capsule.coreDigest).plan
+      .replayWindowDays;
   } catch (error) {
     if (error instanceof EvidenceInvalidError) return { view: error.classification };
     if (error instanceof CoreDigestMismatchError) return { view: 'malformed' };
@@ -171,7 +201,12 @@ async function documentsOf(ports: Ports, capsule: CapsuleV2, witness: Completion
   return { view: witness.version === completion.version ? 'valid' : 'malformed', replayWindowDays };
 }
 
-async function projectionOf(ports: Ports, record: InvocationRecord, capsule: CapsuleRead, binding: () => Promise<AuthorityBinding>): Promise<InspectProjection> {
+async function projectionOf(
+  ports: Ports,
+  record: InvocationRecord,
+  capsule: CapsuleRead,
+  binding: () => Promise<AuthorityBinding>,
+): Promise<InspectProjection> {
   const v2 = typeof capsule === 'object' && capsule.schema === 2 ? capsule : undefined;
   // A v1 capsule is read-only and its guide reads no evidence; an absent or unusable one has none to read.
   const finding: EvidenceFinding = v2 ? await evidenceOf(ports, record, v2, binding) : { view: 'unknown' };

@@ -19,12 +19,17 @@ import { fetchEvidence } from './evidence.js';
  * before a single probe runs. Each failure is its stable diagnostic error; the caller
  * releases the guard by its token with no state change before rethrowing it.
  */
-export async function checkBeforeObserving(deps: DeliveryDeps, record: InvocationRecord, capsule: CapsuleV2): Promise<PreparedDocument> {
+export async function checkBeforeObserving(
+  deps: DeliveryDeps,
+  record: InvocationRecord,
+  capsule: CapsuleV2,
+): Promise<PreparedDocument> {
   const candidateUuid = capsule.generation.candidateUuid;
   // The journal's publication fact is the only proof of the commit (never target rows).
   const publication = record.facts.publication;
   if (record.state !== 'PUBLISHED' || !publication || publication.mode !== 'exchange') throw new CommitUnprovenError();
-  if (publication.stagingObjectId !== candidateUuid) throw new GenerationChangedError('the journal proves the publication of another generation than the capsule seals');
+  if (publication.stagingObjectId !== candidateUuid)
+    throw new GenerationChangedError('the journal proves the publication of another generation than the capsule seals');
 
   // The generation under the target name, now: exactly C, with our owner marker.
   const names = namesOf(record.invocationId, deps);
@@ -42,14 +47,25 @@ export async function checkBeforeObserving(deps: DeliveryDeps, record: Invocatio
   } catch {
     throw new EvidenceInvalidError('unreadable', 'completion.json: the read failed, so its absence is not proved');
   }
-  if (completion) throw new AuthorityRollbackError('completion.json exists while the capsule is not COMPLETE: the authority row was rolled back; no second evaluation');
+  if (completion)
+    throw new AuthorityRollbackError(
+      'completion.json exists while the capsule is not COMPLETE: the authority row was rolled back; no second evaluation',
+    );
   return prepared;
 }
 
 /** prepared.json: valid evidence of this operation and generation whose recomputed core is the sealed one. */
-export async function readPrepared(deps: DeliveryDeps, record: InvocationRecord, capsule: CapsuleV2): Promise<PreparedDocument> {
+export async function readPrepared(
+  deps: DeliveryDeps,
+  record: InvocationRecord,
+  capsule: CapsuleV2,
+): Promise<PreparedDocument> {
   const read = await fetchEvidence(deps.ports.objects, capsule.prepared.key);
-  if (read.status !== 'found') throw new EvidenceInvalidError(read.status === 'absent' ? 'missing' : 'unreadable', `prepared.json: ${read.status}`);
+  if (read.status !== 'found')
+    throw new EvidenceInvalidError(
+      read.status === 'absent' ? 'missing' : 'unreadable',
+      `prepared.json: ${read.status}`,
+    );
   const prepared = readPreparedDocument(read.bytes, capsule.prepared.sha256, capsule.coreDigest);
   if (prepared.invocationId !== record.invocationId || prepared.candidateUuid !== capsule.generation.candidateUuid) {
     throw new EvidenceInvalidError('malformed', 'prepared.json names another operation or generation');

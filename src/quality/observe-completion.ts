@@ -50,7 +50,9 @@ export async function recordCompletionEvidence(
     patch: {},
     cutPoint: QUALITY_CUT_POINTS.completionRecord,
     ...(write.known ? { known: write.known } : {}),
-    legs: [capsuleUpdateLeg(ref, capsule, { completion: { version, at, runId, evidence: { key, sha256: put.sha256 } } })],
+    legs: [
+      capsuleUpdateLeg(ref, capsule, { completion: { version, at, runId, evidence: { key, sha256: put.sha256 } } }),
+    ],
   });
   const recorded = await readCapsule(ports, ref);
   return { written: true, capsule: recorded as CapsuleV2 };

@@ -53,7 +53,13 @@ export interface HeldGuard {
  * zombie's late write) is Quality.ReaderGuardHeld / NotHeld, nothing written; still ours,
  * the guard stays and the outcome is INCOMPLETE.
  */
-async function ownerRefusal(ports: Ports, ref: CapsuleRef, token: string, error: unknown, what: string): Promise<never> {
+async function ownerRefusal(
+  ports: Ports,
+  ref: CapsuleRef,
+  token: string,
+  error: unknown,
+  what: string,
+): Promise<never> {
   if (!(error instanceof EffectFailedError)) throw error;
   const current = await readCapsule(ports, ref);
   if (current) assertOwnerToken(current, token);
@@ -98,13 +104,20 @@ export async function acquireGuard(
     if (!(error instanceof EffectFailedError)) throw error;
     // Not applied (its conditions kept failing): decided by the capsule as it is now.
     const current = await readCapsule(ports, ref);
-    if (current && current.schema === 2 && current.reader && current.reader.token !== token) throw new ReaderGuardHeldError();
+    if (current && current.schema === 2 && current.reader && current.reader.token !== token)
+      throw new ReaderGuardHeldError();
     throw new CapsuleMovedError(ref.invocationId);
   }
   const held = await readCapsule(ports, ref);
   if (!held) throw new IncompleteError('the capsule vanished after the reader guard was acquired');
   assertOwnerToken(held, token);
-  return { ref, guard, capsule: held, fence: request.fence, known: { invocation, ...(request.known.custody ? { custody: request.known.custody } : {}) } };
+  return {
+    ref,
+    guard,
+    capsule: held,
+    fence: request.fence,
+    known: { invocation, ...(request.known.custody ? { custody: request.known.custody } : {}) },
+  };
 }
 
 /**
@@ -117,7 +130,9 @@ function assertGuardOurs(held: HeldGuard): void {
   assertOwnerToken(held.capsule, held.guard.token);
   const taken = held.capsule.reader!.fence;
   if (taken.owner !== held.fence.owner || taken.session !== held.fence.session || taken.epoch !== held.fence.epoch) {
-    throw new ReaderGuardHeldError('the quality reader guard was taken by another custody session; no later session releases it (quiescence procedure)');
+    throw new ReaderGuardHeldError(
+      'the quality reader guard was taken by another custody session; no later session releases it (quiescence procedure)',
+    );
   }
 }
 
@@ -139,7 +154,8 @@ export async function releaseGuard(ports: Ports, held: HeldGuard, why: string): 
       legs: [capsuleUpdateLeg(held.ref, held.capsule, { reader: undefined })],
     });
   } catch (error) {
-    if (error instanceof OutcomeUnknownError) throw new IncompleteError(`the reader guard release after ${why} stayed unknown; the guard is kept`);
+    if (error instanceof OutcomeUnknownError)
+      throw new IncompleteError(`the reader guard release after ${why} stayed unknown; the guard is kept`);
     await ownerRefusal(ports, held.ref, held.guard.token, error, `the reader guard release after ${why}`);
   }
 }
@@ -185,7 +201,8 @@ export async function persistAndRelease(ports: Ports, held: HeldGuard, persisted
       ],
     });
   } catch (error) {
-    if (error instanceof OutcomeUnknownError) throw new IncompleteError(`persisting ${to} stayed unknown; the reader guard is kept`);
+    if (error instanceof OutcomeUnknownError)
+      throw new IncompleteError(`persisting ${to} stayed unknown; the reader guard is kept`);
     await ownerRefusal(ports, held.ref, held.guard.token, error, `persisting ${to}`);
   }
 }
@@ -210,4 +227,5 @@ export async function noteIncomplete(ports: Ports, held: HeldGuard): Promise<boo
   }
 }
 
-export const incompleteTransitionIdOf = (invocationId: string, token: string): string => transitionIdOf('quality-observation-incomplete', invocationId, token);
+export const incompleteTransitionIdOf = (invocationId: string, token: string): string =>
+  transitionIdOf('quality-observation-incomplete', invocationId, token);

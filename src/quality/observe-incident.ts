@@ -19,7 +19,11 @@ export const QUALITY_INCIDENT_KIND = 'cutpoint.quality-incident.v1';
  * target name. `notice_id` is stable per capsule version, so a retried step's second
  * publish folds into the first (SNS is at least once).
  */
-export async function notifyGovernanceIncident(input: unknown, ports: Ports, notifier: Notifier): Promise<IncidentNoticeOutput> {
+export async function notifyGovernanceIncident(
+  input: unknown,
+  ports: Ports,
+  notifier: Notifier,
+): Promise<IncidentNoticeOutput> {
   const delivery = await notifyIncident(input, ports, notifier);
   if (delivery.published) return delivery;
   const v = (input ?? {}) as { invocationId?: unknown; flow?: unknown; execution?: unknown };
@@ -42,7 +46,9 @@ export async function notifyGovernanceIncident(input: unknown, ports: Ports, not
       capsule_state: capsule.state,
       diagnostic_code: code,
       ...(failed ? { failed_probes: capsule.failure?.probes ?? [] } : {}),
-      reader_guard: capsule.reader ? { held: true, since: capsule.reader.acquiredAt, holder_run_id: capsule.reader.runId } : { held: false },
+      reader_guard: capsule.reader
+        ? { held: true, since: capsule.reader.acquiredAt, holder_run_id: capsule.reader.runId }
+        : { held: false },
     },
     next: `cutpoint quality inspect ${invocationId} --format json`,
   });

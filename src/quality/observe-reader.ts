@@ -2,9 +2,19 @@ import { processBoundedReader } from '../adapters/reader-process/runner.js';
 import { resolveBinding, type ConnectionSettings } from '../delivery/bindings.js';
 import type { DeliveryDeps } from '../delivery/deps.js';
 import { processEntry } from '../local/process-entry.js';
-import { CLICKHOUSE_ERROR_CLASSES, observationDiagnosticOf, type ClickHouseErrorClass } from '../domain/clickhouse-errors.js';
+import {
+  CLICKHOUSE_ERROR_CLASSES,
+  observationDiagnosticOf,
+  type ClickHouseErrorClass,
+} from '../domain/clickhouse-errors.js';
 import type { RemoteTermination } from '../domain/quality/capsule.js';
-import { bindProbe, evaluateProbes, type OriginalProbe, type ProbeEvaluation, type RelationRef } from '../domain/quality/probes.js';
+import {
+  bindProbe,
+  evaluateProbes,
+  type OriginalProbe,
+  type ProbeEvaluation,
+  type RelationRef,
+} from '../domain/quality/probes.js';
 import type { BoundedReader } from '../ports/bounded-reader.js';
 import type { FaultInjector } from '../ports/faults.js';
 import type { SecretsPort } from '../ports/secrets.js';
@@ -49,9 +59,15 @@ export interface TargetReaderOptions {
 }
 
 /** The default reader: the target binding resolved like every binding, the probe worker in a forked child. */
-export async function targetReaderOf(deps: Pick<DeliveryDeps, 'route' | 'ports' | 'faults'>, options: TargetReaderOptions = {}): Promise<TargetReader> {
+export async function targetReaderOf(
+  deps: Pick<DeliveryDeps, 'route' | 'ports' | 'faults'>,
+  options: TargetReaderOptions = {},
+): Promise<TargetReader> {
   const faults = options.faults ?? deps.faults;
-  const connection = await resolveBinding(deps.route.targetBinding, { env: options.env ?? process.env, ...(options.secrets ? { secrets: options.secrets } : {}) });
+  const connection = await resolveBinding(deps.route.targetBinding, {
+    env: options.env ?? process.env,
+    ...(options.secrets ? { secrets: options.secrets } : {}),
+  });
   const reader = processBoundedReader({
     entry: options.entry ?? PROBE_WORKER_ENTRY,
     clock: deps.ports.clock,
@@ -69,9 +85,15 @@ export async function targetReaderOf(deps: Pick<DeliveryDeps, 'route' | 'ports' 
 }
 
 /** deadlineAt = min(now + observe deadline, now + remaining budget − reserve) (spec §4.4). */
-export function deadlineOf(now: Date, observeDeadlineS: number, tr: Pick<TargetReader, 'remainingMs' | 'reserveMs'>): Date {
+export function deadlineOf(
+  now: Date,
+  observeDeadlineS: number,
+  tr: Pick<TargetReader, 'remainingMs' | 'reserveMs'>,
+): Date {
   const byDeadline = now.getTime() + observeDeadlineS * 1000;
-  const byBudget = tr.remainingMs ? now.getTime() + tr.remainingMs() - (tr.reserveMs ?? DEFAULT_RESERVE_MS) : Number.POSITIVE_INFINITY;
+  const byBudget = tr.remainingMs
+    ? now.getTime() + tr.remainingMs() - (tr.reserveMs ?? DEFAULT_RESERVE_MS)
+    : Number.POSITIVE_INFINITY;
   return new Date(Math.min(byDeadline, byBudget));
 }
 
@@ -85,7 +107,15 @@ export type TargetReading =
 function isResult(value: unknown): value is ProbeWorkerResult {
   const v = value as Partial<ProbeWorkerResult> | null;
   const generation = (g: unknown) => g === null || typeof g === 'string';
-  return !!v && typeof v === 'object' && generation(v.before) && generation(v.after) && !!v.values && typeof v.values === 'object' && !Array.isArray(v.values);
+  return (
+    !!v &&
+    typeof v === 'object' &&
+    generation(v.before) &&
+    generation(v.after) &&
+    !!v.values &&
+    typeof v.values === 'object' &&
+    !Array.isArray(v.values)
+  );
 }
 
 /**
@@ -93,7 +123,10 @@ function isResult(value: unknown): value is ProbeWorkerResult {
  * not bind is refused here, before any process starts), `max_execution_time` the seconds
  * left until the deadline.
  */
-export function readerInputOf(tr: TargetReader, request: { probes: readonly OriginalProbe[]; relation: RelationRef; deadlineAt: Date; now: Date }): ProbeWorkerInput {
+export function readerInputOf(
+  tr: TargetReader,
+  request: { probes: readonly OriginalProbe[]; relation: RelationRef; deadlineAt: Date; now: Date },
+): ProbeWorkerInput {
   return {
     url: tr.connection.url,
     ...(tr.connection.username !== undefined ? { username: tr.connection.username } : {}),
@@ -112,7 +145,13 @@ export function readerInputOf(tr: TargetReader, request: { probes: readonly Orig
  */
 export async function readTarget(
   tr: TargetReader,
-  request: { input: ProbeWorkerInput; probes: readonly OriginalProbe[]; candidateUuid: string; token: string; deadlineAt: Date },
+  request: {
+    input: ProbeWorkerInput;
+    probes: readonly OriginalProbe[];
+    candidateUuid: string;
+    token: string;
+    deadlineAt: Date;
+  },
 ): Promise<TargetReading> {
   const { input } = request;
   const outcome = await tr.reader.read({ input, token: request.token, deadlineAt: request.deadlineAt.getTime() });
@@ -128,14 +167,21 @@ export async function readTarget(
       };
     case 'RESULT': {
       const results = outcome.results;
-      if (!isResult(results)) return { kind: 'PENDING', errorClass: 'ProtocolViolation', remoteTermination: 'not_applicable' };
-      if (results.before !== request.candidateUuid || results.after !== request.candidateUuid) return { kind: 'GENERATION_CHANGED' };
-      return { kind: 'EVALUATED', evaluation: evaluateProbes(request.probes, results.values), generation: { before: results.before, after: results.after } };
+      if (!isResult(results))
+        return { kind: 'PENDING', errorClass: 'ProtocolViolation', remoteTermination: 'not_applicable' };
+      if (results.before !== request.candidateUuid || results.after !== request.candidateUuid)
+        return { kind: 'GENERATION_CHANGED' };
+      return {
+        kind: 'EVALUATED',
+        evaluation: evaluateProbes(request.probes, results.values),
+        generation: { before: results.before, after: results.after },
+      };
     }
   }
 }
 
-const isClickHouseClass = (value: string): value is ClickHouseErrorClass => (CLICKHOUSE_ERROR_CLASSES as readonly string[]).includes(value);
+const isClickHouseClass = (value: string): value is ClickHouseErrorClass =>
+  (CLICKHOUSE_ERROR_CLASSES as readonly string[]).includes(value);
 
 /** The stable diagnostic code of a TARGET_PENDING reading (spec §7.4): our own deadline is a timeout; a ClickHouse class maps as the classifier says. */
 export function pendingCodeOf(errorClass: string): string {

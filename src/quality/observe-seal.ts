@@ -1,7 +1,12 @@
 import type { DeliveryDeps } from '../delivery/deps.js';
 import type { InvocationRecord } from '../delivery/journal/records.js';
 import { workRootOf } from '../delivery/steps/common.js';
-import { AuthorityMismatchError, recomputeAuthority, verifySealed, type AuthorityField } from '../domain/delivery/sealed-authority.js';
+import {
+  AuthorityMismatchError,
+  recomputeAuthority,
+  verifySealed,
+  type AuthorityField,
+} from '../domain/delivery/sealed-authority.js';
 import { ValidationError } from '../domain/errors.js';
 
 /** The manifest an observation is given: the exact text and selector (the flow's Task input carries both). */
@@ -23,7 +28,11 @@ const NEEDS_TEXT: ReadonlySet<AuthorityField> = new Set(['manifestDigest', 'sele
  * In-process callers that pass only the parsed route get every check but the two that
  * need the text.
  */
-export async function assertObservedSeal(given: GivenManifest, record: InvocationRecord, deps: DeliveryDeps): Promise<void> {
+export async function assertObservedSeal(
+  given: GivenManifest,
+  record: InvocationRecord,
+  deps: DeliveryDeps,
+): Promise<void> {
   const hasText = given.manifestText !== undefined || given.selector !== undefined;
   if (hasText && (typeof given.manifestText !== 'string' || typeof given.selector !== 'string')) {
     throw new ValidationError('delivery.step_input_invalid', 'manifestText and selector come together, both strings');

@@ -10,8 +10,23 @@ import { readCapsule } from './capsule-store.js';
 import { checkCapsule } from './capsule-continuity.js';
 import { checkBeforeObserving, readPrepared } from './observe-checks.js';
 import { recordCompletionEvidence } from './observe-completion.js';
-import { acquireGuard, CapsuleMovedError, noteIncomplete, persistAndRelease, releaseGuard, type HeldGuard, type Persisted } from './observe-guard.js';
-import { deadlineOf, pendingCodeOf, readerInputOf, readTarget, type TargetReader, type TargetReading } from './observe-reader.js';
+import {
+  acquireGuard,
+  CapsuleMovedError,
+  noteIncomplete,
+  persistAndRelease,
+  releaseGuard,
+  type HeldGuard,
+  type Persisted,
+} from './observe-guard.js';
+import {
+  deadlineOf,
+  pendingCodeOf,
+  readerInputOf,
+  readTarget,
+  type TargetReader,
+  type TargetReading,
+} from './observe-reader.js';
 import { assertObservedSeal, type GivenManifest } from './observe-seal.js';
 
 export interface ObserveOutput extends StepOutput {
@@ -40,17 +55,28 @@ export interface ObserveOutput extends StepOutput {
  * completion.json and records its evidence fact; a COMPLETE capsule without that fact is
  * repaired by running the step again. No source read, no INSERT or EXCHANGE (I8).
  */
-export async function observeTargetOnce(input: unknown, deps: DeliveryDeps, tr: TargetReader, again = false): Promise<ObserveOutput> {
+export async function observeTargetOnce(
+  input: unknown,
+  deps: DeliveryDeps,
+  tr: TargetReader,
+  again = false,
+): Promise<ObserveOutput> {
   const step = parseStepInput(input);
   const { record, ref, custody: heldCustody } = await loadForStep(step, deps);
-  const notActed = (capsule?: CapsuleV2): ObserveOutput => ({ ...output(step, record, false), ...(capsule ? { capsuleState: capsule.state } : {}) });
+  const notActed = (capsule?: CapsuleV2): ObserveOutput => ({
+    ...output(step, record, false),
+    ...(capsule ? { capsuleState: capsule.state } : {}),
+  });
   if (record.state !== 'PUBLISHED' || record.facts.publication?.mode !== 'exchange') return notActed();
   const capsule = await readCapsule(deps.ports, ref);
   if (!capsule || capsule.schema !== 2) return notActed();
   const custody = await heldCustody();
   const capsuleRef = { ...ref, route: record.route };
 
-  const writes = capsule.state === 'PREPARED' || capsule.state === 'TARGET_PENDING' || (capsule.state === 'COMPLETE' && !capsule.completion?.evidence);
+  const writes =
+    capsule.state === 'PREPARED' ||
+    capsule.state === 'TARGET_PENDING' ||
+    (capsule.state === 'COMPLETE' && !capsule.completion?.evidence);
   if (!writes) return notActed(capsule);
   // The seal recomputed from the manifest given (§4.4 step 2) before anything is written: a refusal takes no guard.
   await assertObservedSeal(input as GivenManifest, record, deps);
@@ -59,7 +85,8 @@ export async function observeTargetOnce(input: unknown, deps: DeliveryDeps, tr: 
   // move its version on. What cannot be proved either way is refused as well; only the
   // crash between COMPLETE and its evidence fact (pending) is repaired below.
   const { continuity } = await checkCapsule(deps.ports, capsuleRef, capsule);
-  if (continuity.continuity === 'unknown' && continuity.code !== 'quality.completion_evidence_pending') throw continuityError(continuity);
+  if (continuity.continuity === 'unknown' && continuity.code !== 'quality.completion_evidence_pending')
+    throw continuityError(continuity);
 
   if (capsule.state === 'COMPLETE') {
     // The crash between COMPLETE and its evidence fact: the deterministic document, then the fact.
@@ -73,10 +100,16 @@ export async function observeTargetOnce(input: unknown, deps: DeliveryDeps, tr: 
   const runId = runIdOf(step.fence.session);
   let held: HeldGuard;
   try {
-    held = await acquireGuard(deps.ports, ref, capsule, { fence: step.fence, runId, deadlineAt, known: { invocation: record, custody } });
+    held = await acquireGuard(deps.ports, ref, capsule, {
+      fence: step.fence,
+      runId,
+      deadlineAt,
+      known: { invocation: record, custody },
+    });
   } catch (error) {
     // Nothing of ours was written: decide once more on what is current (a COMPLETE capsule: nothing to do).
-    if (error instanceof CapsuleMovedError && !again) return observeTargetOnce({ ...(input as object), known: null }, deps, tr, true);
+    if (error instanceof CapsuleMovedError && !again)
+      return observeTargetOnce({ ...(input as object), known: null }, deps, tr, true);
     throw error;
   }
 
@@ -84,20 +117,38 @@ export async function observeTargetOnce(input: unknown, deps: DeliveryDeps, tr: 
   const relation = { database: target.table.schema, table: target.table.name };
   const { prepared, readerInput } = await releasingOnRefusal(deps, held, 'a failed check', async () => {
     const document = await checkBeforeObserving(deps, held.known.invocation, held.capsule);
-    return { prepared: document, readerInput: readerInputOf(tr, { probes: document.plan.probes, relation, deadlineAt, now: deps.ports.clock.now() }) };
+    return {
+      prepared: document,
+      readerInput: readerInputOf(tr, {
+        probes: document.plan.probes,
+        relation,
+        deadlineAt,
+        now: deps.ports.clock.now(),
+      }),
+    };
   });
   let reading: TargetReading;
   try {
-    reading = await readTarget(tr, { input: readerInput, probes: prepared.plan.probes, candidateUuid: held.capsule.generation.candidateUuid, token: held.guard.token, deadlineAt });
+    reading = await readTarget(tr, {
+      input: readerInput,
+      probes: prepared.plan.probes,
+      candidateUuid: held.capsule.generation.candidateUuid,
+      token: held.guard.token,
+      deadlineAt,
+    });
   } catch (error) {
     if (error instanceof WorkerCrashedError) throw error;
     // The reader failed in a way that proves nothing about its process: the guard stays.
     await noteIncomplete(deps.ports, held);
-    throw new IncompleteError('the bounded reader failed without a verified end of its process; the reader guard is kept');
+    throw new IncompleteError(
+      'the bounded reader failed without a verified end of its process; the reader guard is kept',
+    );
   }
   if (reading.kind === 'INCOMPLETE') {
     await noteIncomplete(deps.ports, held);
-    throw new IncompleteError('the reader process was not seen to end within the reap bound; the reader guard is kept (quiescence procedure)');
+    throw new IncompleteError(
+      'the reader process was not seen to end within the reap bound; the reader guard is kept (quiescence procedure)',
+    );
   }
   if (reading.kind === 'GENERATION_CHANGED') {
     await releaseGuard(deps.ports, held, 'a generation change');
@@ -109,14 +160,34 @@ export async function observeTargetOnce(input: unknown, deps: DeliveryDeps, tr: 
   const seen = { runId, at, capsuleVersion: held.capsule.version };
   const persisted: Persisted =
     reading.kind === 'PENDING'
-      ? { lastObservation: { ...seen, outcome: 'TARGET_PENDING', code: pendingCodeOf(reading.errorClass), errorClass: reading.errorClass, remoteTermination: reading.remoteTermination } }
+      ? {
+          lastObservation: {
+            ...seen,
+            outcome: 'TARGET_PENDING',
+            code: pendingCodeOf(reading.errorClass),
+            errorClass: reading.errorClass,
+            remoteTermination: reading.remoteTermination,
+          },
+        }
       : reading.evaluation.outcome === 'COMPLETE'
         ? {
-            lastObservation: { ...seen, outcome: 'COMPLETE', code: 'quality.complete', generation: reading.generation, remoteTermination: 'not_applicable' },
+            lastObservation: {
+              ...seen,
+              outcome: 'COMPLETE',
+              code: 'quality.complete',
+              generation: reading.generation,
+              remoteTermination: 'not_applicable',
+            },
             completion: { version: held.capsule.version + 1, at, runId },
           }
         : {
-            lastObservation: { ...seen, outcome: 'FAILED', code: 'quality.failed', generation: reading.generation, remoteTermination: 'not_applicable' },
+            lastObservation: {
+              ...seen,
+              outcome: 'FAILED',
+              code: 'quality.failed',
+              generation: reading.generation,
+              remoteTermination: 'not_applicable',
+            },
             failure: { probes: reading.evaluation.failed, at, runId },
           };
   try {
@@ -126,7 +197,10 @@ export async function observeTargetOnce(input: unknown, deps: DeliveryDeps, tr: 
     // A newer session took custody while we held the guard: neither the outcome nor the release
     // can be written by us any more — INCOMPLETE (N12), so the incident step hears of the guard
     // (found by the scheduler: publication seed 75, a reconcile takeover during the observation).
-    if (error instanceof CustodyFencedError) throw new IncompleteError('a newer session took custody before the outcome was persisted; the outcome is not persisted and the reader guard is kept (quiescence procedure)');
+    if (error instanceof CustodyFencedError)
+      throw new IncompleteError(
+        'a newer session took custody before the outcome was persisted; the outcome is not persisted and the reader guard is kept (quiescence procedure)',
+      );
     throw error;
   }
   const outcome = persisted.lastObservation.outcome;
@@ -143,7 +217,12 @@ export async function observeTargetOnce(input: unknown, deps: DeliveryDeps, tr: 
 }
 
 /** Runs a check under the guard; its refusal releases the guard by our token (no state change) and is rethrown. */
-async function releasingOnRefusal<T>(deps: DeliveryDeps, held: HeldGuard, why: string, body: () => Promise<T>): Promise<T> {
+async function releasingOnRefusal<T>(
+  deps: DeliveryDeps,
+  held: HeldGuard,
+  why: string,
+  body: () => Promise<T>,
+): Promise<T> {
   try {
     return await body();
   } catch (error) {

@@ -9,7 +9,14 @@ import { assertAuthority, recomputeAuthority } from '../domain/delivery/sealed-a
 import { canonicalJson } from '../domain/digest.js';
 import { CutpointError } from '../domain/errors.js';
 import type { ObservationOutcome, RemoteTermination } from '../domain/quality/capsule.js';
-import { AuthorityReplacedError, AuthorityRollbackError, QualityActionNotPermittedError, QualityFailedError, ReaderGuardHeldError, TargetPendingError } from '../domain/quality/errors.js';
+import {
+  AuthorityReplacedError,
+  AuthorityRollbackError,
+  QualityActionNotPermittedError,
+  QualityFailedError,
+  ReaderGuardHeldError,
+  TargetPendingError,
+} from '../domain/quality/errors.js';
 import type { InspectProjection } from '../domain/quality/projection.js';
 import type { ExchangeTargetPort } from '../ports/exchange-target.js';
 import type { Ports } from '../ports/index.js';
@@ -79,8 +86,14 @@ export async function assertObservePermitted(ports: Ports, invocationId: string)
   const projection = await inspectQuality(ports, invocationId);
   if (projection.permitted_actions.includes('observe')) return;
   // A rolled-back capsule or a replaced authority table is named as what it is, not as a plain guide refusal.
-  if (projection.diagnostic_code === 'quality.authority_version_rollback') throw new AuthorityRollbackError('observe is not permitted: the capsule was put back below its completion (observed rollback); nothing was written');
-  if (projection.diagnostic_code === 'quality.authority_replaced') throw new AuthorityReplacedError('observe is not permitted: the authority table is not the one the capsule was sealed on; nothing was written');
+  if (projection.diagnostic_code === 'quality.authority_version_rollback')
+    throw new AuthorityRollbackError(
+      'observe is not permitted: the capsule was put back below its completion (observed rollback); nothing was written',
+    );
+  if (projection.diagnostic_code === 'quality.authority_replaced')
+    throw new AuthorityReplacedError(
+      'observe is not permitted: the authority table is not the one the capsule was sealed on; nothing was written',
+    );
   if (projection.reader_guard.held) {
     throw new ReaderGuardHeldError(
       `observe is not permitted: the quality reader guard is held (diagnostic_code ${projection.diagnostic_code}, holder ${projection.reader_guard.holder_run_id}); it has no expiry and no force-clear (quiescence procedure); nothing was written`,
@@ -90,12 +103,19 @@ export async function assertObservePermitted(ports: Ports, invocationId: string)
 }
 
 /** One operator observation (steps 1–4 above) and its result, designed outcomes not yet turned into exits. */
-export async function operatorObservation(input: OperatorObserveInput, deps: OperatorObserveDeps): Promise<ObserveOutput> {
+export async function operatorObservation(
+  input: OperatorObserveInput,
+  deps: OperatorObserveDeps,
+): Promise<ObserveOutput> {
   const { ports } = deps;
   await assertObservePermitted(ports, input.invocationId);
   const before = await loadInvocation(ports, input.invocationId);
   if (before.route !== deps.route.name || before.targetId !== routeTargetId(deps)) {
-    throw new CutpointError('Delivery.AuthorityMismatch', 'delivery.recovery_authority_mismatch', 'the route given is not the one the operation sealed; nothing was mutated');
+    throw new CutpointError(
+      'Delivery.AuthorityMismatch',
+      'delivery.recovery_authority_mismatch',
+      'the route given is not the one the operation sealed; nothing was mutated',
+    );
   }
   const recomputed = recomputeAuthority({
     invocationId: input.invocationId,
@@ -110,19 +130,33 @@ export async function operatorObservation(input: OperatorObserveInput, deps: Ope
   // Custody only while the capsule still has no reader guard (checked in the same transaction):
   // taking over from a run that acquired the guard since step 1 would fence it out of ever
   // persisting its observation or releasing its guard (found by the scheduler: publication seed 47).
-  const grant = await acquireCustody(ports, ref, input.session ?? `observe-${randomBytes(8).toString('hex')}`, async () => {
-    const { legs } = await capsuleAsRead(ports, { ...ref, route: before.route });
-    await assertObservePermitted(ports, input.invocationId);
-    return legs;
-  });
+  const grant = await acquireCustody(
+    ports,
+    ref,
+    input.session ?? `observe-${randomBytes(8).toString('hex')}`,
+    async () => {
+      const { legs } = await capsuleAsRead(ports, { ...ref, route: before.route });
+      await assertObservePermitted(ports, input.invocationId);
+      return legs;
+    },
+  );
   // A concurrent session may have moved the operation between the first check and custody.
   await assertObservePermitted(ports, input.invocationId);
-  const stepDeps: DeliveryDeps = { ports, target: deps.target, exchange: deps.exchange, route: deps.route, source: forbiddenSource() };
+  const stepDeps: DeliveryDeps = {
+    ports,
+    target: deps.target,
+    exchange: deps.exchange,
+    route: deps.route,
+    source: forbiddenSource(),
+  };
   return observeTarget({ invocationId: input.invocationId, fence: grant.fence }, stepDeps, deps.reader);
 }
 
 /** `cutpoint quality observe`: COMPLETE → the projection; TARGET_PENDING / FAILED → their named errors (exit 1). */
-export async function operatorObserve(input: OperatorObserveInput, deps: OperatorObserveDeps): Promise<ObservedProjection> {
+export async function operatorObserve(
+  input: OperatorObserveInput,
+  deps: OperatorObserveDeps,
+): Promise<ObservedProjection> {
   const out = await operatorObservation(input, deps);
   if (out.capsuleState === 'TARGET_PENDING') {
     throw new TargetPendingError(
@@ -130,9 +164,14 @@ export async function operatorObserve(input: OperatorObserveInput, deps: Operato
     );
   }
   if (out.capsuleState === 'FAILED') {
-    throw new QualityFailedError(`required probe(s) failed on the published generation: ${(out.failures ?? []).join(', ')}; terminal — preserve the evidence and escalate`);
+    throw new QualityFailedError(
+      `required probe(s) failed on the published generation: ${(out.failures ?? []).join(', ')}; terminal — preserve the evidence and escalate`,
+    );
   }
   const projection = await inspectQuality(deps.ports, input.invocationId);
-  const observation = { outcome: out.outcome ?? 'COMPLETE', remote_termination: out.remoteTermination ?? 'not_applicable' };
+  const observation = {
+    outcome: out.outcome ?? 'COMPLETE',
+    remote_termination: out.remoteTermination ?? 'not_applicable',
+  };
   return JSON.parse(canonicalJson({ ...projection, observation })) as ObservedProjection;
 }

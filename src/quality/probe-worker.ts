@@ -48,20 +48,28 @@ function parseInput(value: unknown): ProbeWorkerInput {
   };
   if (!v || typeof v !== 'object') return bad('input must be an object');
   if (typeof v.url !== 'string' || !/^https?:\/\//.test(v.url)) bad('url must be http(s)');
-  if (!v.relation || typeof v.relation.database !== 'string' || typeof v.relation.table !== 'string') bad('relation must be {database, table}');
+  if (!v.relation || typeof v.relation.database !== 'string' || typeof v.relation.table !== 'string')
+    bad('relation must be {database, table}');
   if (!Array.isArray(v.probes) || v.probes.length === 0) bad('probes must be a non-empty list');
-  if (!Number.isSafeInteger(v.maxExecutionSeconds) || (v.maxExecutionSeconds as number) < 1) bad('maxExecutionSeconds must be a positive integer');
+  if (!Number.isSafeInteger(v.maxExecutionSeconds) || (v.maxExecutionSeconds as number) < 1)
+    bad('maxExecutionSeconds must be a positive integer');
   const names = new Set<string>();
   for (const p of v.probes as unknown[]) {
     const probe = p as { name?: unknown; sql?: unknown } | null;
-    if (!probe || typeof probe.name !== 'string' || typeof probe.sql !== 'string' || names.has(probe.name)) bad('each probe needs a unique name and its sql');
+    if (!probe || typeof probe.name !== 'string' || typeof probe.sql !== 'string' || names.has(probe.name))
+      bad('each probe needs a unique name and its sql');
     assertEnclosedSelect((probe as { sql: string }).sql, `probe ${(probe as { name: string }).name}`);
     names.add((probe as { name: string }).name);
   }
   return v as ProbeWorkerInput;
 }
 
-async function generationOf(handle: ClickHouseHandle, relation: ProbeWorkerInput['relation'], settings: string, signal: AbortSignal): Promise<string | null> {
+async function generationOf(
+  handle: ClickHouseHandle,
+  relation: ProbeWorkerInput['relation'],
+  settings: string,
+  signal: AbortSignal,
+): Promise<string | null> {
   const result = await handle.client.query({
     query: `SELECT toString(uuid) AS uuid FROM system.tables WHERE database = {d:String} AND name = {n:String} ${settings}`,
     query_params: { d: relation.database, n: relation.table },
@@ -74,7 +82,11 @@ async function generationOf(handle: ClickHouseHandle, relation: ProbeWorkerInput
 
 /** The settings every statement of the reader carries (`readonly = 2`: reads only, G9). */
 export function readOnlySettingsOf(maxExecutionSeconds: number) {
-  return { readonly: 2, max_execution_time: maxExecutionSeconds, cancel_http_readonly_queries_on_client_close: 1 } as const;
+  return {
+    readonly: 2,
+    max_execution_time: maxExecutionSeconds,
+    cancel_http_readonly_queries_on_client_close: 1,
+  } as const;
 }
 
 export async function run(value: unknown, signal: AbortSignal): Promise<ProbeWorkerResult> {
@@ -95,7 +107,11 @@ export async function run(value: unknown, signal: AbortSignal): Promise<ProbeWor
     const settings = settingsClause({ ...readOnly, output_format_json_quote_64bit_integers: 1 });
     for (const probe of input.probes) {
       values[probe.name] = await faults.at(QUALITY_CUT_POINTS.targetProbe, async () => {
-        const result = await handle.client.query({ query: `SELECT * FROM (\n${probe.sql}\n) LIMIT 1 ${settings}`, format: 'JSONCompactEachRow', abort_signal: signal });
+        const result = await handle.client.query({
+          query: `SELECT * FROM (\n${probe.sql}\n) LIMIT 1 ${settings}`,
+          format: 'JSONCompactEachRow',
+          abort_signal: signal,
+        });
         const rows = await result.json<unknown[]>();
         return scalarOf(rows[0]?.[0]);
       });
@@ -113,5 +129,9 @@ export function classify(error: unknown): BoundedReadError {
   const known = (error as { name?: unknown } | null)?.name;
   // Our own stable errors (an injected fault, a refused input) keep their stable name.
   const ownClass = typeof known === 'string' && /^[A-Z][A-Za-z]+\.[A-Za-z]+$/.test(known) ? known : undefined;
-  return { class: errorClass === 'UNCLASSIFIED' && ownClass ? ownClass : errorClass, ...(code !== undefined ? { code } : {}), ...(type !== undefined ? { type } : {}) };
+  return {
+    class: errorClass === 'UNCLASSIFIED' && ownClass ? ownClass : errorClass,
+    ...(code !== undefined ? { code } : {}),
+    ...(type !== undefined ? { type } : {}),
+  };
 }

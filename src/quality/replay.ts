@@ -5,8 +5,17 @@ import type { Selector, SelectedRoute } from '../domain/delivery/manifest-types.
 import { assertAuthority, recomputeAuthority } from '../domain/delivery/sealed-authority.js';
 import { CutpointError } from '../domain/errors.js';
 import { compareAuthorityBinding } from '../domain/quality/continuity.js';
-import { CompletionEvidencePendingError, EvidenceInvalidError, QualityActionNotPermittedError } from '../domain/quality/errors.js';
-import { completionWitnessOf, readCompletionDocument, readPreparedDocument, type EvidenceRead } from '../domain/quality/evidence.js';
+import {
+  CompletionEvidencePendingError,
+  EvidenceInvalidError,
+  QualityActionNotPermittedError,
+} from '../domain/quality/errors.js';
+import {
+  completionWitnessOf,
+  readCompletionDocument,
+  readPreparedDocument,
+  type EvidenceRead,
+} from '../domain/quality/evidence.js';
 import { replayReceipt, type ReplayReceipt } from '../domain/quality/receipt.js';
 import { replayWindowOf } from '../domain/quality/replay-window.js';
 import type { ExchangeTargetPort } from '../ports/exchange-target.js';
@@ -53,12 +62,23 @@ export interface ReplayDeps {
 export async function replayGovernance(input: ReplayInput, deps: ReplayDeps): Promise<ReplayReceipt> {
   const record = await loadInvocation(deps.ports, input.invocationId);
   if (record.route !== deps.route.name || record.targetId !== routeTargetId(deps)) {
-    throw new CutpointError('Delivery.AuthorityMismatch', 'delivery.recovery_authority_mismatch', 'the route given is not the one the operation sealed; nothing was read further');
+    throw new CutpointError(
+      'Delivery.AuthorityMismatch',
+      'delivery.recovery_authority_mismatch',
+      'the route given is not the one the operation sealed; nothing was read further',
+    );
   }
   const targetIdentity = await deps.target.identity();
   assertAuthority(
     record.sealed,
-    recomputeAuthority({ invocationId: input.invocationId, manifestText: input.manifestText, selector: input.selector, route: deps.route, targetIdentity, workRoot: workRootOf(deps) }),
+    recomputeAuthority({
+      invocationId: input.invocationId,
+      manifestText: input.manifestText,
+      selector: input.selector,
+      route: deps.route,
+      targetIdentity,
+      workRoot: workRootOf(deps),
+    }),
   );
   const ref = { targetId: record.targetId, invocationId: record.invocationId };
   const stored = await readCapsule(deps.ports, ref);
@@ -72,10 +92,17 @@ export async function replayGovernance(input: ReplayInput, deps: ReplayDeps): Pr
     const read = () => fetchEvidence(deps.ports.objects, key);
     return deps.faults ? deps.faults.at(QUALITY_CUT_POINTS.replayRead, read) : read();
   };
-  const prepared = readPreparedDocument(found(await fetch(capsule.prepared.key)), capsule.prepared.sha256, capsule.coreDigest);
+  const prepared = readPreparedDocument(
+    found(await fetch(capsule.prepared.key)),
+    capsule.prepared.sha256,
+    capsule.coreDigest,
+  );
   const completionRead = await fetch(evidence.key);
   const completion = completionWitnessOf(completionRead, evidence.sha256, capsule.coreDigest);
-  const results = completion.evidence === 'valid' ? readCompletionDocument(found(completionRead), evidence.sha256, capsule.coreDigest).results : [];
+  const results =
+    completion.evidence === 'valid'
+      ? readCompletionDocument(found(completionRead), evidence.sha256, capsule.coreDigest).results
+      : [];
   const binding = compareAuthorityBinding(prepared.authorityBinding, await deps.ports.authority.describeBinding());
   const names = namesOf(record.invocationId, deps);
   const onTarget = (await deps.exchange.observeTables(names)).find((t) => t.name === names.target);
@@ -84,7 +111,8 @@ export async function replayGovernance(input: ReplayInput, deps: ReplayDeps): Pr
     capsule,
     days: prepared.plan.replayWindowDays,
     now: deps.ports.clock.now().toISOString(),
-    replacedWithoutBoundary: current.toLowerCase() !== capsule.generation.candidateUuid && capsule.replay.closedAt === undefined,
+    replacedWithoutBoundary:
+      current.toLowerCase() !== capsule.generation.candidateUuid && capsule.replay.closedAt === undefined,
   });
   return replayReceipt({
     invocationId: record.invocationId,
@@ -104,5 +132,8 @@ export async function replayGovernance(input: ReplayInput, deps: ReplayDeps): Pr
 /** The bytes of a found object; absent or unreadable evidence is never a pass (N2). */
 function found(read: EvidenceRead): string {
   if (read.status === 'found') return read.bytes;
-  throw new EvidenceInvalidError(read.status === 'absent' ? 'missing' : 'unreadable', `evidence is ${read.status === 'absent' ? 'missing' : 'unreadable'}`);
+  throw new EvidenceInvalidError(
+    read.status === 'absent' ? 'missing' : 'unreadable',
+    `evidence is ${read.status === 'absent' ? 'missing' : 'unreadable'}`,
+  );
 }

@@ -20,7 +20,8 @@ export function designedStopsByState(definition: AslDefinition): DesignedStop[] 
     const errors = new Set<string>();
     if (typeof s.Error === 'string') errors.add(s.Error);
     if (typeof s.ErrorPath === 'string') {
-      for (const { definition: from } of states) for (const c of from.Catch ?? []) if (c.Next === state) c.ErrorEquals.forEach((e) => errors.add(e));
+      for (const { definition: from } of states)
+        for (const c of from.Catch ?? []) if (c.Next === state) c.ErrorEquals.forEach((e) => errors.add(e));
     }
     stops.push({ state, errors: [...errors].sort() });
   }
@@ -45,7 +46,12 @@ export type TerminalStatus = (typeof TERMINAL_STATUSES)[number];
  * `pagingStops` (src/recovery/recovery-stops.ts: the caller passes them only for a
  * recovery execution), then it is `recovery-stopped`, a failure someone must act on.
  */
-export function executionOutcome(status: TerminalStatus, error: string | undefined, designedStops: readonly string[], pagingStops: readonly string[] = []): ExecutionOutcome {
+export function executionOutcome(
+  status: TerminalStatus,
+  error: string | undefined,
+  designedStops: readonly string[],
+  pagingStops: readonly string[] = [],
+): ExecutionOutcome {
   switch (status) {
     case 'SUCCEEDED':
       return 'succeeded';

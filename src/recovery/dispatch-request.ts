@@ -51,7 +51,16 @@ const MACHINE_NAME = /^[^\s\u0000-\u001f\u007f-\u009f]{1,160}$/;
 function isExecutionArnOf(arn: string, name: string): boolean {
   const parts = arn.split(':');
   if (parts.length !== 8) return false;
-  const [prefix, partition, service, region, account, kind, machine, last] = parts as [string, string, string, string, string, string, string, string];
+  const [prefix, partition, service, region, account, kind, machine, last] = parts as [
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+  ];
   return (
     prefix === 'arn' &&
     /^aws(-[a-z]+)*$/.test(partition) &&
@@ -68,16 +77,26 @@ function isExecutionArnOf(arn: string, name: string): boolean {
 export function parseDispatchRequest(input: unknown): DispatchRequest {
   const v = (input ?? {}) as Record<string, unknown>;
   if (!isString(v.flow)) throw invalid('the dispatcher needs the flow its rule routes');
-  if (!Array.isArray(v.designedStops) || !v.designedStops.every(isString)) throw invalid(`${v.flow}: designedStops must be a list of error names`);
+  if (!Array.isArray(v.designedStops) || !v.designedStops.every(isString))
+    throw invalid(`${v.flow}: designedStops must be a list of error names`);
   const d = (v.detail ?? {}) as Record<string, unknown>;
-  if (!isString(d.executionArn) || !isString(d.name)) throw invalid(`${v.flow}: the event names no execution (detail.executionArn, detail.name)`);
+  if (!isString(d.executionArn) || !isString(d.name))
+    throw invalid(`${v.flow}: the event names no execution (detail.executionArn, detail.name)`);
   // Values are not echoed: the event is untrusted input and the message goes to the logs.
-  if (!EXECUTION_NAME.test(d.name)) throw invalid(`${v.flow}: detail.name is not a Step Functions execution name (1-80 characters, no whitespace, control or reserved character)`);
-  if (!isExecutionArnOf(d.executionArn, d.name)) throw invalid(`${v.flow}: detail.executionArn is not the ARN of the execution detail.name names`);
+  if (!EXECUTION_NAME.test(d.name))
+    throw invalid(
+      `${v.flow}: detail.name is not a Step Functions execution name (1-80 characters, no whitespace, control or reserved character)`,
+    );
+  if (!isExecutionArnOf(d.executionArn, d.name))
+    throw invalid(`${v.flow}: detail.executionArn is not the ARN of the execution detail.name names`);
   if (!TERMINAL_STATUSES.includes(d.status as TerminalStatus)) {
-    throw new ValidationError('recovery.status_not_terminal', `${v.flow}: execution ${d.name} is ${String(d.status)}, not ended`);
+    throw new ValidationError(
+      'recovery.status_not_terminal',
+      `${v.flow}: execution ${d.name} is ${String(d.status)}, not ended`,
+    );
   }
-  if (d.input !== null && d.input !== undefined && typeof d.input !== 'string') throw invalid(`${v.flow}: detail.input must be JSON text`);
+  if (d.input !== null && d.input !== undefined && typeof d.input !== 'string')
+    throw invalid(`${v.flow}: detail.input must be JSON text`);
   const request: DispatchRequest = {
     flow: v.flow,
     designedStops: v.designedStops,
@@ -93,20 +112,33 @@ export function parseDispatchRequest(input: unknown): DispatchRequest {
   if (v.recovery !== undefined && v.recovery !== null) {
     const r = v.recovery as Record<string, unknown>;
     const on = r.on as unknown[];
-    if (!isString(r.by) || !isString(r.stateMachineArn) || !Array.isArray(on) || !on.every((s) => s === 'FAILED' || s === 'TIMED_OUT' || s === 'ABORTED')) {
+    if (
+      !isString(r.by) ||
+      !isString(r.stateMachineArn) ||
+      !Array.isArray(on) ||
+      !on.every((s) => s === 'FAILED' || s === 'TIMED_OUT' || s === 'ABORTED')
+    ) {
       throw invalid(`${v.flow}: recovery must name its flow (by), state machine (stateMachineArn) and statuses (on)`);
     }
     request.recovery = { by: r.by, stateMachineArn: r.stateMachineArn, on: on as RecoveredStatus[] };
   }
-  if (v.recoveryStops !== undefined && v.recoveryStops !== null) request.recoveryStops = parseRecoveryStops(v.flow, v.recoveryStops);
+  if (v.recoveryStops !== undefined && v.recoveryStops !== null)
+    request.recoveryStops = parseRecoveryStops(v.flow, v.recoveryStops);
   return request;
 }
 
 function parseRecoveryStops(flow: string, value: unknown): RecoveryStops {
   const r = value as Record<string, unknown>;
   const names = (v: unknown): v is string[] => Array.isArray(v) && v.every(isString);
-  if ((r.runs !== 'always' && r.runs !== 'dispatched') || (r.subject !== 'lane' && r.subject !== 'task' && r.subject !== 'invocation') || !names(r.pages) || !names(r.deterministic)) {
-    throw invalid(`${flow}: recoveryStops must name its runs (always, dispatched), subject (lane, task, invocation), paging errors (pages) and the errors a re-run cannot get past (deterministic)`);
+  if (
+    (r.runs !== 'always' && r.runs !== 'dispatched') ||
+    (r.subject !== 'lane' && r.subject !== 'task' && r.subject !== 'invocation') ||
+    !names(r.pages) ||
+    !names(r.deterministic)
+  ) {
+    throw invalid(
+      `${flow}: recoveryStops must name its runs (always, dispatched), subject (lane, task, invocation), paging errors (pages) and the errors a re-run cannot get past (deterministic)`,
+    );
   }
   return { runs: r.runs, subject: r.subject, pages: r.pages, deterministic: r.deterministic };
 }

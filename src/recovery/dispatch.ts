@@ -26,7 +26,10 @@ export interface DispatchResult {
   recovery: NoRecovery | { action: StartOutcome; flow: string; name: string };
 }
 
-type NoRecovery = { action: 'none'; reason: 'not-declared' | 'status-not-recovered' | 'recovery-of-recovery' | 'deterministic-stop' };
+type NoRecovery = {
+  action: 'none';
+  reason: 'not-declared' | 'status-not-recovered' | 'recovery-of-recovery' | 'deterministic-stop';
+};
 /** The recovery the dispatcher will start, decided before the notice (which names it) goes out. */
 type RecoveryStart = { action: 'start'; flow: string; name: string; stateMachineArn: string; input: string };
 
@@ -57,9 +60,15 @@ export async function dispatchRecovery(input: unknown, deps: DispatchDeps): Prom
   const request = parseDispatchRequest(input);
   const { flow, detail } = request;
   let full: Promise<string> | undefined;
-  const inputText = () => (full ??= inputTruncated(detail) ? deps.executions.inputOf(detail.executionArn) : Promise.resolve(detail.input!));
+  const inputText = () =>
+    (full ??= inputTruncated(detail) ? deps.executions.inputOf(detail.executionArn) : Promise.resolve(detail.input!));
   const recoveryRun = await isRecoveryRun(request, inputText);
-  const outcome = executionOutcome(detail.status, detail.error ?? undefined, request.designedStops, recoveryRun ? request.recoveryStops!.pages : []);
+  const outcome = executionOutcome(
+    detail.status,
+    detail.error ?? undefined,
+    request.designedStops,
+    recoveryRun ? request.recoveryStops!.pages : [],
+  );
   const plan = await recoveryPlan(request, inputText, recoveryRun);
   const notice = recoveryRun ? await noticeOf(request, outcome, plan, inputText, deps.executions) : undefined;
   if (notice) await deps.notifier.publish(notice.subject, notice.message);
@@ -70,34 +79,66 @@ export async function dispatchRecovery(input: unknown, deps: DispatchDeps): Prom
 }
 
 /** An ended execution, not successful, of a flow that runs recoveries, that is a recovery: every execution of an `always` flow, a dispatched one of a `dispatched` flow. */
-async function isRecoveryRun({ recoveryStops, detail }: DispatchRequest, inputText: () => Promise<string>): Promise<boolean> {
+async function isRecoveryRun(
+  { recoveryStops, detail }: DispatchRequest,
+  inputText: () => Promise<string>,
+): Promise<boolean> {
   if (!recoveryStops || detail.status === 'SUCCEEDED') return false;
   return recoveryStops.runs === 'always' || isRecoveryInput(await inputText());
 }
 
-async function recoveryPlan(request: DispatchRequest, inputText: () => Promise<string>, recoveryRun: boolean): Promise<NoRecovery | RecoveryStart> {
+async function recoveryPlan(
+  request: DispatchRequest,
+  inputText: () => Promise<string>,
+  recoveryRun: boolean,
+): Promise<NoRecovery | RecoveryStart> {
   const { recovery, detail, flow, recoveryStops } = request;
   if (!recovery) return { action: 'none', reason: 'not-declared' };
-  if (detail.status === 'SUCCEEDED' || !recovery.on.includes(detail.status)) return { action: 'none', reason: 'status-not-recovered' };
+  if (detail.status === 'SUCCEEDED' || !recovery.on.includes(detail.status))
+    return { action: 'none', reason: 'status-not-recovered' };
   const originalInput = await inputText();
   if (isRecoveryInput(originalInput)) return { action: 'none', reason: 'recovery-of-recovery' };
   // Its notice (if it pages) is out; a re-run of the same input would stop, and page, the same way.
-  if (recoveryRun && detail.status === 'FAILED' && detail.error && recoveryStops!.deterministic.includes(detail.error)) return { action: 'none', reason: 'deterministic-stop' };
+  if (recoveryRun && detail.status === 'FAILED' && detail.error && recoveryStops!.deterministic.includes(detail.error))
+    return { action: 'none', reason: 'deterministic-stop' };
   // Key order matters: recoveryOf first (the recovering ASL and isRecoveryInput read it so).
   const body = JSON.stringify({ recoveryOf: detail.executionArn, originalInput });
-  return { action: 'start', flow: recovery.by, name: recoveryExecutionName(flow, detail.name), stateMachineArn: recovery.stateMachineArn, input: body };
+  return {
+    action: 'start',
+    flow: recovery.by,
+    name: recoveryExecutionName(flow, detail.name),
+    stateMachineArn: recovery.stateMachineArn,
+    input: body,
+  };
 }
 
 /** The notice of a recovery execution's end: a designed stop that pages, or an unclassified failure, timeout or abort; nothing for a benign stop. */
-async function noticeOf({ flow, detail, recoveryStops }: DispatchRequest, outcome: ExecutionOutcome, plan: NoRecovery | RecoveryStart, inputText: () => Promise<string>, executions: FlowExecutions) {
-  if (outcome === 'recovery-stopped') return recoveryStopNotice(flow, recoveryStops!.subject, detail, await inputText());
+async function noticeOf(
+  { flow, detail, recoveryStops }: DispatchRequest,
+  outcome: ExecutionOutcome,
+  plan: NoRecovery | RecoveryStart,
+  inputText: () => Promise<string>,
+  executions: FlowExecutions,
+) {
+  if (outcome === 'recovery-stopped')
+    return recoveryStopNotice(flow, recoveryStops!.subject, detail, await inputText());
   if (detail.status === 'SUCCEEDED' || outcome === 'designed-stop') return undefined;
   // The cause is read for the notice only; one that cannot be read never holds the notice back.
   const failure = await executions.failureOf(detail.executionArn).catch((): ExecutionFailure => ({}));
-  return recoveryFailureNotice(flow, recoveryStops!.subject, { ...detail, status: detail.status }, await inputText(), failure, plan.action === 'start' ? plan.name : undefined);
+  return recoveryFailureNotice(
+    flow,
+    recoveryStops!.subject,
+    { ...detail, status: detail.status },
+    await inputText(),
+    failure,
+    plan.action === 'start' ? plan.name : undefined,
+  );
 }
 
-async function start({ flow, name, stateMachineArn, input }: RecoveryStart, { executions, faults }: DispatchDeps): Promise<DispatchResult['recovery']> {
+async function start(
+  { flow, name, stateMachineArn, input }: RecoveryStart,
+  { executions, faults }: DispatchDeps,
+): Promise<DispatchResult['recovery']> {
   // A lost answer is settled by the name: Lambda retries the event and the start finds it (already-started).
   const action = await faults.at(RECOVERY_CUT_POINTS.start, () => executions.start({ stateMachineArn, name, input }));
   return { action, flow, name };

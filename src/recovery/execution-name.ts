@@ -21,4 +21,3 @@ export function recoveryExecutionName(flow: string, failedName: string): string 
   const hash = createHash('sha256').update(`${flow}\n${failedName}`).digest('hex').slice(0, HASH_CHARS);
   return `${full.slice(0, MAX_EXECUTION_NAME - HASH_CHARS - 1)}-${hash}`;
 }
-

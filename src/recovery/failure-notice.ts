@@ -67,7 +67,12 @@ export function recoveryFailureNotice(
   const concerns = concernsOf(subject, run);
   const error = detail.error ?? failure.error ?? null;
   const about = concerns.lane ?? concerns.taskId ?? concerns.invocationId;
-  const how = detail.status === 'FAILED' ? `failed with ${error ?? 'an unnamed error'}` : detail.status === 'TIMED_OUT' ? 'timed out' : 'was aborted';
+  const how =
+    detail.status === 'FAILED'
+      ? `failed with ${error ?? 'an unnamed error'}`
+      : detail.status === 'TIMED_OUT'
+        ? 'timed out'
+        : 'was aborted';
   return {
     subject: `cutpoint: ${flow} ${how}, unclassified${about ? ` (${about})` : ''}`,
     message: {
@@ -94,7 +99,8 @@ export function noticeCause(cause: string | undefined): string | null {
   let text = cause;
   try {
     const parsed = JSON.parse(cause) as { errorType?: unknown; errorMessage?: unknown };
-    if (typeof parsed?.errorMessage === 'string') text = typeof parsed.errorType === 'string' ? `${parsed.errorType}: ${parsed.errorMessage}` : parsed.errorMessage;
+    if (typeof parsed?.errorMessage === 'string')
+      text = typeof parsed.errorType === 'string' ? `${parsed.errorType}: ${parsed.errorMessage}` : parsed.errorMessage;
   } catch {
     // a plain-text cause (a Fail state's own, a timeout's, an abort's)
   }
@@ -103,7 +109,12 @@ export function noticeCause(cause: string | undefined): string | null {
 }
 
 /** The read-only look at what the execution works on: the lane's head, the task's execution, the invocation's journal. */
-function inspectCommandOf(subject: RecoverySubject, run: ReturnType<typeof workedOn>, concerns: InvocationKeys, executionArn: string): string {
+function inspectCommandOf(
+  subject: RecoverySubject,
+  run: ReturnType<typeof workedOn>,
+  concerns: InvocationKeys,
+  executionArn: string,
+): string {
   switch (subject) {
     case 'lane':
       return `cutpoint stream describe ${tried(() => validateLane(run.input))?.stream ?? '<stream>'} --aws`;

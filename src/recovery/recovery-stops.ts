@@ -42,10 +42,29 @@ const DELIVERY_RECOVERY: RecoveryFlow = {
   runs: 'always',
   subject: 'invocation',
   stops: {
-    ConfirmationRequired: { pages: true, deterministic: true, meaning: 'Started without `yes: true` (the CLI\'s --yes): refused before anything was read, so the invocation it was started for is still unrecovered.' },
-    Retained: { pages: true, deterministic: false, meaning: 'The action stopped short of its goal: the state is journaled and custody retained.' },
-    IncidentRetained: { pages: true, deterministic: true, meaning: 'INCIDENT_RETAINED: contradicting evidence, custody retained until an operator resolves it (the flow\'s NotifyIncident published the projection too).' },
-    Refused: { pages: true, deterministic: false, meaning: 'The step\'s own refusal (id, journal, permitted action, sealed authority, custody or fence held elsewhere, target): nothing was changed by the refused part; the invocation keeps its state and custody.' },
+    ConfirmationRequired: {
+      pages: true,
+      deterministic: true,
+      meaning:
+        "Started without `yes: true` (the CLI's --yes): refused before anything was read, so the invocation it was started for is still unrecovered.",
+    },
+    Retained: {
+      pages: true,
+      deterministic: false,
+      meaning: 'The action stopped short of its goal: the state is journaled and custody retained.',
+    },
+    IncidentRetained: {
+      pages: true,
+      deterministic: true,
+      meaning:
+        "INCIDENT_RETAINED: contradicting evidence, custody retained until an operator resolves it (the flow's NotifyIncident published the projection too).",
+    },
+    Refused: {
+      pages: true,
+      deterministic: false,
+      meaning:
+        "The step's own refusal (id, journal, permitted action, sealed authority, custody or fence held elsewhere, target): nothing was changed by the refused part; the invocation keeps its state and custody.",
+    },
   },
 };
 
@@ -61,19 +80,54 @@ export const RECOVERY_FLOWS: Readonly<Record<string, RecoveryFlow>> = {
     runs: 'always',
     subject: 'lane',
     stops: {
-      Rejected: { pages: false, deterministic: true, meaning: 'The input names no lane or attempt (Cutpoint.ValidationError) or the lane does not exist (Stream.LaneMissing): refused before anything was read or written, so nothing is held; whoever started it has the error.' },
-      Unresolvable: { pages: true, deterministic: true, meaning: 'The attempt\'s evidence contradicts itself (Stream.ResolveInconsistent: a commit record past the head) and the lane stays suspended, appends refused; or a committed attempt\'s index or generation 0 could not be repaired.' },
-      RecoveryExhausted: { pages: true, deterministic: true, meaning: 'Started with a recovery\'s input: the one automatic re-run is spent and the lane may still be suspended.' },
+      Rejected: {
+        pages: false,
+        deterministic: true,
+        meaning:
+          'The input names no lane or attempt (Cutpoint.ValidationError) or the lane does not exist (Stream.LaneMissing): refused before anything was read or written, so nothing is held; whoever started it has the error.',
+      },
+      Unresolvable: {
+        pages: true,
+        deterministic: true,
+        meaning:
+          "The attempt's evidence contradicts itself (Stream.ResolveInconsistent: a commit record past the head) and the lane stays suspended, appends refused; or a committed attempt's index or generation 0 could not be repaired.",
+      },
+      RecoveryExhausted: {
+        pages: true,
+        deterministic: true,
+        meaning:
+          "Started with a recovery's input: the one automatic re-run is spent and the lane may still be suspended.",
+      },
     },
   },
   'commit-generation': {
     runs: 'dispatched',
     subject: 'task',
     stops: {
-      RecoveryExhausted: { pages: true, deterministic: true, meaning: 'A recovery of a recovery: the one automatic re-run is spent; the task stays PREPARED or open until re-run by hand.' },
-      Rejected: { pages: true, deterministic: false, meaning: 'The re-run was refused (malformed input, the task id bound to other sources, the task or its PREPARED record missing mid-flow): the task is not settled by automation.' },
-      Inconsistent: { pages: true, deterministic: true, meaning: 'The authority contradicts itself (a COMMITTED record whose root head is behind it): never taken as success; the slot stays undecided.' },
-      Undecided: { pages: true, deterministic: false, meaning: 'The commit\'s outcome stayed unknown after repeated exact reloads: the task is PREPARED and holds its slot.' },
+      RecoveryExhausted: {
+        pages: true,
+        deterministic: true,
+        meaning:
+          'A recovery of a recovery: the one automatic re-run is spent; the task stays PREPARED or open until re-run by hand.',
+      },
+      Rejected: {
+        pages: true,
+        deterministic: false,
+        meaning:
+          'The re-run was refused (malformed input, the task id bound to other sources, the task or its PREPARED record missing mid-flow): the task is not settled by automation.',
+      },
+      Inconsistent: {
+        pages: true,
+        deterministic: true,
+        meaning:
+          'The authority contradicts itself (a COMMITTED record whose root head is behind it): never taken as success; the slot stays undecided.',
+      },
+      Undecided: {
+        pages: true,
+        deterministic: false,
+        meaning:
+          "The commit's outcome stayed unknown after repeated exact reloads: the task is PREPARED and holds its slot.",
+      },
     },
   },
   'delivery-reconcile': DELIVERY_RECOVERY,
@@ -103,11 +157,23 @@ export function recoveryStopsOf(flow: string, definition: AslDefinition): Recove
   const fails = stops.map((s) => s.state).sort();
   const classified = Object.keys(declared.stops).sort();
   if (JSON.stringify(fails) !== JSON.stringify(classified)) {
-    throw new Error(`${flow}: src/recovery/recovery-stops.ts classifies the Fail states ${classified.join(', ')}, its ASL has ${fails.join(', ')}`);
+    throw new Error(
+      `${flow}: src/recovery/recovery-stops.ts classifies the Fail states ${classified.join(', ')}, its ASL has ${fails.join(', ')}`,
+    );
   }
   const pages = new Set(stops.filter((s) => declared.stops[s.state]!.pages).flatMap((s) => s.errors));
   // An error one stop that a re-run may get past also ends with is re-run: a spare execution, never a lost notice.
   const rerun = new Set(stops.filter((s) => !declared.stops[s.state]!.deterministic).flatMap((s) => s.errors));
-  const deterministic = new Set(stops.filter((s) => declared.stops[s.state]!.deterministic).flatMap((s) => s.errors).filter((e) => !rerun.has(e)));
-  return { runs: declared.runs, subject: declared.subject, pages: [...pages].sort(), deterministic: [...deterministic].sort() };
+  const deterministic = new Set(
+    stops
+      .filter((s) => declared.stops[s.state]!.deterministic)
+      .flatMap((s) => s.errors)
+      .filter((e) => !rerun.has(e)),
+  );
+  return {
+    runs: declared.runs,
+    subject: declared.subject,
+    pages: [...pages].sort(),
+    deterministic: [...deterministic].sort(),
+  };
 }

@@ -37,7 +37,12 @@ export interface RecoveryStopNotice {
  * dispatcher started, the original execution's input — so a manifest text, a session or a
  * fence id never reaches the topic.
  */
-export function recoveryStopNotice(flow: string, subject: RecoverySubject, detail: Pick<StatusChangeDetail, 'executionArn' | 'error'>, inputText: string): RecoveryStopNotice {
+export function recoveryStopNotice(
+  flow: string,
+  subject: RecoverySubject,
+  detail: Pick<StatusChangeDetail, 'executionArn' | 'error'>,
+  inputText: string,
+): RecoveryStopNotice {
   const run = workedOn(inputText);
   const concerns = concernsOf(subject, run);
   const stop = detail.error ?? 'unnamed';
@@ -83,7 +88,9 @@ export function workedOn(text: string): WorkedOn {
 function objectOf(text: string): Record<string, unknown> {
   try {
     const value: unknown = JSON.parse(text);
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : {};
   } catch {
     return {};
   }
@@ -106,7 +113,11 @@ export function concernsOf(subject: RecoverySubject, run: WorkedOn): InvocationK
 function commandOf(subject: RecoverySubject, run: WorkedOn, concerns: InvocationKeys): string {
   switch (subject) {
     case 'lane':
-      return resolveCommand(tried(() => validateLane(run.input)) ?? { stream: '<stream>', partition: '<partition>' }, tried(() => validateAttemptId(run.input.attemptId)) ?? '<attempt>', true);
+      return resolveCommand(
+        tried(() => validateLane(run.input)) ?? { stream: '<stream>', partition: '<partition>' },
+        tried(() => validateAttemptId(run.input.attemptId)) ?? '<attempt>',
+        true,
+      );
     case 'task':
       // The original input, not this recovery's: run with {recoveryOf, …} it would stop as RecoveryExhausted.
       return `aws stepfunctions describe-execution --execution-arn ${run.originalArn ?? '<the failed execution ARN>'} --query input --output text > commit-generation.json && cutpoint flow run commit-generation --input @commit-generation.json --aws --name <a new execution name>`;

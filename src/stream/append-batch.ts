@@ -32,16 +32,24 @@ const TRANSIENT = new Set(['Cutpoint.WorkerCrashed', 'Cutpoint.EffectFailed']);
  * with an attempt id it minted, and the happy path reads nothing.
  */
 export async function appendBatch(batch: AppendBatchInput, ports: Ports, known?: KnownHead): Promise<HeadCommitted> {
-  const ref: AttemptRef = { stream: batch.stream, partition: batch.partition, attemptId: batch.attemptId, session: batch.session };
+  const ref: AttemptRef = {
+    stream: batch.stream,
+    partition: batch.partition,
+    attemptId: batch.attemptId,
+    session: batch.session,
+  };
   const records = batch.records.map((r) => Buffer.from(r).toString('base64'));
   let written: WalWritten;
   try {
     // Only the first PUT is bound to the carried head; a rerun re-reads the exact evidence.
     let first = true;
-    written = await rerunTransient(() => writeWal({ ...ref, records }, ports, first ? ((first = false), known) : undefined));
+    written = await rerunTransient(() =>
+      writeWal({ ...ref, records }, ports, first ? ((first = false), known) : undefined),
+    );
   } catch (error) {
     // No head CAS was issued. Unknown: spend the attempt (SuspendLane without a WAL binding).
-    if (error instanceof OutcomeUnknownError || error instanceof LaneSuspendedError) return rerunTransient(() => suspendLane(ref, ports));
+    if (error instanceof OutcomeUnknownError || error instanceof LaneSuspendedError)
+      return rerunTransient(() => suspendLane(ref, ports));
     return settleRefusal(ref, error, ports);
   }
   return commitAndSettle(written, ports);
@@ -52,7 +60,10 @@ export async function commitAndSettle(written: WalWritten, ports: Ports): Promis
   try {
     return await rerunTransient(() => commitHead(written, ports), [...TRANSIENT]);
   } catch (error) {
-    const unknown = error instanceof OutcomeUnknownError || error instanceof LaneSuspendedError || (error instanceof CutpointError && TRANSIENT.has(error.name));
+    const unknown =
+      error instanceof OutcomeUnknownError ||
+      error instanceof LaneSuspendedError ||
+      (error instanceof CutpointError && TRANSIENT.has(error.name));
     if (unknown) return rerunTransient(() => suspendLane(written, ports));
     return settleRefusal(written, error, ports);
   }

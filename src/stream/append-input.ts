@@ -43,8 +43,16 @@ export function decodeRecords(input: unknown): Uint8Array[] {
 export function validateWalRef(input: unknown): WalRef {
   const w = (input as { wal?: unknown }).wal as Partial<WalRef> | undefined;
   const ints = [w?.walSize, w?.recordCount, w?.start, w?.fenceEpoch];
-  if (!w || typeof w.walKey !== 'string' || typeof w.walSha256 !== 'string' || !ints.every((n) => Number.isSafeInteger(n) && (n as number) >= 0)) {
-    throw new ValidationError('stream.invalid_wal_ref', 'wal must be {walKey, walSha256, walSize, recordCount, start, fenceEpoch}');
+  if (
+    !w ||
+    typeof w.walKey !== 'string' ||
+    typeof w.walSha256 !== 'string' ||
+    !ints.every((n) => Number.isSafeInteger(n) && (n as number) >= 0)
+  ) {
+    throw new ValidationError(
+      'stream.invalid_wal_ref',
+      'wal must be {walKey, walSha256, walSize, recordCount, start, fenceEpoch}',
+    );
   }
   return {
     walKey: w.walKey,

@@ -50,7 +50,12 @@ export async function cleanupUpToMark(
   try {
     await walk(await entriesFrom(from, next), next, result);
     if (result.cleanedTo > from) {
-      const moved = await ports.authority.update(cut, markKey, { version: mark.version }, { cleanedTo: result.cleanedTo });
+      const moved = await ports.authority.update(
+        cut,
+        markKey,
+        { version: mark.version },
+        { cleanedTo: result.cleanedTo },
+      );
       if (moved.status !== 'APPLIED') result.cleanedTo = from; // the next run moves it
     }
   } catch (error) {

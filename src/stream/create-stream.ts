@@ -26,7 +26,11 @@ export interface CreatedStream {
  * (`stream.exists_with_other_shape`): a stream's shape never changes.
  */
 export async function createStream(input: unknown, ports: Ports): Promise<CreatedStream> {
-  const { stream, partitions, attemptWindow } = input as { stream?: unknown; partitions?: unknown; attemptWindow?: unknown };
+  const { stream, partitions, attemptWindow } = input as {
+    stream?: unknown;
+    partitions?: unknown;
+    attemptWindow?: unknown;
+  };
   if (!Number.isInteger(partitions) || (partitions as number) < 1 || (partitions as number) > MAX_PARTITIONS) {
     throw new ValidationError('stream.invalid_partitions', `partitions must be an integer in [1, ${MAX_PARTITIONS}]`);
   }
@@ -44,16 +48,29 @@ export async function createStream(input: unknown, ports: Ports): Promise<Create
       ports.authority,
       STREAM_CUT_POINTS.createHead,
       key,
-      () => ports.authority.put(STREAM_CUT_POINTS.createHead, { ...key, ...lane, partitions: count, attemptWindowSeconds: window, committedEnd: 0, trimOffset: 0 }, 'absent'),
+      () =>
+        ports.authority.put(
+          STREAM_CUT_POINTS.createHead,
+          { ...key, ...lane, partitions: count, attemptWindowSeconds: window, committedEnd: 0, trimOffset: 0 },
+          'absent',
+        ),
       // A head from before heads named the count (or the window) is ours when the shape check passed.
-      (item) => item.stream === name && item.partition === partition && (item.partitions ?? count) === count && attemptWindowOf(item) === window,
+      (item) =>
+        item.stream === name &&
+        item.partition === partition &&
+        (item.partitions ?? count) === count &&
+        attemptWindowOf(item) === window,
     );
     // A concurrent create of another shape won this lane's head.
     if (write.status === 'CONFLICT') {
       const other = shapeOf(write.current, count, window);
       throw new StreamShapeError(name, other?.is ?? 'another shape', other?.asked ?? String(count));
     }
-    result.lanes.push({ partition, committedEnd: write.item.committedEnd as number, trimOffset: write.item.trimOffset as number });
+    result.lanes.push({
+      partition,
+      committedEnd: write.item.committedEnd as number,
+      trimOffset: write.item.trimOffset as number,
+    });
   }
   return result;
 }
@@ -72,14 +89,20 @@ interface ShapeDifference {
  * the count is measured by its lanes: lanes 0..asked-1 present and lane `asked` absent is
  * that shape; one written before heads named a window has the default.
  */
-async function existingShape(ports: Ports, stream: string, asked: number, window: number): Promise<ShapeDifference | undefined> {
+async function existingShape(
+  ports: Ports,
+  stream: string,
+  asked: number,
+  window: number,
+): Promise<ShapeDifference | undefined> {
   const first = await ports.authority.get(laneKeys.head({ stream, partition: 0 }));
   if (!first) return undefined;
   if (typeof first.partitions === 'number') return shapeOf(first, asked, window);
   const probed = Array.from({ length: Math.min(asked, MAX_PARTITIONS - 1) }, (_, i) => i + 1);
   const heads = await Promise.all(probed.map((partition) => ports.authority.get(laneKeys.head({ stream, partition }))));
   const lanes = 1 + heads.findIndex((head) => !head);
-  if (lanes === 0 && asked !== MAX_PARTITIONS) return { is: `more than ${partitionsText(asked)}`, asked: String(asked) };
+  if (lanes === 0 && asked !== MAX_PARTITIONS)
+    return { is: `more than ${partitionsText(asked)}`, asked: String(asked) };
   if (lanes !== 0 && lanes !== asked) return { is: partitionsText(lanes), asked: String(asked) };
   return windowDifference(first, window);
 }

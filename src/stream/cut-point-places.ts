@@ -37,7 +37,11 @@ export const STREAM_PLACES: readonly CutPointPlace[] = [
   { flow: 'stream-append', command: 'stream append', crosses: APPEND },
   // Not committed: the attempt spent, the suspension lifted; committed: the index and generation 0 repaired.
   // --writer: the writer slot marked (stream.resolve.fence), each attempt settled, then the slot released.
-  { flow: 'stream-resolve-append', command: 'stream resolve', crosses: [S.resolveFence, S.unsuspend, S.writerRelease, S.index, ...GENERATION_0] },
+  {
+    flow: 'stream-resolve-append',
+    command: 'stream resolve',
+    crosses: [S.resolveFence, S.unsuspend, S.writerRelease, S.index, ...GENERATION_0],
+  },
   // The owner's fast path embedded in a producer (pipelinedProducer runs on it): the writer
   // slot claimed once, then each batch's WAL object and head CAS; SuspendLane on an unknown
   // outcome, a batch bound behind one that did not commit spent; close() releases the slot.
@@ -53,7 +57,10 @@ export const STREAM_PLACES: readonly CutPointPlace[] = [
   // Two runs racing over one start (different --max-ranges) prepare one slot: the later one's generation is aborted.
   { flow: 'stream-compact', command: 'stream compact', crosses: [...COMPACTION_RUN_CUT_POINTS, G.abortCas] },
   // Child executions of the three flows above, in that order.
-  { flow: 'stream-maintain', crosses: [...GENERATION_0, G.taskCleanup, ...COMPACTION_RUN_CUT_POINTS, ...GC_FLOW_CUT_POINTS] },
+  {
+    flow: 'stream-maintain',
+    crosses: [...GENERATION_0, G.taskCleanup, ...COMPACTION_RUN_CUT_POINTS, ...GC_FLOW_CUT_POINTS],
+  },
   { command: 'stream consume', crosses: [C.takeover, C.commit, ...READ] },
   { command: 'stream seek', crosses: [C.seek] },
   { command: 'stream policy', crosses: [C.policy] },

@@ -39,14 +39,19 @@ const PROBE_CHUNK = 16;
 export async function describeStream(input: unknown, ports: Ports): Promise<StreamDescription> {
   const { stream } = validateLane({ stream: (input as { stream?: unknown } | null)?.stream, partition: 0 });
   const given = (input as { partitions?: unknown }).partitions;
-  if (given !== undefined && (!Number.isInteger(given) || (given as number) < 1 || (given as number) > MAX_PARTITIONS)) {
+  if (
+    given !== undefined &&
+    (!Number.isInteger(given) || (given as number) < 1 || (given as number) > MAX_PARTITIONS)
+  ) {
     throw new ValidationError('stream.invalid_partitions', `partitions must be an integer in [1, ${MAX_PARTITIONS}]`);
   }
   const limit = (given as number | undefined) ?? MAX_PARTITIONS;
   const lanes: LaneDescription[] = [];
   for (let first = 0; first < limit; first += PROBE_CHUNK) {
     const partitions = Array.from({ length: Math.min(PROBE_CHUNK, limit - first) }, (_, i) => first + i);
-    const heads = await Promise.all(partitions.map((partition) => ports.authority.get(laneKeys.head({ stream, partition }))));
+    const heads = await Promise.all(
+      partitions.map((partition) => ports.authority.get(laneKeys.head({ stream, partition }))),
+    );
     for (const [i, item] of heads.entries()) {
       const partition = partitions[i]!;
       if (!item) {
@@ -68,6 +73,14 @@ function describeLane(partition: number, head: LaneHead): LaneDescription {
     attemptWindow: formatDuration(attemptWindowOf(head)),
     ...(head.fence ? { owner: { owner: head.fence.owner, epoch: head.fence.epoch } } : {}),
     ...(head.suspendedBy ? { suspendedBy: head.suspendedBy } : {}),
-    ...(head.writer ? { writer: { id: head.writer.id, epoch: head.writer.epoch, ...(head.writer.resolvingSince !== undefined && { resolving: true as const }) } } : {}),
+    ...(head.writer
+      ? {
+          writer: {
+            id: head.writer.id,
+            epoch: head.writer.epoch,
+            ...(head.writer.resolvingSince !== undefined && { resolving: true as const }),
+          },
+        }
+      : {}),
   };
 }

@@ -1,4 +1,12 @@
-import { assertIssuedFence, laneKeys, type CommitRecord, type IndexEntry, type IssuedFence, type LaneHead, type LaneRef } from '../domain/stream.js';
+import {
+  assertIssuedFence,
+  laneKeys,
+  type CommitRecord,
+  type IndexEntry,
+  type IssuedFence,
+  type LaneHead,
+  type LaneRef,
+} from '../domain/stream.js';
 import { LaneMissingError } from '../domain/stream-errors.js';
 import type { Fence } from '../ports/authority.js';
 import type { Ports } from '../ports/index.js';
@@ -16,20 +24,28 @@ export async function loadHead(ports: Ports, lane: LaneRef): Promise<LaneHead> {
  */
 export async function assertSessionIssued(ports: Ports, lane: LaneRef, head: LaneHead, session: Fence): Promise<void> {
   const below = head.fence !== undefined && session.epoch < head.fence.epoch;
-  const issued = below ? ((await ports.authority.get(laneKeys.fence(lane, session.epoch))) as unknown as IssuedFence | undefined) : undefined;
+  const issued = below
+    ? ((await ports.authority.get(laneKeys.fence(lane, session.epoch))) as unknown as IssuedFence | undefined)
+    : undefined;
   assertIssuedFence(lane, head, session, issued);
 }
 
 /** The commit record containing `offset` (the first whose end is past it), if any. */
 export async function commitContaining(ports: Ports, lane: LaneRef, offset: number): Promise<CommitRecord | undefined> {
-  const [item] = await ports.authority.query(laneKeys.pk(lane), 'commit#', { startAfterSk: laneKeys.commitAfter(offset), limit: 1 });
+  const [item] = await ports.authority.query(laneKeys.pk(lane), 'commit#', {
+    startAfterSk: laneKeys.commitAfter(offset),
+    limit: 1,
+  });
   const commit = item as unknown as CommitRecord | undefined;
   return commit && commit.start <= offset ? commit : undefined;
 }
 
 /** Index entries from the one containing `offset` on, in offset order. */
 export async function indexFrom(ports: Ports, lane: LaneRef, offset: number, limit: number): Promise<IndexEntry[]> {
-  const items = await ports.authority.query(laneKeys.pk(lane), 'index#', { startAfterSk: laneKeys.indexAfter(offset), limit });
+  const items = await ports.authority.query(laneKeys.pk(lane), 'index#', {
+    startAfterSk: laneKeys.indexAfter(offset),
+    limit,
+  });
   return items as unknown as IndexEntry[];
 }
 

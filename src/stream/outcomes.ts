@@ -1,7 +1,9 @@
 import type { AppendOutcome, AppendStatus, LaneRef } from '../domain/stream.js';
 
 /** KNOWN_COMMITTED for an attempt's committed range. */
-export function committedOutcome(range: LaneRef & { attemptId: string; recordCount: number; start: number; end: number }): AppendOutcome {
+export function committedOutcome(
+  range: LaneRef & { attemptId: string; recordCount: number; start: number; end: number },
+): AppendOutcome {
   return {
     status: 'KNOWN_COMMITTED',
     stream: range.stream,

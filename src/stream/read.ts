@@ -87,7 +87,11 @@ export async function readStream(input: unknown, ports: Ports): Promise<ReadResu
   let bytes = 0;
   let page: IndexEntry[] = [];
   let at = 0;
-  while (offset < stop && result.records.length < maxRecords && !(result.records.length > 0 && bytes >= READ_BYTE_BUDGET)) {
+  while (
+    offset < stop &&
+    result.records.length < maxRecords &&
+    !(result.records.length > 0 && bytes >= READ_BYTE_BUDGET)
+  ) {
     if (at >= page.length) {
       page = await indexFrom(ports, lane, offset, INDEX_PAGE);
       at = 0;
@@ -145,7 +149,10 @@ function stopsPage(error: unknown): boolean {
 function validateMaxRecords(value: unknown): number {
   if (value === undefined) return DEFAULT_MAX_RECORDS;
   if (!Number.isInteger(value) || (value as number) < 1 || (value as number) > MAX_READ_RECORDS) {
-    throw new ValidationError('stream.invalid_max_records', `maxRecords must be an integer in [1, ${MAX_READ_RECORDS}]`);
+    throw new ValidationError(
+      'stream.invalid_max_records',
+      `maxRecords must be an integer in [1, ${MAX_READ_RECORDS}]`,
+    );
   }
   return value as number;
 }

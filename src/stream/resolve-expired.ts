@@ -9,8 +9,7 @@ import { uncommittedOutcome } from './outcomes.js';
 
 /** What the evidence still standing proves about an expired attempt; `lift` when the lane's suspension by it was lifted. */
 export type ExpiredResolution =
-  | { kind: 'COMMITTED'; commit: CommitRecord }
-  | { kind: 'NOT_COMMITTED'; outcome: AppendOutcome; lifted: boolean };
+  { kind: 'COMMITTED'; commit: CommitRecord } | { kind: 'NOT_COMMITTED'; outcome: AppendOutcome; lifted: boolean };
 
 /**
  * `stream resolve` of a time-marked attempt past its lane's attempt window
@@ -32,34 +31,61 @@ export type ExpiredResolution =
  * A lost answer of the lift is resolved by reloading: the lane no longer suspended by the
  * attempt and no commit record naming it is the same proof.
  */
-export async function resolveExpired(ports: Ports, lane: LaneRef, attemptId: string, windowSeconds: number): Promise<ExpiredResolution> {
+export async function resolveExpired(
+  ports: Ports,
+  lane: LaneRef,
+  attemptId: string,
+  windowSeconds: number,
+): Promise<ExpiredResolution> {
   let lifting = false;
   for (let round = 0; round < 4; round++) {
     const head = await loadHead(ports, lane);
     const marker = await spentMarker(ports, lane, attemptId);
     const commit = await committedWal(ports, lane, attemptId, await walsOf(ports, lane, attemptId));
     if (commit) return { kind: 'COMMITTED', commit };
-    if (marker) return { kind: 'NOT_COMMITTED', outcome: uncommittedOutcome('KNOWN_NOT_COMMITTED', { ...lane, attemptId }, marker.recordCount, marker.reason), lifted: false };
+    if (marker)
+      return {
+        kind: 'NOT_COMMITTED',
+        outcome: uncommittedOutcome('KNOWN_NOT_COMMITTED', { ...lane, attemptId }, marker.recordCount, marker.reason),
+        lifted: false,
+      };
     if (head.suspendedBy !== attemptId) {
       if (lifting) return { kind: 'NOT_COMMITTED', outcome: lifted(lane, attemptId), lifted: true };
       throw expiredError(attemptId, windowSeconds);
     }
     if (!attemptSettledByWindow(attemptId, windowSeconds, ports.clock.now())) {
       const after = new Date(timeMarkOf(attemptId)! + windowSeconds * 1000 + ATTEMPT_TIME_MARGIN_MS).toISOString();
-      throw expiredError(attemptId, windowSeconds, `the lane is suspended by it; run \`stream resolve\` again after ${after}, when no clock within the margin still accepts it, and the suspension is lifted`);
+      throw expiredError(
+        attemptId,
+        windowSeconds,
+        `the lane is suspended by it; run \`stream resolve\` again after ${after}, when no clock within the margin still accepts it, and the suspension is lifted`,
+      );
     }
     lifting = true;
-    const outcome = await ports.authority.update(STREAM_CUT_POINTS.unsuspend, laneKeys.head(lane), { version: head.version }, {
-      suspendedBy: undefined,
-      suspendedAt: undefined,
-      turnClaimed: undefined,
-    });
+    const outcome = await ports.authority.update(
+      STREAM_CUT_POINTS.unsuspend,
+      laneKeys.head(lane),
+      { version: head.version },
+      {
+        suspendedBy: undefined,
+        suspendedAt: undefined,
+        turnClaimed: undefined,
+      },
+    );
     if (outcome.status === 'APPLIED') return { kind: 'NOT_COMMITTED', outcome: lifted(lane, attemptId), lifted: true };
     // CONFLICT or UNKNOWN: reload and judge again (a CAS of it may have applied meanwhile).
   }
-  throw new OutcomeUnknownError(STREAM_CUT_POINTS.unsuspend, `lifting the suspension of ${lane.stream}/${lane.partition} by expired attempt ${attemptId} did not settle`);
+  throw new OutcomeUnknownError(
+    STREAM_CUT_POINTS.unsuspend,
+    `lifting the suspension of ${lane.stream}/${lane.partition} by expired attempt ${attemptId} did not settle`,
+  );
 }
 
 function lifted(lane: LaneRef, attemptId: string): AppendOutcome {
-  return uncommittedOutcome('KNOWN_NOT_COMMITTED', { ...lane, attemptId }, 0, 'resolved past its attempt window: the suspension it held was lifted, no head CAS of it applied, and its re-runs are refused');
+  return uncommittedOutcome(
+    'KNOWN_NOT_COMMITTED',
+    { ...lane, attemptId },
+    0,
+    'resolved past its attempt window: the suspension it held was lifted, no head CAS of it applied, and its re-runs are refused',
+  );
 }

@@ -12,6 +12,10 @@ export async function resolveLane(input: unknown, ports: Ports): Promise<Resolve
   const given = input as { attemptId?: unknown; writerId?: unknown } | null;
   const byAttempt = given?.attemptId !== undefined;
   const byWriter = given?.writerId !== undefined;
-  if (byAttempt === byWriter) throw new ValidationError('stream.invalid_resolve', 'resolve takes exactly one of attemptId (one attempt) and writerId (every attempt of a LaneWriter)');
+  if (byAttempt === byWriter)
+    throw new ValidationError(
+      'stream.invalid_resolve',
+      'resolve takes exactly one of attemptId (one attempt) and writerId (every attempt of a LaneWriter)',
+    );
   return byWriter ? resolveWriter(input, ports) : resolveAppend(input, ports);
 }

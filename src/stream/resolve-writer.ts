@@ -1,11 +1,24 @@
 import { OutcomeUnknownError } from '../domain/errors.js';
 import { ResolveInconsistentError } from '../domain/stream-errors.js';
 import { forEachConcurrently } from '../engine/concurrently.js';
-import { laneKeys, validateLane, walBindingOf, walPrefixOfAttempts, type AppendOutcome, type LaneRef } from '../domain/stream.js';
+import {
+  laneKeys,
+  validateLane,
+  walBindingOf,
+  walPrefixOfAttempts,
+  type AppendOutcome,
+  type LaneRef,
+} from '../domain/stream.js';
 import type { Ports } from '../ports/index.js';
 import type { WalRef } from './append-input.js';
 import { commitAtEnd, namesAttempt } from './append/attempt-evidence.js';
-import { mintOrderOf, releaseWriterSlot, validateWriterId, writerAttemptPrefix, writerOfAttempt } from './append/writer-slot.js';
+import {
+  mintOrderOf,
+  releaseWriterSlot,
+  validateWriterId,
+  writerAttemptPrefix,
+  writerOfAttempt,
+} from './append/writer-slot.js';
 import { STREAM_CUT_POINTS } from './cut-points.js';
 import { loadHead } from './lane-store.js';
 import { committedOutcome, uncommittedOutcome } from './outcomes.js';
@@ -53,11 +66,22 @@ export async function resolveWriter(input: unknown, ports: Ports): Promise<Write
     }
     if (head.writer?.id !== writerId) return { ...lane, writerId, attempts, released: true };
     // Left false only when the writer claimed the lane again since the mark (a live writer): settle again.
-    if (await releaseWriterSlot(ports, lane, writerId, 'resolve', head.writer.resolvingSince === undefined ? undefined : head.version)) {
+    if (
+      await releaseWriterSlot(
+        ports,
+        lane,
+        writerId,
+        'resolve',
+        head.writer.resolvingSince === undefined ? undefined : head.version,
+      )
+    ) {
       return { ...lane, writerId, attempts, released: true };
     }
   }
-  throw new OutcomeUnknownError(STREAM_CUT_POINTS.writerRelease, `writer ${writerId} of ${lane.stream}/${lane.partition} kept claiming the lane again while it was resolved`);
+  throw new OutcomeUnknownError(
+    STREAM_CUT_POINTS.writerRelease,
+    `writer ${writerId} of ${lane.stream}/${lane.partition} kept claiming the lane again while it was resolved`,
+  );
 }
 
 /**
@@ -75,15 +99,34 @@ async function settleAttempts(ports: Ports, lane: LaneRef, writerId: string): Pr
     for (const wal of wals) {
       const commit = await commitAtEnd(ports, lane, wal);
       if (!namesAttempt(commit, attemptId, wal)) continue;
-      if (head.committedEnd < commit!.end) throw new ResolveInconsistentError(attemptId, `head end ${head.committedEnd} is behind the committed range end ${commit!.end}`);
+      if (head.committedEnd < commit!.end)
+        throw new ResolveInconsistentError(
+          attemptId,
+          `head end ${head.committedEnd} is behind the committed range end ${commit!.end}`,
+        );
       outcomes[i] = committedOutcome({ ...commit!, recordCount: commit!.end - commit!.start });
       return;
     }
   });
   for (const [i, [attemptId, wals]] of listed.entries()) {
     if (outcomes[i]) continue;
-    const spent = await spendAttempt(ports, lane, attemptId, `resolved with writer ${writerId}: the head CAS never applied`, STREAM_CUT_POINTS.resolveFence, wals);
-    outcomes[i] = spent.status === 'COMMITTED' ? await provenCommitted(ports, lane, spent.commit) : uncommittedOutcome('KNOWN_NOT_COMMITTED', { ...lane, attemptId }, spent.marker.recordCount, spent.marker.reason);
+    const spent = await spendAttempt(
+      ports,
+      lane,
+      attemptId,
+      `resolved with writer ${writerId}: the head CAS never applied`,
+      STREAM_CUT_POINTS.resolveFence,
+      wals,
+    );
+    outcomes[i] =
+      spent.status === 'COMMITTED'
+        ? await provenCommitted(ports, lane, spent.commit)
+        : uncommittedOutcome(
+            'KNOWN_NOT_COMMITTED',
+            { ...lane, attemptId },
+            spent.marker.recordCount,
+            spent.marker.reason,
+          );
   }
   return outcomes as AppendOutcome[];
 }
@@ -97,13 +140,21 @@ async function fenceWriter(ports: Ports, lane: LaneRef, writerId: string): Promi
   for (let round = 0; round < 4; round++) {
     const head = await loadHead(ports, lane);
     if (head.writer?.id !== writerId || head.writer.resolvingSince !== undefined) return;
-    const outcome = await ports.authority.update(cut, laneKeys.head(lane), { version: head.version }, {
-      writer: { ...head.writer, resolvingSince: ports.clock.now().toISOString() },
-    });
+    const outcome = await ports.authority.update(
+      cut,
+      laneKeys.head(lane),
+      { version: head.version },
+      {
+        writer: { ...head.writer, resolvingSince: ports.clock.now().toISOString() },
+      },
+    );
     if (outcome.status === 'APPLIED') return;
     // CONFLICT or UNKNOWN: the next round reloads; a mark that landed is there.
   }
-  throw new OutcomeUnknownError(cut, `${cut}: marking writer ${writerId} of ${lane.stream}/${lane.partition} as being resolved did not settle`);
+  throw new OutcomeUnknownError(
+    cut,
+    `${cut}: marking writer ${writerId} of ${lane.stream}/${lane.partition} as being resolved did not settle`,
+  );
 }
 
 /** The writer's WAL objects by attempt, from one LIST, in the order the writer minted the attempts. */
@@ -113,9 +164,13 @@ async function writerWals(ports: Ports, lane: LaneRef, writerId: string): Promis
   await forEachConcurrently(keys, READS_IN_FLIGHT, async (key, i) => {
     const head = await ports.objects.head(key);
     const binding = head ? walBindingOf(head.metadata) : undefined;
-    if (!head || !binding || writerOfAttempt(binding.attemptId) !== writerId || !key.includes(`/${binding.attemptId}/`)) return;
+    if (!head || !binding || writerOfAttempt(binding.attemptId) !== writerId || !key.includes(`/${binding.attemptId}/`))
+      return;
     const { walSha256, recordCount, start, fenceEpoch } = binding;
-    found[i] = { attemptId: binding.attemptId, wal: { walKey: key, walSha256, walSize: head.size, recordCount, start, fenceEpoch } };
+    found[i] = {
+      attemptId: binding.attemptId,
+      wal: { walKey: key, walSha256, walSize: head.size, recordCount, start, fenceEpoch },
+    };
   });
   const byAttempt = new Map<string, WalRef[]>();
   for (const one of found) if (one) byAttempt.set(one.attemptId, [...(byAttempt.get(one.attemptId) ?? []), one.wal]);

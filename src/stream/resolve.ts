@@ -1,6 +1,13 @@
 import { assertNotFuture, attemptExpired, attemptWindowOf } from '../domain/attempt-time.js';
 import { OutcomeUnknownError } from '../domain/errors.js';
-import { laneKeys, validateAttemptId, validateLane, type AppendOutcome, type CommitRecord, type LaneRef } from '../domain/stream.js';
+import {
+  laneKeys,
+  validateAttemptId,
+  validateLane,
+  type AppendOutcome,
+  type CommitRecord,
+  type LaneRef,
+} from '../domain/stream.js';
 import { ResolveInconsistentError } from '../domain/stream-errors.js';
 import type { Ports } from '../ports/index.js';
 import { STREAM_CUT_POINTS } from './cut-points.js';
@@ -39,10 +46,20 @@ export async function resolveAppend(input: unknown, ports: Ports): Promise<Resol
   const window = attemptWindowOf(head);
   if (attemptExpired(attemptId, window, ports.clock.now())) {
     const expired = await resolveExpired(ports, lane, attemptId, window);
-    if (expired.kind === 'COMMITTED') return { ...(await provenCommitted(ports, lane, expired.commit)), unsuspended: await unsuspend(ports, lane, attemptId) };
+    if (expired.kind === 'COMMITTED')
+      return {
+        ...(await provenCommitted(ports, lane, expired.commit)),
+        unsuspended: await unsuspend(ports, lane, attemptId),
+      };
     return { ...expired.outcome, unsuspended: expired.lifted || (await unsuspend(ports, lane, attemptId)) };
   }
-  const spent = await spendAttempt(ports, lane, attemptId, 'resolved: the head CAS never applied', STREAM_CUT_POINTS.resolveFence);
+  const spent = await spendAttempt(
+    ports,
+    lane,
+    attemptId,
+    'resolved: the head CAS never applied',
+    STREAM_CUT_POINTS.resolveFence,
+  );
   let outcome: AppendOutcome;
   if (spent.status === 'COMMITTED') outcome = await provenCommitted(ports, lane, spent.commit);
   else outcome = uncommittedOutcome('KNOWN_NOT_COMMITTED', ref, spent.marker.recordCount, spent.marker.reason);
@@ -54,7 +71,10 @@ export async function resolveAppend(input: unknown, ports: Ports): Promise<Resol
 export async function provenCommitted(ports: Ports, lane: LaneRef, commit: CommitRecord): Promise<AppendOutcome> {
   const head = await loadHead(ports, lane);
   if (head.committedEnd < commit.end) {
-    throw new ResolveInconsistentError(commit.attemptId, `head end ${head.committedEnd} is behind the committed range end ${commit.end}`);
+    throw new ResolveInconsistentError(
+      commit.attemptId,
+      `head end ${head.committedEnd} is behind the committed range end ${commit.end}`,
+    );
   }
   return committedOutcome({ ...commit, recordCount: commit.end - commit.start });
 }
@@ -64,12 +84,20 @@ export async function unsuspend(ports: Ports, lane: LaneRef, attemptId: string):
   for (let round = 0; round < 4; round++) {
     const head = await loadHead(ports, lane);
     if (head.suspendedBy !== attemptId) return round > 0;
-    const outcome = await ports.authority.update(STREAM_CUT_POINTS.unsuspend, laneKeys.head(lane), { version: head.version }, {
-      suspendedBy: undefined,
-      suspendedAt: undefined,
-      turnClaimed: undefined,
-    });
+    const outcome = await ports.authority.update(
+      STREAM_CUT_POINTS.unsuspend,
+      laneKeys.head(lane),
+      { version: head.version },
+      {
+        suspendedBy: undefined,
+        suspendedAt: undefined,
+        turnClaimed: undefined,
+      },
+    );
     if (outcome.status === 'APPLIED') return true;
   }
-  throw new OutcomeUnknownError(STREAM_CUT_POINTS.unsuspend, `lifting the suspension of ${lane.stream}/${lane.partition} did not settle`);
+  throw new OutcomeUnknownError(
+    STREAM_CUT_POINTS.unsuspend,
+    `lifting the suspension of ${lane.stream}/${lane.partition} did not settle`,
+  );
 }

@@ -21,7 +21,14 @@ export type SpendResult = { status: 'COMMITTED'; commit: CommitRecord } | { stat
  * same start offset and commit after its client re-sent the records: a duplicate.
  * CONFLICT or UNKNOWN: reload everything and decide again.
  */
-export async function spendAttempt(ports: Ports, lane: LaneRef, attemptId: string, reason: string, cutPoint: string, listed?: WalRef[]): Promise<SpendResult> {
+export async function spendAttempt(
+  ports: Ports,
+  lane: LaneRef,
+  attemptId: string,
+  reason: string,
+  cutPoint: string,
+  listed?: WalRef[],
+): Promise<SpendResult> {
   for (let round = 0; round < 4; round++) {
     const head = await loadHead(ports, lane);
     const marker = await spentMarker(ports, lane, attemptId);
@@ -47,7 +54,12 @@ export async function spendAttempt(ports: Ports, lane: LaneRef, attemptId: strin
     };
     const outcome = await ports.authority.transact(cutPoint, [
       { kind: 'put', item: { ...laneKeys.spent(lane, attemptId), ...spent }, expect: 'absent' },
-      { kind: 'update', key: laneKeys.head(lane), expect: { version: head.version }, set: { lastSpentAttemptId: attemptId } },
+      {
+        kind: 'update',
+        key: laneKeys.head(lane),
+        expect: { version: head.version },
+        set: { lastSpentAttemptId: attemptId },
+      },
     ]);
     if (outcome.status === 'APPLIED') return { status: 'SPENT', marker: { ...spent, version: 1 } };
   }

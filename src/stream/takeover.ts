@@ -1,7 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { OutcomeUnknownError } from '../domain/errors.js';
 import { sha256Hex } from '../domain/digest.js';
-import { laneKeys, validateLane, validateOwner, validateSessionId, type IssuedFence, type LaneHead, type LaneRef } from '../domain/stream.js';
+import {
+  laneKeys,
+  validateLane,
+  validateOwner,
+  validateSessionId,
+  type IssuedFence,
+  type LaneHead,
+  type LaneRef,
+} from '../domain/stream.js';
 import type { Fence } from '../ports/authority.js';
 import type { Ports } from '../ports/index.js';
 import { STREAM_CUT_POINTS } from './cut-points.js';
@@ -56,7 +64,10 @@ export async function takeoverLane(input: unknown, ports: Ports): Promise<Takeov
     // UNKNOWN or CONFLICT: the next round reloads the head; our exact session id, if
     // there, proves the takeover applied.
   }
-  throw new OutcomeUnknownError(STREAM_CUT_POINTS.takeoverCas, `takeover of ${lane.stream}/${lane.partition} did not settle`);
+  throw new OutcomeUnknownError(
+    STREAM_CUT_POINTS.takeoverCas,
+    `takeover of ${lane.stream}/${lane.partition} did not settle`,
+  );
 }
 
 /**
@@ -69,7 +80,11 @@ export async function takeOverWithNewSession(lane: LaneRef, owner: string, ports
   return { owner: takeover.owner, session, epoch: takeover.epoch };
 }
 
-function result(lane: LaneRef, fence: Fence, head: Pick<LaneHead, 'committedEnd' | 'suspendedBy' | 'writer'>): TakeoverResult {
+function result(
+  lane: LaneRef,
+  fence: Fence,
+  head: Pick<LaneHead, 'committedEnd' | 'suspendedBy' | 'writer'>,
+): TakeoverResult {
   return {
     ...lane,
     owner: fence.owner,

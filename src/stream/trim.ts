@@ -56,7 +56,10 @@ export async function trimLane(input: unknown, ports: Ports): Promise<TrimResult
     if (head.trimOffset === to) return result(head, head.trimOffset);
     if (to < head.trimOffset) throw new TrimBackwardsError(lane, to, head.trimOffset);
     if (to > head.committedEnd) {
-      throw new ValidationError('stream.trim_beyond_end', `trim target ${to} is past the committed end ${head.committedEnd} of ${lane.stream}/${lane.partition}`);
+      throw new ValidationError(
+        'stream.trim_beyond_end',
+        `trim target ${to} is past the committed end ${head.committedEnd} of ${lane.stream}/${lane.partition}`,
+      );
     }
     const set = { trimOffset: to, trimmedAt: ports.clock.now().toISOString() };
     // The cursors the stream's retention policy names (Stream.TrimPastCursor), pinned in the same transaction.
@@ -71,9 +74,13 @@ export async function trimLane(input: unknown, ports: Ports): Promise<TrimResult
       throw error;
     }
     const outcome = guard.length
-      ? await ports.authority.transact(cut, [{ kind: 'update', key: laneKeys.head(lane), expect: { version: head.version }, set }, ...guard])
+      ? await ports.authority.transact(cut, [
+          { kind: 'update', key: laneKeys.head(lane), expect: { version: head.version }, set },
+          ...guard,
+        ])
       : await ports.authority.update(cut, laneKeys.head(lane), { version: head.version }, set);
-    if (outcome.status === 'APPLIED') return result('item' in outcome ? (outcome.item as unknown as LaneHead) : { ...head, ...set }, head.trimOffset);
+    if (outcome.status === 'APPLIED')
+      return result('item' in outcome ? (outcome.item as unknown as LaneHead) : { ...head, ...set }, head.trimOffset);
     if (outcome.status === 'UNKNOWN') {
       const reloaded = await loadHead(ports, lane);
       if (reloaded.trimOffset >= to) return result(reloaded, head.trimOffset);

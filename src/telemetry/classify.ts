@@ -8,7 +8,16 @@ import type { CutPointOutcome } from './metric-names.js';
  */
 
 /** Error names that say nothing: a defect or a driver fault, never a designed outcome. */
-const GENERIC_NAMES: ReadonlySet<string> = new Set(['Error', 'TypeError', 'RangeError', 'ReferenceError', 'SyntaxError', 'EvalError', 'URIError', 'AggregateError']);
+const GENERIC_NAMES: ReadonlySet<string> = new Set([
+  'Error',
+  'TypeError',
+  'RangeError',
+  'ReferenceError',
+  'SyntaxError',
+  'EvalError',
+  'URIError',
+  'AggregateError',
+]);
 
 /** A designed error name: `Namespace.Reason` (`Cutpoint.OutcomeUnknown`, `Delivery.NeedsRecovery`), as the registry lists them. */
 export const STABLE_ERROR_NAME = /^[A-Z][A-Za-z0-9]*\.[A-Z][A-Za-z0-9]*$/;
@@ -53,7 +62,11 @@ export type StepFailure = { metric: 'StepError'; errorName: string } | { metric:
  */
 export function stepFailureOf(error: unknown): StepFailure {
   const name = nameOf(error);
-  if (name !== undefined && !GENERIC_NAMES.has(name) && (error instanceof CutpointError || STABLE_ERROR_NAME.test(name))) {
+  if (
+    name !== undefined &&
+    !GENERIC_NAMES.has(name) &&
+    (error instanceof CutpointError || STABLE_ERROR_NAME.test(name))
+  ) {
     return { metric: 'StepError', errorName: name };
   }
   return { metric: 'UnexpectedError' };

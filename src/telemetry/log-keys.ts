@@ -44,7 +44,10 @@ export function invocationKeysOf(event: unknown): InvocationKeys {
   if (typeof event !== 'object' || event === null) return {};
   const task = event as Record<string, unknown>;
   const e = { ...fields(task.executionInput), ...fields(task.input), ...task };
-  const execution = typeof task.execution === 'object' && task.execution !== null ? (task.execution as { id?: unknown }).id : task.execution;
+  const execution =
+    typeof task.execution === 'object' && task.execution !== null
+      ? (task.execution as { id?: unknown }).id
+      : task.execution;
   const partition = count(e.partition) ?? text(e.partition);
   const stream = text(e.stream);
   const part = typeof e.part === 'object' && e.part !== null ? (e.part as { part?: unknown }).part : e.part;

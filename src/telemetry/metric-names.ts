@@ -58,10 +58,22 @@ export type CutPointOutcome = (typeof CUT_POINT_OUTCOMES)[number];
  * an operator (src/recovery/recovery-stops.ts) — alarmed per flow, with a notice on the
  * incident topic; `failed`: any other failure; `timed-out`, `aborted` as Step Functions says.
  */
-export const EXECUTION_OUTCOMES = ['succeeded', 'designed-stop', 'recovery-stopped', 'failed', 'timed-out', 'aborted'] as const;
+export const EXECUTION_OUTCOMES = [
+  'succeeded',
+  'designed-stop',
+  'recovery-stopped',
+  'failed',
+  'timed-out',
+  'aborted',
+] as const;
 export type ExecutionOutcome = (typeof EXECUTION_OUTCOMES)[number];
 
 /** A recovery action's result. The last four alarm: someone must act. */
 export const RECOVERY_OUTCOMES = ['resolved', 'escalated', 'failed', 'incident-retained', 'target-pending'] as const;
 export type RecoveryOutcome = (typeof RECOVERY_OUTCOMES)[number];
-export const ALARMING_RECOVERY_OUTCOMES: readonly RecoveryOutcome[] = ['escalated', 'failed', 'incident-retained', 'target-pending'];
+export const ALARMING_RECOVERY_OUTCOMES: readonly RecoveryOutcome[] = [
+  'escalated',
+  'failed',
+  'incident-retained',
+  'target-pending',
+];

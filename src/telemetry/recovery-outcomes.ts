@@ -42,17 +42,46 @@ export interface RecoveryOutcomeRow {
 }
 
 function resultOf(end: RecoveryEnd): { retained?: unknown; state?: unknown } | undefined {
-  return 'result' in end && typeof end.result === 'object' && end.result !== null ? (end.result as { retained?: unknown; state?: unknown }) : undefined;
+  return 'result' in end && typeof end.result === 'object' && end.result !== null
+    ? (end.result as { retained?: unknown; state?: unknown })
+    : undefined;
 }
 const errorNameOf = (end: RecoveryEnd): string | undefined => ('errorName' in end ? end.errorName : undefined);
 
 export const RECOVERY_OUTCOME_TABLE: readonly RecoveryOutcomeRow[] = [
-  { when: 'returned `retained: false` (the action reached its goal)', outcome: 'resolved', matches: (e) => resultOf(e)?.retained === false },
-  { when: 'returned `retained: true` in INCIDENT_RETAINED (contradicting evidence, custody kept)', outcome: 'incident-retained', matches: (e) => resultOf(e)?.retained === true && resultOf(e)?.state === 'INCIDENT_RETAINED' },
-  { when: 'returned `retained: true` in any other state (resume stopped short, absence unprovable)', outcome: 'escalated', matches: (e) => resultOf(e)?.retained === true },
-  { when: 'threw Quality.TargetPending (the target observation is not final yet)', outcome: 'target-pending', matches: (e) => errorNameOf(e) === 'Quality.TargetPending' },
-  { when: 'threw a refusal (confirmation, permitted action, custody or fence held elsewhere, bad input) or another Quality.* stop', outcome: 'escalated', matches: (e) => { const n = errorNameOf(e); return n !== undefined && (REFUSALS.has(n) || n.startsWith('Quality.')); } },
-  { when: 'threw anything else (an effect ended unknown/failed/crashed, a target was unavailable, a defect)', outcome: 'failed', matches: (e) => errorNameOf(e) !== undefined },
+  {
+    when: 'returned `retained: false` (the action reached its goal)',
+    outcome: 'resolved',
+    matches: (e) => resultOf(e)?.retained === false,
+  },
+  {
+    when: 'returned `retained: true` in INCIDENT_RETAINED (contradicting evidence, custody kept)',
+    outcome: 'incident-retained',
+    matches: (e) => resultOf(e)?.retained === true && resultOf(e)?.state === 'INCIDENT_RETAINED',
+  },
+  {
+    when: 'returned `retained: true` in any other state (resume stopped short, absence unprovable)',
+    outcome: 'escalated',
+    matches: (e) => resultOf(e)?.retained === true,
+  },
+  {
+    when: 'threw Quality.TargetPending (the target observation is not final yet)',
+    outcome: 'target-pending',
+    matches: (e) => errorNameOf(e) === 'Quality.TargetPending',
+  },
+  {
+    when: 'threw a refusal (confirmation, permitted action, custody or fence held elsewhere, bad input) or another Quality.* stop',
+    outcome: 'escalated',
+    matches: (e) => {
+      const n = errorNameOf(e);
+      return n !== undefined && (REFUSALS.has(n) || n.startsWith('Quality.'));
+    },
+  },
+  {
+    when: 'threw anything else (an effect ended unknown/failed/crashed, a target was unavailable, a defect)',
+    outcome: 'failed',
+    matches: (e) => errorNameOf(e) !== undefined,
+  },
 ];
 
 /** The recovery outcome of a recovery step's end; undefined for a result that is not a recovery answer. */

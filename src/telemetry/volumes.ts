@@ -21,8 +21,10 @@ export const VOLUME_STEP_FLOWS: Readonly<Record<string, string>> = {
   CommitHead: 'stream-append',
 };
 
-const nat = (v: unknown): number | undefined => (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : undefined);
-const obj = (v: unknown): Record<string, unknown> | undefined => (typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : undefined);
+const nat = (v: unknown): number | undefined =>
+  typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : undefined;
+const obj = (v: unknown): Record<string, unknown> | undefined =>
+  typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : undefined;
 
 /**
  * A delivery step's result that moved the journal to PUBLISHED (`acted: true`): the rows of

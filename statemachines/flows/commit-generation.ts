@@ -3,13 +3,15 @@ import { stepRetry } from '../spec/retry.js';
 import { onError, task } from '../spec/task.js';
 
 export default flow('commit-generation', {
-  Comment: 'Generation commit (README, \'Authority and object generations\'). Cut points: generation.task.put, generation.object.put, generation.object.copy, generation.record.put, generation.commit.cas, generation.abort.cas, generation.task.cleanup. Every step first reloads the exact identity it acts on, so a retry after a crash or a lost response reuses what is durable; an UNKNOWN commit goes to ResolveCommit, which reloads the exact winner. TimeoutSeconds (2 h) bounds the execution above its worst case: the longest path with every Task\'s retriers exhausted in turn (each try at the Task\'s TimeoutSeconds, plus the longest backoffs; throttled tries cost only their backoff; CleanupTask included) is about 4,700 s, and the Commit -> ResolveCommit loop adds at most three more ResolveCommit (about 1,900 s); a timed-out execution is re-run by the recovery dispatcher like a failed one.',
+  Comment:
+    "Generation commit (README, 'Authority and object generations'). Cut points: generation.task.put, generation.object.put, generation.object.copy, generation.record.put, generation.commit.cas, generation.abort.cas, generation.task.cleanup. Every step first reloads the exact identity it acts on, so a retry after a crash or a lost response reuses what is durable; an UNKNOWN commit goes to ResolveCommit, which reloads the exact winner. TimeoutSeconds (2 h) bounds the execution above its worst case: the longest path with every Task's retriers exhausted in turn (each try at the Task's TimeoutSeconds, plus the longest backoffs; throttled tries cost only their backoff; CleanupTask included) is about 4,700 s, and the Commit -> ResolveCommit loop adds at most three more ResolveCommit (about 1,900 s); a timed-out execution is re-run by the recovery dispatcher like a failed one.",
   TimeoutSeconds: 7200,
   StartAt: 'IsRecovery',
   States: {
     IsRecovery: {
       Type: 'Choice',
-      Comment: 'The recovery dispatcher (an EventBridge rule -> functions/recovery/dispatch.ts) starts this flow again, once, under a name derived from the failed execution\'s, when an execution fails: {recoveryOf, originalInput}. Recovery re-runs the same durable task; every step reloads exact identity, so it finishes or proves the abort.',
+      Comment:
+        "The recovery dispatcher (an EventBridge rule -> functions/recovery/dispatch.ts) starts this flow again, once, under a name derived from the failed execution's, when an execution fails: {recoveryOf, originalInput}. Recovery re-runs the same durable task; every step reloads exact identity, so it finishes or proves the abort.",
       Choices: [
         {
           Variable: '$.recoveryOf',
@@ -46,7 +48,8 @@ export default flow('commit-generation', {
     RecoveryExhausted: {
       Type: 'Fail',
       Error: 'Generation.RecoveryExhausted',
-      Cause: 'The automatic recovery of this task failed too; inspect the task and re-run the flow with its original input.',
+      Cause:
+        'The automatic recovery of this task failed too; inspect the task and re-run the flow with its original input.',
     },
     Init: {
       Type: 'Pass',
@@ -67,7 +70,8 @@ export default flow('commit-generation', {
       next: 'WriteObject',
     }),
     WriteObject: task({
-      comment: 'Cut point generation.object.put: recompute the output from verified sources and PUT it under its identity key; a task with one source instead has the store copy it server-side (cut point generation.object.copy), verified by the commit before COMMITTED; a lost response is resolved by exact key, metadata and full SHA-256.',
+      comment:
+        'Cut point generation.object.put: recompute the output from verified sources and PUT it under its identity key; a task with one source instead has the store copy it server-side (cut point generation.object.copy), verified by the commit before COMMITTED; a lost response is resolved by exact key, metadata and full SHA-256.',
       lambda: 'WriteGenerationObject',
       parameters: {
         'root.$': '$.root',
@@ -88,7 +92,8 @@ export default flow('commit-generation', {
       next: 'RecordPrepared',
     }),
     RecordPrepared: task({
-      comment: 'Cut point generation.record.put: a PREPARED record, invisible to readers, created only while the task is OPEN.',
+      comment:
+        'Cut point generation.record.put: a PREPARED record, invisible to readers, created only while the task is OPEN.',
       lambda: 'RecordPreparedGeneration',
       parameters: {
         'root.$': '$.root',
@@ -108,7 +113,8 @@ export default flow('commit-generation', {
       next: 'Commit',
     }),
     Commit: task({
-      comment: 'Cut point generation.commit.cas: one transaction moves the record PREPARED -> COMMITTED, the root head to this generation and the task to COMMITTED. A lost response goes to ResolveCommit.',
+      comment:
+        'Cut point generation.commit.cas: one transaction moves the record PREPARED -> COMMITTED, the root head to this generation and the task to COMMITTED. A lost response goes to ResolveCommit.',
       lambda: 'CommitGeneration',
       parameters: {
         'root.$': '$.root',
@@ -133,7 +139,8 @@ export default flow('commit-generation', {
     }),
     CountResolve: {
       Type: 'Pass',
-      Comment: 'Bounds the Commit -> ResolveCommit loop: an authority that keeps losing responses ends in Undecided, not a spin.',
+      Comment:
+        'Bounds the Commit -> ResolveCommit loop: an authority that keeps losing responses ends in Undecided, not a spin.',
       Parameters: {
         'count.$': 'States.MathAdd($.resolveCount.count, 1)',
       },
@@ -152,7 +159,8 @@ export default flow('commit-generation', {
       Default: 'ResolveCommit',
     },
     ResolveCommit: task({
-      comment: 'Probe after an UNKNOWN commit: reload the exact record, head and task. COMMITTED by this task is success (never a second generation).',
+      comment:
+        'Probe after an UNKNOWN commit: reload the exact record, head and task. COMMITTED by this task is success (never a second generation).',
       lambda: 'ProbeGeneration',
       parameters: {
         'root.$': '$.root',
@@ -161,9 +169,7 @@ export default flow('commit-generation', {
       },
       resultPath: '$.resolution',
       timeoutSeconds: 45,
-      catch: [
-        onError('Inconsistent', ['Generation.Inconsistent']),
-      ],
+      catch: [onError('Inconsistent', ['Generation.Inconsistent'])],
       otherwise: 'Rejected',
       next: 'RouteResolution',
     }),
@@ -217,7 +223,8 @@ export default flow('commit-generation', {
       Next: 'Aborted',
     },
     Abort: task({
-      comment: 'Cut point generation.abort.cas: prove the abort (task and PREPARED record to ABORTED). A generation that already committed is never aborted: the outcome is then COMMITTED.',
+      comment:
+        'Cut point generation.abort.cas: prove the abort (task and PREPARED record to ABORTED). A generation that already committed is never aborted: the outcome is then COMMITTED.',
       lambda: 'AbortGeneration',
       parameters: {
         'root.$': '$.root',
@@ -227,9 +234,7 @@ export default flow('commit-generation', {
       },
       resultPath: '$.outcome',
       timeoutSeconds: 45,
-      catch: [
-        onError('Inconsistent', ['Generation.Inconsistent']),
-      ],
+      catch: [onError('Inconsistent', ['Generation.Inconsistent'])],
       otherwise: 'Rejected',
       next: 'RouteAbort',
     }),
@@ -245,7 +250,8 @@ export default flow('commit-generation', {
       Default: 'Aborted',
     },
     CleanupTask: task({
-      comment: 'Cut point generation.task.cleanup: task cleanup, task-first and plan-second. The task item (the workflow metadata) is deleted only after the committed generation (record COMMITTED by this task), its root head (at it or past it) and the output object (full SHA-256) verify, read as one snapshot; a failed check refuses and keeps the task. The commit stands either way: the outcome says cleanup.taskCleaned, and an error here never fails the flow.',
+      comment:
+        'Cut point generation.task.cleanup: task cleanup, task-first and plan-second. The task item (the workflow metadata) is deleted only after the committed generation (record COMMITTED by this task), its root head (at it or past it) and the output object (full SHA-256) verify, read as one snapshot; a failed check refuses and keeps the task. The commit stands either way: the outcome says cleanup.taskCleaned, and an error here never fails the flow.',
       lambda: 'CleanupGenerationTask',
       parameters: {
         'root.$': '$.outcome.root',
@@ -255,12 +261,11 @@ export default flow('commit-generation', {
       resultPath: '$.outcome.cleanup',
       timeoutSeconds: 45,
       catch: [
-        onError('Committed', [
-          'Cutpoint.ValidationError',
-          'Cutpoint.OutcomeUnknown',
-          'Cutpoint.EffectFailed',
-          'Cutpoint.WorkerCrashed',
-        ], '$.cleanupFailure'),
+        onError(
+          'Committed',
+          ['Cutpoint.ValidationError', 'Cutpoint.OutcomeUnknown', 'Cutpoint.EffectFailed', 'Cutpoint.WorkerCrashed'],
+          '$.cleanupFailure',
+        ),
         onError('Committed', ['States.ALL'], '$.cleanupFailure'),
       ],
       next: 'Committed',
@@ -277,18 +282,21 @@ export default flow('commit-generation', {
       Type: 'Fail',
       Error: 'Generation.Rejected',
       CausePath: '$.failure.Cause',
-      Comment: 'Error is stable for EventBridge and the CLI; the cause carries the caught step error (name and message, never secrets).',
+      Comment:
+        'Error is stable for EventBridge and the CLI; the cause carries the caught step error (name and message, never secrets).',
     },
     Inconsistent: {
       Type: 'Fail',
       Error: 'Generation.Inconsistent',
       CausePath: '$.failure.Cause',
-      Comment: 'Error is stable for EventBridge and the CLI; the cause carries the caught step error (name and message, never secrets).',
+      Comment:
+        'Error is stable for EventBridge and the CLI; the cause carries the caught step error (name and message, never secrets).',
     },
     Undecided: {
       Type: 'Fail',
       Error: 'Generation.Undecided',
-      Cause: 'The commit outcome stayed unknown after repeated exact reloads; re-run the flow with the same input to resolve it.',
+      Cause:
+        'The commit outcome stayed unknown after repeated exact reloads; re-run the flow with the same input to resolve it.',
     },
     ResolvedSuperseded: {
       Type: 'Pass',

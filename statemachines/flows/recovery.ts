@@ -19,7 +19,8 @@ export function recoveryStates(o: RecoveryAction): Record<string, AslState> {
   return {
     Confirmed: {
       Type: 'Choice',
-      Comment: 'A live action needs explicit confirmation (`yes: true`, the CLI\'s --yes). Without it the flow fails here with Delivery.ConfirmationRequired (delivery.recovery_confirmation_required) before any Task runs: the manifest is not parsed, no secret is read, nothing is touched.',
+      Comment:
+        "A live action needs explicit confirmation (`yes: true`, the CLI's --yes). Without it the flow fails here with Delivery.ConfirmationRequired (delivery.recovery_confirmation_required) before any Task runs: the manifest is not parsed, no secret is read, nothing is touched.",
       Choices: [
         {
           And: [
@@ -88,10 +89,12 @@ export function recoveryStates(o: RecoveryAction): Record<string, AslState> {
       Type: 'Fail',
       Error: 'Delivery.RecoveryRetained',
       CausePath: '$.result.reason',
-      Comment: 'The action ended short of its goal; the state is journaled and custody is retained. `cutpoint delivery inspect` names the next permitted action.',
+      Comment:
+        'The action ended short of its goal; the state is journaled and custody is retained. `cutpoint delivery inspect` names the next permitted action.',
     },
     NotifyIncident: task({
-      comment: 'A retained incident: publish the invocation\'s recovery projection (state, diagnostic code, permitted actions; never journal content or credentials) to the incident SNS topic, then fail.',
+      comment:
+        "A retained incident: publish the invocation's recovery projection (state, diagnostic code, permitted actions; never journal content or credentials) to the incident SNS topic, then fail.",
       lambda: 'DeliveryNotifyIncident',
       parameters: {
         'invocationId.$': '$.invocationId',
@@ -106,14 +109,16 @@ export function recoveryStates(o: RecoveryAction): Record<string, AslState> {
     IncidentRetained: {
       Type: 'Fail',
       Error: 'Delivery.IncidentRetained',
-      Cause: 'the journal holds INCIDENT_RETAINED: custody is retained until an operator resolves the contradicting evidence; the incident topic was notified',
+      Cause:
+        'the journal holds INCIDENT_RETAINED: custody is retained until an operator resolves the contradicting evidence; the incident topic was notified',
       Comment: 'Terminal for automation: nothing retries or resumes an incident.',
     },
     Refused: {
       Type: 'Fail',
       ErrorPath: '$.failure.Error',
       CausePath: '$.failure.Cause',
-      Comment: 'A refusal before or during the action (confirmation, id, journal, permitted action, sealed authority, fence, target): the step\'s own stable error name and message; nothing was mutated by the refused part.',
+      Comment:
+        "A refusal before or during the action (confirmation, id, journal, permitted action, sealed authority, fence, target): the step's own stable error name and message; nothing was mutated by the refused part.",
     },
   };
 }

@@ -3,7 +3,8 @@ import { childStartRetry, STEP_TRANSIENT, stepRetry } from '../spec/retry.js';
 import { onError, task } from '../spec/task.js';
 
 export default flow('stream-maintain', {
-  Comment: 'Scheduled maintenance of configured stream lanes: for each lane, in order, generation 0 (stream-materialize), then compaction (stream-compact), then GC (stream-gc), each as a child execution of its own flow (the same state machines the CLI starts; no step of theirs is copied here), waiting for it (.sync:2). A lane whose child fails is recorded with the child\'s error and the other lanes go on; the execution then fails with Stream.MaintenanceIncomplete, its cause every lane\'s summary, and each child\'s own history says why. Every effect happens inside the children, at their cut points. Input: {lanes: [{stream, partition}]} (the EventBridge schedule\'s constant input). Output: one summary per lane (child execution ARNs, generation-0 and compaction marks, GC totals). TimeoutSeconds (24 h): one wave of lanes (4 at once) waits at most its children\'s own execution timeouts one after the other (stream-materialize, stream-compact, stream-gc: about 31,300 s with the start retries), so a day holds two worst-case waves (8 lanes) and many healthy ones; each child Task\'s TimeoutSeconds stays above its child\'s execution timeout.',
+  Comment:
+    "Scheduled maintenance of configured stream lanes: for each lane, in order, generation 0 (stream-materialize), then compaction (stream-compact), then GC (stream-gc), each as a child execution of its own flow (the same state machines the CLI starts; no step of theirs is copied here), waiting for it (.sync:2). A lane whose child fails is recorded with the child's error and the other lanes go on; the execution then fails with Stream.MaintenanceIncomplete, its cause every lane's summary, and each child's own history says why. Every effect happens inside the children, at their cut points. Input: {lanes: [{stream, partition}]} (the EventBridge schedule's constant input). Output: one summary per lane (child execution ARNs, generation-0 and compaction marks, GC totals). TimeoutSeconds (24 h): one wave of lanes (4 at once) waits at most its children's own execution timeouts one after the other (stream-materialize, stream-compact, stream-gc: about 31,300 s with the start retries), so a day holds two worst-case waves (8 lanes) and many healthy ones; each child Task's TimeoutSeconds stays above its child's execution timeout.",
   TimeoutSeconds: 86400,
   StartAt: 'CheckInput',
   States: {
@@ -20,7 +21,8 @@ export default flow('stream-maintain', {
     }),
     CheckLanes: {
       Type: 'Choice',
-      Comment: 'At most 8 lanes: the 24 h TimeoutSeconds holds two worst-case waves of 4; more would let a healthy run time out. A ninth lane is refused before any child starts.',
+      Comment:
+        'At most 8 lanes: the 24 h TimeoutSeconds holds two worst-case waves of 4; more would let a healthy run time out. A ninth lane is refused before any child starts.',
       Choices: [
         {
           Variable: '$.lanes[8]',
@@ -43,7 +45,7 @@ export default flow('stream-maintain', {
     },
     Lanes: {
       Type: 'Map',
-      Comment: 'Lanes run side by side (at most 4 at once); a lane\'s three children run one after the other.',
+      Comment: "Lanes run side by side (at most 4 at once); a lane's three children run one after the other.",
       ItemsPath: '$.lanes',
       ItemSelector: {
         'stream.$': '$$.Map.Item.Value.stream',
@@ -73,9 +75,7 @@ export default flow('stream-maintain', {
             resultPath: '$.materialize',
             timeoutSeconds: 6300,
             retry: childStartRetry(),
-            catch: [
-              onError('LaneFailed', ['States.TaskFailed', 'States.Timeout']),
-            ],
+            catch: [onError('LaneFailed', ['States.TaskFailed', 'States.Timeout'])],
             next: 'CompactLane',
           }),
           CompactLane: task({
@@ -95,9 +95,7 @@ export default flow('stream-maintain', {
             resultPath: '$.compact',
             timeoutSeconds: 3900,
             retry: childStartRetry(),
-            catch: [
-              onError('LaneFailed', ['States.TaskFailed', 'States.Timeout']),
-            ],
+            catch: [onError('LaneFailed', ['States.TaskFailed', 'States.Timeout'])],
             next: 'StartCollect',
           }),
           StartCollect: {
@@ -111,7 +109,8 @@ export default flow('stream-maintain', {
             Next: 'CollectLane',
           },
           CollectLane: task({
-            comment: 'stream-gc on the lane with its configured grace: trimmed objects, orphans past grace, and the copies compaction superseded. One GC execution is bounded (at most 200 pages); it ends {done: false, next} and the lane continues from next (MoreToCollect).',
+            comment:
+              'stream-gc on the lane with its configured grace: trimmed objects, orphans past grace, and the copies compaction superseded. One GC execution is bounded (at most 200 pages); it ends {done: false, next} and the lane continues from next (MoreToCollect).',
             resource: 'arn:aws:states:::states:startExecution.sync:2',
             parameters: {
               StateMachineArn: '${StreamGcStateMachineArn}',
@@ -124,9 +123,7 @@ export default flow('stream-maintain', {
             resultPath: '$.gc',
             timeoutSeconds: 43200,
             retry: childStartRetry(),
-            catch: [
-              onError('LaneFailed', ['States.TaskFailed', 'States.Timeout']),
-            ],
+            catch: [onError('LaneFailed', ['States.TaskFailed', 'States.Timeout'])],
             next: 'MoreToCollect',
           }),
           MoreToCollect: {
@@ -169,7 +166,8 @@ export default flow('stream-maintain', {
           },
           LaneFailed: {
             Type: 'Pass',
-            Comment: 'The child\'s failure (its error and the cause naming its execution) stays with the lane; the other lanes go on.',
+            Comment:
+              "The child's failure (its error and the cause naming its execution) stays with the lane; the other lanes go on.",
             Parameters: {
               'stream.$': '$.stream',
               'partition.$': '$.partition',
@@ -185,7 +183,8 @@ export default flow('stream-maintain', {
     },
     FindFailed: {
       Type: 'Pass',
-      Comment: 'The lanes as one JSON text: a FAILED lane shows as its status (JSONPath has no filter a reference path accepts).',
+      Comment:
+        'The lanes as one JSON text: a FAILED lane shows as its status (JSONPath has no filter a reference path accepts).',
       Parameters: {
         'lanes.$': '$.results',
         'summary.$': 'States.JsonToString($.results)',
@@ -207,7 +206,8 @@ export default flow('stream-maintain', {
       Type: 'Fail',
       Error: 'Stream.MaintenanceIncomplete',
       CausePath: '$.summary',
-      Comment: 'One or more lanes\' children failed: the cause is every lane\'s summary, a FAILED one with its child\'s error and execution.',
+      Comment:
+        "One or more lanes' children failed: the cause is every lane's summary, a FAILED one with its child's error and execution.",
     },
     Done: {
       Type: 'Succeed',

@@ -3,13 +3,14 @@ import { onError, task } from '../spec/task.js';
 
 export default flow('stream-resolve-append', {
   Comment:
-    'Resolve a MAY_HAVE_COMMITTED append (README, \'The stream log\'): the original attempt is the recovery handle. Its WAL objects (metadata: attempt, SHA-256, fence epoch, bound start) and the commit record at each one\'s bound end prove it committed; otherwise it is spent (spent marker + head version bump in one transaction, which no delayed head CAS can pass) to prove it not committed; then the row\'s repairs (index, generation 0) and the lane\'s suspension is lifted. Evidence that contradicts itself keeps the lane suspended. An attempt past the lane\'s attempt window is never spent: Resolve reports the evidence still standing, lifts a suspension it holds once the window and 15 minutes have passed, or is Rejected (Stream.AttemptExpired). With writerId instead: every attempt of a LaneWriter that died holding the lane, then its writer slot released (README, \'The stream log\'). Cut points: stream.resolve.fence, stream.resolve.unsuspend, stream.append.writer-release, stream.append.index, stream.append.gen0, and generation 0\'s generation-commit cut points (generation.task.put, generation.object.copy, generation.record.put, generation.commit.cas, generation.abort.cas). TimeoutSeconds (1 h) bounds the execution above its worst case: the longest path with every Task\'s retriers exhausted in turn (each try at the Task\'s TimeoutSeconds, plus the longest backoffs; throttled tries cost only their backoff) is about 2,250 s; a timed-out execution is re-run by the recovery dispatcher like a failed one.',
+    "Resolve a MAY_HAVE_COMMITTED append (README, 'The stream log'): the original attempt is the recovery handle. Its WAL objects (metadata: attempt, SHA-256, fence epoch, bound start) and the commit record at each one's bound end prove it committed; otherwise it is spent (spent marker + head version bump in one transaction, which no delayed head CAS can pass) to prove it not committed; then the row's repairs (index, generation 0) and the lane's suspension is lifted. Evidence that contradicts itself keeps the lane suspended. An attempt past the lane's attempt window is never spent: Resolve reports the evidence still standing, lifts a suspension it holds once the window and 15 minutes have passed, or is Rejected (Stream.AttemptExpired). With writerId instead: every attempt of a LaneWriter that died holding the lane, then its writer slot released (README, 'The stream log'). Cut points: stream.resolve.fence, stream.resolve.unsuspend, stream.append.writer-release, stream.append.index, stream.append.gen0, and generation 0's generation-commit cut points (generation.task.put, generation.object.copy, generation.record.put, generation.commit.cas, generation.abort.cas). TimeoutSeconds (1 h) bounds the execution above its worst case: the longest path with every Task's retriers exhausted in turn (each try at the Task's TimeoutSeconds, plus the longest backoffs; throttled tries cost only their backoff) is about 2,250 s; a timed-out execution is re-run by the recovery dispatcher like a failed one.",
   TimeoutSeconds: 3600,
   StartAt: 'IsRecovery',
   States: {
     IsRecovery: {
       Type: 'Choice',
-      Comment: 'The recovery dispatcher (an EventBridge rule -> functions/recovery/dispatch.ts) re-runs a failed resolve once, under a name derived from the failed execution\'s, with {recoveryOf, originalInput}.',
+      Comment:
+        "The recovery dispatcher (an EventBridge rule -> functions/recovery/dispatch.ts) re-runs a failed resolve once, under a name derived from the failed execution's, with {recoveryOf, originalInput}.",
       Choices: [
         {
           Variable: '$.recoveryOf',
@@ -44,12 +45,14 @@ export default flow('stream-resolve-append', {
     },
     ResolveWhat: {
       Type: 'Choice',
-      Comment: 'writerId: every attempt of a LaneWriter that died holding the lane\'s writer slot (cutpoint stream resolve --writer); otherwise the one attempt.',
+      Comment:
+        "writerId: every attempt of a LaneWriter that died holding the lane's writer slot (cutpoint stream resolve --writer); otherwise the one attempt.",
       Choices: [{ Variable: '$.writerId', IsPresent: true, Next: 'ResolveWriter' }],
       Default: 'Resolve',
     },
     ResolveWriter: task({
-      comment: 'Mark the writer slot as being resolved (stream.resolve.fence: no CAS of the writer applies after it), list the writer\'s WAL objects once, prove each attempt committed or spend it, lift a suspension one of them holds, then release the slot (stream.append.writer-release). The whole input goes to the step, which refuses an attemptId beside the writerId.',
+      comment:
+        "Mark the writer slot as being resolved (stream.resolve.fence: no CAS of the writer applies after it), list the writer's WAL objects once, prove each attempt committed or spend it, lift a suspension one of them holds, then release the slot (stream.append.writer-release). The whole input goes to the step, which refuses an attemptId beside the writerId.",
       lambda: 'ResolveAppend',
       checksInput: 'stream-resolve-append',
       resultPath: '$.outcome',
@@ -59,7 +62,8 @@ export default flow('stream-resolve-append', {
       next: 'Done',
     }),
     Resolve: task({
-      comment: 'Prove committed (commit#<end> names the attempt and SHA-256) or proven-not-committed (spend the attempt); lift the suspension.',
+      comment:
+        'Prove committed (commit#<end> names the attempt and SHA-256) or proven-not-committed (spend the attempt); lift the suspension.',
       lambda: 'ResolveAppend',
       checksInput: 'stream-resolve-append',
       parameters: {
@@ -120,13 +124,15 @@ export default flow('stream-resolve-append', {
       Type: 'Fail',
       Error: 'Stream.Rejected',
       CausePath: '$.failure.Cause',
-      Comment: 'Error is stable for EventBridge and the CLI; the cause carries the caught step error (name and message, never secrets).',
+      Comment:
+        'Error is stable for EventBridge and the CLI; the cause carries the caught step error (name and message, never secrets).',
     },
     Unresolvable: {
       Type: 'Fail',
       Error: 'Stream.Unresolvable',
       CausePath: '$.failure.Cause',
-      Comment: 'Error is stable for EventBridge and the CLI; the cause carries the caught step error (name and message, never secrets).',
+      Comment:
+        'Error is stable for EventBridge and the CLI; the cause carries the caught step error (name and message, never secrets).',
     },
     RecoveryExhausted: {
       Type: 'Fail',

@@ -2,12 +2,14 @@ import { flow } from '../spec/flow.js';
 import { task } from '../spec/task.js';
 
 export default flow('stream-takeover', {
-  Comment: 'Stream lane takeover (README: the stream log, writer takeover): a new owner session with a higher epoch, by CAS on the head. A stale writer may finish its PUT, but its head CAS names the old fence and fails. Cut point: stream.takeover.head-cas. TimeoutSeconds (15 min) bounds the execution above its worst case: its one Task with every retrier exhausted in turn (each try at the Task\'s TimeoutSeconds, plus the longest backoffs; throttled tries cost only their backoff) is about 625 s.',
+  Comment:
+    "Stream lane takeover (README: the stream log, writer takeover): a new owner session with a higher epoch, by CAS on the head. A stale writer may finish its PUT, but its head CAS names the old fence and fails. Cut point: stream.takeover.head-cas. TimeoutSeconds (15 min) bounds the execution above its worst case: its one Task with every retrier exhausted in turn (each try at the Task's TimeoutSeconds, plus the longest backoffs; throttled tries cost only their backoff) is about 625 s.",
   TimeoutSeconds: 900,
   StartAt: 'Takeover',
   States: {
     Takeover: task({
-      comment: 'CAS the head\'s fence to {owner, session, epoch + 1}; a lost response is resolved by reloading the exact session id. Input: {stream, partition, owner, session}, all required (the caller mints the session id and keeps it; the same id makes a re-run idempotent). Output: {stream, partition, owner, epoch, committedEnd, suspendedBy?}, never the session id (a fencing secret).',
+      comment:
+        "CAS the head's fence to {owner, session, epoch + 1}; a lost response is resolved by reloading the exact session id. Input: {stream, partition, owner, session}, all required (the caller mints the session id and keeps it; the same id makes a re-run idempotent). Output: {stream, partition, owner, epoch, committedEnd, suspendedBy?}, never the session id (a fencing secret).",
       lambda: 'TakeoverLane',
       checksInput: 'stream-takeover',
       resultPath: '$.takeover',
@@ -23,7 +25,8 @@ export default flow('stream-takeover', {
       Type: 'Fail',
       Error: 'Stream.Rejected',
       CausePath: '$.failure.Cause',
-      Comment: 'Error is stable for EventBridge and the CLI; the cause carries the caught step error (name and message, never secrets).',
+      Comment:
+        'Error is stable for EventBridge and the CLI; the cause carries the caught step error (name and message, never secrets).',
     },
   },
 });

@@ -39,7 +39,8 @@ export function windowStart(o: WindowStart): Record<string, AslState> {
       next: 'CreateStaging',
     }),
     CreateStaging: task({
-      comment: 'Step 2: the owned stage (DDL on the target, owner binding = digest of the sealed authority), then its record in the journal. Cut points: delivery.target.create-staging, then delivery.staging.record.',
+      comment:
+        'Step 2: the owned stage (DDL on the target, owner binding = digest of the sealed authority), then its record in the journal. Cut points: delivery.target.create-staging, then delivery.staging.record.',
       lambda: 'DeliveryCreateStaging',
       parameters: CARRIED_STATE,
       resultPath: '$.delivery',
@@ -49,7 +50,8 @@ export function windowStart(o: WindowStart): Record<string, AslState> {
       next: 'PlanParts',
     }),
     PlanParts: task({
-      comment: 'Step 3: split the sealed window into parts (one count query per time bucket, parts of about the route\'s part_rows rows), write the plan as an immutable object (a JSON array of part descriptors: the Map\'s items) and journal EMPTY_STAGING -> WRITING_UNKNOWN with its key and SHA-256. A re-run returns the journaled plan. Cut points: delivery.plan.put, delivery.journal.transition.',
+      comment:
+        "Step 3: split the sealed window into parts (one count query per time bucket, parts of about the route's part_rows rows), write the plan as an immutable object (a JSON array of part descriptors: the Map's items) and journal EMPTY_STAGING -> WRITING_UNKNOWN with its key and SHA-256. A re-run returns the journaled plan. Cut points: delivery.plan.put, delivery.journal.transition.",
       lambda: 'DeliveryPlanParts',
       parameters: CARRIED_STATE,
       resultPath: '$.delivery',
@@ -60,7 +62,8 @@ export function windowStart(o: WindowStart): Record<string, AslState> {
     }),
     ExtractLoadParts: {
       Type: 'Map',
-      Comment: 'Step 4: one child execution per part of the plan (ItemReader: the plan object), at most the route\'s max_concurrency at once. Each child claims its part (its head, checked against the carried invocation version and the custody fence in one transaction: a part started before is found and resumed), extracts it chunk by chunk, writes each chunk as an immutable object, loads it into the owned stage and journals the receipts in batches of 16 with the part\'s head (a retry resumes after the part\'s last journaled chunk). Results go to S3 (ResultWriter), never into the state. Cut points: delivery.part.claim, delivery.chunk.put, delivery.target.load-chunk, delivery.part.receipt.',
+      Comment:
+        "Step 4: one child execution per part of the plan (ItemReader: the plan object), at most the route's max_concurrency at once. Each child claims its part (its head, checked against the carried invocation version and the custody fence in one transaction: a part started before is found and resumed), extracts it chunk by chunk, writes each chunk as an immutable object, loads it into the owned stage and journals the receipts in batches of 16 with the part's head (a retry resumes after the part's last journaled chunk). Results go to S3 (ResultWriter), never into the state. Cut points: delivery.part.claim, delivery.chunk.put, delivery.target.load-chunk, delivery.part.receipt.",
       ItemReader: {
         Resource: 'arn:aws:states:::s3:getObject',
         ReaderConfig: {
@@ -107,7 +110,8 @@ export function windowStart(o: WindowStart): Record<string, AslState> {
             Type: 'Fail',
             Error: 'Delivery.StepRefused',
             CausePath: '$.failure.Cause',
-            Comment: 'The part step refused (validation, journal, fence, custody, target, source or object error): the child fails, so the Map Run exceeds its zero tolerance and the flow ends in StepRefused; the part head keeps its last journaled batch for reconcile.',
+            Comment:
+              'The part step refused (validation, journal, fence, custody, target, source or object error): the child fails, so the Map Run exceeds its zero tolerance and the flow ends in StepRefused; the part head keeps its last journaled batch for reconcile.',
           },
         },
       },
@@ -133,7 +137,8 @@ export function windowStart(o: WindowStart): Record<string, AslState> {
       Next: 'VerifyEof',
     },
     VerifyEof: task({
-      comment: 'Step 5: every part of the plan at EOF, its receipt batches adding up to its head, and the stage holding exactly the receipts\' rows per chunk (observed part by part over each part\'s seq range) -> VERIFIED_EOF with the parts\' summary that publication is held to; otherwise PARTIAL_PROVED and the flow stops for recovery. Re-run in VERIFIED_EOF, the publication receipt is probed first: one found moves the journal to PUBLISHED (or INCIDENT_RETAINED when it does not match), never REEXTRACT_REQUIRED.',
+      comment:
+        "Step 5: every part of the plan at EOF, its receipt batches adding up to its head, and the stage holding exactly the receipts' rows per chunk (observed part by part over each part's seq range) -> VERIFIED_EOF with the parts' summary that publication is held to; otherwise PARTIAL_PROVED and the flow stops for recovery. Re-run in VERIFIED_EOF, the publication receipt is probed first: one found moves the journal to PUBLISHED (or INCIDENT_RETAINED when it does not match), never REEXTRACT_REQUIRED.",
       lambda: 'DeliveryVerifyEof',
       parameters: CARRIED_STATE,
       resultPath: '$.delivery',
@@ -152,7 +157,9 @@ export function windowStart(o: WindowStart): Record<string, AslState> {
 export function evidenceAndCheckpoint(stops: Catcher[], gate = ''): Record<string, AslState> {
   return {
     Evidence: task({
-      comment: 'Step 8: the evidence document as an immutable object generation, its key and SHA-256 in the journal. Cut point: delivery.evidence.put.' + gate,
+      comment:
+        'Step 8: the evidence document as an immutable object generation, its key and SHA-256 in the journal. Cut point: delivery.evidence.put.' +
+        gate,
       lambda: 'DeliveryEvidence',
       parameters: CARRIED_STATE,
       resultPath: '$.delivery',
@@ -162,7 +169,9 @@ export function evidenceAndCheckpoint(stops: Catcher[], gate = ''): Record<strin
       next: 'Checkpoint',
     }),
     Checkpoint: task({
-      comment: 'Step 9: the route checkpoint moves forward (never back) and the invocation becomes SUCCEEDED, with the journal, in one transaction. Cut point: delivery.checkpoint.advance.' + gate,
+      comment:
+        'Step 9: the route checkpoint moves forward (never back) and the invocation becomes SUCCEEDED, with the journal, in one transaction. Cut point: delivery.checkpoint.advance.' +
+        gate,
       lambda: 'DeliveryCheckpoint',
       parameters: CARRIED_STATE,
       resultPath: '$.delivery',
@@ -180,18 +189,21 @@ export const WINDOW_FAILS: Record<string, AslState> = {
     Type: 'Fail',
     Error: 'Delivery.NeedsRecovery',
     CausePath: '$.stop.Cause',
-    Comment: 'A step left the journal in a state only reconcile (or an operator) resolves: PARTIAL_PROVED, REEXTRACT_REQUIRED, PUBLICATION_UNKNOWN, INCIDENT_RETAINED, RETIRED (the step throws Delivery.NeedsRecovery instead of a Choice after every Task). Custody stays held. Stable error for EventBridge (start reconcile) and the CLI; the cause names opaque ids and the journal state only.',
+    Comment:
+      'A step left the journal in a state only reconcile (or an operator) resolves: PARTIAL_PROVED, REEXTRACT_REQUIRED, PUBLICATION_UNKNOWN, INCIDENT_RETAINED, RETIRED (the step throws Delivery.NeedsRecovery instead of a Choice after every Task). Custody stays held. Stable error for EventBridge (start reconcile) and the CLI; the cause names opaque ids and the journal state only.',
   },
   CleanupNotProved: {
     Type: 'Fail',
     Error: 'Delivery.CleanupUnproved',
     CausePath: '$.stop.Cause',
-    Comment: 'Cleanup could not prove the owned stage absent; release would refuse. Custody is retained until reconcile proves the stage absent.',
+    Comment:
+      'Cleanup could not prove the owned stage absent; release would refuse. Custody is retained until reconcile proves the stage absent.',
   },
   StepRefused: {
     Type: 'Fail',
     Error: 'Delivery.StepRefused',
     CausePath: '$.failure.Cause',
-    Comment: 'A step refused (validation, journal, fence, custody, target, source or object error): the cause carries the caught step error (name and message, never secrets); the journal keeps the exact state for reconcile.',
+    Comment:
+      'A step refused (validation, journal, fence, custody, target, source or object error): the cause carries the caught step error (name and message, never secrets); the journal keeps the exact state for reconcile.',
   },
 };

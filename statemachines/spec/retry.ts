@@ -24,31 +24,70 @@ export interface RetryOptions {
 export const STEP_TRANSIENT = ['Cutpoint.OutcomeUnknown', 'Cutpoint.WorkerCrashed', 'Cutpoint.EffectFailed'];
 /** Lambda's answers for a lost or timed-out invocation. */
 const INVOCATION_LOST = ['Lambda.Unknown', 'Sandbox.Timedout', 'States.Timeout'];
-const LAMBDA_SERVICE = ['Lambda.ServiceException', 'Lambda.AWSLambdaException', 'Lambda.SdkClientException', 'Lambda.ClientExecutionTimeoutException'];
+const LAMBDA_SERVICE = [
+  'Lambda.ServiceException',
+  'Lambda.AWSLambdaException',
+  'Lambda.SdkClientException',
+  'Lambda.ClientExecutionTimeoutException',
+];
 const THROTTLED = ['Lambda.TooManyRequestsException'];
 
-const minus = (errors: readonly string[], without: readonly string[] = []) => errors.filter((e) => !without.includes(e));
+const minus = (errors: readonly string[], without: readonly string[] = []) =>
+  errors.filter((e) => !without.includes(e));
 
 /** A Standard flow's Task. */
 export function stepRetry(options: RetryOptions = {}): Retrier[] {
   return [
-    { ErrorEquals: [...minus([...STEP_TRANSIENT, ...INVOCATION_LOST], options.without), ...(options.with ?? [])], IntervalSeconds: 1, MaxAttempts: 4, BackoffRate: 2, JitterStrategy: 'FULL' },
-    { ErrorEquals: LAMBDA_SERVICE, IntervalSeconds: 1, MaxAttempts: 3, BackoffRate: 2, MaxDelaySeconds: 8, JitterStrategy: 'FULL' },
-    { ErrorEquals: THROTTLED, IntervalSeconds: 2, MaxAttempts: 8, BackoffRate: 2, MaxDelaySeconds: 60, JitterStrategy: 'FULL' },
+    {
+      ErrorEquals: [...minus([...STEP_TRANSIENT, ...INVOCATION_LOST], options.without), ...(options.with ?? [])],
+      IntervalSeconds: 1,
+      MaxAttempts: 4,
+      BackoffRate: 2,
+      JitterStrategy: 'FULL',
+    },
+    {
+      ErrorEquals: LAMBDA_SERVICE,
+      IntervalSeconds: 1,
+      MaxAttempts: 3,
+      BackoffRate: 2,
+      MaxDelaySeconds: 8,
+      JitterStrategy: 'FULL',
+    },
+    {
+      ErrorEquals: THROTTLED,
+      IntervalSeconds: 2,
+      MaxAttempts: 8,
+      BackoffRate: 2,
+      MaxDelaySeconds: 60,
+      JitterStrategy: 'FULL',
+    },
   ];
 }
 
 /** An Express flow's Task (stream-append: the whole execution is bounded in seconds): one retrier, three tries, 4 s at most. */
 export function expressRetry(options: RetryOptions = {}): Retrier[] {
   const errors = minus([...STEP_TRANSIENT, ...LAMBDA_SERVICE, ...THROTTLED, ...INVOCATION_LOST], options.without);
-  return [{ ErrorEquals: errors, IntervalSeconds: 1, MaxAttempts: 3, BackoffRate: 2, MaxDelaySeconds: 4, JitterStrategy: 'FULL' }];
+  return [
+    {
+      ErrorEquals: errors,
+      IntervalSeconds: 1,
+      MaxAttempts: 3,
+      BackoffRate: 2,
+      MaxDelaySeconds: 4,
+      JitterStrategy: 'FULL',
+    },
+  ];
 }
 
 /** Starting a child execution (states:startExecution.sync): the Step Functions API's limits and transient errors. */
 export function childStartRetry(): Retrier[] {
   return [
     {
-      ErrorEquals: ['StepFunctions.ExecutionLimitExceededException', 'StepFunctions.SdkClientException', 'StepFunctions.AWSStepFunctionsException'],
+      ErrorEquals: [
+        'StepFunctions.ExecutionLimitExceededException',
+        'StepFunctions.SdkClientException',
+        'StepFunctions.AWSStepFunctionsException',
+      ],
       IntervalSeconds: 5,
       MaxAttempts: 3,
       BackoffRate: 2,

@@ -59,7 +59,10 @@ export function task(spec: TaskSpec): AslState {
     Type: 'Task',
     Comment: checks === undefined ? spec.comment : `${spec.comment} ${CHECKS_INPUT}`,
     Resource: resource,
-    Parameters: checks === undefined ? spec.parameters : { flow: checks, 'executionInput.$': '$$.Execution.Input', ...spec.parameters },
+    Parameters:
+      checks === undefined
+        ? spec.parameters
+        : { flow: checks, 'executionInput.$': '$$.Execution.Input', ...spec.parameters },
     ResultSelector: spec.resultSelector,
     ResultPath: spec.resultPath,
     OutputPath: spec.outputPath,
@@ -79,7 +82,10 @@ function catchers(spec: TaskSpec, retry: Retrier[]): Catcher[] {
   if (!step) throw new Error(`otherwise needs a registry step: no ${placeholder} in functions/registry.ts`);
   const taken = new Set([...retry.flatMap((r) => r.ErrorEquals), ...explicit.flatMap((c) => c.ErrorEquals)]);
   const rest = step.errors.filter((e) => !taken.has(e));
-  if (rest.length === 0) throw new Error(`${placeholder}: otherwise '${spec.otherwise}' catches nothing (every declared error is retried or routed)`);
+  if (rest.length === 0)
+    throw new Error(
+      `${placeholder}: otherwise '${spec.otherwise}' catches nothing (every declared error is retried or routed)`,
+    );
   const all = explicit.findIndex((c) => c.ErrorEquals.includes('States.ALL'));
   const at = all === -1 ? explicit.length : all;
   return [...explicit.slice(0, at), onError(spec.otherwise, rest), ...explicit.slice(at)];

@@ -1,7 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FaultSwitch } from '../../src/adapters/fault-injector.js';
-import type { ChunkReceipt, LoadChunkRequest, PublishRequest, StagingCreated, TableRef, TargetPort, TargetRow } from '../../src/ports/target.js';
+import type {
+  ChunkReceipt,
+  LoadChunkRequest,
+  PublishRequest,
+  StagingCreated,
+  TableRef,
+  TargetPort,
+  TargetRow,
+} from '../../src/ports/target.js';
 import { classifyRetirement, ownerMarker, publicationDigest } from '../../src/domain/delivery/target-rules.js';
 import { sha256Hex } from '../../src/domain/digest.js';
 import { decodeChunk, encodeChunk } from '../../src/delivery/chunk-codec.js';
@@ -15,12 +23,27 @@ import { decodeChunk, encodeChunk } from '../../src/delivery/chunk-codec.js';
 export type ContractColumnType = 'int' | 'text' | 'timestamp';
 
 /** Value kinds of the typed-values case, as the source contract spells them (src/ports/source.ts). */
-export type TypedKind = 'int' | 'bigint' | 'decimal' | 'double' | 'boolean' | 'text' | 'date' | 'timestamp' | 'timestamptz' | 'json' | 'jsonb';
+export type TypedKind =
+  | 'int'
+  | 'bigint'
+  | 'decimal'
+  | 'double'
+  | 'boolean'
+  | 'text'
+  | 'date'
+  | 'timestamp'
+  | 'timestamptz'
+  | 'json'
+  | 'jsonb';
 
 export interface TargetAdmin {
   /** The schema the suite works in (it exists; receipts live there too). */
   schema: string;
-  createTable(table: string, columns: Array<{ name: string; type: ContractColumnType }>, primaryKey?: string[]): Promise<TableRef>;
+  createTable(
+    table: string,
+    columns: Array<{ name: string; type: ContractColumnType }>,
+    primaryKey?: string[],
+  ): Promise<TableRef>;
   insert(table: TableRef, rows: TargetRow[]): Promise<void>;
   /** All rows, ordered; int → number, text → string, timestamp → Date. */
   rows(table: TableRef, orderBy: string[]): Promise<TargetRow[]>;
@@ -70,7 +93,10 @@ function sourceRow(row: TargetRow): TargetRow {
 }
 
 /** A load request's chunk: the rows' canonical JSONL bytes (what the chunk object holds), their SHA-256 and count. */
-export function chunkOf(rows: readonly TargetRow[], columns: readonly string[] = COLUMNS): Omit<LoadChunkRequest, 'staging' | 'seq'> {
+export function chunkOf(
+  rows: readonly TargetRow[],
+  columns: readonly string[] = COLUMNS,
+): Omit<LoadChunkRequest, 'staging' | 'seq'> {
   const jsonl = encodeChunk(rows.map(sourceRow), columns);
   return { columns: [...columns], jsonl, sha256: sha256Hex(jsonl), rows: rows.length };
 }
@@ -111,18 +137,36 @@ export function targetContract(name: string, open: () => Promise<ContractHandle>
       return table;
     }
 
-    async function stage(like: TableRef, invocationId = `inv-${randomUUID()}`, owner = `owner-${randomUUID()}`): Promise<StagingCreated> {
-      return target.createStaging({ invocationId, staging: { schema: admin.schema, table: unique('stg') }, likeTable: like, ownerBinding: owner });
+    async function stage(
+      like: TableRef,
+      invocationId = `inv-${randomUUID()}`,
+      owner = `owner-${randomUUID()}`,
+    ): Promise<StagingCreated> {
+      return target.createStaging({
+        invocationId,
+        staging: { schema: admin.schema, table: unique('stg') },
+        likeTable: like,
+        ownerBinding: owner,
+      });
     }
 
-    async function staged(like: TableRef, chunks: TargetRow[][]): Promise<{ stage: StagingCreated; receipts: ChunkReceipt[] }> {
+    async function staged(
+      like: TableRef,
+      chunks: TargetRow[][],
+    ): Promise<{ stage: StagingCreated; receipts: ChunkReceipt[] }> {
       const s = await stage(like);
       const receipts: ChunkReceipt[] = [];
-      for (const [seq, rows] of chunks.entries()) receipts.push(await target.loadChunk({ staging: s, seq, ...chunkOf(rows) }));
+      for (const [seq, rows] of chunks.entries())
+        receipts.push(await target.loadChunk({ staging: s, seq, ...chunkOf(rows) }));
       return { stage: s, receipts };
     }
 
-    function publishRequest(table: TableRef, s: StagingCreated, receipts: ChunkReceipt[], mode: PublishRequest['mode']): PublishRequest {
+    function publishRequest(
+      table: TableRef,
+      s: StagingCreated,
+      receipts: ChunkReceipt[],
+      mode: PublishRequest['mode'],
+    ): PublishRequest {
       return {
         invocationId: s.invocationId,
         target: table,
@@ -141,7 +185,11 @@ export function targetContract(name: string, open: () => Promise<ContractHandle>
     describe('identity', () => {
       it('reports engine, database and principal, the same on every call, and never a credential', async () => {
         const first = await target.identity();
-        expect(first).toMatchObject({ engine: expect.any(String), database: expect.any(String), principal: expect.any(String) });
+        expect(first).toMatchObject({
+          engine: expect.any(String),
+          database: expect.any(String),
+          principal: expect.any(String),
+        });
         expect(await target.identity()).toEqual(first);
         for (const [key, value] of Object.entries(first)) {
           expect(key).not.toMatch(/pass|pwd|secret|token|credential|conn|dsn|url|uri/i);
@@ -153,13 +201,24 @@ export function targetContract(name: string, open: () => Promise<ContractHandle>
     describe('the target check (Begin, before custody)', () => {
       it('accepts a user table holding every named column; refuses a missing table, one named in another case, a missing column, the receipts table — read-only', async () => {
         const table = await eventsTable();
-        const check = (t: TableRef, columns: string[]) => target.checkTarget({ table: t, columns: columns.map((name) => ({ name, namedBy: 'target.key_columns' })) });
+        const check = (t: TableRef, columns: string[]) =>
+          target.checkTarget({ table: t, columns: columns.map((name) => ({ name, namedBy: 'target.key_columns' })) });
         await expect(check(table, ['id', 'ts', 'amount'])).resolves.toBeUndefined();
-        await expect(check({ schema: admin.schema, table: unique('absent') }, ['id'])).rejects.toMatchObject({ code: 'delivery.target_table_missing' });
-        await expect(check({ schema: admin.schema, table: table.table.toUpperCase() }, ['id'])).rejects.toMatchObject({ code: 'delivery.target_table_missing', message: expect.stringContaining('differs only in case') });
-        await expect(check(table, ['id', 'nosuch'])).rejects.toMatchObject({ code: 'delivery.target_column_missing', message: expect.stringContaining('nosuch') });
+        await expect(check({ schema: admin.schema, table: unique('absent') }, ['id'])).rejects.toMatchObject({
+          code: 'delivery.target_table_missing',
+        });
+        await expect(check({ schema: admin.schema, table: table.table.toUpperCase() }, ['id'])).rejects.toMatchObject({
+          code: 'delivery.target_table_missing',
+          message: expect.stringContaining('differs only in case'),
+        });
+        await expect(check(table, ['id', 'nosuch'])).rejects.toMatchObject({
+          code: 'delivery.target_column_missing',
+          message: expect.stringContaining('nosuch'),
+        });
         await expect(check(table, ['ID'])).rejects.toMatchObject({ code: 'delivery.target_column_missing' });
-        await expect(check({ schema: admin.schema, table: 'cutpoint_receipts' }, ['id'])).rejects.toMatchObject({ code: 'delivery.target_not_user_table' });
+        await expect(check({ schema: admin.schema, table: 'cutpoint_receipts' }, ['id'])).rejects.toMatchObject({
+          code: 'delivery.target_not_user_table',
+        });
         expect(await allRows(table)).toEqual([]);
       });
     });
@@ -168,7 +227,12 @@ export function targetContract(name: string, open: () => Promise<ContractHandle>
       it('creates the owned stage with the target columns, all nullable, and returns the same object on repeat', async () => {
         const table = await eventsTable();
         const invocationId = `inv-${randomUUID()}`;
-        const request = { invocationId, staging: { schema: admin.schema, table: unique('stg') }, likeTable: table, ownerBinding: 'owner-a' };
+        const request = {
+          invocationId,
+          staging: { schema: admin.schema, table: unique('stg') },
+          likeTable: table,
+          ownerBinding: 'owner-a',
+        };
         const first = await target.createStaging(request);
         expect(first).toMatchObject({ created: true, invocationId, owner: 'owner-a', table: request.staging });
         expect(first.objectId).toMatch(/^\d+$/);
@@ -184,23 +248,34 @@ export function targetContract(name: string, open: () => Promise<ContractHandle>
         const table = await eventsTable();
         const s = await stage(table, 'inv-a', 'owner-a');
         const other = { staging: s.table, likeTable: table };
-        await expect(target.createStaging({ ...other, invocationId: 'inv-a', ownerBinding: 'owner-b' })).rejects.toMatchObject({
+        await expect(
+          target.createStaging({ ...other, invocationId: 'inv-a', ownerBinding: 'owner-b' }),
+        ).rejects.toMatchObject({
           name: 'Cutpoint.IdentityConflict',
           code: 'delivery.staging_identity_conflict',
         });
-        await expect(target.createStaging({ ...other, invocationId: 'inv-b', ownerBinding: 'owner-a' })).rejects.toMatchObject({
+        await expect(
+          target.createStaging({ ...other, invocationId: 'inv-b', ownerBinding: 'owner-a' }),
+        ).rejects.toMatchObject({
           name: 'Cutpoint.IdentityConflict',
         });
         // Nor is a plain table under the name ours.
         const plain = await eventsTable();
-        await expect(target.createStaging({ staging: plain, likeTable: table, invocationId: 'inv-a', ownerBinding: 'owner-a' })).rejects.toMatchObject({
+        await expect(
+          target.createStaging({ staging: plain, likeTable: table, invocationId: 'inv-a', ownerBinding: 'owner-a' }),
+        ).rejects.toMatchObject({
           name: 'Cutpoint.IdentityConflict',
         });
       });
 
       it('lose-response at create-staging: the retry finds the exact stage', async () => {
         const table = await eventsTable();
-        const request = { invocationId: `inv-${randomUUID()}`, staging: { schema: admin.schema, table: unique('stg') }, likeTable: table, ownerBinding: 'o' };
+        const request = {
+          invocationId: `inv-${randomUUID()}`,
+          staging: { schema: admin.schema, table: unique('stg') },
+          likeTable: table,
+          ownerBinding: 'o',
+        };
         h.faults.arm('delivery.target.create-staging:lose-response');
         await expect(target.createStaging(request)).rejects.toMatchObject({ name: 'Cutpoint.OutcomeUnknown' });
         h.faults.disarm();
@@ -211,7 +286,12 @@ export function targetContract(name: string, open: () => Promise<ContractHandle>
 
       it('crash-before at create-staging leaves nothing behind', async () => {
         const table = await eventsTable();
-        const request = { invocationId: `inv-${randomUUID()}`, staging: { schema: admin.schema, table: unique('stg') }, likeTable: table, ownerBinding: 'o' };
+        const request = {
+          invocationId: `inv-${randomUUID()}`,
+          staging: { schema: admin.schema, table: unique('stg') },
+          likeTable: table,
+          ownerBinding: 'o',
+        };
         h.faults.arm('delivery.target.create-staging:crash-before');
         await expect(target.createStaging(request)).rejects.toMatchObject({ name: 'Cutpoint.WorkerCrashed' });
         h.faults.disarm();
@@ -223,7 +303,11 @@ export function targetContract(name: string, open: () => Promise<ContractHandle>
       it('loads chunks with receipts (rows, the SHA-256 of the bytes); re-loading a seq replaces exactly that seq', async () => {
         const table = await eventsTable();
         const s = await stage(table);
-        const chunk0 = [event(1, at('10:00:00.000'), 'a'), event(2, at('10:00:01.000'), 'b'), event(3, at('10:00:02.000'), 'c')];
+        const chunk0 = [
+          event(1, at('10:00:00.000'), 'a'),
+          event(2, at('10:00:01.000'), 'b'),
+          event(3, at('10:00:02.000'), 'c'),
+        ];
         const chunk1 = [event(4, at('10:30:00.000'), 'd'), event(5, at('10:59:59.999'), 'e')];
         const r0 = await target.loadChunk({ staging: s, seq: 0, ...chunkOf(chunk0) });
         const r1 = await target.loadChunk({ staging: s, seq: 1, ...chunkOf(chunk1) });
@@ -262,7 +346,10 @@ export function targetContract(name: string, open: () => Promise<ContractHandle>
         expect(await target.observeChunks(s, { from: 100_003, to: 200_000 })).toEqual([]);
         expect(await target.observeChunks(s, { from: 5, to: 5 })).toEqual([]);
         expect((await target.observeChunks(s)).map((c) => c.seq)).toEqual(seqs);
-        await expect(target.observeChunks(s, { from: 10, to: 5 })).rejects.toMatchObject({ name: 'Cutpoint.ValidationError', code: 'delivery.invalid_request' });
+        await expect(target.observeChunks(s, { from: 10, to: 5 })).rejects.toMatchObject({
+          name: 'Cutpoint.ValidationError',
+          code: 'delivery.invalid_request',
+        });
       });
 
       it('refuses bytes that are not the declared SHA-256 before touching the stage', async () => {
@@ -271,7 +358,9 @@ export function targetContract(name: string, open: () => Promise<ContractHandle>
         const rows = [event(1, at('10:00:00.000'), 'a')];
         await target.loadChunk({ staging: s, seq: 0, ...chunkOf(rows) });
         const other = chunkOf([event(2, at('10:00:01.000'), 'b'), event(3, at('10:00:02.000'), 'c')]);
-        await expect(target.loadChunk({ staging: s, seq: 0, ...other, sha256: chunkOf(rows).sha256 })).rejects.toMatchObject({
+        await expect(
+          target.loadChunk({ staging: s, seq: 0, ...other, sha256: chunkOf(rows).sha256 }),
+        ).rejects.toMatchObject({
           name: 'Cutpoint.ValidationError',
           code: 'delivery.chunk_digest_mismatch',
         });
@@ -284,7 +373,11 @@ export function targetContract(name: string, open: () => Promise<ContractHandle>
         const s = await stage(table);
         const rows = [event(1, at('10:00:00.000'), 'a'), event(2, at('10:00:01.000'), 'b')];
         await target.loadChunk({ staging: s, seq: 0, ...chunkOf(rows) });
-        const three = chunkOf([event(3, at('10:00:02.000'), 'c'), event(4, at('10:00:03.000'), 'd'), event(5, at('10:00:04.000'), 'e')]);
+        const three = chunkOf([
+          event(3, at('10:00:02.000'), 'c'),
+          event(4, at('10:00:03.000'), 'd'),
+          event(5, at('10:00:04.000'), 'e'),
+        ]);
         for (const declared of [2, 4]) {
           await expect(target.loadChunk({ staging: s, seq: 0, ...three, rows: declared })).rejects.toMatchObject({
             name: 'Cutpoint.LoadCountMismatch',
@@ -300,10 +393,14 @@ export function targetContract(name: string, open: () => Promise<ContractHandle>
         const s = await stage(table);
         const chunk = chunkOf([event(1, at('10:00:00.000'), 'a'), event(2, at('10:00:01.000'), 'b')]);
         h.faults.arm('delivery.target.load-chunk:crash-before');
-        await expect(target.loadChunk({ staging: s, seq: 0, ...chunk })).rejects.toMatchObject({ name: 'Cutpoint.WorkerCrashed' });
+        await expect(target.loadChunk({ staging: s, seq: 0, ...chunk })).rejects.toMatchObject({
+          name: 'Cutpoint.WorkerCrashed',
+        });
         expect(await target.observeChunks(s)).toEqual([]);
         h.faults.arm('delivery.target.load-chunk:lose-response');
-        await expect(target.loadChunk({ staging: s, seq: 0, ...chunk })).rejects.toMatchObject({ name: 'Cutpoint.OutcomeUnknown' });
+        await expect(target.loadChunk({ staging: s, seq: 0, ...chunk })).rejects.toMatchObject({
+          name: 'Cutpoint.OutcomeUnknown',
+        });
         h.faults.disarm();
         expect(await target.observeChunks(s)).toEqual([{ seq: 0, rows: 2 }]);
         await target.loadChunk({ staging: s, seq: 0, ...chunk });
@@ -313,64 +410,95 @@ export function targetContract(name: string, open: () => Promise<ContractHandle>
       it('refuses to load into a stage whose owner binding changed', async () => {
         const table = await eventsTable();
         const s = await stage(table);
-        await expect(target.loadChunk({ staging: { ...s, owner: 'someone-else' }, seq: 0, ...chunkOf([]) })).rejects.toMatchObject({
+        await expect(
+          target.loadChunk({ staging: { ...s, owner: 'someone-else' }, seq: 0, ...chunkOf([]) }),
+        ).rejects.toMatchObject({
           name: 'Cutpoint.StagingBindingChanged',
         });
-        await expect(target.loadChunk({ staging: { ...s, objectId: '1' }, seq: 0, ...chunkOf([]) })).rejects.toMatchObject({
+        await expect(
+          target.loadChunk({ staging: { ...s, objectId: '1' }, seq: 0, ...chunkOf([]) }),
+        ).rejects.toMatchObject({
           name: 'Cutpoint.StagingBindingChanged',
         });
       });
 
       // Registered only where the admin provides typed tables: never a skipped test.
-      if (options.typedValues) it('typed values land as the per-row load bound them: 64-bit and decimal text, microsecond times, json/jsonb, quotes and unicode, NULLs', async () => {
-        const typed = admin.typed;
-        if (!typed) throw new Error(`${name}: the admin provides no typed tables`);
-        const kinds = Object.keys(typed.types) as TypedKind[];
-        const columns = kinds.map((kind) => ({ name: `c_${kind}`, type: typed.types[kind]! }));
-        const names = ['id', ...columns.map((c) => c.name)];
-        const values: Record<TypedKind, unknown[]> = {
-          int: [2147483647, -2147483648, 0],
-          bigint: ['9223372036854775807', '-9223372036854775808', '18014398509481985'],
-          decimal: ['12.5', '-0.0000000001', '123456789012345678901234567890.123456789'],
-          double: [0.1, 1e300, 'nan', 'inf', '-inf', -2.5e-300],
-          boolean: [true, false],
-          text: ['O\'Brien "quoted" \\ back', 'ünïcödé — 数据 🚀', 'line\nbreak\ttab', '', "'); DROP TABLE x; --", '{"not":"json"}'],
-          date: ['2026-11-01', '1970-01-01', '2400-02-29'],
-          timestamp: ['2026-11-01T10:00:00.123456Z', '2026-11-01T10:00:00Z', '1999-12-31T23:59:59.999999Z'],
-          timestamptz: ['2026-11-01T10:00:00.123456Z', '1970-01-01T00:00:00.000001Z', '2026-11-01T10:00:00.5Z'],
-          json: [{ b: [1, 2, { c: 'x"y' }], a: 'ü' }, [1, 'two', null, 2.5], 42, true],
-          jsonb: [{ z: 1, a: { nested: ['é', 1.5] } }, [], {}, [{ k: 'v' }]],
-        };
-        const rows: TargetRow[] = [];
-        for (let i = 0; i < 7; i++) {
-          const row: TargetRow = { id: i + 1 };
-          // The last row is all NULL; the others cycle through each kind's values.
-          for (const c of columns) row[c.name] = i === 6 ? null : values[c.name.slice(2) as TypedKind][i % values[c.name.slice(2) as TypedKind].length]!;
-          rows.push(row);
-        }
-        const table = await typed.createTable(unique('typed'), [{ name: 'id', type: typed.types.int ?? 'int' }, ...columns]);
-        const s = await stage(table);
-        const chunk = chunkOf(rows, names);
-        const receipt = await target.loadChunk({ staging: s, seq: 0, ...chunk });
-        expect(receipt).toEqual({ seq: 0, rows: rows.length, digest: chunk.sha256 });
-        // The per-row load bound the values of the rows decoded from the same chunk bytes.
-        const reference = await typed.createTable(unique('typed_ref'), [{ name: 'id', type: typed.types.int ?? 'int' }, ...columns]);
-        const decoded = decodeChunk(chunk.jsonl, names);
-        await admin.insert(reference, decoded.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, boundAsBefore(v)]))));
-        const loaded = await typed.textRows(s.table, names, ['id']);
-        expect(loaded).toEqual(await typed.textRows(reference, names, ['id']));
-        expect(loaded[6]).toEqual(Object.fromEntries(names.map((n) => [n, n === 'id' ? '7' : null])));
-        if (typed.types.bigint) expect(loaded.map((r) => r.c_bigint).slice(0, 3)).toEqual(values.bigint);
-        if (typed.types.timestamptz) expect(loaded[0]?.c_timestamptz).toMatch(/10:00:00\.123456/);
-      });
+      if (options.typedValues)
+        it('typed values land as the per-row load bound them: 64-bit and decimal text, microsecond times, json/jsonb, quotes and unicode, NULLs', async () => {
+          const typed = admin.typed;
+          if (!typed) throw new Error(`${name}: the admin provides no typed tables`);
+          const kinds = Object.keys(typed.types) as TypedKind[];
+          const columns = kinds.map((kind) => ({ name: `c_${kind}`, type: typed.types[kind]! }));
+          const names = ['id', ...columns.map((c) => c.name)];
+          const values: Record<TypedKind, unknown[]> = {
+            int: [2147483647, -2147483648, 0],
+            bigint: ['9223372036854775807', '-9223372036854775808', '18014398509481985'],
+            decimal: ['12.5', '-0.0000000001', '123456789012345678901234567890.123456789'],
+            double: [0.1, 1e300, 'nan', 'inf', '-inf', -2.5e-300],
+            boolean: [true, false],
+            text: [
+              'O\'Brien "quoted" \\ back',
+              'ünïcödé — 数据 🚀',
+              'line\nbreak\ttab',
+              '',
+              "'); DROP TABLE x; --",
+              '{"not":"json"}',
+            ],
+            date: ['2026-11-01', '1970-01-01', '2400-02-29'],
+            timestamp: ['2026-11-01T10:00:00.123456Z', '2026-11-01T10:00:00Z', '1999-12-31T23:59:59.999999Z'],
+            timestamptz: ['2026-11-01T10:00:00.123456Z', '1970-01-01T00:00:00.000001Z', '2026-11-01T10:00:00.5Z'],
+            json: [{ b: [1, 2, { c: 'x"y' }], a: 'ü' }, [1, 'two', null, 2.5], 42, true],
+            jsonb: [{ z: 1, a: { nested: ['é', 1.5] } }, [], {}, [{ k: 'v' }]],
+          };
+          const rows: TargetRow[] = [];
+          for (let i = 0; i < 7; i++) {
+            const row: TargetRow = { id: i + 1 };
+            // The last row is all NULL; the others cycle through each kind's values.
+            for (const c of columns)
+              row[c.name] =
+                i === 6 ? null : values[c.name.slice(2) as TypedKind][i % values[c.name.slice(2) as TypedKind].length]!;
+            rows.push(row);
+          }
+          const table = await typed.createTable(unique('typed'), [
+            { name: 'id', type: typed.types.int ?? 'int' },
+            ...columns,
+          ]);
+          const s = await stage(table);
+          const chunk = chunkOf(rows, names);
+          const receipt = await target.loadChunk({ staging: s, seq: 0, ...chunk });
+          expect(receipt).toEqual({ seq: 0, rows: rows.length, digest: chunk.sha256 });
+          // The per-row load bound the values of the rows decoded from the same chunk bytes.
+          const reference = await typed.createTable(unique('typed_ref'), [
+            { name: 'id', type: typed.types.int ?? 'int' },
+            ...columns,
+          ]);
+          const decoded = decodeChunk(chunk.jsonl, names);
+          await admin.insert(
+            reference,
+            decoded.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, boundAsBefore(v)]))),
+          );
+          const loaded = await typed.textRows(s.table, names, ['id']);
+          expect(loaded).toEqual(await typed.textRows(reference, names, ['id']));
+          expect(loaded[6]).toEqual(Object.fromEntries(names.map((n) => [n, n === 'id' ? '7' : null])));
+          if (typed.types.bigint) expect(loaded.map((r) => r.c_bigint).slice(0, 3)).toEqual(values.bigint);
+          if (typed.types.timestamptz) expect(loaded[0]?.c_timestamptz).toMatch(/10:00:00\.123456/);
+        });
     });
 
     describe('quality facts', () => {
       it('counts rows, duplicate keys, nulls per column and each assertion on the exact stage', async () => {
         const table = await eventsTable();
         const { stage: s } = await staged(table, [
-          [event(1, at('10:00:00.000'), 'a'), event(1, at('10:00:01.000'), 'dup'), event(2, at('10:00:02.000'), 'b', null)],
-          [event(3, at('10:00:03.000'), 'c', -5), event(3, at('10:00:04.000'), 'dup'), event(3, at('10:00:05.000'), 'dup again')],
+          [
+            event(1, at('10:00:00.000'), 'a'),
+            event(1, at('10:00:01.000'), 'dup'),
+            event(2, at('10:00:02.000'), 'b', null),
+          ],
+          [
+            event(3, at('10:00:03.000'), 'c', -5),
+            event(3, at('10:00:04.000'), 'dup'),
+            event(3, at('10:00:05.000'), 'dup again'),
+          ],
         ]);
         const facts = await target.stagingFacts(s, {
           keyColumns: ['id'],
@@ -389,20 +517,40 @@ export function targetContract(name: string, open: () => Promise<ContractHandle>
         });
       });
 
-      it('over a seq range (one part) counts only those chunks\' rows, and refuses assertions there', async () => {
+      it("over a seq range (one part) counts only those chunks' rows, and refuses assertions there", async () => {
         const table = await eventsTable();
         const { stage: s } = await staged(table, [
           [event(1, at('10:00:00.000'), 'a'), event(1, at('10:00:01.000'), 'dup in chunk 0')],
           [event(1, at('10:00:02.000'), 'dup of chunk 0 in chunk 1', null), event(2, at('10:00:03.000'), 'b')],
         ]);
         const request = { keyColumns: ['id'], notNull: ['amount'], assertions: [] };
-        expect(await target.stagingFacts(s, { ...request, range: { from: 1, to: 2 } })).toEqual({ rows: 2, duplicateKeys: 0, nulls: { amount: 1 }, assertions: {} });
-        expect(await target.stagingFacts(s, { ...request, range: { from: 0, to: 1 } })).toEqual({ rows: 2, duplicateKeys: 1, nulls: { amount: 0 }, assertions: {} });
-        expect(await target.stagingFacts(s, request)).toMatchObject({ rows: 4, duplicateKeys: 1, nulls: { amount: 1 } });
+        expect(await target.stagingFacts(s, { ...request, range: { from: 1, to: 2 } })).toEqual({
+          rows: 2,
+          duplicateKeys: 0,
+          nulls: { amount: 1 },
+          assertions: {},
+        });
+        expect(await target.stagingFacts(s, { ...request, range: { from: 0, to: 1 } })).toEqual({
+          rows: 2,
+          duplicateKeys: 1,
+          nulls: { amount: 0 },
+          assertions: {},
+        });
+        expect(await target.stagingFacts(s, request)).toMatchObject({
+          rows: 4,
+          duplicateKeys: 1,
+          nulls: { amount: 1 },
+        });
         await expect(
-          target.stagingFacts(s, { ...request, range: { from: 0, to: 2 }, assertions: [{ name: 'n', sql: 'SELECT count(*) FROM {staging}' }] }),
+          target.stagingFacts(s, {
+            ...request,
+            range: { from: 0, to: 2 },
+            assertions: [{ name: 'n', sql: 'SELECT count(*) FROM {staging}' }],
+          }),
         ).rejects.toMatchObject({ code: 'delivery.invalid_request' });
-        await expect(target.stagingFacts(s, { ...request, range: { from: 2, to: 1 } })).rejects.toMatchObject({ code: 'delivery.invalid_request' });
+        await expect(target.stagingFacts(s, { ...request, range: { from: 2, to: 1 } })).rejects.toMatchObject({
+          code: 'delivery.invalid_request',
+        });
       });
     });
 
@@ -433,8 +581,14 @@ export function targetContract(name: string, open: () => Promise<ContractHandle>
       });
 
       it('merge updates matching keys and inserts new ones', async () => {
-        const table = await eventsTable([event(1, at('10:00:00.000'), 'one'), event(2, at('10:01:00.000'), 'two'), event(3, at('10:02:00.000'), 'three')]);
-        const { stage: s, receipts } = await staged(table, [[event(2, at('10:05:00.000'), 'two v2', 222), event(4, at('10:06:00.000'), 'four')]]);
+        const table = await eventsTable([
+          event(1, at('10:00:00.000'), 'one'),
+          event(2, at('10:01:00.000'), 'two'),
+          event(3, at('10:02:00.000'), 'three'),
+        ]);
+        const { stage: s, receipts } = await staged(table, [
+          [event(2, at('10:05:00.000'), 'two v2', 222), event(4, at('10:06:00.000'), 'four')],
+        ]);
         const result = await target.publish(publishRequest(table, s, receipts, 'merge'));
         expect(result.applied).toBe(true);
         expect(await allRows(table)).toEqual([
@@ -447,14 +601,19 @@ export function targetContract(name: string, open: () => Promise<ContractHandle>
 
       it('publishing twice writes one receipt and the rows once', async () => {
         const table = await eventsTable();
-        const { stage: s, receipts } = await staged(table, [[event(1, at('10:00:00.000'), 'a')], [event(2, at('10:10:00.000'), 'b')]]);
+        const { stage: s, receipts } = await staged(table, [
+          [event(1, at('10:00:00.000'), 'a')],
+          [event(2, at('10:10:00.000'), 'b')],
+        ]);
         const request = publishRequest(table, s, receipts, 'merge');
         const first = await target.publish(request);
         const second = await target.publish(request);
         expect(second).toEqual({ receipt: first.receipt, applied: false });
         expect(await allRows(table)).toHaveLength(2);
         // The same invocation with other facts is not "already published": it is a conflict.
-        await expect(target.publish({ ...request, rows: 3 })).rejects.toMatchObject({ name: 'Cutpoint.IdentityConflict' });
+        await expect(target.publish({ ...request, rows: 3 })).rejects.toMatchObject({
+          name: 'Cutpoint.IdentityConflict',
+        });
       });
 
       it('lose-response at delivery.publish.commit: OutcomeUnknown, the receipt proves publication, a second publish is a no-op', async () => {
@@ -462,7 +621,10 @@ export function targetContract(name: string, open: () => Promise<ContractHandle>
         const { stage: s, receipts } = await staged(table, [[event(5, at('10:30:00.000'), 'new')]]);
         const request = publishRequest(table, s, receipts, 'replace_window');
         h.faults.arm('delivery.publish.commit:lose-response');
-        await expect(target.publish(request)).rejects.toMatchObject({ name: 'Cutpoint.OutcomeUnknown', cutPoint: 'delivery.publish.commit' });
+        await expect(target.publish(request)).rejects.toMatchObject({
+          name: 'Cutpoint.OutcomeUnknown',
+          cutPoint: 'delivery.publish.commit',
+        });
         h.faults.disarm();
         const receipt = await target.probeReceipt(s.invocationId);
         expect(receipt).toMatchObject({ invocationId: s.invocationId, rows: 1, digest: request.digest });
@@ -489,12 +651,16 @@ export function targetContract(name: string, open: () => Promise<ContractHandle>
         const table = await eventsTable([old]);
         const { stage: s, receipts } = await staged(table, [[event(5, at('10:30:00.000'), 'new')]]);
         const request = publishRequest(table, s, receipts, 'replace_window');
-        await expect(target.publish({ ...request, rows: 2 })).rejects.toMatchObject({ name: 'Cutpoint.PublicationRefused' });
+        await expect(target.publish({ ...request, rows: 2 })).rejects.toMatchObject({
+          name: 'Cutpoint.PublicationRefused',
+        });
         await expect(target.publish({ ...request, staging: { ...s, owner: 'other' } })).rejects.toMatchObject({
           name: 'Cutpoint.StagingBindingChanged',
         });
         const outside = await staged(table, [[event(6, at('11:00:00.000'), 'at end')]]);
-        await expect(target.publish(publishRequest(table, outside.stage, outside.receipts, 'replace_window'))).rejects.toMatchObject({
+        await expect(
+          target.publish(publishRequest(table, outside.stage, outside.receipts, 'replace_window')),
+        ).rejects.toMatchObject({
           name: 'Cutpoint.PublicationRefused',
         });
         const dup = await staged(table, [[event(7, at('10:01:00.000'), 'x'), event(7, at('10:02:00.000'), 'y')]]);
@@ -542,14 +708,23 @@ export function targetContract(name: string, open: () => Promise<ContractHandle>
         const { stage: s, receipts } = await staged(table, [[event(1, at('10:00:00.000'), 'a')]]);
         const request = publishRequest(table, s, receipts, 'replace_window');
         const published = await target.publish(request);
-        expect(await target.dropStaging(s, { unlessPublished: true })).toEqual({ status: 'PUBLISHED', dropped: false, receipt: published.receipt });
+        expect(await target.dropStaging(s, { unlessPublished: true })).toEqual({
+          status: 'PUBLISHED',
+          dropped: false,
+          receipt: published.receipt,
+        });
         expect(await admin.exists(s.table)).toBe(true);
         // Cleanup after a publication drops as before.
         expect(await target.dropStaging(s)).toEqual({ status: 'ABSENT_PROVED', dropped: true });
 
         const other = await staged(table, [[event(2, at('10:10:00.000'), 'b')]]);
-        expect(await target.dropStaging(other.stage, { unlessPublished: true })).toEqual({ status: 'ABSENT_PROVED', dropped: true });
-        await expect(target.publish(publishRequest(table, other.stage, other.receipts, 'replace_window'))).rejects.toMatchObject({ name: 'Cutpoint.StagingBindingChanged' });
+        expect(await target.dropStaging(other.stage, { unlessPublished: true })).toEqual({
+          status: 'ABSENT_PROVED',
+          dropped: true,
+        });
+        await expect(
+          target.publish(publishRequest(table, other.stage, other.receipts, 'replace_window')),
+        ).rejects.toMatchObject({ name: 'Cutpoint.StagingBindingChanged' });
         expect(await target.probeReceipt(other.stage.invocationId)).toBeUndefined();
         expect(await allRows(table)).toEqual([event(1, at('10:00:00.000'), 'a')]);
       });
@@ -558,16 +733,26 @@ export function targetContract(name: string, open: () => Promise<ContractHandle>
         const table = await eventsTable();
         const s = await stage(table);
         expect(await target.observeStaging(s.table, s)).toEqual({ status: 'OURS', objectId: s.objectId });
-        expect(await target.observeStaging(s.table, { invocationId: s.invocationId, owner: 'another-owner' })).toEqual({ status: 'NOT_OURS' });
+        expect(await target.observeStaging(s.table, { invocationId: s.invocationId, owner: 'another-owner' })).toEqual({
+          status: 'NOT_OURS',
+        });
         expect(await target.dropStaging(s)).toMatchObject({ status: 'ABSENT_PROVED' });
         expect(await target.observeStaging(s.table, s)).toEqual({ status: 'ABSENT', metadataVisible: true });
       });
 
       it('an absent object counts as proved only when absence is distinguishable from metadata denial', () => {
-        expect(classifyRetirement('ALREADY_ABSENT', { metadataVisible: false, exactObjectExists: false })).toBe('ABSENCE_UNPROVABLE');
-        expect(classifyRetirement('DROPPED', { metadataVisible: false, exactObjectExists: false })).toBe('ABSENCE_UNPROVABLE');
-        expect(classifyRetirement('ALREADY_ABSENT', { metadataVisible: true, exactObjectExists: true })).toBe('ABSENCE_UNPROVABLE');
-        expect(classifyRetirement('ALREADY_ABSENT', { metadataVisible: true, exactObjectExists: false })).toBe('ABSENT_PROVED');
+        expect(classifyRetirement('ALREADY_ABSENT', { metadataVisible: false, exactObjectExists: false })).toBe(
+          'ABSENCE_UNPROVABLE',
+        );
+        expect(classifyRetirement('DROPPED', { metadataVisible: false, exactObjectExists: false })).toBe(
+          'ABSENCE_UNPROVABLE',
+        );
+        expect(classifyRetirement('ALREADY_ABSENT', { metadataVisible: true, exactObjectExists: true })).toBe(
+          'ABSENCE_UNPROVABLE',
+        );
+        expect(classifyRetirement('ALREADY_ABSENT', { metadataVisible: true, exactObjectExists: false })).toBe(
+          'ABSENT_PROVED',
+        );
         expect(classifyRetirement('NOT_OURS', { metadataVisible: true, exactObjectExists: true })).toBe('NOT_OURS');
       });
     });
@@ -585,8 +770,12 @@ export function targetContract(name: string, open: () => Promise<ContractHandle>
           try {
             const gone = { ...live, table: { schema: admin.schema, table: unique('never_created') } };
             expect(await restricted.target.dropStaging(gone)).toEqual({ status: 'ABSENCE_UNPROVABLE', dropped: false });
-            await expect(restricted.target.probeReceipt(s.invocationId)).rejects.toMatchObject({ name: 'Cutpoint.TargetUnobservable' });
-            await expect(restricted.target.probeReceipt(`inv-${randomUUID()}`)).rejects.toMatchObject({ name: 'Cutpoint.TargetUnobservable' });
+            await expect(restricted.target.probeReceipt(s.invocationId)).rejects.toMatchObject({
+              name: 'Cutpoint.TargetUnobservable',
+            });
+            await expect(restricted.target.probeReceipt(`inv-${randomUUID()}`)).rejects.toMatchObject({
+              name: 'Cutpoint.TargetUnobservable',
+            });
             const outcome = await restricted.target.dropStaging(live).then(
               (r) => r.status,
               (e: Error) => e.name,
@@ -624,22 +813,37 @@ export function targetContract(name: string, open: () => Promise<ContractHandle>
         const bad = ['bad"name', 'x; DROP TABLE y', '[x]', 'a b', '', '1abc', 'a'.repeat(64), 'x]', "o'k", 'a.b'];
         for (const name of bad) {
           await expect(
-            target.createStaging({ invocationId: 'inv', staging: { schema: admin.schema, table: name }, likeTable: table, ownerBinding: 'o' }),
+            target.createStaging({
+              invocationId: 'inv',
+              staging: { schema: admin.schema, table: name },
+              likeTable: table,
+              ownerBinding: 'o',
+            }),
           ).rejects.toMatchObject({ name: 'Cutpoint.ValidationError', code: 'delivery.invalid_identifier' });
-          await expect(target.describeTable({ schema: name, table: 'x' })).rejects.toMatchObject({ code: 'delivery.invalid_identifier' });
+          await expect(target.describeTable({ schema: name, table: 'x' })).rejects.toMatchObject({
+            code: 'delivery.invalid_identifier',
+          });
         }
         const s = await stage(table);
-        await expect(target.loadChunk({ staging: s, seq: 0, ...chunkOf([]), columns: ['id', 'amount; DELETE'] })).rejects.toMatchObject({
+        await expect(
+          target.loadChunk({ staging: s, seq: 0, ...chunkOf([]), columns: ['id', 'amount; DELETE'] }),
+        ).rejects.toMatchObject({
           code: 'delivery.invalid_identifier',
         });
-        await expect(target.loadChunk({ staging: s, seq: 0, ...chunkOf([]), columns: ['_cutpoint_seq'] })).rejects.toMatchObject({
+        await expect(
+          target.loadChunk({ staging: s, seq: 0, ...chunkOf([]), columns: ['_cutpoint_seq'] }),
+        ).rejects.toMatchObject({
           code: 'delivery.invalid_identifier',
         });
-        await expect(target.stagingFacts(s, { keyColumns: ['id"--'], notNull: [], assertions: [] })).rejects.toMatchObject({
+        await expect(
+          target.stagingFacts(s, { keyColumns: ['id"--'], notNull: [], assertions: [] }),
+        ).rejects.toMatchObject({
           code: 'delivery.invalid_identifier',
         });
         const request = publishRequest(table, s, [], 'replace_window');
-        await expect(target.publish({ ...request, timeColumn: 'ts); DROP' })).rejects.toMatchObject({ code: 'delivery.invalid_identifier' });
+        await expect(target.publish({ ...request, timeColumn: 'ts); DROP' })).rejects.toMatchObject({
+          code: 'delivery.invalid_identifier',
+        });
         await expect(target.publish({ ...request, keyColumns: ['id]'], mode: 'merge' })).rejects.toMatchObject({
           code: 'delivery.invalid_identifier',
         });

@@ -26,8 +26,12 @@ beforeAll(async () => {
   stores = await freshStores();
 });
 
-const run = (input: unknown): Promise<FlowResult> => runFlow('commit-generation', input, { ports: stores.ports, retryIntervalMs: 0 });
-const recoveryInput = (input: unknown) => ({ recoveryOf: 'arn:local:execution:failed', originalInput: JSON.stringify(input) });
+const run = (input: unknown): Promise<FlowResult> =>
+  runFlow('commit-generation', input, { ports: stores.ports, retryIntervalMs: 0 });
+const recoveryInput = (input: unknown) => ({
+  recoveryOf: 'arn:local:execution:failed',
+  originalInput: JSON.stringify(input),
+});
 const outcomeOf = (r: FlowResult) => (r.output as { outcome?: string } | undefined)?.outcome;
 
 const COMMIT_PATH = [
@@ -59,42 +63,53 @@ describe('one fault at each cut point of the commit path', () => {
 });
 
 describe('a fault that persists at each cut point, then recovery once it clears', () => {
-  it.each(persistentCases)('%s × %s* → failed or committed, then recovery commits exactly once', async (cutPoint, kind) => {
-    const c = await newGenerationCase(stores.ports, `persist-${cutPoint}-${kind}`);
-    stores.faults.arm(`${cutPoint}:${kind}${kind === 'delay' ? '=5' : ''}*`);
-    const first = await run(c.input);
-    stores.faults.disarm();
-    if (kind === 'crash-before' || kind === 'fail' || kind === 'lose-request') {
-      // Nothing can apply, retries run out: the execution fails, leaving durable state.
-      expect(first.status).toBe('FAILED');
-      expect(['Cutpoint.WorkerCrashed', 'Cutpoint.EffectFailed', 'Cutpoint.OutcomeUnknown', 'Generation.Undecided']).toContain(first.error);
-    } else {
-      // The effect applies every time; exact-identity reloads turn that into progress.
-      expect(first.status, `${first.error}: ${first.cause}`).toBe('SUCCEEDED');
-    }
-    const recovered = await run(recoveryInput(c.input));
-    expect(recovered.status, `${recovered.error}: ${recovered.cause}`).toBe('SUCCEEDED');
-    expect(outcomeOf(recovered)).toBe('COMMITTED');
-    await expectExactlyOneCommitted(stores.ports, c);
-  });
+  it.each(persistentCases)(
+    '%s × %s* → failed or committed, then recovery commits exactly once',
+    async (cutPoint, kind) => {
+      const c = await newGenerationCase(stores.ports, `persist-${cutPoint}-${kind}`);
+      stores.faults.arm(`${cutPoint}:${kind}${kind === 'delay' ? '=5' : ''}*`);
+      const first = await run(c.input);
+      stores.faults.disarm();
+      if (kind === 'crash-before' || kind === 'fail' || kind === 'lose-request') {
+        // Nothing can apply, retries run out: the execution fails, leaving durable state.
+        expect(first.status).toBe('FAILED');
+        expect([
+          'Cutpoint.WorkerCrashed',
+          'Cutpoint.EffectFailed',
+          'Cutpoint.OutcomeUnknown',
+          'Generation.Undecided',
+        ]).toContain(first.error);
+      } else {
+        // The effect applies every time; exact-identity reloads turn that into progress.
+        expect(first.status, `${first.error}: ${first.cause}`).toBe('SUCCEEDED');
+      }
+      const recovered = await run(recoveryInput(c.input));
+      expect(recovered.status, `${recovered.error}: ${recovered.cause}`).toBe('SUCCEEDED');
+      expect(outcomeOf(recovered)).toBe('COMMITTED');
+      await expectExactlyOneCommitted(stores.ports, c);
+    },
+  );
 });
 
 describe('faults at the abort cut point (a task that lost its slot)', () => {
-  it.each(withKinds(['generation.abort.cas']).map(([, k]) => [k]))('generation.abort.cas × %s → proven abort, the winner untouched', async (kind) => {
-    const c = await newGenerationCase(stores.ports, `abort-${kind}`);
-    expect(outcomeOf(await run(c.input))).toBe('COMMITTED');
-    const loser = { ...c.input, taskId: 'task-2' };
-    const injector = stores.faults.arm(`${GENERATION_CUT_POINTS.abortCas}:${kind}`);
-    const result = await run(loser);
-    stores.faults.disarm();
-    expect(injector.fired).toHaveLength(1);
-    expect(result.status, `${result.error}: ${result.cause}`).toBe('SUCCEEDED');
-    expect(result.output).toMatchObject({ outcome: 'ABORTED', taskId: 'task-2' });
-    await expectProvenAbort(stores.ports, c, 'task-2');
-    await expectExactlyOneCommitted(stores.ports, c, 'task-1');
-    const again = await run(loser);
-    expect(again.output).toMatchObject({ outcome: 'ABORTED', taskId: 'task-2' });
-  });
+  it.each(withKinds(['generation.abort.cas']).map(([, k]) => [k]))(
+    'generation.abort.cas × %s → proven abort, the winner untouched',
+    async (kind) => {
+      const c = await newGenerationCase(stores.ports, `abort-${kind}`);
+      expect(outcomeOf(await run(c.input))).toBe('COMMITTED');
+      const loser = { ...c.input, taskId: 'task-2' };
+      const injector = stores.faults.arm(`${GENERATION_CUT_POINTS.abortCas}:${kind}`);
+      const result = await run(loser);
+      stores.faults.disarm();
+      expect(injector.fired).toHaveLength(1);
+      expect(result.status, `${result.error}: ${result.cause}`).toBe('SUCCEEDED');
+      expect(result.output).toMatchObject({ outcome: 'ABORTED', taskId: 'task-2' });
+      await expectProvenAbort(stores.ports, c, 'task-2');
+      await expectExactlyOneCommitted(stores.ports, c, 'task-1');
+      const again = await run(loser);
+      expect(again.output).toMatchObject({ outcome: 'ABORTED', taskId: 'task-2' });
+    },
+  );
 });
 
 describe('races', () => {
@@ -107,7 +122,7 @@ describe('races', () => {
     await expectExactlyOneCommitted(stores.ports, c);
   });
 
-  it('a commit that lands between a worker\'s reads is seen whole: task, record and head are one snapshot', async () => {
+  it("a commit that lands between a worker's reads is seen whole: task, record and head are one snapshot", async () => {
     // Two separate reads could straddle the commit transaction: the head read before it, the
     // record after it. The worker then saw its own won commit as "COMMITTED, head behind" and
     // failed Generation.Inconsistent (seen once in 150 runs of the race above).
@@ -137,8 +152,18 @@ describe('races', () => {
     const winner = first.output as { objectKey: string; sha256: string; size: number };
     const ref = { root: c.root, generation: c.input.generation, taskId: c.input.taskId };
     const reload = { outcome: 'COMMITTED', sha256: winner.sha256, resolvedBy: 'exact-winner-reload' };
-    expect(await writeGenerationObject(ref, stores.ports)).toEqual({ objectKey: winner.objectKey, sha256: winner.sha256, size: winner.size, reused: true });
-    expect(await recordPreparedGeneration({ ...ref, objectKey: winner.objectKey, sha256: winner.sha256, size: winner.size }, stores.ports)).toMatchObject({ state: 'COMMITTED', reused: true });
+    expect(await writeGenerationObject(ref, stores.ports)).toEqual({
+      objectKey: winner.objectKey,
+      sha256: winner.sha256,
+      size: winner.size,
+      reused: true,
+    });
+    expect(
+      await recordPreparedGeneration(
+        { ...ref, objectKey: winner.objectKey, sha256: winner.sha256, size: winner.size },
+        stores.ports,
+      ),
+    ).toMatchObject({ state: 'COMMITTED', reused: true });
     expect(await commitGeneration(ref, stores.ports)).toMatchObject(reload);
     expect(await probeGeneration(ref, stores.ports)).toMatchObject({ state: 'COMMITTED', ...reload });
     expect(await abortGeneration({ ...ref, reason: 'late' }, stores.ports)).toMatchObject(reload);
@@ -148,8 +173,12 @@ describe('races', () => {
     expect(await stores.ports.authority.get(generationKeys.task(c.root, c.input.taskId))).toBeUndefined();
     await expectExactlyOneCommitted(stores.ports, c);
     // Without the generation, or for a task the record does not name, the task is missing.
-    await expect(commitGeneration({ root: c.root, taskId: c.input.taskId }, stores.ports)).rejects.toMatchObject({ name: 'Generation.TaskMissing' });
-    await expect(commitGeneration({ ...ref, taskId: 'task-9' }, stores.ports)).rejects.toMatchObject({ name: 'Generation.TaskMissing' });
+    await expect(commitGeneration({ root: c.root, taskId: c.input.taskId }, stores.ports)).rejects.toMatchObject({
+      name: 'Generation.TaskMissing',
+    });
+    await expect(commitGeneration({ ...ref, taskId: 'task-9' }, stores.ports)).rejects.toMatchObject({
+      name: 'Generation.TaskMissing',
+    });
   });
 
   it('two tasks for the same slot: one commits, the other proves its abort', async () => {
@@ -177,7 +206,11 @@ describe('hostile durable state', () => {
   it('a source whose bytes fail their checksum is never materialized', async () => {
     const c = await newGenerationCase(stores.ports, 'bad-source');
     const first = c.input.sources[0]!;
-    expect(await replaceObject(stores.ports.objects, first.key, new TextEncoder().encode('tampered'), { sha256: first.sha256 })).toBe('APPLIED');
+    expect(
+      await replaceObject(stores.ports.objects, first.key, new TextEncoder().encode('tampered'), {
+        sha256: first.sha256,
+      }),
+    ).toBe('APPLIED');
     const result = await run(c.input);
     expect(result.output).toMatchObject({ outcome: 'ABORTED', reason: 'Cutpoint.ChecksumMismatch' });
     expect(await stores.ports.objects.head(outputKeyOf(c.input))).toBeUndefined();

@@ -22,7 +22,14 @@ const sourceRows = generateEvents(500, 864_000); // 100 a day: 200 in the window
 const windowIds = windowIdsOf(sourceRows, WINDOW);
 // Parts of ~100 rows, chunks of 30: 2+ parts, each with several chunks and a partial last one.
 const ROUTE = { chunkRows: 30, partRows: 100, maxConcurrency: 2 };
-const CUT_POINTS = [DELIVERY_CUT_POINTS.planPut, DELIVERY_CUT_POINTS.partClaim, DELIVERY_CUT_POINTS.chunkPut, TARGET_CUT_POINTS.loadChunk, DELIVERY_CUT_POINTS.partReceipt, LOCAL_CUT_POINTS.mapRunResultWrite];
+const CUT_POINTS = [
+  DELIVERY_CUT_POINTS.planPut,
+  DELIVERY_CUT_POINTS.partClaim,
+  DELIVERY_CUT_POINTS.chunkPut,
+  TARGET_CUT_POINTS.loadChunk,
+  DELIVERY_CUT_POINTS.partReceipt,
+  LOCAL_CUT_POINTS.mapRunResultWrite,
+];
 const KINDS: readonly FaultKind[] = ['crash-before', 'crash-after', 'lose-response', 'fail'];
 const cases = withKinds(CUT_POINTS, 0, KINDS);
 

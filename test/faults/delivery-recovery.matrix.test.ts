@@ -11,14 +11,27 @@ import type { RecoveryDeps, RecoveryInput } from '../../src/delivery/recovery/re
 import { begin, type BeginInput } from '../../src/delivery/steps/begin.js';
 import { createStaging } from '../../src/delivery/steps/create-staging.js';
 import { stagingTableNameOf } from '../../src/domain/delivery/identifiers.js';
-import { JOURNAL_STATES, permittedActions, type JournalState, type LiveAction } from '../../src/domain/delivery/journal-states.js';
+import {
+  JOURNAL_STATES,
+  permittedActions,
+  type JournalState,
+  type LiveAction,
+} from '../../src/domain/delivery/journal-states.js';
 import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.js';
 import type { SelectedRoute } from '../../src/domain/delivery/manifest-types.js';
 import type { FaultKind } from '../../src/domain/faults.js';
 import type { SourcePort } from '../../src/ports/source.js';
 import { SourceUnavailableError } from '../../src/domain/delivery/source-errors.js';
 import { forbiddenSource, type GuardedSource } from '../../src/delivery/source-guard.js';
-import { eventsTableDdl, fixedWindowManifest, generateEvents, newInvocationId, openDeliveryWorld, windowIdsOf, type DeliveryWorld } from '../support/delivery-world.js';
+import {
+  eventsTableDdl,
+  fixedWindowManifest,
+  generateEvents,
+  newInvocationId,
+  openDeliveryWorld,
+  windowIdsOf,
+  type DeliveryWorld,
+} from '../support/delivery-world.js';
 import { withKinds } from '../support/matrix-lane.js';
 
 /**
@@ -52,7 +65,14 @@ const windowIds = windowIdsOf(sourceRows, WINDOW);
 const C = DELIVERY_CUT_POINTS;
 const T = TARGET_CUT_POINTS;
 
-type ScenarioName = 'reconcile-published' | 'reconcile-unpublished' | 'reconcile-writing' | 'resume-published' | 'resume-verified' | 'retire-partial' | 'retire-unrecorded';
+type ScenarioName =
+  | 'reconcile-published'
+  | 'reconcile-unpublished'
+  | 'reconcile-writing'
+  | 'resume-published'
+  | 'resume-verified'
+  | 'retire-partial'
+  | 'retire-unrecorded';
 
 interface Scenario {
   name: ScenarioName;
@@ -85,25 +105,70 @@ interface Scenario {
  *   marker, journals it, drops it.
  */
 const SCENARIOS: readonly Scenario[] = [
-  { name: 'reconcile-published', action: 'reconcile', entry: 'PUBLICATION_UNKNOWN', goal: 'CUSTODY_RELEASED', cutPoints: [C.custodyAcquire, C.journalTransition] },
-  { name: 'reconcile-unpublished', action: 'reconcile', entry: 'PUBLICATION_UNKNOWN', goal: 'CUSTODY_RELEASED', cutPoints: [C.custodyAcquire, C.journalTransition] },
-  { name: 'reconcile-writing', action: 'reconcile', entry: 'WRITING_UNKNOWN', goal: 'RETIRED', cutPoints: [C.custodyAcquire, C.journalTransition] },
+  {
+    name: 'reconcile-published',
+    action: 'reconcile',
+    entry: 'PUBLICATION_UNKNOWN',
+    goal: 'CUSTODY_RELEASED',
+    cutPoints: [C.custodyAcquire, C.journalTransition],
+  },
+  {
+    name: 'reconcile-unpublished',
+    action: 'reconcile',
+    entry: 'PUBLICATION_UNKNOWN',
+    goal: 'CUSTODY_RELEASED',
+    cutPoints: [C.custodyAcquire, C.journalTransition],
+  },
+  {
+    name: 'reconcile-writing',
+    action: 'reconcile',
+    entry: 'WRITING_UNKNOWN',
+    goal: 'RETIRED',
+    cutPoints: [C.custodyAcquire, C.journalTransition],
+  },
   {
     name: 'resume-published',
     action: 'resume',
     entry: 'PUBLISHED',
     goal: 'CUSTODY_RELEASED',
-    cutPoints: [C.custodyAcquire, C.journalTransition, C.evidencePut, C.checkpointAdvance, T.dropStaging, C.custodyRelease],
+    cutPoints: [
+      C.custodyAcquire,
+      C.journalTransition,
+      C.evidencePut,
+      C.checkpointAdvance,
+      T.dropStaging,
+      C.custodyRelease,
+    ],
   },
   {
     name: 'resume-verified',
     action: 'resume',
     entry: 'VERIFIED_EOF',
     goal: 'CUSTODY_RELEASED',
-    cutPoints: [C.custodyAcquire, C.journalTransition, T.publishCommit, C.evidencePut, C.checkpointAdvance, T.dropStaging, C.custodyRelease],
+    cutPoints: [
+      C.custodyAcquire,
+      C.journalTransition,
+      T.publishCommit,
+      C.evidencePut,
+      C.checkpointAdvance,
+      T.dropStaging,
+      C.custodyRelease,
+    ],
   },
-  { name: 'retire-partial', action: 'retire', entry: 'PARTIAL_PROVED', goal: 'RETIRED', cutPoints: [C.custodyAcquire, T.dropStaging, C.custodyRelease] },
-  { name: 'retire-unrecorded', action: 'retire', entry: 'EMPTY_STAGING', goal: 'RETIRED', cutPoints: [C.custodyAcquire, C.stagingRecord, T.dropStaging, C.custodyRelease] },
+  {
+    name: 'retire-partial',
+    action: 'retire',
+    entry: 'PARTIAL_PROVED',
+    goal: 'RETIRED',
+    cutPoints: [C.custodyAcquire, T.dropStaging, C.custodyRelease],
+  },
+  {
+    name: 'retire-unrecorded',
+    action: 'retire',
+    entry: 'EMPTY_STAGING',
+    goal: 'RETIRED',
+    cutPoints: [C.custodyAcquire, C.stagingRecord, T.dropStaging, C.custodyRelease],
+  },
 ];
 
 const TARGET_POINTS = new Set<string>(Object.values(TARGET_CUT_POINTS));
@@ -111,7 +176,9 @@ const ACTION_ORDER: readonly LiveAction[] = ['reconcile', 'resume', 'retire'];
 /** A rule that never fires: arming it only counts hits. */
 const COUNT_ONLY = 'count.only:fail@1000000';
 
-const cases = withKinds(SCENARIOS.flatMap((scenario) => scenario.cutPoints.map((cutPoint) => [scenario.name, cutPoint] as const))).map(([[name, cutPoint], kind]) => [name, cutPoint, kind] as const);
+const cases = withKinds(
+  SCENARIOS.flatMap((scenario) => scenario.cutPoints.map((cutPoint) => [scenario.name, cutPoint] as const)),
+).map(([[name, cutPoint], kind]) => [name, cutPoint, kind] as const);
 const scenarioOf = (name: ScenarioName): Scenario => SCENARIOS.find((s) => s.name === name) as Scenario;
 
 let world: DeliveryWorld;
@@ -194,7 +261,9 @@ async function prepare(scenario: Scenario, c: Case): Promise<void> {
       break;
     case 'reconcile-writing':
     case 'retire-partial':
-      await expect(deliverWindow(c.beginInput, world.deps(c.deps.route, breakingSource()))).rejects.toThrow(SourceUnavailableError);
+      await expect(deliverWindow(c.beginInput, world.deps(c.deps.route, breakingSource()))).rejects.toThrow(
+        SourceUnavailableError,
+      );
       break;
     case 'retire-unrecorded': {
       const begun = await begin(c.beginInput, c.deps);
@@ -218,7 +287,10 @@ async function prepare(scenario: Scenario, c: Case): Promise<void> {
 
 /** Tables named `schema.name` (0 or 1). */
 async function tablesNamed(schema: string, name: string): Promise<number> {
-  const result = await world.admin.query(`SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = $2`, [schema, name]);
+  const result = await world.admin.query(
+    `SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = $2`,
+    [schema, name],
+  );
   return result.rowCount ?? 0;
 }
 
@@ -266,82 +338,93 @@ async function recoverToTerminal(c: Case, history: string[]): Promise<Invocation
 }
 
 describe('recovery actions: the cut points each passes through', () => {
-  it.each(SCENARIOS.map((s) => [s.name, s] as const))('%s: an unfaulted run hits exactly the matrix cut points and reaches its next state', async (_name, scenario) => {
-    const c = await newCase();
-    await prepare(scenario, c);
-    const stores = world.stores.faults.arm(COUNT_ONLY);
-    const target = world.targetFaults.arm(COUNT_ONLY);
-    let state: JournalState;
-    try {
-      state = (await RECOVERY_ACTIONS[scenario.action](c.recoveryInput, c.recoveryDeps)).state;
-    } finally {
-      world.stores.faults.disarm();
-      world.targetFaults.disarm();
-    }
-    const hit = Object.keys({ ...stores.hitCounts(), ...target.hitCounts() }).sort();
-    expect(hit).toEqual([...scenario.cutPoints].sort());
-    const next: Record<ScenarioName, JournalState> = {
-      'reconcile-published': 'PUBLISHED',
-      'reconcile-unpublished': 'VERIFIED_EOF',
-      'reconcile-writing': 'PARTIAL_PROVED',
-      'resume-published': 'CUSTODY_RELEASED',
-      'resume-verified': 'CUSTODY_RELEASED',
-      'retire-partial': 'RETIRED',
-      'retire-unrecorded': 'RETIRED',
-    };
-    expect(state).toBe(next[scenario.name]);
-    expect(c.refusing.attempts).toHaveLength(0);
-  }, 60_000);
+  it.each(SCENARIOS.map((s) => [s.name, s] as const))(
+    '%s: an unfaulted run hits exactly the matrix cut points and reaches its next state',
+    async (_name, scenario) => {
+      const c = await newCase();
+      await prepare(scenario, c);
+      const stores = world.stores.faults.arm(COUNT_ONLY);
+      const target = world.targetFaults.arm(COUNT_ONLY);
+      let state: JournalState;
+      try {
+        state = (await RECOVERY_ACTIONS[scenario.action](c.recoveryInput, c.recoveryDeps)).state;
+      } finally {
+        world.stores.faults.disarm();
+        world.targetFaults.disarm();
+      }
+      const hit = Object.keys({ ...stores.hitCounts(), ...target.hitCounts() }).sort();
+      expect(hit).toEqual([...scenario.cutPoints].sort());
+      const next: Record<ScenarioName, JournalState> = {
+        'reconcile-published': 'PUBLISHED',
+        'reconcile-unpublished': 'VERIFIED_EOF',
+        'reconcile-writing': 'PARTIAL_PROVED',
+        'resume-published': 'CUSTODY_RELEASED',
+        'resume-verified': 'CUSTODY_RELEASED',
+        'retire-partial': 'RETIRED',
+        'retire-unrecorded': 'RETIRED',
+      };
+      expect(state).toBe(next[scenario.name]);
+      expect(c.refusing.attempts).toHaveLength(0);
+    },
+    60_000,
+  );
 });
 
 describe('recovery actions: a persistent fault at each cut point, then the permitted actions', () => {
-  it.each(cases)('%s: %s × %s* → the goal, rows exactly once or none, source-free', async (name, cutPoint, kind: FaultKind) => {
-    const scenario = scenarioOf(name);
-    const c = await newCase();
-    await prepare(scenario, c);
+  it.each(cases)(
+    '%s: %s × %s* → the goal, rows exactly once or none, source-free',
+    async (name, cutPoint, kind: FaultKind) => {
+      const scenario = scenarioOf(name);
+      const c = await newCase();
+      await prepare(scenario, c);
 
-    const switchboard = TARGET_POINTS.has(cutPoint) ? world.targetFaults : world.stores.faults;
-    const injector = switchboard.arm(`${cutPoint}:${kind}${kind === 'delay' ? '=5' : ''}*`);
-    let firstOutcome: string;
-    try {
-      const result = await RECOVERY_ACTIONS[scenario.action](c.recoveryInput, c.recoveryDeps);
-      firstOutcome = `${scenario.action} → ${result.state}`;
-    } catch (error) {
-      firstOutcome = `${scenario.action} threw ${describeError(error)}`;
-    } finally {
-      switchboard.disarm();
-    }
-    // The faulted action reached the cut point.
-    expect(injector.fired.length, `${cutPoint} was not hit (${firstOutcome})`).toBeGreaterThan(0);
+      const switchboard = TARGET_POINTS.has(cutPoint) ? world.targetFaults : world.stores.faults;
+      const injector = switchboard.arm(`${cutPoint}:${kind}${kind === 'delay' ? '=5' : ''}*`);
+      let firstOutcome: string;
+      try {
+        const result = await RECOVERY_ACTIONS[scenario.action](c.recoveryInput, c.recoveryDeps);
+        firstOutcome = `${scenario.action} → ${result.state}`;
+      } catch (error) {
+        firstOutcome = `${scenario.action} threw ${describeError(error)}`;
+      } finally {
+        switchboard.disarm();
+      }
+      // The faulted action reached the cut point.
+      expect(injector.fired.length, `${cutPoint} was not hit (${firstOutcome})`).toBeGreaterThan(0);
 
-    const history: string[] = [scenario.entry, firstOutcome];
-    const record = await recoverToTerminal(c, history);
-    const trail = history.join(' → ');
+      const history: string[] = [scenario.entry, firstOutcome];
+      const record = await recoverToTerminal(c, history);
+      const trail = history.join(' → ');
 
-    expect(record.state, trail).toBe(scenario.goal);
-    // Every journaled transition is an edge of the seed's graph (asserted by the helper).
-    const transitions = await world.journalTransitions(c.invocationId);
-    expect(transitions.at(-1), trail).toMatch(new RegExp(`>${scenario.goal}$`));
-    expect(transitions.filter((t) => t.endsWith('>INCIDENT_RETAINED')), trail).toEqual([]);
+      expect(record.state, trail).toBe(scenario.goal);
+      // Every journaled transition is an edge of the seed's graph (asserted by the helper).
+      const transitions = await world.journalTransitions(c.invocationId);
+      expect(transitions.at(-1), trail).toMatch(new RegExp(`>${scenario.goal}$`));
+      expect(
+        transitions.filter((t) => t.endsWith('>INCIDENT_RETAINED')),
+        trail,
+      ).toEqual([]);
 
-    const checkpoint = await loadCheckpoint(world.stores.ports, record.targetId, 'daily');
-    expect(checkpoint?.version ?? 0, trail).toBeLessThanOrEqual(1);
-    expect(await world.receiptsOf(c.invocationId), trail).toBeLessThanOrEqual(1);
-    if (scenario.goal === 'CUSTODY_RELEASED') {
-      expect(await world.targetWindowIds(c.table, WINDOW), trail).toEqual(windowIds);
-      expect(await world.receiptsOf(c.invocationId), trail).toBe(1);
-      expect(checkpoint, trail).toMatchObject({ windowEnd: WINDOW.end, invocationId: c.invocationId, version: 1 });
-    } else {
-      expect(await world.targetWindowIds(c.table, WINDOW), trail).toEqual([]);
-      expect(await world.receiptsOf(c.invocationId), trail).toBe(0);
-      expect(checkpoint?.version ?? 0, trail).toBe(0);
-    }
-    expect(await ownedStageLeft(record), trail).toBe(0);
-    const custody = await loadCustody(world.stores.ports, record.targetId);
-    expect(custody, trail).toMatchObject({ state: 'RELEASED', invocationId: c.invocationId });
-    // No recovery action opened ClickHouse.
-    expect(c.refusing.attempts, trail).toHaveLength(0);
-  }, 60_000);
+      const checkpoint = await loadCheckpoint(world.stores.ports, record.targetId, 'daily');
+      expect(checkpoint?.version ?? 0, trail).toBeLessThanOrEqual(1);
+      expect(await world.receiptsOf(c.invocationId), trail).toBeLessThanOrEqual(1);
+      if (scenario.goal === 'CUSTODY_RELEASED') {
+        expect(await world.targetWindowIds(c.table, WINDOW), trail).toEqual(windowIds);
+        expect(await world.receiptsOf(c.invocationId), trail).toBe(1);
+        expect(checkpoint, trail).toMatchObject({ windowEnd: WINDOW.end, invocationId: c.invocationId, version: 1 });
+      } else {
+        expect(await world.targetWindowIds(c.table, WINDOW), trail).toEqual([]);
+        expect(await world.receiptsOf(c.invocationId), trail).toBe(0);
+        expect(checkpoint?.version ?? 0, trail).toBe(0);
+      }
+      expect(await ownedStageLeft(record), trail).toBe(0);
+      const custody = await loadCustody(world.stores.ports, record.targetId);
+      expect(custody, trail).toMatchObject({ state: 'RELEASED', invocationId: c.invocationId });
+      // No recovery action opened ClickHouse.
+      expect(c.refusing.attempts, trail).toHaveLength(0);
+    },
+    60_000,
+  );
 });
 
 describe('recovery actions: what the matrix found', () => {

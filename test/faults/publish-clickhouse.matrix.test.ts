@@ -65,36 +65,63 @@ function expectEnd(key: string, stop: Stop, trail: string): void {
 }
 
 describe(`F1 publish-clickhouse: a persistent fault at each cut point of the forward path, then only permitted actions, then I1–I10 (${MATRIX_LANE})`, () => {
-  it.concurrent.each(withKinds(FORWARD))('%s × %s*', async (cut, kind) => {
-    const result = await runGovernanceCase({ world, table: `f1_${++tables}`, spec: spec(cut, kind) });
-    expectEnd(`${cut}:${kind}`, result.stop, result.trail);
-  }, 120_000);
+  it.concurrent.each(withKinds(FORWARD))(
+    '%s × %s*',
+    async (cut, kind) => {
+      const result = await runGovernanceCase({ world, table: `f1_${++tables}`, spec: spec(cut, kind) });
+      expectEnd(`${cut}:${kind}`, result.stop, result.trail);
+    },
+    120_000,
+  );
 
-  it.concurrent.each(kindsAt(FORWARD.length))('publication.fence.rename × %s* (reached by publication.exchange:crash-before, then reconcile) → fenced → retired, or proven', async (kind) => {
-    const prelude = async (ctx: CaseContext): Promise<void> => {
-      ctx.lane.chFaults.arm('publication.exchange:crash-before');
-      try {
-        expect(await ctx.forward()).toBe('forward → PUBLICATION_UNKNOWN');
-      } finally {
-        ctx.lane.chFaults.disarm();
-      }
-    };
-    const result = await runGovernanceCase({ world, table: `f1_${++tables}`, spec: spec(PUBLICATION_CUT_POINTS.fenceRename, kind), prelude, faulted: (ctx) => ctx.act('reconcile') });
-    // The EXCHANGE never ran: the only end is fenced → REEXTRACT_REQUIRED → retired, the target still P.
-    expect(result.stop, result.trail).toBe('RETIRED');
-    expect(result.exchangeCount).toBe(0);
-    if (kind === 'lose-response') expect(result.trail).toMatch(/reconcile → REEXTRACT_REQUIRED/);
-  }, 60_000);
+  it.concurrent.each(kindsAt(FORWARD.length))(
+    'publication.fence.rename × %s* (reached by publication.exchange:crash-before, then reconcile) → fenced → retired, or proven',
+    async (kind) => {
+      const prelude = async (ctx: CaseContext): Promise<void> => {
+        ctx.lane.chFaults.arm('publication.exchange:crash-before');
+        try {
+          expect(await ctx.forward()).toBe('forward → PUBLICATION_UNKNOWN');
+        } finally {
+          ctx.lane.chFaults.disarm();
+        }
+      };
+      const result = await runGovernanceCase({
+        world,
+        table: `f1_${++tables}`,
+        spec: spec(PUBLICATION_CUT_POINTS.fenceRename, kind),
+        prelude,
+        faulted: (ctx) => ctx.act('reconcile'),
+      });
+      // The EXCHANGE never ran: the only end is fenced → REEXTRACT_REQUIRED → retired, the target still P.
+      expect(result.stop, result.trail).toBe('RETIRED');
+      expect(result.exchangeCount).toBe(0);
+      if (kind === 'lose-response') expect(result.trail).toMatch(/reconcile → REEXTRACT_REQUIRED/);
+    },
+    60_000,
+  );
 
-  it.concurrent("a successor's Begin whose boundary write's answer is lost: begin's reload proves it; the old window closed once", async () => {
-    await successorBoundaryCase(world, `f1_${++tables}`, 'lose-response');
-  }, 120_000);
+  it.concurrent(
+    "a successor's Begin whose boundary write's answer is lost: begin's reload proves it; the old window closed once",
+    async () => {
+      await successorBoundaryCase(world, `f1_${++tables}`, 'lose-response');
+    },
+    120_000,
+  );
 });
 
 // The reader child's cut point is armed through the environment the child inherits (process-wide): these run one at a time.
 describe('F1: quality.target.probe (inside the reader child) × every kind', () => {
-  it.each(kindsAt(FORWARD.length + 1))('quality.target.probe × %s*', async (kind) => {
-    const result = await runGovernanceCase({ world, table: `f1_${++tables}`, spec: spec(QUALITY_CUT_POINTS.targetProbe, kind), inChild: true });
-    expectEnd(`${QUALITY_CUT_POINTS.targetProbe}:${kind}`, result.stop, result.trail);
-  }, 60_000);
+  it.each(kindsAt(FORWARD.length + 1))(
+    'quality.target.probe × %s*',
+    async (kind) => {
+      const result = await runGovernanceCase({
+        world,
+        table: `f1_${++tables}`,
+        spec: spec(QUALITY_CUT_POINTS.targetProbe, kind),
+        inChild: true,
+      });
+      expectEnd(`${QUALITY_CUT_POINTS.targetProbe}:${kind}`, result.stop, result.trail);
+    },
+    60_000,
+  );
 });

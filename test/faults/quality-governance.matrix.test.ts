@@ -4,7 +4,12 @@ import { PUBLICATION_CUT_POINTS } from '../../src/domain/publication/cut-points.
 import type { FaultKind } from '../../src/domain/faults.js';
 import { PUBLICATION_STEPS } from '../../src/publication/publication-steps.js';
 import { OBSERVATION_CUT_POINTS, QUALITY_CUT_POINTS } from '../../src/quality/cut-points.js';
-import { runGovernanceCase, stepsThroughCheckpoint, type CaseContext, type Stop } from '../support/governance-matrix.js';
+import {
+  runGovernanceCase,
+  stepsThroughCheckpoint,
+  type CaseContext,
+  type Stop,
+} from '../support/governance-matrix.js';
 import { useGovernanceWorld } from '../support/governance-world.js';
 import { MATRIX_LANE, sampleOf, withKinds } from '../support/matrix-lane.js';
 
@@ -23,7 +28,12 @@ import { MATRIX_LANE, sampleOf, withKinds } from '../support/matrix-lane.js';
  * probe assertion (`amount < 0`, expect 0) written into the published table before observe.
  */
 
-const CUTS = [...OBSERVATION_CUT_POINTS, QUALITY_CUT_POINTS.replayRead, PUBLICATION_CUT_POINTS.predecessorDrop, DELIVERY_CUT_POINTS.custodyRelease];
+const CUTS = [
+  ...OBSERVATION_CUT_POINTS,
+  QUALITY_CUT_POINTS.replayRead,
+  PUBLICATION_CUT_POINTS.predecessorDrop,
+  DELIVERY_CUT_POINTS.custodyRelease,
+];
 type Entry = 'PREPARED' | 'TARGET_PENDING' | 'COMPLETE' | 'SUCCEEDED';
 const ENTRIES: readonly Entry[] = ['PREPARED', 'TARGET_PENDING', 'COMPLETE', 'SUCCEEDED'];
 
@@ -35,22 +45,35 @@ const ENTRIES: readonly Entry[] = ['PREPARED', 'TARGET_PENDING', 'COMPLETE', 'SU
  * checkpoint, cleanup) and the release remain.
  */
 const OBSERVATION_ONLY: readonly string[] = OBSERVATION_CUT_POINTS;
-export const PRUNED: ReadonlyArray<{ entry: Entry; cut: string; why: string }> = (['COMPLETE', 'SUCCEEDED'] as const).flatMap((entry) =>
+export const PRUNED: ReadonlyArray<{ entry: Entry; cut: string; why: string }> = (
+  ['COMPLETE', 'SUCCEEDED'] as const
+).flatMap((entry) =>
   OBSERVATION_ONLY.map((cut) => ({ entry, cut, why: 'observe is never offered once the capsule is COMPLETE' })),
 );
 const pruned = (entry: Entry, cut: string): boolean => PRUNED.some((p) => p.entry === entry && p.cut === cut);
-const COMBOS = ENTRIES.flatMap((entry) => CUTS.filter((cut) => !pruned(entry, cut)).map((cut) => [entry, cut] as const));
+const COMBOS = ENTRIES.flatMap((entry) =>
+  CUTS.filter((cut) => !pruned(entry, cut)).map((cut) => [entry, cut] as const),
+);
 /** What this lane runs (matrix-lane.ts): every combination, or one entry state per cut point. */
 const RUN = sampleOf(COMBOS, ([, cut]) => cut);
 const child = (cut: string): boolean => cut === QUALITY_CUT_POINTS.targetProbe;
 
 /** The cases §6 leaves to the operator (the guard kept after an unverified end, or the terminal FAILED). */
 function expectedStops(cut: string, kind: FaultKind): readonly Stop[] {
-  if (cut === QUALITY_CUT_POINTS.failedCommit) return kind === 'crash-before' || kind === 'fail' || kind === 'lose-request' ? ['GUARD_HELD'] : ['FAILED'];
+  if (cut === QUALITY_CUT_POINTS.failedCommit)
+    return kind === 'crash-before' || kind === 'fail' || kind === 'lose-request' ? ['GUARD_HELD'] : ['FAILED'];
   if (cut === QUALITY_CUT_POINTS.workerReap && kind !== 'delay') return ['GUARD_HELD'];
   if (cut === QUALITY_CUT_POINTS.readerAcquire && kind === 'crash-after') return ['GUARD_HELD'];
-  if (cut === QUALITY_CUT_POINTS.completeCommit && (kind === 'crash-before' || kind === 'fail' || kind === 'lose-request')) return ['GUARD_HELD'];
-  if (cut === QUALITY_CUT_POINTS.pendingCommit && (kind === 'crash-before' || kind === 'fail' || kind === 'lose-request')) return ['GUARD_HELD'];
+  if (
+    cut === QUALITY_CUT_POINTS.completeCommit &&
+    (kind === 'crash-before' || kind === 'fail' || kind === 'lose-request')
+  )
+    return ['GUARD_HELD'];
+  if (
+    cut === QUALITY_CUT_POINTS.pendingCommit &&
+    (kind === 'crash-before' || kind === 'fail' || kind === 'lose-request')
+  )
+    return ['GUARD_HELD'];
   return ['CUSTODY_RELEASED'];
 }
 
@@ -61,7 +84,9 @@ async function enter(ctx: CaseContext, entry: Entry, cut: string): Promise<void>
   if (entry === 'SUCCEEDED') return void expect(await ctx.forward(stepsThroughCheckpoint)).toBe('forward → SUCCEEDED');
   expect(await ctx.forward(entry === 'COMPLETE' ? THROUGH_OBSERVE : THROUGH_DISPATCH)).toBe('forward → PUBLISHED');
   if (cut === QUALITY_CUT_POINTS.failedCommit) {
-    await ctx.world.observe.ch.client.command({ query: `INSERT INTO pub.${ctx.table} VALUES (99998, '2026-11-02 13:00:00.000', 'late', -1, 'breaks the assertion')` });
+    await ctx.world.observe.ch.client.command({
+      query: `INSERT INTO pub.${ctx.table} VALUES (99998, '2026-11-02 13:00:00.000', 'late', -1, 'breaks the assertion')`,
+    });
   }
   if (entry === 'TARGET_PENDING') {
     ctx.observeBudgetMs = 0;
@@ -94,11 +119,9 @@ describe(`F2 governance: entry state × cut point × kind, then only permitted a
     expect(COMBOS.length + PRUNED.length).toBe(ENTRIES.length * CUTS.length);
     expect(PRUNED.map((p) => `${p.entry} × ${p.cut}`)).toHaveLength(16);
   });
-  it.concurrent.each(withKinds(RUN.filter(([, cut]) => !child(cut))).map(([[entry, cut], kind]) => [entry, cut, kind] as const))(
-    '%s × %s × %s*',
-    (entry, cut, kind) => runCase(entry, cut, kind),
-    120_000,
-  );
+  it.concurrent.each(
+    withKinds(RUN.filter(([, cut]) => !child(cut))).map(([[entry, cut], kind]) => [entry, cut, kind] as const),
+  )('%s × %s × %s*', (entry, cut, kind) => runCase(entry, cut, kind), 120_000);
 });
 
 // The reader child's cut point is armed through the environment it inherits (process-wide): one at a time.

@@ -6,7 +6,19 @@ import { QUALITY_CUT_POINTS } from '../../src/quality/cut-points.js';
 import { newInvocationId } from '../support/delivery-world.js';
 import { flowStep, operatorAction, successorBegin, zombieObserve } from '../support/quality-history-actions.js';
 import { checkHistory } from '../support/quality-history-checks.js';
-import { CUT_POINTS_OF, HISTORY_CUT_POINTS, History, HistoryError, inspectOp, messageOf, openHistoryWorld, SELECTOR, type HistoryWorld, type Op, type TableModel } from '../support/quality-history.js';
+import {
+  CUT_POINTS_OF,
+  HISTORY_CUT_POINTS,
+  History,
+  HistoryError,
+  inspectOp,
+  messageOf,
+  openHistoryWorld,
+  SELECTOR,
+  type HistoryWorld,
+  type Op,
+  type TableModel,
+} from '../support/quality-history.js';
 
 /**
  * A seeded randomized history of ClickHouse publication and quality governance (seed 000,
@@ -52,7 +64,8 @@ const TIMEOUT_MS = 180_000;
 
 function intOf(name: string, raw: string): number {
   const n = Number(raw.trim());
-  if (raw.trim() === '' || !Number.isSafeInteger(n) || n < 0) throw new Error(`${name} must be a non-negative integer, got "${raw}"`);
+  if (raw.trim() === '' || !Number.isSafeInteger(n) || n < 0)
+    throw new Error(`${name} must be a non-negative integer, got "${raw}"`);
   return n;
 }
 function intEnv(name: string): number | undefined {
@@ -60,7 +73,8 @@ function intEnv(name: string): number | undefined {
   return raw === undefined || raw.trim() === '' ? undefined : intOf(name, raw);
 }
 
-const replayCommand = (seed: number): string => `QH_SEED=${seed}${STEPS === DEFAULT_STEPS ? '' : ` QH_STEPS=${STEPS}`} npx vitest run ${FILE}`;
+const replayCommand = (seed: number): string =>
+  `QH_SEED=${seed}${STEPS === DEFAULT_STEPS ? '' : ` QH_STEPS=${STEPS}`} npx vitest run ${FILE}`;
 
 /** End states with nothing permitted that are retained on purpose (an operator's incident, never a stuck run). */
 const RETAINED_DIAGNOSTICS = new Set(['quality.reader_guard_held', 'quality.failed', 'quality.replay_window_closed']);
@@ -85,8 +99,18 @@ async function newTable(h: History): Promise<void> {
   hw.actor.current = 'flow:begin';
   for (let i = 0; i < 4; i++) {
     try {
-      const begun = await begin({ invocationId, session: `run-${invocationId.slice(4, 14)}`, manifestText, selector: SELECTOR }, deps);
-      const table: TableModel = { name, targetId: begun.targetId, initialUuid, uuids: [initialUuid], ops: [], checkpointVersion: 0 };
+      const begun = await begin(
+        { invocationId, session: `run-${invocationId.slice(4, 14)}`, manifestText, selector: SELECTOR },
+        deps,
+      );
+      const table: TableModel = {
+        name,
+        targetId: begun.targetId,
+        initialUuid,
+        uuids: [initialUuid],
+        ops: [],
+        checkpointVersion: 0,
+      };
       h.tables.push(table);
       const op = h.newOp(table, invocationId, begun.fence, begun.targetId);
       h.note(`${name}: ${op.name} begun (${begun.state})`);
@@ -108,7 +132,11 @@ function armFault(h: History): void {
   }
   // Mostly where an operation is about to go: its flow's next step, or an operator action.
   const op = h.rng.pick(h.ops());
-  const where = h.rng.chance(0.75) ? (op.next !== undefined ? PUBLICATION_STEPS[op.next]![0] : h.rng.pick(['reconcile', 'resume', 'observe', 'retire', 'begin'])) : undefined;
+  const where = h.rng.chance(0.75)
+    ? op.next !== undefined
+      ? PUBLICATION_STEPS[op.next]![0]
+      : h.rng.pick(['reconcile', 'resume', 'observe', 'retire', 'begin'])
+    : undefined;
   const spec = `${h.rng.pick(where ? CUT_POINTS_OF[where]! : HISTORY_CUT_POINTS)}:${kind}${suffix}`;
   if (h.armed && !hw.fired() && h.rng.chance(0.6)) return; // the armed one waits for its cut point
   hw.arm(spec);
@@ -122,7 +150,13 @@ async function runStep(h: History): Promise<void> {
   const ops = h.ops();
   const flowing = ops.filter((o) => o.next !== undefined);
   const published = ops.filter((o) => o.staleCapsule !== undefined);
-  const kind = h.rng.weighted<StepKind>({ flow: flowing.length ? 40 : 0, operator: 18, zombie: published.length ? 14 : 0, successor: 6, fault: 14 });
+  const kind = h.rng.weighted<StepKind>({
+    flow: flowing.length ? 40 : 0,
+    operator: 18,
+    zombie: published.length ? 14 : 0,
+    successor: 6,
+    fault: 14,
+  });
   switch (kind) {
     case 'flow':
       return flowStep(h, h.rng.pick(flowing));
@@ -150,14 +184,20 @@ async function driveToEnd(h: History, op: Op): Promise<void> {
     } else if (op.next !== undefined) {
       await flowStep(h, op);
     } else {
-      h.check(RETAINED_DIAGNOSTICS.has(seen.diagnostic), `${op.name} stuck in ${seen.state} with nothing permitted (${seen.diagnostic}) and no flow`);
+      h.check(
+        RETAINED_DIAGNOSTICS.has(seen.diagnostic),
+        `${op.name} stuck in ${seen.state} with nothing permitted (${seen.diagnostic}) and no flow`,
+      );
       h.note(`${op.name} ends retained: ${seen.state} (${seen.diagnostic})`);
       return;
     }
     await checkHistory(h);
   }
   const seen = await inspectOp(hw.checkPorts, op);
-  h.check(false, `${op.name} did not converge: ${seen.state} (${seen.diagnostic}), permitted [${seen.actions.join(', ')}]`);
+  h.check(
+    false,
+    `${op.name} did not converge: ${seen.state} (${seen.diagnostic}), permitted [${seen.actions.join(', ')}]`,
+  );
 }
 
 async function runHistory(h: History): Promise<void> {
@@ -193,10 +233,17 @@ describe(`randomized publication + governance history (${STEPS} steps per seed; 
         const h = new History(seed, hw);
         try {
           await runHistory(h);
-          if (TRACE) process.stderr.write(`seed ${seed}: ${h.ops().length} operations, faults fired: ${h.firedFaults.join(', ') || 'none'}\n  ${h.trace.join('\n  ')}\n`);
+          if (TRACE)
+            process.stderr.write(
+              `seed ${seed}: ${h.ops().length} operations, faults fired: ${h.firedFaults.join(', ') || 'none'}\n  ${h.trace.join('\n  ')}\n`,
+            );
         } catch (error) {
-          const message = error instanceof HistoryError ? error.message : `[seed ${seed}, step ${h.step}] ${messageOf(error)}`;
-          throw new Error(`${message}\n  replay: ${replayCommand(seed)}\n  last steps:\n    ${h.trace.slice(-40).join('\n    ')}`, { cause: error });
+          const message =
+            error instanceof HistoryError ? error.message : `[seed ${seed}, step ${h.step}] ${messageOf(error)}`;
+          throw new Error(
+            `${message}\n  replay: ${replayCommand(seed)}\n  last steps:\n    ${h.trace.slice(-40).join('\n    ')}`,
+            { cause: error },
+          );
         } finally {
           hw.disarm();
           delete process.env.CUTPOINT_FAULTS;
@@ -206,4 +253,3 @@ describe(`randomized publication + governance history (${STEPS} steps per seed; 
     );
   }
 });
-

@@ -37,13 +37,20 @@ beforeAll(async () => {
  * acknowledged path (test/faults/stream-gen0.matrix.test.ts).
  */
 const ROWS: Array<[row: string, spec: (kind: FaultKind) => string]> = [
-  ['Before primary WAL I/O / WAL partial or uncertain / WAL durable, before head CAS', (k) => `${STREAM_CUT_POINTS.wal}:${k}`],
+  [
+    'Before primary WAL I/O / WAL partial or uncertain / WAL durable, before head CAS',
+    (k) => `${STREAM_CUT_POINTS.wal}:${k}`,
+  ],
   ['Before head CAS / head CAS condition / head CAS unknown (re-issued)', (k) => `${STREAM_CUT_POINTS.headCas}:${k}`],
-  ['Head CAS unknown for good, then the lane suspension', (k) => `${STREAM_CUT_POINTS.headCas}:lose-request*,${STREAM_CUT_POINTS.suspend}:${k}`],
+  [
+    'Head CAS unknown for good, then the lane suspension',
+    (k) => `${STREAM_CUT_POINTS.headCas}:lose-request*,${STREAM_CUT_POINTS.suspend}:${k}`,
+  ],
 ];
 
 const bytes = (rs: string[]) => rs.map((r) => new TextEncoder().encode(r));
-const resolveWriterFlow = (lane: LaneRef, writerId: string): Promise<FlowResult> => runFlow('stream-resolve-append', { ...lane, writerId }, { ports: stores.ports, retryIntervalMs: 0 });
+const resolveWriterFlow = (lane: LaneRef, writerId: string): Promise<FlowResult> =>
+  runFlow('stream-resolve-append', { ...lane, writerId }, { ports: stores.ports, retryIntervalMs: 0 });
 
 const oneShot = withKinds(ROWS).map(([[row, spec], kind]) => [row, kind, spec(kind)] as const);
 const persistent = withKinds(ROWS, 3).map(([[row, spec], kind]) => [row, kind, spec(kind)] as const);
@@ -52,7 +59,10 @@ const persistent = withKinds(ROWS, 3).map(([[row, spec], kind]) => [row, kind, s
  * Runs one faulted append and everything an operator would do after it, returning the
  * batches that were acknowledged (KNOWN_COMMITTED).
  */
-async function appendThenRecover(spec: string, label: string): Promise<{ acknowledged: Acknowledged[]; first: string | undefined; lane: { stream: string; partition: number } }> {
+async function appendThenRecover(
+  spec: string,
+  label: string,
+): Promise<{ acknowledged: Acknowledged[]; first: string | undefined; lane: { stream: string; partition: number } }> {
   const { lane, session } = await newLane(stores.ports, label);
   const acknowledged: Acknowledged[] = [];
   const a1 = { attemptId: 'a1', records: batchOf('a1', 3) };
@@ -138,7 +148,9 @@ describe('faults while resolving a MAY_HAVE_COMMITTED append', () => {
       expect(statusOf(first)).toBe('MAY_HAVE_COMMITTED');
       // While suspended, nothing else appends: not a new attempt, not the same one.
       stores.faults.disarm();
-      expect((await appendFlow(stores.ports, lane, session, 'a9', batchOf('a9', 1))).output).toMatchObject({ status: 'KNOWN_NOT_COMMITTED' });
+      expect((await appendFlow(stores.ports, lane, session, 'a9', batchOf('a9', 1))).output).toMatchObject({
+        status: 'KNOWN_NOT_COMMITTED',
+      });
       stores.faults.arm(`${cutPoint}:${kind}`);
       let resolved = await resolveFlow(stores.ports, lane, 'a1');
       stores.faults.disarm();
@@ -155,7 +167,9 @@ describe('faults while resolving a LaneWriter that died holding its lane (stream
   const cuts = [STREAM_CUT_POINTS.resolveFence, STREAM_CUT_POINTS.writerRelease];
   const once = withKinds(cuts).map(([cut, kind]) => [cut, kind, `${cut}:${kind}`] as const);
   // Persisting, a fault ends the execution with the slot still held: the same command again finishes it.
-  const persisting = withKinds(cuts, 3, ['crash-before', 'fail', 'lose-request']).map(([cut, kind]) => [cut, `${kind}*`, `${cut}:${kind}*`] as const);
+  const persisting = withKinds(cuts, 3, ['crash-before', 'fail', 'lose-request']).map(
+    ([cut, kind]) => [cut, `${kind}*`, `${cut}:${kind}*`] as const,
+  );
   it.each([...once, ...persisting])(
     '%s × %s → every attempt settled, the slot released; a re-run reports the same',
     async (_cut, kind, spec) => {
@@ -166,14 +180,19 @@ describe('faults while resolving a LaneWriter that died holding its lane (stream
       expect(await dead.append(bytes(b1.records), b1.attemptId)).toMatchObject({ status: 'KNOWN_COMMITTED' });
       const b2 = { attemptId: dead.nextAttemptId(), records: batchOf('b2', 1) };
       stores.faults.arm(`${STREAM_CUT_POINTS.headCas}:lose-request*,${STREAM_CUT_POINTS.suspend}:crash-before*`);
-      await expect(dead.append(bytes(b2.records), b2.attemptId)).rejects.toMatchObject({ name: 'Cutpoint.WorkerCrashed' });
+      await expect(dead.append(bytes(b2.records), b2.attemptId)).rejects.toMatchObject({
+        name: 'Cutpoint.WorkerCrashed',
+      });
       stores.faults.arm(spec);
       let resolved = await resolveWriterFlow(lane, dead.writerId);
       stores.faults.disarm();
       if (kind.endsWith('*')) expect(resolved.status, 'a fault on every try ends the execution').toBe('FAILED');
       if (resolved.status !== 'SUCCEEDED') {
         // An interrupted resolve leaves the slot held: the same command again finishes it.
-        expect((await stores.ports.authority.get(laneKeys.head(lane)))?.writer, `${resolved.error}: ${resolved.cause}`).toMatchObject({ id: dead.writerId });
+        expect(
+          (await stores.ports.authority.get(laneKeys.head(lane)))?.writer,
+          `${resolved.error}: ${resolved.cause}`,
+        ).toMatchObject({ id: dead.writerId });
         resolved = await resolveWriterFlow(lane, dead.writerId);
       }
       expect(resolved.status, `${resolved.error}: ${resolved.cause}`).toBe('SUCCEEDED');
@@ -188,7 +207,11 @@ describe('faults while resolving a LaneWriter that died holding its lane (stream
       expect((await resolveWriterFlow(lane, dead.writerId)).output).toEqual(resolved.output);
       const next = new LaneWriter(stores.ports, lane, session);
       const b3 = { attemptId: next.nextAttemptId(), records: b2.records };
-      expect(await next.append(bytes(b3.records), b3.attemptId)).toMatchObject({ status: 'KNOWN_COMMITTED', start: 2, end: 3 });
+      expect(await next.append(bytes(b3.records), b3.attemptId)).toMatchObject({
+        status: 'KNOWN_COMMITTED',
+        start: 2,
+        end: 3,
+      });
       expect(await next.close()).toEqual({ released: true, unsettled: [] });
       await expectLaneInvariant(stores.ports, lane, [b1, b3]);
     },

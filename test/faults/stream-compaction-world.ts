@@ -14,7 +14,11 @@ import { batchOf, newLane, type Acknowledged } from '../support/stream-fixture.j
 export const bytesOf = (rs: string[]) => rs.map((r) => new TextEncoder().encode(r));
 export const textOf = (rs: Array<{ data: string }>) => rs.map((r) => Buffer.from(r.data, 'base64').toString());
 
-export async function laneWithRanges(ports: Ports, label: string, n: number): Promise<{ lane: LaneRef; session: Fence; writer: LaneWriter; acknowledged: Acknowledged[] }> {
+export async function laneWithRanges(
+  ports: Ports,
+  label: string,
+  n: number,
+): Promise<{ lane: LaneRef; session: Fence; writer: LaneWriter; acknowledged: Acknowledged[] }> {
   const { lane, session } = await newLane(ports, label);
   const writer = new LaneWriter(ports, lane, session);
   const acknowledged: Acknowledged[] = [];
@@ -39,12 +43,23 @@ export async function compactionsOf(ports: Ports, lane: LaneRef): Promise<Compac
  * allocated under the root, the object one verified batch of exactly the run's records in
  * order, the mark past it, and the task item cleaned up.
  */
-export async function expectCompacted(ports: Ports, lane: LaneRef, records: string[], start: number, end: number): Promise<CompactionRecord> {
+export async function expectCompacted(
+  ports: Ports,
+  lane: LaneRef,
+  records: string[],
+  start: number,
+  end: number,
+): Promise<CompactionRecord> {
   const all = (await compactionsOf(ports, lane)).filter((c) => c.start < end && c.end > start);
   expect(all, `compactions over [${start}, ${end})`).toHaveLength(1);
   const c = all[0]!;
   expect(c).toMatchObject({ start, end, generation: 0, recordCount: end - start });
-  expect(await loadRecord(ports, c.root, 0)).toMatchObject({ state: 'COMMITTED', taskId: c.taskId, objectKey: c.objectKey, sha256: c.sha256 });
+  expect(await loadRecord(ports, c.root, 0)).toMatchObject({
+    state: 'COMMITTED',
+    taskId: c.taskId,
+    objectKey: c.objectKey,
+    sha256: c.sha256,
+  });
   expect(await loadRecord(ports, c.root, 1)).toBeUndefined();
   expect(await loadHead(ports, c.root)).toMatchObject({ generation: 0, taskId: c.taskId });
   const object = await readVerified(ports.objects, c.objectKey, c.sha256);

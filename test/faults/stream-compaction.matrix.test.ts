@@ -23,7 +23,10 @@ beforeAll(async () => {
 
 const RUN_CUT_POINTS = COMPACTION_RUN_CUT_POINTS;
 
-const CASES = [...withKinds(RUN_CUT_POINTS).map(([c, k]) => [c, k, '*'] as const), ...withKinds(RUN_CUT_POINTS, 3).map(([c, k]) => [c, k, ''] as const)];
+const CASES = [
+  ...withKinds(RUN_CUT_POINTS).map(([c, k]) => [c, k, '*'] as const),
+  ...withKinds(RUN_CUT_POINTS, 3).map(([c, k]) => [c, k, ''] as const),
+];
 
 describe(`compaction under faults (${MATRIX_LANE})`, () => {
   it.each(CASES)('%s × %s%s, then a clean re-run', async (cut, kind, persistent) => {

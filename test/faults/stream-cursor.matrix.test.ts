@@ -53,8 +53,10 @@ async function faulted(spec: string, step: () => Promise<unknown>): Promise<void
   expect(armed.fired.length, `no fault fired for ${spec}`).toBeGreaterThan(0);
 }
 
-const take = (w: World, owner: string, session: string) => takeoverCursor({ ...w.lane, group: GROUP, owner, session }, stores.ports);
-const commit = (w: World, session: Fence, position: number) => commitCursor({ ...w.lane, group: GROUP, session, position }, stores.ports);
+const take = (w: World, owner: string, session: string) =>
+  takeoverCursor({ ...w.lane, group: GROUP, owner, session }, stores.ports);
+const commit = (w: World, session: Fence, position: number) =>
+  commitCursor({ ...w.lane, group: GROUP, session, position }, stores.ports);
 
 /** Each cut point's scenario: the faulted call, its recovery, and what must hold after. */
 const SCENARIOS: Record<string, (w: World, kind: FaultKind) => Promise<void>> = {
@@ -88,7 +90,11 @@ const SCENARIOS: Record<string, (w: World, kind: FaultKind) => Promise<void>> = 
     const set = () => setRetentionPolicy({ stream: w.lane.stream, groups: [GROUP] }, stores.ports);
     await faulted(`${CURSOR_CUT_POINTS.policy}:${kind}`, set);
     expect(await set()).toEqual({ stream: w.lane.stream, groups: [GROUP] }); // recovery
-    await expect(trimLane({ ...w.lane, to: 6 }, stores.ports)).rejects.toMatchObject({ code: 'stream.trim_past_cursor', group: GROUP, position: 4 });
+    await expect(trimLane({ ...w.lane, to: 6 }, stores.ports)).rejects.toMatchObject({
+      code: 'stream.trim_past_cursor',
+      group: GROUP,
+      position: 4,
+    });
     expect(await trimLane({ ...w.lane, to: 4 }, stores.ports)).toMatchObject({ trimOffset: 4 });
   },
   /** The trim's own CAS, when the policy makes it a transaction with the named cursors. */
@@ -96,7 +102,10 @@ const SCENARIOS: Record<string, (w: World, kind: FaultKind) => Promise<void>> = 
     await setRetentionPolicy({ stream: w.lane.stream, groups: [GROUP] }, stores.ports);
     await faulted(`${STREAM_CUT_POINTS.trimCas}:${kind}`, () => trimLane({ ...w.lane, to: 4 }, stores.ports));
     expect(await trimLane({ ...w.lane, to: 4 }, stores.ports)).toMatchObject({ trimOffset: 4 }); // recovery
-    await expect(trimLane({ ...w.lane, to: 5 }, stores.ports)).rejects.toMatchObject({ code: 'stream.trim_past_cursor', position: 4 });
+    await expect(trimLane({ ...w.lane, to: 5 }, stores.ports)).rejects.toMatchObject({
+      code: 'stream.trim_past_cursor',
+      position: 4,
+    });
   },
 };
 
@@ -113,24 +122,33 @@ async function expectCursorInvariant(w: World): Promise<void> {
   expect(cursor.position).toBeLessThanOrEqual(head.committedEnd);
   expect(cursor.position).toBeGreaterThanOrEqual(head.trimOffset);
   for (let i = 1; i < w.observed.length; i++) {
-    if (!w.observed[i]!.seek) expect(w.observed[i]!.position, `step ${i} moved the cursor back`).toBeGreaterThanOrEqual(w.observed[i - 1]!.position);
+    if (!w.observed[i]!.seek)
+      expect(w.observed[i]!.position, `step ${i} moved the cursor back`).toBeGreaterThanOrEqual(
+        w.observed[i - 1]!.position,
+      );
   }
   // Every epoch up to the current one was issued exactly once, and names the cursor's session.
-  const issued = await stores.ports.authority.query(`lane#${w.lane.stream}/${w.lane.partition}`, `cursor-fence#${GROUP}#`);
+  const issued = await stores.ports.authority.query(
+    `lane#${w.lane.stream}/${w.lane.partition}`,
+    `cursor-fence#${GROUP}#`,
+  );
   expect(issued.map((r) => r.epoch)).toEqual(Array.from({ length: cursor.fence.epoch }, (_, i) => i + 1));
   expect(issued.at(-1)).toMatchObject({ owner: cursor.fence.owner, group: GROUP });
 }
 
 describe(`cursor fault matrix (${MATRIX_LANE})`, () => {
-  it.each(withKinds(Object.keys(SCENARIOS)))('%s × %s, then recovery and the cursor invariant', async (cutPoint, kind) => {
-    const { lane } = await cursorLane(stores.ports, `m-${kind}`, [4, 4, 4]);
-    const session = newSession();
-    await takeoverCursor({ ...lane, group: GROUP, owner: 'consumer-a', session }, stores.ports);
-    const w: World = { lane, observed: [], consumer: { owner: 'consumer-a', session, epoch: 1 } };
-    await observe(w);
-    await commit(w, w.consumer, 4);
-    await observe(w);
-    await SCENARIOS[cutPoint]!(w, kind);
-    await expectCursorInvariant(w);
-  });
+  it.each(withKinds(Object.keys(SCENARIOS)))(
+    '%s × %s, then recovery and the cursor invariant',
+    async (cutPoint, kind) => {
+      const { lane } = await cursorLane(stores.ports, `m-${kind}`, [4, 4, 4]);
+      const session = newSession();
+      await takeoverCursor({ ...lane, group: GROUP, owner: 'consumer-a', session }, stores.ports);
+      const w: World = { lane, observed: [], consumer: { owner: 'consumer-a', session, epoch: 1 } };
+      await observe(w);
+      await commit(w, w.consumer, 4);
+      await observe(w);
+      await SCENARIOS[cutPoint]!(w, kind);
+      await expectCursorInvariant(w);
+    },
+  );
 });

@@ -46,14 +46,22 @@ export async function compactedGcWorld(base: Ports, label: string): Promise<GcWo
   await compactLane({ ...lane, maxRanges: 2 }, ports); // c5: [5,11)
   const prepared = await uncommittedCompaction(ports, lane, 'prepare'); // c11: [11,16)
   const compactions = await compactionsOf(ports, lane);
-  expect(compactions.map((c) => [c.start, c.end])).toEqual([[0, 5], [5, 11]]);
+  expect(compactions.map((c) => [c.start, c.end])).toEqual([
+    [0, 5],
+    [5, 11],
+  ]);
   await trimLane({ ...lane, to: 5 }, ports);
   const orphans = await putOrphan(ports, lane, 'dead-1');
   await crashedReader(ports, lane, clock);
 
   const commits = (await ports.authority.query(laneKeys.pk(lane), 'commit#')) as unknown as CommitRecord[];
   const wal = commits.map((c) => c.walKey);
-  const compacted: CompactedObjects = { trimmed: compactions[0]!.objectKey, aborted, live: compactions[1]!.objectKey, prepared };
+  const compacted: CompactedObjects = {
+    trimmed: compactions[0]!.objectKey,
+    aborted,
+    live: compactions[1]!.objectKey,
+    prepared,
+  };
   return {
     lane,
     ports,
@@ -70,13 +78,22 @@ export async function compactedGcWorld(base: Ports, label: string): Promise<GcWo
 }
 
 /** The lane's next compaction (two ranges) registered and written, then aborted or left PREPARED. */
-async function uncommittedCompaction(ports: Ports, lane: { stream: string; partition: number }, end: 'abort' | 'prepare'): Promise<string> {
+async function uncommittedCompaction(
+  ports: Ports,
+  lane: { stream: string; partition: number },
+  end: 'abort' | 'prepare',
+): Promise<string> {
   const plan = (await planCompaction(ports, lane, 2, DEFAULT_MAX_BYTES))!;
   expect(plan).toBeDefined();
   await registerGenerationTask(plan.spec, ports);
   const written = await writeCompactedObject(ports, plan.spec, plan.commits);
   const ref = { root: plan.spec.root, taskId: plan.spec.taskId };
-  if (end === 'abort') expect(await abortGeneration({ ...ref, reason: 'test' }, ports)).toMatchObject({ outcome: 'ABORTED' });
-  else await recordPreparedGeneration({ ...ref, objectKey: written.objectKey, sha256: written.sha256, size: written.size }, ports);
+  if (end === 'abort')
+    expect(await abortGeneration({ ...ref, reason: 'test' }, ports)).toMatchObject({ outcome: 'ABORTED' });
+  else
+    await recordPreparedGeneration(
+      { ...ref, objectKey: written.objectKey, sha256: written.sha256, size: written.size },
+      ports,
+    );
   return written.objectKey;
 }

@@ -57,7 +57,12 @@ export class MovableClock implements Clock {
  * lives (epochs) of every lifecycle root GC retired are counted per object key too, so a
  * key's lives stay countable after its root is gone (src/stream/gc/retention.ts).
  */
-export function countingPorts(base: Ports, clock: Clock, deletes: Map<string, number>, retiredLives?: Map<string, number>): Ports {
+export function countingPorts(
+  base: Ports,
+  clock: Clock,
+  deletes: Map<string, number>,
+  retiredLives?: Map<string, number>,
+): Ports {
   const inner = base.objects;
   const inFlight = new Map<string, { running: number; counted: boolean }>();
   const objects: ObjectStore = {
@@ -85,18 +90,24 @@ export function countingPorts(base: Ports, clock: Clock, deletes: Map<string, nu
       }
     },
   };
-  const authority = retiredLives ? interceptPorts(base, { authority: { delete: countingRetirements(base.authority, retiredLives) } }).authority : base.authority;
+  const authority = retiredLives
+    ? interceptPorts(base, { authority: { delete: countingRetirements(base.authority, retiredLives) } }).authority
+    : base.authority;
   return { authority, objects, clock };
 }
 
 /** An authority DELETE that adds the epoch of each lifecycle root a GC retirement removed (it was there before, gone after). */
 function countingRetirements(inner: AuthorityStore, lives: Map<string, number>): AuthorityStore['delete'] {
   return async (cut, key, expect_) => {
-    const root = cut === GC_CUT_POINTS.retention && key.sk.startsWith('root#') ? ((await inner.get(key)) as unknown as LifecycleRoot | undefined) : undefined;
+    const root =
+      cut === GC_CUT_POINTS.retention && key.sk.startsWith('root#')
+        ? ((await inner.get(key)) as unknown as LifecycleRoot | undefined)
+        : undefined;
     try {
       return await inner.delete(cut, key, expect_);
     } finally {
-      if (root && root.version === expect_.version && !(await inner.get(key))) lives.set(root.objectKey, (lives.get(root.objectKey) ?? 0) + root.epoch);
+      if (root && root.version === expect_.version && !(await inner.get(key)))
+        lives.set(root.objectKey, (lives.get(root.objectKey) ?? 0) + root.epoch);
     }
   };
 }
@@ -110,7 +121,12 @@ export async function putOrphan(ports: Ports, lane: LaneRef, attemptId: string, 
     const bytes = encodeBatch([Buffer.from(`${attemptId}/${i}`)]);
     const sha = createHash('sha256').update(bytes).digest('hex');
     const key = walKeyOf(lane, attemptId, sha);
-    const put = await ports.objects.put('stream.append.wal', key, bytes, walMetadataOf(lane, attemptId, sha, 1, binding));
+    const put = await ports.objects.put(
+      'stream.append.wal',
+      key,
+      bytes,
+      walMetadataOf(lane, attemptId, sha, 1, binding),
+    );
     expect(put.status).toBe('APPLIED');
     keys.push(key);
   }
@@ -164,8 +180,15 @@ export async function listAll(ports: Ports, lane: LaneRef): Promise<string[]> {
   return (await Promise.all(lanePrefixes(lane).map((p) => ports.objects.list(p)))).flat();
 }
 
-export function gcFlow(world: Pick<GcWorld, 'lane' | 'ports'>, options: { grace?: string; dryRun?: boolean } = {}): Promise<FlowResult> {
-  return runFlow('stream-gc', { ...world.lane, grace: options.grace ?? '10m', ...(options.dryRun ? { dryRun: true } : {}) }, { ports: world.ports, retryIntervalMs: 0 });
+export function gcFlow(
+  world: Pick<GcWorld, 'lane' | 'ports'>,
+  options: { grace?: string; dryRun?: boolean } = {},
+): Promise<FlowResult> {
+  return runFlow(
+    'stream-gc',
+    { ...world.lane, grace: options.grace ?? '10m', ...(options.dryRun ? { dryRun: true } : {}) },
+    { ports: world.ports, retryIntervalMs: 0 },
+  );
 }
 
 export async function rootOf(world: Pick<GcWorld, 'lane' | 'ports'>, key: string): Promise<LifecycleRoot | undefined> {
@@ -175,7 +198,7 @@ export async function rootOf(world: Pick<GcWorld, 'lane' | 'ports'>, key: string
 /** Every record from the trim on, read through the read path (pins included). */
 export async function readAll(world: GcWorld): Promise<string[]> {
   const seen: string[] = [];
-  for (let from = world.readFrom ?? 3; ; ) {
+  for (let from = world.readFrom ?? 3; ;) {
     const page = await readStream({ ...world.lane, from, maxRecords: 1000 }, world.ports);
     seen.push(...page.records.map((r) => Buffer.from(r.data, 'base64').toString()));
     if (page.next >= page.committedEnd) return seen;
@@ -203,5 +226,7 @@ export async function expectGcInvariant(world: GcWorld): Promise<void> {
     if (root) expect(root.state, `root of collected ${key}`).toBe('DELETED');
   }
   expect(await readAll(world)).toEqual(world.readable);
-  await expect(readStream({ ...world.lane, from: 0 }, world.ports)).rejects.toMatchObject({ name: 'Stream.OffsetTrimmed' });
+  await expect(readStream({ ...world.lane, from: 0 }, world.ports)).rejects.toMatchObject({
+    name: 'Stream.OffsetTrimmed',
+  });
 }

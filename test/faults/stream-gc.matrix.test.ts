@@ -61,7 +61,8 @@ async function everyHit(world: GcWorld, cut: string, kind: string): Promise<void
   // out, so the object still there may be an identical late object — the root closes as one
   // and the next run renews it (a new epoch, a fresh grace: src/stream/gc/delete.ts).
   const closesAsLate = cut === GC_CUT_POINTS.delete && kind !== 'fail';
-  if ((kind === 'crash-before' || kind === 'fail' || kind === 'lose-request') && !closesAsLate) expect(faulted.status, 'an effect that never applies must stop the run').toBe('FAILED');
+  if ((kind === 'crash-before' || kind === 'fail' || kind === 'lose-request') && !closesAsLate)
+    expect(faulted.status, 'an effect that never applies must stop the run').toBe('FAILED');
   const recovery = await gcFlow(world, { grace: '0s' });
   expect(recovery.status, `${recovery.error}: ${recovery.cause}`).toBe('SUCCEEDED');
   await expectGcInvariant(world);

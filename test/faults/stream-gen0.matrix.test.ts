@@ -32,7 +32,10 @@ beforeAll(async () => {
 
 const bytes = (rs: string[]) => rs.map((r) => new TextEncoder().encode(r));
 
-async function laneWithRanges(label: string, n: number): Promise<{ lane: LaneRef; session: Fence; acknowledged: Acknowledged[] }> {
+async function laneWithRanges(
+  label: string,
+  n: number,
+): Promise<{ lane: LaneRef; session: Fence; acknowledged: Acknowledged[] }> {
   const { lane, session } = await newLane(stores.ports, label);
   const writer = new LaneWriter(stores.ports, lane, session);
   const acknowledged: Acknowledged[] = [];
@@ -49,17 +52,33 @@ async function expectEveryRangeMaterialized(lane: LaneRef): Promise<void> {
   const commits = (await stores.ports.authority.query(laneKeys.pk(lane), 'commit#')) as unknown as CommitRecord[];
   for (const c of commits) {
     const record = await loadRecord(stores.ports, rangeRootOf(lane, c.start), 0);
-    expect(record, `generation 0 of [${c.start}, ${c.end})`).toMatchObject({ state: 'COMMITTED', taskId: c.attemptId, sha256: c.walSha256, size: c.walSize });
+    expect(record, `generation 0 of [${c.start}, ${c.end})`).toMatchObject({
+      state: 'COMMITTED',
+      taskId: c.attemptId,
+      sha256: c.walSha256,
+      size: c.walSize,
+    });
     // A server-side copy of the WAL object: byte-identical, verified, with the task's identity in its metadata.
     const copy = await readVerified(stores.ports.objects, record!.objectKey, c.walSha256);
     expect(copy.metadata).toMatchObject({ sha256: c.walSha256, 'task-id': c.attemptId, generation: '0' });
     const entry = (await stores.ports.authority.get(laneKeys.index(lane, c.end))) as unknown as IndexEntry;
-    expect(entry).toMatchObject({ start: c.start, walKey: c.walKey, gen0Key: record!.objectKey, gen0Sha256: record!.sha256 });
+    expect(entry).toMatchObject({
+      start: c.start,
+      walKey: c.walKey,
+      gen0Key: record!.objectKey,
+      gen0Sha256: record!.sha256,
+    });
   }
 }
 
 /** Every cut point a run crosses (generation 0 is a copy: generation.object.copy, never generation.object.put). */
-const RUN_CUT_POINTS = [GENERATION_CUT_POINTS.taskPut, GENERATION_CUT_POINTS.objectCopy, GENERATION_CUT_POINTS.recordPut, GENERATION_CUT_POINTS.commitCas, STREAM_CUT_POINTS.gen0];
+const RUN_CUT_POINTS = [
+  GENERATION_CUT_POINTS.taskPut,
+  GENERATION_CUT_POINTS.objectCopy,
+  GENERATION_CUT_POINTS.recordPut,
+  GENERATION_CUT_POINTS.commitCas,
+  STREAM_CUT_POINTS.gen0,
+];
 
 describe('the batched generation-0 run', () => {
   it('acknowledged appends need no generation 0: reads serve the WAL objects before any run', async () => {
@@ -74,7 +93,10 @@ describe('the batched generation-0 run', () => {
     const faulted = await materializeGen0Batch(lane, stores.ports).catch((error: unknown) => ({ error }));
     stores.faults.disarm();
     expect(faulted).toBeDefined();
-    expect(injector.fired.map((f) => f.cutPoint), 'the run crosses the cut point').toContain(cut);
+    expect(
+      injector.fired.map((f) => f.cutPoint),
+      'the run crosses the cut point',
+    ).toContain(cut);
     const clean = await materializeGen0Batch(lane, stores.ports);
     expect(clean.failed).toBeUndefined();
     expect(clean.next).toBe(acknowledged.reduce((n, a) => n + a.records.length, 0));
@@ -100,14 +122,18 @@ describe('the batched generation-0 run', () => {
     expect(page.records.map((r) => Buffer.from(r.data, 'base64').toString())).toEqual(acknowledged[0]!.records);
     // Without the WAL object nothing else may serve: unreadable, not the prepared bytes.
     expect((await stores.ports.objects.delete('test.object.delete', commit!.walKey)).status).toBe('APPLIED');
-    await expect(readStream({ ...lane, from: 0 }, stores.ports)).rejects.toMatchObject({ name: 'Stream.RangeUnreadable' });
+    await expect(readStream({ ...lane, from: 0 }, stores.ports)).rejects.toMatchObject({
+      name: 'Stream.RangeUnreadable',
+    });
   });
 
   it('a copy is verified before COMMITTED: a WAL object that no longer holds its recorded bytes yields no generation 0', async () => {
     const { lane } = await laneWithRanges('tampered', 1);
     const [commit] = (await stores.ports.authority.query(laneKeys.pk(lane), 'commit#')) as unknown as CommitRecord[];
     const other = encodeBatch(bytes(['OTHER-0', 'OTHER-1']));
-    expect(await replaceObject(stores.ports.objects, commit!.walKey, other, { sha256: commit!.walSha256 })).toBe('APPLIED');
+    expect(await replaceObject(stores.ports.objects, commit!.walKey, other, { sha256: commit!.walSha256 })).toBe(
+      'APPLIED',
+    );
     const run = await materializeGen0Batch(lane, stores.ports);
     expect(run.failed).toMatchObject({ start: commit!.start, end: commit!.end });
     expect(run.next).toBe(0);
@@ -126,7 +152,9 @@ describe('the batched generation-0 run', () => {
     const copy = (await stores.ports.objects.get(key))!;
     const foreign = { ...copy.metadata, 'task-id': 'someone-else' };
     expect(await replaceObject(stores.ports.objects, key, copy.bytes, foreign)).toBe('APPLIED');
-    await expect(commitGeneration({ root, taskId: commit!.attemptId }, stores.ports)).rejects.toMatchObject({ name: 'Cutpoint.IdentityConflict' });
+    await expect(commitGeneration({ root, taskId: commit!.attemptId }, stores.ports)).rejects.toMatchObject({
+      name: 'Cutpoint.IdentityConflict',
+    });
     expect(await loadRecord(stores.ports, root, 0)).toMatchObject({ state: 'PREPARED' });
   });
 });

@@ -8,12 +8,38 @@ import { setRetentionPolicy } from '../../src/stream/cursor/policy.js';
 import { CURSOR_CUT_POINTS } from '../../src/stream/cursor/cut-points.js';
 import { STREAM_CUT_POINTS } from '../../src/stream/cut-points.js';
 import { freshStores } from '../support/emulators.js';
-import { append, checkReadError, read, resolve, takeover, trim, type StepContext } from '../support/stream-history/actions.js';
+import {
+  append,
+  checkReadError,
+  read,
+  resolve,
+  takeover,
+  trim,
+  type StepContext,
+} from '../support/stream-history/actions.js';
 import { checkDurable, contextOf, settleEverything } from '../support/stream-history/checks.js';
 import { settleLifecycle } from '../support/stream-history/final-gc.js';
-import { compact, compactionFault, consume, consumerTakeover, gc, gcFault, gen0Fault, materialize } from '../support/stream-history/lifecycle.js';
+import {
+  compact,
+  compactionFault,
+  consume,
+  consumerTakeover,
+  gc,
+  gcFault,
+  gen0Fault,
+  materialize,
+} from '../support/stream-history/lifecycle.js';
 import { History, HistoryError, messageOf, type Operator } from '../support/stream-history/model.js';
-import { appendFault, newPayloadAttempt, pickWriter, randomRule, RESOLVE_CUT_POINTS, readPlan, trimFault, trimTarget } from '../support/stream-history/plans.js';
+import {
+  appendFault,
+  newPayloadAttempt,
+  pickWriter,
+  randomRule,
+  RESOLVE_CUT_POINTS,
+  readPlan,
+  trimFault,
+  trimTarget,
+} from '../support/stream-history/plans.js';
 import { countingPorts, MovableClock } from './stream-gc-world.js';
 
 /**
@@ -73,7 +99,8 @@ function seedsFromEnv(): number[] | undefined {
   if (raw === undefined || raw.trim() === '') return undefined;
   return raw.split(',').map((part) => {
     const n = Number(part.trim());
-    if (part.trim() === '' || !Number.isSafeInteger(n) || n < 0) throw new Error(`CUTPOINT_SEED must be a non-negative integer (or a comma-separated list), got "${raw}"`);
+    if (part.trim() === '' || !Number.isSafeInteger(n) || n < 0)
+      throw new Error(`CUTPOINT_SEED must be a non-negative integer (or a comma-separated list), got "${raw}"`);
     return n;
   });
 }
@@ -81,11 +108,22 @@ function seedsFromEnv(): number[] | undefined {
 const replayCommand = (seed: number): string =>
   `CUTPOINT_SEED=${seed}${STEPS === DEFAULT_STEPS ? '' : ` CUTPOINT_STEPS=${STEPS}`} npx vitest run ${FILE}`;
 
-
 /** GC's orphan grace in the history; a GC step moves the clock by none, half, just past or twice of it. */
 const GRACE_SECONDS = 120;
 
-type StepKind = 'append' | 'rerun' | 'resolve' | 'takeover' | 'trim' | 'read' | 'race' | 'materialize' | 'compact' | 'gc' | 'consume' | 'cursor-takeover';
+type StepKind =
+  | 'append'
+  | 'rerun'
+  | 'resolve'
+  | 'takeover'
+  | 'trim'
+  | 'read'
+  | 'race'
+  | 'materialize'
+  | 'compact'
+  | 'gc'
+  | 'consume'
+  | 'cursor-takeover';
 
 async function runStep(h: History, ctx: StepContext): Promise<void> {
   const pending = h.pending();
@@ -122,7 +160,12 @@ async function runStep(h: History, ctx: StepContext): Promise<void> {
       // The same attempt id with its same records: an open one, a recent one (a client
       // retrying), or any earlier one — whatever its outcome was, it must not change.
       const all = [...h.attempts.values()];
-      const a = pending.length && h.rng.chance(0.5) ? h.rng.pick(pending) : h.rng.chance(0.7) ? h.rng.pick(all.slice(-8)) : h.rng.pick(all);
+      const a =
+        pending.length && h.rng.chance(0.5)
+          ? h.rng.pick(pending)
+          : h.rng.chance(0.7)
+            ? h.rng.pick(all.slice(-8))
+            : h.rng.pick(all);
       const fault = h.rng.chance(0.3) ? appendFault(h.rng) : undefined;
       await append(h, a, ctx, fault);
       return;
@@ -131,7 +174,8 @@ async function runStep(h: History, ctx: StepContext): Promise<void> {
       const holder = suspended ? h.attempts.get(suspended) : undefined;
       const a = holder && (pending.length === 0 || stuck || h.rng.chance(0.75)) ? holder : h.rng.pick(pending);
       const fault = !stuck && h.rng.chance(0.25) ? randomRule(h.rng, RESOLVE_CUT_POINTS) : undefined;
-      if (a.status === 'open' && a !== holder && h.rng.chance(0.5)) await append(h, a, ctx, fault && appendFault(h.rng));
+      if (a.status === 'open' && a !== holder && h.rng.chance(0.5))
+        await append(h, a, ctx, fault && appendFault(h.rng));
       else await resolve(h, a, fault);
       return;
     }
@@ -157,7 +201,10 @@ async function runStep(h: History, ctx: StepContext): Promise<void> {
       await compact(h, compactionFault(h));
       return;
     case 'gc':
-      await gc(h, { fault: gcFault(h), advanceSeconds: h.rng.pick([0, GRACE_SECONDS / 2, GRACE_SECONDS + 1, 2 * GRACE_SECONDS]) });
+      await gc(h, {
+        fault: gcFault(h),
+        advanceSeconds: h.rng.pick([0, GRACE_SECONDS / 2, GRACE_SECONDS + 1, 2 * GRACE_SECONDS]),
+      });
       return;
     case 'consume':
       await consume(h);
@@ -213,7 +260,11 @@ async function race(h: History, ctx: StepContext): Promise<void> {
       // trimmed (or returns exact records, had it finished first) — never a deleted byte,
       // never a quarantined copy. A copy marked before the reader pinned says read again.
       const committedEnd = h.head.committedEnd;
-      const plan = { from: h.trim, maxRecords: h.rng.int(5, 60), fault: `${STREAM_CUT_POINTS.release}:delay=${h.rng.int(20, 120)}*` };
+      const plan = {
+        from: h.trim,
+        maxRecords: h.rng.int(5, 60),
+        fault: `${STREAM_CUT_POINTS.release}:delay=${h.rng.int(20, 120)}*`,
+      };
       const to = h.trim + Math.floor((committedEnd - h.trim) * h.rng.next());
       const trimThenGc = async () => {
         await sleep(h.rng.int(0, 30));
@@ -245,7 +296,11 @@ async function race(h: History, ctx: StepContext): Promise<void> {
       const plan = readPlan(h);
       const to = h.trim + Math.floor((h.head.committedEnd - h.trim) * h.rng.next() * 0.3);
       const committedEnd = h.head.committedEnd;
-      const [, readError] = await Promise.all([append(h, a, ctx), read(h, { ...plan, fault: undefined }, committedEnd), trim(h, to)]);
+      const [, readError] = await Promise.all([
+        append(h, a, ctx),
+        read(h, { ...plan, fault: undefined }, committedEnd),
+        trim(h, to),
+      ]);
       checkReadError(h, { ...plan, fault: undefined }, readError, committedEnd);
     }
   }
@@ -282,7 +337,13 @@ function historyOf(seed: number): History {
   const operator: Operator = { ports: countingPorts(awsPorts(config, faults), clock, deletes, retiredLives), faults };
   const readerFaults = new FaultSwitch();
   const reader: Operator = { ports: { ...awsPorts(config, readerFaults), clock }, faults: readerFaults };
-  return new History(seed, { stream: `hist-${seed}`, partition: 0 }, config, operator, 2 + (seed % 2), { clock, deletes, retiredLives, reader, graceSeconds: GRACE_SECONDS });
+  return new History(seed, { stream: `hist-${seed}`, partition: 0 }, config, operator, 2 + (seed % 2), {
+    clock,
+    deletes,
+    retiredLives,
+    reader,
+    graceSeconds: GRACE_SECONDS,
+  });
 }
 
 describe(`randomized stream history with its lifecycle (${STEPS} steps per seed; replay one seed with CUTPOINT_SEED=<n>)`, () => {
@@ -296,7 +357,10 @@ describe(`randomized stream history with its lifecycle (${STEPS} steps per seed;
           if (TRACE) process.stderr.write(`seed ${seed}:\n  ${h.trace.join('\n  ')}\n`);
         } catch (error) {
           const message = error instanceof HistoryError ? error.message : `[${h.where()}] ${messageOf(error)}`;
-          throw new Error(`${message}\n  replay: ${replayCommand(seed)}\n  last steps:\n    ${h.trace.slice(-40).join('\n    ')}`, { cause: error });
+          throw new Error(
+            `${message}\n  replay: ${replayCommand(seed)}\n  last steps:\n    ${h.trace.slice(-40).join('\n    ')}`,
+            { cause: error },
+          );
         }
       },
       TIMEOUT_MS,

@@ -49,7 +49,11 @@ export const withOffsets = (expected: string[]) => expected.map((data, offset) =
  * Replaces an object's bytes, keeping its metadata (a corrupted object; see replaceObject).
  * Returns the bytes it replaced.
  */
-export async function overwrite(stores: TestStores, key: string, bytes: Uint8Array = new TextEncoder().encode('CPWAL1\n\0\0\0\x01X')): Promise<Uint8Array> {
+export async function overwrite(
+  stores: TestStores,
+  key: string,
+  bytes: Uint8Array = new TextEncoder().encode('CPWAL1\n\0\0\0\x01X'),
+): Promise<Uint8Array> {
   const before = await stores.ports.objects.get(key);
   expect(before, `${key} exists before the test overwrites it`).toBeDefined();
   expect(await replaceObject(stores.ports.objects, key, bytes, before!.metadata)).toBe('APPLIED');
@@ -57,7 +61,11 @@ export async function overwrite(stores: TestStores, key: string, bytes: Uint8Arr
   return before!.bytes;
 }
 
-export async function quarantineItemOf(stores: TestStores, lane: LaneRef, objectKey: string): Promise<QuarantineItem | undefined> {
+export async function quarantineItemOf(
+  stores: TestStores,
+  lane: LaneRef,
+  objectKey: string,
+): Promise<QuarantineItem | undefined> {
   return (await stores.ports.authority.get(laneKeys.quarantine(lane, objectKey))) as QuarantineItem | undefined;
 }
 

@@ -13,7 +13,26 @@ import { STREAM_CUT_POINTS } from '../../src/stream/cut-points.js';
  */
 
 /** Characters no identifier accepts, including ones an echo must escape. */
-const HOSTILE = ['/', ' ', '#', '%', '\\', '"', "'", '$', '`', ';', '\t', '\n', '\u001b[31m', '\u0007', '\u00e9', '\u{1F4A5}', '\u202e', '\r'];
+const HOSTILE = [
+  '/',
+  ' ',
+  '#',
+  '%',
+  '\\',
+  '"',
+  "'",
+  '$',
+  '`',
+  ';',
+  '\t',
+  '\n',
+  '\u001b[31m',
+  '\u0007',
+  '\u00e9',
+  '\u{1F4A5}',
+  '\u202e',
+  '\r',
+];
 
 /** `base` with one hostile character spliced in at a random position. */
 export const spliced = (base: fc.Arbitrary<string>): fc.Arbitrary<string> =>
@@ -31,7 +50,8 @@ const OWNER_RULE = /^[A-Za-z0-9][A-Za-z0-9._@:-]{0,127}$/;
 export const INVOCATION_RULE = /^inv-[a-z2-7]{25}[aeimquy4]$/;
 const KEY_RULE = /^[A-Za-z0-9!_.*'()/=-]{1,900}$/;
 /** A key whose path segments are all names (src/objects/object-key.ts). */
-const validKey = (s: string) => KEY_RULE.test(s) && !s.split('/').some((seg) => seg === '' || seg === '.' || seg === '..');
+const validKey = (s: string) =>
+  KEY_RULE.test(s) && !s.split('/').some((seg) => seg === '' || seg === '.' || seg === '..');
 
 export const badStreamName: fc.Arbitrary<string> = fc
   .oneof(
@@ -45,7 +65,23 @@ export const badStreamName: fc.Arbitrary<string> = fc
   .filter((s) => !STREAM_RULE.test(s));
 
 export const badPartition: fc.Arbitrary<string> = fc.oneof(
-  fc.constantFrom('-1', '1024', '1025', '99999999999999999999', '1.5', '0x1', ' 1', '', 'one', '1e3', '+1', '0 ', '٣', 'NaN', 'Infinity'),
+  fc.constantFrom(
+    '-1',
+    '1024',
+    '1025',
+    '99999999999999999999',
+    '1.5',
+    '0x1',
+    ' 1',
+    '',
+    'one',
+    '1e3',
+    '+1',
+    '0 ',
+    '٣',
+    'NaN',
+    'Infinity',
+  ),
   fc.integer({ min: 1024, max: 2 ** 40 }).map(String),
   fc.integer({ min: -(2 ** 31), max: -1 }).map(String),
 );
@@ -60,7 +96,12 @@ export const badAttempt: fc.Arbitrary<string> = fc
   .filter((s) => !ATTEMPT_RULE.test(s));
 
 export const badOwner: fc.Arbitrary<string> = fc
-  .oneof(fc.constant(''), spliced(attemptWord), fc.integer({ min: 129, max: 300 }).map((n) => 'o'.repeat(n)), fc.constant('-owner'))
+  .oneof(
+    fc.constant(''),
+    spliced(attemptWord),
+    fc.integer({ min: 129, max: 300 }).map((n) => 'o'.repeat(n)),
+    fc.constant('-owner'),
+  )
   .filter((s) => !OWNER_RULE.test(s));
 
 /** A non-negative integer option spelled wrongly. */
@@ -72,7 +113,11 @@ export const badInteger: fc.Arbitrary<string> = fc.oneof(
 /** A well-formed invocation id, corrupted in one way (wrong final digit, case, length, prefix, alphabet). */
 export function badInvocationId(valid: readonly string[]): fc.Arbitrary<string> {
   return fc
-    .tuple(fc.constantFrom(...valid), fc.nat(), fc.constantFrom('b', 'c', 'z', '2', '7', 'A', '1', '0', '8', '-', '\u001b', '\n'))
+    .tuple(
+      fc.constantFrom(...valid),
+      fc.nat(),
+      fc.constantFrom('b', 'c', 'z', '2', '7', 'A', '1', '0', '8', '-', '\u001b', '\n'),
+    )
     .chain(([id, at, ch]) =>
       fc.constantFrom(
         `${id.slice(0, -1)}${ch}`,
@@ -100,7 +145,17 @@ export const badObjectKey: fc.Arbitrary<string> = fc
     fc.integer({ min: 901, max: 1200 }).map((n) => 'k'.repeat(n)),
     fc.constantFrom('key?x', 'a b', 'x#y', 'naïve', 'tab\tkey', 'x\u0000y'),
     // Path segments that are not names: a store may resolve them to another key.
-    fc.constantFrom('x/../docs/readme.txt', '../docs/readme.txt', 'docs/./readme.txt', 'docs//readme.txt', '/docs/readme.txt', 'docs/', '.', '..', 'docs/readme.txt/..'),
+    fc.constantFrom(
+      'x/../docs/readme.txt',
+      '../docs/readme.txt',
+      'docs/./readme.txt',
+      'docs//readme.txt',
+      '/docs/readme.txt',
+      'docs/',
+      '.',
+      '..',
+      'docs/readme.txt/..',
+    ),
   )
   .filter((s) => s.length > 0 && !validKey(s));
 
@@ -115,12 +170,21 @@ export const badSha256: fc.Arbitrary<string> = fc.oneof(
 
 /** Every cut point the product defines (and the CLI's own object put). */
 export const KNOWN_CUT_POINTS: readonly string[] = [
-  ...new Set([...[STREAM_CUT_POINTS, GENERATION_CUT_POINTS, DELIVERY_CUT_POINTS, TARGET_CUT_POINTS].flatMap((o) => Object.values(o as Record<string, string>)), 'cli.object.put']),
+  ...new Set([
+    ...[STREAM_CUT_POINTS, GENERATION_CUT_POINTS, DELIVERY_CUT_POINTS, TARGET_CUT_POINTS].flatMap((o) =>
+      Object.values(o as Record<string, string>),
+    ),
+    'cli.object.put',
+  ]),
 ];
 
 /** A cut point name one edit away from a real one (a typo an operator makes), never a real one. */
 export const misspeltCutPoint: fc.Arbitrary<string> = fc
-  .tuple(fc.constantFrom(...KNOWN_CUT_POINTS), fc.nat(), fc.constantFrom('drop', 'double', 'swap', 'suffix', 'plural', 'dash'))
+  .tuple(
+    fc.constantFrom(...KNOWN_CUT_POINTS),
+    fc.nat(),
+    fc.constantFrom('drop', 'double', 'swap', 'suffix', 'plural', 'dash'),
+  )
   .map(([cp, at, how]) => {
     const i = 1 + (at % Math.max(1, cp.length - 2));
     switch (how) {
@@ -147,17 +211,59 @@ export const badFaultSpec: fc.Arbitrary<string> = fc
   .tuple(
     fc.oneof(
       fc.tuple(misspeltCutPoint, kind).map(([cp, k]) => `${cp}:${k}`),
-      fc.tuple(fc.constantFrom(...KNOWN_CUT_POINTS), fc.stringMatching(/^[a-z-]{1,14}$/).filter((k) => !(FAULT_KINDS as readonly string[]).includes(k))).map(([cp, k]) => `${cp}:${k}`),
-      fc.tuple(fc.constantFrom(...KNOWN_CUT_POINTS), kind, fc.constantFrom('=5', '@', '@x', '**', '*x', '=', ':', ' extra')).map(([cp, k, s]) => `${cp}:${k}${s}`),
+      fc
+        .tuple(
+          fc.constantFrom(...KNOWN_CUT_POINTS),
+          fc.stringMatching(/^[a-z-]{1,14}$/).filter((k) => !(FAULT_KINDS as readonly string[]).includes(k)),
+        )
+        .map(([cp, k]) => `${cp}:${k}`),
+      fc
+        .tuple(
+          fc.constantFrom(...KNOWN_CUT_POINTS),
+          kind,
+          fc.constantFrom('=5', '@', '@x', '**', '*x', '=', ':', ' extra'),
+        )
+        .map(([cp, k, s]) => `${cp}:${k}${s}`),
       fc.constantFrom(...KNOWN_CUT_POINTS).map((cp) => cp),
-      fc.constantFrom('garbage', ':', 'Stream.Append.Wal:fail', 'stream:fail', '.x:fail', 'stream..wal:fail', 'stream.append.wal:FAIL'),
+      fc.constantFrom(
+        'garbage',
+        ':',
+        'Stream.Append.Wal:fail',
+        'stream:fail',
+        '.x:fail',
+        'stream..wal:fail',
+        'stream.append.wal:FAIL',
+      ),
       // Out of the grammar's bounds: a count or hit of 0 or past MAX_FAULT_HITS, a delay past MAX_FAULT_DELAY_MS.
-      fc.tuple(fc.constantFrom(...KNOWN_CUT_POINTS), kind, fc.constantFrom('*0', '@0', '*99999999999999999999', '@99999999999999999999', `*${MAX_FAULT_HITS + 1}`, `@${MAX_FAULT_HITS + 1}`)).map(([cp, k, s]) => `${cp}:${k}${s}`),
-      fc.tuple(fc.constantFrom(...KNOWN_CUT_POINTS), fc.constantFrom('1e20', '100000000000000000000', String(MAX_FAULT_DELAY_MS + 1), '')).map(([cp, ms]) => `${cp}:delay=${ms}`),
+      fc
+        .tuple(
+          fc.constantFrom(...KNOWN_CUT_POINTS),
+          kind,
+          fc.constantFrom(
+            '*0',
+            '@0',
+            '*99999999999999999999',
+            '@99999999999999999999',
+            `*${MAX_FAULT_HITS + 1}`,
+            `@${MAX_FAULT_HITS + 1}`,
+          ),
+        )
+        .map(([cp, k, s]) => `${cp}:${k}${s}`),
+      fc
+        .tuple(
+          fc.constantFrom(...KNOWN_CUT_POINTS),
+          fc.constantFrom('1e20', '100000000000000000000', String(MAX_FAULT_DELAY_MS + 1), ''),
+        )
+        .map(([cp, ms]) => `${cp}:delay=${ms}`),
       // An empty rule: a trailing, leading or doubled comma (never the blank spec, which arms nothing).
-      fc.tuple(fc.constantFrom(...KNOWN_CUT_POINTS), kind).chain(([cp, k]) => fc.constantFrom(`${cp}:${k},`, `,${cp}:${k}`, `${cp}:${k},,${cp}:${k}`, ' , ')),
+      fc
+        .tuple(fc.constantFrom(...KNOWN_CUT_POINTS), kind)
+        .chain(([cp, k]) => fc.constantFrom(`${cp}:${k},`, `,${cp}:${k}`, `${cp}:${k},,${cp}:${k}`, ' , ')),
     ),
-    fc.option(fc.tuple(fc.constantFrom(...KNOWN_CUT_POINTS), kind).map(([cp, k]) => `${cp}:${k}`), { nil: undefined }),
+    fc.option(
+      fc.tuple(fc.constantFrom(...KNOWN_CUT_POINTS), kind).map(([cp, k]) => `${cp}:${k}`),
+      { nil: undefined },
+    ),
     fc.boolean(),
   )
   .map(([bad, good, first]) => (good === undefined ? bad : first ? `${bad},${good}` : `${good},${bad}`));
@@ -167,7 +273,14 @@ export const badFaultSpec: fc.Arbitrary<string> = fc
  * resolves them (`stream __proto__` once ended cutpoint.internal_error). Each is an unknown
  * name at every level: command, subcommand, verb, flow, demo, option, route.
  */
-export const PROTOTYPE_NAMES = ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf', '__defineGetter__'] as const;
+export const PROTOTYPE_NAMES = [
+  '__proto__',
+  'constructor',
+  'toString',
+  'hasOwnProperty',
+  'valueOf',
+  '__defineGetter__',
+] as const;
 
 /** An unknown (sub)command name: a lower-case word none of `known` is, or a prototype member name. */
 export function unknownName(known: readonly string[]): fc.Arbitrary<string> {

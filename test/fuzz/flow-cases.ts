@@ -53,7 +53,12 @@ function bases(world: FuzzWorld, fence: { owner: string; session: string; epoch:
           fc.constant({ ...fence, owner: `${fence.owner}-other` }),
           fc.constant({ owner: fence.owner, epoch: fence.epoch }),
         ),
-        records: fc.oneof(fc.constant([]), fc.constant(['***not base64***']), fc.constant([1, 2]), fc.constant(['x'.repeat(300_000)])),
+        records: fc.oneof(
+          fc.constant([]),
+          fc.constant(['***not base64***']),
+          fc.constant([1, 2]),
+          fc.constant(['x'.repeat(300_000)]),
+        ),
       },
     },
     {
@@ -64,13 +69,23 @@ function bases(world: FuzzWorld, fence: { owner: string; session: string; epoch:
     {
       flow: 'stream-trim',
       input: { ...lane, to: 0 },
-      bad: { ...laneBad, to: fc.oneof(fc.integer({ min: world.committedEnd + 1, max: 2 ** 40 }), fc.constantFrom<unknown>(-1, 1.5, '3', 2 ** 60)) },
+      bad: {
+        ...laneBad,
+        to: fc.oneof(
+          fc.integer({ min: world.committedEnd + 1, max: 2 ** 40 }),
+          fc.constantFrom<unknown>(-1, 1.5, '3', 2 ** 60),
+        ),
+      },
     },
     {
       flow: 'stream-gc',
       input: { ...lane, grace: '1d', dryRun: true },
       optional: ['grace', 'dryRun'],
-      bad: { ...laneBad, grace: fc.constantFrom<unknown>('10 minutes', -1, 1.5, '91d', '', 'x'.repeat(5000), 12, '12', '1h ', ' 1h'), dryRun: fc.constantFrom<unknown>('yes', 1, null) },
+      bad: {
+        ...laneBad,
+        grace: fc.constantFrom<unknown>('10 minutes', -1, 1.5, '91d', '', 'x'.repeat(5000), 12, '12', '1h ', ' 1h'),
+        dryRun: fc.constantFrom<unknown>('yes', 1, null),
+      },
     },
     {
       flow: 'stream-resolve-append',
@@ -79,7 +94,12 @@ function bases(world: FuzzWorld, fence: { owner: string; session: string; epoch:
     },
     {
       flow: 'commit-generation',
-      input: { root: 'fuzz/gen', generation: 0, taskId: `t-${sfx}`, sources: [{ key: 'docs/readme.txt', sha256: sha('hello'), size: 5 }] },
+      input: {
+        root: 'fuzz/gen',
+        generation: 0,
+        taskId: `t-${sfx}`,
+        sources: [{ key: 'docs/readme.txt', sha256: sha('hello'), size: 5 }],
+      },
       bad: {
         root: fc.constantFrom<unknown>('', 'Fuzz/Gen', '/abs', 'a//b', '../up', 'a/'.repeat(9) + 'a'),
         generation: fc.constantFrom<unknown>(-1, 1.5, '0', 1e10),
@@ -99,8 +119,10 @@ function bases(world: FuzzWorld, fence: { owner: string; session: string; epoch:
   ];
 }
 
-
-export function flowInputCases(world: FuzzWorld, fence: { owner: string; session: string; epoch: number }): fc.Arbitrary<FuzzCase> {
+export function flowInputCases(
+  world: FuzzWorld,
+  fence: { owner: string; session: string; epoch: number },
+): fc.Arbitrary<FuzzCase> {
   return flowDefectCases((sfx) => bases(world, fence, sfx), world);
 }
 
@@ -109,7 +131,10 @@ export function flowInputCases(world: FuzzWorld, fence: { owner: string; session
  * `world` supplies the committed attempts a stream-append input may reuse with other records.
  */
 export function flowDefectCases(basesOf: (sfx: string) => FlowBase[], world: FuzzWorld): fc.Arbitrary<FuzzCase> {
-  const text = (flow: string, json: string, what: string, extra: string[] = []): FuzzCase => ({ what: `${flow} ${what}`, argv: ['flow', 'run', flow, '--input', json, ...extra] });
+  const text = (flow: string, json: string, what: string, extra: string[] = []): FuzzCase => ({
+    what: `${flow} ${what}`,
+    argv: ['flow', 'run', flow, '--input', json, ...extra],
+  });
   return fc.tuple(freshSuffix, fc.nat()).chain(([sfx, pick]) => {
     const list = basesOf(sfx);
     const base = list[pick % list.length] as FlowBase;
@@ -119,29 +144,94 @@ export function flowDefectCases(basesOf: (sfx: string) => FlowBase[], world: Fuz
     const required = keys.filter((k) => !(base.optional ?? []).includes(k));
     const mutated = (what: string, next: unknown) => text(flow, JSON.stringify(next), what);
     return fc.oneof(
-      ...(required.length ? [fc.constantFrom(...required).map((k) => mutated(`missing ${k}`, Object.fromEntries(Object.entries(input).filter(([x]) => x !== k))))] : []),
+      ...(required.length
+        ? [
+            fc
+              .constantFrom(...required)
+              .map((k) => mutated(`missing ${k}`, Object.fromEntries(Object.entries(input).filter(([x]) => x !== k)))),
+          ]
+        : []),
       fc
         .tuple(key, wrongType)
-        .filter(([k, v]) => !(typeof input[k] === 'string' && typeof v === 'string') && ![input[k], ...(base.validAlso?.[k] ?? [])].some((ok) => JSON.stringify(ok) === JSON.stringify(v)))
+        .filter(
+          ([k, v]) =>
+            !(typeof input[k] === 'string' && typeof v === 'string') &&
+            ![input[k], ...(base.validAlso?.[k] ?? [])].some((ok) => JSON.stringify(ok) === JSON.stringify(v)),
+        )
         .map(([k, v]) => mutated(`wrong type ${k}=${JSON.stringify(v)}`, { ...input, [k]: v })),
-      fc.constantFrom(...Object.keys(base.bad)).chain((k) => (base.bad[k] as fc.Arbitrary<unknown>).map((v) => mutated(`bad ${k}: ${JSON.stringify(v).slice(0, 60)}`, { ...input, [k]: v }))),
-      ...('stream' in input && 'partition' in input ? [missingLane.map((l) => mutated(`missing lane ${JSON.stringify(l)}`, { ...input, ...l }))] : []),
+      fc
+        .constantFrom(...Object.keys(base.bad))
+        .chain((k) =>
+          (base.bad[k] as fc.Arbitrary<unknown>).map((v) =>
+            mutated(`bad ${k}: ${JSON.stringify(v).slice(0, 60)}`, { ...input, [k]: v }),
+          ),
+        ),
+      ...('stream' in input && 'partition' in input
+        ? [missingLane.map((l) => mutated(`missing lane ${JSON.stringify(l)}`, { ...input, ...l }))]
+        : []),
       ...(flow === 'stream-append'
-        ? [fc.constantFrom(...world.committed).map((c) => mutated(`reused attempt ${c.attemptId} with other records`, { ...input, attemptId: c.attemptId, records: [b64(`other-${sfx}`)] }))]
+        ? [
+            fc.constantFrom(...world.committed).map((c) =>
+              mutated(`reused attempt ${c.attemptId} with other records`, {
+                ...input,
+                attemptId: c.attemptId,
+                records: [b64(`other-${sfx}`)],
+              }),
+            ),
+          ]
         : []),
       // A field the flow does not read: refused by name (flow.input_unknown_field), never ignored.
       fc
-        .constantFrom<[string, unknown]>(['extra', 1], ['x', Array.from({ length: 50_000 }, () => 0)], ['constructor', { prototype: { polluted: true } }], ['pages', 0], ['pages', 1_000_000_000], ['next', 'garbage-token'], ['Stream', STREAM])
-        .map(([k, v]) => ({ ...mutated(`unknown field ${k}`, { ...input, [k]: v }), forbiddenCodes: /^(?!flow\.input_unknown_field$)/ })),
+        .constantFrom<[string, unknown]>(
+          ['extra', 1],
+          ['x', Array.from({ length: 50_000 }, () => 0)],
+          ['constructor', { prototype: { polluted: true } }],
+          ['pages', 0],
+          ['pages', 1_000_000_000],
+          ['next', 'garbage-token'],
+          ['Stream', STREAM],
+        )
+        .map(([k, v]) => ({
+          ...mutated(`unknown field ${k}`, { ...input, [k]: v }),
+          forbiddenCodes: /^(?!flow\.input_unknown_field$)/,
+        })),
       // -0 is no partition (JSON.stringify writes it as 0: the text is edited).
-      ...('partition' in input ? [fc.constant(text(flow, JSON.stringify(input).replace(/"partition":\d+/, '"partition":-0'), 'partition -0'))] : []),
-      fc.constantFrom<unknown>([], 1, 'x', null, true, [input]).map((v) => mutated(`not an object: ${JSON.stringify(v).slice(0, 30)}`, v)),
+      ...('partition' in input
+        ? [fc.constant(text(flow, JSON.stringify(input).replace(/"partition":\d+/, '"partition":-0'), 'partition -0'))]
+        : []),
+      fc
+        .constantFrom<unknown>([], 1, 'x', null, true, [input])
+        .map((v) => mutated(`not an object: ${JSON.stringify(v).slice(0, 30)}`, v)),
       // As text: building and stringifying a 5,000-deep value would overflow this stack, not the CLI's.
-      fc.constantFrom(200, 5000).map((d) => text(flow, JSON.stringify({ ...input, [keys[0] as string]: 0 }).replace(/:0([,}])/, `:${'['.repeat(d)}0${']'.repeat(d)}$1`), `nested ${d} deep`)),
+      fc
+        .constantFrom(200, 5000)
+        .map((d) =>
+          text(
+            flow,
+            JSON.stringify({ ...input, [keys[0] as string]: 0 }).replace(
+              /:0([,}])/,
+              `:${'['.repeat(d)}0${']'.repeat(d)}$1`,
+            ),
+            `nested ${d} deep`,
+          ),
+        ),
       fc.constant(mutated('oversize (300 KB field)', { ...input, padding: 'p'.repeat(300_000) })),
-      fc.constantFrom(JSON.stringify(input).slice(0, -1), `${JSON.stringify(input)}}`, JSON.stringify(input).replace(/"/g, "'"), '', '{', 'undefined').map((t) => text(flow, t, `unparsable JSON ${JSON.stringify(t).slice(0, 30)}`)),
-      badFaultSpec.map((spec) => text(flow, JSON.stringify(input), `--faults: ${JSON.stringify(spec)}`, ['--faults', spec])),
-      unknownFlag(['input', 'faults', 'aws', 'profile', 'region', 'stack', 'state-machine-arn', 'name']).map((f) => text(flow, JSON.stringify(input), `unknown flag ${f}`, [f])),
+      fc
+        .constantFrom(
+          JSON.stringify(input).slice(0, -1),
+          `${JSON.stringify(input)}}`,
+          JSON.stringify(input).replace(/"/g, "'"),
+          '',
+          '{',
+          'undefined',
+        )
+        .map((t) => text(flow, t, `unparsable JSON ${JSON.stringify(t).slice(0, 30)}`)),
+      badFaultSpec.map((spec) =>
+        text(flow, JSON.stringify(input), `--faults: ${JSON.stringify(spec)}`, ['--faults', spec]),
+      ),
+      unknownFlag(['input', 'faults', 'aws', 'profile', 'region', 'stack', 'state-machine-arn', 'name']).map((f) =>
+        text(flow, JSON.stringify(input), `unknown flag ${f}`, [f]),
+      ),
       fc.constant<FuzzCase>({ what: `${flow} missing --input`, argv: ['flow', 'run', flow] }),
       fc.constantFrom('@/nonexistent.json', '@/', '@').map((v) => text(flow, v, `unreadable --input ${v}`)),
     );

@@ -30,20 +30,40 @@ function bases(world: FuzzWorld): FlowBase[] {
   const selectorBad = (routes: string[]) =>
     fc.oneof(
       fc.constantFrom<unknown>(file, `${file}#`, '#daily', `${file}#Daily`, `${file}#daily\n`, `relative.yaml#daily`),
-      fc.stringMatching(/^[a-z][a-z0-9_-]{0,12}$/).filter((r) => !routes.includes(r) && !['daily', 'lossy', LAKE].includes(r)).map((r) => `${file}#${r}`),
+      fc
+        .stringMatching(/^[a-z][a-z0-9_-]{0,12}$/)
+        .filter((r) => !routes.includes(r) && !['daily', 'lossy', LAKE].includes(r))
+        .map((r) => `${file}#${r}`),
     );
   const idBad = fc.oneof(badInvocationId(ids), unknownInvocationId);
   const recovery = { invocationId: world.unknownId, manifestText: MANIFEST_TEXT, selector: `${file}#lossy`, yes: true };
   const recoveryBad = {
     invocationId: idBad,
     // The sealed text edited, or another route of it: the digest no longer matches.
-    manifestText: fc.oneof(editedManifest(MANIFEST_TEXT).map((m) => m.text), manifestText),
+    manifestText: fc.oneof(
+      editedManifest(MANIFEST_TEXT).map((m) => m.text),
+      manifestText,
+    ),
     selector: fc.oneof(selectorBad(['lossy']), fc.constantFrom(`${file}#daily`, `${file}#${LAKE}`)),
     yes: fc.constantFrom<unknown>(false, 'yes', 1, null),
   };
   return [
-    { flow: 'stream-compact', input: { ...lane, maxRanges: 2 }, optional: ['maxRanges'], bad: { stream: badStreamName, partition: lanePartition, maxRanges: fc.constantFrom<unknown>(0, 1, 1001, 1.5, -2, '16') } },
-    { flow: 'stream-materialize', input: { ...lane, max: 1 }, optional: ['max'], bad: { stream: badStreamName, partition: lanePartition, max: fc.constantFrom<unknown>(0, 1001, 1.5, -1, '32') } },
+    {
+      flow: 'stream-compact',
+      input: { ...lane, maxRanges: 2 },
+      optional: ['maxRanges'],
+      bad: {
+        stream: badStreamName,
+        partition: lanePartition,
+        maxRanges: fc.constantFrom<unknown>(0, 1, 1001, 1.5, -2, '16'),
+      },
+    },
+    {
+      flow: 'stream-materialize',
+      input: { ...lane, max: 1 },
+      optional: ['max'],
+      bad: { stream: badStreamName, partition: lanePartition, max: fc.constantFrom<unknown>(0, 1001, 1.5, -1, '32') },
+    },
     {
       // The schedule's constant input, with no validation step of its own: each lane is its
       // children's input (refused there, the execution FAILED); an empty list is a no-op.
@@ -52,7 +72,15 @@ function bases(world: FuzzWorld): FlowBase[] {
       validAlso: { lanes: [[]] },
       bad: {
         lanes: fc.oneof(
-          fc.constantFrom<unknown>([{}], [{ stream: STREAM }], [{ partition: 0 }], [{ ...lane, partition: -1 }], [{ ...lane, partition: '0' }], [{ ...lane, partition: 7 }], Array.from({ length: 9 }, () => lane)),
+          fc.constantFrom<unknown>(
+            [{}],
+            [{ stream: STREAM }],
+            [{ partition: 0 }],
+            [{ ...lane, partition: -1 }],
+            [{ ...lane, partition: '0' }],
+            [{ ...lane, partition: 7 }],
+            Array.from({ length: 9 }, () => lane),
+          ),
           badStreamName.map((stream) => [{ stream, partition: 0 }]),
         ),
       },
@@ -71,12 +99,20 @@ function bases(world: FuzzWorld): FlowBase[] {
     {
       flow: 'publish-clickhouse',
       input: { manifestText: MANIFEST_TEXT, selector: `${file}#${LAKE}` },
-      bad: { manifestText, selector: fc.oneof(selectorBad([LAKE]), fc.constant(`${file}#daily`)), invocationId: fc.oneof(badInvocationId(ids), fc.constantFrom(...ids)) },
+      bad: {
+        manifestText,
+        selector: fc.oneof(selectorBad([LAKE]), fc.constant(`${file}#daily`)),
+        invocationId: fc.oneof(badInvocationId(ids), fc.constantFrom(...ids)),
+      },
     },
     { flow: 'delivery-reconcile', input: recovery, bad: recoveryBad },
     // Not permitted where the journal stands (PUBLICATION_UNKNOWN permits reconcile only; CUSTODY_RELEASED permits nothing).
     { flow: 'delivery-resume', input: recovery, bad: recoveryBad },
-    { flow: 'delivery-retire', input: { ...recovery, invocationId: world.deliveredId, selector: `${file}#daily` }, bad: recoveryBad },
+    {
+      flow: 'delivery-retire',
+      input: { ...recovery, invocationId: world.deliveredId, selector: `${file}#daily` },
+      bad: recoveryBad,
+    },
     { flow: 'quality-observe', input: { ...recovery, selector: `${file}#${LAKE}` }, bad: recoveryBad },
   ];
 }

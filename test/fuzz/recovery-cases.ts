@@ -23,11 +23,22 @@ type Rec = Record<string, unknown>;
 
 /** A request the dispatcher would act on: a FAILED commit-generation execution named `name`, its recovery declared. */
 export function validRequest(name: string): Rec {
-  const input = { root: `fuzz/${name}`, generation: 0, taskId: `task-${name}`, sources: [{ key: 'docs/readme.txt', sha256: '2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824', size: 5 }] };
+  const input = {
+    root: `fuzz/${name}`,
+    generation: 0,
+    taskId: `task-${name}`,
+    sources: [
+      { key: 'docs/readme.txt', sha256: '2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824', size: 5 },
+    ],
+  };
   return {
     flow: 'commit-generation',
     designedStops: designedStopErrors(loadAsl('commit-generation')),
-    recovery: { by: 'commit-generation', stateMachineArn: localStateMachineArn('commit-generation'), on: ['FAILED', 'TIMED_OUT'] },
+    recovery: {
+      by: 'commit-generation',
+      stateMachineArn: localStateMachineArn('commit-generation'),
+      on: ['FAILED', 'TIMED_OUT'],
+    },
     detail: {
       executionArn: `arn:aws:states:local:000000000000:execution:commit-generation:${name}`,
       name,
@@ -40,7 +51,18 @@ export function validRequest(name: string): Rec {
 }
 
 const notAString = fc.constantFrom<unknown>(undefined, null, '', 1, true, [], {});
-const notAStatus = fc.constantFrom<unknown>(undefined, null, '', 'RUNNING', 'PENDING_REDRIVE', 'failed', 'Failed', ' FAILED', 1, ['FAILED']);
+const notAStatus = fc.constantFrom<unknown>(
+  undefined,
+  null,
+  '',
+  'RUNNING',
+  'PENDING_REDRIVE',
+  'failed',
+  'Failed',
+  ' FAILED',
+  1,
+  ['FAILED'],
+);
 // eslint-disable-next-line no-control-regex
 const NOT_IN_A_NAME = /[\s/#%\\"$`;\u0000-\u001f\u007f-\u009f]/;
 const badName = fc.oneof(
@@ -59,14 +81,30 @@ export const dispatchCases: fc.Arbitrary<DispatchCase> = freshSuffix.chain((sfx)
   const withDetail = (what: string, patch: Rec): DispatchCase => with_(what, { detail: { ...detail, ...patch } });
   const withRecovery = (what: string, patch: Rec): DispatchCase => with_(what, { recovery: { ...recovery, ...patch } });
   return fc.oneof(
-    fc.constantFrom<unknown>(null, undefined, 'event', 1, [], [base], true).map((event): DispatchCase => ({ what: `not an object: ${JSON.stringify(event) ?? 'undefined'}`.slice(0, 60), event })),
+    fc.constantFrom<unknown>(null, undefined, 'event', 1, [], [base], true).map((event): DispatchCase => ({
+      what: `not an object: ${JSON.stringify(event) ?? 'undefined'}`.slice(0, 60),
+      event,
+    })),
     notAString.map((v) => with_(`flow ${JSON.stringify(v)}`, { flow: v })),
-    fc.constantFrom<unknown>(undefined, null, 'Cutpoint.WorkerCrashed', {}, [1], [''], [null]).map((v) => with_(`designedStops ${JSON.stringify(v)}`, { designedStops: v })),
-    fc.constantFrom<unknown>(undefined, null, 'detail', []).map((v) => with_(`detail ${JSON.stringify(v)}`, { detail: v })),
-    fc.tuple(fc.constantFrom('executionArn', 'name'), notAString).map(([k, v]) => withDetail(`detail.${k} ${JSON.stringify(v)}`, { [k]: v })),
+    fc
+      .constantFrom<unknown>(undefined, null, 'Cutpoint.WorkerCrashed', {}, [1], [''], [null])
+      .map((v) => with_(`designedStops ${JSON.stringify(v)}`, { designedStops: v })),
+    fc
+      .constantFrom<unknown>(undefined, null, 'detail', [])
+      .map((v) => with_(`detail ${JSON.stringify(v)}`, { detail: v })),
+    fc
+      .tuple(fc.constantFrom('executionArn', 'name'), notAString)
+      .map(([k, v]) => withDetail(`detail.${k} ${JSON.stringify(v)}`, { [k]: v })),
     notAStatus.map((v) => withDetail(`detail.status ${JSON.stringify(v)}`, { status: v })),
-    fc.constantFrom<unknown>(1, true, {}, ['{}']).map((v) => withDetail(`detail.input ${JSON.stringify(v)}`, { input: v })),
-    badName.map((n) => withDetail(`detail.name not an execution name: ${JSON.stringify(n).slice(0, 40)}`, { name: n, executionArn: `arn:aws:states:local:000000000000:execution:commit-generation:${n}` })),
+    fc
+      .constantFrom<unknown>(1, true, {}, ['{}'])
+      .map((v) => withDetail(`detail.input ${JSON.stringify(v)}`, { input: v })),
+    badName.map((n) =>
+      withDetail(`detail.name not an execution name: ${JSON.stringify(n).slice(0, 40)}`, {
+        name: n,
+        executionArn: `arn:aws:states:local:000000000000:execution:commit-generation:${n}`,
+      }),
+    ),
     fc
       .constantFrom(
         'x',
@@ -79,7 +117,11 @@ export const dispatchCases: fc.Arbitrary<DispatchCase> = freshSuffix.chain((sfx)
       )
       .map((a) => withDetail(`detail.executionArn not this execution's: ${a.slice(0, 50)}`, { executionArn: a })),
     fc.constantFrom<unknown>('x', 1, [], true).map((v) => with_(`recovery ${JSON.stringify(v)}`, { recovery: v })),
-    fc.tuple(fc.constantFrom('by', 'stateMachineArn'), notAString).map(([k, v]) => withRecovery(`recovery.${k} ${JSON.stringify(v)}`, { [k]: v })),
-    fc.constantFrom<unknown>(undefined, null, 'FAILED', ['SUCCEEDED'], ['RUNNING'], ['failed'], ['FAILED', 1]).map((v) => withRecovery(`recovery.on ${JSON.stringify(v)}`, { on: v })),
+    fc
+      .tuple(fc.constantFrom('by', 'stateMachineArn'), notAString)
+      .map(([k, v]) => withRecovery(`recovery.${k} ${JSON.stringify(v)}`, { [k]: v })),
+    fc
+      .constantFrom<unknown>(undefined, null, 'FAILED', ['SUCCEEDED'], ['RUNNING'], ['failed'], ['FAILED', 1])
+      .map((v) => withRecovery(`recovery.on ${JSON.stringify(v)}`, { on: v })),
   );
 });

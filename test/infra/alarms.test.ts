@@ -14,7 +14,12 @@ import { StepTimeoutAlarms } from '../../infra/step-alarms.js';
 import { TableAlarms } from '../../infra/table-alarms.js';
 import { loadFlowDefinition } from '../../infra/asl.js';
 import { RECOVERY_FLOWS } from '../../src/recovery/recovery-stops.js';
-import { ALARMING_RECOVERY_OUTCOMES, CUT_POINT_OUTCOMES, METRIC_NAMESPACE, METRICS } from '../../src/telemetry/metric-names.js';
+import {
+  ALARMING_RECOVERY_OUTCOMES,
+  CUT_POINT_OUTCOMES,
+  METRIC_NAMESPACE,
+  METRICS,
+} from '../../src/telemetry/metric-names.js';
 
 // One build for the file; templates only (no bundling).
 let built: CutpointApp;
@@ -25,7 +30,9 @@ let stateful: Template;
 beforeAll(() => {
   built = builtApp();
   built.app.synth();
-  stacks = built.app.node.children.filter((c): c is Stack => Stack.isStack(c)).map((stack) => ({ stack, template: Template.fromStack(stack) }));
+  stacks = built.app.node.children
+    .filter((c): c is Stack => Stack.isStack(c))
+    .map((stack) => ({ stack, template: Template.fromStack(stack) }));
   workflows = Template.fromStack(built.workflows);
   stateful = Template.fromStack(built.stateful);
 }, 600_000);
@@ -39,7 +46,13 @@ interface AlarmProps {
   Namespace?: string;
   MetricName?: string;
   Dimensions?: Array<{ Name: string; Value: unknown }>;
-  Metrics?: Array<{ Id: string; Expression?: string; MetricStat?: { Metric: { Namespace: string; MetricName: string; Dimensions: Array<{ Name: string; Value: unknown }> } } }>;
+  Metrics?: Array<{
+    Id: string;
+    Expression?: string;
+    MetricStat?: {
+      Metric: { Namespace: string; MetricName: string; Dimensions: Array<{ Name: string; Value: unknown }> };
+    };
+  }>;
 }
 
 function logicalId(construct: IConstruct): string {
@@ -47,18 +60,28 @@ function logicalId(construct: IConstruct): string {
 }
 
 function alarmsOf(template: Template): Record<string, AlarmProps> {
-  return Object.fromEntries(Object.entries(template.findResources('AWS::CloudWatch::Alarm')).map(([id, r]) => [id, r.Properties as AlarmProps]));
+  return Object.fromEntries(
+    Object.entries(template.findResources('AWS::CloudWatch::Alarm')).map(([id, r]) => [id, r.Properties as AlarmProps]),
+  );
 }
 
 /** Every metric an alarm reads: its one metric, or each metric of its math expression. */
-function metricsOf(alarm: AlarmProps): Array<{ Namespace: string; MetricName: string; Dimensions: Record<string, unknown> }> {
-  const dims = (d: Array<{ Name: string; Value: unknown }> = []) => Object.fromEntries(d.map(({ Name, Value }) => [Name, Value]));
-  if (alarm.MetricName) return [{ Namespace: alarm.Namespace!, MetricName: alarm.MetricName, Dimensions: dims(alarm.Dimensions) }];
-  return (alarm.Metrics ?? []).flatMap((m) => (m.MetricStat ? [{ ...m.MetricStat.Metric, Dimensions: dims(m.MetricStat.Metric.Dimensions) }] : []));
+function metricsOf(
+  alarm: AlarmProps,
+): Array<{ Namespace: string; MetricName: string; Dimensions: Record<string, unknown> }> {
+  const dims = (d: Array<{ Name: string; Value: unknown }> = []) =>
+    Object.fromEntries(d.map(({ Name, Value }) => [Name, Value]));
+  if (alarm.MetricName)
+    return [{ Namespace: alarm.Namespace!, MetricName: alarm.MetricName, Dimensions: dims(alarm.Dimensions) }];
+  return (alarm.Metrics ?? []).flatMap((m) =>
+    m.MetricStat ? [{ ...m.MetricStat.Metric, Dimensions: dims(m.MetricStat.Metric.Dimensions) }] : [],
+  );
 }
 
 const topicOf = (stack: Stack) =>
-  stack === built.stateful ? { Ref: logicalId(built.stateful.operationsTopic) } : { 'Fn::ImportValue': 'CutpointStateful-OperationsTopicArn' };
+  stack === built.stateful
+    ? { Ref: logicalId(built.stateful.operationsTopic) }
+    : { 'Fn::ImportValue': 'CutpointStateful-OperationsTopicArn' };
 const machineRef = (flow: string) => ({ Ref: logicalId(built.workflows.stateMachines.get(flow)!) });
 const fnArnRef = (placeholder: string) => ({ Ref: logicalId(built.workflows.functions.get(placeholder)!) });
 const stepName = (placeholder: string) => placeholder.replace(/FunctionArn$/, '');
@@ -72,7 +95,9 @@ function expectedAlarms(flow: FlowEntry): string[] {
     parts <= 1 ? (steps ? [what] : []) : Array.from({ length: parts }, (_x, i) => `${what}-${i + 1}`),
   );
   const recoveryStopped = Object.hasOwn(RECOVERY_FLOWS, flow.name) ? ['recovery-stopped'] : [];
-  return ['failed', ...recoveryStopped, 'timed-out', 'throttled', ...perFunction].map((what) => `CutpointWorkflows-${flow.name}-${what}`);
+  return ['failed', ...recoveryStopped, 'timed-out', 'throttled', ...perFunction].map(
+    (what) => `CutpointWorkflows-${flow.name}-${what}`,
+  );
 }
 
 describe('every alarm reaches someone', () => {
@@ -95,9 +120,14 @@ describe('every alarm reaches someone', () => {
     }
     // Alarms other constructs define (the recovery path's EventBridge/dead-letter alarms) are reached without their files naming the topic.
     const ours = [FlowAlarms, StepTimeoutAlarms, RecoveryOutcomeAlarms, TableAlarms];
-    const others = built.workflows.node.findAll().filter((c) => c instanceof Alarm && !c.node.scopes.some((s) => ours.some((k) => s instanceof k)));
+    const others = built.workflows.node
+      .findAll()
+      .filter((c) => c instanceof Alarm && !c.node.scopes.some((s) => ours.some((k) => s instanceof k)));
     expect(others.length).toBeGreaterThan(0);
-    for (const alarm of others) expect(alarmsOf(workflows)[logicalId(alarm)]!.AlarmActions, alarm.node.path).toContainEqual(topicOf(built.workflows));
+    for (const alarm of others)
+      expect(alarmsOf(workflows)[logicalId(alarm)]!.AlarmActions, alarm.node.path).toContainEqual(
+        topicOf(built.workflows),
+      );
     expect(count).toBeGreaterThan(FLOWS.length * 3);
   });
 
@@ -107,40 +137,75 @@ describe('every alarm reaches someone', () => {
     const topic = new Topic(stack, 'Ops');
     Aspects.of(stack).add(new AlarmActions(topic));
     const nested = new Construct(new Construct(stack, 'Someone'), 'Else');
-    new Alarm(nested, 'Depth', { metric: new Metric({ namespace: 'X', metricName: 'Y' }), threshold: 1, evaluationPeriods: 1 });
-    new CfnAlarm(stack, 'Bare', { comparisonOperator: 'GreaterThanThreshold', evaluationPeriods: 1, threshold: 1, namespace: 'X', metricName: 'Y', period: 60, statistic: 'Sum' });
+    new Alarm(nested, 'Depth', {
+      metric: new Metric({ namespace: 'X', metricName: 'Y' }),
+      threshold: 1,
+      evaluationPeriods: 1,
+    });
+    new CfnAlarm(stack, 'Bare', {
+      comparisonOperator: 'GreaterThanThreshold',
+      evaluationPeriods: 1,
+      threshold: 1,
+      namespace: 'X',
+      metricName: 'Y',
+      period: 60,
+      statistic: 'Sum',
+    });
     const template = Template.fromStack(stack);
-    template.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'Y', AlarmActions: [{ Ref: logicalId(topic) }], OKActions: [{ Ref: logicalId(topic) }] });
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      MetricName: 'Y',
+      AlarmActions: [{ Ref: logicalId(topic) }],
+      OKActions: [{ Ref: logicalId(topic) }],
+    });
     Annotations.fromStack(stack).hasError('/Probe/Bare', Match.stringLikeRegexp('operations topic'));
   });
 
-  it('the operations topic: a rotating customer key whose policy lets CloudWatch encrypt, SNS publish allowed to this account\'s alarms, TLS only, retained key, exported', () => {
+  it("the operations topic: a rotating customer key whose policy lets CloudWatch encrypt, SNS publish allowed to this account's alarms, TLS only, retained key, exported", () => {
     const topic = stateful.toJSON().Resources[logicalId(built.stateful.operationsTopic)];
     const keyId = (topic.Properties.KmsMasterKeyId as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
     const key = stateful.toJSON().Resources[keyId];
-    expect(key).toMatchObject({ Type: 'AWS::KMS::Key', Properties: { EnableKeyRotation: true }, DeletionPolicy: 'Retain' });
+    expect(key).toMatchObject({
+      Type: 'AWS::KMS::Key',
+      Properties: { EnableKeyRotation: true },
+      DeletionPolicy: 'Retain',
+    });
     expect(key.Properties.KeyPolicy.Statement).toContainEqual(
-      expect.objectContaining({ Effect: 'Allow', Principal: { Service: 'cloudwatch.amazonaws.com' }, Action: ['kms:Decrypt', 'kms:GenerateDataKey*'] }),
+      expect.objectContaining({
+        Effect: 'Allow',
+        Principal: { Service: 'cloudwatch.amazonaws.com' },
+        Action: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+      }),
     );
     stateful.hasResourceProperties('AWS::SNS::TopicPolicy', {
       Topics: [{ Ref: logicalId(built.stateful.operationsTopic) }],
       PolicyDocument: {
         Statement: Match.arrayWith([
           Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
-          Match.objectLike({ Effect: 'Allow', Principal: { Service: 'cloudwatch.amazonaws.com' }, Action: 'sns:Publish', Condition: Match.objectLike({ ArnLike: Match.anyValue() }) }),
+          Match.objectLike({
+            Effect: 'Allow',
+            Principal: { Service: 'cloudwatch.amazonaws.com' },
+            Action: 'sns:Publish',
+            Condition: Match.objectLike({ ArnLike: Match.anyValue() }),
+          }),
         ]),
       },
     });
-    stateful.hasOutput('OperationsTopicArn', { Value: { Ref: logicalId(built.stateful.operationsTopic) }, Export: { Name: 'CutpointStateful-OperationsTopicArn' } });
+    stateful.hasOutput('OperationsTopicArn', {
+      Value: { Ref: logicalId(built.stateful.operationsTopic) },
+      Export: { Name: 'CutpointStateful-OperationsTopicArn' },
+    });
   });
 });
 
 describe.each(FLOWS.map((f) => [f.name, f] as const))('alarms of flow %s', (name, flow) => {
   const steps = loadFlowDefinition(name).steps;
 
-  it('has exactly the expected alarms (registry-derived), each within CloudWatch\'s 10 metrics per alarm', () => {
+  it("has exactly the expected alarms (registry-derived), each within CloudWatch's 10 metrics per alarm", () => {
     // The flow an alarm belongs to: the longest flow name its name starts with.
-    const ownerOf = (alarmName = '') => FLOWS.map((f) => f.name).filter((f) => alarmName.startsWith(`CutpointWorkflows-${f}-`)).sort((a, b) => b.length - a.length)[0];
+    const ownerOf = (alarmName = '') =>
+      FLOWS.map((f) => f.name)
+        .filter((f) => alarmName.startsWith(`CutpointWorkflows-${f}-`))
+        .sort((a, b) => b.length - a.length)[0];
     const own = Object.values(alarmsOf(workflows)).filter((a) => ownerOf(a.AlarmName) === name);
     expect(own.map((a) => a.AlarmName).sort()).toEqual(expectedAlarms(flow).sort());
     for (const alarm of own) expect(metricsOf(alarm).length, alarm.AlarmName).toBeLessThanOrEqual(10);
@@ -148,45 +213,112 @@ describe.each(FLOWS.map((f) => [f.name, f] as const))('alarms of flow %s', (name
 
   // The dispatcher classifies every designed stop of a flow with a recovery rule or one that runs recoveries.
   const classified = flow.recovery !== undefined || Object.hasOwn(RECOVERY_FLOWS, name);
-  it(classified ? 'failed: the dispatcher\'s ExecutionOutcome=failed, never raw ExecutionsFailed (a designed stop goes to recovery or is classified)' : 'failed: AWS/States ExecutionsFailed (nothing else acts on its failures)', () => {
-    const failed = metricsOf(byName(`CutpointWorkflows-${name}-failed`)!);
-    if (classified) {
-      expect(failed).toEqual([{ Namespace: METRIC_NAMESPACE, MetricName: METRICS.executionOutcome, Dimensions: { Flow: name, Outcome: 'failed' } }]);
-      const raw = Object.values(alarmsOf(workflows)).filter((a) => metricsOf(a).some((m) => m.MetricName === 'ExecutionsFailed' && JSON.stringify(m.Dimensions.StateMachineArn) === JSON.stringify(machineRef(name))));
-      expect(raw.map((a) => a.AlarmName)).toEqual([]);
-    } else {
-      expect(failed).toEqual([{ Namespace: 'AWS/States', MetricName: 'ExecutionsFailed', Dimensions: { StateMachineArn: machineRef(name) } }]);
-    }
-    expect(metricsOf(byName(`CutpointWorkflows-${name}-timed-out`)!)).toEqual([{ Namespace: 'AWS/States', MetricName: 'ExecutionsTimedOut', Dimensions: { StateMachineArn: machineRef(name) } }]);
-    expect(metricsOf(byName(`CutpointWorkflows-${name}-throttled`)!)).toEqual([{ Namespace: 'AWS/States', MetricName: 'ExecutionThrottled', Dimensions: { StateMachineArn: machineRef(name) } }]);
-  });
+  it(
+    classified
+      ? "failed: the dispatcher's ExecutionOutcome=failed, never raw ExecutionsFailed (a designed stop goes to recovery or is classified)"
+      : 'failed: AWS/States ExecutionsFailed (nothing else acts on its failures)',
+    () => {
+      const failed = metricsOf(byName(`CutpointWorkflows-${name}-failed`)!);
+      if (classified) {
+        expect(failed).toEqual([
+          {
+            Namespace: METRIC_NAMESPACE,
+            MetricName: METRICS.executionOutcome,
+            Dimensions: { Flow: name, Outcome: 'failed' },
+          },
+        ]);
+        const raw = Object.values(alarmsOf(workflows)).filter((a) =>
+          metricsOf(a).some(
+            (m) =>
+              m.MetricName === 'ExecutionsFailed' &&
+              JSON.stringify(m.Dimensions.StateMachineArn) === JSON.stringify(machineRef(name)),
+          ),
+        );
+        expect(raw.map((a) => a.AlarmName)).toEqual([]);
+      } else {
+        expect(failed).toEqual([
+          {
+            Namespace: 'AWS/States',
+            MetricName: 'ExecutionsFailed',
+            Dimensions: { StateMachineArn: machineRef(name) },
+          },
+        ]);
+      }
+      expect(metricsOf(byName(`CutpointWorkflows-${name}-timed-out`)!)).toEqual([
+        {
+          Namespace: 'AWS/States',
+          MetricName: 'ExecutionsTimedOut',
+          Dimensions: { StateMachineArn: machineRef(name) },
+        },
+      ]);
+      expect(metricsOf(byName(`CutpointWorkflows-${name}-throttled`)!)).toEqual([
+        {
+          Namespace: 'AWS/States',
+          MetricName: 'ExecutionThrottled',
+          Dimensions: { StateMachineArn: machineRef(name) },
+        },
+      ]);
+    },
+  );
 
-  it(Object.hasOwn(RECOVERY_FLOWS, name) ? 'recovery-stopped: the dispatcher\'s ExecutionOutcome=recovery-stopped, naming the paging stops and the notice; failed and timed-out name the unclassified notice' : 'no recovery-stopped alarm: it never runs a recovery', () => {
-    const alarm = byName(`CutpointWorkflows-${name}-recovery-stopped`);
-    if (!Object.hasOwn(RECOVERY_FLOWS, name)) {
-      expect(alarm).toBeUndefined();
-      return;
-    }
-    expect(metricsOf(alarm!)).toEqual([{ Namespace: METRIC_NAMESPACE, MetricName: METRICS.executionOutcome, Dimensions: { Flow: name, Outcome: 'recovery-stopped' } }]);
-    const paging = Object.entries(RECOVERY_FLOWS[name]!.stops).filter(([, stop]) => stop.pages).map(([state]) => state);
-    for (const state of paging) expect(alarm!.AlarmDescription).toContain(state);
-    expect(alarm!.AlarmDescription).toContain('incident topic');
-    // Its executions' other ends are noticed too (src/recovery/failure-notice.ts): the alarms say where.
-    for (const what of ['failed', 'timed-out']) expect(byName(`CutpointWorkflows-${name}-${what}`)!.AlarmDescription, what).toContain('unclassified notice');
-  });
+  it(
+    Object.hasOwn(RECOVERY_FLOWS, name)
+      ? "recovery-stopped: the dispatcher's ExecutionOutcome=recovery-stopped, naming the paging stops and the notice; failed and timed-out name the unclassified notice"
+      : 'no recovery-stopped alarm: it never runs a recovery',
+    () => {
+      const alarm = byName(`CutpointWorkflows-${name}-recovery-stopped`);
+      if (!Object.hasOwn(RECOVERY_FLOWS, name)) {
+        expect(alarm).toBeUndefined();
+        return;
+      }
+      expect(metricsOf(alarm!)).toEqual([
+        {
+          Namespace: METRIC_NAMESPACE,
+          MetricName: METRICS.executionOutcome,
+          Dimensions: { Flow: name, Outcome: 'recovery-stopped' },
+        },
+      ]);
+      const paging = Object.entries(RECOVERY_FLOWS[name]!.stops)
+        .filter(([, stop]) => stop.pages)
+        .map(([state]) => state);
+      for (const state of paging) expect(alarm!.AlarmDescription).toContain(state);
+      expect(alarm!.AlarmDescription).toContain('incident topic');
+      // Its executions' other ends are noticed too (src/recovery/failure-notice.ts): the alarms say where.
+      for (const what of ['failed', 'timed-out'])
+        expect(byName(`CutpointWorkflows-${name}-${what}`)!.AlarmDescription, what).toContain('unclassified notice');
+    },
+  );
 
-  it('Lambda throttles and unexpected errors cover exactly the flow\'s functions and steps', () => {
+  it("Lambda throttles and unexpected errors cover exactly the flow's functions and steps", () => {
     const covered = (what: string) =>
       Object.values(alarmsOf(workflows))
-        .filter((a) => a.AlarmName === `CutpointWorkflows-${name}-${what}` || a.AlarmName?.match(new RegExp(`^CutpointWorkflows-${name}-${what}-\\d+$`)))
+        .filter(
+          (a) =>
+            a.AlarmName === `CutpointWorkflows-${name}-${what}` ||
+            a.AlarmName?.match(new RegExp(`^CutpointWorkflows-${name}-${what}-\\d+$`)),
+        )
         .flatMap(metricsOf);
-    const functions = steps.map((s) => ({ Namespace: 'AWS/Lambda', Dimensions: { FunctionName: fnArnRef(s.placeholder) } }));
+    const functions = steps.map((s) => ({
+      Namespace: 'AWS/Lambda',
+      Dimensions: { FunctionName: fnArnRef(s.placeholder) },
+    }));
     expect(covered('lambda-throttles')).toEqual(functions.map((f) => ({ ...f, MetricName: 'Throttles' })));
-    expect(covered('unexpected-errors')).toEqual(steps.map((s) => ({ Namespace: METRIC_NAMESPACE, MetricName: METRICS.unexpectedError, Dimensions: { Step: stepName(s.placeholder) } })));
+    expect(covered('unexpected-errors')).toEqual(
+      steps.map((s) => ({
+        Namespace: METRIC_NAMESPACE,
+        MetricName: METRICS.unexpectedError,
+        Dimensions: { Step: stepName(s.placeholder) },
+      })),
+    );
     // A sum FILLs every term with 0: in metric math `a + b` has no value where either has none.
-    for (const alarm of Object.values(alarmsOf(workflows)).filter((a) => a.AlarmName?.startsWith(`CutpointWorkflows-${name}-`) && a.Metrics)) {
+    for (const alarm of Object.values(alarmsOf(workflows)).filter(
+      (a) => a.AlarmName?.startsWith(`CutpointWorkflows-${name}-`) && a.Metrics,
+    )) {
       const ids = alarm.Metrics!.filter((m) => m.MetricStat).map((m) => m.Id);
-      if (ids.length > 1) expect(alarm.Metrics!.find((m) => m.Expression)!.Expression).toBe(ids.map((id) => `FILL(${id}, 0)`).join(' + '));
+      if (ids.length > 1)
+        expect(alarm.Metrics!.find((m) => m.Expression)!.Expression).toBe(
+          ids.map((id) => `FILL(${id}, 0)`).join(' + '),
+        );
     }
   });
 });
@@ -195,7 +327,13 @@ describe('step timeout alarms', () => {
   it('every registry step alarms when its Lambda ran to 98% of its own timeout (what its handler cannot report)', () => {
     for (const step of STEPS) {
       const alarm = byName(`CutpointWorkflows-step-${stepName(step.placeholder)}-timeout`);
-      expect(alarm, step.placeholder).toMatchObject({ Namespace: 'AWS/Lambda', MetricName: 'Duration', Statistic: 'Maximum', Threshold: Math.floor(step.timeoutSeconds * 1000 * 0.98), ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
+      expect(alarm, step.placeholder).toMatchObject({
+        Namespace: 'AWS/Lambda',
+        MetricName: 'Duration',
+        Statistic: 'Maximum',
+        Threshold: Math.floor(step.timeoutSeconds * 1000 * 0.98),
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      });
       expect(metricsOf(alarm!)[0]!.Dimensions).toEqual({ FunctionName: fnArnRef(step.placeholder) });
     }
   });
@@ -203,12 +341,20 @@ describe('step timeout alarms', () => {
 
 describe('recovery outcome alarms', () => {
   it('one alarm per alarming outcome of the contract, over every flow that reports it (a Metrics Insights sum, no flow list to drift)', () => {
-    const recovery = Object.values(alarmsOf(workflows)).filter((a) => a.AlarmName?.startsWith('CutpointWorkflows-recovery-'));
-    expect(recovery.map((a) => a.AlarmName).sort()).toEqual(ALARMING_RECOVERY_OUTCOMES.map((o) => `CutpointWorkflows-recovery-${o}`).sort());
+    const recovery = Object.values(alarmsOf(workflows)).filter((a) =>
+      a.AlarmName?.startsWith('CutpointWorkflows-recovery-'),
+    );
+    expect(recovery.map((a) => a.AlarmName).sort()).toEqual(
+      ALARMING_RECOVERY_OUTCOMES.map((o) => `CutpointWorkflows-recovery-${o}`).sort(),
+    );
     for (const outcome of ALARMING_RECOVERY_OUTCOMES) {
       const alarm = byName(`CutpointWorkflows-recovery-${outcome}`)!;
       expect(alarm.Metrics).toEqual([
-        expect.objectContaining({ Expression: `SELECT SUM(${METRICS.recoveryOutcome}) FROM "${METRIC_NAMESPACE}" WHERE Outcome = '${outcome}'`, Period: 300, ReturnData: true }),
+        expect.objectContaining({
+          Expression: `SELECT SUM(${METRICS.recoveryOutcome}) FROM "${METRIC_NAMESPACE}" WHERE Outcome = '${outcome}'`,
+          Period: 300,
+          ReturnData: true,
+        }),
       ]);
     }
     // 'resolved' needs no one.
@@ -220,27 +366,49 @@ describe('authority table alarms', () => {
   it('throttled requests and system errors of the authority table, over exactly the operations the registry uses', () => {
     const actions = new Set(STEPS.flatMap((s) => s.table));
     const expected = [
-      ...['GetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem'].filter((op) => actions.has(`dynamodb:${op}` as never)),
+      ...['GetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem'].filter((op) =>
+        actions.has(`dynamodb:${op}` as never),
+      ),
       ...(actions.has('dynamodb:ConditionCheckItem') ? ['TransactWriteItems'] : []),
       // A snapshot read of a few items (authority getTogether) is one TransactGetItems.
       ...(actions.has('dynamodb:GetItem') ? ['TransactGetItems'] : []),
     ].sort();
-    for (const [what, metricName] of [['throttled', 'ThrottledRequests'], ['system-errors', 'SystemErrors']] as const) {
+    for (const [what, metricName] of [
+      ['throttled', 'ThrottledRequests'],
+      ['system-errors', 'SystemErrors'],
+    ] as const) {
       const metrics = metricsOf(byName(`CutpointWorkflows-authority-table-${what}`)!);
       expect(metrics.map((m) => m.Dimensions.Operation).sort()).toEqual(expected);
-      for (const m of metrics) expect(m).toMatchObject({ Namespace: 'AWS/DynamoDB', MetricName: metricName, Dimensions: { TableName: { 'Fn::ImportValue': 'CutpointStateful-TableName' } } });
+      for (const m of metrics)
+        expect(m).toMatchObject({
+          Namespace: 'AWS/DynamoDB',
+          MetricName: metricName,
+          Dimensions: { TableName: { 'Fn::ImportValue': 'CutpointStateful-TableName' } },
+        });
     }
   });
 });
 
 describe('operations dashboard', () => {
-  it('one dashboard, a row per flow, naming the contract\'s metrics', () => {
+  it("one dashboard, a row per flow, naming the contract's metrics", () => {
     const dashboards = Object.values(workflows.findResources('AWS::CloudWatch::Dashboard'));
     expect(dashboards).toHaveLength(1);
-    expect(dashboards[0]!.Properties.DashboardName).toEqual({ 'Fn::Join': ['', ['CutpointWorkflows-operations-', { Ref: 'AWS::Region' }]] });
-    const body = JSON.stringify(workflows.toJSON().Resources[logicalId(built.workflows.node.findChild('Operations').node.findChild('Dashboard'))].Properties.DashboardBody);
+    expect(dashboards[0]!.Properties.DashboardName).toEqual({
+      'Fn::Join': ['', ['CutpointWorkflows-operations-', { Ref: 'AWS::Region' }]],
+    });
+    const body = JSON.stringify(
+      workflows.toJSON().Resources[logicalId(built.workflows.node.findChild('Operations').node.findChild('Dashboard'))]
+        .Properties.DashboardBody,
+    );
     for (const flow of FLOWS) expect(body).toContain(`### ${flow.name} (${flow.type})`);
-    for (const metric of [METRICS.executionOutcome, METRICS.cutPointOutcome, METRICS.rowsDelivered, METRICS.bytesDelivered, METRICS.recordsAppended, METRICS.bytesAppended]) {
+    for (const metric of [
+      METRICS.executionOutcome,
+      METRICS.cutPointOutcome,
+      METRICS.rowsDelivered,
+      METRICS.bytesDelivered,
+      METRICS.recordsAppended,
+      METRICS.bytesAppended,
+    ]) {
       expect(body).toContain(`\\"${metric}\\"`);
     }
     expect(body).toContain(`SELECT SUM(${METRICS.recoveryOutcome})`);

@@ -38,7 +38,9 @@ describe('networkConfigOf (cutpoint:vpcId, subnetIds, securityGroupIds, vpcEndpo
 
   it('accepts JSON arrays (cdk.json) and existing endpoints without route tables', () => {
     const { 'cutpoint:routeTableIds': _omitted, ...rest } = VPC;
-    expect(networkConfigOf(of({ ...rest, 'cutpoint:subnetIds': ['subnet-01234567'], 'cutpoint:vpcEndpoints': 'existing' }))).toEqual({
+    expect(
+      networkConfigOf(of({ ...rest, 'cutpoint:subnetIds': ['subnet-01234567'], 'cutpoint:vpcEndpoints': 'existing' })),
+    ).toEqual({
       vpcId: 'vpc-0123456789abcdef0',
       subnetIds: ['subnet-01234567'],
       securityGroupIds: ['sg-0123456789abcdef0'],
@@ -49,16 +51,40 @@ describe('networkConfigOf (cutpoint:vpcId, subnetIds, securityGroupIds, vpcEndpo
 
   it.each([
     ['a VPC id alone', { 'cutpoint:vpcId': VPC['cutpoint:vpcId'] }, 'infra.vpc_context_incomplete'],
-    ['subnets without security groups', { ...VPC, 'cutpoint:securityGroupIds': undefined }, 'infra.vpc_context_incomplete'],
+    [
+      'subnets without security groups',
+      { ...VPC, 'cutpoint:securityGroupIds': undefined },
+      'infra.vpc_context_incomplete',
+    ],
     ['vpcEndpoints without a VPC', { 'cutpoint:vpcEndpoints': 'existing' }, 'infra.vpc_context_incomplete'],
-    ['routeTableIds with existing endpoints', { ...VPC, 'cutpoint:vpcEndpoints': 'existing' }, 'infra.vpc_context_incomplete'],
+    [
+      'routeTableIds with existing endpoints',
+      { ...VPC, 'cutpoint:vpcEndpoints': 'existing' },
+      'infra.vpc_context_incomplete',
+    ],
     ['a malformed VPC id', { ...VPC, 'cutpoint:vpcId': 'vpc-xyz' }, 'infra.vpc_id_invalid'],
-    ['a security group where a subnet belongs', { ...VPC, 'cutpoint:subnetIds': 'sg-0123456789abcdef0' }, 'infra.subnet_ids_invalid'],
+    [
+      'a security group where a subnet belongs',
+      { ...VPC, 'cutpoint:subnetIds': 'sg-0123456789abcdef0' },
+      'infra.subnet_ids_invalid',
+    ],
     ['an empty subnet list', { ...VPC, 'cutpoint:subnetIds': '' }, 'infra.subnet_ids_invalid'],
-    ['a repeated subnet', { ...VPC, 'cutpoint:subnetIds': 'subnet-01234567,subnet-01234567' }, 'infra.subnet_ids_invalid'],
-    ['a malformed security group', { ...VPC, 'cutpoint:securityGroupIds': 'default' }, 'infra.security_group_ids_invalid'],
+    [
+      'a repeated subnet',
+      { ...VPC, 'cutpoint:subnetIds': 'subnet-01234567,subnet-01234567' },
+      'infra.subnet_ids_invalid',
+    ],
+    [
+      'a malformed security group',
+      { ...VPC, 'cutpoint:securityGroupIds': 'default' },
+      'infra.security_group_ids_invalid',
+    ],
     ['an unknown endpoints mode', { ...VPC, 'cutpoint:vpcEndpoints': 'none' }, 'infra.vpc_endpoints_invalid'],
-    ['created endpoints without route tables', { ...VPC, 'cutpoint:routeTableIds': undefined }, 'infra.route_table_ids_missing'],
+    [
+      'created endpoints without route tables',
+      { ...VPC, 'cutpoint:routeTableIds': undefined },
+      'infra.route_table_ids_missing',
+    ],
     ['a malformed route table', { ...VPC, 'cutpoint:routeTableIds': 'rtb-1' }, 'infra.route_table_ids_invalid'],
   ])('refuses %s with a precise code', (_case, values, code) => {
     expect(codeOf(() => networkConfigOf(of(values)))).toBe(code);
@@ -75,17 +101,30 @@ describe('deliverySecretsOf (cutpoint:deliverySourceSecretArns, deliveryTargetSe
 
   it('overrides each side on its own', () => {
     expect(deliverySecretsOf(of({ 'cutpoint:deliverySourceSecretArns': source }))).toEqual({ source: [source] });
-    expect(deliverySecretsOf(of({ 'cutpoint:deliveryTargetSecretArns': `${target}, ${source}` }))).toEqual({ target: [target, source] });
+    expect(deliverySecretsOf(of({ 'cutpoint:deliveryTargetSecretArns': `${target}, ${source}` }))).toEqual({
+      target: [target, source],
+    });
   });
 
   it('keeps the earlier cutpoint:deliverySecretArns with its earlier meaning: sources and targets alike', () => {
-    expect(deliverySecretsOf(of({ 'cutpoint:deliverySecretArns': target }))).toEqual({ source: [target], target: [target] });
+    expect(deliverySecretsOf(of({ 'cutpoint:deliverySecretArns': target }))).toEqual({
+      source: [target],
+      target: [target],
+    });
   });
 
   it('refuses the earlier key combined with a new one, and values that are not secret ARNs', () => {
-    expect(codeOf(() => deliverySecretsOf(of({ 'cutpoint:deliverySecretArns': target, 'cutpoint:deliveryTargetSecretArns': target })))).toBe('infra.delivery_secret_context_conflict');
-    expect(codeOf(() => deliverySecretsOf(of({ 'cutpoint:deliveryTargetSecretArns': 'arn:aws:s3:::bucket' })))).toBe('infra.delivery_secret_arns_invalid');
-    expect(codeOf(() => deliverySecretsOf(of({ 'cutpoint:deliverySourceSecretArns': ' , ' })))).toBe('infra.delivery_secret_arns_invalid');
+    expect(
+      codeOf(() =>
+        deliverySecretsOf(of({ 'cutpoint:deliverySecretArns': target, 'cutpoint:deliveryTargetSecretArns': target })),
+      ),
+    ).toBe('infra.delivery_secret_context_conflict');
+    expect(codeOf(() => deliverySecretsOf(of({ 'cutpoint:deliveryTargetSecretArns': 'arn:aws:s3:::bucket' })))).toBe(
+      'infra.delivery_secret_arns_invalid',
+    );
+    expect(codeOf(() => deliverySecretsOf(of({ 'cutpoint:deliverySourceSecretArns': ' , ' })))).toBe(
+      'infra.delivery_secret_arns_invalid',
+    );
   });
 });
 
@@ -94,6 +133,10 @@ describe('gcGraceOf (cutpoint:gcGrace)', () => {
     expect(gcGraceOf(of({}))).toBeUndefined();
     expect(gcGraceOf(of({ 'cutpoint:gcGrace': '6h' }))).toBe('6h');
     expect(gcGraceOf(of({ 'cutpoint:gcGrace': ' 90m ' }))).toBe('90m');
-    for (const bad of ['6 hours', '-1h', '1y', '']) expect(codeOf(() => gcGraceOf(of({ 'cutpoint:gcGrace': bad }))), bad).toBe('infra.gc_grace_invalid');
+    for (const bad of ['6 hours', '-1h', '1y', ''])
+      expect(
+        codeOf(() => gcGraceOf(of({ 'cutpoint:gcGrace': bad }))),
+        bad,
+      ).toBe('infra.gc_grace_invalid');
   });
 });

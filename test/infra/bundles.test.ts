@@ -56,7 +56,14 @@ function errorNamesOf(files: string[]): string[] {
     try { await handler({}, {}); console.log('resolved'); } catch (error) { console.log(error.name); }
   }`;
   // The handlers' own JSON log lines and EMF metrics (Lambda mode: AWS_LAMBDA_FUNCTION_NAME) share stdout.
-  return execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: tmpdir(), env: SMOKE_ENV, encoding: 'utf8' }).trim().split('\n').filter((line) => !line.startsWith('{'));
+  return execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+    cwd: tmpdir(),
+    env: SMOKE_ENV,
+    encoding: 'utf8',
+  })
+    .trim()
+    .split('\n')
+    .filter((line) => !line.startsWith('{'));
 }
 
 let split: string;
@@ -107,13 +114,18 @@ describe('Lambda bundles', () => {
       bucketArn: 'arn:aws:s3:::cutpoint-test',
       incidentTopicArn: arn('sns', 'cutpoint-test'),
       incidentKeyArn: arn('kms', 'key/test'),
-      deliverySecrets: { source: [arn('secretsmanager', 'secret:cutpoint/delivery/source/*')], target: [arn('secretsmanager', 'secret:cutpoint/delivery/target/*')] },
+      deliverySecrets: {
+        source: [arn('secretsmanager', 'secret:cutpoint/delivery/source/*')],
+        target: [arn('secretsmanager', 'secret:cutpoint/delivery/target/*')],
+      },
       tableName: 'cutpoint-test',
       bucketName: 'cutpoint-test',
     };
     new StepFunction(stack, 'Step', { step, data, logRetention: RetentionDays.ONE_WEEK });
     app.synth();
-    const template = JSON.parse(readFileSync(join(assembly, 'BundleOne.template.json'), 'utf8')) as { Resources: Record<string, { Type: string; Properties: { Code: { S3Key: string } } }> };
+    const template = JSON.parse(readFileSync(join(assembly, 'BundleOne.template.json'), 'utf8')) as {
+      Resources: Record<string, { Type: string; Properties: { Code: { S3Key: string } } }>;
+    };
     const fn = Object.values(template.Resources).find((r) => r.Type === 'AWS::Lambda::Function')!;
     const bundle = join(assembly, `asset.${fn.Properties.Code.S3Key.replace(/\.zip$/, '')}`, 'index.mjs');
     expect(existsSync(`${bundle}.map`)).toBe(true);
@@ -139,10 +151,32 @@ describe('Lambda bundles', () => {
         probes: [{ name: 'row_count', sql: 'SELECT count() FROM pub.events' }],
         maxExecutionSeconds: 20,
       };
-      const uuid = (await (await ch.client.query({ query: "SELECT toString(uuid) AS u FROM system.tables WHERE database = 'pub' AND name = 'events'", format: 'JSONEachRow' })).json<{ u: string }>())[0]!.u;
-      for (const childEntry of [observeBundle, join(split, 'DeliveryResumeFunctionArn.mjs'), join(split, 'QualityOperatorObserveFunctionArn.mjs')]) {
-        const outcome = await runBoundedReader({ entry: PROBE_WORKER_KEY, childEntry, input, token: 'tok-bundle', deadlineAt: Date.now() + 30_000, clock: systemClock });
-        expect(outcome, childEntry).toMatchObject({ kind: 'RESULT', results: { before: uuid, after: uuid, values: { row_count: 3 } }, localTermination: 'VERIFIED' });
+      const uuid = (
+        await (
+          await ch.client.query({
+            query: "SELECT toString(uuid) AS u FROM system.tables WHERE database = 'pub' AND name = 'events'",
+            format: 'JSONEachRow',
+          })
+        ).json<{ u: string }>()
+      )[0]!.u;
+      for (const childEntry of [
+        observeBundle,
+        join(split, 'DeliveryResumeFunctionArn.mjs'),
+        join(split, 'QualityOperatorObserveFunctionArn.mjs'),
+      ]) {
+        const outcome = await runBoundedReader({
+          entry: PROBE_WORKER_KEY,
+          childEntry,
+          input,
+          token: 'tok-bundle',
+          deadlineAt: Date.now() + 30_000,
+          clock: systemClock,
+        });
+        expect(outcome, childEntry).toMatchObject({
+          kind: 'RESULT',
+          results: { before: uuid, after: uuid, values: { row_count: 3 } },
+          localTermination: 'VERIFIED',
+        });
       }
     } finally {
       await ch.close();

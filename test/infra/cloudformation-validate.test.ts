@@ -14,21 +14,34 @@ const plugin = new CloudFormationValidatePlugin();
 const scratch = mkdtempSync(join(tmpdir(), 'cutpoint-cfn-validate-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-
 function findings(report: PolicyValidationPluginReport): string[] {
-  return report.violations.flatMap((v) => v.violatingResources.map((r) => `${v.ruleName} (${v.severity}) at ${r.resourceLogicalId}: ${v.description}`));
+  return report.violations.flatMap((v) =>
+    v.violatingResources.map((r) => `${v.ruleName} (${v.severity}) at ${r.resourceLogicalId}: ${v.description}`),
+  );
 }
 
 /** The plugin run as synthesis runs it, on the given templates (of `app`'s stacks, or one written for the test). */
 function run(app: IConstruct, stacks: Array<{ path: string; templatePath: string }>): PolicyValidationPluginReport {
-  const stackTemplates = stacks.map((s) => ({ stackConstructPath: s.path, templatePath: s.templatePath, accountId: undefined, region: undefined }));
-  return plugin.validate({ templatePaths: stackTemplates.map((s) => s.templatePath), stackTemplates, appConstruct: app });
+  const stackTemplates = stacks.map((s) => ({
+    stackConstructPath: s.path,
+    templatePath: s.templatePath,
+    accountId: undefined,
+    region: undefined,
+  }));
+  return plugin.validate({
+    templatePaths: stackTemplates.map((s) => s.templatePath),
+    stackTemplates,
+    appConstruct: app,
+  });
 }
 
 function validate(context: Record<string, unknown>): { report: PolicyValidationPluginReport; templates: number } {
   const { app } = builtApp(context);
   const assembly = app.synth();
-  const stacks = assembly.stacks.map((s) => ({ path: s.hierarchicalId, templatePath: join(assembly.directory, s.templateFile) }));
+  const stacks = assembly.stacks.map((s) => ({
+    path: s.hierarchicalId,
+    templatePath: join(assembly.directory, s.templateFile),
+  }));
   return { report: run(app, stacks), templates: stacks.length };
 }
 
@@ -44,7 +57,10 @@ describe("CDK's built-in CloudFormation validation", () => {
 
   it('is live: a template with a property its resource type does not have is reported', () => {
     const path = join(scratch, 'broken.template.json');
-    writeFileSync(path, JSON.stringify({ Resources: { Broken: { Type: 'AWS::SQS::Queue', Properties: { NotAQueueProperty: true } } } }));
+    writeFileSync(
+      path,
+      JSON.stringify({ Resources: { Broken: { Type: 'AWS::SQS::Queue', Properties: { NotAQueueProperty: true } } } }),
+    );
     const report = run(builtApp().app, [{ path: 'Broken', templatePath: path }]);
     expect(findings(report).join('\n')).toContain('Broken');
   }, 120_000);

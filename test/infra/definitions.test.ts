@@ -40,12 +40,21 @@ describe('step policy statements', () => {
       target: ['arn:aws:secretsmanager:eu-west-1:111111111111:secret:cutpoint/delivery/target/*'],
     },
   };
-  const entry = (table: StepEntry['table'], bucket: StepEntry['bucket']): StepEntry => ({ ...STEPS[0]!, table, bucket });
+  const entry = (table: StepEntry['table'], bucket: StepEntry['bucket']): StepEntry => ({
+    ...STEPS[0]!,
+    table,
+    bucket,
+  });
   const render = (step: StepEntry) => stepPolicyStatements(step, arns).map((s) => stack.resolve(s.toStatementJson()));
 
   it('grants table actions on the table ARN only', () => {
     expect(render(entry(['dynamodb:GetItem', 'dynamodb:ConditionCheckItem'], []))).toEqual([
-      { Sid: 'AuthorityTable', Effect: 'Allow', Action: ['dynamodb:GetItem', 'dynamodb:ConditionCheckItem'], Resource: arns.tableArn },
+      {
+        Sid: 'AuthorityTable',
+        Effect: 'Allow',
+        Action: ['dynamodb:GetItem', 'dynamodb:ConditionCheckItem'],
+        Resource: arns.tableArn,
+      },
     ]);
   });
 
@@ -58,11 +67,26 @@ describe('step policy statements', () => {
 
   it('grants GetSecretValue on the target secrets to a target step, and on the source secrets only to a source step', () => {
     expect(render({ ...entry([], []), readsSecrets: 'target' })).toEqual([
-      { Sid: 'TargetSecrets', Effect: 'Allow', Action: 'secretsmanager:GetSecretValue', Resource: arns.deliverySecrets.target[0] },
+      {
+        Sid: 'TargetSecrets',
+        Effect: 'Allow',
+        Action: 'secretsmanager:GetSecretValue',
+        Resource: arns.deliverySecrets.target[0],
+      },
     ]);
     expect(render({ ...entry([], []), readsSecrets: 'source-and-target' })).toEqual([
-      { Sid: 'SourceSecrets', Effect: 'Allow', Action: 'secretsmanager:GetSecretValue', Resource: arns.deliverySecrets.source[0] },
-      { Sid: 'TargetSecrets', Effect: 'Allow', Action: 'secretsmanager:GetSecretValue', Resource: arns.deliverySecrets.target[0] },
+      {
+        Sid: 'SourceSecrets',
+        Effect: 'Allow',
+        Action: 'secretsmanager:GetSecretValue',
+        Resource: arns.deliverySecrets.source[0],
+      },
+      {
+        Sid: 'TargetSecrets',
+        Effect: 'Allow',
+        Action: 'secretsmanager:GetSecretValue',
+        Resource: arns.deliverySecrets.target[0],
+      },
     ]);
     expect(render(entry([], []))).toEqual([]);
   });
@@ -70,22 +94,51 @@ describe('step policy statements', () => {
   it('grants Publish on the incident topic, and the key it is encrypted with, only to a notifying step', () => {
     expect(render({ ...entry([], []), notifies: true })).toEqual([
       { Sid: 'IncidentTopic', Effect: 'Allow', Action: 'sns:Publish', Resource: arns.incidentTopicArn },
-      { Sid: 'IncidentTopicKey', Effect: 'Allow', Action: ['kms:GenerateDataKey', 'kms:Decrypt'], Resource: arns.incidentKeyArn },
+      {
+        Sid: 'IncidentTopicKey',
+        Effect: 'Allow',
+        Action: ['kms:GenerateDataKey', 'kms:Decrypt'],
+        Resource: arns.incidentKeyArn,
+      },
     ]);
   });
 
   it('limits DeleteItem to the partition keys a step names (deleteLeadingKeys), in a statement of its own', () => {
-    expect(render({ ...entry(['dynamodb:GetItem', 'dynamodb:DeleteItem'], []), deleteLeadingKeys: ['gen#stream/*'] })).toEqual([
+    expect(
+      render({ ...entry(['dynamodb:GetItem', 'dynamodb:DeleteItem'], []), deleteLeadingKeys: ['gen#stream/*'] }),
+    ).toEqual([
       { Sid: 'AuthorityTable', Effect: 'Allow', Action: 'dynamodb:GetItem', Resource: arns.tableArn },
-      { Sid: 'AuthorityTableDelete', Effect: 'Allow', Action: 'dynamodb:DeleteItem', Resource: arns.tableArn, Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['gen#stream/*'] } } },
+      {
+        Sid: 'AuthorityTableDelete',
+        Effect: 'Allow',
+        Action: 'dynamodb:DeleteItem',
+        Resource: arns.tableArn,
+        Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['gen#stream/*'] } },
+      },
     ]);
   });
 
   it('limits writes to writePrefixes when a step names them, reads to its objectPrefixes', () => {
-    expect(render({ ...entry([], ['s3:ListBucket', 's3:GetObject', 's3:PutObject']), objectPrefixes: ['wal/', 'generations/stream/'], writePrefixes: ['generations/stream/'] })).toEqual([
+    expect(
+      render({
+        ...entry([], ['s3:ListBucket', 's3:GetObject', 's3:PutObject']),
+        objectPrefixes: ['wal/', 'generations/stream/'],
+        writePrefixes: ['generations/stream/'],
+      }),
+    ).toEqual([
       { Sid: 'ObjectBucket', Effect: 'Allow', Action: 's3:ListBucket', Resource: arns.bucketArn },
-      { Sid: 'ObjectKeys', Effect: 'Allow', Action: 's3:GetObject', Resource: [`${arns.bucketArn}/wal/*`, `${arns.bucketArn}/generations/stream/*`] },
-      { Sid: 'ObjectKeyWrites', Effect: 'Allow', Action: 's3:PutObject', Resource: `${arns.bucketArn}/generations/stream/*` },
+      {
+        Sid: 'ObjectKeys',
+        Effect: 'Allow',
+        Action: 's3:GetObject',
+        Resource: [`${arns.bucketArn}/wal/*`, `${arns.bucketArn}/generations/stream/*`],
+      },
+      {
+        Sid: 'ObjectKeyWrites',
+        Effect: 'Allow',
+        Action: 's3:PutObject',
+        Resource: `${arns.bucketArn}/generations/stream/*`,
+      },
     ]);
   });
 

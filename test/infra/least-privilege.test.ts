@@ -38,7 +38,11 @@ function secretReads(statements: Statement[]): string[] {
       expect(actionsOf(s)).toEqual(['secretsmanager:GetSecretValue']);
       return resourcesOf(s).map((r) => {
         const text = JSON.stringify(r);
-        return text.includes(':secret:cutpoint/delivery/source/*') ? 'source' : text.includes(':secret:cutpoint/delivery/target/*') ? 'target' : text;
+        return text.includes(':secret:cutpoint/delivery/source/*')
+          ? 'source'
+          : text.includes(':secret:cutpoint/delivery/target/*')
+            ? 'target'
+            : text;
       });
     })
     .sort();
@@ -61,7 +65,12 @@ describe('connection secrets: sources and targets apart', () => {
       .filter(([, r]) => r.Type === 'AWS::IAM::Role')
       .filter(([id]) => secretReads(roleStatements(workflows, id)).includes('source'))
       .map(([id]) => id);
-    const expected = SOURCE_STEPS.map((p) => (resources[logicalId(built.workflows.functions.get(p)!)]!.Properties.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0]);
+    const expected = SOURCE_STEPS.map(
+      (p) =>
+        (
+          resources[logicalId(built.workflows.functions.get(p)!)]!.Properties.Role as { 'Fn::GetAtt': [string, string] }
+        )['Fn::GetAtt'][0],
+    );
     expect(readers.sort()).toEqual(expected.sort());
   });
 
@@ -92,24 +101,37 @@ describe('execution history and state machine logs', () => {
     expect(JSON.stringify(logs.Condition)).toContain(':log-group:/aws/vendedlogs/states/cutpoint-*');
   });
 
-  it.each(FLOWS.map((f) => [f.name] as const))('%s: history under the key, readable by its own role for its own ARN, logs under /aws/vendedlogs/states/', (name) => {
-    const stateMachine = built.workflows.stateMachines.get(name)!;
-    const resource = resources[logicalId(stateMachine)]!;
-    expect(resource.Properties.StateMachineName).toBe(`CutpointWorkflows-${name}`);
-    expect(resource.Properties.EncryptionConfiguration).toEqual({ Type: 'CUSTOMER_MANAGED_KMS_KEY', KmsKeyId: { 'Fn::GetAtt': [keyId(), 'Arn'] }, KmsDataKeyReusePeriodSeconds: 300 });
-    const role = (resource.Properties.RoleArn as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
-    const kms = roleStatements(workflows, role).filter((s) => actionsOf(s).some((a) => a.startsWith('kms:')));
-    const history = kms.find((s) => actionsOf(s).includes('kms:Decrypt'))!;
-    expect(JSON.stringify((history as unknown as { Condition: unknown }).Condition)).toContain(`:stateMachine:CutpointWorkflows-${name}"`);
+  it.each(FLOWS.map((f) => [f.name] as const))(
+    '%s: history under the key, readable by its own role for its own ARN, logs under /aws/vendedlogs/states/',
+    (name) => {
+      const stateMachine = built.workflows.stateMachines.get(name)!;
+      const resource = resources[logicalId(stateMachine)]!;
+      expect(resource.Properties.StateMachineName).toBe(`CutpointWorkflows-${name}`);
+      expect(resource.Properties.EncryptionConfiguration).toEqual({
+        Type: 'CUSTOMER_MANAGED_KMS_KEY',
+        KmsKeyId: { 'Fn::GetAtt': [keyId(), 'Arn'] },
+        KmsDataKeyReusePeriodSeconds: 300,
+      });
+      const role = (resource.Properties.RoleArn as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
+      const kms = roleStatements(workflows, role).filter((s) => actionsOf(s).some((a) => a.startsWith('kms:')));
+      const history = kms.find((s) => actionsOf(s).includes('kms:Decrypt'))!;
+      expect(JSON.stringify((history as unknown as { Condition: unknown }).Condition)).toContain(
+        `:stateMachine:CutpointWorkflows-${name}"`,
+      );
 
-    const logGroupArn = (resource.Properties.LoggingConfiguration as { Destinations: Array<{ CloudWatchLogsLogGroup: { LogGroupArn: { 'Fn::GetAtt': [string, string] } } }> }).Destinations[0]!.CloudWatchLogsLogGroup.LogGroupArn;
-    const logGroup = resources[logGroupArn['Fn::GetAtt'][0]]!;
-    expect(logGroup.Properties.KmsKeyId).toEqual({ 'Fn::GetAtt': [keyId(), 'Arn'] });
-    const logGroupName = logGroup.Properties.LogGroupName as { 'Fn::Join': [string, unknown[]] };
-    // `/aws/vendedlogs/states/cutpoint-<flow>-<stack>-` + the first group of the stack's id: unique per stack.
-    expect(logGroupName['Fn::Join'][1][0]).toBe(`/aws/vendedlogs/states/cutpoint-${name}-CutpointWorkflows-`);
-    expect(JSON.stringify(logGroupName['Fn::Join'][1][1])).toContain('AWS::StackId');
-  });
+      const logGroupArn = (
+        resource.Properties.LoggingConfiguration as {
+          Destinations: Array<{ CloudWatchLogsLogGroup: { LogGroupArn: { 'Fn::GetAtt': [string, string] } } }>;
+        }
+      ).Destinations[0]!.CloudWatchLogsLogGroup.LogGroupArn;
+      const logGroup = resources[logGroupArn['Fn::GetAtt'][0]]!;
+      expect(logGroup.Properties.KmsKeyId).toEqual({ 'Fn::GetAtt': [keyId(), 'Arn'] });
+      const logGroupName = logGroup.Properties.LogGroupName as { 'Fn::Join': [string, unknown[]] };
+      // `/aws/vendedlogs/states/cutpoint-<flow>-<stack>-` + the first group of the stack's id: unique per stack.
+      expect(logGroupName['Fn::Join'][1][0]).toBe(`/aws/vendedlogs/states/cutpoint-${name}-CutpointWorkflows-`);
+      expect(JSON.stringify(logGroupName['Fn::Join'][1][1])).toContain('AWS::StackId');
+    },
+  );
 });
 
 describe('whoever starts or reads a flow may use the history key for exactly that flow', () => {
@@ -126,8 +148,11 @@ describe('whoever starts or reads a flow may use the history key for exactly tha
     return statements
       .filter((s) => s.Effect === 'Allow' && actionsOf(s).includes(action))
       .flatMap((s) => {
-        const condition = (s as unknown as { Condition?: { StringEquals?: Record<string, unknown> } }).Condition?.StringEquals?.['kms:EncryptionContext:aws:states:stateMachineArn'];
-        return condition === undefined ? [] : (Array.isArray(condition) ? condition : [condition]).map((c) => JSON.stringify(c));
+        const condition = (s as unknown as { Condition?: { StringEquals?: Record<string, unknown> } }).Condition
+          ?.StringEquals?.['kms:EncryptionContext:aws:states:stateMachineArn'];
+        return condition === undefined
+          ? []
+          : (Array.isArray(condition) ? condition : [condition]).map((c) => JSON.stringify(c));
       });
   }
 

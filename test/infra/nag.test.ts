@@ -20,17 +20,23 @@ beforeAll(() => {
 
 function describeViolations(report: PolicyValidationPluginReport): string {
   return report.violations
-    .flatMap((v) => v.violatingResources.map((r) => `${v.ruleName} (${v.severity}) at ${r.constructPath ?? r.resourceLogicalId}`))
+    .flatMap((v) =>
+      v.violatingResources.map((r) => `${v.ruleName} (${v.severity}) at ${r.constructPath ?? r.resourceLogicalId}`),
+    )
     .join('\n');
 }
 
 /** Every acknowledgement recorded in the tree: [construct path, rule id]. */
 function acknowledgements(root: IConstruct): Array<[string, string]> {
-  return root.node.findAll().flatMap((c) =>
-    c.node.metadata
-      .filter((m) => m.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY)
-      .flatMap((m) => Object.keys(m.data as object).map((id): [string, string] => [c.node.path, id.replace(/^annotation::/i, '')])),
-  );
+  return root.node
+    .findAll()
+    .flatMap((c) =>
+      c.node.metadata
+        .filter((m) => m.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY)
+        .flatMap((m) =>
+          Object.keys(m.data as object).map((id): [string, string] => [c.node.path, id.replace(/^annotation::/i, '')]),
+        ),
+    );
 }
 
 describe('cdk-nag AwsSolutions', () => {
@@ -56,12 +62,14 @@ describe('cdk-nag AwsSolutions', () => {
     // The same pack with acknowledgements ignored: its findings are everything raised.
     const raw = new AwsSolutionsChecks(built.app);
     (raw as unknown as { isAcknowledged: () => boolean }).isAcknowledged = () => false;
-    const findings = raw.validateScope(built.app).violations.flatMap((v) =>
-      v.violatingResources.map((r) => ({ rule: v.ruleName, path: r.constructPath ?? '' })),
-    );
+    const findings = raw
+      .validateScope(built.app)
+      .violations.flatMap((v) => v.violatingResources.map((r) => ({ rule: v.ruleName, path: r.constructPath ?? '' })));
     const acks = acknowledgements(built.app);
     expect(acks.length).toBeGreaterThan(0);
-    const stale = acks.filter(([path, id]) => !findings.some((f) => f.rule === id && (f.path === path || f.path.startsWith(`${path}/`))));
+    const stale = acks.filter(
+      ([path, id]) => !findings.some((f) => f.rule === id && (f.path === path || f.path.startsWith(`${path}/`))),
+    );
     expect(stale, `acknowledged but never raised:\n${stale.map(([p, id]) => `${id} at ${p}`).join('\n')}`).toEqual([]);
   });
 });

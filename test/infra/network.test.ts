@@ -11,7 +11,10 @@ import { actionsOf, resourcesOf, roleStatements } from './policies.js';
 
 // Three builds (templates only, no bundling): no VPC context, a VPC whose endpoints the
 // stack creates, a VPC that already has them.
-const { 'cutpoint:routeTableIds': _routeTables, ...VPC_EXISTING } = { ...VPC_CONTEXT, 'cutpoint:vpcEndpoints': 'existing' };
+const { 'cutpoint:routeTableIds': _routeTables, ...VPC_EXISTING } = {
+  ...VPC_CONTEXT,
+  'cutpoint:vpcEndpoints': 'existing',
+};
 
 let plain: CutpointApp;
 let created: CutpointApp;
@@ -22,7 +25,11 @@ beforeAll(() => {
   plain = builtApp();
   created = builtApp(VPC_CONTEXT);
   existing = builtApp(VPC_EXISTING);
-  for (const [name, built] of [['plain', plain], ['created', created], ['existing', existing]] as const) {
+  for (const [name, built] of [
+    ['plain', plain],
+    ['created', created],
+    ['existing', existing],
+  ] as const) {
     built.app.synth();
     templates[name] = Template.fromStack(built.workflows);
   }
@@ -37,7 +44,9 @@ function logicalId(construct: IConstruct): string {
 function functionOf(built: CutpointApp, template: Template, placeholder: string) {
   const fn = built.workflows.functions.get(placeholder);
   if (!fn) throw new Error(`no function for ${placeholder}`);
-  const resource = template.toJSON().Resources[logicalId(fn)] as { Properties: { VpcConfig?: unknown; Role: { 'Fn::GetAtt': [string, string] } } };
+  const resource = template.toJSON().Resources[logicalId(fn)] as {
+    Properties: { VpcConfig?: unknown; Role: { 'Fn::GetAtt': [string, string] } };
+  };
   return { vpcConfig: resource.Properties.VpcConfig, role: resource.Properties.Role['Fn::GetAtt'][0] };
 }
 
@@ -54,50 +63,84 @@ describe('private networking (cutpoint:vpcId …)', () => {
   it('the steps in the VPC are the registry steps that open a source or a target, every one of them', () => {
     const inVpc = STEPS.filter(reachesDatabases).map((s) => s.placeholder);
     // Every delivery, publication and quality step whose handler builds delivery deps, and nothing else.
-    expect(inVpc.sort()).toEqual(STEPS.filter((s) => /^functions\/(delivery|publication|quality)\//.test(s.entry) && s.readsSecrets).map((s) => s.placeholder).sort());
+    expect(inVpc.sort()).toEqual(
+      STEPS.filter((s) => /^functions\/(delivery|publication|quality)\//.test(s.entry) && s.readsSecrets)
+        .map((s) => s.placeholder)
+        .sort(),
+    );
     expect(inVpc).toContain('DeliveryExtractLoadPartFunctionArn');
     expect(inVpc).toContain('QualityObserveTargetFunctionArn');
     expect(inVpc).not.toContain('DeliveryInspectFunctionArn');
     expect(inVpc).not.toContain('DeliveryNotifyIncidentFunctionArn');
   });
 
-  it.each(STEPS.map((s) => [s.placeholder, s] as const))('%s: in the VPC exactly when it reaches a database, with the ENI actions then only', (placeholder, step) => {
-    for (const [built, template] of [[created, templates.created], [existing, templates.existing]] as const) {
-      const { vpcConfig, role } = functionOf(built, template, placeholder);
-      const eni = roleStatements(template, role).filter((s) => actionsOf(s).some((a) => a.startsWith('ec2:')));
-      if (reachesDatabases(step)) {
-        expect(vpcConfig).toEqual({ SubnetIds: ['subnet-0123456789abcdef0', 'subnet-0123456789abcdef1'], SecurityGroupIds: ['sg-0123456789abcdef0', 'sg-0123456789abcdef1'] });
-        expect(eni).toHaveLength(1);
-        expect([...actionsOf(eni[0]!)].sort()).toEqual(ENI_ACTIONS);
-        expect(resourcesOf(eni[0]!)).toEqual(['*']);
-      } else {
-        expect(vpcConfig).toBeUndefined();
-        expect(eni).toEqual([]);
+  it.each(STEPS.map((s) => [s.placeholder, s] as const))(
+    '%s: in the VPC exactly when it reaches a database, with the ENI actions then only',
+    (placeholder, step) => {
+      for (const [built, template] of [
+        [created, templates.created],
+        [existing, templates.existing],
+      ] as const) {
+        const { vpcConfig, role } = functionOf(built, template, placeholder);
+        const eni = roleStatements(template, role).filter((s) => actionsOf(s).some((a) => a.startsWith('ec2:')));
+        if (reachesDatabases(step)) {
+          expect(vpcConfig).toEqual({
+            SubnetIds: ['subnet-0123456789abcdef0', 'subnet-0123456789abcdef1'],
+            SecurityGroupIds: ['sg-0123456789abcdef0', 'sg-0123456789abcdef1'],
+          });
+          expect(eni).toHaveLength(1);
+          expect([...actionsOf(eni[0]!)].sort()).toEqual(ENI_ACTIONS);
+          expect(resourcesOf(eni[0]!)).toEqual(['*']);
+        } else {
+          expect(vpcConfig).toBeUndefined();
+          expect(eni).toEqual([]);
+        }
       }
-    }
-  });
+    },
+  );
 
   it('creates gateway endpoints for S3 and DynamoDB on the route tables, and interface endpoints for Secrets Manager and X-Ray only', () => {
-    const endpoints = Object.values(templates.created.findResources('AWS::EC2::VPCEndpoint')).map((r) => r.Properties as Record<string, unknown>);
+    const endpoints = Object.values(templates.created.findResources('AWS::EC2::VPCEndpoint')).map(
+      (r) => r.Properties as Record<string, unknown>,
+    );
     const service = (p: Record<string, unknown>) => JSON.stringify(p.ServiceName).replace(/.*\.(\w+)"\]\]\}$/, '$1');
     const gateways = endpoints.filter((p) => p.VpcEndpointType === 'Gateway');
     expect(gateways.map(service).sort()).toEqual(['dynamodb', 's3']);
     for (const gateway of gateways) {
-      expect(gateway).toMatchObject({ VpcId: VPC_CONTEXT['cutpoint:vpcId'], RouteTableIds: ['rtb-0123456789abcdef0', 'rtb-0123456789abcdef1'] });
+      expect(gateway).toMatchObject({
+        VpcId: VPC_CONTEXT['cutpoint:vpcId'],
+        RouteTableIds: ['rtb-0123456789abcdef0', 'rtb-0123456789abcdef1'],
+      });
     }
     const interfaces = endpoints.filter((p) => p.VpcEndpointType === 'Interface');
     // No step in the VPC publishes to SNS or starts executions (the registry says which).
     expect(interfaceServicesFor(STEPS)).toEqual(['secretsmanager', 'xray']);
     expect(interfaces.map(service).sort()).toEqual(['secretsmanager', 'xray']);
     for (const endpoint of interfaces) {
-      expect(endpoint).toMatchObject({ VpcId: VPC_CONTEXT['cutpoint:vpcId'], SubnetIds: ['subnet-0123456789abcdef0', 'subnet-0123456789abcdef1'], PrivateDnsEnabled: true });
+      expect(endpoint).toMatchObject({
+        VpcId: VPC_CONTEXT['cutpoint:vpcId'],
+        SubnetIds: ['subnet-0123456789abcdef0', 'subnet-0123456789abcdef1'],
+        PrivateDnsEnabled: true,
+      });
     }
     // The interface endpoints admit HTTPS from the functions' security groups, nothing else.
-    const groups = Object.values(templates.created.findResources('AWS::EC2::SecurityGroup')).map((r) => r.Properties as { SecurityGroupIngress: unknown[] });
+    const groups = Object.values(templates.created.findResources('AWS::EC2::SecurityGroup')).map(
+      (r) => r.Properties as { SecurityGroupIngress: unknown[] },
+    );
     expect(groups).toHaveLength(1);
     expect(groups[0]!.SecurityGroupIngress).toEqual([
-      expect.objectContaining({ IpProtocol: 'tcp', FromPort: 443, ToPort: 443, SourceSecurityGroupId: 'sg-0123456789abcdef0' }),
-      expect.objectContaining({ IpProtocol: 'tcp', FromPort: 443, ToPort: 443, SourceSecurityGroupId: 'sg-0123456789abcdef1' }),
+      expect.objectContaining({
+        IpProtocol: 'tcp',
+        FromPort: 443,
+        ToPort: 443,
+        SourceSecurityGroupId: 'sg-0123456789abcdef0',
+      }),
+      expect.objectContaining({
+        IpProtocol: 'tcp',
+        FromPort: 443,
+        ToPort: 443,
+        SourceSecurityGroupId: 'sg-0123456789abcdef1',
+      }),
     ]);
   });
 
@@ -123,7 +166,11 @@ describe('private networking (cutpoint:vpcId …)', () => {
   it('is cdk-nag clean with a VPC (the ENI wildcard acknowledged with its reason)', () => {
     for (const built of [created, existing]) {
       const report = new AwsSolutionsChecks(built.app, { verbose: true }).validateScope(built.app);
-      expect(report.violations.flatMap((v) => v.violatingResources.map((r) => `${v.ruleName} at ${r.constructPath ?? r.resourceLogicalId}`))).toEqual([]);
+      expect(
+        report.violations.flatMap((v) =>
+          v.violatingResources.map((r) => `${v.ruleName} at ${r.constructPath ?? r.resourceLogicalId}`),
+        ),
+      ).toEqual([]);
     }
   });
 });

@@ -9,10 +9,14 @@ export interface Statement {
 
 /** Every statement granted to a role: its inline policies and the AWS::IAM::Policy resources attached to it. */
 export function roleStatements(template: Template, roleLogicalId: string): Statement[] {
-  const role = template.toJSON().Resources[roleLogicalId] as { Properties: { Policies?: Array<{ PolicyDocument: { Statement: Statement[] } }> } };
+  const role = template.toJSON().Resources[roleLogicalId] as {
+    Properties: { Policies?: Array<{ PolicyDocument: { Statement: Statement[] } }> };
+  };
   const inline = (role.Properties.Policies ?? []).flatMap((p) => p.PolicyDocument.Statement);
   const attached = Object.values(template.findResources('AWS::IAM::Policy'))
-    .filter((p) => (p.Properties.Roles as unknown[]).some((r) => JSON.stringify(r) === JSON.stringify({ Ref: roleLogicalId })))
+    .filter((p) =>
+      (p.Properties.Roles as unknown[]).some((r) => JSON.stringify(r) === JSON.stringify({ Ref: roleLogicalId })),
+    )
     .flatMap((p) => p.Properties.PolicyDocument.Statement as Statement[]);
   return [...inline, ...attached];
 }

@@ -38,7 +38,8 @@ const importOf = (name: string) => ({ 'Fn::ImportValue': `CutpointStateful-${nam
 describe('publish-clickhouse and the quality steps, deployed (F4)', () => {
   it('ObserveTarget: deadline + reserve < Lambda timeout < Task TimeoutSeconds, and the reserve covers the reader end (2 × term grace + reap bound)', () => {
     const lambda = fnResource('QualityObserveTargetFunctionArn').Properties.Timeout as number;
-    const task = JSON.parse(machine('publish-clickhouse').Properties.DefinitionString as string).States.ObserveTarget as { TimeoutSeconds: number };
+    const task = JSON.parse(machine('publish-clickhouse').Properties.DefinitionString as string).States
+      .ObserveTarget as { TimeoutSeconds: number };
     expect(OBSERVE_TIMING.deadlineSeconds + OBSERVE_TIMING.reserveSeconds).toBeLessThan(lambda);
     expect(lambda).toBeLessThan(task.TimeoutSeconds);
     // The handler keeps back the same reserve from the Lambda's remaining time.
@@ -47,7 +48,9 @@ describe('publish-clickhouse and the quality steps, deployed (F4)', () => {
   });
 
   it('dynamodb:DescribeTable is granted only to the steps that seal, observe or check a capsule: PrepareCapsule, ObserveTarget, the operator observe, resume, and the continuity check of begin (a successor), evidence, checkpoint and cleanup', () => {
-    const describing = STEPS.filter((s) => allowedActions(roleStatements(workflows, roleOf(s.placeholder)), 'dynamodb:').includes('dynamodb:DescribeTable'));
+    const describing = STEPS.filter((s) =>
+      allowedActions(roleStatements(workflows, roleOf(s.placeholder)), 'dynamodb:').includes('dynamodb:DescribeTable'),
+    );
     expect(describing.map((s) => s.placeholder).sort()).toEqual([
       'DeliveryBeginFunctionArn',
       'DeliveryCheckpointFunctionArn',
@@ -66,30 +69,54 @@ describe('publish-clickhouse and the quality steps, deployed (F4)', () => {
       ['DeliveryResumeFunctionArn', 'delivery-resume', 'Resume'],
     ] as const) {
       const lambda = fnResource(placeholder).Properties.Timeout as number;
-      const task = JSON.parse(machine(flow).Properties.DefinitionString as string).States[state] as { TimeoutSeconds: number };
+      const task = JSON.parse(machine(flow).Properties.DefinitionString as string).States[state] as {
+        TimeoutSeconds: number;
+      };
       expect(OBSERVE_TIMING.deadlineSeconds + OBSERVE_TIMING.reserveSeconds, placeholder).toBeLessThan(lambda);
       expect(lambda, placeholder).toBeLessThan(task.TimeoutSeconds);
     }
   });
 
   it('no step may delete a quality item: none is allowed DeleteItem beyond partition keys outside quality#, and every role on the table carries a Deny of DeleteItem on the quality partition keys', () => {
-    expect(qualityKeys.capsule('events_ch.pub.events', 'inv-aaaaaaaaaaaaaaaaaaaaaaaaaa').pk).toMatch(new RegExp(`^${QUALITY_KEY_PATTERN.replace('*', '')}`));
+    expect(qualityKeys.capsule('events_ch.pub.events', 'inv-aaaaaaaaaaaaaaaaaaaaaaaaaa').pk).toMatch(
+      new RegExp(`^${QUALITY_KEY_PATTERN.replace('*', '')}`),
+    );
     for (const step of STEPS) {
       const statements = roleStatements(workflows, roleOf(step.placeholder));
       // The one limited grant (stream compaction's task cleanup): DeleteItem only on its own partition keys.
-      const deletes = statements.filter((s: Statement & { Condition?: unknown }) => s.Effect === 'Allow' && actionsOf(s).includes('dynamodb:DeleteItem'));
+      const deletes = statements.filter(
+        (s: Statement & { Condition?: unknown }) =>
+          s.Effect === 'Allow' && actionsOf(s).includes('dynamodb:DeleteItem'),
+      );
       for (const grant of deletes as Array<Statement & { Condition?: unknown }>) {
         expect(actionsOf(grant), step.placeholder).toEqual(['dynamodb:DeleteItem']);
-        const keys = (grant.Condition as { 'ForAllValues:StringLike'?: { 'dynamodb:LeadingKeys'?: string[] } } | undefined)?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'];
+        const keys = (
+          grant.Condition as { 'ForAllValues:StringLike'?: { 'dynamodb:LeadingKeys'?: string[] } } | undefined
+        )?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'];
         expect(keys, `${step.placeholder}: an unconditioned DeleteItem`).toBeDefined();
         expect(keys, step.placeholder).toEqual(step.deleteLeadingKeys);
         const qualityPk = qualityKeys.capsule('events_ch.pub.events', 'inv-aaaaaaaaaaaaaaaaaaaaaaaaaa').pk;
-        for (const key of keys ?? []) expect(new RegExp(`^${key.split('*').map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`).test(qualityPk), key).toBe(false);
+        for (const key of keys ?? [])
+          expect(
+            new RegExp(
+              `^${key
+                .split('*')
+                .map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+                .join('.*')}$`,
+            ).test(qualityPk),
+            key,
+          ).toBe(false);
       }
       if (step.table.length === 0) continue;
       const deny = statements.filter((s: Statement & { Condition?: unknown }) => s.Effect === 'Deny');
       expect(deny, step.placeholder).toEqual([
-        { Effect: 'Deny', Action: 'dynamodb:DeleteItem', Resource: importOf('TableArn'), Condition: { 'ForAnyValue:StringLike': { 'dynamodb:LeadingKeys': [QUALITY_KEY_PATTERN] } }, Sid: 'NoQualityDelete' },
+        {
+          Effect: 'Deny',
+          Action: 'dynamodb:DeleteItem',
+          Resource: importOf('TableArn'),
+          Condition: { 'ForAnyValue:StringLike': { 'dynamodb:LeadingKeys': [QUALITY_KEY_PATTERN] } },
+          Sid: 'NoQualityDelete',
+        },
       ]);
     }
   });
@@ -98,9 +125,18 @@ describe('publish-clickhouse and the quality steps, deployed (F4)', () => {
     const rule = built.workflows.recovery.rules.get('publish-clickhouse')!;
     const target = workflows.toJSON().Resources[logicalId(rule)].Properties.Targets[0];
     const parts = target.InputTransformer.InputTemplate['Fn::Join'][1] as unknown[];
-    const input = JSON.parse(parts.map((p) => (typeof p === 'string' ? p : `Ref:${(p as { Ref: string }).Ref}`)).join('').replace(/<detail-[A-Za-z]+>/g, 'null'));
+    const input = JSON.parse(
+      parts
+        .map((p) => (typeof p === 'string' ? p : `Ref:${(p as { Ref: string }).Ref}`))
+        .join('')
+        .replace(/<detail-[A-Za-z]+>/g, 'null'),
+    );
     const reconcile = `Ref:${logicalId(built.workflows.stateMachines.get('delivery-reconcile')!)}`;
-    expect(input.recovery).toEqual({ by: 'delivery-reconcile', stateMachineArn: reconcile, on: ['FAILED', 'TIMED_OUT', 'ABORTED'] });
+    expect(input.recovery).toEqual({
+      by: 'delivery-reconcile',
+      stateMachineArn: reconcile,
+      on: ['FAILED', 'TIMED_OUT', 'ABORTED'],
+    });
   });
 
   it('the incident: publish-clickhouse may invoke the NotifyIncident function, which may publish to the incident topic (and use its key) only', () => {
@@ -114,7 +150,9 @@ describe('publish-clickhouse and the quality steps, deployed (F4)', () => {
     const sns = statements.filter((s) => s.Effect === 'Allow' && actionsOf(s).some((a) => a.startsWith('sns:')));
     expect(sns.map((s) => [actionsOf(s), resourcesOf(s)])).toEqual([[['sns:Publish'], [importOf('IncidentTopicArn')]]]);
     // Only the notifying step publishes.
-    const publishers = STEPS.filter((s) => allowedActions(roleStatements(workflows, roleOf(s.placeholder)), 'sns:').length > 0).map((s) => s.placeholder);
+    const publishers = STEPS.filter(
+      (s) => allowedActions(roleStatements(workflows, roleOf(s.placeholder)), 'sns:').length > 0,
+    ).map((s) => s.placeholder);
     expect(publishers).toEqual([notify]);
   });
 });

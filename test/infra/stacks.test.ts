@@ -42,7 +42,7 @@ const importOf = (name: string) => ({ 'Fn::ImportValue': `CutpointStateful-${nam
 const RETAINED = { DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' };
 
 describe('template size', () => {
-  it('the workflows template is written without indentation and stays well inside CloudFormation\'s 1 MB', () => {
+  it("the workflows template is written without indentation and stays well inside CloudFormation's 1 MB", () => {
     const file = join(built.app.outdir, built.workflows.templateFile);
     const text = readFileSync(file, 'utf8');
     expect(text).not.toMatch(/\n\s+"/);
@@ -83,15 +83,29 @@ describe('CutpointStateful', () => {
     expect(buckets[objects]).toMatchObject({
       ...RETAINED,
       Properties: {
-        PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true },
-        BucketEncryption: { ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] },
+        PublicAccessBlockConfiguration: {
+          BlockPublicAcls: true,
+          BlockPublicPolicy: true,
+          IgnorePublicAcls: true,
+          RestrictPublicBuckets: true,
+        },
+        BucketEncryption: {
+          ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
+        },
         VersioningConfiguration: { Status: 'Enabled' },
         LoggingConfiguration: { DestinationBucketName: { Ref: accessLogs } },
       },
     });
     expect(buckets[accessLogs!]).toMatchObject({
       ...RETAINED,
-      Properties: { PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true } },
+      Properties: {
+        PublicAccessBlockConfiguration: {
+          BlockPublicAcls: true,
+          BlockPublicPolicy: true,
+          IgnorePublicAcls: true,
+          RestrictPublicBuckets: true,
+        },
+      },
     });
   });
 
@@ -101,7 +115,12 @@ describe('CutpointStateful', () => {
         Bucket: { Ref: bucket },
         PolicyDocument: {
           Statement: Match.arrayWith([
-            Match.objectLike({ Effect: 'Deny', Action: 's3:*', Principal: { AWS: '*' }, Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+            Match.objectLike({
+              Effect: 'Deny',
+              Action: 's3:*',
+              Principal: { AWS: '*' },
+              Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+            }),
           ]),
         },
       });
@@ -119,9 +138,17 @@ describe('CutpointStateful', () => {
     expect(Object.keys(stateful.findResources('AWS::SNS::Topic'))).toHaveLength(2);
     const topic = stateful.toJSON().Resources[logicalId(built.stateful.incidentTopic)];
     const keyId = (topic!.Properties.KmsMasterKeyId as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
-    expect(stateful.toJSON().Resources[keyId]).toMatchObject({ Type: 'AWS::KMS::Key', Properties: { EnableKeyRotation: true }, ...RETAINED });
+    expect(stateful.toJSON().Resources[keyId]).toMatchObject({
+      Type: 'AWS::KMS::Key',
+      Properties: { EnableKeyRotation: true },
+      ...RETAINED,
+    });
     stateful.hasResourceProperties('AWS::SNS::TopicPolicy', {
-      PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]) },
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+        ]),
+      },
     });
     for (const name of ['IncidentTopicArn', 'IncidentTopicKeyArn']) {
       stateful.hasOutput(name, { Export: { Name: `CutpointStateful-${name}` } });
@@ -142,21 +169,28 @@ describe('CutpointWorkflows functions', () => {
     expect([...built.workflows.functions.keys()].sort()).toEqual(STEPS.map((s) => s.placeholder).sort());
   });
 
-  it.each(STEPS.map((s) => [s.placeholder, s] as const))('%s: nodejs24.x on arm64, registry timeout, table and bucket env, X-Ray, own log group', (placeholder, step) => {
-    const fn = workflows.toJSON().Resources[logicalId(fnFor(placeholder))];
-    expect(fn.Properties).toMatchObject({
-      Runtime: 'nodejs24.x',
-      Architectures: ['arm64'],
-      Handler: 'index.handler',
-      Timeout: step.timeoutSeconds,
-      TracingConfig: { Mode: 'Active' },
-      Environment: { Variables: { CUTPOINT_TABLE_NAME: importOf('TableName'), CUTPOINT_BUCKET_NAME: importOf('BucketName') } },
-      LoggingConfig: { LogGroup: { Ref: expect.any(String) } },
-    });
-    const logGroup = workflows.toJSON().Resources[fn.Properties.LoggingConfig.LogGroup.Ref];
-    expect(logGroup).toMatchObject({ Type: 'AWS::Logs::LogGroup', Properties: { RetentionInDays: expect.any(Number) } });
-  });
-
+  it.each(STEPS.map((s) => [s.placeholder, s] as const))(
+    '%s: nodejs24.x on arm64, registry timeout, table and bucket env, X-Ray, own log group',
+    (placeholder, step) => {
+      const fn = workflows.toJSON().Resources[logicalId(fnFor(placeholder))];
+      expect(fn.Properties).toMatchObject({
+        Runtime: 'nodejs24.x',
+        Architectures: ['arm64'],
+        Handler: 'index.handler',
+        Timeout: step.timeoutSeconds,
+        TracingConfig: { Mode: 'Active' },
+        Environment: {
+          Variables: { CUTPOINT_TABLE_NAME: importOf('TableName'), CUTPOINT_BUCKET_NAME: importOf('BucketName') },
+        },
+        LoggingConfig: { LogGroup: { Ref: expect.any(String) } },
+      });
+      const logGroup = workflows.toJSON().Resources[fn.Properties.LoggingConfig.LogGroup.Ref];
+      expect(logGroup).toMatchObject({
+        Type: 'AWS::Logs::LogGroup',
+        Properties: { RetentionInDays: expect.any(Number) },
+      });
+    },
+  );
 });
 
 describe('CutpointWorkflows IAM: each function gets exactly its registry actions', () => {
@@ -172,7 +206,9 @@ describe('CutpointWorkflows IAM: each function gets exactly its registry actions
     expect(allowedActions(statements, 's3:')).toEqual([...step.bucket].sort());
     // A source step: one statement for the source secrets, one for the target secrets; a target step: the latter only.
     const secretStatements = step.readsSecrets === 'source-and-target' ? 2 : step.readsSecrets ? 1 : 0;
-    expect(allowedActions(statements, 'secretsmanager:')).toEqual(Array<string>(secretStatements).fill('secretsmanager:GetSecretValue'));
+    expect(allowedActions(statements, 'secretsmanager:')).toEqual(
+      Array<string>(secretStatements).fill('secretsmanager:GetSecretValue'),
+    );
     expect(allowedActions(statements, 'sns:')).toEqual(step.notifies ? ['sns:Publish'] : []);
     expect(allowedActions(statements, 'kms:')).toEqual(step.notifies ? ['kms:Decrypt', 'kms:GenerateDataKey'] : []);
 
@@ -182,15 +218,22 @@ describe('CutpointWorkflows IAM: each function gets exactly its registry actions
 
     for (const statement of statements) {
       const actions = actionsOf(statement);
-      if (actions.some((a) => a.startsWith('dynamodb:'))) expect(resourcesOf(statement)).toEqual([importOf('TableArn')]);
+      if (actions.some((a) => a.startsWith('dynamodb:')))
+        expect(resourcesOf(statement)).toEqual([importOf('TableArn')]);
       if (actions.some((a) => a === 's3:ListBucket')) expect(resourcesOf(statement)).toEqual([importOf('BucketArn')]);
       if (actions.some((a) => a.startsWith('s3:') && a !== 's3:ListBucket')) {
         // Every key, or only the step's key prefixes (the GC Delete step: WAL objects and stream generations);
         // writes limited more narrowly (writePrefixes) in a statement of their own.
         const writes = actions.filter((a) => a === 's3:PutObject' || a === 's3:DeleteObject');
-        if (step.writePrefixes) expect(writes.length === 0 || writes.length === actions.length, `${step.placeholder}: writes beside reads`).toBe(true);
+        if (step.writePrefixes)
+          expect(
+            writes.length === 0 || writes.length === actions.length,
+            `${step.placeholder}: writes beside reads`,
+          ).toBe(true);
         const prefixes = (step.writePrefixes && writes.length ? step.writePrefixes : step.objectPrefixes) ?? [''];
-        expect(resourcesOf(statement)).toEqual(prefixes.map((prefix) => ({ 'Fn::Join': ['', [importOf('BucketArn'), `/${prefix}*`]] })));
+        expect(resourcesOf(statement)).toEqual(
+          prefixes.map((prefix) => ({ 'Fn::Join': ['', [importOf('BucketArn'), `/${prefix}*`]] })),
+        );
       }
       // Only the delivery secrets prefixes in this account and region (the source one for a source step only,
       // test/infra/least-privilege.test.ts); only the incident topic and its key.
@@ -198,8 +241,10 @@ describe('CutpointWorkflows IAM: each function gets exactly its registry actions
         expect(JSON.stringify(resourcesOf(statement))).toMatch(/:secret:cutpoint\/delivery\/(source|target)\/\*/);
         expect(resourcesOf(statement)).toHaveLength(1);
       }
-      if (actions.some((a) => a.startsWith('sns:'))) expect(resourcesOf(statement)).toEqual([importOf('IncidentTopicArn')]);
-      if (actions.some((a) => a.startsWith('kms:'))) expect(resourcesOf(statement)).toEqual([importOf('IncidentTopicKeyArn')]);
+      if (actions.some((a) => a.startsWith('sns:')))
+        expect(resourcesOf(statement)).toEqual([importOf('IncidentTopicArn')]);
+      if (actions.some((a) => a.startsWith('kms:')))
+        expect(resourcesOf(statement)).toEqual([importOf('IncidentTopicKeyArn')]);
     }
   });
 
@@ -219,13 +264,18 @@ describe('CutpointWorkflows publish-clickhouse (F4)', () => {
     expect(lambda).toBe(OBSERVE_TIMING.lambdaSeconds);
     expect(OBSERVE_TIMING.deadlineSeconds + OBSERVE_TIMING.reserveSeconds).toBeLessThan(lambda);
     const machine = workflows.toJSON().Resources[logicalId(built.workflows.stateMachines.get('publish-clickhouse')!)];
-    const task = JSON.parse(machine.Properties.DefinitionString as string).States.ObserveTarget as { TimeoutSeconds: number };
+    const task = JSON.parse(machine.Properties.DefinitionString as string).States.ObserveTarget as {
+      TimeoutSeconds: number;
+    };
     expect(lambda).toBeLessThan(task.TimeoutSeconds);
   });
 
   it('the recovery dispatcher starts delivery-reconcile when it ends FAILED, TIMED_OUT or ABORTED, as for deliver-window', () => {
     const recoveryOf = (flow: string) => recoveryInputOf(flow)?.recovery;
-    expect(recoveryOf('publish-clickhouse')).toEqual({ by: 'delivery-reconcile', on: ['FAILED', 'TIMED_OUT', 'ABORTED'] });
+    expect(recoveryOf('publish-clickhouse')).toEqual({
+      by: 'delivery-reconcile',
+      on: ['FAILED', 'TIMED_OUT', 'ABORTED'],
+    });
     expect(recoveryOf('publish-clickhouse')).toEqual(recoveryOf('deliver-window'));
   });
 });
@@ -251,14 +301,20 @@ describe.each(FLOWS.map((f) => [f.name, f] as const))('CutpointWorkflows flow %s
     expect(Object.keys(DefinitionSubstitutions).sort()).toEqual([...placeholders].sort());
     for (const placeholder of placeholders) {
       const child = childOf(placeholder);
-      const expected = child ? { Ref: logicalId(built.workflows.stateMachines.get(child)!) } : { 'Fn::GetAtt': [logicalId(fnFor(placeholder)), 'Arn'] };
+      const expected = child
+        ? { Ref: logicalId(built.workflows.stateMachines.get(child)!) }
+        : { 'Fn::GetAtt': [logicalId(fnFor(placeholder)), 'Arn'] };
       expect(DefinitionSubstitutions[placeholder]).toEqual(expected);
     }
     // What Step Functions runs after substitution: no placeholder left, no literal ARN.
-    const substituted = (DefinitionString as string).replace(/\$\{(\w+)\}/g, (_m, p: string) => (p in DefinitionSubstitutions ? 'SUBSTITUTED' : _m));
+    const substituted = (DefinitionString as string).replace(/\$\{(\w+)\}/g, (_m, p: string) =>
+      p in DefinitionSubstitutions ? 'SUBSTITUTED' : _m,
+    );
     expect(substituted).not.toContain('${');
     // The only ARNs: a Distributed Map's S3 reader and writer integrations, and the start of a child flow.
-    expect(substituted.replace(/"arn:aws:states:::(s3:(getObject|putObject)|states:startExecution\.sync:2)"/g, '""')).not.toMatch(/arn:aws/);
+    expect(
+      substituted.replace(/"arn:aws:states:::(s3:(getObject|putObject)|states:startExecution\.sync:2)"/g, '""'),
+    ).not.toMatch(/arn:aws/);
   });
 
   it('logs ALL without execution data, and traces', () => {
@@ -279,7 +335,11 @@ describe.each(FLOWS.map((f) => [f.name, f] as const))('CutpointWorkflows flow %s
     if (childFlows.length) {
       // Starts its child flows and follows their executions (test/infra/stream-maintenance.test.ts checks the resources).
       expect(allowedActions(statements, 's3:')).toEqual([]);
-      expect(allowedActions(statements, 'states:').sort()).toEqual(['states:DescribeExecution', 'states:StartExecution', 'states:StopExecution']);
+      expect(allowedActions(statements, 'states:').sort()).toEqual([
+        'states:DescribeExecution',
+        'states:StartExecution',
+        'states:StopExecution',
+      ]);
       return;
     }
     if (!distributedMap) {
@@ -289,19 +349,44 @@ describe.each(FLOWS.map((f) => [f.name, f] as const))('CutpointWorkflows flow %s
     }
     // A Distributed Map: its item list and results under delivery/ only, and its own child executions.
     const s3 = statements.filter((st) => actionsOf(st).some((a) => a.startsWith('s3:')));
-    expect(s3.flatMap(actionsOf).sort()).toEqual(['s3:AbortMultipartUpload', 's3:GetObject', 's3:ListMultipartUploadParts', 's3:PutObject']);
+    expect(s3.flatMap(actionsOf).sort()).toEqual([
+      's3:AbortMultipartUpload',
+      's3:GetObject',
+      's3:ListMultipartUploadParts',
+      's3:PutObject',
+    ]);
     expect(JSON.stringify(s3.flatMap(resourcesOf))).toContain('/delivery/*');
-    expect(allowedActions(statements, 'states:').sort()).toEqual(['states:DescribeExecution', 'states:RedriveExecution', 'states:StartExecution', 'states:StopExecution']);
+    expect(allowedActions(statements, 'states:').sort()).toEqual([
+      'states:DescribeExecution',
+      'states:RedriveExecution',
+      'states:StartExecution',
+      'states:StopExecution',
+    ]);
     const start = statements.find((st) => actionsOf(st).includes('states:StartExecution'));
     expect(JSON.stringify(resourcesOf(start!))).toContain(`:stateMachine:`);
     expect(JSON.stringify(resourcesOf(start!))).toContain(`-${name}`);
   });
 
-  it('alarms on failed executions: a flow with a recovery rule or that runs recoveries on the dispatcher\'s ExecutionOutcome=failed (designed stops excluded), any other on AWS/States ExecutionsFailed (test/infra/alarms.test.ts has the rest)', () => {
-    const failed = flow.recovery || Object.hasOwn(RECOVERY_FLOWS, name)
-      ? { Namespace: 'Cutpoint', MetricName: 'ExecutionOutcome', Dimensions: Match.arrayEquals([{ Name: 'Flow', Value: name }, { Name: 'Outcome', Value: 'failed' }]) }
-      : { Namespace: 'AWS/States', MetricName: 'ExecutionsFailed', Dimensions: [{ Name: 'StateMachineArn', Value: { Ref: logicalId(stateMachine()) } }] };
-    workflows.hasResourceProperties('AWS::CloudWatch::Alarm', { AlarmName: `CutpointWorkflows-${name}-failed`, ...failed });
+  it("alarms on failed executions: a flow with a recovery rule or that runs recoveries on the dispatcher's ExecutionOutcome=failed (designed stops excluded), any other on AWS/States ExecutionsFailed (test/infra/alarms.test.ts has the rest)", () => {
+    const failed =
+      flow.recovery || Object.hasOwn(RECOVERY_FLOWS, name)
+        ? {
+            Namespace: 'Cutpoint',
+            MetricName: 'ExecutionOutcome',
+            Dimensions: Match.arrayEquals([
+              { Name: 'Flow', Value: name },
+              { Name: 'Outcome', Value: 'failed' },
+            ]),
+          }
+        : {
+            Namespace: 'AWS/States',
+            MetricName: 'ExecutionsFailed',
+            Dimensions: [{ Name: 'StateMachineArn', Value: { Ref: logicalId(stateMachine()) } }],
+          };
+    workflows.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      AlarmName: `CutpointWorkflows-${name}-failed`,
+      ...failed,
+    });
   });
 
   it('exports its ARN', () => {
@@ -335,9 +420,14 @@ describe('object deletion', () => {
 function recoveryInputOf(flow: string): { recovery?: { by: string; on: string[] } } | undefined {
   const rule = built.workflows.recovery.rules.get(flow);
   if (!rule) return undefined;
-  const template = (workflows.toJSON().Resources[logicalId(rule)].Properties.Targets[0].InputTransformer.InputTemplate as { 'Fn::Join'?: [string, unknown[]] } | string);
-  const text = (typeof template === 'string' ? [template] : template['Fn::Join']![1]).map((p) => (typeof p === 'string' ? p : 'ref')).join('');
-  const input = JSON.parse(text.replace(/<detail-[A-Za-z]+>/g, 'null')) as { recovery?: { by: string; on: string[]; stateMachineArn?: string } };
+  const template = workflows.toJSON().Resources[logicalId(rule)].Properties.Targets[0].InputTransformer
+    .InputTemplate as { 'Fn::Join'?: [string, unknown[]] } | string;
+  const text = (typeof template === 'string' ? [template] : template['Fn::Join']![1])
+    .map((p) => (typeof p === 'string' ? p : 'ref'))
+    .join('');
+  const input = JSON.parse(text.replace(/<detail-[A-Za-z]+>/g, 'null')) as {
+    recovery?: { by: string; on: string[]; stateMachineArn?: string };
+  };
   if (input.recovery) delete input.recovery.stateMachineArn;
   return input;
 }

@@ -20,7 +20,11 @@ let workflows: Template;
 let plain: Template;
 
 beforeAll(() => {
-  configured = builtApp({ 'cutpoint:maintenanceLanes': 'logs:0,logs:1,orders.eu:3', 'cutpoint:maintenanceRateMinutes': '15', 'cutpoint:gcGrace': '6h' });
+  configured = builtApp({
+    'cutpoint:maintenanceLanes': 'logs:0,logs:1,orders.eu:3',
+    'cutpoint:maintenanceRateMinutes': '15',
+    'cutpoint:gcGrace': '6h',
+  });
   workflows = Template.fromStack(configured.workflows);
   plain = Template.fromStack(builtApp().workflows);
 }, 180_000);
@@ -31,29 +35,42 @@ function logicalId(construct: IConstruct): string {
   return stack.getLogicalId(construct.node.defaultChild as CfnElement);
 }
 const machineRef = (flow: string) => ({ Ref: logicalId(configured.workflows.stateMachines.get(flow)!) });
-const machineProps = (flow: string) => workflows.toJSON().Resources[logicalId(configured.workflows.stateMachines.get(flow)!)].Properties;
-const fnRole = (placeholder: string) => workflows.toJSON().Resources[logicalId(configured.workflows.functions.get(placeholder)!)].Properties.Role['Fn::GetAtt'][0] as string;
-const scheduleRules = (template: Template) => Object.values(template.findResources('AWS::Events::Rule', { Properties: { ScheduleExpression: Match.anyValue() } }));
+const machineProps = (flow: string) =>
+  workflows.toJSON().Resources[logicalId(configured.workflows.stateMachines.get(flow)!)].Properties;
+const fnRole = (placeholder: string) =>
+  workflows.toJSON().Resources[logicalId(configured.workflows.functions.get(placeholder)!)].Properties.Role[
+    'Fn::GetAtt'
+  ][0] as string;
+const scheduleRules = (template: Template) =>
+  Object.values(template.findResources('AWS::Events::Rule', { Properties: { ScheduleExpression: Match.anyValue() } }));
 
 describe('stream maintenance on AWS', () => {
   it('materialize and compact are STANDARD state machines over their one step each', () => {
-    for (const [flow, placeholder] of [['stream-materialize', 'MaterializeGen0BatchFunctionArn'], ['stream-compact', 'CompactLaneFunctionArn']] as const) {
+    for (const [flow, placeholder] of [
+      ['stream-materialize', 'MaterializeGen0BatchFunctionArn'],
+      ['stream-compact', 'CompactLaneFunctionArn'],
+    ] as const) {
       const props = machineProps(flow);
       expect(props.StateMachineType).toBe('STANDARD');
       expect(Object.keys(props.DefinitionSubstitutions)).toEqual([placeholder]);
     }
   });
 
-  it('the steps touch only the stream\'s objects; only task cleanup deletes an item, and only generation tasks', () => {
+  it("the steps touch only the stream's objects; only task cleanup deletes an item, and only generation tasks", () => {
     for (const placeholder of ['MaterializeGen0BatchFunctionArn', 'CompactLaneFunctionArn']) {
       const statements = roleStatements(workflows, fnRole(placeholder));
       const reads = statements.filter((s) => actionsOf(s).includes('s3:GetObject'));
       expect(reads.flatMap(actionsOf)).toEqual(['s3:GetObject']);
-      expect(reads.flatMap(resourcesOf).map((r) => JSON.stringify(r))).toEqual([expect.stringContaining('/wal/*'), expect.stringContaining('/generations/stream/*')]);
+      expect(reads.flatMap(resourcesOf).map((r) => JSON.stringify(r))).toEqual([
+        expect.stringContaining('/wal/*'),
+        expect.stringContaining('/generations/stream/*'),
+      ]);
       // Writes: the stream's generations only, never a WAL object.
       const writes = statements.filter((s) => actionsOf(s).includes('s3:PutObject'));
       expect(writes.flatMap(actionsOf)).toEqual(['s3:PutObject']);
-      expect(writes.flatMap(resourcesOf).map((r) => JSON.stringify(r))).toEqual([expect.stringContaining('/generations/stream/*')]);
+      expect(writes.flatMap(resourcesOf).map((r) => JSON.stringify(r))).toEqual([
+        expect.stringContaining('/generations/stream/*'),
+      ]);
       expect(allowedActions(statements, 's3:')).not.toContain('s3:DeleteObject');
     }
     const deleters = STEPS.filter((s) => s.table.includes('dynamodb:DeleteItem'));
@@ -64,14 +81,18 @@ describe('stream maintenance on AWS', () => {
       ['CompactLaneFunctionArn', ['gen#stream/*']],
     ]);
     for (const placeholder of ['MaterializeGen0BatchFunctionArn', 'CompactLaneFunctionArn']) {
-      const del = roleStatements(workflows, fnRole(placeholder)).find((s) => s.Effect === 'Allow' && actionsOf(s).includes('dynamodb:DeleteItem')) as { Condition?: unknown };
+      const del = roleStatements(workflows, fnRole(placeholder)).find(
+        (s) => s.Effect === 'Allow' && actionsOf(s).includes('dynamodb:DeleteItem'),
+      ) as { Condition?: unknown };
       expect(del.Condition).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['gen#stream/*'] } });
     }
   });
 
   it('stream-maintain checks its input with one Lambda, starts exactly its three child flows, may describe and stop only their executions, and touches no data', () => {
     const props = machineProps('stream-maintain');
-    const check = { 'Fn::GetAtt': [logicalId(configured.workflows.functions.get('CheckFlowInputFunctionArn')!), 'Arn'] };
+    const check = {
+      'Fn::GetAtt': [logicalId(configured.workflows.functions.get('CheckFlowInputFunctionArn')!), 'Arn'],
+    };
     expect(props.DefinitionSubstitutions).toEqual({
       CheckFlowInputFunctionArn: check,
       StreamMaterializeStateMachineArn: machineRef('stream-materialize'),
@@ -81,21 +102,37 @@ describe('stream maintenance on AWS', () => {
     const statements = roleStatements(workflows, props.RoleArn['Fn::GetAtt'][0] as string);
     const start = statements.find((s) => actionsOf(s).includes('states:StartExecution'))!;
     expect(actionsOf(start)).toEqual(['states:StartExecution']);
-    expect(resourcesOf(start)).toEqual([machineRef('stream-materialize'), machineRef('stream-compact'), machineRef('stream-gc')]);
+    expect(resourcesOf(start)).toEqual([
+      machineRef('stream-materialize'),
+      machineRef('stream-compact'),
+      machineRef('stream-gc'),
+    ]);
     const describe = statements.find((s) => actionsOf(s).includes('states:DescribeExecution'))!;
     expect(JSON.stringify(resourcesOf(describe))).toContain(':execution:');
     expect(resourcesOf(describe)).toHaveLength(3);
-    expect(allowedActions(statements, 'events:')).toEqual(['events:DescribeRule', 'events:PutRule', 'events:PutTargets']);
-    expect(JSON.stringify(statements.filter((s) => actionsOf(s).some((a) => a.startsWith('events:'))).flatMap(resourcesOf))).toContain('rule/StepFunctionsGetEventsForStepFunctionsExecutionRule');
+    expect(allowedActions(statements, 'events:')).toEqual([
+      'events:DescribeRule',
+      'events:PutRule',
+      'events:PutTargets',
+    ]);
+    expect(
+      JSON.stringify(statements.filter((s) => actionsOf(s).some((a) => a.startsWith('events:'))).flatMap(resourcesOf)),
+    ).toContain('rule/StepFunctionsGetEventsForStepFunctionsExecutionRule');
     expect(allowedActions(statements, 'dynamodb:')).toEqual([]);
     expect(allowedActions(statements, 's3:')).toEqual([]);
     const invoke = statements.filter((s) => s.Effect === 'Allow' && actionsOf(s).some((a) => a.startsWith('lambda:')));
     expect(invoke.flatMap(actionsOf)).toEqual(['lambda:InvokeFunction']);
-    expect(JSON.stringify(invoke.flatMap(resourcesOf))).not.toContain(JSON.stringify(logicalId(configured.workflows.functions.get('MaterializeGen0BatchFunctionArn')!)));
+    expect(JSON.stringify(invoke.flatMap(resourcesOf))).not.toContain(
+      JSON.stringify(logicalId(configured.workflows.functions.get('MaterializeGen0BatchFunctionArn')!)),
+    );
     expect(JSON.stringify(invoke.flatMap(resourcesOf))).toContain(JSON.stringify(check['Fn::GetAtt'][0]));
     // The check reads and writes nothing: its Lambda's role has no data action.
     const checkRole = roleStatements(workflows, fnRole('CheckFlowInputFunctionArn'));
-    expect([...allowedActions(checkRole, 'dynamodb:'), ...allowedActions(checkRole, 's3:'), ...allowedActions(checkRole, 'secretsmanager:')]).toEqual([]);
+    expect([
+      ...allowedActions(checkRole, 'dynamodb:'),
+      ...allowedActions(checkRole, 's3:'),
+      ...allowedActions(checkRole, 'secretsmanager:'),
+    ]).toEqual([]);
   });
 
   it('configured lanes get one schedule at the configured rate, starting stream-maintain with them; unconfigured, none', () => {
@@ -106,14 +143,29 @@ describe('stream maintenance on AWS', () => {
     expect(rule.State).toBe('ENABLED');
     expect(rule.Targets).toHaveLength(1);
     expect(rule.Targets[0].Arn).toEqual(machineRef('stream-maintain'));
-    expect(JSON.parse(rule.Targets[0].Input as string)).toEqual({ lanes: [{ stream: 'logs', partition: 0 }, { stream: 'logs', partition: 1 }, { stream: 'orders.eu', partition: 3 }] });
-    workflows.hasResourceProperties('AWS::CloudWatch::Alarm', { Namespace: 'AWS/Events', MetricName: 'FailedInvocations', Dimensions: [{ Name: 'RuleName', Value: { Ref: logicalId(configured.workflows.maintenance!.rule) } }] });
+    expect(JSON.parse(rule.Targets[0].Input as string)).toEqual({
+      lanes: [
+        { stream: 'logs', partition: 0 },
+        { stream: 'logs', partition: 1 },
+        { stream: 'orders.eu', partition: 3 },
+      ],
+    });
+    workflows.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'AWS/Events',
+      MetricName: 'FailedInvocations',
+      Dimensions: [{ Name: 'RuleName', Value: { Ref: logicalId(configured.workflows.maintenance!.rule) } }],
+    });
     // A start EventBridge could not make lands in the schedule's own dead-letter queue (encrypted, TLS only), which alarms on its first message.
     const queue = logicalId(configured.workflows.maintenance!.deadLetters.queue);
     expect(rule.Targets[0].DeadLetterConfig).toEqual({ Arn: { 'Fn::GetAtt': [queue, 'Arn'] } });
     expect(rule.Targets[0].RetryPolicy).toEqual({ MaximumRetryAttempts: 8, MaximumEventAgeInSeconds: 3600 });
     expect(workflows.toJSON().Resources[queue].Properties).toMatchObject({ SqsManagedSseEnabled: true });
-    workflows.hasResourceProperties('AWS::CloudWatch::Alarm', { Namespace: 'AWS/SQS', MetricName: 'ApproximateNumberOfMessagesVisible', Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [queue, 'QueueName'] } }], Threshold: 1 });
+    workflows.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'AWS/SQS',
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [queue, 'QueueName'] } }],
+      Threshold: 1,
+    });
     expect(scheduleRules(plain)).toEqual([]);
   });
 
@@ -121,21 +173,30 @@ describe('stream maintenance on AWS', () => {
     const gcSteps = new Set(loadFlowDefinition('stream-gc').steps.map((s) => s.placeholder));
     expect(gcSteps.size).toBeGreaterThan(0);
     const envOf = (template: Template, app: CutpointApp, placeholder: string) =>
-      (template.toJSON().Resources[logicalId(app.workflows.functions.get(placeholder)!)].Properties.Environment.Variables as Record<string, unknown>).CUTPOINT_GC_GRACE;
+      (
+        template.toJSON().Resources[logicalId(app.workflows.functions.get(placeholder)!)].Properties.Environment
+          .Variables as Record<string, unknown>
+      ).CUTPOINT_GC_GRACE;
     const plainApp = builtApp();
     const plainTemplate = Template.fromStack(plainApp.workflows);
     for (const step of STEPS) {
-      expect(envOf(workflows, configured, step.placeholder), step.placeholder).toBe(gcSteps.has(step.placeholder) ? '6h' : undefined);
+      expect(envOf(workflows, configured, step.placeholder), step.placeholder).toBe(
+        gcSteps.has(step.placeholder) ? '6h' : undefined,
+      );
       expect(envOf(plainTemplate, plainApp, step.placeholder), step.placeholder).toBeUndefined();
     }
   });
 
   it('cdk-nag: the app with a schedule leaves no unacknowledged finding', () => {
     const report = new AwsSolutionsChecks(configured.app, { verbose: true }).validateScope(configured.app);
-    expect(report.violations.flatMap((v) => v.violatingResources.map((r) => `${v.ruleName} at ${r.constructPath ?? r.resourceLogicalId}`))).toEqual([]);
+    expect(
+      report.violations.flatMap((v) =>
+        v.violatingResources.map((r) => `${v.ruleName} at ${r.constructPath ?? r.resourceLogicalId}`),
+      ),
+    ).toEqual([]);
   });
 
-  it('the configuration is checked at synth: lanes as stream:partition, once each; at most 8 lanes (stream-maintain\'s bound); a whole number of minutes; a rate needs lanes', () => {
+  it("the configuration is checked at synth: lanes as stream:partition, once each; at most 8 lanes (stream-maintain's bound); a whole number of minutes; a rate needs lanes", () => {
     expect(maintenanceConfigOf(undefined, undefined)).toBeUndefined();
     expect(maintenanceConfigOf('a:0', undefined)?.rate.toMinutes()).toBe(60);
     expect(() => maintenanceConfigOf('logs', undefined)).toThrow(/is not stream:partition/);
@@ -143,7 +204,11 @@ describe('stream maintenance on AWS', () => {
     expect(() => maintenanceConfigOf('a:0,a:0', undefined)).toThrow(/twice/);
     expect(() => maintenanceConfigOf('a:0', '1.5')).toThrow(/whole number of minutes/);
     expect(() => maintenanceConfigOf(undefined, '15')).toThrow(/needs cutpoint:maintenanceLanes/);
-    expect(maintenanceConfigOf(Array.from({ length: 8 }, (_, i) => `stream-${i}:0`).join(','), undefined)?.lanes).toHaveLength(8);
-    expect(() => maintenanceConfigOf(Array.from({ length: 9 }, (_, i) => `stream-${i}:0`).join(','), undefined)).toThrow(/9 lanes; one schedule maintains at most 8/);
+    expect(
+      maintenanceConfigOf(Array.from({ length: 8 }, (_, i) => `stream-${i}:0`).join(','), undefined)?.lanes,
+    ).toHaveLength(8);
+    expect(() =>
+      maintenanceConfigOf(Array.from({ length: 9 }, (_, i) => `stream-${i}:0`).join(','), undefined),
+    ).toThrow(/9 lanes; one schedule maintains at most 8/);
   });
 });

@@ -17,7 +17,10 @@ beforeAll(() => {
 
 describe('step functions carry the telemetry environment', () => {
   it('every step names itself (the Step dimension), the Powertools service and the metric namespace, and traces', () => {
-    const resources = workflows.toJSON().Resources as Record<string, { Properties: { Environment: { Variables: Record<string, unknown> }; TracingConfig: unknown } }>;
+    const resources = workflows.toJSON().Resources as Record<
+      string,
+      { Properties: { Environment: { Variables: Record<string, unknown> }; TracingConfig: unknown } }
+    >;
     const names = new Set<string>();
     for (const step of STEPS) {
       const fn = built.workflows.functions.get(step.placeholder)!;

@@ -74,7 +74,9 @@ describe('conditional writes', () => {
     expect(outcome.status).toBe('UNKNOWN');
     expect(await reloadAndCompare(authority, key, (i) => i.attempt === 'att-1')).toMatchObject({ status: 'APPLIED' });
     // "A similar item exists" is not evidence: another attempt's identity does not match.
-    expect(await reloadAndCompare(authority, key, (i) => i.attempt === 'att-2')).toMatchObject({ status: 'NOT_APPLIED' });
+    expect(await reloadAndCompare(authority, key, (i) => i.attempt === 'att-2')).toMatchObject({
+      status: 'NOT_APPLIED',
+    });
   });
 
   it('writeExactlyOnce turns a lost response or a crash-after into APPLIED, and a foreign item into CONFLICT', async () => {
@@ -91,7 +93,13 @@ describe('conditional writes', () => {
     }
     const key = { pk: 'once#foreign', sk: 'x' };
     await authority.put('test.put', { ...key, who: 'someone-else' }, 'absent');
-    const result = await writeExactlyOnce(authority, 'test.once', key, () => authority.put('test.once', { ...key, who: 'me' }, 'absent'), (i) => i.who === 'me');
+    const result = await writeExactlyOnce(
+      authority,
+      'test.once',
+      key,
+      () => authority.put('test.once', { ...key, who: 'me' }, 'absent'),
+      (i) => i.who === 'me',
+    );
     expect(result).toMatchObject({ status: 'CONFLICT', current: { who: 'someone-else' } });
   });
 
@@ -99,7 +107,9 @@ describe('conditional writes', () => {
     const { authority } = stores.ports;
     const key = { pk: 'lane#5', sk: 'head' };
     stores.faults.arm('test.fail:fail');
-    await expect(authority.put('test.fail', { ...key }, 'absent')).rejects.toMatchObject({ name: 'Cutpoint.EffectFailed' });
+    await expect(authority.put('test.fail', { ...key }, 'absent')).rejects.toMatchObject({
+      name: 'Cutpoint.EffectFailed',
+    });
     stores.faults.disarm();
     expect(await authority.get(key)).toBeUndefined();
   });
@@ -110,15 +120,26 @@ describe('snapshot reads', () => {
     const { authority } = stores.ports;
     await authority.put('test.put', { pk: 'snap#1', sk: 'a', n: 1 }, 'absent');
     await authority.put('test.put', { pk: 'snap#1', sk: 'c', n: 3 }, 'absent');
-    const items = await authority.getTogether([{ pk: 'snap#1', sk: 'c' }, { pk: 'snap#1', sk: 'b' }, { pk: 'snap#1', sk: 'a' }]);
-    expect(items).toEqual([expect.objectContaining({ n: 3, version: 1 }), undefined, expect.objectContaining({ n: 1, version: 1 })]);
+    const items = await authority.getTogether([
+      { pk: 'snap#1', sk: 'c' },
+      { pk: 'snap#1', sk: 'b' },
+      { pk: 'snap#1', sk: 'a' },
+    ]);
+    expect(items).toEqual([
+      expect.objectContaining({ n: 3, version: 1 }),
+      undefined,
+      expect.objectContaining({ n: 1, version: 1 }),
+    ]);
   });
 
   it('two items a transaction moves together are never seen apart, while transactions run on them', async () => {
     // Separate strongly consistent reads can straddle a transaction; a snapshot cannot. A
     // snapshot that a write transaction cancels (TransactionConflict) is read again.
     const { authority } = stores.ports;
-    const keys = [{ pk: 'snap#2', sk: 'record' }, { pk: 'snap#2', sk: 'head' }];
+    const keys = [
+      { pk: 'snap#2', sk: 'record' },
+      { pk: 'snap#2', sk: 'head' },
+    ];
     for (const key of keys) await authority.put('test.put', { ...key, step: 0 }, 'absent');
     const STEPS = 60;
     const writer = (async () => {
@@ -129,7 +150,8 @@ describe('snapshot reads', () => {
     })();
     const seen: number[][] = [];
     const reader = async () => {
-      for (let i = 0; i < STEPS; i++) seen.push((await authority.getTogether(keys)).map((item) => item!.step as number));
+      for (let i = 0; i < STEPS; i++)
+        seen.push((await authority.getTogether(keys)).map((item) => item!.step as number));
     };
     await Promise.all([writer, reader(), reader()]);
     expect(seen).toHaveLength(2 * STEPS);
@@ -151,7 +173,11 @@ describe('snapshot reads', () => {
           sent++;
           if (cancels > 0) {
             cancels--;
-            throw new TransactionCanceledException({ message: 'Transaction cancelled', $metadata: {}, CancellationReasons: [{ Code: 'TransactionConflict' }, { Code: 'None' }] });
+            throw new TransactionCanceledException({
+              message: 'Transaction cancelled',
+              $metadata: {},
+              CancellationReasons: [{ Code: 'TransactionConflict' }, { Code: 'None' }],
+            });
           }
         }
         return send(command);
@@ -159,7 +185,10 @@ describe('snapshot reads', () => {
       return client;
     };
     const { authority } = awsPorts(stores.config, stores.faults, undefined, { instrument });
-    const keys = [{ pk: 'snap#3', sk: 'record' }, { pk: 'snap#3', sk: 'head' }];
+    const keys = [
+      { pk: 'snap#3', sk: 'record' },
+      { pk: 'snap#3', sk: 'head' },
+    ];
     for (const key of keys) await authority.put('test.put', { ...key, step: 7 }, 'absent');
 
     cancels = 2;
@@ -182,7 +211,9 @@ describe('journal', () => {
     stores.faults.arm('test.journal.append:lose-response');
     const e2 = await journal.append('t2', 'WRITING_UNKNOWN', { chunk: 1 }, at);
     stores.faults.arm('test.journal.append:crash-after');
-    await expect(journal.append('t3', 'VERIFIED_EOF', {}, at)).rejects.toMatchObject({ name: 'Cutpoint.WorkerCrashed' });
+    await expect(journal.append('t3', 'VERIFIED_EOF', {}, at)).rejects.toMatchObject({
+      name: 'Cutpoint.WorkerCrashed',
+    });
     stores.faults.disarm();
     const e3 = await journal.append('t3', 'VERIFIED_EOF', {}, at);
     const again = await journal.append('t2', 'WRITING_UNKNOWN', { chunk: 1 }, at);
@@ -213,7 +244,11 @@ describe('authority binding (seed 000: a replaced authority is not the one a rep
     expect(Number.isNaN(Date.parse(before.creationDateTime))).toBe(false);
     // DynamoDB Local reports no TableId and the same ARN after a re-create; the creation time differs.
     const { DynamoDBClient, DeleteTableCommand } = await import('@aws-sdk/client-dynamodb');
-    const client = new DynamoDBClient({ region: own.config.region, endpoint: own.config.endpoints?.dynamodb, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    const client = new DynamoDBClient({
+      region: own.config.region,
+      endpoint: own.config.endpoints?.dynamodb,
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    });
     await client.send(new DeleteTableCommand({ TableName: own.config.tableName }));
     client.destroy();
     await new Promise((resolve) => setTimeout(resolve, 1100));

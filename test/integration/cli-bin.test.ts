@@ -12,7 +12,12 @@ import { REPO_ROOT } from '../../src/local/asl.js';
  * No timing is asserted: `npm run bench` measures the start.
  */
 function bin(root: string, args: string[], env: Record<string, string> = {}) {
-  const out = spawnSync(process.execPath, [join(root, 'bin/cutpoint.js'), ...args], { cwd: root, encoding: 'utf8', env: { ...process.env, CUTPOINT_CLI_FROM_SOURCE: '', ...env }, timeout: 120_000 });
+  const out = spawnSync(process.execPath, [join(root, 'bin/cutpoint.js'), ...args], {
+    cwd: root,
+    encoding: 'utf8',
+    env: { ...process.env, CUTPOINT_CLI_FROM_SOURCE: '', ...env },
+    timeout: 120_000,
+  });
   return { code: out.status, stdout: out.stdout, stderr: out.stderr };
 }
 const buildOf = (r: { stdout: string }) => (JSON.parse(r.stdout) as { build: string }).build;
@@ -21,7 +26,10 @@ let copy = '';
 beforeAll(async () => {
   // The bundle of these sources: built here only when missing or stale (npm ci built it in CI).
   if (buildOf(bin(REPO_ROOT, ['--version', '--format', 'json'])) !== 'bundle') {
-    const build = spawnSync(process.execPath, [join(REPO_ROOT, 'scripts/build-cli.mjs')], { encoding: 'utf8', timeout: 120_000 });
+    const build = spawnSync(process.execPath, [join(REPO_ROOT, 'scripts/build-cli.mjs')], {
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
     expect(build.status, build.stderr).toBe(0);
   }
   // A second checkout whose bundle predates every source file: the bin must not use it.
@@ -45,7 +53,11 @@ describe('bin/cutpoint.js', () => {
     expect({ code: help.code, stderr: help.stderr }).toEqual({ code: 0, stderr: '' });
     expect(help.stdout).toContain('--input-format lines|raw');
     const refused = bin(REPO_ROOT, ['stream', 'read', 'orders', '--partition', 'x', '--from', '0']);
-    expect(refused).toEqual({ code: 2, stdout: '', stderr: 'cli.usage: --partition must be a non-negative integer, got "x"\n' });
+    expect(refused).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'cli.usage: --partition must be a non-negative integer, got "x"\n',
+    });
   }, 120_000);
 
   it('falls back to the sources through tsx with CUTPOINT_CLI_FROM_SOURCE=1, and when the bundle is older than a source file', () => {
@@ -54,6 +66,10 @@ describe('bin/cutpoint.js', () => {
     expect(buildOf(bin(copy, ['--version', '--format', 'json']))).toBe('source');
     // The same grammar either way.
     const refused = bin(copy, ['stream', 'read', 'orders', '--partition', 'x', '--from', '0']);
-    expect(refused).toEqual({ code: 2, stdout: '', stderr: 'cli.usage: --partition must be a non-negative integer, got "x"\n' });
+    expect(refused).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'cli.usage: --partition must be a non-negative integer, got "x"\n',
+    });
   }, 180_000); // spawns through tsx: 1.8 s at load ~10; one tsx spawn took 20-25 s at load 16
 });

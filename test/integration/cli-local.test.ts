@@ -12,7 +12,14 @@ import { freePort, isPortFree } from '../../src/local/free-port.js';
 import { localDown } from '../../src/local/runtime.js';
 import { seedSourceDirectory } from '../support/delivery-source.js';
 import { openWarehouse, type Warehouse } from '../support/delivery-world.js';
-import { runCutpointInProcess, spawnCutpoint, startCliRuntime, type CliRun, type CliRuntime, type SpawnOptions } from '../support/cli-runtime.js';
+import {
+  runCutpointInProcess,
+  spawnCutpoint,
+  startCliRuntime,
+  type CliRun,
+  type CliRuntime,
+  type SpawnOptions,
+} from '../support/cli-runtime.js';
 
 /**
  * The real bin against a local runtime of its own: stdin through a slow pipe, refused
@@ -34,8 +41,16 @@ routes:
     chunk_rows: 100
 `;
 const BASE = Date.parse('2025-11-01T00:00:00.000Z');
-const rows = Array.from({ length: 1500 }, (_, k) => ({ event_id: k + 1, event_time: BASE + (k + 1) * 120_000, region: 'eu', amount: k / 8, note: null }));
-const inWindow = rows.filter((r) => r.event_time >= Date.parse('2025-11-02T00:00:00Z') && r.event_time < Date.parse('2025-11-03T00:00:00Z')).length;
+const rows = Array.from({ length: 1500 }, (_, k) => ({
+  event_id: k + 1,
+  event_time: BASE + (k + 1) * 120_000,
+  region: 'eu',
+  amount: k / 8,
+  note: null,
+}));
+const inWindow = rows.filter(
+  (r) => r.event_time >= Date.parse('2025-11-02T00:00:00Z') && r.event_time < Date.parse('2025-11-03T00:00:00Z'),
+).length;
 
 let runtime: CliRuntime;
 let pgServer: EmbeddedPostgres;
@@ -50,8 +65,11 @@ function childEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
 }
 
 /** The real bin in a child process: for a real stdin pipe and a FIFO that must not block. */
-const cutpoint = (args: string[], options: Partial<SpawnOptions> = {}, extra: NodeJS.ProcessEnv = {}): Promise<CliRun> =>
-  spawnCutpoint(args, { cwd: runtime.root, env: childEnv(extra), timeoutMs: 120_000, ...options });
+const cutpoint = (
+  args: string[],
+  options: Partial<SpawnOptions> = {},
+  extra: NodeJS.ProcessEnv = {},
+): Promise<CliRun> => spawnCutpoint(args, { cwd: runtime.root, env: childEnv(extra), timeoutMs: 120_000, ...options });
 
 /** The CLI's `main` in this process, where the process boundary is not the subject (bindings handed to a real child: delivery-run.test.ts). */
 const inProcess = (args: string[], extra: Record<string, string> = {}): Promise<CliRun> =>
@@ -78,7 +96,9 @@ describe('cutpoint CLI on the local runtime', () => {
     const sha256 = createHash('sha256').update(bytes).digest('hex');
     // Directly, and under a parent that put the pipe in non-blocking mode (as npx does).
     for (const nonBlocking of [false, true]) {
-      const r = await cutpoint(['object', 'put', 'cli/slow-pipe.bin'], { stdin: { chunks, delayMs: 100, nonBlocking } });
+      const r = await cutpoint(['object', 'put', 'cli/slow-pipe.bin'], {
+        stdin: { chunks, delayMs: 100, nonBlocking },
+      });
       expect(r.code, r.stderr).toBe(0);
       expect(JSON.parse(r.stdout)).toMatchObject({ key: 'cli/slow-pipe.bin', sha256, size: bytes.length });
     }
@@ -106,7 +126,10 @@ describe('cutpoint CLI on the local runtime', () => {
   it('flow run deliver-window delivers the route, and the recovery flows run on the same input shape', async () => {
     const selector = `${runtime.manifestFile}#daily`;
     const bindings = { [CH_ENV]: `chdb:${chDir}`, [PG_ENV]: pgServer.connectionString };
-    const r = await inProcess(['flow', 'run', 'deliver-window', '--input', JSON.stringify({ manifestText, selector })], bindings);
+    const r = await inProcess(
+      ['flow', 'run', 'deliver-window', '--input', JSON.stringify({ manifestText, selector })],
+      bindings,
+    );
     expect(r.code, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout) as { status: string; output: { invocationId: string; state: string } };
     expect(out.status).toBe('SUCCEEDED');
@@ -119,18 +142,32 @@ describe('cutpoint CLI on the local runtime', () => {
     expect(r.stdout).not.toContain(`exec-`);
 
     // A released invocation permits no action: the recovery flow runs and refuses in its own terms.
-    const retire = await inProcess(['flow', 'run', 'delivery-retire', '--input', JSON.stringify({ invocationId: out.output.invocationId, manifestText, selector, yes: true })], bindings);
+    const retire = await inProcess(
+      [
+        'flow',
+        'run',
+        'delivery-retire',
+        '--input',
+        JSON.stringify({ invocationId: out.output.invocationId, manifestText, selector, yes: true }),
+      ],
+      bindings,
+    );
     expect(retire.stderr).not.toContain('stepDeps');
     expect({ code: retire.code, stdout: retire.stdout }).toEqual({ code: 1, stdout: '' });
-    expect(retire.stderr.trim().split('\n').at(-1)).toMatch(/^flow\.execution_failed: delivery-retire failed with Delivery\./);
+    expect(retire.stderr.trim().split('\n').at(-1)).toMatch(
+      /^flow\.execution_failed: delivery-retire failed with Delivery\./,
+    );
   });
 });
 
 describe('the CLI where AWS_LAMBDA_FUNCTION_NAME is set (CodeBuild, a Lambda-like container)', () => {
-  it('stdout carries the command\'s one JSON document: the step handlers it runs start no Lambda telemetry (no Powertools line)', async () => {
+  it("stdout carries the command's one JSON document: the step handlers it runs start no Lambda telemetry (no Powertools line)", async () => {
     const lambdaLike = { AWS_LAMBDA_FUNCTION_NAME: 'cutpoint-ci', AWS_REGION: 'eu-west-1' };
     expect((await inProcess(['stream', 'create', 'ci-lane', '--partitions', '1'], lambdaLike)).code).toBe(0);
-    for (const args of [['flow', 'run', 'stream-trim', '--input', JSON.stringify({ stream: 'ci-lane', partition: 0, to: 0 })], ['stream', 'trim', 'ci-lane', '--partition', '0', '--to', '0']]) {
+    for (const args of [
+      ['flow', 'run', 'stream-trim', '--input', JSON.stringify({ stream: 'ci-lane', partition: 0, to: 0 })],
+      ['stream', 'trim', 'ci-lane', '--partition', '0', '--to', '0'],
+    ]) {
       const r = await inProcess(args, lambdaLike);
       expect(r.code, r.stderr).toBe(0);
       expect(() => JSON.parse(r.stdout), r.stdout.slice(0, 300)).not.toThrow();
@@ -139,11 +176,15 @@ describe('the CLI where AWS_LAMBDA_FUNCTION_NAME is set (CodeBuild, a Lambda-lik
   }, 60_000);
 });
 
-describe('a state directory attached to the run\'s emulators (runtime.json with a name)', () => {
+describe("a state directory attached to the run's emulators (runtime.json with a name)", () => {
   it('names the table and bucket the CLI acts on; a name that is no valid table or bucket makes the file count as absent', async () => {
     expect(runtime.config.tableName).toMatch(/^cutpoint-cli-[0-9a-f]{8}$/);
     expect(runtime.config.bucketName).toBe(runtime.config.tableName);
-    const put = await runCutpointInProcess(['object', 'put', 'cli/attached.txt'], { cwd: runtime.root, env: { CUTPOINT_STATE_DIR: runtime.stateDir }, stdin: 'attached' });
+    const put = await runCutpointInProcess(['object', 'put', 'cli/attached.txt'], {
+      cwd: runtime.root,
+      env: { CUTPOINT_STATE_DIR: runtime.stateDir },
+      stdin: 'attached',
+    });
     expect(put.code, put.stderr).toBe(0);
     expect(await runtime.ports.objects.head('cli/attached.txt')).toMatchObject({ size: 8 });
 
@@ -151,7 +192,11 @@ describe('a state directory attached to the run\'s emulators (runtime.json with 
     await mkdir(bad, { recursive: true });
     const state = JSON.parse(await readFile(join(runtime.stateDir, 'runtime.json'), 'utf8')) as Record<string, unknown>;
     await writeFile(join(bad, 'runtime.json'), JSON.stringify({ ...state, name: 'Not_A_Bucket' }));
-    const refused = await runCutpointInProcess(['object', 'put', 'cli/attached.txt'], { cwd: runtime.root, env: { CUTPOINT_STATE_DIR: bad }, stdin: 'attached' });
+    const refused = await runCutpointInProcess(['object', 'put', 'cli/attached.txt'], {
+      cwd: runtime.root,
+      env: { CUTPOINT_STATE_DIR: bad },
+      stdin: 'attached',
+    });
     expect({ code: refused.code, stdout: refused.stdout }).toEqual({ code: 1, stdout: '' });
     expect(refused.stderr).toMatch(/^local\.runtime_down: /);
   }, 120_000);
@@ -166,17 +211,32 @@ describe('cutpoint local up / status / down: the real daemon', () => {
     const env = { ...childEnv(), CUTPOINT_STATE_DIR: stateDir };
     // Spawns for up and down: the daemon must outlive the process that started it.
     const daemon = (args: string[]) => spawnCutpoint(['local', ...args], { cwd: root, env, timeoutMs: 180_000 });
-    const here = (args: string[], stdin?: string) => runCutpointInProcess(args, { cwd: root, env: { CUTPOINT_STATE_DIR: stateDir }, ...(stdin !== undefined && { stdin }) });
+    const here = (args: string[], stdin?: string) =>
+      runCutpointInProcess(args, {
+        cwd: root,
+        env: { CUTPOINT_STATE_DIR: stateDir },
+        ...(stdin !== undefined && { stdin }),
+      });
     try {
       const [dynamodbPort, s3Port] = [await freePort(), await freePort()];
       // Two `local up` of one state directory at once: exactly one starts it, the other waits for it; both report it up.
-      const ups = await Promise.all([0, 1].map(() => daemon(['up', '--dynamodb-port', String(dynamodbPort), '--s3-port', String(s3Port)])));
+      const ups = await Promise.all(
+        [0, 1].map(() => daemon(['up', '--dynamodb-port', String(dynamodbPort), '--s3-port', String(s3Port)])),
+      );
       for (const up of ups) expect(up.code, up.stderr).toBe(0);
-      const [started, other] = ups.map((up) => JSON.parse(up.stdout)) as Array<{ up: boolean; pid: number; dynamodbEndpoint: string; s3Endpoint: string }> as [{ up: boolean; pid: number; dynamodbEndpoint: string; s3Endpoint: string }, unknown];
+      const [started, other] = ups.map((up) => JSON.parse(up.stdout)) as Array<{
+        up: boolean;
+        pid: number;
+        dynamodbEndpoint: string;
+        s3Endpoint: string;
+      }> as [{ up: boolean; pid: number; dynamodbEndpoint: string; s3Endpoint: string }, unknown];
       expect(started.up).toBe(true);
       expect(other).toEqual(started);
       expect(existsSync(join(stateDir, 'up.lock'))).toBe(false);
-      expect([started.dynamodbEndpoint, started.s3Endpoint]).toEqual([expect.stringMatching(new RegExp(`:${dynamodbPort}$`)), expect.stringMatching(new RegExp(`:${s3Port}$`))]);
+      expect([started.dynamodbEndpoint, started.s3Endpoint]).toEqual([
+        expect.stringMatching(new RegExp(`:${dynamodbPort}$`)),
+        expect.stringMatching(new RegExp(`:${s3Port}$`)),
+      ]);
       expect(JSON.parse((await here(['local', 'status'])).stdout)).toMatchObject({ up: true, pid: started.pid });
 
       const put = await here(['object', 'put', 'daemon/hello.txt'], 'hello');

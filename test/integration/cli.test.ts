@@ -54,9 +54,16 @@ describe('cutpoint CLI', () => {
     const root = await mkdtemp(join(tmpdir(), 'cutpoint-exchange-chdb-'));
     try {
       const dir = join(root, 'never-created');
-      const input = JSON.stringify({ manifestText: publicationManifest({ table: 'events' }), selector: '/config/publish.yaml#daily' });
+      const input = JSON.stringify({
+        manifestText: publicationManifest({ table: 'events' }),
+        selector: '/config/publish.yaml#daily',
+      });
       // No runtime under this state directory: touching it would fail otherwise (local.runtime_down).
-      const r = await inProcess(['flow', 'run', 'publish-clickhouse', '--input', input], { CUTPOINT_STATE_DIR: join(root, 'state'), CH_URL: `chdb:${dir}`, CH_PUB_URL: `chdb:${dir}` });
+      const r = await inProcess(['flow', 'run', 'publish-clickhouse', '--input', input], {
+        CUTPOINT_STATE_DIR: join(root, 'state'),
+        CH_URL: `chdb:${dir}`,
+        CH_PUB_URL: `chdb:${dir}`,
+      });
       expect(r).toMatchObject({ code: 1, stdout: '' });
       expect(r.stderr).toMatch(/^quality\.reader_unreachable: .*CH_PUB_URL.*http\(s\):\/\//m);
       expect(r.stderr).not.toContain(dir);
@@ -81,10 +88,24 @@ describe('cutpoint CLI', () => {
     const result = JSON.parse(r.stdout);
     const id = result.invocationId as string;
     expect(id).toMatch(/^inv-[a-z2-7]{26}$/);
-    expect(result.run).toMatchObject({ flow: 'deliver-window', status: 'FAILED', error: 'Delivery.NeedsRecovery', faultsFired: 1 });
+    expect(result.run).toMatchObject({
+      flow: 'deliver-window',
+      status: 'FAILED',
+      error: 'Delivery.NeedsRecovery',
+      faultsFired: 1,
+    });
     expect(result.run.cause).toContain('PUBLICATION_UNKNOWN');
     // The projections, in the order an operator runs them, each as `delivery … --format json` prints it.
-    expect(Object.keys(result)).toEqual(['demo', 'route', 'invocationId', 'run', 'inspect', 'reconcile', 'resume', 'outcome']);
+    expect(Object.keys(result)).toEqual([
+      'demo',
+      'route',
+      'invocationId',
+      'run',
+      'inspect',
+      'reconcile',
+      'resume',
+      'outcome',
+    ]);
     const projection = (state: string, permitted: string[]) => ({
       kind: 'cutpoint.delivery-recovery.v1',
       schema_version: 1,
@@ -93,12 +114,25 @@ describe('cutpoint CLI', () => {
       state,
       permitted_actions: permitted,
     });
-    expect(result.inspect).toMatchObject({ command: `npx cutpoint delivery inspect ${id} --format json`, projection: projection('PUBLICATION_UNKNOWN', ['reconcile']) });
-    expect(result.reconcile.command).toMatch(new RegExp(`^npx cutpoint delivery reconcile ${id} --manifest \\S+\\.yaml#daily --yes --format json$`));
+    expect(result.inspect).toMatchObject({
+      command: `npx cutpoint delivery inspect ${id} --format json`,
+      projection: projection('PUBLICATION_UNKNOWN', ['reconcile']),
+    });
+    expect(result.reconcile.command).toMatch(
+      new RegExp(`^npx cutpoint delivery reconcile ${id} --manifest \\S+\\.yaml#daily --yes --format json$`),
+    );
     expect(result.reconcile.projection).toMatchObject(projection('PUBLISHED', ['resume']));
     expect(result.resume.projection).toMatchObject({ ...projection('CUSTODY_RELEASED', []), holds_custody: false });
     const { outcome } = result;
-    expect(outcome).toMatchObject({ state: 'CUSTODY_RELEASED', duplicates: 0, missing: 0, rowsOutsideWindow: 0, receipts: 1, checkpointAdvanced: 1, sourceCallsDuringRecovery: 0 });
+    expect(outcome).toMatchObject({
+      state: 'CUSTODY_RELEASED',
+      duplicates: 0,
+      missing: 0,
+      rowsOutsideWindow: 0,
+      receipts: 1,
+      checkpointAdvanced: 1,
+      sourceCallsDuringRecovery: 0,
+    });
     expect(outcome.windowRowsInSource).toBeGreaterThan(0);
     expect(outcome.rowsInTarget).toBe(outcome.windowRowsInSource);
     expect(outcome.distinctKeys).toBe(outcome.windowRowsInSource);
@@ -106,7 +140,12 @@ describe('cutpoint CLI', () => {
     // The outcome is what the last lines of stdout say.
     expect(r.stdout.trimEnd().split('\n').slice(-16).join('\n')).toContain('"sourceCallsDuringRecovery": 0');
     // Progress on stderr, with the equivalent command for each step, in order.
-    const steps = ['npx cutpoint delivery run --manifest', `$ npx cutpoint delivery inspect ${id}`, `$ npx cutpoint delivery reconcile ${id}`, `$ npx cutpoint delivery resume ${id}`].map((s) => r.stderr.indexOf(s));
+    const steps = [
+      'npx cutpoint delivery run --manifest',
+      `$ npx cutpoint delivery inspect ${id}`,
+      `$ npx cutpoint delivery reconcile ${id}`,
+      `$ npx cutpoint delivery resume ${id}`,
+    ].map((s) => r.stderr.indexOf(s));
     expect(steps.every((i) => i > 0)).toBe(true);
     expect([...steps].sort((a, b) => a - b)).toEqual(steps);
     expect(r.stderr).toContain('→ Publish');
@@ -139,7 +178,8 @@ describe('cutpoint CLI', () => {
 });
 
 /** main() in this process, stdout and stderr captured. */
-const inProcess = (argv: string[], env: Record<string, string> = {}) => runCutpointInProcess(argv, { cwd: REPO_ROOT, env });
+const inProcess = (argv: string[], env: Record<string, string> = {}) =>
+  runCutpointInProcess(argv, { cwd: REPO_ROOT, env });
 
 /** Every command's help text (each command module's own). */
 const FULL_HELP = await allHelp();
@@ -195,28 +235,57 @@ describe('cutpoint CLI: --help acts on nothing', () => {
 
   it('the help texts list every command', () => {
     const listed = commandsInHelp().map((a) => a.join(' '));
-    for (const c of ['demo', 'demo generation', 'local up', 'local down', 'local status', 'flow run', 'object put', 'object get', 'stream create', 'stream append', 'stream trim', 'delivery run', 'delivery inspect-all', 'delivery retire', 'faults list']) {
+    for (const c of [
+      'demo',
+      'demo generation',
+      'local up',
+      'local down',
+      'local status',
+      'flow run',
+      'object put',
+      'object get',
+      'stream create',
+      'stream append',
+      'stream trim',
+      'delivery run',
+      'delivery inspect-all',
+      'delivery retire',
+      'faults list',
+    ]) {
       expect(listed).toContain(c);
     }
   });
 
-  it.each(commandsInHelp())('%s %s --help and -h print its help on stdout, exit 0, and run nothing', async (...args: string[]) => {
-    // In-process: the help is decided before any command runs, so nothing can be started here.
-    for (const flag of ['--help', '-h']) {
-      // Also after other arguments, which may be incomplete or invalid.
-      for (const argv of [[...args, flag], [...args, 'some-name', '--partition', '0', flag]]) {
-        const r = await inProcess(argv);
-        expect({ argv, code: r.code, stderr: r.stderr }).toEqual({ argv, code: 0, stderr: '' });
-        expect(r.stdout).toContain(`cutpoint ${args[0]}`);
-        if (args[1]) expect(r.stdout).toContain(args[1]);
+  it.each(commandsInHelp())(
+    '%s %s --help and -h print its help on stdout, exit 0, and run nothing',
+    async (...args: string[]) => {
+      // In-process: the help is decided before any command runs, so nothing can be started here.
+      for (const flag of ['--help', '-h']) {
+        // Also after other arguments, which may be incomplete or invalid.
+        for (const argv of [
+          [...args, flag],
+          [...args, 'some-name', '--partition', '0', flag],
+        ]) {
+          const r = await inProcess(argv);
+          expect({ argv, code: r.code, stderr: r.stderr }).toEqual({ argv, code: 0, stderr: '' });
+          expect(r.stdout).toContain(`cutpoint ${args[0]}`);
+          if (args[1]) expect(r.stdout).toContain(args[1]);
+        }
       }
-    }
-  });
+    },
+  );
 
   it('the real bin: local up --help starts nothing, local down --help stops nothing, stream create --help is help (exit 0)', async () => {
     // Spawns: the subject is the real bin (its startup must not start or stop a runtime either).
-    const argvs = [['local', 'up', '--help'], ['local', 'down', '-h'], ['stream', 'create', '--help'], ['delivery', 'retire', 'inv-x', '--yes', '--help']];
-    const runs = await Promise.all(argvs.map((argv) => spawnCutpoint(argv, { cwd: root, env: env(), timeoutMs: 150_000 })));
+    const argvs = [
+      ['local', 'up', '--help'],
+      ['local', 'down', '-h'],
+      ['stream', 'create', '--help'],
+      ['delivery', 'retire', 'inv-x', '--yes', '--help'],
+    ];
+    const runs = await Promise.all(
+      argvs.map((argv) => spawnCutpoint(argv, { cwd: root, env: env(), timeoutMs: 150_000 })),
+    );
     for (const [i, argv] of argvs.entries()) {
       const r = runs[i] as Awaited<ReturnType<typeof spawnCutpoint>>;
       expect({ argv, code: r.code, stderr: r.stderr }).toEqual({ argv, code: 0, stderr: '' });
@@ -236,10 +305,16 @@ describe('cutpoint CLI: bad input is refused with a stable code, never a crash o
     await rm(root, { recursive: true, force: true });
   });
   /** No runtime in this state directory: a command that got past its input says local.runtime_down. */
-  const run = (args: string[], env: Record<string, string> = {}) => runCutpointInProcess(args, { cwd: root, env: { CUTPOINT_STATE_DIR: join(root, 'local'), ...env } });
+  const run = (args: string[], env: Record<string, string> = {}) =>
+    runCutpointInProcess(args, { cwd: root, env: { CUTPOINT_STATE_DIR: join(root, 'local'), ...env } });
   /** The real bin in a child process, for what only a process boundary shows (a pipe, a blocking open). */
   const spawnRun = (args: string[], extra: Partial<Parameters<typeof spawnCutpoint>[1]> = {}) =>
-    spawnCutpoint(args, { cwd: root, env: { ...process.env, CUTPOINT_STATE_DIR: join(root, 'local'), CUTPOINT_FAULTS: '' }, timeoutMs: 90_000, ...extra });
+    spawnCutpoint(args, {
+      cwd: root,
+      env: { ...process.env, CUTPOINT_STATE_DIR: join(root, 'local'), CUTPOINT_FAULTS: '' },
+      timeoutMs: 90_000,
+      ...extra,
+    });
   const refused = (r: { code: number | null; stdout: string; stderr: string }, code: string, exit = 1) => {
     expect({ code: r.code, stdout: r.stdout }).toEqual({ code: exit, stdout: '' });
     expect(r.stderr).toMatch(new RegExp(`^${code.replace('.', '\\.')}: `));
@@ -276,7 +351,19 @@ describe('cutpoint CLI: bad input is refused with a stable code, never a crash o
     const fifo = join(root, 'aws-config.fifo');
     execFileSync('mkfifo', [fifo]);
     const read = ['stream', 'read', 'orders', '--partition', '0', '--from', '0', '--aws'];
-    const aws = (extra: NodeJS.ProcessEnv) => ({ env: { ...process.env, CUTPOINT_STATE_DIR: join(root, 'local'), AWS_CONFIG_FILE: join(root, 'none'), AWS_SHARED_CREDENTIALS_FILE: join(root, 'none'), AWS_REGION: '', AWS_DEFAULT_REGION: '', AWS_PROFILE: '', ...extra }, timeoutMs: 90_000 });
+    const aws = (extra: NodeJS.ProcessEnv) => ({
+      env: {
+        ...process.env,
+        CUTPOINT_STATE_DIR: join(root, 'local'),
+        AWS_CONFIG_FILE: join(root, 'none'),
+        AWS_SHARED_CREDENTIALS_FILE: join(root, 'none'),
+        AWS_REGION: '',
+        AWS_DEFAULT_REGION: '',
+        AWS_PROFILE: '',
+        ...extra,
+      },
+      timeoutMs: 90_000,
+    });
     // Spawns: a regression blocks on the FIFO (or fills memory from /dev/zero) in a synchronous read no timer can end.
     const runs = await Promise.all([
       spawnRun([...read, '--region', 'eu-west-1'], aws({ AWS_CONFIG_FILE: fifo })),
@@ -294,7 +381,18 @@ describe('cutpoint CLI: bad input is refused with a stable code, never a crash o
     await new Promise<void>((resolvePromise) => server.listen(0, '127.0.0.1', resolvePromise));
     const port = (server.address() as { port: number }).port;
     await new Promise<void>((resolvePromise) => server.close(() => resolvePromise()));
-    const env = { AWS_ENDPOINT_URL: `http://127.0.0.1:${port}`, AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE', AWS_SECRET_ACCESS_KEY: 'example', AWS_REGION: 'eu-west-1', AWS_DEFAULT_REGION: '', AWS_PROFILE: '', AWS_CONFIG_FILE: join(root, 'none'), AWS_SHARED_CREDENTIALS_FILE: join(root, 'none'), CUTPOINT_TABLE_NAME: 'cutpoint-table', CUTPOINT_BUCKET_NAME: 'cutpoint-bucket' };
+    const env = {
+      AWS_ENDPOINT_URL: `http://127.0.0.1:${port}`,
+      AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE',
+      AWS_SECRET_ACCESS_KEY: 'example',
+      AWS_REGION: 'eu-west-1',
+      AWS_DEFAULT_REGION: '',
+      AWS_PROFILE: '',
+      AWS_CONFIG_FILE: join(root, 'none'),
+      AWS_SHARED_CREDENTIALS_FILE: join(root, 'none'),
+      CUTPOINT_TABLE_NAME: 'cutpoint-table',
+      CUTPOINT_BUCKET_NAME: 'cutpoint-bucket',
+    };
     const sessions = join(root, 'sessions');
     for (const args of [
       ['stream', 'read', 'orders', '--partition', '0', '--from', '0', '--aws'], // DynamoDB
@@ -307,15 +405,24 @@ describe('cutpoint CLI: bad input is refused with a stable code, never a crash o
       expect(r.stderr).not.toContain(String(port));
     }
     // Step Functions itself unreachable, the state machine named: the pending session is forgotten again.
-    const started = await run(['stream', 'takeover', 'orders', '--partition', '0', '--aws'], { ...env, CUTPOINT_STREAM_TAKEOVER_ARN: 'arn:aws:states:eu-west-1:111111111111:stateMachine:takeover' });
+    const started = await run(['stream', 'takeover', 'orders', '--partition', '0', '--aws'], {
+      ...env,
+      CUTPOINT_STREAM_TAKEOVER_ARN: 'arn:aws:states:eu-west-1:111111111111:stateMachine:takeover',
+    });
     expect(started.stderr.trim().split('\n').at(-1)).toMatch(/^aws\.unreachable: no connection to Step Functions/);
     // No region at all: refused before the session is stored.
-    refused(await run(['stream', 'takeover', 'orders', '--partition', '0', '--aws'], { ...env, AWS_REGION: '' }), 'aws.region_missing');
+    refused(
+      await run(['stream', 'takeover', 'orders', '--partition', '0', '--aws'], { ...env, AWS_REGION: '' }),
+      'aws.region_missing',
+    );
     expect(existsSync(sessions)).toBe(false);
   });
 
   it('missing files and directories get stable codes with the path, not cutpoint.internal_error', async () => {
-    refused(await run(['flow', 'run', 'commit-generation', '--input', `@${join(root, 'nope.json')}`]), 'cli.file_not_found');
+    refused(
+      await run(['flow', 'run', 'commit-generation', '--input', `@${join(root, 'nope.json')}`]),
+      'cli.file_not_found',
+    );
     refused(await run(['flow', 'run', 'commit-generation', '--input', `@${root}`]), 'cli.file_not_regular');
     const big = join(root, 'big.json');
     await writeFile(big, JSON.stringify({ pad: 'x'.repeat(300 * 1024) }));
@@ -326,20 +433,29 @@ describe('cutpoint CLI: bad input is refused with a stable code, never a crash o
     const deep = join(root, 'deep.json');
     await writeFile(deep, `${'['.repeat(5000)}${']'.repeat(5000)}`);
     refused(await run(['flow', 'run', 'commit-generation', '--input', `@${deep}`]), 'cli.input_too_deep');
-    refused(await run(['flow', 'run', 'commit-generation', '--input', `{"a":${'{"a":'.repeat(100)}1${'}'.repeat(101)}`]), 'cli.input_too_deep');
+    refused(
+      await run(['flow', 'run', 'commit-generation', '--input', `{"a":${'{"a":'.repeat(100)}1${'}'.repeat(101)}`]),
+      'cli.input_too_deep',
+    );
   });
 
   it('stdin from a slow pipe, larger than the 64 KiB pipe buffer, is read to its end (no EAGAIN)', async () => {
     // Padded in a field the flow reads (an unknown one is refused by name before the runtime is looked for).
     const text = JSON.stringify({ root: 'r', taskId: 'y'.repeat(150 * 1024) });
     const bytes = Buffer.from(text);
-    const chunks = Array.from({ length: 10 }, (_, i) => bytes.subarray((i * bytes.length) / 10, ((i + 1) * bytes.length) / 10));
+    const chunks = Array.from({ length: 10 }, (_, i) =>
+      bytes.subarray((i * bytes.length) / 10, ((i + 1) * bytes.length) / 10),
+    );
     // Spawns: the subject is a real pipe on the child's stdin. The three children run side by side.
     const [plain, nonBlocking, truncated] = await Promise.all([
       spawnRun(['flow', 'run', 'commit-generation', '--input', '-'], { stdin: { chunks, delayMs: 150 } }),
       // Under a parent that made the pipe non-blocking (npx): still read to its end.
-      spawnRun(['flow', 'run', 'commit-generation', '--input', '-'], { stdin: { chunks, delayMs: 150, nonBlocking: true } }),
-      spawnRun(['flow', 'run', 'commit-generation', '--input', '-'], { stdin: { chunks: chunks.slice(0, 9), delayMs: 50 } }),
+      spawnRun(['flow', 'run', 'commit-generation', '--input', '-'], {
+        stdin: { chunks, delayMs: 150, nonBlocking: true },
+      }),
+      spawnRun(['flow', 'run', 'commit-generation', '--input', '-'], {
+        stdin: { chunks: chunks.slice(0, 9), delayMs: 50 },
+      }),
     ]);
     // Read and parsed completely: the command then stops at the missing runtime.
     refused(plain, 'local.runtime_down');
@@ -379,13 +495,33 @@ describe('cutpoint CLI: bad input is refused with a stable code, never a crash o
   it('faults list prints every cut point with its subsystem and flows', async () => {
     const r = await run(['faults', 'list']);
     expect(r.code, r.stderr).toBe(0);
-    const out = JSON.parse(r.stdout) as { kinds: string[]; cutPoints: Array<{ name: string; subsystem: string; flows: string[]; commands: string[]; handlers: string[]; libraries: string[] }> };
+    const out = JSON.parse(r.stdout) as {
+      kinds: string[];
+      cutPoints: Array<{
+        name: string;
+        subsystem: string;
+        flows: string[];
+        commands: string[];
+        handlers: string[];
+        libraries: string[];
+      }>;
+    };
     expect(out.kinds).toContain('lose-response');
     expect(new Set(out.cutPoints.map((c) => c.name))).toEqual(CUT_POINT_NAMES);
-    expect(out.cutPoints.find((c) => c.name === 'delivery.publish.commit')).toMatchObject({ subsystem: 'delivery', flows: expect.arrayContaining(['deliver-window', 'delivery-resume']) });
-    expect(out.cutPoints.find((c) => c.name === 'generation.commit.cas')).toMatchObject({ subsystem: 'generation', flows: expect.arrayContaining(['commit-generation', 'stream-compact']) });
-    expect(out.cutPoints.find((c) => c.name === 'recovery.dispatch.start')).toMatchObject({ subsystem: 'recovery', handlers: ['functions/recovery/dispatch.ts'] });
-    for (const c of out.cutPoints) expect(c.flows.length + c.commands.length + c.handlers.length + c.libraries.length, c.name).toBeGreaterThan(0);
+    expect(out.cutPoints.find((c) => c.name === 'delivery.publish.commit')).toMatchObject({
+      subsystem: 'delivery',
+      flows: expect.arrayContaining(['deliver-window', 'delivery-resume']),
+    });
+    expect(out.cutPoints.find((c) => c.name === 'generation.commit.cas')).toMatchObject({
+      subsystem: 'generation',
+      flows: expect.arrayContaining(['commit-generation', 'stream-compact']),
+    });
+    expect(out.cutPoints.find((c) => c.name === 'recovery.dispatch.start')).toMatchObject({
+      subsystem: 'recovery',
+      handlers: ['functions/recovery/dispatch.ts'],
+    });
+    for (const c of out.cutPoints)
+      expect(c.flows.length + c.commands.length + c.handlers.length + c.libraries.length, c.name).toBeGreaterThan(0);
   });
 
   it('a refused connection to the local runtime is cutpoint.connection_refused with the next step', async () => {
@@ -394,7 +530,17 @@ describe('cutpoint CLI: bad input is refused with a stable code, never a crash o
     const dead = await freePort();
     await rm(stateDir, { recursive: true, force: true });
     execFileSync('mkdir', ['-p', stateDir]);
-    await writeFile(join(stateDir, 'runtime.json'), JSON.stringify({ pid: process.pid, dynamodbPid: process.pid, dynamodbEndpoint: `http://127.0.0.1:${dead}`, s3Endpoint: `http://127.0.0.1:${dead}`, region: 'us-east-1', startedAt: new Date().toISOString() }));
+    await writeFile(
+      join(stateDir, 'runtime.json'),
+      JSON.stringify({
+        pid: process.pid,
+        dynamodbPid: process.pid,
+        dynamodbEndpoint: `http://127.0.0.1:${dead}`,
+        s3Endpoint: `http://127.0.0.1:${dead}`,
+        region: 'us-east-1',
+        startedAt: new Date().toISOString(),
+      }),
+    );
     const r = await run(['stream', 'describe', 's'], { CUTPOINT_STATE_DIR: stateDir });
     refused(r, 'cutpoint.connection_refused');
     expect(r.stderr).toContain('cutpoint local up');
@@ -406,12 +552,21 @@ describe('cutpoint CLI: bad input is refused with a stable code, never a crash o
     const held = (server.address() as { port: number }).port;
     try {
       const stateDir = join(root, 'busy');
-      const r = await run(['local', 'up', '--dynamodb-port', String(held), '--s3-port', String(await freePort())], { CUTPOINT_STATE_DIR: stateDir });
-      refused(r.stderr.startsWith('cutpoint: ') ? { ...r, stderr: r.stderr.split('\n').slice(1).join('\n') } : r, 'local.port_in_use');
+      const r = await run(['local', 'up', '--dynamodb-port', String(held), '--s3-port', String(await freePort())], {
+        CUTPOINT_STATE_DIR: stateDir,
+      });
+      refused(
+        r.stderr.startsWith('cutpoint: ') ? { ...r, stderr: r.stderr.split('\n').slice(1).join('\n') } : r,
+        'local.port_in_use',
+      );
       expect(r.stderr).toContain(`port ${held}`);
       expect(r.stderr).toContain('--dynamodb-port');
       expect(existsSync(join(stateDir, 'runtime.json'))).toBe(false);
-      const env = await run(['local', 'up'], { CUTPOINT_STATE_DIR: stateDir, CUTPOINT_DYNAMODB_PORT: String(await freePort()), CUTPOINT_S3_PORT: String(held) });
+      const env = await run(['local', 'up'], {
+        CUTPOINT_STATE_DIR: stateDir,
+        CUTPOINT_DYNAMODB_PORT: String(await freePort()),
+        CUTPOINT_S3_PORT: String(held),
+      });
       expect(env.code).toBe(1);
       expect(env.stderr).toContain('local.port_in_use');
       expect(env.stderr).toContain('CUTPOINT_S3_PORT');

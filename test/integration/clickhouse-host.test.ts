@@ -19,8 +19,17 @@ let host: ClickHouseHost;
 let ch: ClickHouseHandle;
 let dataDir: string;
 
-async function rows<T>(query: string, query_params?: Record<string, unknown>, clickhouse_settings?: ClickHouseSettings): Promise<T[]> {
-  const result = await ch.client.query({ query, format: 'JSONEachRow', ...(query_params ? { query_params } : {}), ...(clickhouse_settings ? { clickhouse_settings } : {}) });
+async function rows<T>(
+  query: string,
+  query_params?: Record<string, unknown>,
+  clickhouse_settings?: ClickHouseSettings,
+): Promise<T[]> {
+  const result = await ch.client.query({
+    query,
+    format: 'JSONEachRow',
+    ...(query_params ? { query_params } : {}),
+    ...(clickhouse_settings ? { clickhouse_settings } : {}),
+  });
   return result.json<T>();
 }
 
@@ -35,8 +44,17 @@ async function failure(run: () => Promise<unknown>): Promise<ClickHouseError> {
 }
 
 /** Runs an ES module in a separate node process with the host's URL; resolves its stdout lines. */
-function childProcess(code: string): { lines: string[]; next: () => Promise<string>; exited: Promise<number | null>; kill: () => void } {
-  const child = spawn(process.execPath, ['--input-type=module', '-e', code], { cwd: REPO_ROOT, env: { ...process.env, HOST_URL: host.url }, stdio: ['ignore', 'pipe', 'inherit'] });
+function childProcess(code: string): {
+  lines: string[];
+  next: () => Promise<string>;
+  exited: Promise<number | null>;
+  kill: () => void;
+} {
+  const child = spawn(process.execPath, ['--input-type=module', '-e', code], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, HOST_URL: host.url },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const lines: string[] = [];
   const waiters: Array<(line: string) => void> = [];
   let buffered = '';
@@ -53,7 +71,8 @@ function childProcess(code: string): { lines: string[]; next: () => Promise<stri
   const exited = new Promise<number | null>((settle) => child.once('exit', (code) => settle(code)));
   return {
     lines,
-    next: () => (lines.length > 0 ? Promise.resolve(lines.shift() as string) : new Promise((settle) => waiters.push(settle))),
+    next: () =>
+      lines.length > 0 ? Promise.resolve(lines.shift() as string) : new Promise((settle) => waiters.push(settle)),
     exited,
     kill: () => child.kill('SIGKILL'),
   };
@@ -83,7 +102,10 @@ describe('local ClickHouse host over HTTP', () => {
   });
 
   it('runs DDL, inserts JSONEachRow, and selects with bound parameters', async () => {
-    await ch.client.command({ query: "CREATE TABLE events (id UInt32, ts DateTime64(3, 'UTC'), body String) ENGINE = MergeTree ORDER BY (ts, id)" });
+    await ch.client.command({
+      query:
+        "CREATE TABLE events (id UInt32, ts DateTime64(3, 'UTC'), body String) ENGINE = MergeTree ORDER BY (ts, id)",
+    });
     const tricky = "it's a \\ back\tslash\nline";
     await ch.client.insert({
       table: 'events',
@@ -97,7 +119,12 @@ describe('local ClickHouse host over HTTP', () => {
     });
     const selected = await rows<{ id: number; body: string; tag: string; tags: string[] }>(
       'SELECT id, body, {tag:String} AS tag, {tags:Array(String)} AS tags FROM events WHERE ts >= {start:DateTime64(3)} AND ts < {end:DateTime64(3)} ORDER BY id',
-      { start: dateTime64Param(new Date('2024-03-01T10:00:00.000Z')), end: dateTime64Param(new Date('2024-03-01T10:00:01.000Z')), tag: tricky, tags: [tricky, 'q'] },
+      {
+        start: dateTime64Param(new Date('2024-03-01T10:00:00.000Z')),
+        end: dateTime64Param(new Date('2024-03-01T10:00:01.000Z')),
+        tag: tricky,
+        tags: [tricky, 'q'],
+      },
     );
     expect(selected).toEqual([
       { id: 2, body: tricky, tag: tricky, tags: [tricky, 'q'] },
@@ -107,7 +134,8 @@ describe('local ClickHouse host over HTTP', () => {
   });
 
   it('sends a Code 999 error as a server does: non-200, exception code header, code and type parsed', async () => {
-    const query = "SELECT throwIf(1, 'No node, path: /x', toInt32(999)) SETTINGS allow_custom_error_code_in_throwif = 1";
+    const query =
+      "SELECT throwIf(1, 'No node, path: /x', toInt32(999)) SETTINGS allow_custom_error_code_in_throwif = 1";
     const error = await failure(() => rows(query));
     expect([error.code, error.type]).toEqual(['999', 'KEEPER_EXCEPTION']);
     const response = await fetch(`${host.url}/?default_format=JSONEachRow`, { method: 'POST', body: query });
@@ -119,13 +147,23 @@ describe('local ClickHouse host over HTTP', () => {
   });
 
   it('passes settings through per request, and none leaks into the next', async () => {
-    expect(await rows("SELECT getSetting('max_execution_time') AS v", undefined, { max_execution_time: 7 })).toEqual([{ v: 7 }]);
+    expect(await rows("SELECT getSetting('max_execution_time') AS v", undefined, { max_execution_time: 7 })).toEqual([
+      { v: 7 },
+    ]);
     expect(await rows("SELECT getSetting('max_execution_time') AS v")).toEqual([{ v: 0 }]);
-    const readonly = await failure(() => ch.client.command({ query: 'CREATE TABLE refused (k UInt8) ENGINE = Memory', clickhouse_settings: { readonly: '1' } }));
+    const readonly = await failure(() =>
+      ch.client.command({
+        query: 'CREATE TABLE refused (k UInt8) ENGINE = Memory',
+        clickhouse_settings: { readonly: '1' },
+      }),
+    );
     expect([readonly.code, readonly.type]).toEqual(['164', 'READONLY']);
     const unknown = await failure(() => rows('SELECT 1', undefined, { no_such_setting: 1 }));
     expect(unknown.type).toBe('UNKNOWN_SETTING');
-    await ch.client.command({ query: 'CREATE TABLE dedup (k UInt32, at DateTime) ENGINE = MergeTree ORDER BY k SETTINGS non_replicated_deduplication_window = 100' });
+    await ch.client.command({
+      query:
+        'CREATE TABLE dedup (k UInt32, at DateTime) ENGINE = MergeTree ORDER BY k SETTINGS non_replicated_deduplication_window = 100',
+    });
     for (const k of [1, 2]) {
       await ch.client.insert({
         table: 'dedup',
@@ -169,7 +207,12 @@ describe('local ClickHouse host over HTTP', () => {
     expect(tag).toMatch(/^[A-Za-z0-9]+$/);
     const body = Buffer.from(await response.arrayBuffer()).toString('utf8');
     const block = body.slice(body.indexOf(`\r\n__exception__\r\n${tag}\r\n`));
-    expect(block).toMatch(new RegExp(`^\\r\\n__exception__\\r\\n${tag}\\r\\nCode: 395\\. .*late failure.*\\n\\d+ ${tag}\\r\\n__exception__\\r\\n$`, 's'));
+    expect(block).toMatch(
+      new RegExp(
+        `^\\r\\n__exception__\\r\\n${tag}\\r\\nCode: 395\\. .*late failure.*\\n\\d+ ${tag}\\r\\n__exception__\\r\\n$`,
+        's',
+      ),
+    );
     expect(body.slice(0, body.length - block.length).split('\n').length).toBeLessThan(2_000_000);
 
     // Through the client, the stream ends with that error. clickhouse-js finds the block only
@@ -185,14 +228,16 @@ describe('local ClickHouse host over HTTP', () => {
       error = caught;
     }
     expect(error).toBeInstanceOf(Error);
-    if (error instanceof ClickHouseError) expect([error.code, error.type]).toEqual(['395', 'FUNCTION_THROW_IF_VALUE_IS_NON_ZERO']);
+    if (error instanceof ClickHouseError)
+      expect([error.code, error.type]).toEqual(['395', 'FUNCTION_THROW_IF_VALUE_IS_NON_ZERO']);
     else expect((error as Error).message).toMatch(/^there was an error in the stream/);
     expect(received).toBeLessThanOrEqual(1_500_000);
     expect(await rows('SELECT count() AS c FROM events')).toEqual([{ c: '4' }]);
   });
 
   it('serves overlapping requests: DDL and inserts while a slow stream is open', async () => {
-    const stream = ch.streamLines({ query: 'SELECT number FROM numbers(3000000)', query_params: {} })[Symbol.asyncIterator]();
+    const lines = ch.streamLines({ query: 'SELECT number FROM numbers(3000000)', query_params: {} });
+    const stream = lines[Symbol.asyncIterator]();
     const first = await stream.next();
     expect(first.done).toBe(false);
     await ch.client.command({ query: 'CREATE TABLE during (k UInt32) ENGINE = MergeTree ORDER BY k' });
@@ -205,7 +250,9 @@ describe('local ClickHouse host over HTTP', () => {
   });
 
   it('lets a second process read the same data at the same time as this one', { timeout: 120_000 }, async () => {
-    await ch.client.command({ query: 'CREATE TABLE shared ENGINE = MergeTree ORDER BY k AS SELECT number AS k FROM numbers(2000000)' });
+    await ch.client.command({
+      query: 'CREATE TABLE shared ENGINE = MergeTree ORDER BY k AS SELECT number AS k FROM numbers(2000000)',
+    });
     const reader = childProcess(`
       import { createClient } from '@clickhouse/client';
       const client = createClient({ url: process.env.HOST_URL });

@@ -3,7 +3,12 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { createClient, type ClickHouseClientConfigOptions } from '@clickhouse/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clientLineStream, openClickHouse, type ClickHouseHandle, type LineStream } from '../../src/adapters/clickhouse/client.js';
+import {
+  clientLineStream,
+  openClickHouse,
+  type ClickHouseHandle,
+  type LineStream,
+} from '../../src/adapters/clickhouse/client.js';
 import { createClickHouseSource } from '../../src/adapters/clickhouse/source.js';
 import type { StreamWindowRequest } from '../../src/ports/source.js';
 
@@ -20,7 +25,8 @@ beforeAll(async () => {
   ch = await openClickHouse({ kind: 'embedded' });
   await ch.client.command({ query: 'CREATE DATABASE src' });
   await ch.client.command({
-    query: "CREATE TABLE src.small (id UInt64, ts DateTime64(3, 'UTC'), tag LowCardinality(String)) ENGINE = MergeTree ORDER BY (ts, id)",
+    query:
+      "CREATE TABLE src.small (id UInt64, ts DateTime64(3, 'UTC'), tag LowCardinality(String)) ENGINE = MergeTree ORDER BY (ts, id)",
   });
   await ch.client.command({
     query: `INSERT INTO src.small SELECT number, addMilliseconds(toDateTime64('2026-11-01 00:00:00.000', 3, 'UTC'), intDiv(number, 2) * 50),
@@ -33,7 +39,10 @@ afterAll(async () => {
 });
 
 /** The handle with its streamed rows counted as the engine hands them over. */
-function counted(handle: ClickHouseHandle, stream: LineStream): { handle: ClickHouseHandle; handed: () => number; bytes: () => number } {
+function counted(
+  handle: ClickHouseHandle,
+  stream: LineStream,
+): { handle: ClickHouseHandle; handed: () => number; bytes: () => number } {
   let handed = 0;
   let bytes = 0;
   return {
@@ -149,9 +158,11 @@ describe('bounded memory', () => {
     expect(left).toHaveLength(24);
     expect(right).toEqual(left);
     // Abandoned after one chunk of a 1M-row read: closing the handle cancels its cursor.
-    const abandoned = source.streamWindow({ ...request, window: { start: '2026-11-01T00:00:00.000Z', end: '2026-11-02T00:00:00.000Z' } })[
-      Symbol.asyncIterator
-    ]();
+    const window = source.streamWindow({
+      ...request,
+      window: { start: '2026-11-01T00:00:00.000Z', end: '2026-11-02T00:00:00.000Z' },
+    });
+    const abandoned = window[Symbol.asyncIterator]();
     expect((await abandoned.next()).value?.rows).toHaveLength(1000);
     await ch.close();
     // The rest of the block already handed over may still come out; then the read fails as
@@ -211,7 +222,11 @@ describe('bounded memory', () => {
       async close() {},
     } as unknown as NonNullable<ClickHouseClientConfigOptions['connection']>;
     const client = createClient({ connection });
-    const streaming = createClickHouseSource({ client, streamLines: clientLineStream(client), close: () => client.close() });
+    const streaming = createClickHouseSource({
+      client,
+      streamLines: clientLineStream(client),
+      close: () => client.close(),
+    });
     const request: StreamWindowRequest = {
       from: { kind: 'table', table: { schema: 'src', name: 'stream' } },
       timeColumn: 'ts',
@@ -223,7 +238,10 @@ describe('bounded memory', () => {
     for await (const chunk of streaming.streamWindow(request)) {
       producedAt.push(produced);
       expect(chunk.rows).toHaveLength(1000);
-      expect(chunk.rows[0]).toEqual({ id: String(chunk.seq * 1000), ts: new Date(BASE + chunk.seq * 1000).toISOString() });
+      expect(chunk.rows[0]).toEqual({
+        id: String(chunk.seq * 1000),
+        ts: new Date(BASE + chunk.seq * 1000).toISOString(),
+      });
       if (chunk.seq === 2) break;
     }
     // Each chunk came after at most a little read-ahead (stream buffers), never the result.

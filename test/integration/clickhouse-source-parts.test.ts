@@ -43,7 +43,8 @@ for (let i = 0; i < 500; i++) {
   const us = START_US - 600_000_000 + next(4_800_000) * 1000 + next(1000);
   const id = i % 17 === 0 ? (18446744073709551615n - BigInt(next(3))).toString() : String(next(40));
   const ties = i % 11 === 0 ? 2 + next(5) : 1;
-  for (let t = 0; t < ties; t++) rows.push({ us, id, nk: next(4) === 0 ? null : ['a', 'b', 'c'][next(3)] as string, v: `v${i}.${t}` });
+  for (let t = 0; t < ties; t++)
+    rows.push({ us, id, nk: next(4) === 0 ? null : (['a', 'b', 'c'][next(3)] as string), v: `v${i}.${t}` });
 }
 for (const b of bucketsOf(WINDOW, BUCKETS)) {
   const us = Date.parse(b.start) * 1000;
@@ -51,7 +52,8 @@ for (const b of bucketsOf(WINDOW, BUCKETS)) {
 }
 rows.push({ us: END_US - 1, id: '1', nk: 'z', v: 'last µs' }, { us: END_US, id: '1', nk: 'z', v: 'end, out' });
 
-const isoMicro = (us: number): string => `${new Date(Math.floor(us / 1000)).toISOString().slice(0, 19)}.${String(us % 1_000_000).padStart(6, '0')}Z`;
+const isoMicro = (us: number): string =>
+  `${new Date(Math.floor(us / 1000)).toISOString().slice(0, 19)}.${String(us % 1_000_000).padStart(6, '0')}Z`;
 
 const spy = (handle: ClickHouseHandle): ClickHouseHandle => spyHandle(handle, sent);
 
@@ -60,7 +62,8 @@ beforeAll(async () => {
   source = createClickHouseSource(spy(ch), { closeHandle: false });
   await ch.client.command({ query: 'CREATE DATABASE src' });
   await ch.client.command({
-    query: "CREATE TABLE src.ev6 (ts DateTime64(6, 'Asia/Tokyo'), id UInt64, nk Nullable(String), v String) ENGINE = MergeTree ORDER BY v",
+    query:
+      "CREATE TABLE src.ev6 (ts DateTime64(6, 'Asia/Tokyo'), id UInt64, nk Nullable(String), v String) ENGINE = MergeTree ORDER BY v",
   });
   const values = rows.map((r) => ({ ts: isoMicro(r.us), id: r.id, nk: r.nk, v: r.v }));
   for (let i = 0; i < values.length; i += 200) {
@@ -98,9 +101,15 @@ describe('countBuckets: rows per equal time bucket, one GROUP BY', () => {
   it('counts each bucket of bucketsOf exactly, zeros included, for DateTime64(6), DateTime and Date columns, table and query', async () => {
     for (const [request, toUs] of [
       [bucketRequest(), (us: number) => us],
-      [bucketRequest({ from: BERLIN, timeColumn: 't', buckets: 50 }), (us: number) => Math.floor(us / 1_000_000) * 1_000_000],
+      [
+        bucketRequest({ from: BERLIN, timeColumn: 't', buckets: 50 }),
+        (us: number) => Math.floor(us / 1_000_000) * 1_000_000,
+      ],
       [bucketRequest({ buckets: 4096 }), (us: number) => us],
-      [bucketRequest({ from: DATES, timeColumn: 'd', window: TWO_DAYS, buckets: 5 }), (us: number) => Math.floor(us / 86_400_000_000) * 86_400_000_000],
+      [
+        bucketRequest({ from: DATES, timeColumn: 'd', window: TWO_DAYS, buckets: 5 }),
+        (us: number) => Math.floor(us / 86_400_000_000) * 86_400_000_000,
+      ],
     ] as const) {
       const before = sent.length;
       const counts = await source.countBuckets(request);
@@ -108,7 +117,10 @@ describe('countBuckets: rows per equal time bucket, one GROUP BY', () => {
       expect(sent.slice(before).map((q) => q.split(' ')[0])).toEqual(['DESCRIBE', 'SELECT']);
       const want = bucketsOf(request.window, request.buckets);
       expect(counts.map(({ start, end }) => ({ start, end }))).toEqual(want);
-      const reference = want.map((b) => rows.filter((r) => toUs(r.us) >= Date.parse(b.start) * 1000 && toUs(r.us) < Date.parse(b.end) * 1000).length);
+      const reference = want.map(
+        (b) =>
+          rows.filter((r) => toUs(r.us) >= Date.parse(b.start) * 1000 && toUs(r.us) < Date.parse(b.end) * 1000).length,
+      );
       expect(counts.map((c) => c.rows)).toEqual(reference);
       expect(counts.reduce((n, c) => n + c.rows, 0)).toBe(await source.countWindow(request));
       if (request.buckets === 4096) expect(counts.some((c) => c.rows === 0)).toBe(true);
@@ -130,7 +142,14 @@ describe('countBuckets: rows per equal time bucket, one GROUP BY', () => {
 
   it('refuses bad bucket counts and windows before any query, and counts as a source call behind the fence', async () => {
     const before = sent.length;
-    for (const overrides of [{ buckets: 0 }, { buckets: 4097 }, { buckets: 2.5 }, { buckets: Number.NaN }, { window: { start: WINDOW.end, end: WINDOW.start } }, { keyColumns: [] }]) {
+    for (const overrides of [
+      { buckets: 0 },
+      { buckets: 4097 },
+      { buckets: 2.5 },
+      { buckets: Number.NaN },
+      { window: { start: WINDOW.end, end: WINDOW.start } },
+      { keyColumns: [] },
+    ]) {
       await expect(source.countBuckets(bucketRequest(overrides)), JSON.stringify(overrides)).rejects.toMatchObject({
         name: 'Cutpoint.ValidationError',
         code: 'delivery.source_invalid',
@@ -153,9 +172,16 @@ const streamRequest = (overrides: Partial<StreamWindowRequest> = {}): StreamWind
   ...overrides,
 });
 
-async function encoded(iterable: AsyncIterable<SourceChunk>): Promise<Array<{ seq: number; bytes: string; lastKey: SourceChunk['lastKey'] }>> {
+async function encoded(
+  iterable: AsyncIterable<SourceChunk>,
+): Promise<Array<{ seq: number; bytes: string; lastKey: SourceChunk['lastKey'] }>> {
   const out: Array<{ seq: number; bytes: string; lastKey: SourceChunk['lastKey'] }> = [];
-  for await (const chunk of iterable) out.push({ seq: chunk.seq, bytes: Buffer.from(encodeSourceChunk(chunk).bytes).toString('base64'), lastKey: chunk.lastKey });
+  for await (const chunk of iterable)
+    out.push({
+      seq: chunk.seq,
+      bytes: Buffer.from(encodeSourceChunk(chunk).bytes).toString('base64'),
+      lastKey: chunk.lastKey,
+    });
   return out;
 }
 
@@ -164,10 +190,17 @@ async function encoded(iterable: AsyncIterable<SourceChunk>): Promise<Array<{ se
  * on that key in chunks 0..k, seq k + 1) yields exactly chunks k+1.. of the full stream,
  * bytes and seqs. Returns how many cuts fell inside a group of rows tied on the whole key.
  */
-async function checkResumes(base: StreamWindowRequest, cut: (index: number, chunk: SourceChunk, count: number) => boolean): Promise<number> {
+async function checkResumes(
+  base: StreamWindowRequest,
+  cut: (index: number, chunk: SourceChunk, count: number) => boolean,
+): Promise<number> {
   const full: SourceChunk[] = [];
   for await (const chunk of source.streamWindow(base)) full.push(chunk);
-  const fullEncoded = full.map((c) => ({ seq: c.seq, bytes: Buffer.from(encodeSourceChunk(c).bytes).toString('base64'), lastKey: c.lastKey }));
+  const fullEncoded = full.map((c) => ({
+    seq: c.seq,
+    bytes: Buffer.from(encodeSourceChunk(c).bytes).toString('base64'),
+    lastKey: c.lastKey,
+  }));
   expect(full.length).toBeGreaterThan(10);
   let inside = 0;
   for (const k of full.keys()) {
@@ -180,7 +213,9 @@ async function checkResumes(base: StreamWindowRequest, cut: (index: number, chun
       .filter((r) => sourceKeyText(sourceKeyOf(r, base.timeColumn, base.keyColumns)) === text).length;
     if (full[k + 1] && sourceKeyText(full[k + 1]?.firstKey as SourceChunk['firstKey']) === text) inside++;
     const { firstSeq: _unused, ...rest } = base;
-    const resumed = await encoded(source.streamWindow({ ...rest, resumeAfter: { lastKey, rowsAtLastKey, nextSeq: (full[k]?.seq as number) + 1 } }));
+    const resumed = await encoded(
+      source.streamWindow({ ...rest, resumeAfter: { lastKey, rowsAtLastKey, nextSeq: (full[k]?.seq as number) + 1 } }),
+    );
     expect(resumed, `resume after chunk ${k}`).toEqual(fullEncoded.slice(k + 1));
   }
   return inside;
@@ -208,7 +243,10 @@ describe('streamWindow: firstSeq and resumeAfter', () => {
     const nullable = streamRequest({ keyColumns: ['nk', 'id'], chunkRows: 3 });
     const full = await encoded(source.streamWindow(nullable));
     expect(full.some((c) => c.lastKey[1] === null)).toBe(true);
-    await checkResumes(nullable, every(4, (c) => c.lastKey[1] === null));
+    await checkResumes(
+      nullable,
+      every(4, (c) => c.lastKey[1] === null),
+    );
     await checkResumes(streamRequest({ from: BERLIN, timeColumn: 't', keyColumns: ['id'], chunkRows: 5 }), every(4));
   });
 
@@ -216,7 +254,9 @@ describe('streamWindow: firstSeq and resumeAfter', () => {
     const full = await encoded(source.streamWindow(streamRequest()));
     const cut = full[3] as (typeof full)[number];
     const before = sent.length;
-    await encoded(source.streamWindow(streamRequest({ resumeAfter: { lastKey: cut.lastKey, rowsAtLastKey: 1, nextSeq: 4 } })));
+    await encoded(
+      source.streamWindow(streamRequest({ resumeAfter: { lastKey: cut.lastKey, rowsAtLastKey: 1, nextSeq: 4 } })),
+    );
     const query = sent.slice(before).find((q) => q.startsWith('SELECT *')) as string;
     expect(query).toContain("(`ts`, `id`) >= ({cutpoint_key_0:DateTime64(6, 'UTC')}, {cutpoint_key_1:UInt64})");
     expect(query).not.toContain(String(cut.lastKey[1]));
@@ -243,9 +283,16 @@ describe('streamWindow: firstSeq and resumeAfter', () => {
       );
     }
     expect(sent.slice(before)).toEqual([]);
-    for (const lastKey of [['yesterday', '1'], ['2026-11-02T00:00:00.000000Z', null], [1, '1'], ['2026-11-02T00:00:00.000000Z', { id: 1 }]]) {
+    for (const lastKey of [
+      ['yesterday', '1'],
+      ['2026-11-02T00:00:00.000000Z', null],
+      [1, '1'],
+      ['2026-11-02T00:00:00.000000Z', { id: 1 }],
+    ]) {
       const at = sent.length;
-      await expect(encoded(source.streamWindow(streamRequest({ resumeAfter: { lastKey, rowsAtLastKey: 1, nextSeq: 1 } })))).rejects.toMatchObject({
+      await expect(
+        encoded(source.streamWindow(streamRequest({ resumeAfter: { lastKey, rowsAtLastKey: 1, nextSeq: 1 } }))),
+      ).rejects.toMatchObject({
         code: 'delivery.source_invalid',
         message: expect.stringContaining('resumeAfter.lastKey'),
       });
@@ -256,13 +303,23 @@ describe('streamWindow: firstSeq and resumeAfter', () => {
   it('refuses to resume when the rows tied on the last key are fewer than already chunked: the sealed window changed', async () => {
     const full = await encoded(source.streamWindow(streamRequest()));
     const cut = full[2] as (typeof full)[number];
-    await expect(encoded(source.streamWindow(streamRequest({ resumeAfter: { lastKey: cut.lastKey, rowsAtLastKey: 50, nextSeq: 3 } })))).rejects.toMatchObject({
+    await expect(
+      encoded(
+        source.streamWindow(streamRequest({ resumeAfter: { lastKey: cut.lastKey, rowsAtLastKey: 50, nextSeq: 3 } })),
+      ),
+    ).rejects.toMatchObject({
       name: 'Cutpoint.ValidationError',
       code: 'delivery.source_resume_mismatch',
     });
     // A key no row has any more (here: one that never existed, inside the window).
     await expect(
-      encoded(source.streamWindow(streamRequest({ resumeAfter: { lastKey: ['2026-11-02T00:00:00.000001Z', '999'], rowsAtLastKey: 1, nextSeq: 3 } }))),
+      encoded(
+        source.streamWindow(
+          streamRequest({
+            resumeAfter: { lastKey: ['2026-11-02T00:00:00.000001Z', '999'], rowsAtLastKey: 1, nextSeq: 3 },
+          }),
+        ),
+      ),
     ).rejects.toMatchObject({ code: 'delivery.source_resume_mismatch' });
     // After the last chunk: the rows at its key are all skipped, nothing is left.
     const last = full.at(-1) as (typeof full)[number];

@@ -3,7 +3,12 @@ import { spyHandle } from '../support/clickhouse-spy.js';
 import { dateTime64Param, openClickHouse, type ClickHouseHandle } from '../../src/adapters/clickhouse/client.js';
 import { countQuery, createClickHouseSource, windowQuery } from '../../src/adapters/clickhouse/source.js';
 import { canonicalJson } from '../../src/domain/digest.js';
-import { decodeChunk, encodeChunk, encodeSourceChunk, type ExtractedChunkReceipt } from '../../src/delivery/chunk-codec.js';
+import {
+  decodeChunk,
+  encodeChunk,
+  encodeSourceChunk,
+  type ExtractedChunkReceipt,
+} from '../../src/delivery/chunk-codec.js';
 import type { SealedWindow } from '../../src/domain/delivery/window.js';
 import type { SourceChunk, SourcePort, StreamWindowRequest } from '../../src/ports/source.js';
 import { SourceForbiddenError } from '../../src/domain/delivery/source-errors.js';
@@ -78,7 +83,7 @@ for (const [id, t] of [
 }
 // Two rows on one full key (time, id) — duplicates must still come out in one order.
 for (const body of ['dup z', 'dup a', 'dup m']) {
-  add({ event_id: 20_001, event_time: START_MS + 5 * DAY / 10, region: 'us', amount: 2, body, note: 'dup' });
+  add({ event_id: 20_001, event_time: START_MS + (5 * DAY) / 10, region: 'us', amount: 2, body, note: 'dup' });
 }
 // A row whose id exceeds 2^53: it must come back exact, as text.
 add({ event_id: 0, event_time: START_MS + 1234, region: 'eu', amount: 0, body: 'huge id', note: null });
@@ -102,8 +107,18 @@ function expectedWindow(filter: (r: Inserted) => boolean = () => true): TargetRo
     .filter((r) => r.event_time >= START_MS && r.event_time < END_MS && filter(r))
     .map(expected)
     .sort((a, b) => {
-      const ka = canonicalJson([a.event_time, BigInt(a.event_id as string).toString().padStart(20, '0')]);
-      const kb = canonicalJson([b.event_time, BigInt(b.event_id as string).toString().padStart(20, '0')]);
+      const ka = canonicalJson([
+        a.event_time,
+        BigInt(a.event_id as string)
+          .toString()
+          .padStart(20, '0'),
+      ]);
+      const kb = canonicalJson([
+        b.event_time,
+        BigInt(b.event_id as string)
+          .toString()
+          .padStart(20, '0'),
+      ]);
       if (ka !== kb) return ka < kb ? -1 : 1;
       const ta = canonicalJson(COLUMNS.map((c) => a[c]));
       const tb = canonicalJson(COLUMNS.map((c) => b[c]));
@@ -149,7 +164,10 @@ beforeAll(async () => {
     body: r.body,
     note: r.note,
   }));
-  const shuffled = rows.map((r, i) => ({ r, k: (i * 7919) % rows.length })).sort((a, b) => a.k - b.k).map((x) => x.r);
+  const shuffled = rows
+    .map((r, i) => ({ r, k: (i * 7919) % rows.length }))
+    .sort((a, b) => a.k - b.k)
+    .map((x) => x.r);
   for (let i = 0; i < shuffled.length; i += 700) {
     await ch.client.insert({ table: 'src.events', format: 'JSONEachRow', values: shuffled.slice(i, i + 700) });
   }
@@ -242,7 +260,11 @@ describe('ClickHouse source: one sealed window as ordered chunks', () => {
         sql: "SELECT event_id, event_time, body FROM src.events WHERE region = 'eu' -- only the EU",
       },
     });
-    const want = expectedWindow((r) => r.region === 'eu').map((r) => ({ event_id: r.event_id, event_time: r.event_time, body: r.body }));
+    const want = expectedWindow((r) => r.region === 'eu').map((r) => ({
+      event_id: r.event_id,
+      event_time: r.event_time,
+      body: r.body,
+    }));
     const chunks = await collect(source.streamWindow(request));
     expect(chunks.flatMap((c) => c.rows)).toEqual(want);
     expect(chunks[0]?.columns).toEqual(['event_id', 'event_time', 'body']);
@@ -254,7 +276,10 @@ describe('ClickHouse source: one sealed window as ordered chunks', () => {
     ]);
     // An authored query can use the window parameters itself.
     const pushed = tableRequest(5000, {
-      from: { kind: 'query', sql: 'SELECT * FROM src.events WHERE event_time >= {cutpoint_window_start:DateTime64(3)}' },
+      from: {
+        kind: 'query',
+        sql: 'SELECT * FROM src.events WHERE event_time >= {cutpoint_window_start:DateTime64(3)}',
+      },
     });
     expect(await source.countWindow(pushed)).toBe(expectedWindow().length);
   });
@@ -263,11 +288,16 @@ describe('ClickHouse source: one sealed window as ordered chunks', () => {
     const statement = windowQuery(tableRequest(10));
     expect(statement.query).not.toContain('2026');
     expect(statement.query).toContain('{cutpoint_window_start:DateTime64(3)}');
-    expect(statement.query_params).toEqual({ cutpoint_window_start: '2026-11-02 00:00:00.000', cutpoint_window_end: '2026-11-04 00:00:00.000' });
+    expect(statement.query_params).toEqual({
+      cutpoint_window_start: '2026-11-02 00:00:00.000',
+      cutpoint_window_end: '2026-11-04 00:00:00.000',
+    });
     expect(countQuery(tableRequest(10)).query).not.toContain('2026');
     const rows = (await collect(source.streamWindow(tableRequest(500)))).flatMap((c) => c.rows);
     const bodies = new Set(rows.map((r) => r.body));
-    const injected = inserted.filter((r) => INJECTIONS.includes(r.body) && r.event_time >= START_MS && r.event_time < END_MS);
+    const injected = inserted.filter(
+      (r) => INJECTIONS.includes(r.body) && r.event_time >= START_MS && r.event_time < END_MS,
+    );
     expect(injected.length).toBeGreaterThanOrEqual(INJECTIONS.length);
     for (const r of injected) expect(bodies.has(r.body)).toBe(true);
     // And through the chunk object.
@@ -301,7 +331,8 @@ describe('ClickHouse source: one sealed window as ordered chunks', () => {
       // Thrown by the call itself, not on first iteration.
       expect(() => source.streamWindow(request), JSON.stringify(overrides)).toThrow(invalid);
       if (overrides.chunkRows === undefined) await expect(source.countWindow(request)).rejects.toThrow(invalid);
-      if (overrides.window === undefined && overrides.chunkRows === undefined) await expect(source.describe(request)).rejects.toThrow(invalid);
+      if (overrides.window === undefined && overrides.chunkRows === undefined)
+        await expect(source.describe(request)).rejects.toThrow(invalid);
     }
     expect(sent.slice(before)).toEqual([]);
   });
@@ -311,7 +342,15 @@ describe('ClickHouse source: one sealed window as ordered chunks', () => {
       [{ timeColumn: 'missing' }, /no time column missing/],
       [{ timeColumn: 'body' }, /must be Date, DateTime or DateTime64/],
       [{ keyColumns: ['nope'] }, /no key column nope/],
-      [{ from: { kind: 'query', sql: 'SELECT event_id, event_time, count() FROM src.events GROUP BY event_id, event_time' } }, /not an SQL identifier/],
+      [
+        {
+          from: {
+            kind: 'query',
+            sql: 'SELECT event_id, event_time, count() FROM src.events GROUP BY event_id, event_time',
+          },
+        },
+        /not an SQL identifier/,
+      ],
     ];
     for (const [overrides, message] of cases) {
       const before = sent.length;
@@ -331,9 +370,16 @@ describe('ClickHouse source: one sealed window as ordered chunks', () => {
   });
 
   it('names a source table (or database) that does not exist: delivery.source_table_missing, a configuration refusal', async () => {
-    for (const table of [{ schema: 'src', name: 'absent' }, { schema: 'no_such_db', name: 'events' }]) {
+    for (const table of [
+      { schema: 'src', name: 'absent' },
+      { schema: 'no_such_db', name: 'events' },
+    ]) {
       const request = tableRequest(10, { from: { kind: 'table', table } });
-      const refusal = { name: 'Cutpoint.ValidationError', code: 'delivery.source_table_missing', message: expect.stringContaining(`source table ${table.schema}.${table.name} does not exist`) };
+      const refusal = {
+        name: 'Cutpoint.ValidationError',
+        code: 'delivery.source_table_missing',
+        message: expect.stringContaining(`source table ${table.schema}.${table.name} does not exist`),
+      };
       await expect(collect(source.streamWindow(request))).rejects.toMatchObject(refusal);
       await expect(source.describe(request)).rejects.toMatchObject(refusal);
     }
@@ -346,7 +392,10 @@ describe('the recovery fence', () => {
     const guarded = guardedSource(source, () => armed);
     const before = sent.length;
     expect(() => guarded.streamWindow(tableRequest(10))).toThrow(SourceForbiddenError);
-    await expect(guarded.countWindow(tableRequest(10))).rejects.toMatchObject({ name: 'Delivery.SourceForbidden', code: 'delivery.source_forbidden' });
+    await expect(guarded.countWindow(tableRequest(10))).rejects.toMatchObject({
+      name: 'Delivery.SourceForbidden',
+      code: 'delivery.source_forbidden',
+    });
     await expect(guarded.describe(tableRequest(10))).rejects.toMatchObject({ name: 'Delivery.SourceForbidden' });
     expect(sent.length).toBe(before);
     expect(guarded.refusals).toBe(3);
@@ -386,7 +435,9 @@ describe('the recovery fence', () => {
     expect(guarded.attempts).toEqual([]);
     expect(guarded.refusals).toBe(0);
     const none = forbiddenSource();
-    expect(() => none.streamWindow(tableRequest(10))).toThrow(expect.objectContaining({ code: 'delivery.source_forbidden' }));
+    expect(() => none.streamWindow(tableRequest(10))).toThrow(
+      expect.objectContaining({ code: 'delivery.source_forbidden' }),
+    );
     await expect(none.countWindow(tableRequest(10))).rejects.toThrow(SourceForbiddenError);
     await none.close();
     expect(none.refusals).toBe(2);

@@ -20,7 +20,10 @@ async function rows<T>(query: string, query_params?: Record<string, unknown>): P
 
 /** Where the engine really keeps its data: the default disk's path. */
 async function enginePath(handle: ClickHouseHandle): Promise<string> {
-  const result = await handle.client.query({ query: "SELECT path FROM system.disks WHERE name = 'default'", format: 'JSONEachRow' });
+  const result = await handle.client.query({
+    query: "SELECT path FROM system.disks WHERE name = 'default'",
+    format: 'JSONEachRow',
+  });
   const [disk] = await result.json<{ path: string }>();
   if (!disk) throw new Error('no default disk');
   return disk.path;
@@ -44,7 +47,8 @@ describe('embedded ClickHouse', () => {
 
   it('selects a half-open UTC window [start, end) exactly, in order, bound by parameters', async () => {
     await ch.client.command({
-      query: "CREATE TABLE events (id UInt32, ts DateTime64(3, 'UTC'), body String) ENGINE = MergeTree ORDER BY (ts, id)",
+      query:
+        "CREATE TABLE events (id UInt32, ts DateTime64(3, 'UTC'), body String) ENGINE = MergeTree ORDER BY (ts, id)",
     });
     // Inserted out of order, with rows on and either side of both bounds.
     await ch.client.insert({

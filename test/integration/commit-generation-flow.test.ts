@@ -38,12 +38,19 @@ describe('commit-generation recovery entry (EventBridge re-run)', () => {
   it('unwraps {recoveryOf, originalInput} and finishes the original task', async () => {
     const a = await source('sources/r1', 'one\n');
     const input = { root: 'demo/recovery', generation: 0, taskId: 'task-r', sources: [a] };
-    const result = await runFlow('commit-generation', { recoveryOf: 'arn:exec:1', originalInput: JSON.stringify(input) }, { ports: stores.ports, retryIntervalMs: 0 });
+    const result = await runFlow(
+      'commit-generation',
+      { recoveryOf: 'arn:exec:1', originalInput: JSON.stringify(input) },
+      { ports: stores.ports, retryIntervalMs: 0 },
+    );
     expect(result.output).toMatchObject({ outcome: 'COMMITTED', taskId: 'task-r' });
   });
 
   it('a recovery of a recovery escalates instead of looping', async () => {
-    const nested = { recoveryOf: 'arn:exec:2', originalInput: JSON.stringify({ recoveryOf: 'arn:exec:1', originalInput: '{}' }) };
+    const nested = {
+      recoveryOf: 'arn:exec:2',
+      originalInput: JSON.stringify({ recoveryOf: 'arn:exec:1', originalInput: '{}' }),
+    };
     const result = await runFlow('commit-generation', nested, { ports: stores.ports, retryIntervalMs: 0 });
     expect(result).toMatchObject({ status: 'FAILED', error: 'Generation.RecoveryExhausted' });
   });

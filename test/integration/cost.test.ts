@@ -29,7 +29,7 @@ afterAll(async () => {
 const tasksOf = (flow: string) => new Set(taskStates(loadAsl(flow)).map((t) => t.placeholder));
 
 describe('cost measurement', () => {
-  it('one appended batch: the Express flow\'s transitions, its two Lambda steps, one WAL PUT and one head transaction', async () => {
+  it("one appended batch: the Express flow's transitions, its two Lambda steps, one WAL PUT and one head transaction", async () => {
     const m = await measureAppendedBatch(world, { records: 20, recordBytes: 64 }, quiet);
     expect(m).toMatchObject({ flow: 'stream-append', type: 'EXPRESS', stateTransitions: m.result.transitions });
     expect(m.invocations.map((i) => i.placeholder)).toEqual(['WriteWalFunctionArn', 'CommitHeadFunctionArn']);
@@ -61,7 +61,14 @@ describe('cost measurement', () => {
   });
 
   it('cutpoint cost refuses a bad shape as a usage error before starting anything', async () => {
-    for (const argv of [['cost', '--rows', '0'], ['cost', '--rows', '10001'], ['cost', '--batch-records', 'x'], ['cost', '--format', 'yaml'], ['cost', 'extra'], ['cost', '--batch-records', '1000', '--record-bytes', '4096']]) {
+    for (const argv of [
+      ['cost', '--rows', '0'],
+      ['cost', '--rows', '10001'],
+      ['cost', '--batch-records', 'x'],
+      ['cost', '--format', 'yaml'],
+      ['cost', 'extra'],
+      ['cost', '--batch-records', '1000', '--record-bytes', '4096'],
+    ]) {
       const r = await runCutpointInProcess(argv);
       expect({ argv, code: r.code, stdout: r.stdout }).toEqual({ argv, code: 2, stdout: '' });
       expect(r.stderr).toMatch(/^cli\.usage: /);

@@ -7,7 +7,14 @@ import { readCapsule } from '../../src/quality/capsule-store.js';
 import { candidateUuidOf } from '../../src/domain/publication/candidate.js';
 import { openObserveWorld, type ObserveWorld } from '../fixtures/quality/observe-world.js';
 import { runCutpointInProcess, startCliRuntime, type CliRun, type CliRuntime } from '../support/cli-runtime.js';
-import { expectReach, placesInLane, placesOfSubsystems, withRule, type ReachRun, type ReachScenario } from '../support/cut-point-reach.js';
+import {
+  expectReach,
+  placesInLane,
+  placesOfSubsystems,
+  withRule,
+  type ReachRun,
+  type ReachScenario,
+} from '../support/cut-point-reach.js';
 import { seedSourceDirectory } from '../support/delivery-source.js';
 import { generateEvents, newInvocationId, openWarehouse, type Warehouse } from '../support/delivery-world.js';
 import { publicationManifest, targetDdl } from '../support/publication-world.js';
@@ -65,8 +72,15 @@ afterAll(async () => {
   await runtime?.stop();
 });
 
-const env = () => ({ CUTPOINT_STATE_DIR: runtime.stateDir, [CH_ENV]: `chdb:${chDir}`, [PG_ENV]: warehouse.pgServer.connectionString, CH_URL: host.host.url, CH_PUB_URL: host.host.url });
-const cli = (argv: string[], faults = ''): Promise<CliRun> => runCutpointInProcess(argv, { cwd: runtime.root, env: { ...env(), CUTPOINT_FAULTS: faults } });
+const env = () => ({
+  CUTPOINT_STATE_DIR: runtime.stateDir,
+  [CH_ENV]: `chdb:${chDir}`,
+  [PG_ENV]: warehouse.pgServer.connectionString,
+  CH_URL: host.host.url,
+  CH_PUB_URL: host.host.url,
+});
+const cli = (argv: string[], faults = ''): Promise<CliRun> =>
+  runCutpointInProcess(argv, { cwd: runtime.root, env: { ...env(), CUTPOINT_FAULTS: faults } });
 
 /** The next unused SQL route's selector. */
 function nextRoute(): string {
@@ -107,7 +121,11 @@ async function sqlState(state: JournalState): Promise<{ id: string; selector: st
 }
 
 /** A recovery action on a SQL invocation in `state`: by its command, or by its flow. */
-function recovery(action: 'reconcile' | 'resume' | 'retire', state: JournalState, by: 'command' | 'flow'): ReachScenario {
+function recovery(
+  action: 'reconcile' | 'resume' | 'retire',
+  state: JournalState,
+  by: 'command' | 'flow',
+): ReachScenario {
   return {
     name: `${action} from ${state} (${by})`,
     async run(faults) {
@@ -121,10 +139,14 @@ function recovery(action: 'reconcile' | 'resume' | 'retire', state: JournalState
 
 /** A ClickHouse exchange route of its own (a fresh `pub.<table>` holding a stale predecessor row), its manifest in a file. */
 let pubTables = 0;
-async function exchangeRoute(options: { assertion?: string } = {}): Promise<{ selector: string; manifestText: string; table: string }> {
+async function exchangeRoute(
+  options: { assertion?: string } = {},
+): Promise<{ selector: string; manifestText: string; table: string }> {
   const table = `reach_pub_${++pubTables}`;
   await host.ch.client.command({ query: targetDdl(table) });
-  await host.ch.client.command({ query: `INSERT INTO pub.${table} VALUES (99999, '2026-11-02 12:00:00.000', 'stale', 0, 'old generation')` });
+  await host.ch.client.command({
+    query: `INSERT INTO pub.${table} VALUES (99999, '2026-11-02 12:00:00.000', 'stale', 0, 'old generation')`,
+  });
   const manifestText = publicationManifest({ ...options, table });
   const file = join(runtime.root, `${table}.yaml`);
   await writeFile(file, manifestText);
@@ -133,7 +155,16 @@ async function exchangeRoute(options: { assertion?: string } = {}): Promise<{ se
 
 type ExchangeRoute = Awaited<ReturnType<typeof exchangeRoute>>;
 const publish = (route: ExchangeRoute, id: string, faults: string): Promise<CliRun> =>
-  cli(['flow', 'run', 'publish-clickhouse', '--input', JSON.stringify({ invocationId: id, manifestText: route.manifestText, selector: route.selector })], faults);
+  cli(
+    [
+      'flow',
+      'run',
+      'publish-clickhouse',
+      '--input',
+      JSON.stringify({ invocationId: id, manifestText: route.manifestText, selector: route.selector }),
+    ],
+    faults,
+  );
 
 /** Where an exchange operation is left for a place to act on: the journal state and the capsule state. */
 const EXCHANGE_STOPS = {
@@ -142,13 +173,25 @@ const EXCHANGE_STOPS = {
   /** Observed COMPLETE, evidence not written: resume finishes it. */
   'PUBLISHED, COMPLETE': { faults: 'delivery.evidence.put:fail*', state: 'PUBLISHED', capsule: 'COMPLETE' },
   /** Extracted and verified, no candidate yet: resume fills it, judges it and dispatches. */
-  'VERIFIED_EOF, no candidate': { faults: 'publication.candidate.create:fail*', state: 'VERIFIED_EOF', capsule: undefined },
+  'VERIFIED_EOF, no candidate': {
+    faults: 'publication.candidate.create:fail*',
+    state: 'VERIFIED_EOF',
+    capsule: undefined,
+  },
   /** Prepared, never dispatched: resume dispatches. */
   'VERIFIED_EOF, PREPARED': { faults: 'publication.dispatch.intent:fail*', state: 'VERIFIED_EOF', capsule: 'PREPARED' },
   /** The EXCHANGE applied, its answer and every observation lost: reconcile proves it. */
-  'PUBLICATION_UNKNOWN, landed': { faults: 'publication.exchange:lose-response,publication.observe:fail@2*', state: 'PUBLICATION_UNKNOWN', capsule: 'PREPARED' },
+  'PUBLICATION_UNKNOWN, landed': {
+    faults: 'publication.exchange:lose-response,publication.observe:fail@2*',
+    state: 'PUBLICATION_UNKNOWN',
+    capsule: 'PREPARED',
+  },
   /** The EXCHANGE never arrived, its answer lost: reconcile fences it out by renaming the candidate. */
-  'PUBLICATION_UNKNOWN, not landed': { faults: 'publication.exchange:lose-request,publication.observe:fail@2*', state: 'PUBLICATION_UNKNOWN', capsule: 'PREPARED' },
+  'PUBLICATION_UNKNOWN, not landed': {
+    faults: 'publication.exchange:lose-request,publication.observe:fail@2*',
+    state: 'PUBLICATION_UNKNOWN',
+    capsule: 'PREPARED',
+  },
   /** Published and governed to the end. */
   CUSTODY_RELEASED: { faults: '', state: 'CUSTODY_RELEASED', capsule: 'COMPLETE' },
 } as const;
@@ -160,7 +203,15 @@ async function exchangeAt(stop: ExchangeStop): Promise<{ id: string; route: Exch
   const id = newInvocationId();
   const r = await publish(route, id, faults);
   expect((await loadInvocation(runtime.ports, id)).state, r.stderr).toBe(state);
-  expect((await readCapsule(runtime.ports, { targetId: (await loadInvocation(runtime.ports, id)).targetId, invocationId: id }))?.state, r.stderr).toBe(capsule);
+  expect(
+    (
+      await readCapsule(runtime.ports, {
+        targetId: (await loadInvocation(runtime.ports, id)).targetId,
+        invocationId: id,
+      })
+    )?.state,
+    r.stderr,
+  ).toBe(capsule);
   return { id, route };
 }
 
@@ -181,14 +232,27 @@ async function stagedFailure(): Promise<{ id: string; route: ExchangeRoute }> {
  */
 type Observation = 'complete' | 'pending' | 'failed';
 
-async function observing(id: string, route: ExchangeRoute, how: Observation, faults: string, act: (faults: string) => Promise<CliRun>): Promise<ReachRun> {
-  if (how === 'failed') await host.ch.client.command({ query: `INSERT INTO pub.${route.table} SELECT * FROM pub.${route.table} ORDER BY event_id LIMIT 1` });
+async function observing(
+  id: string,
+  route: ExchangeRoute,
+  how: Observation,
+  faults: string,
+  act: (faults: string) => Promise<CliRun>,
+): Promise<ReachRun> {
+  if (how === 'failed')
+    await host.ch.client.command({
+      query: `INSERT INTO pub.${route.table} SELECT * FROM pub.${route.table} ORDER BY event_id LIMIT 1`,
+    });
   const run = await act(how === 'pending' ? withRule(faults, 'quality.target.probe', 'fail*') : faults);
   const record = await loadInvocation(runtime.ports, id);
   const capsule = await readCapsule(runtime.ports, { targetId: record.targetId, invocationId: id });
   const last = capsule?.schema === 2 ? capsule.lastObservation : undefined;
-  expect(last?.outcome, run.stderr).toBe(how === 'complete' ? 'COMPLETE' : how === 'pending' ? 'TARGET_PENDING' : 'FAILED');
-  return how === 'pending' && last?.errorClass === 'Cutpoint.EffectFailed' ? { ...run, alsoFired: ['quality.target.probe'] } : run;
+  expect(last?.outcome, run.stderr).toBe(
+    how === 'complete' ? 'COMPLETE' : how === 'pending' ? 'TARGET_PENDING' : 'FAILED',
+  );
+  return how === 'pending' && last?.errorClass === 'Cutpoint.EffectFailed'
+    ? { ...run, alsoFired: ['quality.target.probe'] }
+    : run;
 }
 
 /** The flow's own observation after Dispatch; `failed` writes the row between the EXCHANGE and the probes (the reader guard's acquire is held back meanwhile). */
@@ -201,7 +265,8 @@ function publishObserving(how: Observation): ReachScenario {
       if (how !== 'failed') return observing(id, route, how, faults, (f) => publish(route, id, f));
       const running = publish(route, id, withRule(faults, 'quality.reader.acquire', 'delay=3000*'));
       const published = candidateUuidOf(id);
-      for (let i = 0; i < 200 && (await host.uuidOf(route.table)) !== published; i++) await new Promise((r) => setTimeout(r, 50));
+      for (let i = 0; i < 200 && (await host.uuidOf(route.table)) !== published; i++)
+        await new Promise((r) => setTimeout(r, 50));
       return observing(id, route, how, faults, () => running);
     },
   };
@@ -216,14 +281,33 @@ function operatorObserving(how: Observation, by: 'command' | 'flow'): ReachScena
       return observing(id, route, how, faults, (f) =>
         by === 'command'
           ? cli(['quality', 'observe', id, '--manifest', route.selector, '--yes'], f)
-          : cli(['flow', 'run', 'quality-observe', '--input', JSON.stringify({ invocationId: id, manifestText: route.manifestText, selector: route.selector, yes: true })], f),
+          : cli(
+              [
+                'flow',
+                'run',
+                'quality-observe',
+                '--input',
+                JSON.stringify({
+                  invocationId: id,
+                  manifestText: route.manifestText,
+                  selector: route.selector,
+                  yes: true,
+                }),
+              ],
+              f,
+            ),
       );
     },
   };
 }
 
 /** A recovery action on an exchange operation: from one of EXCHANGE_STOPS, or the staged failure (retire). */
-function exchangeRecovery(action: 'reconcile' | 'resume' | 'retire', from: ExchangeStop | 'REEXTRACT_REQUIRED', by: 'command' | 'flow', how: Observation = 'complete'): ReachScenario {
+function exchangeRecovery(
+  action: 'reconcile' | 'resume' | 'retire',
+  from: ExchangeStop | 'REEXTRACT_REQUIRED',
+  by: 'command' | 'flow',
+  how: Observation = 'complete',
+): ReachScenario {
   return {
     name: `${action} (${by}) of an exchange operation from ${from}${action === 'resume' && from === 'PUBLISHED, PREPARED' ? `, its observation ${how}` : ''}`,
     async run(faults) {
@@ -231,8 +315,24 @@ function exchangeRecovery(action: 'reconcile' | 'resume' | 'retire', from: Excha
       const act = (f: string) =>
         by === 'command'
           ? cli(['delivery', action, id, '--manifest', route.selector, '--yes'], f)
-          : cli(['flow', 'run', `delivery-${action}`, '--input', JSON.stringify({ invocationId: id, manifestText: route.manifestText, selector: route.selector, yes: true })], f);
-      return action === 'resume' && from === 'PUBLISHED, PREPARED' ? observing(id, route, how, faults, act) : act(faults);
+          : cli(
+              [
+                'flow',
+                'run',
+                `delivery-${action}`,
+                '--input',
+                JSON.stringify({
+                  invocationId: id,
+                  manifestText: route.manifestText,
+                  selector: route.selector,
+                  yes: true,
+                }),
+              ],
+              f,
+            );
+      return action === 'resume' && from === 'PUBLISHED, PREPARED'
+        ? observing(id, route, how, faults, act)
+        : act(faults);
     },
   };
 }
@@ -247,9 +347,13 @@ const replay: ReachScenario = {
 
 const deliverWindow: ReachScenario = {
   name: 'a SQL window delivered to CUSTODY_RELEASED',
-  run: (faults) => cli(['flow', 'run', 'deliver-window', '--input', JSON.stringify({ manifestText, selector: nextRoute() })], faults),
+  run: (faults) =>
+    cli(['flow', 'run', 'deliver-window', '--input', JSON.stringify({ manifestText, selector: nextRoute() })], faults),
 };
-const deliveryRun: ReachScenario = { name: 'delivery run to CUSTODY_RELEASED', run: (faults) => cli(['delivery', 'run', '--manifest', nextRoute()], faults) };
+const deliveryRun: ReachScenario = {
+  name: 'delivery run to CUSTODY_RELEASED',
+  run: (faults) => cli(['delivery', 'run', '--manifest', nextRoute()], faults),
+};
 
 describe('every delivery, publication and quality cut point fires where faults list says', () => {
   it('covers every place of those subsystems', () => {
@@ -276,8 +380,13 @@ describe('every delivery, publication and quality cut point fires where faults l
 const PLACES: Record<string, () => ReachScenario[]> = {
   'flow deliver-window': () => [deliverWindow],
   'delivery run': () => [deliveryRun],
-  'flow publish-clickhouse': () => [publishObserving('complete'), publishObserving('pending'), publishObserving('failed')],
-  'flow quality-observe': () => (['complete', 'pending', 'failed'] as const).map((how) => operatorObserving(how, 'flow')),
+  'flow publish-clickhouse': () => [
+    publishObserving('complete'),
+    publishObserving('pending'),
+    publishObserving('failed'),
+  ],
+  'flow quality-observe': () =>
+    (['complete', 'pending', 'failed'] as const).map((how) => operatorObserving(how, 'flow')),
   'quality observe': () => (['complete', 'pending', 'failed'] as const).map((how) => operatorObserving(how, 'command')),
   'quality replay': () => [replay],
   ...Object.fromEntries(
@@ -301,10 +410,15 @@ const PLACES: Record<string, () => ReachScenario[]> = {
             exchangeRecovery('resume', 'VERIFIED_EOF, no candidate', by),
             exchangeRecovery('resume', 'VERIFIED_EOF, PREPARED', by),
             exchangeRecovery('resume', 'PUBLISHED, COMPLETE', by),
-            ...(['complete', 'pending', 'failed'] as const).map((how) => exchangeRecovery('resume', 'PUBLISHED, PREPARED', by, how)),
+            ...(['complete', 'pending', 'failed'] as const).map((how) =>
+              exchangeRecovery('resume', 'PUBLISHED, PREPARED', by, how),
+            ),
           ],
         ],
-        [place('retire'), () => [recovery('retire', 'PARTIAL_PROVED', by), exchangeRecovery('retire', 'REEXTRACT_REQUIRED', by)]],
+        [
+          place('retire'),
+          () => [recovery('retire', 'PARTIAL_PROVED', by), exchangeRecovery('retire', 'REEXTRACT_REQUIRED', by)],
+        ],
       ];
     }),
   ),

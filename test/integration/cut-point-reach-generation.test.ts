@@ -8,7 +8,14 @@ import { loadAsl } from '../../src/local/asl.js';
 import { designedStopErrors } from '../../src/recovery/designed-stops.js';
 import { dispatchRecovery } from '../../src/recovery/dispatch.js';
 import { useCliRuntime, type CliRun } from '../support/cli-runtime.js';
-import { expectReach, isStreamPlace, LOG_SUBSYSTEMS, placesInLane, placesOfSubsystems, type ReachScenario } from '../support/cut-point-reach.js';
+import {
+  expectReach,
+  isStreamPlace,
+  LOG_SUBSYSTEMS,
+  placesInLane,
+  placesOfSubsystems,
+  type ReachScenario,
+} from '../support/cut-point-reach.js';
 import { LocalFlowExecutions, localStateMachineArn } from '../support/local-executions.js';
 
 /**
@@ -35,15 +42,24 @@ async function stored(text: string): Promise<SourceRef> {
 }
 
 /** The generation-commit flow's input: a task of its own over `sources`. */
-function generationInput(sources: SourceRef[]): { root: string; generation: number; taskId: string; sources: SourceRef[] } {
+function generationInput(sources: SourceRef[]): {
+  root: string;
+  generation: number;
+  taskId: string;
+  sources: SourceRef[];
+} {
   const n = ++tasks;
   return { root: `reach/g${n}`, generation: 0, taskId: `task-${n}`, sources };
 }
 
-const commitGeneration = (sources: SourceRef[], faults: string): Promise<CliRun> => cli(['flow', 'run', 'commit-generation', '--input', JSON.stringify(generationInput(sources))], faults);
+const commitGeneration = (sources: SourceRef[], faults: string): Promise<CliRun> =>
+  cli(['flow', 'run', 'commit-generation', '--input', JSON.stringify(generationInput(sources))], faults);
 
 const generationScenarios: ReachScenario[] = [
-  { name: 'two sources concatenated into one generation', run: async (faults) => commitGeneration([await stored('a\n'), await stored('b\n')], faults) },
+  {
+    name: 'two sources concatenated into one generation',
+    run: async (faults) => commitGeneration([await stored('a\n'), await stored('b\n')], faults),
+  },
   { name: 'one source copied server-side', run: async (faults) => commitGeneration([await stored('c\n')], faults) },
   {
     name: 'a source whose bytes are not its reference (the output does not verify: aborted)',
@@ -73,10 +89,26 @@ const dispatch: ReachScenario = {
     const target = {
       flow: 'commit-generation',
       designedStops: designedStopErrors(loadAsl('commit-generation')),
-      recovery: { by: 'commit-generation', stateMachineArn: localStateMachineArn('commit-generation'), on: ['FAILED', 'TIMED_OUT'] },
-      detail: { executionArn: failed.executionArn, name, status: 'FAILED', input: failed.input, inputDetails: { included: true }, error: failed.error },
+      recovery: {
+        by: 'commit-generation',
+        stateMachineArn: localStateMachineArn('commit-generation'),
+        on: ['FAILED', 'TIMED_OUT'],
+      },
+      detail: {
+        executionArn: failed.executionArn,
+        name,
+        status: 'FAILED',
+        input: failed.input,
+        inputDetails: { included: true },
+        error: failed.error,
+      },
     };
-    const result = await dispatchRecovery(target, { executions, metrics: { count: () => undefined }, notifier: recordingNotifier(), faults: injector });
+    const result = await dispatchRecovery(target, {
+      executions,
+      metrics: { count: () => undefined },
+      notifier: recordingNotifier(),
+      faults: injector,
+    });
     expect(result.recovery).toMatchObject({ action: 'started' });
     await executions.settled();
     return { stderr: '', alsoFired: firedOf(injector).map((f) => f.cutPoint) };
@@ -86,8 +118,15 @@ const dispatch: ReachScenario = {
 /** Each place and its scenarios (built when the test runs). */
 const PLACES: Record<string, () => ReachScenario[]> = {
   'flow commit-generation': () => generationScenarios,
-  'demo generation': () => [{ name: 'the demo (its own runtime, two fixed sources)', run: (faults) => cli(['demo', 'generation'], faults) }],
-  'object put': () => [{ name: 'new bytes under a new key', run: (faults) => cli(['object', 'put', `reach/put-${++objects}`], faults, 'bytes') }],
+  'demo generation': () => [
+    { name: 'the demo (its own runtime, two fixed sources)', run: (faults) => cli(['demo', 'generation'], faults) },
+  ],
+  'object put': () => [
+    {
+      name: 'new bytes under a new key',
+      run: (faults) => cli(['object', 'put', `reach/put-${++objects}`], faults, 'bytes'),
+    },
+  ],
   'functions/recovery/dispatch.ts': () => [dispatch],
 };
 

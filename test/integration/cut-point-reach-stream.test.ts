@@ -10,7 +10,17 @@ import { GENERATION_CUT_POINTS } from '../../src/generation/cut-points.js';
 import type { Ports } from '../../src/ports/index.js';
 import { LaneWriter } from '../../src/stream/append/lane-writer.js';
 import { useCliRuntime, type CliRun } from '../support/cli-runtime.js';
-import { ARM_EVERY_CUT_POINT, expectReach, firedIn, isStreamPlace, LOG_SUBSYSTEMS, placesInLane, placesOfSubsystems, withRule, type ReachScenario } from '../support/cut-point-reach.js';
+import {
+  ARM_EVERY_CUT_POINT,
+  expectReach,
+  firedIn,
+  isStreamPlace,
+  LOG_SUBSYSTEMS,
+  placesInLane,
+  placesOfSubsystems,
+  withRule,
+  type ReachScenario,
+} from '../support/cut-point-reach.js';
 import { StreamLanes, type Lane } from '../support/stream-lanes.js';
 
 /**
@@ -25,7 +35,8 @@ import { StreamLanes, type Lane } from '../support/stream-lanes.js';
 const { runtime, cli } = useCliRuntime('reach-stream');
 const lanes = new StreamLanes(runtime, cli);
 
-const flow = (name: string, input: unknown, faults: string): Promise<CliRun> => cli(['flow', 'run', name, '--input', JSON.stringify(input)], faults);
+const flow = (name: string, input: unknown, faults: string): Promise<CliRun> =>
+  cli(['flow', 'run', name, '--input', JSON.stringify(input)], faults);
 
 type By = 'command' | 'flow';
 /** A place acting on one lane, by its command (these arguments) or by its flow (`flow run` with this input). */
@@ -37,11 +48,19 @@ const on =
 /** An append: plain, with its head CAS outcome unknown (the lane suspended), or to a lane another attempt suspended (the attempt retired). */
 function appendScenarios(by: By): ReachScenario[] {
   const append = async (lane: Lane, faults: string): Promise<CliRun> =>
-    by === 'command' ? cli(lane.args('append', '--attempt', 'n1'), faults, 'p\nq\n') : flow('stream-append', await lanes.appendInput(lane, 'n1', ['p', 'q']), faults);
+    by === 'command'
+      ? cli(lane.args('append', '--attempt', 'n1'), faults, 'p\nq\n')
+      : flow('stream-append', await lanes.appendInput(lane, 'n1', ['p', 'q']), faults);
   return [
     { name: 'an append', run: async (faults) => append(await lanes.owned(1), faults) },
-    { name: 'an append whose head CAS outcome stays unknown', run: async (faults) => append(await lanes.owned(1), withRule(faults, 'stream.append.head-cas', 'lose-request*')) },
-    { name: 'an append to a lane another attempt suspended', run: async (faults) => append(await lanes.suspended(), faults) },
+    {
+      name: 'an append whose head CAS outcome stays unknown',
+      run: async (faults) => append(await lanes.owned(1), withRule(faults, 'stream.append.head-cas', 'lose-request*')),
+    },
+    {
+      name: 'an append to a lane another attempt suspended',
+      run: async (faults) => append(await lanes.suspended(), faults),
+    },
   ];
 }
 
@@ -56,7 +75,10 @@ const producerAppend: ReachScenario = {
 };
 
 /** A LaneWriter on a lane this CLI owns, on ports whose injector CUTPOINT_FAULTS `faults` arms (none: a setup writer). */
-async function laneWriter(faults = '', depth = 1): Promise<{ lane: Lane; writer: LaneWriter; ports: Ports; fired: () => string[] }> {
+async function laneWriter(
+  faults = '',
+  depth = 1,
+): Promise<{ lane: Lane; writer: LaneWriter; ports: Ports; fired: () => string[] }> {
   const lane = await lanes.owned();
   const injector = faultsFromEnv({ CUTPOINT_FAULTS: faults });
   const ports = awsPorts(runtime().config, injector);
@@ -68,18 +90,35 @@ const records = (...texts: string[]) => texts.map((t) => new TextEncoder().encod
 
 /** Resolve of an attempt: never committed (its lane suspended), committed (its index and generation 0 repaired), committed with its WAL object gone bad; and of every attempt of a LaneWriter that died holding its lane. */
 function resolveScenarios(by: By): ReachScenario[] {
-  const resolve = (attempt: string) => on(by, (l) => l.args('resolve', '--attempt', attempt), 'stream-resolve-append', (l) => ({ ...l.ref, attemptId: attempt }));
+  const resolve = (attempt: string) =>
+    on(
+      by,
+      (l) => l.args('resolve', '--attempt', attempt),
+      'stream-resolve-append',
+      (l) => ({ ...l.ref, attemptId: attempt }),
+    );
   return [
-    { name: 'an attempt that never committed (its lane suspended)', run: async (faults) => resolve('a1')(await lanes.suspended(), faults) },
+    {
+      name: 'an attempt that never committed (its lane suspended)',
+      run: async (faults) => resolve('a1')(await lanes.suspended(), faults),
+    },
     { name: 'an attempt that committed', run: async (faults) => resolve('b0')(await lanes.owned(1), faults) },
-    { name: 'an attempt that committed, its WAL object gone bad (generation 0 aborted)', run: async (faults) => resolve('b0')(await lanes.badWal(), faults) },
+    {
+      name: 'an attempt that committed, its WAL object gone bad (generation 0 aborted)',
+      run: async (faults) => resolve('b0')(await lanes.badWal(), faults),
+    },
     {
       name: 'every attempt of a LaneWriter that died holding its lane (never closed)',
       async run(faults) {
         const { lane, writer } = await laneWriter();
         expect(await writer.append(records('w1'))).toMatchObject({ status: 'KNOWN_COMMITTED' });
         const id = writer.writerId;
-        return on(by, (l) => l.args('resolve', '--writer', id), 'stream-resolve-append', (l) => ({ ...l.ref, writerId: id }))(lane, faults);
+        return on(
+          by,
+          (l) => l.args('resolve', '--writer', id),
+          'stream-resolve-append',
+          (l) => ({ ...l.ref, writerId: id }),
+        )(lane, faults);
       },
     },
   ];
@@ -94,13 +133,14 @@ const writerScenarios: ReachScenario[] = [
     name: 'two batches, then close',
     async run(faults) {
       const { writer, fired } = await laneWriter(faults);
-      for (const text of ['a', 'b']) expect(await writer.append(records(text))).toMatchObject({ status: 'KNOWN_COMMITTED' });
+      for (const text of ['a', 'b'])
+        expect(await writer.append(records(text))).toMatchObject({ status: 'KNOWN_COMMITTED' });
       expect(await writer.close()).toEqual({ released: true, unsettled: [] });
       return { stderr: '', alsoFired: fired() };
     },
   },
   {
-    name: 'two batches in flight, the first one\'s head CAS outcome unknown for good (SuspendLane; the second spent), then close',
+    name: "two batches in flight, the first one's head CAS outcome unknown for good (SuspendLane; the second spent), then close",
     async run(faults) {
       const { writer, fired } = await laneWriter(withRule(faults, 'stream.append.head-cas', 'lose-request*'), 2);
       const outcomes = await Promise.all([writer.append(records('c')), writer.append(records('d'))]);
@@ -113,8 +153,14 @@ const writerScenarios: ReachScenario[] = [
 
 const read = (lane: Lane, faults: string) => cli(lane.args('read', '--from', '0'), faults);
 const readScenarios: ReachScenario[] = [
-  { name: 'a first read of committed ranges (index entries rebuilt)', run: async (faults) => read(await lanes.owned(2), faults) },
-  { name: 'a read of a range whose generation 0 copy went bad (quarantined)', run: async (faults) => read((await lanes.badGen0()).lane, faults) },
+  {
+    name: 'a first read of committed ranges (index entries rebuilt)',
+    run: async (faults) => read(await lanes.owned(2), faults),
+  },
+  {
+    name: 'a read of a range whose generation 0 copy went bad (quarantined)',
+    run: async (faults) => read((await lanes.badGen0()).lane, faults),
+  },
 ];
 
 const release: ReachScenario = {
@@ -131,12 +177,23 @@ const release: ReachScenario = {
 
 const gc = (by: By): ReachScenario => ({
   name: 'GC of a trimmed range and an orphan, grace 0s',
-  run: async (faults) => on(by, (l) => l.args('gc', '--grace', '0s'), 'stream-gc', (l) => ({ ...l.ref, grace: '0s' }))(await lanes.collectable(), faults),
+  run: async (faults) =>
+    on(
+      by,
+      (l) => l.args('gc', '--grace', '0s'),
+      'stream-gc',
+      (l) => ({ ...l.ref, grace: '0s' }),
+    )(await lanes.collectable(), faults),
 });
 
 /** Compaction of three committed ranges; and racing another one of the first two, which prepares generation 0 first (this one's aborted). */
 function compactScenarios(by: By): ReachScenario[] {
-  const compact = on(by, (l) => l.args('compact', '--max-ranges', '3'), 'stream-compact', (l) => ({ ...l.ref, maxRanges: 3 }));
+  const compact = on(
+    by,
+    (l) => l.args('compact', '--max-ranges', '3'),
+    'stream-compact',
+    (l) => ({ ...l.ref, maxRanges: 3 }),
+  );
   return [
     { name: 'compaction of three committed ranges', run: async (faults) => compact(await lanes.owned(3), faults) },
     {
@@ -148,7 +205,10 @@ function compactScenarios(by: By): ReachScenario[] {
         // Held at its PREPARED record while the other run, planned before this one registered its task, takes the slot.
         const run = await compact(lane, withRule(faults, GENERATION_CUT_POINTS.recordPut, 'delay=2500'));
         expect(await other.done).toMatchObject({ compacted: { start: 0, end: 4 } });
-        expect((await lanes.compactionTasks(lane)).map((t) => t.state), run.stderr).toContain('ABORTED');
+        expect(
+          (await lanes.compactionTasks(lane)).map((t) => t.state),
+          run.stderr,
+        ).toContain('ABORTED');
         return run;
       },
     },
@@ -157,33 +217,59 @@ function compactScenarios(by: By): ReachScenario[] {
 
 /** Generation 0 of two committed ranges; and of a range whose WAL object went bad (its generation aborted). */
 function materializeScenarios(by: By): ReachScenario[] {
-  const materialize = on(by, (l) => l.args('materialize'), 'stream-materialize', (l) => l.ref);
+  const materialize = on(
+    by,
+    (l) => l.args('materialize'),
+    'stream-materialize',
+    (l) => l.ref,
+  );
   return [
     { name: 'generation 0 of two committed ranges', run: async (faults) => materialize(await lanes.owned(2), faults) },
-    { name: 'generation 0 of a range whose WAL object went bad', run: async (faults) => materialize(await lanes.badWal(), faults) },
+    {
+      name: 'generation 0 of a range whose WAL object went bad',
+      run: async (faults) => materialize(await lanes.badWal(), faults),
+    },
   ];
 }
 
 const maintain = (lane: Lane, faults: string) => flow('stream-maintain', { lanes: [lane.ref] }, faults);
 const maintainScenarios: ReachScenario[] = [
-  { name: 'a lane with a trimmed range, three more and an orphan', run: async (faults) => maintain(await lanes.collectable(), faults) },
+  {
+    name: 'a lane with a trimmed range, three more and an orphan',
+    run: async (faults) => maintain(await lanes.collectable(), faults),
+  },
   { name: 'a lane whose WAL object went bad', run: async (faults) => maintain(await lanes.badWal(), faults) },
 ];
 
 const consume = (lane: Lane, faults: string) => cli(lane.args('consume', '--group', 'g', '--batch', '2'), faults);
 const consumeScenarios: ReachScenario[] = [
   { name: 'a new group consumes two committed ranges', run: async (faults) => consume(await lanes.owned(2), faults) },
-  { name: 'a group consumes a range whose generation 0 copy went bad', run: async (faults) => consume((await lanes.badGen0()).lane, faults) },
+  {
+    name: 'a group consumes a range whose generation 0 copy went bad',
+    run: async (faults) => consume((await lanes.badGen0()).lane, faults),
+  },
 ];
 
 const takeover = (by: By): ReachScenario => ({
   name: 'a takeover of a created lane',
-  run: async (faults) => on(by, (l) => l.args('takeover'), 'stream-takeover', (l) => ({ ...l.ref, owner: 'reach@test', session: randomUUID() }))(await lanes.created(), faults),
+  run: async (faults) =>
+    on(
+      by,
+      (l) => l.args('takeover'),
+      'stream-takeover',
+      (l) => ({ ...l.ref, owner: 'reach@test', session: randomUUID() }),
+    )(await lanes.created(), faults),
 });
 
 const trim = (by: By): ReachScenario => ({
   name: 'a trim of two committed ranges',
-  run: async (faults) => on(by, (l) => l.args('trim', '--to', '2'), 'stream-trim', (l) => ({ ...l.ref, to: 2 }))(await lanes.owned(2), faults),
+  run: async (faults) =>
+    on(
+      by,
+      (l) => l.args('trim', '--to', '2'),
+      'stream-trim',
+      (l) => ({ ...l.ref, to: 2 }),
+    )(await lanes.owned(2), faults),
 });
 
 const seek: ReachScenario = {
@@ -197,7 +283,9 @@ const seek: ReachScenario = {
 
 /** Each place and its scenarios (built when the test runs). */
 const PLACES: Record<string, () => ReachScenario[]> = {
-  'stream create': () => [{ name: 'a new stream', run: (faults) => cli(['stream', 'create', lanes.name(), '--partitions', '2'], faults) }],
+  'stream create': () => [
+    { name: 'a new stream', run: (faults) => cli(['stream', 'create', lanes.name(), '--partitions', '2'], faults) },
+  ],
   'stream takeover': () => [takeover('command')],
   'flow stream-takeover': () => [takeover('flow')],
   'stream append': () => [...appendScenarios('command'), producerAppend],
@@ -218,7 +306,12 @@ const PLACES: Record<string, () => ReachScenario[]> = {
   'flow stream-maintain': () => maintainScenarios,
   'stream consume': () => consumeScenarios,
   'stream seek': () => [seek],
-  'stream policy': () => [{ name: 'a retention policy naming a group', run: async (faults) => cli(['stream', 'policy', (await lanes.created()).stream, '--groups', 'g'], faults) }],
+  'stream policy': () => [
+    {
+      name: 'a retention policy naming a group',
+      run: async (faults) => cli(['stream', 'policy', (await lanes.created()).stream, '--groups', 'g'], faults),
+    },
+  ],
 };
 
 describe('every stream cut point fires where faults list says', () => {
@@ -238,13 +331,21 @@ describe('every stream cut point fires where faults list says', () => {
     const r = await read(lane, ARM_EVERY_CUT_POINT);
     expect(r.code, r.stderr).toBe(0);
     expect([...firedIn(r.stderr)]).toEqual(['stream.read.provider']);
-    expect(r.stderr.match(/fault fired: stream\.read\.provider /g), 'one GET: the compacted copy, not each range').toHaveLength(1);
+    expect(
+      r.stderr.match(/fault fired: stream\.read\.provider /g),
+      'one GET: the compacted copy, not each range',
+    ).toHaveLength(1);
   }, 120_000);
 
   it('the read-only commands cross no cut point', async () => {
     const { lane } = await lanes.badGen0();
     await lanes.ok(lane.args('consume', '--group', 'g'));
-    for (const argv of [['stream', 'describe', lane.stream], lane.args('leases'), lane.args('cursors'), lane.args('quarantine')]) {
+    for (const argv of [
+      ['stream', 'describe', lane.stream],
+      lane.args('leases'),
+      lane.args('cursors'),
+      lane.args('quarantine'),
+    ]) {
       const r = await cli(argv, ARM_EVERY_CUT_POINT);
       expect(r.code, r.stderr).toBe(0);
       expect([...firedIn(r.stderr)], argv.join(' ')).toEqual([]);

@@ -2,7 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadCustody, loadInvocation } from '../../src/delivery/journal/records.js';
 import type { BeginInput } from '../../src/delivery/steps/begin.js';
 import type { FlowResult } from '../../src/local/flow-runner.js';
-import { generateEvents, newInvocationId, openDeliveryWorld, windowIdsOf, type DeliveryWorld } from '../support/delivery-world.js';
+import {
+  generateEvents,
+  newInvocationId,
+  openDeliveryWorld,
+  windowIdsOf,
+  type DeliveryWorld,
+} from '../support/delivery-world.js';
 
 /**
  * The deliver-window flow (statemachines/deliver-window.asl.json) run by the local runner
@@ -61,9 +67,15 @@ describe('deliver-window flow (local runner)', () => {
   ])('route %s: CUSTODY_RELEASED, every row exactly once, one receipt', async (route, chunks) => {
     const invocationId = newInvocationId();
     const result = await run(flowInput(invocationId, route));
-    expect(result, JSON.stringify(result.events.filter((e) => e.error))).toMatchObject({ status: 'SUCCEEDED', output: { invocationId, state: 'CUSTODY_RELEASED' } });
+    expect(result, JSON.stringify(result.events.filter((e) => e.error))).toMatchObject({
+      status: 'SUCCEEDED',
+      output: { invocationId, state: 'CUSTODY_RELEASED' },
+    });
     expect(await world.targetWindowIds('events', WINDOW)).toEqual(windowIds);
-    expect((await world.admin.query('SELECT 1 FROM dwh.cutpoint_receipts WHERE invocation_id = $1', [invocationId])).rowCount).toBe(1);
+    expect(
+      (await world.admin.query('SELECT 1 FROM dwh.cutpoint_receipts WHERE invocation_id = $1', [invocationId]))
+        .rowCount,
+    ).toBe(1);
     const record = await loadInvocation(world.stores.ports, invocationId);
     expect(record.facts.parts?.chunks).toBe(chunks);
     expect(await loadCustody(world.stores.ports, record.targetId)).toMatchObject({ state: 'RELEASED', invocationId });
@@ -71,7 +83,9 @@ describe('deliver-window flow (local runner)', () => {
   });
 
   it('state transitions per window do not depend on row count or chunk size', () => {
-    console.log(`deliver-window transitions per window: chunk_rows 50 -> ${transitions.small}, chunk_rows 600 -> ${transitions.large}`);
+    console.log(
+      `deliver-window transitions per window: chunk_rows 50 -> ${transitions.small}, chunk_rows 600 -> ${transitions.large}`,
+    );
     expect(transitions.small).toBeGreaterThan(0);
     expect(transitions.small).toBe(transitions.large);
   });
@@ -93,6 +107,9 @@ describe('deliver-window flow (local runner)', () => {
     expect(await loadCustody(world.stores.ports, record.targetId)).toMatchObject({ state: 'HELD', invocationId });
     // The COMMIT applied: the rows are there exactly once, the receipt awaits reconcile.
     expect(await world.targetWindowIds('events', WINDOW)).toEqual(windowIds);
-    expect((await world.admin.query('SELECT 1 FROM dwh.cutpoint_receipts WHERE invocation_id = $1', [invocationId])).rowCount).toBe(1);
+    expect(
+      (await world.admin.query('SELECT 1 FROM dwh.cutpoint_receipts WHERE invocation_id = $1', [invocationId]))
+        .rowCount,
+    ).toBe(1);
   });
 });

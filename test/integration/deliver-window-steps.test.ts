@@ -61,11 +61,22 @@ describe('a journal from the version before the checkpoint completed the invocat
       plan: async ({ invocation, custody, at }) => {
         const current = await loadCheckpoint(world.stores.ports, ref.targetId, 'daily');
         const key = deliveryKeys.checkpoint(ref.targetId, 'daily');
-        const next = { targetId: ref.targetId, route: 'daily', windowStart: WINDOW.start, windowEnd: WINDOW.end, invocationId, advancedAt: at };
+        const next = {
+          targetId: ref.targetId,
+          route: 'daily',
+          windowStart: WINDOW.start,
+          windowEnd: WINDOW.end,
+          invocationId,
+          advancedAt: at,
+        };
         return {
           set: { facts: { ...invocation.facts, checkpoint: { windowEnd: WINDOW.end, moved: true, at } } },
           custody: custodyGuardLeg(custody as never),
-          legs: [current ? { kind: 'update', key, expect: { version: current.version }, set: next } : { kind: 'put', item: { ...key, ...next }, expect: 'absent' }],
+          legs: [
+            current
+              ? { kind: 'update', key, expect: { version: current.version }, set: next }
+              : { kind: 'put', item: { ...key, ...next }, expect: 'absent' },
+          ],
           journal: { windowEnd: WINDOW.end, moved: true },
         };
       },
@@ -75,7 +86,11 @@ describe('a journal from the version before the checkpoint completed the invocat
     expect(run.state).toBe('CUSTODY_RELEASED');
     expect(await loadCheckpoint(world.stores.ports, ref.targetId, 'daily')).toEqual(checkpointBefore);
     const ids = (await journalOf(world.stores.ports.authority, invocationId).read()).map((e) => e.transitionId);
-    expect(ids.slice(ids.indexOf('sys:checkpoint'))).toEqual(['sys:checkpoint', `succeed.${invocationId}`, `release.${invocationId}`]);
+    expect(ids.slice(ids.indexOf('sys:checkpoint'))).toEqual([
+      'sys:checkpoint',
+      `succeed.${invocationId}`,
+      `release.${invocationId}`,
+    ]);
   });
 });
 
@@ -91,12 +106,23 @@ describe('a journal from the version before cleanup released custody itself', ()
     // What the old cleanup step did: drop, then journal the proof under cleanup-proved.
     expect((await world.target.dropStaging(staging)).status).toBe('ABSENT_PROVED');
     const ref = { targetId: record.targetId, invocationId };
-    await recordFacts(world.stores.ports, ref, { state: 'SUCCEEDED', fence: begun.fence, transitionId: `cleanup-proved.${invocationId}`, patch: { absence: { table: staging.table, objectId: staging.objectId } } });
+    await recordFacts(world.stores.ports, ref, {
+      state: 'SUCCEEDED',
+      fence: begun.fence,
+      transitionId: `cleanup-proved.${invocationId}`,
+      patch: { absence: { table: staging.table, objectId: staging.objectId } },
+    });
     let drops = 0;
     const counting = new Proxy(world.target, {
-      get: (target, prop, receiver) => (prop === 'dropStaging' ? (...args: unknown[]) => (drops++, target.dropStaging(...(args as [never]))) : Reflect.get(target, prop, receiver)),
+      get: (target, prop, receiver) =>
+        prop === 'dropStaging'
+          ? (...args: unknown[]) => (drops++, target.dropStaging(...(args as [never])))
+          : Reflect.get(target, prop, receiver),
     });
-    expect(await cleanup(begun, { ...deps, target: counting })).toMatchObject({ state: 'CUSTODY_RELEASED', acted: true });
+    expect(await cleanup(begun, { ...deps, target: counting })).toMatchObject({
+      state: 'CUSTODY_RELEASED',
+      acted: true,
+    });
     expect(drops).toBe(0);
     const ids = (await journalOf(world.stores.ports.authority, invocationId).read()).map((e) => e.transitionId);
     expect(ids.slice(-2)).toEqual([`cleanup-proved.${invocationId}`, `release.${invocationId}`]);
@@ -106,19 +132,31 @@ describe('a journal from the version before cleanup released custody itself', ()
 describe('quality at scale', () => {
   it('probes the stage part by part; keys without the source time column are checked across parts by one whole-stage query', async () => {
     // Its own target table: the invocation keeps its custody (its stage is tampered with below).
-    const partsText = manifestText.replace('daily:', 'probed:').replace('table: dwh.events,', 'table: dwh.events_probed,');
+    const partsText = manifestText
+      .replace('daily:', 'probed:')
+      .replace('table: dwh.events,', 'table: dwh.events_probed,');
     const probed = selectRoute(parseManifest(partsText, '/config/probed.yaml'), 'probed');
     await world.admin.query('CREATE TABLE dwh.events_probed (LIKE dwh.events INCLUDING ALL)');
     const probedDeps: DeliveryDeps = { ...deps, route: probed };
     const invocationId = newInvocationId();
-    const begun = await begin({ ...beginInput(invocationId), manifestText: partsText, selector: '/config/probed.yaml#probed' }, probedDeps);
+    const begun = await begin(
+      { ...beginInput(invocationId), manifestText: partsText, selector: '/config/probed.yaml#probed' },
+      probedDeps,
+    );
     await stepsThrough(begun, probedDeps);
     const record = await loadInvocation(world.stores.ports, invocationId);
     expect(record.facts.plan?.parts).toBeGreaterThan(1);
     const staging = record.facts.staging?.table;
     const stage = `${staging?.schema}.${staging?.table}`;
-    const timed = { ...probed, route: { ...probed.route, target: { ...probed.route.target, keyColumns: ['event_id', 'event_time'] } } };
-    expect(await stagingFactsByPart(probedDeps, record)).toMatchObject({ rows: windowIds.length, duplicateKeys: 0, nulls: { event_id: 0, event_time: 0 } });
+    const timed = {
+      ...probed,
+      route: { ...probed.route, target: { ...probed.route.target, keyColumns: ['event_id', 'event_time'] } },
+    };
+    expect(await stagingFactsByPart(probedDeps, record)).toMatchObject({
+      rows: windowIds.length,
+      duplicateKeys: 0,
+      nulls: { event_id: 0, event_time: 0 },
+    });
 
     // A row of part 0 again under part 1's range, one second later: the same event_id in two parts.
     const copy = (seq: number, shift: string) =>
@@ -162,7 +200,7 @@ describe('requests of a delivery', () => {
     expect(used('s3.PutObject')).toBe(chunks + 2);
   });
 
-  it('a step carrying a state that is no longer current (its first attempt\'s response was lost) decides from the journal: nothing twice', async () => {
+  it("a step carrying a state that is no longer current (its first attempt's response was lost) decides from the journal: nothing twice", async () => {
     const invocationId = newInvocationId();
     const begun = await begin(beginInput(invocationId), deps);
     expect(begun.known?.invocation.version).toBe(1);
@@ -178,7 +216,11 @@ describe('requests of a delivery', () => {
     const planned = await planParts(begun, deps);
     expect(planned).toMatchObject({ state: 'WRITING_UNKNOWN', acted: true });
     const journal = await journalOf(world.stores.ports.authority, invocationId).read();
-    expect(journal.map((e) => e.transitionId)).toEqual(['sys:begin', `create-staging.${invocationId}`, `extract-start.${invocationId}`]);
+    expect(journal.map((e) => e.transitionId)).toEqual([
+      'sys:begin',
+      `create-staging.${invocationId}`,
+      `extract-start.${invocationId}`,
+    ]);
     const run = await runDeliverySteps(staged, deps);
     expect(run.state).toBe('CUSTODY_RELEASED');
   });
@@ -194,13 +236,19 @@ describe('a part on a carried invocation that is no longer current', () => {
     expect(carried?.state).toBe('WRITING_UNKNOWN');
     // Another journaled write moves the invocation's version and leaves its state.
     const record = await loadInvocation(world.stores.ports, invocationId);
-    await recordFacts(world.stores.ports, { targetId: record.targetId, invocationId }, {
-      state: 'WRITING_UNKNOWN',
-      fence: begun.fence,
-      transitionId: `facts-again.${invocationId}`,
-      patch: { staging: record.facts.staging, ownedStagesRecorded: true },
-    });
-    expect((await loadInvocation(world.stores.ports, invocationId)).version).toBeGreaterThan(carried?.version ?? Infinity);
+    await recordFacts(
+      world.stores.ports,
+      { targetId: record.targetId, invocationId },
+      {
+        state: 'WRITING_UNKNOWN',
+        fence: begun.fence,
+        transitionId: `facts-again.${invocationId}`,
+        patch: { staging: record.facts.staging, ownedStagesRecorded: true },
+      },
+    );
+    expect((await loadInvocation(world.stores.ports, invocationId)).version).toBeGreaterThan(
+      carried?.version ?? Infinity,
+    );
     const [part] = await readPlan(deps, record);
     const reads = () => world.stores.meter.snapshot()['dynamodb.GetItem'] ?? 0;
     const before = reads();

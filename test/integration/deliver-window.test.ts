@@ -61,13 +61,20 @@ describe('deliver one window in process', () => {
 
     // The target: the window's rows exactly once, the stale in-window row gone, outside rows kept.
     expect(await world.targetWindowIds('events', WINDOW)).toEqual(windowIds);
-    const outside = await world.admin.query(`SELECT event_id::text AS id, region FROM dwh.events WHERE event_time < $1::timestamptz OR event_time >= $2::timestamptz`, [WINDOW.start, WINDOW.end]);
+    const outside = await world.admin.query(
+      `SELECT event_id::text AS id, region FROM dwh.events WHERE event_time < $1::timestamptz OR event_time >= $2::timestamptz`,
+      [WINDOW.start, WINDOW.end],
+    );
     expect(outside.rows).toEqual([{ id: '1', region: 'old' }]);
-    const sample = await world.admin.query(`SELECT amount::text AS amount, note, region FROM dwh.events WHERE event_id = 601`);
+    const sample = await world.admin.query(
+      `SELECT amount::text AS amount, note, region FROM dwh.events WHERE event_id = 601`,
+    );
     expect(sample.rows).toEqual([{ amount: '75.1250', note: 'note 601', region: 'us' }]);
 
     // The durable receipt row, written in the publication transaction.
-    const receipts = await world.admin.query(`SELECT invocation_id, rows::text AS rows, digest FROM dwh.cutpoint_receipts`);
+    const receipts = await world.admin.query(
+      `SELECT invocation_id, rows::text AS rows, digest FROM dwh.cutpoint_receipts`,
+    );
     expect(receipts.rows).toHaveLength(1);
     const record = await loadInvocation(world.stores.ports, first);
     expect(receipts.rows[0]).toEqual({ invocation_id: first, rows: '1202', digest: record.facts.publication?.digest });
@@ -78,12 +85,18 @@ describe('deliver one window in process', () => {
     expect(heads.length).toBeGreaterThanOrEqual(2);
     expect(heads.every((h) => h.eof && h.rows <= 600)).toBe(true);
     expect(heads.reduce((n, h) => n + h.rows, 0)).toBe(1202);
-    expect(record.facts.parts).toMatchObject({ parts: heads.length, rows: 1202, chunks: heads.reduce((n, h) => n + h.chunks, 0) });
+    expect(record.facts.parts).toMatchObject({
+      parts: heads.length,
+      rows: 1202,
+      chunks: heads.reduce((n, h) => n + h.chunks, 0),
+    });
     expect(record.facts.plan).toMatchObject({ parts: heads.length, partRows: 600 });
     const chunkReceipts = await listReceipts(world.stores.ports, first);
     expect(chunkReceipts).toHaveLength(record.facts.parts?.chunks ?? -1);
     // The journal: state transitions per window only; part receipts never touch it.
-    const ids = (await journalOf(world.stores.ports.authority, first).read()).map((e) => e.transitionId.replace(`.${first}`, ''));
+    const ids = (await journalOf(world.stores.ports.authority, first).read()).map((e) =>
+      e.transitionId.replace(`.${first}`, ''),
+    );
     expect(ids).toEqual([
       'sys:begin',
       'create-staging',
@@ -102,7 +115,10 @@ describe('deliver one window in process', () => {
 
     // Staging absent, custody released.
     expect(await world.stagesLeft()).toBe(0);
-    expect(await loadCustody(world.stores.ports, record.targetId)).toMatchObject({ state: 'RELEASED', invocationId: first });
+    expect(await loadCustody(world.stores.ports, record.targetId)).toMatchObject({
+      state: 'RELEASED',
+      invocationId: first,
+    });
 
     // Evidence: an object generation, verified on read, the safe document the journal implies.
     const evidence = record.facts.evidence;
@@ -110,9 +126,15 @@ describe('deliver one window in process', () => {
     const stored = await readVerified(world.stores.ports.objects, evidence!.key, evidence!.sha256);
     const doc = JSON.parse(Buffer.from(stored.bytes).toString('utf8')) as ReturnType<typeof evidenceDocument>;
     expect(doc).toEqual(JSON.parse(JSON.stringify(evidenceDocument(record, deps))));
-    expect(doc).toMatchObject({ invocation_id: first, window: WINDOW, parts: { count: heads.length, rows: 1202 }, publication: { rows: 1202 } });
+    expect(doc).toMatchObject({
+      invocation_id: first,
+      window: WINDOW,
+      parts: { count: heads.length, rows: 1202 },
+      publication: { rows: 1202 },
+    });
     const text = Buffer.from(stored.bytes).toString('utf8');
-    for (const secret of ['PG_URL', 'PG_PASSWORD', 'postgres://', world.pgServer.connectionString]) expect(text).not.toContain(secret);
+    for (const secret of ['PG_URL', 'PG_PASSWORD', 'postgres://', world.pgServer.connectionString])
+      expect(text).not.toContain(secret);
 
     // Chunk objects: one generation per receipt, each verifiable against it.
     for (const chunk of chunkReceipts) await readVerified(world.stores.ports.objects, chunk.key, chunk.sha256);
@@ -132,8 +154,13 @@ describe('deliver one window in process', () => {
     expect(begun).toMatchObject({ state: 'EMPTY_STAGING', acted: true, window: WINDOW });
 
     const intruder = newInvocationId();
-    await expect(deliverWindow(beginInput(intruder), deps)).rejects.toMatchObject({ name: 'Delivery.CustodyHeld', code: 'delivery.custody_held' });
-    await expect(loadInvocation(world.stores.ports, intruder)).rejects.toMatchObject({ code: 'delivery.recovery_journal_unavailable' });
+    await expect(deliverWindow(beginInput(intruder), deps)).rejects.toMatchObject({
+      name: 'Delivery.CustodyHeld',
+      code: 'delivery.custody_held',
+    });
+    await expect(loadInvocation(world.stores.ports, intruder)).rejects.toMatchObject({
+      code: 'delivery.recovery_journal_unavailable',
+    });
 
     // The holder re-delivers the same window: still exactly once, the checkpoint not moved again.
     const run = await runDeliverySteps(begun, deps);
@@ -141,7 +168,10 @@ describe('deliver one window in process', () => {
     expect(await world.targetWindowIds('events', WINDOW)).toEqual(windowIds);
     const record = await loadInvocation(world.stores.ports, holder);
     expect(record.facts.checkpoint?.moved).toBe(false);
-    expect(await loadCheckpoint(world.stores.ports, record.targetId, 'daily')).toMatchObject({ invocationId: first, version: 1 });
+    expect(await loadCheckpoint(world.stores.ports, record.targetId, 'daily')).toMatchObject({
+      invocationId: first,
+      version: 1,
+    });
     expect(await world.stagesLeft()).toBe(0);
   });
 
@@ -158,7 +188,10 @@ describe('deliver one window in process', () => {
     }
     expect(run).toMatchObject({ state: 'PUBLICATION_UNKNOWN', stoppedAt: 'publish' });
     // The COMMIT applied: the receipt is there, but the journal does not claim it yet.
-    const receipt = await world.admin.query('SELECT rows::text AS rows FROM dwh.cutpoint_receipts WHERE invocation_id = $1', [invocationId]);
+    const receipt = await world.admin.query(
+      'SELECT rows::text AS rows FROM dwh.cutpoint_receipts WHERE invocation_id = $1',
+      [invocationId],
+    );
     expect(receipt.rows).toEqual([{ rows: '1202' }]);
 
     // Source-free: every call to the source is refused, and none is made.
@@ -167,8 +200,17 @@ describe('deliver one window in process', () => {
     expect(resumed.state).toBe('CUSTODY_RELEASED');
     expect(fenced.attempts).toHaveLength(0);
     // Step names only: ids that may recur carry their journal position (`publish-unknown.<seq>`).
-    const ids = (await journalOf(world.stores.ports.authority, invocationId).read()).map((e) => e.transitionId.replace(`.${invocationId}`, '').replace(/\.\d+$/, ''));
-    expect(ids.slice(ids.indexOf('verify-eof'))).toEqual(['verify-eof', 'publish-unknown', 'publish-reconciled', 'evidence', 'sys:checkpoint', 'release']);
+    const ids = (await journalOf(world.stores.ports.authority, invocationId).read()).map((e) =>
+      e.transitionId.replace(`.${invocationId}`, '').replace(/\.\d+$/, ''),
+    );
+    expect(ids.slice(ids.indexOf('verify-eof'))).toEqual([
+      'verify-eof',
+      'publish-unknown',
+      'publish-reconciled',
+      'evidence',
+      'sys:checkpoint',
+      'release',
+    ]);
     expect(await world.targetWindowIds('events', WINDOW)).toEqual(windowIds);
     expect(await world.stagesLeft()).toBe(0);
   });
@@ -207,7 +249,9 @@ describe('deliver one window in process', () => {
         .sort(),
     );
     // Step names only: ids that may recur carry their journal position (`publish-unknown.<seq>`).
-    const ids = (await journalOf(world.stores.ports.authority, invocationId).read()).map((e) => e.transitionId.replace(`.${invocationId}`, '').replace(/\.\d+$/, ''));
+    const ids = (await journalOf(world.stores.ports.authority, invocationId).read()).map((e) =>
+      e.transitionId.replace(`.${invocationId}`, '').replace(/\.\d+$/, ''),
+    );
     expect(ids).toEqual([
       'sys:begin',
       'create-staging',
@@ -219,7 +263,10 @@ describe('deliver one window in process', () => {
       'release',
     ]);
     expect(await world.targetWindowIds('events', WINDOW)).toEqual(windowIds);
-    expect((await world.admin.query('SELECT 1 FROM dwh.cutpoint_receipts WHERE invocation_id = $1', [invocationId])).rowCount).toBe(1);
+    expect(
+      (await world.admin.query('SELECT 1 FROM dwh.cutpoint_receipts WHERE invocation_id = $1', [invocationId]))
+        .rowCount,
+    ).toBe(1);
     expect(await world.stagesLeft()).toBe(0);
     // One object per chunk, the plan and the evidence.
     const chunks = (await loadInvocation(world.stores.ports, invocationId)).facts.parts?.chunks ?? -1;
@@ -236,15 +283,28 @@ describe('deliver one window in process', () => {
     await world.admin.query('CREATE TABLE dwh.events_strict (LIKE dwh.events INCLUDING ALL)');
     const strictDeps: DeliveryDeps = { ...deps, route: strict };
     const invocationId = newInvocationId();
-    const run = await deliverWindow({ ...beginInput(invocationId), manifestText: strictText, selector: '/config/strict.yaml#strict' }, strictDeps);
-    expect(run).toMatchObject({ state: 'REEXTRACT_REQUIRED', stoppedAt: 'quality', reasons: ['assertion:all_negative_amounts'] });
+    const run = await deliverWindow(
+      { ...beginInput(invocationId), manifestText: strictText, selector: '/config/strict.yaml#strict' },
+      strictDeps,
+    );
+    expect(run).toMatchObject({
+      state: 'REEXTRACT_REQUIRED',
+      stoppedAt: 'quality',
+      reasons: ['assertion:all_negative_amounts'],
+    });
     expect((await world.admin.query('SELECT count(*)::int AS n FROM dwh.events_strict')).rows).toEqual([{ n: 0 }]);
-    expect((await world.admin.query('SELECT 1 FROM dwh.cutpoint_receipts WHERE invocation_id = $1', [invocationId])).rowCount).toBe(0);
+    expect(
+      (await world.admin.query('SELECT 1 FROM dwh.cutpoint_receipts WHERE invocation_id = $1', [invocationId]))
+        .rowCount,
+    ).toBe(0);
     const record = await loadInvocation(world.stores.ports, invocationId);
     expect(await loadCustody(world.stores.ports, record.targetId)).toMatchObject({ state: 'HELD', invocationId });
     expect(await world.stagesLeft()).toBe(1);
     // Running it again changes nothing: the state needs the retire command.
-    const again = await deliverWindow({ ...beginInput(invocationId), manifestText: strictText, selector: '/config/strict.yaml#strict' }, strictDeps);
+    const again = await deliverWindow(
+      { ...beginInput(invocationId), manifestText: strictText, selector: '/config/strict.yaml#strict' },
+      strictDeps,
+    );
     expect(again).toMatchObject({ state: 'REEXTRACT_REQUIRED', stoppedAt: 'create-staging' });
     expect(again.steps.some((s) => s.acted)).toBe(false);
   });

@@ -12,7 +12,15 @@ import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.j
 import type { FlowResult } from '../../src/local/flow-runner.js';
 import type { Ports } from '../../src/ports/index.js';
 import { itemsMentioning, scanTable, targetSnapshot } from '../support/delivery-snapshot.js';
-import { generateEvents, newInvocationId, openEventSource, openWarehouse, runDeliveryFlow, type EventSource, type Warehouse } from '../support/delivery-world.js';
+import {
+  generateEvents,
+  newInvocationId,
+  openEventSource,
+  openWarehouse,
+  runDeliveryFlow,
+  type EventSource,
+  type Warehouse,
+} from '../support/delivery-world.js';
 
 /**
  * Bad input (issue acceptance): "malformed manifests, unknown selectors, wrong digests,
@@ -79,8 +87,18 @@ beforeAll(async () => {
   const { target, targetFaults } = warehouse;
 
   const manifest = parseManifest(manifestText, manifestFile);
-  const depsOf = (route: string): DeliveryDeps => ({ ports, target, source: clickhouse.source, route: selectRoute(manifest, route) });
-  const input = (invocationId: string, route: string): BeginInput => ({ invocationId, session: `run-${invocationId.slice(4, 14)}`, manifestText, selector: `${manifestFile}#${route}` });
+  const depsOf = (route: string): DeliveryDeps => ({
+    ports,
+    target,
+    source: clickhouse.source,
+    route: selectRoute(manifest, route),
+  });
+  const input = (invocationId: string, route: string): BeginInput => ({
+    invocationId,
+    session: `run-${invocationId.slice(4, 14)}`,
+    manifestText,
+    selector: `${manifestFile}#${route}`,
+  });
 
   unknownId = newInvocationId();
   const daily = depsOf('daily');
@@ -114,7 +132,10 @@ interface Run {
 
 /** The CLI's `main` in this process: argv in, exit code and both streams out; the runtime and the target binding's variable in its env. */
 function cutpoint(args: string[]): Promise<Run> {
-  return runCutpointInProcess(args, { cwd: root, env: { CUTPOINT_STATE_DIR: stateDir, [PG_ENV]: warehouse.pgServer.connectionString } });
+  return runCutpointInProcess(args, {
+    cwd: root,
+    env: { CUTPOINT_STATE_DIR: stateDir, [PG_ENV]: warehouse.pgServer.connectionString },
+  });
 }
 
 /** A refusal: exit 1, empty stdout, exactly one `<code>: <message>` line on stderr. */
@@ -127,12 +148,25 @@ function refused(r: Run, code: string, what: string): string {
   return lines[0] as string;
 }
 
-const liveArgs = (action: string, invocationId: string, manifest: string, yes = true) => ['delivery', action, invocationId, '--manifest', manifest, ...(yes ? ['--yes'] : []), '--format', 'json'];
-const live = (action: string, invocationId: string, manifest: string, yes = true) => cutpoint(liveArgs(action, invocationId, manifest, yes));
+const liveArgs = (action: string, invocationId: string, manifest: string, yes = true) => [
+  'delivery',
+  action,
+  invocationId,
+  '--manifest',
+  manifest,
+  ...(yes ? ['--yes'] : []),
+  '--format',
+  'json',
+];
+const live = (action: string, invocationId: string, manifest: string, yes = true) =>
+  cutpoint(liveArgs(action, invocationId, manifest, yes));
 
 /** The raw journal (every item of the table, by Scan) and the target (rows + digests, receipts, stages). */
 async function world(): Promise<{ journal: string; target: string }> {
-  const [journal, tgt] = await Promise.all([scanTable(config), targetSnapshot(warehouse.admin, 'dwh', ['events', 'events_spare'], RECEIPTS)]);
+  const [journal, tgt] = await Promise.all([
+    scanTable(config),
+    targetSnapshot(warehouse.admin, 'dwh', ['events', 'events_spare'], RECEIPTS),
+  ]);
   return { journal, target: JSON.stringify(tgt) };
 }
 
@@ -145,7 +179,12 @@ async function variant(name: string, text: string): Promise<string> {
 
 const WELL_FORMED_UNKNOWN = 'inv-aaaaaaaaaaaaaaaaaaaaaaaaaa';
 /** Wrong final character (the last base32 digit must carry two zero bits): a corrupted id. */
-const CORRUPTED = [`${WELL_FORMED_UNKNOWN.slice(0, -1)}b`, WELL_FORMED_UNKNOWN.slice(0, -1), WELL_FORMED_UNKNOWN.toUpperCase(), 'inv-aaaaaaaaaaaaaaaaaaaaaaaa1a'];
+const CORRUPTED = [
+  `${WELL_FORMED_UNKNOWN.slice(0, -1)}b`,
+  WELL_FORMED_UNKNOWN.slice(0, -1),
+  WELL_FORMED_UNKNOWN.toUpperCase(),
+  'inv-aaaaaaaaaaaaaaaaaaaaaaaa1a',
+];
 
 describe('bad input to the recovery CLI mutates nothing', () => {
   let before: { journal: string; target: string };
@@ -153,7 +192,11 @@ describe('bad input to the recovery CLI mutates nothing', () => {
   beforeAll(async () => {
     before = await world();
     // The fixture is what the tests think it is: live rows, a receipt and two owned stages.
-    const tgt = JSON.parse(before.target) as { tables: Record<string, { rows: number }>; receipts: unknown[]; stages: string[] };
+    const tgt = JSON.parse(before.target) as {
+      tables: Record<string, { rows: number }>;
+      receipts: unknown[];
+      stages: string[];
+    };
     expect(tgt.tables.events?.rows).toBe(1200);
     expect(tgt.receipts).toHaveLength(1);
     expect(tgt.stages).toHaveLength(2);
@@ -164,36 +207,65 @@ describe('bad input to the recovery CLI mutates nothing', () => {
     const missing = join(root, 'does-not-exist.yaml');
     for (const action of ['reconcile', 'resume', 'retire']) {
       for (const id of [unknownId, stagedId, WELL_FORMED_UNKNOWN, 'not-an-id']) {
-        const line = refused(await live(action, id, `${missing}#daily`, false), 'delivery.recovery_confirmation_required', `${action} ${id}`);
+        const line = refused(
+          await live(action, id, `${missing}#daily`, false),
+          'delivery.recovery_confirmation_required',
+          `${action} ${id}`,
+        );
         expect(line).toContain(action);
       }
     }
     // Even a selector without a route: confirmation is checked first.
-    refused(await live('reconcile', unknownId, missing, false), 'delivery.recovery_confirmation_required', 'no selector');
+    refused(
+      await live('reconcile', unknownId, missing, false),
+      'delivery.recovery_confirmation_required',
+      'no selector',
+    );
     expect(await world()).toEqual(before);
   }, 120_000);
 
   it('malformed manifests: a YAML syntax error is delivery.manifest_unparsable, a schema error (unknown key) delivery.manifest_invalid, an unreadable file delivery.manifest_unavailable', async () => {
     const yamlBroken = await variant('yaml-broken.yaml', 'version: 1\nroutes: [\n');
     const dupKey = await variant('dup-key.yaml', manifestText.replace('version: 1\n', 'version: 1\nversion: 1\n'));
-    const unknownKey = await variant('unknown-key.yaml', manifestText.replace('    chunk_rows: 400\n', '    chunk_rows: 400\n    chunk_size: 9\n'));
+    const unknownKey = await variant(
+      'unknown-key.yaml',
+      manifestText.replace('    chunk_rows: 400\n', '    chunk_rows: 400\n    chunk_size: 9\n'),
+    );
     const wrongType = await variant('wrong-type.yaml', manifestText.replace('chunk_rows: 400', 'chunk_rows: many'));
     refused(await live('reconcile', unknownId, `${yamlBroken}#daily`), 'delivery.manifest_unparsable', 'yaml syntax');
     refused(await live('reconcile', unknownId, `${dupKey}#daily`), 'delivery.manifest_unparsable', 'duplicate key');
-    const line = refused(await live('reconcile', unknownId, `${unknownKey}#daily`), 'delivery.manifest_invalid', 'unknown key');
+    const line = refused(
+      await live('reconcile', unknownId, `${unknownKey}#daily`),
+      'delivery.manifest_invalid',
+      'unknown key',
+    );
     expect(line).toContain('routes.daily.chunk_size');
     refused(await live('reconcile', unknownId, `${wrongType}#daily`), 'delivery.manifest_invalid', 'wrong type');
     refused(await live('retire', stagedId, `${unknownKey}#spare`), 'delivery.manifest_invalid', 'unknown key, retire');
-    refused(await live('reconcile', unknownId, `${join(root, 'nope.yaml')}#daily`), 'delivery.manifest_unavailable', 'no file');
+    refused(
+      await live('reconcile', unknownId, `${join(root, 'nope.yaml')}#daily`),
+      'delivery.manifest_unavailable',
+      'no file',
+    );
     refused(await live('reconcile', unknownId, `${root}#daily`), 'delivery.manifest_unavailable', 'a directory');
     expect(await world()).toEqual(before);
   }, 120_000);
 
   it('selectors: an unknown route is delivery.selector_unknown; bad selector grammar is delivery.selector_invalid', async () => {
-    const unknown = refused(await live('reconcile', unknownId, `${manifestFile}#nope`), 'delivery.selector_unknown', '#nope');
+    const unknown = refused(
+      await live('reconcile', unknownId, `${manifestFile}#nope`),
+      'delivery.selector_unknown',
+      '#nope',
+    );
     expect(unknown).toContain('daily, spare');
     refused(await live('retire', stagedId, `${manifestFile}#weekly`), 'delivery.selector_unknown', '#weekly');
-    for (const selector of [manifestFile, `${manifestFile}#`, `${manifestFile}#Daily`, `${manifestFile}#da ily`, '#daily']) {
+    for (const selector of [
+      manifestFile,
+      `${manifestFile}#`,
+      `${manifestFile}#Daily`,
+      `${manifestFile}#da ily`,
+      '#daily',
+    ]) {
       refused(await live('reconcile', unknownId, selector), 'delivery.selector_invalid', selector);
     }
     expect(await world()).toEqual(before);
@@ -203,20 +275,44 @@ describe('bad input to the recovery CLI mutates nothing', () => {
     const edited = await variant('edited.yaml', manifestText.replace('chunk_rows: 400', 'chunk_rows: 401'));
     const commented = await variant('commented.yaml', `${manifestText}# a comment is an edit too\n`);
     const copy = await variant('copy.yaml', manifestText);
-    const e = refused(await live('reconcile', unknownId, `${edited}#daily`), 'delivery.recovery_authority_mismatch', 'edited');
+    const e = refused(
+      await live('reconcile', unknownId, `${edited}#daily`),
+      'delivery.recovery_authority_mismatch',
+      'edited',
+    );
     expect(e).toContain('manifestDigest');
     expect(e).not.toMatch(/[0-9a-f]{64}/);
-    refused(await live('reconcile', unknownId, `${commented}#daily`), 'delivery.recovery_authority_mismatch', 'commented');
-    const c = refused(await live('reconcile', unknownId, `${copy}#daily`), 'delivery.recovery_authority_mismatch', 'copy');
+    refused(
+      await live('reconcile', unknownId, `${commented}#daily`),
+      'delivery.recovery_authority_mismatch',
+      'commented',
+    );
+    const c = refused(
+      await live('reconcile', unknownId, `${copy}#daily`),
+      'delivery.recovery_authority_mismatch',
+      'copy',
+    );
     expect(c).toContain('selectorDigest');
     expect(c).not.toContain('manifestDigest');
     // The other route of the same manifest: permitted action, readable manifest, wrong seal.
-    refused(await live('reconcile', unknownId, `${manifestFile}#spare`), 'delivery.recovery_authority_mismatch', '#spare');
-    refused(await live('retire', stagedId, `${manifestFile}#daily`), 'delivery.recovery_authority_mismatch', 'retire #daily');
+    refused(
+      await live('reconcile', unknownId, `${manifestFile}#spare`),
+      'delivery.recovery_authority_mismatch',
+      '#spare',
+    );
+    refused(
+      await live('retire', stagedId, `${manifestFile}#daily`),
+      'delivery.recovery_authority_mismatch',
+      'retire #daily',
+    );
     // The manifest edited in place after sealing.
     await writeFile(manifestFile, manifestText.replace('chunk_rows: 400', 'chunk_rows: 399'));
     try {
-      refused(await live('reconcile', unknownId, `${manifestFile}#daily`), 'delivery.recovery_authority_mismatch', 'edited in place');
+      refused(
+        await live('reconcile', unknownId, `${manifestFile}#daily`),
+        'delivery.recovery_authority_mismatch',
+        'edited in place',
+      );
     } finally {
       await writeFile(manifestFile, manifestText);
     }
@@ -224,14 +320,35 @@ describe('bad input to the recovery CLI mutates nothing', () => {
   }, 120_000);
 
   it('invocation ids: unknown but well-formed is delivery.recovery_journal_unavailable; corrupted is delivery.invocation_id_invalid, never echoed — for inspect and every live action', async () => {
-    refused(await cutpoint(['delivery', 'inspect', WELL_FORMED_UNKNOWN, '--format', 'json']), 'delivery.recovery_journal_unavailable', 'inspect unknown');
+    refused(
+      await cutpoint(['delivery', 'inspect', WELL_FORMED_UNKNOWN, '--format', 'json']),
+      'delivery.recovery_journal_unavailable',
+      'inspect unknown',
+    );
     for (const action of ['reconcile', 'resume', 'retire']) {
-      refused(await live(action, WELL_FORMED_UNKNOWN, `${manifestFile}#daily`), 'delivery.recovery_journal_unavailable', `${action} unknown`);
+      refused(
+        await live(action, WELL_FORMED_UNKNOWN, `${manifestFile}#daily`),
+        'delivery.recovery_journal_unavailable',
+        `${action} unknown`,
+      );
     }
-    for (const id of [...CORRUPTED, `${unknownId}x`, unknownId.replace('inv-', 'inv_'), 'inv-SECRET-PASTE-1234567890ab']) {
-      const inspect = refused(await cutpoint(['delivery', 'inspect', id, '--format', 'json']), 'delivery.invocation_id_invalid', `inspect ${id}`);
+    for (const id of [
+      ...CORRUPTED,
+      `${unknownId}x`,
+      unknownId.replace('inv-', 'inv_'),
+      'inv-SECRET-PASTE-1234567890ab',
+    ]) {
+      const inspect = refused(
+        await cutpoint(['delivery', 'inspect', id, '--format', 'json']),
+        'delivery.invocation_id_invalid',
+        `inspect ${id}`,
+      );
       expect(inspect).not.toContain(id);
-      const line = refused(await live('reconcile', id, `${manifestFile}#daily`), 'delivery.invocation_id_invalid', `reconcile ${id}`);
+      const line = refused(
+        await live('reconcile', id, `${manifestFile}#daily`),
+        'delivery.invocation_id_invalid',
+        `reconcile ${id}`,
+      );
       expect(line).not.toContain(id);
     }
     expect(await world()).toEqual(before);
@@ -239,11 +356,27 @@ describe('bad input to the recovery CLI mutates nothing', () => {
 
   it('an action not in permitted_actions is delivery.recovery_action_not_permitted, from the journal alone', async () => {
     const missing = join(root, 'does-not-exist.yaml');
-    const r = refused(await live('resume', unknownId, `${missing}#daily`), 'delivery.recovery_action_not_permitted', 'resume PUBLICATION_UNKNOWN');
+    const r = refused(
+      await live('resume', unknownId, `${missing}#daily`),
+      'delivery.recovery_action_not_permitted',
+      'resume PUBLICATION_UNKNOWN',
+    );
     expect(r).toContain('PUBLICATION_UNKNOWN');
-    refused(await live('retire', unknownId, `${manifestFile}#daily`), 'delivery.recovery_action_not_permitted', 'retire PUBLICATION_UNKNOWN');
-    refused(await live('reconcile', stagedId, `${manifestFile}#spare`), 'delivery.recovery_action_not_permitted', 'reconcile EMPTY_STAGING');
-    refused(await live('resume', stagedId, `${manifestFile}#spare`), 'delivery.recovery_action_not_permitted', 'resume EMPTY_STAGING');
+    refused(
+      await live('retire', unknownId, `${manifestFile}#daily`),
+      'delivery.recovery_action_not_permitted',
+      'retire PUBLICATION_UNKNOWN',
+    );
+    refused(
+      await live('reconcile', stagedId, `${manifestFile}#spare`),
+      'delivery.recovery_action_not_permitted',
+      'reconcile EMPTY_STAGING',
+    );
+    refused(
+      await live('resume', stagedId, `${manifestFile}#spare`),
+      'delivery.recovery_action_not_permitted',
+      'resume EMPTY_STAGING',
+    );
     expect(await world()).toEqual(before);
   }, 120_000);
 
@@ -266,7 +399,10 @@ describe('bad input to the recovery CLI mutates nothing', () => {
   it('one refusal per category, one after another — the same exit codes and diagnostics, nothing mutated', async () => {
     const missing = join(root, 'does-not-exist.yaml');
     const broken = await variant('bin-broken.yaml', 'version: 1\nroutes: [\n');
-    const unknownKey = await variant('bin-unknown-key.yaml', manifestText.replace('version: 1', 'version: 1\nextra: true'));
+    const unknownKey = await variant(
+      'bin-unknown-key.yaml',
+      manifestText.replace('version: 1', 'version: 1\nextra: true'),
+    );
     const edited = await variant('bin-edited.yaml', `${manifestText}# edited\n`);
     const cases: Array<[string[], number, string]> = [
       [liveArgs('reconcile', unknownId, `${missing}#daily`, false), 1, 'delivery.recovery_confirmation_required'],
@@ -298,10 +434,18 @@ describe('bad input to the recovery CLI mutates nothing', () => {
     expect(await world()).toEqual(before);
     const reconciled = await live('reconcile', unknownId, `${manifestFile}#daily`);
     expect(reconciled.code, reconciled.stderr).toBe(0);
-    expect(JSON.parse(reconciled.stdout)).toMatchObject({ invocation_id: unknownId, state: 'PUBLISHED', permitted_actions: ['resume'] });
+    expect(JSON.parse(reconciled.stdout)).toMatchObject({
+      invocation_id: unknownId,
+      state: 'PUBLISHED',
+      permitted_actions: ['resume'],
+    });
     const retired = await live('retire', stagedId, `${manifestFile}#spare`);
     expect(retired.code, retired.stderr).toBe(0);
-    expect(JSON.parse(retired.stdout)).toMatchObject({ invocation_id: stagedId, state: 'RETIRED', holds_custody: false });
+    expect(JSON.parse(retired.stdout)).toMatchObject({
+      invocation_id: stagedId,
+      state: 'RETIRED',
+      holds_custody: false,
+    });
     const after = await world();
     expect(after.journal).not.toBe(before.journal);
     expect(JSON.parse(after.target)).toMatchObject({ stages: [expect.any(String)] });
@@ -309,27 +453,77 @@ describe('bad input to the recovery CLI mutates nothing', () => {
 });
 
 describe('bad input to the deliver-window flow writes nothing', () => {
-  const run = (input: unknown): Promise<FlowResult> => runDeliveryFlow('deliver-window', input, { ports, target: warehouse.target, source: clickhouse.source });
+  const run = (input: unknown): Promise<FlowResult> =>
+    runDeliveryFlow('deliver-window', input, { ports, target: warehouse.target, source: clickhouse.source });
 
   it.each([
-    ['a malformed manifestText (YAML syntax)', (id: string) => ({ invocationId: id, session: 's-1', manifestText: 'version: 1\nroutes: [\n', selector: `${manifestFile}#daily` }), 'YAML'],
-    ['a schema error in manifestText (unknown key)', (id: string) => ({ invocationId: id, session: 's-1', manifestText: manifestText.replace('version: 1', 'version: 1\nextra: true'), selector: `${manifestFile}#daily` }), 'unknown key'],
-    ['an unknown route selector', (id: string) => ({ invocationId: id, session: 's-1', manifestText, selector: `${manifestFile}#nope` }), 'no route nope'],
-    ['a selector without a route', (id: string) => ({ invocationId: id, session: 's-1', manifestText, selector: manifestFile }), 'manifest selector must be'],
-    ['a corrupted invocation id', (id: string) => ({ invocationId: `${id.slice(0, -1)}b`, session: 's-1', manifestText, selector: `${manifestFile}#daily` }), 'invocation id ends in a character that cannot end an id'],
-    ['a missing manifestText', (id: string) => ({ invocationId: id, session: 's-1', selector: `${manifestFile}#daily` }), 'manifestText'],
-  ] as const)('%s: Delivery.StepRefused from Begin (Cutpoint.ValidationError), nothing in the journal, the target untouched', async (_what, input, causeFragment) => {
-    const invocationId = newInvocationId();
-    const journalBefore = await scanTable(config);
-    const targetBefore = JSON.stringify(await targetSnapshot(warehouse.admin, 'dwh', ['events', 'events_spare'], RECEIPTS));
-    const result = await run(input(invocationId));
-    expect(result).toMatchObject({ status: 'FAILED', error: 'Delivery.StepRefused' });
-    expect(result.cause).toContain(causeFragment);
-    expect(result.events.filter((e) => e.type === 'StateEntered').map((e) => e.state)).toEqual(['Begin', 'StepRefused']);
-    expect(result.events.some((e) => e.state === 'Begin' && e.error === 'Cutpoint.ValidationError')).toBe(true);
-    const journalAfter = await scanTable(config);
-    expect(journalAfter).toBe(journalBefore);
-    expect(itemsMentioning(journalAfter, invocationId.slice(0, -1))).toEqual([]);
-    expect(JSON.stringify(await targetSnapshot(warehouse.admin, 'dwh', ['events', 'events_spare'], RECEIPTS))).toBe(targetBefore);
-  });
+    [
+      'a malformed manifestText (YAML syntax)',
+      (id: string) => ({
+        invocationId: id,
+        session: 's-1',
+        manifestText: 'version: 1\nroutes: [\n',
+        selector: `${manifestFile}#daily`,
+      }),
+      'YAML',
+    ],
+    [
+      'a schema error in manifestText (unknown key)',
+      (id: string) => ({
+        invocationId: id,
+        session: 's-1',
+        manifestText: manifestText.replace('version: 1', 'version: 1\nextra: true'),
+        selector: `${manifestFile}#daily`,
+      }),
+      'unknown key',
+    ],
+    [
+      'an unknown route selector',
+      (id: string) => ({ invocationId: id, session: 's-1', manifestText, selector: `${manifestFile}#nope` }),
+      'no route nope',
+    ],
+    [
+      'a selector without a route',
+      (id: string) => ({ invocationId: id, session: 's-1', manifestText, selector: manifestFile }),
+      'manifest selector must be',
+    ],
+    [
+      'a corrupted invocation id',
+      (id: string) => ({
+        invocationId: `${id.slice(0, -1)}b`,
+        session: 's-1',
+        manifestText,
+        selector: `${manifestFile}#daily`,
+      }),
+      'invocation id ends in a character that cannot end an id',
+    ],
+    [
+      'a missing manifestText',
+      (id: string) => ({ invocationId: id, session: 's-1', selector: `${manifestFile}#daily` }),
+      'manifestText',
+    ],
+  ] as const)(
+    '%s: Delivery.StepRefused from Begin (Cutpoint.ValidationError), nothing in the journal, the target untouched',
+    async (_what, input, causeFragment) => {
+      const invocationId = newInvocationId();
+      const journalBefore = await scanTable(config);
+      const targetBefore = JSON.stringify(
+        await targetSnapshot(warehouse.admin, 'dwh', ['events', 'events_spare'], RECEIPTS),
+      );
+      const result = await run(input(invocationId));
+      expect(result).toMatchObject({ status: 'FAILED', error: 'Delivery.StepRefused' });
+      expect(result.cause).toContain(causeFragment);
+      expect(result.events.filter((e) => e.type === 'StateEntered').map((e) => e.state)).toEqual([
+        'Begin',
+        'StepRefused',
+      ]);
+      expect(result.events.some((e) => e.state === 'Begin' && e.error === 'Cutpoint.ValidationError')).toBe(true);
+      const journalAfter = await scanTable(config);
+      expect(journalAfter).toBe(journalBefore);
+      expect(itemsMentioning(journalAfter, invocationId.slice(0, -1))).toEqual([]);
+      expect(JSON.stringify(await targetSnapshot(warehouse.admin, 'dwh', ['events', 'events_spare'], RECEIPTS))).toBe(
+        targetBefore,
+      );
+    },
+  );
 });

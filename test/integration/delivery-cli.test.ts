@@ -55,7 +55,10 @@ let ports: Ports;
 
 /** The CLI's `main` in this process, in `root`, with the binding variables unset. */
 function cutpoint(args: string[]): Promise<CliRun> {
-  return runCutpointInProcess(args, { cwd: root, env: { CUTPOINT_STATE_DIR: stateDir, [CH_URL_ENV]: undefined, [TARGET_URL_ENV]: undefined } });
+  return runCutpointInProcess(args, {
+    cwd: root,
+    env: { CUTPOINT_STATE_DIR: stateDir, [CH_URL_ENV]: undefined, [TARGET_URL_ENV]: undefined },
+  });
 }
 
 function json(r: { code: number | null; stdout: string; stderr: string }): Record<string, unknown> {
@@ -90,7 +93,13 @@ async function begin(): Promise<{ ref: InvocationRef; grant: CustodyGrant }> {
     workRoot: join(root, 'work'),
     window: WINDOW,
   });
-  const grant = await beginInvocation(ports, { invocationId, route: 'daily', targetId, sealed, session: `s-${invocationId.slice(4, 12)}` });
+  const grant = await beginInvocation(ports, {
+    invocationId,
+    route: 'daily',
+    targetId,
+    sealed,
+    session: `s-${invocationId.slice(4, 12)}`,
+  });
   return { ref: { targetId, invocationId }, grant };
 }
 
@@ -100,9 +109,26 @@ const staging = { table: { schema: 'dbo', table: 'cutpoint_stg_x' }, objectId: '
 async function toPublicationUnknown(): Promise<InvocationRef> {
   const { ref, grant } = await begin();
   const fence = grant.fence;
-  await transition(ports, ref, { from: 'EMPTY_STAGING', to: 'WRITING_UNKNOWN', fence, transitionId: 'write', patch: { staging, ownedStagesRecorded: true } });
-  await transition(ports, ref, { from: 'WRITING_UNKNOWN', to: 'VERIFIED_EOF', fence, transitionId: 'eof', patch: { parts: { parts: 1, chunks: 1, rows: 10, bytes: 100, digest: '0'.repeat(64) } } });
-  await transition(ports, ref, { from: 'VERIFIED_EOF', to: 'PUBLICATION_UNKNOWN', fence, transitionId: 'publish-lost' });
+  await transition(ports, ref, {
+    from: 'EMPTY_STAGING',
+    to: 'WRITING_UNKNOWN',
+    fence,
+    transitionId: 'write',
+    patch: { staging, ownedStagesRecorded: true },
+  });
+  await transition(ports, ref, {
+    from: 'WRITING_UNKNOWN',
+    to: 'VERIFIED_EOF',
+    fence,
+    transitionId: 'eof',
+    patch: { parts: { parts: 1, chunks: 1, rows: 10, bytes: 100, digest: '0'.repeat(64) } },
+  });
+  await transition(ports, ref, {
+    from: 'VERIFIED_EOF',
+    to: 'PUBLICATION_UNKNOWN',
+    fence,
+    transitionId: 'publish-lost',
+  });
   return ref;
 }
 
@@ -163,7 +189,12 @@ describe('cutpoint delivery', () => {
 
   it('inspect-all on an empty journal prints the empty recovery index', async () => {
     const r = await cutpoint(['delivery', 'inspect-all', '--format', 'json']);
-    expect(json(r)).toEqual({ items: [], kind: 'cutpoint.delivery-recovery-index.v1', retained_custody_count: 0, schema_version: 1 });
+    expect(json(r)).toEqual({
+      items: [],
+      kind: 'cutpoint.delivery-recovery-index.v1',
+      retained_custody_count: 0,
+      schema_version: 1,
+    });
     // --format defaults to json.
     expect(json(await cutpoint(['delivery', 'inspect-all']))).toEqual(JSON.parse(r.stdout));
   }, 60_000);
@@ -180,17 +211,43 @@ describe('cutpoint delivery', () => {
       unrecorded = (await begin()).ref;
       const e = await begin();
       emptyStage = e.ref;
-      await recordFacts(ports, emptyStage, { state: 'EMPTY_STAGING', fence: e.grant.fence, transitionId: 'staged', patch: { staging, ownedStagesRecorded: true } });
+      await recordFacts(ports, emptyStage, {
+        state: 'EMPTY_STAGING',
+        fence: e.grant.fence,
+        transitionId: 'staged',
+        patch: { staging, ownedStagesRecorded: true },
+      });
       const r = await begin();
       retired = r.ref;
-      await recordFacts(ports, retired, { state: 'EMPTY_STAGING', fence: r.grant.fence, transitionId: 'staged', patch: { staging, ownedStagesRecorded: true } });
-      await releaseCustody(ports, retired, { from: 'EMPTY_STAGING', to: 'RETIRED', fence: r.grant.fence, transitionId: 'retired', patch: { absence: { table: staging.table, objectId: staging.objectId } } });
+      await recordFacts(ports, retired, {
+        state: 'EMPTY_STAGING',
+        fence: r.grant.fence,
+        transitionId: 'staged',
+        patch: { staging, ownedStagesRecorded: true },
+      });
+      await releaseCustody(ports, retired, {
+        from: 'EMPTY_STAGING',
+        to: 'RETIRED',
+        fence: r.grant.fence,
+        transitionId: 'retired',
+        patch: { absence: { table: staging.table, objectId: staging.objectId } },
+      });
       refs = [unknown, unrecorded, emptyStage, retired];
     }, 60_000);
 
-    const inspect = async (ref: InvocationRef) => json(await cutpoint(['delivery', 'inspect', ref.invocationId, '--format', 'json']));
+    const inspect = async (ref: InvocationRef) =>
+      json(await cutpoint(['delivery', 'inspect', ref.invocationId, '--format', 'json']));
     const live = (action: string, ref: InvocationRef, manifest: string, yes = true) =>
-      cutpoint(['delivery', action, ref.invocationId, '--manifest', manifest, ...(yes ? ['--yes'] : []), '--format', 'json']);
+      cutpoint([
+        'delivery',
+        action,
+        ref.invocationId,
+        '--manifest',
+        manifest,
+        ...(yes ? ['--yes'] : []),
+        '--format',
+        'json',
+      ]);
 
     it('inspect shows state, diagnostic_code and permitted_actions per the state-to-action guide', async () => {
       const base = { kind: 'cutpoint.delivery-recovery.v1', schema_version: 1, route: 'daily', window: WINDOW };
@@ -210,14 +267,28 @@ describe('cutpoint delivery', () => {
         permitted_actions: ['retire'],
         holds_custody: true,
       });
-      expect(await inspect(emptyStage)).toMatchObject({ state: 'EMPTY_STAGING', diagnostic_code: 'delivery.empty_staging', permitted_actions: ['retire'], holds_custody: true });
-      expect(await inspect(retired)).toMatchObject({ state: 'RETIRED', diagnostic_code: 'delivery.retired', permitted_actions: [], holds_custody: false });
+      expect(await inspect(emptyStage)).toMatchObject({
+        state: 'EMPTY_STAGING',
+        diagnostic_code: 'delivery.empty_staging',
+        permitted_actions: ['retire'],
+        holds_custody: true,
+      });
+      expect(await inspect(retired)).toMatchObject({
+        state: 'RETIRED',
+        diagnostic_code: 'delivery.retired',
+        permitted_actions: [],
+        holds_custody: false,
+      });
     }, 120_000);
 
     it('inspect-all lists every invocation in id order and counts retained custody', async () => {
       const index = json(await cutpoint(['delivery', 'inspect-all', '--format', 'json']));
       const ids = refs.map((r) => r.invocationId).sort();
-      expect(index).toMatchObject({ kind: 'cutpoint.delivery-recovery-index.v1', schema_version: 1, retained_custody_count: 3 });
+      expect(index).toMatchObject({
+        kind: 'cutpoint.delivery-recovery-index.v1',
+        schema_version: 1,
+        retained_custody_count: 3,
+      });
       const items = index.items as Array<Record<string, unknown>>;
       expect(items.map((i) => i.invocation_id)).toEqual(ids);
       expect(items.find((i) => i.invocation_id === retired.invocationId)).toEqual({
@@ -230,7 +301,12 @@ describe('cutpoint delivery', () => {
       });
 
       const one = json(await cutpoint(['delivery', 'inspect-all', '--target', unknown.targetId, '--format', 'json']));
-      expect(one).toMatchObject({ retained_custody_count: 1, items: [{ invocation_id: unknown.invocationId, state: 'PUBLICATION_UNKNOWN', permitted_actions: ['reconcile'] }] });
+      expect(one).toMatchObject({
+        retained_custody_count: 1,
+        items: [
+          { invocation_id: unknown.invocationId, state: 'PUBLICATION_UNKNOWN', permitted_actions: ['reconcile'] },
+        ],
+      });
       const none = json(await cutpoint(['delivery', 'inspect-all', '--target', retired.targetId]));
       expect(none).toMatchObject({ retained_custody_count: 0, items: [{ invocation_id: retired.invocationId }] });
       refused(await cutpoint(['delivery', 'inspect-all', '--target', 'Not A Target']), 'delivery.target_id_invalid');
@@ -238,12 +314,21 @@ describe('cutpoint delivery', () => {
 
     it('malformed and unknown invocation ids get stable diagnostics and never echo the input', async () => {
       const pasted = 'inv-SECRET-CLIPBOARD';
-      const line = refused(await cutpoint(['delivery', 'inspect', pasted, '--format', 'json']), 'delivery.invocation_id_invalid');
+      const line = refused(
+        await cutpoint(['delivery', 'inspect', pasted, '--format', 'json']),
+        'delivery.invocation_id_invalid',
+      );
       expect(line).not.toContain('SECRET');
       refused(await cutpoint(['delivery', 'inspect', ID_SHAPED_UNKNOWN]), 'delivery.recovery_journal_unavailable');
       // Live actions: the same codes once confirmed.
-      refused(await live('reconcile', { targetId: '', invocationId: pasted }, `${manifestFile}#daily`), 'delivery.invocation_id_invalid');
-      refused(await live('reconcile', { targetId: '', invocationId: ID_SHAPED_UNKNOWN }, `${manifestFile}#daily`), 'delivery.recovery_journal_unavailable');
+      refused(
+        await live('reconcile', { targetId: '', invocationId: pasted }, `${manifestFile}#daily`),
+        'delivery.invocation_id_invalid',
+      );
+      refused(
+        await live('reconcile', { targetId: '', invocationId: ID_SHAPED_UNKNOWN }, `${manifestFile}#daily`),
+        'delivery.recovery_journal_unavailable',
+      );
     }, 120_000);
 
     it('every live-action refusal is stable and leaves the journal byte-identical', async () => {
@@ -254,13 +339,22 @@ describe('cutpoint delivery', () => {
       // Missing --yes: refused before the manifest is loaded — a nonexistent manifest
       // and even a malformed id still get the confirmation diagnostic.
       for (const action of ['reconcile', 'resume', 'retire']) {
-        const line = refused(await live(action, unknown, `${missing}#daily`, false), 'delivery.recovery_confirmation_required');
+        const line = refused(
+          await live(action, unknown, `${missing}#daily`, false),
+          'delivery.recovery_confirmation_required',
+        );
         expect(line).toContain(action);
       }
-      refused(await live('reconcile', { targetId: '', invocationId: 'not-an-id' }, 'no-selector', false), 'delivery.recovery_confirmation_required');
+      refused(
+        await live('reconcile', { targetId: '', invocationId: 'not-an-id' }, 'no-selector', false),
+        'delivery.recovery_confirmation_required',
+      );
 
       // Not in permitted_actions: refused from the journal alone (the manifest is never read).
-      const notPermitted = refused(await live('resume', unknown, `${missing}#daily`), 'delivery.recovery_action_not_permitted');
+      const notPermitted = refused(
+        await live('resume', unknown, `${missing}#daily`),
+        'delivery.recovery_action_not_permitted',
+      );
       expect(notPermitted).toContain('PUBLICATION_UNKNOWN');
       expect(notPermitted).toContain('[reconcile]');
       refused(await live('retire', unknown, `${manifestFile}#daily`), 'delivery.recovery_action_not_permitted');
@@ -283,13 +377,19 @@ describe('cutpoint delivery', () => {
       // manifest (the selector), another binding — each a mismatch naming the field only.
       const edited = join(root, 'edited.yaml');
       await writeFile(edited, `${manifestText}# edited\n`);
-      const mismatch = refused(await live('reconcile', unknown, `${edited}#daily`), 'delivery.recovery_authority_mismatch');
+      const mismatch = refused(
+        await live('reconcile', unknown, `${edited}#daily`),
+        'delivery.recovery_authority_mismatch',
+      );
       expect(mismatch).toContain('manifestDigest');
       expect(mismatch).toContain('selectorDigest'); // another file path, too
       expect(mismatch).not.toMatch(/[0-9a-f]{64}/);
       await writeFile(manifestFile, `${manifestText}# edited in place\n`);
       try {
-        const inPlace = refused(await live('reconcile', unknown, `${manifestFile}#daily`), 'delivery.recovery_authority_mismatch');
+        const inPlace = refused(
+          await live('reconcile', unknown, `${manifestFile}#daily`),
+          'delivery.recovery_authority_mismatch',
+        );
         expect(inPlace).toMatch(/: manifestDigest; /);
       } finally {
         await writeFile(manifestFile, manifestText);
@@ -312,13 +412,28 @@ describe('cutpoint delivery', () => {
     it('a corrupted journal is inconsistent: inspect and inspect-all exit 1, nothing vouched for', async () => {
       // A pointer whose journal record is missing (e.g. a hand-edited or torn table).
       const orphan = newInvocationId();
-      const put = await ports.authority.put('test.corrupt', { ...deliveryKeys.pointer(orphan), targetId: newTarget(), route: 'daily' }, 'absent');
+      const put = await ports.authority.put(
+        'test.corrupt',
+        { ...deliveryKeys.pointer(orphan), targetId: newTarget(), route: 'daily' },
+        'absent',
+      );
       expect(put.status).toBe('APPLIED');
-      refused(await cutpoint(['delivery', 'inspect', orphan, '--format', 'json']), 'delivery.recovery_journal_inconsistent');
-      refused(await cutpoint(['delivery', 'inspect-all', '--format', 'json']), 'delivery.recovery_journal_inconsistent');
-      refused(await live('reconcile', { targetId: '', invocationId: orphan }, `${manifestFile}#daily`), 'delivery.recovery_journal_inconsistent');
+      refused(
+        await cutpoint(['delivery', 'inspect', orphan, '--format', 'json']),
+        'delivery.recovery_journal_inconsistent',
+      );
+      refused(
+        await cutpoint(['delivery', 'inspect-all', '--format', 'json']),
+        'delivery.recovery_journal_inconsistent',
+      );
+      refused(
+        await live('reconcile', { targetId: '', invocationId: orphan }, `${manifestFile}#daily`),
+        'delivery.recovery_journal_inconsistent',
+      );
       // One target's listing does not read the pointers and still vouches for its own records.
-      expect(json(await cutpoint(['delivery', 'inspect-all', '--target', unknown.targetId]))).toMatchObject({ retained_custody_count: 1 });
+      expect(json(await cutpoint(['delivery', 'inspect-all', '--target', unknown.targetId]))).toMatchObject({
+        retained_custody_count: 1,
+      });
     }, 120_000);
   });
 
@@ -365,27 +480,56 @@ routes:
             workRoot: workRootOf({ ports, route: pgRoute }),
             window: WINDOW,
           });
-          const grant = await beginInvocation(ports, { invocationId, route: 'daily', targetId, sealed, session: `s-${invocationId.slice(4, 12)}` });
+          const grant = await beginInvocation(ports, {
+            invocationId,
+            route: 'daily',
+            targetId,
+            sealed,
+            session: `s-${invocationId.slice(4, 12)}`,
+          });
           const staged = await createStaging({ invocationId, fence: grant.fence }, { ports, target, route: pgRoute });
           expect(staged).toMatchObject({ state: 'EMPTY_STAGING', acted: true });
-          const stages = async () => (await admin.query(`SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'dwh' AND c.relkind = 'r' AND c.relname LIKE 'cutpoint_stg_%'`)).rowCount;
+          const stages = async () =>
+            (
+              await admin.query(
+                `SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'dwh' AND c.relkind = 'r' AND c.relname LIKE 'cutpoint_stg_%'`,
+              )
+            ).rowCount;
           expect(await stages()).toBe(1);
 
           // The connection is in this process's environment only under the variable the binding names (the other bindings' unset).
           const run = () =>
-            runCutpointInProcess(['delivery', 'retire', invocationId, '--manifest', `${pgFile}#daily`, '--yes', '--format', 'json'], {
-              cwd: root,
-              env: { CUTPOINT_STATE_DIR: stateDir, [CH_URL_ENV]: undefined, [TARGET_URL_ENV]: undefined, [PG_ENV]: connection },
-            });
+            runCutpointInProcess(
+              ['delivery', 'retire', invocationId, '--manifest', `${pgFile}#daily`, '--yes', '--format', 'json'],
+              {
+                cwd: root,
+                env: {
+                  CUTPOINT_STATE_DIR: stateDir,
+                  [CH_URL_ENV]: undefined,
+                  [TARGET_URL_ENV]: undefined,
+                  [PG_ENV]: connection,
+                },
+              },
+            );
           const r = await run();
           expect(r.stdout).not.toContain(connection);
           expect(r.stderr).not.toContain(connection);
-          expect(json(r)).toMatchObject({ invocation_id: invocationId, state: 'RETIRED', permitted_actions: [], holds_custody: false });
+          expect(json(r)).toMatchObject({
+            invocation_id: invocationId,
+            state: 'RETIRED',
+            permitted_actions: [],
+            holds_custody: false,
+          });
           expect(await stages()).toBe(0);
           // Repeated on RETIRED: the same answer (it only looked again; nothing was there), exit 0.
           const again = await run();
           expect(again).toMatchObject({ code: 0 });
-          expect(json(again)).toMatchObject({ invocation_id: invocationId, state: 'RETIRED', permitted_actions: [], holds_custody: false });
+          expect(json(again)).toMatchObject({
+            invocation_id: invocationId,
+            state: 'RETIRED',
+            permitted_actions: [],
+            holds_custody: false,
+          });
           expect(await stages()).toBe(0);
         } finally {
           await admin.end();

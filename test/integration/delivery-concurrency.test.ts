@@ -20,7 +20,14 @@ import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.j
 import type { FlowResult } from '../../src/local/flow-runner.js';
 import type { TargetPort } from '../../src/ports/target.js';
 import { itemsMentioning, scanTable, targetSnapshot } from '../support/delivery-snapshot.js';
-import { fixedWindowManifest, generateEvents, newInvocationId, openDeliveryWorld, windowIdsOf, type DeliveryWorld } from '../support/delivery-world.js';
+import {
+  fixedWindowManifest,
+  generateEvents,
+  newInvocationId,
+  openDeliveryWorld,
+  windowIdsOf,
+  type DeliveryWorld,
+} from '../support/delivery-world.js';
 import { stepsThrough } from '../support/delivery-steps.js';
 
 /**
@@ -39,20 +46,30 @@ const WINDOW = { start: '2026-11-02T00:00:00.000Z', end: '2026-11-04T00:00:00.00
 /** One route per scenario, each delivering the same window to a table of its own. */
 const ROUTES = ['flow', 'race', 'zombie', 'afterpub', 'stalled', 'racing', 'retiring', 'dropfirst'] as const;
 type RouteName = (typeof ROUTES)[number];
-const manifestText = fixedWindowManifest(Object.fromEntries(ROUTES.map((r) => [r, { table: `events_${r}`, chunkRows: 300 }])));
+const manifestText = fixedWindowManifest(
+  Object.fromEntries(ROUTES.map((r) => [r, { table: `events_${r}`, chunkRows: 300 }])),
+);
 const FILE = '/config/route.yaml';
 const manifest = parseManifest(manifestText, FILE);
 const routeOf = (name: RouteName) => selectRoute(manifest, name);
 const tableOf = (name: RouteName) => `events_${name}`;
 const targetIdOfRoute = (name: RouteName) => targetIdOf('warehouse', { schema: 'dwh', name: tableOf(name) });
 
-const beginInput = (invocationId: string, route: RouteName, session = `run-${invocationId.slice(4, 14)}`): BeginInput => ({
+const beginInput = (
+  invocationId: string,
+  route: RouteName,
+  session = `run-${invocationId.slice(4, 14)}`,
+): BeginInput => ({
   invocationId,
   session,
   manifestText,
   selector: `${FILE}#${route}`,
 });
-const recoveryInput = (invocationId: string, route: RouteName): RecoveryInput => ({ invocationId, manifestText, selector: `${FILE}#${route}` });
+const recoveryInput = (invocationId: string, route: RouteName): RecoveryInput => ({
+  invocationId,
+  manifestText,
+  selector: `${FILE}#${route}`,
+});
 
 const rows = generateEvents(GENERATED, STEP_MS);
 const windowIds = windowIdsOf(rows, WINDOW);
@@ -74,13 +91,19 @@ async function targetIds(route: RouteName): Promise<string[]> {
 }
 
 async function stageExists(invocationId: string): Promise<boolean> {
-  const r = await world.admin.query(`SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'dwh' AND c.relname = $1`, [stagingTableNameOf(invocationId)]);
+  const r = await world.admin.query(
+    `SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'dwh' AND c.relname = $1`,
+    [stagingTableNameOf(invocationId)],
+  );
   return (r.rowCount ?? 0) > 0;
 }
 
 /** Everything a zombie could change: the whole authority table and the whole target. */
 async function everything(): Promise<string> {
-  const [table, tgt] = await Promise.all([scanTable(world.stores.config), targetSnapshot(world.admin, 'dwh', ROUTES.map(tableOf), { schema: 'dwh', table: 'cutpoint_receipts' })]);
+  const [table, tgt] = await Promise.all([
+    scanTable(world.stores.config),
+    targetSnapshot(world.admin, 'dwh', ROUTES.map(tableOf), { schema: 'dwh', table: 'cutpoint_receipts' }),
+  ]);
   return JSON.stringify({ table, tgt });
 }
 
@@ -134,11 +157,18 @@ async function zombieHeldAtPublish(route: RouteName) {
   const gate = signal();
   const entered = signal();
   let outcome: { name?: string; code?: string; resolved?: unknown } | undefined;
-  const run = refusal(publish(zombieStep, { ...depsOf(route), target: held('publish', gate.promise, entered.fire) })).then((o) => (outcome = o));
+  const run = refusal(
+    publish(zombieStep, { ...depsOf(route), target: held('publish', gate.promise, entered.fire) }),
+  ).then((o) => (outcome = o));
   await entered.promise;
   const stage = `dwh.${stagingTableNameOf(zombie.invocationId)}`;
-  await world.admin.query(`UPDATE ${stage} SET _cutpoint_seq = 1 WHERE event_id = (SELECT min(event_id) FROM ${stage} WHERE _cutpoint_seq = 0)`);
-  await expect(resume(recoveryInput(zombie.invocationId, route), recoveryDepsOf(route))).rejects.toMatchObject({ code: 'delivery.resume_incomplete', state: 'REEXTRACT_REQUIRED' });
+  await world.admin.query(
+    `UPDATE ${stage} SET _cutpoint_seq = 1 WHERE event_id = (SELECT min(event_id) FROM ${stage} WHERE _cutpoint_seq = 0)`,
+  );
+  await expect(resume(recoveryInput(zombie.invocationId, route), recoveryDepsOf(route))).rejects.toMatchObject({
+    code: 'delivery.resume_incomplete',
+    state: 'REEXTRACT_REQUIRED',
+  });
   expect((await loadInvocation(world.stores.ports, zombie.invocationId)).state).toBe('REEXTRACT_REQUIRED');
   expect(outcome).toBeUndefined();
   return { zombie, release: gate.fire, finished: run };
@@ -163,7 +193,10 @@ describe('two concurrent invocations on one target: exactly one holds custody', 
 
     const won = results.findIndex((r) => r.status === 'SUCCEEDED');
     const lost = 1 - won;
-    expect(results.map((r) => r.status).sort(), JSON.stringify(results.map((r) => [r.status, r.error, r.cause]))).toEqual(['FAILED', 'SUCCEEDED']);
+    expect(
+      results.map((r) => r.status).sort(),
+      JSON.stringify(results.map((r) => [r.status, r.error, r.cause])),
+    ).toEqual(['FAILED', 'SUCCEEDED']);
     const winner = ids[won] as string;
     const loser = ids[lost] as string;
     const w = results[won] as FlowResult;
@@ -182,7 +215,9 @@ describe('two concurrent invocations on one target: exactly one holds custody', 
     // Nothing of the loser anywhere in the authority table; not a stage, not a receipt.
     expect(itemsMentioning(await scanTable(world.stores.config), loser)).toEqual([]);
     expect(itemsMentioning(await scanTable(world.stores.config), winner).length).toBeGreaterThan(0);
-    await expect(loadInvocation(world.stores.ports, loser)).rejects.toMatchObject({ code: 'delivery.recovery_journal_unavailable' });
+    await expect(loadInvocation(world.stores.ports, loser)).rejects.toMatchObject({
+      code: 'delivery.recovery_journal_unavailable',
+    });
     expect(await world.receiptsOf(loser)).toBe(0);
     expect(await stageExists(loser)).toBe(false);
 
@@ -190,9 +225,17 @@ describe('two concurrent invocations on one target: exactly one holds custody', 
     expect(await targetIds(route)).toEqual(windowIds);
     expect(await world.receiptsOf(winner)).toBe(1);
     expect(await stageExists(winner)).toBe(false);
-    expect(await loadCheckpoint(world.stores.ports, targetId, route)).toMatchObject({ windowEnd: WINDOW.end, invocationId: winner, version: 1 });
+    expect(await loadCheckpoint(world.stores.ports, targetId, route)).toMatchObject({
+      windowEnd: WINDOW.end,
+      invocationId: winner,
+      version: 1,
+    });
     expect((await loadInvocation(world.stores.ports, winner)).facts.checkpoint).toMatchObject({ moved: true });
-    expect(await loadCustody(world.stores.ports, targetId)).toMatchObject({ state: 'RELEASED', invocationId: winner, epoch: 1 });
+    expect(await loadCustody(world.stores.ports, targetId)).toMatchObject({
+      state: 'RELEASED',
+      invocationId: winner,
+      epoch: 1,
+    });
   }, 120_000);
 
   it('use-case level: eight concurrent begins (distinct invocations and sessions) — exactly one custody grant, seven Delivery.CustodyHeld naming it, nothing of theirs written', async () => {
@@ -205,21 +248,31 @@ describe('two concurrent invocations on one target: exactly one holds custody', 
     const granted = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
     expect(granted).toHaveLength(1);
     const grant = granted[0] as BeginOutput;
-    expect(grant).toMatchObject({ state: 'EMPTY_STAGING', acted: true, fence: { owner: grant.invocationId, epoch: 1 } });
+    expect(grant).toMatchObject({
+      state: 'EMPTY_STAGING',
+      acted: true,
+      fence: { owner: grant.invocationId, epoch: 1 },
+    });
     for (const r of results) {
       if (r.status === 'rejected') {
         expect(r.reason).toMatchObject({ name: 'Delivery.CustodyHeld', code: 'delivery.custody_held' });
         expect((r.reason as Error).message).toContain(grant.invocationId);
       }
     }
-    expect(await loadCustody(world.stores.ports, targetId)).toMatchObject({ state: 'HELD', epoch: 1, fence: grant.fence });
+    expect(await loadCustody(world.stores.ports, targetId)).toMatchObject({
+      state: 'HELD',
+      epoch: 1,
+      fence: grant.fence,
+    });
     const after = await scanTable(world.stores.config);
     for (const id of ids.filter((i) => i !== grant.invocationId)) expect(itemsMentioning(after, id)).toEqual([]);
     // Exactly the winner's begin transaction was added: custody, record, pointer, journal record and claim.
     const added = (JSON.parse(after) as unknown[]).length - (JSON.parse(before) as unknown[]).length;
     expect(added).toBe(5);
     // A late ninth invocation is refused the same way while the winner holds custody.
-    await expect(begin(beginInput(newInvocationId(), route), deps)).rejects.toMatchObject({ name: 'Delivery.CustodyHeld' });
+    await expect(begin(beginInput(newInvocationId(), route), deps)).rejects.toMatchObject({
+      name: 'Delivery.CustodyHeld',
+    });
     expect(await scanTable(world.stores.config)).toBe(after);
   });
 });
@@ -256,11 +309,17 @@ describe('a zombie step from an old epoch', () => {
     expect((await loadInvocation(world.stores.ports, zombie.invocationId)).state).toBe('VERIFIED_EOF');
 
     // The legitimate holder (a recovery resume: yet another session) finishes.
-    expect(await resume(recoveryInput(zombie.invocationId, route), recoveryDepsOf(route))).toMatchObject({ state: 'CUSTODY_RELEASED' });
+    expect(await resume(recoveryInput(zombie.invocationId, route), recoveryDepsOf(route))).toMatchObject({
+      state: 'CUSTODY_RELEASED',
+    });
     expect(await targetIds(route)).toEqual(windowIds);
     expect(await world.receiptsOf(zombie.invocationId)).toBe(1);
     expect(await stageExists(zombie.invocationId)).toBe(false);
-    expect(await loadCheckpoint(world.stores.ports, ref.targetId, route)).toMatchObject({ windowEnd: WINDOW.end, invocationId: zombie.invocationId, version: 1 });
+    expect(await loadCheckpoint(world.stores.ports, ref.targetId, route)).toMatchObject({
+      windowEnd: WINDOW.end,
+      invocationId: zombie.invocationId,
+      version: 1,
+    });
     expect(await world.journalTransitions(zombie.invocationId)).toEqual([
       'EMPTY_STAGING>WRITING_UNKNOWN',
       'WRITING_UNKNOWN>VERIFIED_EOF',
@@ -273,7 +332,10 @@ describe('a zombie step from an old epoch', () => {
     expect(await publish(zombieStep, deps)).toMatchObject({ state: 'CUSTODY_RELEASED', acted: false });
     // Its checkpoint use case finds the invocation's advance already claimed (exact reload
     // by transition id, before any fence check) and reports it, writing nothing.
-    expect(await advanceCheckpoint(world.stores.ports, ref, zombie.fence)).toMatchObject({ alreadyApplied: true, moved: true });
+    expect(await advanceCheckpoint(world.stores.ports, ref, zombie.fence)).toMatchObject({
+      alreadyApplied: true,
+      moved: true,
+    });
     expect(await everything()).toBe(done);
   }, 120_000);
 
@@ -306,20 +368,34 @@ describe('a zombie step from an old epoch', () => {
     expect(await refusal(cleanup(zombieStep, deps))).toEqual(FENCED);
     expect(await checkpoint(zombieStep, deps)).toMatchObject({ state: 'SUCCEEDED', acted: false });
     // The advance is already claimed by the holder: the zombie gets that claim back (alreadyApplied), and no write.
-    expect(await advanceCheckpoint(world.stores.ports, ref, zombie.fence)).toMatchObject({ alreadyApplied: true, moved: true });
+    expect(await advanceCheckpoint(world.stores.ports, ref, zombie.fence)).toMatchObject({
+      alreadyApplied: true,
+      moved: true,
+    });
     expect(await everything()).toBe(before);
     expect(await stageExists(zombie.invocationId)).toBe(true);
 
     // The holder drops the stage and releases custody with the proof, in one step; the zombie then has nothing to act on.
-    expect(await cleanup(holder, deps)).toMatchObject({ state: 'CUSTODY_RELEASED', acted: true, drop: 'ABSENT_PROVED' });
+    expect(await cleanup(holder, deps)).toMatchObject({
+      state: 'CUSTODY_RELEASED',
+      acted: true,
+      drop: 'ABSENT_PROVED',
+    });
     before = await everything();
     expect(await cleanup(zombieStep, deps)).toMatchObject({ state: 'CUSTODY_RELEASED', acted: false });
     expect(await everything()).toBe(before);
     expect(await targetIds(route)).toEqual(windowIds);
     expect(await world.receiptsOf(zombie.invocationId)).toBe(1);
     expect(await stageExists(zombie.invocationId)).toBe(false);
-    expect(await loadCheckpoint(world.stores.ports, ref.targetId, route)).toMatchObject({ windowEnd: WINDOW.end, invocationId: zombie.invocationId, version: 1 });
-    expect(await loadCustody(world.stores.ports, ref.targetId)).toMatchObject({ state: 'RELEASED', epoch: takeover.fence.epoch });
+    expect(await loadCheckpoint(world.stores.ports, ref.targetId, route)).toMatchObject({
+      windowEnd: WINDOW.end,
+      invocationId: zombie.invocationId,
+      version: 1,
+    });
+    expect(await loadCustody(world.stores.ports, ref.targetId)).toMatchObject({
+      state: 'RELEASED',
+      epoch: takeover.fence.epoch,
+    });
     const journal = await journalOf(world.stores.ports.authority, zombie.invocationId).read();
     expect(journal.filter((e) => e.transitionId === 'sys:checkpoint')).toHaveLength(1);
   }, 120_000);
@@ -350,7 +426,9 @@ describe('a zombie step from an old epoch', () => {
 
     const neverPublish = world.targetFaults.arm('delivery.publish.commit:fail*');
     try {
-      expect(await resume(recoveryInput(zombie.invocationId, route), recoveryDepsOf(route))).toMatchObject({ state: 'CUSTODY_RELEASED' });
+      expect(await resume(recoveryInput(zombie.invocationId, route), recoveryDepsOf(route))).toMatchObject({
+        state: 'CUSTODY_RELEASED',
+      });
     } finally {
       world.targetFaults.disarm();
     }
@@ -358,7 +436,10 @@ describe('a zombie step from an old epoch', () => {
     expect(await targetIds(route)).toEqual(windowIds);
     expect(await world.receiptsOf(zombie.invocationId)).toBe(1);
     expect(await stageExists(zombie.invocationId)).toBe(false);
-    expect(await loadCheckpoint(world.stores.ports, ref.targetId, route)).toMatchObject({ windowEnd: WINDOW.end, version: 1 });
+    expect(await loadCheckpoint(world.stores.ports, ref.targetId, route)).toMatchObject({
+      windowEnd: WINDOW.end,
+      version: 1,
+    });
     expect(await world.journalTransitions(zombie.invocationId)).toEqual([
       'EMPTY_STAGING>WRITING_UNKNOWN',
       'WRITING_UNKNOWN>VERIFIED_EOF',
@@ -367,16 +448,21 @@ describe('a zombie step from an old epoch', () => {
       'SUCCEEDED>CUSTODY_RELEASED',
     ]);
   }, 120_000);
-  it('retire racing a stalled zombie publisher (issue 8): the zombie commits window + receipt after retire\'s first probe; the drop, under the publication lock, re-probes, finds the receipt and drops nothing — INCIDENT_RETAINED, never RETIRED, custody held', async () => {
+  it("retire racing a stalled zombie publisher (issue 8): the zombie commits window + receipt after retire's first probe; the drop, under the publication lock, re-probes, finds the receipt and drops nothing — INCIDENT_RETAINED, never RETIRED, custody held", async () => {
     const route: RouteName = 'retiring';
     const { zombie, release, finished } = await zombieHeldAtPublish(route);
     // Retire (epoch 3): its first receipt probe sees nothing; just before its drop the
     // zombie is let go and commits its publication (the target does not know epochs).
     const atDrop = signal();
-    const retiring = refusal(retire(recoveryInput(zombie.invocationId, route), { ...recoveryDepsOf(route), target: held('dropStaging', atDrop.promise, () => {
-      release();
-      void finished.then(() => atDrop.fire());
-    }) }));
+    const retiring = refusal(
+      retire(recoveryInput(zombie.invocationId, route), {
+        ...recoveryDepsOf(route),
+        target: held('dropStaging', atDrop.promise, () => {
+          release();
+          void finished.then(() => atDrop.fire());
+        }),
+      }),
+    );
     const zombieOutcome = await finished;
     // Its journal write is fenced: the publication exists only in the target.
     expect(zombieOutcome).toEqual(FENCED);
@@ -389,18 +475,26 @@ describe('a zombie step from an old epoch', () => {
     expect((await world.journalTransitions(zombie.invocationId)).filter((t) => t.endsWith('>RETIRED'))).toEqual([]);
     expect((await world.journalTransitions(zombie.invocationId)).at(-1)).toBe('REEXTRACT_REQUIRED>INCIDENT_RETAINED');
     expect(await stageExists(zombie.invocationId)).toBe(true);
-    expect(await loadCustody(world.stores.ports, zombie.targetId)).toMatchObject({ state: 'HELD', invocationId: zombie.invocationId });
+    expect(await loadCustody(world.stores.ports, zombie.targetId)).toMatchObject({
+      state: 'HELD',
+      invocationId: zombie.invocationId,
+    });
     expect(await loadCheckpoint(world.stores.ports, zombie.targetId, route)).toBeUndefined();
   }, 120_000);
 
   it('a stalled zombie publisher let go after retire dropped the stage: its publication finds the stage gone and publishes nothing', async () => {
     const route: RouteName = 'dropfirst';
     const { zombie, release, finished } = await zombieHeldAtPublish(route);
-    expect(await retire(recoveryInput(zombie.invocationId, route), recoveryDepsOf(route))).toMatchObject({ state: 'RETIRED' });
+    expect(await retire(recoveryInput(zombie.invocationId, route), recoveryDepsOf(route))).toMatchObject({
+      state: 'RETIRED',
+    });
     expect(await stageExists(zombie.invocationId)).toBe(false);
     release();
     // The publication transaction rechecks the exact stage under the publication lock: gone.
-    expect(await finished).toEqual({ name: 'Cutpoint.StagingBindingChanged', code: 'delivery.staging_binding_changed' });
+    expect(await finished).toEqual({
+      name: 'Cutpoint.StagingBindingChanged',
+      code: 'delivery.staging_binding_changed',
+    });
     expect(await world.receiptsOf(zombie.invocationId)).toBe(0);
     expect(await targetIds(route)).toEqual([]);
     expect((await loadInvocation(world.stores.ports, zombie.invocationId)).state).toBe('RETIRED');
@@ -415,7 +509,9 @@ describe('a zombie step from an old epoch', () => {
     const zombieStep: StepInput = { invocationId: zombie.invocationId, fence: zombie.fence };
 
     const bySession = async (session: string) =>
-      (await journalOf(world.stores.ports.authority, zombie.invocationId).read()).filter((e) => (e.data.by as { session?: string } | undefined)?.session === session).map((e) => e.transitionId);
+      (await journalOf(world.stores.ports.authority, zombie.invocationId).read())
+        .filter((e) => (e.data.by as { session?: string } | undefined)?.session === session)
+        .map((e) => e.transitionId);
     // Held inside its publish transaction (before COMMIT) while the takeover runs; then it
     // stalls 3 s more there, racing the resume started below.
     const held = world.holdTarget('delivery.publish.commit');
@@ -455,8 +551,13 @@ describe('a zombie step from an old epoch', () => {
     expect(await targetIds(route)).toEqual(windowIds);
     expect(await world.receiptsOf(zombie.invocationId)).toBe(1);
     expect(await stageExists(zombie.invocationId)).toBe(false);
-    expect(await loadCheckpoint(world.stores.ports, ref.targetId, route)).toMatchObject({ windowEnd: WINDOW.end, version: 1 });
+    expect(await loadCheckpoint(world.stores.ports, ref.targetId, route)).toMatchObject({
+      windowEnd: WINDOW.end,
+      version: 1,
+    });
     expect(await loadCustody(world.stores.ports, ref.targetId)).toMatchObject({ state: 'RELEASED' });
-    expect((await world.journalTransitions(zombie.invocationId)).filter((t) => t.endsWith('>PUBLISHED'))).toEqual(['VERIFIED_EOF>PUBLISHED']);
+    expect((await world.journalTransitions(zombie.invocationId)).filter((t) => t.endsWith('>PUBLISHED'))).toEqual([
+      'VERIFIED_EOF>PUBLISHED',
+    ]);
   }, 120_000);
 });

@@ -7,7 +7,14 @@ import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.j
 import { sealAuthority } from '../../src/domain/delivery/sealed-authority.js';
 import type { SealedWindow } from '../../src/domain/delivery/window.js';
 import { advanceCheckpoint, loadCheckpoint } from '../../src/delivery/checkpoint.js';
-import { acquireCustody, assertCustody, beginInvocation, loadCustody, releaseCustody, type CustodyGrant } from '../../src/delivery/custody.js';
+import {
+  acquireCustody,
+  assertCustody,
+  beginInvocation,
+  loadCustody,
+  releaseCustody,
+  type CustodyGrant,
+} from '../../src/delivery/custody.js';
 import { DELIVERY_CUT_POINTS } from '../../src/delivery/cut-points.js';
 import { deliveryKeys, journalOf, type InvocationRef } from '../../src/delivery/journal/keys.js';
 import { inspectAll } from '../../src/delivery/journal/listing.js';
@@ -50,7 +57,11 @@ const sealFor = (invocationId: string) =>
     workRoot: '/var/lib/cutpoint/work',
     window: DAY1,
   });
-const beginRequest = (targetId: string, invocationId = newInvocationId(), session = `s-${invocationId.slice(4, 12)}`) => ({
+const beginRequest = (
+  targetId: string,
+  invocationId = newInvocationId(),
+  session = `s-${invocationId.slice(4, 12)}`,
+) => ({
   invocationId,
   route: 'daily',
   targetId,
@@ -62,7 +73,13 @@ const hex = (s: string) => sha256Hex(s);
 const staging = { table: { schema: 'dbo', table: 'cutpoint_stg_x' }, objectId: '1234', owner: hex('owner') };
 /** The target's proof that the stage is gone: RETIRED requires it. */
 const absence = { table: staging.table, objectId: staging.objectId };
-const publication = { rows: 20, digest: hex('pub'), stagingObjectId: '1234', mode: 'replace_window' as const, publishedAt: '2026-11-03T00:05:00.000Z' };
+const publication = {
+  rows: 20,
+  digest: hex('pub'),
+  stagingObjectId: '1234',
+  mode: 'replace_window' as const,
+  publishedAt: '2026-11-03T00:05:00.000Z',
+};
 const evidence = { key: 'delivery/daily/x/evidence.json', sha256: hex('evidence') };
 
 async function snapshot(ports: Ports, targetId: string, invocationIds: string[]): Promise<string> {
@@ -70,7 +87,11 @@ async function snapshot(ports: Ports, targetId: string, invocationIds: string[])
   const parts = await Promise.all([
     a.query(`target#${targetId}`, 'c'),
     a.query(deliveryKeys.invocationsOf(targetId), 'inv#'),
-    ...invocationIds.flatMap((id) => [a.query(deliveryKeys.journal(id), 'seq#'), a.query(deliveryKeys.journal(id), 'tx#'), a.get(deliveryKeys.pointer(id)).then((p) => (p ? [p] : []))]),
+    ...invocationIds.flatMap((id) => [
+      a.query(deliveryKeys.journal(id), 'seq#'),
+      a.query(deliveryKeys.journal(id), 'tx#'),
+      a.get(deliveryKeys.pointer(id)).then((p) => (p ? [p] : [])),
+    ]),
   ]);
   return JSON.stringify(parts);
 }
@@ -92,25 +113,56 @@ describe('acquire and release', () => {
     const targetId = newTarget();
     const a = await beginInvocation(ports, beginRequest(targetId));
     expect(a.fence.epoch).toBe(1);
-    expect(await loadCustody(ports, targetId)).toMatchObject({ state: 'HELD', epoch: 1, fence: a.fence, invocationId: a.fence.owner, version: 1 });
+    expect(await loadCustody(ports, targetId)).toMatchObject({
+      state: 'HELD',
+      epoch: 1,
+      fence: a.fence,
+      invocationId: a.fence.owner,
+      version: 1,
+    });
     expect(await assertCustody(ports, targetId, a.fence)).toMatchObject({ epoch: 1 });
 
     const refA = { targetId, invocationId: a.fence.owner };
-    await expect(releaseCustody(ports, refA, { from: 'EMPTY_STAGING', to: 'WRITING_UNKNOWN', fence: a.fence, transitionId: 'x' })).rejects.toMatchObject({
+    await expect(
+      releaseCustody(ports, refA, { from: 'EMPTY_STAGING', to: 'WRITING_UNKNOWN', fence: a.fence, transitionId: 'x' }),
+    ).rejects.toMatchObject({
       code: 'delivery.release_not_terminal',
     });
-    await releaseCustody(ports, refA, { from: 'EMPTY_STAGING', to: 'RETIRED', fence: a.fence, transitionId: 'retire', patch: { ownedStagesRecorded: true, staging, absence } });
-    expect(await loadCustody(ports, targetId)).toMatchObject({ state: 'RELEASED', epoch: 1, invocationId: a.fence.owner, version: 2 });
-    await expect(assertCustody(ports, targetId, a.fence)).rejects.toMatchObject({ name: 'Delivery.Fenced', code: 'delivery.custody_fenced' });
+    await releaseCustody(ports, refA, {
+      from: 'EMPTY_STAGING',
+      to: 'RETIRED',
+      fence: a.fence,
+      transitionId: 'retire',
+      patch: { ownedStagesRecorded: true, staging, absence },
+    });
+    expect(await loadCustody(ports, targetId)).toMatchObject({
+      state: 'RELEASED',
+      epoch: 1,
+      invocationId: a.fence.owner,
+      version: 2,
+    });
+    await expect(assertCustody(ports, targetId, a.fence)).rejects.toMatchObject({
+      name: 'Delivery.Fenced',
+      code: 'delivery.custody_fenced',
+    });
     // Terminal: custody is not retained, so no session can take it again.
-    await expect(acquireCustody(ports, refA, 'recovery-1')).rejects.toMatchObject({ code: 'delivery.custody_not_retained' });
+    await expect(acquireCustody(ports, refA, 'recovery-1')).rejects.toMatchObject({
+      code: 'delivery.custody_not_retained',
+    });
 
     const b = await beginInvocation(ports, beginRequest(targetId));
     expect(b.fence.epoch).toBe(2);
     const refB = { targetId, invocationId: b.fence.owner };
     const takeover = await acquireCustody(ports, refB, 'recovery-1');
-    expect(takeover).toMatchObject({ alreadyApplied: false, fence: { owner: refB.invocationId, session: 'recovery-1', epoch: 3 }, invocation: { custodyEpoch: 3 } });
-    expect(await acquireCustody(ports, refB, 'recovery-1')).toMatchObject({ alreadyApplied: true, fence: takeover.fence });
+    expect(takeover).toMatchObject({
+      alreadyApplied: false,
+      fence: { owner: refB.invocationId, session: 'recovery-1', epoch: 3 },
+      invocation: { custodyEpoch: 3 },
+    });
+    expect(await acquireCustody(ports, refB, 'recovery-1')).toMatchObject({
+      alreadyApplied: true,
+      fence: takeover.fence,
+    });
     expect(await loadCustody(ports, targetId)).toMatchObject({ state: 'HELD', epoch: 3, fence: takeover.fence });
     await expect(assertCustody(ports, targetId, b.fence)).rejects.toMatchObject({ code: 'delivery.custody_fenced' });
     expect(await journalIds(ports, refB.invocationId)).toEqual(['sys:begin', 'sys:custody:recovery-1']);
@@ -130,7 +182,9 @@ describe('acquire and release', () => {
     expect(error).toMatchObject({ name: 'Delivery.CustodyHeld', code: 'delivery.custody_held' });
     expect((error as Error).message).toContain(holder.fence.owner);
     expect(await snapshot(ports, targetId, [holder.fence.owner, other.invocationId])).toBe(before);
-    await expect(loadInvocation(ports, other.invocationId)).rejects.toMatchObject({ code: 'delivery.recovery_journal_unavailable' });
+    await expect(loadInvocation(ports, other.invocationId)).rejects.toMatchObject({
+      code: 'delivery.recovery_journal_unavailable',
+    });
   });
 
   it('two (and five) concurrent invocations on one target: exactly one holds custody', async () => {
@@ -143,7 +197,11 @@ describe('acquire and release', () => {
       expect(winners).toHaveLength(1);
       const winner = winners[0] as CustodyGrant;
       for (const r of results) {
-        if (r.status === 'rejected') expect(r.reason).toMatchObject({ name: 'Delivery.CustodyHeld', message: expect.stringContaining(winner.fence.owner) });
+        if (r.status === 'rejected')
+          expect(r.reason).toMatchObject({
+            name: 'Delivery.CustodyHeld',
+            message: expect.stringContaining(winner.fence.owner),
+          });
       }
       expect(await loadCustody(ports, targetId)).toMatchObject({ state: 'HELD', epoch: 1, fence: winner.fence });
       const index = await inspectAll(ports, { targetId });
@@ -162,14 +220,21 @@ describe('acquire and release', () => {
     const begun = await beginInvocation(ports, beginRequest(targetId));
     const ref = { targetId, invocationId: begun.fence.owner };
     const [x, y] = await Promise.all([acquireCustody(ports, ref, 'rec-x'), acquireCustody(ports, ref, 'rec-y')]);
-    const holds = await Promise.all([begun.fence, x.fence, y.fence].map((f) => assertCustody(ports, targetId, f).then(() => true, () => false)));
+    const holds = await Promise.all(
+      [begun.fence, x.fence, y.fence].map((f) =>
+        assertCustody(ports, targetId, f).then(
+          () => true,
+          () => false,
+        ),
+      ),
+    );
     expect(holds.filter(Boolean)).toHaveLength(1);
     expect(holds[0]).toBe(false);
     expect(new Set([x.fence.epoch, y.fence.epoch])).toEqual(new Set([2, 3]));
     expect(await loadCustody(ports, targetId)).toMatchObject({ epoch: 3 });
   });
 
-  it('a release landing between a takeover\'s reads is seen whole: the takeover is refused as not retained, never as an inconsistent journal', async () => {
+  it("a release landing between a takeover's reads is seen whole: the takeover is refused as not retained, never as an inconsistent journal", async () => {
     // Two separate reads could see the record before the release and the custody after it:
     // a journal that seems to retain custody its target has released.
     const { ports } = stores;
@@ -187,7 +252,13 @@ describe('acquire and release', () => {
     const land = async () => {
       await recordRead;
       landed++;
-      await releaseCustody(ports, ref, { from: 'EMPTY_STAGING', to: 'RETIRED', fence: begun.fence, transitionId: 'retire', patch: { ownedStagesRecorded: true, staging, absence } });
+      await releaseCustody(ports, ref, {
+        from: 'EMPTY_STAGING',
+        to: 'RETIRED',
+        fence: begun.fence,
+        transitionId: 'retire',
+        patch: { ownedStagesRecorded: true, staging, absence },
+      });
     };
     const a = ports.authority;
     const racing = interceptPorts(ports, {
@@ -203,7 +274,10 @@ describe('acquire and release', () => {
         },
       },
     });
-    await expect(acquireCustody(racing, ref, 'recovery-1')).rejects.toMatchObject({ name: 'Delivery.CustodyNotRetained', code: 'delivery.custody_not_retained' });
+    await expect(acquireCustody(racing, ref, 'recovery-1')).rejects.toMatchObject({
+      name: 'Delivery.CustodyNotRetained',
+      code: 'delivery.custody_not_retained',
+    });
     expect(landed).toBe(1);
     expect(await loadCustody(ports, targetId)).toMatchObject({ state: 'RELEASED', epoch: 1 });
     expect(await journalIds(ports, ref.invocationId)).toEqual(['sys:begin', 'retire']);
@@ -216,9 +290,14 @@ describe('acquire and release', () => {
     faults.arm(`${DELIVERY_CUT_POINTS.custodyAcquire}:lose-response*`); // every attempt: only the reload can tell
     const grant = await beginInvocation(ports, request);
     faults.disarm();
-    expect(grant).toMatchObject({ alreadyApplied: true, fence: { owner: request.invocationId, session: request.session, epoch: 1 } });
+    expect(grant).toMatchObject({
+      alreadyApplied: true,
+      fence: { owner: request.invocationId, session: request.session, epoch: 1 },
+    });
     expect(await loadCustody(ports, targetId)).toMatchObject({ state: 'HELD', fence: grant.fence });
-    await expect(beginInvocation(ports, { ...request, session: 'someone-else' })).rejects.toMatchObject({ code: 'delivery.invocation_exists' });
+    await expect(beginInvocation(ports, { ...request, session: 'someone-else' })).rejects.toMatchObject({
+      code: 'delivery.invocation_exists',
+    });
     expect(await journalIds(ports, request.invocationId)).toEqual(['sys:begin']);
   });
 });
@@ -229,8 +308,20 @@ describe('zombies', () => {
     const targetId = newTarget();
     const zombie = await beginInvocation(ports, beginRequest(targetId));
     const ref: InvocationRef = { targetId, invocationId: zombie.fence.owner };
-    await transition(ports, ref, { from: 'EMPTY_STAGING', to: 'WRITING_UNKNOWN', fence: zombie.fence, transitionId: 'w', patch: { staging, ownedStagesRecorded: true } });
-    await transition(ports, ref, { from: 'WRITING_UNKNOWN', to: 'VERIFIED_EOF', fence: zombie.fence, transitionId: 'eof', patch: { parts: { parts: 1, chunks: 1, rows: 10, bytes: 100, digest: '0'.repeat(64) } } });
+    await transition(ports, ref, {
+      from: 'EMPTY_STAGING',
+      to: 'WRITING_UNKNOWN',
+      fence: zombie.fence,
+      transitionId: 'w',
+      patch: { staging, ownedStagesRecorded: true },
+    });
+    await transition(ports, ref, {
+      from: 'WRITING_UNKNOWN',
+      to: 'VERIFIED_EOF',
+      fence: zombie.fence,
+      transitionId: 'eof',
+      patch: { parts: { parts: 1, chunks: 1, rows: 10, bytes: 100, digest: '0'.repeat(64) } },
+    });
     const recovery = await acquireCustody(ports, ref, 'recovery');
     return { ref, zombie: zombie.fence, recovery: recovery.fence };
   }
@@ -241,28 +332,58 @@ describe('zombies', () => {
     expect(recovery.epoch).toBe(zombie.epoch + 1);
     const before = await snapshot(ports, ref.targetId, [ref.invocationId]);
     const attempts: Array<() => Promise<unknown>> = [
-      () => transition(ports, ref, { from: 'VERIFIED_EOF', to: 'PUBLISHED', fence: zombie, transitionId: 'publish', patch: { publication } }),
-      () => recordFacts(ports, ref, { state: 'VERIFIED_EOF', fence: zombie, transitionId: 'facts', patch: { evidence } }),
+      () =>
+        transition(ports, ref, {
+          from: 'VERIFIED_EOF',
+          to: 'PUBLISHED',
+          fence: zombie,
+          transitionId: 'publish',
+          patch: { publication },
+        }),
+      () =>
+        recordFacts(ports, ref, { state: 'VERIFIED_EOF', fence: zombie, transitionId: 'facts', patch: { evidence } }),
       () => advanceCheckpoint(ports, ref, zombie),
-      () => transition(ports, ref, { from: 'VERIFIED_EOF', to: 'REEXTRACT_REQUIRED', fence: zombie, transitionId: 'rx' }),
+      () =>
+        transition(ports, ref, { from: 'VERIFIED_EOF', to: 'REEXTRACT_REQUIRED', fence: zombie, transitionId: 'rx' }),
       () => assertCustody(ports, ref.targetId, zombie),
       // A forged fence with the right epoch but another session is no better.
       () => assertCustody(ports, ref.targetId, { ...recovery, session: 'forged' }),
     ];
-    for (const attempt of attempts) await expect(attempt()).rejects.toMatchObject({ name: 'Delivery.Fenced', code: 'delivery.custody_fenced' });
+    for (const attempt of attempts)
+      await expect(attempt()).rejects.toMatchObject({ name: 'Delivery.Fenced', code: 'delivery.custody_fenced' });
     expect(await snapshot(ports, ref.targetId, [ref.invocationId])).toBe(before);
     expect(await loadCheckpoint(ports, ref.targetId, 'daily')).toBeUndefined();
 
     // The current session proceeds; the zombie cannot drop the stages (retire) either.
-    await transition(ports, ref, { from: 'VERIFIED_EOF', to: 'REEXTRACT_REQUIRED', fence: recovery, transitionId: 'rx' });
+    await transition(ports, ref, {
+      from: 'VERIFIED_EOF',
+      to: 'REEXTRACT_REQUIRED',
+      fence: recovery,
+      transitionId: 'rx',
+    });
     const atRetire = await snapshot(ports, ref.targetId, [ref.invocationId]);
-    await expect(releaseCustody(ports, ref, { from: 'REEXTRACT_REQUIRED', to: 'RETIRED', fence: zombie, transitionId: 'retire' })).rejects.toMatchObject({
+    await expect(
+      releaseCustody(ports, ref, { from: 'REEXTRACT_REQUIRED', to: 'RETIRED', fence: zombie, transitionId: 'retire' }),
+    ).rejects.toMatchObject({
       name: 'Delivery.Fenced',
     });
     expect(await snapshot(ports, ref.targetId, [ref.invocationId])).toBe(atRetire);
-    await releaseCustody(ports, ref, { from: 'REEXTRACT_REQUIRED', to: 'RETIRED', fence: recovery, transitionId: 'retire', patch: { absence } });
+    await releaseCustody(ports, ref, {
+      from: 'REEXTRACT_REQUIRED',
+      to: 'RETIRED',
+      fence: recovery,
+      transitionId: 'retire',
+      patch: { absence },
+    });
     expect(await loadCustody(ports, ref.targetId)).toMatchObject({ state: 'RELEASED', epoch: recovery.epoch });
-    expect(await journalIds(ports, ref.invocationId)).toEqual(['sys:begin', 'w', 'eof', 'sys:custody:recovery', 'rx', 'retire']);
+    expect(await journalIds(ports, ref.invocationId)).toEqual([
+      'sys:begin',
+      'w',
+      'eof',
+      'sys:custody:recovery',
+      'rx',
+      'retire',
+    ]);
   });
 
   /**
@@ -275,43 +396,79 @@ describe('zombies', () => {
     ['publish', DELIVERY_CUT_POINTS.journalTransition],
     ['checkpoint', DELIVERY_CUT_POINTS.checkpointAdvance],
     ['retire', DELIVERY_CUT_POINTS.custodyRelease],
-  ] as const)('a zombie %s stalled across a takeover is refused by the conditions of its own transaction (invocation version, custody fence)', async (step, cutPoint) => {
-    const { ports } = stores;
-    const targetId = newTarget();
-    const first = await beginInvocation(ports, beginRequest(targetId));
-    const ref: InvocationRef = { targetId, invocationId: first.fence.owner };
-    const f = first.fence;
-    await transition(ports, ref, { from: 'EMPTY_STAGING', to: 'WRITING_UNKNOWN', fence: f, transitionId: 'w', patch: { staging, ownedStagesRecorded: true } });
-    await transition(ports, ref, { from: 'WRITING_UNKNOWN', to: 'VERIFIED_EOF', fence: f, transitionId: 'eof', patch: { parts: { parts: 1, chunks: 1, rows: 10, bytes: 100, digest: '0'.repeat(64) } } });
-    if (step === 'checkpoint') {
-      await transition(ports, ref, { from: 'VERIFIED_EOF', to: 'PUBLISHED', fence: f, transitionId: 'publish', patch: { publication } });
-      await recordFacts(ports, ref, { state: 'PUBLISHED', fence: f, transitionId: 'evidence', patch: { evidence } });
-    }
-    const run: Record<typeof step, () => Promise<unknown>> = {
-      publish: () => transition(ports, ref, { from: 'VERIFIED_EOF', to: 'PUBLISHED', fence: f, transitionId: 'zombie-publish', patch: { publication } }),
-      checkpoint: () => advanceCheckpoint(ports, ref, f),
-      retire: () => transition(ports, ref, { from: 'VERIFIED_EOF', to: 'REEXTRACT_REQUIRED', fence: f, transitionId: 'rx' }),
-    };
-    if (step === 'retire') {
-      // Retirement of a re-extract state: first move there under the live fence, then stall the release.
-      await run.retire();
-      run.retire = () => releaseCustody(ports, ref, { from: 'REEXTRACT_REQUIRED', to: 'RETIRED', fence: f, transitionId: 'zombie-retire', patch: { absence } });
-    }
-    const held = stores.hold(cutPoint);
-    const zombie = run[step]().then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    await held.reached; // the zombie has read custody and is stalled at its cut point
-    const recovery = await acquireCustody(ports, ref, 'recovery');
-    const before = await snapshot(ports, targetId, [ref.invocationId]);
-    held.release();
-    const error = await zombie;
-    expect(error).toMatchObject({ name: 'Delivery.Fenced' });
-    expect(await snapshot(ports, targetId, [ref.invocationId])).toBe(before);
-    expect(await loadCustody(ports, targetId)).toMatchObject({ state: 'HELD', fence: recovery.fence });
-    expect(await loadCheckpoint(ports, targetId, 'daily')).toBeUndefined();
-  });
+  ] as const)(
+    'a zombie %s stalled across a takeover is refused by the conditions of its own transaction (invocation version, custody fence)',
+    async (step, cutPoint) => {
+      const { ports } = stores;
+      const targetId = newTarget();
+      const first = await beginInvocation(ports, beginRequest(targetId));
+      const ref: InvocationRef = { targetId, invocationId: first.fence.owner };
+      const f = first.fence;
+      await transition(ports, ref, {
+        from: 'EMPTY_STAGING',
+        to: 'WRITING_UNKNOWN',
+        fence: f,
+        transitionId: 'w',
+        patch: { staging, ownedStagesRecorded: true },
+      });
+      await transition(ports, ref, {
+        from: 'WRITING_UNKNOWN',
+        to: 'VERIFIED_EOF',
+        fence: f,
+        transitionId: 'eof',
+        patch: { parts: { parts: 1, chunks: 1, rows: 10, bytes: 100, digest: '0'.repeat(64) } },
+      });
+      if (step === 'checkpoint') {
+        await transition(ports, ref, {
+          from: 'VERIFIED_EOF',
+          to: 'PUBLISHED',
+          fence: f,
+          transitionId: 'publish',
+          patch: { publication },
+        });
+        await recordFacts(ports, ref, { state: 'PUBLISHED', fence: f, transitionId: 'evidence', patch: { evidence } });
+      }
+      const run: Record<typeof step, () => Promise<unknown>> = {
+        publish: () =>
+          transition(ports, ref, {
+            from: 'VERIFIED_EOF',
+            to: 'PUBLISHED',
+            fence: f,
+            transitionId: 'zombie-publish',
+            patch: { publication },
+          }),
+        checkpoint: () => advanceCheckpoint(ports, ref, f),
+        retire: () =>
+          transition(ports, ref, { from: 'VERIFIED_EOF', to: 'REEXTRACT_REQUIRED', fence: f, transitionId: 'rx' }),
+      };
+      if (step === 'retire') {
+        // Retirement of a re-extract state: first move there under the live fence, then stall the release.
+        await run.retire();
+        run.retire = () =>
+          releaseCustody(ports, ref, {
+            from: 'REEXTRACT_REQUIRED',
+            to: 'RETIRED',
+            fence: f,
+            transitionId: 'zombie-retire',
+            patch: { absence },
+          });
+      }
+      const held = stores.hold(cutPoint);
+      const zombie = run[step]().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      await held.reached; // the zombie has read custody and is stalled at its cut point
+      const recovery = await acquireCustody(ports, ref, 'recovery');
+      const before = await snapshot(ports, targetId, [ref.invocationId]);
+      held.release();
+      const error = await zombie;
+      expect(error).toMatchObject({ name: 'Delivery.Fenced' });
+      expect(await snapshot(ports, targetId, [ref.invocationId])).toBe(before);
+      expect(await loadCustody(ports, targetId)).toMatchObject({ state: 'HELD', fence: recovery.fence });
+      expect(await loadCheckpoint(ports, targetId, 'daily')).toBeUndefined();
+    },
+  );
 
   it('the custody ConditionCheck alone refuses a stalled zombie when only the custody item moved', async () => {
     const { ports } = stores;
@@ -319,7 +476,12 @@ describe('zombies', () => {
     const first = await beginInvocation(ports, beginRequest(targetId));
     const ref: InvocationRef = { targetId, invocationId: first.fence.owner };
     const held = stores.hold(DELIVERY_CUT_POINTS.journalTransition);
-    const zombie = transition(ports, ref, { from: 'EMPTY_STAGING', to: 'WRITING_UNKNOWN', fence: first.fence, transitionId: 'w' }).then(
+    const zombie = transition(ports, ref, {
+      from: 'EMPTY_STAGING',
+      to: 'WRITING_UNKNOWN',
+      fence: first.fence,
+      transitionId: 'w',
+    }).then(
       () => undefined,
       (e: unknown) => e,
     );
@@ -328,7 +490,12 @@ describe('zombies', () => {
     // zombie's invocation leg would pass: the custody leg is what refuses it.
     const custody = await loadCustody(ports, targetId);
     const newer = { ...first.fence, session: 'newer', epoch: 2 };
-    await ports.authority.update('test.takeover', deliveryKeys.custody(targetId), { version: custody?.version ?? 0, fence: first.fence }, { fence: newer, epoch: 2 });
+    await ports.authority.update(
+      'test.takeover',
+      deliveryKeys.custody(targetId),
+      { version: custody?.version ?? 0, fence: first.fence },
+      { fence: newer, epoch: 2 },
+    );
     const invocationBefore = await ports.authority.get(deliveryKeys.invocation(targetId, ref.invocationId));
     held.release();
     expect(await zombie).toMatchObject({ name: 'Delivery.Fenced' });
@@ -340,41 +507,59 @@ describe('zombies', () => {
 // ---------------------------------------------------------------------------------------
 // Fault matrix at delivery.custody.acquire: begin and takeover.
 
-
 describe('fault matrix', () => {
-  it.each(FAULT_KINDS)('%s at delivery.custody.acquire (begin): custody and record land together, once', async (kind) => {
-    const { ports, faults } = stores;
-    const targetId = newTarget();
-    const request = beginRequest(targetId);
-    const first = await firstAttempt(faults, DELIVERY_CUT_POINTS.custodyAcquire, kind, () => beginInvocation(ports, request));
-    expect(first).toBe(EXPECTED_FIRST[kind]);
-    const appliedFirst = kind === 'crash-after' || first === 'ok';
-    const custody = await loadCustody(ports, targetId);
-    const pointer = await ports.authority.get(deliveryKeys.pointer(request.invocationId));
-    expect([custody?.state, !!pointer]).toEqual(appliedFirst ? ['HELD', true] : [undefined, false]);
+  it.each(FAULT_KINDS)(
+    '%s at delivery.custody.acquire (begin): custody and record land together, once',
+    async (kind) => {
+      const { ports, faults } = stores;
+      const targetId = newTarget();
+      const request = beginRequest(targetId);
+      const first = await firstAttempt(faults, DELIVERY_CUT_POINTS.custodyAcquire, kind, () =>
+        beginInvocation(ports, request),
+      );
+      expect(first).toBe(EXPECTED_FIRST[kind]);
+      const appliedFirst = kind === 'crash-after' || first === 'ok';
+      const custody = await loadCustody(ports, targetId);
+      const pointer = await ports.authority.get(deliveryKeys.pointer(request.invocationId));
+      expect([custody?.state, !!pointer]).toEqual(appliedFirst ? ['HELD', true] : [undefined, false]);
 
-    const grant = await beginInvocation(ports, request);
-    expect(grant).toMatchObject({ alreadyApplied: appliedFirst, fence: { owner: request.invocationId, session: request.session, epoch: 1 } });
-    expect(await journalIds(ports, request.invocationId)).toEqual(['sys:begin']);
-    expect(await loadCustody(ports, targetId)).toMatchObject({ state: 'HELD', fence: grant.fence, version: 1 });
-    expect(await loadInvocation(ports, request.invocationId)).toMatchObject({ state: 'EMPTY_STAGING', journalSeq: 1, custodyEpoch: 1 });
-  });
+      const grant = await beginInvocation(ports, request);
+      expect(grant).toMatchObject({
+        alreadyApplied: appliedFirst,
+        fence: { owner: request.invocationId, session: request.session, epoch: 1 },
+      });
+      expect(await journalIds(ports, request.invocationId)).toEqual(['sys:begin']);
+      expect(await loadCustody(ports, targetId)).toMatchObject({ state: 'HELD', fence: grant.fence, version: 1 });
+      expect(await loadInvocation(ports, request.invocationId)).toMatchObject({
+        state: 'EMPTY_STAGING',
+        journalSeq: 1,
+        custodyEpoch: 1,
+      });
+    },
+  );
 
-  it.each(FAULT_KINDS)('%s at delivery.custody.acquire (takeover): the epoch rises once, journaled once', async (kind) => {
-    const { ports, faults } = stores;
-    const targetId = newTarget();
-    const begun = await beginInvocation(ports, beginRequest(targetId));
-    const ref = { targetId, invocationId: begun.fence.owner };
-    const first = await firstAttempt(faults, DELIVERY_CUT_POINTS.custodyAcquire, kind, () => acquireCustody(ports, ref, 'recovery'));
-    expect(first).toBe(EXPECTED_FIRST[kind]);
-    const appliedFirst = kind === 'crash-after' || first === 'ok';
-    expect((await loadCustody(ports, targetId))?.epoch).toBe(appliedFirst ? 2 : 1);
+  it.each(FAULT_KINDS)(
+    '%s at delivery.custody.acquire (takeover): the epoch rises once, journaled once',
+    async (kind) => {
+      const { ports, faults } = stores;
+      const targetId = newTarget();
+      const begun = await beginInvocation(ports, beginRequest(targetId));
+      const ref = { targetId, invocationId: begun.fence.owner };
+      const first = await firstAttempt(faults, DELIVERY_CUT_POINTS.custodyAcquire, kind, () =>
+        acquireCustody(ports, ref, 'recovery'),
+      );
+      expect(first).toBe(EXPECTED_FIRST[kind]);
+      const appliedFirst = kind === 'crash-after' || first === 'ok';
+      expect((await loadCustody(ports, targetId))?.epoch).toBe(appliedFirst ? 2 : 1);
 
-    const grant = await acquireCustody(ports, ref, 'recovery');
-    expect(grant).toMatchObject({ alreadyApplied: appliedFirst, fence: { session: 'recovery', epoch: 2 } });
-    expect(await journalIds(ports, ref.invocationId)).toEqual(['sys:begin', 'sys:custody:recovery']);
-    expect(await loadCustody(ports, targetId)).toMatchObject({ state: 'HELD', fence: grant.fence, epoch: 2 });
-    expect((await loadInvocation(ports, ref.invocationId)).custodyEpoch).toBe(2);
-    await expect(assertCustody(ports, targetId, begun.fence as Fence)).rejects.toMatchObject({ code: 'delivery.custody_fenced' });
-  });
+      const grant = await acquireCustody(ports, ref, 'recovery');
+      expect(grant).toMatchObject({ alreadyApplied: appliedFirst, fence: { session: 'recovery', epoch: 2 } });
+      expect(await journalIds(ports, ref.invocationId)).toEqual(['sys:begin', 'sys:custody:recovery']);
+      expect(await loadCustody(ports, targetId)).toMatchObject({ state: 'HELD', fence: grant.fence, epoch: 2 });
+      expect((await loadInvocation(ports, ref.invocationId)).custodyEpoch).toBe(2);
+      await expect(assertCustody(ports, targetId, begun.fence as Fence)).rejects.toMatchObject({
+        code: 'delivery.custody_fenced',
+      });
+    },
+  );
 });

@@ -35,7 +35,11 @@ function recordingProvider(calls: unknown[]): DeliveryDepsProvider {
 async function refusedBeforeDeps(flow: string, input: unknown, error: string, stepError = error): Promise<void> {
   const calls: unknown[] = [];
   const before = await scanTable(stores.config);
-  const result = await runFlow(flow, input, { ports: stores.ports, retryIntervalMs: 0, stepDeps: recordingProvider(calls) });
+  const result = await runFlow(flow, input, {
+    ports: stores.ports,
+    retryIntervalMs: 0,
+    stepDeps: recordingProvider(calls),
+  });
   expect(result, JSON.stringify(result.events.filter((e) => e.error))).toMatchObject({ status: 'FAILED', error });
   expect(result.events.find((e) => e.type === 'StateFailed')?.error).toBe(stepError);
   expect(calls).toEqual([]);
@@ -46,18 +50,37 @@ describe('delivery flows started directly refuse their input before the manifest
   for (const flow of ['delivery-reconcile', 'delivery-resume', 'delivery-retire']) {
     it(`${flow}: a missing or non-true yes is Delivery.ConfirmationRequired, before the deps provider runs`, async () => {
       for (const yes of [undefined, false, 'true', 1]) {
-        await refusedBeforeDeps(flow, { invocationId: ID, manifestText: UNPARSABLE, selector: '/config/route.yaml#daily', ...(yes === undefined ? {} : { yes }) }, 'Delivery.ConfirmationRequired');
+        await refusedBeforeDeps(
+          flow,
+          {
+            invocationId: ID,
+            manifestText: UNPARSABLE,
+            selector: '/config/route.yaml#daily',
+            ...(yes === undefined ? {} : { yes }),
+          },
+          'Delivery.ConfirmationRequired',
+        );
       }
       // Confirmed, a malformed invocation id is refused just as early.
-      await refusedBeforeDeps(flow, { invocationId: 'inv-NOT-AN-ID', manifestText: UNPARSABLE, selector: 'x#daily', yes: true }, 'Cutpoint.ValidationError');
+      await refusedBeforeDeps(
+        flow,
+        { invocationId: 'inv-NOT-AN-ID', manifestText: UNPARSABLE, selector: 'x#daily', yes: true },
+        'Cutpoint.ValidationError',
+      );
     }, 60_000);
   }
 
   it('deliver-window: a malformed invocation id, session or missing manifest text is refused at Begin before the deps provider runs', async () => {
     // The flow's own refusal (Delivery.StepRefused) carries Begin's Cutpoint.ValidationError.
-    const refused = (input: object) => refusedBeforeDeps('deliver-window', input, 'Delivery.StepRefused', 'Cutpoint.ValidationError');
+    const refused = (input: object) =>
+      refusedBeforeDeps('deliver-window', input, 'Delivery.StepRefused', 'Cutpoint.ValidationError');
     await refused({ invocationId: 'inv-NOT-AN-ID', manifestText: UNPARSABLE, selector: '/config/route.yaml#daily' });
-    await refused({ invocationId: ID, session: 'bad session!', manifestText: UNPARSABLE, selector: '/config/route.yaml#daily' });
+    await refused({
+      invocationId: ID,
+      session: 'bad session!',
+      manifestText: UNPARSABLE,
+      selector: '/config/route.yaml#daily',
+    });
     await refused({ selector: '/config/route.yaml#daily' });
   }, 60_000);
 });

@@ -4,7 +4,12 @@ import { deliveryKeys } from '../../src/delivery/journal/keys.js';
 import { resumePositionOf } from '../../src/delivery/parts/resume.js';
 import { sha256Hex } from '../../src/domain/digest.js';
 import { chunkObjectKeyOf } from '../../src/domain/delivery/identifiers.js';
-import { batchDigestOf, RECEIPTS_PER_BATCH, type ChunkReceiptFact, type PartHead } from '../../src/domain/delivery/part-receipts.js';
+import {
+  batchDigestOf,
+  RECEIPTS_PER_BATCH,
+  type ChunkReceiptFact,
+  type PartHead,
+} from '../../src/domain/delivery/part-receipts.js';
 import { chunkSeqOf } from '../../src/domain/delivery/parts.js';
 import type { TargetRow } from '../../src/ports/target.js';
 import { newInvocationId } from '../support/delivery-world.js';
@@ -30,7 +35,11 @@ async function tiedPart(chunks: number): Promise<{ invocationId: string; receipt
   const invocationId = newInvocationId();
   const receipts: ChunkReceiptFact[] = [];
   for (let i = 0; i < chunks; i++) {
-    const rows: TargetRow[] = Array.from({ length: ROWS_PER_CHUNK }, (_, r) => ({ t: '2026-11-02T00:00:00.000Z', k: 7, v: `${i}.${r}` }));
+    const rows: TargetRow[] = Array.from({ length: ROWS_PER_CHUNK }, (_, r) => ({
+      t: '2026-11-02T00:00:00.000Z',
+      k: 7,
+      v: `${i}.${r}`,
+    }));
     const bytes = encodeChunk(rows, columns);
     const seq = chunkSeqOf(0, i);
     const key = chunkObjectKeyOf('daily', invocationId, seq);
@@ -39,8 +48,19 @@ async function tiedPart(chunks: number): Promise<{ invocationId: string; receipt
     receipts.push({ seq, rows: ROWS_PER_CHUNK, bytes: bytes.byteLength, sha256, key });
   }
   for (let b = 0; b * RECEIPTS_PER_BATCH < chunks; b++) {
-    const batch = { part: 0, batch: b, eof: (b + 1) * RECEIPTS_PER_BATCH >= chunks, receipts: receipts.slice(b * RECEIPTS_PER_BATCH, (b + 1) * RECEIPTS_PER_BATCH) };
-    const item = { ...deliveryKeys.batch(invocationId, 0, b), invocationId, ...batch, digest: batchDigestOf(batch), at: '2026-11-02T00:00:00.000Z' };
+    const batch = {
+      part: 0,
+      batch: b,
+      eof: (b + 1) * RECEIPTS_PER_BATCH >= chunks,
+      receipts: receipts.slice(b * RECEIPTS_PER_BATCH, (b + 1) * RECEIPTS_PER_BATCH),
+    };
+    const item = {
+      ...deliveryKeys.batch(invocationId, 0, b),
+      invocationId,
+      ...batch,
+      digest: batchDigestOf(batch),
+      at: '2026-11-02T00:00:00.000Z',
+    };
     expect((await stores.ports.authority.put('test.batch.put', item, 'absent')).status).toBe('APPLIED');
   }
   return { invocationId, receipts };
@@ -48,24 +68,42 @@ async function tiedPart(chunks: number): Promise<{ invocationId: string; receipt
 
 const headAt = (invocationId: string, receipts: ChunkReceiptFact[], chunks: number) => {
   const last = receipts[chunks - 1]!;
-  return { invocationId, part: 0, chunks, eof: false, last: { seq: last.seq, key: last.key, sha256: last.sha256 } } as PartHead & { last: NonNullable<PartHead['last']> };
+  return {
+    invocationId,
+    part: 0,
+    chunks,
+    eof: false,
+    last: { seq: last.seq, key: last.key, sha256: last.sha256 },
+  } as PartHead & { last: NonNullable<PartHead['last']> };
 };
 
 describe('a part resuming inside a tie group', () => {
-  it('reads back exactly the head\'s own chunks, also when a duplicate journaled another batch after the head was read', async () => {
+  it("reads back exactly the head's own chunks, also when a duplicate journaled another batch after the head was read", async () => {
     const { invocationId, receipts } = await tiedPart(RECEIPTS_PER_BATCH + 4);
     // The head as the retry read it: the first batch's 16 chunks. The listing finds 20.
     const position = await resumePositionOf(stores.ports, headAt(invocationId, receipts, RECEIPTS_PER_BATCH), order);
-    expect(position).toEqual({ lastKey: ['2026-11-02T00:00:00.000Z', 7], rowsAtLastKey: RECEIPTS_PER_BATCH * ROWS_PER_CHUNK, nextSeq: chunkSeqOf(0, RECEIPTS_PER_BATCH) });
+    expect(position).toEqual({
+      lastKey: ['2026-11-02T00:00:00.000Z', 7],
+      rowsAtLastKey: RECEIPTS_PER_BATCH * ROWS_PER_CHUNK,
+      nextSeq: chunkSeqOf(0, RECEIPTS_PER_BATCH),
+    });
   });
 
   it('a head its receipts do not bear out is an inconsistent journal', async () => {
     const { invocationId, receipts } = await tiedPart(RECEIPTS_PER_BATCH);
     const forged = headAt(invocationId, receipts, RECEIPTS_PER_BATCH);
     // More chunks than were ever journaled.
-    await expect(resumePositionOf(stores.ports, { ...forged, chunks: RECEIPTS_PER_BATCH + 1 }, order)).rejects.toMatchObject({ code: 'delivery.recovery_journal_inconsistent' });
+    await expect(
+      resumePositionOf(stores.ports, { ...forged, chunks: RECEIPTS_PER_BATCH + 1 }, order),
+    ).rejects.toMatchObject({ code: 'delivery.recovery_journal_inconsistent' });
     // A last chunk that is not the last of its own receipts.
     const other = receipts[RECEIPTS_PER_BATCH - 2]!;
-    await expect(resumePositionOf(stores.ports, { ...forged, last: { seq: forged.last.seq, key: other.key, sha256: other.sha256 } }, order)).rejects.toMatchObject({ code: 'delivery.recovery_journal_inconsistent' });
+    await expect(
+      resumePositionOf(
+        stores.ports,
+        { ...forged, last: { seq: forged.last.seq, key: other.key, sha256: other.sha256 } },
+        order,
+      ),
+    ).rejects.toMatchObject({ code: 'delivery.recovery_journal_inconsistent' });
   });
 });

@@ -9,7 +9,14 @@ import { forbiddenSource } from '../../src/delivery/source-guard.js';
 import { begin, type BeginInput } from '../../src/delivery/steps/begin.js';
 import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.js';
 import { windowPartitionNameOf } from '../../src/domain/delivery/window-partition.js';
-import { fixedWindowManifest, generateEvents, newInvocationId, openDeliveryWorld, windowIdsOf, type DeliveryWorld } from '../support/delivery-world.js';
+import {
+  fixedWindowManifest,
+  generateEvents,
+  newInvocationId,
+  openDeliveryWorld,
+  windowIdsOf,
+  type DeliveryWorld,
+} from '../support/delivery-world.js';
 import { publishCrashingAfterCommit, runLosingCommitAnswer, stepsThrough } from '../support/delivery-steps.js';
 
 /**
@@ -26,9 +33,17 @@ const selector = '/config/route.yaml#daily';
 const route = selectRoute(parseManifest(manifestText, '/config/route.yaml'), 'daily');
 const sourceRows = generateEvents(3000, 144_000);
 const windowIds = windowIdsOf(sourceRows, WINDOW);
-const PARTITION = windowPartitionNameOf({ schema: 'dwh', table: 'events' }, { start: new Date(WINDOW.start), end: new Date(WINDOW.end) });
+const PARTITION = windowPartitionNameOf(
+  { schema: 'dwh', table: 'events' },
+  { start: new Date(WINDOW.start), end: new Date(WINDOW.end) },
+);
 
-const beginInput = (invocationId: string): BeginInput => ({ invocationId, session: `run-${invocationId.slice(4, 14)}`, manifestText, selector });
+const beginInput = (invocationId: string): BeginInput => ({
+  invocationId,
+  session: `run-${invocationId.slice(4, 14)}`,
+  manifestText,
+  selector,
+});
 const recoveryInput = (invocationId: string): RecoveryInput => ({ invocationId, manifestText, selector });
 
 let world: DeliveryWorld;
@@ -37,13 +52,22 @@ let recoveryDeps: RecoveryDeps;
 
 beforeAll(async () => {
   world = await openDeliveryWorld({ rows: sourceRows });
-  await world.admin.query(`CREATE TABLE dwh.events (event_id bigint NOT NULL, event_time timestamptz NOT NULL, region text, amount numeric(18, 4), note text,
+  await world.admin
+    .query(`CREATE TABLE dwh.events (event_id bigint NOT NULL, event_time timestamptz NOT NULL, region text, amount numeric(18, 4), note text,
     PRIMARY KEY (event_id, event_time)) PARTITION BY RANGE (event_time)`);
-  await world.admin.query(`CREATE TABLE dwh.events_before PARTITION OF dwh.events FOR VALUES FROM (MINVALUE) TO ('${WINDOW.start}')`);
-  await world.admin.query(`CREATE TABLE dwh.events_window PARTITION OF dwh.events FOR VALUES FROM ('${WINDOW.start}') TO ('${WINDOW.end}')`);
-  await world.admin.query(`CREATE TABLE dwh.events_after PARTITION OF dwh.events FOR VALUES FROM ('${WINDOW.end}') TO (MAXVALUE)`);
+  await world.admin.query(
+    `CREATE TABLE dwh.events_before PARTITION OF dwh.events FOR VALUES FROM (MINVALUE) TO ('${WINDOW.start}')`,
+  );
+  await world.admin.query(
+    `CREATE TABLE dwh.events_window PARTITION OF dwh.events FOR VALUES FROM ('${WINDOW.start}') TO ('${WINDOW.end}')`,
+  );
+  await world.admin.query(
+    `CREATE TABLE dwh.events_after PARTITION OF dwh.events FOR VALUES FROM ('${WINDOW.end}') TO (MAXVALUE)`,
+  );
   // A row outside the window that must survive, and a stale row inside it that the swap must remove.
-  await world.admin.query(`INSERT INTO dwh.events VALUES (1, '2026-11-01T00:02:24Z', 'old', 1, 'outside'), (99999, '2026-11-02T12:00:00Z', 'stale', 0, 'inside')`);
+  await world.admin.query(
+    `INSERT INTO dwh.events VALUES (1, '2026-11-01T00:02:24Z', 'old', 1, 'outside'), (99999, '2026-11-02T12:00:00Z', 'stale', 0, 'inside')`,
+  );
   deps = world.deps(route);
   recoveryDeps = world.recoveryDeps(route, forbiddenSource());
 });
@@ -56,7 +80,10 @@ async function targetFacts(): Promise<{ partitionId: string | undefined; outside
     `SELECT c.oid::text AS oid FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'dwh.events'::regclass AND c.relname = $1`,
     [PARTITION],
   );
-  const outside = await world.admin.query<{ id: string }>(`SELECT event_id::text AS id FROM dwh.events WHERE event_time < $1 OR event_time >= $2 ORDER BY 1`, [WINDOW.start, WINDOW.end]);
+  const outside = await world.admin.query<{ id: string }>(
+    `SELECT event_id::text AS id FROM dwh.events WHERE event_time < $1 OR event_time >= $2 ORDER BY 1`,
+    [WINDOW.start, WINDOW.end],
+  );
   return { partitionId: partition.rows[0]?.oid, outside: outside.rows.map((r) => r.id) };
 }
 
@@ -66,9 +93,16 @@ async function expectSwapped(invocationId: string): Promise<void> {
   expect(record.state).toBe('CUSTODY_RELEASED');
   expect(await world.targetWindowIds('events', WINDOW)).toEqual(windowIds);
   expect(await targetFacts()).toEqual({ partitionId: record.facts.staging?.objectId, outside: ['1'] });
-  expect(record.facts.absence).toEqual({ table: record.facts.staging?.table, objectId: record.facts.staging?.objectId, attached: { schema: 'dwh', table: PARTITION } });
+  expect(record.facts.absence).toEqual({
+    table: record.facts.staging?.table,
+    objectId: record.facts.staging?.objectId,
+    attached: { schema: 'dwh', table: PARTITION },
+  });
   expect(record.facts.publication?.stagingObjectId).toBe(record.facts.staging?.objectId);
-  expect(await world.target.probeReceipt(invocationId)).toMatchObject({ method: 'partition_swap', rows: windowIds.length });
+  expect(await world.target.probeReceipt(invocationId)).toMatchObject({
+    method: 'partition_swap',
+    rows: windowIds.length,
+  });
   expect(await world.receiptsOf(invocationId)).toBe(1);
   expect(await world.stagesLeft()).toBe(0);
   expect(await loadCustody(world.stores.ports, record.targetId)).toMatchObject({ state: 'RELEASED', invocationId });

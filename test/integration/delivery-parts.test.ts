@@ -11,7 +11,14 @@ import { planParts, readPlan } from '../../src/delivery/steps/plan-parts.js';
 import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.js';
 import { chunkSeqOf } from '../../src/domain/delivery/parts.js';
 import type { SourcePort, StreamWindowRequest } from '../../src/ports/source.js';
-import { fixedWindowManifest, generateEvents, newInvocationId, openDeliveryWorld, windowIdsOf, type DeliveryWorld } from '../support/delivery-world.js';
+import {
+  fixedWindowManifest,
+  generateEvents,
+  newInvocationId,
+  openDeliveryWorld,
+  windowIdsOf,
+  type DeliveryWorld,
+} from '../support/delivery-world.js';
 
 /**
  * The part step at its cut points: a retry resumes after the last journaled chunk (the
@@ -26,10 +33,16 @@ const windowIds = windowIdsOf(rows, WINDOW);
 /** Each test delivers to its own table: custody and stages are per target. */
 const TABLES = ['events', 'events_zombie', 'events_forged', 'events_map'] as const;
 type Table = (typeof TABLES)[number];
-const manifestOf = (table: Table) => fixedWindowManifest({ daily: { table, chunkRows: 10, partRows: 400, maxConcurrency: 2 } });
+const manifestOf = (table: Table) =>
+  fixedWindowManifest({ daily: { table, chunkRows: 10, partRows: 400, maxConcurrency: 2 } });
 const selector = '/config/route.yaml#daily';
 const routeOf = (table: Table) => selectRoute(parseManifest(manifestOf(table), '/config/route.yaml'), 'daily');
-const beginInput = (invocationId: string, table: Table) => ({ invocationId, session: `p-${invocationId.slice(4, 14)}`, manifestText: manifestOf(table), selector });
+const beginInput = (invocationId: string, table: Table) => ({
+  invocationId,
+  session: `p-${invocationId.slice(4, 14)}`,
+  manifestText: manifestOf(table),
+  selector,
+});
 
 let world: DeliveryWorld;
 beforeAll(async () => {
@@ -103,17 +116,23 @@ describe('parts', () => {
     const record = await loadInvocation(world.stores.ports, invocationId);
     // A recovery session takes custody over: the run's fence is now stale.
     await acquireCustody(world.stores.ports, { targetId: record.targetId, invocationId }, 'takeover-1');
-    await expect(extractLoadPart({ ...begun, part: parts[1] }, deps)).rejects.toMatchObject({ name: 'Delivery.Fenced' });
+    await expect(extractLoadPart({ ...begun, part: parts[1] }, deps)).rejects.toMatchObject({
+      name: 'Delivery.Fenced',
+    });
     expect(await listHeads(world.stores.ports, invocationId)).toEqual([]);
   });
 
-  it('a part descriptor that is not the journaled plan\'s is refused before the source is opened', async () => {
+  it("a part descriptor that is not the journaled plan's is refused before the source is opened", async () => {
     const source = recordingSource();
     const invocationId = newInvocationId();
     const { deps, begun, parts } = await planned(invocationId, source, 'events_forged');
     const forged = { ...parts[1]!, end: WINDOW.end };
-    await expect(extractLoadPart({ ...begun, part: forged }, deps)).rejects.toMatchObject({ code: 'delivery.part_plan_invalid' });
-    await expect(extractLoadPart({ ...begun, part: { part: 1 } }, deps)).rejects.toMatchObject({ code: 'delivery.part_plan_invalid' });
+    await expect(extractLoadPart({ ...begun, part: forged }, deps)).rejects.toMatchObject({
+      code: 'delivery.part_plan_invalid',
+    });
+    await expect(extractLoadPart({ ...begun, part: { part: 1 } }, deps)).rejects.toMatchObject({
+      code: 'delivery.part_plan_invalid',
+    });
     expect(source.streams).toHaveLength(0);
   });
 
@@ -134,7 +153,9 @@ describe('parts', () => {
 
     const recovery = world.recoveryDeps(routeOf('events_map'));
     const manifestText = manifestOf('events_map');
-    expect(await reconcile({ invocationId, manifestText, selector }, recovery)).toMatchObject({ state: 'PARTIAL_PROVED' });
+    expect(await reconcile({ invocationId, manifestText, selector }, recovery)).toMatchObject({
+      state: 'PARTIAL_PROVED',
+    });
     expect(await retire({ invocationId, manifestText, selector }, recovery)).toMatchObject({ state: 'RETIRED' });
     expect(await world.stagesLeft()).toBe(stagesBefore);
     expect(await world.receiptsOf(invocationId)).toBe(0);

@@ -17,7 +17,14 @@ import { stagingTableNameOf } from '../../src/domain/delivery/identifiers.js';
 import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.js';
 import type { Clock } from '../../src/ports/clock.js';
 import { forbiddenSource, type GuardedSource } from '../../src/delivery/source-guard.js';
-import { eventsTableDdl, generateEvents, newInvocationId, openDeliveryWorld, windowIdsOf, type DeliveryWorld } from '../support/delivery-world.js';
+import {
+  eventsTableDdl,
+  generateEvents,
+  newInvocationId,
+  openDeliveryWorld,
+  windowIdsOf,
+  type DeliveryWorld,
+} from '../support/delivery-world.js';
 import { publishCrashingAfterCommit, stepsThrough } from '../support/delivery-steps.js';
 
 /**
@@ -32,7 +39,16 @@ import { publishCrashingAfterCommit, stepsThrough } from '../support/delivery-st
 const STEP_MS = 144_000; // 600 rows a day
 const rows = generateEvents(3000, STEP_MS);
 const FIXED = { start: '2026-11-02T00:00:00.000Z', end: '2026-11-04T00:00:00.000Z' };
-const TABLES = ['e_crash', 'e_before', 'e_foreign', 'e_receipt', 'e_writing', 'e_unpub', 'e_rolling', 'e_unrunnable'] as const;
+const TABLES = [
+  'e_crash',
+  'e_before',
+  'e_foreign',
+  'e_receipt',
+  'e_writing',
+  'e_unpub',
+  'e_rolling',
+  'e_unrunnable',
+] as const;
 type Table = (typeof TABLES)[number];
 
 const routeText = (table: Table, window: string) => `  ${table}:
@@ -73,11 +89,23 @@ function recoveryDepsOf(table: Table, clock?: Clock): RecoveryDeps {
   const deps = world.recoveryDeps(selectRoute(manifest, table), refusing);
   return clock ? { ...deps, ports: { ...deps.ports, clock } } : deps;
 }
-const beginInput = (invocationId: string, table: Table): BeginInput => ({ invocationId, session: `run-${invocationId.slice(4, 14)}`, manifestText, selector: `${FILE}#${table}` });
-const recoveryInput = (invocationId: string, table: Table): RecoveryInput => ({ invocationId, manifestText, selector: `${FILE}#${table}` });
+const beginInput = (invocationId: string, table: Table): BeginInput => ({
+  invocationId,
+  session: `run-${invocationId.slice(4, 14)}`,
+  manifestText,
+  selector: `${FILE}#${table}`,
+});
+const recoveryInput = (invocationId: string, table: Table): RecoveryInput => ({
+  invocationId,
+  manifestText,
+  selector: `${FILE}#${table}`,
+});
 
 async function stageExists(invocationId: string): Promise<boolean> {
-  const r = await world.admin.query(`SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'dwh' AND c.relname = $1`, [stagingTableNameOf(invocationId)]);
+  const r = await world.admin.query(
+    `SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'dwh' AND c.relname = $1`,
+    [stagingTableNameOf(invocationId)],
+  );
   return (r.rowCount ?? 0) > 0;
 }
 
@@ -110,19 +138,31 @@ async function toVerified(table: Table, deps = depsOf(table)) {
 /** Moves one staged row to another chunk seq: the stage's total is unchanged, its per-chunk receipts no longer hold. */
 async function skewStage(invocationId: string): Promise<void> {
   const stage = `dwh.${stagingTableNameOf(invocationId)}`;
-  await world.admin.query(`UPDATE ${stage} SET _cutpoint_seq = 1 WHERE event_id = (SELECT min(event_id) FROM ${stage} WHERE _cutpoint_seq = 0)`);
+  await world.admin.query(
+    `UPDATE ${stage} SET _cutpoint_seq = 1 WHERE event_id = (SELECT min(event_id) FROM ${stage} WHERE _cutpoint_seq = 0)`,
+  );
 }
 
 describe('EMPTY_STAGING with no recorded stage (a crash between CREATE and its journal write)', () => {
   it('offers retire, which finds the stage by its derived name and owner marker, journals it, drops exactly it, proves absence → RETIRED, custody released', async () => {
     const { invocationId } = await crashAtCreateStaging('e_crash', 'crash-after');
     expect(await stageExists(invocationId)).toBe(true);
-    expect(await inspectInvocation(world.stores.ports, invocationId)).toMatchObject({ state: 'EMPTY_STAGING', permitted_actions: ['retire'], holds_custody: true });
+    expect(await inspectInvocation(world.stores.ports, invocationId)).toMatchObject({
+      state: 'EMPTY_STAGING',
+      permitted_actions: ['retire'],
+      holds_custody: true,
+    });
 
-    expect(await retire(recoveryInput(invocationId, 'e_crash'), recoveryDepsOf('e_crash'))).toMatchObject({ state: 'RETIRED', projection: { permitted_actions: [] } });
+    expect(await retire(recoveryInput(invocationId, 'e_crash'), recoveryDepsOf('e_crash'))).toMatchObject({
+      state: 'RETIRED',
+      projection: { permitted_actions: [] },
+    });
     expect(await stageExists(invocationId)).toBe(false);
     const record = await loadInvocation(world.stores.ports, invocationId);
-    expect(record.facts).toMatchObject({ ownedStagesRecorded: true, absence: { objectId: record.facts.staging?.objectId } });
+    expect(record.facts).toMatchObject({
+      ownedStagesRecorded: true,
+      absence: { objectId: record.facts.staging?.objectId },
+    });
     expect(record.facts.staging?.table).toEqual({ schema: 'dwh', table: stagingTableNameOf(invocationId) });
     expect(await loadCustody(world.stores.ports, record.targetId)).toMatchObject({ state: 'RELEASED', invocationId });
     expect(await world.journalTransitions(invocationId)).toEqual(['EMPTY_STAGING>RETIRED']);
@@ -132,7 +172,9 @@ describe('EMPTY_STAGING with no recorded stage (a crash between CREATE and its j
   it('crash before the CREATE: retire proves the derived name absent → RETIRED', async () => {
     const { invocationId } = await crashAtCreateStaging('e_before', 'crash-before');
     expect(await stageExists(invocationId)).toBe(false);
-    expect(await retire(recoveryInput(invocationId, 'e_before'), recoveryDepsOf('e_before'))).toMatchObject({ state: 'RETIRED' });
+    expect(await retire(recoveryInput(invocationId, 'e_before'), recoveryDepsOf('e_before'))).toMatchObject({
+      state: 'RETIRED',
+    });
     const record = await loadInvocation(world.stores.ports, invocationId);
     expect(record.facts.absence).toEqual({ table: { schema: 'dwh', table: stagingTableNameOf(invocationId) } });
     expect(await loadCustody(world.stores.ports, record.targetId)).toMatchObject({ state: 'RELEASED' });
@@ -141,7 +183,10 @@ describe('EMPTY_STAGING with no recorded stage (a crash between CREATE and its j
   it('a table under the derived name without our owner marker is never touched: INCIDENT_RETAINED, custody held', async () => {
     const { invocationId } = await crashAtCreateStaging('e_foreign', 'crash-before');
     await world.admin.query(`CREATE TABLE dwh.${stagingTableNameOf(invocationId)} (x int)`);
-    await expect(retire(recoveryInput(invocationId, 'e_foreign'), recoveryDepsOf('e_foreign'))).rejects.toMatchObject({ code: 'delivery.retire_not_ours', state: 'INCIDENT_RETAINED' });
+    await expect(retire(recoveryInput(invocationId, 'e_foreign'), recoveryDepsOf('e_foreign'))).rejects.toMatchObject({
+      code: 'delivery.retire_not_ours',
+      state: 'INCIDENT_RETAINED',
+    });
     expect(await stageExists(invocationId)).toBe(true);
     const record = await loadInvocation(world.stores.ports, invocationId);
     expect(record.state).toBe('INCIDENT_RETAINED');
@@ -155,7 +200,9 @@ describe('receipt first', () => {
     await publishCrashingAfterCommit(world, begun, deps);
     expect(await world.receiptsOf(invocationId)).toBe(1);
     await skewStage(invocationId);
-    expect(await resume(recoveryInput(invocationId, 'e_receipt'), recoveryDepsOf('e_receipt'))).toMatchObject({ state: 'CUSTODY_RELEASED' });
+    expect(await resume(recoveryInput(invocationId, 'e_receipt'), recoveryDepsOf('e_receipt'))).toMatchObject({
+      state: 'CUSTODY_RELEASED',
+    });
     expect(await world.journalTransitions(invocationId)).toEqual([
       'EMPTY_STAGING>WRITING_UNKNOWN',
       'WRITING_UNKNOWN>VERIFIED_EOF',
@@ -174,17 +221,26 @@ describe('untested seed edges', () => {
     const invocationId = newInvocationId();
     world.targetFaults.arm('delivery.target.load-chunk:fail@2*');
     try {
-      await expect(deliverWindow(beginInput(invocationId, 'e_writing'), depsOf('e_writing'))).rejects.toMatchObject({ name: 'Cutpoint.EffectFailed' });
+      await expect(deliverWindow(beginInput(invocationId, 'e_writing'), depsOf('e_writing'))).rejects.toMatchObject({
+        name: 'Cutpoint.EffectFailed',
+      });
     } finally {
       world.targetFaults.disarm();
     }
     expect((await loadInvocation(world.stores.ports, invocationId)).state).toBe('WRITING_UNKNOWN');
-    await world.admin.query(`INSERT INTO dwh.${stagingTableNameOf(invocationId)} (event_id, event_time, _cutpoint_seq) VALUES (999999, '2026-11-02T01:00:00Z', ${SEQ_LIMIT - 1})`); // a seq no planned part owns
-    await expect(reconcile(recoveryInput(invocationId, 'e_writing'), recoveryDepsOf('e_writing'))).rejects.toMatchObject({ code: 'delivery.reconcile_ambiguous', state: 'INCIDENT_RETAINED' });
+    await world.admin.query(
+      `INSERT INTO dwh.${stagingTableNameOf(invocationId)} (event_id, event_time, _cutpoint_seq) VALUES (999999, '2026-11-02T01:00:00Z', ${SEQ_LIMIT - 1})`,
+    ); // a seq no planned part owns
+    await expect(
+      reconcile(recoveryInput(invocationId, 'e_writing'), recoveryDepsOf('e_writing')),
+    ).rejects.toMatchObject({ code: 'delivery.reconcile_ambiguous', state: 'INCIDENT_RETAINED' });
     const record = await loadInvocation(world.stores.ports, invocationId);
     expect(record.state).toBe('INCIDENT_RETAINED');
     expect((await world.journalTransitions(invocationId)).at(-1)).toBe('WRITING_UNKNOWN>INCIDENT_RETAINED');
-    expect(await inspectInvocation(world.stores.ports, invocationId)).toMatchObject({ permitted_actions: [], holds_custody: true });
+    expect(await inspectInvocation(world.stores.ports, invocationId)).toMatchObject({
+      permitted_actions: [],
+      holds_custody: true,
+    });
     expect(await loadCustody(world.stores.ports, record.targetId)).toMatchObject({ state: 'HELD', invocationId });
     expect(await stageExists(invocationId)).toBe(true);
     expect(await world.receiptsOf(invocationId)).toBe(0);
@@ -199,9 +255,18 @@ describe('untested seed edges', () => {
       world.targetFaults.disarm();
     }
     await skewStage(invocationId);
-    expect(await reconcile(recoveryInput(invocationId, 'e_unpub'), recoveryDepsOf('e_unpub'))).toMatchObject({ state: 'REEXTRACT_REQUIRED', projection: { permitted_actions: ['retire'] } });
-    expect(await retire(recoveryInput(invocationId, 'e_unpub'), recoveryDepsOf('e_unpub'))).toMatchObject({ state: 'RETIRED' });
-    expect((await world.journalTransitions(invocationId)).slice(-3)).toEqual(['VERIFIED_EOF>PUBLICATION_UNKNOWN', 'PUBLICATION_UNKNOWN>REEXTRACT_REQUIRED', 'REEXTRACT_REQUIRED>RETIRED']);
+    expect(await reconcile(recoveryInput(invocationId, 'e_unpub'), recoveryDepsOf('e_unpub'))).toMatchObject({
+      state: 'REEXTRACT_REQUIRED',
+      projection: { permitted_actions: ['retire'] },
+    });
+    expect(await retire(recoveryInput(invocationId, 'e_unpub'), recoveryDepsOf('e_unpub'))).toMatchObject({
+      state: 'RETIRED',
+    });
+    expect((await world.journalTransitions(invocationId)).slice(-3)).toEqual([
+      'VERIFIED_EOF>PUBLICATION_UNKNOWN',
+      'PUBLICATION_UNKNOWN>REEXTRACT_REQUIRED',
+      'REEXTRACT_REQUIRED>RETIRED',
+    ]);
     expect(await world.receiptsOf(invocationId)).toBe(0);
     expect(await world.targetWindowIds('e_unpub', FIXED)).toEqual([]);
     expect(await stageExists(invocationId)).toBe(false);
@@ -212,11 +277,22 @@ describe('untested seed edges', () => {
     // Past Begin's up-front check: the column quality.not_null names leaves the stage.
     await world.admin.query(`ALTER TABLE dwh.${stagingTableNameOf(invocationId)} DROP COLUMN note`);
     const judged = await quality(begun, deps);
-    expect(judged).toMatchObject({ state: 'REEXTRACT_REQUIRED', failures: [expect.stringMatching(/^unrunnable: a quality check cannot run on the stage: .*42703/)] });
-    expect(await inspectInvocation(world.stores.ports, invocationId)).toMatchObject({ state: 'REEXTRACT_REQUIRED', permitted_actions: ['retire'], holds_custody: true });
+    expect(judged).toMatchObject({
+      state: 'REEXTRACT_REQUIRED',
+      failures: [expect.stringMatching(/^unrunnable: a quality check cannot run on the stage: .*42703/)],
+    });
+    expect(await inspectInvocation(world.stores.ports, invocationId)).toMatchObject({
+      state: 'REEXTRACT_REQUIRED',
+      permitted_actions: ['retire'],
+      holds_custody: true,
+    });
     // resume is not offered (it could never pass); retire releases custody.
-    await expect(resume(recoveryInput(invocationId, 'e_unrunnable'), recoveryDepsOf('e_unrunnable'))).rejects.toMatchObject({ code: 'delivery.recovery_action_not_permitted' });
-    expect(await retire(recoveryInput(invocationId, 'e_unrunnable'), recoveryDepsOf('e_unrunnable'))).toMatchObject({ state: 'RETIRED' });
+    await expect(
+      resume(recoveryInput(invocationId, 'e_unrunnable'), recoveryDepsOf('e_unrunnable')),
+    ).rejects.toMatchObject({ code: 'delivery.recovery_action_not_permitted' });
+    expect(await retire(recoveryInput(invocationId, 'e_unrunnable'), recoveryDepsOf('e_unrunnable'))).toMatchObject({
+      state: 'RETIRED',
+    });
     const record = await loadInvocation(world.stores.ports, invocationId);
     expect((await loadCustody(world.stores.ports, record.targetId))?.state).not.toBe('HELD');
     expect(await stageExists(invocationId)).toBe(false);
@@ -236,15 +312,24 @@ describe('untested seed edges', () => {
       world.targetFaults.disarm();
     }
     now = new Date('2026-11-05T00:10:00.000Z'); // a rolling day resolved now would be 2026-11-04
-    expect(await reconcile(recoveryInput(invocationId, 'e_rolling'), recoveryDepsOf('e_rolling', clock))).toMatchObject({ state: 'PUBLISHED' });
-    expect(await resume(recoveryInput(invocationId, 'e_rolling'), recoveryDepsOf('e_rolling', clock))).toMatchObject({ state: 'CUSTODY_RELEASED' });
+    expect(await reconcile(recoveryInput(invocationId, 'e_rolling'), recoveryDepsOf('e_rolling', clock))).toMatchObject(
+      { state: 'PUBLISHED' },
+    );
+    expect(await resume(recoveryInput(invocationId, 'e_rolling'), recoveryDepsOf('e_rolling', clock))).toMatchObject({
+      state: 'CUSTODY_RELEASED',
+    });
     const record = await loadInvocation(world.stores.ports, invocationId);
     expect(record.sealed.window).toMatchObject(sealed);
     expect(record.facts.checkpoint).toMatchObject({ windowEnd: sealed.end, moved: true });
-    expect(await loadCheckpoint(world.stores.ports, record.targetId, 'e_rolling')).toMatchObject({ windowEnd: sealed.end });
+    expect(await loadCheckpoint(world.stores.ports, record.targetId, 'e_rolling')).toMatchObject({
+      windowEnd: sealed.end,
+    });
     const published = await world.admin.query<{ id: string }>('SELECT event_id::text AS id FROM dwh.e_rolling');
     expect(published.rows.map((r) => r.id).sort()).toEqual(windowIdsOf(rows, sealed));
-    const receipt = await world.admin.query<{ s: Date; e: Date }>('SELECT window_start AS s, window_end AS e FROM dwh.cutpoint_receipts WHERE invocation_id = $1', [invocationId]);
+    const receipt = await world.admin.query<{ s: Date; e: Date }>(
+      'SELECT window_start AS s, window_end AS e FROM dwh.cutpoint_receipts WHERE invocation_id = $1',
+      [invocationId],
+    );
     expect(receipt.rows.map((r) => [r.s.toISOString(), r.e.toISOString()])).toEqual([[sealed.start, sealed.end]]);
   }, 60_000);
 });

@@ -39,7 +39,13 @@ ${ROUTES.map(
 `;
 const selectorOf = (route: string) => `/config/route.yaml#${route}`;
 
-const rows = Array.from({ length: 3000 }, (_, k) => ({ event_id: k + 1, event_time: BASE + (k + 1) * STEP_MS, region: 'eu', amount: 1, note: null }));
+const rows = Array.from({ length: 3000 }, (_, k) => ({
+  event_id: k + 1,
+  event_time: BASE + (k + 1) * STEP_MS,
+  region: 'eu',
+  amount: 1,
+  note: null,
+}));
 const windowIds = windowIdsOf(rows, WINDOW);
 
 let world: DeliveryWorld;
@@ -52,10 +58,23 @@ beforeAll(async () => {
 
 afterAll(() => world?.close());
 
-const deliveryInput = (invocationId: string, route: string) => ({ invocationId, session: `flow-${invocationId.slice(4, 14)}`, manifestText, selector: selectorOf(route) });
-const actionInput = (invocationId: string, route: string, yes = true) => ({ invocationId, manifestText, selector: selectorOf(route), yes });
+const deliveryInput = (invocationId: string, route: string) => ({
+  invocationId,
+  session: `flow-${invocationId.slice(4, 14)}`,
+  manifestText,
+  selector: selectorOf(route),
+});
+const actionInput = (invocationId: string, route: string, yes = true) => ({
+  invocationId,
+  manifestText,
+  selector: selectorOf(route),
+  yes,
+});
 /** The input the EventBridge rule gives delivery-reconcile for a failed deliver-window execution. */
-const automaticInput = (original: object, recoveryOf = 'arn:aws:states:eu-west-1:111111111111:execution:deliver-window:x') => ({
+const automaticInput = (
+  original: object,
+  recoveryOf = 'arn:aws:states:eu-west-1:111111111111:execution:deliver-window:x',
+) => ({
   recoveryOf,
   originalInput: JSON.stringify(original),
 });
@@ -65,18 +84,26 @@ function deliver(input: object, faults?: string): Promise<FlowResult> {
   return world.runFlow('deliver-window', input).finally(() => world.targetFaults.disarm());
 }
 
-function recover(flow: 'delivery-reconcile' | 'delivery-resume' | 'delivery-retire', input: object): Promise<FlowResult> {
+function recover(
+  flow: 'delivery-reconcile' | 'delivery-resume' | 'delivery-retire',
+  input: object,
+): Promise<FlowResult> {
   return world.runFlow(flow, input, refusing);
 }
 
 async function windowRows(route: string): Promise<string[]> {
-  const result = await world.admin.query<{ id: string }>(`SELECT event_id::text AS id FROM dwh.events_${route} ORDER BY event_id`);
+  const result = await world.admin.query<{ id: string }>(
+    `SELECT event_id::text AS id FROM dwh.events_${route} ORDER BY event_id`,
+  );
   return result.rows.map((r) => r.id).sort();
 }
 
 /** Owned stages of one invocation left in the target (0 or 1). */
 async function stagesOf(invocationId: string): Promise<number> {
-  const result = await world.admin.query(`SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'dwh' AND c.relname = $1`, [stagingTableNameOf(invocationId)]);
+  const result = await world.admin.query(
+    `SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'dwh' AND c.relname = $1`,
+    [stagingTableNameOf(invocationId)],
+  );
   return result.rowCount ?? 0;
 }
 
@@ -84,7 +111,11 @@ async function stagesOf(invocationId: string): Promise<number> {
 async function journalText(invocationId: string): Promise<string> {
   const record = await loadInvocation(world.stores.ports, invocationId);
   const a = world.stores.ports.authority;
-  const parts = await Promise.all([a.query(`target#${record.targetId}`, 'c'), a.query(deliveryKeys.invocationsOf(record.targetId), 'inv#'), a.query(deliveryKeys.journal(invocationId), 'seq#')]);
+  const parts = await Promise.all([
+    a.query(`target#${record.targetId}`, 'c'),
+    a.query(deliveryKeys.invocationsOf(record.targetId), 'inv#'),
+    a.query(deliveryKeys.journal(invocationId), 'seq#'),
+  ]);
   return JSON.stringify(parts);
 }
 
@@ -102,7 +133,12 @@ describe('delivery recovery flows (local runner)', () => {
     const reconciled = await recover('delivery-reconcile', automaticInput(original, failed.executionArn));
     expect(reconciled, why(reconciled)).toMatchObject({
       status: 'SUCCEEDED',
-      output: { action: 'reconcile', state: 'PUBLISHED', retained: false, projection: { state: 'PUBLISHED', permitted_actions: ['resume'] } },
+      output: {
+        action: 'reconcile',
+        state: 'PUBLISHED',
+        retained: false,
+        projection: { state: 'PUBLISHED', permitted_actions: ['resume'] },
+      },
     });
     expect(reconciled.events.filter((e) => e.type === 'StateEntered').map((e) => e.state)).toEqual([
       'IsAutomatic',
@@ -121,12 +157,21 @@ describe('delivery recovery flows (local runner)', () => {
     expect(await journalText(invocationId)).toBe(before);
 
     const resumed = await recover('delivery-resume', actionInput(invocationId, 'lost'));
-    expect(resumed, why(resumed)).toMatchObject({ status: 'SUCCEEDED', output: { action: 'resume', state: 'CUSTODY_RELEASED', projection: { permitted_actions: [] } } });
+    expect(resumed, why(resumed)).toMatchObject({
+      status: 'SUCCEEDED',
+      output: { action: 'resume', state: 'CUSTODY_RELEASED', projection: { permitted_actions: [] } },
+    });
     expect(await windowRows('lost')).toEqual(windowIds);
-    expect((await world.admin.query('SELECT 1 FROM dwh.cutpoint_receipts WHERE invocation_id = $1', [invocationId])).rowCount).toBe(1);
+    expect(
+      (await world.admin.query('SELECT 1 FROM dwh.cutpoint_receipts WHERE invocation_id = $1', [invocationId]))
+        .rowCount,
+    ).toBe(1);
     const record = await loadInvocation(world.stores.ports, invocationId);
     expect(await loadCustody(world.stores.ports, record.targetId)).toMatchObject({ state: 'RELEASED' });
-    expect(await loadCheckpoint(world.stores.ports, record.targetId, 'lost')).toMatchObject({ windowEnd: WINDOW.end, invocationId });
+    expect(await loadCheckpoint(world.stores.ports, record.targetId, 'lost')).toMatchObject({
+      windowEnd: WINDOW.end,
+      invocationId,
+    });
     expect(refusing.attempts).toHaveLength(0);
 
     // Repeating after the outage is safe: the action is no longer permitted, nothing moves.
@@ -138,9 +183,14 @@ describe('delivery recovery flows (local runner)', () => {
   it('contradicting evidence: reconcile journals INCIDENT_RETAINED, notifies the incident topic once per run with the projection only, and fails Delivery.IncidentRetained; a delivery refused for custody has nothing to reconcile', async () => {
     const invocationId = newInvocationId();
     const original = deliveryInput(invocationId, 'incident');
-    expect(await deliver(original, 'delivery.publish.commit:lose-response')).toMatchObject({ status: 'FAILED', error: 'Delivery.NeedsRecovery' });
+    expect(await deliver(original, 'delivery.publish.commit:lose-response')).toMatchObject({
+      status: 'FAILED',
+      error: 'Delivery.NeedsRecovery',
+    });
     // Someone altered the durable receipt: it no longer matches what the journal sealed.
-    await world.admin.query('UPDATE dwh.cutpoint_receipts SET rows = rows + 1 WHERE invocation_id = $1', [invocationId]);
+    await world.admin.query('UPDATE dwh.cutpoint_receipts SET rows = rows + 1 WHERE invocation_id = $1', [
+      invocationId,
+    ]);
 
     const reconciled = await recover('delivery-reconcile', actionInput(invocationId, 'incident'));
     expect(reconciled, why(reconciled)).toMatchObject({ status: 'FAILED', error: 'Delivery.IncidentRetained' });
@@ -152,7 +202,12 @@ describe('delivery recovery flows (local runner)', () => {
       kind: INCIDENT_NOTICE_KIND,
       notice_id: `incident.${invocationId}`,
       flow: 'reconcile',
-      projection: { invocation_id: invocationId, state: 'INCIDENT_RETAINED', holds_custody: true, permitted_actions: [] },
+      projection: {
+        invocation_id: invocationId,
+        state: 'INCIDENT_RETAINED',
+        holds_custody: true,
+        permitted_actions: [],
+      },
     });
     expect(JSON.stringify(notice)).not.toContain(world.pgServer.connectionString);
     expect(JSON.stringify(notice)).not.toContain('postgres://');
@@ -197,22 +252,36 @@ describe('delivery recovery flows (local runner)', () => {
     const reconciled = await recover('delivery-reconcile', automaticInput(original));
     expect(reconciled, why(reconciled)).toMatchObject({
       status: 'SUCCEEDED',
-      output: { action: 'reconcile', state: 'PARTIAL_PROVED', retained: false, projection: { permitted_actions: ['retire'] } },
+      output: {
+        action: 'reconcile',
+        state: 'PARTIAL_PROVED',
+        retained: false,
+        projection: { permitted_actions: ['retire'] },
+      },
     });
     // The same failure reconciled again (EventBridge retries a delivery): nothing left to
     // observe, so the flow only reports the state and its permitted action.
     const before = await journalText(invocationId);
     const observed = await recover('delivery-reconcile', automaticInput(original));
-    expect(observed, why(observed)).toMatchObject({ status: 'SUCCEEDED', output: { state: 'PARTIAL_PROVED', permitted_actions: ['retire'], reconcile_permitted: false } });
+    expect(observed, why(observed)).toMatchObject({
+      status: 'SUCCEEDED',
+      output: { state: 'PARTIAL_PROVED', permitted_actions: ['retire'], reconcile_permitted: false },
+    });
     expect(observed.events.some((e) => e.state === 'Reconcile')).toBe(false);
     expect(await journalText(invocationId)).toBe(before);
     expect(await stagesOf(invocationId)).toBe(1);
 
-    expect(await recover('delivery-retire', actionInput(invocationId, 'retired', false))).toMatchObject({ status: 'FAILED', error: 'Delivery.ConfirmationRequired' });
+    expect(await recover('delivery-retire', actionInput(invocationId, 'retired', false))).toMatchObject({
+      status: 'FAILED',
+      error: 'Delivery.ConfirmationRequired',
+    });
     expect(await stagesOf(invocationId)).toBe(1);
 
     const retired = await recover('delivery-retire', actionInput(invocationId, 'retired'));
-    expect(retired, why(retired)).toMatchObject({ status: 'SUCCEEDED', output: { action: 'retire', state: 'RETIRED' } });
+    expect(retired, why(retired)).toMatchObject({
+      status: 'SUCCEEDED',
+      output: { action: 'retire', state: 'RETIRED' },
+    });
     expect(await stagesOf(invocationId)).toBe(0);
     expect(await windowRows('retired')).toEqual([]);
     expect(await loadCheckpoint(world.stores.ports, stopped.targetId, 'retired')).toBeUndefined();
@@ -222,7 +291,10 @@ describe('delivery recovery flows (local runner)', () => {
     // repeated action: SUCCEEDED, RETIRED, the journal byte-identical.
     const journalRetired = await journalText(invocationId);
     const again = await recover('delivery-retire', actionInput(invocationId, 'retired'));
-    expect(again, why(again)).toMatchObject({ status: 'SUCCEEDED', output: { action: 'retire', state: 'RETIRED', retained: false } });
+    expect(again, why(again)).toMatchObject({
+      status: 'SUCCEEDED',
+      output: { action: 'retire', state: 'RETIRED', retained: false },
+    });
     expect(await journalText(invocationId)).toBe(journalRetired);
     expect(refusing.attempts).toHaveLength(0);
   });

@@ -18,7 +18,13 @@ import { extractLoadParts } from '../../src/delivery/parts/extract-load-parts.js
 import { verifyEof } from '../../src/delivery/steps/verify-eof.js';
 import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.js';
 import { forbiddenSource, type GuardedSource } from '../../src/delivery/source-guard.js';
-import { generateEvents, newInvocationId, openDeliveryWorld, windowIdsOf, type DeliveryWorld } from '../support/delivery-world.js';
+import {
+  generateEvents,
+  newInvocationId,
+  openDeliveryWorld,
+  windowIdsOf,
+  type DeliveryWorld,
+} from '../support/delivery-world.js';
 import { publishCrashingAfterCommit, runLosingCommitAnswer, stepsThrough } from '../support/delivery-steps.js';
 
 /**
@@ -104,31 +110,52 @@ describe('live recovery actions', () => {
     const begun = await begin(beginInput(invocationId), deps);
     await runLosingCommitAnswer(world, begun, deps);
     const before = await snapshot(invocationId);
-    await expect(resume(recoveryInput(invocationId), recoveryDeps)).rejects.toMatchObject({ code: 'delivery.recovery_action_not_permitted' });
+    await expect(resume(recoveryInput(invocationId), recoveryDeps)).rejects.toMatchObject({
+      code: 'delivery.recovery_action_not_permitted',
+    });
     // The same objects under another bucket: the sealed work root no longer matches.
-    const elsewhere = Object.create(world.stores.ports.objects, { location: { value: '/s3/elsewhere' } }) as typeof world.stores.ports.objects;
-    await expect(reconcile(recoveryInput(invocationId), { ...recoveryDeps, ports: { ...world.stores.ports, objects: elsewhere } })).rejects.toMatchObject({
+    const elsewhere = Object.create(world.stores.ports.objects, {
+      location: { value: '/s3/elsewhere' },
+    }) as typeof world.stores.ports.objects;
+    await expect(
+      reconcile(recoveryInput(invocationId), { ...recoveryDeps, ports: { ...world.stores.ports, objects: elsewhere } }),
+    ).rejects.toMatchObject({
       code: 'delivery.recovery_authority_mismatch',
     });
-    await expect(reconcile({ ...recoveryInput(invocationId), targetIdentity: { ...(await world.target.identity()), system: 'other' } }, recoveryDeps)).rejects.toMatchObject({
+    await expect(
+      reconcile(
+        { ...recoveryInput(invocationId), targetIdentity: { ...(await world.target.identity()), system: 'other' } },
+        recoveryDeps,
+      ),
+    ).rejects.toMatchObject({
       code: 'delivery.recovery_authority_mismatch',
     });
     expect(await snapshot(invocationId)).toBe(before);
 
     const reconciled = await reconcile(recoveryInput(invocationId), recoveryDeps);
-    expect(reconciled).toMatchObject({ state: 'PUBLISHED', projection: { state: 'PUBLISHED', permitted_actions: ['resume'] } });
+    expect(reconciled).toMatchObject({
+      state: 'PUBLISHED',
+      projection: { state: 'PUBLISHED', permitted_actions: ['resume'] },
+    });
     // The original session is a zombie now: it cannot act.
     await expect(runDeliverySteps(begun, deps)).rejects.toMatchObject({ name: 'Delivery.Fenced' });
     expect((await loadInvocation(world.stores.ports, invocationId)).state).toBe('PUBLISHED');
 
     const resumed = await resume(recoveryInput(invocationId), recoveryDeps);
-    expect(resumed).toMatchObject({ state: 'CUSTODY_RELEASED', projection: { state: 'CUSTODY_RELEASED', permitted_actions: [] } });
+    expect(resumed).toMatchObject({
+      state: 'CUSTODY_RELEASED',
+      projection: { state: 'CUSTODY_RELEASED', permitted_actions: [] },
+    });
     expect(await world.targetWindowIds('events', WINDOW)).toEqual(windowIds);
     expect(await world.receiptsOf(invocationId)).toBe(1);
     expect(await world.stagesLeft()).toBe(0);
     const record = await loadInvocation(world.stores.ports, invocationId);
     expect(record.facts.checkpoint?.moved).toBe(true);
-    expect(await loadCheckpoint(world.stores.ports, record.targetId, 'daily')).toMatchObject({ windowEnd: WINDOW.end, invocationId, version: 1 });
+    expect(await loadCheckpoint(world.stores.ports, record.targetId, 'daily')).toMatchObject({
+      windowEnd: WINDOW.end,
+      invocationId,
+      version: 1,
+    });
     expect(await loadCustody(world.stores.ports, record.targetId)).toMatchObject({ state: 'RELEASED', invocationId });
     expect(await world.journalTransitions(invocationId)).toEqual([
       'EMPTY_STAGING>WRITING_UNKNOWN',
@@ -140,7 +167,9 @@ describe('live recovery actions', () => {
     ]);
     // Repeating a finished action is refused and changes nothing.
     const done = await snapshot(invocationId);
-    await expect(resume(recoveryInput(invocationId), recoveryDeps)).rejects.toMatchObject({ code: 'delivery.recovery_action_not_permitted' });
+    await expect(resume(recoveryInput(invocationId), recoveryDeps)).rejects.toMatchObject({
+      code: 'delivery.recovery_action_not_permitted',
+    });
     expect(await snapshot(invocationId)).toBe(done);
     expectNoSourceCall();
   });
@@ -153,10 +182,22 @@ describe('live recovery actions', () => {
     await extractLoadParts(begun, deps);
     expect((await verifyEof(begun, deps)).state).toBe('VERIFIED_EOF');
     // The publish acknowledgement is lost before the COMMIT reached the target.
-    await transition(world.stores.ports, { targetId: begun.targetId, invocationId }, { from: 'VERIFIED_EOF', to: 'PUBLICATION_UNKNOWN', fence: begun.fence, transitionId: `publish-unknown.${invocationId}` });
+    await transition(
+      world.stores.ports,
+      { targetId: begun.targetId, invocationId },
+      {
+        from: 'VERIFIED_EOF',
+        to: 'PUBLICATION_UNKNOWN',
+        fence: begun.fence,
+        transitionId: `publish-unknown.${invocationId}`,
+      },
+    );
     expect(await world.receiptsOf(invocationId)).toBe(0);
 
-    expect(await reconcile(recoveryInput(invocationId), recoveryDeps)).toMatchObject({ state: 'VERIFIED_EOF', projection: { permitted_actions: ['resume'] } });
+    expect(await reconcile(recoveryInput(invocationId), recoveryDeps)).toMatchObject({
+      state: 'VERIFIED_EOF',
+      projection: { permitted_actions: ['resume'] },
+    });
     expect(await world.receiptsOf(invocationId)).toBe(0);
     expect(await resume(recoveryInput(invocationId), recoveryDeps)).toMatchObject({ state: 'CUSTODY_RELEASED' });
     expect(await world.targetWindowIds('events', WINDOW)).toEqual(windowIds);
@@ -195,7 +236,12 @@ describe('live recovery actions', () => {
     expect(await world.receiptsOf(invocationId)).toBe(1);
     expect(await world.targetWindowIds('events', WINDOW)).toEqual(windowIds);
     expect(await world.stagesLeft()).toBe(0);
-    expect((await world.journalTransitions(invocationId)).slice(1)).toEqual(['WRITING_UNKNOWN>VERIFIED_EOF', 'VERIFIED_EOF>PUBLISHED', 'PUBLISHED>SUCCEEDED', 'SUCCEEDED>CUSTODY_RELEASED']);
+    expect((await world.journalTransitions(invocationId)).slice(1)).toEqual([
+      'WRITING_UNKNOWN>VERIFIED_EOF',
+      'VERIFIED_EOF>PUBLISHED',
+      'PUBLISHED>SUCCEEDED',
+      'SUCCEEDED>CUSTODY_RELEASED',
+    ]);
     expectNoSourceCall();
   });
 
@@ -204,24 +250,38 @@ describe('live recovery actions', () => {
     const publishedBefore = (await world.admin.query('SELECT * FROM dwh.events ORDER BY event_id')).rows;
     world.targetFaults.arm('delivery.target.load-chunk:fail@4*');
     try {
-      await expect(deliverWindow(beginInput(invocationId), deps)).rejects.toMatchObject({ name: 'Cutpoint.EffectFailed' });
+      await expect(deliverWindow(beginInput(invocationId), deps)).rejects.toMatchObject({
+        name: 'Cutpoint.EffectFailed',
+      });
     } finally {
       world.targetFaults.disarm();
     }
     const record = await loadInvocation(world.stores.ports, invocationId);
     expect(record.state).toBe('WRITING_UNKNOWN');
     expect(await world.stagesLeft()).toBe(1);
-    await expect(retire(recoveryInput(invocationId), recoveryDeps)).rejects.toMatchObject({ code: 'delivery.recovery_action_not_permitted' });
+    await expect(retire(recoveryInput(invocationId), recoveryDeps)).rejects.toMatchObject({
+      code: 'delivery.recovery_action_not_permitted',
+    });
 
-    expect(await reconcile(recoveryInput(invocationId), recoveryDeps)).toMatchObject({ state: 'PARTIAL_PROVED', projection: { permitted_actions: ['retire'] } });
+    expect(await reconcile(recoveryInput(invocationId), recoveryDeps)).toMatchObject({
+      state: 'PARTIAL_PROVED',
+      projection: { permitted_actions: ['retire'] },
+    });
     expect(await world.stagesLeft()).toBe(1);
-    expect(await retire(recoveryInput(invocationId), recoveryDeps)).toMatchObject({ state: 'RETIRED', projection: { permitted_actions: [] } });
+    expect(await retire(recoveryInput(invocationId), recoveryDeps)).toMatchObject({
+      state: 'RETIRED',
+      projection: { permitted_actions: [] },
+    });
     expect(await world.stagesLeft()).toBe(0);
     expect(await world.receiptsOf(invocationId)).toBe(0);
     expect((await world.admin.query('SELECT * FROM dwh.events ORDER BY event_id')).rows).toEqual(publishedBefore);
     expect(await loadCustody(world.stores.ports, record.targetId)).toMatchObject({ state: 'RELEASED', invocationId });
     expect(await loadCheckpoint(world.stores.ports, record.targetId, 'daily')).toMatchObject({ version: 1 });
-    expect(await world.journalTransitions(invocationId)).toEqual(['EMPTY_STAGING>WRITING_UNKNOWN', 'WRITING_UNKNOWN>PARTIAL_PROVED', 'PARTIAL_PROVED>RETIRED']);
+    expect(await world.journalTransitions(invocationId)).toEqual([
+      'EMPTY_STAGING>WRITING_UNKNOWN',
+      'WRITING_UNKNOWN>PARTIAL_PROVED',
+      'PARTIAL_PROVED>RETIRED',
+    ]);
 
     // A fenced CreateStaging's CREATE that landed before the RETIRED write, and a retire that
     // crashed before its look after RETIRED (soak seeds 1417, 1805): the stage is left. Retire
@@ -229,7 +289,12 @@ describe('live recovery actions', () => {
     // (the custody item is untouched) and journals nothing; a third run finds nothing.
     const retired = await loadInvocation(world.stores.ports, invocationId);
     const stage = stagingTableOf(invocationId, route.route.target.table);
-    await deps.target.createStaging({ invocationId, staging: { schema: stage.schema, table: stage.name }, likeTable: { schema: 'dwh', table: 'events' }, ownerBinding: ownerBindingOf(retired.sealed) });
+    await deps.target.createStaging({
+      invocationId,
+      staging: { schema: stage.schema, table: stage.name },
+      likeTable: { schema: 'dwh', table: 'events' },
+      ownerBinding: ownerBindingOf(retired.sealed),
+    });
     expect(await world.stagesLeft()).toBe(1);
     const custodyRetired = await loadCustody(world.stores.ports, record.targetId);
     for (let again = 1; again <= 2; again++) {
@@ -240,7 +305,9 @@ describe('live recovery actions', () => {
     }
     expect(await loadCustody(world.stores.ports, record.targetId)).toEqual(custodyRetired);
     expect(await world.journalTransitions(invocationId)).toHaveLength(3);
-    await expect(resume(recoveryInput(invocationId), recoveryDeps)).rejects.toMatchObject({ code: 'delivery.recovery_action_not_permitted' });
+    await expect(resume(recoveryInput(invocationId), recoveryDeps)).rejects.toMatchObject({
+      code: 'delivery.recovery_action_not_permitted',
+    });
     expectNoSourceCall();
   });
 
@@ -253,12 +320,17 @@ describe('live recovery actions', () => {
     const strict = selectRoute(parseManifest(strictText, '/config/strict.yaml'), 'strict');
     await world.admin.query('CREATE TABLE dwh.events_strict (LIKE dwh.events INCLUDING ALL)');
     const invocationId = newInvocationId();
-    const run = await deliverWindow({ ...beginInput(invocationId), manifestText: strictText, selector: '/config/strict.yaml#strict' }, { ...deps, route: strict });
+    const run = await deliverWindow(
+      { ...beginInput(invocationId), manifestText: strictText, selector: '/config/strict.yaml#strict' },
+      { ...deps, route: strict },
+    );
     expect(run.state).toBe('REEXTRACT_REQUIRED');
     const input = { ...recoveryInput(invocationId), manifestText: strictText, selector: '/config/strict.yaml#strict' };
     const strictDeps = { ...recoveryDeps, route: strict };
     // The manifest must be the exact text sealed: an edited copy is refused, nothing touched.
-    await expect(retire({ ...input, manifestText: `${strictText}# edited\n` }, strictDeps)).rejects.toMatchObject({ code: 'delivery.recovery_authority_mismatch' });
+    await expect(retire({ ...input, manifestText: `${strictText}# edited\n` }, strictDeps)).rejects.toMatchObject({
+      code: 'delivery.recovery_authority_mismatch',
+    });
     expect(await world.stagesLeft()).toBe(1);
     expect(await retire(input, strictDeps)).toMatchObject({ state: 'RETIRED' });
     expect(await world.stagesLeft()).toBe(0);
@@ -275,9 +347,14 @@ describe('live recovery actions', () => {
     await stepsThrough(begun, deps);
     await publishCrashingAfterCommit(world, begun, deps);
     // Someone altered the durable receipt after the COMMIT: contradicting evidence.
-    await world.admin.query('UPDATE dwh.cutpoint_receipts SET rows = rows + 1 WHERE invocation_id = $1', [invocationId]);
+    await world.admin.query('UPDATE dwh.cutpoint_receipts SET rows = rows + 1 WHERE invocation_id = $1', [
+      invocationId,
+    ]);
     const rowsBefore = await world.targetWindowIds('events', WINDOW);
-    await expect(resume(recoveryInput(invocationId), recoveryDeps)).rejects.toMatchObject({ name: 'Delivery.RecoveryRetained', state: 'INCIDENT_RETAINED' });
+    await expect(resume(recoveryInput(invocationId), recoveryDeps)).rejects.toMatchObject({
+      name: 'Delivery.RecoveryRetained',
+      state: 'INCIDENT_RETAINED',
+    });
     const record = await loadInvocation(world.stores.ports, invocationId);
     expect(record.state).toBe('INCIDENT_RETAINED');
     expect(await loadCustody(world.stores.ports, record.targetId)).toMatchObject({ state: 'HELD', invocationId });

@@ -1,4 +1,10 @@
-import { runCutpointInProcess, spawnCutpoint, startCliRuntime, type CliRun, type CliRuntime } from '../support/cli-runtime.js';
+import {
+  runCutpointInProcess,
+  spawnCutpoint,
+  startCliRuntime,
+  type CliRun,
+  type CliRuntime,
+} from '../support/cli-runtime.js';
 import { spawnSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -47,9 +53,21 @@ const TARGET_REFUSALS: Array<[string, (text: string) => string, string]> = [
   ['infoschema', (t) => t.replace('dwh.events_clean', 'information_schema.tables'), 'delivery.target_not_user_table'],
   ['receipts', (t) => t.replace('dwh.events_clean', 'public.cutpoint_receipts'), 'delivery.target_not_user_table'],
   ['view', (t) => t.replace('dwh.events_clean', 'dwh.events_view'), 'delivery.target_not_user_table'],
-  ['nullcol', (t) => t.replace('not_null: [event_id, event_time]', 'not_null: [event_id, nosuch]'), 'delivery.target_column_missing'],
-  ['keycol', (t) => t.replace('key_columns: [event_id], mode', 'key_columns: [EVENT_ID], mode'), 'delivery.target_column_missing'],
-  ['timecol', (t) => t.replace('mode: replace_window', 'time_column: nosuch, mode: replace_window'), 'delivery.target_column_missing'],
+  [
+    'nullcol',
+    (t) => t.replace('not_null: [event_id, event_time]', 'not_null: [event_id, nosuch]'),
+    'delivery.target_column_missing',
+  ],
+  [
+    'keycol',
+    (t) => t.replace('key_columns: [event_id], mode', 'key_columns: [EVENT_ID], mode'),
+    'delivery.target_column_missing',
+  ],
+  [
+    'timecol',
+    (t) => t.replace('mode: replace_window', 'time_column: nosuch, mode: replace_window'),
+    'delivery.target_column_missing',
+  ],
 ];
 const manifestText = `version: 1
 bindings:
@@ -66,9 +84,17 @@ ${TARGET_REFUSALS.map(([name, edit]) => `  ${name}:${edit(route('events_clean'))
 const BASE = Date.parse('2025-11-01T00:00:00.000Z');
 const rows = Array.from({ length: 2000 }, (_, k) => {
   const i = k + 1;
-  return { event_id: i, event_time: BASE + i * 120_000, region: i % 3 === 0 ? 'eu' : 'us', amount: (i % 1000) / 8, note: i % 2 === 0 ? null : `note ${i}` };
+  return {
+    event_id: i,
+    event_time: BASE + i * 120_000,
+    region: i % 3 === 0 ? 'eu' : 'us',
+    amount: (i % 1000) / 8,
+    note: i % 2 === 0 ? null : `note ${i}`,
+  };
 });
-const windowIds = rows.filter((r) => r.event_time >= Date.parse(WINDOW.start) && r.event_time < Date.parse(WINDOW.end)).map((r) => String(r.event_id));
+const windowIds = rows
+  .filter((r) => r.event_time >= Date.parse(WINDOW.start) && r.event_time < Date.parse(WINDOW.end))
+  .map((r) => String(r.event_id));
 
 let root = '';
 let stateDir = '';
@@ -103,7 +129,10 @@ function cutpoint(args: string[], extra: NodeJS.ProcessEnv = {}): Promise<CliRun
  * bindings' variables set for the call only (both unset unless given), faults too.
  */
 function inProcess(args: string[], extra: Record<string, string> = {}): Promise<CliRun> {
-  return runCutpointInProcess(args, { cwd: root, env: { CUTPOINT_STATE_DIR: stateDir, [CH_ENV]: undefined, [PG_ENV]: undefined, ...extra } });
+  return runCutpointInProcess(args, {
+    cwd: root,
+    env: { CUTPOINT_STATE_DIR: stateDir, [CH_ENV]: undefined, [PG_ENV]: undefined, ...extra },
+  });
 }
 
 function expectNoSecrets(r: { stdout: string; stderr: string }): void {
@@ -114,7 +143,9 @@ function expectNoSecrets(r: { stdout: string; stderr: string }): void {
 }
 
 async function targetIds(table: string): Promise<string[]> {
-  return (await admin.query<{ id: string }>(`SELECT event_id::text AS id FROM dwh.${table}`)).rows.map((r) => r.id).sort();
+  return (await admin.query<{ id: string }>(`SELECT event_id::text AS id FROM dwh.${table}`)).rows
+    .map((r) => r.id)
+    .sort();
 }
 
 let runtime: CliRuntime | undefined;
@@ -149,24 +180,41 @@ describe('cutpoint delivery run (local runner)', () => {
       expect({ args, code: r.code, stdout: r.stdout }).toEqual({ args, code: 2, stdout: '' });
       expect(r.stderr).toMatch(/^cli\.usage: /);
     }
-    const r = spawnSync(process.execPath, [`${REPO_ROOT}bin/cutpoint.js`, ...cases[2]!], { cwd: REPO_ROOT, encoding: 'utf8', env: childEnv(), timeout: 60_000 });
+    const r = spawnSync(process.execPath, [`${REPO_ROOT}bin/cutpoint.js`, ...cases[2]!], {
+      cwd: REPO_ROOT,
+      encoding: 'utf8',
+      env: childEnv(),
+      timeout: 60_000,
+    });
     expect({ code: r.status, stdout: r.stdout }).toEqual({ code: 2, stdout: '' });
     expect(r.stderr).toMatch(/^cli\.usage: /);
   });
 
   it('an unset source binding is refused with a stable diagnostic naming the variable, never a value', async () => {
-    const r = await inProcess(['delivery', 'run', '--manifest', `${manifestFile}#clean`], { [PG_ENV]: pgServer.connectionString });
+    const r = await inProcess(['delivery', 'run', '--manifest', `${manifestFile}#clean`], {
+      [PG_ENV]: pgServer.connectionString,
+    });
     expect(r).toMatchObject({ code: 1, stdout: '' });
     expect(r.stderr.trim().split('\n').at(-1)).toMatch(new RegExp(`^delivery\\.binding_env_unset: .*${CH_ENV}`));
     expectNoSecrets(r);
   }, 120_000);
 
   it('a clean run ends CUSTODY_RELEASED: exit 0, the projection on stdout, every window row exactly once, the checkpoint advanced once', async () => {
-    const r = await cutpoint(['delivery', 'run', '--manifest', `${manifestFile}#clean`, '--format', 'json'], bindings());
+    const r = await cutpoint(
+      ['delivery', 'run', '--manifest', `${manifestFile}#clean`, '--format', 'json'],
+      bindings(),
+    );
     expect(r.code, r.stderr).toBe(0);
     const projection = JSON.parse(r.stdout);
     cleanId = projection.invocation_id;
-    expect(projection).toMatchObject({ kind: 'cutpoint.delivery-recovery.v1', route: 'clean', state: 'CUSTODY_RELEASED', permitted_actions: [], holds_custody: false, window: WINDOW });
+    expect(projection).toMatchObject({
+      kind: 'cutpoint.delivery-recovery.v1',
+      route: 'clean',
+      state: 'CUSTODY_RELEASED',
+      permitted_actions: [],
+      holds_custody: false,
+      window: WINDOW,
+    });
     expect(r.stderr).toContain('→ Publish');
     expect(r.stderr).toContain('→ Cleanup');
     expectNoSecrets(r);
@@ -177,12 +225,20 @@ describe('cutpoint delivery run (local runner)', () => {
 
   it('a lost publication COMMIT response stops the run in PUBLICATION_UNKNOWN: exit 1, the projection on stdout, the next command on stderr — which then recovers it', async () => {
     const invocationId = `inv-${'b'.repeat(25)}a`;
-    const r = await inProcess(['delivery', 'run', '--manifest', `${manifestFile}#lossy`, '--invocation-id', invocationId, '--format', 'json'], {
-      ...bindings(),
-      CUTPOINT_FAULTS: 'delivery.publish.commit:lose-response*',
-    });
+    const r = await inProcess(
+      ['delivery', 'run', '--manifest', `${manifestFile}#lossy`, '--invocation-id', invocationId, '--format', 'json'],
+      {
+        ...bindings(),
+        CUTPOINT_FAULTS: 'delivery.publish.commit:lose-response*',
+      },
+    );
     expect(r.code, r.stderr).toBe(1);
-    expect(JSON.parse(r.stdout)).toMatchObject({ invocation_id: invocationId, state: 'PUBLICATION_UNKNOWN', permitted_actions: ['reconcile'], holds_custody: true });
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      invocation_id: invocationId,
+      state: 'PUBLICATION_UNKNOWN',
+      permitted_actions: ['reconcile'],
+      holds_custody: true,
+    });
     const last = r.stderr.trim().split('\n').at(-1) ?? '';
     const next = `npx cutpoint delivery reconcile ${invocationId} --manifest ${manifestFile}#lossy --yes --format json`;
     expect(last).toMatch(/^delivery\.needs_recovery: /);
@@ -192,7 +248,11 @@ describe('cutpoint delivery run (local runner)', () => {
     expect(await targetIds('events_lossy')).toEqual([...windowIds].sort());
 
     // The next command as printed (source binding unset: recovery is source-free), then resume.
-    const live = (action: string) => inProcess(['delivery', action, invocationId, '--manifest', `${manifestFile}#lossy`, '--yes', '--format', 'json'], { [PG_ENV]: pgServer.connectionString });
+    const live = (action: string) =>
+      inProcess(
+        ['delivery', action, invocationId, '--manifest', `${manifestFile}#lossy`, '--yes', '--format', 'json'],
+        { [PG_ENV]: pgServer.connectionString },
+      );
     const reconciled = await live('reconcile');
     expect(reconciled.code, reconciled.stderr).toBe(0);
     expect(JSON.parse(reconciled.stdout)).toMatchObject({ state: 'PUBLISHED', permitted_actions: ['resume'] });
@@ -201,10 +261,17 @@ describe('cutpoint delivery run (local runner)', () => {
     expect(JSON.parse(resumed.stdout)).toMatchObject({ state: 'CUSTODY_RELEASED', holds_custody: false });
     expect(await targetIds('events_lossy')).toEqual([...windowIds].sort());
     const record = await loadInvocation(ports, invocationId);
-    expect(await loadCheckpoint(ports, record.targetId, 'lossy')).toMatchObject({ windowEnd: WINDOW.end, invocationId, version: 1 });
+    expect(await loadCheckpoint(ports, record.targetId, 'lossy')).toMatchObject({
+      windowEnd: WINDOW.end,
+      invocationId,
+      version: 1,
+    });
 
     // The same command again (same invocation id): the journal says it is done; nothing is delivered twice.
-    const again = await inProcess(['delivery', 'run', '--manifest', `${manifestFile}#lossy`, '--invocation-id', invocationId, '--format', 'json'], bindings());
+    const again = await inProcess(
+      ['delivery', 'run', '--manifest', `${manifestFile}#lossy`, '--invocation-id', invocationId, '--format', 'json'],
+      bindings(),
+    );
     expect(again.code, again.stderr).toBe(0);
     expect(JSON.parse(again.stdout)).toMatchObject({ invocation_id: invocationId, state: 'CUSTODY_RELEASED' });
     expect(await targetIds('events_lossy')).toEqual([...windowIds].sort());
@@ -219,14 +286,23 @@ describe('cutpoint delivery run (local runner)', () => {
     expectNoSecrets(r);
     return last;
   }
-  const everything = async () => JSON.stringify([await scanTable(runtime!.config), await targetIds('events_clean'), await targetIds('events_lossy'), await targetIds('events_missing')]);
+  const everything = async () =>
+    JSON.stringify([
+      await scanTable(runtime!.config),
+      await targetIds('events_clean'),
+      await targetIds('events_lossy'),
+      await targetIds('events_missing'),
+    ]);
 
   it("another route's invocation id is refused before anything runs: never reported as this run's result, nothing mutated, no chdb directory created", async () => {
     expect(cleanId).not.toBe('');
     const before = await everything();
     const fresh = join(root, 'never-created');
     const line = refused(
-      await inProcess(['delivery', 'run', '--manifest', `${manifestFile}#lossy`, '--invocation-id', cleanId, '--format', 'json'], { ...bindings(), [CH_ENV]: 'chdb:never-created' }),
+      await inProcess(
+        ['delivery', 'run', '--manifest', `${manifestFile}#lossy`, '--invocation-id', cleanId, '--format', 'json'],
+        { ...bindings(), [CH_ENV]: 'chdb:never-created' },
+      ),
       'delivery.invocation_sealed_elsewhere',
     );
     expect(line).toContain(cleanId);
@@ -235,19 +311,31 @@ describe('cutpoint delivery run (local runner)', () => {
     // The same route of an edited manifest is another manifest, too.
     const edited = join(root, 'edited.yaml');
     await writeFile(edited, `${manifestText}# edited\n`);
-    refused(await inProcess(['delivery', 'run', '--manifest', `${edited}#clean`, '--invocation-id', cleanId], bindings()), 'delivery.invocation_sealed_elsewhere');
+    refused(
+      await inProcess(['delivery', 'run', '--manifest', `${edited}#clean`, '--invocation-id', cleanId], bindings()),
+      'delivery.invocation_sealed_elsewhere',
+    );
     expect(existsSync(fresh)).toBe(false);
     expect(await everything()).toBe(before);
   });
 
   it('a missing source table is refused before custody is taken, naming the table (delivery.source_table_missing); a missing chdb directory is refused and never created', async () => {
     const before = await everything();
-    const line = refused(await inProcess(['delivery', 'run', '--manifest', `${manifestFile}#missing`, '--format', 'json'], bindings()), 'delivery.source_table_missing');
+    const line = refused(
+      await inProcess(['delivery', 'run', '--manifest', `${manifestFile}#missing`, '--format', 'json'], bindings()),
+      'delivery.source_table_missing',
+    );
     expect(line).toContain('src.no_such_events');
     expect(await everything()).toBe(before);
 
     const fresh = join(root, 'no-clickhouse-here');
-    refused(await inProcess(['delivery', 'run', '--manifest', `${manifestFile}#clean`], { ...bindings(), [CH_ENV]: 'chdb:no-clickhouse-here' }), 'delivery.source_data_dir_missing');
+    refused(
+      await inProcess(['delivery', 'run', '--manifest', `${manifestFile}#clean`], {
+        ...bindings(),
+        [CH_ENV]: 'chdb:no-clickhouse-here',
+      }),
+      'delivery.source_data_dir_missing',
+    );
     expect(existsSync(fresh)).toBe(false);
     expect(await everything()).toBe(before);
   });
@@ -256,7 +344,10 @@ describe('cutpoint delivery run (local runner)', () => {
     await admin.query('CREATE OR REPLACE VIEW dwh.events_view AS SELECT * FROM dwh.events_clean');
     const before = await everything();
     for (const [name, , code] of TARGET_REFUSALS) {
-      const line = refused(await inProcess(['delivery', 'run', '--manifest', `${manifestFile}#${name}`, '--format', 'json'], bindings()), code);
+      const line = refused(
+        await inProcess(['delivery', 'run', '--manifest', `${manifestFile}#${name}`, '--format', 'json'], bindings()),
+        code,
+      );
       expect(line, name).not.toContain('custody');
     }
     expect(await everything()).toBe(before);
@@ -264,11 +355,27 @@ describe('cutpoint delivery run (local runner)', () => {
 
   it('a second delivery run of an invocation another process is running is refused: it says the invocation is running and how to watch it, never an action that would fight it', async () => {
     const invocationId = invocationIdFrom(new Uint8Array(randomBytes(16)));
-    const args = ['delivery', 'run', '--manifest', `${manifestFile}#twice`, '--invocation-id', invocationId, '--format', 'json'];
+    const args = [
+      'delivery',
+      'run',
+      '--manifest',
+      `${manifestFile}#twice`,
+      '--invocation-id',
+      invocationId,
+      '--format',
+      'json',
+    ];
     // The first, slowed down at its publication so that it is surely running while the second starts.
     const first = cutpoint(args, { ...bindings(), CUTPOINT_FAULTS: 'delivery.publish.commit:delay=15000' });
     // Running: its invocation is journaled (Begin took custody).
-    for (let waited = 0; !(await loadInvocation(ports, invocationId).then(() => true, () => false)); waited += 200) {
+    for (
+      let waited = 0;
+      !(await loadInvocation(ports, invocationId).then(
+        () => true,
+        () => false,
+      ));
+      waited += 200
+    ) {
       expect(waited, 'the first run never began').toBeLessThan(120_000);
       await new Promise((resolvePromise) => setTimeout(resolvePromise, 200));
     }
@@ -287,17 +394,43 @@ describe('cutpoint delivery run (local runner)', () => {
     try {
       await holder.client.query({ query: 'SELECT 1' });
       const before = await everything();
-      refused(await cutpoint(['delivery', 'run', '--manifest', `${manifestFile}#clean`], bindings()), 'delivery.source_busy');
-      refused(await cutpoint(['delivery', 'run', '--manifest', `${manifestFile}#lossy`, '--invocation-id', cleanId], bindings()), 'delivery.invocation_sealed_elsewhere');
+      refused(
+        await cutpoint(['delivery', 'run', '--manifest', `${manifestFile}#clean`], bindings()),
+        'delivery.source_busy',
+      );
+      refused(
+        await cutpoint(
+          ['delivery', 'run', '--manifest', `${manifestFile}#lossy`, '--invocation-id', cleanId],
+          bindings(),
+        ),
+        'delivery.invocation_sealed_elsewhere',
+      );
       expect(await everything()).toBe(before);
 
       // Another invocation holds the route's target: refused for that (naming the holder), not for the busy source.
       const holderId = invocationIdFrom(new Uint8Array(randomBytes(16)));
       const clean = selectRoute(parseManifest(manifestText, manifestFile), 'clean');
-      const sealed = sealAuthority({ invocationId: holderId, manifestText, selector: `${manifestFile}#clean`, route: clean, targetIdentity: { server: 'elsewhere' }, workRoot: '/elsewhere', window: WINDOW });
-      await beginInvocation(ports, { invocationId: holderId, route: 'clean', targetId: targetIdOf('warehouse', { schema: 'dwh', name: 'events_clean' }), sealed, session: 'holder' });
+      const sealed = sealAuthority({
+        invocationId: holderId,
+        manifestText,
+        selector: `${manifestFile}#clean`,
+        route: clean,
+        targetIdentity: { server: 'elsewhere' },
+        workRoot: '/elsewhere',
+        window: WINDOW,
+      });
+      await beginInvocation(ports, {
+        invocationId: holderId,
+        route: 'clean',
+        targetId: targetIdOf('warehouse', { schema: 'dwh', name: 'events_clean' }),
+        sealed,
+        session: 'holder',
+      });
       const held = await everything();
-      const line = refused(await cutpoint(['delivery', 'run', '--manifest', `${manifestFile}#clean`], bindings()), 'delivery.run_failed');
+      const line = refused(
+        await cutpoint(['delivery', 'run', '--manifest', `${manifestFile}#clean`], bindings()),
+        'delivery.run_failed',
+      );
       expect(line).toContain('is in the custody of invocation');
       expect(line).toContain(holderId);
       expect(await everything()).toBe(held);

@@ -23,7 +23,11 @@ describe('cutpoint demo quality', () => {
     expect(doc.reconcile.projection.state).toBe('PUBLISHED');
 
     // The first observation overran its deadline inside the reader child: pending, guard released, remote end unverified.
-    expect(doc.observePending.command).toMatch(new RegExp(`^CUTPOINT_FAULTS='${QUALITY_DEMO_SLOW_PROBE}' npx cutpoint quality observe inv-\\S+ --manifest \\S+#daily --yes`));
+    expect(doc.observePending.command).toMatch(
+      new RegExp(
+        `^CUTPOINT_FAULTS='${QUALITY_DEMO_SLOW_PROBE}' npx cutpoint quality observe inv-\\S+ --manifest \\S+#daily --yes`,
+      ),
+    );
     expect(doc.observePending).toMatchObject({ capsuleState: 'TARGET_PENDING', remoteTermination: 'UNVERIFIED' });
     expect(doc.observePending.quality).toMatchObject({
       journal_state: 'PUBLISHED',
@@ -31,13 +35,25 @@ describe('cutpoint demo quality', () => {
       diagnostic_code: 'quality.target_pending',
       permitted_actions: ['observe'],
       reader_guard: { held: false },
-      replay_details: { governance: 'pending', target_commit: 'proven', last_observation: { outcome: 'TARGET_PENDING', error_class: 'DEADLINE', remote_termination: 'UNVERIFIED' } },
+      replay_details: {
+        governance: 'pending',
+        target_commit: 'proven',
+        last_observation: { outcome: 'TARGET_PENDING', error_class: 'DEADLINE', remote_termination: 'UNVERIFIED' },
+      },
     });
-    expect(doc.observeComplete.quality).toMatchObject({ capsule_state: 'COMPLETE', reader_guard: { held: false }, replay_details: { governance: 'complete' } });
+    expect(doc.observeComplete.quality).toMatchObject({
+      capsule_state: 'COMPLETE',
+      reader_guard: { held: false },
+      replay_details: { governance: 'complete' },
+    });
     expect(doc.observeComplete.quality.permitted_actions).toEqual(expect.arrayContaining(['resume', 'replay']));
 
     expect(doc.resume.projection).toMatchObject({ state: 'CUSTODY_RELEASED', holds_custody: false });
-    expect(doc.resume.quality).toMatchObject({ capsule_state: 'COMPLETE', permitted_actions: ['replay'], dispatch_count: 1 });
+    expect(doc.resume.quality).toMatchObject({
+      capsule_state: 'COMPLETE',
+      permitted_actions: ['replay'],
+      dispatch_count: 1,
+    });
     expect(doc.replay.receipt).toMatchObject({
       kind: 'cutpoint.quality-replay-receipt.v1',
       invocation_id: doc.invocationId,

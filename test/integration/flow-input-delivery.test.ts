@@ -41,14 +41,26 @@ afterAll(() => world?.close());
 const refusing = forbiddenSource();
 const recover = (flow: string, input: unknown): Promise<FlowResult> => world.runFlow(flow, input, refusing);
 const action = (invocationId: string) => ({ invocationId, manifestText, selector, yes: true });
-const refusedAt = (flow: string, field: string, states: string[], error = 'Cutpoint.ValidationError') => ({ error, cause: unknownField(flow, field), states });
+const refusedAt = (flow: string, field: string, states: string[], error = 'Cutpoint.ValidationError') => ({
+  error,
+  cause: unknownField(flow, field),
+  states,
+});
 
 describe('SQL delivery flows started directly', () => {
   it('deliver-window, the automatic and the operator reconcile, resume and retire each refuse an unknown field at their first Task and write nothing; without it each runs as before', async () => {
     // What an operator types into the console, or a schedule sends: the route, nothing else.
     const original = { manifestText, selector };
-    await expectRefusedUnwritten(world.stores.config, () => world.runFlow('deliver-window', { ...original, extra: 1 }), refusedAt('deliver-window', 'extra', ['Begin', 'StepRefused'], 'Delivery.StepRefused'));
-    await expectRefusedUnwritten(world.stores.config, () => world.runFlow('deliver-window', { ...original, execution: { id: 'forged', name: 'forged' } }), refusedAt('deliver-window', 'execution', ['Begin', 'StepRefused'], 'Delivery.StepRefused'));
+    await expectRefusedUnwritten(
+      world.stores.config,
+      () => world.runFlow('deliver-window', { ...original, extra: 1 }),
+      refusedAt('deliver-window', 'extra', ['Begin', 'StepRefused'], 'Delivery.StepRefused'),
+    );
+    await expectRefusedUnwritten(
+      world.stores.config,
+      () => world.runFlow('deliver-window', { ...original, execution: { id: 'forged', name: 'forged' } }),
+      refusedAt('deliver-window', 'execution', ['Begin', 'StepRefused'], 'Delivery.StepRefused'),
+    );
 
     world.targetFaults.arm('delivery.publish.commit:lose-response');
     const failed = await world.runFlow('deliver-window', original).finally(() => world.targetFaults.disarm());
@@ -57,23 +69,61 @@ describe('SQL delivery flows started directly', () => {
     expect((await loadInvocation(world.stores.ports, invocationId)).state).toBe('PUBLICATION_UNKNOWN');
 
     // The recovery dispatcher's start: {recoveryOf, originalInput}, its original held to deliver-window's fields.
-    const envelope = (text: string, extra: object = {}) => ({ recoveryOf: failed.executionArn, originalInput: text, ...extra });
+    const envelope = (text: string, extra: object = {}) => ({
+      recoveryOf: failed.executionArn,
+      originalInput: text,
+      ...extra,
+    });
     const automatic = ['IsAutomatic', 'UnwrapFailedDelivery', 'Inspect', 'Refused'];
-    await expectRefusedUnwritten(world.stores.config, () => recover('delivery-reconcile', envelope(JSON.stringify({ ...original, pages: 1 }))), refusedAt('delivery-reconcile', 'pages', automatic));
-    await expectRefusedUnwritten(world.stores.config, () => recover('delivery-reconcile', envelope(JSON.stringify(original), { yes: true })), refusedAt('delivery-reconcile', 'yes', automatic));
+    await expectRefusedUnwritten(
+      world.stores.config,
+      () => recover('delivery-reconcile', envelope(JSON.stringify({ ...original, pages: 1 }))),
+      refusedAt('delivery-reconcile', 'pages', automatic),
+    );
+    await expectRefusedUnwritten(
+      world.stores.config,
+      () => recover('delivery-reconcile', envelope(JSON.stringify(original), { yes: true })),
+      refusedAt('delivery-reconcile', 'yes', automatic),
+    );
     // The operator's reconcile: its own fields.
-    await expectRefusedUnwritten(world.stores.config, () => recover('delivery-reconcile', { ...action(invocationId), next: 'x' }), refusedAt('delivery-reconcile', 'next', ['IsAutomatic', 'Confirmed', 'Reconcile', 'Refused']));
+    await expectRefusedUnwritten(
+      world.stores.config,
+      () => recover('delivery-reconcile', { ...action(invocationId), next: 'x' }),
+      refusedAt('delivery-reconcile', 'next', ['IsAutomatic', 'Confirmed', 'Reconcile', 'Refused']),
+    );
 
     const reconciled = await recover('delivery-reconcile', envelope(JSON.stringify(original)));
-    expect(reconciled, why(reconciled)).toMatchObject({ status: 'SUCCEEDED', output: { action: 'reconcile', state: 'PUBLISHED', projection: { permitted_actions: ['resume'] } } });
-    expect(entered(reconciled)).toEqual(['IsAutomatic', 'UnwrapFailedDelivery', 'Inspect', 'AfterInspect', 'Reconcile', 'AfterReconcile', 'Done']);
+    expect(reconciled, why(reconciled)).toMatchObject({
+      status: 'SUCCEEDED',
+      output: { action: 'reconcile', state: 'PUBLISHED', projection: { permitted_actions: ['resume'] } },
+    });
+    expect(entered(reconciled)).toEqual([
+      'IsAutomatic',
+      'UnwrapFailedDelivery',
+      'Inspect',
+      'AfterInspect',
+      'Reconcile',
+      'AfterReconcile',
+      'Done',
+    ]);
 
-    await expectRefusedUnwritten(world.stores.config, () => recover('delivery-resume', { ...action(invocationId), dryrun: true }), refusedAt('delivery-resume', 'dryrun', ['Confirmed', 'Resume', 'Refused']));
+    await expectRefusedUnwritten(
+      world.stores.config,
+      () => recover('delivery-resume', { ...action(invocationId), dryrun: true }),
+      refusedAt('delivery-resume', 'dryrun', ['Confirmed', 'Resume', 'Refused']),
+    );
     const resumed = await recover('delivery-resume', action(invocationId));
-    expect(resumed, why(resumed)).toMatchObject({ status: 'SUCCEEDED', output: { action: 'resume', state: 'CUSTODY_RELEASED' } });
+    expect(resumed, why(resumed)).toMatchObject({
+      status: 'SUCCEEDED',
+      output: { action: 'resume', state: 'CUSTODY_RELEASED' },
+    });
     expect(await world.targetWindowIds('events', WINDOW)).toEqual(windowIdsOf(rows, WINDOW));
 
-    await expectRefusedUnwritten(world.stores.config, () => recover('delivery-retire', { ...action(invocationId), session: 'x' }), refusedAt('delivery-retire', 'session', ['Confirmed', 'Retire', 'Refused']));
+    await expectRefusedUnwritten(
+      world.stores.config,
+      () => recover('delivery-retire', { ...action(invocationId), session: 'x' }),
+      refusedAt('delivery-retire', 'session', ['Confirmed', 'Retire', 'Refused']),
+    );
     // As before: a released invocation is not retired.
     const retired = await recover('delivery-retire', action(invocationId));
     expect(retired, why(retired)).toMatchObject({ status: 'FAILED', error: 'Delivery.ActionNotPermitted' });

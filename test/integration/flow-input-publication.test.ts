@@ -19,18 +19,26 @@ import { publicationManifest, targetDdl } from '../support/publication-world.js'
 const ctx = useObserveWorld();
 const selector = '/config/publish.yaml#daily';
 const run = (flow: string, input: unknown): Promise<FlowResult> =>
-  runFlow(flow, input, { ports: ctx.world.stores.ports, retryIntervalMs: 0, stepDeps: (event) => Promise.resolve({ ...ctx.world.deps(), route: routeOfEvent(event) }) });
+  runFlow(flow, input, {
+    ports: ctx.world.stores.ports,
+    retryIntervalMs: 0,
+    stepDeps: (event) => Promise.resolve({ ...ctx.world.deps(), route: routeOfEvent(event) }),
+  });
 
 describe('ClickHouse publication flows started directly', () => {
   it('publish-clickhouse: an unknown field is Delivery.StepRefused at Begin, nothing written; without it the window is published', async () => {
     const table = 'flow_input_events';
     await ctx.world.ch.client.command({ query: targetDdl(table) });
     const input = { invocationId: newInvocationId(), manifestText: publicationManifest({ table }), selector };
-    await expectRefusedUnwritten(ctx.world.stores.config, () => run('publish-clickhouse', { ...input, wouldMark: [] }), {
-      error: 'Delivery.StepRefused',
-      cause: unknownField('publish-clickhouse', 'wouldMark'),
-      states: ['Begin', 'StepRefused'],
-    });
+    await expectRefusedUnwritten(
+      ctx.world.stores.config,
+      () => run('publish-clickhouse', { ...input, wouldMark: [] }),
+      {
+        error: 'Delivery.StepRefused',
+        cause: unknownField('publish-clickhouse', 'wouldMark'),
+        states: ['Begin', 'StepRefused'],
+      },
+    );
     const published = await run('publish-clickhouse', input);
     expect(published, why(published)).toMatchObject({ status: 'SUCCEEDED' });
     expect(entered(published).at(-1)).toBe('Cleanup');
@@ -48,7 +56,10 @@ describe('ClickHouse publication flows started directly', () => {
     });
     expect(await readCapsule(ctx.world.stores.ports, ref)).toEqual(prepared);
     const observed = await run('quality-observe', input);
-    expect(observed, why(observed)).toMatchObject({ status: 'SUCCEEDED', output: { invocation_id: ref.invocationId, capsule_state: 'COMPLETE' } });
+    expect(observed, why(observed)).toMatchObject({
+      status: 'SUCCEEDED',
+      output: { invocation_id: ref.invocationId, capsule_state: 'COMPLETE' },
+    });
     expect(entered(observed)).toEqual(['Confirmed', 'Observe', 'Observed']);
   }, 120_000);
 });

@@ -37,17 +37,43 @@ describe('commit-generation', () => {
       states: ['IsRecovery', 'Init', 'RegisterTask', 'Rejected'],
     });
     const run = await start('commit-generation', c.input);
-    expect(run, why(run)).toMatchObject({ status: 'SUCCEEDED', output: { outcome: 'COMMITTED', root: c.root, taskId: c.input.taskId } });
+    expect(run, why(run)).toMatchObject({
+      status: 'SUCCEEDED',
+      output: { outcome: 'COMMITTED', root: c.root, taskId: c.input.taskId },
+    });
   });
 
   it('a recovery start: a field beside the envelope or in its original input is refused the same way; the clean envelope finishes the task', async () => {
     const c = await newGenerationCase(stores.ports, 'flow-input-recovery');
-    const envelope = (original: object, extra: object = {}) => ({ recoveryOf: 'arn:aws:states:eu-west-1:111111111111:execution:commit-generation:x', originalInput: JSON.stringify(original), ...extra });
-    const states = ['IsRecovery', 'UnwrapRecovery', 'IsNestedRecovery', 'UseOriginalInput', 'Init', 'RegisterTask', 'Rejected'];
-    await expectRefusedUnwritten(stores.config, () => start('commit-generation', envelope({ ...c.input, extra: 1 })), { error: 'Generation.Rejected', cause: unknownField('commit-generation', 'extra'), states });
-    await expectRefusedUnwritten(stores.config, () => start('commit-generation', envelope(c.input, { sources: [] })), { error: 'Generation.Rejected', cause: unknownField('commit-generation', 'sources'), states });
+    const envelope = (original: object, extra: object = {}) => ({
+      recoveryOf: 'arn:aws:states:eu-west-1:111111111111:execution:commit-generation:x',
+      originalInput: JSON.stringify(original),
+      ...extra,
+    });
+    const states = [
+      'IsRecovery',
+      'UnwrapRecovery',
+      'IsNestedRecovery',
+      'UseOriginalInput',
+      'Init',
+      'RegisterTask',
+      'Rejected',
+    ];
+    await expectRefusedUnwritten(stores.config, () => start('commit-generation', envelope({ ...c.input, extra: 1 })), {
+      error: 'Generation.Rejected',
+      cause: unknownField('commit-generation', 'extra'),
+      states,
+    });
+    await expectRefusedUnwritten(stores.config, () => start('commit-generation', envelope(c.input, { sources: [] })), {
+      error: 'Generation.Rejected',
+      cause: unknownField('commit-generation', 'sources'),
+      states,
+    });
     const run = await start('commit-generation', envelope(c.input));
-    expect(run, why(run)).toMatchObject({ status: 'SUCCEEDED', output: { outcome: 'COMMITTED', taskId: c.input.taskId } });
+    expect(run, why(run)).toMatchObject({
+      status: 'SUCCEEDED',
+      output: { outcome: 'COMMITTED', taskId: c.input.taskId },
+    });
   });
 });
 
@@ -63,26 +89,61 @@ describe('stream flows', () => {
 
   it('stream-append: refused at WriteWal (Stream.Rejected), no WAL object, no head move; without the field the batch commits', async () => {
     const input = { ...lane, attemptId: `fi-${randomUUID().slice(0, 8)}`, session, records: [b64('one'), b64('two')] };
-    await expectRefusedUnwritten(stores.config, () => start('stream-append', { ...input, extra: 1 }), { error: 'Stream.Rejected', cause: unknownField('stream-append', 'extra'), states: ['WriteWal', 'Rejected'] });
+    await expectRefusedUnwritten(stores.config, () => start('stream-append', { ...input, extra: 1 }), {
+      error: 'Stream.Rejected',
+      cause: unknownField('stream-append', 'extra'),
+      states: ['WriteWal', 'Rejected'],
+    });
     const run = await start('stream-append', input);
-    expect(run, why(run)).toMatchObject({ status: 'SUCCEEDED', output: { status: 'KNOWN_COMMITTED', attemptId: input.attemptId } });
+    expect(run, why(run)).toMatchObject({
+      status: 'SUCCEEDED',
+      output: { status: 'KNOWN_COMMITTED', attemptId: input.attemptId },
+    });
 
     const resolve = { ...lane, attemptId: input.attemptId };
-    await expectRefusedUnwritten(stores.config, () => start('stream-resolve-append', { ...resolve, extra: 1 }), { error: 'Stream.Rejected', cause: unknownField('stream-resolve-append', 'extra'), states: ['IsRecovery', 'ResolveWhat', 'Resolve', 'Rejected'] });
-    // Its recovery start too: the original input is held to the flow's own fields.
-    await expectRefusedUnwritten(stores.config, () => start('stream-resolve-append', { recoveryOf: 'arn:x', originalInput: JSON.stringify({ ...resolve, extra: 1 }) }), {
+    await expectRefusedUnwritten(stores.config, () => start('stream-resolve-append', { ...resolve, extra: 1 }), {
       error: 'Stream.Rejected',
       cause: unknownField('stream-resolve-append', 'extra'),
-      states: ['IsRecovery', 'UnwrapRecovery', 'IsNestedRecovery', 'UseOriginalInput', 'ResolveWhat', 'Resolve', 'Rejected'],
+      states: ['IsRecovery', 'ResolveWhat', 'Resolve', 'Rejected'],
     });
+    // Its recovery start too: the original input is held to the flow's own fields.
+    await expectRefusedUnwritten(
+      stores.config,
+      () =>
+        start('stream-resolve-append', {
+          recoveryOf: 'arn:x',
+          originalInput: JSON.stringify({ ...resolve, extra: 1 }),
+        }),
+      {
+        error: 'Stream.Rejected',
+        cause: unknownField('stream-resolve-append', 'extra'),
+        states: [
+          'IsRecovery',
+          'UnwrapRecovery',
+          'IsNestedRecovery',
+          'UseOriginalInput',
+          'ResolveWhat',
+          'Resolve',
+          'Rejected',
+        ],
+      },
+    );
     const resolved = await start('stream-resolve-append', resolve);
     expect(resolved, why(resolved)).toMatchObject({ status: 'SUCCEEDED', output: { status: 'KNOWN_COMMITTED' } });
   }, 120_000);
 
   it('stream-trim: an unknown field, and a 50,000-element junk array where it reads an offset (flow.input_too_large), are refused; then the trim moves', async () => {
     const states = ['Trim', 'Rejected'];
-    await expectRefusedUnwritten(stores.config, () => start('stream-trim', { ...lane, to: 1, extra: 1 }), { error: 'Stream.TrimRefused', cause: unknownField('stream-trim', 'extra'), states });
-    await expectRefusedUnwritten(stores.config, () => start('stream-trim', { ...lane, to: Array.from({ length: 50_000 }, () => 0) }), { error: 'Stream.TrimRefused', cause: /it may be at most 65536 \(64 KiB\)/, states });
+    await expectRefusedUnwritten(stores.config, () => start('stream-trim', { ...lane, to: 1, extra: 1 }), {
+      error: 'Stream.TrimRefused',
+      cause: unknownField('stream-trim', 'extra'),
+      states,
+    });
+    await expectRefusedUnwritten(
+      stores.config,
+      () => start('stream-trim', { ...lane, to: Array.from({ length: 50_000 }, () => 0) }),
+      { error: 'Stream.TrimRefused', cause: /it may be at most 65536 \(64 KiB\)/, states },
+    );
     const run = await start('stream-trim', { ...lane, to: 1 });
     expect(run, why(run)).toMatchObject({ status: 'SUCCEEDED', output: { ...lane, trimOffset: 1 } });
   });
@@ -94,7 +155,11 @@ describe('stream flows', () => {
       ['stream-gc', ['Begin', 'Scan'], 'Rejected'],
     ] as const) {
       const error = refusal === 'Refused' ? 'Cutpoint.ValidationError' : 'Stream.GcRefused';
-      await expectRefusedUnwritten(stores.config, () => start(flow, { ...lane, pages: 1 }), { error, cause: unknownField(flow, 'pages'), states: [...first, refusal] });
+      await expectRefusedUnwritten(stores.config, () => start(flow, { ...lane, pages: 1 }), {
+        error,
+        cause: unknownField(flow, 'pages'),
+        states: [...first, refusal],
+      });
       const run = await start(flow, { ...lane });
       expect(run, `${flow}: ${why(run)}`).toMatchObject({ status: 'SUCCEEDED' });
     }
@@ -102,15 +167,28 @@ describe('stream flows', () => {
 
   it('stream-takeover: refused (a JSON "constructor" key) before the fence moves; without it the lane is taken over', async () => {
     const input = { ...lane, owner: 'ops', session: randomUUID() };
-    const polluted = JSON.parse(`{"constructor":{"prototype":{"polluted":true}},${JSON.stringify(input).slice(1)}`) as object;
-    await expectRefusedUnwritten(stores.config, () => start('stream-takeover', polluted), { error: 'Stream.Rejected', cause: unknownField('stream-takeover', 'constructor'), states: ['Takeover', 'Rejected'] });
+    const polluted = JSON.parse(
+      `{"constructor":{"prototype":{"polluted":true}},${JSON.stringify(input).slice(1)}`,
+    ) as object;
+    await expectRefusedUnwritten(stores.config, () => start('stream-takeover', polluted), {
+      error: 'Stream.Rejected',
+      cause: unknownField('stream-takeover', 'constructor'),
+      states: ['Takeover', 'Rejected'],
+    });
     const run = await start('stream-takeover', input);
-    expect(run, why(run)).toMatchObject({ status: 'SUCCEEDED', output: { ...lane, owner: 'ops', epoch: session.epoch + 1 } });
+    expect(run, why(run)).toMatchObject({
+      status: 'SUCCEEDED',
+      output: { ...lane, owner: 'ops', epoch: session.epoch + 1 },
+    });
   });
 
   it('stream-maintain: refused at CheckInput (a JSON "__proto__" key) before any child starts; without it the lane is maintained', async () => {
     const polluted = JSON.parse(`{"__proto__":{"polluted":true},"lanes":[${JSON.stringify(lane)}]}`) as object;
-    const refused = await expectRefusedUnwritten(stores.config, () => start('stream-maintain', polluted), { error: 'Cutpoint.ValidationError', cause: unknownField('stream-maintain', '__proto__'), states: ['CheckInput', 'Refused'] });
+    const refused = await expectRefusedUnwritten(stores.config, () => start('stream-maintain', polluted), {
+      error: 'Cutpoint.ValidationError',
+      cause: unknownField('stream-maintain', '__proto__'),
+      states: ['CheckInput', 'Refused'],
+    });
     expect(refused.transitions).toBe(2);
     const run = await start('stream-maintain', { lanes: [lane] });
     expect(run, why(run)).toMatchObject({ status: 'SUCCEEDED', output: [{ ...lane, status: 'MAINTAINED' }] });
@@ -125,16 +203,29 @@ describe('cutpoint flow run', () => {
       const before = await storeSnapshot(stores.config);
       for (const [flow, input, code] of [
         ['stream-trim', { stream: 'orders', partition: 0, to: 1, extra: 1 }, 'flow.input_unknown_field'],
-        ['stream-trim', { stream: 'orders', partition: 0, to: Array.from({ length: 50_000 }, () => 0) }, 'flow.input_too_large'],
-        ['commit-generation', { recoveryOf: 'arn:x', originalInput: '{"root":"demo/x","extra":1}' }, 'flow.input_unknown_field'],
+        [
+          'stream-trim',
+          { stream: 'orders', partition: 0, to: Array.from({ length: 50_000 }, () => 0) },
+          'flow.input_too_large',
+        ],
+        [
+          'commit-generation',
+          { recoveryOf: 'arn:x', originalInput: '{"root":"demo/x","extra":1}' },
+          'flow.input_unknown_field',
+        ],
         ['stream-maintain', [], 'flow.input_not_object'],
       ] as const) {
-        const r = await runCutpointInProcess(['flow', 'run', flow, '--input', JSON.stringify(input)], { env: { CUTPOINT_STATE_DIR: stateDir } });
+        const r = await runCutpointInProcess(['flow', 'run', flow, '--input', JSON.stringify(input)], {
+          env: { CUTPOINT_STATE_DIR: stateDir },
+        });
         expect(r.code, r.stderr).toBe(1);
         expect(r.stderr).toMatch(new RegExp(`^${code.replace('.', '\\.')}: `));
       }
       // The same well-formed input gets past the check and only then finds no runtime here.
-      const r = await runCutpointInProcess(['flow', 'run', 'stream-trim', '--input', JSON.stringify({ stream: 'orders', partition: 0, to: 1 })], { env: { CUTPOINT_STATE_DIR: stateDir } });
+      const r = await runCutpointInProcess(
+        ['flow', 'run', 'stream-trim', '--input', JSON.stringify({ stream: 'orders', partition: 0, to: 1 })],
+        { env: { CUTPOINT_STATE_DIR: stateDir } },
+      );
       expect(r.code).toBe(1);
       expect(r.stderr).not.toMatch(/^flow\./);
       expect(await storeSnapshot(stores.config)).toEqual(before);

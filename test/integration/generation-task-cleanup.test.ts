@@ -36,8 +36,11 @@ const taskOf = (ports: Ports, root: string, taskId: string) => ports.authority.g
 async function corrupt(key: string): Promise<() => Promise<void>> {
   const original = (await stores.ports.objects.get(key))!;
   const evil = encodeBatch([new TextEncoder().encode('EVIL')]);
-  expect(await replaceObject(stores.ports.objects, key, evil, { ...original.metadata, sha256: sha256Hex(evil) })).toBe('APPLIED');
-  return async () => void expect(await replaceObject(stores.ports.objects, key, original.bytes, original.metadata)).toBe('APPLIED');
+  expect(await replaceObject(stores.ports.objects, key, evil, { ...original.metadata, sha256: sha256Hex(evil) })).toBe(
+    'APPLIED',
+  );
+  return async () =>
+    void expect(await replaceObject(stores.ports.objects, key, original.bytes, original.metadata)).toBe('APPLIED');
 }
 
 describe('the commit-generation flow', () => {
@@ -61,7 +64,9 @@ describe('the commit-generation flow', () => {
     expect(refused).toMatchObject({ taskCleaned: false, refused: expect.stringContaining(record.objectKey) });
     expect(await taskOf(stores.ports, d.root, 'task-1')).toMatchObject({ state: 'COMMITTED' });
     await restore();
-    expect(await cleanupCommittedTask({ root: d.root, generation: 0, taskId: 'task-1' }, stores.ports)).toEqual({ taskCleaned: true });
+    expect(await cleanupCommittedTask({ root: d.root, generation: 0, taskId: 'task-1' }, stores.ports)).toEqual({
+      taskCleaned: true,
+    });
     expect(await taskOf(stores.ports, d.root, 'task-1')).toBeUndefined();
   });
 });
@@ -75,19 +80,27 @@ describe('generation 0 of a stream range', () => {
     stores.faults.arm(`${GENERATION_CUT_POINTS.taskCleanup}:crash-before*`);
     const first = await materializeGen0Batch(lane, stores.ports);
     stores.faults.disarm();
-    expect(first).toMatchObject({ next: commits.at(-1)!.end, cleanup: { tasks: 0, failed: expect.stringContaining('Cutpoint.WorkerCrashed') } });
+    expect(first).toMatchObject({
+      next: commits.at(-1)!.end,
+      cleanup: { tasks: 0, failed: expect.stringContaining('Cutpoint.WorkerCrashed') },
+    });
     for (const c of commits) expect(await gen0Task(c)).toMatchObject({ state: 'COMMITTED' });
 
     // The third range's generation 0 stops verifying: the next run cleans the first two, refuses it, and stops there.
     const third = (await loadRecord(stores.ports, rangeRootOf(lane, commits[2]!.start), 0))!;
     const restore = await corrupt(third.objectKey);
     const second = await materializeGen0Batch(lane, stores.ports);
-    expect(second.cleanup).toMatchObject({ tasks: 2, refused: { end: commits[2]!.end, reason: expect.stringContaining(third.objectKey) } });
+    expect(second.cleanup).toMatchObject({
+      tasks: 2,
+      refused: { end: commits[2]!.end, reason: expect.stringContaining(third.objectKey) },
+    });
     expect(await gen0Task(commits[0]!)).toBeUndefined();
     expect(await gen0Task(commits[1]!)).toBeUndefined();
     expect(await gen0Task(commits[2]!), 'a refused task must stay').toMatchObject({ state: 'COMMITTED' });
     expect(await gen0Task(commits[3]!), 'the cursor passed a task still there').toMatchObject({ state: 'COMMITTED' });
-    expect(await stores.ports.authority.get({ pk: laneKeys.pk(lane), sk: 'gen0#mark' })).toMatchObject({ cleanedTo: commits[1]!.end });
+    expect(await stores.ports.authority.get({ pk: laneKeys.pk(lane), sk: 'gen0#mark' })).toMatchObject({
+      cleanedTo: commits[1]!.end,
+    });
 
     await restore();
     expect((await materializeGen0Batch(lane, stores.ports)).cleanup).toEqual({ tasks: 2 });
@@ -96,7 +109,7 @@ describe('generation 0 of a stream range', () => {
 });
 
 describe('a compaction', () => {
-  it('every run whose cleanup failed is found again from the mark\'s cleanup cursor, not only the last one', async () => {
+  it("every run whose cleanup failed is found again from the mark's cleanup cursor, not only the last one", async () => {
     const { lane, writer } = await laneWithRanges(stores.ports, 'cleanup-compact', 2);
     const compactFailingCleanup = async () => {
       stores.faults.arm(`${COMPACTION_CUT_POINTS.compactCleanup}:fail*`);
@@ -118,8 +131,8 @@ describe('a compaction', () => {
     await restore();
     // A run with nothing to compact cleans both: the older one too (the cursor), not only the one at the mark.
     await compactLane(lane, stores.ports);
-    for (const c of runs) expect(await taskOf(stores.ports, c.root, c.taskId), `${c.taskId} left behind`).toBeUndefined();
+    for (const c of runs)
+      expect(await taskOf(stores.ports, c.root, c.taskId), `${c.taskId} left behind`).toBeUndefined();
     expect(await stores.ports.authority.get(compactionKeys.mark(lane))).toMatchObject({ cleanedTo: runs[1]!.end });
   });
 });
-

@@ -20,16 +20,27 @@ beforeAll(async () => {
 const PROCESSOR = {
   ProcessorConfig: { Mode: 'DISTRIBUTED', ExecutionType: 'STANDARD' },
   StartAt: 'ExtractLoadPart',
-  States: { ExtractLoadPart: { Type: 'Task', Resource: '${TestExtractLoadPartFunctionArn}', TimeoutSeconds: 60, End: true } },
+  States: {
+    ExtractLoadPart: { Type: 'Task', Resource: '${TestExtractLoadPartFunctionArn}', TimeoutSeconds: 60, End: true },
+  },
 };
 
 function flowWith(map: Record<string, unknown>): AslDefinition {
-  return { StartAt: 'Parts', States: { Parts: { Type: 'Map', ItemProcessor: PROCESSOR, End: true, ...map } as AslState } };
+  return {
+    StartAt: 'Parts',
+    States: { Parts: { Type: 'Map', ItemProcessor: PROCESSOR, End: true, ...map } as AslState },
+  };
 }
 
 async function run(definition: AslDefinition, input: unknown) {
   const steps = recordingSteps();
-  const result = await runFlow('items-fixture', input, { ports: stores.ports, retryIntervalMs: 0, definition, taskHandlers: steps.taskHandlers, executionName: 'exec-1' });
+  const result = await runFlow('items-fixture', input, {
+    ports: stores.ports,
+    retryIntervalMs: 0,
+    definition,
+    taskHandlers: steps.taskHandlers,
+    executionName: 'exec-1',
+  });
   return { result, steps };
 }
 
@@ -39,7 +50,12 @@ describe('Distributed Map over the state input', () => {
   it('ItemsPath + ItemSelector ($$.Map.Item.Index/Value, $$.Execution.Name, $), unlimited MaxConcurrency, output = child outputs in item order', async () => {
     const definition = flowWith({
       ItemsPath: '$.parts',
-      ItemSelector: { 'index.$': '$$.Map.Item.Index', 'value.$': '$$.Map.Item.Value', 'execution.$': '$$.Execution.Name', 'shared.$': '$.shared' },
+      ItemSelector: {
+        'index.$': '$$.Map.Item.Index',
+        'value.$': '$$.Map.Item.Value',
+        'execution.$': '$$.Execution.Name',
+        'shared.$': '$.shared',
+      },
       MaxConcurrency: 0,
       ResultPath: '$.results',
     });
@@ -61,12 +77,20 @@ describe('Distributed Map over the state input', () => {
     const output = result.output as unknown[];
     expect(output).toHaveLength(4);
     expect(output[0]).toEqual({ part: 0, rows: 0 });
-    expect(output[1]).toEqual(expect.objectContaining({ Status: 'FAILED', Error: 'Test.PartFailed', Input: JSON.stringify({ n: 1, fail: true }) }));
+    expect(output[1]).toEqual(
+      expect.objectContaining({
+        Status: 'FAILED',
+        Error: 'Test.PartFailed',
+        Input: JSON.stringify({ n: 1, fail: true }),
+      }),
+    );
     expect(result.mapRuns).toEqual([expect.objectContaining({ items: 4, succeeded: 3, failed: 1 })]);
   });
 
   it('with no tolerance given, one failed item fails the Map Run (States.ExceedToleratedFailureThreshold, uncaught here)', async () => {
-    const { result } = await run(flowWith({ ItemsPath: '$.parts', MaxConcurrency: 1 }), { parts: [{ n: 0 }, { n: 1, fail: true }, { n: 2 }] });
+    const { result } = await run(flowWith({ ItemsPath: '$.parts', MaxConcurrency: 1 }), {
+      parts: [{ n: 0 }, { n: 1, fail: true }, { n: 2 }],
+    });
     expect(result.status).toBe('FAILED');
     expect(result.error).toBe('States.ExceedToleratedFailureThreshold');
     expect(result.cause).toMatch(/1 of 3 items failed/);
@@ -93,8 +117,18 @@ describe('Distributed Map over the state input', () => {
 
   it.each([
     ['ItemsPath not an array', { ItemsPath: '$.parts' }, { parts: { n: 1 } }, /ItemsPath does not point to an array/],
-    ['MaxConcurrencyPath negative', { ItemsPath: '$.parts', MaxConcurrencyPath: '$.max' }, { parts: [], max: -1 }, /MaxConcurrency resolved to -1/],
-    ['ToleratedFailurePercentagePath over 100', { ItemsPath: '$.parts', ToleratedFailurePercentagePath: '$.pct' }, { parts: [], pct: 101 }, /ToleratedFailurePercentage resolved to 101/],
+    [
+      'MaxConcurrencyPath negative',
+      { ItemsPath: '$.parts', MaxConcurrencyPath: '$.max' },
+      { parts: [], max: -1 },
+      /MaxConcurrency resolved to -1/,
+    ],
+    [
+      'ToleratedFailurePercentagePath over 100',
+      { ItemsPath: '$.parts', ToleratedFailurePercentagePath: '$.pct' },
+      { parts: [], pct: 101 },
+      /ToleratedFailurePercentage resolved to 101/,
+    ],
     ['MaxConcurrencyPath missing', { ItemsPath: '$.parts', MaxConcurrencyPath: '$.nope' }, { parts: [] }, /\$\.nope/],
   ])('%s fails the state with States.Runtime', async (_what, map, input, cause) => {
     const { result, steps } = await run(flowWith(map), input);
@@ -105,7 +139,10 @@ describe('Distributed Map over the state input', () => {
   });
 
   it('ResultWriter to a bucket other than the object store fails the Map with States.ResultWriterFailed', async () => {
-    const definition = flowWith({ ItemsPath: '$.parts', ResultWriter: { Resource: 'arn:aws:states:::s3:putObject', Parameters: { Bucket: 'elsewhere', Prefix: 'r' } } });
+    const definition = flowWith({
+      ItemsPath: '$.parts',
+      ResultWriter: { Resource: 'arn:aws:states:::s3:putObject', Parameters: { Bucket: 'elsewhere', Prefix: 'r' } },
+    });
     const { result } = await run(definition, { parts: parts(2) });
     expect(result.status).toBe('FAILED');
     expect(result.error).toBe('States.ResultWriterFailed');
@@ -114,18 +151,53 @@ describe('Distributed Map over the state input', () => {
 });
 
 describe('what the runner refuses before the execution starts (never ignored)', () => {
-  const reader = { Resource: 'arn:aws:states:::s3:getObject', ReaderConfig: { InputType: 'JSON' }, Parameters: { Bucket: 'b', Key: 'k' } };
+  const reader = {
+    Resource: 'arn:aws:states:::s3:getObject',
+    ReaderConfig: { InputType: 'JSON' },
+    Parameters: { Bucket: 'b', Key: 'k' },
+  };
   it.each([
-    ['ItemBatcher', flowWith({ ItemsPath: '$.parts', ItemBatcher: { MaxItemsPerBatch: 2 } }), /Parts: ItemBatcher is not supported/],
-    ['an EXPRESS child', flowWith({ ItemProcessor: { ...PROCESSOR, ProcessorConfig: { Mode: 'DISTRIBUTED', ExecutionType: 'EXPRESS' } } }), /ExecutionType EXPRESS is not supported/],
-    ['a CSV ItemReader', flowWith({ ItemReader: { ...reader, ReaderConfig: { InputType: 'CSV', CSVHeaderLocation: 'FIRST_ROW' } } }), /ReaderConfig must be exactly/],
+    [
+      'ItemBatcher',
+      flowWith({ ItemsPath: '$.parts', ItemBatcher: { MaxItemsPerBatch: 2 } }),
+      /Parts: ItemBatcher is not supported/,
+    ],
+    [
+      'an EXPRESS child',
+      flowWith({ ItemProcessor: { ...PROCESSOR, ProcessorConfig: { Mode: 'DISTRIBUTED', ExecutionType: 'EXPRESS' } } }),
+      /ExecutionType EXPRESS is not supported/,
+    ],
+    [
+      'a CSV ItemReader',
+      flowWith({ ItemReader: { ...reader, ReaderConfig: { InputType: 'CSV', CSVHeaderLocation: 'FIRST_ROW' } } }),
+      /ReaderConfig must be exactly/,
+    ],
     ['ItemReader with ItemsPath', flowWith({ ItemReader: reader, ItemsPath: '$.parts' }), /ItemsPath with ItemReader/],
-    ['ReaderConfig.MaxItems', flowWith({ ItemReader: { ...reader, ReaderConfig: { InputType: 'JSON', MaxItems: 5 } } }), /ReaderConfig must be exactly/],
-    ['an ItemReader VersionId', flowWith({ ItemReader: { ...reader, Parameters: { Bucket: 'b', Key: 'k', VersionId: 'v1' } } }), /ItemReader.Parameters: VersionId not supported/],
-    ['an inline Map with a ResultWriter', flowWith({ ItemProcessor: { ...PROCESSOR, ProcessorConfig: { Mode: 'INLINE' } }, ResultWriter: { Resource: 'arn:aws:states:::s3:putObject', Parameters: { Bucket: 'b' } } }), /ResultWriter need\(s\) ItemProcessor.ProcessorConfig.Mode DISTRIBUTED/],
+    [
+      'ReaderConfig.MaxItems',
+      flowWith({ ItemReader: { ...reader, ReaderConfig: { InputType: 'JSON', MaxItems: 5 } } }),
+      /ReaderConfig must be exactly/,
+    ],
+    [
+      'an ItemReader VersionId',
+      flowWith({ ItemReader: { ...reader, Parameters: { Bucket: 'b', Key: 'k', VersionId: 'v1' } } }),
+      /ItemReader.Parameters: VersionId not supported/,
+    ],
+    [
+      'an inline Map with a ResultWriter',
+      flowWith({
+        ItemProcessor: { ...PROCESSOR, ProcessorConfig: { Mode: 'INLINE' } },
+        ResultWriter: { Resource: 'arn:aws:states:::s3:putObject', Parameters: { Bucket: 'b' } },
+      }),
+      /ResultWriter need\(s\) ItemProcessor.ProcessorConfig.Mode DISTRIBUTED/,
+    ],
   ])('%s', async (_what, definition, message) => {
     const steps = recordingSteps();
-    const running = runFlow('refused', { parts: parts(2) }, { ports: stores.ports, definition, taskHandlers: steps.taskHandlers });
+    const running = runFlow(
+      'refused',
+      { parts: parts(2) },
+      { ports: stores.ports, definition, taskHandlers: steps.taskHandlers },
+    );
     await expect(running).rejects.toThrow(message);
     await expect(running).rejects.toMatchObject({ name: 'Cutpoint.UnsupportedAsl', code: 'local.unsupported_asl' });
     expect(steps.calls).toEqual([]);

@@ -20,7 +20,12 @@ beforeAll(async () => {
 });
 
 async function putJson(key: string, value: unknown): Promise<void> {
-  const outcome = await stores.ports.objects.put('test.plan.put', key, new TextEncoder().encode(JSON.stringify(value)), {});
+  const outcome = await stores.ports.objects.put(
+    'test.plan.put',
+    key,
+    new TextEncoder().encode(JSON.stringify(value)),
+    {},
+  );
   expect(outcome.status).toBe('APPLIED');
 }
 
@@ -31,12 +36,20 @@ async function getJson(key: string): Promise<unknown> {
 }
 
 /** Writes the parts to S3 and runs the fixture flow over them. */
-async function run(parts: unknown, options: { maxConcurrency?: number; bucket?: string; definition?: AslDefinition } = {}) {
+async function run(
+  parts: unknown,
+  options: { maxConcurrency?: number; bucket?: string; definition?: AslDefinition } = {},
+) {
   const id = `inv-${++seq}`;
   const key = `plans/${id}/parts.json`;
   await putJson(key, parts);
   const steps = recordingSteps();
-  const plan = { bucket: options.bucket ?? stores.config.bucketName, key, maxConcurrency: options.maxConcurrency ?? 4, resultsPrefix: `results/${id}` };
+  const plan = {
+    bucket: options.bucket ?? stores.config.bucketName,
+    key,
+    maxConcurrency: options.maxConcurrency ?? 4,
+    resultsPrefix: `results/${id}`,
+  };
   const input = { invocationId: id, fence: 7, plan };
   const result = await runFlow('distributed-map-fixture', input, {
     ports: stores.ports,
@@ -47,9 +60,11 @@ async function run(parts: unknown, options: { maxConcurrency?: number; bucket?: 
   return { result, steps, input, plan };
 }
 
-const partsOf = (count: number, tweak: (p: Part) => Part = (p) => p): Part[] => Array.from({ length: count }, (_, n) => tweak({ n }));
+const partsOf = (count: number, tweak: (p: Part) => Part = (p) => p): Part[] =>
+  Array.from({ length: count }, (_, n) => tweak({ n }));
 const entered = (result: FlowResult) => result.events.filter((e) => e.type === 'StateEntered').map((e) => e.state);
-const parentTransitions = (result: FlowResult) => result.events.filter((e) => e.type === 'StateEntered' || e.type === 'StateRetried').length;
+const parentTransitions = (result: FlowResult) =>
+  result.events.filter((e) => e.type === 'StateEntered' || e.type === 'StateRetried').length;
 
 interface Manifest {
   DestinationBucket: string;
@@ -66,9 +81,12 @@ describe('Distributed Map over an S3 JSON array (ItemReader, ItemSelector, MaxCo
     expect(result.output).toEqual({ ...input, verified: { ok: true } });
 
     // Each item ran once with its ItemSelector input (part 17 twice: its child retried the crash).
-    const byPart = (steps.calls as Array<{ part: Part }>).filter((c, i, all) => all.findIndex((d) => d.part.n === c.part.n) === i);
+    const byPart = (steps.calls as Array<{ part: Part }>).filter(
+      (c, i, all) => all.findIndex((d) => d.part.n === c.part.n) === i,
+    );
     expect(byPart.map((c) => c.part.n).sort((a, b) => a - b)).toEqual(parts.map((p) => p.n));
-    for (const call of byPart) expect(call).toEqual({ invocationId: input.invocationId, fence: 7, part: parts[call.part.n] });
+    for (const call of byPart)
+      expect(call).toEqual({ invocationId: input.invocationId, fence: 7, part: parts[call.part.n] });
     expect(steps.calls).toHaveLength(51);
     expect(steps.attempts.get(17)).toBe(2);
     // The child's retrier waits 1 s in the ASL; retryIntervalMs 0 reaches child executions too.
@@ -78,10 +96,22 @@ describe('Distributed Map over an S3 JSON array (ItemReader, ItemSelector, MaxCo
 
     // Transitions: the parent's plus every child's (50 entered, 1 retry), as AWS bills them.
     const [mapRun] = result.mapRuns;
-    expect(result.mapRuns).toEqual([{ state: 'ExtractLoadParts', mapRunArn: expect.stringContaining(':mapRun:distributed-map-fixture/ExtractLoadParts:'), items: 50, succeeded: 50, failed: 0, transitions: 51 }]);
+    expect(result.mapRuns).toEqual([
+      {
+        state: 'ExtractLoadParts',
+        mapRunArn: expect.stringContaining(':mapRun:distributed-map-fixture/ExtractLoadParts:'),
+        items: 50,
+        succeeded: 50,
+        failed: 0,
+        transitions: 51,
+      },
+    ]);
     expect(parentTransitions(result)).toBe(3);
     expect(result.transitions).toBe(3 + 51);
-    expect(result.events.filter((e) => e.type.startsWith('MapRun')).map((e) => e.type)).toEqual(['MapRunStarted', 'MapRunSucceeded']);
+    expect(result.events.filter((e) => e.type.startsWith('MapRun')).map((e) => e.type)).toEqual([
+      'MapRunStarted',
+      'MapRunSucceeded',
+    ]);
 
     // ResultWriter: <prefix>/<map run id>/manifest.json and SUCCEEDED_0.json, read back from the emulator.
     const runId = mapRun!.mapRunArn.split(':').pop();
@@ -89,14 +119,22 @@ describe('Distributed Map over an S3 JSON array (ItemReader, ItemSelector, MaxCo
     expect(manifest.DestinationBucket).toBe(stores.config.bucketName);
     expect(manifest.MapRunArn).toBe(mapRun!.mapRunArn);
     expect(manifest.ResultFiles.FAILED).toEqual([]);
-    expect(manifest.ResultFiles.SUCCEEDED).toEqual([{ Key: `${plan.resultsPrefix}/${runId}/SUCCEEDED_0.json`, Size: expect.any(Number) }]);
+    expect(manifest.ResultFiles.SUCCEEDED).toEqual([
+      { Key: `${plan.resultsPrefix}/${runId}/SUCCEEDED_0.json`, Size: expect.any(Number) },
+    ]);
     const succeeded = (await getJson(manifest.ResultFiles.SUCCEEDED[0]!.Key)) as Array<Record<string, unknown>>;
     expect(succeeded).toHaveLength(50);
     for (const [n, record] of succeeded.entries()) {
       expect(record.Status).toBe('SUCCEEDED');
-      expect(JSON.parse(record.Input as string)).toEqual({ invocationId: input.invocationId, fence: 7, part: parts[n] });
+      expect(JSON.parse(record.Input as string)).toEqual({
+        invocationId: input.invocationId,
+        fence: 7,
+        part: parts[n],
+      });
       expect(JSON.parse(record.Output as string)).toEqual({ part: n, rows: n * 10 });
-      expect(record.ExecutionArn).toMatch(/^arn:aws:states:local:000000000000:execution:distributed-map-fixture\/ExtractLoadParts:/);
+      expect(record.ExecutionArn).toMatch(
+        /^arn:aws:states:local:000000000000:execution:distributed-map-fixture\/ExtractLoadParts:/,
+      );
     }
   });
 
@@ -108,21 +146,39 @@ describe('Distributed Map over an S3 JSON array (ItemReader, ItemSelector, MaxCo
   });
 
   it('a failing item fails the Map with States.ExceedToleratedFailureThreshold (ToleratedFailurePercentage 0) and the Catch route is taken', async () => {
-    const { result, plan } = await run(partsOf(10, (p) => (p.n === 3 ? { ...p, fail: true } : p)), { maxConcurrency: 2 });
+    const { result, plan } = await run(
+      partsOf(10, (p) => (p.n === 3 ? { ...p, fail: true } : p)),
+      { maxConcurrency: 2 },
+    );
     expect(result.status).toBe('SUCCEEDED');
     expect(entered(result)).toEqual(['Plan', 'ExtractLoadParts', 'PartsFailed']);
     const output = result.output as { error: { Error: string; Cause: string } };
     expect(output.error.Error).toBe('States.ExceedToleratedFailureThreshold');
     expect(result.events).toContainEqual(expect.objectContaining({ type: 'StateCaught', state: 'ExtractLoadParts' }));
-    expect(result.events).toContainEqual(expect.objectContaining({ type: 'MapRunItemFailed', state: 'ExtractLoadParts', item: 3, error: 'Test.PartFailed' }));
-    expect(result.events).toContainEqual(expect.objectContaining({ type: 'MapRunFailed', state: 'ExtractLoadParts', error: 'States.ExceedToleratedFailureThreshold' }));
+    expect(result.events).toContainEqual(
+      expect.objectContaining({
+        type: 'MapRunItemFailed',
+        state: 'ExtractLoadParts',
+        item: 3,
+        error: 'Test.PartFailed',
+      }),
+    );
+    expect(result.events).toContainEqual(
+      expect.objectContaining({
+        type: 'MapRunFailed',
+        state: 'ExtractLoadParts',
+        error: 'States.ExceedToleratedFailureThreshold',
+      }),
+    );
     const [mapRun] = result.mapRuns;
     expect(mapRun!.failed).toBe(1);
     // AWS writes the results of a failed Map Run too: the failed child is in FAILED_0.json.
     const runId = mapRun!.mapRunArn.split(':').pop();
     const manifest = (await getJson(`${plan.resultsPrefix}/${runId}/manifest.json`)) as Manifest;
     const failed = (await getJson(manifest.ResultFiles.FAILED[0]!.Key)) as Array<Record<string, unknown>>;
-    expect(failed).toEqual([expect.objectContaining({ Status: 'FAILED', Error: 'Test.PartFailed', Cause: 'part 3 failed' })]);
+    expect(failed).toEqual([
+      expect.objectContaining({ Status: 'FAILED', Error: 'Test.PartFailed', Cause: 'part 3 failed' }),
+    ]);
   });
 
   it('ToleratedFailureCount lets a Map Run with that many failed items pass, and fails it at one more', async () => {
@@ -143,11 +199,19 @@ describe('Distributed Map over an S3 JSON array (ItemReader, ItemSelector, MaxCo
 
   it('Retry on the Map state re-runs the whole Map Run, like a Task', async () => {
     const definition = fixtureFlow();
-    definition.States.ExtractLoadParts!.Retry = [{ ErrorEquals: ['States.ExceedToleratedFailureThreshold'], MaxAttempts: 1 }];
-    const { result, steps } = await run(partsOf(5, (p) => (p.n === 1 ? { ...p, failOnce: true } : p)), { definition, maxConcurrency: 1 });
+    definition.States.ExtractLoadParts!.Retry = [
+      { ErrorEquals: ['States.ExceedToleratedFailureThreshold'], MaxAttempts: 1 },
+    ];
+    const { result, steps } = await run(
+      partsOf(5, (p) => (p.n === 1 ? { ...p, failOnce: true } : p)),
+      { definition, maxConcurrency: 1 },
+    );
     expect(entered(result)).toEqual(['Plan', 'ExtractLoadParts', 'VerifyEof']);
     expect(result.events.filter((e) => e.type === 'StateRetried').map((e) => e.state)).toEqual(['ExtractLoadParts']);
-    expect(result.mapRuns.map((r) => [r.failed, r.succeeded])).toEqual([[1, 1], [0, 5]]);
+    expect(result.mapRuns.map((r) => [r.failed, r.succeeded])).toEqual([
+      [1, 1],
+      [0, 5],
+    ]);
     expect(steps.attempts.get(1)).toBe(2);
   });
 });
@@ -157,17 +221,20 @@ describe('ResultWriter at its cut point (local.map-run.result-write)', () => {
     ['lose-response', 'SUCCEEDED', undefined],
     ['fail', 'FAILED', 'States.ResultWriterFailed'],
     ['lose-request', 'FAILED', 'States.ResultWriterFailed'],
-  ])('%s: the run reads the exact key back and fails only if the results are not there', async (kind, status, error) => {
-    const injector = stores.faults.arm(`${RESULT_WRITE_CUT_POINT}:${kind}`);
-    try {
-      const { result } = await run(partsOf(3));
-      expect(injector.fired).toEqual([expect.objectContaining({ cutPoint: RESULT_WRITE_CUT_POINT, kind })]);
-      expect(result.status).toBe(status);
-      expect(result.error).toBe(error);
-    } finally {
-      stores.faults.disarm();
-    }
-  });
+  ])(
+    '%s: the run reads the exact key back and fails only if the results are not there',
+    async (kind, status, error) => {
+      const injector = stores.faults.arm(`${RESULT_WRITE_CUT_POINT}:${kind}`);
+      try {
+        const { result } = await run(partsOf(3));
+        expect(injector.fired).toEqual([expect.objectContaining({ cutPoint: RESULT_WRITE_CUT_POINT, kind })]);
+        expect(result.status).toBe(status);
+        expect(result.error).toBe(error);
+      } finally {
+        stores.faults.disarm();
+      }
+    },
+  );
 });
 
 describe('ItemReader refusals (States.ItemReaderFailed, not caught by a Catch for the threshold)', () => {
@@ -192,7 +259,11 @@ async function runRaw(text: string) {
   await stores.ports.objects.put('test.plan.put', key, new TextEncoder().encode(text), {});
   const steps = recordingSteps();
   const plan = { bucket: stores.config.bucketName, key, maxConcurrency: 1, resultsPrefix: 'results/raw' };
-  const result = await runFlow('distributed-map-fixture', { invocationId: 'raw', fence: 1, plan }, { ports: stores.ports, retryIntervalMs: 0, definition: fixtureFlow(), taskHandlers: steps.taskHandlers });
+  const result = await runFlow(
+    'distributed-map-fixture',
+    { invocationId: 'raw', fence: 1, plan },
+    { ports: stores.ports, retryIntervalMs: 0, definition: fixtureFlow(), taskHandlers: steps.taskHandlers },
+  );
   return { result, steps };
 }
 

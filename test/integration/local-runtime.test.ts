@@ -4,7 +4,13 @@ import {
   DynamoDBClient,
   PutItemCommand,
 } from '@aws-sdk/client-dynamodb';
-import { CreateBucketCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import {
+  CreateBucketCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -111,19 +117,24 @@ describe('local emulator runtime', () => {
 });
 
 describe('persistent local runtime ports', () => {
-  it('a port in use (say, another clone\'s runtime) is local.port_in_use, naming how to choose another; nothing starts', async () => {
+  it("a port in use (say, another clone's runtime) is local.port_in_use, naming how to choose another; nothing starts", async () => {
     const stateDir = await mkdtemp(join(tmpdir(), 'cutpoint-ports-'));
     const server = createServer();
     await new Promise<void>((r) => server.listen({ port: 0, host: '127.0.0.1' }, r));
     const held = (server.address() as { port: number }).port;
     try {
-      for (const ports of [{ dynamodbPort: held, s3Port: await freePort() }, { dynamodbPort: await freePort(), s3Port: held }]) {
+      for (const ports of [
+        { dynamodbPort: held, s3Port: await freePort() },
+        { dynamodbPort: await freePort(), s3Port: held },
+      ]) {
         const error = await localUp(stateDir, { ...ports, timeoutMs: 60_000 }).then(
           () => undefined,
           (e: unknown) => e,
         );
         expect(error).toMatchObject({ code: 'local.port_in_use', message: expect.stringContaining(`port ${held}`) });
-        expect((error as Error).message).toMatch(ports.s3Port === held ? /--s3-port N.*CUTPOINT_S3_PORT/ : /--dynamodb-port N.*CUTPOINT_DYNAMODB_PORT/);
+        expect((error as Error).message).toMatch(
+          ports.s3Port === held ? /--s3-port N.*CUTPOINT_S3_PORT/ : /--dynamodb-port N.*CUTPOINT_DYNAMODB_PORT/,
+        );
         expect(existsSync(join(stateDir, 'runtime.json'))).toBe(false);
         expect(existsSync(join(stateDir, 'daemon.log'))).toBe(false);
       }

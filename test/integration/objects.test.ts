@@ -26,7 +26,9 @@ describe('exact objects', () => {
   it('a PUT that never landed (crash before) is written by the next attempt', async () => {
     const bytes = bytesOf('payload-2');
     stores.faults.arm('test.object.put:crash-before');
-    await expect(putExact(stores.ports.objects, 'test.object.put', 'gen/b', bytes, meta(bytes, 't1'))).rejects.toMatchObject({
+    await expect(
+      putExact(stores.ports.objects, 'test.object.put', 'gen/b', bytes, meta(bytes, 't1')),
+    ).rejects.toMatchObject({
       name: 'Cutpoint.WorkerCrashed',
     });
     stores.faults.disarm();
@@ -35,7 +37,7 @@ describe('exact objects', () => {
     expect(result.status).toBe('WRITTEN');
   });
 
-  it('someone else\'s bytes under the key are a conflict, never a match', async () => {
+  it("someone else's bytes under the key are a conflict, never a match", async () => {
     // A taken key is refused (412, If-None-Match) and putExact resolves it with this same
     // probe: the identity comparison is what decides.
     const mine = bytesOf('mine');
@@ -50,17 +52,26 @@ describe('exact objects', () => {
 
   it('writes are create-only, as on S3: a taken key is EXISTS and keeps its bytes; of racing creates exactly one applies', async () => {
     const first = bytesOf('first');
-    expect((await stores.ports.objects.put('test.object.put', 'gen/once', first, meta(first, 't1'))).status).toBe('APPLIED');
+    expect((await stores.ports.objects.put('test.object.put', 'gen/once', first, meta(first, 't1'))).status).toBe(
+      'APPLIED',
+    );
     const late = bytesOf('late');
-    expect((await stores.ports.objects.put('test.object.put', 'gen/once', late, meta(late, 't2'))).status).toBe('EXISTS');
+    expect((await stores.ports.objects.put('test.object.put', 'gen/once', late, meta(late, 't2'))).status).toBe(
+      'EXISTS',
+    );
     const copied = await stores.ports.objects.copy('test.object.copy', 'gen/once', 'gen/once', meta(first, 't3'));
     expect(copied.status).toBe('EXISTS');
     const stored = await stores.ports.objects.get('gen/once');
     expect([sha256Hex(stored!.bytes), stored!.metadata['task-id']]).toEqual([sha256Hex(first), 't1']);
     for (let round = 0; round < 5; round++) {
       const racers = ['x', 'y', 'z'].map((c) => bytesOf(`${c}-${round}`));
-      const outcomes = await Promise.all(racers.map((b, i) => stores.ports.objects.put('test.object.put', `gen/race-${round}`, b, meta(b, `r${i}`))));
-      expect(outcomes.filter((o) => o.status === 'APPLIED'), JSON.stringify(outcomes)).toHaveLength(1);
+      const outcomes = await Promise.all(
+        racers.map((b, i) => stores.ports.objects.put('test.object.put', `gen/race-${round}`, b, meta(b, `r${i}`))),
+      );
+      expect(
+        outcomes.filter((o) => o.status === 'APPLIED'),
+        JSON.stringify(outcomes),
+      ).toHaveLength(1);
       expect(outcomes.every((o) => o.status === 'APPLIED' || o.status === 'EXISTS')).toBe(true);
     }
   });
@@ -82,9 +93,14 @@ describe('operator object writes (cutpoint object put): a key holds one content 
 
   it('other bytes under an existing key are objects.identity_conflict and nothing is written; the same bytes are REUSED', async () => {
     const first = bytesOf('first');
-    expect(await putOperatorObject(stores.ports, 'ops/a', first)).toMatchObject({ status: 'WRITTEN', sha256: sha256Hex(first) });
+    expect(await putOperatorObject(stores.ports, 'ops/a', first)).toMatchObject({
+      status: 'WRITTEN',
+      sha256: sha256Hex(first),
+    });
     const claim = await claimOf('ops/a');
-    await expect(putOperatorObject(stores.ports, 'ops/a', bytesOf('second'))).rejects.toMatchObject({ code: 'objects.identity_conflict' });
+    await expect(putOperatorObject(stores.ports, 'ops/a', bytesOf('second'))).rejects.toMatchObject({
+      code: 'objects.identity_conflict',
+    });
     expect(sha256Hex((await stores.ports.objects.get('ops/a'))!.bytes)).toBe(sha256Hex(first));
     expect(await claimOf('ops/a')).toEqual(claim);
     expect(await putOperatorObject(stores.ports, 'ops/a', first)).toMatchObject({ status: 'REUSED' });
@@ -93,7 +109,9 @@ describe('operator object writes (cutpoint object put): a key holds one content 
   it('an object written before claims existed is compared too: other bytes conflict and leave no claim', async () => {
     const theirs = bytesOf('unclaimed');
     await stores.ports.objects.put('test.object.put', 'ops/b', theirs, { sha256: sha256Hex(theirs) });
-    await expect(putOperatorObject(stores.ports, 'ops/b', bytesOf('mine'))).rejects.toMatchObject({ code: 'objects.identity_conflict' });
+    await expect(putOperatorObject(stores.ports, 'ops/b', bytesOf('mine'))).rejects.toMatchObject({
+      code: 'objects.identity_conflict',
+    });
     expect(await claimOf('ops/b')).toBeUndefined();
     expect(sha256Hex((await stores.ports.objects.get('ops/b'))!.bytes)).toBe(sha256Hex(theirs));
   });
@@ -105,7 +123,8 @@ describe('operator object writes (cutpoint object put): a key holds one content 
       const outcomes = await Promise.allSettled(contents.map((bytes) => putOperatorObject(stores.ports, key, bytes)));
       const won = outcomes.flatMap((o, i) => (o.status === 'fulfilled' ? [i] : []));
       expect(won, JSON.stringify(outcomes)).toHaveLength(1);
-      for (const o of outcomes) if (o.status === 'rejected') expect(o.reason).toMatchObject({ code: 'objects.identity_conflict' });
+      for (const o of outcomes)
+        if (o.status === 'rejected') expect(o.reason).toMatchObject({ code: 'objects.identity_conflict' });
       const stored = sha256Hex((await stores.ports.objects.get(key))!.bytes);
       expect(stored).toBe(sha256Hex(contents[won[0]!]!));
       expect((await claimOf(key))?.sha256).toBe(stored);
@@ -113,8 +132,14 @@ describe('operator object writes (cutpoint object put): a key holds one content 
   });
 
   it('keys under the system roots (WAL, generations, delivery) are objects.reserved_key, nothing written', async () => {
-    for (const key of ['wal/s/0/a-1/x.wal', 'generations/stream/s/p0/g0000000000/a.bin', 'delivery/daily/inv-x/evidence.json']) {
-      await expect(putOperatorObject(stores.ports, key, bytesOf('x'))).rejects.toMatchObject({ code: 'objects.reserved_key' });
+    for (const key of [
+      'wal/s/0/a-1/x.wal',
+      'generations/stream/s/p0/g0000000000/a.bin',
+      'delivery/daily/inv-x/evidence.json',
+    ]) {
+      await expect(putOperatorObject(stores.ports, key, bytesOf('x'))).rejects.toMatchObject({
+        code: 'objects.reserved_key',
+      });
       expect(await stores.ports.objects.head(key)).toBeUndefined();
       expect(await claimOf(key)).toBeUndefined();
     }

@@ -43,7 +43,13 @@ describe('PostgreSQL server library links', () => {
     expect(await readlink(join(lib, 'libpq.so.5'))).toBe('libpq.so.5.18');
     expect(await readFile(join(lib, 'libicuuc.so.60'), 'utf8')).toBe('icu');
     // No temporary names left behind, and a second pass has nothing to do.
-    expect((await readdir(lib)).sort()).toEqual(['libicuuc.so.60', 'libicuuc.so.60.2', 'libpq.so', 'libpq.so.5', 'libpq.so.5.18']);
+    expect((await readdir(lib)).sort()).toEqual([
+      'libicuuc.so.60',
+      'libicuuc.so.60.2',
+      'libpq.so',
+      'libpq.so.5',
+      'libpq.so.5.18',
+    ]);
     expect(await hydrateNativeLinks(root)).toBe(0);
   });
 
@@ -86,7 +92,9 @@ describe('PostgreSQL server library links', () => {
       }
       await copyFile(join(installed, 'native', 'pg-symlinks.json'), join(root, 'native', 'pg-symlinks.json'));
       const postgres = join(root, 'native', 'bin', 'postgres');
-      await expect(promisify(execFile)(postgres, ['--version'])).rejects.toThrow(/error while loading shared libraries/);
+      await expect(promisify(execFile)(postgres, ['--version'])).rejects.toThrow(
+        /error while loading shared libraries/,
+      );
       expect(await hydrateNativeLinks(root)).toBeGreaterThan(0);
       expect((await promisify(execFile)(postgres, ['--version'])).stdout).toMatch(/PostgreSQL\) 18\./);
     });

@@ -38,7 +38,8 @@ afterAll(async () => {
 });
 
 const at = (window: TimeWindow, minutes: number) => new Date(window.start.getTime() + minutes * 60_000);
-const rowsIn = (window: TimeWindow, ids: number[], body = 'new'): TargetRow[] => ids.map((id) => ({ id, ts: at(window, id), body: `${body} ${id}` }));
+const rowsIn = (window: TimeWindow, ids: number[], body = 'new'): TargetRow[] =>
+  ids.map((id) => ({ id, ts: at(window, id), body: `${body} ${id}` }));
 
 /** A fresh schema with `events` partitioned by day on ts (a primary key, a CHECK, a plain index), partitions as given. */
 async function partitionedTarget(partitions: Array<{ name: string; bounds: string }>, extra = ''): Promise<TableRef> {
@@ -48,18 +49,29 @@ async function partitionedTarget(partitions: Array<{ name: string; bounds: strin
     `CREATE TABLE ${schema}.events (id integer NOT NULL, ts timestamptz NOT NULL, body text, PRIMARY KEY (id, ts), CONSTRAINT id_positive CHECK (id > 0)${extra}) PARTITION BY RANGE (ts)`,
   );
   await admin.query(`CREATE INDEX events_body ON ${schema}.events (body)`);
-  for (const p of partitions) await admin.query(`CREATE TABLE ${schema}.${p.name} PARTITION OF ${schema}.events ${p.bounds}`);
+  for (const p of partitions)
+    await admin.query(`CREATE TABLE ${schema}.${p.name} PARTITION OF ${schema}.events ${p.bounds}`);
   return { schema, table: 'events' };
 }
 
 const dayBounds = (w: TimeWindow) => `FOR VALUES FROM ('${w.start.toISOString()}') TO ('${w.end.toISOString()}')`;
 
 async function insert(table: TableRef, rows: TargetRow[]): Promise<void> {
-  for (const r of rows) await admin.query(`INSERT INTO ${table.schema}.${table.table} (id, ts, body) VALUES ($1, $2, $3)`, [r.id, r.ts, r.body]);
+  for (const r of rows)
+    await admin.query(`INSERT INTO ${table.schema}.${table.table} (id, ts, body) VALUES ($1, $2, $3)`, [
+      r.id,
+      r.ts,
+      r.body,
+    ]);
 }
 
 /** A stage of `rows` for `window` (one chunk), and the publish request for it. */
-async function staged(table: TableRef, window: TimeWindow, rows: TargetRow[], mode: PublishRequest['mode'] = 'replace_window'): Promise<PublishRequest> {
+async function staged(
+  table: TableRef,
+  window: TimeWindow,
+  rows: TargetRow[],
+  mode: PublishRequest['mode'] = 'replace_window',
+): Promise<PublishRequest> {
   const invocationId = `inv-${randomUUID()}`;
   const stage = await target.createStaging({
     invocationId,
@@ -68,11 +80,25 @@ async function staged(table: TableRef, window: TimeWindow, rows: TargetRow[], mo
     ownerBinding: 'owner-1',
   });
   const receipt = await target.loadChunk({ staging: stage, seq: 0, ...chunkOf(rows, COLUMNS) });
-  return { invocationId, target: table, window, mode, keyColumns: ['id', 'ts'], timeColumn: 'ts', staging: stage, rows: receipt.rows, digest: publicationDigest([receipt]) };
+  return {
+    invocationId,
+    target: table,
+    window,
+    mode,
+    keyColumns: ['id', 'ts'],
+    timeColumn: 'ts',
+    staging: stage,
+    rows: receipt.rows,
+    digest: publicationDigest([receipt]),
+  };
 }
 
 async function contents(table: TableRef): Promise<Array<{ id: number; body: string }>> {
-  return (await admin.query<{ id: number; body: string }>(`SELECT id, body FROM ${table.schema}.${table.table} ORDER BY ts, id`)).rows;
+  return (
+    await admin.query<{ id: number; body: string }>(
+      `SELECT id, body FROM ${table.schema}.${table.table} ORDER BY ts, id`,
+    )
+  ).rows;
 }
 
 async function partitionsOf(table: TableRef): Promise<Array<{ oid: string; name: string; comment: string | null }>> {
@@ -94,7 +120,10 @@ describe('PostgreSQL publication by partition swap', () => {
     const request = await staged(table, DAY1, rowsIn(DAY1, [4, 5]));
 
     const result = await target.publish(request);
-    expect(result).toMatchObject({ applied: true, receipt: { method: 'partition_swap', rows: 2, stagingObjectId: request.staging.objectId } });
+    expect(result).toMatchObject({
+      applied: true,
+      receipt: { method: 'partition_swap', rows: 2, stagingObjectId: request.staging.objectId },
+    });
     expect(result.swapDeclined).toBeUndefined();
     expect(await contents(table)).toEqual([
       { id: 4, body: 'new 4' },
@@ -109,16 +138,28 @@ describe('PostgreSQL publication by partition swap', () => {
       { oid: request.staging.objectId, name, comment: publishedMarker(request.invocationId) },
     ]);
     // The old partition is gone, the stage's name is free, the chunk column dropped, the target's indexes attached (not rebuilt by ATTACH).
-    const left = await admin.query(`SELECT relname FROM pg_class WHERE relname IN ('events_day1', $1) AND relnamespace = $2::regnamespace`, [request.staging.table.table, table.schema]);
+    const left = await admin.query(
+      `SELECT relname FROM pg_class WHERE relname IN ('events_day1', $1) AND relnamespace = $2::regnamespace`,
+      [request.staging.table.table, table.schema],
+    );
     expect(left.rowCount).toBe(0);
-    const columns = await admin.query<{ attname: string }>(`SELECT attname FROM pg_attribute WHERE attrelid = $1::oid AND attnum > 0 AND NOT attisdropped ORDER BY attnum`, [request.staging.objectId]);
+    const columns = await admin.query<{ attname: string }>(
+      `SELECT attname FROM pg_attribute WHERE attrelid = $1::oid AND attnum > 0 AND NOT attisdropped ORDER BY attnum`,
+      [request.staging.objectId],
+    );
     expect(columns.rows.map((c) => c.attname)).toEqual(COLUMNS);
-    const attached = await admin.query(`SELECT 1 FROM pg_index i JOIN pg_inherits h ON h.inhrelid = i.indexrelid WHERE i.indrelid = $1::oid`, [request.staging.objectId]);
+    const attached = await admin.query(
+      `SELECT 1 FROM pg_index i JOIN pg_inherits h ON h.inhrelid = i.indexrelid WHERE i.indrelid = $1::oid`,
+      [request.staging.objectId],
+    );
     expect(attached.rowCount).toBe(2);
 
     // Receipt first: publishing again finds the receipt and publishes nothing.
     const again = await target.publish(request);
-    expect(again).toMatchObject({ applied: false, receipt: { method: 'partition_swap', publishedAt: result.receipt.publishedAt } });
+    expect(again).toMatchObject({
+      applied: false,
+      receipt: { method: 'partition_swap', publishedAt: result.receipt.publishedAt },
+    });
     expect(await target.probeReceipt(request.invocationId)).toEqual(result.receipt);
   });
 
@@ -138,17 +179,49 @@ describe('PostgreSQL publication by partition swap', () => {
     // The first stage became a partition the second publication replaced: now it is really gone.
     expect(await target.dropStaging(first.staging)).toEqual({ status: 'ABSENT_PROVED', dropped: false });
     // The second stage is the window's partition: ATTACHED, never dropped; a retirement's drop says PUBLISHED.
-    expect(await target.dropStaging(second.staging)).toEqual({ status: 'ATTACHED', dropped: false, partition: { schema: table.schema, table: name } });
-    expect(await target.dropStaging(second.staging, { unlessPublished: true })).toMatchObject({ status: 'PUBLISHED', dropped: false });
+    expect(await target.dropStaging(second.staging)).toEqual({
+      status: 'ATTACHED',
+      dropped: false,
+      partition: { schema: table.schema, table: name },
+    });
+    expect(await target.dropStaging(second.staging, { unlessPublished: true })).toMatchObject({
+      status: 'PUBLISHED',
+      dropped: false,
+    });
     expect(await contents(table)).toEqual([{ id: 7, body: 'newer 7' }]);
   });
 
   it('falls back to the set-based path where a swap cannot apply, and says why', async () => {
     const twoDays = { start: DAY1.start, end: DAY2.end };
-    const cases: Array<{ what: string; partitions: Array<{ name: string; bounds: string }>; window: TimeWindow; mode?: PublishRequest['mode']; declined: RegExp }> = [
-      { what: 'window over two partitions', partitions: [{ name: 'd1', bounds: dayBounds(DAY1) }, { name: 'd2', bounds: dayBounds(DAY2) }], window: twoDays, declined: /overlaps partition .*\.d1, .*\.d2/ },
-      { what: 'window inside a wider partition', partitions: [{ name: 'both', bounds: dayBounds(twoDays) }], window: DAY1, declined: /overlaps partition .*\.both/ },
-      { what: 'merge', partitions: [{ name: 'd1', bounds: dayBounds(DAY1) }], window: DAY1, mode: 'merge', declined: /merge publishes set-based/ },
+    const cases: Array<{
+      what: string;
+      partitions: Array<{ name: string; bounds: string }>;
+      window: TimeWindow;
+      mode?: PublishRequest['mode'];
+      declined: RegExp;
+    }> = [
+      {
+        what: 'window over two partitions',
+        partitions: [
+          { name: 'd1', bounds: dayBounds(DAY1) },
+          { name: 'd2', bounds: dayBounds(DAY2) },
+        ],
+        window: twoDays,
+        declined: /overlaps partition .*\.d1, .*\.d2/,
+      },
+      {
+        what: 'window inside a wider partition',
+        partitions: [{ name: 'both', bounds: dayBounds(twoDays) }],
+        window: DAY1,
+        declined: /overlaps partition .*\.both/,
+      },
+      {
+        what: 'merge',
+        partitions: [{ name: 'd1', bounds: dayBounds(DAY1) }],
+        window: DAY1,
+        mode: 'merge',
+        declined: /merge publishes set-based/,
+      },
     ];
     for (const c of cases) {
       const table = await partitionedTarget(c.partitions);
@@ -157,7 +230,14 @@ describe('PostgreSQL publication by partition swap', () => {
       const result = await target.publish(request);
       expect(result, c.what).toMatchObject({ applied: true, receipt: { method: 'set_based' } });
       expect(result.swapDeclined, c.what).toMatch(c.declined);
-      expect(await contents(table), c.what).toEqual(c.mode === 'merge' ? [{ id: 1, body: 'old 1' }, { id: 2, body: 'new 2' }] : [{ id: 2, body: 'new 2' }]);
+      expect(await contents(table), c.what).toEqual(
+        c.mode === 'merge'
+          ? [
+              { id: 1, body: 'old 1' },
+              { id: 2, body: 'new 2' },
+            ]
+          : [{ id: 2, body: 'new 2' }],
+      );
       expect(await target.dropStaging(request.staging), c.what).toEqual({ status: 'ABSENT_PROVED', dropped: true });
     }
   });
@@ -167,24 +247,41 @@ describe('PostgreSQL publication by partition swap', () => {
     await insert(table, [...rowsIn(DAY1, [1], 'old'), ...rowsIn(DAY2, [9], 'other')]);
     const first = await staged(table, DAY1, rowsIn(DAY1, [2]));
     const fell = await target.publish(first);
-    expect(fell).toMatchObject({ receipt: { method: 'set_based' }, swapDeclined: 'the default partition holds rows of the window' });
-    expect(await contents(table)).toEqual([{ id: 2, body: 'new 2' }, { id: 9, body: 'other 9' }]);
+    expect(fell).toMatchObject({
+      receipt: { method: 'set_based' },
+      swapDeclined: 'the default partition holds rows of the window',
+    });
+    expect(await contents(table)).toEqual([
+      { id: 2, body: 'new 2' },
+      { id: 9, body: 'other 9' },
+    ]);
 
     await admin.query(`DELETE FROM ${table.schema}.events WHERE ts < $1`, [DAY2.start]);
     const second = await staged(table, DAY1, rowsIn(DAY1, [3]));
     expect((await target.publish(second)).receipt.method).toBe('partition_swap');
-    expect(await contents(table)).toEqual([{ id: 3, body: 'new 3' }, { id: 9, body: 'other 9' }]);
+    expect(await contents(table)).toEqual([
+      { id: 3, body: 'new 3' },
+      { id: 9, body: 'other 9' },
+    ]);
   });
 
   it('falls back where the target itself forbids a swap: the stable name taken by another table, a foreign key', async () => {
     const taken = await partitionedTarget([{ name: 'events_day1', bounds: dayBounds(DAY1) }]);
     await admin.query(`CREATE TABLE ${taken.schema}.${windowPartitionNameOf(taken, DAY1)} (x integer)`);
     const first = await target.publish(await staged(taken, DAY1, rowsIn(DAY1, [1])));
-    expect(first).toMatchObject({ receipt: { method: 'set_based' }, swapDeclined: `the partition name ${windowPartitionNameOf(taken, DAY1)} is taken by another table` });
+    expect(first).toMatchObject({
+      receipt: { method: 'set_based' },
+      swapDeclined: `the partition name ${windowPartitionNameOf(taken, DAY1)} is taken by another table`,
+    });
 
     const schema = `cp_swap_${randomUUID().replace(/-/g, '').slice(0, 10)}`;
-    await admin.query(`CREATE SCHEMA ${schema}; CREATE TABLE ${schema}.bodies (body text PRIMARY KEY); INSERT INTO ${schema}.bodies VALUES ('new 1')`);
-    const fk = await partitionedTarget([{ name: 'd1', bounds: dayBounds(DAY1) }], `, CONSTRAINT body_known FOREIGN KEY (body) REFERENCES ${schema}.bodies (body)`);
+    await admin.query(
+      `CREATE SCHEMA ${schema}; CREATE TABLE ${schema}.bodies (body text PRIMARY KEY); INSERT INTO ${schema}.bodies VALUES ('new 1')`,
+    );
+    const fk = await partitionedTarget(
+      [{ name: 'd1', bounds: dayBounds(DAY1) }],
+      `, CONSTRAINT body_known FOREIGN KEY (body) REFERENCES ${schema}.bodies (body)`,
+    );
     const second = await target.publish(await staged(fk, DAY1, rowsIn(DAY1, [1])));
     expect(second).toMatchObject({ receipt: { method: 'set_based' }, swapDeclined: 'the target has foreign keys' });
     expect(await contents(fk)).toEqual([{ id: 1, body: 'new 1' }]);
@@ -192,8 +289,12 @@ describe('PostgreSQL publication by partition swap', () => {
 
   it('a timestamp (without time zone) key: the window is UTC wall time, and the swap applies', async () => {
     const schema = `cp_swap_${randomUUID().replace(/-/g, '').slice(0, 10)}`;
-    await admin.query(`CREATE SCHEMA ${schema}; CREATE TABLE ${schema}.events (id integer, ts timestamp(3) NOT NULL, body text) PARTITION BY RANGE (ts)`);
-    await admin.query(`CREATE TABLE ${schema}.d1 PARTITION OF ${schema}.events FOR VALUES FROM ('2026-11-01 00:00:00') TO ('2026-11-02 00:00:00')`);
+    await admin.query(
+      `CREATE SCHEMA ${schema}; CREATE TABLE ${schema}.events (id integer, ts timestamp(3) NOT NULL, body text) PARTITION BY RANGE (ts)`,
+    );
+    await admin.query(
+      `CREATE TABLE ${schema}.d1 PARTITION OF ${schema}.events FOR VALUES FROM ('2026-11-01 00:00:00') TO ('2026-11-02 00:00:00')`,
+    );
     const table = { schema, table: 'events' };
     const request = await staged(table, DAY1, rowsIn(DAY1, [1, 2]));
     expect(await target.publish(request)).toMatchObject({ receipt: { method: 'partition_swap' } });
@@ -215,11 +316,18 @@ describe('PostgreSQL publication by partition swap', () => {
     const table = await partitionedTarget([{ name: 'events_day1', bounds: dayBounds(DAY1) }]);
     await insert(table, rowsIn(DAY1, [1], 'old'));
     const outside = await staged(table, DAY1, [...rowsIn(DAY1, [2]), ...rowsIn(DAY2, [3])]);
-    await expect(target.publish(outside)).rejects.toMatchObject({ name: 'Cutpoint.PublicationRefused', message: 'publication refused: 1 staged rows fall outside the window' });
+    await expect(target.publish(outside)).rejects.toMatchObject({
+      name: 'Cutpoint.PublicationRefused',
+      message: 'publication refused: 1 staged rows fall outside the window',
+    });
     const nulls = await staged(table, DAY1, [{ id: null, ts: at(DAY1, 5), body: 'x' }]);
-    await expect(target.publish(nulls)).rejects.toMatchObject({ message: 'publication refused: 1 staged rows hold NULL in columns the target requires (id, ts)' });
+    await expect(target.publish(nulls)).rejects.toMatchObject({
+      message: 'publication refused: 1 staged rows hold NULL in columns the target requires (id, ts)',
+    });
     const counted = await staged(table, DAY1, rowsIn(DAY1, [4]));
-    await expect(target.publish({ ...counted, rows: 2 })).rejects.toMatchObject({ message: 'publication refused: stage holds 1 rows, the journal proved 2' });
+    await expect(target.publish({ ...counted, rows: 2 })).rejects.toMatchObject({
+      message: 'publication refused: stage holds 1 rows, the journal proved 2',
+    });
 
     expect(await contents(table)).toEqual([{ id: 1, body: 'old 1' }]);
     expect((await partitionsOf(table)).map((p) => p.name)).toEqual(['events_day1']);
@@ -238,8 +346,15 @@ describe('PostgreSQL publication by partition swap', () => {
       invocation_id text PRIMARY KEY, target_schema text NOT NULL, target_table text NOT NULL, mode text NOT NULL,
       window_start timestamptz NOT NULL, window_end timestamptz NOT NULL, rows bigint NOT NULL, digest text NOT NULL,
       staging_object_id text NOT NULL, published_at timestamptz NOT NULL DEFAULT clock_timestamp())`);
-    await admin.query(`INSERT INTO ${receipts.schema}.cutpoint_receipts VALUES ('inv-old', 's', 't', 'replace_window', $1, $2, 3, 'd', '42', now())`, [DAY1.start, DAY1.end]);
-    const legacy = openPostgresTarget({ connectionString: server.connectionString, faults: new FaultSwitch(), receiptTable: receipts });
+    await admin.query(
+      `INSERT INTO ${receipts.schema}.cutpoint_receipts VALUES ('inv-old', 's', 't', 'replace_window', $1, $2, 3, 'd', '42', now())`,
+      [DAY1.start, DAY1.end],
+    );
+    const legacy = openPostgresTarget({
+      connectionString: server.connectionString,
+      faults: new FaultSwitch(),
+      receiptTable: receipts,
+    });
     try {
       expect(await legacy.probeReceipt('inv-old')).toMatchObject({ invocationId: 'inv-old', rows: 3 });
       const table = await partitionedTarget([{ name: 'events_day1', bounds: dayBounds(DAY1) }]);
@@ -251,4 +366,3 @@ describe('PostgreSQL publication by partition swap', () => {
     }
   });
 });
-

@@ -54,7 +54,9 @@ describe('PostgreSQL server start', () => {
       client.on('error', () => undefined);
       await client.connect();
       try {
-        expect((await client.query<{ port: string }>(`SELECT current_setting('port') AS port`)).rows[0]?.port).toBe(String(offered[1]));
+        expect((await client.query<{ port: string }>(`SELECT current_setting('port') AS port`)).rows[0]?.port).toBe(
+          String(offered[1]),
+        );
       } finally {
         await client.end();
       }

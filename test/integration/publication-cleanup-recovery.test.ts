@@ -35,13 +35,26 @@ async function withFault<T>(rule: string, body: () => Promise<T>): Promise<T> {
 }
 
 async function tablesOfUuid(uuid: string): Promise<number> {
-  const rows = await (await world.ch.client.query({ query: 'SELECT count() AS n FROM system.tables WHERE uuid = toUUID({u:String})', query_params: { u: uuid }, format: 'JSONEachRow' })).json<{ n: string }>();
+  const rows = await (
+    await world.ch.client.query({
+      query: 'SELECT count() AS n FROM system.tables WHERE uuid = toUUID({u:String})',
+      query_params: { u: uuid },
+      format: 'JSONEachRow',
+    })
+  ).json<{ n: string }>();
   return Number(rows[0]?.n);
 }
 
-const boundariesOf = (deps: DeliveryDeps, targetId: string) => deps.ports.authority.query(`target#${targetId}`, 'boundary#');
+const boundariesOf = (deps: DeliveryDeps, targetId: string) =>
+  deps.ports.authority.query(`target#${targetId}`, 'boundary#');
 
-async function expectReleased(deps: DeliveryDeps, begun: StepInput, ref: Ref, table: string, predecessor: string): Promise<void> {
+async function expectReleased(
+  deps: DeliveryDeps,
+  begun: StepInput,
+  ref: Ref,
+  table: string,
+  predecessor: string,
+): Promise<void> {
   expect(await world.uuidOf(`${stageName(ref.invocationId)}_c`)).toBeUndefined();
   expect(await world.uuidOf(table)).toBe(candidateUuidOf(ref.invocationId));
   expect(await tablesOfUuid(predecessor)).toBe(0);
@@ -53,30 +66,42 @@ async function expectReleased(deps: DeliveryDeps, begun: StepInput, ref: Ref, ta
 describe('ClickHouse publication cleanup and successors (seed 000 §4.6, I7)', () => {
   it('publication.predecessor.drop lose-response: the DROP applied, its answer lost; the observation by UUID proves P absent and the same call releases', async () => {
     const { deps, begun, ref, table, predecessor } = await succeeded();
-    const out = await withFault('publication.predecessor.drop:lose-response', () => cleanupPublication(fresh(begun), deps));
+    const out = await withFault('publication.predecessor.drop:lose-response', () =>
+      cleanupPublication(fresh(begun), deps),
+    );
     expect(out).toMatchObject({ state: 'CUSTODY_RELEASED', drop: 'ABSENT_PROVED' });
     await expectReleased(deps, begun, ref, table, predecessor);
   });
 
   it('publication.predecessor.drop crash-after: custody kept in SUCCEEDED; the re-run finds P gone, proves it and releases', async () => {
     const { deps, begun, ref, table, predecessor } = await succeeded();
-    await expect(withFault('publication.predecessor.drop:crash-after', () => cleanupPublication(fresh(begun), deps))).rejects.toMatchObject({ name: 'Cutpoint.WorkerCrashed' });
+    await expect(
+      withFault('publication.predecessor.drop:crash-after', () => cleanupPublication(fresh(begun), deps)),
+    ).rejects.toMatchObject({ name: 'Cutpoint.WorkerCrashed' });
     expect((await readInvocation(deps.ports, ref)).state).toBe('SUCCEEDED');
     expect(await loadCustody(deps.ports, ref.targetId)).toMatchObject({ state: 'HELD' });
     expect(await world.uuidOf(`${stageName(ref.invocationId)}_c`)).toBeUndefined();
-    expect(await cleanupPublication(fresh(begun), deps)).toMatchObject({ state: 'CUSTODY_RELEASED', drop: 'ABSENT_PROVED' });
+    expect(await cleanupPublication(fresh(begun), deps)).toMatchObject({
+      state: 'CUSTODY_RELEASED',
+      drop: 'ABSENT_PROVED',
+    });
     await expectReleased(deps, begun, ref, table, predecessor);
   });
 
   it('publication.predecessor.drop lose-request: P still there, absence unproved (drop ABSENCE_UNPROVABLE), custody and capsule untouched; the re-run drops and releases', async () => {
     const { deps, begun, ref, table, predecessor } = await succeeded();
     const capsule = (await readCapsule(deps.ports, ref)) as CapsuleV2;
-    const out = await withFault('publication.predecessor.drop:lose-request', () => cleanupPublication(fresh(begun), deps));
+    const out = await withFault('publication.predecessor.drop:lose-request', () =>
+      cleanupPublication(fresh(begun), deps),
+    );
     expect(out).toMatchObject({ state: 'SUCCEEDED', drop: 'ABSENCE_UNPROVABLE' });
     expect(await world.uuidOf(`${stageName(ref.invocationId)}_c`)).toBe(predecessor);
     expect(((await readCapsule(deps.ports, ref)) as CapsuleV2).version).toBe(capsule.version);
     expect(await loadCustody(deps.ports, ref.targetId)).toMatchObject({ state: 'HELD' });
-    expect(await cleanupPublication(fresh(begun), deps)).toMatchObject({ state: 'CUSTODY_RELEASED', drop: 'ABSENT_PROVED' });
+    expect(await cleanupPublication(fresh(begun), deps)).toMatchObject({
+      state: 'CUSTODY_RELEASED',
+      drop: 'ABSENT_PROVED',
+    });
     await expectReleased(deps, begun, ref, table, predecessor);
   });
 
@@ -88,7 +113,10 @@ describe('ClickHouse publication cleanup and successors (seed 000 §4.6, I7)', (
     await deps.exchange!.fenceRename(names);
     expect(await world.uuidOf(names.candidate)).toBeUndefined();
     expect(await world.uuidOf(names.tombstone)).toBe(predecessor);
-    expect(await cleanupPublication(fresh(begun), deps)).toMatchObject({ state: 'CUSTODY_RELEASED', drop: 'ABSENT_PROVED' });
+    expect(await cleanupPublication(fresh(begun), deps)).toMatchObject({
+      state: 'CUSTODY_RELEASED',
+      drop: 'ABSENT_PROVED',
+    });
     expect(await world.uuidOf(names.tombstone)).toBeUndefined();
     await expectReleased(deps, begun, ref, table, predecessor);
   });
@@ -110,7 +138,10 @@ describe('ClickHouse publication cleanup and successors (seed 000 §4.6, I7)', (
       transitionId: transitionIdOf('release', a.ref.invocationId),
       patch: {
         absence: { table: staging.table, objectId: staging.objectId },
-        publicationCleanup: { predecessorUuid: record.facts.dispatch!.predecessorUuid, capsuleRetiredAt: new Date().toISOString() },
+        publicationCleanup: {
+          predecessorUuid: record.facts.dispatch!.predecessorUuid,
+          capsuleRetiredAt: new Date().toISOString(),
+        },
       },
     });
     const custody = await loadCustody(a.deps.ports, a.ref.targetId);
@@ -123,11 +154,13 @@ describe('ClickHouse publication cleanup and successors (seed 000 §4.6, I7)', (
     });
     expect(await loadCustody(a.deps.ports, a.ref.targetId)).toEqual(custody);
     expect(await readCapsule(a.deps.ports, a.ref)).toEqual(capsule);
-    await expect(loadInvocation(a.deps.ports, id)).rejects.toMatchObject({ code: 'delivery.recovery_journal_unavailable' });
+    await expect(loadInvocation(a.deps.ports, id)).rejects.toMatchObject({
+      code: 'delivery.recovery_journal_unavailable',
+    });
     expect(await boundariesOf(a.deps, a.ref.targetId)).toEqual([]);
   });
 
-  it('I7: of two successors racing for the released slot, the one whose reads straddle the other\'s begin is Delivery.CustodyHeld naming it, never Quality.SuccessorBlocked', async () => {
+  it("I7: of two successors racing for the released slot, the one whose reads straddle the other's begin is Delivery.CustodyHeld naming it, never Quality.SuccessorBlocked", async () => {
     // The begin reads the slot's custody (RELEASED by A), then A's capsule: the other
     // successor's begin landing between them closed A's window. Planned on the stale custody,
     // that closed window refused the begin as blocked by A, whose governance is finished.
@@ -136,7 +169,10 @@ describe('ClickHouse publication cleanup and successors (seed 000 §4.6, I7)', (
     const other = newInvocationId();
     const deps = world.deps(a.manifestText);
     const race = landBeforeRead(deps.ports, qualityKeys.capsule(a.ref.targetId, a.ref.invocationId), async () => {
-      expect(await begin(world.beginInput(other, a.manifestText), world.deps(a.manifestText))).toMatchObject({ state: 'EMPTY_STAGING', acted: true });
+      expect(await begin(world.beginInput(other, a.manifestText), world.deps(a.manifestText))).toMatchObject({
+        state: 'EMPTY_STAGING',
+        acted: true,
+      });
     });
     const id = newInvocationId();
     await expect(begin(world.beginInput(id, a.manifestText), { ...deps, ports: race.ports })).rejects.toMatchObject({
@@ -144,8 +180,12 @@ describe('ClickHouse publication cleanup and successors (seed 000 §4.6, I7)', (
       message: expect.stringContaining(other),
     });
     expect(race.landed()).toBe(1);
-    expect((await boundariesOf(a.deps, a.ref.targetId)).map((b) => [b.closedOperation, b.successor])).toEqual([[a.ref.invocationId, other]]);
-    await expect(loadInvocation(a.deps.ports, id)).rejects.toMatchObject({ code: 'delivery.recovery_journal_unavailable' });
+    expect((await boundariesOf(a.deps, a.ref.targetId)).map((b) => [b.closedOperation, b.successor])).toEqual([
+      [a.ref.invocationId, other],
+    ]);
+    await expect(loadInvocation(a.deps.ports, id)).rejects.toMatchObject({
+      code: 'delivery.recovery_journal_unavailable',
+    });
   });
 
   it("I7/N19: after A's cleanup and retirement the successor begins, writes boundary#<its epoch> naming A, and closes A's replay window in the same transaction", async () => {
@@ -158,10 +198,19 @@ describe('ClickHouse publication cleanup and successors (seed 000 §4.6, I7)', (
 
     const closed = (await readCapsule(deps.ports, a.ref)) as CapsuleV2;
     expect(closed.replay).toMatchObject({ closedBy: id, reason: 'successor' });
-    expect(replayWindowOf({ capsule: closed, days: 14, now: new Date().toISOString() })).toMatchObject({ closed: true, reason: 'successor' });
+    expect(replayWindowOf({ capsule: closed, days: 14, now: new Date().toISOString() })).toMatchObject({
+      closed: true,
+      reason: 'successor',
+    });
     const boundaries = await boundariesOf(deps, a.ref.targetId);
     expect(boundaries).toHaveLength(1);
-    expect(boundaries[0]).toMatchObject({ ...qualityKeys.boundary(a.ref.targetId, 2), closedOperation: a.ref.invocationId, reason: 'successor', successor: id, closedAt: closed.replay.closedAt });
+    expect(boundaries[0]).toMatchObject({
+      ...qualityKeys.boundary(a.ref.targetId, 2),
+      closedOperation: a.ref.invocationId,
+      reason: 'successor',
+      successor: id,
+      closedAt: closed.replay.closedAt,
+    });
 
     // The successor's begin re-run (a lost response) finds its own grant: no second boundary, the window closed once.
     expect(await begin(world.beginInput(id, a.manifestText), deps)).toMatchObject({ acted: false });
@@ -181,7 +230,12 @@ describe('ClickHouse publication cleanup and successors (seed 000 §4.6, I7)', (
     const ref = { targetId: a.targetId, invocationId: a.invocationId };
     const prepared = (await readCapsule(deps.ports, ref)) as CapsuleV2;
     // TEST SEAM: the operation given up before any dispatch (re-extract, then retired with its stage's absence).
-    await transition(deps.ports, ref, { from: 'VERIFIED_EOF', to: 'REEXTRACT_REQUIRED', fence: a.fence, transitionId: transitionIdOf('seam-reextract', a.invocationId) });
+    await transition(deps.ports, ref, {
+      from: 'VERIFIED_EOF',
+      to: 'REEXTRACT_REQUIRED',
+      fence: a.fence,
+      transitionId: transitionIdOf('seam-reextract', a.invocationId),
+    });
     const staging = stagingRefOf(await readInvocation(deps.ports, ref));
     await releaseCustody(deps.ports, ref, {
       from: 'REEXTRACT_REQUIRED',
@@ -190,7 +244,10 @@ describe('ClickHouse publication cleanup and successors (seed 000 §4.6, I7)', (
       transitionId: transitionIdOf('seam-retire', a.invocationId),
       patch: { absence: { table: staging.table, objectId: staging.objectId } },
     });
-    expect(await begin(world.beginInput(newInvocationId(), manifest), deps)).toMatchObject({ state: 'EMPTY_STAGING', acted: true });
+    expect(await begin(world.beginInput(newInvocationId(), manifest), deps)).toMatchObject({
+      state: 'EMPTY_STAGING',
+      acted: true,
+    });
     expect(await boundariesOf(deps, ref.targetId)).toEqual([]);
     expect(await readCapsule(deps.ports, ref)).toEqual(prepared);
   });

@@ -33,7 +33,9 @@ const beginInput = (invocationId: string, manifestText: string): BeginInput => (
 
 async function createTarget(table: string): Promise<void> {
   await ctx.world.ch.client.command({ query: targetDdl(table) });
-  await ctx.world.ch.client.command({ query: `INSERT INTO pub.${table} VALUES (99999, '2026-11-02 12:00:00.000', 'stale', 0, 'old generation')` });
+  await ctx.world.ch.client.command({
+    query: `INSERT INTO pub.${table} VALUES (99999, '2026-11-02 12:00:00.000', 'stale', 0, 'old generation')`,
+  });
 }
 
 async function publishedWindowIds(table: string): Promise<string[]> {
@@ -47,16 +49,23 @@ async function publishedWindowIds(table: string): Promise<string[]> {
 
 /** A flow over the world's chdb (stage + exchange on one handle), stores and source; the route from each Task's input, as in Lambda. */
 const run = (flow: string, input: BeginInput): Promise<FlowResult> =>
-  runFlow(flow, input, { ports: ctx.world.stores.ports, retryIntervalMs: 0, stepDeps: (event) => Promise.resolve({ ...ctx.world.deps(), route: routeOfEvent(event) }) });
+  runFlow(flow, input, {
+    ports: ctx.world.stores.ports,
+    retryIntervalMs: 0,
+    stepDeps: (event) => Promise.resolve({ ...ctx.world.deps(), route: routeOfEvent(event) }),
+  });
 
-const entered = (result: FlowResult): string[] => result.events.filter((e) => e.type === 'StateEntered' && e.state).map((e) => e.state!);
+const entered = (result: FlowResult): string[] =>
+  result.events.filter((e) => e.type === 'StateEntered' && e.state).map((e) => e.state!);
 
 async function journalTransitions(invocationId: string): Promise<string[]> {
   const moves: string[] = [];
   for (const e of await journalOf(ctx.world.stores.ports.authority, invocationId).read()) {
     const { from, to } = e.data as { from?: unknown; to?: unknown };
     if (to === undefined) continue;
-    expect(isJournalState(from) && isJournalState(to) && canTransition(from, to), `${String(from)}>${String(to)}`).toBe(true);
+    expect(isJournalState(from) && isJournalState(to) && canTransition(from, to), `${String(from)}>${String(to)}`).toBe(
+      true,
+    );
     moves.push(`${String(from)}>${String(to)}`);
   }
   return moves;
@@ -89,12 +98,26 @@ describe('publish-clickhouse flow (local runner)', () => {
       'Cleanup',
     ]);
     expect(await journalTransitions(invocationId)).toEqual(
-      expect.arrayContaining(['EMPTY_STAGING>WRITING_UNKNOWN', 'VERIFIED_EOF>PUBLICATION_UNKNOWN', 'PUBLICATION_UNKNOWN>PUBLISHED', 'PUBLISHED>SUCCEEDED', 'SUCCEEDED>CUSTODY_RELEASED']),
+      expect.arrayContaining([
+        'EMPTY_STAGING>WRITING_UNKNOWN',
+        'VERIFIED_EOF>PUBLICATION_UNKNOWN',
+        'PUBLICATION_UNKNOWN>PUBLISHED',
+        'PUBLISHED>SUCCEEDED',
+        'SUCCEEDED>CUSTODY_RELEASED',
+      ]),
     );
     const record = await loadInvocation(ctx.world.stores.ports, invocationId);
     expect(record.state).toBe('CUSTODY_RELEASED');
-    expect(record.facts.dispatch).toMatchObject({ count: 1, predecessorUuid: predecessor, candidateUuid: candidateUuidOf(invocationId) });
-    expect(record.facts.publication).toMatchObject({ mode: 'exchange', stagingObjectId: candidateUuidOf(invocationId), rows: windowIds.length });
+    expect(record.facts.dispatch).toMatchObject({
+      count: 1,
+      predecessorUuid: predecessor,
+      candidateUuid: candidateUuidOf(invocationId),
+    });
+    expect(record.facts.publication).toMatchObject({
+      mode: 'exchange',
+      stagingObjectId: candidateUuidOf(invocationId),
+      rows: windowIds.length,
+    });
     const capsule = await readCapsule(ctx.world.stores.ports, { targetId: record.targetId, invocationId });
     expect(capsule).toMatchObject({ schema: 2, state: 'COMPLETE', retiredAt: expect.any(String) });
     expect(capsule && 'reader' in capsule ? capsule.reader : undefined).toBeUndefined();
@@ -102,17 +125,26 @@ describe('publish-clickhouse flow (local runner)', () => {
     // The target serves the candidate: the window exactly once; the predecessor generation is gone.
     expect(await ctx.world.uuidOf(table)).toBe(candidateUuidOf(invocationId));
     expect(await publishedWindowIds(table)).toEqual(windowIds);
-    const left = await ctx.world.ch.client.query({ query: `SELECT count() AS n FROM system.tables WHERE uuid = toUUID({p:String})`, query_params: { p: predecessor ?? '' }, format: 'JSONEachRow' });
+    const left = await ctx.world.ch.client.query({
+      query: `SELECT count() AS n FROM system.tables WHERE uuid = toUUID({p:String})`,
+      query_params: { p: predecessor ?? '' },
+      format: 'JSONEachRow',
+    });
     expect(await left.json()).toEqual([{ n: '0' }]);
   });
 
   it('refuses a SQL route at Begin (publication.sql_route_refused) before custody: nothing written', async () => {
     const sqlManifest = publicationManifest({ table: 'never' })
       .replace('pub_ch: { kind: clickhouse, url_env: CH_PUB_URL }', 'warehouse: { kind: postgres, url_env: PG_URL }')
-      .replace(/target: \{ binding: pub_ch, table: pub\.never, key_columns: \[event_id\], mode: exchange \}/, 'target: { binding: warehouse, table: dwh.never, key_columns: [event_id], mode: replace_window }')
+      .replace(
+        /target: \{ binding: pub_ch, table: pub\.never, key_columns: \[event_id\], mode: exchange \}/,
+        'target: { binding: warehouse, table: dwh.never, key_columns: [event_id], mode: replace_window }',
+      )
       .replace('      capsule: v2\n', '')
       .replace('{relation}', '{staging}');
-    expect(routeOfEvent({ manifestText: sqlManifest, selector: '/config/publish.yaml#daily' }).route.target.mode).toBe('replace_window');
+    expect(routeOfEvent({ manifestText: sqlManifest, selector: '/config/publish.yaml#daily' }).route.target.mode).toBe(
+      'replace_window',
+    );
     const before = await scanTable(ctx.world.stores.config);
     const result = await run('publish-clickhouse', beginInput(newInvocationId(), sqlManifest));
     expect(result).toMatchObject({ status: 'FAILED', error: 'Delivery.StepRefused' });
@@ -133,18 +165,32 @@ describe('publish-clickhouse flow (local runner)', () => {
     expect(result.cause).toContain('run the publish-clickhouse flow');
     expect(entered(result)).toEqual(['Begin', 'StepRefused']);
     expect(await scanTable(ctx.world.stores.config)).toBe(before);
-    expect(await loadCustody(ctx.world.stores.ports, targetIdOf('pub_ch', { schema: 'pub', name: table }))).toBeUndefined();
+    expect(
+      await loadCustody(ctx.world.stores.ports, targetIdOf('pub_ch', { schema: 'pub', name: table })),
+    ).toBeUndefined();
   }, 120_000);
 
   it('resume of a published operation (the flow stopped after Dispatch) governs it to COMPLETE and releases custody, source-free, with no second EXCHANGE', async () => {
     const { deps, ref, table } = await ctx.world.published();
     const exchange = vi.spyOn(deps.exchange!, 'exchange');
-    const input = { invocationId: ref.invocationId, manifestText: publicationManifest({ table }), selector: '/config/publish.yaml#daily' };
-    const result = await resume(input, { ports: deps.ports, target: deps.target, exchange: deps.exchange!, route: deps.route });
+    const input = {
+      invocationId: ref.invocationId,
+      manifestText: publicationManifest({ table }),
+      selector: '/config/publish.yaml#daily',
+    };
+    const result = await resume(input, {
+      ports: deps.ports,
+      target: deps.target,
+      exchange: deps.exchange!,
+      route: deps.route,
+    });
     expect(result.state).toBe('CUSTODY_RELEASED');
     expect(exchange).not.toHaveBeenCalled();
     exchange.mockRestore();
-    expect(await readCapsule(ctx.world.stores.ports, ref)).toMatchObject({ state: 'COMPLETE', retiredAt: expect.any(String) });
+    expect(await readCapsule(ctx.world.stores.ports, ref)).toMatchObject({
+      state: 'COMPLETE',
+      retiredAt: expect.any(String),
+    });
     expect(await ctx.world.uuidOf(table)).toBe(candidateUuidOf(ref.invocationId));
     expect(await publishedWindowIds(table)).toEqual(windowIds);
   });

@@ -53,7 +53,10 @@ describe('reconcile of a dispatched ClickHouse publication (by UUID, fence befor
     await expect(deps.exchange!.exchange(names)).rejects.toBeDefined();
     expect(await world.uuidOf(table)).toBe(predecessor);
     // Reconcile is done: the journal offers retire, never another dispatch.
-    await expect(dispatch({ ...begun, known: null }, deps)).resolves.toMatchObject({ state: 'REEXTRACT_REQUIRED', acted: false });
+    await expect(dispatch({ ...begun, known: null }, deps)).resolves.toMatchObject({
+      state: 'REEXTRACT_REQUIRED',
+      acted: false,
+    });
 
     // Retire drops the fenced candidate (by its UUID, under the tombstone name) and the stage, proves both gone, releases custody.
     expect((await retire(input, recovery)).state).toBe('RETIRED');

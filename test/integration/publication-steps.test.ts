@@ -33,7 +33,11 @@ describe('ClickHouse publication (seed 000): candidate, capsule, the one EXCHANG
     const predecessor = await world.uuidOf(table);
     expect(await prepareCapsule(begun, deps)).toMatchObject({ state: 'VERIFIED_EOF', acted: true, failures: [] });
     const capsule = await readCapsule(deps.ports, ref);
-    expect(capsule).toMatchObject({ schema: 2, state: 'PREPARED', generation: { candidateUuid: candidateUuidOf(begun.invocationId) } });
+    expect(capsule).toMatchObject({
+      schema: 2,
+      state: 'PREPARED',
+      generation: { candidateUuid: candidateUuidOf(begun.invocationId) },
+    });
     expect(capsule && 'reader' in capsule && capsule.reader).toBeFalsy();
 
     const out = await dispatch(begun, deps);
@@ -41,8 +45,16 @@ describe('ClickHouse publication (seed 000): candidate, capsule, the one EXCHANG
     expect(await world.uuidOf(table)).toBe(candidateUuidOf(begun.invocationId));
     expect(await world.publishedWindowIds(table)).toEqual(windowIds);
     const record = await readInvocation(deps.ports, ref);
-    expect(record.facts.dispatch).toMatchObject({ count: 1, predecessorUuid: predecessor, candidateUuid: candidateUuidOf(begun.invocationId) });
-    expect(record.facts.publication).toMatchObject({ mode: 'exchange', stagingObjectId: candidateUuidOf(begun.invocationId), rows: windowIds.length });
+    expect(record.facts.dispatch).toMatchObject({
+      count: 1,
+      predecessorUuid: predecessor,
+      candidateUuid: candidateUuidOf(begun.invocationId),
+    });
+    expect(record.facts.publication).toMatchObject({
+      mode: 'exchange',
+      stagingObjectId: candidateUuidOf(begun.invocationId),
+      rows: windowIds.length,
+    });
     // The predecessor generation is kept (under the candidate's name) until governance is COMPLETE.
     expect(await world.uuidOf(`cutpoint_stg_${begun.invocationId.slice(4, 24)}_c`)).toBe(predecessor);
 
@@ -75,7 +87,11 @@ describe('ClickHouse publication (seed 000): candidate, capsule, the one EXCHANG
       world.faults.disarm();
     }
     expect(await world.uuidOf(table)).toBe(before);
-    expect(await dispatch({ ...begun, known: null }, deps)).toMatchObject({ state: 'PUBLICATION_UNKNOWN', observed: 'NOT_APPLIED_YET', acted: false });
+    expect(await dispatch({ ...begun, known: null }, deps)).toMatchObject({
+      state: 'PUBLICATION_UNKNOWN',
+      observed: 'NOT_APPLIED_YET',
+      acted: false,
+    });
     expect(await world.uuidOf(table)).toBe(before);
     expect((await readInvocation(deps.ports, ref)).facts.dispatch?.count).toBe(1);
   });
@@ -95,9 +111,14 @@ describe('ClickHouse publication (seed 000): candidate, capsule, the one EXCHANG
   });
 
   it('a staged probe fails on the candidate: no capsule, REEXTRACT_REQUIRED, never dispatched', async () => {
-    const { deps, begun, ref, table } = await prepared({ assertion: 'SELECT count() FROM {relation} WHERE amount >= 0' });
+    const { deps, begun, ref, table } = await prepared({
+      assertion: 'SELECT count() FROM {relation} WHERE amount >= 0',
+    });
     const before = await world.uuidOf(table);
-    expect(await prepareCapsule(begun, deps)).toMatchObject({ state: 'REEXTRACT_REQUIRED', failures: ['assertion:no_negative_amounts'] });
+    expect(await prepareCapsule(begun, deps)).toMatchObject({
+      state: 'REEXTRACT_REQUIRED',
+      failures: ['assertion:no_negative_amounts'],
+    });
     expect(await readCapsule(deps.ports, ref)).toBeUndefined();
     expect(await dispatch(begun, deps)).toMatchObject({ state: 'REEXTRACT_REQUIRED', acted: false });
     expect(await world.uuidOf(table)).toBe(before);
@@ -109,7 +130,9 @@ describe('ClickHouse publication (seed 000): candidate, capsule, the one EXCHANG
     const before = await world.uuidOf(table);
     expect(await prepareCapsule(begun, deps)).toMatchObject({ state: 'VERIFIED_EOF', acted: true, failures: [] });
     const candidate = (await readInvocation(deps.ports, ref)).facts.candidate!;
-    await world.ch.client.command({ query: `INSERT INTO pub.${candidate.table.table} SELECT * FROM pub.${candidate.table.table}` });
+    await world.ch.client.command({
+      query: `INSERT INTO pub.${candidate.table.table} SELECT * FROM pub.${candidate.table.table}`,
+    });
     expect(await dispatch(begun, deps)).toMatchObject({ state: 'INCIDENT_RETAINED', acted: true });
     expect(await world.uuidOf(table)).toBe(before);
     expect((await readInvocation(deps.ports, ref)).facts.dispatch).toBeUndefined();

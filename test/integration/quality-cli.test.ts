@@ -40,14 +40,19 @@ let runtime: CliRuntime;
 /** The ClickHouse host of the diagnose / observe / replay tests, started beside the rest. */
 let host: ObserveWorld;
 beforeAll(async () => {
-  [runtime, world, host] = await Promise.all([startCliRuntime('quality-cli', publicationManifest()), openPublicationWorld(), openObserveWorld()]);
+  [runtime, world, host] = await Promise.all([
+    startCliRuntime('quality-cli', publicationManifest()),
+    openPublicationWorld(),
+    openObserveWorld(),
+  ]);
 }, 180_000);
 afterAll(async () => {
   await Promise.all([world?.close(), host?.close()]);
   await runtime?.stop();
 });
 
-const cutpoint = (argv: string[]): Promise<CliRun> => runCutpointInProcess(argv, { cwd: runtime.root, env: { CUTPOINT_STATE_DIR: runtime.stateDir } });
+const cutpoint = (argv: string[]): Promise<CliRun> =>
+  runCutpointInProcess(argv, { cwd: runtime.root, env: { CUTPOINT_STATE_DIR: runtime.stateDir } });
 
 function json(r: CliRun): Record<string, unknown> {
   expect(r.code, r.stderr).toBe(0);
@@ -94,7 +99,8 @@ async function published(): Promise<Operation> {
   return op;
 }
 
-const capsuleOf = async (op: Pick<Operation, 'ref'>): Promise<CapsuleV2> => (await readCapsule(runtime.ports, op.ref)) as CapsuleV2;
+const capsuleOf = async (op: Pick<Operation, 'ref'>): Promise<CapsuleV2> =>
+  (await readCapsule(runtime.ports, op.ref)) as CapsuleV2;
 
 /** No UUID of the operation and no reader token in what the command printed. */
 function assertRedacted(text: string, op: Pick<Operation, 'ref' | 'predecessor'>, secrets: string[] = []): void {
@@ -116,7 +122,9 @@ async function snapshot(op: Pick<Operation, 'ref'>): Promise<string> {
     a.query(qualityKeys.capsulesOf(targetId), 'capsule#'),
     a.get(deliveryKeys.pointer(invocationId)),
   ]);
-  const objects = await runtime.ports.objects.list(qualityEvidenceKeyOf('daily', invocationId, 'prepared').replace(/prepared\.json$/, ''));
+  const objects = await runtime.ports.objects.list(
+    qualityEvidenceKeyOf('daily', invocationId, 'prepared').replace(/prepared\.json$/, ''),
+  );
   return JSON.stringify({ items, objects });
 }
 
@@ -151,7 +159,12 @@ describe('cutpoint quality inspect / inspect-all', () => {
       dispatch_count: 0,
       holds_custody: true,
       reader_guard: { held: false },
-      replay_details: { target_commit: 'not_proven', governance: 'pending', current_run_id: 'unknown', last_observation: null },
+      replay_details: {
+        target_commit: 'not_proven',
+        governance: 'pending',
+        current_run_id: 'unknown',
+        last_observation: null,
+      },
       replay_window: { closed: false, ends_at: null, reason: null },
     });
     const digests = doc.digests as Record<string, string>;
@@ -199,8 +212,22 @@ describe('cutpoint quality inspect / inspect-all', () => {
     // its acquisition (a crash right after it leaves exactly this item).
     const capsule = await capsuleOf(op);
     const token = 'f00dfeedf00dfeedf00dfeedf00dfeed';
-    const reader = { token, session: 'obs-session-1', runId: 'run-observer-1', fence: { owner: op.ref.invocationId, session: 'obs-session-1', epoch: 1 }, acquiredAt: '2026-11-05T01:02:03.000Z', deadlineAt: '2026-11-05T01:07:03.000Z' };
-    expect(await runtime.ports.authority.update('quality.reader.acquire', qualityKeys.capsule(op.ref.targetId, op.ref.invocationId), { version: capsule.version }, { reader })).toMatchObject({ status: 'APPLIED' });
+    const reader = {
+      token,
+      session: 'obs-session-1',
+      runId: 'run-observer-1',
+      fence: { owner: op.ref.invocationId, session: 'obs-session-1', epoch: 1 },
+      acquiredAt: '2026-11-05T01:02:03.000Z',
+      deadlineAt: '2026-11-05T01:07:03.000Z',
+    };
+    expect(
+      await runtime.ports.authority.update(
+        'quality.reader.acquire',
+        qualityKeys.capsule(op.ref.targetId, op.ref.invocationId),
+        { version: capsule.version },
+        { reader },
+      ),
+    ).toMatchObject({ status: 'APPLIED' });
     const r = await cutpoint(['quality', 'inspect', op.ref.invocationId, '--format', 'json']);
     expect(json(r)).toMatchObject({
       diagnostic_code: 'quality.reader_guard_held',
@@ -217,10 +244,16 @@ describe('cutpoint quality inspect / inspect-all', () => {
     const bytes = (await runtime.ports.objects.get(key))?.bytes as Uint8Array;
     // Only a loss (or an edit) outside cutpoint removes or changes evidence: done directly here.
     await runtime.ports.objects.delete('quality.prepared.put', key);
-    expect(json(await cutpoint(['quality', 'inspect', op.ref.invocationId]))).toMatchObject({ diagnostic_code: 'quality.evidence_missing', permitted_actions: [] });
+    expect(json(await cutpoint(['quality', 'inspect', op.ref.invocationId]))).toMatchObject({
+      diagnostic_code: 'quality.evidence_missing',
+      permitted_actions: [],
+    });
     const edited = Buffer.from(Buffer.from(bytes).toString('utf8').replace('"totalRows":', '"totalRows": '));
     await runtime.ports.objects.put('quality.prepared.put', key, edited, {});
-    expect(json(await cutpoint(['quality', 'inspect', op.ref.invocationId]))).toMatchObject({ diagnostic_code: 'quality.evidence_malformed', permitted_actions: [] });
+    expect(json(await cutpoint(['quality', 'inspect', op.ref.invocationId]))).toMatchObject({
+      diagnostic_code: 'quality.evidence_malformed',
+      permitted_actions: [],
+    });
   });
 
   it('COMPLETE: replay and resume once its completion evidence is recorded, resume alone before', async () => {
@@ -230,19 +263,41 @@ describe('cutpoint quality inspect / inspect-all', () => {
     const capsule = await capsuleOf(op);
     const ckey = qualityKeys.capsule(op.ref.targetId, op.ref.invocationId);
     const completion = { version: capsule.version + 1, at: '2026-11-05T02:00:00.000Z', runId: 'run-observer-2' };
-    await runtime.ports.authority.update('quality.complete.commit', ckey, { version: capsule.version }, { state: 'COMPLETE', completion });
+    await runtime.ports.authority.update(
+      'quality.complete.commit',
+      ckey,
+      { version: capsule.version },
+      { state: 'COMPLETE', completion },
+    );
     expect(json(await cutpoint(['quality', 'inspect', op.ref.invocationId]))).toMatchObject({
       capsule_state: 'COMPLETE',
       diagnostic_code: 'quality.completion_evidence_pending',
       permitted_actions: ['resume'],
       replay_details: { governance: 'complete', target_commit: 'proven' },
     });
-    const doc = completionDocument({ invocationId: op.ref.invocationId, coreDigest: capsule.coreDigest, candidateUuid: candidateUuidOf(op.ref.invocationId), version: completion.version, at: completion.at, runId: completion.runId, results: [] });
+    const doc = completionDocument({
+      invocationId: op.ref.invocationId,
+      coreDigest: capsule.coreDigest,
+      candidateUuid: candidateUuidOf(op.ref.invocationId),
+      version: completion.version,
+      at: completion.at,
+      runId: completion.runId,
+      results: [],
+    });
     const key = qualityEvidenceKeyOf('daily', op.ref.invocationId, 'completion');
     await putEvidence(runtime.ports.objects, 'quality.completion.put', key, doc.document, op.ref.invocationId);
-    await runtime.ports.authority.update('quality.completion.record', ckey, { version: completion.version }, { completion: { ...completion, evidence: { key, sha256: doc.sha256 } } });
+    await runtime.ports.authority.update(
+      'quality.completion.record',
+      ckey,
+      { version: completion.version },
+      { completion: { ...completion, evidence: { key, sha256: doc.sha256 } } },
+    );
     const r = await cutpoint(['quality', 'inspect', op.ref.invocationId]);
-    expect(json(r)).toMatchObject({ diagnostic_code: 'quality.complete', permitted_actions: ['replay', 'resume'], replay_details: { governance: 'complete' } });
+    expect(json(r)).toMatchObject({
+      diagnostic_code: 'quality.complete',
+      permitted_actions: ['replay', 'resume'],
+      replay_details: { governance: 'complete' },
+    });
     assertRedacted(r.stdout, op);
   });
 
@@ -250,17 +305,41 @@ describe('cutpoint quality inspect / inspect-all', () => {
     const before = await operation({ through: 'begin' }); // EMPTY_STAGING: not yet governed, but holds custody
     const delivery = json(await cutpoint(['delivery', 'inspect-all', '--format', 'json']));
     const r = await cutpoint(['quality', 'inspect-all', '--format', 'json']);
-    const index = json(r) as { items: Array<Record<string, unknown>>; retained_custody_count: number; retained_governance_count: number };
+    const index = json(r) as {
+      items: Array<Record<string, unknown>>;
+      retained_custody_count: number;
+      retained_governance_count: number;
+    };
     expect(index.retained_custody_count).toBe(delivery.retained_custody_count);
     expect(index.items.map((i) => i.invocation_id)).not.toContain(before.ref.invocationId);
-    const retained = index.items.filter((i) => i.reader_guard_held === true || (i.capsule_state !== null && i.capsule_state !== 'COMPLETE')).length;
+    const retained = index.items.filter(
+      (i) => i.reader_guard_held === true || (i.capsule_state !== null && i.capsule_state !== 'COMPLETE'),
+    ).length;
     expect(index.retained_governance_count).toBe(retained);
     expect(index.retained_governance_count).toBeGreaterThanOrEqual(4);
     expect(index.items.map((i) => i.diagnostic_code).sort()).toEqual(
-      ['quality.complete', 'quality.evidence_malformed', 'quality.prepared', 'quality.prepared_published', 'quality.reader_guard_held', 'quality.staged_failed'].sort(),
+      [
+        'quality.complete',
+        'quality.evidence_malformed',
+        'quality.prepared',
+        'quality.prepared_published',
+        'quality.reader_guard_held',
+        'quality.staged_failed',
+      ].sort(),
     );
     for (const item of index.items) {
-      expect(Object.keys(item)).toEqual(['capsule_state', 'diagnostic_code', 'governance', 'invocation_id', 'journal_state', 'permitted_actions', 'reader_guard_held', 'route', 'target_commit', 'target_id']);
+      expect(Object.keys(item)).toEqual([
+        'capsule_state',
+        'diagnostic_code',
+        'governance',
+        'invocation_id',
+        'journal_state',
+        'permitted_actions',
+        'reader_guard_held',
+        'route',
+        'target_commit',
+        'target_id',
+      ]);
     }
     expect(r.stdout).not.toMatch(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/);
     // An operation not (yet) under governance: inspect names it and points to the delivery journal.
@@ -270,21 +349,50 @@ describe('cutpoint quality inspect / inspect-all', () => {
   it('evidence that cannot be read is unreadable, a capsule item that does not parse is malformed: never a pass, nothing permitted', async () => {
     const op = await published();
     // An object store that answers nothing (its endpoint refuses connections): the read failed, nothing is known.
-    const deaf = awsPorts({ ...runtime.config, endpoints: { ...runtime.config.endpoints, s3: `http://127.0.0.1:${await freePort()}` } }, inertFaults);
+    const deaf = awsPorts(
+      { ...runtime.config, endpoints: { ...runtime.config.endpoints, s3: `http://127.0.0.1:${await freePort()}` } },
+      inertFaults,
+    );
     const unreadable = await inspectQuality({ ...runtime.ports, objects: deaf.objects }, op.ref.invocationId);
-    expect(unreadable).toMatchObject({ diagnostic_code: 'quality.evidence_unreadable', permitted_actions: [], replay_details: { governance: 'pending' } });
+    expect(unreadable).toMatchObject({
+      diagnostic_code: 'quality.evidence_unreadable',
+      permitted_actions: [],
+      replay_details: { governance: 'pending' },
+    });
     // Only an edit outside cutpoint can break the capsule item: written directly here.
     const capsule = await capsuleOf(op);
-    await runtime.ports.authority.update('quality.capsule.prepare', qualityKeys.capsule(op.ref.targetId, op.ref.invocationId), { version: capsule.version }, { state: 'PASSED' });
+    await runtime.ports.authority.update(
+      'quality.capsule.prepare',
+      qualityKeys.capsule(op.ref.targetId, op.ref.invocationId),
+      { version: capsule.version },
+      { state: 'PASSED' },
+    );
     const r = await cutpoint(['quality', 'inspect', op.ref.invocationId]);
-    expect(json(r)).toMatchObject({ capsule_state: null, diagnostic_code: 'quality.evidence_malformed', permitted_actions: [], replay_details: { governance: 'unknown', target_commit: 'proven' } });
-    const index = json(await cutpoint(['quality', 'inspect-all'])) as { items: Array<Record<string, unknown>>; retained_governance_count: number };
-    expect(index.items.find((i) => i.invocation_id === op.ref.invocationId)).toMatchObject({ governance: 'unknown', capsule_state: null });
+    expect(json(r)).toMatchObject({
+      capsule_state: null,
+      diagnostic_code: 'quality.evidence_malformed',
+      permitted_actions: [],
+      replay_details: { governance: 'unknown', target_commit: 'proven' },
+    });
+    const index = json(await cutpoint(['quality', 'inspect-all'])) as {
+      items: Array<Record<string, unknown>>;
+      retained_governance_count: number;
+    };
+    expect(index.items.find((i) => i.invocation_id === op.ref.invocationId)).toMatchObject({
+      governance: 'unknown',
+      capsule_state: null,
+    });
   });
 
   it('a bad or unknown id exits 1 with a stable code and empty stdout', async () => {
-    refused(await cutpoint(['quality', 'inspect', 'inv-NOT-VALID', '--format', 'json']), 'delivery.invocation_id_invalid');
-    refused(await cutpoint(['quality', 'inspect', 'inv-aaaaaaaaaaaaaaaaaaaaaaaaaa']), 'delivery.recovery_journal_unavailable');
+    refused(
+      await cutpoint(['quality', 'inspect', 'inv-NOT-VALID', '--format', 'json']),
+      'delivery.invocation_id_invalid',
+    );
+    refused(
+      await cutpoint(['quality', 'inspect', 'inv-aaaaaaaaaaaaaaaaaaaaaaaaaa']),
+      'delivery.recovery_journal_unavailable',
+    );
   });
 
   it('the use case runs on a read-only view of the ports: every write is refused, nothing reaches the store', async () => {
@@ -292,11 +400,19 @@ describe('cutpoint quality inspect / inspect-all', () => {
     const ro = readOnlyPorts(runtime.ports);
     const key = qualityKeys.capsule(op.ref.targetId, op.ref.invocationId);
     const before = await snapshot(op);
-    await expect(ro.authority.update('quality.reader.acquire', key, { version: 1 }, { reader: {} })).rejects.toMatchObject({ name: 'Quality.ReadOnlyViolation' });
-    await expect(ro.authority.put('x', { ...key }, 'absent')).rejects.toMatchObject({ code: 'quality.read_only_violation' });
+    await expect(
+      ro.authority.update('quality.reader.acquire', key, { version: 1 }, { reader: {} }),
+    ).rejects.toMatchObject({ name: 'Quality.ReadOnlyViolation' });
+    await expect(ro.authority.put('x', { ...key }, 'absent')).rejects.toMatchObject({
+      code: 'quality.read_only_violation',
+    });
     await expect(ro.authority.transact('x', [])).rejects.toMatchObject({ code: 'quality.read_only_violation' });
-    await expect(ro.authority.delete('x', key, { version: 1 })).rejects.toMatchObject({ code: 'quality.read_only_violation' });
-    await expect(ro.objects.put('x', 'k', new Uint8Array(), {})).rejects.toMatchObject({ code: 'quality.read_only_violation' });
+    await expect(ro.authority.delete('x', key, { version: 1 })).rejects.toMatchObject({
+      code: 'quality.read_only_violation',
+    });
+    await expect(ro.objects.put('x', 'k', new Uint8Array(), {})).rejects.toMatchObject({
+      code: 'quality.read_only_violation',
+    });
     await expect(ro.objects.delete('x', 'k')).rejects.toMatchObject({ code: 'quality.read_only_violation' });
     expect((await inspectQuality(ro, op.ref.invocationId)).diagnostic_code).toBe('quality.prepared_published');
     expect(await snapshot(op)).toBe(before);
@@ -308,7 +424,10 @@ describe('cutpoint quality inspect / inspect-all', () => {
     const ok = await cutpoint(['quality', 'inspect-all', '--format', 'json']);
     expect(ok.code, ok.stderr).toBe(0);
     expect(JSON.parse(ok.stdout)).toMatchObject({ kind: 'cutpoint.quality-governance-index.v1' });
-    expect(await cutpoint(['quality', 'clear-guard', 'inv-aaaaaaaaaaaaaaaaaaaaaaaaaa', '--yes'])).toMatchObject({ code: 2, stdout: '' });
+    expect(await cutpoint(['quality', 'clear-guard', 'inv-aaaaaaaaaaaaaaaaaaaaaaaaaa', '--yes'])).toMatchObject({
+      code: 2,
+      stdout: '',
+    });
   });
 });
 
@@ -324,18 +443,29 @@ describe('cutpoint quality diagnose / observe / replay', () => {
   beforeAll(async () => {
     // The manifest the operator names: the seal digests its exact text and absolute path.
     const published = await host.published({ table: 'observed_1', ports: runtime.ports, manifestDir: runtime.root });
-    op = { ref: published.ref, predecessor: published.predecessor, selector: published.selector, file: published.selector.replace(/#daily$/, '') };
+    op = {
+      ref: published.ref,
+      predecessor: published.predecessor,
+      selector: published.selector,
+      file: published.selector.replace(/#daily$/, ''),
+    };
   }, 180_000);
 
   const onHost = (argv: string[], url = host.host.url): Promise<CliRun> =>
-    runCutpointInProcess(argv, { cwd: runtime.root, env: { CUTPOINT_STATE_DIR: runtime.stateDir, CH_PUB_URL: url, CH_URL: url } });
+    runCutpointInProcess(argv, {
+      cwd: runtime.root,
+      env: { CUTPOINT_STATE_DIR: runtime.stateDir, CH_PUB_URL: url, CH_URL: url },
+    });
 
   it('observe: a chdb: binding is refused before any write; TARGET_PENDING → observe --yes → COMPLETE; observing a COMPLETE capsule is refused, nothing written', async () => {
     const id = op.ref.invocationId;
     const before = await snapshot(op);
     // An embedded directory cannot be shared with the reader's child process: refused before anything is opened or written.
     const embedded = join(runtime.root, 'embedded-never-created');
-    refused(await onHost(['quality', 'observe', id, '--manifest', op.selector, '--yes'], `chdb:${embedded}`), 'quality.reader_unreachable');
+    refused(
+      await onHost(['quality', 'observe', id, '--manifest', op.selector, '--yes'], `chdb:${embedded}`),
+      'quality.reader_unreachable',
+    );
     expect(existsSync(embedded)).toBe(false);
     expect(await snapshot(op)).toBe(before);
 
@@ -343,18 +473,28 @@ describe('cutpoint quality diagnose / observe / replay', () => {
     // persisted TARGET_PENDING — a designed result, not success: exit 1, empty stdout.
     const failing = await runCutpointInProcess(['quality', 'observe', id, '--manifest', op.selector, '--yes'], {
       cwd: runtime.root,
-      env: { CUTPOINT_STATE_DIR: runtime.stateDir, CH_PUB_URL: host.host.url, CH_URL: host.host.url, CUTPOINT_FAULTS: 'quality.target.probe:fail' },
+      env: {
+        CUTPOINT_STATE_DIR: runtime.stateDir,
+        CH_PUB_URL: host.host.url,
+        CH_URL: host.host.url,
+        CUTPOINT_FAULTS: 'quality.target.probe:fail',
+      },
     });
     refused(failing, 'quality.target_pending');
     const pending = await capsuleOf(op);
     expect(pending).toMatchObject({ state: 'TARGET_PENDING', lastObservation: { outcome: 'TARGET_PENDING' } });
     expect(pending.reader).toBeUndefined();
-    expect(json(await onHost(['quality', 'inspect', id]))).toMatchObject({ diagnostic_code: 'quality.target_pending', permitted_actions: ['observe'] });
+    expect(json(await onHost(['quality', 'inspect', id]))).toMatchObject({
+      diagnostic_code: 'quality.target_pending',
+      permitted_actions: ['observe'],
+    });
     // Replay is offered only for COMPLETE.
     refused(await onHost(['quality', 'replay', id, '--manifest', op.selector]), 'quality.action_not_permitted');
     // diagnose names the last observation's diagnostic; continuity has nothing to compare yet.
     const pendingDiagnosis = json(await onHost(['quality', 'diagnose', id, '--manifest', op.selector]));
-    expect(pendingDiagnosis).toMatchObject({ authority: { continuity: 'unknown', completion_version: null, observed_version: pending.version } });
+    expect(pendingDiagnosis).toMatchObject({
+      authority: { continuity: 'unknown', completion_version: null, observed_version: pending.version },
+    });
     expect(pendingDiagnosis.last_error_code).toMatch(/^quality\.target_observation_/);
     expect((await capsuleOf(op)).version).toBe(pending.version);
 
@@ -375,7 +515,10 @@ describe('cutpoint quality diagnose / observe / replay', () => {
     expect(r.stdout).toBe(`${JSON.stringify(sortedDeep(doc), null, 2)}\n`);
     assertRedacted(r.stdout, op);
     const complete = await capsuleOf(op);
-    expect(complete).toMatchObject({ state: 'COMPLETE', completion: { evidence: { key: qualityEvidenceKeyOf('daily', id, 'completion') } } });
+    expect(complete).toMatchObject({
+      state: 'COMPLETE',
+      completion: { evidence: { key: qualityEvidenceKeyOf('daily', id, 'completion') } },
+    });
     expect(complete.reader).toBeUndefined();
 
     const done = await snapshot(op);
@@ -399,38 +542,88 @@ describe('cutpoint quality diagnose / observe / replay', () => {
       source_reads: 0,
       target_writes: 0,
       reader_guard: 'released',
-      authority: { binding: 'match', continuity: 'ok', completion_version: capsule.completion?.version, observed_version: capsule.version },
+      authority: {
+        binding: 'match',
+        continuity: 'ok',
+        completion_version: capsule.completion?.version,
+        observed_version: capsule.version,
+      },
       generation: { match: true },
       quality: { governance: 'complete' },
-      replayed_from: { invocation_id: op.ref.invocationId, original_run_id: capsule.runs.originalRunId, original_load_id: capsule.runs.originalLoadId },
+      replayed_from: {
+        invocation_id: op.ref.invocationId,
+        original_run_id: capsule.runs.originalRunId,
+        original_load_id: capsule.runs.originalLoadId,
+      },
     });
     const probes = (receipt.quality as { probes: Array<{ name: string; result: string }> }).probes;
     expect(probes.map((p) => p.name)).toContain('row_count_matches_receipts');
     for (const p of probes) expect(p.result).toBe('PASSED');
-    for (const a of receipt.acceptance as Array<Record<string, unknown>>) expect(a).toMatchObject({ dataset: op.ref.targetId, result: 'PASSED' });
+    for (const a of receipt.acceptance as Array<Record<string, unknown>>)
+      expect(a).toMatchObject({ dataset: op.ref.targetId, result: 'PASSED' });
     expect(receipt.current_run_id).toMatch(/^run-[a-z2-7]{26}$/);
     assertRedacted(r.stdout, op);
     expect(await snapshot(op)).toBe(before);
     expect((await loadInvocation(runtime.ports, op.ref.invocationId)).facts.dispatch?.count).toBe(1);
     // A failed read of the replay (quality.replay.read, armed by --faults): exit 1, no receipt, nothing written; a repeat is safe.
-    const failed = await onHost(['quality', 'replay', op.ref.invocationId, '--manifest', op.selector, '--faults', 'quality.replay.read:fail']);
+    const failed = await onHost([
+      'quality',
+      'replay',
+      op.ref.invocationId,
+      '--manifest',
+      op.selector,
+      '--faults',
+      'quality.replay.read:fail',
+    ]);
     expect({ code: failed.code, stdout: failed.stdout }).toEqual({ code: 1, stdout: '' });
     expect(await snapshot(op)).toBe(before);
     // Another configuration is not "the same invocation and configuration": refused, no receipt.
     const other = join(runtime.root, 'other-config.yaml');
     await writeFile(other, `${await readFile(op.file, 'utf8')}# edited\n`);
-    refused(await onHost(['quality', 'replay', op.ref.invocationId, '--manifest', `${other}#daily`]), 'delivery.recovery_authority_mismatch');
+    refused(
+      await onHost(['quality', 'replay', op.ref.invocationId, '--manifest', `${other}#daily`]),
+      'delivery.recovery_authority_mismatch',
+    );
     expect(await snapshot(op)).toBe(before);
   }, 60_000);
 
   it('diagnose: every sealed digest beside the recomputed one, continuity, acceptance; a changed manifest shows which digests differ; nothing written', async () => {
     const before = await snapshot(op);
     const r = await onHost(['quality', 'diagnose', op.ref.invocationId, '--manifest', op.selector]);
-    const doc = json(r) as { comparisons: Array<Record<string, unknown>>; acceptance: Array<Record<string, unknown>> } & Record<string, unknown>;
-    expect(Object.keys(doc)).toEqual(['acceptance', 'authority', 'comparisons', 'invocation_id', 'kind', 'last_error_code', 'schema_version']);
+    const doc = json(r) as {
+      comparisons: Array<Record<string, unknown>>;
+      acceptance: Array<Record<string, unknown>>;
+    } & Record<string, unknown>;
+    expect(Object.keys(doc)).toEqual([
+      'acceptance',
+      'authority',
+      'comparisons',
+      'invocation_id',
+      'kind',
+      'last_error_code',
+      'schema_version',
+    ]);
     const capsule = await capsuleOf(op);
-    expect(doc).toMatchObject({ kind: 'cutpoint.quality-diagnosis.v1', schema_version: 1, invocation_id: op.ref.invocationId, last_error_code: null, authority: { continuity: 'ok', completion_version: capsule.completion?.version, observed_version: capsule.version } });
-    expect(doc.comparisons.map((c) => c.name)).toEqual(['policy', 'admission', 'inventory', 'generation', 'immutable_core', 'seal', 'authority_binding']);
+    expect(doc).toMatchObject({
+      kind: 'cutpoint.quality-diagnosis.v1',
+      schema_version: 1,
+      invocation_id: op.ref.invocationId,
+      last_error_code: null,
+      authority: {
+        continuity: 'ok',
+        completion_version: capsule.completion?.version,
+        observed_version: capsule.version,
+      },
+    });
+    expect(doc.comparisons.map((c) => c.name)).toEqual([
+      'policy',
+      'admission',
+      'inventory',
+      'generation',
+      'immutable_core',
+      'seal',
+      'authority_binding',
+    ]);
     for (const c of doc.comparisons) {
       expect(c, String(c.name)).toMatchObject({ match: true });
       expect(c.sealed).toMatch(/^sha256:[0-9a-f]{16}$/);
@@ -443,9 +636,19 @@ describe('cutpoint quality diagnose / observe / replay', () => {
     // The operator's manifest now says something else about quality: policy, the seal and the core differ.
     const changed = join(runtime.root, 'changed.yaml');
     await writeFile(changed, (await readFile(op.file, 'utf8')).replace('amount < 0', 'amount < -1'));
-    const diff = json(await onHost(['quality', 'diagnose', op.ref.invocationId, '--manifest', `${changed}#daily`])) as typeof doc;
+    const diff = json(
+      await onHost(['quality', 'diagnose', op.ref.invocationId, '--manifest', `${changed}#daily`]),
+    ) as typeof doc;
     const matches = Object.fromEntries(diff.comparisons.map((c) => [c.name, c.match]));
-    expect(matches).toEqual({ policy: false, admission: false, inventory: true, generation: true, immutable_core: false, seal: false, authority_binding: true });
+    expect(matches).toEqual({
+      policy: false,
+      admission: false,
+      inventory: true,
+      generation: true,
+      immutable_core: false,
+      seal: false,
+      authority_binding: true,
+    });
     expect(diff.last_error_code).toBe('delivery.recovery_authority_mismatch');
     expect(await snapshot(op)).toBe(before);
   }, 60_000);
@@ -457,7 +660,12 @@ describe('cutpoint quality diagnose / observe / replay', () => {
     // Only a loss (or an edit) outside cutpoint removes or changes evidence: done directly here.
     await runtime.ports.objects.delete('quality.completion.put', key);
     refused(await replay(), 'quality.evidence_missing');
-    await runtime.ports.objects.put('quality.completion.put', key, Buffer.from(Buffer.from(bytes).toString('utf8').replace('"version":', '"version": ')), {});
+    await runtime.ports.objects.put(
+      'quality.completion.put',
+      key,
+      Buffer.from(Buffer.from(bytes).toString('utf8').replace('"version":', '"version": ')),
+      {},
+    );
     refused(await replay(), 'quality.evidence_malformed');
     const capsule = await capsuleOf(op);
     await runtime.ports.objects.delete('quality.prepared.put', capsule.prepared.key);
@@ -467,6 +675,11 @@ describe('cutpoint quality diagnose / observe / replay', () => {
 
 function sortedDeep(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortedDeep);
-  if (value && typeof value === 'object') return Object.fromEntries(Object.keys(value).sort().map((k) => [k, sortedDeep((value as Record<string, unknown>)[k])]));
+  if (value && typeof value === 'object')
+    return Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .map((k) => [k, sortedDeep((value as Record<string, unknown>)[k])]),
+    );
   return value;
 }

@@ -27,7 +27,11 @@ const ctx = useObserveWorld();
  * flow's observation acquires the reader guard and its process dies (the guard stays, as
  * after a crash right after the acquire).
  */
-function guardTakenBeforeCustody(world: ObserveWorld, deps: DeliveryDeps, begun: StepInput): { ports: Ports; raced: () => boolean } {
+function guardTakenBeforeCustody(
+  world: ObserveWorld,
+  deps: DeliveryDeps,
+  begun: StepInput,
+): { ports: Ports; raced: () => boolean } {
   let raced = false;
   const racing: AuthorityStore = Object.create(deps.ports.authority) as AuthorityStore;
   racing.transact = async (cutPoint, legs) => {
@@ -35,7 +39,9 @@ function guardTakenBeforeCustody(world: ObserveWorld, deps: DeliveryDeps, begun:
       raced = true;
       world.stores.faults.arm('quality.reader.acquire:crash-after');
       try {
-        await expect(observeTarget(begun, deps, await world.reader(deps))).rejects.toMatchObject({ name: 'Cutpoint.WorkerCrashed' });
+        await expect(observeTarget(begun, deps, await world.reader(deps))).rejects.toMatchObject({
+          name: 'Cutpoint.WorkerCrashed',
+        });
       } finally {
         world.stores.faults.disarm();
       }
@@ -52,8 +58,21 @@ describe('operator observe vs the flow acquiring the guard in between', () => {
     // Just before the operator's custody transaction, the flow's observation acquires the guard and its process dies.
     const { ports, raced } = guardTakenBeforeCustody(world, deps, begun);
     const held = await (async () => {
-      const input = { invocationId: ref.invocationId, manifestText: publicationManifest({ table }), selector: '/config/publish.yaml#daily', session: 'observe-race' };
-      await expect(operatorObservation(input, { ports, target: deps.target, exchange: deps.exchange!, route: deps.route, reader: await world.reader(deps) })).rejects.toMatchObject({
+      const input = {
+        invocationId: ref.invocationId,
+        manifestText: publicationManifest({ table }),
+        selector: '/config/publish.yaml#daily',
+        session: 'observe-race',
+      };
+      await expect(
+        operatorObservation(input, {
+          ports,
+          target: deps.target,
+          exchange: deps.exchange!,
+          route: deps.route,
+          reader: await world.reader(deps),
+        }),
+      ).rejects.toMatchObject({
         name: 'Quality.ReaderGuardHeld',
         code: 'quality.reader_guard_held',
       });
@@ -61,7 +80,11 @@ describe('operator observe vs the flow acquiring the guard in between', () => {
     })();
     expect(raced()).toBe(true);
     expect(held).toMatchObject({ state: 'PREPARED', reader: { fence: begun.fence } });
-    expect(await loadCustody(deps.ports, ref.targetId)).toMatchObject({ state: 'HELD', epoch: begun.fence.epoch, fence: { session: begun.fence.session } });
+    expect(await loadCustody(deps.ports, ref.targetId)).toMatchObject({
+      state: 'HELD',
+      epoch: begun.fence.epoch,
+      fence: { session: begun.fence.session },
+    });
   }, 120_000);
 
   it("resume's takeover has the same race: refused (Quality.ReaderGuardHeld) when the flow took the guard after resume's checks; the flow keeps custody and its guard", async () => {
@@ -70,14 +93,31 @@ describe('operator observe vs the flow acquiring the guard in between', () => {
     // The same race for delivery resume (which observes a PUBLISHED operation whose capsule is PREPARED).
     const { ports, raced } = guardTakenBeforeCustody(world, deps, begun);
     const reader = await world.reader(deps);
-    const input = { invocationId: ref.invocationId, manifestText: publicationManifest({ table }), selector: '/config/publish.yaml#daily', session: 'resume-race' };
-    await expect(resume(input, { ports, target: deps.target, exchange: deps.exchange!, route: deps.route, observeReader: () => Promise.resolve(reader) })).rejects.toMatchObject({
+    const input = {
+      invocationId: ref.invocationId,
+      manifestText: publicationManifest({ table }),
+      selector: '/config/publish.yaml#daily',
+      session: 'resume-race',
+    };
+    await expect(
+      resume(input, {
+        ports,
+        target: deps.target,
+        exchange: deps.exchange!,
+        route: deps.route,
+        observeReader: () => Promise.resolve(reader),
+      }),
+    ).rejects.toMatchObject({
       name: 'Quality.ReaderGuardHeld',
       code: 'quality.reader_guard_held',
     });
     expect(raced()).toBe(true);
     expect(await readCapsule(deps.ports, ref)).toMatchObject({ state: 'PREPARED', reader: { fence: begun.fence } });
-    expect(await loadCustody(deps.ports, ref.targetId)).toMatchObject({ state: 'HELD', epoch: begun.fence.epoch, fence: { session: begun.fence.session } });
+    expect(await loadCustody(deps.ports, ref.targetId)).toMatchObject({
+      state: 'HELD',
+      epoch: begun.fence.epoch,
+      fence: { session: begun.fence.session },
+    });
   }, 120_000);
 
   it('a takeover between the guard acquire and the persist (seed 75: a reconcile) ⇒ Quality.Incomplete, the guard kept, so the incident step reports it', async () => {
@@ -93,7 +133,9 @@ describe('operator observe vs the flow acquiring the guard in between', () => {
       return deps.ports.authority.transact(cutPoint, legs);
     };
     const observing = { ...deps, ports: { ...deps.ports, authority: racing } };
-    await expect(observeTarget(begun, observing, await world.reader(deps))).rejects.toMatchObject({ name: 'Quality.Incomplete' });
+    await expect(observeTarget(begun, observing, await world.reader(deps))).rejects.toMatchObject({
+      name: 'Quality.Incomplete',
+    });
     expect(took).toBe(true);
     expect(await readCapsule(deps.ports, ref)).toMatchObject({ state: 'PREPARED', reader: { fence: begun.fence } });
   }, 120_000);

@@ -39,7 +39,9 @@ describe('ObserveTarget (seed 000 §4.4): the original probes on the published g
     const sealed = { manifestText: publicationManifest({ table }), selector: '/config/publish.yaml#daily' };
     const changed = { ...sealed, manifestText: `${sealed.manifestText}# edited after the seal\n` };
     const journal = await readInvocation(deps.ports, ref);
-    await expect(observeTargetStep({ ...dispatched, ...changed }, deps, await world.reader(deps))).rejects.toMatchObject({
+    await expect(
+      observeTargetStep({ ...dispatched, ...changed }, deps, await world.reader(deps)),
+    ).rejects.toMatchObject({
       name: 'Delivery.AuthorityMismatch',
       code: 'delivery.recovery_authority_mismatch',
       message: expect.stringContaining('manifestDigest'),
@@ -48,7 +50,13 @@ describe('ObserveTarget (seed 000 §4.4): the original probes on the published g
     expect((await readInvocation(deps.ports, ref)).version).toBe(journal.version);
     // As the flow runs it: on the journal state Dispatch carried, with the sealed manifest.
     const out = await observeTargetStep({ ...dispatched, ...sealed }, deps, await world.reader(deps));
-    expect(out).toMatchObject({ state: 'PUBLISHED', acted: true, capsuleState: 'COMPLETE', outcome: 'COMPLETE', remoteTermination: 'not_applicable' });
+    expect(out).toMatchObject({
+      state: 'PUBLISHED',
+      acted: true,
+      capsuleState: 'COMPLETE',
+      outcome: 'COMPLETE',
+      remoteTermination: 'not_applicable',
+    });
 
     const capsule = await v2(deps.ports, ref);
     expect(capsule.reader).toBeUndefined();
@@ -69,12 +77,19 @@ describe('ObserveTarget (seed 000 §4.4): the original probes on the published g
     const key = qualityEvidenceKeyOf(route, ref.invocationId, 'completion');
     expect(capsule.completion?.evidence?.key).toBe(key);
     const stored = await deps.ports.objects.get(key);
-    const doc = readCompletionDocument(Buffer.from(stored!.bytes).toString('utf8'), capsule.completion!.evidence!.sha256, capsule.coreDigest);
+    const doc = readCompletionDocument(
+      Buffer.from(stored!.bytes).toString('utf8'),
+      capsule.completion!.evidence!.sha256,
+      capsule.coreDigest,
+    );
     expect(doc).toMatchObject({ version: before.version + 2, candidateUuid: candidateUuidOf(ref.invocationId) });
     expect(doc.results.every((r) => r.result === 'PASSED')).toBe(true);
 
     // A re-run does nothing: COMPLETE is final, its evidence recorded.
-    expect(await observeTarget(begun, deps, await world.reader(deps))).toMatchObject({ acted: false, capsuleState: 'COMPLETE' });
+    expect(await observeTarget(begun, deps, await world.reader(deps))).toMatchObject({
+      acted: false,
+      capsuleState: 'COMPLETE',
+    });
     expect((await v2(deps.ports, ref)).version).toBe(capsule.version);
     expect((await readInvocation(deps.ports, ref)).facts.dispatch?.count).toBe(1);
   });
@@ -87,12 +102,18 @@ describe('ObserveTarget: deadline, guard, zombie, terminal failure, rollback', (
     process.env.CUTPOINT_FAULTS = 'quality.target.probe:delay=60000';
     try {
       // The child inherits CUTPOINT_FAULTS: its first probe sleeps past the deadline.
-      await expect(observeTargetStep(begun, deps, await world.reader(deps, 10_000))).rejects.toMatchObject({ name: 'Quality.TargetPending', code: 'quality.target_pending' });
+      await expect(observeTargetStep(begun, deps, await world.reader(deps, 10_000))).rejects.toMatchObject({
+        name: 'Quality.TargetPending',
+        code: 'quality.target_pending',
+      });
     } finally {
       delete process.env.CUTPOINT_FAULTS;
     }
     const pending = await v2(deps.ports, ref);
-    expect(pending).toMatchObject({ state: 'TARGET_PENDING', lastObservation: { outcome: 'TARGET_PENDING', errorClass: 'DEADLINE', remoteTermination: 'UNVERIFIED' } });
+    expect(pending).toMatchObject({
+      state: 'TARGET_PENDING',
+      lastObservation: { outcome: 'TARGET_PENDING', errorClass: 'DEADLINE', remoteTermination: 'UNVERIFIED' },
+    });
     expect(pending.reader).toBeUndefined();
     expect(pending.version).toBe(before.version + 2); // acquire, then ONE persist-and-release
 
@@ -112,18 +133,30 @@ describe('ObserveTarget: deadline, guard, zombie, terminal failure, rollback', (
     world.stores.faults.arm('quality.pending.commit:lose-response');
     process.env.CH_PUB_URL = world.host.url;
     try {
-      await expect(handler(begun, { getRemainingTimeInMillis: () => 30_000 })).rejects.toMatchObject({ name: 'Quality.TargetPending' });
+      await expect(handler(begun, { getRemainingTimeInMillis: () => 30_000 })).rejects.toMatchObject({
+        name: 'Quality.TargetPending',
+      });
     } finally {
       world.stores.faults.disarm();
       delete process.env.CH_PUB_URL;
     }
     const pending = await v2(deps.ports, ref);
-    expect(pending).toMatchObject({ state: 'TARGET_PENDING', lastObservation: { errorClass: 'DEADLINE', code: 'quality.target_observation_timeout', remoteTermination: 'not_applicable' } });
+    expect(pending).toMatchObject({
+      state: 'TARGET_PENDING',
+      lastObservation: {
+        errorClass: 'DEADLINE',
+        code: 'quality.target_observation_timeout',
+        remoteTermination: 'not_applicable',
+      },
+    });
     expect(pending.reader).toBeUndefined();
 
     world.stores.faults.arm('quality.pending.commit:lose-request*');
     try {
-      await expect(observeTarget(begun, deps, await world.reader(deps, 0))).rejects.toMatchObject({ name: 'Quality.Incomplete', code: 'quality.incomplete' });
+      await expect(observeTarget(begun, deps, await world.reader(deps, 0))).rejects.toMatchObject({
+        name: 'Quality.Incomplete',
+        code: 'quality.incomplete',
+      });
     } finally {
       world.stores.faults.disarm();
     }
@@ -132,7 +165,9 @@ describe('ObserveTarget: deadline, guard, zombie, terminal failure, rollback', (
     expect(kept.reader).toBeDefined();
     expect(kept.lastObservation).toEqual(pending.lastObservation);
     // Nobody clears it: the next observation is refused by the guard.
-    await expect(observeTarget(begun, deps, await world.reader(deps))).rejects.toMatchObject({ name: 'Quality.ReaderGuardHeld' });
+    await expect(observeTarget(begun, deps, await world.reader(deps))).rejects.toMatchObject({
+      name: 'Quality.ReaderGuardHeld',
+    });
   });
 
   it('G2: the reader process end not observed within the reap bound (quality.worker.reap) ⇒ Quality.Incomplete, its result never persisted, the guard kept', async () => {
@@ -140,7 +175,10 @@ describe('ObserveTarget: deadline, guard, zombie, terminal failure, rollback', (
     const before = await v2(deps.ports, ref);
     world.stores.faults.arm('quality.worker.reap:fail');
     try {
-      await expect(observeTargetStep(begun, deps, await world.reader(deps))).rejects.toMatchObject({ name: 'Quality.Incomplete', code: 'quality.incomplete' });
+      await expect(observeTargetStep(begun, deps, await world.reader(deps))).rejects.toMatchObject({
+        name: 'Quality.Incomplete',
+        code: 'quality.incomplete',
+      });
     } finally {
       world.stores.faults.disarm();
     }
@@ -149,14 +187,20 @@ describe('ObserveTarget: deadline, guard, zombie, terminal failure, rollback', (
     expect(kept.reader).toBeDefined();
     expect(kept.lastObservation).toBeUndefined();
     // The journal records the INCOMPLETE observation (best effort), without touching the guard.
-    expect(await journalOf(deps.ports.authority, ref.invocationId).find(incompleteTransitionIdOf(ref.invocationId, kept.reader!.token))).toBeDefined();
+    expect(
+      await journalOf(deps.ports.authority, ref.invocationId).find(
+        incompleteTransitionIdOf(ref.invocationId, kept.reader!.token),
+      ),
+    ).toBeDefined();
   });
 
   it('G4: a crash right after the acquire leaves the guard held; a second observe ⇒ Quality.ReaderGuardHeld, nothing written', async () => {
     const { deps, begun, ref } = await world.published();
     world.stores.faults.arm('quality.reader.acquire:crash-after');
     try {
-      await expect(observeTarget(begun, deps, await world.reader(deps))).rejects.toMatchObject({ name: 'Cutpoint.WorkerCrashed' });
+      await expect(observeTarget(begun, deps, await world.reader(deps))).rejects.toMatchObject({
+        name: 'Cutpoint.WorkerCrashed',
+      });
     } finally {
       world.stores.faults.disarm();
     }
@@ -164,7 +208,10 @@ describe('ObserveTarget: deadline, guard, zombie, terminal failure, rollback', (
     expect(held.state).toBe('PREPARED');
     expect(held.reader).toBeDefined();
     const journal = await readInvocation(deps.ports, ref);
-    await expect(observeTargetStep(begun, deps, await world.reader(deps))).rejects.toMatchObject({ name: 'Quality.ReaderGuardHeld', code: 'quality.reader_guard_held' });
+    await expect(observeTargetStep(begun, deps, await world.reader(deps))).rejects.toMatchObject({
+      name: 'Quality.ReaderGuardHeld',
+      code: 'quality.reader_guard_held',
+    });
     expect(await v2(deps.ports, ref)).toEqual(held);
     expect((await readInvocation(deps.ports, ref)).version).toBe(journal.version);
 
@@ -173,9 +220,19 @@ describe('ObserveTarget: deadline, guard, zombie, terminal failure, rollback', (
     const takeover = await acquireCustody(deps.ports, ref, 'recovery-g8');
     expect(takeover.fence.epoch).toBe(held.reader!.fence.epoch + 1);
     expect(await v2(deps.ports, ref)).toEqual(held);
-    await expect(observeTarget({ ...begun, fence: takeover.fence }, deps, await world.reader(deps))).rejects.toMatchObject({ name: 'Quality.ReaderGuardHeld' });
-    const stolen = { ref, guard: held.reader!, capsule: held, fence: takeover.fence, known: { invocation: takeover.invocation } };
-    await expect(releaseGuard(deps.ports, stolen, 'a takeover')).rejects.toMatchObject({ name: 'Quality.ReaderGuardHeld' });
+    await expect(
+      observeTarget({ ...begun, fence: takeover.fence }, deps, await world.reader(deps)),
+    ).rejects.toMatchObject({ name: 'Quality.ReaderGuardHeld' });
+    const stolen = {
+      ref,
+      guard: held.reader!,
+      capsule: held,
+      fence: takeover.fence,
+      known: { invocation: takeover.invocation },
+    };
+    await expect(releaseGuard(deps.ports, stolen, 'a takeover')).rejects.toMatchObject({
+      name: 'Quality.ReaderGuardHeld',
+    });
     expect(await v2(deps.ports, ref)).toEqual(held);
   });
 
@@ -213,7 +270,10 @@ describe('ObserveTarget: deadline, guard, zombie, terminal failure, rollback', (
     expect(after.reader).toBeUndefined();
 
     // Released: a later identical invocation is not refused by the guard (COMPLETE is final: nothing to do).
-    expect(await observeTarget(begun, deps, await world.reader(deps))).toMatchObject({ acted: false, capsuleState: 'COMPLETE' });
+    expect(await observeTarget(begun, deps, await world.reader(deps))).toMatchObject({
+      acted: false,
+      capsuleState: 'COMPLETE',
+    });
   });
 
   it('G6: a zombie whose guard was taken over persists late with its stale token ⇒ refused, nothing written', async () => {
@@ -227,7 +287,9 @@ describe('ObserveTarget: deadline, guard, zombie, terminal failure, rollback', (
           const outcome = await real.reader.read(request);
           // Meanwhile (a test seam on the raw item): the guard now belongs to another run B.
           const mine = await v2(deps.ports, ref);
-          await deps.ports.authority.transact('test.seam', [capsuleUpdateLeg(ref, mine, { reader: { ...mine.reader!, token: 'b'.repeat(32), runId: 'run-b' } })]);
+          await deps.ports.authority.transact('test.seam', [
+            capsuleUpdateLeg(ref, mine, { reader: { ...mine.reader!, token: 'b'.repeat(32), runId: 'run-b' } }),
+          ]);
           taken = await v2(deps.ports, ref);
           return outcome;
         },
@@ -240,14 +302,26 @@ describe('ObserveTarget: deadline, guard, zombie, terminal failure, rollback', (
 
   it('T3: a row of the published table altered between dispatch and observe ⇒ FAILED, final', async () => {
     const { deps, begun, ref, table } = await world.published();
-    await world.ch.client.command({ query: `ALTER TABLE pub.${table} UPDATE amount = -1 WHERE event_id IN (SELECT event_id FROM pub.${table} LIMIT 1) SETTINGS mutations_sync = 2` });
-    await expect(observeTargetStep(begun, deps, await world.reader(deps))).rejects.toMatchObject({ name: 'Quality.Failed', code: 'quality.failed' });
+    await world.ch.client.command({
+      query: `ALTER TABLE pub.${table} UPDATE amount = -1 WHERE event_id IN (SELECT event_id FROM pub.${table} LIMIT 1) SETTINGS mutations_sync = 2`,
+    });
+    await expect(observeTargetStep(begun, deps, await world.reader(deps))).rejects.toMatchObject({
+      name: 'Quality.Failed',
+      code: 'quality.failed',
+    });
     const failed = await v2(deps.ports, ref);
-    expect(failed).toMatchObject({ state: 'FAILED', failure: { probes: ['assertion:no_negative_amounts'] }, lastObservation: { outcome: 'FAILED' } });
+    expect(failed).toMatchObject({
+      state: 'FAILED',
+      failure: { probes: ['assertion:no_negative_amounts'] },
+      lastObservation: { outcome: 'FAILED' },
+    });
     expect(failed.reader).toBeUndefined();
     expect(failed.completion).toBeUndefined();
     // Final: a re-run observes nothing and writes nothing.
-    expect(await observeTarget(begun, deps, await world.reader(deps))).toMatchObject({ acted: false, capsuleState: 'FAILED' });
+    expect(await observeTarget(begun, deps, await world.reader(deps))).toMatchObject({
+      acted: false,
+      capsuleState: 'FAILED',
+    });
     expect(await v2(deps.ports, ref)).toEqual(failed);
   });
 
@@ -256,13 +330,31 @@ describe('ObserveTarget: deadline, guard, zombie, terminal failure, rollback', (
     const before = await v2(deps.ports, ref);
     const key = qualityEvidenceKeyOf(route, ref.invocationId, 'completion');
     // What a restore leaves behind: the operation's own completion document, the item back at PREPARED.
-    const witness = completionDocument({ invocationId: ref.invocationId, coreDigest: before.coreDigest, candidateUuid: before.generation.candidateUuid, version: before.version + 2, at: '2026-11-05T02:00:00.000Z', runId: 'run-earlier', results: [] });
+    const witness = completionDocument({
+      invocationId: ref.invocationId,
+      coreDigest: before.coreDigest,
+      candidateUuid: before.generation.candidateUuid,
+      version: before.version + 2,
+      at: '2026-11-05T02:00:00.000Z',
+      runId: 'run-earlier',
+      results: [],
+    });
     await deps.ports.objects.put('test.seam', key, Buffer.from(witness.bytes), { sha256: witness.sha256 });
-    await expect(observeTarget(begun, deps, await world.reader(deps))).rejects.toMatchObject({ name: 'Quality.AuthorityRollback', code: 'quality.authority_version_rollback' });
+    await expect(observeTarget(begun, deps, await world.reader(deps))).rejects.toMatchObject({
+      name: 'Quality.AuthorityRollback',
+      code: 'quality.authority_version_rollback',
+    });
     expect(await v2(deps.ports, ref)).toEqual(before);
     // An object under the key that is no completion document of this operation: malformed evidence, nothing written either.
-    expect(await replaceObject(deps.ports.objects, key, Buffer.from('{"kind":"cutpoint.quality-completion.v1"}'), { sha256: 'x' })).toBe('APPLIED');
-    await expect(observeTarget(begun, deps, await world.reader(deps))).rejects.toMatchObject({ name: 'Quality.EvidenceInvalid', code: 'quality.evidence_malformed' });
+    expect(
+      await replaceObject(deps.ports.objects, key, Buffer.from('{"kind":"cutpoint.quality-completion.v1"}'), {
+        sha256: 'x',
+      }),
+    ).toBe('APPLIED');
+    await expect(observeTarget(begun, deps, await world.reader(deps))).rejects.toMatchObject({
+      name: 'Quality.EvidenceInvalid',
+      code: 'quality.evidence_malformed',
+    });
     expect(await v2(deps.ports, ref)).toEqual(before);
   });
 });
@@ -277,19 +369,35 @@ describe('ObserveTarget: the commit check and the generation check, each before 
   /** The real reader, its reads counted (not replaced). */
   async function countingReader(deps: Parameters<typeof world.reader>[0]) {
     const tr = await world.reader(deps);
-    const counted = { reads: 0, reader: { ...tr, reader: { read: (request: Parameters<typeof tr.reader.read>[0]) => (counted.reads++, tr.reader.read(request)) } } };
+    const counted = {
+      reads: 0,
+      reader: {
+        ...tr,
+        reader: { read: (request: Parameters<typeof tr.reader.read>[0]) => (counted.reads++, tr.reader.read(request)) },
+      },
+    };
     return counted;
   }
 
-  async function refusedBeforeAnyProbe(mutate: (op: Awaited<ReturnType<typeof world.published>>) => Promise<void>): Promise<void> {
+  async function refusedBeforeAnyProbe(
+    mutate: (op: Awaited<ReturnType<typeof world.published>>) => Promise<void>,
+  ): Promise<void> {
     const op = await world.published();
     const before = await v2(op.deps.ports, op.ref);
     await mutate(op);
     const counted = await countingReader(op.deps);
-    await expect(observeTarget(op.begun, op.deps, counted.reader)).rejects.toMatchObject({ name: 'Quality.GenerationChanged', code: 'quality.generation_changed' });
+    await expect(observeTarget(op.begun, op.deps, counted.reader)).rejects.toMatchObject({
+      name: 'Quality.GenerationChanged',
+      code: 'quality.generation_changed',
+    });
     expect(counted.reads).toBe(0);
     const after = await v2(op.deps.ports, op.ref);
-    expect({ state: after.state, reader: after.reader, lastObservation: after.lastObservation, completion: after.completion }).toEqual({ state: before.state, reader: undefined, lastObservation: undefined, completion: undefined });
+    expect({
+      state: after.state,
+      reader: after.reader,
+      lastObservation: after.lastObservation,
+      completion: after.completion,
+    }).toEqual({ state: before.state, reader: undefined, lastObservation: undefined, completion: undefined });
   }
 
   it('the commit check: a journal whose publication fact names another generation than the capsule seals is refused', async () => {
@@ -298,7 +406,17 @@ describe('ObserveTarget: the commit check and the generation check, each before 
       const key = deliveryKeys.invocation(ref.targetId, ref.invocationId);
       const item = await deps.ports.authority.get(key);
       const facts = item!.facts as { publication: { stagingObjectId: string } };
-      const outcome = await deps.ports.authority.update('test.seam', key, { version: item!.version }, { facts: { ...facts, publication: { ...facts.publication, stagingObjectId: '99999999-9999-4999-8999-999999999999' } } });
+      const outcome = await deps.ports.authority.update(
+        'test.seam',
+        key,
+        { version: item!.version },
+        {
+          facts: {
+            ...facts,
+            publication: { ...facts.publication, stagingObjectId: '99999999-9999-4999-8999-999999999999' },
+          },
+        },
+      );
       expect(outcome.status).toBe('APPLIED');
     });
   });
@@ -311,7 +429,9 @@ describe('ObserveTarget: the commit check and the generation check, each before 
 
   it('the generation check: the predecessor is back under the target name (an EXCHANGE by someone else)', async () => {
     await refusedBeforeAnyProbe(async ({ table, ref }) => {
-      await world.ch.client.command({ query: `EXCHANGE TABLES pub.${table} AND pub.cutpoint_stg_${ref.invocationId.slice(4, 24)}_c` });
+      await world.ch.client.command({
+        query: `EXCHANGE TABLES pub.${table} AND pub.cutpoint_stg_${ref.invocationId.slice(4, 24)}_c`,
+      });
     });
   });
 });
@@ -324,11 +444,27 @@ describe('ObserveTarget: a reader that cannot write', () => {
     // The same settings as request parameters (URL settings take text values).
     const asRequest = Object.fromEntries(Object.entries(readOnly).map(([k, v]) => [k, String(v)]));
     const refused = { message: expect.stringMatching(/readonly/i) };
-    await expect(world.ch.client.command({ query: `INSERT INTO pub.g9 SELECT id + 10 FROM pub.g9 ${settingsClause(readOnly)}` })).rejects.toMatchObject(refused);
-    await expect(world.ch.client.command({ query: 'INSERT INTO pub.g9 VALUES (3)', clickhouse_settings: asRequest })).rejects.toMatchObject(refused);
-    await expect(world.ch.client.command({ query: 'DROP TABLE pub.g9', clickhouse_settings: asRequest })).rejects.toMatchObject(refused);
-    await expect(world.ch.client.command({ query: 'CREATE TABLE pub.g9_new (id UInt64) ENGINE = Memory', clickhouse_settings: asRequest })).rejects.toMatchObject(refused);
-    const rows = await (await world.ch.client.query({ query: 'SELECT groupArray(id) AS ids FROM (SELECT id FROM pub.g9 ORDER BY id)', format: 'JSONEachRow' })).json<{ ids: string[] }>();
+    await expect(
+      world.ch.client.command({ query: `INSERT INTO pub.g9 SELECT id + 10 FROM pub.g9 ${settingsClause(readOnly)}` }),
+    ).rejects.toMatchObject(refused);
+    await expect(
+      world.ch.client.command({ query: 'INSERT INTO pub.g9 VALUES (3)', clickhouse_settings: asRequest }),
+    ).rejects.toMatchObject(refused);
+    await expect(
+      world.ch.client.command({ query: 'DROP TABLE pub.g9', clickhouse_settings: asRequest }),
+    ).rejects.toMatchObject(refused);
+    await expect(
+      world.ch.client.command({
+        query: 'CREATE TABLE pub.g9_new (id UInt64) ENGINE = Memory',
+        clickhouse_settings: asRequest,
+      }),
+    ).rejects.toMatchObject(refused);
+    const rows = await (
+      await world.ch.client.query({
+        query: 'SELECT groupArray(id) AS ids FROM (SELECT id FROM pub.g9 ORDER BY id)',
+        format: 'JSONEachRow',
+      })
+    ).json<{ ids: string[] }>();
     expect(rows[0]!.ids.map(Number)).toEqual([1, 2]);
     expect(await world.uuidOf('g9_new')).toBeUndefined();
   });
@@ -339,12 +475,26 @@ describe('ObserveTarget: observation failures and the completion cut points', ()
     // A real server error through the driver path, raised on the target only (the candidate has no -999 row).
     // Measured: inside the probe's wrapping subquery the server reports throwIf's own text, not the custom
     // "No node" message, so the structured 999 classifies as KEEPER_OTHER (never by text alone).
-    const keeper = "SELECT count() FROM {relation} WHERE amount < 0 AND throwIf(amount = -999, 'No node, path: /cutpoint', toInt32(999)) = 0 SETTINGS allow_custom_error_code_in_throwif = 1";
+    const keeper =
+      "SELECT count() FROM {relation} WHERE amount < 0 AND throwIf(amount = -999, 'No node, path: /cutpoint', toInt32(999)) = 0 SETTINGS allow_custom_error_code_in_throwif = 1";
     const { deps, begun, ref, table } = await world.published({ assertion: keeper });
-    await world.ch.client.command({ query: `ALTER TABLE pub.${table} UPDATE amount = -999 WHERE event_id IN (SELECT event_id FROM pub.${table} LIMIT 1) SETTINGS mutations_sync = 2` });
-    expect(await observeTarget(begun, deps, await world.reader(deps))).toMatchObject({ state: 'PUBLISHED', capsuleState: 'TARGET_PENDING', outcome: 'TARGET_PENDING' });
+    await world.ch.client.command({
+      query: `ALTER TABLE pub.${table} UPDATE amount = -999 WHERE event_id IN (SELECT event_id FROM pub.${table} LIMIT 1) SETTINGS mutations_sync = 2`,
+    });
+    expect(await observeTarget(begun, deps, await world.reader(deps))).toMatchObject({
+      state: 'PUBLISHED',
+      capsuleState: 'TARGET_PENDING',
+      outcome: 'TARGET_PENDING',
+    });
     const pending = await v2(deps.ports, ref);
-    expect(pending).toMatchObject({ state: 'TARGET_PENDING', lastObservation: { errorClass: 'KEEPER_OTHER', code: 'quality.target_observation_keeper_other', remoteTermination: 'UNVERIFIED' } });
+    expect(pending).toMatchObject({
+      state: 'TARGET_PENDING',
+      lastObservation: {
+        errorClass: 'KEEPER_OTHER',
+        code: 'quality.target_observation_keeper_other',
+        remoteTermination: 'UNVERIFIED',
+      },
+    });
     expect(pending.reader).toBeUndefined();
     const record = await readInvocation(deps.ports, ref);
     expect(record.state).toBe('PUBLISHED');
@@ -355,7 +505,9 @@ describe('ObserveTarget: observation failures and the completion cut points', ()
     const { deps, begun, ref, route } = await world.published();
     world.stores.faults.arm('quality.completion.record:crash-before');
     try {
-      await expect(observeTarget(begun, deps, await world.reader(deps))).rejects.toMatchObject({ name: 'Cutpoint.WorkerCrashed' });
+      await expect(observeTarget(begun, deps, await world.reader(deps))).rejects.toMatchObject({
+        name: 'Cutpoint.WorkerCrashed',
+      });
     } finally {
       world.stores.faults.disarm();
     }
@@ -366,11 +518,18 @@ describe('ObserveTarget: observation failures and the completion cut points', ()
     const first = await deps.ports.objects.get(key);
     expect(first).toBeDefined();
 
-    expect(await observeTarget(begun, deps, await world.reader(deps))).toMatchObject({ acted: true, capsuleState: 'COMPLETE', outcome: 'COMPLETE' });
+    expect(await observeTarget(begun, deps, await world.reader(deps))).toMatchObject({
+      acted: true,
+      capsuleState: 'COMPLETE',
+      outcome: 'COMPLETE',
+    });
     const recorded = await v2(deps.ports, ref);
     expect(recorded.completion).toMatchObject({ version: complete.completion!.version, evidence: { key } });
     expect(Buffer.from((await deps.ports.objects.get(key))!.bytes)).toEqual(Buffer.from(first!.bytes));
-    expect(await observeTarget(begun, deps, await world.reader(deps))).toMatchObject({ acted: false, capsuleState: 'COMPLETE' });
+    expect(await observeTarget(begun, deps, await world.reader(deps))).toMatchObject({
+      acted: false,
+      capsuleState: 'COMPLETE',
+    });
     expect((await v2(deps.ports, ref)).version).toBe(recorded.version);
   });
 });

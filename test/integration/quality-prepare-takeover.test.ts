@@ -48,10 +48,19 @@ describe('PrepareCapsule re-run under a new session after prepared.json landed',
     // A recovery in another session takes custody and runs the step again.
     const takeover = await acquireCustody(deps.ports, ref, 'recovery-takeover');
     expect(takeover.fence.session).not.toBe(begun.fence.session);
-    expect(await prepareCapsule({ ...begun, fence: takeover.fence, known: null }, deps)).toMatchObject({ state: 'VERIFIED_EOF', acted: true, failures: [] });
+    expect(await prepareCapsule({ ...begun, fence: takeover.fence, known: null }, deps)).toMatchObject({
+      state: 'VERIFIED_EOF',
+      acted: true,
+      failures: [],
+    });
 
     const capsule = await readCapsule(deps.ports, ref);
-    expect(capsule).toMatchObject({ schema: 2, state: 'PREPARED', prepared: { key, sha256: sha256Hex(first!.bytes) }, runs: { originalRunId: runIdOf(begun.fence.session) } });
+    expect(capsule).toMatchObject({
+      schema: 2,
+      state: 'PREPARED',
+      prepared: { key, sha256: sha256Hex(first!.bytes) },
+      runs: { originalRunId: runIdOf(begun.fence.session) },
+    });
     const after = await deps.ports.objects.get(key);
     expect(sha256Hex(after!.bytes)).toBe(sha256Hex(first!.bytes));
   }, 120_000);

@@ -42,18 +42,24 @@ async function completed() {
   });
   const key = qualityEvidenceKeyOf('daily', begun.invocationId, 'completion');
   await putEvidence(deps.ports.objects, 'quality.completion.put', key, doc.document, begun.invocationId);
-  const updated = await deps.ports.authority.update('test.complete', qualityKeys.capsule(ref.targetId, ref.invocationId), { version: capsule.version }, {
-    state: 'COMPLETE',
-    completion: { version: capsule.version + 1, at, runId: 'run-observer', evidence: { key, sha256: doc.sha256 } },
-    lastObservation: { runId: 'run-observer', outcome: 'COMPLETE', at, remoteTermination: 'not_applicable' },
-  });
+  const updated = await deps.ports.authority.update(
+    'test.complete',
+    qualityKeys.capsule(ref.targetId, ref.invocationId),
+    { version: capsule.version },
+    {
+      state: 'COMPLETE',
+      completion: { version: capsule.version + 1, at, runId: 'run-observer', evidence: { key, sha256: doc.sha256 } },
+      lastObservation: { runId: 'run-observer', outcome: 'COMPLETE', at, remoteTermination: 'not_applicable' },
+    },
+  );
   expect(updated.status).toBe('APPLIED');
   const input = { invocationId: begun.invocationId, manifestText, selector: '/config/publish.yaml#daily' };
   const replayDeps = { ports: deps.ports, target: deps.target, exchange: deps.exchange!, route: deps.route };
   return { table, begun, ref, deps, input, replayDeps };
 }
 
-const capsuleVersion = async (deps: DeliveryDeps, ref: { targetId: string; invocationId: string }) => (await readCapsule(deps.ports, ref))?.version;
+const capsuleVersion = async (deps: DeliveryDeps, ref: { targetId: string; invocationId: string }) =>
+  (await readCapsule(deps.ports, ref))?.version;
 
 describe('quality replay (seed 000 N5, N21): read-only, its own receipt, the original results', () => {
   it('T8: the receipt names replayed_from, the original results, the same core, a released guard; nothing is written, read from the source or dispatched', async () => {
@@ -72,7 +78,11 @@ describe('quality replay (seed 000 N5, N21): read-only, its own receipt, the ori
       quality: { governance: 'complete' },
       generation: { match: true },
       authority: { binding: 'match', continuity: 'ok', completion_version: before, observed_version: before },
-      replayed_from: { invocation_id: begun.invocationId, original_run_id: expect.stringMatching(/^run-/), original_load_id: expect.stringMatching(/^load-/) },
+      replayed_from: {
+        invocation_id: begun.invocationId,
+        original_run_id: expect.stringMatching(/^run-/),
+        original_load_id: expect.stringMatching(/^load-/),
+      },
     });
     expect(receipt.quality.probes.every((p) => p.result === 'PASSED')).toBe(true);
     expect(receipt.acceptance.map((a) => a.probe)).toEqual(receipt.quality.probes.map((p) => p.name));
@@ -94,40 +104,65 @@ describe('quality replay (seed 000 N5, N21): read-only, its own receipt, the ori
     const { version: _v, pk: _pk, sk: _sk, ...attributes } = item;
     await deps.ports.authority.delete('test.restore', key, { version: item.version });
     await deps.ports.authority.put('test.restore', { ...key, ...attributes }, 'absent');
-    await expect(replayGovernance(input, replayDeps)).rejects.toMatchObject({ code: 'quality.authority_version_rollback' });
+    await expect(replayGovernance(input, replayDeps)).rejects.toMatchObject({
+      code: 'quality.authority_version_rollback',
+    });
   });
 
   it('missing or malformed completion evidence is never a pass: no receipt', async () => {
     const { ref, deps, input, replayDeps } = await completed();
     const capsule = await readCapsule(deps.ports, ref);
     if (!capsule || capsule.schema !== 2 || !capsule.completion?.evidence) throw new Error('test bug');
-    expect(await replaceObject(deps.ports.objects, capsule.completion.evidence.key, Buffer.from('{"kind":"cutpoint.quality-completion.v1"}'), { sha256: capsule.completion.evidence.sha256 })).toBe('APPLIED');
+    expect(
+      await replaceObject(
+        deps.ports.objects,
+        capsule.completion.evidence.key,
+        Buffer.from('{"kind":"cutpoint.quality-completion.v1"}'),
+        { sha256: capsule.completion.evidence.sha256 },
+      ),
+    ).toBe('APPLIED');
     await expect(replayGovernance(input, replayDeps)).rejects.toMatchObject({ code: 'quality.evidence_malformed' });
   });
 
   it('the manifest edited since the seal → refused before anything else (same invocation AND configuration)', async () => {
     const { input, replayDeps } = await completed();
-    await expect(replayGovernance({ ...input, manifestText: `${input.manifestText}\n# edited\n` }, replayDeps)).rejects.toMatchObject({ code: expect.stringMatching(/^delivery\./) });
+    await expect(
+      replayGovernance({ ...input, manifestText: `${input.manifestText}\n# edited\n` }, replayDeps),
+    ).rejects.toMatchObject({ code: expect.stringMatching(/^delivery\./) });
   });
 
   it('the window expired by the clock → quality.replay_window_closed; the generation replaced without a boundary → closed too', async () => {
     const { input, replayDeps, table } = await completed();
-    const later = { ...replayDeps, ports: { ...replayDeps.ports, clock: { now: () => new Date('2027-06-01T00:00:00.000Z') } } };
+    const later = {
+      ...replayDeps,
+      ports: { ...replayDeps.ports, clock: { now: () => new Date('2027-06-01T00:00:00.000Z') } },
+    };
     await expect(replayGovernance(input, later)).rejects.toMatchObject({ code: 'quality.replay_window_closed' });
     // Another generation under the target name, no boundary naming this operation (an older writer).
-    await world.ch.client.command({ query: `EXCHANGE TABLES pub.${table} AND pub.cutpoint_stg_${input.invocationId.slice(4, 24)}_c` });
-    await expect(replayGovernance(input, replayDeps)).rejects.toMatchObject({ code: 'quality.replay_window_boundary_missing' });
+    await world.ch.client.command({
+      query: `EXCHANGE TABLES pub.${table} AND pub.cutpoint_stg_${input.invocationId.slice(4, 24)}_c`,
+    });
+    await expect(replayGovernance(input, replayDeps)).rejects.toMatchObject({
+      code: 'quality.replay_window_boundary_missing',
+    });
   });
 
   it('T10: the authority table restored into a new table (same name, same items and versions) → quality.authority_replaced, no receipt', async () => {
     const { input, replayDeps } = await completed();
-    const { DynamoDBClient, ScanCommand, DeleteTableCommand, PutItemCommand } = await import('@aws-sdk/client-dynamodb');
+    const { DynamoDBClient, ScanCommand, DeleteTableCommand, PutItemCommand } =
+      await import('@aws-sdk/client-dynamodb');
     const { config } = world.stores;
-    const client = new DynamoDBClient({ region: config.region, endpoint: config.endpoints?.dynamodb, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    const client = new DynamoDBClient({
+      region: config.region,
+      endpoint: config.endpoints?.dynamodb,
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    });
     const items: Array<Record<string, unknown>> = [];
     let start: Record<string, unknown> | undefined;
     do {
-      const page = await client.send(new ScanCommand({ TableName: config.tableName, ...(start ? { ExclusiveStartKey: start as never } : {}) }));
+      const page = await client.send(
+        new ScanCommand({ TableName: config.tableName, ...(start ? { ExclusiveStartKey: start as never } : {}) }),
+      );
       items.push(...((page.Items ?? []) as Array<Record<string, unknown>>));
       start = page.LastEvaluatedKey as Record<string, unknown> | undefined;
     } while (start);
@@ -135,7 +170,8 @@ describe('quality replay (seed 000 N5, N21): read-only, its own receipt, the ori
     await new Promise((resolve) => setTimeout(resolve, 1100));
     const { provisionLocal } = await import('../../src/adapters/provision.js');
     await provisionLocal(config);
-    for (const item of items) await client.send(new PutItemCommand({ TableName: config.tableName, Item: item as never }));
+    for (const item of items)
+      await client.send(new PutItemCommand({ TableName: config.tableName, Item: item as never }));
     client.destroy();
     await expect(replayGovernance(input, replayDeps)).rejects.toMatchObject({ code: 'quality.authority_replaced' });
   });

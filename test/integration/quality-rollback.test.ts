@@ -34,9 +34,18 @@ let completeItem: Record<string, AttributeValue>;
 beforeAll(async () => {
   [runtime, host] = await Promise.all([startCliRuntime('quality-rollback', publicationManifest()), openObserveWorld()]);
   const { config } = runtime;
-  dynamo = new DynamoDBClient({ region: config.region, endpoint: config.endpoints.dynamodb, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  dynamo = new DynamoDBClient({
+    region: config.region,
+    endpoint: config.endpoints.dynamodb,
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
   const published = await host.published({ table: 'rolled_1', ports: runtime.ports, manifestDir: runtime.root });
-  op = { ref: published.ref, selector: published.selector, manifestText: published.manifestText, table: published.table };
+  op = {
+    ref: published.ref,
+    selector: published.selector,
+    manifestText: published.manifestText,
+    table: published.table,
+  };
   const invocationId = published.ref.invocationId;
   preparedItem = await rawCapsule();
   const observed = await cli(['quality', 'observe', invocationId, '--manifest', op.selector, '--yes']);
@@ -52,7 +61,10 @@ afterAll(async () => {
 });
 
 const cli = (argv: string[]): Promise<CliRun> =>
-  runCutpointInProcess(argv, { cwd: runtime.root, env: { CUTPOINT_STATE_DIR: runtime.stateDir, CH_PUB_URL: host.host.url, CH_URL: host.host.url } });
+  runCutpointInProcess(argv, {
+    cwd: runtime.root,
+    env: { CUTPOINT_STATE_DIR: runtime.stateDir, CH_PUB_URL: host.host.url, CH_URL: host.host.url },
+  });
 
 const capsuleKey = () => {
   const key = qualityKeys.capsule(op.ref.targetId, op.ref.invocationId);
@@ -60,14 +72,21 @@ const capsuleKey = () => {
 };
 
 async function rawCapsule(): Promise<Record<string, AttributeValue>> {
-  const out = await dynamo.send(new GetItemCommand({ TableName: runtime.config.tableName, Key: capsuleKey(), ConsistentRead: true }));
+  const out = await dynamo.send(
+    new GetItemCommand({ TableName: runtime.config.tableName, Key: capsuleKey(), ConsistentRead: true }),
+  );
   if (!out.Item) throw new Error('test bug: no capsule item');
   return out.Item;
 }
 
 /** TEST SEAM: the item written back as a restore leaves it (attributes and version as given). */
 async function restore(item: Record<string, AttributeValue>, version?: number): Promise<void> {
-  await dynamo.send(new PutItemCommand({ TableName: runtime.config.tableName, Item: { ...item, ...(version === undefined ? {} : { version: { N: String(version) } }) } }));
+  await dynamo.send(
+    new PutItemCommand({
+      TableName: runtime.config.tableName,
+      Item: { ...item, ...(version === undefined ? {} : { version: { N: String(version) } }) },
+    }),
+  );
 }
 
 /** Everything an action could change: every authority item, every object, every target table (name, UUID, rows). */
@@ -99,7 +118,12 @@ async function everyPathRefuses(): Promise<void> {
   refusedWith(await cli(['quality', 'replay', id, '--manifest', op.selector]), ROLLBACK);
   expect(await world()).toBe(before);
   // The flows on the local runner: resume and the operator's observe end failed, naming the rollback.
-  const flowInput = JSON.stringify({ invocationId: id, manifestText: op.manifestText, selector: op.selector, yes: true });
+  const flowInput = JSON.stringify({
+    invocationId: id,
+    manifestText: op.manifestText,
+    selector: op.selector,
+    yes: true,
+  });
   for (const flow of ['delivery-resume', 'quality-observe']) {
     const r = await cli(['flow', 'run', flow, '--input', flowInput]);
     expect({ exit: r.code, stdout: r.stdout }, r.stderr).toEqual({ exit: 1, stdout: '' });
@@ -117,14 +141,24 @@ async function everyPathRefuses(): Promise<void> {
   // delivery inspect runs the same continuity check for the exchange operation: no action, the rollback's code.
   const delivery = await cli(['delivery', 'inspect', id, '--format', 'json']);
   expect(delivery.code, delivery.stderr).toBe(0);
-  expect(JSON.parse(delivery.stdout)).toMatchObject({ invocation_id: id, diagnostic_code: ROLLBACK, permitted_actions: [] });
+  expect(JSON.parse(delivery.stdout)).toMatchObject({
+    invocation_id: id,
+    diagnostic_code: ROLLBACK,
+    permitted_actions: [],
+  });
   const deliveryAll = await cli(['delivery', 'inspect-all', '--format', 'json']);
   expect(deliveryAll.code, deliveryAll.stderr).toBe(0);
   const deliveryItems = (JSON.parse(deliveryAll.stdout) as { items: Array<Record<string, unknown>> }).items;
-  expect(deliveryItems.find((i) => i.invocation_id === id)).toMatchObject({ diagnostic_code: ROLLBACK, permitted_actions: [] });
+  expect(deliveryItems.find((i) => i.invocation_id === id)).toMatchObject({
+    diagnostic_code: ROLLBACK,
+    permitted_actions: [],
+  });
   const diagnose = await cli(['quality', 'diagnose', id, '--manifest', op.selector]);
   expect(diagnose.code, diagnose.stderr).toBe(0);
-  expect(JSON.parse(diagnose.stdout)).toMatchObject({ authority: { continuity: 'rollback' }, last_error_code: ROLLBACK });
+  expect(JSON.parse(diagnose.stdout)).toMatchObject({
+    authority: { continuity: 'rollback' },
+    last_error_code: ROLLBACK,
+  });
   expect(await world()).toBe(before);
 }
 
@@ -158,7 +192,13 @@ describe('a rolled-back capsule is refused on every path and nothing is written 
     // the released slot only through the previous operation's capsule, and refuses it.
     await restore(await rawCapsule(), (retired.completion?.version ?? 2) - 1);
     const before = await world();
-    const run = await cli(['flow', 'run', 'publish-clickhouse', '--input', JSON.stringify({ manifestText: op.manifestText, selector: op.selector })]);
+    const run = await cli([
+      'flow',
+      'run',
+      'publish-clickhouse',
+      '--input',
+      JSON.stringify({ manifestText: op.manifestText, selector: op.selector }),
+    ]);
     expect({ exit: run.code, stdout: run.stdout }, run.stderr).toEqual({ exit: 1, stdout: '' });
     expect(run.stderr).toMatch(/Quality\.AuthorityRollback|quality\.authority_version_rollback/);
     expect(await world()).toBe(before);

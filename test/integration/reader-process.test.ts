@@ -26,7 +26,11 @@ const scratch = mkdtempSync(join(tmpdir(), 'cutpoint-reader-'));
 
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-function read(worker: string, input: unknown, opts: { deadlineInMs?: number; termGraceMs?: number; reapBoundMs?: number } = {}): Promise<BoundedReadOutcome> {
+function read(
+  worker: string,
+  input: unknown,
+  opts: { deadlineInMs?: number; termGraceMs?: number; reapBoundMs?: number } = {},
+): Promise<BoundedReadOutcome> {
   return runBoundedReader({
     entry: join(FIXTURES, `${worker}.ts`),
     input,
@@ -79,15 +83,37 @@ function pidOf(outcome: BoundedReadOutcome): number {
 describe('bounded reader process', () => {
   it('returns the one result sent with our token, after the reader exited by itself and was reaped', async () => {
     const outcome = await read('fast', { probe: 'count' });
-    expect(outcome).toEqual({ kind: 'RESULT', results: { echo: { probe: 'count' } }, localTermination: 'VERIFIED', pid: expect.any(Number), exit: { code: 0, signal: null } });
+    expect(outcome).toEqual({
+      kind: 'RESULT',
+      results: { echo: { probe: 'count' } },
+      localTermination: 'VERIFIED',
+      pid: expect.any(Number),
+      exit: { code: 0, signal: null },
+    });
     expect(exists(pidOf(outcome))).toBe(false);
   });
 
   it('the source child entry (child.ts through tsx, what a stale bundle falls back to) serves the same result', async () => {
-    const childEntry = processEntry(new URL('../../src/adapters/reader-process/runner.ts', import.meta.url).href, 'child', () => false);
+    const childEntry = processEntry(
+      new URL('../../src/adapters/reader-process/runner.ts', import.meta.url).href,
+      'child',
+      () => false,
+    );
     expect(childEntry.endsWith('/src/adapters/reader-process/child.ts')).toBe(true);
-    const outcome = await runBoundedReader({ entry: join(FIXTURES, 'fast.ts'), input: { probe: 'count' }, token: TOKEN, deadlineAt: Date.now() + 30_000, clock: systemClock, childEntry });
-    expect(outcome).toMatchObject({ kind: 'RESULT', results: { echo: { probe: 'count' } }, localTermination: 'VERIFIED', exit: { code: 0, signal: null } });
+    const outcome = await runBoundedReader({
+      entry: join(FIXTURES, 'fast.ts'),
+      input: { probe: 'count' },
+      token: TOKEN,
+      deadlineAt: Date.now() + 30_000,
+      clock: systemClock,
+      childEntry,
+    });
+    expect(outcome).toMatchObject({
+      kind: 'RESULT',
+      results: { echo: { probe: 'count' } },
+      localTermination: 'VERIFIED',
+      exit: { code: 0, signal: null },
+    });
     expect(exists(pidOf(outcome))).toBe(false);
   });
 
@@ -122,14 +148,23 @@ describe('bounded reader process', () => {
   it('kills with SIGKILL a reader that ignores SIGTERM and blocks its event loop, after the grace', async () => {
     const started = Date.now();
     const outcome = await read('stubborn', {}, { deadlineInMs: START_ROOM_MS, termGraceMs: 500 });
-    expect(outcome).toMatchObject({ kind: 'DEADLINE', queryOutstanding: true, localTermination: 'VERIFIED', exit: { code: null, signal: 'SIGKILL' } });
+    expect(outcome).toMatchObject({
+      kind: 'DEADLINE',
+      queryOutstanding: true,
+      localTermination: 'VERIFIED',
+      exit: { code: null, signal: 'SIGKILL' },
+    });
     expect(Date.now() - started).toBeGreaterThanOrEqual(START_ROOM_MS + 500);
     expect(exists(pidOf(outcome))).toBe(false);
   });
 
   it('terminates what the reader started in its process group too', async () => {
     const pidFile = join(scratch, 'in-group.pid');
-    const outcome = await read('grandchild', { pidFile, escape: false }, { deadlineInMs: START_ROOM_MS, termGraceMs: 500, reapBoundMs: 1000 });
+    const outcome = await read(
+      'grandchild',
+      { pidFile, escape: false },
+      { deadlineInMs: START_ROOM_MS, termGraceMs: 500, reapBoundMs: 1000 },
+    );
     expect(outcome).toMatchObject({ kind: 'DEADLINE', localTermination: 'VERIFIED' });
     expect(exists(pidOf(outcome))).toBe(false);
     expect(await runningAfter(Number(readFileSync(pidFile, 'utf8')), 5_000)).toBe(false);
@@ -137,7 +172,11 @@ describe('bounded reader process', () => {
 
   it('is INCOMPLETE when the end of the reader cannot be observed within the bound (a helper escaped its group and holds its pipes)', async () => {
     const pidFile = join(scratch, 'escaped.pid');
-    const outcome = await read('grandchild', { pidFile, escape: true }, { deadlineInMs: START_ROOM_MS, termGraceMs: 300, reapBoundMs: 500 });
+    const outcome = await read(
+      'grandchild',
+      { pidFile, escape: true },
+      { deadlineInMs: START_ROOM_MS, termGraceMs: 300, reapBoundMs: 500 },
+    );
     const helper = Number(readFileSync(pidFile, 'utf8'));
     try {
       expect(outcome).toEqual({
@@ -167,7 +206,13 @@ describe('bounded reader process', () => {
         clock: systemClock,
         faults: { injector, reapCutPoint: 'quality.worker.reap' },
       });
-      expect(outcome).toMatchObject({ kind: 'INCOMPLETE', reason: 'reap_unverified', interrupted: 'RESULT', queryOutstanding: false, localTermination: 'UNVERIFIED' });
+      expect(outcome).toMatchObject({
+        kind: 'INCOMPLETE',
+        reason: 'reap_unverified',
+        interrupted: 'RESULT',
+        queryOutstanding: false,
+        localTermination: 'UNVERIFIED',
+      });
       expect(outcome).not.toHaveProperty('results');
       const pid = pidOf(outcome);
       // The reap still ends it: waited for without a wall-clock bound of its own (a process that
@@ -193,22 +238,40 @@ describe('bounded reader process', () => {
 
   it("uses the worker's classifier and drops a field that is not identifier-like", async () => {
     const outcome = await read('classified', {});
-    expect(outcome).toMatchObject({ kind: 'ERROR', error: { class: 'KeeperNoNode', code: '999' }, localTermination: 'VERIFIED' });
+    expect(outcome).toMatchObject({
+      kind: 'ERROR',
+      error: { class: 'KeeperNoNode', code: '999' },
+      localTermination: 'VERIFIED',
+    });
     expect(JSON.stringify(outcome)).not.toContain('secret');
     expect(exists(pidOf(outcome))).toBe(false);
   });
 
   it('reports a reader that died mid-read as ReaderExited with its exit code', async () => {
     const outcome = await read('exits', {});
-    expect(outcome).toMatchObject({ kind: 'ERROR', error: { class: 'ReaderExited', code: 'exit_code_3' }, queryOutstanding: true, localTermination: 'VERIFIED' });
+    expect(outcome).toMatchObject({
+      kind: 'ERROR',
+      error: { class: 'ReaderExited', code: 'exit_code_3' },
+      queryOutstanding: true,
+      localTermination: 'VERIFIED',
+    });
     expect(exists(pidOf(outcome))).toBe(false);
   });
 
   it('reports a worker module that cannot be loaded, with no query outstanding', async () => {
     const missing = await read('does-not-exist', {});
-    expect(missing).toMatchObject({ kind: 'ERROR', error: { class: 'WorkerLoadFailed', code: 'ERR_MODULE_NOT_FOUND' }, queryOutstanding: false, localTermination: 'VERIFIED' });
+    expect(missing).toMatchObject({
+      kind: 'ERROR',
+      error: { class: 'WorkerLoadFailed', code: 'ERR_MODULE_NOT_FOUND' },
+      queryOutstanding: false,
+      localTermination: 'VERIFIED',
+    });
     const noRun = await read('no-run', {});
-    expect(noRun).toMatchObject({ kind: 'ERROR', error: { class: 'WorkerLoadFailed', code: 'no_run_export' }, queryOutstanding: false });
+    expect(noRun).toMatchObject({
+      kind: 'ERROR',
+      error: { class: 'WorkerLoadFailed', code: 'no_run_export' },
+      queryOutstanding: false,
+    });
     expect(exists(pidOf(missing))).toBe(false);
     expect(exists(pidOf(noRun))).toBe(false);
   });
@@ -222,7 +285,12 @@ describe('bounded reader process', () => {
       deadlineAt: Date.now() + 30_000,
       clock: systemClock,
     });
-    expect(outcome).toMatchObject({ kind: 'ERROR', error: { class: 'ReaderExited', code: 'exit_code_1' }, queryOutstanding: false, localTermination: 'VERIFIED' });
+    expect(outcome).toMatchObject({
+      kind: 'ERROR',
+      error: { class: 'ReaderExited', code: 'exit_code_1' },
+      queryOutstanding: false,
+      localTermination: 'VERIFIED',
+    });
     expect(exists(pidOf(outcome))).toBe(false);
   });
 
@@ -241,15 +309,29 @@ describe('bounded reader process', () => {
     });
     const base = { input: { from: 'bundle' }, token: TOKEN, clock: systemClock, childEntry: outfile };
     const served = await runBoundedReader({ ...base, entry: 'fast', deadlineAt: Date.now() + 30_000 });
-    expect(served).toMatchObject({ kind: 'RESULT', results: { echo: { from: 'bundle' } }, localTermination: 'VERIFIED' });
+    expect(served).toMatchObject({
+      kind: 'RESULT',
+      results: { echo: { from: 'bundle' } },
+      localTermination: 'VERIFIED',
+    });
     const unknown = await runBoundedReader({ ...base, entry: 'no-such-worker', deadlineAt: Date.now() + 30_000 });
-    expect(unknown).toMatchObject({ kind: 'ERROR', error: { class: 'WorkerLoadFailed', code: 'unknown_worker' }, queryOutstanding: false });
+    expect(unknown).toMatchObject({
+      kind: 'ERROR',
+      error: { class: 'WorkerLoadFailed', code: 'unknown_worker' },
+      queryOutstanding: false,
+    });
     expect(exists(pidOf(served))).toBe(false);
     expect(exists(pidOf(unknown))).toBe(false);
   });
 
   it('refuses a request it cannot honour before starting anything', async () => {
-    const base = { entry: join(FIXTURES, 'fast.ts'), input: {}, token: TOKEN, deadlineAt: Date.now() + 30_000, clock: systemClock };
+    const base = {
+      entry: join(FIXTURES, 'fast.ts'),
+      input: {},
+      token: TOKEN,
+      deadlineAt: Date.now() + 30_000,
+      clock: systemClock,
+    };
     const refusal = { name: 'Cutpoint.ValidationError', code: 'reader.invalid_request' };
     await expect(runBoundedReader({ ...base, token: '' })).rejects.toMatchObject(refusal);
     await expect(runBoundedReader({ ...base, input: { n: 1n } })).rejects.toMatchObject(refusal);

@@ -49,7 +49,11 @@ async function world(role: string) {
   const arn = `arn:aws:secretsmanager:eu-west-1:111111111111:secret:cutpoint/delivery/target/${role}`;
   const binding: Binding = { name: 'warehouse', kind: 'postgres', secretArn: arn };
   const store = new SecretStore();
-  const secretOf = (password: string) => ({ url: `postgres://${server.host}:${server.port}/postgres`, username: role, password });
+  const secretOf = (password: string) => ({
+    url: `postgres://${server.host}:${server.port}/postgres`,
+    username: role,
+    password,
+  });
   store.values.set(arn, secretOf('first-password'));
   let now = 0;
   const secrets = new TtlSecretCache(store, { ttlMs: TTL_MS, now: () => now });

@@ -23,7 +23,14 @@ afterAll(() => topic.destroy());
 describe('SNS notifier (fauxqs)', () => {
   it('publishes the message as JSON to the topic; a raw SQS subscription receives exactly it', async () => {
     const notifier = openSnsNotifier({ topicArn, client: sns });
-    const message = { kind: 'delivery.custody_retained', invocation_id: 'inv-0001', route: 'daily', retained: true, count: 2, nested: { a: [1, 'b', null] } };
+    const message = {
+      kind: 'delivery.custody_retained',
+      invocation_id: 'inv-0001',
+      route: 'daily',
+      retained: true,
+      count: 2,
+      nested: { a: [1, 'b', null] },
+    };
     await notifier.publish('cutpoint: custody retained for inv-0001', message);
     expect(JSON.parse(await receiveOne())).toEqual(message);
   });
@@ -46,7 +53,11 @@ describe('SNS notifier (fauxqs)', () => {
       () => undefined,
       (e: unknown) => e,
     );
-    expect(error).toMatchObject({ name: 'Cutpoint.EffectFailed', code: 'cutpoint.effect_failed', cutPoint: 'notifier.publish' });
+    expect(error).toMatchObject({
+      name: 'Cutpoint.EffectFailed',
+      code: 'cutpoint.effect_failed',
+      cutPoint: 'notifier.publish',
+    });
     expect((error as Error).message).toContain('cutpoint-missing-');
   });
 });

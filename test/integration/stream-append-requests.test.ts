@@ -65,9 +65,19 @@ describe('requests per acknowledged batch', () => {
       expect(outcome).toMatchObject({ status: 'KNOWN_COMMITTED' });
       acknowledged.push({ attemptId, records });
     }
-    expect(meter.counts).toEqual({ 'authority.get': 1, 'authority.update': 1, 'objects.put': 6, 'authority.transact': 6 });
+    expect(meter.counts).toEqual({
+      'authority.get': 1,
+      'authority.update': 1,
+      'objects.put': 6,
+      'authority.transact': 6,
+    });
     expect(await writer.close()).toEqual({ released: true, unsettled: [] });
-    expect(meter.counts).toEqual({ 'authority.get': 1, 'authority.update': 2, 'objects.put': 6, 'authority.transact': 6 });
+    expect(meter.counts).toEqual({
+      'authority.get': 1,
+      'authority.update': 2,
+      'objects.put': 6,
+      'authority.transact': 6,
+    });
     for (const legs of meter.legs) {
       expect(legs.map((l) => l.kind)).toEqual(['update', 'put']);
     }
@@ -89,7 +99,12 @@ describe('requests per acknowledged batch', () => {
       next = outcome.end!;
     }
     expect(await writer.close()).toEqual({ released: true, unsettled: [] });
-    expect(meter.counts).toEqual({ 'authority.get': 1, 'authority.update': 2, 'objects.put': 12, 'authority.transact': 12 });
+    expect(meter.counts).toEqual({
+      'authority.get': 1,
+      'authority.update': 2,
+      'objects.put': 12,
+      'authority.transact': 12,
+    });
     await expectLaneInvariant(stores.ports, lane, batches);
   });
 
@@ -97,21 +112,39 @@ describe('requests per acknowledged batch', () => {
     const { lane, session } = await newLane(stores.ports, 'break');
     const writer = new LaneWriter(stores.ports, lane, session, { depth: 3 });
     const first = { attemptId: writer.nextAttemptId(), records: batchOf('first', 2) };
-    expect(await writer.append(bytes(first.records), first.attemptId)).toMatchObject({ status: 'KNOWN_COMMITTED', start: 0, end: 2 });
+    expect(await writer.append(bytes(first.records), first.attemptId)).toMatchObject({
+      status: 'KNOWN_COMMITTED',
+      start: 0,
+      end: 2,
+    });
     // Every head CAS now fails for good: the first in flight is refused, the rest are bound behind it.
     stores.faults.arm('stream.append.head-cas:fail*');
-    const batches = Array.from({ length: 3 }, (_, i) => ({ attemptId: writer.nextAttemptId(), records: batchOf(`b${i}`, 2) }));
+    const batches = Array.from({ length: 3 }, (_, i) => ({
+      attemptId: writer.nextAttemptId(),
+      records: batchOf(`b${i}`, 2),
+    }));
     const outcomes = await Promise.all(batches.map((b) => writer.append(bytes(b.records), b.attemptId)));
     stores.faults.disarm();
     expect(outcomes.map((o) => o.status)).not.toContain('KNOWN_COMMITTED');
     // Resolve whatever was left MAY_HAVE_COMMITTED, then the lane moves on from its committed end.
     const { resolveAppend } = await import('../../src/stream/resolve.js');
-    for (const o of outcomes) if (o.status === 'MAY_HAVE_COMMITTED') expect((await resolveAppend({ ...lane, attemptId: o.attemptId }, stores.ports)).status).toBe('KNOWN_NOT_COMMITTED');
+    for (const o of outcomes)
+      if (o.status === 'MAY_HAVE_COMMITTED')
+        expect((await resolveAppend({ ...lane, attemptId: o.attemptId }, stores.ports)).status).toBe(
+          'KNOWN_NOT_COMMITTED',
+        );
     const after = { attemptId: writer.nextAttemptId(), records: batchOf('after', 1) };
-    expect(await writer.append(bytes(after.records), after.attemptId)).toMatchObject({ status: 'KNOWN_COMMITTED', start: 2, end: 3 });
+    expect(await writer.append(bytes(after.records), after.attemptId)).toMatchObject({
+      status: 'KNOWN_COMMITTED',
+      start: 2,
+      end: 3,
+    });
     // The spent batches stay spent: re-running one with its own records never commits it.
     for (const b of batches) {
-      const rerun = await appendBatch({ ...lane, attemptId: b.attemptId, session, records: bytes(b.records) }, stores.ports);
+      const rerun = await appendBatch(
+        { ...lane, attemptId: b.attemptId, session, records: bytes(b.records) },
+        stores.ports,
+      );
       expect(rerun.status, b.attemptId).toBe('KNOWN_NOT_COMMITTED');
     }
     await expectLaneInvariant(stores.ports, lane, [first, after]);

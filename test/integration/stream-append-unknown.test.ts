@@ -20,7 +20,8 @@ beforeAll(async () => {
 });
 
 const bytes = (rs: string[]) => rs.map((r) => new TextEncoder().encode(r));
-const headOf = async (ports: Ports, lane: LaneRef) => (await ports.authority.get(laneKeys.head(lane))) as unknown as LaneHead;
+const headOf = async (ports: Ports, lane: LaneRef) =>
+  (await ports.authority.get(laneKeys.head(lane))) as unknown as LaneHead;
 
 describe('an append whose execution ends right after an unknown head outcome', () => {
   it('leaves the lane suspended by its attempt: a new attempt is refused (flow and LaneWriter alike) until `stream resolve` settles it, then appends work again', async () => {
@@ -28,7 +29,9 @@ describe('an append whose execution ends right after an unknown head outcome', (
     // Every head CAS request is lost, then SuspendLane crashes on every try (its retries
     // exhausted): the execution ends with the outcome unknown and SuspendLane never landed.
     // (The first hit of stream.append.suspend is the attempt's own claim before its CAS.)
-    const injector = stores.faults.arm(`${STREAM_CUT_POINTS.headCas}:lose-request*,${STREAM_CUT_POINTS.suspend}:crash-before@2*`);
+    const injector = stores.faults.arm(
+      `${STREAM_CUT_POINTS.headCas}:lose-request*,${STREAM_CUT_POINTS.suspend}:crash-before@2*`,
+    );
     const a1 = await appendFlow(stores.ports, lane, session, 'a1', batchOf('a1', 3));
     stores.faults.disarm();
     expect(a1).toMatchObject({ status: 'FAILED', error: 'Cutpoint.WorkerCrashed' });
@@ -40,7 +43,10 @@ describe('an append whose execution ends right after an unknown head outcome', (
     expect(a2.output).toMatchObject({ status: 'KNOWN_NOT_COMMITTED', reason: 'Stream.LaneSuspended' });
     expect((await headOf(stores.ports, lane)).suspendedBy).toBe('a1');
     const writer = new LaneWriter(stores.ports, lane, session);
-    expect(await writer.append(bytes(batchOf('w', 1)))).toMatchObject({ status: 'KNOWN_NOT_COMMITTED', reason: 'Stream.LaneSuspended' });
+    expect(await writer.append(bytes(batchOf('w', 1)))).toMatchObject({
+      status: 'KNOWN_NOT_COMMITTED',
+      reason: 'Stream.LaneSuspended',
+    });
     expect((await headOf(stores.ports, lane)).committedEnd).toBe(0);
 
     // `cutpoint stream resolve` (the stream-resolve-append flow) settles the original attempt.
@@ -49,7 +55,11 @@ describe('an append whose execution ends right after an unknown head outcome', (
     const a3 = await appendFlow(stores.ports, lane, session, 'a3', batchOf('a3', 2));
     expect(a3.output).toMatchObject({ status: 'KNOWN_COMMITTED', start: 0, end: 2 });
     const w = { attemptId: writer.nextAttemptId(), records: batchOf('w2', 1) };
-    expect(await writer.append(bytes(w.records), w.attemptId)).toMatchObject({ status: 'KNOWN_COMMITTED', start: 2, end: 3 });
+    expect(await writer.append(bytes(w.records), w.attemptId)).toMatchObject({
+      status: 'KNOWN_COMMITTED',
+      start: 2,
+      end: 3,
+    });
     await expectLaneInvariant(stores.ports, lane, [{ attemptId: 'a3', records: batchOf('a3', 2) }, w]);
   });
 
@@ -58,7 +68,10 @@ describe('an append whose execution ends right after an unknown head outcome', (
     const held = stores.hold(STREAM_CUT_POINTS.headCas);
     const a1 = appendFlow(stores.ports, lane, session, 'a1', batchOf('a1', 2));
     await held.reached;
-    expect((await headOf(stores.ports, lane)).suspendedBy, 'a head CAS went out on a lane its attempt does not hold').toBe('a1');
+    expect(
+      (await headOf(stores.ports, lane)).suspendedBy,
+      'a head CAS went out on a lane its attempt does not hold',
+    ).toBe('a1');
     held.release();
     expect(statusOf(await a1)).toBe('KNOWN_COMMITTED');
     expect(await headOf(stores.ports, lane)).toMatchObject({ committedEnd: 2, lastAttemptId: 'a1' });
@@ -72,11 +85,21 @@ describe('an append whose execution ends right after an unknown head outcome', (
     expect(statusOf(await appendFlow(stores.ports, lane, session, 'a1', batchOf('a1', 2)))).toBe('MAY_HAVE_COMMITTED');
     stores.faults.disarm();
     const writer = new LaneWriter(stores.ports, lane, session);
-    expect(await writer.append(bytes(batchOf('w', 2)))).toMatchObject({ status: 'KNOWN_NOT_COMMITTED', reason: 'Stream.LaneSuspended' });
+    expect(await writer.append(bytes(batchOf('w', 2)))).toMatchObject({
+      status: 'KNOWN_NOT_COMMITTED',
+      reason: 'Stream.LaneSuspended',
+    });
     expect((await headOf(stores.ports, lane)).committedEnd).toBe(0);
-    expect((await resolveFlow(stores.ports, lane, 'a1')).output).toMatchObject({ status: 'KNOWN_NOT_COMMITTED', unsuspended: true });
+    expect((await resolveFlow(stores.ports, lane, 'a1')).output).toMatchObject({
+      status: 'KNOWN_NOT_COMMITTED',
+      unsuspended: true,
+    });
     const w = { attemptId: writer.nextAttemptId(), records: batchOf('w2', 2) };
-    expect(await writer.append(bytes(w.records), w.attemptId)).toMatchObject({ status: 'KNOWN_COMMITTED', start: 0, end: 2 });
+    expect(await writer.append(bytes(w.records), w.attemptId)).toMatchObject({
+      status: 'KNOWN_COMMITTED',
+      start: 0,
+      end: 2,
+    });
     await expectLaneInvariant(stores.ports, lane, [w]);
   });
 });

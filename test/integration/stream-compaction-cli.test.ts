@@ -10,7 +10,11 @@ let root = '';
 let stateDir = '';
 
 async function cutpoint(args: string[], options: { input?: string; faults?: string } = {}): Promise<CliRun> {
-  return runCutpointInProcess(args, { cwd: REPO_ROOT, stdin: options.input ?? '', env: { CUTPOINT_STATE_DIR: stateDir, CUTPOINT_FAULTS: options.faults ?? '' } });
+  return runCutpointInProcess(args, {
+    cwd: REPO_ROOT,
+    stdin: options.input ?? '',
+    env: { CUTPOINT_STATE_DIR: stateDir, CUTPOINT_FAULTS: options.faults ?? '' },
+  });
 }
 
 function json(r: CliRun): Record<string, unknown> {
@@ -49,14 +53,28 @@ describe('cutpoint stream compact', () => {
   it('compacts a run, prints it as JSON, reads serve it; a failed run is finished by running again', async () => {
     json(await cutpoint(['stream', 'create', 'clogs', '--partitions', '1']));
     json(await cutpoint(['stream', 'takeover', 'clogs', '--partition', '0', '--owner', 'ops@test']));
-    for (const [i, input] of ['a\nb\n', 'c\n', 'd\ne\n'].entries()) json(await cutpoint(['stream', 'append', 'clogs', '--partition', '0', '--attempt', `a${i}`], { input }));
-    const failed = await cutpoint(['stream', 'compact', 'clogs', '--partition', '0'], { faults: 'stream.compact.record:fail*' });
+    for (const [i, input] of ['a\nb\n', 'c\n', 'd\ne\n'].entries())
+      json(await cutpoint(['stream', 'append', 'clogs', '--partition', '0', '--attempt', `a${i}`], { input }));
+    const failed = await cutpoint(['stream', 'compact', 'clogs', '--partition', '0'], {
+      faults: 'stream.compact.record:fail*',
+    });
     expect(failed.code).toBe(1);
     expect(failed.stdout).toBe('');
     expect(failed.stderr).toMatch(/^[a-z_.]+: /);
     const out = json(await cutpoint(['stream', 'compact', 'clogs', '--partition', '0', '--max-ranges', '3']));
-    expect(out).toMatchObject({ stream: 'clogs', partition: 0, compacted: { start: 0, end: 5, ranges: 3, generation: 0 }, next: 5, taskCleaned: true });
-    expect(json(await cutpoint(['stream', 'compact', 'clogs', '--partition', '0']))).toEqual({ stream: 'clogs', partition: 0, next: 5, taskCleaned: false });
+    expect(out).toMatchObject({
+      stream: 'clogs',
+      partition: 0,
+      compacted: { start: 0, end: 5, ranges: 3, generation: 0 },
+      next: 5,
+      taskCleaned: true,
+    });
+    expect(json(await cutpoint(['stream', 'compact', 'clogs', '--partition', '0']))).toEqual({
+      stream: 'clogs',
+      partition: 0,
+      next: 5,
+      taskCleaned: false,
+    });
     const read = json(await cutpoint(['stream', 'read', 'clogs', '--partition', '0', '--from', '0', '--text']));
     expect((read.records as Array<{ text: string }>).map((r) => r.text)).toEqual(['a', 'b', 'c', 'd', 'e']);
   }, 120_000);

@@ -54,11 +54,23 @@ describe('GC after compaction', () => {
     const deletes = new Map<string, number>();
     const counted = countingPorts(stores.ports, new MovableClock(), deletes);
     const reads = new Map<string, number>();
-    const ports = { ...counted, objects: { ...counted.objects, get: (key: string, cut?: string) => (reads.set(key, (reads.get(key) ?? 0) + 1), counted.objects.get(key, cut)) } };
+    const ports = {
+      ...counted,
+      objects: {
+        ...counted.objects,
+        get: (key: string, cut?: string) => (reads.set(key, (reads.get(key) ?? 0) + 1), counted.objects.get(key, cut)),
+      },
+    };
     const { lane, acknowledged } = await laneWithRanges(ports, 'cgc-once', 4);
     await materializeGen0Batch(lane, ports);
     await compactLane(lane, ports);
-    const c = await expectCompacted(ports, lane, acknowledged.flatMap((a) => a.records), 0, acknowledged.flatMap((a) => a.records).length);
+    const c = await expectCompacted(
+      ports,
+      lane,
+      acknowledged.flatMap((a) => a.records),
+      0,
+      acknowledged.flatMap((a) => a.records).length,
+    );
     reads.clear();
     const run = await gcFlow({ lane, ports });
     expect(run.status).toBe('SUCCEEDED');

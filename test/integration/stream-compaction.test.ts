@@ -8,7 +8,13 @@ import { trimLane } from '../../src/stream/trim.js';
 import { generationKeys } from '../../src/domain/generation.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
 import { expectLaneInvariant } from '../support/stream-fixture.js';
-import { appendOne, compactionsOf, expectCompacted, laneWithRanges, textOf } from '../faults/stream-compaction-world.js';
+import {
+  appendOne,
+  compactionsOf,
+  expectCompacted,
+  laneWithRanges,
+  textOf,
+} from '../faults/stream-compaction-world.js';
 import { replaceObject } from '../support/replace-object.js';
 
 /**
@@ -31,7 +37,11 @@ describe('compactLane', () => {
     await expectCompacted(stores.ports, lane, all, 0, ends[2]!);
 
     // One range left: nothing to compact (a run needs two), the mark stays.
-    expect(await compactLane({ ...lane, maxRanges: 3 }, stores.ports)).toEqual({ ...lane, next: ends[2], taskCleaned: false });
+    expect(await compactLane({ ...lane, maxRanges: 3 }, stores.ports)).toEqual({
+      ...lane,
+      next: ends[2],
+      taskCleaned: false,
+    });
 
     acknowledged.push(await appendOne(writer, 2));
     const all2 = acknowledged.flatMap((a) => a.records);
@@ -50,7 +60,9 @@ describe('compactLane', () => {
     const all = acknowledged.flatMap((a) => a.records);
     const ends = acknowledged.reduce<number[]>((e, a) => [...e, (e.at(-1) ?? 0) + a.records.length], []);
     stores.faults.arm('stream.compact.mark:fail*');
-    await expect(compactLane({ ...lane, maxRanges: 2 }, stores.ports)).rejects.toMatchObject({ name: 'Cutpoint.EffectFailed' });
+    await expect(compactLane({ ...lane, maxRanges: 2 }, stores.ports)).rejects.toMatchObject({
+      name: 'Cutpoint.EffectFailed',
+    });
     stores.faults.disarm();
     const [first] = await compactionsOf(stores.ports, lane);
     expect(first).toMatchObject({ start: 0, end: ends[1] });
@@ -66,13 +78,20 @@ describe('compactLane', () => {
     ]);
     // The lagging run's task was cleaned up too, once the mark passed it.
     expect(await stores.ports.authority.get(generationKeys.task(first!.root, first!.taskId))).toBeUndefined();
-    expect(textOf((await readStream({ ...lane, from: 1, maxRecords: 1000 }, stores.ports)).records)).toEqual(all.slice(1));
+    expect(textOf((await readStream({ ...lane, from: 1, maxRecords: 1000 }, stores.ports)).records)).toEqual(
+      all.slice(1),
+    );
   });
 
   it('refuses bad knobs before anything is written', async () => {
     const { lane } = await laneWithRanges(stores.ports, 'knobs', 2);
-    await expect(compactLane({ ...lane, maxRanges: 1 }, stores.ports)).rejects.toMatchObject({ name: 'Cutpoint.ValidationError', code: 'stream.invalid_compaction_knob' });
-    await expect(compactLane({ ...lane, maxBytes: -1 }, stores.ports)).rejects.toMatchObject({ code: 'stream.invalid_compaction_knob' });
+    await expect(compactLane({ ...lane, maxRanges: 1 }, stores.ports)).rejects.toMatchObject({
+      name: 'Cutpoint.ValidationError',
+      code: 'stream.invalid_compaction_knob',
+    });
+    await expect(compactLane({ ...lane, maxBytes: -1 }, stores.ports)).rejects.toMatchObject({
+      code: 'stream.invalid_compaction_knob',
+    });
     expect(await compactionsOf(stores.ports, lane)).toEqual([]);
   });
 });
@@ -84,7 +103,8 @@ describe('reads after compaction', () => {
     await compactLane(lane, stores.ports);
     await expectCompacted(stores.ports, lane, all, 0, all.length);
     const commits = (await stores.ports.authority.query(laneKeys.pk(lane), 'commit#')) as unknown as CommitRecord[];
-    for (const c of commits) expect((await stores.ports.objects.delete('test.object.delete', c.walKey)).status).toBe('APPLIED');
+    for (const c of commits)
+      expect((await stores.ports.objects.delete('test.object.delete', c.walKey)).status).toBe('APPLIED');
     // Offsets inside the run, sliced from the one object.
     for (const from of [0, 1, commits[1]!.start, all.length - 1]) {
       const page = await readStream({ ...lane, from, maxRecords: 1000 }, stores.ports);
@@ -103,7 +123,12 @@ describe('reads after compaction', () => {
     const page = await readStream({ ...lane, from: 0, maxRecords: 1000 }, stores.ports);
     expect(textOf(page.records)).toEqual(all);
     expect(page.quarantined).toEqual([{ key: c.objectKey, reason: 'checksum_mismatch' }]);
-    expect(await stores.ports.authority.get(laneKeys.quarantine(lane, c.objectKey))).toMatchObject({ objectKey: c.objectKey, expectedSha256: c.sha256, reason: 'checksum_mismatch', copy: 'compacted' });
+    expect(await stores.ports.authority.get(laneKeys.quarantine(lane, c.objectKey))).toMatchObject({
+      objectKey: c.objectKey,
+      expectedSha256: c.sha256,
+      reason: 'checksum_mismatch',
+      copy: 'compacted',
+    });
     // A later read skips the quarantined copy and still reads whole.
     const again = await readStream({ ...lane, from: 1, maxRecords: 1000 }, stores.ports);
     expect(textOf(again.records)).toEqual(all.slice(1));

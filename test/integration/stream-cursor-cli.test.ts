@@ -23,7 +23,11 @@ let stateDir = '';
 const outputs: string[] = [];
 
 async function cutpoint(args: string[], options: { input?: string; faults?: string } = {}): Promise<CliRun> {
-  const r = await runCutpointInProcess(args, { cwd: REPO_ROOT, stdin: options.input ?? '', env: { CUTPOINT_STATE_DIR: stateDir, CUTPOINT_FAULTS: options.faults ?? '' } });
+  const r = await runCutpointInProcess(args, {
+    cwd: REPO_ROOT,
+    stdin: options.input ?? '',
+    env: { CUTPOINT_STATE_DIR: stateDir, CUTPOINT_FAULTS: options.faults ?? '' },
+  });
   outputs.push(r.stdout, r.stderr);
   return r;
 }
@@ -39,8 +43,19 @@ function lines(r: CliRun): Array<[number, string]> {
     });
 }
 
-const texts = (from: number, to: number): Array<[number, string]> => Array.from({ length: to - from }, (_, i) => [from + i, `event-${from + i}`]);
-const consume = (...extra: string[]) => ['stream', 'consume', 'events', '--partition', '0', '--group', 'billing', '--text', ...extra];
+const texts = (from: number, to: number): Array<[number, string]> =>
+  Array.from({ length: to - from }, (_, i) => [from + i, `event-${from + i}`]);
+const consume = (...extra: string[]) => [
+  'stream',
+  'consume',
+  'events',
+  '--partition',
+  '0',
+  '--group',
+  'billing',
+  '--text',
+  ...extra,
+];
 
 beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), 'cutpoint-stream-cursor-cli-'));
@@ -48,7 +63,11 @@ beforeAll(async () => {
   await attachStateDir(stateDir);
   expect((await cutpoint(['stream', 'create', 'events', '--partitions', '1'])).code).toBe(0);
   expect((await cutpoint(['stream', 'takeover', 'events', '--partition', '0'])).code).toBe(0);
-  const append = await cutpoint(['stream', 'append', 'events', '--partition', '0', '--attempt', 'a1'], { input: texts(0, 6).map(([, t]) => t).join('\n') });
+  const append = await cutpoint(['stream', 'append', 'events', '--partition', '0', '--attempt', 'a1'], {
+    input: texts(0, 6)
+      .map(([, t]) => t)
+      .join('\n'),
+  });
   expect(append.code, append.stderr).toBe(0);
 }, 240_000);
 
@@ -73,19 +92,39 @@ describe('cutpoint stream consume', () => {
   });
 
   it('stops at --max; `cursors` shows positions and lag, never a session id', async () => {
-    await cutpoint(['stream', 'append', 'events', '--partition', '0', '--attempt', 'a2'], { input: texts(6, 9).map(([, t]) => t).join('\n') });
+    await cutpoint(['stream', 'append', 'events', '--partition', '0', '--attempt', 'a2'], {
+      input: texts(6, 9)
+        .map(([, t]) => t)
+        .join('\n'),
+    });
     const two = await cutpoint(consume('--max', '2'));
     expect(lines(two)).toEqual(texts(6, 8));
     const listed = await cutpoint(['stream', 'cursors', 'events', '--partition', '0']);
     expect(listed.code, listed.stderr).toBe(0);
-    expect(JSON.parse(listed.stdout)).toMatchObject({ committedEnd: 9, trimOffset: 0, retention: [], cursors: [{ group: 'billing', position: 8, lag: 1, epoch: 1, retained: false }] });
+    expect(JSON.parse(listed.stdout)).toMatchObject({
+      committedEnd: 9,
+      trimOffset: 0,
+      retention: [],
+      cursors: [{ group: 'billing', position: 8, lag: 1, epoch: 1, retained: false }],
+    });
   });
 
   it('seek needs --yes (exit 2, nothing moved); with it, the cursor moves back and consume replays from there', async () => {
     const refused = await cutpoint(['stream', 'seek', 'events', '--partition', '0', '--group', 'billing', '--to', '1']);
     expect(refused).toMatchObject({ code: 2, stdout: '' });
     expect(refused.stderr).toMatch(/^cli\.usage: .*--yes/);
-    const seek = await cutpoint(['stream', 'seek', 'events', '--partition', '0', '--group', 'billing', '--to', '1', '--yes']);
+    const seek = await cutpoint([
+      'stream',
+      'seek',
+      'events',
+      '--partition',
+      '0',
+      '--group',
+      'billing',
+      '--to',
+      '1',
+      '--yes',
+    ]);
     expect(seek.code, seek.stderr).toBe(0);
     expect(JSON.parse(seek.stdout)).toMatchObject({ group: 'billing', position: 1, previousPosition: 8, epoch: 2 });
     const replay = await cutpoint(consume('--max', '2'));
@@ -94,7 +133,10 @@ describe('cutpoint stream consume', () => {
   });
 
   it('a retention policy naming the group holds a trim at its cursor (exit 1, empty stdout, nothing trimmed)', async () => {
-    expect(JSON.parse((await cutpoint(['stream', 'policy', 'events', '--groups', 'billing'])).stdout)).toEqual({ stream: 'events', groups: ['billing'] });
+    expect(JSON.parse((await cutpoint(['stream', 'policy', 'events', '--groups', 'billing'])).stdout)).toEqual({
+      stream: 'events',
+      groups: ['billing'],
+    });
     const trim = await cutpoint(['stream', 'trim', 'events', '--partition', '0', '--to', '5']);
     expect(trim).toMatchObject({ code: 1, stdout: '' });
     expect(trim.stderr).toMatch(/^stream\.trim_past_cursor: .*group billing, whose cursor is at 3/m);
@@ -128,13 +170,16 @@ describe('cutpoint stream consume', () => {
     const lane = { stream: 'events', partition: 0 };
     const writer = await takeOverWithNewSession(lane, 'follow-writer', ports);
     const end = (await loadHead(ports, lane)).committedEnd;
-    const position = JSON.parse((await cutpoint(['stream', 'cursors', 'events', '--partition', '0'])).stdout).cursors[0].position as number;
+    const position = JSON.parse((await cutpoint(['stream', 'cursors', 'events', '--partition', '0'])).stdout).cursors[0]
+      .position as number;
     const tail = texts(position, end);
     const following = cutpoint(consume('--follow', '--max', String(tail.length + 2)));
     // Consume has printed the tail and committed its cursor at the end (after each batch): from here on it polls.
     while ((await loadCursor(ports, lane, 'billing'))?.position !== end) await sleep(25);
     const records = [`event-${end}`, `event-${end + 1}`].map((t) => new TextEncoder().encode(t));
-    expect((await appendBatch({ ...lane, attemptId: 'follow-1', session: writer, records }, ports)).status).toBe('KNOWN_COMMITTED');
+    expect((await appendBatch({ ...lane, attemptId: 'follow-1', session: writer, records }, ports)).status).toBe(
+      'KNOWN_COMMITTED',
+    );
     const r = await following;
     expect(r.code, r.stderr).toBe(0);
     expect(lines(r)).toEqual([...tail, ...texts(end, end + 2)]);

@@ -22,15 +22,24 @@ beforeAll(async () => {
   stores = await freshStores();
 });
 
-const commit = (lane: { stream: string; partition: number }, group: string, session: unknown, position: number, ports: Ports = stores.ports) =>
-  commitCursor({ ...lane, group, session, position }, ports);
+const commit = (
+  lane: { stream: string; partition: number },
+  group: string,
+  session: unknown,
+  position: number,
+  ports: Ports = stores.ports,
+) => commitCursor({ ...lane, group, session, position }, ports);
 
 describe('cursor takeover fences the old consumer', () => {
   it('two consumers of one group: the takeover fences the first; its late commit is refused and the cursor is unchanged', async () => {
     const { lane } = await cursorLane(stores.ports, 'two', [4, 4, 4]);
     const first = await takeOverCursorWithNewSession(lane, 'billing', 'consumer-a', stores.ports);
     expect(first.epoch).toBe(1);
-    expect(await cursorOf(stores.ports, lane, 'billing')).toMatchObject({ group: 'billing', position: 0, fence: first });
+    expect(await cursorOf(stores.ports, lane, 'billing')).toMatchObject({
+      group: 'billing',
+      position: 0,
+      fence: first,
+    });
     expect(await commit(lane, 'billing', first, 4)).toMatchObject({ position: 4, previousPosition: 0, epoch: 1 });
 
     const second = await takeOverCursorWithNewSession(lane, 'billing', 'consumer-b', stores.ports);
@@ -38,19 +47,28 @@ describe('cursor takeover fences the old consumer', () => {
     const before = await cursorOf(stores.ports, lane, 'billing');
     expect(before).toMatchObject({ position: 4, fence: second }); // a takeover resumes from the committed position
 
-    await expect(commit(lane, 'billing', first, 8)).rejects.toMatchObject({ name: 'Stream.CursorFenced', code: 'stream.cursor_fenced' });
+    await expect(commit(lane, 'billing', first, 8)).rejects.toMatchObject({
+      name: 'Stream.CursorFenced',
+      code: 'stream.cursor_fenced',
+    });
     expect(await cursorOf(stores.ports, lane, 'billing')).toEqual(before);
     expect(await commit(lane, 'billing', second, 8)).toMatchObject({ position: 8, previousPosition: 4 });
   });
 
   it('a forged fence is Stream.CursorUnknownSession and a group never taken over refuses every commit; nothing written', async () => {
     const { lane } = await cursorLane(stores.ports, 'forged', [3]);
-    await expect(commit(lane, 'nobody', { owner: 'x', session: newSession(), epoch: 1 }, 1)).rejects.toMatchObject({ code: 'stream.cursor_unknown_session' });
+    await expect(commit(lane, 'nobody', { owner: 'x', session: newSession(), epoch: 1 }, 1)).rejects.toMatchObject({
+      code: 'stream.cursor_unknown_session',
+    });
     expect(await cursorOf(stores.ports, lane, 'nobody')).toBeUndefined();
     const real = await takeOverCursorWithNewSession(lane, 'g', 'consumer-a', stores.ports);
     await takeOverCursorWithNewSession(lane, 'g', 'consumer-b', stores.ports);
     const before = await cursorOf(stores.ports, lane, 'g');
-    for (const forged of [{ ...real, session: newSession() }, { ...real, epoch: 3 }, { ...real, owner: 'mallory' }]) {
+    for (const forged of [
+      { ...real, session: newSession() },
+      { ...real, epoch: 3 },
+      { ...real, owner: 'mallory' },
+    ]) {
       await expect(commit(lane, 'g', forged, 2)).rejects.toMatchObject({ code: 'stream.cursor_unknown_session' });
     }
     await expect(commit(lane, 'g', real, 2)).rejects.toMatchObject({ code: 'stream.cursor_fenced' });
@@ -127,11 +145,20 @@ describe('seek: the explicit, separate way to move a cursor back', () => {
     const consumer = await takeOverCursorWithNewSession(lane, 'g', 'consumer-a', stores.ports);
     await commit(lane, 'g', consumer, 6);
     const session = newSession();
-    expect(await seekCursor({ ...lane, group: 'g', owner: 'operator', session, to: 2 }, stores.ports)).toMatchObject({ position: 2, epoch: 2 });
+    expect(await seekCursor({ ...lane, group: 'g', owner: 'operator', session, to: 2 }, stores.ports)).toMatchObject({
+      position: 2,
+      epoch: 2,
+    });
     await expect(commit(lane, 'g', consumer, 6)).rejects.toMatchObject({ code: 'stream.cursor_fenced' });
-    expect(await cursorOf(stores.ports, lane, 'g')).toMatchObject({ position: 2, fence: { owner: 'operator', session, epoch: 2 } });
+    expect(await cursorOf(stores.ports, lane, 'g')).toMatchObject({
+      position: 2,
+      fence: { owner: 'operator', session, epoch: 2 },
+    });
     // The same seek again is success; the seeking session may commit forward from there.
-    expect(await seekCursor({ ...lane, group: 'g', owner: 'operator', session, to: 2 }, stores.ports)).toMatchObject({ position: 2, epoch: 2 });
+    expect(await seekCursor({ ...lane, group: 'g', owner: 'operator', session, to: 2 }, stores.ports)).toMatchObject({
+      position: 2,
+      epoch: 2,
+    });
     expect(await commit(lane, 'g', { owner: 'operator', session, epoch: 2 }, 5)).toMatchObject({ position: 5 });
   });
 
@@ -140,7 +167,8 @@ describe('seek: the explicit, separate way to move a cursor back', () => {
     await takeOverCursorWithNewSession(lane, 'g', 'consumer-a', stores.ports);
     await trimLane({ ...lane, to: 3 }, stores.ports);
     const before = await cursorOf(stores.ports, lane, 'g');
-    const seek = (to: number) => seekCursor({ ...lane, group: 'g', owner: 'operator', session: newSession(), to }, stores.ports);
+    const seek = (to: number) =>
+      seekCursor({ ...lane, group: 'g', owner: 'operator', session: newSession(), to }, stores.ports);
     await expect(seek(2)).rejects.toMatchObject({ code: 'stream.cursor_below_trim' });
     await expect(seek(7)).rejects.toMatchObject({ code: 'stream.cursor_past_end' });
     expect(await cursorOf(stores.ports, lane, 'g')).toEqual(before);
@@ -155,9 +183,17 @@ describe('trim respects the slowest cursor the retention policy names', () => {
     const loose = await takeOverCursorWithNewSession(lane, 'loose', 'consumer-c', stores.ports);
     await commit(lane, 'billing', billing, 8);
     await commit(lane, 'audit', audit, 4);
-    expect(await setRetentionPolicy({ stream: lane.stream, groups: ['billing', 'audit'] }, stores.ports)).toEqual({ stream: lane.stream, groups: ['audit', 'billing'] });
+    expect(await setRetentionPolicy({ stream: lane.stream, groups: ['billing', 'audit'] }, stores.ports)).toEqual({
+      stream: lane.stream,
+      groups: ['audit', 'billing'],
+    });
     const before = await headOf(stores.ports, lane);
-    await expect(trimLane({ ...lane, to: 6 }, stores.ports)).rejects.toMatchObject({ name: 'Stream.TrimPastCursor', code: 'stream.trim_past_cursor', group: 'audit', position: 4 });
+    await expect(trimLane({ ...lane, to: 6 }, stores.ports)).rejects.toMatchObject({
+      name: 'Stream.TrimPastCursor',
+      code: 'stream.trim_past_cursor',
+      group: 'audit',
+      position: 4,
+    });
     expect(await headOf(stores.ports, lane)).toEqual(before);
     expect(await trimLane({ ...lane, to: 4 }, stores.ports)).toMatchObject({ trimOffset: 4, previousTrimOffset: 0 });
     await commit(lane, 'audit', audit, 12);
@@ -188,7 +224,11 @@ describe('trim respects the slowest cursor the retention policy names', () => {
         },
       },
     });
-    await expect(trimLane({ ...lane, to: 6 }, racing)).rejects.toMatchObject({ code: 'stream.trim_past_cursor', group: 'g', position: 2 });
+    await expect(trimLane({ ...lane, to: 6 }, racing)).rejects.toMatchObject({
+      code: 'stream.trim_past_cursor',
+      group: 'g',
+      position: 2,
+    });
     expect(raced).toBe(true);
     expect(await headOf(stores.ports, lane)).toMatchObject({ trimOffset: 0 });
     expect(await cursorOf(stores.ports, lane, 'g')).toMatchObject({ position: 2 });
@@ -204,7 +244,10 @@ describe('trim respects the slowest cursor the retention policy names', () => {
         get: async (key) => {
           if (sameKey(key, policyKey(lane.stream)) && !raced) {
             raced = true;
-            expect(await trimLane({ ...lane, to: 6 }, stores.ports)).toMatchObject({ trimOffset: 6, previousTrimOffset: 0 });
+            expect(await trimLane({ ...lane, to: 6 }, stores.ports)).toMatchObject({
+              trimOffset: 6,
+              previousTrimOffset: 0,
+            });
             await setRetentionPolicy({ stream: lane.stream, groups: ['fresh'] }, stores.ports);
           }
           return stores.ports.authority.get(key);
@@ -214,13 +257,21 @@ describe('trim respects the slowest cursor the retention policy names', () => {
     expect(await trimLane({ ...lane, to: 6 }, racing)).toMatchObject({ trimOffset: 6 });
     expect(raced).toBe(true);
     // A trim past it is still held by the group without a cursor, at the trim offset.
-    await expect(trimLane({ ...lane, to: 7 }, stores.ports)).rejects.toMatchObject({ code: 'stream.trim_past_cursor', group: 'fresh', position: 6 });
+    await expect(trimLane({ ...lane, to: 7 }, stores.ports)).rejects.toMatchObject({
+      code: 'stream.trim_past_cursor',
+      group: 'fresh',
+      position: 6,
+    });
   });
 
   it('a policy naming a bad group or a missing stream is refused, nothing written', async () => {
     const { lane } = await cursorLane(stores.ports, 'bad-policy', [1]);
-    await expect(setRetentionPolicy({ stream: lane.stream, groups: ['ok', 'no/slash'] }, stores.ports)).rejects.toMatchObject({ code: 'stream.invalid_group' });
-    await expect(setRetentionPolicy({ stream: 'no-such-stream', groups: ['ok'] }, stores.ports)).rejects.toMatchObject({ code: 'stream.lane_missing' });
+    await expect(
+      setRetentionPolicy({ stream: lane.stream, groups: ['ok', 'no/slash'] }, stores.ports),
+    ).rejects.toMatchObject({ code: 'stream.invalid_group' });
+    await expect(setRetentionPolicy({ stream: 'no-such-stream', groups: ['ok'] }, stores.ports)).rejects.toMatchObject({
+      code: 'stream.lane_missing',
+    });
     expect(await trimLane({ ...lane, to: 1 }, stores.ports)).toMatchObject({ trimOffset: 1 });
   });
 });

@@ -33,7 +33,12 @@ describe('a committed attempt whose WAL object GC collected', () => {
     expect(run.status, `${run.error}: ${run.cause}`).toBe('SUCCEEDED');
     const a1Wal = world.trimmed.find((k) => k.includes('/a1/'))!;
     expect(await listAll(ports, lane)).not.toContain(a1Wal);
-    expect(await ports.authority.get(laneKeys.collected(lane, 'a1'))).toMatchObject({ attemptId: 'a1', walKey: a1Wal, start: 0, end: 3 });
+    expect(await ports.authority.get(laneKeys.collected(lane, 'a1'))).toMatchObject({
+      attemptId: 'a1',
+      walKey: a1Wal,
+      start: 0,
+      end: 3,
+    });
     const head = await ports.authority.get(laneKeys.head(lane));
 
     // The owner re-runs a1 with its records: the same outcome, nothing appended again.
@@ -44,37 +49,57 @@ describe('a committed attempt whose WAL object GC collected', () => {
     expect(await listAll(ports, lane)).not.toContain(a1Wal);
 
     // A resolve of the original attempt: KNOWN_COMMITTED, never spent.
-    expect(await resolveAppend({ ...lane, attemptId: 'a1' }, ports)).toMatchObject({ status: 'KNOWN_COMMITTED', start: 0, end: 3 });
+    expect(await resolveAppend({ ...lane, attemptId: 'a1' }, ports)).toMatchObject({
+      status: 'KNOWN_COMMITTED',
+      start: 0,
+      end: 3,
+    });
     expect(await ports.authority.get(laneKeys.spent(lane, 'a1'))).toBeUndefined();
 
     // The same attempt id with other bytes is still an identity conflict, nothing written.
-    await expect(appendBatch({ ...lane, attemptId: 'a1', session, records: encode(['other']) }, ports)).rejects.toMatchObject({ name: 'Stream.AttemptIdentityConflict' });
+    await expect(
+      appendBatch({ ...lane, attemptId: 'a1', session, records: encode(['other']) }, ports),
+    ).rejects.toMatchObject({ name: 'Stream.AttemptIdentityConflict' });
     expect((await ports.authority.get(laneKeys.head(lane)))?.version).toBe(head!.version);
   });
 });
 
 describe('a re-run racing the collection of its WAL object', () => {
-  it('GC collecting between the re-run\'s reads of its WAL objects and its collected record: still KNOWN_COMMITTED, appended once', async () => {
+  it("GC collecting between the re-run's reads of its WAL objects and its collected record: still KNOWN_COMMITTED, appended once", async () => {
     // GC writes the collected record, then deletes the WAL object. A re-run that read the
     // record (absent) before GC and listed the WAL objects after it saw neither, took the
     // committed batch for a new one and appended it a second time.
     const world = await gcWorld(stores.ports, 'gc-evidence-race');
     const { lane, ports } = world;
-    const head = (await ports.authority.get(laneKeys.head(lane))) as unknown as { committedEnd: number; fence: { owner: string; session: string; epoch: number } };
+    const head = (await ports.authority.get(laneKeys.head(lane))) as unknown as {
+      committedEnd: number;
+      fence: { owner: string; session: string; epoch: number };
+    };
     const collectedKey = laneKeys.collected(lane, 'a1');
     const race = landBetween(async () => {
       const run = await gcFlow(world);
       expect(run.status, `${run.error}: ${run.cause}`).toBe('SUCCEEDED');
     });
     const racing = interceptPorts(ports, {
-      authority: { get: (key) => (sameKey(key, collectedKey) ? race.read(() => ports.authority.get(key)) : ports.authority.get(key)) },
-      objects: { list: (prefix) => (prefix === walPrefixOf(lane, 'a1') ? race.read(() => ports.objects.list(prefix)) : ports.objects.list(prefix)) },
+      authority: {
+        get: (key) =>
+          sameKey(key, collectedKey) ? race.read(() => ports.authority.get(key)) : ports.authority.get(key),
+      },
+      objects: {
+        list: (prefix) =>
+          prefix === walPrefixOf(lane, 'a1') ? race.read(() => ports.objects.list(prefix)) : ports.objects.list(prefix),
+      },
     });
-    const again = await appendBatch({ ...lane, attemptId: 'a1', session: head.fence, records: encode(batchOf('a1', 3)) }, racing);
+    const again = await appendBatch(
+      { ...lane, attemptId: 'a1', session: head.fence, records: encode(batchOf('a1', 3)) },
+      racing,
+    );
     expect(race.landed()).toBe(1);
     expect(again).toMatchObject({ status: 'KNOWN_COMMITTED', start: 0, end: 3 });
     expect((await ports.authority.get(laneKeys.head(lane)))?.committedEnd).toBe(head.committedEnd);
-    expect((await ports.authority.query(laneKeys.pk(lane), 'commit#')).filter((c) => c.attemptId === 'a1')).toHaveLength(1);
+    expect(
+      (await ports.authority.query(laneKeys.pk(lane), 'commit#')).filter((c) => c.attemptId === 'a1'),
+    ).toHaveLength(1);
     expect((await listAll(ports, lane)).filter((k) => k.includes('/a1/'))).toEqual([]);
   });
 });
@@ -84,9 +109,13 @@ describe('generation 0 after GC collected a range', () => {
     const world = await gcWorld(stores.ports, 'gc-gen0-mark');
     const { lane, ports } = world;
     // gcWorld materialized [0, 7) and trimmed to 3; two more ranges commit, then a trim past the first of them.
-    const head = (await ports.authority.get(laneKeys.head(lane))) as unknown as { fence: { owner: string; session: string; epoch: number } };
+    const head = (await ports.authority.get(laneKeys.head(lane))) as unknown as {
+      fence: { owner: string; session: string; epoch: number };
+    };
     for (const id of ['b1', 'b2']) {
-      expect(await appendBatch({ ...lane, attemptId: id, session: head.fence, records: encode(batchOf(id, 2)) }, ports)).toMatchObject({ status: 'KNOWN_COMMITTED' });
+      expect(
+        await appendBatch({ ...lane, attemptId: id, session: head.fence, records: encode(batchOf(id, 2)) }, ports),
+      ).toMatchObject({ status: 'KNOWN_COMMITTED' });
     }
     await trimLane({ ...lane, to: 9 }, ports); // b1 = [7, 9) is below the trim
     expect((await gcFlow(world)).status).toBe('SUCCEEDED');

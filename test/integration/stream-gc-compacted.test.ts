@@ -41,14 +41,16 @@ describe('GC of compacted objects', () => {
 
     const run = await gcFlow(world, { grace: '0s' });
     expect(run.status, `${run.error}: ${run.cause}`).toBe('SUCCEEDED');
-    expect(run.output).toMatchObject({ totals: { trimmed: 3, dead: 2, superseded: 2, compacted: { live: 1, trimmed: 1, dead: 1, mayCommit: 1 } } });
+    expect(run.output).toMatchObject({
+      totals: { trimmed: 3, dead: 2, superseded: 2, compacted: { live: 1, trimmed: 1, dead: 1, mayCommit: 1 } },
+    });
     await expectGcInvariant(world);
     // A fresh run deletes nothing more.
     expect((await gcFlow(world, { grace: '0s' })).output).toMatchObject({ totals: { deleted: 0 } });
     await expectGcInvariant(world);
   });
 
-  it('counts a superseded copy\'s grace from the compaction\'s commit, shows it in totals, the dry run and describe', async () => {
+  it("counts a superseded copy's grace from the compaction's commit, shows it in totals, the dry run and describe", async () => {
     const clock = new MovableClock();
     const deletes = new Map<string, number>();
     const ports: Ports = countingPorts(stores.ports, clock, deletes);
@@ -68,7 +70,12 @@ describe('GC of compacted objects', () => {
     expect(run.output).toMatchObject({ totals: { superseded: 2, inGrace: 2, marked: 0 } });
     expect([...deletes.keys()]).toEqual([]);
     const deadline = new Date(Date.parse(c!.compactedAt) + 10 * MINUTE).toISOString();
-    for (const key of before) expect(await rootOf({ lane, ports }, key)).toMatchObject({ state: 'ACTIVE', fate: 'SUPERSEDED', graceDeadline: deadline });
+    for (const key of before)
+      expect(await rootOf({ lane, ports }, key)).toMatchObject({
+        state: 'ACTIVE',
+        fate: 'SUPERSEDED',
+        graceDeadline: deadline,
+      });
     const described = await describeStream({ stream: lane.stream, partitions: 1 }, ports);
     expect(described.lanes[0]?.lifecycle).toMatchObject({
       fates: { SUPERSEDED: 2, LIVE: 1 },

@@ -38,7 +38,12 @@ async function laneWithOrphans(ports: Ports, label: string, n: number): Promise<
       Array.from({ length: Math.min(25, n - first) }, async (_, i) => {
         const bytes = encodeBatch([Buffer.from(`bulk/${first + i}`)]);
         const sha = createHash('sha256').update(bytes).digest('hex');
-        await ports.objects.put(STREAM_CUT_POINTS.wal, walKeyOf(lane, 'bulk', sha), bytes, walMetadataOf(lane, 'bulk', sha, 1, binding));
+        await ports.objects.put(
+          STREAM_CUT_POINTS.wal,
+          walKeyOf(lane, 'bulk', sha),
+          bytes,
+          walMetadataOf(lane, 'bulk', sha, 1, binding),
+        );
       }),
     );
   }
@@ -64,33 +69,41 @@ async function runToEnd(ports: Ports, lane: LaneRef) {
 
 describe('stream GC continuation', () => {
   // npm test's sizes: 18.3 s at load ~10; the full matrix's are twice as large, x4 on a busy machine.
-  it('bounds every execution independent of the lane size; the continued run collects each object exactly once', { timeout: 900_000 }, async () => {
-    // npm test: half a page and a page and a half; npm run test:matrix: one and three pages.
-    const sizes = FULL_MATRIX ? [PAGE, 3 * PAGE] : [PAGE / 2, (3 * PAGE) / 2];
-    const seen = [];
-    for (const n of sizes) {
-      const deletes = new Map<string, number>();
-      const ports = countingPorts(stores.ports, new MovableClock(), deletes);
-      const lane = await laneWithOrphans(ports, `gc-cont-${n}`, n);
-      const { executions, totals } = await runToEnd(ports, lane);
-      expect(totals).toMatchObject({ scanned: n, dead: n, marked: n, sealed: n, deleted: n, finalized: n });
-      expect(await listAll(ports, lane)).toEqual([]);
-      expect(deletes.size).toBe(n);
-      expect([...deletes.values()].every((d) => d === 1)).toBe(true);
-      for (const e of executions) expect(e.transitions).toBeLessThanOrEqual(MAX_STATES);
-      seen.push({ n, executions });
-    }
-    const [small, large] = seen;
-    // Three times the objects: at least twice the executions, none of them longer than the small lane's longest.
-    expect(large!.executions.length).toBeGreaterThanOrEqual(2 * small!.executions.length);
-    const longest = (s: typeof small) => Math.max(...s!.executions.map((e) => e.events));
-    expect(longest(large)).toBeLessThanOrEqual(longest(small));
-  });
+  it(
+    'bounds every execution independent of the lane size; the continued run collects each object exactly once',
+    { timeout: 900_000 },
+    async () => {
+      // npm test: half a page and a page and a half; npm run test:matrix: one and three pages.
+      const sizes = FULL_MATRIX ? [PAGE, 3 * PAGE] : [PAGE / 2, (3 * PAGE) / 2];
+      const seen = [];
+      for (const n of sizes) {
+        const deletes = new Map<string, number>();
+        const ports = countingPorts(stores.ports, new MovableClock(), deletes);
+        const lane = await laneWithOrphans(ports, `gc-cont-${n}`, n);
+        const { executions, totals } = await runToEnd(ports, lane);
+        expect(totals).toMatchObject({ scanned: n, dead: n, marked: n, sealed: n, deleted: n, finalized: n });
+        expect(await listAll(ports, lane)).toEqual([]);
+        expect(deletes.size).toBe(n);
+        expect([...deletes.values()].every((d) => d === 1)).toBe(true);
+        for (const e of executions) expect(e.transitions).toBeLessThanOrEqual(MAX_STATES);
+        seen.push({ n, executions });
+      }
+      const [small, large] = seen;
+      // Three times the objects: at least twice the executions, none of them longer than the small lane's longest.
+      expect(large!.executions.length).toBeGreaterThanOrEqual(2 * small!.executions.length);
+      const longest = (s: typeof small) => Math.max(...s!.executions.map((e) => e.events));
+      expect(longest(large)).toBeLessThanOrEqual(longest(small));
+    },
+  );
 
   it('refuses a page budget out of range before anything is written', async () => {
     const { lane } = await newLane(stores.ports, 'gc-cont-bad');
     for (const pagesPerExecution of [0, 201, 1.5, '2']) {
-      const run = await runFlow('stream-gc', { ...lane, pagesPerExecution }, { ports: stores.ports, retryIntervalMs: 0 });
+      const run = await runFlow(
+        'stream-gc',
+        { ...lane, pagesPerExecution },
+        { ports: stores.ports, retryIntervalMs: 0 },
+      );
       expect(run).toMatchObject({ status: 'FAILED', error: 'Stream.GcRefused' });
       expect(run.cause).toContain('pagesPerExecution');
     }

@@ -45,10 +45,15 @@ describe('reader leases and GC', () => {
       expect((await rootOf(world, key))?.state, `root of leased ${key}`).toBe('MARKED');
     }
     expect(run.output).toMatchObject({ totals: { waitingOnLeases: 2 } });
-    expect((await readVerified(world.ports.objects, entry.walKey, entry.walSha256)).bytes.byteLength).toBeGreaterThan(0);
+    expect((await readVerified(world.ports.objects, entry.walKey, entry.walSha256)).bytes.byteLength).toBeGreaterThan(
+      0,
+    );
     // A MARKED root accepts no new lease: a new reader of that range revalidates and gets a stable error.
     await expect(pinForRead(world.ports, world.lane, entry, 0)).rejects.toMatchObject({ name: 'Stream.OffsetTrimmed' });
-    await expect(pinForRead(world.ports, world.lane, entry, 3)).rejects.toMatchObject({ name: 'Stream.ObjectReclaimed', code: 'stream.object_reclaimed' });
+    await expect(pinForRead(world.ports, world.lane, entry, 3)).rejects.toMatchObject({
+      name: 'Stream.ObjectReclaimed',
+      code: 'stream.object_reclaimed',
+    });
     // Orphans without leases went meanwhile.
     for (const key of world.orphans) expect(world.deletes.get(key)).toBe(1);
 
@@ -87,7 +92,8 @@ describe('reader leases and GC', () => {
     expect(await listLeases(world.ports, world.lane)).toEqual([]);
     const second = await gcFlow(world, { grace: '0s' });
     expect(second.output).toMatchObject({ totals: { waitingOnLeases: 0 } });
-    for (const key of [entry.walKey, entry.gen0Key!]) expect(world.deletes.get(key), `${key} held off by expired leases`).toBe(1);
+    for (const key of [entry.walKey, entry.gen0Key!])
+      expect(world.deletes.get(key), `${key} held off by expired leases`).toBe(1);
   });
 
   it('an expired lease is retired only at the version GC judged: a lease renewed meanwhile stays', async () => {
@@ -129,7 +135,10 @@ describe('reader leases and GC', () => {
     for (const key of [entry.walKey, entry.gen0Key!]) expect(world.deletes.get(key)).toBe(1);
     held.release();
     await expect(reading).rejects.toMatchObject({ name: 'Stream.LeaseExpired', code: 'stream.lease_expired' });
-    expect(await world.ports.authority.query(laneKeys.pk(world.lane), 'quarantine#'), 'a collected copy was quarantined as bad').toEqual([]);
+    expect(
+      await world.ports.authority.query(laneKeys.pk(world.lane), 'quarantine#'),
+      'a collected copy was quarantined as bad',
+    ).toEqual([]);
     // Read again: the compaction serves the range.
     expect((await readStream({ ...world.lane, from: 3, maxRecords: 2 }, world.ports)).records).toHaveLength(2);
   });
@@ -154,7 +163,9 @@ describe('reader leases and GC', () => {
     const world = await gcWorld(stores.ports, 'lease-race');
     await gcFlow(world, { grace: '0s' });
     // The trimmed range is gone; a read there is refused by the trim, never served or skipped.
-    await expect(readStream({ ...world.lane, from: 0 }, world.ports)).rejects.toMatchObject({ name: 'Stream.OffsetTrimmed' });
+    await expect(readStream({ ...world.lane, from: 0 }, world.ports)).rejects.toMatchObject({
+      name: 'Stream.OffsetTrimmed',
+    });
     expect(await readAll(world)).toEqual(world.readable);
   });
 });

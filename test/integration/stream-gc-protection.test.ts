@@ -70,7 +70,8 @@ describe('the copies a compaction superseded', () => {
     const drained = await drainPage(marked, ports);
     expect(drained.totals).toMatchObject({ unmarked: copies.length, sealed: 0 });
     expect(drained.deleting).toEqual([]);
-    for (const key of copies) expect(await rootOf({ lane, ports }, key)).toMatchObject({ state: 'ACTIVE', fate: 'LIVE' });
+    for (const key of copies)
+      expect(await rootOf({ lane, ports }, key)).toMatchObject({ state: 'ACTIVE', fate: 'LIVE' });
 
     // A fresh run: the copies are LIVE, nothing is marked or deleted, and they serve every read.
     const again = await gcFlow({ lane, ports }, { grace: '0s' });
@@ -115,7 +116,9 @@ describe('a DELETE whose answer was lost', () => {
           const outcome = await world.ports.objects.delete(cut, k);
           if (k !== key || relanded > 0) return outcome;
           relanded++;
-          expect((await stores.ports.objects.put('stream.append.wal', key, original.bytes, original.metadata)).status).toBe('APPLIED');
+          expect(
+            (await stores.ports.objects.put('stream.append.wal', key, original.bytes, original.metadata)).status,
+          ).toBe('APPLIED');
           throw new OutcomeUnknownError(cut, `${cut}: the answer to the DELETE of ${key} was lost`);
         },
       },

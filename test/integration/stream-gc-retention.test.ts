@@ -40,7 +40,10 @@ async function gcRun(lane: LaneRef, ports: Ports): Promise<FlowResult> {
 }
 
 async function gcRecords(ports: Ports, lane: LaneRef): Promise<{ roots: number; leases: number }> {
-  const [roots, leases] = await Promise.all([ports.authority.query(gcKeys.pk(lane), 'root#'), ports.authority.query(gcKeys.pk(lane), 'lease#')]);
+  const [roots, leases] = await Promise.all([
+    ports.authority.query(gcKeys.pk(lane), 'root#'),
+    ports.authority.query(gcKeys.pk(lane), 'lease#'),
+  ]);
   return { roots: roots.length, leases: leases.length };
 }
 
@@ -50,8 +53,33 @@ async function seedCollected(ports: Ports, lane: LaneRef, n: number, at: string)
     await Promise.all(
       Array.from({ length: Math.min(BATCH, n - first) }, async (_, i) => {
         const objectKey = `wal/${lane.stream}/${lane.partition}/old-${first + i}/${'0'.repeat(64)}.wal`;
-        const journal: DeleteJournal = { deleteId: randomUUID(), objectKey, epoch: 1, size: 64, sha256: 'f'.repeat(64), absent: false, policyDigest: 'seeded', sealedAt: at, sentAt: at };
-        const root = { ...gcKeys.root(lane, objectKey), stream: lane.stream, partition: lane.partition, objectKey, epoch: 1, state: 'DELETED', firstSeen: at, fate: 'DEAD', markedAt: at, policyDigest: 'seeded', journal, deletedAt: at, lateObject: false, moveId: randomUUID() };
+        const journal: DeleteJournal = {
+          deleteId: randomUUID(),
+          objectKey,
+          epoch: 1,
+          size: 64,
+          sha256: 'f'.repeat(64),
+          absent: false,
+          policyDigest: 'seeded',
+          sealedAt: at,
+          sentAt: at,
+        };
+        const root = {
+          ...gcKeys.root(lane, objectKey),
+          stream: lane.stream,
+          partition: lane.partition,
+          objectKey,
+          epoch: 1,
+          state: 'DELETED',
+          firstSeen: at,
+          fate: 'DEAD',
+          markedAt: at,
+          policyDigest: 'seeded',
+          journal,
+          deletedAt: at,
+          lateObject: false,
+          moveId: randomUUID(),
+        };
         expect((await ports.authority.put('test.seed.root', root, 'absent')).status).toBe('APPLIED');
       }),
     );
@@ -61,7 +89,14 @@ async function seedCollected(ports: Ports, lane: LaneRef, n: number, at: string)
       Array.from({ length: Math.min(BATCH, LEASES - first) }, async (_, i) => {
         const objectKey = `wal/${lane.stream}/${lane.partition}/old-${first + i}/${'0'.repeat(64)}.wal`;
         const leaseId = randomUUID();
-        const lease = { ...gcKeys.lease(lane, objectKey, leaseId), stream: lane.stream, partition: lane.partition, objectKey, leaseId, expiresAt: new Date(Date.parse(at) + LEASE_TTL_MS).toISOString() };
+        const lease = {
+          ...gcKeys.lease(lane, objectKey, leaseId),
+          stream: lane.stream,
+          partition: lane.partition,
+          objectKey,
+          leaseId,
+          expiresAt: new Date(Date.parse(at) + LEASE_TTL_MS).toISOString(),
+        };
         expect((await ports.authority.put('test.seed.lease', lease, 'absent')).status).toBe('APPLIED');
       }),
     );
@@ -69,38 +104,53 @@ async function seedCollected(ports: Ports, lane: LaneRef, n: number, at: string)
 }
 
 describe('retention of GC records', () => {
-  it(`after ${OBJECTS} collected objects, repeated GC runs keep the lane's GC records to the last grace's`, { timeout: 900_000 }, async () => {
-    const clock = new MovableClock();
-    const deletes = new Map<string, number>();
-    const ports = countingPorts(stores.ports, clock, deletes);
-    const { lane } = await newLane(ports, 'gc-retention');
-    const started = performance.now();
-    await seedCollected(ports, lane, OBJECTS, clock.now().toISOString());
-    const seeded = performance.now();
-    expect(await gcRecords(ports, lane)).toEqual({ roots: OBJECTS, leases: LEASES });
+  it(
+    `after ${OBJECTS} collected objects, repeated GC runs keep the lane's GC records to the last grace's`,
+    { timeout: 900_000 },
+    async () => {
+      const clock = new MovableClock();
+      const deletes = new Map<string, number>();
+      const ports = countingPorts(stores.ports, clock, deletes);
+      const { lane } = await newLane(ports, 'gc-retention');
+      const started = performance.now();
+      await seedCollected(ports, lane, OBJECTS, clock.now().toISOString());
+      const seeded = performance.now();
+      expect(await gcRecords(ports, lane)).toEqual({ roots: OBJECTS, leases: LEASES });
 
-    // Each round: new garbage (real orphans, first seen by this run, collected by the next
-    // through the flow), one grace on, one GC run to its end.
-    const after: Array<{ roots: number; leases: number; ms: number }> = [];
-    let previous: string[] = [];
-    for (let round = 0; round < 4; round++) {
-      const orphans = await putOrphan(ports, lane, `dead-${round}`, PER_RUN);
-      clock.advance(GRACE_S * 1000 + LEASE_TTL_MS);
-      const t = performance.now();
-      const run = await gcRun(lane, ports);
-      const totals = (run.output as { totals: { deleted: number; retired: { roots: number; leases: number; attempts: number } } }).totals;
-      expect(totals.deleted, `round ${round}`).toBe(previous.length);
-      // Retired: the seeded residue in the first run, then the roots the run before last deleted.
-      // The orphans' attempts are unmarked: their spent markers are kept for good (attempt-retention.ts).
-      expect(totals.retired, `round ${round}`).toEqual(round === 0 ? { roots: OBJECTS, leases: LEASES, attempts: 0 } : { roots: round === 1 ? 0 : PER_RUN, leases: 0, attempts: 0 });
-      for (const key of previous) expect(deletes.get(key), key).toBe(1);
-      const records = await gcRecords(ports, lane);
-      after.push({ ...records, ms: Math.round(performance.now() - t) });
-      // Left: this round's orphans (in grace) and the roots deleted by this run — never the history.
-      expect(records, `GC records after round ${round}`).toEqual({ roots: orphans.length + previous.length, leases: 0 });
-      previous = orphans;
-    }
-    expect((await listAll(ports, lane)).sort()).toEqual([...previous].sort());
-    console.log(`GC retention at ${OBJECTS} objects: seeded in ${Math.round(seeded - started)} ms; runs ${after.map((a) => `${a.ms} ms`).join(', ')}`);
-  });
+      // Each round: new garbage (real orphans, first seen by this run, collected by the next
+      // through the flow), one grace on, one GC run to its end.
+      const after: Array<{ roots: number; leases: number; ms: number }> = [];
+      let previous: string[] = [];
+      for (let round = 0; round < 4; round++) {
+        const orphans = await putOrphan(ports, lane, `dead-${round}`, PER_RUN);
+        clock.advance(GRACE_S * 1000 + LEASE_TTL_MS);
+        const t = performance.now();
+        const run = await gcRun(lane, ports);
+        const totals = (
+          run.output as { totals: { deleted: number; retired: { roots: number; leases: number; attempts: number } } }
+        ).totals;
+        expect(totals.deleted, `round ${round}`).toBe(previous.length);
+        // Retired: the seeded residue in the first run, then the roots the run before last deleted.
+        // The orphans' attempts are unmarked: their spent markers are kept for good (attempt-retention.ts).
+        expect(totals.retired, `round ${round}`).toEqual(
+          round === 0
+            ? { roots: OBJECTS, leases: LEASES, attempts: 0 }
+            : { roots: round === 1 ? 0 : PER_RUN, leases: 0, attempts: 0 },
+        );
+        for (const key of previous) expect(deletes.get(key), key).toBe(1);
+        const records = await gcRecords(ports, lane);
+        after.push({ ...records, ms: Math.round(performance.now() - t) });
+        // Left: this round's orphans (in grace) and the roots deleted by this run — never the history.
+        expect(records, `GC records after round ${round}`).toEqual({
+          roots: orphans.length + previous.length,
+          leases: 0,
+        });
+        previous = orphans;
+      }
+      expect((await listAll(ports, lane)).sort()).toEqual([...previous].sort());
+      console.log(
+        `GC retention at ${OBJECTS} objects: seeded in ${Math.round(seeded - started)} ms; runs ${after.map((a) => `${a.ms} ms`).join(', ')}`,
+      );
+    },
+  );
 });

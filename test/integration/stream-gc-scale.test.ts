@@ -49,7 +49,16 @@ describe('stream GC at scale', () => {
 
     const run = await gcFlow({ lane, ports }, { grace: '0s' });
     expect(run.status, `${run.error}: ${run.cause}`).toBe('SUCCEEDED');
-    expect(run.output).toMatchObject({ totals: { scanned: OBJECTS, rootsCreated: OBJECTS, marked: OBJECTS, sealed: OBJECTS, deleted: OBJECTS, finalized: OBJECTS } });
+    expect(run.output).toMatchObject({
+      totals: {
+        scanned: OBJECTS,
+        rootsCreated: OBJECTS,
+        marked: OBJECTS,
+        sealed: OBJECTS,
+        deleted: OBJECTS,
+        finalized: OBJECTS,
+      },
+    });
     expect(await listAll(ports, lane)).toEqual([]);
     expect(deletes.size).toBe(OBJECTS);
     expect([...deletes.values()].every((n) => n === 1)).toBe(true);

@@ -35,7 +35,9 @@ describe('stream GC flow', () => {
       expect(root).toMatchObject({ state: 'ACTIVE', epoch: 1, fate: 'DEAD' });
       expect(Date.parse(root!.graceDeadline!) - Date.parse(root!.firstSeen)).toBe(10 * MINUTE);
     }
-    expect(first.output).toMatchObject({ totals: { inGrace: 2, deleted: world.trimmed.length, finalized: world.trimmed.length } });
+    expect(first.output).toMatchObject({
+      totals: { inGrace: 2, deleted: world.trimmed.length, finalized: world.trimmed.length },
+    });
 
     // Nine minutes on: still inside the grace.
     world.clock.advance(9 * MINUTE);
@@ -47,7 +49,11 @@ describe('stream GC flow', () => {
     const third = await gcFlow(world);
     expect(third.output).toMatchObject({ totals: { marked: 2, sealed: 2, deleted: 2, finalized: 2 } });
     const root = await rootOf(world, world.orphans[0]!);
-    expect(root).toMatchObject({ state: 'DELETED', epoch: 1, policyDigest: (third.output as { policyDigest: string }).policyDigest });
+    expect(root).toMatchObject({
+      state: 'DELETED',
+      epoch: 1,
+      policyDigest: (third.output as { policyDigest: string }).policyDigest,
+    });
     expect(root?.journal).toMatchObject({ objectKey: world.orphans[0], epoch: 1, absent: false });
     expect(root?.journal?.sha256).toMatch(/^[0-9a-f]{64}$/);
     // A fresh run finds nothing more to do, and deletes nothing twice.
@@ -60,8 +66,11 @@ describe('stream GC flow', () => {
     const world = await gcWorld(stores.ports, 'gc-dry');
     const run = await gcFlow(world, { grace: '0s', dryRun: true });
     expect(run.status).toBe('SUCCEEDED');
-    expect([...(run.output as { wouldMark: string[] }).wouldMark].sort()).toEqual([...world.trimmed, ...world.orphans].sort());
-    for (const key of [...world.live, ...world.trimmed, ...world.orphans]) expect(await rootOf(world, key)).toBeUndefined();
+    expect([...(run.output as { wouldMark: string[] }).wouldMark].sort()).toEqual(
+      [...world.trimmed, ...world.orphans].sort(),
+    );
+    for (const key of [...world.live, ...world.trimmed, ...world.orphans])
+      expect(await rootOf(world, key)).toBeUndefined();
     expect(world.deletes.size).toBe(0);
   });
 
@@ -73,7 +82,9 @@ describe('stream GC flow', () => {
     const deleted = await rootOf(world, key);
     expect(deleted).toMatchObject({ state: 'DELETED', epoch: 1 });
     // The same key written again, late (the spent attempt's delayed PUT of its own bytes).
-    expect((await world.ports.objects.put('stream.append.wal', key, bytes.bytes, bytes.metadata)).status).toBe('APPLIED');
+    expect((await world.ports.objects.put('stream.append.wal', key, bytes.bytes, bytes.metadata)).status).toBe(
+      'APPLIED',
+    );
     world.clock.advance(MINUTE);
     const run = await gcFlow(world, { grace: '10m' });
     expect(run.output).toMatchObject({ totals: { lateObjects: 1 } });
@@ -81,7 +92,9 @@ describe('stream GC flow', () => {
     expect(renewed).toMatchObject({ state: 'ACTIVE', epoch: 2, fate: 'DEAD' });
     expect(renewed?.journal ?? undefined).toBeUndefined();
     expect(Date.parse(renewed!.firstSeen)).toBeGreaterThan(Date.parse(deleted!.deletedAt!));
-    expect((await listAll(world.ports, world.lane)).includes(key), 'the late object survives its fresh grace').toBe(true);
+    expect((await listAll(world.ports, world.lane)).includes(key), 'the late object survives its fresh grace').toBe(
+      true,
+    );
     world.clock.advance(11 * MINUTE);
     await gcFlow(world, { grace: '10m' });
     expect(await rootOf(world, key)).toMatchObject({ state: 'DELETED', epoch: 2 });
@@ -103,7 +116,12 @@ describe('stream GC flow', () => {
       const bytes = encodeBatch([Buffer.from(attemptId)]);
       const sha = createHash('sha256').update(bytes).digest('hex');
       const key = walKeyOf(lane, attemptId, sha);
-      await stores.ports.objects.put('stream.append.wal', key, bytes, walMetadataOf(lane, attemptId, sha, 1, { fenceEpoch: epoch, start: 0 }));
+      await stores.ports.objects.put(
+        'stream.append.wal',
+        key,
+        bytes,
+        walMetadataOf(lane, attemptId, sha, 1, { fenceEpoch: epoch, start: 0 }),
+      );
       return key;
     };
     const ctx = fateContext(stores.ports, lane, await loadHead(stores.ports, lane));

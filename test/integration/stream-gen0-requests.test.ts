@@ -52,7 +52,10 @@ describe('requests per generation-0 range', () => {
     expect(run.materialized).toHaveLength(RANGES);
     const counts = counter.snapshot();
     const total = Object.values(counts).reduce((n, c) => n + c, 0);
-    console.log(`gen0 requests for ${RANGES} ranges: ${total} (${((total - 8) / RANGES).toFixed(2)} per range + 8 per run)`, counts);
+    console.log(
+      `gen0 requests for ${RANGES} ranges: ${total} (${((total - 8) / RANGES).toFixed(2)} per range + 8 per run)`,
+      counts,
+    );
     expect(counts).toEqual({
       'dynamodb.GetItem': 4,
       'dynamodb.TransactGetItems': 2 * RANGES,
@@ -73,7 +76,12 @@ describe('requests per generation-0 range', () => {
       const record = await loadRecord(stores.ports, rangeRootOf(lane, c.start), 0);
       expect(record).toMatchObject({ state: 'COMMITTED', taskId: c.attemptId, sha256: c.walSha256, size: c.walSize });
       const entry = (await stores.ports.authority.get(laneKeys.index(lane, c.end))) as unknown as IndexEntry;
-      expect(entry).toMatchObject({ start: c.start, walKey: c.walKey, gen0Key: record!.objectKey, gen0Sha256: c.walSha256 });
+      expect(entry).toMatchObject({
+        start: c.start,
+        walKey: c.walKey,
+        gen0Key: record!.objectKey,
+        gen0Sha256: c.walSha256,
+      });
       const copy = await stores.ports.objects.get(record!.objectKey);
       const wal = await stores.ports.objects.get(c.walKey);
       expect(Buffer.from(copy!.bytes).equals(Buffer.from(wal!.bytes))).toBe(true);

@@ -20,7 +20,8 @@ beforeAll(async () => {
   stores = await freshStores();
 });
 
-const maintain = (lanes: LaneRef[]): Promise<FlowResult> => runFlow('stream-maintain', { lanes }, { ports: stores.ports, retryIntervalMs: 0 });
+const maintain = (lanes: LaneRef[]): Promise<FlowResult> =>
+  runFlow('stream-maintain', { lanes }, { ports: stores.ports, retryIntervalMs: 0 });
 
 describe('stream-maintain flow', () => {
   it('materializes, compacts and collects every configured lane, in that order, and reports each lane', async () => {
@@ -31,7 +32,13 @@ describe('stream-maintain flow', () => {
     const lanes = run.output as Array<Record<string, unknown>>;
     for (const [i, { lane, acknowledged }] of [a, b].entries()) {
       const all = acknowledged.flatMap((x) => x.records);
-      expect(lanes[i]).toMatchObject({ ...lane, status: 'MAINTAINED', materialize: { next: all.length }, compact: { next: all.length }, gc: { totals: expect.any(Object) } });
+      expect(lanes[i]).toMatchObject({
+        ...lane,
+        status: 'MAINTAINED',
+        materialize: { next: all.length },
+        compact: { next: all.length },
+        gc: { totals: expect.any(Object) },
+      });
       expect(String((lanes[i]!.compact as { execution: string }).execution)).toContain(':stream-compact:');
       // Materialized first (every range has generation 0), then compacted into one generation.
       await expectCompacted(stores.ports, lane, all, 0, all.length);
@@ -44,8 +51,15 @@ describe('stream-maintain flow', () => {
 
   it('a bounded GC execution that ends {done: false, next} is continued from next until the lane is collected', async () => {
     // The same flow with a page budget of 1 per GC execution (the deployed default is 200).
-    const definition = structuredClone(loadAsl('stream-maintain')) as AslDefinition & { States: { Lanes: { ItemProcessor: { States: Record<string, { Parameters?: Record<string, unknown> }> } } } };
-    definition.States.Lanes.ItemProcessor.States.StartCollect!.Parameters = { 'stream.$': '$.stream', 'partition.$': '$.partition', grace: '0s', pagesPerExecution: 1 };
+    const definition = structuredClone(loadAsl('stream-maintain')) as AslDefinition & {
+      States: { Lanes: { ItemProcessor: { States: Record<string, { Parameters?: Record<string, unknown> }> } } };
+    };
+    definition.States.Lanes.ItemProcessor.States.StartCollect!.Parameters = {
+      'stream.$': '$.stream',
+      'partition.$': '$.partition',
+      grace: '0s',
+      pagesPerExecution: 1,
+    };
     const deletes = new Map<string, number>();
     const ports = countingPorts(stores.ports, new MovableClock(), deletes);
     const { lane } = await laneWithRanges(ports, 'maint-cont', 2);
@@ -67,7 +81,11 @@ describe('stream-maintain flow', () => {
     const lanes = [lane, ...Array.from({ length: 8 }, (_, i) => ({ stream: `maint-absent-${i}`, partition: 0 }))];
     const run = await maintain(lanes);
     expect(run).toMatchObject({ status: 'FAILED', error: 'Stream.TooManyLanes' });
-    expect(run.events.filter((e) => e.type === 'StateEntered').map((e) => e.state)).toEqual(['CheckInput', 'CheckLanes', 'TooManyLanes']);
+    expect(run.events.filter((e) => e.type === 'StateEntered').map((e) => e.state)).toEqual([
+      'CheckInput',
+      'CheckLanes',
+      'TooManyLanes',
+    ]);
     expect(await compactionsOf(stores.ports, lane)).toHaveLength(0);
   });
 
@@ -78,27 +96,45 @@ describe('stream-maintain flow', () => {
     expect(run).toMatchObject({ status: 'FAILED', error: 'Stream.MaintenanceIncomplete' });
     // The cause is every lane's summary (States.JsonToString of the Map's results; the local
     // library does not escape the strings nested in it, so it is checked as text here).
-    expect(run.cause).toContain(`{"stream":"no-such-stream","partition":0,"status":"FAILED","failure":{"Error":"States.TaskFailed"`);
+    expect(run.cause).toContain(
+      `{"stream":"no-such-stream","partition":0,"status":"FAILED","failure":{"Error":"States.TaskFailed"`,
+    );
     expect(run.cause).toMatch(/"Error":"Stream\.LaneMissing","Cause":"lane no-such-stream\/0 does not exist/);
     expect(run.cause).toContain(`{"stream":"${good.lane.stream}","partition":0,"status":"MAINTAINED"`);
     expect(await compactionsOf(stores.ports, good.lane)).toHaveLength(1);
   });
 
-  it('the runner starts a child flow from its own ASL (not a fixture definition given for the parent), with the parent\'s step overrides', async () => {
+  it("the runner starts a child flow from its own ASL (not a fixture definition given for the parent), with the parent's step overrides", async () => {
     const definition: AslDefinition = {
       StartAt: 'TrimChild',
-      States: { TrimChild: { Type: 'Task', Resource: START_FLOW_SYNC, Parameters: { StateMachineArn: '${StreamTrimStateMachineArn}', 'Input.$': '$' }, TimeoutSeconds: 60, End: true } },
+      States: {
+        TrimChild: {
+          Type: 'Task',
+          Resource: START_FLOW_SYNC,
+          Parameters: { StateMachineArn: '${StreamTrimStateMachineArn}', 'Input.$': '$' },
+          TimeoutSeconds: 60,
+          End: true,
+        },
+      },
     };
     const trimmed: unknown[] = [];
-    const run = await runFlow('fixture-parent', { stream: 'x', partition: 0, to: 1 }, {
-      ports: stores.ports,
-      retryIntervalMs: 0,
-      definition,
-      taskHandlers: { TrimLaneFunctionArn: async (input) => (trimmed.push(input), { trimmedTo: 1 }) },
-    });
+    const run = await runFlow(
+      'fixture-parent',
+      { stream: 'x', partition: 0, to: 1 },
+      {
+        ports: stores.ports,
+        retryIntervalMs: 0,
+        definition,
+        taskHandlers: { TrimLaneFunctionArn: async (input) => (trimmed.push(input), { trimmedTo: 1 }) },
+      },
+    );
     expect(run.status, `${run.error}: ${run.cause}`).toBe('SUCCEEDED');
     // stream-trim's own ASL ran: its Trim step got its execution input (the context object's), its Done state output $.trim.
     expect(trimmed).toEqual([{ flow: 'stream-trim', executionInput: { stream: 'x', partition: 0, to: 1 } }]);
-    expect(run.output).toMatchObject({ Status: 'SUCCEEDED', Output: { trimmedTo: 1 }, ExecutionArn: expect.stringContaining(':stream-trim:') });
+    expect(run.output).toMatchObject({
+      Status: 'SUCCEEDED',
+      Output: { trimmedTo: 1 },
+      ExecutionArn: expect.stringContaining(':stream-trim:'),
+    });
   }, 60_000);
 });

@@ -31,22 +31,45 @@ async function expectEveryRangeMaterialized(lane: LaneRef): Promise<void> {
     expect(record, `generation 0 of [${c.start}, ${c.end})`).toMatchObject({ state: 'COMMITTED', taskId: c.attemptId });
     expect(await loadRecord(stores.ports, rangeRootOf(lane, c.start), 1)).toBeUndefined();
     const entry = (await stores.ports.authority.get(laneKeys.index(lane, c.end))) as unknown as IndexEntry;
-    expect(entry).toMatchObject({ start: c.start, walKey: c.walKey, gen0Key: record!.objectKey, gen0Sha256: record!.sha256 });
+    expect(entry).toMatchObject({
+      start: c.start,
+      walKey: c.walKey,
+      gen0Key: record!.objectKey,
+      gen0Sha256: record!.sha256,
+    });
   }
 }
 
-const CUT_POINTS = [GENERATION_CUT_POINTS.taskPut, GENERATION_CUT_POINTS.objectCopy, GENERATION_CUT_POINTS.recordPut, GENERATION_CUT_POINTS.commitCas, STREAM_CUT_POINTS.gen0];
+const CUT_POINTS = [
+  GENERATION_CUT_POINTS.taskPut,
+  GENERATION_CUT_POINTS.objectCopy,
+  GENERATION_CUT_POINTS.recordPut,
+  GENERATION_CUT_POINTS.commitCas,
+  STREAM_CUT_POINTS.gen0,
+];
 
 describe('stream-materialize flow', () => {
-  it('materializes max ranges per run from the mark and prints the use case\'s result', async () => {
+  it("materializes max ranges per run from the mark and prints the use case's result", async () => {
     const { lane, acknowledged } = await laneWithRanges(stores.ports, 'm-flow', 3);
     const ends = acknowledged.reduce<number[]>((e, a) => [...e, (e.at(-1) ?? 0) + a.records.length], []);
     const first = await materializeFlow(lane, { max: 2 });
     expect(first.status, `${first.error}: ${first.cause}`).toBe('SUCCEEDED');
-    expect(first.output).toMatchObject({ ...lane, next: ends[1], materialized: [{ start: 0, end: ends[0] }, { start: ends[0], end: ends[1] }] });
+    expect(first.output).toMatchObject({
+      ...lane,
+      next: ends[1],
+      materialized: [
+        { start: 0, end: ends[0] },
+        { start: ends[0], end: ends[1] },
+      ],
+    });
     const rest = await materializeFlow(lane);
     expect(rest.output).toMatchObject({ next: ends[2], materialized: [{ start: ends[1], end: ends[2] }] });
-    expect((await materializeFlow(lane)).output).toEqual({ ...lane, next: ends[2], materialized: [], cleanup: { tasks: 0 } });
+    expect((await materializeFlow(lane)).output).toEqual({
+      ...lane,
+      next: ends[2],
+      materialized: [],
+      cleanup: { tasks: 0 },
+    });
     await expectEveryRangeMaterialized(lane);
   }, 120_000);
 
@@ -57,28 +80,40 @@ describe('stream-materialize flow', () => {
     stores.faults.arm(`${GENERATION_CUT_POINTS.objectCopy}:fail*`);
     const failed = await materializeFlow(lane).finally(() => stores.faults.disarm());
     expect(failed, String(failed.cause)).toMatchObject({ status: 'FAILED', error: 'Stream.Gen0Incomplete' });
-    expect(failed.cause).toBe(`generation 0 of lane ${lane.stream} partition ${lane.partition}: the range from offset ${ends[0]} to ${ends[1]} failed with Cutpoint.EffectFailed; the ranges before it are materialized and the next run resumes at it`);
+    expect(failed.cause).toBe(
+      `generation 0 of lane ${lane.stream} partition ${lane.partition}: the range from offset ${ends[0]} to ${ends[1]} failed with Cutpoint.EffectFailed; the ranges before it are materialized and the next run resumes at it`,
+    );
     const clean = await materializeFlow(lane);
     expect(clean.status, `${clean.error}: ${clean.cause}`).toBe('SUCCEEDED');
-    expect(clean.output).toMatchObject({ next: ends[2], materialized: [{ start: ends[0], end: ends[1] }, { start: ends[1], end: ends[2] }] });
+    expect(clean.output).toMatchObject({
+      next: ends[2],
+      materialized: [
+        { start: ends[0], end: ends[1] },
+        { start: ends[1], end: ends[2] },
+      ],
+    });
     await expectEveryRangeMaterialized(lane);
   }, 120_000);
 
-  it('a bad lane fails the flow with the step\'s own error name', async () => {
+  it("a bad lane fails the flow with the step's own error name", async () => {
     const run = await materializeFlow({ stream: '', partition: -1 });
     expect(run).toMatchObject({ status: 'FAILED', error: 'Cutpoint.ValidationError' });
   }, 60_000);
 
-  it.each(withKinds(CUT_POINTS, 1))('%s × %s* stops the run; a re-run of the flow finishes every range exactly once', async (cut, kind) => {
-    const { lane, acknowledged } = await laneWithRanges(stores.ports, `m-${kind}`, 3);
-    const fault = stores.faults.arm(`${cut}:${kind}${kind === 'delay' ? '=5' : ''}*`);
-    const faulted = await materializeFlow(lane).finally(() => stores.faults.disarm());
-    expect(fault.fired.length, `${cut} was never crossed`).toBeGreaterThan(0);
-    expect(['SUCCEEDED', 'FAILED']).toContain(faulted.status);
-    const clean = await materializeFlow(lane);
-    expect(clean.status, `${clean.error}: ${clean.cause}`).toBe('SUCCEEDED');
-    expect(clean.output).toMatchObject({ next: acknowledged.reduce((n, a) => n + a.records.length, 0) });
-    await expectEveryRangeMaterialized(lane);
-    await expectLaneInvariant(stores.ports, lane, acknowledged);
-  }, 120_000);
+  it.each(withKinds(CUT_POINTS, 1))(
+    '%s × %s* stops the run; a re-run of the flow finishes every range exactly once',
+    async (cut, kind) => {
+      const { lane, acknowledged } = await laneWithRanges(stores.ports, `m-${kind}`, 3);
+      const fault = stores.faults.arm(`${cut}:${kind}${kind === 'delay' ? '=5' : ''}*`);
+      const faulted = await materializeFlow(lane).finally(() => stores.faults.disarm());
+      expect(fault.fired.length, `${cut} was never crossed`).toBeGreaterThan(0);
+      expect(['SUCCEEDED', 'FAILED']).toContain(faulted.status);
+      const clean = await materializeFlow(lane);
+      expect(clean.status, `${clean.error}: ${clean.cause}`).toBe('SUCCEEDED');
+      expect(clean.output).toMatchObject({ next: acknowledged.reduce((n, a) => n + a.records.length, 0) });
+      await expectEveryRangeMaterialized(lane);
+      await expectLaneInvariant(stores.ports, lane, acknowledged);
+    },
+    120_000,
+  );
 });

@@ -22,9 +22,16 @@ afterAll(async () => {
 });
 
 const cutpoint = (args: string[], faults = ''): Promise<CliRun> =>
-  runCutpointInProcess(args, { cwd: REPO_ROOT, env: { CUTPOINT_STATE_DIR: runtime.stateDir, CUTPOINT_FAULTS: faults } });
+  runCutpointInProcess(args, {
+    cwd: REPO_ROOT,
+    env: { CUTPOINT_STATE_DIR: runtime.stateDir, CUTPOINT_FAULTS: faults },
+  });
 
-const diagnostic = (stderr: string) => stderr.split('\n').filter((l) => l && !l.startsWith('cutpoint: ')).join('\n');
+const diagnostic = (stderr: string) =>
+  stderr
+    .split('\n')
+    .filter((l) => l && !l.startsWith('cutpoint: '))
+    .join('\n');
 
 async function ownedStream(stream: string): Promise<void> {
   for (const args of [
@@ -37,7 +44,9 @@ async function ownedStream(stream: string): Promise<void> {
 }
 
 async function jsonl(name: string, count: number): Promise<{ file: string; lines: string[] }> {
-  const lines = Array.from({ length: count }, (_, n) => JSON.stringify({ n, id: `${name}-${n}`, pad: 'x'.repeat(n % 17) }));
+  const lines = Array.from({ length: count }, (_, n) =>
+    JSON.stringify({ n, id: `${name}-${n}`, pad: 'x'.repeat(n % 17) }),
+  );
   const file = join(runtime.root, `${name}.jsonl`);
   await writeFile(file, `${lines.join('\n')}\n`);
   return { file, lines };
@@ -47,7 +56,7 @@ async function lane(stream: string): Promise<{ head: LaneHead; records: string[]
   const ref = { stream, partition: 0 };
   const head = (await runtime.ports.authority.get(laneKeys.head(ref))) as unknown as LaneHead;
   const records: string[] = [];
-  for (let from = 0; from < head.committedEnd; ) {
+  for (let from = 0; from < head.committedEnd;) {
     const page = await readStream({ ...ref, from, maxRecords: 5000 }, runtime.ports);
     records.push(...page.records.map((r) => Buffer.from(r.data, 'base64').toString()));
     from = page.next;
@@ -59,7 +68,19 @@ describe('cutpoint stream append --from FILE.jsonl', () => {
   it('50,000 records: all readable in order, the summary exact; a re-run with the same --attempt appends nothing twice', async () => {
     await ownedStream('bulk');
     const { file, lines } = await jsonl('bulk', 50_000);
-    const args = ['stream', 'append', 'bulk', '--partition', '0', '--attempt', 'load1', '--from', file, '--max-records', '10000'];
+    const args = [
+      'stream',
+      'append',
+      'bulk',
+      '--partition',
+      '0',
+      '--attempt',
+      'load1',
+      '--from',
+      file,
+      '--max-records',
+      '10000',
+    ];
     const r = await cutpoint(args);
     expect(r.code, r.stderr).toBe(0);
     const summary = JSON.parse(r.stdout) as Record<string, unknown>;
@@ -91,7 +112,10 @@ describe('cutpoint stream append --from FILE.jsonl', () => {
   it('a group that may have committed stops the file: the refusal names the committed lines and offsets, the group to resolve, the lines never sent', async () => {
     await ownedStream('halt');
     const { file, lines } = await jsonl('halt', 5000);
-    const r = await cutpoint(['stream', 'append', 'halt', '--partition', '0', '--attempt', 'h1', '--from', file, '--max-records', '1000'], 'stream.append.head-cas:lose-request@3*');
+    const r = await cutpoint(
+      ['stream', 'append', 'halt', '--partition', '0', '--attempt', 'h1', '--from', file, '--max-records', '1000'],
+      'stream.append.head-cas:lose-request@3*',
+    );
     expect(r.code, r.stderr).toBe(1);
     expect(r.stdout).toBe('');
     const line = diagnostic(r.stderr);
@@ -118,18 +142,71 @@ describe('cutpoint stream append --from FILE.jsonl', () => {
     expect(r.code).toBe(1);
     expect(r.stdout).toBe('');
     expect(diagnostic(r.stderr)).toBe('stream.invalid_jsonl: line 3 is not one JSON value; nothing was appended');
-    const missing = await cutpoint(['stream', 'append', 'bad', '--partition', '0', '--attempt', 'b1', '--from', join(runtime.root, 'nope.jsonl')]);
+    const missing = await cutpoint([
+      'stream',
+      'append',
+      'bad',
+      '--partition',
+      '0',
+      '--attempt',
+      'b1',
+      '--from',
+      join(runtime.root, 'nope.jsonl'),
+    ]);
     expect(diagnostic(missing.stderr)).toMatch(/^cli\.file_not_found: /);
-    const knob = await cutpoint(['stream', 'append', 'bad', '--partition', '0', '--attempt', 'b1', '--from', file, '--max-records', '0']);
+    const knob = await cutpoint([
+      'stream',
+      'append',
+      'bad',
+      '--partition',
+      '0',
+      '--attempt',
+      'b1',
+      '--from',
+      file,
+      '--max-records',
+      '0',
+    ]);
     // A value outside the option's range is a usage error (exit 2) naming the producer's code.
-    expect([knob.code, diagnostic(knob.stderr)]).toEqual([2, expect.stringMatching(/^cli\.usage: --max-records\/--max-bytes: stream\.producer_invalid_knob: maxRecords must be/)]);
+    expect([knob.code, diagnostic(knob.stderr)]).toEqual([
+      2,
+      expect.stringMatching(
+        /^cli\.usage: --max-records\/--max-bytes: stream\.producer_invalid_knob: maxRecords must be/,
+      ),
+    ]);
     expect((await lane('bad')).head.committedEnd).toBe(0);
-    for (const extra of [['--file', file], ['--input-format', 'raw'], ['--format', 'raw'], ['--max-bytes', 'x']]) {
-      const usage = await cutpoint(['stream', 'append', 'bad', '--partition', '0', '--attempt', 'b1', '--from', file, ...extra]);
+    for (const extra of [
+      ['--file', file],
+      ['--input-format', 'raw'],
+      ['--format', 'raw'],
+      ['--max-bytes', 'x'],
+    ]) {
+      const usage = await cutpoint([
+        'stream',
+        'append',
+        'bad',
+        '--partition',
+        '0',
+        '--attempt',
+        'b1',
+        '--from',
+        file,
+        ...extra,
+      ]);
       expect(usage.code, usage.stderr).toBe(2);
       expect(usage.stdout).toBe('');
     }
-    const noFrom = await cutpoint(['stream', 'append', 'bad', '--partition', '0', '--attempt', 'b1', '--max-records', '5']);
+    const noFrom = await cutpoint([
+      'stream',
+      'append',
+      'bad',
+      '--partition',
+      '0',
+      '--attempt',
+      'b1',
+      '--max-records',
+      '5',
+    ]);
     expect(noFrom.code).toBe(2);
   });
 });

@@ -17,7 +17,11 @@ let stateDir = '';
 let ports: Ports;
 
 async function cutpoint(args: string[], input = ''): Promise<CliRun> {
-  return runCutpointInProcess(args, { cwd: REPO_ROOT, stdin: input, env: { CUTPOINT_STATE_DIR: stateDir, CUTPOINT_FAULTS: '' } });
+  return runCutpointInProcess(args, {
+    cwd: REPO_ROOT,
+    stdin: input,
+    env: { CUTPOINT_STATE_DIR: stateDir, CUTPOINT_FAULTS: '' },
+  });
 }
 
 function json(r: CliRun): Record<string, unknown> {
@@ -45,7 +49,10 @@ afterAll(async () => {
 
 describe('cutpoint stream quarantine', () => {
   it('grammar errors exit 2 and touch nothing; an unknown key exits 1 with its code and empty stdout', async () => {
-    for (const args of [['stream', 'quarantine', 'logs'], ['stream', 'quarantine', 'logs', '--partition', '0', '--release']]) {
+    for (const args of [
+      ['stream', 'quarantine', 'logs'],
+      ['stream', 'quarantine', 'logs', '--partition', '0', '--release'],
+    ]) {
       const r = await cutpoint(args);
       expect(r, args.join(' ')).toMatchObject({ code: 2, stdout: '' });
       expect(r.stderr).toMatch(/^cli\.usage: /);
@@ -60,26 +67,38 @@ describe('cutpoint stream quarantine', () => {
     json(await cutpoint(['stream', 'takeover', 'logs', '--partition', '0', '--owner', 'ops@test']));
     json(await cutpoint(['stream', 'append', 'logs', '--partition', '0', '--attempt', 'a1'], 'x\ny\n'));
     json(await cutpoint(['stream', 'materialize', 'logs', '--partition', '0']));
-    expect(json(await cutpoint(['stream', 'quarantine', 'logs', '--partition', '0']))).toEqual({ stream: 'logs', partition: 0, items: [] });
+    expect(json(await cutpoint(['stream', 'quarantine', 'logs', '--partition', '0']))).toEqual({
+      stream: 'logs',
+      partition: 0,
+      items: [],
+    });
 
     const unknown = await cutpoint(['stream', 'quarantine', 'logs', '--partition', '0', '--release', 'no/such/key']);
     expect(unknown).toMatchObject({ code: 1, stdout: '' });
     expect(unknown.stderr).toMatch(/^stream\.quarantine_not_found: /);
 
-    const entry = (await ports.authority.get(laneKeys.index({ stream: 'logs', partition: 0 }, 2))) as unknown as IndexEntry;
+    const entry = (await ports.authority.get(
+      laneKeys.index({ stream: 'logs', partition: 0 }, 2),
+    )) as unknown as IndexEntry;
     const good = (await ports.objects.get(entry.gen0Key!))!;
-    expect(await replaceObject(ports.objects, entry.gen0Key!, new TextEncoder().encode('bad'), good.metadata)).toBe('APPLIED');
+    expect(await replaceObject(ports.objects, entry.gen0Key!, new TextEncoder().encode('bad'), good.metadata)).toBe(
+      'APPLIED',
+    );
     const read = json(await cutpoint(['stream', 'read', 'logs', '--partition', '0', '--from', '0', '--text']));
     expect((read.records as Array<{ text: string }>).map((r) => r.text)).toEqual(['x', 'y']);
 
     const listed = json(await cutpoint(['stream', 'quarantine', 'logs', '--partition', '0']));
-    expect(listed.items).toEqual([expect.objectContaining({ key: entry.gen0Key, reason: 'checksum_mismatch', at: expect.any(String) })]);
+    expect(listed.items).toEqual([
+      expect.objectContaining({ key: entry.gen0Key, reason: 'checksum_mismatch', at: expect.any(String) }),
+    ]);
     const refused = await cutpoint(['stream', 'quarantine', 'logs', '--partition', '0', '--release', entry.gen0Key!]);
     expect(refused).toMatchObject({ code: 1, stdout: '' });
     expect(refused.stderr).toMatch(/^stream\.quarantine_still_bad: /);
 
     expect(await replaceObject(ports.objects, entry.gen0Key!, good.bytes, good.metadata)).toBe('APPLIED');
-    const released = json(await cutpoint(['stream', 'quarantine', 'logs', '--partition', '0', '--release', entry.gen0Key!]));
+    const released = json(
+      await cutpoint(['stream', 'quarantine', 'logs', '--partition', '0', '--release', entry.gen0Key!]),
+    );
     expect(released).toMatchObject({ objectKey: entry.gen0Key, copy: 'gen0', start: 0, end: 2, released: true });
     expect(json(await cutpoint(['stream', 'quarantine', 'logs', '--partition', '0'])).items).toEqual([]);
   });

@@ -41,14 +41,21 @@ async function quarantinedCompaction(label: string): Promise<Quarantined> {
   const page = await readStream({ ...lane, from: 0, maxRecords: 1000 }, stores.ports);
   expect(textOf(page.records), 'the per-range copies serve').toEqual(all);
   expect(page.quarantined).toEqual([{ key: c.objectKey, reason: 'checksum_mismatch' }]);
-  expect(await quarantineItemOf(stores, lane, c.objectKey)).toMatchObject({ copy: 'compacted', start: 0, end: all.length, expectedSha256: c.sha256, expectedSize: c.size });
+  expect(await quarantineItemOf(stores, lane, c.objectKey)).toMatchObject({
+    copy: 'compacted',
+    start: 0,
+    end: all.length,
+    expectedSha256: c.sha256,
+    expectedSize: c.size,
+  });
   return { lane, all, c, good };
 }
 
 /** Deletes every per-range WAL copy: afterwards only the compacted object can serve the lane. */
 async function dropRangeCopies(lane: LaneRef): Promise<void> {
   const commits = (await stores.ports.authority.query(laneKeys.pk(lane), 'commit#')) as unknown as CommitRecord[];
-  for (const commit of commits) expect((await stores.ports.objects.delete('test.object.delete', commit.walKey)).status).toBe('APPLIED');
+  for (const commit of commits)
+    expect((await stores.ports.objects.delete('test.object.delete', commit.walKey)).status).toBe('APPLIED');
 }
 
 describe('quarantine release of a compacted copy', () => {
@@ -56,7 +63,16 @@ describe('quarantine release of a compacted copy', () => {
     const q = await quarantinedCompaction('crel');
     await overwrite(stores, q.c.objectKey, q.good);
     const released = await releaseQuarantine({ ...q.lane, objectKey: q.c.objectKey }, stores.ports);
-    expect(released).toEqual({ ...q.lane, objectKey: q.c.objectKey, copy: 'compacted', start: 0, end: q.all.length, sha256: q.c.sha256, size: q.c.size, released: true });
+    expect(released).toEqual({
+      ...q.lane,
+      objectKey: q.c.objectKey,
+      copy: 'compacted',
+      start: 0,
+      end: q.all.length,
+      sha256: q.c.sha256,
+      size: q.c.size,
+      released: true,
+    });
     expect(await quarantineItemOf(stores, q.lane, q.c.objectKey)).toBeUndefined();
 
     await dropRangeCopies(q.lane);
@@ -74,7 +90,9 @@ describe('quarantine release of a compacted copy', () => {
     });
     expect(await quarantineItemOf(stores, q.lane, q.c.objectKey)).toEqual(before);
     expect((await stores.ports.objects.delete('test.object.delete', q.c.objectKey)).status).toBe('APPLIED');
-    await expect(releaseQuarantine({ ...q.lane, objectKey: q.c.objectKey }, stores.ports)).rejects.toMatchObject({ code: 'stream.quarantine_still_bad' });
+    await expect(releaseQuarantine({ ...q.lane, objectKey: q.c.objectKey }, stores.ports)).rejects.toMatchObject({
+      code: 'stream.quarantine_still_bad',
+    });
     expect(await quarantineItemOf(stores, q.lane, q.c.objectKey)).toEqual(before);
     const page = await readStream({ ...q.lane, from: 0, maxRecords: 1000 }, stores.ports);
     expect(textOf(page.records)).toEqual(q.all);
@@ -89,7 +107,9 @@ describe('quarantine release of a compacted copy', () => {
     const itemKey = laneKeys.quarantine(q.lane, q.c.objectKey);
     const item = (await stores.ports.authority.get(itemKey))!;
     const forge = { expectedSha256: sha256Hex(evil), expectedSize: evil.byteLength };
-    expect((await stores.ports.authority.update('test.quarantine.forge', itemKey, { version: item.version }, forge)).status).toBe('APPLIED');
+    expect(
+      (await stores.ports.authority.update('test.quarantine.forge', itemKey, { version: item.version }, forge)).status,
+    ).toBe('APPLIED');
     await expect(releaseQuarantine({ ...q.lane, objectKey: q.c.objectKey }, stores.ports)).rejects.toMatchObject({
       name: 'Stream.QuarantineIdentityMismatch',
       code: 'stream.quarantine_identity_mismatch',
@@ -98,9 +118,23 @@ describe('quarantine release of a compacted copy', () => {
     // compaction# rewritten to the forged bytes too: its COMMITTED generation still names the real ones.
     const recordKey = compactionKeys.record(q.lane, q.c.end);
     const record = (await stores.ports.authority.get(recordKey))!;
-    expect((await stores.ports.authority.update('test.compaction.forge', recordKey, { version: record.version }, { sha256: sha256Hex(evil), size: evil.byteLength })).status).toBe('APPLIED');
-    await expect(releaseQuarantine({ ...q.lane, objectKey: q.c.objectKey }, stores.ports)).rejects.toMatchObject({ code: 'stream.quarantine_identity_mismatch' });
-    expect(await quarantineItemOf(stores, q.lane, q.c.objectKey)).toMatchObject({ version: item.version + 1, ...forge });
+    expect(
+      (
+        await stores.ports.authority.update(
+          'test.compaction.forge',
+          recordKey,
+          { version: record.version },
+          { sha256: sha256Hex(evil), size: evil.byteLength },
+        )
+      ).status,
+    ).toBe('APPLIED');
+    await expect(releaseQuarantine({ ...q.lane, objectKey: q.c.objectKey }, stores.ports)).rejects.toMatchObject({
+      code: 'stream.quarantine_identity_mismatch',
+    });
+    expect(await quarantineItemOf(stores, q.lane, q.c.objectKey)).toMatchObject({
+      version: item.version + 1,
+      ...forge,
+    });
   });
 
   it('an item naming a range no compaction covers exactly is refused', async () => {
@@ -108,8 +142,13 @@ describe('quarantine release of a compacted copy', () => {
     await overwrite(stores, q.c.objectKey, q.good);
     const itemKey = laneKeys.quarantine(q.lane, q.c.objectKey);
     const item = (await stores.ports.authority.get(itemKey))!;
-    expect((await stores.ports.authority.update('test.quarantine.forge', itemKey, { version: item.version }, { start: 1 })).status).toBe('APPLIED');
-    await expect(releaseQuarantine({ ...q.lane, objectKey: q.c.objectKey }, stores.ports)).rejects.toMatchObject({ code: 'stream.quarantine_identity_mismatch' });
+    expect(
+      (await stores.ports.authority.update('test.quarantine.forge', itemKey, { version: item.version }, { start: 1 }))
+        .status,
+    ).toBe('APPLIED');
+    await expect(releaseQuarantine({ ...q.lane, objectKey: q.c.objectKey }, stores.ports)).rejects.toMatchObject({
+      code: 'stream.quarantine_identity_mismatch',
+    });
     expect(await quarantineItemOf(stores, q.lane, q.c.objectKey)).toBeDefined();
   });
 
@@ -120,9 +159,20 @@ describe('quarantine release of a compacted copy', () => {
     const other = sourceSetDigest([{ key: 'wal/elsewhere', sha256: q.c.sha256, size: q.c.size }]);
     for (const key of [compactionKeys.record(q.lane, q.c.end), generationKeys.record(q.c.root, q.c.generation)]) {
       const current = (await stores.ports.authority.get(key))!;
-      expect((await stores.ports.authority.update('test.compaction.forge', key, { version: current.version }, { sourceSetDigest: other })).status).toBe('APPLIED');
+      expect(
+        (
+          await stores.ports.authority.update(
+            'test.compaction.forge',
+            key,
+            { version: current.version },
+            { sourceSetDigest: other },
+          )
+        ).status,
+      ).toBe('APPLIED');
     }
-    await expect(releaseQuarantine({ ...q.lane, objectKey: q.c.objectKey }, stores.ports)).rejects.toMatchObject({ code: 'stream.quarantine_identity_mismatch' });
+    await expect(releaseQuarantine({ ...q.lane, objectKey: q.c.objectKey }, stores.ports)).rejects.toMatchObject({
+      code: 'stream.quarantine_identity_mismatch',
+    });
     expect(await quarantineItemOf(stores, q.lane, q.c.objectKey)).toBeDefined();
   });
 });

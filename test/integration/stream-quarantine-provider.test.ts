@@ -67,8 +67,10 @@ describe('provider failures at stream.read.provider', () => {
     // Hit 1 is [0,3)'s gen0 GET; from hit 2 on every GET ([3,5)'s gen0, then its WAL copy) fails.
     const r = await readUnder('stream.read.provider:fail@2*', two.lane);
     expect(r.error).toBeUndefined();
-    expect(r.value!.records, 'the range read before the failure, nothing past it').toEqual(withOffsets(two.expected).slice(0, 3));
-    expect(r.value!.next, 'the failed range\'s start: never skipped').toBe(3);
+    expect(r.value!.records, 'the range read before the failure, nothing past it').toEqual(
+      withOffsets(two.expected).slice(0, 3),
+    );
+    expect(r.value!.next, "the failed range's start: never skipped").toBe(3);
     expect(r.value!.committedEnd).toBe(5);
     expect(r.value!.quarantined).toEqual([]);
     expect(r.hits, '[0,3) once, then PROVIDER_ATTEMPTS per copy of [3,5)').toBe(1 + 2 * PROVIDER_ATTEMPTS);
@@ -83,7 +85,9 @@ describe('provider failures at stream.read.provider', () => {
     const two = await readWorld(stores, 'provider-first', [3, 2]);
     const injector = stores.faults.arm('stream.read.provider:fail*');
     try {
-      await expect(readStream({ ...two.lane, from: 3 }, stores.ports)).rejects.toMatchObject({ code: 'stream.read_provider_unavailable' });
+      await expect(readStream({ ...two.lane, from: 3 }, stores.ports)).rejects.toMatchObject({
+        code: 'stream.read_provider_unavailable',
+      });
     } finally {
       stores.faults.disarm();
     }

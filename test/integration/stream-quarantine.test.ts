@@ -3,7 +3,14 @@ import { sha256Hex } from '../../src/domain/digest.js';
 import { laneKeys } from '../../src/domain/stream.js';
 import { listQuarantine, releaseQuarantine } from '../../src/stream/read/quarantine-release.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
-import { overwrite, quarantineItemOf, readAllOf, readWorld, withOffsets, type ReadWorld } from '../faults/stream-read-world.js';
+import {
+  overwrite,
+  quarantineItemOf,
+  readAllOf,
+  readWorld,
+  withOffsets,
+  type ReadWorld,
+} from '../faults/stream-read-world.js';
 
 /**
  * Quarantine is not forever (seed 002, "Read failures"; issue #11): a quarantined copy
@@ -24,7 +31,14 @@ async function quarantinedGen0(label: string): Promise<{ w: ReadWorld; good: Uin
   expect(read.records, 'the WAL copy serves').toEqual(withOffsets(w.expected));
   expect(read.quarantined).toEqual([{ key: w.first.gen0Key, reason: 'checksum_mismatch' }]);
   const item = await quarantineItemOf(stores, w.lane, w.first.gen0Key!);
-  expect(item).toMatchObject({ objectKey: w.first.gen0Key, expectedSha256: w.first.gen0Sha256, copy: 'gen0', start: 0, end: 3, reason: 'checksum_mismatch' });
+  expect(item).toMatchObject({
+    objectKey: w.first.gen0Key,
+    expectedSha256: w.first.gen0Sha256,
+    copy: 'gen0',
+    start: 0,
+    end: 3,
+    reason: 'checksum_mismatch',
+  });
   return { w, good };
 }
 
@@ -32,11 +46,20 @@ describe('quarantine release', () => {
   it('restored exact bytes: released by exact identity, and the next read serves gen0 again', async () => {
     const { w, good } = await quarantinedGen0('release');
     const listed = await listQuarantine(w.lane, stores.ports);
-    expect(listed.items).toEqual([expect.objectContaining({ key: w.first.gen0Key, reason: 'checksum_mismatch', at: expect.any(String) })]);
+    expect(listed.items).toEqual([
+      expect.objectContaining({ key: w.first.gen0Key, reason: 'checksum_mismatch', at: expect.any(String) }),
+    ]);
 
     await overwrite(stores, w.first.gen0Key!, good);
     const released = await releaseQuarantine({ ...w.lane, objectKey: w.first.gen0Key }, stores.ports);
-    expect(released).toMatchObject({ objectKey: w.first.gen0Key, copy: 'gen0', start: 0, end: 3, sha256: w.first.gen0Sha256, released: true });
+    expect(released).toMatchObject({
+      objectKey: w.first.gen0Key,
+      copy: 'gen0',
+      start: 0,
+      end: 3,
+      sha256: w.first.gen0Sha256,
+      released: true,
+    });
     expect(await quarantineItemOf(stores, w.lane, w.first.gen0Key!)).toBeUndefined();
     expect((await listQuarantine(w.lane, stores.ports)).items).toEqual([]);
 
@@ -58,7 +81,9 @@ describe('quarantine release', () => {
     expect(await quarantineItemOf(stores, w.lane, w.first.gen0Key!)).toEqual(before);
     // A copy that is missing is still bad too.
     expect((await stores.ports.objects.delete('test.object.delete', w.first.gen0Key!)).status).toBe('APPLIED');
-    await expect(releaseQuarantine({ ...w.lane, objectKey: w.first.gen0Key }, stores.ports)).rejects.toMatchObject({ code: 'stream.quarantine_still_bad' });
+    await expect(releaseQuarantine({ ...w.lane, objectKey: w.first.gen0Key }, stores.ports)).rejects.toMatchObject({
+      code: 'stream.quarantine_still_bad',
+    });
     expect(await quarantineItemOf(stores, w.lane, w.first.gen0Key!)).toEqual(before);
   });
 
@@ -68,26 +93,49 @@ describe('quarantine release', () => {
     const evil = new TextEncoder().encode('not the committed generation');
     await overwrite(stores, w.first.gen0Key!, evil);
     const item = (await stores.ports.authority.get(key))!;
-    const forged = await stores.ports.authority.update('test.quarantine.forge', key, { version: item.version }, { expectedSha256: sha256Hex(evil) });
+    const forged = await stores.ports.authority.update(
+      'test.quarantine.forge',
+      key,
+      { version: item.version },
+      { expectedSha256: sha256Hex(evil) },
+    );
     expect(forged.status).toBe('APPLIED');
     await expect(releaseQuarantine({ ...w.lane, objectKey: w.first.gen0Key }, stores.ports)).rejects.toMatchObject({
       name: 'Stream.QuarantineIdentityMismatch',
       code: 'stream.quarantine_identity_mismatch',
     });
-    expect(await quarantineItemOf(stores, w.lane, w.first.gen0Key!)).toMatchObject({ version: item.version + 1, expectedSha256: sha256Hex(evil) });
+    expect(await quarantineItemOf(stores, w.lane, w.first.gen0Key!)).toMatchObject({
+      version: item.version + 1,
+      expectedSha256: sha256Hex(evil),
+    });
 
     // An item for a key the evidence does not name (with bytes that hash right under it) is refused too.
     const other = 'stream/forged/gen0-copy';
-    expect((await stores.ports.objects.put('test.object.put', other, evil, { sha256: sha256Hex(evil) })).status).toBe('APPLIED');
-    const fake = { ...laneKeys.quarantine(w.lane, other), objectKey: other, expectedSha256: sha256Hex(evil), copy: 'gen0', start: 0, end: 3, reason: 'missing', at: 'x' };
+    expect((await stores.ports.objects.put('test.object.put', other, evil, { sha256: sha256Hex(evil) })).status).toBe(
+      'APPLIED',
+    );
+    const fake = {
+      ...laneKeys.quarantine(w.lane, other),
+      objectKey: other,
+      expectedSha256: sha256Hex(evil),
+      copy: 'gen0',
+      start: 0,
+      end: 3,
+      reason: 'missing',
+      at: 'x',
+    };
     expect((await stores.ports.authority.put('test.quarantine.forge', fake, 'absent')).status).toBe('APPLIED');
-    await expect(releaseQuarantine({ ...w.lane, objectKey: other }, stores.ports)).rejects.toMatchObject({ code: 'stream.quarantine_identity_mismatch' });
+    await expect(releaseQuarantine({ ...w.lane, objectKey: other }, stores.ports)).rejects.toMatchObject({
+      code: 'stream.quarantine_identity_mismatch',
+    });
     expect(await quarantineItemOf(stores, w.lane, other)).toBeDefined();
   });
 
   it('validates before reading anything; an unknown key is stream.quarantine_not_found', async () => {
     const w = await readWorld(stores, 'notfound', [1]);
-    await expect(releaseQuarantine({ ...w.lane, objectKey: '' }, stores.ports)).rejects.toMatchObject({ code: 'stream.invalid_object_key' });
+    await expect(releaseQuarantine({ ...w.lane, objectKey: '' }, stores.ports)).rejects.toMatchObject({
+      code: 'stream.invalid_object_key',
+    });
     await expect(releaseQuarantine({ ...w.lane, objectKey: w.first.walKey }, stores.ports)).rejects.toMatchObject({
       name: 'Stream.QuarantineNotFound',
       code: 'stream.quarantine_not_found',
@@ -99,7 +147,9 @@ describe('quarantine release', () => {
     await overwrite(stores, w.first.gen0Key!, good);
     const injector = stores.faults.arm('stream.read.quarantine-release:lose-response');
     try {
-      await expect(releaseQuarantine({ ...w.lane, objectKey: w.first.gen0Key }, stores.ports)).resolves.toMatchObject({ released: true });
+      await expect(releaseQuarantine({ ...w.lane, objectKey: w.first.gen0Key }, stores.ports)).resolves.toMatchObject({
+        released: true,
+      });
     } finally {
       stores.faults.disarm();
     }

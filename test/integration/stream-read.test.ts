@@ -34,7 +34,9 @@ const b64 = (bytes: Uint8Array) => Buffer.from(bytes).toString('base64');
 /** Distinct bytes per record, binary and empty ones included. */
 function recordsOf(batch: number, size: number): Uint8Array[] {
   return Array.from({ length: size }, (_, j) =>
-    batch === 1 && j === 0 ? new Uint8Array(0) : new Uint8Array([batch, j, 0, 255, 10, ...new TextEncoder().encode(`b${batch}-r${j}`)]),
+    batch === 1 && j === 0
+      ? new Uint8Array(0)
+      : new Uint8Array([batch, j, 0, 255, 10, ...new TextEncoder().encode(`b${batch}-r${j}`)]),
   );
 }
 
@@ -69,7 +71,7 @@ async function read(lane: LaneRef, from: number, maxRecords?: number): Promise<R
 /** Reads [from, end) page by page and returns every record. */
 async function readAll(lane: LaneRef, from = 0, maxRecords = 10_000): Promise<ReadResult['records']> {
   const records: ReadResult['records'] = [];
-  for (let next = from; ; ) {
+  for (let next = from; ;) {
     const page = await read(lane, next, maxRecords);
     records.push(...page.records);
     if (page.next >= page.committedEnd) return records;
@@ -78,10 +80,12 @@ async function readAll(lane: LaneRef, from = 0, maxRecords = 10_000): Promise<Re
   }
 }
 
-const withOffsets = (expected: string[], from = 0) => expected.slice(from).map((data, i) => ({ offset: from + i, data }));
+const withOffsets = (expected: string[], from = 0) =>
+  expected.slice(from).map((data, i) => ({ offset: from + i, data }));
 
 async function indexEntry(lane: LaneRef, end: number): Promise<(IndexEntry & { version: number }) | undefined> {
-  return (await stores.ports.authority.get(laneKeys.index(lane, end))) as (IndexEntry & { version: number }) | undefined;
+  return (await stores.ports.authority.get(laneKeys.index(lane, end))) as
+    (IndexEntry & { version: number }) | undefined;
 }
 
 async function deleteItem(key: ItemKey): Promise<void> {
@@ -109,8 +113,22 @@ describe('reading committed ranges', () => {
 
   it('returns every committed record with its offset and exact bytes, across all ranges', async () => {
     const result = await read(f.lane, 0, 10_000);
-    expect(f.ranges.map((r) => [r.start, r.end])).toEqual([[0, 3], [3, 4], [4, 8], [8, 10], [10, 15]]);
-    expect(result).toMatchObject({ ...f.lane, from: 0, next: 15, committedEnd: 15, trimOffset: 0, repairs: [], quarantined: [] });
+    expect(f.ranges.map((r) => [r.start, r.end])).toEqual([
+      [0, 3],
+      [3, 4],
+      [4, 8],
+      [8, 10],
+      [10, 15],
+    ]);
+    expect(result).toMatchObject({
+      ...f.lane,
+      from: 0,
+      next: 15,
+      committedEnd: 15,
+      trimOffset: 0,
+      repairs: [],
+      quarantined: [],
+    });
     expect(result.records).toEqual(withOffsets(f.expected));
     expect(result.records[3]!.data).toBe(''); // the empty record is a record, not a gap
   });
@@ -137,18 +155,29 @@ describe('reading committed ranges', () => {
 
   it('the committed end is the end, not an error: no records and next = from; past it is refused, never a position beyond the end', async () => {
     expect(await read(f.lane, 15)).toMatchObject({ next: 15, committedEnd: 15, records: [] });
-    await expect(read(f.lane, 16)).rejects.toMatchObject({ name: 'Stream.OffsetOutOfRange', code: 'stream.offset_out_of_range' });
+    await expect(read(f.lane, 16)).rejects.toMatchObject({
+      name: 'Stream.OffsetOutOfRange',
+      code: 'stream.offset_out_of_range',
+    });
     await expect(read(f.lane, 99)).rejects.toMatchObject({ code: 'stream.offset_out_of_range' });
   });
 
   it('refuses bad input and unknown lanes before reading anything', async () => {
     for (const maxRecords of [0, 10_001, 1.5, '5']) {
-      await expect(readStream({ ...f.lane, from: 0, maxRecords }, stores.ports)).rejects.toMatchObject({ code: 'stream.invalid_max_records' });
+      await expect(readStream({ ...f.lane, from: 0, maxRecords }, stores.ports)).rejects.toMatchObject({
+        code: 'stream.invalid_max_records',
+      });
     }
-    await expect(readStream({ ...f.lane, from: -1 }, stores.ports)).rejects.toMatchObject({ code: 'stream.invalid_offset' });
+    await expect(readStream({ ...f.lane, from: -1 }, stores.ports)).rejects.toMatchObject({
+      code: 'stream.invalid_offset',
+    });
     await expect(readStream({ ...f.lane }, stores.ports)).rejects.toMatchObject({ code: 'stream.invalid_offset' });
-    await expect(readStream({ stream: 'Bad Name', partition: 0, from: 0 }, stores.ports)).rejects.toMatchObject({ code: 'stream.invalid_stream' });
-    await expect(readStream({ stream: 'no-such-stream', partition: 0, from: 0 }, stores.ports)).rejects.toMatchObject({ name: 'Stream.LaneMissing' });
+    await expect(readStream({ stream: 'Bad Name', partition: 0, from: 0 }, stores.ports)).rejects.toMatchObject({
+      code: 'stream.invalid_stream',
+    });
+    await expect(readStream({ stream: 'no-such-stream', partition: 0, from: 0 }, stores.ports)).rejects.toMatchObject({
+      name: 'Stream.LaneMissing',
+    });
   });
 });
 
@@ -158,7 +187,8 @@ describe('index repair from commit records', () => {
     const before = await Promise.all(f.ranges.map((r) => indexEntry(f.lane, r.end)));
     expect(before.every((e) => e?.gen0Key && e.gen0Sha256)).toBe(true);
     // [0,3) first, [3,4) and [4,8) adjacent (one gap of two ranges), [10,15) last.
-    for (const r of [f.ranges[0]!, f.ranges[1]!, f.ranges[2]!, f.ranges[4]!]) await deleteItem(laneKeys.index(f.lane, r.end));
+    for (const r of [f.ranges[0]!, f.ranges[1]!, f.ranges[2]!, f.ranges[4]!])
+      await deleteItem(laneKeys.index(f.lane, r.end));
 
     const result = await read(f.lane, 0, 10_000);
     expect(result.records).toEqual(withOffsets(f.expected));
@@ -183,14 +213,21 @@ describe('index repair from commit records', () => {
     const f = await laneWith('repair-mid', [4, 4]);
     await deleteItem(laneKeys.index(f.lane, 8));
     const result = await read(f.lane, 6, 10);
-    expect(result).toMatchObject({ records: withOffsets(f.expected, 6), repairs: [{ kind: 'index', start: 4, end: 8 }], next: 8 });
+    expect(result).toMatchObject({
+      records: withOffsets(f.expected, 6),
+      repairs: [{ kind: 'index', start: 4, end: 8 }],
+      next: 8,
+    });
   });
 
   it('an offset below the committed end with no commit record is Stream.ChainBroken, never EOF or a skip', async () => {
     const f = await laneWith('broken', [2, 2, 2]);
     await deleteItem(laneKeys.index(f.lane, 4));
     await deleteItem(laneKeys.commit(f.lane, 4));
-    await expect(read(f.lane, 0, 100)).rejects.toMatchObject({ name: 'Stream.ChainBroken', code: 'stream.chain_broken' });
+    await expect(read(f.lane, 0, 100)).rejects.toMatchObject({
+      name: 'Stream.ChainBroken',
+      code: 'stream.chain_broken',
+    });
     await expect(read(f.lane, 3, 100)).rejects.toMatchObject({ name: 'Stream.ChainBroken' });
     // The ranges around it stay readable when asked for explicitly.
     expect((await read(f.lane, 0, 2)).records).toEqual(withOffsets(f.expected).slice(0, 2));
@@ -247,14 +284,23 @@ describe('verified reads: quarantine by exact identity, same-view fallback', () 
     const entry = (await indexEntry(f.lane, 5))!;
     // The generation committed but its link step failed (materialize-gen0's linkGeneration
     // leaves the entry without its second copy): the entry names only the WAL object.
-    const unlinked = await stores.ports.authority.update('test.index.unlink', key, { version: entry.version }, { gen0Key: undefined, gen0Sha256: undefined });
+    const unlinked = await stores.ports.authority.update(
+      'test.index.unlink',
+      key,
+      { version: entry.version },
+      { gen0Key: undefined, gen0Sha256: undefined },
+    );
     expect(unlinked.status).toBe('APPLIED');
     await corrupt(entry.walKey);
 
     const result = await read(f.lane, 0, 100);
     expect(result.records).toEqual(withOffsets(f.expected));
     expect(result.quarantined).toEqual([{ key: entry.walKey, reason: 'checksum_mismatch' }]);
-    expect(await quarantineItem(f.lane, entry.walKey)).toMatchObject({ objectKey: entry.walKey, expectedSha256: entry.walSha256, copy: 'wal' });
+    expect(await quarantineItem(f.lane, entry.walKey)).toMatchObject({
+      objectKey: entry.walKey,
+      expectedSha256: entry.walSha256,
+      copy: 'wal',
+    });
     // And again, with the WAL object skipped by its quarantine.
     expect((await read(f.lane, 2, 100)).records).toEqual(withOffsets(f.expected, 2));
   });
@@ -265,7 +311,11 @@ describe('verified reads: quarantine by exact identity, same-view fallback', () 
     await deleteItem(laneKeys.index(f.lane, 5));
     await corrupt(entry.walKey);
     const result = await read(f.lane, 0, 100);
-    expect(result).toMatchObject({ records: withOffsets(f.expected), repairs: [{ kind: 'index', start: 2, end: 5 }], quarantined: [] });
+    expect(result).toMatchObject({
+      records: withOffsets(f.expected),
+      repairs: [{ kind: 'index', start: 2, end: 5 }],
+      quarantined: [],
+    });
   });
 
   it('both copies bad: Stream.RangeUnreadable, and no record past the bad range is ever returned', async () => {
@@ -286,7 +336,10 @@ describe('verified reads: quarantine by exact identity, same-view fallback', () 
 
     // Reading on from there is the error, every time: never a skip to offset 8.
     for (const from of [4, 6]) {
-      await expect(read(f.lane, from, 10_000)).rejects.toMatchObject({ name: 'Stream.RangeUnreadable', code: 'stream.range_unreadable' });
+      await expect(read(f.lane, from, 10_000)).rejects.toMatchObject({
+        name: 'Stream.RangeUnreadable',
+        code: 'stream.range_unreadable',
+      });
     }
     const pages: ReadResult['records'] = [];
     let next = 0;
@@ -343,6 +396,9 @@ describe('faults at the read cut points: a read after the fault clears returns e
     const after = await read(f.lane, 0, 100);
     expect(after.records).toEqual(withOffsets(f.expected));
     expect(after.quarantined).toEqual([{ key: entry.gen0Key, reason: 'checksum_mismatch' }]);
-    expect(await quarantineItem(f.lane, entry.gen0Key!)).toMatchObject({ objectKey: entry.gen0Key, expectedSha256: entry.gen0Sha256 });
+    expect(await quarantineItem(f.lane, entry.gen0Key!)).toMatchObject({
+      objectKey: entry.gen0Key,
+      expectedSha256: entry.gen0Sha256,
+    });
   });
 });

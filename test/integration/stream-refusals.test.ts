@@ -36,7 +36,10 @@ async function snapshot(ports: Ports, lane: LaneRef) {
 
 /** The step error a Rejected flow caught (the CLI prints its code). */
 function stepError(run: FlowResult): string | undefined {
-  return run.events.filter((e) => e.type === 'StateFailed' && e.error && e.error !== 'Stream.Rejected').pop()?.error ?? run.error;
+  return (
+    run.events.filter((e) => e.type === 'StateFailed' && e.error && e.error !== 'Stream.Rejected').pop()?.error ??
+    run.error
+  );
 }
 
 const records = (rs: string[]) => rs.map((r) => Buffer.from(r));
@@ -51,12 +54,16 @@ describe('an attempt id names exactly one batch', () => {
     const run = await appendFlow(stores.ports, lane, session, 'a-1', ['three']);
     expect(run).toMatchObject({ status: 'FAILED', error: 'Stream.Rejected' });
     expect(stepError(run)).toBe('Stream.AttemptIdentityConflict');
-    await expect(appendBatch({ ...lane, attemptId: 'a-1', session, records: records(['three']) }, stores.ports)).rejects.toMatchObject({
+    await expect(
+      appendBatch({ ...lane, attemptId: 'a-1', session, records: records(['three']) }, stores.ports),
+    ).rejects.toMatchObject({
       code: 'stream.attempt_identity_conflict',
     });
     expect(await snapshot(stores.ports, lane)).toEqual(before);
     // The same batch again is the same append.
-    expect(await appendFlow(stores.ports, lane, session, 'a-1', ['one', 'two'])).toMatchObject({ output: { status: 'KNOWN_COMMITTED', start: 0, end: 2 } });
+    expect(await appendFlow(stores.ports, lane, session, 'a-1', ['one', 'two'])).toMatchObject({
+      output: { status: 'KNOWN_COMMITTED', start: 0, end: 2 },
+    });
   });
 
   it('a pending attempt (lane suspended) re-run with other records is refused, nothing written', async () => {
@@ -85,7 +92,9 @@ describe('an attempt id names exactly one batch', () => {
     expect(await snapshot(stores.ports, lane)).toEqual(before);
 
     // Re-running the same attempt with its own records completes it.
-    expect(await appendFlow(stores.ports, lane, session, 'a-1', ['one', 'two'])).toMatchObject({ output: { status: 'KNOWN_COMMITTED', start: 0, end: 2 } });
+    expect(await appendFlow(stores.ports, lane, session, 'a-1', ['one', 'two'])).toMatchObject({
+      output: { status: 'KNOWN_COMMITTED', start: 0, end: 2 },
+    });
     await expectLaneInvariant(stores.ports, lane, [{ attemptId: 'a-1', records: ['one', 'two'] }]);
   });
 
@@ -100,8 +109,14 @@ describe('an attempt id names exactly one batch', () => {
         appendBatch({ ...lane, attemptId, session, records: records(a) }, stores.ports),
         appendBatch({ ...lane, attemptId, session, records: records(b) }, stores.ports),
       ]);
-      const committed = outcomes.flatMap((o, i) => (o.status === 'fulfilled' && o.value.status === 'KNOWN_COMMITTED' ? [i] : []));
-      const refused = outcomes.flatMap((o, i) => (o.status === 'rejected' && (o.reason as { code?: string }).code === 'stream.attempt_identity_conflict' ? [i] : []));
+      const committed = outcomes.flatMap((o, i) =>
+        o.status === 'fulfilled' && o.value.status === 'KNOWN_COMMITTED' ? [i] : [],
+      );
+      const refused = outcomes.flatMap((o, i) =>
+        o.status === 'rejected' && (o.reason as { code?: string }).code === 'stream.attempt_identity_conflict'
+          ? [i]
+          : [],
+      );
       expect(committed, JSON.stringify(outcomes)).toHaveLength(1);
       expect(refused).toHaveLength(1);
       acknowledged.push({ attemptId, records: committed[0] === 0 ? a : b });
@@ -117,16 +132,28 @@ describe('reads never hand out a position past the committed end', () => {
   it('from past the end is stream.offset_out_of_range; at the end is no records with next = end', async () => {
     const { lane, session } = await newLane(stores.ports, 'read-end');
     await appendFlow(stores.ports, lane, session, 'a-1', ['one', 'two', 'three']);
-    await expect(readStream({ ...lane, from: 7 }, stores.ports)).rejects.toMatchObject({ name: 'Stream.OffsetOutOfRange', code: 'stream.offset_out_of_range' });
-    await expect(readStream({ ...lane, from: 4 }, stores.ports)).rejects.toMatchObject({ code: 'stream.offset_out_of_range' });
-    expect(await readStream({ ...lane, from: 3 }, stores.ports)).toMatchObject({ records: [], next: 3, committedEnd: 3 });
+    await expect(readStream({ ...lane, from: 7 }, stores.ports)).rejects.toMatchObject({
+      name: 'Stream.OffsetOutOfRange',
+      code: 'stream.offset_out_of_range',
+    });
+    await expect(readStream({ ...lane, from: 4 }, stores.ports)).rejects.toMatchObject({
+      code: 'stream.offset_out_of_range',
+    });
+    expect(await readStream({ ...lane, from: 3 }, stores.ports)).toMatchObject({
+      records: [],
+      next: 3,
+      committedEnd: 3,
+    });
   });
 });
 
 describe('refused stream flows mutate nothing', () => {
   it('resolve of a missing stream or partition is stream.lane_missing and writes no intent', async () => {
     const { lane } = await newLane(stores.ports, 'resolve-missing');
-    for (const missing of [{ stream: `nosuch-${randomUUID().slice(0, 6)}`, partition: 0 }, { stream: lane.stream, partition: 5 }]) {
+    for (const missing of [
+      { stream: `nosuch-${randomUUID().slice(0, 6)}`, partition: 0 },
+      { stream: lane.stream, partition: 5 },
+    ]) {
       const run = await resolveFlow(stores.ports, missing, 'x');
       expect(run).toMatchObject({ status: 'FAILED' });
       expect(stepError(run)).toBe('Stream.LaneMissing');
@@ -174,14 +201,23 @@ describe('refused stream flows mutate nothing', () => {
   it('stream-takeover without owner or session is refused without a takeover; its output never carries the session id', async () => {
     const { lane, session } = await newLane(stores.ports, 'takeover-input');
     const before = await snapshot(stores.ports, lane);
-    for (const input of [{ ...lane }, { ...lane, owner: 'ops' }, { ...lane, session: randomUUID() }, { ...lane, owner: 'ops', session: 'short' }]) {
+    for (const input of [
+      { ...lane },
+      { ...lane, owner: 'ops' },
+      { ...lane, session: randomUUID() },
+      { ...lane, owner: 'ops', session: 'short' },
+    ]) {
       const run = await runFlow('stream-takeover', input, { ports: stores.ports, retryIntervalMs: 0 });
       expect(run, JSON.stringify(input)).toMatchObject({ status: 'FAILED', error: 'Stream.Rejected' });
     }
     expect(await snapshot(stores.ports, lane)).toEqual(before);
 
     const minted = randomUUID();
-    const run = await runFlow('stream-takeover', { ...lane, owner: 'ops', session: minted }, { ports: stores.ports, retryIntervalMs: 0 });
+    const run = await runFlow(
+      'stream-takeover',
+      { ...lane, owner: 'ops', session: minted },
+      { ports: stores.ports, retryIntervalMs: 0 },
+    );
     expect(run.output).toEqual({ ...lane, owner: 'ops', epoch: session.epoch + 1, committedEnd: 0 });
     expect(JSON.stringify(run.output)).not.toContain(minted);
   });

@@ -21,10 +21,20 @@ beforeAll(async () => {
   stores = await freshStores();
 });
 
-async function writer(ports: Ports, lane: { stream: string; partition: number }, session: Fence, prefix: string, count: number, results: Array<{ attemptId: string; outcome: AppendOutcome }>) {
+async function writer(
+  ports: Ports,
+  lane: { stream: string; partition: number },
+  session: Fence,
+  prefix: string,
+  count: number,
+  results: Array<{ attemptId: string; outcome: AppendOutcome }>,
+) {
   for (let i = 0; i < count; i++) {
     const attemptId = `${prefix}-${i}`;
-    const outcome = await appendBatch({ ...lane, attemptId, session, records: batchOf(attemptId, 3).map((r) => Buffer.from(r)) }, ports);
+    const outcome = await appendBatch(
+      { ...lane, attemptId, session, records: batchOf(attemptId, 3).map((r) => Buffer.from(r)) },
+      ports,
+    );
     results.push({ attemptId, outcome });
   }
 }
@@ -51,7 +61,10 @@ describe('takeover', () => {
 
     const commits = (await stores.ports.authority.query(laneKeys.pk(lane), 'commit#')) as unknown as CommitRecord[];
     const markers = new Map(
-      ((await stores.ports.authority.query(laneKeys.pk(lane), 'spent#')) as unknown as SpentMarker[]).map((m) => [m.attemptId, m]),
+      ((await stores.ports.authority.query(laneKeys.pk(lane), 'spent#')) as unknown as SpentMarker[]).map((m) => [
+        m.attemptId,
+        m,
+      ]),
     );
     // Every range committed after the takeover point belongs to the new owner, and every
     // committed range's WAL object is bound to the epoch the head held when it committed.

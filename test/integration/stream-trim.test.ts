@@ -32,8 +32,13 @@ interface Fixture {
 
 let attempts = 0;
 async function append(f: Fixture, size: number): Promise<void> {
-  const records = Array.from({ length: size }, (_, j) => new TextEncoder().encode(`${f.lane.stream}/${f.expected.length + j}`));
-  const outcome = await appendBatch({ ...f.lane, attemptId: `t-${++attempts}`, session: f.session, records }, stores.ports);
+  const records = Array.from({ length: size }, (_, j) =>
+    new TextEncoder().encode(`${f.lane.stream}/${f.expected.length + j}`),
+  );
+  const outcome = await appendBatch(
+    { ...f.lane, attemptId: `t-${++attempts}`, session: f.session, records },
+    stores.ports,
+  );
   expect(outcome.status).toBe('KNOWN_COMMITTED');
   f.expected.push(...records.map((r) => Buffer.from(r).toString('base64')));
 }
@@ -54,10 +59,14 @@ async function head(lane: LaneRef): Promise<LaneHead> {
 }
 
 const trim = (lane: LaneRef, to: unknown) => trimLane({ ...lane, to }, stores.ports);
-const withOffsets = (expected: string[], from: number) => expected.slice(from).map((data, i) => ({ offset: from + i, data }));
+const withOffsets = (expected: string[], from: number) =>
+  expected.slice(from).map((data, i) => ({ offset: from + i, data }));
 
 /** The real ports with a hook run before a chosen call: a race, not a fake store. */
-function racing(hooks: { beforeGet?: (key: string) => Promise<void>; beforeUpdate?: (cutPoint: string) => Promise<void> }): Ports {
+function racing(hooks: {
+  beforeGet?: (key: string) => Promise<void>;
+  beforeUpdate?: (cutPoint: string) => Promise<void>;
+}): Ports {
   const { authority, objects } = stores.ports;
   return interceptPorts(stores.ports, {
     objects: {
@@ -89,11 +98,19 @@ describe('trim by CAS', () => {
   it('refuses to move backwards and past the committed end; the trim offset stays put', async () => {
     const f = await laneWith('refuse');
     await trim(f.lane, 5);
-    await expect(trim(f.lane, 4)).rejects.toMatchObject({ name: 'Stream.TrimBackwards', code: 'stream.trim_backwards' });
-    await expect(trim(f.lane, 10)).rejects.toMatchObject({ name: 'Cutpoint.ValidationError', code: 'stream.trim_beyond_end' });
+    await expect(trim(f.lane, 4)).rejects.toMatchObject({
+      name: 'Stream.TrimBackwards',
+      code: 'stream.trim_backwards',
+    });
+    await expect(trim(f.lane, 10)).rejects.toMatchObject({
+      name: 'Cutpoint.ValidationError',
+      code: 'stream.trim_beyond_end',
+    });
     await expect(trim(f.lane, -1)).rejects.toMatchObject({ code: 'stream.invalid_offset' });
     await expect(trim(f.lane, '6')).rejects.toMatchObject({ code: 'stream.invalid_offset' });
-    await expect(trimLane({ stream: 'no-such-stream', partition: 0, to: 1 }, stores.ports)).rejects.toMatchObject({ name: 'Stream.LaneMissing' });
+    await expect(trimLane({ stream: 'no-such-stream', partition: 0, to: 1 }, stores.ports)).rejects.toMatchObject({
+      name: 'Stream.LaneMissing',
+    });
     expect((await head(f.lane)).trimOffset).toBe(5);
   });
 
@@ -111,22 +128,27 @@ describe('trim by CAS', () => {
     expect((await head(f.lane)).version).toBe(version + 1);
   });
 
-  it.each(FAULT_KINDS.map((k) => [k]))('after a %s fault at stream.trim.cas, a retry of the same target succeeds and the head moved exactly once', async (kind) => {
-    const f = await laneWith(`f-${kind}`);
-    const version = (await head(f.lane)).version;
-    stores.faults.arm(`${STREAM_CUT_POINTS.trimCas}:${kind}`);
-    const first = await trim(f.lane, 4).catch((error: unknown) => error);
-    stores.faults.disarm();
-    if (['crash-before', 'crash-after', 'fail'].includes(kind)) {
-      expect(first).toMatchObject({ name: kind === 'fail' ? 'Cutpoint.EffectFailed' : 'Cutpoint.WorkerCrashed' });
-    } else {
-      expect(first).toMatchObject({ trimOffset: 4, previousTrimOffset: 0 });
-    }
-    expect(await trim(f.lane, 4)).toMatchObject({ trimOffset: 4, committedEnd: 9 });
-    expect(await head(f.lane)).toMatchObject({ trimOffset: 4, committedEnd: 9, version: version + 1 });
-    await expect(readStream({ ...f.lane, from: 3 }, stores.ports)).rejects.toMatchObject({ name: 'Stream.OffsetTrimmed' });
-    expect((await readStream({ ...f.lane, from: 4 }, stores.ports)).records).toEqual(withOffsets(f.expected, 4));
-  });
+  it.each(FAULT_KINDS.map((k) => [k]))(
+    'after a %s fault at stream.trim.cas, a retry of the same target succeeds and the head moved exactly once',
+    async (kind) => {
+      const f = await laneWith(`f-${kind}`);
+      const version = (await head(f.lane)).version;
+      stores.faults.arm(`${STREAM_CUT_POINTS.trimCas}:${kind}`);
+      const first = await trim(f.lane, 4).catch((error: unknown) => error);
+      stores.faults.disarm();
+      if (['crash-before', 'crash-after', 'fail'].includes(kind)) {
+        expect(first).toMatchObject({ name: kind === 'fail' ? 'Cutpoint.EffectFailed' : 'Cutpoint.WorkerCrashed' });
+      } else {
+        expect(first).toMatchObject({ trimOffset: 4, previousTrimOffset: 0 });
+      }
+      expect(await trim(f.lane, 4)).toMatchObject({ trimOffset: 4, committedEnd: 9 });
+      expect(await head(f.lane)).toMatchObject({ trimOffset: 4, committedEnd: 9, version: version + 1 });
+      await expect(readStream({ ...f.lane, from: 3 }, stores.ports)).rejects.toMatchObject({
+        name: 'Stream.OffsetTrimmed',
+      });
+      expect((await readStream({ ...f.lane, from: 4 }, stores.ports)).records).toEqual(withOffsets(f.expected, 4));
+    },
+  );
 
   it('a trim racing an append (CAS conflict) reloads and applies against the new head', async () => {
     const f = await laneWith('race-append');
@@ -160,7 +182,10 @@ describe('reads and trim', () => {
     expect(walKeys).toHaveLength(3);
     await trim(f.lane, 4);
     for (const from of [0, 3]) {
-      await expect(readStream({ ...f.lane, from }, stores.ports)).rejects.toMatchObject({ name: 'Stream.OffsetTrimmed', code: 'stream.offset_trimmed' });
+      await expect(readStream({ ...f.lane, from }, stores.ports)).rejects.toMatchObject({
+        name: 'Stream.OffsetTrimmed',
+        code: 'stream.offset_trimmed',
+      });
     }
     const result = await readStream({ ...f.lane, from: 4 }, stores.ports);
     expect(result).toMatchObject({ trimOffset: 4, committedEnd: 9, next: 9, records: withOffsets(f.expected, 4) });
@@ -180,7 +205,9 @@ describe('reads and trim', () => {
         await trim(f.lane, 5); // lands after the read checked the head, before it returns
       },
     });
-    await expect(readStream({ ...f.lane, from: 0, maxRecords: 100 }, ports)).rejects.toMatchObject({ name: 'Stream.OffsetTrimmed' });
+    await expect(readStream({ ...f.lane, from: 0, maxRecords: 100 }, ports)).rejects.toMatchObject({
+      name: 'Stream.OffsetTrimmed',
+    });
     expect(trimmed).toBe(true);
     // A read from at or past the new trim is unaffected by the same race.
     expect((await readStream({ ...f.lane, from: 5 }, ports)).records).toEqual(withOffsets(f.expected, 5));
@@ -196,7 +223,8 @@ describe('reads and trim', () => {
         gone = true;
         await trim(f.lane, 3);
         // As GC would, later: both copies of [0,3) are deleted once below the trim.
-        for (const key of [entry!.gen0Key as string, entry!.walKey as string]) await stores.ports.objects.delete('test.object.delete', key);
+        for (const key of [entry!.gen0Key as string, entry!.walKey as string])
+          await stores.ports.objects.delete('test.object.delete', key);
       },
     });
     await expect(readStream({ ...f.lane, from: 0 }, ports)).rejects.toMatchObject({ name: 'Stream.OffsetTrimmed' });
@@ -208,7 +236,10 @@ describe('stream-trim flow (local runner, same handler as Lambda)', () => {
   it('trims, and a refused trim fails the flow as Stream.TrimRefused without moving the offset', async () => {
     const f = await laneWith('flow');
     const ok = await runFlow('stream-trim', { ...f.lane, to: 3 }, { ports: stores.ports, retryIntervalMs: 0 });
-    expect(ok).toMatchObject({ status: 'SUCCEEDED', output: { ...f.lane, trimOffset: 3, previousTrimOffset: 0, committedEnd: 9 } });
+    expect(ok).toMatchObject({
+      status: 'SUCCEEDED',
+      output: { ...f.lane, trimOffset: 3, previousTrimOffset: 0, committedEnd: 9 },
+    });
 
     stores.faults.arm(`${STREAM_CUT_POINTS.trimCas}:crash-after`);
     const retried = await runFlow('stream-trim', { ...f.lane, to: 5 }, { ports: stores.ports, retryIntervalMs: 0 });
@@ -236,17 +267,32 @@ describe('describe a stream', () => {
       ],
     });
     expect(JSON.stringify(described)).not.toContain(f.session.session);
-    expect(await describeStream({ stream: f.lane.stream, partitions: 2 }, stores.ports)).toMatchObject({ partitions: 2 });
-    await expect(describeStream({ stream: f.lane.stream, partitions: 4 }, stores.ports)).rejects.toMatchObject({ name: 'Stream.LaneMissing' });
-    await expect(describeStream({ stream: 'no-such-stream' }, stores.ports)).rejects.toMatchObject({ name: 'Stream.LaneMissing' });
-    await expect(describeStream({ stream: f.lane.stream, partitions: 0 }, stores.ports)).rejects.toMatchObject({ code: 'stream.invalid_partitions' });
+    expect(await describeStream({ stream: f.lane.stream, partitions: 2 }, stores.ports)).toMatchObject({
+      partitions: 2,
+    });
+    await expect(describeStream({ stream: f.lane.stream, partitions: 4 }, stores.ports)).rejects.toMatchObject({
+      name: 'Stream.LaneMissing',
+    });
+    await expect(describeStream({ stream: 'no-such-stream' }, stores.ports)).rejects.toMatchObject({
+      name: 'Stream.LaneMissing',
+    });
+    await expect(describeStream({ stream: f.lane.stream, partitions: 0 }, stores.ports)).rejects.toMatchObject({
+      code: 'stream.invalid_partitions',
+    });
     await expect(describeStream({}, stores.ports)).rejects.toMatchObject({ code: 'stream.invalid_stream' });
   });
 
   it('shows a suspended lane with the attempt that holds it', async () => {
     const f = await laneWith('suspended', [1]);
     const h = await head(f.lane);
-    await stores.ports.authority.update('test.head.suspend', laneKeys.head(f.lane), { version: h.version }, { suspendedBy: 'attempt-x' });
-    expect((await describeStream({ stream: f.lane.stream }, stores.ports)).lanes[0]).toMatchObject({ suspendedBy: 'attempt-x' });
+    await stores.ports.authority.update(
+      'test.head.suspend',
+      laneKeys.head(f.lane),
+      { version: h.version },
+      { suspendedBy: 'attempt-x' },
+    );
+    expect((await describeStream({ stream: f.lane.stream }, stores.ports)).lanes[0]).toMatchObject({
+      suspendedBy: 'attempt-x',
+    });
   });
 });

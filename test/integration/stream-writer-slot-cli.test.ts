@@ -14,17 +14,23 @@ const { runtime, cli } = useCliRuntime('writer-slot-cli');
 const lanes = new StreamLanes(runtime, cli);
 
 describe('stream resolve --writer', () => {
-  it('settles a dead writer\'s attempts, prints each outcome, releases the lane; stream append works again', async () => {
+  it("settles a dead writer's attempts, prints each outcome, releases the lane; stream append works again", async () => {
     const lane = await lanes.owned(1);
     const writer = new LaneWriter(runtime().ports, lane.ref, await activeSession(lane.ref, 'local'));
     const attemptId = writer.nextAttemptId();
-    expect(await writer.append([new TextEncoder().encode('w')], attemptId)).toMatchObject({ status: 'KNOWN_COMMITTED', start: 2, end: 3 });
+    expect(await writer.append([new TextEncoder().encode('w')], attemptId)).toMatchObject({
+      status: 'KNOWN_COMMITTED',
+      start: 2,
+      end: 3,
+    });
     // The producer's process dies here: the writer is never closed.
 
     const refused = await cli(lane.args('append', '--attempt', 'a1'), '', 'x\n');
     expect(refused.code, refused.stderr).toBe(1);
     expect(refused.stderr).toMatch(/^stream\.not_committed: Stream\.LaneSuspended; .*stream resolve --writer/m);
-    const described = JSON.parse((await lanes.ok(['stream', 'describe', lane.stream])).stdout) as { lanes: Array<{ writer?: unknown }> };
+    const described = JSON.parse((await lanes.ok(['stream', 'describe', lane.stream])).stdout) as {
+      lanes: Array<{ writer?: unknown }>;
+    };
     expect(described.lanes[0]!.writer).toEqual({ id: writer.writerId, epoch: 1 });
 
     const resolved = await lanes.ok(lane.args('resolve', '--writer', writer.writerId));
@@ -35,8 +41,14 @@ describe('stream resolve --writer', () => {
       released: true,
     });
     // Run again (the same execution name finds the same execution): the same answer.
-    expect(JSON.parse((await lanes.ok(lane.args('resolve', '--writer', writer.writerId))).stdout)).toEqual(JSON.parse(resolved.stdout));
-    expect(JSON.parse((await lanes.ok(lane.args('append', '--attempt', 'a2'), 'y\n')).stdout)).toMatchObject({ status: 'KNOWN_COMMITTED', start: 3, end: 4 });
+    expect(JSON.parse((await lanes.ok(lane.args('resolve', '--writer', writer.writerId))).stdout)).toEqual(
+      JSON.parse(resolved.stdout),
+    );
+    expect(JSON.parse((await lanes.ok(lane.args('append', '--attempt', 'a2'), 'y\n')).stdout)).toMatchObject({
+      status: 'KNOWN_COMMITTED',
+      start: 3,
+      end: 4,
+    });
   });
 
   it('--writer and --attempt together, or a writer id that is none, are refused before anything runs', async () => {

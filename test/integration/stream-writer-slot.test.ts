@@ -30,8 +30,10 @@ beforeAll(async () => {
 
 const bytes = (rs: string[]) => rs.map((r) => new TextEncoder().encode(r));
 const headOf = async (lane: LaneRef) => (await stores.ports.authority.get(laneKeys.head(lane))) as unknown as LaneHead;
-const walsOfWriter = (lane: LaneRef, writerId: string) => stores.ports.objects.list(`wal/${lane.stream}/${lane.partition}/w${writerId}.`);
-const resolveWriterFlow = (lane: LaneRef, writerId: string): Promise<FlowResult> => runFlow('stream-resolve-append', { ...lane, writerId }, { ports: stores.ports, retryIntervalMs: 0 });
+const walsOfWriter = (lane: LaneRef, writerId: string) =>
+  stores.ports.objects.list(`wal/${lane.stream}/${lane.partition}/w${writerId}.`);
+const resolveWriterFlow = (lane: LaneRef, writerId: string): Promise<FlowResult> =>
+  runFlow('stream-resolve-append', { ...lane, writerId }, { ports: stores.ports, retryIntervalMs: 0 });
 
 /** A batch under an id the writer minted. */
 function batch(writer: LaneWriter, label: string, n: number): Acknowledged {
@@ -42,7 +44,7 @@ function batch(writer: LaneWriter, label: string, n: number): Acknowledged {
 async function readAll(lane: LaneRef): Promise<string[]> {
   const head = await headOf(lane);
   const seen: string[] = [];
-  for (let from = head.trimOffset; from < head.committedEnd; ) {
+  for (let from = head.trimOffset; from < head.committedEnd;) {
     const page = await readStream({ ...lane, from, maxRecords: 1000 }, stores.ports);
     seen.push(...page.records.map((r) => Buffer.from(r.data, 'base64').toString()));
     from = page.next;
@@ -54,7 +56,9 @@ async function readAll(lane: LaneRef): Promise<string[]> {
 const heldBy = (lane: LaneRef, writerId: string) => ({
   status: 'KNOWN_NOT_COMMITTED',
   reason: 'Stream.LaneSuspended',
-  detail: expect.stringContaining(`held by writer ${writerId} (a LaneWriter that has not closed); resolve it first: cutpoint stream resolve ${lane.stream} --partition ${lane.partition} --writer ${writerId}`),
+  detail: expect.stringContaining(
+    `held by writer ${writerId} (a LaneWriter that has not closed); resolve it first: cutpoint stream resolve ${lane.stream} --partition ${lane.partition} --writer ${writerId}`,
+  ),
 });
 
 /** `stream resolve --writer` through the stream-resolve-append flow: succeeded, the slot released. */
@@ -71,7 +75,11 @@ async function resolveWriter(lane: LaneRef, writerId: string): Promise<Map<strin
  * The restarted producer after the resolve: a batch the resolve proved committed is
  * acknowledged as it stands, every other one is appended again under a new attempt.
  */
-async function resend(writer: LaneWriter, unacked: Acknowledged[], report: Map<string, AppendOutcome>): Promise<Acknowledged[]> {
+async function resend(
+  writer: LaneWriter,
+  unacked: Acknowledged[],
+  report: Map<string, AppendOutcome>,
+): Promise<Acknowledged[]> {
   const acked: Acknowledged[] = [];
   for (const b of unacked) {
     if (report.get(b.attemptId)?.status === 'KNOWN_COMMITTED') {
@@ -97,47 +105,67 @@ describe('a LaneWriter that dies with a head CAS outcome unknown, before Suspend
   it.each([
     ['lose-response', 'applied'],
     ['lose-request', 'not applied'],
-  ] as const)('%s (the lost CAS %s): the lane stays held until `stream resolve --writer`, which reports each attempt; then every record is in the lane once', async (kind, what) => {
-    const { lane, session } = await newLane(stores.ports, `kill-${kind}`);
-    // The writer's process dies right after sending its second head CAS: b2's (b3 and b4 are pipelined behind it).
-    const dying = dyingAfter(stores.ports, STREAM_CUT_POINTS.headCas, 2);
-    const w1 = new LaneWriter(dying.ports, lane, session, { depth: 3 });
-    const b1 = batch(w1, 'b1', 2);
-    expect(await w1.append(bytes(b1.records), b1.attemptId)).toMatchObject({ status: 'KNOWN_COMMITTED', start: 0, end: 2 });
-    const unacked = [batch(w1, 'b2', 3), batch(w1, 'b3', 1), batch(w1, 'b4', 2)];
-    const injector = stores.faults.arm(`${STREAM_CUT_POINTS.headCas}:${kind}`);
-    for (const b of unacked) void w1.append(bytes(b.records), b.attemptId); // never answered: the process is gone
-    await dying.died;
-    stores.faults.disarm();
-    expect(injector.fired).toHaveLength(1);
-    const held = await headOf(lane);
-    expect(held).toMatchObject({ committedEnd: what === 'applied' ? 5 : 2, writer: { id: w1.writerId } });
-    expect(held.suspendedBy, 'SuspendLane never ran').toBeUndefined();
+  ] as const)(
+    '%s (the lost CAS %s): the lane stays held until `stream resolve --writer`, which reports each attempt; then every record is in the lane once',
+    async (kind, what) => {
+      const { lane, session } = await newLane(stores.ports, `kill-${kind}`);
+      // The writer's process dies right after sending its second head CAS: b2's (b3 and b4 are pipelined behind it).
+      const dying = dyingAfter(stores.ports, STREAM_CUT_POINTS.headCas, 2);
+      const w1 = new LaneWriter(dying.ports, lane, session, { depth: 3 });
+      const b1 = batch(w1, 'b1', 2);
+      expect(await w1.append(bytes(b1.records), b1.attemptId)).toMatchObject({
+        status: 'KNOWN_COMMITTED',
+        start: 0,
+        end: 2,
+      });
+      const unacked = [batch(w1, 'b2', 3), batch(w1, 'b3', 1), batch(w1, 'b4', 2)];
+      const injector = stores.faults.arm(`${STREAM_CUT_POINTS.headCas}:${kind}`);
+      for (const b of unacked) void w1.append(bytes(b.records), b.attemptId); // never answered: the process is gone
+      await dying.died;
+      stores.faults.disarm();
+      expect(injector.fired).toHaveLength(1);
+      const held = await headOf(lane);
+      expect(held).toMatchObject({ committedEnd: what === 'applied' ? 5 : 2, writer: { id: w1.writerId } });
+      expect(held.suspendedBy, 'SuspendLane never ran').toBeUndefined();
 
-    // The producer restarts on the same session: a new writer is refused before it writes anything, and so is the flow.
-    const w2 = new LaneWriter(stores.ports, lane, session, { depth: 3 });
-    expect(await w2.append(bytes(unacked[0]!.records)), 'a new writer appended while the dead writer\'s CAS may have applied: a duplicate').toMatchObject(heldBy(lane, w1.writerId));
-    expect(await walsOfWriter(lane, w2.writerId)).toEqual([]);
-    expect((await appendFlow(stores.ports, lane, session, 'f1', unacked[0]!.records)).output).toMatchObject({ status: 'KNOWN_NOT_COMMITTED', reason: 'Stream.LaneSuspended' });
-    expect((await headOf(lane)).committedEnd).toBe(held.committedEnd);
+      // The producer restarts on the same session: a new writer is refused before it writes anything, and so is the flow.
+      const w2 = new LaneWriter(stores.ports, lane, session, { depth: 3 });
+      expect(
+        await w2.append(bytes(unacked[0]!.records)),
+        "a new writer appended while the dead writer's CAS may have applied: a duplicate",
+      ).toMatchObject(heldBy(lane, w1.writerId));
+      expect(await walsOfWriter(lane, w2.writerId)).toEqual([]);
+      expect((await appendFlow(stores.ports, lane, session, 'f1', unacked[0]!.records)).output).toMatchObject({
+        status: 'KNOWN_NOT_COMMITTED',
+        reason: 'Stream.LaneSuspended',
+      });
+      expect((await headOf(lane)).committedEnd).toBe(held.committedEnd);
 
-    const report = await resolveWriter(lane, w1.writerId);
-    expect(report.get(b1.attemptId)).toMatchObject({ status: 'KNOWN_COMMITTED', start: 0, end: 2 });
-    expect(report.get(unacked[0]!.attemptId)).toMatchObject(what === 'applied' ? { status: 'KNOWN_COMMITTED', start: 2, end: 5 } : { status: 'KNOWN_NOT_COMMITTED' });
-    for (const b of unacked.slice(1)) expect(report.get(b.attemptId)?.status ?? 'KNOWN_NOT_COMMITTED', b.attemptId).toBe('KNOWN_NOT_COMMITTED');
-    // The lost CAS request delivered late (a duplicate of it): the head moved on, it can never apply.
-    expect(await stores.ports.authority.transact(STREAM_CUT_POINTS.headCas, dying.lastLegs())).toMatchObject({ status: 'CONFLICT' });
-    // A second resolve (an operator's re-run) reports the same and writes nothing.
-    const settled = await headOf(lane);
-    expect([...(await resolveWriter(lane, w1.writerId)).values()]).toEqual([...report.values()]);
-    expect(await headOf(lane)).toEqual(settled);
+      const report = await resolveWriter(lane, w1.writerId);
+      expect(report.get(b1.attemptId)).toMatchObject({ status: 'KNOWN_COMMITTED', start: 0, end: 2 });
+      expect(report.get(unacked[0]!.attemptId)).toMatchObject(
+        what === 'applied' ? { status: 'KNOWN_COMMITTED', start: 2, end: 5 } : { status: 'KNOWN_NOT_COMMITTED' },
+      );
+      for (const b of unacked.slice(1))
+        expect(report.get(b.attemptId)?.status ?? 'KNOWN_NOT_COMMITTED', b.attemptId).toBe('KNOWN_NOT_COMMITTED');
+      // The lost CAS request delivered late (a duplicate of it): the head moved on, it can never apply.
+      expect(await stores.ports.authority.transact(STREAM_CUT_POINTS.headCas, dying.lastLegs())).toMatchObject({
+        status: 'CONFLICT',
+      });
+      // A second resolve (an operator's re-run) reports the same and writes nothing.
+      const settled = await headOf(lane);
+      expect([...(await resolveWriter(lane, w1.writerId)).values()]).toEqual([...report.values()]);
+      expect(await headOf(lane)).toEqual(settled);
 
-    const acked = [b1, ...(await resend(w2, unacked, report))];
-    expect(await w2.close()).toEqual({ released: true, unsettled: [] });
-    const f2 = { attemptId: 'f2', records: batchOf('f2', 1) };
-    expect((await appendFlow(stores.ports, lane, session, f2.attemptId, f2.records)).output).toMatchObject({ status: 'KNOWN_COMMITTED' });
-    await expectExactlyOnce(lane, [...acked, f2]);
-  });
+      const acked = [b1, ...(await resend(w2, unacked, report))];
+      expect(await w2.close()).toEqual({ released: true, unsettled: [] });
+      const f2 = { attemptId: 'f2', records: batchOf('f2', 1) };
+      expect((await appendFlow(stores.ports, lane, session, f2.attemptId, f2.records)).output).toMatchObject({
+        status: 'KNOWN_COMMITTED',
+      });
+      await expectExactlyOnce(lane, [...acked, f2]);
+    },
+  );
 
   it('SuspendLane crashing after the unknown outcome: close() keeps the slot (naming the unsettled attempt), resolve spends it', async () => {
     const { lane, session } = await newLane(stores.ports, 'kill-suspend');
@@ -153,7 +181,9 @@ describe('a LaneWriter that dies with a head CAS outcome unknown, before Suspend
     const w2 = new LaneWriter(stores.ports, lane, session);
     expect(await w2.append(bytes(b1.records))).toMatchObject(heldBy(lane, w1.writerId));
     const report = await resolveWriter(lane, w1.writerId);
-    expect([...report.values()]).toEqual([expect.objectContaining({ attemptId: b1.attemptId, status: 'KNOWN_NOT_COMMITTED' })]);
+    expect([...report.values()]).toEqual([
+      expect.objectContaining({ attemptId: b1.attemptId, status: 'KNOWN_NOT_COMMITTED' }),
+    ]);
     const acked = await resend(w2, [b1], report);
     expect(await w2.close()).toEqual({ released: true, unsettled: [] });
     await expectExactlyOnce(lane, acked);
@@ -204,10 +234,14 @@ describe('what a resolve of a long-running writer costs', () => {
     const { lane, session } = await newLane(stores.ports, 'slot-cost');
     const w1 = new LaneWriter(stores.ports, lane, session, { depth: 4 });
     const batches = Array.from({ length: 30 }, (_, i) => batch(w1, `c${i}`, 1 + (i % 3)));
-    for (const outcome of await Promise.all(batches.map((b) => w1.append(bytes(b.records), b.attemptId)))) expect(outcome.status).toBe('KNOWN_COMMITTED');
+    for (const outcome of await Promise.all(batches.map((b) => w1.append(bytes(b.records), b.attemptId))))
+      expect(outcome.status).toBe('KNOWN_COMMITTED');
     // Never closed: the process is gone.
     const counts: Record<string, number> = {};
-    const count = <T>(kind: string, call: () => Promise<T>): Promise<T> => ((counts[kind] = (counts[kind] ?? 0) + 1), call());
+    const count = <T>(kind: string, call: () => Promise<T>): Promise<T> => (
+      (counts[kind] = (counts[kind] ?? 0) + 1),
+      call()
+    );
     const a = stores.ports.authority;
     const o = stores.ports.objects;
     const counted = interceptPorts(stores.ports, {
@@ -217,10 +251,15 @@ describe('what a resolve of a long-running writer costs', () => {
         update: (...args) => count('authority.update', () => a.update(...args)),
         transact: (...args) => count('authority.transact', () => a.transact(...args)),
       },
-      objects: { list: (prefix) => count('objects.list', () => o.list(prefix)), head: (key) => count('objects.head', () => o.head(key)) },
+      objects: {
+        list: (prefix) => count('objects.list', () => o.list(prefix)),
+        head: (key) => count('objects.head', () => o.head(key)),
+      },
     });
     const report = await resolveWriterInProcess({ ...lane, writerId: w1.writerId }, counted);
-    expect(report.attempts.map((x) => [x.attemptId, x.status])).toEqual(batches.map((b) => [b.attemptId, 'KNOWN_COMMITTED']));
+    expect(report.attempts.map((x) => [x.attemptId, x.status])).toEqual(
+      batches.map((b) => [b.attemptId, 'KNOWN_COMMITTED']),
+    );
     expect(counts).toEqual({ 'authority.get': 3 + 30, 'authority.update': 2, 'objects.list': 1, 'objects.head': 30 });
     await expectExactlyOnce(lane, batches);
   });
@@ -231,19 +270,30 @@ describe('the writer slot on the happy path and around a takeover', () => {
     const { lane, session } = await newLane(stores.ports, 'slot-close');
     const w1 = new LaneWriter(stores.ports, lane, session);
     const acked = [batch(w1, 'b1', 2), batch(w1, 'b2', 1)];
-    for (const b of acked) expect(await w1.append(bytes(b.records), b.attemptId)).toMatchObject({ status: 'KNOWN_COMMITTED' });
+    for (const b of acked)
+      expect(await w1.append(bytes(b.records), b.attemptId)).toMatchObject({ status: 'KNOWN_COMMITTED' });
     expect((await headOf(lane)).writer).toMatchObject({ id: w1.writerId, epoch: session.epoch });
     // While it is held, the flow is refused (and spends only its own attempt id).
-    expect((await appendFlow(stores.ports, lane, session, 'f0', batchOf('f0', 1))).output).toMatchObject({ status: 'KNOWN_NOT_COMMITTED', reason: 'Stream.LaneSuspended' });
+    expect((await appendFlow(stores.ports, lane, session, 'f0', batchOf('f0', 1))).output).toMatchObject({
+      status: 'KNOWN_NOT_COMMITTED',
+      reason: 'Stream.LaneSuspended',
+    });
     expect(await w1.close()).toEqual({ released: true, unsettled: [] });
     expect((await headOf(lane)).writer).toBeUndefined();
 
     const w2 = new LaneWriter(stores.ports, lane, session);
     const b3 = batch(w2, 'b3', 2);
-    expect(await w2.append(bytes(b3.records), b3.attemptId)).toMatchObject({ status: 'KNOWN_COMMITTED', start: 3, end: 5 });
+    expect(await w2.append(bytes(b3.records), b3.attemptId)).toMatchObject({
+      status: 'KNOWN_COMMITTED',
+      start: 3,
+      end: 5,
+    });
     expect(await w2.close()).toEqual({ released: true, unsettled: [] });
     const f1 = { attemptId: 'f1', records: batchOf('f1', 1) };
-    expect((await appendFlow(stores.ports, lane, session, f1.attemptId, f1.records)).output).toMatchObject({ status: 'KNOWN_COMMITTED', start: 5 });
+    expect((await appendFlow(stores.ports, lane, session, f1.attemptId, f1.records)).output).toMatchObject({
+      status: 'KNOWN_COMMITTED',
+      start: 5,
+    });
     await expectExactlyOnce(lane, [...acked, b3, f1]);
   });
 
@@ -266,7 +316,11 @@ describe('the writer slot on the happy path and around a takeover', () => {
     const report = await resolveWriter(lane, w1.writerId);
     expect(report.get(b1.attemptId)).toMatchObject({ status: 'KNOWN_COMMITTED', start: 0, end: 2 });
     const b2 = batch(w2, 'b2', 1);
-    expect(await w2.append(bytes(b2.records), b2.attemptId)).toMatchObject({ status: 'KNOWN_COMMITTED', start: 2, end: 3 });
+    expect(await w2.append(bytes(b2.records), b2.attemptId)).toMatchObject({
+      status: 'KNOWN_COMMITTED',
+      start: 2,
+      end: 3,
+    });
     expect(await w2.close()).toEqual({ released: true, unsettled: [] });
     // The fenced writer's close leaves another writer's slot alone.
     expect(await w1.close()).toEqual({ released: true, unsettled: [] });
@@ -278,7 +332,10 @@ describe('the writer slot on the happy path and around a takeover', () => {
     const before = await headOf(lane);
     const w1 = new LaneWriter(stores.ports, lane, session);
     await expect(w1.append(bytes(['x']), 'caller-1')).rejects.toMatchObject({ code: 'stream.invalid_attempt' });
-    for (const input of [{ ...lane, writerId: 'W1' }, { ...lane, writerId: 'abcd1234', attemptId: 'a1' }]) {
+    for (const input of [
+      { ...lane, writerId: 'W1' },
+      { ...lane, writerId: 'abcd1234', attemptId: 'a1' },
+    ]) {
       const run = await runFlow('stream-resolve-append', input, { ports: stores.ports, retryIntervalMs: 0 });
       expect(run, JSON.stringify(input)).toMatchObject({ status: 'FAILED', error: 'Stream.Rejected' });
       expect(run.cause).toMatch(/stream\.invalid_(writer|resolve)|writer must be|exactly one of/);

@@ -7,7 +7,12 @@ import { openMssqlTarget } from '../../src/adapters/mssql/target.js';
 import { encodeChunk } from '../../src/delivery/chunk-codec.js';
 import { sha256Hex } from '../../src/domain/digest.js';
 import type { TableRef, TargetRow } from '../../src/ports/target.js';
-import { targetContract, type ContractColumnType, type ContractHandle, type TargetAdmin } from '../contract/target-contract.js';
+import {
+  targetContract,
+  type ContractColumnType,
+  type ContractHandle,
+  type TargetAdmin,
+} from '../contract/target-contract.js';
 
 /**
  * SQL Server cannot run on these machines. When CUTPOINT_MSSQL_URL names a server (a
@@ -38,7 +43,9 @@ async function openMssqlContract(url: string, restrictedUrl: string | undefined)
     schema,
     async createTable(table, columns, primaryKey) {
       const ref = { schema, table };
-      const defs = columns.map((c) => `${b(c.name)} ${TYPES[c.type]}${primaryKey?.includes(c.name) ? ' NOT NULL' : ''}`);
+      const defs = columns.map(
+        (c) => `${b(c.name)} ${TYPES[c.type]}${primaryKey?.includes(c.name) ? ' NOT NULL' : ''}`,
+      );
       if (primaryKey?.length) defs.push(`PRIMARY KEY (${primaryKey.map(b).join(', ')})`);
       await pool.request().batch(`CREATE TABLE ${bt(ref)} (${defs.join(', ')})`);
       return ref;
@@ -52,15 +59,22 @@ async function openMssqlContract(url: string, restrictedUrl: string | undefined)
           if (value instanceof Date) request.input(`p${i}`, sql.DateTime2(3), value);
           else request.input(`p${i}`, value);
         });
-        await request.query(`INSERT INTO ${bt(table)} (${names.map(b).join(', ')}) VALUES (${names.map((_, i) => `@p${i}`).join(', ')})`);
+        await request.query(
+          `INSERT INTO ${bt(table)} (${names.map(b).join(', ')}) VALUES (${names.map((_, i) => `@p${i}`).join(', ')})`,
+        );
       }
     },
     async rows(table, orderBy) {
-      const result = await pool.request().query<TargetRow>(`SELECT * FROM ${bt(table)} ORDER BY ${orderBy.map(b).join(', ')}`);
+      const result = await pool
+        .request()
+        .query<TargetRow>(`SELECT * FROM ${bt(table)} ORDER BY ${orderBy.map(b).join(', ')}`);
       return [...result.recordset];
     },
     async exists(table) {
-      const result = await pool.request().input('name', sql.NVarChar(400), bt(table)).query(`SELECT OBJECT_ID(@name, N'U') AS id`);
+      const result = await pool
+        .request()
+        .input('name', sql.NVarChar(400), bt(table))
+        .query(`SELECT OBJECT_ID(@name, N'U') AS id`);
       return result.recordset[0]?.id !== null;
     },
     async setMarker(table, marker) {
@@ -76,7 +90,11 @@ async function openMssqlContract(url: string, restrictedUrl: string | undefined)
     ...(restrictedUrl
       ? {
           async restricted() {
-            const restrictedTarget = openMssqlTarget({ connection: restrictedUrl, faults: new FaultSwitch(), receiptTable });
+            const restrictedTarget = openMssqlTarget({
+              connection: restrictedUrl,
+              faults: new FaultSwitch(),
+              receiptTable,
+            });
             return { target: restrictedTarget, close: () => restrictedTarget.close() };
           },
         }
@@ -102,7 +120,10 @@ async function openMssqlContract(url: string, restrictedUrl: string | undefined)
 
 const url = process.env.CUTPOINT_MSSQL_URL;
 const restrictedUrl = process.env.CUTPOINT_MSSQL_RESTRICTED_URL;
-if (url) targetContract('SQL Server (CUTPOINT_MSSQL_URL)', () => openMssqlContract(url, restrictedUrl), { restrictedPrincipal: !!restrictedUrl });
+if (url)
+  targetContract('SQL Server (CUTPOINT_MSSQL_URL)', () => openMssqlContract(url, restrictedUrl), {
+    restrictedPrincipal: !!restrictedUrl,
+  });
 
 describe('SQL Server adapter without a server', () => {
   // Port 1 on loopback: nothing listens, the connection is refused at once.
@@ -134,24 +155,55 @@ describe('SQL Server adapter without a server', () => {
     const staging = { table: { schema: 'dbo', table: 'stg' }, objectId: '42', invocationId: 'inv', owner: 'o' };
     try {
       await expect(
-        target.createStaging({ invocationId: 'inv', staging: { schema: 'dbo', table: 'x]; DROP TABLE y; --' }, likeTable: staging.table, ownerBinding: 'o' }),
+        target.createStaging({
+          invocationId: 'inv',
+          staging: { schema: 'dbo', table: 'x]; DROP TABLE y; --' },
+          likeTable: staging.table,
+          ownerBinding: 'o',
+        }),
       ).rejects.toMatchObject({ code: 'delivery.invalid_identifier' });
       const empty = new Uint8Array();
       const chunk = { staging, seq: 0, columns: ['a'], jsonl: empty, sha256: sha256Hex(empty), rows: 0 };
-      await expect(target.loadChunk({ ...chunk, columns: ['a b'] })).rejects.toMatchObject({ code: 'delivery.invalid_identifier' });
+      await expect(target.loadChunk({ ...chunk, columns: ['a b'] })).rejects.toMatchObject({
+        code: 'delivery.invalid_identifier',
+      });
       const jsonl = encodeChunk([{ a: 1 }, { a: 2 }], ['a']);
-      await expect(target.loadChunk({ ...chunk, jsonl, sha256: sha256Hex(empty), rows: 2 })).rejects.toMatchObject({ code: 'delivery.chunk_digest_mismatch' });
-      await expect(target.loadChunk({ ...chunk, jsonl, sha256: sha256Hex(jsonl), rows: 3 })).rejects.toMatchObject({ code: 'delivery.load_count_mismatch' });
-      await expect(target.loadChunk({ ...chunk, seq: 2 ** 31 })).rejects.toMatchObject({ code: 'delivery.invalid_request' });
-      await expect(target.observeChunks(staging, { from: 5, to: 4 })).rejects.toMatchObject({ code: 'delivery.invalid_request' });
-      await expect(target.observeChunks(staging, { from: -1, to: 4 })).rejects.toMatchObject({ code: 'delivery.invalid_request' });
-      const window = { start: new Date('2024-03-01T11:00:00Z'), end: new Date('2024-03-01T10:00:00Z') };
-      const request = { invocationId: 'inv', target: staging.table, window, mode: 'merge' as const, keyColumns: ['id'], timeColumn: 'ts', staging, rows: 1, digest: 'f'.repeat(64) };
-      await expect(target.publish(request)).rejects.toMatchObject({ code: 'delivery.invalid_window' });
-      await expect(target.publish({ ...request, window: { start: window.end, end: window.start }, digest: "'; DROP" })).rejects.toMatchObject({
+      await expect(target.loadChunk({ ...chunk, jsonl, sha256: sha256Hex(empty), rows: 2 })).rejects.toMatchObject({
+        code: 'delivery.chunk_digest_mismatch',
+      });
+      await expect(target.loadChunk({ ...chunk, jsonl, sha256: sha256Hex(jsonl), rows: 3 })).rejects.toMatchObject({
+        code: 'delivery.load_count_mismatch',
+      });
+      await expect(target.loadChunk({ ...chunk, seq: 2 ** 31 })).rejects.toMatchObject({
         code: 'delivery.invalid_request',
       });
-      await expect(target.dropStaging({ ...staging, objectId: '42; DROP' })).rejects.toMatchObject({ code: 'delivery.invalid_request' });
+      await expect(target.observeChunks(staging, { from: 5, to: 4 })).rejects.toMatchObject({
+        code: 'delivery.invalid_request',
+      });
+      await expect(target.observeChunks(staging, { from: -1, to: 4 })).rejects.toMatchObject({
+        code: 'delivery.invalid_request',
+      });
+      const window = { start: new Date('2024-03-01T11:00:00Z'), end: new Date('2024-03-01T10:00:00Z') };
+      const request = {
+        invocationId: 'inv',
+        target: staging.table,
+        window,
+        mode: 'merge' as const,
+        keyColumns: ['id'],
+        timeColumn: 'ts',
+        staging,
+        rows: 1,
+        digest: 'f'.repeat(64),
+      };
+      await expect(target.publish(request)).rejects.toMatchObject({ code: 'delivery.invalid_window' });
+      await expect(
+        target.publish({ ...request, window: { start: window.end, end: window.start }, digest: "'; DROP" }),
+      ).rejects.toMatchObject({
+        code: 'delivery.invalid_request',
+      });
+      await expect(target.dropStaging({ ...staging, objectId: '42; DROP' })).rejects.toMatchObject({
+        code: 'delivery.invalid_request',
+      });
     } finally {
       await target.close();
     }

@@ -9,7 +9,14 @@ import { openPostgresTarget } from '../../src/adapters/postgres/target.js';
 import { LOCAL_POSTGRES_ENV, startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/local/embedded-postgres.js';
 import type { TableRef, TargetRow } from '../../src/ports/target.js';
 import { HoldingFaults } from '../support/held-effect.js';
-import { chunkOf, targetContract, type ContractColumnType, type ContractHandle, type TargetAdmin, type TypedKind } from '../contract/target-contract.js';
+import {
+  chunkOf,
+  targetContract,
+  type ContractColumnType,
+  type ContractHandle,
+  type TargetAdmin,
+  type TypedKind,
+} from '../contract/target-contract.js';
 
 /**
  * The target contract on PostgreSQL, on both local engines, each started here on a free
@@ -63,7 +70,10 @@ async function openPostgresContract(connectionString: string): Promise<ContractH
       for (const row of rows) {
         const names = Object.keys(row);
         const values = names.map((n) => (row[n] instanceof Date ? (row[n] as Date).toISOString() : row[n]));
-        await client.query(`INSERT INTO ${qt(table)} (${names.map(q).join(', ')}) VALUES (${names.map((_, i) => `$${i + 1}`).join(', ')})`, values);
+        await client.query(
+          `INSERT INTO ${qt(table)} (${names.map(q).join(', ')}) VALUES (${names.map((_, i) => `$${i + 1}`).join(', ')})`,
+          values,
+        );
       }
     },
     async rows(table, orderBy) {
@@ -78,15 +88,19 @@ async function openPostgresContract(connectionString: string): Promise<ContractH
       return result.rowCount === 1;
     },
     async setMarker(table, marker) {
-      const statement = await client.query<{ s: string }>(`SELECT format('COMMENT ON TABLE %I.%I IS %L', $1::text, $2::text, $3::text) AS s`, [
-        table.schema,
-        table.table,
-        marker,
-      ]);
+      const statement = await client.query<{ s: string }>(
+        `SELECT format('COMMENT ON TABLE %I.%I IS %L', $1::text, $2::text, $3::text) AS s`,
+        [table.schema, table.table, marker],
+      );
       await client.query(statement.rows[0]!.s);
     },
     async restricted() {
-      const restrictedTarget = openPostgresTarget({ connectionString, faults: new FaultSwitch(), receiptTable, role: restrictedRole });
+      const restrictedTarget = openPostgresTarget({
+        connectionString,
+        faults: new FaultSwitch(),
+        receiptTable,
+        role: restrictedRole,
+      });
       return { target: restrictedTarget, close: () => restrictedTarget.close() };
     },
     typed: {
@@ -130,7 +144,8 @@ targetContract('PostgreSQL (embedded server; PGlite where it cannot run)', () =>
 targetContract('PostgreSQL (PGlite over the wire)', () => openEmbedded('pglite'), { typedValues: true });
 
 const realUrl = process.env.CUTPOINT_POSTGRES_URL;
-if (realUrl) targetContract('PostgreSQL (CUTPOINT_POSTGRES_URL)', () => openPostgresContract(realUrl), { typedValues: true });
+if (realUrl)
+  targetContract('PostgreSQL (CUTPOINT_POSTGRES_URL)', () => openPostgresContract(realUrl), { typedValues: true });
 
 afterAll(async () => {
   await Promise.all(started.map((s) => s.stop()));
@@ -171,7 +186,11 @@ describe('embedded PostgreSQL', () => {
         expect(url.password).toMatch(/^[0-9a-f]{48}$/);
         expect(Number(url.port)).toBe(server.port);
         const settings = await serverSettings(server.connectionString);
-        expect(settings).toMatchObject({ listen_addresses: '127.0.0.1', unix_socket_directories: '', server_encoding: 'UTF8' });
+        expect(settings).toMatchObject({
+          listen_addresses: '127.0.0.1',
+          unix_socket_directories: '',
+          server_encoding: 'UTF8',
+        });
         expect(settings.server_version).toMatch(/^18\./);
         expect(existsSync(settings.data_directory!)).toBe(true);
         url.password = 'wrong';
@@ -184,7 +203,9 @@ describe('embedded PostgreSQL', () => {
           await Promise.all(clients.map((c) => c.connect()));
           // Three sessions holding transactions open at once: a real server, not one multiplexed backend.
           await Promise.all(clients.map((c) => c.query('BEGIN')));
-          const pids = await Promise.all(clients.map((c) => c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid').then((r) => r.rows[0]!.pid)));
+          const pids = await Promise.all(
+            clients.map((c) => c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid').then((r) => r.rows[0]!.pid)),
+          );
           expect(new Set(pids).size).toBe(3);
         } finally {
           await Promise.all(clients.map((c) => c.end()));
@@ -214,7 +235,11 @@ describe('embedded PostgreSQL', () => {
           likeTable: { schema: 'public', table: 'events' },
           ownerBinding: 'owner',
         });
-        const chunk = (ids: number[]) => chunkOf(ids.map((id) => ({ id, body: `row ${id}` })), ['id', 'body']);
+        const chunk = (ids: number[]) =>
+          chunkOf(
+            ids.map((id) => ({ id, body: `row ${id}` })),
+            ['id', 'body'],
+          );
         const finished: string[] = [];
         const load = (name: string, seq: number, ids: number[]) =>
           target.loadChunk({ staging: s, seq, ...chunk(ids) }).then((r) => {
@@ -247,7 +272,10 @@ describe('embedded PostgreSQL', () => {
     const before = process.env[LOCAL_POSTGRES_ENV];
     try {
       process.env[LOCAL_POSTGRES_ENV] = 'sqlite';
-      await expect(startEmbeddedPostgres()).rejects.toMatchObject({ name: 'LocalRuntimeError', code: 'local.invalid_setting' });
+      await expect(startEmbeddedPostgres()).rejects.toMatchObject({
+        name: 'LocalRuntimeError',
+        code: 'local.invalid_setting',
+      });
       process.env[LOCAL_POSTGRES_ENV] = 'pglite';
       const server = await startEmbeddedPostgres();
       try {
@@ -268,10 +296,16 @@ describe('embedded PostgreSQL', () => {
   it('a COMMIT whose connection is lost is classified unknown, an answered error definite', async () => {
     const { classifyPgCommitFailure } = await import('../../src/adapters/postgres/outcome.js');
     expect(classifyPgCommitFailure(Object.assign(new Error('Connection terminated unexpectedly'), {}))).toBe('unknown');
-    expect(classifyPgCommitFailure(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }))).toBe('unknown');
-    expect(classifyPgCommitFailure(Object.assign(new Error('terminating connection'), { code: '57P01' }))).toBe('unknown');
+    expect(classifyPgCommitFailure(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }))).toBe(
+      'unknown',
+    );
+    expect(classifyPgCommitFailure(Object.assign(new Error('terminating connection'), { code: '57P01' }))).toBe(
+      'unknown',
+    );
     expect(classifyPgCommitFailure(Object.assign(new Error('connection failure'), { code: '08006' }))).toBe('unknown');
-    expect(classifyPgCommitFailure(Object.assign(new Error('could not serialize'), { code: '40001' }))).toBe('definite');
+    expect(classifyPgCommitFailure(Object.assign(new Error('could not serialize'), { code: '40001' }))).toBe(
+      'definite',
+    );
     expect(classifyPgCommitFailure(Object.assign(new Error('duplicate key'), { code: '23505' }))).toBe('definite');
   });
 

@@ -41,7 +41,11 @@ afterEach(() => {
 
 const json = () => lines.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
 const outcomes = (step: string) =>
-  Object.fromEntries(json().filter((d) => d._aws !== undefined && d.Step === step && 'CutPointOutcome' in d).map((d) => [d.Outcome, d.CutPointOutcome]));
+  Object.fromEntries(
+    json()
+      .filter((d) => d._aws !== undefined && d.Step === step && 'CutPointOutcome' in d)
+      .map((d) => [d.Outcome, d.CutPointOutcome]),
+  );
 
 /** The handler as a deployed Lambda builds it (its environment), over the observed emulator ports. */
 function handlerOf(makeHandler: typeof makeRegister, step: string) {
@@ -60,19 +64,40 @@ describe('generation handlers in Lambda mode, against the emulators', () => {
 
     faults.arm(`${GENERATION_CUT_POINTS.objectPut}:lose-response`);
     const write = handlerOf(makeWrite, 'WriteGenerationObject');
-    await expect(write({ root: c.root, taskId: c.input.taskId })).resolves.toMatchObject({ objectKey: expect.any(String) });
+    await expect(write({ root: c.root, taskId: c.input.taskId })).resolves.toMatchObject({
+      objectKey: expect.any(String),
+    });
     expect(outcomes('WriteGenerationObject')).toMatchObject({ unknown: 1 });
     const crossed = json().filter((l) => l.message === 'cut point crossed' && l.step === 'WriteGenerationObject');
-    expect(crossed).toContainEqual(expect.objectContaining({ level: 'WARN', cutPoint: GENERATION_CUT_POINTS.objectPut, outcome: 'unknown', taskId: c.input.taskId }));
-    expect(json().find((l) => l.message === 'step ended' && l.step === 'WriteGenerationObject')).toMatchObject({ level: 'INFO', service: 'cutpoint', taskId: c.input.taskId });
+    expect(crossed).toContainEqual(
+      expect.objectContaining({
+        level: 'WARN',
+        cutPoint: GENERATION_CUT_POINTS.objectPut,
+        outcome: 'unknown',
+        taskId: c.input.taskId,
+      }),
+    );
+    expect(json().find((l) => l.message === 'step ended' && l.step === 'WriteGenerationObject')).toMatchObject({
+      level: 'INFO',
+      service: 'cutpoint',
+      taskId: c.input.taskId,
+    });
   });
 
   it("refuse an execution input with a field the flow does not read inside the handler's telemetry: logged with its code, counted as a StepError, nothing crossed", async () => {
     const c = await newGenerationCase(stores.ports, 'telemetry-refused');
     const register = handlerOf(makeRegister, 'RegisterGenerationTask');
-    await expect(register({ flow: 'commit-generation', executionInput: { ...c.input, extra: 1 }, input: c.input })).rejects.toMatchObject({ name: 'Cutpoint.ValidationError', code: 'flow.input_unknown_field' });
-    expect(json().find((l) => l.message === 'step failed' && l.step === 'RegisterGenerationTask')).toMatchObject({ level: 'ERROR', code: 'flow.input_unknown_field', taskId: c.input.taskId });
-    expect(json().find((d) => d._aws !== undefined && d.Step === 'RegisterGenerationTask' && 'StepError' in d)).toMatchObject({ ErrorName: 'Cutpoint.ValidationError', StepError: 1 });
+    await expect(
+      register({ flow: 'commit-generation', executionInput: { ...c.input, extra: 1 }, input: c.input }),
+    ).rejects.toMatchObject({ name: 'Cutpoint.ValidationError', code: 'flow.input_unknown_field' });
+    expect(json().find((l) => l.message === 'step failed' && l.step === 'RegisterGenerationTask')).toMatchObject({
+      level: 'ERROR',
+      code: 'flow.input_unknown_field',
+      taskId: c.input.taskId,
+    });
+    expect(
+      json().find((d) => d._aws !== undefined && d.Step === 'RegisterGenerationTask' && 'StepError' in d),
+    ).toMatchObject({ ErrorName: 'Cutpoint.ValidationError', StepError: 1 });
     expect(outcomes('RegisterGenerationTask')).toEqual({});
   });
 });

@@ -34,6 +34,8 @@ describe("the tracer's X-Ray context is loaded only in Lambda", () => {
   }, 90_000);
 
   it("in Lambda (AWS_LAMBDA_FUNCTION_NAME set) the handler's first call loads it, and the handler still answers", async () => {
-    expect(await handlerCall({ AWS_LAMBDA_FUNCTION_NAME: 'cutpoint-test', POWERTOOLS_TRACE_ENABLED: 'false' })).toEqual({ before: false, after: true, out: { ok: true } });
+    expect(await handlerCall({ AWS_LAMBDA_FUNCTION_NAME: 'cutpoint-test', POWERTOOLS_TRACE_ENABLED: 'false' })).toEqual(
+      { before: false, after: true, out: { ok: true } },
+    );
   }, 90_000);
 });

@@ -35,7 +35,12 @@ export class SoakTally {
     if (!r.ok) {
       this.failed++;
       per.failed++;
-      this.failures.push({ scenario: r.scenario, seed: r.seed, error: `${r.error?.name}: ${r.error?.message}`, replay: r.replay });
+      this.failures.push({
+        scenario: r.scenario,
+        seed: r.seed,
+        error: `${r.error?.name}: ${r.error?.message}`,
+        replay: r.replay,
+      });
     }
     addAll(this.faults, r.faults);
     addAll(this.events, r.events);
@@ -65,7 +70,16 @@ export class SoakTally {
       failed: this.failed,
       seconds: Math.round(seconds),
       scenarios: Object.fromEntries(
-        [...this.scenarios].map(([name, p]) => [name, { schedules: p.schedules, failed: p.failed, decisions: p.decisions, meanMs: Math.round(p.ms / p.schedules), maxMs: Math.round(p.maxMs) }]),
+        [...this.scenarios].map(([name, p]) => [
+          name,
+          {
+            schedules: p.schedules,
+            failed: p.failed,
+            decisions: p.decisions,
+            meanMs: Math.round(p.ms / p.schedules),
+            maxMs: Math.round(p.maxMs),
+          },
+        ]),
       ),
       faultsInjected: Object.fromEntries([...this.faults].sort()),
       actorEvents: Object.fromEntries([...this.events].sort()),

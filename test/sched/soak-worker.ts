@@ -60,15 +60,30 @@ export async function runShare(share: Share, endpoints: Endpoints, emit: (r: Sch
 
 /** A result as one JSON line (maps as objects; the trace only when it failed). */
 export function toLine(r: ScheduleResult): string {
-  return JSON.stringify({ ...r, hits: Object.fromEntries(r.hits), faults: Object.fromEntries(r.faults), events: Object.fromEntries(r.events), trace: r.ok ? [] : r.trace });
+  return JSON.stringify({
+    ...r,
+    hits: Object.fromEntries(r.hits),
+    faults: Object.fromEntries(r.faults),
+    events: Object.fromEntries(r.events),
+    trace: r.ok ? [] : r.trace,
+  });
 }
 
 /** Reads a worker's result lines back. */
 export function readResults(child: ChildProcess, onResult: (r: ScheduleResult) => void): Promise<void> {
   const lines = createInterface({ input: child.stdout! });
   lines.on('line', (line) => {
-    const raw = JSON.parse(line) as ScheduleResult & { hits: Record<string, number>; faults: Record<string, number>; events: Record<string, number> };
-    onResult({ ...raw, hits: new Map(Object.entries(raw.hits)), faults: new Map(Object.entries(raw.faults)), events: new Map(Object.entries(raw.events)) });
+    const raw = JSON.parse(line) as ScheduleResult & {
+      hits: Record<string, number>;
+      faults: Record<string, number>;
+      events: Record<string, number>;
+    };
+    onResult({
+      ...raw,
+      hits: new Map(Object.entries(raw.hits)),
+      faults: new Map(Object.entries(raw.faults)),
+      events: new Map(Object.entries(raw.events)),
+    });
   });
   return new Promise((resolve) => lines.on('close', resolve));
 }

@@ -51,7 +51,8 @@ function planOf(argv: string[]): Plan & { workerOf?: string; dynamodb?: string; 
   }
   const names = values.scenario?.split(',').map((n) => n.trim()) ?? SCENARIOS.map((s) => s.name);
   const unknown = names.filter((n) => !SCENARIOS.some((s) => s.name === n));
-  if (unknown.length) throw new UsageError(`unknown scenario ${unknown.join(', ')}; known: ${SCENARIOS.map((s) => s.name).join(', ')}`);
+  if (unknown.length)
+    throw new UsageError(`unknown scenario ${unknown.join(', ')}; known: ${SCENARIOS.map((s) => s.name).join(', ')}`);
   const scenarios = SCENARIOS.filter((s) => names.includes(s.name)) as unknown as AnyScenario[];
   const seed = values.seed === undefined ? undefined : whole(values.seed, '--seed');
   const [index, of] = (values['worker-of'] ?? '0/1').split('/').map((n) => whole(n, '--worker-of'));
@@ -73,7 +74,8 @@ function planOf(argv: string[]): Plan & { workerOf?: string; dynamodb?: string; 
 
 function whole(raw: string, flag: string): number {
   const n = Number(raw);
-  if (raw.trim() === '' || !Number.isSafeInteger(n) || n < 0) throw new UsageError(`${flag} takes a non-negative integer, got "${raw}"`);
+  if (raw.trim() === '' || !Number.isSafeInteger(n) || n < 0)
+    throw new UsageError(`${flag} takes a non-negative integer, got "${raw}"`);
   return n;
 }
 
@@ -87,7 +89,9 @@ async function main(argv: string[]): Promise<number> {
   const runtime = await startLocalRuntime();
   const tally = new SoakTally();
   const workers = Math.min(plan.workers, plan.total);
-  process.stderr.write(`soak: ${plan.total} schedules over ${plan.scenarios.map((s) => s.name).join(', ')}, ${workers} worker(s)\n`);
+  process.stderr.write(
+    `soak: ${plan.total} schedules over ${plan.scenarios.map((s) => s.name).join(', ')}, ${workers} worker(s)\n`,
+  );
   // Ctrl-C (SIGINT) or a stop (SIGTERM): the summary of the schedules run so far, marked
   // interrupted, then exit 1 (not a pass); the workers are stopped first. A schedule still
   // in flight then ends against emulators being stopped (ECONNREFUSED): not a finding, and
@@ -127,10 +131,27 @@ async function main(argv: string[]): Promise<number> {
 const WORKERS = new Set<ChildProcess>();
 
 /** One worker process over the same emulators; its stderr passes through. */
-async function startWorker(argv: string[], index: number, of: number, endpoints: { dynamodb: string; s3: string }, onResult: (r: ScheduleResult) => void): Promise<number> {
+async function startWorker(
+  argv: string[],
+  index: number,
+  of: number,
+  endpoints: { dynamodb: string; s3: string },
+  onResult: (r: ScheduleResult) => void,
+): Promise<number> {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', fileURLToPath(import.meta.url), ...argv, '--worker-of', `${index}/${of}`, '--dynamodb', endpoints.dynamodb, '--s3', endpoints.s3],
+    [
+      '--import',
+      'tsx',
+      fileURLToPath(import.meta.url),
+      ...argv,
+      '--worker-of',
+      `${index}/${of}`,
+      '--dynamodb',
+      endpoints.dynamodb,
+      '--s3',
+      endpoints.s3,
+    ],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
   WORKERS.add(child);
@@ -143,7 +164,9 @@ main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
     const usage = error instanceof UsageError;
-    process.stderr.write(usage ? `soak.usage: ${error.message}\n${USAGE}\n` : `soak.failed: ${(error as Error).stack ?? String(error)}\n`);
+    process.stderr.write(
+      usage ? `soak.usage: ${error.message}\n${USAGE}\n` : `soak.failed: ${(error as Error).stack ?? String(error)}\n`,
+    );
     process.exit(usage ? 2 : 1);
   },
 );

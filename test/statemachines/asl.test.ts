@@ -2,7 +2,17 @@ import { readdirSync } from 'node:fs';
 import { StateMachine } from 'aws-local-stepfunctions';
 import { describe, expect, it } from 'vitest';
 import { FLOWS, STEPS, stepByPlaceholder } from '../../functions/registry.js';
-import { allStates, childFlowPlaceholderOf, duplicateStateNames, flowPlaceholder, loadAsl, nestedMachines, REPO_ROOT, taskStates, type AslDefinition } from '../../src/local/asl.js';
+import {
+  allStates,
+  childFlowPlaceholderOf,
+  duplicateStateNames,
+  flowPlaceholder,
+  loadAsl,
+  nestedMachines,
+  REPO_ROOT,
+  taskStates,
+  type AslDefinition,
+} from '../../src/local/asl.js';
 import { checkMap } from '../../src/local/distributed-map-spec.js';
 import { fixtureFlow } from '../fixtures/distributed-map-steps.js';
 import { flowWorstSeconds } from '../support/asl-budget.js';
@@ -16,7 +26,9 @@ describe('statemachines/*.asl.json', () => {
 
   it('placeholders match the registry one to one', () => {
     // (A Task that starts another flow names no step: see childFlowPlaceholderOf.)
-    const used = new Set(FLOWS.flatMap((f) => taskStates(loadAsl(f.name)).flatMap((t) => (t.placeholder ? [t.placeholder] : []))));
+    const used = new Set(
+      FLOWS.flatMap((f) => taskStates(loadAsl(f.name)).flatMap((t) => (t.placeholder ? [t.placeholder] : []))),
+    );
     expect([...used].sort()).toEqual(STEPS.map((s) => s.placeholder).sort());
   });
 
@@ -25,7 +37,9 @@ describe('statemachines/*.asl.json', () => {
     const text = JSON.stringify(definition);
 
     it('is valid ASL (JSONPath only, as the local runner and AWS both accept)', () => {
-      const withArns = JSON.parse(text.replace(/\$\{([A-Za-z0-9]+)\}/g, 'arn:aws:lambda:us-east-1:000000000000:function:$1'));
+      const withArns = JSON.parse(
+        text.replace(/\$\{([A-Za-z0-9]+)\}/g, 'arn:aws:lambda:us-east-1:000000000000:function:$1'),
+      );
       expect(() => new StateMachine(withArns)).not.toThrow();
       expect(text).not.toMatch(/"QueryLanguage"\s*:\s*"JSONata"/);
     });
@@ -35,7 +49,11 @@ describe('statemachines/*.asl.json', () => {
       expect(text.replace(integrations, '""')).not.toMatch(/arn:aws/);
       for (const { state, placeholder, definition: s } of taskStates(definition)) {
         const child = childFlowPlaceholderOf(s);
-        if (child) expect(FLOWS.map((f) => flowPlaceholder(f.name)), `${state} starts no registry flow`).toContain(child);
+        if (child)
+          expect(
+            FLOWS.map((f) => flowPlaceholder(f.name)),
+            `${state} starts no registry flow`,
+          ).toContain(child);
         else expect(placeholder, `${state} must use a \${placeholder}`).toBeDefined();
       }
     });
@@ -46,7 +64,9 @@ describe('statemachines/*.asl.json', () => {
         const caught = (s.Catch ?? []).flatMap((c) => c.ErrorEquals);
         expect(retried, `${state} retries States.ALL`).not.toContain('States.ALL');
         // A child execution that fails, times out or is stopped surfaces as States.TaskFailed.
-        const errors = childFlowPlaceholderOf(s) ? ['States.TaskFailed', 'States.Timeout'] : stepByPlaceholder(placeholder!).errors;
+        const errors = childFlowPlaceholderOf(s)
+          ? ['States.TaskFailed', 'States.Timeout']
+          : stepByPlaceholder(placeholder!).errors;
         for (const error of errors) {
           expect([...retried, ...caught], `${state} neither retries nor catches ${error}`).toContain(error);
         }
@@ -60,7 +80,11 @@ describe('statemachines/*.asl.json', () => {
           const catchers = s.Catch ?? [];
           const names = catchers.flatMap((c) => c.ErrorEquals);
           expect(names.length, `${state} catches an error name twice`).toBe(new Set(names).size);
-          catchers.slice(0, -1).forEach((c) => expect(c.ErrorEquals, `${state}: States.ALL before another catcher`).not.toContain('States.ALL'));
+          catchers
+            .slice(0, -1)
+            .forEach((c) =>
+              expect(c.ErrorEquals, `${state}: States.ALL before another catcher`).not.toContain('States.ALL'),
+            );
         }
       }
     });
@@ -71,28 +95,34 @@ describe('statemachines/*.asl.json', () => {
 
     it('state names are unique across the whole machine, and every Map is one the local runner runs as written', () => {
       expect(duplicateStateNames(definition)).toEqual([]);
-      for (const { state, definition: s } of allStates(definition)) if (s.Type === 'Map') expect(() => checkMap(state, s)).not.toThrow();
+      for (const { state, definition: s } of allStates(definition))
+        if (s.Type === 'Map') expect(() => checkMap(state, s)).not.toThrow();
     });
   });
 });
 
 describe('timeouts', () => {
-  it.each(FLOWS.map((f) => [f.name]))('%s: every Task outlasts its Lambda, so a Lambda timeout surfaces as a retried error', (flow) => {
-    const definition = loadAsl(flow);
-    for (const { state, placeholder, definition: s } of taskStates(definition)) {
-      const child = childFlowPlaceholderOf(s);
-      if (child) {
-        // A child flow's own execution timeout (where it sets one) ends it before the Task gives up on it.
-        const childFlow = FLOWS.find((f) => flowPlaceholder(f.name) === child)!;
-        expect(s.TimeoutSeconds as number, state).toBeGreaterThan((loadAsl(childFlow.name).TimeoutSeconds as number | undefined) ?? 0);
-        continue;
+  it.each(FLOWS.map((f) => [f.name]))(
+    '%s: every Task outlasts its Lambda, so a Lambda timeout surfaces as a retried error',
+    (flow) => {
+      const definition = loadAsl(flow);
+      for (const { state, placeholder, definition: s } of taskStates(definition)) {
+        const child = childFlowPlaceholderOf(s);
+        if (child) {
+          // A child flow's own execution timeout (where it sets one) ends it before the Task gives up on it.
+          const childFlow = FLOWS.find((f) => flowPlaceholder(f.name) === child)!;
+          expect(s.TimeoutSeconds as number, state).toBeGreaterThan(
+            (loadAsl(childFlow.name).TimeoutSeconds as number | undefined) ?? 0,
+          );
+          continue;
+        }
+        const lambda = stepByPlaceholder(placeholder!).timeoutSeconds;
+        expect(s.TimeoutSeconds as number, state).toBeGreaterThan(lambda);
+        const retried = (s.Retry ?? []).flatMap((r) => r.ErrorEquals);
+        expect(retried, state).toEqual(expect.arrayContaining(['Sandbox.Timedout', 'States.Timeout']));
       }
-      const lambda = stepByPlaceholder(placeholder!).timeoutSeconds;
-      expect(s.TimeoutSeconds as number, state).toBeGreaterThan(lambda);
-      const retried = (s.Retry ?? []).flatMap((r) => r.ErrorEquals);
-      expect(retried, state).toEqual(expect.arrayContaining(['Sandbox.Timedout', 'States.Timeout']));
-    }
-  });
+    },
+  );
 });
 
 /**
@@ -104,52 +134,80 @@ describe('timeouts', () => {
  * its worst path stays under the 5-minute cap (test/unit/stream-append-flow.test.ts).
  */
 const LAMBDA_SERVICE_RETRIER = {
-  ErrorEquals: ['Lambda.ServiceException', 'Lambda.AWSLambdaException', 'Lambda.SdkClientException', 'Lambda.ClientExecutionTimeoutException'],
+  ErrorEquals: [
+    'Lambda.ServiceException',
+    'Lambda.AWSLambdaException',
+    'Lambda.SdkClientException',
+    'Lambda.ClientExecutionTimeoutException',
+  ],
   IntervalSeconds: 1,
   MaxAttempts: 3,
   BackoffRate: 2,
   MaxDelaySeconds: 8,
   JitterStrategy: 'FULL',
 };
-const LAMBDA_THROTTLE_RETRIER = { ErrorEquals: ['Lambda.TooManyRequestsException'], IntervalSeconds: 2, MaxAttempts: 8, BackoffRate: 2, MaxDelaySeconds: 60, JitterStrategy: 'FULL' };
+const LAMBDA_THROTTLE_RETRIER = {
+  ErrorEquals: ['Lambda.TooManyRequestsException'],
+  IntervalSeconds: 2,
+  MaxAttempts: 8,
+  BackoffRate: 2,
+  MaxDelaySeconds: 60,
+  JitterStrategy: 'FULL',
+};
 const LAMBDA_ERRORS = [...LAMBDA_SERVICE_RETRIER.ErrorEquals, ...LAMBDA_THROTTLE_RETRIER.ErrorEquals];
 
 describe('Lambda retries (AWS guidance)', () => {
-  it.each(FLOWS.map((f) => [f.name, f.type]))('%s: every Lambda Task retries Lambda service errors and throttles with jittered, capped backoff', (flow, type) => {
-    const lambdaTasks = taskStates(loadAsl(flow)).filter((t) => t.placeholder !== undefined);
-    for (const { state, definition: s } of lambdaTasks) {
-      const retriers = s.Retry ?? [];
-      if (type === 'EXPRESS') {
-        expect(retriers, state).toHaveLength(1);
-        expect(retriers[0]!.ErrorEquals, state).toEqual(expect.arrayContaining(LAMBDA_ERRORS));
-        expect(retriers[0], state).toMatchObject({ JitterStrategy: 'FULL', BackoffRate: 2, MaxDelaySeconds: expect.any(Number) });
-        continue;
+  it.each(FLOWS.map((f) => [f.name, f.type]))(
+    '%s: every Lambda Task retries Lambda service errors and throttles with jittered, capped backoff',
+    (flow, type) => {
+      const lambdaTasks = taskStates(loadAsl(flow)).filter((t) => t.placeholder !== undefined);
+      for (const { state, definition: s } of lambdaTasks) {
+        const retriers = s.Retry ?? [];
+        if (type === 'EXPRESS') {
+          expect(retriers, state).toHaveLength(1);
+          expect(retriers[0]!.ErrorEquals, state).toEqual(expect.arrayContaining(LAMBDA_ERRORS));
+          expect(retriers[0], state).toMatchObject({
+            JitterStrategy: 'FULL',
+            BackoffRate: 2,
+            MaxDelaySeconds: expect.any(Number),
+          });
+          continue;
+        }
+        expect(retriers, state).toContainEqual(LAMBDA_SERVICE_RETRIER);
+        expect(retriers, state).toContainEqual(LAMBDA_THROTTLE_RETRIER);
+        const others = retriers.filter(
+          (r) => r.ErrorEquals !== undefined && !LAMBDA_ERRORS.includes(r.ErrorEquals[0]!),
+        );
+        expect(
+          others.flatMap((r) => r.ErrorEquals).filter((e) => LAMBDA_ERRORS.includes(e)),
+          `${state} names a Lambda service error in another retrier`,
+        ).toEqual([]);
+        expect(retriers.length, state).toBe(others.length + 2);
       }
-      expect(retriers, state).toContainEqual(LAMBDA_SERVICE_RETRIER);
-      expect(retriers, state).toContainEqual(LAMBDA_THROTTLE_RETRIER);
-      const others = retriers.filter((r) => r.ErrorEquals !== undefined && !LAMBDA_ERRORS.includes(r.ErrorEquals[0]!));
-      expect(others.flatMap((r) => r.ErrorEquals).filter((e) => LAMBDA_ERRORS.includes(e)), `${state} names a Lambda service error in another retrier`).toEqual([]);
-      expect(retriers.length, state).toBe(others.length + 2);
-    }
-  });
+    },
+  );
 
   it('throttles get a longer budget than the ~15 s of the default backoff', () => {
     let backoff = 0;
-    for (let i = 0; i < LAMBDA_THROTTLE_RETRIER.MaxAttempts; i++) backoff += Math.min(LAMBDA_THROTTLE_RETRIER.IntervalSeconds * 2 ** i, LAMBDA_THROTTLE_RETRIER.MaxDelaySeconds);
+    for (let i = 0; i < LAMBDA_THROTTLE_RETRIER.MaxAttempts; i++)
+      backoff += Math.min(LAMBDA_THROTTLE_RETRIER.IntervalSeconds * 2 ** i, LAMBDA_THROTTLE_RETRIER.MaxDelaySeconds);
     expect(backoff).toBeGreaterThan(120);
   });
 });
 
 describe('execution timeouts', () => {
-  it.each(FLOWS.map((f) => [f.name, f.type]))('%s: has an execution TimeoutSeconds above the worst case of its Tasks, derived in its Comment', (flow, type) => {
-    const definition = loadAsl(flow);
-    const timeout = definition.TimeoutSeconds as number | undefined;
-    expect(timeout, `${flow} has no execution TimeoutSeconds (TIMED_OUT never fires)`).toBeGreaterThan(0);
-    expect(timeout!).toBeGreaterThan(flowWorstSeconds(definition));
-    // STANDARD: at most a year; EXPRESS: the 5-minute cap.
-    expect(timeout!).toBeLessThanOrEqual(type === 'EXPRESS' ? 300 : 365 * 24 * 3600);
-    expect(definition.Comment).toContain('TimeoutSeconds');
-  });
+  it.each(FLOWS.map((f) => [f.name, f.type]))(
+    '%s: has an execution TimeoutSeconds above the worst case of its Tasks, derived in its Comment',
+    (flow, type) => {
+      const definition = loadAsl(flow);
+      const timeout = definition.TimeoutSeconds as number | undefined;
+      expect(timeout, `${flow} has no execution TimeoutSeconds (TIMED_OUT never fires)`).toBeGreaterThan(0);
+      expect(timeout!).toBeGreaterThan(flowWorstSeconds(definition));
+      // STANDARD: at most a year; EXPRESS: the 5-minute cap.
+      expect(timeout!).toBeLessThanOrEqual(type === 'EXPRESS' ? 300 : 365 * 24 * 3600);
+      expect(definition.Comment).toContain('TimeoutSeconds');
+    },
+  );
 });
 
 /** The definition and every state machine nested in it (Map ItemProcessors, Parallel Branches). */
@@ -192,7 +250,19 @@ describe('taskStates and allStates reach nested machines', () => {
     const definition: AslDefinition = {
       StartAt: 'Both',
       States: {
-        Both: { Type: 'Parallel', Branches: [{ StartAt: 'A', States: { A: task('${APlaceholder}') } }, { StartAt: 'Each', States: { Each: { Type: 'Map', Iterator: { StartAt: 'B', States: { B: task('${BPlaceholder}') } }, End: true } } }], Next: 'A' },
+        Both: {
+          Type: 'Parallel',
+          Branches: [
+            { StartAt: 'A', States: { A: task('${APlaceholder}') } },
+            {
+              StartAt: 'Each',
+              States: {
+                Each: { Type: 'Map', Iterator: { StartAt: 'B', States: { B: task('${BPlaceholder}') } }, End: true },
+              },
+            },
+          ],
+          Next: 'A',
+        },
         A: task('${APlaceholder}'),
       },
     };
@@ -203,7 +273,9 @@ describe('taskStates and allStates reach nested machines', () => {
 
   it('the Distributed Map fixture is valid ASL for the library and its Map one the runner runs', () => {
     const definition = fixtureFlow();
-    const withArns = JSON.parse(JSON.stringify(definition).replace(/\$\{([A-Za-z0-9]+)\}/g, 'arn:aws:lambda:us-east-1:000000000000:function:$1'));
+    const withArns = JSON.parse(
+      JSON.stringify(definition).replace(/\$\{([A-Za-z0-9]+)\}/g, 'arn:aws:lambda:us-east-1:000000000000:function:$1'),
+    );
     expect(() => new StateMachine(withArns)).not.toThrow();
     expect(() => checkMap('ExtractLoadParts', definition.States.ExtractLoadParts!)).not.toThrow();
     for (const machine of machinesOf(definition)) expect(unreachable(machine)).toEqual([]);

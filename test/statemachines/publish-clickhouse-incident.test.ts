@@ -24,20 +24,32 @@ describe('publish-clickhouse: a failing probe assertion is an incident', () => {
     await ctx.world.ch.client.command({ query: targetDdl(table) });
     const manifestText = publicationManifest({ table });
     const invocationId = newInvocationId();
-    const stepDeps: DeliveryDepsProvider = (event) => Promise.resolve({ ...ctx.world.deps(), route: routeOfEvent(event) });
+    const stepDeps: DeliveryDepsProvider = (event) =>
+      Promise.resolve({ ...ctx.world.deps(), route: routeOfEvent(event) });
     const observe = makeDeliveryHandler(stepDeps);
-    const result = await runFlow('publish-clickhouse', { invocationId, session: `run-${invocationId.slice(4, 14)}`, manifestText, selector: '/config/publish.yaml#daily' }, {
-      ports: ctx.world.stores.ports,
-      retryIntervalMs: 0,
-      stepDeps,
-      taskHandlers: {
-        // The real ObserveTarget handler, after a row of the published generation was altered (as T3 does).
-        QualityObserveTargetFunctionArn: async (input) => {
-          await ctx.world.ch.client.command({ query: `ALTER TABLE pub.${table} UPDATE amount = -1 WHERE event_id IN (SELECT event_id FROM pub.${table} LIMIT 1) SETTINGS mutations_sync = 2` });
-          return observe(input);
+    const result = await runFlow(
+      'publish-clickhouse',
+      {
+        invocationId,
+        session: `run-${invocationId.slice(4, 14)}`,
+        manifestText,
+        selector: '/config/publish.yaml#daily',
+      },
+      {
+        ports: ctx.world.stores.ports,
+        retryIntervalMs: 0,
+        stepDeps,
+        taskHandlers: {
+          // The real ObserveTarget handler, after a row of the published generation was altered (as T3 does).
+          QualityObserveTargetFunctionArn: async (input) => {
+            await ctx.world.ch.client.command({
+              query: `ALTER TABLE pub.${table} UPDATE amount = -1 WHERE event_id IN (SELECT event_id FROM pub.${table} LIMIT 1) SETTINGS mutations_sync = 2`,
+            });
+            return observe(input);
+          },
         },
       },
-    });
+    );
 
     expect(result).toMatchObject({ status: 'FAILED', error: 'Quality.Failed' });
     const entered = result.events.filter((e) => e.type === 'StateEntered').map((e) => e.state);
@@ -46,7 +58,11 @@ describe('publish-clickhouse: a failing probe assertion is an incident', () => {
     const record = await loadInvocation(ctx.world.stores.ports, invocationId);
     expect(record.state).toBe('PUBLISHED');
     const capsule = await readCapsule(ctx.world.stores.ports, { targetId: record.targetId, invocationId });
-    expect(capsule).toMatchObject({ schema: 2, state: 'FAILED', failure: { probes: ['assertion:no_negative_amounts'] } });
+    expect(capsule).toMatchObject({
+      schema: 2,
+      state: 'FAILED',
+      failure: { probes: ['assertion:no_negative_amounts'] },
+    });
     expect(await loadCustody(ctx.world.stores.ports, record.targetId)).toMatchObject({ state: 'HELD', invocationId });
 
     expect(result.notices).toHaveLength(1);
@@ -56,10 +72,21 @@ describe('publish-clickhouse: a failing probe assertion is an incident', () => {
       kind: QUALITY_INCIDENT_KIND,
       notice_id: `quality-incident.${invocationId}.${capsule!.version}`,
       flow: 'publish-clickhouse',
-      governance: { invocation_id: invocationId, capsule_state: 'FAILED', journal_state: 'PUBLISHED', diagnostic_code: 'quality.failed', failed_probes: ['assertion:no_negative_amounts'], reader_guard: { held: false } },
+      governance: {
+        invocation_id: invocationId,
+        capsule_state: 'FAILED',
+        journal_state: 'PUBLISHED',
+        diagnostic_code: 'quality.failed',
+        failed_probes: ['assertion:no_negative_amounts'],
+        reader_guard: { held: false },
+      },
     });
     // Names and states only: no table UUID, no target name, no row value (the execution id is the runner's own).
-    const text = JSON.stringify({ subject: notice!.subject, governance: notice!.message.governance, next: notice!.message.next });
+    const text = JSON.stringify({
+      subject: notice!.subject,
+      governance: notice!.message.governance,
+      next: notice!.message.next,
+    });
     expect(text).not.toMatch(/[0-9a-f]{8}-[0-9a-f]{4}-/);
     expect(text).not.toContain(table);
     expect(text).not.toContain('-1');

@@ -15,7 +15,8 @@ const states = flow.States;
 /** The Task states in execution order, following Next from StartAt. */
 function mainPath(machine: AslDefinition): string[] {
   const path: string[] = [];
-  for (let name: string | undefined = machine.StartAt; name; name = machine.States[name]?.Next as string | undefined) path.push(name);
+  for (let name: string | undefined = machine.StartAt; name; name = machine.States[name]?.Next as string | undefined)
+    path.push(name);
   return path;
 }
 
@@ -30,41 +31,92 @@ interface ChoiceRule {
 function endOf(next: string, error: string): string {
   if (next !== 'NotifyIncident') return next;
   const choice = states.AfterIncident as unknown as { Choices: ChoiceRule[]; Default: string };
-  const matches = (rule: ChoiceRule): boolean => (rule.Or ? rule.Or.some(matches) : rule.Variable === '$.stop.Error' && rule.StringEquals === error);
+  const matches = (rule: ChoiceRule): boolean =>
+    rule.Or ? rule.Or.some(matches) : rule.Variable === '$.stop.Error' && rule.StringEquals === error;
   return choice.Choices.find(matches)?.Next ?? choice.Default;
 }
 
 describe('publish-clickhouse', () => {
   it('runs Begin → CreateStaging → PlanParts → ExtractLoadParts → VerifyEof → FillCandidate → PrepareCapsule → Dispatch → ObserveTarget → Evidence → Checkpoint → Cleanup, STANDARD steps only', () => {
-    expect(mainPath(flow)).toEqual(['Begin', 'CreateStaging', 'PlanParts', 'ExtractLoadParts', 'VerifyEof', 'FillCandidate', 'PrepareCapsule', 'Dispatch', 'ObserveTarget', 'Evidence', 'Checkpoint', 'Cleanup']);
+    expect(mainPath(flow)).toEqual([
+      'Begin',
+      'CreateStaging',
+      'PlanParts',
+      'ExtractLoadParts',
+      'VerifyEof',
+      'FillCandidate',
+      'PrepareCapsule',
+      'Dispatch',
+      'ObserveTarget',
+      'Evidence',
+      'Checkpoint',
+      'Cleanup',
+    ]);
     expect(states.Cleanup!.End).toBe(true);
   });
 
   it("reuses deliver-window's Distributed Map exactly and the shared steps' registry entries", () => {
     expect(states.ExtractLoadParts).toEqual(deliver.States.ExtractLoadParts);
-    for (const shared of ['Begin', 'CreateStaging', 'PlanParts', 'VerifyEof', 'Evidence', 'Checkpoint']) expect(states[shared]!.Resource, shared).toBe(deliver.States[shared]!.Resource);
+    for (const shared of ['Begin', 'CreateStaging', 'PlanParts', 'VerifyEof', 'Evidence', 'Checkpoint'])
+      expect(states[shared]!.Resource, shared).toBe(deliver.States[shared]!.Resource);
     const placeholders = taskStates(flow).map((t) => t.placeholder);
-    expect(placeholders).toEqual(expect.arrayContaining(['PublicationFillCandidateFunctionArn', 'QualityPrepareCapsuleFunctionArn', 'PublicationDispatchFunctionArn', 'QualityObserveTargetFunctionArn', 'PublicationCleanupFunctionArn']));
+    expect(placeholders).toEqual(
+      expect.arrayContaining([
+        'PublicationFillCandidateFunctionArn',
+        'QualityPrepareCapsuleFunctionArn',
+        'PublicationDispatchFunctionArn',
+        'QualityObserveTargetFunctionArn',
+        'PublicationCleanupFunctionArn',
+      ]),
+    );
   });
 
   it('Begin names its flow in the Task parameters (not forgeable by the execution input), and so does deliver-window', () => {
-    expect(states.Begin!.Parameters).toMatchObject({ 'executionInput.$': '$$.Execution.Input', flow: 'publish-clickhouse' });
-    expect(deliver.States.Begin!.Parameters).toMatchObject({ 'executionInput.$': '$$.Execution.Input', flow: 'deliver-window' });
+    expect(states.Begin!.Parameters).toMatchObject({
+      'executionInput.$': '$$.Execution.Input',
+      flow: 'publish-clickhouse',
+    });
+    expect(deliver.States.Begin!.Parameters).toMatchObject({
+      'executionInput.$': '$$.Execution.Input',
+      flow: 'deliver-window',
+    });
   });
 
   it('carries `known` and the retry count into every Task after Begin, and stops for recovery on Delivery.NeedsRecovery everywhere (through the incident step, which notifies only an INCIDENT_RETAINED journal)', () => {
-    for (const { state, definition } of taskStates(flow).filter((t) => !['Begin', 'ExtractLoadPart', 'NotifyIncident'].includes(t.state))) {
-      expect(definition.Parameters, state).toMatchObject({ 'known.$': '$.delivery.known', 'retry.$': '$$.State.RetryCount' });
-      expect(definition.Catch?.[0], state).toEqual({ ErrorEquals: ['Delivery.NeedsRecovery'], ResultPath: '$.stop', Next: 'NotifyIncident' });
+    for (const { state, definition } of taskStates(flow).filter(
+      (t) => !['Begin', 'ExtractLoadPart', 'NotifyIncident'].includes(t.state),
+    )) {
+      expect(definition.Parameters, state).toMatchObject({
+        'known.$': '$.delivery.known',
+        'retry.$': '$$.State.RetryCount',
+      });
+      expect(definition.Catch?.[0], state).toEqual({
+        ErrorEquals: ['Delivery.NeedsRecovery'],
+        ResultPath: '$.stop',
+        Next: 'NotifyIncident',
+      });
       expect(endOf(definition.Catch![0]!.Next, 'Delivery.NeedsRecovery'), state).toBe('StoppedForRecovery');
     }
-    expect(states.Begin!.Catch?.[0]).toEqual({ ErrorEquals: ['Delivery.NeedsRecovery'], ResultPath: '$.stop', Next: 'StoppedForRecovery' });
+    expect(states.Begin!.Catch?.[0]).toEqual({
+      ErrorEquals: ['Delivery.NeedsRecovery'],
+      ResultPath: '$.stop',
+      Next: 'StoppedForRecovery',
+    });
   });
 
-  it('one NotifyIncident Task (the recovery flows\' handler), one Retry block, whose own failure never hides the stop', () => {
+  it("one NotifyIncident Task (the recovery flows' handler), one Retry block, whose own failure never hides the stop", () => {
     const notify = states.NotifyIncident!;
-    expect(notify).toMatchObject({ Type: 'Task', Resource: '${DeliveryNotifyIncidentFunctionArn}', Next: 'AfterIncident', ResultPath: '$.notice' });
-    expect(notify.Parameters).toEqual({ 'invocationId.$': '$.delivery.invocationId', flow: 'publish-clickhouse', 'execution.$': '$$.Execution.Id' });
+    expect(notify).toMatchObject({
+      Type: 'Task',
+      Resource: '${DeliveryNotifyIncidentFunctionArn}',
+      Next: 'AfterIncident',
+      ResultPath: '$.notice',
+    });
+    expect(notify.Parameters).toEqual({
+      'invocationId.$': '$.delivery.invocationId',
+      flow: 'publish-clickhouse',
+      'execution.$': '$$.Execution.Id',
+    });
     // Its own retrier, plus the Lambda service and throttle retriers every Lambda Task carries (asl.test.ts).
     expect(notify.Retry).toHaveLength(3);
     expect(notify.Catch?.map((c) => c.Next)).toEqual(['AfterIncident']);
@@ -75,22 +127,35 @@ describe('publish-clickhouse', () => {
     const clickhouse = new Set<string>(CLICKHOUSE_ERROR_CLASSES);
     for (const { state, definition } of taskStates(flow)) {
       const retried = (definition.Retry ?? []).flatMap((r) => r.ErrorEquals);
-      expect(retried.filter((e) => clickhouse.has(e) || /^(ClickHouse|Publication|Quality)\./.test(e) || e === 'States.ALL' || e === 'Error'), state).toEqual([]);
+      expect(
+        retried.filter(
+          (e) =>
+            clickhouse.has(e) || /^(ClickHouse|Publication|Quality)\./.test(e) || e === 'States.ALL' || e === 'Error',
+        ),
+        state,
+      ).toEqual([]);
     }
   });
 
   it('Quality.TargetPending, Quality.Failed, Quality.Incomplete and Quality.ReaderGuardHeld end the flow in named Fail states of the same error', () => {
-    const caught = Object.fromEntries((states.ObserveTarget!.Catch ?? []).flatMap((c) => c.ErrorEquals.map((e) => [e, c.Next])));
+    const caught = Object.fromEntries(
+      (states.ObserveTarget!.Catch ?? []).flatMap((c) => c.ErrorEquals.map((e) => [e, c.Next])),
+    );
     for (const error of QUALITY_STOPS) {
       const fail = states[endOf(caught[error]!, error)];
       expect(fail, error).toMatchObject({ Type: 'Fail', Error: error });
     }
     // FAILED, INCOMPLETE and a guard held when the flow gives up pass the incident step first (spec §5): a guard left by
     // this execution's own crashed attempt is reported by nothing else (found by the scheduler, publication seed 4); pending does not.
-    expect(['Quality.Failed', 'Quality.Incomplete', 'Quality.ReaderGuardHeld'].map((e) => caught[e])).toEqual(['NotifyIncident', 'NotifyIncident', 'NotifyIncident']);
+    expect(['Quality.Failed', 'Quality.Incomplete', 'Quality.ReaderGuardHeld'].map((e) => caught[e])).toEqual([
+      'NotifyIncident',
+      'NotifyIncident',
+      'NotifyIncident',
+    ]);
     expect(caught['Quality.TargetPending']).toBe('QualityTargetPending');
     // A timeout whose retries are spent is an unproved outcome, not a refusal.
-    for (const error of ['States.Timeout', 'Sandbox.Timedout', 'Lambda.Unknown']) expect(endOf(caught[error]!, error), error).toBe('QualityIncomplete');
+    for (const error of ['States.Timeout', 'Sandbox.Timedout', 'Lambda.Unknown'])
+      expect(endOf(caught[error]!, error), error).toBe('QualityIncomplete');
   });
 
   it('F4: ObserveTarget — default deadline + reserve < its Lambda timeout < its Task TimeoutSeconds', () => {

@@ -17,8 +17,13 @@ import { inspectOp } from '../support/quality-history.js';
 const ctx = useObserveWorld();
 
 const run = (flow: string, input: object): Promise<FlowResult> =>
-  runFlow(flow, input, { ports: ctx.world.stores.ports, retryIntervalMs: 0, stepDeps: (event) => Promise.resolve({ ...ctx.world.deps(), route: routeOfEvent(event) }) });
-const entered = (result: FlowResult): string[] => result.events.filter((e) => e.type === 'StateEntered' && e.state).map((e) => e.state!);
+  runFlow(flow, input, {
+    ports: ctx.world.stores.ports,
+    retryIntervalMs: 0,
+    stepDeps: (event) => Promise.resolve({ ...ctx.world.deps(), route: routeOfEvent(event) }),
+  });
+const entered = (result: FlowResult): string[] =>
+  result.events.filter((e) => e.type === 'StateEntered' && e.state).map((e) => e.state!);
 const selector = '/config/publish.yaml#daily';
 /** The quality-observe flow with `faults` armed on the world's stores for its whole run. */
 const observeUnder = async (faults: string, input: object): Promise<FlowResult> => {
@@ -34,7 +39,9 @@ describe('quality-observe flow', () => {
   it('TARGET_PENDING (the flow observation ran out of budget) → the operator flow observes again ⇒ COMPLETE, the projection with the observation; refused without yes, nothing written', async () => {
     const { deps, begun, ref, table } = await ctx.world.published();
     // The flow's own observation with no budget left: the reader never starts, TARGET_PENDING persisted.
-    expect(await observeTarget(begun, deps, await ctx.world.reader(deps, 0))).toMatchObject({ capsuleState: 'TARGET_PENDING' });
+    expect(await observeTarget(begun, deps, await ctx.world.reader(deps, 0))).toMatchObject({
+      capsuleState: 'TARGET_PENDING',
+    });
     const pending = await readCapsule(ctx.world.stores.ports, ref);
     const input = { invocationId: ref.invocationId, manifestText: publicationManifest({ table }), selector };
 
@@ -58,28 +65,62 @@ describe('quality-observe flow', () => {
 
   it('a required probe failing on the published generation ⇒ capsule FAILED, NotifyIncident publishes the governance incident once, the execution fails Quality.Failed', async () => {
     const { ref, table } = await ctx.world.published();
-    await ctx.world.ch.client.command({ query: `ALTER TABLE pub.${table} UPDATE amount = -1 WHERE event_id IN (SELECT event_id FROM pub.${table} LIMIT 1) SETTINGS mutations_sync = 2` });
-    const failed = await run('quality-observe', { invocationId: ref.invocationId, manifestText: publicationManifest({ table }), selector, yes: true });
+    await ctx.world.ch.client.command({
+      query: `ALTER TABLE pub.${table} UPDATE amount = -1 WHERE event_id IN (SELECT event_id FROM pub.${table} LIMIT 1) SETTINGS mutations_sync = 2`,
+    });
+    const failed = await run('quality-observe', {
+      invocationId: ref.invocationId,
+      manifestText: publicationManifest({ table }),
+      selector,
+      yes: true,
+    });
     expect(failed).toMatchObject({ status: 'FAILED', error: 'Quality.Failed' });
     expect(entered(failed)).toEqual(['Confirmed', 'Observe', 'NotifyIncident', 'AfterIncident', 'QualityFailed']);
     expect(failed.notices).toHaveLength(1);
-    expect(failed.notices[0]!.message).toMatchObject({ flow: 'quality-observe', governance: { invocation_id: ref.invocationId, capsule_state: 'FAILED', failed_probes: ['assertion:no_negative_amounts'] } });
+    expect(failed.notices[0]!.message).toMatchObject({
+      flow: 'quality-observe',
+      governance: {
+        invocation_id: ref.invocationId,
+        capsule_state: 'FAILED',
+        failed_probes: ['assertion:no_negative_amounts'],
+      },
+    });
     expect(await readCapsule(ctx.world.stores.ports, ref)).toMatchObject({ state: 'FAILED' });
   }, 60_000);
 
   it('G4 for the operator: the Observe Lambda dies right after its guard acquire; the ASL retry (a new session) is refused Quality.ReaderGuardHeld, NotifyIncident reports the held guard (publication seed 2223)', async () => {
     const { ref, table } = await ctx.world.published();
-    const died = await observeUnder('quality.reader.acquire:crash-after', { invocationId: ref.invocationId, manifestText: publicationManifest({ table }), selector, yes: true });
+    const died = await observeUnder('quality.reader.acquire:crash-after', {
+      invocationId: ref.invocationId,
+      manifestText: publicationManifest({ table }),
+      selector,
+      yes: true,
+    });
     expect(died).toMatchObject({ status: 'FAILED', error: 'Quality.ReaderGuardHeld' });
     expect(entered(died)).toEqual(['Confirmed', 'Observe', 'NotifyIncident', 'AfterIncident', 'ReaderGuardHeld']);
     expect(died.notices).toHaveLength(1);
-    expect(died.notices[0]!.message).toMatchObject({ flow: 'quality-observe', governance: { invocation_id: ref.invocationId, diagnostic_code: 'quality.incomplete', reader_guard: { held: true } } });
-    expect(await readCapsule(ctx.world.stores.ports, ref)).toMatchObject({ state: 'PREPARED', reader: expect.any(Object) });
+    expect(died.notices[0]!.message).toMatchObject({
+      flow: 'quality-observe',
+      governance: {
+        invocation_id: ref.invocationId,
+        diagnostic_code: 'quality.incomplete',
+        reader_guard: { held: true },
+      },
+    });
+    expect(await readCapsule(ctx.world.stores.ports, ref)).toMatchObject({
+      state: 'PREPARED',
+      reader: expect.any(Object),
+    });
   }, 60_000);
 
   it('an observation that crashes on every attempt (the ASL retries exhausted) ends through NotifyIncident as Quality.Incomplete, not a bare Cutpoint.WorkerCrashed; no guard held, so no notice, and observe is still offered', async () => {
     const { ref, table } = await ctx.world.published();
-    const died = await observeUnder('quality.reader.acquire:crash-before*', { invocationId: ref.invocationId, manifestText: publicationManifest({ table }), selector, yes: true });
+    const died = await observeUnder('quality.reader.acquire:crash-before*', {
+      invocationId: ref.invocationId,
+      manifestText: publicationManifest({ table }),
+      selector,
+      yes: true,
+    });
     expect(died).toMatchObject({ status: 'FAILED', error: 'Quality.Incomplete' });
     expect(entered(died).slice(-3)).toEqual(['NotifyIncident', 'AfterIncident', 'QualityIncomplete']);
     expect(died.events.filter((e) => e.type === 'StateEntered' && e.state === 'Observe')).toHaveLength(1);
@@ -96,13 +137,24 @@ describe('delivery-resume flow on a ClickHouse exchange route', () => {
     const { deps, ref, table } = await ctx.world.published();
     const exchange = vi.spyOn(deps.exchange!, 'exchange');
     try {
-      const result = await run('delivery-resume', { invocationId: ref.invocationId, manifestText: publicationManifest({ table }), selector, yes: true });
-      expect(result, JSON.stringify(result.events.filter((e) => e.error))).toMatchObject({ status: 'SUCCEEDED', output: { state: 'CUSTODY_RELEASED' } });
+      const result = await run('delivery-resume', {
+        invocationId: ref.invocationId,
+        manifestText: publicationManifest({ table }),
+        selector,
+        yes: true,
+      });
+      expect(result, JSON.stringify(result.events.filter((e) => e.error))).toMatchObject({
+        status: 'SUCCEEDED',
+        output: { state: 'CUSTODY_RELEASED' },
+      });
       expect(exchange).not.toHaveBeenCalled();
     } finally {
       exchange.mockRestore();
     }
-    expect(await readCapsule(ctx.world.stores.ports, ref)).toMatchObject({ state: 'COMPLETE', retiredAt: expect.any(String) });
+    expect(await readCapsule(ctx.world.stores.ports, ref)).toMatchObject({
+      state: 'COMPLETE',
+      retiredAt: expect.any(String),
+    });
     expect(await loadCustody(ctx.world.stores.ports, ref.targetId)).not.toMatchObject({ state: 'HELD' });
   }, 60_000);
 });

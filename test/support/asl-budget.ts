@@ -1,4 +1,11 @@
-import { childFlowPlaceholderOf, flowPlaceholder, loadAsl, nestedMachines, type AslDefinition, type AslState } from '../../src/local/asl.js';
+import {
+  childFlowPlaceholderOf,
+  flowPlaceholder,
+  loadAsl,
+  nestedMachines,
+  type AslDefinition,
+  type AslState,
+} from '../../src/local/asl.js';
 import { FLOWS } from '../../functions/registry.js';
 
 /**
@@ -51,10 +58,16 @@ export function taskWorstSeconds(state: AslState): number {
   const child = childFlowPlaceholderOf(state);
   if (child) {
     const flow = FLOWS.find((f) => flowPlaceholder(f.name) === child);
-    const childTimeout = flow ? ((loadAsl(flow.name).TimeoutSeconds as number | undefined) ?? Number.POSITIVE_INFINITY) : Number.POSITIVE_INFINITY;
+    const childTimeout = flow
+      ? ((loadAsl(flow.name).TimeoutSeconds as number | undefined) ?? Number.POSITIVE_INFINITY)
+      : Number.POSITIVE_INFINITY;
     return Math.min(timeout, childTimeout) + backoff;
   }
-  const tries = 1 + retriers.filter((r) => !(r.ErrorEquals.length === 1 && r.ErrorEquals[0] === THROTTLE)).reduce((sum, r) => sum + maxAttempts(r), 0);
+  const tries =
+    1 +
+    retriers
+      .filter((r) => !(r.ErrorEquals.length === 1 && r.ErrorEquals[0] === THROTTLE))
+      .reduce((sum, r) => sum + maxAttempts(r), 0);
   return tries * timeout + backoff;
 }
 

@@ -48,7 +48,9 @@ export function fakeCloudFormation(stacks: Record<string, Record<string, string>
       const outputs = form.get('Action') === 'DescribeStacks' ? stacks[name] : undefined;
       if (!outputs) {
         res.statusCode = 400;
-        res.end(`<ErrorResponse xmlns="http://cloudformation.amazonaws.com/doc/2010-05-15/"><Error><Type>Sender</Type><Code>ValidationError</Code><Message>Stack with id ${xml(name)} does not exist</Message></Error><RequestId>r-1</RequestId></ErrorResponse>`);
+        res.end(
+          `<ErrorResponse xmlns="http://cloudformation.amazonaws.com/doc/2010-05-15/"><Error><Type>Sender</Type><Code>ValidationError</Code><Message>Stack with id ${xml(name)} does not exist</Message></Error><RequestId>r-1</RequestId></ErrorResponse>`,
+        );
         return;
       }
       const members = Object.entries(outputs)
@@ -71,10 +73,13 @@ export function recordingProxy(upstream: string): Promise<Loopback> {
   const target = new URL(upstream);
   const server = createServer((req, res) => {
     scopes.push(scopeOf(req));
-    const forward = request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
-    });
+    const forward = request(
+      { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
     forward.on('error', () => res.destroy());
     req.pipe(forward);
   });

@@ -9,7 +9,11 @@ export function captureOutputLines(): string[] {
   const lines: string[] = [];
   for (const stream of [process.stdout, process.stderr]) {
     vi.spyOn(stream, 'write').mockImplementation((chunk: string | Uint8Array) => {
-      lines.push(...String(chunk).split('\n').filter((l) => l.trim() !== ''));
+      lines.push(
+        ...String(chunk)
+          .split('\n')
+          .filter((l) => l.trim() !== ''),
+      );
       return true;
     });
   }

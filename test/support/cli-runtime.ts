@@ -71,12 +71,17 @@ export function useCliRuntime(prefix: string, manifestText = ''): { runtime: () 
     await started?.stop();
   });
   const runtime = (): CliRuntime => {
-    if (!started) throw new Error('test bug: the CLI runtime is used outside the file\'s tests');
+    if (!started) throw new Error("test bug: the CLI runtime is used outside the file's tests");
     return started;
   };
   return {
     runtime,
-    cli: (argv, faults = '', stdin = '') => runCutpointInProcess(argv, { cwd: runtime().root, stdin, env: { CUTPOINT_STATE_DIR: runtime().stateDir, CUTPOINT_FAULTS: faults } }),
+    cli: (argv, faults = '', stdin = '') =>
+      runCutpointInProcess(argv, {
+        cwd: runtime().root,
+        stdin,
+        env: { CUTPOINT_STATE_DIR: runtime().stateDir, CUTPOINT_FAULTS: faults },
+      }),
   };
 }
 
@@ -136,13 +141,18 @@ export interface SpawnOptions {
 export function spawnCutpoint(args: string[], options: SpawnOptions): Promise<CliRun> {
   return new Promise((resolvePromise, reject) => {
     const bin = [`${REPO_ROOT}bin/cutpoint.js`, ...args];
-    const child = spawn(process.execPath, options.stdin?.nonBlocking ? ['-e', NON_BLOCKING_PARENT, ...bin] : bin, { cwd: options.cwd, env: options.env, stdio: [options.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, options.stdin?.nonBlocking ? ['-e', NON_BLOCKING_PARENT, ...bin] : bin, {
+      cwd: options.cwd,
+      env: options.env,
+      stdio: [options.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout?.setEncoding('utf8').on('data', (d: string) => (stdout += d));
     child.stderr?.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     child.on('error', reject);
-    const timer = options.timeoutMs === undefined ? undefined : setTimeout(() => child.kill('SIGKILL'), options.timeoutMs);
+    const timer =
+      options.timeoutMs === undefined ? undefined : setTimeout(() => child.kill('SIGKILL'), options.timeoutMs);
     child.on('close', (code) => {
       clearTimeout(timer);
       resolvePromise({ code, stdout, stderr });
@@ -198,18 +208,37 @@ export async function runCutpointInProcess(argv: string[], options: InProcessOpt
   const err = process.stderr.write;
   let stdout = '';
   let stderr = '';
-  const text = (chunk: string | Uint8Array) => (typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
+  const text = (chunk: string | Uint8Array) =>
+    typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
   applyEnv(env);
   try {
     if (options.cwd !== undefined) process.chdir(options.cwd);
-    const input = options.stdin === undefined ? [] : [typeof options.stdin === 'string' ? Buffer.from(options.stdin) : Buffer.from(options.stdin)];
-    Object.defineProperty(process, 'stdin', { value: Readable.from(input), configurable: true, enumerable: true, writable: true });
-    process.stdout.write = ((chunk: string | Uint8Array) => ((stdout += text(chunk)), true)) as typeof process.stdout.write;
-    process.stderr.write = ((chunk: string | Uint8Array) => ((stderr += text(chunk)), true)) as typeof process.stderr.write;
+    const input =
+      options.stdin === undefined
+        ? []
+        : [typeof options.stdin === 'string' ? Buffer.from(options.stdin) : Buffer.from(options.stdin)];
+    Object.defineProperty(process, 'stdin', {
+      value: Readable.from(input),
+      configurable: true,
+      enumerable: true,
+      writable: true,
+    });
+    process.stdout.write = ((chunk: string | Uint8Array) => (
+      (stdout += text(chunk)),
+      true
+    )) as typeof process.stdout.write;
+    process.stderr.write = ((chunk: string | Uint8Array) => (
+      (stderr += text(chunk)),
+      true
+    )) as typeof process.stderr.write;
     return { code: await main(argv), stdout, stderr };
   } catch (error) {
     // main must never reject; report it as what an operator would see (a crash).
-    return { code: null, stdout, stderr: `${stderr}[main rejected] ${error instanceof Error ? (error.stack ?? error.message) : String(error)}` };
+    return {
+      code: null,
+      stdout,
+      stderr: `${stderr}[main rejected] ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+    };
   } finally {
     process.stdout.write = out;
     process.stderr.write = err;

@@ -9,8 +9,15 @@ import type { Cursor } from '../../src/stream/cursor/rules.js';
 import { takeOverWithNewSession } from '../../src/stream/takeover.js';
 
 /** A lane with `sizes` committed batches (records `<stream>/<offset>`) and its writer session. */
-export async function cursorLane(ports: Ports, label: string, sizes: number[]): Promise<{ lane: LaneRef; writer: Fence }> {
-  const stream = `cur-${label}-${randomUUID().slice(0, 6)}`.toLowerCase().replace(/[^a-z0-9._-]/g, '-').slice(0, 60);
+export async function cursorLane(
+  ports: Ports,
+  label: string,
+  sizes: number[],
+): Promise<{ lane: LaneRef; writer: Fence }> {
+  const stream = `cur-${label}-${randomUUID().slice(0, 6)}`
+    .toLowerCase()
+    .replace(/[^a-z0-9._-]/g, '-')
+    .slice(0, 60);
   await createStream({ stream, partitions: 1 }, ports);
   const lane = { stream, partition: 0 };
   const writer = await takeOverWithNewSession(lane, 'cursor-test-writer', ports);

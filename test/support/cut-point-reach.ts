@@ -52,7 +52,8 @@ export function placesOfSubsystems(subsystems: ReadonlyArray<CutPointInfo['subsy
  */
 export const LOG_SUBSYSTEMS: ReadonlyArray<CutPointInfo['subsystem']> = ['stream', 'generation', 'objects', 'recovery'];
 /** A stream flow (`flow stream-…`) or command (`stream …`), or the stream log's library entry point (`library LaneWriter`). */
-export const isStreamPlace = (place: string): boolean => /^(flow )?stream[ -]/.test(place) || place === 'library LaneWriter';
+export const isStreamPlace = (place: string): boolean =>
+  /^(flow )?stream[ -]/.test(place) || place === 'library LaneWriter';
 
 /** Every cut point armed to fire on every hit without changing what happens: the spec a reach scenario runs under. */
 export const ARM_EVERY_CUT_POINT = CUT_POINTS.map((c) => `${c.name}:delay=0*`).join(',');

@@ -46,7 +46,12 @@ export const beginInput = (invocationId: string): BeginInput => ({
 });
 
 export const sourceRows = generateEvents(GENERATED, STEP_MS);
-for (const [id, t] of [[10_001, START_MS - 1], [10_002, START_MS], [10_003, END_MS - 1], [10_004, END_MS]] as const) {
+for (const [id, t] of [
+  [10_001, START_MS - 1],
+  [10_002, START_MS],
+  [10_003, END_MS - 1],
+  [10_004, END_MS],
+] as const) {
   sourceRows.push({ event_id: id, event_time: t, region: 'eu', amount: 1.5, note: 'bound' });
 }
 export const windowIds = windowIdsOf(sourceRows, WINDOW);
@@ -54,6 +59,8 @@ export const windowIds = windowIdsOf(sourceRows, WINDOW);
 /** The world (one chdb engine per process: once per file) with the target's two pre-existing rows, and the route's deps. */
 export async function openWindowWorld(): Promise<{ world: DeliveryWorld; deps: DeliveryDeps }> {
   const world = await openDeliveryWorld({ rows: sourceRows, tables: ['events'] });
-  await world.admin.query(`INSERT INTO dwh.events VALUES (1, '2026-11-01T00:02:24Z', 'old', 1, 'outside'), (99999, '2026-11-02T12:00:00Z', 'stale', 0, 'inside')`);
+  await world.admin.query(
+    `INSERT INTO dwh.events VALUES (1, '2026-11-01T00:02:24Z', 'old', 1, 'outside'), (99999, '2026-11-02T12:00:00Z', 'stale', 0, 'inside')`,
+  );
   return { world, deps: world.deps(route) };
 }

@@ -7,7 +7,12 @@ import { RECOVERY_ACTIONS } from '../../src/delivery/recovery/actions.js';
 import type { RecoveryDeps, RecoveryInput } from '../../src/delivery/recovery/recovery-session.js';
 import type { BeginInput } from '../../src/delivery/steps/begin.js';
 import { guardedSource, type GuardedSource } from '../../src/delivery/source-guard.js';
-import { JOURNAL_STATES, permittedActions, type JournalState, type LiveAction } from '../../src/domain/delivery/journal-states.js';
+import {
+  JOURNAL_STATES,
+  permittedActions,
+  type JournalState,
+  type LiveAction,
+} from '../../src/domain/delivery/journal-states.js';
 import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.js';
 import type { FaultSwitch } from '../../src/adapters/fault-injector.js';
 import { eventsTableDdl, fixedWindowManifest, newInvocationId, type DeliveryWorld } from './delivery-world.js';
@@ -48,7 +53,12 @@ export async function runMatrixCase(c: MatrixCase): Promise<void> {
   const refusing: GuardedSource = guardedSource(world.source, () => true);
   const recoveryDeps: RecoveryDeps = world.recoveryDeps(deps.route, refusing);
   const invocationId = newInvocationId();
-  const beginInput: BeginInput = { invocationId, session: `run-${invocationId.slice(4, 14)}`, manifestText, selector: SELECTOR };
+  const beginInput: BeginInput = {
+    invocationId,
+    session: `run-${invocationId.slice(4, 14)}`,
+    manifestText,
+    selector: SELECTOR,
+  };
   const recoveryInput: RecoveryInput = { invocationId, manifestText, selector: SELECTOR };
 
   const injector = c.faults.arm(c.spec);
@@ -105,7 +115,8 @@ export async function runMatrixCase(c: MatrixCase): Promise<void> {
   const trail = history.join(' → ');
   // A window the journal proved complete (VERIFIED_EOF or later) is published in the end,
   // never retired: retiring it would mean a recovery action gave up on a finishable window.
-  if (history.some((h) => PROVED_STATES.some((s) => h.endsWith(s)))) expect(record.state, `proved, then ${trail}`).toBe('CUSTODY_RELEASED');
+  if (history.some((h) => PROVED_STATES.some((s) => h.endsWith(s))))
+    expect(record.state, `proved, then ${trail}`).toBe('CUSTODY_RELEASED');
   const checkpoint = await loadCheckpoint(world.stores.ports, record.targetId, 'daily');
   expect(checkpoint?.version ?? 0, trail).toBeLessThanOrEqual(1);
   if (record.state === 'CUSTODY_RELEASED') {

@@ -15,7 +15,11 @@ import type { DeliveryWorld } from './delivery-world.js';
  * recovery tests start from. Each step is handed begin's output, as a test that reuses it
  * would: a carried state that is stale is decided again from the journal.
  */
-export async function stepsThrough(begun: StepInput, deps: DeliveryDeps, last: 'extract-load-parts' | 'verify-eof' = 'verify-eof'): Promise<void> {
+export async function stepsThrough(
+  begun: StepInput,
+  deps: DeliveryDeps,
+  last: 'extract-load-parts' | 'verify-eof' = 'verify-eof',
+): Promise<void> {
   await createStaging(begun, deps);
   await planParts(begun, deps);
   await extractLoadParts(begun, deps);
@@ -23,7 +27,11 @@ export async function stepsThrough(begun: StepInput, deps: DeliveryDeps, last: '
 }
 
 /** Publish whose COMMIT lands and whose worker crashes right after it: the receipt exists, the journal says VERIFIED_EOF. */
-export async function publishCrashingAfterCommit(world: Pick<DeliveryWorld, 'targetFaults'>, begun: StepInput, deps: DeliveryDeps): Promise<void> {
+export async function publishCrashingAfterCommit(
+  world: Pick<DeliveryWorld, 'targetFaults'>,
+  begun: StepInput,
+  deps: DeliveryDeps,
+): Promise<void> {
   world.targetFaults.arm('delivery.publish.commit:crash-after');
   try {
     await expect(publish(begun, deps)).rejects.toMatchObject({ name: 'Cutpoint.WorkerCrashed' });
@@ -33,7 +41,11 @@ export async function publishCrashingAfterCommit(world: Pick<DeliveryWorld, 'tar
 }
 
 /** The steps after begin with the publication COMMIT's answer lost once: the run stops in PUBLICATION_UNKNOWN, the receipt written. */
-export async function runLosingCommitAnswer(world: Pick<DeliveryWorld, 'targetFaults'>, begun: StepInput, deps: DeliveryDeps): Promise<DeliveryRun> {
+export async function runLosingCommitAnswer(
+  world: Pick<DeliveryWorld, 'targetFaults'>,
+  begun: StepInput,
+  deps: DeliveryDeps,
+): Promise<DeliveryRun> {
   world.targetFaults.arm('delivery.publish.commit:lose-response');
   try {
     const run = await runDeliverySteps(begun, deps);

@@ -5,7 +5,11 @@ import { routeOfEvent } from '../../functions/lib/delivery-deps.js';
 import { openClickHouse, type ClickHouseHandle } from '../../src/adapters/clickhouse/client.js';
 import { createClickHouseSource } from '../../src/adapters/clickhouse/source.js';
 import { FaultSwitch } from '../../src/adapters/fault-injector.js';
-import { openPostgresTarget, type PostgresTarget, type PostgresTargetOptions } from '../../src/adapters/postgres/target.js';
+import {
+  openPostgresTarget,
+  type PostgresTarget,
+  type PostgresTargetOptions,
+} from '../../src/adapters/postgres/target.js';
 import type { DeliveryDeps } from '../../src/delivery/deps.js';
 import { journalOf } from '../../src/delivery/journal/keys.js';
 import type { RecoveryDeps } from '../../src/delivery/recovery/recovery-session.js';
@@ -40,7 +44,13 @@ export const EVENTS_BASE = Date.parse('2026-11-01T00:00:00.000Z');
 export function generateEvents(count: number, stepMs: number): SourceEvent[] {
   return Array.from({ length: count }, (_, k) => {
     const i = k + 1;
-    return { event_id: i, event_time: EVENTS_BASE + i * stepMs, region: i % 3 === 0 ? 'eu' : 'us', amount: (i % 1000) / 8, note: i % 2 === 0 ? null : `note ${i}` };
+    return {
+      event_id: i,
+      event_time: EVENTS_BASE + i * stepMs,
+      region: i % 3 === 0 ? 'eu' : 'us',
+      amount: (i % 1000) / 8,
+      note: i % 2 === 0 ? null : `note ${i}`,
+    };
   });
 }
 
@@ -66,8 +76,13 @@ export const newInvocationId = (): string => invocationIdFrom(new Uint8Array(ran
  * per name, each delivering to `dwh.<table>` with replace_window, unique keys and
  * not-null key and time: the world most delivery tests run in. Bindings name variables only.
  */
-export function fixedWindowManifest(routes: Record<string, { table: string; chunkRows: number; partRows?: number; maxConcurrency?: number }>): string {
-  const route = ([name, { table, chunkRows, partRows, maxConcurrency }]: [string, { table: string; chunkRows: number; partRows?: number; maxConcurrency?: number }]) => `  ${name}:
+export function fixedWindowManifest(
+  routes: Record<string, { table: string; chunkRows: number; partRows?: number; maxConcurrency?: number }>,
+): string {
+  const route = ([name, { table, chunkRows, partRows, maxConcurrency }]: [
+    string,
+    { table: string; chunkRows: number; partRows?: number; maxConcurrency?: number },
+  ]) => `  ${name}:
     source: { binding: events_ch, table: src.events, time_column: event_time, key_columns: [event_id] }
     window: { kind: fixed, start: "2026-11-02T00:00:00Z", end: "2026-11-04T00:00:00Z" }
     target: { binding: warehouse, table: dwh.${table}, key_columns: [event_id], mode: replace_window }
@@ -154,20 +169,27 @@ export async function openWarehouse(options: WarehouseOptions = {}): Promise<War
     targetFaults,
     holdTarget: (cutPoint) => holding.hold(cutPoint),
     async targetWindowIds(table, window) {
-      const result = await admin.query<{ id: string }>(`SELECT event_id::text AS id FROM dwh.${table} WHERE event_time >= $1::timestamptz AND event_time < $2::timestamptz`, [
-        window.start,
-        window.end,
-      ]);
+      const result = await admin.query<{ id: string }>(
+        `SELECT event_id::text AS id FROM dwh.${table} WHERE event_time >= $1::timestamptz AND event_time < $2::timestamptz`,
+        [window.start, window.end],
+      );
       return result.rows.map((r) => r.id).sort();
     },
     async stagesLeft() {
-      const result = await admin.query(`SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'dwh' AND c.relkind = 'r' AND c.relname LIKE 'cutpoint_stg_%'`);
+      const result = await admin.query(
+        `SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'dwh' AND c.relkind = 'r' AND c.relname LIKE 'cutpoint_stg_%'`,
+      );
       return result.rowCount ?? 0;
     },
     async receiptsOf(invocationId) {
-      const exists = await admin.query(`SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'dwh' AND c.relname = 'cutpoint_receipts'`);
+      const exists = await admin.query(
+        `SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'dwh' AND c.relname = 'cutpoint_receipts'`,
+      );
       if (!exists.rowCount) return 0;
-      return (await admin.query('SELECT 1 FROM dwh.cutpoint_receipts WHERE invocation_id = $1', [invocationId])).rowCount ?? 0;
+      return (
+        (await admin.query('SELECT 1 FROM dwh.cutpoint_receipts WHERE invocation_id = $1', [invocationId])).rowCount ??
+        0
+      );
     },
     async close() {
       await target.close();
@@ -189,7 +211,8 @@ export function runDeliveryFlow(flow: string, input: unknown, parts: FlowParts):
   return runFlow(flow, input, {
     ports: parts.ports,
     retryIntervalMs: 0,
-    stepDeps: (event) => Promise.resolve({ ports: parts.ports, target: parts.target, source: parts.source, route: routeOfEvent(event) }),
+    stepDeps: (event) =>
+      Promise.resolve({ ports: parts.ports, target: parts.target, source: parts.source, route: routeOfEvent(event) }),
   });
 }
 
@@ -209,7 +232,10 @@ export interface DeliveryWorld extends EventSource, Warehouse {
  * Fresh stores, then embedded ClickHouse with `rows` seeded into `src.events`, then embedded
  * PostgreSQL with `dwh.<tables>`; `close()` stops them in reverse.
  */
-export async function openDeliveryWorld(options: { rows: readonly SourceEvent[]; tables?: readonly string[] }): Promise<DeliveryWorld> {
+export async function openDeliveryWorld(options: {
+  rows: readonly SourceEvent[];
+  tables?: readonly string[];
+}): Promise<DeliveryWorld> {
   const stores = await freshStores();
   const events = await openEventSource(options.rows);
   let warehouse: Warehouse;
@@ -227,7 +253,8 @@ export async function openDeliveryWorld(options: { rows: readonly SourceEvent[];
     stores,
     deps: (route, other = source) => ({ ports: stores.ports, target, source: other, route }),
     recoveryDeps: (route, refusing = forbiddenSource()) => ({ ports: stores.ports, target, route, source: refusing }),
-    runFlow: (flow, input, other = source) => runDeliveryFlow(flow, input, { ports: stores.ports, target, source: other }),
+    runFlow: (flow, input, other = source) =>
+      runDeliveryFlow(flow, input, { ports: stores.ports, target, source: other }),
     async journalTransitions(invocationId) {
       const moves: string[] = [];
       for (const e of await journalOf(stores.ports.authority, invocationId).read()) {

@@ -40,7 +40,12 @@ export function runOrder<T>(files: readonly T[], projectOf: (file: T) => string,
   const projects = new Map<string, number>();
   for (const file of files) projects.set(projectOf(file), (projects.get(projectOf(file)) ?? 0) + weights.get(file)!);
   const projectWeight = (file: T) => projects.get(projectOf(file))!;
-  return [...files].sort((a, b) => projectWeight(b) - projectWeight(a) || projectOf(a).localeCompare(projectOf(b)) || weights.get(b)! - weights.get(a)!);
+  return [...files].sort(
+    (a, b) =>
+      projectWeight(b) - projectWeight(a) ||
+      projectOf(a).localeCompare(projectOf(b)) ||
+      weights.get(b)! - weights.get(a)!,
+  );
 }
 
 function relativeId(spec: TestSpecification): string {

@@ -25,7 +25,12 @@ export function dyingAfter(ports: Ports, cutPoint: string, nth = 1): DyingPorts 
   const died = new Promise<void>((resolve) => (die = resolve));
   const never = new Promise<never>(() => undefined);
   const guard = <T>(call: () => Promise<T>): Promise<T> =>
-    dead ? never : call().then((value) => (dead ? never : value), (error: unknown) => (dead ? never : Promise.reject(error as Error)));
+    dead
+      ? never
+      : call().then(
+          (value) => (dead ? never : value),
+          (error: unknown) => (dead ? never : Promise.reject(error as Error)),
+        );
   const a = ports.authority;
   const o = ports.objects;
   const dying = interceptPorts(ports, {

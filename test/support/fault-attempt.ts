@@ -2,7 +2,12 @@ import type { FaultKind } from '../../src/domain/faults.js';
 import type { TestStores } from './emulators.js';
 
 /** Runs one call with a fault armed at a cut point; returns 'ok' or the error's stable name. */
-export async function firstAttempt(faults: TestStores['faults'], cutPoint: string, kind: FaultKind, run: () => Promise<unknown>): Promise<string> {
+export async function firstAttempt(
+  faults: TestStores['faults'],
+  cutPoint: string,
+  kind: FaultKind,
+  run: () => Promise<unknown>,
+): Promise<string> {
   faults.arm(`${cutPoint}:${kind === 'delay' ? 'delay=50' : kind}`);
   try {
     await run();

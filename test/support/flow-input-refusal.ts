@@ -30,7 +30,8 @@ export async function storeSnapshot(config: CutpointConfig): Promise<StoreSnapsh
   return { table: await scanTable(config), bucket: bucket.sort() };
 }
 
-export const entered = (run: FlowResult): string[] => run.events.filter((e) => e.type === 'StateEntered' && e.state).map((e) => e.state!);
+export const entered = (run: FlowResult): string[] =>
+  run.events.filter((e) => e.type === 'StateEntered' && e.state).map((e) => e.state!);
 export const why = (run: FlowResult): string => JSON.stringify(run.events.filter((e) => e.error));
 
 export interface Refusal {
@@ -43,7 +44,11 @@ export interface Refusal {
 }
 
 /** Runs `start`, expects the refusal at the first Task and the table and bucket exactly as before. */
-export async function expectRefusedUnwritten(config: CutpointConfig, start: () => Promise<FlowResult>, refusal: Refusal): Promise<FlowResult> {
+export async function expectRefusedUnwritten(
+  config: CutpointConfig,
+  start: () => Promise<FlowResult>,
+  refusal: Refusal,
+): Promise<FlowResult> {
   const before = await storeSnapshot(config);
   const run = await start();
   expect(run, why(run)).toMatchObject({ status: 'FAILED', error: refusal.error });

@@ -49,19 +49,25 @@ export function outputViolations(run: CliRun, secrets: readonly string[]): strin
   if (run.stdout !== '') v.push('stdout not empty');
   const lines = run.stderr.split('\n').filter((l) => l && !l.startsWith('cutpoint: '));
   const codes = lines.filter((l) => CODE_LINE.test(l));
-  if (codes.length !== 1 || !CODE_LINE.test(lines[0] ?? '')) v.push(`${codes.length} diagnostic code lines (first non-progress line: ${JSON.stringify((lines[0] ?? '').slice(0, 120))})`);
+  if (codes.length !== 1 || !CODE_LINE.test(lines[0] ?? ''))
+    v.push(
+      `${codes.length} diagnostic code lines (first non-progress line: ${JSON.stringify((lines[0] ?? '').slice(0, 120))})`,
+    );
   const code = (codes[0] ?? '').split(':')[0];
   if (code === 'cutpoint.internal_error') v.push('cutpoint.internal_error');
   const both = `${run.stdout}\n${run.stderr}`;
   if (both.includes('    at ')) v.push('stack trace');
   if (RAW_CONTROL.test(both)) v.push('raw control character in output');
-  for (const s of secrets) if (both.includes(s)) v.push(`secret in output (${s.length} chars, starts ${JSON.stringify(s.slice(0, 4))})`);
+  for (const s of secrets)
+    if (both.includes(s)) v.push(`secret in output (${s.length} chars, starts ${JSON.stringify(s.slice(0, 4))})`);
   return v;
 }
 
 /** Which parts of the world changed. */
 export function mutations(before: Snapshot, after: Snapshot): string[] {
-  return (Object.keys(before) as Array<keyof Snapshot>).filter((k) => before[k] !== after[k]).map((k) => `mutated ${k}: ${firstDifference(before[k], after[k])}`);
+  return (Object.keys(before) as Array<keyof Snapshot>)
+    .filter((k) => before[k] !== after[k])
+    .map((k) => `mutated ${k}: ${firstDifference(before[k], after[k])}`);
 }
 
 function firstDifference(a: string, b: string): string {
@@ -70,7 +76,8 @@ function firstDifference(a: string, b: string): string {
   const onlyA = la.filter((l) => !lb.includes(l)).slice(0, 2);
   const onlyB = lb.filter((l) => !la.includes(l)).slice(0, 2);
   // The report names what changed, never a fencing session id.
-  const cut = (l: string[]) => l.map((x) => x.replace(/("session"\s*:\s*(?:\{"S":)?\s*")[^"]+/g, '$1<redacted>').slice(0, 200)).join(' | ');
+  const cut = (l: string[]) =>
+    l.map((x) => x.replace(/("session"\s*:\s*(?:\{"S":)?\s*")[^"]+/g, '$1<redacted>').slice(0, 200)).join(' | ');
   return `${onlyA.length ? `- ${cut(onlyA)} ` : ''}${onlyB.length ? `+ ${cut(onlyB)}` : ''}`.trim() || '(reordered)';
 }
 
@@ -110,13 +117,20 @@ export class FuzzRunner {
         await writeFile(paths[name], content);
       }
     }
-    const argv = c.argv.map((a) => a.replace(/\{\{([a-z0-9.-]+)\}\}/g, (_, name: string) => paths[name] ?? `{{${name}}}`));
+    const argv = c.argv.map((a) =>
+      a.replace(/\{\{([a-z0-9.-]+)\}\}/g, (_, name: string) => paths[name] ?? `{{${name}}}`),
+    );
     // A placeholder left in place would test an unreadable path instead of the file's content.
     const left = argv.find((a) => /\{\{[^}]*\}\}/.test(a));
     if (left !== undefined) throw new Error(`${c.what}: ${left} names no file of the case`);
     if (c.stdin) {
       const env = { ...childEnv(this.world), ...definedOnly(c.env) };
-      return spawnCutpoint(argv, { cwd: REPO_ROOT, env, stdin: { chunks: [c.stdin.data], delayMs: c.stdin.delayMs }, timeoutMs: 90_000 });
+      return spawnCutpoint(argv, {
+        cwd: REPO_ROOT,
+        env,
+        stdin: { chunks: [c.stdin.data], delayMs: c.stdin.delayMs },
+        timeoutMs: 90_000,
+      });
     }
     return withTimeout(runCutpointInProcess(argv, c.env ? { env: c.env } : {}), 30_000);
   }
@@ -129,7 +143,8 @@ export class FuzzRunner {
     this.last ??= await this.snapshot();
     const t0 = performance.now();
     const run = await this.exec(c);
-    if (performance.now() - t0 > SLOW_MS) console.log(`slow case (${Math.round(performance.now() - t0)} ms): ${describeCase(c).slice(0, 300)}`);
+    if (performance.now() - t0 > SLOW_MS)
+      console.log(`slow case (${Math.round(performance.now() - t0)} ms): ${describeCase(c).slice(0, 300)}`);
     this.pending.push(c);
     const violations = outputViolations(run, this.world.secrets(this.last));
     const code = /^([a-z_]+\.[a-z0-9_]+): /m.exec(run.stderr)?.[1];
@@ -157,10 +172,13 @@ export class FuzzRunner {
         const again = await this.snapshot();
         const byCase = mutations(this.last, again);
         this.last = again;
-        if (byCase.length) return byCase.map((m) => `${m} (made by ${describeCase(c)}; replayed from a batch of ${batch.length})`);
+        if (byCase.length)
+          return byCase.map((m) => `${m} (made by ${describeCase(c)}; replayed from a batch of ${batch.length})`);
       }
     }
-    return found.map((m) => `${m} (made by one of ${batch.length} cases: ${batch.map(describeCase).join('; ').slice(0, 2000)})`);
+    return found.map(
+      (m) => `${m} (made by one of ${batch.length} cases: ${batch.map(describeCase).join('; ').slice(0, 2000)})`,
+    );
   }
 
   private async snapshot(): Promise<Snapshot> {

@@ -18,7 +18,8 @@ export async function closedPort(): Promise<number> {
 /** The tables of the embedded ClickHouse outside its system databases, one per line. */
 export async function clickhouseCatalogue(source: EventSource): Promise<string> {
   const result = await source.ch.client.query({
-    query: "SELECT database, name, engine, total_rows FROM system.tables WHERE database NOT IN ('system', 'INFORMATION_SCHEMA', 'information_schema') ORDER BY database, name",
+    query:
+      "SELECT database, name, engine, total_rows FROM system.tables WHERE database NOT IN ('system', 'INFORMATION_SCHEMA', 'information_schema') ORDER BY database, name",
     format: 'JSONEachRow',
   });
   return ((await result.json()) as unknown[]).map((row) => JSON.stringify(row)).join('\n');
@@ -27,7 +28,10 @@ export async function clickhouseCatalogue(source: EventSource): Promise<string> 
 /** Every fencing session id the authority holds or the CLI stored (lane heads, session files). */
 export function sessionIds(snap: { authority: string; sessions: string }): string[] {
   const ids = new Set<string>();
-  for (const m of `${snap.authority}\n${snap.sessions}`.matchAll(/\\?"session\\?":\s*(?:\{\\?"S\\?":)?\s*\\?"([^"\\]{8,})\\?"/g)) if (m[1]) ids.add(m[1]);
+  for (const m of `${snap.authority}\n${snap.sessions}`.matchAll(
+    /\\?"session\\?":\s*(?:\{\\?"S\\?":)?\s*\\?"([^"\\]{8,})\\?"/g,
+  ))
+    if (m[1]) ids.add(m[1]);
   return [...ids];
 }
 
@@ -49,7 +53,12 @@ export async function historiesNotFailed(dir: string): Promise<string[]> {
  * mode and size, and for regular files their SHA-256 (with `contents`, also the text of
  * files up to 4 KiB, so a failing comparison shows what changed).
  */
-export async function fileTree(dir: string, skip: string[], options: { contents: boolean }, prefix = ''): Promise<string[]> {
+export async function fileTree(
+  dir: string,
+  skip: string[],
+  options: { contents: boolean },
+  prefix = '',
+): Promise<string[]> {
   const out: string[] = [];
   let names: string[];
   try {
@@ -68,8 +77,13 @@ export async function fileTree(dir: string, skip: string[], options: { contents:
     } else if (st.isFile() && options.contents) {
       const bytes = await readFile(path);
       const text = bytes.byteLength <= 4096 ? `\n${bytes.toString('utf8')}` : '';
-      out.push(`${rel} ${(st.mode & 0o777).toString(8)} ${st.size} ${createHash('sha256').update(bytes).digest('hex')}${text}`);
-    } else out.push(`${rel} ${st.isFile() ? 'file' : st.isFIFO() ? 'fifo' : 'other'} ${(st.mode & 0o777).toString(8)} ${st.size} ${st.mtimeMs}`);
+      out.push(
+        `${rel} ${(st.mode & 0o777).toString(8)} ${st.size} ${createHash('sha256').update(bytes).digest('hex')}${text}`,
+      );
+    } else
+      out.push(
+        `${rel} ${st.isFile() ? 'file' : st.isFIFO() ? 'fifo' : 'other'} ${(st.mode & 0o777).toString(8)} ${st.size} ${st.mtimeMs}`,
+      );
   }
   return out;
 }

@@ -12,7 +12,8 @@ import { openFuzzWorld, type FuzzWorld } from './fuzz-world.js';
  */
 
 // A fixed seed by default, so CI is reproducible; FUZZ_SEED=random draws a new one (printed).
-export const FUZZ_SEED = process.env.FUZZ_SEED === 'random' ? Math.floor(Math.random() * 2 ** 31) : Number(process.env.FUZZ_SEED ?? 20261201);
+export const FUZZ_SEED =
+  process.env.FUZZ_SEED === 'random' ? Math.floor(Math.random() * 2 ** 31) : Number(process.env.FUZZ_SEED ?? 20261201);
 const survey = process.env.FUZZ_SURVEY === '1';
 const scale = Number(process.env.FUZZ_RUNS ?? '1');
 
@@ -39,11 +40,14 @@ export function fuzzSuite(file: string, ready: (suite: FuzzSuite) => Promise<voi
 
   afterAll(async () => {
     const { runner, world } = suite;
-    for (const [property, t] of runner?.timing ?? []) console.log(`fuzz ${property}: ${t.cases} cases in ${(t.ms / 1000).toFixed(1)} s`);
+    for (const [property, t] of runner?.timing ?? [])
+      console.log(`fuzz ${property}: ${t.cases} cases in ${(t.ms / 1000).toFixed(1)} s`);
     if (runner) console.log(`fuzz snapshots: ${(runner.snapshotMs / 1000).toFixed(1)} s in all`);
     if (survey && runner) {
       for (const [property, kinds] of runner.survey) {
-        const lines = [...kinds].sort(([a], [b]) => (a < b ? -1 : 1)).map(([kind, k]) => `  ${k.count}× ${kind}\n    e.g. ${k.example.replace(/\n/g, '\n    ')}`);
+        const lines = [...kinds]
+          .sort(([a], [b]) => (a < b ? -1 : 1))
+          .map(([kind, k]) => `  ${k.count}× ${kind}\n    e.g. ${k.example.replace(/\n/g, '\n    ')}`);
         console.log(`survey ${property}: ${lines.length ? `\n${lines.join('\n')}` : 'clean'}`);
       }
     }

@@ -11,7 +11,14 @@ import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.j
 import { runCutpointInProcess, startCliRuntime, type CliRuntime } from './cli-runtime.js';
 import { scanTable, targetSnapshot } from './delivery-snapshot.js';
 import { clickhouseCatalogue, closedPort, fileTree, historiesNotFailed, sessionIds } from './fuzz-snapshot.js';
-import { generateEvents, newInvocationId, openEventSource, openWarehouse, type EventSource, type Warehouse } from './delivery-world.js';
+import {
+  generateEvents,
+  newInvocationId,
+  openEventSource,
+  openWarehouse,
+  type EventSource,
+  type Warehouse,
+} from './delivery-world.js';
 
 /**
  * The world the fuzz suite (test/fuzz/) tries to damage: a persistent local runtime of
@@ -117,17 +124,33 @@ export async function openFuzzWorld(): Promise<FuzzWorld> {
   // Embedded ClickHouse and PostgreSQL start while the runtime does.
   const sourceStarting = openEventSource(generateEvents(2000, 144_000));
   const warehouseStarting = openWarehouse({ tables: TABLES, receiptTable: 'adapter default' });
-  const [runtimeStarted, sourceStarted, warehouseStarted] = await Promise.allSettled([startCliRuntime('fuzz', MANIFEST_TEXT), sourceStarting, warehouseStarting]);
-  if (runtimeStarted.status === 'rejected' || sourceStarted.status === 'rejected' || warehouseStarted.status === 'rejected') {
+  const [runtimeStarted, sourceStarted, warehouseStarted] = await Promise.allSettled([
+    startCliRuntime('fuzz', MANIFEST_TEXT),
+    sourceStarting,
+    warehouseStarting,
+  ]);
+  if (
+    runtimeStarted.status === 'rejected' ||
+    sourceStarted.status === 'rejected' ||
+    warehouseStarted.status === 'rejected'
+  ) {
     if (warehouseStarted.status === 'fulfilled') await warehouseStarted.value.close();
     if (sourceStarted.status === 'fulfilled') await sourceStarted.value.close();
     if (runtimeStarted.status === 'fulfilled') await runtimeStarted.value.stop();
-    throw [runtimeStarted, sourceStarted, warehouseStarted].flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []))[0];
+    throw [runtimeStarted, sourceStarted, warehouseStarted].flatMap((r) =>
+      r.status === 'rejected' ? [r.reason as unknown] : [],
+    )[0];
   }
   const runtime = runtimeStarted.value;
   const { root, config } = runtime;
   const inputs = await mkdtemp(join(tmpdir(), 'cutpoint-fuzz-inputs-'));
-  const envBefore = { pg: process.env[PG_ENV], ch: process.env[CH_ENV], pw: process.env[PG_PASSWORD_ENV], pub: process.env[CH_PUB_ENV], faults: process.env.CUTPOINT_FAULTS };
+  const envBefore = {
+    pg: process.env[PG_ENV],
+    ch: process.env[CH_ENV],
+    pw: process.env[PG_PASSWORD_ENV],
+    pub: process.env[CH_PUB_ENV],
+    faults: process.env.CUTPOINT_FAULTS,
+  };
   const source: EventSource = sourceStarted.value;
   const warehouse: Warehouse = warehouseStarted.value;
   const s3 = awsClients(config).s3;
@@ -143,15 +166,41 @@ export async function openFuzzWorld(): Promise<FuzzWorld> {
     await cli(['stream', 'takeover', STREAM, '--partition', '0', '--owner', OWNER]);
     await cli(['stream', 'takeover', STREAM, '--partition', String(FORGED_PARTITION), '--owner', OWNER]);
     const committed: FuzzWorld['committed'] = [];
-    for (const [attemptId, text] of [['seed-1', 'alpha\nbeta\n'], ['seed-2', 'gamma\n'], ['seed-3', 'delta\nepsilon\nzeta\n']] as const) {
+    for (const [attemptId, text] of [
+      ['seed-1', 'alpha\nbeta\n'],
+      ['seed-2', 'gamma\n'],
+      ['seed-3', 'delta\nepsilon\nzeta\n'],
+    ] as const) {
       const file = join(inputs, `${attemptId}.txt`);
       await writeFile(file, text);
       await cli(['stream', 'append', STREAM, '--partition', '0', '--attempt', attemptId, '--file', file]);
       committed.push({ attemptId, text });
     }
-    await cli(['stream', 'append', STREAM, '--partition', String(FORGED_PARTITION), '--attempt', 'seed-p1', '--file', join(inputs, 'seed-2.txt')]);
+    await cli([
+      'stream',
+      'append',
+      STREAM,
+      '--partition',
+      String(FORGED_PARTITION),
+      '--attempt',
+      'seed-p1',
+      '--file',
+      join(inputs, 'seed-2.txt'),
+    ]);
     // A consumer group's cursor (and its stored session) on (STREAM, 0), protected by the retention policy.
-    const consumed = await runCutpointInProcess(['stream', 'consume', STREAM, '--partition', '0', '--group', GROUP, '--max', String(GROUP_POSITION), '--owner', OWNER]);
+    const consumed = await runCutpointInProcess([
+      'stream',
+      'consume',
+      STREAM,
+      '--partition',
+      '0',
+      '--group',
+      GROUP,
+      '--max',
+      String(GROUP_POSITION),
+      '--owner',
+      OWNER,
+    ]);
     expect(consumed.code, consumed.stderr).toBe(0);
     await cli(['stream', 'policy', STREAM, '--groups', GROUP]);
     const forged = join(root, 'sessions', `${STREAM}-${FORGED_PARTITION}.json`);
@@ -159,7 +208,11 @@ export async function openFuzzWorld(): Promise<FuzzWorld> {
     stored.active.session = '00000000-0000-4000-8000-00000000f0f0';
     await writeFile(forged, `${JSON.stringify(stored, null, 2)}\n`, { mode: 0o600 });
     // Plain committed objects.
-    for (const [key, text] of [['docs/readme.txt', 'hello'], ['data/part-0001.bin', 'payload-1'], ['data/part-0002.bin', 'payload-2']] as const) {
+    for (const [key, text] of [
+      ['docs/readme.txt', 'hello'],
+      ['data/part-0001.bin', 'payload-1'],
+      ['data/part-0002.bin', 'payload-2'],
+    ] as const) {
       const file = join(inputs, `object-${key.replace(/\W/g, '_')}`);
       await writeFile(file, text);
       await cli(['object', 'put', key, '--file', file]);
@@ -171,8 +224,18 @@ export async function openFuzzWorld(): Promise<FuzzWorld> {
     process.env[CH_ENV] = `chdb:${join(root, 'chdb-never-created')}`;
     process.env[CH_PUB_ENV] = `http://127.0.0.1:${await closedPort()}`;
     const manifest = parseManifest(MANIFEST_TEXT, runtime.manifestFile);
-    const deps = (route: string) => ({ ports: runtime.ports, target: warehouse.target, source: source.source, route: selectRoute(manifest, route) });
-    const input = (invocationId: string, route: string) => ({ invocationId, session: `run-${invocationId.slice(4, 18)}`, manifestText: MANIFEST_TEXT, selector: `${runtime.manifestFile}#${route}` });
+    const deps = (route: string) => ({
+      ports: runtime.ports,
+      target: warehouse.target,
+      source: source.source,
+      route: selectRoute(manifest, route),
+    });
+    const input = (invocationId: string, route: string) => ({
+      invocationId,
+      session: `run-${invocationId.slice(4, 18)}`,
+      manifestText: MANIFEST_TEXT,
+      selector: `${runtime.manifestFile}#${route}`,
+    });
     const deliveredId = newInvocationId();
     const delivered = await runDeliverySteps(await begin(input(deliveredId, 'daily'), deps('daily')), deps('daily'));
     expect(delivered.state).toBe('CUSTODY_RELEASED');
@@ -199,9 +262,13 @@ export async function openFuzzWorld(): Promise<FuzzWorld> {
     const snapshot = async (): Promise<Snapshot> => {
       const [authority, bucket, target, sessions, executions, files, clickhouse] = await Promise.all([
         // One item (one table, receipt, stage) per line, so a difference names the item that changed.
-        scanTable(config).then((scan) => (JSON.parse(scan) as unknown[]).map((item) => JSON.stringify(item)).join('\n')),
+        scanTable(config).then((scan) =>
+          (JSON.parse(scan) as unknown[]).map((item) => JSON.stringify(item)).join('\n'),
+        ),
         listBucket().then((l) => l.join('\n')),
-        targetSnapshot(wh.admin, 'dwh', TABLES, RECEIPTS).then((t) => [...Object.entries(t.tables), ...t.receipts, ...t.stages].map((x) => JSON.stringify(x)).join('\n')),
+        targetSnapshot(wh.admin, 'dwh', TABLES, RECEIPTS).then((t) =>
+          [...Object.entries(t.tables), ...t.receipts, ...t.stages].map((x) => JSON.stringify(x)).join('\n'),
+        ),
         fileTree(join(root, 'sessions'), [], { contents: true }).then((l) => l.join('\n')),
         historiesNotFailed(join(root, 'executions')).then((l) => l.join('\n')),
         fileTree(root, ['local', 'sessions', 'executions'], { contents: true }).then((l) => l.join('\n')),
@@ -227,7 +294,9 @@ export async function openFuzzWorld(): Promise<FuzzWorld> {
       objectKeys,
       committedEnd: 6,
       async laneSession() {
-        const stored = JSON.parse(await readFile(join(root, 'sessions', `${STREAM}-0.json`), 'utf8')) as { active: { owner: string; session: string; epoch: number } };
+        const stored = JSON.parse(await readFile(join(root, 'sessions', `${STREAM}-0.json`), 'utf8')) as {
+          active: { owner: string; session: string; epoch: number };
+        };
         return { owner: stored.active.owner, session: stored.active.session, epoch: stored.active.epoch };
       },
       snapshot,
@@ -252,7 +321,8 @@ export async function openFuzzWorld(): Promise<FuzzWorld> {
 }
 
 function restoreEnv(before: { pg?: string; ch?: string; pw?: string; pub?: string; faults?: string }): void {
-  const set = (name: string, value: string | undefined) => (value === undefined ? delete process.env[name] : (process.env[name] = value));
+  const set = (name: string, value: string | undefined) =>
+    value === undefined ? delete process.env[name] : (process.env[name] = value);
   set(PG_ENV, before.pg);
   set(CH_ENV, before.ch);
   set(PG_PASSWORD_ENV, before.pw);

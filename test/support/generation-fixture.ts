@@ -7,12 +7,22 @@ import type { Ports } from '../../src/ports/index.js';
 
 export interface GenerationCase {
   root: string;
-  input: { root: string; generation: number; taskId: string; sources: Array<{ key: string; sha256: string; size: number }> };
+  input: {
+    root: string;
+    generation: number;
+    taskId: string;
+    sources: Array<{ key: string; sha256: string; size: number }>;
+  };
   expectedBytes: Uint8Array;
 }
 
 /** Writes two source objects and returns a task over them, under a fresh root. */
-export async function newGenerationCase(ports: Ports, label: string, generation = 0, taskId = 'task-1'): Promise<GenerationCase> {
+export async function newGenerationCase(
+  ports: Ports,
+  label: string,
+  generation = 0,
+  taskId = 'task-1',
+): Promise<GenerationCase> {
   const root = `matrix/${label}-${randomUUID().slice(0, 8)}`.toLowerCase();
   const texts = [`first source of ${root}\n`, `second source of ${root}\n`];
   const sources = [];
@@ -35,14 +45,23 @@ export async function newGenerationCase(ports: Ports, label: string, generation 
  * expected task; the head points at it with the same checksum; the object's bytes read
  * back verified and equal the sources in order; no second generation record exists.
  */
-export async function expectExactlyOneCommitted(ports: Ports, c: GenerationCase, taskId = c.input.taskId): Promise<void> {
+export async function expectExactlyOneCommitted(
+  ports: Ports,
+  c: GenerationCase,
+  taskId = c.input.taskId,
+): Promise<void> {
   const records = await ports.authority.query(`gen#${c.root}`, 'record#');
   const committed = records.filter((r) => r.state === 'COMMITTED');
   expect(committed.map((r) => r.taskId)).toEqual([taskId]);
   expect(records.filter((r) => r.taskId === taskId)).toHaveLength(1);
   const record = committed[0]!;
   const head = await ports.authority.get(generationKeys.head(c.root));
-  expect(head).toMatchObject({ generation: record.generation, taskId, sha256: record.sha256, objectKey: record.objectKey });
+  expect(head).toMatchObject({
+    generation: record.generation,
+    taskId,
+    sha256: record.sha256,
+    objectKey: record.objectKey,
+  });
   const object = await readVerified(ports.objects, record.objectKey as string, record.sha256 as string);
   expect(Buffer.from(object.bytes).equals(Buffer.from(c.expectedBytes))).toBe(true);
   expect(object.metadata.sha256).toBe(record.sha256);

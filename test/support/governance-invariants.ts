@@ -7,7 +7,11 @@ import { loadInvocation, type InvocationRecord } from '../../src/delivery/journa
 import type { GuardedSource } from '../../src/delivery/source-guard.js';
 import { candidateUuidOf, exchangeNamesOf } from '../../src/domain/publication/candidate.js';
 import type { CapsuleV2 } from '../../src/domain/quality/capsule.js';
-import { readCompletionDocument, readPreparedDocument, type CompletionDocument } from '../../src/domain/quality/evidence.js';
+import {
+  readCompletionDocument,
+  readPreparedDocument,
+  type CompletionDocument,
+} from '../../src/domain/quality/evidence.js';
 import type { Ports } from '../../src/ports/index.js';
 import { qualityKeys, readCapsule } from '../../src/quality/capsule-store.js';
 import { incompleteTransitionIdOf } from '../../src/quality/observe-guard.js';
@@ -115,7 +119,10 @@ export function recordStatements(inner: ClickHouseHandle): StatementRecorder {
 }
 
 /** The EXCHANGE statements among `statements` that name the operation's candidate. */
-export function exchangeStatementsOf(statements: readonly string[], op: Pick<GovernanceOp, 'invocationId' | 'database' | 'table'>): string[] {
+export function exchangeStatementsOf(
+  statements: readonly string[],
+  op: Pick<GovernanceOp, 'invocationId' | 'database' | 'table'>,
+): string[] {
   const { candidate } = exchangeNamesOf(op.invocationId, { database: op.database, table: op.table });
   return statements.filter((s) => /^\s*EXCHANGE\s+TABLES\b/i.test(s) && s.includes(candidate));
 }
@@ -134,13 +141,21 @@ export async function governanceSnapshot(view: GovernanceView, op: GovernanceOp)
     const object = await view.ports.objects.get(evidence.key);
     // I9 (read here, asserted below): recorded completion evidence must exist and verify.
     expect(object, 'I9: the recorded completion.json is missing').toBeDefined();
-    completion = readCompletionDocument(Buffer.from(object!.bytes).toString('utf8'), evidence.sha256, capsule.coreDigest);
+    completion = readCompletionDocument(
+      Buffer.from(object!.bytes).toString('utf8'),
+      evidence.sha256,
+      capsule.coreDigest,
+    );
   }
   return { journal, capsule, targetUuid: await uuidUnder(view.ch, op.database, op.table), completion };
 }
 
 /** Asserts I1–I10 for the operation now; returns the snapshot read. */
-export async function checkGovernanceInvariants(view: GovernanceView, op: GovernanceOp, check: GovernanceCheck): Promise<GovernanceSnapshot> {
+export async function checkGovernanceInvariants(
+  view: GovernanceView,
+  op: GovernanceOp,
+  check: GovernanceCheck,
+): Promise<GovernanceSnapshot> {
   const now = await governanceSnapshot(view, op);
   const { journal, capsule } = now;
   const facts = journal.facts;
@@ -150,9 +165,15 @@ export async function checkGovernanceInvariants(view: GovernanceView, op: Govern
   const tag = `[${journal.state}/${capsule?.state ?? 'no capsule'}]`;
 
   // I1: dispatch count ∈ {0,1}; only the dispatch intent ever wrote it.
-  const dispatchWrites = entries.filter((e) => (e.data.op as { patch?: { dispatch?: unknown } } | undefined)?.patch?.dispatch !== undefined);
+  const dispatchWrites = entries.filter(
+    (e) => (e.data.op as { patch?: { dispatch?: unknown } } | undefined)?.patch?.dispatch !== undefined,
+  );
   expect(dispatchWrites.length, `I1 ${tag}: journal writes carrying a dispatch fact`).toBeLessThanOrEqual(1);
-  for (const e of dispatchWrites) expect(e.transitionId.startsWith(`dispatch.${op.invocationId}:`), `I1: ${e.transitionId} wrote the dispatch count`).toBe(true);
+  for (const e of dispatchWrites)
+    expect(
+      e.transitionId.startsWith(`dispatch.${op.invocationId}:`),
+      `I1: ${e.transitionId} wrote the dispatch count`,
+    ).toBe(true);
   expect([undefined, 1], `I1 ${tag}`).toContain(facts.dispatch?.count);
 
   // I2: at most one EXCHANGE reached ClickHouse; none without a dispatch intent.
@@ -184,7 +205,10 @@ export async function checkGovernanceInvariants(view: GovernanceView, op: Govern
     if (now.completion) {
       expect(now.completion.version, 'I4: completion.json version').toBe(capsule.completion!.version);
       expect(now.completion.candidateUuid, 'I4: completion.json generation').toBe(C);
-      expect(now.completion.results.every((r) => r.result === 'PASSED'), 'I4: every probe passed').toBe(true);
+      expect(
+        now.completion.results.every((r) => r.result === 'PASSED'),
+        'I4: every probe passed',
+      ).toBe(true);
     }
   }
 
@@ -204,7 +228,10 @@ export async function checkGovernanceInvariants(view: GovernanceView, op: Govern
   const incomplete = entries.filter((e) => e.transitionId.startsWith('quality-observation-incomplete.'));
   for (const e of incomplete) {
     const token = capsule?.reader?.token;
-    expect(token && e.transitionId === incompleteTransitionIdOf(op.invocationId, token), `I6 ${tag}: INCOMPLETE (${e.transitionId}) but the guard is ${token ? 'another' : 'gone'}`).toBe(true);
+    expect(
+      token && e.transitionId === incompleteTransitionIdOf(op.invocationId, token),
+      `I6 ${tag}: INCOMPLETE (${e.transitionId}) but the guard is ${token ? 'another' : 'gone'}`,
+    ).toBe(true);
   }
   if (capsule?.reader) expect(journal.state, 'I6: a reader guard outside PUBLISHED').toBe('PUBLISHED');
   if (check.guard === 'held') expect(capsule?.reader, `I6 ${tag}: guard expected held`).toBeDefined();
@@ -214,15 +241,23 @@ export async function checkGovernanceInvariants(view: GovernanceView, op: Govern
   const boundaries = await view.ports.authority.query(`target#${op.targetId}`, 'boundary#');
   for (const b of boundaries) {
     const closed = { targetId: op.targetId, invocationId: String(b.closedOperation) };
-    expect((await loadInvocation(view.ports, closed.invocationId)).state, 'I7: boundary of an unreleased operation').toBe('CUSTODY_RELEASED');
+    expect(
+      (await loadInvocation(view.ports, closed.invocationId)).state,
+      'I7: boundary of an unreleased operation',
+    ).toBe('CUSTODY_RELEASED');
     const c = await readCapsule(view.ports, closed);
-    expect(c, 'I7: boundary of an operation with no capsule').toMatchObject({ state: 'COMPLETE', retiredAt: expect.any(String), replay: { closedBy: b.successor, reason: 'successor' } });
+    expect(c, 'I7: boundary of an operation with no capsule').toMatchObject({
+      state: 'COMPLETE',
+      retiredAt: expect.any(String),
+      replay: { closedBy: b.successor, reason: 'successor' },
+    });
     expect(b.sk).toBe(qualityKeys.boundary(op.targetId, Number(String(b.sk).slice('boundary#'.length))).sk);
   }
 
   // I8: the source never opened; observe/replay sent no INSERT or EXCHANGE.
   if (check.source) expect(check.source.attempts, 'I8: the source was called during recovery').toEqual([]);
-  for (const s of check.readOnlyStatements ?? []) expect(MUTATING.test(s), `I8: observe/replay sent ${s.slice(0, 80)}`).toBe(false);
+  for (const s of check.readOnlyStatements ?? [])
+    expect(MUTATING.test(s), `I8: observe/replay sent ${s.slice(0, 80)}`).toBe(false);
 
   // I9 + I10: delivery evidence and the checkpoint only after COMPLETE with its evidence; the checkpoint advanced at most once.
   if (facts.evidence || facts.checkpoint) {
@@ -232,7 +267,8 @@ export async function checkGovernanceInvariants(view: GovernanceView, op: Govern
   const advances = entries.filter((e) => e.type === 'checkpoint');
   expect(advances.length, 'I10: checkpoint advances journaled').toBeLessThanOrEqual(1);
   const checkpoint = await loadCheckpoint(view.ports, op.targetId, op.route);
-  if (checkpoint?.invocationId === op.invocationId) expect(facts.checkpoint, 'I10: checkpoint names us, journal lacks it').toBeDefined();
+  if (checkpoint?.invocationId === op.invocationId)
+    expect(facts.checkpoint, 'I10: checkpoint names us, journal lacks it').toBeDefined();
   if (!check.successorPublished) {
     expect(checkpoint?.version ?? 0, 'I10: the checkpoint moved more than once').toBeLessThanOrEqual(1);
     if (facts.checkpoint?.moved) expect(checkpoint?.invocationId).toBe(op.invocationId);

@@ -18,7 +18,12 @@ import { inspectQuality, NotGovernedError } from '../../src/quality/inspect.js';
 import { replayGovernance } from '../../src/quality/replay.js';
 import { observeTarget } from '../../src/quality/steps/observe-target.js';
 import { newInvocationId } from './delivery-world.js';
-import { checkGovernanceInvariants, governanceSnapshot, type GovernanceOp, type GovernanceSnapshot } from './governance-invariants.js';
+import {
+  checkGovernanceInvariants,
+  governanceSnapshot,
+  type GovernanceOp,
+  type GovernanceSnapshot,
+} from './governance-invariants.js';
 import { SELECTOR, type GovernanceLane, type GovernanceWorld } from './governance-world.js';
 import { windowIds as WINDOW_IDS } from './publication-world.js';
 
@@ -97,7 +102,12 @@ export async function runGovernanceCase(c: GovernanceCase): Promise<CaseResult> 
   const recovery: RecoveryDeps = lane.recoveryDeps(deps, source);
   const sourceFree = lane.deps(manifestText, source);
   const invocationId = newInvocationId();
-  const beginInput: BeginInput = { invocationId, session: `run-${invocationId.slice(4, 14)}`, manifestText, selector: SELECTOR };
+  const beginInput: BeginInput = {
+    invocationId,
+    session: `run-${invocationId.slice(4, 14)}`,
+    manifestText,
+    selector: SELECTOR,
+  };
   const recoveryInput: RecoveryInput = { invocationId, manifestText, selector: SELECTOR };
   const op: GovernanceOp = { targetId: '', invocationId, route: 'daily', database: 'pub', table };
 
@@ -127,11 +137,21 @@ export async function runGovernanceCase(c: GovernanceCase): Promise<CaseResult> 
         // The observation runs as the operation's custody holder (the flow's own later identical invocation, or the session that took custody over).
         const custody = await loadCustody(world.view.ports, op.targetId);
         if (!custody?.fence) throw new Error('observe offered without custody held');
-        const out = await observeTarget({ invocationId, fence: custody.fence }, sourceFree, await lane.reader(sourceFree, ctx.observeBudgetMs));
+        const out = await observeTarget(
+          { invocationId, fence: custody.fence },
+          sourceFree,
+          await lane.reader(sourceFree, ctx.observeBudgetMs),
+        );
         return `observe → ${out.capsuleState ?? out.state}`;
       }
       if (action === 'replay') {
-        const receipt = await replayGovernance(recoveryInput, { ports: deps.ports, target: recovery.target, exchange: recovery.exchange!, route: deps.route, faults: lane.storeFaults });
+        const receipt = await replayGovernance(recoveryInput, {
+          ports: deps.ports,
+          target: recovery.target,
+          exchange: recovery.exchange!,
+          route: deps.route,
+          faults: lane.storeFaults,
+        });
         return `replay → ${receipt ? 'receipt' : 'none'}`;
       }
       return `${action} → ${(await RECOVERY_ACTIONS[action](recoveryInput, recovery)).state}`;
@@ -202,7 +222,13 @@ export async function runGovernanceCase(c: GovernanceCase): Promise<CaseResult> 
   const trail = history.join(' → ');
   if (process.env.GOV_TIMING) console.log(trail);
   const exchangeCount = world.rec.exchangeCount(op);
-  const end = await checkGovernanceInvariants(world.view, op, { exchangeCount, before, predecessorUuid: predecessor, source, ...(stop === 'GUARD_HELD' ? { guard: 'held' as const } : {}) });
+  const end = await checkGovernanceInvariants(world.view, op, {
+    exchangeCount,
+    before,
+    predecessorUuid: predecessor,
+    source,
+    ...(stop === 'GUARD_HELD' ? { guard: 'held' as const } : {}),
+  });
   const C = end.capsule?.generation.candidateUuid;
   if (stop === 'CUSTODY_RELEASED') {
     expect(end.capsule, trail).toMatchObject({ state: 'COMPLETE', retiredAt: expect.any(String) });
@@ -225,16 +251,28 @@ export async function runGovernanceCase(c: GovernanceCase): Promise<CaseResult> 
 }
 
 /** Begin, then the steps in flow order (ObserveTarget with the world's reader: its reap runs at the stores' faults). */
-export async function forwardRun(lane: GovernanceLane, deps: DeliveryDeps, input: BeginInput, list: StepList = PUBLICATION_STEPS, begun?: (targetId: string) => void): Promise<DeliveryRun> {
+export async function forwardRun(
+  lane: GovernanceLane,
+  deps: DeliveryDeps,
+  input: BeginInput,
+  list: StepList = PUBLICATION_STEPS,
+  begun?: (targetId: string) => void,
+): Promise<DeliveryRun> {
   const out = await rerunTransient(() => begin(input, deps));
   begun?.(out.targetId);
   const tr = await lane.reader(deps);
-  const steps: StepList = list.map(([name, step]) => (name === 'observe-target' ? ([name, (i, d) => observeTarget(i, d, tr)] as const) : ([name, step] as const)));
+  const steps: StepList = list.map(([name, step]) =>
+    name === 'observe-target' ? ([name, (i, d) => observeTarget(i, d, tr)] as const) : ([name, step] as const),
+  );
   return runDeliverySteps(out, deps, [], steps);
 }
 
 /** What inspect offers now: the quality projection once the operation is governed, the delivery one before. */
-async function offeredActions(world: GovernanceWorld, record: InvocationRecord, capsule: CapsuleV2 | undefined): Promise<QualityAction[]> {
+async function offeredActions(
+  world: GovernanceWorld,
+  record: InvocationRecord,
+  capsule: CapsuleV2 | undefined,
+): Promise<QualityAction[]> {
   try {
     const projection = await inspectQuality(world.view.ports, record.invocationId);
     expect(projection.journal_state).toBe(record.state);

@@ -21,7 +21,12 @@ export async function successorBoundaryCase(world: GovernanceWorld, table: strin
   const manifestText = world.manifest(table);
   const lane = world.lane();
   const deps = lane.deps(manifestText);
-  const input = (invocationId: string) => ({ invocationId, session: `run-${invocationId.slice(4, 14)}`, manifestText, selector: SELECTOR });
+  const input = (invocationId: string) => ({
+    invocationId,
+    session: `run-${invocationId.slice(4, 14)}`,
+    manifestText,
+    selector: SELECTOR,
+  });
   const first: GovernanceOp = { targetId: '', invocationId: newInvocationId(), route: 'daily', database: 'pub', table };
   const firstRun = await forwardRun(lane, deps, input(first.invocationId));
   expect(firstRun.state).toBe('CUSTODY_RELEASED');
@@ -43,13 +48,25 @@ export async function successorBoundaryCase(world: GovernanceWorld, table: strin
   expect(outcome).toBe('CUSTODY_RELEASED');
 
   const capsule = await readCapsule(world.view.ports, first);
-  expect(capsule).toMatchObject({ state: 'COMPLETE', replay: { closedBy: second.invocationId, reason: 'successor', closedAt: expect.any(String) } });
+  expect(capsule).toMatchObject({
+    state: 'COMPLETE',
+    replay: { closedBy: second.invocationId, reason: 'successor', closedAt: expect.any(String) },
+  });
   const boundaries = await world.view.ports.authority.query(`target#${first.targetId}`, 'boundary#');
   expect(boundaries.map((b) => b.closedOperation)).toEqual([first.invocationId]);
   expect((await loadInvocation(world.view.ports, second.invocationId)).state).toBe('CUSTODY_RELEASED');
   expect(await world.observe.uuidOf(table)).toBe(candidateUuidOf(second.invocationId));
   expect(await world.windowIds(table)).toEqual(windowIds);
 
-  await checkGovernanceInvariants(world.view, first, { exchangeCount: world.rec.exchangeCount(first), before: [closedBefore], predecessorUuid: predecessor, successorPublished: true });
-  await checkGovernanceInvariants(world.view, second, { exchangeCount: world.rec.exchangeCount(second), predecessorUuid: candidateUuidOf(first.invocationId), successorPublished: true });
+  await checkGovernanceInvariants(world.view, first, {
+    exchangeCount: world.rec.exchangeCount(first),
+    before: [closedBefore],
+    predecessorUuid: predecessor,
+    successorPublished: true,
+  });
+  await checkGovernanceInvariants(world.view, second, {
+    exchangeCount: world.rec.exchangeCount(second),
+    predecessorUuid: candidateUuidOf(first.invocationId),
+    successorPublished: true,
+  });
 }

@@ -78,10 +78,20 @@ export function useGovernanceWorld(): GovernanceWorld {
         chFaults,
         storeFaults,
         switchOf: (cutPoint) => (ON_CLICKHOUSE.test(cutPoint) ? chFaults : storeFaults),
-        deps: (manifestText, guarded) => ({ ports, target, exchange, source: guarded ?? source, route: selectRoute(parseManifest(manifestText, '/config/publish.yaml'), 'daily') }),
+        deps: (manifestText, guarded) => ({
+          ports,
+          target,
+          exchange,
+          source: guarded ?? source,
+          route: selectRoute(parseManifest(manifestText, '/config/publish.yaml'), 'daily'),
+        }),
         recoveryDeps: (deps, guarded) => ({ ports, target, exchange, route: deps.route, source: guarded }),
         reader: (deps, budgetMs) =>
-          targetReaderOf(deps, { env, faults: storeFaults, ...(budgetMs !== undefined ? { remainingMs: () => budgetMs + 1_000, reserveMs: 1_000 } : {}) }),
+          targetReaderOf(deps, {
+            env,
+            faults: storeFaults,
+            ...(budgetMs !== undefined ? { remainingMs: () => budgetMs + 1_000, reserveMs: 1_000 } : {}),
+          }),
       };
     };
     Object.assign(world, {
@@ -95,7 +105,9 @@ export function useGovernanceWorld(): GovernanceWorld {
           .replace('part_rows: 600', 'part_rows: 2000'),
       async createTarget(table: string) {
         await observe.ch.client.command({ query: targetDdl(table) });
-        await observe.ch.client.command({ query: `INSERT INTO pub.${table} VALUES (99999, '2026-11-02 12:00:00.000', 'stale', 0, 'old generation')` });
+        await observe.ch.client.command({
+          query: `INSERT INTO pub.${table} VALUES (99999, '2026-11-02 12:00:00.000', 'stale', 0, 'old generation')`,
+        });
         return (await uuid(table))!;
       },
       async windowIds(table: string) {
@@ -107,12 +119,15 @@ export function useGovernanceWorld(): GovernanceWorld {
       },
       async leftovers(invocationId: string, table: string) {
         const names = exchangeNamesOf(invocationId, { database: 'pub', table });
-        const rows = await select<{ name: string }>('SELECT name FROM system.tables WHERE database = {db:String} AND name IN ({s:String}, {c:String}, {x:String})', {
-          db: 'pub',
-          s: names.stage,
-          c: names.candidate,
-          x: names.tombstone,
-        });
+        const rows = await select<{ name: string }>(
+          'SELECT name FROM system.tables WHERE database = {db:String} AND name IN ({s:String}, {c:String}, {x:String})',
+          {
+            db: 'pub',
+            s: names.stage,
+            c: names.candidate,
+            x: names.tombstone,
+          },
+        );
         return rows.map((r) => r.name);
       },
     } satisfies GovernanceWorld);

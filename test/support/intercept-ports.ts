@@ -6,7 +6,10 @@ import type { ObjectStore } from '../../src/ports/objects.js';
  * `ports` with some authority or object-store methods replaced (to land a racing write
  * between two of a use case's reads, say); every other call reaches the real store.
  */
-export function interceptPorts(ports: Ports, over: { authority?: Partial<AuthorityStore>; objects?: Partial<ObjectStore> }): Ports {
+export function interceptPorts(
+  ports: Ports,
+  over: { authority?: Partial<AuthorityStore>; objects?: Partial<ObjectStore> },
+): Ports {
   const a = ports.authority;
   const o = ports.objects;
   const authority: AuthorityStore = {
@@ -28,7 +31,9 @@ export function interceptPorts(ports: Ports, over: { authority?: Partial<Authori
     get: (...args) => o.get(...args),
     delete: (...args) => o.delete(...args),
     list: (prefix) => o.list(prefix),
-    ...(o.listPage ? { listPage: (prefix: string, options: { startAfter?: string; limit: number }) => o.listPage!(prefix, options) } : {}),
+    ...(o.listPage
+      ? { listPage: (prefix: string, options: { startAfter?: string; limit: number }) => o.listPage!(prefix, options) }
+      : {}),
     ...over.objects,
   };
   return { ...ports, authority, objects };
@@ -41,7 +46,11 @@ export const sameKey = (x: ItemKey, y: ItemKey): boolean => x.pk === y.pk && x.s
  * `write` has landed: a racing write forced just before a use case reads that item.
  * `landed()` says how many times it did (1 once that read happened).
  */
-export function landBeforeRead(ports: Ports, key: ItemKey, write: () => Promise<void>): { ports: Ports; landed: () => number } {
+export function landBeforeRead(
+  ports: Ports,
+  key: ItemKey,
+  write: () => Promise<void>,
+): { ports: Ports; landed: () => number } {
   let landed = 0;
   const before = async (keys: ItemKey[]) => {
     if (landed > 0 || !keys.some((k) => sameKey(k, key))) return;
@@ -66,7 +75,10 @@ export function landBeforeRead(ports: Ports, key: ItemKey, write: () => Promise<
  * issued beside the first waits for the write). Returns the wrapper for those reads and
  * how many times the write landed.
  */
-export function landBetween(write: () => Promise<void>): { read: <T>(read: () => Promise<T>) => Promise<T>; landed: () => number } {
+export function landBetween(write: () => Promise<void>): {
+  read: <T>(read: () => Promise<T>) => Promise<T>;
+  landed: () => number;
+} {
   let landing: Promise<void> | undefined;
   let landed = 0;
   return {

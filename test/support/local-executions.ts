@@ -27,10 +27,19 @@ export class LocalFlowExecutions implements FlowExecutions {
    */
   constructor(
     private readonly options: Omit<RunFlowOptions, 'executionName'>,
-    private readonly launch: (name: string, run: () => Promise<FlowResult>) => Promise<FlowResult> = (_name, run) => run(),
+    private readonly launch: (name: string, run: () => Promise<FlowResult>) => Promise<FlowResult> = (_name, run) =>
+      run(),
   ) {}
 
-  start({ stateMachineArn, name, input }: { stateMachineArn: string; name: string; input: string }): Promise<StartOutcome> {
+  start({
+    stateMachineArn,
+    name,
+    input,
+  }: {
+    stateMachineArn: string;
+    name: string;
+    input: string;
+  }): Promise<StartOutcome> {
     const flow = stateMachineArn.slice(stateMachineArn.lastIndexOf(':') + 1);
     const arn = `arn:aws:states:local:000000000000:execution:${flow}:${name}`;
     if (this.executions.has(arn)) return Promise.resolve('already-started');
@@ -42,7 +51,10 @@ export class LocalFlowExecutions implements FlowExecutions {
   inputOf(executionArn: string): Promise<string> {
     this.describeCalls.push(executionArn);
     const execution = this.executions.get(executionArn);
-    if (!execution) return Promise.reject(Object.assign(new Error(`${executionArn} does not exist`), { name: 'ExecutionDoesNotExist' }));
+    if (!execution)
+      return Promise.reject(
+        Object.assign(new Error(`${executionArn} does not exist`), { name: 'ExecutionDoesNotExist' }),
+      );
     return Promise.resolve(execution.input);
   }
 

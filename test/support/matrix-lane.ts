@@ -36,6 +36,10 @@ export function sampleOf<T>(items: readonly T[], groupOf: (item: T) => string): 
  * rotation, so two sampled sets over the same items (e.g. a one-shot and a persistent
  * fault) exercise different kinds.
  */
-export function withKinds<T>(items: readonly T[], offset = 0, kinds: readonly FaultKind[] = FAULT_KINDS): Array<[T, FaultKind]> {
+export function withKinds<T>(
+  items: readonly T[],
+  offset = 0,
+  kinds: readonly FaultKind[] = FAULT_KINDS,
+): Array<[T, FaultKind]> {
   return items.flatMap((item, i) => kindsAt(i + offset, kinds).map((kind): [T, FaultKind] => [item, kind]));
 }

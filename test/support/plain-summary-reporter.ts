@@ -27,7 +27,8 @@ export default class PlainSummaryReporter implements Reporter {
     }
     process.stdout.write(slowestFiles(testModules));
     // The sequencer's committed weights (duration-sequencer.ts), rewritten on request from a full run.
-    if (process.env.CUTPOINT_WRITE_DURATIONS === '1' && testModules.length > 1) writeFileSync(DURATIONS_FILE, durationsTable(testModules));
+    if (process.env.CUTPOINT_WRITE_DURATIONS === '1' && testModules.length > 1)
+      writeFileSync(DURATIONS_FILE, durationsTable(testModules));
     process.stdout.write(`\nTests: ${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}\n`);
   }
 }
@@ -37,7 +38,12 @@ function timedFiles(testModules: ReadonlyArray<TestModule>) {
   const timed = testModules.map((module) => {
     const d = module.diagnostic();
     const setup = d.environmentSetupDuration + d.prepareDuration + d.setupDuration + d.collectDuration;
-    return { file: module.relativeModuleId, name: `${module.project.name}: ${module.relativeModuleId}`, total: setup + d.duration, setup };
+    return {
+      file: module.relativeModuleId,
+      name: `${module.project.name}: ${module.relativeModuleId}`,
+      total: setup + d.duration,
+      setup,
+    };
   });
   return timed.sort((a, b) => b.total - a.total);
 }

@@ -64,7 +64,11 @@ export async function succeeded(world: PublicationWorld, table: string, create =
  * with the domain's completionDocument, then {state COMPLETE, completion {version v+1, at,
  * runId, evidence}} — exactly what observe's COMPLETE + completion record leave.
  */
-export async function completeByObserveSeam(deps: DeliveryDeps, ref: Ref, at = new Date().toISOString()): Promise<CapsuleV2> {
+export async function completeByObserveSeam(
+  deps: DeliveryDeps,
+  ref: Ref,
+  at = new Date().toISOString(),
+): Promise<CapsuleV2> {
   const capsule = (await readCapsule(deps.ports, ref)) as CapsuleV2;
   const version = capsule.version + 1;
   const runId = capsule.runs.originalRunId;
@@ -88,20 +92,43 @@ export async function completeByObserveSeam(deps: DeliveryDeps, ref: Ref, at = n
 }
 
 /** TEST SEAM: a raw capsule write (observe's other outcomes, or an older writer's state). */
-export async function rawUpdate(deps: DeliveryDeps, ref: Ref, version: number, set: Record<string, unknown>): Promise<void> {
-  const outcome = await deps.ports.authority.update(QUALITY_CUT_POINTS.completeCommit, qualityKeys.capsule(ref.targetId, ref.invocationId), { version }, set);
+export async function rawUpdate(
+  deps: DeliveryDeps,
+  ref: Ref,
+  version: number,
+  set: Record<string, unknown>,
+): Promise<void> {
+  const outcome = await deps.ports.authority.update(
+    QUALITY_CUT_POINTS.completeCommit,
+    qualityKeys.capsule(ref.targetId, ref.invocationId),
+    { version },
+    set,
+  );
   expect(outcome.status).toBe('APPLIED');
 }
 
 export async function pendingBySeam(deps: DeliveryDeps, ref: Ref): Promise<void> {
   const capsule = (await readCapsule(deps.ports, ref)) as CapsuleV2;
   const at = new Date().toISOString();
-  await rawUpdate(deps, ref, capsule.version, { state: 'TARGET_PENDING', lastObservation: { runId: capsule.runs.originalRunId, outcome: 'TARGET_PENDING', at, remoteTermination: 'UNVERIFIED', errorClass: 'timeout' } });
+  await rawUpdate(deps, ref, capsule.version, {
+    state: 'TARGET_PENDING',
+    lastObservation: {
+      runId: capsule.runs.originalRunId,
+      outcome: 'TARGET_PENDING',
+      at,
+      remoteTermination: 'UNVERIFIED',
+      errorClass: 'timeout',
+    },
+  });
 }
 
 export async function failedBySeam(deps: DeliveryDeps, ref: Ref): Promise<void> {
   const capsule = (await readCapsule(deps.ports, ref)) as CapsuleV2;
   const at = new Date().toISOString();
   const runId = capsule.runs.originalRunId;
-  await rawUpdate(deps, ref, capsule.version, { state: 'FAILED', lastObservation: { runId, outcome: 'FAILED', at, remoteTermination: 'not_applicable' }, failure: { probes: ['row_count'], at, runId } });
+  await rawUpdate(deps, ref, capsule.version, {
+    state: 'FAILED',
+    lastObservation: { runId, outcome: 'FAILED', at, remoteTermination: 'not_applicable' },
+    failure: { probes: ['row_count'], at, runId },
+  });
 }

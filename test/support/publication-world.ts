@@ -47,7 +47,9 @@ routes:
 `;
 }
 
-export const targetDdl = (table: string): string => `CREATE TABLE pub.${table} (event_id UInt64, event_time DateTime64(3, 'UTC'), region String, amount Decimal(18, 4), note Nullable(String))
+export const targetDdl = (
+  table: string,
+): string => `CREATE TABLE pub.${table} (event_id UInt64, event_time DateTime64(3, 'UTC'), region String, amount Decimal(18, 4), note Nullable(String))
   ENGINE = MergeTree ORDER BY (event_time, event_id)`;
 
 export interface PublicationWorld {
@@ -83,12 +85,25 @@ export async function openPublicationWorld(): Promise<PublicationWorld> {
     route,
     async createTarget(table) {
       await ch.client.command({ query: targetDdl(table) });
-      await ch.client.command({ query: `INSERT INTO pub.${table} VALUES (99999, '2026-11-02 12:00:00.000', 'stale', 0, 'old generation')` });
+      await ch.client.command({
+        query: `INSERT INTO pub.${table} VALUES (99999, '2026-11-02 12:00:00.000', 'stale', 0, 'old generation')`,
+      });
     },
     deps: (text) => ({ ports: stores.ports, target, exchange, source, route: route(text) }),
-    beginInput: (invocationId, text = publicationManifest()) => ({ invocationId, session: `run-${invocationId.slice(4, 14)}`, manifestText: text, selector: '/config/publish.yaml#daily' }),
+    beginInput: (invocationId, text = publicationManifest()) => ({
+      invocationId,
+      session: `run-${invocationId.slice(4, 14)}`,
+      manifestText: text,
+      selector: '/config/publish.yaml#daily',
+    }),
     async uuidOf(name) {
-      const rows = await (await ch.client.query({ query: `SELECT toString(uuid) AS uuid FROM system.tables WHERE database = 'pub' AND name = {name:String}`, query_params: { name }, format: 'JSONEachRow' })).json<{ uuid: string }>();
+      const rows = await (
+        await ch.client.query({
+          query: `SELECT toString(uuid) AS uuid FROM system.tables WHERE database = 'pub' AND name = {name:String}`,
+          query_params: { name },
+          format: 'JSONEachRow',
+        })
+      ).json<{ uuid: string }>();
       return rows[0]?.uuid;
     },
     async publishedWindowIds(table) {

@@ -80,7 +80,13 @@ export async function operatorObserve(h: History, op: Op, actor = 'observe'): Pr
   const grant = await acquireCustody(op.deps.ports, ref, `observe-${randomBytes(6).toString('hex')}`);
   const deps = { ...op.deps, source: forbiddenSource() };
   h.hw.actor.current = actor;
-  const out = await withChildFault(h, async () => observeTarget({ invocationId: op.invocationId, fence: grant.fence, known: null }, deps, await h.hw.world.reader(deps)));
+  const out = await withChildFault(h, async () =>
+    observeTarget(
+      { invocationId: op.invocationId, fence: grant.fence, known: null },
+      deps,
+      await h.hw.world.reader(deps),
+    ),
+  );
   h.check(deps.source.attempts.length === 0, `observe of ${op.name} opened the source (I8)`);
   return `${out.state}/${out.capsuleState ?? '-'}${out.acted ? '' : ' (not acted)'}`;
 }
@@ -91,11 +97,26 @@ async function operatorReplay(h: History, op: Op): Promise<string> {
   const capsuleBefore = await h.hw.checkPorts.authority.get(qualityKeys.capsule(op.targetId, op.invocationId));
   const journalBefore = await readInvocation(h.hw.checkPorts, ref);
   h.hw.actor.current = 'replay';
-  const receipt = await replayGovernance({ invocationId: op.invocationId, manifestText: op.manifestText, selector: SELECTOR }, { ports: op.deps.ports, target: op.deps.target, exchange: op.deps.exchange!, route: op.deps.route, faults: h.hw.world.stores.faults });
+  const receipt = await replayGovernance(
+    { invocationId: op.invocationId, manifestText: op.manifestText, selector: SELECTOR },
+    {
+      ports: op.deps.ports,
+      target: op.deps.target,
+      exchange: op.deps.exchange!,
+      route: op.deps.route,
+      faults: h.hw.world.stores.faults,
+    },
+  );
   const capsuleAfter = await h.hw.checkPorts.authority.get(qualityKeys.capsule(op.targetId, op.invocationId));
   h.check(capsuleAfter?.version === capsuleBefore?.version, `replay of ${op.name} changed the capsule version`);
-  h.check((await readInvocation(h.hw.checkPorts, ref)).version === journalBefore.version, `replay of ${op.name} wrote the journal`);
-  h.check(capsuleAfter?.state === 'COMPLETE', `replay of ${op.name} issued a receipt for a ${String(capsuleAfter?.state)} capsule (I9)`);
+  h.check(
+    (await readInvocation(h.hw.checkPorts, ref)).version === journalBefore.version,
+    `replay of ${op.name} wrote the journal`,
+  );
+  h.check(
+    capsuleAfter?.state === 'COMPLETE',
+    `replay of ${op.name} issued a receipt for a ${String(capsuleAfter?.state)} capsule (I9)`,
+  );
   return `receipt (dispatch count ${String((receipt as unknown as { dispatch_count?: number }).dispatch_count ?? '?')})`;
 }
 
@@ -104,14 +125,22 @@ async function recovery(h: History, op: Op, action: LiveAction): Promise<string>
   const source = forbiddenSource();
   h.hw.actor.current = action;
   const result = await withChildFault(h, () =>
-    RECOVERY_ACTIONS[action]({ invocationId: op.invocationId, manifestText: op.manifestText, selector: SELECTOR }, { ports: op.deps.ports, target: op.deps.target, exchange: op.deps.exchange!, route: op.deps.route, source }),
+    RECOVERY_ACTIONS[action](
+      { invocationId: op.invocationId, manifestText: op.manifestText, selector: SELECTOR },
+      { ports: op.deps.ports, target: op.deps.target, exchange: op.deps.exchange!, route: op.deps.route, source },
+    ),
   );
   h.check(source.attempts.length === 0, `${action} of ${op.name} opened the source (I8)`);
   return result.state;
 }
 
 /** One action among those the projection permits (none permitted: nothing happens). */
-export async function operatorAction(h: History, op: Op, prefer?: readonly string[], patient = false): Promise<string | undefined> {
+export async function operatorAction(
+  h: History,
+  op: Op,
+  prefer?: readonly string[],
+  patient = false,
+): Promise<string | undefined> {
   const seen = await inspectOp(h.hw.checkPorts, op);
   // An operator mostly lets a running flow finish its extraction before retiring it.
   if (patient && op.next !== undefined && EARLY.has(seen.state) && h.rng.chance(0.75)) {
@@ -136,7 +165,8 @@ export async function operatorAction(h: History, op: Op, prefer?: readonly strin
 function staleView(ports: Ports, key: ItemKey, stale: AuthorityItem): Ports {
   const authority = new Proxy(ports.authority, {
     get(target, property) {
-      if (property === 'get') return async (k: ItemKey) => (k.pk === key.pk && k.sk === key.sk ? structuredClone(stale) : target.get(k));
+      if (property === 'get')
+        return async (k: ItemKey) => (k.pk === key.pk && k.sk === key.sk ? structuredClone(stale) : target.get(k));
       const value = Reflect.get(target, property, target) as unknown;
       return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
     },
@@ -155,27 +185,52 @@ export async function zombieObserve(h: History, op: Op): Promise<void> {
   const before = await h.hw.checkPorts.authority.get(key);
   // Stale only when the capsule moved since: an unchanged one is a plain late observe.
   const stale = op.staleCapsule !== undefined && before !== undefined && before.version !== op.staleCapsule.version;
-  const deps = { ...op.deps, source: forbiddenSource(), ...(stale ? { ports: staleView(op.deps.ports, key, op.staleCapsule!) } : {}) };
+  const deps = {
+    ...op.deps,
+    source: forbiddenSource(),
+    ...(stale ? { ports: staleView(op.deps.ports, key, op.staleCapsule!) } : {}),
+  };
   // The flow's session (maybe fenced out since), or the session holding custody now (a Task
   // retried while its first attempt still runs has the same input): then only the capsule
   // version refuses the zombie's writes.
   const custody = await loadCustody(h.hw.checkPorts, op.targetId);
-  const current = custody?.state === 'HELD' && custody.invocationId === op.invocationId && h.rng.chance(0.5) ? custody.fence : undefined;
+  const current =
+    custody?.state === 'HELD' && custody.invocationId === op.invocationId && h.rng.chance(0.5)
+      ? custody.fence
+      : undefined;
   const fence = current ?? op.fence;
   const zombie = async (): Promise<string> => {
     h.hw.actor.current = 'zombie';
-    const out = await observeTargetOnce({ invocationId: op.invocationId, fence, known: null }, deps, await h.hw.world.reader(deps));
+    const out = await observeTargetOnce(
+      { invocationId: op.invocationId, fence, known: null },
+      deps,
+      await h.hw.world.reader(deps),
+    );
     return `${out.state}/${out.capsuleState ?? '-'}${out.acted ? ' ACTED' : ' (not acted)'}`;
   };
   if (h.rng.chance(0.5)) {
-    await attempt(h, `${op.name} zombie observer (late${stale ? ', stale view' : ''}${current ? ', current fence' : ''})`, zombie);
+    await attempt(
+      h,
+      `${op.name} zombie observer (late${stale ? ', stale view' : ''}${current ? ', current fence' : ''})`,
+      zombie,
+    );
     const after = await h.hw.checkPorts.authority.get(key);
-    if (stale) h.check(JSON.stringify(after) === JSON.stringify(before), `${op.name}: a zombie observer with a stale capsule view (v${String(op.staleCapsule!.version)}, current v${before.version}) changed the capsule: ${JSON.stringify(before)} → ${JSON.stringify(after)}`);
+    if (stale)
+      h.check(
+        JSON.stringify(after) === JSON.stringify(before),
+        `${op.name}: a zombie observer with a stale capsule view (v${String(op.staleCapsule!.version)}, current v${before.version}) changed the capsule: ${JSON.stringify(before)} → ${JSON.stringify(after)}`,
+      );
   } else {
     const permitted = (await inspectOp(h.hw.checkPorts, op)).actions.includes('observe');
     await Promise.all([
-      attempt(h, `${op.name} zombie observer (concurrent${stale ? ', stale view' : ''}${current ? ', current fence' : ''})`, zombie),
-      permitted ? attempt(h, `${op.name} operator observe (concurrent)`, () => operatorObserve(h, op, 'observe')) : Promise.resolve(),
+      attempt(
+        h,
+        `${op.name} zombie observer (concurrent${stale ? ', stale view' : ''}${current ? ', current fence' : ''})`,
+        zombie,
+      ),
+      permitted
+        ? attempt(h, `${op.name} operator observe (concurrent)`, () => operatorObserve(h, op, 'observe'))
+        : Promise.resolve(),
     ]);
   }
   h.check(deps.source.attempts.length === 0, `zombie observer of ${op.name} opened the source (I8)`);
@@ -207,7 +262,10 @@ export async function successorBegin(h: History, table: TableModel): Promise<Op 
     }
   }
   if (!begun) {
-    h.check(['Delivery.CustodyHeld', 'Quality.SuccessorBlocked'].includes(nameOf(refusal)) || h.hw.fired(), `successor begin failed with no fault: ${messageOf(refusal)}`);
+    h.check(
+      ['Delivery.CustodyHeld', 'Quality.SuccessorBlocked'].includes(nameOf(refusal)) || h.hw.fired(),
+      `successor begin failed with no fault: ${messageOf(refusal)}`,
+    );
     const journal = await readInvocation(ports, { targetId: table.targetId, invocationId }).catch(() => undefined);
     h.check(journal === undefined, `a refused successor begin left a journal record (${journal?.state})`);
     const custodyAfter = await loadCustody(ports, table.targetId);

@@ -29,19 +29,33 @@ async function checkTable(h: History, table: TableModel): Promise<void> {
   // I3: the generation under the name is P or one of the operations' candidates, never one replaced before.
   const uuid = (await h.hw.world.uuidOf(table.name)) ?? 'absent';
   const known = [table.initialUuid, ...table.ops.map((o) => o.candidateUuid)];
-  h.check(known.includes(uuid), `pub.${table.name} holds ${uuid}: neither its first generation nor a candidate of its operations (I3)`);
+  h.check(
+    known.includes(uuid),
+    `pub.${table.name} holds ${uuid}: neither its first generation nor a candidate of its operations (I3)`,
+  );
   if (table.uuids.at(-1) !== uuid) {
-    h.check(!table.uuids.includes(uuid), `pub.${table.name} swapped back to ${uuid} (seen ${table.uuids.join(' → ')}) (I3)`);
+    h.check(
+      !table.uuids.includes(uuid),
+      `pub.${table.name} swapped back to ${uuid} (seen ${table.uuids.join(' → ')}) (I3)`,
+    );
     table.uuids.push(uuid);
   }
   // Never two operations holding custody of one target.
-  const records = await Promise.all(table.ops.map((op) => readInvocation(ports, { targetId: op.targetId, invocationId: op.invocationId })));
+  const records = await Promise.all(
+    table.ops.map((op) => readInvocation(ports, { targetId: op.targetId, invocationId: op.invocationId })),
+  );
   const holders = records.filter((r) => holdsCustody(r.state)).length;
   const readOnly = h.hw.sent.filter((s) => READ_ONLY_ACTORS.test(s.actor)).map((s) => s.sql);
   const all = h.hw.sent.map((s) => s.sql);
   for (const [i, op] of table.ops.entries()) {
     const successorPublished = records.some((r, j) => j !== i && r.facts.dispatch !== undefined);
-    const gop = { targetId: op.targetId, invocationId: op.invocationId, route: 'daily', database: 'pub', table: table.name };
+    const gop = {
+      targetId: op.targetId,
+      invocationId: op.invocationId,
+      route: 'daily',
+      database: 'pub',
+      table: table.name,
+    };
     const snapshot = await checkGovernanceInvariants({ ports, ch: h.hw.world.ch }, gop, {
       exchangeCount: exchangeStatementsOf(all, gop).length,
       before: op.snapshots,
@@ -54,18 +68,28 @@ async function checkTable(h: History, table: TableModel): Promise<void> {
   }
   h.check(holders <= 1, `${holders} operations on pub.${table.name} hold custody`);
   const custody = await loadCustody(ports, table.targetId);
-  if (custody?.state === 'HELD') h.check(table.ops.some((o) => o.invocationId === custody.invocationId), `pub.${table.name}'s custody is held by an unknown invocation`);
+  if (custody?.state === 'HELD')
+    h.check(
+      table.ops.some((o) => o.invocationId === custody.invocationId),
+      `pub.${table.name}'s custody is held by an unknown invocation`,
+    );
   // I10: the route checkpoint advances at most once per operation, and only after COMPLETE.
   const checkpoint = await loadCheckpoint(ports, table.targetId, 'daily');
   const version = checkpoint?.version ?? 0;
   if (version !== table.checkpointVersion) {
-    h.check(version === table.checkpointVersion + 1, `the checkpoint of pub.${table.name} moved ${table.checkpointVersion} → ${version} in one step (I10)`);
+    h.check(
+      version === table.checkpointVersion + 1,
+      `the checkpoint of pub.${table.name} moved ${table.checkpointVersion} → ${version} in one step (I10)`,
+    );
     const op = table.ops.find((o) => o.invocationId === checkpoint!.invocationId);
     h.check(op, `the checkpoint of pub.${table.name} names an unknown invocation`);
     op.checkpointAdvances++;
     h.check(op.checkpointAdvances === 1, `${op.name} advanced the checkpoint ${op.checkpointAdvances} times (I10)`);
     const capsule = await readCapsule(ports, op);
-    h.check(capsule?.schema === 2 && capsule.state === 'COMPLETE', `${op.name} advanced the checkpoint with its capsule ${capsule?.state ?? 'absent'} (I10)`);
+    h.check(
+      capsule?.schema === 2 && capsule.state === 'COMPLETE',
+      `${op.name} advanced the checkpoint with its capsule ${capsule?.state ?? 'absent'} (I10)`,
+    );
     table.checkpointVersion = version;
   }
 }
@@ -77,7 +101,11 @@ async function checkOp(h: History, op: Op): Promise<void> {
   const capsule = await readCapsule(h.hw.checkPorts, op);
   if (capsule?.schema !== 2) return;
   if (op.staleCapsule === undefined && capsule.state === 'PREPARED') op.staleCapsule = item;
-  for (const token of op.guards) h.check(capsule.reader?.token === token, `${op.name}'s reader guard ${token.slice(0, 8)}… was released or replaced (now ${capsule.reader?.token.slice(0, 8) ?? 'absent'}) (I6)`);
+  for (const token of op.guards)
+    h.check(
+      capsule.reader?.token === token,
+      `${op.name}'s reader guard ${token.slice(0, 8)}… was released or replaced (now ${capsule.reader?.token.slice(0, 8) ?? 'absent'}) (I6)`,
+    );
   if (capsule.reader) op.guards.add(capsule.reader.token);
 }
 
@@ -92,13 +120,25 @@ async function checkSuccessor(h: History, s: { op: Op; prev: Op; epoch: number }
   if (s.op.checkedBoundary) return;
   const ports = h.hw.checkPorts;
   const prev = await readInvocation(ports, { targetId: s.prev.targetId, invocationId: s.prev.invocationId });
-  h.check(prev.state === 'CUSTODY_RELEASED' || prev.state === 'RETIRED', `${s.op.name} began while ${s.prev.name} is ${prev.state} (I7)`);
+  h.check(
+    prev.state === 'CUSTODY_RELEASED' || prev.state === 'RETIRED',
+    `${s.op.name} began while ${s.prev.name} is ${prev.state} (I7)`,
+  );
   const capsule = await readCapsule(ports, s.prev);
   if (prev.state === 'CUSTODY_RELEASED' && capsule?.schema === 2) {
-    h.check(capsule.state === 'COMPLETE' && capsule.retiredAt !== undefined, `${s.op.name} began after ${s.prev.name} with its capsule ${capsule.state}, retired ${String(capsule.retiredAt)} (I7)`);
-    h.check(capsule.replay.closedBy === s.op.invocationId, `${s.prev.name}'s replay window not closed by ${s.op.name} (I7)`);
+    h.check(
+      capsule.state === 'COMPLETE' && capsule.retiredAt !== undefined,
+      `${s.op.name} began after ${s.prev.name} with its capsule ${capsule.state}, retired ${String(capsule.retiredAt)} (I7)`,
+    );
+    h.check(
+      capsule.replay.closedBy === s.op.invocationId,
+      `${s.prev.name}'s replay window not closed by ${s.op.name} (I7)`,
+    );
     const boundary = await ports.authority.get(qualityKeys.boundary(s.op.targetId, s.epoch));
-    h.check(boundary?.closedOperation === s.prev.invocationId && boundary.successor === s.op.invocationId, `no boundary#${s.epoch} naming ${s.prev.name} (I7): ${JSON.stringify(boundary)}`);
+    h.check(
+      boundary?.closedOperation === s.prev.invocationId && boundary.successor === s.op.invocationId,
+      `no boundary#${s.epoch} naming ${s.prev.name} (I7): ${JSON.stringify(boundary)}`,
+    );
   }
   s.op.checkedBoundary = true;
 }

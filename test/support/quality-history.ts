@@ -54,7 +54,11 @@ export interface HistoryWorld {
 }
 
 /** A ClickHouse handle whose client records every statement (query, command, exec) under the current actor. */
-function recordingHandle(handle: ClickHouseHandle, sent: SentStatement[], actor: { current: string }): ClickHouseHandle {
+function recordingHandle(
+  handle: ClickHouseHandle,
+  sent: SentStatement[],
+  actor: { current: string },
+): ClickHouseHandle {
   const client = new Proxy(handle.client, {
     get(target, property) {
       const value = Reflect.get(target, property, target) as unknown;
@@ -90,13 +94,17 @@ export async function openHistoryWorld(): Promise<HistoryWorld> {
     checkPorts,
     depsOf(table) {
       // One part of two chunks (the world's default is two parts of three): the history pays for many extractions.
-      const manifestText = publicationManifest({ table }).replace('chunk_rows: 200', 'chunk_rows: 600').replace('part_rows: 600', 'part_rows: 5000');
+      const manifestText = publicationManifest({ table })
+        .replace('chunk_rows: 200', 'chunk_rows: 600')
+        .replace('part_rows: 600', 'part_rows: 5000');
       const route = selectRoute(parseManifest(manifestText, '/config/publish.yaml'), 'daily');
       return { manifestText, deps: { ports: world.stores.ports, target, exchange, source, route } };
     },
     async createTable(name) {
       await world.ch.client.command({ query: targetDdl(name) });
-      await world.ch.client.command({ query: `INSERT INTO pub.${name} VALUES (99999, '2026-11-02 12:00:00.000', 'stale', 0, 'old generation')` });
+      await world.ch.client.command({
+        query: `INSERT INTO pub.${name} VALUES (99999, '2026-11-02 12:00:00.000', 'stale', 0, 'old generation')`,
+      });
       return (await world.uuidOf(name))!;
     },
     arm(spec) {
@@ -114,8 +122,21 @@ export async function openHistoryWorld(): Promise<HistoryWorld> {
 
 const P = PUBLICATION_CUT_POINTS;
 const Q = QUALITY_CUT_POINTS;
-const OBSERVE_CUT_POINTS = [Q.readerAcquire, Q.workerReap, Q.pendingCommit, Q.completeCommit, Q.failedCommit, Q.completionPut, Q.completionRecord];
-const CLEANUP_CUT_POINTS = ['delivery.evidence.put', 'delivery.checkpoint.advance', P.predecessorDrop, 'delivery.custody.release'];
+const OBSERVE_CUT_POINTS = [
+  Q.readerAcquire,
+  Q.workerReap,
+  Q.pendingCommit,
+  Q.completeCommit,
+  Q.failedCommit,
+  Q.completionPut,
+  Q.completionRecord,
+];
+const CLEANUP_CUT_POINTS = [
+  'delivery.evidence.put',
+  'delivery.checkpoint.advance',
+  P.predecessorDrop,
+  'delivery.custody.release',
+];
 
 /**
  * The cut points each flow step and operator action crosses (the reader child's probe is
@@ -143,7 +164,9 @@ export const CUT_POINTS_OF: Readonly<Record<string, readonly string[]>> = {
 };
 
 /** Every cut point a history may arm. */
-export const HISTORY_CUT_POINTS: readonly string[] = [...new Set(Object.values(CUT_POINTS_OF).flat())].filter((c) => CUT_POINT_NAMES.has(c));
+export const HISTORY_CUT_POINTS: readonly string[] = [...new Set(Object.values(CUT_POINTS_OF).flat())].filter((c) =>
+  CUT_POINT_NAMES.has(c),
+);
 
 /** One operation (one invocation) on a target table. */
 export interface Op {
@@ -249,10 +272,14 @@ export class History {
 }
 
 export const nameOf = (error: unknown): string => (error instanceof Error ? error.name : String(error));
-export const messageOf = (error: unknown): string => (error instanceof Error ? `${error.name}: ${(error as { code?: string }).code ?? ''} ${error.message}` : String(error));
+export const messageOf = (error: unknown): string =>
+  error instanceof Error ? `${error.name}: ${(error as { code?: string }).code ?? ''} ${error.message}` : String(error);
 
 /** Permitted actions and diagnostic of an operation: the governance projection when governed, the delivery one before. */
-export async function inspectOp(ports: Ports, op: Pick<Op, 'invocationId'>): Promise<{ state: string; actions: string[]; diagnostic: string; governed: boolean }> {
+export async function inspectOp(
+  ports: Ports,
+  op: Pick<Op, 'invocationId'>,
+): Promise<{ state: string; actions: string[]; diagnostic: string; governed: boolean }> {
   try {
     const p = await inspectQuality(ports, op.invocationId);
     return { state: p.journal_state, actions: [...p.permitted_actions], diagnostic: p.diagnostic_code, governed: true };

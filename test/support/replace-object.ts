@@ -5,7 +5,12 @@ import type { ObjectStore } from '../../src/ports/objects.js';
  * are create-only (`If-None-Match: *`) on S3 and on the local emulator alike, so the object
  * is deleted first; returns the put's status (APPLIED when the replacement landed).
  */
-export async function replaceObject(objects: ObjectStore, key: string, bytes: Uint8Array, metadata: Record<string, string>): Promise<string> {
+export async function replaceObject(
+  objects: ObjectStore,
+  key: string,
+  bytes: Uint8Array,
+  metadata: Record<string, string>,
+): Promise<string> {
   await objects.delete('test.object.replace', key);
   return (await objects.put('test.object.replace', key, bytes, metadata)).status;
 }

@@ -1,5 +1,11 @@
 import { CreateTopicCommand, SNSClient, SubscribeCommand } from '@aws-sdk/client-sns';
-import { CreateQueueCommand, DeleteMessageCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import {
+  CreateQueueCommand,
+  DeleteMessageCommand,
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
 import { randomUUID } from 'node:crypto';
 import { expect, inject } from 'vitest';
 
@@ -20,20 +26,34 @@ export interface SubscribedTopic {
  * SNS adapter put on the topic is read back from the queue.
  */
 export async function subscribedTopic(label: string): Promise<SubscribedTopic> {
-  const clientConfig = { region: 'us-east-1', endpoint: inject('s3Endpoint'), credentials: { accessKeyId: 'local', secretAccessKey: 'local' } };
+  const clientConfig = {
+    region: 'us-east-1',
+    endpoint: inject('s3Endpoint'),
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  };
   const sns = new SNSClient(clientConfig);
   const sqs = new SQSClient(clientConfig);
   const name = `cutpoint-${label}-${randomUUID().slice(0, 8)}`;
   const topicArn = (await sns.send(new CreateTopicCommand({ Name: name }))).TopicArn ?? '';
   const queueUrl = (await sqs.send(new CreateQueueCommand({ QueueName: name }))).QueueUrl ?? '';
-  const queueArn = (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }))).Attributes?.QueueArn;
-  await sns.send(new SubscribeCommand({ TopicArn: topicArn, Protocol: 'sqs', Endpoint: queueArn, Attributes: { RawMessageDelivery: 'true' } }));
+  const queueArn = (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] })))
+    .Attributes?.QueueArn;
+  await sns.send(
+    new SubscribeCommand({
+      TopicArn: topicArn,
+      Protocol: 'sqs',
+      Endpoint: queueArn,
+      Attributes: { RawMessageDelivery: 'true' },
+    }),
+  );
   return {
     topicArn,
     sns,
     async receiveOne() {
       for (let attempt = 0; attempt < 10; attempt++) {
-        const out = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
+        const out = await sqs.send(
+          new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }),
+        );
         const messages = out.Messages ?? [];
         if (messages.length > 0) {
           expect(messages).toHaveLength(1);
@@ -45,7 +65,9 @@ export async function subscribedTopic(label: string): Promise<SubscribedTopic> {
       throw new Error('no message arrived on the subscribed queue');
     },
     async expectNoMore() {
-      const out = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 2 }));
+      const out = await sqs.send(
+        new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 2 }),
+      );
       expect((out.Messages ?? []).map((m) => m.Body)).toEqual([]);
     },
     destroy() {

@@ -1,7 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
 import { decodeBatch } from '../../src/domain/record-batch.js';
-import { laneKeys, type AppendOutcome, type CommitRecord, type LaneHead, type LaneRef, type SpentMarker, type CollectedAttempt } from '../../src/domain/stream.js';
+import {
+  laneKeys,
+  type AppendOutcome,
+  type CommitRecord,
+  type LaneHead,
+  type LaneRef,
+  type SpentMarker,
+  type CollectedAttempt,
+} from '../../src/domain/stream.js';
 import { runFlow, type FlowResult } from '../../src/local/flow-runner.js';
 import { readVerified } from '../../src/objects/exact-object.js';
 import type { AuthorityItem, Fence } from '../../src/ports/authority.js';
@@ -19,7 +27,10 @@ export interface Acknowledged {
 
 /** A fresh lane with an owner session. */
 export async function newLane(ports: Ports, label: string): Promise<{ lane: LaneRef; session: Fence }> {
-  const stream = `s-${label}-${randomUUID().slice(0, 6)}`.toLowerCase().replace(/[^a-z0-9._-]/g, '-').slice(0, 60);
+  const stream = `s-${label}-${randomUUID().slice(0, 6)}`
+    .toLowerCase()
+    .replace(/[^a-z0-9._-]/g, '-')
+    .slice(0, 60);
   await createStream({ stream, partitions: 1 }, ports);
   const lane = { stream, partition: 0 };
   const session = await takeOverWithNewSession(lane, 'test-writer', ports);
@@ -30,7 +41,13 @@ export function batchOf(attemptId: string, n: number): string[] {
   return Array.from({ length: n }, (_, i) => `${attemptId}/record-${i}`);
 }
 
-export async function appendFlow(ports: Ports, lane: LaneRef, session: Fence, attemptId: string, records: string[]): Promise<FlowResult> {
+export async function appendFlow(
+  ports: Ports,
+  lane: LaneRef,
+  session: Fence,
+  attemptId: string,
+  records: string[],
+): Promise<FlowResult> {
   const input = { ...lane, attemptId, session, records: records.map((r) => Buffer.from(r).toString('base64')) };
   return runFlow('stream-append', input, { ports, retryIntervalMs: 0 });
 }
@@ -51,7 +68,12 @@ export const statusOf = (r: FlowResult) => (r.output as AppendOutcome | undefine
  * stand for the bytes); the lane is not left suspended.
  */
 export async function expectLaneInvariant(ports: Ports, lane: LaneRef, acknowledged: Acknowledged[]): Promise<void> {
-  const collected = new Map(((await ports.authority.query(laneKeys.pk(lane), 'collected#')) as unknown as CollectedAttempt[]).map((c) => [c.attemptId, c]));
+  const collected = new Map(
+    ((await ports.authority.query(laneKeys.pk(lane), 'collected#')) as unknown as CollectedAttempt[]).map((c) => [
+      c.attemptId,
+      c,
+    ]),
+  );
   const head = (await ports.authority.get(laneKeys.head(lane))) as unknown as LaneHead;
   const commits = (await ports.authority.query(laneKeys.pk(lane), 'commit#')) as unknown as CommitRecord[];
   let expectedStart = 0;
@@ -61,21 +83,30 @@ export async function expectLaneInvariant(ports: Ports, lane: LaneRef, acknowled
     expect(byAttempt.has(commit.attemptId), `attempt ${commit.attemptId} committed twice`).toBe(false);
     // A WAL object GC collected (trimmed or superseded): the acknowledged records stand for it.
     const gone = collected.get(commit.attemptId);
-    if (gone) expect(gone, `collected ${commit.attemptId}`).toMatchObject({ walKey: commit.walKey, walSha256: commit.walSha256, start: commit.start, end: commit.end });
+    if (gone)
+      expect(gone, `collected ${commit.attemptId}`).toMatchObject({
+        walKey: commit.walKey,
+        walSha256: commit.walSha256,
+        start: commit.start,
+        end: commit.end,
+      });
     const records = gone
       ? (acknowledged.find((a) => a.attemptId === commit.attemptId)?.records ?? [])
-      : decodeBatch((await readVerified(ports.objects, commit.walKey, commit.walSha256)).bytes).map((r) => Buffer.from(r).toString());
+      : decodeBatch((await readVerified(ports.objects, commit.walKey, commit.walSha256)).bytes).map((r) =>
+          Buffer.from(r).toString(),
+        );
     expect(records, `${commit.attemptId} [${commit.start}, ${commit.end})`).toHaveLength(commit.end - commit.start);
     byAttempt.set(commit.attemptId, records);
     expectedStart = commit.end;
   }
   expect(head.committedEnd).toBe(expectedStart);
   expect(head.suspendedBy).toBeUndefined();
-  for (const ack of acknowledged) expect(byAttempt.get(ack.attemptId), `acknowledged ${ack.attemptId}`).toEqual(ack.records);
+  for (const ack of acknowledged)
+    expect(byAttempt.get(ack.attemptId), `acknowledged ${ack.attemptId}`).toEqual(ack.records);
   // Readers see exactly that: every committed record once, in order, through the read path.
   const expected = commits.flatMap((c) => byAttempt.get(c.attemptId) ?? []);
   const seen: string[] = [];
-  for (let from = head.trimOffset; from < head.committedEnd; ) {
+  for (let from = head.trimOffset; from < head.committedEnd;) {
     const page = await readStream({ ...lane, from, maxRecords: 1000 }, ports);
     expect(page.records.map((r) => r.offset)).toEqual(page.records.map((_, i) => from + i));
     seen.push(...page.records.map((r) => Buffer.from(r.data, 'base64').toString()));
@@ -93,8 +124,22 @@ export async function expectLaneInvariant(ports: Ports, lane: LaneRef, acknowled
 }
 
 /** Every authority item of the lane (its own and GC's) and every object under its prefixes with its bytes' SHA-256: what a refusal must leave as it was. */
-export async function laneSnapshot(ports: Ports, lane: LaneRef): Promise<{ items: AuthorityItem[]; objects: string[][] }> {
-  const own = ['head', 'fence#', 'spent#', 'collected#', 'commit#', 'index#', 'quarantine#', 'cursor#', 'gen0#', 'compact#'];
+export async function laneSnapshot(
+  ports: Ports,
+  lane: LaneRef,
+): Promise<{ items: AuthorityItem[]; objects: string[][] }> {
+  const own = [
+    'head',
+    'fence#',
+    'spent#',
+    'collected#',
+    'commit#',
+    'index#',
+    'quarantine#',
+    'cursor#',
+    'gen0#',
+    'compact#',
+  ];
   const items = [
     ...(await Promise.all(own.map((p) => ports.authority.query(laneKeys.pk(lane), p)))).flat(),
     ...(await Promise.all(['root#', 'lease#'].map((p) => ports.authority.query(gcKeys.pk(lane), p)))).flat(),

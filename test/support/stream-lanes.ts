@@ -48,7 +48,11 @@ export class StreamLanes {
   async created(): Promise<Lane> {
     const stream = this.name();
     await this.ok(['stream', 'create', stream, '--partitions', '1']);
-    return { stream, ref: { stream, partition: 0 }, args: (verb, ...extra) => ['stream', verb, stream, '--partition', '0', ...extra] };
+    return {
+      stream,
+      ref: { stream, partition: 0 },
+      args: (verb, ...extra) => ['stream', verb, stream, '--partition', '0', ...extra],
+    };
   }
 
   /** A lane this CLI owns, with `batches` committed batches of two records each (attempts b0, b1, …). */
@@ -106,7 +110,12 @@ export class StreamLanes {
 
   /** The stream-append flow's input for one batch, under the session this CLI holds for the lane. */
   async appendInput(lane: Lane, attemptId: string, records: string[]): Promise<unknown> {
-    return { ...lane.ref, attemptId, session: await activeSession(lane.ref, 'local'), records: records.map((r) => Buffer.from(r).toString('base64')) };
+    return {
+      ...lane.ref,
+      attemptId,
+      session: await activeSession(lane.ref, 'local'),
+      records: records.map((r) => Buffer.from(r).toString('base64')),
+    };
   }
 
   /**
@@ -134,7 +143,10 @@ export class StreamLanes {
         },
       },
     });
-    return { planned: new Promise((resolve) => (planned = resolve)), done: compactLane({ ...lane.ref, maxRanges: 2 }, racing) };
+    return {
+      planned: new Promise((resolve) => (planned = resolve)),
+      done: compactLane({ ...lane.ref, maxRanges: 2 }, racing),
+    };
   }
 
   /** The generation tasks of the lane's compactions from offset 0. */

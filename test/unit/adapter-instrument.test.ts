@@ -26,7 +26,11 @@ describe('the instrument hook reaches the clients an adapter builds itself', () 
   it('a client given by the caller is used as it is (tests and the CLI pass their own)', () => {
     const seen: unknown[] = [];
     const client = new SNSClient({ region: 'eu-west-1' });
-    new SnsNotifier({ topicArn: 'arn:aws:sns:eu-west-1:123456789012:incidents', client, instrument: (c) => (seen.push(c), c) });
+    new SnsNotifier({
+      topicArn: 'arn:aws:sns:eu-west-1:123456789012:incidents',
+      client,
+      instrument: (c) => (seen.push(c), c),
+    });
     expect(seen).toEqual([]);
   });
 });

@@ -5,18 +5,27 @@ import { isAuthenticationFailure } from '../../src/domain/delivery/auth-failure.
 
 const coded = (fields: Record<string, unknown>) => Object.assign(new Error('driver'), fields);
 
-describe('isAuthenticationFailure (by the drivers\' codes)', () => {
+describe("isAuthenticationFailure (by the drivers' codes)", () => {
   it.each([
     ['PostgreSQL 28P01 invalid_password', coded({ code: '28P01' })],
     ['PostgreSQL 28000 invalid_authorization_specification', coded({ code: '28000' })],
     ['SQL Server 18456 on the error', coded({ number: 18456 })],
-    ['SQL Server 18456 on mssql\'s originalError', coded({ code: 'EREQUEST', originalError: { number: 18456 } })],
+    ["SQL Server 18456 on mssql's originalError", coded({ code: 'EREQUEST', originalError: { number: 18456 } })],
     ['SQL Server 18456 on originalError.info', coded({ originalError: { info: { number: 18456 } } })],
     ['tedious ELOGIN (login refused in the handshake)', coded({ code: 'ELOGIN' })],
-    ['ClickHouse 516 AUTHENTICATION_FAILED (the client\'s digit string)', coded({ code: '516', type: 'AUTHENTICATION_FAILED' })],
+    [
+      "ClickHouse 516 AUTHENTICATION_FAILED (the client's digit string)",
+      coded({ code: '516', type: 'AUTHENTICATION_FAILED' }),
+    ],
     ['ClickHouse 516 as our adapters keep it', { code: 516, type: undefined }],
-    ['a target error keeping the SQLSTATE as cause', new TargetUnavailableError('cannot connect', { cause: { code: '28P01' } })],
-    ['a source error keeping the ClickHouse error as cause', new SourceUnavailableError('read failed', { cause: coded({ code: '516', type: 'AUTHENTICATION_FAILED' }) })],
+    [
+      'a target error keeping the SQLSTATE as cause',
+      new TargetUnavailableError('cannot connect', { cause: { code: '28P01' } }),
+    ],
+    [
+      'a source error keeping the ClickHouse error as cause',
+      new SourceUnavailableError('read failed', { cause: coded({ code: '516', type: 'AUTHENTICATION_FAILED' }) }),
+    ],
   ])('%s is one', (_case, error) => {
     expect(isAuthenticationFailure(error)).toBe(true);
   });

@@ -45,21 +45,42 @@ describe('--aws settings', () => {
       error = e;
     }
     expect(error).toMatchObject({ name: 'Aws.OutputMissing', code: 'aws.output_missing' });
-    expect((error as Error).message).toBe('no stack output BucketName in CutpointStateful, CutpointWorkflows (redeploy the stacks, or set CUTPOINT_BUCKET_NAME)');
+    expect((error as Error).message).toBe(
+      'no stack output BucketName in CutpointStateful, CutpointWorkflows (redeploy the stacks, or set CUTPOINT_BUCKET_NAME)',
+    );
   });
 
   it('merges the stacks outputs; one key with two values is aws.output_ambiguous, never last-wins', () => {
-    expect(mergeOutputs([{ name: 'A', outputs: { TableName: 't' } }, { name: 'B', outputs: { X: 'x', TableName: 't' } }])).toEqual({ TableName: 't', X: 'x' });
-    expect(() => mergeOutputs([{ name: 'A', outputs: { TableName: 't' } }, { name: 'B', outputs: { TableName: 'u' } }])).toThrow(expect.objectContaining({ code: 'aws.output_ambiguous' }));
+    expect(
+      mergeOutputs([
+        { name: 'A', outputs: { TableName: 't' } },
+        { name: 'B', outputs: { X: 'x', TableName: 't' } },
+      ]),
+    ).toEqual({ TableName: 't', X: 'x' });
+    expect(() =>
+      mergeOutputs([
+        { name: 'A', outputs: { TableName: 't' } },
+        { name: 'B', outputs: { TableName: 'u' } },
+      ]),
+    ).toThrow(expect.objectContaining({ code: 'aws.output_ambiguous' }));
   });
 
   it('region: --region, then AWS_REGION, then AWS_DEFAULT_REGION, then the profile; none is aws.region_missing (no silent default)', () => {
     const profile = () => 'eu-west-3';
-    expect(regionOf('ap-south-1', { AWS_REGION: 'us-west-2' }, profile, 'p')).toEqual({ region: 'ap-south-1', from: '--region' });
-    expect(regionOf(undefined, { AWS_REGION: 'us-west-2', AWS_DEFAULT_REGION: 'us-east-2' }, profile, 'p').region).toBe('us-west-2');
-    expect(regionOf(undefined, { AWS_REGION: '', AWS_DEFAULT_REGION: 'us-east-2' }, profile, 'p').region).toBe('us-east-2');
+    expect(regionOf('ap-south-1', { AWS_REGION: 'us-west-2' }, profile, 'p')).toEqual({
+      region: 'ap-south-1',
+      from: '--region',
+    });
+    expect(regionOf(undefined, { AWS_REGION: 'us-west-2', AWS_DEFAULT_REGION: 'us-east-2' }, profile, 'p').region).toBe(
+      'us-west-2',
+    );
+    expect(regionOf(undefined, { AWS_REGION: '', AWS_DEFAULT_REGION: 'us-east-2' }, profile, 'p').region).toBe(
+      'us-east-2',
+    );
     expect(regionOf(undefined, {}, profile, 'p')).toEqual({ region: 'eu-west-3', from: 'profile p' });
-    expect(() => regionOf(undefined, {}, () => undefined, 'ops')).toThrow(expect.objectContaining({ code: 'aws.region_missing', message: expect.stringContaining('profile ops') }));
+    expect(() => regionOf(undefined, {}, () => undefined, 'ops')).toThrow(
+      expect.objectContaining({ code: 'aws.region_missing', message: expect.stringContaining('profile ops') }),
+    );
   });
 
   it('profile: --profile, then AWS_PROFILE, then default (not named to the SDK)', () => {
@@ -69,8 +90,26 @@ describe('--aws settings', () => {
   });
 
   it("reads a profile's region as the SDK does: [profile NAME] / [default] in config, then [NAME] in credentials", () => {
-    const config = ['# shared config', '[default]', 'region = us-east-2', '', '[profile ops]', 'output = json', 'region=eu-central-1 ; note', 's3 =', '  region = nope', '[profile  spaced ]', 'region = sa-east-1'].join('\n');
-    const credentials = ['[ci]', 'aws_access_key_id = AKIDEXAMPLE', 'region = ca-central-1', '[ops]', 'region = ignored-1'].join('\r\n');
+    const config = [
+      '# shared config',
+      '[default]',
+      'region = us-east-2',
+      '',
+      '[profile ops]',
+      'output = json',
+      'region=eu-central-1 ; note',
+      's3 =',
+      '  region = nope',
+      '[profile  spaced ]',
+      'region = sa-east-1',
+    ].join('\n');
+    const credentials = [
+      '[ci]',
+      'aws_access_key_id = AKIDEXAMPLE',
+      'region = ca-central-1',
+      '[ops]',
+      'region = ignored-1',
+    ].join('\r\n');
     expect(regionOfProfile(config, credentials, 'default')).toBe('us-east-2');
     expect(regionOfProfile(config, credentials, 'ops')).toBe('eu-central-1');
     expect(regionOfProfile(config, credentials, 'spaced')).toBe('sa-east-1');

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/domain/digest.js';
-import { chunkReceiptOf, decodeChunk, encodeChunk, encodeRow, encodeSourceChunk } from '../../src/delivery/chunk-codec.js';
+import {
+  chunkReceiptOf,
+  decodeChunk,
+  encodeChunk,
+  encodeRow,
+  encodeSourceChunk,
+} from '../../src/delivery/chunk-codec.js';
 import type { SourceChunk } from '../../src/ports/source.js';
 import { sourceKeyOf } from '../../src/domain/delivery/source-rules.js';
 import type { TargetRow } from '../../src/ports/target.js';
@@ -50,7 +56,9 @@ describe('chunk codec: canonical JSONL', () => {
     expect(lines[0]).toBe(
       '{"event_time":"2026-11-01T00:00:00.000Z","event_id":"18446744073709551615","body":"plain","amount":"12.5","tags":["a","b"],"attrs":{"a":"2","z":"1"}}',
     );
-    expect(lines[2]).toBe('{"event_time":"2026-11-01T23:59:59.999Z","event_id":"3","body":"","amount":0.1,"tags":[1,0,1e+21],"attrs":{}}');
+    expect(lines[2]).toBe(
+      '{"event_time":"2026-11-01T23:59:59.999Z","event_id":"3","body":"","amount":0.1,"tags":[1,0,1e+21],"attrs":{}}',
+    );
     // The newline inside a value is escaped: a row is always exactly one line.
     expect(lines[1]).toContain('\\n');
   });
@@ -81,7 +89,23 @@ describe('chunk codec: canonical JSONL', () => {
 
   it('spells flat rows (scalar values only) exactly as the value-by-value encoder does', () => {
     const flat = ['a', 'b', 'c'];
-    const values: unknown[] = ['', 'é ✓ 😀', '\u2028\u2029', '\ud800 lone', 'tab\tquote"back\\slash\u0001', true, false, null, 0, -0, 1e21, 1e-7, 0.1, -12.5, 2 ** 53];
+    const values: unknown[] = [
+      '',
+      'é ✓ 😀',
+      '\u2028\u2029',
+      '\ud800 lone',
+      'tab\tquote"back\\slash\u0001',
+      true,
+      false,
+      null,
+      0,
+      -0,
+      1e21,
+      1e-7,
+      0.1,
+      -12.5,
+      2 ** 53,
+    ];
     const flatRows: TargetRow[] = values.map((v, i) => ({ a: v, b: String(i), c: i % 2 === 0 ? null : v }));
     // encodeRow always takes the checked path; encodeChunk takes the fast one for these rows.
     const expected = flatRows.map((r) => encodeRow(r, flat)).join('');
@@ -91,21 +115,39 @@ describe('chunk codec: canonical JSONL', () => {
     const twin = { a: 'x', b: 'y', c: 1 };
     const others: TargetRow[] = [{ c: 1, b: 'y', a: 'x' }, Object.assign(Object.create(null) as TargetRow, twin)];
     expect(Buffer.from(encodeChunk(others, flat)).toString('utf8')).toBe(encodeRow(twin, flat).repeat(2));
-    expect(Buffer.from(encodeChunk([{ a: { z: 1, y: [2] }, b: 'y', c: 1 }], flat)).toString('utf8')).toBe('{"a":{"y":[2],"z":1},"b":"y","c":1}\n');
+    expect(Buffer.from(encodeChunk([{ a: { z: 1, y: [2] }, b: 'y', c: 1 }], flat)).toString('utf8')).toBe(
+      '{"a":{"y":[2],"z":1},"b":"y","c":1}\n',
+    );
   });
 
   it('refuses values that would not survive the round trip', () => {
     const base = rows[0] as TargetRow;
-    for (const bad of [undefined, Number.NaN, Infinity, new Date(0), 1n, new Uint8Array([1]), [Number.NaN], { x: new Map() }, () => 1]) {
-      expect(() => encodeChunk([{ ...base, body: bad }], columns)).toThrow(expect.objectContaining({ code: 'delivery.chunk_row_invalid' }));
+    for (const bad of [
+      undefined,
+      Number.NaN,
+      Infinity,
+      new Date(0),
+      1n,
+      new Uint8Array([1]),
+      [Number.NaN],
+      { x: new Map() },
+      () => 1,
+    ]) {
+      expect(() => encodeChunk([{ ...base, body: bad }], columns)).toThrow(
+        expect.objectContaining({ code: 'delivery.chunk_row_invalid' }),
+      );
     }
   });
 
   it('refuses a row with a missing or an extra column', () => {
     const { body: _body, ...missing } = rows[0] as TargetRow;
-    expect(() => encodeChunk([missing], columns)).toThrow(expect.objectContaining({ code: 'delivery.chunk_row_invalid' }));
+    expect(() => encodeChunk([missing], columns)).toThrow(
+      expect.objectContaining({ code: 'delivery.chunk_row_invalid' }),
+    );
     expect(() => encodeChunk([{ ...missing, other: 1 }], columns)).toThrow(/lacks column "body"/);
-    expect(() => encodeChunk([{ ...(rows[0] as TargetRow), other: 1 }], columns)).toThrow(expect.objectContaining({ code: 'delivery.chunk_row_invalid' }));
+    expect(() => encodeChunk([{ ...(rows[0] as TargetRow), other: 1 }], columns)).toThrow(
+      expect.objectContaining({ code: 'delivery.chunk_row_invalid' }),
+    );
   });
 
   it('refuses invalid column lists', () => {
@@ -120,7 +162,10 @@ describe('chunk codec: canonical JSONL', () => {
       ['no trailing newline', good.slice(0, -1)],
       ['blank line', `${good}\n`],
       ['whitespace', `${first.replace(':', ': ')}\n`],
-      ['reordered keys', `${JSON.stringify(Object.fromEntries(Object.entries(JSON.parse(first) as object).reverse()))}\n`],
+      [
+        'reordered keys',
+        `${JSON.stringify(Object.fromEntries(Object.entries(JSON.parse(first) as object).reverse()))}\n`,
+      ],
       ['unsorted nested keys', `${first.replace('{"a":"2","z":"1"}', '{"z":"1","a":"2"}')}\n`],
       ['not JSON', 'nope\n'],
       ['not an object', '[1]\n'],
@@ -131,10 +176,14 @@ describe('chunk codec: canonical JSONL', () => {
     ];
     for (const [what, input] of cases) {
       const bytes = typeof input === 'string' ? Buffer.from(input, 'utf8') : input;
-      expect(() => decodeChunk(bytes, columns), what).toThrow(expect.objectContaining({ code: 'delivery.chunk_malformed' }));
+      expect(() => decodeChunk(bytes, columns), what).toThrow(
+        expect.objectContaining({ code: 'delivery.chunk_malformed' }),
+      );
     }
     // A different column list than the one the bytes were written with.
-    expect(() => decodeChunk(Buffer.from(good), [...columns].reverse())).toThrow(expect.objectContaining({ code: 'delivery.chunk_malformed' }));
+    expect(() => decodeChunk(Buffer.from(good), [...columns].reverse())).toThrow(
+      expect.objectContaining({ code: 'delivery.chunk_malformed' }),
+    );
   });
 
   it('encodeRow is one canonical line', () => {
@@ -162,7 +211,12 @@ describe('chunk receipts', () => {
 
   it('is deterministic and sensitive to every row', () => {
     const a = encodeSourceChunk(chunkOf(0, rows)).receipt;
-    const b = encodeSourceChunk(chunkOf(0, rows.map((r) => ({ ...r })))).receipt;
+    const b = encodeSourceChunk(
+      chunkOf(
+        0,
+        rows.map((r) => ({ ...r })),
+      ),
+    ).receipt;
     expect(b).toEqual(a);
     const changed = rows.map((r, i) => (i === 2 ? { ...r, body: ' ' } : r));
     const c = encodeSourceChunk(chunkOf(0, changed)).receipt;
@@ -171,7 +225,11 @@ describe('chunk receipts', () => {
   });
 
   it('refuses an empty chunk or a bad seq', () => {
-    expect(() => chunkReceiptOf({ ...chunkOf(0, rows), rows: [] }, new Uint8Array(0))).toThrow(expect.objectContaining({ code: 'delivery.chunk_invalid' }));
-    expect(() => chunkReceiptOf({ ...chunkOf(0, rows), seq: -1 }, new Uint8Array(0))).toThrow(expect.objectContaining({ code: 'delivery.chunk_seq_invalid' }));
+    expect(() => chunkReceiptOf({ ...chunkOf(0, rows), rows: [] }, new Uint8Array(0))).toThrow(
+      expect.objectContaining({ code: 'delivery.chunk_invalid' }),
+    );
+    expect(() => chunkReceiptOf({ ...chunkOf(0, rows), seq: -1 }, new Uint8Array(0))).toThrow(
+      expect.objectContaining({ code: 'delivery.chunk_seq_invalid' }),
+    );
   });
 });

@@ -14,16 +14,27 @@ export interface Captured {
  * `main(argv)` in this process with stdout and stderr captured and `env` set for the call
  * (restored after). Calls must not overlap: the streams and process.env are this process's.
  */
-export async function captureMain(main: (argv: string[]) => Promise<number>, argv: string[], env: Record<string, string> = {}): Promise<Captured> {
+export async function captureMain(
+  main: (argv: string[]) => Promise<number>,
+  argv: string[],
+  env: Record<string, string> = {},
+): Promise<Captured> {
   const out = process.stdout.write;
   const err = process.stderr.write;
   const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
   let stdout = '';
   let stderr = '';
-  const text = (chunk: string | Uint8Array) => (typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
+  const text = (chunk: string | Uint8Array) =>
+    typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
   Object.assign(process.env, env);
-  process.stdout.write = ((chunk: string | Uint8Array) => ((stdout += text(chunk)), true)) as typeof process.stdout.write;
-  process.stderr.write = ((chunk: string | Uint8Array) => ((stderr += text(chunk)), true)) as typeof process.stderr.write;
+  process.stdout.write = ((chunk: string | Uint8Array) => (
+    (stdout += text(chunk)),
+    true
+  )) as typeof process.stdout.write;
+  process.stderr.write = ((chunk: string | Uint8Array) => (
+    (stderr += text(chunk)),
+    true
+  )) as typeof process.stderr.write;
   try {
     return { code: await main(argv), stdout, stderr };
   } finally {
@@ -52,7 +63,10 @@ export function missingStateDir(prefix: string): { root: string; stateDir: strin
     process.env.CUTPOINT_FAULTS = '';
   });
   afterAll(async () => {
-    for (const [key, value] of [['CUTPOINT_STATE_DIR', saved.state], ['CUTPOINT_FAULTS', saved.faults]] as const) {
+    for (const [key, value] of [
+      ['CUTPOINT_STATE_DIR', saved.state],
+      ['CUTPOINT_FAULTS', saved.faults],
+    ] as const) {
       if (value === undefined) delete process.env[key];
       else process.env[key] = value;
     }

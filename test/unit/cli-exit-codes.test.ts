@@ -72,7 +72,15 @@ const USAGE: string[][] = [
   ['flow', 'run', 'stream-trim', '--input', '{}', '--faults', 'nope'],
   ['object', 'get', 'key'],
   ['object', 'put', 'key', '--sha256', '2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824'],
-  ['object', 'get', 'key', '--sha256', '2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824', '--file', 'out.bin'],
+  [
+    'object',
+    'get',
+    'key',
+    '--sha256',
+    '2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824',
+    '--file',
+    'out.bin',
+  ],
   ['object', 'get', 'key', '--sha256', 'abc'],
   ['object', 'frobnicate', 'key'],
   ['faults'],
@@ -134,19 +142,25 @@ const OK: string[][] = [
 const withFile = (argv: string[]) => argv.map((a) => (a === 'FILE' ? jsonl : a));
 
 describe('one exit-code rule across every command', () => {
-  it.each(USAGE.map((argv) => [argv.join(' ') || '(no arguments)', argv]))('usage error, exit 2: %s', async (_, argv) => {
-    const r = await captureMain(main, withFile(argv as string[]));
-    expect({ code: r.code, stdout: r.stdout }).toEqual({ code: 2, stdout: '' });
-    if ((argv as string[]).length) expect(r.stderr).toMatch(/^cli\.(usage|unknown_command): /);
-    expect(existsSync(dirs.stateDir)).toBe(false);
-  });
+  it.each(USAGE.map((argv) => [argv.join(' ') || '(no arguments)', argv]))(
+    'usage error, exit 2: %s',
+    async (_, argv) => {
+      const r = await captureMain(main, withFile(argv as string[]));
+      expect({ code: r.code, stdout: r.stdout }).toEqual({ code: 2, stdout: '' });
+      if ((argv as string[]).length) expect(r.stderr).toMatch(/^cli\.(usage|unknown_command): /);
+      expect(existsSync(dirs.stateDir)).toBe(false);
+    },
+  );
 
-  it.each(REFUSED.map(([argv, code, env]) => [argv.join(' '), argv, code, env ?? {}]))('refused, exit 1: %s', async (_, argv, code, env) => {
-    const r = await captureMain(main, argv as string[], env as Record<string, string>);
-    expect({ code: r.code, stdout: r.stdout }).toEqual({ code: 1, stdout: '' });
-    expect(r.stderr).toMatch(new RegExp(`^${(code as string).replace(/\./g, '\\.')}: `));
-    expect(existsSync(dirs.stateDir)).toBe(false);
-  });
+  it.each(REFUSED.map(([argv, code, env]) => [argv.join(' '), argv, code, env ?? {}]))(
+    'refused, exit 1: %s',
+    async (_, argv, code, env) => {
+      const r = await captureMain(main, argv as string[], env as Record<string, string>);
+      expect({ code: r.code, stdout: r.stdout }).toEqual({ code: 1, stdout: '' });
+      expect(r.stderr).toMatch(new RegExp(`^${(code as string).replace(/\./g, '\\.')}: `));
+      expect(existsSync(dirs.stateDir)).toBe(false);
+    },
+  );
 
   it.each(OK.map((argv) => [argv.join(' '), argv]))('success, exit 0: %s', async (_, argv) => {
     const r = await captureMain(main, argv as string[]);

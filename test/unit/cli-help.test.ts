@@ -7,7 +7,9 @@ import { COMMANDS, main } from '../../src/cli/main.js';
 import { REPO_ROOT } from '../../src/local/asl.js';
 import { captureMain } from './cli-capture.js';
 
-const SUBCOMMANDS = Object.entries(TOPICS).flatMap(([command, topic]) => Object.keys(topic.subcommands).map((sub) => [command, sub] as const));
+const SUBCOMMANDS = Object.entries(TOPICS).flatMap(([command, topic]) =>
+  Object.keys(topic.subcommands).map((sub) => [command, sub] as const),
+);
 
 /** The lines of one section (`options:`, `examples:`) of a subcommand's help. */
 function section(help: string, name: string): string[] {
@@ -23,42 +25,64 @@ describe('help', () => {
     expect(Object.keys(TOPICS)).toEqual(Object.keys(COMMANDS));
   });
 
-  it.each(SUBCOMMANDS)('cutpoint %s %s --help: usage line, every option with one line, 1-3 examples it can run', async (command, sub) => {
-    const r = await captureMain(main, [command, sub, '--help']);
-    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
-    const usage = section(r.stdout, 'usage');
-    expect(usage.length).toBeGreaterThan(0);
-    for (const line of usage.filter((l) => l.startsWith('  cutpoint'))) expect(line).toMatch(new RegExp(`^ {2}cutpoint ${command}( \\[?[a-z|-]*${sub}|$| [<(])`));
-    const options = section(r.stdout, 'options');
-    expect(options).toContain(`  ${optionText(command, sub, '--format')}`);
-    // Each option has its description: a label, then text.
-    for (const line of options) expect(line, line).toMatch(/^ {2}--[a-z0-9-]+(, -h)?( [A-Z#|a-z0-9_<>.,@-]+)? {2,}\S/);
-    const examples = section(r.stdout, 'examples');
-    expect(examples.length).toBeGreaterThanOrEqual(1);
-    expect(examples.length).toBeLessThanOrEqual(3);
-    const known = options.map((l) => /^ {2}(--[a-z0-9-]+)/.exec(l)?.[1]);
-    for (const example of examples) {
-      expect(example).toContain(`cutpoint ${command}`);
-      for (const [option] of example.matchAll(/ --[a-z0-9-]+/g)) expect(known, `${example}: ${option}`).toContain(option.trim());
-    }
-    // `cutpoint help <command> <sub>` is the same text.
-    expect((await captureMain(main, ['help', command, sub])).stdout).toBe(r.stdout);
-  });
+  it.each(SUBCOMMANDS)(
+    'cutpoint %s %s --help: usage line, every option with one line, 1-3 examples it can run',
+    async (command, sub) => {
+      const r = await captureMain(main, [command, sub, '--help']);
+      expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+      const usage = section(r.stdout, 'usage');
+      expect(usage.length).toBeGreaterThan(0);
+      for (const line of usage.filter((l) => l.startsWith('  cutpoint')))
+        expect(line).toMatch(new RegExp(`^ {2}cutpoint ${command}( \\[?[a-z|-]*${sub}|$| [<(])`));
+      const options = section(r.stdout, 'options');
+      expect(options).toContain(`  ${optionText(command, sub, '--format')}`);
+      // Each option has its description: a label, then text.
+      for (const line of options)
+        expect(line, line).toMatch(/^ {2}--[a-z0-9-]+(, -h)?( [A-Z#|a-z0-9_<>.,@-]+)? {2,}\S/);
+      const examples = section(r.stdout, 'examples');
+      expect(examples.length).toBeGreaterThanOrEqual(1);
+      expect(examples.length).toBeLessThanOrEqual(3);
+      const known = options.map((l) => /^ {2}(--[a-z0-9-]+)/.exec(l)?.[1]);
+      for (const example of examples) {
+        expect(example).toContain(`cutpoint ${command}`);
+        for (const [option] of example.matchAll(/ --[a-z0-9-]+/g))
+          expect(known, `${example}: ${option}`).toContain(option.trim());
+      }
+      // `cutpoint help <command> <sub>` is the same text.
+      expect((await captureMain(main, ['help', command, sub])).stdout).toBe(r.stdout);
+    },
+  );
 
-  it('cutpoint <command> --help is the command\'s help; --version names the package and the Node', async () => {
+  it("cutpoint <command> --help is the command's help; --version names the package and the Node", async () => {
     const stream = await captureMain(main, ['stream', '--help']);
     expect(stream.stdout).toMatch(/^cutpoint stream create /);
     const version = await captureMain(main, ['--version']);
     expect(version.stdout).toMatch(/^cutpoint \d+\.\d+\.\d+ \(node v\d+\.\d+\.\d+, needs >=\d+; source\)\n$/);
     const json = JSON.parse((await captureMain(main, ['--version', '--format', 'json'])).stdout);
-    expect(json).toEqual({ cutpoint: expect.stringMatching(/^\d+\.\d+\.\d+$/), node: process.version, engines: expect.any(String), build: 'source' });
+    expect(json).toEqual({
+      cutpoint: expect.stringMatching(/^\d+\.\d+\.\d+$/),
+      node: process.version,
+      engines: expect.any(String),
+      build: 'source',
+    });
   });
 });
 
 describe('--format text', () => {
   it('renders key: value lines, nested objects indented, scalar arrays inline, flat object arrays as a table', () => {
     const text = renderText(
-      { stream: 'orders', next: 3, suspended: null, groups: ['a', 'b'], head: { epoch: 2, owner: 'me' }, records: [{ offset: 0, data: 'eA==' }, { offset: 1, data: 'eQ==', text: 'y' }], empty: [] },
+      {
+        stream: 'orders',
+        next: 3,
+        suspended: null,
+        groups: ['a', 'b'],
+        head: { epoch: 2, owner: 'me' },
+        records: [
+          { offset: 0, data: 'eA==' },
+          { offset: 1, data: 'eQ==', text: 'y' },
+        ],
+        empty: [],
+      },
       '',
     );
     expect(text).toBe(
@@ -92,7 +116,18 @@ describe('--format text', () => {
 describe('the front loads no command and no driver', () => {
   /** Packages and source files `entry` imports statically (what loading it loads). */
   async function staticGraph(entry: string): Promise<{ files: string[]; packages: string[] }> {
-    const result = await build({ absWorkingDir: REPO_ROOT, entryPoints: [entry], bundle: true, platform: 'node', format: 'esm', packages: 'external', write: false, outdir: 'unused', metafile: true, logLevel: 'silent' });
+    const result = await build({
+      absWorkingDir: REPO_ROOT,
+      entryPoints: [entry],
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      packages: 'external',
+      write: false,
+      outdir: 'unused',
+      metafile: true,
+      logLevel: 'silent',
+    });
     const inputs = result.metafile.inputs;
     const files = new Set([entry]);
     const packages = new Set<string>();
@@ -117,8 +152,11 @@ describe('the front loads no command and no driver', () => {
     expect(packages).toEqual([]);
   });
 
-  it.each(Object.keys(COMMANDS).filter((c) => c !== 'object'))('the %s command loads no driver before its grammar is checked', async (command) => {
-    const { packages } = await staticGraph(`src/cli/commands/${command}.ts`);
-    expect(packages.filter((p) => p !== 'yaml')).toEqual([]);
-  });
+  it.each(Object.keys(COMMANDS).filter((c) => c !== 'object'))(
+    'the %s command loads no driver before its grammar is checked',
+    async (command) => {
+      const { packages } = await staticGraph(`src/cli/commands/${command}.ts`);
+      expect(packages.filter((p) => p !== 'yaml')).toEqual([]);
+    },
+  );
 });

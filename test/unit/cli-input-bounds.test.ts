@@ -25,23 +25,47 @@ afterAll(() => rm(root, { recursive: true, force: true }));
 
 describe('the AWS shared config and credentials files', () => {
   it('a FIFO, a device or a directory is cli.file_not_regular, a file past the limit cli.input_too_large, an absent one nothing', async () => {
-    expect(() => readRegularFileSync(fifo, 1024, 'AWS_CONFIG_FILE')).toThrow(expect.objectContaining({ code: 'cli.file_not_regular', message: expect.stringContaining('a FIFO') }));
-    expect(() => readRegularFileSync('/dev/zero', 1024, 'AWS_CONFIG_FILE')).toThrow(expect.objectContaining({ code: 'cli.file_not_regular', message: expect.stringContaining('a device') }));
-    expect(() => readRegularFileSync(root, 1024, 'AWS_CONFIG_FILE')).toThrow(expect.objectContaining({ code: 'cli.file_not_regular' }));
+    expect(() => readRegularFileSync(fifo, 1024, 'AWS_CONFIG_FILE')).toThrow(
+      expect.objectContaining({ code: 'cli.file_not_regular', message: expect.stringContaining('a FIFO') }),
+    );
+    expect(() => readRegularFileSync('/dev/zero', 1024, 'AWS_CONFIG_FILE')).toThrow(
+      expect.objectContaining({ code: 'cli.file_not_regular', message: expect.stringContaining('a device') }),
+    );
+    expect(() => readRegularFileSync(root, 1024, 'AWS_CONFIG_FILE')).toThrow(
+      expect.objectContaining({ code: 'cli.file_not_regular' }),
+    );
     const big = join(root, 'big-config');
     await writeFile(big, 'x'.repeat(2048));
-    expect(() => readRegularFileSync(big, 1024, 'AWS_CONFIG_FILE')).toThrow(expect.objectContaining({ code: 'cli.input_too_large' }));
+    expect(() => readRegularFileSync(big, 1024, 'AWS_CONFIG_FILE')).toThrow(
+      expect.objectContaining({ code: 'cli.input_too_large' }),
+    );
     // A regular file whose size says 0 and that never ends: the bytes read are capped.
-    expect(() => readRegularFileSync('/proc/self/pagemap', 1024, 'AWS_CONFIG_FILE')).toThrow(expect.objectContaining({ code: 'cli.input_too_large' }));
+    expect(() => readRegularFileSync('/proc/self/pagemap', 1024, 'AWS_CONFIG_FILE')).toThrow(
+      expect.objectContaining({ code: 'cli.input_too_large' }),
+    );
     expect(readRegularFileSync(join(root, 'absent'), 1024, 'AWS_CONFIG_FILE')).toBeUndefined();
     expect(new TextDecoder().decode(readRegularFileSync(big, 4096, 'AWS_CONFIG_FILE'))).toBe('x'.repeat(2048));
   });
 
   it('--aws checks both files before any client exists, whatever the region comes from (the SDK reads them too)', () => {
-    const env = (config: string, credentials = join(root, 'absent')) => ({ AWS_CONFIG_FILE: config, AWS_SHARED_CREDENTIALS_FILE: credentials, AWS_REGION: 'eu-west-1' });
-    expect(() => new AwsSession({ aws: true, region: 'eu-west-1' }, env(fifo)).connection()).toThrow(expect.objectContaining({ code: 'cli.file_not_regular', message: expect.stringContaining('AWS_CONFIG_FILE') }));
-    expect(() => new AwsSession({ aws: true }, env(join(root, 'absent'), '/dev/zero')).connection()).toThrow(expect.objectContaining({ code: 'cli.file_not_regular', message: expect.stringContaining('AWS_SHARED_CREDENTIALS_FILE') }));
-    expect(new AwsSession({ aws: true }, env(join(root, 'absent'))).connection()).toEqual({ region: 'eu-west-1', operator: true });
+    const env = (config: string, credentials = join(root, 'absent')) => ({
+      AWS_CONFIG_FILE: config,
+      AWS_SHARED_CREDENTIALS_FILE: credentials,
+      AWS_REGION: 'eu-west-1',
+    });
+    expect(() => new AwsSession({ aws: true, region: 'eu-west-1' }, env(fifo)).connection()).toThrow(
+      expect.objectContaining({ code: 'cli.file_not_regular', message: expect.stringContaining('AWS_CONFIG_FILE') }),
+    );
+    expect(() => new AwsSession({ aws: true }, env(join(root, 'absent'), '/dev/zero')).connection()).toThrow(
+      expect.objectContaining({
+        code: 'cli.file_not_regular',
+        message: expect.stringContaining('AWS_SHARED_CREDENTIALS_FILE'),
+      }),
+    );
+    expect(new AwsSession({ aws: true }, env(join(root, 'absent'))).connection()).toEqual({
+      region: 'eu-west-1',
+      operator: true,
+    });
   });
 });
 
@@ -57,6 +81,8 @@ describe('stream append --from: a file one command cannot append', () => {
     });
     expect(performance.now() - t0).toBeLessThan(10_000);
     // Within the bound it is scanned whole.
-    await expect(new JsonlFile(file).scan({ groups: 1000, records: 1_000_000, bytes: 6 * 1024 * 1024 })).resolves.toMatchObject({ records: Math.ceil((30 * 1024 * 1024) / line.length) });
+    await expect(
+      new JsonlFile(file).scan({ groups: 1000, records: 1_000_000, bytes: 6 * 1024 * 1024 }),
+    ).resolves.toMatchObject({ records: Math.ceil((30 * 1024 * 1024) / line.length) });
   }, 60_000);
 });

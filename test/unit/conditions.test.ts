@@ -10,7 +10,9 @@ describe('conditional-write expressions', () => {
 
   it('a fenced expectation names version, owner, session and epoch', () => {
     const c = conditionFor({ version: 7, fence: { owner: 'w1', session: 's1', epoch: 3 } });
-    expect(c.expression).toBe('#version = :expectedVersion AND #fence.#owner = :fenceOwner AND #fence.#session = :fenceSession AND #fence.#epoch = :fenceEpoch');
+    expect(c.expression).toBe(
+      '#version = :expectedVersion AND #fence.#owner = :fenceOwner AND #fence.#session = :fenceSession AND #fence.#epoch = :fenceEpoch',
+    );
     expect(c.values[':fenceEpoch']).toEqual({ N: '3' });
   });
 
@@ -34,6 +36,8 @@ describe('failure classification', () => {
 
 describe('canonical JSON', () => {
   it('is independent of key order', () => {
-    expect(canonicalJson({ b: 1, a: { d: 2, c: [3, { f: 1, e: 2 }] } })).toBe('{"a":{"c":[3,{"e":2,"f":1}],"d":2},"b":1}');
+    expect(canonicalJson({ b: 1, a: { d: 2, c: [3, { f: 1, e: 2 }] } })).toBe(
+      '{"a":{"c":[3,{"e":2,"f":1}],"d":2},"b":1}',
+    );
   });
 });

@@ -14,8 +14,15 @@ class SecretStore implements SecretsPort {
   }
 }
 
-const binding: Binding = { name: 'events', kind: 'clickhouse', secretArn: 'arn:aws:secretsmanager:eu-west-1:111111111111:secret:cutpoint/delivery/source/events' };
-const authFailed = Object.assign(new Error('Code: 516. AUTHENTICATION_FAILED'), { code: '516', type: 'AUTHENTICATION_FAILED' });
+const binding: Binding = {
+  name: 'events',
+  kind: 'clickhouse',
+  secretArn: 'arn:aws:secretsmanager:eu-west-1:111111111111:secret:cutpoint/delivery/source/events',
+};
+const authFailed = Object.assign(new Error('Code: 516. AUTHENTICATION_FAILED'), {
+  code: '516',
+  type: 'AUTHENTICATION_FAILED',
+});
 
 interface FakeSource {
   password: string;

@@ -24,7 +24,9 @@ const REFERENCE = /(?<![\w./-])(?:generation|stream|delivery|publication|quality
 
 function references(text: string): string[] {
   // The manifest key `quality.capsule: v2` is not a cut point, nor the usage diagnostic `cli.usage`.
-  return [...new Set(text.replace(/\bquality\.capsule: /g, '').match(REFERENCE) ?? [])].filter((t) => !t.includes('_') && t !== 'cli.usage' && !/\.(ts|js|json|ya?ml)$/.test(t));
+  return [...new Set(text.replace(/\bquality\.capsule: /g, '').match(REFERENCE) ?? [])].filter(
+    (t) => !t.includes('_') && t !== 'cli.usage' && !/\.(ts|js|json|ya?ml)$/.test(t),
+  );
 }
 
 /** The Comments of every ASL file (or of one flow's). */
@@ -39,13 +41,26 @@ function aslComments(flow?: string): string {
       }
     }
   };
-  for (const file of readdirSync(`${REPO_ROOT}statemachines`).filter((f) => f.endsWith('.asl.json') && (flow === undefined || f === `${flow}.asl.json`))) walk(JSON.parse(readFileSync(`${REPO_ROOT}statemachines/${file}`, 'utf8')));
+  for (const file of readdirSync(`${REPO_ROOT}statemachines`).filter(
+    (f) => f.endsWith('.asl.json') && (flow === undefined || f === `${flow}.asl.json`),
+  ))
+    walk(JSON.parse(readFileSync(`${REPO_ROOT}statemachines/${file}`, 'utf8')));
   return comments.join('\n');
 }
 
 describe('cut point registry', () => {
   it('holds every subsystem registry, each name once, each with where it is hit', () => {
-    const all = [...Object.values(GENERATION_CUT_POINTS), ...Object.values(STREAM_CUT_POINTS), ...Object.values(CURSOR_CUT_POINTS), ...Object.values(DELIVERY_CUT_POINTS), ...Object.values(OBJECT_CUT_POINTS), ...Object.values(LOCAL_CUT_POINTS), ...Object.values(PUBLICATION_CUT_POINTS), ...Object.values(QUALITY_CUT_POINTS), ...Object.values(RECOVERY_CUT_POINTS)];
+    const all = [
+      ...Object.values(GENERATION_CUT_POINTS),
+      ...Object.values(STREAM_CUT_POINTS),
+      ...Object.values(CURSOR_CUT_POINTS),
+      ...Object.values(DELIVERY_CUT_POINTS),
+      ...Object.values(OBJECT_CUT_POINTS),
+      ...Object.values(LOCAL_CUT_POINTS),
+      ...Object.values(PUBLICATION_CUT_POINTS),
+      ...Object.values(QUALITY_CUT_POINTS),
+      ...Object.values(RECOVERY_CUT_POINTS),
+    ];
     expect(CUT_POINT_NAMES).toEqual(new Set(all));
     expect(CUT_POINTS).toHaveLength(CUT_POINT_NAMES.size);
     const flows = new Set(FLOWS.map((f) => f.name));
@@ -59,7 +74,7 @@ describe('cut point registry', () => {
     ['the ASL comments', aslComments()],
     ['README.md', readFileSync(`${REPO_ROOT}README.md`, 'utf8')],
     ['the CLI help', HELP],
-    ['the commands\' help', 'every command'],
+    ["the commands' help", 'every command'],
   ])('every cut point %s names is a real one', async (_where, given) => {
     const text = given === 'every command' ? await allHelp() : given;
     const named = references(text);
@@ -69,7 +84,20 @@ describe('cut point registry', () => {
 
   it('the publish-clickhouse ASL comments name the publication and quality cut points of its steps, each a real one', () => {
     const named = references(aslComments('publish-clickhouse'));
-    const ofSteps = ['publication.candidate.create', 'publication.candidate.fill', 'quality.staged.probe', 'quality.prepared.put', 'quality.capsule.prepare', 'publication.dispatch.intent', 'publication.exchange', 'publication.observe', 'quality.reader.acquire', 'quality.target.probe', 'quality.worker.reap', 'publication.predecessor.drop'];
+    const ofSteps = [
+      'publication.candidate.create',
+      'publication.candidate.fill',
+      'quality.staged.probe',
+      'quality.prepared.put',
+      'quality.capsule.prepare',
+      'publication.dispatch.intent',
+      'publication.exchange',
+      'publication.observe',
+      'quality.reader.acquire',
+      'quality.target.probe',
+      'quality.worker.reap',
+      'publication.predecessor.drop',
+    ];
     for (const name of ofSteps) expect(CUT_POINT_NAMES, name).toContain(name);
     expect(named).toEqual(expect.arrayContaining(ofSteps));
   });

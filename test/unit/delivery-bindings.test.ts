@@ -7,7 +7,14 @@ import { SecretUnavailableError, secretNameOf, type SecretsPort } from '../../sr
 const ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:warehouse-AbC123';
 const CH_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:events-ch';
 
-const pg: Binding = { name: 'warehouse', kind: 'postgres', urlEnv: 'PG_URL', usernameEnv: 'PG_USER', passwordEnv: 'PG_PASSWORD', secretArn: ARN };
+const pg: Binding = {
+  name: 'warehouse',
+  kind: 'postgres',
+  urlEnv: 'PG_URL',
+  usernameEnv: 'PG_USER',
+  passwordEnv: 'PG_PASSWORD',
+  secretArn: ARN,
+};
 const ch: Binding = { name: 'events_ch', kind: 'clickhouse', urlEnv: 'CH_URL', secretArn: CH_ARN };
 
 const ENV_URL = 'postgres://env-host:5432/envdb';
@@ -22,14 +29,18 @@ function memorySecrets(values: Record<string, unknown>): SecretsPort & { reads: 
     reads,
     secretJson(arn) {
       reads.push(arn);
-      if (!Object.hasOwn(values, arn)) return Promise.reject(new SecretUnavailableError(secretNameOf(arn), 'not_found', 'does not exist'));
+      if (!Object.hasOwn(values, arn))
+        return Promise.reject(new SecretUnavailableError(secretNameOf(arn), 'not_found', 'does not exist'));
       const value = values[arn];
       return value instanceof Error ? Promise.reject(value) : Promise.resolve(value as Record<string, unknown>);
     },
   };
 }
 
-async function failure(binding: Binding, options: ResolveBindingOptions): Promise<{ name: string; code: string; message: string }> {
+async function failure(
+  binding: Binding,
+  options: ResolveBindingOptions,
+): Promise<{ name: string; code: string; message: string }> {
   const error = await resolveBinding(binding, options).then(
     () => undefined,
     (e: unknown) => e as { name: string; code: string; message: string },
@@ -41,7 +52,11 @@ async function failure(binding: Binding, options: ResolveBindingOptions): Promis
 describe('resolveBinding locally (no secrets port): the environment', () => {
   it('reads url, username and password from the variables the binding names', async () => {
     const env = { PG_URL: ENV_URL, PG_USER: 'env_user', PG_PASSWORD: ENV_PASSWORD };
-    await expect(resolveBinding(pg, { env })).resolves.toEqual({ url: ENV_URL, username: 'env_user', password: ENV_PASSWORD });
+    await expect(resolveBinding(pg, { env })).resolves.toEqual({
+      url: ENV_URL,
+      username: 'env_user',
+      password: ENV_PASSWORD,
+    });
   });
 
   it('treats an unset or empty username/password variable as none', async () => {
@@ -64,7 +79,10 @@ describe('resolveBinding locally (no secrets port): the environment', () => {
 
   it('refuses a binding without url_env (secret only) locally, without touching Secrets Manager', async () => {
     const { urlEnv: _omit, ...secretOnly } = pg;
-    await expect(failure(secretOnly, { env: {} })).resolves.toMatchObject({ name: 'Cutpoint.ConfigError', code: 'delivery.binding_env_missing' });
+    await expect(failure(secretOnly, { env: {} })).resolves.toMatchObject({
+      name: 'Cutpoint.ConfigError',
+      code: 'delivery.binding_env_missing',
+    });
   });
 
   it('prefers the environment when the binding names both a variable and a secret', async () => {
@@ -75,7 +93,11 @@ describe('resolveBinding locally (no secrets port): the environment', () => {
 describe('resolveBinding on AWS (a secrets port): the secret', () => {
   it('reads url, username and password from the secret JSON', async () => {
     const secrets = memorySecrets({ [ARN]: { url: SECRET_URL, username: SECRET_USER, password: SECRET_PASSWORD } });
-    await expect(resolveBinding(pg, { env: {}, secrets })).resolves.toEqual({ url: SECRET_URL, username: SECRET_USER, password: SECRET_PASSWORD });
+    await expect(resolveBinding(pg, { env: {}, secrets })).resolves.toEqual({
+      url: SECRET_URL,
+      username: SECRET_USER,
+      password: SECRET_PASSWORD,
+    });
     expect(secrets.reads).toEqual([ARN]);
   });
 
@@ -95,14 +117,26 @@ describe('resolveBinding on AWS (a secrets port): the secret', () => {
   });
 
   it('builds the URL from an RDS-shaped secret (host, port, dbname) for postgres and mssql', async () => {
-    const rds = { engine: 'postgres', host: 'db.example.internal', port: 5432, dbname: 'warehouse', username: SECRET_USER, password: SECRET_PASSWORD };
+    const rds = {
+      engine: 'postgres',
+      host: 'db.example.internal',
+      port: 5432,
+      dbname: 'warehouse',
+      username: SECRET_USER,
+      password: SECRET_PASSWORD,
+    };
     await expect(resolveBinding(pg, { env: {}, secrets: memorySecrets({ [ARN]: rds }) })).resolves.toEqual({
       url: 'postgres://db.example.internal:5432/warehouse',
       username: SECRET_USER,
       password: SECRET_PASSWORD,
     });
     const mssql: Binding = { name: 'warehouse', kind: 'mssql', secretArn: ARN };
-    await expect(resolveBinding(mssql, { env: {}, secrets: memorySecrets({ [ARN]: { host: 'sql.example.internal', port: '1433' } }) })).resolves.toEqual({
+    await expect(
+      resolveBinding(mssql, {
+        env: {},
+        secrets: memorySecrets({ [ARN]: { host: 'sql.example.internal', port: '1433' } }),
+      }),
+    ).resolves.toEqual({
       url: 'mssql://sql.example.internal:1433',
     });
   });
@@ -148,8 +182,18 @@ describe('resolveBinding on AWS (a secrets port): the secret', () => {
     expect(missing.message).toContain('secret warehouse-AbC123');
     expect(missing.message).not.toContain('123456789012');
 
-    const denied = memorySecrets({ [ARN]: new SecretUnavailableError('warehouse-AbC123', 'access_denied', 'cannot be read by this role (AccessDeniedException)') });
-    await expect(failure(pg, { env: {}, secrets: denied })).resolves.toMatchObject({ code: 'delivery.binding_secret_unavailable', reason: 'access_denied', binding: 'warehouse' });
+    const denied = memorySecrets({
+      [ARN]: new SecretUnavailableError(
+        'warehouse-AbC123',
+        'access_denied',
+        'cannot be read by this role (AccessDeniedException)',
+      ),
+    });
+    await expect(failure(pg, { env: {}, secrets: denied })).resolves.toMatchObject({
+      code: 'delivery.binding_secret_unavailable',
+      reason: 'access_denied',
+      binding: 'warehouse',
+    });
   });
 
   it('never lets a foreign error message from the port through', async () => {

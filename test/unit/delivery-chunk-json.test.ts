@@ -27,23 +27,43 @@ describe('chunk bytes → one JSON array for a server-side bulk load (json_popul
     expect(JSON.parse(bytes.toString('utf8'))).toEqual(rows);
     expect(Buffer.from(jsonl).equals(before)).toBe(true);
     const one = encodeChunk([rows[0] as (typeof rows)[number]], columns);
-    expect(chunkJsonArrayBytes({ ...request, jsonl: one, sha256: sha256Hex(one), rows: 1 }).toString('utf8')).toBe(`[${Buffer.from(one).toString('utf8').slice(0, -1)}]`);
+    expect(chunkJsonArrayBytes({ ...request, jsonl: one, sha256: sha256Hex(one), rows: 1 }).toString('utf8')).toBe(
+      `[${Buffer.from(one).toString('utf8').slice(0, -1)}]`,
+    );
     const empty = new Uint8Array();
-    expect(chunkJsonArrayBytes({ ...request, jsonl: empty, sha256: sha256Hex(empty), rows: 0 }).toString('utf8')).toBe('[]');
+    expect(chunkJsonArrayBytes({ ...request, jsonl: empty, sha256: sha256Hex(empty), rows: 0 }).toString('utf8')).toBe(
+      '[]',
+    );
     // A lone surrogate's bytes (ED A0 80) are not UTF-8.
     const surrogate = Uint8Array.from([0x7b, 0xed, 0xa0, 0x80, 0x7d, 0x0a]);
-    expect(() => chunkJsonArrayBytes({ ...request, jsonl: surrogate, sha256: sha256Hex(surrogate), rows: 1 })).toThrow(expect.objectContaining({ code: 'delivery.chunk_malformed' }));
+    expect(() => chunkJsonArrayBytes({ ...request, jsonl: surrogate, sha256: sha256Hex(surrogate), rows: 1 })).toThrow(
+      expect.objectContaining({ code: 'delivery.chunk_malformed' }),
+    );
   });
 
   it('refuses before any I/O: another sha256, another line count, no final newline, bad UTF-8, bad arguments', () => {
-    expect(() => chunkJsonArray({ ...request, sha256: 'a'.repeat(64) })).toThrow(expect.objectContaining({ name: 'Cutpoint.ValidationError', code: 'delivery.chunk_digest_mismatch' }));
-    expect(() => chunkJsonArray({ ...request, rows: 3 })).toThrow(expect.objectContaining({ name: 'Cutpoint.LoadCountMismatch', code: 'delivery.load_count_mismatch' }));
-    expect(() => chunkJsonArray({ ...request, rows: 0 })).toThrow(expect.objectContaining({ name: 'Cutpoint.LoadCountMismatch', code: 'delivery.load_count_mismatch' }));
+    expect(() => chunkJsonArray({ ...request, sha256: 'a'.repeat(64) })).toThrow(
+      expect.objectContaining({ name: 'Cutpoint.ValidationError', code: 'delivery.chunk_digest_mismatch' }),
+    );
+    expect(() => chunkJsonArray({ ...request, rows: 3 })).toThrow(
+      expect.objectContaining({ name: 'Cutpoint.LoadCountMismatch', code: 'delivery.load_count_mismatch' }),
+    );
+    expect(() => chunkJsonArray({ ...request, rows: 0 })).toThrow(
+      expect.objectContaining({ name: 'Cutpoint.LoadCountMismatch', code: 'delivery.load_count_mismatch' }),
+    );
     const unterminated = jsonl.subarray(0, jsonl.byteLength - 1);
-    expect(() => chunkJsonArray({ ...request, jsonl: unterminated, sha256: sha256Hex(unterminated) })).toThrow(expect.objectContaining({ code: 'delivery.chunk_malformed' }));
+    expect(() => chunkJsonArray({ ...request, jsonl: unterminated, sha256: sha256Hex(unterminated) })).toThrow(
+      expect.objectContaining({ code: 'delivery.chunk_malformed' }),
+    );
     const latin1 = Uint8Array.from([0x7b, 0xe9, 0x7d, 0x0a]);
-    expect(() => chunkJsonArray({ ...request, jsonl: latin1, sha256: sha256Hex(latin1), rows: 1 })).toThrow(expect.objectContaining({ code: 'delivery.chunk_malformed' }));
-    expect(() => chunkJsonArray({ ...request, sha256: 'ABC' })).toThrow(expect.objectContaining({ code: 'delivery.invalid_request' }));
-    expect(() => chunkJsonArray({ ...request, rows: -1 })).toThrow(expect.objectContaining({ code: 'delivery.invalid_request' }));
+    expect(() => chunkJsonArray({ ...request, jsonl: latin1, sha256: sha256Hex(latin1), rows: 1 })).toThrow(
+      expect.objectContaining({ code: 'delivery.chunk_malformed' }),
+    );
+    expect(() => chunkJsonArray({ ...request, sha256: 'ABC' })).toThrow(
+      expect.objectContaining({ code: 'delivery.invalid_request' }),
+    );
+    expect(() => chunkJsonArray({ ...request, rows: -1 })).toThrow(
+      expect.objectContaining({ code: 'delivery.invalid_request' }),
+    );
   });
 });

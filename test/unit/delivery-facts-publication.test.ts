@@ -4,7 +4,12 @@ import { EMPTY_FACTS, mergeFacts, parseFacts, validatePatch } from '../../src/de
 const C = '0e6f5b1c-2d3a-8b4c-9d5e-6f708192a3b4';
 const P = 'a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d';
 const dispatch = { count: 1, predecessorUuid: P, candidateUuid: C, runId: 'run-abc' };
-const candidate = { table: { schema: 'pub', table: 'cutpoint_stg_abc_c' }, uuid: C, rows: 3, digest: '12345678901234567890' };
+const candidate = {
+  table: { schema: 'pub', table: 'cutpoint_stg_abc_c' },
+  uuid: C,
+  rows: 3,
+  digest: '12345678901234567890',
+};
 
 describe('ClickHouse publication facts: the candidate and the dispatch intent', () => {
   it('are validated field by field and read back the same', () => {
@@ -24,6 +29,8 @@ describe('ClickHouse publication facts: the candidate and the dispatch intent', 
   it('I1: the dispatch is set once — a second, different intent is contradicting evidence, the same one a no-op', () => {
     const facts = mergeFacts(EMPTY_FACTS, validatePatch({ dispatch }));
     expect(mergeFacts(facts, validatePatch({ dispatch }))).toEqual(facts);
-    expect(() => mergeFacts(facts, validatePatch({ dispatch: { ...dispatch, runId: 'run-other' } }))).toThrow(/dispatch differs/);
+    expect(() => mergeFacts(facts, validatePatch({ dispatch: { ...dispatch, runId: 'run-other' } }))).toThrow(
+      /dispatch differs/,
+    );
   });
 });

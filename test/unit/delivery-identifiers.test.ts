@@ -68,13 +68,17 @@ describe('invocation ids', () => {
     expect(invocationIdOfExecution(arn)).toBe(id);
     expect(invocationIdOfExecution(`${arn}x`)).not.toBe(id);
     for (const bad of ['', 'console-1', 'arn:aws:states:eu-west-1:111111111111:stateMachine:deliver-window']) {
-      expect(() => invocationIdOfExecution(bad)).toThrow(expect.objectContaining({ code: 'delivery.execution_invalid' }));
+      expect(() => invocationIdOfExecution(bad)).toThrow(
+        expect.objectContaining({ code: 'delivery.execution_invalid' }),
+      );
     }
   });
 
   it('need exactly 16 random bytes', () => {
     for (const random of [new Uint8Array(15), new Uint8Array(17), [1, 2, 3] as unknown as Uint8Array]) {
-      expect(() => invocationIdFrom(random)).toThrow(expect.objectContaining({ code: 'delivery.invocation_id_invalid' }));
+      expect(() => invocationIdFrom(random)).toThrow(
+        expect.objectContaining({ code: 'delivery.invocation_id_invalid' }),
+      );
     }
   });
 
@@ -111,7 +115,9 @@ describe('an invalid invocation id is refused with the exact rule it breaks', ()
     [`inv-${'b'.repeat(24)}1q`, 'has a character outside [a-z2-7] at position 29'],
     [`inv-${'b'.repeat(25)}b`, 'ends in a character that cannot end an id'],
   ])('%j: %s', (value, problem) => {
-    expect(() => validateInvocationId(value)).toThrow(expect.objectContaining({ code: 'delivery.invocation_id_invalid', message: expect.stringContaining(problem) }));
+    expect(() => validateInvocationId(value)).toThrow(
+      expect.objectContaining({ code: 'delivery.invocation_id_invalid', message: expect.stringContaining(problem) }),
+    );
     // The whole rule, the last character's set included.
     expect(() => validateInvocationId(value)).toThrow(/the last one of a, e, i, m, q, u, y or 4/);
   });
@@ -137,7 +143,9 @@ describe('owned staging names', () => {
   });
 
   it('refuse an invalid invocation id', () => {
-    expect(() => stagingTableNameOf('inv-robert"); DROP TABLE x; --')).toThrow(expect.objectContaining({ code: 'delivery.invocation_id_invalid' }));
+    expect(() => stagingTableNameOf('inv-robert"); DROP TABLE x; --')).toThrow(
+      expect.objectContaining({ code: 'delivery.invocation_id_invalid' }),
+    );
   });
 
   it('recognize the reserved prefix in any case', () => {
@@ -156,12 +164,15 @@ describe('SQL names', () => {
   it('qualified names are exactly two identifiers', () => {
     expect(parseQualifiedName('dbo.events')).toEqual({ schema: 'dbo', name: 'events' });
     expect(qualifiedNameText({ schema: 'dbo', name: 'events' })).toBe('dbo.events');
-    for (const bad of ['events', 'a.b.c', '.events', 'dbo.', 'dbo .events', '[dbo].[events]', 3]) expect(parseQualifiedName(bad)).toBeUndefined();
+    for (const bad of ['events', 'a.b.c', '.events', 'dbo.', 'dbo .events', '[dbo].[events]', 3])
+      expect(parseQualifiedName(bad)).toBeUndefined();
   });
 
   it('a target id is case-folded so one table never gets two journals', () => {
     expect(targetIdOf('warehouse', { schema: 'dbo', name: 'Events_Daily' })).toBe('warehouse.dbo.events_daily');
-    expect(targetIdOf('warehouse', { schema: 'DBO', name: 'events_daily' })).toBe(targetIdOf('warehouse', { schema: 'dbo', name: 'EVENTS_DAILY' }));
+    expect(targetIdOf('warehouse', { schema: 'DBO', name: 'events_daily' })).toBe(
+      targetIdOf('warehouse', { schema: 'dbo', name: 'EVENTS_DAILY' }),
+    );
   });
 });
 

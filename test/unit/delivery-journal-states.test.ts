@@ -65,7 +65,10 @@ describe('journal states', () => {
     for (const bad of ['published', 'UNKNOWN', '', null, 3]) {
       expect(isJournalState(bad)).toBe(false);
       expect(() => parseJournalState(bad)).toThrow(
-        expect.objectContaining({ name: 'Delivery.JournalUnavailable', code: 'delivery.recovery_journal_inconsistent' }),
+        expect.objectContaining({
+          name: 'Delivery.JournalUnavailable',
+          code: 'delivery.recovery_journal_inconsistent',
+        }),
       );
     }
   });
@@ -132,7 +135,8 @@ describe('transitions', () => {
   });
 
   it('terminal states and the incident state have no way out', () => {
-    for (const state of ['RETIRED', 'CUSTODY_RELEASED', 'INCIDENT_RETAINED'] as const) expect(successorsOf(state)).toEqual([]);
+    for (const state of ['RETIRED', 'CUSTODY_RELEASED', 'INCIDENT_RETAINED'] as const)
+      expect(successorsOf(state)).toEqual([]);
   });
 
   it('a published delivery can never be retired or re-extracted: only completed', () => {
@@ -189,25 +193,37 @@ describe('the state-to-action guide', () => {
     expect(permittedActions(state, unrecorded)).toEqual(withoutStages);
   });
 
-  it.each(guide)('%s refuses every other live action with a stable name and code; inspect and the repeat of a completed retire always pass', (state, withStages) => {
-    for (const action of ['reconcile', 'resume', 'retire'] as const) {
-      if (withStages.includes(action) || (state === 'RETIRED' && action === 'retire')) {
-        expect(() => assertActionPermitted(state, recorded, action)).not.toThrow();
-        continue;
+  it.each(guide)(
+    '%s refuses every other live action with a stable name and code; inspect and the repeat of a completed retire always pass',
+    (state, withStages) => {
+      for (const action of ['reconcile', 'resume', 'retire'] as const) {
+        if (withStages.includes(action) || (state === 'RETIRED' && action === 'retire')) {
+          expect(() => assertActionPermitted(state, recorded, action)).not.toThrow();
+          continue;
+        }
+        try {
+          assertActionPermitted(state, recorded, action);
+          expect.unreachable();
+        } catch (e) {
+          expect(e).toBeInstanceOf(ActionNotPermittedError);
+          expect(e).toMatchObject({
+            name: 'Delivery.ActionNotPermitted',
+            code: 'delivery.recovery_action_not_permitted',
+            action,
+            state,
+          });
+        }
       }
-      try {
-        assertActionPermitted(state, recorded, action);
-        expect.unreachable();
-      } catch (e) {
-        expect(e).toBeInstanceOf(ActionNotPermittedError);
-        expect(e).toMatchObject({ name: 'Delivery.ActionNotPermitted', code: 'delivery.recovery_action_not_permitted', action, state });
-      }
-    }
-    expect(() => assertActionPermitted(state, unrecorded, 'inspect')).not.toThrow();
-  });
+      expect(() => assertActionPermitted(state, unrecorded, 'inspect')).not.toThrow();
+    },
+  );
 
   it('only retire repeats on the state it completed in (RETIRED), and it is not offered there', () => {
-    const repeats = JOURNAL_STATES.flatMap((state) => (['reconcile', 'resume', 'retire'] as const).filter((action) => repeatsCompleted(state, action)).map((action) => `${action}@${state}`));
+    const repeats = JOURNAL_STATES.flatMap((state) =>
+      (['reconcile', 'resume', 'retire'] as const)
+        .filter((action) => repeatsCompleted(state, action))
+        .map((action) => `${action}@${state}`),
+    );
     expect(repeats).toEqual(['retire@RETIRED']);
     expect(permittedActions('RETIRED', recorded)).toEqual([]);
     expect(repeatsCompleted('RETIRED', 'inspect')).toBe(false);
@@ -251,8 +267,20 @@ describe('the state-to-action guide', () => {
 });
 
 describe('proofs in the transition rule (missingProof)', () => {
-  const none: TransitionProofs = { partsVerified: false, publication: false, evidence: false, checkpoint: false, stageAbsent: false };
-  const all: TransitionProofs = { partsVerified: true, publication: true, evidence: true, checkpoint: true, stageAbsent: true };
+  const none: TransitionProofs = {
+    partsVerified: false,
+    publication: false,
+    evidence: false,
+    checkpoint: false,
+    stageAbsent: false,
+  };
+  const all: TransitionProofs = {
+    partsVerified: true,
+    publication: true,
+    evidence: true,
+    checkpoint: true,
+    stageAbsent: true,
+  };
 
   it("VERIFIED_EOF needs the parts' verified receipts, and nothing else", () => {
     expect(missingProof('VERIFIED_EOF', none)).toMatch(/parts' verified receipts/);
@@ -270,15 +298,28 @@ describe('proofs in the transition rule (missingProof)', () => {
 
   it('a ClickHouse exchange publication reaches CUSTODY_RELEASED only with its predecessor proved absent and its capsule retired (the rule, not only the cleanup step)', () => {
     const exchange = { ...all, exchange: true };
-    expect(missingProof('CUSTODY_RELEASED', exchange)).toMatch(/predecessor generation proved absent and its quality capsule retired/);
+    expect(missingProof('CUSTODY_RELEASED', exchange)).toMatch(
+      /predecessor generation proved absent and its quality capsule retired/,
+    );
     expect(missingProof('CUSTODY_RELEASED', { ...exchange, predecessorRetired: false })).toMatch(/predecessor/);
     expect(missingProof('CUSTODY_RELEASED', { ...exchange, predecessorRetired: true })).toBeUndefined();
     // What the facts prove: the cleanup fact must name the very predecessor the dispatch recorded.
     const P = '11111111-1111-4111-8111-111111111111';
-    const facts = { parts: {}, publication: {}, evidence: {}, checkpoint: {}, absence: { table: { schema: 'pub', table: 'stg' } }, dispatch: { predecessorUuid: P } };
+    const facts = {
+      parts: {},
+      publication: {},
+      evidence: {},
+      checkpoint: {},
+      absence: { table: { schema: 'pub', table: 'stg' } },
+      dispatch: { predecessorUuid: P },
+    };
     expect(proofsOf(facts)).toMatchObject({ exchange: true, predecessorRetired: false });
-    expect(proofsOf({ ...facts, publicationCleanup: { predecessorUuid: '22222222-2222-4222-8222-222222222222' } })).toMatchObject({ predecessorRetired: false });
-    expect(proofsOf({ ...facts, publicationCleanup: { predecessorUuid: P } })).toMatchObject({ predecessorRetired: true });
+    expect(
+      proofsOf({ ...facts, publicationCleanup: { predecessorUuid: '22222222-2222-4222-8222-222222222222' } }),
+    ).toMatchObject({ predecessorRetired: false });
+    expect(proofsOf({ ...facts, publicationCleanup: { predecessorUuid: P } })).toMatchObject({
+      predecessorRetired: true,
+    });
     // A SQL route (no dispatch) is not asked for it.
     expect(proofsOf({ ...facts, dispatch: undefined })).not.toHaveProperty('exchange');
   });
@@ -294,7 +335,8 @@ describe('proofs in the transition rule (missingProof)', () => {
   it('every custody release (every edge into a terminal state) requires a proof; so do VERIFIED_EOF, PUBLISHED and SUCCEEDED; the other states need none', () => {
     for (const t of TRANSITIONS) {
       if (isTerminal(t.to)) expect(missingProof(t.to, none), `${t.from}>${t.to}`).toBeDefined();
-      else if (t.to !== 'PUBLISHED' && t.to !== 'SUCCEEDED' && t.to !== 'VERIFIED_EOF') expect(missingProof(t.to, none), `${t.from}>${t.to}`).toBeUndefined();
+      else if (t.to !== 'PUBLISHED' && t.to !== 'SUCCEEDED' && t.to !== 'VERIFIED_EOF')
+        expect(missingProof(t.to, none), `${t.from}>${t.to}`).toBeUndefined();
     }
   });
 });
@@ -307,7 +349,10 @@ describe('confirmation', () => {
         expect.unreachable();
       } catch (e) {
         expect(e).toBeInstanceOf(ConfirmationRequiredError);
-        expect(e).toMatchObject({ name: 'Delivery.ConfirmationRequired', code: 'delivery.recovery_confirmation_required' });
+        expect(e).toMatchObject({
+          name: 'Delivery.ConfirmationRequired',
+          code: 'delivery.recovery_confirmation_required',
+        });
       }
     }
     expect(() => assertConfirmed(action, true)).not.toThrow();

@@ -22,26 +22,46 @@ function example(): Doc {
     version: 1,
     bindings: {
       events_ch: { kind: 'clickhouse', url_env: 'CH_URL' },
-      lake: { kind: 'clickhouse', url_env: 'LAKE_URL', secret_arn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:lake' },
+      lake: {
+        kind: 'clickhouse',
+        url_env: 'LAKE_URL',
+        secret_arn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:lake',
+      },
       warehouse: { kind: 'postgres', url_env: 'PG_URL' },
     },
     routes: {
       published: {
-        source: { binding: 'events_ch', table: 'analytics.events', time_column: 'event_time', key_columns: ['event_id'] },
+        source: {
+          binding: 'events_ch',
+          table: 'analytics.events',
+          time_column: 'event_time',
+          key_columns: ['event_id'],
+        },
         window: { kind: 'fixed', start: '2026-11-01T00:00:00Z', end: '2026-11-02T00:00:00Z' },
         target: { binding: 'lake', table: 'reporting.events_daily', key_columns: ['event_id'], mode: 'exchange' },
         quality: {
           capsule: 'v2',
           unique_keys: true,
           not_null: ['event_id'],
-          assertions: [{ name: 'no_future_events', sql: 'SELECT count() FROM {relation} WHERE event_time > now()', expect: 0 }],
+          assertions: [
+            { name: 'no_future_events', sql: 'SELECT count() FROM {relation} WHERE event_time > now()', expect: 0 },
+          ],
         },
       },
       daily: {
-        source: { binding: 'events_ch', table: 'analytics.events', time_column: 'event_time', key_columns: ['event_id'] },
+        source: {
+          binding: 'events_ch',
+          table: 'analytics.events',
+          time_column: 'event_time',
+          key_columns: ['event_id'],
+        },
         window: { kind: 'rolling', days: 1, boundary: 'day' },
         target: { binding: 'warehouse', table: 'dwh.events_daily', key_columns: ['event_id'], mode: 'replace_window' },
-        quality: { assertions: [{ name: 'no_future_events', sql: 'SELECT COUNT(*) FROM {staging} WHERE event_time > now()', expect: 0 }] },
+        quality: {
+          assertions: [
+            { name: 'no_future_events', sql: 'SELECT COUNT(*) FROM {staging} WHERE event_time > now()', expect: 0 },
+          ],
+        },
       },
     },
   };
@@ -85,8 +105,14 @@ describe('a clickhouse exchange route', () => {
       rowCountMatchesReceipts: true,
       uniqueKeys: true,
       notNull: ['event_id'],
-      assertions: [{ name: 'no_future_events', sql: 'SELECT count() FROM {relation} WHERE event_time > now()', expect: 0 }],
-      governance: { capsule: 2, observeDeadlineS: DEFAULT_OBSERVE_DEADLINE_S, replayWindowDays: DEFAULT_REPLAY_WINDOW_DAYS },
+      assertions: [
+        { name: 'no_future_events', sql: 'SELECT count() FROM {relation} WHERE event_time > now()', expect: 0 },
+      ],
+      governance: {
+        capsule: 2,
+        observeDeadlineS: DEFAULT_OBSERVE_DEADLINE_S,
+        replayWindowDays: DEFAULT_REPLAY_WINDOW_DAYS,
+      },
     });
     expect([DEFAULT_OBSERVE_DEADLINE_S, DEFAULT_REPLAY_WINDOW_DAYS]).toEqual([240, 14]);
     expect(route.quality.governance).not.toHaveProperty('keeperNoNodeRetry');
@@ -94,15 +120,28 @@ describe('a clickhouse exchange route', () => {
 
   it('parses every setting at its bounds into typed fields', () => {
     const high = parsed((m) => {
-      quality(m).target_observation = { deadline_s: 600, keeper_no_node_retry: { max_attempts: 3, max_elapsed_ms: 10_000 } };
+      quality(m).target_observation = {
+        deadline_s: 600,
+        keeper_no_node_retry: { max_attempts: 3, max_elapsed_ms: 10_000 },
+      };
       quality(m).replay_window_days = 35;
     });
-    expect(high.quality.governance).toEqual({ capsule: 2, observeDeadlineS: 600, keeperNoNodeRetry: { maxAttempts: 3, maxElapsedMs: 10_000 }, replayWindowDays: 35 });
+    expect(high.quality.governance).toEqual({
+      capsule: 2,
+      observeDeadlineS: 600,
+      keeperNoNodeRetry: { maxAttempts: 3, maxElapsedMs: 10_000 },
+      replayWindowDays: 35,
+    });
     const low = parsed((m) => {
       quality(m).target_observation = { deadline_s: 1, keeper_no_node_retry: { max_attempts: 1, max_elapsed_ms: 1 } };
       quality(m).replay_window_days = 1;
     });
-    expect(low.quality.governance).toEqual({ capsule: 2, observeDeadlineS: 1, keeperNoNodeRetry: { maxAttempts: 1, maxElapsedMs: 1 }, replayWindowDays: 1 });
+    expect(low.quality.governance).toEqual({
+      capsule: 2,
+      observeDeadlineS: 1,
+      keeperNoNodeRetry: { maxAttempts: 1, maxElapsedMs: 1 },
+      replayWindowDays: 1,
+    });
     // An empty target_observation block keeps the defaults (retry off).
     expect(parsed((m) => (quality(m).target_observation = {})).quality.governance).toEqual({
       capsule: 2,
@@ -156,15 +195,45 @@ const Q = `${P}.quality`;
 
 const cases: Case[] = [
   // target binding kind ⇔ mode
-  ['exchange into a postgres target', (m) => (sql(m).target.mode = 'exchange'), 'routes.daily.target.mode', modeUnsupported],
-  ['exchange into an mssql target', (m) => ((m.bindings.warehouse.kind = 'mssql'), (sql(m).target.mode = 'exchange')), 'routes.daily.target.mode', modeUnsupported],
+  [
+    'exchange into a postgres target',
+    (m) => (sql(m).target.mode = 'exchange'),
+    'routes.daily.target.mode',
+    modeUnsupported,
+  ],
+  [
+    'exchange into an mssql target',
+    (m) => ((m.bindings.warehouse.kind = 'mssql'), (sql(m).target.mode = 'exchange')),
+    'routes.daily.target.mode',
+    modeUnsupported,
+  ],
   ['merge into a clickhouse target', (m) => (pub(m).target.mode = 'merge'), `${P}.target.mode`, modeUnsupported],
-  ['replace_window into a clickhouse target', (m) => (pub(m).target.mode = 'replace_window'), `${P}.target.mode`, modeUnsupported],
+  [
+    'replace_window into a clickhouse target',
+    (m) => (pub(m).target.mode = 'replace_window'),
+    `${P}.target.mode`,
+    modeUnsupported,
+  ],
   ['clickhouse target mode missing', (m) => delete pub(m).target.mode, `${P}.target.mode`, invalid],
   ['clickhouse target table unqualified', (m) => (pub(m).target.table = 'events_daily'), `${P}.target.table`, invalid],
-  ['clickhouse target table in the staging namespace', (m) => (pub(m).target.table = 'reporting.cutpoint_stg_abc'), `${P}.target.table`, invalid],
-  ['clickhouse target key_columns missing', (m) => delete pub(m).target.key_columns, `${P}.target.key_columns`, invalid],
-  ['clickhouse target time_column invalid', (m) => (pub(m).target.time_column = 'a b'), `${P}.target.time_column`, invalid],
+  [
+    'clickhouse target table in the staging namespace',
+    (m) => (pub(m).target.table = 'reporting.cutpoint_stg_abc'),
+    `${P}.target.table`,
+    invalid,
+  ],
+  [
+    'clickhouse target key_columns missing',
+    (m) => delete pub(m).target.key_columns,
+    `${P}.target.key_columns`,
+    invalid,
+  ],
+  [
+    'clickhouse target time_column invalid',
+    (m) => (pub(m).target.time_column = 'a b'),
+    `${P}.target.time_column`,
+    invalid,
+  ],
   // capsule version
   ['quality block missing', (m) => delete pub(m).quality, `${Q}.capsule`, 'quality.capsule_version_required'],
   ['capsule missing', (m) => delete quality(m).capsule, `${Q}.capsule`, 'quality.capsule_version_required'],
@@ -173,9 +242,24 @@ const cases: Case[] = [
   ['capsule the number 2', (m) => (quality(m).capsule = 2), `${Q}.capsule`, 'quality.capsule_version_unsupported'],
   ['capsule V2 (case)', (m) => (quality(m).capsule = 'V2'), `${Q}.capsule`, 'quality.capsule_version_unsupported'],
   // v2 settings on an SQL route
-  ['capsule on an SQL route', (m) => (sql(m).quality.capsule = 'v2'), 'routes.daily.quality.capsule', 'quality.capsule_unsupported'],
-  ['target_observation on an SQL route', (m) => (sql(m).quality.target_observation = { deadline_s: 60 }), 'routes.daily.quality.target_observation', 'quality.capsule_unsupported'],
-  ['replay_window_days on an SQL route', (m) => (sql(m).quality.replay_window_days = 7), 'routes.daily.quality.replay_window_days', 'quality.capsule_unsupported'],
+  [
+    'capsule on an SQL route',
+    (m) => (sql(m).quality.capsule = 'v2'),
+    'routes.daily.quality.capsule',
+    'quality.capsule_unsupported',
+  ],
+  [
+    'target_observation on an SQL route',
+    (m) => (sql(m).quality.target_observation = { deadline_s: 60 }),
+    'routes.daily.quality.target_observation',
+    'quality.capsule_unsupported',
+  ],
+  [
+    'replay_window_days on an SQL route',
+    (m) => (sql(m).quality.replay_window_days = 7),
+    'routes.daily.quality.replay_window_days',
+    'quality.capsule_unsupported',
+  ],
   // required quality never degrades (route level)
   ['severity', (m) => (quality(m).severity = 'warn'), `${Q}.severity`, degrade],
   ['severity error (any value)', (m) => (quality(m).severity = 'error'), `${Q}.severity`, degrade],
@@ -192,29 +276,135 @@ const cases: Case[] = [
   // unknown keys stay refused as before
   ['quality key typo on a v2 route', (m) => (quality(m).not_nul = ['event_id']), `${Q}.not_nul`, invalid],
   ['assertion unknown key on a v2 route', (m) => (assertion(m).note = 'x'), `${Q}.assertions[0].note`, invalid],
-  ['merge rule on an SQL route still holds', (m) => ((sql(m).target.mode = 'merge'), (sql(m).quality.unique_keys = false)), 'routes.daily.quality.unique_keys', invalid],
+  [
+    'merge rule on an SQL route still holds',
+    (m) => ((sql(m).target.mode = 'merge'), (sql(m).quality.unique_keys = false)),
+    'routes.daily.quality.unique_keys',
+    invalid,
+  ],
   // placeholders
-  ['{staging} on a v2 route', (m) => (assertion(m).sql = 'SELECT count() FROM {staging}'), `${Q}.assertions[0].sql`, placeholder],
-  ['{staging} beside {relation} on a v2 route', (m) => (assertion(m).sql = 'SELECT count() FROM {relation} JOIN {staging} USING (event_id)'), `${Q}.assertions[0].sql`, placeholder],
-  ['no placeholder on a v2 route', (m) => (assertion(m).sql = 'SELECT count() FROM reporting.events_daily'), `${Q}.assertions[0].sql`, placeholder],
-  ['another placeholder on a v2 route', (m) => (assertion(m).sql = 'SELECT count() FROM {relation} JOIN {target} USING (event_id)'), `${Q}.assertions[0].sql`, placeholder],
-  ['{relation} on an SQL route', (m) => (sql(m).quality.assertions[0].sql = 'SELECT COUNT(*) FROM {relation}'), 'routes.daily.quality.assertions[0].sql', placeholder],
-  ['v2 assertion still a single SELECT', (m) => (assertion(m).sql = 'SELECT 0 FROM {relation}; DROP TABLE x'), `${Q}.assertions[0].sql`, invalid],
+  [
+    '{staging} on a v2 route',
+    (m) => (assertion(m).sql = 'SELECT count() FROM {staging}'),
+    `${Q}.assertions[0].sql`,
+    placeholder,
+  ],
+  [
+    '{staging} beside {relation} on a v2 route',
+    (m) => (assertion(m).sql = 'SELECT count() FROM {relation} JOIN {staging} USING (event_id)'),
+    `${Q}.assertions[0].sql`,
+    placeholder,
+  ],
+  [
+    'no placeholder on a v2 route',
+    (m) => (assertion(m).sql = 'SELECT count() FROM reporting.events_daily'),
+    `${Q}.assertions[0].sql`,
+    placeholder,
+  ],
+  [
+    'another placeholder on a v2 route',
+    (m) => (assertion(m).sql = 'SELECT count() FROM {relation} JOIN {target} USING (event_id)'),
+    `${Q}.assertions[0].sql`,
+    placeholder,
+  ],
+  [
+    '{relation} on an SQL route',
+    (m) => (sql(m).quality.assertions[0].sql = 'SELECT COUNT(*) FROM {relation}'),
+    'routes.daily.quality.assertions[0].sql',
+    placeholder,
+  ],
+  [
+    'v2 assertion still a single SELECT',
+    (m) => (assertion(m).sql = 'SELECT 0 FROM {relation}; DROP TABLE x'),
+    `${Q}.assertions[0].sql`,
+    invalid,
+  ],
   // target_observation
-  ['target_observation not a mapping', (m) => (quality(m).target_observation = 240), `${Q}.target_observation`, invalid],
-  ['target_observation unknown key', (m) => (quality(m).target_observation = { deadline: 60 }), `${Q}.target_observation.deadline`, invalid],
-  ['deadline_s zero', (m) => (quality(m).target_observation = { deadline_s: 0 }), `${Q}.target_observation.deadline_s`, invalid],
-  ['deadline_s over 600', (m) => (quality(m).target_observation = { deadline_s: 601 }), `${Q}.target_observation.deadline_s`, invalid],
-  ['deadline_s fractional', (m) => (quality(m).target_observation = { deadline_s: 1.5 }), `${Q}.target_observation.deadline_s`, invalid],
-  ['deadline_s a string', (m) => (quality(m).target_observation = { deadline_s: '240' }), `${Q}.target_observation.deadline_s`, invalid],
-  ['retry not a mapping', (m) => (quality(m).target_observation = { keeper_no_node_retry: true }), `${Q}.target_observation.keeper_no_node_retry`, invalid],
-  ['retry max_attempts missing', (m) => (quality(m).target_observation = { keeper_no_node_retry: { max_elapsed_ms: 100 } }), `${Q}.target_observation.keeper_no_node_retry.max_attempts`, invalid],
-  ['retry max_elapsed_ms missing', (m) => (quality(m).target_observation = { keeper_no_node_retry: { max_attempts: 2 } }), `${Q}.target_observation.keeper_no_node_retry.max_elapsed_ms`, invalid],
-  ['retry max_attempts zero', (m) => (quality(m).target_observation = { keeper_no_node_retry: { max_attempts: 0, max_elapsed_ms: 100 } }), `${Q}.target_observation.keeper_no_node_retry.max_attempts`, invalid],
-  ['retry max_attempts four', (m) => (quality(m).target_observation = { keeper_no_node_retry: { max_attempts: 4, max_elapsed_ms: 100 } }), `${Q}.target_observation.keeper_no_node_retry.max_attempts`, invalid],
-  ['retry max_elapsed_ms zero', (m) => (quality(m).target_observation = { keeper_no_node_retry: { max_attempts: 1, max_elapsed_ms: 0 } }), `${Q}.target_observation.keeper_no_node_retry.max_elapsed_ms`, invalid],
-  ['retry max_elapsed_ms over 10000', (m) => (quality(m).target_observation = { keeper_no_node_retry: { max_attempts: 1, max_elapsed_ms: 10_001 } }), `${Q}.target_observation.keeper_no_node_retry.max_elapsed_ms`, invalid],
-  ['retry unknown key', (m) => (quality(m).target_observation = { keeper_no_node_retry: { max_attempts: 1, max_elapsed_ms: 1, codes: [999] } }), `${Q}.target_observation.keeper_no_node_retry.codes`, invalid],
+  [
+    'target_observation not a mapping',
+    (m) => (quality(m).target_observation = 240),
+    `${Q}.target_observation`,
+    invalid,
+  ],
+  [
+    'target_observation unknown key',
+    (m) => (quality(m).target_observation = { deadline: 60 }),
+    `${Q}.target_observation.deadline`,
+    invalid,
+  ],
+  [
+    'deadline_s zero',
+    (m) => (quality(m).target_observation = { deadline_s: 0 }),
+    `${Q}.target_observation.deadline_s`,
+    invalid,
+  ],
+  [
+    'deadline_s over 600',
+    (m) => (quality(m).target_observation = { deadline_s: 601 }),
+    `${Q}.target_observation.deadline_s`,
+    invalid,
+  ],
+  [
+    'deadline_s fractional',
+    (m) => (quality(m).target_observation = { deadline_s: 1.5 }),
+    `${Q}.target_observation.deadline_s`,
+    invalid,
+  ],
+  [
+    'deadline_s a string',
+    (m) => (quality(m).target_observation = { deadline_s: '240' }),
+    `${Q}.target_observation.deadline_s`,
+    invalid,
+  ],
+  [
+    'retry not a mapping',
+    (m) => (quality(m).target_observation = { keeper_no_node_retry: true }),
+    `${Q}.target_observation.keeper_no_node_retry`,
+    invalid,
+  ],
+  [
+    'retry max_attempts missing',
+    (m) => (quality(m).target_observation = { keeper_no_node_retry: { max_elapsed_ms: 100 } }),
+    `${Q}.target_observation.keeper_no_node_retry.max_attempts`,
+    invalid,
+  ],
+  [
+    'retry max_elapsed_ms missing',
+    (m) => (quality(m).target_observation = { keeper_no_node_retry: { max_attempts: 2 } }),
+    `${Q}.target_observation.keeper_no_node_retry.max_elapsed_ms`,
+    invalid,
+  ],
+  [
+    'retry max_attempts zero',
+    (m) => (quality(m).target_observation = { keeper_no_node_retry: { max_attempts: 0, max_elapsed_ms: 100 } }),
+    `${Q}.target_observation.keeper_no_node_retry.max_attempts`,
+    invalid,
+  ],
+  [
+    'retry max_attempts four',
+    (m) => (quality(m).target_observation = { keeper_no_node_retry: { max_attempts: 4, max_elapsed_ms: 100 } }),
+    `${Q}.target_observation.keeper_no_node_retry.max_attempts`,
+    invalid,
+  ],
+  [
+    'retry max_elapsed_ms zero',
+    (m) => (quality(m).target_observation = { keeper_no_node_retry: { max_attempts: 1, max_elapsed_ms: 0 } }),
+    `${Q}.target_observation.keeper_no_node_retry.max_elapsed_ms`,
+    invalid,
+  ],
+  [
+    'retry max_elapsed_ms over 10000',
+    (m) => (quality(m).target_observation = { keeper_no_node_retry: { max_attempts: 1, max_elapsed_ms: 10_001 } }),
+    `${Q}.target_observation.keeper_no_node_retry.max_elapsed_ms`,
+    invalid,
+  ],
+  [
+    'retry unknown key',
+    (m) =>
+      (quality(m).target_observation = { keeper_no_node_retry: { max_attempts: 1, max_elapsed_ms: 1, codes: [999] } }),
+    `${Q}.target_observation.keeper_no_node_retry.codes`,
+    invalid,
+  ],
   // replay window
   ['replay_window_days zero', (m) => (quality(m).replay_window_days = 0), `${Q}.replay_window_days`, invalid],
   ['replay_window_days over 35', (m) => (quality(m).replay_window_days = 36), `${Q}.replay_window_days`, invalid],
@@ -250,7 +440,9 @@ describe('refusals: each names its path and a stable code, once', () => {
         [`${Q}.assertions[0].sql`, placeholder],
       ]);
       expect(error.code).toBe(degrade);
-      expect(error.message).toMatch(/^routes\.published\.quality\.severity: required quality never degrades to a warning/);
+      expect(error.message).toMatch(
+        /^routes\.published\.quality\.severity: required quality never degrades to a warning/,
+      );
     }
   });
 
@@ -292,7 +484,9 @@ describe('the seal covers the governance settings', () => {
   it('enabling the retry or changing the deadline or replay window changes the sealed manifest digest', () => {
     const base = digestOf(() => {});
     const variants = [
-      digestOf((m) => (quality(m).target_observation = { keeper_no_node_retry: { max_attempts: 1, max_elapsed_ms: 1000 } })),
+      digestOf(
+        (m) => (quality(m).target_observation = { keeper_no_node_retry: { max_attempts: 1, max_elapsed_ms: 1000 } }),
+      ),
       digestOf((m) => (quality(m).target_observation = { deadline_s: 239 })),
       digestOf((m) => (quality(m).replay_window_days = 13)),
     ];
@@ -313,8 +507,14 @@ routes:
     target: { binding: events_ch, table: pub.events, key_columns: [event_id], mode: exchange }
     quality: { capsule: v2, row_count_matches_receipts: false, unique_keys: true }
 `;
-    expect(() => parseManifest(v2, 'm.yaml')).toThrow(expect.objectContaining({ code: 'quality.required_cannot_degrade' }));
-    const sql = v2.replace('events_ch, table: pub.events, key_columns: [event_id], mode: exchange', 'warehouse, table: dwh.events, key_columns: [event_id], mode: replace_window')
+    expect(() => parseManifest(v2, 'm.yaml')).toThrow(
+      expect.objectContaining({ code: 'quality.required_cannot_degrade' }),
+    );
+    const sql = v2
+      .replace(
+        'events_ch, table: pub.events, key_columns: [event_id], mode: exchange',
+        'warehouse, table: dwh.events, key_columns: [event_id], mode: replace_window',
+      )
       .replace('quality: { capsule: v2, ', 'quality: { ')
       .replace('routes:', '  warehouse: { kind: postgres, url_env: PG_URL }\nroutes:');
     expect(parseManifest(sql, 'm.yaml').routes.daily?.quality.rowCountMatchesReceipts).toBe(false);

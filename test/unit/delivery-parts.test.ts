@@ -1,6 +1,22 @@
 import { describe, expect, it } from 'vitest';
-import { emptyPartHead, nextPartHead, partProblems, partsDigest, RECEIPTS_PER_BATCH, type ChunkReceiptFact, type ReceiptBatch } from '../../src/domain/delivery/part-receipts.js';
-import { bucketsOf, chunkSeqOf, MAX_CHUNKS_PER_PART, partOfSeq, planParts, seqRangeOf, validatePlanParts } from '../../src/domain/delivery/parts.js';
+import {
+  emptyPartHead,
+  nextPartHead,
+  partProblems,
+  partsDigest,
+  RECEIPTS_PER_BATCH,
+  type ChunkReceiptFact,
+  type ReceiptBatch,
+} from '../../src/domain/delivery/part-receipts.js';
+import {
+  bucketsOf,
+  chunkSeqOf,
+  MAX_CHUNKS_PER_PART,
+  partOfSeq,
+  planParts,
+  seqRangeOf,
+  validatePlanParts,
+} from '../../src/domain/delivery/parts.js';
 
 const WINDOW = { start: '2026-11-01T00:00:00.000Z', end: '2026-11-02T00:00:00.000Z' };
 const INV = 'inv-aaaaaaaaaaaaaaaaaaaaaaaaaa';
@@ -33,10 +49,21 @@ describe('parts: the window split', () => {
     const counts = bucketsOf(WINDOW, 4).map((b) => ({ ...b, rows: 0 }));
     const parts = planParts(counts, 100);
     expect(parts).toHaveLength(1);
-    expect(() => validatePlanParts(parts.map((p) => ({ ...p, end: '2026-11-01T12:00:00.000Z' })), WINDOW)).toThrow(expect.objectContaining({ code: 'delivery.part_plan_invalid' }));
-    expect(() => validatePlanParts([], WINDOW)).toThrow(expect.objectContaining({ code: 'delivery.part_plan_invalid' }));
-    expect(() => validatePlanParts({ parts }, WINDOW)).toThrow(expect.objectContaining({ code: 'delivery.part_plan_invalid' }));
-    expect(() => planParts([counts[0]!, counts[2]!], 100)).toThrow(expect.objectContaining({ code: 'delivery.part_plan_invalid' }));
+    expect(() =>
+      validatePlanParts(
+        parts.map((p) => ({ ...p, end: '2026-11-01T12:00:00.000Z' })),
+        WINDOW,
+      ),
+    ).toThrow(expect.objectContaining({ code: 'delivery.part_plan_invalid' }));
+    expect(() => validatePlanParts([], WINDOW)).toThrow(
+      expect.objectContaining({ code: 'delivery.part_plan_invalid' }),
+    );
+    expect(() => validatePlanParts({ parts }, WINDOW)).toThrow(
+      expect.objectContaining({ code: 'delivery.part_plan_invalid' }),
+    );
+    expect(() => planParts([counts[0]!, counts[2]!], 100)).toThrow(
+      expect.objectContaining({ code: 'delivery.part_plan_invalid' }),
+    );
   });
 
   it('chunk seqs are global, ordered like the rows and fit a 32-bit column', () => {
@@ -45,27 +72,44 @@ describe('parts: the window split', () => {
     expect(partOfSeq(chunkSeqOf(3, 5))).toBe(3);
     expect(seqRangeOf(2)).toEqual({ from: 200_000, to: 300_000 });
     expect(chunkSeqOf(19_999, MAX_CHUNKS_PER_PART - 1)).toBeLessThan(2 ** 31);
-    expect(() => chunkSeqOf(1, MAX_CHUNKS_PER_PART)).toThrow(expect.objectContaining({ code: 'delivery.part_too_large' }));
+    expect(() => chunkSeqOf(1, MAX_CHUNKS_PER_PART)).toThrow(
+      expect.objectContaining({ code: 'delivery.part_too_large' }),
+    );
   });
 });
 
 describe('part receipts', () => {
   const descriptor = { part: 2, start: WINDOW.start, end: WINDOW.end, plannedRows: 40 };
-  const receipt = (i: number, rows = 2): ChunkReceiptFact => ({ seq: chunkSeqOf(2, i), rows, bytes: 10 * rows, sha256: hex(i + 1), key: `k/${i}` });
+  const receipt = (i: number, rows = 2): ChunkReceiptFact => ({
+    seq: chunkSeqOf(2, i),
+    rows,
+    bytes: 10 * rows,
+    sha256: hex(i + 1),
+    key: `k/${i}`,
+  });
   const batches = (n: number): ReceiptBatch[] => {
     const out: ReceiptBatch[] = [];
     for (let k = 0; k * RECEIPTS_PER_BATCH < n || k === 0; k++) {
-      const receipts = Array.from({ length: Math.min(RECEIPTS_PER_BATCH, n - k * RECEIPTS_PER_BATCH) }, (_, j) => receipt(k * RECEIPTS_PER_BATCH + j));
+      const receipts = Array.from({ length: Math.min(RECEIPTS_PER_BATCH, n - k * RECEIPTS_PER_BATCH) }, (_, j) =>
+        receipt(k * RECEIPTS_PER_BATCH + j),
+      );
       out.push({ part: 2, batch: k, receipts, eof: (k + 1) * RECEIPTS_PER_BATCH >= n });
     }
-    if (n % RECEIPTS_PER_BATCH === 0 && n > 0) out.push({ part: 2, batch: n / RECEIPTS_PER_BATCH, receipts: [], eof: true });
+    if (n % RECEIPTS_PER_BATCH === 0 && n > 0)
+      out.push({ part: 2, batch: n / RECEIPTS_PER_BATCH, receipts: [], eof: true });
     return out.map((b, i, all) => ({ ...b, eof: i === all.length - 1 }));
   };
   const replay = (bs: ReceiptBatch[]) => bs.reduce((h, b) => nextPartHead(h, b), emptyPartHead(INV, descriptor));
 
   it('a head adds up its batches: totals, the last chunk, EOF; an empty EOF batch closes a full part', () => {
     const head = replay(batches(37));
-    expect(head).toMatchObject({ chunks: 37, rows: 74, bytes: 740, eof: true, last: { seq: chunkSeqOf(2, 36), key: 'k/36' } });
+    expect(head).toMatchObject({
+      chunks: 37,
+      rows: 74,
+      bytes: 740,
+      eof: true,
+      last: { seq: chunkSeqOf(2, 36), key: 'k/36' },
+    });
     const full = replay(batches(32));
     expect(full).toMatchObject({ chunks: 32, eof: true });
     const empty = replay([{ part: 2, batch: 0, receipts: [], eof: true }]);
@@ -78,11 +122,19 @@ describe('part receipts', () => {
     const start = emptyPartHead(INV, descriptor);
     const code = { code: 'delivery.part_receipts_invalid' };
     expect(() => nextPartHead(start, b1!)).toThrow(expect.objectContaining(code));
-    expect(() => nextPartHead(start, { ...b0!, receipts: b0!.receipts.slice(1) })).toThrow(expect.objectContaining(code));
-    expect(() => nextPartHead(start, { ...b0!, receipts: b0!.receipts.slice(0, 15) })).toThrow(expect.objectContaining(code));
-    expect(() => nextPartHead(start, { ...b0!, receipts: [{ ...receipt(0), rows: 0 }, ...b0!.receipts.slice(1)] })).toThrow(expect.objectContaining(code));
+    expect(() => nextPartHead(start, { ...b0!, receipts: b0!.receipts.slice(1) })).toThrow(
+      expect.objectContaining(code),
+    );
+    expect(() => nextPartHead(start, { ...b0!, receipts: b0!.receipts.slice(0, 15) })).toThrow(
+      expect.objectContaining(code),
+    );
+    expect(() =>
+      nextPartHead(start, { ...b0!, receipts: [{ ...receipt(0), rows: 0 }, ...b0!.receipts.slice(1)] }),
+    ).toThrow(expect.objectContaining(code));
     const closed = replay(batches(3));
-    expect(() => nextPartHead(closed, { part: 2, batch: 1, receipts: [], eof: true })).toThrow(expect.objectContaining(code));
+    expect(() => nextPartHead(closed, { part: 2, batch: 1, receipts: [], eof: true })).toThrow(
+      expect.objectContaining(code),
+    );
   });
 
   it('partProblems: exact receipts and stage → none; each kind of difference → a problem', () => {

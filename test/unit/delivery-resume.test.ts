@@ -7,7 +7,8 @@ import type { TargetRow } from '../../src/ports/target.js';
 // reading them from their objects.
 const columns = ['t', 'k', 'v'];
 const order = { timeColumn: 't', keyColumns: ['k'] };
-const linesOf = (rows: TargetRow[]): string[] => Buffer.from(encodeChunk(rows, columns)).toString('utf8').slice(0, -1).split('\n');
+const linesOf = (rows: TargetRow[]): string[] =>
+  Buffer.from(encodeChunk(rows, columns)).toString('utf8').slice(0, -1).split('\n');
 const row = (t: string, k: unknown, v: string): TargetRow => ({ t, k, v });
 
 async function* newestFirst(chunks: string[][], pulled: number[]): AsyncGenerator<string[]> {
@@ -28,8 +29,16 @@ describe('positionAfter: where a part resumes', () => {
   it('counts a tie group back across chunks while a whole chunk is tied, and stops at its start', async () => {
     const pulled: number[] = [];
     const tied = (v: string) => row('c', { x: 1, y: 2 }, v);
-    const chunks = [linesOf([tied('p'), tied('q')]), linesOf([tied('n'), tied('o')]), linesOf([row('b', 9, 'm'), tied('l')]), linesOf([tied('k')])];
-    expect(await positionAfter(newestFirst(chunks, pulled), order)).toEqual({ lastKey: ['c', { x: 1, y: 2 }], rowsAtLastKey: 5 });
+    const chunks = [
+      linesOf([tied('p'), tied('q')]),
+      linesOf([tied('n'), tied('o')]),
+      linesOf([row('b', 9, 'm'), tied('l')]),
+      linesOf([tied('k')]),
+    ];
+    expect(await positionAfter(newestFirst(chunks, pulled), order)).toEqual({
+      lastKey: ['c', { x: 1, y: 2 }],
+      rowsAtLastKey: 5,
+    });
     expect(pulled).toEqual([0, 1, 2]);
   });
 
@@ -40,6 +49,8 @@ describe('positionAfter: where a part resumes', () => {
   });
 
   it('refuses a line that is not a row', async () => {
-    await expect(positionAfter(newestFirst([['[1,2]']], []), order)).rejects.toMatchObject({ code: 'delivery.recovery_journal_inconsistent' });
+    await expect(positionAfter(newestFirst([['[1,2]']], []), order)).rejects.toMatchObject({
+      code: 'delivery.recovery_journal_inconsistent',
+    });
   });
 });

@@ -14,7 +14,11 @@ const SECRET = 's3cr3t-never-printed';
 
 describe('openRouteTargetFor: a route target of any kind', () => {
   it('a ClickHouse binding over http(s) opens the stage (TargetPort) and the EXCHANGE side together; one close', async () => {
-    const opened = await openRouteTargetFor(ch, { url: 'https://ch.example.invalid:8443', username: 'svc', password: SECRET }, faults);
+    const opened = await openRouteTargetFor(
+      ch,
+      { url: 'https://ch.example.invalid:8443', username: 'svc', password: SECRET },
+      faults,
+    );
     expect(typeof opened.target.createStaging).toBe('function');
     expect(typeof opened.exchange?.exchange).toBe('function');
     expect(typeof opened.exchange?.observeTables).toBe('function');
@@ -35,11 +39,15 @@ describe('openRouteTargetFor: a route target of any kind', () => {
     expect(error).toMatchObject({ name: 'Cutpoint.ConfigError', code: 'delivery.binding_url_invalid' });
     expect(error.message).toContain('pub_ch');
     expect(error.message).not.toContain(SECRET);
-    await expect(openRouteTargetFor(ch, { url: 'ftp://x' }, faults, { embedded: true })).rejects.toMatchObject({ code: 'delivery.binding_url_invalid' });
+    await expect(openRouteTargetFor(ch, { url: 'ftp://x' }, faults, { embedded: true })).rejects.toMatchObject({
+      code: 'delivery.binding_url_invalid',
+    });
   });
 
   it('embedded, a chdb:<dir> that does not exist is refused and never created', async () => {
-    await expect(openRouteTargetFor(ch, { url: 'chdb:/nonexistent/cutpoint-route-target' }, faults, { embedded: true })).rejects.toMatchObject({ name: 'Cutpoint.ConfigError', code: 'delivery.source_data_dir_missing' });
+    await expect(
+      openRouteTargetFor(ch, { url: 'chdb:/nonexistent/cutpoint-route-target' }, faults, { embedded: true }),
+    ).rejects.toMatchObject({ name: 'Cutpoint.ConfigError', code: 'delivery.source_data_dir_missing' });
   });
 });
 
@@ -62,7 +70,10 @@ describe('assertReaderReachable: an exchange route is observed by a reader in a 
   it('a route that is not an exchange is not its concern', async () => {
     const sqlText = exchangeText
       .replace('pub_ch: { kind: clickhouse, url_env: CH_PUB_URL }', 'warehouse: { kind: postgres, url_env: PG_URL }')
-      .replace(/target: \{ binding: pub_ch, table: pub\.events, key_columns: \[event_id\], mode: exchange \}/, 'target: { binding: warehouse, table: dwh.events, key_columns: [event_id], mode: replace_window }')
+      .replace(
+        /target: \{ binding: pub_ch, table: pub\.events, key_columns: \[event_id\], mode: exchange \}/,
+        'target: { binding: warehouse, table: dwh.events, key_columns: [event_id], mode: replace_window }',
+      )
       .replace('      capsule: v2\n', '')
       .replace('{relation}', '{staging}');
     expect(routeOf(sqlText).route.target.mode).toBe('replace_window');

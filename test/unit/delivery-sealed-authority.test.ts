@@ -61,11 +61,27 @@ describe('sealAuthority', () => {
   it('seals digests and the exact window, nothing else', () => {
     const seal = sealAuthority(input());
     expect(Object.keys(seal).sort()).toEqual(
-      ['bindingDigest', 'identityDigest', 'invocationId', 'manifestDigest', 'sealDigest', 'selectorDigest', 'version', 'window', 'workRootDigest'].sort(),
+      [
+        'bindingDigest',
+        'identityDigest',
+        'invocationId',
+        'manifestDigest',
+        'sealDigest',
+        'selectorDigest',
+        'version',
+        'window',
+        'workRootDigest',
+      ].sort(),
     );
     expect(seal.window).toEqual({ start: '2026-11-22T00:00:00.000Z', end: '2026-11-29T00:00:00.000Z' });
     expect(seal.manifestDigest).toBe(sha256Hex(manifestText)); // `sha256sum route.yaml` agrees
-    for (const d of [seal.selectorDigest, seal.bindingDigest, seal.identityDigest, seal.workRootDigest, seal.sealDigest]) {
+    for (const d of [
+      seal.selectorDigest,
+      seal.bindingDigest,
+      seal.identityDigest,
+      seal.workRootDigest,
+      seal.sealDigest,
+    ]) {
       expect(d).toMatch(/^[0-9a-f]{64}$/);
     }
   });
@@ -75,7 +91,12 @@ describe('sealAuthority', () => {
     const reordered = sealAuthority({
       ...input(),
       targetIdentity: { principal: 'cutpoint_delivery', database: 'dwh', server: 'sql-prod-1' },
-      route: { targetBinding: route.targetBinding, sourceBinding: route.sourceBinding, route: route.route, name: route.name },
+      route: {
+        targetBinding: route.targetBinding,
+        sourceBinding: route.sourceBinding,
+        route: route.route,
+        name: route.name,
+      },
       selector: { route: 'daily', file: '/config/route.yaml' },
       window: { end: window.end, start: window.start },
     });
@@ -87,19 +108,41 @@ describe('sealAuthority', () => {
     for (const workRoot of ['/var/lib/cutpoint/work/', '/var/lib/./cutpoint/work', '/var/lib/cutpoint/x/../work']) {
       expect(sealAuthority({ ...input(), workRoot }).workRootDigest).toBe(a.workRootDigest);
     }
-    expect(() => sealAuthority({ ...input(), workRoot: 'work' })).toThrow(expect.objectContaining({ code: 'delivery.work_root_invalid' }));
+    expect(() => sealAuthority({ ...input(), workRoot: 'work' })).toThrow(
+      expect.objectContaining({ code: 'delivery.work_root_invalid' }),
+    );
   });
 
   it.each<[string, (i: ReturnType<typeof input>) => ReturnType<typeof input>, keyof SealedAuthority]>([
     ['one byte of the manifest', (i) => ({ ...i, manifestText: `${i.manifestText} ` }), 'manifestDigest'],
     ['the selector file', (i) => ({ ...i, selector: '/config/other.yaml#daily' }), 'selectorDigest'],
     ['a binding env name', (i) => ({ ...i, route: withBinding({ passwordEnv: 'OTHER_PASSWORD' }) }), 'bindingDigest'],
-    ['a binding secret ARN', (i) => ({ ...i, route: withBinding({ secretArn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:w' }) }), 'bindingDigest'],
+    [
+      'a binding secret ARN',
+      (i) => ({ ...i, route: withBinding({ secretArn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:w' }) }),
+      'bindingDigest',
+    ],
     ['a binding kind', (i) => ({ ...i, route: withBinding({ kind: 'postgres' }) }), 'bindingDigest'],
-    ['the source binding', (i) => ({ ...i, route: { ...route, sourceBinding: { ...route.sourceBinding, urlEnv: 'CH2_URL' } } }), 'bindingDigest'],
-    ['the target server', (i) => ({ ...i, targetIdentity: { ...i.targetIdentity, server: 'sql-prod-2' } }), 'identityDigest'],
-    ['the target principal', (i) => ({ ...i, targetIdentity: { ...i.targetIdentity, principal: 'sa' } }), 'identityDigest'],
-    ['an added identity fact', (i) => ({ ...i, targetIdentity: { ...i.targetIdentity, port: 1433 } }), 'identityDigest'],
+    [
+      'the source binding',
+      (i) => ({ ...i, route: { ...route, sourceBinding: { ...route.sourceBinding, urlEnv: 'CH2_URL' } } }),
+      'bindingDigest',
+    ],
+    [
+      'the target server',
+      (i) => ({ ...i, targetIdentity: { ...i.targetIdentity, server: 'sql-prod-2' } }),
+      'identityDigest',
+    ],
+    [
+      'the target principal',
+      (i) => ({ ...i, targetIdentity: { ...i.targetIdentity, principal: 'sa' } }),
+      'identityDigest',
+    ],
+    [
+      'an added identity fact',
+      (i) => ({ ...i, targetIdentity: { ...i.targetIdentity, port: 1433 } }),
+      'identityDigest',
+    ],
     ['the work root', (i) => ({ ...i, workRoot: '/var/lib/cutpoint/work2' }), 'workRootDigest'],
     ['the invocation', (i) => ({ ...i, invocationId: invocationIdFrom(new Uint8Array(16).fill(8)) }), 'invocationId'],
   ])('changes when %s changes', (_label, change, field) => {
@@ -107,7 +150,9 @@ describe('sealAuthority', () => {
     const b = sealAuthority(change(input()));
     expect(b[field]).not.toEqual(a[field]);
     expect(b.sealDigest).not.toBe(a.sealDigest);
-    const others = (['manifestDigest', 'selectorDigest', 'bindingDigest', 'identityDigest', 'workRootDigest', 'invocationId'] as const).filter((f) => f !== field);
+    const others = (
+      ['manifestDigest', 'selectorDigest', 'bindingDigest', 'identityDigest', 'workRootDigest', 'invocationId'] as const
+    ).filter((f) => f !== field);
     for (const f of others) expect(b[f]).toBe(a[f]);
   });
 
@@ -130,7 +175,11 @@ describe('sealAuthority', () => {
   });
 
   it('holds no credential: digests only, and env values are never read', () => {
-    const secretValues = { CH_PASSWORD: 'hunter2-clickhouse', MSSQL_PASSWORD: 'hunter2-mssql', MSSQL_URL: 'mssql://sa:hunter2@db' };
+    const secretValues = {
+      CH_PASSWORD: 'hunter2-clickhouse',
+      MSSQL_PASSWORD: 'hunter2-mssql',
+      MSSQL_URL: 'mssql://sa:hunter2@db',
+    };
     const saved = Object.fromEntries(Object.keys(secretValues).map((k) => [k, process.env[k]]));
     const before = sealAuthority(input());
     Object.assign(process.env, secretValues);
@@ -138,7 +187,15 @@ describe('sealAuthority', () => {
       const seal = sealAuthority(input());
       const text = JSON.stringify(seal);
       expect(seal).toEqual(before); // values in the environment change nothing
-      for (const needle of ['hunter2', 'MSSQL_PASSWORD', 'CH_PASSWORD', 'secretsmanager', 'sql-prod-1', '/var/lib', 'route.yaml']) {
+      for (const needle of [
+        'hunter2',
+        'MSSQL_PASSWORD',
+        'CH_PASSWORD',
+        'secretsmanager',
+        'sql-prod-1',
+        '/var/lib',
+        'route.yaml',
+      ]) {
         expect(text).not.toContain(needle);
       }
     } finally {
@@ -155,11 +212,15 @@ describe('sealAuthority', () => {
         expect.objectContaining({ code: 'delivery.identity_invalid' }),
       );
     }
-    expect(() => sealAuthority({ ...input(), targetIdentity: {} })).toThrow(expect.objectContaining({ code: 'delivery.identity_invalid' }));
+    expect(() => sealAuthority({ ...input(), targetIdentity: {} })).toThrow(
+      expect.objectContaining({ code: 'delivery.identity_invalid' }),
+    );
   });
 
   it('refuses a malformed invocation id or window', () => {
-    expect(() => sealAuthority({ ...input(), invocationId: 'inv-1' })).toThrow(expect.objectContaining({ code: 'delivery.invocation_id_invalid' }));
+    expect(() => sealAuthority({ ...input(), invocationId: 'inv-1' })).toThrow(
+      expect.objectContaining({ code: 'delivery.invocation_id_invalid' }),
+    );
     expect(() => sealAuthority({ ...input(), window: { start: '2026-11-22T00:00:00Z', end: window.end } })).toThrow(
       expect.objectContaining({ code: 'delivery.window_invalid' }),
     );

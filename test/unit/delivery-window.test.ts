@@ -56,7 +56,9 @@ describe('resolveWindow: fixed', () => {
     { kind: 'fixed', start: '2026-11-01T00:00:00Z', end: '2026-11-01T00:00:00.000Z' },
     { kind: 'fixed', start: '2026-11-01T00:00:00+01:00', end: '2026-11-02T00:00:00Z' },
   ] as WindowPolicy[])('refuses an invalid hand-built policy (%#)', (policy) => {
-    expect(() => resolveWindow(policy, new Date())).toThrow(expect.objectContaining({ code: 'delivery.window_invalid' }));
+    expect(() => resolveWindow(policy, new Date())).toThrow(
+      expect.objectContaining({ code: 'delivery.window_invalid' }),
+    );
   });
 });
 
@@ -94,16 +96,36 @@ describe('resolveWindow: rolling N days ending at the last boundary <= now', () 
   });
 
   it('crosses month, leap-day and year boundaries by calendar', () => {
-    expect(resolveWindow(rolling(1), at('2026-03-01T05:00:00Z'))).toEqual({ start: '2026-02-28T00:00:00.000Z', end: '2026-03-01T00:00:00.000Z' });
-    expect(resolveWindow(rolling(2), at('2028-03-01T05:00:00Z'))).toEqual({ start: '2028-02-28T00:00:00.000Z', end: '2028-03-01T00:00:00.000Z' });
-    expect(resolveWindow(rolling(7), at('2027-01-01T00:00:00Z'))).toEqual({ start: '2026-12-25T00:00:00.000Z', end: '2027-01-01T00:00:00.000Z' });
-    expect(resolveWindow(rolling(1, 'hour'), at('2027-01-01T00:30:00Z'))).toEqual({ start: '2026-12-31T00:00:00.000Z', end: '2027-01-01T00:00:00.000Z' });
-    expect(resolveWindow(rolling(366), at('2029-01-01T00:00:00Z'))).toEqual({ start: '2028-01-01T00:00:00.000Z', end: '2029-01-01T00:00:00.000Z' });
+    expect(resolveWindow(rolling(1), at('2026-03-01T05:00:00Z'))).toEqual({
+      start: '2026-02-28T00:00:00.000Z',
+      end: '2026-03-01T00:00:00.000Z',
+    });
+    expect(resolveWindow(rolling(2), at('2028-03-01T05:00:00Z'))).toEqual({
+      start: '2028-02-28T00:00:00.000Z',
+      end: '2028-03-01T00:00:00.000Z',
+    });
+    expect(resolveWindow(rolling(7), at('2027-01-01T00:00:00Z'))).toEqual({
+      start: '2026-12-25T00:00:00.000Z',
+      end: '2027-01-01T00:00:00.000Z',
+    });
+    expect(resolveWindow(rolling(1, 'hour'), at('2027-01-01T00:30:00Z'))).toEqual({
+      start: '2026-12-31T00:00:00.000Z',
+      end: '2027-01-01T00:00:00.000Z',
+    });
+    expect(resolveWindow(rolling(366), at('2029-01-01T00:00:00Z'))).toEqual({
+      start: '2028-01-01T00:00:00.000Z',
+      end: '2029-01-01T00:00:00.000Z',
+    });
   });
 
   it('every day of a rolling window is exactly 24 h, across local DST changes', () => {
     // 2026-10-25 (EU) and 2026-11-01 (US) are DST transitions in local time; UTC has none.
-    for (const now of ['2026-10-25T01:30:00Z', '2026-11-01T06:30:00Z', '2026-03-29T01:00:00Z', '2026-03-08T07:00:00Z']) {
+    for (const now of [
+      '2026-10-25T01:30:00Z',
+      '2026-11-01T06:30:00Z',
+      '2026-03-29T01:00:00Z',
+      '2026-03-08T07:00:00Z',
+    ]) {
       const w = resolveWindow(rolling(3), at(now));
       expect(Date.parse(w.end) - Date.parse(w.start)).toBe(3 * 86_400_000);
       expect(w.end.endsWith('T00:00:00.000Z')).toBe(true);
@@ -119,8 +141,13 @@ describe('resolveWindow: rolling N days ending at the last boundary <= now', () 
 
     it.each(['UTC', 'America/New_York', 'Europe/Berlin', 'Australia/Lord_Howe', 'Asia/Kathmandu'])('%s', (tz) => {
       process.env.TZ = tz;
-      expect(resolveWindow(rolling(7), at('2026-11-01T06:30:00Z'))).toEqual({ start: '2026-10-25T00:00:00.000Z', end: '2026-11-01T00:00:00.000Z' });
-      expect(resolveWindow({ kind: 'fixed', start: '2026-10-25T00:00:00Z', end: '2026-11-01T00:00:00Z' }, new Date())).toEqual({
+      expect(resolveWindow(rolling(7), at('2026-11-01T06:30:00Z'))).toEqual({
+        start: '2026-10-25T00:00:00.000Z',
+        end: '2026-11-01T00:00:00.000Z',
+      });
+      expect(
+        resolveWindow({ kind: 'fixed', start: '2026-10-25T00:00:00Z', end: '2026-11-01T00:00:00Z' }, new Date()),
+      ).toEqual({
         start: '2026-10-25T00:00:00.000Z',
         end: '2026-11-01T00:00:00.000Z',
       });
@@ -170,7 +197,9 @@ describe('sealed windows', () => {
   it('closed when its end is at or before now', () => {
     expect(windowIsClosed(window, at('2026-11-02T00:00:00.000Z'))).toBe(true);
     expect(windowIsClosed(window, at('2026-11-01T23:59:59.999Z'))).toBe(false);
-    expect(() => assertWindowClosed(window, at('2026-11-01T12:00:00Z'))).toThrow(expect.objectContaining({ code: 'delivery.window_not_closed' }));
+    expect(() => assertWindowClosed(window, at('2026-11-01T12:00:00Z'))).toThrow(
+      expect.objectContaining({ code: 'delivery.window_not_closed' }),
+    );
     expect(() => assertWindowClosed(window, at('2026-11-03T00:00:00Z'))).not.toThrow();
   });
 

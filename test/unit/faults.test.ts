@@ -1,9 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { FAULT_GRAMMAR, FaultSchedule, formatFaultRule, MAX_FAULT_DELAY_MS, MAX_FAULT_HITS, parseFaultSpec } from '../../src/domain/faults.js';
+import {
+  FAULT_GRAMMAR,
+  FaultSchedule,
+  formatFaultRule,
+  MAX_FAULT_DELAY_MS,
+  MAX_FAULT_HITS,
+  parseFaultSpec,
+} from '../../src/domain/faults.js';
 
 describe('CUTPOINT_FAULTS grammar', () => {
   it('parses kinds, delays, hit offsets and repeat counts', () => {
-    const rules = parseFaultSpec('generation.commit.cas:lose-response, generation.object.put:fail*3,stream.append.head-cas:delay=500@2,a.b:crash-after*');
+    const rules = parseFaultSpec(
+      'generation.commit.cas:lose-response, generation.object.put:fail*3,stream.append.head-cas:delay=500@2,a.b:crash-after*',
+    );
     expect(rules).toEqual([
       { cutPoint: 'generation.commit.cas', kind: 'lose-response', delayMs: 250, fromHit: 1, times: 1 },
       { cutPoint: 'generation.object.put', kind: 'fail', delayMs: 250, fromHit: 1, times: 3 },
@@ -31,9 +40,16 @@ describe('CUTPOINT_FAULTS grammar', () => {
   it('with a registry, refuses names outside it (faults.unknown_cut_point) and accepts those in it', () => {
     const known = new Set(['generation.commit.cas', 'stream.append.wal']);
     expect(() => parseFaultSpec('generation.commit.cas:fail,stream.append.wall:fail', known)).toThrow(
-      expect.objectContaining({ code: 'faults.unknown_cut_point', message: expect.stringMatching(/"stream\.append\.wall" \(did you mean "stream\.append\.wal"\?\).*generation\.commit\.cas, stream\.append\.wal/) }),
+      expect.objectContaining({
+        code: 'faults.unknown_cut_point',
+        message: expect.stringMatching(
+          /"stream\.append\.wall" \(did you mean "stream\.append\.wal"\?\).*generation\.commit\.cas, stream\.append\.wal/,
+        ),
+      }),
     );
-    expect(() => parseFaultSpec('zzz.qqq:fail', known)).toThrow(expect.objectContaining({ message: expect.not.stringContaining('did you mean') }));
+    expect(() => parseFaultSpec('zzz.qqq:fail', known)).toThrow(
+      expect.objectContaining({ message: expect.not.stringContaining('did you mean') }),
+    );
     expect(parseFaultSpec('stream.append.wal:fail', known)).toHaveLength(1);
   });
 
@@ -59,11 +75,15 @@ describe('CUTPOINT_FAULTS grammar', () => {
     [`a.b:delay=${MAX_FAULT_DELAY_MS + 1}`, 'faults.invalid_delay', /must be 0-600000 ms/],
     ['a.b:delay=', 'faults.invalid_delay', /must be 0-600000 ms/],
   ])('refuses %s with %s', (spec, code, message) => {
-    expect(() => parseFaultSpec(spec)).toThrow(expect.objectContaining({ code, name: 'Cutpoint.ValidationError', message: expect.stringMatching(message) }));
+    expect(() => parseFaultSpec(spec)).toThrow(
+      expect.objectContaining({ code, name: 'Cutpoint.ValidationError', message: expect.stringMatching(message) }),
+    );
   });
 
   it('accepts the bounds themselves, and states them in its grammar', () => {
-    expect(parseFaultSpec(`a.b:delay=${MAX_FAULT_DELAY_MS}@${MAX_FAULT_HITS}*${MAX_FAULT_HITS},c.d:delay=0@1*1`)).toEqual([
+    expect(
+      parseFaultSpec(`a.b:delay=${MAX_FAULT_DELAY_MS}@${MAX_FAULT_HITS}*${MAX_FAULT_HITS},c.d:delay=0@1*1`),
+    ).toEqual([
       { cutPoint: 'a.b', kind: 'delay', delayMs: MAX_FAULT_DELAY_MS, fromHit: MAX_FAULT_HITS, times: MAX_FAULT_HITS },
       { cutPoint: 'c.d', kind: 'delay', delayMs: 0, fromHit: 1, times: 1 },
     ]);

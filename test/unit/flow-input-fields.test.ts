@@ -28,7 +28,8 @@ function readPaths(state: AslState): string[] {
   collect(state.ItemSelector);
   collect(state.Choices);
   collect((state.ItemReader as { Parameters?: unknown } | undefined)?.Parameters);
-  for (const key of ['ItemsPath', 'InputPath', 'CausePath', 'ErrorPath', 'MaxConcurrencyPath']) if (typeof state[key] === 'string') paths.push(state[key]);
+  for (const key of ['ItemsPath', 'InputPath', 'CausePath', 'ErrorPath', 'MaxConcurrencyPath'])
+    if (typeof state[key] === 'string') paths.push(state[key]);
   return paths;
 }
 
@@ -48,7 +49,11 @@ function takesWholeInput(state: AslState, paths: string[]): boolean {
   if (state.Type !== 'Task' || placeholderOf(state.Resource) === CHECK) return false;
   const params = state.Parameters as Record<string, unknown> | undefined;
   if (params === undefined) return true;
-  return params['executionInput.$'] === '$$.Execution.Input' && !('input' in params) && paths.every((p) => fieldsOf(p).fields.length === 0);
+  return (
+    params['executionInput.$'] === '$$.Execution.Input' &&
+    !('input' in params) &&
+    paths.every((p) => fieldsOf(p).fields.length === 0)
+  );
 }
 
 /** The state after this state's result lands at `resultPath`: the input still, with `written` grown, or replaced (undefined). */
@@ -99,27 +104,39 @@ describe('FLOW_INPUTS', () => {
     expect(Object.keys(FLOW_INPUTS).sort()).toEqual(FLOWS.map((f) => f.name).sort());
   });
 
-  it("names, for each recovering flow, exactly the flows whose FLOWS recovery starts it ({recoveryOf, originalInput})", () => {
+  it('names, for each recovering flow, exactly the flows whose FLOWS recovery starts it ({recoveryOf, originalInput})', () => {
     for (const flow of FLOWS) {
       const recovered = FLOWS.filter((f) => f.recovery?.by === flow.name).map((f) => f.name);
       expect([...(FLOW_INPUTS[flow.name]!.recovers ?? [])].sort(), flow.name).toEqual(recovered.sort());
     }
   });
 
-  it.each(FLOWS.map((f) => [f.name]))("%s: the fields are the ones its ASL reads from the execution input (and its whole-input Task's)", (flow) => {
-    const spec = FLOW_INPUTS[flow]!;
-    const { fields, whole } = inputReads(loadAsl(flow));
-    const declared = new Set([...spec.fields, ...(spec.recovers ? RECOVERY_ENVELOPE : [])]);
-    // Every field the ASL reads is declared: a start without the list's blessing cannot reach a step.
-    expect([...fields].filter((f) => !declared.has(f)), `${flow} reads undeclared fields`).toEqual([]);
-    if (whole.size === 0) {
-      // No step takes the input whole: every declared field is one the ASL reads.
-      expect([...declared].filter((f) => !fields.has(f)), `${flow} declares fields nothing reads`).toEqual([]);
-    } else {
-      // The rest is read by the step that takes the execution input whole (and checked there first).
-      expect([...whole].every((state) => loadAsl(flow).States[state]?.Type === 'Task'), `${flow}: ${[...whole].join(', ')}`).toBe(true);
-    }
-  });
+  it.each(FLOWS.map((f) => [f.name]))(
+    "%s: the fields are the ones its ASL reads from the execution input (and its whole-input Task's)",
+    (flow) => {
+      const spec = FLOW_INPUTS[flow]!;
+      const { fields, whole } = inputReads(loadAsl(flow));
+      const declared = new Set([...spec.fields, ...(spec.recovers ? RECOVERY_ENVELOPE : [])]);
+      // Every field the ASL reads is declared: a start without the list's blessing cannot reach a step.
+      expect(
+        [...fields].filter((f) => !declared.has(f)),
+        `${flow} reads undeclared fields`,
+      ).toEqual([]);
+      if (whole.size === 0) {
+        // No step takes the input whole: every declared field is one the ASL reads.
+        expect(
+          [...declared].filter((f) => !fields.has(f)),
+          `${flow} declares fields nothing reads`,
+        ).toEqual([]);
+      } else {
+        // The rest is read by the step that takes the execution input whole (and checked there first).
+        expect(
+          [...whole].every((state) => loadAsl(flow).States[state]?.Type === 'Task'),
+          `${flow}: ${[...whole].join(', ')}`,
+        ).toBe(true);
+      }
+    },
+  );
 });
 
 /** The Tasks a flow runs first: reached from StartAt through Choice and Pass states only. */
@@ -136,25 +153,32 @@ function firstTasks(definition: AslDefinition): string[] {
       found.add(name);
       continue;
     }
-    if (state.Type === 'Choice') queue.push(...(state.Choices as Array<{ Next: string }>).map((c) => c.Next), ...(typeof state.Default === 'string' ? [state.Default] : []));
+    if (state.Type === 'Choice')
+      queue.push(
+        ...(state.Choices as Array<{ Next: string }>).map((c) => c.Next),
+        ...(typeof state.Default === 'string' ? [state.Default] : []),
+      );
     if (typeof state.Next === 'string') queue.push(state.Next);
   }
   return [...found];
 }
 
 describe("every flow's first Task checks the execution input", () => {
-  it.each(FLOWS.map((f) => [f.name]))('%s: each Task it can run first is a Lambda Task passing its flow and $$.Execution.Input, its refusal caught into a Fail state', (flow) => {
-    const definition = loadAsl(flow);
-    const first = firstTasks(definition);
-    expect(first.length, flow).toBeGreaterThan(0);
-    for (const name of first) {
-      const state = definition.States[name]!;
-      expect(state.Type, name).toBe('Task');
-      expect(placeholderOf(state.Resource), `${name} must be a Lambda of ours`).toBeDefined();
-      expect(state.Parameters, name).toMatchObject({ flow, 'executionInput.$': '$$.Execution.Input' });
-      const refusal = (state.Catch ?? []).find((c) => c.ErrorEquals.includes('Cutpoint.ValidationError'));
-      expect(refusal, `${name} catches Cutpoint.ValidationError`).toBeDefined();
-      expect(definition.States[refusal!.Next]?.Type, `${name}'s refusal ends the run`).toBe('Fail');
-    }
-  });
+  it.each(FLOWS.map((f) => [f.name]))(
+    '%s: each Task it can run first is a Lambda Task passing its flow and $$.Execution.Input, its refusal caught into a Fail state',
+    (flow) => {
+      const definition = loadAsl(flow);
+      const first = firstTasks(definition);
+      expect(first.length, flow).toBeGreaterThan(0);
+      for (const name of first) {
+        const state = definition.States[name]!;
+        expect(state.Type, name).toBe('Task');
+        expect(placeholderOf(state.Resource), `${name} must be a Lambda of ours`).toBeDefined();
+        expect(state.Parameters, name).toMatchObject({ flow, 'executionInput.$': '$$.Execution.Input' });
+        const refusal = (state.Catch ?? []).find((c) => c.ErrorEquals.includes('Cutpoint.ValidationError'));
+        expect(refusal, `${name} catches Cutpoint.ValidationError`).toBeDefined();
+        expect(definition.States[refusal!.Next]?.Type, `${name}'s refusal ends the run`).toBe('Fail');
+      }
+    },
+  );
 });

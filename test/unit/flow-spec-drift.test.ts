@@ -14,11 +14,16 @@ describe('statemachines/*.asl.json: generated from the flow specs, never driftin
   const flows = generatedFlows();
 
   it('every committed ASL file has a spec, and every spec a committed file', () => {
-    const committed = readdirSync(dir).filter((f) => f.endsWith('.asl.json')).sort();
+    const committed = readdirSync(dir)
+      .filter((f) => f.endsWith('.asl.json'))
+      .sort();
     expect(flows.map((f) => `${f.name}.asl.json`).sort()).toEqual(committed);
   });
 
   it.each(flows.map((f) => [f.file, f] as const))('%s is what its spec prints (else: npm run flows)', (_file, flow) => {
-    expect(readFileSync(`${dir}${flow.name}.asl.json`, 'utf8') === flow.text, `${flow.file} differs from statemachines/flows/${flow.name}.ts: run npm run flows`).toBe(true);
+    expect(
+      readFileSync(`${dir}${flow.name}.asl.json`, 'utf8') === flow.text,
+      `${flow.file} differs from statemachines/flows/${flow.name}.ts: run npm run flows`,
+    ).toBe(true);
   });
 });

@@ -58,12 +58,17 @@ describe('resolveTask: what the exact record, head and task prove', () => {
 
   it('our PREPARED record: PREPARED; our COMMITTED record: the exact winner', () => {
     expect(resolveTask(task, prepared, head(2)).state).toBe('PREPARED');
-    expect(resolveTask({ ...task, state: 'COMMITTED' }, { ...prepared, state: 'COMMITTED' }, head(3, 't-1')).state).toBe('COMMITTED');
+    expect(
+      resolveTask({ ...task, state: 'COMMITTED' }, { ...prepared, state: 'COMMITTED' }, head(3, 't-1')).state,
+    ).toBe('COMMITTED');
   });
 
   it('a similar record from another task is not ours: SUPERSEDED, never success', () => {
     const similar = { ...prepared, taskId: 't-2', state: 'COMMITTED' as const };
-    expect(resolveTask(task, similar, head(3, 't-2'))).toEqual({ state: 'SUPERSEDED', reason: 'slot taken by task t-2' });
+    expect(resolveTask(task, similar, head(3, 't-2'))).toEqual({
+      state: 'SUPERSEDED',
+      reason: 'slot taken by task t-2',
+    });
   });
 
   it('head already at or past our generation: SUPERSEDED', () => {

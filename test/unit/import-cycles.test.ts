@@ -28,7 +28,11 @@ function runtimeImports(file: string, text: string): string[] {
   return specifiers
     .filter((s) => s.startsWith('.'))
     .map((s) => resolve(dirname(file), s))
-    .map((p) => [p.replace(/\.js$/, '.ts'), p, `${p}.ts`, join(p, 'index.ts')].find((c) => existsSync(c)) ?? p.replace(/\.js$/, '.ts'));
+    .map(
+      (p) =>
+        [p.replace(/\.js$/, '.ts'), p, `${p}.ts`, join(p, 'index.ts')].find((c) => existsSync(c)) ??
+        p.replace(/\.js$/, '.ts'),
+    );
 }
 
 /** Strongly connected components of more than one module (or a module importing itself). */
@@ -59,7 +63,8 @@ function cycles(graph: Map<string, string[]>): string[][] {
         onStack.delete(w);
         component.push(w);
       } while (w !== v);
-      if (component.length > 1 || (graph.get(v) ?? []).includes(v)) found.push(component.map((f) => relative(root, f)).sort());
+      if (component.length > 1 || (graph.get(v) ?? []).includes(v))
+        found.push(component.map((f) => relative(root, f)).sort());
     }
   };
   for (const v of graph.keys()) if (!indices.has(v)) visit(v);
@@ -69,7 +74,8 @@ function cycles(graph: Map<string, string[]>): string[][] {
 describe('imports', () => {
   it('have no runtime cycle in the code that ships', () => {
     const graph = new Map<string, string[]>();
-    for (const folder of FOLDERS) for (const file of sources(join(root, folder))) graph.set(file, runtimeImports(file, readFileSync(file, 'utf8')));
+    for (const folder of FOLDERS)
+      for (const file of sources(join(root, folder))) graph.set(file, runtimeImports(file, readFileSync(file, 'utf8')));
     expect(graph.size).toBeGreaterThan(300);
     expect(cycles(graph)).toEqual([]);
   });

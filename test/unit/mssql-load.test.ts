@@ -20,7 +20,19 @@ const col = (name: string, type_name: string, extra: Partial<StageColumn> = {}):
 
 describe('bulk type mapping (OPENJSON WITH)', () => {
   it('reads exact types as themselves with a strict path: 64-bit ints and decimals as text, booleans as bit', () => {
-    for (const t of ['int', 'bigint', 'smallint', 'tinyint', 'bit', 'float', 'real', 'money', 'smallmoney', 'date', 'uniqueidentifier']) {
+    for (const t of [
+      'int',
+      'bigint',
+      'smallint',
+      'tinyint',
+      'bit',
+      'float',
+      'real',
+      'money',
+      'smallmoney',
+      'date',
+      'uniqueidentifier',
+    ]) {
       expect(openJsonColumnOf(col('v', t), 3)).toEqual({ with: [`[c3] ${t} N'strict $."v"'`], select: 'j.[c3]' });
     }
     // A value such as "18446744073709551615" reaches bigint through SQL Server's conversion (an overflow is an error, not a wrap).
@@ -29,7 +41,9 @@ describe('bulk type mapping (OPENJSON WITH)', () => {
       with: [`[c1] decimal(38,10) N'strict $."amount"'`],
       select: 'j.[c1]',
     });
-    expect(openJsonColumnOf(col('n', 'numeric', { precision: 18, scale: 4 }), 2).with).toEqual([`[c2] decimal(18,4) N'strict $."n"'`]);
+    expect(openJsonColumnOf(col('n', 'numeric', { precision: 18, scale: 4 }), 2).with).toEqual([
+      `[c2] decimal(18,4) N'strict $."n"'`,
+    ]);
     expect(openJsonColumnOf(col('t', 'time', { scale: 6 }), 0).with).toEqual([`[c0] time(6) N'strict $."t"'`]);
   });
 
@@ -38,14 +52,21 @@ describe('bulk type mapping (OPENJSON WITH)', () => {
       with: [`[c0] datetimeoffset(3) N'strict $."ts"'`],
       select: "CAST(SWITCHOFFSET(j.[c0], N'+00:00') AS datetime2(3))",
     });
-    expect(openJsonColumnOf(col('ts', 'datetime2', { scale: 7 }), 4).select).toBe("CAST(SWITCHOFFSET(j.[c4], N'+00:00') AS datetime2(7))");
+    expect(openJsonColumnOf(col('ts', 'datetime2', { scale: 7 }), 4).select).toBe(
+      "CAST(SWITCHOFFSET(j.[c4], N'+00:00') AS datetime2(7))",
+    );
     expect(openJsonColumnOf(col('ts', 'datetime'), 0)).toEqual({
       with: [`[c0] datetimeoffset(3) N'strict $."ts"'`],
       select: "CAST(SWITCHOFFSET(j.[c0], N'+00:00') AS datetime)",
     });
-    expect(openJsonColumnOf(col('ts', 'smalldatetime'), 0).select).toBe("CAST(SWITCHOFFSET(j.[c0], N'+00:00') AS smalldatetime)");
+    expect(openJsonColumnOf(col('ts', 'smalldatetime'), 0).select).toBe(
+      "CAST(SWITCHOFFSET(j.[c0], N'+00:00') AS smalldatetime)",
+    );
     // datetimeoffset keeps the instant and its offset: Z is +00:00.
-    expect(openJsonColumnOf(col('at', 'datetimeoffset', { scale: 6 }), 0)).toEqual({ with: [`[c0] datetimeoffset(6) N'strict $."at"'`], select: 'j.[c0]' });
+    expect(openJsonColumnOf(col('at', 'datetimeoffset', { scale: 6 }), 0)).toEqual({
+      with: [`[c0] datetimeoffset(6) N'strict $."at"'`],
+      select: 'j.[c0]',
+    });
   });
 
   it('reads text twice, as a scalar and AS JSON (both lax), so strings, numbers, arrays and objects all land as text', () => {
@@ -56,8 +77,12 @@ describe('bulk type mapping (OPENJSON WITH)', () => {
     expect(openJsonColumnOf(col('body', 'nvarchar', { max_length: -1 }), 0)).toEqual(expected(0, 'body'));
     expect(openJsonColumnOf(col('code', 'nvarchar', { max_length: 20 }), 1)).toEqual(expected(1, 'code'));
     expect(openJsonColumnOf(col('flag', 'nchar', { max_length: 2 }), 2)).toEqual(expected(2, 'flag'));
-    expect(openJsonColumnOf(col('v', 'varchar', { max_length: 50, collation_name: 'Latin1_General_100_CI_AS_SC_UTF8' }), 3)).toEqual(expected(3, 'v'));
-    expect(openJsonColumnOf(col('v', 'char', { max_length: 5, collation_name: 'Latin1_General_100_BIN2_UTF8' }), 4)).toEqual(expected(4, 'v'));
+    expect(
+      openJsonColumnOf(col('v', 'varchar', { max_length: 50, collation_name: 'Latin1_General_100_CI_AS_SC_UTF8' }), 3),
+    ).toEqual(expected(3, 'v'));
+    expect(
+      openJsonColumnOf(col('v', 'char', { max_length: 5, collation_name: 'Latin1_General_100_BIN2_UTF8' }), 4),
+    ).toEqual(expected(4, 'v'));
   });
 
   it('refuses what it cannot load precisely: code-page varchar/char, bytes, xml, json, variants and the rest', () => {
@@ -65,18 +90,37 @@ describe('bulk type mapping (OPENJSON WITH)', () => {
       col('v', 'varchar', { max_length: 50, collation_name: 'SQL_Latin1_General_CP1_CI_AS' }),
       col('v', 'char', { max_length: 5, collation_name: null }),
       col('v', 'text', { collation_name: 'Latin1_General_100_CI_AS_SC_UTF8' }),
-      ...['varbinary', 'binary', 'image', 'xml', 'json', 'sql_variant', 'ntext', 'timestamp', 'hierarchyid', 'geometry', 'geography', 'vector'].map((t) => col('v', t)),
+      ...[
+        'varbinary',
+        'binary',
+        'image',
+        'xml',
+        'json',
+        'sql_variant',
+        'ntext',
+        'timestamp',
+        'hierarchyid',
+        'geometry',
+        'geography',
+        'vector',
+      ].map((t) => col('v', t)),
     ];
     for (const c of refusals) {
-      expect(() => openJsonColumnOf(c, 0), c.type_name).toThrow(expect.objectContaining({ name: 'Cutpoint.ValidationError', code: 'delivery.unsupported_column_type' }));
-      expect(() => typeSpelling(c), c.type_name).toThrow(expect.objectContaining({ code: 'delivery.unsupported_column_type' }));
+      expect(() => openJsonColumnOf(c, 0), c.type_name).toThrow(
+        expect.objectContaining({ name: 'Cutpoint.ValidationError', code: 'delivery.unsupported_column_type' }),
+      );
+      expect(() => typeSpelling(c), c.type_name).toThrow(
+        expect.objectContaining({ code: 'delivery.unsupported_column_type' }),
+      );
     }
   });
 
-  it("spells types for describeTable: n-type lengths in characters, max, precision and scale", () => {
+  it('spells types for describeTable: n-type lengths in characters, max, precision and scale', () => {
     expect(typeSpelling(col('c', 'nvarchar', { max_length: 400 }))).toBe('nvarchar(200)');
     expect(typeSpelling(col('c', 'nvarchar', { max_length: -1 }))).toBe('nvarchar(max)');
-    expect(typeSpelling(col('c', 'varchar', { max_length: 50, collation_name: 'Latin1_General_100_CI_AS_SC_UTF8' }))).toBe('varchar(50)');
+    expect(
+      typeSpelling(col('c', 'varchar', { max_length: 50, collation_name: 'Latin1_General_100_CI_AS_SC_UTF8' })),
+    ).toBe('varchar(50)');
     expect(typeSpelling(col('c', 'datetime2', { scale: 3 }))).toBe('datetime2(3)');
     expect(typeSpelling(col('c', 'numeric', { precision: 18, scale: 4 }))).toBe('numeric(18,4)');
     expect(typeSpelling(col('c', 'int'))).toBe('int');
@@ -86,7 +130,19 @@ describe('bulk type mapping (OPENJSON WITH)', () => {
 describe('JSON paths', () => {
   it('quote any key: JSON string escaping inside an N-literal with quotes doubled, and round-trip', () => {
     expect(jsonPath('id', 'strict')).toBe(`N'strict $."id"'`);
-    const hostile = ['a"b', "o'k", 'back\\slash', 'x]; DROP TABLE y; --', "'); DROP TABLE y; --", 'new\nline', 'tab\there', '$.nested.key', 'ünï©ødé 🚀', '', ' '];
+    const hostile = [
+      'a"b',
+      "o'k",
+      'back\\slash',
+      'x]; DROP TABLE y; --',
+      "'); DROP TABLE y; --",
+      'new\nline',
+      'tab\there',
+      '$.nested.key',
+      'ünï©ødé 🚀',
+      '',
+      ' ',
+    ];
     for (const key of hostile) {
       const path = jsonPath(key, 'lax');
       expect(path.startsWith(`N'lax $."`) && path.endsWith(`"'`)).toBe(true);
@@ -101,7 +157,12 @@ describe('JSON paths', () => {
 });
 
 describe('the load batch', () => {
-  const staging: StagingRef = { table: { schema: 'dbo', table: 'stg_inv1' }, objectId: '1234567', invocationId: 'inv', owner: 'o' };
+  const staging: StagingRef = {
+    table: { schema: 'dbo', table: 'stg_inv1' },
+    objectId: '1234567',
+    invocationId: 'inv',
+    owner: 'o',
+  };
   const stage: StageColumn[] = [
     col('id', 'bigint'),
     col('ts', 'datetime2', { scale: 6 }),
@@ -109,7 +170,12 @@ describe('the load batch', () => {
     col('extra', 'int'),
     col('_cutpoint_seq', 'int'),
   ];
-  const chunk = { seq: 42, columns: ['id', 'ts', 'body'], json: '[{"id":"1","ts":"2026-11-01T10:00:00Z","body":"x"}]', rows: 1 };
+  const chunk = {
+    seq: 42,
+    columns: ['id', 'ts', 'body'],
+    json: '[{"id":"1","ts":"2026-11-01T10:00:00Z","body":"x"}]',
+    rows: 1,
+  };
 
   it('deletes the seq and inserts the chunk in one set-based OPENJSON statement, then reports the rows inserted', () => {
     const s = loadChunkBatch(staging, chunk, stage);
@@ -132,10 +198,24 @@ SELECT ROWCOUNT_BIG() AS inserted;`);
   });
 
   it('refuses, before writing anything, a column the stage lacks, a stage without its chunk column, an unloadable type or a bad name', () => {
-    expect(() => loadChunkBatch(staging, { ...chunk, columns: ['id', 'missing'] }, stage)).toThrow(expect.objectContaining({ code: 'delivery.staging_binding_changed' }));
-    expect(() => loadChunkBatch(staging, chunk, stage.filter((c) => c.name !== '_cutpoint_seq'))).toThrow(expect.objectContaining({ code: 'delivery.staging_binding_changed' }));
-    expect(() => loadChunkBatch(staging, chunk, [...stage.filter((c) => c.name !== 'id'), col('id', 'varbinary')])).toThrow(expect.objectContaining({ code: 'delivery.unsupported_column_type' }));
-    expect(() => loadChunkBatch(staging, { ...chunk, columns: ['id]--'] }, stage)).toThrow(expect.objectContaining({ code: 'delivery.invalid_identifier' }));
-    expect(() => loadChunkBatch(staging, { ...chunk, columns: ['_cutpoint_seq'] }, stage)).toThrow(expect.objectContaining({ code: 'delivery.invalid_identifier' }));
+    expect(() => loadChunkBatch(staging, { ...chunk, columns: ['id', 'missing'] }, stage)).toThrow(
+      expect.objectContaining({ code: 'delivery.staging_binding_changed' }),
+    );
+    expect(() =>
+      loadChunkBatch(
+        staging,
+        chunk,
+        stage.filter((c) => c.name !== '_cutpoint_seq'),
+      ),
+    ).toThrow(expect.objectContaining({ code: 'delivery.staging_binding_changed' }));
+    expect(() =>
+      loadChunkBatch(staging, chunk, [...stage.filter((c) => c.name !== 'id'), col('id', 'varbinary')]),
+    ).toThrow(expect.objectContaining({ code: 'delivery.unsupported_column_type' }));
+    expect(() => loadChunkBatch(staging, { ...chunk, columns: ['id]--'] }, stage)).toThrow(
+      expect.objectContaining({ code: 'delivery.invalid_identifier' }),
+    );
+    expect(() => loadChunkBatch(staging, { ...chunk, columns: ['_cutpoint_seq'] }, stage)).toThrow(
+      expect.objectContaining({ code: 'delivery.invalid_identifier' }),
+    );
   });
 });

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { absenceProofStatement, createStagingBatch, describeStatement, dropStagingBatch, identityStatement, observeStagingStatement } from '../../src/adapters/mssql/ddl-statements.js';
+import {
+  absenceProofStatement,
+  createStagingBatch,
+  describeStatement,
+  dropStagingBatch,
+  identityStatement,
+  observeStagingStatement,
+} from '../../src/adapters/mssql/ddl-statements.js';
 import { observeChunksBatch, prepareLoadBatch, stagingFactsBatch } from '../../src/adapters/mssql/load-statements.js';
 import { probeReceiptBatch, publishBatch } from '../../src/adapters/mssql/publish-statements.js';
 import { assertionStatement, bracket, qualified, THROWN, type Statement } from '../../src/adapters/mssql/sql-text.js';
@@ -12,7 +19,12 @@ import { ownerMarker } from '../../src/domain/delivery/target-rules.js';
  * object rechecks, the absence proof and the locks.
  */
 const NASTY = "x'); DROP TABLE dbo.events; --";
-const staging: StagingRef = { table: { schema: 'dbo', table: 'stg_inv1' }, objectId: '1234567', invocationId: `inv-${NASTY}`, owner: `owner-${NASTY}` };
+const staging: StagingRef = {
+  table: { schema: 'dbo', table: 'stg_inv1' },
+  objectId: '1234567',
+  invocationId: `inv-${NASTY}`,
+  owner: `owner-${NASTY}`,
+};
 const request: PublishRequest = {
   invocationId: `inv-${NASTY}`,
   target: { schema: 'sales', table: 'events' },
@@ -29,15 +41,34 @@ const COLUMNS = ['id', 'ts', 'body', 'amount'];
 
 /** Local variables the batches DECLARE themselves; every other @name must be a bound parameter. */
 const LOCALS = new Set(['lock_result', 'existing', 'staged', 'locked', 'outcome']);
-const PROC_ARGS = new Set(['Resource', 'LockMode', 'LockOwner', 'LockTimeout', 'name', 'value', 'level0type', 'level0name', 'level1type', 'level1name']);
+const PROC_ARGS = new Set([
+  'Resource',
+  'LockMode',
+  'LockOwner',
+  'LockTimeout',
+  'name',
+  'value',
+  'level0type',
+  'level0name',
+  'level1type',
+  'level1name',
+]);
 
 function expectParameterized(statement: Statement, values: unknown[]): void {
   const text = statement.text.replace(/N'[^']*'/g, "N''");
   // Argument names are excluded from "used"; their values (after `=`) still count.
-  const used = new Set([...text.replace(/@([A-Za-z_][A-Za-z0-9_]*)\s*=(?=\s*(N'|@))/g, (m, n: string) => (PROC_ARGS.has(n) ? '' : m)).matchAll(/@([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]!));
+  const used = new Set(
+    [
+      ...text
+        .replace(/@([A-Za-z_][A-Za-z0-9_]*)\s*=(?=\s*(N'|@))/g, (m, n: string) => (PROC_ARGS.has(n) ? '' : m))
+        .matchAll(/@([A-Za-z_][A-Za-z0-9_]*)/g),
+    ].map((m) => m[1]!),
+  );
   // `@Name = …` named arguments inside EXEC sys.sp_getapplock / sp_addextendedproperty are not parameters.
   const named = new Set(
-    [...statement.text.matchAll(/EXEC[^;]*;/g)].flatMap((call) => [...call[0].matchAll(/@([A-Za-z_][A-Za-z0-9_]*)\s*=/g)].map((m) => m[1]!)),
+    [...statement.text.matchAll(/EXEC[^;]*;/g)].flatMap((call) =>
+      [...call[0].matchAll(/@([A-Za-z_][A-Za-z0-9_]*)\s*=/g)].map((m) => m[1]!),
+    ),
   );
   const bound = new Set(statement.params.map((p) => p.name));
   for (const name of used) {
@@ -47,7 +78,13 @@ function expectParameterized(statement: Statement, values: unknown[]): void {
   for (const name of bound) expect(used, `@${name} is bound but unused`).toContain(name);
   for (const value of values) {
     expect(statement.text).not.toContain(String(value));
-    expect(statement.params.some((p) => p.value === value || (p.value instanceof Date && value instanceof Date && p.value.getTime() === value.getTime()))).toBe(true);
+    expect(
+      statement.params.some(
+        (p) =>
+          p.value === value ||
+          (p.value instanceof Date && value instanceof Date && p.value.getTime() === value.getTime()),
+      ),
+    ).toBe(true);
   }
 }
 
@@ -68,8 +105,12 @@ describe('T-SQL quoting', () => {
     expect(bracket('x]; DROP TABLE y; --')).toBe('[x]]; DROP TABLE y; --]');
     expect(qualified({ schema: 'dbo', table: 'events' })).toBe('[dbo].[events]');
     for (const bad of ['a]b', 'x;y', '[x]', '', 'a b', 'a.b', "o'k", '1x', 'a'.repeat(64)]) {
-      expect(() => qualified({ schema: 'dbo', table: bad })).toThrow(expect.objectContaining({ code: 'delivery.invalid_identifier' }));
-      expect(() => qualified({ schema: bad, table: 'events' })).toThrow(expect.objectContaining({ code: 'delivery.invalid_identifier' }));
+      expect(() => qualified({ schema: 'dbo', table: bad })).toThrow(
+        expect.objectContaining({ code: 'delivery.invalid_identifier' }),
+      );
+      expect(() => qualified({ schema: bad, table: 'events' })).toThrow(
+        expect.objectContaining({ code: 'delivery.invalid_identifier' }),
+      );
     }
   });
 
@@ -141,11 +182,16 @@ describe('exact object identity', () => {
 
   it('observes chunks of the rechecked stage, all of them or only the seqs in [from, to)', () => {
     const all = observeChunksBatch(staging);
-    expect(all.text).toContain('SELECT [_cutpoint_seq] AS seq, COUNT_BIG(*) AS row_count FROM [dbo].[stg_inv1] WITH (HOLDLOCK) GROUP BY [_cutpoint_seq]');
+    expect(all.text).toContain(
+      'SELECT [_cutpoint_seq] AS seq, COUNT_BIG(*) AS row_count FROM [dbo].[stg_inv1] WITH (HOLDLOCK) GROUP BY [_cutpoint_seq]',
+    );
     expect(all.text).not.toContain('@seq_from');
     expectParameterized(all, []);
     const part = observeChunksBatch(staging, { from: 300_000, to: 400_000 });
-    expectInOrder(part.text, [`THROW ${THROWN.stagingOwnerChanged}`, 'FROM [dbo].[stg_inv1] WITH (HOLDLOCK) WHERE [_cutpoint_seq] >= @seq_from AND [_cutpoint_seq] < @seq_to GROUP BY']);
+    expectInOrder(part.text, [
+      `THROW ${THROWN.stagingOwnerChanged}`,
+      'FROM [dbo].[stg_inv1] WITH (HOLDLOCK) WHERE [_cutpoint_seq] >= @seq_from AND [_cutpoint_seq] < @seq_to GROUP BY',
+    ]);
     expect(part.params).toContainEqual({ name: 'seq_from', type: 'bigint', value: 300_000 });
     expect(part.params).toContainEqual({ name: 'seq_to', type: 'bigint', value: 400_000 });
     expectParameterized(part, []);
@@ -159,7 +205,9 @@ describe('exact object identity', () => {
     expect(s.text).toContain('SUM(CASE WHEN [body] IS NULL THEN 1 ELSE 0 END) AS n1');
     expect(s.text).toContain(`THROW ${THROWN.stagingOwnerChanged}`);
     expectParameterized(s, []);
-    expect(() => stagingFactsBatch(staging, ['id]--'], [])).toThrow(expect.objectContaining({ code: 'delivery.invalid_identifier' }));
+    expect(() => stagingFactsBatch(staging, ['id]--'], [])).toThrow(
+      expect.objectContaining({ code: 'delivery.invalid_identifier' }),
+    );
   });
 });
 
@@ -195,7 +243,12 @@ describe('the publication batch', () => {
     expect(s.params).toContainEqual({ name: 'window_start', type: 'datetime2', value: request.window.start });
     expect(s.params).toContainEqual({ name: 'window_end', type: 'datetime2', value: request.window.end });
     expect(s.params).toContainEqual({ name: 'rows', type: 'bigint', value: 42 });
-    expectParameterized(s, [request.invocationId, request.digest, ownerMarker(staging.invocationId, staging.owner), `cutpoint.publish:${request.invocationId}`]);
+    expectParameterized(s, [
+      request.invocationId,
+      request.digest,
+      ownerMarker(staging.invocationId, staging.owner),
+      `cutpoint.publish:${request.invocationId}`,
+    ]);
     expect(s.text).not.toContain(NASTY);
     expect(s.text).not.toContain('2024-03-01');
   });
@@ -263,9 +316,17 @@ describe('retirement', () => {
       'DROP TABLE [dbo].[stg_inv1];',
     ]);
     expect(s.text.match(/DECLARE @lock_result int;/g)).toHaveLength(1);
-    expect(s.params).toContainEqual({ name: 'publish_lock_resource', type: 'nvarchar', value: `cutpoint.publish:${staging.invocationId}` });
+    expect(s.params).toContainEqual({
+      name: 'publish_lock_resource',
+      type: 'nvarchar',
+      value: `cutpoint.publish:${staging.invocationId}`,
+    });
     // The same resource the publication batch locks.
-    expect(publishBatch(request, receipts, COLUMNS, 5_000).params).toContainEqual({ name: 'lock_resource', type: 'nvarchar', value: `cutpoint.publish:${request.invocationId}` });
+    expect(publishBatch(request, receipts, COLUMNS, 5_000).params).toContainEqual({
+      name: 'lock_resource',
+      type: 'nvarchar',
+      value: `cutpoint.publish:${request.invocationId}`,
+    });
     expect(s.text).not.toContain('cutpoint_receipts');
     expectParameterized(s, [ownerMarker(staging.invocationId, staging.owner)]);
   });

@@ -37,27 +37,53 @@ export const REDUCTIONS: Reduction[] = [
     why: 'the grammar lists TABLOCK before TABLOCKX in one ordered choice, so TABLOCKX never matches (a parser bug); TABLOCK has the same place in the syntax',
     apply: sub(/\bTABLOCKX\b/g, 'TABLOCK'),
   },
-  { name: 'COUNT_BIG', why: 'missing from the grammar’s aggregate functions; it has the syntax of COUNT', apply: sub(/\bCOUNT_BIG\(/g, 'COUNT(') },
-  { name: 'SELECT … INTO', why: 'the grammar has no SELECT … INTO new_table', apply: sub(/^(SELECT [^;]*?) INTO \[\w+\]\.\[\w+\] FROM /, '$1 FROM ') },
-  { name: 'EXEC @status =', why: 'the grammar has no return-status assignment on EXEC', apply: sub(/^EXEC @\w+ = /, 'EXEC ') },
+  {
+    name: 'COUNT_BIG',
+    why: 'missing from the grammar’s aggregate functions; it has the syntax of COUNT',
+    apply: sub(/\bCOUNT_BIG\(/g, 'COUNT('),
+  },
+  {
+    name: 'SELECT … INTO',
+    why: 'the grammar has no SELECT … INTO new_table',
+    apply: sub(/^(SELECT [^;]*?) INTO \[\w+\]\.\[\w+\] FROM /, '$1 FROM '),
+  },
+  {
+    name: 'EXEC @status =',
+    why: 'the grammar has no return-status assignment on EXEC',
+    apply: sub(/^EXEC @\w+ = /, 'EXEC '),
+  },
   {
     name: 'TRUNCATE … WITH (PARTITIONS (n))',
     why: 'the grammar has TRUNCATE TABLE but not its partition list',
     apply: sub(/^(TRUNCATE TABLE \[\w+\]\.\[\w+\]) WITH \(PARTITIONS \(\d+\)\)$/, '$1'),
   },
-  { name: '$PARTITION', why: 'the grammar has no $PARTITION.<function>(value) call; it has the syntax of a scalar function call', apply: sub(/\$PARTITION\.\[\w+\]\(/g, 'ABS(') },
-  { name: 'UNIQUE CLUSTERED', why: 'the grammar has CREATE CLUSTERED INDEX but not with UNIQUE before CLUSTERED', apply: sub(/^CREATE UNIQUE CLUSTERED INDEX /, 'CREATE CLUSTERED INDEX ') },
+  {
+    name: '$PARTITION',
+    why: 'the grammar has no $PARTITION.<function>(value) call; it has the syntax of a scalar function call',
+    apply: sub(/\$PARTITION\.\[\w+\]\(/g, 'ABS('),
+  },
+  {
+    name: 'UNIQUE CLUSTERED',
+    why: 'the grammar has CREATE CLUSTERED INDEX but not with UNIQUE before CLUSTERED',
+    apply: sub(/^CREATE UNIQUE CLUSTERED INDEX /, 'CREATE CLUSTERED INDEX '),
+  },
 ];
 
 /** Whole statements the grammar cannot parse, each matched exactly instead. */
 export const ALLOWLIST: Array<{ name: string; why: string; shape: RegExp; lead?: RegExp }> = [
   { name: 'THROW', why: 'the grammar has no THROW statement', shape: /^THROW 51\d{3}, N'cutpoint: [a-z ,-]+', 1$/ },
   { name: 'RETURN', why: 'the grammar accepts RETURN only inside a function body', shape: /^RETURN$/ },
-  { name: 'SWITCH', why: 'the grammar has no ALTER TABLE … SWITCH', lead: /^ALTER TABLE \S+ SWITCH\b/, shape: /^ALTER TABLE \[\w+\]\.\[\w+\] SWITCH TO \[\w+\]\.\[\w+\] PARTITION \d+$/ },
+  {
+    name: 'SWITCH',
+    why: 'the grammar has no ALTER TABLE … SWITCH',
+    lead: /^ALTER TABLE \S+ SWITCH\b/,
+    shape: /^ALTER TABLE \[\w+\]\.\[\w+\] SWITCH TO \[\w+\]\.\[\w+\] PARTITION \d+$/,
+  },
 ];
 
 /** One OPENJSON WITH entry: positional alias, a type, a quoted JSON path, AS JSON only on nvarchar(max). */
-export const WITH_ENTRY = /^\[c\d+(_json)?\] ([a-z0-9]+(?:\(\d+(?:,\d+)?\)|\(max\))?) N'(strict|lax) \$\."(?:[^"\\']|\\.|'')*"'( AS JSON)?$/;
+export const WITH_ENTRY =
+  /^\[c\d+(_json)?\] ([a-z0-9]+(?:\(\d+(?:,\d+)?\)|\(max\))?) N'(strict|lax) \$\."(?:[^"\\']|\\.|'')*"'( AS JSON)?$/;
 
 export interface UnitResult {
   kind: 'statement' | 'condition';
@@ -69,7 +95,25 @@ export interface UnitResult {
 }
 
 const parser = new Parser();
-const STARTS = new Set(['THROW', 'BEGIN', 'SELECT', 'INSERT', 'UPDATE', 'DELETE', 'CREATE', 'ALTER', 'DROP', 'EXEC', 'RETURN', 'COMMIT', 'ROLLBACK', 'DECLARE', 'SET', 'IF', 'MERGE']);
+const STARTS = new Set([
+  'THROW',
+  'BEGIN',
+  'SELECT',
+  'INSERT',
+  'UPDATE',
+  'DELETE',
+  'CREATE',
+  'ALTER',
+  'DROP',
+  'EXEC',
+  'RETURN',
+  'COMMIT',
+  'ROLLBACK',
+  'DECLARE',
+  'SET',
+  'IF',
+  'MERGE',
+]);
 
 interface Token {
   text: string;
@@ -101,7 +145,8 @@ export function tokenize(sql: string): Token[] {
     } else if (rest.startsWith('[')) {
       m = /^\[(?:[^\]]|\]\])*\]/.exec(rest);
       if (!m) throw new Error(`unterminated bracket at ${i}`);
-      if (!/^\[[A-Za-z_][A-Za-z0-9_]*\]$/.test(m[0])) throw new Error(`bracketed name ${m[0].slice(0, 40)} at ${i} is not a plain identifier`);
+      if (!/^\[[A-Za-z_][A-Za-z0-9_]*\]$/.test(m[0]))
+        throw new Error(`bracketed name ${m[0].slice(0, 40)} at ${i} is not a plain identifier`);
     } else {
       m = /^(@@?\w+|\w+|<>|<=|>=|\S)/.exec(rest);
     }
@@ -145,7 +190,8 @@ export function splitBatch(sql: string): Array<{ kind: 'statement' | 'condition'
         else if (t.text === ')') depth--;
         else if (depth === 0 && STARTS.has(t.text.toUpperCase())) break;
       }
-      if (j >= tokens.length || depth !== 0) throw new Error(`IF without a statement after it: ${sql.slice(tokens[i]!.start, tokens[i]!.start + 60)}`);
+      if (j >= tokens.length || depth !== 0)
+        throw new Error(`IF without a statement after it: ${sql.slice(tokens[i]!.start, tokens[i]!.start + 60)}`);
       units.push({ kind: 'condition', text: sql.slice(tokens[i + 1]!.start, tokens[j - 1]!.end) });
       i = j;
       continue;
@@ -159,7 +205,9 @@ export function splitBatch(sql: string): Array<{ kind: 'statement' | 'condition'
       else if (depth === 0 && (t.text === ';' || word(t) === 'END')) break;
     }
     if (j >= tokens.length || tokens[j]!.text !== ';' || depth !== 0) {
-      throw new Error(`statement not ended by ';' (or unbalanced parentheses): ${sql.slice(tokens[i]!.start, tokens[i]!.start + 80)}`);
+      throw new Error(
+        `statement not ended by ';' (or unbalanced parentheses): ${sql.slice(tokens[i]!.start, tokens[i]!.start + 80)}`,
+      );
     }
     units.push({ kind: 'statement', text: sql.slice(tokens[i]!.start, tokens[j - 1]!.end) });
     i = j + 1;
@@ -230,7 +278,8 @@ export function checkUnit(unit: { kind: 'statement' | 'condition'; text: string 
   }
   const schema = withoutOpenJsonSchema(unit.kind === 'condition' ? `IF ${text} SELECT 1` : text);
   let reduced = schema.text;
-  const reductions: string[] = schema.text === (unit.kind === 'condition' ? `IF ${text} SELECT 1` : text) ? [] : ['OPENJSON WITH schema'];
+  const reductions: string[] =
+    schema.text === (unit.kind === 'condition' ? `IF ${text} SELECT 1` : text) ? [] : ['OPENJSON WITH schema'];
   for (const r of REDUCTIONS) {
     if (r.name === skip) continue;
     const next = r.apply(reduced);
@@ -248,7 +297,9 @@ export function checkBatch(sql: string): UnitResult[] {
   try {
     units = splitBatch(sql);
   } catch (error) {
-    return [{ kind: 'statement', text: sql.slice(0, 80), via: 'split', reductions: [], error: (error as Error).message }];
+    return [
+      { kind: 'statement', text: sql.slice(0, 80), via: 'split', reductions: [], error: (error as Error).message },
+    ];
   }
   return units.map((u) => checkUnit(u));
 }

@@ -1,6 +1,12 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { assertUuidText, candidateMarkerOf, candidateUuidOf, exchangeNamesOf, isOurMarker } from '../../src/domain/publication/candidate.js';
+import {
+  assertUuidText,
+  candidateMarkerOf,
+  candidateUuidOf,
+  exchangeNamesOf,
+  isOurMarker,
+} from '../../src/domain/publication/candidate.js';
 import { PUBLICATION_CUT_POINTS } from '../../src/domain/publication/cut-points.js';
 import { assertExchangeEngine } from '../../src/domain/publication/errors.js';
 import { stagingTableNameOf } from '../../src/domain/delivery/identifiers.js';
@@ -48,10 +54,19 @@ describe('candidate identity', () => {
   });
 
   it('refuses names that would need quoting and a target under the owned prefix', () => {
-    for (const target of [{ database: 'd-w', table: 'e' }, { database: 'd', table: 'e`x' }, { database: '', table: 'e' }, { database: 'd', table: 'a'.repeat(64) }]) {
-      expect(() => exchangeNamesOf(ID, target)).toThrow(expect.objectContaining({ code: 'publication.invalid_identifier' }));
+    for (const target of [
+      { database: 'd-w', table: 'e' },
+      { database: 'd', table: 'e`x' },
+      { database: '', table: 'e' },
+      { database: 'd', table: 'a'.repeat(64) },
+    ]) {
+      expect(() => exchangeNamesOf(ID, target)).toThrow(
+        expect.objectContaining({ code: 'publication.invalid_identifier' }),
+      );
     }
-    expect(() => exchangeNamesOf(ID, { database: 'd', table: 'cutpoint_stg_x' })).toThrow(expect.objectContaining({ code: 'publication.invalid_identifier' }));
+    expect(() => exchangeNamesOf(ID, { database: 'd', table: 'cutpoint_stg_x' })).toThrow(
+      expect.objectContaining({ code: 'publication.invalid_identifier' }),
+    );
   });
 
   it('writes the owner marker as canonical JSON of validated ids, and recognises only it', () => {
@@ -61,10 +76,18 @@ describe('candidate identity', () => {
     expect(isOurMarker(marker, ID, 'b'.repeat(64))).toBe(false);
     expect(isOurMarker(marker, 'inv-' + 'a'.repeat(26), OWNER)).toBe(false);
     expect(isOurMarker(` ${marker}`, ID, OWNER)).toBe(false);
-    expect(isOurMarker(JSON.stringify({ kind: 'cutpoint.clickhouse-candidate.v1', invocationId: ID, owner: OWNER }), ID, OWNER)).toBe(false);
+    expect(
+      isOurMarker(
+        JSON.stringify({ kind: 'cutpoint.clickhouse-candidate.v1', invocationId: ID, owner: OWNER }),
+        ID,
+        OWNER,
+      ),
+    ).toBe(false);
     expect(isOurMarker(null, ID, OWNER)).toBe(false);
     expect(isOurMarker(marker, 'not-an-id', OWNER)).toBe(false);
-    expect(() => candidateMarkerOf(ID, "x'); DROP TABLE t; --")).toThrow(expect.objectContaining({ code: 'publication.invalid_owner' }));
+    expect(() => candidateMarkerOf(ID, "x'); DROP TABLE t; --")).toThrow(
+      expect.objectContaining({ code: 'publication.invalid_owner' }),
+    );
   });
 
   it('lists the publication cut points by their shared names', () => {
@@ -85,7 +108,9 @@ describe('candidate identity', () => {
     expect(() => assertExchangeEngine('dwh', 'Atomic')).not.toThrow();
     expect(() => assertExchangeEngine('dwh', 'Shared')).not.toThrow();
     for (const engine of ['Memory', 'Overlay', 'Ordinary', 'Replicated', 'Lazy', undefined]) {
-      expect(() => assertExchangeEngine('dwh', engine)).toThrow(expect.objectContaining({ name: 'Publication.ExchangeUnsupported', code: 'publication.exchange_unsupported' }));
+      expect(() => assertExchangeEngine('dwh', engine)).toThrow(
+        expect.objectContaining({ name: 'Publication.ExchangeUnsupported', code: 'publication.exchange_unsupported' }),
+      );
     }
   });
 });

@@ -24,15 +24,23 @@ describe('which flow publishes which route', () => {
   it('publish-clickhouse takes an exchange route and refuses a SQL one; deliver-window the reverse; each with its stable code', () => {
     expect(() => assertFlowRoute('publish-clickhouse', route('exchange'))).not.toThrow();
     expect(() => assertFlowRoute('deliver-window', route('sql'))).not.toThrow();
-    expect(() => assertFlowRoute('publish-clickhouse', route('sql'))).toThrow(expect.objectContaining({ name: 'Cutpoint.ValidationError', code: 'publication.sql_route_refused' }));
-    expect(() => assertFlowRoute('deliver-window', route('exchange'))).toThrow(expect.objectContaining({ name: 'Cutpoint.ValidationError', code: 'delivery.exchange_route_refused' }));
+    expect(() => assertFlowRoute('publish-clickhouse', route('sql'))).toThrow(
+      expect.objectContaining({ name: 'Cutpoint.ValidationError', code: 'publication.sql_route_refused' }),
+    );
+    expect(() => assertFlowRoute('deliver-window', route('exchange'))).toThrow(
+      expect.objectContaining({ name: 'Cutpoint.ValidationError', code: 'delivery.exchange_route_refused' }),
+    );
   });
 
   it('reads the flow only from a flow Task (`{executionInput, flow}`), never from the execution input, and refuses an unknown one', () => {
-    expect(flowOfTask({ executionInput: { flow: 'publish-clickhouse' }, flow: 'deliver-window' })).toBe('deliver-window');
+    expect(flowOfTask({ executionInput: { flow: 'publish-clickhouse' }, flow: 'deliver-window' })).toBe(
+      'deliver-window',
+    );
     expect(flowOfTask({ flow: 'publish-clickhouse', manifestText: 'x' })).toBeUndefined();
     expect(flowOfTask({ executionInput: {} })).toBeUndefined();
-    expect(() => flowOfTask({ executionInput: {}, flow: 'stream-append' })).toThrow(expect.objectContaining({ code: 'delivery.step_input_invalid' }));
+    expect(() => flowOfTask({ executionInput: {}, flow: 'stream-append' })).toThrow(
+      expect.objectContaining({ code: 'delivery.step_input_invalid' }),
+    );
     // Outside a flow (in-process callers) nothing is checked.
     expect(() => assertFlowRoute(undefined, route('exchange'))).not.toThrow();
   });

@@ -60,7 +60,9 @@ describe('capsule transitions (U1, §3.2)', () => {
       for (const to of CAPSULE_STATES) {
         expect(canCapsuleTransition(from, to)).toBe(allowed.has(key(from, to)));
         if (!allowed.has(key(from, to))) {
-          expect(codeOf(() => assertCapsuleTransition(from, to))).toBe('Quality.IllegalCapsuleTransition quality.illegal_capsule_transition');
+          expect(codeOf(() => assertCapsuleTransition(from, to))).toBe(
+            'Quality.IllegalCapsuleTransition quality.illegal_capsule_transition',
+          );
         }
       }
     }
@@ -81,8 +83,12 @@ describe('owner token (U1)', () => {
     const held = withReader(preparedCapsule());
     expect(() => assertOwnerToken(held, TOKEN)).not.toThrow();
     expect(() => assertCapsuleStateChange(held, 'COMPLETE', TOKEN)).not.toThrow();
-    expect(codeOf(() => assertCapsuleStateChange(held, 'COMPLETE', `${TOKEN}x`))).toBe('Quality.ReaderGuardHeld quality.reader_guard_held');
-    expect(codeOf(() => assertCapsuleStateChange(held, 'COMPLETE', ''))).toBe('Quality.ReaderGuardHeld quality.reader_guard_held');
+    expect(codeOf(() => assertCapsuleStateChange(held, 'COMPLETE', `${TOKEN}x`))).toBe(
+      'Quality.ReaderGuardHeld quality.reader_guard_held',
+    );
+    expect(codeOf(() => assertCapsuleStateChange(held, 'COMPLETE', ''))).toBe(
+      'Quality.ReaderGuardHeld quality.reader_guard_held',
+    );
     expect(codeOf(() => assertCapsuleStateChange(preparedCapsule(), 'COMPLETE', TOKEN))).toBe(
       'Quality.ReaderGuardNotHeld quality.reader_guard_not_held',
     );
@@ -90,8 +96,12 @@ describe('owner token (U1)', () => {
 
   it('the token is checked before the edge, and the edge still applies with the right token', () => {
     const held = withReader(pendingCapsule());
-    expect(codeOf(() => assertCapsuleStateChange(held, 'PREPARED', TOKEN))).toBe('Quality.IllegalCapsuleTransition quality.illegal_capsule_transition');
-    expect(codeOf(() => assertCapsuleStateChange(held, 'PREPARED', 'stale'))).toBe('Quality.ReaderGuardHeld quality.reader_guard_held');
+    expect(codeOf(() => assertCapsuleStateChange(held, 'PREPARED', TOKEN))).toBe(
+      'Quality.IllegalCapsuleTransition quality.illegal_capsule_transition',
+    );
+    expect(codeOf(() => assertCapsuleStateChange(held, 'PREPARED', 'stale'))).toBe(
+      'Quality.ReaderGuardHeld quality.reader_guard_held',
+    );
   });
 
   it('refusal messages never carry the token', () => {
@@ -115,7 +125,9 @@ describe('owner token (U1)', () => {
   it('the guard is acquirable only in PREPARED/TARGET_PENDING without a reader', () => {
     expect(() => assertReaderAcquirable(preparedCapsule())).not.toThrow();
     expect(() => assertReaderAcquirable(pendingCapsule())).not.toThrow();
-    expect(codeOf(() => assertReaderAcquirable(withReader(preparedCapsule())))).toBe('Quality.ReaderGuardHeld quality.reader_guard_held');
+    expect(codeOf(() => assertReaderAcquirable(withReader(preparedCapsule())))).toBe(
+      'Quality.ReaderGuardHeld quality.reader_guard_held',
+    );
     expect(codeOf(() => assertReaderAcquirable(completeCapsule()))).toContain('quality.illegal_capsule_transition');
     expect(codeOf(() => assertReaderAcquirable(failedCapsule()))).toContain('quality.illegal_capsule_transition');
   });
@@ -124,11 +136,15 @@ describe('owner token (U1)', () => {
     expect(() => assertRetirable(completeCapsule())).not.toThrow();
     expect(codeOf(() => assertRetirable(failedCapsule()))).toContain('quality.illegal_capsule_transition');
     expect(codeOf(() => assertRetirable(retiredCapsule()))).toContain('quality.illegal_capsule_transition');
-    const noEvidence = completeCapsule({ completion: { version: 6, at: '2026-01-02T03:05:00.000Z', runId: 'run-current' } });
+    const noEvidence = completeCapsule({
+      completion: { version: 6, at: '2026-01-02T03:05:00.000Z', runId: 'run-current' },
+    });
     expect(codeOf(() => assertRetirable(noEvidence))).toContain('quality.illegal_capsule_transition');
     expect(() => assertWindowClosable(retiredCapsule())).not.toThrow();
     expect(codeOf(() => assertWindowClosable(completeCapsule()))).toContain('quality.illegal_capsule_transition');
-    const closed = retiredCapsule({ replay: { windowEndsAt: '2026-01-16T03:05:00.000Z', closedAt: '2026-01-05T00:00:00.000Z', reason: 'expired' } });
+    const closed = retiredCapsule({
+      replay: { windowEndsAt: '2026-01-16T03:05:00.000Z', closedAt: '2026-01-05T00:00:00.000Z', reason: 'expired' },
+    });
     expect(codeOf(() => assertWindowClosable(closed))).toContain('quality.illegal_capsule_transition');
   });
 });
@@ -137,7 +153,15 @@ describe('parseCapsule', () => {
   const stored = (c: object) => ({ pk: 'quality#t', sk: 'capsule#inv-x', ...c });
 
   it('reads every valid shape back unchanged (envelope dropped)', () => {
-    for (const c of [preparedCapsule(), withReader(preparedCapsule()), pendingCapsule(), completeCapsule(), retiredCapsule(), failedCapsule(), v1Capsule()]) {
+    for (const c of [
+      preparedCapsule(),
+      withReader(preparedCapsule()),
+      pendingCapsule(),
+      completeCapsule(),
+      retiredCapsule(),
+      failedCapsule(),
+      v1Capsule(),
+    ]) {
       expect(parseCapsule(JSON.parse(JSON.stringify(stored(c))))).toEqual(c);
     }
   });
@@ -161,24 +185,61 @@ describe('parseCapsule', () => {
     ['version text', { ...preparedCapsule(), version: '3' }],
     ['short digest', { ...preparedCapsule(), coreDigest: 'abc' }],
     ['upper-case digest', { ...preparedCapsule(), coreDigest: hex('C') }],
-    ['digests missing probes', { ...preparedCapsule(), digests: { policy: hex('1'), admission: hex('2'), inventory: hex('3'), authorityBinding: hex('5') } }],
+    [
+      'digests missing probes',
+      {
+        ...preparedCapsule(),
+        digests: { policy: hex('1'), admission: hex('2'), inventory: hex('3'), authorityBinding: hex('5') },
+      },
+    ],
     ['bad uuid', { ...preparedCapsule(), generation: { candidateUuid: 'not-a-uuid' } }],
     ['staged not passed', { ...preparedCapsule(), staged: { passed: false, resultsDigest: hex('7') } }],
     ['null reader', { ...preparedCapsule(), reader: null }],
-    ['reader without token', { ...withReader(preparedCapsule()), reader: { ...withReader(preparedCapsule()).reader, token: undefined } }],
+    [
+      'reader without token',
+      { ...withReader(preparedCapsule()), reader: { ...withReader(preparedCapsule()).reader, token: undefined } },
+    ],
     ['bad instant', { ...retiredCapsule(), retiredAt: '2026-01-02' }],
     ['COMPLETE without completion', { ...completeCapsule(), completion: undefined }],
     ['completion on PREPARED', { ...preparedCapsule(), completion: completeCapsule().completion }],
     ['FAILED without failure', { ...failedCapsule(), failure: undefined }],
-    ['failure naming no probe', { ...failedCapsule(), failure: { probes: [], at: '2026-01-02T03:05:00.000Z', runId: 'r' } }],
+    [
+      'failure naming no probe',
+      { ...failedCapsule(), failure: { probes: [], at: '2026-01-02T03:05:00.000Z', runId: 'r' } },
+    ],
     ['TARGET_PENDING without observation', { ...pendingCapsule(), lastObservation: undefined }],
-    ['observation disagrees with state', { ...completeCapsule(), lastObservation: { ...completeCapsule().lastObservation, outcome: 'FAILED' } }],
-    ['retired FAILED', { ...failedCapsule(), retiredAt: '2026-01-02T04:00:00.000Z', replay: { windowEndsAt: '2026-01-16T03:05:00.000Z' } }],
+    [
+      'observation disagrees with state',
+      { ...completeCapsule(), lastObservation: { ...completeCapsule().lastObservation, outcome: 'FAILED' } },
+    ],
+    [
+      'retired FAILED',
+      {
+        ...failedCapsule(),
+        retiredAt: '2026-01-02T04:00:00.000Z',
+        replay: { windowEndsAt: '2026-01-16T03:05:00.000Z' },
+      },
+    ],
     ['retired without window end', { ...retiredCapsule(), replay: {} }],
-    ['closed without reason', { ...retiredCapsule(), replay: { windowEndsAt: '2026-01-16T03:05:00.000Z', closedAt: '2026-01-05T00:00:00.000Z' } }],
-    ['successor closure without closedBy', { ...retiredCapsule(), replay: { windowEndsAt: '2026-01-16T03:05:00.000Z', closedAt: '2026-01-05T00:00:00.000Z', reason: 'successor' } }],
+    [
+      'closed without reason',
+      {
+        ...retiredCapsule(),
+        replay: { windowEndsAt: '2026-01-16T03:05:00.000Z', closedAt: '2026-01-05T00:00:00.000Z' },
+      },
+    ],
+    [
+      'successor closure without closedBy',
+      {
+        ...retiredCapsule(),
+        replay: { windowEndsAt: '2026-01-16T03:05:00.000Z', closedAt: '2026-01-05T00:00:00.000Z', reason: 'successor' },
+      },
+    ],
     ['guard on COMPLETE', withReader(completeCapsule())],
-    ['remote termination claimed', { ...pendingCapsule(), lastObservation: { ...pendingCapsule().lastObservation, remoteTermination: 'VERIFIED' } }],
+    [
+      'remote termination claimed',
+      { ...pendingCapsule(), lastObservation: { ...pendingCapsule().lastObservation, remoteTermination: 'VERIFIED' } },
+    ],
     ['v1 with completion', { ...v1Capsule(), completion: completeCapsule().completion }],
     ['v1 staged.passed text', { ...v1Capsule(), staged: { passed: 'true' } }],
   ];
@@ -187,7 +248,9 @@ describe('parseCapsule', () => {
   });
 
   it('an unknown schema number is capsule_version_unsupported', () => {
-    expect(codeOf(() => parseCapsule({ ...preparedCapsule(), schema: 3 }))).toBe('Quality.CapsuleVersionUnsupported quality.capsule_version_unsupported');
+    expect(codeOf(() => parseCapsule({ ...preparedCapsule(), schema: 3 }))).toBe(
+      'Quality.CapsuleVersionUnsupported quality.capsule_version_unsupported',
+    );
   });
 
   it('a v1 capsule stays v1 (no conversion)', () => {

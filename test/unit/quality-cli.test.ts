@@ -26,10 +26,34 @@ async function usage(argv: string[]): Promise<string> {
 
 describe('cutpoint quality: grammar', () => {
   it('no spelling of force, clear, skip or redispatch parses: exit 2, nothing on stdout, nothing opened', async () => {
-    for (const verb of ['force', 'force-clear', 'clear', 'clear-guard', 'clear-reader', 'skip', 'skip-quality', 'redispatch', 'release-guard', 'observe-force']) {
+    for (const verb of [
+      'force',
+      'force-clear',
+      'clear',
+      'clear-guard',
+      'clear-reader',
+      'skip',
+      'skip-quality',
+      'redispatch',
+      'release-guard',
+      'observe-force',
+    ]) {
       expect(await usage(['quality', verb, ID])).toContain(`unknown quality subcommand "${verb}"`);
     }
-    const FORCE = ['--force', '--force-clear', '--clear', '--clear-guard', '--skip', '--skip-quality', '--redispatch', '--ignore-evidence', '--ignore-guard', '--force=true', '--skip-probes', '--no-guard'];
+    const FORCE = [
+      '--force',
+      '--force-clear',
+      '--clear',
+      '--clear-guard',
+      '--skip',
+      '--skip-quality',
+      '--redispatch',
+      '--ignore-evidence',
+      '--ignore-guard',
+      '--force=true',
+      '--skip-probes',
+      '--no-guard',
+    ];
     const valid: Record<string, string[]> = {
       inspect: [ID],
       'inspect-all': [],
@@ -40,7 +64,8 @@ describe('cutpoint quality: grammar', () => {
     for (const [verb, args] of Object.entries(valid)) {
       for (const flag of FORCE) expect(await usage(['quality', verb, ...args, flag])).toMatch(/Unknown option/);
       // Only observe is a live action: --yes is not an option of the read-only verbs.
-      if (verb !== 'observe') expect(await usage(['quality', verb, ...args, '--yes'])).toMatch(/Unknown option '--yes'/);
+      if (verb !== 'observe')
+        expect(await usage(['quality', verb, ...args, '--yes'])).toMatch(/Unknown option '--yes'/);
     }
     expect(existsSync(stateDir)).toBe(false);
   });
@@ -71,27 +96,66 @@ describe('cutpoint quality: grammar', () => {
   });
 
   it('observe --aws: --state-machine-arn, --name, --profile, --region and --stack need --aws (exit 2, before anything is opened); without an ARN the stacks name it, so no region is aws.region_missing (exit 1)', async () => {
-    expect(await usage(['quality', 'observe', ID, '--manifest', 'route.yaml#daily', '--yes', '--region', 'eu-west-1'])).toContain('--region needs --aws');
-    const noRegion = await runCutpointInProcess(['quality', 'observe', ID, '--manifest', 'route.yaml#daily', '--yes', '--aws'], { env: { CUTPOINT_STATE_DIR: stateDir, CUTPOINT_QUALITY_OBSERVE_ARN: undefined, AWS_REGION: undefined, AWS_DEFAULT_REGION: undefined, AWS_PROFILE: undefined, AWS_CONFIG_FILE: join(stateDir, 'no-config'), AWS_SHARED_CREDENTIALS_FILE: join(stateDir, 'no-credentials') } });
-    expect({ code: noRegion.code, stdout: noRegion.stdout, stderr: noRegion.stderr.split(':')[0] }).toEqual({ code: 1, stdout: '', stderr: 'aws.region_missing' });
-    expect(await usage(['quality', 'observe', ID, '--manifest', 'route.yaml#daily', '--yes', '--name', 'x'])).toContain('--state-machine-arn and --name need --aws');
+    expect(
+      await usage(['quality', 'observe', ID, '--manifest', 'route.yaml#daily', '--yes', '--region', 'eu-west-1']),
+    ).toContain('--region needs --aws');
+    const noRegion = await runCutpointInProcess(
+      ['quality', 'observe', ID, '--manifest', 'route.yaml#daily', '--yes', '--aws'],
+      {
+        env: {
+          CUTPOINT_STATE_DIR: stateDir,
+          CUTPOINT_QUALITY_OBSERVE_ARN: undefined,
+          AWS_REGION: undefined,
+          AWS_DEFAULT_REGION: undefined,
+          AWS_PROFILE: undefined,
+          AWS_CONFIG_FILE: join(stateDir, 'no-config'),
+          AWS_SHARED_CREDENTIALS_FILE: join(stateDir, 'no-credentials'),
+        },
+      },
+    );
+    expect({ code: noRegion.code, stdout: noRegion.stdout, stderr: noRegion.stderr.split(':')[0] }).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'aws.region_missing',
+    });
+    expect(await usage(['quality', 'observe', ID, '--manifest', 'route.yaml#daily', '--yes', '--name', 'x'])).toContain(
+      '--state-machine-arn and --name need --aws',
+    );
     // The confirmation is still grammar, before the ARN.
-    expect(await usage(['quality', 'observe', ID, '--manifest', 'route.yaml#daily', '--aws'])).toContain('quality.confirmation_required');
+    expect(await usage(['quality', 'observe', ID, '--manifest', 'route.yaml#daily', '--aws'])).toContain(
+      'quality.confirmation_required',
+    );
     expect(existsSync(stateDir)).toBe(false);
   });
 
   it("observe --aws: a deployed flow that did not end COMPLETE exits with the flow's error name and its stable code, the Lambda cause's message only", () => {
-    const lambdaCause = JSON.stringify({ errorType: 'Quality.TargetPending', errorMessage: 'the observation ended TARGET_PENDING', trace: ['at x'] });
-    expect(observeFlowFailure('FAILED', 'Quality.TargetPending', lambdaCause)).toMatchObject({ name: 'Quality.TargetPending', code: 'quality.target_pending', message: 'observe ended FAILED with Quality.TargetPending: the observation ended TARGET_PENDING' });
+    const lambdaCause = JSON.stringify({
+      errorType: 'Quality.TargetPending',
+      errorMessage: 'the observation ended TARGET_PENDING',
+      trace: ['at x'],
+    });
+    expect(observeFlowFailure('FAILED', 'Quality.TargetPending', lambdaCause)).toMatchObject({
+      name: 'Quality.TargetPending',
+      code: 'quality.target_pending',
+      message: 'observe ended FAILED with Quality.TargetPending: the observation ended TARGET_PENDING',
+    });
     expect(observeFlowFailure('FAILED', 'Quality.Failed', 'x')).toMatchObject({ code: 'quality.failed' });
-    expect(observeFlowFailure('FAILED', 'Quality.Incomplete', undefined)).toMatchObject({ code: 'quality.incomplete', message: 'observe ended FAILED with Quality.Incomplete' });
-    expect(observeFlowFailure('TIMED_OUT', undefined, undefined)).toMatchObject({ name: 'Quality.ObserveFlowFailed', code: 'quality.observe_flow_failed' });
+    expect(observeFlowFailure('FAILED', 'Quality.Incomplete', undefined)).toMatchObject({
+      code: 'quality.incomplete',
+      message: 'observe ended FAILED with Quality.Incomplete',
+    });
+    expect(observeFlowFailure('TIMED_OUT', undefined, undefined)).toMatchObject({
+      name: 'Quality.ObserveFlowFailed',
+      code: 'quality.observe_flow_failed',
+    });
   });
 
   it('observe without --yes: exit 2 with quality.confirmation_required, before the manifest is read or a store opened (F5)', async () => {
     // The manifest does not exist and the state directory is never created: neither was touched.
     const stderr = await usage(['quality', 'observe', ID, '--manifest', join(stateDir, 'absent.yaml#daily')]);
-    expect(stderr).toMatch(/^cli\.usage: quality\.confirmation_required: observe changes quality authority; repeat it with --yes/);
+    expect(stderr).toMatch(
+      /^cli\.usage: quality\.confirmation_required: observe changes quality authority; repeat it with --yes/,
+    );
     expect(existsSync(stateDir)).toBe(false);
   });
 
@@ -100,7 +164,9 @@ describe('cutpoint quality: grammar', () => {
     expect(HELP).toContain('cutpoint quality inspect-all [--format json|text]');
     expect(HELP).toContain('cutpoint quality inspect <invocation-id> [--format json|text]');
     expect(HELP).toContain('cutpoint quality diagnose <invocation-id> --manifest FILE#ROUTE [--format json|text]');
-    expect(HELP).toContain('cutpoint quality observe <invocation-id> --manifest FILE#ROUTE --yes [--format json|text] [--aws]');
+    expect(HELP).toContain(
+      'cutpoint quality observe <invocation-id> --manifest FILE#ROUTE --yes [--format json|text] [--aws]',
+    );
     expect(HELP).toContain('cutpoint quality replay <invocation-id> --manifest FILE#ROUTE [--format json|text]');
     const commands = qualityHelp.split('\n').filter((l) => l.startsWith('cutpoint '));
     expect(commands).toHaveLength(5);

@@ -26,15 +26,37 @@ function refusal(input: ContinuityInput): string {
 
 describe('version continuity (U4, N17)', () => {
   it('v_c > v_o is an observed rollback', () => {
-    expect(checkContinuity(complete(7, 6))).toEqual({ continuity: 'rollback', reason: 'version', completionVersion: 7, observedVersion: 6, code: 'quality.authority_version_rollback' });
+    expect(checkContinuity(complete(7, 6))).toEqual({
+      continuity: 'rollback',
+      reason: 'version',
+      completionVersion: 7,
+      observedVersion: 6,
+      code: 'quality.authority_version_rollback',
+    });
     expect(refusal(complete(7, 6))).toBe('Quality.AuthorityRollback quality.authority_version_rollback');
-    expect(() => assertContinuity(complete(7, 1))).toThrow(expect.objectContaining({ code: 'quality.authority_version_rollback' }));
+    expect(() => assertContinuity(complete(7, 1))).toThrow(
+      expect.objectContaining({ code: 'quality.authority_version_rollback' }),
+    );
   });
 
   it("the item's own completion version above its version is a rollback, whatever the witness says (a deleted witness included)", () => {
-    const below = { observedVersion: 4, capsuleState: 'COMPLETE' as const, itemCompletion: { version: 6, evidenceRecorded: true } };
-    for (const completion of [{ evidence: 'missing' as const }, { evidence: 'unreadable' as const }, { evidence: 'valid' as const, version: 6 }]) {
-      expect(checkContinuity({ ...below, completion })).toEqual({ continuity: 'rollback', reason: 'version', completionVersion: 6, observedVersion: 4, code: 'quality.authority_version_rollback' });
+    const below = {
+      observedVersion: 4,
+      capsuleState: 'COMPLETE' as const,
+      itemCompletion: { version: 6, evidenceRecorded: true },
+    };
+    for (const completion of [
+      { evidence: 'missing' as const },
+      { evidence: 'unreadable' as const },
+      { evidence: 'valid' as const, version: 6 },
+    ]) {
+      expect(checkContinuity({ ...below, completion })).toEqual({
+        continuity: 'rollback',
+        reason: 'version',
+        completionVersion: 6,
+        observedVersion: 4,
+        code: 'quality.authority_version_rollback',
+      });
     }
   });
 
@@ -60,25 +82,42 @@ describe('version continuity (U4, N17)', () => {
   });
 
   it('before the evidence fact is recorded, absence is the quality.completion.put cut point', () => {
-    const input = complete(7, 7, { completion: { evidence: 'missing' }, itemCompletion: { version: 7, evidenceRecorded: false } });
+    const input = complete(7, 7, {
+      completion: { evidence: 'missing' },
+      itemCompletion: { version: 7, evidenceRecorded: false },
+    });
     expect(refusal(input)).toBe('Quality.CompletionEvidencePending quality.completion_evidence_pending');
   });
 
   it('malformed or unreadable witnesses are never ok', () => {
-    expect(refusal(complete(7, 8, { completion: { evidence: 'malformed' } }))).toBe('Quality.EvidenceInvalid quality.evidence_malformed');
-    expect(refusal(complete(7, 8, { completion: { evidence: 'unreadable' } }))).toBe('Quality.EvidenceInvalid quality.evidence_unreadable');
-    expect(refusal(complete(7, 8, { completion: { evidence: 'unreadable' }, capsuleState: 'PREPARED', itemCompletion: undefined }))).toBe(
+    expect(refusal(complete(7, 8, { completion: { evidence: 'malformed' } }))).toBe(
+      'Quality.EvidenceInvalid quality.evidence_malformed',
+    );
+    expect(refusal(complete(7, 8, { completion: { evidence: 'unreadable' } }))).toBe(
       'Quality.EvidenceInvalid quality.evidence_unreadable',
     );
+    expect(
+      refusal(
+        complete(7, 8, { completion: { evidence: 'unreadable' }, capsuleState: 'PREPARED', itemCompletion: undefined }),
+      ),
+    ).toBe('Quality.EvidenceInvalid quality.evidence_unreadable');
   });
 
   it('a witness and an item naming different completions contradict each other', () => {
-    expect(refusal(complete(7, 9, { itemCompletion: { version: 6, evidenceRecorded: true } }))).toBe('Quality.EvidenceInvalid quality.evidence_malformed');
-    expect(refusal(complete(7, 9, { itemCompletion: undefined }))).toBe('Quality.EvidenceInvalid quality.evidence_malformed');
+    expect(refusal(complete(7, 9, { itemCompletion: { version: 6, evidenceRecorded: true } }))).toBe(
+      'Quality.EvidenceInvalid quality.evidence_malformed',
+    );
+    expect(refusal(complete(7, 9, { itemCompletion: undefined }))).toBe(
+      'Quality.EvidenceInvalid quality.evidence_malformed',
+    );
   });
 
   it('no completion anywhere before COMPLETE: nothing to compare (observe may run), never ok for replay', () => {
-    const input: ContinuityInput = { completion: { evidence: 'missing' }, observedVersion: 4, capsuleState: 'TARGET_PENDING' };
+    const input: ContinuityInput = {
+      completion: { evidence: 'missing' },
+      observedVersion: 4,
+      capsuleState: 'TARGET_PENDING',
+    };
     expect(checkContinuity(input)).toEqual({ continuity: 'not_completed', observedVersion: 4 });
     expect(continuityLabel(checkContinuity(input))).toBe('unknown');
     expect(() => assertContinuity(input)).toThrow(expect.objectContaining({ code: 'quality.evidence_missing' }));
@@ -90,19 +129,32 @@ describe('version continuity (U4, N17)', () => {
   });
 
   it('refuses nonsense versions as malformed', () => {
-    expect(() => checkContinuity(complete(0, 2))).toThrow(expect.objectContaining({ code: 'quality.evidence_malformed' }));
-    expect(() => checkContinuity(complete(2, 0))).toThrow(expect.objectContaining({ code: 'quality.evidence_malformed' }));
+    expect(() => checkContinuity(complete(0, 2))).toThrow(
+      expect.objectContaining({ code: 'quality.evidence_malformed' }),
+    );
+    expect(() => checkContinuity(complete(2, 0))).toThrow(
+      expect.objectContaining({ code: 'quality.evidence_malformed' }),
+    );
   });
 });
 
 describe('authority binding (N18)', () => {
-  const sealed: AuthorityBinding = { tableArn: 'arn:aws:dynamodb:us-east-1:1:table/cutpoint', tableId: 'id-1', creationDateTime: '2026-01-01T00:00:00.000Z' };
+  const sealed: AuthorityBinding = {
+    tableArn: 'arn:aws:dynamodb:us-east-1:1:table/cutpoint',
+    tableId: 'id-1',
+    creationDateTime: '2026-01-01T00:00:00.000Z',
+  };
   const local: AuthorityBinding = { ...sealed, tableId: null };
 
   it('the same table matches (also with another spelling of the same instant)', () => {
     expect(compareAuthorityBinding(sealed, { ...sealed })).toBe('match');
     expect(compareAuthorityBinding(sealed, { ...sealed, creationDateTime: '2026-01-01T00:00:00Z' })).toBe('match');
-    expect(compareAuthorityBindingDigest(authorityBindingDigest(sealed), { ...sealed, creationDateTime: '2026-01-01T00:00:00Z' })).toBe('match');
+    expect(
+      compareAuthorityBindingDigest(authorityBindingDigest(sealed), {
+        ...sealed,
+        creationDateTime: '2026-01-01T00:00:00Z',
+      }),
+    ).toBe('match');
     expect(() => assertAuthorityBinding('match')).not.toThrow();
   });
 
@@ -112,12 +164,23 @@ describe('authority binding (N18)', () => {
     // DynamoDB Local: no TableId, same ARN, new CreationDateTime.
     expect(compareAuthorityBinding(local, { ...local, creationDateTime: '2026-01-01T00:00:01.000Z' })).toBe('replaced');
     expect(compareAuthorityBinding(local, { ...local })).toBe('match');
-    expect(compareAuthorityBinding(sealed, { ...sealed, tableArn: 'arn:aws:dynamodb:us-east-1:1:table/other' })).toBe('replaced');
-    expect(compareAuthorityBindingDigest(authorityBindingDigest(local), { ...local, creationDateTime: '2026-02-01T00:00:00.000Z' })).toBe('replaced');
-    expect(() => assertAuthorityBinding('replaced')).toThrow(expect.objectContaining({ name: 'Quality.AuthorityReplaced', code: 'quality.authority_replaced' }));
+    expect(compareAuthorityBinding(sealed, { ...sealed, tableArn: 'arn:aws:dynamodb:us-east-1:1:table/other' })).toBe(
+      'replaced',
+    );
+    expect(
+      compareAuthorityBindingDigest(authorityBindingDigest(local), {
+        ...local,
+        creationDateTime: '2026-02-01T00:00:00.000Z',
+      }),
+    ).toBe('replaced');
+    expect(() => assertAuthorityBinding('replaced')).toThrow(
+      expect.objectContaining({ name: 'Quality.AuthorityReplaced', code: 'quality.authority_replaced' }),
+    );
   });
 
   it('an unparsable creation time is malformed, never a match', () => {
-    expect(() => compareAuthorityBinding(sealed, { ...sealed, creationDateTime: 'yesterday' })).toThrow(expect.objectContaining({ code: 'quality.evidence_malformed' }));
+    expect(() => compareAuthorityBinding(sealed, { ...sealed, creationDateTime: 'yesterday' })).toThrow(
+      expect.objectContaining({ code: 'quality.evidence_malformed' }),
+    );
   });
 });

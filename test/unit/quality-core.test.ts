@@ -33,7 +33,11 @@ const INPUTS: CoreInputs = {
     loadReceiptsDigest: 'cd'.repeat(32),
     totalRows: 1000,
   },
-  authorityBinding: { tableArn: 'arn:aws:dynamodb:ddblocal:000000000000:table/cutpoint', tableId: null, creationDateTime: '2026-01-01T00:00:00.000Z' },
+  authorityBinding: {
+    tableArn: 'arn:aws:dynamodb:ddblocal:000000000000:table/cutpoint',
+    tableId: null,
+    creationDateTime: '2026-01-01T00:00:00.000Z',
+  },
 };
 
 const GOLDEN = {
@@ -64,7 +68,10 @@ describe('immutable core digest (U3)', () => {
   });
 
   it('inventory column order as listed does not matter (positions do)', () => {
-    const reversed = { ...INPUTS, inventory: { ...INPUTS.inventory, columns: [...INPUTS.inventory.columns].reverse() } };
+    const reversed = {
+      ...INPUTS,
+      inventory: { ...INPUTS.inventory, columns: [...INPUTS.inventory.columns].reverse() },
+    };
     expect(sealCore(reversed).coreDigest).toBe(GOLDEN.coreDigest);
   });
 
@@ -75,22 +82,64 @@ describe('immutable core digest (U3)', () => {
     ['generation', (i) => ({ ...i, candidateUuid: '0f1e2d3c-4b5a-8697-a8b9-cadbecfd0e10' })],
     ['seal', (i) => ({ ...i, sealDigest: 'ac'.repeat(32) })],
     ['policy', (i) => ({ ...i, qualityBlock: { ...(i.qualityBlock as object), unique_keys: false } })],
-    ['probe expectation', (i) => ({ ...i, plan: { ...i.plan, probes: i.plan.probes.map((p, n) => (n === 0 ? { ...p, expect: 999 } : p)) } })],
-    ['probe sql', (i) => ({ ...i, plan: { ...i.plan, probes: i.plan.probes.map((p, n) => (n === 3 ? { ...p, sql: `${p.sql} ` } : p)) } })],
+    [
+      'probe expectation',
+      (i) => ({
+        ...i,
+        plan: { ...i.plan, probes: i.plan.probes.map((p, n) => (n === 0 ? { ...p, expect: 999 } : p)) },
+      }),
+    ],
+    [
+      'probe sql',
+      (i) => ({
+        ...i,
+        plan: { ...i.plan, probes: i.plan.probes.map((p, n) => (n === 3 ? { ...p, sql: `${p.sql} ` } : p)) },
+      }),
+    ],
     ['probe dropped', (i) => ({ ...i, plan: { ...i.plan, probes: i.plan.probes.slice(1) } })],
     ['deadline', (i) => ({ ...i, plan: { ...i.plan, observeDeadlineSeconds: 241 } })],
     ['reap bound', (i) => ({ ...i, plan: { ...i.plan, reapBoundMs: 3001 } })],
-    ['retry policy', (i) => ({ ...i, plan: { ...i.plan, retry: { kind: 'keeper_no_node', maxAttempts: 2, maxElapsedMs: 5000 } } })],
+    [
+      'retry policy',
+      (i) => ({ ...i, plan: { ...i.plan, retry: { kind: 'keeper_no_node', maxAttempts: 2, maxElapsedMs: 5000 } } }),
+    ],
     ['replay window', (i) => ({ ...i, plan: { ...i.plan, replayWindowDays: 15 } })],
-    ['column type', (i) => ({ ...i, inventory: { ...i.inventory, columns: [{ name: 'event_id', type: 'Int64', position: 1 }, i.inventory.columns[0]!] } })],
-    ['column position', (i) => ({ ...i, inventory: { ...i.inventory, columns: [{ ...i.inventory.columns[0]!, position: 1 }, { ...i.inventory.columns[1]!, position: 2 }] } })],
+    [
+      'column type',
+      (i) => ({
+        ...i,
+        inventory: {
+          ...i.inventory,
+          columns: [{ name: 'event_id', type: 'Int64', position: 1 }, i.inventory.columns[0]!],
+        },
+      }),
+    ],
+    [
+      'column position',
+      (i) => ({
+        ...i,
+        inventory: {
+          ...i.inventory,
+          columns: [
+            { ...i.inventory.columns[0]!, position: 1 },
+            { ...i.inventory.columns[1]!, position: 2 },
+          ],
+        },
+      }),
+    ],
     ['engine', (i) => ({ ...i, inventory: { ...i.inventory, engine: 'ReplacingMergeTree' } })],
     ['sorting key', (i) => ({ ...i, inventory: { ...i.inventory, sortingKey: 'ts' } })],
     ['load receipts', (i) => ({ ...i, inventory: { ...i.inventory, loadReceiptsDigest: 'ce'.repeat(32) } })],
     ['total rows', (i) => ({ ...i, inventory: { ...i.inventory, totalRows: 1001 } })],
-    ['table arn', (i) => ({ ...i, authorityBinding: { ...i.authorityBinding, tableArn: `${i.authorityBinding.tableArn}2` } })],
+    [
+      'table arn',
+      (i) => ({ ...i, authorityBinding: { ...i.authorityBinding, tableArn: `${i.authorityBinding.tableArn}2` } }),
+    ],
     ['table id', (i) => ({ ...i, authorityBinding: { ...i.authorityBinding, tableId: 'a1b2' } })],
-    ['creation time', (i) => ({ ...i, authorityBinding: { ...i.authorityBinding, creationDateTime: '2026-01-01T00:00:01.000Z' } })],
+    [
+      'creation time',
+      (i) => ({ ...i, authorityBinding: { ...i.authorityBinding, creationDateTime: '2026-01-01T00:00:01.000Z' } }),
+    ],
   ];
   it.each(changes)('changing the %s changes the core digest', (_label, change) => {
     expect(sealCore(change(INPUTS)).coreDigest).not.toBe(GOLDEN.coreDigest);
@@ -101,13 +150,36 @@ describe('immutable core digest (U3)', () => {
   });
 
   const refusals: Array<[string, (i: CoreInputs) => CoreInputs, string]> = [
-    ['an optional probe', (i) => ({ ...i, plan: { ...i.plan, probes: [{ ...i.plan.probes[0]!, required: false as unknown as true }] } }), 'quality.required_cannot_degrade'],
+    [
+      'an optional probe',
+      (i) => ({ ...i, plan: { ...i.plan, probes: [{ ...i.plan.probes[0]!, required: false as unknown as true }] } }),
+      'quality.required_cannot_degrade',
+    ],
     ['no probe', (i) => ({ ...i, plan: { ...i.plan, probes: [] } }), 'quality.required_cannot_degrade'],
-    ['deadline above 600 s', (i) => ({ ...i, plan: { ...i.plan, observeDeadlineSeconds: 601 } }), 'quality.admission_invalid'],
+    [
+      'deadline above 600 s',
+      (i) => ({ ...i, plan: { ...i.plan, observeDeadlineSeconds: 601 } }),
+      'quality.admission_invalid',
+    ],
     ['window above 35 days', (i) => ({ ...i, plan: { ...i.plan, replayWindowDays: 36 } }), 'quality.admission_invalid'],
-    ['retry of 4 attempts', (i) => ({ ...i, plan: { ...i.plan, retry: { kind: 'keeper_no_node', maxAttempts: 4, maxElapsedMs: 1000 } } }), 'quality.admission_invalid'],
-    ['retry beyond 10 s', (i) => ({ ...i, plan: { ...i.plan, retry: { kind: 'keeper_no_node', maxAttempts: 1, maxElapsedMs: 10_001 } } }), 'quality.admission_invalid'],
-    ['a position gap', (i) => ({ ...i, inventory: { ...i.inventory, columns: [{ ...i.inventory.columns[0]!, position: 3 }, i.inventory.columns[1]!] } }), 'quality.admission_invalid'],
+    [
+      'retry of 4 attempts',
+      (i) => ({ ...i, plan: { ...i.plan, retry: { kind: 'keeper_no_node', maxAttempts: 4, maxElapsedMs: 1000 } } }),
+      'quality.admission_invalid',
+    ],
+    [
+      'retry beyond 10 s',
+      (i) => ({ ...i, plan: { ...i.plan, retry: { kind: 'keeper_no_node', maxAttempts: 1, maxElapsedMs: 10_001 } } }),
+      'quality.admission_invalid',
+    ],
+    [
+      'a position gap',
+      (i) => ({
+        ...i,
+        inventory: { ...i.inventory, columns: [{ ...i.inventory.columns[0]!, position: 3 }, i.inventory.columns[1]!] },
+      }),
+      'quality.admission_invalid',
+    ],
   ];
   it.each(refusals)('refuses %s', (_label, change, code) => {
     expect(() => sealCore(change(INPUTS))).toThrow(expect.objectContaining({ code }) as CutpointError);

@@ -17,13 +17,22 @@ const comparisons: ComparisonInputs = {
   seal: { sealed: h('5'), observed: null },
   authority_binding: same(h('6')),
 };
-const probes = originalProbes({ rules: { rowCountMatchesReceipts: false, uniqueKeys: true, notNull: ['event_id'], assertions: [] }, keyColumns: ['event_id'], receiptsTotal: 0 });
+const probes = originalProbes({
+  rules: { rowCountMatchesReceipts: false, uniqueKeys: true, notNull: ['event_id'], assertions: [] },
+  keyColumns: ['event_id'],
+  receiptsTotal: 0,
+});
 
 describe('diagnose projection (§7.2, N22)', () => {
   const d = diagnosisProjection({
     invocationId: 'inv-0123456789abcdefghjkmnpqrs',
     comparisons,
-    continuity: checkContinuity({ completion: { evidence: 'valid', version: 9 }, observedVersion: 7, capsuleState: 'COMPLETE', itemCompletion: { version: 9, evidenceRecorded: true } }),
+    continuity: checkContinuity({
+      completion: { evidence: 'valid', version: 9 },
+      observedVersion: 7,
+      capsuleState: 'COMPLETE',
+      itemCompletion: { version: 9, evidenceRecorded: true },
+    }),
     probes,
     dataset: 'events_ch.pub.events',
     lastErrorCode: 'quality.authority_version_rollback',
@@ -47,7 +56,14 @@ describe('diagnose projection (§7.2, N22)', () => {
   });
 
   it('unknown continuity when nothing could be read', () => {
-    const none = diagnosisProjection({ invocationId: 'inv-x', comparisons, continuity: null, probes, dataset: 'x', lastErrorCode: null });
+    const none = diagnosisProjection({
+      invocationId: 'inv-x',
+      comparisons,
+      continuity: null,
+      probes,
+      dataset: 'x',
+      lastErrorCode: null,
+    });
     expect(none.authority).toEqual({ completion_version: null, continuity: 'unknown', observed_version: null });
   });
 });

@@ -25,7 +25,11 @@ import {
 
 /** Stable names (Step Functions ErrorEquals) and codes (§5 "Errors", §7.4). */
 const CASES: Array<[CutpointError, string, string]> = [
-  [new IllegalCapsuleTransitionError('COMPLETE', 'PREPARED'), 'Quality.IllegalCapsuleTransition', 'quality.illegal_capsule_transition'],
+  [
+    new IllegalCapsuleTransitionError('COMPLETE', 'PREPARED'),
+    'Quality.IllegalCapsuleTransition',
+    'quality.illegal_capsule_transition',
+  ],
   [new ReaderGuardHeldError(), 'Quality.ReaderGuardHeld', 'quality.reader_guard_held'],
   [new ReaderGuardNotHeldError(), 'Quality.ReaderGuardNotHeld', 'quality.reader_guard_not_held'],
   [new IncompleteError('x'), 'Quality.Incomplete', 'quality.incomplete'],
@@ -41,9 +45,21 @@ const CASES: Array<[CutpointError, string, string]> = [
   [new CoreDigestMismatchError(), 'Quality.CoreDigestMismatch', 'quality.core_digest_mismatch'],
   [new ReplayWindowClosedError('successor', 'x'), 'Quality.ReplayWindowClosed', 'quality.replay_window_closed'],
   [new ReplayWindowClosedError('expired', 'x'), 'Quality.ReplayWindowClosed', 'quality.replay_window_closed'],
-  [new ReplayWindowClosedError('boundary_missing', 'x'), 'Quality.ReplayWindowClosed', 'quality.replay_window_boundary_missing'],
-  [new ObservationFailedError('keeper_no_node', 'x'), 'Quality.ObservationFailed', 'quality.target_observation_keeper_no_node'],
-  [new ObservationFailedError('keeper_other', 'x'), 'Quality.ObservationFailed', 'quality.target_observation_keeper_other'],
+  [
+    new ReplayWindowClosedError('boundary_missing', 'x'),
+    'Quality.ReplayWindowClosed',
+    'quality.replay_window_boundary_missing',
+  ],
+  [
+    new ObservationFailedError('keeper_no_node', 'x'),
+    'Quality.ObservationFailed',
+    'quality.target_observation_keeper_no_node',
+  ],
+  [
+    new ObservationFailedError('keeper_other', 'x'),
+    'Quality.ObservationFailed',
+    'quality.target_observation_keeper_other',
+  ],
   [new ObservationFailedError('timeout', 'x'), 'Quality.ObservationFailed', 'quality.target_observation_timeout'],
   [new ObservationFailedError('failed', 'x'), 'Quality.ObservationFailed', 'quality.target_observation_failed'],
   [new CompletionEvidencePendingError(), 'Quality.CompletionEvidencePending', 'quality.completion_evidence_pending'],
@@ -51,9 +67,21 @@ const CASES: Array<[CutpointError, string, string]> = [
   [new QualityActionNotPermittedError('observe', []), 'Quality.ActionNotPermitted', 'quality.action_not_permitted'],
   [new QualityConfirmationRequiredError('observe'), 'Quality.ConfirmationRequired', 'quality.confirmation_required'],
   [new CapsuleVersionUnsupportedError('x'), 'Quality.CapsuleVersionUnsupported', 'quality.capsule_version_unsupported'],
-  [new QualityRefusalError('quality.placeholder_invalid', 'x'), 'Cutpoint.ValidationError', 'quality.placeholder_invalid'],
-  [new QualityRefusalError('quality.required_cannot_degrade', 'x'), 'Cutpoint.ValidationError', 'quality.required_cannot_degrade'],
-  [new QualityRefusalError('quality.capsule_version_required', 'x'), 'Cutpoint.ValidationError', 'quality.capsule_version_required'],
+  [
+    new QualityRefusalError('quality.placeholder_invalid', 'x'),
+    'Cutpoint.ValidationError',
+    'quality.placeholder_invalid',
+  ],
+  [
+    new QualityRefusalError('quality.required_cannot_degrade', 'x'),
+    'Cutpoint.ValidationError',
+    'quality.required_cannot_degrade',
+  ],
+  [
+    new QualityRefusalError('quality.capsule_version_required', 'x'),
+    'Cutpoint.ValidationError',
+    'quality.capsule_version_required',
+  ],
 ];
 
 describe('Quality.* errors', () => {

@@ -12,7 +12,13 @@ export function preparedCapsule(overrides: Partial<CapsuleV2> = {}): CapsuleV2 {
     version: 3,
     state: 'PREPARED',
     coreDigest: hex('c'),
-    digests: { policy: hex('1'), admission: hex('2'), inventory: hex('3'), probes: hex('4'), authorityBinding: hex('5') },
+    digests: {
+      policy: hex('1'),
+      admission: hex('2'),
+      inventory: hex('3'),
+      probes: hex('4'),
+      authorityBinding: hex('5'),
+    },
     generation: { candidateUuid: CANDIDATE_UUID },
     prepared: { key: 'quality/daily/inv-abc/prepared.json', sha256: hex('6') },
     staged: { passed: true, resultsDigest: hex('7') },
@@ -54,7 +60,12 @@ export function completeCapsule(overrides: Partial<CapsuleV2> = {}): CapsuleV2 {
   return preparedCapsule({
     state: 'COMPLETE',
     version: 7,
-    lastObservation: { runId: 'run-current', outcome: 'COMPLETE', at: '2026-01-02T03:05:00.000Z', remoteTermination: 'not_applicable' },
+    lastObservation: {
+      runId: 'run-current',
+      outcome: 'COMPLETE',
+      at: '2026-01-02T03:05:00.000Z',
+      remoteTermination: 'not_applicable',
+    },
     completion: {
       version: 6,
       at: '2026-01-02T03:05:00.000Z',
@@ -78,7 +89,12 @@ export function failedCapsule(): CapsuleV2 {
   return preparedCapsule({
     state: 'FAILED',
     version: 5,
-    lastObservation: { runId: 'run-current', outcome: 'FAILED', at: '2026-01-02T03:05:00.000Z', remoteTermination: 'not_applicable' },
+    lastObservation: {
+      runId: 'run-current',
+      outcome: 'FAILED',
+      at: '2026-01-02T03:05:00.000Z',
+      remoteTermination: 'not_applicable',
+    },
     failure: { probes: ['unique_keys'], at: '2026-01-02T03:05:00.000Z', runId: 'run-current' },
   });
 }

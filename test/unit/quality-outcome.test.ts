@@ -69,14 +69,22 @@ describe('INCOMPLETE (N12)', () => {
   const uncertain: Array<[Partial<ObservationClosure>, string[]]> = [
     [{ workerExit: 'not_observed' }, ['worker_shutdown_unverified']],
     [{ persistence: 'unknown' }, ['pending_persistence_uncertain']],
-    [{ persistence: 'not_applied', guardRelease: 'retained' }, ['pending_persistence_uncertain', 'guard_release_uncertain']],
+    [
+      { persistence: 'not_applied', guardRelease: 'retained' },
+      ['pending_persistence_uncertain', 'guard_release_uncertain'],
+    ],
     [{ guardRelease: 'unknown' }, ['guard_release_uncertain']],
-    [{ workerExit: 'not_observed', persistence: 'unknown', guardRelease: 'unknown' }, ['worker_shutdown_unverified', 'pending_persistence_uncertain', 'guard_release_uncertain']],
+    [
+      { workerExit: 'not_observed', persistence: 'unknown', guardRelease: 'unknown' },
+      ['worker_shutdown_unverified', 'pending_persistence_uncertain', 'guard_release_uncertain'],
+    ],
   ];
   it.each(uncertain)('%j ⇒ INCOMPLETE %j', (over, reasons) => {
     const closure = { ...verified, ...over };
     expect(incompleteReasons(closure)).toEqual(reasons);
-    expect(() => assertObservationClosed(closure)).toThrow(expect.objectContaining({ name: 'Quality.Incomplete', code: 'quality.incomplete' }));
+    expect(() => assertObservationClosed(closure)).toThrow(
+      expect.objectContaining({ name: 'Quality.Incomplete', code: 'quality.incomplete' }),
+    );
   });
 
   it('remote termination is never claimed', () => {

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { JOURNAL_STATES } from '../../src/domain/delivery/journal-states.js';
-import { generationDigest, indexProjection, inspectProjection, shortDigest, type InspectInput } from '../../src/domain/quality/projection.js';
+import {
+  generationDigest,
+  indexProjection,
+  inspectProjection,
+  shortDigest,
+  type InspectInput,
+} from '../../src/domain/quality/projection.js';
 import { replayReceipt, type ReceiptInput } from '../../src/domain/quality/receipt.js';
 import { replayWindowOf } from '../../src/domain/quality/replay-window.js';
 import { originalProbes } from '../../src/domain/quality/probes.js';
@@ -25,7 +31,12 @@ const base = {
   evidence: 'valid' as const,
   now: '2026-01-03T00:00:00.000Z',
 };
-const published = { state: 'PUBLISHED' as const, hasPublicationFact: true, dispatchCount: 1, ownedStagesRecorded: true };
+const published = {
+  state: 'PUBLISHED' as const,
+  hasPublicationFact: true,
+  dispatchCount: 1,
+  ownedStagesRecorded: true,
+};
 
 /** Every object's keys are in sorted order, at every depth. */
 function assertSortedKeys(value: unknown): void {
@@ -48,7 +59,13 @@ const GOLDEN_RECEIPT =
 
 describe('inspect projection (U9, §7.1)', () => {
   const pending = () => inspectProjection({ ...base, journal: published, capsule: pendingCapsule() });
-  const held = () => inspectProjection({ ...base, invocationId: 'inv-1123456789abcdefghjkmnpqrs', journal: published, capsule: withReader(preparedCapsule()) });
+  const held = () =>
+    inspectProjection({
+      ...base,
+      invocationId: 'inv-1123456789abcdefghjkmnpqrs',
+      journal: published,
+      capsule: withReader(preparedCapsule()),
+    });
 
   it('golden: TARGET_PENDING after a proven publication', () => {
     expect(JSON.stringify(pending())).toBe(GOLDEN_PENDING);
@@ -83,7 +100,9 @@ describe('inspect projection (U9, §7.1)', () => {
           const p = inspectProjection(input);
           const text = JSON.stringify(p);
           expect(['proven', 'not_proven', 'unknown']).toContain(p.replay_details.target_commit);
-          expect(['complete', 'pending', 'failed', 'not_started', 'staged_only', 'unknown']).toContain(p.replay_details.governance);
+          expect(['complete', 'pending', 'failed', 'not_started', 'staged_only', 'unknown']).toContain(
+            p.replay_details.governance,
+          );
           assertSortedKeys(p);
           expect(text).not.toContain(TOKEN);
           expect(text).not.toContain(CANDIDATE_UUID);
@@ -108,22 +127,41 @@ describe('inspect projection (U9, §7.1)', () => {
 
   it('an unreadable journal gives unknowns and no action', () => {
     const p = inspectProjection({ ...base, journal: 'unreadable', capsule: completeCapsule() });
-    expect(p).toMatchObject({ journal_state: 'unknown', dispatch_count: 'unknown', holds_custody: 'unknown', permitted_actions: [] });
+    expect(p).toMatchObject({
+      journal_state: 'unknown',
+      dispatch_count: 'unknown',
+      holds_custody: 'unknown',
+      permitted_actions: [],
+    });
     expect(p.replay_details.target_commit).toBe('unknown');
   });
 
   it('a retired capsule shows its window, closed by the clock after its end', () => {
     const released = { ...published, state: 'CUSTODY_RELEASED' as const };
     const open = inspectProjection({ ...base, journal: released, capsule: retiredCapsule(), replayWindowDays: 14 });
-    expect(open).toMatchObject({ permitted_actions: ['replay'], replay_window: { closed: false, ends_at: '2026-01-16T03:05:00.000Z', reason: null } });
-    const late = inspectProjection({ ...base, now: '2026-02-01T00:00:00.000Z', journal: released, capsule: retiredCapsule() });
-    expect(late).toMatchObject({ permitted_actions: [], diagnostic_code: 'quality.replay_window_closed', replay_window: { closed: true, reason: 'expired' } });
+    expect(open).toMatchObject({
+      permitted_actions: ['replay'],
+      replay_window: { closed: false, ends_at: '2026-01-16T03:05:00.000Z', reason: null },
+    });
+    const late = inspectProjection({
+      ...base,
+      now: '2026-02-01T00:00:00.000Z',
+      journal: released,
+      capsule: retiredCapsule(),
+    });
+    expect(late).toMatchObject({
+      permitted_actions: [],
+      diagnostic_code: 'quality.replay_window_closed',
+      replay_window: { closed: true, reason: 'expired' },
+    });
   });
 
   it('retained_governance_count counts non-COMPLETE v2, held guards and unknown capsules only', () => {
     const of = (capsule: CapsuleRead) => inspectProjection({ ...base, journal: published, capsule });
     expect(indexProjection([of(completeCapsule()), of(v1Capsule()), of('absent')]).retained_governance_count).toBe(0);
-    expect(indexProjection([of(failedCapsule()), of('unreadable'), of(preparedCapsule())]).retained_governance_count).toBe(3);
+    expect(
+      indexProjection([of(failedCapsule()), of('unreadable'), of(preparedCapsule())]).retained_governance_count,
+    ).toBe(3);
   });
 
   it('digests print as sha256: + 16 hex; generation only as a digest', () => {
@@ -134,7 +172,11 @@ describe('inspect projection (U9, §7.1)', () => {
 });
 
 describe('replay receipt (U9, §7.3, N21, I9)', () => {
-  const probes = originalProbes({ rules: { rowCountMatchesReceipts: true, uniqueKeys: true, notNull: [], assertions: [] }, keyColumns: ['event_id'], receiptsTotal: 1000 });
+  const probes = originalProbes({
+    rules: { rowCountMatchesReceipts: true, uniqueKeys: true, notNull: [], assertions: [] },
+    keyColumns: ['event_id'],
+    receiptsTotal: 1000,
+  });
   const capsule = retiredCapsule();
   const input: ReceiptInput = {
     invocationId: base.invocationId,
@@ -162,14 +204,44 @@ describe('replay receipt (U9, §7.3, N21, I9)', () => {
     ['completion evidence unreadable', { completion: { evidence: 'unreadable' } }, 'quality.evidence_unreadable'],
     ['version rollback', { completion: { evidence: 'valid', version: 9 } }, 'quality.authority_version_rollback'],
     ['authority replaced', { authorityBinding: 'replaced' }, 'quality.authority_replaced'],
-    ['generation changed', { currentGenerationUuid: '0f1e2d3c-4b5a-8697-a8b9-cadbecfd0e10' }, 'quality.generation_changed'],
-    ['window expired', { replayWindow: replayWindowOf({ capsule, days: 14, now: '2026-03-01T00:00:00.000Z' }) }, 'quality.replay_window_closed'],
+    [
+      'generation changed',
+      { currentGenerationUuid: '0f1e2d3c-4b5a-8697-a8b9-cadbecfd0e10' },
+      'quality.generation_changed',
+    ],
+    [
+      'window expired',
+      { replayWindow: replayWindowOf({ capsule, days: 14, now: '2026-03-01T00:00:00.000Z' }) },
+      'quality.replay_window_closed',
+    ],
     ['not COMPLETE', { capsule: pendingCapsule() }, 'quality.action_not_permitted'],
     ['v1', { capsule: v1Capsule() }, 'quality.action_not_permitted'],
     ['never dispatched', { dispatchCount: 0 }, 'quality.action_not_permitted'],
-    ['a failed original result', { results: [{ name: probes[0]!.name, result: 'PASSED' }, { name: probes[1]!.name, result: 'FAILED' }] }, 'quality.evidence_malformed'],
-    ['a malformed original result', { results: [{ name: probes[0]!.name, result: 'MALFORMED' }, { name: probes[1]!.name, result: 'PASSED' }] }, 'quality.evidence_malformed'],
-    ['a missing original result', { results: [{ name: probes[0]!.name, result: 'PASSED' }] }, 'quality.evidence_malformed'],
+    [
+      'a failed original result',
+      {
+        results: [
+          { name: probes[0]!.name, result: 'PASSED' },
+          { name: probes[1]!.name, result: 'FAILED' },
+        ],
+      },
+      'quality.evidence_malformed',
+    ],
+    [
+      'a malformed original result',
+      {
+        results: [
+          { name: probes[0]!.name, result: 'MALFORMED' },
+          { name: probes[1]!.name, result: 'PASSED' },
+        ],
+      },
+      'quality.evidence_malformed',
+    ],
+    [
+      'a missing original result',
+      { results: [{ name: probes[0]!.name, result: 'PASSED' }] },
+      'quality.evidence_malformed',
+    ],
     ['no probes at all', { probes: [], results: [] }, 'quality.evidence_malformed'],
   ];
   it.each(refusals)('%s ⇒ no receipt (%s)', (_label, over, code) => {

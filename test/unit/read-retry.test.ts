@@ -1,12 +1,21 @@
 import { describe, expect, it } from 'vitest';
 import { classifyClickHouseError } from '../../src/domain/clickhouse-errors.js';
-import { readRetryBackoffMs, retryRead, SYSTEM_RETRY_TIMING, type ReadRetryPolicy, type RetryTiming, type StatementKind } from '../../src/engine/read-retry.js';
+import {
+  readRetryBackoffMs,
+  retryRead,
+  SYSTEM_RETRY_TIMING,
+  type ReadRetryPolicy,
+  type RetryTiming,
+  type StatementKind,
+} from '../../src/engine/read-retry.js';
 
 const serverError = (code: string, type: string, message: string) => Object.assign(new Error(message), { code, type });
 const noNode = () => serverError('999', 'KEEPER_EXCEPTION', 'No node, path: /clickhouse/x');
 
 /** A clock the test moves: attempts and sleeps advance it; nothing waits for real. */
-function fakeTiming(options: { oversleepMs?: number; onSleep?: (ms: number, signal: AbortSignal) => Promise<void> | void } = {}) {
+function fakeTiming(
+  options: { oversleepMs?: number; onSleep?: (ms: number, signal: AbortSignal) => Promise<void> | void } = {},
+) {
   let now = 1_000_000;
   const sleeps: number[] = [];
   const timing: RetryTiming = {
@@ -51,7 +60,9 @@ describe('retryRead (U6, K3)', () => {
     const fake = fakeTiming();
     const { attempt, starts } = scripted(fake, []);
     for (const kind of ['mutation', 'READ', 'write', undefined] as unknown as StatementKind[]) {
-      const error = await failureOf(retryRead(kind, POLICY, new AbortController().signal, attempt, classifyClickHouseError, fake.timing));
+      const error = await failureOf(
+        retryRead(kind, POLICY, new AbortController().signal, attempt, classifyClickHouseError, fake.timing),
+      );
       expect(error).toMatchObject({ name: 'Cutpoint.ValidationError', code: 'cutpoint.retry_not_read_only' });
     }
     expect(starts).toEqual([]);
@@ -69,7 +80,9 @@ describe('retryRead (U6, K3)', () => {
       { max_attempts: 2, max_elapsed_ms: Number.NaN },
     ];
     for (const policy of bad) {
-      const error = await failureOf(retryRead('read', policy, new AbortController().signal, attempt, classifyClickHouseError, fake.timing));
+      const error = await failureOf(
+        retryRead('read', policy, new AbortController().signal, attempt, classifyClickHouseError, fake.timing),
+      );
       expect(error).toMatchObject({ name: 'Cutpoint.ValidationError', code: 'cutpoint.retry_policy_invalid' });
     }
     expect(starts).toEqual([]);
@@ -79,7 +92,11 @@ describe('retryRead (U6, K3)', () => {
     const fake = fakeTiming();
     const first = noNode();
     const { attempt, starts } = scripted(fake, [first]);
-    expect(await failureOf(retryRead('read', undefined, new AbortController().signal, attempt, classifyClickHouseError, fake.timing))).toBe(first);
+    expect(
+      await failureOf(
+        retryRead('read', undefined, new AbortController().signal, attempt, classifyClickHouseError, fake.timing),
+      ),
+    ).toBe(first);
     expect(starts).toHaveLength(1);
     expect(fake.sleeps).toEqual([]);
   });
@@ -88,7 +105,9 @@ describe('retryRead (U6, K3)', () => {
     const fake = fakeTiming();
     const controller = new AbortController();
     const { attempt, starts, signals } = scripted(fake, [noNode()]);
-    expect(await retryRead('read', POLICY, controller.signal, attempt, classifyClickHouseError, fake.timing)).toBe('ok after 2');
+    expect(await retryRead('read', POLICY, controller.signal, attempt, classifyClickHouseError, fake.timing)).toBe(
+      'ok after 2',
+    );
     expect(starts).toHaveLength(2);
     expect(signals).toEqual([controller.signal, controller.signal]);
     expect(fake.sleeps).toEqual([readRetryBackoffMs(1)]);
@@ -100,7 +119,11 @@ describe('retryRead (U6, K3)', () => {
       const attempt = async (): Promise<string> => {
         throw thrown;
       };
-      expect(await failureOf(retryRead('read', POLICY, new AbortController().signal, attempt, classifyClickHouseError, fake.timing))).toBe(thrown);
+      expect(
+        await failureOf(
+          retryRead('read', POLICY, new AbortController().signal, attempt, classifyClickHouseError, fake.timing),
+        ),
+      ).toBe(thrown);
     }
   });
 
@@ -110,7 +133,11 @@ describe('retryRead (U6, K3)', () => {
       const errors = [noNode(), noNode(), noNode(), noNode()];
       const { attempt, starts } = scripted(fake, errors);
       const policy = { max_attempts: max, max_elapsed_ms: 10_000 };
-      expect(await failureOf(retryRead('read', policy, new AbortController().signal, attempt, classifyClickHouseError, fake.timing))).toBe(errors[max - 1]);
+      expect(
+        await failureOf(
+          retryRead('read', policy, new AbortController().signal, attempt, classifyClickHouseError, fake.timing),
+        ),
+      ).toBe(errors[max - 1]);
       expect(starts).toHaveLength(max);
       expect(fake.sleeps).toEqual([100, 200].slice(0, max - 1));
     }
@@ -129,7 +156,11 @@ describe('retryRead (U6, K3)', () => {
     for (const error of others) {
       const fake = fakeTiming();
       const { attempt, starts } = scripted(fake, [error]);
-      expect(await failureOf(retryRead('read', POLICY, new AbortController().signal, attempt, classifyClickHouseError, fake.timing))).toBe(error);
+      expect(
+        await failureOf(
+          retryRead('read', POLICY, new AbortController().signal, attempt, classifyClickHouseError, fake.timing),
+        ),
+      ).toBe(error);
       expect(starts).toHaveLength(1);
     }
   });
@@ -140,7 +171,11 @@ describe('retryRead (U6, K3)', () => {
     const t0 = fake.now();
     const errors = [noNode(), noNode(), noNode()];
     const slow = scripted(fake, errors, 6000);
-    expect(await failureOf(retryRead('read', POLICY, new AbortController().signal, slow.attempt, classifyClickHouseError, fake.timing))).toBe(errors[1]);
+    expect(
+      await failureOf(
+        retryRead('read', POLICY, new AbortController().signal, slow.attempt, classifyClickHouseError, fake.timing),
+      ),
+    ).toBe(errors[1]);
     expect(slow.starts.map((s) => s - t0)).toEqual([0, 6100]);
     // The third retry is refused before its backoff, not after sleeping through it.
     expect(fake.sleeps).toEqual([100]);
@@ -152,7 +187,16 @@ describe('retryRead (U6, K3)', () => {
     ] as const) {
       const at = fakeTiming();
       const s = scripted(at, [noNode(), noNode()], 1000);
-      await failureOf(retryRead('read', { max_attempts: 3, max_elapsed_ms: budget }, new AbortController().signal, s.attempt, classifyClickHouseError, at.timing));
+      await failureOf(
+        retryRead(
+          'read',
+          { max_attempts: 3, max_elapsed_ms: budget },
+          new AbortController().signal,
+          s.attempt,
+          classifyClickHouseError,
+          at.timing,
+        ),
+      );
       expect(s.starts).toHaveLength(attempts);
       expect(at.sleeps).toEqual([100].slice(0, attempts - 1));
     }
@@ -162,7 +206,11 @@ describe('retryRead (U6, K3)', () => {
     const fake = fakeTiming({ oversleepMs: 20_000 });
     const first = noNode();
     const { attempt, starts } = scripted(fake, [first, noNode()]);
-    expect(await failureOf(retryRead('read', POLICY, new AbortController().signal, attempt, classifyClickHouseError, fake.timing))).toBe(first);
+    expect(
+      await failureOf(
+        retryRead('read', POLICY, new AbortController().signal, attempt, classifyClickHouseError, fake.timing),
+      ),
+    ).toBe(first);
     expect(starts).toHaveLength(1);
     expect(fake.sleeps).toEqual([100]);
   });
@@ -173,7 +221,9 @@ describe('retryRead (U6, K3)', () => {
     const deadline = new Error('deadline');
     controller.abort(deadline);
     const { attempt, starts } = scripted(fake, []);
-    expect(await failureOf(retryRead('read', POLICY, controller.signal, attempt, classifyClickHouseError, fake.timing))).toBe(deadline);
+    expect(
+      await failureOf(retryRead('read', POLICY, controller.signal, attempt, classifyClickHouseError, fake.timing)),
+    ).toBe(deadline);
     expect(starts).toEqual([]);
   });
 
@@ -187,7 +237,9 @@ describe('retryRead (U6, K3)', () => {
       controller.abort(new Error('deadline'));
       throw failure;
     };
-    expect(await failureOf(retryRead('read', POLICY, controller.signal, attempt, classifyClickHouseError, fake.timing))).toBe(failure);
+    expect(
+      await failureOf(retryRead('read', POLICY, controller.signal, attempt, classifyClickHouseError, fake.timing)),
+    ).toBe(failure);
     expect(starts).toBe(1);
     expect(fake.sleeps).toEqual([]);
   });
@@ -203,7 +255,9 @@ describe('retryRead (U6, K3)', () => {
       controller.abort(new Error('deadline'));
       throw failure;
     };
-    expect(await failureOf(retryRead('read', POLICY, controller.signal, attempt, alwaysNoNode, fake.timing))).toBe(failure);
+    expect(await failureOf(retryRead('read', POLICY, controller.signal, attempt, alwaysNoNode, fake.timing))).toBe(
+      failure,
+    );
     expect(starts).toBe(1);
     expect(fake.sleeps).toEqual([]);
   });
@@ -220,7 +274,9 @@ describe('retryRead (U6, K3)', () => {
         },
       });
       const { attempt, starts } = scripted(fake, [noNode(), noNode()]);
-      expect(await failureOf(retryRead('read', POLICY, controller.signal, attempt, classifyClickHouseError, fake.timing))).toBe(deadline);
+      expect(
+        await failureOf(retryRead('read', POLICY, controller.signal, attempt, classifyClickHouseError, fake.timing)),
+      ).toBe(deadline);
       expect(starts).toHaveLength(1);
       expect(fake.sleeps).toEqual([100]);
     }
@@ -241,7 +297,9 @@ describe('retryRead (U6, K3)', () => {
       setTimeout(() => controller.abort(new Error('deadline')), 5);
       throw noNode();
     };
-    expect(await failureOf(retryRead('read', POLICY, controller.signal, attempt, classifyClickHouseError))).toMatchObject({ message: 'deadline' });
+    expect(
+      await failureOf(retryRead('read', POLICY, controller.signal, attempt, classifyClickHouseError)),
+    ).toMatchObject({ message: 'deadline' });
     expect(starts).toBe(1);
   });
 });

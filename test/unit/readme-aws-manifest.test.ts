@@ -14,7 +14,10 @@ import { fencedBlocks, markedBlock, markerNames, repoFile, section } from './rea
 const readme = repoFile('README.md');
 const runbook = section(readme, 'Deploy and run on AWS') ?? '';
 const manifestBlock = markedBlock(runbook, 'aws-route-manifest');
-if (!manifestBlock) throw new Error('README "Deploy and run on AWS" has no route manifest for AWS (a yaml block after <!-- aws-route-manifest -->)');
+if (!manifestBlock)
+  throw new Error(
+    'README "Deploy and run on AWS" has no route manifest for AWS (a yaml block after <!-- aws-route-manifest -->)',
+  );
 const manifestText = manifestBlock.body;
 const manifest = parseManifest(manifestText, '/etc/cutpoint/route.yaml');
 /** A secret's ARN ends in its name, a dash and 6 random characters Secrets Manager adds. */
@@ -39,7 +42,9 @@ describe('README "Deploy and run on AWS": the first-deploy runbook', () => {
     expect(selectRoute(manifest, 'daily').route.target.mode).toBe('replace_window');
     expect(selectRoute(manifest, 'lake_daily').route.target.mode).toBe('exchange');
     for (const binding of Object.values(manifest.bindings)) {
-      expect(binding.secretArn, binding.name).toMatch(/^arn:aws:secretsmanager:[a-z0-9-]+:\d{12}:secret:cutpoint\/delivery\//);
+      expect(binding.secretArn, binding.name).toMatch(
+        /^arn:aws:secretsmanager:[a-z0-9-]+:\d{12}:secret:cutpoint\/delivery\//,
+      );
       expect(binding.urlEnv, `${binding.name}: the AWS manifest names no environment variable`).toBeUndefined();
     }
   });
@@ -67,7 +72,11 @@ describe('README "Deploy and run on AWS": the first-deploy runbook', () => {
       expect(settings.url, binding.name).toMatch(schemes[binding.kind]);
       expect(settings.username, binding.name).toBeTruthy();
     }
-    expect([...documented.keys()].sort()).toEqual(Object.values(manifest.bindings).map((b) => nameOf(b.secretArn!)).sort());
+    expect([...documented.keys()].sort()).toEqual(
+      Object.values(manifest.bindings)
+        .map((b) => nameOf(b.secretArn!))
+        .sort(),
+    );
   });
 
   it('bootstraps, deploys both stacks and subscribes operators to the incident and operations topics by stack output', () => {
@@ -78,7 +87,9 @@ describe('README "Deploy and run on AWS": the first-deploy runbook', () => {
     expect(commands).toContain('npx cdk bootstrap aws://ACCOUNT/');
     expect(commands).toContain('npx cdk deploy --all');
     for (const output of ['IncidentTopicArn', 'OperationsTopicArn']) {
-      expect(commands).toMatch(new RegExp(`aws sns subscribe --topic-arn "\\$\\(cp_out CutpointStateful ${output}\\)"`));
+      expect(commands).toMatch(
+        new RegExp(`aws sns subscribe --topic-arn "\\$\\(cp_out CutpointStateful ${output}\\)"`),
+      );
     }
     expect(runbook).toContain('(docs/flows.md)');
     expect(runbook).toContain('(docs/runbook/README.md)');

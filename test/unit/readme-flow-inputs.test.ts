@@ -37,7 +37,10 @@ function stores(reached: string[]): { ports: Ports; refusing: (what: string) => 
         },
       },
     ) as never;
-  return { ports: { authority: refusing('authority'), objects: refusing('objects'), clock: refusing('clock') }, refusing };
+  return {
+    ports: { authority: refusing('authority'), objects: refusing('objects'), clock: refusing('clock') },
+    refusing,
+  };
 }
 
 /** Runs a flow as deployed, up to the first store; `reached` lists what was touched. */
@@ -55,7 +58,8 @@ async function runToFirstStore(flow: string, input: unknown): Promise<{ run: Flo
   // resolves the target binding from Secrets Manager, not the environment.
   const secrets = () => refusing('secrets');
   const taskHandlers = {
-    QualityOperatorObserveFunctionArn: (event: unknown) => readerStep(operatorObserveStep, { secrets })(operatorInputFirst(stepDeps))(event, {}),
+    QualityOperatorObserveFunctionArn: (event: unknown) =>
+      readerStep(operatorObserveStep, { secrets })(operatorInputFirst(stepDeps))(event, {}),
   };
   const run = await runFlow(flow, input, { ports, stepDeps, taskHandlers, retryIntervalMs: 0 });
   return { run, reached };
@@ -74,10 +78,14 @@ describe('docs/flows.md: an execution input for every flow', () => {
   });
 
   describe.each(FLOWS.map((f) => [f.name, f.type] as const))('%s', (flow, type) => {
-    it('its console input passes the ASL and the first step validation, up to the first store', { timeout: 60_000 }, async () => {
-      const { run, reached } = await runToFirstStore(flow, consoleInput(flow));
-      expect(reached, `${flow} refused its documented input: ${run.error}: ${run.cause}`).not.toEqual([]);
-    });
+    it(
+      'its console input passes the ASL and the first step validation, up to the first store',
+      { timeout: 60_000 },
+      async () => {
+        const { run, reached } = await runToFirstStore(flow, consoleInput(flow));
+        expect(reached, `${flow} refused its documented input: ${run.error}: ${run.cause}`).not.toEqual([]);
+      },
+    );
 
     it('an empty input is refused before any store (the check above can fail)', { timeout: 60_000 }, async () => {
       const { run, reached } = await runToFirstStore(flow, {});
@@ -96,14 +104,19 @@ describe('docs/flows.md: an execution input for every flow', () => {
       // An inline --input '…' is the console input itself; a file:// one is built from the manifest.
       const inline = /--input '([^']*)'/.exec(text!);
       if (inline) expect(JSON.parse(inline[1]!)).toEqual(consoleInput(flow));
-      else expect(text).toMatch(/jq -Rs '\{.*manifestText: \., selector: "[^"]+".*\}' \/etc\/cutpoint\/route\.yaml > [a-z-]+\.json\n|--input file:\/\/recovery\.json/);
+      else
+        expect(text).toMatch(
+          /jq -Rs '\{.*manifestText: \., selector: "[^"]+".*\}' \/etc\/cutpoint\/route\.yaml > [a-z-]+\.json\n|--input file:\/\/recovery\.json/,
+        );
     });
   });
 
   it("every manifestText is the README's AWS route manifest, byte for byte (what `jq -Rs` makes of the file)", () => {
     const manifest = markedBlock(repoFile('README.md'), 'aws-route-manifest');
     expect(manifest?.lang).toBe('yaml');
-    const texts = FLOWS.map((f) => (consoleInput(f.name) as { manifestText?: unknown }).manifestText).filter((t) => t !== undefined);
+    const texts = FLOWS.map((f) => (consoleInput(f.name) as { manifestText?: unknown }).manifestText).filter(
+      (t) => t !== undefined,
+    );
     expect(texts.length).toBeGreaterThanOrEqual(6);
     for (const text of texts) expect(text).toBe(`${manifest!.body}\n`);
   });

@@ -9,12 +9,23 @@ const MAGIC = text('CPWAL1\n');
 function frame(...records: Uint8Array[]): Uint8Array {
   const parts: number[] = [...MAGIC];
   for (const r of records) {
-    parts.push((r.byteLength >>> 24) & 0xff, (r.byteLength >>> 16) & 0xff, (r.byteLength >>> 8) & 0xff, r.byteLength & 0xff, ...r);
+    parts.push(
+      (r.byteLength >>> 24) & 0xff,
+      (r.byteLength >>> 16) & 0xff,
+      (r.byteLength >>> 8) & 0xff,
+      r.byteLength & 0xff,
+      ...r,
+    );
   }
   return new Uint8Array(parts);
 }
 
-const malformed = (why: string) => expect.objectContaining({ name: 'Cutpoint.ValidationError', code: 'stream.malformed_batch', message: expect.stringContaining(why) });
+const malformed = (why: string) =>
+  expect.objectContaining({
+    name: 'Cutpoint.ValidationError',
+    code: 'stream.malformed_batch',
+    message: expect.stringContaining(why),
+  });
 
 describe('WAL framing: encode', () => {
   it('writes the magic line, then each record as a 4-byte big-endian length and its bytes', () => {
@@ -26,8 +37,13 @@ describe('WAL framing: encode', () => {
 
   it('refuses an empty batch, a record over the record limit and a batch over the batch limit', () => {
     expect(() => encodeBatch([])).toThrow(expect.objectContaining({ code: 'stream.empty_batch' }));
-    expect(() => encodeBatch([new Uint8Array(MAX_RECORD_BYTES + 1)])).toThrow(expect.objectContaining({ code: 'stream.record_too_large' }));
-    const many = Array.from({ length: Math.ceil(MAX_BATCH_BYTES / MAX_RECORD_BYTES) }, () => new Uint8Array(MAX_RECORD_BYTES));
+    expect(() => encodeBatch([new Uint8Array(MAX_RECORD_BYTES + 1)])).toThrow(
+      expect.objectContaining({ code: 'stream.record_too_large' }),
+    );
+    const many = Array.from(
+      { length: Math.ceil(MAX_BATCH_BYTES / MAX_RECORD_BYTES) },
+      () => new Uint8Array(MAX_RECORD_BYTES),
+    );
     expect(() => encodeBatch(many)).toThrow(expect.objectContaining({ code: 'stream.batch_too_large' }));
   });
 

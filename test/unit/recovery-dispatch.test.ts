@@ -15,7 +15,9 @@ describe('recovery execution names', () => {
     expect(recoveryExecutionName('commit-generation', 'a1b2')).toBe('recover-commit-generation-a1b2');
     expect(recoveryExecutionName('deliver-window', 'daily')).toBe(recoveryExecutionName('deliver-window', 'daily'));
     // One recovering flow (delivery-reconcile) recovers two flows whose executions may share a name.
-    expect(recoveryExecutionName('deliver-window', 'daily')).not.toBe(recoveryExecutionName('publish-clickhouse', 'daily'));
+    expect(recoveryExecutionName('deliver-window', 'daily')).not.toBe(
+      recoveryExecutionName('publish-clickhouse', 'daily'),
+    );
   });
 
   it('a UUID-named execution of the longest flow name keeps its whole name', () => {
@@ -37,13 +39,24 @@ describe('recovery execution names', () => {
 });
 
 describe('designed stops, from the ASL', () => {
-  it('every Fail state\'s Error, and the caught errors a Fail state with ErrorPath passes on', () => {
-    expect(designedStopErrors(loadAsl('commit-generation'))).toEqual(['Generation.Inconsistent', 'Generation.RecoveryExhausted', 'Generation.Rejected', 'Generation.Undecided']);
-    expect(designedStopErrors(loadAsl('deliver-window'))).toEqual(expect.arrayContaining(['Delivery.NeedsRecovery', 'Delivery.CleanupUnproved', 'Delivery.StepRefused']));
+  it("every Fail state's Error, and the caught errors a Fail state with ErrorPath passes on", () => {
+    expect(designedStopErrors(loadAsl('commit-generation'))).toEqual([
+      'Generation.Inconsistent',
+      'Generation.RecoveryExhausted',
+      'Generation.Rejected',
+      'Generation.Undecided',
+    ]);
+    expect(designedStopErrors(loadAsl('deliver-window'))).toEqual(
+      expect.arrayContaining(['Delivery.NeedsRecovery', 'Delivery.CleanupUnproved', 'Delivery.StepRefused']),
+    );
     // stream-compact's Refused state passes on the Compact step's caught refusal.
     expect(designedStopErrors(loadAsl('stream-compact'))).toContain('Stream.CompactionNotCommitted');
     // stream-maintain's Refused state passes on its input check's refusal.
-    expect(designedStopErrors(loadAsl('stream-maintain'))).toEqual(['Cutpoint.ValidationError', 'Stream.MaintenanceIncomplete', 'Stream.TooManyLanes']);
+    expect(designedStopErrors(loadAsl('stream-maintain'))).toEqual([
+      'Cutpoint.ValidationError',
+      'Stream.MaintenanceIncomplete',
+      'Stream.TooManyLanes',
+    ]);
   });
 
   it('classifies an ended execution: a designed error is a designed stop, any other failure failed', () => {
@@ -68,12 +81,29 @@ describe('designed stops, from the ASL', () => {
 });
 
 describe('dispatcher input', () => {
-  const detail = { executionArn: 'arn:aws:states:eu-west-1:111111111111:execution:m:n', name: 'n', status: 'FAILED', input: '{}', inputDetails: { included: true } };
+  const detail = {
+    executionArn: 'arn:aws:states:eu-west-1:111111111111:execution:m:n',
+    name: 'n',
+    status: 'FAILED',
+    input: '{}',
+    inputDetails: { included: true },
+  };
 
   it('refuses an event it cannot act on, with a stable code', () => {
-    expect(() => parseDispatchRequest({ designedStops: [], detail })).toThrow(expect.objectContaining({ name: 'Cutpoint.ValidationError', code: 'recovery.event_invalid' }));
-    expect(() => parseDispatchRequest({ flow: 'f', designedStops: [], detail: { ...detail, status: 'RUNNING' } })).toThrow(expect.objectContaining({ code: 'recovery.status_not_terminal' }));
-    expect(() => parseDispatchRequest({ flow: 'f', designedStops: [], recovery: { by: 'g', stateMachineArn: 'arn', on: ['SUCCEEDED'] }, detail })).toThrow(expect.objectContaining({ code: 'recovery.event_invalid' }));
+    expect(() => parseDispatchRequest({ designedStops: [], detail })).toThrow(
+      expect.objectContaining({ name: 'Cutpoint.ValidationError', code: 'recovery.event_invalid' }),
+    );
+    expect(() =>
+      parseDispatchRequest({ flow: 'f', designedStops: [], detail: { ...detail, status: 'RUNNING' } }),
+    ).toThrow(expect.objectContaining({ code: 'recovery.status_not_terminal' }));
+    expect(() =>
+      parseDispatchRequest({
+        flow: 'f',
+        designedStops: [],
+        recovery: { by: 'g', stateMachineArn: 'arn', on: ['SUCCEEDED'] },
+        detail,
+      }),
+    ).toThrow(expect.objectContaining({ code: 'recovery.event_invalid' }));
     for (const recoveryStops of [
       { runs: 'sometimes', subject: 'lane', pages: [], deterministic: [] },
       { runs: 'always', subject: 'lake', pages: [], deterministic: [] },
@@ -82,10 +112,20 @@ describe('dispatcher input', () => {
       { runs: 'always', subject: 'lane', pages: [], deterministic: 'Stream.Unresolvable' },
       'pages',
     ]) {
-      expect(() => parseDispatchRequest({ flow: 'f', designedStops: [], recoveryStops, detail }), JSON.stringify(recoveryStops)).toThrow(expect.objectContaining({ code: 'recovery.event_invalid' }));
+      expect(
+        () => parseDispatchRequest({ flow: 'f', designedStops: [], recoveryStops, detail }),
+        JSON.stringify(recoveryStops),
+      ).toThrow(expect.objectContaining({ code: 'recovery.event_invalid' }));
     }
-    const stops = { runs: 'always', subject: 'lane', pages: ['Stream.Unresolvable'], deterministic: ['Stream.Rejected', 'Stream.Unresolvable'] };
-    expect(parseDispatchRequest({ flow: 'f', designedStops: [], recoveryStops: stops, detail }).recoveryStops).toEqual(stops);
+    const stops = {
+      runs: 'always',
+      subject: 'lane',
+      pages: ['Stream.Unresolvable'],
+      deterministic: ['Stream.Rejected', 'Stream.Unresolvable'],
+    };
+    expect(parseDispatchRequest({ flow: 'f', designedStops: [], recoveryStops: stops, detail }).recoveryStops).toEqual(
+      stops,
+    );
   });
 
   it('an input that is null, marked truncated or not included is fetched', () => {
@@ -126,9 +166,26 @@ describe('EMF through Powertools', () => {
     metrics.count('ExecutionOutcome', { Flow: 'deliver-window', Outcome: 'designed-stop' });
     metrics.count('RecoveryStarted', { Flow: 'deliver-window' });
     vi.restoreAllMocks();
-    const docs = lines.map((l) => JSON.parse(l) as Record<string, unknown> & { _aws: { CloudWatchMetrics: Array<{ Namespace: string; Dimensions: string[][]; Metrics: Array<{ Name: string; Unit: string }> }> } });
+    const docs = lines.map(
+      (l) =>
+        JSON.parse(l) as Record<string, unknown> & {
+          _aws: {
+            CloudWatchMetrics: Array<{
+              Namespace: string;
+              Dimensions: string[][];
+              Metrics: Array<{ Name: string; Unit: string }>;
+            }>;
+          };
+        },
+    );
     expect(docs).toHaveLength(2);
-    expect(docs[0]!._aws.CloudWatchMetrics).toEqual([{ Namespace: 'Cutpoint', Dimensions: [['Flow', 'Outcome']], Metrics: [{ Name: 'ExecutionOutcome', Unit: 'Count' }] }]);
+    expect(docs[0]!._aws.CloudWatchMetrics).toEqual([
+      {
+        Namespace: 'Cutpoint',
+        Dimensions: [['Flow', 'Outcome']],
+        Metrics: [{ Name: 'ExecutionOutcome', Unit: 'Count' }],
+      },
+    ]);
     expect(docs[0]).toMatchObject({ Flow: 'deliver-window', Outcome: 'designed-stop', ExecutionOutcome: 1 });
     expect(docs[0]).not.toHaveProperty('service');
     expect(docs[1]!._aws.CloudWatchMetrics[0]!.Dimensions).toEqual([['Flow']]);

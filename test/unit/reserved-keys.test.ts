@@ -18,10 +18,13 @@ describe('system object roots', () => {
 
   it.each(systemKeys)('%s is reserved', (key) => {
     expect(systemRootOf(key)).toBeDefined();
-    expect(() => assertOperatorKey(key)).toThrow(expect.objectContaining({ code: 'objects.reserved_key', name: 'Cutpoint.ValidationError' }));
+    expect(() => assertOperatorKey(key)).toThrow(
+      expect.objectContaining({ code: 'objects.reserved_key', name: 'Cutpoint.ValidationError' }),
+    );
   });
 
   it('operator keys elsewhere are not', () => {
-    for (const key of ['sources/a.csv', 'walnut/x', 'delivery', 'my/wal/x']) expect(() => assertOperatorKey(key)).not.toThrow();
+    for (const key of ['sources/a.csv', 'walnut/x', 'delivery', 'my/wal/x'])
+      expect(() => assertOperatorKey(key)).not.toThrow();
   });
 });

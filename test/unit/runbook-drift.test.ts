@@ -32,7 +32,10 @@ describe('docs/runbook: generated from the code, never drifting from it', () => 
     const file = join(root, path);
     const committed = existsSync(file) ? readFileSync(file, 'utf8') : undefined;
     expect(committed, `${path} is missing: run \`${REGENERATE}\` and commit it`).toBeDefined();
-    expect(committed === generated.get(path), `${path} differs from what the code generates: run \`${REGENERATE}\` and commit it`).toBe(true);
+    expect(
+      committed === generated.get(path),
+      `${path} differs from what the code generates: run \`${REGENERATE}\` and commit it`,
+    ).toBe(true);
   });
 
   it('no committed page is left over from a state that no longer exists', () => {
@@ -56,7 +59,9 @@ describe('docs/runbook: generated from the code, never drifting from it', () => 
     for (const page of runbookPages()) {
       expect(page.incoming.length, `${page.subsystem}/${page.state}: how you got here`).toBeGreaterThan(0);
       for (const action of page.permitted) {
-        expect(action.command, `${page.subsystem}/${page.state} ${action.name}`).toMatch(/^(printf .* \| )?npx cutpoint /);
+        expect(action.command, `${page.subsystem}/${page.state} ${action.name}`).toMatch(
+          /^(printf .* \| )?npx cutpoint /,
+        );
         if (action.start) expect(flows, `${page.subsystem}/${page.state} ${action.name}`).toContain(action.start.flow);
       }
     }

@@ -42,33 +42,47 @@ describe('scheduler: fan-out inside one actor', () => {
     expect((await fanOut(seed, false)).trace).toEqual(run.trace);
   });
 
-  it.each([1, 2, 3, 4, 5, 6, 7, 8])('seed %i: a branch that fails leaves its sibling an orphan that still moves', async (seed) => {
-    const run = await fanOut(seed, true);
-    expect(run.outcome).toBe('a failed');
-    expect(run.trace.filter((line) => / fan-out @ b$/.test(line))).toHaveLength(1);
-    expect(run.trace.filter((line) => / other @ other$/.test(line))).toHaveLength(3);
-  });
+  it.each([1, 2, 3, 4, 5, 6, 7, 8])(
+    'seed %i: a branch that fails leaves its sibling an orphan that still moves',
+    async (seed) => {
+      const run = await fanOut(seed, true);
+      expect(run.outcome).toBe('a failed');
+      expect(run.trace.filter((line) => / fan-out @ b$/.test(line))).toHaveLength(1);
+      expect(run.trace.filter((line) => / other @ other$/.test(line))).toHaveLength(3);
+    },
+  );
 });
 
 describe('scheduler: an orphan branch of a child invocation', () => {
-  it.each([1, 2, 3, 4, 5, 6])('seed %i: picked after its invocation ended, it is no zombie and its parent runs on', async (seed) => {
-    const s = new Scheduler(seed, { faultRate: 0, delayRate: 0, stallMs: 2_000 });
-    const moves: string[] = [];
-    void s.spawn('flow', async () => {
-      // The invocation fails on its first branch; its second stays parked after the invocation ended.
-      const once = s.call('flow/Task', () => Promise.all([s.faults.at('put', () => Promise.reject(new Error('put failed'))), s.faults.at('load', effect)]), (actor) => {
-        // Timing out the Task is for a live invocation only (invocations.ts); an ended one must never get here.
-        if (!actor.done) return false;
-        moves.push('ended invocation timed out');
-        s.detach(actor);
-        return true;
+  it.each([1, 2, 3, 4, 5, 6])(
+    'seed %i: picked after its invocation ended, it is no zombie and its parent runs on',
+    async (seed) => {
+      const s = new Scheduler(seed, { faultRate: 0, delayRate: 0, stallMs: 2_000 });
+      const moves: string[] = [];
+      void s.spawn('flow', async () => {
+        // The invocation fails on its first branch; its second stays parked after the invocation ended.
+        const once = s.call(
+          'flow/Task',
+          () =>
+            Promise.all([
+              s.faults.at('put', () => Promise.reject(new Error('put failed'))),
+              s.faults.at('load', effect),
+            ]),
+          (actor) => {
+            // Timing out the Task is for a live invocation only (invocations.ts); an ended one must never get here.
+            if (!actor.done) return false;
+            moves.push('ended invocation timed out');
+            s.detach(actor);
+            return true;
+          },
+        );
+        await once.catch(() => moves.push('task failed'));
+        await s.call('flow/Next', () => s.faults.at('next', effect));
+        moves.push('flow went on');
       });
-      await once.catch(() => moves.push('task failed'));
-      await s.call('flow/Next', () => s.faults.at('next', effect));
-      moves.push('flow went on');
-    });
-    await s.run();
-    expect(moves).toEqual(['task failed', 'flow went on']);
-    expect(s.trace.filter((line) => / flow\/Task @ load/.test(line))).toHaveLength(1);
-  });
+      await s.run();
+      expect(moves).toEqual(['task failed', 'flow went on']);
+      expect(s.trace.filter((line) => / flow\/Task @ load/.test(line))).toHaveLength(1);
+    },
+  );
 });

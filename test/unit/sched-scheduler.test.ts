@@ -36,7 +36,8 @@ describe('the deterministic scheduler', () => {
     const { log, overlap } = await history(7);
     expect(log).toHaveLength(12);
     expect(overlap).toBe(false);
-    for (const name of ['a', 'b', 'c']) expect(log.filter((l) => l.startsWith(name))).toEqual([0, 1, 2, 3].map((i) => `${name}${i}`));
+    for (const name of ['a', 'b', 'c'])
+      expect(log.filter((l) => l.startsWith(name))).toEqual([0, 1, 2, 3].map((i) => `${name}${i}`));
   });
 
   it('gives the same interleaving for the same seed, and other interleavings for other seeds', async () => {
@@ -83,7 +84,8 @@ describe('the deterministic scheduler', () => {
       };
       const outcomes: string[] = [];
       void s.spawn('flow', async () => {
-        for (let n = 0; n < 2; n++) outcomes.push(await invocations.invoke(`T${n}`, task(n)).then(String, (e: Error) => e.name));
+        for (let n = 0; n < 2; n++)
+          outcomes.push(await invocations.invoke(`T${n}`, task(n)).then(String, (e: Error) => e.name));
       });
       await s.run();
       if (invocations.zombies && outcomes.includes('States.Timeout')) {
@@ -93,7 +95,9 @@ describe('the deterministic scheduler', () => {
       }
       if (invocations.duplicates && outcomes.includes('Lambda.ServiceException')) {
         seen.duplicate = true;
-        expect(effects.filter((e) => e.startsWith(`task${outcomes.indexOf('Lambda.ServiceException')}.`))).toHaveLength(3);
+        expect(effects.filter((e) => e.startsWith(`task${outcomes.indexOf('Lambda.ServiceException')}.`))).toHaveLength(
+          3,
+        );
       }
     }
     expect(seen).toEqual({ zombie: true, duplicate: true });

@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_SECRET_TTL_SECONDS, secretTtlMsFromEnv, TtlSecretCache } from '../../src/adapters/secrets-manager/secret-cache.js';
+import {
+  DEFAULT_SECRET_TTL_SECONDS,
+  secretTtlMsFromEnv,
+  TtlSecretCache,
+} from '../../src/adapters/secrets-manager/secret-cache.js';
 import { ConfigError } from '../../src/domain/errors.js';
 import { SecretUnavailableError, type SecretsPort } from '../../src/ports/secrets.js';
 

@@ -7,9 +7,27 @@ import { describe, expect, it } from 'vitest';
  * TimeoutSeconds is below the cap and above the worst case of every path — each Task's
  * tries × TimeoutSeconds plus its largest total backoff, summed along the longest path.
  */
-interface Retrier { ErrorEquals: string[]; IntervalSeconds?: number; MaxAttempts?: number; BackoffRate?: number; MaxDelaySeconds?: number }
-interface State { Type: string; Next?: string; TimeoutSeconds?: number; Retry?: Retrier[]; Catch?: Array<{ Next: string }>; Choices?: Array<{ Next: string }>; Default?: string }
-const asl = JSON.parse(readFileSync('statemachines/stream-append.asl.json', 'utf8')) as { StartAt: string; TimeoutSeconds?: number; States: Record<string, State> };
+interface Retrier {
+  ErrorEquals: string[];
+  IntervalSeconds?: number;
+  MaxAttempts?: number;
+  BackoffRate?: number;
+  MaxDelaySeconds?: number;
+}
+interface State {
+  Type: string;
+  Next?: string;
+  TimeoutSeconds?: number;
+  Retry?: Retrier[];
+  Catch?: Array<{ Next: string }>;
+  Choices?: Array<{ Next: string }>;
+  Default?: string;
+}
+const asl = JSON.parse(readFileSync('statemachines/stream-append.asl.json', 'utf8')) as {
+  StartAt: string;
+  TimeoutSeconds?: number;
+  States: Record<string, State>;
+};
 
 function worstSeconds(state: State): number {
   if (state.Type !== 'Task') return 0;
@@ -20,7 +38,8 @@ function worstSeconds(state: State): number {
   for (const r of retries) {
     const max = r.MaxAttempts ?? 3;
     tries += max;
-    for (let i = 0; i < max; i++) backoff += Math.min((r.IntervalSeconds ?? 1) * (r.BackoffRate ?? 2) ** i, r.MaxDelaySeconds ?? Infinity);
+    for (let i = 0; i < max; i++)
+      backoff += Math.min((r.IntervalSeconds ?? 1) * (r.BackoffRate ?? 2) ** i, r.MaxDelaySeconds ?? Infinity);
   }
   return tries * (state.TimeoutSeconds ?? 99_999) + backoff;
 }
@@ -28,7 +47,14 @@ function worstSeconds(state: State): number {
 function longestPath(name: string, seen: Set<string>): number {
   const state = asl.States[name]!;
   if (seen.has(name)) throw new Error(`cycle through ${name}`);
-  const next = new Set([state.Next, state.Default, ...(state.Catch ?? []).map((c) => c.Next), ...(state.Choices ?? []).map((c) => c.Next)].filter((n): n is string => !!n));
+  const next = new Set(
+    [
+      state.Next,
+      state.Default,
+      ...(state.Catch ?? []).map((c) => c.Next),
+      ...(state.Choices ?? []).map((c) => c.Next),
+    ].filter((n): n is string => !!n),
+  );
   const tail = Math.max(0, ...[...next].map((n) => longestPath(n, new Set([...seen, name]))));
   return worstSeconds(state) + tail;
 }

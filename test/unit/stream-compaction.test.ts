@@ -1,9 +1,25 @@
 import { describe, expect, it } from 'vitest';
-import { compactionKeys, compactionRootOf, compactionTaskId, sameCompaction, sourcesOf, type CompactionRecord } from '../../src/stream/compaction/model.js';
+import {
+  compactionKeys,
+  compactionRootOf,
+  compactionTaskId,
+  sameCompaction,
+  sourcesOf,
+  type CompactionRecord,
+} from '../../src/stream/compaction/model.js';
 import type { CommitRecord } from '../../src/domain/stream.js';
 
 const lane = { stream: 's1', partition: 3 };
-const commit = (start: number, end: number, sha: string): CommitRecord => ({ ...lane, attemptId: `a${start}`, start, end, walKey: `wal/s1/3/a${start}/${sha}.wal`, walSha256: sha, walSize: 10, committedAt: '' });
+const commit = (start: number, end: number, sha: string): CommitRecord => ({
+  ...lane,
+  attemptId: `a${start}`,
+  start,
+  end,
+  walKey: `wal/s1/3/a${start}/${sha}.wal`,
+  walSha256: sha,
+  walSize: 10,
+  committedAt: '',
+});
 
 describe('compaction identity (pure)', () => {
   it('the task id is a function of the exact source set and the slot', () => {
@@ -21,8 +37,22 @@ describe('compaction identity (pure)', () => {
   });
 
   it('exact identity: any field of the run or generation differing is another compaction', () => {
-    const r: CompactionRecord = { ...lane, start: 0, end: 5, root: 'r', generation: 0, taskId: 't', objectKey: 'k', sha256: 'x', size: 1, recordCount: 5, sourceSetDigest: 'd', compactedAt: 'then' };
+    const r: CompactionRecord = {
+      ...lane,
+      start: 0,
+      end: 5,
+      root: 'r',
+      generation: 0,
+      taskId: 't',
+      objectKey: 'k',
+      sha256: 'x',
+      size: 1,
+      recordCount: 5,
+      sourceSetDigest: 'd',
+      compactedAt: 'then',
+    };
     expect(sameCompaction(r, { ...r, compactedAt: 'now' })).toBe(true);
-    for (const change of [{ end: 6 }, { generation: 1 }, { sha256: 'y' }, { sourceSetDigest: 'e' }, { taskId: 'u' }]) expect(sameCompaction(r, { ...r, ...change })).toBe(false);
+    for (const change of [{ end: 6 }, { generation: 1 }, { sha256: 'y' }, { sourceSetDigest: 'e' }, { taskId: 'u' }])
+      expect(sameCompaction(r, { ...r, ...change })).toBe(false);
   });
 });

@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/domain/digest.js';
-import { assertCursorSession, assertSeekTarget, assertTrimRespectsCursors, commitDecision, validateGroup, validatePolicyGroups } from '../../src/stream/cursor/rules.js';
+import {
+  assertCursorSession,
+  assertSeekTarget,
+  assertTrimRespectsCursors,
+  commitDecision,
+  validateGroup,
+  validatePolicyGroups,
+} from '../../src/stream/cursor/rules.js';
 
 /** The consumer cursor rules (src/stream/cursor/rules.ts), pure: no I/O. */
 const lane = { stream: 'orders', partition: 0 };
@@ -17,23 +24,33 @@ describe('cursor commit rules', () => {
   });
 
   it('never past the committed end', () => {
-    expect(() => commitDecision(lane, 'g', { position: 7 }, head, 21)).toThrow(expect.objectContaining({ name: 'Stream.CursorPastEnd', code: 'stream.cursor_past_end' }));
+    expect(() => commitDecision(lane, 'g', { position: 7 }, head, 21)).toThrow(
+      expect.objectContaining({ name: 'Stream.CursorPastEnd', code: 'stream.cursor_past_end' }),
+    );
   });
 
   it('never backwards: that is the separate, explicit seek', () => {
-    expect(() => commitDecision(lane, 'g', { position: 7 }, head, 6)).toThrow(expect.objectContaining({ name: 'Stream.CursorBackwards', code: 'stream.cursor_backwards' }));
+    expect(() => commitDecision(lane, 'g', { position: 7 }, head, 6)).toThrow(
+      expect.objectContaining({ name: 'Stream.CursorBackwards', code: 'stream.cursor_backwards' }),
+    );
   });
 
   it('never below the trim offset (a cursor an unprotected trim passed)', () => {
-    expect(() => commitDecision(lane, 'g', { position: 1 }, head, 3)).toThrow(expect.objectContaining({ name: 'Stream.CursorBelowTrim', code: 'stream.cursor_below_trim' }));
+    expect(() => commitDecision(lane, 'g', { position: 1 }, head, 3)).toThrow(
+      expect.objectContaining({ name: 'Stream.CursorBelowTrim', code: 'stream.cursor_below_trim' }),
+    );
     expect(commitDecision(lane, 'g', { position: 1 }, head, 5)).toBe('advance');
   });
 
   it('a seek may go anywhere in [trim, committed end]', () => {
     expect(() => assertSeekTarget(lane, 'g', head, 5)).not.toThrow();
     expect(() => assertSeekTarget(lane, 'g', head, 20)).not.toThrow();
-    expect(() => assertSeekTarget(lane, 'g', head, 4)).toThrow(expect.objectContaining({ code: 'stream.cursor_below_trim' }));
-    expect(() => assertSeekTarget(lane, 'g', head, 21)).toThrow(expect.objectContaining({ code: 'stream.cursor_past_end' }));
+    expect(() => assertSeekTarget(lane, 'g', head, 4)).toThrow(
+      expect.objectContaining({ code: 'stream.cursor_below_trim' }),
+    );
+    expect(() => assertSeekTarget(lane, 'g', head, 21)).toThrow(
+      expect.objectContaining({ code: 'stream.cursor_past_end' }),
+    );
   });
 });
 
@@ -45,12 +62,18 @@ describe('cursor sessions: current, stale, forged', () => {
   });
 
   it('a session the group issued once and a takeover superseded is stale: Stream.CursorFenced', () => {
-    expect(() => assertCursorSession(lane, 'g', cursor, stale, issuedStale)).toThrow(expect.objectContaining({ name: 'Stream.CursorFenced', code: 'stream.cursor_fenced' }));
+    expect(() => assertCursorSession(lane, 'g', cursor, stale, issuedStale)).toThrow(
+      expect.objectContaining({ name: 'Stream.CursorFenced', code: 'stream.cursor_fenced' }),
+    );
   });
 
   it('a fence never issued is forged: Stream.CursorUnknownSession', () => {
-    const forged = (session: typeof current, issued?: typeof issuedStale) => () => assertCursorSession(lane, 'g', cursor, session, issued);
-    const unknown = expect.objectContaining({ name: 'Stream.CursorUnknownSession', code: 'stream.cursor_unknown_session' });
+    const forged = (session: typeof current, issued?: typeof issuedStale) => () =>
+      assertCursorSession(lane, 'g', cursor, session, issued);
+    const unknown = expect.objectContaining({
+      name: 'Stream.CursorUnknownSession',
+      code: 'stream.cursor_unknown_session',
+    });
     expect(forged({ ...current, epoch: 3 })).toThrow(unknown); // above the cursor's epoch
     expect(forged({ ...current, session: 'another-session-0123' })).toThrow(unknown); // the current epoch, another session
     expect(forged({ ...stale, session: 'another-session-0123' }, issuedStale)).toThrow(unknown); // a lower epoch its record does not name
@@ -71,23 +94,44 @@ describe('trim and the retention policy', () => {
 
   it('past it is refused, naming the slowest group and its position', () => {
     expect(() => assertTrimRespectsCursors(lane, 15, 5, ['audit', 'billing'], positions)).toThrow(
-      expect.objectContaining({ name: 'Stream.TrimPastCursor', code: 'stream.trim_past_cursor', group: 'billing', position: 9 }),
+      expect.objectContaining({
+        name: 'Stream.TrimPastCursor',
+        code: 'stream.trim_past_cursor',
+        group: 'billing',
+        position: 9,
+      }),
     );
   });
 
   it('a named group with no cursor yet has consumed nothing past the current trim', () => {
-    expect(() => assertTrimRespectsCursors(lane, 6, 5, ['fresh'], positions)).toThrow(expect.objectContaining({ group: 'fresh', position: 5 }));
+    expect(() => assertTrimRespectsCursors(lane, 6, 5, ['fresh'], positions)).toThrow(
+      expect.objectContaining({ group: 'fresh', position: 5 }),
+    );
   });
 
   it('groups the policy does not name do not hold a trim', () => {
-    expect(() => assertTrimRespectsCursors(lane, 15, 5, ['audit'], new Map([['audit', 15], ['billing', 0]]))).not.toThrow();
+    expect(() =>
+      assertTrimRespectsCursors(
+        lane,
+        15,
+        5,
+        ['audit'],
+        new Map([
+          ['audit', 15],
+          ['billing', 0],
+        ]),
+      ),
+    ).not.toThrow();
   });
 
   it('validates group names and policies', () => {
     expect(validateGroup('billing.v2')).toBe('billing.v2');
-    for (const bad of ['', '-x', 'a/b', 'a#b', 'x'.repeat(65), 3]) expect(() => validateGroup(bad)).toThrow(expect.objectContaining({ code: 'stream.invalid_group' }));
+    for (const bad of ['', '-x', 'a/b', 'a#b', 'x'.repeat(65), 3])
+      expect(() => validateGroup(bad)).toThrow(expect.objectContaining({ code: 'stream.invalid_group' }));
     expect(validatePolicyGroups(['b', 'a'])).toEqual(['a', 'b']);
     expect(() => validatePolicyGroups(['a', 'a'])).toThrow(expect.objectContaining({ code: 'stream.invalid_policy' }));
-    expect(() => validatePolicyGroups(Array.from({ length: 33 }, (_, i) => `g${i}`))).toThrow(expect.objectContaining({ code: 'stream.invalid_policy' }));
+    expect(() => validatePolicyGroups(Array.from({ length: 33 }, (_, i) => `g${i}`))).toThrow(
+      expect.objectContaining({ code: 'stream.invalid_policy' }),
+    );
   });
 });

@@ -18,7 +18,12 @@ const fence = { owner: 'writer', session: 'session-0123456789abcdef', epoch: 3 }
 describe('producer knobs', () => {
   it('defaults, and accepts integers in range', () => {
     expect(validateKnobs()).toEqual(DEFAULT_KNOBS);
-    expect(validateKnobs({ lingerMs: 0, maxBytes: MAX_BATCH_BYTES, maxRecords: 1, maxInFlight: 8 })).toEqual({ lingerMs: 0, maxBytes: MAX_BATCH_BYTES, maxRecords: 1, maxInFlight: 8 });
+    expect(validateKnobs({ lingerMs: 0, maxBytes: MAX_BATCH_BYTES, maxRecords: 1, maxInFlight: 8 })).toEqual({
+      lingerMs: 0,
+      maxBytes: MAX_BATCH_BYTES,
+      maxRecords: 1,
+      maxInFlight: 8,
+    });
   });
 
   it.each([
@@ -30,7 +35,9 @@ describe('producer knobs', () => {
     { maxInFlight: 0 },
     { maxInFlight: Number.NaN },
   ])('refuses %o with a stable code', (knobs) => {
-    expect(() => validateKnobs(knobs)).toThrow(expect.objectContaining({ name: 'Cutpoint.ValidationError', code: 'stream.producer_invalid_knob' }));
+    expect(() => validateKnobs(knobs)).toThrow(
+      expect.objectContaining({ name: 'Cutpoint.ValidationError', code: 'stream.producer_invalid_knob' }),
+    );
   });
 });
 
@@ -41,7 +48,9 @@ describe('member size', () => {
 
   it('refuses an empty batch, a record over MAX_RECORD_BYTES and one batch over MAX_BATCH_BYTES alone', () => {
     expect(() => memberBytes([])).toThrow(expect.objectContaining({ code: 'stream.empty_batch' }));
-    expect(() => memberBytes(bytesOf(MAX_RECORD_BYTES + 1))).toThrow(expect.objectContaining({ code: 'stream.record_too_large' }));
+    expect(() => memberBytes(bytesOf(MAX_RECORD_BYTES + 1))).toThrow(
+      expect.objectContaining({ code: 'stream.record_too_large' }),
+    );
     const tooMany = Array.from({ length: Math.ceil(MAX_BATCH_BYTES / MAX_RECORD_BYTES) }, () => MAX_RECORD_BYTES);
     expect(() => memberBytes(bytesOf(...tooMany))).toThrow(expect.objectContaining({ code: 'stream.batch_too_large' }));
   });
@@ -76,7 +85,8 @@ describe('where a group is cut', () => {
     const first = buffer.take();
     const second = buffer.take();
     expect(first.length + second.length).toBe(5);
-    for (const group of [first, second]) expect(BATCH_HEADER_BYTES + group.reduce((s, m) => s + m.bytes, 0)).toBeLessThanOrEqual(MAX_BATCH_BYTES);
+    for (const group of [first, second])
+      expect(BATCH_HEADER_BYTES + group.reduce((s, m) => s + m.bytes, 0)).toBeLessThanOrEqual(MAX_BATCH_BYTES);
     expect([...first, ...second]).toEqual(big);
   });
 
@@ -110,26 +120,47 @@ describe('where a group is cut', () => {
 describe("a group's outcome, member by member", () => {
   const lane = { stream: 'orders', partition: 2 };
   it('gives each committed member its own sub-range in arrival order', () => {
-    const group: AppendOutcome = { status: 'KNOWN_COMMITTED', ...lane, attemptId: 'p-g4', recordCount: 6, start: 100, end: 106 };
-    expect(memberOutcomes(group, 4, [2, 1, 3]).map((m) => [m.start, m.end, m.recordCount, m.attemptId, m.group])).toEqual([
+    const group: AppendOutcome = {
+      status: 'KNOWN_COMMITTED',
+      ...lane,
+      attemptId: 'p-g4',
+      recordCount: 6,
+      start: 100,
+      end: 106,
+    };
+    expect(
+      memberOutcomes(group, 4, [2, 1, 3]).map((m) => [m.start, m.end, m.recordCount, m.attemptId, m.group]),
+    ).toEqual([
       [100, 102, 2, 'p-g4', 4],
       [102, 103, 1, 'p-g4', 4],
       [103, 106, 3, 'p-g4', 4],
     ]);
   });
 
-  it.each(['KNOWN_NOT_COMMITTED', 'MAY_HAVE_COMMITTED'] as const)('gives every member the same %s, with no range', (status) => {
-    const group: AppendOutcome = { status, ...lane, attemptId: 'p-g1', recordCount: 3, reason: 'why' };
-    const members = memberOutcomes(group, 1, [1, 2]);
-    expect(members).toEqual([
-      { status, ...lane, attemptId: 'p-g1', group: 1, recordCount: 1, reason: 'why' },
-      { status, ...lane, attemptId: 'p-g1', group: 1, recordCount: 2, reason: 'why' },
-    ]);
-  });
+  it.each(['KNOWN_NOT_COMMITTED', 'MAY_HAVE_COMMITTED'] as const)(
+    'gives every member the same %s, with no range',
+    (status) => {
+      const group: AppendOutcome = { status, ...lane, attemptId: 'p-g1', recordCount: 3, reason: 'why' };
+      const members = memberOutcomes(group, 1, [1, 2]);
+      expect(members).toEqual([
+        { status, ...lane, attemptId: 'p-g1', group: 1, recordCount: 1, reason: 'why' },
+        { status, ...lane, attemptId: 'p-g1', group: 1, recordCount: 2, reason: 'why' },
+      ]);
+    },
+  );
 
   it('refuses a committed range that does not cover exactly the group', () => {
-    const group: AppendOutcome = { status: 'KNOWN_COMMITTED', ...lane, attemptId: 'p-g1', recordCount: 3, start: 0, end: 4 };
-    expect(() => memberOutcomes(group, 1, [1, 2])).toThrow(expect.objectContaining({ name: 'Stream.ProducerInconsistent', code: 'stream.producer_inconsistent' }));
+    const group: AppendOutcome = {
+      status: 'KNOWN_COMMITTED',
+      ...lane,
+      attemptId: 'p-g1',
+      recordCount: 3,
+      start: 0,
+      end: 4,
+    };
+    expect(() => memberOutcomes(group, 1, [1, 2])).toThrow(
+      expect.objectContaining({ name: 'Stream.ProducerInconsistent', code: 'stream.producer_inconsistent' }),
+    );
   });
 });
 
@@ -144,7 +175,11 @@ describe('group attempt ids', () => {
   });
 
   it('refuses a prefix that cannot make valid attempt ids', () => {
-    expect(() => new GroupAttemptIds(fence, 'x'.repeat(120))).toThrow(expect.objectContaining({ code: 'stream.invalid_attempt' }));
-    expect(() => new GroupAttemptIds(fence, 'bad/prefix')).toThrow(expect.objectContaining({ code: 'stream.invalid_attempt' }));
+    expect(() => new GroupAttemptIds(fence, 'x'.repeat(120))).toThrow(
+      expect.objectContaining({ code: 'stream.invalid_attempt' }),
+    );
+    expect(() => new GroupAttemptIds(fence, 'bad/prefix')).toThrow(
+      expect.objectContaining({ code: 'stream.invalid_attempt' }),
+    );
   });
 });

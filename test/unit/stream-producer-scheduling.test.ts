@@ -16,7 +16,9 @@ const rec = (s: string) => new TextEncoder().encode(s);
 const text = (r: Uint8Array) => new TextDecoder().decode(r);
 
 /** A core that commits every group at the next offsets unless `script` says otherwise, one call at a time. */
-function scriptedCore(script: (call: number, batch: AppendBatchInput) => AppendOutcome['status'] | Error = () => 'KNOWN_COMMITTED') {
+function scriptedCore(
+  script: (call: number, batch: AppendBatchInput) => AppendOutcome['status'] | Error = () => 'KNOWN_COMMITTED',
+) {
   const calls: AppendBatchInput[] = [];
   let end = 0;
   let running = 0;
@@ -61,8 +63,16 @@ function scriptedCore(script: (call: number, batch: AppendBatchInput) => AppendO
 describe('group producer', () => {
   it('sends concurrent appends as one group and acks each member with its own sub-range', async () => {
     const core = scriptedCore();
-    const producer = new GroupProducer(lane, session, ports, { lingerMs: 50, append: (b) => core.append(b), attemptPrefix: 'load' });
-    const acks = await Promise.all([producer.append([rec('a1'), rec('a2')]), producer.append([rec('b1')]), producer.append([rec('c1'), rec('c2'), rec('c3')])]);
+    const producer = new GroupProducer(lane, session, ports, {
+      lingerMs: 50,
+      append: (b) => core.append(b),
+      attemptPrefix: 'load',
+    });
+    const acks = await Promise.all([
+      producer.append([rec('a1'), rec('a2')]),
+      producer.append([rec('b1')]),
+      producer.append([rec('c1'), rec('c2'), rec('c3')]),
+    ]);
     expect(core.calls).toHaveLength(1);
     expect(core.calls[0]!.attemptId).toBe('load-g0');
     expect(core.calls[0]!.records.map(text)).toEqual(['a1', 'a2', 'b1', 'c1', 'c2', 'c3']);
@@ -77,7 +87,13 @@ describe('group producer', () => {
   it('cuts groups at maxRecords, keeps at most maxInFlight groups running, and numbers them in order', async () => {
     const core = scriptedCore();
     const groups: GroupReport[] = [];
-    const producer = new GroupProducer(lane, session, ports, { lingerMs: 60_000, maxRecords: 4, maxInFlight: 1, append: (b) => core.append(b), onGroup: (g) => groups.push(g) });
+    const producer = new GroupProducer(lane, session, ports, {
+      lingerMs: 60_000,
+      maxRecords: 4,
+      maxInFlight: 1,
+      append: (b) => core.append(b),
+      onGroup: (g) => groups.push(g),
+    });
     const acks = Array.from({ length: 10 }, (_, i) => producer.append([rec(`r${i}`)]));
     await producer.close();
     const done = await Promise.all(acks);
@@ -94,7 +110,11 @@ describe('group producer', () => {
 
   it('sends a partial group once its oldest batch has lingered', async () => {
     const core = scriptedCore();
-    const producer = new GroupProducer(lane, session, ports, { lingerMs: 5, maxRecords: 1000, append: (b) => core.append(b) });
+    const producer = new GroupProducer(lane, session, ports, {
+      lingerMs: 5,
+      maxRecords: 1000,
+      append: (b) => core.append(b),
+    });
     const ack = await producer.append([rec('alone')]);
     expect(ack).toMatchObject({ status: 'KNOWN_COMMITTED', start: 0, end: 1 });
     expect(core.calls).toHaveLength(1);
@@ -103,7 +123,11 @@ describe('group producer', () => {
   it('writable() waits while a whole group waits behind a full pipeline', async () => {
     const core = scriptedCore();
     core.hold();
-    const producer = new GroupProducer(lane, session, ports, { lingerMs: 0, maxRecords: 2, append: (b) => core.append(b) });
+    const producer = new GroupProducer(lane, session, ports, {
+      lingerMs: 0,
+      maxRecords: 2,
+      append: (b) => core.append(b),
+    });
     const acks = [producer.append([rec('1'), rec('2')]), producer.append([rec('3'), rec('4')])];
     let writable = false;
     const wait = producer.writable().then(() => (writable = true));
@@ -116,19 +140,39 @@ describe('group producer', () => {
     await producer.close();
   });
 
-  it.each(['MAY_HAVE_COMMITTED', 'KNOWN_NOT_COMMITTED'] as const)('a %s group: every member gets it, waiting batches are never sent', async (status) => {
-    const core = scriptedCore((call) => (call === 2 ? status : 'KNOWN_COMMITTED'));
-    const producer = new GroupProducer(lane, session, ports, { lingerMs: 60_000, maxRecords: 2, append: (b) => core.append(b), attemptPrefix: 'f' });
-    const acks = await Promise.all(Array.from({ length: 7 }, (_, i) => producer.append([rec(`r${i}`)])).concat([producer.close().then(() => undefined as never)]));
-    const got = acks.slice(0, 7);
-    expect(got.map((a) => a.status)).toEqual(['KNOWN_COMMITTED', 'KNOWN_COMMITTED', status, status, 'KNOWN_NOT_COMMITTED', 'KNOWN_NOT_COMMITTED', 'KNOWN_NOT_COMMITTED']);
-    expect(got[2]!.attemptId).toBe('f-g1');
-    expect(got[3]!.attemptId).toBe('f-g1');
-    expect(got[4]!.attemptId).toBeUndefined();
-    expect(got[4]!.reason).toMatch(/^Stream\.ProducerHalted: not sent; group f-g1 ended /);
-    expect(core.calls).toHaveLength(2);
-    expect(producer.halted).toBe(`group f-g1 ended ${status}`);
-  });
+  it.each(['MAY_HAVE_COMMITTED', 'KNOWN_NOT_COMMITTED'] as const)(
+    'a %s group: every member gets it, waiting batches are never sent',
+    async (status) => {
+      const core = scriptedCore((call) => (call === 2 ? status : 'KNOWN_COMMITTED'));
+      const producer = new GroupProducer(lane, session, ports, {
+        lingerMs: 60_000,
+        maxRecords: 2,
+        append: (b) => core.append(b),
+        attemptPrefix: 'f',
+      });
+      const acks = await Promise.all(
+        Array.from({ length: 7 }, (_, i) => producer.append([rec(`r${i}`)])).concat([
+          producer.close().then(() => undefined as never),
+        ]),
+      );
+      const got = acks.slice(0, 7);
+      expect(got.map((a) => a.status)).toEqual([
+        'KNOWN_COMMITTED',
+        'KNOWN_COMMITTED',
+        status,
+        status,
+        'KNOWN_NOT_COMMITTED',
+        'KNOWN_NOT_COMMITTED',
+        'KNOWN_NOT_COMMITTED',
+      ]);
+      expect(got[2]!.attemptId).toBe('f-g1');
+      expect(got[3]!.attemptId).toBe('f-g1');
+      expect(got[4]!.attemptId).toBeUndefined();
+      expect(got[4]!.reason).toMatch(/^Stream\.ProducerHalted: not sent; group f-g1 ended /);
+      expect(core.calls).toHaveLength(2);
+      expect(producer.halted).toBe(`group f-g1 ended ${status}`);
+    },
+  );
 
   it('a group whose append throws rejects every member with that error and halts', async () => {
     const boom = Object.assign(new Error('conflict'), { name: 'Stream.AttemptIdentityConflict' });
@@ -157,12 +201,17 @@ describe('group producer', () => {
   });
 
   it('refuses bad knobs at construction, a bad batch without sending anything, and appends after close', async () => {
-    expect(() => new GroupProducer(lane, session, ports, { maxInFlight: 0 })).toThrow(expect.objectContaining({ code: 'stream.producer_invalid_knob' }));
+    expect(() => new GroupProducer(lane, session, ports, { maxInFlight: 0 })).toThrow(
+      expect.objectContaining({ code: 'stream.producer_invalid_knob' }),
+    );
     const core = scriptedCore();
     const producer = new GroupProducer(lane, session, ports, { append: (b) => core.append(b) });
     await expect(producer.append([])).rejects.toMatchObject({ code: 'stream.empty_batch' });
     await producer.close();
-    await expect(producer.append([rec('late')])).rejects.toMatchObject({ name: 'Stream.ProducerClosed', code: 'stream.producer_closed' });
+    await expect(producer.append([rec('late')])).rejects.toMatchObject({
+      name: 'Stream.ProducerClosed',
+      code: 'stream.producer_closed',
+    });
     expect(core.calls).toHaveLength(0);
   });
 });

@@ -4,13 +4,26 @@ import { walBindingOf, walFate, walMetadataOf } from '../../src/domain/stream.js
 /** walFate: what GC may conclude about a WAL object from its metadata, the head and commit#<start+count>. */
 const lane = { stream: 's', partition: 0 };
 const fence = (epoch: number) => ({ owner: 'o', session: 'session-0123456789', epoch });
-const meta = (start: number, epoch = 2, count = 3, sha = 'a'.repeat(64)) => walMetadataOf(lane, 'a1', sha, count, { fenceEpoch: epoch, start });
+const meta = (start: number, epoch = 2, count = 3, sha = 'a'.repeat(64)) =>
+  walMetadataOf(lane, 'a1', sha, count, { fenceEpoch: epoch, start });
 
 describe('WAL metadata binds the batch', () => {
   it('names attempt-id, sha256, record-count, fence-epoch and start, and reads back exactly', () => {
     const m = meta(10);
-    expect(m).toMatchObject({ 'attempt-id': 'a1', sha256: 'a'.repeat(64), 'record-count': '3', 'fence-epoch': '2', start: '10' });
-    expect(walBindingOf(m)).toEqual({ attemptId: 'a1', walSha256: 'a'.repeat(64), recordCount: 3, fenceEpoch: 2, start: 10 });
+    expect(m).toMatchObject({
+      'attempt-id': 'a1',
+      sha256: 'a'.repeat(64),
+      'record-count': '3',
+      'fence-epoch': '2',
+      start: '10',
+    });
+    expect(walBindingOf(m)).toEqual({
+      attemptId: 'a1',
+      walSha256: 'a'.repeat(64),
+      recordCount: 3,
+      fenceEpoch: 2,
+      start: 10,
+    });
     expect(walBindingOf({ sha256: 'x', 'attempt-id': 'a1', 'record-count': '1' })).toBeUndefined();
   });
 });

@@ -45,7 +45,11 @@ function metric(name: string) {
     .map((doc) => {
       const aws = doc._aws as { CloudWatchMetrics: Array<{ Namespace: string; Dimensions: string[][] }> };
       const dims = aws.CloudWatchMetrics[0]!.Dimensions[0]!;
-      return { namespace: aws.CloudWatchMetrics[0]!.Namespace, dims: Object.fromEntries(dims.map((d) => [d, doc[d]])), value: doc[name] };
+      return {
+        namespace: aws.CloudWatchMetrics[0]!.Namespace,
+        dims: Object.fromEntries(dims.map((d) => [d, doc[d]])),
+        value: doc[name],
+      };
     });
 }
 
@@ -56,18 +60,38 @@ describe('telemetry in a deployed Lambda', () => {
     const handler = step(async () => {
       await faults.at('generation.object.put', async () => 'ok');
       await faults.at('generation.record.put', async () => 'ok');
-      await faults.at('generation.commit.cas', () => Promise.reject(new OutcomeUnknownError('generation.commit.cas', 'lost'))).catch(() => undefined);
+      await faults
+        .at('generation.commit.cas', () => Promise.reject(new OutcomeUnknownError('generation.commit.cas', 'lost')))
+        .catch(() => undefined);
       return { outcome: 'COMMITTED' };
     })(noPorts);
-    await expect(handler({ root: 'r', taskId: 'task-1', generation: 0, manifestText: `password: ${SECRET}` }, { awsRequestId: 'req-1', functionName: 'f' })).resolves.toEqual({ outcome: 'COMMITTED' });
+    await expect(
+      handler(
+        { root: 'r', taskId: 'task-1', generation: 0, manifestText: `password: ${SECRET}` },
+        { awsRequestId: 'req-1', functionName: 'f' },
+      ),
+    ).resolves.toEqual({ outcome: 'COMMITTED' });
 
     expect(metric('CutPointOutcome')).toEqual([
       { namespace: METRIC_NAMESPACE, dims: { Step: 'WriteGenerationObject', Outcome: 'applied' }, value: 2 },
       { namespace: METRIC_NAMESPACE, dims: { Step: 'WriteGenerationObject', Outcome: 'unknown' }, value: 1 },
     ]);
     const ended = logs().find((l) => l.message === 'step ended');
-    expect(ended).toMatchObject({ level: 'INFO', service: 'cutpoint', step: 'WriteGenerationObject', taskId: 'task-1', generation: 0, function_request_id: 'req-1', cutPoints: { applied: 2, unknown: 1 } });
-    expect(logs().find((l) => l.message === 'cut point crossed')).toMatchObject({ level: 'WARN', cutPoint: 'generation.commit.cas', outcome: 'unknown', taskId: 'task-1' });
+    expect(ended).toMatchObject({
+      level: 'INFO',
+      service: 'cutpoint',
+      step: 'WriteGenerationObject',
+      taskId: 'task-1',
+      generation: 0,
+      function_request_id: 'req-1',
+      cutPoints: { applied: 2, unknown: 1 },
+    });
+    expect(logs().find((l) => l.message === 'cut point crossed')).toMatchObject({
+      level: 'WARN',
+      cutPoint: 'generation.commit.cas',
+      outcome: 'unknown',
+      taskId: 'task-1',
+    });
     // The event is never dumped.
     expect(lines.join('\n')).not.toContain(SECRET);
     expect(lines.join('\n')).not.toContain('manifestText');
@@ -75,22 +99,45 @@ describe('telemetry in a deployed Lambda', () => {
 
   it('a named error leaves with its name and code, redacted, and counts as StepError', async () => {
     lambdaEnv('DeliveryPublish');
-    const cause = new Error(`Login failed; Server=db.example;Password=${SECRET}; secret arn:aws:secretsmanager:us-east-1:123456789012:secret:t-Ab`);
+    const cause = new Error(
+      `Login failed; Server=db.example;Password=${SECRET}; secret arn:aws:secretsmanager:us-east-1:123456789012:secret:t-Ab`,
+    );
     const handler = deliveryStep(async () => {
-      throw new CutpointError('Cutpoint.TargetUnavailable', 'delivery.target_unavailable', `cannot reach mssql://deliverer:${SECRET}@db.example/w`, { cause });
+      throw new CutpointError(
+        'Cutpoint.TargetUnavailable',
+        'delivery.target_unavailable',
+        `cannot reach mssql://deliverer:${SECRET}@db.example/w`,
+        { cause },
+      );
     })(noDeps);
     const error = (await handler({ invocationId: 'inv-1' }).catch((e: unknown) => e)) as CutpointError;
     expect(error).toBeInstanceOf(CutpointError);
     expect(error.name).toBe('Cutpoint.TargetUnavailable');
     expect(error.code).toBe('delivery.target_unavailable');
     // What Step Functions sees (errorType, errorMessage, trace) and what a log would print.
-    for (const text of [error.message, error.stack ?? '', String((error.cause as Error).message), String((error.cause as Error).stack)]) {
+    for (const text of [
+      error.message,
+      error.stack ?? '',
+      String((error.cause as Error).message),
+      String((error.cause as Error).stack),
+    ]) {
       expect(text).not.toContain(SECRET);
       expect(text).not.toContain('arn:aws:secretsmanager');
     }
     expect(lines.join('\n')).not.toContain(SECRET);
-    expect(metric('StepError')).toEqual([{ namespace: METRIC_NAMESPACE, dims: { Step: 'DeliveryPublish', ErrorName: 'Cutpoint.TargetUnavailable' }, value: 1 }]);
-    expect(logs().find((l) => l.message === 'step failed')).toMatchObject({ level: 'ERROR', errorName: 'Cutpoint.TargetUnavailable', code: 'delivery.target_unavailable', invocationId: 'inv-1' });
+    expect(metric('StepError')).toEqual([
+      {
+        namespace: METRIC_NAMESPACE,
+        dims: { Step: 'DeliveryPublish', ErrorName: 'Cutpoint.TargetUnavailable' },
+        value: 1,
+      },
+    ]);
+    expect(logs().find((l) => l.message === 'step failed')).toMatchObject({
+      level: 'ERROR',
+      errorName: 'Cutpoint.TargetUnavailable',
+      code: 'delivery.target_unavailable',
+      invocationId: 'inv-1',
+    });
   });
 
   it('an error without a stable name counts as UnexpectedError, redacted too', async () => {
@@ -98,29 +145,61 @@ describe('telemetry in a deployed Lambda', () => {
     const handler = step(async () => {
       throw Object.assign(new Error(`driver said postgres://u:${SECRET}@h/db`), { config: { password: SECRET } });
     })(noPorts);
-    const error = (await handler({ stream: 's', partition: 0 }).catch((e: unknown) => e)) as Error & { config?: unknown };
+    const error = (await handler({ stream: 's', partition: 0 }).catch((e: unknown) => e)) as Error & {
+      config?: unknown;
+    };
     expect(error.message).not.toContain(SECRET);
     expect(error.config).toBeUndefined();
-    expect(metric('UnexpectedError')).toEqual([{ namespace: METRIC_NAMESPACE, dims: { Step: 'CommitHead' }, value: 1 }]);
+    expect(metric('UnexpectedError')).toEqual([
+      { namespace: METRIC_NAMESPACE, dims: { Step: 'CommitHead' }, value: 1 },
+    ]);
     expect(metric('StepError')).toEqual([]);
     expect(lines.join('\n')).not.toContain(SECRET);
   });
 
   it('reads RecoveryOutcome and the delivered/appended volumes from step results', async () => {
     lambdaEnv('DeliveryReconcile');
-    await deliveryStep(async () => ({ action: 'reconcile', invocationId: 'inv-2', state: 'INCIDENT_RETAINED', retained: true, diagnostic_code: 'delivery.x' }))(noDeps)({ invocationId: 'inv-2' });
-    expect(metric('RecoveryOutcome')).toEqual([{ namespace: METRIC_NAMESPACE, dims: { Flow: 'delivery-reconcile', Outcome: 'incident-retained' }, value: 1 }]);
+    await deliveryStep(async () => ({
+      action: 'reconcile',
+      invocationId: 'inv-2',
+      state: 'INCIDENT_RETAINED',
+      retained: true,
+      diagnostic_code: 'delivery.x',
+    }))(noDeps)({ invocationId: 'inv-2' });
+    expect(metric('RecoveryOutcome')).toEqual([
+      { namespace: METRIC_NAMESPACE, dims: { Flow: 'delivery-reconcile', Outcome: 'incident-retained' }, value: 1 },
+    ]);
 
     vi.stubEnv(STEP_NAME_ENV, 'DeliveryRetire');
     await deliveryStep(async () => {
-      throw new CutpointError('Delivery.ConfirmationRequired', 'mssql_native.recovery_confirmation_required', 'needs yes');
+      throw new CutpointError(
+        'Delivery.ConfirmationRequired',
+        'mssql_native.recovery_confirmation_required',
+        'needs yes',
+      );
     })(noDeps)({ invocationId: 'inv-3' }).catch(() => undefined);
-    expect(metric('RecoveryOutcome').at(-1)).toEqual({ namespace: METRIC_NAMESPACE, dims: { Flow: 'delivery-retire', Outcome: 'escalated' }, value: 1 });
+    expect(metric('RecoveryOutcome').at(-1)).toEqual({
+      namespace: METRIC_NAMESPACE,
+      dims: { Flow: 'delivery-retire', Outcome: 'escalated' },
+      value: 1,
+    });
 
     vi.stubEnv(STEP_NAME_ENV, 'CommitHead');
-    await step(async () => ({ status: 'KNOWN_COMMITTED', stream: 's', partition: 1, recordCount: 4, start: 0, end: 4, headVersion: 2 }))(noPorts)({ stream: 's', partition: 1, wal: { walSize: 321 } });
-    expect(metric('RecordsAppended')).toEqual([{ namespace: METRIC_NAMESPACE, dims: { Flow: 'stream-append' }, value: 4 }]);
-    expect(metric('BytesAppended')).toEqual([{ namespace: METRIC_NAMESPACE, dims: { Flow: 'stream-append' }, value: 321 }]);
+    await step(async () => ({
+      status: 'KNOWN_COMMITTED',
+      stream: 's',
+      partition: 1,
+      recordCount: 4,
+      start: 0,
+      end: 4,
+      headVersion: 2,
+    }))(noPorts)({ stream: 's', partition: 1, wal: { walSize: 321 } });
+    expect(metric('RecordsAppended')).toEqual([
+      { namespace: METRIC_NAMESPACE, dims: { Flow: 'stream-append' }, value: 4 },
+    ]);
+    expect(metric('BytesAppended')).toEqual([
+      { namespace: METRIC_NAMESPACE, dims: { Flow: 'stream-append' }, value: 321 },
+    ]);
   });
 });
 

@@ -2,11 +2,23 @@ import { describe, expect, it } from 'vitest';
 import { runOrder } from '../support/duration-sequencer.js';
 
 const file = (project: string, name: string, seconds: number) => ({ project, name, seconds });
-const order = (files: ReturnType<typeof file>[]) => runOrder(files, (f) => f.project, (f) => f.seconds).map((f) => `${f.project}:${f.name}`);
+const order = (files: ReturnType<typeof file>[]) =>
+  runOrder(
+    files,
+    (f) => f.project,
+    (f) => f.seconds,
+  ).map((f) => `${f.project}:${f.name}`);
 
 describe("npm test's file order (test/support/duration-sequencer.ts)", () => {
   it("keeps each project's files together (vitest keeps a worker only for the same project's next file), the heaviest project first", () => {
-    const files = [file('unit', 'u1', 1), file('integration', 'i1', 50), file('infra', 'f1', 9), file('integration', 'i2', 2), file('unit', 'u2', 3), file('infra', 'f2', 4)];
+    const files = [
+      file('unit', 'u1', 1),
+      file('integration', 'i1', 50),
+      file('infra', 'f1', 9),
+      file('integration', 'i2', 2),
+      file('unit', 'u2', 3),
+      file('infra', 'f2', 4),
+    ];
     expect(order(files)).toEqual(['integration:i1', 'integration:i2', 'infra:f1', 'infra:f2', 'unit:u2', 'unit:u1']);
   });
 

@@ -138,12 +138,18 @@ export function clientLineStream(client: ClickHouseClient): LineStream {
  */
 async function openEmbedded(dataDir: string | undefined, create: boolean): Promise<ClickHouseHandle> {
   if (dataDir !== undefined && !create && !isDirectory(dataDir)) {
-    throw new ConfigError('delivery.source_data_dir_missing', 'the embedded ClickHouse data directory (chdb:<dir>) does not exist or is not a directory; nothing was created');
+    throw new ConfigError(
+      'delivery.source_data_dir_missing',
+      'the embedded ClickHouse data directory (chdb:<dir>) does not exist or is not a directory; nothing was created',
+    );
   }
   // Imported here, not at the top: importing chdb loads its native engine at once (a
   // 566 MB libchdb.so, ~200 MB resident, ~0.3 s), and the registry carries it for linux-x64 only. The
   // HTTP path, which is what Lambda runs, must never pay for or depend on it.
-  const [{ drainPending, Session }, { createChdbConnection }] = await Promise.all([import('chdb'), import('chdb/connection')]);
+  const [{ drainPending, Session }, { createChdbConnection }] = await Promise.all([
+    import('chdb'),
+    import('chdb/connection'),
+  ]);
   // Our own temp dir rather than chdb's ':memory:', which is one directory shared by every
   // ':memory:' connection in the process and outlives this handle while others hold it.
   const dir = dataDir ?? mkdtempSync(join(tmpdir(), TEMP_PREFIX));
@@ -168,7 +174,10 @@ async function openEmbedded(dataDir: string | undefined, create: boolean): Promi
   const streams: OpenStreams = { closed: false, sessions: new Set(), cancelled: new WeakSet() };
   return {
     client,
-    streamLines: chdbLineStream(() => new Session(dir, { connectionArgs: [`--session_timezone=${SETTINGS.session_timezone}`] }), streams),
+    streamLines: chdbLineStream(
+      () => new Session(dir, { connectionArgs: [`--session_timezone=${SETTINGS.session_timezone}`] }),
+      streams,
+    ),
     close: once(async () => {
       // A stream still open (its consumer never finished) is cancelled with its session;
       // its next read fails rather than ending as if the result were complete.
@@ -204,7 +213,10 @@ function chdbLineStream(open: () => ChdbSession, streams: OpenStreams): LineStre
     const session = open();
     streams.sessions.add(session);
     try {
-      const cursor = session.queryStreamBind(statement.query, statement.query_params, { format: 'JSONEachRow', ...(signal ? { signal } : {}) });
+      const cursor = session.queryStreamBind(statement.query, statement.query_params, {
+        format: 'JSONEachRow',
+        ...(signal ? { signal } : {}),
+      });
       for await (const block of cursor) {
         const text = block.text();
         const rows = text.split('\n');

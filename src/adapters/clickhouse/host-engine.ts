@@ -94,7 +94,8 @@ export async function openHostEngine(dataDir: string): Promise<HostEngine> {
   let closed = false;
 
   async function execute(statement: HostStatement): Promise<HostExecution> {
-    if (closed) throw new HostEngineError(STD_EXCEPTION, 'Code: 1001. DB::Exception: the host is shutting down. (STD_EXCEPTION)');
+    if (closed)
+      throw new HostEngineError(STD_EXCEPTION, 'Code: 1001. DB::Exception: the host is shutting down. (STD_EXCEPTION)');
     const session = new Session(dataDir);
     open.add(session);
     const release = (): void => {
@@ -131,10 +132,14 @@ async function prepare(session: ChdbSession, statement: HostStatement): Promise<
   const assignments: string[] = [];
   for (const [name, value] of statement.params) assignments.push(`param_${identifier(name)} = ${literal(value)}`);
   // `readonly` goes last: once it is set, the SET that carries it could not change more.
-  const ordered = [...statement.settings.filter(([n]) => n !== 'readonly'), ...statement.settings.filter(([n]) => n === 'readonly')];
+  const ordered = [
+    ...statement.settings.filter(([n]) => n !== 'readonly'),
+    ...statement.settings.filter(([n]) => n === 'readonly'),
+  ];
   for (const [name, value] of ordered) assignments.push(`${identifier(name)} = ${literal(value)}`);
   if (assignments.length > 0) await session.queryAsync(`SET ${assignments.join(', ')}`, { format: 'TabSeparated' });
-  if (statement.database !== undefined) await session.queryAsync(`USE ${quoteIdentifier(statement.database)}`, { format: 'TabSeparated' });
+  if (statement.database !== undefined)
+    await session.queryAsync(`USE ${quoteIdentifier(statement.database)}`, { format: 'TabSeparated' });
 }
 
 async function run(session: ChdbSession, statement: HostStatement, release: () => void): Promise<HostExecution> {
@@ -144,7 +149,8 @@ async function run(session: ChdbSession, statement: HostStatement, release: () =
   } catch (error) {
     // chdb streams only SELECT-like statements and refuses the rest up front (nothing ran):
     // DDL, INSERT, EXCHANGE and friends run single-shot; their output is empty or small.
-    if (error instanceof Error && STREAM_UNSUPPORTED.test(error.message)) return singleShot(session, statement, release);
+    if (error instanceof Error && STREAM_UNSUPPORTED.test(error.message))
+      return singleShot(session, statement, release);
     throw error;
   }
   let rows = 0;
@@ -212,7 +218,13 @@ async function singleShot(session: ChdbSession, statement: HostStatement, releas
   }
 }
 
-function summaryOf(counts: { readRows?: number; readBytes?: number; resultRows: number; resultBytes: number; elapsedNs: bigint }): HostSummary {
+function summaryOf(counts: {
+  readRows?: number;
+  readBytes?: number;
+  resultRows: number;
+  resultBytes: number;
+  elapsedNs: bigint;
+}): HostSummary {
   return {
     read_rows: String(counts.readRows ?? 0),
     read_bytes: String(counts.readBytes ?? 0),
@@ -228,19 +240,27 @@ function summaryOf(counts: { readRows?: number; readBytes?: number; resultRows: 
 
 function identifier(name: string): string {
   if (!IDENTIFIER.test(name)) {
-    throw new HostEngineError(BAD_ARGUMENTS, `Code: 36. DB::Exception: Invalid setting or parameter name ${JSON.stringify(name)}. (BAD_ARGUMENTS)`);
+    throw new HostEngineError(
+      BAD_ARGUMENTS,
+      `Code: 36. DB::Exception: Invalid setting or parameter name ${JSON.stringify(name)}. (BAD_ARGUMENTS)`,
+    );
   }
   return name;
 }
 
 function quoteIdentifier(name: string): string {
-  if (name.includes('\0')) throw new HostEngineError(BAD_ARGUMENTS, 'Code: 36. DB::Exception: Invalid database name. (BAD_ARGUMENTS)');
+  if (name.includes('\0'))
+    throw new HostEngineError(BAD_ARGUMENTS, 'Code: 36. DB::Exception: Invalid database name. (BAD_ARGUMENTS)');
   return `\`${name.replace(/\\/g, '\\\\').replace(/`/g, '\\`')}\``;
 }
 
 /** A SQL string literal whose content is exactly `value` (the engine unquotes it back). */
 function literal(value: string): string {
-  if (value.includes('\0')) throw new HostEngineError(BAD_ARGUMENTS, 'Code: 36. DB::Exception: A setting or parameter value contains a NUL byte. (BAD_ARGUMENTS)');
+  if (value.includes('\0'))
+    throw new HostEngineError(
+      BAD_ARGUMENTS,
+      'Code: 36. DB::Exception: A setting or parameter value contains a NUL byte. (BAD_ARGUMENTS)',
+    );
   return `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 }
 

@@ -39,7 +39,8 @@ export function stageColumnType(type: string): string {
     const inner = type.slice('LowCardinality('.length, -1);
     return inner.startsWith('Nullable(') ? type : `LowCardinality(Nullable(${inner}))`;
   }
-  if (/^(Array|Map|Tuple|Nested|Object|JSON|Variant|Dynamic|AggregateFunction|SimpleAggregateFunction)\b/.test(type)) return type;
+  if (/^(Array|Map|Tuple|Nested|Object|JSON|Variant|Dynamic|AggregateFunction|SimpleAggregateFunction)\b/.test(type))
+    return type;
   return `Nullable(${type})`;
 }
 
@@ -78,9 +79,15 @@ export async function loadStageChunk(
   const lines = stageLines(request);
   const table = quoteTable(stage.database, stage.table);
   const cutPoint = PUBLICATION_CUT_POINTS.loadInsert;
-  const groups = () => selectRows<SeqGroup>(client, `SELECT ${CHUNK_DIGEST_COLUMN}, count() AS _cutpoint_rows FROM ${table} WHERE ${CHUNK_COLUMN} = {seq:UInt32} GROUP BY ${CHUNK_DIGEST_COLUMN}`, { seq: String(request.seq) });
+  const groups = () =>
+    selectRows<SeqGroup>(
+      client,
+      `SELECT ${CHUNK_DIGEST_COLUMN}, count() AS _cutpoint_rows FROM ${table} WHERE ${CHUNK_COLUMN} = {seq:UInt32} GROUP BY ${CHUNK_DIGEST_COLUMN}`,
+      { seq: String(request.seq) },
+    );
   const ours = (found: SeqGroup[]) => found.find((g) => g._cutpoint_chunk === request.sha256);
-  const exact = (found: SeqGroup[]) => found.length === (request.rows === 0 ? 0 : 1) && Number(ours(found)?._cutpoint_rows ?? 0) === request.rows;
+  const exact = (found: SeqGroup[]) =>
+    found.length === (request.rows === 0 ? 0 : 1) && Number(ours(found)?._cutpoint_rows ?? 0) === request.rows;
   const receipt = { seq: request.seq, rows: request.rows, digest: request.sha256 };
 
   const before = await groups();
@@ -91,13 +98,18 @@ export async function loadStageChunk(
   if (request.rows === 0) return receipt;
   const insert = (deduplicate: boolean) => {
     const settings = settingsClause({
-      ...(deduplicate ? { insert_deduplication_token: `${invocationId}:${request.seq}:${request.sha256}` } : { insert_deduplicate: 0 }),
+      ...(deduplicate
+        ? { insert_deduplication_token: `${invocationId}:${request.seq}:${request.sha256}` }
+        : { insert_deduplicate: 0 }),
       date_time_input_format: 'best_effort',
       input_format_skip_unknown_fields: 0,
       input_format_null_as_default: 0,
     });
     return effect(faults, cutPoint, async () => {
-      const result = await client.exec({ query: `INSERT INTO ${table} ${settings} FORMAT JSONEachRow`, values: Readable.from([lines]) });
+      const result = await client.exec({
+        query: `INSERT INTO ${table} ${settings} FORMAT JSONEachRow`,
+        values: Readable.from([lines]),
+      });
       // Read to its end (the INSERT answers nothing): a destroyed response makes the client
       // log a socket warning on every load.
       await finished(result.stream.resume());

@@ -45,8 +45,16 @@ export function settingsClause(settings: Record<string, number | string>): strin
 }
 
 /** Runs one SELECT with bound parameters; rows as JSONEachRow objects. No session settings. */
-export async function selectRows<T>(client: ClickHouseClient, query: string, params: Record<string, string> = {}): Promise<T[]> {
-  const result = await client.query({ query, format: 'JSONEachRow', ...(Object.keys(params).length > 0 ? { query_params: params } : {}) });
+export async function selectRows<T>(
+  client: ClickHouseClient,
+  query: string,
+  params: Record<string, string> = {},
+): Promise<T[]> {
+  const result = await client.query({
+    query,
+    format: 'JSONEachRow',
+    ...(Object.keys(params).length > 0 ? { query_params: params } : {}),
+  });
   return result.json<T>();
 }
 
@@ -59,7 +67,12 @@ export async function runCommand(client: ClickHouseClient, query: string): Promi
 export function serverErrorOf(error: unknown): { code: number; type: string | undefined } | undefined {
   const e = error as { code?: unknown; type?: unknown } | null;
   if (!e || typeof e !== 'object') return undefined;
-  const code = typeof e.code === 'string' && /^\d+$/.test(e.code) ? Number(e.code) : typeof e.code === 'number' ? e.code : undefined;
+  const code =
+    typeof e.code === 'string' && /^\d+$/.test(e.code)
+      ? Number(e.code)
+      : typeof e.code === 'number'
+        ? e.code
+        : undefined;
   if (code === undefined) return undefined;
   return { code, type: typeof e.type === 'string' ? e.type : undefined };
 }
@@ -99,22 +112,29 @@ export function effectFailure(cutPoint: string, error: unknown): CutpointError {
   if (error instanceof CutpointError) return error;
   const server = serverErrorOf(error);
   const message = `${cutPoint}: ${describeClickHouseError(error)}`;
-  if (server && DEFINITE_CODES.has(server.code)) return new EffectFailedError(cutPoint, message, { cause: { code: server.code, type: server.type } });
-  return new OutcomeUnknownError(cutPoint, message, { cause: server ? { code: server.code, type: server.type } : undefined });
+  if (server && DEFINITE_CODES.has(server.code))
+    return new EffectFailedError(cutPoint, message, { cause: { code: server.code, type: server.type } });
+  return new OutcomeUnknownError(cutPoint, message, {
+    cause: server ? { code: server.code, type: server.type } : undefined,
+  });
 }
 
 /** A failed read: injected faults pass through; anything else is an observation failure (never a conclusion). */
 export function readFailure(what: string, error: unknown): CutpointError {
   if (error instanceof CutpointError) return error;
   const server = serverErrorOf(error);
-  return new ObservationFailedError(`${what}: ${describeClickHouseError(error)}`, { cause: server ? { code: server.code, type: server.type } : undefined });
+  return new ObservationFailedError(`${what}: ${describeClickHouseError(error)}`, {
+    cause: server ? { code: server.code, type: server.type } : undefined,
+  });
 }
 
 /** One line for an operator: code, type and the message's first line, with anything credential-like removed. */
 export function describeClickHouseError(error: unknown): string {
   const server = serverErrorOf(error);
   const message = (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? '';
-  return redact(`${server ? `Code ${server.code}${server.type ? ` ${server.type}` : ''}: ` : ''}${message}`.slice(0, 500));
+  return redact(
+    `${server ? `Code ${server.code}${server.type ? ` ${server.type}` : ''}: ` : ''}${message}`.slice(0, 500),
+  );
 }
 
 /** A column as the catalog lists it. */
@@ -127,10 +147,16 @@ export interface CatalogColumn {
 
 /** Columns an INSERT may write (no MATERIALIZED, ALIAS or EPHEMERAL), in position order. */
 export function insertableColumns(columns: readonly CatalogColumn[]): CatalogColumn[] {
-  return columns.filter((c) => c.default_kind === '' || c.default_kind === 'DEFAULT').sort((a, b) => a.position - b.position);
+  return columns
+    .filter((c) => c.default_kind === '' || c.default_kind === 'DEFAULT')
+    .sort((a, b) => a.position - b.position);
 }
 
-export async function catalogColumns(client: ClickHouseClient, database: string, table: string): Promise<CatalogColumn[]> {
+export async function catalogColumns(
+  client: ClickHouseClient,
+  database: string,
+  table: string,
+): Promise<CatalogColumn[]> {
   const rows = await selectRows<CatalogColumn>(
     client,
     'SELECT name, type, toUInt32(position) AS position, default_kind FROM system.columns WHERE database = {db:String} AND table = {t:String} ORDER BY position',
@@ -140,7 +166,11 @@ export async function catalogColumns(client: ClickHouseClient, database: string,
 }
 
 /** The table under a name: its UUID (lower-case text) and comment, or undefined. */
-export async function tableUnderName(client: ClickHouseClient, database: string, name: string): Promise<{ uuid: string; comment: string; engine: string } | undefined> {
+export async function tableUnderName(
+  client: ClickHouseClient,
+  database: string,
+  name: string,
+): Promise<{ uuid: string; comment: string; engine: string } | undefined> {
   const rows = await selectRows<{ uuid: string; comment: string; engine: string }>(
     client,
     'SELECT toString(uuid) AS uuid, comment, engine FROM system.tables WHERE database = {db:String} AND name = {n:String}',
@@ -151,12 +181,22 @@ export async function tableUnderName(client: ClickHouseClient, database: string,
 
 /** Whether the database is visible in `system.databases` (absence of a table in it is then proved). */
 export async function databaseVisible(client: ClickHouseClient, database: string): Promise<boolean> {
-  const rows = await selectRows<{ n: string | number }>(client, 'SELECT count() AS n FROM system.databases WHERE name = {db:String}', { db: database });
+  const rows = await selectRows<{ n: string | number }>(
+    client,
+    'SELECT count() AS n FROM system.databases WHERE name = {db:String}',
+    { db: database },
+  );
   return Number(rows[0]?.n ?? 0) > 0;
 }
 
 /** Order-independent digest and count of `columns` in a table: `sum(sipHash64(tuple(…)))` as decimal text. */
-export async function countAndDigest(client: ClickHouseClient, database: string, table: string, columns: readonly string[], where = ''): Promise<{ rows: number; digest: string }> {
+export async function countAndDigest(
+  client: ClickHouseClient,
+  database: string,
+  table: string,
+  columns: readonly string[],
+  where = '',
+): Promise<{ rows: number; digest: string }> {
   const tuple = columns.map((c) => quoteName(c, 'column')).join(', ');
   // Aliases in the reserved _cutpoint prefix: an alias named like a user column would shadow it.
   const rows = await selectRows<{ _cutpoint_rows: string | number; _cutpoint_digest: string }>(
@@ -191,8 +231,12 @@ export function assertEnclosedSelect(sql: string, what: string): void {
     else if (c === ')') depth--;
     const pair = sql.slice(i, i + 2);
     if (depth < 0 || c === ';' || c === '#' || pair === '--' || pair === '/*') {
-      throw new ValidationError('publication.invalid_statement', `${what}: one SELECT without ';', comments or unbalanced parentheses is required`);
+      throw new ValidationError(
+        'publication.invalid_statement',
+        `${what}: one SELECT without ';', comments or unbalanced parentheses is required`,
+      );
     }
   }
-  if (quote !== undefined || depth !== 0) throw new ValidationError('publication.invalid_statement', `${what}: unterminated quote or unbalanced parentheses`);
+  if (quote !== undefined || depth !== 0)
+    throw new ValidationError('publication.invalid_statement', `${what}: unterminated quote or unbalanced parentheses`);
 }

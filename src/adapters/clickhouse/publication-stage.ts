@@ -1,15 +1,70 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { CutpointError, IdentityConflictError, ValidationError } from '../../domain/errors.js';
 import type { TargetIdentity } from '../../domain/delivery/sealed-authority.js';
-import { QualityCheckUnrunnableError, StagingBindingChangedError, TargetObjectMissingError, TargetUnavailableError } from '../../domain/delivery/target-errors.js';
-import { assertColumns, assertInvocationId, assertOwner, assertSeq, assertSeqRange, assertUserColumn, CHUNK_COLUMN, classifyRetirement, factsRange, markerMatches, ownerMarker, scalarOf, TARGET_CUT_POINTS } from '../../domain/delivery/target-rules.js';
+import {
+  QualityCheckUnrunnableError,
+  StagingBindingChangedError,
+  TargetObjectMissingError,
+  TargetUnavailableError,
+} from '../../domain/delivery/target-errors.js';
+import {
+  assertColumns,
+  assertInvocationId,
+  assertOwner,
+  assertSeq,
+  assertSeqRange,
+  assertUserColumn,
+  CHUNK_COLUMN,
+  classifyRetirement,
+  factsRange,
+  markerMatches,
+  ownerMarker,
+  scalarOf,
+  TARGET_CUT_POINTS,
+} from '../../domain/delivery/target-rules.js';
 import { assertChName, assertUuidText } from '../../domain/publication/candidate.js';
 import type { FaultInjector } from '../../ports/faults.js';
-import type { ChunkReceipt, CreateStagingRequest, DropResult, LoadChunkRequest, PublicationReceipt, PublishResult, SeqRange, StageObservation, StagingCreated, StagingFacts, StagingFactsRequest, StagingRef, TableDescription, TableRef, TargetPort } from '../../ports/target.js';
+import type {
+  ChunkReceipt,
+  CreateStagingRequest,
+  DropResult,
+  LoadChunkRequest,
+  PublicationReceipt,
+  PublishResult,
+  SeqRange,
+  StageObservation,
+  StagingCreated,
+  StagingFacts,
+  StagingFactsRequest,
+  StagingRef,
+  TableDescription,
+  TableRef,
+  TargetPort,
+} from '../../ports/target.js';
 import type { ClickHouseHandle } from './client.js';
 import { judgeTarget, type TargetCheckRequest } from '../../domain/delivery/target-check.js';
-import { CHUNK_DIGEST_COLUMN, loadStageChunk, STAGE_DEDUPLICATION_WINDOW, stageColumnType } from './publication-load.js';
-import { assertEnclosedSelect, catalogColumns, databaseVisible, describeClickHouseError, effectFailure, insertableColumns, quoteName, quoteTable, runCommand, selectRows, serverErrorOf, settingsClause, stringLiteral, tableUnderName } from './publication-sql.js';
+import {
+  CHUNK_DIGEST_COLUMN,
+  loadStageChunk,
+  STAGE_DEDUPLICATION_WINDOW,
+  stageColumnType,
+} from './publication-load.js';
+import {
+  assertEnclosedSelect,
+  catalogColumns,
+  databaseVisible,
+  describeClickHouseError,
+  effectFailure,
+  insertableColumns,
+  quoteName,
+  quoteTable,
+  runCommand,
+  selectRows,
+  serverErrorOf,
+  settingsClause,
+  stringLiteral,
+  tableUnderName,
+} from './publication-sql.js';
 
 /**
  * The stage side of `TargetPort` for a ClickHouse target published by EXCHANGE (spec
@@ -41,7 +96,10 @@ class ClickHouseStageTarget implements TargetPort {
   async identity(): Promise<TargetIdentity> {
     return this.guard(async () => {
       // serverUUID() survives restarts (chdb reports all zeros); database and principal are sealed too.
-      const [row] = await selectRows<{ system: string; database: string; principal: string }>(this.client, 'SELECT toString(serverUUID()) AS system, currentDatabase() AS database, currentUser() AS principal');
+      const [row] = await selectRows<{ system: string; database: string; principal: string }>(
+        this.client,
+        'SELECT toString(serverUUID()) AS system, currentDatabase() AS database, currentUser() AS principal',
+      );
       if (!row) throw new TargetUnavailableError('the target did not report its identity');
       return { engine: 'clickhouse', system: row.system, database: row.database, principal: row.principal };
     });
@@ -58,10 +116,18 @@ class ClickHouseStageTarget implements TargetPort {
         { db: schema, n: table },
       );
       const exact = rows.some((r) => r.database === schema && r.name === table);
-      return { found: rows, columns: exact ? (await catalogColumns(this.client, schema, table)).map((c) => c.name) : [] };
+      return {
+        found: rows,
+        columns: exact ? (await catalogColumns(this.client, schema, table)).map((c) => c.name) : [],
+      };
     });
-    const kind = (engine: string) => (/View$/.test(engine) ? 'view' : /^(Dictionary|Null|Buffer|Distributed|Merge)$/.test(engine) ? 'other' : 'table');
-    judgeTarget(request, { found: found.map((f) => ({ schema: f.database, table: f.name, kind: kind(f.engine) })), columns }, { engine: 'ClickHouse', systemSchemas: ['system', 'information_schema'] });
+    const kind = (engine: string) =>
+      /View$/.test(engine) ? 'view' : /^(Dictionary|Null|Buffer|Distributed|Merge)$/.test(engine) ? 'other' : 'table';
+    judgeTarget(
+      request,
+      { found: found.map((f) => ({ schema: f.database, table: f.name, kind: kind(f.engine) })), columns },
+      { engine: 'ClickHouse', systemSchemas: ['system', 'information_schema'] },
+    );
   }
 
   async describeTable(table: TableRef): Promise<TableDescription> {
@@ -69,8 +135,18 @@ class ClickHouseStageTarget implements TargetPort {
     return this.guard(async () => {
       const found = await tableUnderName(this.client, table.schema, table.table);
       if (!found) throw new TargetObjectMissingError(`table ${table.schema}.${table.table}`);
-      const columns = insertableColumns(await catalogColumns(this.client, table.schema, table.table)).filter((c) => !c.name.startsWith('_cutpoint'));
-      return { table, objectId: found.uuid, columns: columns.map((c) => ({ name: c.name, type: c.type, nullable: /^(LowCardinality\()?Nullable\(/.test(c.type) })) };
+      const columns = insertableColumns(await catalogColumns(this.client, table.schema, table.table)).filter(
+        (c) => !c.name.startsWith('_cutpoint'),
+      );
+      return {
+        table,
+        objectId: found.uuid,
+        columns: columns.map((c) => ({
+          name: c.name,
+          type: c.type,
+          nullable: /^(LowCardinality\()?Nullable\(/.test(c.type),
+        })),
+      };
     });
   }
 
@@ -83,17 +159,35 @@ class ClickHouseStageTarget implements TargetPort {
     const { schema, table } = request.staging;
     return this.guard(async () => {
       const existing = await tableUnderName(this.client, schema, table);
-      if (existing) return { table: request.staging, objectId: this.ours(existing, identity, request.staging), ...identity, created: false };
-      const like = insertableColumns(await catalogColumns(this.client, request.likeTable.schema, request.likeTable.table));
-      if (like.length === 0) throw new TargetObjectMissingError(`table ${request.likeTable.schema}.${request.likeTable.table}`);
-      const columns = [...like.map((c) => `${quoteName(c.name, 'column')} ${stageColumnType(c.type)}`), `${CHUNK_COLUMN} UInt32`, `${CHUNK_DIGEST_COLUMN} String`];
+      if (existing)
+        return {
+          table: request.staging,
+          objectId: this.ours(existing, identity, request.staging),
+          ...identity,
+          created: false,
+        };
+      const like = insertableColumns(
+        await catalogColumns(this.client, request.likeTable.schema, request.likeTable.table),
+      );
+      if (like.length === 0)
+        throw new TargetObjectMissingError(`table ${request.likeTable.schema}.${request.likeTable.table}`);
+      const columns = [
+        ...like.map((c) => `${quoteName(c.name, 'column')} ${stageColumnType(c.type)}`),
+        `${CHUNK_COLUMN} UInt32`,
+        `${CHUNK_DIGEST_COLUMN} String`,
+      ];
       const ddl =
         `CREATE TABLE ${quoteTable(schema, table)} (${columns.join(', ')}) ENGINE = MergeTree ORDER BY ${CHUNK_COLUMN} ` +
         `${settingsClause({ non_replicated_deduplication_window: STAGE_DEDUPLICATION_WINDOW })} COMMENT ${stringLiteral(ownerMarker(request.invocationId, request.ownerBinding))}`;
       await this.effect(TARGET_CUT_POINTS.createStaging, () => runCommand(this.client, ddl));
       const created = await tableUnderName(this.client, schema, table);
       if (!created) throw new TargetObjectMissingError(`created stage ${schema}.${table}`);
-      return { table: request.staging, objectId: this.ours(created, identity, request.staging), ...identity, created: true };
+      return {
+        table: request.staging,
+        objectId: this.ours(created, identity, request.staging),
+        ...identity,
+        created: true,
+      };
     });
   }
 
@@ -103,7 +197,13 @@ class ClickHouseStageTarget implements TargetPort {
     assertColumns(request.columns);
     return this.guard(async () => {
       await this.recheck(request.staging);
-      return loadStageChunk(this.client, this.faults, { database: request.staging.table.schema, table: request.staging.table.table }, request, request.staging.invocationId);
+      return loadStageChunk(
+        this.client,
+        this.faults,
+        { database: request.staging.table.schema, table: request.staging.table.table },
+        request,
+        request.staging.invocationId,
+      );
     });
   }
 
@@ -126,7 +226,11 @@ class ClickHouseStageTarget implements TargetPort {
     const notNull = facts.notNull.map(assertUserColumn);
     const names = new Set<string>();
     for (const a of facts.assertions) {
-      if (typeof a.name !== 'string' || a.name.length === 0 || names.has(a.name)) throw new ValidationError('delivery.invalid_request', `assertion names must be unique and non-empty: ${String(a.name)}`);
+      if (typeof a.name !== 'string' || a.name.length === 0 || names.has(a.name))
+        throw new ValidationError(
+          'delivery.invalid_request',
+          `assertion names must be unique and non-empty: ${String(a.name)}`,
+        );
       assertEnclosedSelect(a.sql, `assertion ${a.name}`);
       names.add(a.name);
     }
@@ -138,15 +242,24 @@ class ClickHouseStageTarget implements TargetPort {
       await this.recheck(staging);
       // Aliases in the reserved _cutpoint prefix: an alias named like a user column would shadow it.
       const nullCounts = notNull.map((c, i) => `countIf(${quoteName(c, 'column')} IS NULL) AS _cutpoint_n${i}`);
-      const [row] = await selectRows<Record<string, string | number>>(this.client, `SELECT count() AS _cutpoint_total${nullCounts.map((n) => `, ${n}`).join('')} FROM ${table}${where}`);
+      const [row] = await selectRows<Record<string, string | number>>(
+        this.client,
+        `SELECT count() AS _cutpoint_total${nullCounts.map((n) => `, ${n}`).join('')} FROM ${table}${where}`,
+      );
       let duplicateKeys = 0;
       if (keys.length > 0) {
-        const [dup] = await selectRows<{ _cutpoint_groups: string | number }>(this.client, `SELECT count() AS _cutpoint_groups FROM (SELECT 1 FROM ${table}${where} GROUP BY ${keys.map((k) => quoteName(k, 'column')).join(', ')} HAVING count() > 1)`);
+        const [dup] = await selectRows<{ _cutpoint_groups: string | number }>(
+          this.client,
+          `SELECT count() AS _cutpoint_groups FROM (SELECT 1 FROM ${table}${where} GROUP BY ${keys.map((k) => quoteName(k, 'column')).join(', ')} HAVING count() > 1)`,
+        );
         duplicateKeys = Number(dup?._cutpoint_groups ?? 0);
       }
       const assertions: Record<string, number | string | null> = {};
       for (const a of facts.assertions) {
-        const result = await this.client.query({ query: `SELECT * FROM (\n${a.sql.split('{staging}').join(table)}\n) LIMIT 1 ${readOnly}`, format: 'JSONCompactEachRow' });
+        const result = await this.client.query({
+          query: `SELECT * FROM (\n${a.sql.split('{staging}').join(table)}\n) LIMIT 1 ${readOnly}`,
+          format: 'JSONCompactEachRow',
+        });
         assertions[a.name] = scalarOf((await result.json<unknown[]>())[0]?.[0]);
       }
       const nulls: Record<string, number> = {};
@@ -155,7 +268,9 @@ class ClickHouseStageTarget implements TargetPort {
     }).catch((error: unknown) => {
       // A column the stage lacks, an assertion that does not compile: no retry makes it run.
       const code = serverErrorOf((error as { cause?: unknown }).cause ?? error)?.code;
-      throw code !== undefined && UNRUNNABLE_CODES.has(code) ? new QualityCheckUnrunnableError((error as Error).message) : error;
+      throw code !== undefined && UNRUNNABLE_CODES.has(code)
+        ? new QualityCheckUnrunnableError((error as Error).message)
+        : error;
     });
   }
 
@@ -186,11 +301,17 @@ class ClickHouseStageTarget implements TargetPort {
       let outcome: 'DROPPED' | 'ALREADY_ABSENT' | 'NOT_OURS' = 'ALREADY_ABSENT';
       if (found && (found.uuid !== staging.objectId || !markerMatches(found.comment, staging))) outcome = 'NOT_OURS';
       else if (found) {
-        await this.effect(TARGET_CUT_POINTS.dropStaging, () => runCommand(this.client, `DROP TABLE ${quoteTable(schema, table)} SYNC`));
+        await this.effect(TARGET_CUT_POINTS.dropStaging, () =>
+          runCommand(this.client, `DROP TABLE ${quoteTable(schema, table)} SYNC`),
+        );
         outcome = 'DROPPED';
       }
       const [exact, metadataVisible] = await Promise.all([
-        selectRows<{ n: string | number }>(this.client, 'SELECT count() AS n FROM system.tables WHERE uuid = toUUID({u:String})', { u: staging.objectId }),
+        selectRows<{ n: string | number }>(
+          this.client,
+          'SELECT count() AS n FROM system.tables WHERE uuid = toUUID({u:String})',
+          { u: staging.objectId },
+        ),
         databaseVisible(this.client, schema),
       ]);
       const proof = { metadataVisible, exactObjectExists: Number(exact[0]?.n ?? 0) > 0 };
@@ -204,9 +325,16 @@ class ClickHouseStageTarget implements TargetPort {
 
   // -------------------------------------------------------------------------------------
 
-  private ours(found: { uuid: string; comment: string }, identity: Pick<StagingRef, 'invocationId' | 'owner'>, table: TableRef): string {
+  private ours(
+    found: { uuid: string; comment: string },
+    identity: Pick<StagingRef, 'invocationId' | 'owner'>,
+    table: TableRef,
+  ): string {
     if (!markerMatches(found.comment, identity)) {
-      throw new IdentityConflictError('delivery.staging_identity_conflict', `${table.schema}.${table.table} exists and is not this invocation's stage`);
+      throw new IdentityConflictError(
+        'delivery.staging_identity_conflict',
+        `${table.schema}.${table.table} exists and is not this invocation's stage`,
+      );
     }
     return found.uuid;
   }
@@ -215,7 +343,8 @@ class ClickHouseStageTarget implements TargetPort {
   private async recheck(staging: StagingRef): Promise<void> {
     const found = await tableUnderName(this.client, staging.table.schema, staging.table.table);
     if (!found) throw new StagingBindingChangedError(`${staging.table.schema}.${staging.table.table} no longer exists`);
-    if (found.uuid !== staging.objectId || !markerMatches(found.comment, staging)) throw new StagingBindingChangedError(`${staging.table.schema}.${staging.table.table} is another table now`);
+    if (found.uuid !== staging.objectId || !markerMatches(found.comment, staging))
+      throw new StagingBindingChangedError(`${staging.table.schema}.${staging.table.table} is another table now`);
   }
 
   private async effect(cutPoint: string, body: () => Promise<void>): Promise<void> {
@@ -232,13 +361,18 @@ class ClickHouseStageTarget implements TargetPort {
       return await body();
     } catch (error) {
       if (error instanceof CutpointError) throw error;
-      throw new TargetUnavailableError(`ClickHouse: ${describeClickHouseError(error)}`, { cause: serverErrorOf(error) });
+      throw new TargetUnavailableError(`ClickHouse: ${describeClickHouseError(error)}`, {
+        cause: serverErrorOf(error),
+      });
     }
   }
 }
 
 function exchangeMode(): ValidationError {
-  return new ValidationError('publication.exchange_mode', 'a ClickHouse target publishes by EXCHANGE (candidate, dispatch intent, one EXCHANGE, observation), not by publish()/probeReceipt()');
+  return new ValidationError(
+    'publication.exchange_mode',
+    'a ClickHouse target publishes by EXCHANGE (candidate, dispatch intent, one EXCHANGE, observation), not by publish()/probeReceipt()',
+  );
 }
 
 /** NO_SUCH_COLUMN_IN_TABLE, ILLEGAL_TYPE_OF_ARGUMENT, UNKNOWN_FUNCTION, UNKNOWN_IDENTIFIER, UNKNOWN_TABLE, SYNTAX_ERROR. */

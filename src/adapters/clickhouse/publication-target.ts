@@ -59,26 +59,37 @@ class ClickHouseExchangeTarget implements ExchangeTargetPort {
   async databaseEngine(database: string): Promise<string | undefined> {
     assertChName(database, 'database');
     const rows = await this.read('database engine', () =>
-      selectRows<{ engine: string }>(this.client, 'SELECT engine FROM system.databases WHERE name = {db:String}', { db: database }),
+      selectRows<{ engine: string }>(this.client, 'SELECT engine FROM system.databases WHERE name = {db:String}', {
+        db: database,
+      }),
     );
     return rows[0]?.engine;
   }
 
   async createCandidate(request: CreateCandidateRequest): Promise<{ created: boolean }> {
     const { names, uuid, marker } = checkedCandidate(request);
-    const existing = await this.read('candidate lookup', () => tableUnderName(this.client, names.database, names.candidate));
+    const existing = await this.read('candidate lookup', () =>
+      tableUnderName(this.client, names.database, names.candidate),
+    );
     if (existing) return { created: sameCandidate(existing, uuid, marker, names) };
     const elsewhere = await this.read('candidate uuid lookup', () => this.whereIsUuid(uuid));
     if (elsewhere.length > 0) {
-      throw new IdentityConflictError('publication.candidate_identity_conflict', `the candidate UUID already names ${elsewhere.map((t) => `${t.database}.${t.name}`).join(', ')}; no second CREATE`);
+      throw new IdentityConflictError(
+        'publication.candidate_identity_conflict',
+        `the candidate UUID already names ${elsewhere.map((t) => `${t.database}.${t.name}`).join(', ')}; no second CREATE`,
+      );
     }
     // A non-replicated MergeTree ignores insert_deduplication_token unless it keeps a
     // deduplication log, so the candidate is created with one: a duplicate or zombie fill
     // of the same token is then dropped by the server itself (measured on chdb: two
     // concurrent fills with one token leave the rows once). Replicated engines deduplicate
     // tokens through Keeper already.
-    const engine = (await this.read('target lookup', () => tableUnderName(this.client, names.database, names.target)))?.engine;
-    const dedup = engine !== undefined && NON_REPLICATED_MERGE_TREE.test(engine) ? ` ${settingsClause({ non_replicated_deduplication_window: STAGE_DEDUPLICATION_WINDOW })}` : '';
+    const engine = (await this.read('target lookup', () => tableUnderName(this.client, names.database, names.target)))
+      ?.engine;
+    const dedup =
+      engine !== undefined && NON_REPLICATED_MERGE_TREE.test(engine)
+        ? ` ${settingsClause({ non_replicated_deduplication_window: STAGE_DEDUPLICATION_WINDOW })}`
+        : '';
     const ddl = `CREATE TABLE ${quoteTable(names.database, names.candidate)} UUID ${stringLiteral(uuid)} AS ${quoteTable(names.database, names.target)}${dedup} COMMENT ${stringLiteral(marker)}`;
     await this.effect(CP.candidateCreate, () => runCommand(this.client, ddl));
     return { created: true };
@@ -86,8 +97,10 @@ class ClickHouseExchangeTarget implements ExchangeTargetPort {
 
   async fillCandidate(request: FillCandidateRequest): Promise<FillResult> {
     const { names, uuid, marker } = checkedCandidate(request);
-    if (!Number.isSafeInteger(request.expectedRows) || request.expectedRows < 0) throw new ValidationError('publication.invalid_request', 'expectedRows must be a non-negative integer');
-    if (typeof request.token !== 'string' || !TOKEN.test(request.token)) throw new ValidationError('publication.invalid_request', 'the fill token must be 1..200 of [A-Za-z0-9_.:-]');
+    if (!Number.isSafeInteger(request.expectedRows) || request.expectedRows < 0)
+      throw new ValidationError('publication.invalid_request', 'expectedRows must be a non-negative integer');
+    if (typeof request.token !== 'string' || !TOKEN.test(request.token))
+      throw new ValidationError('publication.invalid_request', 'the fill token must be 1..200 of [A-Za-z0-9_.:-]');
     const columns = await this.read('target columns', () => this.targetColumns(names));
     const state = () =>
       this.read('candidate and stage digests', async () => {
@@ -100,24 +113,34 @@ class ClickHouseExchangeTarget implements ExchangeTargetPort {
       });
     const before = await state();
     if (before.stage.rows !== request.expectedRows) {
-      throw new CandidateMismatchError(`the stage holds ${before.stage.rows} rows, the journal proved ${request.expectedRows}; nothing filled`);
+      throw new CandidateMismatchError(
+        `the stage holds ${before.stage.rows} rows, the journal proved ${request.expectedRows}; nothing filled`,
+      );
     }
-    if (before.candidate.rows === before.stage.rows && before.candidate.digest === before.stage.digest) return { ...before.candidate, filled: false };
+    if (before.candidate.rows === before.stage.rows && before.candidate.digest === before.stage.digest)
+      return { ...before.candidate, filled: false };
     const list = columns.map((c) => quoteName(c, 'column')).join(', ');
     // optimize_on_insert = 0: a Replacing/Collapsing target would otherwise collapse rows of
     // one key inside the inserted block (measured), and the candidate could never be shown
     // to hold exactly the stage's rows; merges collapse them later as the engine intends.
-    const settings = settingsClause({ insert_deduplication_token: request.token, insert_null_as_default: 0, optimize_on_insert: 0 });
+    const settings = settingsClause({
+      insert_deduplication_token: request.token,
+      insert_null_as_default: 0,
+      optimize_on_insert: 0,
+    });
     const fill = `INSERT INTO ${quoteTable(names.database, names.candidate)} (${list}) ${settings} SELECT ${list} FROM ${quoteTable(names.database, names.stage)}`;
     await this.effect(CP.candidateFill, async () => {
       // A partial or foreign fill of our unpublished candidate: emptied, then filled again
       // with the same token (TRUNCATE forgets the deduplication log's blocks: measured).
-      if (before.candidate.rows > 0) await runCommand(this.client, `TRUNCATE TABLE ${quoteTable(names.database, names.candidate)}`);
+      if (before.candidate.rows > 0)
+        await runCommand(this.client, `TRUNCATE TABLE ${quoteTable(names.database, names.candidate)}`);
       await runCommand(this.client, fill);
     });
     const after = await state();
     if (after.candidate.rows !== after.stage.rows || after.candidate.digest !== after.stage.digest) {
-      throw new CandidateMismatchError(`the candidate holds ${after.candidate.rows} rows (digest ${after.candidate.digest}), the stage ${after.stage.rows} (digest ${after.stage.digest}) after the fill`);
+      throw new CandidateMismatchError(
+        `the candidate holds ${after.candidate.rows} rows (digest ${after.candidate.digest}), the stage ${after.stage.rows} (digest ${after.stage.digest}) after the fill`,
+      );
     }
     return { ...after.candidate, filled: true };
   }
@@ -166,7 +189,9 @@ class ClickHouseExchangeTarget implements ExchangeTargetPort {
     const found = await this.read('predecessor lookup', () => tableUnderName(this.client, table.database, table.name));
     if (!found) return 'ALREADY_ABSENT';
     if (found.uuid !== table.uuid) return 'NOT_OURS';
-    await this.effect(CP.predecessorDrop, () => runCommand(this.client, `DROP TABLE ${quoteTable(table.database, table.name)} SYNC`));
+    await this.effect(CP.predecessorDrop, () =>
+      runCommand(this.client, `DROP TABLE ${quoteTable(table.database, table.name)} SYNC`),
+    );
     return 'DROPPED';
   }
 
@@ -174,7 +199,10 @@ class ClickHouseExchangeTarget implements ExchangeTargetPort {
     assertChName(database, 'database');
     assertUuidText(uuid);
     return this.read('uuid absence', async () => {
-      const [where, metadataVisible] = await Promise.all([this.whereIsUuid(uuid), databaseVisible(this.client, database)]);
+      const [where, metadataVisible] = await Promise.all([
+        this.whereIsUuid(uuid),
+        databaseVisible(this.client, database),
+      ]);
       return { absent: where.length === 0, metadataVisible };
     });
   }
@@ -190,18 +218,31 @@ class ClickHouseExchangeTarget implements ExchangeTargetPort {
       );
       const found = rows[0];
       if (!found) throw new TargetObjectMissingError(`table ${database}.${table}`);
-      const columns = (await catalogColumns(this.client, database, table)).map((c) => ({ name: c.name, type: c.type, position: c.position }));
+      const columns = (await catalogColumns(this.client, database, table)).map((c) => ({
+        name: c.name,
+        type: c.type,
+        position: c.position,
+      }));
       return { database, table, uuid: found.uuid, engine: found.engine, sortingKey: found.sorting_key, columns };
     });
   }
 
-  async scalars(statements: readonly ScalarStatement[], options: ScalarOptions = {}): Promise<Record<string, number | string | null>> {
+  async scalars(
+    statements: readonly ScalarStatement[],
+    options: ScalarOptions = {},
+  ): Promise<Record<string, number | string | null>> {
     const seconds = options.maxExecutionSeconds ?? 60;
-    if (!Number.isSafeInteger(seconds) || seconds < 1) throw new ValidationError('publication.invalid_request', 'maxExecutionSeconds must be a positive integer');
+    if (!Number.isSafeInteger(seconds) || seconds < 1)
+      throw new ValidationError('publication.invalid_request', 'maxExecutionSeconds must be a positive integer');
     const names = new Set<string>();
     for (const s of statements) {
-      if (typeof s.name !== 'string' || s.name.length === 0 || names.has(s.name)) throw new ValidationError('publication.invalid_request', `statement names must be unique and non-empty: ${String(s.name)}`);
-      if (typeof s.sql !== 'string' || s.sql.trim().length === 0) throw new ValidationError('publication.invalid_request', `statement ${s.name}: sql must be non-empty`);
+      if (typeof s.name !== 'string' || s.name.length === 0 || names.has(s.name))
+        throw new ValidationError(
+          'publication.invalid_request',
+          `statement names must be unique and non-empty: ${String(s.name)}`,
+        );
+      if (typeof s.sql !== 'string' || s.sql.trim().length === 0)
+        throw new ValidationError('publication.invalid_request', `statement ${s.name}: sql must be non-empty`);
       assertEnclosedSelect(s.sql, `statement ${s.name}`);
       names.add(s.name);
     }
@@ -210,10 +251,16 @@ class ClickHouseExchangeTarget implements ExchangeTargetPort {
       // Wrapped as a subquery (only a SELECT parses there) and run with readonly = 2 in the
       // statement's own SETTINGS (chdb refuses writes with Code 164 READONLY: measured);
       // 64-bit integers as text, so a large count is never rounded.
-      const settings = settingsClause({ readonly: 2, max_execution_time: seconds, output_format_json_quote_64bit_integers: 1 });
+      const settings = settingsClause({
+        readonly: 2,
+        max_execution_time: seconds,
+        output_format_json_quote_64bit_integers: 1,
+      });
       const query = `SELECT * FROM (\n${s.sql}\n) LIMIT 1 ${settings}`;
       const select = async () => (await this.client.query({ query, format: 'JSONCompactEachRow' })).json<unknown[]>();
-      const rows = await this.read(`scalar ${s.name}`, () => (options.cutPoint ? this.faults.at(options.cutPoint, select) : select()));
+      const rows = await this.read(`scalar ${s.name}`, () =>
+        options.cutPoint ? this.faults.at(options.cutPoint, select) : select(),
+      );
       out[s.name] = scalarOf(rows[0]?.[0]);
     }
     return out;
@@ -222,12 +269,18 @@ class ClickHouseExchangeTarget implements ExchangeTargetPort {
   // -------------------------------------------------------------------------------------
 
   private async whereIsUuid(uuid: string): Promise<Array<{ database: string; name: string }>> {
-    return selectRows<{ database: string; name: string }>(this.client, 'SELECT database, name FROM system.tables WHERE uuid = toUUID({u:String})', { u: uuid });
+    return selectRows<{ database: string; name: string }>(
+      this.client,
+      'SELECT database, name FROM system.tables WHERE uuid = toUUID({u:String})',
+      { u: uuid },
+    );
   }
 
   /** The target's insertable column names: what the fill copies and the digest covers (none: the target is missing). */
   private async targetColumns(names: ExchangeNames): Promise<string[]> {
-    const columns = insertableColumns(await catalogColumns(this.client, names.database, names.target)).map((c) => c.name);
+    const columns = insertableColumns(await catalogColumns(this.client, names.database, names.target)).map(
+      (c) => c.name,
+    );
     if (columns.length === 0) throw new TargetObjectMissingError(`table ${names.database}.${names.target}`);
     return columns;
   }
@@ -235,7 +288,11 @@ class ClickHouseExchangeTarget implements ExchangeTargetPort {
   /** The candidate name holds UUID `C` with our marker (still unpublished and ours), else a conflict. */
   private async ownedUnpublished(names: ExchangeNames, uuid: string, marker: string): Promise<void> {
     const found = await tableUnderName(this.client, names.database, names.candidate);
-    if (!found) throw new IdentityConflictError('publication.candidate_missing', `${names.database}.${names.candidate} does not exist: not filled (published, fenced or never created)`);
+    if (!found)
+      throw new IdentityConflictError(
+        'publication.candidate_missing',
+        `${names.database}.${names.candidate} does not exist: not filled (published, fenced or never created)`,
+      );
     sameCandidate(found, uuid, marker, names);
   }
 
@@ -261,20 +318,40 @@ function checkedNames(names: ExchangeNames): ExchangeNames {
   return names;
 }
 
-function checkedCandidate(request: { names: ExchangeNames; uuid: string; marker: string }): { names: ExchangeNames; uuid: string; marker: string } {
+function checkedCandidate(request: { names: ExchangeNames; uuid: string; marker: string }): {
+  names: ExchangeNames;
+  uuid: string;
+  marker: string;
+} {
   checkedNames(request.names);
   assertUuidText(request.uuid, 'candidate uuid');
-  // eslint-disable-next-line no-control-regex -- refusing control characters is the point
-  if (typeof request.marker !== 'string' || request.marker.length === 0 || request.marker.length > 1024 || /[\u0000-\u001f]/.test(request.marker)) {
-    throw new ValidationError('publication.invalid_request', 'the candidate marker must be 1..1024 characters without control characters');
+  if (
+    typeof request.marker !== 'string' ||
+    request.marker.length === 0 ||
+    request.marker.length > 1024 ||
+    // eslint-disable-next-line no-control-regex -- refusing control characters is the point
+    /[\u0000-\u001f]/.test(request.marker)
+  ) {
+    throw new ValidationError(
+      'publication.invalid_request',
+      'the candidate marker must be 1..1024 characters without control characters',
+    );
   }
   return request;
 }
 
 /** True when the row is exactly our candidate (already created); anything else under the name is a conflict. */
-function sameCandidate(found: { uuid: string; comment: string }, uuid: string, marker: string, names: ExchangeNames): false {
+function sameCandidate(
+  found: { uuid: string; comment: string },
+  uuid: string,
+  marker: string,
+  names: ExchangeNames,
+): false {
   if (found.uuid !== uuid || found.comment !== marker) {
-    throw new IdentityConflictError('publication.candidate_identity_conflict', `${names.database}.${names.candidate} exists and is not this operation's candidate`);
+    throw new IdentityConflictError(
+      'publication.candidate_identity_conflict',
+      `${names.database}.${names.candidate} exists and is not this operation's candidate`,
+    );
   }
   return false;
 }

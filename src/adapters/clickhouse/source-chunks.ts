@@ -112,7 +112,8 @@ function rowOf(line: string, columns: readonly string[]): TargetRow {
     throw new SourceUnavailableError('source row does not match the described columns');
   }
   const keys = Object.keys(parsed);
-  if (keys.length !== columns.length) throw new SourceUnavailableError('source row does not match the described columns');
+  if (keys.length !== columns.length)
+    throw new SourceUnavailableError('source row does not match the described columns');
   let ordered = true;
   for (let c = 0; c < columns.length; c++) {
     if (keys[c] !== columns[c]) {

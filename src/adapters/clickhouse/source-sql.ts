@@ -2,8 +2,18 @@ import { ValidationError } from '../../domain/errors.js';
 import { isSqlIdentifier } from '../../domain/delivery/identifiers.js';
 import { bucketsOf, type TimeRange } from '../../domain/delivery/parts.js';
 import type { SealedWindow } from '../../domain/delivery/window.js';
-import type { CountBucketsRequest, CountWindowRequest, SourceColumn, SourceKey, SourceRelationRequest } from '../../ports/source.js';
-import { assertCountBucketsRequest, assertCountWindowRequest, orderColumnsOf } from '../../domain/delivery/source-rules.js';
+import type {
+  CountBucketsRequest,
+  CountWindowRequest,
+  SourceColumn,
+  SourceKey,
+  SourceRelationRequest,
+} from '../../ports/source.js';
+import {
+  assertCountBucketsRequest,
+  assertCountWindowRequest,
+  orderColumnsOf,
+} from '../../domain/delivery/source-rules.js';
 import { dateTime64Param, type Statement } from './client.js';
 
 /**
@@ -35,12 +45,15 @@ export const OUTPUT_SETTINGS = [
 /** The quoted relation a request reads from (validated). */
 export function relationSql(request: SourceRelationRequest): string {
   const { from } = request;
-  return from.kind === 'table' ? `${quote(from.table.schema)}.${quote(from.table.name)}` : `(\n${from.sql}\n) AS cutpoint_source`;
+  return from.kind === 'table'
+    ? `${quote(from.table.schema)}.${quote(from.table.name)}`
+    : `(\n${from.sql}\n) AS cutpoint_source`;
 }
 
 export function quote(identifier: string): string {
   // Validated before we get here; checked again so no path can quote anything else.
-  if (!isSqlIdentifier(identifier)) throw new ValidationError('delivery.source_invalid', 'identifier is not an SQL identifier');
+  if (!isSqlIdentifier(identifier))
+    throw new ValidationError('delivery.source_invalid', 'identifier is not an SQL identifier');
   return `\`${identifier}\``;
 }
 
@@ -125,7 +138,8 @@ export interface KeysetBound {
 /** A key value that does not fit its column (the contract's row representation). */
 export class KeyValueError extends Error {}
 
-const SAME_TYPE = /^(?:U?Int(?:8|16|32|64|128|256)|Float(?:32|64)|BFloat16|Bool|String|UUID|IPv4|IPv6|Date|Date32|FixedString\(\d+\)|Decimal(?:32|64|128|256)?\(\d+(?:,\s*\d+)?\))$/;
+const SAME_TYPE =
+  /^(?:U?Int(?:8|16|32|64|128|256)|Float(?:32|64)|BFloat16|Bool|String|UUID|IPv4|IPv6|Date|Date32|FixedString\(\d+\)|Decimal(?:32|64|128|256)?\(\d+(?:,\s*\d+)?\))$/;
 const DATETIME = /^DateTime(?:\('[^']*'\))?$/;
 const DATETIME64 = /^DateTime64\((\d)(?:,\s*'[^']*')?\)$/;
 
@@ -140,7 +154,11 @@ const DATETIME64 = /^DateTime64\((\d)(?:,\s*'[^']*')?\)$/;
  * the primary index. Columns of other types (Enum, Array, Map…) cannot be resumed on:
  * `KeyValueError`, like a value that does not fit its type.
  */
-export function keysetBound(columns: readonly SourceColumn[], orderColumns: readonly string[], lastKey: SourceKey): KeysetBound {
+export function keysetBound(
+  columns: readonly SourceColumn[],
+  orderColumns: readonly string[],
+  lastKey: SourceKey,
+): KeysetBound {
   const left: string[] = [];
   const right: string[] = [];
   const params: Record<string, string> = {};

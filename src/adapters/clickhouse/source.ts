@@ -79,7 +79,11 @@ class ClickHouseSource implements SourcePort {
   async describe(request: SourceRelationRequest): Promise<SourceColumn[]> {
     assertSourceRelation(request);
     // Any window will do: the parameters only have to be bound for a query that uses them.
-    return this.describeChecked(request, windowParams({ start: '1970-01-01T00:00:00.000Z', end: '1970-01-01T00:00:00.001Z' }), undefined);
+    return this.describeChecked(
+      request,
+      windowParams({ start: '1970-01-01T00:00:00.000Z', end: '1970-01-01T00:00:00.001Z' }),
+      undefined,
+    );
   }
 
   async countWindow(request: CountWindowRequest): Promise<number> {
@@ -87,14 +91,17 @@ class ClickHouseSource implements SourcePort {
     await this.describeChecked(request, statement.query_params, request.signal);
     const rows = await this.run(statement, request.signal, 'count', (rs) => rs.json<{ n: string | number }>());
     const n = Number(rows[0]?.n);
-    if (rows.length !== 1 || !Number.isSafeInteger(n) || n < 0) throw new SourceUnavailableError('source count returned no usable number');
+    if (rows.length !== 1 || !Number.isSafeInteger(n) || n < 0)
+      throw new SourceUnavailableError('source count returned no usable number');
     return n;
   }
 
   async countBuckets(request: CountBucketsRequest): Promise<BucketCount[]> {
     const statement = bucketQuery(request);
     await this.describeChecked(request, statement.query_params, request.signal);
-    const rows = await this.run(statement, request.signal, 'bucket count', (rs) => rs.json<{ bucket: string | number; n: string | number }>());
+    const rows = await this.run(statement, request.signal, 'bucket count', (rs) =>
+      rs.json<{ bucket: string | number; n: string | number }>(),
+    );
     const counts = statement.buckets.map((b) => ({ start: b.start, end: b.end, rows: 0 }));
     for (const row of rows) {
       const i = Number(row.bucket);
@@ -114,14 +121,23 @@ class ClickHouseSource implements SourcePort {
     // A snapshot: the iteration starts later and must read what was validated.
     const resume = request.resumeAfter;
     const frozen: StreamWindowRequest = {
-      from: request.from.kind === 'table' ? { kind: 'table', table: { ...request.from.table } } : { kind: 'query', sql: request.from.sql },
+      from:
+        request.from.kind === 'table'
+          ? { kind: 'table', table: { ...request.from.table } }
+          : { kind: 'query', sql: request.from.sql },
       timeColumn: request.timeColumn,
       keyColumns: [...request.keyColumns],
       window: { start: request.window.start, end: request.window.end },
       chunkRows: request.chunkRows,
       ...(request.firstSeq !== undefined ? { firstSeq: request.firstSeq } : {}),
       ...(resume
-        ? { resumeAfter: { lastKey: structuredClone(resume.lastKey), rowsAtLastKey: resume.rowsAtLastKey, nextSeq: resume.nextSeq } }
+        ? {
+            resumeAfter: {
+              lastKey: structuredClone(resume.lastKey),
+              rowsAtLastKey: resume.rowsAtLastKey,
+              nextSeq: resume.nextSeq,
+            },
+          }
         : {}),
       ...(request.signal ? { signal: request.signal } : {}),
     };
@@ -165,15 +181,17 @@ class ClickHouseSource implements SourcePort {
     params: Record<string, string>,
     signal: AbortSignal | undefined,
   ): Promise<SourceColumn[]> {
-    const rows = await this.run(describeQuery(request, params), signal, 'describe', (rs) => rs.json<{ name: string; type: string }>()).catch(
-      (error: unknown) => {
-        throw missingRelation(error, request) ?? error;
-      },
-    );
+    const rows = await this.run(describeQuery(request, params), signal, 'describe', (rs) =>
+      rs.json<{ name: string; type: string }>(),
+    ).catch((error: unknown) => {
+      throw missingRelation(error, request) ?? error;
+    });
     const columns = rows.map((r) => ({ name: String(r.name), type: String(r.type) }));
     for (const c of columns) {
       if (!isSqlIdentifier(c.name) || c.name === '__proto__') {
-        throw schemaInvalid(`source column ${JSON.stringify(c.name.slice(0, 64))} is not an SQL identifier; alias it in the query`);
+        throw schemaInvalid(
+          `source column ${JSON.stringify(c.name.slice(0, 64))} is not an SQL identifier; alias it in the query`,
+        );
       }
     }
     const byName = new Map(columns.map((c) => [c.name, c]));

@@ -24,11 +24,17 @@ export async function describeStack(client: CloudFormationClient, name: string):
     const e = error as { name?: string; message?: string };
     if (e.name === 'ValidationError' && /does not exist/.test(e.message ?? '')) return undefined;
     const code = /^[A-Za-z]{1,64}$/.test(e.name ?? '') ? (e.name as string) : 'error';
-    throw new CutpointError('Aws.DescribeStacksFailed', 'aws.describe_stacks_failed', `DescribeStacks of stack ${name} failed (${code})`, { cause: error });
+    throw new CutpointError(
+      'Aws.DescribeStacksFailed',
+      'aws.describe_stacks_failed',
+      `DescribeStacks of stack ${name} failed (${code})`,
+      { cause: error },
+    );
   }
   const stack = stacks[0];
   if (!stack) return undefined;
   const outputs: Record<string, string> = {};
-  for (const o of stack.Outputs ?? []) if (o.OutputKey && o.OutputValue !== undefined) outputs[o.OutputKey] = o.OutputValue;
+  for (const o of stack.Outputs ?? [])
+    if (o.OutputKey && o.OutputValue !== undefined) outputs[o.OutputKey] = o.OutputValue;
   return { name, status: stack.StackStatus ?? 'UNKNOWN', outputs };
 }

@@ -1,5 +1,4 @@
-import type {
-  DynamoDBClient} from '@aws-sdk/client-dynamodb';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
   GetItemCommand,
   PutItemCommand,
@@ -59,9 +58,17 @@ export class DynamoAuthorityStore implements AuthorityStore {
     const out = await this.options.reader.send(new DescribeTableCommand({ TableName: this.options.tableName }));
     const table = out.Table;
     if (!table?.TableArn || !table.CreationDateTime) {
-      throw new CutpointError('Cutpoint.AuthorityUndescribed', 'authority.binding_unavailable', 'DescribeTable of the authority table returned no ARN or creation time');
+      throw new CutpointError(
+        'Cutpoint.AuthorityUndescribed',
+        'authority.binding_unavailable',
+        'DescribeTable of the authority table returned no ARN or creation time',
+      );
     }
-    return { tableArn: table.TableArn, tableId: table.TableId ?? null, creationDateTime: table.CreationDateTime.toISOString() };
+    return {
+      tableArn: table.TableArn,
+      tableId: table.TableId ?? null,
+      creationDateTime: table.CreationDateTime.toISOString(),
+    };
   }
 
   async get(key: ItemKey): Promise<AuthorityItem | undefined> {
@@ -84,7 +91,11 @@ export class DynamoAuthorityStore implements AuthorityStore {
         return (out.Responses ?? []).map((r) => (r.Item ? toItem(r.Item) : undefined));
       } catch (error) {
         if ((error as Error).name === 'TransactionCanceledException') {
-          throw new EffectFailedError(SNAPSHOT, `${SNAPSHOT}: a write transaction kept cancelling the read of ${keys.length} items`, { cause: error });
+          throw new EffectFailedError(
+            SNAPSHOT,
+            `${SNAPSHOT}: a write transaction kept cancelling the read of ${keys.length} items`,
+            { cause: error },
+          );
         }
         throw error;
       }
@@ -92,7 +103,11 @@ export class DynamoAuthorityStore implements AuthorityStore {
     return rerunTransient(attempt, ['Cutpoint.EffectFailed'], SNAPSHOT_ATTEMPTS);
   }
 
-  async query(pk: string, skPrefix: string, options: { limit?: number; startAfterSk?: string } = {}): Promise<AuthorityItem[]> {
+  async query(
+    pk: string,
+    skPrefix: string,
+    options: { limit?: number; startAfterSk?: string } = {},
+  ): Promise<AuthorityItem[]> {
     const items: AuthorityItem[] = [];
     let exclusiveStartKey: Record<string, AttributeValue> | undefined =
       options.startAfterSk === undefined ? undefined : marshall({ pk, sk: options.startAfterSk });
@@ -119,16 +134,18 @@ export class DynamoAuthorityStore implements AuthorityStore {
     const stored = { ...item, version: expect === 'absent' ? 1 : expect.version + 1 } as AuthorityItem;
     const condition = conditionFor(expect);
     return this.write(cutPoint, 'PutItem', () =>
-      this.options.writer.send(
-        new PutItemCommand({
-          TableName: this.options.tableName,
-          Item: marshall(stored, MARSHALL),
-          ConditionExpression: condition.expression,
-          ExpressionAttributeNames: condition.names,
-          ExpressionAttributeValues: nonEmpty(condition.values),
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        }),
-      ).then(() => stored),
+      this.options.writer
+        .send(
+          new PutItemCommand({
+            TableName: this.options.tableName,
+            Item: marshall(stored, MARSHALL),
+            ConditionExpression: condition.expression,
+            ExpressionAttributeNames: condition.names,
+            ExpressionAttributeValues: nonEmpty(condition.values),
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          }),
+        )
+        .then(() => stored),
     );
   }
 
@@ -191,23 +208,22 @@ export class DynamoAuthorityStore implements AuthorityStore {
       if (failure === 'unknown') return { status: 'UNKNOWN', reason: describe(error) };
       if (failure === 'definite') throw definite(cutPoint, error);
       if (error instanceof Error && error.name !== 'TransactionCanceledException') throw error;
-      const reasons = (error as { CancellationReasons?: Array<{ Code?: string; Item?: Record<string, AttributeValue> }> })
-        .CancellationReasons ?? [];
+      const reasons =
+        (error as { CancellationReasons?: Array<{ Code?: string; Item?: Record<string, AttributeValue> }> })
+          .CancellationReasons ?? [];
       // A cancellation for any reason other than a failed condition (a concurrent
       // transaction on the same item, throttling) applied nothing: a definite failure.
       if (!reasons.some((r) => r.Code === 'ConditionalCheckFailed')) throw definite(cutPoint, error);
       const conflicts = reasons.flatMap((reason, leg) =>
-        reason.Code === 'ConditionalCheckFailed' ? [{ leg, current: reason.Item ? toItem(reason.Item) : undefined }] : [],
+        reason.Code === 'ConditionalCheckFailed'
+          ? [{ leg, current: reason.Item ? toItem(reason.Item) : undefined }]
+          : [],
       );
       return { status: 'CONFLICT', conflicts };
     }
   }
 
-  private async write(
-    cutPoint: string,
-    operation: string,
-    send: () => Promise<AuthorityItem>,
-  ): Promise<WriteOutcome> {
+  private async write(cutPoint: string, operation: string, send: () => Promise<AuthorityItem>): Promise<WriteOutcome> {
     this.options.meter?.count('dynamodb', operation);
     try {
       const item = await this.options.faults.at(cutPoint, send);

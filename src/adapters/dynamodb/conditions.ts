@@ -57,5 +57,9 @@ export function updateFor(
     }
   });
   const expression = `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`;
-  return { expression, names, values: marshall(plain, { removeUndefinedValues: true, convertClassInstanceToMap: true }) };
+  return {
+    expression,
+    names,
+    values: marshall(plain, { removeUndefinedValues: true, convertClassInstanceToMap: true }),
+  };
 }

@@ -56,7 +56,19 @@ export interface OpenJsonColumn {
   select: string;
 }
 
-const SAME_TYPE = new Set(['int', 'bigint', 'smallint', 'tinyint', 'bit', 'float', 'real', 'money', 'smallmoney', 'date', 'uniqueidentifier']);
+const SAME_TYPE = new Set([
+  'int',
+  'bigint',
+  'smallint',
+  'tinyint',
+  'bit',
+  'float',
+  'real',
+  'money',
+  'smallmoney',
+  'date',
+  'uniqueidentifier',
+]);
 const TEXT_TYPES = new Set(['nvarchar', 'nchar', 'varchar', 'char']);
 const UTC_TYPES = new Set(['datetime2', 'datetime', 'smalldatetime']);
 
@@ -89,11 +101,17 @@ export function openJsonColumnOf(col: StageColumn, index: number): OpenJsonColum
   }
   if (TEXT_TYPES.has(type)) {
     if ((type === 'varchar' || type === 'char') && !isUtf8Collation(col.collation_name)) {
-      throw unsupported(col, `${type} under collation ${String(col.collation_name)} would lose characters outside its code page; use nvarchar or a *_UTF8 collation`);
+      throw unsupported(
+        col,
+        `${type} under collation ${String(col.collation_name)} would lose characters outside its code page; use nvarchar or a *_UTF8 collation`,
+      );
     }
     const json = bracket(`${alias}_json`);
     return {
-      with: [`${bracket(alias)} nvarchar(max) ${jsonPath(col.name, 'lax')}`, `${json} nvarchar(max) ${jsonPath(col.name, 'lax')} AS JSON`],
+      with: [
+        `${bracket(alias)} nvarchar(max) ${jsonPath(col.name, 'lax')}`,
+        `${json} nvarchar(max) ${jsonPath(col.name, 'lax')} AS JSON`,
+      ],
       select: `COALESCE(${ref}, j.${json})`,
     };
   }

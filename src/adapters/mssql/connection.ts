@@ -19,7 +19,8 @@ export interface MssqlConnection {
 
 export function parseMssqlConnection(text: string): MssqlConnection {
   const trimmed = text.trim();
-  if (trimmed.length === 0) throw new ConfigError('delivery.mssql_connection_invalid', 'the SQL Server connection is empty');
+  if (trimmed.length === 0)
+    throw new ConfigError('delivery.mssql_connection_invalid', 'the SQL Server connection is empty');
   if (/^(mssql|sqlserver):\/\//i.test(trimmed)) return fromUrl(trimmed);
   let parsed: sql.config;
   try {
@@ -28,7 +29,8 @@ export function parseMssqlConnection(text: string): MssqlConnection {
     // The parser's message may quote the string: say only that it is invalid.
     throw new ConfigError('delivery.mssql_connection_invalid', 'the SQL Server connection string cannot be parsed');
   }
-  if (!parsed.server) throw new ConfigError('delivery.mssql_connection_invalid', 'the SQL Server connection string names no server');
+  if (!parsed.server)
+    throw new ConfigError('delivery.mssql_connection_invalid', 'the SQL Server connection string names no server');
   return { config: parsed, secrets: secretsOf(trimmed, parsed.user, parsed.password) };
 }
 
@@ -44,7 +46,10 @@ function fromUrl(text: string): MssqlConnection {
     if (value === null) return fallback;
     if (/^(true|yes|1)$/i.test(value)) return true;
     if (/^(false|no|0)$/i.test(value)) return false;
-    throw new ConfigError('delivery.mssql_connection_invalid', `the SQL Server URL parameter ${name} must be true or false`);
+    throw new ConfigError(
+      'delivery.mssql_connection_invalid',
+      `the SQL Server URL parameter ${name} must be true or false`,
+    );
   };
   const user = decodeURIComponent(url.username);
   const password = decodeURIComponent(url.password);
@@ -78,10 +83,20 @@ function secretsOf(...values: Array<string | undefined>): string[] {
  */
 export type MssqlFailureClass = 'definite' | 'unknown';
 
-const NOT_SENT = new Set(['ELOGIN', 'EINSTLOOKUP', 'EARGS', 'EINJECT', 'ENOTOPEN', 'ENOCONN', 'EALREADYCONNECTING', 'EDRIVER']);
+const NOT_SENT = new Set([
+  'ELOGIN',
+  'EINSTLOOKUP',
+  'EARGS',
+  'EINJECT',
+  'ENOTOPEN',
+  'ENOCONN',
+  'EALREADYCONNECTING',
+  'EDRIVER',
+]);
 
 export function serverErrorNumber(error: unknown): number | undefined {
-  const e = error as { number?: unknown; originalError?: { number?: unknown; info?: { number?: unknown } } } | undefined;
+  const e = error as
+    { number?: unknown; originalError?: { number?: unknown; info?: { number?: unknown } } } | undefined;
   for (const candidate of [e?.number, e?.originalError?.number, e?.originalError?.info?.number]) {
     if (typeof candidate === 'number') return candidate;
   }

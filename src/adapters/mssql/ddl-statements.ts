@@ -1,6 +1,19 @@
 import type { StagingRef, TableRef } from '../../ports/target.js';
 import { assertTableRef, ownerMarker, publicationLockOf } from '../../domain/delivery/target-rules.js';
-import { applock, bracket, CHUNK, CHUNK_INDEX, nameParam, OWNER_PROPERTY, PROLOGUE, qualified, RECEIPT_SELECT, stagingParams, THROWN, type Statement } from './sql-text.js';
+import {
+  applock,
+  bracket,
+  CHUNK,
+  CHUNK_INDEX,
+  nameParam,
+  OWNER_PROPERTY,
+  PROLOGUE,
+  qualified,
+  RECEIPT_SELECT,
+  stagingParams,
+  THROWN,
+  type Statement,
+} from './sql-text.js';
 
 /** The SQL Server adapter's statements about objects: describe, create, observe and drop a stage, and the target's identity. */
 
@@ -23,7 +36,13 @@ SELECT c.name, TYPE_NAME(c.system_type_id) AS type_name, c.max_length, c.precisi
  * extended property. An existing object under the name is returned for the adapter to
  * compare, never replaced.
  */
-export function createStagingBatch(staging: TableRef, like: TableRef, invocationId: string, owner: string, lockTimeoutMs: number): Statement {
+export function createStagingBatch(
+  staging: TableRef,
+  like: TableRef,
+  invocationId: string,
+  owner: string,
+  lockTimeoutMs: number,
+): Statement {
   const stage = qualified(staging);
   return {
     text: `${PROLOGUE}
@@ -81,7 +100,11 @@ export function identityStatement(): Statement {
  * Reports DROPPED, ALREADY_ABSENT, NOT_OURS or PUBLISHED; the absence proof is
  * `absenceProofStatement`, run after the COMMIT.
  */
-export function dropStagingBatch(staging: StagingRef, lockTimeoutMs: number, unlessPublished?: { receipts: TableRef }): Statement {
+export function dropStagingBatch(
+  staging: StagingRef,
+  lockTimeoutMs: number,
+  unlessPublished?: { receipts: TableRef },
+): Statement {
   const stage = qualified(staging.table);
   const owned = `OBJECT_ID(@staging_name, N'U') = @staging_object_id AND EXISTS (
     SELECT 1 FROM sys.extended_properties
@@ -127,7 +150,11 @@ SELECT @outcome AS outcome;
 COMMIT TRANSACTION;`,
     params: [
       ...stagingParams(staging),
-      { name: 'lock_resource', type: 'nvarchar', value: `cutpoint.retire:${staging.table.schema}.${staging.table.table}` },
+      {
+        name: 'lock_resource',
+        type: 'nvarchar',
+        value: `cutpoint.retire:${staging.table.schema}.${staging.table.table}`,
+      },
       { name: 'publish_lock_resource', type: 'nvarchar', value: publicationLockOf(staging.invocationId) },
       { name: 'lock_timeout_ms', type: 'int', value: lockTimeoutMs },
       ...(unlessPublished
@@ -174,7 +201,6 @@ SELECT HAS_PERMS_BY_NAME(@schema_name, N'SCHEMA', N'VIEW DEFINITION') AS can_vie
     ],
   };
 }
-
 
 /**
  * The target check (`TargetPort.checkTarget`), read-only: every object whose schema and name

@@ -90,7 +90,12 @@ function seqRangeParams(range: SeqRange | undefined): Statement['params'] {
 }
 
 /** Counts for the quality probes; the adapter runs it in a transaction it rolls back. */
-export function stagingFactsBatch(staging: StagingRef, keyColumns: readonly string[], notNull: readonly string[], range?: SeqRange): Statement {
+export function stagingFactsBatch(
+  staging: StagingRef,
+  keyColumns: readonly string[],
+  notNull: readonly string[],
+  range?: SeqRange,
+): Statement {
   const stage = qualified(staging.table);
   const where = range ? ` WHERE ${CHUNK} >= @seq_from AND ${CHUNK} < @seq_to` : '';
   const nulls = notNull.map((c, i) => `, SUM(CASE WHEN ${column(c)} IS NULL THEN 1 ELSE 0 END) AS n${i}`).join('');
@@ -105,4 +110,3 @@ SELECT COUNT_BIG(*) AS row_count, ${duplicates} AS duplicate_keys${nulls} FROM $
     params: [...stagingParams(staging), ...seqRangeParams(range)],
   };
 }
-

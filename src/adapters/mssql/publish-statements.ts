@@ -1,6 +1,20 @@
 import type { PublishRequest, TableRef } from '../../ports/target.js';
 import { publicationLockOf } from '../../domain/delivery/target-rules.js';
-import { applock, bracket, CHUNK, CHUNK_INDEX, column, nameParam, ownedCheck, PROLOGUE, qualified, RECEIPT_SELECT, stagingParams, THROWN, type Statement } from './sql-text.js';
+import {
+  applock,
+  bracket,
+  CHUNK,
+  CHUNK_INDEX,
+  column,
+  nameParam,
+  ownedCheck,
+  PROLOGUE,
+  qualified,
+  RECEIPT_SELECT,
+  stagingParams,
+  THROWN,
+  type Statement,
+} from './sql-text.js';
 import type { MssqlSwapPlan } from './swap-plan.js';
 
 /** The SQL Server adapter's publication: the one publishing transaction and the receipt probe. */
@@ -32,10 +46,19 @@ function receiptTableDdl(receipts: TableRef): string {
  * metadata only) and the stage switched in (metadata only). The stage stays, empty: cleanup
  * drops it as it drops any stage.
  */
-function switchApply(request: PublishRequest, target: string, stage: string, time: string, swap: MssqlSwapPlan): string {
+function switchApply(
+  request: PublishRequest,
+  target: string,
+  stage: string,
+  time: string,
+  swap: MssqlSwapPlan,
+): string {
   const n = swap.partition;
   const fn = `$PARTITION.${bracket(swap.functionName)}`;
-  const boundary = (id: number, param: string) => `NOT EXISTS (SELECT 1 FROM sys.partition_range_values AS v INNER JOIN sys.partition_functions AS f ON f.function_id = v.function_id
+  const boundary = (
+    id: number,
+    param: string,
+  ) => `NOT EXISTS (SELECT 1 FROM sys.partition_range_values AS v INNER JOIN sys.partition_functions AS f ON f.function_id = v.function_id
                   WHERE f.name = @swap_function AND f.boundary_value_on_right = 1 AND v.boundary_id = ${id} AND CAST(v.value AS datetime2(7)) = ${param})`;
   const literal = (d: Date) => `'${d.toISOString().slice(0, 23)}'`; // ISO 8601 with T: language-independent, only digits - : . T
   const nulls = swap.notNull.map((c) => `${column(c.name)} IS NULL`).join(' OR ');
@@ -53,12 +76,22 @@ function switchApply(request: PublishRequest, target: string, stage: string, tim
   THROW ${THROWN.partitionLayoutChanged}, N'cutpoint: the target partition layout changed', 1;
 IF EXISTS (SELECT 1 FROM ${stage} WHERE ${time} IS NULL OR ${time} < @window_start OR ${time} >= @window_end)
   THROW ${THROWN.rowsOutsideWindow}, N'cutpoint: staged rows fall outside the window', 1;
-${nulls ? `IF EXISTS (SELECT 1 FROM ${stage} WHERE ${nulls})
+${
+  nulls
+    ? `IF EXISTS (SELECT 1 FROM ${stage} WHERE ${nulls})
   THROW ${THROWN.stageNullsRequired}, N'cutpoint: staged rows hold null in columns the target requires', 1;
-` : ''}DROP INDEX ${bracket(CHUNK_INDEX)} ON ${stage};
+`
+    : ''
+}DROP INDEX ${bracket(CHUNK_INDEX)} ON ${stage};
 ALTER TABLE ${stage} DROP COLUMN ${CHUNK};
-${swap.notNull.map((c) => `ALTER TABLE ${stage} ALTER COLUMN ${column(c.name)} ${c.type} NOT NULL;
-`).join('')}${clustered}ALTER TABLE ${stage} ADD CONSTRAINT [cutpoint_window] CHECK (${time} IS NOT NULL AND ${time} >= ${literal(request.window.start)} AND ${time} < ${literal(request.window.end)});
+${swap.notNull
+  .map(
+    (c) => `ALTER TABLE ${stage} ALTER COLUMN ${column(c.name)} ${c.type} NOT NULL;
+`,
+  )
+  .join(
+    '',
+  )}${clustered}ALTER TABLE ${stage} ADD CONSTRAINT [cutpoint_window] CHECK (${time} IS NOT NULL AND ${time} >= ${literal(request.window.start)} AND ${time} < ${literal(request.window.end)});
 TRUNCATE TABLE ${target} WITH (PARTITIONS (${n}));
 ALTER TABLE ${stage} SWITCH TO ${target} PARTITION ${n};`;
 }
@@ -70,7 +103,13 @@ ALTER TABLE ${stage} SWITCH TO ${target} PARTITION ${n};`;
  * id and owner marker) and locked, guarded (row count, window or key uniqueness), the
  * window is applied, and the receipt row is inserted before COMMIT.
  */
-export function publishBatch(request: PublishRequest, receipts: TableRef, targetColumns: readonly string[], lockTimeoutMs: number, swap?: MssqlSwapPlan): Statement {
+export function publishBatch(
+  request: PublishRequest,
+  receipts: TableRef,
+  targetColumns: readonly string[],
+  lockTimeoutMs: number,
+  swap?: MssqlSwapPlan,
+): Statement {
   const target = qualified(request.target);
   const stage = qualified(request.staging.table);
   const cols = targetColumns.map(column).join(', ');
@@ -145,8 +184,14 @@ COMMIT TRANSACTION;`,
       { name: 'rows', type: 'bigint', value: request.rows },
       { name: 'digest', type: 'nvarchar', value: request.digest },
       { name: 'staging_object_id_text', type: 'nvarchar', value: request.staging.objectId },
-      { name: 'method', type: 'nvarchar', value: request.mode === 'replace_window' && swap ? 'partition_swap' : 'set_based' },
-      ...(request.mode === 'replace_window' && swap ? [{ name: 'swap_function', type: 'nvarchar' as const, value: swap.functionName }] : []),
+      {
+        name: 'method',
+        type: 'nvarchar',
+        value: request.mode === 'replace_window' && swap ? 'partition_swap' : 'set_based',
+      },
+      ...(request.mode === 'replace_window' && swap
+        ? [{ name: 'swap_function', type: 'nvarchar' as const, value: swap.functionName }]
+        : []),
     ],
   };
 }
@@ -172,4 +217,3 @@ SELECT ${RECEIPT_SELECT} FROM ${qualified(receipts)} WHERE invocation_id = @invo
     ],
   };
 }
-

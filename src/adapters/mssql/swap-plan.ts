@@ -56,12 +56,19 @@ export function mssqlSwapPlanOf(
   notNull: ReadonlyArray<StageColumn>,
 ): MssqlSwapPlanning {
   if (!layout) return { partitioned: false };
-  if (!layout.range_right) return { declined: 'the partition function is RANGE LEFT: a window [start, end) is never exactly one of its partitions' };
+  if (!layout.range_right)
+    return {
+      declined: 'the partition function is RANGE LEFT: a window [start, end) is never exactly one of its partitions',
+    };
   const keyType = layout.key_type.toLowerCase();
-  if (keyType !== 'datetime2' && keyType !== 'datetime') return { declined: `the partition key is ${layout.key_type}, not datetime2 or datetime` };
-  if (layout.start_boundary === null || layout.end_boundary !== layout.start_boundary + 1) return { declined: "the window is not exactly one partition's range" };
-  if (layout.nonclustered > 0) return { declined: 'the target has nonclustered indexes (SWITCH needs the same on the stage)' };
-  if (layout.partition_space === null || layout.partition_space !== layout.stage_space) return { declined: "the stage is not on the window partition's filegroup" };
+  if (keyType !== 'datetime2' && keyType !== 'datetime')
+    return { declined: `the partition key is ${layout.key_type}, not datetime2 or datetime` };
+  if (layout.start_boundary === null || layout.end_boundary !== layout.start_boundary + 1)
+    return { declined: "the window is not exactly one partition's range" };
+  if (layout.nonclustered > 0)
+    return { declined: 'the target has nonclustered indexes (SWITCH needs the same on the stage)' };
+  if (layout.partition_space === null || layout.partition_space !== layout.stage_space)
+    return { declined: "the stage is not on the window partition's filegroup" };
   let functionName: string;
   try {
     functionName = assertIdentifier(layout.function_name, 'partition function');
@@ -70,11 +77,17 @@ export function mssqlSwapPlanOf(
   }
   let spelled: Array<{ name: string; type: string }>;
   try {
-    spelled = notNull.map((c) => ({ name: assertIdentifier(c.name, 'column'), type: `${typeSpelling(c)}${c.collation_name ? ` COLLATE ${assertIdentifier(c.collation_name, 'collation')}` : ''}` }));
+    spelled = notNull.map((c) => ({
+      name: assertIdentifier(c.name, 'column'),
+      type: `${typeSpelling(c)}${c.collation_name ? ` COLLATE ${assertIdentifier(c.collation_name, 'collation')}` : ''}`,
+    }));
   } catch {
     return { declined: 'a NOT NULL column of the target has a type the stage cannot be given' };
   }
-  const keys = clustered.map((k) => ({ name: assertIdentifier(k.column_name, 'column'), descending: k.is_descending_key }));
+  const keys = clustered.map((k) => ({
+    name: assertIdentifier(k.column_name, 'column'),
+    descending: k.is_descending_key,
+  }));
   return {
     plan: {
       functionName,

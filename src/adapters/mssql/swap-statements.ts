@@ -12,7 +12,12 @@ import { nameParam, type Statement } from './sql-text.js';
  * nonclustered indexes; (2) the clustered index's key columns; (3) the target's NOT NULL
  * columns as sys.columns describes them.
  */
-export function partitionLayoutStatement(target: TableRef, staging: StagingRef, timeColumn: string, window: TimeWindow): Statement {
+export function partitionLayoutStatement(
+  target: TableRef,
+  staging: StagingRef,
+  timeColumn: string,
+  window: TimeWindow,
+): Statement {
   assertUserColumn(timeColumn);
   return {
     text: `SET NOCOUNT ON;

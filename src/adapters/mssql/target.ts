@@ -3,24 +3,90 @@
 // lives in the *-statements.ts files (sql-text.ts says which), the column type mapping in
 // bulk-types.ts, what is read back in results.ts and the connection parsing in connection.ts.
 import sql from 'mssql';
-import { CutpointError, EffectFailedError, IdentityConflictError, OutcomeUnknownError, ValidationError } from '../../domain/errors.js';
+import {
+  CutpointError,
+  EffectFailedError,
+  IdentityConflictError,
+  OutcomeUnknownError,
+  ValidationError,
+} from '../../domain/errors.js';
 import type { TargetIdentity } from '../../domain/delivery/sealed-authority.js';
 import type { FaultInjector } from '../../ports/faults.js';
-import type { ChunkReceipt, CreateStagingRequest, DropOptions, DropResult, StageObservation, LoadChunkRequest, PublicationReceipt, PublishRequest, PublishResult, SeqRange, StagingCreated, StagingFacts, StagingFactsRequest, StagingRef, TableDescription, TableRef, TargetPort } from '../../ports/target.js';
-import { assertColumns, assertInvocationId, assertOwner, assertPublishRequest, assertSeq, assertStagingRef, assertTableRef, assertUserColumn, CHUNK_COLUMN, classifyRetirement, markerMatches, RECEIPT_TABLE, receiptMatches, TARGET_CUT_POINTS } from '../../domain/delivery/target-rules.js';
-import { PublicationRefusedError, QualityCheckUnrunnableError, TargetObjectMissingError, TargetUnavailableError, TargetUnobservableError } from '../../domain/delivery/target-errors.js';
-import { classifyMssqlFailure, describeMssqlError, isPermissionFailure, isUnrunnableStatement, parseMssqlConnection, serverErrorNumber } from './connection.js';
+import type {
+  ChunkReceipt,
+  CreateStagingRequest,
+  DropOptions,
+  DropResult,
+  StageObservation,
+  LoadChunkRequest,
+  PublicationReceipt,
+  PublishRequest,
+  PublishResult,
+  SeqRange,
+  StagingCreated,
+  StagingFacts,
+  StagingFactsRequest,
+  StagingRef,
+  TableDescription,
+  TableRef,
+  TargetPort,
+} from '../../ports/target.js';
+import {
+  assertColumns,
+  assertInvocationId,
+  assertOwner,
+  assertPublishRequest,
+  assertSeq,
+  assertStagingRef,
+  assertTableRef,
+  assertUserColumn,
+  CHUNK_COLUMN,
+  classifyRetirement,
+  markerMatches,
+  RECEIPT_TABLE,
+  receiptMatches,
+  TARGET_CUT_POINTS,
+} from '../../domain/delivery/target-rules.js';
+import {
+  PublicationRefusedError,
+  QualityCheckUnrunnableError,
+  TargetObjectMissingError,
+  TargetUnavailableError,
+  TargetUnobservableError,
+} from '../../domain/delivery/target-errors.js';
+import {
+  classifyMssqlFailure,
+  describeMssqlError,
+  isPermissionFailure,
+  isUnrunnableStatement,
+  parseMssqlConnection,
+  serverErrorNumber,
+} from './connection.js';
 import { typeSpelling, type StageColumn } from './bulk-types.js';
 import { chunkJsonArray } from '../../domain/delivery/chunk-json.js';
 import { LoadCountMismatchError } from '../../domain/delivery/target-errors.js';
-import { absenceProofStatement, createStagingBatch, describeStatement, dropStagingBatch, identityStatement, observeStagingStatement, targetCheckStatement } from './ddl-statements.js';
+import {
+  absenceProofStatement,
+  createStagingBatch,
+  describeStatement,
+  dropStagingBatch,
+  identityStatement,
+  observeStagingStatement,
+  targetCheckStatement,
+} from './ddl-statements.js';
 import { loadChunkBatch, observeChunksBatch, prepareLoadBatch, stagingFactsBatch } from './load-statements.js';
 import { probeReceiptBatch, publishBatch } from './publish-statements.js';
 import { mssqlSwapPlanOf, type ClusteredKeyRow, type MssqlSwapPlanning, type PartitionLayoutRow } from './swap-plan.js';
 import { partitionLayoutStatement } from './swap-statements.js';
 import { targetObservationOf, thrownError, type TargetCheckRow } from './results.js';
 import { assertTargetCheck, judgeTarget, type TargetCheckRequest } from '../../domain/delivery/target-check.js';
-import { assertSeqRange, factsRange, receiptOfRecord as toReceipt, scalarOf as scalar, type ReceiptRecord } from '../../domain/delivery/target-rules.js';
+import {
+  assertSeqRange,
+  factsRange,
+  receiptOfRecord as toReceipt,
+  scalarOf as scalar,
+  type ReceiptRecord,
+} from '../../domain/delivery/target-rules.js';
 import { assertionStatement, type Statement } from './sql-text.js';
 
 export interface MssqlTargetOptions {
@@ -36,7 +102,6 @@ export interface MssqlTargetOptions {
 }
 
 type Executor = sql.ConnectionPool | sql.Transaction;
-
 
 /** `TargetPort` on SQL Server through `mssql` (tedious). */
 export class MssqlTarget implements TargetPort {
@@ -73,18 +138,26 @@ export class MssqlTarget implements TargetPort {
   async checkTarget(request: TargetCheckRequest): Promise<void> {
     const { table } = assertTargetCheck(request);
     const rows = (await this.read(targetCheckStatement(table))).recordset as TargetCheckRow[];
-    judgeTarget(request, targetObservationOf(rows, table), { engine: 'SQL Server', systemSchemas: ['sys', 'INFORMATION_SCHEMA'], receipts: this.receipts });
+    judgeTarget(request, targetObservationOf(rows, table), {
+      engine: 'SQL Server',
+      systemSchemas: ['sys', 'INFORMATION_SCHEMA'],
+      receipts: this.receipts,
+    });
   }
 
   async describeTable(table: TableRef): Promise<TableDescription> {
     assertTableRef(table);
-    const rows = (await this.read(describeStatement(table))).recordset as Array<StageColumn & { is_nullable: boolean; object_id: number }>;
+    const rows = (await this.read(describeStatement(table))).recordset as Array<
+      StageColumn & { is_nullable: boolean; object_id: number }
+    >;
     const first = rows[0];
     if (!first) throw new TargetObjectMissingError(`table ${table.schema}.${table.table}`);
     return {
       table,
       objectId: String(first.object_id),
-      columns: rows.filter((c) => c.name !== CHUNK_COLUMN).map((c) => ({ name: c.name, type: typeSpelling(c), nullable: c.is_nullable })),
+      columns: rows
+        .filter((c) => c.name !== CHUNK_COLUMN)
+        .map((c) => ({ name: c.name, type: typeSpelling(c), nullable: c.is_nullable })),
     };
   }
 
@@ -92,7 +165,10 @@ export class MssqlTarget implements TargetPort {
     assertStagingRef(staging);
     if (range !== undefined) assertSeqRange(range);
     const result = await this.read(observeChunksBatch(staging, range));
-    return (result.recordset as Array<{ seq: number; row_count: string | number }>).map((r) => ({ seq: r.seq, rows: Number(r.row_count) }));
+    return (result.recordset as Array<{ seq: number; row_count: string | number }>).map((r) => ({
+      seq: r.seq,
+      rows: Number(r.row_count),
+    }));
   }
 
   async stagingFacts(staging: StagingRef, facts: StagingFactsRequest): Promise<StagingFacts> {
@@ -103,7 +179,10 @@ export class MssqlTarget implements TargetPort {
     const names = new Set<string>();
     for (const a of facts.assertions) {
       if (typeof a.name !== 'string' || a.name.length === 0 || names.has(a.name)) {
-        throw new ValidationError('delivery.invalid_request', `assertion names must be unique and non-empty: ${String(a.name)}`);
+        throw new ValidationError(
+          'delivery.invalid_request',
+          `assertion names must be unique and non-empty: ${String(a.name)}`,
+        );
       }
       names.add(a.name);
     }
@@ -115,7 +194,8 @@ export class MssqlTarget implements TargetPort {
       throw this.readFailure(error);
     }
     try {
-      const counts = (await this.run(tx, stagingFactsBatch(staging, keys, notNull, range))).recordset[0] as Record<string, unknown> | undefined;
+      const counts = (await this.run(tx, stagingFactsBatch(staging, keys, notNull, range))).recordset[0] as
+        Record<string, unknown> | undefined;
       const assertions: Record<string, number | string | null> = {};
       for (const a of facts.assertions) {
         const result = await new sql.Request(tx).query(assertionStatement(a.sql, staging.table));
@@ -124,7 +204,12 @@ export class MssqlTarget implements TargetPort {
       }
       const nulls: Record<string, number> = {};
       notNull.forEach((c, i) => (nulls[c] = Number(counts?.[`n${i}`] ?? 0)));
-      return { rows: Number(counts?.row_count ?? 0), duplicateKeys: Number(counts?.duplicate_keys ?? 0), nulls, assertions };
+      return {
+        rows: Number(counts?.row_count ?? 0),
+        duplicateKeys: Number(counts?.duplicate_keys ?? 0),
+        nulls,
+        assertions,
+      };
     } catch (error) {
       if (isUnrunnableStatement(error)) throw new QualityCheckUnrunnableError(describeMssqlError(error, this.secrets));
       throw this.readFailure(error);
@@ -136,8 +221,11 @@ export class MssqlTarget implements TargetPort {
 
   async identity(): Promise<TargetIdentity> {
     const result = await this.read(identityStatement());
-    const row = (result.recordset as unknown as Array<{ server: string | null; database: string | null; principal: string | null }>)[0];
-    if (!row?.server || !row.database || !row.principal) throw new TargetUnobservableError('the target did not report its identity');
+    const row = (
+      result.recordset as unknown as Array<{ server: string | null; database: string | null; principal: string | null }>
+    )[0];
+    if (!row?.server || !row.database || !row.principal)
+      throw new TargetUnobservableError('the target did not report its identity');
     return { engine: 'mssql', server: row.server, database: row.database, principal: row.principal };
   }
 
@@ -148,7 +236,9 @@ export class MssqlTarget implements TargetPort {
     const meta = sets[0]?.[0];
     if (!meta?.present) {
       if (meta?.can_view_schema === 1) return undefined;
-      throw new TargetUnobservableError('the receipt table is not visible to this principal: absence of a receipt cannot be proved');
+      throw new TargetUnobservableError(
+        'the receipt table is not visible to this principal: absence of a receipt cannot be proved',
+      );
     }
     const row = sets[1]?.[0] as ReceiptRecord | undefined;
     return row ? toReceipt(row) : undefined;
@@ -162,10 +252,18 @@ export class MssqlTarget implements TargetPort {
     assertOwner(request.ownerBinding);
     assertTableRef(request.staging, 'staging');
     assertTableRef(request.likeTable, 'like table');
-    const statement = createStagingBatch(request.staging, request.likeTable, request.invocationId, request.ownerBinding, this.lockTimeoutMs);
+    const statement = createStagingBatch(
+      request.staging,
+      request.likeTable,
+      request.invocationId,
+      request.ownerBinding,
+      this.lockTimeoutMs,
+    );
     const result = await this.mutate(TARGET_CUT_POINTS.createStaging, statement);
-    const row = result.recordset?.[0] as { created: boolean; object_id: number | null; marker: string | null } | undefined;
-    if (!row || row.object_id === null) throw new TargetObjectMissingError(`stage ${request.staging.schema}.${request.staging.table}`);
+    const row = result.recordset?.[0] as
+      { created: boolean; object_id: number | null; marker: string | null } | undefined;
+    if (!row || row.object_id === null)
+      throw new TargetObjectMissingError(`stage ${request.staging.schema}.${request.staging.table}`);
     const identity = { invocationId: request.invocationId, owner: request.ownerBinding };
     if (!row.created && !markerMatches(row.marker, identity)) {
       throw new IdentityConflictError(
@@ -179,7 +277,12 @@ export class MssqlTarget implements TargetPort {
   async loadChunk(request: LoadChunkRequest): Promise<ChunkReceipt> {
     assertStagingRef(request.staging);
     assertSeq(request.seq);
-    const chunk = { seq: request.seq, columns: assertColumns(request.columns), json: chunkJsonArray(request), rows: request.rows };
+    const chunk = {
+      seq: request.seq,
+      columns: assertColumns(request.columns),
+      json: chunkJsonArray(request),
+      rows: request.rows,
+    };
     const cutPoint = TARGET_CUT_POINTS.loadChunk;
     const pool = await this.connected();
     const tx = new sql.Transaction(pool);
@@ -192,7 +295,9 @@ export class MssqlTarget implements TargetPort {
     try {
       try {
         const stage = (await this.run(tx, prepareLoadBatch(request.staging))).recordset as StageColumn[];
-        const loaded = (await this.run(tx, loadChunkBatch(request.staging, chunk, stage))).recordset as Array<{ inserted: string | number }>;
+        const loaded = (await this.run(tx, loadChunkBatch(request.staging, chunk, stage))).recordset as Array<{
+          inserted: string | number;
+        }>;
         const inserted = Number(loaded[0]?.inserted);
         if (inserted !== chunk.rows) throw new LoadCountMismatchError(chunk.seq, chunk.rows, inserted);
       } catch (error) {
@@ -226,10 +331,16 @@ export class MssqlTarget implements TargetPort {
     const swap = 'plan' in planning ? planning.plan : undefined;
     let result: sql.IResult<unknown>;
     try {
-      result = await this.mutate(TARGET_CUT_POINTS.publishCommit, publishBatch(request, this.receipts, targetColumns, this.lockTimeoutMs, swap));
+      result = await this.mutate(
+        TARGET_CUT_POINTS.publishCommit,
+        publishBatch(request, this.receipts, targetColumns, this.lockTimeoutMs, swap),
+      );
     } catch (error) {
       // A concurrent publisher of the same invocation won the receipt's key: its receipt decides.
-      if (error instanceof EffectFailedError && [2627, 2601].includes((error.cause as { number?: number } | undefined)?.number ?? 0)) {
+      if (
+        error instanceof EffectFailedError &&
+        [2627, 2601].includes((error.cause as { number?: number } | undefined)?.number ?? 0)
+      ) {
         const receipt = await this.probeReceipt(request.invocationId);
         if (receipt) return this.existing(receipt, request);
       }
@@ -238,15 +349,21 @@ export class MssqlTarget implements TargetPort {
     const row = result.recordset?.[0] as (ReceiptRecord & { applied: boolean }) | undefined;
     if (!row) throw new EffectFailedError(TARGET_CUT_POINTS.publishCommit, 'the publication batch returned no receipt');
     const receipt = toReceipt(row);
-    return row.applied ? { receipt, applied: true, ...('declined' in planning ? { swapDeclined: planning.declined } : {}) } : this.existing(receipt, request);
+    return row.applied
+      ? { receipt, applied: true, ...('declined' in planning ? { swapDeclined: planning.declined } : {}) }
+      : this.existing(receipt, request);
   }
 
   /** replace_window into a target partitioned on the time column: can the stage be switched in (swap-plan.ts)? */
   private async swapPlanning(request: PublishRequest): Promise<MssqlSwapPlanning> {
-    const result = await this.read(partitionLayoutStatement(request.target, request.staging, request.timeColumn, request.window));
+    const result = await this.read(
+      partitionLayoutStatement(request.target, request.staging, request.timeColumn, request.window),
+    );
     const sets = result.recordsets as unknown as [PartitionLayoutRow[], ClusteredKeyRow[], StageColumn[]];
     const planning = mssqlSwapPlanOf(sets[0]?.[0], sets[1] ?? [], sets[2] ?? []);
-    return request.mode === 'merge' && !('partitioned' in planning) ? { declined: 'merge publishes set-based' } : planning;
+    return request.mode === 'merge' && !('partitioned' in planning)
+      ? { declined: 'merge publishes set-based' }
+      : planning;
   }
 
   private existing(receipt: PublicationReceipt, request: PublishRequest): PublishResult {
@@ -264,25 +381,30 @@ export class MssqlTarget implements TargetPort {
     assertInvocationId(owner.invocationId);
     assertOwner(owner.owner);
     const row = (await this.read(observeStagingStatement(table))).recordset[0] as
-      | { object_id: number | null; can_view_schema: number | null; marker: string | null }
-      | undefined;
+      { object_id: number | null; can_view_schema: number | null; marker: string | null } | undefined;
     if (!row || row.object_id === null) return { status: 'ABSENT', metadataVisible: row?.can_view_schema === 1 };
-    return markerMatches(row.marker, owner) ? { status: 'OURS', objectId: String(row.object_id) } : { status: 'NOT_OURS' };
+    return markerMatches(row.marker, owner)
+      ? { status: 'OURS', objectId: String(row.object_id) }
+      : { status: 'NOT_OURS' };
   }
 
   async dropStaging(staging: StagingRef, options: DropOptions = {}): Promise<DropResult> {
     assertStagingRef(staging);
-    const batch = dropStagingBatch(staging, this.lockTimeoutMs, options.unlessPublished ? { receipts: this.receipts } : undefined);
+    const batch = dropStagingBatch(
+      staging,
+      this.lockTimeoutMs,
+      options.unlessPublished ? { receipts: this.receipts } : undefined,
+    );
     const result = await this.mutate(TARGET_CUT_POINTS.dropStaging, batch);
     const first = result.recordset?.[0] as (Partial<ReceiptRecord> & { outcome?: string }) | undefined;
     const outcome = first?.outcome;
-    if (outcome === 'PUBLISHED') return { status: 'PUBLISHED', dropped: false, receipt: toReceipt(first as ReceiptRecord) };
+    if (outcome === 'PUBLISHED')
+      return { status: 'PUBLISHED', dropped: false, receipt: toReceipt(first as ReceiptRecord) };
     if (outcome !== 'DROPPED' && outcome !== 'ALREADY_ABSENT' && outcome !== 'NOT_OURS') {
       throw new EffectFailedError(TARGET_CUT_POINTS.dropStaging, 'the retirement batch returned no outcome');
     }
     const proof = (await this.read(absenceProofStatement(staging))).recordset[0] as
-      | { can_view_schema: number | null; exact_exists: number }
-      | undefined;
+      { can_view_schema: number | null; exact_exists: number } | undefined;
     return {
       status: classifyRetirement(outcome, {
         metadataVisible: proof?.can_view_schema === 1,
@@ -293,7 +415,10 @@ export class MssqlTarget implements TargetPort {
   }
 
   close(): Promise<void> {
-    return (this.closing ??= this.pool.close().then(() => undefined, () => undefined));
+    return (this.closing ??= this.pool.close().then(
+      () => undefined,
+      () => undefined,
+    ));
   }
 
   // -------------------------------------------------------------------------------------
@@ -303,7 +428,9 @@ export class MssqlTarget implements TargetPort {
     this.connecting ??= this.pool.connect().catch((error: unknown) => {
       this.connecting = undefined;
       const code = (error as { code?: unknown } | undefined)?.code;
-      throw new TargetUnavailableError(`cannot connect to SQL Server: ${describeMssqlError(error, this.secrets)}`, { cause: { number: serverErrorNumber(error), code: typeof code === 'string' ? code : undefined } });
+      throw new TargetUnavailableError(`cannot connect to SQL Server: ${describeMssqlError(error, this.secrets)}`, {
+        cause: { number: serverErrorNumber(error), code: typeof code === 'string' ? code : undefined },
+      });
     });
     return this.connecting;
   }

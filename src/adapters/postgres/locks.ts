@@ -14,8 +14,14 @@ export interface TxResult<T> {
   commit: boolean;
 }
 
-export async function lookup(client: Client, table: TableRef): Promise<{ objectId: string; marker: string | null } | undefined> {
-  const result = await client.query<{ object_id: string; marker: string | null }>(LOOKUP_TABLE, [table.schema, table.table]);
+export async function lookup(
+  client: Client,
+  table: TableRef,
+): Promise<{ objectId: string; marker: string | null } | undefined> {
+  const result = await client.query<{ object_id: string; marker: string | null }>(LOOKUP_TABLE, [
+    table.schema,
+    table.table,
+  ]);
   const row = result.rows[0];
   return row ? { objectId: row.object_id, marker: row.marker } : undefined;
 }
@@ -31,9 +37,13 @@ export async function recheckLocked(client: Client, staging: StagingRef, mode: s
   await client.query(`LOCK TABLE ${quoteTable(staging.table)} IN ${mode} MODE`);
   const after = await lookup(client, staging.table);
   if (!after || after.objectId !== staging.objectId) {
-    throw new StagingBindingChangedError(`${staging.table.schema}.${staging.table.table} is not object ${staging.objectId}`);
+    throw new StagingBindingChangedError(
+      `${staging.table.schema}.${staging.table.table} is not object ${staging.objectId}`,
+    );
   }
   if (!markerMatches(after.marker, staging)) {
-    throw new StagingBindingChangedError(`${staging.table.schema}.${staging.table.table} has a different owner binding`);
+    throw new StagingBindingChangedError(
+      `${staging.table.schema}.${staging.table.table} has a different owner binding`,
+    );
   }
 }

@@ -30,7 +30,9 @@ export async function hydrateNativeLinks(packageRoot: string): Promise<number> {
   } catch (error) {
     // No listing: the package ships its links as files (or needs none).
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 0;
-    throw new Error(`cannot read ${listing}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    throw new Error(`cannot read ${listing}: ${error instanceof Error ? error.message : String(error)}`, {
+      cause: error,
+    });
   }
   if (!Array.isArray(specs)) throw new Error(`${listing} is not a list of links`);
   let created = 0;
@@ -52,7 +54,8 @@ function toSpec(value: unknown, listing: string): LinkSpec {
 function inside(root: string, path: string): string {
   const native = join(root, 'native');
   const full = resolve(root, path);
-  if (isAbsolute(path) || !full.startsWith(native + sep)) throw new Error(`link path ${path} leaves the package's native directory`);
+  if (isAbsolute(path) || !full.startsWith(native + sep))
+    throw new Error(`link path ${path} leaves the package's native directory`);
   return full;
 }
 
@@ -94,6 +97,7 @@ async function linkPresent(link: string, source: string): Promise<boolean> {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
     throw error;
   }
-  if (resolve(dirname(link), value) !== source) throw new Error(`${link} links to ${value}, not to ${relative(dirname(link), source)}`);
+  if (resolve(dirname(link), value) !== source)
+    throw new Error(`${link} links to ${value}, not to ${relative(dirname(link), source)}`);
   return true;
 }

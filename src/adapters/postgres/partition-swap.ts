@@ -1,6 +1,13 @@
 import { PublicationRefusedError } from '../../domain/delivery/target-errors.js';
 import { CHUNK_COLUMN } from '../../domain/delivery/target-rules.js';
-import { decideSwap, parseRangeBound, publishedInvocationOf, publishedMarker, windowPartitionNameOf, type PartitionFacts } from '../../domain/delivery/window-partition.js';
+import {
+  decideSwap,
+  parseRangeBound,
+  publishedInvocationOf,
+  publishedMarker,
+  windowPartitionNameOf,
+  type PartitionFacts,
+} from '../../domain/delivery/window-partition.js';
 import type { PublicationReceipt, PublishRequest, TableRef } from '../../ports/target.js';
 import type { Client } from './locks.js';
 import {
@@ -62,8 +69,18 @@ export type SwapPlanning = { plan: SwapPlan } | { declined: string } | { partiti
  * Reads the catalogs (no mutation): can this replace_window swap? `partitioned: false` for
  * a target that is not partitioned (the set-based path, nothing declined).
  */
-export async function planSwap(client: Client, request: PublishRequest, targetObjectId: string, stageObjectId: string): Promise<SwapPlanning> {
-  const key = (await client.query<{ strategy: string; key_columns: number; key_column: string | null; key_type: string | null }>(PARTITION_KEY, [targetObjectId])).rows[0];
+export async function planSwap(
+  client: Client,
+  request: PublishRequest,
+  targetObjectId: string,
+  stageObjectId: string,
+): Promise<SwapPlanning> {
+  const key = (
+    await client.query<{ strategy: string; key_columns: number; key_column: string | null; key_type: string | null }>(
+      PARTITION_KEY,
+      [targetObjectId],
+    )
+  ).rows[0];
   if (!key) return { partitioned: false };
   if (request.mode !== 'replace_window') return { declined: 'merge publishes set-based' };
   const keyType = KEY_TYPES[key.key_type ?? ''];
@@ -71,20 +88,38 @@ export async function planSwap(client: Client, request: PublishRequest, targetOb
     return { declined: `the target is not partitioned by RANGE on ${request.timeColumn} alone` };
   }
   if (!keyType) return { declined: `the partition key ${request.timeColumn} is neither timestamptz nor timestamp` };
-  if (request.staging.table.schema !== request.target.schema) return { declined: 'the stage is not in the target schema' };
+  if (request.staging.table.schema !== request.target.schema)
+    return { declined: 'the stage is not in the target schema' };
 
   const columns = await columnsOf(client, targetObjectId);
   const stageColumns = (await columnsOf(client, stageObjectId)).filter((c) => c.name !== CHUNK_COLUMN);
-  const same = (a: ColumnRow[], b: ColumnRow[]) => a.length === b.length && a.every((c) => b.some((d) => d.name === c.name && d.type === c.type && d.collation === c.collation));
-  if (!same(columns, stageColumns)) return { declined: "the stage's columns (names, types, collations) differ from the target's" };
+  const same = (a: ColumnRow[], b: ColumnRow[]) =>
+    a.length === b.length &&
+    a.every((c) => b.some((d) => d.name === c.name && d.type === c.type && d.collation === c.collation));
+  if (!same(columns, stageColumns))
+    return { declined: "the stage's columns (names, types, collations) differ from the target's" };
   if (columns.some((c) => c.derived)) return { declined: 'the target has generated or identity columns' };
-  const cons = (await client.query<{ name: string; kind: string; definition: string }>(SWAP_CONSTRAINTS, [targetObjectId])).rows;
+  const cons = (
+    await client.query<{ name: string; kind: string; definition: string }>(SWAP_CONSTRAINTS, [targetObjectId])
+  ).rows;
   if (cons.some((c) => c.kind === 'f')) return { declined: 'the target has foreign keys' };
 
-  const partitions = (await client.query<{ object_id: string; schema: string; name: string; leaf: boolean; bound: string }>(PARTITIONS, [targetObjectId])).rows;
-  const bounds = partitions.map((p) => (p.bound === 'DEFAULT' ? { from: null, to: null } : (parseRangeBound(p.bound) ?? { from: null, to: null })));
+  const partitions = (
+    await client.query<{ object_id: string; schema: string; name: string; leaf: boolean; bound: string }>(PARTITIONS, [
+      targetObjectId,
+    ])
+  ).rows;
+  const bounds = partitions.map((p) =>
+    p.bound === 'DEFAULT' ? { from: null, to: null } : (parseRangeBound(p.bound) ?? { from: null, to: null }),
+  );
   const window = [request.window.start.toISOString(), request.window.end.toISOString()];
-  const compared = (await client.query<{ exact: boolean; overlaps: boolean }>(compareBounds(keyType), [...window, bounds.map((b) => b.from), bounds.map((b) => b.to)])).rows;
+  const compared = (
+    await client.query<{ exact: boolean; overlaps: boolean }>(compareBounds(keyType), [
+      ...window,
+      bounds.map((b) => b.from),
+      bounds.map((b) => b.to),
+    ])
+  ).rows;
   const facts: PartitionFacts[] = partitions.map((p, i) => ({
     name: `${p.schema}.${p.name}`,
     isDefault: p.bound === 'DEFAULT',
@@ -93,14 +128,28 @@ export async function planSwap(client: Client, request: PublishRequest, targetOb
     leaf: p.leaf,
   }));
   const byDefault = partitions.find((p) => p.bound === 'DEFAULT');
-  const defaultHolds = byDefault ? await holdsWindowRows(client, { schema: byDefault.schema, table: byDefault.name }, request) : false;
+  const defaultHolds = byDefault
+    ? await holdsWindowRows(client, { schema: byDefault.schema, table: byDefault.name }, request)
+    : false;
   const exact = partitions.find((_, i) => facts[i]!.exact && !facts[i]!.isDefault);
   const partition = { schema: request.target.schema, table: windowPartitionNameOf(request.target, request.window) };
-  const holder = (await client.query<{ object_id: string }>(RELATION_NAMED, [partition.schema, partition.table])).rows[0];
-  const decision = decideSwap(facts, defaultHolds, partition.table, holder !== undefined && holder.object_id !== exact?.object_id);
+  const holder = (await client.query<{ object_id: string }>(RELATION_NAMED, [partition.schema, partition.table]))
+    .rows[0];
+  const decision = decideSwap(
+    facts,
+    defaultHolds,
+    partition.table,
+    holder !== undefined && holder.object_id !== exact?.object_id,
+  );
   if (!decision.swap) return { declined: decision.reason };
 
-  const printedIndexes = (await client.query<{ definition: string; printed: string }>(SWAP_INDEXES, [targetObjectId, request.target.schema, request.target.table])).rows;
+  const printedIndexes = (
+    await client.query<{ definition: string; printed: string }>(SWAP_INDEXES, [
+      targetObjectId,
+      request.target.schema,
+      request.target.table,
+    ])
+  ).rows;
   const stage = quoteTable(request.staging.table);
   return {
     plan: {
@@ -109,8 +158,12 @@ export async function planSwap(client: Client, request: PublishRequest, targetOb
       ...(exact ? { replaces: { schema: exact.schema, table: exact.name } } : {}),
       partition,
       notNull: columns.filter((c) => c.not_null).map((c) => c.name),
-      constraints: cons.map((c) => (c.kind === 'c' ? `ADD CONSTRAINT ${quoteIdent(c.name)} ${c.definition}` : `ADD ${c.definition}`)),
-      indexes: printedIndexes.map((i) => indexOnStage(i.definition, i.printed, stage)).filter((s): s is string => s !== undefined),
+      constraints: cons.map((c) =>
+        c.kind === 'c' ? `ADD CONSTRAINT ${quoteIdent(c.name)} ${c.definition}` : `ADD ${c.definition}`,
+      ),
+      indexes: printedIndexes
+        .map((i) => indexOnStage(i.definition, i.printed, stage))
+        .filter((s): s is string => s !== undefined),
     },
   };
 }
@@ -133,9 +186,14 @@ export async function swapWindow(client: Client, request: PublishRequest, plan: 
   );
   const row = counts.rows[0];
   const staged = Number(row?.n ?? -1);
-  if (staged !== request.rows) throw new PublicationRefusedError(`stage holds ${staged} rows, the journal proved ${request.rows}`);
-  if (Number(row?.outside) !== 0) throw new PublicationRefusedError(`${row?.outside} staged rows fall outside the window`);
-  if (Number(row?.nulls) !== 0) throw new PublicationRefusedError(`${row?.nulls} staged rows hold NULL in columns the target requires (${plan.notNull.join(', ')})`);
+  if (staged !== request.rows)
+    throw new PublicationRefusedError(`stage holds ${staged} rows, the journal proved ${request.rows}`);
+  if (Number(row?.outside) !== 0)
+    throw new PublicationRefusedError(`${row?.outside} staged rows fall outside the window`);
+  if (Number(row?.nulls) !== 0)
+    throw new PublicationRefusedError(
+      `${row?.nulls} staged rows hold NULL in columns the target requires (${plan.notNull.join(', ')})`,
+    );
 
   // One ALTER, one validating scan: the chunk column goes (catalog-only, its index with it),
   // the window CHECK that lets ATTACH skip its scan, the target's constraints, NOT NULL.
@@ -160,7 +218,11 @@ export async function swapWindow(client: Client, request: PublishRequest, plan: 
   const partition = quoteTable(plan.partition);
   await client.query(`ALTER TABLE ${target} ATTACH PARTITION ${partition} FOR VALUES FROM (${lo}) TO (${hi})`);
   await client.query(`ALTER TABLE ${partition} DROP CONSTRAINT cutpoint_window`);
-  const comment = await client.query<{ statement: string }>(FORMAT_COMMENT, [plan.partition.schema, plan.partition.table, publishedMarker(request.invocationId)]);
+  const comment = await client.query<{ statement: string }>(FORMAT_COMMENT, [
+    plan.partition.schema,
+    plan.partition.table,
+    publishedMarker(request.invocationId),
+  ]);
   await client.query(comment.rows[0]!.statement);
 }
 
@@ -190,7 +252,8 @@ async function holdsWindowRows(client: Client, table: TableRef, request: Publish
  * digits, `-`, `:`, `.`, `T`, `Z`, so nothing to escape); `timestamp` keys get UTC wall time.
  */
 function boundLiterals(request: PublishRequest, keyType: KeyType): [string, string] {
-  const literal = (d: Date) => (keyType === 'timestamp' ? `'${d.toISOString().slice(0, -1)}'::timestamp` : `'${d.toISOString()}'::timestamptz`);
+  const literal = (d: Date) =>
+    keyType === 'timestamp' ? `'${d.toISOString().slice(0, -1)}'::timestamp` : `'${d.toISOString()}'::timestamptz`;
   return [literal(request.window.start), literal(request.window.end)];
 }
 
@@ -219,7 +282,15 @@ export async function attachedPartitionOf(
   invocationId: string,
   receiptOf: () => Promise<PublicationReceipt | undefined>,
 ): Promise<TableRef | undefined> {
-  const row = (await client.query<{ schema: string; name: string; marker: string | null; parent_schema: string | null; parent_name: string | null }>(OBJECT_AS_PARTITION, [stagingObjectId])).rows[0];
+  const row = (
+    await client.query<{
+      schema: string;
+      name: string;
+      marker: string | null;
+      parent_schema: string | null;
+      parent_name: string | null;
+    }>(OBJECT_AS_PARTITION, [stagingObjectId])
+  ).rows[0];
   // The catalogs first: only an object that is a partition marked published by this invocation needs the receipt.
   if (!row || row.parent_schema === null || publishedInvocationOf(row.marker) !== invocationId) return undefined;
   const receipt = await receiptOf();

@@ -33,7 +33,12 @@ export async function startPgliteServer(options: PgliteServerOptions = {}): Prom
   const db = await PGlite.create(options.dataDir ?? 'memory://');
   // Port 0: the OS picks a free loopback port at bind time, so there is no window in
   // which another process could take a port chosen in advance.
-  const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: options.maxConnections ?? 16 });
+  const server = new PGLiteSocketServer({
+    db,
+    host: '127.0.0.1',
+    port: 0,
+    maxConnections: options.maxConnections ?? 16,
+  });
   try {
     await server.start();
   } catch (error) {

@@ -1,8 +1,28 @@
 import { IdentityConflictError } from '../../domain/errors.js';
 import { PublicationRefusedError, TargetObjectMissingError } from '../../domain/delivery/target-errors.js';
-import { publicationLockOf, receiptMatches, receiptOfRecord as toReceipt, type ReceiptRecord } from '../../domain/delivery/target-rules.js';
-import type { PublicationMethod, PublicationReceipt, PublishRequest, PublishResult, TableRef } from '../../ports/target.js';
-import { DESCRIBE_COLUMNS, keyJoin, quoteColumn, quoteIdent, quoteTable, RECEIPT_COLUMNS, RECEIPT_METHOD_MISSING, receiptTableDdl } from './sql.js';
+import {
+  publicationLockOf,
+  receiptMatches,
+  receiptOfRecord as toReceipt,
+  type ReceiptRecord,
+} from '../../domain/delivery/target-rules.js';
+import type {
+  PublicationMethod,
+  PublicationReceipt,
+  PublishRequest,
+  PublishResult,
+  TableRef,
+} from '../../ports/target.js';
+import {
+  DESCRIBE_COLUMNS,
+  keyJoin,
+  quoteColumn,
+  quoteIdent,
+  quoteTable,
+  RECEIPT_COLUMNS,
+  RECEIPT_METHOD_MISSING,
+  receiptTableDdl,
+} from './sql.js';
 import { advisoryLock, lookup, recheckLocked, type Client, type TxResult } from './locks.js';
 import { planSwap, swapWindow } from './partition-swap.js';
 
@@ -16,10 +36,15 @@ import { planSwap, swapWindow } from './partition-swap.js';
  * stage in as that partition instead of copying rows (partition-swap.ts); the receipt
  * says which (`method`), and the result why a partitioned target did not swap.
  */
-export async function publishBody(client: Client, request: PublishRequest, receipts: TableRef): Promise<TxResult<PublishResult>> {
+export async function publishBody(
+  client: Client,
+  request: PublishRequest,
+  receipts: TableRef,
+): Promise<TxResult<PublishResult>> {
   await client.query(receiptTableDdl(receipts));
   const legacy = await client.query<{ missing: boolean }>(RECEIPT_METHOD_MISSING, [quoteTable(receipts)]);
-  if (legacy.rows[0]?.missing) await client.query(`ALTER TABLE ${quoteTable(receipts)} ADD COLUMN IF NOT EXISTS method text`);
+  if (legacy.rows[0]?.missing)
+    await client.query(`ALTER TABLE ${quoteTable(receipts)} ADD COLUMN IF NOT EXISTS method text`);
   await advisoryLock(client, publicationLockOf(request.invocationId));
   const prior = await client.query<ReceiptRecord>(
     `SELECT ${RECEIPT_COLUMNS} FROM ${quoteTable(receipts)} AS r WHERE invocation_id = $1`,
@@ -34,7 +59,9 @@ export async function publishBody(client: Client, request: PublishRequest, recei
   await client.query(`LOCK TABLE ${targetTable} IN EXCLUSIVE MODE`);
   await recheckLocked(client, request.staging, 'SHARE');
 
-  const targetColumns = (await client.query<{ name: string }>(DESCRIBE_COLUMNS, [target.objectId])).rows.map((c) => c.name);
+  const targetColumns = (await client.query<{ name: string }>(DESCRIBE_COLUMNS, [target.objectId])).rows.map(
+    (c) => c.name,
+  );
   const stageColumns = new Set(
     (await client.query<{ name: string }>(DESCRIBE_COLUMNS, [request.staging.objectId])).rows.map((c) => c.name),
   );
@@ -80,7 +107,8 @@ async function copyWindow(client: Client, request: PublishRequest, targetColumns
   const stage = quoteTable(request.staging.table);
   const count = await client.query<{ n: string }>(`SELECT count(*)::text AS n FROM ${stage}`);
   const staged = Number(count.rows[0]?.n ?? -1);
-  if (staged !== request.rows) throw new PublicationRefusedError(`stage holds ${staged} rows, the journal proved ${request.rows}`);
+  if (staged !== request.rows)
+    throw new PublicationRefusedError(`stage holds ${staged} rows, the journal proved ${request.rows}`);
 
   const cols = targetColumns.map(quoteIdent).join(', ');
   const time = quoteColumn(request.timeColumn);
@@ -90,8 +118,12 @@ async function copyWindow(client: Client, request: PublishRequest, targetColumns
       `SELECT count(*)::text AS n FROM ${stage} WHERE ${time} IS NULL OR ${time} < $1::timestamptz OR ${time} >= $2::timestamptz`,
       bounds,
     );
-    if (Number(outside.rows[0]?.n) !== 0) throw new PublicationRefusedError(`${outside.rows[0]?.n} staged rows fall outside the window`);
-    await client.query(`DELETE FROM ${targetTable} WHERE ${time} >= $1::timestamptz AND ${time} < $2::timestamptz`, bounds);
+    if (Number(outside.rows[0]?.n) !== 0)
+      throw new PublicationRefusedError(`${outside.rows[0]?.n} staged rows fall outside the window`);
+    await client.query(
+      `DELETE FROM ${targetTable} WHERE ${time} >= $1::timestamptz AND ${time} < $2::timestamptz`,
+      bounds,
+    );
     await client.query(`INSERT INTO ${targetTable} (${cols}) SELECT ${cols} FROM ${stage}`);
   } else {
     const keys = request.keyColumns.map(quoteColumn);
@@ -99,7 +131,8 @@ async function copyWindow(client: Client, request: PublishRequest, targetColumns
       `SELECT (SELECT count(*) FROM ${stage} WHERE ${keys.map((k) => `${k} IS NULL`).join(' OR ')})
             + (SELECT count(*) FROM (SELECT 1 FROM ${stage} GROUP BY ${keys.join(', ')} HAVING count(*) > 1) d) AS n`,
     );
-    if (Number(bad.rows[0]?.n) !== 0) throw new PublicationRefusedError('merge keys in the stage are null or not unique');
+    if (Number(bad.rows[0]?.n) !== 0)
+      throw new PublicationRefusedError('merge keys in the stage are null or not unique');
     const nonKeys = targetColumns.filter((c) => !request.keyColumns.includes(c));
     if (nonKeys.length > 0) {
       await client.query(

@@ -87,7 +87,13 @@ export async function startPostgresServer(opts: PostgresServerOptions): Promise<
     createPostgresUser: process.getuid?.() === 0,
     initdbFlags: ['--encoding=UTF8', '--locale=C', '--no-sync', '--no-instructions'],
     postgresFlags: [
-      ...['listen_addresses=127.0.0.1', 'unix_socket_directories=', 'fsync=off', 'synchronous_commit=off', 'full_page_writes=off'],
+      ...[
+        'listen_addresses=127.0.0.1',
+        'unix_socket_directories=',
+        'fsync=off',
+        'synchronous_commit=off',
+        'full_page_writes=off',
+      ],
       ...['shared_buffers=32MB', 'max_connections=64', 'TimeZone=UTC'],
     ].flatMap((setting) => ['-c', setting]),
     onLog: (message) => remember(log, message),
@@ -103,7 +109,10 @@ export async function startPostgresServer(opts: PostgresServerOptions): Promise<
       } catch (error) {
         // Another process may have taken the port between our probe and the bind.
         if (attempt < PORT_ATTEMPTS && log.some((line) => /could not (bind|create listen)/i.test(line))) continue;
-        throw new PostgresServerUnavailableError(`the PostgreSQL server did not start: ${tail(log) || describe(error)}`, { cause: error });
+        throw new PostgresServerUnavailableError(
+          `the PostgreSQL server did not start: ${tail(log) || describe(error)}`,
+          { cause: error },
+        );
       }
       let stopping: Promise<void> | undefined;
       return {
@@ -123,9 +132,12 @@ export async function startPostgresServer(opts: PostgresServerOptions): Promise<
   } catch (error) {
     await rm(dir, { recursive: true, force: true });
     if (error instanceof PostgresServerUnavailableError) throw error;
-    throw new PostgresServerUnavailableError(`the PostgreSQL server could not be set up: ${describe(error)}${log.length ? ` (${tail(log)})` : ''}`, {
-      cause: error,
-    });
+    throw new PostgresServerUnavailableError(
+      `the PostgreSQL server could not be set up: ${describe(error)}${log.length ? ` (${tail(log)})` : ''}`,
+      {
+        cause: error,
+      },
+    );
   }
 }
 
@@ -139,7 +151,10 @@ async function prepare(): Promise<ClusterClass> {
   try {
     entry = createRequire(import.meta.url).resolve(name);
   } catch (error) {
-    throw new PostgresServerUnavailableError(`no PostgreSQL server binaries for ${platform()}-${arch()} (${name} is not installed)`, { cause: error });
+    throw new PostgresServerUnavailableError(
+      `no PostgreSQL server binaries for ${platform()}-${arch()} (${name} is not installed)`,
+      { cause: error },
+    );
   }
   try {
     await hydrateNativeLinks(dirname(dirname(entry)));

@@ -91,7 +91,8 @@ export const RECEIPT_COLUMNS =
   "invocation_id, target_schema, target_table, mode, window_start, window_end, rows::text AS row_count, digest, staging_object_id, published_at, to_jsonb(r) ->> 'method' AS method";
 
 /** A receipt table created before `method`: the column is added once (checked first, so the lock is taken only then). */
-export const RECEIPT_METHOD_MISSING = "SELECT NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = $1::regclass AND attname = 'method' AND NOT attisdropped) AS missing";
+export const RECEIPT_METHOD_MISSING =
+  "SELECT NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = $1::regclass AND attname = 'method' AND NOT attisdropped) AS missing";
 
 /**
  * The replace of one chunk, in one statement (one round trip): the data-modifying CTE

@@ -4,19 +4,77 @@
 // locks and stage rechecks in locks.ts, the publication transaction in publication.ts, the
 // partition swap in partition-swap.ts.
 import pg from 'pg';
-import { CutpointError, EffectFailedError, IdentityConflictError, OutcomeUnknownError, ValidationError } from '../../domain/errors.js';
+import {
+  CutpointError,
+  EffectFailedError,
+  IdentityConflictError,
+  OutcomeUnknownError,
+  ValidationError,
+} from '../../domain/errors.js';
 import type { TargetIdentity } from '../../domain/delivery/sealed-authority.js';
 import type { FaultInjector } from '../../ports/faults.js';
-import type { ChunkReceipt, CreateStagingRequest, DropOptions, DropResult, StageObservation, LoadChunkRequest, PublicationReceipt, PublishRequest, PublishResult, SeqRange, StagingCreated, StagingFacts, StagingFactsRequest, StagingRef, TableDescription, TableRef, TargetPort } from '../../ports/target.js';
-import { assertColumns, assertIdentifier, assertPublishRequest, assertInvocationId, assertOwner, assertSeq, assertStagingRef, assertTableRef, assertUserColumn, classifyRetirement, markerMatches, ownerMarker, publicationLockOf, RECEIPT_TABLE, TARGET_CUT_POINTS } from '../../domain/delivery/target-rules.js';
-import { assertSeqRange, factsRange, receiptOfRecord as toReceipt, scalarOf as scalar, type ReceiptRecord } from '../../domain/delivery/target-rules.js';
+import type {
+  ChunkReceipt,
+  CreateStagingRequest,
+  DropOptions,
+  DropResult,
+  StageObservation,
+  LoadChunkRequest,
+  PublicationReceipt,
+  PublishRequest,
+  PublishResult,
+  SeqRange,
+  StagingCreated,
+  StagingFacts,
+  StagingFactsRequest,
+  StagingRef,
+  TableDescription,
+  TableRef,
+  TargetPort,
+} from '../../ports/target.js';
+import {
+  assertColumns,
+  assertIdentifier,
+  assertPublishRequest,
+  assertInvocationId,
+  assertOwner,
+  assertSeq,
+  assertStagingRef,
+  assertTableRef,
+  assertUserColumn,
+  classifyRetirement,
+  markerMatches,
+  ownerMarker,
+  publicationLockOf,
+  RECEIPT_TABLE,
+  TARGET_CUT_POINTS,
+} from '../../domain/delivery/target-rules.js';
+import {
+  assertSeqRange,
+  factsRange,
+  receiptOfRecord as toReceipt,
+  scalarOf as scalar,
+  type ReceiptRecord,
+} from '../../domain/delivery/target-rules.js';
 import { assertTargetCheck, judgeTarget, type TargetCheckRequest } from '../../domain/delivery/target-check.js';
-import { LoadCountMismatchError, QualityCheckUnrunnableError, TargetObjectMissingError, TargetUnavailableError, TargetUnobservableError } from '../../domain/delivery/target-errors.js';
+import {
+  LoadCountMismatchError,
+  QualityCheckUnrunnableError,
+  TargetObjectMissingError,
+  TargetUnavailableError,
+  TargetUnobservableError,
+} from '../../domain/delivery/target-errors.js';
 import { chunkJsonArrayBytes } from '../../domain/delivery/chunk-json.js';
 import { advisoryLock, lookup, recheckLocked, type Client, type TxResult } from './locks.js';
 import { existingPublication, publishBody } from './publication.js';
 import { attachedPartitionOf } from './partition-swap.js';
-import { classifyPgCommitFailure, describePgError, isPermissionFailure, isUnrunnableStatement, sqlStateOf } from './outcome.js';
+import {
+  classifyPgCommitFailure,
+  describePgError,
+  isPermissionFailure,
+  isUnrunnableStatement,
+  sqlStateOf,
+} from './outcome.js';
 import {
   ABSENCE_PROOF,
   CHUNK,
@@ -53,7 +111,6 @@ interface TxOptions {
   cutPoint?: string;
   readOnly?: boolean;
 }
-
 
 /** A row of the receipt table as the driver returns it. */
 /** `TargetPort` on PostgreSQL through `pg`: any real server, or embedded PGlite over the wire. */
@@ -94,12 +151,24 @@ export class PostgresTarget implements TargetPort {
     const { table } = assertTargetCheck(request);
     const found = await this.transaction({ readOnly: true }, async (client) => ({
       commit: false,
-      value: (await client.query<{ schema: string; name: string; kind: string; columns: string[] | null }>(TARGET_CANDIDATES, [table.schema, table.table])).rows,
+      value: (
+        await client.query<{ schema: string; name: string; kind: string; columns: string[] | null }>(
+          TARGET_CANDIDATES,
+          [table.schema, table.table],
+        )
+      ).rows,
     }));
     const exact = found.find((f) => f.columns !== null);
     judgeTarget(
       request,
-      { found: found.map((f) => ({ schema: f.schema, table: f.name, kind: f.kind === 'r' || f.kind === 'p' ? 'table' : f.kind === 'v' || f.kind === 'm' ? 'view' : 'other' })), columns: exact?.columns ?? [] },
+      {
+        found: found.map((f) => ({
+          schema: f.schema,
+          table: f.name,
+          kind: f.kind === 'r' || f.kind === 'p' ? 'table' : f.kind === 'v' || f.kind === 'm' ? 'view' : 'other',
+        })),
+        columns: exact?.columns ?? [],
+      },
       { engine: 'PostgreSQL', systemSchemas: ['information_schema'], systemPrefixes: ['pg_'], receipts: this.receipts },
     );
   }
@@ -109,13 +178,17 @@ export class PostgresTarget implements TargetPort {
     return this.transaction({ readOnly: true }, async (client) => {
       const found = await lookup(client, table);
       if (!found) throw new TargetObjectMissingError(`table ${table.schema}.${table.table}`);
-      const columns = await client.query<{ name: string; type: string; nullable: boolean }>(DESCRIBE_COLUMNS, [found.objectId]);
+      const columns = await client.query<{ name: string; type: string; nullable: boolean }>(DESCRIBE_COLUMNS, [
+        found.objectId,
+      ]);
       return {
         commit: false,
         value: {
           table,
           objectId: found.objectId,
-          columns: columns.rows.filter((c) => c.name !== '_cutpoint_seq').map((c) => ({ name: c.name, type: c.type, nullable: c.nullable })),
+          columns: columns.rows
+            .filter((c) => c.name !== '_cutpoint_seq')
+            .map((c) => ({ name: c.name, type: c.type, nullable: c.nullable })),
         },
       };
     });
@@ -142,7 +215,10 @@ export class PostgresTarget implements TargetPort {
     const names = new Set<string>();
     for (const a of facts.assertions) {
       if (typeof a.name !== 'string' || a.name.length === 0 || names.has(a.name)) {
-        throw new ValidationError('delivery.invalid_request', `assertion names must be unique and non-empty: ${String(a.name)}`);
+        throw new ValidationError(
+          'delivery.invalid_request',
+          `assertion names must be unique and non-empty: ${String(a.name)}`,
+        );
       }
       names.add(a.name);
     }
@@ -152,7 +228,9 @@ export class PostgresTarget implements TargetPort {
     const bounds = range ? [range.from, range.to] : [];
     const probe = this.transaction({ readOnly: true }, async (client) => {
       await recheckLocked(client, staging, 'ACCESS SHARE');
-      const nullSums = notNull.map((c, i) => `sum(CASE WHEN ${quoteColumn(c)} IS NULL THEN 1 ELSE 0 END)::text AS n${i}`);
+      const nullSums = notNull.map(
+        (c, i) => `sum(CASE WHEN ${quoteColumn(c)} IS NULL THEN 1 ELSE 0 END)::text AS n${i}`,
+      );
       const counts = await client.query<Record<string, string | null>>(
         `SELECT count(*)::text AS total${nullSums.length ? ', ' + nullSums.join(', ') : ''} FROM ${table}${where}`,
         bounds,
@@ -192,13 +270,19 @@ export class PostgresTarget implements TargetPort {
       );
       const row = result.rows[0];
       if (!row) throw new TargetUnobservableError('the target did not report its identity');
-      return { commit: false, value: { engine: 'postgres', system: row.system_id, database: row.database, principal: row.principal } };
+      return {
+        commit: false,
+        value: { engine: 'postgres', system: row.system_id, database: row.database, principal: row.principal },
+      };
     });
   }
 
   async probeReceipt(invocationId: string): Promise<PublicationReceipt | undefined> {
     assertInvocationId(invocationId);
-    return this.transaction({ readOnly: true }, async (client) => ({ commit: false, value: await this.receiptIn(client, invocationId) }));
+    return this.transaction({ readOnly: true }, async (client) => ({
+      commit: false,
+      value: await this.receiptIn(client, invocationId),
+    }));
   }
 
   /** The receipt as this transaction sees it; a receipt table the principal cannot see is unobservable. */
@@ -207,11 +291,16 @@ export class PostgresTarget implements TargetPort {
     if (!table) {
       const proof = await absenceProof(client, this.receipts.schema, '0');
       if (!proof.metadataVisible) {
-        throw new TargetUnobservableError('the receipt table is not visible to this principal: absence of a receipt cannot be proved');
+        throw new TargetUnobservableError(
+          'the receipt table is not visible to this principal: absence of a receipt cannot be proved',
+        );
       }
       return undefined;
     }
-    const result = await client.query<ReceiptRecord>(`SELECT ${RECEIPT_COLUMNS} FROM ${quoteTable(this.receipts)} AS r WHERE invocation_id = $1`, [invocationId]);
+    const result = await client.query<ReceiptRecord>(
+      `SELECT ${RECEIPT_COLUMNS} FROM ${quoteTable(this.receipts)} AS r WHERE invocation_id = $1`,
+      [invocationId],
+    );
     const row = result.rows[0];
     return row ? toReceipt(row) : undefined;
   }
@@ -222,8 +311,17 @@ export class PostgresTarget implements TargetPort {
     assertOwner(owner.owner);
     return this.transaction<StageObservation>({ readOnly: true }, async (client) => {
       const found = await lookup(client, table);
-      if (!found) return { commit: false, value: { status: 'ABSENT', metadataVisible: (await absenceProof(client, table.schema, '0')).metadataVisible } };
-      return { commit: false, value: markerMatches(found.marker, owner) ? { status: 'OURS', objectId: found.objectId } : { status: 'NOT_OURS' } };
+      if (!found)
+        return {
+          commit: false,
+          value: { status: 'ABSENT', metadataVisible: (await absenceProof(client, table.schema, '0')).metadataVisible },
+        };
+      return {
+        commit: false,
+        value: markerMatches(found.marker, owner)
+          ? { status: 'OURS', objectId: found.objectId }
+          : { status: 'NOT_OURS' },
+      };
     });
   }
 
@@ -246,7 +344,10 @@ export class PostgresTarget implements TargetPort {
             `${request.staging.schema}.${request.staging.table} exists and is not this invocation's stage`,
           );
         }
-        return { commit: false, value: { table: request.staging, objectId: existing.objectId, ...identity, created: false } };
+        return {
+          commit: false,
+          value: { table: request.staging, objectId: existing.objectId, ...identity, created: false },
+        };
       }
       const like = await lookup(client, request.likeTable);
       if (!like) throw new TargetObjectMissingError(`table ${request.likeTable.schema}.${request.likeTable.table}`);
@@ -265,8 +366,12 @@ export class PostgresTarget implements TargetPort {
       ]);
       await client.query(comment.rows[0]!.statement);
       const created = await lookup(client, request.staging);
-      if (!created) throw new TargetObjectMissingError(`created stage ${request.staging.schema}.${request.staging.table}`);
-      return { commit: true, value: { table: request.staging, objectId: created.objectId, ...identity, created: true } };
+      if (!created)
+        throw new TargetObjectMissingError(`created stage ${request.staging.schema}.${request.staging.table}`);
+      return {
+        commit: true,
+        value: { table: request.staging, objectId: created.objectId, ...identity, created: true },
+      };
     });
   }
 
@@ -275,7 +380,10 @@ export class PostgresTarget implements TargetPort {
     assertSeq(request.seq);
     const columns = assertColumns(request.columns);
     if (!Number.isSafeInteger(request.rows) || request.rows < 0) {
-      throw new ValidationError('delivery.invalid_request', `chunk rows must be a non-negative integer: ${String(request.rows)}`);
+      throw new ValidationError(
+        'delivery.invalid_request',
+        `chunk rows must be a non-negative integer: ${String(request.rows)}`,
+      );
     }
     // Verified before the transaction: a chunk that is not the declared bytes touches nothing.
     const json = chunkJsonArrayBytes(request);
@@ -284,7 +392,10 @@ export class PostgresTarget implements TargetPort {
       // seq (a retry racing a stalled attempt) run one after the other, so the second's
       // DELETE sees the first's rows. ROW EXCLUSIVE on the stage: a drop and a publication
       // (SHARE) wait for the loads in flight, and they for them.
-      await advisoryLock(client, `cutpoint.load:${request.staging.table.schema}.${request.staging.table.table}#${request.seq}`);
+      await advisoryLock(
+        client,
+        `cutpoint.load:${request.staging.table.schema}.${request.staging.table.table}#${request.seq}`,
+      );
       await recheckLocked(client, request.staging, 'ROW EXCLUSIVE');
       // DELETE of the seq's earlier rows and INSERT of the chunk: one statement.
       const inserted = await client.query(loadChunkStatement(request.staging.table, columns), [request.seq, json]);
@@ -298,7 +409,9 @@ export class PostgresTarget implements TargetPort {
     assertPublishRequest(request);
     assertStagingRef(request.staging);
     try {
-      return await this.transaction({ cutPoint: TARGET_CUT_POINTS.publishCommit }, (client) => publishBody(client, request, this.receipts));
+      return await this.transaction({ cutPoint: TARGET_CUT_POINTS.publishCommit }, (client) =>
+        publishBody(client, request, this.receipts),
+      );
     } catch (error) {
       // A concurrent publisher of the same invocation won the receipt's primary key: its
       // receipt is the answer (or a conflict when it is not the same publication).
@@ -309,8 +422,6 @@ export class PostgresTarget implements TargetPort {
       throw error;
     }
   }
-
-
 
   async dropStaging(staging: StagingRef, options: DropOptions = {}): Promise<DropResult> {
     assertStagingRef(staging);
@@ -330,10 +441,13 @@ export class PostgresTarget implements TargetPort {
         const before = await lookup(client, staging.table);
         if (!before) {
           // Gone from its name: maybe swapped in as the receipt's partition (published data, never dropped).
-          partition = await attachedPartitionOf(client, staging.objectId, staging.invocationId, () => this.receiptIn(client, staging.invocationId));
+          partition = await attachedPartitionOf(client, staging.objectId, staging.invocationId, () =>
+            this.receiptIn(client, staging.invocationId),
+          );
           return { commit: false, value: partition ? 'ATTACHED' : 'ALREADY_ABSENT' };
         }
-        if (before.objectId !== staging.objectId || !markerMatches(before.marker, staging)) return { commit: false, value: 'NOT_OURS' };
+        if (before.objectId !== staging.objectId || !markerMatches(before.marker, staging))
+          return { commit: false, value: 'NOT_OURS' };
         await client.query(`LOCK TABLE ${quoteTable(staging.table)} IN ACCESS EXCLUSIVE MODE`);
         const locked = await lookup(client, staging.table);
         if (!locked || locked.objectId !== staging.objectId || !markerMatches(locked.marker, staging)) {
@@ -347,7 +461,12 @@ export class PostgresTarget implements TargetPort {
       commit: false,
       value: await absenceProof(client, staging.table.schema, staging.objectId),
     }));
-    return { status: classifyRetirement(outcome, proof), dropped: outcome === 'DROPPED', ...(receipt ? { receipt } : {}), ...(partition ? { partition } : {}) };
+    return {
+      status: classifyRetirement(outcome, proof),
+      dropped: outcome === 'DROPPED',
+      ...(receipt ? { receipt } : {}),
+      ...(partition ? { partition } : {}),
+    };
   }
 
   close(): Promise<void> {
@@ -367,7 +486,9 @@ export class PostgresTarget implements TargetPort {
     try {
       client = await this.pool.connect();
     } catch (error) {
-      throw new TargetUnavailableError(`cannot connect to PostgreSQL: ${describePgError(error, this.secrets)}`, { cause: { code: sqlStateOf(error) } });
+      throw new TargetUnavailableError(`cannot connect to PostgreSQL: ${describePgError(error, this.secrets)}`, {
+        cause: { code: sqlStateOf(error) },
+      });
     }
     let healthy = true;
     try {
@@ -424,11 +545,12 @@ export class PostgresTarget implements TargetPort {
     if (isPermissionFailure(error)) return new TargetUnobservableError(`permission denied: ${message}`);
     if (options.cutPoint !== undefined) {
       // Nothing can have committed: COMMIT was never sent. Only the SQLSTATE is kept as cause.
-      return new EffectFailedError(options.cutPoint, `${options.cutPoint}: ${message}`, { cause: { code: sqlStateOf(error) } });
+      return new EffectFailedError(options.cutPoint, `${options.cutPoint}: ${message}`, {
+        cause: { code: sqlStateOf(error) },
+      });
     }
     return new TargetUnavailableError(message, { cause: { code: sqlStateOf(error) } });
   }
-
 }
 
 export function openPostgresTarget(options: PostgresTargetOptions): PostgresTarget {
@@ -436,8 +558,6 @@ export function openPostgresTarget(options: PostgresTargetOptions): PostgresTarg
 }
 
 // ---------------------------------------------------------------------------------------
-
-
 
 async function absenceProof(
   client: Client,

@@ -19,8 +19,7 @@ export interface ReadyMessage {
 }
 
 export type SettleMessage =
-  | { token: string; results: unknown }
-  | { token: string; error: BoundedReadError; started: boolean };
+  { token: string; results: unknown } | { token: string; error: BoundedReadError; started: boolean };
 
 /** An identifier-like field: a class name, an error name, a numeric or symbolic code. */
 const SAFE_FIELD = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
@@ -57,7 +56,12 @@ export function isReady(message: unknown): message is ReadyMessage {
 }
 
 export function isStart(message: unknown): message is StartMessage {
-  return isRecord(message) && isRecord(message.start) && typeof message.start.entry === 'string' && typeof message.start.token === 'string';
+  return (
+    isRecord(message) &&
+    isRecord(message.start) &&
+    typeof message.start.entry === 'string' &&
+    typeof message.start.token === 'string'
+  );
 }
 
 export function carriesToken(message: unknown, token: string): message is Record<string, unknown> {
@@ -66,8 +70,7 @@ export function carriesToken(message: unknown, token: string): message is Record
 
 /** What the parent makes of a message carrying its token. */
 export type Settlement =
-  | { kind: 'RESULT'; results: unknown }
-  | { kind: 'ERROR'; error: BoundedReadError; started: boolean };
+  { kind: 'RESULT'; results: unknown } | { kind: 'ERROR'; error: BoundedReadError; started: boolean };
 
 export function settlementOf(message: Record<string, unknown>): Settlement {
   if ('results' in message && !('error' in message)) return { kind: 'RESULT', results: message.results };

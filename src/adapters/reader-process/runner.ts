@@ -26,7 +26,12 @@ import { ValidationError, WorkerCrashedError } from '../../domain/errors.js';
 import { processEntry } from '../../local/process-entry.js';
 import type { Clock } from '../../ports/clock.js';
 import type { FaultInjector } from '../../ports/faults.js';
-import type { BoundedReader, BoundedReadError, BoundedReadOutcome, BoundedReadRequest } from '../../ports/bounded-reader.js';
+import type {
+  BoundedReader,
+  BoundedReadError,
+  BoundedReadOutcome,
+  BoundedReadRequest,
+} from '../../ports/bounded-reader.js';
 import { carriesToken, isReady, READER_CHILD_ENV, settlementOf, type StartMessage } from './protocol.js';
 import { release, stopAndReap, watchReap } from './terminate.js';
 
@@ -76,7 +81,10 @@ function validate(options: RunBoundedReaderOptions, termGraceMs: number, reapBou
   if (typeof options.token !== 'string' || options.token.length === 0) bad('token must be a non-empty string');
   if (typeof options.entry !== 'string' || options.entry.length === 0) bad('entry must be a non-empty string');
   if (!Number.isFinite(options.deadlineAt)) bad('deadlineAt must be a finite epoch in milliseconds');
-  for (const [name, ms] of [['termGraceMs', termGraceMs], ['reapBoundMs', reapBoundMs]] as const) {
+  for (const [name, ms] of [
+    ['termGraceMs', termGraceMs],
+    ['reapBoundMs', reapBoundMs],
+  ] as const) {
     if (!Number.isInteger(ms) || ms <= 0) bad(`${name} must be a positive integer`);
   }
   try {
@@ -135,7 +143,8 @@ export async function runBoundedReader(options: RunBoundedReaderOptions): Promis
   };
   const onDisconnect = (): void => settle({ kind: 'CHANNEL_CLOSED' });
   const onError = (error: Error & { code?: unknown }): void => {
-    if (child.pid === undefined) settle({ kind: 'SPAWN_FAILED', ...(typeof error.code === 'string' ? { code: error.code } : {}) });
+    if (child.pid === undefined)
+      settle({ kind: 'SPAWN_FAILED', ...(typeof error.code === 'string' ? { code: error.code } : {}) });
   };
   const deadlineTimer = setTimeout(() => settle({ kind: 'DEADLINE' }), remaining);
 
@@ -160,14 +169,26 @@ export async function runBoundedReader(options: RunBoundedReaderOptions): Promis
   child.on('error', onError); // spawn, send and kill failures; only a failed spawn settles
 
   await settledOnce;
-  const reap = (): Promise<boolean> => stopAndReap(child, watch, { termGraceMs, reapBoundMs, polite: settled?.kind === 'RESULT' });
+  const reap = (): Promise<boolean> =>
+    stopAndReap(child, watch, { termGraceMs, reapBoundMs, polite: settled?.kind === 'RESULT' });
   const verified = options.faults ? await reapAtCutPoint(options.faults, reap) : await reap();
   // What the channel settled, read after the reap: revocation is what keeps it unchanged.
   const outcome = settled ?? { kind: 'DEADLINE' };
-  return outcomeOf(outcome, verified, startSent, child.pid, watch.hasExited(), () => exitOf(child), () => release(child));
+  return outcomeOf(
+    outcome,
+    verified,
+    startSent,
+    child.pid,
+    watch.hasExited(),
+    () => exitOf(child),
+    () => release(child),
+  );
 }
 
-async function reapAtCutPoint(faults: { injector: FaultInjector; reapCutPoint: string }, reap: () => Promise<boolean>): Promise<boolean> {
+async function reapAtCutPoint(
+  faults: { injector: FaultInjector; reapCutPoint: string },
+  reap: () => Promise<boolean>,
+): Promise<boolean> {
   try {
     return await faults.injector.at(faults.reapCutPoint, reap);
   } catch (error) {
@@ -177,7 +198,10 @@ async function reapAtCutPoint(faults: { injector: FaultInjector; reapCutPoint: s
   }
 }
 
-function exitOf(child: { exitCode: number | null; signalCode: NodeJS.Signals | null }): { code: number | null; signal: string | null } {
+function exitOf(child: { exitCode: number | null; signalCode: NodeJS.Signals | null }): {
+  code: number | null;
+  signal: string | null;
+} {
   return { code: child.exitCode, signal: child.signalCode };
 }
 
@@ -191,24 +215,54 @@ function outcomeOf(
   releaseChild: () => void,
 ): BoundedReadOutcome {
   const queryOutstanding =
-    settled.kind === 'DEADLINE' || settled.kind === 'CHANNEL_CLOSED' ? startSent : settled.kind === 'ERROR' ? settled.started : false;
+    settled.kind === 'DEADLINE' || settled.kind === 'CHANNEL_CLOSED'
+      ? startSent
+      : settled.kind === 'ERROR'
+        ? settled.started
+        : false;
   if (!verified && pid !== undefined) {
     releaseChild();
     const interrupted = settled.kind === 'RESULT' || settled.kind === 'DEADLINE' ? settled.kind : 'ERROR';
-    return { kind: 'INCOMPLETE', reason: 'reap_unverified', interrupted, queryOutstanding, localTermination: 'UNVERIFIED', pid, readerExited };
+    return {
+      kind: 'INCOMPLETE',
+      reason: 'reap_unverified',
+      interrupted,
+      queryOutstanding,
+      localTermination: 'UNVERIFIED',
+      pid,
+      readerExited,
+    };
   }
   const proc = pid === undefined ? {} : { pid, exit: exit() };
   switch (settled.kind) {
     case 'RESULT':
-      return { kind: 'RESULT', results: settled.results, localTermination: 'VERIFIED', pid: pid as number, exit: exit() };
+      return {
+        kind: 'RESULT',
+        results: settled.results,
+        localTermination: 'VERIFIED',
+        pid: pid as number,
+        exit: exit(),
+      };
     case 'DEADLINE':
       return { kind: 'DEADLINE', queryOutstanding, localTermination: 'VERIFIED', ...proc };
     case 'ERROR':
       return { kind: 'ERROR', error: settled.error, queryOutstanding, localTermination: 'VERIFIED', ...proc };
     case 'CHANNEL_CLOSED':
-      return { kind: 'ERROR', error: readerExitedError(exit()), queryOutstanding, localTermination: 'VERIFIED', ...proc };
+      return {
+        kind: 'ERROR',
+        error: readerExitedError(exit()),
+        queryOutstanding,
+        localTermination: 'VERIFIED',
+        ...proc,
+      };
     case 'SPAWN_FAILED':
-      return { kind: 'ERROR', error: { class: 'SpawnFailed', ...(settled.code ? { code: settled.code } : {}) }, queryOutstanding: false, localTermination: 'VERIFIED', ...proc };
+      return {
+        kind: 'ERROR',
+        error: { class: 'SpawnFailed', ...(settled.code ? { code: settled.code } : {}) },
+        queryOutstanding: false,
+        localTermination: 'VERIFIED',
+        ...proc,
+      };
   }
 }
 

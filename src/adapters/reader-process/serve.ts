@@ -37,7 +37,10 @@ function asWorker(candidate: unknown): BoundedReadWorker | undefined {
   if (typeof candidate !== 'object' || candidate === null) return undefined;
   const { run, classify } = candidate as Partial<BoundedReadWorker>;
   if (typeof run !== 'function') return undefined;
-  return { run: run.bind(candidate), ...(typeof classify === 'function' ? { classify: classify.bind(candidate) } : {}) };
+  return {
+    run: run.bind(candidate),
+    ...(typeof classify === 'function' ? { classify: classify.bind(candidate) } : {}),
+  };
 }
 
 function classifyFailure(worker: BoundedReadWorker, error: unknown): BoundedReadError {
@@ -75,7 +78,11 @@ export function serveReaderChild(resolve: WorkerResolver): void {
   process.send({ ready: true });
 }
 
-async function runOnce(resolve: WorkerResolver, start: { entry: string; token: string; input: unknown }, signal: AbortSignal): Promise<void> {
+async function runOnce(
+  resolve: WorkerResolver,
+  start: { entry: string; token: string; input: unknown },
+  signal: AbortSignal,
+): Promise<void> {
   const { entry, token, input } = start;
   let worker: BoundedReadWorker | undefined;
   try {

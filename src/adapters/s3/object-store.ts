@@ -10,7 +10,13 @@ import {
 import { CutpointError, EffectFailedError, ObjectMissingError, OutcomeUnknownError } from '../../domain/errors.js';
 import type { FaultInjector } from '../../ports/faults.js';
 import type { RequestMeter } from '../../ports/meter.js';
-import type { ObjectDeleteOutcome, ObjectHead, ObjectPutOutcome, ObjectStore, StoredObject } from '../../ports/objects.js';
+import type {
+  ObjectDeleteOutcome,
+  ObjectHead,
+  ObjectPutOutcome,
+  ObjectStore,
+  StoredObject,
+} from '../../ports/objects.js';
 
 export interface S3ObjectStoreOptions {
   bucket: string;
@@ -48,18 +54,34 @@ export class S3ObjectStore implements ObjectStore {
    * it on CopyObject: 412, or 409 for a concurrent one → EXISTS). A missing source is
    * ObjectMissing (nothing was copied).
    */
-  copy(cutPoint: string, sourceKey: string, targetKey: string, metadata: Record<string, string>): Promise<ObjectPutOutcome> {
+  copy(
+    cutPoint: string,
+    sourceKey: string,
+    targetKey: string,
+    metadata: Record<string, string>,
+  ): Promise<ObjectPutOutcome> {
     this.options.meter?.count('s3', 'CopyObject');
     const source = `${this.options.bucket}/${sourceKey.split('/').map(encodeURIComponent).join('/')}`;
     const send = () =>
       this.options.client.send(
-        new CopyObjectCommand({ Bucket: this.options.bucket, Key: targetKey, CopySource: source, MetadataDirective: 'REPLACE', Metadata: metadata, IfNoneMatch: '*' }),
+        new CopyObjectCommand({
+          Bucket: this.options.bucket,
+          Key: targetKey,
+          CopySource: source,
+          MetadataDirective: 'REPLACE',
+          Metadata: metadata,
+          IfNoneMatch: '*',
+        }),
       );
     return this.createOnly(cutPoint, send, sourceKey);
   }
 
   /** A create-only write at its cut point: 412/409 is EXISTS; a lost answer UNKNOWN; a missing copy source ObjectMissing. */
-  private async createOnly(cutPoint: string, send: () => Promise<unknown>, copySource?: string): Promise<ObjectPutOutcome> {
+  private async createOnly(
+    cutPoint: string,
+    send: () => Promise<unknown>,
+    copySource?: string,
+  ): Promise<ObjectPutOutcome> {
     try {
       await this.options.faults.at(cutPoint, send);
       return { status: 'APPLIED' };
@@ -123,10 +145,18 @@ export class S3ObjectStore implements ObjectStore {
     return keys;
   }
 
-  async listPage(prefix: string, options: { startAfter?: string; limit: number }): Promise<{ objects: Array<{ key: string; size: number }>; more: boolean }> {
+  async listPage(
+    prefix: string,
+    options: { startAfter?: string; limit: number },
+  ): Promise<{ objects: Array<{ key: string; size: number }>; more: boolean }> {
     this.options.meter?.count('s3', 'ListObjectsV2');
     const out = await this.options.client.send(
-      new ListObjectsV2Command({ Bucket: this.options.bucket, Prefix: prefix, StartAfter: options.startAfter, MaxKeys: options.limit }),
+      new ListObjectsV2Command({
+        Bucket: this.options.bucket,
+        Prefix: prefix,
+        StartAfter: options.startAfter,
+        MaxKeys: options.limit,
+      }),
     );
     const objects = (out.Contents ?? []).flatMap((e) => (e.Key ? [{ key: e.Key, size: e.Size ?? 0 }] : []));
     return { objects, more: out.IsTruncated === true };

@@ -54,5 +54,8 @@ export const DEFAULT_SECRET_TTL_SECONDS = 300;
 
 /** The TTL in milliseconds from the environment (default 5 minutes); read once, refused when not 0..86400 seconds. */
 export function secretTtlMsFromEnv(env: Readonly<Record<string, string | undefined>>): number {
-  return (integerFromEnv(env, SECRET_TTL_ENV, { min: 0, max: 86_400, unit: 'seconds' }, 'delivery.secret_ttl_invalid') ?? DEFAULT_SECRET_TTL_SECONDS) * 1000;
+  return (
+    (integerFromEnv(env, SECRET_TTL_ENV, { min: 0, max: 86_400, unit: 'seconds' }, 'delivery.secret_ttl_invalid') ??
+      DEFAULT_SECRET_TTL_SECONDS) * 1000
+  );
 }

@@ -1,4 +1,8 @@
-import { GetSecretValueCommand, SecretsManagerClient, type GetSecretValueCommandOutput } from '@aws-sdk/client-secrets-manager';
+import {
+  GetSecretValueCommand,
+  SecretsManagerClient,
+  type GetSecretValueCommandOutput,
+} from '@aws-sdk/client-secrets-manager';
 import { SecretUnavailableError, secretNameOf, type SecretsPort } from '../../ports/secrets.js';
 import { secretTtlMsFromEnv, TtlSecretCache, type SecretCache } from './secret-cache.js';
 import type { AwsClientOptions } from '../aws-clients.js';
@@ -38,7 +42,11 @@ export class SecretsManagerSecrets implements SecretsPort {
     }
     const secretString = out.SecretString;
     if (secretString === undefined) {
-      throw new SecretUnavailableError(name, 'binary', out.SecretBinary !== undefined ? 'is a binary secret; a JSON SecretString is required' : 'has no SecretString');
+      throw new SecretUnavailableError(
+        name,
+        'binary',
+        out.SecretBinary !== undefined ? 'is a binary secret; a JSON SecretString is required' : 'has no SecretString',
+      );
     }
     let parsed: unknown;
     try {
@@ -66,16 +74,30 @@ function unavailable(name: string, error: unknown): SecretUnavailableError {
     case 'ExpiredTokenException':
       return new SecretUnavailableError(name, 'access_denied', `cannot be read by this role (${code})`);
     case 'DecryptionFailure':
-      return new SecretUnavailableError(name, 'access_denied', 'cannot be decrypted with its KMS key by this role (DecryptionFailure)');
+      return new SecretUnavailableError(
+        name,
+        'access_denied',
+        'cannot be decrypted with its KMS key by this role (DecryptionFailure)',
+      );
     case 'InvalidRequestException':
     case 'InvalidParameterException':
-      return new SecretUnavailableError(name, 'not_found', `cannot be read (${code}; deleted or scheduled for deletion?)`);
+      return new SecretUnavailableError(
+        name,
+        'not_found',
+        `cannot be read (${code}; deleted or scheduled for deletion?)`,
+      );
     default:
-      return new SecretUnavailableError(name, 'unreachable', `Secrets Manager did not answer (${/^[A-Za-z]{1,64}$/.test(code) ? code : 'error'})`);
+      return new SecretUnavailableError(
+        name,
+        'unreachable',
+        `Secrets Manager did not answer (${/^[A-Za-z]{1,64}$/.test(code) ? code : 'error'})`,
+      );
   }
 }
 
 /** The per-cold-start port: one client and one TTL cache for the whole container. */
 export function openSecretsManager(options: SecretsManagerSecretsOptions = {}): SecretCache {
-  return new TtlSecretCache(new SecretsManagerSecrets(options), { ttlMs: options.ttlMs ?? secretTtlMsFromEnv(process.env) });
+  return new TtlSecretCache(new SecretsManagerSecrets(options), {
+    ttlMs: options.ttlMs ?? secretTtlMsFromEnv(process.env),
+  });
 }

@@ -45,11 +45,16 @@ export class SnsNotifier implements Notifier {
   async publish(subject: string, message: Record<string, unknown>): Promise<void> {
     const body = JSON.stringify(message);
     if (Buffer.byteLength(body, 'utf8') > MAX_MESSAGE_BYTES) {
-      throw new EffectFailedError(NOTIFY_CUT_POINT, `notification to topic ${this.topicName} not published: the message exceeds ${MAX_MESSAGE_BYTES} bytes`);
+      throw new EffectFailedError(
+        NOTIFY_CUT_POINT,
+        `notification to topic ${this.topicName} not published: the message exceeds ${MAX_MESSAGE_BYTES} bytes`,
+      );
     }
     const line = snsSubject(subject);
     try {
-      await this.client.send(new PublishCommand({ TopicArn: this.topicArn, Message: body, ...(line ? { Subject: line } : {}) }));
+      await this.client.send(
+        new PublishCommand({ TopicArn: this.topicArn, Message: body, ...(line ? { Subject: line } : {}) }),
+      );
     } catch (error) {
       throw publishFailed(this.topicName, error);
     }
@@ -84,5 +89,8 @@ function publishFailed(topicName: string, error: unknown): EffectFailedError | O
   // The SDK's message is never copied: it can quote the request.
   return definite
     ? new EffectFailedError(NOTIFY_CUT_POINT, `notification to topic ${topicName} not published (${name})`)
-    : new OutcomeUnknownError(NOTIFY_CUT_POINT, `notification to topic ${topicName} may not have been published (${name})`);
+    : new OutcomeUnknownError(
+        NOTIFY_CUT_POINT,
+        `notification to topic ${topicName} may not have been published (${name})`,
+      );
 }

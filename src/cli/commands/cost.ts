@@ -27,7 +27,8 @@ export async function costCommand(args: string[]): Promise<unknown> {
   const partRows = integer(values['part-rows'], 'part-rows', 2_000_000, chunkRows, 2_000_000);
   const records = integer(values['batch-records'], 'batch-records', 100, 1, 1000);
   const recordBytes = integer(values['record-bytes'], 'record-bytes', 256, 1, 4096);
-  if (records * recordBytes > 1024 * 1024) throw new UsageError('--batch-records × --record-bytes must stay within 1 MiB (the append limit)');
+  if (records * recordBytes > 1024 * 1024)
+    throw new UsageError('--batch-records × --record-bytes must stay within 1 MiB (the append limit)');
 
   // The emulators and the flows load only once the grammar is checked.
   const { measureAppendedBatch, measureDeliveredWindow, openCostWorld } = await import('../../cost/world.js');
@@ -40,7 +41,15 @@ export async function costCommand(args: string[]): Promise<unknown> {
       measured:
         'locally, with the same ASL and handlers Lambda runs, on DynamoDB Local and the S3 emulator: transitions and request counts are exact; ' +
         'Lambda durations are this machine against loopback emulators (an estimate of GB-s); DynamoDB units assume items ≤ 1 KB written, ≤ 4 KB read, one item per transaction (a floor)',
-      deliveredWindow: { flow: window.flow, type: window.type, rows, chunkRows, parts: window.parts, chunks: window.chunks, ...section(window) },
+      deliveredWindow: {
+        flow: window.flow,
+        type: window.type,
+        rows,
+        chunkRows,
+        parts: window.parts,
+        chunks: window.chunks,
+        ...section(window),
+      },
       appendedBatch: { flow: batch.flow, type: batch.type, records, recordBytes, ...section(batch) },
     };
   } finally {
@@ -48,12 +57,15 @@ export async function costCommand(args: string[]): Promise<unknown> {
   }
 }
 
-function section(m: Parameters<typeof priceUsage>[0] & { requests: Record<string, number> }): PricedUsage & { requests: Record<string, number> } {
+function section(
+  m: Parameters<typeof priceUsage>[0] & { requests: Record<string, number> },
+): PricedUsage & { requests: Record<string, number> } {
   return { ...priceUsage(m), requests: m.requests };
 }
 
 function integer(value: string | undefined, name: string, fallback: number, min: number, max: number): number {
   if (value === undefined) return fallback;
-  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) throw new UsageError(`--${name} takes an integer from ${min} to ${max}`);
+  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max)
+    throw new UsageError(`--${name} takes an integer from ${min} to ${max}`);
   return Number(value);
 }

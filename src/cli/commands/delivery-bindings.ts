@@ -17,7 +17,10 @@ import type { TargetPort } from '../../ports/target.js';
  * command: what fires is reported once, and `@hit` counts every hit). An unset variable is `delivery.binding_env_unset`,
  * naming the variable; nothing was started or mutated.
  */
-export async function openLocalTarget(binding: Binding, faults: FaultInjector = faultsFromEnv(process.env)): Promise<TargetPort> {
+export async function openLocalTarget(
+  binding: Binding,
+  faults: FaultInjector = faultsFromEnv(process.env),
+): Promise<TargetPort> {
   return openTargetFor(binding, await resolveBinding(binding, { env: process.env }), faults);
 }
 
@@ -27,7 +30,10 @@ export async function openLocalTarget(binding: Binding, faults: FaultInjector = 
  * on ONE connection — `http(s)://…` or, on this machine only, `chdb:<dir>` (an existing
  * directory; one process at a time). `target.close()` closes it.
  */
-export async function openLocalRouteTarget(binding: Binding, faults: FaultInjector = faultsFromEnv(process.env)): Promise<{ target: TargetPort; exchange?: ExchangeTargetPort }> {
+export async function openLocalRouteTarget(
+  binding: Binding,
+  faults: FaultInjector = faultsFromEnv(process.env),
+): Promise<{ target: TargetPort; exchange?: ExchangeTargetPort }> {
   return openRouteTargetFor(binding, await resolveBinding(binding, { env: process.env }), faults, { embedded: true });
 }
 
@@ -39,13 +45,20 @@ export async function openLocalRouteTarget(binding: Binding, faults: FaultInject
  * Refused (`quality.reader_unreachable`) before anything is started, created or written;
  * the message names the variable, never its value. Other routes are not concerned.
  */
-export async function assertReaderReachable(route: SelectedRoute, env: Readonly<Record<string, string | undefined>> = process.env): Promise<void> {
+export async function assertReaderReachable(
+  route: SelectedRoute,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): Promise<void> {
   if (route.route.target.mode !== 'exchange') return;
   const binding = route.targetBinding;
   const { url } = await resolveBinding(binding, { env });
   const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1]?.toLowerCase() ?? 'non-URL';
   if (scheme === 'http' || scheme === 'https') return;
-  throw new ReaderUnreachableError(route.name, `${binding.name}${binding.urlEnv ? ` (${binding.urlEnv})` : ''}`, `${scheme}:`);
+  throw new ReaderUnreachableError(
+    route.name,
+    `${binding.name}${binding.urlEnv ? ` (${binding.urlEnv})` : ''}`,
+    `${scheme}:`,
+  );
 }
 
 /** The first stable diagnostic a command's ports raised, kept so the command refuses with its own code. */
@@ -73,7 +86,9 @@ export function failureNote(): FailureNote {
 
 /** `target` whose read-only check (Begin's, before custody) notes its refusal in `note`. */
 export function notingTargetCheck(target: TargetPort, note: FailureNote): TargetPort {
-  return Object.assign(Object.create(target) as TargetPort, { checkTarget: (request: Parameters<TargetPort['checkTarget']>[0]) => note.noted(() => target.checkTarget(request)) });
+  return Object.assign(Object.create(target) as TargetPort, {
+    checkTarget: (request: Parameters<TargetPort['checkTarget']>[0]) => note.noted(() => target.checkTarget(request)),
+  });
 }
 
 /** A source opened on first use, remembering the diagnostic of its first refusal. */

@@ -11,7 +11,11 @@ import { echoed } from '../../domain/echo.js';
 /** The manifest file named by --manifest cannot be read. Names the path, never content. */
 export class ManifestUnavailableError extends CutpointError {
   constructor(file: string, reason: string) {
-    super('Delivery.ManifestUnavailable', 'delivery.manifest_unavailable', `manifest ${echoed(file)} could not be read (${reason}); nothing was mutated`);
+    super(
+      'Delivery.ManifestUnavailable',
+      'delivery.manifest_unavailable',
+      `manifest ${echoed(file)} could not be read (${reason}); nothing was mutated`,
+    );
   }
 }
 

@@ -4,7 +4,12 @@ import { routeOfEvent } from '../../../functions/lib/delivery-deps.js';
 import { inspectInvocation } from '../../delivery/journal/listing.js';
 import { loadInvocation } from '../../delivery/journal/records.js';
 import type { BeginInput } from '../../delivery/steps/begin.js';
-import { invocationIdFrom, targetIdOf, validateInvocationId, type RecoveryProjection } from '../../domain/delivery/identifiers.js';
+import {
+  invocationIdFrom,
+  targetIdOf,
+  validateInvocationId,
+  type RecoveryProjection,
+} from '../../domain/delivery/identifiers.js';
 import { JournalUnavailableError } from '../../domain/delivery/journal-states.js';
 import { assertSealedForRun } from '../../domain/delivery/sealed-authority.js';
 import { parseManifest, parseSelector, selectRoute, selectorText } from '../../domain/delivery/manifest.js';
@@ -101,14 +106,25 @@ export async function deliveryRunCommand(args: string[]): Promise<unknown> {
   }
 }
 
-async function runRoute(target: Target, values: { manifest: string; 'invocation-id'?: string; faults?: string }): Promise<unknown> {
-  const invocationId = values['invocation-id'] === undefined ? invocationIdFrom(new Uint8Array(randomBytes(16))) : validateInvocationId(values['invocation-id']);
+async function runRoute(
+  target: Target,
+  values: { manifest: string; 'invocation-id'?: string; faults?: string },
+): Promise<unknown> {
+  const invocationId =
+    values['invocation-id'] === undefined
+      ? invocationIdFrom(new Uint8Array(randomBytes(16)))
+      : validateInvocationId(values['invocation-id']);
   const given = parseSelector(values.manifest);
   const selector = selectorText({ file: resolve(given.file), route: given.route });
   const manifestText = await readManifestText(resolve(given.file));
   const route: SelectedRoute = selectRoute(parseManifest(manifestText, resolve(given.file)), given);
   const input: BeginInput = { invocationId, session: `run-${invocationId.slice(4, 18)}`, manifestText, selector };
-  const run = { manifestText, selector, route, targetId: targetIdOf(route.route.target.binding, route.route.target.table) };
+  const run = {
+    manifestText,
+    selector,
+    route,
+    targetId: targetIdOf(route.route.target.binding, route.route.target.table),
+  };
   // An id that already has a journal must be this route of this manifest: refused before
   // any binding is resolved, any connection opened or any flow started.
   await assertRunnable(await target.ports(), invocationId, run);
@@ -154,7 +170,13 @@ async function runLocally(target: Target, route: SelectedRoute, input: BeginInpu
     const note = failureNote();
     const source = await openLocalSource(route.sourceBinding, note);
     try {
-      const result: RunResult = await runDeliverWindow({ ports, target: notingTargetCheck(targetPort, note), source, input, onEvent: flowProgress });
+      const result: RunResult = await runDeliverWindow({
+        ports,
+        target: notingTargetCheck(targetPort, note),
+        source,
+        input,
+        onEvent: flowProgress,
+      });
       // Begin's own diagnostic (a missing target table or column, a missing source table, a busy chdb: directory) is the cause.
       return result.status !== 'SUCCEEDED' && note.failure ? { ...result, refusal: note.failure } : result;
     } finally {
@@ -166,7 +188,11 @@ async function runLocally(target: Target, route: SelectedRoute, input: BeginInpu
 }
 
 /** Refuses an invocation id sealed to another route or manifest; a new id, or this route's own, passes. */
-async function assertRunnable(ports: Ports, invocationId: string, run: Parameters<typeof assertSealedForRun>[1]): Promise<void> {
+async function assertRunnable(
+  ports: Ports,
+  invocationId: string,
+  run: Parameters<typeof assertSealedForRun>[1],
+): Promise<void> {
   let record;
   try {
     record = await loadInvocation(ports, invocationId);
@@ -191,7 +217,12 @@ function causeOf(result: RunResult): string {
   return `${result.error ?? result.status}${result.cause ? `: ${causeMessage(result.cause)}` : ''}`;
 }
 
-async function outcomeOf(ports: Ports, invocationId: string, selector: string, result: RunResult): Promise<RecoveryProjection> {
+async function outcomeOf(
+  ports: Ports,
+  invocationId: string,
+  selector: string,
+  result: RunResult,
+): Promise<RecoveryProjection> {
   let projection: RecoveryProjection;
   try {
     projection = await inspectInvocation(ports, invocationId);
@@ -201,7 +232,9 @@ async function outcomeOf(ports: Ports, invocationId: string, selector: string, r
     // the source raised it (e.g. delivery.target_table_missing, delivery.source_table_missing),
     // else the flow's error and cause.
     if (result.refusal) throw result.refusal;
-    throw new DeliveryRunFailedError(`${FLOW} ended ${result.status} (${causeOf(result)}) before invocation ${invocationId} was journaled; nothing to recover`);
+    throw new DeliveryRunFailedError(
+      `${FLOW} ended ${result.status} (${causeOf(result)}) before invocation ${invocationId} was journaled; nothing to recover`,
+    );
   }
   if (projection.state === 'CUSTODY_RELEASED') return projection;
   printResult(projection);

@@ -4,7 +4,12 @@ import { validateInvocationId } from '../../domain/delivery/identifiers.js';
 import { assertActionPermitted, assertConfirmed, type LiveAction } from '../../domain/delivery/journal-states.js';
 import { parseManifest, parseSelector, selectRoute, selectorText } from '../../domain/delivery/manifest.js';
 import type { Selector } from '../../domain/delivery/manifest-types.js';
-import { assertAuthority, recomputeAuthority, type AuthorityInput, type SealedAuthority } from '../../domain/delivery/sealed-authority.js';
+import {
+  assertAuthority,
+  recomputeAuthority,
+  type AuthorityInput,
+  type SealedAuthority,
+} from '../../domain/delivery/sealed-authority.js';
 import { CutpointError } from '../../domain/errors.js';
 import { causeMessage, ManifestUnavailableError } from './delivery-failures.js';
 import { validateTargetId } from '../../delivery/journal/keys.js';
@@ -53,7 +58,12 @@ type Options = Record<string, { type: 'string' | 'boolean' }>;
 type Values = Record<string, string | boolean | undefined>;
 
 const COMMON: Options = { ...AWS_OPTIONS, faults: { type: 'string' } };
-const LIVE: Options = { manifest: { type: 'string' }, yes: { type: 'boolean' }, 'state-machine-arn': { type: 'string' }, name: { type: 'string' } };
+const LIVE: Options = {
+  manifest: { type: 'string' },
+  yes: { type: 'boolean' },
+  'state-machine-arn': { type: 'string' },
+  name: { type: 'string' },
+};
 const LIVE_ACTIONS: readonly LiveAction[] = ['reconcile', 'resume', 'retire'];
 
 export async function deliveryCommand(args: string[]): Promise<unknown> {
@@ -64,7 +74,8 @@ export async function deliveryCommand(args: string[]): Promise<unknown> {
   if (verb !== 'inspect-all' && verb !== 'inspect' && !live) {
     throw unknownSubcommand('delivery', verb, deliveryHelp);
   }
-  const options: Options = verb === 'inspect-all' ? { ...COMMON, target: { type: 'string' } } : live ? { ...COMMON, ...LIVE } : COMMON;
+  const options: Options =
+    verb === 'inspect-all' ? { ...COMMON, target: { type: 'string' } } : live ? { ...COMMON, ...LIVE } : COMMON;
   const { values, positionals } = parseOptions(rest, options);
   // The whole grammar is checked before anything is touched (exit 2 wins over exit 1).
   if (verb === 'inspect-all') {
@@ -73,7 +84,8 @@ export async function deliveryCommand(args: string[]): Promise<unknown> {
     const [id, ...extra] = positionals;
     if (id === undefined) throw new UsageError(`delivery ${verb} needs an <invocation-id>\n${deliveryHelp}`);
     if (extra.length) throw unexpectedArgument(extra[0]);
-    if (live && typeof values.manifest !== 'string') throw new UsageError(`delivery ${verb} needs --manifest FILE#ROUTE`);
+    if (live && typeof values.manifest !== 'string')
+      throw new UsageError(`delivery ${verb} needs --manifest FILE#ROUTE`);
   }
   // On AWS a live action starts its recovery flow (its ARN: flag, environment or stack output).
   const target = targetOf(values, live ? `delivery-${live}` : undefined);
@@ -115,7 +127,13 @@ async function liveAction(target: Target, action: LiveAction, invocationId: stri
   const manifestText = await readManifest(selector.file);
   const route = selectRoute(parseManifest(manifestText, selector.file), selector);
   assertOperatorAuthority(record.sealed, { invocationId: id, manifestText, selector, route });
-  if (target.kind === 'aws') return deployedAction(target, action, { invocationId: id, manifestText, selector: selectorText(selector), yes: true });
+  if (target.kind === 'aws')
+    return deployedAction(target, action, {
+      invocationId: id,
+      manifestText,
+      selector: selectorText(selector),
+      yes: true,
+    });
   // The live action itself, in-process against the local runtime: it observes the target's
   // identity and the work root, rechecks the whole seal, takes custody in a new recovery
   // session, acts source-free and prints the projection.
@@ -123,8 +141,17 @@ async function liveAction(target: Target, action: LiveAction, invocationId: stri
   const { openLocalRouteTarget } = await import('./delivery-bindings.js');
   const opened = await openLocalRouteTarget(route.targetBinding, target.faults());
   try {
-    const deps = { ports: await target.ports(), target: opened.target, route, faults: target.faults(), ...(opened.exchange ? { exchange: opened.exchange } : {}) };
-    const result = await RECOVERY_ACTIONS[action]({ invocationId: id, manifestText, selector: selectorText(selector) }, deps);
+    const deps = {
+      ports: await target.ports(),
+      target: opened.target,
+      route,
+      faults: target.faults(),
+      ...(opened.exchange ? { exchange: opened.exchange } : {}),
+    };
+    const result = await RECOVERY_ACTIONS[action](
+      { invocationId: id, manifestText, selector: selectorText(selector) },
+      deps,
+    );
     return result.projection;
   } finally {
     await opened.target.close();
@@ -149,7 +176,11 @@ async function deployedAction(target: Target, action: LiveAction, input: Recover
     return output?.projection ?? output;
   }
   const error = run.error ?? 'Delivery.RecoveryFlowFailed';
-  throw new CutpointError(error, FLOW_FAILURE_CODES[error] ?? 'delivery.recovery_flow_failed', `${action} ended ${run.status} with ${error}${run.cause ? `: ${causeMessage(run.cause)}` : ''}`);
+  throw new CutpointError(
+    error,
+    FLOW_FAILURE_CODES[error] ?? 'delivery.recovery_flow_failed',
+    `${action} ended ${run.status} with ${error}${run.cause ? `: ${causeMessage(run.cause)}` : ''}`,
+  );
 }
 
 const FLOW_FAILURE_CODES: Record<string, string> = {
@@ -160,16 +191,27 @@ const FLOW_FAILURE_CODES: Record<string, string> = {
   'Delivery.AuthorityMismatch': 'delivery.recovery_authority_mismatch',
 };
 
-
 /**
  * Compares what the operator supplied (invocation, manifest text, selector, bindings)
  * with the seal. This door opens no connection, so the target identity and the work
  * root are carried over from the seal here; the live action observes both and checks the
  * whole seal again before it mutates anything (recovery-session.ts).
  */
-function assertOperatorAuthority(sealed: SealedAuthority, input: Omit<AuthorityInput, 'targetIdentity' | 'workRoot' | 'selector'> & { selector: Selector }): void {
-  const recomputed = recomputeAuthority({ ...input, selector: selectorText(input.selector), targetIdentity: { deferred: 'live-action' }, workRoot: '/' });
-  assertAuthority(sealed, { ...recomputed, identityDigest: sealed.identityDigest, workRootDigest: sealed.workRootDigest });
+function assertOperatorAuthority(
+  sealed: SealedAuthority,
+  input: Omit<AuthorityInput, 'targetIdentity' | 'workRoot' | 'selector'> & { selector: Selector },
+): void {
+  const recomputed = recomputeAuthority({
+    ...input,
+    selector: selectorText(input.selector),
+    targetIdentity: { deferred: 'live-action' },
+    workRoot: '/',
+  });
+  assertAuthority(sealed, {
+    ...recomputed,
+    identityDigest: sealed.identityDigest,
+    workRootDigest: sealed.workRootDigest,
+  });
 }
 
 async function readManifest(file: string): Promise<string> {

@@ -39,12 +39,21 @@ export function localFlowDeps(flow: string, ports: Ports, faults: FaultInjector)
     const opened = await once(targets, route.targetBinding, () => openLocalRouteTarget(route.targetBinding, faults));
     if (flow !== 'deliver-window' && flow !== 'publish-clickhouse') return { ports, ...opened, route, faults };
     // openLocalSource connects on the source's first call (Begin's read-only check).
-    return { ports, ...opened, route, faults, source: await once(sources, route.sourceBinding, () => openLocalSource(route.sourceBinding)) };
+    return {
+      ports,
+      ...opened,
+      route,
+      faults,
+      source: await once(sources, route.sourceBinding, () => openLocalSource(route.sourceBinding)),
+    };
   };
   return {
     provider,
     async close() {
-      await Promise.allSettled([...[...targets.values()].map(async (p) => (await p).target.close()), ...[...sources.values()].map(async (p) => (await p).close())]);
+      await Promise.allSettled([
+        ...[...targets.values()].map(async (p) => (await p).target.close()),
+        ...[...sources.values()].map(async (p) => (await p).close()),
+      ]);
     },
   };
 }

@@ -41,7 +41,8 @@ export async function flowCommand(args: string[]): Promise<unknown> {
   if (args[0] !== 'run') throw new UsageError(flowHelp);
   const { values, positionals } = parse(args.slice(1));
   const [flow, ...extra] = positionals;
-  if (!flow || !FLOWS.some((f) => f.name === flow)) throw new UsageError(`unknown flow ${quoted(flow ?? '')}\n${flowHelp}`);
+  if (!flow || !FLOWS.some((f) => f.name === flow))
+    throw new UsageError(`unknown flow ${quoted(flow ?? '')}\n${flowHelp}`);
   if (extra.length) throw unexpectedArgument(extra[0]);
   if (!values.input) throw new UsageError('--input is required');
   const input = await readJsonInput(values.input, { what: 'flow input', invalidCode: 'flow.invalid_input' });
@@ -50,14 +51,18 @@ export async function flowCommand(args: string[]): Promise<unknown> {
 
   refuseAwsFlagsWithoutAws(values);
   // Like every command that starts a flow: the deployed state machine and the execution name mean nothing locally.
-  if (!values.aws && (values['state-machine-arn'] !== undefined || values.name !== undefined)) throw new UsageError('--state-machine-arn and --name need --aws');
+  if (!values.aws && (values['state-machine-arn'] !== undefined || values.name !== undefined))
+    throw new UsageError('--state-machine-arn and --name need --aws');
   if (values.aws) {
     if (!values.name) throw new UsageError('--aws needs --name');
     const aws = new AwsSession(values);
     const arn = await aws.stateMachineArn(flow, values['state-machine-arn']);
     progress(`starting ${values.name} on ${arn}`);
     const { startAndWait } = await import('../../adapters/stepfunctions.js');
-    const execution = await startAndWait(arn, values.name, input, { connection: aws.connection(), onPoll: (s) => progress(`execution ${s}`) });
+    const execution = await startAndWait(arn, values.name, input, {
+      connection: aws.connection(),
+      onPoll: (s) => progress(`execution ${s}`),
+    });
     return { ...execution, output: withoutSessionIds(execution.output) };
   }
 
@@ -91,15 +96,29 @@ export async function flowCommand(args: string[]): Promise<unknown> {
   const history = await saveHistory(flow, result);
   progress(`event history: ${history}`);
   if (result.status !== 'SUCCEEDED') {
-    throw new CutpointError('Flow.ExecutionFailed', 'flow.execution_failed', `${flow} failed with ${result.error}: ${result.cause}`);
+    throw new CutpointError(
+      'Flow.ExecutionFailed',
+      'flow.execution_failed',
+      `${flow} failed with ${result.error}: ${result.cause}`,
+    );
   }
   // Never a fencing session id on stdout (a delivery's fence, an append's input passed through).
-  return { flow, status: result.status, output: withoutSessionIds(result.output), transitions: result.transitions, faultsFired: firedOf(faults), history };
+  return {
+    flow,
+    status: result.status,
+    output: withoutSessionIds(result.output),
+    transitions: result.transitions,
+    faultsFired: firedOf(faults),
+    history,
+  };
 }
 
 /** An input whose route does not parse is left to Begin, which refuses it with its own diagnostic. */
 async function refuseUnreachableReader(input: unknown): Promise<void> {
-  const [{ routeOfEvent }, { assertReaderReachable }] = await Promise.all([import('../../../functions/lib/delivery-deps.js'), import('./delivery-bindings.js')]);
+  const [{ routeOfEvent }, { assertReaderReachable }] = await Promise.all([
+    import('../../../functions/lib/delivery-deps.js'),
+    import('./delivery-bindings.js'),
+  ]);
   let route;
   try {
     route = routeOfEvent(input);
@@ -113,10 +132,19 @@ async function saveHistory(flow: string, result: FlowResult): Promise<string> {
   const dir = join(defaultStateDir(), '..', 'executions');
   await mkdir(dir, { recursive: true });
   const file = join(dir, `${flow}-${new Date().toISOString().replace(/[:.]/g, '-')}-${randomUUID().slice(0, 8)}.json`);
-  await writeFile(file, `${JSON.stringify({ flow, status: result.status, error: result.error, transitions: result.transitions, events: result.events }, null, 2)}\n`);
+  await writeFile(
+    file,
+    `${JSON.stringify({ flow, status: result.status, error: result.error, transitions: result.transitions, events: result.events }, null, 2)}\n`,
+  );
   return file;
 }
 
 function parse(args: string[]) {
-  return parseOptions(args, { input: { type: 'string' }, faults: { type: 'string' }, ...AWS_OPTIONS, 'state-machine-arn': { type: 'string' }, name: { type: 'string' } });
+  return parseOptions(args, {
+    input: { type: 'string' },
+    faults: { type: 'string' },
+    ...AWS_OPTIONS,
+    'state-machine-arn': { type: 'string' },
+    name: { type: 'string' },
+  });
 }

@@ -20,7 +20,9 @@ export async function localCommand(args: string[]): Promise<unknown> {
   switch (verb) {
     case 'up': {
       const ports = runtimePorts(portFlags(parse(rest, UP_OPTIONS)), process.env);
-      progress(`starting the local runtime (DynamoDB Local on ${ports.dynamodbPort}, S3 emulator on ${ports.s3Port}) …`);
+      progress(
+        `starting the local runtime (DynamoDB Local on ${ports.dynamodbPort}, S3 emulator on ${ports.s3Port}) …`,
+      );
       return localUp(undefined, ports);
     }
     case 'down':
@@ -41,7 +43,8 @@ function portFlags(values: Record<string, string | boolean | undefined>): Partia
     const raw = values[setting.flag.slice(2)];
     if (raw === undefined) continue;
     const port = typeof raw === 'string' ? parsePort(raw) : undefined;
-    if (port === undefined) throw new UsageError(`${setting.flag} must be a port number 1-65535, got ${quoted(String(raw))}`);
+    if (port === undefined)
+      throw new UsageError(`${setting.flag} must be a port number 1-65535, got ${quoted(String(raw))}`);
     flags[key] = port;
   }
   return flags;

@@ -33,10 +33,15 @@ export async function objectCommand(args: string[]): Promise<unknown> {
   if ((verb !== 'put' && verb !== 'get') || !key) throw new UsageError(objectHelp);
   if (extra.length) throw unexpectedArgument(extra[0]);
   // Each verb's own options: the checksum is what get verifies; put computes it and prints it.
-  if (verb === 'put' && values.sha256 !== undefined) throw new UsageError('--sha256 is an option of object get; object put computes the SHA-256 of its bytes and prints it');
-  if (verb === 'get' && values.file !== undefined) throw new UsageError('--file is an option of object put; object get prints the object\'s key, sha256 and size');
+  if (verb === 'put' && values.sha256 !== undefined)
+    throw new UsageError(
+      '--sha256 is an option of object get; object put computes the SHA-256 of its bytes and prints it',
+    );
+  if (verb === 'get' && values.file !== undefined)
+    throw new UsageError("--file is an option of object put; object get prints the object's key, sha256 and size");
   if (verb === 'get' && !values.sha256) throw new UsageError('object get needs --sha256');
-  if (verb === 'get' && !SHA256_HEX.test(values.sha256 as string)) throw new UsageError(`--sha256 must be 64 lower-case hex digits, got ${quoted(values.sha256 as string)}`);
+  if (verb === 'get' && !SHA256_HEX.test(values.sha256 as string))
+    throw new UsageError(`--sha256 must be 64 lower-case hex digits, got ${quoted(values.sha256 as string)}`);
   refuseAwsFlagsWithoutAws(values);
   if (verb === 'put') assertOperatorKey(key);
   else validateObjectKey(key);

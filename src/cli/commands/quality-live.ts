@@ -58,9 +58,17 @@ export async function manifestCommand(target: Target, command: ManifestCommand):
       return await operatorObserve(input, { ports, target: opened.target, exchange, route, reader });
     }
     const reading = { ports: readOnlyPorts(ports), target: readOnlyTarget(opened.target), route };
-    if (command.verb === 'diagnose') return await diagnoseQuality(input, { ...reading, exchange: { inventory: (db, t) => exchange.inventory(db, t) } });
+    if (command.verb === 'diagnose')
+      return await diagnoseQuality(input, {
+        ...reading,
+        exchange: { inventory: (db, t) => exchange.inventory(db, t) },
+      });
     // The replay's reads cross quality.replay.read: CUTPOINT_FAULTS / --faults reach them as they reach the target.
-    return await replayGovernance(input, { ...reading, faults: target.faults(), exchange: { observeTables: (names) => exchange.observeTables(names) } });
+    return await replayGovernance(input, {
+      ...reading,
+      faults: target.faults(),
+      exchange: { observeTables: (names) => exchange.observeTables(names) },
+    });
   } finally {
     await opened.target.close();
   }
@@ -76,7 +84,11 @@ function assertExchangeRoute(route: SelectedRoute): void {
 }
 
 const notGoverned = (route: SelectedRoute) =>
-  new CutpointError('Quality.NotGoverned', 'quality.not_governed', `route ${route.name} is not a ClickHouse exchange publication (target mode exchange): nothing is under quality governance there`);
+  new CutpointError(
+    'Quality.NotGoverned',
+    'quality.not_governed',
+    `route ${route.name} is not a ClickHouse exchange publication (target mode exchange): nothing is under quality governance there`,
+  );
 
 /**
  * `quality observe --aws`: the deployed quality-observe flow (the same use case in a Lambda,
@@ -84,7 +96,10 @@ const notGoverned = (route: SelectedRoute) =>
  * prints the flow's output (the projection with the observation); any other end exits 1
  * with the flow's error name and its stable code.
  */
-async function deployedObserve(target: Target, input: { invocationId: string; manifestText: string; selector: string }): Promise<unknown> {
+async function deployedObserve(
+  target: Target,
+  input: { invocationId: string; manifestText: string; selector: string },
+): Promise<unknown> {
   const executionName = `observe-${input.invocationId.slice(4, 20)}-${randomBytes(4).toString('hex')}`;
   const run = await target.run('quality-observe', executionName, { ...input, yes: true });
   if (run.status === 'SUCCEEDED') return run.output;
@@ -102,9 +117,17 @@ const OBSERVE_FLOW_CODES: Record<string, string> = {
 };
 
 /** How a deployed observation that did not end COMPLETE leaves: the flow's error name, its code, the cause's message only. */
-export function observeFlowFailure(status: string, error: string | undefined, cause: string | undefined): CutpointError {
+export function observeFlowFailure(
+  status: string,
+  error: string | undefined,
+  cause: string | undefined,
+): CutpointError {
   const name = error ?? 'Quality.ObserveFlowFailed';
-  return new CutpointError(name, ownEntry(OBSERVE_FLOW_CODES, name) ?? 'quality.observe_flow_failed', `observe ended ${status} with ${name}${cause ? `: ${causeMessage(cause)}` : ''}`);
+  return new CutpointError(
+    name,
+    ownEntry(OBSERVE_FLOW_CODES, name) ?? 'quality.observe_flow_failed',
+    `observe ended ${status} with ${name}${cause ? `: ${causeMessage(cause)}` : ''}`,
+  );
 }
 
 /** Only the target's identity: the read-only verbs reach nothing else of the target port. */

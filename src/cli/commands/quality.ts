@@ -73,7 +73,13 @@ const VERBS: Record<string, Options> = {
   'inspect-all': READ,
   diagnose: WITH_MANIFEST,
   // --aws: the deployed quality-observe flow (ARN by flag, environment or stack output; a fresh execution, or --name).
-  observe: { ...WITH_MANIFEST, yes: { type: 'boolean' }, ...AWS_OPTIONS, 'state-machine-arn': { type: 'string' }, name: { type: 'string' } },
+  observe: {
+    ...WITH_MANIFEST,
+    yes: { type: 'boolean' },
+    ...AWS_OPTIONS,
+    'state-machine-arn': { type: 'string' },
+    name: { type: 'string' },
+  },
   replay: WITH_MANIFEST,
 };
 

@@ -133,12 +133,22 @@ const HANDLERS: Record<string, Handler> = {
     run: (t, r) => takeover(t, r.lane, r.values),
   },
   append: {
-    options: { partition: { type: 'string' }, attempt: { type: 'string' }, file: { type: 'string' }, 'input-format': { type: 'string' }, ...FILE_APPEND_OPTIONS, ...FLOW },
+    options: {
+      partition: { type: 'string' },
+      attempt: { type: 'string' },
+      file: { type: 'string' },
+      'input-format': { type: 'string' },
+      ...FILE_APPEND_OPTIONS,
+      ...FLOW,
+    },
     flow: 'stream-append',
     // --from runs the producer in-process (the library append): no state machine to name.
     flowOf: (v) => (v.from === undefined ? 'stream-append' : undefined),
     check: (v) => (v.from === undefined ? checkAppend(v) : checkFileAppend(v, attemptOf(v))),
-    run: (t, r) => (r.values.from === undefined ? append(t, r.lane, r.values) : appendFromFile(t, r.lane, r.values, attemptOf(r.values))),
+    run: (t, r) =>
+      r.values.from === undefined
+        ? append(t, r.lane, r.values)
+        : appendFromFile(t, r.lane, r.values, attemptOf(r.values)),
   },
   resolve: {
     options: { partition: { type: 'string' }, attempt: { type: 'string' }, writer: { type: 'string' }, ...FLOW },
@@ -147,7 +157,12 @@ const HANDLERS: Record<string, Handler> = {
     run: (t, r) => (r.values.writer === undefined ? resolve(t, r.lane, r.values) : resolveWriter(t, r.lane, r.values)),
   },
   read: {
-    options: { partition: { type: 'string' }, from: { type: 'string' }, 'max-records': { type: 'string' }, text: { type: 'boolean' } },
+    options: {
+      partition: { type: 'string' },
+      from: { type: 'string' },
+      'max-records': { type: 'string' },
+      text: { type: 'boolean' },
+    },
     check: checkRead,
     run: (t, r) => read(t, r.lane, r.values),
   },
@@ -178,7 +193,6 @@ const HANDLERS: Record<string, Handler> = {
   ...MATERIALIZE_HANDLERS,
 };
 
-
 /** `--attempt-window` is a duration with its unit in range, or a grammar error (exit 2), before anything is touched. */
 function checkCreate(values: Values): void {
   integer(values, 'partitions');
@@ -194,14 +208,19 @@ function checkCreate(values: Values): void {
 async function create(target: Target, stream: string, values: Values): Promise<unknown> {
   const partitions = integer(values, 'partitions');
   const attemptWindow = values['attempt-window'];
-  return createStream({ stream, partitions, ...(attemptWindow !== undefined && { attemptWindow }) }, await target.ports());
+  return createStream(
+    { stream, partitions, ...(attemptWindow !== undefined && { attemptWindow }) },
+    await target.ports(),
+  );
 }
 
 function checkAppend(values: Values): void {
   attemptOf(values);
-  for (const name of ['max-records', 'max-bytes']) if (values[name] !== undefined) throw new UsageError(`--${name} needs --from FILE.jsonl`);
+  for (const name of ['max-records', 'max-bytes'])
+    if (values[name] !== undefined) throw new UsageError(`--${name} needs --from FILE.jsonl`);
   const input = values['input-format'];
-  if (input !== undefined && input !== 'lines' && input !== 'raw') throw new UsageError(`--input-format must be lines or raw, got ${quoted(input as string)}`);
+  if (input !== undefined && input !== 'lines' && input !== 'raw')
+    throw new UsageError(`--input-format must be lines or raw, got ${quoted(input as string)}`);
 }
 
 async function append(target: Target, lane: LaneRef, values: Values): Promise<unknown> {
@@ -212,13 +231,19 @@ async function append(target: Target, lane: LaneRef, values: Values): Promise<un
   const records = await readRecords(typeof values.file === 'string' ? values.file : undefined, format);
   const input = { ...lane, attemptId, session, records: records.map((r) => Buffer.from(r).toString('base64')) };
   assertFlowInputFits(input);
-  const run = await target.run('stream-append', executionName('append', lane.stream, lane.partition, attemptId), input).catch((error: unknown) => {
-    // A lost response of the Express start: only this attempt's identity can settle it.
-    if (error instanceof CutpointError && error.code === 'flow.start_unknown') {
-      throw new CutpointError(error.name, error.code, `${error.message}: re-run it with the same --attempt ${attemptId}, or run: ${resolveCommand(lane, attemptId, aws)} (never a new attempt for these records)`);
-    }
-    throw error;
-  });
+  const run = await target
+    .run('stream-append', executionName('append', lane.stream, lane.partition, attemptId), input)
+    .catch((error: unknown) => {
+      // A lost response of the Express start: only this attempt's identity can settle it.
+      if (error instanceof CutpointError && error.code === 'flow.start_unknown') {
+        throw new CutpointError(
+          error.name,
+          error.code,
+          `${error.message}: re-run it with the same --attempt ${attemptId}, or run: ${resolveCommand(lane, attemptId, aws)} (never a new attempt for these records)`,
+        );
+      }
+      throw error;
+    });
   if (run.status !== 'SUCCEEDED') {
     // Rejected before anything changed; any other failure may have left the attempt
     // anywhere up to the head CAS: only its own identity can settle it.
@@ -234,14 +259,30 @@ async function append(target: Target, lane: LaneRef, values: Values): Promise<un
 
 async function resolve(target: Target, lane: LaneRef, values: Values): Promise<unknown> {
   const attemptId = attemptOf(values);
-  const run = await target.run('stream-resolve-append', executionName('resolve', lane.stream, lane.partition, attemptId), { ...lane, attemptId });
+  const run = await target.run(
+    'stream-resolve-append',
+    executionName('resolve', lane.stream, lane.partition, attemptId),
+    { ...lane, attemptId },
+  );
   if (run.status !== 'SUCCEEDED') {
-    throw failedFlowError(run, [isRejection(run) ? undefined : 'the lane stays suspended; see the execution history', freshNameHint(target)].filter(Boolean).join('; '));
+    throw failedFlowError(
+      run,
+      [isRejection(run) ? undefined : 'the lane stays suspended; see the execution history', freshNameHint(target)]
+        .filter(Boolean)
+        .join('; '),
+    );
   }
   const outcome = run.output as AppendOutcome & { unsuspended?: boolean };
-  if (outcome.status === 'KNOWN_NOT_COMMITTED') progress(`attempt ${attemptId} did not commit (${outcome.reason ?? 'aborted'}); append its records again with a new --attempt`);
+  if (outcome.status === 'KNOWN_NOT_COMMITTED')
+    progress(
+      `attempt ${attemptId} did not commit (${outcome.reason ?? 'aborted'}); append its records again with a new --attempt`,
+    );
   else if (outcome.status !== 'KNOWN_COMMITTED') {
-    throw new CutpointError('Stream.UnexpectedOutcome', 'stream.unexpected_outcome', `resolve of attempt ${attemptId} ended ${String(outcome.status)}`);
+    throw new CutpointError(
+      'Stream.UnexpectedOutcome',
+      'stream.unexpected_outcome',
+      `resolve of attempt ${attemptId} ended ${String(outcome.status)}`,
+    );
   }
   return outcome;
 }
@@ -249,20 +290,38 @@ async function resolve(target: Target, lane: LaneRef, values: Values): Promise<u
 /** Exactly one of --attempt (one attempt) and --writer (every attempt of a LaneWriter). */
 function checkResolve(values: Values): void {
   if (values.writer === undefined) return void attemptOf(values);
-  if (values.attempt !== undefined) throw new UsageError('--attempt and --writer cannot be combined: resolve one attempt, or every attempt of one writer');
+  if (values.attempt !== undefined)
+    throw new UsageError(
+      '--attempt and --writer cannot be combined: resolve one attempt, or every attempt of one writer',
+    );
   writerOf(values);
 }
 
 /** `stream resolve --writer`: the same flow with `writerId`; each attempt's outcome is printed. */
 async function resolveWriter(target: Target, lane: LaneRef, values: Values): Promise<unknown> {
   const writerId = writerOf(values);
-  const run = await target.run('stream-resolve-append', executionName('resolve-writer', lane.stream, lane.partition, writerId), { ...lane, writerId });
+  const run = await target.run(
+    'stream-resolve-append',
+    executionName('resolve-writer', lane.stream, lane.partition, writerId),
+    { ...lane, writerId },
+  );
   if (run.status !== 'SUCCEEDED') {
-    throw failedFlowError(run, [isRejection(run) ? undefined : `the lane stays held by writer ${writerId}; run this again`, freshNameHint(target)].filter(Boolean).join('; '));
+    throw failedFlowError(
+      run,
+      [
+        isRejection(run) ? undefined : `the lane stays held by writer ${writerId}; run this again`,
+        freshNameHint(target),
+      ]
+        .filter(Boolean)
+        .join('; '),
+    );
   }
   const outcome = run.output as { attempts?: AppendOutcome[] };
   const lost = (outcome.attempts ?? []).filter((a) => a.status === 'KNOWN_NOT_COMMITTED');
-  if (lost.length > 0) progress(`${lost.length} attempt(s) of writer ${writerId} did not commit (${lost.map((a) => a.attemptId).join(', ')}); append their records again`);
+  if (lost.length > 0)
+    progress(
+      `${lost.length} attempt(s) of writer ${writerId} did not commit (${lost.map((a) => a.attemptId).join(', ')}); append their records again`,
+    );
   return outcome;
 }
 
@@ -278,14 +337,24 @@ function checkRead(values: Values): void {
 }
 
 async function read(target: Target, lane: LaneRef, values: Values): Promise<unknown> {
-  const input = { ...lane, from: integer(values, 'from'), ...(values['max-records'] !== undefined && { maxRecords: integerIn(values, 'max-records', 1, MAX_READ_RECORDS) }) };
+  const input = {
+    ...lane,
+    from: integer(values, 'from'),
+    ...(values['max-records'] !== undefined && { maxRecords: integerIn(values, 'max-records', 1, MAX_READ_RECORDS) }),
+  };
   const result = await readStream(input, await target.ports());
   if (!values.text) return result;
-  return { ...result, records: result.records.map((r) => ({ ...r, text: Buffer.from(r.data, 'base64').toString('utf8') })) };
+  return {
+    ...result,
+    records: result.records.map((r) => ({ ...r, text: Buffer.from(r.data, 'base64').toString('utf8') })),
+  };
 }
 
 async function describe(target: Target, stream: string, values: Values): Promise<unknown> {
-  return describeStream({ stream, ...(values.partitions !== undefined && { partitions: integer(values, 'partitions') }) }, await target.ports());
+  return describeStream(
+    { stream, ...(values.partitions !== undefined && { partitions: integer(values, 'partitions') }) },
+    await target.ports(),
+  );
 }
 
 /** The stream-trim flow, deployed or local: a monotonic CAS of the trim offset; the same target again is success. */
@@ -301,7 +370,9 @@ async function trim(target: Target, lane: LaneRef, values: Values): Promise<unkn
  * execution again. After fixing the cause, `--name` starts a fresh one.
  */
 function freshNameHint(target: Target): string | undefined {
-  return target.kind === 'aws' ? 'a re-run of this command finds this same execution; once the cause is fixed, add --name NEW_NAME to start a fresh one' : undefined;
+  return target.kind === 'aws'
+    ? 'a re-run of this command finds this same execution; once the cause is fixed, add --name NEW_NAME to start a fresh one'
+    : undefined;
 }
 
 function laneOf(stream: string, values: Values): LaneRef {

@@ -4,7 +4,8 @@ import type { Fence } from '../../ports/authority.js';
 import type { InvocationRef } from './keys.js';
 
 /** The journal's read side: a record or custody item that fails validation. Messages never echo content. */
-export const inconsistent = (message: string) => new JournalUnavailableError('delivery.recovery_journal_inconsistent', message);
+export const inconsistent = (message: string) =>
+  new JournalUnavailableError('delivery.recovery_journal_inconsistent', message);
 
 /** Another invocation holds the target. Names the holder (an opaque id), never journal content. */
 export class CustodyHeldError extends CutpointError {
@@ -12,7 +13,11 @@ export class CustodyHeldError extends CutpointError {
     readonly targetId: string,
     readonly holder: string,
   ) {
-    super('Delivery.CustodyHeld', 'delivery.custody_held', `target ${targetId} is in the custody of invocation ${holder}; resolve that invocation first`);
+    super(
+      'Delivery.CustodyHeld',
+      'delivery.custody_held',
+      `target ${targetId} is in the custody of invocation ${holder}; resolve that invocation first`,
+    );
   }
 }
 
@@ -34,7 +39,11 @@ export class JournalStateConflictError extends CutpointError {
     readonly actual: JournalState,
     readonly expected: JournalState,
   ) {
-    super('Delivery.JournalStateConflict', 'delivery.journal_state_conflict', `invocation ${invocationId} is in state ${actual}, not ${expected}; nothing was written`);
+    super(
+      'Delivery.JournalStateConflict',
+      'delivery.journal_state_conflict',
+      `invocation ${invocationId} is in state ${actual}, not ${expected}; nothing was written`,
+    );
   }
 }
 

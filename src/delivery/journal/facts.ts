@@ -152,21 +152,67 @@ export const isInstant = (v: unknown): v is string => isText(v, 64) && Number.is
 
 // Each picker returns a clean copy (no smuggled attributes) or undefined when malformed.
 function pickStaging(v: unknown): StagingFact | undefined {
-  if (!isObj(v) || !isObj(v.table) || !isText(v.table.schema, 128) || !isText(v.table.table, 128) || !isText(v.objectId, 64) || !isText(v.owner, 256)) return undefined;
+  if (
+    !isObj(v) ||
+    !isObj(v.table) ||
+    !isText(v.table.schema, 128) ||
+    !isText(v.table.table, 128) ||
+    !isText(v.objectId, 64) ||
+    !isText(v.owner, 256)
+  )
+    return undefined;
   return { table: { schema: v.table.schema, table: v.table.table }, objectId: v.objectId, owner: v.owner };
 }
 function pickPlan(v: unknown): PlanFact | undefined {
-  if (!isObj(v) || !isText(v.key) || typeof v.sha256 !== 'string' || !HEX64.test(v.sha256) || !isNat(v.parts) || (v.parts as number) < 1 || !isNat(v.partRows)) return undefined;
+  if (
+    !isObj(v) ||
+    !isText(v.key) ||
+    typeof v.sha256 !== 'string' ||
+    !HEX64.test(v.sha256) ||
+    !isNat(v.parts) ||
+    (v.parts as number) < 1 ||
+    !isNat(v.partRows)
+  )
+    return undefined;
   return { key: v.key, sha256: v.sha256, parts: v.parts as number, partRows: v.partRows as number };
 }
 function pickParts(v: unknown): PartsFact | undefined {
-  if (!isObj(v) || !isNat(v.parts) || !isNat(v.chunks) || !isNat(v.rows) || !isNat(v.bytes) || typeof v.digest !== 'string' || !HEX64.test(v.digest)) return undefined;
-  return { parts: v.parts as number, chunks: v.chunks as number, rows: v.rows as number, bytes: v.bytes as number, digest: v.digest };
+  if (
+    !isObj(v) ||
+    !isNat(v.parts) ||
+    !isNat(v.chunks) ||
+    !isNat(v.rows) ||
+    !isNat(v.bytes) ||
+    typeof v.digest !== 'string' ||
+    !HEX64.test(v.digest)
+  )
+    return undefined;
+  return {
+    parts: v.parts as number,
+    chunks: v.chunks as number,
+    rows: v.rows as number,
+    bytes: v.bytes as number,
+    digest: v.digest,
+  };
 }
 function pickPublication(v: unknown): PublicationFact | undefined {
-  if (!isObj(v) || !isNat(v.rows) || typeof v.digest !== 'string' || !HEX64.test(v.digest) || !isText(v.stagingObjectId, 64)) return undefined;
-  if ((v.mode !== 'replace_window' && v.mode !== 'merge' && v.mode !== 'exchange') || !isInstant(v.publishedAt)) return undefined;
-  return { rows: v.rows, digest: v.digest, stagingObjectId: v.stagingObjectId, mode: v.mode, publishedAt: v.publishedAt };
+  if (
+    !isObj(v) ||
+    !isNat(v.rows) ||
+    typeof v.digest !== 'string' ||
+    !HEX64.test(v.digest) ||
+    !isText(v.stagingObjectId, 64)
+  )
+    return undefined;
+  if ((v.mode !== 'replace_window' && v.mode !== 'merge' && v.mode !== 'exchange') || !isInstant(v.publishedAt))
+    return undefined;
+  return {
+    rows: v.rows,
+    digest: v.digest,
+    stagingObjectId: v.stagingObjectId,
+    mode: v.mode,
+    publishedAt: v.publishedAt,
+  };
 }
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const isUuid = (v: unknown): v is string => typeof v === 'string' && UUID.test(v);
@@ -176,14 +222,16 @@ function pickCandidate(v: unknown): CandidateFact | undefined {
   return { table, uuid: v.uuid, rows: v.rows as number, digest: v.digest };
 }
 function pickDispatch(v: unknown): DispatchFact | undefined {
-  if (!isObj(v) || v.count !== 1 || !isUuid(v.predecessorUuid) || !isUuid(v.candidateUuid) || !isText(v.runId, 64)) return undefined;
+  if (!isObj(v) || v.count !== 1 || !isUuid(v.predecessorUuid) || !isUuid(v.candidateUuid) || !isText(v.runId, 64))
+    return undefined;
   return { count: 1, predecessorUuid: v.predecessorUuid, candidateUuid: v.candidateUuid, runId: v.runId };
 }
 function pickEvidence(v: unknown): EvidenceFact | undefined {
   if (!isObj(v) || !isText(v.key) || typeof v.sha256 !== 'string' || !HEX64.test(v.sha256)) return undefined;
   return { key: v.key, sha256: v.sha256 };
 }
-const pickTable = (v: unknown): TableRef | undefined => (isObj(v) && isText(v.schema, 128) && isText(v.table, 128) ? { schema: v.schema, table: v.table } : undefined);
+const pickTable = (v: unknown): TableRef | undefined =>
+  isObj(v) && isText(v.schema, 128) && isText(v.table, 128) ? { schema: v.schema, table: v.table } : undefined;
 function pickAbsence(v: unknown): AbsenceFact | undefined {
   const table = isObj(v) ? pickTable(v.table) : undefined;
   if (!isObj(v) || !table) return undefined;
@@ -220,7 +268,10 @@ export function parseFacts(v: unknown): DeliveryFacts {
   const bad = () => inconsistent('journal record has malformed facts');
   if (!isObj(v) || typeof v.ownedStagesRecorded !== 'boolean') throw bad();
   const facts: DeliveryFacts = { ownedStagesRecorded: v.ownedStagesRecorded };
-  const pickers: ReadonlyArray<readonly [string, (x: unknown) => unknown]> = [...Object.entries(PATCHABLE), ['checkpoint', pickCheckpoint]];
+  const pickers: ReadonlyArray<readonly [string, (x: unknown) => unknown]> = [
+    ...Object.entries(PATCHABLE),
+    ['checkpoint', pickCheckpoint],
+  ];
   for (const [field, pick] of pickers) {
     if (v[field] === undefined) continue;
     const picked = pick(v[field]);
@@ -236,7 +287,8 @@ export function validatePatch(value: unknown): FactsPatch {
   const invalid = (field: string) => new ValidationError('delivery.fact_invalid', `fact ${field} is malformed`);
   if (!isObj(value)) throw invalid('patch');
   for (const field of Object.keys(value)) {
-    if (field !== 'ownedStagesRecorded' && !Object.hasOwn(PATCHABLE, field)) throw invalid(field === 'checkpoint' ? 'checkpoint (set by advanceCheckpoint only)' : 'name');
+    if (field !== 'ownedStagesRecorded' && !Object.hasOwn(PATCHABLE, field))
+      throw invalid(field === 'checkpoint' ? 'checkpoint (set by advanceCheckpoint only)' : 'name');
   }
   const patch: FactsPatch = {};
   if (value.ownedStagesRecorded !== undefined) {
@@ -258,7 +310,11 @@ const same = (a: unknown, b: unknown) => canonicalJson(a) === canonicalJson(b);
 
 /** Applies a patch to the recorded facts; contradicting evidence is refused, never overwritten. */
 export function mergeFacts(current: DeliveryFacts, patch: FactsPatch): DeliveryFacts {
-  const conflict = (field: string) => new IdentityConflictError('delivery.fact_conflict', `recorded ${field} differs from the one given; the journal keeps the first`);
+  const conflict = (field: string) =>
+    new IdentityConflictError(
+      'delivery.fact_conflict',
+      `recorded ${field} differs from the one given; the journal keeps the first`,
+    );
   const next: DeliveryFacts = { ...current };
   if (patch.ownedStagesRecorded !== undefined) {
     if (current.ownedStagesRecorded && !patch.ownedStagesRecorded) throw conflict('ownedStagesRecorded');

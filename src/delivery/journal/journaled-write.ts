@@ -8,7 +8,14 @@ import type { Ports } from '../../ports/index.js';
 import { CustodyFencedError } from './errors.js';
 import type { DeliveryFacts } from './facts.js';
 import { deliveryKeys, journalOf, type InvocationRef } from './keys.js';
-import { loadCustody, read, readInvocation, readInvocationAndCustody, type CustodyRecord, type InvocationRecord } from './records.js';
+import {
+  loadCustody,
+  read,
+  readInvocation,
+  readInvocationAndCustody,
+  type CustodyRecord,
+  type InvocationRecord,
+} from './records.js';
 
 /**
  * The journaled write: one transaction per journal record, and the custody fence legs.
@@ -27,15 +34,29 @@ export function sameFence(a: Fence | undefined, b: Fence | undefined): boolean {
 }
 
 /** Throws Delivery.Fenced unless `fence` is the current custody of `ref`'s target, held by `ref`'s invocation. */
-export function requireFence(ref: InvocationRef, custody: CustodyRecord | undefined, fence: Fence): asserts custody is CustodyRecord & { fence: Fence } {
-  if (!custody || custody.state !== 'HELD' || custody.invocationId !== ref.invocationId || fence.owner !== ref.invocationId || !sameFence(custody.fence, fence)) {
+export function requireFence(
+  ref: InvocationRef,
+  custody: CustodyRecord | undefined,
+  fence: Fence,
+): asserts custody is CustodyRecord & { fence: Fence } {
+  if (
+    !custody ||
+    custody.state !== 'HELD' ||
+    custody.invocationId !== ref.invocationId ||
+    fence.owner !== ref.invocationId ||
+    !sameFence(custody.fence, fence)
+  ) {
     throw new CustodyFencedError(ref, fence);
   }
 }
 
 /** The zombie guard: the transaction applies only while this exact fence holds custody. */
 export function custodyGuardLeg(custody: CustodyRecord & { fence: Fence }): TransactionLeg {
-  return { kind: 'check', key: deliveryKeys.custody(custody.targetId), expect: { version: custody.version, fence: custody.fence } };
+  return {
+    kind: 'check',
+    key: deliveryKeys.custody(custody.targetId),
+    expect: { version: custody.version, fence: custody.fence },
+  };
 }
 
 /** Fenced release to the RELEASED marker; the epoch stays so the next acquire increments it. */
@@ -74,7 +95,11 @@ export interface JournaledWrite {
    */
   known?: Known;
   /** Decides the write from what is current, or throws a domain error (nothing written). */
-  plan(current: { invocation: InvocationRecord; custody: CustodyRecord | undefined; at: string }): Promise<JournaledPlan> | JournaledPlan;
+  plan(current: {
+    invocation: InvocationRecord;
+    custody: CustodyRecord | undefined;
+    at: string;
+  }): Promise<JournaledPlan> | JournaledPlan;
 }
 
 export interface Known {
@@ -98,10 +123,18 @@ export function opDigestOf(type: string, op: Record<string, unknown>): string {
 }
 
 /** The entry a transition id was journaled as, if it was — and only if it is the same operation. */
-export async function findJournaled(ports: Ports, invocationId: string, transitionId: string, opDigest: string): Promise<JournalEntry | undefined> {
+export async function findJournaled(
+  ports: Ports,
+  invocationId: string,
+  transitionId: string,
+  opDigest: string,
+): Promise<JournalEntry | undefined> {
   const entry = await read(() => journalOf(ports.authority, invocationId).find(transitionId));
   if (entry && entry.data.opDigest !== opDigest) {
-    throw new IdentityConflictError('delivery.transition_id_reused', `transition id ${transitionId} is already journaled for a different operation`);
+    throw new IdentityConflictError(
+      'delivery.transition_id_reused',
+      `transition id ${transitionId} is already journaled for a different operation`,
+    );
   }
   return entry;
 }
@@ -122,7 +155,12 @@ export function isContention(error: unknown): boolean {
  * (the caller reloads exactly and plans again), UNKNOWN is returned for exact resolution.
  * Contention comes back as a CONFLICT without conflicting legs.
  */
-export async function submitRound(ports: Ports, cutPoint: string, legs: TransactionLeg[], round: number): Promise<TransactionOutcome> {
+export async function submitRound(
+  ports: Ports,
+  cutPoint: string,
+  legs: TransactionLeg[],
+  round: number,
+): Promise<TransactionOutcome> {
   try {
     const outcome = await ports.authority.transact(cutPoint, legs);
     if (outcome.status === 'CONFLICT') await contentionBackoff(round);
@@ -171,10 +209,21 @@ export async function journaledWrite(ports: Ports, write: JournaledWrite): Promi
     // leg of a zombie observer, say). Stop now rather than after every round.
     if (refusedLegs !== undefined && canonicalJson(plan.legs ?? []) === refusedLegs) break;
     const seq = invocation.journalSeq + 1;
-    const entry: JournalEntry = { seq, transitionId, type: write.type, at, data: { ...plan.journal, op: write.op, opDigest } };
+    const entry: JournalEntry = {
+      seq,
+      transitionId,
+      type: write.type,
+      at,
+      data: { ...plan.journal, op: write.op, opDigest },
+    };
     const set = { ...plan.set, journalSeq: seq, lastTransitionId: transitionId, updatedAt: at };
     const legs: TransactionLeg[] = [
-      { kind: 'update', key: deliveryKeys.invocation(ref.targetId, ref.invocationId), expect: { version: invocation.version }, set },
+      {
+        kind: 'update',
+        key: deliveryKeys.invocation(ref.targetId, ref.invocationId),
+        expect: { version: invocation.version },
+        set,
+      },
       plan.custody,
       { kind: 'put', item: { ...deliveryKeys.journalRecord(ref.invocationId, seq), ...entry }, expect: 'absent' },
       { kind: 'put', item: { ...deliveryKeys.journalClaim(ref.invocationId, transitionId), seq }, expect: 'absent' },
@@ -185,13 +234,22 @@ export async function journaledWrite(ports: Ports, write: JournaledWrite): Promi
       return { invocation: { ...invocation, ...set, version: invocation.version + 1 }, entry, alreadyApplied: false };
     }
     if (outcome.status === 'UNKNOWN') unknownReason = outcome.reason;
-    const ownLegsOnly = outcome.status === 'CONFLICT' && outcome.conflicts.length > 0 && outcome.conflicts.every((c) => c.leg >= JOURNAL_LEGS);
+    const ownLegsOnly =
+      outcome.status === 'CONFLICT' &&
+      outcome.conflicts.length > 0 &&
+      outcome.conflicts.every((c) => c.leg >= JOURNAL_LEGS);
     refusedLegs = ownLegsOnly ? canonicalJson(plan.legs ?? []) : undefined;
   }
   const done = await findJournaled(ports, ref.invocationId, transitionId, opDigest);
   if (done) return { invocation: await readInvocation(ports, ref), entry: done, alreadyApplied: true };
   if (unknownReason !== undefined) {
-    throw new OutcomeUnknownError(write.cutPoint, `${write.cutPoint}: ${transitionId} of invocation ${ref.invocationId} is still unknown (${unknownReason})`);
+    throw new OutcomeUnknownError(
+      write.cutPoint,
+      `${write.cutPoint}: ${transitionId} of invocation ${ref.invocationId} is still unknown (${unknownReason})`,
+    );
   }
-  throw new EffectFailedError(write.cutPoint, `${write.cutPoint}: ${transitionId} of invocation ${ref.invocationId} kept conflicting and was not applied`);
+  throw new EffectFailedError(
+    write.cutPoint,
+    `${write.cutPoint}: ${transitionId} of invocation ${ref.invocationId} kept conflicting and was not applied`,
+  );
 }

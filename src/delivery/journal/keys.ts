@@ -40,13 +40,20 @@ export function isTargetId(value: unknown): value is string {
 }
 
 export function validateTargetId(value: unknown): string {
-  if (!isTargetId(value)) throw new ValidationError('delivery.target_id_invalid', 'target id must be <binding>.<schema>.<table> in lower case');
+  if (!isTargetId(value))
+    throw new ValidationError(
+      'delivery.target_id_invalid',
+      'target id must be <binding>.<schema>.<table> in lower case',
+    );
   return value;
 }
 
 export function validateTransitionId(value: unknown): string {
   if (typeof value !== 'string' || !TRANSITION_ID.test(value) || value.startsWith('sys:')) {
-    throw new ValidationError('delivery.transition_id_invalid', 'transition id must be 1-128 characters of [A-Za-z0-9._:-] and not start with sys:');
+    throw new ValidationError(
+      'delivery.transition_id_invalid',
+      'transition id must be 1-128 characters of [A-Za-z0-9._:-] and not start with sys:',
+    );
   }
   return value;
 }
@@ -60,8 +67,19 @@ export function validateSession(value: unknown): string {
 
 export function validateFence(value: unknown): Fence {
   const f = value as Partial<Fence> | null;
-  if (!f || typeof f !== 'object' || !isInvocationId(f.owner) || typeof f.session !== 'string' || !SESSION.test(f.session) || !Number.isSafeInteger(f.epoch) || (f.epoch as number) < 1) {
-    throw new ValidationError('delivery.fence_invalid', 'fence must name an invocation id, a session and an epoch >= 1');
+  if (
+    !f ||
+    typeof f !== 'object' ||
+    !isInvocationId(f.owner) ||
+    typeof f.session !== 'string' ||
+    !SESSION.test(f.session) ||
+    !Number.isSafeInteger(f.epoch) ||
+    (f.epoch as number) < 1
+  ) {
+    throw new ValidationError(
+      'delivery.fence_invalid',
+      'fence must name an invocation id, a session and an epoch >= 1',
+    );
   }
   return { owner: f.owner, session: f.session, epoch: f.epoch as number };
 }
@@ -74,7 +92,11 @@ export interface InvocationRef {
 
 export function validateRef(value: unknown): InvocationRef {
   const r = value as Partial<InvocationRef> | null;
-  if (!r || typeof r !== 'object') throw new ValidationError('delivery.invocation_ref_invalid', 'an invocation reference needs targetId and invocationId');
+  if (!r || typeof r !== 'object')
+    throw new ValidationError(
+      'delivery.invocation_ref_invalid',
+      'an invocation reference needs targetId and invocationId',
+    );
   return { targetId: validateTargetId(r.targetId), invocationId: validateInvocationId(r.invocationId) };
 }
 
@@ -86,14 +108,26 @@ export const deliveryKeys = {
   custody: (targetId: string): ItemKey => ({ pk: `target#${targetId}`, sk: 'custody' }),
   checkpoint: (targetId: string, route: string): ItemKey => ({ pk: `target#${targetId}`, sk: `checkpoint#${route}` }),
   invocationsOf: (targetId: string): string => `delivery#${targetId}`,
-  invocation: (targetId: string, invocationId: string): ItemKey => ({ pk: `delivery#${targetId}`, sk: `inv#${invocationId}` }),
+  invocation: (targetId: string, invocationId: string): ItemKey => ({
+    pk: `delivery#${targetId}`,
+    sk: `inv#${invocationId}`,
+  }),
   pointer: (invocationId: string): ItemKey => ({ pk: INVOCATIONS_PK, sk: `inv#${invocationId}` }),
   journal: (invocationId: string): string => `journal#${invocationId}`,
-  journalRecord: (invocationId: string, seq: number): ItemKey => ({ pk: `journal#${invocationId}`, sk: `seq#${String(seq).padStart(SEQ_WIDTH, '0')}` }),
-  journalClaim: (invocationId: string, transitionId: string): ItemKey => ({ pk: `journal#${invocationId}`, sk: `tx#${transitionId}` }),
+  journalRecord: (invocationId: string, seq: number): ItemKey => ({
+    pk: `journal#${invocationId}`,
+    sk: `seq#${String(seq).padStart(SEQ_WIDTH, '0')}`,
+  }),
+  journalClaim: (invocationId: string, transitionId: string): ItemKey => ({
+    pk: `journal#${invocationId}`,
+    sk: `tx#${transitionId}`,
+  }),
   partsOf: (invocationId: string): string => `parts#${invocationId}`,
   part: (invocationId: string, part: number): ItemKey => ({ pk: `parts#${invocationId}`, sk: `part#${pad6(part)}` }),
-  batch: (invocationId: string, part: number, batch: number): ItemKey => ({ pk: `parts#${invocationId}`, sk: `batch#${pad6(part)}#${pad6(batch)}` }),
+  batch: (invocationId: string, part: number, batch: number): ItemKey => ({
+    pk: `parts#${invocationId}`,
+    sk: `batch#${pad6(part)}#${pad6(batch)}`,
+  }),
 } as const;
 
 /** Read access to an invocation's journal records (`read`, `find`); never `append`. */

@@ -12,7 +12,15 @@ import { JournalUnavailableError } from '../../domain/delivery/journal-states.js
 import type { Ports } from '../../ports/index.js';
 import { inconsistent } from './errors.js';
 import { INVOCATIONS_PK, deliveryKeys, isTargetId, validateTargetId } from './keys.js';
-import { loadCustody, loadInvocation, MAX_READ_ROUNDS, parseInvocation, read, recordProblems, type InvocationRecord } from './records.js';
+import {
+  loadCustody,
+  loadInvocation,
+  MAX_READ_ROUNDS,
+  parseInvocation,
+  read,
+  recordProblems,
+  type InvocationRecord,
+} from './records.js';
 
 /** The journal across targets: listing, checked against every invariant, and the inspect documents. */
 
@@ -22,7 +30,10 @@ import { loadCustody, loadInvocation, MAX_READ_ROUNDS, parseInvocation, read, re
  * seen while either moved (a begin, a transition, a release) is checked once more rather
  * than reported.
  */
-async function targetListing(ports: Ports, targetId: string): Promise<{ records: InvocationRecord[]; ids: string[]; problems: string[] }> {
+async function targetListing(
+  ports: Ports,
+  targetId: string,
+): Promise<{ records: InvocationRecord[]; ids: string[]; problems: string[] }> {
   const snapshot = async () => {
     const custody = await loadCustody(ports, targetId);
     const items = await read(() => ports.authority.query(deliveryKeys.invocationsOf(targetId), 'inv#'));
@@ -39,7 +50,13 @@ async function targetListing(ports: Ports, targetId: string): Promise<{ records:
       }
     }
     const ids = items.map((i) => i.sk.slice('inv#'.length));
-    return { custody, records, unreadable, ids, versions: JSON.stringify([custody?.version, ...items.map((i) => [i.sk, i.version])]) };
+    return {
+      custody,
+      records,
+      unreadable,
+      ids,
+      versions: JSON.stringify([custody?.version, ...items.map((i) => [i.sk, i.version])]),
+    };
   };
   let current = await snapshot();
   for (let round = 0; ; round++) {
@@ -111,19 +128,31 @@ export function recoverySummaryOf(record: InvocationRecord): RecoverySummary {
 export type ActionGate = (record: InvocationRecord) => Promise<string | undefined>;
 
 /** The record's guide with the gate's hold applied. */
-async function gated<T extends RecoveryIndexItem>(record: InvocationRecord, item: T, gate: ActionGate | undefined): Promise<T> {
+async function gated<T extends RecoveryIndexItem>(
+  record: InvocationRecord,
+  item: T,
+  gate: ActionGate | undefined,
+): Promise<T> {
   const held = gate && (await gate(record));
   return held === undefined ? item : { ...item, diagnostic_code: held, permitted_actions: [] };
 }
 
 /** The `inspect` document. Read-only. */
-export async function inspectInvocation(ports: Ports, invocationId: unknown, gate?: ActionGate): Promise<RecoveryProjection> {
+export async function inspectInvocation(
+  ports: Ports,
+  invocationId: unknown,
+  gate?: ActionGate,
+): Promise<RecoveryProjection> {
   const record = await loadInvocation(ports, invocationId);
   return gated(record, recoveryProjectionOf(recoverySummaryOf(record)), gate);
 }
 
 /** The `inspect-all` document (`retained_custody_count` = records whose state holds custody). Read-only. */
-export async function inspectAll(ports: Ports, options: { targetId?: string } = {}, gate?: ActionGate): Promise<RecoveryIndex> {
+export async function inspectAll(
+  ports: Ports,
+  options: { targetId?: string } = {},
+  gate?: ActionGate,
+): Promise<RecoveryIndex> {
   const records = await listInvocations(ports, options);
   const index = recoveryIndexOf(records.map(recoverySummaryOf));
   if (!gate) return index;

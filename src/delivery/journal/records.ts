@@ -46,23 +46,36 @@ export interface CustodyRecord {
 }
 
 /** Validates an invocation item read back from the authority. Messages never echo content. */
-export function parseInvocation(item: AuthorityItem, expected: { invocationId: string; targetId?: string }): InvocationRecord {
-  if (item.invocationId !== expected.invocationId) throw inconsistent('journal record does not belong to the invocation it is filed under');
+export function parseInvocation(
+  item: AuthorityItem,
+  expected: { invocationId: string; targetId?: string },
+): InvocationRecord {
+  if (item.invocationId !== expected.invocationId)
+    throw inconsistent('journal record does not belong to the invocation it is filed under');
   if (!isTargetId(item.targetId) || (expected.targetId !== undefined && item.targetId !== expected.targetId)) {
     throw inconsistent('journal record names an invalid or different target');
   }
   if (!isManifestName(item.route)) throw inconsistent('journal record has an invalid route');
   const state = parseJournalState(item.state);
   const sealed = validateSealedAuthority(item.sealed);
-  if (sealed.invocationId !== expected.invocationId) throw inconsistent('sealed authority belongs to another invocation');
+  if (sealed.invocationId !== expected.invocationId)
+    throw inconsistent('sealed authority belongs to another invocation');
   const facts = parseFacts(item.facts);
   for (const field of ['custodyEpoch', 'journalSeq', 'version'] as const) {
-    if (!Number.isSafeInteger(item[field]) || (item[field] as number) < 1) throw inconsistent(`journal record has an invalid ${field}`);
+    if (!Number.isSafeInteger(item[field]) || (item[field] as number) < 1)
+      throw inconsistent(`journal record has an invalid ${field}`);
   }
-  if (typeof item.lastTransitionId !== 'string' || !TRANSITION_ID.test(item.lastTransitionId)) throw inconsistent('journal record has an invalid last transition id');
-  if (!isInstant(item.createdAt) || !isInstant(item.updatedAt)) throw inconsistent('journal record has invalid timestamps');
+  if (typeof item.lastTransitionId !== 'string' || !TRANSITION_ID.test(item.lastTransitionId))
+    throw inconsistent('journal record has an invalid last transition id');
+  if (!isInstant(item.createdAt) || !isInstant(item.updatedAt))
+    throw inconsistent('journal record has invalid timestamps');
   // State ↔ facts: a state without the proof its transition required is not a state.
-  const [factProblem] = factProblems({ invocationId: expected.invocationId, state, custodyEpoch: item.custodyEpoch as number, facts });
+  const [factProblem] = factProblems({
+    invocationId: expected.invocationId,
+    state,
+    custodyEpoch: item.custodyEpoch as number,
+    facts,
+  });
   if (factProblem !== undefined) throw inconsistent(factProblem);
   return {
     invocationId: expected.invocationId,
@@ -83,7 +96,13 @@ export function parseInvocation(item: AuthorityItem, expected: { invocationId: s
 export function parseCustody(item: AuthorityItem, targetId: string): CustodyRecord {
   const bad = () => inconsistent('target custody record is malformed');
   if (item.targetId !== targetId || (item.state !== 'HELD' && item.state !== 'RELEASED')) throw bad();
-  if (!Number.isSafeInteger(item.epoch) || (item.epoch as number) < 1 || !isInvocationId(item.invocationId) || !isInstant(item.acquiredAt)) throw bad();
+  if (
+    !Number.isSafeInteger(item.epoch) ||
+    (item.epoch as number) < 1 ||
+    !isInvocationId(item.invocationId) ||
+    !isInstant(item.acquiredAt)
+  )
+    throw bad();
   const record: CustodyRecord = {
     targetId,
     state: item.state,
@@ -110,7 +129,10 @@ export async function read<T>(what: () => Promise<T>): Promise<T> {
   } catch (error) {
     // Unreachable: nothing was read at all, and the operator needs that cause, not a guess.
     if (error instanceof JournalUnavailableError || error instanceof UnreachableError) throw error;
-    throw new JournalUnavailableError('delivery.recovery_journal_unavailable', 'the delivery journal could not be read from the authority store');
+    throw new JournalUnavailableError(
+      'delivery.recovery_journal_unavailable',
+      'the delivery journal could not be read from the authority store',
+    );
   }
 }
 
@@ -122,7 +144,11 @@ export async function loadCustody(ports: Ports, targetId: string): Promise<Custo
 /** The invocation record under an exact ref; missing is unavailable. */
 export async function readInvocation(ports: Ports, ref: InvocationRef): Promise<InvocationRecord> {
   const item = await read(() => ports.authority.get(deliveryKeys.invocation(ref.targetId, ref.invocationId)));
-  if (!item) throw new JournalUnavailableError('delivery.recovery_journal_unavailable', 'no journal exists for this invocation on this target');
+  if (!item)
+    throw new JournalUnavailableError(
+      'delivery.recovery_journal_unavailable',
+      'no journal exists for this invocation on this target',
+    );
   return parseInvocation(item, ref);
 }
 
@@ -132,9 +158,21 @@ export async function readInvocation(ports: Ports, ref: InvocationRef): Promise<
  * record before it and the custody after it, a journal that seems to retain custody the
  * target has released.
  */
-export async function readInvocationAndCustody(ports: Ports, ref: InvocationRef): Promise<{ invocation: InvocationRecord; custody: CustodyRecord | undefined }> {
-  const [item, custody] = await read(() => ports.authority.getTogether([deliveryKeys.invocation(ref.targetId, ref.invocationId), deliveryKeys.custody(ref.targetId)]));
-  if (!item) throw new JournalUnavailableError('delivery.recovery_journal_unavailable', 'no journal exists for this invocation on this target');
+export async function readInvocationAndCustody(
+  ports: Ports,
+  ref: InvocationRef,
+): Promise<{ invocation: InvocationRecord; custody: CustodyRecord | undefined }> {
+  const [item, custody] = await read(() =>
+    ports.authority.getTogether([
+      deliveryKeys.invocation(ref.targetId, ref.invocationId),
+      deliveryKeys.custody(ref.targetId),
+    ]),
+  );
+  if (!item)
+    throw new JournalUnavailableError(
+      'delivery.recovery_journal_unavailable',
+      'no journal exists for this invocation on this target',
+    );
   return { invocation: parseInvocation(item, ref), custody: custody ? parseCustody(custody, ref.targetId) : undefined };
 }
 
@@ -147,14 +185,22 @@ export async function readInvocationAndCustody(ports: Ports, ref: InvocationRef)
 export async function loadInvocation(ports: Ports, invocationId: unknown): Promise<InvocationRecord> {
   const id = validateInvocationId(invocationId);
   const pointer = await read(() => ports.authority.get(deliveryKeys.pointer(id)));
-  if (!pointer) throw new JournalUnavailableError('delivery.recovery_journal_unavailable', 'no journal exists for this invocation', true);
+  if (!pointer)
+    throw new JournalUnavailableError(
+      'delivery.recovery_journal_unavailable',
+      'no journal exists for this invocation',
+      true,
+    );
   if (!isTargetId(pointer.targetId)) throw inconsistent('invocation pointer names an invalid target');
   const targetId = pointer.targetId;
   const loadRecord = async () => {
     const item = await read(() => ports.authority.get(deliveryKeys.invocation(targetId, id)));
     if (!item) {
       const custody = await loadCustody(ports, targetId);
-      const held = custody?.state === 'HELD' && custody.invocationId === id ? ' while the target is still in its custody (orphaned custody)' : '';
+      const held =
+        custody?.state === 'HELD' && custody.invocationId === id
+          ? ' while the target is still in its custody (orphaned custody)'
+          : '';
       throw inconsistent(`invocation ${id} has a pointer but no journal record${held}`);
     }
     return parseInvocation(item, { invocationId: id, targetId });
@@ -165,7 +211,8 @@ export async function loadInvocation(ports: Ports, invocationId: unknown): Promi
     const record = await loadRecord();
     const problems = await recordProblems(ports, record, await loadCustody(ports, targetId));
     if (problems.length === 0) return record;
-    if ((await loadRecord()).version === record.version || round >= MAX_READ_ROUNDS) throw inconsistent(problems.join('; '));
+    if ((await loadRecord()).version === record.version || round >= MAX_READ_ROUNDS)
+      throw inconsistent(problems.join('; '));
   }
 }
 
@@ -180,7 +227,11 @@ async function journalRecordAt(ports: Ports, invocationId: string, seq: number):
  * The invariants of one record that need reads (custody ↔ record, head ↔ journal records;
  * state ↔ facts is checked by parseInvocation). `custody` is the target's custody item.
  */
-export async function recordProblems(ports: Ports, record: InvocationRecord, custody: CustodyRecord | undefined): Promise<string[]> {
+export async function recordProblems(
+  ports: Ports,
+  record: InvocationRecord,
+  custody: CustodyRecord | undefined,
+): Promise<string[]> {
   const [first, head, next] = await Promise.all([
     journalRecordAt(ports, record.invocationId, 1),
     journalRecordAt(ports, record.invocationId, record.journalSeq),
@@ -200,6 +251,7 @@ export async function beginSessionOf(ports: Ports, invocationId: string): Promis
   const first = await journalRecordAt(ports, invocationId, 1);
   const data = first?.data as { by?: { session?: unknown } } | undefined;
   const session = data?.by?.session;
-  if (first?.type !== 'begin' || typeof session !== 'string' || session.length === 0) throw inconsistent(`invocation ${invocationId}'s first journal record does not name the session that began it`);
+  if (first?.type !== 'begin' || typeof session !== 'string' || session.length === 0)
+    throw inconsistent(`invocation ${invocationId}'s first journal record does not name the session that began it`);
   return session;
 }

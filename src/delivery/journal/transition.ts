@@ -1,12 +1,24 @@
 import { missingProof, proofsOf } from '../../domain/delivery/journal-proofs.js';
-import { assertTransition, isTerminal, parseJournalState, type JournalState } from '../../domain/delivery/journal-states.js';
+import {
+  assertTransition,
+  isTerminal,
+  parseJournalState,
+  type JournalState,
+} from '../../domain/delivery/journal-states.js';
 import { ValidationError } from '../../domain/errors.js';
 import type { Fence, TransactionLeg } from '../../ports/authority.js';
 import type { Ports } from '../../ports/index.js';
 import { DELIVERY_CUT_POINTS } from '../cut-points.js';
 import { JournalStateConflictError, TransitionPreconditionError } from './errors.js';
 import { mergeFacts, validatePatch, type DeliveryFacts, type FactsPatch } from './facts.js';
-import { custodyGuardLeg, custodyReleaseLeg, journaledWrite, requireFence, type JournaledResult, type Known } from './journaled-write.js';
+import {
+  custodyGuardLeg,
+  custodyReleaseLeg,
+  journaledWrite,
+  requireFence,
+  type JournaledResult,
+  type Known,
+} from './journaled-write.js';
 import { validateFence, validateRef, validateTransitionId, type InvocationRef } from './keys.js';
 
 /** Transitions and facts: the two journaled writes every step makes. */
@@ -56,7 +68,11 @@ export function assertTransitionTo(from: JournalState, to: JournalState, facts: 
  * through every round; injected crashes and definite failures pass through (repeat the
  * call: the claim makes it exactly-once).
  */
-export async function transition(ports: Ports, ref: InvocationRef, request: TransitionRequest): Promise<JournaledResult> {
+export async function transition(
+  ports: Ports,
+  ref: InvocationRef,
+  request: TransitionRequest,
+): Promise<JournaledResult> {
   assertTransition(request.from, request.to);
   const target = validateRef(ref);
   const fence = validateFence(request.fence);
@@ -65,7 +81,9 @@ export async function transition(ports: Ports, ref: InvocationRef, request: Tran
   const { from, to } = request;
   const terminal = isTerminal(to);
   return journaledWrite(ports, {
-    cutPoint: terminal ? DELIVERY_CUT_POINTS.custodyRelease : (request.cutPoint ?? DELIVERY_CUT_POINTS.journalTransition),
+    cutPoint: terminal
+      ? DELIVERY_CUT_POINTS.custodyRelease
+      : (request.cutPoint ?? DELIVERY_CUT_POINTS.journalTransition),
     ref: target,
     transitionId,
     type: 'transition',
@@ -111,7 +129,8 @@ export async function recordFacts(ports: Ports, ref: InvocationRef, request: Fac
   const fence = validateFence(request.fence);
   const transitionId = validateTransitionId(request.transitionId);
   const patch = validatePatch(request.patch);
-  if (isTerminal(state)) throw new TransitionPreconditionError(`a ${state} journal is closed; no facts can be recorded`);
+  if (isTerminal(state))
+    throw new TransitionPreconditionError(`a ${state} journal is closed; no facts can be recorded`);
   return journaledWrite(ports, {
     cutPoint: request.cutPoint ?? DELIVERY_CUT_POINTS.journalTransition,
     ref: target,

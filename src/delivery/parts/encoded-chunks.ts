@@ -31,7 +31,7 @@ export async function* encodedChunks(chunks: AsyncIterable<SourceChunk>): AsyncG
     return next;
   };
   try {
-    for (let next = ahead(); ; ) {
+    for (let next = ahead(); ;) {
       const chunk = await next;
       if (!chunk) return;
       next = ahead();

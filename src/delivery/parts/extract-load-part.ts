@@ -50,7 +50,12 @@ async function extractLoadPartOnce(input: unknown, deps: DeliveryDeps): Promise<
   const step = parseStepInput(input);
   const descriptor = validatePartDescriptor((input as { part?: unknown }).part);
   const { record: carried, custody: heldCustody } = await loadForStep(step, deps);
-  const summary = (h: { chunks: number; rows: number } | undefined, acted: boolean): PartOutput => ({ part: descriptor.part, chunks: h?.chunks ?? 0, rows: h?.rows ?? 0, acted });
+  const summary = (h: { chunks: number; rows: number } | undefined, acted: boolean): PartOutput => ({
+    part: descriptor.part,
+    chunks: h?.chunks ?? 0,
+    rows: h?.rows ?? 0,
+    acted,
+  });
   if (carried.state !== 'WRITING_UNKNOWN' || !deps.source) {
     // Nothing to extract, or nothing to extract with: a part at EOF is done either way.
     const stored = await readHead(deps.ports, carried.invocationId, descriptor.part);
@@ -67,7 +72,8 @@ async function extractLoadPartOnce(input: unknown, deps: DeliveryDeps): Promise<
   let head = claimed.head;
   if (head.eof) return summary(head, false);
   const record = claimed.invocation;
-  if (record.state !== 'WRITING_UNKNOWN') throw new TransitionPreconditionError(`invocation ${record.invocationId} in ${record.state} extracts no part`);
+  if (record.state !== 'WRITING_UNKNOWN')
+    throw new TransitionPreconditionError(`invocation ${record.invocationId} in ${record.state} extracts no part`);
   const staging = stagingRefOf(record);
   const { source, chunkRows } = deps.route.route;
   const sourcePort = deps.source;
@@ -95,11 +101,19 @@ async function extractLoadPartOnce(input: unknown, deps: DeliveryDeps): Promise<
     // The object and the load are independent (both idempotent, both needed before the
     // receipt is journaled): they run side by side.
     const [, loaded] = await Promise.all([
-      putExact(deps.ports.objects, DELIVERY_CUT_POINTS.chunkPut, key, bytes, { sha256, invocation: record.invocationId, seq: String(chunk.seq), rows: String(rows) }),
+      putExact(deps.ports.objects, DELIVERY_CUT_POINTS.chunkPut, key, bytes, {
+        sha256,
+        invocation: record.invocationId,
+        seq: String(chunk.seq),
+        rows: String(rows),
+      }),
       deps.target.loadChunk({ staging, seq: chunk.seq, columns: chunk.columns, jsonl: bytes, sha256, rows }),
     ]);
     if (loaded.seq !== chunk.seq || loaded.rows !== rows || loaded.digest !== sha256) {
-      throw new IdentityConflictError('delivery.load_receipt_mismatch', `chunk ${chunk.seq}: the target's load receipt does not match the chunk`);
+      throw new IdentityConflictError(
+        'delivery.load_receipt_mismatch',
+        `chunk ${chunk.seq}: the target's load receipt does not match the chunk`,
+      );
     }
     pending.push({ seq: chunk.seq, rows, bytes: bytes.byteLength, sha256, key });
     if (pending.length === RECEIPTS_PER_BATCH) await flush(false);

@@ -21,7 +21,9 @@ export async function extractLoadParts(input: StepInput, deps: DeliveryDeps): Pr
   const parts = await readPlan(deps, record);
   let acted = false;
   await forEachConcurrently(parts, deps.route.route.maxConcurrency, async (part) => {
-    const out = await rerunTransient((attempt) => extractLoadPart({ ...(attempt === 1 ? input : forRerun(input)), part }, deps));
+    const out = await rerunTransient((attempt) =>
+      extractLoadPart({ ...(attempt === 1 ? input : forRerun(input)), part }, deps),
+    );
     acted ||= out.acted;
   });
   // Parts never write the invocation: the record read (or carried) above is still current.

@@ -1,4 +1,11 @@
-import { batchDigestOf, emptyPartHead, nextPartHead, type ChunkReceiptFact, type PartHead, type ReceiptBatch } from '../../domain/delivery/part-receipts.js';
+import {
+  batchDigestOf,
+  emptyPartHead,
+  nextPartHead,
+  type ChunkReceiptFact,
+  type PartHead,
+  type ReceiptBatch,
+} from '../../domain/delivery/part-receipts.js';
 import type { PartDescriptor } from '../../domain/delivery/parts.js';
 import { IdentityConflictError, OutcomeUnknownError, EffectFailedError } from '../../domain/errors.js';
 import type { AuthorityItem, Fence, TransactionLeg } from '../../ports/authority.js';
@@ -31,15 +38,40 @@ const isNat = (v: unknown): v is number => Number.isSafeInteger(v) && (v as numb
 
 function parseReceipt(v: unknown): ChunkReceiptFact | undefined {
   const r = v as Partial<ChunkReceiptFact> | null;
-  if (!r || typeof r !== 'object' || !isNat(r.seq) || !isNat(r.rows) || !isNat(r.bytes) || typeof r.sha256 !== 'string' || !HEX64.test(r.sha256) || typeof r.key !== 'string') return undefined;
+  if (
+    !r ||
+    typeof r !== 'object' ||
+    !isNat(r.seq) ||
+    !isNat(r.rows) ||
+    !isNat(r.bytes) ||
+    typeof r.sha256 !== 'string' ||
+    !HEX64.test(r.sha256) ||
+    typeof r.key !== 'string'
+  )
+    return undefined;
   return { seq: r.seq, rows: r.rows, bytes: r.bytes, sha256: r.sha256, key: r.key };
 }
 
 export function parseHead(item: AuthorityItem, invocationId: string): StoredHead {
   const bad = () => inconsistent('a part head is malformed');
   const i = item as Record<string, unknown>;
-  if (i.invocationId !== invocationId || !isNat(i.part) || !isNat(i.chunks) || !isNat(i.rows) || !isNat(i.bytes) || !isNat(i.plannedRows)) throw bad();
-  if (typeof i.start !== 'string' || typeof i.end !== 'string' || typeof i.digest !== 'string' || !HEX64.test(i.digest) || typeof i.eof !== 'boolean') throw bad();
+  if (
+    i.invocationId !== invocationId ||
+    !isNat(i.part) ||
+    !isNat(i.chunks) ||
+    !isNat(i.rows) ||
+    !isNat(i.bytes) ||
+    !isNat(i.plannedRows)
+  )
+    throw bad();
+  if (
+    typeof i.start !== 'string' ||
+    typeof i.end !== 'string' ||
+    typeof i.digest !== 'string' ||
+    !HEX64.test(i.digest) ||
+    typeof i.eof !== 'boolean'
+  )
+    throw bad();
   const head: StoredHead = {
     invocationId,
     part: i.part,
@@ -55,7 +87,8 @@ export function parseHead(item: AuthorityItem, invocationId: string): StoredHead
   };
   const last = i.last as { seq?: unknown; key?: unknown; sha256?: unknown } | undefined;
   if (last !== undefined) {
-    if (!isNat(last.seq) || typeof last.key !== 'string' || typeof last.sha256 !== 'string' || !HEX64.test(last.sha256)) throw bad();
+    if (!isNat(last.seq) || typeof last.key !== 'string' || typeof last.sha256 !== 'string' || !HEX64.test(last.sha256))
+      throw bad();
     head.last = { seq: last.seq, key: last.key, sha256: last.sha256 };
   }
   return head;
@@ -64,11 +97,20 @@ export function parseHead(item: AuthorityItem, invocationId: string): StoredHead
 export function parseBatch(item: AuthorityItem, invocationId: string): ReceiptBatch & { digest: string } {
   const i = item as Record<string, unknown>;
   const receipts = Array.isArray(i.receipts) ? i.receipts.map(parseReceipt) : undefined;
-  if (i.invocationId !== invocationId || !isNat(i.part) || !isNat(i.batch) || typeof i.eof !== 'boolean' || !receipts || receipts.some((r) => !r) || typeof i.digest !== 'string') {
+  if (
+    i.invocationId !== invocationId ||
+    !isNat(i.part) ||
+    !isNat(i.batch) ||
+    typeof i.eof !== 'boolean' ||
+    !receipts ||
+    receipts.some((r) => !r) ||
+    typeof i.digest !== 'string'
+  ) {
     throw inconsistent('a part receipt batch is malformed');
   }
   const batch: ReceiptBatch = { part: i.part, batch: i.batch, eof: i.eof, receipts: receipts as ChunkReceiptFact[] };
-  if (batchDigestOf(batch) !== i.digest) throw inconsistent(`receipt batch ${i.batch} of part ${i.part} does not match its digest`);
+  if (batchDigestOf(batch) !== i.digest)
+    throw inconsistent(`receipt batch ${i.batch} of part ${i.part} does not match its digest`);
   return { ...batch, digest: i.digest };
 }
 
@@ -80,8 +122,13 @@ export async function readHead(ports: Ports, invocationId: string, part: number)
 /** Every item of the invocation's parts partition under `prefix`, page by page. */
 async function queryAll(ports: Ports, invocationId: string, prefix: string): Promise<AuthorityItem[]> {
   const out: AuthorityItem[] = [];
-  for (let after: string | undefined; ; ) {
-    const page = await read(() => ports.authority.query(deliveryKeys.partsOf(invocationId), prefix, { limit: 500, ...(after ? { startAfterSk: after } : {}) }));
+  for (let after: string | undefined; ;) {
+    const page = await read(() =>
+      ports.authority.query(deliveryKeys.partsOf(invocationId), prefix, {
+        limit: 500,
+        ...(after ? { startAfterSk: after } : {}),
+      }),
+    );
     out.push(...page);
     if (page.length < 500) return out;
     after = page.at(-1)?.sk;
@@ -90,13 +137,17 @@ async function queryAll(ports: Ports, invocationId: string, prefix: string): Pro
 
 /** All part heads of an invocation, by part. */
 export async function listHeads(ports: Ports, invocationId: string): Promise<StoredHead[]> {
-  return (await queryAll(ports, invocationId, 'part#')).map((item) => parseHead(item, invocationId)).sort((a, b) => a.part - b.part);
+  return (await queryAll(ports, invocationId, 'part#'))
+    .map((item) => parseHead(item, invocationId))
+    .sort((a, b) => a.part - b.part);
 }
 
 /** The receipt batches of one part, by batch. */
 export async function listBatches(ports: Ports, invocationId: string, part: number): Promise<ReceiptBatch[]> {
   const prefix = deliveryKeys.batch(invocationId, part, 0).sk.replace(/#0+$/, '#');
-  return (await queryAll(ports, invocationId, prefix)).map((item) => parseBatch(item, invocationId)).sort((a, b) => a.batch - b.batch);
+  return (await queryAll(ports, invocationId, prefix))
+    .map((item) => parseBatch(item, invocationId))
+    .sort((a, b) => a.batch - b.batch);
 }
 
 /** Every journaled chunk receipt of an invocation, by seq (audits and tests; recovery reads them part by part). */
@@ -137,7 +188,11 @@ export async function claimPart(
     const empty = emptyPartHead(ref.invocationId, descriptor);
     const legs: TransactionLeg[] = [
       { kind: 'put', item: { ...key, ...empty, updatedAt: ports.clock.now().toISOString() }, expect: 'absent' },
-      { kind: 'check', key: deliveryKeys.invocation(ref.targetId, ref.invocationId), expect: { version: invocation.version } },
+      {
+        kind: 'check',
+        key: deliveryKeys.invocation(ref.targetId, ref.invocationId),
+        expect: { version: invocation.version },
+      },
       custodyGuardLeg(custody),
     ];
     const outcome = await submitRound(ports, DELIVERY_CUT_POINTS.partClaim, legs, round);
@@ -156,8 +211,15 @@ export async function claimPart(
     // The head exists and the invocation is current (its check passed in the same transaction).
     if (current) return { head: parseHead(current, ref.invocationId), invocation };
   }
-  if (unknown !== undefined) throw new OutcomeUnknownError(DELIVERY_CUT_POINTS.partClaim, `the claim of part ${descriptor.part} is still unknown (${unknown})`);
-  throw new EffectFailedError(DELIVERY_CUT_POINTS.partClaim, `the claim of part ${descriptor.part} kept conflicting and was not applied`);
+  if (unknown !== undefined)
+    throw new OutcomeUnknownError(
+      DELIVERY_CUT_POINTS.partClaim,
+      `the claim of part ${descriptor.part} is still unknown (${unknown})`,
+    );
+  throw new EffectFailedError(
+    DELIVERY_CUT_POINTS.partClaim,
+    `the claim of part ${descriptor.part} kept conflicting and was not applied`,
+  );
 }
 
 /**
@@ -182,8 +244,26 @@ export async function recordBatch(
     const at = ports.clock.now().toISOString();
     const { version: _v, ...fields } = next as StoredHead;
     const legs: TransactionLeg[] = [
-      { kind: 'put', item: { ...batchKey, invocationId, part: batch.part, batch: batch.batch, eof: batch.eof, receipts: batch.receipts, digest, at }, expect: 'absent' },
-      { kind: 'update', key: deliveryKeys.part(invocationId, batch.part), expect: { version: head.version }, set: { ...fields, updatedAt: at } },
+      {
+        kind: 'put',
+        item: {
+          ...batchKey,
+          invocationId,
+          part: batch.part,
+          batch: batch.batch,
+          eof: batch.eof,
+          receipts: batch.receipts,
+          digest,
+          at,
+        },
+        expect: 'absent',
+      },
+      {
+        kind: 'update',
+        key: deliveryKeys.part(invocationId, batch.part),
+        expect: { version: head.version },
+        set: { ...fields, updatedAt: at },
+      },
       custodyGuardLeg(custody),
     ];
     const outcome = await submitRound(ports, DELIVERY_CUT_POINTS.partReceipt, legs, round);
@@ -193,16 +273,32 @@ export async function recordBatch(
     // Reload: the head may have moved (a duplicate of this part's Lambda wrote this batch).
     head = (await readHead(ports, invocationId, batch.part)) ?? request.head;
   }
-  if (await findBatch(ports, invocationId, batchKey, digest)) return (await readHead(ports, invocationId, batch.part)) ?? fail('a part batch is journaled without its head');
-  if (unknown !== undefined) throw new OutcomeUnknownError(DELIVERY_CUT_POINTS.partReceipt, `batch ${batch.batch} of part ${batch.part} is still unknown (${unknown})`);
-  throw new EffectFailedError(DELIVERY_CUT_POINTS.partReceipt, `batch ${batch.batch} of part ${batch.part} kept conflicting and was not applied`);
+  if (await findBatch(ports, invocationId, batchKey, digest))
+    return (await readHead(ports, invocationId, batch.part)) ?? fail('a part batch is journaled without its head');
+  if (unknown !== undefined)
+    throw new OutcomeUnknownError(
+      DELIVERY_CUT_POINTS.partReceipt,
+      `batch ${batch.batch} of part ${batch.part} is still unknown (${unknown})`,
+    );
+  throw new EffectFailedError(
+    DELIVERY_CUT_POINTS.partReceipt,
+    `batch ${batch.batch} of part ${batch.part} kept conflicting and was not applied`,
+  );
 }
 
-async function findBatch(ports: Ports, invocationId: string, key: { pk: string; sk: string }, digest: string): Promise<boolean> {
+async function findBatch(
+  ports: Ports,
+  invocationId: string,
+  key: { pk: string; sk: string },
+  digest: string,
+): Promise<boolean> {
   const item = await read(() => ports.authority.get(key));
   if (!item) return false;
   if (parseBatch(item, invocationId).digest !== digest) {
-    throw new IdentityConflictError('delivery.source_changed', 'a journaled receipt batch of this part differs from the chunks the source yields now; nothing was overwritten');
+    throw new IdentityConflictError(
+      'delivery.source_changed',
+      'a journaled receipt batch of this part differs from the chunks the source yields now; nothing was overwritten',
+    );
   }
   return true;
 }

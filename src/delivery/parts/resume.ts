@@ -17,8 +17,13 @@ type Order = { timeColumn: string; keyColumns: readonly string[] };
  * were already chunked (a tie group can straddle chunks; when a whole chunk is one tie
  * group, earlier chunks are read back until the group's start).
  */
-export async function resumePositionOf(ports: Ports, head: PartHead & { last: NonNullable<PartHead['last']> }, order: Order): Promise<ResumePosition> {
-  const linesOf = async (key: string, sha256: string) => chunkLines((await readVerified(ports.objects, key, sha256)).bytes);
+export async function resumePositionOf(
+  ports: Ports,
+  head: PartHead & { last: NonNullable<PartHead['last']> },
+  order: Order,
+): Promise<ResumePosition> {
+  const linesOf = async (key: string, sha256: string) =>
+    chunkLines((await readVerified(ports.objects, key, sha256)).bytes);
   async function* newestFirst(): AsyncGenerator<string[]> {
     yield await linesOf(head.last.key, head.last.sha256);
     if (head.chunks < 2) return;
@@ -26,9 +31,16 @@ export async function resumePositionOf(ports: Ports, head: PartHead & { last: No
     // A duplicate of this part's invocation (its Task retried while the first Lambda still
     // ran) may have journaled more batches since this head was read: its own chunks are the
     // first `head.chunks`, the last of them the head's.
-    const receipts = (await listBatches(ports, head.invocationId, head.part)).flatMap((b) => b.receipts).slice(0, head.chunks);
+    const receipts = (await listBatches(ports, head.invocationId, head.part))
+      .flatMap((b) => b.receipts)
+      .slice(0, head.chunks);
     const own = receipts.at(-1);
-    if (receipts.length !== head.chunks || own?.seq !== head.last.seq || own.key !== head.last.key || own.sha256 !== head.last.sha256) {
+    if (
+      receipts.length !== head.chunks ||
+      own?.seq !== head.last.seq ||
+      own.key !== head.last.key ||
+      own.sha256 !== head.last.sha256
+    ) {
       throw inconsistent(`part ${head.part}: its receipt batches do not match its head`);
     }
     for (let i = receipts.length - 2; i >= 0; i--) {
@@ -49,10 +61,14 @@ export async function resumePositionOf(ports: Ports, head: PartHead & { last: No
  * their journaled SHA-256, which the chunk codec's canonical bytes produced, so no line is
  * re-encoded to check it. Undefined when the newest chunk has no line.
  */
-export async function positionAfter(chunksNewestFirst: AsyncIterable<string[]>, order: Order): Promise<Omit<ResumePosition, 'nextSeq'> | undefined> {
+export async function positionAfter(
+  chunksNewestFirst: AsyncIterable<string[]>,
+  order: Order,
+): Promise<Omit<ResumePosition, 'nextSeq'> | undefined> {
   const keyOf = (line: string) => {
     const row = JSON.parse(line) as unknown;
-    if (row === null || typeof row !== 'object' || Array.isArray(row)) throw inconsistent('a journaled chunk holds a line that is not a row');
+    if (row === null || typeof row !== 'object' || Array.isArray(row))
+      throw inconsistent('a journaled chunk holds a line that is not a row');
     return sourceKeyOf(row as TargetRow, order.timeColumn, order.keyColumns);
   };
   let lastKey: ResumePosition['lastKey'] | undefined;

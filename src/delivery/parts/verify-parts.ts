@@ -20,7 +20,10 @@ const PARALLEL = 8;
  * VERIFIED_EOF records (src/delivery/journal/facts.ts `PartsFact`). A planned part short
  * of EOF means the writer has not finished: `unfinished`, and the target is not read.
  */
-export async function verifyParts(deps: DeliveryDeps, record: InvocationRecord): Promise<{ unfinished: true } | { unfinished: false; problems: string[]; summary: PartsFact }> {
+export async function verifyParts(
+  deps: DeliveryDeps,
+  record: InvocationRecord,
+): Promise<{ unfinished: true } | { unfinished: false; problems: string[]; summary: PartsFact }> {
   const plan = await readPlan(deps, record);
   const heads = await listHeads(deps.ports, record.invocationId);
   const atEof = new Set(heads.filter((h) => h.eof).map((h) => h.part));
@@ -78,7 +81,10 @@ export async function stageExplainedByReceipts(deps: DeliveryDeps, record: Invoc
     async (part) => {
       if (!explained) return;
       const range = seqRangeOf(part);
-      const [batches, observed] = await Promise.all([listBatches(deps.ports, record.invocationId, part), deps.target.observeChunks(staging, range)]);
+      const [batches, observed] = await Promise.all([
+        listBatches(deps.ports, record.invocationId, part),
+        deps.target.observeChunks(staging, range),
+      ]);
       const rowsBySeq = new Map(batches.flatMap((b) => b.receipts).map((r) => [r.seq, r.rows]));
       const ok = observed.every((o) => {
         const recorded = rowsBySeq.get(o.seq);

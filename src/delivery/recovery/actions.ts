@@ -5,4 +5,7 @@ import { resume } from './resume.js';
 import { retire } from './retire.js';
 
 /** The seed's live recovery actions by name: what the CLI and the recovery flows run. */
-export const RECOVERY_ACTIONS: Record<LiveAction, (input: RecoveryInput, deps: RecoveryDeps) => Promise<RecoveryResult>> = { reconcile, resume, retire };
+export const RECOVERY_ACTIONS: Record<
+  LiveAction,
+  (input: RecoveryInput, deps: RecoveryDeps) => Promise<RecoveryResult>
+> = { reconcile, resume, retire };

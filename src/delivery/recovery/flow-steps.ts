@@ -1,5 +1,10 @@
 import { invocationIdOfRun, validateInvocationId, type RecoveryProjection } from '../../domain/delivery/identifiers.js';
-import { assertConfirmed, JournalUnavailableError, type JournalState, type LiveAction } from '../../domain/delivery/journal-states.js';
+import {
+  assertConfirmed,
+  JournalUnavailableError,
+  type JournalState,
+  type LiveAction,
+} from '../../domain/delivery/journal-states.js';
 import { ValidationError } from '../../domain/errors.js';
 import type { Ports } from '../../ports/index.js';
 import type { DeliveryDeps } from '../deps.js';
@@ -56,14 +61,31 @@ export interface FailedDeliveryInspection extends RecoveryFlowInput {
 export async function inspectFailedDelivery(input: unknown, ports: Ports): Promise<FailedDeliveryInspection> {
   const v = (input ?? {}) as { original?: Record<string, unknown>; recoveryOf?: unknown };
   const original = v.original ?? {};
-  if (typeof v.recoveryOf !== 'string' || typeof original.manifestText !== 'string' || typeof original.selector !== 'string') {
-    throw new ValidationError('delivery.step_input_invalid', 'the automatic reconcile needs the failed execution (recoveryOf) and its input (manifestText, selector)');
+  if (
+    typeof v.recoveryOf !== 'string' ||
+    typeof original.manifestText !== 'string' ||
+    typeof original.selector !== 'string'
+  ) {
+    throw new ValidationError(
+      'delivery.step_input_invalid',
+      'the automatic reconcile needs the failed execution (recoveryOf) and its input (manifestText, selector)',
+    );
   }
   const invocationId = invocationIdOfRun(original.invocationId, v.recoveryOf);
-  const request = { invocationId, manifestText: original.manifestText, selector: original.selector, yes: true, recoveryOf: v.recoveryOf };
+  const request = {
+    invocationId,
+    manifestText: original.manifestText,
+    selector: original.selector,
+    yes: true,
+    recoveryOf: v.recoveryOf,
+  };
   try {
     const projection = await inspectInvocation(ports, invocationId);
-    return { ...request, journaled: true, inspection: { ...projection, reconcile_permitted: projection.permitted_actions.includes('reconcile') } };
+    return {
+      ...request,
+      journaled: true,
+      inspection: { ...projection, reconcile_permitted: projection.permitted_actions.includes('reconcile') },
+    };
   } catch (error) {
     if (error instanceof JournalUnavailableError && error.missing) return { ...request, journaled: false };
     throw error;
@@ -80,7 +102,10 @@ export function parseRecoveryFlowInput(action: LiveAction, input: unknown): Reco
   assertConfirmed(action, v.yes === true);
   const invocationId = validateInvocationId(v.invocationId);
   if (typeof v.manifestText !== 'string' || typeof v.selector !== 'string') {
-    throw new ValidationError('delivery.step_input_invalid', `a ${action} flow needs invocationId, manifestText, selector and yes: true in its input`);
+    throw new ValidationError(
+      'delivery.step_input_invalid',
+      `a ${action} flow needs invocationId, manifestText, selector and yes: true in its input`,
+    );
   }
   return { invocationId, manifestText: v.manifestText, selector: v.selector };
 }
@@ -92,7 +117,10 @@ export function parseRecoveryFlowInput(action: LiveAction, input: unknown): Reco
  * missing `yes` in their first state (statemachines/delivery-*.asl.json); this holds for
  * the Lambda invoked any other way.
  */
-export function recoveryInputFirst(action: LiveAction, provider: (event: unknown) => Promise<DeliveryDeps>): (event: unknown) => Promise<DeliveryDeps> {
+export function recoveryInputFirst(
+  action: LiveAction,
+  provider: (event: unknown) => Promise<DeliveryDeps>,
+): (event: unknown) => Promise<DeliveryDeps> {
   return async (event) => {
     parseRecoveryFlowInput(action, event);
     return provider(event);
@@ -107,14 +135,36 @@ export function recoveryFlowStep(action: LiveAction) {
     // Source-free: whatever the provider built, recovery never gets the source. A ClickHouse
     // route's exchange side and the observation's reader pass on (resume observes PUBLISHED).
     const { ports, target, route, exchange, observeReader, faults } = deps;
-    const recoveryDeps: RecoveryDeps = { ports, target, route, ...(exchange ? { exchange } : {}), ...(observeReader ? { observeReader } : {}), ...(faults ? { faults } : {}) };
+    const recoveryDeps: RecoveryDeps = {
+      ports,
+      target,
+      route,
+      ...(exchange ? { exchange } : {}),
+      ...(observeReader ? { observeReader } : {}),
+      ...(faults ? { faults } : {}),
+    };
     try {
       const result = await RECOVERY_ACTIONS[action](recoveryInput, recoveryDeps);
-      return { action, invocationId, state: result.state, retained: false, diagnostic_code: result.projection.diagnostic_code, projection: result.projection };
+      return {
+        action,
+        invocationId,
+        state: result.state,
+        retained: false,
+        diagnostic_code: result.projection.diagnostic_code,
+        projection: result.projection,
+      };
     } catch (error) {
       if (!(error instanceof RecoveryRetainedError)) throw error;
       const projection = await inspectInvocation(deps.ports, invocationId);
-      return { action, invocationId, state: projection.state, retained: true, diagnostic_code: error.code, reason: error.message, projection };
+      return {
+        action,
+        invocationId,
+        state: projection.state,
+        retained: true,
+        diagnostic_code: error.code,
+        reason: error.message,
+        projection,
+      };
     }
   };
 }

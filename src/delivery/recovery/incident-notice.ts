@@ -24,7 +24,8 @@ export async function notifyIncident(input: unknown, ports: Ports, notifier: Not
   const v = (input ?? {}) as { invocationId?: unknown; flow?: unknown; execution?: unknown };
   const invocationId = validateInvocationId(v.invocationId);
   const projection = await inspectInvocation(ports, invocationId);
-  if (projection.state !== 'INCIDENT_RETAINED') return { published: false, invocation_id: invocationId, state: projection.state };
+  if (projection.state !== 'INCIDENT_RETAINED')
+    return { published: false, invocation_id: invocationId, state: projection.state };
   await notifier.publish(`cutpoint: delivery incident retained (${projection.route})`, {
     kind: INCIDENT_NOTICE_KIND,
     notice_id: `incident.${invocationId}`,

@@ -7,7 +7,14 @@ import { stageExplainedByReceipts, verifyParts } from '../parts/verify-parts.js'
 import { transitionIdOf } from '../steps/common.js';
 import { publicationFactOf, publishRequestOf } from '../steps/publish.js';
 import { reconcileExchange } from '../../publication/reconcile-exchange.js';
-import { RecoveryRetainedError, runRecovery, type RecoveryContext, type RecoveryDeps, type RecoveryInput, type RecoveryResult } from './recovery-session.js';
+import {
+  RecoveryRetainedError,
+  runRecovery,
+  type RecoveryContext,
+  type RecoveryDeps,
+  type RecoveryInput,
+  type RecoveryResult,
+} from './recovery-session.js';
 
 /**
  * `reconcile` (WRITING_UNKNOWN, PUBLICATION_UNKNOWN): observes the target, never mutates
@@ -28,7 +35,8 @@ import { RecoveryRetainedError, runRecovery, type RecoveryContext, type Recovery
  */
 export async function reconcile(input: RecoveryInput, deps: RecoveryDeps): Promise<RecoveryResult> {
   return runRecovery('reconcile', input, deps, async (ctx) => {
-    if (ctx.record.state === 'PUBLICATION_UNKNOWN' && ctx.deps.route.route.target.mode === 'exchange') await reconcileExchange(ctx);
+    if (ctx.record.state === 'PUBLICATION_UNKNOWN' && ctx.deps.route.route.target.mode === 'exchange')
+      await reconcileExchange(ctx);
     else if (ctx.record.state === 'PUBLICATION_UNKNOWN') await reconcilePublication(ctx);
     else await reconcileWriting(ctx);
   });
@@ -39,7 +47,12 @@ export async function reconcile(input: RecoveryInput, deps: RecoveryDeps): Promi
  * PUBLICATION_UNKNOWN → VERIFIED_EOF proof may be needed more than once for one
  * invocation (publish.ts), and each crossing must be journaled, not found "already done".
  */
-async function move(ctx: RecoveryContext, to: JournalState, step: string, patch?: Parameters<typeof transition>[2]['patch']): Promise<void> {
+async function move(
+  ctx: RecoveryContext,
+  to: JournalState,
+  step: string,
+  patch?: Parameters<typeof transition>[2]['patch'],
+): Promise<void> {
   await transition(ctx.deps.ports, ctx.ref, {
     from: ctx.record.state,
     to,
@@ -61,13 +74,22 @@ async function reconcilePublication(ctx: RecoveryContext): Promise<void> {
   const receipt = await deps.target.probeReceipt(record.invocationId);
   if (receipt) {
     if (!receiptMatches(receipt, request)) {
-      await incident(ctx, 'publish-foreign-receipt', 'delivery.reconcile_receipt_mismatch', 'the publication receipt for this invocation does not match the journal');
+      await incident(
+        ctx,
+        'publish-foreign-receipt',
+        'delivery.reconcile_receipt_mismatch',
+        'the publication receipt for this invocation does not match the journal',
+      );
     }
     await move(ctx, 'PUBLISHED', 'publish-reconciled', { publication: publicationFactOf(receipt) });
     return;
   }
   const { problems } = await stageProblems(ctx);
-  await move(ctx, problems.length === 0 ? 'VERIFIED_EOF' : 'REEXTRACT_REQUIRED', problems.length === 0 ? 'reconcile-unpublished' : 'reconcile-unpublished-reextract');
+  await move(
+    ctx,
+    problems.length === 0 ? 'VERIFIED_EOF' : 'REEXTRACT_REQUIRED',
+    problems.length === 0 ? 'reconcile-unpublished' : 'reconcile-unpublished-reextract',
+  );
 }
 
 /** The parts' receipts against the stage (verify-parts.ts); unfinished parts are a problem, not an error. */
@@ -89,7 +111,12 @@ async function reconcileWriting(ctx: RecoveryContext): Promise<void> {
     return;
   }
   if (!record.facts.plan || !(await stageExplainedByReceipts(deps, record))) {
-    await incident(ctx, 'reconcile-ambiguous', 'delivery.reconcile_ambiguous', 'the stage holds rows no journaled receipt explains');
+    await incident(
+      ctx,
+      'reconcile-ambiguous',
+      'delivery.reconcile_ambiguous',
+      'the stage holds rows no journaled receipt explains',
+    );
   }
   await move(ctx, 'PARTIAL_PROVED', 'verify-partial');
 }

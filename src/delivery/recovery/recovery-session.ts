@@ -1,6 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import type { RecoveryProjection } from '../../domain/delivery/identifiers.js';
-import { assertActionPermitted, repeatsCompleted, type JournalState, type LiveAction } from '../../domain/delivery/journal-states.js';
+import {
+  assertActionPermitted,
+  repeatsCompleted,
+  type JournalState,
+  type LiveAction,
+} from '../../domain/delivery/journal-states.js';
 import type { Selector, SelectedRoute } from '../../domain/delivery/manifest-types.js';
 import { assertAuthority, recomputeAuthority, type TargetIdentity } from '../../domain/delivery/sealed-authority.js';
 import { CutpointError } from '../../domain/errors.js';
@@ -114,9 +119,21 @@ export async function runRecovery(
   const before = await loadInvocation(ports, input.invocationId);
   assertActionPermitted(before.state, before.facts, action);
   const source = recoveryDeps.source ?? forbiddenSource();
-  const deps = { ports, target: recoveryDeps.target, route: recoveryDeps.route, source, ...(recoveryDeps.exchange ? { exchange: recoveryDeps.exchange } : {}), ...(recoveryDeps.observeReader ? { observeReader: recoveryDeps.observeReader } : {}), ...(recoveryDeps.faults ? { faults: recoveryDeps.faults } : {}) };
+  const deps = {
+    ports,
+    target: recoveryDeps.target,
+    route: recoveryDeps.route,
+    source,
+    ...(recoveryDeps.exchange ? { exchange: recoveryDeps.exchange } : {}),
+    ...(recoveryDeps.observeReader ? { observeReader: recoveryDeps.observeReader } : {}),
+    ...(recoveryDeps.faults ? { faults: recoveryDeps.faults } : {}),
+  };
   if (before.route !== deps.route.name || before.targetId !== routeTargetId(deps)) {
-    throw new CutpointError('Delivery.AuthorityMismatch', 'delivery.recovery_authority_mismatch', 'the route given is not the one the invocation sealed; nothing was mutated and custody is held');
+    throw new CutpointError(
+      'Delivery.AuthorityMismatch',
+      'delivery.recovery_authority_mismatch',
+      'the route given is not the one the invocation sealed; nothing was mutated and custody is held',
+    );
   }
   // Every digest is recomputed from what is observed now: the operator's manifest and
   // selector, the target's own identity, the work root under this object store.
@@ -137,12 +154,22 @@ export async function runRecovery(
   checkAuthority(before);
   if (repeatsCompleted(before.state, action)) {
     await options.repeat?.(deps, before);
-    return { action, invocationId: input.invocationId, state: before.state, projection: await inspectInvocation(ports, input.invocationId) };
+    return {
+      action,
+      invocationId: input.invocationId,
+      state: before.state,
+      projection: await inspectInvocation(ports, input.invocationId),
+    };
   }
   const ref: InvocationRef = { targetId: before.targetId, invocationId: before.invocationId };
   const session = validateSession(input.session ?? newRecoverySession(action));
   const { custodyCondition } = options;
-  const grant = await acquireCustody(ports, ref, session, custodyCondition ? () => custodyCondition(ports, ref) : undefined);
+  const grant = await acquireCustody(
+    ports,
+    ref,
+    session,
+    custodyCondition ? () => custodyCondition(ports, ref) : undefined,
+  );
   const record = await loadInvocation(ports, input.invocationId);
   checkAuthority(record);
   assertActionPermitted(record.state, record.facts, action);

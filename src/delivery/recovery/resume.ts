@@ -4,7 +4,13 @@ import type { Ports } from '../../ports/index.js';
 import { stepsOf } from '../../publication/publication-steps.js';
 import { capsuleAsRead, type ContinuityRef } from '../../quality/capsule-continuity.js';
 import { runDeliverySteps } from '../deliver-in-process.js';
-import { RecoveryRetainedError, runRecovery, type RecoveryDeps, type RecoveryInput, type RecoveryResult } from './recovery-session.js';
+import {
+  RecoveryRetainedError,
+  runRecovery,
+  type RecoveryDeps,
+  type RecoveryInput,
+  type RecoveryResult,
+} from './recovery-session.js';
 
 /**
  * `resume` (VERIFIED_EOF, PUBLISHED, SUCCEEDED): the remaining deliver-window steps with
@@ -25,7 +31,11 @@ export async function resume(input: RecoveryInput, deps: RecoveryDeps): Promise<
     async ({ record, fence, deps: d }) => {
       const run = await runDeliverySteps({ invocationId: record.invocationId, fence }, d, [], stepsOf(d));
       if (run.state !== 'CUSTODY_RELEASED') {
-        throw new RecoveryRetainedError('delivery.resume_incomplete', `resume stopped at ${run.stoppedAt ?? 'a step'}${run.reasons ? ` (${run.reasons.join(', ')})` : ''}`, run.state);
+        throw new RecoveryRetainedError(
+          'delivery.resume_incomplete',
+          `resume stopped at ${run.stoppedAt ?? 'a step'}${run.reasons ? ` (${run.reasons.join(', ')})` : ''}`,
+          run.state,
+        );
       }
     },
     { custodyCondition: (ports, ref) => noReaderGuard(ports, { ...ref, route: deps.route.name }) },
@@ -45,6 +55,9 @@ export async function resume(input: RecoveryInput, deps: RecoveryDeps): Promise<
  */
 async function noReaderGuard(ports: Ports, ref: ContinuityRef): Promise<TransactionLeg[]> {
   const { capsule, legs } = await capsuleAsRead(ports, ref);
-  if (capsule?.schema === 2 && capsule.reader) throw new ReaderGuardHeldError('resume would take custody from the run holding the quality reader guard; nothing was written (the guard has no expiry and no force-clear: quiescence procedure)');
+  if (capsule?.schema === 2 && capsule.reader)
+    throw new ReaderGuardHeldError(
+      'resume would take custody from the run holding the quality reader guard; nothing was written (the guard has no expiry and no force-clear: quiescence procedure)',
+    );
   return legs;
 }

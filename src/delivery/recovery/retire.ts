@@ -7,7 +7,14 @@ import { ownerBindingOf, stagingRefOf, transitionIdOf } from '../steps/common.js
 import { dropOrphanStage } from '../steps/orphan-stage.js';
 import { rerunTransient } from '../../engine/rerun.js';
 import { retireCandidate } from '../../publication/retire-candidate.js';
-import { RecoveryRetainedError, runRecovery, type RecoveryContext, type RecoveryDeps, type RecoveryInput, type RecoveryResult } from './recovery-session.js';
+import {
+  RecoveryRetainedError,
+  runRecovery,
+  type RecoveryContext,
+  type RecoveryDeps,
+  type RecoveryInput,
+  type RecoveryResult,
+} from './recovery-session.js';
 
 /**
  * `retire` (EMPTY_STAGING, PARTIAL_PROVED, REEXTRACT_REQUIRED): rechecks that no
@@ -48,51 +55,79 @@ import { RecoveryRetainedError, runRecovery, type RecoveryContext, type Recovery
  * does only that look (journal-states.ts REPEATABLE_ON).
  */
 export async function retire(input: RecoveryInput, deps: RecoveryDeps): Promise<RecoveryResult> {
-  return runRecovery('retire', input, deps, async (ctx) => {
-    const { record, ref, fence, deps: d } = ctx;
-    await assertCustody(d.ports, ref.targetId, fence);
-    if (d.route.route.target.mode === 'exchange') {
-      // A ClickHouse operation has no receipt row: its candidate's UUID says whether it was published.
-      const candidate = await retireCandidate(ctx);
-      if (candidate === 'PUBLISHED') await publicationFound(ctx);
-      if (candidate === 'NOT_OURS') await notOurs(ctx);
-      if (candidate === 'UNPROVABLE') unprovable(ctx);
-    } else if (await d.target.probeReceipt(record.invocationId)) await publicationFound(ctx);
-    const staging = record.facts.staging ? stagingRefOf(record) : await observedStage(ctx);
-    if (!staging) return;
-    const drop = await d.target.dropStaging(staging, { unlessPublished: true });
-    if (drop.status === 'ABSENT_PROVED') {
-      const retired = await releaseCustody(d.ports, ref, {
-        from: record.state,
-        to: 'RETIRED',
-        fence,
-        transitionId: transitionIdOf('retire', record.invocationId),
-        patch: { absence: { table: staging.table, objectId: staging.objectId } },
-      });
-      await sweepAfterRetired(d, retired.invocation);
-      return;
-    }
-    // ATTACHED: the stage is this invocation's published partition — published, like PUBLISHED.
-    if (drop.status === 'PUBLISHED' || drop.status === 'ATTACHED') await publicationFound(ctx);
-    if (drop.status === 'NOT_OURS') await notOurs(ctx);
-    unprovable(ctx);
-  }, { repeat: sweepAfterRetired });
+  return runRecovery(
+    'retire',
+    input,
+    deps,
+    async (ctx) => {
+      const { record, ref, fence, deps: d } = ctx;
+      await assertCustody(d.ports, ref.targetId, fence);
+      if (d.route.route.target.mode === 'exchange') {
+        // A ClickHouse operation has no receipt row: its candidate's UUID says whether it was published.
+        const candidate = await retireCandidate(ctx);
+        if (candidate === 'PUBLISHED') await publicationFound(ctx);
+        if (candidate === 'NOT_OURS') await notOurs(ctx);
+        if (candidate === 'UNPROVABLE') unprovable(ctx);
+      } else if (await d.target.probeReceipt(record.invocationId)) await publicationFound(ctx);
+      const staging = record.facts.staging ? stagingRefOf(record) : await observedStage(ctx);
+      if (!staging) return;
+      const drop = await d.target.dropStaging(staging, { unlessPublished: true });
+      if (drop.status === 'ABSENT_PROVED') {
+        const retired = await releaseCustody(d.ports, ref, {
+          from: record.state,
+          to: 'RETIRED',
+          fence,
+          transitionId: transitionIdOf('retire', record.invocationId),
+          patch: { absence: { table: staging.table, objectId: staging.objectId } },
+        });
+        await sweepAfterRetired(d, retired.invocation);
+        return;
+      }
+      // ATTACHED: the stage is this invocation's published partition — published, like PUBLISHED.
+      if (drop.status === 'PUBLISHED' || drop.status === 'ATTACHED') await publicationFound(ctx);
+      if (drop.status === 'NOT_OURS') await notOurs(ctx);
+      unprovable(ctx);
+    },
+    { repeat: sweepAfterRetired },
+  );
 }
 
 async function publicationFound(ctx: RecoveryContext): Promise<never> {
   const { record, ref, fence, deps } = ctx;
-  await transition(deps.ports, ref, { from: record.state, to: 'INCIDENT_RETAINED', fence, transitionId: transitionIdOf('retire-published', record.invocationId) });
-  throw new RecoveryRetainedError('delivery.retire_publication_found', 'a publication receipt exists for this invocation; it cannot be retired', 'INCIDENT_RETAINED');
+  await transition(deps.ports, ref, {
+    from: record.state,
+    to: 'INCIDENT_RETAINED',
+    fence,
+    transitionId: transitionIdOf('retire-published', record.invocationId),
+  });
+  throw new RecoveryRetainedError(
+    'delivery.retire_publication_found',
+    'a publication receipt exists for this invocation; it cannot be retired',
+    'INCIDENT_RETAINED',
+  );
 }
 
 async function notOurs(ctx: RecoveryContext): Promise<never> {
   const { record, ref, fence, deps } = ctx;
-  await transition(deps.ports, ref, { from: record.state, to: 'INCIDENT_RETAINED', fence, transitionId: transitionIdOf('retire-not-ours', record.invocationId) });
-  throw new RecoveryRetainedError('delivery.retire_not_ours', "the stage's name holds an object that is not ours", 'INCIDENT_RETAINED');
+  await transition(deps.ports, ref, {
+    from: record.state,
+    to: 'INCIDENT_RETAINED',
+    fence,
+    transitionId: transitionIdOf('retire-not-ours', record.invocationId),
+  });
+  throw new RecoveryRetainedError(
+    'delivery.retire_not_ours',
+    "the stage's name holds an object that is not ours",
+    'INCIDENT_RETAINED',
+  );
 }
 
 function unprovable(ctx: RecoveryContext): never {
-  throw new RecoveryRetainedError('delivery.retire_absence_unprovable', "the stage's absence cannot be proved by this principal", ctx.record.state);
+  throw new RecoveryRetainedError(
+    'delivery.retire_absence_unprovable',
+    "the stage's absence cannot be proved by this principal",
+    ctx.record.state,
+  );
 }
 
 /**
@@ -108,7 +143,13 @@ async function observedStage(ctx: RecoveryContext): Promise<StagingRef | undefin
   if (seen.status === 'NOT_OURS') return notOurs(ctx);
   if (seen.status === 'ABSENT') {
     if (!seen.metadataVisible) unprovable(ctx);
-    const retired = await releaseCustody(deps.ports, ref, { from: record.state, to: 'RETIRED', fence, transitionId: transitionIdOf('retire', record.invocationId), patch: { absence: { table } } });
+    const retired = await releaseCustody(deps.ports, ref, {
+      from: record.state,
+      to: 'RETIRED',
+      fence,
+      transitionId: transitionIdOf('retire', record.invocationId),
+      patch: { absence: { table } },
+    });
     await sweepAfterRetired(deps, retired.invocation);
     return undefined;
   }
@@ -132,6 +173,9 @@ async function observedStage(ctx: RecoveryContext): Promise<StagingRef | undefin
  */
 const SWEEP_RERUN = ['Cutpoint.OutcomeUnknown', 'Cutpoint.EffectFailed'] as const;
 
-async function sweepAfterRetired(deps: Parameters<typeof dropOrphanStage>[0], record: Parameters<typeof dropOrphanStage>[1]): Promise<void> {
+async function sweepAfterRetired(
+  deps: Parameters<typeof dropOrphanStage>[0],
+  record: Parameters<typeof dropOrphanStage>[1],
+): Promise<void> {
   await rerunTransient(() => dropOrphanStage(deps, record), SWEEP_RERUN, 4);
 }

@@ -62,17 +62,30 @@ export function fromFlowTask(input: unknown): Partial<BeginInput> | null {
 }
 
 /** Begin's own input, checked before anything else (the deps provider included): the invocation id and session it resolves to. */
-export function parseBeginInput(input: unknown): { invocationId: string; session: string; manifestText: string; selector: string } {
+export function parseBeginInput(input: unknown): {
+  invocationId: string;
+  session: string;
+  manifestText: string;
+  selector: string;
+} {
   const v = fromFlowTask(input);
   if (!v || typeof v !== 'object' || typeof v.manifestText !== 'string' || typeof v.selector !== 'string') {
-    throw new ValidationError('delivery.step_input_invalid', 'begin needs manifestText and selector, and invocationId and session unless it runs in a flow execution');
+    throw new ValidationError(
+      'delivery.step_input_invalid',
+      'begin needs manifestText and selector, and invocationId and session unless it runs in a flow execution',
+    );
   }
   const execution = v.execution;
   if (v.invocationId === undefined && typeof execution?.id !== 'string') {
-    throw new ValidationError('delivery.step_input_invalid', 'begin needs an invocationId when it does not run in a flow execution');
+    throw new ValidationError(
+      'delivery.step_input_invalid',
+      'begin needs an invocationId when it does not run in a flow execution',
+    );
   }
   const invocationId = invocationIdOfRun(v.invocationId, execution?.id);
-  const session = validateSession(v.session ?? (typeof execution?.name === 'string' ? `exec-${execution.name}` : undefined));
+  const session = validateSession(
+    v.session ?? (typeof execution?.name === 'string' ? `exec-${execution.name}` : undefined),
+  );
   return { invocationId, session, manifestText: v.manifestText, selector: v.selector };
 }
 
@@ -80,7 +93,9 @@ export function parseBeginInput(input: unknown): { invocationId: string; session
  * Begin's deps provider behind its input check: a deliver-window started directly with a
  * malformed input is refused before the provider parses the manifest or reads a secret.
  */
-export function beginInputFirst(provider: (event: unknown) => Promise<DeliveryDeps>): (event: unknown) => Promise<DeliveryDeps> {
+export function beginInputFirst(
+  provider: (event: unknown) => Promise<DeliveryDeps>,
+): (event: unknown) => Promise<DeliveryDeps> {
   return async (event) => {
     parseBeginInput(event);
     return provider(fromFlowTask(event));
@@ -110,7 +125,8 @@ export async function begin(input: BeginInput, deps: DeliveryDeps): Promise<Begi
     // Refusals that need no connection first: another invocation holding the target is
     // refused before the source is opened (beginInvocation rechecks it by CAS).
     const custody = await loadCustody(ports, targetId);
-    if (custody?.state === 'HELD' && custody.invocationId !== invocationId) throw new CustodyHeldError(targetId, custody.invocationId);
+    if (custody?.state === 'HELD' && custody.invocationId !== invocationId)
+      throw new CustodyHeldError(targetId, custody.invocationId);
     known = { custody };
     // Then the target and the source, read-only, before custody is taken and a stage
     // created. The target: a regular table of a user schema under exactly its name, not
@@ -120,7 +136,8 @@ export async function begin(input: BeginInput, deps: DeliveryDeps): Promise<Begi
     // delivery.source_schema_invalid), or the source is unreachable — with its cause.
     await deps.target.checkTarget(targetCheckOf(route.route));
     const { source } = route.route;
-    if (deps.source) await deps.source.describe({ from: source.from, timeColumn: source.timeColumn, keyColumns: source.keyColumns });
+    if (deps.source)
+      await deps.source.describe({ from: source.from, timeColumn: source.timeColumn, keyColumns: source.keyColumns });
   }
   // Observed, never taken from the input: the seal must say which target this run really
   // wrote to, and where its chunks live, so recovery can observe both again and compare.
@@ -136,7 +153,15 @@ export async function begin(input: BeginInput, deps: DeliveryDeps): Promise<Begi
   });
   // A ClickHouse exchange slot: the successor's boundary legs ride in the same transaction (publication/successor.ts).
   const legs = successorLegsOf(deps, { targetId, invocationId });
-  const grant = await beginInvocation(ports, { invocationId, route: route.name, targetId, sealed, session, ...(known ? { known } : {}), ...(legs ? { legs } : {}) });
+  const grant = await beginInvocation(ports, {
+    invocationId,
+    route: route.name,
+    targetId,
+    sealed,
+    session,
+    ...(known ? { known } : {}),
+    ...(legs ? { legs } : {}),
+  });
   return {
     invocationId,
     fence: grant.fence,

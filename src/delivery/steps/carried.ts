@@ -33,7 +33,10 @@ export function parseCarried(value: unknown, ref: InvocationRef, fence: Fence): 
     requireFence(ref, custody, fence);
     return { invocation, custody };
   } catch {
-    throw new ValidationError('delivery.step_input_invalid', 'the carried journal state is malformed or belongs to another invocation, target or fence');
+    throw new ValidationError(
+      'delivery.step_input_invalid',
+      'the carried journal state is malformed or belongs to another invocation, target or fence',
+    );
   }
 }
 
@@ -42,7 +45,11 @@ function isItem(v: unknown): v is AuthorityItem {
 }
 
 /** Refusals that a carried state which is no longer current can cause. */
-const STALE_REFUSALS: ReadonlySet<string> = new Set(['Delivery.TransitionPrecondition', 'Delivery.JournalStateConflict', 'Delivery.IllegalTransition']);
+const STALE_REFUSALS: ReadonlySet<string> = new Set([
+  'Delivery.TransitionPrecondition',
+  'Delivery.JournalStateConflict',
+  'Delivery.IllegalTransition',
+]);
 
 /**
  * A step that decides again from the journal when, on what it carried, it refused or did
@@ -51,7 +58,9 @@ const STALE_REFUSALS: ReadonlySet<string> = new Set(['Delivery.TransitionPrecond
  * step acts, so this costs a read only off it. Without a carried state the step's own
  * result stands.
  */
-export function rereadOnStale<O, D>(step: (input: unknown, deps: D) => Promise<O>): (input: unknown, deps: D) => Promise<O> {
+export function rereadOnStale<O, D>(
+  step: (input: unknown, deps: D) => Promise<O>,
+): (input: unknown, deps: D) => Promise<O> {
   return async (input, deps) => {
     const known = (input as { known?: unknown } | null)?.known;
     if (known === undefined || known === null) return step(input, deps);

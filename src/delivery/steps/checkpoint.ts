@@ -22,18 +22,24 @@ async function checkpointOnce(input: unknown, deps: DeliveryDeps): Promise<Check
   const step = parseStepInput(input);
   const { record, ref, custody: heldCustody } = await loadForStep(step, deps);
   if (record.state !== 'PUBLISHED') {
-    return { ...output(step, record, false), ...(record.facts.checkpoint ? { moved: record.facts.checkpoint.moved } : {}) };
+    return {
+      ...output(step, record, false),
+      ...(record.facts.checkpoint ? { moved: record.facts.checkpoint.moved } : {}),
+    };
   }
   // An exchange route: refused unless the capsule is COMPLETE with its completion evidence,
   // and the transaction holds the capsule at the version read (seed 000 N1, I10).
   // Checked once per call (the evidence read, DescribeTable): the legs hold the version read, so a
   // capsule that moves after the check fails the transaction and the step decides again.
   let gate: Promise<Awaited<ReturnType<typeof completedCapsuleOf>>> | undefined;
-  const governance: GovernanceLegs | undefined = isExchangeRoute(deps) ? async () => [capsuleCheckLeg(ref, await (gate ??= completedCapsuleOf(deps, ref)))] : undefined;
+  const governance: GovernanceLegs | undefined = isExchangeRoute(deps)
+    ? async () => [capsuleCheckLeg(ref, await (gate ??= completedCapsuleOf(deps, ref)))]
+    : undefined;
   if (governance) await governance();
   const custody = await heldCustody();
   const advanced = await advanceCheckpoint(deps.ports, ref, step.fence, { invocation: record, custody }, governance);
-  if (advanced.invocation.state !== 'PUBLISHED') return { ...output(step, advanced.invocation, !advanced.alreadyApplied, custody), moved: advanced.moved };
+  if (advanced.invocation.state !== 'PUBLISHED')
+    return { ...output(step, advanced.invocation, !advanced.alreadyApplied, custody), moved: advanced.moved };
   // A journal from before the checkpoint and SUCCEEDED were one transaction: the checkpoint
   // was recorded in PUBLISHED, and the transition is journaled on its own.
   const result = await transition(deps.ports, ref, {

@@ -5,7 +5,15 @@ import type { DeliveryDeps } from '../deps.js';
 import { releaseCustody } from '../custody.js';
 import type { AbsenceFact } from '../journal/facts.js';
 import { transition } from '../journal/transition.js';
-import { forRerun, loadForStep, output, parseStepInput, stagingRefOf, transitionIdOf, type StepOutput } from './common.js';
+import {
+  forRerun,
+  loadForStep,
+  output,
+  parseStepInput,
+  stagingRefOf,
+  transitionIdOf,
+  type StepOutput,
+} from './common.js';
 import { rereadOnStale } from './carried.js';
 
 export interface CleanupOutput extends StepOutput {

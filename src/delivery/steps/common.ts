@@ -49,11 +49,14 @@ export interface StepOutput extends StepInput {
  */
 export function parseStepInput(input: unknown): StepInput {
   const v = input as (Partial<StepInput> & { retry?: unknown }) | null;
-  if (!v || typeof v !== 'object') throw new ValidationError('delivery.step_input_invalid', 'step input must be { invocationId, fence }');
+  if (!v || typeof v !== 'object')
+    throw new ValidationError('delivery.step_input_invalid', 'step input must be { invocationId, fence }');
   const invocationId = validateInvocationId(v.invocationId);
   const fence = validateFence(v.fence);
-  if (fence.owner !== invocationId) throw new ValidationError('delivery.step_input_invalid', 'the fence belongs to another invocation');
-  if (v.retry !== undefined && !(Number.isSafeInteger(v.retry) && (v.retry as number) >= 0)) throw new ValidationError('delivery.step_input_invalid', 'retry must be a count');
+  if (fence.owner !== invocationId)
+    throw new ValidationError('delivery.step_input_invalid', 'the fence belongs to another invocation');
+  if (v.retry !== undefined && !(Number.isSafeInteger(v.retry) && (v.retry as number) >= 0))
+    throw new ValidationError('delivery.step_input_invalid', 'retry must be a count');
   const carried = v.known !== undefined && v.known !== null && (v.retry ?? 0) === 0;
   return { invocationId, fence, ...(carried ? { known: v.known as Carried } : {}) };
 }
@@ -101,7 +104,10 @@ export async function loadForStep(input: StepInput, deps: DeliveryDeps): Promise
       return loadInvocation(deps.ports, input.invocationId);
     }));
   if (record.route !== deps.route.name || record.targetId !== here.targetId) {
-    throw new ValidationError('delivery.route_mismatch', `invocation ${input.invocationId} was sealed for another route or target`);
+    throw new ValidationError(
+      'delivery.route_mismatch',
+      `invocation ${input.invocationId} was sealed for another route or target`,
+    );
   }
   const ref = { targetId: record.targetId, invocationId: record.invocationId };
   return { record, ref, custody: async () => carried?.custody ?? assertCustody(deps.ports, ref.targetId, input.fence) };
@@ -126,9 +132,21 @@ export function transitionIdOf(step: string, invocationId: string, part?: string
  * record as the step left it with the custody it holds (given, or the carried one). No
  * custody known, nothing carried: the next step reads.
  */
-export function output(input: StepInput, record: InvocationRecord, acted: boolean, custody?: CustodyRecord & { fence: Fence }): StepOutput {
+export function output(
+  input: StepInput,
+  record: InvocationRecord,
+  acted: boolean,
+  custody?: CustodyRecord & { fence: Fence },
+): StepOutput {
   const held = custody ?? input.known?.custody;
-  return { invocationId: input.invocationId, fence: input.fence, targetId: record.targetId, state: record.state, acted, known: held ? { invocation: record, custody: held } : null };
+  return {
+    invocationId: input.invocationId,
+    fence: input.fence,
+    targetId: record.targetId,
+    state: record.state,
+    acted,
+    known: held ? { invocation: record, custody: held } : null,
+  };
 }
 
 /**
@@ -159,4 +177,3 @@ export function stagingRefOf(record: InvocationRecord): StagingRef {
 export function windowDates(window: SealedWindow): { start: Date; end: Date } {
   return { start: new Date(window.start), end: new Date(window.end) };
 }
-

@@ -24,10 +24,15 @@ export interface EvidenceOutput extends StepOutput {
  * finding the exact same object). No credential, connection string, binding value or
  * source row is in it; authority digests are one-way.
  */
-export function evidenceDocument(record: InvocationRecord, deps: DeliveryDeps, capsule?: CompletedCapsule): Record<string, unknown> {
+export function evidenceDocument(
+  record: InvocationRecord,
+  deps: DeliveryDeps,
+  capsule?: CompletedCapsule,
+): Record<string, unknown> {
   const { facts, sealed } = record;
   const publication = facts.publication;
-  if (!publication) throw new TransitionPreconditionError(`invocation ${record.invocationId} has no publication receipt recorded`);
+  if (!publication)
+    throw new TransitionPreconditionError(`invocation ${record.invocationId} has no publication receipt recorded`);
   return {
     kind: EVIDENCE_KIND,
     schema_version: 1,
@@ -36,11 +41,25 @@ export function evidenceDocument(record: InvocationRecord, deps: DeliveryDeps, c
     target_id: record.targetId,
     target_table: qualifiedNameText(deps.route.route.target.table),
     window: { start: sealed.window.start, end: sealed.window.end },
-    authority: { seal_digest: sealed.sealDigest, manifest_digest: sealed.manifestDigest, selector_digest: sealed.selectorDigest },
-    staging: facts.staging ? { table: `${facts.staging.table.schema}.${facts.staging.table.table}`, object_id: facts.staging.objectId } : null,
-    plan: facts.plan ? { key: facts.plan.key, sha256: facts.plan.sha256, parts: facts.plan.parts, part_rows: facts.plan.partRows } : null,
+    authority: {
+      seal_digest: sealed.sealDigest,
+      manifest_digest: sealed.manifestDigest,
+      selector_digest: sealed.selectorDigest,
+    },
+    staging: facts.staging
+      ? { table: `${facts.staging.table.schema}.${facts.staging.table.table}`, object_id: facts.staging.objectId }
+      : null,
+    plan: facts.plan
+      ? { key: facts.plan.key, sha256: facts.plan.sha256, parts: facts.plan.parts, part_rows: facts.plan.partRows }
+      : null,
     parts: facts.parts
-      ? { count: facts.parts.parts, chunks: facts.parts.chunks, rows: facts.parts.rows, bytes: facts.parts.bytes, digest: facts.parts.digest }
+      ? {
+          count: facts.parts.parts,
+          chunks: facts.parts.chunks,
+          rows: facts.parts.rows,
+          bytes: facts.parts.bytes,
+          digest: facts.parts.digest,
+        }
       : null,
     publication: {
       mode: publication.mode,
@@ -51,7 +70,17 @@ export function evidenceDocument(record: InvocationRecord, deps: DeliveryDeps, c
     },
     // An exchange route's governance, as final as the publication: the COMPLETE capsule's core and completion witness.
     ...(capsule
-      ? { quality: { capsule_version: 2, core_digest: capsule.coreDigest, completion: { version: capsule.completion.version, key: capsule.completion.evidence.key, sha256: capsule.completion.evidence.sha256 } } }
+      ? {
+          quality: {
+            capsule_version: 2,
+            core_digest: capsule.coreDigest,
+            completion: {
+              version: capsule.completion.version,
+              key: capsule.completion.evidence.key,
+              sha256: capsule.completion.evidence.sha256,
+            },
+          },
+        }
       : {}),
   };
 }
@@ -66,7 +95,10 @@ async function persistEvidenceOnce(input: unknown, deps: DeliveryDeps): Promise<
   const step = parseStepInput(input);
   const { record, ref, custody: heldCustody } = await loadForStep(step, deps);
   if (record.state !== 'PUBLISHED' || record.facts.evidence) {
-    return { ...output(step, record, false), ...(record.facts.evidence ? { evidenceKey: record.facts.evidence.key } : {}) };
+    return {
+      ...output(step, record, false),
+      ...(record.facts.evidence ? { evidenceKey: record.facts.evidence.key } : {}),
+    };
   }
   // An exchange route: only after governance is COMPLETE with its completion evidence (seed 000 N1, I10).
   const capsule = isExchangeRoute(deps) ? await completedCapsuleOf(deps, ref) : undefined;
@@ -74,7 +106,11 @@ async function persistEvidenceOnce(input: unknown, deps: DeliveryDeps): Promise<
   const bytes = Buffer.from(canonicalJson(evidenceDocument(record, deps, capsule)), 'utf8');
   const sha256 = sha256Hex(bytes);
   const key = evidenceObjectKeyOf(record.route, record.invocationId);
-  await putExact(deps.ports.objects, DELIVERY_CUT_POINTS.evidencePut, key, bytes, { sha256, invocation: record.invocationId, kind: EVIDENCE_KIND });
+  await putExact(deps.ports.objects, DELIVERY_CUT_POINTS.evidencePut, key, bytes, {
+    sha256,
+    invocation: record.invocationId,
+    kind: EVIDENCE_KIND,
+  });
   const result = await recordFacts(deps.ports, ref, {
     state: 'PUBLISHED',
     fence: step.fence,

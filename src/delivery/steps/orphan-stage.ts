@@ -22,19 +22,30 @@ import { ownerBindingOf } from './common.js';
  * `created` undefined (a step that found the journal terminal, retire after RETIRED) the
  * stage is observed under its derived name first. Returns whether this call dropped one.
  */
-export async function dropOrphanStage(deps: Pick<DeliveryDeps, 'target' | 'route'>, record: InvocationRecord, created?: StagingRef): Promise<boolean> {
+export async function dropOrphanStage(
+  deps: Pick<DeliveryDeps, 'target' | 'route'>,
+  record: InvocationRecord,
+  created?: StagingRef,
+): Promise<boolean> {
   const recorded = record.facts.staging;
-  const orphaned = isTerminal(record.state) || (created !== undefined && recorded !== undefined && recorded.objectId !== created.objectId);
+  const orphaned =
+    isTerminal(record.state) ||
+    (created !== undefined && recorded !== undefined && recorded.objectId !== created.objectId);
   if (!orphaned) return false;
   const stage = created ?? (await observedStage(deps, record));
   if (!stage) return false;
   return (await deps.target.dropStaging(stage)).dropped;
 }
 
-async function observedStage(deps: Pick<DeliveryDeps, 'target' | 'route'>, record: InvocationRecord): Promise<StagingRef | undefined> {
+async function observedStage(
+  deps: Pick<DeliveryDeps, 'target' | 'route'>,
+  record: InvocationRecord,
+): Promise<StagingRef | undefined> {
   const name = stagingTableOf(record.invocationId, deps.route.route.target.table);
   const table = { schema: name.schema, table: name.name };
   const owner = ownerBindingOf(record.sealed);
   const seen = await deps.target.observeStaging(table, { invocationId: record.invocationId, owner });
-  return seen.status === 'OURS' ? { table, objectId: seen.objectId, invocationId: record.invocationId, owner } : undefined;
+  return seen.status === 'OURS'
+    ? { table, objectId: seen.objectId, invocationId: record.invocationId, owner }
+    : undefined;
 }

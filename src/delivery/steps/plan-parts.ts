@@ -1,5 +1,11 @@
 import { mapResultsPrefixOf, planObjectKeyOf } from '../../domain/delivery/identifiers.js';
-import { bucketsOf, PLAN_BUCKETS, planParts as splitWindow, validatePlanParts, type PartDescriptor } from '../../domain/delivery/parts.js';
+import {
+  bucketsOf,
+  PLAN_BUCKETS,
+  planParts as splitWindow,
+  validatePlanParts,
+  type PartDescriptor,
+} from '../../domain/delivery/parts.js';
 import { sha256Hex } from '../../domain/digest.js';
 import { ValidationError } from '../../domain/errors.js';
 import { putExact, readVerified } from '../../objects/exact-object.js';
@@ -60,21 +66,46 @@ async function planPartsOnce(input: unknown, deps: DeliveryDeps): Promise<PlanOu
     patch: { plan: fact },
     known: { invocation: record, custody },
   });
-  return { ...output(step, started.invocation, !started.alreadyApplied, custody), plan: mapPlanOf(started.invocation, fact, deps) };
+  return {
+    ...output(step, started.invocation, !started.alreadyApplied, custody),
+    plan: mapPlanOf(started.invocation, fact, deps),
+  };
 }
 
-async function writePlan(key: string, record: InvocationRecord, deps: DeliveryDeps, sourcePort: SourcePort): Promise<PlanFact> {
+async function writePlan(
+  key: string,
+  record: InvocationRecord,
+  deps: DeliveryDeps,
+  sourcePort: SourcePort,
+): Promise<PlanFact> {
   const { source, partRows } = deps.route.route;
   const window = record.sealed.window;
-  const counts = await sourcePort.countBuckets({ from: source.from, timeColumn: source.timeColumn, keyColumns: source.keyColumns, window, buckets: PLAN_BUCKETS });
+  const counts = await sourcePort.countBuckets({
+    from: source.from,
+    timeColumn: source.timeColumn,
+    keyColumns: source.keyColumns,
+    window,
+    buckets: PLAN_BUCKETS,
+  });
   const expected = bucketsOf(window, PLAN_BUCKETS);
-  if (counts.length !== expected.length || counts.some((c, i) => c.start !== expected[i]?.start || c.end !== expected[i]?.end)) {
-    throw new ValidationError('delivery.source_invalid', 'the source counted other buckets than the window was cut into');
+  if (
+    counts.length !== expected.length ||
+    counts.some((c, i) => c.start !== expected[i]?.start || c.end !== expected[i]?.end)
+  ) {
+    throw new ValidationError(
+      'delivery.source_invalid',
+      'the source counted other buckets than the window was cut into',
+    );
   }
   const parts = splitWindow(counts, partRows);
   const bytes = new TextEncoder().encode(JSON.stringify(parts));
   const sha256 = sha256Hex(bytes);
-  await putExact(deps.ports.objects, DELIVERY_CUT_POINTS.planPut, key, bytes, { sha256, invocation: record.invocationId, kind: 'part-plan', 'part-rows': String(partRows) });
+  await putExact(deps.ports.objects, DELIVERY_CUT_POINTS.planPut, key, bytes, {
+    sha256,
+    invocation: record.invocationId,
+    kind: 'part-plan',
+    'part-rows': String(partRows),
+  });
   return { key, sha256, parts: parts.length, partRows };
 }
 
@@ -85,7 +116,10 @@ async function adoptPlan(objects: ObjectStore, key: string, record: InvocationRe
   const parts = parsePlanBytes(stored.bytes, record);
   const partRows = Number(stored.metadata['part-rows']);
   if (stored.metadata.invocation !== record.invocationId || !Number.isSafeInteger(partRows) || partRows < 1) {
-    throw new ValidationError('delivery.part_plan_invalid', 'the object under the plan key is not this invocation\'s plan');
+    throw new ValidationError(
+      'delivery.part_plan_invalid',
+      "the object under the plan key is not this invocation's plan",
+    );
   }
   return { key, sha256: sha256Hex(stored.bytes), parts: parts.length, partRows };
 }
@@ -118,7 +152,11 @@ export async function readPlan(deps: Pick<DeliveryDeps, 'ports'>, record: Invoca
   if (kept) return kept;
   const stored = await readVerified(deps.ports.objects, plan.key, plan.sha256);
   const parts = parsePlanBytes(stored.bytes, record);
-  if (parts.length !== plan.parts) throw new ValidationError('delivery.part_plan_invalid', 'the part plan object does not hold the journaled number of parts');
+  if (parts.length !== plan.parts)
+    throw new ValidationError(
+      'delivery.part_plan_invalid',
+      'the part plan object does not hold the journaled number of parts',
+    );
   if (PLANS.size >= PLANS_KEPT) PLANS.delete(PLANS.keys().next().value as string);
   PLANS.set(id, parts);
   return parts;
@@ -137,7 +175,8 @@ function mapPlanOf(record: InvocationRecord, plan: PlanFact, deps: DeliveryDeps)
 /** `/s3/<bucket>` → `<bucket>`. */
 export function bucketOf(location: string): string {
   const match = /^\/s3\/([^/]+)$/.exec(location);
-  if (!match?.[1]) throw new ValidationError('delivery.work_root_invalid', 'the object store does not name an S3 bucket');
+  if (!match?.[1])
+    throw new ValidationError('delivery.work_root_invalid', 'the object store does not name an S3 bucket');
   return match[1];
 }
 

@@ -9,14 +9,23 @@ import { type PublicationFact } from '../journal/facts.js';
 import { type JournaledResult } from '../journal/journaled-write.js';
 import { type InvocationRecord } from '../journal/records.js';
 import { transition } from '../journal/transition.js';
-import { loadForStep, output, parseStepInput, stagingRefOf, transitionIdOf, windowDates, type StepOutput } from './common.js';
+import {
+  loadForStep,
+  output,
+  parseStepInput,
+  stagingRefOf,
+  transitionIdOf,
+  windowDates,
+  type StepOutput,
+} from './common.js';
 import { rereadOnStale } from './carried.js';
 
 /** The publication request the journal proves: the sealed window, the stage, the parts' verified receipts. */
 export function publishRequestOf(record: InvocationRecord, deps: DeliveryDeps): PublishRequest {
   const { target } = deps.route.route;
   const parts = record.facts.parts;
-  if (!parts) throw new TransitionPreconditionError(`invocation ${record.invocationId} has no verified parts to publish`);
+  if (!parts)
+    throw new TransitionPreconditionError(`invocation ${record.invocationId} has no verified parts to publish`);
   return {
     invocationId: record.invocationId,
     target: { schema: target.table.schema, table: target.table.name },
@@ -49,7 +58,11 @@ export function publicationFactOf(receipt: PublicationReceipt): PublicationFact 
  * the principal proves there is no receipt (the caller goes on with the stage), and always
  * on a ClickHouse exchange route.
  */
-export async function adoptReceipt(record: InvocationRecord, fence: Fence, deps: DeliveryDeps): Promise<JournaledResult | undefined> {
+export async function adoptReceipt(
+  record: InvocationRecord,
+  fence: Fence,
+  deps: DeliveryDeps,
+): Promise<JournaledResult | undefined> {
   // A ClickHouse exchange route writes no receipt row: its dispatch intent (journaled before
   // the one EXCHANGE) is what records a publication attempt, and VERIFIED_EOF has none.
   if (record.state !== 'VERIFIED_EOF' || deps.route.route.target.mode === 'exchange') return undefined;
@@ -57,7 +70,12 @@ export async function adoptReceipt(record: InvocationRecord, fence: Fence, deps:
   if (!receipt) return undefined;
   const ref = { targetId: record.targetId, invocationId: record.invocationId };
   if (!receiptMatches(receipt, publishRequestOf(record, deps))) {
-    return transition(deps.ports, ref, { from: 'VERIFIED_EOF', to: 'INCIDENT_RETAINED', fence, transitionId: transitionIdOf('publish-foreign-receipt', record.invocationId) });
+    return transition(deps.ports, ref, {
+      from: 'VERIFIED_EOF',
+      to: 'INCIDENT_RETAINED',
+      fence,
+      transitionId: transitionIdOf('publish-foreign-receipt', record.invocationId),
+    });
   }
   return transition(deps.ports, ref, {
     from: 'VERIFIED_EOF',
@@ -121,7 +139,8 @@ async function publishOnce(input: unknown, deps: DeliveryDeps): Promise<StepOutp
   } catch (error) {
     // target.publish checks the receipt first, in the publication transaction: one that
     // exists but differs is refused there, nothing applied.
-    if (error instanceof IdentityConflictError && error.code === 'delivery.receipt_identity_conflict') return retainIncident();
+    if (error instanceof IdentityConflictError && error.code === 'delivery.receipt_identity_conflict')
+      return retainIncident();
     if (!(error instanceof OutcomeUnknownError)) throw error;
     const result = await transition(deps.ports, ref, {
       from: 'VERIFIED_EOF',

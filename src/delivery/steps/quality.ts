@@ -46,16 +46,30 @@ export async function stagingFactsByPart(deps: DeliveryDeps, record: InvocationR
   const keys = rules.uniqueKeys ? target.keyColumns : [];
   const partLocal = keys.includes(source.timeColumn);
   const plan = await readPlan(deps, record);
-  const total: StagingFacts = { rows: 0, duplicateKeys: 0, nulls: Object.fromEntries(rules.notNull.map((c) => [c, 0])), assertions: {} };
+  const total: StagingFacts = {
+    rows: 0,
+    duplicateKeys: 0,
+    nulls: Object.fromEntries(rules.notNull.map((c) => [c, 0])),
+    assertions: {},
+  };
   await forEachConcurrently(plan, PARALLEL, async (part) => {
-    const facts = await deps.target.stagingFacts(staging, { keyColumns: partLocal ? keys : [], notNull: rules.notNull, assertions: [], range: seqRangeOf(part.part) });
+    const facts = await deps.target.stagingFacts(staging, {
+      keyColumns: partLocal ? keys : [],
+      notNull: rules.notNull,
+      assertions: [],
+      range: seqRangeOf(part.part),
+    });
     total.rows += facts.rows;
     total.duplicateKeys += facts.duplicateKeys;
     for (const c of rules.notNull) total.nulls[c] = (total.nulls[c] ?? 0) + (facts.nulls[c] ?? 0);
   });
   const whole = (!partLocal && keys.length > 0) || rules.assertions.length > 0;
   if (whole) {
-    const facts = await deps.target.stagingFacts(staging, { keyColumns: partLocal ? [] : keys, notNull: [], assertions: rules.assertions.map((a) => ({ name: a.name, sql: a.sql })) });
+    const facts = await deps.target.stagingFacts(staging, {
+      keyColumns: partLocal ? [] : keys,
+      notNull: [],
+      assertions: rules.assertions.map((a) => ({ name: a.name, sql: a.sql })),
+    });
     if (!partLocal) total.duplicateKeys = facts.duplicateKeys;
     total.assertions = facts.assertions;
     total.rows = facts.rows; // the whole stage's count, rows under no part's range too

@@ -29,7 +29,8 @@ export interface VerifyOutput extends StepOutput {
 async function verifyEofOnce(input: unknown, deps: DeliveryDeps): Promise<VerifyOutput> {
   const step = parseStepInput(input);
   const { record, ref, custody: heldCustody } = await loadForStep(step, deps);
-  if (record.state !== 'WRITING_UNKNOWN' && record.state !== 'VERIFIED_EOF') return { ...output(step, record, false), problems: [] };
+  if (record.state !== 'WRITING_UNKNOWN' && record.state !== 'VERIFIED_EOF')
+    return { ...output(step, record, false), problems: [] };
   const custody = await heldCustody();
   // Receipt first: a publication that landed unjournaled is adopted before the stage is read.
   const adopted = await adoptReceipt(record, step.fence, deps);
@@ -37,15 +38,23 @@ async function verifyEofOnce(input: unknown, deps: DeliveryDeps): Promise<Verify
   const verified = await verifyParts(deps, record);
   // Extraction unfinished: nothing is proved. (VERIFIED_EOF was entered with every part at
   // EOF, and a part head never leaves EOF.)
-  if (verified.unfinished) throw new TransitionPreconditionError(`invocation ${record.invocationId}: extraction has not reached EOF in every part`);
+  if (verified.unfinished)
+    throw new TransitionPreconditionError(
+      `invocation ${record.invocationId}: extraction has not reached EOF in every part`,
+    );
   const { problems, summary } = verified;
-  if (record.state === 'VERIFIED_EOF' && problems.length === 0) return { ...output(step, record, false, custody), problems };
-  const to: JournalState = problems.length === 0 ? 'VERIFIED_EOF' : record.state === 'VERIFIED_EOF' ? 'REEXTRACT_REQUIRED' : 'PARTIAL_PROVED';
+  if (record.state === 'VERIFIED_EOF' && problems.length === 0)
+    return { ...output(step, record, false, custody), problems };
+  const to: JournalState =
+    problems.length === 0 ? 'VERIFIED_EOF' : record.state === 'VERIFIED_EOF' ? 'REEXTRACT_REQUIRED' : 'PARTIAL_PROVED';
   const result = await transition(deps.ports, ref, {
     from: record.state,
     to,
     fence: step.fence,
-    transitionId: transitionIdOf(to === 'VERIFIED_EOF' ? 'verify-eof' : to === 'PARTIAL_PROVED' ? 'verify-partial' : 'verify-reextract', record.invocationId),
+    transitionId: transitionIdOf(
+      to === 'VERIFIED_EOF' ? 'verify-eof' : to === 'PARTIAL_PROVED' ? 'verify-partial' : 'verify-reextract',
+      record.invocationId,
+    ),
     ...(to === 'VERIFIED_EOF' ? { patch: { parts: summary } } : {}),
     known: { invocation: record, custody },
   });

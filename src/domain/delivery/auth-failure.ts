@@ -48,5 +48,8 @@ function authCode(facts: Facts): boolean {
   if (facts.number === MSSQL_LOGIN_FAILED || facts.info?.number === MSSQL_LOGIN_FAILED) return true;
   // The client's digit string, or the number our ClickHouse adapters keep (serverErrorOf).
   const clickhouseCode = typeof code === 'string' && /^\d{1,5}$/.test(code) ? Number(code) : code;
-  return clickhouseCode === CLICKHOUSE_AUTHENTICATION_FAILED.code && (type === undefined || type === CLICKHOUSE_AUTHENTICATION_FAILED.type);
+  return (
+    clickhouseCode === CLICKHOUSE_AUTHENTICATION_FAILED.code &&
+    (type === undefined || type === CLICKHOUSE_AUTHENTICATION_FAILED.type)
+  );
 }

@@ -28,13 +28,21 @@ interface ChunkJsonRequest {
  */
 export function chunkJsonArrayBytes(request: ChunkJsonRequest): Buffer {
   const { jsonl, sha256, rows, seq } = request;
-  if (!(jsonl instanceof Uint8Array)) throw new ValidationError('delivery.invalid_request', 'jsonl must be a Uint8Array');
-  if (typeof sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(sha256)) throw new ValidationError('delivery.invalid_request', 'sha256 must be 64 lower-case hex characters');
-  if (!Number.isSafeInteger(rows) || rows < 0) throw new ValidationError('delivery.invalid_request', 'rows must be a non-negative integer');
+  if (!(jsonl instanceof Uint8Array))
+    throw new ValidationError('delivery.invalid_request', 'jsonl must be a Uint8Array');
+  if (typeof sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(sha256))
+    throw new ValidationError('delivery.invalid_request', 'sha256 must be 64 lower-case hex characters');
+  if (!Number.isSafeInteger(rows) || rows < 0)
+    throw new ValidationError('delivery.invalid_request', 'rows must be a non-negative integer');
   const actual = sha256Hex(jsonl);
-  if (actual !== sha256) throw new ValidationError('delivery.chunk_digest_mismatch', `chunk ${seq}: the bytes hash to ${actual}, the request says ${sha256}`);
+  if (actual !== sha256)
+    throw new ValidationError(
+      'delivery.chunk_digest_mismatch',
+      `chunk ${seq}: the bytes hash to ${actual}, the request says ${sha256}`,
+    );
   const size = jsonl.byteLength;
-  if (size > 0 && jsonl[size - 1] !== NEWLINE) throw new ValidationError('delivery.chunk_malformed', `chunk ${seq}: JSONL must end with a newline`);
+  if (size > 0 && jsonl[size - 1] !== NEWLINE)
+    throw new ValidationError('delivery.chunk_malformed', `chunk ${seq}: JSONL must end with a newline`);
   let lines = 0;
   for (let at = jsonl.indexOf(NEWLINE); at !== -1; at = jsonl.indexOf(NEWLINE, at + 1)) lines++;
   if (lines !== rows) throw new LoadCountMismatchError(seq, rows, lines);

@@ -78,7 +78,8 @@ export const STAGING_PREFIX = 'cutpoint_stg_';
 export function stagingTableNameOf(invocationId: string): string {
   const body = validateInvocationId(invocationId).slice('inv-'.length, 'inv-'.length + 20);
   const name = `${STAGING_PREFIX}${body}`;
-  if (!isSqlIdentifier(name)) throw new ValidationError('delivery.invocation_id_invalid', 'derived staging name is not an SQL identifier');
+  if (!isSqlIdentifier(name))
+    throw new ValidationError('delivery.invocation_id_invalid', 'derived staging name is not an SQL identifier');
   return name;
 }
 
@@ -107,7 +108,8 @@ const SEQ_WIDTH = 10;
 const MAX_SEQ = 10 ** SEQ_WIDTH - 1;
 
 function keyPrefix(route: string, invocationId: string): string {
-  if (!isManifestName(route)) throw new ValidationError('delivery.route_invalid', 'route name must be [a-z][a-z0-9_-]{0,63}');
+  if (!isManifestName(route))
+    throw new ValidationError('delivery.route_invalid', 'route name must be [a-z][a-z0-9_-]{0,63}');
   return `delivery/${route}/${validateInvocationId(invocationId)}`;
 }
 
@@ -215,7 +217,9 @@ export function recoveryProjectionOf(summary: RecoverySummary): RecoveryProjecti
  * by invocation id so the output is byte-stable, with the count a rollback must see at 0.
  */
 export function recoveryIndexOf(summaries: readonly RecoverySummary[]): RecoveryIndex {
-  const items = summaries.map(recoveryIndexItemOf).sort((a, b) => (a.invocation_id < b.invocation_id ? -1 : a.invocation_id > b.invocation_id ? 1 : 0));
+  const items = summaries
+    .map(recoveryIndexItemOf)
+    .sort((a, b) => (a.invocation_id < b.invocation_id ? -1 : a.invocation_id > b.invocation_id ? 1 : 0));
   return {
     items,
     kind: RECOVERY_INDEX_KIND,

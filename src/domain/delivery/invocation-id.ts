@@ -18,7 +18,10 @@ const INVOCATION_ID = /^inv-[a-z2-7]{25}[aeimquy4]$/;
 /** Encodes caller-supplied random bytes (the caller owns the entropy source, so this stays pure). */
 export function invocationIdFrom(random: Uint8Array): string {
   if (!(random instanceof Uint8Array) || random.length !== INVOCATION_RANDOM_BYTES) {
-    throw new ValidationError('delivery.invocation_id_invalid', `an invocation id needs exactly ${INVOCATION_RANDOM_BYTES} random bytes`);
+    throw new ValidationError(
+      'delivery.invocation_id_invalid',
+      `an invocation id needs exactly ${INVOCATION_RANDOM_BYTES} random bytes`,
+    );
   }
   let out = '';
   let buffer = 0;
@@ -45,7 +48,10 @@ export function invocationIdFrom(random: Uint8Array): string {
  */
 export function invocationIdOfExecution(executionArn: string): string {
   if (typeof executionArn !== 'string' || !executionArn.startsWith('arn:') || !executionArn.includes(':execution:')) {
-    throw new ValidationError('delivery.execution_invalid', 'an invocation id can be derived only from a Step Functions execution ARN');
+    throw new ValidationError(
+      'delivery.execution_invalid',
+      'an invocation id can be derived only from a Step Functions execution ARN',
+    );
   }
   const hex = sha256Hex(executionArn).slice(0, INVOCATION_RANDOM_BYTES * 2);
   return invocationIdFrom(Uint8Array.from(hex.match(/../g) ?? [], (h) => parseInt(h, 16)));
@@ -70,7 +76,11 @@ export function isInvocationId(value: unknown): value is string {
  * operator who pastes the wrong clipboard must not see it copied into logs.
  */
 export function validateInvocationId(value: unknown): string {
-  if (!isInvocationId(value)) throw new ValidationError('delivery.invocation_id_invalid', `invocation id ${invocationIdProblem(value)}; ${INVOCATION_ID_RULE}`);
+  if (!isInvocationId(value))
+    throw new ValidationError(
+      'delivery.invocation_id_invalid',
+      `invocation id ${invocationIdProblem(value)}; ${INVOCATION_ID_RULE}`,
+    );
   return value;
 }
 
@@ -88,4 +98,3 @@ function invocationIdProblem(value: unknown): string {
   if (bad >= 0) return `has a character outside [a-z2-7] at position ${bad + 5}`;
   return 'ends in a character that cannot end an id';
 }
-

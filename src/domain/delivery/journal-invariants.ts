@@ -30,7 +30,9 @@ export interface CustodyView {
  * it enforced (journal-proofs.ts `missingProof`), for it and the states on the path to it.
  */
 export function factProblems(record: RecordView): string[] {
-  return proofsLacking(record.state, proofsOf(record.facts)).map((lack) => `invocation ${record.invocationId} is ${record.state}, but ${lack}`);
+  return proofsLacking(record.state, proofsOf(record.facts)).map(
+    (lack) => `invocation ${record.invocationId} is ${record.state}, but ${lack}`,
+  );
 }
 
 /** Custody ↔ record, seen from one record: a retaining state holds custody at its epoch; a terminal one does not. */
@@ -39,8 +41,12 @@ export function custodyProblems(record: RecordView, custody: CustodyView | undef
   if (!custody) return [`invocation ${id} has a journal record but its target has no custody record`];
   const heldByIt = custody.state === 'HELD' && custody.invocationId === id;
   if (holdsCustody(record.state)) {
-    if (!heldByIt) return [`invocation ${id} retains custody in ${record.state} but the target's custody is ${custody.state === 'HELD' ? `held by ${custody.invocationId}` : 'released'}`];
-    if (custody.epoch !== record.custodyEpoch) return [`invocation ${id} records custody epoch ${record.custodyEpoch} but holds epoch ${custody.epoch}`];
+    if (!heldByIt)
+      return [
+        `invocation ${id} retains custody in ${record.state} but the target's custody is ${custody.state === 'HELD' ? `held by ${custody.invocationId}` : 'released'}`,
+      ];
+    if (custody.epoch !== record.custodyEpoch)
+      return [`invocation ${id} records custody epoch ${record.custodyEpoch} but holds epoch ${custody.epoch}`];
     return [];
   }
   return heldByIt ? [`invocation ${id} is ${record.state} but still holds the target's custody`] : [];
@@ -51,10 +57,16 @@ export function custodyProblems(record: RecordView, custody: CustodyView | undef
  * holder, or the last holder) must have a journal record on that target (`recorded`: the
  * invocation ids of the target's records, readable or not).
  */
-export function targetProblems(targetId: string, custody: CustodyView | undefined, recorded: readonly string[]): string[] {
+export function targetProblems(
+  targetId: string,
+  custody: CustodyView | undefined,
+  recorded: readonly string[],
+): string[] {
   if (!custody || recorded.includes(custody.invocationId)) return [];
   return custody.state === 'HELD'
-    ? [`target ${targetId} is in the custody of invocation ${custody.invocationId}, which has no journal record (orphaned custody)`]
+    ? [
+        `target ${targetId} is in the custody of invocation ${custody.invocationId}, which has no journal record (orphaned custody)`,
+      ]
     : [`target ${targetId} was last held by invocation ${custody.invocationId}, which has no journal record`];
 }
 
@@ -66,7 +78,8 @@ export function headProblems(
   const id = record.invocationId;
   if (!at.first) return [`invocation ${id} has no first journal record`];
   if (!at.head) return [`invocation ${id}'s journal head ${record.journalSeq} points past the last journal record`];
-  if (at.head.transitionId !== record.lastTransitionId) return [`invocation ${id}'s journal head ${record.journalSeq} names another transition than its record`];
+  if (at.head.transitionId !== record.lastTransitionId)
+    return [`invocation ${id}'s journal head ${record.journalSeq} names another transition than its record`];
   if (at.next !== undefined) return [`invocation ${id} has journal records past its head ${record.journalSeq}`];
   return [];
 }

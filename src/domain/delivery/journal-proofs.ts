@@ -47,20 +47,30 @@ export interface TransitionProofs {
 export function missingProof(to: JournalState, proofs: TransitionProofs): string | undefined {
   switch (to) {
     case 'VERIFIED_EOF':
-      return proofs.partsVerified ? undefined : "VERIFIED_EOF needs the parts' verified receipts (rows, chunks, digest) recorded in the same or an earlier transition";
+      return proofs.partsVerified
+        ? undefined
+        : "VERIFIED_EOF needs the parts' verified receipts (rows, chunks, digest) recorded in the same or an earlier transition";
     case 'PUBLISHED':
-      return proofs.publication ? undefined : 'PUBLISHED needs the publication receipt recorded in the same or an earlier transition';
+      return proofs.publication
+        ? undefined
+        : 'PUBLISHED needs the publication receipt recorded in the same or an earlier transition';
     case 'SUCCEEDED':
-      return proofs.evidence && proofs.checkpoint ? undefined : 'SUCCEEDED needs the evidence persisted and the checkpoint advanced first';
+      return proofs.evidence && proofs.checkpoint
+        ? undefined
+        : 'SUCCEEDED needs the evidence persisted and the checkpoint advanced first';
     case 'CUSTODY_RELEASED':
-      if (!proofs.stageAbsent) return "CUSTODY_RELEASED needs the owned stage's absence proved (cleanup) first; custody stays held";
+      if (!proofs.stageAbsent)
+        return "CUSTODY_RELEASED needs the owned stage's absence proved (cleanup) first; custody stays held";
       if (proofs.exchange && !proofs.predecessorRetired) {
         return 'CUSTODY_RELEASED of a ClickHouse publication needs its predecessor generation proved absent and its quality capsule retired in the same or an earlier transaction; custody stays held';
       }
       return undefined;
     case 'RETIRED':
-      if (proofs.stageAttached) return 'RETIRED needs the owned stage dropped, and it is the published partition of this invocation; custody stays held';
-      return proofs.stageAbsent ? undefined : "RETIRED needs the owned stage's absence proved in the same or an earlier transition; custody stays held";
+      if (proofs.stageAttached)
+        return 'RETIRED needs the owned stage dropped, and it is the published partition of this invocation; custody stays held';
+      return proofs.stageAbsent
+        ? undefined
+        : "RETIRED needs the owned stage's absence proved in the same or an earlier transition; custody stays held";
     default:
       return undefined;
   }
@@ -73,7 +83,11 @@ export interface ProofFacts {
   evidence?: unknown;
   checkpoint?: unknown;
   staging?: { table: { schema: string; table: string }; objectId: string };
-  absence?: { table: { schema: string; table: string }; objectId?: string; attached?: { schema: string; table: string } };
+  absence?: {
+    table: { schema: string; table: string };
+    objectId?: string;
+    attached?: { schema: string; table: string };
+  };
   dispatch?: { predecessorUuid: string };
   publicationCleanup?: { predecessorUuid: string };
 }
@@ -85,7 +99,10 @@ export interface ProofFacts {
 export function proofsOf(facts: ProofFacts): TransitionProofs {
   const { staging, absence, publication } = facts;
   const sameStage =
-    !staging || (absence?.objectId === staging.objectId && absence.table.schema === staging.table.schema && absence.table.table === staging.table.table);
+    !staging ||
+    (absence?.objectId === staging.objectId &&
+      absence.table.schema === staging.table.schema &&
+      absence.table.table === staging.table.table);
   const attached = !!absence?.attached;
   const published = !!staging && publication?.stagingObjectId === staging.objectId;
   const stageAbsent = !!absence && sameStage && (!attached || published);
@@ -96,7 +113,12 @@ export function proofsOf(facts: ProofFacts): TransitionProofs {
     checkpoint: !!facts.checkpoint,
     stageAbsent,
     ...(attached ? { stageAttached: true } : {}),
-    ...(facts.dispatch ? { exchange: true, predecessorRetired: facts.publicationCleanup?.predecessorUuid === facts.dispatch.predecessorUuid } : {}),
+    ...(facts.dispatch
+      ? {
+          exchange: true,
+          predecessorRetired: facts.publicationCleanup?.predecessorUuid === facts.dispatch.predecessorUuid,
+        }
+      : {}),
   };
 }
 
@@ -116,5 +138,7 @@ const PROVED_ON_THE_WAY: Partial<Record<JournalState, readonly JournalState[]>> 
 
 /** Read side of `missingProof`: what a record in `state` lacks of the proofs that let it get there. */
 export function proofsLacking(state: JournalState, proofs: TransitionProofs): string[] {
-  return (PROVED_ON_THE_WAY[state] ?? []).map((s) => missingProof(s, proofs)).filter((m): m is string => m !== undefined);
+  return (PROVED_ON_THE_WAY[state] ?? [])
+    .map((s) => missingProof(s, proofs))
+    .filter((m): m is string => m !== undefined);
 }

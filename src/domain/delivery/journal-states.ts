@@ -71,7 +71,12 @@ const IMPLIED: readonly Transition[] = [
   { from: 'EMPTY_STAGING', to: 'RETIRED', on: 'empty owned stage retired', basis: 'text' },
   { from: 'REEXTRACT_REQUIRED', to: 'RETIRED', on: 'owned stages retired', basis: 'text' },
   { from: 'PUBLICATION_UNKNOWN', to: 'VERIFIED_EOF', on: 'proved non-publication, receipts intact', basis: 'text' },
-  { from: 'PUBLICATION_UNKNOWN', to: 'REEXTRACT_REQUIRED', on: 'proved non-publication, stage not reusable', basis: 'text' },
+  {
+    from: 'PUBLICATION_UNKNOWN',
+    to: 'REEXTRACT_REQUIRED',
+    on: 'proved non-publication, stage not reusable',
+    basis: 'text',
+  },
   { from: 'VERIFIED_EOF', to: 'REEXTRACT_REQUIRED', on: 'stage no longer verifies or fails quality', basis: 'text' },
   ...(
     [

@@ -21,7 +21,11 @@ export function validateBinding(name: string, value: unknown, check: Checker): B
   const before = check.issues.length;
   const credentialKeys = new Set<string>();
   for (const key of value.keys()) {
-    if (typeof key === 'string' && !(BINDING_KEYS as readonly string[]).includes(key) && LITERAL_CREDENTIAL_KEY.test(key)) {
+    if (
+      typeof key === 'string' &&
+      !(BINDING_KEYS as readonly string[]).includes(key) &&
+      LITERAL_CREDENTIAL_KEY.test(key)
+    ) {
       credentialKeys.add(key);
       check.add(
         [...path, key],
@@ -39,7 +43,11 @@ export function validateBinding(name: string, value: unknown, check: Checker): B
     const v = map.get(key);
     if (typeof v === 'string' && ENV_NAME.test(v)) env[key] = v;
     else if (typeof v === 'string' && LOOKS_LIKE_VALUE.test(v)) {
-      check.add([...path, key], 'must name an environment variable, not hold its value', 'delivery.binding_literal_credential');
+      check.add(
+        [...path, key],
+        'must name an environment variable, not hold its value',
+        'delivery.binding_literal_credential',
+      );
     } else {
       check.add([...path, key], 'must be an environment variable name ([A-Z_][A-Z0-9_]*)');
     }
@@ -48,7 +56,11 @@ export function validateBinding(name: string, value: unknown, check: Checker): B
   if (map.has('secret_arn')) {
     const v = map.get('secret_arn');
     if (typeof v === 'string' && SECRET_ARN.test(v)) secretArn = v;
-    else check.add([...path, 'secret_arn'], 'must be a Secrets Manager secret ARN (arn:aws:secretsmanager:<region>:<account>:secret:<name>)');
+    else
+      check.add(
+        [...path, 'secret_arn'],
+        'must be a Secrets Manager secret ARN (arn:aws:secretsmanager:<region>:<account>:secret:<name>)',
+      );
   }
   if (!map.has('url_env') && !map.has('secret_arn')) {
     check.add(path, 'needs url_env (local runs) or secret_arn (AWS), or both');
@@ -80,7 +92,8 @@ export function validateBindingRef(
 ): string | undefined {
   if (!isManifestName(value)) return check.add(path, 'must name a binding');
   if (!scope.readable) return undefined;
-  if (!scope.declared.has(value)) return check.add(path, 'names a binding that is not declared under bindings', 'delivery.binding_unknown');
+  if (!scope.declared.has(value))
+    return check.add(path, 'names a binding that is not declared under bindings', 'delivery.binding_unknown');
   const binding = scope.bindings[value];
   if (!binding) return undefined; // declared but invalid: already reported there
   if (!kinds.includes(binding.kind)) return check.add(path, `a ${role} binding must be of kind ${kinds.join(' or ')}`);

@@ -91,7 +91,8 @@ export class Checker {
   }
 
   identifier(value: unknown, path: Segment[]): string | undefined {
-    if (!isSqlIdentifier(value)) return this.add(path, 'must be an SQL identifier ([A-Za-z_][A-Za-z0-9_]*, at most 63 characters)');
+    if (!isSqlIdentifier(value))
+      return this.add(path, 'must be an SQL identifier ([A-Za-z_][A-Za-z0-9_]*, at most 63 characters)');
     return value;
   }
 
@@ -108,7 +109,10 @@ export class Checker {
   identifierList(value: unknown, path: Segment[], min: number, max: number): string[] | undefined {
     if (!Array.isArray(value)) return this.add(path, 'must be a list of SQL identifiers');
     if (value.length < min || value.length > max) {
-      return this.add(path, min > 0 ? `must list between ${min} and ${max} columns` : `must list at most ${max} columns`);
+      return this.add(
+        path,
+        min > 0 ? `must list between ${min} and ${max} columns` : `must list at most ${max} columns`,
+      );
     }
     const seen = new Map<string, number>();
     let ok = true;
@@ -134,7 +138,8 @@ export class Checker {
     const sql = this.string(value, path);
     if (sql === undefined) return undefined;
     if (sql.length > MAX_SQL_CHARS) return this.add(path, `must be at most ${MAX_SQL_CHARS} characters`);
-    if (!/^(select|with)\b/i.test(sql.trim())) return this.add(path, 'must be a single SELECT (or WITH … SELECT) statement');
+    if (!/^(select|with)\b/i.test(sql.trim()))
+      return this.add(path, 'must be a single SELECT (or WITH … SELECT) statement');
     if (sql.includes(';')) return this.add(path, "must be a single statement without ';'");
     return sql.trim();
   }

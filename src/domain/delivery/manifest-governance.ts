@@ -46,9 +46,17 @@ export function refuseDegrading(map: Map<unknown, unknown>, path: Segment[], che
     if (!map.has(key)) continue;
     handled.add(key);
     if (key === 'severity' || key === 'warn_if') {
-      check.add([...path, key], 'required quality never degrades to a warning: severities and warning thresholds are refused', 'quality.required_cannot_degrade');
+      check.add(
+        [...path, key],
+        'required quality never degrades to a warning: severities and warning thresholds are refused',
+        'quality.required_cannot_degrade',
+      );
     } else if (map.get(key) !== true) {
-      check.add([...path, key], 'must be true if given: every probe of a v2 route is required and runs', 'quality.required_cannot_degrade');
+      check.add(
+        [...path, key],
+        'must be true if given: every probe of a v2 route is required and runs',
+        'quality.required_cannot_degrade',
+      );
     }
   }
   return handled;
@@ -58,25 +66,46 @@ export function refuseDegrading(map: Map<unknown, unknown>, path: Segment[], che
  * The governance plan from a quality block. `required`: the route is v2, so `capsule: v2`
  * must be present; otherwise (the route kind is unknown) only the shapes are checked.
  */
-export function validateGovernance(map: Map<string, unknown>, path: Segment[], required: boolean, check: Checker): QualityGovernance | undefined {
+export function validateGovernance(
+  map: Map<string, unknown>,
+  path: Segment[],
+  required: boolean,
+  check: Checker,
+): QualityGovernance | undefined {
   const before = check.issues.length;
   if (!map.has('capsule')) {
-    if (required) check.add([...path, 'capsule'], 'is required for a clickhouse exchange target: declare capsule: v2', 'quality.capsule_version_required');
+    if (required)
+      check.add(
+        [...path, 'capsule'],
+        'is required for a clickhouse exchange target: declare capsule: v2',
+        'quality.capsule_version_required',
+      );
   } else if (map.get('capsule') !== 'v2') {
-    check.add([...path, 'capsule'], 'must be v2 (the only quality capsule version a route can declare)', 'quality.capsule_version_unsupported');
+    check.add(
+      [...path, 'capsule'],
+      'must be v2 (the only quality capsule version a route can declare)',
+      'quality.capsule_version_unsupported',
+    );
   }
   let observeDeadlineS: number | undefined = DEFAULT_OBSERVE_DEADLINE_S;
   let keeperNoNodeRetry: KeeperNoNodeRetry | undefined;
   if (map.has('target_observation')) {
     const at = [...path, 'target_observation'];
     const observation = check.map(map.get('target_observation'), at, ['deadline_s', 'keeper_no_node_retry'], []);
-    if (observation?.has('deadline_s')) observeDeadlineS = check.integer(observation.get('deadline_s'), [...at, 'deadline_s'], 1, MAX_OBSERVE_DEADLINE_S);
-    if (observation?.has('keeper_no_node_retry')) keeperNoNodeRetry = validateRetry(observation.get('keeper_no_node_retry'), [...at, 'keeper_no_node_retry'], check);
+    if (observation?.has('deadline_s'))
+      observeDeadlineS = check.integer(observation.get('deadline_s'), [...at, 'deadline_s'], 1, MAX_OBSERVE_DEADLINE_S);
+    if (observation?.has('keeper_no_node_retry'))
+      keeperNoNodeRetry = validateRetry(
+        observation.get('keeper_no_node_retry'),
+        [...at, 'keeper_no_node_retry'],
+        check,
+      );
   }
   const replayWindowDays = map.has('replay_window_days')
     ? check.integer(map.get('replay_window_days'), [...path, 'replay_window_days'], 1, MAX_REPLAY_WINDOW_DAYS)
     : DEFAULT_REPLAY_WINDOW_DAYS;
-  if (check.issues.length > before || observeDeadlineS === undefined || replayWindowDays === undefined) return undefined;
+  if (check.issues.length > before || observeDeadlineS === undefined || replayWindowDays === undefined)
+    return undefined;
   return { capsule: 2, observeDeadlineS, ...(keeperNoNodeRetry && { keeperNoNodeRetry }), replayWindowDays };
 }
 
@@ -84,8 +113,12 @@ export function validateGovernance(map: Map<string, unknown>, path: Segment[], r
 function validateRetry(value: unknown, path: Segment[], check: Checker): KeeperNoNodeRetry | undefined {
   const map = check.map(value, path, ['max_attempts', 'max_elapsed_ms'], ['max_attempts', 'max_elapsed_ms']);
   if (!map) return undefined;
-  const maxAttempts = map.has('max_attempts') ? check.integer(map.get('max_attempts'), [...path, 'max_attempts'], 1, MAX_KEEPER_RETRY_ATTEMPTS) : undefined;
-  const maxElapsedMs = map.has('max_elapsed_ms') ? check.integer(map.get('max_elapsed_ms'), [...path, 'max_elapsed_ms'], 1, MAX_KEEPER_RETRY_ELAPSED_MS) : undefined;
+  const maxAttempts = map.has('max_attempts')
+    ? check.integer(map.get('max_attempts'), [...path, 'max_attempts'], 1, MAX_KEEPER_RETRY_ATTEMPTS)
+    : undefined;
+  const maxElapsedMs = map.has('max_elapsed_ms')
+    ? check.integer(map.get('max_elapsed_ms'), [...path, 'max_elapsed_ms'], 1, MAX_KEEPER_RETRY_ELAPSED_MS)
+    : undefined;
   if (maxAttempts === undefined || maxElapsedMs === undefined) return undefined;
   return { maxAttempts, maxElapsedMs };
 }

@@ -47,41 +47,68 @@ export function validateQuality(
   // Seed 000 N3: the published generation must hold exactly the sealed receipts' rows, and a
   // governed route may not turn that check off (the other rules choose WHAT to check).
   if (kind === 'v2' && rowCountMatchesReceipts === false) {
-    check.add([...path, 'row_count_matches_receipts'], 'must be true on a governed (capsule v2) route: the row count against the sealed receipts is never turned off', 'quality.required_cannot_degrade');
+    check.add(
+      [...path, 'row_count_matches_receipts'],
+      'must be true on a governed (capsule v2) route: the row count against the sealed receipts is never turned off',
+      'quality.required_cannot_degrade',
+    );
   }
   // MERGE (SQL Server) and ON CONFLICT (PostgreSQL) fail or become order-dependent when
   // two staged rows share a key, so merge always checks uniqueness first.
-  let uniqueKeys = map.has('unique_keys') ? check.boolean(map.get('unique_keys'), [...path, 'unique_keys']) : mode === 'merge';
+  let uniqueKeys = map.has('unique_keys')
+    ? check.boolean(map.get('unique_keys'), [...path, 'unique_keys'])
+    : mode === 'merge';
   if (uniqueKeys === false && mode === 'merge' && map.has('unique_keys')) {
-    uniqueKeys = check.add([...path, 'unique_keys'], 'must be true when target.mode is merge (merge on keys needs unique keys)');
+    uniqueKeys = check.add(
+      [...path, 'unique_keys'],
+      'must be true when target.mode is merge (merge on keys needs unique keys)',
+    );
   }
-  const notNull = map.has('not_null') ? check.identifierList(map.get('not_null'), [...path, 'not_null'], 0, MAX_NOT_NULL) : [];
+  const notNull = map.has('not_null')
+    ? check.identifierList(map.get('not_null'), [...path, 'not_null'], 0, MAX_NOT_NULL)
+    : [];
   const assertions: QualityAssertion[] = [];
   if (map.has('assertions')) {
     const list = map.get('assertions');
     if (!Array.isArray(list)) check.add([...path, 'assertions'], 'must be a list');
-    else if (list.length > MAX_ASSERTIONS) check.add([...path, 'assertions'], `must list at most ${MAX_ASSERTIONS} assertions`);
+    else if (list.length > MAX_ASSERTIONS)
+      check.add([...path, 'assertions'], `must list at most ${MAX_ASSERTIONS} assertions`);
     else {
       const names = new Map<string, number>();
       list.forEach((item, i) => {
         const a = validateAssertion(item, [...path, 'assertions', i], kind, check);
         if (!a) return;
         const first = names.get(a.name);
-        if (first !== undefined) check.add([...path, 'assertions', i, 'name'], `duplicates ${renderPath([...path, 'assertions', first, 'name'])}`);
+        if (first !== undefined)
+          check.add(
+            [...path, 'assertions', i, 'name'],
+            `duplicates ${renderPath([...path, 'assertions', first, 'name'])}`,
+          );
         else names.set(a.name, i);
         assertions.push(a);
       });
     }
   }
-  if (check.issues.length > before || rowCountMatchesReceipts === undefined || uniqueKeys === undefined || !notNull) return undefined;
+  if (check.issues.length > before || rowCountMatchesReceipts === undefined || uniqueKeys === undefined || !notNull)
+    return undefined;
   // Checks are never dropped by accident: a block that names no rule (`quality: {}`), or
   // turns every check off, is refused; without a block the route keeps the defaults.
-  if (value !== undefined && map.size === 0) return check.add(path, 'names no rule: name the rules (unique_keys, not_null, assertions), or leave the block out for the defaults');
+  if (value !== undefined && map.size === 0)
+    return check.add(
+      path,
+      'names no rule: name the rules (unique_keys, not_null, assertions), or leave the block out for the defaults',
+    );
   if (!rowCountMatchesReceipts && !uniqueKeys && notNull.length === 0 && assertions.length === 0) {
     return check.add(path, 'turns every check off: keep row_count_matches_receipts: true or name a rule');
   }
   if (kind === 'v2' && !governance) return undefined;
-  return { rowCountMatchesReceipts, uniqueKeys, notNull, assertions, ...(kind === 'v2' && governance ? { governance } : {}) };
+  return {
+    rowCountMatchesReceipts,
+    uniqueKeys,
+    notNull,
+    assertions,
+    ...(kind === 'v2' && governance ? { governance } : {}),
+  };
 }
 
 /** An SQL route has no capsule yet: its quality block carries none of the v2 settings. */
@@ -90,12 +117,21 @@ function refuseV2Settings(map: Map<unknown, unknown>, path: Segment[], check: Ch
   for (const key of V2_QUALITY_KEYS) {
     if (!map.has(key)) continue;
     handled.add(key);
-    check.add([...path, key], 'applies only to a clickhouse exchange target (quality capsule v2); an SQL route has no capsule', 'quality.capsule_unsupported');
+    check.add(
+      [...path, key],
+      'applies only to a clickhouse exchange target (quality capsule v2); an SQL route has no capsule',
+      'quality.capsule_unsupported',
+    );
   }
   return handled;
 }
 
-function validateAssertion(value: unknown, path: Segment[], kind: QualityKind | undefined, check: Checker): QualityAssertion | undefined {
+function validateAssertion(
+  value: unknown,
+  path: Segment[],
+  kind: QualityKind | undefined,
+  check: Checker,
+): QualityAssertion | undefined {
   const handled = kind === 'v2' && value instanceof Map ? refuseDegrading(value, path, check) : new Set<string>();
   const map = check.map(value, path, ASSERTION_KEYS, ASSERTION_KEYS, handled);
   if (!map) return undefined;
@@ -114,7 +150,8 @@ function validateAssertion(value: unknown, path: Segment[], kind: QualityKind | 
       ? expectValue
       : check.add([...path, 'expect'], 'must be an integer')
     : undefined;
-  if (check.issues.length > before || name === undefined || sql === undefined || expected === undefined) return undefined;
+  if (check.issues.length > before || name === undefined || sql === undefined || expected === undefined)
+    return undefined;
   return { name, sql, expect: expected };
 }
 
@@ -124,21 +161,39 @@ function validateAssertion(value: unknown, path: Segment[], kind: QualityKind | 
  * accepts; the other kind's is `quality.placeholder_invalid`, as is any placeholder problem
  * of a v2 route.
  */
-function checkPlaceholders(sql: string, path: Segment[], kind: QualityKind | undefined, check: Checker): string | undefined {
+function checkPlaceholders(
+  sql: string,
+  path: Segment[],
+  kind: QualityKind | undefined,
+  check: Checker,
+): string | undefined {
   const used = [...sql.matchAll(PLACEHOLDER)].map((m) => m[1]);
   if (kind === undefined) {
     // The route kind is unknown (refused at the target): accept either placeholder, alone.
     const own = used.includes('relation') ? 'relation' : 'staging';
-    if (!used.includes(own) || used.some((p) => p !== own)) return check.add(path, 'must read its relation through exactly one kind of placeholder, {staging} or {relation}');
+    if (!used.includes(own) || used.some((p) => p !== own))
+      return check.add(path, 'must read its relation through exactly one kind of placeholder, {staging} or {relation}');
     return sql;
   }
   if (kind === 'v2') {
-    if (used.includes('staging')) return check.add(path, 'a v2 route names its relation {relation}, not {staging}', 'quality.placeholder_invalid');
-    if (!used.includes('relation')) return check.add(path, 'must read the candidate (later the published target) through the {relation} placeholder', 'quality.placeholder_invalid');
-    if (used.some((p) => p !== 'relation')) return check.add(path, 'the only placeholder is {relation}', 'quality.placeholder_invalid');
+    if (used.includes('staging'))
+      return check.add(path, 'a v2 route names its relation {relation}, not {staging}', 'quality.placeholder_invalid');
+    if (!used.includes('relation'))
+      return check.add(
+        path,
+        'must read the candidate (later the published target) through the {relation} placeholder',
+        'quality.placeholder_invalid',
+      );
+    if (used.some((p) => p !== 'relation'))
+      return check.add(path, 'the only placeholder is {relation}', 'quality.placeholder_invalid');
     return sql;
   }
-  if (used.includes('relation')) return check.add(path, 'an SQL route reads the owned stage through {staging}; {relation} belongs to clickhouse exchange targets', 'quality.placeholder_invalid');
+  if (used.includes('relation'))
+    return check.add(
+      path,
+      'an SQL route reads the owned stage through {staging}; {relation} belongs to clickhouse exchange targets',
+      'quality.placeholder_invalid',
+    );
   if (!used.includes('staging')) return check.add(path, 'must read the owned stage through the {staging} placeholder');
   if (used.some((p) => p !== 'staging')) return check.add(path, 'the only placeholder is {staging}');
   return sql;

@@ -18,7 +18,13 @@ import {
   type SourceSpec,
   type TargetSpec,
 } from './manifest-types.js';
-import { MAX_ROLLING_DAYS, parseUtcTimestamp, ROLLING_BOUNDARIES, type RollingBoundary, type WindowPolicy } from './window.js';
+import {
+  MAX_ROLLING_DAYS,
+  parseUtcTimestamp,
+  ROLLING_BOUNDARIES,
+  type RollingBoundary,
+  type WindowPolicy,
+} from './window.js';
 
 /** Routes: a route's source, window, target and quality rules, and its part sizing. */
 
@@ -31,19 +37,32 @@ const TARGET_KINDS: readonly BindingKind[] = ['mssql', 'postgres', 'clickhouse']
 
 export function validateRoute(name: string, value: unknown, scope: BindingScope, check: Checker): Route | undefined {
   const path = ['routes', name];
-  const map = check.map(value, path, ['source', 'window', 'target', 'quality', 'chunk_rows', 'part_rows', 'max_concurrency'], ['source', 'window', 'target']);
+  const map = check.map(
+    value,
+    path,
+    ['source', 'window', 'target', 'quality', 'chunk_rows', 'part_rows', 'max_concurrency'],
+    ['source', 'window', 'target'],
+  );
   if (!map) return undefined;
   const before = check.issues.length;
   const source = map.has('source') ? validateSource(map.get('source'), [...path, 'source'], scope, check) : undefined;
   const window = map.has('window') ? validateWindowPolicy(map.get('window'), [...path, 'window'], check) : undefined;
-  const target = map.has('target') ? validateTarget(map.get('target'), [...path, 'target'], scope, source, check) : undefined;
+  const target = map.has('target')
+    ? validateTarget(map.get('target'), [...path, 'target'], scope, source, check)
+    : undefined;
   const kind = map.has('target') ? qualityKindOf(map.get('target'), scope) : undefined;
   const quality = validateQuality(map.get('quality'), [...path, 'quality'], target?.mode, kind, check);
-  const chunkRows = map.has('chunk_rows') ? check.integer(map.get('chunk_rows'), [...path, 'chunk_rows'], 1, MAX_CHUNK_ROWS) : DEFAULT_CHUNK_ROWS;
+  const chunkRows = map.has('chunk_rows')
+    ? check.integer(map.get('chunk_rows'), [...path, 'chunk_rows'], 1, MAX_CHUNK_ROWS)
+    : DEFAULT_CHUNK_ROWS;
   // Default: DEFAULT_PART_ROWS, or fewer when chunks are so small that a part would exceed its chunk limit.
   const defaultPartRows = Math.min(DEFAULT_PART_ROWS, (chunkRows ?? DEFAULT_CHUNK_ROWS) * MAX_CHUNKS_PER_PART);
-  const partRows = map.has('part_rows') ? check.integer(map.get('part_rows'), [...path, 'part_rows'], 1, MAX_PART_ROWS) : defaultPartRows;
-  const maxConcurrency = map.has('max_concurrency') ? check.integer(map.get('max_concurrency'), [...path, 'max_concurrency'], 1, MAX_CONCURRENCY) : DEFAULT_MAX_CONCURRENCY;
+  const partRows = map.has('part_rows')
+    ? check.integer(map.get('part_rows'), [...path, 'part_rows'], 1, MAX_PART_ROWS)
+    : defaultPartRows;
+  const maxConcurrency = map.has('max_concurrency')
+    ? check.integer(map.get('max_concurrency'), [...path, 'max_concurrency'], 1, MAX_CONCURRENCY)
+    : DEFAULT_MAX_CONCURRENCY;
   if (chunkRows !== undefined && partRows !== undefined && Math.ceil(partRows / chunkRows) > MAX_CHUNKS_PER_PART) {
     check.add([...path, 'part_rows'], `part_rows / chunk_rows must not exceed ${MAX_CHUNKS_PER_PART} chunks per part`);
   }
@@ -52,15 +71,32 @@ export function validateRoute(name: string, value: unknown, scope: BindingScope,
   if (chunkRows !== undefined && partRows !== undefined && partRows < chunkRows) {
     check.add([...path, 'part_rows'], `must be at least chunk_rows (${chunkRows}): a part holds whole chunks`);
   }
-  if (check.issues.length > before || !source || !window || !target || !quality || chunkRows === undefined || partRows === undefined || maxConcurrency === undefined) return undefined;
+  if (
+    check.issues.length > before ||
+    !source ||
+    !window ||
+    !target ||
+    !quality ||
+    chunkRows === undefined ||
+    partRows === undefined ||
+    maxConcurrency === undefined
+  )
+    return undefined;
   return { name, source, window, target, quality, chunkRows, partRows, maxConcurrency };
 }
 
 function validateSource(value: unknown, path: Segment[], scope: BindingScope, check: Checker): SourceSpec | undefined {
-  const map = check.map(value, path, ['binding', 'table', 'query', 'time_column', 'key_columns'], ['binding', 'time_column', 'key_columns']);
+  const map = check.map(
+    value,
+    path,
+    ['binding', 'table', 'query', 'time_column', 'key_columns'],
+    ['binding', 'time_column', 'key_columns'],
+  );
   if (!map) return undefined;
   const before = check.issues.length;
-  const binding = map.has('binding') ? validateBindingRef(map.get('binding'), [...path, 'binding'], scope, SOURCE_KINDS, 'source', check) : undefined;
+  const binding = map.has('binding')
+    ? validateBindingRef(map.get('binding'), [...path, 'binding'], scope, SOURCE_KINDS, 'source', check)
+    : undefined;
   let from: SourceRelation | undefined;
   if (map.has('table') === map.has('query')) {
     check.add(path, 'needs exactly one of table or query');
@@ -71,8 +107,12 @@ function validateSource(value: unknown, path: Segment[], scope: BindingScope, ch
     const sql = check.select(map.get('query'), [...path, 'query']);
     if (sql !== undefined) from = { kind: 'query', sql };
   }
-  const timeColumn = map.has('time_column') ? check.identifier(map.get('time_column'), [...path, 'time_column']) : undefined;
-  const keyColumns = map.has('key_columns') ? check.identifierList(map.get('key_columns'), [...path, 'key_columns'], 1, MAX_KEY_COLUMNS) : undefined;
+  const timeColumn = map.has('time_column')
+    ? check.identifier(map.get('time_column'), [...path, 'time_column'])
+    : undefined;
+  const keyColumns = map.has('key_columns')
+    ? check.identifierList(map.get('key_columns'), [...path, 'key_columns'], 1, MAX_KEY_COLUMNS)
+    : undefined;
   if (check.issues.length > before || !binding || !from || !timeColumn || !keyColumns) return undefined;
   return { binding, from, timeColumn, keyColumns };
 }
@@ -90,10 +130,17 @@ function validateTarget(
   source: SourceSpec | undefined,
   check: Checker,
 ): TargetSpec | undefined {
-  const map = check.map(value, path, ['binding', 'table', 'key_columns', 'time_column', 'mode'], ['binding', 'table', 'key_columns', 'mode']);
+  const map = check.map(
+    value,
+    path,
+    ['binding', 'table', 'key_columns', 'time_column', 'mode'],
+    ['binding', 'table', 'key_columns', 'mode'],
+  );
   if (!map) return undefined;
   const before = check.issues.length;
-  const binding = map.has('binding') ? validateBindingRef(map.get('binding'), [...path, 'binding'], scope, TARGET_KINDS, 'target', check) : undefined;
+  const binding = map.has('binding')
+    ? validateBindingRef(map.get('binding'), [...path, 'binding'], scope, TARGET_KINDS, 'target', check)
+    : undefined;
   const bindingKind = binding === undefined ? undefined : scope.bindings[binding]?.kind;
   const form = bindingKind === 'clickhouse' ? 'database.table' : 'schema.table';
   let table = map.has('table') ? check.qualified(map.get('table'), [...path, 'table'], form) : undefined;
@@ -102,8 +149,12 @@ function validateTarget(
     // namespace could be mistaken for one.
     table = check.add([...path, 'table'], `table names beginning ${STAGING_PREFIX} are reserved for owned staging`);
   }
-  const keyColumns = map.has('key_columns') ? check.identifierList(map.get('key_columns'), [...path, 'key_columns'], 1, MAX_KEY_COLUMNS) : undefined;
-  const timeColumn = map.has('time_column') ? check.identifier(map.get('time_column'), [...path, 'time_column']) : source?.timeColumn;
+  const keyColumns = map.has('key_columns')
+    ? check.identifierList(map.get('key_columns'), [...path, 'key_columns'], 1, MAX_KEY_COLUMNS)
+    : undefined;
+  const timeColumn = map.has('time_column')
+    ? check.identifier(map.get('time_column'), [...path, 'time_column'])
+    : source?.timeColumn;
   let mode = map.has('mode') ? check.oneOf(map.get('mode'), [...path, 'mode'], TARGET_MODES) : undefined;
   if (mode !== undefined && bindingKind !== undefined && (mode === 'exchange') !== (bindingKind === 'clickhouse')) {
     mode = check.add(
@@ -127,7 +178,12 @@ function validateTarget(
 function qualityKindOf(value: unknown, scope: BindingScope): QualityKind | undefined {
   if (!(value instanceof Map)) return undefined;
   const mode: unknown = value.get('mode');
-  const byMode = typeof mode === 'string' && (TARGET_MODES as readonly string[]).includes(mode) ? (mode === 'exchange' ? 'v2' : 'sql') : undefined;
+  const byMode =
+    typeof mode === 'string' && (TARGET_MODES as readonly string[]).includes(mode)
+      ? mode === 'exchange'
+        ? 'v2'
+        : 'sql'
+      : undefined;
   const ref: unknown = value.get('binding');
   const kind = typeof ref === 'string' ? ownEntry(scope.bindings, ref)?.kind : undefined;
   const byBinding = kind === undefined ? undefined : kind === 'clickhouse' ? 'v2' : 'sql';
@@ -145,7 +201,11 @@ function validateWindowPolicy(value: unknown, path: Segment[], check: Checker): 
     const bound = (key: 'start' | 'end'): number | undefined => {
       const v = map.get(key);
       const ms = typeof v === 'string' ? parseUtcTimestamp(v) : undefined;
-      if (ms === undefined) return check.add([...path, key], 'must be an exact UTC timestamp such as 2026-11-01T00:00:00Z (seconds and Z required)');
+      if (ms === undefined)
+        return check.add(
+          [...path, key],
+          'must be an exact UTC timestamp such as 2026-11-01T00:00:00Z (seconds and Z required)',
+        );
       return ms;
     };
     const start = bound('start');
@@ -158,7 +218,9 @@ function validateWindowPolicy(value: unknown, path: Segment[], check: Checker): 
     const map = check.map(value, path, ['kind', 'days', 'boundary'], ['days', 'boundary']);
     if (!map) return undefined;
     const days = map.has('days') ? check.integer(map.get('days'), [...path, 'days'], 1, MAX_ROLLING_DAYS) : undefined;
-    const boundary = map.has('boundary') ? check.oneOf<RollingBoundary>(map.get('boundary'), [...path, 'boundary'], ROLLING_BOUNDARIES) : undefined;
+    const boundary = map.has('boundary')
+      ? check.oneOf<RollingBoundary>(map.get('boundary'), [...path, 'boundary'], ROLLING_BOUNDARIES)
+      : undefined;
     if (days === undefined || boundary === undefined) return undefined;
     return { kind: 'rolling', days, boundary };
   }

@@ -18,10 +18,16 @@ export function checkScalars(doc: Document, text: string, check: Checker): void 
       const source = (node as { source?: unknown }).source;
       const path = (): Segment[] => pathOf(ancestors, node);
       if (node.type === 'PLAIN' && /^[ \t]+(\r?\n|$|,)/.test(text.slice(node.range[1], node.range[2] + 1))) {
-        check.add(path(), 'ends in whitespace, which YAML drops silently: remove it (names and values are taken exactly as written)');
+        check.add(
+          path(),
+          'ends in whitespace, which YAML drops silently: remove it (names and values are taken exactly as written)',
+        );
       }
       if (Number.isInteger(node.value) && !(typeof source === 'string' && /^-?(0|[1-9][0-9]*)$/.test(source))) {
-        check.add(path(), 'must be a decimal integer such as 1 or 400 (no fraction, exponent, sign, base prefix or leading zero)');
+        check.add(
+          path(),
+          'must be a decimal integer such as 1 or 400 (no fraction, exponent, sign, base prefix or leading zero)',
+        );
       }
     },
   });

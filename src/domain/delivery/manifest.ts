@@ -130,7 +130,10 @@ export function parseSelector(text: string): Selector {
   const file = at > 0 ? text.slice(0, at) : '';
   const route = at > 0 ? text.slice(at + 1) : '';
   if (!file || !isManifestName(route)) {
-    throw new ValidationError('delivery.selector_invalid', 'manifest selector must be <file>#<route>, route [a-z][a-z0-9_-]{0,63}');
+    throw new ValidationError(
+      'delivery.selector_invalid',
+      'manifest selector must be <file>#<route>, route [a-z][a-z0-9_-]{0,63}',
+    );
   }
   return { file, route };
 }
@@ -141,7 +144,8 @@ export function selectorText(selector: Selector): string {
 
 /** The route a selector names, with its bindings; `delivery.selector_unknown` if absent. */
 export function selectRoute(manifest: Manifest, selector: Pick<Selector, 'route'> | string): SelectedRoute {
-  const name = typeof selector === 'string' ? (selector.includes('#') ? parseSelector(selector).route : selector) : selector.route;
+  const name =
+    typeof selector === 'string' ? (selector.includes('#') ? parseSelector(selector).route : selector) : selector.route;
   const route = ownEntry(manifest.routes, name);
   if (!route) {
     const known = someOf(Object.keys(manifest.routes).sort());
@@ -154,7 +158,10 @@ export function selectRoute(manifest: Manifest, selector: Pick<Selector, 'route'
   const targetBinding = ownEntry(manifest.bindings, route.target.binding);
   // parseManifest guarantees both; a hand-built Manifest may not.
   if (!sourceBinding || !targetBinding) {
-    throw new ValidationError('delivery.binding_unknown', `routes.${name}: ${!sourceBinding ? 'source' : 'target'} binding is not declared`);
+    throw new ValidationError(
+      'delivery.binding_unknown',
+      `routes.${name}: ${!sourceBinding ? 'source' : 'target'} binding is not declared`,
+    );
   }
   return { name, route, sourceBinding, targetBinding };
 }
@@ -166,7 +173,10 @@ export function selectRoute(manifest: Manifest, selector: Pick<Selector, 'route'
  */
 export function sqlTargetMode(target: Pick<TargetSpec, 'mode'>): SqlTargetMode {
   if (target.mode === 'exchange') {
-    throw new ValidationError('delivery.target_mode_unsupported', 'an exchange route publishes through the clickhouse publication flow, not into an SQL target');
+    throw new ValidationError(
+      'delivery.target_mode_unsupported',
+      'an exchange route publishes through the clickhouse publication flow, not into an SQL target',
+    );
   }
   return target.mode;
 }
@@ -212,7 +222,9 @@ export function parseManifest(text: string, sourceName: string): Manifest {
   const problem = doc.errors[0] ?? doc.warnings[0];
   if (problem) {
     const where = `${sourceName}:${lineCol(text, problem.pos[0])}`;
-    throw unparsable(`${where}: YAML ${problem.code}${YAML_HINTS[problem.code] ? ` (${YAML_HINTS[problem.code]})` : ''}`);
+    throw unparsable(
+      `${where}: YAML ${problem.code}${YAML_HINTS[problem.code] ? ` (${YAML_HINTS[problem.code]})` : ''}`,
+    );
   }
   let data: unknown;
   try {
@@ -232,7 +244,8 @@ export function parseManifest(text: string, sourceName: string): Manifest {
 function validateManifest(data: unknown, sourceName: string, check: Checker): Manifest | undefined {
   const root = check.map(data, [], ['version', 'bindings', 'routes'], ['version', 'bindings', 'routes']);
   if (!root) return undefined;
-  if (root.has('version') && root.get('version') !== MANIFEST_VERSION) check.add(['version'], `must be ${MANIFEST_VERSION}`);
+  if (root.has('version') && root.get('version') !== MANIFEST_VERSION)
+    check.add(['version'], `must be ${MANIFEST_VERSION}`);
 
   const bindings: Record<string, Binding> = {};
   /** Declared names, valid or not: a route naming an invalid binding is not "unknown". */

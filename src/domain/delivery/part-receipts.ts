@@ -47,7 +47,13 @@ export interface ReceiptBatch {
 }
 
 export function batchDigestOf(batch: ReceiptBatch): string {
-  return canonicalDigest({ kind: 'cutpoint.delivery.receipt-batch', part: batch.part, batch: batch.batch, eof: batch.eof, receipts: batch.receipts });
+  return canonicalDigest({
+    kind: 'cutpoint.delivery.receipt-batch',
+    part: batch.part,
+    batch: batch.batch,
+    eof: batch.eof,
+    receipts: batch.receipts,
+  });
 }
 
 export function initialPartDigest(invocationId: string, part: number): string {
@@ -58,7 +64,15 @@ const chain = (previous: string, batchDigest: string): string => sha256Hex(`${pr
 
 /** A part's head before its first batch. */
 export function emptyPartHead(invocationId: string, descriptor: PartDescriptor): PartHead {
-  return { ...descriptor, invocationId, chunks: 0, rows: 0, bytes: 0, digest: initialPartDigest(invocationId, descriptor.part), eof: false };
+  return {
+    ...descriptor,
+    invocationId,
+    chunks: 0,
+    rows: 0,
+    bytes: 0,
+    digest: initialPartDigest(invocationId, descriptor.part),
+    eof: false,
+  };
 }
 
 /**
@@ -70,10 +84,17 @@ export function emptyPartHead(invocationId: string, descriptor: PartDescriptor):
 export function nextPartHead(head: PartHead, batch: ReceiptBatch): PartHead {
   const bad = (why: string) => new IdentityConflictError('delivery.part_receipts_invalid', `part ${head.part}: ${why}`);
   if (head.eof) throw bad('the part is already at EOF');
-  if (batch.part !== head.part || head.chunks % RECEIPTS_PER_BATCH !== 0 || batch.batch !== head.chunks / RECEIPTS_PER_BATCH) throw bad(`batch ${batch.batch} is not the next batch`);
-  if (batch.receipts.length > RECEIPTS_PER_BATCH || (!batch.eof && batch.receipts.length !== RECEIPTS_PER_BATCH)) throw bad('a batch holds 16 receipts unless it is the last');
+  if (
+    batch.part !== head.part ||
+    head.chunks % RECEIPTS_PER_BATCH !== 0 ||
+    batch.batch !== head.chunks / RECEIPTS_PER_BATCH
+  )
+    throw bad(`batch ${batch.batch} is not the next batch`);
+  if (batch.receipts.length > RECEIPTS_PER_BATCH || (!batch.eof && batch.receipts.length !== RECEIPTS_PER_BATCH))
+    throw bad('a batch holds 16 receipts unless it is the last');
   batch.receipts.forEach((r, i) => {
-    if (r.seq !== chunkSeqOf(head.part, head.chunks + i)) throw bad(`receipt ${i} of batch ${batch.batch} has seq ${r.seq}`);
+    if (r.seq !== chunkSeqOf(head.part, head.chunks + i))
+      throw bad(`receipt ${i} of batch ${batch.batch} has seq ${r.seq}`);
     if (!Number.isSafeInteger(r.rows) || r.rows < 1) throw bad(`chunk ${r.seq} has no rows`);
   });
   const last = batch.receipts.at(-1);
@@ -90,7 +111,10 @@ export function nextPartHead(head: PartHead, batch: ReceiptBatch): PartHead {
 
 /** What publication is held to: the parts' heads, in order. */
 export function partsDigest(heads: readonly PartHead[]): string {
-  return canonicalDigest({ kind: 'cutpoint.delivery.parts', parts: heads.map((h) => ({ part: h.part, chunks: h.chunks, rows: h.rows, digest: h.digest })) });
+  return canonicalDigest({
+    kind: 'cutpoint.delivery.parts',
+    parts: heads.map((h) => ({ part: h.part, chunks: h.chunks, rows: h.rows, digest: h.digest })),
+  });
 }
 
 /**
@@ -107,7 +131,8 @@ export function partProblems(
 ): string[] {
   const p = descriptor.part;
   if (!head) return [`part ${p} has no journaled receipts`];
-  if (head.start !== descriptor.start || head.end !== descriptor.end) return [`part ${p} was journaled for another time range than the plan's`];
+  if (head.start !== descriptor.start || head.end !== descriptor.end)
+    return [`part ${p} was journaled for another time range than the plan's`];
   if (!head.eof) return [`part ${p} has not reached EOF`];
   let replay = emptyPartHead(head.invocationId, descriptor);
   try {
@@ -119,7 +144,15 @@ export function partProblems(
     return [`part ${p}: its receipt batches do not add up to its head`];
   }
   const range = seqRangeOf(p);
-  const want = batches.flatMap((b) => b.receipts).map((r) => `${r.seq}:${r.rows}`).sort().join(',');
-  const got = observed.filter((o) => o.seq >= range.from && o.seq < range.to).map((o) => `${o.seq}:${o.rows}`).sort().join(',');
+  const want = batches
+    .flatMap((b) => b.receipts)
+    .map((r) => `${r.seq}:${r.rows}`)
+    .sort()
+    .join(',');
+  const got = observed
+    .filter((o) => o.seq >= range.from && o.seq < range.to)
+    .map((o) => `${o.seq}:${o.rows}`)
+    .sort()
+    .join(',');
   return want === got ? [] : [`part ${p}: the stage does not hold exactly the loaded rows per chunk`];
 }

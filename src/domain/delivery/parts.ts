@@ -40,9 +40,13 @@ export interface PartDescriptor extends TimeRange {
 const invalid = (message: string) => new ValidationError('delivery.part_plan_invalid', message);
 
 export function chunkSeqOf(part: number, index: number): number {
-  if (!Number.isSafeInteger(part) || part < 0 || part >= MAX_PARTS) throw invalid(`part must be an integer in [0, ${MAX_PARTS})`);
+  if (!Number.isSafeInteger(part) || part < 0 || part >= MAX_PARTS)
+    throw invalid(`part must be an integer in [0, ${MAX_PARTS})`);
   if (!Number.isSafeInteger(index) || index < 0 || index >= MAX_CHUNKS_PER_PART) {
-    throw new ValidationError('delivery.part_too_large', `a part holds at most ${MAX_CHUNKS_PER_PART} chunks; lower part_rows or raise chunk_rows`);
+    throw new ValidationError(
+      'delivery.part_too_large',
+      `a part holds at most ${MAX_CHUNKS_PER_PART} chunks; lower part_rows or raise chunk_rows`,
+    );
   }
   return part * MAX_CHUNKS_PER_PART + index;
 }
@@ -59,14 +63,18 @@ export function partOfSeq(seq: number): number {
 /** `buckets` equal time ranges tiling the window (fewer when the window has fewer milliseconds). */
 export function bucketsOf(window: SealedWindow, buckets: number): TimeRange[] {
   const w = validateSealedWindow(window, 'delivery.part_plan_invalid');
-  if (!Number.isInteger(buckets) || buckets < 1 || buckets > 4096) throw invalid('buckets must be an integer in [1, 4096]');
+  if (!Number.isInteger(buckets) || buckets < 1 || buckets > 4096)
+    throw invalid('buckets must be an integer in [1, 4096]');
   const start = Date.parse(w.start);
   const end = Date.parse(w.end);
   const n = Math.min(buckets, end - start);
   const width = Math.floor((end - start) / n);
   const out: TimeRange[] = [];
   for (let i = 0; i < n; i++) {
-    out.push({ start: new Date(start + i * width).toISOString(), end: new Date(i === n - 1 ? end : start + (i + 1) * width).toISOString() });
+    out.push({
+      start: new Date(start + i * width).toISOString(),
+      end: new Date(i === n - 1 ? end : start + (i + 1) * width).toISOString(),
+    });
   }
   return out;
 }
@@ -82,7 +90,8 @@ export function planParts(counts: ReadonlyArray<TimeRange & { rows: number }>, p
   const parts: PartDescriptor[] = [];
   let current: PartDescriptor | undefined;
   for (const [i, bucket] of counts.entries()) {
-    if (!Number.isSafeInteger(bucket.rows) || bucket.rows < 0) throw invalid('bucket counts must be non-negative integers');
+    if (!Number.isSafeInteger(bucket.rows) || bucket.rows < 0)
+      throw invalid('bucket counts must be non-negative integers');
     const previous = counts[i - 1];
     if (previous && previous.end !== bucket.start) throw invalid('buckets must be contiguous');
     if (current && current.plannedRows + bucket.rows <= partRows) {
@@ -93,7 +102,8 @@ export function planParts(counts: ReadonlyArray<TimeRange & { rows: number }>, p
       parts.push(current);
     }
   }
-  if (parts.length > MAX_PARTS) throw invalid(`the window needs ${parts.length} parts; at most ${MAX_PARTS} (raise part_rows)`);
+  if (parts.length > MAX_PARTS)
+    throw invalid(`the window needs ${parts.length} parts; at most ${MAX_PARTS} (raise part_rows)`);
   return parts;
 }
 
@@ -102,7 +112,8 @@ export function planParts(counts: ReadonlyArray<TimeRange & { rows: number }>, p
  * in order, tiling `window` exactly. Anything else is `delivery.part_plan_invalid`.
  */
 export function validatePlanParts(value: unknown, window: SealedWindow): PartDescriptor[] {
-  if (!Array.isArray(value) || value.length === 0 || value.length > MAX_PARTS) throw invalid('the part plan must be a non-empty array of part descriptors');
+  if (!Array.isArray(value) || value.length === 0 || value.length > MAX_PARTS)
+    throw invalid('the part plan must be a non-empty array of part descriptors');
   let at = window.start;
   const parts = value.map((v, i) => {
     const d = validatePartDescriptor(v);
@@ -116,10 +127,17 @@ export function validatePlanParts(value: unknown, window: SealedWindow): PartDes
 
 export function validatePartDescriptor(value: unknown): PartDescriptor {
   const d = value as Partial<PartDescriptor> | null;
-  if (!d || typeof d !== 'object' || !Number.isSafeInteger(d.part) || (d.part as number) < 0 || (d.part as number) >= MAX_PARTS) {
+  if (
+    !d ||
+    typeof d !== 'object' ||
+    !Number.isSafeInteger(d.part) ||
+    (d.part as number) < 0 ||
+    (d.part as number) >= MAX_PARTS
+  ) {
     throw invalid('a part descriptor needs part, start, end, plannedRows');
   }
-  if (!Number.isSafeInteger(d.plannedRows) || (d.plannedRows as number) < 0) throw invalid('a part descriptor needs plannedRows >= 0');
+  if (!Number.isSafeInteger(d.plannedRows) || (d.plannedRows as number) < 0)
+    throw invalid('a part descriptor needs plannedRows >= 0');
   const range = validateSealedWindow({ start: d.start, end: d.end } as SealedWindow, 'delivery.part_plan_invalid');
   return { part: d.part as number, start: range.start, end: range.end, plannedRows: d.plannedRows as number };
 }

@@ -91,14 +91,23 @@ const CREDENTIAL_KEY = /pass|pwd|secret|token|credential|conn|dsn|url|uri/i;
 
 function validateIdentity(identity: TargetIdentity): TargetIdentity {
   if (!identity || typeof identity !== 'object' || Array.isArray(identity) || Object.keys(identity).length === 0) {
-    throw new ValidationError('delivery.identity_invalid', 'target identity must be a non-empty object of scalar facts');
+    throw new ValidationError(
+      'delivery.identity_invalid',
+      'target identity must be a non-empty object of scalar facts',
+    );
   }
   for (const [key, value] of Object.entries(identity)) {
     if (CREDENTIAL_KEY.test(key)) {
-      throw new ValidationError('delivery.identity_invalid', `target identity key ${key} looks like a credential; identity holds observed facts only`);
+      throw new ValidationError(
+        'delivery.identity_invalid',
+        `target identity key ${key} looks like a credential; identity holds observed facts only`,
+      );
     }
     if (!['string', 'number', 'boolean'].includes(typeof value)) {
-      throw new ValidationError('delivery.identity_invalid', `target identity ${key} must be a string, number or boolean`);
+      throw new ValidationError(
+        'delivery.identity_invalid',
+        `target identity ${key} must be a string, number or boolean`,
+      );
     }
   }
   return identity;
@@ -120,10 +129,17 @@ function canonicalWorkRoot(workRoot: string): string {
  */
 export function recomputeAuthority(input: AuthorityInput): AuthorityDigests {
   validateInvocationId(input.invocationId);
-  if (typeof input.manifestText !== 'string') throw new ValidationError('delivery.manifest_invalid', 'manifest text must be a string');
-  const selector = typeof input.selector === 'string' ? parseSelector(input.selector) : parseSelector(`${input.selector.file}#${input.selector.route}`);
+  if (typeof input.manifestText !== 'string')
+    throw new ValidationError('delivery.manifest_invalid', 'manifest text must be a string');
+  const selector =
+    typeof input.selector === 'string'
+      ? parseSelector(input.selector)
+      : parseSelector(`${input.selector.file}#${input.selector.route}`);
   if (selector.route !== input.route.name) {
-    throw new ValidationError('delivery.selector_invalid', `selector names route ${selector.route} but the route given is ${input.route.name}`);
+    throw new ValidationError(
+      'delivery.selector_invalid',
+      `selector names route ${selector.route} but the route given is ${input.route.name}`,
+    );
   }
   return {
     invocationId: input.invocationId,
@@ -134,7 +150,10 @@ export function recomputeAuthority(input: AuthorityInput): AuthorityDigests {
       source: bindingDescriptor(input.route.sourceBinding),
       target: bindingDescriptor(input.route.targetBinding),
     }),
-    identityDigest: canonicalDigest({ kind: 'cutpoint.delivery.target-identity', identity: validateIdentity(input.targetIdentity) }),
+    identityDigest: canonicalDigest({
+      kind: 'cutpoint.delivery.target-identity',
+      identity: validateIdentity(input.targetIdentity),
+    }),
     workRootDigest: canonicalDigest({ kind: 'cutpoint.delivery.work-root', path: canonicalWorkRoot(input.workRoot) }),
   };
 }
@@ -171,12 +190,20 @@ const HEX64 = /^[0-9a-f]{64}$/;
  * sealDigest matches its contents. Anything else is an inconsistent journal.
  */
 export function validateSealedAuthority(value: unknown): SealedAuthority {
-  const inconsistent = (what: string) => new JournalUnavailableError('delivery.recovery_journal_inconsistent', `sealed authority ${what}`);
+  const inconsistent = (what: string) =>
+    new JournalUnavailableError('delivery.recovery_journal_inconsistent', `sealed authority ${what}`);
   const v = value as Partial<Record<keyof SealedAuthority, unknown>> | null;
   if (!v || typeof v !== 'object') throw inconsistent('is missing');
   if (v.version !== SEAL_VERSION) throw inconsistent('has an unsupported version');
   if (!isInvocationId(v.invocationId)) throw inconsistent('has an invalid invocation id');
-  for (const field of ['manifestDigest', 'selectorDigest', 'bindingDigest', 'identityDigest', 'workRootDigest', 'sealDigest'] as const) {
+  for (const field of [
+    'manifestDigest',
+    'selectorDigest',
+    'bindingDigest',
+    'identityDigest',
+    'workRootDigest',
+    'sealDigest',
+  ] as const) {
     if (typeof v[field] !== 'string' || !HEX64.test(v[field])) throw inconsistent(`has an invalid ${field}`);
   }
   let window: SealedWindow;
@@ -251,8 +278,16 @@ export function assertSealedForRun(
   if (record.route !== run.route.name) differing.push('route');
   if (record.targetId !== run.targetId) differing.push('target');
   if (differing.length === 0) {
-    const recomputed = recomputeAuthority({ invocationId: record.invocationId, manifestText: run.manifestText, selector: run.selector, route: run.route, targetIdentity: { deferred: 'run' }, workRoot: '/' });
-    for (const field of ['manifestDigest', 'selectorDigest', 'bindingDigest'] as const) if (record.sealed[field] !== recomputed[field]) differing.push(field);
+    const recomputed = recomputeAuthority({
+      invocationId: record.invocationId,
+      manifestText: run.manifestText,
+      selector: run.selector,
+      route: run.route,
+      targetIdentity: { deferred: 'run' },
+      workRoot: '/',
+    });
+    for (const field of ['manifestDigest', 'selectorDigest', 'bindingDigest'] as const)
+      if (record.sealed[field] !== recomputed[field]) differing.push(field);
   }
   if (differing.length > 0) {
     throw new IdentityConflictError(

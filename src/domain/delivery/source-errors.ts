@@ -6,7 +6,11 @@ import { CutpointError } from '../errors.js';
 export class SourceForbiddenError extends CutpointError {
   readonly method: string;
   constructor(method: string) {
-    super('Delivery.SourceForbidden', 'delivery.source_forbidden', `source ${method} refused: recovery never reads the source`);
+    super(
+      'Delivery.SourceForbidden',
+      'delivery.source_forbidden',
+      `source ${method} refused: recovery never reads the source`,
+    );
     this.method = method;
   }
 }

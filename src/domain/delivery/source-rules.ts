@@ -1,4 +1,11 @@
-import type { CountBucketsRequest, CountWindowRequest, JsonValue, SourceKey, SourceRelationRequest, StreamWindowRequest } from '../../ports/source.js';
+import type {
+  CountBucketsRequest,
+  CountWindowRequest,
+  JsonValue,
+  SourceKey,
+  SourceRelationRequest,
+  StreamWindowRequest,
+} from '../../ports/source.js';
 import type { TargetRow } from '../../ports/target.js';
 import { canonicalJson } from '../digest.js';
 import { ValidationError } from '../errors.js';
@@ -25,7 +32,8 @@ export function assertSourceRelation(request: SourceRelationRequest): void {
       throw invalid(`source table must be database.table, each part an SQL identifier: ${describeName(from.table)}`);
     }
   } else if (from.kind === 'query') {
-    if (typeof from.sql !== 'string' || from.sql.trim() === '') throw invalid('source query must be a non-empty SELECT');
+    if (typeof from.sql !== 'string' || from.sql.trim() === '')
+      throw invalid('source query must be a non-empty SELECT');
   } else {
     throw invalid('source relation kind must be table or query');
   }
@@ -52,7 +60,8 @@ export const MAX_COUNT_BUCKETS = 4096;
 export function assertCountBucketsRequest(request: CountBucketsRequest): SealedWindow {
   const window = assertCountWindowRequest(request);
   const n = request.buckets;
-  if (!Number.isInteger(n) || n < 1 || n > MAX_COUNT_BUCKETS) throw invalid(`buckets must be an integer in [1, ${MAX_COUNT_BUCKETS}]`);
+  if (!Number.isInteger(n) || n < 1 || n > MAX_COUNT_BUCKETS)
+    throw invalid(`buckets must be an integer in [1, ${MAX_COUNT_BUCKETS}]`);
   return window;
 }
 
@@ -66,8 +75,10 @@ export function assertCountBucketsRequest(request: CountBucketsRequest): SealedW
 export function assertStreamWindowRequest(request: StreamWindowRequest): SealedWindow {
   const window = assertCountWindowRequest(request);
   const n = request.chunkRows;
-  if (!Number.isInteger(n) || n < 1 || n > MAX_CHUNK_ROWS) throw invalid(`chunkRows must be an integer in [1, ${MAX_CHUNK_ROWS}]`);
-  if (request.firstSeq !== undefined && !isSeq(request.firstSeq)) throw invalid('firstSeq must be a non-negative safe integer');
+  if (!Number.isInteger(n) || n < 1 || n > MAX_CHUNK_ROWS)
+    throw invalid(`chunkRows must be an integer in [1, ${MAX_CHUNK_ROWS}]`);
+  if (request.firstSeq !== undefined && !isSeq(request.firstSeq))
+    throw invalid('firstSeq must be a non-negative safe integer');
   const resume = request.resumeAfter;
   if (resume !== undefined) {
     if (!resume || typeof resume !== 'object') throw invalid('resumeAfter must be { lastKey, rowsAtLastKey, nextSeq }');
@@ -75,7 +86,8 @@ export function assertStreamWindowRequest(request: StreamWindowRequest): SealedW
     if (!Array.isArray(resume.lastKey) || resume.lastKey.length !== width) {
       throw invalid(`resumeAfter.lastKey must hold ${width} values: the time column, then each key column`);
     }
-    if (!Number.isSafeInteger(resume.rowsAtLastKey) || resume.rowsAtLastKey < 1) throw invalid('resumeAfter.rowsAtLastKey must be an integer >= 1');
+    if (!Number.isSafeInteger(resume.rowsAtLastKey) || resume.rowsAtLastKey < 1)
+      throw invalid('resumeAfter.rowsAtLastKey must be an integer >= 1');
     if (!isSeq(resume.nextSeq)) throw invalid('resumeAfter.nextSeq must be a non-negative safe integer');
   }
   return window;

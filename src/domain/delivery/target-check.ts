@@ -82,11 +82,18 @@ const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 function refuseReservedTarget(request: TargetCheckRequest, rules: TargetEngineRules): void {
   const { schema, table } = request.table;
   const name = `${schema}.${table}`;
-  const system = rules.systemSchemas.some((s) => same(s, schema)) || (rules.systemPrefixes ?? []).some((p) => schema.toLowerCase().startsWith(p));
-  if (system) throw new TargetNotUserTableError(`target ${name} is in ${rules.engine}'s system schema ${schema}: deliver into a table of a user schema`);
+  const system =
+    rules.systemSchemas.some((s) => same(s, schema)) ||
+    (rules.systemPrefixes ?? []).some((p) => schema.toLowerCase().startsWith(p));
+  if (system)
+    throw new TargetNotUserTableError(
+      `target ${name} is in ${rules.engine}'s system schema ${schema}: deliver into a table of a user schema`,
+    );
   const receipts = rules.receipts;
   if (receipts && same(receipts.schema, schema) && same(receipts.table, table)) {
-    throw new TargetNotUserTableError(`target ${name} is the receipts table cutpoint keeps its publication receipts in: deliver into a table of your own`);
+    throw new TargetNotUserTableError(
+      `target ${name} is the receipts table cutpoint keeps its publication receipts in: deliver into a table of your own`,
+    );
   }
 }
 
@@ -98,15 +105,25 @@ export function judgeTarget(request: TargetCheckRequest, observed: TargetObserva
   const exact = observed.found.find((f) => f.schema === schema && f.table === table);
   if (!exact) {
     const other = observed.found[0];
-    const hint = other ? `; ${other.schema}.${other.table} exists, which differs only in case (names are exact: write it as it is spelled)` : '; create it first, or correct target.table';
+    const hint = other
+      ? `; ${other.schema}.${other.table} exists, which differs only in case (names are exact: write it as it is spelled)`
+      : '; create it first, or correct target.table';
     throw new TargetTableMissingError(`target table ${name} does not exist in the ${rules.engine} target${hint}`);
   }
-  if (exact.system) throw new TargetNotUserTableError(`target ${name} is a system object of ${rules.engine}: deliver into a table of a user schema`);
-  if (exact.kind !== 'table') throw new TargetNotUserTableError(`target ${name} is ${exact.kind === 'view' ? 'a view' : 'not a regular table'}: deliver into a regular table`);
+  if (exact.system)
+    throw new TargetNotUserTableError(
+      `target ${name} is a system object of ${rules.engine}: deliver into a table of a user schema`,
+    );
+  if (exact.kind !== 'table')
+    throw new TargetNotUserTableError(
+      `target ${name} is ${exact.kind === 'view' ? 'a view' : 'not a regular table'}: deliver into a regular table`,
+    );
   for (const column of request.columns) {
     if (observed.columns.includes(column.name)) continue;
     const other = observed.columns.find((c) => same(c, column.name));
     const hint = other === undefined ? '' : ` (${other} exists, which differs only in case)`;
-    throw new TargetColumnMissingError(`column ${column.name} named by ${column.namedBy} is not a column of target table ${name}${hint}`);
+    throw new TargetColumnMissingError(
+      `column ${column.name} named by ${column.namedBy} is not a column of target table ${name}${hint}`,
+    );
   }
 }

@@ -38,11 +38,14 @@ export class TargetUnavailableError extends CutpointError {
   }
 }
 
-
 /** A chunk holds or loads another number of rows than it declares: refused or rolled back, nothing loaded. */
 export class LoadCountMismatchError extends CutpointError {
   constructor(seq: number, declared: number, counted: number) {
-    super('Cutpoint.LoadCountMismatch', 'delivery.load_count_mismatch', `chunk ${seq} declares ${declared} rows, ${counted} were counted: nothing of it is loaded`);
+    super(
+      'Cutpoint.LoadCountMismatch',
+      'delivery.load_count_mismatch',
+      `chunk ${seq} declares ${declared} rows, ${counted} were counted: nothing of it is loaded`,
+    );
   }
 }
 
@@ -54,6 +57,10 @@ export class LoadCountMismatchError extends CutpointError {
  */
 export class QualityCheckUnrunnableError extends CutpointError {
   constructor(detail: string) {
-    super('Delivery.QualityCheckUnrunnable', 'delivery.quality_check_unrunnable', `a quality check cannot run on the stage: ${detail}`);
+    super(
+      'Delivery.QualityCheckUnrunnable',
+      'delivery.quality_check_unrunnable',
+      `a quality check cannot run on the stage: ${detail}`,
+    );
   }
 }

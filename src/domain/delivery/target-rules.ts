@@ -1,5 +1,16 @@
 import { createHash } from 'node:crypto';
-import type { ChunkReceipt, DropStatus, PublicationReceipt, PublishRequest, SeqRange, StagingFactsRequest, StagingRef, TableRef, TargetRow, TimeWindow } from '../../ports/target.js';
+import type {
+  ChunkReceipt,
+  DropStatus,
+  PublicationReceipt,
+  PublishRequest,
+  SeqRange,
+  StagingFactsRequest,
+  StagingRef,
+  TableRef,
+  TargetRow,
+  TimeWindow,
+} from '../../ports/target.js';
 import { canonicalJson } from '../digest.js';
 import { ValidationError } from '../errors.js';
 
@@ -55,7 +66,8 @@ export function assertUserColumn(name: string): string {
 }
 
 export function assertColumns(columns: readonly string[], what = 'columns'): string[] {
-  if (columns.length === 0) throw new ValidationError('delivery.invalid_request', `${what}: at least one column is required`);
+  if (columns.length === 0)
+    throw new ValidationError('delivery.invalid_request', `${what}: at least one column is required`);
   const seen = new Set<string>();
   for (const c of columns) {
     assertUserColumn(c);
@@ -67,10 +79,16 @@ export function assertColumns(columns: readonly string[], what = 'columns'): str
 
 export function assertWindow(window: TimeWindow): void {
   const { start, end } = window;
-  if (!(start instanceof Date) || !(end instanceof Date) || Number.isNaN(start.getTime()) || Number.isNaN(end.getTime())) {
+  if (
+    !(start instanceof Date) ||
+    !(end instanceof Date) ||
+    Number.isNaN(start.getTime()) ||
+    Number.isNaN(end.getTime())
+  ) {
     throw new ValidationError('delivery.invalid_window', 'window bounds must be valid Dates');
   }
-  if (start.getTime() >= end.getTime()) throw new ValidationError('delivery.invalid_window', 'window start must be before its end');
+  if (start.getTime() >= end.getTime())
+    throw new ValidationError('delivery.invalid_window', 'window start must be before its end');
 }
 
 export function assertSeq(seq: number): void {
@@ -93,7 +111,8 @@ export function parseOwnerMarker(text: string | null | undefined): { invocationI
   if (typeof text !== 'string') return undefined;
   try {
     const value = JSON.parse(text) as { kind?: unknown; invocationId?: unknown; owner?: unknown };
-    if (value.kind !== MARKER_KIND || typeof value.invocationId !== 'string' || typeof value.owner !== 'string') return undefined;
+    if (value.kind !== MARKER_KIND || typeof value.invocationId !== 'string' || typeof value.owner !== 'string')
+      return undefined;
     return { invocationId: value.invocationId, owner: value.owner };
   } catch {
     return undefined;
@@ -105,7 +124,10 @@ export function publicationLockOf(invocationId: string): string {
   return `cutpoint.publish:${invocationId}`;
 }
 
-export function markerMatches(text: string | null | undefined, staging: Pick<StagingRef, 'invocationId' | 'owner'>): boolean {
+export function markerMatches(
+  text: string | null | undefined,
+  staging: Pick<StagingRef, 'invocationId' | 'owner'>,
+): boolean {
   const marker = parseOwnerMarker(text);
   return marker !== undefined && marker.invocationId === staging.invocationId && marker.owner === staging.owner;
 }
@@ -152,7 +174,9 @@ export function chunkDigest(columns: readonly string[], rows: Iterable<TargetRow
 /** The load digest a publication records: over the chunk receipts in seq order. */
 export function publicationDigest(receipts: readonly ChunkReceipt[]): string {
   const sorted = [...receipts].sort((a, b) => a.seq - b.seq);
-  return createHash('sha256').update(canonicalJson(sorted.map((r) => [r.seq, r.rows, r.digest]))).digest('hex');
+  return createHash('sha256')
+    .update(canonicalJson(sorted.map((r) => [r.seq, r.rows, r.digest])))
+    .digest('hex');
 }
 
 /**
@@ -185,7 +209,11 @@ export function receiptMatches(receipt: PublicationReceipt, request: PublishRequ
 
 /** Validates a publish request's shape before any I/O. */
 export function assertPublishRequest(request: PublishRequest): void {
-  if (typeof request.invocationId !== 'string' || request.invocationId.length === 0 || request.invocationId.length > 200) {
+  if (
+    typeof request.invocationId !== 'string' ||
+    request.invocationId.length === 0 ||
+    request.invocationId.length > 200
+  ) {
     throw new ValidationError('delivery.invalid_request', 'invocationId must be 1..200 characters');
   }
   assertTableRef(request.target, 'target');
@@ -265,7 +293,10 @@ export function receiptOfRecord(row: ReceiptRecord): PublicationReceipt {
 export function assertSeqRange(range: SeqRange): void {
   const ok = (n: number) => Number.isSafeInteger(n) && n >= 0 && n <= 2 ** 31;
   if (!ok(range.from) || !ok(range.to) || range.from > range.to) {
-    throw new ValidationError('delivery.invalid_request', `chunk seq range must be integers 0 <= from <= to <= 2^31: [${String(range.from)}, ${String(range.to)})`);
+    throw new ValidationError(
+      'delivery.invalid_request',
+      `chunk seq range must be integers 0 <= from <= to <= 2^31: [${String(range.from)}, ${String(range.to)})`,
+    );
   }
 }
 
@@ -273,7 +304,11 @@ export function assertSeqRange(range: SeqRange): void {
 export function factsRange(facts: StagingFactsRequest): SeqRange | undefined {
   if (facts.range === undefined) return undefined;
   assertSeqRange(facts.range);
-  if (facts.assertions.length > 0) throw new ValidationError('delivery.invalid_request', 'quality assertions run over the whole stage, never over a part range');
+  if (facts.assertions.length > 0)
+    throw new ValidationError(
+      'delivery.invalid_request',
+      'quality assertions run over the whole stage, never over a part range',
+    );
   return facts.range;
 }
 
@@ -283,6 +318,11 @@ export function scalarOf(value: unknown): number | string | null {
   if (typeof value === 'number') return value;
   if (typeof value === 'boolean') return value ? 1 : 0;
   const text = value instanceof Date ? value.toISOString() : String(value);
-  if (/^-?\d+(\.\d+)?$/.test(text) && Number.isFinite(Number(text)) && Math.abs(Number(text)) <= Number.MAX_SAFE_INTEGER) return Number(text);
+  if (
+    /^-?\d+(\.\d+)?$/.test(text) &&
+    Number.isFinite(Number(text)) &&
+    Math.abs(Number(text)) <= Number.MAX_SAFE_INTEGER
+  )
+    return Number(text);
   return text;
 }

@@ -50,7 +50,10 @@ export function windowPartitionNameOf(target: TableRef, window: TimeWindow): str
   const tail = `_p${compact(window.start)}_${compact(window.end)}`;
   const full = `${target.table}${tail}`;
   if (full.length <= MAX_IDENTIFIER_LENGTH) return full;
-  const digest = createHash('sha256').update(canonicalJson([target.schema, target.table, window.start.toISOString(), window.end.toISOString()])).digest('hex').slice(0, 8);
+  const digest = createHash('sha256')
+    .update(canonicalJson([target.schema, target.table, window.start.toISOString(), window.end.toISOString()]))
+    .digest('hex')
+    .slice(0, 8);
   const room = MAX_IDENTIFIER_LENGTH - tail.length - digest.length - 1;
   return `${target.table.slice(0, Math.max(room, 1))}_${digest}${tail}`.slice(0, MAX_IDENTIFIER_LENGTH);
 }
@@ -94,14 +97,28 @@ export type SwapDecision = { swap: true; replaces?: string } | { swap: false; re
  * plain table, and no default partition holding rows of the window (ATTACH would refuse:
  * those rows are the window's, and the set-based path replaces them).
  */
-export function decideSwap(partitions: readonly PartitionFacts[], defaultHoldsWindowRows: boolean, stableName: string, stableNameTakenByOther: boolean): SwapDecision {
+export function decideSwap(
+  partitions: readonly PartitionFacts[],
+  defaultHoldsWindowRows: boolean,
+  stableName: string,
+  stableNameTakenByOther: boolean,
+): SwapDecision {
   const exact = partitions.filter((p) => !p.isDefault && p.exact);
   const others = partitions.filter((p) => !p.isDefault && !p.exact && p.overlaps);
-  if (others.length > 0) return { swap: false, reason: `the window is not exactly one partition's bounds: it overlaps partition ${others.map((p) => p.name).sort().join(', ')}` };
+  if (others.length > 0)
+    return {
+      swap: false,
+      reason: `the window is not exactly one partition's bounds: it overlaps partition ${others
+        .map((p) => p.name)
+        .sort()
+        .join(', ')}`,
+    };
   if (exact.length > 1) return { swap: false, reason: 'more than one partition has the window as its bounds' };
   const replaced = exact[0];
-  if (replaced && !replaced.leaf) return { swap: false, reason: `the window's partition ${replaced.name} is itself partitioned` };
+  if (replaced && !replaced.leaf)
+    return { swap: false, reason: `the window's partition ${replaced.name} is itself partitioned` };
   if (defaultHoldsWindowRows) return { swap: false, reason: 'the default partition holds rows of the window' };
-  if (stableNameTakenByOther) return { swap: false, reason: `the partition name ${stableName} is taken by another table` };
+  if (stableNameTakenByOther)
+    return { swap: false, reason: `the partition name ${stableName} is taken by another table` };
   return replaced ? { swap: true, replaces: replaced.name } : { swap: true };
 }

@@ -15,8 +15,7 @@ import { ValidationError } from '../errors.js';
 
 /** A fixed window names its exact bounds; a rolling window ends at the last boundary <= now. */
 export type WindowPolicy =
-  | { kind: 'fixed'; start: string; end: string }
-  | { kind: 'rolling'; days: number; boundary: RollingBoundary };
+  { kind: 'fixed'; start: string; end: string } | { kind: 'rolling'; days: number; boundary: RollingBoundary };
 
 export const ROLLING_BOUNDARIES = ['day', 'hour'] as const;
 export type RollingBoundary = (typeof ROLLING_BOUNDARIES)[number];
@@ -54,7 +53,14 @@ const CANONICAL_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 export function parseUtcTimestamp(text: string): number | undefined {
   const m = AUTHORED_UTC.exec(text);
   if (!m) return undefined;
-  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   const millis = Number((m[7] ?? '').padEnd(3, '0'));
   if (year < 1970) return undefined;
   const ms = Date.UTC(year, month - 1, day, hour, minute, second, millis);
@@ -86,7 +92,10 @@ export function resolveWindow(policy: WindowPolicy, now: Date): SealedWindow {
     const start = parseUtcTimestamp(policy.start);
     const end = parseUtcTimestamp(policy.end);
     if (start === undefined || end === undefined) {
-      throw new ValidationError('delivery.window_invalid', 'fixed window bounds must be exact UTC timestamps ending in Z');
+      throw new ValidationError(
+        'delivery.window_invalid',
+        'fixed window bounds must be exact UTC timestamps ending in Z',
+      );
     }
     if (start >= end) throw new ValidationError('delivery.window_invalid', 'fixed window start must be before its end');
     return { start: canonicalUtc(start), end: canonicalUtc(end) };
@@ -118,7 +127,10 @@ export function resolveWindow(policy: WindowPolicy, now: Date): SealedWindow {
 export function validateSealedWindow(value: unknown, code = 'delivery.window_invalid'): SealedWindow {
   const w = value as Partial<SealedWindow> | null;
   const ok = (s: unknown): s is string =>
-    typeof s === 'string' && CANONICAL_UTC.test(s) && parseUtcTimestamp(s) !== undefined && canonicalUtc(parseUtcTimestamp(s) as number) === s;
+    typeof s === 'string' &&
+    CANONICAL_UTC.test(s) &&
+    parseUtcTimestamp(s) !== undefined &&
+    canonicalUtc(parseUtcTimestamp(s) as number) === s;
   if (!w || typeof w !== 'object' || !ok(w.start) || !ok(w.end)) {
     throw new ValidationError(code, 'sealed window bounds must be canonical UTC timestamps (YYYY-MM-DDTHH:MM:SS.sssZ)');
   }

@@ -27,7 +27,10 @@ const OWNER = /^[0-9a-f]{64}$/;
 /** The candidate table's UUID: RFC 9562 version 8 (custom), variant 10xx, lower-case text. */
 export function candidateUuidOf(invocationId: string): string {
   const id = validateInvocationId(invocationId);
-  const bytes = createHash('sha256').update(CANDIDATE_UUID_DOMAIN + id, 'utf8').digest().subarray(0, 16);
+  const bytes = createHash('sha256')
+    .update(CANDIDATE_UUID_DOMAIN + id, 'utf8')
+    .digest()
+    .subarray(0, 16);
   bytes[6] = (bytes[6]! & 0x0f) | 0x80;
   bytes[8] = (bytes[8]! & 0x3f) | 0x80;
   const hex = bytes.toString('hex');
@@ -45,7 +48,10 @@ export function assertUuidText(uuid: string, what = 'uuid'): string {
 /** A ClickHouse database or table name cutpoint addresses: `[A-Za-z_][A-Za-z0-9_]*`, at most 63 characters. */
 export function assertChName(name: string, what = 'name'): string {
   if (typeof name !== 'string' || !NAME.test(name)) {
-    throw new ValidationError('publication.invalid_identifier', `invalid ${what} ${JSON.stringify(String(name).slice(0, 80))}: expected [A-Za-z_][A-Za-z0-9_]* of at most 63 characters`);
+    throw new ValidationError(
+      'publication.invalid_identifier',
+      `invalid ${what} ${JSON.stringify(String(name).slice(0, 80))}: expected [A-Za-z_][A-Za-z0-9_]* of at most 63 characters`,
+    );
   }
   return name;
 }
@@ -75,14 +81,21 @@ export function exchangeNamesOf(invocationId: string, target: { database: string
   const database = assertChName(target.database, 'target database');
   const table = assertChName(target.table, 'target table');
   if (table === stage || table.toLowerCase().startsWith('cutpoint_stg_')) {
-    throw new ValidationError('publication.invalid_identifier', 'the target table may not use the owned cutpoint_stg_ prefix');
+    throw new ValidationError(
+      'publication.invalid_identifier',
+      'the target table may not use the owned cutpoint_stg_ prefix',
+    );
   }
   return { database, target: table, stage, candidate: `${stage}_c`, tombstone: `${stage}_x` };
 }
 
 /** The candidate's owner marker: canonical JSON of validated ids only (safe to quote into DDL). */
 export function candidateMarkerOf(invocationId: string, ownerBinding: string): string {
-  return canonicalJson({ invocationId: validateInvocationId(invocationId), kind: CANDIDATE_MARKER_KIND, owner: assertOwnerBinding(ownerBinding) });
+  return canonicalJson({
+    invocationId: validateInvocationId(invocationId),
+    kind: CANDIDATE_MARKER_KIND,
+    owner: assertOwnerBinding(ownerBinding),
+  });
 }
 
 /** True only for this operation's marker, byte for byte as `candidateMarkerOf` writes it. */

@@ -33,6 +33,10 @@ export const EXCHANGE_ENGINES: ReadonlySet<string> = new Set(['Atomic', 'Shared'
  * database answers EXCHANGE with Code 48 NOT_IMPLEMENTED.
  */
 export function assertExchangeEngine(database: string, engine: string | undefined): void {
-  if (engine === undefined) throw new ExchangeUnsupportedError(`database ${database} does not exist or is not visible: nothing was mutated`);
-  if (!EXCHANGE_ENGINES.has(engine)) throw new ExchangeUnsupportedError(`database ${database} has engine ${engine}; EXCHANGE publication needs Atomic or Shared: nothing was mutated`);
+  if (engine === undefined)
+    throw new ExchangeUnsupportedError(`database ${database} does not exist or is not visible: nothing was mutated`);
+  if (!EXCHANGE_ENGINES.has(engine))
+    throw new ExchangeUnsupportedError(
+      `database ${database} has engine ${engine}; EXCHANGE publication needs Atomic or Shared: nothing was mutated`,
+    );
 }

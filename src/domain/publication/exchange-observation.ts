@@ -64,13 +64,18 @@ const NIL_UUID = '00000000-0000-0000-0000-000000000000';
 export function interpretExchangeObservation(input: ExchangeObservationInput): ExchangeObservation {
   const c = uuidOf(input.candidateUuid, 'candidate');
   const p = uuidOf(input.predecessorUuid, 'predecessor');
-  if (c === p) throw new ValidationError('publication.observation_input_invalid', 'the candidate and predecessor UUIDs are the same');
+  if (c === p)
+    throw new ValidationError(
+      'publication.observation_input_invalid',
+      'the candidate and predecessor UUIDs are the same',
+    );
   if (!input.succeeded) return { outcome: 'UNOBSERVABLE' };
 
   const { names } = input;
   const byName = new Map<string, ObservedTable>();
   for (const row of input.rows) {
-    const known = row.database === names.database && [names.target, names.candidate, names.tombstone].includes(row.name);
+    const known =
+      row.database === names.database && [names.target, names.candidate, names.tombstone].includes(row.name);
     if (!known || byName.has(row.name)) return contradicted('unexpected_row');
     byName.set(row.name, row);
   }

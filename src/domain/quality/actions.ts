@@ -40,7 +40,9 @@ export type EvidenceView = 'valid' | 'missing' | 'malformed' | 'unreadable' | 'p
 export type AuthorityBreak = 'rollback' | 'replaced';
 
 /** The diagnostic of a break: every surface that shows one (quality inspect, delivery inspect) shows this code and no action. */
-export function authorityBreakCode(authority: AuthorityBreak): 'quality.authority_version_rollback' | 'quality.authority_replaced' {
+export function authorityBreakCode(
+  authority: AuthorityBreak,
+): 'quality.authority_version_rollback' | 'quality.authority_replaced' {
   return authority === 'rollback' ? 'quality.authority_version_rollback' : 'quality.authority_replaced';
 }
 
@@ -65,7 +67,10 @@ export interface ActionGuide {
 }
 
 const none = (diagnosticCode: string): ActionGuide => ({ permittedActions: [], diagnosticCode });
-const only = (diagnosticCode: string, ...actions: QualityAction[]): ActionGuide => ({ permittedActions: [...actions].sort(), diagnosticCode });
+const only = (diagnosticCode: string, ...actions: QualityAction[]): ActionGuide => ({
+  permittedActions: [...actions].sort(),
+  diagnosticCode,
+});
 
 /** A combination no writer produces (e.g. PUBLISHED without a capsule): nothing is offered. */
 export const INCONSISTENT = 'quality.state_inconsistent';
@@ -80,7 +85,10 @@ export function actionGuide(input: ActionInput): ActionGuide {
   if (capsule.kind === 'malformed') return none('quality.evidence_malformed');
   if (capsule.kind === 'unreadable') return none('quality.evidence_unreadable');
   if (dispatchCount !== 0 && dispatchCount !== 1) return none(INCONSISTENT);
-  if (capsule.kind === 'v2' && (input.evidence === 'missing' || input.evidence === 'malformed' || input.evidence === 'unreadable')) {
+  if (
+    capsule.kind === 'v2' &&
+    (input.evidence === 'missing' || input.evidence === 'malformed' || input.evidence === 'unreadable')
+  ) {
     return none(`quality.evidence_${input.evidence}`); // N2, N7: no pass, no repair
   }
   if (capsule.kind === 'v1') return v1Guide(input, capsule.state);
@@ -98,7 +106,12 @@ export function actionGuide(input: ActionInput): ActionGuide {
     case 'REEXTRACT_REQUIRED': {
       if (v2 !== undefined && v2 !== 'PREPARED') return none(INCONSISTENT);
       if (dispatchCount === 1 && v2 !== 'PREPARED') return none(INCONSISTENT);
-      const code = dispatchCount === 1 ? 'publication.not_published_fenced' : v2 === undefined ? 'quality.staged_failed' : diagnosticCodeFor(state);
+      const code =
+        dispatchCount === 1
+          ? 'publication.not_published_fenced'
+          : v2 === undefined
+            ? 'quality.staged_failed'
+            : diagnosticCodeFor(state);
       return input.ownedStagesRecorded ? only(code, 'retire') : none(diagnosticCodeFor(state, facts));
     }
     case 'PUBLICATION_UNKNOWN':
@@ -112,7 +125,8 @@ export function actionGuide(input: ActionInput): ActionGuide {
     case 'SUCCEEDED':
       return completeGuide(input, v2);
     case 'CUSTODY_RELEASED':
-      if (v2 !== 'COMPLETE' || !input.retired || input.replayWindow === 'none' || dispatchCount !== 1) return none(INCONSISTENT);
+      if (v2 !== 'COMPLETE' || !input.retired || input.replayWindow === 'none' || dispatchCount !== 1)
+        return none(INCONSISTENT);
       if (input.replayWindow === 'closed') return none('quality.replay_window_closed');
       return input.evidence === 'pending' ? none(INCONSISTENT) : only('quality.complete_retired', 'replay');
     case 'RETIRED':
@@ -134,8 +148,12 @@ function completeGuide(input: ActionInput, v2: CapsuleState | undefined): Action
  */
 function v1Guide(input: ActionInput, state: CapsuleV1State): ActionGuide {
   const facts = { ownedStagesRecorded: input.ownedStagesRecorded };
-  if (state === 'REJECTED' && input.journalState !== 'REEXTRACT_REQUIRED' && input.journalState !== 'RETIRED') return none(INCONSISTENT);
-  const code = state === 'REJECTED' && input.journalState === 'REEXTRACT_REQUIRED' ? 'quality.staged_failed' : diagnosticCodeFor(input.journalState, facts);
+  if (state === 'REJECTED' && input.journalState !== 'REEXTRACT_REQUIRED' && input.journalState !== 'RETIRED')
+    return none(INCONSISTENT);
+  const code =
+    state === 'REJECTED' && input.journalState === 'REEXTRACT_REQUIRED'
+      ? 'quality.staged_failed'
+      : diagnosticCodeFor(input.journalState, facts);
   const actions: QualityAction[] = journalActions(input.journalState, facts);
   return only(code, ...actions);
 }
@@ -143,5 +161,6 @@ function v1Guide(input: ActionInput, state: CapsuleV1State): ActionGuide {
 /** Refuses a live action the guide does not list (`quality.action_not_permitted`), before anything is written. */
 export function assertQualityAction(input: ActionInput, action: QualityAction): void {
   const guide = actionGuide(input);
-  if (!guide.permittedActions.includes(action)) throw new QualityActionNotPermittedError(action, guide.permittedActions);
+  if (!guide.permittedActions.includes(action))
+    throw new QualityActionNotPermittedError(action, guide.permittedActions);
 }

@@ -45,17 +45,39 @@ function observedGeneration(value: unknown, path: string): { before: string | nu
   return { before: at('before'), after: at('after') };
 }
 
-const V2_REQUIRED = ['schema', 'version', 'state', 'coreDigest', 'digests', 'generation', 'prepared', 'staged', 'runs', 'replay'] as const;
-const V2_OPTIONAL = ['reader', 'lastObservation', 'completion', 'failure', 'retiredAt', 'journalSeq', ...ENVELOPE] as const;
+const V2_REQUIRED = [
+  'schema',
+  'version',
+  'state',
+  'coreDigest',
+  'digests',
+  'generation',
+  'prepared',
+  'staged',
+  'runs',
+  'replay',
+] as const;
+const V2_OPTIONAL = [
+  'reader',
+  'lastObservation',
+  'completion',
+  'failure',
+  'retiredAt',
+  'journalSeq',
+  ...ENVELOPE,
+] as const;
 const V1_REQUIRED = ['schema', 'version', 'state', 'coreDigest', 'digests', 'staged'] as const;
 
 export function parseCapsule(item: unknown): StoredCapsule {
-  if (item === null || typeof item !== 'object' || Array.isArray(item)) throw malformed('capsule', 'expected an object');
+  if (item === null || typeof item !== 'object' || Array.isArray(item))
+    throw malformed('capsule', 'expected an object');
   const schema = (item as Fields).schema;
   if (schema === 2) return parseV2(item);
   if (schema === 1) return parseV1(item);
   if (typeof schema === 'number' && Number.isSafeInteger(schema)) {
-    throw new CapsuleVersionUnsupportedError(`capsule schema ${schema} is not supported by this reader (supported: 1, 2)`);
+    throw new CapsuleVersionUnsupportedError(
+      `capsule schema ${schema} is not supported by this reader (supported: 1, 2)`,
+    );
   }
   throw malformed('capsule.schema', 'expected 1 or 2');
 }
@@ -104,14 +126,25 @@ function parseV2(item: object): CapsuleV2 {
     },
     generation: { candidateUuid: uuid(g.candidateUuid, 'capsule.generation.candidateUuid') },
     prepared: evidenceRef(f.prepared, 'capsule.prepared'),
-    staged: { passed: exactly(s.passed, 'capsule.staged.passed', true), resultsDigest: hex64(s.resultsDigest, 'capsule.staged.resultsDigest') },
-    runs: { originalRunId: text(r.originalRunId, 'capsule.runs.originalRunId'), originalLoadId: text(r.originalLoadId, 'capsule.runs.originalLoadId') },
+    staged: {
+      passed: exactly(s.passed, 'capsule.staged.passed', true),
+      resultsDigest: hex64(s.resultsDigest, 'capsule.staged.resultsDigest'),
+    },
+    runs: {
+      originalRunId: text(r.originalRunId, 'capsule.runs.originalRunId'),
+      originalLoadId: text(r.originalLoadId, 'capsule.runs.originalLoadId'),
+    },
     replay: {},
   };
   const reader = optional(f, 'reader', p, readerGuard);
   if (reader) capsule.reader = reader;
   const last = optional(f, 'lastObservation', p, (v, path) => {
-    const o = record(v, path, ['runId', 'outcome', 'at', 'remoteTermination'], ['errorClass', 'code', 'capsuleVersion', 'generation']);
+    const o = record(
+      v,
+      path,
+      ['runId', 'outcome', 'at', 'remoteTermination'],
+      ['errorClass', 'code', 'capsuleVersion', 'generation'],
+    );
     return {
       runId: text(o.runId, join(path, 'runId')),
       outcome: oneOf(o.outcome, join(path, 'outcome'), OBSERVATION_OUTCOMES),
@@ -119,7 +152,9 @@ function parseV2(item: object): CapsuleV2 {
       remoteTermination: oneOf(o.remoteTermination, join(path, 'remoteTermination'), REMOTE_TERMINATIONS),
       ...(o.errorClass === undefined ? {} : { errorClass: text(o.errorClass, join(path, 'errorClass')) }),
       ...(o.code === undefined ? {} : { code: text(o.code, join(path, 'code')) }),
-      ...(o.capsuleVersion === undefined ? {} : { capsuleVersion: positiveInt(o.capsuleVersion, join(path, 'capsuleVersion')) }),
+      ...(o.capsuleVersion === undefined
+        ? {}
+        : { capsuleVersion: positiveInt(o.capsuleVersion, join(path, 'capsuleVersion')) }),
       ...(o.generation === undefined ? {} : { generation: observedGeneration(o.generation, join(path, 'generation')) }),
     };
   });
@@ -165,18 +200,25 @@ function parseV2(item: object): CapsuleV2 {
  * reports as `quality.authority_version_rollback`, not a malformed item).
  */
 function assertConsistent(c: CapsuleV2): void {
-  if ((c.state === 'COMPLETE') !== (c.completion !== undefined)) throw malformed('capsule.completion', 'present exactly when state is COMPLETE');
-  if ((c.state === 'FAILED') !== (c.failure !== undefined)) throw malformed('capsule.failure', 'present exactly when state is FAILED');
-  if (c.state === 'TARGET_PENDING' && c.lastObservation === undefined) throw malformed('capsule.lastObservation', 'missing for TARGET_PENDING');
+  if ((c.state === 'COMPLETE') !== (c.completion !== undefined))
+    throw malformed('capsule.completion', 'present exactly when state is COMPLETE');
+  if ((c.state === 'FAILED') !== (c.failure !== undefined))
+    throw malformed('capsule.failure', 'present exactly when state is FAILED');
+  if (c.state === 'TARGET_PENDING' && c.lastObservation === undefined)
+    throw malformed('capsule.lastObservation', 'missing for TARGET_PENDING');
   if (c.lastObservation && c.state !== 'PREPARED' && c.lastObservation.outcome !== c.state) {
     throw malformed('capsule.lastObservation.outcome', 'differs from the capsule state');
   }
-  if (c.retiredAt !== undefined && c.state !== 'COMPLETE') throw malformed('capsule.retiredAt', 'only a COMPLETE capsule is retired');
-  if (c.retiredAt !== undefined && c.replay.windowEndsAt === undefined) throw malformed('capsule.replay.windowEndsAt', 'missing on a retired capsule');
-  if (c.replay.windowEndsAt !== undefined && c.retiredAt === undefined) throw malformed('capsule.replay.windowEndsAt', 'set before retirement');
+  if (c.retiredAt !== undefined && c.state !== 'COMPLETE')
+    throw malformed('capsule.retiredAt', 'only a COMPLETE capsule is retired');
+  if (c.retiredAt !== undefined && c.replay.windowEndsAt === undefined)
+    throw malformed('capsule.replay.windowEndsAt', 'missing on a retired capsule');
+  if (c.replay.windowEndsAt !== undefined && c.retiredAt === undefined)
+    throw malformed('capsule.replay.windowEndsAt', 'set before retirement');
   const closure = [c.replay.closedAt, c.replay.reason].filter((v) => v !== undefined).length;
   if (closure === 1) throw malformed('capsule.replay', 'closedAt and reason are set together');
-  if (c.replay.closedAt !== undefined && c.retiredAt === undefined) throw malformed('capsule.replay.closedAt', 'set before retirement');
+  if (c.replay.closedAt !== undefined && c.retiredAt === undefined)
+    throw malformed('capsule.replay.closedAt', 'set before retirement');
   if ((c.replay.reason === 'successor') !== (c.replay.closedBy !== undefined)) {
     throw malformed('capsule.replay.closedBy', 'present exactly when the window was closed by a successor');
   }
@@ -201,6 +243,11 @@ function parseV1(item: object): CapsuleV1 {
       admission: hex64(d.admission, 'capsule.digests.admission'),
       inventory: hex64(d.inventory, 'capsule.digests.inventory'),
     },
-    staged: { passed, ...(s.resultsDigest === undefined ? {} : { resultsDigest: hex64(s.resultsDigest, 'capsule.staged.resultsDigest') }) },
+    staged: {
+      passed,
+      ...(s.resultsDigest === undefined
+        ? {}
+        : { resultsDigest: hex64(s.resultsDigest, 'capsule.staged.resultsDigest') }),
+    },
   };
 }

@@ -141,7 +141,11 @@ export const CAPSULE_TRANSITIONS: readonly CapsuleTransition[] = [
   { from: null, to: 'PREPARED', on: 'staged probes pass + PREPARED evidence' },
   { from: 'PREPARED', to: 'COMPLETE', on: 'observe: exact commit + generation checks, probes pass' },
   { from: 'PREPARED', to: 'FAILED', on: 'observe: required probe fails on target' },
-  { from: 'PREPARED', to: 'TARGET_PENDING', on: 'observe: deadline / observation failure, verified termination + persistence' },
+  {
+    from: 'PREPARED',
+    to: 'TARGET_PENDING',
+    on: 'observe: deadline / observation failure, verified termination + persistence',
+  },
   { from: 'TARGET_PENDING', to: 'COMPLETE', on: 'observe again: probes pass' },
   { from: 'TARGET_PENDING', to: 'FAILED', on: 'observe again: required probe fails' },
   { from: 'TARGET_PENDING', to: 'TARGET_PENDING', on: 'observe again: deadline / observation failure' },
@@ -169,7 +173,9 @@ export function isFinalCapsuleState(state: CapsuleState): boolean {
 /** v1 capsules are read-only: no writer adds observations, markers or anything else (N16). */
 export function assertWritableCapsule(capsule: StoredCapsule): asserts capsule is CapsuleV2 {
   if (capsule.schema !== CAPSULE_SCHEMA) {
-    throw new CapsuleVersionUnsupportedError(`capsule schema ${capsule.schema} is read-only: no v2 writer converts or extends it`);
+    throw new CapsuleVersionUnsupportedError(
+      `capsule schema ${capsule.schema} is read-only: no v2 writer converts or extends it`,
+    );
   }
 }
 

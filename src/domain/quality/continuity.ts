@@ -1,7 +1,13 @@
 import type { CutpointError } from '../errors.js';
 import type { CapsuleState } from './capsule.js';
 import { authorityBindingDigest, type AuthorityBinding } from './core.js';
-import { AuthorityReplacedError, AuthorityRollbackError, CompletionEvidencePendingError, EvidenceInvalidError, type InvalidEvidenceClass } from './errors.js';
+import {
+  AuthorityReplacedError,
+  AuthorityRollbackError,
+  CompletionEvidencePendingError,
+  EvidenceInvalidError,
+  type InvalidEvidenceClass,
+} from './errors.js';
 import { malformed } from './shape.js';
 
 /**
@@ -40,33 +46,54 @@ export type Continuity =
   | { continuity: 'ok'; completionVersion: number; observedVersion: number }
   /** No completion anywhere and the item not COMPLETE: nothing to compare (observe may proceed). */
   | { continuity: 'not_completed'; observedVersion: number }
-  | { continuity: 'rollback'; reason: 'version' | 'state'; completionVersion: number; observedVersion: number; code: 'quality.authority_version_rollback' }
+  | {
+      continuity: 'rollback';
+      reason: 'version' | 'state';
+      completionVersion: number;
+      observedVersion: number;
+      code: 'quality.authority_version_rollback';
+    }
   /** Continuity cannot be proven: never ok (N2). */
   | { continuity: 'unknown'; code: Exclude<ContinuityCode, 'quality.authority_version_rollback'> };
 
 export function checkContinuity(input: ContinuityInput): Continuity {
   const { completion, observedVersion, capsuleState, itemCompletion } = input;
-  if (!Number.isSafeInteger(observedVersion) || observedVersion < 1) throw malformed('capsule.version', 'expected a positive integer');
+  if (!Number.isSafeInteger(observedVersion) || observedVersion < 1)
+    throw malformed('capsule.version', 'expected a positive integer');
   // The item's own completion record names a version the item has not reached: the row was
   // put back below its completion (whatever the witness says; a deleted witness included).
   if (itemCompletion !== undefined && itemCompletion.version > observedVersion) {
-    return { continuity: 'rollback', reason: 'version', completionVersion: itemCompletion.version, observedVersion, code: 'quality.authority_version_rollback' };
+    return {
+      continuity: 'rollback',
+      reason: 'version',
+      completionVersion: itemCompletion.version,
+      observedVersion,
+      code: 'quality.authority_version_rollback',
+    };
   }
   if (completion.evidence === 'valid') {
     const v = completion.version;
     if (!Number.isSafeInteger(v) || v < 1) throw malformed('completion.version', 'expected a positive integer');
     const rollback = (reason: 'version' | 'state') =>
-      ({ continuity: 'rollback', reason, completionVersion: v, observedVersion, code: 'quality.authority_version_rollback' }) as const;
+      ({
+        continuity: 'rollback',
+        reason,
+        completionVersion: v,
+        observedVersion,
+        code: 'quality.authority_version_rollback',
+      }) as const;
     if (v > observedVersion) return rollback('version');
     if (capsuleState !== 'COMPLETE') return rollback('state');
     // The witness and the item name different completions: contradicting evidence, never ok.
-    if (itemCompletion === undefined || itemCompletion.version !== v) return { continuity: 'unknown', code: 'quality.evidence_malformed' };
+    if (itemCompletion === undefined || itemCompletion.version !== v)
+      return { continuity: 'unknown', code: 'quality.evidence_malformed' };
     return { continuity: 'ok', completionVersion: v, observedVersion };
   }
   if (completion.evidence === 'missing') {
     if (capsuleState !== 'COMPLETE') return { continuity: 'not_completed', observedVersion };
     // Cut point quality.completion.put: COMPLETE, document not yet written, fact not recorded.
-    if (itemCompletion !== undefined && !itemCompletion.evidenceRecorded) return { continuity: 'unknown', code: 'quality.completion_evidence_pending' };
+    if (itemCompletion !== undefined && !itemCompletion.evidenceRecorded)
+      return { continuity: 'unknown', code: 'quality.completion_evidence_pending' };
     return { continuity: 'unknown', code: 'quality.evidence_missing' };
   }
   return { continuity: 'unknown', code: `quality.evidence_${completion.evidence}` };
@@ -89,7 +116,10 @@ export function continuityError(result: Continuity): CutpointError | undefined {
           : 'a completion document exists while the capsule is no longer COMPLETE: observed rollback',
       );
     case 'not_completed':
-      return new EvidenceInvalidError('missing', 'the capsule holds no completion: there is no completed governance to continue');
+      return new EvidenceInvalidError(
+        'missing',
+        'the capsule holds no completion: there is no completed governance to continue',
+      );
     case 'unknown':
       if (result.code === 'quality.completion_evidence_pending') return new CompletionEvidencePendingError();
       return new EvidenceInvalidError(

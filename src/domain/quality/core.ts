@@ -23,7 +23,8 @@ export const RETRY_MAX_ATTEMPTS = 3;
 export const RETRY_MAX_ELAPSED_MS = 10_000;
 
 /** Read-only observation retry: off (the default), or exactly bounded for KEEPER_NO_NODE (§4.3). */
-export type ObservationRetryPolicy = { kind: 'off' } | { kind: 'keeper_no_node'; maxAttempts: number; maxElapsedMs: number };
+export type ObservationRetryPolicy =
+  { kind: 'off' } | { kind: 'keeper_no_node'; maxAttempts: number; maxElapsedMs: number };
 
 /** The effective plan: everything that decides admission, after defaults. */
 export interface AdmissionPlan {
@@ -39,7 +40,8 @@ function refuse(message: string): never {
 }
 
 function assertIntIn(value: number, min: number, max: number, what: string): void {
-  if (!Number.isSafeInteger(value) || value < min || value > max) refuse(`${what} must be an integer in [${min}, ${max}]`);
+  if (!Number.isSafeInteger(value) || value < min || value > max)
+    refuse(`${what} must be an integer in [${min}, ${max}]`);
 }
 
 export function admissionDigest(plan: AdmissionPlan): string {
@@ -86,7 +88,8 @@ export function inventoryDigest(inventory: Inventory): string {
   columns.forEach((c, i) => {
     if (c.position !== i + 1) refuse('inventory column positions must be 1..n without gaps or repeats');
   });
-  if (!Number.isSafeInteger(inventory.totalRows) || inventory.totalRows < 0) refuse('inventory total rows must be a non-negative integer');
+  if (!Number.isSafeInteger(inventory.totalRows) || inventory.totalRows < 0)
+    refuse('inventory total rows must be a non-negative integer');
   return canonicalDigest({
     kind: 'cutpoint.quality-inventory.v1',
     columns: columns.map((c) => ({ name: c.name, type: c.type, position: c.position })),
@@ -112,7 +115,8 @@ export interface AuthorityBinding {
 /** CreationDateTime is digested as a normalized instant, so `…:00Z` and `…:00.000Z` seal the same table. */
 export function authorityBindingDigest(binding: AuthorityBinding): string {
   const at = Date.parse(binding.creationDateTime);
-  if (typeof binding.creationDateTime !== 'string' || Number.isNaN(at)) refuse('authority binding creationDateTime must be an ISO-8601 instant');
+  if (typeof binding.creationDateTime !== 'string' || Number.isNaN(at))
+    refuse('authority binding creationDateTime must be an ISO-8601 instant');
   return canonicalDigest({
     kind: 'cutpoint.quality-authority-binding.v1',
     tableArn: binding.tableArn,

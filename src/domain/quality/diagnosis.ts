@@ -13,7 +13,15 @@ import { PROJECTION_SCHEMA_VERSION, shortDigest } from './projection.js';
  */
 
 export const DIAGNOSIS_KIND = 'cutpoint.quality-diagnosis.v1';
-export const COMPARISON_NAMES = ['policy', 'admission', 'inventory', 'generation', 'immutable_core', 'seal', 'authority_binding'] as const;
+export const COMPARISON_NAMES = [
+  'policy',
+  'admission',
+  'inventory',
+  'generation',
+  'immutable_core',
+  'seal',
+  'authority_binding',
+] as const;
 export type ComparisonName = (typeof COMPARISON_NAMES)[number];
 
 /** Full hex digests: sealed (from the capsule / prepared.json) and observed (recomputed now, or null). */
@@ -21,8 +29,17 @@ export type ComparisonInputs = Record<ComparisonName, { sealed: string | null; o
 
 export interface Diagnosis {
   acceptance: Array<{ columns: string[]; dataset: string; kind: string; probe: string }>;
-  authority: { completion_version: number | null; continuity: 'ok' | 'rollback' | 'unknown'; observed_version: number | null };
-  comparisons: Array<{ match: boolean | 'unknown'; name: ComparisonName; observed: string | null; sealed: string | null }>;
+  authority: {
+    completion_version: number | null;
+    continuity: 'ok' | 'rollback' | 'unknown';
+    observed_version: number | null;
+  };
+  comparisons: Array<{
+    match: boolean | 'unknown';
+    name: ComparisonName;
+    observed: string | null;
+    sealed: string | null;
+  }>;
   invocation_id: string;
   kind: typeof DIAGNOSIS_KIND;
   last_error_code: string | null;
@@ -48,7 +65,12 @@ export function diagnosisProjection(input: DiagnosisInput): Diagnosis {
         : { completion_version: null, observed_version: c.continuity === 'not_completed' ? c.observedVersion : null };
   return JSON.parse(
     canonicalJson({
-      acceptance: input.probes.map((p) => ({ columns: [...p.columns], dataset: input.dataset, kind: p.kind, probe: p.name })),
+      acceptance: input.probes.map((p) => ({
+        columns: [...p.columns],
+        dataset: input.dataset,
+        kind: p.kind,
+        probe: p.name,
+      })),
       authority: { ...versions, continuity: c === null ? 'unknown' : continuityLabel(c) },
       comparisons: COMPARISON_NAMES.map((name) => {
         const { sealed, observed } = input.comparisons[name];

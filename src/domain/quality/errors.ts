@@ -12,13 +12,19 @@ export class IllegalCapsuleTransitionError extends CutpointError {
     readonly from: string,
     readonly to: string,
   ) {
-    super('Quality.IllegalCapsuleTransition', 'quality.illegal_capsule_transition', `capsule cannot move from ${from} to ${to}`);
+    super(
+      'Quality.IllegalCapsuleTransition',
+      'quality.illegal_capsule_transition',
+      `capsule cannot move from ${from} to ${to}`,
+    );
   }
 }
 
 /** Another process (or a dead one) holds the non-expiring `quality_reader` guard. Never retried. */
 export class ReaderGuardHeldError extends CutpointError {
-  constructor(message = 'the quality reader guard is held by another run; it has no expiry and no force-clear (quiescence procedure)') {
+  constructor(
+    message = 'the quality reader guard is held by another run; it has no expiry and no force-clear (quiescence procedure)',
+  ) {
     super('Quality.ReaderGuardHeld', 'quality.reader_guard_held', message);
   }
 }
@@ -26,7 +32,11 @@ export class ReaderGuardHeldError extends CutpointError {
 /** A state change was attempted without holding the guard at all (absent reader). */
 export class ReaderGuardNotHeldError extends CutpointError {
   constructor() {
-    super('Quality.ReaderGuardNotHeld', 'quality.reader_guard_not_held', 'the capsule has no reader guard: a state change needs the exact owner token');
+    super(
+      'Quality.ReaderGuardNotHeld',
+      'quality.reader_guard_not_held',
+      'the capsule has no reader guard: a state change needs the exact owner token',
+    );
   }
 }
 
@@ -66,14 +76,18 @@ export class EvidenceInvalidError extends CutpointError {
 
 /** Completion version greater than the observed row version (N17). */
 export class AuthorityRollbackError extends CutpointError {
-  constructor(message = 'the completion version is greater than the observed authority row version: observed rollback') {
+  constructor(
+    message = 'the completion version is greater than the observed authority row version: observed rollback',
+  ) {
     super('Quality.AuthorityRollback', 'quality.authority_version_rollback', message);
   }
 }
 
 /** The authority table is not the one sealed at PREPARE (N18). */
 export class AuthorityReplacedError extends CutpointError {
-  constructor(message = 'the authority table differs from the binding sealed at prepare: no automatic replay guarantee') {
+  constructor(
+    message = 'the authority table differs from the binding sealed at prepare: no automatic replay guarantee',
+  ) {
     super('Quality.AuthorityReplaced', 'quality.authority_replaced', message);
   }
 }
@@ -140,7 +154,11 @@ export class CompletionEvidencePendingError extends CutpointError {
 /** A successor would replace a generation whose governance is unfinished (N6). */
 export class SuccessorBlockedError extends CutpointError {
   constructor(readonly blockingInvocationId: string) {
-    super('Quality.SuccessorBlocked', 'quality.successor_blocked', `operation ${blockingInvocationId} holds the slot with unfinished governance`);
+    super(
+      'Quality.SuccessorBlocked',
+      'quality.successor_blocked',
+      `operation ${blockingInvocationId} holds the slot with unfinished governance`,
+    );
   }
 }
 
@@ -149,13 +167,21 @@ export class QualityActionNotPermittedError extends CutpointError {
     readonly action: string,
     readonly permitted: readonly string[],
   ) {
-    super('Quality.ActionNotPermitted', 'quality.action_not_permitted', `${action} is not permitted; permitted_actions: [${permitted.join(', ')}]`);
+    super(
+      'Quality.ActionNotPermitted',
+      'quality.action_not_permitted',
+      `${action} is not permitted; permitted_actions: [${permitted.join(', ')}]`,
+    );
   }
 }
 
 export class QualityConfirmationRequiredError extends CutpointError {
   constructor(readonly action: string) {
-    super('Quality.ConfirmationRequired', 'quality.confirmation_required', `${action} changes quality authority; repeat it with --yes to confirm`);
+    super(
+      'Quality.ConfirmationRequired',
+      'quality.confirmation_required',
+      `${action} changes quality authority; repeat it with --yes to confirm`,
+    );
   }
 }
 

@@ -1,10 +1,30 @@
 import { canonicalJson, sha256Hex } from '../digest.js';
 import type { CapsuleDigests } from './capsule.js';
 import type { CompletionWitness } from './continuity.js';
-import { sealCore, type AuthorityBinding, type CoreIdentity, type Inventory, type ObservationRetryPolicy } from './core.js';
+import {
+  sealCore,
+  type AuthorityBinding,
+  type CoreIdentity,
+  type Inventory,
+  type ObservationRetryPolicy,
+} from './core.js';
 import { CoreDigestMismatchError, EvidenceInvalidError, type InvalidEvidenceClass } from './errors.js';
 import { PROBE_KINDS, PROBE_RESULTS, type OriginalProbe, type ProbeResult } from './probes.js';
-import { anyText, exactly, hex64, instant, join, list, malformed, nonNegativeInt, oneOf, positiveInt, record, text, uuid } from './shape.js';
+import {
+  anyText,
+  exactly,
+  hex64,
+  instant,
+  join,
+  list,
+  malformed,
+  nonNegativeInt,
+  oneOf,
+  positiveInt,
+  record,
+  text,
+  uuid,
+} from './shape.js';
 
 /**
  * The two immutable evidence documents (spec §2.1, §3.4): `prepared.json` (the sealed
@@ -21,7 +41,13 @@ export const COMPLETION_KIND = 'cutpoint.quality-completion.v1';
 export interface PreparedDocument extends CoreIdentity {
   kind: typeof PREPARED_KIND;
   qualityBlock: unknown;
-  plan: { probes: OriginalProbe[]; observeDeadlineSeconds: number; reapBoundMs: number; retry: ObservationRetryPolicy; replayWindowDays: number };
+  plan: {
+    probes: OriginalProbe[];
+    observeDeadlineSeconds: number;
+    reapBoundMs: number;
+    retry: ObservationRetryPolicy;
+    replayWindowDays: number;
+  };
   inventory: Inventory;
   authorityBinding: AuthorityBinding;
   coreDigest: string;
@@ -53,19 +79,24 @@ const bytesOf = (doc: object): EvidenceBytes => {
 };
 
 /** prepared.json for the sealed inputs: the digests are computed here, never supplied. */
-export function preparedDocument(input: Omit<PreparedDocument, 'kind' | 'coreDigest' | 'digests'>): { document: PreparedDocument } & EvidenceBytes {
+export function preparedDocument(
+  input: Omit<PreparedDocument, 'kind' | 'coreDigest' | 'digests'>,
+): { document: PreparedDocument } & EvidenceBytes {
   const { coreDigest, digests } = sealCore(input);
   const document: PreparedDocument = { ...input, kind: PREPARED_KIND, coreDigest, digests };
   return { document, ...bytesOf(document) };
 }
 
-export function completionDocument(input: Omit<CompletionDocument, 'kind'>): { document: CompletionDocument } & EvidenceBytes {
+export function completionDocument(
+  input: Omit<CompletionDocument, 'kind'>,
+): { document: CompletionDocument } & EvidenceBytes {
   const document: CompletionDocument = { ...input, kind: COMPLETION_KIND };
   return { document, ...bytesOf(document) };
 }
 
 function parseJson(bytes: string, expectedSha256: string | null, what: string): unknown {
-  if (expectedSha256 !== null && sha256Hex(bytes) !== expectedSha256) throw new EvidenceInvalidError('malformed', `${what}: SHA-256 differs from the recorded one`);
+  if (expectedSha256 !== null && sha256Hex(bytes) !== expectedSha256)
+    throw new EvidenceInvalidError('malformed', `${what}: SHA-256 differs from the recorded one`);
   try {
     return JSON.parse(bytes) as unknown;
   } catch {
@@ -82,20 +113,28 @@ function results(value: unknown, path: string): Array<{ name: string; result: Pr
 
 /** The sorting key as system.tables prints it ('' when the engine has none). */
 function sortingKeyOf(value: unknown): string {
-  if (typeof value !== 'string' || value.length > 65_536) throw malformed('prepared.inventory.sortingKey', 'expected a string');
+  if (typeof value !== 'string' || value.length > 65_536)
+    throw malformed('prepared.inventory.sortingKey', 'expected a string');
   return value;
 }
 
 function digestsOf(value: unknown): CapsuleDigests {
   const d = record(value, 'prepared.digests', ['policy', 'admission', 'inventory', 'probes', 'authorityBinding']);
   const at = (k: keyof CapsuleDigests) => hex64(d[k], `prepared.digests.${k}`);
-  return { policy: at('policy'), admission: at('admission'), inventory: at('inventory'), probes: at('probes'), authorityBinding: at('authorityBinding') };
+  return {
+    policy: at('policy'),
+    admission: at('admission'),
+    inventory: at('inventory'),
+    probes: at('probes'),
+    authorityBinding: at('authorityBinding'),
+  };
 }
 
 function probe(value: unknown, path: string): OriginalProbe {
   const f = record(value, path, ['name', 'kind', 'sql', 'expect', 'required', 'columns']);
   const expect = f.expect;
-  if (typeof expect !== 'number' || !Number.isSafeInteger(expect)) throw malformed(join(path, 'expect'), 'expected an integer');
+  if (typeof expect !== 'number' || !Number.isSafeInteger(expect))
+    throw malformed(join(path, 'expect'), 'expected an integer');
   return {
     name: anyText(f.name, join(path, 'name'), 256),
     kind: oneOf(f.kind, join(path, 'kind'), PROBE_KINDS),
@@ -111,13 +150,41 @@ function probe(value: unknown, path: string): OriginalProbe {
  * (any difference: malformed). `sealedCoreDigest` is the capsule's: a valid document for
  * another core is `quality.core_digest_mismatch`.
  */
-export function readPreparedDocument(bytes: string, expectedSha256: string, sealedCoreDigest: string): PreparedDocument {
+export function readPreparedDocument(
+  bytes: string,
+  expectedSha256: string,
+  sealedCoreDigest: string,
+): PreparedDocument {
   const f = record(parseJson(bytes, expectedSha256, 'prepared.json'), 'prepared', [
-    'kind', 'invocationId', 'route', 'targetId', 'candidateUuid', 'sealDigest', 'qualityBlock', 'plan', 'inventory',
-    'authorityBinding', 'coreDigest', 'digests', 'stagedResults', 'runs',
+    'kind',
+    'invocationId',
+    'route',
+    'targetId',
+    'candidateUuid',
+    'sealDigest',
+    'qualityBlock',
+    'plan',
+    'inventory',
+    'authorityBinding',
+    'coreDigest',
+    'digests',
+    'stagedResults',
+    'runs',
   ]);
-  const pl = record(f.plan, 'prepared.plan', ['probes', 'observeDeadlineSeconds', 'reapBoundMs', 'retry', 'replayWindowDays']);
-  const inv = record(f.inventory, 'prepared.inventory', ['columns', 'engine', 'sortingKey', 'loadReceiptsDigest', 'totalRows']);
+  const pl = record(f.plan, 'prepared.plan', [
+    'probes',
+    'observeDeadlineSeconds',
+    'reapBoundMs',
+    'retry',
+    'replayWindowDays',
+  ]);
+  const inv = record(f.inventory, 'prepared.inventory', [
+    'columns',
+    'engine',
+    'sortingKey',
+    'loadReceiptsDigest',
+    'totalRows',
+  ]);
   const ab = record(f.authorityBinding, 'prepared.authorityBinding', ['tableArn', 'tableId', 'creationDateTime']);
   const runs = record(f.runs, 'prepared.runs', ['originalRunId', 'originalLoadId']);
   const retry = record(pl.retry, 'prepared.plan.retry', ['kind'], ['maxAttempts', 'maxElapsedMs']);
@@ -136,13 +203,21 @@ export function readPreparedDocument(bytes: string, expectedSha256: string, seal
       retry:
         oneOf(retry.kind, 'prepared.plan.retry.kind', ['off', 'keeper_no_node']) === 'off'
           ? { kind: 'off' }
-          : { kind: 'keeper_no_node', maxAttempts: positiveInt(retry.maxAttempts, 'prepared.plan.retry.maxAttempts'), maxElapsedMs: positiveInt(retry.maxElapsedMs, 'prepared.plan.retry.maxElapsedMs') },
+          : {
+              kind: 'keeper_no_node',
+              maxAttempts: positiveInt(retry.maxAttempts, 'prepared.plan.retry.maxAttempts'),
+              maxElapsedMs: positiveInt(retry.maxElapsedMs, 'prepared.plan.retry.maxElapsedMs'),
+            },
       replayWindowDays: positiveInt(pl.replayWindowDays, 'prepared.plan.replayWindowDays'),
     },
     inventory: {
       columns: list(inv.columns, 'prepared.inventory.columns', (v, p) => {
         const c = record(v, p, ['name', 'type', 'position']);
-        return { name: anyText(c.name, join(p, 'name'), 256), type: anyText(c.type, join(p, 'type'), 1024), position: positiveInt(c.position, join(p, 'position')) };
+        return {
+          name: anyText(c.name, join(p, 'name'), 256),
+          type: anyText(c.type, join(p, 'type'), 1024),
+          position: positiveInt(c.position, join(p, 'position')),
+        };
       }),
       engine: anyText(inv.engine, 'prepared.inventory.engine', 1024),
       sortingKey: sortingKeyOf(inv.sortingKey),
@@ -157,7 +232,10 @@ export function readPreparedDocument(bytes: string, expectedSha256: string, seal
     coreDigest: hex64(f.coreDigest, 'prepared.coreDigest'),
     digests: digestsOf(f.digests),
     stagedResults: results(f.stagedResults, 'prepared.stagedResults'),
-    runs: { originalRunId: text(runs.originalRunId, 'prepared.runs.originalRunId'), originalLoadId: text(runs.originalLoadId, 'prepared.runs.originalLoadId') },
+    runs: {
+      originalRunId: text(runs.originalRunId, 'prepared.runs.originalRunId'),
+      originalLoadId: text(runs.originalLoadId, 'prepared.runs.originalLoadId'),
+    },
   };
   let recomputed: ReturnType<typeof sealCore>;
   try {
@@ -165,7 +243,8 @@ export function readPreparedDocument(bytes: string, expectedSha256: string, seal
   } catch {
     throw malformed('prepared', 'its inputs do not seal');
   }
-  if (canonicalJson(recomputed) !== canonicalJson({ coreDigest: doc.coreDigest, digests: doc.digests })) throw malformed('prepared', 'digests do not recompute');
+  if (canonicalJson(recomputed) !== canonicalJson({ coreDigest: doc.coreDigest, digests: doc.digests }))
+    throw malformed('prepared', 'digests do not recompute');
   if (doc.coreDigest !== sealedCoreDigest) throw new CoreDigestMismatchError();
   return doc;
 }
@@ -176,8 +255,21 @@ export function readPreparedDocument(bytes: string, expectedSha256: string, seal
  * that the capsule does not record (a capsule restored to before its completion, or the crash
  * between quality.completion.put and .record) — its shape and core are still checked.
  */
-export function readCompletionDocument(bytes: string, expectedSha256: string | null, sealedCoreDigest: string): CompletionDocument {
-  const f = record(parseJson(bytes, expectedSha256, 'completion.json'), 'completion', ['kind', 'invocationId', 'coreDigest', 'candidateUuid', 'version', 'at', 'runId', 'results']);
+export function readCompletionDocument(
+  bytes: string,
+  expectedSha256: string | null,
+  sealedCoreDigest: string,
+): CompletionDocument {
+  const f = record(parseJson(bytes, expectedSha256, 'completion.json'), 'completion', [
+    'kind',
+    'invocationId',
+    'coreDigest',
+    'candidateUuid',
+    'version',
+    'at',
+    'runId',
+    'results',
+  ]);
   const doc: CompletionDocument = {
     kind: exactly(f.kind, 'completion.kind', COMPLETION_KIND),
     invocationId: text(f.invocationId, 'completion.invocationId'),
@@ -196,7 +288,11 @@ export function readCompletionDocument(bytes: string, expectedSha256: string | n
 export type EvidenceRead = { status: 'found'; bytes: string } | { status: 'absent' } | { status: 'unreadable' };
 
 /** The completion witness for the continuity rule (§4.1): valid with v_c, or the class of why not. */
-export function completionWitnessOf(read: EvidenceRead, expectedSha256: string | null, sealedCoreDigest: string): CompletionWitness {
+export function completionWitnessOf(
+  read: EvidenceRead,
+  expectedSha256: string | null,
+  sealedCoreDigest: string,
+): CompletionWitness {
   if (read.status === 'absent') return { evidence: 'missing' };
   if (read.status === 'unreadable') return { evidence: 'unreadable' };
   try {

@@ -19,7 +19,14 @@ export type Governance = (typeof GOVERNANCE_STATES)[number];
 export type JournalFacts = { state: JournalState; hasPublicationFact: boolean } | 'unreadable';
 
 const AFTER_PUBLICATION: readonly JournalState[] = ['PUBLISHED', 'SUCCEEDED', 'CUSTODY_RELEASED'];
-const BEFORE_DISPATCH: readonly JournalState[] = ['EMPTY_STAGING', 'WRITING_UNKNOWN', 'PARTIAL_PROVED', 'VERIFIED_EOF', 'REEXTRACT_REQUIRED', 'RETIRED'];
+const BEFORE_DISPATCH: readonly JournalState[] = [
+  'EMPTY_STAGING',
+  'WRITING_UNKNOWN',
+  'PARTIAL_PROVED',
+  'VERIFIED_EOF',
+  'REEXTRACT_REQUIRED',
+  'RETIRED',
+];
 
 export function targetCommitOf(journal: JournalFacts): TargetCommit {
   if (journal === 'unreadable') return 'unknown';
@@ -61,7 +68,11 @@ export interface ObservationClosure {
   guardRelease: 'released' | 'retained' | 'unknown';
 }
 
-export const INCOMPLETE_REASONS = ['worker_shutdown_unverified', 'pending_persistence_uncertain', 'guard_release_uncertain'] as const;
+export const INCOMPLETE_REASONS = [
+  'worker_shutdown_unverified',
+  'pending_persistence_uncertain',
+  'guard_release_uncertain',
+] as const;
 export type IncompleteReason = (typeof INCOMPLETE_REASONS)[number];
 
 /** Why the outcome is INCOMPLETE (N12); empty = every closing step is verified. */
@@ -79,7 +90,9 @@ export function isIncomplete(closure: ObservationClosure): boolean {
 }
 
 export function incompleteErrorOf(reasons: readonly IncompleteReason[]): IncompleteError {
-  return new IncompleteError(`observation outcome is INCOMPLETE (${reasons.join(', ')}): the reader guard is retained; follow the quiescence procedure`);
+  return new IncompleteError(
+    `observation outcome is INCOMPLETE (${reasons.join(', ')}): the reader guard is retained; follow the quiescence procedure`,
+  );
 }
 
 /** Throws `Quality.Incomplete` unless every closing step is verified. */

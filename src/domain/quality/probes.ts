@@ -46,10 +46,18 @@ export function originalProbes(input: ProbeInput): OriginalProbe[] {
   }
   const probes: OriginalProbe[] = [];
   if (rules.rowCountMatchesReceipts) {
-    probes.push({ name: 'row_count_matches_receipts', kind: 'row_count', sql: 'SELECT count() FROM {relation}', expect: receiptsTotal, required: true, columns: [] });
+    probes.push({
+      name: 'row_count_matches_receipts',
+      kind: 'row_count',
+      sql: 'SELECT count() FROM {relation}',
+      expect: receiptsTotal,
+      required: true,
+      columns: [],
+    });
   }
   if (rules.uniqueKeys) {
-    if (keyColumns.length === 0) throw new QualityRefusalError('quality.probe_invalid', 'unique_keys needs the target key columns');
+    if (keyColumns.length === 0)
+      throw new QualityRefusalError('quality.probe_invalid', 'unique_keys needs the target key columns');
     const keys = keyColumns.map((c) => quote(c, 'key column')).join(', ');
     probes.push({
       name: 'unique_keys',
@@ -72,13 +80,26 @@ export function originalProbes(input: ProbeInput): OriginalProbe[] {
   }
   for (const a of rules.assertions) {
     assertRelationPlaceholder(a.sql, `assertion ${a.name}`);
-    if (!Number.isSafeInteger(a.expect)) throw new QualityRefusalError('quality.probe_invalid', `assertion ${a.name}: expect must be an integer`);
-    probes.push({ name: `assertion:${a.name}`, kind: 'assertion', sql: a.sql, expect: a.expect, required: true, columns: [] });
+    if (!Number.isSafeInteger(a.expect))
+      throw new QualityRefusalError('quality.probe_invalid', `assertion ${a.name}: expect must be an integer`);
+    probes.push({
+      name: `assertion:${a.name}`,
+      kind: 'assertion',
+      sql: a.sql,
+      expect: a.expect,
+      required: true,
+      columns: [],
+    });
   }
   const names = new Set(probes.map((p) => p.name));
-  if (names.size !== probes.length) throw new QualityRefusalError('quality.probe_invalid', 'probe names must be unique');
+  if (names.size !== probes.length)
+    throw new QualityRefusalError('quality.probe_invalid', 'probe names must be unique');
   // Zero probes would be a governance that checks nothing: quality cannot be turned off (N3, N14).
-  if (probes.length === 0) throw new QualityRefusalError('quality.required_cannot_degrade', 'a governed route needs at least one required probe');
+  if (probes.length === 0)
+    throw new QualityRefusalError(
+      'quality.required_cannot_degrade',
+      'a governed route needs at least one required probe',
+    );
   return probes;
 }
 
@@ -86,7 +107,10 @@ export function originalProbes(input: ProbeInput): OriginalProbe[] {
 export function assertRelationPlaceholder(sql: string, what = 'probe'): void {
   const placeholders = [...sql.matchAll(PLACEHOLDER)].map((m) => m[1]);
   if (!placeholders.includes('relation') || placeholders.some((p) => p !== 'relation')) {
-    throw new QualityRefusalError('quality.placeholder_invalid', `${what} must read the relation only through the {relation} placeholder`);
+    throw new QualityRefusalError(
+      'quality.placeholder_invalid',
+      `${what} must read the relation only through the {relation} placeholder`,
+    );
   }
 }
 
@@ -143,9 +167,19 @@ export interface ProbeEvaluation {
  * result message: a channel that produced no result at all is an observation failure
  * (TARGET_PENDING), decided by the caller before this.
  */
-export function evaluateProbes(probes: readonly OriginalProbe[], observed: Readonly<Record<string, unknown>>): ProbeEvaluation {
-  if (probes.length === 0) throw new QualityRefusalError('quality.required_cannot_degrade', 'no probe to evaluate: zero probes are never a pass');
-  const results = probes.map((p) => ({ name: p.name, result: Object.hasOwn(observed, p.name) ? evaluateProbe(p, observed[p.name]) : ('MALFORMED' as const) }));
+export function evaluateProbes(
+  probes: readonly OriginalProbe[],
+  observed: Readonly<Record<string, unknown>>,
+): ProbeEvaluation {
+  if (probes.length === 0)
+    throw new QualityRefusalError(
+      'quality.required_cannot_degrade',
+      'no probe to evaluate: zero probes are never a pass',
+    );
+  const results = probes.map((p) => ({
+    name: p.name,
+    result: Object.hasOwn(observed, p.name) ? evaluateProbe(p, observed[p.name]) : ('MALFORMED' as const),
+  }));
   const failed = results.filter((r) => r.result !== 'PASSED').map((r) => r.name);
   return { outcome: failed.length === 0 ? 'COMPLETE' : 'FAILED', results, failed };
 }

@@ -1,6 +1,12 @@
 import { canonicalJson, sha256Hex } from '../digest.js';
 import { holdsCustody, type JournalState } from '../delivery/journal-states.js';
-import { actionGuide, type AuthorityBreak, type CapsuleView, type EvidenceView, type QualityAction } from './actions.js';
+import {
+  actionGuide,
+  type AuthorityBreak,
+  type CapsuleView,
+  type EvidenceView,
+  type QualityAction,
+} from './actions.js';
 import type { CapsuleV2 } from './capsule.js';
 import { governanceOf, targetCommitOf, type CapsuleRead, type Governance, type TargetCommit } from './outcome.js';
 import { replayWindowOf } from './replay-window.js';
@@ -60,7 +66,13 @@ export interface InspectProjection {
   capsule_state: string | null;
   capsule_version: 1 | 2 | null;
   diagnostic_code: string;
-  digests: { admission: string | null; generation: string | null; immutable_core: string | null; inventory: string | null; policy: string | null };
+  digests: {
+    admission: string | null;
+    generation: string | null;
+    immutable_core: string | null;
+    inventory: string | null;
+    policy: string | null;
+  };
   dispatch_count: number | 'unknown';
   holds_custody: boolean | 'unknown';
   invocation_id: string;
@@ -71,7 +83,12 @@ export interface InspectProjection {
   replay_details: {
     current_run_id: string;
     governance: Governance;
-    last_observation: { error_class: string | null; outcome: string; remote_termination: string; run_id: string } | null;
+    last_observation: {
+      error_class: string | null;
+      outcome: string;
+      remote_termination: string;
+      run_id: string;
+    } | null;
     original_load_id: string;
     original_run_id: string;
     target_commit: TargetCommit;
@@ -92,13 +109,20 @@ function capsuleViewOf(capsule: CapsuleRead): CapsuleView {
 function windowOf(input: InspectInput, v2: CapsuleV2 | undefined): InspectProjection['replay_window'] {
   if (v2 === undefined) return { closed: false, ends_at: null, reason: null };
   if (input.replayWindowDays !== undefined) {
-    const w = replayWindowOf({ capsule: v2, days: input.replayWindowDays, now: input.now, replacedWithoutBoundary: input.replacedWithoutBoundary });
+    const w = replayWindowOf({
+      capsule: v2,
+      days: input.replayWindowDays,
+      now: input.now,
+      replacedWithoutBoundary: input.replacedWithoutBoundary,
+    });
     if (w) return { closed: w.closed, ends_at: w.endsAt, reason: w.closed ? w.reason : null };
   }
   const endsAt = v2.replay.windowEndsAt ?? null;
   if (v2.replay.closedAt !== undefined) return { closed: true, ends_at: endsAt, reason: v2.replay.reason ?? null };
-  if (input.replacedWithoutBoundary === true && v2.state === 'COMPLETE') return { closed: true, ends_at: endsAt, reason: 'boundary_missing' };
-  if (endsAt !== null && Date.parse(input.now) >= Date.parse(endsAt)) return { closed: true, ends_at: endsAt, reason: 'expired' };
+  if (input.replacedWithoutBoundary === true && v2.state === 'COMPLETE')
+    return { closed: true, ends_at: endsAt, reason: 'boundary_missing' };
+  if (endsAt !== null && Date.parse(input.now) >= Date.parse(endsAt))
+    return { closed: true, ends_at: endsAt, reason: 'expired' };
   return { closed: false, ends_at: endsAt, reason: null };
 }
 
@@ -110,7 +134,10 @@ export function inspectProjection(input: InspectInput): InspectProjection {
   const replayWindow = windowOf(input, v2);
   const guide =
     journal === 'unreadable'
-      ? { permittedActions: [] as QualityAction[], diagnosticCode: guardHeld ? 'quality.reader_guard_held' : 'delivery.recovery_journal_unavailable' }
+      ? {
+          permittedActions: [] as QualityAction[],
+          diagnosticCode: guardHeld ? 'quality.reader_guard_held' : 'delivery.recovery_journal_unavailable',
+        }
       : actionGuide({
           journalState: journal.state,
           dispatchCount: journal.dispatchCount,
@@ -140,12 +167,19 @@ export function inspectProjection(input: InspectInput): InspectProjection {
     journal_state: journal === 'unreadable' ? 'unknown' : journal.state,
     kind: INSPECT_KIND,
     permitted_actions: guide.permittedActions,
-    reader_guard: v2?.reader ? { held: true, since: v2.reader.acquiredAt, holder_run_id: v2.reader.runId } : { held: false },
+    reader_guard: v2?.reader
+      ? { held: true, since: v2.reader.acquiredAt, holder_run_id: v2.reader.runId }
+      : { held: false },
     replay_details: {
       current_run_id: input.currentRunId ?? 'unknown',
       governance: governanceOf(capsule),
       last_observation: last
-        ? { error_class: last.errorClass ?? null, outcome: last.outcome, remote_termination: last.remoteTermination, run_id: last.runId }
+        ? {
+            error_class: last.errorClass ?? null,
+            outcome: last.outcome,
+            remote_termination: last.remoteTermination,
+            run_id: last.runId,
+          }
         : null,
       original_load_id: v2?.runs.originalLoadId ?? 'unknown',
       original_run_id: v2?.runs.originalRunId ?? 'unknown',
@@ -194,21 +228,21 @@ function retainsGovernance(p: InspectProjection): boolean {
 /** `inspect-all`: one item per operation (sorted by target, then invocation) and the two retention counts. */
 export function indexProjection(projections: readonly InspectProjection[]): IndexProjection {
   const items = projections
-    .map(
-      (p): IndexItem => ({
-        capsule_state: p.capsule_state,
-        diagnostic_code: p.diagnostic_code,
-        governance: p.replay_details.governance,
-        invocation_id: p.invocation_id,
-        journal_state: p.journal_state,
-        permitted_actions: p.permitted_actions,
-        reader_guard_held: p.reader_guard.held,
-        route: p.route,
-        target_commit: p.replay_details.target_commit,
-        target_id: p.target_id,
-      }),
-    )
-    .sort((a, b) => (a.target_id === b.target_id ? cmp(a.invocation_id, b.invocation_id) : cmp(a.target_id, b.target_id)));
+    .map((p): IndexItem => ({
+      capsule_state: p.capsule_state,
+      diagnostic_code: p.diagnostic_code,
+      governance: p.replay_details.governance,
+      invocation_id: p.invocation_id,
+      journal_state: p.journal_state,
+      permitted_actions: p.permitted_actions,
+      reader_guard_held: p.reader_guard.held,
+      route: p.route,
+      target_commit: p.replay_details.target_commit,
+      target_id: p.target_id,
+    }))
+    .sort((a, b) =>
+      a.target_id === b.target_id ? cmp(a.invocation_id, b.invocation_id) : cmp(a.target_id, b.target_id),
+    );
   return sorted<IndexProjection>({
     items,
     kind: INDEX_KIND,

@@ -1,7 +1,12 @@
 import { canonicalJson } from '../digest.js';
 import type { StoredCapsule } from './capsule.js';
 import { assertContinuity, assertAuthorityBinding, type CompletionWitness } from './continuity.js';
-import { EvidenceInvalidError, GenerationChangedError, QualityActionNotPermittedError, ReaderGuardHeldError } from './errors.js';
+import {
+  EvidenceInvalidError,
+  GenerationChangedError,
+  QualityActionNotPermittedError,
+  ReaderGuardHeldError,
+} from './errors.js';
 import type { OriginalProbe, ProbeResult } from './probes.js';
 import { generationDigest, PROJECTION_SCHEMA_VERSION, shortDigest } from './projection.js';
 import { assertReplayWindowOpen, type ReplayWindow } from './replay-window.js';
@@ -66,10 +71,18 @@ export function replayReceipt(input: ReceiptInput): ReplayReceipt {
     completion: input.completion,
     observedVersion: capsule.version,
     capsuleState: capsule.state,
-    ...(capsule.completion ? { itemCompletion: { version: capsule.completion.version, evidenceRecorded: capsule.completion.evidence !== undefined } } : {}),
+    ...(capsule.completion
+      ? {
+          itemCompletion: {
+            version: capsule.completion.version,
+            evidenceRecorded: capsule.completion.evidence !== undefined,
+          },
+        }
+      : {}),
   });
   assertAuthorityBinding(input.authorityBinding);
-  if (input.currentGenerationUuid.toLowerCase() !== capsule.generation.candidateUuid) throw new GenerationChangedError();
+  if (input.currentGenerationUuid.toLowerCase() !== capsule.generation.candidateUuid)
+    throw new GenerationChangedError();
   // The original results must name exactly the original probes, in order, all PASSED.
   const names = input.probes.map((p) => p.name);
   if (input.probes.length === 0 || canonicalJson(input.results.map((r) => r.name)) !== canonicalJson(names)) {
@@ -81,8 +94,19 @@ export function replayReceipt(input: ReceiptInput): ReplayReceipt {
   const published = generationDigest(capsule.generation.candidateUuid);
   return JSON.parse(
     canonicalJson({
-      acceptance: input.probes.map((p, i) => ({ columns: [...p.columns], dataset: input.dataset, kind: p.kind, probe: p.name, result: input.results[i]!.result })),
-      authority: { binding: 'match', completion_version: continuity.completionVersion, continuity: 'ok', observed_version: continuity.observedVersion },
+      acceptance: input.probes.map((p, i) => ({
+        columns: [...p.columns],
+        dataset: input.dataset,
+        kind: p.kind,
+        probe: p.name,
+        result: input.results[i]!.result,
+      })),
+      authority: {
+        binding: 'match',
+        completion_version: continuity.completionVersion,
+        continuity: 'ok',
+        observed_version: continuity.observedVersion,
+      },
       current_run_id: input.currentRunId,
       dispatch_count: input.dispatchCount,
       generation: { current: generationDigest(input.currentGenerationUuid), match: true, published },
@@ -91,7 +115,11 @@ export function replayReceipt(input: ReceiptInput): ReplayReceipt {
       kind: RECEIPT_KIND,
       quality: { governance: 'complete', probes: input.results.map((r) => ({ name: r.name, result: r.result })) },
       reader_guard: 'released',
-      replayed_from: { invocation_id: input.invocationId, original_load_id: capsule.runs.originalLoadId, original_run_id: capsule.runs.originalRunId },
+      replayed_from: {
+        invocation_id: input.invocationId,
+        original_load_id: capsule.runs.originalLoadId,
+        original_run_id: capsule.runs.originalRunId,
+      },
       schema_version: PROJECTION_SCHEMA_VERSION,
       source_reads: 0,
       target_writes: 0,

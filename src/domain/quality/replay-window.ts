@@ -18,7 +18,10 @@ const DAY_MS = 86_400_000;
 export function replayWindowDaysOf(configured: number | undefined): number {
   if (configured === undefined) return DEFAULT_REPLAY_WINDOW_DAYS;
   if (!Number.isSafeInteger(configured) || configured < 1 || configured > REPLAY_WINDOW_MAX_DAYS) {
-    throw new QualityRefusalError('quality.admission_invalid', `replay_window_days must be an integer in [1, ${REPLAY_WINDOW_MAX_DAYS}]`);
+    throw new QualityRefusalError(
+      'quality.admission_invalid',
+      `replay_window_days must be an integer in [1, ${REPLAY_WINDOW_MAX_DAYS}]`,
+    );
   }
   return configured;
 }
@@ -64,8 +67,10 @@ export function replayWindowOf(input: WindowInput): ReplayWindow | undefined {
     if (reason === undefined) throw malformed('capsule.replay.reason', 'missing on a closed window');
     return { closed: true, endsAt, reason, closedAt: capsule.replay.closedAt };
   }
-  if (input.replacedWithoutBoundary === true) return { closed: true, endsAt, reason: 'boundary_missing', closedAt: null };
-  if (instantMs(now, 'now') >= instantMs(endsAt, 'window end')) return { closed: true, endsAt, reason: 'expired', closedAt: null };
+  if (input.replacedWithoutBoundary === true)
+    return { closed: true, endsAt, reason: 'boundary_missing', closedAt: null };
+  if (instantMs(now, 'now') >= instantMs(endsAt, 'window end'))
+    return { closed: true, endsAt, reason: 'expired', closedAt: null };
   return { closed: false, endsAt };
 }
 

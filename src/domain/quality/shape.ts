@@ -13,7 +13,12 @@ export function malformed(path: string, what: string): EvidenceInvalidError {
 }
 
 /** A plain object whose keys are all in `required` ∪ `optional`, with every required key present. */
-export function record(value: unknown, path: string, required: readonly string[], optional: readonly string[] = []): Fields {
+export function record(
+  value: unknown,
+  path: string,
+  required: readonly string[],
+  optional: readonly string[] = [],
+): Fields {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw malformed(path, 'expected an object');
   const fields = value as Fields;
   const allowed = new Set([...required, ...optional]);
@@ -40,7 +45,8 @@ export function text(value: unknown, path: string): string {
 
 /** Any non-empty string of at most `max` characters (SQL, names with spaces). */
 export function anyText(value: unknown, path: string, max = 65_536): string {
-  if (typeof value !== 'string' || value.length === 0 || value.length > max) throw malformed(path, 'expected a non-empty string');
+  if (typeof value !== 'string' || value.length === 0 || value.length > max)
+    throw malformed(path, 'expected a non-empty string');
   return value;
 }
 
@@ -69,12 +75,14 @@ export function instant(value: unknown, path: string): string {
 }
 
 export function positiveInt(value: unknown, path: string): number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) throw malformed(path, 'expected a positive integer');
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1)
+    throw malformed(path, 'expected a positive integer');
   return value;
 }
 
 export function nonNegativeInt(value: unknown, path: string): number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) throw malformed(path, 'expected a non-negative integer');
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0)
+    throw malformed(path, 'expected a non-negative integer');
   return value;
 }
 
@@ -96,7 +104,12 @@ export function list<T>(value: unknown, path: string, item: (v: unknown, p: stri
 }
 
 /** Calls `read` only when the field is present (`undefined` stays absent; `null` is malformed). */
-export function optional<T>(fields: Fields, key: string, path: string, read: (v: unknown, p: string) => T): T | undefined {
+export function optional<T>(
+  fields: Fields,
+  key: string,
+  path: string,
+  read: (v: unknown, p: string) => T,
+): T | undefined {
   const value = fields[key];
   return value === undefined ? undefined : read(value, join(path, key));
 }

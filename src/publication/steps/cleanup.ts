@@ -4,7 +4,15 @@ import { TransitionPreconditionError } from '../../delivery/journal/errors.js';
 import { readInvocation } from '../../delivery/journal/records.js';
 import { transition } from '../../delivery/journal/transition.js';
 import { rereadOnStale } from '../../delivery/steps/carried.js';
-import { forRerun, loadForStep, output, parseStepInput, stagingRefOf, transitionIdOf, type StepOutput } from '../../delivery/steps/common.js';
+import {
+  forRerun,
+  loadForStep,
+  output,
+  parseStepInput,
+  stagingRefOf,
+  transitionIdOf,
+  type StepOutput,
+} from '../../delivery/steps/common.js';
 import { EffectFailedError, OutcomeUnknownError } from '../../domain/errors.js';
 import { assertRetirable } from '../../domain/quality/capsule.js';
 import { windowEndOf } from '../../domain/quality/replay-window.js';
@@ -54,7 +62,10 @@ async function cleanupPublicationOnce(input: unknown, deps: DeliveryDeps): Promi
   const { record, ref, custody: heldCustody } = await loadForStep(step, deps);
   if (record.state !== 'SUCCEEDED') return output(step, record, false);
   const dispatch = record.facts.dispatch;
-  if (!dispatch) throw new TransitionPreconditionError(`invocation ${record.invocationId} has no dispatch recorded: not an exchange publication`);
+  if (!dispatch)
+    throw new TransitionPreconditionError(
+      `invocation ${record.invocationId} has no dispatch recorded: not an exchange publication`,
+    );
   exchangeOf(deps); // a route that is not an exchange publication is refused before anything
   let capsule: CompletedCapsule;
   try {
@@ -81,7 +92,12 @@ async function cleanupPublicationOnce(input: unknown, deps: DeliveryDeps): Promi
     return { ...output(step, result.invocation, !result.alreadyApplied, custody), drop: 'NOT_OURS' };
   };
 
-  const predecessor = await dropPredecessor(deps, names.database, [names.candidate, names.tombstone], dispatch.predecessorUuid);
+  const predecessor = await dropPredecessor(
+    deps,
+    names.database,
+    [names.candidate, names.tombstone],
+    dispatch.predecessorUuid,
+  );
   if (predecessor === 'NOT_OURS') return incident('cleanup-predecessor-not-ours');
   if (predecessor === 'ABSENCE_UNPROVABLE') return { ...output(step, record, true, custody), drop: predecessor };
 
@@ -98,7 +114,10 @@ async function cleanupPublicationOnce(input: unknown, deps: DeliveryDeps): Promi
     fence: step.fence,
     transitionId: transitionIdOf('release', record.invocationId),
     // The journal's rule for CUSTODY_RELEASED: the stage gone, P proved gone, the capsule retired (by the leg below, at `at`).
-    patch: { absence: { table: staging.table, objectId: staging.objectId }, publicationCleanup: { predecessorUuid: dispatch.predecessorUuid, capsuleRetiredAt: at } },
+    patch: {
+      absence: { table: staging.table, objectId: staging.objectId },
+      publicationCleanup: { predecessorUuid: dispatch.predecessorUuid, capsuleRetiredAt: at },
+    },
     known: { invocation: record, custody },
     legs: [capsuleUpdateLeg(ref, capsule, { retiredAt: at, replay: { ...capsule.replay, windowEndsAt } })],
   });
@@ -113,7 +132,12 @@ async function cleanupPublicationOnce(input: unknown, deps: DeliveryDeps): Promi
  * whose outcome is unknown (or refused) is not repeated here: the observation decides, and
  * what it cannot prove is left for a re-run of the step.
  */
-async function dropPredecessor(deps: DeliveryDeps, database: string, names: readonly string[], uuid: string): Promise<PredecessorProof> {
+async function dropPredecessor(
+  deps: DeliveryDeps,
+  database: string,
+  names: readonly string[],
+  uuid: string,
+): Promise<PredecessorProof> {
   const exchange = exchangeOf(deps);
   for (const name of names) {
     try {

@@ -1,6 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { rereadOnStale } from '../../delivery/steps/carried.js';
-import { loadForStep, output, ownerBindingOf, parseStepInput, transitionIdOf, type StepOutput } from '../../delivery/steps/common.js';
+import {
+  loadForStep,
+  output,
+  ownerBindingOf,
+  parseStepInput,
+  transitionIdOf,
+  type StepOutput,
+} from '../../delivery/steps/common.js';
 import type { DeliveryDeps } from '../../delivery/deps.js';
 import { TransitionPreconditionError } from '../../delivery/journal/errors.js';
 import { transition } from '../../delivery/journal/transition.js';
@@ -43,17 +50,31 @@ async function dispatchOnce(input: unknown, deps: DeliveryDeps): Promise<Dispatc
   if (record.state === 'PUBLICATION_UNKNOWN' && record.facts.dispatch) {
     const custody = await heldCustody();
     const { result, observed } = await recordObservation(deps, record, step.fence, custody);
-    return { ...output(step, result?.invocation ?? record, result !== undefined && !result.alreadyApplied, custody), observed };
+    return {
+      ...output(step, result?.invocation ?? record, result !== undefined && !result.alreadyApplied, custody),
+      observed,
+    };
   }
   if (record.state !== 'VERIFIED_EOF') return output(step, record, false);
   // I1: one dispatch per operation, ever. A journal that went back to VERIFIED_EOF after a
   // dispatch (no exchange path does; a foreign writer might) is never dispatched again.
-  if (record.facts.dispatch) throw new TransitionPreconditionError(`invocation ${record.invocationId} was dispatched once already; it is never dispatched again`);
+  if (record.facts.dispatch)
+    throw new TransitionPreconditionError(
+      `invocation ${record.invocationId} was dispatched once already; it is never dispatched again`,
+    );
   const candidate = record.facts.candidate;
   const capsule = await readCapsule(deps.ports, ref);
-  if (!candidate || !capsule) throw new TransitionPreconditionError(`invocation ${record.invocationId} has no prepared capsule to dispatch`);
-  if (capsule.schema !== 2 || capsule.state !== 'PREPARED' || capsule.reader !== undefined || capsule.generation.candidateUuid !== candidate.uuid) {
-    throw new TransitionPreconditionError(`invocation ${record.invocationId}: the capsule is not PREPARED for this candidate with no reader`);
+  if (!candidate || !capsule)
+    throw new TransitionPreconditionError(`invocation ${record.invocationId} has no prepared capsule to dispatch`);
+  if (
+    capsule.schema !== 2 ||
+    capsule.state !== 'PREPARED' ||
+    capsule.reader !== undefined ||
+    capsule.generation.candidateUuid !== candidate.uuid
+  ) {
+    throw new TransitionPreconditionError(
+      `invocation ${record.invocationId}: the capsule is not PREPARED for this candidate with no reader`,
+    );
   }
   const exchange = exchangeOf(deps);
   const custody = await heldCustody();
@@ -62,10 +83,16 @@ async function dispatchOnce(input: unknown, deps: DeliveryDeps): Promise<Dispatc
   const before = await exchange.observeTables(names);
   const onTarget = before.find((t) => t.name === names.target);
   const onCandidate = before.find((t) => t.name === names.candidate);
-  if (!onTarget) throw new CutpointError('Cutpoint.TargetObjectMissing', 'delivery.target_object_missing', `target table ${names.database}.${names.target} does not exist`);
+  if (!onTarget)
+    throw new CutpointError(
+      'Cutpoint.TargetObjectMissing',
+      'delivery.target_object_missing',
+      `target table ${names.database}.${names.target} does not exist`,
+    );
   // The candidate must still hold exactly the fill the staged probes judged: a late fill
   // (zombie or duplicate execution) that got past the fill's own checks is a contradiction.
-  const identical = onCandidate?.uuid === candidate.uuid && onCandidate.comment === marker && onTarget.uuid !== candidate.uuid;
+  const identical =
+    onCandidate?.uuid === candidate.uuid && onCandidate.comment === marker && onTarget.uuid !== candidate.uuid;
   const contents = identical ? await exchange.candidateContents({ names, uuid: candidate.uuid, marker }) : undefined;
   if (!identical || contents?.rows !== candidate.rows || contents.digest !== candidate.digest) {
     const incident = await transition(deps.ports, ref, {
@@ -82,7 +109,14 @@ async function dispatchOnce(input: unknown, deps: DeliveryDeps): Promise<Dispatc
     to: 'PUBLICATION_UNKNOWN',
     fence: step.fence,
     transitionId: `${transitionIdOf('dispatch', record.invocationId)}:${randomUUID()}`,
-    patch: { dispatch: { count: 1, predecessorUuid: onTarget.uuid, candidateUuid: candidate.uuid, runId: runIdOf(step.fence.session) } },
+    patch: {
+      dispatch: {
+        count: 1,
+        predecessorUuid: onTarget.uuid,
+        candidateUuid: candidate.uuid,
+        runId: runIdOf(step.fence.session),
+      },
+    },
     known: { invocation: record, custody },
     legs: [capsuleCheckLeg(ref, capsule)],
     cutPoint: PUBLICATION_CUT_POINTS.dispatchIntent,
@@ -91,7 +125,8 @@ async function dispatchOnce(input: unknown, deps: DeliveryDeps): Promise<Dispatc
     await exchange.exchange(names);
   } catch (error) {
     // Refused, unknown or a Keeper error alike: never retried; the observation below decides.
-    if (!(error instanceof OutcomeUnknownError) && !(error instanceof EffectFailedError) && !structured(error)) throw error;
+    if (!(error instanceof OutcomeUnknownError) && !(error instanceof EffectFailedError) && !structured(error))
+      throw error;
   }
   const { result, observed } = await recordObservation(deps, intent.invocation, step.fence, custody);
   return { ...output(step, result?.invocation ?? intent.invocation, true, custody), observed };

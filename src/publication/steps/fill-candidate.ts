@@ -1,5 +1,12 @@
 import { rereadOnStale } from '../../delivery/steps/carried.js';
-import { loadForStep, output, ownerBindingOf, parseStepInput, transitionIdOf, type StepOutput } from '../../delivery/steps/common.js';
+import {
+  loadForStep,
+  output,
+  ownerBindingOf,
+  parseStepInput,
+  transitionIdOf,
+  type StepOutput,
+} from '../../delivery/steps/common.js';
 import type { DeliveryDeps } from '../../delivery/deps.js';
 import { TransitionPreconditionError } from '../../delivery/journal/errors.js';
 import { recordFacts } from '../../delivery/journal/transition.js';
@@ -27,12 +34,25 @@ async function fillCandidateOnce(input: unknown, deps: DeliveryDeps): Promise<St
   const uuid = candidateUuidOf(record.invocationId);
   const marker = candidateMarkerOf(record.invocationId, ownerBindingOf(record.sealed));
   await exchange.createCandidate({ names, uuid, marker });
-  const fill = await exchange.fillCandidate({ names, uuid, marker, expectedRows: parts.rows, token: `${record.invocationId}:fill:${parts.digest}` });
+  const fill = await exchange.fillCandidate({
+    names,
+    uuid,
+    marker,
+    expectedRows: parts.rows,
+    token: `${record.invocationId}:fill:${parts.digest}`,
+  });
   const result = await recordFacts(deps.ports, ref, {
     state: 'VERIFIED_EOF',
     fence: step.fence,
     transitionId: transitionIdOf('fill-candidate', record.invocationId),
-    patch: { candidate: { table: { schema: names.database, table: names.candidate }, uuid, rows: fill.rows, digest: fill.digest } },
+    patch: {
+      candidate: {
+        table: { schema: names.database, table: names.candidate },
+        uuid,
+        rows: fill.rows,
+        digest: fill.digest,
+      },
+    },
     known: { invocation: record, custody },
   });
   return output(step, result.invocation, !result.alreadyApplied, custody);

@@ -22,7 +22,11 @@ export async function observeTarget(input: unknown, deps: DeliveryDeps, reader?:
  * observe again), Quality.Failed (terminal), Quality.Incomplete (thrown by the use case:
  * the guard is kept).
  */
-export async function observeTargetStep(input: unknown, deps: DeliveryDeps, reader?: TargetReader): Promise<ObserveOutput> {
+export async function observeTargetStep(
+  input: unknown,
+  deps: DeliveryDeps,
+  reader?: TargetReader,
+): Promise<ObserveOutput> {
   const out = await observeTarget(input, deps, reader);
   if (out.capsuleState === 'TARGET_PENDING') throw new TargetPendingError();
   if (out.capsuleState === 'FAILED') throw new QualityFailedError();

@@ -28,13 +28,18 @@ export function parseOperatorObserveInput(input: unknown): OperatorObserveInput 
   if (v.yes !== true) throw new QualityConfirmationRequiredError('observe');
   const invocationId = validateInvocationId(v.invocationId);
   if (typeof v.manifestText !== 'string' || typeof v.selector !== 'string') {
-    throw new ValidationError('quality.step_input_invalid', 'a quality-observe flow needs invocationId, manifestText, selector and yes: true in its input');
+    throw new ValidationError(
+      'quality.step_input_invalid',
+      'a quality-observe flow needs invocationId, manifestText, selector and yes: true in its input',
+    );
   }
   return { invocationId, manifestText: v.manifestText, selector: v.selector };
 }
 
 /** A deps provider behind the input check: a flow started without `yes: true` reads no manifest and no secret. */
-export function operatorInputFirst(provider: (event: unknown) => Promise<DeliveryDeps>): (event: unknown) => Promise<DeliveryDeps> {
+export function operatorInputFirst(
+  provider: (event: unknown) => Promise<DeliveryDeps>,
+): (event: unknown) => Promise<DeliveryDeps> {
   return async (event) => {
     parseOperatorObserveInput(event);
     return provider(event);

@@ -59,18 +59,47 @@ async function prepareCapsuleOnce(input: unknown, deps: DeliveryDeps): Promise<P
     return { ...output(step, failed.invocation, !failed.alreadyApplied, custody), failures: staged.failed };
   }
   const described = await exchange.inventory(relation.database, relation.table);
-  const inventory = { columns: described.columns, engine: described.engine, sortingKey: described.sortingKey, loadReceiptsDigest: parts.digest, totalRows: parts.rows };
+  const inventory = {
+    columns: described.columns,
+    engine: described.engine,
+    sortingKey: described.sortingKey,
+    loadReceiptsDigest: parts.digest,
+    totalRows: parts.rows,
+  };
   const authorityBinding = await deps.ports.authority.describeBinding();
-  const identity = { invocationId: record.invocationId, route: record.route, targetId: record.targetId, candidateUuid: candidate.uuid, sealDigest: record.sealed.sealDigest };
+  const identity = {
+    invocationId: record.invocationId,
+    route: record.route,
+    targetId: record.targetId,
+    candidateUuid: candidate.uuid,
+    sealDigest: record.sealed.sealDigest,
+  };
   const resultsDigest = canonicalDigest({ kind: 'cutpoint.quality-staged-results.v1', results: staged.results });
   // prepared.json is written once under a create-only key, so its bytes must be the same
   // whichever session (re-)runs this step: the original run is the session that began the
   // operation (its journal's begin record), never the fence's session, which a takeover
   // changes (on S3 a recovery would otherwise conflict with its own first write forever).
-  const runs = { originalRunId: runIdOf(await beginSessionOf(deps.ports, record.invocationId)), originalLoadId: loadIdOf(candidate.uuid, parts.digest) };
-  const prepared = preparedDocument({ ...identity, qualityBlock: deps.route.route.quality, plan: { ...plan, probes: [...plan.probes] }, inventory, authorityBinding, stagedResults: staged.results, runs });
+  const runs = {
+    originalRunId: runIdOf(await beginSessionOf(deps.ports, record.invocationId)),
+    originalLoadId: loadIdOf(candidate.uuid, parts.digest),
+  };
+  const prepared = preparedDocument({
+    ...identity,
+    qualityBlock: deps.route.route.quality,
+    plan: { ...plan, probes: [...plan.probes] },
+    inventory,
+    authorityBinding,
+    stagedResults: staged.results,
+    runs,
+  });
   const key = qualityEvidenceKeyOf(record.route, record.invocationId, 'prepared');
-  const put = await putEvidence(deps.ports.objects, QUALITY_CUT_POINTS.preparedPut, key, prepared.document, record.invocationId);
+  const put = await putEvidence(
+    deps.ports.objects,
+    QUALITY_CUT_POINTS.preparedPut,
+    key,
+    prepared.document,
+    record.invocationId,
+  );
   const capsule: CapsuleAttributes = {
     schema: 2,
     state: 'PREPARED',

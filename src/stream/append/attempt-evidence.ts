@@ -1,4 +1,12 @@
-import { laneKeys, walBindingOf, walPrefixOf, type CollectedAttempt, type CommitRecord, type LaneRef, type SpentMarker } from '../../domain/stream.js';
+import {
+  laneKeys,
+  walBindingOf,
+  walPrefixOf,
+  type CollectedAttempt,
+  type CommitRecord,
+  type LaneRef,
+  type SpentMarker,
+} from '../../domain/stream.js';
 import { ValidationError } from '../../domain/errors.js';
 import type { Ports } from '../../ports/index.js';
 import type { WalRef } from '../append-input.js';
@@ -32,13 +40,21 @@ export async function walsOf(ports: Ports, lane: LaneRef, attemptId: string): Pr
 }
 
 /** The commit record at a WAL object's bound end offset, if any. */
-export async function commitAtEnd(ports: Ports, lane: LaneRef, wal: Pick<WalRef, 'start' | 'recordCount'>): Promise<CommitRecord | undefined> {
+export async function commitAtEnd(
+  ports: Ports,
+  lane: LaneRef,
+  wal: Pick<WalRef, 'start' | 'recordCount'>,
+): Promise<CommitRecord | undefined> {
   const item = await ports.authority.get(laneKeys.commit(lane, wal.start + wal.recordCount));
   return item as unknown as CommitRecord | undefined;
 }
 
 /** Exactly this attempt's batch: the attempt id, the SHA-256 and the bound start. */
-export function namesAttempt(commit: CommitRecord | undefined, attemptId: string, wal: Pick<WalRef, 'walSha256' | 'start'>): boolean {
+export function namesAttempt(
+  commit: CommitRecord | undefined,
+  attemptId: string,
+  wal: Pick<WalRef, 'walSha256' | 'start'>,
+): boolean {
   return !!commit && commit.attemptId === attemptId && commit.walSha256 === wal.walSha256 && commit.start === wal.start;
 }
 
@@ -47,7 +63,12 @@ export function namesAttempt(commit: CommitRecord | undefined, attemptId: string
  * that object, if the collected record GC left names it (and the commit record at its end
  * still names the attempt, its SHA-256 and start).
  */
-export async function committedWal(ports: Ports, lane: LaneRef, attemptId: string, wals: WalRef[]): Promise<CommitRecord | undefined> {
+export async function committedWal(
+  ports: Ports,
+  lane: LaneRef,
+  attemptId: string,
+  wals: WalRef[],
+): Promise<CommitRecord | undefined> {
   for (const wal of wals) {
     const commit = await commitAtEnd(ports, lane, wal);
     if (namesAttempt(commit, attemptId, wal)) return commit;
@@ -59,7 +80,11 @@ export async function committedWal(ports: Ports, lane: LaneRef, attemptId: strin
 }
 
 /** The record GC left when it collected a committed attempt's WAL object, if any. */
-export async function collectedAttempt(ports: Ports, lane: LaneRef, attemptId: string): Promise<CollectedAttempt | undefined> {
+export async function collectedAttempt(
+  ports: Ports,
+  lane: LaneRef,
+  attemptId: string,
+): Promise<CollectedAttempt | undefined> {
   return (await ports.authority.get(laneKeys.collected(lane, attemptId))) as unknown as CollectedAttempt | undefined;
 }
 

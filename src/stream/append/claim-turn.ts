@@ -33,18 +33,26 @@ export async function claimTurn(ports: Ports, ref: AttemptRef, head: LaneHead): 
   if (holdsTurn(head, ref.attemptId)) return head.version;
   const cut = STREAM_CUT_POINTS.suspend;
   for (let round = 0; round < 2; round++) {
-    const outcome = await ports.authority.update(cut, laneKeys.head(ref), { version: head.version, fence: ref.session }, {
-      suspendedBy: ref.attemptId,
-      suspendedAt: ports.clock.now().toISOString(),
-      turnClaimed: true,
-    });
+    const outcome = await ports.authority.update(
+      cut,
+      laneKeys.head(ref),
+      { version: head.version, fence: ref.session },
+      {
+        suspendedBy: ref.attemptId,
+        suspendedAt: ports.clock.now().toISOString(),
+        turnClaimed: true,
+      },
+    );
     if (outcome.status === 'APPLIED') return outcome.item.version;
     if (outcome.status === 'CONFLICT') return undefined;
     const now = await loadHead(ports, ref);
     if (holdsTurn(now, ref.attemptId)) return now.version;
     if (now.version !== head.version) return undefined;
   }
-  throw new OutcomeUnknownError(cut, `${cut}: suspending ${ref.stream}/${ref.partition} for attempt ${ref.attemptId} did not settle`);
+  throw new OutcomeUnknownError(
+    cut,
+    `${cut}: suspending ${ref.stream}/${ref.partition} for attempt ${ref.attemptId} did not settle`,
+  );
 }
 
 /** The lane is suspended by the attempt's own claim before its head CAS (not yet an unknown outcome SuspendLane recorded). */

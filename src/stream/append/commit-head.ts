@@ -1,9 +1,21 @@
 import { assertAttemptInWindow, attemptWindowOf } from '../../domain/attempt-time.js';
 import { EffectFailedError, OutcomeUnknownError } from '../../domain/errors.js';
 import { laneKeys, sameFence, type AppendOutcome, type CommitRecord } from '../../domain/stream.js';
-import { AttemptAbortedError, AttemptIdentityConflictError, FencedError, LaneSuspendedError } from '../../domain/stream-errors.js';
+import {
+  AttemptAbortedError,
+  AttemptIdentityConflictError,
+  FencedError,
+  LaneSuspendedError,
+} from '../../domain/stream-errors.js';
 import type { Ports } from '../../ports/index.js';
-import { carriedVersion, carriedWindow, validateAttemptRef, validateWalRef, type AttemptRef, type WalRef } from '../append-input.js';
+import {
+  carriedVersion,
+  carriedWindow,
+  validateAttemptRef,
+  validateWalRef,
+  type AttemptRef,
+  type WalRef,
+} from '../append-input.js';
 import { STREAM_CUT_POINTS } from '../cut-points.js';
 import { commitContaining, loadHead } from '../lane-store.js';
 import { committedOutcome } from '../outcomes.js';
@@ -69,14 +81,33 @@ export async function commitHead(input: unknown, ports: Ports): Promise<HeadComm
     };
     const outcome = await ports.authority.transact(cut, [
       // Lifts the attempt's own suspension (claim-turn.ts): the version covers it being this attempt's.
-      { kind: 'update', key: laneKeys.head(ref), expect: { version, fence: ref.session }, set: { committedEnd: end, lastAttemptId: ref.attemptId, suspendedBy: undefined, suspendedAt: undefined, turnClaimed: undefined } },
+      {
+        kind: 'update',
+        key: laneKeys.head(ref),
+        expect: { version, fence: ref.session },
+        set: {
+          committedEnd: end,
+          lastAttemptId: ref.attemptId,
+          suspendedBy: undefined,
+          suspendedAt: undefined,
+          turnClaimed: undefined,
+        },
+      },
       { kind: 'put', item: { ...laneKeys.commit(ref, end), ...commit }, expect: 'absent' },
     ]);
-    if (outcome.status === 'APPLIED') return { ...committedOutcome({ ...ref, recordCount: wal.recordCount, start: wal.start, end }), headVersion: version + 1 };
+    if (outcome.status === 'APPLIED')
+      return {
+        ...committedOutcome({ ...ref, recordCount: wal.recordCount, start: wal.start, end }),
+        headVersion: version + 1,
+      };
     if (outcome.status === 'UNKNOWN') {
-      if (namesAttempt(await commitAtEnd(ports, ref, wal), ref.attemptId, wal)) return committedOutcome({ ...ref, recordCount: wal.recordCount, start: wal.start, end });
+      if (namesAttempt(await commitAtEnd(ports, ref, wal), ref.attemptId, wal))
+        return committedOutcome({ ...ref, recordCount: wal.recordCount, start: wal.start, end });
       if (++unknown >= MAX_UNKNOWN) {
-        throw new OutcomeUnknownError(cut, `${cut}: head CAS for attempt ${ref.attemptId} on ${ref.stream}/${ref.partition} is unknown`);
+        throw new OutcomeUnknownError(
+          cut,
+          `${cut}: head CAS for attempt ${ref.attemptId} on ${ref.stream}/${ref.partition} is unknown`,
+        );
       }
       continue; // re-issue the same CAS at the same version
     }
@@ -103,7 +134,8 @@ async function decide(ports: Ports, ref: AttemptRef, wal: WalRef): Promise<numbe
     return committedOutcome({ ...ref, recordCount: wal.recordCount, start: wal.start, end });
   }
   if (marker) throw new AttemptAbortedError(ref.attemptId, marker.reason);
-  if (wal.fenceEpoch !== ref.session.epoch) throw new FencedError(ref, `attempt ${ref.attemptId} was started by an earlier owner session`);
+  if (wal.fenceEpoch !== ref.session.epoch)
+    throw new FencedError(ref, `attempt ${ref.attemptId} was started by an earlier owner session`);
   const holder = suspendedAgainst(head, ref.attemptId);
   if (holder) throw new LaneSuspendedError(ref, holder);
   const writer = writerAgainst(head, ref.attemptId);
@@ -112,9 +144,11 @@ async function decide(ports: Ports, ref: AttemptRef, wal: WalRef): Promise<numbe
   if (head.committedEnd > wal.start) {
     // The committed end passed the bound start and never goes back: never committable.
     const taken = await commitContaining(ports, ref, wal.start);
-    if (taken?.attemptId === ref.attemptId) throw new AttemptIdentityConflictError(ref.attemptId, 'committed another batch');
+    if (taken?.attemptId === ref.attemptId)
+      throw new AttemptIdentityConflictError(ref.attemptId, 'committed another batch');
     throw new AttemptAbortedError(ref.attemptId, `offset ${wal.start} was committed by another attempt`);
   }
-  if (head.committedEnd < wal.start) throw new AttemptAbortedError(ref.attemptId, `the batch before offset ${wal.start} did not commit`);
+  if (head.committedEnd < wal.start)
+    throw new AttemptAbortedError(ref.attemptId, `the batch before offset ${wal.start} did not commit`);
   return claimTurn(ports, ref, head);
 }

@@ -56,13 +56,21 @@ export async function materializeGen0Batch(input: unknown, ports: Ports): Promis
   // range: GC may have collected those WAL objects, and the mark must move past them.
   const [head, compacted] = await Promise.all([loadHead(ports, lane), ports.authority.get(compactionKeys.mark(lane))]);
   const skipTo = Math.max(head.trimOffset, typeof compacted?.next === 'number' ? compacted.next : 0);
-  const commits = (await ports.authority.query(laneKeys.pk(lane), 'commit#', { startAfterSk: laneKeys.commitAfter(Math.max(next, skipTo)), limit: max })) as unknown as CommitRecord[];
+  const commits = (await ports.authority.query(laneKeys.pk(lane), 'commit#', {
+    startAfterSk: laneKeys.commitAfter(Math.max(next, skipTo)),
+    limit: max,
+  })) as unknown as CommitRecord[];
   if (skipTo > next && commits[0]) next = commits[0].start;
   else if (skipTo > next) next = Math.min(skipTo, head.committedEnd);
   for (const commit of commits) {
     try {
       const gen0 = await materializeRange(ports, lane, commit);
-      if (!gen0) throw new CutpointError('Generation.NotCommitted', 'stream.gen0_not_committed', `generation 0 of [${commit.start}, ${commit.end}) did not commit`);
+      if (!gen0)
+        throw new CutpointError(
+          'Generation.NotCommitted',
+          'stream.gen0_not_committed',
+          `generation 0 of [${commit.start}, ${commit.end}) did not commit`,
+        );
       result.materialized.push({ start: commit.start, end: commit.end, objectKey: gen0.objectKey });
       next = commit.end;
     } catch (error) {
@@ -79,6 +87,10 @@ export async function materializeGen0Batch(input: unknown, ports: Ports): Promis
     if (moved.status === 'APPLIED') result.next = next;
   }
   const cleanup = await cleanupGen0Tasks(ports, lane);
-  result.cleanup = { tasks: cleanup.cleaned, ...(cleanup.refused ? { refused: cleanup.refused } : {}), ...(cleanup.failed ? { failed: cleanup.failed } : {}) };
+  result.cleanup = {
+    tasks: cleanup.cleaned,
+    ...(cleanup.refused ? { refused: cleanup.refused } : {}),
+    ...(cleanup.failed ? { failed: cleanup.failed } : {}),
+  };
   return result;
 }

@@ -21,7 +21,10 @@ export const gen0MarkKey = (lane: LaneRef) => ({ pk: laneKeys.pk(lane), sk: 'gen
  */
 export async function cleanupGen0Tasks(ports: Ports, lane: LaneRef): Promise<CursorCleanup> {
   return cleanupUpToMark(ports, STREAM_CUT_POINTS.gen0, gen0MarkKey(lane), async (from, next) => {
-    const commits = (await ports.authority.query(laneKeys.pk(lane), 'commit#', { startAfterSk: laneKeys.commitAfter(from), limit: CLEANUP_LIMIT })) as unknown as CommitRecord[];
+    const commits = (await ports.authority.query(laneKeys.pk(lane), 'commit#', {
+      startAfterSk: laneKeys.commitAfter(from),
+      limit: CLEANUP_LIMIT,
+    })) as unknown as CommitRecord[];
     return commits.map((c) => {
       const root = rangeRootOf(lane, c.start);
       return {

@@ -102,9 +102,17 @@ export class LaneWriter {
   }
 
   append(records: readonly Uint8Array[], attemptId = this.nextAttemptId()): Promise<AppendOutcome> {
-    if (this.closed) return Promise.reject(new CutpointError('Stream.WriterClosed', 'stream.writer_closed', `writer ${this.writerId} is closed`));
+    if (this.closed)
+      return Promise.reject(
+        new CutpointError('Stream.WriterClosed', 'stream.writer_closed', `writer ${this.writerId} is closed`),
+      );
     if (!attemptId.startsWith(`${writerAttemptPrefix(this.writerId)}e${this.session.epoch}.`)) {
-      return Promise.reject(new ValidationError('stream.invalid_attempt', `attempt ${attemptId} was not minted by writer ${this.writerId}: take ids from nextAttemptId()`));
+      return Promise.reject(
+        new ValidationError(
+          'stream.invalid_attempt',
+          `attempt ${attemptId} was not minted by writer ${this.writerId}: take ids from nextAttemptId()`,
+        ),
+      );
     }
     const answer = this.appendMinted(records, attemptId);
     this.pending.add(answer);
@@ -139,7 +147,10 @@ export class LaneWriter {
         // Another writer holds the lane: nothing is written (the minted id is never used again).
         const refusal = LaneSuspendedError.byWriter(this.lane, this.head!.heldBy);
         this.forget();
-        return { ...uncommittedOutcome('KNOWN_NOT_COMMITTED', { ...this.lane, attemptId }, records.length, refusal.name), detail: refusal.message };
+        return {
+          ...uncommittedOutcome('KNOWN_NOT_COMMITTED', { ...this.lane, attemptId }, records.length, refusal.name),
+          detail: refusal.message,
+        };
       }
       const start = this.nextStart!;
       this.nextStart = start + records.length;
@@ -147,7 +158,9 @@ export class LaneWriter {
       const encoded = records.map((r) => Buffer.from(r).toString('base64'));
       // The WAL PUT runs now (ahead of earlier CASes); the CAS joins the in-order chain.
       const known = { version: 0, start, attemptWindowSeconds: this.attemptWindowSeconds! };
-      const put = rerunTransient((attempt) => writeWal({ ...ref, records: encoded }, this.ports, attempt === 1 ? known : undefined));
+      const put = rerunTransient((attempt) =>
+        writeWal({ ...ref, records: encoded }, this.ports, attempt === 1 ? known : undefined),
+      );
       const previous = this.tail;
       const cas = put.then(
         async (written) => {
@@ -191,9 +204,13 @@ export class LaneWriter {
       this.forget();
       return rerunTransient(() => retireAttempt({ ...written, reason: 'Stream.AttemptAborted' }, this.ports));
     }
-    const outcome = await commitAndSettle({ ...written, expected: { version: head.version, attemptWindowSeconds: this.attemptWindowSeconds! } }, this.ports);
+    const outcome = await commitAndSettle(
+      { ...written, expected: { version: head.version, attemptWindowSeconds: this.attemptWindowSeconds! } },
+      this.ports,
+    );
     const { headVersion, ...result } = outcome;
-    if (outcome.status === 'KNOWN_COMMITTED' && headVersion !== undefined && head.mine) this.head = { version: headVersion, committedEnd: outcome.end!, mine: true };
+    if (outcome.status === 'KNOWN_COMMITTED' && headVersion !== undefined && head.mine)
+      this.head = { version: headVersion, committedEnd: outcome.end!, mine: true };
     else this.forget();
     return result;
   }
@@ -202,7 +219,9 @@ export class LaneWriter {
   private async ensureHead(): Promise<void> {
     if (this.head) return;
     this.claimSent = true;
-    this.loading ??= claimWriterSlot(this.ports, this.lane, this.session, this.writerId).finally(() => (this.loading = undefined));
+    this.loading ??= claimWriterSlot(this.ports, this.lane, this.session, this.writerId).finally(
+      () => (this.loading = undefined),
+    );
     const head = await this.loading;
     if (this.head) return;
     const mine = holdsSlot(head, this.writerId);

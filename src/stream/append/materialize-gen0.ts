@@ -1,4 +1,11 @@
-import { laneKeys, rangeRootOf, type AppendOutcome, type CommitRecord, type IndexEntry, type LaneRef } from '../../domain/stream.js';
+import {
+  laneKeys,
+  rangeRootOf,
+  type AppendOutcome,
+  type CommitRecord,
+  type IndexEntry,
+  type LaneRef,
+} from '../../domain/stream.js';
 import { commitGenerationInProcess } from '../../generation/commit-in-process.js';
 import type { Ports } from '../../ports/index.js';
 import { validateAttempt } from '../append-input.js';
@@ -22,13 +29,24 @@ export interface Gen0Result extends AppendOutcome {
 export async function materializeGen0(input: unknown, ports: Ports): Promise<Gen0Result> {
   const ref = validateAttempt(input);
   const commit = await commitOfAttempt(ports, ref, ref.attemptId);
-  const outcome: Gen0Result = { status: 'KNOWN_COMMITTED', ...ref, attemptId: ref.attemptId, recordCount: commit.end - commit.start, start: commit.start, end: commit.end };
+  const outcome: Gen0Result = {
+    status: 'KNOWN_COMMITTED',
+    ...ref,
+    attemptId: ref.attemptId,
+    recordCount: commit.end - commit.start,
+    start: commit.start,
+    end: commit.end,
+  };
   const gen0 = await materializeRange(ports, ref, commit);
   return gen0 ? { ...outcome, gen0 } : outcome;
 }
 
 /** Generation 0 of one committed range (deterministic task), linked into its index entry. */
-export async function materializeRange(ports: Ports, lane: LaneRef, commit: CommitRecord): Promise<{ objectKey: string; sha256: string } | undefined> {
+export async function materializeRange(
+  ports: Ports,
+  lane: LaneRef,
+  commit: CommitRecord,
+): Promise<{ objectKey: string; sha256: string } | undefined> {
   const generation = await commitGenerationInProcess(
     {
       root: rangeRootOf(lane, commit.start),
@@ -49,11 +67,25 @@ export async function materializeRange(ports: Ports, lane: LaneRef, commit: Comm
  * the index entry on the acknowledged path, so the entry is usually absent: it is created
  * already naming the generation (one write); an existing entry gets the generation added.
  */
-async function linkGeneration(ports: Ports, entry: IndexEntry, gen0: { objectKey: string; sha256: string }): Promise<void> {
-  const current = await putIndexEntry(ports, entry, { ...entry, gen0Key: gen0.objectKey, gen0Sha256: gen0.sha256 }, STREAM_CUT_POINTS.gen0);
+async function linkGeneration(
+  ports: Ports,
+  entry: IndexEntry,
+  gen0: { objectKey: string; sha256: string },
+): Promise<void> {
+  const current = await putIndexEntry(
+    ports,
+    entry,
+    { ...entry, gen0Key: gen0.objectKey, gen0Sha256: gen0.sha256 },
+    STREAM_CUT_POINTS.gen0,
+  );
   if (current.gen0Key === gen0.objectKey && current.gen0Sha256 === gen0.sha256) return;
   const version = (current as unknown as { version: number }).version;
-  await ports.authority.update(STREAM_CUT_POINTS.gen0, laneKeys.index(entry, entry.end), { version }, { gen0Key: gen0.objectKey, gen0Sha256: gen0.sha256 });
+  await ports.authority.update(
+    STREAM_CUT_POINTS.gen0,
+    laneKeys.index(entry, entry.end),
+    { version },
+    { gen0Key: gen0.objectKey, gen0Sha256: gen0.sha256 },
+  );
   // A CONFLICT or UNKNOWN here only leaves the index without its second copy: reads
   // still have the WAL object, and a later run links the same generation.
 }

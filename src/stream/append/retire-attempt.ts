@@ -21,9 +21,13 @@ export async function retireAttempt(input: unknown, ports: Ports): Promise<Appen
   const head = await loadHead(ports, ref);
   assertAttemptInWindow(ref.attemptId, attemptWindowOf(head), ports.clock.now());
   await assertSessionIssued(ports, ref, head, ref.session);
-  const reason = typeof (input as { reason?: unknown }).reason === 'string' ? (input as { reason: string }).reason.slice(0, 200) : 'retired';
+  const reason =
+    typeof (input as { reason?: unknown }).reason === 'string'
+      ? (input as { reason: string }).reason.slice(0, 200)
+      : 'retired';
   const spent = await spendAttempt(ports, ref, ref.attemptId, reason, STREAM_CUT_POINTS.retire);
-  if (spent.status === 'COMMITTED') return committedOutcome({ ...spent.commit, recordCount: spent.commit.end - spent.commit.start });
+  if (spent.status === 'COMMITTED')
+    return committedOutcome({ ...spent.commit, recordCount: spent.commit.end - spent.commit.start });
   // Proven not committed: if this attempt held the lane suspended, the lane is free again.
   await unsuspend(ports, ref, ref.attemptId);
   return uncommittedOutcome('KNOWN_NOT_COMMITTED', ref, spent.marker.recordCount, spent.marker.reason);

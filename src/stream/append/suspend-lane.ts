@@ -48,26 +48,46 @@ export async function suspendLane(input: unknown, ports: Ports): Promise<AppendO
     }
     const count = wal?.recordCount ?? 0;
     if (marker) return uncommittedOutcome('KNOWN_NOT_COMMITTED', ref, count, marker.reason);
-    if (head.suspendedBy === ref.attemptId && !holdsTurn(head, ref.attemptId)) return uncommittedOutcome('MAY_HAVE_COMMITTED', ref, count, `lane suspended; resolve attempt ${ref.attemptId}`);
+    if (head.suspendedBy === ref.attemptId && !holdsTurn(head, ref.attemptId))
+      return uncommittedOutcome('MAY_HAVE_COMMITTED', ref, count, `lane suspended; resolve attempt ${ref.attemptId}`);
     const holder = suspendedAgainst(head, ref.attemptId);
     const writer = writerAgainst(head, ref.attemptId);
-    const turn = wal && !holder && !writer && head.committedEnd === wal.start && sameFence(head.fence, ref.session) && wal.fenceEpoch === ref.session.epoch;
+    const turn =
+      wal &&
+      !holder &&
+      !writer &&
+      head.committedEnd === wal.start &&
+      sameFence(head.fence, ref.session) &&
+      wal.fenceEpoch === ref.session.epoch;
     if (!turn) {
-      const why = holder ? `lane suspended by attempt ${holder}` : writer ? `lane held by writer ${writer}` : wal ? 'the head moved past its turn' : 'no head CAS was issued';
+      const why = holder
+        ? `lane suspended by attempt ${holder}`
+        : writer
+          ? `lane held by writer ${writer}`
+          : wal
+            ? 'the head moved past its turn'
+            : 'no head CAS was issued';
       const spent = await spendAttempt(ports, ref, ref.attemptId, why, STREAM_CUT_POINTS.retire);
-      if (spent.status === 'COMMITTED') return committedOutcome({ ...spent.commit, recordCount: spent.commit.end - spent.commit.start });
+      if (spent.status === 'COMMITTED')
+        return committedOutcome({ ...spent.commit, recordCount: spent.commit.end - spent.commit.start });
       // Proven not committed: a claim this attempt took before its CAS is lifted.
       await unsuspend(ports, ref, ref.attemptId);
       return uncommittedOutcome('KNOWN_NOT_COMMITTED', ref, count, spent.marker.reason);
     }
     // Suspends the lane, or turns the attempt's own claim (claim-turn.ts) into a suspension
     // only a resolve lifts: either way a version bump no lost CAS of the attempt can pass.
-    const outcome = await ports.authority.update(cut, laneKeys.head(ref), { version: head.version }, {
-      suspendedBy: ref.attemptId,
-      suspendedAt: ports.clock.now().toISOString(),
-      turnClaimed: undefined,
-    });
-    if (outcome.status === 'APPLIED') return uncommittedOutcome('MAY_HAVE_COMMITTED', ref, count, `lane suspended; resolve attempt ${ref.attemptId}`);
+    const outcome = await ports.authority.update(
+      cut,
+      laneKeys.head(ref),
+      { version: head.version },
+      {
+        suspendedBy: ref.attemptId,
+        suspendedAt: ports.clock.now().toISOString(),
+        turnClaimed: undefined,
+      },
+    );
+    if (outcome.status === 'APPLIED')
+      return uncommittedOutcome('MAY_HAVE_COMMITTED', ref, count, `lane suspended; resolve attempt ${ref.attemptId}`);
     // CONFLICT or UNKNOWN: reload and decide again (the CAS may have landed meanwhile).
   }
   throw new OutcomeUnknownError(cut, `${cut}: suspending the lane for attempt ${ref.attemptId} did not settle`);

@@ -17,11 +17,23 @@ export async function writeIndex(input: unknown, ports: Ports): Promise<AppendOu
   const commit = await commitOfAttempt(ports, ref, ref.attemptId);
   const entry = indexEntryOf(commit);
   await putIndexEntry(ports, ref, entry, STREAM_CUT_POINTS.index);
-  return { status: 'KNOWN_COMMITTED', ...ref, attemptId: ref.attemptId, recordCount: commit.end - commit.start, start: entry.start, end: entry.end };
+  return {
+    status: 'KNOWN_COMMITTED',
+    ...ref,
+    attemptId: ref.attemptId,
+    recordCount: commit.end - commit.start,
+    start: entry.start,
+    end: entry.end,
+  };
 }
 
 /** Creates the index entry for a committed range once; an existing exact entry is reused. */
-export async function putIndexEntry(ports: Ports, lane: LaneRef, entry: IndexEntry, cutPoint: string): Promise<IndexEntry> {
+export async function putIndexEntry(
+  ports: Ports,
+  lane: LaneRef,
+  entry: IndexEntry,
+  cutPoint: string,
+): Promise<IndexEntry> {
   const key = laneKeys.index(lane, entry.end);
   const result = await writeExactlyOnce(
     ports.authority,
@@ -31,7 +43,10 @@ export async function putIndexEntry(ports: Ports, lane: LaneRef, entry: IndexEnt
     (item) => item.start === entry.start && item.walKey === entry.walKey && item.walSha256 === entry.walSha256,
   );
   if (result.status === 'CONFLICT') {
-    throw new IdentityConflictError('stream.index_identity_conflict', `index entry for [${entry.start}, ${entry.end}) names another WAL object`);
+    throw new IdentityConflictError(
+      'stream.index_identity_conflict',
+      `index entry for [${entry.start}, ${entry.end}) names another WAL object`,
+    );
   }
   return result.item as unknown as IndexEntry;
 }

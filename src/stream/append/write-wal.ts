@@ -3,7 +3,12 @@ import { sha256Hex } from '../../domain/digest.js';
 import { IdentityConflictError } from '../../domain/errors.js';
 import { encodeBatch } from '../../domain/record-batch.js';
 import { sameFence, walKeyOf, walMetadataOf, type LaneHead, type LaneRef } from '../../domain/stream.js';
-import { AttemptAbortedError, AttemptIdentityConflictError, FencedError, LaneSuspendedError } from '../../domain/stream-errors.js';
+import {
+  AttemptAbortedError,
+  AttemptIdentityConflictError,
+  FencedError,
+  LaneSuspendedError,
+} from '../../domain/stream-errors.js';
 import { putExact } from '../../objects/exact-object.js';
 import type { Ports } from '../../ports/index.js';
 import { decodeRecords, validateAttemptRef, type AttemptRef, type WalRef } from '../append-input.js';
@@ -74,13 +79,19 @@ export async function writeWal(input: unknown, ports: Ports, known?: KnownHead):
     head = await loadHead(ports, ref);
     assertAttemptInWindow(ref.attemptId, attemptWindowOf(head), ports.clock.now());
     await assertSessionIssued(ports, ref, head, ref.session);
-    const [marker, wals] = await Promise.all([spentMarker(ports, ref, ref.attemptId), walsOf(ports, ref, ref.attemptId)]);
+    const [marker, wals] = await Promise.all([
+      spentMarker(ports, ref, ref.attemptId),
+      walsOf(ports, ref, ref.attemptId),
+    ]);
     // GC writes the collected record before it deletes the WAL object: read after the WAL
     // objects, it names any the listing missed because GC deleted it meanwhile. Read beside
     // them, it could miss both, and the committed batch would be appended again.
     const collected = collectedWalOf(await collectedAttempt(ports, ref, ref.attemptId));
     const others = [...wals, ...(collected ? [collected] : [])];
-    if (others.some((w) => w.walSha256 !== sha256) || (marker && marker.walSha256 !== '' && marker.walSha256 !== sha256)) {
+    if (
+      others.some((w) => w.walSha256 !== sha256) ||
+      (marker && marker.walSha256 !== '' && marker.walSha256 !== sha256)
+    ) {
       throw new AttemptIdentityConflictError(ref.attemptId, 'already has a WAL object of another batch');
     }
     // A committed attempt whose WAL object GC collected: its collected record keeps the binding.
@@ -98,12 +109,21 @@ export async function writeWal(input: unknown, ports: Ports, known?: KnownHead):
   }
   const wal: WalRef = { ...batch, start: binding.start, fenceEpoch: ref.session.epoch };
   try {
-    await putExact(ports.objects, STREAM_CUT_POINTS.wal, walKey, bytes, walMetadataOf(ref as LaneRef, ref.attemptId, sha256, records.length, wal));
+    await putExact(
+      ports.objects,
+      STREAM_CUT_POINTS.wal,
+      walKey,
+      bytes,
+      walMetadataOf(ref as LaneRef, ref.attemptId, sha256, records.length, wal),
+    );
   } catch (error) {
     // Another execution of this attempt (a duplicate start, a zombie) wrote the same batch
     // first, bound to another start: the key is create-only, so that binding is the batch's
     // for good. Adopt it, as the evidence check above does; the head CAS step decides.
-    const first = error instanceof IdentityConflictError ? (await walsOf(ports, ref, ref.attemptId)).find((w) => w.walKey === walKey && w.recordCount === records.length) : undefined;
+    const first =
+      error instanceof IdentityConflictError
+        ? (await walsOf(ports, ref, ref.attemptId)).find((w) => w.walKey === walKey && w.recordCount === records.length)
+        : undefined;
     if (!first) throw error;
     return { ...ref, wal: first, expected: null };
   }

@@ -26,7 +26,10 @@ const WRITER_ATTEMPT = /^w([0-9a-f]{8})\.e([0-9]+)\.(?:t[0-9]{13}\.)?([0-9]+)$/;
 
 export function validateWriterId(value: unknown): string {
   if (typeof value !== 'string' || !WRITER_ID.test(value)) {
-    throw new ValidationError('stream.invalid_writer', 'writer must be the 8 hex digits of a LaneWriter id, as its attempt ids carry it (w<writer>.e<epoch>.t<ms>.<seq>) and stream describe shows it');
+    throw new ValidationError(
+      'stream.invalid_writer',
+      'writer must be the 8 hex digits of a LaneWriter id, as its attempt ids carry it (w<writer>.e<epoch>.t<ms>.<seq>) and stream describe shows it',
+    );
   }
   return value;
 }
@@ -68,19 +71,37 @@ export function holdsSlot(head: Pick<LaneHead, 'writer'>, writerId: string): boo
  * answer reloads and finds its own id or not. A head held by another writer (or suspended,
  * or fenced) is returned unclaimed: the caller refuses.
  */
-export async function claimWriterSlot(ports: Ports, lane: LaneRef, session: Fence, writerId: string): Promise<LaneHead> {
+export async function claimWriterSlot(
+  ports: Ports,
+  lane: LaneRef,
+  session: Fence,
+  writerId: string,
+): Promise<LaneHead> {
   const cut = STREAM_CUT_POINTS.writerClaim;
   for (let round = 0; round < 4; round++) {
     const head = await loadHead(ports, lane);
     if (head.writer || head.suspendedBy !== undefined) return head;
-    if (head.fence?.session !== session.session || head.fence.epoch !== session.epoch || head.fence.owner !== session.owner) return head;
-    const outcome = await ports.authority.update(cut, laneKeys.head(lane), { version: head.version, fence: session }, {
-      writer: { id: writerId, epoch: session.epoch, claimedAt: ports.clock.now().toISOString() },
-    });
+    if (
+      head.fence?.session !== session.session ||
+      head.fence.epoch !== session.epoch ||
+      head.fence.owner !== session.owner
+    )
+      return head;
+    const outcome = await ports.authority.update(
+      cut,
+      laneKeys.head(lane),
+      { version: head.version, fence: session },
+      {
+        writer: { id: writerId, epoch: session.epoch, claimedAt: ports.clock.now().toISOString() },
+      },
+    );
     if (outcome.status === 'APPLIED') return outcome.item as unknown as LaneHead;
     // CONFLICT or UNKNOWN: the next round reloads; a claim that landed names this writer.
   }
-  throw new OutcomeUnknownError(cut, `${cut}: claiming ${lane.stream}/${lane.partition} for writer ${writerId} did not settle`);
+  throw new OutcomeUnknownError(
+    cut,
+    `${cut}: claiming ${lane.stream}/${lane.partition} for writer ${writerId} did not settle`,
+  );
 }
 
 /**
@@ -91,7 +112,13 @@ export async function claimWriterSlot(ports: Ports, lane: LaneRef, session: Fenc
  * claimed again since is a live writer's). True when the head no longer names the writer,
  * false when the slot was left.
  */
-export async function releaseWriterSlot(ports: Ports, lane: LaneRef, writerId: string, by: 'writer' | 'resolve', known?: number): Promise<boolean> {
+export async function releaseWriterSlot(
+  ports: Ports,
+  lane: LaneRef,
+  writerId: string,
+  by: 'writer' | 'resolve',
+  known?: number,
+): Promise<boolean> {
   const cut = STREAM_CUT_POINTS.writerRelease;
   let version = known;
   for (let round = 0; round < 4; round++) {
@@ -105,5 +132,8 @@ export async function releaseWriterSlot(ports: Ports, lane: LaneRef, writerId: s
     if (outcome.status === 'APPLIED') return true;
     version = undefined; // CONFLICT or UNKNOWN: reload (a release that landed names no writer)
   }
-  throw new OutcomeUnknownError(cut, `${cut}: releasing ${lane.stream}/${lane.partition} from writer ${writerId} did not settle`);
+  throw new OutcomeUnknownError(
+    cut,
+    `${cut}: releasing ${lane.stream}/${lane.partition} from writer ${writerId} did not settle`,
+  );
 }

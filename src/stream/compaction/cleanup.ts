@@ -14,16 +14,26 @@ import { compactionKeys, sameCompaction, type CompactionRecord } from './model.j
  * the durable task and commit records), so there is no plan step to clean.
  * Anything unverified refuses and leaves the task in place.
  */
-export async function cleanupCompactionTask(ports: Ports, lane: LaneRef, expected: CompactionRecord): Promise<TaskCleanup> {
+export async function cleanupCompactionTask(
+  ports: Ports,
+  lane: LaneRef,
+  expected: CompactionRecord,
+): Promise<TaskCleanup> {
   return cleanupGenerationTask(ports, COMPACTION_CUT_POINTS.compactCleanup, {
     root: expected.root,
     generation: expected.generation,
     taskId: expected.taskId,
     expected: { objectKey: expected.objectKey, sha256: expected.sha256, sourceSetDigest: expected.sourceSetDigest },
     checkpoint: async () => {
-      const [compaction, mark] = await Promise.all([ports.authority.get(compactionKeys.record(lane, expected.end)), ports.authority.get(compactionKeys.mark(lane))]);
-      if (!compaction || !sameCompaction(compaction as unknown as CompactionRecord, expected)) return `compaction#${expected.end} does not name this run`;
-      return typeof mark?.next === 'number' && mark.next >= expected.end ? undefined : `the compaction mark is not past ${expected.end}`;
+      const [compaction, mark] = await Promise.all([
+        ports.authority.get(compactionKeys.record(lane, expected.end)),
+        ports.authority.get(compactionKeys.mark(lane)),
+      ]);
+      if (!compaction || !sameCompaction(compaction as unknown as CompactionRecord, expected))
+        return `compaction#${expected.end} does not name this run`;
+      return typeof mark?.next === 'number' && mark.next >= expected.end
+        ? undefined
+        : `the compaction mark is not past ${expected.end}`;
     },
     protections: gcProtections(lane, expected.objectKey, expected.end, false),
     output: 'bytes',
@@ -38,7 +48,10 @@ export async function cleanupCompactionTask(ports: Ports, lane: LaneRef, expecte
  */
 export async function cleanupCompactionTasks(ports: Ports, lane: LaneRef): Promise<CursorCleanup> {
   return cleanupUpToMark(ports, COMPACTION_CUT_POINTS.compactMark, compactionKeys.mark(lane), async (from) => {
-    const records = (await ports.authority.query(laneKeys.pk(lane), 'compaction#', { startAfterSk: compactionKeys.after(from), limit: CLEANUP_LIMIT })) as unknown as CompactionRecord[];
+    const records = (await ports.authority.query(laneKeys.pk(lane), 'compaction#', {
+      startAfterSk: compactionKeys.after(from),
+      limit: CLEANUP_LIMIT,
+    })) as unknown as CompactionRecord[];
     return records.map((record) => ({ end: record.end, clean: () => cleanupCompactionTask(ports, lane, record) }));
   });
 }

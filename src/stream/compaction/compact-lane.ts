@@ -14,7 +14,10 @@ import { DEFAULT_MAX_BYTES, DEFAULT_MAX_RANGES, MAX_RANGES_PER_RUN, planCompacti
 
 export interface CompactLaneResult extends LaneRef {
   /** The run compacted now (or found compacted); absent when there was nothing to compact. */
-  compacted?: Pick<CompactionRecord, 'start' | 'end' | 'root' | 'generation' | 'objectKey' | 'sha256' | 'recordCount'> & { ranges: number };
+  compacted?: Pick<
+    CompactionRecord,
+    'start' | 'end' | 'root' | 'generation' | 'objectKey' | 'sha256' | 'recordCount'
+  > & { ranges: number };
   /** The lane's compaction mark after this run. */
   next: number;
   /** Whether the generation task's workflow metadata was removed (task cleanup). */
@@ -43,8 +46,16 @@ export async function compactLane(input: unknown, ports: Ports): Promise<Compact
   await rerunTransient(() => registerTask(plan.spec, ports));
   const written = await rerunTransient(() => writeCompactedObject(ports, plan.spec, plan.commits));
   const generation = await commitGenerationInProcess(plan.spec, ports);
-  if (generation.outcome !== 'COMMITTED' || generation.objectKey !== written.objectKey || generation.sha256 !== written.sha256) {
-    throw new CutpointError('Stream.CompactionNotCommitted', 'stream.compaction_not_committed', `compaction of [${plan.start}, ${plan.end}) did not commit (${generation.reason ?? generation.outcome})`);
+  if (
+    generation.outcome !== 'COMMITTED' ||
+    generation.objectKey !== written.objectKey ||
+    generation.sha256 !== written.sha256
+  ) {
+    throw new CutpointError(
+      'Stream.CompactionNotCommitted',
+      'stream.compaction_not_committed',
+      `compaction of [${plan.start}, ${plan.end}) did not commit (${generation.reason ?? generation.outcome})`,
+    );
   }
   const record: CompactionRecord = {
     ...lane,
@@ -63,13 +74,34 @@ export async function compactLane(input: unknown, ports: Ports): Promise<Compact
   const key = compactionKeys.record(lane, plan.end);
   const cut = COMPACTION_CUT_POINTS.compactRecord;
   const put = await rerunTransient(() =>
-    writeExactlyOnce(ports.authority, cut, key, () => ports.authority.put(cut, { ...key, ...record }, 'absent'), (item) => sameCompaction(item as unknown as CompactionRecord, record)),
+    writeExactlyOnce(
+      ports.authority,
+      cut,
+      key,
+      () => ports.authority.put(cut, { ...key, ...record }, 'absent'),
+      (item) => sameCompaction(item as unknown as CompactionRecord, record),
+    ),
   );
-  if (put.status === 'CONFLICT') throw new IdentityConflictError('stream.compaction_identity_conflict', `compaction#${plan.end} names another run`);
+  if (put.status === 'CONFLICT')
+    throw new IdentityConflictError('stream.compaction_identity_conflict', `compaction#${plan.end} names another run`);
   const next = await rerunTransient(() => moveMark(ports, lane, plan.end));
   const taskCleaned = (await cleanupCompactionTasks(ports, lane)).cleanedTo >= plan.end;
   const { start, end, root, objectKey, sha256, recordCount } = record;
-  return { ...lane, compacted: { start, end, root, generation: record.generation, objectKey, sha256, recordCount, ranges: plan.commits.length }, next, taskCleaned };
+  return {
+    ...lane,
+    compacted: {
+      start,
+      end,
+      root,
+      generation: record.generation,
+      objectKey,
+      sha256,
+      recordCount,
+      ranges: plan.commits.length,
+    },
+    next,
+    taskCleaned,
+  };
 }
 
 /**
@@ -82,7 +114,10 @@ export async function compactLane(input: unknown, ports: Ports): Promise<Compact
 async function catchUpMark(ports: Ports, lane: LaneRef): Promise<void> {
   const mark = await ports.authority.get(compactionKeys.mark(lane));
   const at = typeof mark?.next === 'number' ? mark.next : 0;
-  const later = (await ports.authority.query(laneKeys.pk(lane), 'compaction#', { startAfterSk: compactionKeys.after(at), limit: 100 })) as unknown as CompactionRecord[];
+  const later = (await ports.authority.query(laneKeys.pk(lane), 'compaction#', {
+    startAfterSk: compactionKeys.after(at),
+    limit: 100,
+  })) as unknown as CompactionRecord[];
   if (!later.length) return;
   await rerunTransient(() => moveMark(ports, lane, later.at(-1)!.end));
 }
@@ -95,18 +130,26 @@ async function moveMark(ports: Ports, lane: LaneRef, end: number): Promise<numbe
     const mark = await ports.authority.get(key);
     const at = typeof mark?.next === 'number' ? mark.next : 0;
     if (at >= end) return at;
-    const moved = mark ? await ports.authority.update(cut, key, { version: mark.version as number }, { next: end }) : await ports.authority.put(cut, { ...key, ...lane, next: end }, 'absent');
+    const moved = mark
+      ? await ports.authority.update(cut, key, { version: mark.version as number }, { next: end })
+      : await ports.authority.put(cut, { ...key, ...lane, next: end }, 'absent');
     if (moved.status === 'APPLIED') return end;
     // UNKNOWN or CONFLICT: the next round reloads the exact mark.
   }
-  throw new OutcomeUnknownError(cut, `${cut}: the compaction mark of ${lane.stream}/${lane.partition} did not settle at ${end}`);
+  throw new OutcomeUnknownError(
+    cut,
+    `${cut}: the compaction mark of ${lane.stream}/${lane.partition} did not settle at ${end}`,
+  );
 }
 
 function knob(input: unknown, name: 'maxRanges' | 'maxBytes', fallback: number): number {
   const value = (input as Record<string, unknown>)[name];
   if (value === undefined) return fallback;
-  if (!Number.isSafeInteger(value) || (value as number) < 1) throw new ValidationError('stream.invalid_compaction_knob', `${name} must be a positive integer`);
-  if (name === 'maxRanges' && (value as number) < 2) throw new ValidationError('stream.invalid_compaction_knob', 'maxRanges must be at least 2');
-  if (name === 'maxRanges' && (value as number) > MAX_RANGES_PER_RUN) throw new ValidationError('stream.invalid_compaction_knob', `maxRanges must be at most ${MAX_RANGES_PER_RUN}`);
+  if (!Number.isSafeInteger(value) || (value as number) < 1)
+    throw new ValidationError('stream.invalid_compaction_knob', `${name} must be a positive integer`);
+  if (name === 'maxRanges' && (value as number) < 2)
+    throw new ValidationError('stream.invalid_compaction_knob', 'maxRanges must be at least 2');
+  if (name === 'maxRanges' && (value as number) > MAX_RANGES_PER_RUN)
+    throw new ValidationError('stream.invalid_compaction_knob', `maxRanges must be at most ${MAX_RANGES_PER_RUN}`);
   return value as number;
 }

@@ -64,6 +64,9 @@ export async function compactionCovering(
   start: number,
   end: number,
 ): Promise<CompactionRecord | undefined> {
-  const [found] = (await query(laneKeys.pk(lane), 'compaction#', { startAfterSk: compactionKeys.after(start), limit: 1 })) as CompactionRecord[];
+  const [found] = (await query(laneKeys.pk(lane), 'compaction#', {
+    startAfterSk: compactionKeys.after(start),
+    limit: 1,
+  })) as CompactionRecord[];
   return found && found.start <= start && end <= found.end ? found : undefined;
 }

@@ -25,11 +25,19 @@ export const DEFAULT_MAX_BYTES = 4 * 1024 * 1024;
  * under the run's root (an earlier run failed or lost an answer), its exact source set is
  * reused whatever the knobs say now: the same task, the same output, never a second one.
  */
-export async function planCompaction(ports: Ports, lane: LaneRef, maxRanges: number, maxBytes: number): Promise<CompactionPlan | undefined> {
+export async function planCompaction(
+  ports: Ports,
+  lane: LaneRef,
+  maxRanges: number,
+  maxBytes: number,
+): Promise<CompactionPlan | undefined> {
   const [head, mark] = await Promise.all([loadHead(ports, lane), ports.authority.get(compactionKeys.mark(lane))]);
   let begin = Math.max(typeof mark?.next === 'number' ? mark.next : 0, head.trimOffset);
   const markVersion = mark?.version as number | undefined;
-  const page = (await ports.authority.query(laneKeys.pk(lane), 'commit#', { startAfterSk: laneKeys.commitAfter(begin), limit: Math.max(maxRanges, 64) + 1 })) as unknown as CommitRecord[];
+  const page = (await ports.authority.query(laneKeys.pk(lane), 'commit#', {
+    startAfterSk: laneKeys.commitAfter(begin),
+    limit: Math.max(maxRanges, 64) + 1,
+  })) as unknown as CommitRecord[];
   // A range straddling the trim is not compacted: start after it.
   while (page[0] && page[0].start < begin) begin = page.shift()!.end;
   if (!page[0] || page[0].start !== begin) return undefined;
@@ -41,7 +49,13 @@ export async function planCompaction(ports: Ports, lane: LaneRef, maxRanges: num
     const commits = page.filter((c) => live.sources.some((s) => s.key === c.walKey && s.sha256 === c.walSha256));
     if (commits.length !== live.sources.length) return undefined; // not this lane's next run any more (trimmed past)
     const end = commits.at(-1)?.end ?? begin;
-    return { start: begin, end, commits, spec: { root, generation: live.generation, taskId: live.taskId, sources: live.sources }, markVersion };
+    return {
+      start: begin,
+      end,
+      commits,
+      spec: { root, generation: live.generation, taskId: live.taskId, sources: live.sources },
+      markVersion,
+    };
   }
   const commits: CommitRecord[] = [];
   let bytes = 0;
@@ -54,5 +68,11 @@ export async function planCompaction(ports: Ports, lane: LaneRef, maxRanges: num
   if (commits.length < 2) return undefined;
   const sources = sourcesOf(commits);
   const generation = tasks.length; // every earlier task of this root was aborted: the next slot
-  return { start: begin, end: commits.at(-1)!.end, commits, spec: { root, generation, taskId: compactionTaskId(sources, generation), sources }, markVersion };
+  return {
+    start: begin,
+    end: commits.at(-1)!.end,
+    commits,
+    spec: { root, generation, taskId: compactionTaskId(sources, generation), sources },
+    markVersion,
+  };
 }

@@ -45,7 +45,10 @@ export class CompactedCopies {
    */
   private async covering(entry: IndexEntry): Promise<CompactionRecord | undefined> {
     if (this.ahead === undefined || (this.ahead !== null && this.ahead.end <= entry.start)) {
-      const [found] = await this.ports.authority.query(laneKeys.pk(this.lane), 'compaction#', { startAfterSk: compactionKeys.after(entry.start), limit: 1 });
+      const [found] = await this.ports.authority.query(laneKeys.pk(this.lane), 'compaction#', {
+        startAfterSk: compactionKeys.after(entry.start),
+        limit: 1,
+      });
       this.ahead = found ? (found as unknown as CompactionRecord) : null;
     }
     const a = this.ahead;

@@ -19,10 +19,19 @@ export type CompactionCheck = 'bytes' | 'identity';
  * record, the quarantine and the object's HEAD (present, the record's size and SHA-256),
  * so a compaction deleted, replaced or quarantined after the copy was sealed keeps it.
  */
-export async function verifiesNow(ports: Ports, lane: LaneRef, c: CompactionRecord, check: CompactionCheck = 'bytes'): Promise<boolean> {
+export async function verifiesNow(
+  ports: Ports,
+  lane: LaneRef,
+  c: CompactionRecord,
+  check: CompactionCheck = 'bytes',
+): Promise<boolean> {
   try {
-    const [record, quarantined] = await Promise.all([loadRecord(ports, c.root, c.generation), ports.authority.get(laneKeys.quarantine(lane, c.objectKey))]);
-    if (record?.state !== 'COMMITTED' || record.objectKey !== c.objectKey || record.sha256 !== c.sha256 || quarantined) return false;
+    const [record, quarantined] = await Promise.all([
+      loadRecord(ports, c.root, c.generation),
+      ports.authority.get(laneKeys.quarantine(lane, c.objectKey)),
+    ]);
+    if (record?.state !== 'COMMITTED' || record.objectKey !== c.objectKey || record.sha256 !== c.sha256 || quarantined)
+      return false;
     if (check === 'identity') {
       const head = await ports.objects.head(c.objectKey);
       return head?.size === c.size && head.metadata.sha256 === c.sha256;

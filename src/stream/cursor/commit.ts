@@ -46,12 +46,20 @@ export async function commitCursor(input: unknown, ports: Ports): Promise<Cursor
     const head = await loadHead(ports, lane);
     const result = { ...lane, group, position: to, previousPosition: previous, epoch: session.epoch };
     if (commitDecision(lane, group, current, head, to) === 'unchanged') return result;
-    const outcome = await ports.authority.update(CURSOR_CUT_POINTS.commit, key, { version: current.version, fence: session }, {
-      position: to,
-      committedAt: ports.clock.now().toISOString(),
-    });
+    const outcome = await ports.authority.update(
+      CURSOR_CUT_POINTS.commit,
+      key,
+      { version: current.version, fence: session },
+      {
+        position: to,
+        committedAt: ports.clock.now().toISOString(),
+      },
+    );
     if (outcome.status === 'APPLIED') return result;
     // UNKNOWN or CONFLICT: the next round reloads and compares exact identity.
   }
-  throw new OutcomeUnknownError(CURSOR_CUT_POINTS.commit, `${CURSOR_CUT_POINTS.commit}: cursor ${group} of ${lane.stream}/${lane.partition} did not settle`);
+  throw new OutcomeUnknownError(
+    CURSOR_CUT_POINTS.commit,
+    `${CURSOR_CUT_POINTS.commit}: cursor ${group} of ${lane.stream}/${lane.partition} did not settle`,
+  );
 }

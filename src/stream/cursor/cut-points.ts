@@ -12,4 +12,3 @@ export const CURSOR_CUT_POINTS = {
   /** The stream's retention policy item (the groups a trim must wait for). */
   policy: 'stream.cursor.policy',
 } as const;
-

@@ -8,21 +8,33 @@ const at = (lane: LaneRef, group: string) => `cursor ${group} of ${lane.stream}/
 /** The session is not the cursor's owner any more: a takeover (or seek) fenced it. */
 export class CursorFencedError extends CutpointError {
   constructor(lane: LaneRef, group: string, epoch: number, current: number) {
-    super('Stream.CursorFenced', 'stream.cursor_fenced', `${at(lane, group)}: session epoch ${epoch} was fenced by epoch ${current}; nothing was committed`);
+    super(
+      'Stream.CursorFenced',
+      'stream.cursor_fenced',
+      `${at(lane, group)}: session epoch ${epoch} was fenced by epoch ${current}; nothing was committed`,
+    );
   }
 }
 
 /** A cursor fence the group never issued (forged, or a group never taken over). */
 export class CursorUnknownSessionError extends CutpointError {
   constructor(lane: LaneRef, group: string) {
-    super('Stream.CursorUnknownSession', 'stream.cursor_unknown_session', `${at(lane, group)} never issued this session; take the cursor over first (cutpoint stream consume)`);
+    super(
+      'Stream.CursorUnknownSession',
+      'stream.cursor_unknown_session',
+      `${at(lane, group)} never issued this session; take the cursor over first (cutpoint stream consume)`,
+    );
   }
 }
 
 /** A position past the committed end is never handed out, nor committed. */
 export class CursorPastEndError extends CutpointError {
   constructor(lane: LaneRef, group: string, position: number, committedEnd: number) {
-    super('Stream.CursorPastEnd', 'stream.cursor_past_end', `${at(lane, group)}: position ${position} is past the committed end ${committedEnd}`);
+    super(
+      'Stream.CursorPastEnd',
+      'stream.cursor_past_end',
+      `${at(lane, group)}: position ${position} is past the committed end ${committedEnd}`,
+    );
   }
 }
 
@@ -40,7 +52,11 @@ export class CursorBelowTrimError extends CutpointError {
 /** A commit moves a cursor forward only; moving it back is the separate, explicit seek. */
 export class CursorBackwardsError extends CutpointError {
   constructor(lane: LaneRef, group: string, position: number, current: number) {
-    super('Stream.CursorBackwards', 'stream.cursor_backwards', `${at(lane, group)} is at ${current}; a commit never moves it back to ${position} (use cutpoint stream seek --yes)`);
+    super(
+      'Stream.CursorBackwards',
+      'stream.cursor_backwards',
+      `${at(lane, group)} is at ${current}; a commit never moves it back to ${position} (use cutpoint stream seek --yes)`,
+    );
   }
 }
 

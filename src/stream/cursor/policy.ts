@@ -31,11 +31,18 @@ export async function setRetentionPolicy(input: unknown, ports: Ports): Promise<
   for (let round = 0; round < ROUNDS; round++) {
     const current = await loadPolicy(ports, stream);
     if (same(current?.groups) && (current || groups.length === 0)) return { stream, groups };
-    const outcome = await ports.authority.put(CURSOR_CUT_POINTS.policy, { ...policyKey(stream), stream, groups }, current ? { version: current.version } : 'absent');
+    const outcome = await ports.authority.put(
+      CURSOR_CUT_POINTS.policy,
+      { ...policyKey(stream), stream, groups },
+      current ? { version: current.version } : 'absent',
+    );
     if (outcome.status === 'APPLIED') return { stream, groups };
     // UNKNOWN or CONFLICT: the next round reloads; our exact list there is success.
   }
-  throw new OutcomeUnknownError(CURSOR_CUT_POINTS.policy, `${CURSOR_CUT_POINTS.policy}: the retention policy of ${stream} did not settle`);
+  throw new OutcomeUnknownError(
+    CURSOR_CUT_POINTS.policy,
+    `${CURSOR_CUT_POINTS.policy}: the retention policy of ${stream} did not settle`,
+  );
 }
 
 /**
@@ -46,7 +53,12 @@ export async function setRetentionPolicy(input: unknown, ports: Ports): Promise<
  * a new cursor or a policy change landing meanwhile makes the trim decide again. No policy
  * item: no legs (the trim stays a single-item CAS).
  */
-export async function retentionGuard(ports: Ports, lane: LaneRef, head: LaneHead, to: number): Promise<TransactionLeg[]> {
+export async function retentionGuard(
+  ports: Ports,
+  lane: LaneRef,
+  head: LaneHead,
+  to: number,
+): Promise<TransactionLeg[]> {
   const policy = await loadPolicy(ports, lane.stream);
   if (!policy) return [];
   const legs: TransactionLeg[] = [{ kind: 'check', key: policyKey(lane.stream), expect: { version: policy.version } }];
@@ -54,7 +66,11 @@ export async function retentionGuard(ports: Ports, lane: LaneRef, head: LaneHead
   for (const group of policy.groups) {
     const cursor = await loadCursor(ports, lane, group);
     if (cursor) positions.set(group, cursor.position);
-    legs.push({ kind: 'check', key: laneKeys.cursor(lane, group), expect: cursor ? { version: cursor.version } : 'absent' });
+    legs.push({
+      kind: 'check',
+      key: laneKeys.cursor(lane, group),
+      expect: cursor ? { version: cursor.version } : 'absent',
+    });
   }
   assertTrimRespectsCursors(lane, to, head.trimOffset, policy.groups, positions);
   return legs;

@@ -2,7 +2,14 @@ import { ValidationError } from '../../domain/errors.js';
 import { assertIssuedFence, sameFence, type IssuedFence, type LaneHead, type LaneRef } from '../../domain/stream.js';
 import { UnknownSessionError } from '../../domain/stream-errors.js';
 import type { Fence } from '../../ports/authority.js';
-import { CursorBackwardsError, CursorBelowTrimError, CursorFencedError, CursorPastEndError, CursorUnknownSessionError, TrimPastCursorError } from './errors.js';
+import {
+  CursorBackwardsError,
+  CursorBelowTrimError,
+  CursorFencedError,
+  CursorPastEndError,
+  CursorUnknownSessionError,
+  TrimPastCursorError,
+} from './errors.js';
 
 /**
  * Consumer cursors (seed 002, "Stale writers and takeover": a takeover obtains a new append
@@ -37,15 +44,21 @@ const GROUP = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 export const MAX_POLICY_GROUPS = 32;
 
 export function validateGroup(value: unknown): string {
-  if (typeof value !== 'string' || !GROUP.test(value)) throw new ValidationError('stream.invalid_group', 'group must be 1-64 characters of [A-Za-z0-9._-], starting with a letter or digit');
+  if (typeof value !== 'string' || !GROUP.test(value))
+    throw new ValidationError(
+      'stream.invalid_group',
+      'group must be 1-64 characters of [A-Za-z0-9._-], starting with a letter or digit',
+    );
   return value;
 }
 
 export function validatePolicyGroups(value: unknown): string[] {
   if (!Array.isArray(value)) throw new ValidationError('stream.invalid_policy', 'groups must be a list of group names');
   const groups = value.map(validateGroup);
-  if (new Set(groups).size !== groups.length) throw new ValidationError('stream.invalid_policy', 'a group is named twice');
-  if (groups.length > MAX_POLICY_GROUPS) throw new ValidationError('stream.invalid_policy', `a retention policy names at most ${MAX_POLICY_GROUPS} groups`);
+  if (new Set(groups).size !== groups.length)
+    throw new ValidationError('stream.invalid_policy', 'a group is named twice');
+  if (groups.length > MAX_POLICY_GROUPS)
+    throw new ValidationError('stream.invalid_policy', `a retention policy names at most ${MAX_POLICY_GROUPS} groups`);
   return [...groups].sort();
 }
 
@@ -55,7 +68,13 @@ export function validatePolicyGroups(value: unknown): string[] {
  * one it never issued is forged (Stream.CursorUnknownSession) — the lane's IssuedFence
  * rules (`assertIssuedFence`), applied to the cursor's own epochs.
  */
-export function assertCursorSession(lane: LaneRef, group: string, cursor: Pick<Cursor, 'fence'> | undefined, session: Fence, issued?: Pick<IssuedFence, 'owner' | 'sessionSha256'>): void {
+export function assertCursorSession(
+  lane: LaneRef,
+  group: string,
+  cursor: Pick<Cursor, 'fence'> | undefined,
+  session: Fence,
+  issued?: Pick<IssuedFence, 'owner' | 'sessionSha256'>,
+): void {
   if (cursor && sameFence(cursor.fence, session)) return;
   try {
     assertIssuedFence(lane, { fence: cursor?.fence }, session, issued);
@@ -71,7 +90,13 @@ export function assertCursorSession(lane: LaneRef, group: string, cursor: Pick<C
  * seek is the separate, explicit way), never below the trim. `to` equal to the position is
  * success with nothing to write (a re-commit, or a lost response that did land).
  */
-export function commitDecision(lane: LaneRef, group: string, cursor: Pick<Cursor, 'position'>, head: Pick<LaneHead, 'committedEnd' | 'trimOffset'>, to: number): 'unchanged' | 'advance' {
+export function commitDecision(
+  lane: LaneRef,
+  group: string,
+  cursor: Pick<Cursor, 'position'>,
+  head: Pick<LaneHead, 'committedEnd' | 'trimOffset'>,
+  to: number,
+): 'unchanged' | 'advance' {
   if (to > head.committedEnd) throw new CursorPastEndError(lane, group, to, head.committedEnd);
   if (to < cursor.position) throw new CursorBackwardsError(lane, group, to, cursor.position);
   if (to < head.trimOffset) throw new CursorBelowTrimError(lane, group, to, head.trimOffset);
@@ -79,7 +104,12 @@ export function commitDecision(lane: LaneRef, group: string, cursor: Pick<Cursor
 }
 
 /** A seek may go anywhere readable: [trimOffset, committedEnd]. */
-export function assertSeekTarget(lane: LaneRef, group: string, head: Pick<LaneHead, 'committedEnd' | 'trimOffset'>, to: number): void {
+export function assertSeekTarget(
+  lane: LaneRef,
+  group: string,
+  head: Pick<LaneHead, 'committedEnd' | 'trimOffset'>,
+  to: number,
+): void {
   if (to > head.committedEnd) throw new CursorPastEndError(lane, group, to, head.committedEnd);
   if (to < head.trimOffset) throw new CursorBelowTrimError(lane, group, to, head.trimOffset);
 }
@@ -89,7 +119,13 @@ export function assertSeekTarget(lane: LaneRef, group: string, head: Pick<LaneHe
  * no cursor yet has consumed nothing past the current trim. Refuses with the slowest such
  * cursor (group and position).
  */
-export function assertTrimRespectsCursors(lane: LaneRef, to: number, trimOffset: number, groups: readonly string[], positions: ReadonlyMap<string, number>): void {
+export function assertTrimRespectsCursors(
+  lane: LaneRef,
+  to: number,
+  trimOffset: number,
+  groups: readonly string[],
+  positions: ReadonlyMap<string, number>,
+): void {
   let slowest: { group: string; position: number } | undefined;
   for (const group of groups) {
     const position = positions.get(group) ?? trimOffset;

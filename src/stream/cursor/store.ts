@@ -17,8 +17,12 @@ export async function loadPolicy(ports: Ports, stream: string): Promise<Retentio
 /** Every cursor of the lane, in group order (one query page per 1 MB: few groups per lane). */
 export async function listCursors(ports: Ports, lane: LaneRef): Promise<Cursor[]> {
   const all: Cursor[] = [];
-  for (let after: string | undefined; ; ) {
-    const page = (await ports.authority.query(laneKeys.pk(lane), 'cursor#', after === undefined ? { limit: 100 } : { limit: 100, startAfterSk: after })) as unknown as Cursor[];
+  for (let after: string | undefined; ;) {
+    const page = (await ports.authority.query(
+      laneKeys.pk(lane),
+      'cursor#',
+      after === undefined ? { limit: 100 } : { limit: 100, startAfterSk: after },
+    )) as unknown as Cursor[];
     all.push(...page);
     if (page.length < 100) return all;
     after = `cursor#${page[page.length - 1]!.group}`;
@@ -26,8 +30,17 @@ export async function listCursors(ports: Ports, lane: LaneRef): Promise<Cursor[]
 }
 
 /** `assertCursorSession` with the takeover's record of the session's epoch, when it is below the cursor's. */
-export async function assertCursorSessionIssued(ports: Ports, lane: LaneRef, group: string, cursor: Cursor | undefined, session: Fence): Promise<void> {
+export async function assertCursorSessionIssued(
+  ports: Ports,
+  lane: LaneRef,
+  group: string,
+  cursor: Cursor | undefined,
+  session: Fence,
+): Promise<void> {
   const below = cursor !== undefined && session.epoch < cursor.fence.epoch;
-  const issued = below ? ((await ports.authority.get(laneKeys.cursorFence(lane, group, session.epoch))) as unknown as IssuedCursorFence | undefined) : undefined;
+  const issued = below
+    ? ((await ports.authority.get(laneKeys.cursorFence(lane, group, session.epoch))) as unknown as
+        IssuedCursorFence | undefined)
+    : undefined;
   assertCursorSession(lane, group, cursor, session, issued);
 }

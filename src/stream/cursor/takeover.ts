@@ -1,7 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { sha256Hex } from '../../domain/digest.js';
 import { OutcomeUnknownError } from '../../domain/errors.js';
-import { laneKeys, validateLane, validateOffset, validateOwner, validateSessionId, type LaneHead, type LaneRef } from '../../domain/stream.js';
+import {
+  laneKeys,
+  validateLane,
+  validateOffset,
+  validateOwner,
+  validateSessionId,
+  type LaneHead,
+  type LaneRef,
+} from '../../domain/stream.js';
 import type { Fence, TransactionLeg } from '../../ports/authority.js';
 import type { Ports } from '../../ports/index.js';
 import { loadHead } from '../lane-store.js';
@@ -52,7 +60,12 @@ export async function seekCursor(input: unknown, ports: Ports): Promise<CursorSe
 }
 
 /** For consumers that embed cutpoint (and tests): a takeover with a freshly minted session id. */
-export async function takeOverCursorWithNewSession(lane: LaneRef, group: string, owner: string, ports: Ports): Promise<Fence> {
+export async function takeOverCursorWithNewSession(
+  lane: LaneRef,
+  group: string,
+  owner: string,
+  ports: Ports,
+): Promise<Fence> {
   const session = randomUUID();
   const taken = await takeoverCursor({ ...lane, group, owner, session }, ports);
   return { owner, session, epoch: taken.epoch };
@@ -71,7 +84,12 @@ function validateSessionRequest(input: unknown): SessionRequest {
   return { lane, group: validateGroup(v.group), owner: validateOwner(v.owner), session: validateSessionId(v.session) };
 }
 
-async function install({ lane, group, owner, session }: SessionRequest, ports: Ports, cut: string, seekTo?: number): Promise<CursorSessionResult> {
+async function install(
+  { lane, group, owner, session }: SessionRequest,
+  ports: Ports,
+  cut: string,
+  seekTo?: number,
+): Promise<CursorSessionResult> {
   const key = laneKeys.cursor(lane, group);
   for (let round = 0; round < ROUNDS; round++) {
     const head = await loadHead(ports, lane);
@@ -84,10 +102,21 @@ async function install({ lane, group, owner, session }: SessionRequest, ports: P
     if (ours) {
       // Our own session moving its position again: a fenced update, no new epoch.
       fence = cursor.fence;
-      legs.push({ kind: 'update', key, expect: { version: cursor.version, fence }, set: { position: seekTo, seekedAt: ports.clock.now().toISOString() } });
+      legs.push({
+        kind: 'update',
+        key,
+        expect: { version: cursor.version, fence },
+        set: { position: seekTo, seekedAt: ports.clock.now().toISOString() },
+      });
     } else {
       fence = { owner, session, epoch: (cursor?.fence.epoch ?? 0) + 1 };
-      const issued: IssuedCursorFence = { ...lane, group, epoch: fence.epoch, owner, sessionSha256: sha256Hex(session) };
+      const issued: IssuedCursorFence = {
+        ...lane,
+        group,
+        epoch: fence.epoch,
+        owner,
+        sessionSha256: sha256Hex(session),
+      };
       const position = seekTo ?? cursor?.position ?? head.trimOffset;
       legs.push(
         cursor
@@ -98,12 +127,26 @@ async function install({ lane, group, owner, session }: SessionRequest, ports: P
     }
     if (seekTo !== undefined) legs.push({ kind: 'check', key: laneKeys.head(lane), expect: { version: head.version } });
     const outcome = await ports.authority.transact(cut, legs);
-    if (outcome.status === 'APPLIED') return result(lane, group, { fence, position: seekTo ?? cursor?.position ?? head.trimOffset }, head);
+    if (outcome.status === 'APPLIED')
+      return result(lane, group, { fence, position: seekTo ?? cursor?.position ?? head.trimOffset }, head);
     // UNKNOWN or CONFLICT: the next round reloads; our exact session id (and position) there proves it applied.
   }
   throw new OutcomeUnknownError(cut, `${cut}: cursor ${group} of ${lane.stream}/${lane.partition} did not settle`);
 }
 
-function result(lane: LaneRef, group: string, cursor: Pick<Cursor, 'fence' | 'position'>, head: LaneHead): CursorSessionResult {
-  return { ...lane, group, owner: cursor.fence.owner, epoch: cursor.fence.epoch, position: cursor.position, committedEnd: head.committedEnd, trimOffset: head.trimOffset };
+function result(
+  lane: LaneRef,
+  group: string,
+  cursor: Pick<Cursor, 'fence' | 'position'>,
+  head: LaneHead,
+): CursorSessionResult {
+  return {
+    ...lane,
+    group,
+    owner: cursor.fence.owner,
+    epoch: cursor.fence.epoch,
+    position: cursor.position,
+    committedEnd: head.committedEnd,
+    trimOffset: head.trimOffset,
+  };
 }

@@ -44,7 +44,10 @@ export async function keepCommittedEvidence(ports: Ports, lane: LaneRef, objectK
   const cut = GC_CUT_POINTS.evidence;
   const key = laneKeys.collected(lane, attemptId);
   const same = (item: Record<string, unknown>) =>
-    item.walKey === objectKey && item.walSha256 === binding.walSha256 && item.start === commit!.start && item.end === commit!.end;
+    item.walKey === objectKey &&
+    item.walSha256 === binding.walSha256 &&
+    item.start === commit!.start &&
+    item.end === commit!.end;
   const put = await writeExactlyOnce(ports.authority, cut, key, () => ports.authority.put(cut, record, 'absent'), same);
   return put.status === 'APPLIED';
 }

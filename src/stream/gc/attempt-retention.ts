@@ -33,25 +33,47 @@ const RANGE_KEYS = 10 * PAGE;
  * collected records first, then the spent markers; a page that is not full goes on to the
  * next prefix in the same call. `next` is where the sweep continues; none when it is done.
  */
-export async function sweepAttemptPage(ports: Ports, lane: LaneRef, after: string | undefined): Promise<{ retired: number; next?: string }> {
+export async function sweepAttemptPage(
+  ports: Ports,
+  lane: LaneRef,
+  after: string | undefined,
+): Promise<{ retired: number; next?: string }> {
   const window = attemptWindowOf(await loadHead(ports, lane));
   const now = ports.clock.now();
   let retired = 0;
-  const first = Math.max(0, ATTEMPT_RECORD_PREFIXES.findIndex((prefix) => after?.startsWith(prefix)));
+  const first = Math.max(
+    0,
+    ATTEMPT_RECORD_PREFIXES.findIndex((prefix) => after?.startsWith(prefix)),
+  );
   for (let i = first; i < ATTEMPT_RECORD_PREFIXES.length; i++) {
     const prefix = ATTEMPT_RECORD_PREFIXES[i]!;
     const startAfterSk = i === first ? after : undefined;
-    const items = await ports.authority.query(laneKeys.pk(lane), prefix, { limit: PAGE, ...(startAfterSk ? { startAfterSk } : {}) });
-    retired += await retireSettled(ports, lane, items, prefix, (attemptId) => attemptSettledByWindow(attemptId, window, now));
+    const items = await ports.authority.query(laneKeys.pk(lane), prefix, {
+      limit: PAGE,
+      ...(startAfterSk ? { startAfterSk } : {}),
+    });
+    retired += await retireSettled(ports, lane, items, prefix, (attemptId) =>
+      attemptSettledByWindow(attemptId, window, now),
+    );
     if (items.length === PAGE) return { retired, next: items.at(-1)!.sk };
   }
   return { retired };
 }
 
 /** Retires the page's records of attempts settled by the window whose WAL prefix is empty; how many are gone. */
-async function retireSettled(ports: Ports, lane: LaneRef, items: AuthorityItem[], prefix: string, settled: (attemptId: string) => boolean): Promise<number> {
+async function retireSettled(
+  ports: Ports,
+  lane: LaneRef,
+  items: AuthorityItem[],
+  prefix: string,
+  settled: (attemptId: string) => boolean,
+): Promise<number> {
   const candidates = items.filter((item) => settled(item.sk.slice(prefix.length)));
-  const withObjects = await attemptsWithObjects(ports, lane, candidates.map((item) => item.sk.slice(prefix.length)));
+  const withObjects = await attemptsWithObjects(
+    ports,
+    lane,
+    candidates.map((item) => item.sk.slice(prefix.length)),
+  );
   let retired = 0;
   await eachOfPage(
     candidates.filter((item) => !withObjects.has(item.sk.slice(prefix.length))),
@@ -67,7 +89,12 @@ async function retireSettled(ports: Ports, lane: LaneRef, items: AuthorityItem[]
  * writer's attempts is mostly one stretch of keys); an attempt it did not reach gets a LIST
  * of its own. Without paged listing, a LIST each.
  */
-export async function attemptsWithObjects(ports: Ports, lane: LaneRef, attemptIds: string[], rangeKeys = RANGE_KEYS): Promise<Set<string>> {
+export async function attemptsWithObjects(
+  ports: Ports,
+  lane: LaneRef,
+  attemptIds: string[],
+  rangeKeys = RANGE_KEYS,
+): Promise<Set<string>> {
   const root = `${WAL_ROOT}${lane.stream}/${lane.partition}/`;
   const held = new Set<string>();
   if (attemptIds.length === 0) return held;

@@ -39,22 +39,37 @@ export async function compactedFate(ctx: FateContext, key: string, rest: string)
   const generation = Number(match[2]);
   const taskId = match[3]!;
   const root = compactionRootOf(ctx.lane, start);
-  const [object, record, naming] = await Promise.all([ctx.ports.objects.head(key), loadRecord(ctx.ports, root, generation), namingRecord(ctx, start, key)]);
+  const [object, record, naming] = await Promise.all([
+    ctx.ports.objects.head(key),
+    loadRecord(ctx.ports, root, generation),
+    namingRecord(ctx, start, key),
+  ]);
   const m = object?.metadata;
   if (!m || m.root !== root || m.generation !== String(generation) || m['task-id'] !== taskId) return 'MAY_COMMIT';
   if (naming) {
     const exact = naming.root === root && naming.generation === generation && naming.taskId === taskId;
-    const committed = record?.state === 'COMMITTED' && record.taskId === taskId && record.objectKey === key && record.sha256 === naming.sha256;
+    const committed =
+      record?.state === 'COMMITTED' &&
+      record.taskId === taskId &&
+      record.objectKey === key &&
+      record.sha256 === naming.sha256;
     if (!exact || !committed) return 'MAY_COMMIT';
     return naming.end <= ctx.head.trimOffset ? 'TRIMMED' : 'LIVE';
   }
   if (record) {
-    if (record.taskId !== taskId || record.objectKey !== key) return record.state === 'COMMITTED' ? 'DEAD' : 'MAY_COMMIT';
+    if (record.taskId !== taskId || record.objectKey !== key)
+      return record.state === 'COMMITTED' ? 'DEAD' : 'MAY_COMMIT';
     if (record.state === 'ABORTED') return 'DEAD';
-    if (record.state === 'COMMITTED' && start < ctx.head.trimOffset && (await endOf(ctx, key, record.sha256, start)) <= ctx.head.trimOffset) return 'TRIMMED';
+    if (
+      record.state === 'COMMITTED' &&
+      start < ctx.head.trimOffset &&
+      (await endOf(ctx, key, record.sha256, start)) <= ctx.head.trimOffset
+    )
+      return 'TRIMMED';
     return 'MAY_COMMIT';
   }
-  const task = (await ctx.ports.authority.get(generationKeys.task(root, taskId))) as unknown as GenerationTask | undefined;
+  const task = (await ctx.ports.authority.get(generationKeys.task(root, taskId))) as unknown as
+    GenerationTask | undefined;
   return task?.state === 'ABORTED' && task.objectKey === key && task.generation === generation ? 'DEAD' : 'MAY_COMMIT';
 }
 
@@ -64,7 +79,10 @@ export async function compactedFate(ctx: FateContext, key: string, rest: string)
  * first record ending after it.
  */
 async function namingRecord(ctx: FateContext, start: number, key: string): Promise<CompactionRecord | undefined> {
-  const [found] = (await ctx.ports.authority.query(laneKeys.pk(ctx.lane), 'compaction#', { startAfterSk: compactionKeys.after(start), limit: 1 })) as unknown as CompactionRecord[];
+  const [found] = (await ctx.ports.authority.query(laneKeys.pk(ctx.lane), 'compaction#', {
+    startAfterSk: compactionKeys.after(start),
+    limit: 1,
+  })) as unknown as CompactionRecord[];
   return found?.objectKey === key && found.start === start ? found : undefined;
 }
 

@@ -38,12 +38,20 @@ export async function deleteSealed(input: unknown, ports: Ports): Promise<GcRun>
     if (!head || !sameObject(head, root.journal) || root.journal.sentAt) return;
     // A committed attempt's evidence outlives its WAL object (attempt-record.ts).
     if (!(await keepCommittedEvidence(ports, run, root.objectKey))) return;
-    root = await moveRoot(ports, GC_CUT_POINTS.send, root, { journal: { ...root.journal, sentAt: ports.clock.now().toISOString() } });
+    root = await moveRoot(ports, GC_CUT_POINTS.send, root, {
+      journal: { ...root.journal, sentAt: ports.clock.now().toISOString() },
+    });
     if (!root?.journal) return; // moved by another run meanwhile: the next run decides again
     const recheck = await collectibleNow(ports, run, root);
     if (!recheck.collectible) {
       // Nothing was sent: the journal is withdrawn with the mark, the root is ACTIVE again.
-      const back = { state: 'ACTIVE', fate: recheck.fate, journal: null, markedAt: null, policyDigest: null } as unknown as Partial<LifecycleRoot>;
+      const back = {
+        state: 'ACTIVE',
+        fate: recheck.fate,
+        journal: null,
+        markedAt: null,
+        policyDigest: null,
+      } as unknown as Partial<LifecycleRoot>;
       if (await moveRoot(ports, GC_CUT_POINTS.mark, root, back)) run.totals.unsealed++;
       return;
     }
@@ -84,7 +92,13 @@ export async function finalizeDeleted(input: unknown, ports: Ports): Promise<GcR
     const head = await ports.objects.head(entry.key);
     const sealedStillThere = head !== undefined && sameObject(head, root.journal);
     if (sealedStillThere && !root.journal.sentAt) return; // not deleted yet: the next run deletes it
-    if (await moveRoot(ports, GC_CUT_POINTS.finalize, root, { state: 'DELETED', deletedAt, lateObject: head !== undefined })) {
+    if (
+      await moveRoot(ports, GC_CUT_POINTS.finalize, root, {
+        state: 'DELETED',
+        deletedAt,
+        lateObject: head !== undefined,
+      })
+    ) {
       run.totals.finalized++;
       if (sealedStillThere) run.totals.lateAfterDelete++;
     }
@@ -94,7 +108,12 @@ export async function finalizeDeleted(input: unknown, ports: Ports): Promise<GcR
 }
 
 function sameJournal(root: LifecycleRoot | undefined, entry: { epoch: number; deleteId: string }): boolean {
-  return !!root && (root.state === 'DELETING' || root.state === 'DELETED') && root.epoch === entry.epoch && root.journal?.deleteId === entry.deleteId;
+  return (
+    !!root &&
+    (root.state === 'DELETING' || root.state === 'DELETED') &&
+    root.epoch === entry.epoch &&
+    root.journal?.deleteId === entry.deleteId
+  );
 }
 
 /** Exact identity of the sealed object: size and checksum (the journal's absent object matches nothing). */

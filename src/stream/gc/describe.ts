@@ -23,7 +23,9 @@ export interface LifecycleDescription {
 
 /** The lane's GC state for `cutpoint stream describe`: absent when GC never ran on the lane. */
 export async function describeLifecycle(ports: Ports, lane: LaneRef): Promise<LifecycleDescription | undefined> {
-  const items = (await ports.authority.query(gcKeys.pk(lane), 'root#', { limit: DESCRIBE_ROOTS })) as unknown as LifecycleRoot[];
+  const items = (await ports.authority.query(gcKeys.pk(lane), 'root#', {
+    limit: DESCRIBE_ROOTS,
+  })) as unknown as LifecycleRoot[];
   if (items.length === 0) return undefined;
   const roots: Record<RootState, number> = { ACTIVE: 0, MARKED: 0, DELETING: 0, DELETED: 0 };
   const fates: Record<Fate, number> = { LIVE: 0, MAY_COMMIT: 0, TRIMMED: 0, DEAD: 0, SUPERSEDED: 0 };
@@ -31,7 +33,13 @@ export async function describeLifecycle(ports: Ports, lane: LaneRef): Promise<Li
     roots[root.state]++;
     if (root.state === 'ACTIVE' && root.fate) fates[root.fate]++;
   }
-  return { roots, fates, orphans: waiting(items, 'DEAD'), superseded: waiting(items, 'SUPERSEDED'), truncated: items.length === DESCRIBE_ROOTS };
+  return {
+    roots,
+    fates,
+    orphans: waiting(items, 'DEAD'),
+    superseded: waiting(items, 'SUPERSEDED'),
+    truncated: items.length === DESCRIBE_ROOTS,
+  };
 }
 
 function waiting(items: LifecycleRoot[], fate: Fate): Waiting[] {
@@ -39,5 +47,10 @@ function waiting(items: LifecycleRoot[], fate: Fate): Waiting[] {
     .filter((r) => r.state === 'ACTIVE' && r.fate === fate)
     .sort((a, b) => (a.graceDeadline ?? '').localeCompare(b.graceDeadline ?? ''))
     .slice(0, DESCRIBE_ORPHANS)
-    .map((r) => ({ key: r.objectKey, epoch: r.epoch, firstSeen: r.firstSeen, ...(r.graceDeadline ? { graceDeadline: r.graceDeadline } : {}) }));
+    .map((r) => ({
+      key: r.objectKey,
+      epoch: r.epoch,
+      firstSeen: r.firstSeen,
+      ...(r.graceDeadline ? { graceDeadline: r.graceDeadline } : {}),
+    }));
 }

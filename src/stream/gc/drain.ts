@@ -39,7 +39,10 @@ export async function drainPage(input: unknown, ports: Ports): Promise<GcRun> {
     await sweepAttempts(ports, run, run.sweep.after);
     return run;
   }
-  const items = await ports.authority.query(gcKeys.pk(run), 'root#', { limit: PAGE, ...(run.sweep.after ? { startAfterSk: gcKeys.rootAfter(run.sweep.after) } : {}) });
+  const items = await ports.authority.query(gcKeys.pk(run), 'root#', {
+    limit: PAGE,
+    ...(run.sweep.after ? { startAfterSk: gcKeys.rootAfter(run.sweep.after) } : {}),
+  });
   const roots = items as unknown as LifecycleRoot[];
   countPage(run);
   const ctx = fateContext(ports, run, await loadHead(ports, run));
@@ -63,8 +66,13 @@ export async function drainPage(input: unknown, ports: Ports): Promise<GcRun> {
       root = sealed;
       run.totals.sealed++;
     }
-    if (root.state === 'DELETING' && root.journal) run.deleting.push({ key: root.objectKey, epoch: root.epoch, deleteId: root.journal.deleteId });
-    if (retirable(root, ports.clock.now(), run.policy.graceSeconds) && (await retireExact(ports, { pk: root.pk, sk: root.sk }, root.version))) run.totals.retired.roots++;
+    if (root.state === 'DELETING' && root.journal)
+      run.deleting.push({ key: root.objectKey, epoch: root.epoch, deleteId: root.journal.deleteId });
+    if (
+      retirable(root, ports.clock.now(), run.policy.graceSeconds) &&
+      (await retireExact(ports, { pk: root.pk, sk: root.sk }, root.version))
+    )
+      run.totals.retired.roots++;
   });
   const last = roots.at(-1)?.objectKey;
   if (roots.length === PAGE && last) run.sweep = { phase: 'roots', after: last, done: false };

@@ -41,7 +41,18 @@ export async function pinForRead(ports: Ports, lane: LaneRef, entry: IndexEntry,
     if (wanted.length === 0) break;
     const legs: TransactionLeg[] = wanted.flatMap((key): TransactionLeg[] => [
       { kind: 'check', key: gcKeys.root(lane, key), expect: expected.get(key)! },
-      { kind: 'put', item: { ...gcKeys.lease(lane, key, leaseId), stream: lane.stream, partition: lane.partition, objectKey: key, leaseId, expiresAt }, expect: 'absent' },
+      {
+        kind: 'put',
+        item: {
+          ...gcKeys.lease(lane, key, leaseId),
+          stream: lane.stream,
+          partition: lane.partition,
+          objectKey: key,
+          leaseId,
+          expiresAt,
+        },
+        expect: 'absent',
+      },
     ]);
     const outcome = await ports.authority.transact(GC_CUT_POINTS.pin, legs);
     if (outcome.status === 'APPLIED') return pinned(lane, entry, wanted, refused, { leaseId, expiresAt }, from, ports);
@@ -62,7 +73,15 @@ export async function pinForRead(ports: Ports, lane: LaneRef, entry: IndexEntry,
   throw new OutcomeUnknownError(GC_CUT_POINTS.pin, `${GC_CUT_POINTS.pin}: pinning ${keys.join(', ')} did not settle`);
 }
 
-async function pinned(lane: LaneRef, entry: IndexEntry, keys: string[], refused: Set<string>, lease: { leaseId: string; expiresAt: string }, from: number, ports: Ports): Promise<Pin> {
+async function pinned(
+  lane: LaneRef,
+  entry: IndexEntry,
+  keys: string[],
+  refused: Set<string>,
+  lease: { leaseId: string; expiresAt: string },
+  from: number,
+  ports: Ports,
+): Promise<Pin> {
   const gen0Pinned = entry.gen0Key !== undefined && keys.includes(entry.gen0Key);
   if (!keys.includes(entry.walKey) && !gen0Pinned) {
     // Nothing of this range may be read: revalidate before answering.
@@ -72,8 +91,15 @@ async function pinned(lane: LaneRef, entry: IndexEntry, keys: string[], refused:
   }
   // A generation GC is collecting is not offered to the reader. The WAL key stays in the
   // entry (it is the commit's identity); unpinned, it is only the fallback after a pinned gen0.
-  const view: IndexEntry = entry.gen0Key !== undefined && refused.has(entry.gen0Key) ? { ...entry, gen0Key: undefined, gen0Sha256: undefined } : entry;
-  return { entry: view, leases: keys.map((objectKey) => ({ objectKey, leaseId: lease.leaseId })), expiresAt: lease.expiresAt };
+  const view: IndexEntry =
+    entry.gen0Key !== undefined && refused.has(entry.gen0Key)
+      ? { ...entry, gen0Key: undefined, gen0Sha256: undefined }
+      : entry;
+  return {
+    entry: view,
+    leases: keys.map((objectKey) => ({ objectKey, leaseId: lease.leaseId })),
+    expiresAt: lease.expiresAt,
+  };
 }
 
 /**
@@ -89,14 +115,18 @@ export async function assertLeaseHeld(ports: Ports, lane: LaneRef, pin: Pin, obj
   const lease = pin.leases.find((l) => l.objectKey === objectKey);
   if (!lease) return;
   const unexpired = Date.parse(pin.expiresAt) > ports.clock.now().getTime();
-  if (!unexpired || !(await ports.authority.get(gcKeys.lease(lane, objectKey, lease.leaseId)))) throw new LeaseExpiredError(lane, objectKey, pin.expiresAt);
+  if (!unexpired || !(await ports.authority.get(gcKeys.lease(lane, objectKey, lease.leaseId))))
+    throw new LeaseExpiredError(lane, objectKey, pin.expiresAt);
 }
 
 /** After a lost transaction response: each key's root as it is now, and whether our lease landed. */
 async function reloadRoots(ports: Ports, lane: LaneRef, keys: string[], leaseId: string) {
   const out: Array<{ leg: number; current: unknown; applied: boolean }> = [];
   for (const [i, key] of keys.entries()) {
-    const [root, lease] = await Promise.all([ports.authority.get(gcKeys.root(lane, key)), ports.authority.get(gcKeys.lease(lane, key, leaseId))]);
+    const [root, lease] = await Promise.all([
+      ports.authority.get(gcKeys.root(lane, key)),
+      ports.authority.get(gcKeys.lease(lane, key, leaseId)),
+    ]);
     out.push({ leg: 2 * i, current: root, applied: lease !== undefined });
   }
   return out;
@@ -109,14 +139,24 @@ async function reloadRoots(ports: Ports, lane: LaneRef, keys: string[], leaseId:
  */
 export async function releasePin(ports: Ports, lane: LaneRef, pin: Pin): Promise<void> {
   if (pin.leases.length === 0) return;
-  const legs: TransactionLeg[] = pin.leases.map((l) => ({ kind: 'delete', key: gcKeys.lease(lane, l.objectKey, l.leaseId), expect: { version: 1 } }));
+  const legs: TransactionLeg[] = pin.leases.map((l) => ({
+    kind: 'delete',
+    key: gcKeys.lease(lane, l.objectKey, l.leaseId),
+    expect: { version: 1 },
+  }));
   await ports.authority.transact(GC_CUT_POINTS.release, legs).catch(() => undefined);
 }
 
-
 /** Every lease of a lane, for `cutpoint stream leases`. */
-export async function listLeases(ports: Ports, lane: LaneRef): Promise<Array<{ objectKey: string; expiresAt: string; expired: boolean }>> {
+export async function listLeases(
+  ports: Ports,
+  lane: LaneRef,
+): Promise<Array<{ objectKey: string; expiresAt: string; expired: boolean }>> {
   const now = ports.clock.now().getTime();
   const items = (await ports.authority.query(gcKeys.pk(lane), 'lease#', { limit: 1000 })) as unknown as Lease[];
-  return items.map((l) => ({ objectKey: l.objectKey, expiresAt: l.expiresAt, expired: Date.parse(l.expiresAt) <= now }));
+  return items.map((l) => ({
+    objectKey: l.objectKey,
+    expiresAt: l.expiresAt,
+    expired: Date.parse(l.expiresAt) <= now,
+  }));
 }

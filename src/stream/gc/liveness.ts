@@ -1,4 +1,13 @@
-import { laneKeys, WAL_ROOT, walBindingOf, walFate, type CommitRecord, type LaneHead, type LaneRef, type SpentMarker } from '../../domain/stream.js';
+import {
+  laneKeys,
+  WAL_ROOT,
+  walBindingOf,
+  walFate,
+  type CommitRecord,
+  type LaneHead,
+  type LaneRef,
+  type SpentMarker,
+} from '../../domain/stream.js';
 import { loadRecord } from '../../generation/load.js';
 import type { Ports } from '../../ports/index.js';
 import { spentMarker } from '../append/attempt-evidence.js';
@@ -43,7 +52,12 @@ export interface FateContext {
   verify: CompactionCheck;
 }
 
-export function fateContext(ports: Ports, lane: LaneRef, head: LaneHead, verify: CompactionCheck = 'bytes'): FateContext {
+export function fateContext(
+  ports: Ports,
+  lane: LaneRef,
+  head: LaneHead,
+  verify: CompactionCheck = 'bytes',
+): FateContext {
   return { ports, lane, head, shared: new Map(), verify };
 }
 
@@ -77,7 +91,10 @@ export async function fateOf(ctx: FateContext, key: string): Promise<Fate> {
 
 /** When the orphan grace of an object with this verdict ends, its root first seen at `firstSeen`. */
 export function graceDeadline(verdict: Verdict, firstSeen: string, graceSeconds: number): Date {
-  const from = verdict.fate === 'SUPERSEDED' && verdict.graceFrom && Number.isFinite(Date.parse(verdict.graceFrom)) ? verdict.graceFrom : firstSeen;
+  const from =
+    verdict.fate === 'SUPERSEDED' && verdict.graceFrom && Number.isFinite(Date.parse(verdict.graceFrom))
+      ? verdict.graceFrom
+      : firstSeen;
   return graceDeadlineOf(from, graceSeconds);
 }
 
@@ -97,12 +114,18 @@ async function walObjectFate(ctx: FateContext, key: string, rest: string): Promi
   const [, attemptId = '', sha256] = match;
   const object = await ctx.ports.objects.head(key);
   const binding = object ? walBindingOf(object.metadata) : undefined;
-  if (!object || !binding || binding.attemptId !== attemptId || binding.walSha256 !== sha256) return { fate: 'MAY_COMMIT' };
-  const commit = (await ctx.ports.authority.get(laneKeys.commit(ctx.lane, binding.start + binding.recordCount))) as unknown as CommitRecord | undefined;
+  if (!object || !binding || binding.attemptId !== attemptId || binding.walSha256 !== sha256)
+    return { fate: 'MAY_COMMIT' };
+  const commit = (await ctx.ports.authority.get(
+    laneKeys.commit(ctx.lane, binding.start + binding.recordCount),
+  )) as unknown as CommitRecord | undefined;
   const fate = walFate(object.metadata, ctx.head, commit);
-  if (fate === 'COMMITTED') return commit!.end <= ctx.head.trimOffset ? { fate: 'TRIMMED' } : liveOrSuperseded(ctx, commit!.start, commit!.end);
+  if (fate === 'COMMITTED')
+    return commit!.end <= ctx.head.trimOffset ? { fate: 'TRIMMED' } : liveOrSuperseded(ctx, commit!.start, commit!.end);
   if (fate === 'DEAD') return { fate: 'DEAD' };
-  const marker = await shared<SpentMarker | undefined>(ctx, `spent#${attemptId}`, () => spentMarker(ctx.ports, ctx.lane, attemptId));
+  const marker = await shared<SpentMarker | undefined>(ctx, `spent#${attemptId}`, () =>
+    spentMarker(ctx.ports, ctx.lane, attemptId),
+  );
   return { fate: marker ? 'DEAD' : 'MAY_COMMIT' };
 }
 
@@ -127,7 +150,11 @@ async function generationFate(ctx: FateContext, key: string, rest: string): Prom
  */
 async function liveOrSuperseded(ctx: FateContext, start: number, end: number): Promise<Verdict> {
   const c = await compactionCovering((pk, p, o) => ctx.ports.authority.query(pk, p, o), ctx.lane, start, end);
-  if (!c || !(await shared(ctx, `compaction#${c.objectKey}#${c.sha256}`, () => verifiesNow(ctx.ports, ctx.lane, c, ctx.verify)))) return { fate: 'LIVE' };
+  if (
+    !c ||
+    !(await shared(ctx, `compaction#${c.objectKey}#${c.sha256}`, () => verifiesNow(ctx.ports, ctx.lane, c, ctx.verify)))
+  )
+    return { fate: 'LIVE' };
   return typeof c.compactedAt === 'string' ? { fate: 'SUPERSEDED', graceFrom: c.compactedAt } : { fate: 'SUPERSEDED' };
 }
 

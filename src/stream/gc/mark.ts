@@ -18,7 +18,8 @@ export async function markCandidates(input: unknown, ports: Ports): Promise<GcRu
     if (!root) return;
     if (root.state === 'MARKED' && root.epoch === candidate.epoch && root.policyDigest === run.policyDigest) return;
     if (root.state !== 'ACTIVE' || root.version !== candidate.version || root.epoch !== candidate.epoch) return;
-    if (await moveRoot(ports, GC_CUT_POINTS.mark, root, { state: 'MARKED', markedAt, policyDigest: run.policyDigest })) run.totals.marked++;
+    if (await moveRoot(ports, GC_CUT_POINTS.mark, root, { state: 'MARKED', markedAt, policyDigest: run.policyDigest }))
+      run.totals.marked++;
   });
   run.candidates = [];
   return run;

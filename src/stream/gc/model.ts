@@ -78,7 +78,10 @@ export const gcKeys = {
   pk: (lane: LaneRef) => `gc#${lane.stream}/${lane.partition}`,
   root: (lane: LaneRef, objectKey: string) => ({ pk: gcKeys.pk(lane), sk: `root#${objectKey}` }),
   rootAfter: (objectKey: string) => `root#${objectKey}`,
-  lease: (lane: LaneRef, objectKey: string, leaseId: string) => ({ pk: gcKeys.pk(lane), sk: `lease#${objectKey}#${leaseId}` }),
+  lease: (lane: LaneRef, objectKey: string, leaseId: string) => ({
+    pk: gcKeys.pk(lane),
+    sk: `lease#${objectKey}#${leaseId}`,
+  }),
 };
 
 /** Where stream GC may delete: WAL objects and stream generations (the GC Delete role is limited to these). */
@@ -87,7 +90,10 @@ export const GC_OBJECT_ROOTS = [WAL_ROOT, STREAM_GENERATIONS_ROOT] as const;
 
 /** The bucket prefixes that hold one lane's objects: its WAL objects and its generations. */
 export function lanePrefixes(lane: LaneRef): string[] {
-  return [`${WAL_ROOT}${lane.stream}/${lane.partition}/`, `${STREAM_GENERATIONS_ROOT}${lane.stream}/p${lane.partition}/`];
+  return [
+    `${WAL_ROOT}${lane.stream}/${lane.partition}/`,
+    `${STREAM_GENERATIONS_ROOT}${lane.stream}/p${lane.partition}/`,
+  ];
 }
 
 export const newMoveId = () => randomUUID();
@@ -101,7 +107,11 @@ export interface GcPolicy {
 export const DEFAULT_GRACE_SECONDS = 24 * 3600;
 export const MAX_GRACE_SECONDS = 90 * 24 * 3600;
 
-const invalidGrace = () => new ValidationError('stream.invalid_grace', `grace must be a duration with its unit, like 30s, 10m, 6h or 2d (no spaces), at most ${MAX_GRACE_SECONDS / 86400}d`);
+const invalidGrace = () =>
+  new ValidationError(
+    'stream.invalid_grace',
+    `grace must be a duration with its unit, like 30s, 10m, 6h or 2d (no spaces), at most ${MAX_GRACE_SECONDS / 86400}d`,
+  );
 
 /**
  * An operator's grace (`--grace`, a flow input's `grace`, CUTPOINT_GC_GRACE): `30s`, `10m`,
@@ -116,7 +126,8 @@ export function parseGrace(value: unknown): number {
 
 /** A grace already in seconds (a run's sealed policy), validated. */
 export function graceSeconds(value: unknown): number {
-  if (!Number.isSafeInteger(value) || (value as number) < 0 || (value as number) > MAX_GRACE_SECONDS) throw invalidGrace();
+  if (!Number.isSafeInteger(value) || (value as number) < 0 || (value as number) > MAX_GRACE_SECONDS)
+    throw invalidGrace();
   return value as number;
 }
 
@@ -159,6 +170,10 @@ export { pad as padOffset };
  */
 export class LeaseExpiredError extends CutpointError {
   constructor(lane: LaneRef, key: string, expiresAt: string) {
-    super('Stream.LeaseExpired', 'stream.lease_expired', `lane ${lane.stream}/${lane.partition}: the read's lease on ${key} expired at ${expiresAt} before the read finished; read again`);
+    super(
+      'Stream.LeaseExpired',
+      'stream.lease_expired',
+      `lane ${lane.stream}/${lane.partition}: the read's lease on ${key} expired at ${expiresAt} before the read finished; read again`,
+    );
   }
 }

@@ -21,7 +21,8 @@ export function gcProtections(lane: LaneRef, objectKey: string, end: number, sup
       const root = item as unknown as LifecycleRoot | undefined;
       const trimmed = typeof head?.trimOffset === 'number' && head.trimOffset >= end;
       const collectible = trimmed || (supersedable && typeof mark?.next === 'number' && mark.next >= end);
-      if (root?.state === 'MARKED' || root?.state === 'DELETING') return { refused: `GC is collecting ${objectKey} (${root.state})` };
+      if (root?.state === 'MARKED' || root?.state === 'DELETING')
+        return { refused: `GC is collecting ${objectKey} (${root.state})` };
       return root?.state === 'DELETED' || (!root && collectible) ? { collected: true } : {};
     },
   };

@@ -13,9 +13,16 @@ import type { GcRun } from './state.js';
  * the only readable one again. A covering compaction is checked by identity here (record,
  * quarantine, HEAD), once per object: never a whole GET per DELETE.
  */
-export async function collectibleNow(ports: Ports, run: GcRun, root: LifecycleRoot): Promise<{ collectible: boolean; fate: Fate }> {
+export async function collectibleNow(
+  ports: Ports,
+  run: GcRun,
+  root: LifecycleRoot,
+): Promise<{ collectible: boolean; fate: Fate }> {
   const ctx = fateContext(ports, run, await loadHead(ports, run), 'identity');
   const verdict = await judge(ctx, root.objectKey);
   const now = ports.clock.now();
-  return { collectible: eligible(verdict.fate, now, graceDeadline(verdict, root.firstSeen, run.policy.graceSeconds)), fate: verdict.fate };
+  return {
+    collectible: eligible(verdict.fate, now, graceDeadline(verdict, root.firstSeen, run.policy.graceSeconds)),
+    fate: verdict.fate,
+  };
 }

@@ -21,7 +21,11 @@ import { eachOfPage, PAGE } from './state.js';
  * A root that is not DELETED, and an unexpired lease, are never retired.
  */
 export function retirable(root: LifecycleRoot, now: Date, graceSeconds: number): boolean {
-  return root.state === 'DELETED' && typeof root.deletedAt === 'string' && graceDeadlineOf(root.deletedAt, graceSeconds).getTime() <= now.getTime();
+  return (
+    root.state === 'DELETED' &&
+    typeof root.deletedAt === 'string' &&
+    graceDeadlineOf(root.deletedAt, graceSeconds).getTime() <= now.getTime()
+  );
 }
 
 /**
@@ -39,7 +43,10 @@ export async function retireExact(ports: Ports, key: ItemKey, version: number): 
     if (!now) return true;
     if (now.version !== version) return false; // moved meanwhile (a renewed root): no longer the item judged
   }
-  throw new OutcomeUnknownError(GC_CUT_POINTS.retention, `${GC_CUT_POINTS.retention}: retiring ${key.sk} did not settle`);
+  throw new OutcomeUnknownError(
+    GC_CUT_POINTS.retention,
+    `${GC_CUT_POINTS.retention}: retiring ${key.sk} did not settle`,
+  );
 }
 
 export interface LeaseSweep {
@@ -54,7 +61,9 @@ export interface LeaseSweep {
  * off forever — each run sweeps a page, and only unexpired leases count.
  */
 export async function drainLeasesOn(ports: Ports, lane: LaneRef, objectKey: string, now: Date): Promise<LeaseSweep> {
-  const items = (await ports.authority.query(gcKeys.pk(lane), `lease#${objectKey}#`, { limit: PAGE })) as unknown as Lease[];
+  const items = (await ports.authority.query(gcKeys.pk(lane), `lease#${objectKey}#`, {
+    limit: PAGE,
+  })) as unknown as Lease[];
   const swept = await sweepExpired(ports, items, now);
   // A lease not retired counts as held: unexpired, or moved since it was read (a conditional
   // delete refused at another version). A full page may hide more leases behind it: held
@@ -64,8 +73,15 @@ export async function drainLeasesOn(ports: Ports, lane: LaneRef, objectKey: stri
 }
 
 /** One page of the lane's leases after `after` (the sweep's lease phase): expired ones retired. */
-export async function sweepLeasePage(ports: Ports, lane: LaneRef, after: string | undefined): Promise<{ swept: number; last?: string; more: boolean }> {
-  const items = (await ports.authority.query(gcKeys.pk(lane), 'lease#', { limit: PAGE, ...(after ? { startAfterSk: after } : {}) })) as unknown as Lease[];
+export async function sweepLeasePage(
+  ports: Ports,
+  lane: LaneRef,
+  after: string | undefined,
+): Promise<{ swept: number; last?: string; more: boolean }> {
+  const items = (await ports.authority.query(gcKeys.pk(lane), 'lease#', {
+    limit: PAGE,
+    ...(after ? { startAfterSk: after } : {}),
+  })) as unknown as Lease[];
   const swept = await sweepExpired(ports, items, ports.clock.now());
   const last = items.at(-1)?.sk;
   return { swept, ...(last ? { last } : {}), more: items.length === PAGE };

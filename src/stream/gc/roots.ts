@@ -15,9 +15,24 @@ export const asRoot = (item: AuthorityItem | undefined) => item as unknown as Li
  * resolved by reloading the exact root; a CONFLICT returns the root another scanner
  * created. Either way the caller gets the root as it is (its first-seen decides the grace).
  */
-export async function createRoot(ports: Ports, cut: string, lane: LaneRef, objectKey: string, set: Partial<LifecycleRoot>): Promise<LifecycleRoot | undefined> {
+export async function createRoot(
+  ports: Ports,
+  cut: string,
+  lane: LaneRef,
+  objectKey: string,
+  set: Partial<LifecycleRoot>,
+): Promise<LifecycleRoot | undefined> {
   const moveId = newMoveId();
-  const item = { ...gcKeys.root(lane, objectKey), stream: lane.stream, partition: lane.partition, objectKey, epoch: 1, state: 'ACTIVE', ...set, moveId };
+  const item = {
+    ...gcKeys.root(lane, objectKey),
+    stream: lane.stream,
+    partition: lane.partition,
+    objectKey,
+    epoch: 1,
+    state: 'ACTIVE',
+    ...set,
+    moveId,
+  };
   const outcome = await ports.authority.put(cut, item, 'absent');
   if (outcome.status === 'APPLIED') return asRoot(outcome.item);
   if (outcome.status === 'CONFLICT') return asRoot(outcome.current);
@@ -35,10 +50,20 @@ export async function createRoot(ports: Ports, cut: string, lane: LaneRef, objec
  * where the caller saw it (another writer moved it; the caller re-decides on the next run).
  * A lost request (the reload shows the same version) is sent once more.
  */
-export async function moveRoot(ports: Ports, cut: string, root: LifecycleRoot, set: Partial<LifecycleRoot>): Promise<LifecycleRoot | undefined> {
+export async function moveRoot(
+  ports: Ports,
+  cut: string,
+  root: LifecycleRoot,
+  set: Partial<LifecycleRoot>,
+): Promise<LifecycleRoot | undefined> {
   for (let round = 0; round < 2; round++) {
     const moveId = newMoveId();
-    const outcome = await ports.authority.update(cut, { pk: root.pk, sk: root.sk }, { version: root.version }, { ...set, moveId });
+    const outcome = await ports.authority.update(
+      cut,
+      { pk: root.pk, sk: root.sk },
+      { version: root.version },
+      { ...set, moveId },
+    );
     if (outcome.status === 'APPLIED') return asRoot(outcome.item);
     if (outcome.status === 'CONFLICT') return undefined;
     const reloaded = await loadRoot(ports, root, root.objectKey);

@@ -26,9 +26,13 @@ export async function scanPage(input: unknown, ports: Ports): Promise<GcRun> {
   const head = await loadHead(ports, lane);
   run.candidates = [];
   if (run.scan.done) return run;
-  if (!ports.objects.listPage) throw new ConfigError('stream.gc_listing_unsupported', 'the object store cannot list in bounded pages');
+  if (!ports.objects.listPage)
+    throw new ConfigError('stream.gc_listing_unsupported', 'the object store cannot list in bounded pages');
   const prefix = run.policy.prefixes[run.scan.prefix]!;
-  const page = await ports.objects.listPage(prefix, { ...(run.scan.after ? { startAfter: run.scan.after } : {}), limit: PAGE });
+  const page = await ports.objects.listPage(prefix, {
+    ...(run.scan.after ? { startAfter: run.scan.after } : {}),
+    limit: PAGE,
+  });
   countPage(run);
   const roots = await Promise.all(page.objects.map((o) => ports.authority.get(gcKeys.root(lane, o.key)).then(asRoot)));
   const ctx = fateContext(ports, lane, head);
@@ -41,14 +45,17 @@ export async function scanPage(input: unknown, ports: Ports): Promise<GcRun> {
     let root = roots[i];
     if (run.dryRun) {
       const firstSeen = root && root.state !== 'DELETED' ? root.firstSeen : now.toISOString();
-      const canMark = (!root || root.state === 'ACTIVE' || root.state === 'DELETED') && eligible(fate, now, graceDeadline(verdict, firstSeen, run.policy.graceSeconds));
+      const canMark =
+        (!root || root.state === 'ACTIVE' || root.state === 'DELETED') &&
+        eligible(fate, now, graceDeadline(verdict, firstSeen, run.policy.graceSeconds));
       if (canMark && run.wouldMark.length < DRY_RUN_SAMPLE) run.wouldMark.push(object.key);
       return;
     }
     root = await ensureRoot(ports, run, object.key, root, verdict, now);
     if (!root) return;
     const canMark = eligible(fate, now, graceDeadline(verdict, root.firstSeen, run.policy.graceSeconds));
-    if (root.state === 'ACTIVE' && canMark) run.candidates.push({ key: object.key, version: root.version, epoch: root.epoch });
+    if (root.state === 'ACTIVE' && canMark)
+      run.candidates.push({ key: object.key, version: root.version, epoch: root.epoch });
     else if (root.state === 'ACTIVE' && (fate === 'DEAD' || fate === 'SUPERSEDED')) run.totals.inGrace++;
     else if (root.state === 'MARKED' && !canMark) {
       if (await moveRoot(ports, GC_CUT_POINTS.mark, root, { state: 'ACTIVE', fate })) run.totals.unmarked++;
@@ -63,7 +70,14 @@ export async function scanPage(input: unknown, ports: Ports): Promise<GcRun> {
 }
 
 /** The root of a listed key as this scan leaves it (created, renewed, or its fate noted). */
-async function ensureRoot(ports: Ports, run: GcRun, key: string, root: LifecycleRoot | undefined, verdict: Verdict, now: Date): Promise<LifecycleRoot | undefined> {
+async function ensureRoot(
+  ports: Ports,
+  run: GcRun,
+  key: string,
+  root: LifecycleRoot | undefined,
+  verdict: Verdict,
+  now: Date,
+): Promise<LifecycleRoot | undefined> {
   const { fate } = verdict;
   const firstSeen = now.toISOString();
   const deadline = graceDeadline(verdict, firstSeen, run.policy.graceSeconds).toISOString();
@@ -76,7 +90,16 @@ async function ensureRoot(ports: Ports, run: GcRun, key: string, root: Lifecycle
     // A late object under a deleted key: a new life, a fresh grace. The old journal stays
     // out of it (the new epoch has none).
     const renewed = await moveRoot(ports, GC_CUT_POINTS.root, root, {
-      state: 'ACTIVE', epoch: root.epoch + 1, firstSeen, graceDeadline: deadline, fate, lateObject: false, journal: null, markedAt: null, deletedAt: null, policyDigest: null,
+      state: 'ACTIVE',
+      epoch: root.epoch + 1,
+      firstSeen,
+      graceDeadline: deadline,
+      fate,
+      lateObject: false,
+      journal: null,
+      markedAt: null,
+      deletedAt: null,
+      policyDigest: null,
     } as unknown as Partial<LifecycleRoot>);
     if (renewed) run.totals.lateObjects++;
     return renewed;

@@ -1,7 +1,15 @@
 import { integerFromEnv } from '../../domain/env-integer.js';
 import { ValidationError } from '../../domain/errors.js';
 import type { LaneRef } from '../../domain/stream.js';
-import { graceSeconds, lanePrefixes, parseGrace, policyDigestOf, validateGcLane, type Fate, type GcPolicy } from './model.js';
+import {
+  graceSeconds,
+  lanePrefixes,
+  parseGrace,
+  policyDigestOf,
+  validateGcLane,
+  type Fate,
+  type GcPolicy,
+} from './model.js';
 
 /**
  * The state one GC execution carries from step to step (always bounded: at most one page
@@ -77,13 +85,34 @@ const DRY_RUN_SAMPLE = 100;
 export { DRY_RUN_SAMPLE };
 
 const zero = (): GcTotals => ({
-  scanned: 0, rootsCreated: 0, lateObjects: 0, live: 0, mayCommit: 0, trimmed: 0, dead: 0, superseded: 0,
+  scanned: 0,
+  rootsCreated: 0,
+  lateObjects: 0,
+  live: 0,
+  mayCommit: 0,
+  trimmed: 0,
+  dead: 0,
+  superseded: 0,
   compacted: { live: 0, mayCommit: 0, trimmed: 0, dead: 0 },
-  inGrace: 0, marked: 0, unmarked: 0, waitingOnLeases: 0, sealed: 0, unsealed: 0, deleted: 0, finalized: 0, lateAfterDelete: 0,
+  inGrace: 0,
+  marked: 0,
+  unmarked: 0,
+  waitingOnLeases: 0,
+  sealed: 0,
+  unsealed: 0,
+  deleted: 0,
+  finalized: 0,
+  lateAfterDelete: 0,
   retired: { roots: 0, leases: 0, attempts: 0 },
 });
 
-const FATE_TOTAL = { LIVE: 'live', MAY_COMMIT: 'mayCommit', TRIMMED: 'trimmed', DEAD: 'dead', SUPERSEDED: 'superseded' } as const;
+const FATE_TOTAL = {
+  LIVE: 'live',
+  MAY_COMMIT: 'mayCommit',
+  TRIMMED: 'trimmed',
+  DEAD: 'dead',
+  SUPERSEDED: 'superseded',
+} as const;
 
 /** Counts one scanned object's fate (a compaction's output also under `compacted`; it is never SUPERSEDED itself). */
 export function countFate(totals: GcTotals, fate: Fate, compacted: boolean): void {
@@ -103,7 +132,8 @@ export function runOf(input: unknown, defaultGraceSeconds: number): GcRun {
   const lane = validateGcLane(v);
   // A copy: a step never mutates its input (a retry of the step gets the same input).
   if (v.policy && v.scan && v.sweep && v.totals) return continuing(structuredClone(v) as GcRun, lane);
-  if (v.dryRun !== undefined && typeof v.dryRun !== 'boolean') throw new ValidationError('stream.invalid_dry_run', 'dryRun must be a boolean');
+  if (v.dryRun !== undefined && typeof v.dryRun !== 'boolean')
+    throw new ValidationError('stream.invalid_dry_run', 'dryRun must be a boolean');
   const pagesPerExecution = pagesOf(v.pagesPerExecution);
   const graceSeconds = v.grace === undefined ? defaultGraceSeconds : parseGrace(v.grace);
   const policy: GcPolicy = { graceSeconds, prefixes: lanePrefixes(lane) };
@@ -125,13 +155,21 @@ export function runOf(input: unknown, defaultGraceSeconds: number): GcRun {
 
 /** The configured page budget per execution (CUTPOINT_GC_PAGES), validated; undefined: the flow's default. */
 export function pagesFromEnv(env: NodeJS.ProcessEnv): number | undefined {
-  return integerFromEnv(env, 'CUTPOINT_GC_PAGES', { min: 1, max: EXECUTION_PAGES, unit: 'pages' }, 'stream.invalid_gc_pages');
+  return integerFromEnv(
+    env,
+    'CUTPOINT_GC_PAGES',
+    { min: 1, max: EXECUTION_PAGES, unit: 'pages' },
+    'stream.invalid_gc_pages',
+  );
 }
 
 function pagesOf(value: unknown): number {
   if (value === undefined) return EXECUTION_PAGES;
   if (!Number.isSafeInteger(value) || (value as number) < 1 || (value as number) > EXECUTION_PAGES) {
-    throw new ValidationError('stream.invalid_gc_pages', `pagesPerExecution must be an integer in [1, ${EXECUTION_PAGES}]`);
+    throw new ValidationError(
+      'stream.invalid_gc_pages',
+      `pagesPerExecution must be an integer in [1, ${EXECUTION_PAGES}]`,
+    );
   }
   return value as number;
 }
@@ -142,7 +180,6 @@ export function countPage(run: GcRun): void {
   run.execution = { pages, spent: pages >= run.pagesPerExecution };
 }
 
-
 /**
  * A run handed from step to step, or a continuation (`next` of an execution that spent its
  * pages) given to a new execution: its policy must still be this lane's (its own prefixes,
@@ -150,16 +187,33 @@ export function countPage(run: GcRun): void {
  */
 function continuing(run: GcRun, lane: LaneRef): GcRun {
   const policy: GcPolicy = { graceSeconds: graceSeconds(run.policy.graceSeconds), prefixes: lanePrefixes(lane) };
-  const same = JSON.stringify(run.policy.prefixes) === JSON.stringify(policy.prefixes) && run.policyDigest === policyDigestOf(policy);
-  if (!same) throw new ValidationError('stream.gc_policy_mismatch', `the run's policy is not lane ${lane.stream}/${lane.partition}'s: start a fresh run`);
+  const same =
+    JSON.stringify(run.policy.prefixes) === JSON.stringify(policy.prefixes) &&
+    run.policyDigest === policyDigestOf(policy);
+  if (!same)
+    throw new ValidationError(
+      'stream.gc_policy_mismatch',
+      `the run's policy is not lane ${lane.stream}/${lane.partition}'s: start a fresh run`,
+    );
   run.pagesPerExecution = pagesOf(run.pagesPerExecution);
   // A continuation from before the totals grew: the counters it lacks start at zero.
-  run.totals = { ...zero(), ...run.totals, compacted: { ...zero().compacted, ...run.totals.compacted }, retired: { ...zero().retired, ...run.totals.retired } };
+  run.totals = {
+    ...zero(),
+    ...run.totals,
+    compacted: { ...zero().compacted, ...run.totals.compacted },
+    retired: { ...zero().retired, ...run.totals.retired },
+  };
   if (run.sweep.phase !== undefined && !SWEEP_PHASES.includes(run.sweep.phase)) {
-    throw new ValidationError('stream.gc_policy_mismatch', 'the run\'s sweep phase is not one GC knows: start a fresh run');
+    throw new ValidationError(
+      'stream.gc_policy_mismatch',
+      "the run's sweep phase is not one GC knows: start a fresh run",
+    );
   }
   const pages = run.execution?.pages;
-  run.execution = Number.isSafeInteger(pages) && pages >= 0 ? { pages, spent: pages >= run.pagesPerExecution } : { pages: 0, spent: false };
+  run.execution =
+    Number.isSafeInteger(pages) && pages >= 0
+      ? { pages, spent: pages >= run.pagesPerExecution }
+      : { pages: 0, spent: false };
   return run;
 }
 
@@ -173,7 +227,10 @@ const PARALLEL = 8;
  * would keep writing into the run state the step's retry is building — seen as a key
  * deleted twice in the full GC matrix under load).
  */
-export async function eachOfPage<T>(items: readonly T[], work: (item: T, index: number) => Promise<void>): Promise<void> {
+export async function eachOfPage<T>(
+  items: readonly T[],
+  work: (item: T, index: number) => Promise<void>,
+): Promise<void> {
   let next = 0;
   let failure: { error: unknown } | undefined;
   const worker = async () => {

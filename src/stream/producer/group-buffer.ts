@@ -18,15 +18,21 @@ export interface PendingMember<T> {
  * is always accepted: a group that would grow past its limits is cut, never refused.
  */
 export function memberBytes(records: readonly Uint8Array[]): number {
-  if (!Array.isArray(records) || records.length === 0) throw new ValidationError('stream.empty_batch', 'a batch needs at least one record');
+  if (!Array.isArray(records) || records.length === 0)
+    throw new ValidationError('stream.empty_batch', 'a batch needs at least one record');
   let bytes = 0;
   for (const record of records) {
-    if (!(record instanceof Uint8Array)) throw new ValidationError('stream.invalid_records', 'records must be byte arrays');
-    if (record.byteLength > MAX_RECORD_BYTES) throw new ValidationError('stream.record_too_large', `a record may be at most ${MAX_RECORD_BYTES} bytes`);
+    if (!(record instanceof Uint8Array))
+      throw new ValidationError('stream.invalid_records', 'records must be byte arrays');
+    if (record.byteLength > MAX_RECORD_BYTES)
+      throw new ValidationError('stream.record_too_large', `a record may be at most ${MAX_RECORD_BYTES} bytes`);
     bytes += RECORD_FRAME_BYTES + record.byteLength;
   }
   if (BATCH_HEADER_BYTES + bytes > MAX_BATCH_BYTES) {
-    throw new ValidationError('stream.batch_too_large', `a batch may be at most ${MAX_BATCH_BYTES} bytes; split it over several appends`);
+    throw new ValidationError(
+      'stream.batch_too_large',
+      `a batch may be at most ${MAX_BATCH_BYTES} bytes; split it over several appends`,
+    );
   }
   return bytes;
 }
@@ -70,7 +76,8 @@ export class GroupBuffer<T> {
     let bytes = BATCH_HEADER_BYTES;
     let n = 0;
     for (const member of this.members) {
-      const fits = records + member.records.length <= this.knobs.maxRecords && bytes + member.bytes <= this.knobs.maxBytes;
+      const fits =
+        records + member.records.length <= this.knobs.maxRecords && bytes + member.bytes <= this.knobs.maxBytes;
       if (n > 0 && !fits) break;
       records += member.records.length;
       bytes += member.bytes;

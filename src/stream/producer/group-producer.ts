@@ -97,16 +97,25 @@ export class GroupProducer {
 
   /** Appends one batch as a member of the next group; resolves with its group's exact outcome. */
   append(records: readonly Uint8Array[]): Promise<MemberOutcome> {
-    if (this.closed) return Promise.reject(new CutpointError('Stream.ProducerClosed', 'stream.producer_closed', 'the producer is closed'));
+    if (this.closed)
+      return Promise.reject(
+        new CutpointError('Stream.ProducerClosed', 'stream.producer_closed', 'the producer is closed'),
+      );
     let bytes: number;
     try {
       bytes = memberBytes(records);
     } catch (error) {
       return Promise.reject(error as Error);
     }
-    if (this.haltedBy) return Promise.resolve(haltedOutcome(this.lane.stream, this.lane.partition, records.length, this.haltedBy));
+    if (this.haltedBy)
+      return Promise.resolve(haltedOutcome(this.lane.stream, this.lane.partition, records.length, this.haltedBy));
     return new Promise((resolve, reject) => {
-      const member: PendingMember<Ticket> = { records: [...records], bytes, arrivedAt: Date.now(), ticket: { resolve, reject } };
+      const member: PendingMember<Ticket> = {
+        records: [...records],
+        bytes,
+        arrivedAt: Date.now(),
+        ticket: { resolve, reject },
+      };
       this.buffer.push(member);
       this.pump();
     });
@@ -153,13 +162,18 @@ export class GroupProducer {
   }
 
   private pump(): void {
-    while (this.inFlight < this.knobs.maxInFlight && this.buffer.size > 0 && this.due()) this.dispatch(this.buffer.take());
+    while (this.inFlight < this.knobs.maxInFlight && this.buffer.size > 0 && this.due())
+      this.dispatch(this.buffer.take());
     // Not due yet: wake when the oldest waiting batch's linger ends (a group ending pumps too).
     const oldest = this.buffer.oldestArrival;
-    const due = oldest !== undefined && this.inFlight < this.knobs.maxInFlight ? oldest + this.knobs.lingerMs : undefined;
+    const due =
+      oldest !== undefined && this.inFlight < this.knobs.maxInFlight ? oldest + this.knobs.lingerMs : undefined;
     if (due !== this.timerDue) {
       if (this.timer) clearTimeout(this.timer);
-      this.timer = due === undefined ? undefined : setTimeout(() => ((this.timerDue = undefined), this.pump()), Math.max(0, due - Date.now()));
+      this.timer =
+        due === undefined
+          ? undefined
+          : setTimeout(() => ((this.timerDue = undefined), this.pump()), Math.max(0, due - Date.now()));
       this.timerDue = due;
     }
     this.notify();
@@ -170,9 +184,20 @@ export class GroupProducer {
     const attemptId = this.ids.of(sequence);
     const records = members.flatMap((m) => m.records);
     const bytes = members.reduce((sum, m) => sum + m.bytes, 0);
-    const report = (outcome: GroupReport['outcome'], more?: Partial<Pick<GroupReport, 'attemptId' | 'start' | 'end' | 'error'>>) => {
+    const report = (
+      outcome: GroupReport['outcome'],
+      more?: Partial<Pick<GroupReport, 'attemptId' | 'start' | 'end' | 'error'>>,
+    ) => {
       try {
-        this.options.onGroup?.({ sequence, attemptId, members: members.length, records: records.length, bytes, outcome, ...more });
+        this.options.onGroup?.({
+          sequence,
+          attemptId,
+          members: members.length,
+          records: records.length,
+          bytes,
+          outcome,
+          ...more,
+        });
       } catch {
         // An observer that throws must not turn a known outcome into an unhandled rejection; it stops the producer.
         this.halt(`the onGroup observer failed on group ${attemptId}`);
@@ -181,10 +206,18 @@ export class GroupProducer {
     this.inFlight++;
     void this.appendFn({ ...this.lane, attemptId, session: this.session, records }, this.ports)
       .then((outcome) => {
-        const answers = memberOutcomes(outcome, sequence, members.map((m) => m.records.length));
+        const answers = memberOutcomes(
+          outcome,
+          sequence,
+          members.map((m) => m.records.length),
+        );
         if (outcome.status !== 'KNOWN_COMMITTED') this.halt(`group ${attemptId} ended ${outcome.status}`);
         members.forEach((m, i) => m.ticket.resolve(answers[i] as MemberOutcome));
-        report(outcome.status, { attemptId: outcome.attemptId, ...(outcome.start !== undefined && { start: outcome.start }), ...(outcome.end !== undefined && { end: outcome.end }) });
+        report(outcome.status, {
+          attemptId: outcome.attemptId,
+          ...(outcome.start !== undefined && { start: outcome.start }),
+          ...(outcome.end !== undefined && { end: outcome.end }),
+        });
       })
       .catch((error: unknown) => {
         this.halt(`group ${attemptId} failed: ${error instanceof CutpointError ? error.code : 'an unexpected error'}`);
@@ -199,6 +232,7 @@ export class GroupProducer {
 
   private halt(why: string): void {
     this.haltedBy ??= why;
-    for (const m of this.buffer.drain()) m.ticket.resolve(haltedOutcome(this.lane.stream, this.lane.partition, m.records.length, this.haltedBy));
+    for (const m of this.buffer.drain())
+      m.ticket.resolve(haltedOutcome(this.lane.stream, this.lane.partition, m.records.length, this.haltedBy));
   }
 }

@@ -38,7 +38,10 @@ export function validateKnobs(input: Partial<ProducerKnobs> = {}): ProducerKnobs
     if (value === undefined) continue;
     const [min, max] = LIMITS[name];
     if (!Number.isSafeInteger(value) || value < min || value > max) {
-      throw new ValidationError('stream.producer_invalid_knob', `${name} must be an integer in [${min}, ${max}], got ${JSON.stringify(value)}`);
+      throw new ValidationError(
+        'stream.producer_invalid_knob',
+        `${name} must be an integer in [${min}, ${max}], got ${JSON.stringify(value)}`,
+      );
     }
     knobs[name] = value;
   }

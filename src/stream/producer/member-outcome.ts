@@ -32,9 +32,19 @@ export const PRODUCER_HALTED = 'Stream.ProducerHalted';
  */
 export function memberOutcomes(group: AppendOutcome, sequence: number, sizes: readonly number[]): MemberOutcome[] {
   const total = sizes.reduce((a, b) => a + b, 0);
-  const base = { status: group.status, stream: group.stream, partition: group.partition, attemptId: group.attemptId, group: sequence };
+  const base = {
+    status: group.status,
+    stream: group.stream,
+    partition: group.partition,
+    attemptId: group.attemptId,
+    group: sequence,
+  };
   if (group.status !== 'KNOWN_COMMITTED') {
-    return sizes.map((recordCount) => ({ ...base, recordCount, ...(group.reason !== undefined && { reason: group.reason }) }));
+    return sizes.map((recordCount) => ({
+      ...base,
+      recordCount,
+      ...(group.reason !== undefined && { reason: group.reason }),
+    }));
   }
   const { start, end } = group;
   if (start === undefined || end === undefined || end - start !== total || group.recordCount !== total) {
@@ -55,5 +65,11 @@ export function memberOutcomes(group: AppendOutcome, sequence: number, sizes: re
 
 /** A batch the producer never sent because an earlier group ended without committing. */
 export function haltedOutcome(stream: string, partition: number, recordCount: number, haltedBy: string): MemberOutcome {
-  return { status: 'KNOWN_NOT_COMMITTED', stream, partition, recordCount, reason: `${PRODUCER_HALTED}: not sent; ${haltedBy}` };
+  return {
+    status: 'KNOWN_NOT_COMMITTED',
+    stream,
+    partition,
+    recordCount,
+    reason: `${PRODUCER_HALTED}: not sent; ${haltedBy}`,
+  };
 }

@@ -4,7 +4,10 @@ import type { Ports } from '../../ports/index.js';
 import { LaneWriter } from '../append/lane-writer.js';
 import { GroupProducer, type ProducerOptions } from './group-producer.js';
 
-export interface PipelinedProducerOptions extends Omit<ProducerOptions, 'append' | 'maxInFlight' | 'attemptPrefix' | 'onClose' | 'writerId'> {
+export interface PipelinedProducerOptions extends Omit<
+  ProducerOptions,
+  'append' | 'maxInFlight' | 'attemptPrefix' | 'onClose' | 'writerId'
+> {
   /** Groups in flight: their WAL PUTs run ahead, their head CASes stay in order. Default 4. */
   depth?: number;
 }
@@ -20,7 +23,12 @@ export interface PipelinedProducerOptions extends Omit<ProducerOptions, 'append'
  * it; if a group's outcome stayed unknown to the writer (its append threw), the slot stays
  * held until `stream resolve --writer <producer.writerId>` settles the writer's groups.
  */
-export function pipelinedProducer(lane: LaneRef, session: Fence, ports: Ports, options: PipelinedProducerOptions = {}): GroupProducer {
+export function pipelinedProducer(
+  lane: LaneRef,
+  session: Fence,
+  ports: Ports,
+  options: PipelinedProducerOptions = {},
+): GroupProducer {
   const depth = options.depth ?? 4;
   const writer = new LaneWriter(ports, lane, session, { depth });
   return new GroupProducer(lane, session, ports, {

@@ -7,7 +7,13 @@ import { readVerified } from '../../objects/exact-object.js';
 import type { Ports } from '../../ports/index.js';
 import { STREAM_CUT_POINTS } from '../cut-points.js';
 import { commitOfEntry, committedGen0 } from './evidence.js';
-import { quarantineItems, recordQuarantine, type Candidate, type QuarantineReason, type QuarantineRecord } from './quarantine.js';
+import {
+  quarantineItems,
+  recordQuarantine,
+  type Candidate,
+  type QuarantineReason,
+  type QuarantineRecord,
+} from './quarantine.js';
 
 export type { Candidate, QuarantineReason, QuarantineRecord } from './quarantine.js';
 
@@ -21,8 +27,14 @@ export const PROVIDER_ATTEMPTS = 2;
  */
 export class ProviderUnavailableError extends CutpointError {
   constructor(key: string, options?: { cause?: unknown }) {
-    const cause = options?.cause instanceof Error ? `${options.cause.name}: ${options.cause.message}` : String(options?.cause);
-    super('Stream.ProviderUnavailable', 'stream.read_provider_unavailable', `object store did not answer the read of ${key} (${cause}); retry the read`, options);
+    const cause =
+      options?.cause instanceof Error ? `${options.cause.name}: ${options.cause.message}` : String(options?.cause);
+    super(
+      'Stream.ProviderUnavailable',
+      'stream.read_provider_unavailable',
+      `object store did not answer the read of ${key} (${cause}); retry the read`,
+      options,
+    );
   }
 }
 
@@ -55,7 +67,8 @@ export class RangeReader {
    */
   async read(entry: IndexEntry, held?: (key: string) => Promise<void>): Promise<Uint8Array[]> {
     const candidates: Candidate[] = [];
-    if (entry.gen0Key && entry.gen0Sha256) candidates.push({ copy: 'gen0', key: entry.gen0Key, sha256: entry.gen0Sha256 });
+    if (entry.gen0Key && entry.gen0Sha256)
+      candidates.push({ copy: 'gen0', key: entry.gen0Key, sha256: entry.gen0Sha256 });
     candidates.push({ copy: 'wal', key: entry.walKey, sha256: entry.walSha256 });
 
     const verdicts: string[] = [];
@@ -130,11 +143,16 @@ export class RangeReader {
  * failure, retried up to PROVIDER_ATTEMPTS (the one retry helper) and then thrown as
  * ProviderUnavailableError.
  */
-export async function readCopy(ports: Ports, range: { start: number; end: number }, candidate: Candidate): Promise<{ records: Uint8Array[] } | { reason: QuarantineReason }> {
+export async function readCopy(
+  ports: Ports,
+  range: { start: number; end: number },
+  candidate: Candidate,
+): Promise<{ records: Uint8Array[] } | { reason: QuarantineReason }> {
   const attempt = async (): Promise<{ records: Uint8Array[] } | { reason: QuarantineReason }> => {
     try {
       const stored = await readVerified(ports.objects, candidate.key, candidate.sha256, STREAM_CUT_POINTS.provider);
-      if (candidate.size !== undefined && stored.bytes.byteLength !== candidate.size) return { reason: 'checksum_mismatch' };
+      if (candidate.size !== undefined && stored.bytes.byteLength !== candidate.size)
+        return { reason: 'checksum_mismatch' };
       const records = decodeOrUndefined(stored.bytes);
       if (!records) return { reason: 'malformed' };
       if (records.length !== range.end - range.start) return { reason: 'record_count_mismatch' };

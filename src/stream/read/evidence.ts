@@ -28,14 +28,19 @@ export class ChainBrokenError extends CutpointError {
  * exactly this WAL object (same key, checksum and size, by source-set digest). "Some
  * generation exists under the root" is not evidence.
  */
-export async function committedGen0(ports: Ports, lane: LaneRef, commit: CommitRecord): Promise<{ key: string; sha256: string; size: number } | undefined> {
+export async function committedGen0(
+  ports: Ports,
+  lane: LaneRef,
+  commit: CommitRecord,
+): Promise<{ key: string; sha256: string; size: number } | undefined> {
   const root = rangeRootOf(lane, commit.start);
   const record = await loadRecord(ports, root, 0);
   if (record?.state !== 'COMMITTED') return undefined;
   const exact =
     record.taskId === commit.attemptId &&
     record.objectKey === outputKeyOf({ root, generation: 0, taskId: commit.attemptId }) &&
-    record.sourceSetDigest === sourceSetDigest([{ key: commit.walKey, sha256: commit.walSha256, size: commit.walSize }]);
+    record.sourceSetDigest ===
+      sourceSetDigest([{ key: commit.walKey, sha256: commit.walSha256, size: commit.walSize }]);
   return exact ? { key: record.objectKey, sha256: record.sha256, size: record.size } : undefined;
 }
 
@@ -49,9 +54,22 @@ const COMMIT_PAGE = 100;
  * digest, and that digest re-derived from the lane's commit records of the run (their WAL
  * objects by exact identity, in offset order). "A compaction covering it" is not evidence.
  */
-export async function committedCompaction(ports: Ports, lane: LaneRef, start: number, end: number): Promise<{ key: string; sha256: string; size: number } | undefined> {
-  const record = (await ports.authority.get(compactionKeys.record(lane, end))) as unknown as CompactionRecord | undefined;
-  if (!record || record.start !== start || record.end !== end || record.recordCount !== end - start || record.root !== compactionRootOf(lane, start)) return undefined;
+export async function committedCompaction(
+  ports: Ports,
+  lane: LaneRef,
+  start: number,
+  end: number,
+): Promise<{ key: string; sha256: string; size: number } | undefined> {
+  const record = (await ports.authority.get(compactionKeys.record(lane, end))) as unknown as
+    CompactionRecord | undefined;
+  if (
+    !record ||
+    record.start !== start ||
+    record.end !== end ||
+    record.recordCount !== end - start ||
+    record.root !== compactionRootOf(lane, start)
+  )
+    return undefined;
   const generation = await loadRecord(ports, record.root, record.generation);
   const exact =
     generation?.state === 'COMMITTED' &&
@@ -68,11 +86,19 @@ export async function committedCompaction(ports: Ports, lane: LaneRef, start: nu
 }
 
 /** The consecutive commit records tiling exactly [start, end), or undefined when they do not. */
-async function commitsOfRun(ports: Ports, lane: LaneRef, start: number, end: number): Promise<CommitRecord[] | undefined> {
+async function commitsOfRun(
+  ports: Ports,
+  lane: LaneRef,
+  start: number,
+  end: number,
+): Promise<CommitRecord[] | undefined> {
   const commits: CommitRecord[] = [];
   let at = start;
   while (at < end) {
-    const page = (await ports.authority.query(laneKeys.pk(lane), 'commit#', { startAfterSk: laneKeys.commitAfter(at), limit: COMMIT_PAGE })) as unknown as CommitRecord[];
+    const page = (await ports.authority.query(laneKeys.pk(lane), 'commit#', {
+      startAfterSk: laneKeys.commitAfter(at),
+      limit: COMMIT_PAGE,
+    })) as unknown as CommitRecord[];
     if (page.length === 0) return undefined;
     for (const commit of page) {
       if (commit.start !== at || commit.end > end) return undefined;
@@ -87,7 +113,8 @@ async function commitsOfRun(ports: Ports, lane: LaneRef, start: number, end: num
 /** The commit record of exactly the range an index entry names, if the two agree. */
 export async function commitOfEntry(ports: Ports, lane: LaneRef, entry: IndexEntry): Promise<CommitRecord | undefined> {
   const commit = (await ports.authority.get(laneKeys.commit(lane, entry.end))) as unknown as CommitRecord | undefined;
-  const agrees = commit && commit.start === entry.start && commit.walKey === entry.walKey && commit.walSha256 === entry.walSha256;
+  const agrees =
+    commit && commit.start === entry.start && commit.walKey === entry.walKey && commit.walSha256 === entry.walSha256;
   return agrees ? commit : undefined;
 }
 
@@ -98,10 +125,18 @@ export async function commitOfEntry(ports: Ports, lane: LaneRef, entry: IndexEnt
  * evidence proves it, so the repaired range keeps both same-view copies. The write is
  * put-if-absent by exact identity (a racing writer's identical entry is reused).
  */
-export async function repairIndexEntry(ports: Ports, lane: LaneRef, offset: number, committedEnd: number): Promise<IndexEntry> {
+export async function repairIndexEntry(
+  ports: Ports,
+  lane: LaneRef,
+  offset: number,
+  committedEnd: number,
+): Promise<IndexEntry> {
   const commit = await commitContaining(ports, lane, offset);
   if (!commit) throw new ChainBrokenError(lane, offset, committedEnd);
   const gen0 = await committedGen0(ports, lane, commit);
-  const entry: IndexEntry = { ...indexEntryOf(commit), ...(gen0 ? { gen0Key: gen0.key, gen0Sha256: gen0.sha256 } : {}) };
+  const entry: IndexEntry = {
+    ...indexEntryOf(commit),
+    ...(gen0 ? { gen0Key: gen0.key, gen0Sha256: gen0.sha256 } : {}),
+  };
   return putIndexEntry(ports, lane, entry, STREAM_CUT_POINTS.indexRepair);
 }

@@ -27,7 +27,11 @@ export interface ReleaseResult extends LaneRef {
 /** The quarantine item changed between the release's load and its delete: reload and decide again. */
 export class QuarantineChangedError extends CutpointError {
   constructor(lane: LaneRef, objectKey: string) {
-    super('Stream.QuarantineChanged', 'stream.quarantine_changed', `${lane.stream}/${lane.partition}: the quarantine item of ${objectKey} changed during the release; run it again`);
+    super(
+      'Stream.QuarantineChanged',
+      'stream.quarantine_changed',
+      `${lane.stream}/${lane.partition}: the quarantine item of ${objectKey} changed during the release; run it again`,
+    );
   }
 }
 
@@ -57,7 +61,16 @@ export async function releaseQuarantine(input: unknown, ports: Ports): Promise<R
   const verdict = await readCopy(ports, item, identity);
   if ('reason' in verdict) throw new QuarantineStillBadError(lane, objectKey, verdict.reason);
 
-  const result: ReleaseResult = { ...lane, objectKey, copy: item.copy, start: item.start, end: item.end, sha256: identity.sha256, size: identity.size!, released: true };
+  const result: ReleaseResult = {
+    ...lane,
+    objectKey,
+    copy: item.copy,
+    start: item.start,
+    end: item.end,
+    sha256: identity.sha256,
+    size: identity.size!,
+    released: true,
+  };
   const cut = STREAM_CUT_POINTS.quarantineRelease;
   let reason = '';
   for (let attempt = 0; attempt < DELETE_ATTEMPTS; attempt++) {
@@ -93,28 +106,50 @@ async function evidenceOf(ports: Ports, lane: LaneRef, item: QuarantineItem): Pr
   } else {
     const commit = (await ports.authority.get(laneKeys.commit(lane, item.end))) as unknown as CommitRecord | undefined;
     if (!commit || commit.start !== item.start) throw refuse(`no commit record for ${range}`);
-    evidence = item.copy === 'wal' ? { key: commit.walKey, sha256: commit.walSha256, size: commit.walSize } : await committedGen0(ports, lane, commit);
+    evidence =
+      item.copy === 'wal'
+        ? { key: commit.walKey, sha256: commit.walSha256, size: commit.walSize }
+        : await committedGen0(ports, lane, commit);
     if (!evidence) throw refuse(`no committed generation 0 of ${range}`);
   }
   if (evidence.key !== item.objectKey) throw refuse(`the evidence names ${evidence.key}`);
-  if (evidence.sha256 !== item.expectedSha256) throw refuse(`expected sha256 ${item.expectedSha256} is not the evidence's ${evidence.sha256}`);
-  if (item.expectedSize !== undefined && item.expectedSize !== evidence.size) throw refuse(`expected size ${item.expectedSize} is not the evidence's ${evidence.size}`);
+  if (evidence.sha256 !== item.expectedSha256)
+    throw refuse(`expected sha256 ${item.expectedSha256} is not the evidence's ${evidence.sha256}`);
+  if (item.expectedSize !== undefined && item.expectedSize !== evidence.size)
+    throw refuse(`expected size ${item.expectedSize} is not the evidence's ${evidence.size}`);
   return { copy: item.copy, ...evidence };
 }
 
 const COPIES: ReadonlyArray<Candidate['copy']> = ['gen0', 'wal', 'compacted'];
 
 export interface QuarantineListing extends LaneRef {
-  items: Array<{ key: string; reason: string; at: string; copy: string; start: number; end: number; expectedSha256: string }>;
+  items: Array<{
+    key: string;
+    reason: string;
+    at: string;
+    copy: string;
+    start: number;
+    end: number;
+    expectedSha256: string;
+  }>;
 }
 
 /** Every quarantine item of a lane (key, reason, when, and the identity it judged). */
 export async function listQuarantine(input: unknown, ports: Ports): Promise<QuarantineListing> {
   const lane = validateLane(input);
   const items: QuarantineListing['items'] = [];
-  for (let after: string | undefined; ; ) {
+  for (let after: string | undefined; ;) {
     const page = await quarantineItems(ports, lane, after === undefined ? {} : { startAfterKey: after });
-    for (const i of page) items.push({ key: i.objectKey, reason: i.reason, at: i.at, copy: i.copy, start: i.start, end: i.end, expectedSha256: i.expectedSha256 });
+    for (const i of page)
+      items.push({
+        key: i.objectKey,
+        reason: i.reason,
+        at: i.at,
+        copy: i.copy,
+        start: i.start,
+        end: i.end,
+        expectedSha256: i.expectedSha256,
+      });
     if (page.length === 0 || page.length < QUARANTINE_PAGE) return { ...lane, items };
     after = page.at(-1)!.objectKey;
   }
@@ -122,7 +157,10 @@ export async function listQuarantine(input: unknown, ports: Ports): Promise<Quar
 
 function validateObjectKey(value: unknown): string {
   if (typeof value !== 'string' || value.length === 0 || value.length > MAX_OBJECT_KEY) {
-    throw new ValidationError('stream.invalid_object_key', `objectKey must be a non-empty string of at most ${MAX_OBJECT_KEY} characters`);
+    throw new ValidationError(
+      'stream.invalid_object_key',
+      `objectKey must be a non-empty string of at most ${MAX_OBJECT_KEY} characters`,
+    );
   }
   return value;
 }

@@ -38,9 +38,17 @@ export type QuarantineItem = AuthorityItem & QuarantineRecord;
 export const QUARANTINE_PAGE = 1000;
 
 /** The lane's quarantine items, one page after `startAfterKey`. */
-export async function quarantineItems(ports: Ports, lane: LaneRef, options: { limit?: number; startAfterKey?: string } = {}): Promise<QuarantineItem[]> {
-  const startAfterSk = options.startAfterKey === undefined ? undefined : laneKeys.quarantine(lane, options.startAfterKey).sk;
-  const items = await ports.authority.query(laneKeys.pk(lane), 'quarantine#', { limit: options.limit ?? QUARANTINE_PAGE, ...(startAfterSk ? { startAfterSk } : {}) });
+export async function quarantineItems(
+  ports: Ports,
+  lane: LaneRef,
+  options: { limit?: number; startAfterKey?: string } = {},
+): Promise<QuarantineItem[]> {
+  const startAfterSk =
+    options.startAfterKey === undefined ? undefined : laneKeys.quarantine(lane, options.startAfterKey).sk;
+  const items = await ports.authority.query(laneKeys.pk(lane), 'quarantine#', {
+    limit: options.limit ?? QUARANTINE_PAGE,
+    ...(startAfterSk ? { startAfterSk } : {}),
+  });
   return items as QuarantineItem[];
 }
 
@@ -86,7 +94,11 @@ export async function recordQuarantine(
 /** Release refused: the copy still does not verify against its exact identity. The item stays. */
 export class QuarantineStillBadError extends CutpointError {
   constructor(lane: LaneRef, objectKey: string, detail: string) {
-    super('Stream.QuarantineStillBad', 'stream.quarantine_still_bad', `${lane.stream}/${lane.partition}: ${objectKey} is still bad (${detail}); the quarantine item stays`);
+    super(
+      'Stream.QuarantineStillBad',
+      'stream.quarantine_still_bad',
+      `${lane.stream}/${lane.partition}: ${objectKey} is still bad (${detail}); the quarantine item stays`,
+    );
   }
 }
 
@@ -103,6 +115,10 @@ export class QuarantineIdentityMismatchError extends CutpointError {
 
 export class QuarantineNotFoundError extends CutpointError {
   constructor(lane: LaneRef, objectKey: string) {
-    super('Stream.QuarantineNotFound', 'stream.quarantine_not_found', `${lane.stream}/${lane.partition}: no quarantine item for ${objectKey}`);
+    super(
+      'Stream.QuarantineNotFound',
+      'stream.quarantine_not_found',
+      `${lane.stream}/${lane.partition}: no quarantine item for ${objectKey}`,
+    );
   }
 }

@@ -12,7 +12,14 @@ import type { DispatchTarget } from '../../../src/recovery/dispatch-request.js';
 import { LocalFlowExecutions, localStateMachineArn } from '../../support/local-executions.js';
 import { recordingNotifier } from '../../support/recording-notifier.js';
 import type { Scheduler } from '../../support/sched/scheduler.js';
-import { flowOptions, operatorDeps, SELECTOR, type DeliveryWorld, type FlowRun, type ScheduleRoute } from './delivery-world.js';
+import {
+  flowOptions,
+  operatorDeps,
+  SELECTOR,
+  type DeliveryWorld,
+  type FlowRun,
+  type ScheduleRoute,
+} from './delivery-world.js';
 
 /**
  * The delivery scenario's actors, each a top-level actor of the scheduler:
@@ -47,26 +54,34 @@ export interface History {
 const DISPATCH_TARGET: DispatchTarget = {
   flow: 'deliver-window',
   designedStops: designedStopErrors(loadAsl('deliver-window')),
-  recovery: { by: 'delivery-reconcile', stateMachineArn: localStateMachineArn('delivery-reconcile'), on: ['FAILED', 'TIMED_OUT', 'ABORTED'] },
+  recovery: {
+    by: 'delivery-reconcile',
+    stateMachineArn: localStateMachineArn('delivery-reconcile'),
+    on: ['FAILED', 'TIMED_OUT', 'ABORTED'],
+  },
 };
 /** Lambda runs an asynchronous event up to 3 times when its handler throws. */
 const LAMBDA_ATTEMPTS = 3;
 
 export function newHistory(world: DeliveryWorld, s: Scheduler, r: ScheduleRoute, duplicateEvents: boolean): History {
   const runs: FlowRun[] = [];
-  const launch = (label: string, after?: (result: FlowResult) => void) => (name: string, run: () => Promise<FlowResult>) =>
-    s.spawn(`${label}:${name}`, async () => {
-      const result = await run();
-      runs.push({ ...result, label: name });
-      s.note(`${name} ended ${result.status}${result.error ? ` ${result.error}` : ''}`);
-      after?.(result);
-      return result;
-    });
+  const launch =
+    (label: string, after?: (result: FlowResult) => void) => (name: string, run: () => Promise<FlowResult>) =>
+      s.spawn(`${label}:${name}`, async () => {
+        const result = await run();
+        runs.push({ ...result, label: name });
+        s.note(`${name} ended ${result.status}${result.error ? ` ${result.error}` : ''}`);
+        after?.(result);
+        return result;
+      });
   const h: History = {
     runs,
     dispatches: [],
     actions: [],
-    deliveries: new LocalFlowExecutions(flowOptions(world, s, 'exec'), launch('flow', (result) => delivered(s, r, h, result, duplicateEvents))),
+    deliveries: new LocalFlowExecutions(
+      flowOptions(world, s, 'exec'),
+      launch('flow', (result) => delivered(s, r, h, result, duplicateEvents)),
+    ),
     recoveries: new LocalFlowExecutions(flowOptions(world, s, 'recovery'), launch('flow')),
   };
   return h;
@@ -80,7 +95,11 @@ export function newHistory(world: DeliveryWorld, s: Scheduler, r: ScheduleRoute,
  */
 export function startDelivery(s: Scheduler, r: ScheduleRoute, h: History, duplicate: boolean): void {
   void s.spawn('start', async () => {
-    const request = { stateMachineArn: localStateMachineArn('deliver-window'), name: r.executionName, input: JSON.stringify(r.input) };
+    const request = {
+      stateMachineArn: localStateMachineArn('deliver-window'),
+      name: r.executionName,
+      input: JSON.stringify(r.input),
+    };
     s.note(`start: ${await h.deliveries.start(request)}`);
     if (!duplicate) return;
     const waits = s.rng.int(1, 20);
@@ -93,7 +112,14 @@ export function startDelivery(s: Scheduler, r: ScheduleRoute, h: History, duplic
 /** A deliver-window execution ended: a failure goes to the dispatcher, once or twice (EventBridge is at least once). */
 function delivered(s: Scheduler, r: ScheduleRoute, h: History, result: FlowResult, duplicateEvents: boolean): void {
   if (result.status !== 'FAILED') return;
-  const detail = { executionArn: result.executionArn, name: r.executionName, status: 'FAILED' as const, input: JSON.stringify(r.input), inputDetails: { included: true }, error: result.error };
+  const detail = {
+    executionArn: result.executionArn,
+    name: r.executionName,
+    status: 'FAILED' as const,
+    input: JSON.stringify(r.input),
+    inputDetails: { included: true },
+    error: result.error,
+  };
   for (let i = 0; i < (duplicateEvents ? 2 : 1); i++) {
     if (i > 0) s.count('duplicate-event', `EventBridge delivers the failure of ${r.executionName} again`);
     void s.spawn(`dispatch#${i}`, () => dispatch(s, h, { ...DISPATCH_TARGET, detail }));
@@ -104,9 +130,17 @@ async function dispatch(s: Scheduler, h: History, event: unknown): Promise<void>
   const metrics = { count: () => undefined };
   for (let attempt = 1; attempt <= LAMBDA_ATTEMPTS; attempt++) {
     try {
-      const result = await dispatchRecovery(event, { executions: h.recoveries, metrics, notifier: recordingNotifier(), faults: s.faults });
+      const result = await dispatchRecovery(event, {
+        executions: h.recoveries,
+        metrics,
+        notifier: recordingNotifier(),
+        faults: s.faults,
+      });
       h.dispatches.push(result);
-      s.count('dispatch', `dispatch: ${result.recovery.action}${'name' in result.recovery ? ` ${result.recovery.name}` : ''}`);
+      s.count(
+        'dispatch',
+        `dispatch: ${result.recovery.action}${'name' in result.recovery ? ` ${result.recovery.name}` : ''}`,
+      );
       return;
     } catch (error) {
       s.note(`dispatch attempt ${attempt} threw ${(error as Error).name}`);
@@ -115,7 +149,10 @@ async function dispatch(s: Scheduler, h: History, event: unknown): Promise<void>
 }
 
 /** The permitted action inspect offers now (runbook order), or why there is none. */
-async function nextAction(world: DeliveryWorld, r: ScheduleRoute): Promise<{ action?: LiveAction; projection?: RecoveryProjection }> {
+async function nextAction(
+  world: DeliveryWorld,
+  r: ScheduleRoute,
+): Promise<{ action?: LiveAction; projection?: RecoveryProjection }> {
   try {
     const projection = await inspectInvocation(world.stores.ports, r.invocationId);
     return { action: ACTION_ORDER.find((a) => projection.permitted_actions.includes(a)), projection };
@@ -130,11 +167,21 @@ async function nextAction(world: DeliveryWorld, r: ScheduleRoute): Promise<{ act
  * an answer, not a failure). A command that died (crash, lost answer, failed effect) is run
  * again, up to 4 times, as an operator re-runs it and the delivery-<action> flow's Retry does.
  */
-async function act(world: DeliveryWorld, s: Scheduler, r: ScheduleRoute, h: History, action: LiveAction, session: string): Promise<void> {
+async function act(
+  world: DeliveryWorld,
+  s: Scheduler,
+  r: ScheduleRoute,
+  h: History,
+  action: LiveAction,
+  session: string,
+): Promise<void> {
   for (let attempt = 1; attempt <= 4; attempt++) {
     const tag = attempt === 1 ? session : `${session}.${attempt}`;
     try {
-      const result = await RECOVERY_ACTIONS[action]({ invocationId: r.invocationId, manifestText: r.manifestText, selector: SELECTOR, session: tag }, operatorDeps(world, r));
+      const result = await RECOVERY_ACTIONS[action](
+        { invocationId: r.invocationId, manifestText: r.manifestText, selector: SELECTOR, session: tag },
+        operatorDeps(world, r),
+      );
       h.actions.push(`${tag} ${action} → ${result.state}`);
       s.note(`operator: ${h.actions.at(-1)}`);
       return;
@@ -150,7 +197,13 @@ async function act(world: DeliveryWorld, s: Scheduler, r: ScheduleRoute, h: Hist
  * The operator: waits a few moves (impatient) or until an execution failed (racing the
  * automatic recovery), then runs what inspect permits, up to twice.
  */
-export function startOperator(world: DeliveryWorld, s: Scheduler, r: ScheduleRoute, h: History, impatient: boolean): void {
+export function startOperator(
+  world: DeliveryWorld,
+  s: Scheduler,
+  r: ScheduleRoute,
+  h: History,
+  impatient: boolean,
+): void {
   void s.spawn(impatient ? 'operator:impatient' : 'operator:after-failure', async () => {
     for (let round = 1; round <= 2; round++) {
       const waits = s.rng.int(1, impatient ? 12 : 4);

@@ -1,10 +1,20 @@
 import { loadCheckpoint } from '../../../src/delivery/checkpoint.js';
 import { inspectInvocation } from '../../../src/delivery/journal/listing.js';
 import { journalOf } from '../../../src/delivery/journal/keys.js';
-import { loadCustody, loadInvocation, recordProblems, type InvocationRecord } from '../../../src/delivery/journal/records.js';
+import {
+  loadCustody,
+  loadInvocation,
+  recordProblems,
+  type InvocationRecord,
+} from '../../../src/delivery/journal/records.js';
 import { routeTargetId } from '../../../src/delivery/steps/common.js';
 import { stagingTableOf } from '../../../src/domain/delivery/identifiers.js';
-import { canTransition, isJournalState, isTerminal, JournalUnavailableError } from '../../../src/domain/delivery/journal-states.js';
+import {
+  canTransition,
+  isJournalState,
+  isTerminal,
+  JournalUnavailableError,
+} from '../../../src/domain/delivery/journal-states.js';
 import { InvariantViolation } from '../../support/sched/errors.js';
 import type { Scheduler } from '../../support/sched/scheduler.js';
 import type { History } from './delivery-actors.js';
@@ -32,9 +42,12 @@ import { WINDOW, type DeliveryWorld, type ScheduleRoute } from './delivery-world
 
 export async function checkDelivery(world: DeliveryWorld, s: Scheduler, r: ScheduleRoute, h: History): Promise<void> {
   const ports = world.stores.ports;
-  const trail = () => [...h.runs.map((run) => `${run.label} ${run.status}${run.error ? ` ${run.error}` : ''}`), ...h.actions].join('; ');
+  const trail = () =>
+    [...h.runs.map((run) => `${run.label} ${run.status}${run.error ? ` ${run.error}` : ''}`), ...h.actions].join('; ');
   const fail = (invariant: string, what: string): never => {
-    throw new InvariantViolation(`delivery ${r.table} (${r.invocationId}) [${invariant}]: ${what} — history: ${trail()}`);
+    throw new InvariantViolation(
+      `delivery ${r.table} (${r.invocationId}) [${invariant}]: ${what} — history: ${trail()}`,
+    );
   };
   const targetId = routeTargetId({ route: r.route });
 
@@ -43,21 +56,31 @@ export async function checkDelivery(world: DeliveryWorld, s: Scheduler, r: Sched
   const ids = rows.rows.map((row) => row.id).sort();
   const windowIds = await world.warehouse.targetWindowIds(r.table, WINDOW);
   const published = ids.length > 0;
-  if (published && (ids.join() !== r.windowIds.join() || windowIds.length !== ids.length)) fail('rows-exactly-once', `the target holds ${ids.length} rows [${ids.join(',')}], the window has ${r.windowIds.length}`);
+  if (published && (ids.join() !== r.windowIds.join() || windowIds.length !== ids.length))
+    fail(
+      'rows-exactly-once',
+      `the target holds ${ids.length} rows [${ids.join(',')}], the window has ${r.windowIds.length}`,
+    );
   const receipts = await world.warehouse.receiptsOf(r.invocationId);
-  if (receipts !== (published ? 1 : 0)) fail('rows-exactly-once', `${receipts} publication receipt(s) with ${ids.length} rows published`);
+  if (receipts !== (published ? 1 : 0))
+    fail('rows-exactly-once', `${receipts} publication receipt(s) with ${ids.length} rows published`);
 
   // dispatch: one recovery per failed execution
   const started = h.dispatches.filter((d) => d.recovery.action === 'started').length;
   const recoveries = h.recoveries.executions.size;
-  if (started > 1 || recoveries > 1) fail('dispatch-once', `${started} dispatches started a recovery, ${recoveries} recovery executions exist`);
+  if (started > 1 || recoveries > 1)
+    fail('dispatch-once', `${started} dispatches started a recovery, ${recoveries} recovery executions exist`);
 
   // checkpoint: at most once, only with the rows
   const checkpoint = await loadCheckpoint(ports, targetId, r.route.name);
-  if (checkpoint && (checkpoint.version !== 1 || checkpoint.invocationId !== r.invocationId || checkpoint.windowEnd !== WINDOW.end)) {
+  if (
+    checkpoint &&
+    (checkpoint.version !== 1 || checkpoint.invocationId !== r.invocationId || checkpoint.windowEnd !== WINDOW.end)
+  ) {
     fail('checkpoint-once', `the checkpoint is ${JSON.stringify(checkpoint)}`);
   }
-  if (checkpoint && !published) fail('checkpoint-with-rows', 'the checkpoint advanced, yet the window is not in the target');
+  if (checkpoint && !published)
+    fail('checkpoint-with-rows', 'the checkpoint advanced, yet the window is not in the target');
 
   let record: InvocationRecord;
   try {
@@ -66,7 +89,11 @@ export async function checkDelivery(world: DeliveryWorld, s: Scheduler, r: Sched
     if (!(error instanceof JournalUnavailableError && error.missing)) throw error;
     // Never began: nothing may be durable.
     const custody = await loadCustody(ports, targetId);
-    if (published || checkpoint || custody?.state === 'HELD') fail('no-state-without-journal', `no journal, yet rows ${published}, checkpoint ${!!checkpoint}, custody ${custody?.state}`);
+    if (published || checkpoint || custody?.state === 'HELD')
+      fail(
+        'no-state-without-journal',
+        `no journal, yet rows ${published}, checkpoint ${!!checkpoint}, custody ${custody?.state}`,
+      );
     s.count('never-began', 'check: the invocation never began; nothing durable');
     return;
   }
@@ -79,7 +106,8 @@ export async function checkDelivery(world: DeliveryWorld, s: Scheduler, r: Sched
     const by = e.data.by as { session?: string; epoch?: number } | undefined;
     const { from, to } = e.data as { from?: unknown; to?: unknown };
     const where = `journal #${e.seq} ${e.type}${to ? ` ${String(from)}>${String(to)}` : ''}`;
-    if (to !== undefined && !(isJournalState(from) && isJournalState(to) && canTransition(from, to))) fail('journal-edges', `${where} is not an edge of the seed's graph`);
+    if (to !== undefined && !(isJournalState(from) && isJournalState(to) && canTransition(from, to)))
+      fail('journal-edges', `${where} is not an edge of the seed's graph`);
     if (e.type === 'checkpoint') checkpoints++;
     if (e.type === 'begin') {
       if (holder) fail('custody-owner', `${where}: a second begin`);
@@ -88,20 +116,37 @@ export async function checkDelivery(world: DeliveryWorld, s: Scheduler, r: Sched
     }
     if (!holder) fail('custody-owner', `${where} comes before begin`);
     if (e.type === 'custody') {
-      if (e.data.previousEpoch !== holder!.epoch || by?.epoch !== holder!.epoch + 1) fail('custody-owner', `${where}: took epoch ${by?.epoch} over ${String(e.data.previousEpoch)} while epoch ${holder!.epoch} held custody`);
+      if (e.data.previousEpoch !== holder!.epoch || by?.epoch !== holder!.epoch + 1)
+        fail(
+          'custody-owner',
+          `${where}: took epoch ${by?.epoch} over ${String(e.data.previousEpoch)} while epoch ${holder!.epoch} held custody`,
+        );
       holder = { session: by!.session!, epoch: by!.epoch! };
       continue;
     }
     if (by && (by.session !== holder!.session || by.epoch !== holder!.epoch)) {
-      fail('custody-owner', `${where} was written by session ${by.session} epoch ${by.epoch}, a fenced session: ${holder!.session} epoch ${holder!.epoch} held custody`);
+      fail(
+        'custody-owner',
+        `${where} was written by session ${by.session} epoch ${by.epoch}, a fenced session: ${holder!.session} epoch ${holder!.epoch} held custody`,
+      );
     }
   }
   if (checkpoints > 1) fail('checkpoint-once', `${checkpoints} checkpoint entries in the journal`);
   const custody = await loadCustody(ports, targetId);
   const terminal = isTerminal(record.state);
-  if (terminal && (custody?.state !== 'RELEASED' || custody.epoch !== holder!.epoch)) fail('custody-owner', `${record.state}, yet custody is ${custody?.state} at epoch ${custody?.epoch} (last holder epoch ${holder!.epoch})`);
-  if (!terminal && (custody?.state !== 'HELD' || custody.fence?.session !== holder!.session || custody.fence.epoch !== holder!.epoch)) {
-    fail('custody-owner', `${record.state} retains custody, yet the custody item is ${custody?.state} by ${custody?.fence?.session} epoch ${custody?.fence?.epoch}`);
+  if (terminal && (custody?.state !== 'RELEASED' || custody.epoch !== holder!.epoch))
+    fail(
+      'custody-owner',
+      `${record.state}, yet custody is ${custody?.state} at epoch ${custody?.epoch} (last holder epoch ${holder!.epoch})`,
+    );
+  if (
+    !terminal &&
+    (custody?.state !== 'HELD' || custody.fence?.session !== holder!.session || custody.fence.epoch !== holder!.epoch)
+  ) {
+    fail(
+      'custody-owner',
+      `${record.state} retains custody, yet the custody item is ${custody?.state} by ${custody?.fence?.session} epoch ${custody?.fence?.epoch}`,
+    );
   }
   const problems = await recordProblems(ports, record, custody);
   if (problems.length) fail('journal-consistent', problems.join('; '));
@@ -109,23 +154,35 @@ export async function checkDelivery(world: DeliveryWorld, s: Scheduler, r: Sched
   // final state
   const projection = await inspectInvocation(ports, r.invocationId);
   if (record.state === 'CUSTODY_RELEASED') {
-    if (!published || !checkpoint) fail('final-state', `CUSTODY_RELEASED, yet rows published ${published}, checkpoint ${!!checkpoint}`);
+    if (!published || !checkpoint)
+      fail('final-state', `CUSTODY_RELEASED, yet rows published ${published}, checkpoint ${!!checkpoint}`);
   } else if (record.state === 'RETIRED') {
-    if (published || checkpoint) fail('final-state', `RETIRED, yet rows published ${published}, checkpoint ${!!checkpoint}`);
+    if (published || checkpoint)
+      fail('final-state', `RETIRED, yet rows published ${published}, checkpoint ${!!checkpoint}`);
   } else if (record.state === 'INCIDENT_RETAINED') {
     if (checkpoint) fail('final-state', 'an incident after the checkpoint advanced');
     s.count('incident', `check: INCIDENT_RETAINED ${projection.diagnostic_code}`);
   } else {
-    fail('final-state', `${record.state} after the operator finished; inspect offers [${projection.permitted_actions.join(', ')}] (${projection.diagnostic_code})`);
+    fail(
+      'final-state',
+      `${record.state} after the operator finished; inspect offers [${projection.permitted_actions.join(', ')}] (${projection.diagnostic_code})`,
+    );
   }
   // A fenced CreateStaging (zombie, duplicate invocation, stale carried state) re-creating the
   // stage after retire dropped it (seeds 13 and 34) must drop it again.
-  if (terminal && (await stageExists(world, r))) fail('no-orphan-stage', `${record.state}, yet an owned stage was left in the target`);
-  s.count(`final-${record.state}`, `check: ${record.state}, ${ids.length} rows, ${entries.length} journal entries, custody epoch ${holder!.epoch}`);
+  if (terminal && (await stageExists(world, r)))
+    fail('no-orphan-stage', `${record.state}, yet an owned stage was left in the target`);
+  s.count(
+    `final-${record.state}`,
+    `check: ${record.state}, ${ids.length} rows, ${entries.length} journal entries, custody epoch ${holder!.epoch}`,
+  );
 }
 
 async function stageExists(world: DeliveryWorld, r: ScheduleRoute): Promise<boolean> {
   const stage = stagingTableOf(r.invocationId, r.route.route.target.table);
-  const found = await world.warehouse.admin.query(`SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = $2`, [stage.schema, stage.name]);
+  const found = await world.warehouse.admin.query(
+    `SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = $2`,
+    [stage.schema, stage.name],
+  );
   return (found.rowCount ?? 0) > 0;
 }

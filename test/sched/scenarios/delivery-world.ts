@@ -6,7 +6,16 @@ import { parseManifest, selectRoute } from '../../../src/domain/delivery/manifes
 import type { SelectedRoute } from '../../../src/domain/delivery/manifest-types.js';
 import type { FlowResult, RunFlowOptions } from '../../../src/local/flow-runner.js';
 import type { SourcePort } from '../../../src/ports/source.js';
-import { eventsTableDdl, fixedWindowManifest, generateEvents, openEventSource, openWarehouse, windowIdsOf, type EventSource, type Warehouse } from '../../support/delivery-world.js';
+import {
+  eventsTableDdl,
+  fixedWindowManifest,
+  generateEvents,
+  openEventSource,
+  openWarehouse,
+  windowIdsOf,
+  type EventSource,
+  type Warehouse,
+} from '../../support/delivery-world.js';
 import type { Endpoints } from '../../support/sched/stores.js';
 import { openStores, type SchedStores } from '../../support/sched/stores.js';
 import type { Scheduler } from '../../support/sched/scheduler.js';
@@ -46,7 +55,13 @@ export async function openDeliveryWorld(endpoints: Endpoints): Promise<DeliveryW
   const stores = await openStores(endpoints, 'dlv');
   const events = await openEventSource(EVENTS);
   try {
-    const warehouse = await openWarehouse({ target: { faults: stores.faults, lockTimeoutMs: LOCK_TIMEOUT_MS, pool: { max: 16, connectionTimeoutMillis: 5_000 } } });
+    const warehouse = await openWarehouse({
+      target: {
+        faults: stores.faults,
+        lockTimeoutMs: LOCK_TIMEOUT_MS,
+        pool: { max: 16, connectionTimeoutMillis: 5_000 },
+      },
+    });
     return { stores, events, source: drainedFirst(events.source), warehouse, target: warehouse.target };
   } catch (error) {
     await events.close();
@@ -88,7 +103,9 @@ export async function scheduleRoute(world: DeliveryWorld, s: Scheduler): Promise
     route: selectRoute(parseManifest(manifestText, '/config/route.yaml'), 'daily'),
     chunks,
     executionName,
-    invocationId: invocationIdOfExecution(`arn:aws:states:local:000000000000:execution:deliver-window:${executionName}`),
+    invocationId: invocationIdOfExecution(
+      `arn:aws:states:local:000000000000:execution:deliver-window:${executionName}`,
+    ),
     windowIds: WINDOW_IDS,
     input: { manifestText, selector: SELECTOR },
   };
@@ -111,7 +128,8 @@ export function flowOptions(world: DeliveryWorld, s: Scheduler, label: string): 
     ports,
     retryIntervalMs: 0,
     invoke: invocations.invoke,
-    stepDeps: (event) => Promise.resolve({ ports, target: world.target, source: world.source, route: routeOfEvent(event) }),
+    stepDeps: (event) =>
+      Promise.resolve({ ports, target: world.target, source: world.source, route: routeOfEvent(event) }),
   };
 }
 

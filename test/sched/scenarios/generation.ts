@@ -1,5 +1,10 @@
 import { sha256Hex } from '../../../src/domain/digest.js';
-import { generationKeys, type GenerationRecord, type RootHead, type SourceRef } from '../../../src/domain/generation.js';
+import {
+  generationKeys,
+  type GenerationRecord,
+  type RootHead,
+  type SourceRef,
+} from '../../../src/domain/generation.js';
 import type { GenerationOutcome } from '../../../src/generation/outcome.js';
 import { runFlow, type FlowResult } from '../../../src/local/flow-runner.js';
 import { InvariantViolation } from '../../support/sched/errors.js';
@@ -61,9 +66,16 @@ export const generationScenario: Scenario<World> = {
     const start = (t: Task, label: string, input: unknown) =>
       s.spawn(label, async () => {
         const invocations = lambdaInvocations(s, label);
-        const result = await runFlow('commit-generation', input, { ports, retryIntervalMs: 0, executionName: `commit-${t.taskId}`, invoke: invocations.invoke });
+        const result = await runFlow('commit-generation', input, {
+          ports,
+          retryIntervalMs: 0,
+          executionName: `commit-${t.taskId}`,
+          invoke: invocations.invoke,
+        });
         t.executions.push(result);
-        s.note(`${label} ended ${result.status}${result.error ? ` ${result.error}` : ''}${result.output ? ` ${(result.output as GenerationOutcome).outcome}` : ''}`);
+        s.note(
+          `${label} ended ${result.status}${result.error ? ` ${result.error}` : ''}${result.output ? ` ${(result.output as GenerationOutcome).outcome}` : ''}`,
+        );
         return result;
       });
     for (const t of tasks) {
@@ -98,25 +110,34 @@ async function checkGeneration(world: World, s: Scheduler, root: string, tasks: 
   if (!head) fail('no task committed generation 0 after recovery');
   const winner = tasks.find((t) => t.taskId === head!.taskId) ?? fail(`the head names an unknown task ${head!.taskId}`);
   const record = (await ports.authority.get(generationKeys.record(root, 0))) as unknown as GenerationRecord | undefined;
-  if (record?.state !== 'COMMITTED' || record.taskId !== winner.taskId) fail(`the generation record is ${record?.state} for ${record?.taskId}, the head names ${winner.taskId}`);
+  if (record?.state !== 'COMMITTED' || record.taskId !== winner.taskId)
+    fail(`the generation record is ${record?.state} for ${record?.taskId}, the head names ${winner.taskId}`);
   const object = await ports.objects.get(head!.objectKey);
   const text = object ? new TextDecoder().decode(object.bytes) : undefined;
-  if (text !== winner.text) fail(`the committed object ${head!.objectKey} holds ${JSON.stringify(text)}, not its sources' bytes`);
-  if (sha256Hex(object!.bytes) !== head!.sha256 || object!.bytes.byteLength !== head!.size) fail('the committed object differs from the sha256/size its head records');
+  if (text !== winner.text)
+    fail(`the committed object ${head!.objectKey} holds ${JSON.stringify(text)}, not its sources' bytes`);
+  if (sha256Hex(object!.bytes) !== head!.sha256 || object!.bytes.byteLength !== head!.size)
+    fail('the committed object differs from the sha256/size its head records');
   for (const t of tasks) {
     for (const e of t.executions) {
       // An authority that contradicts itself is an incident for an operator: reaching it with
       // no corrupted authority (a read that straddled a commit) is a false one.
-      if (e.error === 'Generation.Inconsistent') fail(`${t.taskId}: an execution failed ${e.error} on an intact authority: ${e.cause}`);
+      if (e.error === 'Generation.Inconsistent')
+        fail(`${t.taskId}: an execution failed ${e.error} on an intact authority: ${e.cause}`);
       const outcome = (e.output as GenerationOutcome | undefined)?.outcome;
-      if (outcome === 'COMMITTED' && t !== winner) fail(`${t.taskId} was told COMMITTED, yet ${winner.taskId} holds the head`);
+      if (outcome === 'COMMITTED' && t !== winner)
+        fail(`${t.taskId} was told COMMITTED, yet ${winner.taskId} holds the head`);
       if (outcome === 'ABORTED' && t === winner) fail(`${t.taskId} was told ABORTED, yet it holds the head`);
     }
-    if (!t.executions.some((e) => e.status === 'SUCCEEDED')) fail(`${t.taskId} has no outcome after recovery: ${t.executions.map((e) => e.error).join(', ')}`);
+    if (!t.executions.some((e) => e.status === 'SUCCEEDED'))
+      fail(`${t.taskId} has no outcome after recovery: ${t.executions.map((e) => e.error).join(', ')}`);
     // The winner's task is COMMITTED, or cleaned up after its commit (src/generation/cleanup-task.ts); a loser's is ABORTED.
     const task = await ports.authority.get(generationKeys.task(root, t.taskId));
     const expected = t === winner ? 'COMMITTED' : 'ABORTED';
-    if (task?.state !== expected && !(t === winner && !task)) fail(`${t.taskId}'s durable task is ${task?.state}, expected ${expected}`);
+    if (task?.state !== expected && !(t === winner && !task))
+      fail(`${t.taskId}'s durable task is ${task?.state}, expected ${expected}`);
   }
-  s.note(`check: ${winner.taskId} holds generation 0; ${tasks.length} task(s), ${tasks.reduce((n, t) => n + t.executions.length, 0)} executions`);
+  s.note(
+    `check: ${winner.taskId} holds generation 0; ${tasks.length} task(s), ${tasks.reduce((n, t) => n + t.executions.length, 0)} executions`,
+  );
 }

@@ -68,9 +68,13 @@ export async function checkPublication(world: PublicationWorld, s: Scheduler, ru
   const uuid = await world.uuidOf(table);
   const ids = await windowIdsOf(world, table);
   if (uuid === C) {
-    if (ids.join(',') !== windowIds.join(',')) fail(`the target is C but holds ${ids.length} window rows (${ids.length - new Set(ids).size} doubled), expected the ${windowIds.length} exactly once`);
+    if (ids.join(',') !== windowIds.join(','))
+      fail(
+        `the target is C but holds ${ids.length} window rows (${ids.length - new Set(ids).size} doubled), expected the ${windowIds.length} exactly once`,
+      );
   } else if (uuid === run.predecessorUuid) {
-    if (ids.join(',') !== STALE_ROW) fail(`the target is still P but holds ${ids.length} window rows, not only its stale row`);
+    if (ids.join(',') !== STALE_ROW)
+      fail(`the target is still P but holds ${ids.length} window rows, not only its stale row`);
   } else fail(`the target holds ${uuid}: neither P nor C`);
 
   for (const p of capsuleHistoryProblems(run.watch.capsules)) fail(p);
@@ -79,20 +83,31 @@ export async function checkPublication(world: PublicationWorld, s: Scheduler, ru
   const journal = await loadInvocation(world.checkPorts, ref.invocationId).catch(() => undefined);
   const custody = await loadCustody(world.checkPorts, ref.targetId);
   if (journal) {
-    if (holdsCustody(journal.state) && !(custody?.state === 'HELD' && custody.invocationId === ref.invocationId)) fail(`the journal is ${journal.state} but custody is ${custody?.state} by ${custody?.invocationId}`);
-    if (!holdsCustody(journal.state) && custody?.state === 'HELD') fail(`custody still HELD while the journal is ${journal.state}`);
+    if (holdsCustody(journal.state) && !(custody?.state === 'HELD' && custody.invocationId === ref.invocationId))
+      fail(`the journal is ${journal.state} but custody is ${custody?.state} by ${custody?.invocationId}`);
+    if (!holdsCustody(journal.state) && custody?.state === 'HELD')
+      fail(`custody still HELD while the journal is ${journal.state}`);
     if (custody?.state === 'RELEASED') {
       const entries = await journalOf(world.checkPorts.authority, ref.invocationId).read();
-      const release = entries.find((e) => e.data.to === 'CUSTODY_RELEASED' || e.data.to === 'RETIRED' || e.data.to === 'INCIDENT_RETAINED');
+      const release = entries.find(
+        (e) => e.data.to === 'CUSTODY_RELEASED' || e.data.to === 'RETIRED' || e.data.to === 'INCIDENT_RETAINED',
+      );
       const by = release?.data.by as { epoch?: number } | undefined;
-      if (by?.epoch !== custody.epoch) fail(`custody released at epoch ${custody.epoch}, but the releasing transition was written at epoch ${by?.epoch}`);
+      if (by?.epoch !== custody.epoch)
+        fail(
+          `custody released at epoch ${custody.epoch}, but the releasing transition was written at epoch ${by?.epoch}`,
+        );
     }
   } else if (custody) fail('custody was taken but no journal exists');
 
   const final = run.final ?? fail('settle did not finish');
   if (!FINAL.has(final.state)) {
-    if (!run.stuck || !RETAINED.has(final.diagnostic)) fail(`after settle ${final.state} (${final.diagnostic}) with [${final.actions.join(', ')}] permitted and no stated reason to stop`);
-    if (!run.flows.some((f) => f.result.notices.length > 0)) fail(`retained ${final.state} (${final.diagnostic}) without an incident published`);
+    if (!run.stuck || !RETAINED.has(final.diagnostic))
+      fail(
+        `after settle ${final.state} (${final.diagnostic}) with [${final.actions.join(', ')}] permitted and no stated reason to stop`,
+      );
+    if (!run.flows.some((f) => f.result.notices.length > 0))
+      fail(`retained ${final.state} (${final.diagnostic}) without an incident published`);
   }
   if (final.state === 'CUSTODY_RELEASED' || final.state === 'RETIRED') {
     const left = await leftovers(world, ref.invocationId, table);
@@ -101,11 +116,16 @@ export async function checkPublication(world: PublicationWorld, s: Scheduler, ru
   if (run.replay) {
     const r = run.replay.receipt;
     const capsule = await readCapsule(world.checkPorts, ref);
-    if (r.replayed_from.invocation_id !== ref.invocationId || r.invocation_id !== ref.invocationId) fail('the replay receipt names another operation');
-    if (r.dispatch_count !== 1 || journal?.facts.dispatch?.count !== 1) fail(`replay saw dispatch count ${r.dispatch_count}, the journal ${journal?.facts.dispatch?.count}`);
-    if (capsule?.version !== r.authority.observed_version) fail(`the capsule moved from v${r.authority.observed_version} to v${capsule?.version} across a replay`);
+    if (r.replayed_from.invocation_id !== ref.invocationId || r.invocation_id !== ref.invocationId)
+      fail('the replay receipt names another operation');
+    if (r.dispatch_count !== 1 || journal?.facts.dispatch?.count !== 1)
+      fail(`replay saw dispatch count ${r.dispatch_count}, the journal ${journal?.facts.dispatch?.count}`);
+    if (capsule?.version !== r.authority.observed_version)
+      fail(`the capsule moved from v${r.authority.observed_version} to v${capsule?.version} across a replay`);
   }
-  s.note(`check: ${final.state} (${final.diagnostic}); capsule ${run.watch.capsules.map((c) => c.state).join('→') || 'none'}; ${run.flows.length} flows`);
+  s.note(
+    `check: ${final.state} (${final.diagnostic}); capsule ${run.watch.capsules.map((c) => c.state).join('→') || 'none'}; ${run.flows.length} flows`,
+  );
 }
 
 async function windowIdsOf(world: PublicationWorld, table: string): Promise<string[]> {
@@ -120,7 +140,8 @@ async function windowIdsOf(world: PublicationWorld, table: string): Promise<stri
 async function leftovers(world: PublicationWorld, invocationId: string, table: string): Promise<string[]> {
   const names = exchangeNamesOf(invocationId, { database: 'pub', table });
   const result = await world.ch.client.query({
-    query: 'SELECT name FROM system.tables WHERE database = {db:String} AND name IN ({s:String}, {c:String}, {x:String})',
+    query:
+      'SELECT name FROM system.tables WHERE database = {db:String} AND name IN ({s:String}, {c:String}, {x:String})',
     query_params: { db: 'pub', s: names.stage, c: names.candidate, x: names.tombstone },
     format: 'JSONEachRow',
   });

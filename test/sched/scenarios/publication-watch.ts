@@ -65,7 +65,13 @@ export class OperationWatch {
     if (custody) {
       const last = this.custody.at(-1);
       if (last?.state !== custody.state || last.epoch !== custody.epoch || last.invocationId !== custody.invocationId) {
-        this.custody.push({ state: custody.state, epoch: custody.epoch, invocationId: custody.invocationId, ...(custody.fence ? { session: custody.fence.session } : {}), at });
+        this.custody.push({
+          state: custody.state,
+          epoch: custody.epoch,
+          invocationId: custody.invocationId,
+          ...(custody.fence ? { session: custody.fence.session } : {}),
+          at,
+        });
       }
     }
   }
@@ -87,9 +93,13 @@ export function capsuleHistoryProblems(samples: readonly CapsuleSample[]): strin
     const move = `v${a.version} ${a.state} → v${b.version} ${b.state} (after ${b.at})`;
     if (b.version < a.version) problems.push(`capsule version went back: ${move}`);
     if (!NEXT[a.state].includes(b.state)) problems.push(`capsule moved outside §3.2: ${move}`);
-    if (a.completionVersion !== undefined && b.completionVersion !== a.completionVersion) problems.push(`completion version rewritten ${a.completionVersion} → ${b.completionVersion}: ${move}`);
+    if (a.completionVersion !== undefined && b.completionVersion !== a.completionVersion)
+      problems.push(`completion version rewritten ${a.completionVersion} → ${b.completionVersion}: ${move}`);
     if (a.retired && !b.retired) problems.push(`capsule un-retired: ${move}`);
-    if (b.reader && a.reader && b.reader !== a.reader) problems.push(`reader guard ${a.reader.slice(0, 8)}… replaced by ${b.reader.slice(0, 8)}… without a release: ${move}`);
+    if (b.reader && a.reader && b.reader !== a.reader)
+      problems.push(
+        `reader guard ${a.reader.slice(0, 8)}… replaced by ${b.reader.slice(0, 8)}… without a release: ${move}`,
+      );
   }
   return problems;
 }
@@ -106,7 +116,8 @@ export function custodyHistoryProblems(samples: readonly CustodySample[], invoca
     const a = samples[i - 1];
     if (!a) continue;
     if (b.epoch < a.epoch) problems.push(`custody epoch went back ${a.epoch} → ${b.epoch} (after ${b.at})`);
-    if (b.state === 'RELEASED' && a.state === 'HELD' && b.epoch !== a.epoch) problems.push(`custody held at epoch ${a.epoch} released at epoch ${b.epoch} (after ${b.at})`);
+    if (b.state === 'RELEASED' && a.state === 'HELD' && b.epoch !== a.epoch)
+      problems.push(`custody held at epoch ${a.epoch} released at epoch ${b.epoch} (after ${b.at})`);
   }
   return problems;
 }

@@ -87,9 +87,14 @@ export async function openPublicationWorld(endpoints: Endpoints): Promise<Public
   const target = createClickHouseStageTarget(rec.handle, chFaults);
   const exchange = createClickHouseExchangeTarget(rec.handle, chFaults);
   const source = createClickHouseSource(rec.handle, { closeHandle: false });
-  const stepDeps = (event: unknown): Promise<DeliveryDeps> => Promise.resolve({ ports: stores.ports, target, exchange, source, route: routeOfEvent(event) });
+  const stepDeps = (event: unknown): Promise<DeliveryDeps> =>
+    Promise.resolve({ ports: stores.ports, target, exchange, source, route: routeOfEvent(event) });
   const uuidOf = async (table: string): Promise<string | undefined> => {
-    const result = await ch.client.query({ query: `SELECT toString(uuid) AS uuid FROM system.tables WHERE database = 'pub' AND name = {name:String}`, query_params: { name: table }, format: 'JSONEachRow' });
+    const result = await ch.client.query({
+      query: `SELECT toString(uuid) AS uuid FROM system.tables WHERE database = 'pub' AND name = {name:String}`,
+      query_params: { name: table },
+      format: 'JSONEachRow',
+    });
     return (await result.json<{ uuid: string }>())[0]?.uuid;
   };
   return Object.assign(world, {
@@ -101,14 +106,20 @@ export async function openPublicationWorld(endpoints: Endpoints): Promise<Public
     savedEnv,
     checkPorts: { ...awsPorts(base.config, new FaultSwitch()), clock: base.clock },
     stepDeps,
-    manifest: (table: string) => publicationManifest({ table }).replace('chunk_rows: 200', 'chunk_rows: 2000').replace('part_rows: 600', 'part_rows: 2000'),
+    manifest: (table: string) =>
+      publicationManifest({ table })
+        .replace('chunk_rows: 200', 'chunk_rows: 2000')
+        .replace('part_rows: 600', 'part_rows: 2000'),
     async createTarget(table: string) {
       await ch.client.command({ query: targetDdl(table) });
-      await ch.client.command({ query: `INSERT INTO pub.${table} VALUES (99999, '2026-11-02 12:00:00.000', 'stale', 0, 'old generation')` });
+      await ch.client.command({
+        query: `INSERT INTO pub.${table} VALUES (99999, '2026-11-02 12:00:00.000', 'stale', 0, 'old generation')`,
+      });
       return (await uuidOf(table))!;
     },
     uuidOf,
-    run: (flow: string, input: unknown, options: Partial<RunFlowOptions> = {}) => runFlow(flow, input, { ports: stores.ports, retryIntervalMs: 0, stepDeps, ...options }),
+    run: (flow: string, input: unknown, options: Partial<RunFlowOptions> = {}) =>
+      runFlow(flow, input, { ports: stores.ports, retryIntervalMs: 0, stepDeps, ...options }),
   } satisfies Omit<PublicationWorld, 'afterEffect'>);
 }
 

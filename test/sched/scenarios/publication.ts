@@ -42,13 +42,23 @@ const DRIVE: ReadonlyArray<[string, string]> = [
 
 export const publicationScenario: Scenario<PublicationWorld> = {
   name: 'publication',
-  actors: ['zombie', 'duplicate-invocation', 'duplicate-start', 'operator-race', 'operator-early', 'recovery', 'replay'],
+  actors: [
+    'zombie',
+    'duplicate-invocation',
+    'duplicate-start',
+    'operator-race',
+    'operator-early',
+    'recovery',
+    'replay',
+  ],
   options: { faultsAt: (cutPoint) => (cutPoint === POLL ? [] : FAULT_CHOICES) },
   open: (endpoints) => openPublicationWorld(endpoints),
   close: (world) => closePublicationWorld(world),
   async plan(world, s) {
     const table = `s${s.seed}`;
-    const invocationId = invocationIdFrom(createHash('sha256').update(`cutpoint.sched.publication/${s.seed}`).digest().subarray(0, 16));
+    const invocationId = invocationIdFrom(
+      createHash('sha256').update(`cutpoint.sched.publication/${s.seed}`).digest().subarray(0, 16),
+    );
     const manifestText = world.manifest(table);
     const predecessorUuid = await world.createTarget(table);
     world.rec.statements.splice(0);
@@ -59,12 +69,19 @@ export const publicationScenario: Scenario<PublicationWorld> = {
     const run: PublicationRun = { table, ref, predecessorUuid, request, watch, flows: [] };
     const input = { ...request, session: `run-${invocationId.slice(4, 14)}` };
 
-    const flow = async (label: string, name: string, flowInput: unknown, executionName: string): Promise<FlowResult> => {
+    const flow = async (
+      label: string,
+      name: string,
+      flowInput: unknown,
+      executionName: string,
+    ): Promise<FlowResult> => {
       const invocations = lambdaInvocations(s, label);
       const result = await world.run(name, flowInput, { executionName, invoke: invocations.invoke });
       run.flows.push({ label, flow: name, result });
       const refused = result.events.find((e) => e.type === 'TaskFailed' && e.error)?.cause;
-      s.note(`${label} ended ${result.status}${result.error ? ` ${result.error}` : ''}${result.status === 'FAILED' && refused ? ` (${refused.slice(0, 160)})` : ''}`);
+      s.note(
+        `${label} ended ${result.status}${result.error ? ` ${result.error}` : ''}${result.status === 'FAILED' && refused ? ` (${refused.slice(0, 160)})` : ''}`,
+      );
       return result;
     };
     const execution = (label: string, executionName: string) =>
@@ -75,7 +92,14 @@ export const publicationScenario: Scenario<PublicationWorld> = {
     // The dispatcher's rule: one delivery-reconcile per failed execution, named after it.
     const dispatchRecovery = (label: string, failed: FlowResult) => {
       s.count('recovery', `the dispatcher starts delivery-reconcile for ${label}`);
-      void s.spawn(`recovery:${label}`, () => flow(`recovery:${label}`, 'delivery-reconcile', { recoveryOf: failed.executionArn, originalInput: JSON.stringify(input) }, `recover-${label}-${s.seed}`));
+      void s.spawn(`recovery:${label}`, () =>
+        flow(
+          `recovery:${label}`,
+          'delivery-reconcile',
+          { recoveryOf: failed.executionArn, originalInput: JSON.stringify(input) },
+          `recover-${label}-${s.seed}`,
+        ),
+      );
     };
 
     void execution('exec', `publish-${s.seed}`);
@@ -98,7 +122,10 @@ export const publicationScenario: Scenario<PublicationWorld> = {
           }
           if (!observing) await s.faults.at(POLL, async () => undefined);
         }
-        s.count(observing ? 'operator-race' : 'operator-early', `the operator runs quality observe (${observing ? 'observe offered' : 'not offered yet'})`);
+        s.count(
+          observing ? 'operator-race' : 'operator-early',
+          `the operator runs quality observe (${observing ? 'observe offered' : 'not offered yet'})`,
+        );
         await flow('operator:observe', 'quality-observe', { ...request, yes: true }, `observe-${s.seed}`);
       });
     }
@@ -120,9 +147,15 @@ async function settle(world: PublicationWorld, s: Scheduler, run: PublicationRun
       run.stuck = { state: seen.state, diagnostic: seen.diagnostic, actions: seen.actions };
       break;
     }
-    const result = await world.run(next[1], { ...request, yes: true }, { executionName: `settle-${next[0]}-${round}-${s.seed}` });
+    const result = await world.run(
+      next[1],
+      { ...request, yes: true },
+      { executionName: `settle-${next[0]}-${round}-${s.seed}` },
+    );
     run.flows.push({ label: `settle:${next[0]}`, flow: next[1], result });
-    s.note(`settle: ${seen.state} (${seen.diagnostic}) → ${next[1]} ${result.status}${result.error ? ` ${result.error}` : ''}`);
+    s.note(
+      `settle: ${seen.state} (${seen.diagnostic}) → ${next[1]} ${result.status}${result.error ? ` ${result.error}` : ''}`,
+    );
   }
   await run.watch.sample('settle');
   const seen = await inspectOp(world.checkPorts, ref);
@@ -136,5 +169,13 @@ async function replay(world: PublicationWorld, s: Scheduler, run: PublicationRun
   const deps = await world.stepDeps(run.request);
   const input: ReplayInput = run.request;
   s.count('replay', 'quality replay of the COMPLETE governance');
-  run.replay = { receipt: await replayGovernance(input, { ports: world.checkPorts, target: deps.target, exchange: deps.exchange!, route: deps.route }), statements: world.rec.statements.slice(mark) };
+  run.replay = {
+    receipt: await replayGovernance(input, {
+      ports: world.checkPorts,
+      target: deps.target,
+      exchange: deps.exchange!,
+      route: deps.route,
+    }),
+    statements: world.rec.statements.slice(mark),
+  };
 }

@@ -10,7 +10,16 @@ import { trimLane } from '../../../src/stream/trim.js';
 import { lambdaInvocations } from '../../support/sched/invocations.js';
 import type { Scheduler } from '../../support/sched/scheduler.js';
 import { verifyRead } from '../../support/stream-history/actions.js';
-import { encode, messageOf, nameOf, range, settle, TRANSIENT, type Attempt, type History } from '../../support/stream-history/model.js';
+import {
+  encode,
+  messageOf,
+  nameOf,
+  range,
+  settle,
+  TRANSIENT,
+  type Attempt,
+  type History,
+} from '../../support/stream-history/model.js';
 
 /**
  * The stream scenario's actors (seed 002, "Failure and recovery"), each one scheduler
@@ -54,7 +63,9 @@ function act(run: StreamRun, label: string, body: () => Promise<void>): void {
   void run.s.spawn(label, () =>
     body().catch((error: unknown) => {
       run.s.note(`${label} broke: ${messageOf(error)}`);
-      run.broken.push(`${label}: ${error instanceof Error && error.name === 'HistoryError' ? error.message : messageOf(error)}`);
+      run.broken.push(
+        `${label}: ${error instanceof Error && error.name === 'HistoryError' ? error.message : messageOf(error)}`,
+      );
     }),
   );
 }
@@ -68,7 +79,9 @@ const RETRY_READ = new Set(['Stream.ObjectReclaimed', 'Stream.ProviderUnavailabl
 const base64 = (records: readonly string[]): string[] => records.map((r) => Buffer.from(r).toString('base64'));
 
 function told(run: StreamRun, a: Attempt, o: AppendOutcome, via: string): void {
-  run.s.note(`${via} ${a.id} → ${o.status}${o.start === undefined ? '' : ` ${range(o)}`}${o.reason ? ` (${o.reason})` : ''}`);
+  run.s.note(
+    `${via} ${a.id} → ${o.status}${o.start === undefined ? '' : ` ${range(o)}`}${o.reason ? ` (${o.reason})` : ''}`,
+  );
   const decidedBy = a.status === 'committed' || a.status === 'not-committed' ? a.settledHow : undefined;
   settle(run.h, a, o, via);
   // Coverage for the soak's summary: a writer fenced by the takeover, an append told its outcome after a resolve decided it.
@@ -80,7 +93,10 @@ function told(run: StreamRun, a: Attempt, o: AppendOutcome, via: string): void {
 function flowEnded(run: StreamRun, label: string, r: FlowResult): AppendOutcome | undefined {
   if (r.status === 'SUCCEEDED') return r.output as AppendOutcome;
   run.s.note(`${label} FAILED ${r.error}: ${r.cause}`);
-  run.h.check(EXHAUSTED.has(r.error ?? ''), `${label} failed with ${r.error}: ${r.cause} (only exhausted retries may end it without an interpretation)`);
+  run.h.check(
+    EXHAUSTED.has(r.error ?? ''),
+    `${label} failed with ${r.error}: ${r.cause} (only exhausted retries may end it without an interpretation)`,
+  );
   return undefined;
 }
 
@@ -89,7 +105,12 @@ export function appendFlowActor(run: StreamRun, a: Attempt, session: Fence, labe
   act(run, label, async () => {
     const input = { ...run.lane, attemptId: a.id, session, records: base64(a.records) };
     const invocations = lambdaInvocations(run.s, label);
-    const r = await runFlow('stream-append', input, { ports: run.ports, retryIntervalMs: 0, executionName: a.id, invoke: invocations.invoke });
+    const r = await runFlow('stream-append', input, {
+      ports: run.ports,
+      retryIntervalMs: 0,
+      executionName: a.id,
+      invoke: invocations.invoke,
+    });
     const outcome = flowEnded(run, label, r);
     if (outcome) told(run, a, outcome, label);
     if (!outcome || outcome.status === 'MAY_HAVE_COMMITTED') resolveFlowActor(run, a, `auto-resolve:${a.id}`);
@@ -101,7 +122,11 @@ export function resolveFlowActor(run: StreamRun, a: Attempt, label: string): voi
   act(run, label, async () => {
     if (run.operatorPending) run.s.count('operator-race', `${label} races the operator's resolve of ${a.id}`);
     const invocations = lambdaInvocations(run.s, label);
-    const r = await runFlow('stream-resolve-append', { ...run.lane, attemptId: a.id }, { ports: run.ports, retryIntervalMs: 0, invoke: invocations.invoke });
+    const r = await runFlow(
+      'stream-resolve-append',
+      { ...run.lane, attemptId: a.id },
+      { ports: run.ports, retryIntervalMs: 0, invoke: invocations.invoke },
+    );
     const outcome = flowEnded(run, label, r);
     if (outcome) told(run, a, outcome, label);
   });
@@ -126,7 +151,12 @@ export function operatorResolveActor(run: StreamRun, a: Attempt): void {
 /** The library path (appendBatch): an unknown client outcome leaves the attempt open. */
 async function appendInProcess(run: StreamRun, a: Attempt, session: Fence, label: string): Promise<void> {
   try {
-    told(run, a, await appendBatch({ ...run.lane, attemptId: a.id, session, records: a.records.map(encode) }, run.ports), label);
+    told(
+      run,
+      a,
+      await appendBatch({ ...run.lane, attemptId: a.id, session, records: a.records.map(encode) }, run.ports),
+      label,
+    );
   } catch (error) {
     run.s.note(`${label} ${a.id} threw ${messageOf(error)}`);
     run.h.check(TRANSIENT.has(nameOf(error)), `${label} ${a.id} threw ${messageOf(error)}: not an unknown outcome`);
@@ -184,10 +214,19 @@ export function gcActor(run: StreamRun, advanceSeconds: number): void {
   act(run, label, async () => {
     run.h.actors.clock.advance(advanceSeconds * 1000);
     const invocations = lambdaInvocations(run.s, label);
-    const r = await runFlow('stream-gc', { ...run.lane, grace: `${run.graceSeconds}s` }, { ports: run.gcPorts, retryIntervalMs: 0, invoke: invocations.invoke });
+    const r = await runFlow(
+      'stream-gc',
+      { ...run.lane, grace: `${run.graceSeconds}s` },
+      { ports: run.gcPorts, retryIntervalMs: 0, invoke: invocations.invoke },
+    );
     const totals = (r.output as { totals?: unknown } | undefined)?.totals;
-    run.s.note(`${label} ${r.status}${r.error ? ` ${r.error}: ${r.cause}` : ''}${totals ? ` ${JSON.stringify(totals)}` : ''}`);
-    run.h.check(r.status === 'SUCCEEDED' || EXHAUSTED.has(r.error ?? ''), `the GC flow failed with ${r.error}: ${r.cause}`);
+    run.s.note(
+      `${label} ${r.status}${r.error ? ` ${r.error}: ${r.cause}` : ''}${totals ? ` ${JSON.stringify(totals)}` : ''}`,
+    );
+    run.h.check(
+      r.status === 'SUCCEEDED' || EXHAUSTED.has(r.error ?? ''),
+      `the GC flow failed with ${r.error}: ${r.cause}`,
+    );
   });
 }
 
@@ -210,8 +249,13 @@ export function readerActor(run: StreamRun, from: number, maxRecords: number): v
       try {
         const result = await readStream({ ...run.lane, from: at, maxRecords: wanted }, run.h.actors.reader.ports);
         const n = result.records.length;
-        run.s.note(`${label} from ${at} → ${n} records, next ${result.next}, end ${result.committedEnd}, trim ${result.trimOffset}`);
-        run.h.check(result.trimOffset >= before.trimOffset, `${label}: trim offset ${result.trimOffset}, behind ${before.trimOffset} seen before the read`);
+        run.s.note(
+          `${label} from ${at} → ${n} records, next ${result.next}, end ${result.committedEnd}, trim ${result.trimOffset}`,
+        );
+        run.h.check(
+          result.trimOffset >= before.trimOffset,
+          `${label}: trim offset ${result.trimOffset}, behind ${before.trimOffset} seen before the read`,
+        );
         const short = run.s.injected > faults && n > 0 && n < Math.min(wanted, result.committedEnd - at);
         verifyRead(run.h, { from: at, maxRecords: short ? n : wanted }, result, before.committedEnd);
         run.h.head.committedEnd = Math.max(run.h.head.committedEnd, result.committedEnd);
@@ -223,7 +267,10 @@ export function readerActor(run: StreamRun, from: number, maxRecords: number): v
         const name = nameOf(error);
         if (name === 'HistoryError') throw error;
         if (name === 'Stream.OffsetTrimmed') {
-          run.h.check(run.trimTo !== undefined && at < run.trimTo, `${label} refused as trimmed at ${at}, but no trim passed it: ${messageOf(error)}`);
+          run.h.check(
+            run.trimTo !== undefined && at < run.trimTo,
+            `${label} refused as trimmed at ${at}, but no trim passed it: ${messageOf(error)}`,
+          );
           return;
         }
         // Reclaimed (a copy marked before the pin), or the store failing past the read's bounded retries: read again.

@@ -61,11 +61,14 @@ export async function checkStream(run: StreamRun): Promise<void> {
     if (run.finalGc) await settleLifecycle(h);
     else await checkLiveKept(h);
     const committed = [...h.attempts.values()].filter((a) => a.status === 'committed').length;
-    run.s.note(`check: end ${h.head.committedEnd}, trim ${h.head.trimOffset}, ${committed} committed of ${h.attempts.size} attempts, ${[...h.actors.deletes.values()].reduce((n, d) => n + d, 0)} deletes`);
+    run.s.note(
+      `check: end ${h.head.committedEnd}, trim ${h.head.trimOffset}, ${committed} committed of ${h.attempts.size} attempts, ${[...h.actors.deletes.values()].reduce((n, d) => n + d, 0)} deletes`,
+    );
   } catch (error) {
     if (error instanceof InvariantViolation) throw error;
     const e = error as Error;
-    if (e.name === 'HistoryError' || e.name === 'AssertionError') throw new InvariantViolation(`stream ${run.lane.stream}: ${e.message}`);
+    if (e.name === 'HistoryError' || e.name === 'AssertionError')
+      throw new InvariantViolation(`stream ${run.lane.stream}: ${e.message}`);
     throw error;
   } finally {
     for (const line of h.trace) run.s.note(line);
@@ -80,7 +83,10 @@ async function checkFencing(run: StreamRun): Promise<void> {
     const a = h.attempts.get(c.attemptId)!;
     const epoch = h.writers[a.writer]!.fence.epoch;
     for (const t of run.takeovers) {
-      h.check(t.epoch <= epoch || c.end <= t.committedEnd, `writer ${a.writer} (epoch ${epoch}) committed ${a.id} ${range(c)} after the takeover to epoch ${t.epoch} at committed end ${t.committedEnd}`);
+      h.check(
+        t.epoch <= epoch || c.end <= t.committedEnd,
+        `writer ${a.writer} (epoch ${epoch}) committed ${a.id} ${range(c)} after the takeover to epoch ${t.epoch} at committed end ${t.committedEnd}`,
+      );
     }
   }
 }

@@ -9,7 +9,17 @@ import { countingPorts } from '../../faults/stream-gc-world.js';
 import type { Scenario } from '../../support/sched/scenario.js';
 import { openStores, type SchedStores } from '../../support/sched/stores.js';
 import { encode, History, settle } from '../../support/stream-history/model.js';
-import { appendBatchActor, appendFlowActor, gcActor, operatorResolveActor, readerActor, resolveFlowActor, takeoverActor, trimActor, type StreamRun } from './stream-actors.js';
+import {
+  appendBatchActor,
+  appendFlowActor,
+  gcActor,
+  operatorResolveActor,
+  readerActor,
+  resolveFlowActor,
+  takeoverActor,
+  trimActor,
+  type StreamRun,
+} from './stream-actors.js';
 import { checkStream, settleStream } from './stream-check.js';
 
 /**
@@ -38,7 +48,18 @@ interface World {
 
 export const streamScenario: Scenario<World> = {
   name: 'stream',
-  actors: ['zombie', 'duplicate-invocation', 'duplicate-start', 'operator-resolve', 'operator-race', 'partition', 'takeover', 'fenced-writer', 'append-after-resolve', 'reader-gc'],
+  actors: [
+    'zombie',
+    'duplicate-invocation',
+    'duplicate-start',
+    'operator-resolve',
+    'operator-race',
+    'partition',
+    'takeover',
+    'fenced-writer',
+    'append-after-resolve',
+    'reader-gc',
+  ],
   async open(endpoints) {
     return { stores: await openStores(endpoints, 'stream') };
   },
@@ -50,8 +71,25 @@ export const streamScenario: Scenario<World> = {
     const retiredLives = new Map<string, number>();
     const gcPorts: Ports = countingPorts(ports, clock, deletes, retiredLives);
     const switchOf = (p: Ports) => ({ ports: p, faults: new FaultSwitch() });
-    const h = new History(s.seed, lane, config, switchOf(gcPorts), 2, { clock, deletes, retiredLives, reader: switchOf(ports), graceSeconds: GRACE_SECONDS });
-    const run: StreamRun = { s, h, lane, ports, gcPorts, takeovers: [], graceSeconds: GRACE_SECONDS, operatorPending: false, finalGc: false, broken: [] };
+    const h = new History(s.seed, lane, config, switchOf(gcPorts), 2, {
+      clock,
+      deletes,
+      retiredLives,
+      reader: switchOf(ports),
+      graceSeconds: GRACE_SECONDS,
+    });
+    const run: StreamRun = {
+      s,
+      h,
+      lane,
+      ports,
+      gcPorts,
+      takeovers: [],
+      graceSeconds: GRACE_SECONDS,
+      operatorPending: false,
+      finalGc: false,
+      broken: [],
+    };
 
     // Before any actor runs (the scheduler is not live yet): the lane, writer 0, a committed prefix.
     await createStream({ stream: lane.stream, partitions: 1 }, ports);
@@ -63,7 +101,12 @@ export const streamScenario: Scenario<World> = {
     run.takeovers.push({ epoch: first.epoch, committedEnd: 0 });
     for (let i = s.rng.int(1, 3); i > 0; i--) {
       const a = h.newAttempt(0);
-      settle(h, a, await appendBatch({ ...lane, attemptId: a.id, session: w0, records: a.records.map(encode) }, ports), 'prefix');
+      settle(
+        h,
+        a,
+        await appendBatch({ ...lane, attemptId: a.id, session: w0, records: a.records.map(encode) }, ports),
+        'prefix',
+      );
     }
     const prefixEnd = h.log.size;
     h.head.committedEnd = prefixEnd;
@@ -74,7 +117,9 @@ export const streamScenario: Scenario<World> = {
       // before it gives up (MAY_HAVE_COMMITTED: the lane is suspended, the attempt resolved).
       const cutPoint = STREAM_CUT_POINTS.headCas;
       const partition = new ArmedFaultInjector([{ cutPoint, kind: 'lose-request', times: 3, fromHit: 1, delayMs: 0 }]);
-      world.stores.use({ at: (at, effect) => s.faults.at(at, at === cutPoint ? () => partition.at(at, effect) : effect) });
+      world.stores.use({
+        at: (at, effect) => s.faults.at(at, at === cutPoint ? () => partition.at(at, effect) : effect),
+      });
       s.count('partition', 'the next 3 head CAS requests are lost');
     }
     const a0 = h.newAttempt(0);

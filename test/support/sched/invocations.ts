@@ -34,7 +34,11 @@ export interface Invocations {
   duplicates: number;
 }
 
-export function lambdaInvocations(s: Scheduler, label: string, policy: InvocationPolicy = DEFAULT_INVOCATIONS): Invocations {
+export function lambdaInvocations(
+  s: Scheduler,
+  label: string,
+  policy: InvocationPolicy = DEFAULT_INVOCATIONS,
+): Invocations {
   const counts: Invocations = {
     zombies: 0,
     duplicates: 0,
@@ -48,8 +52,14 @@ export function lambdaInvocations(s: Scheduler, label: string, policy: Invocatio
       if (kind === 'duplicate') {
         counts.duplicates++;
         await s.call(`${name}#dup`, call).catch(() => undefined);
-        s.count('duplicate-invocation', `${name}: the invocation ran, Step Functions saw Lambda.ServiceException and retries it`);
-        throw new InvocationFault('Lambda.ServiceException', 'the invocation ran but its response was lost (scheduled duplicate invocation)');
+        s.count(
+          'duplicate-invocation',
+          `${name}: the invocation ran, Step Functions saw Lambda.ServiceException and retries it`,
+        );
+        throw new InvocationFault(
+          'Lambda.ServiceException',
+          'the invocation ran but its response was lost (scheduled duplicate invocation)',
+        );
       }
       if (kind === 'once') return s.call(name, call);
       counts.zombies++;
@@ -59,7 +69,9 @@ export function lambdaInvocations(s: Scheduler, label: string, policy: Invocatio
       const run = s.call(`${name}#zombie`, call, (actor) => {
         if (actor.parks < parksBeforeTimeout) return false;
         s.detach(actor);
-        timedOut(new InvocationFault('States.Timeout', 'the Task timed out; its invocation runs on (scheduled zombie)'));
+        timedOut(
+          new InvocationFault('States.Timeout', 'the Task timed out; its invocation runs on (scheduled zombie)'),
+        );
         return true;
       });
       run.catch(() => undefined); // a zombie's own end is nobody's to see

@@ -22,14 +22,19 @@ export interface ScheduleResult {
   trace: readonly string[];
 }
 
-export const replayCommand = (scenario: string, seed: number): string => `npm run soak -- --scenario ${scenario} --seed ${seed} --trace`;
+export const replayCommand = (scenario: string, seed: number): string =>
+  `npm run soak -- --scenario ${scenario} --seed ${seed} --trace`;
 
 /**
  * Runs one schedule of `scenario` with `seed`: plans it (fresh keys, actors spawned), runs
  * every actor to its end under the scheduler, lets the system settle with faults off, then
  * runs the history checker. Never throws: a failure is in the result, with its replay command.
  */
-export async function runSchedule<W extends { stores: SchedStores }>(scenario: Scenario<W>, world: W, seed: number): Promise<ScheduleResult> {
+export async function runSchedule<W extends { stores: SchedStores }>(
+  scenario: Scenario<W>,
+  world: W,
+  seed: number,
+): Promise<ScheduleResult> {
   const started = performance.now();
   const s = new Scheduler(seed, scenario.options);
   let error: ScheduleResult['error'];

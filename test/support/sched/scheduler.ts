@@ -24,7 +24,13 @@ import { ScheduleStall } from './errors.js';
  */
 
 export type FaultChoice = 'crash-before' | 'crash-after' | 'lose-response' | 'fail' | 'lose-request';
-export const FAULT_CHOICES: readonly FaultChoice[] = ['crash-before', 'crash-after', 'lose-response', 'fail', 'lose-request'];
+export const FAULT_CHOICES: readonly FaultChoice[] = [
+  'crash-before',
+  'crash-after',
+  'lose-response',
+  'fail',
+  'lose-request',
+];
 
 /** The pseudo cut point every actor parks at before its first step. */
 export const START = 'start';
@@ -82,7 +88,8 @@ export class Scheduler {
   decisions = 0;
   injected = 0;
   readonly faults: FaultInjector = { at: (cutPoint, effect) => this.at(cutPoint, effect) };
-  private readonly options: Required<Omit<SchedulerOptions, 'faultsAt' | 'beforePick'>> & Pick<SchedulerOptions, 'faultsAt' | 'beforePick'>;
+  private readonly options: Required<Omit<SchedulerOptions, 'faultsAt' | 'beforePick'>> &
+    Pick<SchedulerOptions, 'faultsAt' | 'beforePick'>;
   private readonly als = new AsyncLocalStorage<Actor>();
   private readonly actors: Actor[] = [];
   private parked: Ticket[] = [];
@@ -92,7 +99,10 @@ export class Scheduler {
   private mover: Actor | undefined;
   private live = false;
 
-  constructor(readonly seed: number, options: SchedulerOptions = {}) {
+  constructor(
+    readonly seed: number,
+    options: SchedulerOptions = {},
+  ) {
     this.rng = new Prng(seed);
     this.options = { ...DEFAULTS, ...options };
   }
@@ -155,7 +165,8 @@ export class Scheduler {
           });
           continue;
         }
-        if (++this.decisions > this.options.maxDecisions) throw new ScheduleStall(`more than ${this.options.maxDecisions} decisions: a livelock`);
+        if (++this.decisions > this.options.maxDecisions)
+          throw new ScheduleStall(`more than ${this.options.maxDecisions} decisions: a livelock`);
         this.options.beforePick?.(this);
         const ticket = this.pick();
         if (ticket.cutPoint !== START && !ticket.actor.detached && !ticket.actor.done && ticket.actor.onPick) {
@@ -164,7 +175,9 @@ export class Scheduler {
           if (ticket.actor.onPick(ticket.actor, ticket.cutPoint)) {
             // The zombie stays parked where it was; its parent runs on (the Task failed with States.Timeout).
             this.parked.push(ticket);
-            this.trace.push(`${this.decisions} ${ticket.actor.name} @ ${ticket.cutPoint}: the Task timed out; the invocation runs on as a zombie`);
+            this.trace.push(
+              `${this.decisions} ${ticket.actor.name} @ ${ticket.cutPoint}: the Task timed out; the invocation runs on as a zombie`,
+            );
             this.events.set('zombie', (this.events.get('zombie') ?? 0) + 1);
             this.mover = parent;
             if (parent && !parent.done && parent.waiting === 0) await moved;
@@ -184,7 +197,8 @@ export class Scheduler {
         const siblings = ticket.cutPoint === START ? [] : this.parked.filter((t) => t.actor === ticket.actor);
         this.parked = this.parked.filter((t) => !siblings.includes(t));
         const moving = [ticket, ...siblings].map((t) => ({ t, fault: this.faultFor(t) }));
-        for (const { t, fault } of moving) this.trace.push(`${this.decisions} ${t.actor.name} @ ${t.cutPoint}${fault ? ` !${fault}` : ''}`);
+        for (const { t, fault } of moving)
+          this.trace.push(`${this.decisions} ${t.actor.name} @ ${t.cutPoint}${fault ? ` !${fault}` : ''}`);
         const moved = this.moved();
         this.mover = ticket.actor;
         for (const { t, fault } of moving) t.wake(fault);
@@ -201,10 +215,27 @@ export class Scheduler {
     for (const t of this.parked.splice(0)) t.wake(undefined);
   }
 
-  private start<T>(name: string, body: () => Promise<T>, parent: Actor | undefined, onPick?: Actor['onPick']): Promise<T> {
-    const actor: Actor = { id: this.actors.length, name, parent, detached: false, done: false, waiting: 0, delayedUntil: 0, parks: 0, onPick };
+  private start<T>(
+    name: string,
+    body: () => Promise<T>,
+    parent: Actor | undefined,
+    onPick?: Actor['onPick'],
+  ): Promise<T> {
+    const actor: Actor = {
+      id: this.actors.length,
+      name,
+      parent,
+      detached: false,
+      done: false,
+      waiting: 0,
+      delayedUntil: 0,
+      parks: 0,
+      onPick,
+    };
     this.actors.push(actor);
-    const started = new Promise<FaultChoice | undefined>((wake) => this.parked.push({ actor, cutPoint: START, seq: this.seq++, wake }));
+    const started = new Promise<FaultChoice | undefined>((wake) =>
+      this.parked.push({ actor, cutPoint: START, seq: this.seq++, wake }),
+    );
     const result = this.als.run(actor, async () => {
       await started;
       return body();
@@ -241,7 +272,10 @@ export class Scheduler {
     try {
       if (!fault) return await effect();
       this.faultsFired.set(fault, (this.faultsFired.get(fault) ?? 0) + 1);
-      return await new ArmedFaultInjector([{ cutPoint, kind: fault, times: 1, fromHit: 1, delayMs: 0 }]).at(cutPoint, effect);
+      return await new ArmedFaultInjector([{ cutPoint, kind: fault, times: 1, fromHit: 1, delayMs: 0 }]).at(
+        cutPoint,
+        effect,
+      );
     } finally {
       this.afterFanOutMove(actor, decision);
     }
@@ -264,7 +298,14 @@ export class Scheduler {
     if (!this.parked.some((t) => t.actor === actor)) return;
     const parks = actor.parks;
     void letTurnsPass().then(() => {
-      if (this.live && this.decisions === decision && actor.parks === parks && !actor.done && this.parked.some((t) => t.actor === actor)) this.yielded(actor);
+      if (
+        this.live &&
+        this.decisions === decision &&
+        actor.parks === parks &&
+        !actor.done &&
+        this.parked.some((t) => t.actor === actor)
+      )
+        this.yielded(actor);
     });
   }
 

@@ -9,7 +9,12 @@ import type { SchedStores } from './stores.js';
  * CUTPOINT_SCHEDULES=<n> runs n per scenario. A failure prints the broken invariant, the
  * last moves and the one command that replays it.
  */
-export function describeSchedules<W extends { stores: SchedStores }>(scenario: Scenario<W>, count: number, first = 1, pinned: readonly number[] = []): void {
+export function describeSchedules<W extends { stores: SchedStores }>(
+  scenario: Scenario<W>,
+  count: number,
+  first = 1,
+  pinned: readonly number[] = [],
+): void {
   describe(`${scenario.name}: deterministic schedules (${scenario.actors.join(', ')})`, () => {
     const world = scenarioWorld(scenario);
     for (const seed of seedsOf(count, first, pinned)) {
@@ -39,12 +44,18 @@ export function scenarioWorld<W>(scenario: Pick<Scenario<W>, 'open' | 'close'>):
 function seedsOf(count: number, first: number, pinned: readonly number[]): number[] {
   const replay = process.env.CUTPOINT_SCHED_SEEDS?.trim();
   if (replay) return replay.split(',').map((part) => parseSeed(part, 'CUTPOINT_SCHED_SEEDS'));
-  const n = process.env.CUTPOINT_SCHEDULES?.trim() ? parseSeed(process.env.CUTPOINT_SCHEDULES, 'CUTPOINT_SCHEDULES') : count;
-  return [...Array.from({ length: n }, (_, i) => first + i), ...pinned.filter((seed) => seed < first || seed >= first + n)];
+  const n = process.env.CUTPOINT_SCHEDULES?.trim()
+    ? parseSeed(process.env.CUTPOINT_SCHEDULES, 'CUTPOINT_SCHEDULES')
+    : count;
+  return [
+    ...Array.from({ length: n }, (_, i) => first + i),
+    ...pinned.filter((seed) => seed < first || seed >= first + n),
+  ];
 }
 
 function parseSeed(raw: string, name: string): number {
   const n = Number(raw.trim());
-  if (raw.trim() === '' || !Number.isSafeInteger(n) || n < 0) throw new Error(`${name} must be non-negative integers, got "${raw}"`);
+  if (raw.trim() === '' || !Number.isSafeInteger(n) || n < 0)
+    throw new Error(`${name} must be non-negative integers, got "${raw}"`);
   return n;
 }

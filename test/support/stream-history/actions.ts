@@ -22,14 +22,22 @@ export interface StepContext {
   committedBefore: ReadonlySet<string>;
 }
 
-export async function append(h: History, a: Attempt, ctx: StepContext, fault?: string): Promise<AppendOutcome | undefined> {
+export async function append(
+  h: History,
+  a: Attempt,
+  ctx: StepContext,
+  fault?: string,
+): Promise<AppendOutcome | undefined> {
   const w = h.writers[a.writer]!;
   const who = h.describeWriter(a.writer);
   const injector = fault ? w.faults.arm(fault) : undefined;
   let outcome: AppendOutcome | undefined;
   let thrown: unknown;
   try {
-    outcome = await appendBatch({ ...h.lane, attemptId: a.id, session: w.fence, records: a.records.map(encode) }, w.ports);
+    outcome = await appendBatch(
+      { ...h.lane, attemptId: a.id, session: w.fence, records: a.records.map(encode) },
+      w.ports,
+    );
   } catch (error) {
     thrown = error;
   } finally {
@@ -42,13 +50,18 @@ export async function append(h: History, a: Attempt, ctx: StepContext, fault?: s
     h.check(TRANSIENT.has(nameOf(thrown)), `append ${a.id} threw ${messageOf(thrown)}: not an unknown outcome`);
     return undefined; // unknown client outcome: the attempt stays open (or may-have)
   }
-  h.note(`${head} → ${outcome!.status}${outcome!.start === undefined ? '' : ` ${range(outcome!)}`}${outcome!.reason ? ` (${outcome!.reason})` : ''}${outcome!.pendingRepairs ? ` repairs pending: ${outcome!.pendingRepairs.join(',')}` : ''}`);
+  h.note(
+    `${head} → ${outcome!.status}${outcome!.start === undefined ? '' : ` ${range(outcome!)}`}${outcome!.reason ? ` (${outcome!.reason})` : ''}${outcome!.pendingRepairs ? ` repairs pending: ${outcome!.pendingRepairs.join(',')}` : ''}`,
+  );
   if (ctx.suspendedBy) {
     const ok =
       outcome!.status === 'KNOWN_NOT_COMMITTED' ||
       (outcome!.status === 'MAY_HAVE_COMMITTED' && a.id === ctx.suspendedBy) ||
       (outcome!.status === 'KNOWN_COMMITTED' && ctx.committedBefore.has(a.id));
-    h.check(ok, `the lane was suspended by ${ctx.suspendedBy}, yet append ${a.id} came back ${outcome!.status} ${range(outcome!)}`);
+    h.check(
+      ok,
+      `the lane was suspended by ${ctx.suspendedBy}, yet append ${a.id} came back ${outcome!.status} ${range(outcome!)}`,
+    );
   }
   settle(h, a, outcome!, 'append');
   return outcome;
@@ -58,7 +71,9 @@ export async function resolve(h: History, a: Attempt, fault?: string): Promise<v
   const injector = fault ? h.operator.faults.arm(fault) : undefined;
   try {
     const result = await resolveAppend({ ...h.lane, attemptId: a.id }, h.operator.ports);
-    h.note(`resolve ${a.id} (was ${a.status})${fault ? ` [${fault}]` : ''} → ${result.status}${result.start === undefined ? '' : ` ${range(result)}`}${result.unsuspended ? ', lane released' : ''}`);
+    h.note(
+      `resolve ${a.id} (was ${a.status})${fault ? ` [${fault}]` : ''} → ${result.status}${result.start === undefined ? '' : ` ${range(result)}`}${result.unsuspended ? ', lane released' : ''}`,
+    );
     settle(h, a, result, 'resolve');
   } catch (error) {
     h.note(`resolve ${a.id}${fault ? ` [${fault}, fired ${injector?.fired.length}]` : ''} → threw ${messageOf(error)}`);
@@ -87,7 +102,10 @@ export async function takeover(h: History, fault?: string): Promise<void> {
   } finally {
     faults.disarm();
   }
-  h.check(result.owner === input.owner && !('session' in result), `takeover w${index} came back as ${JSON.stringify(result)}`);
+  h.check(
+    result.owner === input.owner && !('session' in result),
+    `takeover w${index} came back as ${JSON.stringify(result)}`,
+  );
   h.check(result.epoch === previousEpoch + 1, `takeover w${index}: epoch ${result.epoch} after ${previousEpoch}`);
   const fence = { owner: input.owner, session, epoch: result.epoch };
   h.writers.push({ index, fence, ports, faults });
@@ -119,7 +137,9 @@ export async function trim(h: History, to: number, fault?: string): Promise<void
   h.check(to >= before, `trim to ${to} below the trim offset ${before} succeeded (now ${result.trimOffset})`);
   h.check(result.trimOffset === to, `trim to ${to} left the trim offset at ${result.trimOffset}`);
   h.trim = Math.max(h.trim, result.trimOffset);
-  h.note(`trim to ${to}${fault ? ` [${fault}]` : ''} → trim offset ${result.trimOffset} (was ${result.previousTrimOffset})`);
+  h.note(
+    `trim to ${to}${fault ? ` [${fault}]` : ''} → trim offset ${result.trimOffset} (was ${result.previousTrimOffset})`,
+  );
 }
 
 /**
@@ -148,12 +168,19 @@ export async function read(h: History, plan: ReadPlan, committedEndBefore: numbe
 }
 
 /** One read on the reader's ports, its page checked against the model. */
-export async function readPage(h: History, plan: ReadPlan, committedEndBefore: number): Promise<{ result?: ReadResult; error?: unknown }> {
+export async function readPage(
+  h: History,
+  plan: ReadPlan,
+  committedEndBefore: number,
+): Promise<{ result?: ReadResult; error?: unknown }> {
   const { reader } = h.actors;
   if (plan.fault) reader.faults.arm(plan.fault);
   let result: ReadResult;
   try {
-    result = await readStream({ ...h.lane, from: plan.from, ...(plan.maxRecords === undefined ? {} : { maxRecords: plan.maxRecords }) }, reader.ports);
+    result = await readStream(
+      { ...h.lane, from: plan.from, ...(plan.maxRecords === undefined ? {} : { maxRecords: plan.maxRecords }) },
+      reader.ports,
+    );
   } catch (error) {
     h.note(`read from ${plan.from}${plan.fault ? ` [${plan.fault}]` : ''} → threw ${messageOf(error)}`);
     return { error };
@@ -174,19 +201,34 @@ export function verifyRead(h: History, plan: ReadPlan, result: ReadResult, commi
   const n = result.records.length;
   h.check(result.from === from, `read from ${from} answered from ${result.from}`);
   h.check(result.trimOffset <= from, `read from ${from} succeeded below its own trim offset ${result.trimOffset}`);
-  h.check(result.committedEnd >= committedEndBefore, `read saw committed end ${result.committedEnd}, behind ${committedEndBefore} seen earlier`);
+  h.check(
+    result.committedEnd >= committedEndBefore,
+    `read saw committed end ${result.committedEnd}, behind ${committedEndBefore} seen earlier`,
+  );
   h.check(result.next === from + n, `read from ${from}: next ${result.next} after ${n} records`);
-  h.check(result.next <= result.committedEnd, `read from ${from}: next ${result.next} past the committed end ${result.committedEnd}`);
+  h.check(
+    result.next <= result.committedEnd,
+    `read from ${from}: next ${result.next} past the committed end ${result.committedEnd}`,
+  );
   // Below the committed end a read is never EOF and never short (records are tiny here).
   const expected = Math.max(0, Math.min(max, result.committedEnd - from));
-  h.check(n === expected || result.repairs.length >= 64, `read from ${from} (max ${max}) returned ${n} records of [${from}, ${result.committedEnd})`);
+  h.check(
+    n === expected || result.repairs.length >= 64,
+    `read from ${from} (max ${max}) returned ${n} records of [${from}, ${result.committedEnd})`,
+  );
   result.records.forEach((record, i) => {
     const offset = from + i;
-    h.check(record.offset === offset, `read from ${from} skipped: record ${i} has offset ${record.offset}, expected ${offset}`);
+    h.check(
+      record.offset === offset,
+      `read from ${from} skipped: record ${i} has offset ${record.offset}, expected ${offset}`,
+    );
     const text = decode(record.data);
     const known = h.log.get(offset);
     if (known !== undefined) {
-      h.check(text === known, `read from ${from}: offset ${offset} holds ${text}, the history committed ${known} there`);
+      h.check(
+        text === known,
+        `read from ${from}: offset ${offset} holds ${text}, the history committed ${known} there`,
+      );
       return;
     }
     // The range is committed but its attempt's outcome is not known to the client yet.
@@ -203,11 +245,17 @@ export function checkReadError(h: History, plan: ReadPlan, error: unknown, commi
   if (error === undefined) return;
   if (nameOf(error) === 'Stream.OffsetOutOfRange') {
     // The committed end only grows: refused means `from` was past it when the read began.
-    h.check(plan.from > committedEndBefore, `read from ${plan.from} refused as out of range, but ${committedEndBefore} was committed before it: ${messageOf(error)}`);
+    h.check(
+      plan.from > committedEndBefore,
+      `read from ${plan.from} refused as out of range, but ${committedEndBefore} was committed before it: ${messageOf(error)}`,
+    );
     return;
   }
   if (nameOf(error) === 'Stream.OffsetTrimmed') {
-    h.check(plan.from < h.trim, `read from ${plan.from} refused as trimmed, but the trim offset is ${h.trim}: ${messageOf(error)}`);
+    h.check(
+      plan.from < h.trim,
+      `read from ${plan.from} refused as trimmed, but the trim offset is ${h.trim}: ${messageOf(error)}`,
+    );
     return;
   }
   h.check(plan.fault !== undefined && TRANSIENT.has(nameOf(error)), `read from ${plan.from} threw ${messageOf(error)}`);

@@ -32,7 +32,10 @@ export async function settleLifecycle(h: History): Promise<void> {
   await gc(h, { advanceSeconds: past });
   const deleted = total(h.actors.deletes);
   await gc(h, { advanceSeconds: past });
-  h.check(total(h.actors.deletes) === deleted, `a third GC run deleted ${total(h.actors.deletes) - deleted} more objects`);
+  h.check(
+    total(h.actors.deletes) === deleted,
+    `a third GC run deleted ${total(h.actors.deletes) - deleted} more objects`,
+  );
   await checkInventory(h);
   await readBackAll(h);
 }
@@ -42,9 +45,14 @@ const total = (deletes: Map<string, number>) => [...deletes.values()].reduce((a,
 async function checkInventory(h: History): Promise<void> {
   const { present, needed, gen0Allowed } = await checkLiveKept(h);
   for (const key of present) {
-    h.check(needed.has(key) || gen0Allowed.some((p) => key.startsWith(p)), `${key} outlived GC past every grace (root ${JSON.stringify(await rootState(h, key))})`);
+    h.check(
+      needed.has(key) || gen0Allowed.some((p) => key.startsWith(p)),
+      `${key} outlived GC past every grace (root ${JSON.stringify(await rootState(h, key))})`,
+    );
   }
-  h.note(`inventory: ${present.size} objects left, ${needed.size} needed, ${total(h.actors.deletes)} deleted; ${h.compactions} compactions, ${h.gcRuns} GC runs`);
+  h.note(
+    `inventory: ${present.size} objects left, ${needed.size} needed, ${total(h.actors.deletes)} deleted; ${h.compactions} compactions, ${h.gcRuns} GC runs`,
+  );
 }
 
 /**
@@ -54,7 +62,9 @@ async function checkInventory(h: History): Promise<void> {
  * those of retired roots included).
  * Returns the lane's objects and what of them is needed, for the full inventory.
  */
-export async function checkLiveKept(h: History): Promise<{ present: Set<string>; needed: Set<string>; gen0Allowed: string[] }> {
+export async function checkLiveKept(
+  h: History,
+): Promise<{ present: Set<string>; needed: Set<string>; gen0Allowed: string[] }> {
   const ports = h.operator.ports;
   const head = (await ports.authority.get(laneKeys.head(h.lane))) as unknown as LaneHead;
   const commits = (await ports.authority.query(laneKeys.pk(h.lane), 'commit#')) as unknown as CommitRecord[];
@@ -68,7 +78,8 @@ export async function checkLiveKept(h: History): Promise<{ present: Set<string>;
     gen0Allowed.push(gen0PrefixOf(h, c.start));
   }
   const present = new Set(await listAll(ports, h.lane));
-  for (const key of needed) h.check(present.has(key), `live object ${key} is gone (deleted ${h.actors.deletes.get(key) ?? 0} times)`);
+  for (const key of needed)
+    h.check(present.has(key), `live object ${key} is gone (deleted ${h.actors.deletes.get(key) ?? 0} times)`);
   for (const [key, n] of h.actors.deletes) {
     // Its lives: the epochs of the roots GC retired, and of the root it has now.
     const root = (await ports.authority.get(gcKeys.root(h.lane, key))) as unknown as LifecycleRoot | undefined;
@@ -80,5 +91,12 @@ export async function checkLiveKept(h: History): Promise<{ present: Set<string>;
 
 async function rootState(h: History, key: string): Promise<Partial<LifecycleRoot> | undefined> {
   const root = (await h.operator.ports.authority.get(gcKeys.root(h.lane, key))) as unknown as LifecycleRoot | undefined;
-  return root && { state: root.state, fate: root.fate, epoch: root.epoch, ...(root.graceDeadline ? { graceDeadline: root.graceDeadline } : {}) };
+  return (
+    root && {
+      state: root.state,
+      fate: root.fate,
+      epoch: root.epoch,
+      ...(root.graceDeadline ? { graceDeadline: root.graceDeadline } : {}),
+    }
+  );
 }

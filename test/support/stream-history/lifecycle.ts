@@ -37,7 +37,9 @@ export async function materialize(h: History, fault?: string): Promise<void> {
   const tag = armed(h, fault);
   try {
     const r = await materializeGen0Batch({ ...h.lane, max }, h.operator.ports);
-    h.note(`materialize max ${max}${tag} → ${r.materialized.length} ranges, mark ${r.next}${r.failed ? `, stopped at [${r.failed.start}, ${r.failed.end}) ${r.failed.error}` : ''}`);
+    h.note(
+      `materialize max ${max}${tag} → ${r.materialized.length} ranges, mark ${r.next}${r.failed ? `, stopped at [${r.failed.start}, ${r.failed.end}) ${r.failed.error}` : ''}`,
+    );
     h.check(r.next <= (await headOf(h)).committedEnd, `generation 0 mark ${r.next} past the committed end`);
     h.check(!r.failed || fault !== undefined, `generation 0 failed with no fault: ${JSON.stringify(r.failed)}`);
   } catch (error) {
@@ -62,9 +64,14 @@ export async function compact(h: History, fault?: string): Promise<void> {
   try {
     const r = await compactLane({ ...h.lane, maxRanges }, h.operator.ports);
     const c = r.compacted;
-    h.note(`compact max ${maxRanges}${tag} → ${c ? `${range(c)} from ${c.ranges} ranges` : 'nothing to compact'}, mark ${r.next}${c && !r.taskCleaned ? ', task kept' : ''}`);
+    h.note(
+      `compact max ${maxRanges}${tag} → ${c ? `${range(c)} from ${c.ranges} ranges` : 'nothing to compact'}, mark ${r.next}${c && !r.taskCleaned ? ', task kept' : ''}`,
+    );
     if (c) {
-      h.check(c.recordCount === c.end - c.start && c.ranges >= 2, `compaction ${range(c)} holds ${c.recordCount} records from ${c.ranges} ranges`);
+      h.check(
+        c.recordCount === c.end - c.start && c.ranges >= 2,
+        `compaction ${range(c)} holds ${c.recordCount} records from ${c.ranges} ranges`,
+      );
       h.compactions++;
     }
   } catch (error) {
@@ -84,10 +91,19 @@ export async function gc(h: History, options: { fault?: string; advanceSeconds?:
   if (advanceSeconds) h.actors.clock.advance(advanceSeconds * 1000);
   const tag = armed(h, fault);
   try {
-    const run = await runFlow('stream-gc', { ...h.lane, grace: `${h.actors.graceSeconds}s` }, { ports: h.operator.ports, retryIntervalMs: 0 });
+    const run = await runFlow(
+      'stream-gc',
+      { ...h.lane, grace: `${h.actors.graceSeconds}s` },
+      { ports: h.operator.ports, retryIntervalMs: 0 },
+    );
     const out = run.output as { totals?: Record<string, number> } | undefined;
-    h.note(`gc (+${advanceSeconds}s)${tag} → ${run.status}${run.error ? ` ${run.error}` : ''}${out?.totals ? ` ${JSON.stringify(out.totals)}` : ''}`);
-    h.check(run.status === 'SUCCEEDED' || fault !== undefined, `the GC flow failed with no fault: ${run.error}: ${run.cause}`);
+    h.note(
+      `gc (+${advanceSeconds}s)${tag} → ${run.status}${run.error ? ` ${run.error}` : ''}${out?.totals ? ` ${JSON.stringify(out.totals)}` : ''}`,
+    );
+    h.check(
+      run.status === 'SUCCEEDED' || fault !== undefined,
+      `the GC flow failed with no fault: ${run.error}: ${run.cause}`,
+    );
     if (run.status === 'SUCCEEDED') h.gcRuns++;
   } finally {
     h.operator.faults.disarm();
@@ -119,10 +135,15 @@ export async function consumerTakeover(h: History, fault?: string): Promise<void
   h.check(result.epoch === previous + 1, `cursor takeover c${index}: epoch ${result.epoch} after ${previous}`);
   // Without a retention policy a trim may have passed the cursor: the consumer finds out when it reads (and seeks).
   const floor = h.policy || !h.cursor ? h.head.trimOffset : 0;
-  h.check(result.position >= floor && result.position <= result.committedEnd, `cursor takeover c${index} at ${result.position} outside [${floor}, ${result.committedEnd}]`);
+  h.check(
+    result.position >= floor && result.position <= result.committedEnd,
+    `cursor takeover c${index} at ${result.position} outside [${floor}, ${result.committedEnd}]`,
+  );
   h.consumers.push({ index, fence: { owner: input.owner, session: input.session, epoch: result.epoch } });
   h.consumer = index;
-  h.note(`cursor takeover → c${index} consumes at epoch ${result.epoch} from ${result.position}${fault ? ` [${fault}]` : ''}`);
+  h.note(
+    `cursor takeover → c${index} consumes at epoch ${result.epoch} from ${result.position}${fault ? ` [${fault}]` : ''}`,
+  );
 }
 
 /**
@@ -142,10 +163,16 @@ export async function consume(h: History): Promise<void> {
   const committedEnd = h.head.committedEnd;
   const { result, error } = await readPage(h, { from: cursor.position, maxRecords: h.rng.int(1, 30) }, committedEnd);
   if (error !== undefined) {
-    h.check(nameOf(error) === 'Stream.OffsetTrimmed' && !h.policy, `${who} read from its cursor ${cursor.position}: ${messageOf(error)}`);
+    h.check(
+      nameOf(error) === 'Stream.OffsetTrimmed' && !h.policy,
+      `${who} read from its cursor ${cursor.position}: ${messageOf(error)}`,
+    );
     if (c.index !== h.consumer) return;
     const to = (await headOf(h)).trimOffset;
-    const sought = await seekCursor({ ...h.lane, group: h.group, owner: c.fence.owner, session: c.fence.session, to }, reader.ports);
+    const sought = await seekCursor(
+      { ...h.lane, group: h.group, owner: c.fence.owner, session: c.fence.session, to },
+      reader.ports,
+    );
     h.seekedAt = h.step;
     h.note(`${who} found ${cursor.position} trimmed → seek to ${sought.position} (epoch ${sought.epoch})`);
     return;
@@ -153,14 +180,27 @@ export async function consume(h: History): Promise<void> {
   const fault = h.rng.chance(0.3) ? randomRule(h.rng, [CURSOR_CUT_POINTS.commit]) : undefined;
   if (fault) reader.faults.arm(fault);
   try {
-    const done = await commitCursor({ ...h.lane, group: h.group, session: c.fence, position: result!.next }, reader.ports);
-    h.note(`${who} consumed [${cursor.position}, ${result!.next})${fault ? ` [${fault}]` : ''} → cursor ${done.position}`);
-    h.check(c.index === h.consumer, `${who}, fenced at epoch ${c.fence.epoch}, committed the cursor to ${done.position}`);
+    const done = await commitCursor(
+      { ...h.lane, group: h.group, session: c.fence, position: result!.next },
+      reader.ports,
+    );
+    h.note(
+      `${who} consumed [${cursor.position}, ${result!.next})${fault ? ` [${fault}]` : ''} → cursor ${done.position}`,
+    );
+    h.check(
+      c.index === h.consumer,
+      `${who}, fenced at epoch ${c.fence.epoch}, committed the cursor to ${done.position}`,
+    );
     h.check(done.position === result!.next, `${who} committed ${result!.next}, the cursor says ${done.position}`);
   } catch (e) {
-    h.note(`${who} consumed [${cursor.position}, ${result!.next})${fault ? ` [${fault}]` : ''} → commit refused: ${messageOf(e)}`);
+    h.note(
+      `${who} consumed [${cursor.position}, ${result!.next})${fault ? ` [${fault}]` : ''} → commit refused: ${messageOf(e)}`,
+    );
     const fenced = nameOf(e) === 'Stream.CursorFenced' && c.index !== h.consumer;
-    h.check(fenced || (fault !== undefined && TRANSIENT.has(nameOf(e))), `${who} commit to ${result!.next} threw ${messageOf(e)}`);
+    h.check(
+      fenced || (fault !== undefined && TRANSIENT.has(nameOf(e))),
+      `${who} commit to ${result!.next} threw ${messageOf(e)}`,
+    );
   } finally {
     reader.faults.disarm();
   }
@@ -181,22 +221,42 @@ async function headOf(h: History): Promise<LaneHead> {
 export async function checkLifecycle(h: History, head: LaneHead, commits: CommitRecord[]): Promise<void> {
   const cursor = await loadCursor(h.operator.ports, h.lane, h.group);
   if (cursor) {
-    h.check(cursor.position <= head.committedEnd, `cursor ${cursor.position} past the committed end ${head.committedEnd}`);
-    if (h.cursor && h.seekedAt !== h.step) h.check(cursor.position >= h.cursor.position, `cursor moved back ${h.cursor.position} → ${cursor.position} without a seek`);
-    if (h.policy) h.check(head.trimOffset <= cursor.position, `the trim offset ${head.trimOffset} passed the cursor ${cursor.position} the retention policy names`);
+    h.check(
+      cursor.position <= head.committedEnd,
+      `cursor ${cursor.position} past the committed end ${head.committedEnd}`,
+    );
+    if (h.cursor && h.seekedAt !== h.step)
+      h.check(
+        cursor.position >= h.cursor.position,
+        `cursor moved back ${h.cursor.position} → ${cursor.position} without a seek`,
+      );
+    if (h.policy)
+      h.check(
+        head.trimOffset <= cursor.position,
+        `the trim offset ${head.trimOffset} passed the cursor ${cursor.position} the retention policy names`,
+      );
     h.check(cursor.fence.epoch >= (h.cursor?.epoch ?? 0), `cursor epoch went back to ${cursor.fence.epoch}`);
     h.cursor = { position: cursor.position, epoch: cursor.fence.epoch };
   } else {
-    h.check(!h.policy || head.trimOffset === 0, `the policy names ${h.group}, which has no cursor yet, but the lane is trimmed to ${head.trimOffset}`);
+    h.check(
+      !h.policy || head.trimOffset === 0,
+      `the policy names ${h.group}, which has no cursor yet, but the lane is trimmed to ${head.trimOffset}`,
+    );
   }
   const quarantined = await h.operator.ports.authority.query(laneKeys.pk(h.lane), 'quarantine#');
-  h.check(quarantined.length === 0, `copies quarantined: ${quarantined.map((q) => `${String(q.objectKey)} (${String(q.reason)})`).join(', ')}`);
+  h.check(
+    quarantined.length === 0,
+    `copies quarantined: ${quarantined.map((q) => `${String(q.objectKey)} (${String(q.reason)})`).join(', ')}`,
+  );
   const starts = new Set(commits.map((c) => c.start));
   const ends = new Set(commits.map((c) => c.end));
   let last = 0;
   for (const c of await compactionsOf(h)) {
     h.check(c.start >= last, `compaction ${range(c)} overlaps the one before it (ending at ${last})`);
-    h.check(starts.has(c.start) && ends.has(c.end) && c.end <= head.committedEnd, `compaction ${range(c)} does not cover whole committed ranges`);
+    h.check(
+      starts.has(c.start) && ends.has(c.end) && c.end <= head.committedEnd,
+      `compaction ${range(c)} does not cover whole committed ranges`,
+    );
     last = c.end;
   }
 }

@@ -136,7 +136,13 @@ export class History {
       records = Array.from({ length: n }, (_, i) => `h${this.seed}.p${p}.r${i}`);
       this.payloads.set(p, records);
     }
-    const attempt: Attempt = { id: `h${this.seed}-a${this.nextAttempt++}`, writer, payload: p, records, status: 'open' };
+    const attempt: Attempt = {
+      id: `h${this.seed}-a${this.nextAttempt++}`,
+      writer,
+      payload: p,
+      records,
+      status: 'open',
+    };
     this.attempts.set(attempt.id, attempt);
     return attempt;
   }
@@ -153,7 +159,8 @@ export class History {
 export const encode = (text: string): Uint8Array => new TextEncoder().encode(text);
 export const decode = (base64: string): string => Buffer.from(base64, 'base64').toString();
 export const nameOf = (error: unknown): string => (error instanceof Error ? error.name : String(error));
-export const messageOf = (error: unknown): string => (error instanceof Error ? `${error.name}: ${error.message}` : String(error));
+export const messageOf = (error: unknown): string =>
+  error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 export const range = (o: { start?: number; end?: number }): string => `[${o.start}, ${o.end})`;
 
 /** Applies one reported outcome of an attempt to the model, checking it against earlier ones. */
@@ -165,7 +172,10 @@ export function settle(h: History, a: Attempt, o: AppendOutcome, via: string): v
       `${via}: ${a.id} KNOWN_COMMITTED with range ${range(o)} for ${a.records.length} records`,
     );
     if (a.status === 'committed') {
-      h.check(a.start === o.start && a.end === o.end, `${a.id} was KNOWN_COMMITTED ${range(a)} at step ${a.settledAt}; ${via} now says ${range(o)}`);
+      h.check(
+        a.start === o.start && a.end === o.end,
+        `${a.id} was KNOWN_COMMITTED ${range(a)} at step ${a.settledAt}; ${via} now says ${range(o)}`,
+      );
       return;
     }
     h.check(
@@ -176,15 +186,24 @@ export function settle(h: History, a: Attempt, o: AppendOutcome, via: string): v
       const offset = o.start! + i;
       const record = a.records[i]!;
       const existing = h.log.get(offset);
-      h.check(existing === undefined, `offset ${offset} committed twice: ${existing} and ${record} (${a.id} ${range(o)})`);
+      h.check(
+        existing === undefined,
+        `offset ${offset} committed twice: ${existing} and ${record} (${a.id} ${range(o)})`,
+      );
       const seen = h.observed.get(offset);
-      h.check(seen === undefined || seen === record, `a read returned ${seen} at offset ${offset}, but ${a.id} committed ${record} there`);
+      h.check(
+        seen === undefined || seen === record,
+        `a read returned ${seen} at offset ${offset}, but ${a.id} committed ${record} there`,
+      );
       h.log.set(offset, record);
       h.observed.delete(offset);
     }
     Object.assign(a, { status: 'committed', start: o.start, end: o.end, settledAt: h.step, settledHow: via });
   } else if (o.status === 'KNOWN_NOT_COMMITTED') {
-    h.check(a.status !== 'committed', `${a.id} was KNOWN_COMMITTED ${range(a)} at step ${a.settledAt}; ${via} now says KNOWN_NOT_COMMITTED (${o.reason})`);
+    h.check(
+      a.status !== 'committed',
+      `${a.id} was KNOWN_COMMITTED ${range(a)} at step ${a.settledAt}; ${via} now says KNOWN_NOT_COMMITTED (${o.reason})`,
+    );
     if (a.status === 'not-committed') return;
     Object.assign(a, { status: 'not-committed', settledAt: h.step, settledHow: `${via}: ${o.reason}` });
     // "A new attempt is safe": the client may send the same payload again, new attempt id.
@@ -197,4 +216,3 @@ export function settle(h: History, a: Attempt, o: AppendOutcome, via: string): v
     a.status = 'may-have';
   }
 }
-

@@ -51,7 +51,6 @@ export function appendFault(rng: Prng): string {
   return randomRule(rng, r < 0.92 ? APPEND_CUT_POINTS : RECOVERY_CUT_POINTS);
 }
 
-
 export interface ReadPlan {
   from: number;
   maxRecords?: number;
@@ -71,7 +70,14 @@ export function newPayloadAttempt(h: History, writer: number): Attempt {
 export function readPlan(h: History): ReadPlan {
   const { trimOffset, committedEnd } = h.head;
   const r = h.rng.next();
-  const from = r < 0.08 && trimOffset > 0 ? h.rng.int(0, trimOffset - 1) : r < 0.13 ? committedEnd + h.rng.int(0, 3) : r < 0.35 ? trimOffset : h.rng.int(trimOffset, committedEnd);
+  const from =
+    r < 0.08 && trimOffset > 0
+      ? h.rng.int(0, trimOffset - 1)
+      : r < 0.13
+        ? committedEnd + h.rng.int(0, 3)
+        : r < 0.35
+          ? trimOffset
+          : h.rng.int(trimOffset, committedEnd);
   const maxRecords = h.rng.chance(0.3) ? undefined : h.rng.int(1, 40);
   const fault = h.rng.chance(0.15) ? randomRule(h.rng, [STREAM_CUT_POINTS.indexRepair]) : undefined;
   return { from, ...(maxRecords === undefined ? {} : { maxRecords }), ...(fault ? { fault } : {}) };
@@ -87,5 +93,7 @@ export function trimTarget(h: History): number {
 
 export function trimFault(h: History): string | undefined {
   if (!h.rng.chance(0.4)) return undefined;
-  return h.rng.chance(0.7) ? `${STREAM_CUT_POINTS.trimCas}:lose-response` : randomRule(h.rng, [STREAM_CUT_POINTS.trimCas]);
+  return h.rng.chance(0.7)
+    ? `${STREAM_CUT_POINTS.trimCas}:lose-response`
+    : randomRule(h.rng, [STREAM_CUT_POINTS.trimCas]);
 }

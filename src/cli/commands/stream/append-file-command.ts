@@ -31,7 +31,8 @@ export function checkFileAppend(values: Values, attempt: string): void {
   try {
     validateKnobs(knobs);
   } catch (error) {
-    if (error instanceof CutpointError) throw new UsageError(`--max-records/--max-bytes: ${error.code}: ${error.message}`);
+    if (error instanceof CutpointError)
+      throw new UsageError(`--max-records/--max-bytes: ${error.code}: ${error.message}`);
     throw error;
   }
   validateAttemptPrefix(attempt);
@@ -53,7 +54,16 @@ function knobsOf(values: Values): { maxRecords?: number; maxBytes?: number } {
  * the producer in this process on the target's ports (locally with `--faults` armed;
  * with `--aws`, the deployed table and bucket).
  */
-export async function appendFromFile(target: Target, lane: LaneRef, values: Values, attempt: string): Promise<FileAppendSummary> {
+export async function appendFromFile(
+  target: Target,
+  lane: LaneRef,
+  values: Values,
+  attempt: string,
+): Promise<FileAppendSummary> {
   const session = await activeSession(lane, target.kind);
-  return appendFile(await target.ports(), lane, session, values.from as string, { attempt, ...knobsOf(values), aws: target.kind === 'aws' });
+  return appendFile(await target.ports(), lane, session, values.from as string, {
+    attempt,
+    ...knobsOf(values),
+    aws: target.kind === 'aws',
+  });
 }

@@ -32,9 +32,18 @@ export interface AppendFileOptions {
  * and appends nothing twice. The first group that does not commit stops the file; the
  * refusal names exactly which lines committed (at which offsets) and which did not.
  */
-export async function appendFile(ports: Ports, lane: LaneRef, session: Fence, path: string, options: AppendFileOptions): Promise<FileAppendSummary> {
+export async function appendFile(
+  ports: Ports,
+  lane: LaneRef,
+  session: Fence,
+  path: string,
+  options: AppendFileOptions,
+): Promise<FileAppendSummary> {
   const file = new JsonlFile(path);
-  const knobs = validateKnobs({ ...(options.maxRecords !== undefined && { maxRecords: options.maxRecords }), ...(options.maxBytes !== undefined && { maxBytes: options.maxBytes }) });
+  const knobs = validateKnobs({
+    ...(options.maxRecords !== undefined && { maxRecords: options.maxRecords }),
+    ...(options.maxBytes !== undefined && { maxBytes: options.maxBytes }),
+  });
   const total = await file.scan({ groups: MAX_FILE_GROUPS, records: knobs.maxRecords, bytes: knobs.maxBytes });
   const ledger = new FileAppendLedger(lane, path, options.attempt, total);
   const every = options.progressEveryMs ?? 1000;

@@ -23,7 +23,13 @@ function maxRangesOf(values: Values): number {
 
 /** The stream-compact flow on one lane, locally or on AWS; prints its output (the run). */
 export async function compact(target: Target, lane: LaneRef, values: Values): Promise<unknown> {
-  return runMaintenanceFlow(target, 'stream-compact', lane, values, values['max-ranges'] !== undefined ? { maxRanges: maxRangesOf(values) } : {});
+  return runMaintenanceFlow(
+    target,
+    'stream-compact',
+    lane,
+    values,
+    values['max-ranges'] !== undefined ? { maxRanges: maxRangesOf(values) } : {},
+  );
 }
 
 export const COMPACT_HANDLERS = {

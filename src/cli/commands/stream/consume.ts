@@ -62,15 +62,27 @@ function optionsOf(values: Values): ConsumeOptions {
  * The group's session: this machine's stored one while it is still the cursor's owner (and
  * `owner` is the one it was taken by), otherwise a takeover (a new epoch, stored before it is used, never printed).
  */
-async function cursorSession(target: Target, ports: Ports, lane: LaneRef, group: string, owner: string): Promise<Fence> {
+async function cursorSession(
+  target: Target,
+  ports: Ports,
+  lane: LaneRef,
+  group: string,
+  owner: string,
+): Promise<Fence> {
   const stored = await storedCursorSession(lane, group, target.kind);
   const cursor = await loadCursor(ports, lane, group);
   if (stored && stored.owner === owner && cursor && sameFence(cursor.fence, stored)) {
-    progress(`resuming cursor ${group} of ${lane.stream}/${lane.partition} at ${cursor.position} (epoch ${stored.epoch})`);
+    progress(
+      `resuming cursor ${group} of ${lane.stream}/${lane.partition} at ${cursor.position} (epoch ${stored.epoch})`,
+    );
     return stored;
   }
-  const { result, fence } = await withNewCursorSession(lane, group, target.kind, owner, (session) => takeoverCursor({ ...lane, group, owner, session }, ports));
-  progress(`took over cursor ${group} of ${lane.stream}/${lane.partition} at ${result.position} (epoch ${result.epoch})`);
+  const { result, fence } = await withNewCursorSession(lane, group, target.kind, owner, (session) =>
+    takeoverCursor({ ...lane, group, owner, session }, ports),
+  );
+  progress(
+    `took over cursor ${group} of ${lane.stream}/${lane.partition} at ${result.position} (epoch ${result.epoch})`,
+  );
   return fence;
 }
 
@@ -98,13 +110,18 @@ async function consume(target: Target, lane: LaneRef, values: Values): Promise<t
     while (!stopping && consumed < options.max) {
       const head = await loadHead(ports, lane);
       if (position < head.trimOffset) throw new CursorBelowTrimError(lane, group, position, head.trimOffset);
-      const page = await readStream({ ...lane, from: position, maxRecords: Math.min(options.batch, options.max - consumed) }, ports);
+      const page = await readStream(
+        { ...lane, from: position, maxRecords: Math.min(options.batch, options.max - consumed) },
+        ports,
+      );
       if (page.records.length === 0) {
         if (!options.follow) break;
         await sleep(FOLLOW_POLL_MS);
         continue;
       }
-      const lines = page.records.map((r) => JSON.stringify(options.text ? { ...r, text: Buffer.from(r.data, 'base64').toString('utf8') } : r));
+      const lines = page.records.map((r) =>
+        JSON.stringify(options.text ? { ...r, text: Buffer.from(r.data, 'base64').toString('utf8') } : r),
+      );
       await writeOut(`${lines.join('\n')}\n`);
       // Only after the batch is out: a crash before this commit delivers it again.
       await commitCursor({ ...lane, group, session, position: page.next }, ports);
@@ -118,7 +135,9 @@ async function consume(target: Target, lane: LaneRef, values: Values): Promise<t
   } finally {
     process.removeListener('SIGINT', stop);
   }
-  progress(`consumed ${consumed} records; cursor ${group} of ${lane.stream}/${lane.partition} committed at ${position}`);
+  progress(
+    `consumed ${consumed} records; cursor ${group} of ${lane.stream}/${lane.partition} committed at ${position}`,
+  );
   return STREAMED;
 }
 

@@ -24,13 +24,22 @@ function fileOf(lane: LaneRef, group: string, target: SessionTarget): string {
   return join(sessionsDir(target), 'cursors', lane.stream, String(lane.partition), `${group}.json`);
 }
 
-export async function storedCursorSession(lane: LaneRef, group: string, target: SessionTarget): Promise<Fence | undefined> {
+export async function storedCursorSession(
+  lane: LaneRef,
+  group: string,
+  target: SessionTarget,
+): Promise<Fence | undefined> {
   const active = (await load(lane, group, target))?.active;
   return active && { owner: active.owner, session: active.session, epoch: active.epoch };
 }
 
 /** The session id for a cursor takeover by `owner`: an interrupted one's, else a new one (on disk first). */
-export async function beginCursorTakeover(lane: LaneRef, group: string, target: SessionTarget, owner: string): Promise<string> {
+export async function beginCursorTakeover(
+  lane: LaneRef,
+  group: string,
+  target: SessionTarget,
+  owner: string,
+): Promise<string> {
   const stored = (await load(lane, group, target)) ?? { ...lane, group };
   if (stored.pending?.owner === owner) return stored.pending.session;
   const session = randomUUID();
@@ -38,13 +47,29 @@ export async function beginCursorTakeover(lane: LaneRef, group: string, target: 
   return session;
 }
 
-export async function completeCursorTakeover(lane: LaneRef, group: string, target: SessionTarget, fence: Fence): Promise<void> {
+export async function completeCursorTakeover(
+  lane: LaneRef,
+  group: string,
+  target: SessionTarget,
+  fence: Fence,
+): Promise<void> {
   const { pending: _done, ...stored } = (await load(lane, group, target)) ?? { ...lane, group };
-  await save({ ...stored, active: { owner: fence.owner, session: fence.session, epoch: fence.epoch, takenAt: new Date().toISOString() } }, target);
+  await save(
+    {
+      ...stored,
+      active: { owner: fence.owner, session: fence.session, epoch: fence.epoch, takenAt: new Date().toISOString() },
+    },
+    target,
+  );
 }
 
 /** A refused takeover (nothing applied): forget its id; the file goes when nothing else is in it. */
-export async function abandonCursorTakeover(lane: LaneRef, group: string, target: SessionTarget, session: string): Promise<void> {
+export async function abandonCursorTakeover(
+  lane: LaneRef,
+  group: string,
+  target: SessionTarget,
+  session: string,
+): Promise<void> {
   const stored = await load(lane, group, target);
   if (stored?.pending?.session !== session) return;
   const { pending: _failed, ...rest } = stored;
@@ -59,10 +84,18 @@ async function load(lane: LaneRef, group: string, target: SessionTarget): Promis
     parsed = JSON.parse(await readFile(file, 'utf8')) as StoredCursor;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new CutpointError('Stream.SessionStoreCorrupt', 'stream.session_store_corrupt', `${file} is not valid JSON; remove it and run the consume again (it takes the cursor over)`);
+    throw new CutpointError(
+      'Stream.SessionStoreCorrupt',
+      'stream.session_store_corrupt',
+      `${file} is not valid JSON; remove it and run the consume again (it takes the cursor over)`,
+    );
   }
   if (parsed.stream !== lane.stream || parsed.partition !== lane.partition || parsed.group !== group) {
-    throw new CutpointError('Stream.SessionStoreCorrupt', 'stream.session_store_corrupt', `${file} belongs to another cursor; remove it and run the consume again`);
+    throw new CutpointError(
+      'Stream.SessionStoreCorrupt',
+      'stream.session_store_corrupt',
+      `${file} belongs to another cursor; remove it and run the consume again`,
+    );
   }
   return parsed;
 }
@@ -96,7 +129,8 @@ export async function withNewCursorSession<R extends { owner: string; epoch: num
   try {
     result = await run(session);
   } catch (error) {
-    if (!(error instanceof Error) || !MAY_HAVE_APPLIED.has(error.name)) await abandonCursorTakeover(lane, group, target, session);
+    if (!(error instanceof Error) || !MAY_HAVE_APPLIED.has(error.name))
+      await abandonCursorTakeover(lane, group, target, session);
     throw error;
   }
   const fence = { owner: result.owner, session, epoch: result.epoch };

@@ -64,13 +64,16 @@ async function seek(target: Target, lane: LaneRef, values: Values): Promise<unkn
   // A missing lane: Stream.LaneMissing before any session is stored (or its directory made), as consume.
   await loadHead(ports, lane);
   const before = await loadCursor(ports, lane, group);
-  const { result } = await withNewCursorSession(lane, group, target.kind, owner, (session) => seekCursor({ ...lane, group, owner, session, to }, ports));
+  const { result } = await withNewCursorSession(lane, group, target.kind, owner, (session) =>
+    seekCursor({ ...lane, group, owner, session, to }, ports),
+  );
   return { ...result, ...(before ? { previousPosition: before.position } : {}) };
 }
 
 async function policy(target: Target, stream: string, values: Values): Promise<unknown> {
   const raw = values.groups;
-  if (typeof raw !== 'string') throw new UsageError('--groups A,B is required (--groups "" removes the policy\'s groups)');
+  if (typeof raw !== 'string')
+    throw new UsageError('--groups A,B is required (--groups "" removes the policy\'s groups)');
   const groups = raw === '' ? [] : raw.split(',').map((g) => g.trim());
   return setRetentionPolicy({ stream, groups }, await target.ports());
 }
@@ -81,11 +84,20 @@ export const CURSOR_ADMIN_HANDLERS: Record<string, CursorHandler> = {
     run: (t, r) => cursors(t, r.lane),
   },
   seek: {
-    options: { partition: { type: 'string' }, group: { type: 'string' }, to: { type: 'string' }, owner: { type: 'string' }, yes: { type: 'boolean' } },
+    options: {
+      partition: { type: 'string' },
+      group: { type: 'string' },
+      to: { type: 'string' },
+      owner: { type: 'string' },
+      yes: { type: 'boolean' },
+    },
     check: (v) => {
       groupOf(v);
       integer(v, 'to');
-      if (v.yes !== true) throw new UsageError('stream seek moves a cursor (backwards: the group reads records again; forwards: it skips them) and fences its consumer; add --yes to do it');
+      if (v.yes !== true)
+        throw new UsageError(
+          'stream seek moves a cursor (backwards: the group reads records again; forwards: it skips them) and fences its consumer; add --yes to do it',
+        );
     },
     run: (t, r) => seek(t, r.lane, r.values),
   },

@@ -59,7 +59,11 @@ export class FileAppendLedger {
   /** One group's end, in sequence order (the file's producer runs one group at a time). */
   record(group: GroupReport): void {
     if (group.sequence !== this.groups + (this.stop ? 1 : 0)) {
-      throw new CutpointError('Stream.ProducerInconsistent', 'stream.producer_inconsistent', `group ${group.attemptId} ended out of order`);
+      throw new CutpointError(
+        'Stream.ProducerInconsistent',
+        'stream.producer_inconsistent',
+        `group ${group.attemptId} ended out of order`,
+      );
     }
     const firstLine = this.linesDone + 1;
     const lastLine = this.linesDone + group.records;
@@ -90,7 +94,11 @@ export class FileAppendLedger {
     const first = this.ranges[0];
     const last = this.ranges.at(-1);
     if (!first || !last || this.records !== this.total.records) {
-      throw new CutpointError('Stream.ProducerInconsistent', 'stream.producer_inconsistent', `${this.records} of ${this.total.records} records committed, without a failed group`);
+      throw new CutpointError(
+        'Stream.ProducerInconsistent',
+        'stream.producer_inconsistent',
+        `${this.records} of ${this.total.records} records committed, without a failed group`,
+      );
     }
     return {
       ...this.lane,
@@ -124,7 +132,9 @@ export class FileAppendLedger {
       if (outcome === 'MAY_HAVE_COMMITTED') {
         name = 'Stream.MayHaveCommitted';
         code = 'stream.may_have_committed';
-        parts.push(`${lines} (attempt ${attemptId}) may have committed: the lane is suspended until you run: ${resolveCommand(this.lane, attemptId, aws)}`);
+        parts.push(
+          `${lines} (attempt ${attemptId}) may have committed: the lane is suspended until you run: ${resolveCommand(this.lane, attemptId, aws)}`,
+        );
       } else if (outcome === 'KNOWN_NOT_COMMITTED') {
         parts.push(`${lines} (attempt ${attemptId}) did not commit`);
       } else {
@@ -133,7 +143,10 @@ export class FileAppendLedger {
         code = error.code;
         outsideWindow = OUTSIDE_WINDOW.has(error.name);
         if (outsideWindow) parts.push(`${lines} (attempt ${attemptId}) refused: ${error.message}`);
-        else parts.push(`${lines} (attempt ${attemptId}) failed (${error.message}); settle that attempt with: ${resolveCommand(this.lane, attemptId, aws)}`);
+        else
+          parts.push(
+            `${lines} (attempt ${attemptId}) failed (${error.message}); settle that attempt with: ${resolveCommand(this.lane, attemptId, aws)}`,
+          );
       }
     } else if (readError !== undefined) {
       if (!(readError instanceof CutpointError)) return readError as CutpointError;
@@ -141,7 +154,8 @@ export class FileAppendLedger {
       code = readError.code;
       parts.push(`reading the file stopped after line ${this.linesDone}: ${readError.message}`);
     }
-    if (this.linesDone < this.total.records) parts.push(`${lineSpan(this.linesDone + 1, this.total.records)} were not sent`);
+    if (this.linesDone < this.total.records)
+      parts.push(`${lineSpan(this.linesDone + 1, this.total.records)} were not sent`);
     if (outsideWindow) return new CutpointError(name, code, `${this.file}: ${parts.join('; ')}`);
     const resume = (this.ranges.at(-1)?.lastLine ?? 0) + 1;
     const fromLine = (line: number) => `the lines from ${line} on (tail -n +${line} FILE)`;

@@ -40,12 +40,21 @@ export async function gc(target: Target, lane: LaneRef, values: Values): Promise
   const graceSeconds = values.grace === undefined ? graceFromEnv(process.env) : parseGrace(values.grace);
   const pagesPerExecution = pagesFromEnv(process.env);
   if (target.kind === 'local') await loadHead(await target.ports(), lane);
-  const input = { ...lane, grace: `${graceSeconds}s`, ...(values['dry-run'] === true ? { dryRun: true } : {}), ...(pagesPerExecution ? { pagesPerExecution } : {}) };
-  const name = typeof values.name === 'string' ? values.name : executionName('gc', lane.stream, lane.partition, randomUUID().slice(0, 8));
+  const input = {
+    ...lane,
+    grace: `${graceSeconds}s`,
+    ...(values['dry-run'] === true ? { dryRun: true } : {}),
+    ...(pagesPerExecution ? { pagesPerExecution } : {}),
+  };
+  const name =
+    typeof values.name === 'string'
+      ? values.name
+      : executionName('gc', lane.stream, lane.partition, randomUUID().slice(0, 8));
   // One execution takes a bounded number of pages and ends with {done: false, next}; its
   // continuations run under deterministic names (a duplicate start is the same execution).
   let output: unknown = await runOnce(target, name, input);
-  for (let i = 1; (output as { done?: unknown }).done === false; i++) output = await runOnce(target, executionName('gc-next', name, i), (output as { next: unknown }).next);
+  for (let i = 1; (output as { done?: unknown }).done === false; i++)
+    output = await runOnce(target, executionName('gc-next', name, i), (output as { next: unknown }).next);
   const result = { ...(output as Record<string, unknown>) };
   delete result.next;
   return result;

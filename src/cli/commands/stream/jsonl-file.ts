@@ -49,7 +49,10 @@ export class JsonlFile {
       let carried = 0;
       let line = 0;
       const emit = (bytes: Buffer): Uint8Array => checkedRecord(bytes, ++line);
-      for await (const chunk of handle.createReadStream({ highWaterMark: CHUNK_BYTES, autoClose: false }) as AsyncIterable<Buffer>) {
+      for await (const chunk of handle.createReadStream({
+        highWaterMark: CHUNK_BYTES,
+        autoClose: false,
+      }) as AsyncIterable<Buffer>) {
         let from = 0;
         for (let at = chunk.indexOf(LF, from); at !== -1; at = chunk.indexOf(LF, from)) {
           const part = chunk.subarray(from, at);
@@ -90,7 +93,10 @@ export class JsonlFile {
 }
 
 function tooLong(line: number): ValidationError {
-  return new ValidationError('stream.record_too_large', `line ${line}: a record may be at most ${MAX_RECORD_BYTES} bytes; nothing was appended`);
+  return new ValidationError(
+    'stream.record_too_large',
+    `line ${line}: a record may be at most ${MAX_RECORD_BYTES} bytes; nothing was appended`,
+  );
 }
 
 function checkedRecord(bytes: Buffer, line: number): Uint8Array {
@@ -104,7 +110,10 @@ function checkedRecord(bytes: Buffer, line: number): Uint8Array {
   try {
     JSON.parse(text);
   } catch {
-    throw new ValidationError('stream.invalid_jsonl', `line ${line} is not one JSON value${text.trim() ? '' : ' (an empty line)'}; nothing was appended`);
+    throw new ValidationError(
+      'stream.invalid_jsonl',
+      `line ${line} is not one JSON value${text.trim() ? '' : ' (an empty line)'}; nothing was appended`,
+    );
   }
   return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }

@@ -16,9 +16,18 @@ export const MAINTENANCE_FLOW_OPTIONS = { 'state-machine-arn': { type: 'string' 
  * re-run after a failure find the failed execution instead of finishing the task.
  * `--name` gives the execution the caller's name (a re-run with it finds that execution).
  */
-export async function runMaintenanceFlow(target: Target, flow: 'stream-materialize' | 'stream-compact', lane: LaneRef, values: Values, knobs: Record<string, number>): Promise<unknown> {
+export async function runMaintenanceFlow(
+  target: Target,
+  flow: 'stream-materialize' | 'stream-compact',
+  lane: LaneRef,
+  values: Values,
+  knobs: Record<string, number>,
+): Promise<unknown> {
   const verb = flow === 'stream-compact' ? 'compact' : 'materialize';
-  const name = typeof values.name === 'string' ? values.name : executionName(verb, lane.stream, lane.partition, randomUUID().slice(0, 8));
+  const name =
+    typeof values.name === 'string'
+      ? values.name
+      : executionName(verb, lane.stream, lane.partition, randomUUID().slice(0, 8));
   const run = await target.run(flow, name, { ...lane, ...knobs });
   if (run.status !== 'SUCCEEDED') throw failedFlowError(run);
   return run.output;

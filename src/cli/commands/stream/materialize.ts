@@ -21,7 +21,13 @@ export function checkMaterialize(values: Values): void {
 
 /** The stream-materialize flow on one lane, locally or on AWS; prints its output (the batch). */
 export async function materialize(target: Target, lane: LaneRef, values: Values): Promise<unknown> {
-  return runMaintenanceFlow(target, 'stream-materialize', lane, values, values.max !== undefined ? { max: maxOf(values) } : {});
+  return runMaintenanceFlow(
+    target,
+    'stream-materialize',
+    lane,
+    values,
+    values.max !== undefined ? { max: maxOf(values) } : {},
+  );
 }
 
 export const MATERIALIZE_HANDLERS = {

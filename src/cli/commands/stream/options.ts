@@ -9,7 +9,8 @@ export type Values = Record<string, string | boolean | undefined>;
 export function integer(values: Values, name: string): number {
   const raw = values[name];
   if (typeof raw !== 'string') throw new UsageError(`--${name} is required`);
-  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw))) throw new UsageError(`--${name} must be a non-negative integer, got ${quoted(raw)}`);
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw)))
+    throw new UsageError(`--${name} must be a non-negative integer, got ${quoted(raw)}`);
   return Number(raw);
 }
 
@@ -30,6 +31,9 @@ export function defaultOwner(): string {
       user = 'cutpoint';
     }
   }
-  const owner = `${user}@${hostname()}`.replace(/[^A-Za-z0-9._@:-]/g, '-').replace(/^[^A-Za-z0-9]+/, '').slice(0, 128);
+  const owner = `${user}@${hostname()}`
+    .replace(/[^A-Za-z0-9._@:-]/g, '-')
+    .replace(/^[^A-Za-z0-9]+/, '')
+    .slice(0, 128);
   return owner || 'cutpoint';
 }

@@ -3,7 +3,12 @@ import type { AppendOutcome, LaneRef } from '../../../domain/stream.js';
 import type { FlowRun } from './target.js';
 
 /** Fail states that stand for the step error they caught; the step's own error says more. */
-const WRAPPING_FAILS = new Set(['Stream.Rejected', 'Stream.Unresolvable', 'Stream.RecoveryExhausted', 'Stream.TrimRefused']);
+const WRAPPING_FAILS = new Set([
+  'Stream.Rejected',
+  'Stream.Unresolvable',
+  'Stream.RecoveryExhausted',
+  'Stream.TrimRefused',
+]);
 
 /** `Stream.LaneMissing` → `stream.lane_missing`: the same stable codes the use cases print. */
 export function codeOfErrorName(name: string | undefined): string {
@@ -41,7 +46,11 @@ export function failedFlowError(run: FlowRun, hint?: string): CutpointError {
   const what = run.status === 'FAILED' ? `failed with ${error ?? 'an unnamed error'}` : `ended ${run.status}`;
   const name = run.executionName ? ` (execution ${run.executionName})` : '';
   const message = `${run.flow} ${what}${name}: ${messageOf(cause)}${hint ? `; ${hint}` : ''}`;
-  return new CutpointError(error ?? 'Flow.ExecutionFailed', run.status === 'FAILED' ? codeOfErrorName(error) : 'flow.execution_failed', message);
+  return new CutpointError(
+    error ?? 'Flow.ExecutionFailed',
+    run.status === 'FAILED' ? codeOfErrorName(error) : 'flow.execution_failed',
+    message,
+  );
 }
 
 export function isRejection(run: FlowRun): boolean {
@@ -49,7 +58,11 @@ export function isRejection(run: FlowRun): boolean {
 }
 
 /** The command that resolves an attempt of a suspended lane (a placeholder may stand for a part the caller does not know). */
-export function resolveCommand(lane: { stream: string; partition: number | string }, attemptId: string, aws: boolean): string {
+export function resolveCommand(
+  lane: { stream: string; partition: number | string },
+  attemptId: string,
+  aws: boolean,
+): string {
   return `cutpoint stream resolve ${lane.stream} --partition ${lane.partition} --attempt ${attemptId}${aws ? ' --aws' : ''}`;
 }
 
@@ -61,8 +74,10 @@ export function resolveCommand(lane: { stream: string; partition: number | strin
 /** What has to happen before a new attempt can succeed, where the reason says. */
 function nextStep(reason: string | undefined, lane: LaneRef, aws: boolean): string {
   const flag = aws ? ' --aws' : '';
-  if (reason === 'Stream.LaneSuspended') return ` once what holds the lane is resolved: the attempt (suspendedBy: stream resolve --attempt) or LaneWriter (writer: stream resolve --writer) that cutpoint stream describe ${lane.stream}${flag} names`;
-  if (reason === 'Stream.Fenced') return ` after taking the lane over (cutpoint stream takeover ${lane.stream} --partition ${lane.partition}${flag})`;
+  if (reason === 'Stream.LaneSuspended')
+    return ` once what holds the lane is resolved: the attempt (suspendedBy: stream resolve --attempt) or LaneWriter (writer: stream resolve --writer) that cutpoint stream describe ${lane.stream}${flag} names`;
+  if (reason === 'Stream.Fenced')
+    return ` after taking the lane over (cutpoint stream takeover ${lane.stream} --partition ${lane.partition}${flag})`;
   return '';
 }
 
@@ -71,10 +86,22 @@ export function appendResult(outcome: AppendOutcome, lane: LaneRef, attemptId: s
     case 'KNOWN_COMMITTED':
       return outcome;
     case 'KNOWN_NOT_COMMITTED':
-      throw new CutpointError('Stream.NotCommitted', 'stream.not_committed', `${outcome.reason ?? 'not committed'}; append again with a new --attempt${nextStep(outcome.reason, lane, aws)}`);
+      throw new CutpointError(
+        'Stream.NotCommitted',
+        'stream.not_committed',
+        `${outcome.reason ?? 'not committed'}; append again with a new --attempt${nextStep(outcome.reason, lane, aws)}`,
+      );
     case 'MAY_HAVE_COMMITTED':
-      throw new CutpointError('Stream.MayHaveCommitted', 'stream.may_have_committed', `lane suspended; run: ${resolveCommand(lane, attemptId, aws)}`);
+      throw new CutpointError(
+        'Stream.MayHaveCommitted',
+        'stream.may_have_committed',
+        `lane suspended; run: ${resolveCommand(lane, attemptId, aws)}`,
+      );
     default:
-      throw new CutpointError('Stream.UnexpectedOutcome', 'stream.unexpected_outcome', `append ended with an unknown status ${JSON.stringify((outcome as { status?: unknown }).status)}`);
+      throw new CutpointError(
+        'Stream.UnexpectedOutcome',
+        'stream.unexpected_outcome',
+        `append ended with an unknown status ${JSON.stringify((outcome as { status?: unknown }).status)}`,
+      );
   }
 }

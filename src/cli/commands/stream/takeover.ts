@@ -37,7 +37,11 @@ export async function takeover(target: Target, lane: LaneRef, values: Values): P
   // The flow reports owner and epoch only: the session id never leaves this process.
   const result = run.output as Partial<TakeoverResult>;
   if (result.owner !== owner || !Number.isSafeInteger(result.epoch)) {
-    throw new CutpointError('Stream.TakeoverMismatch', 'stream.takeover_mismatch', `takeover of ${lane.stream}/${lane.partition} returned another owner`);
+    throw new CutpointError(
+      'Stream.TakeoverMismatch',
+      'stream.takeover_mismatch',
+      `takeover of ${lane.stream}/${lane.partition} returned another owner`,
+    );
   }
   await completeTakeover(lane, target.kind, { owner, session, epoch: result.epoch as number });
   return {

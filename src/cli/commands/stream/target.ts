@@ -72,7 +72,10 @@ function localTarget(options: TargetOptions): Target {
     (ports ??= (async () => {
       const config = await localRuntimeConfig();
       // The drivers load when a command first needs a store, never for a refused command.
-      const [{ awsPorts }, { provisionLocal }] = await Promise.all([import('../../../adapters/ports.js'), import('../../../adapters/provision.js')]);
+      const [{ awsPorts }, { provisionLocal }] = await Promise.all([
+        import('../../../adapters/ports.js'),
+        import('../../../adapters/provision.js'),
+      ]);
       await provisionLocal(config);
       return awsPorts(config, faults);
     })());
@@ -86,7 +89,12 @@ function localTarget(options: TargetOptions): Target {
         onEvent: flowProgress,
       });
       progress(`event history: ${await saveHistory(flow, result)}`);
-      const run: FlowRun = { flow, status: result.status, output: withoutSessionIds(result.output), events: result.events };
+      const run: FlowRun = {
+        flow,
+        status: result.status,
+        output: withoutSessionIds(result.output),
+        events: result.events,
+      };
       if (result.error !== undefined) run.error = result.error;
       if (result.cause !== undefined) run.cause = result.cause;
       return run;
@@ -110,7 +118,9 @@ function localTarget(options: TargetOptions): Target {
 function awsTarget(options: TargetOptions): Target {
   const session = new AwsSession(options);
   if (options.faults ?? process.env.CUTPOINT_FAULTS) {
-    progress('faults are not armed by the CLI against AWS; deployed Lambdas arm their own for a game day (CUTPOINT_FAULTS_IN_LAMBDA=enabled)');
+    progress(
+      'faults are not armed by the CLI against AWS; deployed Lambdas arm their own for a game day (CUTPOINT_FAULTS_IN_LAMBDA=enabled)',
+    );
   }
   let ports: Promise<Ports> | undefined;
   return {
@@ -128,9 +138,18 @@ function awsTarget(options: TargetOptions): Target {
       progress(`starting ${name} on ${arn}`);
       const execution =
         entry?.type === 'EXPRESS'
-          ? await (await import('../../../adapters/stepfunctions-express.js')).startSyncExpress(arn, name, input, { connection })
-          : await (await import('../../../adapters/stepfunctions.js')).startAndWait(arn, name, input, { connection, onPoll: (s) => progress(`execution ${s}`) });
-      const run: FlowRun = { flow, status: execution.status, output: withoutSessionIds(execution.output), executionName: name };
+          ? await (
+              await import('../../../adapters/stepfunctions-express.js')
+            ).startSyncExpress(arn, name, input, { connection })
+          : await (
+              await import('../../../adapters/stepfunctions.js')
+            ).startAndWait(arn, name, input, { connection, onPoll: (s) => progress(`execution ${s}`) });
+      const run: FlowRun = {
+        flow,
+        status: execution.status,
+        output: withoutSessionIds(execution.output),
+        executionName: name,
+      };
       if (execution.error !== undefined) run.error = execution.error;
       if (execution.cause !== undefined) run.cause = execution.cause;
       return run;
@@ -148,10 +167,16 @@ function awsTarget(options: TargetOptions): Target {
 export { arnVariable } from '../../aws-settings.js';
 
 /** Event history of every local execution, as Step Functions would keep it (no inputs: they hold the session). */
-async function saveHistory(flow: string, result: { status: string; error?: string; transitions: number; events: FlowEvent[] }): Promise<string> {
+async function saveHistory(
+  flow: string,
+  result: { status: string; error?: string; transitions: number; events: FlowEvent[] },
+): Promise<string> {
   const dir = join(defaultStateDir(), '..', 'executions');
   await mkdir(dir, { recursive: true });
   const file = join(dir, `${flow}-${new Date().toISOString().replace(/[:.]/g, '-')}-${randomUUID().slice(0, 8)}.json`);
-  await writeFile(file, `${JSON.stringify({ flow, status: result.status, error: result.error, transitions: result.transitions, events: result.events }, null, 2)}\n`);
+  await writeFile(
+    file,
+    `${JSON.stringify({ flow, status: result.status, error: result.error, transitions: result.transitions, events: result.events }, null, 2)}\n`,
+  );
   return file;
 }
