@@ -1,4 +1,5 @@
 import { flow } from '../spec/flow.js';
+import { recoveryStart } from '../spec/recovery-start.js';
 import { stepRetry } from '../spec/retry.js';
 import { onError, task } from '../spec/task.js';
 
@@ -8,43 +9,12 @@ export default flow('commit-generation', {
   TimeoutSeconds: 7200,
   StartAt: 'IsRecovery',
   States: {
-    IsRecovery: {
-      Type: 'Choice',
-      Comment:
+    ...recoveryStart({
+      next: 'Init',
+      comment:
         "The recovery dispatcher (an EventBridge rule -> functions/recovery/dispatch.ts) starts this flow again, once, under a name derived from the failed execution's, when an execution fails: {recoveryOf, originalInput}. Recovery re-runs the same durable task; every step reloads exact identity, so it finishes or proves the abort.",
-      Choices: [
-        {
-          Variable: '$.recoveryOf',
-          IsPresent: true,
-          Next: 'UnwrapRecovery',
-        },
-      ],
-      Default: 'Init',
-    },
-    UnwrapRecovery: {
-      Type: 'Pass',
-      Parameters: {
-        'original.$': 'States.StringToJson($.originalInput)',
-      },
-      Next: 'IsNestedRecovery',
-    },
-    IsNestedRecovery: {
-      Type: 'Choice',
-      Comment: 'Only one automatic recovery per original execution: a failed recovery escalates to an operator.',
-      Choices: [
-        {
-          Variable: '$.original.recoveryOf',
-          IsPresent: true,
-          Next: 'RecoveryExhausted',
-        },
-      ],
-      Default: 'UseOriginalInput',
-    },
-    UseOriginalInput: {
-      Type: 'Pass',
-      OutputPath: '$.original',
-      Next: 'Init',
-    },
+      nestedComment: 'Only one automatic recovery per original execution: a failed recovery escalates to an operator.',
+    }),
     RecoveryExhausted: {
       Type: 'Fail',
       Error: 'Generation.RecoveryExhausted',

@@ -1,3 +1,4 @@
+import { confirmed } from '../spec/confirmed.js';
 import { flow } from '../spec/flow.js';
 import { onError, task } from '../spec/task.js';
 
@@ -7,31 +8,11 @@ export default flow('quality-observe', {
   TimeoutSeconds: 5400,
   StartAt: 'Confirmed',
   States: {
-    Confirmed: {
-      Type: 'Choice',
-      Comment:
+    Confirmed: confirmed({
+      next: 'Observe',
+      comment:
         "A live action needs explicit confirmation (`yes: true`, the CLI's --yes). Without it the flow fails here with Quality.ConfirmationRequired (quality.confirmation_required) before any Task runs: the manifest is not parsed, no secret is read, nothing is touched.",
-      Choices: [
-        {
-          And: [
-            {
-              Variable: '$.yes',
-              IsPresent: true,
-            },
-            {
-              Variable: '$.yes',
-              IsBoolean: true,
-            },
-            {
-              Variable: '$.yes',
-              BooleanEquals: true,
-            },
-          ],
-          Next: 'Observe',
-        },
-      ],
-      Default: 'ConfirmationRequired',
-    },
+    }),
     ConfirmationRequired: {
       Type: 'Fail',
       Error: 'Quality.ConfirmationRequired',

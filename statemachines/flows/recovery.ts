@@ -1,3 +1,4 @@
+import { confirmed } from '../spec/confirmed.js';
 import type { AslState } from '../spec/task.js';
 import { task } from '../spec/task.js';
 
@@ -17,31 +18,11 @@ export interface RecoveryAction {
 export function recoveryStates(o: RecoveryAction): Record<string, AslState> {
   const Action = o.action[0]!.toUpperCase() + o.action.slice(1);
   return {
-    Confirmed: {
-      Type: 'Choice',
-      Comment:
+    Confirmed: confirmed({
+      next: Action,
+      comment:
         "A live action needs explicit confirmation (`yes: true`, the CLI's --yes). Without it the flow fails here with Delivery.ConfirmationRequired (delivery.recovery_confirmation_required) before any Task runs: the manifest is not parsed, no secret is read, nothing is touched.",
-      Choices: [
-        {
-          And: [
-            {
-              Variable: '$.yes',
-              IsPresent: true,
-            },
-            {
-              Variable: '$.yes',
-              IsBoolean: true,
-            },
-            {
-              Variable: '$.yes',
-              BooleanEquals: true,
-            },
-          ],
-          Next: Action,
-        },
-      ],
-      Default: 'ConfirmationRequired',
-    },
+    }),
     ConfirmationRequired: {
       Type: 'Fail',
       Error: 'Delivery.ConfirmationRequired',

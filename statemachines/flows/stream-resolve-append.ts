@@ -1,4 +1,5 @@
 import { flow } from '../spec/flow.js';
+import { recoveryStart } from '../spec/recovery-start.js';
 import { onError, task } from '../spec/task.js';
 
 export default flow('stream-resolve-append', {
@@ -7,42 +8,11 @@ export default flow('stream-resolve-append', {
   TimeoutSeconds: 3600,
   StartAt: 'IsRecovery',
   States: {
-    IsRecovery: {
-      Type: 'Choice',
-      Comment:
+    ...recoveryStart({
+      next: 'ResolveWhat',
+      comment:
         "The recovery dispatcher (an EventBridge rule -> functions/recovery/dispatch.ts) re-runs a failed resolve once, under a name derived from the failed execution's, with {recoveryOf, originalInput}.",
-      Choices: [
-        {
-          Variable: '$.recoveryOf',
-          IsPresent: true,
-          Next: 'UnwrapRecovery',
-        },
-      ],
-      Default: 'ResolveWhat',
-    },
-    UnwrapRecovery: {
-      Type: 'Pass',
-      Parameters: {
-        'original.$': 'States.StringToJson($.originalInput)',
-      },
-      Next: 'IsNestedRecovery',
-    },
-    IsNestedRecovery: {
-      Type: 'Choice',
-      Choices: [
-        {
-          Variable: '$.original.recoveryOf',
-          IsPresent: true,
-          Next: 'RecoveryExhausted',
-        },
-      ],
-      Default: 'UseOriginalInput',
-    },
-    UseOriginalInput: {
-      Type: 'Pass',
-      OutputPath: '$.original',
-      Next: 'ResolveWhat',
-    },
+    }),
     ResolveWhat: {
       Type: 'Choice',
       Comment:

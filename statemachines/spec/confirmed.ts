@@ -1,0 +1,18 @@
+import type { AslState } from './task.js';
+
+/**
+ * A live action's confirmation, before any Task runs: the execution input's `yes` is
+ * present, a boolean and true (the CLI's --yes), or the flow ends at ConfirmationRequired
+ * having read and written nothing.
+ */
+export function confirmed(o: { next: string; comment?: string }): AslState {
+  const yes = (test: Record<string, boolean>) => ({ Variable: '$.yes', ...test });
+  return {
+    Type: 'Choice',
+    Comment: o.comment,
+    Choices: [
+      { And: [yes({ IsPresent: true }), yes({ IsBoolean: true }), yes({ BooleanEquals: true })], Next: o.next },
+    ],
+    Default: 'ConfirmationRequired',
+  };
+}
