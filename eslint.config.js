@@ -1,9 +1,10 @@
-// Lint: typescript-eslint's recommended rules, plus the house rules from DESIGN.md
-// enforced as import boundaries — only src/adapters/ talks to an SDK or driver, only
-// functions/ imports middy, and tests can never be skipped or focused.
+// Lint: typescript-eslint's recommended rules, plus the house rules enforced as import
+// boundaries — only src/adapters/ talks to an SDK or driver, only functions/ imports middy,
+// the folder layers (eslint/folder-layers.js) — and tests can never be skipped or focused.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import ISOLATED from './test/support/isolated-files.json' with { type: 'json' };
+import { folderLayers } from './eslint/folder-layers.js';
 
 // Package names only (a regex, so our own src/adapters/mssql/… paths do not match).
 const DRIVERS =
@@ -51,7 +52,7 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            { regex: DRIVERS, message: 'Only src/adapters/ imports an SDK or driver (DESIGN.md).' },
+            { regex: DRIVERS, message: "Only src/adapters/ imports an SDK or driver (README, 'A ten-minute tour')." },
             { group: ['@middy/*'], message: 'Only functions/ imports middy.' },
           ],
         },
@@ -65,7 +66,7 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            { regex: DRIVERS, message: 'Only src/adapters/ imports an SDK or driver (DESIGN.md).' },
+            { regex: DRIVERS, message: "Only src/adapters/ imports an SDK or driver (README, 'A ten-minute tour')." },
             {
               group: ['node:fs*', 'node:net', 'node:child_process', 'node:http*', '**/adapters/*', '**/local/*'],
               message: 'src/domain/ is pure: no I/O.',
@@ -87,6 +88,11 @@ export default tseslint.config(
         { selector: 'TryStatement', message: 'Handlers have no try/catch: errors leave with their stable name.' },
       ],
     },
+  },
+  {
+    files: ['src/**/*.ts', 'statemachines/**/*.ts'],
+    plugins: { cutpoint: { rules: { 'folder-layers': folderLayers } } },
+    rules: { 'cutpoint/folder-layers': 'error' },
   },
   {
     files: ['test/**/*.ts'],

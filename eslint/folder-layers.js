@@ -1,0 +1,80 @@
+// The folder layers lint enforces (README 'A ten-minute tour': the layers). Each entry: the
+// files it applies to (a repository-relative folder) and the folders they may not import
+// from, with the reason. An import is resolved against the importing file, so a relative
+// path is judged by where it lands, type-only and dynamic imports included.
+import { dirname, relative, resolve } from 'node:path';
+
+const ROOT = dirname(new URL(import.meta.url).pathname).replace(/\/eslint$/, '');
+const USE_CASES = ['src/delivery', 'src/publication', 'src/quality', 'src/stream', 'src/generation', 'src/recovery'];
+const COMPOSITION = ['src/cli', 'src/local', 'src/cost', 'src/demo', 'functions', 'infra', 'test'];
+
+export const LAYERS = [
+  {
+    from: 'src/domain',
+    forbidden: [
+      ...USE_CASES,
+      ...COMPOSITION,
+      'src/adapters',
+      'src/engine',
+      'src/objects',
+      'src/authority',
+      'src/telemetry',
+    ],
+    why: 'src/domain holds pure rules: it imports only the domain (and, for now, value types from src/ports)',
+  },
+  {
+    from: 'src/ports',
+    forbidden: [...USE_CASES, ...COMPOSITION, 'src/adapters', 'src/engine', 'src/objects', 'src/authority'],
+    why: 'src/ports holds interfaces: it imports only the domain and other ports',
+  },
+  {
+    from: 'src/stream',
+    forbidden: ['src/delivery', 'src/publication', 'src/quality', ...COMPOSITION],
+    why: 'the stream log stands on its own: no delivery, publication or quality, no composition root',
+  },
+  {
+    from: 'src/generation',
+    forbidden: ['src/delivery', 'src/publication', 'src/quality', 'src/stream', ...COMPOSITION],
+    why: 'the generation mechanism serves the stream and publication: it imports neither, nor a composition root',
+  },
+  {
+    from: 'src',
+    forbidden: ['test', 'infra'],
+    why: 'shipped code never imports tests or the CDK app',
+  },
+  {
+    from: 'statemachines',
+    forbidden: ['src/adapters', 'src/local', 'src/cli', 'test'],
+    why: 'flow specs are data: they read the registry, never a runtime',
+  },
+];
+
+const inside = (path, folder) => path === folder || path.startsWith(`${folder}/`);
+
+/** The ESLint rule: `cutpoint/folder-layers`. */
+export const folderLayers = {
+  meta: {
+    type: 'problem',
+    schema: [],
+    messages: { forbidden: '{{from}} may not import {{to}}: {{why}} (eslint/folder-layers.js).' },
+  },
+  create(context) {
+    const file = relative(ROOT, context.filename);
+    const layers = LAYERS.filter((layer) => inside(file, layer.from));
+    if (layers.length === 0) return {};
+    const check = (node, source) => {
+      if (typeof source !== 'string' || !source.startsWith('.')) return;
+      const target = relative(ROOT, resolve(dirname(context.filename), source));
+      for (const layer of layers) {
+        const to = layer.forbidden.find((folder) => inside(target, folder) && !inside(file, folder));
+        if (to) context.report({ node, messageId: 'forbidden', data: { from: layer.from, to, why: layer.why } });
+      }
+    };
+    return {
+      ImportDeclaration: (node) => check(node, node.source.value),
+      ExportNamedDeclaration: (node) => node.source && check(node, node.source.value),
+      ExportAllDeclaration: (node) => check(node, node.source.value),
+      ImportExpression: (node) => node.source.type === 'Literal' && check(node, node.source.value),
+    };
+  },
+};

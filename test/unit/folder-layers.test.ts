@@ -1,0 +1,35 @@
+import { ESLint } from 'eslint';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+/*
+ * The folder layers lint enforces (eslint/folder-layers.js): a forbidden edge fails
+ * `npm run lint`, judged by where a relative import lands (type-only and dynamic ones too).
+ */
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const eslint = new ESLint({ cwd: root });
+
+async function layerErrors(file: string, code: string): Promise<string[]> {
+  const [result] = await eslint.lintText(code, { filePath: `${root}${file}` });
+  return result!.messages.filter((m) => m.ruleId === 'cutpoint/folder-layers').map((m) => m.message);
+}
+
+describe('folder layers', () => {
+  it('refuses a forbidden edge, static, type-only or dynamic, naming both folders', async () => {
+    expect(await layerErrors('src/stream/x.ts', "import { a } from '../delivery/deps.js';\nvoid a;\n")).toEqual([
+      expect.stringContaining('src/stream may not import src/delivery'),
+    ]);
+    expect(
+      await layerErrors('src/domain/x.ts', "import type { A } from '../stream/read.js';\nexport type B = A;\n"),
+    ).toEqual([expect.stringContaining('src/domain may not import src/stream')]);
+    expect(
+      await layerErrors('src/generation/x.ts', "export const m = () => import('../../functions/registry.js');\n"),
+    ).toEqual([expect.stringContaining('src/generation may not import functions')]);
+  });
+
+  it('lets an import inside its own layer, or one the table allows, through', async () => {
+    expect(await layerErrors('src/domain/delivery/x.ts', "import { a } from '../stream.js';\nvoid a;\n")).toEqual([]);
+    expect(await layerErrors('src/stream/x.ts', "import { a } from '../generation/load.js';\nvoid a;\n")).toEqual([]);
+    expect(await layerErrors('src/delivery/x.ts', "import { a } from '../domain/stream.js';\nvoid a;\n")).toEqual([]);
+  });
+});
