@@ -1,13 +1,12 @@
 import { parseAttemptWindow } from '../../domain/attempt-time.js';
 import { CutpointError } from '../../domain/errors.js';
 import { ownEntry } from '../../domain/own-entry.js';
-import { validateAttemptId, validateLane, type AppendOutcome, type LaneRef } from '../../domain/stream.js';
-import { validateWriterId } from '../../stream/append/writer-slot.js';
+import { validateLane, type AppendOutcome, type LaneRef } from '../../domain/stream.js';
 import { createStream } from '../../stream/create-stream.js';
 import { describeStream } from '../../stream/describe.js';
 import { MAX_READ_RECORDS, readStream } from '../../stream/read.js';
 import { quoted } from '../../domain/echo.js';
-import { progress, UsageError } from '../io.js';
+import { UsageError } from '../io.js';
 import { parseOptions, unexpectedArgument, unknownSubcommand } from '../grammar.js';
 import { AWS_OPTIONS } from '../aws-target.js';
 import { activeSession } from '../session-store.js';
@@ -19,10 +18,11 @@ import { COMPACT_HANDLERS, compactHelp } from './stream/compact.js';
 import { checkGc, gc, gcHelp, leases } from './stream/gc.js';
 import { MATERIALIZE_HANDLERS, materializeHelp } from './stream/materialize.js';
 import { QUARANTINE_HANDLERS, quarantineHelp } from './stream/quarantine.js';
-import { integer, integerIn } from './stream/options.js';
+import { attemptOf, integer, integerIn } from './stream/options.js';
+import { checkResolve, resolveAttempt, resolveWriter } from './stream/resolve.js';
 import { appendResult, failedFlowError, isRejection, resolveCommand } from './stream/outcomes.js';
 import { assertFlowInputFits, readRecords, type RecordFormat } from './stream/records.js';
-import { targetOf, type Target } from './stream/target.js';
+import { freshNameHint, targetOf, type Target } from './stream/target.js';
 
 export const streamHelp = `cutpoint stream create <stream> --partitions N [--attempt-window 7d]
   creates the stream's lanes (re-running it reports existing lanes, never resets them);
@@ -154,7 +154,8 @@ const HANDLERS: Record<string, Handler> = {
     options: { partition: { type: 'string' }, attempt: { type: 'string' }, writer: { type: 'string' }, ...FLOW },
     flow: 'stream-resolve-append',
     check: checkResolve,
-    run: (t, r) => (r.values.writer === undefined ? resolve(t, r.lane, r.values) : resolveWriter(t, r.lane, r.values)),
+    run: (t, r) =>
+      r.values.writer === undefined ? resolveAttempt(t, r.lane, r.values) : resolveWriter(t, r.lane, r.values),
   },
   read: {
     options: {
@@ -257,79 +258,6 @@ async function append(target: Target, lane: LaneRef, values: Values): Promise<un
   return appendResult(run.output as AppendOutcome, lane, attemptId, aws);
 }
 
-async function resolve(target: Target, lane: LaneRef, values: Values): Promise<unknown> {
-  const attemptId = attemptOf(values);
-  const run = await target.run(
-    'stream-resolve-append',
-    executionName('resolve', lane.stream, lane.partition, attemptId),
-    { ...lane, attemptId },
-  );
-  if (run.status !== 'SUCCEEDED') {
-    throw failedFlowError(
-      run,
-      [isRejection(run) ? undefined : 'the lane stays suspended; see the execution history', freshNameHint(target)]
-        .filter(Boolean)
-        .join('; '),
-    );
-  }
-  const outcome = run.output as AppendOutcome & { unsuspended?: boolean };
-  if (outcome.status === 'KNOWN_NOT_COMMITTED')
-    progress(
-      `attempt ${attemptId} did not commit (${outcome.reason ?? 'aborted'}); append its records again with a new --attempt`,
-    );
-  else if (outcome.status !== 'KNOWN_COMMITTED') {
-    throw new CutpointError(
-      'Stream.UnexpectedOutcome',
-      'stream.unexpected_outcome',
-      `resolve of attempt ${attemptId} ended ${String(outcome.status)}`,
-    );
-  }
-  return outcome;
-}
-
-/** Exactly one of --attempt (one attempt) and --writer (every attempt of a LaneWriter). */
-function checkResolve(values: Values): void {
-  if (values.writer === undefined) return void attemptOf(values);
-  if (values.attempt !== undefined)
-    throw new UsageError(
-      '--attempt and --writer cannot be combined: resolve one attempt, or every attempt of one writer',
-    );
-  writerOf(values);
-}
-
-/** `stream resolve --writer`: the same flow with `writerId`; each attempt's outcome is printed. */
-async function resolveWriter(target: Target, lane: LaneRef, values: Values): Promise<unknown> {
-  const writerId = writerOf(values);
-  const run = await target.run(
-    'stream-resolve-append',
-    executionName('resolve-writer', lane.stream, lane.partition, writerId),
-    { ...lane, writerId },
-  );
-  if (run.status !== 'SUCCEEDED') {
-    throw failedFlowError(
-      run,
-      [
-        isRejection(run) ? undefined : `the lane stays held by writer ${writerId}; run this again`,
-        freshNameHint(target),
-      ]
-        .filter(Boolean)
-        .join('; '),
-    );
-  }
-  const outcome = run.output as { attempts?: AppendOutcome[] };
-  const lost = (outcome.attempts ?? []).filter((a) => a.status === 'KNOWN_NOT_COMMITTED');
-  if (lost.length > 0)
-    progress(
-      `${lost.length} attempt(s) of writer ${writerId} did not commit (${lost.map((a) => a.attemptId).join(', ')}); append their records again`,
-    );
-  return outcome;
-}
-
-function writerOf(values: Values): string {
-  if (typeof values.writer !== 'string') throw new UsageError('--writer WRITER is required');
-  return validateWriterId(values.writer);
-}
-
 /** --max-records out of the read's range is the command line's error (exit 2), like every knob's range. */
 function checkRead(values: Values): void {
   integer(values, 'from');
@@ -365,21 +293,6 @@ async function trim(target: Target, lane: LaneRef, values: Values): Promise<unkn
   return run.output;
 }
 
-/**
- * A Standard execution name is used once: re-running the same command finds the failed
- * execution again. After fixing the cause, `--name` starts a fresh one.
- */
-function freshNameHint(target: Target): string | undefined {
-  return target.kind === 'aws'
-    ? 'a re-run of this command finds this same execution; once the cause is fixed, add --name NEW_NAME to start a fresh one'
-    : undefined;
-}
-
 function laneOf(stream: string, values: Values): LaneRef {
   return validateLane({ stream, partition: integer(values, 'partition') });
-}
-
-function attemptOf(values: Values): string {
-  if (typeof values.attempt !== 'string') throw new UsageError('--attempt ID is required');
-  return validateAttemptId(values.attempt);
 }

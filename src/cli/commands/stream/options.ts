@@ -1,5 +1,6 @@
 import { hostname, userInfo } from 'node:os';
 import { quoted } from '../../../domain/echo.js';
+import { validateAttemptId } from '../../../domain/stream.js';
 import { UsageError } from '../../io.js';
 
 /** Option helpers of the stream commands (src/cli/commands/stream.ts and its verbs). */
@@ -36,4 +37,10 @@ export function defaultOwner(): string {
     .replace(/^[^A-Za-z0-9]+/, '')
     .slice(0, 128);
   return owner || 'cutpoint';
+}
+
+/** --attempt, required and valid. */
+export function attemptOf(values: Values): string {
+  if (typeof values.attempt !== 'string') throw new UsageError('--attempt ID is required');
+  return validateAttemptId(values.attempt);
 }

@@ -180,3 +180,13 @@ async function saveHistory(
   );
   return file;
 }
+
+/**
+ * A Standard execution name is used once: re-running the same command finds the failed
+ * execution again. After fixing the cause, `--name` starts a fresh one.
+ */
+export function freshNameHint(target: Target): string | undefined {
+  return target.kind === 'aws'
+    ? 'a re-run of this command finds this same execution; once the cause is fixed, add --name NEW_NAME to start a fresh one'
+    : undefined;
+}
