@@ -1,3 +1,6 @@
+// Over ~300 lines since the formatter wrapped it at 120 columns (294 lines before), kept whole:
+// one job: the stream log's stored shapes and their validation (lane, head, writer slot, markers,
+// commit and index records), read together as the log's data model.
 import { validateAttemptTime } from './attempt-time.js';
 import { sha256Hex } from './digest.js';
 import { ValidationError } from './errors.js';

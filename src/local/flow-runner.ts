@@ -1,3 +1,6 @@
+// Over ~300 lines since the formatter wrapped it at 120 columns (278 lines before), kept whole:
+// one job: running a flow in-process on the local state-machine runner (handlers from the
+// registry, the context object, events, notices).
 import { randomUUID } from 'node:crypto';
 import { StateMachine, type RunOptions, type StateMachineOptions } from 'aws-local-stepfunctions';
 import type { DeliveryDepsProvider } from '../../functions/lib/delivery-deps.js';

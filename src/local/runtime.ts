@@ -1,3 +1,6 @@
+// Over ~300 lines since the formatter wrapped it at 120 columns (299 lines before), kept whole:
+// one job: starting, finding and stopping the local runtime's emulators for a state directory
+// (up, status, the lock).
 import { spawn } from 'node:child_process';
 import { mkdir, open, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';

@@ -1,3 +1,6 @@
+// Over ~300 lines since the formatter wrapped it at 120 columns (280 lines before), kept whole:
+// one adapter: the ExchangeTargetPort (candidate, EXCHANGE, observation by UUID, fence rename,
+// drop); one contract over one handle.
 import type { ClickHouseClient } from '@clickhouse/client';
 import { IdentityConflictError, ValidationError } from '../../domain/errors.js';
 import { assertChName, assertUuidText, type ExchangeNames } from '../../domain/publication/candidate.js';

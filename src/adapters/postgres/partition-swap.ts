@@ -1,3 +1,6 @@
+// Over ~300 lines since the formatter wrapped it at 120 columns (230 lines before), kept whole:
+// one job: planning and running the partition swap of a publication (plan, swap, the index and
+// partition checks it needs).
 import { PublicationRefusedError } from '../../domain/delivery/target-errors.js';
 import { CHUNK_COLUMN } from '../../domain/delivery/target-rules.js';
 import {

@@ -1,3 +1,6 @@
+// Over ~300 lines since the formatter wrapped it at 120 columns (276 lines before), kept whole:
+// one table: the journal's fact types and their one patch rule; the types are declarations read
+// together.
 import { canonicalJson } from '../../domain/digest.js';
 import { IdentityConflictError, ValidationError } from '../../domain/errors.js';
 import type { PublishMode, TableRef } from '../../ports/target.js';

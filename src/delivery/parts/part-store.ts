@@ -1,3 +1,6 @@
+// Over ~300 lines since the formatter wrapped it at 120 columns (216 lines before), kept whole:
+// one job: the part heads and receipt batches in the authority (parse, read, claim, record), one
+// item layout.
 import {
   batchDigestOf,
   emptyPartHead,

@@ -1,3 +1,6 @@
+// Over ~300 lines since the formatter wrapped it at 120 columns (288 lines before), kept whole:
+// one job: the pure rules every target adapter shares (identifiers, windows, owner markers,
+// receipt checks), so both SQL adapters cite one place.
 import { createHash } from 'node:crypto';
 import type {
   ChunkReceipt,

@@ -1,3 +1,6 @@
+// Over ~300 lines since the formatter wrapped it at 120 columns (208 lines before), kept whole:
+// one job: the prepared and completion evidence documents (build, read strictly, witness), one
+// format.
 import { canonicalJson, sha256Hex } from '../digest.js';
 import type { CapsuleDigests } from './capsule.js';
 import type { CompletionWitness } from './continuity.js';
