@@ -64,9 +64,11 @@ export async function suspendLane(input: unknown, ports: Ports): Promise<AppendO
         ? `lane suspended by attempt ${holder}`
         : writer
           ? `lane held by writer ${writer}`
-          : wal
-            ? 'the head moved past its turn'
-            : 'no head CAS was issued';
+          : !wal
+            ? 'no head CAS was issued'
+            : !sameFence(head.fence, ref.session) || wal.fenceEpoch !== ref.session.epoch
+              ? 'Stream.Fenced: another session owns the lane'
+              : 'the head moved past its turn';
       const spent = await spendAttempt(ports, ref, ref.attemptId, why, STREAM_CUT_POINTS.retire);
       if (spent.status === 'COMMITTED')
         return committedOutcome({ ...spent.commit, recordCount: spent.commit.end - spent.commit.start });
