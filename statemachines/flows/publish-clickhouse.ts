@@ -1,6 +1,7 @@
 import { CARRIED_STATE } from '../spec/delivery.js';
 import { flow } from '../spec/flow.js';
 import { onError, task } from '../spec/task.js';
+import { notifyIncident } from '../spec/incident.js';
 import { evidenceAndCheckpoint, WINDOW_FAILS, windowStart } from './window.js';
 
 /** Where publish-clickhouse's stops go: through NotifyIncident (it publishes what the authority proves), then the stop's own Fail state. */
@@ -95,31 +96,11 @@ export default flow('publish-clickhouse', {
       ],
       otherwise: 'StepRefused',
     }),
-    NotifyIncident: task({
+    NotifyIncident: notifyIncident({
+      flow: 'publish-clickhouse',
+      invocationId: '$.delivery.invocationId',
       comment:
         'Every stop that may be an incident passes here (a FAILED capsule notifies the incident topic): the step publishes to the incident SNS topic only what the authority proves — a journal in INCIDENT_RETAINED, a capsule FAILED, or a reader guard still held after the observation gave up (INCOMPLETE) — built from the journal and the capsule, never from this payload (names and states only: no values, UUIDs, token or target names); otherwise it publishes nothing. Then the stop ends in its own named Fail state. A failure to notify never hides the stop.',
-      lambda: 'DeliveryNotifyIncident',
-      parameters: {
-        'invocationId.$': '$.delivery.invocationId',
-        flow: 'publish-clickhouse',
-        'execution.$': '$$.Execution.Id',
-      },
-      resultPath: '$.notice',
-      timeoutSeconds: 45,
-      catch: [
-        onError(
-          'AfterIncident',
-          [
-            'Cutpoint.ValidationError',
-            'Cutpoint.ConfigError',
-            'Delivery.JournalUnavailable',
-            'Quality.EvidenceInvalid',
-            'Quality.CapsuleVersionUnsupported',
-          ],
-          '$.noticeFailure',
-        ),
-      ],
-      next: 'AfterIncident',
     }),
     AfterIncident: {
       Type: 'Choice',

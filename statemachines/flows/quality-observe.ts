@@ -1,6 +1,7 @@
-import { confirmed } from '../spec/confirmed.js';
+import { confirmed, OPERATOR_ACTION } from '../spec/confirmed.js';
 import { flow } from '../spec/flow.js';
 import { onError, task } from '../spec/task.js';
+import { notifyIncident } from '../spec/incident.js';
 
 export default flow('quality-observe', {
   Comment:
@@ -25,12 +26,7 @@ export default flow('quality-observe', {
         "The operator's observation (src/quality/operator-observe.ts, the same use case as the CLI's): each refusal (guide: quality.action_not_permitted, or Quality.ReaderGuardHeld when the guide refuses because a reader guard is held — then NotifyIncident reports the guard, which may be this execution's own earlier attempt killed after its acquire; seal: delivery.recovery_authority_mismatch; custody) writes nothing. The bounded reader is this Lambda's own bundle re-run as a child; deadline + reserve < the Lambda's timeout < this TimeoutSeconds. An unproved outcome (INCOMPLETE, also a timeout once its retries are spent) is never retried into a pass. Cut points: quality.reader.acquire, quality.target.probe, quality.worker.reap, quality.pending.commit, quality.complete.commit, quality.failed.commit, quality.completion.put, quality.completion.record.",
       lambda: 'QualityOperatorObserve',
       checksInput: 'quality-observe',
-      parameters: {
-        'invocationId.$': '$.invocationId',
-        'manifestText.$': '$.manifestText',
-        'selector.$': '$.selector',
-        'yes.$': '$.yes',
-      },
+      parameters: OPERATOR_ACTION,
       resultPath: '$.result',
       timeoutSeconds: 315,
       catch: [
@@ -67,31 +63,11 @@ export default flow('quality-observe', {
       Comment:
         'The observation ended TARGET_PENDING (persisted, guard released): the publication stays proven, governance is unfinished; observe again later.',
     },
-    NotifyIncident: task({
+    NotifyIncident: notifyIncident({
+      flow: 'quality-observe',
+      invocationId: '$.invocationId',
       comment:
         'As in publish-clickhouse (a FAILED capsule notifies the incident topic): publishes to the incident SNS topic only what the authority proves — a capsule FAILED, or a reader guard still held after the observation gave up (INCOMPLETE) — built from the journal and the capsule, never from this payload; otherwise nothing. A failure to notify never hides the stop.',
-      lambda: 'DeliveryNotifyIncident',
-      parameters: {
-        'invocationId.$': '$.invocationId',
-        flow: 'quality-observe',
-        'execution.$': '$$.Execution.Id',
-      },
-      resultPath: '$.notice',
-      timeoutSeconds: 45,
-      catch: [
-        onError(
-          'AfterIncident',
-          [
-            'Cutpoint.ValidationError',
-            'Cutpoint.ConfigError',
-            'Delivery.JournalUnavailable',
-            'Quality.EvidenceInvalid',
-            'Quality.CapsuleVersionUnsupported',
-          ],
-          '$.noticeFailure',
-        ),
-      ],
-      next: 'AfterIncident',
     }),
     AfterIncident: {
       Type: 'Choice',

@@ -1,4 +1,4 @@
-import { confirmed } from '../spec/confirmed.js';
+import { confirmed, OPERATOR_ACTION } from '../spec/confirmed.js';
 import type { AslState } from '../spec/task.js';
 import { task } from '../spec/task.js';
 
@@ -33,12 +33,7 @@ export function recoveryStates(o: RecoveryAction): Record<string, AslState> {
       comment: `\`${o.action}\` (README: recovery): a new recovery session takes custody (epoch + 1, so any zombie of an older epoch is fenced out), after the state-to-action guide, the confirmation (\`yes\`) and the sealed authority (manifest, selector, bindings, the target's observed identity, the work root) are rechecked; any refusal mutates nothing. A retained outcome is returned, not thrown.${o.actionNote ? ` ${o.actionNote}` : ''}`,
       lambda: `Delivery${Action}`,
       checksInput: `delivery-${o.action}`,
-      parameters: {
-        'invocationId.$': '$.invocationId',
-        'manifestText.$': '$.manifestText',
-        'selector.$': '$.selector',
-        'yes.$': '$.yes',
-      },
+      parameters: OPERATOR_ACTION,
       resultPath: '$.result',
       timeoutSeconds: 915,
       otherwise: 'Refused',

@@ -1,4 +1,5 @@
 import { flow } from '../spec/flow.js';
+import { STREAM_REJECTED } from '../spec/stream.js';
 import { expressRetry } from '../spec/retry.js';
 import { onError, task } from '../spec/task.js';
 
@@ -9,6 +10,15 @@ const ATTEMPT = {
   'attemptId.$': '$.attemptId',
   'session.$': '$.session',
 };
+
+/** Refusals of the attempt itself (bad input, no lane, another batch under its id, an unknown session): Rejected, nothing written. */
+const ATTEMPT_REFUSED = [
+  'Cutpoint.ValidationError',
+  'Stream.LaneMissing',
+  'Cutpoint.IdentityConflict',
+  'Stream.AttemptIdentityConflict',
+  'Stream.UnknownSession',
+];
 
 export default flow('stream-append', {
   Comment:
@@ -54,13 +64,7 @@ export default flow('stream-append', {
           'Sandbox.Timedout',
           'States.Timeout',
         ]),
-        onError('Rejected', [
-          'Cutpoint.ValidationError',
-          'Stream.LaneMissing',
-          'Cutpoint.IdentityConflict',
-          'Stream.AttemptIdentityConflict',
-          'Stream.UnknownSession',
-        ]),
+        onError('Rejected', ATTEMPT_REFUSED),
         onError('SuspendLane', ['Cutpoint.OutcomeUnknown', 'Stream.LaneSuspended']),
       ],
       otherwise: 'Rejected',
@@ -77,15 +81,7 @@ export default flow('stream-append', {
       resultPath: '$.outcome',
       timeoutSeconds: 20,
       retry: expressRetry(),
-      catch: [
-        onError('Rejected', [
-          'Cutpoint.ValidationError',
-          'Stream.LaneMissing',
-          'Cutpoint.IdentityConflict',
-          'Stream.AttemptIdentityConflict',
-          'Stream.UnknownSession',
-        ]),
-      ],
+      catch: [onError('Rejected', ATTEMPT_REFUSED)],
       otherwise: 'Rejected',
       next: 'Done',
     }),
@@ -100,15 +96,7 @@ export default flow('stream-append', {
       resultPath: '$.outcome',
       timeoutSeconds: 20,
       retry: expressRetry(),
-      catch: [
-        onError('Rejected', [
-          'Cutpoint.ValidationError',
-          'Stream.LaneMissing',
-          'Cutpoint.IdentityConflict',
-          'Stream.AttemptIdentityConflict',
-          'Stream.UnknownSession',
-        ]),
-      ],
+      catch: [onError('Rejected', ATTEMPT_REFUSED)],
       otherwise: 'Rejected',
       next: 'Done',
     }),
@@ -116,12 +104,6 @@ export default flow('stream-append', {
       Type: 'Succeed',
       OutputPath: '$.outcome',
     },
-    Rejected: {
-      Type: 'Fail',
-      Error: 'Stream.Rejected',
-      CausePath: '$.failure.Cause',
-      Comment:
-        'Error is stable for EventBridge and the CLI; the cause carries the caught step error (name and message, never secrets).',
-    },
+    Rejected: STREAM_REJECTED,
   },
 });

@@ -1,5 +1,23 @@
 import { flow } from '../spec/flow.js';
-import { task } from '../spec/task.js';
+import { task, type AslState } from '../spec/task.js';
+
+/** After a scan page: scan on while pages are left and the execution's budget is not spent; continue in a new execution when it is; else `then`. */
+function moreToScan(then: string): AslState {
+  return {
+    Type: 'Choice',
+    Choices: [
+      {
+        And: [
+          { Variable: '$.scan.done', BooleanEquals: false },
+          { Variable: '$.execution.spent', BooleanEquals: false },
+        ],
+        Next: 'Scan',
+      },
+      { Variable: '$.scan.done', BooleanEquals: false, Next: 'Continue' },
+    ],
+    Default: then,
+  };
+}
 
 export default flow('stream-gc', {
   Comment:
@@ -40,30 +58,7 @@ export default flow('stream-gc', {
       ],
       Default: 'Mark',
     },
-    MoreToScanDry: {
-      Type: 'Choice',
-      Choices: [
-        {
-          And: [
-            {
-              Variable: '$.scan.done',
-              BooleanEquals: false,
-            },
-            {
-              Variable: '$.execution.spent',
-              BooleanEquals: false,
-            },
-          ],
-          Next: 'Scan',
-        },
-        {
-          Variable: '$.scan.done',
-          BooleanEquals: false,
-          Next: 'Continue',
-        },
-      ],
-      Default: 'Done',
-    },
+    MoreToScanDry: moreToScan('Done'),
     Mark: task({
       comment:
         'ACTIVE -> MARKED by CAS on the version the scan saw, with the policy digest; from here the root accepts no new lease.',
@@ -72,30 +67,7 @@ export default flow('stream-gc', {
       otherwise: 'Rejected',
       next: 'MoreToScan',
     }),
-    MoreToScan: {
-      Type: 'Choice',
-      Choices: [
-        {
-          And: [
-            {
-              Variable: '$.scan.done',
-              BooleanEquals: false,
-            },
-            {
-              Variable: '$.execution.spent',
-              BooleanEquals: false,
-            },
-          ],
-          Next: 'Scan',
-        },
-        {
-          Variable: '$.scan.done',
-          BooleanEquals: false,
-          Next: 'Continue',
-        },
-      ],
-      Default: 'Drain',
-    },
+    MoreToScan: moreToScan('Drain'),
     Drain: task({
       comment:
         "One page of roots: re-prove each MARKED root, wait while leases taken before the mark are unreleased and unexpired (expired ones are retired), then seal its delete journal (MARKED -> DELETING: delete id, exact size/sha256, epoch, policy digest). Collects the page's DELETING roots, old and new; retires DELETED roots one grace after their delete. Once the roots are swept, its pages walk the lane's leases and retire the expired ones.",

@@ -1,6 +1,30 @@
 import { flow } from '../spec/flow.js';
 import { childStartRetry, STEP_TRANSIENT, stepRetry } from '../spec/retry.js';
-import { onError, task } from '../spec/task.js';
+import { onError, task, type AslState } from '../spec/task.js';
+
+/** A child flow (stream-materialize, stream-compact) started on the Map item's lane; its `next` is kept, a failure ends the lane at LaneFailed. */
+function runOnLane(o: {
+  comment: string;
+  machine: string;
+  resultPath: string;
+  timeoutSeconds: number;
+  next: string;
+}): AslState {
+  return task({
+    comment: o.comment,
+    resource: 'arn:aws:states:::states:startExecution.sync:2',
+    parameters: {
+      StateMachineArn: `\${${o.machine}StateMachineArn}`,
+      Input: { 'stream.$': '$.stream', 'partition.$': '$.partition' },
+    },
+    resultSelector: { 'execution.$': '$.ExecutionArn', 'next.$': '$.Output.next' },
+    resultPath: o.resultPath,
+    timeoutSeconds: o.timeoutSeconds,
+    retry: childStartRetry(),
+    catch: [onError('LaneFailed', ['States.TaskFailed', 'States.Timeout'])],
+    next: o.next,
+  });
+}
 
 export default flow('stream-maintain', {
   Comment:
@@ -58,44 +82,18 @@ export default flow('stream-maintain', {
         },
         StartAt: 'MaterializeLane',
         States: {
-          MaterializeLane: task({
+          MaterializeLane: runOnLane({
             comment: 'stream-materialize on the lane: generation 0 of its next committed ranges.',
-            resource: 'arn:aws:states:::states:startExecution.sync:2',
-            parameters: {
-              StateMachineArn: '${StreamMaterializeStateMachineArn}',
-              Input: {
-                'stream.$': '$.stream',
-                'partition.$': '$.partition',
-              },
-            },
-            resultSelector: {
-              'execution.$': '$.ExecutionArn',
-              'next.$': '$.Output.next',
-            },
+            machine: 'StreamMaterialize',
             resultPath: '$.materialize',
             timeoutSeconds: 6300,
-            retry: childStartRetry(),
-            catch: [onError('LaneFailed', ['States.TaskFailed', 'States.Timeout'])],
             next: 'CompactLane',
           }),
-          CompactLane: task({
+          CompactLane: runOnLane({
             comment: 'stream-compact on the lane: its next run of committed ranges into one generation.',
-            resource: 'arn:aws:states:::states:startExecution.sync:2',
-            parameters: {
-              StateMachineArn: '${StreamCompactStateMachineArn}',
-              Input: {
-                'stream.$': '$.stream',
-                'partition.$': '$.partition',
-              },
-            },
-            resultSelector: {
-              'execution.$': '$.ExecutionArn',
-              'next.$': '$.Output.next',
-            },
+            machine: 'StreamCompact',
             resultPath: '$.compact',
             timeoutSeconds: 3900,
-            retry: childStartRetry(),
-            catch: [onError('LaneFailed', ['States.TaskFailed', 'States.Timeout'])],
             next: 'StartCollect',
           }),
           StartCollect: {

@@ -1,4 +1,5 @@
 import { flow } from '../spec/flow.js';
+import { STREAM_REJECTED } from '../spec/stream.js';
 import { recoveryStart } from '../spec/recovery-start.js';
 import { onError, task } from '../spec/task.js';
 
@@ -90,13 +91,7 @@ export default flow('stream-resolve-append', {
       Type: 'Succeed',
       OutputPath: '$.outcome',
     },
-    Rejected: {
-      Type: 'Fail',
-      Error: 'Stream.Rejected',
-      CausePath: '$.failure.Cause',
-      Comment:
-        'Error is stable for EventBridge and the CLI; the cause carries the caught step error (name and message, never secrets).',
-    },
+    Rejected: STREAM_REJECTED,
     Unresolvable: {
       Type: 'Fail',
       Error: 'Stream.Unresolvable',

@@ -1,4 +1,5 @@
 import { flow } from '../spec/flow.js';
+import { STREAM_REJECTED } from '../spec/stream.js';
 import { task } from '../spec/task.js';
 
 export default flow('stream-takeover', {
@@ -21,12 +22,6 @@ export default flow('stream-takeover', {
       Type: 'Succeed',
       OutputPath: '$.takeover',
     },
-    Rejected: {
-      Type: 'Fail',
-      Error: 'Stream.Rejected',
-      CausePath: '$.failure.Cause',
-      Comment:
-        'Error is stable for EventBridge and the CLI; the cause carries the caught step error (name and message, never secrets).',
-    },
+    Rejected: STREAM_REJECTED,
   },
 });

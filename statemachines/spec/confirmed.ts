@@ -16,3 +16,11 @@ export function confirmed(o: { next: string; comment?: string }): AslState {
     Default: 'ConfirmationRequired',
   };
 }
+
+/** What an operator's action Task is given: the invocation, its sealed manifest and selector, and the confirmation. */
+export const OPERATOR_ACTION = {
+  'invocationId.$': '$.invocationId',
+  'manifestText.$': '$.manifestText',
+  'selector.$': '$.selector',
+  'yes.$': '$.yes',
+} as const;
