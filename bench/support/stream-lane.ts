@@ -14,8 +14,8 @@ export async function ownedLane(ports: Ports, label: string): Promise<{ lane: La
   const stream = `bench-${label}-${Date.now().toString(36)}-${laneSeq++}`;
   await createStream({ stream, partitions: 1 }, ports);
   const lane = { stream, partition: 0 };
-  const session = await takeOverWithNewSession(lane, 'bench-writer', ports);
-  return { lane, session };
+  const fence = await takeOverWithNewSession(lane, 'bench-writer', ports);
+  return { lane, session: fence };
 }
 
 export function batchOf(size: number, recordBytes: number): Uint8Array[] {

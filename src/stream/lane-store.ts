@@ -22,12 +22,12 @@ export async function loadHead(ports: Ports, lane: LaneRef): Promise<LaneHead> {
  * Refuses a session the lane never issued (`assertIssuedFence`); below the head's epoch it
  * reads the takeover's record of that epoch to tell stale from forged.
  */
-export async function assertSessionIssued(ports: Ports, lane: LaneRef, head: LaneHead, session: Fence): Promise<void> {
-  const below = head.fence !== undefined && session.epoch < head.fence.epoch;
+export async function assertSessionIssued(ports: Ports, lane: LaneRef, head: LaneHead, fence: Fence): Promise<void> {
+  const below = head.fence !== undefined && fence.epoch < head.fence.epoch;
   const issued = below
-    ? ((await ports.authority.get(laneKeys.fence(lane, session.epoch))) as unknown as IssuedFence | undefined)
+    ? ((await ports.authority.get(laneKeys.fence(lane, fence.epoch))) as unknown as IssuedFence | undefined)
     : undefined;
-  assertIssuedFence(lane, head, session, issued);
+  assertIssuedFence(lane, head, fence, issued);
 }
 
 /** The commit record containing `offset` (the first whose end is past it), if any. */

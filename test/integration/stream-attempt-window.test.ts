@@ -50,22 +50,24 @@ function stepError(run: FlowResult): { error?: string; cause?: string } {
 async function expectRefusedEverywhere(
   ports: Ports,
   lane: LaneRef,
-  session: Fence,
+  fence: Fence,
   attemptId: string,
   records: string[],
   name: string,
   writer?: LaneWriter,
 ): Promise<void> {
   const before = await laneSnapshot(ports, lane);
-  const run = await appendFlow(ports, lane, session, attemptId, records);
+  const run = await appendFlow(ports, lane, fence, attemptId, records);
   expect(run).toMatchObject({ status: 'FAILED', error: 'Stream.Rejected' });
   expect(stepError(run).error).toBe(name);
-  await expect(appendBatch({ ...lane, attemptId, session, records: encode(records) }, ports)).rejects.toMatchObject({
+  await expect(
+    appendBatch({ ...lane, attemptId, session: fence, records: encode(records) }, ports),
+  ).rejects.toMatchObject({
     name,
   });
   if (writer) await expect(writer.append(encode(records), attemptId)).rejects.toMatchObject({ name });
   else
-    await expect(new LaneWriter(ports, lane, session).append(encode(records), attemptId)).rejects.toMatchObject({
+    await expect(new LaneWriter(ports, lane, fence).append(encode(records), attemptId)).rejects.toMatchObject({
       code: 'stream.invalid_attempt',
     });
   expect(await laneSnapshot(ports, lane)).toEqual(before);

@@ -24,7 +24,7 @@ beforeAll(async () => {
 async function writer(
   ports: Ports,
   lane: { stream: string; partition: number },
-  session: Fence,
+  fence: Fence,
   prefix: string,
   count: number,
   results: Array<{ attemptId: string; outcome: AppendOutcome }>,
@@ -32,7 +32,7 @@ async function writer(
   for (let i = 0; i < count; i++) {
     const attemptId = `${prefix}-${i}`;
     const outcome = await appendBatch(
-      { ...lane, attemptId, session, records: batchOf(attemptId, 3).map((r) => Buffer.from(r)) },
+      { ...lane, attemptId, session: fence, records: batchOf(attemptId, 3).map((r) => Buffer.from(r)) },
       ports,
     );
     results.push({ attemptId, outcome });

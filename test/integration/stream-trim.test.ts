@@ -48,8 +48,8 @@ async function laneWith(label: string, sizes = [3, 2, 4], partitions = 1): Promi
   const stream = `trim-${label}-${randomUUID().slice(0, 6)}`;
   await createStream({ stream, partitions }, stores.ports);
   const lane = { stream, partition: 0 };
-  const session = await takeOverWithNewSession(lane, 'trim-test', stores.ports);
-  const f: Fixture = { lane, session, expected: [] };
+  const fence = await takeOverWithNewSession(lane, 'trim-test', stores.ports);
+  const f: Fixture = { lane, session: fence, expected: [] };
   for (const size of sizes) await append(f, size);
   return f;
 }

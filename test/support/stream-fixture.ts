@@ -33,8 +33,8 @@ export async function newLane(ports: Ports, label: string): Promise<{ lane: Lane
     .slice(0, 60);
   await createStream({ stream, partitions: 1 }, ports);
   const lane = { stream, partition: 0 };
-  const session = await takeOverWithNewSession(lane, 'test-writer', ports);
-  return { lane, session };
+  const fence = await takeOverWithNewSession(lane, 'test-writer', ports);
+  return { lane, session: fence };
 }
 
 export function batchOf(attemptId: string, n: number): string[] {
@@ -44,11 +44,11 @@ export function batchOf(attemptId: string, n: number): string[] {
 export async function appendFlow(
   ports: Ports,
   lane: LaneRef,
-  session: Fence,
+  fence: Fence,
   attemptId: string,
   records: string[],
 ): Promise<FlowResult> {
-  const input = { ...lane, attemptId, session, records: records.map((r) => Buffer.from(r).toString('base64')) };
+  const input = { ...lane, attemptId, session: fence, records: records.map((r) => Buffer.from(r).toString('base64')) };
   return runFlow('stream-append', input, { ports, retryIntervalMs: 0 });
 }
 

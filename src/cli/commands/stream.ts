@@ -228,9 +228,9 @@ async function append(runtime: Runtime, lane: LaneRef, values: Values): Promise<
   const attemptId = attemptOf(values);
   const aws = runtime.kind === 'aws';
   const format = (values['input-format'] ?? 'lines') as RecordFormat;
-  const session = await activeSession(lane, runtime.kind);
+  const fence = await activeSession(lane, runtime.kind);
   const records = await readRecords(typeof values.file === 'string' ? values.file : undefined, format);
-  const input = { ...lane, attemptId, session, records: records.map((r) => Buffer.from(r).toString('base64')) };
+  const input = { ...lane, attemptId, session: fence, records: records.map((r) => Buffer.from(r).toString('base64')) };
   assertFlowInputFits(input);
   const run = await runtime
     .run('stream-append', executionName('append', lane.stream, lane.partition, attemptId), input)

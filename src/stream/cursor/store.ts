@@ -35,12 +35,12 @@ export async function assertCursorSessionIssued(
   lane: LaneRef,
   group: string,
   cursor: Cursor | undefined,
-  session: Fence,
+  fence: Fence,
 ): Promise<void> {
-  const below = cursor !== undefined && session.epoch < cursor.fence.epoch;
+  const below = cursor !== undefined && fence.epoch < cursor.fence.epoch;
   const issued = below
-    ? ((await ports.authority.get(laneKeys.cursorFence(lane, group, session.epoch))) as unknown as
+    ? ((await ports.authority.get(laneKeys.cursorFence(lane, group, fence.epoch))) as unknown as
         IssuedCursorFence | undefined)
     : undefined;
-  assertCursorSession(lane, group, cursor, session, issued);
+  assertCursorSession(lane, group, cursor, fence, issued);
 }

@@ -14,8 +14,8 @@ const WIDEST_SUFFIX = `-g${Number.MAX_SAFE_INTEGER}`;
 export class GroupAttemptIds {
   readonly prefix: string;
 
-  constructor(session: Fence, prefix?: string) {
-    this.prefix = prefix ?? `p${sha256Hex(`${session.owner}\n${session.session}\n${session.epoch}`).slice(0, 24)}`;
+  constructor(fence: Fence, prefix?: string) {
+    this.prefix = prefix ?? `p${sha256Hex(`${fence.owner}\n${fence.session}\n${fence.epoch}`).slice(0, 24)}`;
     validateAttemptPrefix(this.prefix);
   }
 

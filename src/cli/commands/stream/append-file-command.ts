@@ -60,8 +60,8 @@ export async function appendFromFile(
   values: Values,
   attempt: string,
 ): Promise<FileAppendSummary> {
-  const session = await activeSession(lane, runtime.kind);
-  return appendFile(await runtime.ports(), lane, session, values.from as string, {
+  const fence = await activeSession(lane, runtime.kind);
+  return appendFile(await runtime.ports(), lane, fence, values.from as string, {
     attempt,
     ...knobsOf(values),
     aws: runtime.kind === 'aws',

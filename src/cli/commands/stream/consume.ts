@@ -96,7 +96,7 @@ async function consume(runtime: Runtime, lane: LaneRef, values: Values): Promise
   const owner = validateOwner(typeof values.owner === 'string' ? values.owner : defaultOwner());
   const ports = await runtime.ports();
   await loadHead(ports, lane); // a missing lane: Stream.LaneMissing, before any session is stored
-  const session = await cursorSession(runtime, ports, lane, group, owner);
+  const fence = await cursorSession(runtime, ports, lane, group, owner);
   let position = (await loadCursor(ports, lane, group))!.position;
   let stopping = false;
   const stop = () => {
@@ -124,7 +124,7 @@ async function consume(runtime: Runtime, lane: LaneRef, values: Values): Promise
       );
       await writeOut(`${lines.join('\n')}\n`);
       // Only after the batch is out: a crash before this commit delivers it again.
-      await commitCursor({ ...lane, group, session, position: page.next }, ports);
+      await commitCursor({ ...lane, group, session: fence, position: page.next }, ports);
       position = page.next;
       consumed += page.records.length;
       if (Date.now() - reported >= PROGRESS_EVERY_MS) {
