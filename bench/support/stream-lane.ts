@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { laneKeys, type LaneRef } from '../../src/domain/stream.js';
-import type { Fence } from '../../src/ports/authority.js';
+import type { Fence } from '../../src/domain/fence.js';
 import type { Ports } from '../../src/ports/index.js';
 import { createStream } from '../../src/stream/create-stream.js';
 import { takeOverWithNewSession } from '../../src/stream/takeover.js';

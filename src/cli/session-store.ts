@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { CutpointError } from '../domain/errors.js';
 import type { LaneRef } from '../domain/stream.js';
 import { defaultStateDir } from '../local/runtime.js';
-import type { Fence } from '../ports/authority.js';
+import type { Fence } from '../domain/fence.js';
 
 /**
  * The CLI's owner sessions, one file per lane: `.cutpoint/sessions/<stream>-<partition>.json`

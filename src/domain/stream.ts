@@ -5,7 +5,7 @@ import { validateAttemptTime } from './attempt-time.js';
 import { sha256Hex } from './digest.js';
 import { ValidationError } from './errors.js';
 import { UnknownSessionError } from './stream-errors.js';
-import type { Fence } from '../ports/authority.js';
+import type { Fence } from './fence.js';
 
 /**
  * The stream log (seed 002): per lane (a stream partition) a head item in the authority

@@ -8,7 +8,7 @@ import {
   type LaneRef,
 } from '../domain/stream.js';
 import { LaneMissingError } from '../domain/stream-errors.js';
-import type { Fence } from '../ports/authority.js';
+import type { Fence } from '../domain/fence.js';
 import type { Ports } from '../ports/index.js';
 
 /** Typed reads of the lane's authority items. */

@@ -4,7 +4,7 @@ import { generationKeys } from '../../src/domain/generation.js';
 import { laneKeys, type LaneRef } from '../../src/domain/stream.js';
 import { loadHead, loadRecord } from '../../src/generation/load.js';
 import { readVerified } from '../../src/objects/exact-object.js';
-import type { Fence } from '../../src/ports/authority.js';
+import type { Fence } from '../../src/domain/fence.js';
 import type { Ports } from '../../src/ports/index.js';
 import { LaneWriter } from '../../src/stream/append/lane-writer.js';
 import { compactionKeys, type CompactionRecord } from '../../src/stream/compaction/model.js';

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FaultKind } from '../../src/domain/faults.js';
 import type { LaneRef } from '../../src/domain/stream.js';
-import type { Fence } from '../../src/ports/authority.js';
+import type { Fence } from '../../src/domain/fence.js';
 import { commitCursor } from '../../src/stream/cursor/commit.js';
 import { CURSOR_CUT_POINTS } from '../../src/stream/cursor/cut-points.js';
 import { setRetentionPolicy } from '../../src/stream/cursor/policy.js';

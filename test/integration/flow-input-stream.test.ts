@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { LaneRef } from '../../src/domain/stream.js';
 import { runFlow } from '../../src/local/flow-runner.js';
-import type { Fence } from '../../src/ports/authority.js';
+import type { Fence } from '../../src/domain/fence.js';
 import { laneWithRanges } from '../faults/stream-compaction-world.js';
 import { runCutpointInProcess } from '../support/cli-runtime.js';
 import { freshStores, type TestStores } from '../support/emulators.js';

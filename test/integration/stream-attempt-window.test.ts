@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { ATTEMPT_TIME_MARGIN_MS } from '../../src/domain/attempt-time.js';
 import { laneKeys, type LaneHead, type LaneRef } from '../../src/domain/stream.js';
 import { runFlow, type FlowResult } from '../../src/local/flow-runner.js';
-import type { Fence } from '../../src/ports/authority.js';
+import type { Fence } from '../../src/domain/fence.js';
 import type { Ports } from '../../src/ports/index.js';
 import { appendBatch } from '../../src/stream/append-batch.js';
 import { LaneWriter } from '../../src/stream/append/lane-writer.js';

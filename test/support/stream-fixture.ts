@@ -12,7 +12,8 @@ import {
 } from '../../src/domain/stream.js';
 import { runFlow, type FlowResult } from '../../src/local/flow-runner.js';
 import { readVerified } from '../../src/objects/exact-object.js';
-import type { AuthorityItem, Fence } from '../../src/ports/authority.js';
+import type { AuthorityItem } from '../../src/ports/authority.js';
+import type { Fence } from '../../src/domain/fence.js';
 import { sha256Hex } from '../../src/domain/digest.js';
 import { gcKeys, lanePrefixes } from '../../src/stream/gc/model.js';
 import type { Ports } from '../../src/ports/index.js';

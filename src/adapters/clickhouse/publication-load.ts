@@ -6,7 +6,8 @@ import { LoadCountMismatchError } from '../../domain/delivery/target-errors.js';
 import { CHUNK_COLUMN } from '../../domain/delivery/target-rules.js';
 import { PUBLICATION_CUT_POINTS } from '../../domain/publication/cut-points.js';
 import type { FaultInjector } from '../../ports/faults.js';
-import type { ChunkReceipt, LoadChunkRequest } from '../../ports/target.js';
+import type { LoadChunkRequest } from '../../ports/target.js';
+import type { ChunkReceipt } from '../../domain/delivery/target-types.js';
 import { effectFailure, quoteTable, runCommand, selectRows, settingsClause } from './publication-sql.js';
 
 /**

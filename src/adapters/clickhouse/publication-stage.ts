@@ -29,22 +29,24 @@ import {
 import { assertChName, assertUuidText } from '../../domain/publication/candidate.js';
 import type { FaultInjector } from '../../ports/faults.js';
 import type {
-  ChunkReceipt,
   CreateStagingRequest,
   DropResult,
   LoadChunkRequest,
-  PublicationReceipt,
   PublishResult,
-  SeqRange,
   StageObservation,
   StagingCreated,
   StagingFacts,
-  StagingFactsRequest,
-  StagingRef,
   TableDescription,
-  TableRef,
   TargetPort,
 } from '../../ports/target.js';
+import type {
+  ChunkReceipt,
+  PublicationReceipt,
+  SeqRange,
+  StagingFactsRequest,
+  StagingRef,
+  TableRef,
+} from '../../domain/delivery/target-types.js';
 import type { ClickHouseHandle } from './client.js';
 import { judgeTarget, type TargetCheckRequest } from '../../domain/delivery/target-check.js';
 import {

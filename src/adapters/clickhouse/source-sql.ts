@@ -2,13 +2,13 @@ import { ValidationError } from '../../domain/errors.js';
 import { isSqlIdentifier } from '../../domain/delivery/identifiers.js';
 import { bucketsOf, type TimeRange } from '../../domain/delivery/parts.js';
 import type { SealedWindow } from '../../domain/delivery/window.js';
+import type { SourceColumn } from '../../ports/source.js';
 import type {
   CountBucketsRequest,
   CountWindowRequest,
-  SourceColumn,
   SourceKey,
   SourceRelationRequest,
-} from '../../ports/source.js';
+} from '../../domain/delivery/source-types.js';
 import {
   assertCountBucketsRequest,
   assertCountWindowRequest,

@@ -1,4 +1,4 @@
-import type { StagingRef, TableRef } from '../../ports/target.js';
+import type { StagingRef, TableRef } from '../../domain/delivery/target-types.js';
 import { assertTableRef, ownerMarker, publicationLockOf } from '../../domain/delivery/target-rules.js';
 import {
   applock,

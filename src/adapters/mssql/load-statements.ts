@@ -1,4 +1,4 @@
-import type { SeqRange, StagingRef } from '../../ports/target.js';
+import type { SeqRange, StagingRef } from '../../domain/delivery/target-types.js';
 import { assertColumns, CHUNK_COLUMN } from '../../domain/delivery/target-rules.js';
 import { StagingBindingChangedError } from '../../domain/delivery/target-errors.js';
 import { openJsonColumnOf, type StageColumn } from './bulk-types.js';

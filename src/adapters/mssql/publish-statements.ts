@@ -1,4 +1,4 @@
-import type { PublishRequest, TableRef } from '../../ports/target.js';
+import type { PublishRequest, TableRef } from '../../domain/delivery/target-types.js';
 import { publicationLockOf } from '../../domain/delivery/target-rules.js';
 import {
   applock,

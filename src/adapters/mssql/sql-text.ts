@@ -1,4 +1,4 @@
-import type { StagingRef, TableRef } from '../../ports/target.js';
+import type { StagingRef, TableRef } from '../../domain/delivery/target-types.js';
 import { assertIdentifier, assertTableRef, CHUNK_COLUMN, ownerMarker } from '../../domain/delivery/target-rules.js';
 
 /**

@@ -13,24 +13,26 @@ import {
 import type { TargetIdentity } from '../../domain/delivery/sealed-authority.js';
 import type { FaultInjector } from '../../ports/faults.js';
 import type {
-  ChunkReceipt,
   CreateStagingRequest,
   DropOptions,
   DropResult,
   StageObservation,
   LoadChunkRequest,
-  PublicationReceipt,
-  PublishRequest,
   PublishResult,
-  SeqRange,
   StagingCreated,
   StagingFacts,
-  StagingFactsRequest,
-  StagingRef,
   TableDescription,
-  TableRef,
   TargetPort,
 } from '../../ports/target.js';
+import type {
+  ChunkReceipt,
+  PublicationReceipt,
+  PublishRequest,
+  SeqRange,
+  StagingFactsRequest,
+  StagingRef,
+  TableRef,
+} from '../../domain/delivery/target-types.js';
 import {
   assertColumns,
   assertInvocationId,

@@ -1,4 +1,4 @@
-import type { TableRef } from '../../ports/target.js';
+import type { TableRef } from '../../domain/delivery/target-types.js';
 import { assertIdentifier, assertTableRef, CHUNK_COLUMN } from '../../domain/delivery/target-rules.js';
 
 /**

@@ -4,7 +4,7 @@ import { attemptWindowOf, timeMarkSegment } from '../../domain/attempt-time.js';
 import type { AppendOutcome, LaneHead, LaneRef } from '../../domain/stream.js';
 import { LaneSuspendedError } from '../../domain/stream-errors.js';
 import { rerunTransient } from '../../engine/rerun.js';
-import type { Fence } from '../../ports/authority.js';
+import type { Fence } from '../../domain/fence.js';
 import type { Ports } from '../../ports/index.js';
 import { commitAndSettle } from '../append-batch.js';
 import { uncommittedOutcome } from '../outcomes.js';

@@ -1,7 +1,7 @@
 import { ValidationError } from '../../domain/errors.js';
 import { assertIssuedFence, sameFence, type IssuedFence, type LaneHead, type LaneRef } from '../../domain/stream.js';
 import { UnknownSessionError } from '../../domain/stream-errors.js';
-import type { Fence } from '../../ports/authority.js';
+import type { Fence } from '../../domain/fence.js';
 import {
   CursorBackwardsError,
   CursorBelowTrimError,

@@ -1,5 +1,6 @@
 import { laneKeys, type LaneRef } from '../../domain/stream.js';
-import type { Fence, ItemKey } from '../../ports/authority.js';
+import type { ItemKey } from '../../ports/authority.js';
+import type { Fence } from '../../domain/fence.js';
 import type { Ports } from '../../ports/index.js';
 import { assertCursorSession, type Cursor, type IssuedCursorFence, type RetentionPolicy } from './rules.js';
 

@@ -1,6 +1,6 @@
 import { sha256Hex } from '../../domain/digest.js';
 import { validateAttemptId } from '../../domain/stream.js';
-import type { Fence } from '../../ports/authority.js';
+import type { Fence } from '../../domain/fence.js';
 
 /** The widest group suffix: `-g` and a safe integer. */
 const WIDEST_SUFFIX = `-g${Number.MAX_SAFE_INTEGER}`;

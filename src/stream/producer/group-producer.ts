@@ -1,6 +1,6 @@
 import { CutpointError } from '../../domain/errors.js';
 import type { AppendOutcome, AppendStatus, LaneRef } from '../../domain/stream.js';
-import type { Fence } from '../../ports/authority.js';
+import type { Fence } from '../../domain/fence.js';
 import type { Ports } from '../../ports/index.js';
 import { appendBatch, type AppendBatchInput } from '../append-batch.js';
 import { GroupAttemptIds } from './attempt-ids.js';

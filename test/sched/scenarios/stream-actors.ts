@@ -1,6 +1,6 @@
 import type { AppendOutcome, LaneRef } from '../../../src/domain/stream.js';
 import { runFlow, type FlowResult } from '../../../src/local/flow-runner.js';
-import type { Fence } from '../../../src/ports/authority.js';
+import type { Fence } from '../../../src/domain/fence.js';
 import type { Ports } from '../../../src/ports/index.js';
 import { appendBatch } from '../../../src/stream/append-batch.js';
 import { readStream } from '../../../src/stream/read.js';

@@ -1,5 +1,5 @@
 import type { LaneRef } from '../../../domain/stream.js';
-import type { Fence } from '../../../ports/authority.js';
+import type { Fence } from '../../../domain/fence.js';
 import type { Ports } from '../../../ports/index.js';
 import { GroupProducer, type GroupReport } from '../../../stream/producer/group-producer.js';
 import { validateKnobs } from '../../../stream/producer/knobs.js';

@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sameFence, validateOwner, type LaneRef } from '../../../domain/stream.js';
-import type { Fence } from '../../../ports/authority.js';
+import type { Fence } from '../../../domain/fence.js';
 import type { Ports } from '../../../ports/index.js';
 import { commitCursor } from '../../../stream/cursor/commit.js';
 import { CursorBelowTrimError } from '../../../stream/cursor/errors.js';

@@ -3,7 +3,7 @@ import { chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path';
 import { CutpointError } from '../../../domain/errors.js';
 import type { LaneRef } from '../../../domain/stream.js';
-import type { Fence } from '../../../ports/authority.js';
+import type { Fence } from '../../../domain/fence.js';
 import { sessionsDir, type RuntimeKind } from '../../session-store.js';
 
 /**
