@@ -8,7 +8,7 @@ import { PUBLICATION_CUT_POINTS } from '../../domain/publication/cut-points.js';
 import type { FaultInjector } from '../../ports/faults.js';
 import type { LoadChunkRequest } from '../../ports/target.js';
 import type { ChunkReceipt } from '../../domain/delivery/target-types.js';
-import { effectFailure, quoteTable, runCommand, selectRows, settingsClause } from './publication-sql.js';
+import { effectFailure, quoteClickHouseTable, runCommand, selectRows, settingsClause } from './publication-sql.js';
 
 /**
  * Loading one chunk into a ClickHouse stage, idempotently without transactions (spec
@@ -78,7 +78,7 @@ export async function loadStageChunk(
   invocationId: string,
 ): Promise<ChunkReceipt> {
   const lines = stageLines(request);
-  const table = quoteTable(stage.database, stage.table);
+  const table = quoteClickHouseTable(stage.database, stage.table);
   const cutPoint = PUBLICATION_CUT_POINTS.loadInsert;
   const groups = () =>
     selectRows<SeqGroup>(

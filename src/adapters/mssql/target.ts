@@ -59,8 +59,8 @@ import {
 import {
   classifyMssqlFailure,
   describeMssqlError,
-  isPermissionFailure,
-  isUnrunnableStatement,
+  isMssqlPermissionFailure,
+  isMssqlUnrunnableStatement,
   parseMssqlConnection,
   serverErrorNumber,
 } from './connection.js';
@@ -213,7 +213,8 @@ export class MssqlTarget implements TargetPort {
         assertions,
       };
     } catch (error) {
-      if (isUnrunnableStatement(error)) throw new QualityCheckUnrunnableError(describeMssqlError(error, this.secrets));
+      if (isMssqlUnrunnableStatement(error))
+        throw new QualityCheckUnrunnableError(describeMssqlError(error, this.secrets));
       throw this.readFailure(error);
     } finally {
       // Always rolled back: an assertion can never change anything.
@@ -482,7 +483,7 @@ export class MssqlTarget implements TargetPort {
     const mapped = thrownError(error);
     if (mapped) return mapped;
     const message = describeMssqlError(error, this.secrets);
-    if (isPermissionFailure(error)) return new TargetUnobservableError(`permission denied: ${message}`);
+    if (isMssqlPermissionFailure(error)) return new TargetUnobservableError(`permission denied: ${message}`);
     return new EffectFailedError(cutPoint, `${cutPoint}: ${message}`, { cause: { number: serverErrorNumber(error) } });
   }
 
@@ -491,7 +492,7 @@ export class MssqlTarget implements TargetPort {
     const mapped = thrownError(error);
     if (mapped) return mapped;
     const message = describeMssqlError(error, this.secrets);
-    if (isPermissionFailure(error)) return new TargetUnobservableError(`permission denied: ${message}`);
+    if (isMssqlPermissionFailure(error)) return new TargetUnobservableError(`permission denied: ${message}`);
     return new TargetUnavailableError(message);
   }
 }

@@ -19,7 +19,7 @@ import { checkGc, gc, gcHelp, leases } from './stream/gc.js';
 import { MATERIALIZE_HANDLERS, materializeHelp } from './stream/materialize.js';
 import { QUARANTINE_HANDLERS, quarantineHelp } from './stream/quarantine.js';
 import { attemptOf, integer, integerIn } from './stream/options.js';
-import { checkResolve, resolveAttempt, resolveWriter } from './stream/resolve.js';
+import { checkResolve, resolveAttemptCommand, resolveWriterCommand } from './stream/resolve.js';
 import { appendResult, failedFlowError, isRejection, resolveCommand } from './stream/outcomes.js';
 import { assertFlowInputFits, readRecords, type RecordFormat } from './stream/records.js';
 import { freshNameHint, runtimeOf, type Runtime } from './stream/runtime.js';
@@ -155,7 +155,9 @@ const HANDLERS: Record<string, Handler> = {
     flow: 'stream-resolve-append',
     check: checkResolve,
     run: (t, r) =>
-      r.values.writer === undefined ? resolveAttempt(t, r.lane, r.values) : resolveWriter(t, r.lane, r.values),
+      r.values.writer === undefined
+        ? resolveAttemptCommand(t, r.lane, r.values)
+        : resolveWriterCommand(t, r.lane, r.values),
   },
   read: {
     options: {

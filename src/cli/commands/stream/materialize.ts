@@ -20,7 +20,7 @@ export function checkMaterialize(values: Values): void {
 }
 
 /** The stream-materialize flow on one lane, locally or on AWS; prints its output (the batch). */
-export async function materialize(runtime: Runtime, lane: LaneRef, values: Values): Promise<unknown> {
+export async function materializeLane(runtime: Runtime, lane: LaneRef, values: Values): Promise<unknown> {
   return runMaintenanceFlow(
     runtime,
     'stream-materialize',
@@ -35,6 +35,6 @@ export const MATERIALIZE_HANDLERS = {
     options: { partition: { type: 'string' }, max: { type: 'string' }, ...MAINTENANCE_FLOW_OPTIONS },
     flow: 'stream-materialize',
     check: checkMaterialize,
-    run: (t: Runtime, r: { lane: LaneRef; values: Values }) => materialize(t, r.lane, r.values),
+    run: (t: Runtime, r: { lane: LaneRef; values: Values }) => materializeLane(t, r.lane, r.values),
   },
 } as const;

@@ -23,7 +23,7 @@ export function checkResolve(values: Values): void {
 }
 
 /** One attempt: KNOWN_COMMITTED, or KNOWN_NOT_COMMITTED (its records may be appended again). */
-export async function resolveAttempt(runtime: Runtime, lane: LaneRef, values: Values): Promise<unknown> {
+export async function resolveAttemptCommand(runtime: Runtime, lane: LaneRef, values: Values): Promise<unknown> {
   const attemptId = attemptOf(values);
   const outcome = (await runResolve(
     runtime,
@@ -46,7 +46,7 @@ export async function resolveAttempt(runtime: Runtime, lane: LaneRef, values: Va
 }
 
 /** Every attempt of a writer, each outcome printed; the slot released. */
-export async function resolveWriter(runtime: Runtime, lane: LaneRef, values: Values): Promise<unknown> {
+export async function resolveWriterCommand(runtime: Runtime, lane: LaneRef, values: Values): Promise<unknown> {
   const writerId = writerOf(values);
   const outcome = (await runResolve(
     runtime,
