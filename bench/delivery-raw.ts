@@ -1,8 +1,9 @@
 import type { ClickHouseHandle } from '../src/adapters/clickhouse/client.js';
 import { windowQuery } from '../src/adapters/clickhouse/source.js';
 import type { SealedWindow } from '../src/domain/delivery/window.js';
-import type { SourcePort, SourceRelationRequest } from '../src/ports/source.js';
-import type { TargetRow } from '../src/ports/target.js';
+import type { SourcePort } from '../src/ports/source.js';
+import type { SourceRelationRequest } from '../src/domain/delivery/source-types.js';
+import type { TargetRow } from '../src/domain/delivery/target-types.js';
 import type { SliceFn } from './measure.js';
 import { ingestChunks, measurePostgresIngest, type IngestChunks } from './postgres-ingest.js';
 

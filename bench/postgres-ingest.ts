@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { encodeChunk } from '../src/delivery/chunk-codec.js';
-import type { TargetRow } from '../src/ports/target.js';
+import type { TargetRow } from '../src/domain/delivery/target-types.js';
 
 /**
  * Raw PostgreSQL ingest: the fastest bulk load this project can issue, for the bench's

@@ -14,13 +14,14 @@ export const LAYERS = [
     forbidden: [
       ...USE_CASES,
       ...COMPOSITION,
+      'src/ports',
       'src/adapters',
       'src/engine',
       'src/objects',
       'src/authority',
       'src/telemetry',
     ],
-    why: 'src/domain holds pure rules: it imports only the domain (and, for now, value types from src/ports)',
+    why: 'src/domain holds pure rules and the values they judge: it imports only the domain (ports import their value types from it)',
   },
   {
     from: 'src/ports',

@@ -17,7 +17,8 @@ import { INCIDENT_TOPIC_ENV } from '../functions/lib/incident-topic.js';
 import { lambdaBundling } from './bundling.js';
 import { grantHistoryKey } from './history-key.js';
 import { acknowledgeWildcardResource } from './nag.js';
-import { REPO_ROOT, repoPath } from './repo.js';
+import { REPO_ROOT } from '../src/local/asl.js';
+import { repoPath } from './repo.js';
 import { TargetDeadLetterQueue } from './recovery-dispatch-queue.js';
 import { incidentTopicStatements, type DataArns } from './step-policy.js';
 

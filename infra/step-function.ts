@@ -10,7 +10,8 @@ import { METRIC_NAMESPACE, SERVICE_NAME, STEP_NAME_ENV } from '../src/telemetry/
 import { stepNameOf } from '../src/telemetry/step-name.js';
 import { lambdaBundling } from './bundling.js';
 import { acknowledgeWildcardResource } from './nag.js';
-import { REPO_ROOT, repoPath } from './repo.js';
+import { REPO_ROOT } from '../src/local/asl.js';
+import { repoPath } from './repo.js';
 import { reachesDatabases, vpcAccessStatement, type VpcAttachment } from './network.js';
 import { noQualityDelete, objectArns, secretArnsOf, stepPolicyStatements, type DataArns } from './step-policy.js';
 

@@ -43,7 +43,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv): CutpointConfig {
 
 /**
  * The config of a command on the deployed system (`--aws`): names and region already
- * resolved (src/cli/aws-target.ts), validated here; emulator endpoints, if any, from
+ * resolved (src/cli/aws-runtime.ts), validated here; emulator endpoints, if any, from
  * CUTPOINT_DYNAMODB_ENDPOINT / CUTPOINT_S3_ENDPOINT (loopback only).
  */
 export function awsConfig(

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { laneKeys, type LaneRef } from '../../src/domain/stream.js';
-import type { Fence } from '../../src/ports/authority.js';
+import type { Fence } from '../../src/domain/fence.js';
 import type { Ports } from '../../src/ports/index.js';
 import { createStream } from '../../src/stream/create-stream.js';
 import { takeOverWithNewSession } from '../../src/stream/takeover.js';
@@ -14,8 +14,8 @@ export async function ownedLane(ports: Ports, label: string): Promise<{ lane: La
   const stream = `bench-${label}-${Date.now().toString(36)}-${laneSeq++}`;
   await createStream({ stream, partitions: 1 }, ports);
   const lane = { stream, partition: 0 };
-  const session = await takeOverWithNewSession(lane, 'bench-writer', ports);
-  return { lane, session };
+  const fence = await takeOverWithNewSession(lane, 'bench-writer', ports);
+  return { lane, session: fence };
 }
 
 export function batchOf(size: number, recordBytes: number): Uint8Array[] {

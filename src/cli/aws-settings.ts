@@ -3,7 +3,7 @@ import { CutpointError } from '../domain/errors.js';
 import { UsageError } from './io.js';
 
 /**
- * Pure rules of `--aws` (no I/O; the lookups are in aws-target.ts): which stacks, which
+ * Pure rules of `--aws` (no I/O; the lookups are in aws-runtime.ts): which stacks, which
  * region, and where each name the CLI needs comes from. Precedence, for every value:
  * flag > environment variable > the deployed stacks' outputs.
  */

@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { CutpointError } from '../domain/errors.js';
 import type { LaneRef } from '../domain/stream.js';
 import { defaultStateDir } from '../local/runtime.js';
-import type { Fence } from '../ports/authority.js';
+import type { Fence } from '../domain/fence.js';
 
 /**
  * The CLI's owner sessions, one file per lane: `.cutpoint/sessions/<stream>-<partition>.json`
@@ -16,7 +16,7 @@ import type { Fence } from '../ports/authority.js';
  * an interrupted takeover reuses the same id (the same execution name on AWS, the same
  * idempotent CAS locally) instead of minting a second session.
  */
-export type SessionTarget = 'local' | 'aws';
+export type RuntimeKind = 'local' | 'aws';
 
 interface StoredLane extends LaneRef {
   active?: Fence & { takenAt: string };
@@ -24,24 +24,24 @@ interface StoredLane extends LaneRef {
 }
 
 /** Next to the local runtime's state directory: `.cutpoint/sessions` by default. */
-export function sessionsDir(target: SessionTarget): string {
+export function sessionsDir(runtime: RuntimeKind): string {
   const root = join(dirname(defaultStateDir()), 'sessions');
-  return target === 'aws' ? join(root, 'aws') : root;
+  return runtime === 'aws' ? join(root, 'aws') : root;
 }
 
-export function sessionFile(lane: LaneRef, target: SessionTarget): string {
-  return join(sessionsDir(target), `${lane.stream}-${lane.partition}.json`);
+export function sessionFile(lane: LaneRef, runtime: RuntimeKind): string {
+  return join(sessionsDir(runtime), `${lane.stream}-${lane.partition}.json`);
 }
 
 /** The session `append` uses, or a `stream.no_session` refusal naming the takeover to run. */
-export async function activeSession(lane: LaneRef, target: SessionTarget): Promise<Fence> {
-  const stored = await load(lane, target);
+export async function activeSession(lane: LaneRef, runtime: RuntimeKind): Promise<Fence> {
+  const stored = await load(lane, runtime);
   if (!stored?.active) {
-    const aws = target === 'aws' ? ' --aws' : '';
+    const aws = runtime === 'aws' ? ' --aws' : '';
     throw new CutpointError(
       'Stream.NoSession',
       'stream.no_session',
-      `no owner session for lane ${lane.stream}/${lane.partition} in ${sessionsDir(target)}; run: cutpoint stream takeover ${lane.stream} --partition ${lane.partition}${aws}`,
+      `no owner session for lane ${lane.stream}/${lane.partition} in ${sessionsDir(runtime)}; run: cutpoint stream takeover ${lane.stream} --partition ${lane.partition}${aws}`,
     );
   }
   const { owner, session, epoch } = stored.active;
@@ -52,17 +52,17 @@ export async function activeSession(lane: LaneRef, target: SessionTarget): Promi
  * The session id for a takeover by `owner`: the pending one of an interrupted takeover by
  * the same owner, otherwise a new one — written to disk before it is returned.
  */
-export async function beginTakeover(lane: LaneRef, target: SessionTarget, owner: string): Promise<string> {
-  const stored = (await load(lane, target)) ?? { stream: lane.stream, partition: lane.partition };
+export async function beginTakeover(lane: LaneRef, runtime: RuntimeKind, owner: string): Promise<string> {
+  const stored = (await load(lane, runtime)) ?? { stream: lane.stream, partition: lane.partition };
   if (stored.pending?.owner === owner) return stored.pending.session;
   const session = randomUUID();
-  await save({ ...stored, pending: { owner, session, startedAt: new Date().toISOString() } }, target);
+  await save({ ...stored, pending: { owner, session, startedAt: new Date().toISOString() } }, runtime);
   return session;
 }
 
 /** The takeover applied: its fence becomes the lane's active session. */
-export async function completeTakeover(lane: LaneRef, target: SessionTarget, fence: Fence): Promise<void> {
-  const { pending: _done, ...stored } = (await load(lane, target)) ?? {
+export async function completeTakeover(lane: LaneRef, runtime: RuntimeKind, fence: Fence): Promise<void> {
+  const { pending: _done, ...stored } = (await load(lane, runtime)) ?? {
     stream: lane.stream,
     partition: lane.partition,
   };
@@ -71,7 +71,7 @@ export async function completeTakeover(lane: LaneRef, target: SessionTarget, fen
       ...stored,
       active: { owner: fence.owner, session: fence.session, epoch: fence.epoch, takenAt: new Date().toISOString() },
     },
-    target,
+    runtime,
   );
 }
 
@@ -81,14 +81,14 @@ export async function completeTakeover(lane: LaneRef, target: SessionTarget, fen
  * instead of finding the failed one). A refused takeover leaves no local state: the file
  * goes when no active session remains in it, and the sessions directory when it is empty.
  */
-export async function abandonTakeover(lane: LaneRef, target: SessionTarget, session: string): Promise<void> {
-  const stored = await load(lane, target);
+export async function abandonTakeover(lane: LaneRef, runtime: RuntimeKind, session: string): Promise<void> {
+  const stored = await load(lane, runtime);
   if (stored?.pending?.session !== session) return;
   const { pending: _failed, ...rest } = stored;
-  if (rest.active) return save(rest, target);
-  await rm(sessionFile(lane, target), { force: true });
-  // Only when empty: the target's directory, then (for aws/) the sessions directory above it.
-  for (const dir of target === 'aws' ? [sessionsDir('aws'), sessionsDir('local')] : [sessionsDir('local')]) {
+  if (rest.active) return save(rest, runtime);
+  await rm(sessionFile(lane, runtime), { force: true });
+  // Only when empty: the runtime's directory, then (for aws/) the sessions directory above it.
+  for (const dir of runtime === 'aws' ? [sessionsDir('aws'), sessionsDir('local')] : [sessionsDir('local')]) {
     if (
       !(await rmdir(dir).then(
         () => true,
@@ -99,8 +99,8 @@ export async function abandonTakeover(lane: LaneRef, target: SessionTarget, sess
   }
 }
 
-async function load(lane: LaneRef, target: SessionTarget): Promise<StoredLane | undefined> {
-  const file = sessionFile(lane, target);
+async function load(lane: LaneRef, runtime: RuntimeKind): Promise<StoredLane | undefined> {
+  const file = sessionFile(lane, runtime);
   let text: string;
   try {
     text = await readFile(file, 'utf8');
@@ -129,10 +129,10 @@ async function load(lane: LaneRef, target: SessionTarget): Promise<StoredLane | 
 }
 
 /** Atomic replace (write a private temp file, rename), so a crash never leaves half a file. */
-async function save(stored: StoredLane, target: SessionTarget): Promise<void> {
-  const dir = sessionsDir(target);
+async function save(stored: StoredLane, runtime: RuntimeKind): Promise<void> {
+  const dir = sessionsDir(runtime);
   await mkdir(dir, { recursive: true, mode: 0o700 });
-  const file = sessionFile(stored, target);
+  const file = sessionFile(stored, runtime);
   const temp = `${file}.${process.pid}.${randomUUID().slice(0, 8)}.tmp`;
   await writeFile(temp, `${JSON.stringify(stored, null, 2)}\n`, { mode: 0o600 });
   await chmod(temp, 0o600); // the mode above is masked by the umask

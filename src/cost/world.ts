@@ -141,14 +141,14 @@ export async function measureAppendedBatch(
   const stream = `cost-${Date.now().toString(36)}`;
   await createStream({ stream, partitions: 1 }, world.ports);
   const lane = { stream, partition: 0 };
-  const session = await takeOverWithNewSession(lane, 'cost-writer', world.ports);
+  const fence = await takeOverWithNewSession(lane, 'cost-writer', world.ports);
   const records = Array.from({ length: shape.records }, () =>
     Buffer.from(randomBytes(shape.recordBytes)).toString('base64'),
   );
   progress(`running stream-append with one batch of ${shape.records} records …`);
   const measured = await measureFlow(
     'stream-append',
-    { ...lane, attemptId: 'cost-1', session, records },
+    { ...lane, attemptId: 'cost-1', session: fence, records },
     { ports: world.ports, meter: world.meter },
   );
   const outcome = measured.result.output as AppendOutcome | undefined;

@@ -1,7 +1,8 @@
 import { isInvocationId, isManifestName } from '../domain/delivery/identifiers.js';
 import { JournalUnavailableError } from '../domain/delivery/journal-states.js';
 import { ValidationError } from '../domain/errors.js';
-import type { AuthorityItem, Fence, TransactionLeg } from '../ports/authority.js';
+import type { AuthorityItem, TransactionLeg } from '../ports/authority.js';
+import type { Fence } from '../domain/fence.js';
 import type { Ports } from '../ports/index.js';
 import { DELIVERY_CUT_POINTS } from './cut-points.js';
 import { JournalStateConflictError, TransitionPreconditionError } from './journal/errors.js';

@@ -1,7 +1,8 @@
 import { sha256Hex } from '../domain/digest.js';
 import { ValidationError } from '../domain/errors.js';
-import type { JsonValue, SourceChunk, SourceKey } from '../ports/source.js';
-import type { TargetRow } from '../ports/target.js';
+import type { SourceChunk } from '../ports/source.js';
+import type { JsonValue, SourceKey } from '../domain/delivery/source-types.js';
+import type { TargetRow } from '../domain/delivery/target-types.js';
 import { ChunkDigest } from '../domain/delivery/target-rules.js';
 
 /**

@@ -13,7 +13,8 @@ import {
   ValidationError,
 } from '../domain/errors.js';
 import { contentionBackoff } from '../engine/rerun.js';
-import type { Fence, TransactionLeg } from '../ports/authority.js';
+import type { TransactionLeg } from '../ports/authority.js';
+import type { Fence } from '../domain/fence.js';
 import type { Ports } from '../ports/index.js';
 import { DELIVERY_CUT_POINTS } from './cut-points.js';
 import { CustodyFencedError, CustodyHeldError } from './journal/errors.js';

@@ -1,7 +1,7 @@
 import type { JournalState } from '../domain/delivery/journal-states.js';
 import type { SealedWindow } from '../domain/delivery/window.js';
 import { rerunTransient } from '../engine/rerun.js';
-import type { DropStatus } from '../ports/target.js';
+import type { DropStatus } from '../domain/delivery/target-types.js';
 import type { DeliveryDeps } from './deps.js';
 import { begin, type BeginInput } from './steps/begin.js';
 import { checkpoint } from './steps/checkpoint.js';

@@ -5,7 +5,7 @@ import { validateAttemptTime } from './attempt-time.js';
 import { sha256Hex } from './digest.js';
 import { ValidationError } from './errors.js';
 import { UnknownSessionError } from './stream-errors.js';
-import type { Fence } from '../ports/authority.js';
+import type { Fence } from './fence.js';
 
 /**
  * The stream log (seed 002): per lane (a stream partition) a head item in the authority
@@ -258,17 +258,17 @@ export interface IssuedFence extends LaneRef {
 export function assertIssuedFence(
   lane: LaneRef,
   head: Pick<LaneHead, 'fence'>,
-  session: Fence,
+  fence: Fence,
   issued?: Pick<IssuedFence, 'owner' | 'sessionSha256'>,
 ): void {
   const current = head.fence;
   const forged =
     !current ||
-    session.epoch > current.epoch ||
-    (session.epoch === current.epoch && !sameFence(current, session)) ||
-    (session.epoch < current.epoch &&
+    fence.epoch > current.epoch ||
+    (fence.epoch === current.epoch && !sameFence(current, fence)) ||
+    (fence.epoch < current.epoch &&
       issued !== undefined &&
-      (issued.owner !== session.owner || issued.sessionSha256 !== sha256Hex(session.session)));
+      (issued.owner !== fence.owner || issued.sessionSha256 !== sha256Hex(fence.session)));
   if (forged) throw new UnknownSessionError(lane);
 }
 

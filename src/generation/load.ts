@@ -62,7 +62,7 @@ export async function loadRecord(
   return item ? asRecord(item) : undefined;
 }
 
-export async function loadHead(ports: Ports, root: string): Promise<(RootHead & { version: number }) | undefined> {
+export async function loadRootHead(ports: Ports, root: string): Promise<(RootHead & { version: number }) | undefined> {
   const item = await ports.authority.get(generationKeys.head(root));
   return item ? asHead(item) : undefined;
 }

@@ -3,7 +3,7 @@ import type { Ports } from '../ports/index.js';
 import { loadResolution } from './load.js';
 import { abortedOutcome, committedOutcome, type GenerationOutcome } from './outcome.js';
 
-export type ProbeResult =
+export type GenerationProbeResult =
   | ({ state: 'COMMITTED' } & GenerationOutcome)
   | { state: 'PREPARED' | 'NOT_PREPARED' | 'ABORTED' | 'SUPERSEDED'; reason?: string };
 
@@ -13,7 +13,7 @@ export type ProbeResult =
  * still PREPARED means the commit did not happen and may be tried again; anything else
  * leads to a proven abort.
  */
-export async function probeGeneration(input: unknown, ports: Ports): Promise<ProbeResult> {
+export async function probeGeneration(input: unknown, ports: Ports): Promise<GenerationProbeResult> {
   const { task, resolution } = await loadResolution(ports, validateRef(input));
   switch (resolution.state) {
     case 'COMMITTED':

@@ -1,16 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import type { AslState } from '../../statemachines/spec/task.js';
 
 /** Repository root, from this file's location (src/local/). */
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
-
-export interface AslState {
-  Type: string;
-  Resource?: string;
-  Retry?: Array<{ ErrorEquals: string[]; [field: string]: unknown }>;
-  Catch?: Array<{ ErrorEquals: string[]; Next: string }>;
-  [field: string]: unknown;
-}
 
 export interface AslDefinition {
   Comment?: string;

@@ -102,7 +102,7 @@ export function parseRequest(method: string, search: URLSearchParams, body: Buff
 }
 
 /** The output format the response will carry: the statement's trailing FORMAT, else the default. */
-export function outputFormatOf(sql: string, defaultFormat: string): string {
+export function responseFormatOf(sql: string, defaultFormat: string): string {
   // Only the last line matters for a SELECT the client built (`<query> \nFORMAT X`); an
   // INSERT's FORMAT names its input, not its output, and is skipped.
   if (/^\s*INSERT\b/i.test(sql)) return defaultFormat;

@@ -12,7 +12,7 @@ import {
   exceptionBlock,
   httpStatusOf,
   newExceptionTag,
-  outputFormatOf,
+  responseFormatOf,
   parseRequest,
   ProtocolError,
 } from './clickhouse-host-protocol.js';
@@ -120,7 +120,7 @@ async function handle(engine: HostEngine, req: IncomingMessage, res: ServerRespo
   try {
     const request = parseRequest(method, url.searchParams, body);
     queryId = request.queryId ?? randomUUID();
-    format = outputFormatOf(request.sql, request.defaultFormat);
+    format = responseFormatOf(request.sql, request.defaultFormat);
     execution = await engine.execute({
       sql: request.sql,
       settings: request.settings,

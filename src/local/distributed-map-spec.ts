@@ -1,6 +1,7 @@
 import { StateMachine } from 'aws-local-stepfunctions';
 import { CutpointError } from '../domain/errors.js';
-import type { AslDefinition, AslState } from './asl.js';
+import type { AslState } from '../../statemachines/spec/task.js';
+import type { AslDefinition } from './asl.js';
 
 /**
  * What the local runner accepts in a Distributed Map state, how it turns one into the Task

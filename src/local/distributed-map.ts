@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ObjectStore } from '../ports/objects.js';
-import type { AslDefinition, AslState } from './asl.js';
+import type { AslState } from '../../statemachines/spec/task.js';
+import type { AslDefinition } from './asl.js';
 import { readItems, writeResults, type ChildRecord } from './distributed-map-io.js';
 import {
   checkMap,

@@ -1,3 +1,5 @@
+import type { Fence } from '../domain/fence.js';
+
 /**
  * The fenced authority: a key-value store of versioned items where every mutation is a
  * conditional write naming the expected version (and, where the caller holds one, its
@@ -6,13 +8,6 @@
 export interface ItemKey {
   pk: string;
   sk: string;
-}
-
-/** Owner, session and epoch of the caller that holds a lane, a route or a task. */
-export interface Fence {
-  owner: string;
-  session: string;
-  epoch: number;
 }
 
 /** A stored item: key, monotonically increasing version, optional fence, attributes. */

@@ -1,4 +1,5 @@
 import type { ExchangeNames } from '../domain/publication/candidate.js';
+import type { InventoryColumn } from '../domain/quality/core.js';
 
 /**
  * The ClickHouse side of an EXCHANGE publication (spec quality-governance.md §4.2):
@@ -50,12 +51,6 @@ export interface FillResult {
 }
 
 export type DropByUuidStatus = 'DROPPED' | 'ALREADY_ABSENT' | 'NOT_OURS';
-
-export interface InventoryColumn {
-  name: string;
-  type: string;
-  position: number;
-}
 
 export interface TableInventory {
   database: string;

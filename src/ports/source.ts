@@ -1,6 +1,11 @@
-import type { SourceRelation } from '../domain/delivery/manifest-types.js';
-import type { SealedWindow } from '../domain/delivery/window.js';
-import type { TargetRow } from './target.js';
+import type {
+  CountBucketsRequest,
+  CountWindowRequest,
+  SourceKey,
+  SourceRelationRequest,
+  StreamWindowRequest,
+} from '../domain/delivery/source-types.js';
+import type { TargetRow } from '../domain/delivery/target-types.js';
 
 /**
  * The delivery source (issue 4): one sealed window of a ClickHouse relation, read as a
@@ -34,65 +39,15 @@ import type { TargetRow } from './target.js';
  *   query, and quoted by the adapter. A `query` relation (one SELECT/WITH, checked by the
  *   manifest) is wrapped as a subquery and bounded outside it.
  *
- * The request checks and source keys are in src/domain/delivery/source-rules.ts, the errors
+ * The values and requests it speaks in are in src/domain/delivery/source-types.ts, the
+ * request checks and source keys in src/domain/delivery/source-rules.ts, the errors
  * in src/domain/delivery/source-errors.ts, the recovery fence in src/delivery/source-guard.ts.
  */
-
-/** A JSON value: what a source row's values are. */
-export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
-
-/** A row's position in the source order: `[time, ...keyColumns]` values, as in the row. */
-export type SourceKey = JsonValue[];
 
 export interface SourceColumn {
   name: string;
   /** The engine's own spelling of the type, e.g. `DateTime64(3, 'UTC')`, `Nullable(String)`. */
   type: string;
-}
-
-export interface SourceRelationRequest {
-  from: SourceRelation;
-  /** UTC time column; the window bounds it, half-open. An SQL identifier. */
-  timeColumn: string;
-  /** The business key; with the time column it orders rows. At least one SQL identifier. */
-  keyColumns: string[];
-}
-
-export interface CountWindowRequest extends SourceRelationRequest {
-  window: SealedWindow;
-  signal?: AbortSignal;
-}
-
-export interface StreamWindowRequest extends CountWindowRequest {
-  /** Rows per chunk: 1..MAX_CHUNK_ROWS. */
-  chunkRows: number;
-  /**
-   * Resume a part after its last journaled chunk instead of from its first row: rows up to
-   * and including position `lastKey` (the `sourceKeyOf` of the last row already chunked)
-   * are skipped server-side (a keyset `(time, keys) >= lastKey`, never OFFSET), then the
-   * first `rowsAtLastKey` rows tied on exactly `lastKey` are skipped too, and the first
-   * chunk emitted carries seq `nextSeq`. Without it, seqs start at `firstSeq` (default 0).
-   */
-  resumeAfter?: ResumePosition;
-  /** Seq of the first chunk when not resuming (a part's seqs start at `chunkSeqOf(part, 0)`). */
-  firstSeq?: number;
-}
-
-/**
- * Where a resumed stream starts. The read must find at least `rowsAtLastKey` rows tied on
- * `lastKey` (they are in the sealed window, which never changes); fewer means the source
- * changed under the window: `delivery.source_resume_mismatch` (ValidationError).
- */
-export interface ResumePosition {
-  lastKey: SourceKey;
-  /** Rows whose whole order key equals `lastKey` that were already chunked (>= 1). */
-  rowsAtLastKey: number;
-  nextSeq: number;
-}
-
-export interface CountBucketsRequest extends CountWindowRequest {
-  /** The window [start, end) is cut into this many equal time buckets (1..4096, the last one ends at `end`). */
-  buckets: number;
 }
 
 /** Rows per time bucket, every bucket listed (zero counts too), in time order. */

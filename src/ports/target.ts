@@ -1,8 +1,15 @@
-// Just over ~300 lines on purpose: interfaces and their types only — the one contract every
-// target adapter (PostgreSQL, SQL Server, the ClickHouse stage) implements, each method with the
-// rule it must keep; split across files, a reviewer would lose the contract's whole shape.
 import type { TargetIdentity } from '../domain/delivery/sealed-authority.js';
 import type { TargetCheckRequest } from '../domain/delivery/target-check.js';
+import type {
+  ChunkReceipt,
+  DropStatus,
+  PublicationReceipt,
+  PublishRequest,
+  SeqRange,
+  StagingFactsRequest,
+  StagingRef,
+  TableRef,
+} from '../domain/delivery/target-types.js';
 
 export type { TargetCheckRequest } from '../domain/delivery/target-check.js';
 
@@ -21,13 +28,10 @@ export type { TargetCheckRequest } from '../domain/delivery/target-check.js';
  *   stored on the object itself (PostgreSQL: table comment; SQL Server: extended property),
  *   rechecked under a lock before every mutation of the object;
  * - no credential or connection string appears in any error, log or result.
+ *
+ * The values it speaks in (tables, stages, windows, receipts) are in
+ * src/domain/delivery/target-types.ts.
  */
-
-/** A schema-qualified table. Both parts must satisfy `assertIdentifier`. */
-export interface TableRef {
-  schema: string;
-  table: string;
-}
 
 export interface ColumnInfo {
   name: string;
@@ -43,18 +47,6 @@ export interface TableDescription {
   columns: ColumnInfo[];
 }
 
-/**
- * The exact identity of an owned staging table, as the journal records it: where it is,
- * the engine's object id at creation (decimal text), and the owner binding (an opaque
- * digest naming the invocation's route/connection/work-root bindings).
- */
-export interface StagingRef {
-  table: TableRef;
-  objectId: string;
-  invocationId: string;
-  owner: string;
-}
-
 export interface CreateStagingRequest {
   invocationId: string;
   /** Where the stage goes; normally beside the target, with a name derived from the invocation. */
@@ -68,8 +60,6 @@ export interface StagingCreated extends StagingRef {
   /** False when an identical stage (same name, invocation and owner) already existed. */
   created: boolean;
 }
-
-export type TargetRow = Record<string, unknown>;
 
 export interface LoadChunkRequest {
   staging: StagingRef;
@@ -93,43 +83,6 @@ export interface LoadChunkRequest {
   rows: number;
 }
 
-/** Proof of one chunk load: what was committed under `seq`. */
-export interface ChunkReceipt {
-  seq: number;
-  /** Rows the target inserted under `seq` in this transaction. */
-  rows: number;
-  /** The SHA-256 of the loaded bytes (`LoadChunkRequest.sha256`). */
-  digest: string;
-}
-
-/** Chunk seqs [from, to), for an observation of one part of a stage. */
-export interface SeqRange {
-  from: number;
-  to: number;
-}
-
-export interface StagingAssertion {
-  name: string;
-  /**
-   * A read-only scalar query; `{staging}` is replaced by the quoted staging name. Authored
-   * by the operator in the manifest (trusted configuration), run in a transaction that is
-   * always rolled back.
-   */
-  sql: string;
-}
-
-export interface StagingFactsRequest {
-  keyColumns: string[];
-  notNull: string[];
-  assertions: StagingAssertion[];
-  /**
-   * Only the rows of these chunk seqs (one part: an index range of the stage), for rows,
-   * nulls and key duplicates within it. With a range, `assertions` must be empty: they are
-   * the operator's SQL over the whole stage.
-   */
-  range?: SeqRange;
-}
-
 export interface StagingFacts {
   rows: number;
   /** Number of key values that occur more than once. */
@@ -138,54 +91,6 @@ export interface StagingFacts {
   nulls: Record<string, number>;
   /** Each assertion's scalar (numbers as numbers, anything else as text, NULL as null). */
   assertions: Record<string, number | string | null>;
-}
-
-/** A half-open UTC window [start, end). */
-export interface TimeWindow {
-  start: Date;
-  end: Date;
-}
-
-export type PublishMode = 'replace_window' | 'merge';
-
-export interface PublishRequest {
-  invocationId: string;
-  target: TableRef;
-  window: TimeWindow;
-  mode: PublishMode;
-  /** The business key: merge matches on it; must be non-null and unique in staging. */
-  keyColumns: string[];
-  /** replace_window deletes target rows with this column in the window. */
-  timeColumn: string;
-  staging: StagingRef;
-  /** Rows the journal proved were loaded; the publication refuses any other count. */
-  rows: number;
-  /** Digest the journal proved for the load (`publicationDigest` of the chunk receipts). */
-  digest: string;
-}
-
-/**
- * How a publication applied the window:
- * - partition_swap: O(1) in the rows — the stage itself became the target's window
- *   partition (PostgreSQL ATTACH PARTITION after DETACH of the old one; SQL Server SWITCH),
- *   no row copied;
- * - set_based: the rows were copied by set-based statements (DELETE + INSERT … SELECT for
- *   replace_window, UPDATE + INSERT for merge).
- */
-export type PublicationMethod = 'partition_swap' | 'set_based';
-
-/** The durable row written inside the publication transaction. */
-export interface PublicationReceipt {
-  invocationId: string;
-  target: TableRef;
-  mode: PublishMode;
-  window: TimeWindow;
-  rows: number;
-  digest: string;
-  stagingObjectId: string;
-  publishedAt: Date;
-  /** How the window was applied; absent on receipts written before the method was recorded. */
-  method?: PublicationMethod;
 }
 
 export interface PublishResult {
@@ -198,21 +103,6 @@ export interface PublishResult {
    */
   swapDeclined?: string;
 }
-
-/**
- * - ABSENT_PROVED: the exact object does not exist and the principal can see the schema's
- *   metadata, so absence is distinguishable from denial.
- * - NOT_OURS: the name holds an object whose id or owner binding differs; left untouched.
- * - ABSENCE_UNPROVABLE: the principal cannot tell absence from missing metadata
- *   permission (or the exact object still exists elsewhere): keep custody.
- * - PUBLISHED (only with `unlessPublished`): the invocation's publication receipt exists
- *   under the publication lock; nothing was dropped.
- * - ATTACHED: the stage is gone as a stage because the exact object (same object id) is
- *   now the target's window partition named by this invocation's receipt (a
- *   partition_swap publication); it is published data and is never dropped. Proves the
- *   stage's absence for CUSTODY_RELEASED, never for RETIRED.
- */
-export type DropStatus = 'ABSENT_PROVED' | 'NOT_OURS' | 'ABSENCE_UNPROVABLE' | 'PUBLISHED' | 'ATTACHED';
 
 export interface DropOptions {
   /**

@@ -1,4 +1,4 @@
-import type { Fence } from '../ports/authority.js';
+import type { Fence } from '../domain/fence.js';
 import type { DeliveryDeps } from '../delivery/deps.js';
 import type { JournaledResult } from '../delivery/journal/journaled-write.js';
 import type { CustodyRecord, InvocationRecord } from '../delivery/journal/records.js';

@@ -2,7 +2,7 @@ import { transitionIdOf } from '../delivery/steps/common.js';
 import type { Known } from '../delivery/journal/journaled-write.js';
 import { recordFacts } from '../delivery/journal/transition.js';
 import { qualityEvidenceKeyOf } from '../domain/delivery/identifiers.js';
-import type { Fence } from '../ports/authority.js';
+import type { Fence } from '../domain/fence.js';
 import type { Ports } from '../ports/index.js';
 import type { CapsuleV2 } from '../domain/quality/capsule.js';
 import { completionDocument, type PreparedDocument } from '../domain/quality/evidence.js';

@@ -1,7 +1,7 @@
 import { CutpointError, OutcomeUnknownError } from '../domain/errors.js';
 import { LaneSuspendedError } from '../domain/stream-errors.js';
 import { rerunTransient } from '../engine/rerun.js';
-import type { Fence } from '../ports/authority.js';
+import type { Fence } from '../domain/fence.js';
 import type { Ports } from '../ports/index.js';
 import type { AttemptRef } from './append-input.js';
 import { commitHead, type HeadCommitted } from './append/commit-head.js';

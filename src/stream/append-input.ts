@@ -1,6 +1,6 @@
 import { ValidationError } from '../domain/errors.js';
 import { validateAttemptId, validateFence, validateLane, type LaneRef } from '../domain/stream.js';
-import type { Fence } from '../ports/authority.js';
+import type { Fence } from '../domain/fence.js';
 
 /** What every append step after WriteWal is addressed by: the lane, the attempt, the session. */
 export interface AttemptRef extends LaneRef {

@@ -8,7 +8,7 @@ import {
   type LaneRef,
 } from '../domain/stream.js';
 import { LaneMissingError } from '../domain/stream-errors.js';
-import type { Fence } from '../ports/authority.js';
+import type { Fence } from '../domain/fence.js';
 import type { Ports } from '../ports/index.js';
 
 /** Typed reads of the lane's authority items. */
@@ -22,12 +22,12 @@ export async function loadHead(ports: Ports, lane: LaneRef): Promise<LaneHead> {
  * Refuses a session the lane never issued (`assertIssuedFence`); below the head's epoch it
  * reads the takeover's record of that epoch to tell stale from forged.
  */
-export async function assertSessionIssued(ports: Ports, lane: LaneRef, head: LaneHead, session: Fence): Promise<void> {
-  const below = head.fence !== undefined && session.epoch < head.fence.epoch;
+export async function assertSessionIssued(ports: Ports, lane: LaneRef, head: LaneHead, fence: Fence): Promise<void> {
+  const below = head.fence !== undefined && fence.epoch < head.fence.epoch;
   const issued = below
-    ? ((await ports.authority.get(laneKeys.fence(lane, session.epoch))) as unknown as IssuedFence | undefined)
+    ? ((await ports.authority.get(laneKeys.fence(lane, fence.epoch))) as unknown as IssuedFence | undefined)
     : undefined;
-  assertIssuedFence(lane, head, session, issued);
+  assertIssuedFence(lane, head, fence, issued);
 }
 
 /** The commit record containing `offset` (the first whose end is past it), if any. */

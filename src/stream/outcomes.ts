@@ -1,7 +1,7 @@
 import type { AppendOutcome, AppendStatus, LaneRef } from '../domain/stream.js';
 
 /** KNOWN_COMMITTED for an attempt's committed range. */
-export function committedOutcome(
+export function knownCommitted(
   range: LaneRef & { attemptId: string; recordCount: number; start: number; end: number },
 ): AppendOutcome {
   return {

@@ -21,7 +21,7 @@ import {
 } from './append/writer-slot.js';
 import { STREAM_CUT_POINTS } from './cut-points.js';
 import { loadHead } from './lane-store.js';
-import { committedOutcome, uncommittedOutcome } from './outcomes.js';
+import { knownCommitted, uncommittedOutcome } from './outcomes.js';
 import { provenCommitted, unsuspend } from './resolve.js';
 import { spendAttempt } from './spend-attempt.js';
 
@@ -104,7 +104,7 @@ async function settleAttempts(ports: Ports, lane: LaneRef, writerId: string): Pr
           attemptId,
           `head end ${head.committedEnd} is behind the committed range end ${commit!.end}`,
         );
-      outcomes[i] = committedOutcome({ ...commit!, recordCount: commit!.end - commit!.start });
+      outcomes[i] = knownCommitted({ ...commit!, recordCount: commit!.end - commit!.start });
       return;
     }
   });

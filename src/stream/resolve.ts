@@ -12,7 +12,7 @@ import { ResolveInconsistentError } from '../domain/stream-errors.js';
 import type { Ports } from '../ports/index.js';
 import { STREAM_CUT_POINTS } from './cut-points.js';
 import { loadHead } from './lane-store.js';
-import { committedOutcome, uncommittedOutcome } from './outcomes.js';
+import { knownCommitted, uncommittedOutcome } from './outcomes.js';
 import { resolveExpired } from './resolve-expired.js';
 import { spendAttempt } from './spend-attempt.js';
 
@@ -76,7 +76,7 @@ export async function provenCommitted(ports: Ports, lane: LaneRef, commit: Commi
       `head end ${head.committedEnd} is behind the committed range end ${commit.end}`,
     );
   }
-  return committedOutcome({ ...commit, recordCount: commit.end - commit.start });
+  return knownCommitted({ ...commit, recordCount: commit.end - commit.start });
 }
 
 /** Lifts the suspension if (and only if) this attempt holds it. */

@@ -10,7 +10,7 @@ import {
   type LaneHead,
   type LaneRef,
 } from '../domain/stream.js';
-import type { Fence } from '../ports/authority.js';
+import type { Fence } from '../domain/fence.js';
 import type { Ports } from '../ports/index.js';
 import { STREAM_CUT_POINTS } from './cut-points.js';
 import { loadHead } from './lane-store.js';

@@ -8,14 +8,14 @@ import { task } from '../spec/task.js';
  * on the journal state it reached (done, retained, or an incident notified), and the
  * refusal carrying the step's own error. Reconcile adds its automatic start in front.
  */
-export interface RecoveryAction {
+export interface RecoveryActionSpec {
   action: 'reconcile' | 'resume' | 'retire';
   /** What the action does beyond the shared contract, appended to its Task's comment. */
   actionNote?: string;
   doneComment: string;
 }
 
-export function recoveryStates(o: RecoveryAction): Record<string, AslState> {
+export function recoveryStates(o: RecoveryActionSpec): Record<string, AslState> {
   const Action = o.action[0]!.toUpperCase() + o.action.slice(1);
   return {
     Confirmed: confirmed({

@@ -1,8 +1,17 @@
 import { STEPS } from '../../functions/registry.js';
 import { stepRetry, type Retrier } from './retry.js';
 
-/** An ASL state as the spec writes it (PascalCase ASL fields), and as the generator prints it. */
-export type AslState = { Type: string } & Record<string, unknown>;
+/**
+ * An ASL state as the spec writes it (PascalCase ASL fields), as the generator prints it and
+ * as the local runner (src/local/asl.ts) reads it back.
+ */
+export interface AslState {
+  Type: string;
+  Resource?: string;
+  Retry?: Array<Partial<Retrier> & { ErrorEquals: string[] }>;
+  Catch?: Array<{ ErrorEquals: string[]; Next: string; ResultPath?: string | null }>;
+  [field: string]: unknown;
+}
 
 export interface Catcher {
   ErrorEquals: string[];

@@ -1,15 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FaultSwitch } from '../../src/adapters/fault-injector.js';
-import type {
-  ChunkReceipt,
-  LoadChunkRequest,
-  PublishRequest,
-  StagingCreated,
-  TableRef,
-  TargetPort,
-  TargetRow,
-} from '../../src/ports/target.js';
+import type { LoadChunkRequest, StagingCreated, TargetPort } from '../../src/ports/target.js';
+import type { ChunkReceipt, PublishRequest, TableRef, TargetRow } from '../../src/domain/delivery/target-types.js';
 import { classifyRetirement, ownerMarker, publicationDigest } from '../../src/domain/delivery/target-rules.js';
 import { sha256Hex } from '../../src/domain/digest.js';
 import { decodeChunk, encodeChunk } from '../../src/delivery/chunk-codec.js';

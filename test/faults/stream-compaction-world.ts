@@ -2,9 +2,9 @@ import { expect } from 'vitest';
 import { decodeBatch } from '../../src/domain/record-batch.js';
 import { generationKeys } from '../../src/domain/generation.js';
 import { laneKeys, type LaneRef } from '../../src/domain/stream.js';
-import { loadHead, loadRecord } from '../../src/generation/load.js';
+import { loadRootHead, loadRecord } from '../../src/generation/load.js';
 import { readVerified } from '../../src/objects/exact-object.js';
-import type { Fence } from '../../src/ports/authority.js';
+import type { Fence } from '../../src/domain/fence.js';
 import type { Ports } from '../../src/ports/index.js';
 import { LaneWriter } from '../../src/stream/append/lane-writer.js';
 import { compactionKeys, type CompactionRecord } from '../../src/stream/compaction/model.js';
@@ -61,7 +61,7 @@ export async function expectCompacted(
     sha256: c.sha256,
   });
   expect(await loadRecord(ports, c.root, 1)).toBeUndefined();
-  expect(await loadHead(ports, c.root)).toMatchObject({ generation: 0, taskId: c.taskId });
+  expect(await loadRootHead(ports, c.root)).toMatchObject({ generation: 0, taskId: c.taskId });
   const object = await readVerified(ports.objects, c.objectKey, c.sha256);
   expect(decodeBatch(object.bytes).map((r) => Buffer.from(r).toString())).toEqual(records.slice(start, end));
   expect((await ports.authority.get(compactionKeys.mark(lane)))?.next).toBeGreaterThanOrEqual(end);

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FaultKind } from '../../src/domain/faults.js';
 import type { LaneRef } from '../../src/domain/stream.js';
-import type { Fence } from '../../src/ports/authority.js';
+import type { Fence } from '../../src/domain/fence.js';
 import { commitCursor } from '../../src/stream/cursor/commit.js';
 import { CURSOR_CUT_POINTS } from '../../src/stream/cursor/cut-points.js';
 import { setRetentionPolicy } from '../../src/stream/cursor/policy.js';
@@ -55,8 +55,8 @@ async function faulted(spec: string, step: () => Promise<unknown>): Promise<void
 
 const take = (w: World, owner: string, session: string) =>
   takeoverCursor({ ...w.lane, group: GROUP, owner, session }, stores.ports);
-const commit = (w: World, session: Fence, position: number) =>
-  commitCursor({ ...w.lane, group: GROUP, session, position }, stores.ports);
+const commit = (w: World, fence: Fence, position: number) =>
+  commitCursor({ ...w.lane, group: GROUP, session: fence, position }, stores.ports);
 
 /** Each cut point's scenario: the faulted call, its recovery, and what must hold after. */
 const SCENARIOS: Record<string, (w: World, kind: FaultKind) => Promise<void>> = {

@@ -7,7 +7,7 @@ import { commitGeneration } from '../../src/generation/commit.js';
 import { GENERATION_CUT_POINTS } from '../../src/generation/cut-points.js';
 import { loadRecord } from '../../src/generation/load.js';
 import { readVerified } from '../../src/objects/exact-object.js';
-import type { Fence } from '../../src/ports/authority.js';
+import type { Fence } from '../../src/domain/fence.js';
 import { materializeGen0Batch } from '../../src/stream/append/gen0-batch.js';
 import { LaneWriter } from '../../src/stream/append/lane-writer.js';
 import { STREAM_CUT_POINTS } from '../../src/stream/cut-points.js';

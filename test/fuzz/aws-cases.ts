@@ -4,7 +4,7 @@ import { GROUP, LAKE, STREAM, type FuzzWorld } from '../support/fuzz-world.js';
 import { freshSuffix } from './arbitraries.js';
 
 /**
- * The `--aws` options (AWS_OPTIONS, src/cli/aws-target.ts) on every command that has them,
+ * The `--aws` options (AWS_OPTIONS, src/cli/aws-runtime.ts) on every command that has them,
  * each with one defect the grammar refuses before any AWS call: --profile, --region or
  * --stack without --aws; with --aws, a malformed --stack, --region or --profile, a flow run
  * without --name; --state-machine-arn / --name without --aws. Every case runs with the

@@ -6,7 +6,8 @@ import { FaultSwitch } from '../../src/adapters/fault-injector.js';
 import { encodeChunk } from '../../src/delivery/chunk-codec.js';
 import { sha256Hex } from '../../src/domain/digest.js';
 import { candidateMarkerOf, candidateUuidOf, exchangeNamesOf } from '../../src/domain/publication/candidate.js';
-import type { LoadChunkRequest, StagingRef, TargetPort, TargetRow } from '../../src/ports/target.js';
+import type { LoadChunkRequest, TargetPort } from '../../src/ports/target.js';
+import type { StagingRef, TargetRow } from '../../src/domain/delivery/target-types.js';
 
 /**
  * The stage side of TargetPort for a ClickHouse target, on embedded ClickHouse (chdb):

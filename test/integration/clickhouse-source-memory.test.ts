@@ -10,7 +10,7 @@ import {
   type LineStream,
 } from '../../src/adapters/clickhouse/client.js';
 import { createClickHouseSource } from '../../src/adapters/clickhouse/source.js';
-import type { StreamWindowRequest } from '../../src/ports/source.js';
+import type { StreamWindowRequest } from '../../src/domain/delivery/source-types.js';
 
 /**
  * The source's memory at production size (specs/scale.md): a window is read as the engine

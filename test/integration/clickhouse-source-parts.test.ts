@@ -5,7 +5,8 @@ import { createClickHouseSource } from '../../src/adapters/clickhouse/source.js'
 import { encodeSourceChunk } from '../../src/delivery/chunk-codec.js';
 import { bucketsOf } from '../../src/domain/delivery/parts.js';
 import type { SealedWindow } from '../../src/domain/delivery/window.js';
-import type { CountBucketsRequest, SourceChunk, SourcePort, StreamWindowRequest } from '../../src/ports/source.js';
+import type { SourceChunk, SourcePort } from '../../src/ports/source.js';
+import type { CountBucketsRequest, StreamWindowRequest } from '../../src/domain/delivery/source-types.js';
 import { sourceKeyOf, sourceKeyText } from '../../src/domain/delivery/source-rules.js';
 import { guardedSource } from '../../src/delivery/source-guard.js';
 

@@ -10,11 +10,12 @@ import {
   type ExtractedChunkReceipt,
 } from '../../src/delivery/chunk-codec.js';
 import type { SealedWindow } from '../../src/domain/delivery/window.js';
-import type { SourceChunk, SourcePort, StreamWindowRequest } from '../../src/ports/source.js';
+import type { SourceChunk, SourcePort } from '../../src/ports/source.js';
+import type { StreamWindowRequest } from '../../src/domain/delivery/source-types.js';
 import { SourceForbiddenError } from '../../src/domain/delivery/source-errors.js';
 import { sourceKeyOf } from '../../src/domain/delivery/source-rules.js';
 import { forbiddenSource, guardedSource } from '../../src/delivery/source-guard.js';
-import type { TargetRow } from '../../src/ports/target.js';
+import type { TargetRow } from '../../src/domain/delivery/target-types.js';
 import { chunkDigest } from '../../src/domain/delivery/target-rules.js';
 
 /**

@@ -20,7 +20,7 @@ import { deliveryKeys, journalOf, type InvocationRef } from '../../src/delivery/
 import { inspectAll } from '../../src/delivery/journal/listing.js';
 import { loadInvocation } from '../../src/delivery/journal/records.js';
 import { recordFacts, transition } from '../../src/delivery/journal/transition.js';
-import type { Fence } from '../../src/ports/authority.js';
+import type { Fence } from '../../src/domain/fence.js';
 import type { Ports } from '../../src/ports/index.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
 import { interceptPorts, sameKey } from '../support/intercept-ports.js';

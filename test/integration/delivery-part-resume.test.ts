@@ -11,7 +11,7 @@ import {
   type PartHead,
 } from '../../src/domain/delivery/part-receipts.js';
 import { chunkSeqOf } from '../../src/domain/delivery/parts.js';
-import type { TargetRow } from '../../src/ports/target.js';
+import type { TargetRow } from '../../src/domain/delivery/target-types.js';
 import { newInvocationId } from '../support/delivery-world.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
 

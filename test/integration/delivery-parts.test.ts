@@ -10,7 +10,8 @@ import { createStaging } from '../../src/delivery/steps/create-staging.js';
 import { planParts, readPlan } from '../../src/delivery/steps/plan-parts.js';
 import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.js';
 import { chunkSeqOf } from '../../src/domain/delivery/parts.js';
-import type { SourcePort, StreamWindowRequest } from '../../src/ports/source.js';
+import type { SourcePort } from '../../src/ports/source.js';
+import type { StreamWindowRequest } from '../../src/domain/delivery/source-types.js';
 import {
   fixedWindowManifest,
   generateEvents,

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { LaneRef } from '../../src/domain/stream.js';
 import { runFlow } from '../../src/local/flow-runner.js';
-import type { Fence } from '../../src/ports/authority.js';
+import type { Fence } from '../../src/domain/fence.js';
 import { laneWithRanges } from '../faults/stream-compaction-world.js';
 import { runCutpointInProcess } from '../support/cli-runtime.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
@@ -79,16 +79,21 @@ describe('commit-generation', () => {
 
 describe('stream flows', () => {
   let lane: LaneRef;
-  let session: Fence;
+  let fence: Fence;
   beforeAll(async () => {
     const made = await laneWithRanges(stores.ports, 'flow-input', 3);
-    ({ lane, session } = made);
+    ({ lane, session: fence } = made);
     // The LaneWriter releases its writer slot, so the flows below may append to the lane.
     expect(await made.writer.close()).toMatchObject({ released: true });
   }, 120_000);
 
   it('stream-append: refused at WriteWal (Stream.Rejected), no WAL object, no head move; without the field the batch commits', async () => {
-    const input = { ...lane, attemptId: `fi-${randomUUID().slice(0, 8)}`, session, records: [b64('one'), b64('two')] };
+    const input = {
+      ...lane,
+      attemptId: `fi-${randomUUID().slice(0, 8)}`,
+      session: fence,
+      records: [b64('one'), b64('two')],
+    };
     await expectRefusedUnwritten(stores.config, () => start('stream-append', { ...input, extra: 1 }), {
       error: 'Stream.Rejected',
       cause: unknownField('stream-append', 'extra'),
@@ -178,7 +183,7 @@ describe('stream flows', () => {
     const run = await start('stream-takeover', input);
     expect(run, why(run)).toMatchObject({
       status: 'SUCCEEDED',
-      output: { ...lane, owner: 'ops', epoch: session.epoch + 1 },
+      output: { ...lane, owner: 'ops', epoch: fence.epoch + 1 },
     });
   });
 

@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { AslDefinition, AslState } from '../../src/local/asl.js';
+import type { AslDefinition } from '../../src/local/asl.js';
+import type { AslState } from '../../statemachines/spec/task.js';
 import { runFlow } from '../../src/local/flow-runner.js';
 import { recordingSteps } from '../fixtures/distributed-map-steps.js';
 import { freshStores, type TestStores } from '../support/emulators.js';

@@ -6,7 +6,7 @@ import { openPostgresTarget, type PostgresTarget } from '../../src/adapters/post
 import { publicationDigest } from '../../src/domain/delivery/target-rules.js';
 import { publishedMarker, windowPartitionNameOf } from '../../src/domain/delivery/window-partition.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/local/embedded-postgres.js';
-import type { PublishRequest, TableRef, TargetRow, TimeWindow } from '../../src/ports/target.js';
+import type { PublishRequest, TableRef, TargetRow, TimeWindow } from '../../src/domain/delivery/target-types.js';
 import { chunkOf } from '../contract/target-contract.js';
 
 /**

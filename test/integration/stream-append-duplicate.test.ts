@@ -29,9 +29,9 @@ describe('a duplicate execution of one append, bound late', () => {
   it('adopts the binding the first WAL write fixed, and reports the one committed range', async () => {
     const lane = { stream: `dup-${randomUUID().slice(0, 8)}`, partition: 0 };
     await createStream({ stream: lane.stream, partitions: 1 }, stores.ports);
-    const session = await takeOverWithNewSession(lane, 'dup-test', stores.ports);
+    const fence = await takeOverWithNewSession(lane, 'dup-test', stores.ports);
     const append = (attemptId: string, records: string[]) =>
-      appendBatch({ ...lane, attemptId, session, records: encode(records) }, stores.ports);
+      appendBatch({ ...lane, attemptId, session: fence, records: encode(records) }, stores.ports);
 
     // The late execution loads the head (committed end 0), then stalls at its WAL write.
     const held = stores.hold(STREAM_CUT_POINTS.wal);

@@ -37,7 +37,7 @@ describe('cutpoint stream append past the attempt window', () => {
       ok(await cli(['stream', 'create', 'clicks', '--partitions', '1']));
       ok(await cli(['stream', 'takeover', 'clicks', '--partition', '0', '--owner', 'ops@test']));
       const lane: LaneRef = { stream: 'clicks', partition: 0 };
-      const session = await activeSession(lane, 'local');
+      const fence = await activeSession(lane, 'local');
       // Eight days ago, on that day's clock: `clicks.t<then>` and the file's first group committed.
       const clock = new MovableClock();
       clock.advance(-8 * DAY);
@@ -46,11 +46,11 @@ describe('cutpoint stream append past the attempt window', () => {
       const prefix = `file.t${clock.now().getTime()}`;
       const encode = (rs: string[]) => rs.map((r) => Buffer.from(r));
       expect(
-        await appendBatch({ ...lane, attemptId: batch, session, records: encode(['one', 'two']) }, then),
+        await appendBatch({ ...lane, attemptId: batch, session: fence, records: encode(['one', 'two']) }, then),
       ).toMatchObject({ status: 'KNOWN_COMMITTED', start: 0, end: 2 });
       expect(
         await appendBatch(
-          { ...lane, attemptId: `${prefix}-g0`, session, records: encode(['{"n":1}', '{"n":2}']) },
+          { ...lane, attemptId: `${prefix}-g0`, session: fence, records: encode(['{"n":1}', '{"n":2}']) },
           then,
         ),
       ).toMatchObject({ status: 'KNOWN_COMMITTED', start: 2, end: 4 });

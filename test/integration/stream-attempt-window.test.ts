@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { ATTEMPT_TIME_MARGIN_MS } from '../../src/domain/attempt-time.js';
 import { laneKeys, type LaneHead, type LaneRef } from '../../src/domain/stream.js';
 import { runFlow, type FlowResult } from '../../src/local/flow-runner.js';
-import type { Fence } from '../../src/ports/authority.js';
+import type { Fence } from '../../src/domain/fence.js';
 import type { Ports } from '../../src/ports/index.js';
 import { appendBatch } from '../../src/stream/append-batch.js';
 import { LaneWriter } from '../../src/stream/append/lane-writer.js';
@@ -50,22 +50,24 @@ function stepError(run: FlowResult): { error?: string; cause?: string } {
 async function expectRefusedEverywhere(
   ports: Ports,
   lane: LaneRef,
-  session: Fence,
+  fence: Fence,
   attemptId: string,
   records: string[],
   name: string,
   writer?: LaneWriter,
 ): Promise<void> {
   const before = await laneSnapshot(ports, lane);
-  const run = await appendFlow(ports, lane, session, attemptId, records);
+  const run = await appendFlow(ports, lane, fence, attemptId, records);
   expect(run).toMatchObject({ status: 'FAILED', error: 'Stream.Rejected' });
   expect(stepError(run).error).toBe(name);
-  await expect(appendBatch({ ...lane, attemptId, session, records: encode(records) }, ports)).rejects.toMatchObject({
+  await expect(
+    appendBatch({ ...lane, attemptId, session: fence, records: encode(records) }, ports),
+  ).rejects.toMatchObject({
     name,
   });
   if (writer) await expect(writer.append(encode(records), attemptId)).rejects.toMatchObject({ name });
   else
-    await expect(new LaneWriter(ports, lane, session).append(encode(records), attemptId)).rejects.toMatchObject({
+    await expect(new LaneWriter(ports, lane, fence).append(encode(records), attemptId)).rejects.toMatchObject({
       code: 'stream.invalid_attempt',
     });
   expect(await laneSnapshot(ports, lane)).toEqual(before);

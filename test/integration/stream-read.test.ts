@@ -45,12 +45,12 @@ async function laneWith(label: string, sizes: number[]): Promise<Fixture> {
   const stream = `read-${label}-${randomUUID().slice(0, 6)}`;
   await createStream({ stream, partitions: 1 }, stores.ports);
   const lane = { stream, partition: 0 };
-  const session = await takeOverWithNewSession(lane, 'read-test', stores.ports);
+  const fence = await takeOverWithNewSession(lane, 'read-test', stores.ports);
   const fixture: Fixture = { lane, ranges: [], expected: [] };
   for (const [i, size] of sizes.entries()) {
     const records = recordsOf(i, size);
     const attemptId = `${label}-a${i}`;
-    const outcome = await appendBatch({ ...lane, attemptId, session, records }, stores.ports);
+    const outcome = await appendBatch({ ...lane, attemptId, session: fence, records }, stores.ports);
     expect(outcome).toMatchObject({ status: 'KNOWN_COMMITTED' });
     expect(outcome.pendingRepairs).toBeUndefined();
     fixture.ranges.push({ start: outcome.start!, end: outcome.end!, attemptId });

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/domain/digest.js';
 import { laneKeys, type CommitRecord, type LaneRef } from '../../src/domain/stream.js';
 import { runFlow, type FlowResult } from '../../src/local/flow-runner.js';
-import type { Fence } from '../../src/ports/authority.js';
+import type { Fence } from '../../src/domain/fence.js';
 import type { Ports } from '../../src/ports/index.js';
 import { appendBatch } from '../../src/stream/append-batch.js';
 import { writeWal } from '../../src/stream/append/write-wal.js';

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { FaultSwitch } from '../../src/adapters/fault-injector.js';
 import { awsPorts } from '../../src/adapters/ports.js';
 import { laneKeys, type AppendOutcome, type CommitRecord, type SpentMarker } from '../../src/domain/stream.js';
-import type { Fence } from '../../src/ports/authority.js';
+import type { Fence } from '../../src/domain/fence.js';
 import type { Ports } from '../../src/ports/index.js';
 import { appendBatch } from '../../src/stream/append-batch.js';
 import { STREAM_CUT_POINTS } from '../../src/stream/cut-points.js';
@@ -24,7 +24,7 @@ beforeAll(async () => {
 async function writer(
   ports: Ports,
   lane: { stream: string; partition: number },
-  session: Fence,
+  fence: Fence,
   prefix: string,
   count: number,
   results: Array<{ attemptId: string; outcome: AppendOutcome }>,
@@ -32,7 +32,7 @@ async function writer(
   for (let i = 0; i < count; i++) {
     const attemptId = `${prefix}-${i}`;
     const outcome = await appendBatch(
-      { ...lane, attemptId, session, records: batchOf(attemptId, 3).map((r) => Buffer.from(r)) },
+      { ...lane, attemptId, session: fence, records: batchOf(attemptId, 3).map((r) => Buffer.from(r)) },
       ports,
     );
     results.push({ attemptId, outcome });

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { FAULT_KINDS } from '../../src/domain/faults.js';
 import { laneKeys, type LaneHead, type LaneRef } from '../../src/domain/stream.js';
 import { runFlow } from '../../src/local/flow-runner.js';
-import type { Fence } from '../../src/ports/authority.js';
+import type { Fence } from '../../src/domain/fence.js';
 import type { Ports } from '../../src/ports/index.js';
 import { appendBatch } from '../../src/stream/append-batch.js';
 import { createStream } from '../../src/stream/create-stream.js';
@@ -48,8 +48,8 @@ async function laneWith(label: string, sizes = [3, 2, 4], partitions = 1): Promi
   const stream = `trim-${label}-${randomUUID().slice(0, 6)}`;
   await createStream({ stream, partitions }, stores.ports);
   const lane = { stream, partition: 0 };
-  const session = await takeOverWithNewSession(lane, 'trim-test', stores.ports);
-  const f: Fixture = { lane, session, expected: [] };
+  const fence = await takeOverWithNewSession(lane, 'trim-test', stores.ports);
+  const f: Fixture = { lane, session: fence, expected: [] };
   for (const size of sizes) await append(f, size);
   return f;
 }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { laneKeys, type AppendOutcome, type LaneHead, type LaneRef } from '../../src/domain/stream.js';
 import { runFlow, type FlowResult } from '../../src/local/flow-runner.js';
-import type { Fence } from '../../src/ports/authority.js';
+import type { Fence } from '../../src/domain/fence.js';
 import { LaneWriter } from '../../src/stream/append/lane-writer.js';
 import { STREAM_CUT_POINTS } from '../../src/stream/cut-points.js';
 import { readStream } from '../../src/stream/read.js';

@@ -6,7 +6,7 @@ import { parseMssqlConnection } from '../../src/adapters/mssql/connection.js';
 import { openMssqlTarget } from '../../src/adapters/mssql/target.js';
 import { encodeChunk } from '../../src/delivery/chunk-codec.js';
 import { sha256Hex } from '../../src/domain/digest.js';
-import type { TableRef, TargetRow } from '../../src/ports/target.js';
+import type { TableRef, TargetRow } from '../../src/domain/delivery/target-types.js';
 import {
   targetContract,
   type ContractColumnType,

@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { FaultSwitch } from '../../src/adapters/fault-injector.js';
 import { openPostgresTarget } from '../../src/adapters/postgres/target.js';
 import { LOCAL_POSTGRES_ENV, startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/local/embedded-postgres.js';
-import type { TableRef, TargetRow } from '../../src/ports/target.js';
+import type { TableRef, TargetRow } from '../../src/domain/delivery/target-types.js';
 import { HoldingFaults } from '../support/held-effect.js';
 import {
   chunkOf,

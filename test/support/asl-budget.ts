@@ -4,8 +4,8 @@ import {
   loadAsl,
   nestedMachines,
   type AslDefinition,
-  type AslState,
 } from '../../src/local/asl.js';
+import type { AslState } from '../../statemachines/spec/task.js';
 import { FLOWS } from '../../functions/registry.js';
 
 /**

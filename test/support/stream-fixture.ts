@@ -12,7 +12,8 @@ import {
 } from '../../src/domain/stream.js';
 import { runFlow, type FlowResult } from '../../src/local/flow-runner.js';
 import { readVerified } from '../../src/objects/exact-object.js';
-import type { AuthorityItem, Fence } from '../../src/ports/authority.js';
+import type { AuthorityItem } from '../../src/ports/authority.js';
+import type { Fence } from '../../src/domain/fence.js';
 import { sha256Hex } from '../../src/domain/digest.js';
 import { gcKeys, lanePrefixes } from '../../src/stream/gc/model.js';
 import type { Ports } from '../../src/ports/index.js';
@@ -33,8 +34,8 @@ export async function newLane(ports: Ports, label: string): Promise<{ lane: Lane
     .slice(0, 60);
   await createStream({ stream, partitions: 1 }, ports);
   const lane = { stream, partition: 0 };
-  const session = await takeOverWithNewSession(lane, 'test-writer', ports);
-  return { lane, session };
+  const fence = await takeOverWithNewSession(lane, 'test-writer', ports);
+  return { lane, session: fence };
 }
 
 export function batchOf(attemptId: string, n: number): string[] {
@@ -44,11 +45,11 @@ export function batchOf(attemptId: string, n: number): string[] {
 export async function appendFlow(
   ports: Ports,
   lane: LaneRef,
-  session: Fence,
+  fence: Fence,
   attemptId: string,
   records: string[],
 ): Promise<FlowResult> {
-  const input = { ...lane, attemptId, session, records: records.map((r) => Buffer.from(r).toString('base64')) };
+  const input = { ...lane, attemptId, session: fence, records: records.map((r) => Buffer.from(r).toString('base64')) };
   return runFlow('stream-append', input, { ports, retryIntervalMs: 0 });
 }
 

@@ -9,7 +9,7 @@ import {
 } from '../../src/delivery/chunk-codec.js';
 import type { SourceChunk } from '../../src/ports/source.js';
 import { sourceKeyOf } from '../../src/domain/delivery/source-rules.js';
-import type { TargetRow } from '../../src/ports/target.js';
+import type { TargetRow } from '../../src/domain/delivery/target-types.js';
 import { chunkDigest } from '../../src/domain/delivery/target-rules.js';
 
 const columns = ['event_time', 'event_id', 'body', 'amount', 'tags', 'attrs'];

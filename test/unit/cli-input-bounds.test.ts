@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AwsSession } from '../../src/cli/aws-target.js';
+import { AwsSession } from '../../src/cli/aws-runtime.js';
 import { JsonlFile } from '../../src/cli/commands/stream/jsonl-file.js';
 import { readRegularFileSync } from '../../src/cli/input.js';
 

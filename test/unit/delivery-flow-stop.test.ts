@@ -4,7 +4,7 @@ import type { DeliveryDeps } from '../../src/delivery/deps.js';
 import { fromFlowTask } from '../../src/delivery/steps/begin.js';
 import { FLOW_STOP_STATES, flowStep } from '../../src/delivery/steps/flow-stop.js';
 import { JOURNAL_STATES, type JournalState } from '../../src/domain/delivery/journal-states.js';
-import type { DropStatus } from '../../src/ports/target.js';
+import type { DropStatus } from '../../src/domain/delivery/target-types.js';
 
 const out = (state: JournalState, drop?: DropStatus): StepOutput & { drop?: DropStatus } => ({
   invocationId: 'inv-aaaaaaaaaaaaaaaaaaaaaaaaaa',

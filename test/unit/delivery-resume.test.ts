@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { encodeChunk } from '../../src/delivery/chunk-codec.js';
 import { positionAfter } from '../../src/delivery/parts/resume.js';
-import type { TargetRow } from '../../src/ports/target.js';
+import type { TargetRow } from '../../src/domain/delivery/target-types.js';
 
 // The resume position from a part's chunks (newest first), pure: the part-step tests cover
 // reading them from their objects.

@@ -3,7 +3,7 @@ import { encodeChunk } from '../../src/delivery/chunk-codec.js';
 import { encodedChunks } from '../../src/delivery/parts/encoded-chunks.js';
 import { sha256Hex } from '../../src/domain/digest.js';
 import type { SourceChunk } from '../../src/ports/source.js';
-import type { TargetRow } from '../../src/ports/target.js';
+import type { TargetRow } from '../../src/domain/delivery/target-types.js';
 
 const columns = ['t', 'id'];
 

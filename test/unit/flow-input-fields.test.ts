@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { FLOWS } from '../../functions/registry.js';
 import { FLOW_INPUTS, RECOVERY_ENVELOPE } from '../../src/engine/flow-input-fields.js';
-import { loadAsl, placeholderOf, type AslDefinition, type AslState } from '../../src/local/asl.js';
+import { loadAsl, placeholderOf, type AslDefinition } from '../../src/local/asl.js';
+import type { AslState } from '../../statemachines/spec/task.js';
 
 /**
  * src/engine/flow-input-fields.ts FLOW_INPUTS against the registry and the ASL, so the

@@ -23,6 +23,15 @@ describe('folder layers', () => {
       await layerErrors('src/domain/x.ts', "import type { A } from '../stream/read.js';\nexport type B = A;\n"),
     ).toEqual([expect.stringContaining('src/domain may not import src/stream')]);
     expect(
+      await layerErrors('src/domain/x.ts', "import type { A } from '../ports/authority.js';\nexport type B = A;\n"),
+    ).toEqual([expect.stringContaining('src/domain may not import src/ports')]);
+    expect(
+      await layerErrors(
+        'src/domain/delivery/x.ts',
+        "import type { A } from '../../adapters/ports.js';\nexport type B = A;\n",
+      ),
+    ).toEqual([expect.stringContaining('src/domain may not import src/adapters')]);
+    expect(
       await layerErrors('src/generation/x.ts', "export const m = () => import('../../functions/registry.js');\n"),
     ).toEqual([expect.stringContaining('src/generation may not import functions')]);
   });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   classifyMssqlFailure,
   describeMssqlError,
-  isPermissionFailure,
+  isMssqlPermissionFailure,
   parseMssqlConnection,
 } from '../../src/adapters/mssql/connection.js';
 
@@ -45,8 +45,8 @@ describe('connections and failures', () => {
     expect(classifyMssqlFailure({ code: 'ESOCKET' })).toBe('unknown');
     expect(classifyMssqlFailure({ code: 'ECONNCLOSED' })).toBe('unknown');
     expect(classifyMssqlFailure(new Error('read ECONNRESET'))).toBe('unknown');
-    expect(isPermissionFailure({ number: 229 })).toBe(true);
-    expect(isPermissionFailure({ number: 2627 })).toBe(false);
+    expect(isMssqlPermissionFailure({ number: 229 })).toBe(true);
+    expect(isMssqlPermissionFailure({ number: 2627 })).toBe(false);
   });
 
   it('redacts the connection string, user and password from driver messages', () => {

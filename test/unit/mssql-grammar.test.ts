@@ -8,7 +8,7 @@ import * as swapStatements from '../../src/adapters/mssql/swap-statements.js';
 import type { MssqlSwapPlan } from '../../src/adapters/mssql/swap-plan.js';
 import { thrownError } from '../../src/adapters/mssql/results.js';
 import { THROWN, type Statement } from '../../src/adapters/mssql/sql-text.js';
-import type { PublishRequest, StagingRef, TableRef } from '../../src/ports/target.js';
+import type { PublishRequest, StagingRef, TableRef } from '../../src/domain/delivery/target-types.js';
 import { ALLOWLIST, checkBatch, checkUnit, parses, REDUCTIONS, splitBatch } from './mssql-tsql-check.js';
 
 /**

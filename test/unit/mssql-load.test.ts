@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { jsonPath, openJsonColumnOf, typeSpelling, type StageColumn } from '../../src/adapters/mssql/bulk-types.js';
 import { loadChunkBatch } from '../../src/adapters/mssql/load-statements.js';
-import type { StagingRef } from '../../src/ports/target.js';
+import type { StagingRef } from '../../src/domain/delivery/target-types.js';
 
 /**
  * The chunk load, offline: how every stage column type the adapter can meet is read out of

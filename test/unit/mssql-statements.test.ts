@@ -10,7 +10,7 @@ import {
 import { observeChunksBatch, prepareLoadBatch, stagingFactsBatch } from '../../src/adapters/mssql/load-statements.js';
 import { probeReceiptBatch, publishBatch } from '../../src/adapters/mssql/publish-statements.js';
 import { assertionStatement, bracket, qualified, THROWN, type Statement } from '../../src/adapters/mssql/sql-text.js';
-import type { PublishRequest, StagingRef } from '../../src/ports/target.js';
+import type { PublishRequest, StagingRef } from '../../src/domain/delivery/target-types.js';
 import { ownerMarker } from '../../src/domain/delivery/target-rules.js';
 
 /**

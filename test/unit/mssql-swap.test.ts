@@ -3,7 +3,7 @@ import { publishBatch } from '../../src/adapters/mssql/publish-statements.js';
 import { THROWN } from '../../src/adapters/mssql/sql-text.js';
 import { mssqlSwapPlanOf, type MssqlSwapPlan, type PartitionLayoutRow } from '../../src/adapters/mssql/swap-plan.js';
 import { partitionLayoutStatement } from '../../src/adapters/mssql/swap-statements.js';
-import type { PublishRequest, StagingRef } from '../../src/ports/target.js';
+import type { PublishRequest, StagingRef } from '../../src/domain/delivery/target-types.js';
 
 /**
  * SQL Server publication by partition SWITCH, offline (no server here): the plan from the

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_REPLAY_WINDOW_DAYS } from '../../src/domain/delivery/manifest-types.js';
 import {
   assertReplayWindowOpen,
-  DEFAULT_REPLAY_WINDOW_DAYS,
   replayWindowDaysOf,
   replayWindowOf,
   windowEndOf,

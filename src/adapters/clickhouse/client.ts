@@ -34,7 +34,7 @@ export type ClickHouseTarget =
   | { kind: 'http'; url: string; username?: string; password?: string; database?: string };
 
 /** One read-only statement with its bound parameters (values never enter the SQL text). */
-export interface Statement {
+export interface ReadStatement {
   query: string;
   query_params: Record<string, string>;
 }
@@ -45,7 +45,7 @@ export interface Statement {
  * client's `ResultSet.stream()`; embedded, chdb's own `queryStream` (one block at a time).
  * Breaking out of the iteration stops the query.
  */
-export type LineStream = (statement: Statement, signal?: AbortSignal) => AsyncIterable<string[]>;
+export type LineStream = (statement: ReadStatement, signal?: AbortSignal) => AsyncIterable<string[]>;
 
 export interface ClickHouseHandle {
   client: ClickHouseClient;

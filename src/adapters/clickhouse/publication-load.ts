@@ -6,8 +6,9 @@ import { LoadCountMismatchError } from '../../domain/delivery/target-errors.js';
 import { CHUNK_COLUMN } from '../../domain/delivery/target-rules.js';
 import { PUBLICATION_CUT_POINTS } from '../../domain/publication/cut-points.js';
 import type { FaultInjector } from '../../ports/faults.js';
-import type { ChunkReceipt, LoadChunkRequest } from '../../ports/target.js';
-import { effectFailure, quoteTable, runCommand, selectRows, settingsClause } from './publication-sql.js';
+import type { LoadChunkRequest } from '../../ports/target.js';
+import type { ChunkReceipt } from '../../domain/delivery/target-types.js';
+import { effectFailure, quoteClickHouseTable, runCommand, selectRows, settingsClause } from './publication-sql.js';
 
 /**
  * Loading one chunk into a ClickHouse stage, idempotently without transactions (spec
@@ -77,7 +78,7 @@ export async function loadStageChunk(
   invocationId: string,
 ): Promise<ChunkReceipt> {
   const lines = stageLines(request);
-  const table = quoteTable(stage.database, stage.table);
+  const table = quoteClickHouseTable(stage.database, stage.table);
   const cutPoint = PUBLICATION_CUT_POINTS.loadInsert;
   const groups = () =>
     selectRows<SeqGroup>(

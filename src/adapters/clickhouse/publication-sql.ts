@@ -21,7 +21,7 @@ export function quoteName(name: string, what = 'name'): string {
   return `\`${assertChName(name, what)}\``;
 }
 
-export function quoteTable(database: string, table: string): string {
+export function quoteClickHouseTable(database: string, table: string): string {
   return `${quoteName(database, 'database')}.${quoteName(table, 'table')}`;
 }
 
@@ -201,7 +201,7 @@ export async function countAndDigest(
   // Aliases in the reserved _cutpoint prefix: an alias named like a user column would shadow it.
   const rows = await selectRows<{ _cutpoint_rows: string | number; _cutpoint_digest: string }>(
     client,
-    `SELECT count() AS _cutpoint_rows, toString(sum(sipHash64(tuple(${tuple})))) AS _cutpoint_digest FROM ${quoteTable(database, table)}${where ? ` WHERE ${where}` : ''}`,
+    `SELECT count() AS _cutpoint_rows, toString(sum(sipHash64(tuple(${tuple})))) AS _cutpoint_digest FROM ${quoteClickHouseTable(database, table)}${where ? ` WHERE ${where}` : ''}`,
   );
   return { rows: Number(rows[0]?._cutpoint_rows ?? 0), digest: rows[0]?._cutpoint_digest ?? '0' };
 }

@@ -29,22 +29,24 @@ import {
 import { assertChName, assertUuidText } from '../../domain/publication/candidate.js';
 import type { FaultInjector } from '../../ports/faults.js';
 import type {
-  ChunkReceipt,
   CreateStagingRequest,
   DropResult,
   LoadChunkRequest,
-  PublicationReceipt,
   PublishResult,
-  SeqRange,
   StageObservation,
   StagingCreated,
   StagingFacts,
-  StagingFactsRequest,
-  StagingRef,
   TableDescription,
-  TableRef,
   TargetPort,
 } from '../../ports/target.js';
+import type {
+  ChunkReceipt,
+  PublicationReceipt,
+  SeqRange,
+  StagingFactsRequest,
+  StagingRef,
+  TableRef,
+} from '../../domain/delivery/target-types.js';
 import type { ClickHouseHandle } from './client.js';
 import { judgeTarget, type TargetCheckRequest } from '../../domain/delivery/target-check.js';
 import {
@@ -61,7 +63,7 @@ import {
   effectFailure,
   insertableColumns,
   quoteName,
-  quoteTable,
+  quoteClickHouseTable,
   runCommand,
   selectRows,
   serverErrorOf,
@@ -181,7 +183,7 @@ class ClickHouseStageTarget implements TargetPort {
         `${CHUNK_DIGEST_COLUMN} String`,
       ];
       const ddl =
-        `CREATE TABLE ${quoteTable(schema, table)} (${columns.join(', ')}) ENGINE = MergeTree ORDER BY ${CHUNK_COLUMN} ` +
+        `CREATE TABLE ${quoteClickHouseTable(schema, table)} (${columns.join(', ')}) ENGINE = MergeTree ORDER BY ${CHUNK_COLUMN} ` +
         `${settingsClause({ non_replicated_deduplication_window: STAGE_DEDUPLICATION_WINDOW })} COMMENT ${stringLiteral(ownerMarker(request.invocationId, request.ownerBinding))}`;
       await this.effect(TARGET_CUT_POINTS.createStaging, () => runCommand(this.client, ddl));
       const created = await tableUnderName(this.client, schema, table);
@@ -218,7 +220,7 @@ class ClickHouseStageTarget implements TargetPort {
       await this.recheck(staging);
       const rows = await selectRows<{ _cutpoint_seq: number | string; _cutpoint_rows: number | string }>(
         this.client,
-        `SELECT ${CHUNK_COLUMN}, count() AS _cutpoint_rows FROM ${quoteTable(staging.table.schema, staging.table.table)}${seqWhere(range)} GROUP BY ${CHUNK_COLUMN} ORDER BY ${CHUNK_COLUMN}`,
+        `SELECT ${CHUNK_COLUMN}, count() AS _cutpoint_rows FROM ${quoteClickHouseTable(staging.table.schema, staging.table.table)}${seqWhere(range)} GROUP BY ${CHUNK_COLUMN} ORDER BY ${CHUNK_COLUMN}`,
       );
       return rows.map((r) => ({ seq: Number(r._cutpoint_seq), rows: Number(r._cutpoint_rows) }));
     });
@@ -239,7 +241,7 @@ class ClickHouseStageTarget implements TargetPort {
       names.add(a.name);
     }
     const range = factsRange(facts);
-    const table = quoteTable(staging.table.schema, staging.table.table);
+    const table = quoteClickHouseTable(staging.table.schema, staging.table.table);
     const where = seqWhere(range);
     const readOnly = settingsClause({ readonly: 2, output_format_json_quote_64bit_integers: 1 });
     return this.guard(async () => {
@@ -306,7 +308,7 @@ class ClickHouseStageTarget implements TargetPort {
       if (found && (found.uuid !== staging.objectId || !markerMatches(found.comment, staging))) outcome = 'NOT_OURS';
       else if (found) {
         await this.effect(TARGET_CUT_POINTS.dropStaging, () =>
-          runCommand(this.client, `DROP TABLE ${quoteTable(schema, table)} SYNC`),
+          runCommand(this.client, `DROP TABLE ${quoteClickHouseTable(schema, table)} SYNC`),
         );
         outcome = 'DROPPED';
       }

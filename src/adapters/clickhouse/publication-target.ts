@@ -30,7 +30,7 @@ import {
   effectFailure,
   insertableColumns,
   quoteName,
-  quoteTable,
+  quoteClickHouseTable,
   readFailure,
   runCommand,
   selectRows,
@@ -93,7 +93,7 @@ class ClickHouseExchangeTarget implements ExchangeTargetPort {
       engine !== undefined && NON_REPLICATED_MERGE_TREE.test(engine)
         ? ` ${settingsClause({ non_replicated_deduplication_window: STAGE_DEDUPLICATION_WINDOW })}`
         : '';
-    const ddl = `CREATE TABLE ${quoteTable(names.database, names.candidate)} UUID ${stringLiteral(uuid)} AS ${quoteTable(names.database, names.target)}${dedup} COMMENT ${stringLiteral(marker)}`;
+    const ddl = `CREATE TABLE ${quoteClickHouseTable(names.database, names.candidate)} UUID ${stringLiteral(uuid)} AS ${quoteClickHouseTable(names.database, names.target)}${dedup} COMMENT ${stringLiteral(marker)}`;
     await this.effect(CP.candidateCreate, () => runCommand(this.client, ddl));
     return { created: true };
   }
@@ -131,12 +131,12 @@ class ClickHouseExchangeTarget implements ExchangeTargetPort {
       insert_null_as_default: 0,
       optimize_on_insert: 0,
     });
-    const fill = `INSERT INTO ${quoteTable(names.database, names.candidate)} (${list}) ${settings} SELECT ${list} FROM ${quoteTable(names.database, names.stage)}`;
+    const fill = `INSERT INTO ${quoteClickHouseTable(names.database, names.candidate)} (${list}) ${settings} SELECT ${list} FROM ${quoteClickHouseTable(names.database, names.stage)}`;
     await this.effect(CP.candidateFill, async () => {
       // A partial or foreign fill of our unpublished candidate: emptied, then filled again
       // with the same token (TRUNCATE forgets the deduplication log's blocks: measured).
       if (before.candidate.rows > 0)
-        await runCommand(this.client, `TRUNCATE TABLE ${quoteTable(names.database, names.candidate)}`);
+        await runCommand(this.client, `TRUNCATE TABLE ${quoteClickHouseTable(names.database, names.candidate)}`);
       await runCommand(this.client, fill);
     });
     const after = await state();
@@ -172,13 +172,13 @@ class ClickHouseExchangeTarget implements ExchangeTargetPort {
 
   async exchange(names: ExchangeNames): Promise<void> {
     checkedNames(names);
-    const statement = `EXCHANGE TABLES ${quoteTable(names.database, names.target)} AND ${quoteTable(names.database, names.candidate)}`;
+    const statement = `EXCHANGE TABLES ${quoteClickHouseTable(names.database, names.target)} AND ${quoteClickHouseTable(names.database, names.candidate)}`;
     await this.effect(CP.exchange, () => runCommand(this.client, statement));
   }
 
   async fenceRename(names: ExchangeNames): Promise<void> {
     checkedNames(names);
-    const statement = `RENAME TABLE ${quoteTable(names.database, names.candidate)} TO ${quoteTable(names.database, names.tombstone)}`;
+    const statement = `RENAME TABLE ${quoteClickHouseTable(names.database, names.candidate)} TO ${quoteClickHouseTable(names.database, names.tombstone)}`;
     await this.effect(CP.fenceRename, () => runCommand(this.client, statement));
   }
 
@@ -193,7 +193,7 @@ class ClickHouseExchangeTarget implements ExchangeTargetPort {
     if (!found) return 'ALREADY_ABSENT';
     if (found.uuid !== table.uuid) return 'NOT_OURS';
     await this.effect(CP.predecessorDrop, () =>
-      runCommand(this.client, `DROP TABLE ${quoteTable(table.database, table.name)} SYNC`),
+      runCommand(this.client, `DROP TABLE ${quoteClickHouseTable(table.database, table.name)} SYNC`),
     );
     return 'DROPPED';
   }

@@ -1,9 +1,10 @@
 import { canonicalJson } from '../../domain/digest.js';
 import { ValidationError } from '../../domain/errors.js';
-import type { ResumePosition, SourceChunk } from '../../ports/source.js';
+import type { SourceChunk } from '../../ports/source.js';
+import type { ResumePosition } from '../../domain/delivery/source-types.js';
 import { SourceUnavailableError } from '../../domain/delivery/source-errors.js';
 import { orderColumnsOf, sourceKeyOf, sourceKeyText } from '../../domain/delivery/source-rules.js';
-import type { TargetRow } from '../../ports/target.js';
+import type { TargetRow } from '../../domain/delivery/target-types.js';
 
 /** Floor of the tie-group limit: a group larger than this and than a chunk is refused. */
 export const MIN_TIED_ROWS_LIMIT = 10_000;

@@ -2,19 +2,19 @@ import { ValidationError } from '../../domain/errors.js';
 import { isSqlIdentifier } from '../../domain/delivery/identifiers.js';
 import { bucketsOf, type TimeRange } from '../../domain/delivery/parts.js';
 import type { SealedWindow } from '../../domain/delivery/window.js';
+import type { SourceColumn } from '../../ports/source.js';
 import type {
   CountBucketsRequest,
   CountWindowRequest,
-  SourceColumn,
   SourceKey,
   SourceRelationRequest,
-} from '../../ports/source.js';
+} from '../../domain/delivery/source-types.js';
 import {
   assertCountBucketsRequest,
   assertCountWindowRequest,
   orderColumnsOf,
 } from '../../domain/delivery/source-rules.js';
-import { dateTime64Param, type Statement } from './client.js';
+import { dateTime64Param, type ReadStatement } from './client.js';
 
 /**
  * The statements the ClickHouse source runs, built from validated requests. Identifiers
@@ -25,7 +25,7 @@ import { dateTime64Param, type Statement } from './client.js';
  * two window parameters, e.g. to push the bound into a join.
  */
 
-export type WindowQuery = Statement;
+export type WindowQuery = ReadStatement;
 
 const START_PARAM = 'cutpoint_window_start';
 const END_PARAM = 'cutpoint_window_end';

@@ -1,16 +1,13 @@
 import type { ClickHouseClient, ResultSet } from '@clickhouse/client';
 import { CutpointError, ValidationError } from '../../domain/errors.js';
 import { isSqlIdentifier } from '../../domain/delivery/identifiers.js';
+import type { BucketCount, SourceChunk, SourceColumn, SourcePort } from '../../ports/source.js';
 import type {
-  BucketCount,
   CountBucketsRequest,
   CountWindowRequest,
-  SourceChunk,
-  SourceColumn,
-  SourcePort,
   SourceRelationRequest,
   StreamWindowRequest,
-} from '../../ports/source.js';
+} from '../../domain/delivery/source-types.js';
 import { SourceUnavailableError } from '../../domain/delivery/source-errors.js';
 import { assertSourceRelation, assertStreamWindowRequest, orderColumnsOf } from '../../domain/delivery/source-rules.js';
 import type { ClickHouseHandle } from './client.js';

@@ -17,13 +17,13 @@ import type {
   AuthorityItem,
   AuthorityStore,
   Expectation,
-  Fence,
   ItemKey,
   NewItem,
   TransactionLeg,
   TransactionOutcome,
   WriteOutcome,
 } from '../../ports/authority.js';
+import type { Fence } from '../../domain/fence.js';
 import type { FaultInjector } from '../../ports/faults.js';
 import type { RequestMeter } from '../../ports/meter.js';
 import { contentionBackoff, rerunTransient } from '../../engine/rerun.js';

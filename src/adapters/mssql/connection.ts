@@ -113,7 +113,7 @@ export function classifyMssqlFailure(error: unknown): MssqlFailureClass {
 /** Permission and visibility errors: the principal may not see or touch the object. */
 const PERMISSION_NUMBERS = new Set([229, 230, 262, 297, 300, 1088, 15151, 15247]);
 
-export function isPermissionFailure(error: unknown): boolean {
+export function isMssqlPermissionFailure(error: unknown): boolean {
   const n = serverErrorNumber(error);
   return n !== undefined && PERMISSION_NUMBERS.has(n);
 }
@@ -126,7 +126,7 @@ export function isPermissionFailure(error: unknown): boolean {
  */
 const UNRUNNABLE_NUMBERS = new Set([102, 156, 195, 207, 208, 245, 4104, 8114, 8115, 8134]);
 
-export function isUnrunnableStatement(error: unknown): boolean {
+export function isMssqlUnrunnableStatement(error: unknown): boolean {
   const n = serverErrorNumber(error);
   return n !== undefined && UNRUNNABLE_NUMBERS.has(n);
 }

@@ -1,9 +1,9 @@
-import type { StagingRef, TableRef } from '../../ports/target.js';
+import type { StagingRef, TableRef } from '../../domain/delivery/target-types.js';
 import { assertTableRef, ownerMarker, publicationLockOf } from '../../domain/delivery/target-rules.js';
 import {
   applock,
   bracket,
-  CHUNK,
+  BRACKETED_CHUNK,
   CHUNK_INDEX,
   nameParam,
   OWNER_PROPERTY,
@@ -61,8 +61,8 @@ END;
 IF OBJECT_ID(@like_name, N'U') IS NULL
   THROW ${THROWN.objectMissing}, N'cutpoint: the like table does not exist', 1;
 SELECT TOP (0) l.* INTO ${stage} FROM (SELECT 1 AS one) AS d LEFT JOIN ${qualified(like)} AS l ON 1 = 0;
-ALTER TABLE ${stage} ADD ${CHUNK} int NOT NULL;
-CREATE NONCLUSTERED INDEX ${bracket(CHUNK_INDEX)} ON ${stage} (${CHUNK});
+ALTER TABLE ${stage} ADD ${BRACKETED_CHUNK} int NOT NULL;
+CREATE NONCLUSTERED INDEX ${bracket(CHUNK_INDEX)} ON ${stage} (${BRACKETED_CHUNK});
 EXEC sys.sp_addextendedproperty @name = N'${OWNER_PROPERTY}', @value = @owner_marker,
   @level0type = N'SCHEMA', @level0name = @staging_schema, @level1type = N'TABLE', @level1name = @staging_table;
 SELECT CAST(1 AS bit) AS created, OBJECT_ID(@staging_name, N'U') AS object_id, @owner_marker AS marker;

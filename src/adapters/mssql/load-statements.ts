@@ -1,8 +1,8 @@
-import type { SeqRange, StagingRef } from '../../ports/target.js';
+import type { SeqRange, StagingRef } from '../../domain/delivery/target-types.js';
 import { assertColumns, CHUNK_COLUMN } from '../../domain/delivery/target-rules.js';
 import { StagingBindingChangedError } from '../../domain/delivery/target-errors.js';
 import { openJsonColumnOf, type StageColumn } from './bulk-types.js';
-import { CHUNK, column, ownedCheck, PROLOGUE, qualified, stagingParams, type Statement } from './sql-text.js';
+import { BRACKETED_CHUNK, column, ownedCheck, PROLOGUE, qualified, stagingParams, type Statement } from './sql-text.js';
 
 /** The SQL Server adapter's chunk loads and stage reads. */
 
@@ -55,8 +55,8 @@ export function loadChunkBatch(staging: StagingRef, chunk: ChunkJson, stageColum
   });
   return {
     text: `${PROLOGUE}
-DELETE FROM ${stage} WHERE ${CHUNK} = @seq;
-INSERT INTO ${stage} (${[...names.map(column), CHUNK].join(', ')})
+DELETE FROM ${stage} WHERE ${BRACKETED_CHUNK} = @seq;
+INSERT INTO ${stage} (${[...names.map(column), BRACKETED_CHUNK].join(', ')})
 SELECT ${[...mapped.map((m) => m.select), '@seq'].join(', ')}
   FROM OPENJSON(@json) WITH (
     ${mapped.flatMap((m) => m.with).join(',\n    ')}
@@ -71,11 +71,11 @@ SELECT ROWCOUNT_BIG() AS inserted;`,
 
 /** Committed rows per chunk seq of the exact stage; with `range`, only seqs in [from, to) (an index range seek). */
 export function observeChunksBatch(staging: StagingRef, range?: SeqRange): Statement {
-  const where = range ? ` WHERE ${CHUNK} >= @seq_from AND ${CHUNK} < @seq_to` : '';
+  const where = range ? ` WHERE ${BRACKETED_CHUNK} >= @seq_from AND ${BRACKETED_CHUNK} < @seq_to` : '';
   return {
     text: `${PROLOGUE}
 ${ownedCheck()}
-SELECT ${CHUNK} AS seq, COUNT_BIG(*) AS row_count FROM ${qualified(staging.table)} WITH (HOLDLOCK)${where} GROUP BY ${CHUNK} ORDER BY ${CHUNK};`,
+SELECT ${BRACKETED_CHUNK} AS seq, COUNT_BIG(*) AS row_count FROM ${qualified(staging.table)} WITH (HOLDLOCK)${where} GROUP BY ${BRACKETED_CHUNK} ORDER BY ${BRACKETED_CHUNK};`,
     params: [...stagingParams(staging), ...seqRangeParams(range)],
   };
 }
@@ -97,7 +97,7 @@ export function stagingFactsBatch(
   range?: SeqRange,
 ): Statement {
   const stage = qualified(staging.table);
-  const where = range ? ` WHERE ${CHUNK} >= @seq_from AND ${CHUNK} < @seq_to` : '';
+  const where = range ? ` WHERE ${BRACKETED_CHUNK} >= @seq_from AND ${BRACKETED_CHUNK} < @seq_to` : '';
   const nulls = notNull.map((c, i) => `, SUM(CASE WHEN ${column(c)} IS NULL THEN 1 ELSE 0 END) AS n${i}`).join('');
   const duplicates =
     keyColumns.length > 0

@@ -1,9 +1,9 @@
-import type { PublishRequest, TableRef } from '../../ports/target.js';
+import type { PublishRequest, TableRef } from '../../domain/delivery/target-types.js';
 import { publicationLockOf } from '../../domain/delivery/target-rules.js';
 import {
   applock,
   bracket,
-  CHUNK,
+  BRACKETED_CHUNK,
   CHUNK_INDEX,
   column,
   nameParam,
@@ -83,7 +83,7 @@ ${
 `
     : ''
 }DROP INDEX ${bracket(CHUNK_INDEX)} ON ${stage};
-ALTER TABLE ${stage} DROP COLUMN ${CHUNK};
+ALTER TABLE ${stage} DROP COLUMN ${BRACKETED_CHUNK};
 ${swap.notNull
   .map(
     (c) => `ALTER TABLE ${stage} ALTER COLUMN ${column(c.name)} ${c.type} NOT NULL;

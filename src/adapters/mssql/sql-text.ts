@@ -1,4 +1,4 @@
-import type { StagingRef, TableRef } from '../../ports/target.js';
+import type { StagingRef, TableRef } from '../../domain/delivery/target-types.js';
 import { assertIdentifier, assertTableRef, CHUNK_COLUMN, ownerMarker } from '../../domain/delivery/target-rules.js';
 
 /**
@@ -66,7 +66,7 @@ export function assertionStatement(sql: string, staging: TableRef): string {
   return sql.split('{staging}').join(qualified(staging));
 }
 
-export const CHUNK = bracket(CHUNK_COLUMN);
+export const BRACKETED_CHUNK = bracket(CHUNK_COLUMN);
 export const PROLOGUE = 'SET XACT_ABORT ON;\nSET NOCOUNT ON;';
 
 export function nameParam(param: string, ref: TableRef): Param {

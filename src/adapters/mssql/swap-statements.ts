@@ -1,4 +1,4 @@
-import type { StagingRef, TableRef, TimeWindow } from '../../ports/target.js';
+import type { StagingRef, TableRef, TimeWindow } from '../../domain/delivery/target-types.js';
 import { assertUserColumn } from '../../domain/delivery/target-rules.js';
 import { nameParam, type Statement } from './sql-text.js';
 

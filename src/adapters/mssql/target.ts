@@ -13,24 +13,26 @@ import {
 import type { TargetIdentity } from '../../domain/delivery/sealed-authority.js';
 import type { FaultInjector } from '../../ports/faults.js';
 import type {
-  ChunkReceipt,
   CreateStagingRequest,
   DropOptions,
   DropResult,
   StageObservation,
   LoadChunkRequest,
-  PublicationReceipt,
-  PublishRequest,
   PublishResult,
-  SeqRange,
   StagingCreated,
   StagingFacts,
-  StagingFactsRequest,
-  StagingRef,
   TableDescription,
-  TableRef,
   TargetPort,
 } from '../../ports/target.js';
+import type {
+  ChunkReceipt,
+  PublicationReceipt,
+  PublishRequest,
+  SeqRange,
+  StagingFactsRequest,
+  StagingRef,
+  TableRef,
+} from '../../domain/delivery/target-types.js';
 import {
   assertColumns,
   assertInvocationId,
@@ -57,8 +59,8 @@ import {
 import {
   classifyMssqlFailure,
   describeMssqlError,
-  isPermissionFailure,
-  isUnrunnableStatement,
+  isMssqlPermissionFailure,
+  isMssqlUnrunnableStatement,
   parseMssqlConnection,
   serverErrorNumber,
 } from './connection.js';
@@ -211,7 +213,8 @@ export class MssqlTarget implements TargetPort {
         assertions,
       };
     } catch (error) {
-      if (isUnrunnableStatement(error)) throw new QualityCheckUnrunnableError(describeMssqlError(error, this.secrets));
+      if (isMssqlUnrunnableStatement(error))
+        throw new QualityCheckUnrunnableError(describeMssqlError(error, this.secrets));
       throw this.readFailure(error);
     } finally {
       // Always rolled back: an assertion can never change anything.
@@ -480,7 +483,7 @@ export class MssqlTarget implements TargetPort {
     const mapped = thrownError(error);
     if (mapped) return mapped;
     const message = describeMssqlError(error, this.secrets);
-    if (isPermissionFailure(error)) return new TargetUnobservableError(`permission denied: ${message}`);
+    if (isMssqlPermissionFailure(error)) return new TargetUnobservableError(`permission denied: ${message}`);
     return new EffectFailedError(cutPoint, `${cutPoint}: ${message}`, { cause: { number: serverErrorNumber(error) } });
   }
 
@@ -489,7 +492,7 @@ export class MssqlTarget implements TargetPort {
     const mapped = thrownError(error);
     if (mapped) return mapped;
     const message = describeMssqlError(error, this.secrets);
-    if (isPermissionFailure(error)) return new TargetUnobservableError(`permission denied: ${message}`);
+    if (isMssqlPermissionFailure(error)) return new TargetUnobservableError(`permission denied: ${message}`);
     return new TargetUnavailableError(message);
   }
 }

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { markerMatches } from '../../domain/delivery/target-rules.js';
 import { StagingBindingChangedError } from '../../domain/delivery/target-errors.js';
-import type { StagingRef, TableRef } from '../../ports/target.js';
+import type { StagingRef, TableRef } from '../../domain/delivery/target-types.js';
 import { LOOKUP_TABLE, quoteTable } from './sql.js';
 
 /** The locks and identity rechecks every mutating PostgreSQL transaction of the target takes. */

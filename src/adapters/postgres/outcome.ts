@@ -25,7 +25,7 @@ export function classifyPgCommitFailure(error: unknown): PgFailureClass {
 }
 
 /** 42501 insufficient_privilege, 3F000 invalid_schema_name (a schema we may not see). */
-export function isPermissionFailure(error: unknown): boolean {
+export function isPostgresPermissionFailure(error: unknown): boolean {
   const state = sqlStateOf(error);
   return state === '42501';
 }
@@ -35,7 +35,7 @@ export function isPermissionFailure(error: unknown): boolean {
  * it does not know (class 42 but insufficient_privilege), or the data it read (class 22).
  * Running it again cannot succeed.
  */
-export function isUnrunnableStatement(error: unknown): boolean {
+export function isPostgresUnrunnableStatement(error: unknown): boolean {
   const state = sqlStateOf(error);
   return state !== undefined && ((state.startsWith('42') && state !== '42501') || state.startsWith('22'));
 }

@@ -11,7 +11,7 @@ import {
   windowPartitionNameOf,
   type PartitionFacts,
 } from '../../domain/delivery/window-partition.js';
-import type { PublicationReceipt, PublishRequest, TableRef } from '../../ports/target.js';
+import type { PublicationReceipt, PublishRequest, TableRef } from '../../domain/delivery/target-types.js';
 import type { Client } from './locks.js';
 import {
   compareBounds,

@@ -6,13 +6,13 @@ import {
   receiptOfRecord as toReceipt,
   type ReceiptRecord,
 } from '../../domain/delivery/target-rules.js';
+import type { PublishResult } from '../../ports/target.js';
 import type {
   PublicationMethod,
   PublicationReceipt,
   PublishRequest,
-  PublishResult,
   TableRef,
-} from '../../ports/target.js';
+} from '../../domain/delivery/target-types.js';
 import {
   DESCRIBE_COLUMNS,
   keyJoin,

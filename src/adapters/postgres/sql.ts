@@ -1,4 +1,4 @@
-import type { TableRef } from '../../ports/target.js';
+import type { TableRef } from '../../domain/delivery/target-types.js';
 import { assertIdentifier, assertTableRef, CHUNK_COLUMN } from '../../domain/delivery/target-rules.js';
 
 /**
@@ -19,7 +19,7 @@ export function quoteColumn(name: string): string {
   return quoteIdent(assertIdentifier(name, 'column'));
 }
 
-export const CHUNK = quoteIdent(CHUNK_COLUMN);
+export const QUOTED_CHUNK = quoteIdent(CHUNK_COLUMN);
 
 /**
  * Resolves a table by exact schema and name through the catalogs (no search_path, no
@@ -109,8 +109,8 @@ export function loadChunkStatement(staging: TableRef, columns: readonly string[]
   const names = columns.map(quoteColumn).join(', ');
   const table = quoteTable(staging);
   return (
-    `WITH replaced AS (DELETE FROM ${table} WHERE ${CHUNK} = $1::integer) ` +
-    `INSERT INTO ${table} (${names}, ${CHUNK}) SELECT ${names}, $1::integer FROM pg_catalog.json_populate_recordset(NULL::${table}, $2::json)`
+    `WITH replaced AS (DELETE FROM ${table} WHERE ${QUOTED_CHUNK} = $1::integer) ` +
+    `INSERT INTO ${table} (${names}, ${QUOTED_CHUNK}) SELECT ${names}, $1::integer FROM pg_catalog.json_populate_recordset(NULL::${table}, $2::json)`
   );
 }
 

@@ -14,24 +14,26 @@ import {
 import type { TargetIdentity } from '../../domain/delivery/sealed-authority.js';
 import type { FaultInjector } from '../../ports/faults.js';
 import type {
-  ChunkReceipt,
   CreateStagingRequest,
   DropOptions,
   DropResult,
   StageObservation,
   LoadChunkRequest,
-  PublicationReceipt,
-  PublishRequest,
   PublishResult,
-  SeqRange,
   StagingCreated,
   StagingFacts,
-  StagingFactsRequest,
-  StagingRef,
   TableDescription,
-  TableRef,
   TargetPort,
 } from '../../ports/target.js';
+import type {
+  ChunkReceipt,
+  PublicationReceipt,
+  PublishRequest,
+  SeqRange,
+  StagingFactsRequest,
+  StagingRef,
+  TableRef,
+} from '../../domain/delivery/target-types.js';
 import {
   assertColumns,
   assertIdentifier,
@@ -71,13 +73,13 @@ import { attachedPartitionOf } from './partition-swap.js';
 import {
   classifyPgCommitFailure,
   describePgError,
-  isPermissionFailure,
-  isUnrunnableStatement,
+  isPostgresPermissionFailure,
+  isPostgresUnrunnableStatement,
   sqlStateOf,
 } from './outcome.js';
 import {
   ABSENCE_PROOF,
-  CHUNK,
+  QUOTED_CHUNK,
   TARGET_CANDIDATES,
   DESCRIBE_COLUMNS,
   FORMAT_COMMENT,
@@ -199,9 +201,9 @@ export class PostgresTarget implements TargetPort {
     if (range !== undefined) assertSeqRange(range);
     return this.transaction({ readOnly: true }, async (client) => {
       await recheckLocked(client, staging, 'ACCESS SHARE');
-      const where = range === undefined ? '' : ` WHERE ${CHUNK} >= $1 AND ${CHUNK} < $2`;
+      const where = range === undefined ? '' : ` WHERE ${QUOTED_CHUNK} >= $1 AND ${QUOTED_CHUNK} < $2`;
       const result = await client.query<{ seq: number; rows: string }>(
-        `SELECT ${CHUNK} AS seq, count(*)::text AS rows FROM ${quoteTable(staging.table)}${where} GROUP BY 1 ORDER BY 1`,
+        `SELECT ${QUOTED_CHUNK} AS seq, count(*)::text AS rows FROM ${quoteTable(staging.table)}${where} GROUP BY 1 ORDER BY 1`,
         range === undefined ? [] : [range.from, range.to],
       );
       return { commit: false, value: result.rows.map((r) => ({ seq: Number(r.seq), rows: Number(r.rows) })) };
@@ -224,7 +226,7 @@ export class PostgresTarget implements TargetPort {
     }
     const range = factsRange(facts);
     const table = quoteTable(staging.table);
-    const where = range ? ` WHERE ${CHUNK} >= $1 AND ${CHUNK} < $2` : '';
+    const where = range ? ` WHERE ${QUOTED_CHUNK} >= $1 AND ${QUOTED_CHUNK} < $2` : '';
     const bounds = range ? [range.from, range.to] : [];
     const probe = this.transaction({ readOnly: true }, async (client) => {
       await recheckLocked(client, staging, 'ACCESS SHARE');
@@ -256,7 +258,7 @@ export class PostgresTarget implements TargetPort {
     });
     return probe.catch((error: unknown) => {
       const cause = (error as { cause?: unknown }).cause;
-      throw isUnrunnableStatement(cause) ? new QualityCheckUnrunnableError((error as Error).message) : error;
+      throw isPostgresUnrunnableStatement(cause) ? new QualityCheckUnrunnableError((error as Error).message) : error;
     });
   }
 
@@ -355,10 +357,10 @@ export class PostgresTarget implements TargetPort {
       // CREATE TABLE AS copies column names and types but no NOT NULL, default or constraint:
       // the stage accepts whatever arrives, and the quality probes report it.
       await client.query(`CREATE TABLE ${stage} AS SELECT l.* FROM ${quoteTable(request.likeTable)} l WITH NO DATA`);
-      await client.query(`ALTER TABLE ${stage} ADD COLUMN ${CHUNK} integer NOT NULL`);
+      await client.query(`ALTER TABLE ${stage} ADD COLUMN ${QUOTED_CHUNK} integer NOT NULL`);
       // A chunk's re-load deletes by seq and a part's observation reads a seq range: both
       // are index range scans, never a scan of the whole stage.
-      await client.query(`CREATE INDEX ON ${stage} (${CHUNK})`);
+      await client.query(`CREATE INDEX ON ${stage} (${QUOTED_CHUNK})`);
       const comment = await client.query<{ statement: string }>(FORMAT_COMMENT, [
         request.staging.schema,
         request.staging.table,
@@ -542,7 +544,7 @@ export class PostgresTarget implements TargetPort {
   private beforeCommitFailure(error: unknown, options: TxOptions): Error {
     if (error instanceof CutpointError) return error;
     const message = describePgError(error, this.secrets);
-    if (isPermissionFailure(error)) return new TargetUnobservableError(`permission denied: ${message}`);
+    if (isPostgresPermissionFailure(error)) return new TargetUnobservableError(`permission denied: ${message}`);
     if (options.cutPoint !== undefined) {
       // Nothing can have committed: COMMIT was never sent. Only the SQLSTATE is kept as cause.
       return new EffectFailedError(options.cutPoint, `${options.cutPoint}: ${message}`, {

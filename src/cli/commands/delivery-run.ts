@@ -25,10 +25,10 @@ import { flowProgress } from '../flow-progress.js';
 import { NeedsRecoveryError } from '../../delivery/steps/flow-stop.js';
 import { INPUT_LIMITS, printResult, progress, readInputFile, UsageError } from '../io.js';
 import { parseOptions, unexpectedArgument } from '../grammar.js';
-import { AWS_OPTIONS } from '../aws-target.js';
+import { AWS_OPTIONS } from '../aws-runtime.js';
 import { failureNote, notingTargetCheck, openLocalSource, openLocalTarget } from './delivery-bindings.js';
 import { causeMessage, ManifestUnavailableError } from './delivery-failures.js';
-import { targetOf, type Target } from './stream/target.js';
+import { runtimeOf, type Runtime } from './stream/runtime.js';
 
 /**
  * `cutpoint delivery run --manifest FILE#ROUTE [--invocation-id ID] [--aws]`:
@@ -98,16 +98,16 @@ export async function deliveryRunCommand(args: string[]): Promise<unknown> {
   if (positionals.length) throw unexpectedArgument(positionals[0]);
   if (typeof values.manifest !== 'string') throw new UsageError('delivery run needs --manifest FILE#ROUTE');
   // Every refusal of the grammar (exit 2) before anything is read or started.
-  const target = targetOf(values, values.aws ? FLOW : undefined);
+  const runtime = runtimeOf(values, values.aws ? FLOW : undefined);
   try {
-    return await runRoute(target, { ...values, manifest: values.manifest });
+    return await runRoute(runtime, { ...values, manifest: values.manifest });
   } finally {
-    target.done();
+    runtime.done();
   }
 }
 
 async function runRoute(
-  target: Target,
+  runtime: Runtime,
   values: { manifest: string; 'invocation-id'?: string; faults?: string },
 ): Promise<unknown> {
   const invocationId =
@@ -127,24 +127,24 @@ async function runRoute(
   };
   // An id that already has a journal must be this route of this manifest: refused before
   // any binding is resolved, any connection opened or any flow started.
-  await assertRunnable(await target.ports(), invocationId, run);
+  await assertRunnable(await runtime.ports(), invocationId, run);
 
   progress(`invocation ${invocationId}, route ${route.name}`);
   let result: RunResult;
-  if (target.kind === 'aws') {
+  if (runtime.kind === 'aws') {
     // The execution is named by the invocation id: a second start is the same execution.
-    result = await target.run(FLOW, invocationId, input);
+    result = await runtime.run(FLOW, invocationId, input);
   } else {
     const lock = await runLock(invocationId);
     try {
-      result = await runLocally(target, route, input);
+      result = await runLocally(runtime, route, input);
     } finally {
       await lock();
     }
   }
   // Never report another route's invocation as this run's result (a concurrent begin of the same id).
-  await assertRunnable(await target.ports(), invocationId, run);
-  return await outcomeOf(await target.ports(), invocationId, selector, result);
+  await assertRunnable(await runtime.ports(), invocationId, run);
+  return await outcomeOf(await runtime.ports(), invocationId, selector, result);
 }
 
 /**
@@ -163,9 +163,9 @@ async function runLock(invocationId: string): Promise<() => Promise<void>> {
 }
 
 /** The local runner over the route's target and source, opened as the live recovery actions open them. */
-async function runLocally(target: Target, route: SelectedRoute, input: BeginInput): Promise<RunResult> {
-  const ports = await target.ports();
-  const targetPort = await openLocalTarget(route.targetBinding, target.faults());
+async function runLocally(runtime: Runtime, route: SelectedRoute, input: BeginInput): Promise<RunResult> {
+  const ports = await runtime.ports();
+  const targetPort = await openLocalTarget(route.targetBinding, runtime.faults());
   try {
     const note = failureNote();
     const source = await openLocalSource(route.sourceBinding, note);

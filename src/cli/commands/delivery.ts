@@ -20,8 +20,8 @@ import type { RecoveryFlowInput } from '../../delivery/recovery/flow-steps.js';
 import { capsuleActionGate } from '../../quality/inspect.js';
 import { INPUT_LIMITS, readInputFile, UsageError } from '../io.js';
 import { parseOptions, unexpectedArgument, unknownSubcommand } from '../grammar.js';
-import { AWS_OPTIONS } from '../aws-target.js';
-import { targetOf, type Target } from './stream/target.js';
+import { AWS_OPTIONS } from '../aws-runtime.js';
+import { runtimeOf, type Runtime } from './stream/runtime.js';
 
 export const deliveryHelp = `cutpoint delivery run --manifest FILE#ROUTE [--invocation-id ID] [--format json|text] [--aws]
   runs the route once through the deliver-window state machine and prints the
@@ -88,23 +88,23 @@ export async function deliveryCommand(args: string[]): Promise<unknown> {
       throw new UsageError(`delivery ${verb} needs --manifest FILE#ROUTE`);
   }
   // On AWS a live action starts its recovery flow (its ARN: flag, environment or stack output).
-  const target = targetOf(values, live ? `delivery-${live}` : undefined);
+  const runtime = runtimeOf(values, live ? `delivery-${live}` : undefined);
   try {
     // The CLI composes delivery and quality: an exchange operation whose capsule breaks with
     // its evidence (a rolled-back or replaced authority table) is shown permitting nothing.
     if (verb === 'inspect-all') {
       const targetId = typeof values.target === 'string' ? validateTargetId(values.target) : undefined;
-      const ports = await target.ports();
+      const ports = await runtime.ports();
       return await inspectAll(ports, targetId === undefined ? {} : { targetId }, capsuleActionGate(ports));
     }
     const id = positionals[0] as string;
     if (!live) {
-      const ports = await target.ports();
+      const ports = await runtime.ports();
       return await inspectInvocation(ports, id, capsuleActionGate(ports));
     }
-    return await liveAction(target, live, id, values);
+    return await liveAction(runtime, live, id, values);
   } finally {
-    target.done();
+    runtime.done();
   }
 }
 
@@ -116,19 +116,24 @@ export async function deliveryCommand(args: string[]): Promise<unknown> {
  * runtime only) the target binding, and the action itself (recovery/*.ts), whose
  * projection is the command's output.
  */
-async function liveAction(target: Target, action: LiveAction, invocationId: string, values: Values): Promise<unknown> {
+async function liveAction(
+  runtime: Runtime,
+  action: LiveAction,
+  invocationId: string,
+  values: Values,
+): Promise<unknown> {
   assertConfirmed(action, values.yes === true);
   const id = validateInvocationId(invocationId);
   const given = parseSelector(values.manifest as string);
   // The seal digests the selector with the file as the caller resolved it: absolute.
   const selector: Selector = { file: resolve(given.file), route: given.route };
-  const record = await loadInvocation(await target.ports(), id);
+  const record = await loadInvocation(await runtime.ports(), id);
   assertActionPermitted(record.state, record.facts, action);
   const manifestText = await readManifest(selector.file);
   const route = selectRoute(parseManifest(manifestText, selector.file), selector);
   assertOperatorAuthority(record.sealed, { invocationId: id, manifestText, selector, route });
-  if (target.kind === 'aws')
-    return deployedAction(target, action, {
+  if (runtime.kind === 'aws')
+    return deployedAction(runtime, action, {
       invocationId: id,
       manifestText,
       selector: selectorText(selector),
@@ -139,13 +144,13 @@ async function liveAction(target: Target, action: LiveAction, invocationId: stri
   // session, acts source-free and prints the projection.
   // A ClickHouse exchange route's target is its stage and EXCHANGE sides on one connection.
   const { openLocalRouteTarget } = await import('./delivery-bindings.js');
-  const opened = await openLocalRouteTarget(route.targetBinding, target.faults());
+  const opened = await openLocalRouteTarget(route.targetBinding, runtime.faults());
   try {
     const deps = {
-      ports: await target.ports(),
+      ports: await runtime.ports(),
       target: opened.target,
       route,
-      faults: target.faults(),
+      faults: runtime.faults(),
       ...(opened.exchange ? { exchange: opened.exchange } : {}),
     };
     const result = await RECOVERY_ACTIONS[action](
@@ -167,9 +172,9 @@ async function liveAction(target: Target, action: LiveAction, invocationId: stri
  * (Delivery.RecoveryRetained, Delivery.IncidentRetained); exit 1 with the journal's
  * projection on stderr's diagnostic.
  */
-async function deployedAction(target: Target, action: LiveAction, input: RecoveryFlowInput): Promise<unknown> {
+async function deployedAction(runtime: Runtime, action: LiveAction, input: RecoveryFlowInput): Promise<unknown> {
   const executionName = `${action}-${input.invocationId.slice(4, 20)}-${randomBytes(4).toString('hex')}`;
-  const run = await target.run(`delivery-${action}`, executionName, input);
+  const run = await runtime.run(`delivery-${action}`, executionName, input);
   if (run.status === 'SUCCEEDED') {
     const output = run.output as { projection?: unknown } | undefined;
     // reconcile's Observed path returns the inspection itself.

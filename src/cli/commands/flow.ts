@@ -9,7 +9,7 @@ import { withoutSessionIds } from '../../domain/redact.js';
 import { FLOWS } from '../../../functions/registry.js';
 import type { FlowResult } from '../../local/flow-runner.js';
 import { defaultStateDir } from '../../local/runtime.js';
-import { AwsSession, AWS_OPTIONS, refuseAwsFlagsWithoutAws } from '../aws-target.js';
+import { AwsSession, AWS_OPTIONS, refuseAwsFlagsWithoutAws } from '../aws-runtime.js';
 import { localRuntimeConfig } from '../local-config.js';
 import { flowProgress } from '../flow-progress.js';
 import { quoted } from '../../domain/echo.js';

@@ -9,7 +9,7 @@ import { validateObjectKey } from '../../objects/object-key.js';
 import { assertOperatorKey } from '../../objects/reserved-keys.js';
 import type { FaultInjector } from '../../ports/faults.js';
 import type { Ports } from '../../ports/index.js';
-import { AwsSession, AWS_HELP, AWS_OPTIONS, refuseAwsFlagsWithoutAws, type AwsFlags } from '../aws-target.js';
+import { AwsSession, AWS_HELP, AWS_OPTIONS, refuseAwsFlagsWithoutAws, type AwsFlags } from '../aws-runtime.js';
 import { reportFired } from '../fault-report.js';
 import { localRuntimeConfig } from '../local-config.js';
 import { INPUT_LIMITS, readInputBytes, UsageError } from '../io.js';
@@ -62,7 +62,7 @@ export async function objectCommand(args: string[]): Promise<unknown> {
 
 /**
  * The local runtime (provisioned on first use), or with --aws the deployed table and bucket
- * (flag > env > stack outputs, one region: src/cli/aws-target.ts), never provisioned: the
+ * (flag > env > stack outputs, one region: src/cli/aws-runtime.ts), never provisioned: the
  * stacks own them. Faults are armed only locally, as for every command.
  */
 async function portsOf(values: AwsFlags, faults: FaultInjector): Promise<Ports> {

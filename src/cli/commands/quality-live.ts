@@ -15,7 +15,7 @@ import { replayGovernance } from '../../quality/replay.js';
 import { INPUT_LIMITS, readInputFile } from '../io.js';
 import { assertReaderReachable, openLocalRouteTarget } from './delivery-bindings.js';
 import { causeMessage, ManifestUnavailableError } from './delivery-failures.js';
-import type { Target } from './stream/target.js';
+import type { Runtime } from './stream/runtime.js';
 
 /**
  * The three `cutpoint quality` verbs that take `--manifest FILE#ROUTE` and reach the
@@ -32,29 +32,29 @@ export interface ManifestCommand {
   manifest: string;
 }
 
-export async function manifestCommand(target: Target, command: ManifestCommand): Promise<unknown> {
+export async function manifestCommand(runtime: Runtime, command: ManifestCommand): Promise<unknown> {
   const id = validateInvocationId(command.invocationId);
   const given = parseSelector(command.manifest);
   // The seal digests the selector with the file as the caller resolved it: absolute.
   const selector: Selector = { file: resolve(given.file), route: given.route };
-  const ports = await target.ports();
+  const ports = await runtime.ports();
   // observe: the action guide before the manifest (as `delivery reconcile|resume|retire`).
   if (command.verb === 'observe') await assertObservePermitted(ports, id);
   const manifestText = await readManifest(selector.file);
   const route = selectRoute(parseManifest(manifestText, selector.file), selector);
   const input = { invocationId: id, manifestText, selector: selectorText(selector) };
   // On AWS the deployed flow's Lambda resolves the binding from its secret and forks its own reader.
-  if (command.verb === 'observe' && target.kind === 'aws') {
+  if (command.verb === 'observe' && runtime.kind === 'aws') {
     assertExchangeRoute(route);
-    return deployedObserve(target, input);
+    return deployedObserve(runtime, input);
   }
   if (command.verb === 'observe') await assertReaderReachable(route);
-  const opened = await openLocalRouteTarget(route.targetBinding, target.faults());
+  const opened = await openLocalRouteTarget(route.targetBinding, runtime.faults());
   try {
     const exchange = exchangeSide(opened.exchange, route);
     if (command.verb === 'observe') {
       // The reader crosses the command's injector (quality.worker.reap), as the ports and the target do.
-      const reader = await targetReaderOf({ route, ports, faults: target.faults() });
+      const reader = await targetReaderOf({ route, ports, faults: runtime.faults() });
       return await operatorObserve(input, { ports, target: opened.target, exchange, route, reader });
     }
     const reading = { ports: readOnlyPorts(ports), target: readOnlyTarget(opened.target), route };
@@ -66,7 +66,7 @@ export async function manifestCommand(target: Target, command: ManifestCommand):
     // The replay's reads cross quality.replay.read: CUTPOINT_FAULTS / --faults reach them as they reach the target.
     return await replayGovernance(input, {
       ...reading,
-      faults: target.faults(),
+      faults: runtime.faults(),
       exchange: { observeTables: (names) => exchange.observeTables(names) },
     });
   } finally {
@@ -97,11 +97,11 @@ const notGoverned = (route: SelectedRoute) =>
  * with the flow's error name and its stable code.
  */
 async function deployedObserve(
-  target: Target,
+  runtime: Runtime,
   input: { invocationId: string; manifestText: string; selector: string },
 ): Promise<unknown> {
   const executionName = `observe-${input.invocationId.slice(4, 20)}-${randomBytes(4).toString('hex')}`;
-  const run = await target.run('quality-observe', executionName, { ...input, yes: true });
+  const run = await runtime.run('quality-observe', executionName, { ...input, yes: true });
   if (run.status === 'SUCCEEDED') return run.output;
   throw observeFlowFailure(run.status, run.error, run.cause);
 }

@@ -3,9 +3,9 @@ import { QualityConfirmationRequiredError } from '../../domain/quality/errors.js
 import { inspectAllQuality, inspectQuality } from '../../quality/inspect.js';
 import { UsageError } from '../io.js';
 import { parseOptions, unexpectedArgument, unknownSubcommand } from '../grammar.js';
-import { AWS_OPTIONS } from '../aws-target.js';
+import { AWS_OPTIONS } from '../aws-runtime.js';
 import type { ManifestVerb } from './quality-live.js';
-import { targetOf } from './stream/target.js';
+import { runtimeOf } from './stream/runtime.js';
 
 export const qualityHelp = `cutpoint quality inspect-all [--format json|text] [--aws]
   every ClickHouse publication under quality governance (seed 000) with its journal
@@ -109,17 +109,17 @@ export async function qualityCommand(args: string[]): Promise<unknown> {
     throw new UsageError(`${refusal.code}: ${refusal.message}`);
   }
   // observe --aws starts the deployed quality-observe flow (its ARN: flag, environment or stack output).
-  const target = targetOf(values, verb === 'observe' && values.aws === true ? 'quality-observe' : undefined);
+  const runtime = runtimeOf(values, verb === 'observe' && values.aws === true ? 'quality-observe' : undefined);
   try {
-    if (verb === 'inspect-all') return await inspectAllQuality(await target.ports());
-    if (verb === 'inspect') return await inspectQuality(await target.ports(), positionals[0]);
+    if (verb === 'inspect-all') return await inspectAllQuality(await runtime.ports());
+    if (verb === 'inspect') return await inspectQuality(await runtime.ports(), positionals[0]);
     const { manifestCommand } = await import('./quality-live.js');
-    return await manifestCommand(target, {
+    return await manifestCommand(runtime, {
       verb: verb as ManifestVerb,
       invocationId: positionals[0] as string,
       manifest: values.manifest as string,
     });
   } finally {
-    target.done();
+    runtime.done();
   }
 }

@@ -8,7 +8,7 @@ import { MAX_READ_RECORDS, readStream } from '../../stream/read.js';
 import { quoted } from '../../domain/echo.js';
 import { UsageError } from '../io.js';
 import { parseOptions, unexpectedArgument, unknownSubcommand } from '../grammar.js';
-import { AWS_OPTIONS } from '../aws-target.js';
+import { AWS_OPTIONS } from '../aws-runtime.js';
 import { activeSession } from '../session-store.js';
 import { takeover } from './stream/takeover.js';
 import { CURSOR_HANDLERS, cursorHelp } from './stream/consume.js';
@@ -19,10 +19,10 @@ import { checkGc, gc, gcHelp, leases } from './stream/gc.js';
 import { MATERIALIZE_HANDLERS, materializeHelp } from './stream/materialize.js';
 import { QUARANTINE_HANDLERS, quarantineHelp } from './stream/quarantine.js';
 import { attemptOf, integer, integerIn } from './stream/options.js';
-import { checkResolve, resolveAttempt, resolveWriter } from './stream/resolve.js';
+import { checkResolve, resolveAttemptCommand, resolveWriterCommand } from './stream/resolve.js';
 import { appendResult, failedFlowError, isRejection, resolveCommand } from './stream/outcomes.js';
 import { assertFlowInputFits, readRecords, type RecordFormat } from './stream/records.js';
-import { freshNameHint, targetOf, type Target } from './stream/target.js';
+import { freshNameHint, runtimeOf, type Runtime } from './stream/runtime.js';
 
 export const streamHelp = `cutpoint stream create <stream> --partitions N [--attempt-window 7d]
   creates the stream's lanes (re-running it reports existing lanes, never resets them);
@@ -94,11 +94,11 @@ export async function streamCommand(args: string[]): Promise<unknown> {
   const lane = 'partition' in handler.options ? laneOf(stream, values) : undefined;
   handler.check?.(values);
   const request = { stream, lane: lane as LaneRef, values };
-  const target = targetOf(values, handler.flowOf ? handler.flowOf(values) : handler.flow);
+  const runtime = runtimeOf(values, handler.flowOf ? handler.flowOf(values) : handler.flow);
   try {
-    return await handler.run(target, request);
+    return await handler.run(runtime, request);
   } finally {
-    target.done();
+    runtime.done();
   }
 }
 
@@ -118,7 +118,7 @@ interface Handler {
   flow?: string;
   /** Where the flow depends on the options (`flow` otherwise). */
   flowOf?: (values: Values) => string | undefined;
-  run: (target: Target, request: Request) => Promise<unknown>;
+  run: (runtime: Runtime, request: Request) => Promise<unknown>;
 }
 
 const HANDLERS: Record<string, Handler> = {
@@ -155,7 +155,9 @@ const HANDLERS: Record<string, Handler> = {
     flow: 'stream-resolve-append',
     check: checkResolve,
     run: (t, r) =>
-      r.values.writer === undefined ? resolveAttempt(t, r.lane, r.values) : resolveWriter(t, r.lane, r.values),
+      r.values.writer === undefined
+        ? resolveAttemptCommand(t, r.lane, r.values)
+        : resolveWriterCommand(t, r.lane, r.values),
   },
   read: {
     options: {
@@ -206,12 +208,12 @@ function checkCreate(values: Values): void {
   }
 }
 
-async function create(target: Target, stream: string, values: Values): Promise<unknown> {
+async function create(runtime: Runtime, stream: string, values: Values): Promise<unknown> {
   const partitions = integer(values, 'partitions');
   const attemptWindow = values['attempt-window'];
   return createStream(
     { stream, partitions, ...(attemptWindow !== undefined && { attemptWindow }) },
-    await target.ports(),
+    await runtime.ports(),
   );
 }
 
@@ -224,15 +226,15 @@ function checkAppend(values: Values): void {
     throw new UsageError(`--input-format must be lines or raw, got ${quoted(input as string)}`);
 }
 
-async function append(target: Target, lane: LaneRef, values: Values): Promise<unknown> {
+async function append(runtime: Runtime, lane: LaneRef, values: Values): Promise<unknown> {
   const attemptId = attemptOf(values);
-  const aws = target.kind === 'aws';
+  const aws = runtime.kind === 'aws';
   const format = (values['input-format'] ?? 'lines') as RecordFormat;
-  const session = await activeSession(lane, target.kind);
+  const fence = await activeSession(lane, runtime.kind);
   const records = await readRecords(typeof values.file === 'string' ? values.file : undefined, format);
-  const input = { ...lane, attemptId, session, records: records.map((r) => Buffer.from(r).toString('base64')) };
+  const input = { ...lane, attemptId, session: fence, records: records.map((r) => Buffer.from(r).toString('base64')) };
   assertFlowInputFits(input);
-  const run = await target
+  const run = await runtime
     .run('stream-append', executionName('append', lane.stream, lane.partition, attemptId), input)
     .catch((error: unknown) => {
       // A lost response of the Express start: only this attempt's identity can settle it.
@@ -264,13 +266,13 @@ function checkRead(values: Values): void {
   if (values['max-records'] !== undefined) integerIn(values, 'max-records', 1, MAX_READ_RECORDS);
 }
 
-async function read(target: Target, lane: LaneRef, values: Values): Promise<unknown> {
+async function read(runtime: Runtime, lane: LaneRef, values: Values): Promise<unknown> {
   const input = {
     ...lane,
     from: integer(values, 'from'),
     ...(values['max-records'] !== undefined && { maxRecords: integerIn(values, 'max-records', 1, MAX_READ_RECORDS) }),
   };
-  const result = await readStream(input, await target.ports());
+  const result = await readStream(input, await runtime.ports());
   if (!values.text) return result;
   return {
     ...result,
@@ -278,18 +280,18 @@ async function read(target: Target, lane: LaneRef, values: Values): Promise<unkn
   };
 }
 
-async function describe(target: Target, stream: string, values: Values): Promise<unknown> {
+async function describe(runtime: Runtime, stream: string, values: Values): Promise<unknown> {
   return describeStream(
     { stream, ...(values.partitions !== undefined && { partitions: integer(values, 'partitions') }) },
-    await target.ports(),
+    await runtime.ports(),
   );
 }
 
 /** The stream-trim flow, deployed or local: a monotonic CAS of the trim offset; the same target again is success. */
-async function trim(target: Target, lane: LaneRef, values: Values): Promise<unknown> {
+async function trim(runtime: Runtime, lane: LaneRef, values: Values): Promise<unknown> {
   const to = integer(values, 'to');
-  const run = await target.run('stream-trim', executionName('trim', lane.stream, lane.partition, to), { ...lane, to });
-  if (run.status !== 'SUCCEEDED') throw failedFlowError(run, freshNameHint(target));
+  const run = await runtime.run('stream-trim', executionName('trim', lane.stream, lane.partition, to), { ...lane, to });
+  if (run.status !== 'SUCCEEDED') throw failedFlowError(run, freshNameHint(runtime));
   return run.output;
 }
 

@@ -1,6 +1,6 @@
 import { JournalUnavailableError, type JournalState } from '../../domain/delivery/journal-states.js';
 import { CutpointError } from '../../domain/errors.js';
-import type { Fence } from '../../ports/authority.js';
+import type { Fence } from '../../domain/fence.js';
 import type { InvocationRef } from './keys.js';
 
 /** The journal's read side: a record or custody item that fails validation. Messages never echo content. */

@@ -3,7 +3,7 @@
 // together.
 import { canonicalJson } from '../../domain/digest.js';
 import { IdentityConflictError, ValidationError } from '../../domain/errors.js';
-import type { PublishMode, TableRef } from '../../ports/target.js';
+import type { PublishMode, TableRef } from '../../domain/delivery/target-types.js';
 import { inconsistent } from './errors.js';
 
 /** Facts: what the journal proved beyond the state. */

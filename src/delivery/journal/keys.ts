@@ -1,7 +1,8 @@
 import { Journal } from '../../authority/journal.js';
 import { validateInvocationId, isInvocationId } from '../../domain/delivery/identifiers.js';
 import { ValidationError } from '../../domain/errors.js';
-import type { AuthorityStore, Fence, ItemKey } from '../../ports/authority.js';
+import type { AuthorityStore, ItemKey } from '../../ports/authority.js';
+import type { Fence } from '../../domain/fence.js';
 import { DELIVERY_CUT_POINTS } from '../cut-points.js';
 
 /**

@@ -3,7 +3,8 @@ import { custodyProblems, factProblems, headProblems } from '../../domain/delive
 import { JournalUnavailableError, parseJournalState, type JournalState } from '../../domain/delivery/journal-states.js';
 import { UnreachableError } from '../../domain/errors.js';
 import { validateSealedAuthority, type SealedAuthority } from '../../domain/delivery/sealed-authority.js';
-import type { AuthorityItem, Fence } from '../../ports/authority.js';
+import type { AuthorityItem } from '../../ports/authority.js';
+import type { Fence } from '../../domain/fence.js';
 import type { Ports } from '../../ports/index.js';
 import { inconsistent } from './errors.js';
 import { isInstant, parseFacts, type DeliveryFacts } from './facts.js';

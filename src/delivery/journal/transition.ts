@@ -6,7 +6,8 @@ import {
   type JournalState,
 } from '../../domain/delivery/journal-states.js';
 import { ValidationError } from '../../domain/errors.js';
-import type { Fence, TransactionLeg } from '../../ports/authority.js';
+import type { TransactionLeg } from '../../ports/authority.js';
+import type { Fence } from '../../domain/fence.js';
 import type { Ports } from '../../ports/index.js';
 import { DELIVERY_CUT_POINTS } from '../cut-points.js';
 import { JournalStateConflictError, TransitionPreconditionError } from './errors.js';

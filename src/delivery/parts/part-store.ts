@@ -11,7 +11,8 @@ import {
 } from '../../domain/delivery/part-receipts.js';
 import type { PartDescriptor } from '../../domain/delivery/parts.js';
 import { IdentityConflictError, OutcomeUnknownError, EffectFailedError } from '../../domain/errors.js';
-import type { AuthorityItem, Fence, TransactionLeg } from '../../ports/authority.js';
+import type { AuthorityItem, TransactionLeg } from '../../ports/authority.js';
+import type { Fence } from '../../domain/fence.js';
 import type { Ports } from '../../ports/index.js';
 import { assertCustody, type CustodyRecord } from '../custody.js';
 import { DELIVERY_CUT_POINTS } from '../cut-points.js';

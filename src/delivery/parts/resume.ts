@@ -1,10 +1,10 @@
 import type { PartHead } from '../../domain/delivery/part-receipts.js';
 import { inconsistent } from '../journal/errors.js';
 import { readVerified } from '../../objects/exact-object.js';
-import type { ResumePosition } from '../../ports/source.js';
+import type { ResumePosition } from '../../domain/delivery/source-types.js';
 import { sourceKeyOf, sourceKeyText } from '../../domain/delivery/source-rules.js';
 import type { Ports } from '../../ports/index.js';
-import type { TargetRow } from '../../ports/target.js';
+import type { TargetRow } from '../../domain/delivery/target-types.js';
 import { listBatches } from './part-store.js';
 
 type Order = { timeColumn: string; keyColumns: readonly string[] };

@@ -9,7 +9,8 @@ import {
 import type { Selector, SelectedRoute } from '../../domain/delivery/manifest-types.js';
 import { assertAuthority, recomputeAuthority, type TargetIdentity } from '../../domain/delivery/sealed-authority.js';
 import { CutpointError } from '../../domain/errors.js';
-import type { Fence, TransactionLeg } from '../../ports/authority.js';
+import type { TransactionLeg } from '../../ports/authority.js';
+import type { Fence } from '../../domain/fence.js';
 import type { Ports } from '../../ports/index.js';
 import { forbiddenSource, type GuardedSource } from '../source-guard.js';
 import type { ExchangeTargetPort } from '../../ports/exchange-target.js';

@@ -1,5 +1,5 @@
 import { stagingTableOf } from '../../domain/delivery/identifiers.js';
-import type { StagingRef } from '../../ports/target.js';
+import type { StagingRef } from '../../domain/delivery/target-types.js';
 import { assertCustody, releaseCustody } from '../custody.js';
 import { DELIVERY_CUT_POINTS } from '../cut-points.js';
 import { recordFacts, transition } from '../journal/transition.js';

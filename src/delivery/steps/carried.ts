@@ -1,5 +1,6 @@
 import { ValidationError } from '../../domain/errors.js';
-import type { AuthorityItem, Fence } from '../../ports/authority.js';
+import type { AuthorityItem } from '../../ports/authority.js';
+import type { Fence } from '../../domain/fence.js';
 import { requireFence } from '../journal/journaled-write.js';
 import type { InvocationRef } from '../journal/keys.js';
 import { parseCustody, parseInvocation, type CustodyRecord, type InvocationRecord } from '../journal/records.js';

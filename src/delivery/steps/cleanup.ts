@@ -1,4 +1,4 @@
-import type { DropStatus } from '../../ports/target.js';
+import type { DropStatus } from '../../domain/delivery/target-types.js';
 import { isExchangeRoute } from '../../publication/completed-capsule.js';
 import { cleanupPublication } from '../../publication/steps/cleanup.js';
 import type { DeliveryDeps } from '../deps.js';

@@ -1,6 +1,6 @@
 import type { JournalState } from '../../domain/delivery/journal-states.js';
 import { CutpointError } from '../../domain/errors.js';
-import type { DropStatus } from '../../ports/target.js';
+import type { DropStatus } from '../../domain/delivery/target-types.js';
 import type { DeliveryDeps } from '../deps.js';
 import type { StepOutput } from './common.js';
 

@@ -1,6 +1,6 @@
 import { stagingTableOf } from '../../domain/delivery/identifiers.js';
 import { isTerminal } from '../../domain/delivery/journal-states.js';
-import type { StagingRef } from '../../ports/target.js';
+import type { StagingRef } from '../../domain/delivery/target-types.js';
 import type { DeliveryDeps } from '../deps.js';
 import type { InvocationRecord } from '../journal/records.js';
 import { ownerBindingOf } from './common.js';

@@ -1,10 +1,10 @@
 import { IdentityConflictError, OutcomeUnknownError } from '../../domain/errors.js';
-import type { PublicationReceipt, PublishRequest } from '../../ports/target.js';
+import type { PublicationReceipt, PublishRequest } from '../../domain/delivery/target-types.js';
 import { receiptMatches } from '../../domain/delivery/target-rules.js';
 import { sqlTargetMode } from '../../domain/delivery/manifest.js';
 import { TransitionPreconditionError } from '../journal/errors.js';
 import type { DeliveryDeps } from '../deps.js';
-import type { Fence } from '../../ports/authority.js';
+import type { Fence } from '../../domain/fence.js';
 import { type PublicationFact } from '../journal/facts.js';
 import { type JournaledResult } from '../journal/journaled-write.js';
 import { type InvocationRecord } from '../journal/records.js';

@@ -5,8 +5,8 @@ import type {
   SourceKey,
   SourceRelationRequest,
   StreamWindowRequest,
-} from '../../ports/source.js';
-import type { TargetRow } from '../../ports/target.js';
+} from './source-types.js';
+import type { TargetRow } from './target-types.js';
 import { canonicalJson } from '../digest.js';
 import { ValidationError } from '../errors.js';
 import { isSqlIdentifier } from './identifiers.js';

@@ -13,7 +13,7 @@ import type {
   TableRef,
   TargetRow,
   TimeWindow,
-} from '../../ports/target.js';
+} from './target-types.js';
 import { canonicalJson } from '../digest.js';
 import { ValidationError } from '../errors.js';
 

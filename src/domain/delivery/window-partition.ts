@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { TableRef, TimeWindow } from '../../ports/target.js';
+import type { TableRef, TimeWindow } from './target-types.js';
 import { canonicalJson } from '../digest.js';
 import { MAX_IDENTIFIER_LENGTH } from './target-rules.js';
 

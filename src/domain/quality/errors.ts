@@ -130,7 +130,7 @@ export const OBSERVATION_FAILURE_CODES = ['keeper_no_node', 'keeper_other', 'tim
 export type ObservationFailureCode = (typeof OBSERVATION_FAILURE_CODES)[number];
 
 /** A read-only target observation failed; the operation is retained, never redispatched (N20). */
-export class ObservationFailedError extends CutpointError {
+export class TargetObservationFailedError extends CutpointError {
   constructor(
     readonly failure: ObservationFailureCode,
     message: string,

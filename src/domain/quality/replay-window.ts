@@ -1,4 +1,5 @@
 import type { CapsuleV2 } from './capsule.js';
+import { DEFAULT_REPLAY_WINDOW_DAYS } from '../delivery/manifest-types.js';
 import { REPLAY_WINDOW_MAX_DAYS } from './core.js';
 import { QualityActionNotPermittedError, QualityRefusalError, ReplayWindowClosedError } from './errors.js';
 import { malformed } from './shape.js';
@@ -11,7 +12,6 @@ import { malformed } from './shape.js';
  * opens or extends it: an archival report object is not an input here at all.
  */
 
-export const DEFAULT_REPLAY_WINDOW_DAYS = 14;
 const DAY_MS = 86_400_000;
 
 /** The effective window length: default 14 days, refused outside 1..35. */

@@ -16,7 +16,7 @@ import {
 import { EffectFailedError, OutcomeUnknownError } from '../../domain/errors.js';
 import { assertRetirable } from '../../domain/quality/capsule.js';
 import { windowEndOf } from '../../domain/quality/replay-window.js';
-import type { DropStatus } from '../../ports/target.js';
+import type { DropStatus } from '../../domain/delivery/target-types.js';
 import { governanceOf } from '../../quality/admission.js';
 import { capsuleUpdateLeg } from '../../quality/capsule-store.js';
 import { completedCapsuleOf, type CompletedCapsule } from '../completed-capsule.js';

@@ -18,7 +18,7 @@ import {
 } from '../append-input.js';
 import { STREAM_CUT_POINTS } from '../cut-points.js';
 import { commitContaining, loadHead } from '../lane-store.js';
-import { committedOutcome } from '../outcomes.js';
+import { knownCommitted } from '../outcomes.js';
 import { commitAtEnd, namesAttempt, spentMarker } from './attempt-evidence.js';
 import { claimTurn, suspendedAgainst } from './claim-turn.js';
 import { writerAgainst } from './writer-slot.js';
@@ -97,12 +97,12 @@ export async function commitHead(input: unknown, ports: Ports): Promise<HeadComm
     ]);
     if (outcome.status === 'APPLIED')
       return {
-        ...committedOutcome({ ...ref, recordCount: wal.recordCount, start: wal.start, end }),
+        ...knownCommitted({ ...ref, recordCount: wal.recordCount, start: wal.start, end }),
         headVersion: version + 1,
       };
     if (outcome.status === 'UNKNOWN') {
       if (namesAttempt(await commitAtEnd(ports, ref, wal), ref.attemptId, wal))
-        return committedOutcome({ ...ref, recordCount: wal.recordCount, start: wal.start, end });
+        return knownCommitted({ ...ref, recordCount: wal.recordCount, start: wal.start, end });
       if (++unknown >= MAX_UNKNOWN) {
         throw new OutcomeUnknownError(
           cut,
@@ -131,7 +131,7 @@ async function decide(ports: Ports, ref: AttemptRef, wal: WalRef): Promise<numbe
   const head = await loadHead(ports, ref);
   const marker = await spentMarker(ports, ref, ref.attemptId);
   if (head.committedEnd >= end && namesAttempt(await commitAtEnd(ports, ref, wal), ref.attemptId, wal)) {
-    return committedOutcome({ ...ref, recordCount: wal.recordCount, start: wal.start, end });
+    return knownCommitted({ ...ref, recordCount: wal.recordCount, start: wal.start, end });
   }
   if (marker) throw new AttemptAbortedError(ref.attemptId, marker.reason);
   if (wal.fenceEpoch !== ref.session.epoch)

@@ -4,7 +4,7 @@ import { attemptWindowOf, timeMarkSegment } from '../../domain/attempt-time.js';
 import type { AppendOutcome, LaneHead, LaneRef } from '../../domain/stream.js';
 import { LaneSuspendedError } from '../../domain/stream-errors.js';
 import { rerunTransient } from '../../engine/rerun.js';
-import type { Fence } from '../../ports/authority.js';
+import type { Fence } from '../../domain/fence.js';
 import type { Ports } from '../../ports/index.js';
 import { commitAndSettle } from '../append-batch.js';
 import { uncommittedOutcome } from '../outcomes.js';
@@ -90,7 +90,7 @@ export class LaneWriter {
   constructor(
     private readonly ports: Ports,
     readonly lane: LaneRef,
-    private readonly session: Fence,
+    private readonly fence: Fence,
     options: LaneWriterOptions = {},
   ) {
     this.depth = Math.max(1, Math.floor(options.depth ?? 1));
@@ -98,7 +98,7 @@ export class LaneWriter {
 
   /** Mints a fresh attempt id, time-marked with this moment on the ports' clock. */
   nextAttemptId(): string {
-    return `w${this.writerId}.e${this.session.epoch}.${timeMarkSegment(this.ports.clock.now())}.${++this.sequence}`;
+    return `w${this.writerId}.e${this.fence.epoch}.${timeMarkSegment(this.ports.clock.now())}.${++this.sequence}`;
   }
 
   append(records: readonly Uint8Array[], attemptId = this.nextAttemptId()): Promise<AppendOutcome> {
@@ -106,7 +106,7 @@ export class LaneWriter {
       return Promise.reject(
         new CutpointError('Stream.WriterClosed', 'stream.writer_closed', `writer ${this.writerId} is closed`),
       );
-    if (!attemptId.startsWith(`${writerAttemptPrefix(this.writerId)}e${this.session.epoch}.`)) {
+    if (!attemptId.startsWith(`${writerAttemptPrefix(this.writerId)}e${this.fence.epoch}.`)) {
       return Promise.reject(
         new ValidationError(
           'stream.invalid_attempt',
@@ -154,7 +154,7 @@ export class LaneWriter {
       }
       const start = this.nextStart!;
       this.nextStart = start + records.length;
-      const ref = { ...this.lane, attemptId, session: this.session };
+      const ref = { ...this.lane, attemptId, session: this.fence };
       const encoded = records.map((r) => Buffer.from(r).toString('base64'));
       // The WAL PUT runs now (ahead of earlier CASes); the CAS joins the in-order chain.
       const known = { version: 0, start, attemptWindowSeconds: this.attemptWindowSeconds! };
@@ -199,7 +199,7 @@ export class LaneWriter {
       this.forget();
       return rerunTransient(() => retireAttempt({ ...written, reason: 'Stream.LaneSuspended' }, this.ports));
     }
-    if (written.wal.start !== head.committedEnd || written.wal.fenceEpoch !== this.session.epoch) {
+    if (written.wal.start !== head.committedEnd || written.wal.fenceEpoch !== this.fence.epoch) {
       // Bound behind a batch that did not commit: never its turn. Spend it (off the happy path).
       this.forget();
       return rerunTransient(() => retireAttempt({ ...written, reason: 'Stream.AttemptAborted' }, this.ports));
@@ -219,7 +219,7 @@ export class LaneWriter {
   private async ensureHead(): Promise<void> {
     if (this.head) return;
     this.claimSent = true;
-    this.loading ??= claimWriterSlot(this.ports, this.lane, this.session, this.writerId).finally(
+    this.loading ??= claimWriterSlot(this.ports, this.lane, this.fence, this.writerId).finally(
       () => (this.loading = undefined),
     );
     const head = await this.loading;

@@ -4,7 +4,7 @@ import type { Ports } from '../../ports/index.js';
 import { validateAttemptRef } from '../append-input.js';
 import { STREAM_CUT_POINTS } from '../cut-points.js';
 import { assertSessionIssued, loadHead } from '../lane-store.js';
-import { committedOutcome, uncommittedOutcome } from '../outcomes.js';
+import { knownCommitted, uncommittedOutcome } from '../outcomes.js';
 import { unsuspend } from '../resolve.js';
 import { spendAttempt } from '../spend-attempt.js';
 
@@ -27,7 +27,7 @@ export async function retireAttempt(input: unknown, ports: Ports): Promise<Appen
       : 'retired';
   const spent = await spendAttempt(ports, ref, ref.attemptId, reason, STREAM_CUT_POINTS.retire);
   if (spent.status === 'COMMITTED')
-    return committedOutcome({ ...spent.commit, recordCount: spent.commit.end - spent.commit.start });
+    return knownCommitted({ ...spent.commit, recordCount: spent.commit.end - spent.commit.start });
   // Proven not committed: if this attempt held the lane suspended, the lane is free again.
   await unsuspend(ports, ref, ref.attemptId);
   return uncommittedOutcome('KNOWN_NOT_COMMITTED', ref, spent.marker.recordCount, spent.marker.reason);

@@ -5,7 +5,7 @@ import type { Ports } from '../../ports/index.js';
 import { validateAttemptRef, validateWalRef, type WalRef } from '../append-input.js';
 import { STREAM_CUT_POINTS } from '../cut-points.js';
 import { loadHead } from '../lane-store.js';
-import { committedOutcome, uncommittedOutcome } from '../outcomes.js';
+import { knownCommitted, uncommittedOutcome } from '../outcomes.js';
 import { spendAttempt } from '../spend-attempt.js';
 import { commitAtEnd, namesAttempt, spentMarker } from './attempt-evidence.js';
 import { holdsTurn, suspendedAgainst } from './claim-turn.js';
@@ -43,7 +43,7 @@ export async function suspendLane(input: unknown, ports: Ports): Promise<AppendO
     if (wal) {
       const end = wal.start + wal.recordCount;
       if (namesAttempt(await commitAtEnd(ports, ref, wal), ref.attemptId, wal)) {
-        return committedOutcome({ ...ref, recordCount: wal.recordCount, start: wal.start, end });
+        return knownCommitted({ ...ref, recordCount: wal.recordCount, start: wal.start, end });
       }
     }
     const count = wal?.recordCount ?? 0;
@@ -71,7 +71,7 @@ export async function suspendLane(input: unknown, ports: Ports): Promise<AppendO
               : 'the head moved past its turn';
       const spent = await spendAttempt(ports, ref, ref.attemptId, why, STREAM_CUT_POINTS.retire);
       if (spent.status === 'COMMITTED')
-        return committedOutcome({ ...spent.commit, recordCount: spent.commit.end - spent.commit.start });
+        return knownCommitted({ ...spent.commit, recordCount: spent.commit.end - spent.commit.start });
       // Proven not committed: a claim this attempt took before its CAS is lifted.
       await unsuspend(ports, ref, ref.attemptId);
       return uncommittedOutcome('KNOWN_NOT_COMMITTED', ref, count, spent.marker.reason);

@@ -1,6 +1,6 @@
 import { OutcomeUnknownError, ValidationError } from '../../domain/errors.js';
 import { laneKeys, type LaneHead, type LaneRef } from '../../domain/stream.js';
-import type { Fence } from '../../ports/authority.js';
+import type { Fence } from '../../domain/fence.js';
 import type { Ports } from '../../ports/index.js';
 import { STREAM_CUT_POINTS } from '../cut-points.js';
 import { loadHead } from '../lane-store.js';
@@ -71,28 +71,19 @@ export function holdsSlot(head: Pick<LaneHead, 'writer'>, writerId: string): boo
  * answer reloads and finds its own id or not. A head held by another writer (or suspended,
  * or fenced) is returned unclaimed: the caller refuses.
  */
-export async function claimWriterSlot(
-  ports: Ports,
-  lane: LaneRef,
-  session: Fence,
-  writerId: string,
-): Promise<LaneHead> {
+export async function claimWriterSlot(ports: Ports, lane: LaneRef, fence: Fence, writerId: string): Promise<LaneHead> {
   const cut = STREAM_CUT_POINTS.writerClaim;
   for (let round = 0; round < 4; round++) {
     const head = await loadHead(ports, lane);
     if (head.writer || head.suspendedBy !== undefined) return head;
-    if (
-      head.fence?.session !== session.session ||
-      head.fence.epoch !== session.epoch ||
-      head.fence.owner !== session.owner
-    )
+    if (head.fence?.session !== fence.session || head.fence.epoch !== fence.epoch || head.fence.owner !== fence.owner)
       return head;
     const outcome = await ports.authority.update(
       cut,
       laneKeys.head(lane),
-      { version: head.version, fence: session },
+      { version: head.version, fence },
       {
-        writer: { id: writerId, epoch: session.epoch, claimedAt: ports.clock.now().toISOString() },
+        writer: { id: writerId, epoch: fence.epoch, claimedAt: ports.clock.now().toISOString() },
       },
     );
     if (outcome.status === 'APPLIED') return outcome.item as unknown as LaneHead;

@@ -34,22 +34,22 @@ export async function commitCursor(input: unknown, ports: Ports): Promise<Cursor
   const lane = validateLane(input);
   const v = input as { group?: unknown; session?: unknown; position?: unknown };
   const group = validateGroup(v.group);
-  const session = validateFence(v.session);
+  const fence = validateFence(v.session);
   const to = validateOffset(v.position, 'position');
   const key = laneKeys.cursor(lane, group);
   let previous: number | undefined;
   for (let round = 0; round < ROUNDS; round++) {
     const cursor = await loadCursor(ports, lane, group);
-    await assertCursorSessionIssued(ports, lane, group, cursor, session);
+    await assertCursorSessionIssued(ports, lane, group, cursor, fence);
     const current = cursor!; // assertCursorSessionIssued refuses an absent cursor
     previous ??= current.position;
     const head = await loadHead(ports, lane);
-    const result = { ...lane, group, position: to, previousPosition: previous, epoch: session.epoch };
+    const result = { ...lane, group, position: to, previousPosition: previous, epoch: fence.epoch };
     if (commitDecision(lane, group, current, head, to) === 'unchanged') return result;
     const outcome = await ports.authority.update(
       CURSOR_CUT_POINTS.commit,
       key,
-      { version: current.version, fence: session },
+      { version: current.version, fence },
       {
         position: to,
         committedAt: ports.clock.now().toISOString(),

@@ -1,7 +1,7 @@
 import { ValidationError } from '../../domain/errors.js';
 import { assertIssuedFence, sameFence, type IssuedFence, type LaneHead, type LaneRef } from '../../domain/stream.js';
 import { UnknownSessionError } from '../../domain/stream-errors.js';
-import type { Fence } from '../../ports/authority.js';
+import type { Fence } from '../../domain/fence.js';
 import {
   CursorBackwardsError,
   CursorBelowTrimError,
@@ -72,17 +72,17 @@ export function assertCursorSession(
   lane: LaneRef,
   group: string,
   cursor: Pick<Cursor, 'fence'> | undefined,
-  session: Fence,
+  fence: Fence,
   issued?: Pick<IssuedFence, 'owner' | 'sessionSha256'>,
 ): void {
-  if (cursor && sameFence(cursor.fence, session)) return;
+  if (cursor && sameFence(cursor.fence, fence)) return;
   try {
-    assertIssuedFence(lane, { fence: cursor?.fence }, session, issued);
+    assertIssuedFence(lane, { fence: cursor?.fence }, fence, issued);
   } catch (error) {
     if (error instanceof UnknownSessionError) throw new CursorUnknownSessionError(lane, group);
     throw error;
   }
-  throw new CursorFencedError(lane, group, session.epoch, cursor?.fence.epoch ?? 0);
+  throw new CursorFencedError(lane, group, fence.epoch, cursor?.fence.epoch ?? 0);
 }
 
 /**

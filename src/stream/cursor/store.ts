@@ -1,5 +1,6 @@
 import { laneKeys, type LaneRef } from '../../domain/stream.js';
-import type { Fence, ItemKey } from '../../ports/authority.js';
+import type { ItemKey } from '../../ports/authority.js';
+import type { Fence } from '../../domain/fence.js';
 import type { Ports } from '../../ports/index.js';
 import { assertCursorSession, type Cursor, type IssuedCursorFence, type RetentionPolicy } from './rules.js';
 
@@ -35,12 +36,12 @@ export async function assertCursorSessionIssued(
   lane: LaneRef,
   group: string,
   cursor: Cursor | undefined,
-  session: Fence,
+  fence: Fence,
 ): Promise<void> {
-  const below = cursor !== undefined && session.epoch < cursor.fence.epoch;
+  const below = cursor !== undefined && fence.epoch < cursor.fence.epoch;
   const issued = below
-    ? ((await ports.authority.get(laneKeys.cursorFence(lane, group, session.epoch))) as unknown as
+    ? ((await ports.authority.get(laneKeys.cursorFence(lane, group, fence.epoch))) as unknown as
         IssuedCursorFence | undefined)
     : undefined;
-  assertCursorSession(lane, group, cursor, session, issued);
+  assertCursorSession(lane, group, cursor, fence, issued);
 }

@@ -10,7 +10,8 @@ import {
   type LaneHead,
   type LaneRef,
 } from '../../domain/stream.js';
-import type { Fence, TransactionLeg } from '../../ports/authority.js';
+import type { TransactionLeg } from '../../ports/authority.js';
+import type { Fence } from '../../domain/fence.js';
 import type { Ports } from '../../ports/index.js';
 import { loadHead } from '../lane-store.js';
 import { CURSOR_CUT_POINTS } from './cut-points.js';

@@ -1,6 +1,6 @@
 import { sha256Hex } from '../../domain/digest.js';
 import { validateAttemptId } from '../../domain/stream.js';
-import type { Fence } from '../../ports/authority.js';
+import type { Fence } from '../../domain/fence.js';
 
 /** The widest group suffix: `-g` and a safe integer. */
 const WIDEST_SUFFIX = `-g${Number.MAX_SAFE_INTEGER}`;
@@ -14,8 +14,8 @@ const WIDEST_SUFFIX = `-g${Number.MAX_SAFE_INTEGER}`;
 export class GroupAttemptIds {
   readonly prefix: string;
 
-  constructor(session: Fence, prefix?: string) {
-    this.prefix = prefix ?? `p${sha256Hex(`${session.owner}\n${session.session}\n${session.epoch}`).slice(0, 24)}`;
+  constructor(fence: Fence, prefix?: string) {
+    this.prefix = prefix ?? `p${sha256Hex(`${fence.owner}\n${fence.session}\n${fence.epoch}`).slice(0, 24)}`;
     validateAttemptPrefix(this.prefix);
   }
 

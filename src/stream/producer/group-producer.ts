@@ -1,6 +1,6 @@
 import { CutpointError } from '../../domain/errors.js';
 import type { AppendOutcome, AppendStatus, LaneRef } from '../../domain/stream.js';
-import type { Fence } from '../../ports/authority.js';
+import type { Fence } from '../../domain/fence.js';
 import type { Ports } from '../../ports/index.js';
 import { appendBatch, type AppendBatchInput } from '../append-batch.js';
 import { GroupAttemptIds } from './attempt-ids.js';
@@ -71,12 +71,12 @@ export class GroupProducer {
 
   constructor(
     private readonly lane: LaneRef,
-    private readonly session: Fence,
+    private readonly fence: Fence,
     private readonly ports: Ports,
     private readonly options: ProducerOptions = {},
   ) {
     this.knobs = validateKnobs(options);
-    this.ids = new GroupAttemptIds(session, options.attemptPrefix);
+    this.ids = new GroupAttemptIds(fence, options.attemptPrefix);
     this.buffer = new GroupBuffer(this.knobs);
     this.appendFn = options.append ?? appendBatch;
   }
@@ -204,7 +204,7 @@ export class GroupProducer {
       }
     };
     this.inFlight++;
-    void this.appendFn({ ...this.lane, attemptId, session: this.session, records }, this.ports)
+    void this.appendFn({ ...this.lane, attemptId, session: this.fence, records }, this.ports)
       .then((outcome) => {
         const answers = memberOutcomes(
           outcome,

@@ -1,5 +1,5 @@
 import type { LaneRef } from '../../domain/stream.js';
-import type { Fence } from '../../ports/authority.js';
+import type { Fence } from '../../domain/fence.js';
 import type { Ports } from '../../ports/index.js';
 import { LaneWriter } from '../append/lane-writer.js';
 import { GroupProducer, type ProducerOptions } from './group-producer.js';
@@ -25,13 +25,13 @@ export interface PipelinedProducerOptions extends Omit<
  */
 export function pipelinedProducer(
   lane: LaneRef,
-  session: Fence,
+  fence: Fence,
   ports: Ports,
   options: PipelinedProducerOptions = {},
 ): GroupProducer {
   const depth = options.depth ?? 4;
-  const writer = new LaneWriter(ports, lane, session, { depth });
-  return new GroupProducer(lane, session, ports, {
+  const writer = new LaneWriter(ports, lane, fence, { depth });
+  return new GroupProducer(lane, fence, ports, {
     ...options,
     maxInFlight: depth,
     append: (batch) => writer.append(batch.records),

@@ -1,6 +1,6 @@
 import type { AppendOutcome, LaneRef } from '../../../src/domain/stream.js';
 import { runFlow, type FlowResult } from '../../../src/local/flow-runner.js';
-import type { Fence } from '../../../src/ports/authority.js';
+import type { Fence } from '../../../src/domain/fence.js';
 import type { Ports } from '../../../src/ports/index.js';
 import { appendBatch } from '../../../src/stream/append-batch.js';
 import { readStream } from '../../../src/stream/read.js';
@@ -101,9 +101,9 @@ function flowEnded(run: StreamRun, label: string, r: FlowResult): AppendOutcome 
 }
 
 /** The stream-append flow for one attempt; MAY_HAVE_COMMITTED or a failed execution starts the automatic resolve. */
-export function appendFlowActor(run: StreamRun, a: Attempt, session: Fence, label: string): void {
+export function appendFlowActor(run: StreamRun, a: Attempt, fence: Fence, label: string): void {
   act(run, label, async () => {
-    const input = { ...run.lane, attemptId: a.id, session, records: base64(a.records) };
+    const input = { ...run.lane, attemptId: a.id, session: fence, records: base64(a.records) };
     const invocations = lambdaInvocations(run.s, label);
     const r = await runFlow('stream-append', input, {
       ports: run.ports,
@@ -149,12 +149,12 @@ export function operatorResolveActor(run: StreamRun, a: Attempt): void {
 }
 
 /** The library path (appendBatch): an unknown client outcome leaves the attempt open. */
-async function appendInProcess(run: StreamRun, a: Attempt, session: Fence, label: string): Promise<void> {
+async function appendInProcess(run: StreamRun, a: Attempt, fence: Fence, label: string): Promise<void> {
   try {
     told(
       run,
       a,
-      await appendBatch({ ...run.lane, attemptId: a.id, session, records: a.records.map(encode) }, run.ports),
+      await appendBatch({ ...run.lane, attemptId: a.id, session: fence, records: a.records.map(encode) }, run.ports),
       label,
     );
   } catch (error) {
@@ -163,8 +163,8 @@ async function appendInProcess(run: StreamRun, a: Attempt, session: Fence, label
   }
 }
 
-export function appendBatchActor(run: StreamRun, a: Attempt, session: Fence, label: string): void {
-  act(run, label, () => appendInProcess(run, a, session, label));
+export function appendBatchActor(run: StreamRun, a: Attempt, fence: Fence, label: string): void {
+  act(run, label, () => appendInProcess(run, a, fence, label));
 }
 
 /** A new owner session (re-run with the same session id while its outcome is unknown), then, maybe, its own append. */

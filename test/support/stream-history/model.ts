@@ -1,7 +1,7 @@
 import type { CutpointConfig } from '../../../src/config.js';
 import type { AppendOutcome, LaneRef } from '../../../src/domain/stream.js';
 import type { FaultSwitch } from '../../../src/adapters/fault-injector.js';
-import type { Fence } from '../../../src/ports/authority.js';
+import type { Fence } from '../../../src/domain/fence.js';
 import type { Ports } from '../../../src/ports/index.js';
 import type { MovableClock } from '../../faults/stream-gc-world.js';
 import { Prng } from '../prng.js';

@@ -6,7 +6,7 @@ import { UsageError } from '../../io.js';
 import { activeSession } from '../../session-store.js';
 import { appendFile, type FileAppendSummary } from './append-file.js';
 import { integer } from './options.js';
-import type { Target } from './target.js';
+import type { Runtime } from './runtime.js';
 
 type Values = Record<string, string | boolean | undefined>;
 
@@ -51,19 +51,19 @@ function knobsOf(values: Values): { maxRecords?: number; maxBytes?: number } {
 
 /**
  * `stream append --from FILE.jsonl`: the lane's stored owner session (like `stream append`),
- * the producer in this process on the target's ports (locally with `--faults` armed;
+ * the producer in this process on the runtime's ports (locally with `--faults` armed;
  * with `--aws`, the deployed table and bucket).
  */
 export async function appendFromFile(
-  target: Target,
+  runtime: Runtime,
   lane: LaneRef,
   values: Values,
   attempt: string,
 ): Promise<FileAppendSummary> {
-  const session = await activeSession(lane, target.kind);
-  return appendFile(await target.ports(), lane, session, values.from as string, {
+  const fence = await activeSession(lane, runtime.kind);
+  return appendFile(await runtime.ports(), lane, fence, values.from as string, {
     attempt,
     ...knobsOf(values),
-    aws: target.kind === 'aws',
+    aws: runtime.kind === 'aws',
   });
 }

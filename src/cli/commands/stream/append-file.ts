@@ -1,5 +1,5 @@
 import type { LaneRef } from '../../../domain/stream.js';
-import type { Fence } from '../../../ports/authority.js';
+import type { Fence } from '../../../domain/fence.js';
 import type { Ports } from '../../../ports/index.js';
 import { GroupProducer, type GroupReport } from '../../../stream/producer/group-producer.js';
 import { validateKnobs } from '../../../stream/producer/knobs.js';
@@ -35,7 +35,7 @@ export interface AppendFileOptions {
 export async function appendFile(
   ports: Ports,
   lane: LaneRef,
-  session: Fence,
+  fence: Fence,
   path: string,
   options: AppendFileOptions,
 ): Promise<FileAppendSummary> {
@@ -55,7 +55,7 @@ export async function appendFile(
       progress(ledger.progressLine());
     }
   };
-  const producer = new GroupProducer(lane, session, ports, {
+  const producer = new GroupProducer(lane, fence, ports, {
     attemptPrefix: options.attempt,
     // Groups are cut by size alone (a file is never waiting for a concurrent appender).
     lingerMs: 60_000,

@@ -2,7 +2,7 @@ import type { LaneRef } from '../../../domain/stream.js';
 import { MAX_RANGES_PER_RUN } from '../../../stream/compaction/plan.js';
 import { integerIn, type Values } from './options.js';
 import { runMaintenanceFlow, MAINTENANCE_FLOW_OPTIONS } from './maintenance-flow.js';
-import type { Target } from './target.js';
+import type { Runtime } from './runtime.js';
 
 export const compactHelp = `cutpoint stream compact <stream> --partition P [--max-ranges N]
   compacts the lane's next run of committed ranges (2 to N, default 16, at most 4 MiB of
@@ -22,9 +22,9 @@ function maxRangesOf(values: Values): number {
 }
 
 /** The stream-compact flow on one lane, locally or on AWS; prints its output (the run). */
-export async function compact(target: Target, lane: LaneRef, values: Values): Promise<unknown> {
+export async function compact(runtime: Runtime, lane: LaneRef, values: Values): Promise<unknown> {
   return runMaintenanceFlow(
-    target,
+    runtime,
     'stream-compact',
     lane,
     values,
@@ -37,6 +37,6 @@ export const COMPACT_HANDLERS = {
     options: { partition: { type: 'string' }, 'max-ranges': { type: 'string' }, ...MAINTENANCE_FLOW_OPTIONS },
     flow: 'stream-compact',
     check: checkCompact,
-    run: (t: Target, r: { lane: LaneRef; values: Values }) => compact(t, r.lane, r.values),
+    run: (t: Runtime, r: { lane: LaneRef; values: Values }) => compact(t, r.lane, r.values),
   },
 } as const;

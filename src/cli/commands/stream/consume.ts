@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sameFence, validateOwner, type LaneRef } from '../../../domain/stream.js';
-import type { Fence } from '../../../ports/authority.js';
+import type { Fence } from '../../../domain/fence.js';
 import type { Ports } from '../../../ports/index.js';
 import { commitCursor } from '../../../stream/cursor/commit.js';
 import { CursorBelowTrimError } from '../../../stream/cursor/errors.js';
@@ -13,7 +13,7 @@ import { progress, STREAMED, UsageError } from '../../io.js';
 import { storedCursorSession, withNewCursorSession } from './cursor-sessions.js';
 import { CURSOR_ADMIN_HANDLERS, groupOf, type CursorHandler } from './cursors.js';
 import { defaultOwner, integer, integerIn, type Values } from './options.js';
-import type { Target } from './target.js';
+import type { Runtime } from './runtime.js';
 
 export const cursorHelp = `cutpoint stream consume <stream> --partition P --group G [--max N] [--batch N] [--follow] [--text] [--owner NAME]
   reads from the group's committed cursor and prints one JSON line per record
@@ -63,13 +63,13 @@ function optionsOf(values: Values): ConsumeOptions {
  * `owner` is the one it was taken by), otherwise a takeover (a new epoch, stored before it is used, never printed).
  */
 async function cursorSession(
-  target: Target,
+  runtime: Runtime,
   ports: Ports,
   lane: LaneRef,
   group: string,
   owner: string,
 ): Promise<Fence> {
-  const stored = await storedCursorSession(lane, group, target.kind);
+  const stored = await storedCursorSession(lane, group, runtime.kind);
   const cursor = await loadCursor(ports, lane, group);
   if (stored && stored.owner === owner && cursor && sameFence(cursor.fence, stored)) {
     progress(
@@ -77,7 +77,7 @@ async function cursorSession(
     );
     return stored;
   }
-  const { result, fence } = await withNewCursorSession(lane, group, target.kind, owner, (session) =>
+  const { result, fence } = await withNewCursorSession(lane, group, runtime.kind, owner, (session) =>
     takeoverCursor({ ...lane, group, owner, session }, ports),
   );
   progress(
@@ -90,13 +90,13 @@ async function writeOut(text: string): Promise<void> {
   if (!process.stdout.write(text)) await once(process.stdout, 'drain');
 }
 
-async function consume(target: Target, lane: LaneRef, values: Values): Promise<typeof STREAMED> {
+async function consume(runtime: Runtime, lane: LaneRef, values: Values): Promise<typeof STREAMED> {
   const options = optionsOf(values);
   const { group } = options;
   const owner = validateOwner(typeof values.owner === 'string' ? values.owner : defaultOwner());
-  const ports = await target.ports();
+  const ports = await runtime.ports();
   await loadHead(ports, lane); // a missing lane: Stream.LaneMissing, before any session is stored
-  const session = await cursorSession(target, ports, lane, group, owner);
+  const fence = await cursorSession(runtime, ports, lane, group, owner);
   let position = (await loadCursor(ports, lane, group))!.position;
   let stopping = false;
   const stop = () => {
@@ -124,7 +124,7 @@ async function consume(target: Target, lane: LaneRef, values: Values): Promise<t
       );
       await writeOut(`${lines.join('\n')}\n`);
       // Only after the batch is out: a crash before this commit delivers it again.
-      await commitCursor({ ...lane, group, session, position: page.next }, ports);
+      await commitCursor({ ...lane, group, session: fence, position: page.next }, ports);
       position = page.next;
       consumed += page.records.length;
       if (Date.now() - reported >= PROGRESS_EVERY_MS) {

@@ -3,8 +3,8 @@ import { chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path';
 import { CutpointError } from '../../../domain/errors.js';
 import type { LaneRef } from '../../../domain/stream.js';
-import type { Fence } from '../../../ports/authority.js';
-import { sessionsDir, type SessionTarget } from '../../session-store.js';
+import type { Fence } from '../../../domain/fence.js';
+import { sessionsDir, type RuntimeKind } from '../../session-store.js';
 
 /**
  * The CLI's cursor owner sessions, kept like the writer's (src/cli/session-store.ts): one
@@ -20,16 +20,16 @@ interface StoredCursor extends LaneRef {
   pending?: { owner: string; session: string; startedAt: string };
 }
 
-function fileOf(lane: LaneRef, group: string, target: SessionTarget): string {
-  return join(sessionsDir(target), 'cursors', lane.stream, String(lane.partition), `${group}.json`);
+function fileOf(lane: LaneRef, group: string, runtime: RuntimeKind): string {
+  return join(sessionsDir(runtime), 'cursors', lane.stream, String(lane.partition), `${group}.json`);
 }
 
 export async function storedCursorSession(
   lane: LaneRef,
   group: string,
-  target: SessionTarget,
+  runtime: RuntimeKind,
 ): Promise<Fence | undefined> {
-  const active = (await load(lane, group, target))?.active;
+  const active = (await load(lane, group, runtime))?.active;
   return active && { owner: active.owner, session: active.session, epoch: active.epoch };
 }
 
@@ -37,29 +37,29 @@ export async function storedCursorSession(
 export async function beginCursorTakeover(
   lane: LaneRef,
   group: string,
-  target: SessionTarget,
+  runtime: RuntimeKind,
   owner: string,
 ): Promise<string> {
-  const stored = (await load(lane, group, target)) ?? { ...lane, group };
+  const stored = (await load(lane, group, runtime)) ?? { ...lane, group };
   if (stored.pending?.owner === owner) return stored.pending.session;
   const session = randomUUID();
-  await save({ ...stored, pending: { owner, session, startedAt: new Date().toISOString() } }, target);
+  await save({ ...stored, pending: { owner, session, startedAt: new Date().toISOString() } }, runtime);
   return session;
 }
 
 export async function completeCursorTakeover(
   lane: LaneRef,
   group: string,
-  target: SessionTarget,
+  runtime: RuntimeKind,
   fence: Fence,
 ): Promise<void> {
-  const { pending: _done, ...stored } = (await load(lane, group, target)) ?? { ...lane, group };
+  const { pending: _done, ...stored } = (await load(lane, group, runtime)) ?? { ...lane, group };
   await save(
     {
       ...stored,
       active: { owner: fence.owner, session: fence.session, epoch: fence.epoch, takenAt: new Date().toISOString() },
     },
-    target,
+    runtime,
   );
 }
 
@@ -67,18 +67,18 @@ export async function completeCursorTakeover(
 export async function abandonCursorTakeover(
   lane: LaneRef,
   group: string,
-  target: SessionTarget,
+  runtime: RuntimeKind,
   session: string,
 ): Promise<void> {
-  const stored = await load(lane, group, target);
+  const stored = await load(lane, group, runtime);
   if (stored?.pending?.session !== session) return;
   const { pending: _failed, ...rest } = stored;
-  if (rest.active) return save(rest, target);
-  await rm(fileOf(lane, group, target), { force: true });
+  if (rest.active) return save(rest, runtime);
+  await rm(fileOf(lane, group, runtime), { force: true });
 }
 
-async function load(lane: LaneRef, group: string, target: SessionTarget): Promise<StoredCursor | undefined> {
-  const file = fileOf(lane, group, target);
+async function load(lane: LaneRef, group: string, runtime: RuntimeKind): Promise<StoredCursor | undefined> {
+  const file = fileOf(lane, group, runtime);
   let parsed: StoredCursor;
   try {
     parsed = JSON.parse(await readFile(file, 'utf8')) as StoredCursor;
@@ -101,8 +101,8 @@ async function load(lane: LaneRef, group: string, target: SessionTarget): Promis
 }
 
 /** Atomic replace: a private temp file, then rename. */
-async function save(stored: StoredCursor, target: SessionTarget): Promise<void> {
-  const file = fileOf(stored, stored.group, target);
+async function save(stored: StoredCursor, runtime: RuntimeKind): Promise<void> {
+  const file = fileOf(stored, stored.group, runtime);
   await mkdir(join(file, '..'), { recursive: true, mode: 0o700 });
   const temp = `${file}.${process.pid}.${randomUUID().slice(0, 8)}.tmp`;
   await writeFile(temp, `${JSON.stringify(stored, null, 2)}\n`, { mode: 0o600 });
@@ -120,20 +120,20 @@ const MAY_HAVE_APPLIED = new Set(['Cutpoint.OutcomeUnknown', 'Cutpoint.WorkerCra
 export async function withNewCursorSession<R extends { owner: string; epoch: number }>(
   lane: LaneRef,
   group: string,
-  target: SessionTarget,
+  runtime: RuntimeKind,
   owner: string,
   run: (session: string) => Promise<R>,
 ): Promise<{ result: R; fence: Fence }> {
-  const session = await beginCursorTakeover(lane, group, target, owner);
+  const session = await beginCursorTakeover(lane, group, runtime, owner);
   let result: R;
   try {
     result = await run(session);
   } catch (error) {
     if (!(error instanceof Error) || !MAY_HAVE_APPLIED.has(error.name))
-      await abandonCursorTakeover(lane, group, target, session);
+      await abandonCursorTakeover(lane, group, runtime, session);
     throw error;
   }
   const fence = { owner: result.owner, session, epoch: result.epoch };
-  await completeCursorTakeover(lane, group, target, fence);
+  await completeCursorTakeover(lane, group, runtime, fence);
   return { result, fence };
 }

@@ -7,7 +7,7 @@ import { seekCursor } from '../../../stream/cursor/takeover.js';
 import { UsageError } from '../../io.js';
 import { withNewCursorSession } from './cursor-sessions.js';
 import { defaultOwner, integer, type Values } from './options.js';
-import type { Target } from './target.js';
+import type { Runtime } from './runtime.js';
 
 /** `cutpoint stream cursors | seek | policy`: the operator's view and controls of the consumer cursors. */
 export interface CursorRequest {
@@ -19,7 +19,7 @@ export interface CursorRequest {
 export interface CursorHandler {
   options: Record<string, { type: 'string' | 'boolean' }>;
   check?: (values: Values) => void;
-  run: (target: Target, request: CursorRequest) => Promise<unknown>;
+  run: (runtime: Runtime, request: CursorRequest) => Promise<unknown>;
 }
 
 export function groupOf(values: Values): string {
@@ -32,8 +32,8 @@ function ownerOf(values: Values): string {
 }
 
 /** Every group's position on the lane, its lag and whether the retention policy names it (never a session id). */
-async function cursors(target: Target, lane: LaneRef): Promise<unknown> {
-  const ports = await target.ports();
+async function cursors(runtime: Runtime, lane: LaneRef): Promise<unknown> {
+  const ports = await runtime.ports();
   const head = await loadHead(ports, lane);
   const policy = (await loadPolicy(ports, lane.stream))?.groups ?? [];
   const all = await listCursors(ports, lane);
@@ -56,26 +56,26 @@ async function cursors(target: Target, lane: LaneRef): Promise<unknown> {
 }
 
 /** A seek is a cursor takeover that sets the position: the group's consumer is fenced. */
-async function seek(target: Target, lane: LaneRef, values: Values): Promise<unknown> {
+async function seek(runtime: Runtime, lane: LaneRef, values: Values): Promise<unknown> {
   const group = groupOf(values);
   const to = integer(values, 'to');
   const owner = ownerOf(values);
-  const ports = await target.ports();
+  const ports = await runtime.ports();
   // A missing lane: Stream.LaneMissing before any session is stored (or its directory made), as consume.
   await loadHead(ports, lane);
   const before = await loadCursor(ports, lane, group);
-  const { result } = await withNewCursorSession(lane, group, target.kind, owner, (session) =>
+  const { result } = await withNewCursorSession(lane, group, runtime.kind, owner, (session) =>
     seekCursor({ ...lane, group, owner, session, to }, ports),
   );
   return { ...result, ...(before ? { previousPosition: before.position } : {}) };
 }
 
-async function policy(target: Target, stream: string, values: Values): Promise<unknown> {
+async function policy(runtime: Runtime, stream: string, values: Values): Promise<unknown> {
   const raw = values.groups;
   if (typeof raw !== 'string')
     throw new UsageError('--groups A,B is required (--groups "" removes the policy\'s groups)');
   const groups = raw === '' ? [] : raw.split(',').map((g) => g.trim());
-  return setRetentionPolicy({ stream, groups }, await target.ports());
+  return setRetentionPolicy({ stream, groups }, await runtime.ports());
 }
 
 export const CURSOR_ADMIN_HANDLERS: Record<string, CursorHandler> = {

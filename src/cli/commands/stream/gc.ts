@@ -7,7 +7,7 @@ import { loadHead } from '../../../stream/lane-store.js';
 import { UsageError } from '../../io.js';
 import { executionName } from './execution-name.js';
 import { failedFlowError } from './outcomes.js';
-import type { Target } from './target.js';
+import type { Runtime } from './runtime.js';
 
 type Values = Record<string, string | boolean | undefined>;
 
@@ -36,10 +36,10 @@ export function checkGc(values: Values): void {
  * run is not an idempotent command but a fresh scan; every decision is rebuilt from the
  * authority). The grace is resolved here so a local run and the flow agree.
  */
-export async function gc(target: Target, lane: LaneRef, values: Values): Promise<unknown> {
+export async function gc(runtime: Runtime, lane: LaneRef, values: Values): Promise<unknown> {
   const graceSeconds = values.grace === undefined ? graceFromEnv(process.env) : parseGrace(values.grace);
   const pagesPerExecution = pagesFromEnv(process.env);
-  if (target.kind === 'local') await loadHead(await target.ports(), lane);
+  if (runtime.kind === 'local') await loadHead(await runtime.ports(), lane);
   const input = {
     ...lane,
     grace: `${graceSeconds}s`,
@@ -52,22 +52,22 @@ export async function gc(target: Target, lane: LaneRef, values: Values): Promise
       : executionName('gc', lane.stream, lane.partition, randomUUID().slice(0, 8));
   // One execution takes a bounded number of pages and ends with {done: false, next}; its
   // continuations run under deterministic names (a duplicate start is the same execution).
-  let output: unknown = await runOnce(target, name, input);
+  let output: unknown = await runOnce(runtime, name, input);
   for (let i = 1; (output as { done?: unknown }).done === false; i++)
-    output = await runOnce(target, executionName('gc-next', name, i), (output as { next: unknown }).next);
+    output = await runOnce(runtime, executionName('gc-next', name, i), (output as { next: unknown }).next);
   const result = { ...(output as Record<string, unknown>) };
   delete result.next;
   return result;
 }
 
-async function runOnce(target: Target, name: string, input: unknown): Promise<unknown> {
-  const run = await target.run('stream-gc', name, input);
+async function runOnce(runtime: Runtime, name: string, input: unknown): Promise<unknown> {
+  const run = await runtime.run('stream-gc', name, input);
   if (run.status !== 'SUCCEEDED') throw failedFlowError(run);
   return run.output;
 }
 
-export async function leases(target: Target, lane: LaneRef): Promise<unknown> {
-  const ports = await target.ports();
+export async function leases(runtime: Runtime, lane: LaneRef): Promise<unknown> {
+  const ports = await runtime.ports();
   await loadHead(ports, lane);
   return { ...lane, leases: await listLeases(ports, lane) };
 }

@@ -3,7 +3,7 @@ import type { LaneRef } from '../../../domain/stream.js';
 import { executionName } from './execution-name.js';
 import type { Values } from './options.js';
 import { failedFlowError } from './outcomes.js';
-import type { Target } from './target.js';
+import type { Runtime } from './runtime.js';
 
 /** --aws options of a maintenance verb (the deployed state machine, an execution name). */
 export const MAINTENANCE_FLOW_OPTIONS = { 'state-machine-arn': { type: 'string' }, name: { type: 'string' } } as const;
@@ -17,7 +17,7 @@ export const MAINTENANCE_FLOW_OPTIONS = { 'state-machine-arn': { type: 'string' 
  * `--name` gives the execution the caller's name (a re-run with it finds that execution).
  */
 export async function runMaintenanceFlow(
-  target: Target,
+  runtime: Runtime,
   flow: 'stream-materialize' | 'stream-compact',
   lane: LaneRef,
   values: Values,
@@ -28,7 +28,7 @@ export async function runMaintenanceFlow(
     typeof values.name === 'string'
       ? values.name
       : executionName(verb, lane.stream, lane.partition, randomUUID().slice(0, 8));
-  const run = await target.run(flow, name, { ...lane, ...knobs });
+  const run = await runtime.run(flow, name, { ...lane, ...knobs });
   if (run.status !== 'SUCCEEDED') throw failedFlowError(run);
   return run.output;
 }

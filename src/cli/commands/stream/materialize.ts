@@ -2,7 +2,7 @@ import type { LaneRef } from '../../../domain/stream.js';
 import { MAX_MATERIALIZE } from '../../../stream/append/gen0-batch.js';
 import { integerIn, type Values } from './options.js';
 import { runMaintenanceFlow, MAINTENANCE_FLOW_OPTIONS } from './maintenance-flow.js';
-import type { Target } from './target.js';
+import type { Runtime } from './runtime.js';
 
 export const materializeHelp = `cutpoint stream materialize <stream> --partition P [--max N]
   materializes generation 0 of the next N committed ranges (default 32) from the lane's
@@ -20,9 +20,9 @@ export function checkMaterialize(values: Values): void {
 }
 
 /** The stream-materialize flow on one lane, locally or on AWS; prints its output (the batch). */
-export async function materialize(target: Target, lane: LaneRef, values: Values): Promise<unknown> {
+export async function materializeLane(runtime: Runtime, lane: LaneRef, values: Values): Promise<unknown> {
   return runMaintenanceFlow(
-    target,
+    runtime,
     'stream-materialize',
     lane,
     values,
@@ -35,6 +35,6 @@ export const MATERIALIZE_HANDLERS = {
     options: { partition: { type: 'string' }, max: { type: 'string' }, ...MAINTENANCE_FLOW_OPTIONS },
     flow: 'stream-materialize',
     check: checkMaterialize,
-    run: (t: Target, r: { lane: LaneRef; values: Values }) => materialize(t, r.lane, r.values),
+    run: (t: Runtime, r: { lane: LaneRef; values: Values }) => materializeLane(t, r.lane, r.values),
   },
 } as const;

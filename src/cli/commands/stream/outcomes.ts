@@ -1,6 +1,6 @@
 import { CutpointError } from '../../../domain/errors.js';
 import type { AppendOutcome, LaneRef } from '../../../domain/stream.js';
-import type { FlowRun } from './target.js';
+import type { FlowRun } from './runtime.js';
 
 /** Fail states that stand for the step error they caught; the step's own error says more. */
 const WRAPPING_FAILS = new Set([

@@ -2,7 +2,7 @@ import type { LaneRef } from '../../../domain/stream.js';
 import { loadHead } from '../../../stream/lane-store.js';
 import { listQuarantine, releaseQuarantine } from '../../../stream/read/quarantine-release.js';
 import { UsageError } from '../../io.js';
-import type { Target } from './target.js';
+import type { Runtime } from './runtime.js';
 
 type Values = Record<string, string | boolean | undefined>;
 
@@ -19,8 +19,8 @@ function checkQuarantine(values: Values): void {
   }
 }
 
-async function quarantine(target: Target, lane: LaneRef, values: Values): Promise<unknown> {
-  const ports = await target.ports();
+async function quarantine(runtime: Runtime, lane: LaneRef, values: Values): Promise<unknown> {
+  const ports = await runtime.ports();
   await loadHead(ports, lane);
   if (typeof values.release === 'string') return releaseQuarantine({ ...lane, objectKey: values.release }, ports);
   return listQuarantine(lane, ports);
@@ -30,6 +30,6 @@ export const QUARANTINE_HANDLERS = {
   quarantine: {
     options: { partition: { type: 'string' }, release: { type: 'string' } },
     check: checkQuarantine,
-    run: (t: Target, r: { lane: LaneRef; values: Values }) => quarantine(t, r.lane, r.values),
+    run: (t: Runtime, r: { lane: LaneRef; values: Values }) => quarantine(t, r.lane, r.values),
   },
 } as const;

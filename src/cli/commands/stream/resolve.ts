@@ -5,7 +5,7 @@ import { progress, UsageError } from '../../io.js';
 import { executionName } from './execution-name.js';
 import { attemptOf, type Values } from './options.js';
 import { failedFlowError, isRejection } from './outcomes.js';
-import { freshNameHint, type Target } from './target.js';
+import { freshNameHint, type Runtime } from './runtime.js';
 
 /**
  * `cutpoint stream resolve`: the stream-resolve-append flow for one attempt (`--attempt`) or
@@ -23,10 +23,10 @@ export function checkResolve(values: Values): void {
 }
 
 /** One attempt: KNOWN_COMMITTED, or KNOWN_NOT_COMMITTED (its records may be appended again). */
-export async function resolveAttempt(target: Target, lane: LaneRef, values: Values): Promise<unknown> {
+export async function resolveAttemptCommand(runtime: Runtime, lane: LaneRef, values: Values): Promise<unknown> {
   const attemptId = attemptOf(values);
   const outcome = (await runResolve(
-    target,
+    runtime,
     lane,
     { attemptId },
     'the lane stays suspended; see the execution history',
@@ -46,10 +46,10 @@ export async function resolveAttempt(target: Target, lane: LaneRef, values: Valu
 }
 
 /** Every attempt of a writer, each outcome printed; the slot released. */
-export async function resolveWriter(target: Target, lane: LaneRef, values: Values): Promise<unknown> {
+export async function resolveWriterCommand(runtime: Runtime, lane: LaneRef, values: Values): Promise<unknown> {
   const writerId = writerOf(values);
   const outcome = (await runResolve(
-    target,
+    runtime,
     lane,
     { writerId },
     `the lane stays held by writer ${writerId}; run this again`,
@@ -66,18 +66,21 @@ export async function resolveWriter(target: Target, lane: LaneRef, values: Value
 
 /** The flow under a deterministic name; a failure names what stays held (unless the input was refused). */
 async function runResolve(
-  target: Target,
+  runtime: Runtime,
   lane: LaneRef,
   of: { attemptId: string } | { writerId: string },
   held: string,
 ): Promise<unknown> {
   const [kind, id] = 'attemptId' in of ? ['resolve', of.attemptId] : ['resolve-writer', of.writerId];
-  const run = await target.run('stream-resolve-append', executionName(kind, lane.stream, lane.partition, id), {
+  const run = await runtime.run('stream-resolve-append', executionName(kind, lane.stream, lane.partition, id), {
     ...lane,
     ...of,
   });
   if (run.status !== 'SUCCEEDED') {
-    throw failedFlowError(run, [isRejection(run) ? undefined : held, freshNameHint(target)].filter(Boolean).join('; '));
+    throw failedFlowError(
+      run,
+      [isRejection(run) ? undefined : held, freshNameHint(runtime)].filter(Boolean).join('; '),
+    );
   }
   return run.output;
 }

@@ -7,31 +7,31 @@ import { abandonTakeover, beginTakeover, completeTakeover } from '../../session-
 import { executionName } from './execution-name.js';
 import { defaultOwner, type Values } from './options.js';
 import { failedFlowError } from './outcomes.js';
-import type { Target } from './target.js';
+import type { Runtime } from './runtime.js';
 
 /**
  * `cutpoint stream takeover`: a new owner session for the lane, stored (0600) before the
  * flow starts so a re-run of an interrupted takeover reuses it; a refused takeover leaves
  * no file (src/cli/session-store.ts).
  */
-export async function takeover(target: Target, lane: LaneRef, values: Values): Promise<unknown> {
+export async function takeover(runtime: Runtime, lane: LaneRef, values: Values): Promise<unknown> {
   // Everything that can refuse runs before the session is stored: a refused takeover
   // (bad owner, missing lane, runtime down) leaves no local state.
   const owner = validateOwner(typeof values.owner === 'string' ? values.owner : defaultOwner());
-  if (target.kind === 'local') await loadHead(await target.ports(), lane);
+  if (runtime.kind === 'local') await loadHead(await runtime.ports(), lane);
   // On AWS: the region and the state machine, resolved before anything is stored.
-  await target.prepare('stream-takeover');
+  await runtime.prepare('stream-takeover');
   // Stored before anything starts: a re-run of an interrupted takeover reuses this id.
-  const session = await beginTakeover(lane, target.kind, owner);
+  const session = await beginTakeover(lane, runtime.kind, owner);
   // Named by a digest of the session, never the session id itself (a fencing secret; execution names are printed and listed).
   const name = executionName('takeover', lane.stream, lane.partition, sha256Hex(session).slice(0, 16));
-  const run = await target.run('stream-takeover', name, { ...lane, owner, session }).catch(async (error: unknown) => {
+  const run = await runtime.run('stream-takeover', name, { ...lane, owner, session }).catch(async (error: unknown) => {
     // A start that provably never happened (no credentials, no connection, a 4xx) leaves nothing to resume.
-    if (await target.notStarted(error)) await abandonTakeover(lane, target.kind, session);
+    if (await runtime.notStarted(error)) await abandonTakeover(lane, runtime.kind, session);
     throw error;
   });
   if (run.status !== 'SUCCEEDED') {
-    await abandonTakeover(lane, target.kind, session);
+    await abandonTakeover(lane, runtime.kind, session);
     throw failedFlowError(run);
   }
   // The flow reports owner and epoch only: the session id never leaves this process.
@@ -43,7 +43,7 @@ export async function takeover(target: Target, lane: LaneRef, values: Values): P
       `takeover of ${lane.stream}/${lane.partition} returned another owner`,
     );
   }
-  await completeTakeover(lane, target.kind, { owner, session, epoch: result.epoch as number });
+  await completeTakeover(lane, runtime.kind, { owner, session, epoch: result.epoch as number });
   return {
     stream: lane.stream,
     partition: lane.partition,

@@ -10,7 +10,7 @@ import { describeStack } from '../../src/adapters/cloudformation/stack-outputs.j
 import { inertFaults } from '../../src/adapters/fault-injector.js';
 import { awsPorts } from '../../src/adapters/ports.js';
 import { provisionLocal } from '../../src/adapters/provision.js';
-import { AwsSession } from '../../src/cli/aws-target.js';
+import { AwsSession } from '../../src/cli/aws-runtime.js';
 import { sha256Hex } from '../../src/domain/digest.js';
 import { fakeCloudFormation, recordingProxy, type Loopback } from '../support/aws-loopback.js';
 import { runCutpointInProcess } from '../support/cli-runtime.js';
@@ -33,7 +33,7 @@ let dynamo: Loopback;
 let s3: Loopback;
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'cutpoint-aws-target-'));
+  dir = await mkdtemp(join(tmpdir(), 'cutpoint-aws-runtime-'));
   configFile = join(dir, 'config');
   // Test-only keys of a throw-away profile: signed requests only ever reach loopback.
   await writeFile(

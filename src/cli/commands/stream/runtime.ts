@@ -9,11 +9,11 @@ import type { FlowEvent } from '../../../local/flow-runner.js';
 import { defaultStateDir } from '../../../local/runtime.js';
 import type { FaultInjector } from '../../../ports/faults.js';
 import type { Ports } from '../../../ports/index.js';
-import { AwsSession, refuseAwsFlagsWithoutAws, type AwsFlags } from '../../aws-target.js';
+import { AwsSession, refuseAwsFlagsWithoutAws, type AwsFlags } from '../../aws-runtime.js';
 import { localRuntimeConfig } from '../../local-config.js';
 import { flowProgress } from '../../flow-progress.js';
 import { progress, UsageError } from '../../io.js';
-import type { SessionTarget } from '../../session-store.js';
+import type { RuntimeKind } from '../../session-store.js';
 
 /** How one flow execution ended, locally or on AWS. */
 export interface FlowRun {
@@ -30,8 +30,8 @@ export interface FlowRun {
 }
 
 /** Where a command acts: the local runtime (default) or the deployed system (`--aws`). */
-export interface Target {
-  kind: SessionTarget;
+export interface Runtime {
+  kind: RuntimeKind;
   /** Ports for use cases the CLI calls in-process (create, read, describe, trim). */
   ports(): Promise<Ports>;
   /** Runs a flow to its end; `identity` names the execution deterministically on AWS. */
@@ -50,20 +50,20 @@ export interface Target {
   done(): void;
 }
 
-export interface TargetOptions extends AwsFlags {
+export interface RuntimeOptions extends AwsFlags {
   faults?: string;
   'state-machine-arn'?: string;
   name?: string;
 }
 
 /** `_flow`: the flow the command starts, if any; on AWS its state machine ARN is resolved when it starts (flag > env > stack output). */
-export function targetOf(options: TargetOptions, _flow?: string): Target {
+export function runtimeOf(options: RuntimeOptions, _flow?: string): Runtime {
   refuseAwsFlagsWithoutAws(options);
-  return options.aws ? awsTarget(options) : localTarget(options);
+  return options.aws ? awsRuntime(options) : localRuntime(options);
 }
 
 /** The local runtime of `cutpoint local up`, with the fault injector armed from `--faults` or CUTPOINT_FAULTS. */
-function localTarget(options: TargetOptions): Target {
+function localRuntime(options: RuntimeOptions): Runtime {
   if (options['state-machine-arn'] || options.name) throw new UsageError('--state-machine-arn and --name need --aws');
   // Parsed before anything runs, so a bad spec fails fast.
   const faults = faultsFromEnv({ ...process.env, CUTPOINT_FAULTS: options.faults ?? process.env.CUTPOINT_FAULTS });
@@ -108,14 +108,14 @@ function localTarget(options: TargetOptions): Target {
 }
 
 /**
- * The deployed system (src/cli/aws-target.ts): mutating commands start the deployed state
+ * The deployed system (src/cli/aws-runtime.ts): mutating commands start the deployed state
  * machine (`--state-machine-arn`, else CUTPOINT_<FLOW>_ARN, else the stacks' output
  * <Flow>StateMachineArn), reads call the use cases with ports on the deployed table and
  * bucket (CUTPOINT_TABLE_NAME / CUTPOINT_BUCKET_NAME, else the stacks' outputs), every
  * client in the one region of the command. The CLI arms no faults here: on AWS the
  * Lambdas arm their own, and only for a game day (CUTPOINT_FAULTS_IN_LAMBDA=enabled).
  */
-function awsTarget(options: TargetOptions): Target {
+function awsRuntime(options: RuntimeOptions): Runtime {
   const session = new AwsSession(options);
   if (options.faults ?? process.env.CUTPOINT_FAULTS) {
     progress(
@@ -185,8 +185,8 @@ async function saveHistory(
  * A Standard execution name is used once: re-running the same command finds the failed
  * execution again. After fixing the cause, `--name` starts a fresh one.
  */
-export function freshNameHint(target: Target): string | undefined {
-  return target.kind === 'aws'
+export function freshNameHint(runtime: Runtime): string | undefined {
+  return runtime.kind === 'aws'
     ? 'a re-run of this command finds this same execution; once the cause is fixed, add --name NEW_NAME to start a fresh one'
     : undefined;
 }

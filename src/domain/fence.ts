@@ -1,0 +1,10 @@
+/**
+ * Owner, session and epoch of the caller that holds a lane, a route or a task (README
+ * glossary: fence). Every fenced write of the authority (src/ports/authority.ts) names one;
+ * a higher epoch fences every older one. `session` is the owner's session id: a secret.
+ */
+export interface Fence {
+  owner: string;
+  session: string;
+  epoch: number;
+}
