@@ -1,7 +1,7 @@
 import { CARRIED_STATE } from '../spec/delivery.js';
 import { flow } from '../spec/flow.js';
 import { onError, task } from '../spec/task.js';
-import { notifyIncident } from '../spec/incident.js';
+import { notifyIncidentTask } from '../spec/incident.js';
 import { evidenceAndCheckpoint, WINDOW_FAILS, windowStart } from './window.js';
 
 /** Where publish-clickhouse's stops go: through NotifyIncident (it publishes what the authority proves), then the stop's own Fail state. */
@@ -96,7 +96,7 @@ export default flow('publish-clickhouse', {
       ],
       otherwise: 'StepRefused',
     }),
-    NotifyIncident: notifyIncident({
+    NotifyIncident: notifyIncidentTask({
       flow: 'publish-clickhouse',
       invocationId: '$.delivery.invocationId',
       comment:

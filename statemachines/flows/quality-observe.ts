@@ -1,7 +1,7 @@
 import { confirmed, OPERATOR_ACTION } from '../spec/confirmed.js';
 import { flow } from '../spec/flow.js';
 import { onError, task } from '../spec/task.js';
-import { notifyIncident } from '../spec/incident.js';
+import { notifyIncidentTask } from '../spec/incident.js';
 
 export default flow('quality-observe', {
   Comment:
@@ -63,7 +63,7 @@ export default flow('quality-observe', {
       Comment:
         'The observation ended TARGET_PENDING (persisted, guard released): the publication stays proven, governance is unfinished; observe again later.',
     },
-    NotifyIncident: notifyIncident({
+    NotifyIncident: notifyIncidentTask({
       flow: 'quality-observe',
       invocationId: '$.invocationId',
       comment:

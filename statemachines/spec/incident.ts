@@ -14,7 +14,7 @@ const NOTICE_FAILURES = [
  * that may be an incident passes here and goes on to AfterIncident, the Choice that picks
  * its Fail state. What it publishes is read from the authority, never from this payload.
  */
-export function notifyIncident(spec: { flow: string; comment: string; invocationId: string }): AslState {
+export function notifyIncidentTask(spec: { flow: string; comment: string; invocationId: string }): AslState {
   return task({
     comment: spec.comment,
     lambda: 'DeliveryNotifyIncident',
