@@ -23,7 +23,7 @@ export default flow('quality-observe', {
     Observe: task({
       comment:
         "The operator's observation (src/quality/operator-observe.ts, the same use case as the CLI's): each refusal (guide: quality.action_not_permitted, or Quality.ReaderGuardHeld when the guide refuses because a reader guard is held — then NotifyIncident reports the guard, which may be this execution's own earlier attempt killed after its acquire; seal: delivery.recovery_authority_mismatch; custody) writes nothing. The bounded reader is this Lambda's own bundle re-run as a child; deadline + reserve < the Lambda's timeout < this TimeoutSeconds. An unproved outcome (INCOMPLETE, also a timeout once its retries are spent) is never retried into a pass. Cut points: quality.reader.acquire, quality.target.probe, quality.worker.reap, quality.pending.commit, quality.complete.commit, quality.failed.commit, quality.completion.put, quality.completion.record.",
-      lambda: 'QualityOperatorObserve',
+      lambda: 'quality/operator-observe',
       checksInput: 'quality-observe',
       parameters: {
         'invocationId.$': '$.invocationId',
@@ -70,7 +70,7 @@ export default flow('quality-observe', {
     NotifyIncident: task({
       comment:
         'As in publish-clickhouse (a FAILED capsule notifies the incident topic): publishes to the incident SNS topic only what the authority proves — a capsule FAILED, or a reader guard still held after the observation gave up (INCOMPLETE) — built from the journal and the capsule, never from this payload; otherwise nothing. A failure to notify never hides the stop.',
-      lambda: 'DeliveryNotifyIncident',
+      lambda: 'delivery/notify-incident',
       parameters: {
         'invocationId.$': '$.invocationId',
         flow: 'quality-observe',

@@ -6,7 +6,7 @@ import {
   type AslDefinition,
   type AslState,
 } from '../../src/local/asl.js';
-import { FLOWS } from '../../functions/registry.js';
+import { FLOWS } from '../../src/registry/index.js';
 
 /**
  * The worst case of a flow's Tasks, the model the execution TimeoutSeconds of every ASL is
