@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { routeOfEvent } from '../functions/lib/delivery-deps.js';
+import { routeOfEvent } from '../src/delivery/deps-provider.js';
 import type { PostgresTarget } from '../src/adapters/postgres/target.js';
 import { loadInvocation } from '../src/delivery/journal/records.js';
 import { loadAsl, taskStates } from '../src/local/asl.js';

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { FLOWS } from '../functions/registry.js';
+import { FLOWS } from '../src/registry/index.js';
 import { openClickHouse, type ClickHouseHandle } from '../src/adapters/clickhouse/client.js';
 import { createClickHouseSource } from '../src/adapters/clickhouse/source.js';
 import { inertFaults } from '../src/adapters/fault-injector.js';

@@ -9,7 +9,7 @@ import { parseGrace } from '../src/stream/gc/model.js';
 export type ContextGetter = (key: string) => unknown;
 
 /**
- * The VPC the database-reaching steps run in (functions/registry.ts `readsSecrets`).
+ * The VPC the database-reaching steps run in (src/registry/ `readsSecrets`, from its `needs`).
  * Imported by id: the stacks stay environment-agnostic (no lookup).
  */
 export interface NetworkConfig {

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { FLOWS, STEPS, type StepEntry } from '../functions/registry.js';
+import { FLOWS, STEPS, type StepEntry } from '../src/registry/index.js';
 import { flowPlaceholder } from '../src/local/asl.js';
 import { repoPath } from './repo.js';
 
@@ -54,13 +54,14 @@ const FLOW_PLACEHOLDER_SUFFIX = 'StateMachineArn';
 
 function registryFlow(file: string, placeholder: string): string {
   const flow = FLOWS.find((f) => flowPlaceholder(f.name) === placeholder);
-  if (!flow) throw new Error(`${file} uses \${${placeholder}}, which names no flow in functions/registry.ts FLOWS`);
+  if (!flow) throw new Error(`${file} uses \${${placeholder}}, which names no flow in src/registry/flows.ts FLOWS`);
   return flow.name;
 }
 
 function registryStep(file: string, placeholder: string): StepEntry {
   if (!PLACEHOLDER_NAME.test(placeholder)) throw new Error(`${file} has a malformed placeholder \${${placeholder}}`);
   const step = STEPS.find((s) => s.placeholder === placeholder);
-  if (!step) throw new Error(`${file} uses \${${placeholder}}, which has no entry in functions/registry.ts STEPS`);
+  if (!step)
+    throw new Error(`${file} uses \${${placeholder}}, which has no entry in the registry's STEPS (src/registry/)`);
   return step;
 }

@@ -1,6 +1,6 @@
 import { Duration } from 'aws-cdk-lib';
 import { MathExpression, Metric, type IMetric } from 'aws-cdk-lib/aws-cloudwatch';
-import type { StepEntry } from '../functions/registry.js';
+import type { StepEntry } from '../src/registry/index.js';
 import { METRIC_NAMESPACE } from '../src/telemetry/metric-names.js';
 import { stepNameOf } from '../src/telemetry/step-name.js';
 

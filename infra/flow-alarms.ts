@@ -3,7 +3,7 @@ import { Alarm, ComparisonOperator, TreatMissingData, type IMetric } from 'aws-c
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import type { FlowEntry, StepEntry } from '../functions/registry.js';
+import type { FlowEntry, StepEntry } from '../src/registry/index.js';
 import { RECOVERY_FLOWS } from '../src/recovery/recovery-stops.js';
 import { DIMENSIONS, METRICS } from '../src/telemetry/metric-names.js';
 import { loadFlowDefinition } from './asl.js';

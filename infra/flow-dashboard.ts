@@ -10,7 +10,7 @@ import {
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import type { FlowEntry } from '../functions/registry.js';
+import type { FlowEntry } from '../src/registry/index.js';
 import {
   CUT_POINT_OUTCOMES,
   DIMENSIONS,

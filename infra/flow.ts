@@ -11,7 +11,7 @@ import {
   StateMachineType,
 } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import type { FlowEntry } from '../functions/registry.js';
+import type { FlowEntry } from '../src/registry/index.js';
 import { flowPlaceholder } from '../src/local/asl.js';
 import { loadFlowDefinition } from './asl.js';
 import { FLOW_LOG_GROUP_PREFIX, grantHistoryKey } from './history-key.js';
@@ -55,7 +55,7 @@ export class Flow extends Construct {
     const children = definition.childFlows.map((name) => {
       const stateMachine = stateMachines.get(name);
       if (!stateMachine)
-        throw new Error(`${definition.file}: starts ${name}, which must come before it in functions/registry.ts FLOWS`);
+        throw new Error(`${definition.file}: starts ${name}, which must come before it in src/registry/flows.ts FLOWS`);
       return { placeholder: flowPlaceholder(name), stateMachine };
     });
 

@@ -12,7 +12,7 @@ import {
 } from 'aws-cdk-lib/aws-ec2';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
-import type { StepEntry } from '../functions/registry.js';
+import type { StepEntry } from '../src/registry/index.js';
 import type { NetworkConfig } from './app-context.js';
 
 /** What a function needs to run in the VPC. */
@@ -26,7 +26,7 @@ export interface VpcAttachment {
  * The AWS services the database-reaching steps call, besides their databases: the
  * authority table and the object bucket (gateway endpoints), their connection secrets,
  * and X-Ray (every function traces: tracing ACTIVE). SNS only if such a step notifies and
- * Step Functions only if one starts executions: none does today (functions/registry.ts:
+ * Step Functions only if one starts executions: none does today (src/registry/:
  * the incident publisher opens no database and runs outside the VPC), so neither gets an
  * endpoint; `interfaceServicesFor` derives the list from the registry, so adding one adds it.
  */

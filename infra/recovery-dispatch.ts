@@ -8,7 +8,7 @@ import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import type { FlowEntry } from '../functions/registry.js';
+import type { FlowEntry } from '../src/registry/index.js';
 import { loadAsl } from '../src/local/asl.js';
 import { designedStopErrors, TERMINAL_STATUSES } from '../src/recovery/designed-stops.js';
 import type { DispatchTarget } from '../src/recovery/dispatch-request.js';

@@ -2,7 +2,7 @@ import { Stack } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
-import { STEPS } from '../functions/registry.js';
+import { STEPS } from '../src/registry/index.js';
 import { PERIOD, stepName } from './cutpoint-metrics.js';
 
 /** A function that ran this close to its Lambda timeout was (or nearly was) killed by it. */

@@ -5,7 +5,7 @@ import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { INCIDENT_TOPIC_ENV } from '../functions/lib/incident-topic.js';
-import type { StepEntry } from '../functions/registry.js';
+import type { StepEntry } from '../src/registry/index.js';
 import { METRIC_NAMESPACE, SERVICE_NAME, STEP_NAME_ENV } from '../src/telemetry/metric-names.js';
 import { stepNameOf } from '../src/telemetry/step-name.js';
 import { lambdaBundling } from './bundling.js';

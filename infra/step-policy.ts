@@ -1,5 +1,5 @@
 import { Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import type { BucketAction, StepEntry } from '../functions/registry.js';
+import type { BucketAction, StepEntry } from '../src/registry/index.js';
 
 /** ARNs of the authority table and the object bucket, as the workflows stack sees them. */
 export interface DataArns {

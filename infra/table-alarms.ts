@@ -2,7 +2,7 @@ import { Stack } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, Metric, TreatMissingData, type IMetric } from 'aws-cdk-lib/aws-cloudwatch';
 import { Operation } from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
-import { STEPS, type TableAction } from '../functions/registry.js';
+import { STEPS, type TableAction } from '../src/registry/index.js';
 import { PERIOD, sumOf } from './cutpoint-metrics.js';
 
 /**

@@ -4,7 +4,7 @@ import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import type { Construct } from 'constructs';
-import { FLOWS, STEPS } from '../functions/registry.js';
+import { FLOWS, STEPS } from '../src/registry/index.js';
 import { AlarmActions } from './alarm-actions.js';
 import { loadFlowDefinition } from './asl.js';
 import type { DeliverySecretsConfig, NetworkConfig } from './app-context.js';
@@ -43,7 +43,7 @@ export interface WorkflowsStackProps extends StackProps {
 /**
  * Everything replaceable: one function per registry step, one state machine per registry
  * flow, and the recovery dispatcher every STANDARD execution's end is routed to. Adding a step
- * or a flow to functions/registry.ts is all it takes to deploy it.
+ * or a flow to the registry (src/registry/) is all it takes to deploy it.
  */
 export class CutpointWorkflowsStack extends Stack {
   /** Functions by registry placeholder. */
@@ -142,7 +142,7 @@ export const DELIVERY_SOURCE_SECRET_PREFIX = 'cutpoint/delivery/source/';
 /** Where route targets' connection secrets live unless the app says otherwise. */
 export const DELIVERY_TARGET_SECRET_PREFIX = 'cutpoint/delivery/target/';
 
-/** `WriteGenerationObjectFunctionArn` -> `WriteGenerationObjectStep`. */
+/** `GenerationWriteObjectFunctionArn` -> `GenerationWriteObjectStep`. */
 function constructId(placeholder: string): string {
   return `${placeholder.replace(/FunctionArn$/, '')}Step`;
 }

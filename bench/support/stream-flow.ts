@@ -1,4 +1,4 @@
-import { FLOWS } from '../../functions/registry.js';
+import { FLOWS } from '../../src/registry/index.js';
 import { inertFaults } from '../../src/adapters/fault-injector.js';
 import { awsPorts } from '../../src/adapters/ports.js';
 import type { CutpointConfig } from '../../src/config.js';

@@ -2,7 +2,7 @@ import { begin, beginInputFirst, type BeginInput } from '../../src/delivery/step
 import { executionInputFirst } from '../../src/engine/flow-input.js';
 import { flowStep } from '../../src/delivery/steps/flow-stop.js';
 import { refusingOtherRoutes } from '../../src/publication/flow-route.js';
-import { deliveryStep, lambdaSourceDeps, type DeliveryDepsProvider } from '../lib/delivery-deps.js';
+import { deliveryStep, lambdaSourceDeps } from '../lib/delivery-deps.js';
 
 /**
  * The execution input is checked against the flow's fields first (executionInputFirst,
@@ -11,8 +11,8 @@ import { deliveryStep, lambdaSourceDeps, type DeliveryDepsProvider } from '../li
  * checks the source read-only before custody. Shared by deliver-window and publish-clickhouse: a route of the
  * other flow's kind is refused first (src/publication/flow-route.ts).
  */
-export const makeDeliveryHandler = (deps: DeliveryDepsProvider) =>
-  deliveryStep(flowStep(refusingOtherRoutes((input, d) => begin(input as BeginInput, d))))(
-    executionInputFirst(beginInputFirst(deps)),
-  );
-export const handler = makeDeliveryHandler(lambdaSourceDeps);
+export const makeHandler = deliveryStep(
+  flowStep(refusingOtherRoutes((input, d) => begin(input as BeginInput, d))),
+  (deps) => executionInputFirst(beginInputFirst(deps)),
+);
+export const handler = makeHandler({ delivery: lambdaSourceDeps });

@@ -1,5 +1,5 @@
 import { extractLoadPart } from '../../src/delivery/parts/extract-load-part.js';
 import { deliveryStep, lambdaSourceDeps } from '../lib/delivery-deps.js';
 
-export const makeDeliveryHandler = deliveryStep(extractLoadPart);
-export const handler = makeDeliveryHandler(lambdaSourceDeps);
+export const makeHandler = deliveryStep(extractLoadPart);
+export const handler = makeHandler({ delivery: lambdaSourceDeps });

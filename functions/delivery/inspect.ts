@@ -4,4 +4,4 @@ import { firstStep } from '../lib/step.js';
 
 /** The automatic reconcile's first step: the failed delivery's invocation and its projection (read-only). */
 export const makeHandler = firstStep(inspectFailedDelivery);
-export const handler = makeHandler(lambdaPorts);
+export const handler = makeHandler({ ports: lambdaPorts });

@@ -4,5 +4,5 @@ import { lambdaPorts } from '../lib/lambda-ports.js';
 import { notifyStep } from '../lib/notify-step.js';
 
 // A delivery incident (INCIDENT_RETAINED) and, for a governed operation, a FAILED or INCOMPLETE governance.
-export const makeNotifyHandler = notifyStep(notifyGovernanceIncident);
-export const handler = makeNotifyHandler(lambdaPorts, lambdaNotifier);
+export const makeHandler = notifyStep(notifyGovernanceIncident);
+export const handler = makeHandler({ ports: lambdaPorts, notifier: lambdaNotifier });

@@ -2,5 +2,5 @@ import { planParts } from '../../src/delivery/steps/plan-parts.js';
 import { flowStep } from '../../src/delivery/steps/flow-stop.js';
 import { deliveryStep, lambdaSourceDeps } from '../lib/delivery-deps.js';
 
-export const makeDeliveryHandler = deliveryStep(flowStep(planParts));
-export const handler = makeDeliveryHandler(lambdaSourceDeps);
+export const makeHandler = deliveryStep(flowStep(planParts));
+export const handler = makeHandler({ delivery: lambdaSourceDeps });

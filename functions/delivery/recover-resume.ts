@@ -3,7 +3,7 @@ import { serveIfReaderChild } from '../../src/adapters/reader-process/serve.js';
 import { executionInputFirst } from '../../src/engine/flow-input.js';
 import { recoveryFlowStep, recoveryInputFirst } from '../../src/delivery/recovery/flow-steps.js';
 import * as probeWorker from '../../src/quality/probe-worker.js';
-import { lambdaSecrets, lambdaTargetDeps, type DeliveryDepsProvider } from '../lib/delivery-deps.js';
+import { lambdaSecrets, lambdaTargetDeps } from '../lib/delivery-deps.js';
 import { PROBE_WORKER_KEY, readerStep, type ObserveStepOptions } from '../quality/observe-step.js';
 
 // Resume of a PUBLISHED ClickHouse operation observes the target: re-run as the bounded
@@ -12,9 +12,9 @@ serveIfReaderChild({ [PROBE_WORKER_KEY]: probeWorker });
 
 /** The delivery-resume flow's action step: source-free deps (the target only), reader-capable as ObserveTarget. */
 /** Its execution input (against the flow's fields), then its input (yes, id), are checked before the deps provider parses the manifest or reads a secret. */
-const resumeStep = (options: ObserveStepOptions) => (deps: DeliveryDepsProvider) =>
-  readerStep(recoveryFlowStep('resume'), options)(executionInputFirst(recoveryInputFirst('resume', deps)));
-export const makeDeliveryHandler = resumeStep({});
-export const handler = resumeStep({ childEntry: fileURLToPath(import.meta.url), secrets: lambdaSecrets })(
-  lambdaTargetDeps,
-);
+const resumeStep = (options: ObserveStepOptions) =>
+  readerStep(recoveryFlowStep('resume'), options, (deps) => executionInputFirst(recoveryInputFirst('resume', deps)));
+export const makeHandler = resumeStep({});
+export const handler = resumeStep({ childEntry: fileURLToPath(import.meta.url), secrets: lambdaSecrets })({
+  delivery: lambdaTargetDeps,
+});

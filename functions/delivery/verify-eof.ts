@@ -2,5 +2,5 @@ import { verifyEof } from '../../src/delivery/steps/verify-eof.js';
 import { flowStep } from '../../src/delivery/steps/flow-stop.js';
 import { deliveryStep, lambdaTargetDeps } from '../lib/delivery-deps.js';
 
-export const makeDeliveryHandler = deliveryStep(flowStep(verifyEof));
-export const handler = makeDeliveryHandler(lambdaTargetDeps);
+export const makeHandler = deliveryStep(flowStep(verifyEof));
+export const handler = makeHandler({ delivery: lambdaTargetDeps });

@@ -3,53 +3,35 @@ import { faultsFromEnv } from '../../src/adapters/fault-injector.js';
 import type { SecretCache } from '../../src/adapters/secrets-manager/secret-cache.js';
 import { openSecretsManager } from '../../src/adapters/secrets-manager/secrets.js';
 import type { DeliveryDeps } from '../../src/delivery/deps.js';
-import { parseManifest, parseSelector, selectRoute } from '../../src/domain/delivery/manifest.js';
-import type { Binding, SelectedRoute } from '../../src/domain/delivery/manifest-types.js';
-import { ValidationError } from '../../src/domain/errors.js';
+import { routeOfEvent, type DeliveryDepsProvider } from '../../src/delivery/deps-provider.js';
+import type { Binding } from '../../src/domain/delivery/manifest-types.js';
 import type { FaultInjector } from '../../src/ports/faults.js';
 import type { SourcePort } from '../../src/ports/source.js';
 import type { ExchangeTargetPort } from '../../src/ports/exchange-target.js';
 import type { TargetPort } from '../../src/ports/target.js';
+import { needOf, type HandlerNeeds, type StepHandler } from '../../src/registry/handler-contract.js';
 import { ConnectionCache } from './connection-cache.js';
 import { lambdaPorts } from './lambda-ports.js';
-import type { StepHandler } from './step.js';
 import { instrumentClient, lambdaHandler } from './telemetry.js';
 import { observedFaults } from './telemetry-invocation.js';
-
-/**
- * Deps for one deliver-window Task, from the Task's input. The manifest travels in the
- * execution input (`manifestText` + `selector`, the exact text begin seals) and the flow
- * hands both to every Task: no S3 round trip, and the sealed manifest digest is checked
- * against the journal by the steps themselves, so a Task cannot be pointed at another
- * route unnoticed (`delivery.route_mismatch`).
- */
-export type DeliveryDepsProvider = (event: unknown) => Promise<DeliveryDeps>;
 
 /** A deliver-window use case: `(input, deps) => result`. */
 export type DeliveryUseCase<O> = (input: unknown, deps: DeliveryDeps) => Promise<O>;
 
 /**
  * The thin Lambda handler of one deliver-window step: middy around the use case, deps
- * from the provider (per cold start in Lambda; the embedded source/target locally). No
- * try/catch: domain errors leave with their stable `name`.
+ * from the provider its needs carry (per cold start in Lambda; the embedded source/target
+ * locally), first wrapped by `checked` when the step checks its input before the provider
+ * runs. No try/catch: domain errors leave with their stable `name`.
  */
-export function deliveryStep<O>(useCase: DeliveryUseCase<O>) {
-  return (deps: DeliveryDepsProvider): StepHandler => {
+export function deliveryStep<O>(
+  useCase: DeliveryUseCase<O>,
+  checked: (deps: DeliveryDepsProvider) => DeliveryDepsProvider = (deps) => deps,
+) {
+  return (needs: HandlerNeeds): StepHandler => {
+    const deps = checked(needOf(needs, 'delivery'));
     return lambdaHandler(async (event: unknown) => useCase(event, await deps(event)));
   };
-}
-
-/** The route a Task input names: `{ manifestText, selector }` (`/path/route.yaml#daily`). */
-export function routeOfEvent(event: unknown): SelectedRoute {
-  const v = event as { manifestText?: unknown; selector?: unknown } | null;
-  if (!v || typeof v !== 'object' || typeof v.manifestText !== 'string' || typeof v.selector !== 'string') {
-    throw new ValidationError(
-      'delivery.step_input_invalid',
-      'a deliver-window Task needs manifestText and selector in its input',
-    );
-  }
-  const selector = parseSelector(v.selector);
-  return selectRoute(parseManifest(v.manifestText, selector.file), selector);
 }
 
 /*

@@ -11,7 +11,7 @@ import { isCliProcess } from '../../src/telemetry/process-role.js';
 import { recordEnd } from './telemetry-metrics.js';
 import { currentInvocation, runInvocation } from './telemetry-invocation.js';
 import { redactingOnError } from './telemetry-redact.js';
-import type { StepHandler } from './step.js';
+import type { StepHandler } from '../../src/registry/handler-contract.js';
 
 /**
  * Logs, metrics and traces of every handler, in one place: the handler skeletons (step,

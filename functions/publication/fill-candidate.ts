@@ -2,5 +2,5 @@ import { flowStep } from '../../src/delivery/steps/flow-stop.js';
 import { fillCandidate } from '../../src/publication/steps/fill-candidate.js';
 import { deliveryStep, lambdaTargetDeps } from '../lib/delivery-deps.js';
 
-export const makeDeliveryHandler = deliveryStep(flowStep(fillCandidate));
-export const handler = makeDeliveryHandler(lambdaTargetDeps);
+export const makeHandler = deliveryStep(flowStep(fillCandidate));
+export const handler = makeHandler({ delivery: lambdaTargetDeps });

@@ -4,8 +4,9 @@ import { targetReaderOf, type TargetReaderOptions } from '../../src/quality/obse
 import type { ObserveOutput } from '../../src/quality/observe-target.js';
 import { observeTargetStep } from '../../src/quality/steps/observe-target.js';
 import type { SecretsPort } from '../../src/ports/secrets.js';
-import type { DeliveryDepsProvider, DeliveryUseCase } from '../lib/delivery-deps.js';
-import type { StepHandler } from '../lib/step.js';
+import type { DeliveryDepsProvider } from '../../src/delivery/deps-provider.js';
+import { needOf, type HandlerNeeds, type StepHandler } from '../../src/registry/handler-contract.js';
+import type { DeliveryUseCase } from '../lib/delivery-deps.js';
 import { lambdaHandler } from '../lib/telemetry.js';
 
 /** The key the observe bundle serves its probe worker under when re-run as a reader child (runner.ts). */
@@ -30,10 +31,16 @@ interface MaybeLambdaContext {
  * end before the Lambda does: the deps carry `observeReader`, whose deadlineAt = min(now +
  * observation deadline, now + getRemainingTimeInMillis − reserve) (observe-reader.ts
  * deadlineOf). Without a context (the local runner) only the observation deadline bounds it.
+ * `checked` wraps the provider when the step checks its input first (as deliveryStep's).
  * ObserveTarget, the delivery-resume action and the operator's quality-observe use it.
  */
-export function readerStep<O>(useCase: DeliveryUseCase<O>, options: ObserveStepOptions = {}) {
-  return (deps: DeliveryDepsProvider): StepHandler => {
+export function readerStep<O>(
+  useCase: DeliveryUseCase<O>,
+  options: ObserveStepOptions = {},
+  checked: (deps: DeliveryDepsProvider) => DeliveryDepsProvider = (deps) => deps,
+) {
+  return (needs: HandlerNeeds): StepHandler => {
+    const deps = checked(needOf(needs, 'delivery'));
     return lambdaHandler(async (event: unknown, context: MaybeLambdaContext) => {
       const readerOptions: TargetReaderOptions = {
         ...(options.secrets ? { secrets: options.secrets() } : {}),

@@ -7,7 +7,7 @@ import { observeStep, PROBE_WORKER_KEY } from './observe-step.js';
 // Re-run as the bounded reader's child (CUTPOINT_READER_CHILD=1), this same bundle serves the probe worker.
 serveIfReaderChild({ [PROBE_WORKER_KEY]: probeWorker });
 
-export const makeDeliveryHandler = observeStep();
-export const handler = observeStep({ childEntry: fileURLToPath(import.meta.url), secrets: lambdaSecrets })(
-  lambdaTargetDeps,
-);
+export const makeHandler = observeStep();
+export const handler = observeStep({ childEntry: fileURLToPath(import.meta.url), secrets: lambdaSecrets })({
+  delivery: lambdaTargetDeps,
+});

@@ -2,5 +2,5 @@ import { flowStep } from '../../src/delivery/steps/flow-stop.js';
 import { prepareCapsule } from '../../src/quality/steps/prepare-capsule.js';
 import { deliveryStep, lambdaTargetDeps } from '../lib/delivery-deps.js';
 
-export const makeDeliveryHandler = deliveryStep(flowStep(prepareCapsule));
-export const handler = makeDeliveryHandler(lambdaTargetDeps);
+export const makeHandler = deliveryStep(flowStep(prepareCapsule));
+export const handler = makeHandler({ delivery: lambdaTargetDeps });

@@ -3,4 +3,4 @@ import { lambdaPorts } from '../lib/lambda-ports.js';
 import { step } from '../lib/step.js';
 
 export const makeHandler = step(finalizeDeleted);
-export const handler = makeHandler(lambdaPorts);
+export const handler = makeHandler({ ports: lambdaPorts });

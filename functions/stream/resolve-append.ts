@@ -3,4 +3,4 @@ import { lambdaPorts } from '../lib/lambda-ports.js';
 import { firstStep } from '../lib/step.js';
 
 export const makeHandler = firstStep(resolveLane);
-export const handler = makeHandler(lambdaPorts);
+export const handler = makeHandler({ ports: lambdaPorts });

@@ -1,5 +1,6 @@
-import type { DeliveryDepsProvider } from '../../functions/lib/delivery-deps.js';
-import { FLOWS, stepByPlaceholder } from '../../functions/registry.js';
+import type { DeliveryDepsProvider } from '../delivery/deps-provider.js';
+import { needsFor, type HandlerNeeds } from '../registry/handler-contract.js';
+import { FLOWS, stepByPlaceholder } from '../registry/index.js';
 import { loadAsl, taskStates } from '../local/asl.js';
 import { runFlow, type FlowResult } from '../local/flow-runner.js';
 import type { Ports } from '../ports/index.js';
@@ -76,19 +77,15 @@ async function timedHandlers(
   into: StepInvocation[],
 ): Promise<Record<string, (input: unknown) => Promise<unknown>>> {
   const handlers: Record<string, (input: unknown) => Promise<unknown>> = {};
-  const providePorts = () => Promise.resolve(options.ports);
-  for (const { placeholder } of taskStates(loadAsl(flow))) {
+  const available: HandlerNeeds = {
+    ports: () => Promise.resolve(options.ports),
+    notifier: () => Promise.resolve(options.notifier ?? silentNotifier),
+    ...(options.stepDeps ? { delivery: options.stepDeps } : {}),
+  };
+  for (const { state, placeholder } of taskStates(loadAsl(flow))) {
     if (!placeholder || handlers[placeholder]) continue;
     const step = stepByPlaceholder(placeholder);
-    const module = await step.load();
-    let handler: (event: unknown, context: unknown) => Promise<unknown>;
-    if ('makeHandler' in module) handler = module.makeHandler(providePorts) as never;
-    else if ('makeNotifyHandler' in module)
-      handler = module.makeNotifyHandler(providePorts, () =>
-        Promise.resolve(options.notifier ?? silentNotifier),
-      ) as never;
-    else if (options.stepDeps) handler = module.makeDeliveryHandler(options.stepDeps) as never;
-    else throw new Error(`${flow}: Task ${placeholder} needs step deps`);
+    const handler = (await step.load()).makeHandler(needsFor(step, available, `${flow}: Task ${state}`));
     handlers[placeholder] = async (input) => {
       const started = performance.now();
       try {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { routeOfEvent } from '../../functions/lib/delivery-deps.js';
+import { routeOfEvent } from '../delivery/deps-provider.js';
 import { openClickHouse } from '../adapters/clickhouse/client.js';
 import { inertFaults } from '../adapters/fault-injector.js';
 import { openPostgresAdmin } from '../adapters/postgres/admin.js';

@@ -3,7 +3,7 @@
  * reads, and nothing else. The one table `cutpoint flow run` and every flow's first Task
  * check an input against (flow-input.ts): a field no step reads is a typo or a
  * misunderstanding (`dryrun`, a `next` given where the flow reads none), refused by name,
- * never ignored. Kept here rather than in functions/registry.ts: the first Tasks' Lambda
+ * never ignored. Kept here rather than in the registry (src/registry/): the first Tasks' Lambda
  * bundles load it, and the registry loads every handler. test/unit/flow-input-fields.test.ts
  * holds it to the registry's flows and to the fields each ASL reads.
  */

@@ -3,8 +3,9 @@
 // registry, the context object, events, notices).
 import { randomUUID } from 'node:crypto';
 import { StateMachine, type RunOptions, type StateMachineOptions } from 'aws-local-stepfunctions';
-import type { DeliveryDepsProvider } from '../../functions/lib/delivery-deps.js';
-import { FLOWS, stepByPlaceholder } from '../../functions/registry.js';
+import type { DeliveryDepsProvider } from '../delivery/deps-provider.js';
+import { needsFor, type HandlerNeeds } from '../registry/handler-contract.js';
+import { FLOWS, stepByPlaceholder } from '../registry/index.js';
 import type { Ports } from '../ports/index.js';
 import { localRetryMsFromEnv } from './runtime-config.js';
 import type { Notifier } from '../ports/notifier.js';
@@ -69,9 +70,9 @@ export interface RunFlowOptions {
   /** Called for each event as it happens (progress on stderr). */
   onEvent?: (event: FlowEvent) => void;
   /**
-   * For steps that need more than Ports (deliver-window: target, source, route): the deps
-   * provider handed to their `makeDeliveryHandler`, called with each Task's input. A flow
-   * with such a step and no provider is refused before it starts.
+   * For steps that need more than Ports (registry `needs: 'delivery-*'`: target, source,
+   * route): the deps provider their `makeHandler` gets, called with each Task's input. A
+   * flow with such a step and no provider is refused before it starts.
    */
   stepDeps?: DeliveryDepsProvider;
   /** The execution's name in its context object (`$$.Execution.Name`); random by default. */
@@ -234,7 +235,11 @@ async function stepHandlers(
   countChild: (transitions: number) => void,
 ): Promise<Record<string, StateHandler>> {
   const handlers: Record<string, StateHandler> = {};
-  const providePorts = () => Promise.resolve(options.ports);
+  const available: HandlerNeeds = {
+    ports: () => Promise.resolve(options.ports),
+    notifier: () => Promise.resolve(notifier),
+    ...(options.stepDeps ? { delivery: options.stepDeps } : {}),
+  };
   for (const { state, placeholder, definition: task } of taskStates(definition)) {
     const child = childFlowPlaceholderOf(task);
     if (child) {
@@ -245,34 +250,27 @@ async function stepHandlers(
     handlers[state] = invoked(
       state,
       options,
-      await taskHandler(flow, state, placeholder, options, providePorts, notifier),
+      await taskHandler(`${flow}: Task ${state}`, placeholder, options, available),
     );
   }
   return handlers;
 }
 
-/** The handler a Task's placeholder names: the test's own (`options.taskHandlers`) or the registry's. */
+/**
+ * The handler a Task's placeholder names: the test's own (`options.taskHandlers`) or the
+ * registry's, built over exactly the needs its entry declares (refused, naming the Task,
+ * when one is not available: a delivery step without `stepDeps`).
+ */
 async function taskHandler(
-  flow: string,
-  state: string,
+  task: string,
   placeholder: string,
   options: RunFlowOptions,
-  providePorts: () => Promise<Ports>,
-  notifier: Notifier,
+  available: HandlerNeeds,
 ): Promise<StateHandler> {
   const given = options.taskHandlers?.[placeholder];
   if (given) return given;
-  const module = await stepByPlaceholder(placeholder).load();
-  let handler;
-  if ('makeHandler' in module) {
-    handler = module.makeHandler(providePorts);
-  } else if ('makeNotifyHandler' in module) {
-    handler = module.makeNotifyHandler(providePorts, () => Promise.resolve(notifier));
-  } else {
-    if (!options.stepDeps)
-      throw new Error(`${flow}: Task ${state} needs step deps (a target, a source, a route); pass stepDeps`);
-    handler = module.makeDeliveryHandler(options.stepDeps);
-  }
+  const entry = stepByPlaceholder(placeholder);
+  const handler = (await entry.load()).makeHandler(needsFor(entry, available, task));
   return (stateInput) => handler(stateInput, {});
 }
 
@@ -297,7 +295,7 @@ function startFlowSync(
   const child = FLOWS.find((f) => flowPlaceholder(f.name) === placeholder);
   if (!child)
     throw new Error(
-      `${flow}: Task ${state} starts \${${placeholder}}, which names no flow in functions/registry.ts FLOWS`,
+      `${flow}: Task ${state} starts \${${placeholder}}, which names no flow in the registry's FLOWS (src/registry/flows.ts)`,
     );
   return async (stateInput) => {
     const { Input } = (stateInput ?? {}) as { Input?: unknown };

@@ -72,7 +72,7 @@ const DELIVERY_RECOVERY: RecoveryFlow = {
  * The one declaration of every recovery flow's designed stops: which of its executions are
  * recoveries, and for each Fail state whether a recovery ending there pages. Every flow the
  * registry names as a recovery (`recovery.by`) and every flow whose job is recovery is here
- * (test/unit/recovery-stops.test.ts holds it to functions/registry.ts, the ASL and the
+ * (test/unit/recovery-stops.test.ts holds it to src/registry/flows.ts, the ASL and the
  * README table). A designed stop of any other execution stays a quiet `designed-stop`.
  */
 export const RECOVERY_FLOWS: Readonly<Record<string, RecoveryFlow>> = {

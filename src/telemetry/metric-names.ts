@@ -11,7 +11,7 @@ export const METRIC_NAMESPACE = 'Cutpoint';
 /** Powertools service name (logs' `service` key, metrics' `service` dimension is disabled). */
 export const SERVICE_NAME = 'cutpoint';
 
-/** Environment variable CDK sets on each step function: the registry step's name (`WriteGenerationObject`). */
+/** Environment variable CDK sets on each step function: the registry step's name (`GenerationWriteObject`). */
 export const STEP_NAME_ENV = 'CUTPOINT_STEP';
 
 /** Dimension names. A dimension's values are always from a closed set (no route, lane or id). */

@@ -11,9 +11,9 @@ import type { RecoveryOutcome } from './metric-names.js';
 
 /** The registry steps that run one live recovery action, and the flow each belongs to. */
 export const RECOVERY_STEP_FLOWS: Readonly<Record<string, string>> = {
-  DeliveryReconcile: 'delivery-reconcile',
-  DeliveryResume: 'delivery-resume',
-  DeliveryRetire: 'delivery-retire',
+  DeliveryRecoverReconcile: 'delivery-reconcile',
+  DeliveryRecoverResume: 'delivery-resume',
+  DeliveryRecoverRetire: 'delivery-retire',
 };
 
 /** Refusals: nothing was changed and an operator must act (a confirmation, another session's custody, a forbidden action). */

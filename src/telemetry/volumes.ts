@@ -18,7 +18,7 @@ export interface Volume {
 export const VOLUME_STEP_FLOWS: Readonly<Record<string, string>> = {
   DeliveryPublish: 'deliver-window',
   PublicationDispatch: 'publish-clickhouse',
-  CommitHead: 'stream-append',
+  StreamCommitHead: 'stream-append',
 };
 
 const nat = (v: unknown): number | undefined =>
@@ -54,5 +54,5 @@ function appended(flow: string, event: unknown, result: unknown): Volume | undef
 export function volumeOf(step: string, event: unknown, result: unknown): Volume | undefined {
   const flow = VOLUME_STEP_FLOWS[step];
   if (flow === undefined) return undefined;
-  return step === 'CommitHead' ? appended(flow, event, result) : delivered(flow, result);
+  return step === 'StreamCommitHead' ? appended(flow, event, result) : delivered(flow, result);
 }

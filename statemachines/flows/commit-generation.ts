@@ -32,7 +32,7 @@ export default flow('commit-generation', {
     },
     RegisterTask: task({
       comment: 'Cut point generation.task.put: make the task durable (put-if-absent, exact identity on retry).',
-      lambda: 'RegisterGenerationTask',
+      lambda: 'generation/register-task',
       checksInput: 'commit-generation',
       resultPath: '$.task',
       timeoutSeconds: 45,
@@ -42,7 +42,7 @@ export default flow('commit-generation', {
     WriteObject: task({
       comment:
         'Cut point generation.object.put: recompute the output from verified sources and PUT it under its identity key; a task with one source instead has the store copy it server-side (cut point generation.object.copy), verified by the commit before COMMITTED; a lost response is resolved by exact key, metadata and full SHA-256.',
-      lambda: 'WriteGenerationObject',
+      lambda: 'generation/write-object',
       parameters: {
         'root.$': '$.root',
         'generation.$': '$.generation',
@@ -64,7 +64,7 @@ export default flow('commit-generation', {
     RecordPrepared: task({
       comment:
         'Cut point generation.record.put: a PREPARED record, invisible to readers, created only while the task is OPEN.',
-      lambda: 'RecordPreparedGeneration',
+      lambda: 'generation/record-prepared',
       parameters: {
         'root.$': '$.root',
         'generation.$': '$.generation',
@@ -85,7 +85,7 @@ export default flow('commit-generation', {
     Commit: task({
       comment:
         'Cut point generation.commit.cas: one transaction moves the record PREPARED -> COMMITTED, the root head to this generation and the task to COMMITTED. A lost response goes to ResolveCommit.',
-      lambda: 'CommitGeneration',
+      lambda: 'generation/commit',
       parameters: {
         'root.$': '$.root',
         'generation.$': '$.generation',
@@ -131,7 +131,7 @@ export default flow('commit-generation', {
     ResolveCommit: task({
       comment:
         'Probe after an UNKNOWN commit: reload the exact record, head and task. COMMITTED by this task is success (never a second generation).',
-      lambda: 'ProbeGeneration',
+      lambda: 'generation/probe',
       parameters: {
         'root.$': '$.root',
         'generation.$': '$.generation',
@@ -195,7 +195,7 @@ export default flow('commit-generation', {
     Abort: task({
       comment:
         'Cut point generation.abort.cas: prove the abort (task and PREPARED record to ABORTED). A generation that already committed is never aborted: the outcome is then COMMITTED.',
-      lambda: 'AbortGeneration',
+      lambda: 'generation/abort',
       parameters: {
         'root.$': '$.root',
         'generation.$': '$.generation',
@@ -222,7 +222,7 @@ export default flow('commit-generation', {
     CleanupTask: task({
       comment:
         'Cut point generation.task.cleanup: task cleanup, task-first and plan-second. The task item (the workflow metadata) is deleted only after the committed generation (record COMMITTED by this task), its root head (at it or past it) and the output object (full SHA-256) verify, read as one snapshot; a failed check refuses and keeps the task. The commit stands either way: the outcome says cleanup.taskCleaned, and an error here never fails the flow.',
-      lambda: 'CleanupGenerationTask',
+      lambda: 'generation/cleanup-task',
       parameters: {
         'root.$': '$.outcome.root',
         'generation.$': '$.outcome.generation',

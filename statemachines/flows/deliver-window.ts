@@ -19,7 +19,7 @@ export default flow('deliver-window', {
     Quality: task({
       comment:
         "Step 6: the route's quality rules on the stage (read-only probes); a failed rule moves the journal to REEXTRACT_REQUIRED (the stage can never be published: retire it, then run a new invocation) and the flow stops.",
-      lambda: 'DeliveryQuality',
+      lambda: 'delivery/quality',
       parameters: CARRIED_STATE,
       resultPath: '$.delivery',
       timeoutSeconds: 315,
@@ -30,7 +30,7 @@ export default flow('deliver-window', {
     Publish: task({
       comment:
         'Step 7: one target transaction swaps the window and writes the receipt row. A lost COMMIT response is journaled as PUBLICATION_UNKNOWN (never retried blindly) and the flow stops; reconcile resolves it from the receipt. Cut point: delivery.publish.commit.',
-      lambda: 'DeliveryPublish',
+      lambda: 'delivery/publish',
       parameters: CARRIED_STATE,
       resultPath: '$.delivery',
       timeoutSeconds: 315,
@@ -42,7 +42,7 @@ export default flow('deliver-window', {
     Cleanup: task({
       comment:
         'Step 10, the last: drop the owned stage, prove its absence and release custody with the proof (SUCCEEDED -> CUSTODY_RELEASED) in one transaction. ABSENCE_UNPROVABLE stops the flow with custody held (Delivery.CleanupUnproved); a name holding another object is contradicting evidence (INCIDENT_RETAINED). Cut points: delivery.target.drop-staging, then delivery.custody.release. The flow ends here: its output is the projection (invocationId, fence, targetId, state CUSTODY_RELEASED); anything short of CUSTODY_RELEASED is Delivery.NeedsRecovery.',
-      lambda: 'DeliveryCleanup',
+      lambda: 'delivery/cleanup',
       parameters: CARRIED_STATE,
       resultPath: '$.delivery',
       outputPath: '$.delivery',

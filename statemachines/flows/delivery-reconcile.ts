@@ -34,7 +34,7 @@ export default flow('delivery-reconcile', {
     Inspect: task({
       comment:
         "Read-only, no database connection: the failed delivery's invocation (its invocationId, or the one Begin derived from the execution ARN) and its recovery projection. The output replaces the state (no ResultPath): the same {invocationId, manifestText, selector, yes} an operator gives, plus the inspection. The rule stands in for --yes: reconcile only observes the target and journals what it proves.",
-      lambda: 'DeliveryInspect',
+      lambda: 'delivery/inspect',
       checksInput: 'delivery-reconcile',
       parameters: {
         'input.$': '$',

@@ -30,7 +30,7 @@ export default flow('publish-clickhouse', {
     FillCandidate: task({
       comment:
         "ClickHouse publication 1: create the owned candidate `<stage>_c` (the target's exact schema, UUID derived from the invocation, owner marker as COMMENT) and fill it from the verified stage by one deduplicated INSERT … SELECT, then journal its identity, rows and digest (still VERIFIED_EOF). Idempotent by exact identity. Cut points: publication.candidate.create, publication.candidate.fill, delivery.journal.transition.",
-      lambda: 'PublicationFillCandidate',
+      lambda: 'publication/fill-candidate',
       parameters: CARRIED_STATE,
       resultPath: '$.delivery',
       timeoutSeconds: 315,
@@ -41,7 +41,7 @@ export default flow('publish-clickhouse', {
     PrepareCapsule: task({
       comment:
         "Staged quality (README: quality governance): the route's original probes, read-only on the exact candidate. All pass: prepared.json written once and the capsule created PREPARED in the same transaction as its journal record. A failed probe: VERIFIED_EOF -> REEXTRACT_REQUIRED, never dispatched (Delivery.NeedsRecovery). Cut points: quality.staged.probe, quality.prepared.put, quality.capsule.prepare.",
-      lambda: 'QualityPrepareCapsule',
+      lambda: 'quality/prepare-capsule',
       parameters: CARRIED_STATE,
       resultPath: '$.delivery',
       timeoutSeconds: 315,
@@ -52,7 +52,7 @@ export default flow('publish-clickhouse', {
     Dispatch: task({
       comment:
         'The ONE EXCHANGE of the operation: the dispatch intent (count 1, predecessor P, candidate C) journaled VERIFIED_EOF -> PUBLICATION_UNKNOWN with the capsule held, the EXCHANGE sent only by the call that applied the intent, then one observation by UUID: COMMIT_PROVEN -> PUBLISHED, CONTRADICTED -> INCIDENT_RETAINED, anything else stays PUBLICATION_UNKNOWN and the flow stops for reconcile. A retry only observes, never sends a second EXCHANGE; its Retry names no ClickHouse error class. Cut points: publication.dispatch.intent, publication.exchange, publication.observe.',
-      lambda: 'PublicationDispatch',
+      lambda: 'publication/dispatch',
       parameters: CARRIED_STATE,
       resultPath: '$.delivery',
       timeoutSeconds: 135,
@@ -63,7 +63,7 @@ export default flow('publish-clickhouse', {
     ObserveTarget: task({
       comment:
         "Governed target observation (README: the bounded reader): the reader guard taken on the capsule, the published generation checked (UUID C, our marker, the prepared core), the original probes run by a bounded reader process under the deadline (route deadline + reserve < the Lambda's timeout < this TimeoutSeconds), the outcome persisted with the guard released. COMPLETE continues; TARGET_PENDING, FAILED, an unproved outcome (INCOMPLETE, also after a timeout once its retries are spent) or a guard another reader holds end the flow in their named Fail states, never retried into a pass. Cut points: quality.reader.acquire, quality.target.probe, quality.worker.reap, quality.pending.commit, quality.complete.commit, quality.failed.commit, quality.completion.put, quality.completion.record.",
-      lambda: 'QualityObserveTarget',
+      lambda: 'quality/observe-target',
       parameters: CARRIED_STATE,
       resultPath: '$.delivery',
       timeoutSeconds: 315,
@@ -85,7 +85,7 @@ export default flow('publish-clickhouse', {
     Cleanup: task({
       comment:
         "The last step: drop the predecessor generation P by exact UUID (now under the candidate's name) and the stage, prove both absent, release custody SUCCEEDED -> CUSTODY_RELEASED with the capsule's retirement, in one transaction. Unproved absence: Delivery.CleanupUnproved, custody retained. Cut points: publication.predecessor.drop, delivery.custody.release.",
-      lambda: 'PublicationCleanup',
+      lambda: 'publication/cleanup',
       parameters: CARRIED_STATE,
       resultPath: '$.delivery',
       timeoutSeconds: 135,

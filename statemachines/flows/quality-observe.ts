@@ -24,7 +24,7 @@ export default flow('quality-observe', {
     Observe: task({
       comment:
         "The operator's observation (src/quality/operator-observe.ts, the same use case as the CLI's): each refusal (guide: quality.action_not_permitted, or Quality.ReaderGuardHeld when the guide refuses because a reader guard is held — then NotifyIncident reports the guard, which may be this execution's own earlier attempt killed after its acquire; seal: delivery.recovery_authority_mismatch; custody) writes nothing. The bounded reader is this Lambda's own bundle re-run as a child; deadline + reserve < the Lambda's timeout < this TimeoutSeconds. An unproved outcome (INCOMPLETE, also a timeout once its retries are spent) is never retried into a pass. Cut points: quality.reader.acquire, quality.target.probe, quality.worker.reap, quality.pending.commit, quality.complete.commit, quality.failed.commit, quality.completion.put, quality.completion.record.",
-      lambda: 'QualityOperatorObserve',
+      lambda: 'quality/operator-observe',
       checksInput: 'quality-observe',
       parameters: OPERATOR_ACTION,
       resultPath: '$.result',

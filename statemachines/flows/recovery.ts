@@ -31,7 +31,7 @@ export function recoveryStates(o: RecoveryActionSpec): Record<string, AslState> 
     },
     [Action]: task({
       comment: `\`${o.action}\` (README: recovery): a new recovery session takes custody (epoch + 1, so any zombie of an older epoch is fenced out), after the state-to-action guide, the confirmation (\`yes\`) and the sealed authority (manifest, selector, bindings, the target's observed identity, the work root) are rechecked; any refusal mutates nothing. A retained outcome is returned, not thrown.${o.actionNote ? ` ${o.actionNote}` : ''}`,
-      lambda: `Delivery${Action}`,
+      lambda: `delivery/recover-${o.action}`,
       checksInput: `delivery-${o.action}`,
       parameters: OPERATOR_ACTION,
       resultPath: '$.result',
@@ -71,7 +71,7 @@ export function recoveryStates(o: RecoveryActionSpec): Record<string, AslState> 
     NotifyIncident: task({
       comment:
         "A retained incident: publish the invocation's recovery projection (state, diagnostic code, permitted actions; never journal content or credentials) to the incident SNS topic, then fail.",
-      lambda: 'DeliveryNotifyIncident',
+      lambda: 'delivery/notify-incident',
       parameters: {
         'invocationId.$': '$.invocationId',
         flow: o.action,

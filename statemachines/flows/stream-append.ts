@@ -29,7 +29,7 @@ export default flow('stream-append', {
     WriteWal: task({
       comment:
         "Before primary WAL I/O: refusals here are KNOWN_NOT_COMMITTED (RetireAttempt spends the attempt) or Rejected (nothing written). The WAL object's metadata binds the batch to its start offset and fence epoch; a retry reads the exact key back and reuses that binding. The result replaces the state, so record bytes go no further. A WAL that never became durable needs no interpretation: no head CAS was issued; the execution fails and the same attempt is re-run. Then the attempt suspends the lane for itself (cut point stream.append.suspend: CAS on the head version read and the owner's fence), so its head CAS never goes out on a lane it does not hold: an execution that ends after an unknown head outcome leaves the lane suspended by this attempt.",
-      lambda: 'WriteWal',
+      lambda: 'stream/write-wal',
       checksInput: 'stream-append',
       resultPath: '$.written',
       outputPath: '$.written',
@@ -42,7 +42,7 @@ export default flow('stream-append', {
     CommitHead: task({
       comment:
         "The head CAS: one transaction of the head update (version + owner/session/epoch; it lifts the attempt's own suspension) and commit#<end> (put-if-absent). A re-decision (no carried version) suspends the lane for the attempt first. Unknown: reads commit#<end>, re-issues the same CAS, then leaves as Cutpoint.OutcomeUnknown. Unknown, or a worker that kept dying around it → SuspendLane. Refused for good → RetireAttempt.",
-      lambda: 'CommitHead',
+      lambda: 'stream/commit-head',
       parameters: {
         ...ATTEMPT,
         'wal.$': '$.wal',
@@ -73,7 +73,7 @@ export default flow('stream-append', {
     SuspendLane: task({
       comment:
         "Reload the exact evidence (head, spent marker, commit#<end>): committed is KNOWN_COMMITTED; no longer its turn spends it (KNOWN_NOT_COMMITTED); otherwise suspend the lane by CAS on the head version — turning the claim the attempt took before its CAS into a suspension only a resolve lifts — which also makes the lost CAS unable to apply (MAY_HAVE_COMMITTED). If this step cannot finish, the execution fails and the attempt id stays the recovery handle (stream-resolve-append); the attempt's claim keeps the lane suspended by it meanwhile.",
-      lambda: 'SuspendLane',
+      lambda: 'stream/suspend-lane',
       parameters: {
         ...ATTEMPT,
         'wal.$': '$.wal',
@@ -88,7 +88,7 @@ export default flow('stream-append', {
     RetireAttempt: task({
       comment:
         'Refused for good (fenced, spent, offset taken, lane suspended by another attempt): spend the attempt (spent marker + head version bump in one transaction) and lift a suspension it held. KNOWN_NOT_COMMITTED (KNOWN_COMMITTED if its CAS won first).',
-      lambda: 'RetireAttempt',
+      lambda: 'stream/retire-attempt',
       parameters: {
         ...ATTEMPT,
         'reason.$': '$.failure.Error',

@@ -10,7 +10,7 @@ export default flow('stream-compact', {
     Compact: task({
       comment:
         "Finish the previous run's task cleanup, plan the run (reusing a registered task's exact source set), register the task, write the one-batch output, PREPARED -> COMMITTED, compaction#<end> put-if-absent, the mark by CAS, then task cleanup after verifying all of it.",
-      lambda: 'CompactLane',
+      lambda: 'stream/compact-lane',
       checksInput: 'stream-compact',
       timeoutSeconds: 330,
       otherwise: 'Refused',

@@ -38,7 +38,7 @@ export default flow('stream-gc', {
     Scan: task({
       comment:
         "One page of the lane's objects (WAL and generations): create roots lazily (first seen = grace start), renew a DELETED root for a late object (epoch + 1, fresh grace), re-prove MARKED roots, collect ACTIVE roots that are TRIMMED or DEAD past grace. A dry run writes nothing.",
-      lambda: 'GcScan',
+      lambda: 'stream/gc-scan',
       checksInput: 'stream-gc',
       parameters: {
         'input.$': '$',
@@ -62,7 +62,7 @@ export default flow('stream-gc', {
     Mark: task({
       comment:
         'ACTIVE -> MARKED by CAS on the version the scan saw, with the policy digest; from here the root accepts no new lease.',
-      lambda: 'GcMark',
+      lambda: 'stream/gc-mark',
       timeoutSeconds: 150,
       otherwise: 'Rejected',
       next: 'MoreToScan',
@@ -71,7 +71,7 @@ export default flow('stream-gc', {
     Drain: task({
       comment:
         "One page of roots: re-prove each MARKED root, wait while leases taken before the mark are unreleased and unexpired (expired ones are retired), then seal its delete journal (MARKED -> DELETING: delete id, exact size/sha256, epoch, policy digest). Collects the page's DELETING roots, old and new; retires DELETED roots one grace after their delete. Once the roots are swept, its pages walk the lane's leases and retire the expired ones.",
-      lambda: 'GcDrain',
+      lambda: 'stream/gc-drain',
       timeoutSeconds: 150,
       otherwise: 'Rejected',
       next: 'Delete',
@@ -79,7 +79,7 @@ export default flow('stream-gc', {
     Delete: task({
       comment:
         "DELETE each sealed object while HEAD shows the journal's exact identity, once per journal (the journal records that it goes out first), its preconditions proven again just before (no longer collectible: the root goes back to ACTIVE); a lost DELETE is resolved by exact absence; another identity, or the same one after the DELETE went out, is a late object and is left alone.",
-      lambda: 'GcDelete',
+      lambda: 'stream/gc-delete',
       timeoutSeconds: 150,
       otherwise: 'Rejected',
       next: 'Finalize',
@@ -87,7 +87,7 @@ export default flow('stream-gc', {
     Finalize: task({
       comment:
         "DELETING -> DELETED once the journal's object is absent; a lost root-CAS response is resolved by root reload (move id).",
-      lambda: 'GcFinalize',
+      lambda: 'stream/gc-finalize',
       timeoutSeconds: 150,
       otherwise: 'Rejected',
       next: 'MoreToSweep',

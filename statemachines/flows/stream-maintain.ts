@@ -35,7 +35,7 @@ export default flow('stream-maintain', {
     CheckInput: task({
       comment:
         "First Task: the execution input ($$.Execution.Input) is checked against the flow's fields (README 'Flow inputs'), as every flow's first Task checks its own; an unknown field, an input that is not an object or one over the cap is refused (Cutpoint.ValidationError) before any child starts. A Task of its own: this flow's other Tasks start child flows. It reads and writes nothing.",
-      lambda: 'CheckFlowInput',
+      lambda: 'engine/check-flow-input',
       parameters: { flow: 'stream-maintain', 'executionInput.$': '$$.Execution.Input' },
       resultPath: null,
       timeoutSeconds: 15,

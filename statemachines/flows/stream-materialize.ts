@@ -10,7 +10,7 @@ export default flow('stream-materialize', {
     Materialize: task({
       comment:
         "One batch: every range's task and output are derived from its identity, so a retry or a re-run reuses them and never writes a second generation 0.",
-      lambda: 'MaterializeGen0Batch',
+      lambda: 'stream/materialize-batch',
       checksInput: 'stream-materialize',
       timeoutSeconds: 630,
       otherwise: 'Refused',

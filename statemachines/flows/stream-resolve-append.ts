@@ -24,7 +24,7 @@ export default flow('stream-resolve-append', {
     ResolveWriter: task({
       comment:
         "Mark the writer slot as being resolved (stream.resolve.fence: no CAS of the writer applies after it), list the writer's WAL objects once, prove each attempt committed or spend it, lift a suspension one of them holds, then release the slot (stream.append.writer-release). The whole input goes to the step, which refuses an attemptId beside the writerId.",
-      lambda: 'ResolveAppend',
+      lambda: 'stream/resolve-append',
       checksInput: 'stream-resolve-append',
       resultPath: '$.outcome',
       timeoutSeconds: 45,
@@ -35,7 +35,7 @@ export default flow('stream-resolve-append', {
     Resolve: task({
       comment:
         'Prove committed (commit#<end> names the attempt and SHA-256) or proven-not-committed (spend the attempt); lift the suspension.',
-      lambda: 'ResolveAppend',
+      lambda: 'stream/resolve-append',
       checksInput: 'stream-resolve-append',
       parameters: {
         input: {
@@ -63,7 +63,7 @@ export default flow('stream-resolve-append', {
     },
     RepairIndex: task({
       comment: 'KNOWN_COMMITTED: repair the index from the commit evidence.',
-      lambda: 'WriteIndex',
+      lambda: 'stream/write-index',
       parameters: {
         'stream.$': '$.stream',
         'partition.$': '$.partition',
@@ -76,7 +76,7 @@ export default flow('stream-resolve-append', {
     }),
     RepairGen0: task({
       comment: 'KNOWN_COMMITTED: reuse the deterministic generation-0 task.',
-      lambda: 'MaterializeGen0',
+      lambda: 'stream/materialize-gen0',
       parameters: {
         'stream.$': '$.stream',
         'partition.$': '$.partition',

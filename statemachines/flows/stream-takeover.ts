@@ -11,7 +11,7 @@ export default flow('stream-takeover', {
     Takeover: task({
       comment:
         "CAS the head's fence to {owner, session, epoch + 1}; a lost response is resolved by reloading the exact session id. Input: {stream, partition, owner, session}, all required (the caller mints the session id and keeps it; the same id makes a re-run idempotent). Output: {stream, partition, owner, epoch, committedEnd, suspendedBy?}, never the session id (a fencing secret).",
-      lambda: 'TakeoverLane',
+      lambda: 'stream/takeover',
       checksInput: 'stream-takeover',
       resultPath: '$.takeover',
       timeoutSeconds: 45,

@@ -10,7 +10,7 @@ export default flow('stream-trim', {
     Trim: task({
       comment:
         "CAS the head's trimOffset to the target (monotonic: the same target is success, a lower one Stream.TrimBackwards, past the committed end a ValidationError, past a cursor the stream's retention policy names Stream.TrimPastCursor). No fence: trim is an operator action. Input: {stream, partition, to}.",
-      lambda: 'TrimLane',
+      lambda: 'stream/trim',
       checksInput: 'stream-trim',
       resultPath: '$.trim',
       timeoutSeconds: 45,

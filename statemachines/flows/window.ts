@@ -23,7 +23,7 @@ export function windowStart(o: WindowStart): Record<string, AslState> {
   return {
     Begin: task({
       comment: o.beginComment,
-      lambda: 'DeliveryBegin',
+      lambda: 'delivery/begin',
       checksInput: o.flow,
       parameters: {
         execution: {
@@ -41,7 +41,7 @@ export function windowStart(o: WindowStart): Record<string, AslState> {
     CreateStaging: task({
       comment:
         'Step 2: the owned stage (DDL on the target, owner binding = digest of the sealed authority), then its record in the journal. Cut points: delivery.target.create-staging, then delivery.staging.record.',
-      lambda: 'DeliveryCreateStaging',
+      lambda: 'delivery/create-staging',
       parameters: CARRIED_STATE,
       resultPath: '$.delivery',
       timeoutSeconds: 75,
@@ -52,7 +52,7 @@ export function windowStart(o: WindowStart): Record<string, AslState> {
     PlanParts: task({
       comment:
         "Step 3: split the sealed window into parts (one count query per time bucket, parts of about the route's part_rows rows), write the plan as an immutable object (a JSON array of part descriptors: the Map's items) and journal EMPTY_STAGING -> WRITING_UNKNOWN with its key and SHA-256. A re-run returns the journaled plan. Cut points: delivery.plan.put, delivery.journal.transition.",
-      lambda: 'DeliveryPlanParts',
+      lambda: 'delivery/plan-parts',
       parameters: CARRIED_STATE,
       resultPath: '$.delivery',
       timeoutSeconds: 135,
@@ -93,7 +93,7 @@ export function windowStart(o: WindowStart): Record<string, AslState> {
         States: {
           ExtractLoadPart: task({
             comment: 'One part: extract, write, load, journal; resumable. Memory: one chunk.',
-            lambda: 'DeliveryExtractLoadPart',
+            lambda: 'delivery/extract-load-part',
             parameters: {
               'invocationId.$': '$.invocationId',
               'fence.$': '$.fence',
@@ -139,7 +139,7 @@ export function windowStart(o: WindowStart): Record<string, AslState> {
     VerifyEof: task({
       comment:
         "Step 5: every part of the plan at EOF, its receipt batches adding up to its head, and the stage holding exactly the receipts' rows per chunk (observed part by part over each part's seq range) -> VERIFIED_EOF with the parts' summary that publication is held to; otherwise PARTIAL_PROVED and the flow stops for recovery. Re-run in VERIFIED_EOF, the publication receipt is probed first: one found moves the journal to PUBLISHED (or INCIDENT_RETAINED when it does not match), never REEXTRACT_REQUIRED.",
-      lambda: 'DeliveryVerifyEof',
+      lambda: 'delivery/verify-eof',
       parameters: CARRIED_STATE,
       resultPath: '$.delivery',
       timeoutSeconds: 315,
@@ -160,7 +160,7 @@ export function evidenceAndCheckpoint(stops: Catcher[], gate = ''): Record<strin
       comment:
         'Step 8: the evidence document as an immutable object generation, its key and SHA-256 in the journal. Cut point: delivery.evidence.put.' +
         gate,
-      lambda: 'DeliveryEvidence',
+      lambda: 'delivery/evidence',
       parameters: CARRIED_STATE,
       resultPath: '$.delivery',
       timeoutSeconds: 75,
@@ -172,7 +172,7 @@ export function evidenceAndCheckpoint(stops: Catcher[], gate = ''): Record<strin
       comment:
         'Step 9: the route checkpoint moves forward (never back) and the invocation becomes SUCCEEDED, with the journal, in one transaction. Cut point: delivery.checkpoint.advance.' +
         gate,
-      lambda: 'DeliveryCheckpoint',
+      lambda: 'delivery/checkpoint',
       parameters: CARRIED_STATE,
       resultPath: '$.delivery',
       timeoutSeconds: 45,

@@ -17,7 +17,7 @@ const NOTICE_FAILURES = [
 export function notifyIncidentTask(spec: { flow: string; comment: string; invocationId: string }): AslState {
   return task({
     comment: spec.comment,
-    lambda: 'DeliveryNotifyIncident',
+    lambda: 'delivery/notify-incident',
     parameters: { 'invocationId.$': spec.invocationId, flow: spec.flow, 'execution.$': '$$.Execution.Id' },
     resultPath: '$.notice',
     timeoutSeconds: 45,

@@ -1,4 +1,4 @@
-import { STEPS } from '../../functions/registry.js';
+import { stepByHandler, type StepEntry } from '../../src/registry/index.js';
 import { stepRetry, type Retrier } from './retry.js';
 
 /**
@@ -26,7 +26,11 @@ export function onError(next: string, errors: readonly string[], resultPath = '$
 
 export interface TaskSpec {
   comment: string;
-  /** A registry step's Lambda (`${<name>FunctionArn}`), or a service integration's ARN. */
+  /**
+   * A registry step's Lambda, by its handler's path under functions/ (`delivery/quality`):
+   * the Resource is its placeholder (`${DeliveryQualityFunctionArn}`). An unknown handler
+   * fails the generation. Or `resource`: a service integration's ARN.
+   */
   lambda?: string;
   resource?: string;
   parameters?: Record<string, unknown>;
@@ -60,7 +64,8 @@ export const CHECKS_INPUT =
 
 /** A Task state, its fields in one order in every flow. */
 export function task(spec: TaskSpec): AslState {
-  const resource = spec.lambda !== undefined ? `\${${spec.lambda}FunctionArn}` : spec.resource;
+  const step = spec.lambda !== undefined ? stepByHandler(spec.lambda) : undefined;
+  const resource = step ? `\${${step.placeholder}}` : spec.resource;
   if (resource === undefined) throw new Error('a Task needs a lambda or a resource');
   const retry = spec.retry ?? stepRetry();
   const checks = spec.checksInput;
@@ -77,23 +82,21 @@ export function task(spec: TaskSpec): AslState {
     OutputPath: spec.outputPath,
     TimeoutSeconds: spec.timeoutSeconds,
     Retry: retry,
-    Catch: catchers(spec, retry),
+    Catch: catchers(spec, retry, step),
     ...(spec.next === undefined ? { End: true } : { Next: spec.next }),
   };
 }
 
 /** The explicit catchers, then the rest of the step's declared errors to `otherwise` (before a States.ALL catch-all). */
-function catchers(spec: TaskSpec, retry: Retrier[]): Catcher[] {
+function catchers(spec: TaskSpec, retry: Retrier[], step: StepEntry | undefined): Catcher[] {
   const explicit = spec.catch ?? [];
   if (spec.otherwise === undefined) return explicit;
-  const placeholder = `${spec.lambda}FunctionArn`;
-  const step = STEPS.find((s) => s.placeholder === placeholder);
-  if (!step) throw new Error(`otherwise needs a registry step: no ${placeholder} in functions/registry.ts`);
+  if (!step) throw new Error(`otherwise '${spec.otherwise}' needs a registry step (a lambda), not a resource`);
   const taken = new Set([...retry.flatMap((r) => r.ErrorEquals), ...explicit.flatMap((c) => c.ErrorEquals)]);
   const rest = step.errors.filter((e) => !taken.has(e));
   if (rest.length === 0)
     throw new Error(
-      `${placeholder}: otherwise '${spec.otherwise}' catches nothing (every declared error is retried or routed)`,
+      `${step.handler}: otherwise '${spec.otherwise}' catches nothing (every declared error is retried or routed)`,
     );
   const all = explicit.findIndex((c) => c.ErrorEquals.includes('States.ALL'));
   const at = all === -1 ? explicit.length : all;

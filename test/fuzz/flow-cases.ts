@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
-import { FLOWS } from '../../functions/registry.js';
+import { FLOWS } from '../../src/registry/index.js';
 import type { FuzzCase } from '../support/fuzz-cli.js';
 import { STREAM, type FuzzWorld } from '../support/fuzz-world.js';
 import { badAttempt, badFaultSpec, badOwner, badStreamName, freshSuffix, unknownFlag } from './arbitraries.js';

@@ -4,7 +4,7 @@ import { Alarm, CfnAlarm, Metric } from 'aws-cdk-lib/aws-cloudwatch';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { Construct, type IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { FLOWS, STEPS, type FlowEntry } from '../../functions/registry.js';
+import { FLOWS, STEPS, type FlowEntry } from '../../src/registry/index.js';
 import { AlarmActions } from '../../infra/alarm-actions.js';
 import type { CutpointApp } from '../../infra/app.js';
 import { builtApp } from './support/built-app.js';

@@ -1,6 +1,6 @@
 import { Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
-import { FLOWS } from '../../functions/registry.js';
+import { FLOWS } from '../../src/registry/index.js';
 import { builtApp } from './support/built-app.js';
 import { BUCKET_OUTPUT, DEFAULT_STACKS, outputOfFlow, TABLE_OUTPUT } from '../../src/cli/aws-settings.js';
 

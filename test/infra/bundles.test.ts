@@ -8,7 +8,7 @@ import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROBE_WORKER_KEY } from '../../functions/quality/observe-step.js';
-import { STEPS, type StepEntry } from '../../functions/registry.js';
+import { STEPS, type StepEntry } from '../../src/registry/index.js';
 import { repoPath } from '../../infra/repo.js';
 import { LAMBDA_BUNDLING } from '../../infra/bundling.js';
 import { StepFunction } from '../../infra/step-function.js';
@@ -161,7 +161,7 @@ describe('Lambda bundles', () => {
       )[0]!.u;
       for (const childEntry of [
         observeBundle,
-        join(split, 'DeliveryResumeFunctionArn.mjs'),
+        join(split, 'DeliveryRecoverResumeFunctionArn.mjs'),
         join(split, 'QualityOperatorObserveFunctionArn.mjs'),
       ]) {
         const outcome = await runBoundedReader({

@@ -1,6 +1,6 @@
 import { Stack } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
-import { STEPS, type StepEntry } from '../../functions/registry.js';
+import { STEPS, type StepEntry } from '../../src/registry/index.js';
 import { placeholdersOf, resolveFlowDefinition } from '../../infra/asl.js';
 import { stepPolicyStatements } from '../../infra/step-policy.js';
 

@@ -3,7 +3,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { STEPS } from '../../functions/registry.js';
+import { STEPS } from '../../src/registry/index.js';
 import type { CutpointApp } from '../../infra/app.js';
 import { builtApp, VPC_CONTEXT } from './support/built-app.js';
 import { interfaceServicesFor, reachesDatabases } from '../../infra/network.js';

@@ -2,7 +2,7 @@ import type { CfnElement, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { OBSERVE_TIMING, STEPS } from '../../functions/registry.js';
+import { OBSERVE_TIMING, STEPS } from '../../src/registry/index.js';
 import type { CutpointApp } from '../../infra/app.js';
 import { builtApp } from './support/built-app.js';
 import { QUALITY_KEY_PATTERN } from '../../infra/step-policy.js';
@@ -55,7 +55,7 @@ describe('publish-clickhouse and the quality steps, deployed (F4)', () => {
       'DeliveryBeginFunctionArn',
       'DeliveryCheckpointFunctionArn',
       'DeliveryEvidenceFunctionArn',
-      'DeliveryResumeFunctionArn',
+      'DeliveryRecoverResumeFunctionArn',
       'PublicationCleanupFunctionArn',
       'QualityObserveTargetFunctionArn',
       'QualityOperatorObserveFunctionArn',
@@ -66,7 +66,7 @@ describe('publish-clickhouse and the quality steps, deployed (F4)', () => {
   it('every observing Lambda gets the observation timing: deadline + reserve < its timeout < its Task TimeoutSeconds (quality-observe, delivery-resume)', () => {
     for (const [placeholder, flow, state] of [
       ['QualityOperatorObserveFunctionArn', 'quality-observe', 'Observe'],
-      ['DeliveryResumeFunctionArn', 'delivery-resume', 'Resume'],
+      ['DeliveryRecoverResumeFunctionArn', 'delivery-resume', 'Resume'],
     ] as const) {
       const lambda = fnResource(placeholder).Properties.Timeout as number;
       const task = JSON.parse(machine(flow).Properties.DefinitionString as string).States[state] as {

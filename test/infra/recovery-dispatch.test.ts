@@ -9,7 +9,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import type { IConstruct } from 'constructs';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { FLOWS } from '../../functions/registry.js';
+import { FLOWS } from '../../src/registry/index.js';
 import type { CutpointApp } from '../../infra/app.js';
 import { builtApp } from './support/built-app.js';
 import { LAMBDA_BUNDLING } from '../../infra/bundling.js';

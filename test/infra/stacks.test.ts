@@ -4,7 +4,7 @@ import type { CfnElement, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { FLOWS, OBSERVE_TIMING, STEPS } from '../../functions/registry.js';
+import { FLOWS, OBSERVE_TIMING, STEPS } from '../../src/registry/index.js';
 import type { CutpointApp } from '../../infra/app.js';
 import { builtApp } from './support/built-app.js';
 import { placeholdersOf, resolveFlowDefinition } from '../../infra/asl.js';
@@ -249,9 +249,9 @@ describe('CutpointWorkflows IAM: each function gets exactly its registry actions
   });
 
   it('the probe only reads and the object writer never updates authority items', () => {
-    const probe = allowedActions(roleStatements(workflows, roleOf('ProbeGenerationFunctionArn')), 'dynamodb:');
+    const probe = allowedActions(roleStatements(workflows, roleOf('GenerationProbeFunctionArn')), 'dynamodb:');
     expect(probe).toEqual(['dynamodb:GetItem']);
-    const writer = allowedActions(roleStatements(workflows, roleOf('WriteGenerationObjectFunctionArn')), 'dynamodb:');
+    const writer = allowedActions(roleStatements(workflows, roleOf('GenerationWriteObjectFunctionArn')), 'dynamodb:');
     expect(writer).not.toContain('dynamodb:UpdateItem');
     expect(writer).not.toContain('dynamodb:PutItem');
   });
@@ -411,7 +411,7 @@ describe.each(FLOWS.map((f) => [f.name, f] as const))('CutpointWorkflows flow %s
 describe('object deletion', () => {
   it('only the GC Delete step may delete objects, and only WAL objects and stream generations', () => {
     const deleters = STEPS.filter((step) => step.bucket.includes('s3:DeleteObject'));
-    expect(deleters.map((step) => step.placeholder)).toEqual(['GcDeleteFunctionArn']);
+    expect(deleters.map((step) => step.placeholder)).toEqual(['StreamGcDeleteFunctionArn']);
     expect(deleters[0]!.objectPrefixes).toEqual(['wal/', 'generations/stream/']);
   });
 });

@@ -3,7 +3,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import type { IConstruct } from 'constructs';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { STEPS } from '../../functions/registry.js';
+import { STEPS } from '../../src/registry/index.js';
 import type { CutpointApp } from '../../infra/app.js';
 import { builtApp } from './support/built-app.js';
 import { loadFlowDefinition } from '../../infra/asl.js';
@@ -47,8 +47,8 @@ const scheduleRules = (template: Template) =>
 describe('stream maintenance on AWS', () => {
   it('materialize and compact are STANDARD state machines over their one step each', () => {
     for (const [flow, placeholder] of [
-      ['stream-materialize', 'MaterializeGen0BatchFunctionArn'],
-      ['stream-compact', 'CompactLaneFunctionArn'],
+      ['stream-materialize', 'StreamMaterializeBatchFunctionArn'],
+      ['stream-compact', 'StreamCompactLaneFunctionArn'],
     ] as const) {
       const props = machineProps(flow);
       expect(props.StateMachineType).toBe('STANDARD');
@@ -57,7 +57,7 @@ describe('stream maintenance on AWS', () => {
   });
 
   it("the steps touch only the stream's objects; only task cleanup deletes an item, and only generation tasks", () => {
-    for (const placeholder of ['MaterializeGen0BatchFunctionArn', 'CompactLaneFunctionArn']) {
+    for (const placeholder of ['StreamMaterializeBatchFunctionArn', 'StreamCompactLaneFunctionArn']) {
       const statements = roleStatements(workflows, fnRole(placeholder));
       const reads = statements.filter((s) => actionsOf(s).includes('s3:GetObject'));
       expect(reads.flatMap(actionsOf)).toEqual(['s3:GetObject']);
@@ -75,12 +75,12 @@ describe('stream maintenance on AWS', () => {
     }
     const deleters = STEPS.filter((s) => s.table.includes('dynamodb:DeleteItem'));
     expect(deleters.map((s) => [s.placeholder, s.deleteLeadingKeys])).toEqual([
-      ['CleanupGenerationTaskFunctionArn', ['gen#*']],
-      ['GcDrainFunctionArn', ['gc#*', 'lane#*']],
-      ['MaterializeGen0BatchFunctionArn', ['gen#stream/*']],
-      ['CompactLaneFunctionArn', ['gen#stream/*']],
+      ['GenerationCleanupTaskFunctionArn', ['gen#*']],
+      ['StreamGcDrainFunctionArn', ['gc#*', 'lane#*']],
+      ['StreamMaterializeBatchFunctionArn', ['gen#stream/*']],
+      ['StreamCompactLaneFunctionArn', ['gen#stream/*']],
     ]);
-    for (const placeholder of ['MaterializeGen0BatchFunctionArn', 'CompactLaneFunctionArn']) {
+    for (const placeholder of ['StreamMaterializeBatchFunctionArn', 'StreamCompactLaneFunctionArn']) {
       const del = roleStatements(workflows, fnRole(placeholder)).find(
         (s) => s.Effect === 'Allow' && actionsOf(s).includes('dynamodb:DeleteItem'),
       ) as { Condition?: unknown };
@@ -91,10 +91,10 @@ describe('stream maintenance on AWS', () => {
   it('stream-maintain checks its input with one Lambda, starts exactly its three child flows, may describe and stop only their executions, and touches no data', () => {
     const props = machineProps('stream-maintain');
     const check = {
-      'Fn::GetAtt': [logicalId(configured.workflows.functions.get('CheckFlowInputFunctionArn')!), 'Arn'],
+      'Fn::GetAtt': [logicalId(configured.workflows.functions.get('EngineCheckFlowInputFunctionArn')!), 'Arn'],
     };
     expect(props.DefinitionSubstitutions).toEqual({
-      CheckFlowInputFunctionArn: check,
+      EngineCheckFlowInputFunctionArn: check,
       StreamMaterializeStateMachineArn: machineRef('stream-materialize'),
       StreamCompactStateMachineArn: machineRef('stream-compact'),
       StreamGcStateMachineArn: machineRef('stream-gc'),
@@ -123,11 +123,11 @@ describe('stream maintenance on AWS', () => {
     const invoke = statements.filter((s) => s.Effect === 'Allow' && actionsOf(s).some((a) => a.startsWith('lambda:')));
     expect(invoke.flatMap(actionsOf)).toEqual(['lambda:InvokeFunction']);
     expect(JSON.stringify(invoke.flatMap(resourcesOf))).not.toContain(
-      JSON.stringify(logicalId(configured.workflows.functions.get('MaterializeGen0BatchFunctionArn')!)),
+      JSON.stringify(logicalId(configured.workflows.functions.get('StreamMaterializeBatchFunctionArn')!)),
     );
     expect(JSON.stringify(invoke.flatMap(resourcesOf))).toContain(JSON.stringify(check['Fn::GetAtt'][0]));
     // The check reads and writes nothing: its Lambda's role has no data action.
-    const checkRole = roleStatements(workflows, fnRole('CheckFlowInputFunctionArn'));
+    const checkRole = roleStatements(workflows, fnRole('EngineCheckFlowInputFunctionArn'));
     expect([
       ...allowedActions(checkRole, 'dynamodb:'),
       ...allowedActions(checkRole, 's3:'),

@@ -32,7 +32,10 @@ describe('cost measurement', () => {
   it("one appended batch: the Express flow's transitions, its two Lambda steps, one WAL PUT and one head transaction", async () => {
     const m = await measureAppendedBatch(world, { records: 20, recordBytes: 64 }, quiet);
     expect(m).toMatchObject({ flow: 'stream-append', type: 'EXPRESS', stateTransitions: m.result.transitions });
-    expect(m.invocations.map((i) => i.placeholder)).toEqual(['WriteWalFunctionArn', 'CommitHeadFunctionArn']);
+    expect(m.invocations.map((i) => i.placeholder)).toEqual([
+      'StreamWriteWalFunctionArn',
+      'StreamCommitHeadFunctionArn',
+    ]);
     for (const i of m.invocations) expect(tasksOf('stream-append').has(i.placeholder)).toBe(true);
     expect(m.requests['s3.PutObject']).toBe(1);
     expect(m.requests['dynamodb.TransactWriteItems']).toBe(1);

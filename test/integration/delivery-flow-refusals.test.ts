@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { routeOfEvent, type DeliveryDepsProvider } from '../../functions/lib/delivery-deps.js';
+import { routeOfEvent, type DeliveryDepsProvider } from '../../src/delivery/deps-provider.js';
 import { runFlow } from '../../src/local/flow-runner.js';
 import { forbiddenSource } from '../../src/delivery/source-guard.js';
 import type { TargetPort } from '../../src/ports/target.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { routeOfEvent } from '../../functions/lib/delivery-deps.js';
+import { routeOfEvent } from '../../src/delivery/deps-provider.js';
 import { loadInvocation } from '../../src/delivery/journal/records.js';
 import { runFlow, type FlowResult } from '../../src/local/flow-runner.js';
 import { readCapsule } from '../../src/quality/capsule-store.js';

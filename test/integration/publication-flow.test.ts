@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { routeOfEvent } from '../../functions/lib/delivery-deps.js';
+import { routeOfEvent } from '../../src/delivery/deps-provider.js';
 import { journalOf } from '../../src/delivery/journal/keys.js';
 import { resume } from '../../src/delivery/recovery/resume.js';
 import { loadCustody, loadInvocation } from '../../src/delivery/journal/records.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeDeliveryHandler } from '../../functions/quality/observe-target.js';
+import { makeHandler } from '../../functions/quality/observe-target.js';
 import { settingsClause } from '../../src/adapters/clickhouse/publication-sql.js';
 import { acquireCustody } from '../../src/delivery/custody.js';
 import { deliveryKeys, journalOf } from '../../src/delivery/journal/keys.js';
@@ -129,7 +129,7 @@ describe('ObserveTarget: deadline, guard, zombie, terminal failure, rollback', (
     const { deps, begun, ref } = await world.published();
     // Through the Lambda handler, whose context has only the reserve left: the deadline is
     // min(now + 240 s, now + remaining - 30 s) = now, so the reader never starts (not_applicable).
-    const handler = makeDeliveryHandler(() => Promise.resolve(deps));
+    const handler = makeHandler({ delivery: () => Promise.resolve(deps) });
     world.stores.faults.arm('quality.pending.commit:lose-response');
     process.env.CH_PUB_URL = world.host.url;
     try {

@@ -125,7 +125,7 @@ describe('stream-maintain flow', () => {
         ports: stores.ports,
         retryIntervalMs: 0,
         definition,
-        taskHandlers: { TrimLaneFunctionArn: async (input) => (trimmed.push(input), { trimmedTo: 1 }) },
+        taskHandlers: { StreamTrimFunctionArn: async (input) => (trimmed.push(input), { trimmedTo: 1 }) },
       },
     );
     expect(run.status, `${run.error}: ${run.cause}`).toBe('SUCCEEDED');

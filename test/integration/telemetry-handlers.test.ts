@@ -51,24 +51,24 @@ const outcomes = (step: string) =>
 function handlerOf(makeHandler: typeof makeRegister, step: string) {
   vi.stubEnv('AWS_LAMBDA_FUNCTION_NAME', `cutpoint-${step}`);
   vi.stubEnv(STEP_NAME_ENV, step);
-  return makeHandler(async () => observed);
+  return makeHandler({ ports: async () => observed });
 }
 
 describe('generation handlers in Lambda mode, against the emulators', () => {
   it('count every cut point crossed; a lost response is unknown at its cut point, resolved by the use case', async () => {
     const c = await newGenerationCase(stores.ports, 'telemetry');
-    const register = handlerOf(makeRegister, 'RegisterGenerationTask');
+    const register = handlerOf(makeRegister, 'GenerationRegisterTask');
     // The flow's first Task: its input nested, the execution input from the context object beside it.
     await register({ flow: 'commit-generation', executionInput: c.input, input: c.input });
-    expect(outcomes('RegisterGenerationTask')).toEqual({ applied: 1 });
+    expect(outcomes('GenerationRegisterTask')).toEqual({ applied: 1 });
 
     faults.arm(`${GENERATION_CUT_POINTS.objectPut}:lose-response`);
-    const write = handlerOf(makeWrite, 'WriteGenerationObject');
+    const write = handlerOf(makeWrite, 'GenerationWriteObject');
     await expect(write({ root: c.root, taskId: c.input.taskId })).resolves.toMatchObject({
       objectKey: expect.any(String),
     });
-    expect(outcomes('WriteGenerationObject')).toMatchObject({ unknown: 1 });
-    const crossed = json().filter((l) => l.message === 'cut point crossed' && l.step === 'WriteGenerationObject');
+    expect(outcomes('GenerationWriteObject')).toMatchObject({ unknown: 1 });
+    const crossed = json().filter((l) => l.message === 'cut point crossed' && l.step === 'GenerationWriteObject');
     expect(crossed).toContainEqual(
       expect.objectContaining({
         level: 'WARN',
@@ -77,7 +77,7 @@ describe('generation handlers in Lambda mode, against the emulators', () => {
         taskId: c.input.taskId,
       }),
     );
-    expect(json().find((l) => l.message === 'step ended' && l.step === 'WriteGenerationObject')).toMatchObject({
+    expect(json().find((l) => l.message === 'step ended' && l.step === 'GenerationWriteObject')).toMatchObject({
       level: 'INFO',
       service: 'cutpoint',
       taskId: c.input.taskId,
@@ -86,18 +86,18 @@ describe('generation handlers in Lambda mode, against the emulators', () => {
 
   it("refuse an execution input with a field the flow does not read inside the handler's telemetry: logged with its code, counted as a StepError, nothing crossed", async () => {
     const c = await newGenerationCase(stores.ports, 'telemetry-refused');
-    const register = handlerOf(makeRegister, 'RegisterGenerationTask');
+    const register = handlerOf(makeRegister, 'GenerationRegisterTask');
     await expect(
       register({ flow: 'commit-generation', executionInput: { ...c.input, extra: 1 }, input: c.input }),
     ).rejects.toMatchObject({ name: 'Cutpoint.ValidationError', code: 'flow.input_unknown_field' });
-    expect(json().find((l) => l.message === 'step failed' && l.step === 'RegisterGenerationTask')).toMatchObject({
+    expect(json().find((l) => l.message === 'step failed' && l.step === 'GenerationRegisterTask')).toMatchObject({
       level: 'ERROR',
       code: 'flow.input_unknown_field',
       taskId: c.input.taskId,
     });
     expect(
-      json().find((d) => d._aws !== undefined && d.Step === 'RegisterGenerationTask' && 'StepError' in d),
+      json().find((d) => d._aws !== undefined && d.Step === 'GenerationRegisterTask' && 'StepError' in d),
     ).toMatchObject({ ErrorName: 'Cutpoint.ValidationError', StepError: 1 });
-    expect(outcomes('RegisterGenerationTask')).toEqual({});
+    expect(outcomes('GenerationRegisterTask')).toEqual({});
   });
 });

@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { StateMachine } from 'aws-local-stepfunctions';
 import { describe, expect, it } from 'vitest';
-import { FLOWS, STEPS, stepByPlaceholder } from '../../functions/registry.js';
+import { FLOWS, STEPS, stepByPlaceholder } from '../../src/registry/index.js';
 import {
   allStates,
   childFlowPlaceholderOf,

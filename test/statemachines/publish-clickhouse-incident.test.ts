@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { routeOfEvent, type DeliveryDepsProvider } from '../../functions/lib/delivery-deps.js';
-import { makeDeliveryHandler } from '../../functions/quality/observe-target.js';
+import { routeOfEvent, type DeliveryDepsProvider } from '../../src/delivery/deps-provider.js';
+import { makeHandler } from '../../functions/quality/observe-target.js';
 import { loadCustody, loadInvocation } from '../../src/delivery/journal/records.js';
 import { runFlow } from '../../src/local/flow-runner.js';
 import { readCapsule } from '../../src/quality/capsule-store.js';
@@ -26,7 +26,7 @@ describe('publish-clickhouse: a failing probe assertion is an incident', () => {
     const invocationId = newInvocationId();
     const stepDeps: DeliveryDepsProvider = (event) =>
       Promise.resolve({ ...ctx.world.deps(), route: routeOfEvent(event) });
-    const observe = makeDeliveryHandler(stepDeps);
+    const observe = makeHandler({ delivery: stepDeps });
     const result = await runFlow(
       'publish-clickhouse',
       {

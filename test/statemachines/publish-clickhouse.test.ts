@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { OBSERVE_TIMING, QUALITY_STOPS, stepByPlaceholder } from '../../functions/registry.js';
+import { OBSERVE_TIMING, QUALITY_STOPS, stepByPlaceholder } from '../../src/registry/index.js';
 import { DEFAULT_OBSERVE_DEADLINE_S } from '../../src/domain/delivery/manifest-types.js';
 import { CLICKHOUSE_ERROR_CLASSES } from '../../src/domain/clickhouse-errors.js';
 import { loadAsl, taskStates, type AslDefinition } from '../../src/local/asl.js';

@@ -6,7 +6,7 @@ import {
   type AslDefinition,
 } from '../../src/local/asl.js';
 import type { AslState } from '../../statemachines/spec/task.js';
-import { FLOWS } from '../../functions/registry.js';
+import { FLOWS } from '../../src/registry/index.js';
 
 /**
  * The worst case of a flow's Tasks, the model the execution TimeoutSeconds of every ASL is

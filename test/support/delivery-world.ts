@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { expect } from 'vitest';
-import { routeOfEvent } from '../../functions/lib/delivery-deps.js';
+import { routeOfEvent } from '../../src/delivery/deps-provider.js';
 import { openClickHouse, type ClickHouseHandle } from '../../src/adapters/clickhouse/client.js';
 import { createClickHouseSource } from '../../src/adapters/clickhouse/source.js';
 import { FaultSwitch } from '../../src/adapters/fault-injector.js';

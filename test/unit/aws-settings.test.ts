@@ -11,7 +11,7 @@ import {
   regionOfProfile,
   stacksOf,
 } from '../../src/cli/aws-settings.js';
-import { FLOWS } from '../../functions/registry.js';
+import { FLOWS } from '../../src/registry/index.js';
 
 /** The pure rules of `--aws`: stacks, outputs → names, precedence, region and profile. */
 describe('--aws settings', () => {

@@ -12,7 +12,7 @@ import { CURSOR_CUT_POINTS } from '../../src/stream/cursor/cut-points.js';
 import { PUBLICATION_CUT_POINTS } from '../../src/domain/publication/cut-points.js';
 import { QUALITY_CUT_POINTS } from '../../src/quality/cut-points.js';
 import { RECOVERY_CUT_POINTS } from '../../src/recovery/cut-points.js';
-import { FLOWS } from '../../functions/registry.js';
+import { FLOWS } from '../../src/registry/index.js';
 
 /**
  * Every cut point a document names is one the code runs: the ASL comments, the README and

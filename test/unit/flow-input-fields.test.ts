@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FLOWS } from '../../functions/registry.js';
+import { FLOWS } from '../../src/registry/index.js';
 import { FLOW_INPUTS, RECOVERY_ENVELOPE } from '../../src/engine/flow-input-fields.js';
 import { loadAsl, placeholderOf, type AslDefinition } from '../../src/local/asl.js';
 import type { AslState } from '../../statemachines/spec/task.js';
@@ -10,7 +10,7 @@ import type { AslState } from '../../statemachines/spec/task.js';
  */
 
 /** The check Task of a flow whose other Tasks start child flows: it reads no field itself. */
-const CHECK = 'CheckFlowInputFunctionArn';
+const CHECK = 'EngineCheckFlowInputFunctionArn';
 
 /** Every JSONPath string of a state that reads the state's input (not the context object `$$`, not a Task's result). */
 function readPaths(state: AslState): string[] {
@@ -101,7 +101,7 @@ function inputReads(definition: AslDefinition): { fields: Set<string>; whole: Se
 }
 
 describe('FLOW_INPUTS', () => {
-  it('declares exactly the flows of functions/registry.ts FLOWS', () => {
+  it('declares exactly the flows of src/registry/flows.ts FLOWS', () => {
     expect(Object.keys(FLOW_INPUTS).sort()).toEqual(FLOWS.map((f) => f.name).sort());
   });
 

@@ -32,8 +32,32 @@ describe('folder layers', () => {
       ),
     ).toEqual([expect.stringContaining('src/domain may not import src/adapters')]);
     expect(
-      await layerErrors('src/generation/x.ts', "export const m = () => import('../../functions/registry.js');\n"),
-    ).toEqual([expect.stringContaining('src/generation may not import functions')]);
+      await layerErrors(
+        'src/generation/x.ts',
+        "export const m = () => import('../../functions/generation/commit.js');\n",
+      ),
+    ).toEqual([
+      expect.stringContaining('src/generation may not import functions'),
+      expect.stringContaining('src may not import functions'),
+    ]);
+  });
+
+  it('lets only src/registry under src/ refer to functions/ (the CLI, the local runner, the cost model build handlers through it)', async () => {
+    const deps = (up: string) =>
+      `import { routeOfEvent } from '${up}functions/lib/delivery-deps.js';\nvoid routeOfEvent;\n`;
+    for (const [file, up] of [
+      ['src/cli/commands/x.ts', '../../../'],
+      ['src/local/x.ts', '../../'],
+      ['src/cost/x.ts', '../../'],
+      ['src/telemetry/x.ts', '../../'],
+    ] as const)
+      expect(await layerErrors(file, deps(up))).toEqual([expect.stringContaining('src may not import functions')]);
+    expect(
+      await layerErrors(
+        'src/registry/x.ts',
+        "export const load = () => import('../../functions/delivery/begin.js');\n",
+      ),
+    ).toEqual([]);
   });
 
   it('lets an import inside its own layer, or one the table allows, through', async () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { routeOfEvent } from '../../functions/lib/delivery-deps.js';
+import { routeOfEvent } from '../../src/delivery/deps-provider.js';
 import { readerStep } from '../../functions/quality/observe-step.js';
-import { FLOWS } from '../../functions/registry.js';
+import { FLOWS } from '../../src/registry/index.js';
 import type { DeliveryDeps } from '../../src/delivery/deps.js';
 import { flowPlaceholder } from '../../src/local/asl.js';
 import { runFlow, type FlowResult } from '../../src/local/flow-runner.js';
@@ -59,7 +59,7 @@ async function runToFirstStore(flow: string, input: unknown): Promise<{ run: Flo
   const secrets = () => refusing('secrets');
   const taskHandlers = {
     QualityOperatorObserveFunctionArn: (event: unknown) =>
-      readerStep(operatorObserveStep, { secrets })(operatorInputFirst(stepDeps))(event, {}),
+      readerStep(operatorObserveStep, { secrets }, operatorInputFirst)({ delivery: stepDeps })(event, {}),
   };
   const run = await runFlow(flow, input, { ports, stepDeps, taskHandlers, retryIntervalMs: 0 });
   return { run, reached };
@@ -73,7 +73,7 @@ function consoleInput(flow: string): unknown {
 }
 
 describe('docs/flows.md: an execution input for every flow', () => {
-  it('documents exactly the flows of functions/registry.ts FLOWS, each once', () => {
+  it('documents exactly the flows of src/registry/flows.ts FLOWS, each once', () => {
     expect(markerNames(doc, 'flow-input').sort()).toEqual(FLOWS.map((f) => f.name).sort());
   });
 

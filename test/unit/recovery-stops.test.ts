@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FLOWS } from '../../functions/registry.js';
+import { FLOWS } from '../../src/registry/index.js';
 import { invocationIdOfExecution } from '../../src/domain/delivery/identifiers.js';
 import { allStates, loadAsl, type AslDefinition } from '../../src/local/asl.js';
 import { designedStopsByState } from '../../src/recovery/designed-stops.js';

@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { FLOWS } from '../../functions/registry.js';
+import { FLOWS } from '../../src/registry/index.js';
 import { JOURNAL_STATES, permittedActions } from '../../src/domain/delivery/journal-states.js';
 import { CAPSULE_STATES } from '../../src/domain/quality/capsule.js';
 import { RUNBOOK_DIR, runbookFiles, runbookPages } from '../../src/docs/runbook/generate.js';
@@ -54,7 +54,7 @@ describe('docs/runbook: generated from the code, never drifting from it', () => 
     }
   });
 
-  it('every recovery start names a flow of functions/registry.ts and every page a diagnostic, an incoming transition and a command', () => {
+  it('every recovery start names a flow of src/registry/flows.ts and every page a diagnostic, an incoming transition and a command', () => {
     const flows = new Set(FLOWS.map((f) => f.name));
     for (const page of runbookPages()) {
       expect(page.incoming.length, `${page.subsystem}/${page.state}: how you got here`).toBeGreaterThan(0);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { assertFlowInput } from '../../src/engine/flow-input.js';
-import { FLOWS } from '../../functions/registry.js';
+import { FLOWS } from '../../src/registry/index.js';
 import { integerFromEnv } from '../../src/domain/env-integer.js';
 import { validateLane } from '../../src/domain/stream.js';
 import { localRetryMsFromEnv } from '../../src/local/runtime-config.js';

@@ -17,8 +17,8 @@ import { captureOutputLines } from '../support/captured-output.js';
  */
 
 const SECRET = 'hunter2-Zq9';
-const noPorts = async () => ({}) as Ports;
-const noDeps = async () => ({}) as DeliveryDeps;
+const noPorts = { ports: async () => ({}) as Ports };
+const noDeps = { delivery: async () => ({}) as DeliveryDeps };
 let lines: string[];
 
 function lambdaEnv(stepName: string) {
@@ -55,7 +55,7 @@ function metric(name: string) {
 
 describe('telemetry in a deployed Lambda', () => {
   it('logs allowlisted keys and emits CutPointOutcome per outcome crossed', async () => {
-    lambdaEnv('WriteGenerationObject');
+    lambdaEnv('GenerationWriteObject');
     const faults = observedFaults(inertFaults);
     const handler = step(async () => {
       await faults.at('generation.object.put', async () => 'ok');
@@ -73,14 +73,14 @@ describe('telemetry in a deployed Lambda', () => {
     ).resolves.toEqual({ outcome: 'COMMITTED' });
 
     expect(metric('CutPointOutcome')).toEqual([
-      { namespace: METRIC_NAMESPACE, dims: { Step: 'WriteGenerationObject', Outcome: 'applied' }, value: 2 },
-      { namespace: METRIC_NAMESPACE, dims: { Step: 'WriteGenerationObject', Outcome: 'unknown' }, value: 1 },
+      { namespace: METRIC_NAMESPACE, dims: { Step: 'GenerationWriteObject', Outcome: 'applied' }, value: 2 },
+      { namespace: METRIC_NAMESPACE, dims: { Step: 'GenerationWriteObject', Outcome: 'unknown' }, value: 1 },
     ]);
     const ended = logs().find((l) => l.message === 'step ended');
     expect(ended).toMatchObject({
       level: 'INFO',
       service: 'cutpoint',
-      step: 'WriteGenerationObject',
+      step: 'GenerationWriteObject',
       taskId: 'task-1',
       generation: 0,
       function_request_id: 'req-1',
@@ -141,7 +141,7 @@ describe('telemetry in a deployed Lambda', () => {
   });
 
   it('an error without a stable name counts as UnexpectedError, redacted too', async () => {
-    lambdaEnv('CommitHead');
+    lambdaEnv('StreamCommitHead');
     const handler = step(async () => {
       throw Object.assign(new Error(`driver said postgres://u:${SECRET}@h/db`), { config: { password: SECRET } });
     })(noPorts);
@@ -151,14 +151,14 @@ describe('telemetry in a deployed Lambda', () => {
     expect(error.message).not.toContain(SECRET);
     expect(error.config).toBeUndefined();
     expect(metric('UnexpectedError')).toEqual([
-      { namespace: METRIC_NAMESPACE, dims: { Step: 'CommitHead' }, value: 1 },
+      { namespace: METRIC_NAMESPACE, dims: { Step: 'StreamCommitHead' }, value: 1 },
     ]);
     expect(metric('StepError')).toEqual([]);
     expect(lines.join('\n')).not.toContain(SECRET);
   });
 
   it('reads RecoveryOutcome and the delivered/appended volumes from step results', async () => {
-    lambdaEnv('DeliveryReconcile');
+    lambdaEnv('DeliveryRecoverReconcile');
     await deliveryStep(async () => ({
       action: 'reconcile',
       invocationId: 'inv-2',
@@ -170,7 +170,7 @@ describe('telemetry in a deployed Lambda', () => {
       { namespace: METRIC_NAMESPACE, dims: { Flow: 'delivery-reconcile', Outcome: 'incident-retained' }, value: 1 },
     ]);
 
-    vi.stubEnv(STEP_NAME_ENV, 'DeliveryRetire');
+    vi.stubEnv(STEP_NAME_ENV, 'DeliveryRecoverRetire');
     await deliveryStep(async () => {
       throw new CutpointError(
         'Delivery.ConfirmationRequired',
@@ -184,7 +184,7 @@ describe('telemetry in a deployed Lambda', () => {
       value: 1,
     });
 
-    vi.stubEnv(STEP_NAME_ENV, 'CommitHead');
+    vi.stubEnv(STEP_NAME_ENV, 'StreamCommitHead');
     await step(async () => ({
       status: 'KNOWN_COMMITTED',
       stream: 's',

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { STEPS } from '../../functions/registry.js';
+import { STEPS } from '../../src/registry/index.js';
 import { redact } from '../../src/domain/redact.js';
 import {
   CutpointError,
@@ -116,13 +116,15 @@ describe('volumes (RowsDelivered, RecordsAppended)', () => {
     expect(volumeOf('DeliveryPublish', {}, published(false))).toBeUndefined();
     expect(volumeOf('DeliveryPublish', {}, { state: 'PUBLICATION_UNKNOWN', acted: true })).toBeUndefined();
     const committed = { status: 'KNOWN_COMMITTED', recordCount: 3, headVersion: 9 };
-    expect(volumeOf('CommitHead', { wal: { walSize: 120 } }, committed)).toEqual({
+    expect(volumeOf('StreamCommitHead', { wal: { walSize: 120 } }, committed)).toEqual({
       flow: 'stream-append',
       count: 3,
       bytes: 120,
       kind: 'appended',
     });
-    expect(volumeOf('CommitHead', { wal: { walSize: 120 } }, { ...committed, headVersion: undefined })).toBeUndefined();
+    expect(
+      volumeOf('StreamCommitHead', { wal: { walSize: 120 } }, { ...committed, headVersion: undefined }),
+    ).toBeUndefined();
     expect(volumeOf('WriteWal', {}, committed)).toBeUndefined();
   });
 });

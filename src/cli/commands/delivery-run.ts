@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
-import { routeOfEvent } from '../../../functions/lib/delivery-deps.js';
+import { routeOfEvent } from '../../delivery/deps-provider.js';
 import { inspectInvocation } from '../../delivery/journal/listing.js';
 import { loadInvocation } from '../../delivery/journal/records.js';
 import type { BeginInput } from '../../delivery/steps/begin.js';

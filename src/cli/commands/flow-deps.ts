@@ -1,4 +1,4 @@
-import { routeOfEvent, type DeliveryDepsProvider } from '../../../functions/lib/delivery-deps.js';
+import { routeOfEvent, type DeliveryDepsProvider } from '../../delivery/deps-provider.js';
 import type { Binding } from '../../domain/delivery/manifest-types.js';
 import type { FaultInjector } from '../../ports/faults.js';
 import type { Ports } from '../../ports/index.js';

@@ -6,7 +6,7 @@ import { firedOf, reportFired } from '../fault-report.js';
 import { CutpointError } from '../../domain/errors.js';
 import { assertFlowInput } from '../../engine/flow-input.js';
 import { withoutSessionIds } from '../../domain/redact.js';
-import { FLOWS } from '../../../functions/registry.js';
+import { FLOWS } from '../../registry/index.js';
 import type { FlowResult } from '../../local/flow-runner.js';
 import { defaultStateDir } from '../../local/runtime.js';
 import { AwsSession, AWS_OPTIONS, refuseAwsFlagsWithoutAws } from '../aws-runtime.js';
@@ -116,7 +116,7 @@ export async function flowCommand(args: string[]): Promise<unknown> {
 /** An input whose route does not parse is left to Begin, which refuses it with its own diagnostic. */
 async function refuseUnreachableReader(input: unknown): Promise<void> {
   const [{ routeOfEvent }, { assertReaderReachable }] = await Promise.all([
-    import('../../../functions/lib/delivery-deps.js'),
+    import('../../delivery/deps-provider.js'),
     import('./delivery-bindings.js'),
   ]);
   let route;

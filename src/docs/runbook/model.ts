@@ -8,7 +8,7 @@
 export type Subsystem = 'delivery' | 'quality' | 'stream' | 'generation';
 
 export interface FlowStart {
-  /** A flow of functions/registry.ts FLOWS. */
+  /** A flow of the registry's FLOWS (src/registry/flows.ts). */
   flow: string;
   /** How to build the input file first (a `jq -Rs …` line), if the input is not inline. */
   setup?: string;

@@ -1,4 +1,4 @@
-import { routeOfEvent } from '../../../functions/lib/delivery-deps.js';
+import { routeOfEvent } from '../../../src/delivery/deps-provider.js';
 import type { PostgresTarget } from '../../../src/adapters/postgres/target.js';
 import type { RecoveryDeps } from '../../../src/delivery/recovery/recovery-session.js';
 import { invocationIdOfExecution } from '../../../src/domain/delivery/identifiers.js';

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { routeOfEvent } from '../../../functions/lib/delivery-deps.js';
+import { routeOfEvent } from '../../../src/delivery/deps-provider.js';
 import { openClickHouse, type ClickHouseHandle } from '../../../src/adapters/clickhouse/client.js';
 import { createClickHouseExchangeTarget } from '../../../src/adapters/clickhouse/publication-target.js';
 import { createClickHouseStageTarget } from '../../../src/adapters/clickhouse/publication-stage.js';

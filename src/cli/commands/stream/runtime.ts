@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { faultsFromEnv, inertFaults } from '../../../adapters/fault-injector.js';
 import { withoutSessionIds } from '../../../domain/redact.js';
 import { reportFired } from '../../fault-report.js';
-import { FLOWS } from '../../../../functions/registry.js';
+import { FLOWS } from '../../../registry/index.js';
 import type { FlowEvent } from '../../../local/flow-runner.js';
 import { defaultStateDir } from '../../../local/runtime.js';
 import type { FaultInjector } from '../../../ports/faults.js';

@@ -1,0 +1,104 @@
+/**
+ * The ClickHouse publication steps of publish-clickhouse, after the shared Begin …
+ * VerifyEof: the candidate, the staged quality and the capsule, the ONE EXCHANGE, the
+ * bounded target observation, the predecessor's cleanup; and the operator's observation
+ * (quality-observe). The quality steps read the authority table's binding (CAPSULE:
+ * DescribeTable).
+ */
+import { DEFAULT_OBSERVE_DEADLINE_S } from '../domain/delivery/manifest-types.js';
+import { CAPSULE, JOURNAL, READ_OBJECTS, WRITE_OBJECTS } from './actions.js';
+import {
+  DELIVERY_ERRORS,
+  OBJECT_ERRORS,
+  OPERATOR_REFUSALS,
+  PUBLICATION_ERRORS,
+  QUALITY_GATE,
+  QUALITY_REFUSALS,
+  QUALITY_STOPS,
+  TARGET_ERRORS,
+} from './errors.js';
+import { stepEntry, type StepEntry } from './step-entry.js';
+
+/**
+ * ObserveTarget's time budget: the route's default observation deadline plus the reserve
+ * the handler keeps for revoke, reap and persistence must end before its Lambda's
+ * timeout, which ends before the Task's TimeoutSeconds (asserted by the ASL and CDK tests).
+ */
+export const OBSERVE_TIMING = {
+  deadlineSeconds: DEFAULT_OBSERVE_DEADLINE_S,
+  reserveSeconds: 30,
+  lambdaSeconds: 300,
+} as const;
+
+/** What every publication step may raise: a journal step's, the target's, the publication's. */
+const PUBLICATION_STEP_ERRORS = [...DELIVERY_ERRORS, ...TARGET_ERRORS, ...PUBLICATION_ERRORS];
+
+export const PUBLICATION_ENTRIES: StepEntry[] = [
+  stepEntry({
+    handler: 'publication/fill-candidate',
+    needs: 'delivery-target',
+    load: () => import('../../functions/publication/fill-candidate.js'),
+    table: JOURNAL,
+    bucket: [],
+    errors: PUBLICATION_STEP_ERRORS,
+    timeoutSeconds: 300,
+    memoryMB: 512,
+  }),
+  // Staged probes on the candidate, prepared.json, the capsule PREPARED with its journal record.
+  stepEntry({
+    handler: 'quality/prepare-capsule',
+    needs: 'delivery-target',
+    load: () => import('../../functions/quality/prepare-capsule.js'),
+    table: CAPSULE,
+    bucket: WRITE_OBJECTS,
+    errors: [...PUBLICATION_STEP_ERRORS, ...OBJECT_ERRORS, ...QUALITY_REFUSALS],
+    timeoutSeconds: 300,
+    memoryMB: 512,
+  }),
+  // The dispatch intent, the one EXCHANGE, one observation by UUID.
+  stepEntry({
+    handler: 'publication/dispatch',
+    needs: 'delivery-target',
+    load: () => import('../../functions/publication/dispatch.js'),
+    table: JOURNAL,
+    bucket: [],
+    errors: PUBLICATION_STEP_ERRORS,
+    timeoutSeconds: 120,
+    memoryMB: 512,
+  }),
+  // The bounded reader (a forked child) under the deadline; its outcome persisted with the guard released.
+  stepEntry({
+    handler: 'quality/observe-target',
+    needs: 'delivery-target',
+    load: () => import('../../functions/quality/observe-target.js'),
+    table: CAPSULE,
+    bucket: WRITE_OBJECTS,
+    errors: [...PUBLICATION_STEP_ERRORS, ...OBJECT_ERRORS, ...QUALITY_REFUSALS, ...QUALITY_STOPS],
+    timeoutSeconds: OBSERVE_TIMING.lambdaSeconds,
+    memoryMB: 512,
+  }),
+  // Drops the predecessor by UUID and the stage, proves absence, releases custody.
+  // Only with governance COMPLETE (the capsule gate), so it may raise the gate's refusals.
+  stepEntry({
+    handler: 'publication/cleanup',
+    needs: 'delivery-target',
+    load: () => import('../../functions/publication/cleanup.js'),
+    table: CAPSULE,
+    bucket: READ_OBJECTS,
+    errors: [...PUBLICATION_STEP_ERRORS, ...QUALITY_GATE],
+    timeoutSeconds: 120,
+    memoryMB: 512,
+  }),
+  // The flow quality-observe: the operator's observation of a PUBLISHED operation
+  // (PREPARED / TARGET_PENDING capsule) under a new custody session; the same bounded reader.
+  stepEntry({
+    handler: 'quality/operator-observe',
+    needs: 'delivery-target',
+    load: () => import('../../functions/quality/operator-observe.js'),
+    table: CAPSULE,
+    bucket: WRITE_OBJECTS,
+    errors: [...PUBLICATION_STEP_ERRORS, ...OBJECT_ERRORS, ...QUALITY_REFUSALS, ...QUALITY_STOPS, ...OPERATOR_REFUSALS],
+    timeoutSeconds: OBSERVE_TIMING.lambdaSeconds,
+    memoryMB: 512,
+  }),
+];

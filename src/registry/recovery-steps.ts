@@ -1,0 +1,98 @@
+/**
+ * The delivery recovery flows' steps (delivery-reconcile, -resume, -retire): inspect, the
+ * three actions and the incident notice. A live action runs its refusals first
+ * (confirmation, id, journal, permitted action, sealed authority), then under a new custody
+ * session observes or finishes the invocation source-free: resume reads the staged chunks
+ * from S3 and publishes, so it may raise anything a deliver-window step after extraction
+ * raises. Its Lambda gets the longest step's timeout.
+ */
+import { CAPSULE, JOURNAL, READ, WRITE_OBJECTS } from './actions.js';
+import {
+  DELIVERY_ERRORS,
+  OBJECT_ERRORS,
+  PUBLICATION_ERRORS,
+  QUALITY_GATE,
+  QUALITY_REFUSALS,
+  QUALITY_STOPS,
+  RECOVERY_REFUSALS,
+  TARGET_ERRORS,
+} from './errors.js';
+import { stepEntry, type StepEntry } from './step-entry.js';
+
+/** What every recovery action may raise. */
+const ACTION_ERRORS = [
+  ...DELIVERY_ERRORS,
+  ...TARGET_ERRORS,
+  ...OBJECT_ERRORS,
+  'Cutpoint.PublicationRefused',
+  ...RECOVERY_REFUSALS,
+];
+
+export const RECOVERY_ENTRIES: StepEntry[] = [
+  stepEntry({
+    handler: 'delivery/inspect',
+    needs: 'ports',
+    load: () => import('../../functions/delivery/inspect.js'),
+    table: READ,
+    bucket: [],
+    errors: ['Cutpoint.ValidationError', 'Delivery.JournalUnavailable'],
+    timeoutSeconds: 30,
+    memoryMB: 256,
+  }),
+  stepEntry({
+    handler: 'delivery/recover-reconcile',
+    needs: 'delivery-target',
+    load: () => import('../../functions/delivery/recover-reconcile.js'),
+    table: JOURNAL,
+    // resume re-reads staged chunks (load, verify) and writes the evidence object; every action gets the same.
+    bucket: WRITE_OBJECTS,
+    errors: ACTION_ERRORS,
+    timeoutSeconds: 900,
+    memoryMB: 1024,
+  }),
+  // On a ClickHouse exchange route resume runs publish-clickhouse's steps: a PUBLISHED
+  // operation is observed (the bounded reader, the authority binding: CAPSULE) and the
+  // COMPLETE-capsule gate guards evidence, checkpoint and cleanup.
+  stepEntry({
+    handler: 'delivery/recover-resume',
+    needs: 'delivery-target',
+    load: () => import('../../functions/delivery/recover-resume.js'),
+    table: CAPSULE,
+    bucket: WRITE_OBJECTS,
+    errors: [
+      ...ACTION_ERRORS,
+      ...PUBLICATION_ERRORS,
+      ...QUALITY_REFUSALS,
+      ...QUALITY_STOPS,
+      ...QUALITY_GATE.filter((e) => !QUALITY_STOPS.includes(e) && !QUALITY_REFUSALS.includes(e)),
+    ],
+    timeoutSeconds: 900,
+    memoryMB: 1024,
+  }),
+  stepEntry({
+    handler: 'delivery/recover-retire',
+    needs: 'delivery-target',
+    load: () => import('../../functions/delivery/recover-retire.js'),
+    table: JOURNAL,
+    bucket: WRITE_OBJECTS,
+    errors: ACTION_ERRORS,
+    timeoutSeconds: 900,
+    memoryMB: 1024,
+  }),
+  stepEntry({
+    handler: 'delivery/notify-incident',
+    needs: 'ports-notifier',
+    load: () => import('../../functions/delivery/notify-incident.js'),
+    table: READ,
+    bucket: [],
+    errors: [
+      'Cutpoint.ValidationError',
+      'Cutpoint.ConfigError',
+      'Delivery.JournalUnavailable',
+      'Cutpoint.EffectFailed',
+      'Cutpoint.OutcomeUnknown',
+    ],
+    timeoutSeconds: 30,
+    memoryMB: 256,
+  }),
+];
