@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { routeOfEvent } from '../src/delivery/deps-provider.js';
 import type { PostgresTarget } from '../src/adapters/postgres/target.js';
 import { loadInvocation } from '../src/delivery/journal/records.js';
+import { TRANSACTION_MODE } from '../src/delivery/transaction-mode.js';
 import { loadAsl, taskStates } from '../src/local/asl.js';
 import { runFlow } from '../src/local/flow-runner.js';
 import type { Ports } from '../src/ports/index.js';
@@ -62,7 +63,7 @@ export async function oneFlowExecution(
   const result = await runFlow(FLOW_NAME, beginInput(invocationId, manifestText, r.name), {
     ports,
     retryIntervalMs: 0,
-    stepDeps: (event) => Promise.resolve({ ports, target, source, route: routeOfEvent(event) }),
+    stepDeps: (event) => Promise.resolve({ ports, target, mode: TRANSACTION_MODE, source, route: routeOfEvent(event) }),
   });
   const seconds = (performance.now() - started) / 1000;
   const requests = meterDelta(before, meter.snapshot());

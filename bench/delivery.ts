@@ -8,6 +8,7 @@ import { awsPorts } from '../src/adapters/ports.js';
 import type { CutpointConfig } from '../src/config.js';
 import { deliverWindow } from '../src/delivery/deliver-in-process.js';
 import type { DeliveryDeps } from '../src/delivery/deps.js';
+import { TRANSACTION_MODE } from '../src/delivery/transaction-mode.js';
 import { loadInvocation } from '../src/delivery/journal/records.js';
 import { parseManifest, selectRoute } from '../src/domain/delivery/manifest.js';
 import { resolveWindow, type SealedWindow } from '../src/domain/delivery/window.js';
@@ -222,7 +223,7 @@ async function measureThroughput(
   let parts = 0;
   const counts: Record<string, number> = {};
   const deliverySlice = (r: BenchRoute, metered: boolean): SliceFn => {
-    const deps: DeliveryDeps = { ports, target, source, route: selectRoute(manifest, r.name) };
+    const deps: DeliveryDeps = { ports, target, mode: TRANSACTION_MODE, source, route: selectRoute(manifest, r.name) };
     const expected = resolveWindow(deps.route.route.window, new Date());
     return async () => {
       const before = meter.snapshot();

@@ -39,6 +39,21 @@ export const LAYERS = [
     why: 'the generation mechanism serves the stream and publication: it imports neither, nor a composition root',
   },
   {
+    from: 'src/delivery',
+    forbidden: ['src/publication', 'src/quality', ...COMPOSITION],
+    why: 'delivery calls how a window is published through its publication mode (src/delivery/publication-mode.ts); the ClickHouse exchange mode and its quality governance build on delivery, never the reverse',
+  },
+  {
+    from: 'src/publication',
+    forbidden: ['src/adapters', ...COMPOSITION],
+    why: 'the exchange publication is a use case over ports: its adapters come from the composition root',
+  },
+  {
+    from: 'src/quality',
+    forbidden: ['src/adapters', ...COMPOSITION],
+    why: 'quality governance is a use case over ports: the reader process (src/adapters/reader-process) comes from the composition root',
+  },
+  {
     from: 'src',
     forbidden: ['test', 'infra'],
     why: 'shipped code never imports tests or the CDK app',

@@ -33,7 +33,7 @@ const result = await build({
     main: 'src/cli/main.ts',
     daemon: 'src/local/daemon.ts',
     'clickhouse-host-server': 'src/local/clickhouse-host-server.ts',
-    'probe-worker': 'src/quality/probe-worker.ts',
+    'probe-worker': 'src/adapters/reader-process/probe-worker.ts',
     child: 'src/adapters/reader-process/child.ts',
   },
   outdir: tmp,

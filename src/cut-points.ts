@@ -5,7 +5,7 @@ import { STREAM_CUT_POINTS } from './stream/cut-points.js';
 import { CURSOR_CUT_POINTS } from './stream/cursor/cut-points.js';
 import { STREAM_PLACES } from './stream/cut-point-places.js';
 import { LOCAL_CUT_POINTS } from './local/cut-points.js';
-import { QUALITY_CUT_POINTS } from './quality/cut-points.js';
+import { QUALITY_CUT_POINTS } from './domain/quality/cut-points.js';
 import { PUBLICATION_CUT_POINTS } from './domain/publication/cut-points.js';
 import { RECOVERY_CUT_POINTS } from './recovery/cut-points.js';
 

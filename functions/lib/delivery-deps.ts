@@ -1,5 +1,6 @@
 import { openRouteTargetFor, openSourceFor } from '../../src/adapters/delivery-bindings.js';
 import { faultsFromEnv } from '../../src/adapters/fault-injector.js';
+import { probeReader } from '../../src/adapters/reader-process/probe-reader.js';
 import type { SecretCache } from '../../src/adapters/secrets-manager/secret-cache.js';
 import { openSecretsManager } from '../../src/adapters/secrets-manager/secrets.js';
 import type { DeliveryDeps } from '../../src/delivery/deps.js';
@@ -10,6 +11,8 @@ import type { SourcePort } from '../../src/ports/source.js';
 import type { ExchangeTargetPort } from '../../src/ports/exchange-target.js';
 import type { TargetPort } from '../../src/ports/target.js';
 import { needOf, type HandlerNeeds, type StepHandler } from '../../src/registry/handler-contract.js';
+import { publicationModeOf } from '../../src/publication/exchange-mode.js';
+import { targetReaderOf, type ObserveReader } from '../../src/quality/observe-reader.js';
 import { ConnectionCache } from './connection-cache.js';
 import { lambdaPorts } from './lambda-ports.js';
 import { instrumentClient, lambdaHandler } from './telemetry.js';
@@ -70,6 +73,13 @@ function lambdaTarget(binding: Binding): Promise<RouteTarget> {
   return targets.get(binding, (settings) => openRouteTargetFor(binding, settings, lambdaFaults()));
 }
 
+/**
+ * The route's publication mode (src/publication/exchange-mode.ts `publicationModeOf`). Its
+ * observation reader here is the generic one; the observing handlers replace it with the
+ * bundle's own (functions/quality/observe-step.ts `readerStep`).
+ */
+const genericReader: ObserveReader = (d) => targetReaderOf(d, probeReader());
+
 function lambdaSource(binding: Binding): Promise<SourcePort> {
   sources ??= new ConnectionCache<SourcePort>({ secrets: lambdaSecrets() }, (source) => source);
   return sources.get(binding, (settings) => openSourceFor(binding, settings));
@@ -87,7 +97,8 @@ export const lambdaSourceDeps: DeliveryDepsProvider = (event) =>
       lambdaTarget(route.targetBinding),
       lambdaSource(route.sourceBinding),
     ]);
-    return { ports, ...opened, source, route, faults: lambdaFaults() };
+    const mode = publicationModeOf(route, { exchange: opened.exchange, observeReader: genericReader });
+    return { ports, target: opened.target, mode, source, route, faults: lambdaFaults() };
   });
 
 /**
@@ -100,5 +111,6 @@ export const lambdaTargetDeps: DeliveryDepsProvider = (event) =>
   Promise.resolve().then(async () => {
     const route = routeOfEvent(event);
     const [ports, opened] = await Promise.all([lambdaPorts(), lambdaTarget(route.targetBinding)]);
-    return { ports, ...opened, route, faults: lambdaFaults() };
+    const mode = publicationModeOf(route, { exchange: opened.exchange, observeReader: genericReader });
+    return { ports, target: opened.target, mode, route, faults: lambdaFaults() };
   });

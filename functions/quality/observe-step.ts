@@ -1,5 +1,7 @@
 import type { DeliveryDeps } from '../../src/delivery/deps.js';
 import { flowStep } from '../../src/delivery/steps/flow-stop.js';
+import { probeReader } from '../../src/adapters/reader-process/probe-reader.js';
+import { readerOf, withObserveReader } from '../../src/publication/exchange-deps.js';
 import { targetReaderOf, type TargetReaderOptions } from '../../src/quality/observe-reader.js';
 import type { ObserveOutput } from '../../src/quality/observe-target.js';
 import { observeTargetStep } from '../../src/quality/steps/observe-target.js';
@@ -28,7 +30,8 @@ interface MaybeLambdaContext {
 /**
  * A delivery step that may observe the target (spec §4.4): like every delivery step (middy,
  * deps from the provider), but it keeps the Lambda context, because the bounded read must
- * end before the Lambda does: the deps carry `observeReader`, whose deadlineAt = min(now +
+ * end before the Lambda does: the deps' exchange mode carries this reader
+ * (src/publication/exchange-deps.ts `withObserveReader`), whose deadlineAt = min(now +
  * observation deadline, now + getRemainingTimeInMillis − reserve) (observe-reader.ts
  * deadlineOf). Without a context (the local runner) only the observation deadline bounds it.
  * `checked` wraps the provider when the step checks its input first (as deliveryStep's).
@@ -42,15 +45,20 @@ export function readerStep<O>(
   return (needs: HandlerNeeds): StepHandler => {
     const deps = checked(needOf(needs, 'delivery'));
     return lambdaHandler(async (event: unknown, context: MaybeLambdaContext) => {
+      const readers = probeReader(
+        options.childEntry ? { childEntry: options.childEntry, entry: PROBE_WORKER_KEY } : {},
+      );
       const readerOptions: TargetReaderOptions = {
         ...(options.secrets ? { secrets: options.secrets() } : {}),
-        ...(options.childEntry ? { childEntry: options.childEntry, entry: PROBE_WORKER_KEY } : {}),
         ...(typeof context?.getRemainingTimeInMillis === 'function'
           ? { remainingMs: () => context.getRemainingTimeInMillis!() }
           : {}),
       };
       const stepDeps = await deps(event);
-      return useCase(event, { ...stepDeps, observeReader: () => targetReaderOf(stepDeps, readerOptions) });
+      return useCase(
+        event,
+        withObserveReader(stepDeps, (d) => targetReaderOf(d, readers, readerOptions)),
+      );
     });
   };
 }
@@ -58,7 +66,7 @@ export function readerStep<O>(
 /** The ObserveTarget handler: the reader built before the step runs, the flow's stops as errors. */
 export function observeStep(options: ObserveStepOptions = {}) {
   return readerStep<ObserveOutput>(async (event, d) => {
-    const reader = await d.observeReader!();
+    const reader = await readerOf(d);
     return flowStep((input: unknown, stepDeps: DeliveryDeps) => observeTargetStep(input, stepDeps, reader))(event, d);
   }, options);
 }

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { serveIfReaderChild } from '../../src/adapters/reader-process/serve.js';
-import * as probeWorker from '../../src/quality/probe-worker.js';
+import * as probeWorker from '../../src/adapters/reader-process/probe-worker.js';
 import { lambdaSecrets, lambdaTargetDeps } from '../lib/delivery-deps.js';
 import { observeStep, PROBE_WORKER_KEY } from './observe-step.js';
 

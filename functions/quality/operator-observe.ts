@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { serveIfReaderChild } from '../../src/adapters/reader-process/serve.js';
 import { executionInputFirst } from '../../src/engine/flow-input.js';
-import * as probeWorker from '../../src/quality/probe-worker.js';
+import * as probeWorker from '../../src/adapters/reader-process/probe-worker.js';
 import { operatorInputFirst, operatorObserveStep } from '../../src/quality/steps/operator-observe.js';
 import { lambdaSecrets, lambdaTargetDeps } from '../lib/delivery-deps.js';
 import { PROBE_WORKER_KEY, readerStep, type ObserveStepOptions } from './observe-step.js';

@@ -10,6 +10,7 @@ import { awsPorts } from '../adapters/ports.js';
 import { provisionLocal } from '../adapters/provision.js';
 import { openLocalSource, openLocalTarget } from '../cli/commands/delivery-bindings.js';
 import { loadInvocation } from '../delivery/journal/records.js';
+import { TRANSACTION_MODE } from '../delivery/transaction-mode.js';
 import { demoEvents, seedDemoEvents } from '../demo/source-events.js';
 import { invocationIdFrom } from '../domain/delivery/identifiers.js';
 import { parseManifest, selectRoute } from '../domain/delivery/manifest.js';
@@ -109,7 +110,8 @@ export async function measureDeliveredWindow(
         {
           ports: world.ports,
           meter: world.meter,
-          stepDeps: (event) => Promise.resolve({ ports: world.ports, target, source, route: routeOfEvent(event) }),
+          stepDeps: (event) =>
+            Promise.resolve({ ports: world.ports, target, mode: TRANSACTION_MODE, source, route: routeOfEvent(event) }),
         },
       );
       const output = measured.result.output as { state?: string } | undefined;

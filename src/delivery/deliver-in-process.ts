@@ -36,10 +36,10 @@ export type Step = (
   deps: DeliveryDeps,
 ) => Promise<StepOutput & { drop?: DropStatus; failures?: string[]; problems?: string[] }>;
 
-/** The steps of a run, in flow order: deliver-window's here, publish-clickhouse's in src/publication/publication-steps.ts. */
+/** The steps of a run, in flow order: deliver-window's here, publish-clickhouse's in src/publication/publication-steps.ts (a route's: `deps.mode.steps`). */
 export type StepList = ReadonlyArray<readonly [DeliveryStepName, Step]>;
 
-/** The steps after begin, in flow order (statemachines' deliver-window flow runs the same). */
+/** The steps after begin, in flow order (statemachines' deliver-window flow runs the same): the SQL transaction mode's. */
 export const DELIVERY_STEPS: StepList = [
   ['create-staging', createStaging],
   ['plan-parts', planParts],
@@ -79,7 +79,7 @@ export async function runDeliverySteps(
   input: StepInput,
   deps: DeliveryDeps,
   initial: DeliveryRun['steps'] = [],
-  list: StepList = DELIVERY_STEPS,
+  list: StepList = deps.mode.steps,
 ): Promise<DeliveryRun> {
   const steps = [...initial];
   let last: StepOutput | undefined;
@@ -116,8 +116,8 @@ export interface DeliverWindowResult extends DeliveryRun {
 
 /**
  * Delivers one window in this process: begin (custody + seal, the window resolved once),
- * then every step in flow order — the library form of the deliver-window flow, as
- * appendBatch is for the stream append flow. Idempotent: running it again with the same
+ * then every step of the route's publication mode in flow order — the library form of the
+ * deliver-window flow, as appendBatch is for the stream append flow. Idempotent: running it again with the same
  * invocation and session finds every step's work journaled and changes nothing. Another
  * invocation holding the target is Delivery.CustodyHeld (nothing written).
  */

@@ -24,6 +24,7 @@ import { startEmbeddedPostgres, type EmbeddedPostgres } from '../local/embedded-
 import { configForRuntime } from '../local/runtime-config.js';
 import { startLocalRuntime } from '../local/runtime.js';
 import { forbiddenSource } from '../delivery/source-guard.js';
+import { TRANSACTION_MODE } from '../delivery/transaction-mode.js';
 import type { TargetPort } from '../ports/target.js';
 import { demoEvents, seedDemoEvents } from './source-events.js';
 
@@ -163,7 +164,7 @@ export async function deliveryDemo(): Promise<unknown> {
         const act = action === 'reconcile' ? reconcile : resume;
         const result = await act(
           { invocationId, manifestText: DEMO_MANIFEST, selector },
-          { ports, target: recoveryTarget, route, source: refusing },
+          { ports, target: recoveryTarget, mode: TRANSACTION_MODE, route, source: refusing },
         );
         steps[action] = { command, projection: result.projection };
         progress(

@@ -15,6 +15,8 @@ import { runFlow, type FlowResult } from '../local/flow-runner.js';
 import { readCapsule } from '../quality/capsule-store.js';
 import { inspectQuality } from '../quality/inspect.js';
 import { targetReaderOf } from '../quality/observe-reader.js';
+import { probeReader } from '../adapters/reader-process/probe-reader.js';
+import { publicationModeOf } from '../publication/exchange-mode.js';
 import { replayGovernance } from '../quality/replay.js';
 import {
   operatorObservation,
@@ -139,13 +141,16 @@ async function story(world: QualityDemoWorld): Promise<QualityDemoDocument> {
       target: opened.target,
       exchange: opened.exchange!,
       route,
-      reader: await targetReaderOf({ route, ports }),
+      reader: await targetReaderOf({ route, ports }, probeReader()),
     };
     const operation = { invocationId, manifestText, selector };
     const recovery = {
       ports,
       target: opened.target,
-      ...(opened.exchange ? { exchange: opened.exchange } : {}),
+      mode: publicationModeOf(route, {
+        exchange: opened.exchange,
+        observeReader: (d) => targetReaderOf(d, probeReader()),
+      }),
       route,
       source: refusing,
     };

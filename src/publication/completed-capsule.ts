@@ -1,5 +1,6 @@
 import type { DeliveryDeps } from '../delivery/deps.js';
 import type { InvocationRef } from '../delivery/journal/keys.js';
+import type { PublicationGovernance } from '../delivery/publication-mode.js';
 import type { CapsuleV2, EvidenceRef } from '../domain/quality/capsule.js';
 import {
   CapsuleVersionUnsupportedError,
@@ -9,7 +10,7 @@ import {
   ReaderGuardHeldError,
   TargetPendingError,
 } from '../domain/quality/errors.js';
-import { readCapsule } from '../quality/capsule-store.js';
+import { capsuleCheckLeg, readCapsule } from '../quality/capsule-store.js';
 import { checkCapsule, requireCompleted } from '../quality/capsule-continuity.js';
 
 /** A v2 capsule that is COMPLETE with its completion evidence recorded and no reader guard. */
@@ -17,11 +18,6 @@ export type CompletedCapsule = CapsuleV2 & {
   state: 'COMPLETE';
   completion: NonNullable<CapsuleV2['completion']> & { evidence: EvidenceRef };
 };
-
-/** True on a ClickHouse exchange route: its publication is governed by the capsule (seed 000). */
-export function isExchangeRoute(deps: Pick<DeliveryDeps, 'route'>): boolean {
-  return deps.route.route.target.mode === 'exchange';
-}
 
 /**
  * The governance gate of everything after PUBLISHED on an exchange route (seed 000 N1: a
@@ -57,4 +53,30 @@ export async function completedCapsuleOf(
     throw new TargetPendingError(`operation ${ref.invocationId}: target quality is ${capsule.state}, not COMPLETE`);
   if (capsule.completion?.evidence === undefined) throw new CompletionEvidencePendingError();
   return requireCompleted(checked) as CompletedCapsule;
+}
+
+/**
+ * The exchange mode's governance gate of evidence and checkpoint (seed 000 N1, I10): the
+ * COMPLETE capsule above, held at the version read by the write's leg, and its core and
+ * completion witness in the evidence document.
+ */
+export async function capsuleGovernance(
+  deps: Pick<DeliveryDeps, 'ports' | 'route'>,
+  ref: InvocationRef,
+): Promise<PublicationGovernance> {
+  const capsule = await completedCapsuleOf(deps, ref);
+  return {
+    legs: [capsuleCheckLeg(ref, capsule)],
+    evidence: {
+      quality: {
+        capsule_version: 2,
+        core_digest: capsule.coreDigest,
+        completion: {
+          version: capsule.completion.version,
+          key: capsule.completion.evidence.key,
+          sha256: capsule.completion.evidence.sha256,
+        },
+      },
+    },
+  };
 }

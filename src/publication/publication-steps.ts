@@ -1,7 +1,7 @@
 import { DELIVERY_STEPS, type StepList } from '../delivery/deliver-in-process.js';
-import type { DeliveryDeps } from '../delivery/deps.js';
 import { observeTarget } from '../quality/steps/observe-target.js';
 import { prepareCapsule } from '../quality/steps/prepare-capsule.js';
+import { cleanupPublication } from './steps/cleanup.js';
 import { dispatch } from './steps/dispatch.js';
 import { fillCandidate } from './steps/fill-candidate.js';
 
@@ -14,9 +14,10 @@ const step = (name: string): StepList[number] => {
 /**
  * The publish-clickhouse flow's steps in its order (statemachines/publish-clickhouse.asl.json),
  * for the in-process runs (resume, the CLI): the delivery's own steps through VerifyEof, then
- * the candidate, the capsule, the one EXCHANGE and the observation, then evidence,
- * checkpoint and cleanup (which, on an exchange route, drops the predecessor and retires
- * the capsule). Never deliver-window's quality or publish steps.
+ * the candidate, the capsule, the one EXCHANGE and the observation, then evidence and
+ * checkpoint (gated on the COMPLETE capsule by the exchange mode's governance), and the
+ * publication's cleanup, which drops the predecessor and retires the capsule. Never
+ * deliver-window's quality or publish steps. The exchange mode's `steps` (exchange-mode.ts).
  */
 export const PUBLICATION_STEPS: StepList = [
   step('create-staging'),
@@ -29,10 +30,5 @@ export const PUBLICATION_STEPS: StepList = [
   ['observe-target', (input, deps) => observeTarget(input, deps)],
   step('evidence'),
   step('checkpoint'),
-  step('cleanup'),
+  ['cleanup', cleanupPublication],
 ];
-
-/** The in-process step list of a route: publish-clickhouse's for a ClickHouse exchange route, deliver-window's otherwise. */
-export function stepsOf(deps: Pick<DeliveryDeps, 'route'>): StepList {
-  return deps.route.route.target.mode === 'exchange' ? PUBLICATION_STEPS : DELIVERY_STEPS;
-}

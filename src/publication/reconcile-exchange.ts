@@ -9,8 +9,8 @@ import { exchangeOf, namesOf } from './exchange-deps.js';
 import { recordObservation } from './observe-publication.js';
 
 /**
- * `reconcile` of a dispatched ClickHouse operation (PUBLICATION_UNKNOWN with its dispatch
- * intent; spec §4.2 rules 4–5). Observes, never dispatches:
+ * The exchange mode's `reconcilePublication`: `reconcile` of a dispatched ClickHouse
+ * operation (PUBLICATION_UNKNOWN with its dispatch intent; spec §4.2 rules 4–5). Observes, never dispatches:
  * - COMMIT_PROVEN → PUBLISHED (journaled by recordObservation); CONTRADICTED →
  *   INCIDENT_RETAINED (exit 1, custody kept).
  * - NOT_APPLIED_YET is not proof of never — the EXCHANGE may be delayed in flight — so the

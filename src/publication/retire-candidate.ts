@@ -1,21 +1,21 @@
+import type { PublicationRetirement } from '../delivery/publication-mode.js';
 import type { RecoveryContext } from '../delivery/recovery/recovery-session.js';
 import { candidateUuidOf } from '../domain/publication/candidate.js';
 import { exchangeOf, namesOf } from './exchange-deps.js';
 
 /**
- * Retirement of a ClickHouse operation that was never published (EMPTY_STAGING,
- * PARTIAL_PROVED, REEXTRACT_REQUIRED): besides the stage, the candidate — under its own
- * name, or under the tombstone name after reconcile fenced it — is ours to drop, by its
- * exact UUID C. Never when C is under the target name: that is the published generation,
+ * The exchange mode's `retirePublication`: retirement of a ClickHouse operation that was
+ * never published (EMPTY_STAGING, PARTIAL_PROVED, REEXTRACT_REQUIRED) — a ClickHouse
+ * operation has no receipt row: its candidate's UUID says whether it was published.
+ * Besides the stage, the candidate — under its own name, or under the tombstone name
+ * after reconcile fenced it — is ours to drop, by its exact UUID C. Never when C is under the target name: that is the published generation,
  * and a journal that says "not published" while it is there is contradicting evidence.
  * - PUBLISHED: C is the target's generation (the caller retains an incident, drops nothing);
  * - NOT_OURS: a name of ours holds another UUID (left untouched; incident);
  * - UNPROVABLE: C's absence cannot be proved by this principal (custody kept);
  * - ABSENT_PROVED: no table of UUID C exists and the database's metadata is visible.
  */
-export type CandidateRetirement = 'ABSENT_PROVED' | 'PUBLISHED' | 'NOT_OURS' | 'UNPROVABLE';
-
-export async function retireCandidate(ctx: RecoveryContext): Promise<CandidateRetirement> {
+export async function retireCandidate(ctx: RecoveryContext): Promise<PublicationRetirement> {
   const { record, deps } = ctx;
   const exchange = exchangeOf(deps);
   const names = namesOf(record.invocationId, deps);

@@ -7,7 +7,6 @@ import type { TransactionLeg } from '../ports/authority.js';
 import type { Ports } from '../ports/index.js';
 import { checkCapsule } from '../quality/capsule-continuity.js';
 import { capsuleUpdateLeg, qualityKeys, readCapsule } from '../quality/capsule-store.js';
-import { isExchangeRoute } from './completed-capsule.js';
 
 /** The operational record of a closed replay window (spec §2.1 `target#<targetId>/boundary#<seq>`). */
 export interface BoundaryRecord {
@@ -72,12 +71,11 @@ export async function successorBoundaryLegs(
   ];
 }
 
-/** Begin's hook: the boundary legs on an exchange route, nothing on any other. */
+/** The exchange mode's begin legs (publication-mode.ts `beginLegs`): a successor's boundary. */
 export function successorLegsOf(
   deps: Pick<DeliveryDeps, 'ports' | 'route'>,
   successor: { targetId: string; invocationId: string },
 ) {
-  if (!isExchangeRoute(deps)) return undefined;
   return (custody: CustodyRecord | undefined, context: { at: string; epoch: number }) =>
     successorBoundaryLegs(deps.ports, successor, custody, context);
 }

@@ -8,7 +8,7 @@ import type { CapsuleV2 } from '../domain/quality/capsule.js';
 import { completionDocument, type PreparedDocument } from '../domain/quality/evidence.js';
 import { IllegalCapsuleTransitionError } from '../domain/quality/errors.js';
 import { capsuleUpdateLeg, readCapsule, type CapsuleRef } from './capsule-store.js';
-import { QUALITY_CUT_POINTS } from './cut-points.js';
+import { QUALITY_CUT_POINTS } from '../domain/quality/cut-points.js';
 import { putEvidence } from './evidence.js';
 
 /**

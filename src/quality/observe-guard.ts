@@ -19,7 +19,7 @@ import { IncompleteError, ReaderGuardHeldError } from '../domain/quality/errors.
 import type { InvocationRecord } from '../delivery/journal/records.js';
 import type { Ports } from '../ports/index.js';
 import { capsuleUpdateLeg, readCapsule, type CapsuleRef } from './capsule-store.js';
-import { QUALITY_CUT_POINTS } from './cut-points.js';
+import { QUALITY_CUT_POINTS } from '../domain/quality/cut-points.js';
 
 /**
  * The non-expiring `quality_reader` guard (seed 000; spec §3.2, §4.4 steps 1, 6, 8): taken

@@ -1,7 +1,5 @@
-import { processBoundedReader } from '../adapters/reader-process/runner.js';
 import { resolveBinding, type ConnectionSettings } from '../delivery/bindings.js';
 import type { DeliveryDeps } from '../delivery/deps.js';
-import { processEntry } from '../local/process-entry.js';
 import {
   CLICKHOUSE_ERROR_CLASSES,
   observationDiagnosticOf,
@@ -13,21 +11,23 @@ import {
   evaluateProbes,
   type OriginalProbe,
   type ProbeEvaluation,
+  type ProbeWorkerInput,
+  type ProbeWorkerResult,
   type RelationRef,
 } from '../domain/quality/probes.js';
 import type { BoundedReader } from '../ports/bounded-reader.js';
+import type { Clock } from '../ports/clock.js';
 import type { FaultInjector } from '../ports/faults.js';
 import type { SecretsPort } from '../ports/secrets.js';
 import { REAP_BOUND_MS, TERM_GRACE_MS } from './admission.js';
-import { QUALITY_CUT_POINTS } from './cut-points.js';
-import type { ProbeWorkerInput, ProbeWorkerResult } from './probe-worker.js';
+import { QUALITY_CUT_POINTS } from '../domain/quality/cut-points.js';
 
 /**
  * The bounded target reader as the observe use case sees it (spec §4.4 steps 3–5, 7): the
- * bounded reader running the probe worker (src/quality/probe-worker.ts) in a killable child
- * process, where that child connects (the target binding's HTTP URL), and the calling
- * process's time budget (the Lambda's getRemainingTimeInMillis) with the reserve kept back
- * for termination, reaping and the persist-and-release transaction.
+ * bounded reader running the probe worker (src/adapters/reader-process/probe-worker.ts) in
+ * a killable child process, where that child connects (the target binding's HTTP URL),
+ * and the calling process's time budget (the Lambda's getRemainingTimeInMillis) with the
+ * reserve kept back for termination, reaping and the persist-and-release transaction.
  */
 export interface TargetReader {
   reader: BoundedReader;
@@ -41,8 +41,16 @@ export interface TargetReader {
 
 export const DEFAULT_RESERVE_MS = 30_000;
 
-/** The worker module the generic child entry imports: probe-worker.ts beside this module, or the CLI bundle's (processEntry). */
-export const PROBE_WORKER_ENTRY = processEntry(import.meta.url, 'probe-worker');
+/**
+ * How an observation's bounded reader is made: the reader-process adapter's probe worker
+ * (src/adapters/reader-process/probe-reader.ts `probeReader`), given by the composition root.
+ */
+export type ProbeReaderOf = (options: {
+  clock: Clock;
+  termGraceMs: number;
+  reapBoundMs: number;
+  faults?: { injector: FaultInjector; reapCutPoint: string };
+}) => BoundedReader;
 
 export interface TargetReaderOptions {
   /** Where a local run reads the binding's URL (url_env); default the process environment. */
@@ -53,14 +61,18 @@ export interface TargetReaderOptions {
   reserveMs?: number;
   /** Runs termination and reaping at `quality.worker.reap`; default the deps' injector. */
   faults?: FaultInjector;
-  /** A Lambda bundle's own file and worker key (runner.ts); default the generic child entry and the worker module path. */
-  childEntry?: string;
-  entry?: string;
 }
 
-/** The default reader: the target binding resolved like every binding, the probe worker in a forked child. */
+/** What a target reader is built from: the route (its target binding), the clock, the run's fault injector. */
+export type TargetReaderDeps = Pick<DeliveryDeps, 'route' | 'ports' | 'faults'>;
+
+/** How an observation (ObserveTarget, resume's observe-target, the operator's observe) builds its reader: the exchange mode carries one (src/publication/exchange-deps.ts). */
+export type ObserveReader = (deps: TargetReaderDeps) => Promise<TargetReader>;
+
+/** The target binding resolved like every binding, the probe worker in the bounded reader `readerOf` makes. */
 export async function targetReaderOf(
-  deps: Pick<DeliveryDeps, 'route' | 'ports' | 'faults'>,
+  deps: TargetReaderDeps,
+  readerOf: ProbeReaderOf,
   options: TargetReaderOptions = {},
 ): Promise<TargetReader> {
   const faults = options.faults ?? deps.faults;
@@ -68,12 +80,10 @@ export async function targetReaderOf(
     env: options.env ?? process.env,
     ...(options.secrets ? { secrets: options.secrets } : {}),
   });
-  const reader = processBoundedReader({
-    entry: options.entry ?? PROBE_WORKER_ENTRY,
+  const reader = readerOf({
     clock: deps.ports.clock,
     termGraceMs: TERM_GRACE_MS,
     reapBoundMs: REAP_BOUND_MS,
-    ...(options.childEntry ? { childEntry: options.childEntry } : {}),
     ...(faults ? { faults: { injector: faults, reapCutPoint: QUALITY_CUT_POINTS.workerReap } } : {}),
   });
   return {

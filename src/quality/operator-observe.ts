@@ -20,6 +20,7 @@ import {
 import type { InspectProjection } from '../domain/quality/projection.js';
 import type { ExchangeTargetPort } from '../ports/exchange-target.js';
 import type { Ports } from '../ports/index.js';
+import { exchangeMode } from '../publication/exchange-mode.js';
 import type { TargetPort } from '../ports/target.js';
 import { capsuleAsRead } from './capsule-continuity.js';
 import { inspectQuality } from './inspect.js';
@@ -145,7 +146,7 @@ export async function operatorObservation(
   const stepDeps: DeliveryDeps = {
     ports,
     target: deps.target,
-    exchange: deps.exchange,
+    mode: exchangeMode({ exchange: deps.exchange, observeReader: () => Promise.resolve(deps.reader) }),
     route: deps.route,
     source: forbiddenSource(),
   };

@@ -26,7 +26,7 @@ import { namesOf } from '../publication/exchange-deps.js';
 import { runIdOf } from './admission.js';
 import { checkCapsule } from './capsule-continuity.js';
 import { readCapsule } from './capsule-store.js';
-import { QUALITY_CUT_POINTS } from './cut-points.js';
+import { QUALITY_CUT_POINTS } from '../domain/quality/cut-points.js';
 import { fetchEvidence } from './evidence.js';
 
 export interface ReplayInput {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { DELIVERY_CUT_POINTS } from '../../src/delivery/cut-points.js';
 import { PUBLICATION_CUT_POINTS } from '../../src/domain/publication/cut-points.js';
 import { FAULT_KINDS, type FaultKind } from '../../src/domain/faults.js';
-import { QUALITY_CUT_POINTS } from '../../src/quality/cut-points.js';
+import { QUALITY_CUT_POINTS } from '../../src/domain/quality/cut-points.js';
 import { runGovernanceCase, type CaseContext, type Stop } from '../support/governance-matrix.js';
 import { useGovernanceWorld } from '../support/governance-world.js';
 import { successorBoundaryCase } from '../support/governance-successor.js';

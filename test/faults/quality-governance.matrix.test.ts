@@ -3,7 +3,7 @@ import { DELIVERY_CUT_POINTS } from '../../src/delivery/cut-points.js';
 import { PUBLICATION_CUT_POINTS } from '../../src/domain/publication/cut-points.js';
 import type { FaultKind } from '../../src/domain/faults.js';
 import { PUBLICATION_STEPS } from '../../src/publication/publication-steps.js';
-import { OBSERVATION_CUT_POINTS, QUALITY_CUT_POINTS } from '../../src/quality/cut-points.js';
+import { OBSERVATION_CUT_POINTS, QUALITY_CUT_POINTS } from '../../src/domain/quality/cut-points.js';
 import {
   runGovernanceCase,
   stepsThroughCheckpoint,

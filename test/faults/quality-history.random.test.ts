@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, it } from 'vitest';
 import { begin } from '../../src/delivery/steps/begin.js';
 import { FAULT_KINDS } from '../../src/domain/faults.js';
 import { PUBLICATION_STEPS } from '../../src/publication/publication-steps.js';
-import { QUALITY_CUT_POINTS } from '../../src/quality/cut-points.js';
+import { QUALITY_CUT_POINTS } from '../../src/domain/quality/cut-points.js';
 import { newInvocationId } from '../support/delivery-world.js';
 import { flowStep, operatorAction, successorBegin, zombieObserve } from '../support/quality-history-actions.js';
 import { checkHistory } from '../support/quality-history-checks.js';

@@ -16,7 +16,7 @@ import { openClickHouse } from '../../src/adapters/clickhouse/client.js';
 import { runBoundedReader } from '../../src/adapters/reader-process/runner.js';
 import { startClickHouseHost } from '../../src/local/clickhouse-host.js';
 import { systemClock } from '../../src/ports/clock.js';
-import type { ProbeWorkerInput } from '../../src/quality/probe-worker.js';
+import type { ProbeWorkerInput } from '../../src/domain/quality/probes.js';
 
 /**
  * The Lambda code, bundled for real, at the cost of about one bundle:

@@ -21,6 +21,7 @@ import {
   type EventSource,
   type Warehouse,
 } from '../support/delivery-world.js';
+import { TRANSACTION_MODE } from '../../src/delivery/transaction-mode.js';
 
 /**
  * Bad input (issue acceptance): "malformed manifests, unknown selectors, wrong digests,
@@ -90,6 +91,7 @@ beforeAll(async () => {
   const depsOf = (route: string): DeliveryDeps => ({
     ports,
     target,
+    mode: TRANSACTION_MODE,
     source: clickhouse.source,
     route: selectRoute(manifest, route),
   });

@@ -17,6 +17,7 @@ import { createStaging } from '../../src/delivery/steps/create-staging.js';
 import { workRootOf } from '../../src/delivery/steps/common.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/local/embedded-postgres.js';
 import type { Ports } from '../../src/ports/index.js';
+import { TRANSACTION_MODE } from '../../src/delivery/transaction-mode.js';
 
 /**
  * `cutpoint delivery …` as an operator runs it (seed 004): the CLI against a local
@@ -487,7 +488,10 @@ routes:
             sealed,
             session: `s-${invocationId.slice(4, 12)}`,
           });
-          const staged = await createStaging({ invocationId, fence: grant.fence }, { ports, target, route: pgRoute });
+          const staged = await createStaging(
+            { invocationId, fence: grant.fence },
+            { ports, target, mode: TRANSACTION_MODE, route: pgRoute },
+          );
           expect(staged).toMatchObject({ state: 'EMPTY_STAGING', acted: true });
           const stages = async () =>
             (

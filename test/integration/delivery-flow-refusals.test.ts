@@ -5,6 +5,7 @@ import { forbiddenSource } from '../../src/delivery/source-guard.js';
 import type { TargetPort } from '../../src/ports/target.js';
 import { scanTable } from '../support/delivery-snapshot.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
+import { TRANSACTION_MODE } from '../../src/delivery/transaction-mode.js';
 
 /**
  * Delivery flows started directly (the Step Functions console, `aws stepfunctions
@@ -28,7 +29,13 @@ function recordingProvider(calls: unknown[]): DeliveryDepsProvider {
     calls.push(event);
     const route = routeOfEvent(event);
     // Never reached in these tests: every refusal comes before the provider.
-    return Promise.resolve({ ports: stores.ports, target: {} as TargetPort, source: forbiddenSource(), route });
+    return Promise.resolve({
+      ports: stores.ports,
+      target: {} as TargetPort,
+      mode: TRANSACTION_MODE,
+      source: forbiddenSource(),
+      route,
+    });
   };
 }
 

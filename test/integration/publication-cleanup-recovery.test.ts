@@ -11,7 +11,7 @@ import { transition } from '../../src/delivery/journal/transition.js';
 import { cleanupPublication } from '../../src/publication/steps/cleanup.js';
 import { fillCandidate } from '../../src/publication/steps/fill-candidate.js';
 import { prepareCapsule } from '../../src/quality/steps/prepare-capsule.js';
-import { namesOf } from '../../src/publication/exchange-deps.js';
+import { exchangeOf, namesOf } from '../../src/publication/exchange-deps.js';
 import { stepsThrough } from '../support/delivery-steps.js';
 import { qualityKeys, readCapsule } from '../../src/quality/capsule-store.js';
 import { newInvocationId } from '../support/delivery-world.js';
@@ -110,7 +110,7 @@ describe('ClickHouse publication cleanup and successors (seed 000 §4.6, I7)', (
     const names = namesOf(ref.invocationId, deps);
     // The real fence RENAME, as reconcile sends it once its first observation saw NOT_APPLIED_YET
     // and the late EXCHANGE landed in between: the candidate's name held P, now the tombstone's.
-    await deps.exchange!.fenceRename(names);
+    await exchangeOf(deps).fenceRename(names);
     expect(await world.uuidOf(names.candidate)).toBeUndefined();
     expect(await world.uuidOf(names.tombstone)).toBe(predecessor);
     expect(await cleanupPublication(fresh(begun), deps)).toMatchObject({

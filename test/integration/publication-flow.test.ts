@@ -13,6 +13,7 @@ import { scanTable } from '../support/delivery-snapshot.js';
 import { newInvocationId } from '../support/delivery-world.js';
 import { useObserveWorld } from '../fixtures/quality/observe-world.js';
 import { publicationManifest, targetDdl, windowIds, WINDOW } from '../support/publication-world.js';
+import { exchangeOf } from '../../src/publication/exchange-deps.js';
 
 /**
  * The publish-clickhouse flow (statemachines/publish-clickhouse.asl.json) run by the local
@@ -172,7 +173,7 @@ describe('publish-clickhouse flow (local runner)', () => {
 
   it('resume of a published operation (the flow stopped after Dispatch) governs it to COMPLETE and releases custody, source-free, with no second EXCHANGE', async () => {
     const { deps, ref, table } = await ctx.world.published();
-    const exchange = vi.spyOn(deps.exchange!, 'exchange');
+    const exchange = vi.spyOn(exchangeOf(deps), 'exchange');
     const input = {
       invocationId: ref.invocationId,
       manifestText: publicationManifest({ table }),
@@ -181,7 +182,7 @@ describe('publish-clickhouse flow (local runner)', () => {
     const result = await resume(input, {
       ports: deps.ports,
       target: deps.target,
-      exchange: deps.exchange!,
+      mode: deps.mode,
       route: deps.route,
     });
     expect(result.state).toBe('CUSTODY_RELEASED');

@@ -6,6 +6,7 @@ import { candidateUuidOf, exchangeNamesOf } from '../../src/domain/publication/c
 import { dispatch } from '../../src/publication/steps/dispatch.js';
 import { preparedOperation } from '../support/publication-governance.js';
 import { usePublicationWorld, windowIds } from '../support/publication-world.js';
+import { exchangeOf } from '../../src/publication/exchange-deps.js';
 
 const world = usePublicationWorld();
 
@@ -24,7 +25,7 @@ async function dispatchedWith(fault: string) {
   }
   const ref = { targetId: begun.targetId, invocationId: begun.invocationId };
   expect((await readInvocation(deps.ports, ref)).state).toBe('PUBLICATION_UNKNOWN');
-  const recovery = { ports: deps.ports, target: deps.target, exchange: deps.exchange, route: deps.route };
+  const recovery = { ports: deps.ports, target: deps.target, mode: deps.mode, route: deps.route };
   const input = { invocationId: begun.invocationId, manifestText, selector: '/config/publish.yaml#daily' };
   return { table, begun, ref, deps, recovery, input };
 }
@@ -50,7 +51,7 @@ describe('reconcile of a dispatched ClickHouse publication (by UUID, fence befor
     expect(await world.uuidOf(names.tombstone)).toBe(candidateUuidOf(begun.invocationId));
     expect(await world.uuidOf(names.candidate)).toBeUndefined();
     // The original EXCHANGE, delayed in flight, lands now: it names a candidate that is gone.
-    await expect(deps.exchange!.exchange(names)).rejects.toBeDefined();
+    await expect(exchangeOf(deps).exchange(names)).rejects.toBeDefined();
     expect(await world.uuidOf(table)).toBe(predecessor);
     // Reconcile is done: the journal offers retire, never another dispatch.
     await expect(dispatch({ ...begun, known: null }, deps)).resolves.toMatchObject({
@@ -69,7 +70,7 @@ describe('reconcile of a dispatched ClickHouse publication (by UUID, fence befor
     const { begun: next } = await preparedOperation(world, table, false);
     expect(await dispatch(next, deps)).toMatchObject({ state: 'PUBLISHED' });
     expect(await world.uuidOf(table)).toBe(candidateUuidOf(next.invocationId));
-    await expect(deps.exchange!.exchange(names)).rejects.toBeDefined();
+    await expect(exchangeOf(deps).exchange(names)).rejects.toBeDefined();
     expect(await world.uuidOf(table)).toBe(candidateUuidOf(next.invocationId));
     expect(await world.publishedWindowIds(table)).toEqual(windowIds);
   });

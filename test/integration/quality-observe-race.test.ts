@@ -11,6 +11,8 @@ import { observeTarget } from '../../src/quality/steps/observe-target.js';
 import type { StepInput } from '../../src/delivery/steps/common.js';
 import { useObserveWorld, type ObserveWorld } from '../fixtures/quality/observe-world.js';
 import { publicationManifest } from '../support/publication-world.js';
+import { exchangeOf } from '../../src/publication/exchange-deps.js';
+import { exchangeModeOver } from '../support/exchange-mode.js';
 
 /**
  * The operator's `quality observe` racing the flow's ObserveTarget (found by the scheduler,
@@ -68,7 +70,7 @@ describe('operator observe vs the flow acquiring the guard in between', () => {
         operatorObservation(input, {
           ports,
           target: deps.target,
-          exchange: deps.exchange!,
+          exchange: exchangeOf(deps),
           route: deps.route,
           reader: await world.reader(deps),
         }),
@@ -103,9 +105,8 @@ describe('operator observe vs the flow acquiring the guard in between', () => {
       resume(input, {
         ports,
         target: deps.target,
-        exchange: deps.exchange!,
+        mode: exchangeModeOver(exchangeOf(deps), () => Promise.resolve(reader)),
         route: deps.route,
-        observeReader: () => Promise.resolve(reader),
       }),
     ).rejects.toMatchObject({
       name: 'Quality.ReaderGuardHeld',

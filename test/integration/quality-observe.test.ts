@@ -5,7 +5,7 @@ import { acquireCustody } from '../../src/delivery/custody.js';
 import { deliveryKeys, journalOf } from '../../src/delivery/journal/keys.js';
 import { readInvocation } from '../../src/delivery/journal/records.js';
 import { incompleteTransitionIdOf, releaseGuard } from '../../src/quality/observe-guard.js';
-import { readOnlySettingsOf } from '../../src/quality/probe-worker.js';
+import { readOnlySettingsOf } from '../../src/adapters/reader-process/probe-worker.js';
 import { qualityEvidenceKeyOf } from '../../src/domain/delivery/identifiers.js';
 import { candidateUuidOf } from '../../src/domain/publication/candidate.js';
 import { completionDocument, readCompletionDocument } from '../../src/domain/quality/evidence.js';

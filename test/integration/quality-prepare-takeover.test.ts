@@ -7,7 +7,7 @@ import { sha256Hex } from '../../src/domain/digest.js';
 import { fillCandidate } from '../../src/publication/steps/fill-candidate.js';
 import { runIdOf } from '../../src/quality/admission.js';
 import { readCapsule } from '../../src/quality/capsule-store.js';
-import { QUALITY_CUT_POINTS } from '../../src/quality/cut-points.js';
+import { QUALITY_CUT_POINTS } from '../../src/domain/quality/cut-points.js';
 import { prepareCapsule } from '../../src/quality/steps/prepare-capsule.js';
 import { stepsThrough } from '../support/delivery-steps.js';
 import { newInvocationId } from '../support/delivery-world.js';

@@ -10,6 +10,7 @@ import type { DeliveryDeps } from '../../src/delivery/deps.js';
 import { preparedOperation } from '../support/publication-governance.js';
 import { usePublicationWorld } from '../support/publication-world.js';
 import { replaceObject } from '../support/replace-object.js';
+import { exchangeOf } from '../../src/publication/exchange-deps.js';
 
 const world = usePublicationWorld();
 
@@ -54,7 +55,7 @@ async function completed() {
   );
   expect(updated.status).toBe('APPLIED');
   const input = { invocationId: begun.invocationId, manifestText, selector: '/config/publish.yaml#daily' };
-  const replayDeps = { ports: deps.ports, target: deps.target, exchange: deps.exchange!, route: deps.route };
+  const replayDeps = { ports: deps.ports, target: deps.target, exchange: exchangeOf(deps), route: deps.route };
   return { table, begun, ref, deps, input, replayDeps };
 }
 
@@ -66,7 +67,7 @@ describe('quality replay (seed 000 N5, N21): read-only, its own receipt, the ori
     const { begun, ref, deps, input, replayDeps } = await completed();
     const before = await capsuleVersion(deps, ref);
     const journalSeq = (await readInvocation(deps.ports, ref)).journalSeq;
-    const exchange = vi.spyOn(deps.exchange!, 'exchange');
+    const exchange = vi.spyOn(exchangeOf(deps), 'exchange');
     const receipt = await replayGovernance(input, replayDeps);
     expect(receipt).toMatchObject({
       kind: 'cutpoint.quality-replay-receipt.v1',

@@ -7,6 +7,7 @@ import { observeTarget } from '../../src/quality/steps/observe-target.js';
 import { useObserveWorld } from '../fixtures/quality/observe-world.js';
 import { publicationManifest } from '../support/publication-world.js';
 import { inspectOp } from '../support/quality-history.js';
+import { exchangeOf } from '../../src/publication/exchange-deps.js';
 
 /**
  * Observation on AWS, on the local runner over the handlers Lambda runs (spec §4.4, §7):
@@ -135,7 +136,7 @@ describe('quality-observe flow', () => {
 describe('delivery-resume flow on a ClickHouse exchange route', () => {
   it('a PUBLISHED operation with its capsule PREPARED (the run stopped after Dispatch) ⇒ observed to COMPLETE, evidence, checkpoint, cleanup, CUSTODY_RELEASED; no second EXCHANGE', async () => {
     const { deps, ref, table } = await ctx.world.published();
-    const exchange = vi.spyOn(deps.exchange!, 'exchange');
+    const exchange = vi.spyOn(exchangeOf(deps), 'exchange');
     try {
       const result = await run('delivery-resume', {
         invocationId: ref.invocationId,

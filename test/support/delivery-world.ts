@@ -26,6 +26,7 @@ import type { TableRef } from '../../src/domain/delivery/target-types.js';
 import { seedSourceEvents, type SourceEvent } from './delivery-source.js';
 import { freshStores, type TestStores } from './emulators.js';
 import { HoldingFaults, type HeldEffect } from './held-effect.js';
+import { TRANSACTION_MODE } from '../../src/delivery/transaction-mode.js';
 
 /**
  * The world the delivery integration tests run in, on real components only: a fresh table
@@ -213,7 +214,13 @@ export function runDeliveryFlow(flow: string, input: unknown, parts: FlowParts):
     ports: parts.ports,
     retryIntervalMs: 0,
     stepDeps: (event) =>
-      Promise.resolve({ ports: parts.ports, target: parts.target, source: parts.source, route: routeOfEvent(event) }),
+      Promise.resolve({
+        ports: parts.ports,
+        target: parts.target,
+        mode: TRANSACTION_MODE,
+        source: parts.source,
+        route: routeOfEvent(event),
+      }),
   });
 }
 
@@ -252,8 +259,14 @@ export async function openDeliveryWorld(options: {
     ...events,
     ...warehouse,
     stores,
-    deps: (route, other = source) => ({ ports: stores.ports, target, source: other, route }),
-    recoveryDeps: (route, refusing = forbiddenSource()) => ({ ports: stores.ports, target, route, source: refusing }),
+    deps: (route, other = source) => ({ ports: stores.ports, target, mode: TRANSACTION_MODE, source: other, route }),
+    recoveryDeps: (route, refusing = forbiddenSource()) => ({
+      ports: stores.ports,
+      target,
+      mode: TRANSACTION_MODE,
+      route,
+      source: refusing,
+    }),
     runFlow: (flow, input, other = source) =>
       runDeliveryFlow(flow, input, { ports: stores.ports, target, source: other }),
     async journalTransitions(invocationId) {

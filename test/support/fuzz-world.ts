@@ -19,6 +19,7 @@ import {
   type EventSource,
   type Warehouse,
 } from './delivery-world.js';
+import { TRANSACTION_MODE } from '../../src/delivery/transaction-mode.js';
 
 /**
  * The world the fuzz suite (test/fuzz/) tries to damage: a persistent local runtime of
@@ -227,6 +228,7 @@ export async function openFuzzWorld(): Promise<FuzzWorld> {
     const deps = (route: string) => ({
       ports: runtime.ports,
       target: warehouse.target,
+      mode: TRANSACTION_MODE,
       source: source.source,
       route: selectRoute(manifest, route),
     });

@@ -26,6 +26,7 @@ import {
 } from './governance-invariants.js';
 import { SELECTOR, type GovernanceLane, type GovernanceWorld } from './governance-world.js';
 import { windowIds as WINDOW_IDS } from './publication-world.js';
+import { exchangeOf } from '../../src/publication/exchange-deps.js';
 
 /**
  * One case of the governance fault matrices (F1 publish-clickhouse, F2 governance): an
@@ -148,7 +149,7 @@ export async function runGovernanceCase(c: GovernanceCase): Promise<CaseResult> 
         const receipt = await replayGovernance(recoveryInput, {
           ports: deps.ports,
           target: recovery.target,
-          exchange: recovery.exchange!,
+          exchange: exchangeOf(recovery),
           route: deps.route,
           faults: lane.storeFaults,
         });

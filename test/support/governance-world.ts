@@ -11,6 +11,8 @@ import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.j
 import { RequestMeter } from '../../src/ports/meter.js';
 import { exchangeNamesOf } from '../../src/domain/publication/candidate.js';
 import { targetReaderOf, type TargetReader } from '../../src/quality/observe-reader.js';
+import { probeReader } from '../../src/adapters/reader-process/probe-reader.js';
+import { exchangeModeOver } from './exchange-mode.js';
 import { useObserveWorld, type ObserveWorld } from '../fixtures/quality/observe-world.js';
 import { recordStatements, type GovernanceView, type StatementRecorder } from './governance-invariants.js';
 import { publicationManifest, targetDdl, WINDOW } from './publication-world.js';
@@ -81,13 +83,13 @@ export function useGovernanceWorld(): GovernanceWorld {
         deps: (manifestText, guarded) => ({
           ports,
           target,
-          exchange,
+          mode: exchangeModeOver(exchange),
           source: guarded ?? source,
           route: selectRoute(parseManifest(manifestText, '/config/publish.yaml'), 'daily'),
         }),
-        recoveryDeps: (deps, guarded) => ({ ports, target, exchange, route: deps.route, source: guarded }),
+        recoveryDeps: (deps, guarded) => ({ ports, target, mode: deps.mode, route: deps.route, source: guarded }),
         reader: (deps, budgetMs) =>
-          targetReaderOf(deps, {
+          targetReaderOf(deps, probeReader(), {
             env,
             faults: storeFaults,
             ...(budgetMs !== undefined ? { remainingMs: () => budgetMs + 1_000, reserveMs: 1_000 } : {}),

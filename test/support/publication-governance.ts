@@ -10,7 +10,7 @@ import { completionDocument } from '../../src/domain/quality/evidence.js';
 import { dispatch } from '../../src/publication/steps/dispatch.js';
 import { fillCandidate } from '../../src/publication/steps/fill-candidate.js';
 import { qualityKeys, readCapsule } from '../../src/quality/capsule-store.js';
-import { QUALITY_CUT_POINTS } from '../../src/quality/cut-points.js';
+import { QUALITY_CUT_POINTS } from '../../src/domain/quality/cut-points.js';
 import { putEvidence } from '../../src/quality/evidence.js';
 import { prepareCapsule } from '../../src/quality/steps/prepare-capsule.js';
 import { stepsThrough } from './delivery-steps.js';

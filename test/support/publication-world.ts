@@ -10,6 +10,7 @@ import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.j
 import type { SelectedRoute } from '../../src/domain/delivery/manifest-types.js';
 import { seedSourceEvents } from './delivery-source.js';
 import { generateEvents, windowIdsOf } from './delivery-world.js';
+import { exchangeModeOver } from './exchange-mode.js';
 import { freshStores, type TestStores } from './emulators.js';
 
 /**
@@ -89,7 +90,7 @@ export async function openPublicationWorld(): Promise<PublicationWorld> {
         query: `INSERT INTO pub.${table} VALUES (99999, '2026-11-02 12:00:00.000', 'stale', 0, 'old generation')`,
       });
     },
-    deps: (text) => ({ ports: stores.ports, target, exchange, source, route: route(text) }),
+    deps: (text) => ({ ports: stores.ports, target, mode: exchangeModeOver(exchange), source, route: route(text) }),
     beginInput: (invocationId, text = publicationManifest()) => ({
       invocationId,
       session: `run-${invocationId.slice(4, 14)}`,

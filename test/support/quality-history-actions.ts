@@ -14,6 +14,7 @@ import { replayGovernance } from '../../src/quality/replay.js';
 import { observeTarget } from '../../src/quality/steps/observe-target.js';
 import { newInvocationId } from './delivery-world.js';
 import { inspectOp, messageOf, nameOf, SELECTOR, type History, type Op, type TableModel } from './quality-history.js';
+import { exchangeOf } from '../../src/publication/exchange-deps.js';
 
 /**
  * What one step of the governance history does (test/faults/quality-history.random.test.ts):
@@ -102,7 +103,7 @@ async function operatorReplay(h: History, op: Op): Promise<string> {
     {
       ports: op.deps.ports,
       target: op.deps.target,
-      exchange: op.deps.exchange!,
+      exchange: exchangeOf(op.deps),
       route: op.deps.route,
       faults: h.hw.world.stores.faults,
     },
@@ -127,7 +128,7 @@ async function recovery(h: History, op: Op, action: LiveAction): Promise<string>
   const result = await withChildFault(h, () =>
     RECOVERY_ACTIONS[action](
       { invocationId: op.invocationId, manifestText: op.manifestText, selector: SELECTOR },
-      { ports: op.deps.ports, target: op.deps.target, exchange: op.deps.exchange!, route: op.deps.route, source },
+      { ports: op.deps.ports, target: op.deps.target, mode: op.deps.mode, route: op.deps.route, source },
     ),
   );
   h.check(source.attempts.length === 0, `${action} of ${op.name} opened the source (I8)`);

@@ -13,12 +13,13 @@ import type { Ports } from '../../src/ports/index.js';
 import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.js';
 import { candidateUuidOf, exchangeNamesOf } from '../../src/domain/publication/candidate.js';
 import { PUBLICATION_CUT_POINTS } from '../../src/domain/publication/cut-points.js';
-import { QUALITY_CUT_POINTS } from '../../src/quality/cut-points.js';
+import { QUALITY_CUT_POINTS } from '../../src/domain/quality/cut-points.js';
 import { inspectQuality } from '../../src/quality/inspect.js';
 import { openObserveWorld, type ObserveWorld } from '../fixtures/quality/observe-world.js';
 import type { GovernanceSnapshot } from './governance-invariants.js';
 import { Prng } from './prng.js';
 import { publicationManifest, targetDdl } from './publication-world.js';
+import { exchangeModeOver } from './exchange-mode.js';
 
 /**
  * The world and model of the randomized governance history (seed 000 §9 F3,
@@ -99,7 +100,10 @@ export async function openHistoryWorld(): Promise<HistoryWorld> {
         .replace('chunk_rows: 200', 'chunk_rows: 600')
         .replace('part_rows: 600', 'part_rows: 5000');
       const route = selectRoute(parseManifest(manifestText, '/config/publish.yaml'), 'daily');
-      return { manifestText, deps: { ports: world.stores.ports, target, exchange, source, route } };
+      return {
+        manifestText,
+        deps: { ports: world.stores.ports, target, mode: exchangeModeOver(exchange), source, route },
+      };
     },
     async createTable(name) {
       await world.ch.client.command({ query: targetDdl(name) });

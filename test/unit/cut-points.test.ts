@@ -10,7 +10,7 @@ import { OBJECT_CUT_POINTS } from '../../src/objects/cut-points.js';
 import { STREAM_CUT_POINTS } from '../../src/stream/cut-points.js';
 import { CURSOR_CUT_POINTS } from '../../src/stream/cursor/cut-points.js';
 import { PUBLICATION_CUT_POINTS } from '../../src/domain/publication/cut-points.js';
-import { QUALITY_CUT_POINTS } from '../../src/quality/cut-points.js';
+import { QUALITY_CUT_POINTS } from '../../src/domain/quality/cut-points.js';
 import { RECOVERY_CUT_POINTS } from '../../src/recovery/cut-points.js';
 import { FLOWS } from '../../src/registry/index.js';
 

@@ -60,6 +60,34 @@ describe('folder layers', () => {
     ).toEqual([]);
   });
 
+  it('keeps delivery free of the exchange publication and its governance, and both free of adapters', async () => {
+    expect(
+      await layerErrors(
+        'src/delivery/steps/x.ts',
+        "import { a } from '../../publication/exchange-deps.js';\nvoid a;\n",
+      ),
+    ).toEqual([expect.stringContaining('src/delivery may not import src/publication')]);
+    expect(
+      await layerErrors(
+        'src/delivery/x.ts',
+        "import type { A } from '../quality/observe-reader.js';\nexport type B = A;\n",
+      ),
+    ).toEqual([expect.stringContaining('src/delivery may not import src/quality')]);
+    expect(
+      await layerErrors('src/publication/x.ts', "import { a } from '../adapters/clickhouse/client.js';\nvoid a;\n"),
+    ).toEqual([expect.stringContaining('src/publication may not import src/adapters')]);
+    expect(
+      await layerErrors('src/quality/x.ts', "import { a } from '../adapters/reader-process/runner.js';\nvoid a;\n"),
+    ).toEqual([expect.stringContaining('src/quality may not import src/adapters')]);
+    // The other way round is the design: the exchange mode builds on delivery, the reader adapter serves quality.
+    expect(await layerErrors('src/publication/x.ts', "import { a } from '../delivery/deps.js';\nvoid a;\n")).toEqual(
+      [],
+    );
+    expect(
+      await layerErrors('src/quality/x.ts', "import { a } from '../publication/exchange-deps.js';\nvoid a;\n"),
+    ).toEqual([]);
+  });
+
   it('lets an import inside its own layer, or one the table allows, through', async () => {
     expect(await layerErrors('src/domain/delivery/x.ts', "import { a } from '../stream.js';\nvoid a;\n")).toEqual([]);
     expect(await layerErrors('src/stream/x.ts', "import { a } from '../generation/load.js';\nvoid a;\n")).toEqual([]);

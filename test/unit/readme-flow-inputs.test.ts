@@ -8,6 +8,8 @@ import { runFlow, type FlowResult } from '../../src/local/flow-runner.js';
 import type { Ports } from '../../src/ports/index.js';
 import { operatorInputFirst, operatorObserveStep } from '../../src/quality/steps/operator-observe.js';
 import { markedBlock, markerNames, repoFile, section } from './readme-blocks.js';
+import { publicationModeOf } from '../../src/publication/exchange-mode.js';
+import { localReader } from '../support/exchange-mode.js';
 
 /*
  * docs/flows.md documents an execution input for every flow. Each one runs through the
@@ -51,8 +53,8 @@ async function runToFirstStore(flow: string, input: unknown): Promise<{ run: Flo
   // input (the real manifest parser and selector); then the target it would open.
   const stepDeps = async (event: unknown): Promise<DeliveryDeps> => {
     const route = routeOfEvent(event);
-    const exchange = route.route.target.mode === 'exchange' ? { exchange: refusing('exchange') } : {};
-    return { ports, target: refusing('target'), route, ...exchange };
+    const mode = publicationModeOf(route, { exchange: refusing('exchange'), observeReader: localReader });
+    return { ports, target: refusing('target'), mode, route };
   };
   // The deployed quality-observe handler (functions/quality/operator-observe.ts): its reader
   // resolves the target binding from Secrets Manager, not the environment.

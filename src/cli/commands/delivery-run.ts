@@ -4,6 +4,7 @@ import { routeOfEvent } from '../../delivery/deps-provider.js';
 import { inspectInvocation } from '../../delivery/journal/listing.js';
 import { loadInvocation } from '../../delivery/journal/records.js';
 import type { BeginInput } from '../../delivery/steps/begin.js';
+import { TRANSACTION_MODE } from '../../delivery/transaction-mode.js';
 import {
   invocationIdFrom,
   targetIdOf,
@@ -72,7 +73,7 @@ export function runDeliverWindow(options: RunDeliverWindowOptions): Promise<Flow
     ports,
     ...(options.retryIntervalMs === undefined ? {} : { retryIntervalMs: options.retryIntervalMs }),
     ...(options.onEvent ? { onEvent: options.onEvent } : {}),
-    stepDeps: (event) => Promise.resolve({ ports, target, source, route: routeOfEvent(event) }),
+    stepDeps: (event) => Promise.resolve({ ports, target, mode: TRANSACTION_MODE, source, route: routeOfEvent(event) }),
   });
 }
 

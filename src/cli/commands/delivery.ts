@@ -18,6 +18,9 @@ import { loadInvocation } from '../../delivery/journal/records.js';
 import { RECOVERY_ACTIONS } from '../../delivery/recovery/actions.js';
 import type { RecoveryFlowInput } from '../../delivery/recovery/flow-steps.js';
 import { capsuleActionGate } from '../../quality/inspect.js';
+import { targetReaderOf, type ObserveReader } from '../../quality/observe-reader.js';
+import { publicationModeOf } from '../../publication/exchange-mode.js';
+import { probeReader } from '../../adapters/reader-process/probe-reader.js';
 import { INPUT_LIMITS, readInputFile, UsageError } from '../io.js';
 import { parseOptions, unexpectedArgument, unknownSubcommand } from '../grammar.js';
 import { AWS_OPTIONS } from '../aws-runtime.js';
@@ -146,12 +149,13 @@ async function liveAction(
   const { openLocalRouteTarget } = await import('./delivery-bindings.js');
   const opened = await openLocalRouteTarget(route.targetBinding, runtime.faults());
   try {
+    const observeReader: ObserveReader = (d) => targetReaderOf(d, probeReader());
     const deps = {
       ports: await runtime.ports(),
       target: opened.target,
+      mode: publicationModeOf(route, { exchange: opened.exchange, observeReader }),
       route,
       faults: runtime.faults(),
-      ...(opened.exchange ? { exchange: opened.exchange } : {}),
     };
     const result = await RECOVERY_ACTIONS[action](
       { invocationId: id, manifestText, selector: selectorText(selector) },

@@ -5,6 +5,9 @@ import type { Ports } from '../../ports/index.js';
 import type { SourcePort } from '../../ports/source.js';
 import type { TargetPort } from '../../ports/target.js';
 import type { ExchangeTargetPort } from '../../ports/exchange-target.js';
+import { probeReader } from '../../adapters/reader-process/probe-reader.js';
+import { publicationModeOf } from '../../publication/exchange-mode.js';
+import { targetReaderOf, type ObserveReader } from '../../quality/observe-reader.js';
 import { openLocalRouteTarget, openLocalSource } from './delivery-bindings.js';
 
 /**
@@ -37,11 +40,16 @@ export function localFlowDeps(flow: string, ports: Ports, faults: FaultInjector)
     const route = routeOfEvent(event);
     // A ClickHouse target opens its stage and EXCHANGE sides on one connection.
     const opened = await once(targets, route.targetBinding, () => openLocalRouteTarget(route.targetBinding, faults));
-    if (flow !== 'deliver-window' && flow !== 'publish-clickhouse') return { ports, ...opened, route, faults };
+    // An observation's reader: the generic child entry, the binding from this environment.
+    const observeReader: ObserveReader = (d) => targetReaderOf(d, probeReader());
+    const mode = publicationModeOf(route, { exchange: opened.exchange, observeReader });
+    const { target } = opened;
+    if (flow !== 'deliver-window' && flow !== 'publish-clickhouse') return { ports, target, mode, route, faults };
     // openLocalSource connects on the source's first call (Begin's read-only check).
     return {
       ports,
-      ...opened,
+      target,
+      mode,
       route,
       faults,
       source: await once(sources, route.sourceBinding, () => openLocalSource(route.sourceBinding)),

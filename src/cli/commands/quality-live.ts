@@ -10,6 +10,7 @@ import type { TargetPort } from '../../ports/target.js';
 import { diagnoseQuality } from '../../quality/diagnose.js';
 import { readOnlyPorts } from '../../quality/inspect.js';
 import { targetReaderOf } from '../../quality/observe-reader.js';
+import { probeReader } from '../../adapters/reader-process/probe-reader.js';
 import { assertObservePermitted, operatorObserve } from '../../quality/operator-observe.js';
 import { replayGovernance } from '../../quality/replay.js';
 import { INPUT_LIMITS, readInputFile } from '../io.js';
@@ -54,7 +55,7 @@ export async function manifestCommand(runtime: Runtime, command: ManifestCommand
     const exchange = exchangeSide(opened.exchange, route);
     if (command.verb === 'observe') {
       // The reader crosses the command's injector (quality.worker.reap), as the ports and the target do.
-      const reader = await targetReaderOf({ route, ports, faults: runtime.faults() });
+      const reader = await targetReaderOf({ route, ports, faults: runtime.faults() }, probeReader());
       return await operatorObserve(input, { ports, target: opened.target, exchange, route, reader });
     }
     const reading = { ports: readOnlyPorts(ports), target: readOnlyTarget(opened.target), route };

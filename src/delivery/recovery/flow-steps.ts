@@ -132,17 +132,10 @@ export function recoveryFlowStep(action: LiveAction) {
   return async (input: unknown, deps: DeliveryDeps): Promise<RecoveryFlowOutput> => {
     const recoveryInput = parseRecoveryFlowInput(action, input);
     const { invocationId } = recoveryInput;
-    // Source-free: whatever the provider built, recovery never gets the source. A ClickHouse
-    // route's exchange side and the observation's reader pass on (resume observes PUBLISHED).
-    const { ports, target, route, exchange, observeReader, faults } = deps;
-    const recoveryDeps: RecoveryDeps = {
-      ports,
-      target,
-      route,
-      ...(exchange ? { exchange } : {}),
-      ...(observeReader ? { observeReader } : {}),
-      ...(faults ? { faults } : {}),
-    };
+    // Source-free: whatever the provider built, recovery never gets the source. The
+    // publication mode passes on (a ClickHouse route's resume observes PUBLISHED).
+    const { ports, target, route, mode, faults } = deps;
+    const recoveryDeps: RecoveryDeps = { ports, target, route, mode, ...(faults ? { faults } : {}) };
     try {
       const result = await RECOVERY_ACTIONS[action](recoveryInput, recoveryDeps);
       return {

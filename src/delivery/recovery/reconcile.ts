@@ -6,7 +6,6 @@ import { transition } from '../journal/transition.js';
 import { stageExplainedByReceipts, verifyParts } from '../parts/verify-parts.js';
 import { transitionIdOf } from '../steps/common.js';
 import { publicationFactOf, publishRequestOf } from '../steps/publish.js';
-import { reconcileExchange } from '../../publication/reconcile-exchange.js';
 import {
   RecoveryRetainedError,
   runRecovery,
@@ -18,9 +17,10 @@ import {
 
 /**
  * `reconcile` (WRITING_UNKNOWN, PUBLICATION_UNKNOWN): observes the target, never mutates
- * it, and journals what the observation proves. A dispatched ClickHouse operation (mode
- * exchange) is reconciled by src/publication/reconcile-exchange.ts instead: by UUID, with
- * the fence rename before non-publication is concluded.
+ * it, and journals what the observation proves. PUBLICATION_UNKNOWN is the publication
+ * mode's to reconcile (`reconcilePublication`): a dispatched ClickHouse operation's by UUID,
+ * with the fence rename before non-publication is concluded
+ * (src/publication/reconcile-exchange.ts); the SQL transaction's as follows.
  * - PUBLICATION_UNKNOWN: the exact transaction receipt (`probeReceipt`). Matching →
  *   PUBLISHED with the receipt's facts; a receipt for this invocation that does not match
  *   → INCIDENT_RETAINED (exit 1); none → publication is proved not to have happened (the
@@ -35,9 +35,7 @@ import {
  */
 export async function reconcile(input: RecoveryInput, deps: RecoveryDeps): Promise<RecoveryResult> {
   return runRecovery('reconcile', input, deps, async (ctx) => {
-    if (ctx.record.state === 'PUBLICATION_UNKNOWN' && ctx.deps.route.route.target.mode === 'exchange')
-      await reconcileExchange(ctx);
-    else if (ctx.record.state === 'PUBLICATION_UNKNOWN') await reconcilePublication(ctx);
+    if (ctx.record.state === 'PUBLICATION_UNKNOWN') await ctx.deps.mode.reconcilePublication(ctx);
     else await reconcileWriting(ctx);
   });
 }
@@ -67,7 +65,8 @@ async function incident(ctx: RecoveryContext, step: string, code: string, messag
   throw new RecoveryRetainedError(code, message, 'INCIDENT_RETAINED');
 }
 
-async function reconcilePublication(ctx: RecoveryContext): Promise<void> {
+/** The SQL transaction mode's reconcile of PUBLICATION_UNKNOWN (above): the receipt, else the stage. */
+export async function reconcileReceipt(ctx: RecoveryContext): Promise<void> {
   const { record, deps } = ctx;
   const request = publishRequestOf(record, deps);
   await assertCustody(deps.ports, ctx.ref.targetId, ctx.fence);

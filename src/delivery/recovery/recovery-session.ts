@@ -13,7 +13,6 @@ import type { TransactionLeg } from '../../ports/authority.js';
 import type { Fence } from '../../domain/fence.js';
 import type { Ports } from '../../ports/index.js';
 import { forbiddenSource, type GuardedSource } from '../source-guard.js';
-import type { ExchangeTargetPort } from '../../ports/exchange-target.js';
 import type { TargetPort } from '../../ports/target.js';
 import { acquireCustody } from '../custody.js';
 import type { DeliveryDeps } from '../deps.js';
@@ -29,8 +28,8 @@ import { routeTargetId, workRootOf } from '../steps/common.js';
  *    selector) and what is observed now (the target's identity, read-only; the work root
  *    under this object store) — a mismatch writes nothing: not even custody is taken;
  * 3. a new recovery session takes custody (`acquireCustody`: epoch + 1, so any zombie
- *    session of an older epoch is fenced out of every later write) — for resume only while
- *    the capsule holds no reader guard, in the same transaction (resume.ts);
+ *    session of an older epoch is fenced out of every later write) — for resume on the
+ *    mode's condition, in the same transaction (resume.ts);
  * 4. the record is reloaded under the new fence and the action rechecked (a concurrent
  *    session may have moved it), then the action runs;
  * 5. the resulting recovery projection (`inspectInvocation`).
@@ -58,13 +57,11 @@ export interface RecoveryInput {
 export interface RecoveryDeps {
   ports: Ports;
   target: TargetPort;
-  /** A ClickHouse (exchange) route's publication port: observation and the fence rename. */
-  exchange?: ExchangeTargetPort;
+  /** How the window is published (DeliveryDeps.mode): what reconcile, resume and retire call where the modes differ. */
+  mode: DeliveryDeps['mode'];
   route: SelectedRoute;
   /** The refusing source; a fresh `forbiddenSource()` by default. */
   source?: GuardedSource;
-  /** How resume's observe-target builds its bounded reader (DeliveryDeps.observeReader). */
-  observeReader?: DeliveryDeps['observeReader'];
   /** The run's fault injector (DeliveryDeps.faults): the reader of resume's observation crosses it. */
   faults?: DeliveryDeps['faults'];
 }
@@ -124,9 +121,8 @@ export async function runRecovery(
     ports,
     target: recoveryDeps.target,
     route: recoveryDeps.route,
+    mode: recoveryDeps.mode,
     source,
-    ...(recoveryDeps.exchange ? { exchange: recoveryDeps.exchange } : {}),
-    ...(recoveryDeps.observeReader ? { observeReader: recoveryDeps.observeReader } : {}),
     ...(recoveryDeps.faults ? { faults: recoveryDeps.faults } : {}),
   };
   if (before.route !== deps.route.name || before.targetId !== routeTargetId(deps)) {

@@ -6,7 +6,6 @@ import { recordFacts, transition } from '../journal/transition.js';
 import { ownerBindingOf, stagingRefOf, transitionIdOf } from '../steps/common.js';
 import { dropOrphanStage } from '../steps/orphan-stage.js';
 import { rerunTransient } from '../../engine/rerun.js';
-import { retireCandidate } from '../../publication/retire-candidate.js';
 import {
   RecoveryRetainedError,
   runRecovery,
@@ -17,9 +16,11 @@ import {
 } from './recovery-session.js';
 
 /**
- * `retire` (EMPTY_STAGING, PARTIAL_PROVED, REEXTRACT_REQUIRED): rechecks that no
- * publication receipt exists for the invocation (a receipt is contradicting evidence:
- * INCIDENT_RETAINED), then drops exactly the owned stage and proves its absence.
+ * `retire` (EMPTY_STAGING, PARTIAL_PROVED, REEXTRACT_REQUIRED): rechecks through the
+ * publication mode (`retirePublication`) that the invocation was not published — no
+ * receipt row; a ClickHouse candidate's UUID not under the target name, the candidate
+ * dropped — (a publication is contradicting evidence: INCIDENT_RETAINED), then drops
+ * exactly the owned stage and proves its absence.
  *
  * The drop runs with `unlessPublished` (ports/target.ts): it takes the invocation's
  * publication lock and re-probes the receipt under it, because a publisher of an older
@@ -62,13 +63,12 @@ export async function retire(input: RecoveryInput, deps: RecoveryDeps): Promise<
     async (ctx) => {
       const { record, ref, fence, deps: d } = ctx;
       await assertCustody(d.ports, ref.targetId, fence);
-      if (d.route.route.target.mode === 'exchange') {
-        // A ClickHouse operation has no receipt row: its candidate's UUID says whether it was published.
-        const candidate = await retireCandidate(ctx);
-        if (candidate === 'PUBLISHED') await publicationFound(ctx);
-        if (candidate === 'NOT_OURS') await notOurs(ctx);
-        if (candidate === 'UNPROVABLE') unprovable(ctx);
-      } else if (await d.target.probeReceipt(record.invocationId)) await publicationFound(ctx);
+      // The mode says whether the publication exists after all: the SQL receipt row, or a
+      // ClickHouse candidate's UUID (dropped here when it was never published).
+      const publication = await d.mode.retirePublication(ctx);
+      if (publication === 'PUBLISHED') await publicationFound(ctx);
+      if (publication === 'NOT_OURS') await notOurs(ctx);
+      if (publication === 'UNPROVABLE') unprovable(ctx);
       const staging = record.facts.staging ? stagingRefOf(record) : await observedStage(ctx);
       if (!staging) return;
       const drop = await d.target.dropStaging(staging, { unlessPublished: true });

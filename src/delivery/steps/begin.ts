@@ -6,7 +6,6 @@ import { assertWindowClosed, resolveWindow, type SealedWindow } from '../../doma
 import { ValidationError } from '../../domain/errors.js';
 import { beginInvocation, CustodyHeldError, loadCustody, type CustodyRecord } from '../custody.js';
 import type { DeliveryDeps } from '../deps.js';
-import { successorLegsOf } from '../../publication/successor.js';
 import { validateSession } from '../journal/keys.js';
 import { loadInvocation } from '../journal/records.js';
 import { routeTargetId, workRootOf, type StepOutput } from './common.js';
@@ -151,8 +150,8 @@ export async function begin(input: BeginInput, deps: DeliveryDeps): Promise<Begi
     workRoot: workRootOf(deps),
     window,
   });
-  // A ClickHouse exchange slot: the successor's boundary legs ride in the same transaction (publication/successor.ts).
-  const legs = successorLegsOf(deps, { targetId, invocationId });
+  // Legs the publication mode adds to the slot's custody transaction (a ClickHouse successor's boundary).
+  const legs = deps.mode.beginLegs(deps, { targetId, invocationId });
   const grant = await beginInvocation(ports, {
     invocationId,
     route: route.name,

@@ -1,5 +1,3 @@
-import { completedCapsuleOf, isExchangeRoute } from '../../publication/completed-capsule.js';
-import { capsuleCheckLeg } from '../../quality/capsule-store.js';
 import { advanceCheckpoint, type GovernanceLegs } from '../checkpoint.js';
 import type { DeliveryDeps } from '../deps.js';
 import { transition } from '../journal/transition.js';
@@ -27,15 +25,13 @@ async function checkpointOnce(input: unknown, deps: DeliveryDeps): Promise<Check
       ...(record.facts.checkpoint ? { moved: record.facts.checkpoint.moved } : {}),
     };
   }
-  // An exchange route: refused unless the capsule is COMPLETE with its completion evidence,
-  // and the transaction holds the capsule at the version read (seed 000 N1, I10).
-  // Checked once per call (the evidence read, DescribeTable): the legs hold the version read, so a
-  // capsule that moves after the check fails the transaction and the step decides again.
-  let gate: Promise<Awaited<ReturnType<typeof completedCapsuleOf>>> | undefined;
-  const governance: GovernanceLegs | undefined = isExchangeRoute(deps)
-    ? async () => [capsuleCheckLeg(ref, await (gate ??= completedCapsuleOf(deps, ref)))]
-    : undefined;
-  if (governance) await governance();
+  // The mode's governance gate (an exchange route: refused unless the capsule is COMPLETE
+  // with its completion evidence, and the transaction holds the capsule at the version
+  // read, seed 000 N1, I10). Checked once per call (the evidence read, DescribeTable): the
+  // legs hold the version read, so a capsule that moves after the check fails the
+  // transaction and the step decides again.
+  const gate = await deps.mode.governance(deps, ref);
+  const governance: GovernanceLegs | undefined = gate ? () => Promise.resolve(gate.legs) : undefined;
   const custody = await heldCustody();
   const advanced = await advanceCheckpoint(deps.ports, ref, step.fence, { invocation: record, custody }, governance);
   if (advanced.invocation.state !== 'PUBLISHED')

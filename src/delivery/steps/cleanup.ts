@@ -1,6 +1,4 @@
 import type { DropStatus } from '../../domain/delivery/target-types.js';
-import { isExchangeRoute } from '../../publication/completed-capsule.js';
-import { cleanupPublication } from '../../publication/steps/cleanup.js';
 import type { DeliveryDeps } from '../deps.js';
 import { releaseCustody } from '../custody.js';
 import type { AbsenceFact } from '../journal/facts.js';
@@ -22,8 +20,9 @@ export interface CleanupOutput extends StepOutput {
 }
 
 /**
- * Step 10, the last: drop the exact owned stage, prove its absence (`target.dropStaging`:
- * lock, recheck object id and owner binding, drop, prove) and release custody
+ * Step 10, the last, of the SQL transaction mode (transaction-mode.ts): drop the exact
+ * owned stage, prove its absence (`target.dropStaging`: lock, recheck object id and owner
+ * binding, drop, prove) and release custody
  * (SUCCEEDED → CUSTODY_RELEASED) with the proof, in ONE transaction (`releaseCustody`, at
  * `delivery.custody.release`): custody is released only with the cleanup proved, and the
  * journal's own transition rule refuses CUSTODY_RELEASED without the proof
@@ -45,8 +44,6 @@ export interface CleanupOutput extends StepOutput {
  * own, `cleanup-proved.<invocation>`) is released without another drop.
  */
 async function cleanupOnce(input: unknown, deps: DeliveryDeps): Promise<CleanupOutput> {
-  // A ClickHouse exchange route (resume, the in-process run): the predecessor too, and the capsule's retirement leg.
-  if (isExchangeRoute(deps)) return cleanupPublication(input, deps);
   const step = parseStepInput(input);
   const { record, ref, custody: heldCustody } = await loadForStep(step, deps);
   if (record.state !== 'SUCCEEDED') return output(step, record, false);
@@ -83,5 +80,11 @@ async function cleanupOnce(input: unknown, deps: DeliveryDeps): Promise<CleanupO
   return { ...output(step, record, true, custody), drop: drop.status };
 }
 
-/** The step, deciding again from the journal when it refused or did nothing on a carried state (steps/carried.ts). */
-export const cleanup = rereadOnStale(cleanupOnce);
+/** The SQL transaction mode's cleanup, deciding again from the journal when it refused or did nothing on a carried state (steps/carried.ts). */
+export const cleanupStage = rereadOnStale(cleanupOnce);
+
+/**
+ * The cleanup step: the route's publication mode's (a ClickHouse exchange route's also drops
+ * the predecessor and retires the capsule, src/publication/steps/cleanup.ts).
+ */
+export const cleanup = (input: unknown, deps: DeliveryDeps): Promise<CleanupOutput> => deps.mode.cleanup(input, deps);

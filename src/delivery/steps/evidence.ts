@@ -1,10 +1,9 @@
 import { evidenceObjectKeyOf, qualifiedNameText } from '../../domain/delivery/identifiers.js';
 import { canonicalJson, sha256Hex } from '../../domain/digest.js';
 import { putExact } from '../../objects/exact-object.js';
-import { completedCapsuleOf, isExchangeRoute, type CompletedCapsule } from '../../publication/completed-capsule.js';
-import { capsuleCheckLeg } from '../../quality/capsule-store.js';
 import { DELIVERY_CUT_POINTS } from '../cut-points.js';
 import type { DeliveryDeps } from '../deps.js';
+import type { PublicationGovernance } from '../publication-mode.js';
 import { TransitionPreconditionError } from '../journal/errors.js';
 import { type InvocationRecord } from '../journal/records.js';
 import { recordFacts } from '../journal/transition.js';
@@ -27,7 +26,7 @@ export interface EvidenceOutput extends StepOutput {
 export function evidenceDocument(
   record: InvocationRecord,
   deps: DeliveryDeps,
-  capsule?: CompletedCapsule,
+  governance?: PublicationGovernance,
 ): Record<string, unknown> {
   const { facts, sealed } = record;
   const publication = facts.publication;
@@ -68,20 +67,9 @@ export function evidenceDocument(
       staging_object_id: publication.stagingObjectId,
       published_at: publication.publishedAt,
     },
-    // An exchange route's governance, as final as the publication: the COMPLETE capsule's core and completion witness.
-    ...(capsule
-      ? {
-          quality: {
-            capsule_version: 2,
-            core_digest: capsule.coreDigest,
-            completion: {
-              version: capsule.completion.version,
-              key: capsule.completion.evidence.key,
-              sha256: capsule.completion.evidence.sha256,
-            },
-          },
-        }
-      : {}),
+    // The publication's governance, as final as the publication (an exchange route: the
+    // COMPLETE capsule's core and completion witness).
+    ...governance?.evidence,
   };
 }
 
@@ -100,10 +88,11 @@ async function persistEvidenceOnce(input: unknown, deps: DeliveryDeps): Promise<
       ...(record.facts.evidence ? { evidenceKey: record.facts.evidence.key } : {}),
     };
   }
-  // An exchange route: only after governance is COMPLETE with its completion evidence (seed 000 N1, I10).
-  const capsule = isExchangeRoute(deps) ? await completedCapsuleOf(deps, ref) : undefined;
+  // Only once the mode's governance allows it (an exchange route: a COMPLETE capsule with
+  // its completion evidence, seed 000 N1, I10).
+  const governance = await deps.mode.governance(deps, ref);
   const custody = await heldCustody();
-  const bytes = Buffer.from(canonicalJson(evidenceDocument(record, deps, capsule)), 'utf8');
+  const bytes = Buffer.from(canonicalJson(evidenceDocument(record, deps, governance)), 'utf8');
   const sha256 = sha256Hex(bytes);
   const key = evidenceObjectKeyOf(record.route, record.invocationId);
   await putExact(deps.ports.objects, DELIVERY_CUT_POINTS.evidencePut, key, bytes, {
@@ -117,7 +106,7 @@ async function persistEvidenceOnce(input: unknown, deps: DeliveryDeps): Promise<
     transitionId: transitionIdOf('evidence', record.invocationId),
     patch: { evidence: { key, sha256 } },
     known: { invocation: record, custody },
-    ...(capsule ? { legs: [capsuleCheckLeg(ref, capsule)] } : {}),
+    ...(governance ? { legs: governance.legs } : {}),
   });
   return { ...output(step, result.invocation, !result.alreadyApplied, custody), evidenceKey: key };
 }

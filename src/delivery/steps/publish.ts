@@ -55,17 +55,17 @@ export function publicationFactOf(receipt: PublicationReceipt): PublicationFact 
  * landed without being journaled (a crash after it, a stalled zombie's late COMMIT) is
  * taken from its receipt: matching → PUBLISHED (the same record the publish step writes);
  * a receipt for this invocation that does not match → INCIDENT_RETAINED. Undefined when
- * the principal proves there is no receipt (the caller goes on with the stage), and always
- * on a ClickHouse exchange route.
+ * the principal proves there is no receipt (the caller goes on with the stage). The SQL
+ * transaction mode's `adoptPublication` (transaction-mode.ts): a ClickHouse exchange route
+ * writes no receipt row — its dispatch intent, journaled before the one EXCHANGE, records
+ * a publication attempt, and VERIFIED_EOF has none.
  */
 export async function adoptReceipt(
   record: InvocationRecord,
   fence: Fence,
   deps: DeliveryDeps,
 ): Promise<JournaledResult | undefined> {
-  // A ClickHouse exchange route writes no receipt row: its dispatch intent (journaled before
-  // the one EXCHANGE) is what records a publication attempt, and VERIFIED_EOF has none.
-  if (record.state !== 'VERIFIED_EOF' || deps.route.route.target.mode === 'exchange') return undefined;
+  if (record.state !== 'VERIFIED_EOF') return undefined;
   const receipt = await deps.target.probeReceipt(record.invocationId);
   if (!receipt) return undefined;
   const ref = { targetId: record.targetId, invocationId: record.invocationId };

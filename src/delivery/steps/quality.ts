@@ -7,7 +7,6 @@ import type { InvocationRecord } from '../journal/records.js';
 import { readPlan } from './plan-parts.js';
 import type { DeliveryDeps } from '../deps.js';
 import { transition } from '../journal/transition.js';
-import { adoptReceipt } from './publish.js';
 import { loadForStep, output, parseStepInput, stagingRefOf, transitionIdOf, type StepOutput } from './common.js';
 import { rereadOnStale } from './carried.js';
 
@@ -78,9 +77,9 @@ export async function stagingFactsByPart(deps: DeliveryDeps, record: InvocationR
 }
 
 /**
- * Step 6: the publication receipt first (`adoptReceipt`: a publication that landed
- * unjournaled → PUBLISHED, never REEXTRACT_REQUIRED), then the quality probes on the exact owned stage (`target.stagingFacts`, read-only)
- * against the route's rules. Acts only in VERIFIED_EOF. A pass journals nothing (the probe
+ * Step 6: the publication receipt first (the mode's `adoptPublication`: a publication
+ * that landed unjournaled → PUBLISHED, never REEXTRACT_REQUIRED), then the quality probes
+ * on the exact owned stage (`target.stagingFacts`, read-only) against the route's rules. Acts only in VERIFIED_EOF. A pass journals nothing (the probe
  * is read-only and repeatable; publish follows). A failure moves VERIFIED_EOF →
  * REEXTRACT_REQUIRED (`acted` is true whenever the probes ran), not INCIDENT_RETAINED: the seed's guide names a stage that "fails
  * quality" as one that can never be published and must be retired before a new complete
@@ -98,7 +97,7 @@ async function qualityOnce(input: unknown, deps: DeliveryDeps): Promise<QualityO
   const rules = deps.route.route.quality;
   const custody = await heldCustody();
   // Receipt first: a publication that landed unjournaled is adopted, never judged by its stage.
-  const adopted = await adoptReceipt(record, step.fence, deps);
+  const adopted = await deps.mode.adoptPublication(record, step.fence, deps);
   if (adopted) return { ...output(step, adopted.invocation, !adopted.alreadyApplied, custody), failures: [] };
   const failures = await stagingFactsByPart(deps, record).then(
     (facts) => qualityFailures(rules, facts, record.facts.parts?.rows ?? 0),

@@ -3,7 +3,6 @@ import type { DeliveryDeps } from '../deps.js';
 import { TransitionPreconditionError } from '../journal/errors.js';
 import { transition } from '../journal/transition.js';
 import { verifyParts } from '../parts/verify-parts.js';
-import { adoptReceipt } from './publish.js';
 import { loadForStep, output, parseStepInput, transitionIdOf, type StepOutput } from './common.js';
 import { rereadOnStale } from './carried.js';
 
@@ -21,8 +20,8 @@ export interface VerifyOutput extends StepOutput {
  *   to be less or other than the window, so it can only be retired (then a new complete
  *   invocation).
  * In VERIFIED_EOF (a resume re-verifies before preparing) the publication receipt is
- * probed first (`adoptReceipt`: a receipt → PUBLISHED, or INCIDENT_RETAINED when it does
- * not match), and only without one does a stage that no longer matches the receipts
+ * probed first (the mode's `adoptPublication`, publish.ts `adoptReceipt`: a receipt →
+ * PUBLISHED, or INCIDENT_RETAINED when it does not match), and only without one does a stage that no longer matches the receipts
  * become REEXTRACT_REQUIRED. With a part short of EOF the step refuses
  * (Delivery.TransitionPrecondition): extraction is unfinished and nothing is proved.
  */
@@ -33,7 +32,7 @@ async function verifyEofOnce(input: unknown, deps: DeliveryDeps): Promise<Verify
     return { ...output(step, record, false), problems: [] };
   const custody = await heldCustody();
   // Receipt first: a publication that landed unjournaled is adopted before the stage is read.
-  const adopted = await adoptReceipt(record, step.fence, deps);
+  const adopted = await deps.mode.adoptPublication(record, step.fence, deps);
   if (adopted) return { ...output(step, adopted.invocation, !adopted.alreadyApplied, custody), problems: [] };
   const verified = await verifyParts(deps, record);
   // Extraction unfinished: nothing is proved. (VERIFIED_EOF was entered with every part at

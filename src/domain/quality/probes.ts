@@ -183,3 +183,24 @@ export function evaluateProbes(
   const failed = results.filter((r) => r.result !== 'PASSED').map((r) => r.name);
   return { outcome: failed.length === 0 ? 'COMPLETE' : 'FAILED', results, failed };
 }
+
+/** What the probe worker (src/adapters/reader-process/probe-worker.ts) is given, over IPC only. */
+export interface ProbeWorkerInput {
+  url: string;
+  username?: string;
+  password?: string;
+  /** The target relation the probes are bound to; its UUID is read before and after them. */
+  relation: { database: string; table: string };
+  /** The original probes, already bound to `relation` (names unique). */
+  probes: Array<{ name: string; sql: string }>;
+  /** `max_execution_time` of every statement, seconds (≥ 1). */
+  maxExecutionSeconds: number;
+}
+
+export interface ProbeWorkerResult {
+  /** `toString(uuid)` under the target name before the first probe (null: no table). */
+  before: string | null;
+  after: string | null;
+  /** Each probe's one value by name (64-bit integers as text, never rounded). */
+  values: Record<string, number | string | null>;
+}

@@ -2,8 +2,7 @@ import type { DeliveryDeps } from '../../delivery/deps.js';
 import { validateInvocationId } from '../../domain/delivery/identifiers.js';
 import { ValidationError } from '../../domain/errors.js';
 import { QualityConfirmationRequiredError } from '../../domain/quality/errors.js';
-import { exchangeOf } from '../../publication/exchange-deps.js';
-import { targetReaderOf } from '../observe-reader.js';
+import { exchangeOf, readerOf } from '../../publication/exchange-deps.js';
 import { operatorObserve, type ObservedProjection, type OperatorObserveInput } from '../operator-observe.js';
 
 /**
@@ -49,6 +48,6 @@ export function operatorInputFirst(
 export async function operatorObserveStep(input: unknown, deps: DeliveryDeps): Promise<ObservedProjection> {
   const parsed = parseOperatorObserveInput(input);
   const exchange = exchangeOf(deps);
-  const reader = deps.observeReader ? await deps.observeReader() : await targetReaderOf(deps);
+  const reader = await readerOf(deps);
   return operatorObserve(parsed, { ports: deps.ports, target: deps.target, exchange, route: deps.route, reader });
 }

@@ -11,7 +11,7 @@ import { bindProbe, evaluateProbes } from '../../domain/quality/probes.js';
 import { exchangeOf } from '../../publication/exchange-deps.js';
 import { admissionPlanOf, loadIdOf, runIdOf } from '../admission.js';
 import { capsulePutLeg, readCapsule, type CapsuleAttributes } from '../capsule-store.js';
-import { QUALITY_CUT_POINTS } from '../cut-points.js';
+import { QUALITY_CUT_POINTS } from '../../domain/quality/cut-points.js';
 import { putEvidence } from '../evidence.js';
 
 export interface PrepareOutput extends StepOutput {

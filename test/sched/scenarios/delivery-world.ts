@@ -20,6 +20,7 @@ import type { Endpoints } from '../../support/sched/stores.js';
 import { openStores, type SchedStores } from '../../support/sched/stores.js';
 import type { Scheduler } from '../../support/sched/scheduler.js';
 import { lambdaInvocations } from '../../support/sched/invocations.js';
+import { TRANSACTION_MODE } from '../../../src/delivery/transaction-mode.js';
 
 /**
  * The delivery scenario's world, opened once per run (chdb allows one engine per process):
@@ -113,7 +114,7 @@ export async function scheduleRoute(world: DeliveryWorld, s: Scheduler): Promise
 
 /** Deps of the in-process recovery actions (the operator's `cutpoint delivery reconcile|resume|retire`). */
 export function operatorDeps(world: DeliveryWorld, r: ScheduleRoute): RecoveryDeps {
-  return { ports: world.stores.ports, target: world.target, route: r.route };
+  return { ports: world.stores.ports, target: world.target, mode: TRANSACTION_MODE, route: r.route };
 }
 
 /**
@@ -129,7 +130,13 @@ export function flowOptions(world: DeliveryWorld, s: Scheduler, label: string): 
     retryIntervalMs: 0,
     invoke: invocations.invoke,
     stepDeps: (event) =>
-      Promise.resolve({ ports, target: world.target, source: world.source, route: routeOfEvent(event) }),
+      Promise.resolve({
+        ports,
+        target: world.target,
+        mode: TRANSACTION_MODE,
+        source: world.source,
+        route: routeOfEvent(event),
+      }),
   };
 }
 

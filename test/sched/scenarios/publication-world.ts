@@ -17,6 +17,7 @@ import { seedSourceEvents } from '../../support/delivery-source.js';
 import { recordStatements, type StatementRecorder } from '../../support/governance-invariants.js';
 import { publicationManifest, sourceRows, targetDdl } from '../../support/publication-world.js';
 import { openStores, type Endpoints, type SchedStores } from '../../support/sched/stores.js';
+import { exchangeModeOver } from '../../support/exchange-mode.js';
 
 /**
  * The world of the publication scenario (seed 000), opened once per run: one ClickHouse
@@ -88,7 +89,13 @@ export async function openPublicationWorld(endpoints: Endpoints): Promise<Public
   const exchange = createClickHouseExchangeTarget(rec.handle, chFaults);
   const source = createClickHouseSource(rec.handle, { closeHandle: false });
   const stepDeps = (event: unknown): Promise<DeliveryDeps> =>
-    Promise.resolve({ ports: stores.ports, target, exchange, source, route: routeOfEvent(event) });
+    Promise.resolve({
+      ports: stores.ports,
+      target,
+      mode: exchangeModeOver(exchange),
+      source,
+      route: routeOfEvent(event),
+    });
   const uuidOf = async (table: string): Promise<string | undefined> => {
     const result = await ch.client.query({
       query: `SELECT toString(uuid) AS uuid FROM system.tables WHERE database = 'pub' AND name = {name:String}`,

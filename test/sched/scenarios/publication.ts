@@ -10,6 +10,7 @@ import { FAULT_CHOICES, type Scheduler } from '../../support/sched/scheduler.js'
 import { checkPublication, type PublicationRun } from './publication-check.js';
 import { closePublicationWorld, openPublicationWorld, SELECTOR, type PublicationWorld } from './publication-world.js';
 import { OperationWatch } from './publication-watch.js';
+import { exchangeOf } from '../../../src/publication/exchange-deps.js';
 
 /**
  * The publish-clickhouse flow and the quality-observe flow (seed 000, specs/quality-governance.md)
@@ -173,7 +174,7 @@ async function replay(world: PublicationWorld, s: Scheduler, run: PublicationRun
     receipt: await replayGovernance(input, {
       ports: world.checkPorts,
       target: deps.target,
-      exchange: deps.exchange!,
+      exchange: exchangeOf(deps),
       route: deps.route,
     }),
     statements: world.rec.statements.slice(mark),

@@ -1,9 +1,10 @@
 /**
  * The target reader's worker (spec §4.4 step 3): the module the bounded reader's child
- * process runs (src/adapters/reader-process). It opens its OWN ClickHouse client over HTTP
- * from its input (credentials travel over IPC only and are never logged or returned),
- * reads the generation (the UUID under the target name) from system.tables, runs each
- * bound original probe, reads the generation again, and returns `{before, after, values}`.
+ * process runs (runner.ts; probe-reader.ts builds that reader). It opens its OWN
+ * ClickHouse client over HTTP from its input (credentials travel over IPC only and are
+ * never logged or returned), reads the generation (the UUID under the target name) from
+ * system.tables, runs each bound original probe, reads the generation again, and returns
+ * `{before, after, values}` (src/domain/quality/probes.ts: its input and result).
  *
  * Every statement is read-only by its own SETTINGS clause (`readonly = 2`,
  * `max_execution_time`, `cancel_http_readonly_queries_on_client_close`): over chdb and
@@ -12,34 +13,15 @@
  * `quality.target.probe` (faults from CUTPOINT_FAULTS, which the child inherits: a
  * rehearsal can slow or fail the read inside the killable process).
  */
-import { openClickHouse, type ClickHouseHandle } from '../adapters/clickhouse/client.js';
-import { assertEnclosedSelect, settingsClause } from '../adapters/clickhouse/publication-sql.js';
-import { faultsFromEnv } from '../adapters/fault-injector.js';
-import { classifyClickHouseError } from '../domain/clickhouse-errors.js';
-import { scalarOf } from '../domain/delivery/target-rules.js';
-import { ValidationError } from '../domain/errors.js';
-import type { BoundedReadError } from '../ports/bounded-reader.js';
-import { QUALITY_CUT_POINTS } from './cut-points.js';
-
-export interface ProbeWorkerInput {
-  url: string;
-  username?: string;
-  password?: string;
-  /** The target relation the probes are bound to; its UUID is read before and after them. */
-  relation: { database: string; table: string };
-  /** The original probes, already bound to `relation` (names unique). */
-  probes: Array<{ name: string; sql: string }>;
-  /** `max_execution_time` of every statement, seconds (≥ 1). */
-  maxExecutionSeconds: number;
-}
-
-export interface ProbeWorkerResult {
-  /** `toString(uuid)` under the target name before the first probe (null: no table). */
-  before: string | null;
-  after: string | null;
-  /** Each probe's one value by name (64-bit integers as text, never rounded). */
-  values: Record<string, number | string | null>;
-}
+import { openClickHouse, type ClickHouseHandle } from '../clickhouse/client.js';
+import { assertEnclosedSelect, settingsClause } from '../clickhouse/publication-sql.js';
+import { faultsFromEnv } from '../fault-injector.js';
+import { classifyClickHouseError } from '../../domain/clickhouse-errors.js';
+import { scalarOf } from '../../domain/delivery/target-rules.js';
+import { ValidationError } from '../../domain/errors.js';
+import type { BoundedReadError } from '../../ports/bounded-reader.js';
+import { QUALITY_CUT_POINTS } from '../../domain/quality/cut-points.js';
+import type { ProbeWorkerInput, ProbeWorkerResult } from '../../domain/quality/probes.js';
 
 function parseInput(value: unknown): ProbeWorkerInput {
   const v = value as Partial<ProbeWorkerInput> | null;
