@@ -1,6 +1,8 @@
 import type { JournalState } from '../domain/delivery/journal-states.js';
 import type { SealedWindow } from '../domain/delivery/window.js';
+import { inFlowOrder } from '../engine/flow-path.js';
 import { rerunTransient } from '../engine/rerun.js';
+import deliverWindowFlow from '../../statemachines/deliver-window.asl.json' with { type: 'json' };
 import type { DropStatus } from '../domain/delivery/target-types.js';
 import type { DeliveryDeps } from './deps.js';
 import { begin, type BeginInput } from './steps/begin.js';
@@ -39,18 +41,27 @@ export type Step = (
 /** The steps of a run, in flow order: deliver-window's here, publish-clickhouse's in src/publication/publication-steps.ts (a route's: `deps.mode.steps`). */
 export type StepList = ReadonlyArray<readonly [DeliveryStepName, Step]>;
 
-/** The steps after begin, in flow order (statemachines' deliver-window flow runs the same): the SQL transaction mode's. */
-export const DELIVERY_STEPS: StepList = [
-  ['create-staging', createStaging],
-  ['plan-parts', planParts],
-  ['extract-load-parts', extractLoadParts],
-  ['verify-eof', verifyEof],
-  ['quality', quality],
-  ['publish', publish],
-  ['evidence', persistEvidence],
-  ['checkpoint', checkpoint],
-  ['cleanup', cleanup],
-];
+/**
+ * The steps after begin, in deliver-window's order (its success path, read from the
+ * generated ASL: statemachines/flows/deliver-window.ts): the SQL transaction mode's. Each
+ * Task's in-process step, by handler; the Map's part Task runs every part in turn here.
+ */
+export const DELIVERY_STEPS: StepList = inFlowOrder<StepList[number]>(
+  'deliver-window',
+  deliverWindowFlow,
+  {
+    'delivery/create-staging': ['create-staging', createStaging],
+    'delivery/plan-parts': ['plan-parts', planParts],
+    'delivery/extract-load-part': ['extract-load-parts', extractLoadParts],
+    'delivery/verify-eof': ['verify-eof', verifyEof],
+    'delivery/quality': ['quality', quality],
+    'delivery/publish': ['publish', publish],
+    'delivery/evidence': ['evidence', persistEvidence],
+    'delivery/checkpoint': ['checkpoint', checkpoint],
+    'delivery/cleanup': ['cleanup', cleanup],
+  },
+  1,
+);
 
 export interface DeliveryRun {
   invocationId: string;

@@ -6,6 +6,19 @@
  * ten-minute tour': flows are declared once), so a step added to a flow's spec is a step of
  * the in-process run too, or the run refuses to start (`inFlowOrder`).
  */
+const HANDLER_PATH = /^[a-z][a-z0-9]*(-[a-z0-9]+)*(\/[a-z][a-z0-9]*(-[a-z0-9]+)*)+$/;
+
+/** `delivery/begin` -> `DeliveryBeginFunctionArn`, `stream/commit-head` -> `StreamCommitHeadFunctionArn`. */
+export function handlerPlaceholder(handler: string): string {
+  if (!HANDLER_PATH.test(handler))
+    throw new Error(`'${handler}' is not a handler path under functions/ (e.g. 'delivery/begin')`);
+  const pascal = handler
+    .split(/[/-]/)
+    .map((word) => word.charAt(0).toUpperCase() + word.slice(1))
+    .join('');
+  return `${pascal}FunctionArn`;
+}
+
 interface PathState {
   Type: string;
   Resource?: string;
@@ -47,17 +60,19 @@ export function successPath(machine: PathMachine): PathTask[] {
 
 /**
  * The in-process steps of a flow in its order: the Tasks of its success path after the
- * first `skip`, each mapped through `steps` (keyed by placeholder). A Task with no in-process
- * step, or a step no Task of the path names, is a bug: it throws when the list is built.
+ * first `skip`, each mapped through `steps` (keyed by handler path, e.g. 'delivery/publish').
+ * A Task with no in-process step, or a step no Task of the path names, is a bug: it throws
+ * when the list is built.
  */
 export function inFlowOrder<S>(flow: string, machine: PathMachine, steps: Readonly<Record<string, S>>, skip = 0): S[] {
   const path = successPath(machine).slice(skip);
-  const missing = path.filter((t) => !(t.placeholder in steps)).map((t) => t.state);
-  const unused = Object.keys(steps).filter((p) => !path.some((t) => t.placeholder === p));
+  const byPlaceholder = new Map(Object.entries(steps).map(([handler, step]) => [handlerPlaceholder(handler), step]));
+  const missing = path.filter((t) => !byPlaceholder.has(t.placeholder)).map((t) => t.state);
+  const unused = Object.keys(steps).filter((h) => !path.some((t) => t.placeholder === handlerPlaceholder(h)));
   if (missing.length > 0 || unused.length > 0)
     throw new Error(
       `bug: ${flow}'s in-process steps differ from its flow (statemachines/flows/${flow}.ts): ` +
         `no step for ${missing.join(', ') || '-'}; not in the flow: ${unused.join(', ') || '-'}`,
     );
-  return path.map((t) => steps[t.placeholder]!);
+  return path.map((t) => byPlaceholder.get(t.placeholder)!);
 }

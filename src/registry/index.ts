@@ -18,13 +18,8 @@ export type { FlowEntry } from './flow-entry.js';
 export { FLOWS } from './flows.js';
 export { QUALITY_GATE, QUALITY_STOPS } from './errors.js';
 export { OBSERVE_TIMING } from './publication-steps.js';
-export {
-  handlerPlaceholder,
-  type BucketAction,
-  type SecretScope,
-  type StepEntry,
-  type TableAction,
-} from './step-entry.js';
+export { handlerPlaceholder } from '../engine/flow-path.js';
+export { type BucketAction, type SecretScope, type StepEntry, type TableAction } from './step-entry.js';
 
 export const STEPS: StepEntry[] = [
   ...GENERATION_ENTRIES,

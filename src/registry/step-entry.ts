@@ -1,10 +1,11 @@
 /**
  * What a registry step is (README 'A ten-minute tour'): one Task's Lambda, named by its
  * handler's path under functions/, with the IAM actions, errors, timeout and memory CDK
- * and the ASL generator read. Every entry is written through `step()`, by field name; the
+ * and the ASL generator read. Every entry is written through `stepEntry()`, by field name; the
  * CDK entry file, the ASL placeholder and what the Lambda may reach (secrets, the incident
  * topic) are derived from `handler` and `needs`, never written twice.
  */
+import { handlerPlaceholder } from '../engine/flow-path.js';
 import type { Needs, StepModule } from './handler-contract.js';
 
 /** The DynamoDB and S3 actions a step may use; CDK grants exactly these. */
@@ -63,19 +64,6 @@ export interface StepEntry extends StepSpec {
   readsSecrets?: SecretScope;
   /** Publishes to the incident SNS topic (sns:Publish on that topic only): `needs` includes the notifier. */
   notifies?: boolean;
-}
-
-const HANDLER_PATH = /^[a-z][a-z0-9]*(-[a-z0-9]+)*(\/[a-z][a-z0-9]*(-[a-z0-9]+)*)+$/;
-
-/** `delivery/begin` -> `DeliveryBeginFunctionArn`, `stream/commit-head` -> `StreamCommitHeadFunctionArn`. */
-export function handlerPlaceholder(handler: string): string {
-  if (!HANDLER_PATH.test(handler))
-    throw new Error(`'${handler}' is not a handler path under functions/ (e.g. 'delivery/begin')`);
-  const pascal = handler
-    .split(/[/-]/)
-    .map((word) => word.charAt(0).toUpperCase() + word.slice(1))
-    .join('');
-  return `${pascal}FunctionArn`;
 }
 
 /** The one way to write a registry entry: named fields, the rest derived. */

@@ -1,18 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { inFlowOrder, successPath } from '../../src/engine/flow-path.js';
+import { handlerPlaceholder, inFlowOrder, successPath } from '../../src/engine/flow-path.js';
 import deliverWindow from '../../statemachines/deliver-window.asl.json' with { type: 'json' };
 
 const machine = {
   StartAt: 'A',
   States: {
-    A: { Type: 'Task', Resource: '${AFunctionArn}', Next: 'Parts' },
+    A: { Type: 'Task', Resource: '${AaAFunctionArn}', Next: 'Parts' },
     Parts: {
       Type: 'Map',
-      ItemProcessor: { StartAt: 'P', States: { P: { Type: 'Task', Resource: '${PFunctionArn}', End: true } } },
+      ItemProcessor: { StartAt: 'P', States: { P: { Type: 'Task', Resource: '${AaPFunctionArn}', End: true } } },
       Next: 'Ok',
     },
     Ok: { Type: 'Choice', Default: 'B' },
-    B: { Type: 'Task', Resource: '${BFunctionArn}', Next: 'Notify' },
+    B: { Type: 'Task', Resource: '${AaBFunctionArn}', Next: 'Notify' },
     Notify: { Type: 'Task', Resource: 'arn:aws:states:::sns:publish', Next: 'Done' },
     Done: { Type: 'Succeed' },
   },
@@ -21,7 +21,11 @@ const machine = {
 describe('a flow success path (src/engine/flow-path.ts)', () => {
   it('follows Next, a Map item processor and a Choice default; a service integration is no registry step', () => {
     expect(successPath(machine).map((t) => t.state)).toEqual(['A', 'P', 'B']);
-    expect(successPath(machine).map((t) => t.placeholder)).toEqual(['AFunctionArn', 'PFunctionArn', 'BFunctionArn']);
+    expect(successPath(machine).map((t) => t.placeholder)).toEqual([
+      'AaAFunctionArn',
+      'AaPFunctionArn',
+      'AaBFunctionArn',
+    ]);
   });
 
   it('deliver-window: begin, staging, plan, the part, then the gates, publish and the end', () => {
@@ -39,11 +43,16 @@ describe('a flow success path (src/engine/flow-path.ts)', () => {
     ]);
   });
 
+  it('names a handler path by its placeholder, and refuses what is not a handler path', () => {
+    expect(handlerPlaceholder('delivery/begin')).toBe('DeliveryBeginFunctionArn');
+    expect(() => handlerPlaceholder('Delivery/Begin')).toThrow(/not a handler path/);
+  });
+
   it('maps the path through the in-process steps, and refuses a step missing on either side', () => {
-    expect(inFlowOrder('f', machine, { PFunctionArn: 'p', BFunctionArn: 'b' }, 1)).toEqual(['p', 'b']);
-    expect(() => inFlowOrder('f', machine, { PFunctionArn: 'p' }, 1)).toThrow(/no step for B; not in the flow: -/);
-    expect(() => inFlowOrder('f', machine, { PFunctionArn: 'p', BFunctionArn: 'b', XFunctionArn: 'x' }, 1)).toThrow(
-      /not in the flow: XFunctionArn/,
+    expect(inFlowOrder('f', machine, { 'aa/p': 'p', 'aa/b': 'b' }, 1)).toEqual(['p', 'b']);
+    expect(() => inFlowOrder('f', machine, { 'aa/p': 'p' }, 1)).toThrow(/no step for B; not in the flow: -/);
+    expect(() => inFlowOrder('f', machine, { 'aa/p': 'p', 'aa/b': 'b', 'aa/x': 'x' }, 1)).toThrow(
+      /not in the flow: aa\/x/,
     );
   });
 });
