@@ -18,7 +18,7 @@ const FOLDERS = ['src', 'functions', 'statemachines', 'infra'];
  * The entry points every Lambda module in functions/ exports by convention: one concept
  * (this module's handler, and the factory that builds it from its deps), one per module.
  */
-const PER_MODULE = new Set(['handler', 'makeHandler', 'makeDeliveryHandler']);
+const PER_MODULE = new Set(['handler', 'makeHandler']);
 
 /**
  * Left for the integrator: declared in src/delivery and another file, while that folder is
