@@ -15,7 +15,7 @@ const run = promisify(execFile);
 const SCRIPT = `
 import { step } from './functions/lib/step.ts';
 const before = process.namespaces !== undefined;
-const handler = step(async () => ({ ok: true }))(async () => ({}));
+const handler = step(async () => ({ ok: true }))({ ports: async () => ({}) });
 const out = await handler({}, { awsRequestId: 'req-1', functionName: 'f' });
 process.stdout.write('\\n' + JSON.stringify({ before, after: process.namespaces !== undefined, out }));
 `;
