@@ -284,17 +284,21 @@ export class CustodyNotRetainedError extends CutpointError {
  * inconsistent journal. `condition`, planned each round, adds legs the caller's own state
  * must still satisfy in the same transaction, or throws its refusal (the operator's observe:
  * the capsule still without a reader guard — a takeover would fence out the guard's owner,
- * who then could never release it).
+ * who then could never release it). `known`: the record and custody the caller just read
+ * (a recovery action's checked load): the takeover is planned on them without reading
+ * again, its transaction conditioned on both versions. The grant carries the custody it
+ * wrote, so the session's next write reads nothing either.
  */
 export async function acquireCustody(
   ports: Ports,
   ref: InvocationRef,
   session: string,
   condition?: () => Promise<TransactionLeg[]>,
+  known?: { invocation: InvocationRecord; custody: CustodyRecord | undefined },
 ): Promise<CustodyGrant> {
   const target = validateRef(ref);
   const ourSession = validateSession(session);
-  const current = await loadCustody(ports, target.targetId);
+  const current = known ? known.custody : await loadCustody(ports, target.targetId);
   if (
     current?.state === 'HELD' &&
     current.invocationId === target.invocationId &&
@@ -313,12 +317,14 @@ export async function acquireCustody(
       alreadyApplied: true,
     };
   }
+  let held: (CustodyRecord & { fence: Fence }) | undefined;
   const result = await journaledWrite(ports, {
     cutPoint: DELIVERY_CUT_POINTS.custodyAcquire,
     ref: target,
     transitionId: `sys:custody:${ourSession}`,
     type: 'custody',
     op: { session: ourSession },
+    ...(known ? { known } : {}),
     plan: async ({ invocation, custody, at }) => {
       if (!holdsCustody(invocation.state)) throw new CustodyNotRetainedError(target.invocationId);
       if (custody?.state === 'HELD' && custody.invocationId !== target.invocationId)
@@ -331,6 +337,8 @@ export async function acquireCustody(
       }
       const epoch = custody.epoch + 1;
       const fence: Fence = { owner: target.invocationId, session: ourSession, epoch };
+      // The custody item as this round's update leaves it, should it apply.
+      held = { ...custody, fence, epoch, acquiredAt: at, version: custody.version + 1 };
       return {
         set: { custodyEpoch: epoch },
         custody: {
@@ -348,6 +356,7 @@ export async function acquireCustody(
   return {
     fence: { owner: target.invocationId, session: ourSession, epoch },
     invocation: result.invocation,
+    ...(!result.alreadyApplied && held ? { custody: held } : {}),
     alreadyApplied: result.alreadyApplied,
   };
 }

@@ -44,8 +44,12 @@ export interface PublicationMode {
   governance(deps: DeliveryDeps, ref: InvocationRef): Promise<PublicationGovernance | undefined>;
   /** The last step (SUCCEEDED → CUSTODY_RELEASED): what the publication leaves behind, dropped and proved absent. */
   readonly cleanup: (input: unknown, deps: DeliveryDeps) => Promise<StepOutput & { drop?: DropStatus }>;
-  /** `reconcile` in PUBLICATION_UNKNOWN: observes whether the publication happened and journals what that proves. */
-  reconcilePublication(ctx: RecoveryContext): Promise<void>;
+  /**
+   * `reconcile` in PUBLICATION_UNKNOWN: observes whether the publication happened and
+   * journals what that proves, its first write on the record and custody the takeover left
+   * (recovery-session.ts `knownOf`); returns the record as its last write left it.
+   */
+  reconcilePublication(ctx: RecoveryContext): Promise<InvocationRecord>;
   /** `retire`, before the stage is dropped: whether this invocation's publication exists after all. */
   retirePublication(ctx: RecoveryContext): Promise<PublicationRetirement>;
   /** `resume`'s custody takeover condition (recovery-session.ts `custodyCondition`); absent: none. */

@@ -1,7 +1,6 @@
-import { assertCustody } from '../delivery/custody.js';
 import { transition } from '../delivery/journal/transition.js';
-import type { RecoveryContext } from '../delivery/recovery/recovery-session.js';
-import { RecoveryRetainedError } from '../delivery/recovery/recovery-session.js';
+import type { InvocationRecord } from '../delivery/journal/records.js';
+import { knownOf, RecoveryRetainedError, type RecoveryContext } from '../delivery/recovery/recovery-session.js';
 import { transitionIdOf } from '../delivery/steps/common.js';
 import { CutpointError, EffectFailedError, OutcomeUnknownError } from '../domain/errors.js';
 import { ObservationFailedError } from '../domain/publication/errors.js';
@@ -22,9 +21,10 @@ import { recordObservation } from './observe-publication.js';
  * - The observation cannot be made (a read failure, a Keeper error): exit 1, the state
  *   unchanged, repeat later — an observation failure never authorizes anything.
  */
-export async function reconcileExchange(ctx: RecoveryContext): Promise<void> {
-  const { deps, fence } = ctx;
-  const custody = await assertCustody(deps.ports, ctx.ref.targetId, fence);
+export async function reconcileExchange(ctx: RecoveryContext): Promise<InvocationRecord> {
+  // The custody the takeover just wrote is the check before the fence rename (as a step's
+  // carried custody is), and the observation's journal write carries it as its fence leg.
+  const { deps, fence, custody } = ctx;
   const first = await recordObservation(deps, ctx.record, fence, custody);
   if (first.observed === 'NOT_APPLIED_YET') {
     try {
@@ -34,18 +34,21 @@ export async function reconcileExchange(ctx: RecoveryContext): Promise<void> {
       if (!(error instanceof OutcomeUnknownError) && !(error instanceof EffectFailedError)) throw error;
     }
     const second = await recordObservation(deps, ctx.record, fence, custody);
-    return conclude(ctx, second.observed);
+    return conclude(ctx, second);
   }
-  return conclude(ctx, first.observed);
+  return conclude(ctx, first);
 }
 
+/** What the observation proves, journaled; the record as the last write left it. */
 async function conclude(
   ctx: RecoveryContext,
-  observed: Awaited<ReturnType<typeof recordObservation>>['observed'],
-): Promise<void> {
+  { observed, result }: Awaited<ReturnType<typeof recordObservation>>,
+): Promise<InvocationRecord> {
   switch (observed) {
     case 'COMMIT_PROVEN':
-      return;
+      // recordObservation journaled PUBLISHED.
+      if (!result) throw new Error('bug: a proven commit is journaled by recordObservation');
+      return result.invocation;
     case 'CONTRADICTED':
       throw new RecoveryRetainedError(
         'publication.contradicted',
@@ -53,13 +56,15 @@ async function conclude(
         'INCIDENT_RETAINED',
       );
     case 'NOT_PUBLISHED_FENCED':
-      await transition(ctx.deps.ports, ctx.ref, {
-        from: 'PUBLICATION_UNKNOWN',
-        to: 'REEXTRACT_REQUIRED',
-        fence: ctx.fence,
-        transitionId: transitionIdOf('reconcile-not-published-fenced', ctx.record.invocationId),
-      });
-      return;
+      return (
+        await transition(ctx.deps.ports, ctx.ref, {
+          from: 'PUBLICATION_UNKNOWN',
+          to: 'REEXTRACT_REQUIRED',
+          fence: ctx.fence,
+          transitionId: transitionIdOf('reconcile-not-published-fenced', ctx.record.invocationId),
+          known: knownOf(ctx),
+        })
+      ).invocation;
     case 'NOT_APPLIED_YET':
       throw new CutpointError(
         'Publication.DispatchUnknown',

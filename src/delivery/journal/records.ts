@@ -184,6 +184,18 @@ export async function readInvocationAndCustody(
  * Read-only.
  */
 export async function loadInvocation(ports: Ports, invocationId: unknown): Promise<InvocationRecord> {
+  return (await loadInvocationAndCustody(ports, invocationId)).invocation;
+}
+
+/**
+ * `loadInvocation`, with the target's custody as the check read it (a recovery action
+ * plans its custody takeover on both: journaled-write.ts `Known`, no second read). Not one
+ * snapshot: a write planned on them is conditioned on both versions.
+ */
+export async function loadInvocationAndCustody(
+  ports: Ports,
+  invocationId: unknown,
+): Promise<{ invocation: InvocationRecord; custody: CustodyRecord | undefined }> {
   const id = validateInvocationId(invocationId);
   const pointer = await read(() => ports.authority.get(deliveryKeys.pointer(id)));
   if (!pointer)
@@ -210,8 +222,9 @@ export async function loadInvocation(ports: Ports, invocationId: unknown): Promi
   // record moved (a concurrent transition) is read again; one that stays is the journal's.
   for (let round = 0; ; round++) {
     const record = await loadRecord();
-    const problems = await recordProblems(ports, record, await loadCustody(ports, targetId));
-    if (problems.length === 0) return record;
+    const custody = await loadCustody(ports, targetId);
+    const problems = await recordProblems(ports, record, custody);
+    if (problems.length === 0) return { invocation: record, custody };
     if ((await loadRecord()).version === record.version || round >= MAX_READ_ROUNDS)
       throw inconsistent(problems.join('; '));
   }

@@ -1,12 +1,13 @@
 import type { JournalState } from '../../domain/delivery/journal-states.js';
 import type { PartsFact } from '../journal/facts.js';
 import { receiptMatches } from '../../domain/delivery/target-rules.js';
-import { assertCustody } from '../custody.js';
+import type { InvocationRecord } from '../journal/records.js';
 import { transition } from '../journal/transition.js';
 import { stageExplainedByReceipts, verifyParts } from '../parts/verify-parts.js';
 import { transitionIdOf } from '../steps/common.js';
 import { publicationFactOf, publishRequestOf } from '../steps/publish.js';
 import {
+  knownOf,
   RecoveryRetainedError,
   runRecovery,
   type RecoveryContext,
@@ -34,30 +35,32 @@ import {
  *   no recorded stage to observe) → INCIDENT_RETAINED (exit 1).
  */
 export async function reconcile(input: RecoveryInput, deps: RecoveryDeps): Promise<RecoveryResult> {
-  return runRecovery('reconcile', input, deps, async (ctx) => {
-    if (ctx.record.state === 'PUBLICATION_UNKNOWN') await ctx.deps.mode.reconcilePublication(ctx);
-    else await reconcileWriting(ctx);
-  });
+  return runRecovery('reconcile', input, deps, (ctx) =>
+    ctx.record.state === 'PUBLICATION_UNKNOWN' ? ctx.deps.mode.reconcilePublication(ctx) : reconcileWriting(ctx),
+  );
 }
 
 /**
- * Journals the observation. The transition id carries the journal position: the
- * PUBLICATION_UNKNOWN → VERIFIED_EOF proof may be needed more than once for one
- * invocation (publish.ts), and each crossing must be journaled, not found "already done".
+ * Journals the observation, on the record and custody the takeover left (`knownOf`: no
+ * read first). The transition id carries the journal position: the PUBLICATION_UNKNOWN →
+ * VERIFIED_EOF proof may be needed more than once for one invocation (publish.ts), and
+ * each crossing must be journaled, not found "already done". Returns the record it left.
  */
 async function move(
   ctx: RecoveryContext,
   to: JournalState,
   step: string,
   patch?: Parameters<typeof transition>[2]['patch'],
-): Promise<void> {
-  await transition(ctx.deps.ports, ctx.ref, {
+): Promise<InvocationRecord> {
+  const result = await transition(ctx.deps.ports, ctx.ref, {
     from: ctx.record.state,
     to,
     fence: ctx.fence,
     transitionId: transitionIdOf(step, ctx.record.invocationId, ctx.record.journalSeq),
     ...(patch ? { patch } : {}),
+    known: knownOf(ctx),
   });
+  return result.invocation;
 }
 
 async function incident(ctx: RecoveryContext, step: string, code: string, message: string): Promise<never> {
@@ -65,11 +68,14 @@ async function incident(ctx: RecoveryContext, step: string, code: string, messag
   throw new RecoveryRetainedError(code, message, 'INCIDENT_RETAINED');
 }
 
-/** The SQL transaction mode's reconcile of PUBLICATION_UNKNOWN (above): the receipt, else the stage. */
-export async function reconcileReceipt(ctx: RecoveryContext): Promise<void> {
+/**
+ * The SQL transaction mode's reconcile of PUBLICATION_UNKNOWN (above): the receipt, else
+ * the stage. The target is only read, under the custody the takeover just wrote (the
+ * journal write after it carries the fence: a newer session fences it out there).
+ */
+export async function reconcileReceipt(ctx: RecoveryContext): Promise<InvocationRecord> {
   const { record, deps } = ctx;
   const request = publishRequestOf(record, deps);
-  await assertCustody(deps.ports, ctx.ref.targetId, ctx.fence);
   const receipt = await deps.target.probeReceipt(record.invocationId);
   if (receipt) {
     if (!receiptMatches(receipt, request)) {
@@ -80,11 +86,10 @@ export async function reconcileReceipt(ctx: RecoveryContext): Promise<void> {
         'the publication receipt for this invocation does not match the journal',
       );
     }
-    await move(ctx, 'PUBLISHED', 'publish-reconciled', { publication: publicationFactOf(receipt) });
-    return;
+    return move(ctx, 'PUBLISHED', 'publish-reconciled', { publication: publicationFactOf(receipt) });
   }
   const { problems } = await stageProblems(ctx);
-  await move(
+  return move(
     ctx,
     problems.length === 0 ? 'VERIFIED_EOF' : 'REEXTRACT_REQUIRED',
     problems.length === 0 ? 'reconcile-unpublished' : 'reconcile-unpublished-reextract',
@@ -98,16 +103,15 @@ async function stageProblems(ctx: RecoveryContext): Promise<{ problems: string[]
   return verified.unfinished ? { problems: ['extraction has not reached EOF in every part'] } : verified;
 }
 
-async function reconcileWriting(ctx: RecoveryContext): Promise<void> {
+async function reconcileWriting(ctx: RecoveryContext): Promise<InvocationRecord> {
   const { record, deps } = ctx;
   if (!record.facts.ownedStagesRecorded || !record.facts.staging) {
     await incident(ctx, 'reconcile-ambiguous', 'delivery.reconcile_ambiguous', 'no recorded owned stage to observe');
   }
-  await assertCustody(deps.ports, ctx.ref.targetId, ctx.fence);
+  // The stage is only observed, under the custody the takeover just wrote (as above).
   const verified = await stageProblems(ctx);
   if (verified.problems.length === 0 && verified.summary) {
-    await move(ctx, 'VERIFIED_EOF', 'verify-eof', { parts: verified.summary });
-    return;
+    return move(ctx, 'VERIFIED_EOF', 'verify-eof', { parts: verified.summary });
   }
   if (!record.facts.plan || !(await stageExplainedByReceipts(deps, record))) {
     await incident(
@@ -117,5 +121,5 @@ async function reconcileWriting(ctx: RecoveryContext): Promise<void> {
       'the stage holds rows no journaled receipt explains',
     );
   }
-  await move(ctx, 'PARTIAL_PROVED', 'verify-partial');
+  return move(ctx, 'PARTIAL_PROVED', 'verify-partial');
 }

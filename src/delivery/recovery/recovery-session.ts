@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { RecoveryProjection } from '../../domain/delivery/identifiers.js';
+import { recoveryProjectionOf, type RecoveryProjection } from '../../domain/delivery/identifiers.js';
 import {
   assertActionPermitted,
   repeatsCompleted,
@@ -14,25 +14,33 @@ import type { Fence } from '../../domain/fence.js';
 import type { Ports } from '../../ports/index.js';
 import { forbiddenSource, type GuardedSource } from '../source-guard.js';
 import type { TargetPort } from '../../ports/target.js';
-import { acquireCustody } from '../custody.js';
+import { acquireCustody, assertCustody } from '../custody.js';
 import type { DeliveryDeps } from '../deps.js';
 import { validateSession, type InvocationRef } from '../journal/keys.js';
-import { inspectInvocation } from '../journal/listing.js';
-import { loadInvocation, type InvocationRecord } from '../journal/records.js';
+import { recoverySummaryOf } from '../journal/listing.js';
+import {
+  loadInvocationAndCustody,
+  readInvocation,
+  type CustodyRecord,
+  type InvocationRecord,
+} from '../journal/records.js';
+import type { Carried } from '../steps/carried.js';
 import { routeTargetId, workRootOf } from '../steps/common.js';
 
 /**
  * One live recovery action (seed 004: reconcile, resume, retire), in this order:
- * 1. the journal record and the state-to-action guide (a refused action writes nothing);
+ * 1. the journal record, checked with its custody and journal records (`loadInvocation`),
+ *    and the state-to-action guide (a refused action writes nothing);
  * 2. the sealed authority, recomputed from what the operator supplies (manifest,
  *    selector) and what is observed now (the target's identity, read-only; the work root
  *    under this object store) — a mismatch writes nothing: not even custody is taken;
  * 3. a new recovery session takes custody (`acquireCustody`: epoch + 1, so any zombie
  *    session of an older epoch is fenced out of every later write) — for resume on the
  *    mode's condition, in the same transaction (resume.ts);
- * 4. the record is reloaded under the new fence and the action rechecked (a concurrent
- *    session may have moved it), then the action runs;
- * 5. the resulting recovery projection (`inspectInvocation`).
+ * 4. the record as the takeover journaled it is rechecked (a concurrent session may have
+ *    moved it since step 1), then the action runs on it and the custody the takeover wrote;
+ * 5. the resulting recovery projection (what `inspect` prints), of the record as the
+ *    action's last write left it.
  * The repeat of a completed action (retire on RETIRED, journal-states.ts REPEATABLE_ON)
  * passes steps 1 and 2, takes no custody and runs only the action's `repeat`.
  * Every recovery path is source-free: the deps carry `forbiddenSource()`, which refuses and
@@ -92,10 +100,18 @@ export function newRecoverySession(action: LiveAction): string {
 }
 
 export interface RecoveryContext {
+  /** The record as the custody takeover left it: the action's first write is conditioned on its version. */
   record: InvocationRecord;
   ref: InvocationRef;
   fence: Fence;
+  /** The custody the session holds, as its takeover wrote it: the check before an effect outside the authority, and every write's fence leg. */
+  custody: CustodyRecord & { fence: Fence };
   deps: DeliveryDeps & { source: GuardedSource };
+}
+
+/** What the action's first journaled write carries (steps/carried.ts): nothing is read before it submits. */
+export function knownOf(ctx: Pick<RecoveryContext, 'record' | 'custody'>): Carried {
+  return { invocation: ctx.record, custody: ctx.custody };
 }
 
 export interface RecoveryOptions {
@@ -105,16 +121,26 @@ export interface RecoveryOptions {
   repeat?: (deps: RecoveryContext['deps'], record: InvocationRecord) => Promise<void>;
 }
 
-/** Runs `act` inside the session protocol above; `act` returns the state it reached. */
+/**
+ * Runs `act` inside the session protocol above; `act` returns the record as its last
+ * journaled write left it (undefined: its last step handed on none, so it is read once).
+ * What is read, and why (test/integration/delivery-recovery-requests.test.ts counts it):
+ * the checked load of step 1 (the record with its custody and journal invariants); the
+ * begin record, since a session is granted custody at most once (custody.ts); nothing
+ * else before the action: the takeover is planned on what step 1 read, the action's first
+ * write on what the takeover wrote, and the projection is the last write's record. Only a
+ * write that CONFLICTs reads again (journaled-write.ts).
+ */
 export async function runRecovery(
   action: LiveAction,
   input: RecoveryInput,
   recoveryDeps: RecoveryDeps,
-  act: (ctx: RecoveryContext) => Promise<void>,
+  act: (ctx: RecoveryContext) => Promise<InvocationRecord | undefined>,
   options: RecoveryOptions = {},
 ): Promise<RecoveryResult> {
   const { ports } = recoveryDeps;
-  const before = await loadInvocation(ports, input.invocationId);
+  const loaded = await loadInvocationAndCustody(ports, input.invocationId);
+  const before = loaded.invocation;
   assertActionPermitted(before.state, before.facts, action);
   const source = recoveryDeps.source ?? forbiddenSource();
   const deps = {
@@ -150,13 +176,9 @@ export async function runRecovery(
   };
   checkAuthority(before);
   if (repeatsCompleted(before.state, action)) {
+    // Nothing is journaled by the repeat: the record as loaded is the projection.
     await options.repeat?.(deps, before);
-    return {
-      action,
-      invocationId: input.invocationId,
-      state: before.state,
-      projection: await inspectInvocation(ports, input.invocationId),
-    };
+    return { action, invocationId: input.invocationId, state: before.state, projection: projectionOf(before) };
   }
   const ref: InvocationRef = { targetId: before.targetId, invocationId: before.invocationId };
   const session = validateSession(input.session ?? newRecoverySession(action));
@@ -166,12 +188,27 @@ export async function runRecovery(
     ref,
     session,
     custodyCondition ? () => custodyCondition(ports, ref) : undefined,
+    loaded,
   );
-  const record = await loadInvocation(ports, input.invocationId);
+  // The record as the takeover journaled it (its transaction was conditioned on the version
+  // it planned on, so a session that moved the invocation meanwhile made it read again):
+  // rechecked, as a concurrent session may have moved it since step 1.
+  const record = grant.invocation;
   checkAuthority(record);
   assertActionPermitted(record.state, record.facts, action);
-  await act({ record, ref, fence: grant.fence, deps });
-  const projection = await inspectInvocation(ports, input.invocationId);
-  const after = await loadInvocation(ports, input.invocationId);
-  return { action, invocationId: input.invocationId, state: after.state, fence: grant.fence, projection };
+  // A repeated grant (this session's own, from before) wrote nothing now: its custody is read.
+  const custody = grant.custody ?? (await assertCustody(ports, ref.targetId, grant.fence));
+  const last = (await act({ record, ref, fence: grant.fence, custody, deps })) ?? (await readInvocation(ports, ref));
+  return {
+    action,
+    invocationId: input.invocationId,
+    state: last.state,
+    fence: grant.fence,
+    projection: projectionOf(last),
+  };
+}
+
+/** The recovery projection of a record (what `inspect` prints: listing.ts `inspectInvocation`, without a gate). */
+function projectionOf(record: InvocationRecord): RecoveryProjection {
+  return recoveryProjectionOf(recoverySummaryOf(record));
 }

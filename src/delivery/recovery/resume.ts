@@ -1,5 +1,6 @@
 import { runDeliverySteps } from '../deliver-in-process.js';
 import {
+  knownOf,
   RecoveryRetainedError,
   runRecovery,
   type RecoveryDeps,
@@ -26,8 +27,10 @@ export async function resume(input: RecoveryInput, deps: RecoveryDeps): Promise<
     'resume',
     input,
     deps,
-    async ({ record, fence, deps: d }) => {
-      const run = await runDeliverySteps({ invocationId: record.invocationId, fence }, d);
+    async (ctx) => {
+      // The first step carries what the takeover left (steps/carried.ts): it reads nothing before it acts.
+      const { record, fence, deps: d } = ctx;
+      const run = await runDeliverySteps({ invocationId: record.invocationId, fence, known: knownOf(ctx) }, d);
       if (run.state !== 'CUSTODY_RELEASED') {
         throw new RecoveryRetainedError(
           'delivery.resume_incomplete',
@@ -35,6 +38,8 @@ export async function resume(input: RecoveryInput, deps: RecoveryDeps): Promise<
           run.state,
         );
       }
+      // Custody released: the last step hands on no record, so the projection reads it.
+      return undefined;
     },
     resumeCondition
       ? { custodyCondition: (ports, ref) => resumeCondition(ports, { ...ref, route: deps.route.name }) }

@@ -1,12 +1,14 @@
 import { stagingTableOf } from '../../domain/delivery/identifiers.js';
 import type { StagingRef } from '../../domain/delivery/target-types.js';
-import { assertCustody, releaseCustody } from '../custody.js';
+import type { InvocationRecord } from '../journal/records.js';
+import { releaseCustody } from '../custody.js';
 import { DELIVERY_CUT_POINTS } from '../cut-points.js';
 import { recordFacts, transition } from '../journal/transition.js';
 import { ownerBindingOf, stagingRefOf, transitionIdOf } from '../steps/common.js';
 import { dropOrphanStage } from '../steps/orphan-stage.js';
 import { rerunTransient } from '../../engine/rerun.js';
 import {
+  knownOf,
   RecoveryRetainedError,
   runRecovery,
   type RecoveryContext,
@@ -60,33 +62,38 @@ export async function retire(input: RecoveryInput, deps: RecoveryDeps): Promise<
     'retire',
     input,
     deps,
-    async (ctx) => {
-      const { record, ref, fence, deps: d } = ctx;
-      await assertCustody(d.ports, ref.targetId, fence);
+    async (taken) => {
+      const { ref, fence, deps: d } = taken;
+      // The custody the takeover just wrote is the check before the target is touched (as a
+      // step's carried custody is); every journal write below carries it as its fence leg.
       // The mode says whether the publication exists after all: the SQL receipt row, or a
       // ClickHouse candidate's UUID (dropped here when it was never published).
-      const publication = await d.mode.retirePublication(ctx);
-      if (publication === 'PUBLISHED') await publicationFound(ctx);
-      if (publication === 'NOT_OURS') await notOurs(ctx);
-      if (publication === 'UNPROVABLE') unprovable(ctx);
-      const staging = record.facts.staging ? stagingRefOf(record) : await observedStage(ctx);
-      if (!staging) return;
+      const publication = await d.mode.retirePublication(taken);
+      if (publication === 'PUBLISHED') await publicationFound(taken);
+      if (publication === 'NOT_OURS') await notOurs(taken);
+      if (publication === 'UNPROVABLE') unprovable(taken);
+      const found = taken.record.facts.staging
+        ? { staging: stagingRefOf(taken.record), ctx: taken }
+        : await observedStage(taken);
+      if ('retired' in found) return found.retired;
+      const { staging, ctx } = found;
       const drop = await d.target.dropStaging(staging, { unlessPublished: true });
       if (drop.status === 'ABSENT_PROVED') {
         const retired = await releaseCustody(d.ports, ref, {
-          from: record.state,
+          from: ctx.record.state,
           to: 'RETIRED',
           fence,
-          transitionId: transitionIdOf('retire', record.invocationId),
+          transitionId: transitionIdOf('retire', ctx.record.invocationId),
           patch: { absence: { table: staging.table, objectId: staging.objectId } },
+          known: knownOf(ctx),
         });
         await sweepAfterRetired(d, retired.invocation);
-        return;
+        return retired.invocation;
       }
       // ATTACHED: the stage is this invocation's published partition — published, like PUBLISHED.
       if (drop.status === 'PUBLISHED' || drop.status === 'ATTACHED') await publicationFound(ctx);
       if (drop.status === 'NOT_OURS') await notOurs(ctx);
-      unprovable(ctx);
+      return unprovable(ctx);
     },
     { repeat: sweepAfterRetired },
   );
@@ -99,6 +106,7 @@ async function publicationFound(ctx: RecoveryContext): Promise<never> {
     to: 'INCIDENT_RETAINED',
     fence,
     transitionId: transitionIdOf('retire-published', record.invocationId),
+    known: knownOf(ctx),
   });
   throw new RecoveryRetainedError(
     'delivery.retire_publication_found',
@@ -114,6 +122,7 @@ async function notOurs(ctx: RecoveryContext): Promise<never> {
     to: 'INCIDENT_RETAINED',
     fence,
     transitionId: transitionIdOf('retire-not-ours', record.invocationId),
+    known: knownOf(ctx),
   });
   throw new RecoveryRetainedError(
     'delivery.retire_not_ours',
@@ -132,9 +141,12 @@ function unprovable(ctx: RecoveryContext): never {
 
 /**
  * The unrecorded stage of an EMPTY_STAGING invocation, by derived name and owner marker:
- * the journaled ref when it is ours, or undefined once RETIRED (nothing was there).
+ * the journaled ref when it is ours, with the context its record left (the next write is
+ * conditioned on it), or the RETIRED record (nothing was there).
  */
-async function observedStage(ctx: RecoveryContext): Promise<StagingRef | undefined> {
+async function observedStage(
+  ctx: RecoveryContext,
+): Promise<{ staging: StagingRef; ctx: RecoveryContext } | { retired: InvocationRecord }> {
   const { record, ref, fence, deps } = ctx;
   const stage = stagingTableOf(record.invocationId, deps.route.route.target.table);
   const table = { schema: stage.schema, table: stage.name };
@@ -149,9 +161,10 @@ async function observedStage(ctx: RecoveryContext): Promise<StagingRef | undefin
       fence,
       transitionId: transitionIdOf('retire', record.invocationId),
       patch: { absence: { table } },
+      known: knownOf(ctx),
     });
     await sweepAfterRetired(deps, retired.invocation);
-    return undefined;
+    return { retired: retired.invocation };
   }
   // Exactly the record create-staging writes (same transition id and facts): a late
   // create-staging of an older session finds it already journaled.
@@ -161,8 +174,9 @@ async function observedStage(ctx: RecoveryContext): Promise<StagingRef | undefin
     transitionId: transitionIdOf('create-staging', record.invocationId),
     patch: { staging: { table, objectId: seen.objectId, owner }, ownedStagesRecorded: true },
     cutPoint: DELIVERY_CUT_POINTS.stagingRecord,
+    known: knownOf(ctx),
   });
-  return stagingRefOf(recorded.invocation);
+  return { staging: stagingRefOf(recorded.invocation), ctx: { ...ctx, record: recorded.invocation } };
 }
 
 /**
