@@ -8,7 +8,13 @@ import { DELIVERY_CUT_POINTS } from './cut-points.js';
 import { JournalStateConflictError, TransitionPreconditionError } from './journal/errors.js';
 import { assertTransitionTo } from './journal/transition.js';
 import { custodyGuardLeg, journaledWrite, requireFence, type Known } from './journal/journaled-write.js';
-import { deliveryKeys, validateFence, validateRef, validateTargetId, type InvocationRef } from './journal/keys.js';
+import {
+  deliveryKeys,
+  validateCustodyFence,
+  validateInvocationRef,
+  validateTargetId,
+  type InvocationRef,
+} from './journal/keys.js';
 import { type InvocationRecord } from './journal/records.js';
 
 /**
@@ -118,8 +124,8 @@ export async function advanceCheckpoint(
   known?: Known,
   governance?: GovernanceLegs,
 ): Promise<CheckpointAdvance> {
-  const target = validateRef(ref);
-  const ourFence = validateFence(fence);
+  const target = validateInvocationRef(ref);
+  const ourFence = validateCustodyFence(fence);
   const result = await journaledWrite(ports, {
     cutPoint: DELIVERY_CUT_POINTS.checkpointAdvance,
     ref: target,

@@ -30,8 +30,8 @@ import {
 import {
   deliveryKeys,
   journalOf,
-  validateFence,
-  validateRef,
+  validateCustodyFence,
+  validateInvocationRef,
   validateSession,
   validateTargetId,
   type InvocationRef,
@@ -296,7 +296,7 @@ export async function acquireCustody(
   condition?: () => Promise<TransactionLeg[]>,
   known?: { invocation: InvocationRecord; custody: CustodyRecord | undefined },
 ): Promise<CustodyGrant> {
-  const target = validateRef(ref);
+  const target = validateInvocationRef(ref);
   const ourSession = validateSession(session);
   const current = known ? known.custody : await loadCustody(ports, target.targetId);
   if (
@@ -373,7 +373,7 @@ export async function assertCustody(
   fence: Fence,
 ): Promise<CustodyRecord & { fence: Fence }> {
   const id = validateTargetId(targetId);
-  const f = validateFence(fence);
+  const f = validateCustodyFence(fence);
   const custody = await loadCustody(ports, id);
   const ref = { targetId: id, invocationId: f.owner };
   requireFence(ref, custody, f);

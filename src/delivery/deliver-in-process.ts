@@ -12,7 +12,7 @@ import { forRerun, type StepInput, type StepOutput } from './steps/common.js';
 import { createStaging } from './steps/create-staging.js';
 import { persistEvidence } from './steps/evidence.js';
 import { extractLoadParts } from './parts/extract-load-parts.js';
-import { planParts } from './steps/plan-parts.js';
+import { planPartsStep } from './steps/plan-parts.js';
 import { publish } from './steps/publish.js';
 import { quality } from './steps/quality.js';
 import { verifyEof } from './steps/verify-eof.js';
@@ -51,7 +51,7 @@ export const DELIVERY_STEPS: StepList = inFlowOrder<StepList[number]>(
   deliverWindowFlow,
   {
     'delivery/create-staging': ['create-staging', createStaging],
-    'delivery/plan-parts': ['plan-parts', planParts],
+    'delivery/plan-parts': ['plan-parts', planPartsStep],
     'delivery/extract-load-part': ['extract-load-parts', extractLoadParts],
     'delivery/verify-eof': ['verify-eof', verifyEof],
     'delivery/quality': ['quality', quality],

@@ -8,3 +8,8 @@ export interface Fence {
   session: string;
   epoch: number;
 }
+
+/** The same holder: owner, session and epoch all equal (an absent fence is never the same). */
+export function sameFence(a: Fence | undefined, b: Fence | undefined): boolean {
+  return !!a && !!b && a.owner === b.owner && a.session === b.session && a.epoch === b.epoch;
+}

@@ -5,7 +5,7 @@ import { validateAttemptTime } from './attempt-time.js';
 import { sha256Hex } from './digest.js';
 import { ValidationError } from './errors.js';
 import { UnknownSessionError } from './stream-errors.js';
-import type { Fence } from './fence.js';
+import { sameFence, type Fence } from './fence.js';
 
 /**
  * The stream log (seed 002): per lane (a stream partition) a head item in the authority
@@ -311,7 +311,3 @@ export function rangeRootOf(lane: LaneRef, start: number): string {
 
 // WAL object keys, metadata, binding and fate: stream-wal.ts (re-exported here).
 export * from './stream-wal.js';
-
-export function sameFence(a: Fence | undefined, b: Fence | undefined): boolean {
-  return !!a && !!b && a.owner === b.owner && a.session === b.session && a.epoch === b.epoch;
-}

@@ -16,7 +16,7 @@ import { originalProbes } from '../domain/quality/probes.js';
 export const TERM_GRACE_MS = 1000;
 export const REAP_BOUND_MS = 3000;
 
-export function governanceOf(route: SelectedRoute): QualityGovernance {
+export function routeGovernanceOf(route: SelectedRoute): QualityGovernance {
   const governance = route.route.quality.governance;
   if (!governance)
     throw new QualityRefusalError(
@@ -27,7 +27,7 @@ export function governanceOf(route: SelectedRoute): QualityGovernance {
 }
 
 export function admissionPlanOf(route: SelectedRoute, receiptsTotal: number): AdmissionPlan {
-  const governance = governanceOf(route);
+  const governance = routeGovernanceOf(route);
   const { quality, target } = route.route;
   const retry = governance.keeperNoNodeRetry;
   return {

@@ -5,7 +5,7 @@ import { WorkerCrashedError } from '../domain/errors.js';
 import { CustodyFencedError } from '../delivery/journal/errors.js';
 import { continuityError } from '../domain/quality/continuity.js';
 import { GenerationChangedError, IncompleteError } from '../domain/quality/errors.js';
-import { governanceOf, runIdOf } from './admission.js';
+import { routeGovernanceOf, runIdOf } from './admission.js';
 import { readCapsule } from './capsule-store.js';
 import { checkCapsule } from './capsule-continuity.js';
 import { checkBeforeObserving, readPrepared } from './observe-checks.js';
@@ -96,7 +96,7 @@ export async function observeTargetOnce(
   }
 
   const now = deps.ports.clock.now();
-  const deadlineAt = deadlineOf(now, governanceOf(deps.route).observeDeadlineS, tr);
+  const deadlineAt = deadlineOf(now, routeGovernanceOf(deps.route).observeDeadlineS, tr);
   const runId = runIdOf(step.fence.session);
   let held: HeldGuard;
   try {

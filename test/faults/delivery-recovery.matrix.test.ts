@@ -6,7 +6,7 @@ import { deliverWindow } from '../../src/delivery/deliver-in-process.js';
 import type { DeliveryDeps } from '../../src/delivery/deps.js';
 import { inspectInvocation } from '../../src/delivery/journal/listing.js';
 import { loadInvocation, type InvocationRecord } from '../../src/delivery/journal/records.js';
-import { RECOVERY_ACTIONS } from '../../src/delivery/recovery/actions.js';
+import { LIVE_ACTION_RUNNERS } from '../../src/delivery/recovery/actions.js';
 import type { RecoveryDeps, RecoveryInput } from '../../src/delivery/recovery/recovery-session.js';
 import { begin, type BeginInput } from '../../src/delivery/steps/begin.js';
 import { createStaging } from '../../src/delivery/steps/create-staging.js';
@@ -279,7 +279,7 @@ async function prepare(scenario: Scenario, c: Case): Promise<void> {
     }
   }
   if (scenario.action !== 'reconcile' && scenario.entry !== 'EMPTY_STAGING') {
-    const reconciled = await RECOVERY_ACTIONS.reconcile(c.recoveryInput, c.recoveryDeps);
+    const reconciled = await LIVE_ACTION_RUNNERS.reconcile(c.recoveryInput, c.recoveryDeps);
     expect(reconciled.state).toBe(scenario.entry);
   }
   expect((await loadInvocation(world.stores.ports, c.invocationId)).state).toBe(scenario.entry);
@@ -328,7 +328,7 @@ async function recoverToTerminal(c: Case, history: string[]): Promise<Invocation
     const action = ACTION_ORDER.find((a) => actions.includes(a));
     expect(action, `no permitted live action: ${history.join(' → ')}`).toBeDefined();
     try {
-      const result = await RECOVERY_ACTIONS[action as LiveAction](c.recoveryInput, c.recoveryDeps);
+      const result = await LIVE_ACTION_RUNNERS[action as LiveAction](c.recoveryInput, c.recoveryDeps);
       history.push(`${action} → ${result.state}`);
     } catch (error) {
       history.push(`${action} threw ${describeError(error)}`);
@@ -347,7 +347,7 @@ describe('recovery actions: the cut points each passes through', () => {
       const target = world.targetFaults.arm(COUNT_ONLY);
       let state: JournalState;
       try {
-        state = (await RECOVERY_ACTIONS[scenario.action](c.recoveryInput, c.recoveryDeps)).state;
+        state = (await LIVE_ACTION_RUNNERS[scenario.action](c.recoveryInput, c.recoveryDeps)).state;
       } finally {
         world.stores.faults.disarm();
         world.targetFaults.disarm();
@@ -382,7 +382,7 @@ describe('recovery actions: a persistent fault at each cut point, then the permi
       const injector = switchboard.arm(`${cutPoint}:${kind}${kind === 'delay' ? '=5' : ''}*`);
       let firstOutcome: string;
       try {
-        const result = await RECOVERY_ACTIONS[scenario.action](c.recoveryInput, c.recoveryDeps);
+        const result = await LIVE_ACTION_RUNNERS[scenario.action](c.recoveryInput, c.recoveryDeps);
         firstOutcome = `${scenario.action} → ${result.state}`;
       } catch (error) {
         firstOutcome = `${scenario.action} threw ${describeError(error)}`;
@@ -443,7 +443,7 @@ describe('recovery actions: what the matrix found', () => {
     const injector = world.targetFaults.arm(`${T.publishCommit}:lose-response`);
     let firstOutcome: string;
     try {
-      const result = await RECOVERY_ACTIONS.resume(c.recoveryInput, c.recoveryDeps);
+      const result = await LIVE_ACTION_RUNNERS.resume(c.recoveryInput, c.recoveryDeps);
       firstOutcome = `resume → ${result.state}`;
     } catch (error) {
       firstOutcome = `resume threw ${describeError(error)}`;

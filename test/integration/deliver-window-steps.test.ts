@@ -14,7 +14,7 @@ import { deliveryKeys, journalOf } from '../../src/delivery/journal/keys.js';
 import { loadInvocation } from '../../src/delivery/journal/records.js';
 import { begin } from '../../src/delivery/steps/begin.js';
 import { createStaging } from '../../src/delivery/steps/create-staging.js';
-import { planParts } from '../../src/delivery/steps/plan-parts.js';
+import { planPartsStep } from '../../src/delivery/steps/plan-parts.js';
 import { listHeads } from '../../src/delivery/parts/part-store.js';
 import { persistEvidence } from '../../src/delivery/steps/evidence.js';
 import { seqRangeOf } from '../../src/domain/delivery/parts.js';
@@ -213,7 +213,7 @@ describe('requests of a delivery', () => {
     // It decided from the journal and did nothing: it hands on no state it did not hold, so the next step reads.
     expect(again.known).toBeNull();
     // Planning on begin's stale record (no stage) is refused on it, then decided on the journal.
-    const planned = await planParts(begun, deps);
+    const planned = await planPartsStep(begun, deps);
     expect(planned).toMatchObject({ state: 'WRITING_UNKNOWN', acted: true });
     const journal = await journalOf(world.stores.ports.authority, invocationId).read();
     expect(journal.map((e) => e.transitionId)).toEqual([
@@ -231,7 +231,7 @@ describe('a part on a carried invocation that is no longer current', () => {
     const invocationId = newInvocationId();
     const begun = await begin(beginInput(invocationId), deps);
     await createStaging(begun, deps);
-    const planned = await planParts(begun, deps);
+    const planned = await planPartsStep(begun, deps);
     const carried = planned.known?.invocation;
     expect(carried?.state).toBe('WRITING_UNKNOWN');
     // Another journaled write moves the invocation's version and leaves its state.

@@ -7,7 +7,7 @@ import { reconcile } from '../../src/delivery/recovery/reconcile.js';
 import { retire } from '../../src/delivery/recovery/retire.js';
 import { begin } from '../../src/delivery/steps/begin.js';
 import { createStaging } from '../../src/delivery/steps/create-staging.js';
-import { planParts, readPlan } from '../../src/delivery/steps/plan-parts.js';
+import { planPartsStep, readPlan } from '../../src/delivery/steps/plan-parts.js';
 import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.js';
 import { chunkSeqOf } from '../../src/domain/delivery/parts.js';
 import type { SourcePort } from '../../src/ports/source.js';
@@ -76,7 +76,7 @@ async function planned(invocationId: string, source: SourcePort, table: Table) {
   const deps = world.deps(routeOf(table), source);
   const begun = await begin(beginInput(invocationId, table), deps);
   await createStaging(begun, deps);
-  await planParts(begun, deps);
+  await planPartsStep(begun, deps);
   const record = await loadInvocation(world.stores.ports, invocationId);
   return { deps, begun, parts: await readPlan(deps, record) };
 }

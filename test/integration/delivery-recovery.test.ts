@@ -13,7 +13,7 @@ import { begin, type BeginInput } from '../../src/delivery/steps/begin.js';
 import { ownerBindingOf } from '../../src/delivery/steps/common.js';
 import { stagingTableOf } from '../../src/domain/delivery/identifiers.js';
 import { createStaging } from '../../src/delivery/steps/create-staging.js';
-import { planParts } from '../../src/delivery/steps/plan-parts.js';
+import { planPartsStep } from '../../src/delivery/steps/plan-parts.js';
 import { extractLoadParts } from '../../src/delivery/parts/extract-load-parts.js';
 import { verifyEof } from '../../src/delivery/steps/verify-eof.js';
 import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.js';
@@ -178,7 +178,7 @@ describe('live recovery actions', () => {
     const invocationId = newInvocationId();
     const begun = await begin(beginInput(invocationId), deps);
     await createStaging(begun, deps);
-    await planParts(begun, deps);
+    await planPartsStep(begun, deps);
     await extractLoadParts(begun, deps);
     expect((await verifyEof(begun, deps)).state).toBe('VERIFIED_EOF');
     // The publish acknowledgement is lost before the COMMIT reached the target.

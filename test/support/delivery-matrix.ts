@@ -3,7 +3,7 @@ import { loadCheckpoint } from '../../src/delivery/checkpoint.js';
 import type { DeliveryDeps } from '../../src/delivery/deps.js';
 import { inspectInvocation } from '../../src/delivery/journal/listing.js';
 import { loadInvocation, type InvocationRecord } from '../../src/delivery/journal/records.js';
-import { RECOVERY_ACTIONS } from '../../src/delivery/recovery/actions.js';
+import { LIVE_ACTION_RUNNERS } from '../../src/delivery/recovery/actions.js';
 import type { RecoveryDeps, RecoveryInput } from '../../src/delivery/recovery/recovery-session.js';
 import type { BeginInput } from '../../src/delivery/steps/begin.js';
 import { guardedSource, type GuardedSource } from '../../src/delivery/source-guard.js';
@@ -100,7 +100,7 @@ export async function runMatrixCase(c: MatrixCase): Promise<void> {
     const action = ACTION_ORDER.find((a) => actions.includes(a));
     if (action) {
       try {
-        history.push(`${action} → ${(await RECOVERY_ACTIONS[action](recoveryInput, recoveryDeps)).state}`);
+        history.push(`${action} → ${(await LIVE_ACTION_RUNNERS[action](recoveryInput, recoveryDeps)).state}`);
       } catch (error) {
         history.push(`${action} threw ${(error as Error).name}: ${(error as Error).message}`);
       }

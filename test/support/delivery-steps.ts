@@ -4,7 +4,7 @@ import type { DeliveryDeps } from '../../src/delivery/deps.js';
 import { extractLoadParts } from '../../src/delivery/parts/extract-load-parts.js';
 import type { StepInput } from '../../src/delivery/steps/common.js';
 import { createStaging } from '../../src/delivery/steps/create-staging.js';
-import { planParts } from '../../src/delivery/steps/plan-parts.js';
+import { planPartsStep } from '../../src/delivery/steps/plan-parts.js';
 import { publish } from '../../src/delivery/steps/publish.js';
 import { verifyEof } from '../../src/delivery/steps/verify-eof.js';
 import type { DeliveryWorld } from './delivery-world.js';
@@ -21,7 +21,7 @@ export async function stepsThrough(
   last: 'extract-load-parts' | 'verify-eof' = 'verify-eof',
 ): Promise<void> {
   await createStaging(begun, deps);
-  await planParts(begun, deps);
+  await planPartsStep(begun, deps);
   await extractLoadParts(begun, deps);
   if (last === 'verify-eof') expect(await verifyEof(begun, deps)).toMatchObject({ state: 'VERIFIED_EOF' });
 }

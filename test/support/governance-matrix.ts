@@ -4,7 +4,7 @@ import { runDeliverySteps, type DeliveryRun, type StepList } from '../../src/del
 import type { DeliveryDeps } from '../../src/delivery/deps.js';
 import { inspectInvocation } from '../../src/delivery/journal/listing.js';
 import { loadCustody, loadInvocation, type InvocationRecord } from '../../src/delivery/journal/records.js';
-import { RECOVERY_ACTIONS } from '../../src/delivery/recovery/actions.js';
+import { LIVE_ACTION_RUNNERS } from '../../src/delivery/recovery/actions.js';
 import type { RecoveryDeps, RecoveryInput } from '../../src/delivery/recovery/recovery-session.js';
 import { begin, type BeginInput } from '../../src/delivery/steps/begin.js';
 import { forbiddenSource, type GuardedSource } from '../../src/delivery/source-guard.js';
@@ -155,7 +155,7 @@ export async function runGovernanceCase(c: GovernanceCase): Promise<CaseResult> 
         });
         return `replay → ${receipt ? 'receipt' : 'none'}`;
       }
-      return `${action} → ${(await RECOVERY_ACTIONS[action](recoveryInput, recovery)).state}`;
+      return `${action} → ${(await LIVE_ACTION_RUNNERS[action](recoveryInput, recovery)).state}`;
     },
     async drive({ limit = 8, untilError = false } = {}) {
       for (let i = 0; ; i++) {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { acquireCustody, loadCustody } from '../../src/delivery/custody.js';
 import { readInvocation } from '../../src/delivery/journal/records.js';
-import { RECOVERY_ACTIONS } from '../../src/delivery/recovery/actions.js';
+import { LIVE_ACTION_RUNNERS } from '../../src/delivery/recovery/actions.js';
 import { forbiddenSource } from '../../src/delivery/source-guard.js';
 import { begin } from '../../src/delivery/steps/begin.js';
 import type { LiveAction } from '../../src/domain/delivery/journal-states.js';
@@ -126,7 +126,7 @@ async function recovery(h: History, op: Op, action: LiveAction): Promise<string>
   const source = forbiddenSource();
   h.hw.actor.current = action;
   const result = await withChildFault(h, () =>
-    RECOVERY_ACTIONS[action](
+    LIVE_ACTION_RUNNERS[action](
       { invocationId: op.invocationId, manifestText: op.manifestText, selector: SELECTOR },
       { ports: op.deps.ports, target: op.deps.target, mode: op.deps.mode, route: op.deps.route, source },
     ),

@@ -15,7 +15,7 @@ import { causeMessage, ManifestUnavailableError } from './delivery-failures.js';
 import { validateTargetId } from '../../delivery/journal/keys.js';
 import { inspectAll, inspectInvocation } from '../../delivery/journal/listing.js';
 import { loadInvocation } from '../../delivery/journal/records.js';
-import { RECOVERY_ACTIONS } from '../../delivery/recovery/actions.js';
+import { LIVE_ACTION_RUNNERS } from '../../delivery/recovery/actions.js';
 import type { RecoveryFlowInput } from '../../delivery/recovery/flow-steps.js';
 import { capsuleActionGate } from '../../quality/inspect.js';
 import { targetReaderOf, type ObserveReader } from '../../quality/observe-reader.js';
@@ -157,7 +157,7 @@ async function liveAction(
       route,
       faults: runtime.faults(),
     };
-    const result = await RECOVERY_ACTIONS[action](
+    const result = await LIVE_ACTION_RUNNERS[action](
       { invocationId: id, manifestText, selector: selectorText(selector) },
       deps,
     );

@@ -4,7 +4,7 @@ import { canonicalDigest, canonicalJson } from '../../domain/digest.js';
 import { contentionBackoff } from '../../engine/rerun.js';
 import { EffectFailedError, IdentityConflictError, OutcomeUnknownError } from '../../domain/errors.js';
 import type { TransactionLeg, TransactionOutcome } from '../../ports/authority.js';
-import type { Fence } from '../../domain/fence.js';
+import { sameFence, type Fence } from '../../domain/fence.js';
 import type { Ports } from '../../ports/index.js';
 import { CustodyFencedError } from './errors.js';
 import type { DeliveryFacts } from './facts.js';
@@ -29,10 +29,6 @@ import {
  * there is no window in which the state moved but the journal did not, or custody was
  * released while the journal still retains it. The records are readable with the
  */
-
-export function sameFence(a: Fence | undefined, b: Fence | undefined): boolean {
-  return !!a && !!b && a.owner === b.owner && a.session === b.session && a.epoch === b.epoch;
-}
 
 /** Throws Delivery.Fenced unless `fence` is the current custody of `ref`'s target, held by `ref`'s invocation. */
 export function requireFence(

@@ -66,7 +66,7 @@ export function validateSession(value: unknown): string {
   return value;
 }
 
-export function validateFence(value: unknown): Fence {
+export function validateCustodyFence(value: unknown): Fence {
   const f = value as Partial<Fence> | null;
   if (
     !f ||
@@ -91,7 +91,7 @@ export interface InvocationRef {
   invocationId: string;
 }
 
-export function validateRef(value: unknown): InvocationRef {
+export function validateInvocationRef(value: unknown): InvocationRef {
   const r = value as Partial<InvocationRef> | null;
   if (!r || typeof r !== 'object')
     throw new ValidationError(

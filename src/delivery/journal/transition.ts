@@ -20,7 +20,7 @@ import {
   type JournaledResult,
   type Known,
 } from './journaled-write.js';
-import { validateFence, validateRef, validateTransitionId, type InvocationRef } from './keys.js';
+import { validateCustodyFence, validateInvocationRef, validateTransitionId, type InvocationRef } from './keys.js';
 
 /** Transitions and facts: the two journaled writes every step makes. */
 
@@ -75,8 +75,8 @@ export async function transition(
   request: TransitionRequest,
 ): Promise<JournaledResult> {
   assertTransition(request.from, request.to);
-  const target = validateRef(ref);
-  const fence = validateFence(request.fence);
+  const target = validateInvocationRef(ref);
+  const fence = validateCustodyFence(request.fence);
   const transitionId = validateTransitionId(request.transitionId);
   const patch = validatePatch(request.patch);
   const { from, to } = request;
@@ -126,8 +126,8 @@ export interface FactsRequest {
  */
 export async function recordFacts(ports: Ports, ref: InvocationRef, request: FactsRequest): Promise<JournaledResult> {
   const state = parseStateArgument(request.state);
-  const target = validateRef(ref);
-  const fence = validateFence(request.fence);
+  const target = validateInvocationRef(ref);
+  const fence = validateCustodyFence(request.fence);
   const transitionId = validateTransitionId(request.transitionId);
   const patch = validatePatch(request.patch);
   if (isTerminal(state))

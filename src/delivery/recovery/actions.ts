@@ -5,7 +5,7 @@ import { resume } from './resume.js';
 import { retire } from './retire.js';
 
 /** The seed's live recovery actions by name: what the CLI and the recovery flows run. */
-export const RECOVERY_ACTIONS: Record<
+export const LIVE_ACTION_RUNNERS: Record<
   LiveAction,
   (input: RecoveryInput, deps: RecoveryDeps) => Promise<RecoveryResult>
 > = { reconcile, resume, retire };

@@ -9,7 +9,7 @@ import { ValidationError } from '../../domain/errors.js';
 import type { Ports } from '../../ports/index.js';
 import type { DeliveryDeps } from '../deps.js';
 import { inspectInvocation } from '../journal/listing.js';
-import { RECOVERY_ACTIONS } from './actions.js';
+import { LIVE_ACTION_RUNNERS } from './actions.js';
 import { RecoveryRetainedError, type RecoveryDeps, type RecoveryInput } from './recovery-session.js';
 
 /**
@@ -137,7 +137,7 @@ export function recoveryFlowStep(action: LiveAction) {
     const { ports, target, route, mode, faults } = deps;
     const recoveryDeps: RecoveryDeps = { ports, target, route, mode, ...(faults ? { faults } : {}) };
     try {
-      const result = await RECOVERY_ACTIONS[action](recoveryInput, recoveryDeps);
+      const result = await LIVE_ACTION_RUNNERS[action](recoveryInput, recoveryDeps);
       return {
         action,
         invocationId,

@@ -8,7 +8,7 @@ import type { Fence } from '../../domain/fence.js';
 import type { StagingRef } from '../../domain/delivery/target-types.js';
 import type { DeliveryDeps } from '../deps.js';
 import { TransitionPreconditionError } from '../journal/errors.js';
-import { validateFence, type InvocationRef } from '../journal/keys.js';
+import { validateCustodyFence, type InvocationRef } from '../journal/keys.js';
 import { loadInvocation, readInvocation, type CustodyRecord, type InvocationRecord } from '../journal/records.js';
 import { assertCustody } from '../custody.js';
 import { parseCarried, type Carried } from './carried.js';
@@ -52,7 +52,7 @@ export function parseStepInput(input: unknown): StepInput {
   if (!v || typeof v !== 'object')
     throw new ValidationError('delivery.step_input_invalid', 'step input must be { invocationId, fence }');
   const invocationId = validateInvocationId(v.invocationId);
-  const fence = validateFence(v.fence);
+  const fence = validateCustodyFence(v.fence);
   if (fence.owner !== invocationId)
     throw new ValidationError('delivery.step_input_invalid', 'the fence belongs to another invocation');
   if (v.retry !== undefined && !(Number.isSafeInteger(v.retry) && (v.retry as number) >= 0))

@@ -181,4 +181,4 @@ export function bucketOf(location: string): string {
 }
 
 /** The step, deciding again from the journal when it refused or did nothing on a carried state (steps/carried.ts). */
-export const planParts = rereadOnStale(planPartsOnce);
+export const planPartsStep = rereadOnStale(planPartsOnce);

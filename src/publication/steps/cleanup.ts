@@ -17,7 +17,7 @@ import { EffectFailedError, OutcomeUnknownError } from '../../domain/errors.js';
 import { assertRetirable } from '../../domain/quality/capsule.js';
 import { windowEndOf } from '../../domain/quality/replay-window.js';
 import type { DropStatus } from '../../domain/delivery/target-types.js';
-import { governanceOf } from '../../quality/admission.js';
+import { routeGovernanceOf } from '../../quality/admission.js';
 import { capsuleUpdateLeg } from '../../quality/capsule-store.js';
 import { completedCapsuleOf, type CompletedCapsule } from '../completed-capsule.js';
 import { exchangeOf, namesOf } from '../exchange-deps.js';
@@ -107,7 +107,7 @@ async function cleanupPublicationOnce(input: unknown, deps: DeliveryDeps): Promi
   if (stage.status !== 'ABSENT_PROVED') return { ...output(step, record, true, custody), drop: stage.status };
 
   const at = deps.ports.clock.now().toISOString();
-  const windowEndsAt = windowEndOf(capsule.completion.at, governanceOf(deps.route).replayWindowDays);
+  const windowEndsAt = windowEndOf(capsule.completion.at, routeGovernanceOf(deps.route).replayWindowDays);
   const result = await releaseCustody(deps.ports, ref, {
     from: 'SUCCEEDED',
     to: 'CUSTODY_RELEASED',

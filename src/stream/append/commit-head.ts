@@ -1,6 +1,7 @@
 import { assertAttemptInWindow, attemptWindowOf } from '../../domain/attempt-time.js';
 import { EffectFailedError, OutcomeUnknownError } from '../../domain/errors.js';
-import { laneKeys, sameFence, type AppendOutcome, type CommitRecord } from '../../domain/stream.js';
+import { laneKeys, type AppendOutcome, type CommitRecord } from '../../domain/stream.js';
+import { sameFence } from '../../domain/fence.js';
 import {
   AttemptAbortedError,
   AttemptIdentityConflictError,

@@ -1,6 +1,7 @@
 import { assertAttemptInWindow, attemptWindowOf } from '../../domain/attempt-time.js';
 import { OutcomeUnknownError } from '../../domain/errors.js';
-import { laneKeys, sameFence, type AppendOutcome } from '../../domain/stream.js';
+import { laneKeys, type AppendOutcome } from '../../domain/stream.js';
+import { sameFence } from '../../domain/fence.js';
 import type { Ports } from '../../ports/index.js';
 import { validateAttemptRef, validateWalRef, type WalRef } from '../append-input.js';
 import { STREAM_CUT_POINTS } from '../cut-points.js';

@@ -2,7 +2,8 @@ import { assertAttemptInWindow, attemptWindowOf } from '../../domain/attempt-tim
 import { sha256Hex } from '../../domain/digest.js';
 import { IdentityConflictError } from '../../domain/errors.js';
 import { encodeBatch } from '../../domain/record-batch.js';
-import { sameFence, walKeyOf, walMetadataOf, type LaneHead, type LaneRef } from '../../domain/stream.js';
+import { walKeyOf, walMetadataOf, type LaneHead, type LaneRef } from '../../domain/stream.js';
+import { sameFence } from '../../domain/fence.js';
 import {
   AttemptAbortedError,
   AttemptIdentityConflictError,

@@ -1,5 +1,6 @@
 import { ValidationError } from '../../domain/errors.js';
-import { assertIssuedFence, sameFence, type IssuedFence, type LaneHead, type LaneRef } from '../../domain/stream.js';
+import { assertIssuedFence, type IssuedFence, type LaneHead, type LaneRef } from '../../domain/stream.js';
+import { sameFence } from '../../domain/fence.js';
 import { UnknownSessionError } from '../../domain/stream-errors.js';
 import type { Fence } from '../../domain/fence.js';
 import {

@@ -1,4 +1,4 @@
-import { RECOVERY_ACTIONS } from '../../../src/delivery/recovery/actions.js';
+import { LIVE_ACTION_RUNNERS } from '../../../src/delivery/recovery/actions.js';
 import { TRANSIENT_ERRORS } from '../../../src/engine/rerun.js';
 import { inspectInvocation } from '../../../src/delivery/journal/listing.js';
 import type { RecoveryProjection } from '../../../src/domain/delivery/identifiers.js';
@@ -178,7 +178,7 @@ async function act(
   for (let attempt = 1; attempt <= 4; attempt++) {
     const tag = attempt === 1 ? session : `${session}.${attempt}`;
     try {
-      const result = await RECOVERY_ACTIONS[action](
+      const result = await LIVE_ACTION_RUNNERS[action](
         { invocationId: r.invocationId, manifestText: r.manifestText, selector: SELECTOR, session: tag },
         operatorDeps(world, r),
       );

@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { sameFence, validateOwner, type LaneRef } from '../../../domain/stream.js';
+import { validateOwner, type LaneRef } from '../../../domain/stream.js';
+import { sameFence } from '../../../domain/fence.js';
 import type { Fence } from '../../../domain/fence.js';
 import type { Ports } from '../../../ports/index.js';
 import { commitCursor } from '../../../stream/cursor/commit.js';
