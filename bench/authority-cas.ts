@@ -4,7 +4,7 @@ import { inertFaults } from '../src/adapters/fault-injector.js';
 import { awsPorts } from '../src/adapters/ports.js';
 import type { CutpointConfig } from '../src/config.js';
 import type { AuthorityStore, ItemKey } from '../src/ports/authority.js';
-import { RequestMeter } from '../src/ports/meter.js';
+import { RequestMeter } from '../src/adapters/request-meter.js';
 import {
   concurrently,
   interleave,

@@ -6,7 +6,7 @@ import { TRANSACTION_MODE } from '../src/delivery/transaction-mode.js';
 import { loadAsl, taskStates } from '../src/local/asl.js';
 import { runFlow } from '../src/local/flow-runner.js';
 import type { Ports } from '../src/ports/index.js';
-import type { RequestMeter } from '../src/ports/meter.js';
+import type { RequestMeter } from '../src/adapters/request-meter.js';
 import type { SourcePort } from '../src/ports/source.js';
 import { beginInput, newInvocationId, targetRowsIn, type BenchRoute } from './delivery-setup.js';
 import { meterDelta } from './measure.js';

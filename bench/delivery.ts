@@ -18,7 +18,7 @@ import {
   type LocalPostgresEngine,
 } from '../src/local/embedded-postgres.js';
 import type { Ports } from '../src/ports/index.js';
-import { RequestMeter } from '../src/ports/meter.js';
+import { RequestMeter } from '../src/adapters/request-meter.js';
 import type { SourcePort } from '../src/ports/source.js';
 import type { SourceRelationRequest } from '../src/domain/delivery/source-types.js';
 import { FLOW_NAME, oneFlowExecution, type DeliveryTransitions } from './delivery-flow.js';

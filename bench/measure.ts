@@ -1,4 +1,4 @@
-import type { RequestMeter } from '../src/ports/meter.js';
+import type { RequestMeter } from '../src/adapters/request-meter.js';
 /**
  * Interleaved measurement: the raw SDK baseline and the primitives' side(s) take turns on
  * the same emulators in the same process, so machine noise (GC, JIT, the JVM warming up,

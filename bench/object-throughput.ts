@@ -6,7 +6,7 @@ import { awsPorts } from '../src/adapters/ports.js';
 import type { CutpointConfig } from '../src/config.js';
 import { sha256Hex } from '../src/domain/digest.js';
 import { putExact, readVerified } from '../src/objects/exact-object.js';
-import { RequestMeter } from '../src/ports/meter.js';
+import { RequestMeter } from '../src/adapters/request-meter.js';
 import {
   concurrently,
   interleave,

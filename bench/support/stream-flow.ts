@@ -5,7 +5,7 @@ import type { CutpointConfig } from '../../src/config.js';
 import type { AppendOutcome } from '../../src/domain/stream.js';
 import { loadAsl, taskStates } from '../../src/local/asl.js';
 import { runFlow } from '../../src/local/flow-runner.js';
-import { RequestMeter } from '../../src/ports/meter.js';
+import { RequestMeter } from '../../src/adapters/request-meter.js';
 import { meterDelta } from '../measure.js';
 import { batchOf, expectCommitted, ownedLane } from './stream-lane.js';
 

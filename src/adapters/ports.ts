@@ -1,8 +1,8 @@
 import type { CutpointConfig } from '../config.js';
-import { systemClock } from '../ports/clock.js';
+import { systemClock } from './system-clock.js';
 import type { FaultInjector } from '../ports/faults.js';
 import type { Ports } from '../ports/index.js';
-import type { RequestMeter } from '../ports/meter.js';
+import type { RequestMeter } from './request-meter.js';
 import { awsClients, instrumentedClients, type AwsClientOptions } from './aws-clients.js';
 import { DynamoAuthorityStore } from './dynamodb/authority-store.js';
 import { S3ObjectStore } from './s3/object-store.js';

@@ -4,7 +4,7 @@ import { FLOWS, stepByPlaceholder } from '../registry/index.js';
 import { loadAsl, taskStates } from '../local/asl.js';
 import { runFlow, type FlowResult } from '../local/flow-runner.js';
 import type { Ports } from '../ports/index.js';
-import type { RequestMeter } from '../ports/meter.js';
+import type { RequestMeter } from '../adapters/request-meter.js';
 import type { Notifier } from '../ports/notifier.js';
 
 /** One Lambda invocation as Lambda bills it: the step, its configured memory, its duration (ms, rounded up). */

@@ -19,7 +19,7 @@ import { startEmbeddedPostgres } from '../local/embedded-postgres.js';
 import { configForRuntime } from '../local/runtime-config.js';
 import { startLocalRuntime } from '../local/runtime.js';
 import type { Ports } from '../ports/index.js';
-import { RequestMeter } from '../ports/meter.js';
+import { RequestMeter } from '../adapters/request-meter.js';
 import { createStream } from '../stream/create-stream.js';
 import { takeOverWithNewSession } from '../stream/takeover.js';
 import { measureFlow, type FlowMeasurement } from './measure.js';

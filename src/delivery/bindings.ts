@@ -1,6 +1,7 @@
 import type { Binding } from '../domain/delivery/manifest-types.js';
 import { ConfigError } from '../domain/errors.js';
-import { SecretUnavailableError, secretNameOf, type SecretsPort } from '../ports/secrets.js';
+import { SecretUnavailableError, secretNameOf } from '../domain/secrets.js';
+import { type SecretsPort } from '../ports/secrets.js';
 
 /**
  * The one place that turns a manifest binding into connection settings. A binding only

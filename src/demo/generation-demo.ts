@@ -7,7 +7,7 @@ import { CutpointError } from '../domain/errors.js';
 import { parseFaultSpec } from '../domain/faults.js';
 import { CUT_POINT_NAMES } from '../cut-points.js';
 import { readVerified } from '../objects/exact-object.js';
-import { RequestMeter } from '../ports/meter.js';
+import { RequestMeter } from '../adapters/request-meter.js';
 import { runFlow } from '../local/flow-runner.js';
 import { startLocalRuntime } from '../local/runtime.js';
 import { progress } from '../cli/io.js';

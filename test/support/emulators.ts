@@ -5,7 +5,7 @@ import { awsPorts } from '../../src/adapters/ports.js';
 import { provisionLocal } from '../../src/adapters/provision.js';
 import type { CutpointConfig } from '../../src/config.js';
 import type { Ports } from '../../src/ports/index.js';
-import { RequestMeter } from '../../src/ports/meter.js';
+import { RequestMeter } from '../../src/adapters/request-meter.js';
 import { HoldingFaults, type HeldEffect } from './held-effect.js';
 
 export interface TestStores {

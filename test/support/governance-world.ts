@@ -8,7 +8,7 @@ import type { DeliveryDeps } from '../../src/delivery/deps.js';
 import type { RecoveryDeps } from '../../src/delivery/recovery/recovery-session.js';
 import type { GuardedSource } from '../../src/delivery/source-guard.js';
 import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.js';
-import { RequestMeter } from '../../src/ports/meter.js';
+import { RequestMeter } from '../../src/adapters/request-meter.js';
 import { exchangeNamesOf } from '../../src/domain/publication/candidate.js';
 import { targetReaderOf, type TargetReader } from '../../src/quality/observe-reader.js';
 import { probeReader } from '../../src/adapters/reader-process/probe-reader.js';

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { BindingUnresolvedError, resolveBinding, type ResolveBindingOptions } from '../../src/delivery/bindings.js';
 import type { Binding } from '../../src/domain/delivery/manifest-types.js';
-import { SecretUnavailableError, secretNameOf, type SecretsPort } from '../../src/ports/secrets.js';
+import { SecretUnavailableError, secretNameOf } from '../../src/domain/secrets.js';
+import { type SecretsPort } from '../../src/ports/secrets.js';
 
 // Pure rules: the environment is a plain object and the secrets port an in-memory map.
 const ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:warehouse-AbC123';

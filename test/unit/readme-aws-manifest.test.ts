@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { resolveBinding } from '../../src/delivery/bindings.js';
 import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.js';
-import { secretNameOf, type SecretsPort } from '../../src/ports/secrets.js';
+import { secretNameOf } from '../../src/domain/secrets.js';
+import { type SecretsPort } from '../../src/ports/secrets.js';
 import { fencedBlocks, markedBlock, markerNames, repoFile, section } from './readme-blocks.js';
 
 /*

@@ -5,7 +5,8 @@ import {
   TtlSecretCache,
 } from '../../src/adapters/secrets-manager/secret-cache.js';
 import { ConfigError } from '../../src/domain/errors.js';
-import { SecretUnavailableError, type SecretsPort } from '../../src/ports/secrets.js';
+import { SecretUnavailableError } from '../../src/domain/secrets.js';
+import { type SecretsPort } from '../../src/ports/secrets.js';
 
 /** A SecretsPort (the port, not AWS) whose values the test sets, counting reads. */
 class SecretStore implements SecretsPort {

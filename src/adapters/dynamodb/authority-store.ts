@@ -25,7 +25,7 @@ import type {
 } from '../../ports/authority.js';
 import type { Fence } from '../../domain/fence.js';
 import type { FaultInjector } from '../../ports/faults.js';
-import type { RequestMeter } from '../../ports/meter.js';
+import type { RequestMeter } from '../request-meter.js';
 import { contentionBackoff, rerunTransient } from '../../engine/rerun.js';
 import { classifyDynamoFailure } from './outcome.js';
 import { conditionFor, updateFor } from './conditions.js';

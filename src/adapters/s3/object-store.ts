@@ -9,7 +9,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { CutpointError, EffectFailedError, ObjectMissingError, OutcomeUnknownError } from '../../domain/errors.js';
 import type { FaultInjector } from '../../ports/faults.js';
-import type { RequestMeter } from '../../ports/meter.js';
+import type { RequestMeter } from '../request-meter.js';
 import type {
   ObjectDeleteOutcome,
   ObjectHead,

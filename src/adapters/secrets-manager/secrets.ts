@@ -3,7 +3,8 @@ import {
   SecretsManagerClient,
   type GetSecretValueCommandOutput,
 } from '@aws-sdk/client-secrets-manager';
-import { SecretUnavailableError, secretNameOf, type SecretsPort } from '../../ports/secrets.js';
+import { SecretUnavailableError, secretNameOf } from '../../domain/secrets.js';
+import { type SecretsPort } from '../../ports/secrets.js';
 import { secretTtlMsFromEnv, TtlSecretCache, type SecretCache } from './secret-cache.js';
 import type { AwsClientOptions } from '../aws-clients.js';
 
