@@ -1,5 +1,5 @@
 import type { CutpointConfig } from '../config.js';
-import { systemClock } from './system-clock.js';
+import { systemClock } from '../engine/system-clock.js';
 import type { FaultInjector } from '../ports/faults.js';
 import type { Ports } from '../ports/index.js';
 import type { RequestMeter } from './request-meter.js';

@@ -2,7 +2,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { ClickHouseErrorClassification } from '../domain/clickhouse-errors.js';
 import { CutpointError, ValidationError } from '../domain/errors.js';
 import { type Clock } from '../ports/clock.js';
-import { systemClock } from '../adapters/system-clock.js';
+import { systemClock } from './system-clock.js';
 import { rerunTransient } from './rerun.js';
 
 /**

@@ -15,7 +15,7 @@ import { StepFunction } from '../../infra/step-function.js';
 import { openClickHouse } from '../../src/adapters/clickhouse/client.js';
 import { runBoundedReader } from '../../src/adapters/reader-process/runner.js';
 import { startClickHouseHost } from '../../src/local/clickhouse-host.js';
-import { systemClock } from '../../src/adapters/system-clock.js';
+import { systemClock } from '../../src/engine/system-clock.js';
 import type { ProbeWorkerInput } from '../../src/domain/quality/probes.js';
 
 /**

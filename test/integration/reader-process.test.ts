@@ -10,7 +10,7 @@ import { runBoundedReader } from '../../src/adapters/reader-process/runner.js';
 import { parseFaultSpec } from '../../src/domain/faults.js';
 import { processEntry } from '../../src/local/process-entry.js';
 import type { BoundedReadOutcome } from '../../src/ports/bounded-reader.js';
-import { systemClock } from '../../src/adapters/system-clock.js';
+import { systemClock } from '../../src/engine/system-clock.js';
 
 /**
  * The bounded reader with real processes: each test forks the generic child entry (the
