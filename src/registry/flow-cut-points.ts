@@ -25,15 +25,14 @@ import { LOCAL_CUT_POINTS } from '../local/cut-points.js';
 import { EXCHANGE_FLOW, SQL_FLOW } from '../publication/flow-route.js';
 import { FLOWS } from './flows.js';
 import { stepByPlaceholder } from './index.js';
-import type { StepCutPoints } from './step-entry.js';
+import { everyCutPoint, type StepCutPoints } from './step-entry.js';
 
 /** A step's cut points in `flow`: by publication mode where the step's depend on it (Begin refuses the other mode's routes). */
 function inFlow(flow: string, cuts: StepCutPoints): readonly string[] {
-  if (Array.isArray(cuts)) return cuts as readonly string[];
-  const byMode = cuts as Exclude<StepCutPoints, readonly string[]>;
-  if (flow === SQL_FLOW) return byMode.transaction;
-  if (flow === EXCHANGE_FLOW) return byMode.exchange;
-  return [...byMode.transaction, ...byMode.exchange];
+  if (!('transaction' in cuts)) return cuts;
+  if (flow === SQL_FLOW) return cuts.transaction;
+  if (flow === EXCHANGE_FLOW) return cuts.exchange;
+  return everyCutPoint(cuts);
 }
 
 const placeholderCuts = (flow: string, placeholders: readonly string[]): string[] =>

@@ -31,6 +31,11 @@ export type SecretScope = 'source-and-target' | 'target';
 export type StepCutPoints =
   readonly string[] | { readonly transaction: readonly string[]; readonly exchange: readonly string[] };
 
+/** Every cut point a step can cross, whichever its publication mode. */
+export function everyCutPoint(cuts: StepCutPoints): readonly string[] {
+  return 'transaction' in cuts ? [...cuts.transaction, ...cuts.exchange] : cuts;
+}
+
 /** What a registry entry declares; `step()` derives the rest. */
 export interface StepSpec {
   /**

@@ -5,6 +5,8 @@ import { DELIVERY_CUT_POINTS } from '../../src/delivery/cut-points.js';
 import { PUBLICATION_CUT_POINTS } from '../../src/domain/publication/cut-points.js';
 import { flowCutPoints, mapCutPoints } from '../../src/registry/flow-cut-points.js';
 import { FLOWS, STEPS } from '../../src/registry/index.js';
+import { everyCutPoint } from '../../src/registry/step-entry.js';
+import { task } from '../../statemachines/spec/task.js';
 
 /**
  * One order, one place: a flow's cut points come from its spec (the registry steps' cutPoints
@@ -61,10 +63,14 @@ describe('flowCutPoints', () => {
   it('every step names cut points of the catalogue', () => {
     const names = new Set(CUT_POINTS.map((c) => c.name));
     for (const step of STEPS) {
-      const cuts = Array.isArray(step.cutPoints)
-        ? step.cutPoints
-        : Object.values(step.cutPoints as Record<string, readonly string[]>).flat();
-      for (const cut of cuts) expect(names, `${step.handler}: ${cut}`).toContain(cut);
+      for (const cut of everyCutPoint(step.cutPoints)) expect(names, `${step.handler}: ${cut}`).toContain(cut);
     }
+  });
+
+  it('refuses a Task whose comment names a cut point its step does not cross', () => {
+    expect(() => task({ comment: 'Cut point: stream.trim.cas.', lambda: 'stream/trim' })).not.toThrow();
+    expect(() => task({ comment: 'Cut point: stream.append.wal.', lambda: 'stream/trim' })).toThrow(
+      "functions/stream/trim: its Task's comment names stream.append.wal, which the step does not cross",
+    );
   });
 });
