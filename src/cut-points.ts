@@ -113,11 +113,13 @@ const DELIVERY_PLACES: readonly CutPointPlace[] = [
       ...FINISH,
     ],
   },
-  // The stage (and a ClickHouse candidate, by UUID) dropped; custody released RETIRED.
+  // The stage (and a ClickHouse candidate, by UUID) dropped; custody released RETIRED. A stage
+  // created but never journaled (a crash between its CREATE and its record) is found by its
+  // derived name and owner, and journaled first, as create-staging would have.
   {
     flow: 'delivery-retire',
     command: 'delivery retire',
-    crosses: [D.custodyAcquire, D.dropStaging, D.custodyRelease, P.observe, P.predecessorDrop],
+    crosses: [D.custodyAcquire, D.stagingRecord, D.dropStaging, D.custodyRelease, P.observe, P.predecessorDrop],
   },
 ];
 

@@ -6,6 +6,15 @@
  */
 import { CAPSULE, JOURNAL, READ_OBJECTS, WRITE_OBJECTS } from './actions.js';
 import { DELIVERY_ERRORS, OBJECT_ERRORS, QUALITY_GATE, TARGET_ERRORS } from './errors.js';
+import { DELIVERY_CUT_POINTS as D } from '../delivery/cut-points.js';
+import { PUBLICATION_CUT_POINTS } from '../domain/publication/cut-points.js';
+import {
+  CHECKPOINT_CUTS,
+  EVIDENCE_CUTS,
+  EXCHANGE_CLEANUP_CUTS,
+  PUBLISH_CUTS,
+  TRANSACTION_CLEANUP_CUTS,
+} from './step-cut-points.js';
 import { stepEntry, type StepEntry } from './step-entry.js';
 
 export const DELIVERY_ENTRIES: StepEntry[] = [
@@ -15,6 +24,7 @@ export const DELIVERY_ENTRIES: StepEntry[] = [
     handler: 'delivery/begin',
     needs: 'delivery-source',
     load: () => import('../../functions/delivery/begin.js'),
+    cutPoints: [D.custodyAcquire],
     table: CAPSULE,
     bucket: READ_OBJECTS,
     errors: [
@@ -31,6 +41,7 @@ export const DELIVERY_ENTRIES: StepEntry[] = [
     handler: 'delivery/create-staging',
     needs: 'delivery-target',
     load: () => import('../../functions/delivery/create-staging.js'),
+    cutPoints: [D.createStaging, D.stagingRecord],
     table: JOURNAL,
     bucket: [],
     errors: [...DELIVERY_ERRORS, ...TARGET_ERRORS],
@@ -42,6 +53,7 @@ export const DELIVERY_ENTRIES: StepEntry[] = [
     handler: 'delivery/plan-parts',
     needs: 'delivery-source',
     load: () => import('../../functions/delivery/plan-parts.js'),
+    cutPoints: [D.planPut, D.journalTransition],
     table: JOURNAL,
     bucket: WRITE_OBJECTS,
     errors: [...DELIVERY_ERRORS, ...OBJECT_ERRORS, 'Delivery.SourceForbidden', 'Delivery.SourceUnavailable'],
@@ -53,6 +65,10 @@ export const DELIVERY_ENTRIES: StepEntry[] = [
     handler: 'delivery/extract-load-part',
     needs: 'delivery-source',
     load: () => import('../../functions/delivery/extract-load-part.js'),
+    cutPoints: {
+      transaction: [D.partClaim, D.chunkPut, D.loadChunk, D.partReceipt],
+      exchange: [D.partClaim, D.chunkPut, PUBLICATION_CUT_POINTS.loadInsert, D.partReceipt],
+    },
     table: JOURNAL,
     bucket: WRITE_OBJECTS,
     errors: [
@@ -69,6 +85,7 @@ export const DELIVERY_ENTRIES: StepEntry[] = [
     handler: 'delivery/verify-eof',
     needs: 'delivery-target',
     load: () => import('../../functions/delivery/verify-eof.js'),
+    cutPoints: [D.journalTransition],
     table: JOURNAL,
     bucket: READ_OBJECTS,
     errors: [...DELIVERY_ERRORS, ...OBJECT_ERRORS, ...TARGET_ERRORS],
@@ -79,6 +96,7 @@ export const DELIVERY_ENTRIES: StepEntry[] = [
     handler: 'delivery/quality',
     needs: 'delivery-target',
     load: () => import('../../functions/delivery/quality.js'),
+    cutPoints: [D.journalTransition],
     table: JOURNAL,
     bucket: READ_OBJECTS,
     errors: [...DELIVERY_ERRORS, ...OBJECT_ERRORS, ...TARGET_ERRORS],
@@ -89,6 +107,7 @@ export const DELIVERY_ENTRIES: StepEntry[] = [
     handler: 'delivery/publish',
     needs: 'delivery-target',
     load: () => import('../../functions/delivery/publish.js'),
+    cutPoints: PUBLISH_CUTS,
     table: JOURNAL,
     bucket: [],
     errors: [...DELIVERY_ERRORS, ...TARGET_ERRORS, 'Cutpoint.PublicationRefused'],
@@ -101,6 +120,7 @@ export const DELIVERY_ENTRIES: StepEntry[] = [
     handler: 'delivery/evidence',
     needs: 'delivery-target',
     load: () => import('../../functions/delivery/evidence.js'),
+    cutPoints: EVIDENCE_CUTS,
     table: CAPSULE,
     bucket: WRITE_OBJECTS,
     errors: [...DELIVERY_ERRORS, ...OBJECT_ERRORS, ...TARGET_ERRORS, ...QUALITY_GATE],
@@ -111,6 +131,7 @@ export const DELIVERY_ENTRIES: StepEntry[] = [
     handler: 'delivery/checkpoint',
     needs: 'delivery-target',
     load: () => import('../../functions/delivery/checkpoint.js'),
+    cutPoints: CHECKPOINT_CUTS,
     table: CAPSULE,
     bucket: READ_OBJECTS,
     errors: [...DELIVERY_ERRORS, ...QUALITY_GATE],
@@ -121,6 +142,7 @@ export const DELIVERY_ENTRIES: StepEntry[] = [
     handler: 'delivery/cleanup',
     needs: 'delivery-target',
     load: () => import('../../functions/delivery/cleanup.js'),
+    cutPoints: { transaction: TRANSACTION_CLEANUP_CUTS, exchange: EXCHANGE_CLEANUP_CUTS },
     table: JOURNAL,
     bucket: [],
     errors: [...DELIVERY_ERRORS, ...TARGET_ERRORS],

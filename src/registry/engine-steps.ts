@@ -7,6 +7,7 @@ export const ENGINE_ENTRIES: StepEntry[] = [
     handler: 'engine/check-flow-input',
     needs: 'nothing',
     load: () => import('../../functions/engine/check-flow-input.js'),
+    cutPoints: [],
     table: [],
     bucket: [],
     errors: ['Cutpoint.ValidationError'],

@@ -1,6 +1,7 @@
 /** The generation-commit steps (statemachines/commit-generation.asl.json), in flow order. */
 import { GENERATION_KEYS, READ, WRITE_OBJECTS, READ_OBJECTS } from './actions.js';
 import { EFFECT_ERRORS, OBJECT_ERRORS } from './errors.js';
+import { GENERATION_CUT_POINTS as G } from '../generation/cut-points.js';
 import { stepEntry, type StepEntry } from './step-entry.js';
 
 export const GENERATION_ENTRIES: StepEntry[] = [
@@ -8,6 +9,7 @@ export const GENERATION_ENTRIES: StepEntry[] = [
     handler: 'generation/register-task',
     needs: 'ports',
     load: () => import('../../functions/generation/register-task.js'),
+    cutPoints: [G.taskPut],
     table: [...READ, 'dynamodb:PutItem'],
     bucket: [],
     errors: ['Cutpoint.ValidationError', 'Cutpoint.IdentityConflict', ...EFFECT_ERRORS],
@@ -18,6 +20,7 @@ export const GENERATION_ENTRIES: StepEntry[] = [
     handler: 'generation/write-object',
     needs: 'ports',
     load: () => import('../../functions/generation/write-object.js'),
+    cutPoints: [G.objectPut, G.objectCopy],
     table: READ,
     bucket: WRITE_OBJECTS,
     errors: [
@@ -36,6 +39,7 @@ export const GENERATION_ENTRIES: StepEntry[] = [
     handler: 'generation/record-prepared',
     needs: 'ports',
     load: () => import('../../functions/generation/record-prepared.js'),
+    cutPoints: [G.recordPut],
     table: [...READ, 'dynamodb:PutItem', 'dynamodb:ConditionCheckItem'],
     bucket: [],
     errors: [
@@ -54,6 +58,7 @@ export const GENERATION_ENTRIES: StepEntry[] = [
     handler: 'generation/commit',
     needs: 'ports',
     load: () => import('../../functions/generation/commit.js'),
+    cutPoints: [G.commitCas],
     table: [...READ, 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
     bucket: READ_OBJECTS,
     errors: [
@@ -73,6 +78,7 @@ export const GENERATION_ENTRIES: StepEntry[] = [
     handler: 'generation/probe',
     needs: 'ports',
     load: () => import('../../functions/generation/probe.js'),
+    cutPoints: [],
     table: READ,
     bucket: [],
     errors: ['Cutpoint.ValidationError', 'Generation.TaskMissing', 'Generation.Inconsistent'],
@@ -83,6 +89,7 @@ export const GENERATION_ENTRIES: StepEntry[] = [
     handler: 'generation/cleanup-task',
     needs: 'ports',
     load: () => import('../../functions/generation/cleanup-task.js'),
+    cutPoints: [G.taskCleanup],
     // Task cleanup deletes the committed generation's task item, and nothing else may be deleted.
     table: [...READ, 'dynamodb:DeleteItem'],
     deleteLeadingKeys: [GENERATION_KEYS],
@@ -95,6 +102,7 @@ export const GENERATION_ENTRIES: StepEntry[] = [
     handler: 'generation/abort',
     needs: 'ports',
     load: () => import('../../functions/generation/abort.js'),
+    cutPoints: [G.abortCas],
     table: [...READ, 'dynamodb:UpdateItem'],
     bucket: [],
     errors: ['Cutpoint.ValidationError', 'Generation.TaskMissing', 'Generation.Inconsistent', ...EFFECT_ERRORS],

@@ -17,6 +17,14 @@ import {
   QUALITY_STOPS,
   TARGET_ERRORS,
 } from './errors.js';
+import { DELIVERY_CUT_POINTS } from '../delivery/cut-points.js';
+import {
+  DISPATCH_CUTS,
+  EXCHANGE_CLEANUP_CUTS,
+  FILL_CANDIDATE_CUTS,
+  OBSERVE_CUTS,
+  PREPARE_CAPSULE_CUTS,
+} from './step-cut-points.js';
 import { stepEntry, type StepEntry } from './step-entry.js';
 
 /**
@@ -38,6 +46,7 @@ export const PUBLICATION_ENTRIES: StepEntry[] = [
     handler: 'publication/fill-candidate',
     needs: 'delivery-target',
     load: () => import('../../functions/publication/fill-candidate.js'),
+    cutPoints: FILL_CANDIDATE_CUTS,
     table: JOURNAL,
     bucket: [],
     errors: PUBLICATION_STEP_ERRORS,
@@ -49,6 +58,7 @@ export const PUBLICATION_ENTRIES: StepEntry[] = [
     handler: 'quality/prepare-capsule',
     needs: 'delivery-target',
     load: () => import('../../functions/quality/prepare-capsule.js'),
+    cutPoints: PREPARE_CAPSULE_CUTS,
     table: CAPSULE,
     bucket: WRITE_OBJECTS,
     errors: [...PUBLICATION_STEP_ERRORS, ...OBJECT_ERRORS, ...QUALITY_REFUSALS],
@@ -60,6 +70,7 @@ export const PUBLICATION_ENTRIES: StepEntry[] = [
     handler: 'publication/dispatch',
     needs: 'delivery-target',
     load: () => import('../../functions/publication/dispatch.js'),
+    cutPoints: DISPATCH_CUTS,
     table: JOURNAL,
     bucket: [],
     errors: PUBLICATION_STEP_ERRORS,
@@ -71,6 +82,7 @@ export const PUBLICATION_ENTRIES: StepEntry[] = [
     handler: 'quality/observe-target',
     needs: 'delivery-target',
     load: () => import('../../functions/quality/observe-target.js'),
+    cutPoints: OBSERVE_CUTS,
     table: CAPSULE,
     bucket: WRITE_OBJECTS,
     errors: [...PUBLICATION_STEP_ERRORS, ...OBJECT_ERRORS, ...QUALITY_REFUSALS, ...QUALITY_STOPS],
@@ -83,6 +95,7 @@ export const PUBLICATION_ENTRIES: StepEntry[] = [
     handler: 'publication/cleanup',
     needs: 'delivery-target',
     load: () => import('../../functions/publication/cleanup.js'),
+    cutPoints: EXCHANGE_CLEANUP_CUTS,
     table: CAPSULE,
     bucket: READ_OBJECTS,
     errors: [...PUBLICATION_STEP_ERRORS, ...QUALITY_GATE],
@@ -95,6 +108,7 @@ export const PUBLICATION_ENTRIES: StepEntry[] = [
     handler: 'quality/operator-observe',
     needs: 'delivery-target',
     load: () => import('../../functions/quality/operator-observe.js'),
+    cutPoints: [DELIVERY_CUT_POINTS.custodyAcquire, ...OBSERVE_CUTS],
     table: CAPSULE,
     bucket: WRITE_OBJECTS,
     errors: [...PUBLICATION_STEP_ERRORS, ...OBJECT_ERRORS, ...QUALITY_REFUSALS, ...QUALITY_STOPS, ...OPERATOR_REFUSALS],

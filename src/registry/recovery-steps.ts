@@ -17,6 +17,19 @@ import {
   RECOVERY_REFUSALS,
   TARGET_ERRORS,
 } from './errors.js';
+import { DELIVERY_CUT_POINTS as D } from '../delivery/cut-points.js';
+import { PUBLICATION_CUT_POINTS as P } from '../domain/publication/cut-points.js';
+import {
+  CHECKPOINT_CUTS,
+  DISPATCH_CUTS,
+  EVIDENCE_CUTS,
+  EXCHANGE_CLEANUP_CUTS,
+  FILL_CANDIDATE_CUTS,
+  OBSERVE_CUTS,
+  PREPARE_CAPSULE_CUTS,
+  PUBLISH_CUTS,
+  TRANSACTION_CLEANUP_CUTS,
+} from './step-cut-points.js';
 import { stepEntry, type StepEntry } from './step-entry.js';
 
 /** What every recovery action may raise. */
@@ -28,11 +41,29 @@ const ACTION_ERRORS = [
   ...RECOVERY_REFUSALS,
 ];
 
+/**
+ * Resume, source-free, under a new custody session: a SQL route's publication from the stage,
+ * or a ClickHouse route's candidate, capsule, one dispatch and observation; then the end.
+ */
+const RESUME_CUTS = [
+  D.custodyAcquire,
+  ...PUBLISH_CUTS,
+  ...FILL_CANDIDATE_CUTS,
+  ...PREPARE_CAPSULE_CUTS,
+  ...DISPATCH_CUTS,
+  ...OBSERVE_CUTS,
+  ...EVIDENCE_CUTS,
+  ...CHECKPOINT_CUTS,
+  ...TRANSACTION_CLEANUP_CUTS,
+  ...EXCHANGE_CLEANUP_CUTS,
+];
+
 export const RECOVERY_ENTRIES: StepEntry[] = [
   stepEntry({
     handler: 'delivery/inspect',
     needs: 'ports',
     load: () => import('../../functions/delivery/inspect.js'),
+    cutPoints: [],
     table: READ,
     bucket: [],
     errors: ['Cutpoint.ValidationError', 'Delivery.JournalUnavailable'],
@@ -43,6 +74,7 @@ export const RECOVERY_ENTRIES: StepEntry[] = [
     handler: 'delivery/recover-reconcile',
     needs: 'delivery-target',
     load: () => import('../../functions/delivery/recover-reconcile.js'),
+    cutPoints: [D.custodyAcquire, D.journalTransition, P.observe, P.commitRecord, P.fenceRename],
     table: JOURNAL,
     // resume re-reads staged chunks (load, verify) and writes the evidence object; every action gets the same.
     bucket: WRITE_OBJECTS,
@@ -57,6 +89,7 @@ export const RECOVERY_ENTRIES: StepEntry[] = [
     handler: 'delivery/recover-resume',
     needs: 'delivery-target',
     load: () => import('../../functions/delivery/recover-resume.js'),
+    cutPoints: RESUME_CUTS,
     table: CAPSULE,
     bucket: WRITE_OBJECTS,
     errors: [
@@ -73,6 +106,7 @@ export const RECOVERY_ENTRIES: StepEntry[] = [
     handler: 'delivery/recover-retire',
     needs: 'delivery-target',
     load: () => import('../../functions/delivery/recover-retire.js'),
+    cutPoints: [D.custodyAcquire, D.stagingRecord, P.observe, P.predecessorDrop, D.dropStaging, D.custodyRelease],
     table: JOURNAL,
     bucket: WRITE_OBJECTS,
     errors: ACTION_ERRORS,
@@ -83,6 +117,7 @@ export const RECOVERY_ENTRIES: StepEntry[] = [
     handler: 'delivery/notify-incident',
     needs: 'ports-notifier',
     load: () => import('../../functions/delivery/notify-incident.js'),
+    cutPoints: [],
     table: READ,
     bucket: [],
     errors: [

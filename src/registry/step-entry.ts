@@ -22,6 +22,20 @@ export type BucketAction = 's3:GetObject' | 's3:PutObject' | 's3:ListBucket' | '
 /** Which connection secrets a step reads: the route's source and target, or its target only. */
 export type SecretScope = 'source-and-target' | 'target';
 
+/**
+ * The cut points a step's use case can cross, in the order it crosses them (src/<subsystem>/cut-points.ts).
+ * Where the route's publication mode decides which (README glossary: publication mode), each
+ * mode's: `transaction` (a SQL route: deliver-window) and `exchange` (a ClickHouse route:
+ * publish-clickhouse). flow-cut-points.ts reads them along a flow.
+ */
+export type StepCutPoints =
+  readonly string[] | { readonly transaction: readonly string[]; readonly exchange: readonly string[] };
+
+/** Every cut point a step can cross, whichever its publication mode. */
+export function everyCutPoint(cuts: StepCutPoints): readonly string[] {
+  return 'transaction' in cuts ? [...cuts.transaction, ...cuts.exchange] : cuts;
+}
+
 /** What a registry entry declares; `step()` derives the rest. */
 export interface StepSpec {
   /**
@@ -46,6 +60,8 @@ export interface StepSpec {
   /** Lambda timeout; the Task's TimeoutSeconds in the ASL must exceed it. */
   timeoutSeconds: number;
   memoryMB: number;
+  /** The cut points its use case can cross, in order; `[]` when it crosses none. */
+  cutPoints: StepCutPoints;
 }
 
 export interface StepEntry extends StepSpec {

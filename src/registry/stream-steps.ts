@@ -13,6 +13,11 @@ import {
   WRITE_OBJECTS,
 } from './actions.js';
 import { ATTEMPT_WINDOW_REFUSALS, EFFECT_ERRORS, GC_REFUSALS, OBJECT_ERRORS, STREAM_REFUSALS } from './errors.js';
+import { GENERATION_CUT_POINTS } from '../generation/cut-points.js';
+import { COMPACTION_RUN_CUT_POINTS } from '../stream/compaction/cut-points.js';
+import { STREAM_CUT_POINTS as S } from '../stream/cut-points.js';
+import { GC_CUT_POINTS as GC } from '../stream/gc/cut-points.js';
+import { GENERATION_0_CUTS } from './step-cut-points.js';
 import { stepEntry, type StepEntry } from './step-entry.js';
 
 /** stream-append, stream-resolve-append, stream-takeover, stream-trim. */
@@ -21,6 +26,7 @@ export const STREAM_LOG_ENTRIES: StepEntry[] = [
     handler: 'stream/write-wal',
     needs: 'ports',
     load: () => import('../../functions/stream/write-wal.js'),
+    cutPoints: [S.wal, S.suspend],
     table: READ,
     bucket: WRITE_OBJECTS,
     errors: [
@@ -41,6 +47,7 @@ export const STREAM_LOG_ENTRIES: StepEntry[] = [
     handler: 'stream/commit-head',
     needs: 'ports',
     load: () => import('../../functions/stream/commit-head.js'),
+    cutPoints: [S.suspend, S.headCas],
     table: [...READ, 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
     bucket: [],
     errors: [
@@ -59,6 +66,7 @@ export const STREAM_LOG_ENTRIES: StepEntry[] = [
     handler: 'stream/suspend-lane',
     needs: 'ports',
     load: () => import('../../functions/stream/suspend-lane.js'),
+    cutPoints: [S.suspend, S.retire],
     table: [...READ, 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
     bucket: READ_OBJECTS,
     errors: [...STREAM_REFUSALS, ...ATTEMPT_WINDOW_REFUSALS, ...EFFECT_ERRORS],
@@ -69,6 +77,7 @@ export const STREAM_LOG_ENTRIES: StepEntry[] = [
     handler: 'stream/retire-attempt',
     needs: 'ports',
     load: () => import('../../functions/stream/retire-attempt.js'),
+    cutPoints: [S.retire],
     table: [...READ, 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
     bucket: READ_OBJECTS,
     errors: [...STREAM_REFUSALS, ...ATTEMPT_WINDOW_REFUSALS, 'Stream.UnknownSession', ...EFFECT_ERRORS],
@@ -79,6 +88,7 @@ export const STREAM_LOG_ENTRIES: StepEntry[] = [
     handler: 'stream/write-index',
     needs: 'ports',
     load: () => import('../../functions/stream/write-index.js'),
+    cutPoints: [S.index],
     table: [...READ, 'dynamodb:PutItem'],
     bucket: READ_OBJECTS,
     errors: ['Cutpoint.ValidationError', 'Cutpoint.IdentityConflict', ...EFFECT_ERRORS],
@@ -89,6 +99,7 @@ export const STREAM_LOG_ENTRIES: StepEntry[] = [
     handler: 'stream/materialize-gen0',
     needs: 'ports',
     load: () => import('../../functions/stream/materialize-gen0.js'),
+    cutPoints: GENERATION_0_CUTS,
     table: [...READ, 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'],
     bucket: WRITE_OBJECTS,
     errors: [
@@ -106,6 +117,7 @@ export const STREAM_LOG_ENTRIES: StepEntry[] = [
     handler: 'stream/resolve-append',
     needs: 'ports',
     load: () => import('../../functions/stream/resolve-append.js'),
+    cutPoints: [S.resolveFence, S.unsuspend, S.writerRelease],
     table: [...READ, 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
     bucket: READ_OBJECTS,
     errors: [...STREAM_REFUSALS, ...ATTEMPT_WINDOW_REFUSALS, 'Stream.ResolveInconsistent', ...EFFECT_ERRORS],
@@ -116,6 +128,7 @@ export const STREAM_LOG_ENTRIES: StepEntry[] = [
     handler: 'stream/takeover',
     needs: 'ports',
     load: () => import('../../functions/stream/takeover.js'),
+    cutPoints: [S.takeoverCas],
     table: [...READ, 'dynamodb:UpdateItem'],
     bucket: [],
     errors: [...STREAM_REFUSALS, ...EFFECT_ERRORS],
@@ -126,6 +139,7 @@ export const STREAM_LOG_ENTRIES: StepEntry[] = [
     handler: 'stream/trim',
     needs: 'ports',
     load: () => import('../../functions/stream/trim.js'),
+    cutPoints: [S.trimCas],
     // ConditionCheckItem: a retention policy's cursors are pinned in the trim's transaction.
     table: [...READ, 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'],
     bucket: [],
@@ -141,6 +155,7 @@ export const STREAM_GC_ENTRIES: StepEntry[] = [
     handler: 'stream/gc-scan',
     needs: 'ports',
     load: () => import('../../functions/stream/gc-scan.js'),
+    cutPoints: [GC.root, GC.mark],
     table: [...READ, 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
     bucket: LIST_OBJECTS,
     errors: [...GC_REFUSALS, ...EFFECT_ERRORS],
@@ -151,6 +166,7 @@ export const STREAM_GC_ENTRIES: StepEntry[] = [
     handler: 'stream/gc-mark',
     needs: 'ports',
     load: () => import('../../functions/stream/gc-mark.js'),
+    cutPoints: [GC.mark],
     table: [...READ, 'dynamodb:UpdateItem'],
     bucket: [],
     errors: [...GC_REFUSALS, ...EFFECT_ERRORS],
@@ -161,6 +177,7 @@ export const STREAM_GC_ENTRIES: StepEntry[] = [
     handler: 'stream/gc-drain',
     needs: 'ports',
     load: () => import('../../functions/stream/gc-drain.js'),
+    cutPoints: [GC.mark, GC.seal, GC.retention],
     // DeleteItem: GC retention (conditional deletes at the exact version judged, cut point
     // stream.gc.retire): DELETED roots and expired leases (`gc#`), and the collected records
     // and spent markers of attempts past their window (`lane#`: IAM can condition on the
@@ -176,6 +193,7 @@ export const STREAM_GC_ENTRIES: StepEntry[] = [
     handler: 'stream/gc-delete',
     needs: 'ports',
     load: () => import('../../functions/stream/gc-delete.js'),
+    cutPoints: [GC.evidence, GC.send, GC.mark, GC.delete],
     // PutItem: a committed attempt's marker, written before its WAL object is deleted (gc/attempt-record.ts).
     table: [...READ, 'dynamodb:PutItem'],
     bucket: [...LIST_OBJECTS, 's3:DeleteObject'],
@@ -189,6 +207,7 @@ export const STREAM_GC_ENTRIES: StepEntry[] = [
     handler: 'stream/gc-finalize',
     needs: 'ports',
     load: () => import('../../functions/stream/gc-finalize.js'),
+    cutPoints: [GC.finalize],
     table: [...READ, 'dynamodb:UpdateItem'],
     bucket: LIST_OBJECTS,
     errors: [...GC_REFUSALS, ...EFFECT_ERRORS],
@@ -213,6 +232,7 @@ export const STREAM_MAINTENANCE_ENTRIES: StepEntry[] = [
     handler: 'stream/materialize-batch',
     needs: 'ports',
     load: () => import('../../functions/stream/materialize-batch.js'),
+    cutPoints: [...GENERATION_0_CUTS, GENERATION_CUT_POINTS.taskCleanup],
     // Query: the lane's commit records from its generation-0 mark; the rest is the generation-commit mechanism's.
     table: GENERATION_COMMIT,
     // Task cleanup deletes the ranges' generation task items, and nothing else may be deleted.
@@ -229,6 +249,7 @@ export const STREAM_MAINTENANCE_ENTRIES: StepEntry[] = [
     handler: 'stream/compact-lane',
     needs: 'ports',
     load: () => import('../../functions/stream/compact-lane.js'),
+    cutPoints: [...COMPACTION_RUN_CUT_POINTS, GENERATION_CUT_POINTS.abortCas],
     table: GENERATION_COMMIT,
     // Task cleanup deletes the compaction's generation task item, and nothing else may be deleted.
     deleteLeadingKeys: [STREAM_GENERATION_KEYS],

@@ -1,4 +1,6 @@
+import { CUT_POINT_NAMES } from '../../src/cut-points.js';
 import { stepByHandler, type StepEntry } from '../../src/registry/index.js';
+import { everyCutPoint } from '../../src/registry/step-entry.js';
 import { stepRetry, type Retrier } from './retry.js';
 
 /**
@@ -67,6 +69,7 @@ export function task(spec: TaskSpec): AslState {
   const step = spec.lambda !== undefined ? stepByHandler(spec.lambda) : undefined;
   const resource = step ? `\${${step.placeholder}}` : spec.resource;
   if (resource === undefined) throw new Error('a Task needs a lambda or a resource');
+  if (step) crossesWhatItNames(spec.comment, step);
   const retry = spec.retry ?? stepRetry();
   const checks = spec.checksInput;
   return {
@@ -85,6 +88,21 @@ export function task(spec: TaskSpec): AslState {
     Catch: catchers(spec, retry, step),
     ...(spec.next === undefined ? { End: true } : { Next: spec.next }),
   };
+}
+
+/**
+ * Every cut point a Task's comment names is one its registry step crosses (its `cutPoints`),
+ * so the comment cannot name an effect the step does not have. A comment may name fewer:
+ * the journal transitions, say, go unnamed.
+ */
+function crossesWhatItNames(comment: string, step: StepEntry): void {
+  const crossed = everyCutPoint(step.cutPoints);
+  const names = comment.match(/(?<![\w./-])[a-z0-9-]+(?:\.[a-z0-9-]+)+/g) ?? [];
+  const stray = names.filter((n) => CUT_POINT_NAMES.has(n) && !crossed.includes(n));
+  if (stray.length > 0)
+    throw new Error(
+      `functions/${step.handler}: its Task's comment names ${stray.join(', ')}, which the step does not cross (its cutPoints, src/registry/)`,
+    );
 }
 
 /** The explicit catchers, then the rest of the step's declared errors to `otherwise` (before a States.ALL catch-all). */

@@ -12,6 +12,7 @@ import { runFlow, type FlowResult } from '../../src/local/flow-runner.js';
 import { expectExactlyOneCommitted, expectProvenAbort, newGenerationCase } from '../support/generation-fixture.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
 import { landBeforeRead } from '../support/intercept-ports.js';
+import { matrixCutPoints } from '../support/matrix-cut-points.js';
 import { withKinds } from '../support/matrix-lane.js';
 import { replaceObject } from '../support/replace-object.js';
 
@@ -34,12 +35,14 @@ const recoveryInput = (input: unknown) => ({
 });
 const outcomeOf = (r: FlowResult) => (r.output as { outcome?: string } | undefined)?.outcome;
 
-const COMMIT_PATH = [
-  GENERATION_CUT_POINTS.taskPut,
-  GENERATION_CUT_POINTS.objectPut,
-  GENERATION_CUT_POINTS.recordPut,
-  GENERATION_CUT_POINTS.commitCas,
-];
+/** The commit path: the flow's cut points in its spec's order (src/registry/flow-cut-points.ts) but these. */
+const COMMIT_PATH = matrixCutPoints('commit-generation', {
+  [GENERATION_CUT_POINTS.objectCopy]:
+    "a single-source task's copy: these tasks have several sources (concatenated); stream-gen0.matrix runs the copy",
+  [GENERATION_CUT_POINTS.taskCleanup]:
+    'after COMMITTED, and an error there never fails the flow (the commit stands): generation-task-cleanup.test.ts',
+  [GENERATION_CUT_POINTS.abortCas]: 'a task that lost its slot: its own cases below',
+});
 const cases = withKinds(COMMIT_PATH);
 const persistentCases = withKinds(COMMIT_PATH, 3);
 

@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { DELIVERY_CUT_POINTS, TARGET_CUT_POINTS } from '../../src/delivery/cut-points.js';
-import { LOCAL_CUT_POINTS } from '../../src/local/cut-points.js';
+import { mapCutPoints } from '../../src/registry/flow-cut-points.js';
 import type { FaultKind } from '../../src/domain/faults.js';
 import { runMatrixCase, WINDOW } from '../support/delivery-matrix.js';
 import { generateEvents, openDeliveryWorld, windowIdsOf, type DeliveryWorld } from '../support/delivery-world.js';
+import { matrixCutPoints } from '../support/matrix-cut-points.js';
 import { withKinds } from '../support/matrix-lane.js';
 
 /**
@@ -22,14 +23,14 @@ const sourceRows = generateEvents(500, 864_000); // 100 a day: 200 in the window
 const windowIds = windowIdsOf(sourceRows, WINDOW);
 // Parts of ~100 rows, chunks of 30: 2+ parts, each with several chunks and a partial last one.
 const ROUTE = { chunkRows: 30, partRows: 100, maxConcurrency: 2 };
-const CUT_POINTS = [
+/**
+ * The part steps: the plan the Map reads (PlanParts' object), then the cut points of the
+ * Map's item Tasks and its ResultWriter, from the spec (src/registry/flow-cut-points.ts).
+ */
+const CUT_POINTS = matrixCutPoints('deliver-window', {}, [
   DELIVERY_CUT_POINTS.planPut,
-  DELIVERY_CUT_POINTS.partClaim,
-  DELIVERY_CUT_POINTS.chunkPut,
-  TARGET_CUT_POINTS.loadChunk,
-  DELIVERY_CUT_POINTS.partReceipt,
-  LOCAL_CUT_POINTS.mapRunResultWrite,
-];
+  ...mapCutPoints('deliver-window', 'ExtractLoadParts'),
+]);
 const KINDS: readonly FaultKind[] = ['crash-before', 'crash-after', 'lose-response', 'fail'];
 const cases = withKinds(CUT_POINTS, 0, KINDS);
 

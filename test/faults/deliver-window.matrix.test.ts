@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, it } from 'vitest';
-import { DELIVERY_CUT_POINTS, TARGET_CUT_POINTS } from '../../src/delivery/cut-points.js';
+import { TARGET_CUT_POINTS } from '../../src/delivery/cut-points.js';
 import { deliverWindow } from '../../src/delivery/deliver-in-process.js';
+import { LOCAL_CUT_POINTS } from '../../src/local/cut-points.js';
 import { runMatrixCase, WINDOW } from '../support/delivery-matrix.js';
 import { generateEvents, openDeliveryWorld, windowIdsOf, type DeliveryWorld } from '../support/delivery-world.js';
+import { matrixCutPoints } from '../support/matrix-cut-points.js';
 import { withKinds } from '../support/matrix-lane.js';
 
 /**
@@ -27,23 +29,15 @@ const ROUTE = { chunkRows: 30, partRows: 100, maxConcurrency: 2 };
 const sourceRows = generateEvents(GENERATED, STEP_MS);
 const windowIds = windowIdsOf(sourceRows, WINDOW);
 
-/** The forward path's effects (the seal is not a separate effect of the in-process run). */
-const FORWARD_CUT_POINTS = [
-  DELIVERY_CUT_POINTS.custodyAcquire,
-  DELIVERY_CUT_POINTS.stagingRecord,
-  DELIVERY_CUT_POINTS.planPut,
-  DELIVERY_CUT_POINTS.chunkPut,
-  DELIVERY_CUT_POINTS.partClaim,
-  DELIVERY_CUT_POINTS.partReceipt,
-  DELIVERY_CUT_POINTS.journalTransition,
-  DELIVERY_CUT_POINTS.checkpointAdvance,
-  DELIVERY_CUT_POINTS.evidencePut,
-  DELIVERY_CUT_POINTS.custodyRelease,
-  TARGET_CUT_POINTS.createStaging,
-  TARGET_CUT_POINTS.loadChunk,
-  TARGET_CUT_POINTS.publishCommit,
-  TARGET_CUT_POINTS.dropStaging,
-];
+/**
+ * The forward path's effects: every cut point of the flow (src/registry/flow-cut-points.ts)
+ * but the one the in-process run has no place for (the seal is not a separate effect of
+ * the in-process run: it is begin's custody transaction).
+ */
+const FORWARD_CUT_POINTS = matrixCutPoints('deliver-window', {
+  [LOCAL_CUT_POINTS.mapRunResultWrite]:
+    'the in-process run has no Map Run: its results are deliver-window-flow.matrix.test.ts',
+});
 const TARGET_POINTS = new Set<string>(Object.values(TARGET_CUT_POINTS));
 const cases = withKinds(FORWARD_CUT_POINTS);
 

@@ -3,9 +3,11 @@ import { DELIVERY_CUT_POINTS } from '../../src/delivery/cut-points.js';
 import { PUBLICATION_CUT_POINTS } from '../../src/domain/publication/cut-points.js';
 import { FAULT_KINDS, type FaultKind } from '../../src/domain/faults.js';
 import { QUALITY_CUT_POINTS } from '../../src/domain/quality/cut-points.js';
+import { LOCAL_CUT_POINTS } from '../../src/local/cut-points.js';
 import { runGovernanceCase, type CaseContext, type Stop } from '../support/governance-matrix.js';
 import { useGovernanceWorld } from '../support/governance-world.js';
 import { successorBoundaryCase } from '../support/governance-successor.js';
+import { matrixCutPoints } from '../support/matrix-cut-points.js';
 import { kindsAt, MATRIX_LANE, withKinds } from '../support/matrix-lane.js';
 
 /**
@@ -14,33 +16,40 @@ import { kindsAt, MATRIX_LANE, withKinds } from '../support/matrix-lane.js';
  * actions inspect permits (reconcile, resume, observe, retire, in process, source-free)
  * to a final state, then I1–I10 (test/support/governance-matrix.ts, governance-invariants.ts).
  *
- * Cut points a passing run crosses: every PUBLICATION_CUT_POINTS entry but the fence rename;
- * the QUALITY_CUT_POINTS of PrepareCapsule and ObserveTarget; and the shared delivery points
- * after the dispatch (evidence, checkpoint, custody release). `publication.fence.rename`
- * is only crossed by reconcile of a dispatched operation that is not yet proved: it is driven
- * by `publication.exchange:crash-before` (the EXCHANGE never sent) and the fault armed on the
- * reconcile that fences. A successor's Begin with its boundary legs (`delivery.custody.acquire`)
- * runs after a first operation completed on the same table.
+ * The forward path: every cut point of the flow in its spec's order
+ * (src/registry/flow-cut-points.ts) but the ones left out below, each with why.
+ * `publication.fence.rename` is not the flow's: only reconcile (delivery-reconcile) of a
+ * dispatched operation that is not yet proved crosses it. Its own case below drives it by
+ * `publication.exchange:crash-before` (the EXCHANGE never sent) and the fault armed on the
+ * reconcile that fences. A successor's Begin with its
+ * boundary legs (`delivery.custody.acquire`) runs after a first operation completed on the
+ * same table. `quality.target.probe` fires inside the reader child: its own cases below.
  *
  * Ends: CUSTODY_RELEASED (capsule COMPLETE and retired, rows exactly once, one EXCHANGE) or
  * RETIRED (target still P) — or, where §6 says so, the operator's stop: a reader guard held
  * after an unverified end (INCOMPLETE; inspect offers nothing; the quiescence procedure).
  */
 
-const FORWARD = [
-  ...Object.values(PUBLICATION_CUT_POINTS).filter((c) => c !== PUBLICATION_CUT_POINTS.fenceRename),
-  QUALITY_CUT_POINTS.stagedProbe,
-  QUALITY_CUT_POINTS.preparedPut,
-  QUALITY_CUT_POINTS.capsulePrepare,
-  QUALITY_CUT_POINTS.readerAcquire,
-  QUALITY_CUT_POINTS.workerReap,
-  QUALITY_CUT_POINTS.completeCommit,
-  QUALITY_CUT_POINTS.completionPut,
-  QUALITY_CUT_POINTS.completionRecord,
-  DELIVERY_CUT_POINTS.evidencePut,
-  DELIVERY_CUT_POINTS.checkpointAdvance,
-  DELIVERY_CUT_POINTS.custodyRelease,
-];
+const D = DELIVERY_CUT_POINTS;
+const Q = QUALITY_CUT_POINTS;
+/** The extraction is deliver-window's (the same steps, the same Map): its matrices run these. */
+const EXTRACTION = 'the shared extraction: deliver-window.matrix and deliver-window-flow.matrix run it';
+const FORWARD = matrixCutPoints('publish-clickhouse', {
+  [D.custodyAcquire]: "its own case below: a successor's Begin whose boundary write's answer is lost",
+  [D.createStaging]: EXTRACTION,
+  [D.stagingRecord]: EXTRACTION,
+  [D.planPut]: EXTRACTION,
+  [D.journalTransition]: EXTRACTION,
+  [D.partClaim]: EXTRACTION,
+  [D.chunkPut]: EXTRACTION,
+  [D.partReceipt]: EXTRACTION,
+  [LOCAL_CUT_POINTS.mapRunResultWrite]: EXTRACTION,
+  [Q.targetProbe]: 'inside the reader child: its own cases below, one at a time',
+  [Q.pendingCommit]: 'a passing run never writes TARGET_PENDING: quality-governance.matrix',
+  [Q.failedCommit]: 'a passing run never writes FAILED: quality-governance.matrix',
+  [D.dropStaging]:
+    "not run here: the governance world arms ClickHouse faults for publication.* and quality.staged only (ON_CLICKHOUSE, test/support/governance-world.ts), so the stage's drop is never faulted",
+});
 
 /**
  * The cases §6 leaves to the operator: the guard stays after an unverified end of the

@@ -1,8 +1,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { compactLane } from '../../src/stream/compaction/compact-lane.js';
-import { COMPACTION_RUN_CUT_POINTS } from '../../src/stream/compaction/cut-points.js';
+import { GENERATION_CUT_POINTS } from '../../src/generation/cut-points.js';
 import { readStream } from '../../src/stream/read.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
+import { matrixCutPoints } from '../support/matrix-cut-points.js';
 import { MATRIX_LANE, withKinds } from '../support/matrix-lane.js';
 import { expectLaneInvariant } from '../support/stream-fixture.js';
 import { compactionsOf, expectCompacted, laneWithRanges, textOf } from './stream-compaction-world.js';
@@ -21,7 +22,11 @@ beforeAll(async () => {
   stores = await freshStores();
 });
 
-const RUN_CUT_POINTS = COMPACTION_RUN_CUT_POINTS;
+/** The flow's cut points in its spec's order (src/registry/flow-cut-points.ts): its one Task's run. */
+const RUN_CUT_POINTS = matrixCutPoints('stream-compact', {
+  [GENERATION_CUT_POINTS.abortCas]:
+    "one run never aborts its own generation: two runs racing over one start do (the later one's), cut-point-reach-stream.test.ts",
+});
 
 const CASES = [
   ...withKinds(RUN_CUT_POINTS).map(([c, k]) => [c, k, '*'] as const),

@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { GC_CUT_POINTS, GC_FLOW_CUT_POINTS } from '../../src/stream/gc/cut-points.js';
+import { GC_CUT_POINTS } from '../../src/stream/gc/cut-points.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
+import { matrixCutPoints } from '../support/matrix-cut-points.js';
 import { MATRIX_LANE, withKinds } from '../support/matrix-lane.js';
 import { compactedGcWorld } from './stream-gc-compacted-world.js';
 import type { FlowResult } from '../../src/local/flow-runner.js';
@@ -26,6 +27,9 @@ let stores: TestStores;
 beforeAll(async () => {
   stores = await freshStores();
 });
+
+/** Every cut point of the flow, in its spec's order (src/registry/flow-cut-points.ts). */
+const GC_CUTS = matrixCutPoints('stream-gc', {});
 
 /** The lanes the matrix runs on: the classic one, and one with compaction outputs of every fate. */
 const LANES = [
@@ -70,7 +74,7 @@ async function everyHit(world: GcWorld, cut: string, kind: string): Promise<void
 
 for (const lane of LANES) {
   describe(`${lane.name}one fault at each GC cut point (${MATRIX_LANE})`, () => {
-    it.each(withKinds(GC_FLOW_CUT_POINTS, lane.offset))('%s × %s', async (cut, kind) => {
+    it.each(withKinds(GC_CUTS, lane.offset))('%s × %s', async (cut, kind) => {
       const world = await lane.build(stores.ports, `${lane.label}-${kind}`);
       const recovery = await oneFault(world, cut, kind);
       if (cut === GC_CUT_POINTS.delete || cut === GC_CUT_POINTS.finalize) {
@@ -84,7 +88,7 @@ for (const lane of LANES) {
   });
 
   describe(`${lane.name}a fault on every hit of each GC cut point, then a fresh run (${MATRIX_LANE})`, () => {
-    it.each(withKinds(GC_FLOW_CUT_POINTS, lane.offset + 1))('%s × %s*', async (cut, kind) => {
+    it.each(withKinds(GC_CUTS, lane.offset + 1))('%s × %s*', async (cut, kind) => {
       await everyHit(await lane.build(stores.ports, `${lane.label}p-${kind}`), cut, kind);
     });
   });

@@ -10,10 +10,10 @@ import { readVerified } from '../../src/objects/exact-object.js';
 import type { Fence } from '../../src/domain/fence.js';
 import { materializeGen0Batch } from '../../src/stream/append/gen0-batch.js';
 import { LaneWriter } from '../../src/stream/append/lane-writer.js';
-import { STREAM_CUT_POINTS } from '../../src/stream/cut-points.js';
 import { readStream } from '../../src/stream/read.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
 import { batchOf, expectLaneInvariant, newLane, type Acknowledged } from '../support/stream-fixture.js';
+import { matrixCutPoints } from '../support/matrix-cut-points.js';
 import { withKinds } from '../support/matrix-lane.js';
 import { replaceObject } from '../support/replace-object.js';
 
@@ -71,14 +71,14 @@ async function expectEveryRangeMaterialized(lane: LaneRef): Promise<void> {
   }
 }
 
-/** Every cut point a run crosses (generation 0 is a copy: generation.object.copy, never generation.object.put). */
-const RUN_CUT_POINTS = [
-  GENERATION_CUT_POINTS.taskPut,
-  GENERATION_CUT_POINTS.objectCopy,
-  GENERATION_CUT_POINTS.recordPut,
-  GENERATION_CUT_POINTS.commitCas,
-  STREAM_CUT_POINTS.gen0,
-];
+/**
+ * Every cut point a run crosses, from stream-materialize's spec (src/registry/flow-cut-points.ts;
+ * generation 0 is a copy: generation.object.copy, never generation.object.put).
+ */
+const RUN_CUT_POINTS = matrixCutPoints('stream-materialize', {
+  [GENERATION_CUT_POINTS.abortCas]:
+    'crossed only by a copy that does not verify (a WAL object gone bad): the cases below, with no fault armed',
+});
 
 describe('the batched generation-0 run', () => {
   it('acknowledged appends need no generation 0: reads serve the WAL objects before any run', async () => {

@@ -109,6 +109,9 @@ async function sqlState(state: JournalState): Promise<{ id: string; selector: st
       return stoppedAt('delivery.publish.commit:fail*', state);
     case 'PUBLISHED':
       return stoppedAt('delivery.evidence.put:fail*', state);
+    // The stage created, its journal record refused: a stage the journal does not name.
+    case 'EMPTY_STAGING':
+      return stoppedAt('delivery.staging.record:fail*', state);
     case 'PARTIAL_PROVED': {
       const at = await sqlState('WRITING_UNKNOWN');
       const r = await cli(['delivery', 'reconcile', at.id, '--manifest', at.selector, '--yes']);
@@ -417,7 +420,11 @@ const PLACES: Record<string, () => ReachScenario[]> = {
         ],
         [
           place('retire'),
-          () => [recovery('retire', 'PARTIAL_PROVED', by), exchangeRecovery('retire', 'REEXTRACT_REQUIRED', by)],
+          () => [
+            recovery('retire', 'PARTIAL_PROVED', by),
+            recovery('retire', 'EMPTY_STAGING', by),
+            exchangeRecovery('retire', 'REEXTRACT_REQUIRED', by),
+          ],
         ],
       ];
     }),
