@@ -11,13 +11,13 @@ import {
   pick,
   profileOf,
   regionOf,
-  regionOfProfile,
   StackNotFoundError,
   stacksOf,
   TABLE_OUTPUT,
 } from './aws-settings.js';
 import { INPUT_LIMITS, UsageError } from './io.js';
 import { readRegularFileSync } from './input.js';
+import type { SharedConfigPaths } from '../adapters/aws-shared-config.js';
 
 /**
  * The options of `--aws`, one table spread into every command that has it, so the help
@@ -68,7 +68,7 @@ export function refuseAwsFlagsWithoutAws(flags: AwsFlags): void {
  */
 export class AwsSession {
   private readonly stacks: string[];
-  private resolvedConnection: AwsConnection | undefined;
+  private resolvedConnection: Promise<AwsConnection> | undefined;
   private outputs: Promise<Record<string, string>> | undefined;
 
   constructor(
@@ -84,27 +84,32 @@ export class AwsSession {
    * The region and profile every client of this command uses. The shared config and
    * credentials files are checked first, whatever the region comes from: the SDK reads them
    * too, and a FIFO there would hang it, `/dev/zero` exhaust its memory
-   * (`cli.file_not_regular`, `cli.input_too_large`, naming the variable).
+   * (`cli.file_not_regular`, `cli.input_too_large`, naming the variable). The profile's
+   * region, when it is the one needed, is read by the SDK's own loader
+   * (src/adapters/aws-shared-config.ts).
    */
-  connection(): AwsConnection {
-    if (this.resolvedConnection) return this.resolvedConnection;
-    const shared = this.sharedFiles();
+  connection(): Promise<AwsConnection> {
+    this.resolvedConnection ??= this.resolveConnection();
+    return this.resolvedConnection;
+  }
+
+  private async resolveConnection(): Promise<AwsConnection> {
+    const paths = this.sharedFiles();
     const profile = profileOf(this.flags.profile, this.env);
-    const { region } = regionOf(
+    const { region } = await regionOf(
       this.flags.region,
       this.env,
-      () => regionOfProfile(shared.config, shared.credentials, profile.name),
+      async () => (await import('../adapters/aws-shared-config.js')).profileRegion(profile.name, paths),
       profile.name,
     );
     assertRegion(region);
     // An operator's connection: a call that never reaches AWS is aws.unreachable with the next step.
-    this.resolvedConnection = { region, ...(profile.named ? { profile: profile.name } : {}), operator: true };
-    return this.resolvedConnection;
+    return { region, ...(profile.named ? { profile: profile.name } : {}), operator: true };
   }
 
   /** The authority table and object bucket: CUTPOINT_TABLE_NAME / CUTPOINT_BUCKET_NAME, else the stateful stack's outputs. */
   async config(): Promise<CutpointConfig> {
-    const connection = this.connection();
+    const connection = await this.connection();
     const table = pick(undefined, this.env, 'CUTPOINT_TABLE_NAME');
     const bucket = pick(undefined, this.env, 'CUTPOINT_BUCKET_NAME');
     const outputs = table !== undefined && bucket !== undefined ? {} : await this.stackOutputs();
@@ -120,7 +125,7 @@ export class AwsSession {
 
   /** A flow's state machine: --state-machine-arn, else CUTPOINT_<FLOW>_ARN, else the output <Flow>StateMachineArn. */
   async stateMachineArn(flow: string, flag?: string): Promise<string> {
-    this.connection();
+    await this.connection();
     const given = pick(flag, this.env, arnVariable(flow));
     if (given !== undefined) return given;
     return fromOutputs(
@@ -133,7 +138,7 @@ export class AwsSession {
 
   private stackOutputs(): Promise<Record<string, string>> {
     this.outputs ??= (async () => {
-      const connection = this.connection();
+      const connection = await this.connection();
       // The SDK loads only when a stack is described (the CLI's front stays light).
       const [{ cloudFormationClient }, { describeStack }] = await Promise.all([
         import('../adapters/aws-clients.js'),
@@ -155,20 +160,21 @@ export class AwsSession {
     return this.outputs;
   }
 
-  /** The shared config and credentials files (AWS_CONFIG_FILE, AWS_SHARED_CREDENTIALS_FILE, else ~/.aws/…), as text; absent ones undefined. */
-  private sharedFiles(): { config: string | undefined; credentials: string | undefined } {
+  /**
+   * The shared config and credentials files' paths (AWS_CONFIG_FILE,
+   * AWS_SHARED_CREDENTIALS_FILE, else ~/.aws/…), each checked a regular file within its
+   * size bound when present (an absent one is allowed: the SDK skips it).
+   */
+  private sharedFiles(): SharedConfigPaths {
     const home = homedir();
-    const read = (variable: string, fallback: string) => {
-      const bytes = readRegularFileSync(
-        this.env[variable]?.trim() || join(home, '.aws', fallback),
-        INPUT_LIMITS.awsSharedFile,
-        variable,
-      );
-      return bytes === undefined ? undefined : new TextDecoder().decode(bytes);
+    const checked = (variable: string, fallback: string) => {
+      const path = this.env[variable]?.trim() || join(home, '.aws', fallback);
+      readRegularFileSync(path, INPUT_LIMITS.awsSharedFile, variable);
+      return path;
     };
     return {
-      config: read('AWS_CONFIG_FILE', 'config'),
-      credentials: read('AWS_SHARED_CREDENTIALS_FILE', 'credentials'),
+      config: checked('AWS_CONFIG_FILE', 'config'),
+      credentials: checked('AWS_SHARED_CREDENTIALS_FILE', 'credentials'),
     };
   }
 }

@@ -128,61 +128,22 @@ export function profileOf(flag: string | undefined, env: NodeJS.ProcessEnv): { n
 }
 
 /**
- * The profile's `region` from the shared config file (`[profile NAME]`, or `[default]`),
- * else from the shared credentials file (`[NAME]`), as the SDK reads them.
- */
-export function regionOfProfile(
-  configText: string | undefined,
-  credentialsText: string | undefined,
-  profile: string,
-): string | undefined {
-  const inConfig =
-    configText === undefined
-      ? undefined
-      : iniSection(configText, profile === 'default' ? ['default', 'profile default'] : [`profile ${profile}`]);
-  const inCredentials = credentialsText === undefined ? undefined : iniSection(credentialsText, [profile]);
-  return inConfig?.region ?? inCredentials?.region;
-}
-
-/** The key = value pairs of the first of `names` present (later sections of one name extend it). */
-function iniSection(text: string, names: readonly string[]): Record<string, string> | undefined {
-  const sections = new Map<string, Record<string, string>>();
-  let current: Record<string, string> | undefined;
-  for (const raw of text.split(/\r?\n/)) {
-    const line = raw.trim();
-    if (line === '' || line.startsWith('#') || line.startsWith(';')) continue;
-    const header = /^\[\s*([^\]]+?)\s*\]$/.exec(line);
-    if (header) {
-      const name = (header[1] as string).replace(/\s+/g, ' ');
-      current = sections.get(name) ?? {};
-      sections.set(name, current);
-      continue;
-    }
-    const pair = /^([^=\s]+)\s*=\s*(.*)$/.exec(line);
-    // Indented lines continue a nested setting (s3 = …): never a top-level key.
-    if (pair && current && !/^\s/.test(raw))
-      current[(pair[1] as string).toLowerCase()] = (pair[2] as string).replace(/\s+[#;].*$/, '').trim();
-  }
-  for (const name of names) if (sections.has(name)) return sections.get(name);
-  return undefined;
-}
-
-/**
  * The ONE region of a command: --region, then AWS_REGION, then AWS_DEFAULT_REGION, then
- * the profile's region; none of them is `aws.region_missing` (never a silent default).
+ * the profile's region (looked up only when needed, by the SDK's own config loader:
+ * src/adapters/aws-shared-config.ts); none of them is `aws.region_missing` (never a silent default).
  */
-export function regionOf(
+export async function regionOf(
   flag: string | undefined,
   env: NodeJS.ProcessEnv,
-  profileRegion: () => string | undefined,
+  profileRegion: () => Promise<string | undefined>,
   profile: string,
-): { region: string; from: string } {
+): Promise<{ region: string; from: string }> {
   if (flag !== undefined) return { region: flag, from: '--region' };
   for (const variable of ['AWS_REGION', 'AWS_DEFAULT_REGION']) {
     const value = env[variable]?.trim();
     if (value) return { region: value, from: variable };
   }
-  const fromProfile = profileRegion();
+  const fromProfile = await profileRegion();
   if (fromProfile) return { region: fromProfile, from: `profile ${profile}` };
   throw new CutpointError(
     'Aws.RegionMissing',

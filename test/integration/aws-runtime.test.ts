@@ -91,7 +91,7 @@ const profileEnv = (extra: Record<string, string | undefined> = {}): Record<stri
 /** Every SDK client a command can build, from one session. */
 async function regionsOf(session: AwsSession): Promise<Record<string, string>> {
   const config = await session.config();
-  const connection = session.connection();
+  const connection = await session.connection();
   const data = awsClients(config);
   const clients = {
     dynamoWriter: data.dynamoWriter,

@@ -8,7 +8,6 @@ import {
   pick,
   profileOf,
   regionOf,
-  regionOfProfile,
   stacksOf,
 } from '../../src/cli/aws-settings.js';
 import { FLOWS } from '../../src/registry/index.js';
@@ -65,56 +64,32 @@ describe('--aws settings', () => {
     ).toThrow(expect.objectContaining({ code: 'aws.output_ambiguous' }));
   });
 
-  it('region: --region, then AWS_REGION, then AWS_DEFAULT_REGION, then the profile; none is aws.region_missing (no silent default)', () => {
-    const profile = () => 'eu-west-3';
-    expect(regionOf('ap-south-1', { AWS_REGION: 'us-west-2' }, profile, 'p')).toEqual({
+  it('region: --region, then AWS_REGION, then AWS_DEFAULT_REGION, then the profile; none is aws.region_missing (no silent default)', async () => {
+    let lookups = 0;
+    const profile = () => (lookups++, Promise.resolve<string | undefined>('eu-west-3'));
+    expect(await regionOf('ap-south-1', { AWS_REGION: 'us-west-2' }, profile, 'p')).toEqual({
       region: 'ap-south-1',
       from: '--region',
     });
-    expect(regionOf(undefined, { AWS_REGION: 'us-west-2', AWS_DEFAULT_REGION: 'us-east-2' }, profile, 'p').region).toBe(
-      'us-west-2',
-    );
-    expect(regionOf(undefined, { AWS_REGION: '', AWS_DEFAULT_REGION: 'us-east-2' }, profile, 'p').region).toBe(
+    expect(
+      (await regionOf(undefined, { AWS_REGION: 'us-west-2', AWS_DEFAULT_REGION: 'us-east-2' }, profile, 'p')).region,
+    ).toBe('us-west-2');
+    expect((await regionOf(undefined, { AWS_REGION: '', AWS_DEFAULT_REGION: 'us-east-2' }, profile, 'p')).region).toBe(
       'us-east-2',
     );
-    expect(regionOf(undefined, {}, profile, 'p')).toEqual({ region: 'eu-west-3', from: 'profile p' });
-    expect(() => regionOf(undefined, {}, () => undefined, 'ops')).toThrow(
-      expect.objectContaining({ code: 'aws.region_missing', message: expect.stringContaining('profile ops') }),
-    );
+    // The profile is looked up only when no flag or variable names the region.
+    expect(lookups).toBe(0);
+    expect(await regionOf(undefined, {}, profile, 'p')).toEqual({ region: 'eu-west-3', from: 'profile p' });
+    expect(lookups).toBe(1);
+    await expect(regionOf(undefined, {}, () => Promise.resolve(undefined), 'ops')).rejects.toMatchObject({
+      code: 'aws.region_missing',
+      message: expect.stringContaining('profile ops'),
+    });
   });
 
   it('profile: --profile, then AWS_PROFILE, then default (not named to the SDK)', () => {
     expect(profileOf('ops', { AWS_PROFILE: 'dev' })).toEqual({ name: 'ops', named: true });
     expect(profileOf(undefined, { AWS_PROFILE: 'dev' })).toEqual({ name: 'dev', named: true });
     expect(profileOf(undefined, {})).toEqual({ name: 'default', named: false });
-  });
-
-  it("reads a profile's region as the SDK does: [profile NAME] / [default] in config, then [NAME] in credentials", () => {
-    const config = [
-      '# shared config',
-      '[default]',
-      'region = us-east-2',
-      '',
-      '[profile ops]',
-      'output = json',
-      'region=eu-central-1 ; note',
-      's3 =',
-      '  region = nope',
-      '[profile  spaced ]',
-      'region = sa-east-1',
-    ].join('\n');
-    const credentials = [
-      '[ci]',
-      'aws_access_key_id = AKIDEXAMPLE',
-      'region = ca-central-1',
-      '[ops]',
-      'region = ignored-1',
-    ].join('\r\n');
-    expect(regionOfProfile(config, credentials, 'default')).toBe('us-east-2');
-    expect(regionOfProfile(config, credentials, 'ops')).toBe('eu-central-1');
-    expect(regionOfProfile(config, credentials, 'spaced')).toBe('sa-east-1');
-    expect(regionOfProfile(config, credentials, 'ci')).toBe('ca-central-1');
-    expect(regionOfProfile(config, credentials, 'absent')).toBeUndefined();
-    expect(regionOfProfile(undefined, undefined, 'default')).toBeUndefined();
   });
 });

@@ -47,22 +47,23 @@ describe('the AWS shared config and credentials files', () => {
     expect(new TextDecoder().decode(readRegularFileSync(big, 4096, 'AWS_CONFIG_FILE'))).toBe('x'.repeat(2048));
   });
 
-  it('--aws checks both files before any client exists, whatever the region comes from (the SDK reads them too)', () => {
+  it('--aws checks both files before any client exists, whatever the region comes from (the SDK reads them too)', async () => {
     const env = (config: string, credentials = join(root, 'absent')) => ({
       AWS_CONFIG_FILE: config,
       AWS_SHARED_CREDENTIALS_FILE: credentials,
       AWS_REGION: 'eu-west-1',
     });
-    expect(() => new AwsSession({ aws: true, region: 'eu-west-1' }, env(fifo)).connection()).toThrow(
-      expect.objectContaining({ code: 'cli.file_not_regular', message: expect.stringContaining('AWS_CONFIG_FILE') }),
-    );
-    expect(() => new AwsSession({ aws: true }, env(join(root, 'absent'), '/dev/zero')).connection()).toThrow(
-      expect.objectContaining({
-        code: 'cli.file_not_regular',
-        message: expect.stringContaining('AWS_SHARED_CREDENTIALS_FILE'),
-      }),
-    );
-    expect(new AwsSession({ aws: true }, env(join(root, 'absent'))).connection()).toEqual({
+    await expect(new AwsSession({ aws: true, region: 'eu-west-1' }, env(fifo)).connection()).rejects.toMatchObject({
+      code: 'cli.file_not_regular',
+      message: expect.stringContaining('AWS_CONFIG_FILE'),
+    });
+    await expect(
+      new AwsSession({ aws: true }, env(join(root, 'absent'), '/dev/zero')).connection(),
+    ).rejects.toMatchObject({
+      code: 'cli.file_not_regular',
+      message: expect.stringContaining('AWS_SHARED_CREDENTIALS_FILE'),
+    });
+    expect(await new AwsSession({ aws: true }, env(join(root, 'absent'))).connection()).toEqual({
       region: 'eu-west-1',
       operator: true,
     });

@@ -60,7 +60,7 @@ export async function flowCommand(args: string[]): Promise<unknown> {
     progress(`starting ${values.name} on ${arn}`);
     const { startAndWait } = await import('../../adapters/stepfunctions.js');
     const execution = await startAndWait(arn, values.name, input, {
-      connection: aws.connection(),
+      connection: await aws.connection(),
       onPoll: (s) => progress(`execution ${s}`),
     });
     return { ...execution, output: withoutSessionIds(execution.output) };

@@ -133,7 +133,7 @@ function awsRuntime(options: RuntimeOptions): Runtime {
     async run(flow, derivedName, input) {
       const name = options.name ?? derivedName;
       const arn = await session.stateMachineArn(flow, options['state-machine-arn']);
-      const connection = session.connection();
+      const connection = await session.connection();
       const entry = FLOWS.find((f) => f.name === flow);
       progress(`starting ${name} on ${arn}`);
       const execution =
