@@ -42,8 +42,8 @@ export function deliveryStep<O>(
  * connection settings come from the Secrets Manager secrets they name (`secret_arn`;
  * src/delivery/bindings.ts documents the accepted JSON keys), never from the Lambda's
  * environment. Built once per cold start and reused by later invocations of the same
- * container: the Secrets Manager port behind its TTL cache (CUTPOINT_SECRET_TTL_SECONDS,
- * default 5 minutes), the fault injector, and the open sources and targets
+ * container: the Secrets Manager port with its secret cache (Powertools' SecretsProvider;
+ * CUTPOINT_SECRET_TTL_SECONDS, default 5 minutes), the fault injector, and the open sources and targets
  * (connection-cache.ts: re-opened when their secret changed, dropped with their secret
  * when the database refuses the credentials). A resolution failure is a stable
  * Cutpoint.ConfigError (`delivery.binding_*`) naming the binding and the secret's name,

@@ -4,8 +4,8 @@
  * object; what the keys mean is src/delivery/bindings.ts's business.
  *
  * Contract every adapter keeps:
- * - On AWS a successful read is cached for a TTL (src/adapters/secrets-manager/secret-cache.ts,
- *   default 5 minutes), a failed one is not (the next invocation tries again).
+ * - On AWS a successful read is cached for a TTL (src/adapters/secrets-manager/secrets.ts,
+ *   Powertools' SecretsProvider; default 5 minutes), a failed one is not (the next invocation tries again).
  * - A secret that is missing, denied, unreachable, binary, or not a JSON object fails
  *   with SecretUnavailableError (src/domain/secrets.ts). Its message names the secret by its NAME only
  *   (never the account, never the value); the SDK's own error is not kept as `cause`,

@@ -1,31 +1,22 @@
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ConnectionCache } from '../../functions/lib/connection-cache.js';
 import { openRouteTargetFor } from '../../src/adapters/delivery-bindings.js';
 import { FaultSwitch } from '../../src/adapters/fault-injector.js';
-import { TtlSecretCache } from '../../src/adapters/secrets-manager/secret-cache.js';
 import type { Binding } from '../../src/domain/delivery/manifest-types.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/local/embedded-postgres.js';
 import type { ExchangeTargetPort } from '../../src/ports/exchange-target.js';
-import type { SecretsPort } from '../../src/ports/secrets.js';
 import type { TargetPort } from '../../src/ports/target.js';
+import { cachedSecrets, SecretStore } from '../support/secret-store.js';
 
 /**
  * A deployed step's connections follow their secret (functions/lib/connection-cache.ts over
- * the TTL secret cache), against the real embedded PostgreSQL server (password
+ * the secret cache, Powertools' SecretsProvider: secrets.ts), against the real embedded PostgreSQL server (password
  * authentication; PGlite has none): the role's password changes (ALTER ROLE) and so does
  * the secret; the next use after the TTL, or after the server refused the old password,
- * connects with the new one. The secret store is a test implementation of the SecretsPort
- * (the port, not AWS).
+ * connects with the new one. The secret store answers a real Secrets Manager client
+ * (test/support/secret-store.ts), not AWS.
  */
-class SecretStore implements SecretsPort {
-  readonly values = new Map<string, Record<string, unknown>>();
-  reads = 0;
-  secretJson(arn: string): Promise<Record<string, unknown>> {
-    this.reads++;
-    return Promise.resolve({ ...this.values.get(arn)! });
-  }
-}
 
 type RouteTarget = { target: TargetPort; exchange?: ExchangeTargetPort };
 const TTL_MS = 300_000;
@@ -38,6 +29,10 @@ beforeAll(async () => {
   admin.on('error', () => undefined);
   await admin.connect();
 }, 120_000);
+
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 afterAll(async () => {
   await admin?.end();
@@ -55,8 +50,7 @@ async function world(role: string) {
     password,
   });
   store.values.set(arn, secretOf('first-password'));
-  let now = 0;
-  const secrets = new TtlSecretCache(store, { ttlMs: TTL_MS, now: () => now });
+  const { secrets, advance } = cachedSecrets(store, TTL_MS);
   const connections = new ConnectionCache<RouteTarget>({ secrets }, (opened) => opened.target);
   const closed: TargetPort[] = [];
   const open = () =>
@@ -71,7 +65,7 @@ async function world(role: string) {
     store,
     closed,
     open,
-    advance: (ms: number) => (now += ms),
+    advance,
     /** The password changes on the server and in the secret. */
     rotate: async (password: string) => {
       await admin.query(`ALTER ROLE ${role} PASSWORD '${password}'`);
@@ -87,8 +81,8 @@ describe('connections follow a rotated secret', () => {
     expect((await first.target.identity()).principal).toBe('rotated_by_ttl');
 
     await w.rotate('second-password');
-    // Within the TTL: the same connection (its session outlives the password change), no read.
-    w.advance(TTL_MS - 1);
+    // Within the TTL (up to and including it): the same connection (its session outlives the password change), no read.
+    w.advance(TTL_MS);
     expect(await w.open()).toBe(first);
     expect(w.store.reads).toBe(1);
 

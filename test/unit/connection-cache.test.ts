@@ -1,18 +1,14 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ConnectionCache } from '../../functions/lib/connection-cache.js';
-import { TtlSecretCache } from '../../src/adapters/secrets-manager/secret-cache.js';
 import type { Binding } from '../../src/domain/delivery/manifest-types.js';
-import type { SecretsPort } from '../../src/ports/secrets.js';
+import { cachedSecrets, SecretStore } from '../support/secret-store.js';
 
-/** The secret store is a test implementation of the SecretsPort; the "connection" a plain object (no I/O). */
-class SecretStore implements SecretsPort {
-  value: Record<string, unknown> = { url: 'https://clickhouse.internal:8443', username: 'reader', password: 'first' };
-  reads = 0;
-  secretJson(): Promise<Record<string, unknown>> {
-    this.reads++;
-    return Promise.resolve({ ...this.value });
-  }
-}
+/** The secret store answers a real Secrets Manager client (test/support/secret-store.ts); the "connection" a plain object (no I/O). */
+const SECRET = { url: 'https://clickhouse.internal:8443', username: 'reader', password: 'first' };
+
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 const binding: Binding = {
   name: 'events',
@@ -34,8 +30,8 @@ interface FakeSource {
 
 function world() {
   const store = new SecretStore();
-  let now = 0;
-  const secrets = new TtlSecretCache(store, { ttlMs: 1000, now: () => now });
+  store.values.set(binding.secretArn!, { ...SECRET });
+  const { secrets, advance } = cachedSecrets(store, 1000);
   const cache = new ConnectionCache<FakeSource>({ secrets }, (s) => s);
   const opened: FakeSource[] = [];
   let failNextOpen = false;
@@ -63,7 +59,7 @@ function world() {
     store,
     opened,
     get,
-    advance: (ms: number) => (now += ms),
+    advance,
     failOpen: () => (failNextOpen = true),
     failCalls: (error: Error | undefined) => (nextFailure = error),
   };
@@ -73,7 +69,7 @@ describe('ConnectionCache', () => {
   it('keeps the connection when the secret re-read after the TTL holds the same settings', async () => {
     const w = world();
     const first = await w.get();
-    w.advance(1000);
+    w.advance(1001); // past the one-second TTL
     expect(await w.get()).toBe(first);
     expect(w.store.reads).toBe(2);
     expect(w.opened).toHaveLength(1);
@@ -82,8 +78,8 @@ describe('ConnectionCache', () => {
   it('re-opens with the new settings, closing the old connection, when the secret changed', async () => {
     const w = world();
     const first = await w.get();
-    w.store.value = { ...w.store.value, password: 'second' };
-    w.advance(1000);
+    w.store.values.set(binding.secretArn!, { ...SECRET, password: 'second' });
+    w.advance(1001); // past the one-second TTL
     const second = await w.get();
     expect(second.password).toBe('second');
     expect(w.opened[0]!.closed).toBe(true);
@@ -93,7 +89,7 @@ describe('ConnectionCache', () => {
   it('an authentication failure from a call drops the connection and the secret; the error leaves unchanged', async () => {
     const w = world();
     const first = await w.get();
-    w.store.value = { ...w.store.value, password: 'second' };
+    w.store.values.set(binding.secretArn!, { ...SECRET, password: 'second' });
     w.failCalls(authFailed);
     await expect(first.count()).rejects.toBe(authFailed);
     expect(w.opened[0]!.closed).toBe(true);

@@ -1,27 +1,8 @@
-import { describe, expect, it } from 'vitest';
-import {
-  DEFAULT_SECRET_TTL_SECONDS,
-  secretTtlMsFromEnv,
-  TtlSecretCache,
-} from '../../src/adapters/secrets-manager/secret-cache.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { DEFAULT_SECRET_TTL_SECONDS, secretTtlMsFromEnv } from '../../src/adapters/secrets-manager/secret-cache.js';
 import { ConfigError } from '../../src/domain/errors.js';
 import { SecretUnavailableError } from '../../src/domain/secrets.js';
-import { type SecretsPort } from '../../src/ports/secrets.js';
-
-/** A SecretsPort (the port, not AWS) whose values the test sets, counting reads. */
-class SecretStore implements SecretsPort {
-  readonly values = new Map<string, Record<string, unknown>>();
-  reads = 0;
-  failNext = false;
-  secretJson(arn: string): Promise<Record<string, unknown>> {
-    this.reads++;
-    if (this.failNext) {
-      this.failNext = false;
-      return Promise.reject(new SecretUnavailableError('s', 'unreachable', 'did not answer'));
-    }
-    return Promise.resolve({ ...this.values.get(arn)! });
-  }
-}
+import { cachedSecrets, SecretStore } from '../support/secret-store.js';
 
 const ARN = 'arn:aws:secretsmanager:eu-west-1:111111111111:secret:cutpoint/delivery/target/warehouse';
 const MINUTE = 60_000;
@@ -29,24 +10,29 @@ const MINUTE = 60_000;
 function world(ttlMs = 5 * MINUTE) {
   const store = new SecretStore();
   store.values.set(ARN, { password: 'first' });
-  let now = 1_000_000;
-  const cache = new TtlSecretCache(store, { ttlMs, now: () => now });
-  return { store, cache, advance: (ms: number) => (now += ms) };
+  const { secrets: cache, advance } = cachedSecrets(store, ttlMs);
+  return { store, cache, advance };
 }
 
-describe('TtlSecretCache', () => {
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+/** The secret cache of secrets.ts (Powertools Parameters' SecretsProvider over our client). */
+describe('the secret cache', () => {
   it('reads a secret once within the TTL, and again once the TTL has passed (a rotation reaches a warm container)', async () => {
     const { store, cache, advance } = world();
     expect(await cache.secretJson(ARN)).toEqual({ password: 'first' });
     store.values.set(ARN, { password: 'second' });
-    advance(5 * MINUTE - 1);
+    // Powertools keeps a value up to and including its max age; the next millisecond re-reads.
+    advance(5 * MINUTE);
     expect(await cache.secretJson(ARN)).toEqual({ password: 'first' });
     expect(store.reads).toBe(1);
     advance(1);
     expect(await cache.secretJson(ARN)).toEqual({ password: 'second' });
     expect(store.reads).toBe(2);
     // The TTL restarts from the new read.
-    advance(5 * MINUTE - 1);
+    advance(5 * MINUTE);
     await cache.secretJson(ARN);
     expect(store.reads).toBe(2);
   });
@@ -58,12 +44,35 @@ describe('TtlSecretCache', () => {
     cache.invalidate(ARN);
     expect(await cache.secretJson(ARN)).toEqual({ password: 'second' });
     expect(store.reads).toBe(2);
+    // One forced read: the new value is cached again.
+    await cache.secretJson(ARN);
+    expect(store.reads).toBe(2);
   });
 
-  it('does not remember a failed read', async () => {
+  it('an invalidated secret whose re-read fails is re-read again by the next use, never served from before', async () => {
+    const { store, cache } = world();
+    await cache.secretJson(ARN);
+    store.values.set(ARN, { password: 'second' });
+    cache.invalidate(ARN);
+    store.failNext = true;
+    await expect(cache.secretJson(ARN)).rejects.toMatchObject({
+      code: 'delivery.binding_secret_unavailable',
+      reason: 'unreachable',
+    });
+    expect(await cache.secretJson(ARN)).toEqual({ password: 'second' });
+    expect(store.reads).toBe(3);
+  });
+
+  it('does not remember a failed read, and reports it as the port does (SecretUnavailableError naming the secret only)', async () => {
     const { store, cache } = world();
     store.failNext = true;
-    await expect(cache.secretJson(ARN)).rejects.toBeInstanceOf(SecretUnavailableError);
+    const failure = await cache.secretJson(ARN).catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(SecretUnavailableError);
+    expect(failure).toMatchObject({
+      message: expect.stringContaining('cutpoint/delivery/target/warehouse') as unknown,
+    });
+    expect((failure as Error).message).not.toContain('111111111111');
+    expect((failure as Error).message).not.toContain('service unavailable');
     expect(await cache.secretJson(ARN)).toEqual({ password: 'first' });
     expect(store.reads).toBe(2);
   });
