@@ -15,7 +15,8 @@ import type { StepHandler } from '../../src/registry/handler-contract.js';
 
 /**
  * Logs, metrics and traces of every handler, in one place: the handler skeletons (step,
- * notifyStep, deliveryStep, readerStep) build their middy handler with `lambdaHandler`.
+ * notifyStep, deliveryStep, readerStep) and the recovery dispatcher (with its own
+ * observer: functions/recovery/dispatch-telemetry.ts) build their middy handler with `lambdaHandler`.
  * In a deployed Lambda (AWS_LAMBDA_FUNCTION_NAME is set) the middleware list is
  * Powertools' logger (allowlisted keys, never the event), tracer (X-Ray, SDK clients
  * captured; off outside Lambda by Powertools' own rule) and our metrics/log middleware
@@ -120,14 +121,22 @@ function observe(step: string, { logger, metrics }: Instruments): middy.Middlewa
   };
 }
 
+/** What a handler logs and counts of each call, given Powertools' instances (a step's: `observe`). */
+export type Observer = (tools: Instruments, env: NodeJS.ProcessEnv) => middy.MiddlewareObj;
+
+const observeStep: Observer = (tools, env) => observe(stepName(env), tools);
+
 /** The middleware list every handler uses, in order (middy runs `onError` in reverse: redaction first). */
-export async function telemetry(env: NodeJS.ProcessEnv = process.env): Promise<middy.MiddlewareObj[]> {
+export async function telemetry(
+  env: NodeJS.ProcessEnv = process.env,
+  observer: Observer = observeStep,
+): Promise<middy.MiddlewareObj[]> {
   if (!telemetryActive(env)) return [redactingOnError()];
   const tools = await instrumentsOnce();
   return [
     injectLambdaContext(tools.logger, { logEvent: false, resetKeys: true }),
     tracerMiddleware!.captureLambdaHandler(tools.tracer, { captureResponse: false }),
-    observe(stepName(env), tools),
+    observer(tools, env),
     redactingOnError(),
   ];
 }
@@ -140,11 +149,13 @@ export type BaseHandler<O> = (event: unknown, context: { getRemainingTimeInMilli
  * scope per call. The middlewares are chosen on the first call (as Lambda's environment
  * is then), and kept.
  */
-export function lambdaHandler<O>(base: BaseHandler<O>): StepHandler {
+export function lambdaHandler<O>(base: BaseHandler<O>, observer?: Observer): StepHandler {
   let handler: Promise<middy.MiddyfiedHandler<unknown, O>> | undefined;
   return (event, context) =>
     runInvocation(async () => {
-      handler ??= telemetry().then((middlewares) => middy<unknown, O>(base as never).use(middlewares));
+      handler ??= telemetry(process.env, observer).then((middlewares) =>
+        middy<unknown, O>(base as never).use(middlewares),
+      );
       return (await handler)(event, (context ?? {}) as never);
     });
 }

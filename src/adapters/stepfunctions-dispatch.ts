@@ -15,7 +15,11 @@ const START_SKEW_MS = 5_000;
  * Step Functions returns the running execution; a closed one or another input:
  * ExecutionAlreadyExists), so a retried or duplicated start can never make a second one.
  */
-export function openFlowExecutions(client: SFNClient = new SFNClient({})): FlowExecutions {
+export function openFlowExecutions(
+  client: SFNClient = new SFNClient({}),
+  instrument: (client: SFNClient) => SFNClient = (c) => c,
+): FlowExecutions {
+  client = instrument(client);
   return {
     async start({ stateMachineArn, name, input }) {
       const sentAt = Date.now();
