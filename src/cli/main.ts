@@ -7,6 +7,7 @@ import { hasSubcommand, subcommandHelp, TOP_HELP } from './help.js';
 import { EXIT, printDiagnostic, printResult, printUsageError, setOutputFormat, UsageError } from './io.js';
 import { unexpectedArgument } from './grammar.js';
 import { setCliProcess } from '../telemetry/process-role.js';
+import { isRuntimeMissing } from '../adapters/local-engines.js';
 
 /**
  * The CLI's front: help, --version, --format and the grammar shared by every command are
@@ -246,7 +247,8 @@ export async function main(argv: string[]): Promise<number> {
       return EXIT.usage;
     }
     printDiagnostic(error);
-    return EXIT.failed;
+    // The local runtime is not installed (src/adapters/local-engines.ts): nothing ran.
+    return isRuntimeMissing(error) ? EXIT.usage : EXIT.failed;
   } finally {
     setOutputFormat('json');
     setCliProcess(false);

@@ -1,4 +1,4 @@
-import { StateMachine } from 'aws-local-stepfunctions';
+import { stepFunctions } from './step-functions.js';
 import { CutpointError } from '../domain/errors.js';
 import type { AslState } from '../../statemachines/spec/task.js';
 import type { AslDefinition } from './asl.js';
@@ -232,6 +232,7 @@ export async function selectItems(
       },
     },
   };
+  const { StateMachine } = await stepFunctions();
   const machine = new StateMachine(selector as never, { validationOptions: { noValidate: true } });
   const run = machine.run(context.Execution.Input as never, {
     context: { ...context, LocalRunner: { StateInput: input, Items: items } } as never,

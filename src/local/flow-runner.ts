@@ -2,7 +2,8 @@
 // one job: running a flow in-process on the local state-machine runner (handlers from the
 // registry, the context object, events, notices).
 import { randomUUID } from 'node:crypto';
-import { StateMachine, type RunOptions, type StateMachineOptions } from 'aws-local-stepfunctions';
+import type { RunOptions, StateMachineOptions } from 'aws-local-stepfunctions';
+import { stepFunctions } from './step-functions.js';
 import type { DeliveryDepsProvider } from '../delivery/deps-provider.js';
 import { needsFor, type HandlerNeeds } from '../registry/handler-contract.js';
 import { FLOWS, stepByPlaceholder } from '../registry/index.js';
@@ -106,7 +107,7 @@ export async function runFlow(flow: string, input: unknown, options: RunFlowOpti
   const duplicates = duplicateStateNames(source);
   if (duplicates.length)
     throw new Error(`${flow}: state names must be unique across the whole machine: ${duplicates.join(', ')}`);
-  validateOnce(source);
+  await validateOnce(source);
   const notices: LocalNotice[] = [];
   const recording: Notifier = {
     publish: async (subject, message) => {
@@ -171,10 +172,11 @@ function retryPauseOf(options: RunFlowOptions): number | undefined {
 const validated = new Set<string>();
 
 /** The library's own validation, of the ASL as written (before any stand-in replaces a Map), once per definition. */
-function validateOnce(source: AslDefinition): void {
+async function validateOnce(source: AslDefinition): Promise<void> {
   const withArns = withLocalArns(source);
   const text = JSON.stringify(withArns);
   if (validated.has(text)) return;
+  const { StateMachine } = await stepFunctions();
   new StateMachine(withArns as never, { validationOptions: { checkArn: false } } as StateMachineOptions);
   validated.add(text);
 }
@@ -187,6 +189,7 @@ async function execute(
   overrides: Overrides,
   onEvent: (event: FlowEvent) => void,
 ): Promise<ChildOutcome> {
+  const { StateMachine } = await stepFunctions();
   const machine = new StateMachine(
     withLocalArns(definition) as never,
     { validationOptions: { noValidate: true } } as StateMachineOptions,

@@ -6,6 +6,7 @@ import { mkdir, open, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { assertLocalEngines } from '../adapters/local-engines.js';
 import { assertJavaOnPath, dynamoDbAnswers, startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local.js';
 import { ensureDynamoDbLocal } from './dynamodb-local-jar.js';
 import { LocalPortInUseError, LocalRuntimeError } from './errors.js';
@@ -48,6 +49,7 @@ const s3DataDir = (persistentDir: string): string => join(persistentDir, 's3');
 
 /** Starts DynamoDB Local and the S3 emulator side by side. */
 export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise<LocalRuntime> {
+  assertLocalEngines(); // local.runtime_missing before anything starts
   const dir = opts.persistentDir;
   const [dynamo, s3] = await Promise.allSettled([
     startDynamoDbLocal({
@@ -147,6 +149,7 @@ export async function localUp(stateDirArg = defaultStateDir(), opts: LocalUpOpti
   // Absolute, because the daemon runs with a different cwd and because localDown
   // recognises our JVM by this path in its command line.
   const stateDir = resolve(stateDirArg);
+  assertLocalEngines(); // local.runtime_missing before anything starts
   // Exactly one `local up` of a state directory starts it; another one at the same time
   // waits for that one and reports what it brought up (never a second daemon, never "up": false).
   const lockPath = join(stateDir, 'up.lock');

@@ -2,6 +2,7 @@ import type { BuildAppOptions } from 'fauxqs';
 import { mkdir } from 'node:fs/promises';
 import { findPackageJSON } from 'node:module';
 import { pathToFileURL } from 'node:url';
+import { engine } from '../adapters/local-engines.js';
 import { enforceCreateOnly } from './s3-create-only.js';
 
 /**
@@ -42,7 +43,7 @@ interface FauxqsInternals {
 export async function startS3Emulator(opts: S3EmulatorOptions = {}): Promise<S3Emulator> {
   const { stores, persistence } = await createStores(opts.dataDir);
   // Loaded here, not at import: a CLI command that never starts the emulator never loads it.
-  const { buildApp } = await import('fauxqs');
+  const { buildApp } = await engine('fauxqs', () => import('fauxqs'));
   const app = buildApp({ logger: false, stores });
   enforceCreateOnly(app, stores.s3Store);
   if (persistence) app.addHook('preClose', () => persistence.close());

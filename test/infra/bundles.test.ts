@@ -17,6 +17,7 @@ import { runBoundedReader } from '../../src/adapters/reader-process/runner.js';
 import { startClickHouseHost } from '../../src/local/clickhouse-host.js';
 import { systemClock } from '../../src/engine/system-clock.js';
 import type { ProbeWorkerInput } from '../../src/domain/quality/probes.js';
+import { LOCAL_ENGINES } from '../../src/adapters/local-engines.js';
 
 /**
  * The Lambda code, bundled for real, at the cost of about one bundle:
@@ -67,6 +68,8 @@ function errorNamesOf(files: string[]): string[] {
 }
 
 let split: string;
+/** Every file the step bundles were built from. */
+let bundledInputs: string[] = [];
 let assembly: string;
 /** The deployed-shape ObserveTarget bundle (set by the construct test). */
 let observeBundle = '';
@@ -74,7 +77,8 @@ let observeBundle = '';
 beforeAll(async () => {
   split = mkdtempSync(join(tmpdir(), 'cutpoint-bundles-'));
   assembly = mkdtempSync(join(tmpdir(), 'cutpoint-bundle-one-'));
-  await build({
+  const result = await build({
+    metafile: true,
     entryPoints: Object.fromEntries(STEPS.map((s) => [s.placeholder, repoPath(s.entry)])),
     outdir: split,
     outExtension: { '.js': '.mjs' },
@@ -91,6 +95,7 @@ beforeAll(async () => {
     mainFields: [...LAMBDA_BUNDLING.mainFields],
     logLevel: 'error',
   });
+  bundledInputs = Object.keys(result.metafile.inputs);
 }, 300_000);
 
 afterAll(() => {
@@ -98,9 +103,13 @@ afterAll(() => {
 });
 
 describe('Lambda bundles', () => {
-  it('every registry step bundles as node24 ESM without chdb, loads in plain Node and its handler raises named domain errors', () => {
+  it('every registry step bundles as node24 ESM without the local runtime (chdb, the emulators), loads in plain Node and its handler raises named domain errors', () => {
     const entries = STEPS.map((s) => join(split, `${s.placeholder}.mjs`));
     for (const entry of entries) expect(readFileSync(entry, 'utf8')).not.toMatch(/from\s*["']chdb["']/);
+    // No engine of the local runtime (packages/local) is bundled into a Lambda.
+    const engines = Object.keys(LOCAL_ENGINES);
+    expect(bundledInputs.length).toBeGreaterThan(STEPS.length);
+    expect(bundledInputs.filter((f) => engines.some((name) => f.includes(`node_modules/${name}/`)))).toEqual([]);
     expect(errorNamesOf(entries)).toEqual(STEPS.map(expectedName));
   });
 

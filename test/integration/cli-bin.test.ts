@@ -23,6 +23,8 @@ function bin(root: string, args: string[], env: Record<string, string> = {}) {
 const buildOf = (r: { stdout: string }) => (JSON.parse(r.stdout) as { build: string }).build;
 
 let copy = '';
+/** The layout `npm pack` ships (package.json `files`): bin/ and dist/cli/, no sources. */
+let installed = '';
 beforeAll(async () => {
   // The bundle of these sources: built here only when missing or stale (npm ci built it in CI).
   if (buildOf(bin(REPO_ROOT, ['--version', '--format', 'json'])) !== 'bundle') {
@@ -40,10 +42,16 @@ beforeAll(async () => {
   for (const dir of ['src', 'functions', 'node_modules']) await symlink(join(REPO_ROOT, dir), join(copy, dir));
   const buildJson = join(copy, 'dist/cli/build.json');
   await writeFile(buildJson, JSON.stringify({ ...JSON.parse(await readFile(buildJson, 'utf8')), builtAt: 0 }));
+  installed = await mkdtemp(join(tmpdir(), 'cutpoint-installed-'));
+  for (const dir of ['bin', 'dist']) await cp(join(REPO_ROOT, dir), join(installed, dir), { recursive: true });
+  await cp(join(REPO_ROOT, 'package.json'), join(installed, 'package.json'));
+  await symlink(join(REPO_ROOT, 'node_modules'), join(installed, 'node_modules'));
+  const installedJson = join(installed, 'dist/cli/build.json');
+  await writeFile(installedJson, JSON.stringify({ ...JSON.parse(await readFile(installedJson, 'utf8')), builtAt: 0 }));
 }, 240_000);
 
 afterAll(async () => {
-  if (copy) await rm(copy, { recursive: true, force: true });
+  for (const dir of [copy, installed]) if (dir) await rm(dir, { recursive: true, force: true });
 });
 
 describe('bin/cutpoint.js', () => {
@@ -72,4 +80,10 @@ describe('bin/cutpoint.js', () => {
       stderr: 'cli.usage: --partition must be a non-negative integer, got "x"\n',
     });
   }, 180_000); // spawns through tsx: 1.8 s at load ~10; one tsx spawn took 20-25 s at load 16
+
+  it('an installed CLI (bin/ and dist/cli/, no sources) runs its bundle whatever the times of build.json', () => {
+    expect(buildOf(bin(installed, ['--version', '--format', 'json']))).toBe('bundle');
+    const refused = bin(installed, ['stream', 'read', 'orders', '--partition', 'x', '--from', '0']);
+    expect(refused.code).toBe(2);
+  }, 120_000);
 });

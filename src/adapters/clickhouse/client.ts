@@ -10,6 +10,7 @@ import {
 } from '@clickhouse/client';
 import type { Session as ChdbSessionClass } from 'chdb';
 import { ConfigError } from '../../domain/errors.js';
+import { engine } from '../local-engines.js';
 
 /**
  * Where ClickHouse lives. `embedded` runs ClickHouse in this process (chdb) for local runs
@@ -147,8 +148,8 @@ async function openEmbedded(dataDir: string | undefined, create: boolean): Promi
   // 566 MB libchdb.so, ~200 MB resident, ~0.3 s), and the registry carries it for linux-x64 only. The
   // HTTP path, which is what Lambda runs, must never pay for or depend on it.
   const [{ drainPending, Session }, { createChdbConnection }] = await Promise.all([
-    import('chdb'),
-    import('chdb/connection'),
+    engine('chdb', () => import('chdb')),
+    engine('chdb', () => import('chdb/connection')),
   ]);
   // Our own temp dir rather than chdb's ':memory:', which is one directory shared by every
   // ':memory:' connection in the process and outlives this handle while others hold it.

@@ -1,4 +1,5 @@
 import type { ChdbQueryStream, Session as ChdbSessionClass } from 'chdb';
+import { engine } from '../local-engines.js';
 
 /**
  * The chdb side of the local ClickHouse HTTP host (src/local/clickhouse-host-server.ts):
@@ -84,7 +85,7 @@ const STD_EXCEPTION = 1001;
 
 export async function openHostEngine(dataDir: string): Promise<HostEngine> {
   // Imported here, not at the top, as client.ts does: loading chdb loads the native engine.
-  const { Session, drainPending } = await import('chdb');
+  const { Session, drainPending } = await engine('chdb', () => import('chdb'));
   // The first connection binds the directory for this process (or fails: one process per
   // directory); it stays open for the host's lifetime so the engine is never torn down
   // between requests.

@@ -1,5 +1,4 @@
-import { PGlite } from '@electric-sql/pglite';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { engine } from '../local-engines.js';
 
 /**
  * The fallback local PostgreSQL where the real server (server.ts) cannot run: PGlite
@@ -30,6 +29,11 @@ export interface PgliteServerOptions {
 }
 
 export async function startPgliteServer(options: PgliteServerOptions = {}): Promise<PgliteServer> {
+  // Engines of the local runtime (src/adapters/local-engines.ts): loaded only here.
+  const [{ PGlite }, { PGLiteSocketServer }] = await Promise.all([
+    engine('@electric-sql/pglite', () => import('@electric-sql/pglite')),
+    engine('@electric-sql/pglite-socket', () => import('@electric-sql/pglite-socket')),
+  ]);
   const db = await PGlite.create(options.dataDir ?? 'memory://');
   // Port 0: the OS picks a free loopback port at bind time, so there is no window in
   // which another process could take a port chosen in advance.

