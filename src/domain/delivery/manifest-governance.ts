@@ -75,7 +75,7 @@ export function checkGovernance(quality: Record<string, unknown>, path: Segment[
 }
 
 /** The governance plan of a parsed v2 quality block, its defaults filled in. */
-export function governanceOf(q: QualityDocument): QualityGovernance {
+export function governancePlanOf(q: QualityDocument): QualityGovernance {
   const retry = q.target_observation?.keeper_no_node_retry;
   return {
     capsule: 2,

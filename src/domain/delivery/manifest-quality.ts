@@ -1,5 +1,5 @@
 import type { Checker, Segment } from './manifest-checker.js';
-import { checkGovernance, governanceOf, refuseDegrading, V2_QUALITY_KEYS } from './manifest-governance.js';
+import { checkGovernance, governancePlanOf, refuseDegrading, V2_QUALITY_KEYS } from './manifest-governance.js';
 import { MAX_ASSERTIONS, QualitySchema } from './manifest-schema.js';
 import { isRecord } from './manifest-shape.js';
 import type { QualityRules, TargetMode } from './manifest-types.js';
@@ -96,7 +96,7 @@ export function qualityOf(
     rules.assertions.length === 0
   )
     return check.add(path, 'turns every check off: keep row_count_matches_receipts: true or name a rule');
-  return kind === 'v2' ? { ...rules, governance: governanceOf(q) } : rules;
+  return kind === 'v2' ? { ...rules, governance: governancePlanOf(q) } : rules;
 }
 
 /**
