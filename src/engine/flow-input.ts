@@ -1,12 +1,8 @@
 import { quoted } from '../domain/echo.js';
 import { ValidationError } from '../domain/errors.js';
-import {
-  flowInputCap,
-  flowInputSpec,
-  FLOW_INPUTS,
-  RECOVERY_ENVELOPE,
-  type FlowInputSpec,
-} from './flow-input-fields.js';
+import type * as z from 'zod';
+import { flowInputCap, flowInputSpec, RECOVERY_ENVELOPE } from './flow-input-fields.js';
+import { fieldsSchema, recoveredFields, RecoveryEnvelopeSchema } from './flow-input-schema.js';
 
 /**
  * The one check of a flow's execution input (README "Flow inputs"), made by `cutpoint
@@ -28,7 +24,8 @@ export function assertFlowInput(flow: string, input: unknown): void {
   if (!spec) throw new ValidationError('flow.unknown_flow', `no flow ${quoted(flow)} declares its input fields`);
   const given = objectOf(flow, input, 'its execution input');
   const recovery = spec.recovers !== undefined && Object.hasOwn(given, 'recoveryOf');
-  refuseUnknownFields(flow, given, recovery ? RECOVERY_ENVELOPE : spec.fields);
+  const shape = (recovery ? RecoveryEnvelopeSchema : fieldsSchema(spec.fields)).safeParse(ownFields(given));
+  refuseUnknownFields(flow, shape, recovery ? RECOVERY_ENVELOPE : spec.fields);
   const bytes = Buffer.byteLength(JSON.stringify(input));
   const cap = flowInputCap(spec);
   if (bytes > cap) {
@@ -37,7 +34,10 @@ export function assertFlowInput(flow: string, input: unknown): void {
       `${flow}'s execution input is ${bytes} bytes of JSON; it may be at most ${cap} (${cap / 1024} KiB); nothing was written`,
     );
   }
-  if (recovery) refuseUnknownFields(flow, originalOf(flow, given), recoveredFields(spec));
+  if (!recovery) return;
+  const original = originalOf(flow, given, shape);
+  const fields = recoveredFields(spec);
+  refuseUnknownFields(flow, fieldsSchema(fields).safeParse(original), fields);
 }
 
 /**
@@ -91,9 +91,16 @@ function objectOf(flow: string, value: unknown, what: string): Record<string, un
   );
 }
 
-/** Own keys only: a JSON `constructor` or `__proto__` is a field like any other, and no flow reads one. */
-function refuseUnknownFields(flow: string, given: Record<string, unknown>, fields: readonly string[]): void {
-  const unknown = Object.keys(given).find((key) => !fields.includes(key));
+/** A copy of the own fields: what an object inherits is not its input (the schema would read it). */
+const ownFields = (given: Record<string, unknown>) => Object.fromEntries(Object.entries(given));
+
+/**
+ * The schema's unknown field, the first one named. Own keys only: a JSON `constructor` or
+ * `__proto__` is a field like any other, and no flow reads one.
+ */
+function refuseUnknownFields(flow: string, result: z.ZodSafeParseResult<unknown>, fields: readonly string[]): void {
+  const issue = result.error?.issues.find((i) => i.code === 'unrecognized_keys');
+  const unknown = issue?.code === 'unrecognized_keys' ? issue.keys[0] : undefined;
   if (unknown === undefined) return;
   throw new ValidationError(
     'flow.input_unknown_field',
@@ -101,14 +108,18 @@ function refuseUnknownFields(flow: string, given: Record<string, unknown>, field
   );
 }
 
-function originalOf(flow: string, envelope: Record<string, unknown>): Record<string, unknown> {
-  const { recoveryOf, originalInput } = envelope;
+/** A recovery start's original input, once RecoveryEnvelopeSchema found its two fields well typed. */
+function originalOf(
+  flow: string,
+  envelope: Record<string, unknown>,
+  shape: z.ZodSafeParseResult<unknown>,
+): Record<string, unknown> {
   const invalid = (why: string) =>
     new ValidationError('flow.recovery_input_invalid', `${flow}: a recovery start's ${why}; nothing was written`);
-  if (typeof recoveryOf !== 'string' || recoveryOf === '')
-    throw invalid('recoveryOf must name the failed execution (a string)');
-  if (typeof originalInput !== 'string')
-    throw invalid("originalInput must be the failed execution's input as JSON text");
+  const wrong = new Set(shape.error?.issues.map((i) => i.path[0]));
+  if (wrong.has('recoveryOf')) throw invalid('recoveryOf must name the failed execution (a string)');
+  if (wrong.has('originalInput')) throw invalid("originalInput must be the failed execution's input as JSON text");
+  const originalInput = envelope.originalInput as string;
   let original: unknown;
   try {
     original = JSON.parse(originalInput);
@@ -116,9 +127,4 @@ function originalOf(flow: string, envelope: Record<string, unknown>): Record<str
     throw invalid('originalInput is not JSON text');
   }
   return objectOf(flow, original, "a recovery start's original input");
-}
-
-/** The fields an original input may carry: those of the flows this one recovers. */
-function recoveredFields(spec: FlowInputSpec): readonly string[] {
-  return [...new Set((spec.recovers ?? []).flatMap((flow) => FLOW_INPUTS[flow]?.fields ?? []))];
 }

@@ -1,87 +1,80 @@
 import { isManifestName } from './identifiers.js';
 import type { Checker, Segment } from './manifest-checker.js';
-import { BINDING_KINDS, type Binding, type BindingKind } from './manifest-types.js';
+import { BINDING_KEYS, BindingSchema } from './manifest-schema.js';
+import { isRecord } from './manifest-shape.js';
+import type { Binding, BindingKind } from './manifest-types.js';
 
 /**
  * Bindings: where a connection's credentials live (environment variable names, a Secrets
- * Manager ARN), never the credentials themselves; and a route's references to them.
+ * Manager ARN), never the credentials themselves; and a route's references to them. The
+ * shape is BindingSchema's; here, what it cannot say by itself.
  */
 
-const BINDING_KEYS = ['kind', 'url_env', 'username_env', 'password_env', 'secret_arn'] as const;
-const ENV_NAME = /^[A-Z_][A-Z0-9_]{0,127}$/;
-const SECRET_ARN = /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]{1,512}$/;
 /** Keys that would hold a credential or connection value in the manifest itself. */
 const LITERAL_CREDENTIAL_KEY = /pass|pwd|secret|token|credential|auth|user|login|url|uri|dsn|conn|key/i;
-/** An *_env value that is evidently a value, not a name: a URL, user@host, k=v;… */
-const LOOKS_LIKE_VALUE = /[:/@=;]/;
 
-export function validateBinding(name: string, value: unknown, check: Checker): Binding | undefined {
-  const path = ['bindings', name];
-  if (!(value instanceof Map)) return check.add(path, 'must be a mapping');
-  const before = check.issues.length;
-  const credentialKeys = new Set<string>();
-  for (const key of value.keys()) {
-    if (
-      typeof key === 'string' &&
-      !(BINDING_KEYS as readonly string[]).includes(key) &&
-      LITERAL_CREDENTIAL_KEY.test(key)
-    ) {
-      credentialKeys.add(key);
+/**
+ * Before the shape: a key that would hold a credential (`password`, `url`, …) is refused
+ * with `delivery.binding_literal_credential` and removed, so it is not reported again as
+ * an unknown key.
+ */
+export function refuseLiteralCredentials(bindings: unknown, check: Checker): void {
+  if (!isRecord(bindings)) return;
+  for (const [name, value] of Object.entries(bindings)) {
+    if (!isRecord(value)) continue;
+    for (const key of Object.keys(value)) {
+      if ((BINDING_KEYS as readonly string[]).includes(key) || !LITERAL_CREDENTIAL_KEY.test(key)) continue;
       check.add(
-        [...path, key],
+        ['bindings', name, key],
         'literal credentials are not allowed in a manifest; name environment variables (url_env, username_env, password_env) or a Secrets Manager secret (secret_arn)',
         'delivery.binding_literal_credential',
       );
+      delete value[key];
     }
   }
-  const map = check.map(value, path, BINDING_KEYS, ['kind'], credentialKeys);
-  if (!map) return undefined;
-  const kind = map.has('kind') ? check.oneOf(map.get('kind'), [...path, 'kind'], BINDING_KINDS) : undefined;
-  const env: Partial<Record<'url_env' | 'username_env' | 'password_env', string>> = {};
-  for (const key of ['url_env', 'username_env', 'password_env'] as const) {
-    if (!map.has(key)) continue;
-    const v = map.get(key);
-    if (typeof v === 'string' && ENV_NAME.test(v)) env[key] = v;
-    else if (typeof v === 'string' && LOOKS_LIKE_VALUE.test(v)) {
-      check.add(
-        [...path, key],
-        'must name an environment variable, not hold its value',
-        'delivery.binding_literal_credential',
-      );
-    } else {
-      check.add([...path, key], 'must be an environment variable name ([A-Z_][A-Z0-9_]*)');
-    }
-  }
-  let secretArn: string | undefined;
-  if (map.has('secret_arn')) {
-    const v = map.get('secret_arn');
-    if (typeof v === 'string' && SECRET_ARN.test(v)) secretArn = v;
-    else
-      check.add(
-        [...path, 'secret_arn'],
-        'must be a Secrets Manager secret ARN (arn:aws:secretsmanager:<region>:<account>:secret:<name>)',
-      );
-  }
-  if (!map.has('url_env') && !map.has('secret_arn')) {
-    check.add(path, 'needs url_env (local runs) or secret_arn (AWS), or both');
-  }
-  if (check.issues.length > before || !kind) return undefined;
-  return {
-    name,
-    kind,
-    ...(env.url_env !== undefined && { urlEnv: env.url_env }),
-    ...(env.username_env !== undefined && { usernameEnv: env.username_env }),
-    ...(env.password_env !== undefined && { passwordEnv: env.password_env }),
-    ...(secretArn !== undefined && { secretArn }),
-  };
 }
 
 export interface BindingScope {
+  /** The valid bindings. */
   bindings: Record<string, Binding>;
+  /** Declared names, valid or not: a route naming an invalid binding is not "unknown". */
   declared: Set<string>;
+  /** Without a readable bindings section, references cannot be judged: it is reported once. */
   readable: boolean;
 }
 
+/** The bindings section's valid bindings, each needing somewhere to read its connection from. */
+export function bindingScope(bindings: unknown, check: Checker): BindingScope {
+  const scope: BindingScope = {
+    bindings: Object.create(null) as Record<string, Binding>,
+    declared: new Set(),
+    readable: isRecord(bindings),
+  };
+  if (!isRecord(bindings)) return scope;
+  for (const [name, value] of Object.entries(bindings)) {
+    if (!isManifestName(name)) continue;
+    scope.declared.add(name);
+    if (!isRecord(value)) continue;
+    const path = ['bindings', name];
+    if (!Object.hasOwn(value, 'url_env') && !Object.hasOwn(value, 'secret_arn')) {
+      check.add(path, 'needs url_env (local runs) or secret_arn (AWS), or both');
+    }
+    const parsed = BindingSchema.safeParse(value);
+    if (!parsed.success || check.has(path)) continue;
+    const b = parsed.data;
+    scope.bindings[name] = {
+      name,
+      kind: b.kind,
+      ...(b.url_env !== undefined && { urlEnv: b.url_env }),
+      ...(b.username_env !== undefined && { usernameEnv: b.username_env }),
+      ...(b.password_env !== undefined && { passwordEnv: b.password_env }),
+      ...(b.secret_arn !== undefined && { secretArn: b.secret_arn }),
+    };
+  }
+  return scope;
+}
+
+/** A route's reference to a binding (its shape already checked): declared, valid, of a kind the role takes. */
 export function validateBindingRef(
   value: unknown,
   path: Segment[],
@@ -90,8 +83,7 @@ export function validateBindingRef(
   role: string,
   check: Checker,
 ): string | undefined {
-  if (!isManifestName(value)) return check.add(path, 'must name a binding');
-  if (!scope.readable) return undefined;
+  if (!isManifestName(value) || !scope.readable) return undefined;
   if (!scope.declared.has(value))
     return check.add(path, 'names a binding that is not declared under bindings', 'delivery.binding_unknown');
   const binding = scope.bindings[value];

@@ -1,14 +1,7 @@
 import type { Checker, Segment } from './manifest-checker.js';
-import {
-  DEFAULT_OBSERVE_DEADLINE_S,
-  DEFAULT_REPLAY_WINDOW_DAYS,
-  MAX_KEEPER_RETRY_ATTEMPTS,
-  MAX_KEEPER_RETRY_ELAPSED_MS,
-  MAX_OBSERVE_DEADLINE_S,
-  MAX_REPLAY_WINDOW_DAYS,
-  type KeeperNoNodeRetry,
-  type QualityGovernance,
-} from './manifest-types.js';
+import type { QualityDocument } from './manifest-schema.js';
+import { isRecord } from './manifest-shape.js';
+import { DEFAULT_OBSERVE_DEADLINE_S, DEFAULT_REPLAY_WINDOW_DAYS, type QualityGovernance } from './manifest-types.js';
 
 /**
  * Quality governance settings of a v2 route (a clickhouse exchange target):
@@ -26,6 +19,7 @@ import {
  *
  * The capsule is explicit (no implicit upgrade of a route); enabling the retry or changing
  * any setting changes the manifest and so the sealed authority: it is a new operation.
+ * Their shapes are QualitySchema's (manifest-schema.ts).
  */
 
 /** Keys under `quality` that only a v2 route may carry. */
@@ -35,90 +29,58 @@ export const V2_QUALITY_KEYS = ['capsule', 'target_observation', 'replay_window_
 const DEGRADING_KEYS = ['severity', 'warn_if', 'required', 'enabled'] as const;
 
 /**
- * Reports the degrading keys of a v2 quality block or assertion and returns the keys it
- * handled (so they are not reported again as unknown). `required: true` and `enabled: true`
- * state what is so anyway and are accepted as no-ops; any other value of them, and
- * `severity` or `warn_if` with any value, is `quality.required_cannot_degrade`.
+ * Before the shape, on a v2 quality block or assertion: reports the degrading keys and
+ * removes them (so they are not reported again as unknown). `required: true` and
+ * `enabled: true` state what is so anyway and are accepted as no-ops; any other value of
+ * them, and `severity` or `warn_if` with any value, is `quality.required_cannot_degrade`.
  */
-export function refuseDegrading(map: Map<unknown, unknown>, path: Segment[], check: Checker): Set<string> {
-  const handled = new Set<string>();
+export function refuseDegrading(map: unknown, path: Segment[], check: Checker): void {
+  if (!isRecord(map)) return;
   for (const key of DEGRADING_KEYS) {
-    if (!map.has(key)) continue;
-    handled.add(key);
+    if (!Object.hasOwn(map, key)) continue;
     if (key === 'severity' || key === 'warn_if') {
       check.add(
         [...path, key],
         'required quality never degrades to a warning: severities and warning thresholds are refused',
         'quality.required_cannot_degrade',
       );
-    } else if (map.get(key) !== true) {
+    } else if (map[key] !== true) {
       check.add(
         [...path, key],
         'must be true if given: every probe of a v2 route is required and runs',
         'quality.required_cannot_degrade',
       );
     }
+    delete map[key];
   }
-  return handled;
 }
 
-/**
- * The governance plan from a quality block. `required`: the route is v2, so `capsule: v2`
- * must be present; otherwise (the route kind is unknown) only the shapes are checked.
- */
-export function validateGovernance(
-  map: Map<string, unknown>,
-  path: Segment[],
-  required: boolean,
-  check: Checker,
-): QualityGovernance | undefined {
-  const before = check.issues.length;
-  if (!map.has('capsule')) {
-    if (required)
-      check.add(
-        [...path, 'capsule'],
-        'is required for a clickhouse exchange target: declare capsule: v2',
-        'quality.capsule_version_required',
-      );
-  } else if (map.get('capsule') !== 'v2') {
+/** A v2 route declares its capsule, and never turns the row count against the sealed receipts off. */
+export function checkGovernance(quality: Record<string, unknown>, path: Segment[], check: Checker): void {
+  if (!Object.hasOwn(quality, 'capsule'))
     check.add(
       [...path, 'capsule'],
-      'must be v2 (the only quality capsule version a route can declare)',
-      'quality.capsule_version_unsupported',
+      'is required for a clickhouse exchange target: declare capsule: v2',
+      'quality.capsule_version_required',
+    );
+  // The published generation must hold exactly the sealed receipts' rows, and a
+  // governed route may not turn that check off (the other rules choose WHAT to check).
+  if (quality.row_count_matches_receipts === false) {
+    check.add(
+      [...path, 'row_count_matches_receipts'],
+      'must be true on a governed (capsule v2) route: the row count against the sealed receipts is never turned off',
+      'quality.required_cannot_degrade',
     );
   }
-  let observeDeadlineS: number | undefined = DEFAULT_OBSERVE_DEADLINE_S;
-  let keeperNoNodeRetry: KeeperNoNodeRetry | undefined;
-  if (map.has('target_observation')) {
-    const at = [...path, 'target_observation'];
-    const observation = check.map(map.get('target_observation'), at, ['deadline_s', 'keeper_no_node_retry'], []);
-    if (observation?.has('deadline_s'))
-      observeDeadlineS = check.integer(observation.get('deadline_s'), [...at, 'deadline_s'], 1, MAX_OBSERVE_DEADLINE_S);
-    if (observation?.has('keeper_no_node_retry'))
-      keeperNoNodeRetry = validateRetry(
-        observation.get('keeper_no_node_retry'),
-        [...at, 'keeper_no_node_retry'],
-        check,
-      );
-  }
-  const replayWindowDays = map.has('replay_window_days')
-    ? check.integer(map.get('replay_window_days'), [...path, 'replay_window_days'], 1, MAX_REPLAY_WINDOW_DAYS)
-    : DEFAULT_REPLAY_WINDOW_DAYS;
-  if (check.issues.length > before || observeDeadlineS === undefined || replayWindowDays === undefined)
-    return undefined;
-  return { capsule: 2, observeDeadlineS, ...(keeperNoNodeRetry && { keeperNoNodeRetry }), replayWindowDays };
 }
 
-/** Both bounds are required: an enabled retry is sealed with its exact bounds. */
-function validateRetry(value: unknown, path: Segment[], check: Checker): KeeperNoNodeRetry | undefined {
-  const map = check.map(value, path, ['max_attempts', 'max_elapsed_ms'], ['max_attempts', 'max_elapsed_ms']);
-  if (!map) return undefined;
-  const maxAttempts = map.has('max_attempts')
-    ? check.integer(map.get('max_attempts'), [...path, 'max_attempts'], 1, MAX_KEEPER_RETRY_ATTEMPTS)
-    : undefined;
-  const maxElapsedMs = map.has('max_elapsed_ms')
-    ? check.integer(map.get('max_elapsed_ms'), [...path, 'max_elapsed_ms'], 1, MAX_KEEPER_RETRY_ELAPSED_MS)
-    : undefined;
-  if (maxAttempts === undefined || maxElapsedMs === undefined) return undefined;
-  return { maxAttempts, maxElapsedMs };
+/** The governance plan of a parsed v2 quality block, its defaults filled in. */
+export function governancePlanOf(q: QualityDocument): QualityGovernance {
+  const retry = q.target_observation?.keeper_no_node_retry;
+  return {
+    capsule: 2,
+    observeDeadlineS: q.target_observation?.deadline_s ?? DEFAULT_OBSERVE_DEADLINE_S,
+    ...(retry && { keeperNoNodeRetry: { maxAttempts: retry.max_attempts, maxElapsedMs: retry.max_elapsed_ms } }),
+    replayWindowDays: q.replay_window_days ?? DEFAULT_REPLAY_WINDOW_DAYS,
+  };
 }

@@ -3,13 +3,15 @@ import { ValidationError } from '../errors.js';
 import { echoed, someOf } from '../echo.js';
 import { ownEntry } from '../own-entry.js';
 import { isManifestName } from './identifiers.js';
-import { validateBinding } from './manifest-bindings.js';
+import { bindingScope, refuseLiteralCredentials } from './manifest-bindings.js';
 import { Checker } from './manifest-checker.js';
-import { validateRoute } from './manifest-routes.js';
+import { refuseKindSettings } from './manifest-quality.js';
+import { routeKind, validateRoute } from './manifest-routes.js';
 import { checkScalars } from './manifest-scalars.js';
+import { ManifestSchema } from './manifest-schema.js';
+import { addShapeIssues, isRecord, toPlain } from './manifest-shape.js';
 import {
   MANIFEST_VERSION,
-  type Binding,
   type Manifest,
   type ManifestIssue,
   type Route,
@@ -234,43 +236,42 @@ export function parseManifest(text: string, sourceName: string): Manifest {
     // Unresolved aliases or alias expansion beyond the limit.
     throw unparsable(`${sourceName}: YAML aliases could not be resolved within limits`);
   }
-  const check = new Checker();
+  const check = new Checker((section) => namesIn(data, section));
   checkScalars(doc, text, check);
-  const manifest = validateManifest(data, sourceName, check);
-  if (check.issues.length > 0 || !manifest) throw new ManifestError(sourceName, check.issues);
+  const manifest = validateManifest(toPlain(data, [], check), sourceName, check);
+  const issues = check.issues;
+  if (issues.length > 0 || !manifest) throw new ManifestError(sourceName, issues);
   return manifest;
 }
 
+/** A section's route or binding names as written (issues are listed in that order). */
+function namesIn(data: unknown, section: string): string[] {
+  const value = data instanceof Map ? data.get(section) : undefined;
+  return value instanceof Map ? [...value.keys()].map(String) : [];
+}
+
+/**
+ * Before the shape, what is refused with its own code (literal credentials, each route kind's
+ * quality settings); then the shape (ManifestSchema); then what needs more than one node
+ * (binding references, a route kind's rules, part sizing).
+ */
 function validateManifest(data: unknown, sourceName: string, check: Checker): Manifest | undefined {
-  const root = check.map(data, [], ['version', 'bindings', 'routes'], ['version', 'bindings', 'routes']);
-  if (!root) return undefined;
-  if (root.has('version') && root.get('version') !== MANIFEST_VERSION)
-    check.add(['version'], `must be ${MANIFEST_VERSION}`);
-
-  const bindings: Record<string, Binding> = {};
-  /** Declared names, valid or not: a route naming an invalid binding is not "unknown". */
-  const declared = new Set<string>();
-  // Without a readable bindings section, references cannot be judged: report the
-  // section once rather than every route's references as unknown.
-  const bindingsReadable = root.get('bindings') instanceof Map;
-  if (root.has('bindings')) {
-    for (const [name, value] of check.namedEntries(root.get('bindings'), ['bindings'], 'binding')) {
-      declared.add(name);
-      const binding = validateBinding(name, value, check);
-      if (binding) bindings[name] = binding;
-    }
+  const root = isRecord(data) ? data : undefined;
+  refuseLiteralCredentials(root?.bindings, check);
+  const scope = bindingScope(root?.bindings, check);
+  const routes = isRecord(root?.routes) ? root.routes : {};
+  for (const [name, route] of Object.entries(routes)) {
+    if (isRecord(route))
+      refuseKindSettings(route.quality, ['routes', name, 'quality'], routeKind(route.target, scope), check);
   }
-
-  const routes: Record<string, Route> = {};
-  if (root.has('routes')) {
-    const value = root.get('routes');
-    const entries = check.namedEntries(value, ['routes'], 'route');
-    if (value instanceof Map && value.size === 0) check.add(['routes'], 'must declare at least one route');
-    for (const [name, value] of entries) {
-      const route = validateRoute(name, value, { bindings, declared, readable: bindingsReadable }, check);
-      if (route) routes[name] = route;
-    }
+  addShapeIssues(ManifestSchema.safeParse(data, { reportInput: true }), data, check);
+  if (isRecord(root?.routes) && Object.keys(root.routes).length === 0 && !check.has(['routes']))
+    check.add(['routes'], 'must declare at least one route');
+  const parsed: Record<string, Route> = {};
+  for (const [name, value] of Object.entries(routes)) {
+    const route = validateRoute(name, value, scope, check);
+    if (route) parsed[name] = route;
   }
-  if (check.issues.length > 0) return undefined;
-  return { version: MANIFEST_VERSION, sourceName, bindings, routes };
+  if (check.has([])) return undefined;
+  return { version: MANIFEST_VERSION, sourceName, bindings: { ...scope.bindings }, routes: parsed };
 }
