@@ -1,4 +1,5 @@
 import { parsePort, PORT_SETTINGS, runtimePorts, type RuntimePorts } from '../../local/ports.js';
+import { assertLocalEngines } from '../../adapters/local-engines.js';
 import { localDown, localStatus, localUp } from '../../local/runtime.js';
 import { quoted } from '../../domain/echo.js';
 import { progress, UsageError } from '../io.js';
@@ -20,6 +21,7 @@ export async function localCommand(args: string[]): Promise<unknown> {
   switch (verb) {
     case 'up': {
       const ports = runtimePorts(portFlags(parse(rest, UP_OPTIONS)), process.env);
+      assertLocalEngines(); // an install without the local runtime says so before it says "starting"
       progress(
         `starting the local runtime (DynamoDB Local on ${ports.dynamodbPort}, S3 emulator on ${ports.s3Port}) …`,
       );
