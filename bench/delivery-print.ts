@@ -82,6 +82,11 @@ export function deliveryLines(d: DeliveryResult): string[] {
       `(median delivery of ${f.smallRows} rows ${fmt(f.smallMs)} ms, of ${d.rows} rows ${fmt(f.bigMs)} ms, same route settings)`,
   );
   out.push(`  requests per delivery of ${d.rows} rows: ${describeRequests(d.requestsPerDelivery)}`);
+  const z = d.compression;
+  out.push(
+    `  chunk objects (${z.chunks} chunks, ${z.rows} rows): JSONL ${fmt(z.jsonlBytes)} B, stored gzip level ${z.gzipLevel} ${fmt(z.storedBytes)} B, ratio ${z.ratio.toFixed(2)}; ` +
+      `encode ${fmt(z.encodeRowsPerSec)} rows/s, encode + gzip ${fmt(z.encodeGzipRowsPerSec)} rows/s, ratio ${z.rateRatio.toFixed(3)}`,
+  );
   for (const t of d.transitionsPerWindow) {
     out.push(
       `  ${d.flow.name} flow (${d.flow.type}), ${t.rows} rows, ${t.parts} part${t.parts === 1 ? '' : 's'}, ${t.chunks} chunk${t.chunks === 1 ? '' : 's'} of ${t.chunkRows}: ` +

@@ -34,6 +34,7 @@ import {
   type BenchRoute,
 } from './delivery-setup.js';
 import { interleave, median, meterDelta, perOp, round3, type SliceFn } from './measure.js';
+import { benchChunkCompression, type ChunkCompressionResult } from './chunk-compression.js';
 
 /**
  * Delivery rows/s: `deliverWindow` (the in-process deliver-window: custody + seal, staging,
@@ -115,6 +116,8 @@ export interface DeliveryResult {
   perRoundRatios: { deliveryOfRead: number[]; deliveryOfLoad: number[]; deliveryOfBoth: number[]; sinkBound: number[] };
   flow: { name: string; type: 'STANDARD' | 'EXPRESS' };
   transitionsPerWindow: DeliveryTransitions[];
+  /** The chunk objects of one big-window delivery: stored gzip against JSONL (chunk-compression.ts). */
+  compression: ChunkCompressionResult;
 }
 
 export const GOALS = { deliveryOfRead: 0.25, deliveryOfLoad: 0.5 } as const;
@@ -181,7 +184,8 @@ export async function benchDelivery(opts: DeliveryBenchOptions): Promise<Deliver
       `delivery: embedded ClickHouse seeded with ${next} rows, embedded PostgreSQL (${pgServer.engine}) up, in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
     );
     const env: Env = { ch, pgServer, source, target, admin, ports, meter };
-    const measured = await measureThroughput(opts, big, small, manifestText, env);
+    const { lastInvocationId, ...measured } = await measureThroughput(opts, big, small, manifestText, env);
+    const compression = await benchChunkCompression(ports, lastInvocationId);
     const transitionsPerWindow: DeliveryTransitions[] = [];
     for (const r of flowRoutes) transitionsPerWindow.push(await oneFlowExecution(r, manifestText, env, progress));
     return {
@@ -189,6 +193,7 @@ export async function benchDelivery(opts: DeliveryBenchOptions): Promise<Deliver
       postgres: pgServer.engine,
       flow: { name: FLOW_NAME, type: FLOWS.find((f) => f.name === FLOW_NAME)?.type ?? 'STANDARD' },
       transitionsPerWindow,
+      compression,
     };
   } finally {
     await target?.close();
@@ -198,7 +203,9 @@ export async function benchDelivery(opts: DeliveryBenchOptions): Promise<Deliver
   }
 }
 
-type Measured = Omit<DeliveryResult, 'flow' | 'transitionsPerWindow' | 'postgres'>;
+type Measured = Omit<DeliveryResult, 'flow' | 'transitionsPerWindow' | 'postgres' | 'compression'> & {
+  lastInvocationId: string;
+};
 
 async function measureThroughput(
   opts: DeliveryBenchOptions,
@@ -221,6 +228,7 @@ async function measureThroughput(
 
   let deliveries = 0;
   let parts = 0;
+  let lastInvocationId = '';
   const counts: Record<string, number> = {};
   const deliverySlice = (r: BenchRoute, metered: boolean): SliceFn => {
     const deps: DeliveryDeps = { ports, target, mode: TRANSACTION_MODE, source, route: selectRoute(manifest, r.name) };
@@ -234,6 +242,7 @@ async function measureThroughput(
         );
       }
       if (metered) {
+        lastInvocationId = run.invocationId;
         for (const [k, n] of Object.entries(meterDelta(before, meter.snapshot()))) counts[k] = (counts[k] ?? 0) + n;
         if (deliveries++ === 0) {
           parts = (await loadInvocation(ports, run.invocationId)).facts.plan?.parts ?? 0;
@@ -321,6 +330,7 @@ async function measureThroughput(
       small: smallSide.rates.map(round3),
     },
     perRoundRatios,
+    lastInvocationId,
   };
 }
 

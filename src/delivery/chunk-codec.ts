@@ -37,7 +37,7 @@ import { ChunkDigest } from '../domain/delivery/target-rules.js';
 export interface ExtractedChunkReceipt {
   seq: number;
   rows: number;
-  /** Size of the JSONL object. */
+  /** Size of the JSONL (its object stores it gzipped: src/objects/object-encoding.ts). */
   bytes: number;
   /** Hex SHA-256 of the JSONL bytes: the object generation's checksum. */
   sha256: string;

@@ -23,7 +23,7 @@ export const DELIVERY_CUT_POINTS = {
   stagingRecord: 'delivery.staging.record',
   /** The window's part plan object PUT (S3), before the writer starts. */
   planPut: 'delivery.plan.put',
-  /** Extracted chunk object PUT (S3). */
+  /** Extracted chunk object PUT (S3): the JSONL gzipped, `.jsonl.gz`. */
   chunkPut: 'delivery.chunk.put',
   /**
    * Starting a part: its empty head (must be absent), checked against the invocation's

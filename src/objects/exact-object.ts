@@ -6,11 +6,14 @@ import {
   OutcomeUnknownError,
 } from '../domain/errors.js';
 import type { ObjectPutOutcome, ObjectStore, StoredObject } from '../ports/objects.js';
+import { contentOf } from './object-encoding.js';
 
 /**
  * Reads an object and verifies every byte against the checksum its referencing authority
  * item recorded. Never returns unverified bytes. `cutPoint` names the GET for the fault
- * injector (a reader's provider read).
+ * injector (a reader's provider read). An encoded object (object-encoding.ts: `encoding`
+ * metadata) is decoded first: `bytes` is its content, the checksum is the content's, and
+ * `size` stays what the store holds.
  */
 export async function readVerified(
   objects: ObjectStore,
@@ -20,9 +23,10 @@ export async function readVerified(
 ): Promise<StoredObject> {
   const stored = await objects.get(key, cutPoint);
   if (!stored) throw new ObjectMissingError(key);
-  const actual = sha256Hex(stored.bytes);
+  const content = await contentOf(stored, sha256);
+  const actual = sha256Hex(content);
   if (actual !== sha256) throw new ChecksumMismatchError(key, sha256, actual);
-  return stored;
+  return content === stored.bytes ? stored : { ...stored, bytes: content };
 }
 
 /**
@@ -34,7 +38,7 @@ export type ExactPutResult = { status: 'WRITTEN' | 'REUSED'; key: string; sha256
 
 /**
  * Writes immutable bytes under a key derived from their identity. `metadata` must carry
- * `sha256`. A lost response or a refused `If-None-Match` is resolved by reading the exact
+ * `sha256` (of the content: with an `encoding`, of the decoded bytes, object-encoding.ts). A lost response or a refused `If-None-Match` is resolved by reading the exact
  * key back and comparing metadata and the full SHA-256 of the bytes; anything else under
  * the key is an identity conflict, never success.
  */
@@ -116,7 +120,7 @@ async function writeExact(
 
 /**
  * Compares what is under `key` with an exact identity: every metadata field, and the full
- * SHA-256 of the stored bytes against the metadata's own.
+ * SHA-256 of the stored content (decoded as its `encoding` says) against the metadata's own.
  */
 export async function probeExact(
   objects: ObjectStore,
@@ -127,5 +131,6 @@ export async function probeExact(
   if (!stored) return 'ABSENT';
   const metadataMatches = Object.entries(metadata).every(([k, v]) => stored.metadata[k] === v);
   if (!metadataMatches) return 'CONFLICT';
-  return sha256Hex(stored.bytes) === metadata.sha256 ? 'MATCH' : 'CONFLICT';
+  const content = await contentOf(stored, metadata.sha256).catch(() => undefined);
+  return content !== undefined && sha256Hex(content) === metadata.sha256 ? 'MATCH' : 'CONFLICT';
 }

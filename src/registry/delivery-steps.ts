@@ -77,6 +77,8 @@ export const DELIVERY_ENTRIES: StepEntry[] = [
       ...TARGET_ERRORS,
       'Delivery.SourceForbidden',
       'Delivery.SourceUnavailable',
+      // A resume whose journaled chunk object has expired (parts/resume.ts).
+      'Delivery.EvidenceExpired',
     ],
     timeoutSeconds: 900,
     memoryMB: 1024,

@@ -11,6 +11,7 @@ import {
   type PartHead,
 } from '../../src/domain/delivery/part-receipts.js';
 import { chunkSeqOf } from '../../src/domain/delivery/parts.js';
+import { encodeObject } from '../../src/objects/object-encoding.js';
 import type { TargetRow } from '../../src/domain/delivery/target-types.js';
 import { newInvocationId } from '../support/delivery-world.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
@@ -30,8 +31,15 @@ const columns = ['t', 'k', 'v'];
 const order = { timeColumn: 't', keyColumns: ['k'] };
 const ROWS_PER_CHUNK = 3;
 
-/** `chunks` chunk objects of part 0, every row tied on one order key, and their receipt batches (16 a batch). */
-async function tiedPart(chunks: number): Promise<{ invocationId: string; receipts: ChunkReceiptFact[] }> {
+/**
+ * `chunks` chunk objects of part 0, every row tied on one order key, and their receipt
+ * batches (16 a batch). Chunk `i` is stored as `format(i)` says: gzip under `.jsonl.gz`
+ * as the part step writes it, or `plain` JSONL under `.jsonl` as it did before compression.
+ */
+async function tiedPart(
+  chunks: number,
+  format: (i: number) => 'gzip' | 'plain' = () => 'gzip',
+): Promise<{ invocationId: string; receipts: ChunkReceiptFact[] }> {
   const invocationId = newInvocationId();
   const receipts: ChunkReceiptFact[] = [];
   for (let i = 0; i < chunks; i++) {
@@ -42,9 +50,14 @@ async function tiedPart(chunks: number): Promise<{ invocationId: string; receipt
     }));
     const bytes = encodeChunk(rows, columns);
     const seq = chunkSeqOf(0, i);
-    const key = chunkObjectKeyOf('daily', invocationId, seq);
     const sha256 = sha256Hex(bytes);
-    expect((await stores.ports.objects.put('test.chunk.put', key, bytes, { sha256 })).status).toBe('APPLIED');
+    const gzip = format(i) === 'gzip';
+    const key = gzip
+      ? chunkObjectKeyOf('daily', invocationId, seq)
+      : chunkObjectKeyOf('daily', invocationId, seq).replace(/\.gz$/, '');
+    const stored = gzip ? await encodeObject(bytes, 'gzip') : bytes;
+    const metadata: Record<string, string> = gzip ? { sha256, encoding: 'gzip' } : { sha256 };
+    expect((await stores.ports.objects.put('test.chunk.put', key, stored, metadata)).status).toBe('APPLIED');
     receipts.push({ seq, rows: ROWS_PER_CHUNK, bytes: bytes.byteLength, sha256, key });
   }
   for (let b = 0; b * RECEIPTS_PER_BATCH < chunks; b++) {
@@ -86,6 +99,44 @@ describe('a part resuming inside a tie group', () => {
       lastKey: ['2026-11-02T00:00:00.000Z', 7],
       rowsAtLastKey: RECEIPTS_PER_BATCH * ROWS_PER_CHUNK,
       nextSeq: chunkSeqOf(0, RECEIPTS_PER_BATCH),
+    });
+  });
+
+  it('chunks written before compression (plain `.jsonl`) resume, alone or beside gzip chunks of the same part', async () => {
+    const expected = {
+      lastKey: ['2026-11-02T00:00:00.000Z', 7],
+      rowsAtLastKey: RECEIPTS_PER_BATCH * ROWS_PER_CHUNK,
+      nextSeq: chunkSeqOf(0, RECEIPTS_PER_BATCH),
+    };
+    const old = await tiedPart(RECEIPTS_PER_BATCH, () => 'plain');
+    expect(old.receipts.every((r) => r.key.endsWith('.jsonl'))).toBe(true);
+    expect(
+      await resumePositionOf(stores.ports, headAt(old.invocationId, old.receipts, RECEIPTS_PER_BATCH), order),
+    ).toEqual(expected);
+    // A part retried across the change: its first chunks plain, the later ones gzip.
+    const mixed = await tiedPart(RECEIPTS_PER_BATCH, (i) => (i < 5 ? 'plain' : 'gzip'));
+    expect(
+      await resumePositionOf(stores.ports, headAt(mixed.invocationId, mixed.receipts, RECEIPTS_PER_BATCH), order),
+    ).toEqual(expected);
+  });
+
+  it('a chunk whose object is gone is Delivery.EvidenceExpired naming the invocation; one with other bytes stays a checksum mismatch', async () => {
+    const { invocationId, receipts } = await tiedPart(4);
+    const head = headAt(invocationId, receipts, 4);
+    const gone = receipts[1]!;
+    expect((await stores.ports.objects.delete('test.chunk.expire', gone.key)).status).toBe('APPLIED');
+    await expect(resumePositionOf(stores.ports, head, order)).rejects.toMatchObject({
+      name: 'Delivery.EvidenceExpired',
+      code: 'delivery.chunk_expired',
+      message: expect.stringContaining(`invocation ${invocationId}: chunk object ${gone.key}`),
+    });
+    // The same chunk back with other content under the same sha256 metadata: not expired, corrupt.
+    const other = encodeChunk([{ t: '2026-11-02T00:00:00.000Z', k: 7, v: 'other' }], columns);
+    const metadata = { sha256: gone.sha256, encoding: 'gzip' };
+    await stores.ports.objects.put('test.chunk.put', gone.key, await encodeObject(other, 'gzip'), metadata);
+    await expect(resumePositionOf(stores.ports, head, order)).rejects.toMatchObject({
+      name: 'Cutpoint.ChecksumMismatch',
+      code: 'objects.checksum_mismatch',
     });
   });
 

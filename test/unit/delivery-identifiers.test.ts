@@ -180,8 +180,8 @@ describe('object keys', () => {
   const id = invocationIdFrom(bytes(2));
 
   it('derive from route, invocation and sequence', () => {
-    expect(chunkObjectKeyOf('daily', id, 0)).toBe(`delivery/daily/${id}/chunk-0000000000.jsonl`);
-    expect(chunkObjectKeyOf('daily', id, 42)).toBe(`delivery/daily/${id}/chunk-0000000042.jsonl`);
+    expect(chunkObjectKeyOf('daily', id, 0)).toBe(`delivery/daily/${id}/chunk-0000000000.jsonl.gz`);
+    expect(chunkObjectKeyOf('daily', id, 42)).toBe(`delivery/daily/${id}/chunk-0000000042.jsonl.gz`);
     expect(evidenceObjectKeyOf('daily', id)).toBe(`delivery/daily/${id}/evidence.json`);
   });
 

@@ -53,3 +53,22 @@ export class TransitionPreconditionError extends CutpointError {
     super('Delivery.TransitionPrecondition', 'delivery.transition_precondition_unmet', message);
   }
 }
+
+/**
+ * A chunk object a part's resume must read back is gone: expired by the chunk retention
+ * rule (src/delivery/chunk-retention.ts) or deleted. Its receipt (digest, rows) is still in
+ * the journal, but the rows cannot be re-read, so the part cannot resume from it. Distinct
+ * from a checksum mismatch (the object is there with other bytes). Nothing was written.
+ */
+export class EvidenceExpiredError extends CutpointError {
+  constructor(
+    readonly invocationId: string,
+    readonly key: string,
+  ) {
+    super(
+      'Delivery.EvidenceExpired',
+      'delivery.chunk_expired',
+      `invocation ${invocationId}: chunk object ${key} named by its journal is gone (expired or deleted), so its part cannot resume; retire the invocation, then run the window again`,
+    );
+  }
+}

@@ -1,5 +1,6 @@
 import { sha256Hex } from '../../domain/digest.js';
 import type { SourceChunk } from '../../ports/source.js';
+import { encodeObject } from '../../objects/object-encoding.js';
 import { encodeChunk } from '../chunk-codec.js';
 
 /** A source chunk as the bytes its object holds and its stage loads. */
@@ -7,16 +8,18 @@ export interface EncodedChunk {
   seq: number;
   columns: string[];
   rows: number;
-  /** Canonical JSONL (chunk-codec.ts). */
+  /** Canonical JSONL (chunk-codec.ts): what the stage loads. */
   bytes: Uint8Array;
-  /** Hex SHA-256 of `bytes`. */
+  /** Hex SHA-256 of `bytes` (the receipt's and the object's checksum). */
   sha256: string;
+  /** `bytes` gzip-compressed: what the chunk object stores (object-encoding.ts). */
+  stored: Uint8Array;
 }
 
 /**
  * The source's chunks, encoded one ahead of the consumer: while the consumer writes and
- * loads chunk n, chunk n+1 is read from the source AND encoded (canonical JSONL and its
- * SHA-256), so neither the read nor the encode of the next chunk waits for the current
+ * loads chunk n, chunk n+1 is read from the source AND encoded (canonical JSONL, its
+ * SHA-256 and its gzip, the latter on the thread pool), so neither the read nor the encode of the next chunk waits for the current
  * load — the per-chunk critical path is max(load, read + encode), not their sum. Memory:
  * the consumer's chunk plus the one ahead (its rows are dropped once encoded).
  *
@@ -42,7 +45,15 @@ export async function* encodedChunks(chunks: AsyncIterable<SourceChunk>): AsyncG
   }
 }
 
-function encoded(chunk: SourceChunk): EncodedChunk {
+async function encoded(chunk: SourceChunk): Promise<EncodedChunk> {
   const bytes = encodeChunk(chunk.rows, chunk.columns);
-  return { seq: chunk.seq, columns: chunk.columns, rows: chunk.rows.length, bytes, sha256: sha256Hex(bytes) };
+  const { seq, columns } = chunk;
+  return {
+    seq,
+    columns,
+    rows: chunk.rows.length,
+    bytes,
+    sha256: sha256Hex(bytes),
+    stored: await encodeObject(bytes, 'gzip'),
+  };
 }

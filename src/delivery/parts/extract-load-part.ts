@@ -4,6 +4,7 @@ import { chunkSeqOf, validatePartDescriptor } from '../../domain/delivery/parts.
 import { canonicalJson } from '../../domain/digest.js';
 import { IdentityConflictError, ValidationError } from '../../domain/errors.js';
 import { putExact } from '../../objects/exact-object.js';
+import { OBJECT_ENCODING_FIELD } from '../../objects/object-encoding.js';
 import { SourceForbiddenError } from '../../domain/delivery/source-errors.js';
 import { DELIVERY_CUT_POINTS } from '../cut-points.js';
 import type { DeliveryDeps } from '../deps.js';
@@ -99,10 +100,12 @@ async function extractLoadPartOnce(input: unknown, deps: DeliveryDeps): Promise<
     const { bytes, sha256, rows } = chunk;
     const key = chunkObjectKeyOf(record.route, record.invocationId, chunk.seq);
     // The object and the load are independent (both idempotent, both needed before the
-    // receipt is journaled): they run side by side.
+    // receipt is journaled): they run side by side. The object stores the JSONL gzipped;
+    // its sha256, like the receipt's, is the JSONL's (object-encoding.ts).
     const [, loaded] = await Promise.all([
-      putExact(deps.ports.objects, DELIVERY_CUT_POINTS.chunkPut, key, bytes, {
+      putExact(deps.ports.objects, DELIVERY_CUT_POINTS.chunkPut, key, chunk.stored, {
         sha256,
+        [OBJECT_ENCODING_FIELD]: 'gzip',
         invocation: record.invocationId,
         seq: String(chunk.seq),
         rows: String(rows),

@@ -1,5 +1,6 @@
 import type { PartHead } from '../../domain/delivery/part-receipts.js';
-import { inconsistent } from '../journal/errors.js';
+import { EvidenceExpiredError, inconsistent } from '../journal/errors.js';
+import { ObjectMissingError } from '../../domain/errors.js';
 import { readVerified } from '../../objects/exact-object.js';
 import type { ResumePosition } from '../../domain/delivery/source-types.js';
 import { sourceKeyOf, sourceKeyText } from '../../domain/delivery/source-rules.js';
@@ -15,15 +16,21 @@ type Order = { timeColumn: string; keyColumns: readonly string[] };
  * SHA-256 their receipts journaled), so no source key value is ever copied into the
  * authority table: the last row's order key, and how many rows tied on exactly that key
  * were already chunked (a tie group can straddle chunks; when a whole chunk is one tie
- * group, earlier chunks are read back until the group's start).
+ * group, earlier chunks are read back until the group's start). Chunk objects are read
+ * by their journaled keys, gzip (`.jsonl.gz`) or, written before compression, plain
+ * (`.jsonl`); one that is gone is Delivery.EvidenceExpired (`delivery.chunk_expired`).
  */
 export async function resumePositionOf(
   ports: Ports,
   head: PartHead & { last: NonNullable<PartHead['last']> },
   order: Order,
 ): Promise<ResumePosition> {
-  const linesOf = async (key: string, sha256: string) =>
-    chunkLines((await readVerified(ports.objects, key, sha256)).bytes);
+  const linesOf = async (key: string, sha256: string) => {
+    const stored = await readVerified(ports.objects, key, sha256).catch((error: unknown) => {
+      throw error instanceof ObjectMissingError ? new EvidenceExpiredError(head.invocationId, key) : error;
+    });
+    return chunkLines(stored.bytes);
+  };
   async function* newestFirst(): AsyncGenerator<string[]> {
     yield await linesOf(head.last.key, head.last.sha256);
     if (head.chunks < 2) return;

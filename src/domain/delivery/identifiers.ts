@@ -113,12 +113,18 @@ function keyPrefix(route: string, invocationId: string): string {
   return `delivery/${route}/${validateInvocationId(invocationId)}`;
 }
 
-/** Extracted chunk `seq` (0-based, contiguous) of an invocation. */
+/**
+ * Extracted chunk `seq` (0-based, contiguous) of an invocation: gzip-compressed JSONL
+ * (`.jsonl.gz`, the object's `encoding` metadata says gzip). Chunks written before
+ * compression are `.jsonl`; readers take the key their receipt journaled, so both resume,
+ * and a part retried across the change writes its new chunks under new keys instead of
+ * meeting an old object's other identity.
+ */
 export function chunkObjectKeyOf(route: string, invocationId: string, seq: number): string {
   if (!Number.isInteger(seq) || seq < 0 || seq > MAX_SEQ) {
     throw new ValidationError('delivery.chunk_seq_invalid', `chunk sequence must be an integer in [0, ${MAX_SEQ}]`);
   }
-  return `${keyPrefix(route, invocationId)}/chunk-${String(seq).padStart(SEQ_WIDTH, '0')}.jsonl`;
+  return `${keyPrefix(route, invocationId)}/chunk-${String(seq).padStart(SEQ_WIDTH, '0')}.jsonl.gz`;
 }
 
 /** The window's part plan (a JSON array of part descriptors: the Distributed Map's items). */
