@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { buildApp, type CutpointApp } from '../../infra/app.js';
+import { buildApp, cdkJsonContext, type CutpointApp } from '../../infra/app.js';
 import {
   parseStageConfig,
   readStageConfig,
@@ -175,5 +175,16 @@ describe('the settings loader refuses with a stable code', () => {
     expect(codeOf(() => stagesOf(parseStageConfig({ stages: { default: { alarmEmails: 'x' } } }), none))).toBe(
       'infra.alarm_emails_invalid',
     );
+  });
+});
+
+describe('CDK feature flags', () => {
+  it('cdk.json pins every recommended flag of the installed aws-cdk-lib, at its recommended value but for the deliberate ones', () => {
+    const recommended = JSON.parse(
+      readFileSync(repoPath('node_modules/aws-cdk-lib/recommended-feature-flags.json'), 'utf8'),
+    ) as Record<string, unknown>;
+    // Deliberate: the functions' runtime is the one src/registry/ names, not whatever is newest at synth.
+    const deliberate = { '@aws-cdk/aws-lambda-nodejs:useLatestRuntimeVersion': false };
+    expect(cdkJsonContext()).toEqual({ ...recommended, ...deliberate });
   });
 });
