@@ -1,26 +1,39 @@
+import { readFileSync } from 'node:fs';
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { deliverySecretsOf, gcGraceOf, networkConfigOf } from './app-context.js';
-import { maintenanceConfigOf } from './maintenance-schedule.js';
-import { CutpointStatefulStack } from './stateful-stack.js';
-import { CutpointWorkflowsStack } from './workflows-stack.js';
+import { CutpointStage } from './cutpoint-stage.js';
+import { repoPath } from './repo.js';
+import { readStageConfig, stagesOf, type StageConfigFile } from './stage-config.js';
+import type { CutpointStatefulStack } from './stateful-stack.js';
+import type { CutpointWorkflowsStack } from './workflows-stack.js';
 
 export interface CutpointApp {
   app: App;
+  /** Every stage of the settings file (or the one `-c cutpoint:stage` names), in file order. */
+  stages: CutpointStage[];
+  /** The first stage's stacks (the only stage, unless the file names several). */
   stateful: CutpointStatefulStack;
   workflows: CutpointWorkflowsStack;
 }
 
 /**
- * Builds the app without synthesizing it (infra/main.ts synthesizes; tests inspect).
- * Both stacks are environment-agnostic, so `cdk synth` needs no account or credentials.
- * cdk-nag 3's AwsSolutions pack runs as a CDK validation plugin (it is no longer an
- * Aspect): an unacknowledged error fails synthesis, and test/infra/nag.test.ts fails on
- * any unacknowledged error or warning. Acknowledgements sit next to the construct that
- * raises them (Validations.of(x).acknowledge), each with its reason.
+ * Builds the app without synthesizing it (infra/main.ts synthesizes; tests inspect): one
+ * CutpointStage (infra/cutpoint-stage.ts) per stage of the committed settings file
+ * (cutpoint.config.json, infra/stage-config.ts). The stacks are environment-agnostic, so
+ * `cdk synth` needs no account or credentials. cdk-nag 3's AwsSolutions pack runs as a CDK
+ * validation plugin (it is no longer an Aspect): an unacknowledged error fails synthesis,
+ * and test/infra/nag.test.ts fails on any unacknowledged error or warning.
+ * Acknowledgements sit next to the construct that raises them (Validations.of(x).acknowledge),
+ * each with its reason.
  */
 export function buildApp(
-  options: { bundle?: boolean; context?: Record<string, unknown>; cloudFormationValidation?: boolean } = {},
+  options: {
+    bundle?: boolean;
+    context?: Record<string, unknown>;
+    /** The settings (tests); absent: cutpoint.config.json, or the file `-c cutpoint:config` names. */
+    config?: StageConfigFile;
+    cloudFormationValidation?: boolean;
+  } = {},
 ): CutpointApp {
   const app = new App({
     // CDK's built-in CloudFormation validation (a WASM engine: ~2 of a synth's 3 s). On for
@@ -28,46 +41,30 @@ export function buildApp(
     // (test/infra/cloudformation-validate.test.ts).
     builtinCloudFormationValidation: options.cloudFormationValidation ?? true,
     context: {
+      // cdk.json's context (the pinned feature flags) also when the app is built without the
+      // CDK CLI (tests), so they synthesize what `cdk synth` does; the CLI's context wins.
+      ...cdkJsonContext(),
       // No stack bundles its Lambda code when false (checks that read only the templates).
       ...(options.bundle === false ? { 'aws:cdk:bundling-stacks': [] } : {}),
-      // Grant S3 server access log delivery by bucket policy, not the legacy ACL (ACLs
-      // are disabled on our buckets by BucketOwnerEnforced).
-      '@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy': true,
       // What `cdk -c key=value` would give (tests: cutpoint:maintenanceLanes).
       ...options.context,
     },
   });
   // Validated before any construct exists: a bad value fails synth with its infra.* code.
   const context = (key: string): unknown => app.node.tryGetContext(key);
-  const network = networkConfigOf(context);
-  const deliverySecrets = deliverySecretsOf(context);
-  const gcGrace = gcGraceOf(context);
-  const stateful = new CutpointStatefulStack(app, 'CutpointStateful', {
-    description: 'cutpoint: authority table and object bucket (retained)',
-  });
-  const workflows = new CutpointWorkflowsStack(app, 'CutpointWorkflows', {
-    description: 'cutpoint: step functions, state machines, the recovery dispatcher, alarms and dashboard',
-    // One function, state machine (its ASL inline), alarm set and dashboard row per registry
-    // entry: indented, the template passes 800 KB of CloudFormation's 1 MB (CDK's warning);
-    // without indentation the same content is ~640 KB (test/infra/stacks.test.ts bounds it).
-    suppressTemplateIndentation: true,
-    stateful: stateful.refs,
-    deliverySecrets,
-    ...(network ? { network } : {}),
-    ...(gcGrace ? { gcGrace } : {}),
-    ...maintenanceOf(app),
-  });
-  // The workflows import the stateful stack's exports by name, which CDK cannot see.
-  workflows.addStackDependency(stateful);
+  const file = context('cutpoint:config');
+  const config = options.config ?? readStageConfig(file === undefined ? undefined : String(file));
+  const stages = stagesOf(config, context).map(
+    (props) => new CutpointStage(app, props.stage === 'default' ? 'Cutpoint' : `Cutpoint-${props.stage}`, props),
+  );
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));
-  return { app, stateful, workflows };
+  const [first] = stages;
+  if (!first) throw new Error('no stage');
+  return { app, stages, stateful: first.stateful, workflows: first.workflows };
 }
 
-/** `cdk deploy -c cutpoint:maintenanceLanes=logs:0,logs:1 -c cutpoint:maintenanceRateMinutes=15`: the stream maintenance schedule (README). */
-function maintenanceOf(app: App): { maintenance?: NonNullable<ReturnType<typeof maintenanceConfigOf>> } {
-  const maintenance = maintenanceConfigOf(
-    app.node.tryGetContext('cutpoint:maintenanceLanes'),
-    app.node.tryGetContext('cutpoint:maintenanceRateMinutes'),
-  );
-  return maintenance ? { maintenance } : {};
+/** The `context` of cdk.json (feature flags and settings the CDK CLI passes to `cdk synth`). */
+export function cdkJsonContext(): Record<string, unknown> {
+  const json = JSON.parse(readFileSync(repoPath('cdk.json'), 'utf8')) as { context?: Record<string, unknown> };
+  return json.context ?? {};
 }

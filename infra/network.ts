@@ -1,4 +1,4 @@
-import { Aws, Fn } from 'aws-cdk-lib';
+import { Annotations, Aws, Fn } from 'aws-cdk-lib';
 import {
   CfnVPCEndpoint,
   Peer,
@@ -77,7 +77,18 @@ export class PrivateNetwork extends Construct {
     const { config } = props;
     // availabilityZones: none known (environment-agnostic); the functions name their subnets explicitly.
     const vpc = Vpc.fromVpcAttributes(this, 'Vpc', { vpcId: config.vpcId, availabilityZones: Fn.getAzs() });
-    const subnets = config.subnetIds.map((subnetId, i) => Subnet.fromSubnetId(this, `Subnet${i}`, subnetId));
+    Annotations.of(vpc).acknowledgeWarning(
+      '@aws-cdk/aws-ec2:vpcAttributeIsListTokenavailabilityZones',
+      'The functions name their subnets explicitly; nothing here needs the VPC subnets by zone at synthesis.',
+    );
+    const subnets = config.subnetIds.map((subnetId, i) => {
+      const subnet = Subnet.fromSubnetId(this, `Subnet${i}`, subnetId);
+      Annotations.of(subnet).acknowledgeWarning(
+        '@aws-cdk/aws-ec2:noSubnetRouteTableId',
+        "Nothing reads a subnet's route table: the gateway endpoints take cutpoint:routeTableIds.",
+      );
+      return subnet;
+    });
     const securityGroups = config.securityGroupIds.map((sg, i) =>
       SecurityGroup.fromSecurityGroupId(this, `SecurityGroup${i}`, sg, { mutable: false }),
     );

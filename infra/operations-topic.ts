@@ -23,13 +23,17 @@ export class OperationsTopic extends Construct {
   readonly topic: Topic;
   readonly key: Key;
 
-  constructor(scope: Construct, id: string) {
+  constructor(
+    scope: Construct,
+    id: string,
+    { removalPolicy = RemovalPolicy.RETAIN }: { removalPolicy?: RemovalPolicy } = {},
+  ) {
     super(scope, id);
 
     this.key = new Key(this, 'Key', {
       description: 'cutpoint: encrypts the operations (alarm) topic',
       enableKeyRotation: true,
-      removalPolicy: RemovalPolicy.RETAIN,
+      removalPolicy,
     });
     this.key.addToResourcePolicy(
       new PolicyStatement({

@@ -3,6 +3,7 @@ import { AttributeType, BillingMode, Table, TableEncryption } from 'aws-cdk-lib/
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import { Topic } from 'aws-cdk-lib/aws-sns';
+import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Construct } from 'constructs';
 import { AlarmActions } from './alarm-actions.js';
 import { OperationsTopic } from './operations-topic.js';
@@ -26,6 +27,17 @@ export interface StatefulRefs {
   operationsTopicArn: string;
 }
 
+export interface StatefulStackProps extends StackProps {
+  /**
+   * RETAIN (the default): the table, buckets and keys outlive the stack, with deletion and
+   * termination protection. DESTROY is for a throwaway stage: no protection, and deleting
+   * the stack deletes them (a bucket that still holds objects makes the delete fail).
+   */
+  removalPolicy?: RemovalPolicy;
+  /** Addresses subscribed to the operations topic (each confirms by mail). */
+  alarmEmails?: readonly string[];
+}
+
 /**
  * The authority table and the object bucket: everything that must outlive a redeploy.
  * Kept apart from the workflows so functions and state machines can be replaced freely
@@ -38,8 +50,13 @@ export class CutpointStatefulStack extends Stack {
   readonly operationsTopic: Topic;
   readonly refs: StatefulRefs;
 
-  constructor(scope: Construct, id: string, props: StackProps = {}) {
-    super(scope, id, { terminationProtection: true, ...props });
+  constructor(
+    scope: Construct,
+    id: string,
+    { removalPolicy = RemovalPolicy.RETAIN, alarmEmails = [], ...props }: StatefulStackProps = {},
+  ) {
+    const retained = removalPolicy === RemovalPolicy.RETAIN;
+    super(scope, id, { terminationProtection: retained, ...props });
 
     this.table = new Table(this, 'Authority', {
       partitionKey: { name: 'pk', type: AttributeType.STRING },
@@ -51,8 +68,8 @@ export class CutpointStatefulStack extends Stack {
       // complete grant. A customer-managed key would add a key policy and kms:* grants to
       // every function for no control we need (we never share or revoke the key apart).
       encryption: TableEncryption.AWS_MANAGED,
-      deletionProtection: true,
-      removalPolicy: RemovalPolicy.RETAIN,
+      deletionProtection: retained,
+      removalPolicy,
     });
 
     const accessLogs = new Bucket(this, 'AccessLogs', {
@@ -64,7 +81,7 @@ export class CutpointStatefulStack extends Stack {
       // Log delivery is granted by bucket policy (feature flag set in app.ts), not ACLs.
       objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
       lifecycleRules: [{ id: 'expire-access-logs', expiration: Duration.days(365) }],
-      removalPolicy: RemovalPolicy.RETAIN,
+      removalPolicy,
       autoDeleteObjects: false,
     });
     // No AwsSolutions-S1 acknowledgement needed: cdk-nag accepts a bucket that is itself a
@@ -95,7 +112,7 @@ export class CutpointStatefulStack extends Stack {
       ],
       serverAccessLogsBucket: accessLogs,
       serverAccessLogsPrefix: 'objects/',
-      removalPolicy: RemovalPolicy.RETAIN,
+      removalPolicy,
       autoDeleteObjects: false,
     });
 
@@ -105,7 +122,7 @@ export class CutpointStatefulStack extends Stack {
     const incidentKey = new Key(this, 'IncidentTopicKey', {
       description: 'cutpoint: encrypts the delivery incident topic',
       enableKeyRotation: true,
-      removalPolicy: RemovalPolicy.RETAIN,
+      removalPolicy,
     });
     this.incidentTopic = new Topic(this, 'DeliveryIncidents', {
       displayName: 'cutpoint delivery incidents',
@@ -115,7 +132,8 @@ export class CutpointStatefulStack extends Stack {
 
     // Every alarm notifies the operations topic, here for the same reason as the incident
     // topic; this stack's own alarms too (the workflows stack adds the same Aspect).
-    this.operationsTopic = new OperationsTopic(this, 'Operations').topic;
+    this.operationsTopic = new OperationsTopic(this, 'Operations', { removalPolicy }).topic;
+    for (const email of alarmEmails) this.operationsTopic.addSubscription(new EmailSubscription(email));
     Aspects.of(this).add(new AlarmActions(this.operationsTopic));
 
     this.refs = {

@@ -4,6 +4,7 @@ import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import type { Construct } from 'constructs';
+import { secretPrefixOf } from '../src/domain/stage.js';
 import { FLOWS, STEPS } from '../src/registry/index.js';
 import { AlarmActions } from './alarm-actions.js';
 import { loadFlowDefinition } from './asl.js';
@@ -26,10 +27,12 @@ export interface WorkflowsStackProps extends StackProps {
   /**
    * Secrets the delivery steps may read (ARNs or ARN patterns): `source` by the steps
    * that open the source only, `target` by every step that opens a database. Defaults:
-   * the secrets named `cutpoint/delivery/source/*` and `cutpoint/delivery/target/*` in
-   * the stack's account and region.
+   * the secrets named `<secretPrefix>source/*` and `<secretPrefix>target/*` in the stack's
+   * account and region.
    */
   deliverySecrets?: DeliverySecretsConfig;
+  /** Where the routes' connection secrets live (`cutpoint/delivery/`; per stage: src/domain/stage.ts). */
+  secretPrefix?: string;
   /** A VPC for the database-reaching steps (README, "Private networking"); absent: none. */
   network?: NetworkConfig;
   /** Function and state machine logs: long enough to investigate a recovery after the fact. */
@@ -59,12 +62,13 @@ export class CutpointWorkflowsStack extends Stack {
     super(scope, id, props);
     const logRetention = props.logRetention ?? RetentionDays.ONE_YEAR;
 
+    const base = props.secretPrefix ?? secretPrefixOf(undefined);
     const secretPrefix = (prefix: string) => [
       `arn:${Aws.PARTITION}:secretsmanager:${Aws.REGION}:${Aws.ACCOUNT_ID}:secret:${prefix}*`,
     ];
     const deliverySecrets = {
-      source: props.deliverySecrets?.source ?? secretPrefix(DELIVERY_SOURCE_SECRET_PREFIX),
-      target: props.deliverySecrets?.target ?? secretPrefix(DELIVERY_TARGET_SECRET_PREFIX),
+      source: props.deliverySecrets?.source ?? secretPrefix(`${base}source/`),
+      target: props.deliverySecrets?.target ?? secretPrefix(`${base}target/`),
     };
     const data = { ...props.stateful, deliverySecrets };
     const network = props.network
@@ -136,11 +140,6 @@ export class CutpointWorkflowsStack extends Stack {
     );
   }
 }
-
-/** Where route sources' connection secrets live unless the app says otherwise (read by the source steps only). */
-export const DELIVERY_SOURCE_SECRET_PREFIX = 'cutpoint/delivery/source/';
-/** Where route targets' connection secrets live unless the app says otherwise. */
-export const DELIVERY_TARGET_SECRET_PREFIX = 'cutpoint/delivery/target/';
 
 /** `GenerationWriteObjectFunctionArn` -> `GenerationWriteObjectStep`. */
 function constructId(placeholder: string): string {

@@ -26,13 +26,15 @@ import type { SharedConfigPaths } from '../adapters/aws-shared-config.js';
  *   shared-config profile;
  * - `--region R`: the one region of every client of the command;
  * - `--stack A[,B]`: the deployed stacks whose outputs name the table, the bucket and every
- *   state machine (default CutpointStateful,CutpointWorkflows).
+ *   state machine (default CutpointStateful,CutpointWorkflows);
+ * - `--stage NAME`: the two stacks of that stage (CutpointStateful-NAME, CutpointWorkflows-NAME).
  */
 export const AWS_OPTIONS = {
   aws: { type: 'boolean' },
   profile: { type: 'string' },
   region: { type: 'string' },
   stack: { type: 'string' },
+  stage: { type: 'string' },
 } as const;
 
 /** The options' help, once, for every command that spreads AWS_OPTIONS. */
@@ -42,19 +44,21 @@ export const AWS_HELP = `--aws acts on the deployed system; with it:
   --stack A[,B]   stacks whose outputs name the table, bucket and state machines
                   (default CutpointStateful,CutpointWorkflows); a flag or variable
                   (--state-machine-arn, CUTPOINT_<FLOW>_ARN, CUTPOINT_TABLE_NAME,
-                  CUTPOINT_BUCKET_NAME) wins over an output`;
+                  CUTPOINT_BUCKET_NAME) wins over an output
+  --stage NAME    the stacks of that stage (CutpointStateful-NAME,CutpointWorkflows-NAME)`;
 
 export interface AwsFlags {
   aws?: boolean;
   profile?: string;
   region?: string;
   stack?: string;
+  stage?: string;
 }
 
-/** --profile, --region and --stack mean nothing without --aws: a usage error, before anything runs. */
+/** --profile, --region, --stack and --stage mean nothing without --aws: a usage error, before anything runs. */
 export function refuseAwsFlagsWithoutAws(flags: AwsFlags): void {
   if (flags.aws) return;
-  const given = (['profile', 'region', 'stack'] as const).filter((f) => flags[f] !== undefined);
+  const given = (['profile', 'region', 'stack', 'stage'] as const).filter((f) => flags[f] !== undefined);
   if (given.length)
     throw new UsageError(`${given.map((f) => `--${f}`).join(' and ')} need${given.length === 1 ? 's' : ''} --aws`);
 }
@@ -75,8 +79,8 @@ export class AwsSession {
     private readonly flags: AwsFlags,
     private readonly env: NodeJS.ProcessEnv = process.env,
   ) {
-    // Grammar first (exit 2): a bad --stack or --profile is refused before any lookup.
-    this.stacks = stacksOf(flags.stack);
+    // Grammar first (exit 2): a bad --stack, --stage or --profile is refused before any lookup.
+    this.stacks = stacksOf(flags.stack, flags.stage);
     assertProfileFlag(flags.profile);
   }
 

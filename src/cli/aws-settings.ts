@@ -1,5 +1,6 @@
 import { quoted } from '../domain/echo.js';
 import { CutpointError } from '../domain/errors.js';
+import { stackNamesOf, STAGE_NAME } from '../domain/stage.js';
 import { UsageError } from './io.js';
 
 /**
@@ -8,8 +9,8 @@ import { UsageError } from './io.js';
  * flag > environment variable > the deployed stacks' outputs.
  */
 
-/** The stacks infra/app.ts deploys: the authority table and bucket, then the workflows. */
-export const DEFAULT_STACKS: readonly string[] = ['CutpointStateful', 'CutpointWorkflows'];
+/** The stacks of the default stage (src/domain/stage.ts): the authority table and bucket, then the workflows. */
+export const DEFAULT_STACKS: readonly string[] = Object.values(stackNamesOf(undefined));
 
 /** The stateful stack's outputs (infra/stateful-stack.ts) the CLI reads. */
 export const TABLE_OUTPUT = 'TableName';
@@ -27,8 +28,19 @@ export function arnVariable(flow: string): string {
 
 const STACK_NAME = /^[A-Za-z][A-Za-z0-9-]{0,127}$/;
 
-/** `--stack A,B` (comma-separated, in lookup order); absent: DEFAULT_STACKS. A bad name is a usage error. */
-export function stacksOf(flag: string | undefined): string[] {
+/**
+ * `--stack A,B` (comma-separated, in lookup order), or `--stage NAME` (that stage's two
+ * stacks, src/domain/stage.ts); neither: DEFAULT_STACKS. A bad name, or both, is a usage error.
+ */
+export function stacksOf(flag: string | undefined, stage?: string): string[] {
+  if (stage !== undefined) {
+    if (flag !== undefined) throw new UsageError('--stack and --stage name the stacks twice: give one');
+    if (!STAGE_NAME.test(stage))
+      throw new UsageError(
+        `--stage takes a stage name (lowercase letters and digits, a letter first, at most 12): ${quoted(stage)}`,
+      );
+    return Object.values(stackNamesOf(stage));
+  }
   if (flag === undefined) return [...DEFAULT_STACKS];
   const names = flag.split(',').map((s) => s.trim());
   for (const name of names) {

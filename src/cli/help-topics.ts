@@ -164,6 +164,7 @@ export const OPTION_TEXT: Record<string, string> = {
   '--region':
     "--region R            with --aws: the one region every client uses (else AWS_REGION, AWS_DEFAULT_REGION, the profile's)",
   '--stack': '--stack A,B           with --aws: the stacks whose outputs name the table, bucket and state machines',
+  '--stage': "--stage NAME          with --aws: that stage's stacks (CutpointStateful-NAME, CutpointWorkflows-NAME)",
   '--faults': '--faults SPEC         rehearse a fault at a cut point locally (see cutpoint faults list)',
   '--state-machine-arn':
     '--state-machine-arn ARN  with --aws: the deployed state machine (else CUTPOINT_<FLOW>_ARN, else the stack output)',

@@ -30,7 +30,8 @@ let stateful: Template;
 beforeAll(() => {
   built = builtApp();
   built.app.synth();
-  stacks = built.app.node.children
+  stacks = built.app.node
+    .findAll()
     .filter((c): c is Stack => Stack.isStack(c))
     .map((stack) => ({ stack, template: Template.fromStack(stack) }));
   workflows = Template.fromStack(built.workflows);

@@ -21,12 +21,21 @@ export function roleStatements(template: Template, roleLogicalId: string): State
   return [...inline, ...attached];
 }
 
+/**
+ * A statement's actions or resources are sets: their order in the template is CDK's (the
+ * pinned @aws-cdk/aws-iam:minimizePolicies flag sorts them), so they are compared in one
+ * canonical order, the expected lists too (`unordered`).
+ */
+export function unordered<T>(items: readonly T[]): T[] {
+  return [...items].sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
+}
+
 export function actionsOf(statement: Statement): string[] {
-  return Array.isArray(statement.Action) ? statement.Action : [statement.Action];
+  return unordered(Array.isArray(statement.Action) ? statement.Action : [statement.Action]);
 }
 
 export function resourcesOf(statement: Statement): unknown[] {
-  return Array.isArray(statement.Resource) ? statement.Resource : [statement.Resource];
+  return unordered(Array.isArray(statement.Resource) ? statement.Resource : [statement.Resource]);
 }
 
 /** Allowed actions with a given service prefix (e.g. `dynamodb:`), sorted. */

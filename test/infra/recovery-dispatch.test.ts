@@ -17,7 +17,7 @@ import { repoPath } from '../../infra/repo.js';
 import { loadAsl } from '../../src/local/asl.js';
 import { designedStopErrors } from '../../src/recovery/designed-stops.js';
 import { RECOVERY_FLOWS, recoveryStopsOf } from '../../src/recovery/recovery-stops.js';
-import { actionsOf, allowedActions, resourcesOf, roleStatements } from './policies.js';
+import { actionsOf, allowedActions, resourcesOf, roleStatements, unordered } from './policies.js';
 
 /**
  * Issue #12: every ended execution of every STANDARD flow goes to the recovery dispatcher
@@ -124,7 +124,7 @@ describe('recovery dispatcher', () => {
     const start = statements.filter((s) => actionsOf(s).includes('states:StartExecution'));
     const recovering = [...new Set(FLOWS.flatMap((f) => (f.recovery ? [f.recovery.by] : [])))];
     expect(start.flatMap(actionsOf)).toEqual(['states:StartExecution']);
-    expect(start.flatMap(resourcesOf)).toEqual(recovering.map(machineRef));
+    expect(start.flatMap(resourcesOf)).toEqual(unordered(recovering.map(machineRef)));
     const describe = statements.filter((s) => actionsOf(s).includes('states:DescribeExecution'));
     expect(describe.flatMap(actionsOf)).toEqual(['states:DescribeExecution']);
     const read = FLOWS.filter((f) => f.recovery || Object.hasOwn(RECOVERY_FLOWS, f.name)).map((f) => f.name);
@@ -152,7 +152,7 @@ describe('recovery dispatcher', () => {
         resourcesOf(s).some((r) => JSON.stringify(r) === JSON.stringify(importOf('IncidentTopicKeyArn'))),
     );
     expect(incidentKey.map((s) => [actionsOf(s), resourcesOf(s)])).toEqual([
-      [['kms:GenerateDataKey', 'kms:Decrypt'], [importOf('IncidentTopicKeyArn')]],
+      [unordered(['kms:GenerateDataKey', 'kms:Decrypt']), [importOf('IncidentTopicKeyArn')]],
     ]);
     expect(fn.Environment.Variables.CUTPOINT_INCIDENT_TOPIC_ARN).toEqual(importOf('IncidentTopicArn'));
   });

@@ -11,7 +11,7 @@ import { placeholdersOf, resolveFlowDefinition } from '../../infra/asl.js';
 import { flowPlaceholder } from '../../src/local/asl.js';
 import { RECOVERY_FLOWS } from '../../src/recovery/recovery-stops.js';
 import { repoPath } from '../../infra/repo.js';
-import { actionsOf, allowedActions, resourcesOf, roleStatements } from './policies.js';
+import { actionsOf, allowedActions, resourcesOf, roleStatements, unordered } from './policies.js';
 
 // One build shared by the whole file. The templates only: the Lambda code is bundled by
 // test/infra/bundles.test.ts (one esbuild run) and by `cdk synth` in CI.
@@ -232,7 +232,7 @@ describe('CutpointWorkflows IAM: each function gets exactly its registry actions
           ).toBe(true);
         const prefixes = (step.writePrefixes && writes.length ? step.writePrefixes : step.objectPrefixes) ?? [''];
         expect(resourcesOf(statement)).toEqual(
-          prefixes.map((prefix) => ({ 'Fn::Join': ['', [importOf('BucketArn'), `/${prefix}*`]] })),
+          unordered(prefixes.map((prefix) => ({ 'Fn::Join': ['', [importOf('BucketArn'), `/${prefix}*`]] }))),
         );
       }
       // Only the delivery secrets prefixes in this account and region (the source one for a source step only,
@@ -330,7 +330,7 @@ describe.each(FLOWS.map((f) => [f.name, f] as const))('CutpointWorkflows flow %s
     const lambda = statements.filter((s) => actionsOf(s).some((a) => a.startsWith('lambda:')));
     expect(lambda.flatMap(actionsOf)).toEqual(stepPlaceholders.length ? ['lambda:InvokeFunction'] : []);
     const expected = stepPlaceholders.map((p) => ({ 'Fn::GetAtt': [logicalId(fnFor(p)), 'Arn'] }));
-    expect(lambda.flatMap(resourcesOf)).toEqual(expected);
+    expect(lambda.flatMap(resourcesOf)).toEqual(unordered(expected));
     expect(allowedActions(statements, 'dynamodb:')).toEqual([]);
     if (childFlows.length) {
       // Starts its child flows and follows their executions (test/infra/stream-maintenance.test.ts checks the resources).

@@ -8,7 +8,7 @@ import type { CutpointApp } from '../../infra/app.js';
 import { builtApp } from './support/built-app.js';
 import { loadFlowDefinition } from '../../infra/asl.js';
 import { maintenanceConfigOf } from '../../infra/maintenance-schedule.js';
-import { actionsOf, allowedActions, resourcesOf, roleStatements } from './policies.js';
+import { actionsOf, allowedActions, resourcesOf, roleStatements, unordered } from './policies.js';
 
 /**
  * Issue #11 on AWS: the stream-materialize and stream-compact flows, the stream-maintain
@@ -62,8 +62,8 @@ describe('stream maintenance on AWS', () => {
       const reads = statements.filter((s) => actionsOf(s).includes('s3:GetObject'));
       expect(reads.flatMap(actionsOf)).toEqual(['s3:GetObject']);
       expect(reads.flatMap(resourcesOf).map((r) => JSON.stringify(r))).toEqual([
-        expect.stringContaining('/wal/*'),
         expect.stringContaining('/generations/stream/*'),
+        expect.stringContaining('/wal/*'),
       ]);
       // Writes: the stream's generations only, never a WAL object.
       const writes = statements.filter((s) => actionsOf(s).includes('s3:PutObject'));
@@ -102,11 +102,9 @@ describe('stream maintenance on AWS', () => {
     const statements = roleStatements(workflows, props.RoleArn['Fn::GetAtt'][0] as string);
     const start = statements.find((s) => actionsOf(s).includes('states:StartExecution'))!;
     expect(actionsOf(start)).toEqual(['states:StartExecution']);
-    expect(resourcesOf(start)).toEqual([
-      machineRef('stream-materialize'),
-      machineRef('stream-compact'),
-      machineRef('stream-gc'),
-    ]);
+    expect(resourcesOf(start)).toEqual(
+      unordered([machineRef('stream-materialize'), machineRef('stream-compact'), machineRef('stream-gc')]),
+    );
     const describe = statements.find((s) => actionsOf(s).includes('states:DescribeExecution'))!;
     expect(JSON.stringify(resourcesOf(describe))).toContain(':execution:');
     expect(resourcesOf(describe)).toHaveLength(3);

@@ -11,6 +11,7 @@ import {
   stacksOf,
 } from '../../src/cli/aws-settings.js';
 import { FLOWS } from '../../src/registry/index.js';
+import { UsageError } from '../../src/cli/io.js';
 
 /** The pure rules of `--aws`: stacks, outputs → names, precedence, region and profile. */
 describe('--aws settings', () => {
@@ -28,6 +29,14 @@ describe('--aws settings', () => {
     expect(() => stacksOf('a_b')).toThrow(/--stack takes CloudFormation stack names/);
     expect(() => stacksOf('')).toThrow(/--stack takes/);
     expect(() => stacksOf('A,A')).toThrow(/names a stack twice/);
+  });
+
+  it('--stage: the two stacks infra/cutpoint-stage.ts names for that stage; a bad name, or with --stack, is a usage error', () => {
+    expect(stacksOf(undefined, 'staging')).toEqual(['CutpointStateful-staging', 'CutpointWorkflows-staging']);
+    expect(stacksOf(undefined, 'default')).toEqual([...DEFAULT_STACKS]);
+    expect(() => stacksOf(undefined, 'Prod')).toThrow(UsageError);
+    expect(() => stacksOf(undefined, 'prod-1')).toThrow(/--stage takes a stage name/);
+    expect(() => stacksOf('CutpointStateful', 'staging')).toThrow(/--stack and --stage/);
   });
 
   it('precedence flag > env > stack outputs; a missing output is aws.output_missing naming the output and its override', () => {

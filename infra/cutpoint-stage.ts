@@ -1,0 +1,88 @@
+import type { Environment, RemovalPolicy } from 'aws-cdk-lib';
+import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import { ConfigError } from '../src/domain/errors.js';
+import { DEFAULT_STAGE, secretPrefixOf, stackNamesOf, STAGE_NAME } from '../src/domain/stage.js';
+import type { DeliverySecretsConfig, NetworkConfig } from './app-context.js';
+import type { MaintenanceConfig } from './maintenance-schedule.js';
+import { CutpointStatefulStack } from './stateful-stack.js';
+import { CutpointWorkflowsStack } from './workflows-stack.js';
+
+/** One stage of cutpoint, as a CDK app instantiates it (this repository's infra/app.ts is one such app). */
+export interface CutpointStageProps {
+  /**
+   * The stage's name (lowercase letters and digits, a letter first, at most 12): every
+   * physical name derives from it (src/domain/stage.ts). Absent or `default`: the
+   * default stage, named CutpointStateful and CutpointWorkflows.
+   */
+  stage?: string;
+  /** Account and region; absent: environment-agnostic (`cdk synth` needs no credentials). */
+  env?: Environment;
+  /** A VPC for the database-reaching steps (README, "Private networking"); absent: none. */
+  network?: NetworkConfig;
+  /** The secrets the delivery steps may read; absent: those under `secretPrefix`. */
+  deliverySecrets?: DeliverySecretsConfig;
+  /** Where the routes' connection secrets live; absent: `cutpoint/delivery/`, or `cutpoint/<stage>/delivery/`. */
+  secretPrefix?: string;
+  /** The stream lanes a schedule maintains, and its rate; absent: no schedule. */
+  maintenance?: MaintenanceConfig;
+  /** The default orphan grace of stream-gc (`6h`); absent: the code's 24h. */
+  gcGrace?: string;
+  /** Addresses subscribed to the operations topic every alarm notifies. */
+  alarms?: { emails?: readonly string[] };
+  /** The stateful resources' removal policy: RETAIN (the default), or DESTROY for a throwaway stage. */
+  removalPolicy?: RemovalPolicy;
+  /** Function and state machine logs; absent: one year. */
+  logRetention?: RetentionDays;
+}
+
+/**
+ * The two stacks of one stage: the stateful stack (authority table, object bucket, the
+ * incident and operations topics; retained) and the workflows stack (functions, state
+ * machines, the recovery dispatcher, alarms, dashboard, schedule). Their construct paths
+ * are `<id>/Stateful` and `<id>/Workflows` (`cdk deploy '<id>/*'` deploys the stage), their
+ * CloudFormation names come from the stage.
+ */
+export class CutpointStage extends Construct {
+  readonly stage: string | undefined;
+  readonly stateful: CutpointStatefulStack;
+  readonly workflows: CutpointWorkflowsStack;
+
+  constructor(scope: Construct, id: string, props: CutpointStageProps = {}) {
+    super(scope, id);
+    const stage = props.stage === DEFAULT_STAGE ? undefined : props.stage;
+    if (stage !== undefined && !STAGE_NAME.test(stage))
+      throw new ConfigError(
+        'infra.stage_invalid',
+        `a stage name is lowercase letters and digits, a letter first, at most 12: ${JSON.stringify(stage)}`,
+      );
+    this.stage = stage;
+    const names = stackNamesOf(stage);
+    const env = props.env ? { env: props.env } : {};
+    this.stateful = new CutpointStatefulStack(this, 'Stateful', {
+      stackName: names.stateful,
+      description: `cutpoint${stage ? ` (${stage})` : ''}: authority table and object bucket (retained)`,
+      ...env,
+      ...(props.removalPolicy ? { removalPolicy: props.removalPolicy } : {}),
+      ...(props.alarms?.emails ? { alarmEmails: props.alarms.emails } : {}),
+    });
+    this.workflows = new CutpointWorkflowsStack(this, 'Workflows', {
+      stackName: names.workflows,
+      description: `cutpoint${stage ? ` (${stage})` : ''}: step functions, state machines, the recovery dispatcher, alarms and dashboard`,
+      ...env,
+      // One function, state machine (its ASL inline), alarm set and dashboard row per registry
+      // entry: indented, the template passes 800 KB of CloudFormation's 1 MB (CDK's warning);
+      // without indentation the same content is ~640 KB (test/infra/stacks.test.ts bounds it).
+      suppressTemplateIndentation: true,
+      stateful: this.stateful.refs,
+      secretPrefix: props.secretPrefix ?? secretPrefixOf(stage),
+      ...(props.deliverySecrets ? { deliverySecrets: props.deliverySecrets } : {}),
+      ...(props.network ? { network: props.network } : {}),
+      ...(props.gcGrace ? { gcGrace: props.gcGrace } : {}),
+      ...(props.maintenance ? { maintenance: props.maintenance } : {}),
+      ...(props.logRetention ? { logRetention: props.logRetention } : {}),
+    });
+    // The workflows import the stateful stack's exports by name, which CDK cannot see.
+    this.workflows.addStackDependency(this.stateful);
+  }
+}
