@@ -57,7 +57,7 @@ describe('help', () => {
     const stream = await captureMain(main, ['stream', '--help']);
     expect(stream.stdout).toMatch(/^cutpoint stream create /);
     const version = await captureMain(main, ['--version']);
-    expect(version.stdout).toMatch(/^cutpoint \d+\.\d+\.\d+ \(node v\d+\.\d+\.\d+, needs >=\d+; source\)\n$/);
+    expect(version.stdout).toMatch(/^cutpoint \d+\.\d+\.\d+ \(node v\d+\.\d+\.\d+, needs >=\d+\.\d+; source\)\n$/);
     const json = JSON.parse((await captureMain(main, ['--version', '--format', 'json'])).stdout);
     expect(json).toEqual({
       cutpoint: expect.stringMatching(/^\d+\.\d+\.\d+$/),
