@@ -1,4 +1,4 @@
-import { ArnFormat, Aws, Duration, Fn, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { ArnFormat, Duration, Fn, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
@@ -14,7 +14,7 @@ import { Construct } from 'constructs';
 import type { FlowEntry } from '../src/registry/index.js';
 import { flowPlaceholder } from '../src/local/asl.js';
 import { loadFlowDefinition } from './asl.js';
-import { FLOW_LOG_GROUP_PREFIX, grantHistoryKey } from './history-key.js';
+import { FLOW_LOG_GROUP_PREFIX, flowLogGroupSuffix, grantHistoryKey } from './history-key.js';
 import { acknowledgeWildcardResource } from './nag.js';
 
 export interface FlowProps {
@@ -242,6 +242,5 @@ const HISTORY_KEY_REUSE = Duration.minutes(5);
 
 /** `/aws/vendedlogs/states/cutpoint-<flow>-<stack>-<first group of the stack id>`. */
 export function flowLogGroupName(flowName: string, stackName: string): string {
-  const stackIdGroup = Fn.select(0, Fn.split('-', Fn.select(2, Fn.split('/', Aws.STACK_ID))));
-  return Fn.join('', [`${FLOW_LOG_GROUP_PREFIX}cutpoint-${flowName}-${stackName}-`, stackIdGroup]);
+  return Fn.join('', [`${FLOW_LOG_GROUP_PREFIX}cutpoint-${flowName}`, flowLogGroupSuffix(stackName)]);
 }

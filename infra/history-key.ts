@@ -1,4 +1,4 @@
-import { ArnFormat, Aws, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { ArnFormat, Aws, Fn, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { type IGrantable, PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { type IKey, Key } from 'aws-cdk-lib/aws-kms';
 import type { Construct } from 'constructs';
@@ -7,13 +7,23 @@ import type { Construct } from 'constructs';
 export const FLOW_LOG_GROUP_PREFIX = '/aws/vendedlogs/states/';
 
 /**
+ * What ends every flow log group name of one stack: `-<stack name>-<first group of the stack
+ * id>`. The stack id's group tells two stages apart even where one stack name begins the
+ * other's (`CutpointWorkflows`, `CutpointWorkflows-staging`).
+ */
+export function flowLogGroupSuffix(stackName: string): string {
+  const stackIdGroup = Fn.select(0, Fn.split('-', Fn.select(2, Fn.split('/', Aws.STACK_ID))));
+  return Fn.join('', [`-${stackName}-`, stackIdGroup]);
+}
+
+/**
  * The customer-managed key of every flow's execution history (StateMachine
  * encryptionConfiguration; AWS: "Data at rest encryption in Step Functions") and of the
  * state machines' log groups. Rotation on; retained, since a deleted key leaves that
  * history unreadable. Flow (CDK) grants each state machine role kms:Decrypt and
  * kms:GenerateDataKey limited by the state machine's encryption context, kms:GenerateDataKey
  * for log delivery, and log delivery kms:Decrypt in the key policy; here CloudWatch Logs
- * may use the key for the state machine log groups only (AWS: "Encrypt log data in
+ * may use the key for this stack's state machine log groups only (AWS: "Encrypt log data in
  * CloudWatch Logs using AWS KMS", the aws:logs:arn encryption context). The Lambda
  * functions the flows invoke need nothing; an operator who reads execution details
  * (DescribeExecution, GetExecutionHistory) needs kms:Decrypt on it (README).
@@ -36,7 +46,8 @@ export function executionHistoryKey(scope: Construct, id: string): Key {
           'kms:EncryptionContext:aws:logs:arn': stack.formatArn({
             service: 'logs',
             resource: 'log-group',
-            resourceName: `${FLOW_LOG_GROUP_PREFIX}cutpoint-*`,
+            // This stack's flow log groups only (flow.ts flowLogGroupName), not another stage's.
+            resourceName: Fn.join('', [`${FLOW_LOG_GROUP_PREFIX}cutpoint-*`, flowLogGroupSuffix(stack.stackName)]),
             arnFormat: ArnFormat.COLON_RESOURCE_NAME,
           }),
         },

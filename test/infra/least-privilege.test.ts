@@ -98,7 +98,11 @@ describe('execution history and state machine logs', () => {
     const statements = (key.Properties.KeyPolicy as { Statement: Array<Record<string, unknown>> }).Statement;
     const logs = statements.find((s) => s.Sid === 'StateMachineLogGroups')!;
     expect(JSON.stringify(logs.Principal)).toContain('logs.');
-    expect(JSON.stringify(logs.Condition)).toContain(':log-group:/aws/vendedlogs/states/cutpoint-*');
+    // This stack's flow log groups only: cutpoint-*-<stack name>-<its stack id's first group> (not another stage's).
+    const condition = JSON.stringify(logs.Condition);
+    expect(condition).toContain(':log-group:/aws/vendedlogs/states/cutpoint-*');
+    expect(condition).toContain('-CutpointWorkflows-');
+    expect(condition).toContain('AWS::StackId');
   });
 
   it.each(FLOWS.map((f) => [f.name] as const))(
