@@ -47,8 +47,6 @@ const FORWARD = matrixCutPoints('publish-clickhouse', {
   [Q.targetProbe]: 'inside the reader child: its own cases below, one at a time',
   [Q.pendingCommit]: 'a passing run never writes TARGET_PENDING: quality-governance.matrix',
   [Q.failedCommit]: 'a passing run never writes FAILED: quality-governance.matrix',
-  [D.dropStaging]:
-    "not run here: the governance world arms ClickHouse faults for publication.* and quality.staged only (ON_CLICKHOUSE, test/support/governance-world.ts), so the stage's drop is never faulted",
 });
 
 /**

@@ -56,7 +56,9 @@ export interface GovernanceLane {
   reader(deps: DeliveryDeps, budgetMs?: number): Promise<TargetReader>;
 }
 
-const ON_CLICKHOUSE = /^(publication\.(candidate|load|exchange|observe|fence|predecessor)|quality\.staged)\b/;
+/** The cut points whose effect is on ClickHouse (the stage, the candidate, the EXCHANGE, the stage's drop at cleanup); every other one is on the stores. */
+const ON_CLICKHOUSE =
+  /^(publication\.(candidate|load|exchange|observe|fence|predecessor)|quality\.staged|delivery\.target\.drop-staging)\b/;
 
 export function useGovernanceWorld(): GovernanceWorld {
   const world = {} as GovernanceWorld;
