@@ -34,7 +34,7 @@ const ID = {
   routeTable: /^rtb-[0-9a-f]{8}(?:[0-9a-f]{9})?$/,
 };
 
-/** `-c cutpoint:vpcId=vpc-… -c cutpoint:subnetIds=subnet-a,subnet-b -c cutpoint:securityGroupIds=sg-…` (README, "Private networking"). */
+/** A stage's `vpcId`, `subnetIds`, `securityGroupIds` (cutpoint.config.json, or a one-deploy `-c cutpoint:<setting>`; README, "Private networking"). */
 export function networkConfigOf(context: ContextGetter): NetworkConfig | undefined {
   const given = VPC_KEYS.filter((key) => context(key) !== undefined);
   const endpointsValue = context('cutpoint:vpcEndpoints');
@@ -121,7 +121,7 @@ export interface DeliverySecretsConfig {
 const SECRET_ARN = /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@*-]+$/;
 
 /**
- * `-c cutpoint:deliverySourceSecretArns=…` / `-c cutpoint:deliveryTargetSecretArns=…`: the
+ * A stage's `deliverySourceSecretArns` / `deliveryTargetSecretArns` (cutpoint.config.json): the
  * secrets the source steps / every database step may read, when the routes' secret_arn
  * values do not live under `cutpoint/delivery/source/` / `cutpoint/delivery/target/`.
  * The earlier `cutpoint:deliverySecretArns` still works, with its earlier meaning (every
@@ -159,7 +159,7 @@ function secretArns(value: unknown, key: string): string[] {
 }
 
 /**
- * `-c cutpoint:gcGrace=6h`: the orphan grace every stream-gc execution uses unless its
+ * A stage's `gcGrace` (e.g. "6h", cutpoint.config.json): the orphan grace every stream-gc execution uses unless its
  * input names one (`grace`), scheduled maintenance included; set as CUTPOINT_GC_GRACE on the
  * stream-gc steps. Absent: the code's default (24h). Validated with the GC's own parser.
  */

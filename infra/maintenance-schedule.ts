@@ -23,7 +23,7 @@ export const MAX_MAINTENANCE_LANES = 8;
 export const DEFAULT_MAINTENANCE_RATE_MINUTES = 60;
 
 /**
- * `-c cutpoint:maintenanceLanes=logs:0,logs:1 [-c cutpoint:maintenanceRateMinutes=15]`:
+ * A stage's `maintenanceLanes` ["logs:0", "logs:1"] and `maintenanceRateMinutes` (cutpoint.config.json):
  * the lanes (stream:partition) the schedule maintains; unset, there is no schedule. Fails
  * the synth on a malformed lane, a bad rate or a list too long for one rule's input.
  */
