@@ -39,7 +39,8 @@ export interface CutpointStageProps {
 /**
  * The two stacks of one stage: the stateful stack (authority table, object bucket, the
  * incident and operations topics; retained) and the workflows stack (functions, state
- * machines, the recovery dispatcher, alarms, dashboard, schedule). Their construct paths
+ * machines, the recovery dispatcher, schedule; the alarms and dashboard in its nested
+ * operations stack, infra/operations-stack.ts). Their construct paths
  * are `<id>/Stateful` and `<id>/Workflows` (`cdk deploy '<id>/*'` deploys the stage), their
  * CloudFormation names come from the stage.
  */
@@ -70,9 +71,9 @@ export class CutpointStage extends Construct {
       stackName: names.workflows,
       description: `cutpoint${stage ? ` (${stage})` : ''}: step functions, state machines, the recovery dispatcher, alarms and dashboard`,
       ...env,
-      // One function, state machine (its ASL inline), alarm set and dashboard row per registry
-      // entry: indented, the template passes 800 KB of CloudFormation's 1 MB (CDK's warning);
-      // without indentation the same content is ~640 KB (test/infra/stacks.test.ts bounds it).
+      // One function and state machine (its ASL inline) per registry entry: unindented, ~510 KB
+      // of CloudFormation's 1 MB; its nested operations stack (alarms, dashboard) ~270 KB
+      // (test/infra/stacks.test.ts bounds both).
       suppressTemplateIndentation: true,
       stateful: this.stateful.refs,
       secretPrefix: props.secretPrefix ?? secretPrefixOf(stage),

@@ -1,4 +1,3 @@
-import { Stack } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, TreatMissingData, type IMetric } from 'aws-cdk-lib/aws-cloudwatch';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
@@ -14,6 +13,8 @@ export interface FlowAlarmsProps {
   stateMachine: IStateMachine;
   /** Every registry step's function, by placeholder. */
   functions: ReadonlyMap<string, IFunction>;
+  /** What the alarm names start with (infra/operations-stack.ts): `CutpointWorkflows-ops`. */
+  namePrefix: string;
 }
 
 /**
@@ -41,11 +42,12 @@ export interface FlowAlarmsProps {
  */
 export class FlowAlarms extends Construct {
   readonly alarms: Alarm[] = [];
-  private readonly flowName: string;
+  private readonly prefix: string;
 
-  constructor(scope: Construct, id: string, { flow, stateMachine, functions }: FlowAlarmsProps) {
+  constructor(scope: Construct, id: string, { flow, stateMachine, functions, namePrefix }: FlowAlarmsProps) {
     super(scope, id);
-    const name = (this.flowName = flow.name);
+    const name = flow.name;
+    this.prefix = `${namePrefix}-${name}`;
     const open = `Open the newest failed execution of ${name} in the Step Functions console: its last event names the step, the error name and the cause.`;
 
     const recoveryFlow = RECOVERY_FLOWS[name];
@@ -113,10 +115,10 @@ export class FlowAlarms extends Construct {
     });
   }
 
-  /** `<stack>-<flow>-<what>` (kebab-case, as in the README): the name an operator reads in the notification. */
+  /** `<prefix>-<flow>-<what>` (kebab-case, as in the README): the name an operator reads in the notification. */
   private alarm(what: string, metric: IMetric, alarmDescription: string): Alarm {
     const alarm = new Alarm(this, pascal(what), {
-      alarmName: `${Stack.of(this).stackName}-${this.flowName}-${what}`,
+      alarmName: `${this.prefix}-${what}`,
       alarmDescription,
       metric,
       threshold: 1,

@@ -1,4 +1,4 @@
-import { Aws, Stack } from 'aws-cdk-lib';
+import { Aws } from 'aws-cdk-lib';
 import {
   Dashboard,
   GraphWidget,
@@ -60,12 +60,16 @@ export class FlowDashboard extends Construct {
   constructor(
     scope: Construct,
     id: string,
-    { flows, functions }: { flows: DashboardFlow[]; functions: ReadonlyMap<string, IFunction> },
+    {
+      flows,
+      functions,
+      namePrefix,
+    }: { flows: DashboardFlow[]; functions: ReadonlyMap<string, IFunction>; namePrefix: string },
   ) {
     super(scope, id);
     // Dashboard names are global to the account (alarm names are per region): the region keeps two deployments apart.
     this.dashboard = new Dashboard(this, 'Dashboard', {
-      dashboardName: `${Stack.of(this).stackName}-operations-${Aws.REGION}`,
+      dashboardName: `${namePrefix}-${Aws.REGION}`,
     });
     const byFlow = (metricName: string, groupBy: string) =>
       new MathExpression({

@@ -1,4 +1,3 @@
-import { Stack } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, MathExpression, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { Construct } from 'constructs';
 import {
@@ -39,13 +38,12 @@ export function recoveryOutcomeQuery(outcome: RecoveryOutcome): string {
 export class RecoveryOutcomeAlarms extends Construct {
   readonly alarms: Alarm[];
 
-  constructor(scope: Construct, id: string) {
+  constructor(scope: Construct, id: string, { namePrefix }: { namePrefix: string }) {
     super(scope, id);
-    const stack = Stack.of(this).stackName;
     this.alarms = ALARMING_RECOVERY_OUTCOMES.map(
       (outcome) =>
         new Alarm(this, outcome, {
-          alarmName: `${stack}-recovery-${outcome}`,
+          alarmName: `${namePrefix}-recovery-${outcome}`,
           alarmDescription: `recovery: ${FIRST_ACTION[outcome]}`,
           metric: new MathExpression({
             expression: recoveryOutcomeQuery(outcome),

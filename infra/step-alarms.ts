@@ -1,4 +1,3 @@
-import { Stack } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
@@ -18,15 +17,18 @@ export const TIMEOUT_RATIO = 0.98;
 export class StepTimeoutAlarms extends Construct {
   readonly alarms: Alarm[];
 
-  constructor(scope: Construct, id: string, { functions }: { functions: ReadonlyMap<string, IFunction> }) {
+  constructor(
+    scope: Construct,
+    id: string,
+    { functions, namePrefix }: { functions: ReadonlyMap<string, IFunction>; namePrefix: string },
+  ) {
     super(scope, id);
-    const stack = Stack.of(this).stackName;
     this.alarms = STEPS.map((step) => {
       const fn = functions.get(step.placeholder);
       if (!fn) throw new Error(`no function was built for \${${step.placeholder}}`);
       const name = stepName(step);
       return new Alarm(this, name, {
-        alarmName: `${stack}-step-${name}-timeout`,
+        alarmName: `${namePrefix}-step-${name}-timeout`,
         alarmDescription: `step ${name}: its Lambda ran to within ${Math.round((1 - TIMEOUT_RATIO) * 100)}% of its ${step.timeoutSeconds} s timeout, so it was (or nearly was) killed, which its handler cannot report. The Task retried or failed the execution (Sandbox.Timedout). Check the step's p99 on the operations dashboard and its log group; work that grows with the input must be split or resumed, not given a longer timeout.`,
         metric: fn.metricDuration({ period: PERIOD, statistic: 'Maximum' }),
         threshold: Math.floor(step.timeoutSeconds * 1000 * TIMEOUT_RATIO),

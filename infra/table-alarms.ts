@@ -1,4 +1,3 @@
-import { Stack } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, Metric, TreatMissingData, type IMetric } from 'aws-cdk-lib/aws-cloudwatch';
 import { Operation } from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
@@ -38,7 +37,7 @@ export function registryTableOperations(): Operation[] {
 export class TableAlarms extends Construct {
   readonly alarms: Alarm[];
 
-  constructor(scope: Construct, id: string, { tableName }: { tableName: string }) {
+  constructor(scope: Construct, id: string, { tableName, namePrefix }: { tableName: string; namePrefix: string }) {
     super(scope, id);
     const operations = registryTableOperations();
     const sum = (metricName: string): IMetric =>
@@ -55,7 +54,6 @@ export class TableAlarms extends Construct {
         ),
         `authority table ${metricName}`,
       );
-    const stack = Stack.of(this).stackName;
     const common = {
       threshold: 1,
       evaluationPeriods: 1,
@@ -65,13 +63,13 @@ export class TableAlarms extends Construct {
     this.alarms = [
       new Alarm(this, 'Throttled', {
         ...common,
-        alarmName: `${stack}-authority-table-throttled`,
+        alarmName: `${namePrefix}-authority-table-throttled`,
         alarmDescription: `authority table: DynamoDB throttled requests (${operations.join(', ')}). The adapters retry reads; a throttled conditional write ends UNKNOWN and is resolved by exact reload, so the flows stay correct but slow down or fail. Check the table's on-demand peak and hot partition keys (CloudWatch Contributor Insights), then the flows' Failed alarms.`,
         metric: sum('ThrottledRequests'),
       }),
       new Alarm(this, 'SystemErrors', {
         ...common,
-        alarmName: `${stack}-authority-table-system-errors`,
+        alarmName: `${namePrefix}-authority-table-system-errors`,
         alarmDescription: `authority table: DynamoDB returned internal server errors (${operations.join(', ')}). A write that met one ends UNKNOWN and is resolved by exact reload. Check the AWS Health Dashboard for DynamoDB in this region; the flows' Failed alarms show whether executions failed.`,
         metric: sum('SystemErrors'),
       }),

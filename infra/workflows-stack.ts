@@ -10,17 +10,13 @@ import { AlarmActions } from './alarm-actions.js';
 import { loadFlowDefinition } from './asl.js';
 import type { DeliverySecretsConfig, NetworkConfig } from './app-context.js';
 import { Flow } from './flow.js';
-import { FlowAlarms } from './flow-alarms.js';
-import { FlowDashboard } from './flow-dashboard.js';
 import { executionHistoryKey } from './history-key.js';
 import { MaintenanceSchedule, type MaintenanceConfig } from './maintenance-schedule.js';
 import { interfaceServicesFor, PrivateNetwork } from './network.js';
-import { RecoveryOutcomeAlarms } from './recovery-alarms.js';
+import { OperationsStack } from './operations-stack.js';
 import { RecoveryDispatch } from './recovery-dispatch.js';
 import type { StatefulRefs } from './stateful-stack.js';
-import { StepTimeoutAlarms } from './step-alarms.js';
 import { StepFunction } from './step-function.js';
-import { TableAlarms } from './table-alarms.js';
 
 export interface WorkflowsStackProps extends StackProps {
   stateful: StatefulRefs;
@@ -57,6 +53,8 @@ export class CutpointWorkflowsStack extends Stack {
   readonly maintenance?: MaintenanceSchedule;
   /** EventBridge → the recovery dispatcher: outcomes of every STANDARD flow, recoveries where the registry declares them. */
   readonly recovery: RecoveryDispatch;
+  /** The nested stack of the alarms per flow, step, recovery outcome and table, and the dashboard. */
+  readonly operations: OperationsStack;
 
   constructor(scope: Construct, id: string, props: WorkflowsStackProps) {
     super(scope, id, props);
@@ -126,15 +124,15 @@ export class CutpointWorkflowsStack extends Stack {
       incident: props.stateful,
     });
 
-    // Alarms per flow and on the authority table, one dashboard; every alarm of this stack
+    // Alarms per flow, step, recovery outcome and on the authority table, one dashboard: in a
+    // nested stack (operations-stack.ts). Every alarm of this stack and of the nested one
     // (these, and any other construct's) notifies the operations topic (alarm-actions.ts).
-    const flows = FLOWS.map((flow) => ({ flow, stateMachine: this.stateMachines.get(flow.name)! }));
-    for (const { flow, stateMachine } of flows)
-      new FlowAlarms(this, `${pascal(flow.name)}Alarms`, { flow, stateMachine, functions: this.functions });
-    new StepTimeoutAlarms(this, 'StepTimeoutAlarms', { functions: this.functions });
-    new RecoveryOutcomeAlarms(this, 'RecoveryOutcomeAlarms');
-    new TableAlarms(this, 'AuthorityTableAlarms', { tableName: props.stateful.tableName });
-    new FlowDashboard(this, 'Operations', { flows, functions: this.functions });
+    this.operations = new OperationsStack(this, 'Operations', {
+      flows: FLOWS.map((flow) => ({ flow, stateMachine: this.stateMachines.get(flow.name)! })),
+      functions: this.functions,
+      tableName: props.stateful.tableName,
+      namePrefix: `${this.stackName}-ops`,
+    });
     Aspects.of(this).add(
       new AlarmActions(Topic.fromTopicArn(this, 'OperationsTopic', props.stateful.operationsTopicArn)),
     );

@@ -8,6 +8,7 @@ import { FLOWS, STEPS, type FlowEntry } from '../../src/registry/index.js';
 import { AlarmActions } from '../../infra/alarm-actions.js';
 import type { CutpointApp } from '../../infra/app.js';
 import { builtApp } from './support/built-app.js';
+import { operationsTemplate } from './support/operations-template.js';
 import { FlowAlarms } from '../../infra/flow-alarms.js';
 import { RecoveryOutcomeAlarms } from '../../infra/recovery-alarms.js';
 import { StepTimeoutAlarms } from '../../infra/step-alarms.js';
@@ -25,6 +26,8 @@ import {
 let built: CutpointApp;
 let stacks: Array<{ stack: Stack; template: Template }>;
 let workflows: Template;
+/** The nested operations stack (the alarms per flow, step, recovery outcome and table; the dashboard), parameters resolved. */
+let ops: Template;
 let stateful: Template;
 
 beforeAll(() => {
@@ -35,6 +38,7 @@ beforeAll(() => {
     .filter((c): c is Stack => Stack.isStack(c))
     .map((stack) => ({ stack, template: Template.fromStack(stack) }));
   workflows = Template.fromStack(built.workflows);
+  ops = operationsTemplate(built.workflows);
   stateful = Template.fromStack(built.stateful);
 }, 600_000);
 
@@ -86,7 +90,9 @@ const topicOf = (stack: Stack) =>
 const machineRef = (flow: string) => ({ Ref: logicalId(built.workflows.stateMachines.get(flow)!) });
 const fnArnRef = (placeholder: string) => ({ Ref: logicalId(built.workflows.functions.get(placeholder)!) });
 const stepName = (placeholder: string) => placeholder.replace(/FunctionArn$/, '');
-const byName = (name: string) => Object.values(alarmsOf(workflows)).find((a) => a.AlarmName === name);
+const byName = (name: string) => Object.values(alarmsOf(ops)).find((a) => a.AlarmName === name);
+/** The prefix of every alarm name of the operations stack (infra/operations-stack.ts). */
+const OPS = 'CutpointWorkflows-ops';
 
 /** The alarm names a flow must have, derived from the registry. */
 function expectedAlarms(flow: FlowEntry): string[] {
@@ -97,7 +103,7 @@ function expectedAlarms(flow: FlowEntry): string[] {
   );
   const recoveryStopped = Object.hasOwn(RECOVERY_FLOWS, flow.name) ? ['recovery-stopped'] : [];
   return ['failed', ...recoveryStopped, 'timed-out', 'throttled', ...perFunction].map(
-    (what) => `CutpointWorkflows-${flow.name}-${what}`,
+    (what) => `${OPS}-${flow.name}-${what}`,
   );
 }
 
@@ -198,6 +204,17 @@ describe('every alarm reaches someone', () => {
   });
 });
 
+describe('where the alarms live', () => {
+  it('the alarms of flows, steps, recovery outcomes and the table are in the nested operations stack, all named <workflows stack>-ops-…; the workflows stack keeps the unnamed alarms of what it runs', () => {
+    const nested = Object.values(alarmsOf(ops));
+    expect(nested.length).toBeGreaterThan(FLOWS.length * 4 + STEPS.length);
+    for (const alarm of nested) expect(alarm.AlarmName).toMatch(new RegExp(`^${OPS}-`));
+    const own = Object.values(alarmsOf(workflows));
+    expect(own.length).toBeGreaterThan(0);
+    expect(own.flatMap((a) => (a.AlarmName === undefined ? [] : [a.AlarmName]))).toEqual([]);
+  });
+});
+
 describe.each(FLOWS.map((f) => [f.name, f] as const))('alarms of flow %s', (name, flow) => {
   const steps = loadFlowDefinition(name).steps;
 
@@ -205,9 +222,9 @@ describe.each(FLOWS.map((f) => [f.name, f] as const))('alarms of flow %s', (name
     // The flow an alarm belongs to: the longest flow name its name starts with.
     const ownerOf = (alarmName = '') =>
       FLOWS.map((f) => f.name)
-        .filter((f) => alarmName.startsWith(`CutpointWorkflows-${f}-`))
+        .filter((f) => alarmName.startsWith(`${OPS}-${f}-`))
         .sort((a, b) => b.length - a.length)[0];
-    const own = Object.values(alarmsOf(workflows)).filter((a) => ownerOf(a.AlarmName) === name);
+    const own = Object.values(alarmsOf(ops)).filter((a) => ownerOf(a.AlarmName) === name);
     expect(own.map((a) => a.AlarmName).sort()).toEqual(expectedAlarms(flow).sort());
     for (const alarm of own) expect(metricsOf(alarm).length, alarm.AlarmName).toBeLessThanOrEqual(10);
   });
@@ -219,7 +236,7 @@ describe.each(FLOWS.map((f) => [f.name, f] as const))('alarms of flow %s', (name
       ? "failed: the dispatcher's ExecutionOutcome=failed, never raw ExecutionsFailed (a designed stop goes to recovery or is classified)"
       : 'failed: AWS/States ExecutionsFailed (nothing else acts on its failures)',
     () => {
-      const failed = metricsOf(byName(`CutpointWorkflows-${name}-failed`)!);
+      const failed = metricsOf(byName(`${OPS}-${name}-failed`)!);
       if (classified) {
         expect(failed).toEqual([
           {
@@ -228,7 +245,7 @@ describe.each(FLOWS.map((f) => [f.name, f] as const))('alarms of flow %s', (name
             Dimensions: { Flow: name, Outcome: 'failed' },
           },
         ]);
-        const raw = Object.values(alarmsOf(workflows)).filter((a) =>
+        const raw = [...Object.values(alarmsOf(workflows)), ...Object.values(alarmsOf(ops))].filter((a) =>
           metricsOf(a).some(
             (m) =>
               m.MetricName === 'ExecutionsFailed' &&
@@ -245,14 +262,14 @@ describe.each(FLOWS.map((f) => [f.name, f] as const))('alarms of flow %s', (name
           },
         ]);
       }
-      expect(metricsOf(byName(`CutpointWorkflows-${name}-timed-out`)!)).toEqual([
+      expect(metricsOf(byName(`${OPS}-${name}-timed-out`)!)).toEqual([
         {
           Namespace: 'AWS/States',
           MetricName: 'ExecutionsTimedOut',
           Dimensions: { StateMachineArn: machineRef(name) },
         },
       ]);
-      expect(metricsOf(byName(`CutpointWorkflows-${name}-throttled`)!)).toEqual([
+      expect(metricsOf(byName(`${OPS}-${name}-throttled`)!)).toEqual([
         {
           Namespace: 'AWS/States',
           MetricName: 'ExecutionThrottled',
@@ -267,7 +284,7 @@ describe.each(FLOWS.map((f) => [f.name, f] as const))('alarms of flow %s', (name
       ? "recovery-stopped: the dispatcher's ExecutionOutcome=recovery-stopped, naming the paging stops and the notice; failed and timed-out name the unclassified notice"
       : 'no recovery-stopped alarm: it never runs a recovery',
     () => {
-      const alarm = byName(`CutpointWorkflows-${name}-recovery-stopped`);
+      const alarm = byName(`${OPS}-${name}-recovery-stopped`);
       if (!Object.hasOwn(RECOVERY_FLOWS, name)) {
         expect(alarm).toBeUndefined();
         return;
@@ -286,17 +303,16 @@ describe.each(FLOWS.map((f) => [f.name, f] as const))('alarms of flow %s', (name
       expect(alarm!.AlarmDescription).toContain('incident topic');
       // Its executions' other ends are noticed too (src/recovery/failure-notice.ts): the alarms say where.
       for (const what of ['failed', 'timed-out'])
-        expect(byName(`CutpointWorkflows-${name}-${what}`)!.AlarmDescription, what).toContain('unclassified notice');
+        expect(byName(`${OPS}-${name}-${what}`)!.AlarmDescription, what).toContain('unclassified notice');
     },
   );
 
   it("Lambda throttles and unexpected errors cover exactly the flow's functions and steps", () => {
     const covered = (what: string) =>
-      Object.values(alarmsOf(workflows))
+      Object.values(alarmsOf(ops))
         .filter(
           (a) =>
-            a.AlarmName === `CutpointWorkflows-${name}-${what}` ||
-            a.AlarmName?.match(new RegExp(`^CutpointWorkflows-${name}-${what}-\\d+$`)),
+            a.AlarmName === `${OPS}-${name}-${what}` || a.AlarmName?.match(new RegExp(`^${OPS}-${name}-${what}-\\d+$`)),
         )
         .flatMap(metricsOf);
     const functions = steps.map((s) => ({
@@ -312,8 +328,8 @@ describe.each(FLOWS.map((f) => [f.name, f] as const))('alarms of flow %s', (name
       })),
     );
     // A sum FILLs every term with 0: in metric math `a + b` has no value where either has none.
-    for (const alarm of Object.values(alarmsOf(workflows)).filter(
-      (a) => a.AlarmName?.startsWith(`CutpointWorkflows-${name}-`) && a.Metrics,
+    for (const alarm of Object.values(alarmsOf(ops)).filter(
+      (a) => a.AlarmName?.startsWith(`${OPS}-${name}-`) && a.Metrics,
     )) {
       const ids = alarm.Metrics!.filter((m) => m.MetricStat).map((m) => m.Id);
       if (ids.length > 1)
@@ -327,7 +343,7 @@ describe.each(FLOWS.map((f) => [f.name, f] as const))('alarms of flow %s', (name
 describe('step timeout alarms', () => {
   it('every registry step alarms when its Lambda ran to 98% of its own timeout (what its handler cannot report)', () => {
     for (const step of STEPS) {
-      const alarm = byName(`CutpointWorkflows-step-${stepName(step.placeholder)}-timeout`);
+      const alarm = byName(`${OPS}-step-${stepName(step.placeholder)}-timeout`);
       expect(alarm, step.placeholder).toMatchObject({
         Namespace: 'AWS/Lambda',
         MetricName: 'Duration',
@@ -342,14 +358,12 @@ describe('step timeout alarms', () => {
 
 describe('recovery outcome alarms', () => {
   it('one alarm per alarming outcome of the contract, over every flow that reports it (a Metrics Insights sum, no flow list to drift)', () => {
-    const recovery = Object.values(alarmsOf(workflows)).filter((a) =>
-      a.AlarmName?.startsWith('CutpointWorkflows-recovery-'),
-    );
+    const recovery = Object.values(alarmsOf(ops)).filter((a) => a.AlarmName?.startsWith(`${OPS}-recovery-`));
     expect(recovery.map((a) => a.AlarmName).sort()).toEqual(
-      ALARMING_RECOVERY_OUTCOMES.map((o) => `CutpointWorkflows-recovery-${o}`).sort(),
+      ALARMING_RECOVERY_OUTCOMES.map((o) => `${OPS}-recovery-${o}`).sort(),
     );
     for (const outcome of ALARMING_RECOVERY_OUTCOMES) {
-      const alarm = byName(`CutpointWorkflows-recovery-${outcome}`)!;
+      const alarm = byName(`${OPS}-recovery-${outcome}`)!;
       expect(alarm.Metrics).toEqual([
         expect.objectContaining({
           Expression: `SELECT SUM(${METRICS.recoveryOutcome}) FROM "${METRIC_NAMESPACE}" WHERE Outcome = '${outcome}'`,
@@ -378,7 +392,7 @@ describe('authority table alarms', () => {
       ['throttled', 'ThrottledRequests'],
       ['system-errors', 'SystemErrors'],
     ] as const) {
-      const metrics = metricsOf(byName(`CutpointWorkflows-authority-table-${what}`)!);
+      const metrics = metricsOf(byName(`${OPS}-authority-table-${what}`)!);
       expect(metrics.map((m) => m.Dimensions.Operation).sort()).toEqual(expected);
       for (const m of metrics)
         expect(m).toMatchObject({
@@ -392,14 +406,14 @@ describe('authority table alarms', () => {
 
 describe('operations dashboard', () => {
   it("one dashboard, a row per flow, naming the contract's metrics", () => {
-    const dashboards = Object.values(workflows.findResources('AWS::CloudWatch::Dashboard'));
+    workflows.resourceCountIs('AWS::CloudWatch::Dashboard', 0);
+    const dashboards = Object.values(ops.findResources('AWS::CloudWatch::Dashboard'));
     expect(dashboards).toHaveLength(1);
     expect(dashboards[0]!.Properties.DashboardName).toEqual({
-      'Fn::Join': ['', ['CutpointWorkflows-operations-', { Ref: 'AWS::Region' }]],
+      'Fn::Join': ['', [`${OPS}-`, { Ref: 'AWS::Region' }]],
     });
     const body = JSON.stringify(
-      workflows.toJSON().Resources[logicalId(built.workflows.node.findChild('Operations').node.findChild('Dashboard'))]
-        .Properties.DashboardBody,
+      ops.toJSON().Resources[logicalId(built.workflows.operations.dashboard.dashboard)].Properties.DashboardBody,
     );
     for (const flow of FLOWS) expect(body).toContain(`### ${flow.name} (${flow.type})`);
     for (const metric of [

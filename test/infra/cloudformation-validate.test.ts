@@ -36,20 +36,25 @@ function run(app: IConstruct, stacks: Array<{ path: string; templatePath: string
 }
 
 function validate(context: Record<string, unknown>): { report: PolicyValidationPluginReport; templates: number } {
-  const { app } = builtApp(context);
+  const { app, stages } = builtApp(context);
   const assembly = app.synth();
   const stacks = assembly.stacks.map((s) => ({
     path: s.hierarchicalId,
     templatePath: join(assembly.directory, s.templateFile),
   }));
-  return { report: run(app, stacks), templates: stacks.length };
+  // A nested stack's template is an asset of its parent's, not a stack of the assembly.
+  const nested = stages.map(({ workflows: { operations } }) => ({
+    path: operations.node.path,
+    templatePath: join(assembly.directory, operations.templateFile),
+  }));
+  return { report: run(app, [...stacks, ...nested]), templates: stacks.length + nested.length };
 }
 
 describe("CDK's built-in CloudFormation validation", () => {
-  it('finds nothing in either stack, without and with a VPC', () => {
+  it('finds nothing in any template (both stacks and the nested operations stack), without and with a VPC', () => {
     for (const context of [{}, VPC_CONTEXT]) {
       const { report, templates } = validate(context);
-      expect(templates).toBe(2);
+      expect(templates).toBe(3);
       expect(findings(report), JSON.stringify(context)).toEqual([]);
       expect(report.success).toBe(true);
     }

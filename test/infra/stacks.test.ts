@@ -7,6 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { FLOWS, OBSERVE_TIMING, STEPS } from '../../src/registry/index.js';
 import type { CutpointApp } from '../../infra/app.js';
 import { builtApp } from './support/built-app.js';
+import { operationsTemplate } from './support/operations-template.js';
 import { placeholdersOf, resolveFlowDefinition } from '../../infra/asl.js';
 import { flowPlaceholder } from '../../src/local/asl.js';
 import { RECOVERY_FLOWS } from '../../src/recovery/recovery-stops.js';
@@ -18,12 +19,15 @@ import { actionsOf, allowedActions, resourcesOf, roleStatements, unordered } fro
 let built: CutpointApp;
 let stateful: Template;
 let workflows: Template;
+/** The workflows' nested operations stack (alarms, dashboard), parameters resolved. */
+let ops: Template;
 
 beforeAll(() => {
   built = builtApp();
   built.app.synth();
   stateful = Template.fromStack(built.stateful);
   workflows = Template.fromStack(built.workflows);
+  ops = operationsTemplate(built.workflows);
 }, 600_000);
 
 function logicalId(construct: IConstruct): string {
@@ -42,13 +46,14 @@ const importOf = (name: string) => ({ 'Fn::ImportValue': `CutpointStateful-${nam
 const RETAINED = { DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' };
 
 describe('template size', () => {
-  it("the workflows template is written without indentation and stays well inside CloudFormation's 1 MB", () => {
-    const file = join(built.app.outdir, built.workflows.templateFile);
-    const text = readFileSync(file, 'utf8');
-    expect(text).not.toMatch(/\n\s+"/);
-    // Headroom for growth: a registry entry adds a function, its role, alarms and a dashboard row.
-    // CDK warns from 80 %; unindented it is ~640 KB today.
-    expect(text.length).toBeLessThan(800_000);
+  it("the workflows template and its nested operations template are written without indentation and stay well inside CloudFormation's 1 MB", () => {
+    for (const stack of [built.workflows, built.workflows.operations]) {
+      const text = readFileSync(join(built.app.outdir, stack.templateFile), 'utf8');
+      expect(text, stack.templateFile).not.toMatch(/\n\s+"/);
+      // Headroom for growth: a registry entry adds a function, its role, alarms and a dashboard row.
+      // CDK warns from 80 %.
+      expect(text.length, stack.templateFile).toBeLessThan(800_000);
+    }
   });
 });
 
@@ -383,8 +388,8 @@ describe.each(FLOWS.map((f) => [f.name, f] as const))('CutpointWorkflows flow %s
             MetricName: 'ExecutionsFailed',
             Dimensions: [{ Name: 'StateMachineArn', Value: { Ref: logicalId(stateMachine()) } }],
           };
-    workflows.hasResourceProperties('AWS::CloudWatch::Alarm', {
-      AlarmName: `CutpointWorkflows-${name}-failed`,
+    ops.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      AlarmName: `CutpointWorkflows-ops-${name}-failed`,
       ...failed,
     });
   });
