@@ -20,7 +20,7 @@ import { beginInput, manifestText, openWindowWorld } from '../support/deliver-wi
 /**
  * Chunk objects as stored (src/objects/object-encoding.ts): gzip under `.jsonl.gz`, the
  * receipt's SHA-256 and sizes those of the JSONL the stage loaded; and a part whose
- * journaled chunk object is gone (expired by the retention rule, src/delivery/chunk-retention.ts)
+ * journaled chunk object is gone (deleted; later also expired by chunk retention)
  * refuses to resume with Delivery.EvidenceExpired, writing nothing. Real DynamoDB Local, the
  * S3 emulator, chdb and embedded PostgreSQL (test/support/delivery-world.ts).
  */

@@ -55,8 +55,8 @@ export class TransitionPreconditionError extends CutpointError {
 }
 
 /**
- * A chunk object a part's resume must read back is gone: expired by the chunk retention
- * rule (src/delivery/chunk-retention.ts) or deleted. Its receipt (digest, rows) is still in
+ * A chunk object a part's resume must read back is gone: deleted (or, once chunk retention
+ * exists, expired). Its receipt (digest, rows) is still in
  * the journal, but the rows cannot be re-read, so the part cannot resume from it. Distinct
  * from a checksum mismatch (the object is there with other bytes). Nothing was written.
  */
