@@ -17,7 +17,7 @@ import { cleanupPublication } from './steps/cleanup.js';
 import { successorLegsOf } from './successor.js';
 
 /**
- * The ClickHouse exchange mode (`mode: exchange`, seed 000; src/delivery/publication-mode.ts):
+ * The ClickHouse exchange mode (`mode: exchange`, README 'ClickHouse publication and quality governance'; src/delivery/publication-mode.ts):
  * publish-clickhouse's steps (publication-steps.ts); a successor's begin closes the
  * previous operation's replay window (successor.ts); no receipt row to adopt (the dispatch
  * intent, journaled before the one EXCHANGE, records a publication attempt, and
@@ -62,7 +62,7 @@ export function publicationModeOf(
 /**
  * Resume's custody takeover only while the capsule (if any) holds no reader guard, checked
  * in the same transaction by the capsule's version as read — as the operator's observe does
- * (src/quality/operator-observe.ts, publication seed 47). A takeover from a run that took the
+ * (src/quality/operator-observe.ts, the publication schedule with seed 47). A takeover from a run that took the
  * guard after resume's own checks would fence that run out of ever persisting its observation
  * or releasing its guard: held forever, and its retries refused as fenced, so no incident
  * either. Refused here with Quality.ReaderGuardHeld, nothing written; resume could not pass

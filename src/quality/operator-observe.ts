@@ -130,7 +130,7 @@ export async function operatorObservation(
   const ref = { targetId: before.targetId, invocationId: before.invocationId };
   // Custody only while the capsule still has no reader guard (checked in the same transaction):
   // taking over from a run that acquired the guard since step 1 would fence it out of ever
-  // persisting its observation or releasing its guard (found by the scheduler: publication seed 47).
+  // persisting its observation or releasing its guard (found by the scheduler: the publication schedule with seed 47).
   const grant = await acquireCustody(
     ports,
     ref,

@@ -397,7 +397,7 @@ describe('recovery actions: a persistent fault at each cut point, then the permi
       const trail = history.join(' → ');
 
       expect(record.state, trail).toBe(scenario.goal);
-      // Every journaled transition is an edge of the seed's graph (asserted by the helper).
+      // Every journaled transition is an edge of the journal's graph (src/domain/delivery/journal-states.ts; asserted by the helper).
       const transitions = await world.journalTransitions(c.invocationId);
       expect(transitions.at(-1), trail).toMatch(new RegExp(`>${scenario.goal}$`));
       expect(

@@ -30,7 +30,7 @@ import { WINDOW, type DeliveryWorld, type ScheduleRoute } from './delivery-world
  * - dispatch: at most one recovery execution started per failed execution;
  * - custody: every journal entry was written by the session holding custody at that
  *   point of the journal (begin, then each takeover raising the epoch by one) — never by a
- *   fenced session; every transition is an edge of the seed's graph; the custody item
+ *   fenced session; every transition is an edge of the journal's graph; the custody item
  *   agrees with the journal (released with the last epoch once terminal, else held by it);
  * - final state: CUSTODY_RELEASED (rows, receipt, checkpoint), RETIRED (none of them), or an
  *   INCIDENT_RETAINED that keeps custody; never a state that still offers a command the
@@ -107,7 +107,7 @@ export async function checkDelivery(world: DeliveryWorld, s: Scheduler, r: Sched
     const { from, to } = e.data as { from?: unknown; to?: unknown };
     const where = `journal #${e.seq} ${e.type}${to ? ` ${String(from)}>${String(to)}` : ''}`;
     if (to !== undefined && !(isJournalState(from) && isJournalState(to) && canTransition(from, to)))
-      fail('journal-edges', `${where} is not an edge of the seed's graph`);
+      fail('journal-edges', `${where} is not an edge of the journal's graph (src/domain/delivery/journal-states.ts)`);
     if (e.type === 'checkpoint') checkpoints++;
     if (e.type === 'begin') {
       if (holder) fail('custody-owner', `${where}: a second begin`);
