@@ -4,7 +4,7 @@ import type { Ports } from '../ports/index.js';
 import type { DropStatus } from '../domain/delivery/target-types.js';
 import type { StepList } from './deliver-in-process.js';
 import type { DeliveryDeps } from './deps.js';
-import type { BeginRequest } from './custody.js';
+import type { BeginRequest } from './begin-custody.js';
 import type { JournaledResult } from './journal/journaled-write.js';
 import type { InvocationRef } from './journal/keys.js';
 import type { InvocationRecord } from './journal/records.js';

@@ -19,7 +19,7 @@ import type { Ports } from '../../src/ports/index.js';
 import { seedSourceDirectory } from '../support/delivery-source.js';
 import { openWarehouse, type Warehouse } from '../support/delivery-world.js';
 import { randomBytes } from 'node:crypto';
-import { beginInvocation } from '../../src/delivery/custody.js';
+import { beginInvocation } from '../../src/delivery/begin-custody.js';
 import { invocationIdFrom, targetIdOf } from '../../src/domain/delivery/identifiers.js';
 import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.js';
 import { sealAuthority } from '../../src/domain/delivery/sealed-authority.js';

@@ -4,7 +4,8 @@ import { assertSealedForRun, sealAuthority } from '../../domain/delivery/sealed-
 import { targetCheckOf } from '../../domain/delivery/target-check.js';
 import { assertWindowClosed, resolveWindow, type SealedWindow } from '../../domain/delivery/window.js';
 import { ValidationError } from '../../domain/errors.js';
-import { beginInvocation, CustodyHeldError, loadCustody, type CustodyRecord } from '../custody.js';
+import { CustodyHeldError, loadCustody, type CustodyRecord } from '../custody.js';
+import { beginInvocation } from '../begin-custody.js';
 import type { DeliveryDeps } from '../deps.js';
 import { validateSession } from '../journal/keys.js';
 import { loadInvocation } from '../journal/records.js';
