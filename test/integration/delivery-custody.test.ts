@@ -7,7 +7,13 @@ import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.j
 import { sealAuthority } from '../../src/domain/delivery/sealed-authority.js';
 import type { SealedWindow } from '../../src/domain/delivery/window.js';
 import { advanceCheckpoint, loadCheckpoint } from '../../src/delivery/checkpoint.js';
-import { acquireCustody, assertCustody, loadCustody, releaseCustody, type CustodyGrant } from '../../src/delivery/custody.js';
+import {
+  acquireCustody,
+  assertCustody,
+  loadCustody,
+  releaseCustody,
+  type CustodyGrant,
+} from '../../src/delivery/custody.js';
 import { beginInvocation } from '../../src/delivery/begin-custody.js';
 import { DELIVERY_CUT_POINTS } from '../../src/delivery/cut-points.js';
 import { deliveryKeys, journalOf, type InvocationRef } from '../../src/delivery/journal/keys.js';
