@@ -28,6 +28,8 @@ export interface CutpointStageProps {
   maintenance?: MaintenanceConfig;
   /** The default orphan grace of stream-gc (`6h`); absent: the code's 24h. */
   gcGrace?: string;
+  /** Days a finished delivery keeps its work objects (chunks, part plans and results) before the hourly expiry deletes them; absent: 7. */
+  chunkRetentionDays?: number;
   /** Addresses subscribed to the operations topic every alarm notifies. */
   alarms?: { emails?: readonly string[] };
   /** The stateful resources' removal policy: RETAIN (the default), or DESTROY for a throwaway stage. */
@@ -81,6 +83,7 @@ export class CutpointStage extends Construct {
       ...(props.network ? { network: props.network } : {}),
       ...(props.gcGrace ? { gcGrace: props.gcGrace } : {}),
       ...(props.maintenance ? { maintenance: props.maintenance } : {}),
+      ...(props.chunkRetentionDays !== undefined ? { chunkRetentionDays: props.chunkRetentionDays } : {}),
       ...(props.logRetention ? { logRetention: props.logRetention } : {}),
     });
     // The workflows import the stateful stack's exports by name, which CDK cannot see.

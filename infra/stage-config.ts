@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { RemovalPolicy } from 'aws-cdk-lib';
 import * as z from 'zod';
+import { MAX_RETENTION_DAYS } from '../src/domain/delivery/work-objects.js';
 import { ConfigError } from '../src/domain/errors.js';
 import { DEFAULT_STAGE, STAGE_NAME } from '../src/domain/stage.js';
 import { deliverySecretsOf, gcGraceOf, networkConfigOf, type ContextGetter } from './app-context.js';
@@ -29,6 +30,7 @@ const StageSettings = z.strictObject({
   maintenanceLanes: list.optional(),
   maintenanceRateMinutes: z.union([z.number(), z.string()]).optional(),
   gcGrace: z.string().optional(),
+  chunkRetentionDays: z.union([z.number(), z.string()]).optional(),
   alarmEmails: list.optional(),
   removalPolicy: z.enum(['retain', 'destroy']).optional(),
 });
@@ -108,6 +110,7 @@ function stageProps(name: string, settings: StageSettings, context: ContextGette
   const gcGrace = gcGraceOf(get);
   const maintenance = maintenanceConfigOf(get('cutpoint:maintenanceLanes'), get('cutpoint:maintenanceRateMinutes'));
   const secretPrefix = get('cutpoint:secretPrefix');
+  const retention = get('cutpoint:chunkRetentionDays');
   const emails = get('cutpoint:alarmEmails');
   const removal = get('cutpoint:removalPolicy');
   if (removal !== undefined && removal !== 'retain' && removal !== 'destroy')
@@ -118,10 +121,21 @@ function stageProps(name: string, settings: StageSettings, context: ContextGette
     ...(deliverySecrets.source || deliverySecrets.target ? { deliverySecrets } : {}),
     ...(gcGrace ? { gcGrace } : {}),
     ...(maintenance ? { maintenance } : {}),
+    ...(retention !== undefined ? { chunkRetentionDays: retentionSetting(retention) } : {}),
     ...(secretPrefix !== undefined ? { secretPrefix: secretPrefixSetting(secretPrefix) } : {}),
     ...(emails !== undefined ? { alarms: { emails: emailsOf(emails) } } : {}),
     ...(removal === 'destroy' ? { removalPolicy: RemovalPolicy.DESTROY } : {}),
   };
+}
+
+function retentionSetting(value: unknown): number {
+  const days = typeof value === 'number' ? value : /^\d{1,4}$/.test(String(value)) ? Number(value) : NaN;
+  if (!Number.isInteger(days) || days < 1 || days > MAX_RETENTION_DAYS)
+    throw new ConfigError(
+      'infra.chunk_retention_invalid',
+      `cutpoint:chunkRetentionDays must be a whole number of days from 1 to ${MAX_RETENTION_DAYS}`,
+    );
+  return days;
 }
 
 function secretPrefixSetting(value: unknown): string {

@@ -1,9 +1,10 @@
-import { Aspects, Aws, CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import { Aspects, Aws, CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import type { Construct } from 'constructs';
+import { DEFAULT_RETENTION_DAYS, validateRetentionDays } from '../src/domain/delivery/work-objects.js';
 import { secretPrefixOf } from '../src/domain/stage.js';
 import { FLOWS, STEPS } from '../src/registry/index.js';
 import { AlarmActions } from './alarm-actions.js';
@@ -11,7 +12,8 @@ import { loadFlowDefinition } from './asl.js';
 import type { DeliverySecretsConfig, NetworkConfig } from './app-context.js';
 import { Flow } from './flow.js';
 import { executionHistoryKey } from './history-key.js';
-import { MaintenanceSchedule, type MaintenanceConfig } from './maintenance-schedule.js';
+import { FlowSchedule } from './flow-schedule.js';
+import type { MaintenanceConfig } from './maintenance-schedule.js';
 import { interfaceServicesFor, PrivateNetwork } from './network.js';
 import { OperationsStack } from './operations-stack.js';
 import { RecoveryDispatch } from './recovery-dispatch.js';
@@ -37,6 +39,8 @@ export interface WorkflowsStackProps extends StackProps {
   maintenance?: MaintenanceConfig;
   /** The default orphan grace of stream-gc (`6h`; cutpoint:gcGrace); absent: the code's 24h. */
   gcGrace?: string;
+  /** Days a finished delivery keeps its work objects (chunks, part plans and results); absent: 7. */
+  chunkRetentionDays?: number;
 }
 
 /**
@@ -50,7 +54,9 @@ export class CutpointWorkflowsStack extends Stack {
   /** State machines by flow name. */
   readonly stateMachines = new Map<string, StateMachine>();
   /** The stream maintenance schedule, when lanes are configured. */
-  readonly maintenance?: MaintenanceSchedule;
+  readonly maintenance?: FlowSchedule;
+  /** The hourly delivery-expire schedule: finished deliveries' work objects past the retention. */
+  readonly chunkExpiry: FlowSchedule;
   /** EventBridge → the recovery dispatcher: outcomes of every STANDARD flow, recoveries where the registry declares them. */
   readonly recovery: RecoveryDispatch;
   /** The nested stack of the alarms per flow, step, recovery outcome and table, and the dashboard. */
@@ -108,12 +114,25 @@ export class CutpointWorkflowsStack extends Stack {
     }
 
     if (props.maintenance) {
-      this.maintenance = new MaintenanceSchedule(this, 'StreamMaintenanceSchedule', {
-        ...props.maintenance,
+      const { lanes, rate } = props.maintenance;
+      this.maintenance = new FlowSchedule(this, 'StreamMaintenanceSchedule', {
+        flow: 'stream-maintain',
         stateMachine: this.stateMachines.get('stream-maintain')!,
         historyKey,
+        input: { lanes },
+        rate,
+        description: `Maintain ${lanes.length} stream lane(s) every ${rate.toMinutes()} minute(s): stream-materialize, stream-compact, stream-gc`,
       });
     }
+    const retentionDays = validateRetentionDays(props.chunkRetentionDays ?? DEFAULT_RETENTION_DAYS);
+    this.chunkExpiry = new FlowSchedule(this, 'ChunkExpirySchedule', {
+      flow: 'delivery-expire',
+      stateMachine: this.stateMachines.get('delivery-expire')!,
+      historyKey,
+      input: { retentionDays },
+      rate: Duration.hours(1),
+      description: `Every hour: delete the work objects of deliveries finished more than ${retentionDays} day(s) ago (delivery-expire)`,
+    });
 
     // After every state machine exists: a recovery flow may be declared after the flow it recovers.
     this.recovery = new RecoveryDispatch(this, 'RecoveryDispatch', {

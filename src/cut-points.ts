@@ -121,6 +121,8 @@ const DELIVERY_PLACES: readonly CutPointPlace[] = [
     command: 'delivery retire',
     crosses: [D.custodyAcquire, D.stagingRecord, D.dropStaging, D.custodyRelease, P.observe, P.predecessorDrop],
   },
+  // Finished invocations past retention: their work objects deleted, then their released-index entries.
+  { flow: 'delivery-expire', command: 'delivery expire', crosses: [D.expireDelete, D.expireForget] },
 ];
 
 /** The generation-commit flow and its demo, an operator's object write, the recovery dispatcher. */

@@ -33,6 +33,7 @@ export function decoratePorts(ports: Ports, before: BeforeRequest): Ports {
     head: (key) => via('s3.HeadObject', () => o.head(key)),
     get: (key) => via('s3.GetObject', () => o.get(key)),
     delete: (cut, key) => via('s3.DeleteObject', () => o.delete(cut, key)),
+    deleteMany: (cut, keys) => via('s3.DeleteObjects', () => o.deleteMany(cut, keys)),
     list: (prefix) => via('s3.ListObjectsV2', () => o.list(prefix)),
   };
   return { ...ports, authority, objects };

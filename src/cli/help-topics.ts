@@ -120,6 +120,10 @@ export const TOPICS: Record<string, CommandTopic> = {
       reconcile: ['cutpoint delivery reconcile inv-ID --manifest route.yaml#daily --yes'],
       resume: ['cutpoint delivery resume inv-ID --manifest route.yaml#daily --yes'],
       retire: ['cutpoint delivery retire inv-ID --manifest route.yaml#daily --yes'],
+      expire: [
+        'cutpoint delivery expire --retention-days 7 --dry-run',
+        'cutpoint delivery expire --retention-days 30 --aws',
+      ],
     },
     options: {
       '*': ['--aws', '--faults'],
@@ -127,6 +131,7 @@ export const TOPICS: Record<string, CommandTopic> = {
       reconcile: ['--state-machine-arn', '--name'],
       resume: ['--state-machine-arn', '--name'],
       retire: ['--state-machine-arn', '--name'],
+      expire: ['--retention-days', '--dry-run', '--state-machine-arn', '--name'],
     },
   },
   quality: {
@@ -191,7 +196,8 @@ export const OPTION_TEXT: Record<string, string> = {
   '--batch': '--batch N             records per cursor commit (default 100)',
   '--follow': '--follow              wait for new records (Ctrl-C stops after the batch)',
   '--grace': '--grace DURATION      collect only what is older (30s|10m|6h|2d; default 24h)',
-  '--dry-run': '--dry-run             list what would be collected; write nothing',
+  '--dry-run': '--dry-run             list what would be collected or deleted; write nothing',
+  '--retention-days': '--retention-days N   expire what finished more than N days ago (1-3650)',
   '--release': '--release KEY         re-verify the quarantined KEY and lift its quarantine',
   '--max-ranges': '--max-ranges N        compact at most N committed ranges (2-1000, default 16)',
   '--sha256': "--sha256 HEX          the object's expected SHA-256",

@@ -38,6 +38,11 @@ export const DELIVERY_CUT_POINTS = {
   /** Evidence document PUT (S3); persisted before the checkpoint advances. */
   evidencePut: 'delivery.evidence.put',
 
+  /** Deleting up to 1,000 expired work objects of a finished invocation (S3 DeleteObjects; src/delivery/expiry/). */
+  expireDelete: 'delivery.expire.delete',
+  /** Deleting a finished invocation's released-index entry once its work objects are gone. */
+  expireForget: 'delivery.expire.forget',
+
   ...TARGET_CUT_POINTS,
 } as const;
 

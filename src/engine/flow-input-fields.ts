@@ -91,6 +91,7 @@ export const FLOW_INPUTS: Readonly<Record<string, FlowInputSpec>> = {
     bulk: true,
     passedTwice: true,
   },
+  'delivery-expire': { fields: ['retentionDays', 'dryRun', 'pagesPerExecution'] },
   'delivery-resume': { fields: RECOVERY_ACTION, bulk: true, passedTwice: true },
   'delivery-retire': { fields: RECOVERY_ACTION, bulk: true, passedTwice: true },
 };

@@ -54,6 +54,12 @@ export interface ObjectStore {
    */
   get(key: string, cutPoint?: string): Promise<StoredObject | undefined>;
   delete(cutPoint: string, key: string): Promise<ObjectDeleteOutcome>;
+  /**
+   * Deletes up to 1,000 exact keys in one request (S3 DeleteObjects); a key already absent
+   * counts as deleted. APPLIED: every key is gone. A key the store refused to delete is a
+   * definite failure (EffectFailed, naming how many); UNKNOWN: some may be gone — list again.
+   */
+  deleteMany(cutPoint: string, keys: readonly string[]): Promise<ObjectDeleteOutcome>;
   list(prefix: string): Promise<string[]>;
   /**
    * One bounded page of keys under `prefix`, in key order, after `startAfter`: what a step

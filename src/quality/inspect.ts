@@ -72,6 +72,7 @@ export function readOnlyPorts(ports: Ports): Ports {
       put: refuse('an object put'),
       copy: refuse('an object copy'),
       delete: refuse('an object delete'),
+      deleteMany: refuse('an object delete'),
     },
   };
 }

@@ -98,6 +98,12 @@ export const FLOWS: FlowEntry[] = [
     description: 'Finish a proved delivery invocation to CUSTODY_RELEASED, source-free, never publishing twice',
   },
   {
+    name: 'delivery-expire',
+    type: 'STANDARD',
+    description:
+      "Delete finished deliveries' work objects (chunks, part plans and results) past the retention; never their evidence",
+  },
+  {
     name: 'delivery-retire',
     type: 'STANDARD',
     description:

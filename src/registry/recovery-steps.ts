@@ -4,7 +4,8 @@
  * (confirmation, id, journal, permitted action, sealed authority), then under a new custody
  * session observes or finishes the invocation source-free: resume reads the staged chunks
  * from S3 and publishes, so it may raise anything a deliver-window step after extraction
- * raises. Its Lambda gets the longest step's timeout.
+ * raises. Its Lambda gets the longest step's timeout. Besides them: delivery-expire's page,
+ * which deletes finished invocations' work objects past retention.
  */
 import { CAPSULE, JOURNAL, READ, WRITE_OBJECTS } from './actions.js';
 import {
@@ -18,6 +19,8 @@ import {
   TARGET_ERRORS,
 } from './errors.js';
 import { DELIVERY_CUT_POINTS as D } from '../delivery/cut-points.js';
+import { RELEASED_PK } from '../delivery/journal/keys.js';
+import { WORK_OBJECT_GRANTS } from '../domain/delivery/work-objects.js';
 import { PUBLICATION_CUT_POINTS as P } from '../domain/publication/cut-points.js';
 import {
   CHECKPOINT_CUTS,
@@ -112,6 +115,28 @@ export const RECOVERY_ENTRIES: StepEntry[] = [
     errors: ACTION_ERRORS,
     timeoutSeconds: 900,
     memoryMB: 1024,
+  }),
+  // delivery-expire: reads the released index and each finished invocation's record, deletes
+  // its work objects (never its evidence: the grant names the work objects' keys) and its entry.
+  stepEntry({
+    handler: 'delivery/expire',
+    needs: 'ports',
+    load: () => import('../../functions/delivery/expire.js'),
+    cutPoints: [D.expireDelete, D.expireForget],
+    table: [...READ, 'dynamodb:Query', 'dynamodb:DeleteItem'],
+    deleteLeadingKeys: [RELEASED_PK],
+    bucket: ['s3:ListBucket', 's3:DeleteObject'],
+    objectPrefixes: WORK_OBJECT_GRANTS,
+    errors: [
+      'Cutpoint.ValidationError',
+      'Cutpoint.ConfigError',
+      'Delivery.JournalUnavailable',
+      'Cutpoint.EffectFailed',
+      'Cutpoint.OutcomeUnknown',
+      'Cutpoint.WorkerCrashed',
+    ],
+    timeoutSeconds: 120,
+    memoryMB: 256,
   }),
   stepEntry({
     handler: 'delivery/notify-incident',

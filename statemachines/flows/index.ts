@@ -2,6 +2,7 @@
 import type { FlowSpec } from '../spec/flow.js';
 import commitGeneration from './commit-generation.js';
 import deliverWindow from './deliver-window.js';
+import deliveryExpire from './delivery-expire.js';
 import deliveryReconcile from './delivery-reconcile.js';
 import deliveryResume from './delivery-resume.js';
 import deliveryRetire from './delivery-retire.js';
@@ -19,6 +20,7 @@ import streamTrim from './stream-trim.js';
 export const FLOW_SPECS: readonly FlowSpec[] = [
   commitGeneration,
   deliverWindow,
+  deliveryExpire,
   deliveryReconcile,
   deliveryResume,
   deliveryRetire,

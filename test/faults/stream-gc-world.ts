@@ -72,6 +72,7 @@ export function countingPorts(
     head: (k) => inner.head(k),
     get: (k, cut) => inner.get(k, cut),
     list: (p) => inner.list(p),
+    deleteMany: (...a) => inner.deleteMany(...a),
     listPage: (p, o) => inner.listPage!(p, o),
     delete: async (cut, key) => {
       const group = inFlight.get(key) ?? { running: 0, counted: false };

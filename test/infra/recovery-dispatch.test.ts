@@ -75,11 +75,14 @@ describe('recovery dispatcher', () => {
       expect(own[0]!.Targets).toHaveLength(1);
       expect(own[0]!.Targets[0]!.Arn).toEqual(dispatcherArn());
     }
-    // No rule starts a state machine directly any more, except the maintenance schedule.
+    // No rule starts a state machine directly any more, except the schedules (maintenance, chunk expiry).
     const direct = rules(template)
       .flatMap((r) => r.Targets)
       .filter((t) => JSON.stringify(t.Arn).includes('StateMachine'));
-    expect(direct.map((t) => t.Arn)).toEqual([machineRef('stream-maintain')]);
+    expect(direct.map((t) => t.Arn)).toEqual(
+      expect.arrayContaining([machineRef('stream-maintain'), machineRef('delivery-expire')]),
+    );
+    expect(direct).toHaveLength(2);
   });
 
   it("the target input carries the flow, its designed stops from its ASL, the registry's recovery, and the event detail", () => {
@@ -196,7 +199,8 @@ describe('every EventBridge target', () => {
       ),
     );
     expect([...used].sort()).toEqual([...queues].sort());
-    expect(queues).toHaveLength(2);
+    // The dispatcher's, the maintenance schedule's and the chunk-expiry schedule's.
+    expect(queues).toHaveLength(3);
     for (const id of queues) {
       expect(template.toJSON().Resources[id].Properties).toMatchObject({ SqsManagedSseEnabled: true });
       const policies = Object.values(template.findResources('AWS::SQS::QueuePolicy')).filter(

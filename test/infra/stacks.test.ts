@@ -414,10 +414,12 @@ describe.each(FLOWS.map((f) => [f.name, f] as const))('CutpointWorkflows flow %s
 });
 
 describe('object deletion', () => {
-  it('only the GC Delete step may delete objects, and only WAL objects and stream generations', () => {
+  it('only GC Delete (WAL objects and stream generations) and delivery Expire (work objects, never evidence) may delete objects', () => {
     const deleters = STEPS.filter((step) => step.bucket.includes('s3:DeleteObject'));
-    expect(deleters.map((step) => step.placeholder)).toEqual(['StreamGcDeleteFunctionArn']);
-    expect(deleters[0]!.objectPrefixes).toEqual(['wal/', 'generations/stream/']);
+    expect(deleters.map((step) => [step.placeholder, step.objectPrefixes])).toEqual([
+      ['StreamGcDeleteFunctionArn', ['wal/', 'generations/stream/']],
+      ['DeliveryExpireFunctionArn', ['delivery/*/chunk-', 'delivery/*/plan.json', 'delivery/*/map-results/']],
+    ]);
   });
 });
 

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { writeFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deliveryKeys, RELEASED_PK, RELEASED_SK_PREFIX } from '../../src/delivery/journal/keys.js';
 import { loadInvocation } from '../../src/delivery/journal/records.js';
 import type { JournalState } from '../../src/domain/delivery/journal-states.js';
 import { readCapsule } from '../../src/quality/capsule-store.js';
@@ -47,7 +48,7 @@ function sqlRoute(name: string, table: string): string {
     chunk_rows: 200
     part_rows: 400`;
 }
-const ROUTES = 24;
+const ROUTES = 26;
 const manifestText = `version: 1
 bindings:
   events_ch: { kind: clickhouse, url_env: ${CH_ENV} }
@@ -358,6 +359,34 @@ const deliveryRun: ReachScenario = {
   run: (faults) => cli(['delivery', 'run', '--manifest', nextRoute()], faults),
 };
 
+/**
+ * A delivery finished long enough ago to expire: delivered, then its released-index entry
+ * moved back two days, which is what time does to it (the index is sorted by release time).
+ */
+async function finishedTwoDaysAgo(): Promise<void> {
+  const r = await cli(['delivery', 'run', '--manifest', nextRoute()]);
+  expect(r.code, r.stderr).toBe(0);
+  const [entry] = await runtime.ports.authority.query(RELEASED_PK, RELEASED_SK_PREFIX);
+  if (!entry) throw new Error('the delivery left no released-index entry');
+  const releasedAt = new Date(Date.now() - 2 * 86_400_000).toISOString();
+  const { pk: _pk, sk: _sk, version: _version, ...fields } = entry;
+  const moved = { ...deliveryKeys.released(releasedAt, String(entry.invocationId)), ...fields, releasedAt };
+  expect((await runtime.ports.authority.put('test.setup', moved, 'absent')).status).toBe('APPLIED');
+  const { pk, sk } = entry;
+  expect((await runtime.ports.authority.delete('test.setup', { pk, sk }, { version: entry.version })).status).toBe(
+    'APPLIED',
+  );
+}
+const expiring = (by: 'flow' | 'command'): ReachScenario => ({
+  name: 'a delivery finished two days ago, expired with a one-day retention',
+  run: async (faults) => {
+    await finishedTwoDaysAgo();
+    return by === 'flow'
+      ? cli(['flow', 'run', 'delivery-expire', '--input', JSON.stringify({ retentionDays: 1 })], faults)
+      : cli(['delivery', 'expire', '--retention-days', '1'], faults);
+  },
+});
+
 describe('every delivery, publication and quality cut point fires where faults list says', () => {
   it('covers every place of those subsystems', () => {
     expect(Object.keys(PLACES).sort()).toEqual(placesOfSubsystems(['delivery', 'quality', 'local']));
@@ -392,6 +421,8 @@ const PLACES: Record<string, () => ReachScenario[]> = {
     (['complete', 'pending', 'failed'] as const).map((how) => operatorObserving(how, 'flow')),
   'quality observe': () => (['complete', 'pending', 'failed'] as const).map((how) => operatorObserving(how, 'command')),
   'quality replay': () => [replay],
+  'flow delivery-expire': () => [expiring('flow')],
+  'delivery expire': () => [expiring('command')],
   ...Object.fromEntries(
     (['flow', 'command'] as const).flatMap((by) => {
       const place = (action: string) => (by === 'flow' ? `flow delivery-${action}` : `delivery ${action}`);

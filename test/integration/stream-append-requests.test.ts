@@ -45,6 +45,7 @@ function counted(ports: Ports): { ports: Ports; counts: Counts; legs: Transactio
     head: (key) => (bump('objects.head'), ports.objects.head(key)),
     get: (key) => (bump('objects.get'), ports.objects.get(key)),
     delete: (cut, key) => (bump('objects.delete'), ports.objects.delete(cut, key)),
+    deleteMany: (cut, keys) => (bump('objects.deleteMany'), ports.objects.deleteMany(cut, keys)),
     list: (prefix) => (bump('objects.list'), ports.objects.list(prefix)),
   };
   return { ports: { ...ports, authority, objects }, counts, legs };

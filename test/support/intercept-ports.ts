@@ -30,6 +30,7 @@ export function interceptPorts(
     head: (key) => o.head(key),
     get: (...args) => o.get(...args),
     delete: (...args) => o.delete(...args),
+    deleteMany: (...args) => o.deleteMany(...args),
     list: (prefix) => o.list(prefix),
     ...(o.listPage
       ? { listPage: (prefix: string, options: { startAfter?: string; limit: number }) => o.listPage!(prefix, options) }

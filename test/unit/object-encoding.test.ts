@@ -24,6 +24,7 @@ function memoryStore(): ObjectStore & { items: Map<string, StoredObject> } {
     head: async (key) => items.get(key),
     get: async (key) => items.get(key),
     delete: async (_cut, key) => (items.delete(key), { status: 'APPLIED' }),
+    deleteMany: () => Promise.reject(new Error('not used')),
     list: async (prefix) => [...items.keys()].filter((k) => k.startsWith(prefix)),
   };
 }

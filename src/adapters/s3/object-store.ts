@@ -1,6 +1,7 @@
 import {
   CopyObjectCommand,
   DeleteObjectCommand,
+  DeleteObjectsCommand,
   GetObjectCommand,
   HeadObjectCommand,
   ListObjectsV2Command,
@@ -24,6 +25,9 @@ export interface S3ObjectStoreOptions {
   faults: FaultInjector;
   meter?: RequestMeter;
 }
+
+/** S3 DeleteObjects takes at most 1,000 keys a request. */
+const MAX_DELETE_KEYS = 1000;
 
 /** Object generations over S3: immutable keys, SHA-256 in metadata, effects at cut points. */
 export class S3ObjectStore implements ObjectStore {
@@ -125,6 +129,34 @@ export class S3ObjectStore implements ObjectStore {
       await this.options.faults.at(cutPoint, () =>
         this.options.client.send(new DeleteObjectCommand({ Bucket: this.options.bucket, Key: key })),
       );
+      return { status: 'APPLIED' };
+    } catch (error) {
+      return this.unknownOrThrow(cutPoint, error);
+    }
+  }
+
+  async deleteMany(cutPoint: string, keys: readonly string[]): Promise<ObjectDeleteOutcome> {
+    if (keys.length === 0) return { status: 'APPLIED' };
+    if (keys.length > MAX_DELETE_KEYS)
+      throw new RangeError(`deleteMany takes at most ${MAX_DELETE_KEYS} keys, not ${keys.length}`);
+    this.options.meter?.count('s3', 'DeleteObjects');
+    try {
+      const out = await this.options.faults.at(cutPoint, () =>
+        this.options.client.send(
+          new DeleteObjectsCommand({
+            Bucket: this.options.bucket,
+            Delete: { Objects: keys.map((Key) => ({ Key })), Quiet: true },
+          }),
+        ),
+      );
+      const refused = out.Errors ?? [];
+      if (refused.length > 0) {
+        const codes = [...new Set(refused.map((e) => e.Code ?? 'unknown'))].join(', ');
+        throw new EffectFailedError(
+          cutPoint,
+          `${cutPoint}: S3 refused to delete ${refused.length} of ${keys.length} objects (${codes})`,
+        );
+      }
       return { status: 'APPLIED' };
     } catch (error) {
       return this.unknownOrThrow(cutPoint, error);

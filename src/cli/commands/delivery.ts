@@ -24,6 +24,7 @@ import { probeReader } from '../../adapters/reader-process/probe-reader.js';
 import { INPUT_LIMITS, readInputFile, UsageError } from '../io.js';
 import { parseOptions, unexpectedArgument, unknownSubcommand } from '../grammar.js';
 import { AWS_OPTIONS } from '../aws-runtime.js';
+import { expire, EXPIRE_OPTIONS, expireHelp, expireInputOf } from './delivery-expire.js';
 import { runtimeOf, type Runtime } from './stream/runtime.js';
 
 export const deliveryHelp = `cutpoint delivery run --manifest FILE#ROUTE [--invocation-id ID] [--format json|text] [--aws]
@@ -54,6 +55,7 @@ cutpoint delivery reconcile|resume|retire <invocation-id> --manifest FILE#ROUTE 
   else the stack output;
   a fresh execution each time, or --name) after the same refusals, and prints its
   projection
+${expireHelp}
 every delivery command reads the journal in the local runtime, or with --aws the deployed
 authority table (CUTPOINT_TABLE_NAME, CUTPOINT_BUCKET_NAME)`;
 
@@ -73,6 +75,7 @@ export async function deliveryCommand(args: string[]): Promise<unknown> {
   const [verb, ...rest] = args;
   // The run and the target drivers load only for the command that uses them.
   if (verb === 'run') return (await import('./delivery-run.js')).deliveryRunCommand(rest);
+  if (verb === 'expire') return expireCommand(rest);
   const live = LIVE_ACTIONS.find((a) => a === verb);
   if (verb !== 'inspect-all' && verb !== 'inspect' && !live) {
     throw unknownSubcommand('delivery', verb, deliveryHelp);
@@ -106,6 +109,18 @@ export async function deliveryCommand(args: string[]): Promise<unknown> {
       return await inspectInvocation(ports, id, capsuleActionGate(ports));
     }
     return await liveAction(runtime, live, id, values);
+  } finally {
+    runtime.done();
+  }
+}
+
+async function expireCommand(args: string[]): Promise<unknown> {
+  const { values, positionals } = parseOptions(args, { ...COMMON, ...EXPIRE_OPTIONS });
+  if (positionals.length) throw unexpectedArgument(positionals[0]);
+  expireInputOf(values);
+  const runtime = runtimeOf(values, 'delivery-expire');
+  try {
+    return await expire(runtime, values);
   } finally {
     runtime.done();
   }

@@ -23,6 +23,9 @@ import { DELIVERY_CUT_POINTS } from '../cut-points.js';
  *   parts#<invocationId>    part#<6 digits>      one part's head: its receipts' running totals and
  *                                                digest, EOF, the last chunk (src/delivery/parts/)
  *   parts#<invocationId>    batch#<part>#<k>     the receipts of the part's chunks 16k..16k+15
+ *   delivery#released       at#<releasedAt>#<id> a finished invocation whose work objects are not yet
+ *                                                expired: written by its terminal transition, deleted by
+ *                                                delivery-expire once they are (src/delivery/expiry/)
  *
  *
  * Every write goes through `journaledWrite` (journaled-write.ts). The records are readable
@@ -104,6 +107,9 @@ export function validateInvocationRef(value: unknown): InvocationRef {
 const SEQ_WIDTH = 12; // authority/journal.ts
 const pad6 = (n: number): string => String(n).padStart(6, '0');
 export const INVOCATIONS_PK = 'delivery#invocations';
+export const RELEASED_PK = 'delivery#released';
+/** The released index's sort keys: `at#<releasedAt ISO-8601>#<invocationId>`, in release order. */
+export const RELEASED_SK_PREFIX = 'at#';
 
 export const deliveryKeys = {
   custody: (targetId: string): ItemKey => ({ pk: `target#${targetId}`, sk: 'custody' }),
@@ -122,6 +128,10 @@ export const deliveryKeys = {
   journalClaim: (invocationId: string, transitionId: string): ItemKey => ({
     pk: `journal#${invocationId}`,
     sk: `tx#${transitionId}`,
+  }),
+  released: (releasedAt: string, invocationId: string): ItemKey => ({
+    pk: RELEASED_PK,
+    sk: `${RELEASED_SK_PREFIX}${releasedAt}#${invocationId}`,
   }),
   partsOf: (invocationId: string): string => `parts#${invocationId}`,
   part: (invocationId: string, part: number): ItemKey => ({ pk: `parts#${invocationId}`, sk: `part#${pad6(part)}` }),

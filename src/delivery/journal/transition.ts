@@ -20,7 +20,14 @@ import {
   type JournaledResult,
   type Known,
 } from './journaled-write.js';
-import { validateCustodyFence, validateInvocationRef, validateTransitionId, type InvocationRef } from './keys.js';
+import {
+  deliveryKeys,
+  validateCustodyFence,
+  validateInvocationRef,
+  validateTransitionId,
+  type InvocationRef,
+} from './keys.js';
+import type { InvocationRecord } from './records.js';
 
 /** Transitions and facts: the two journaled writes every step makes. */
 
@@ -95,14 +102,29 @@ export async function transition(
       if (invocation.state !== from) throw new JournalStateConflictError(target.invocationId, invocation.state, from);
       const facts = mergeFacts(invocation.facts, patch);
       assertPreconditions(to, facts);
+      const legs = [...(request.legs ?? []), ...(terminal ? [releasedLeg(invocation, to, at)] : [])];
       return {
         set: { state: to, facts },
         custody: terminal ? custodyReleaseLeg(custody, at) : custodyGuardLeg(custody),
-        ...(request.legs ? { legs: request.legs } : {}),
+        ...(legs.length ? { legs } : {}),
         journal: { from, to, by: { session: fence.session, epoch: fence.epoch } },
       };
     },
   });
+}
+
+/**
+ * A finished invocation's entry in the released index (journal/keys.ts), written with its
+ * terminal transition: what delivery-expire walks to delete its work objects once they are
+ * past retention (src/domain/delivery/work-objects.ts).
+ */
+function releasedLeg(invocation: InvocationRecord, state: JournalState, at: string): TransactionLeg {
+  const { invocationId, targetId, route } = invocation;
+  return {
+    kind: 'put',
+    item: { ...deliveryKeys.released(at, invocationId), invocationId, targetId, route, state, releasedAt: at },
+    expect: 'absent',
+  };
 }
 
 export interface FactsRequest {

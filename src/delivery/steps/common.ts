@@ -1,5 +1,5 @@
 import { canonicalDigest } from '../../domain/digest.js';
-import { targetIdOf, validateInvocationId } from '../../domain/delivery/identifiers.js';
+import { targetIdOf, validateInvocationId, workRootIn } from '../../domain/delivery/identifiers.js';
 import type { JournalState } from '../../domain/delivery/journal-states.js';
 import type { SealedAuthority } from '../../domain/delivery/sealed-authority.js';
 import type { SealedWindow } from '../../domain/delivery/window.js';
@@ -113,13 +113,9 @@ export async function loadForStep(input: StepInput, deps: DeliveryDeps): Promise
   return { record, ref, custody: async () => carried?.custody ?? assertCustody(deps.ports, ref.targetId, input.fence) };
 }
 
-/**
- * Where an invocation's chunks and evidence live: the object store's location plus the
- * route's key prefix (`/s3/<bucket>/delivery/<route>`). Sealed by begin and recomputed by
- * every live recovery action, so a recovery pointed at another bucket is refused.
- */
+/** Where the step's invocation keeps its chunks and evidence (identifiers.ts `workRootIn`). */
 export function workRootOf(deps: Pick<DeliveryDeps, 'ports' | 'route'>): string {
-  return `${deps.ports.objects.location}/delivery/${deps.route.name}`;
+  return workRootIn(deps.ports.objects.location, deps.route.name);
 }
 
 /** `<step>.<invocation>` (plus a part, e.g. a batch): stable across retries and sessions. */

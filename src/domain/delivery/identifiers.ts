@@ -102,15 +102,16 @@ export function targetIdOf(targetBinding: string, table: QualifiedName): string 
 }
 
 // ---------------------------------------------------------------------------------------
-// Object keys (DESIGN.md: keys derived from identity, never "latest" names)
+// Object keys: derived from identity, never "latest" names
 
 const SEQ_WIDTH = 10;
 const MAX_SEQ = 10 ** SEQ_WIDTH - 1;
 
-function keyPrefix(route: string, invocationId: string): string {
+/** `delivery/<route>`, or an invocation's `delivery/<route>/<invocationId>`. */
+function keyPrefix(route: string, invocationId?: string): string {
   if (!isManifestName(route))
     throw new ValidationError('delivery.route_invalid', 'route name must be [a-z][a-z0-9_-]{0,63}');
-  return `delivery/${route}/${validateInvocationId(invocationId)}`;
+  return invocationId === undefined ? `delivery/${route}` : `delivery/${route}/${validateInvocationId(invocationId)}`;
 }
 
 /**
@@ -125,6 +126,20 @@ export function chunkObjectKeyOf(route: string, invocationId: string, seq: numbe
     throw new ValidationError('delivery.chunk_seq_invalid', `chunk sequence must be an integer in [0, ${MAX_SEQ}]`);
   }
   return `${keyPrefix(route, invocationId)}/chunk-${String(seq).padStart(SEQ_WIDTH, '0')}.jsonl.gz`;
+}
+
+/**
+ * The work root of a route's invocations in an object store at `location`
+ * (`/s3/<bucket>/delivery/<route>`): sealed by begin (as its digest) and recomputed by every
+ * later action, so one pointed at another bucket is refused.
+ */
+export function workRootIn(location: string, route: string): string {
+  return `${location}/${keyPrefix(route)}`;
+}
+
+/** Every object of an invocation lies under this prefix (`delivery/<route>/<invocationId>/`). */
+export function invocationObjectsPrefixOf(route: string, invocationId: string): string {
+  return `${keyPrefix(route, invocationId)}/`;
 }
 
 /** The window's part plan (a JSON array of part descriptors: the Distributed Map's items). */

@@ -122,6 +122,11 @@ function canonicalWorkRoot(workRoot: string): string {
   return n.length > 1 && (n.endsWith('/') || n.endsWith('\\')) ? n.slice(0, -1) : n;
 }
 
+/** The digest a seal keeps of its work root: what a later action compares its own root with. */
+export function workRootDigestOf(workRoot: string): string {
+  return canonicalDigest({ kind: 'cutpoint.delivery.work-root', path: canonicalWorkRoot(workRoot) });
+}
+
 /**
  * Digests of what the operator supplies now. Used at seal time and again by every live
  * recovery action. Each canonical digest is domain-separated by a `kind`, so equal
@@ -154,7 +159,7 @@ export function recomputeAuthority(input: AuthorityInput): AuthorityDigests {
       kind: 'cutpoint.delivery.target-identity',
       identity: validateIdentity(input.targetIdentity),
     }),
-    workRootDigest: canonicalDigest({ kind: 'cutpoint.delivery.work-root', path: canonicalWorkRoot(input.workRoot) }),
+    workRootDigest: workRootDigestOf(input.workRoot),
   };
 }
 
