@@ -82,7 +82,7 @@ export class CutpointStatefulStack extends Stack {
       objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
       lifecycleRules: [{ id: 'expire-access-logs', expiration: Duration.days(365) }],
       removalPolicy,
-      autoDeleteObjects: false,
+      autoDeleteObjects: !retained,
     });
     // No AwsSolutions-S1 acknowledgement needed: cdk-nag accepts a bucket that is itself a
     // server access log destination.
@@ -113,7 +113,7 @@ export class CutpointStatefulStack extends Stack {
       serverAccessLogsBucket: accessLogs,
       serverAccessLogsPrefix: 'objects/',
       removalPolicy,
-      autoDeleteObjects: false,
+      autoDeleteObjects: !retained,
     });
 
     // Retained delivery incidents (INCIDENT_RETAINED). Here, not with the workflows, so the

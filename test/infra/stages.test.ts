@@ -58,14 +58,27 @@ const FULL: StageSettings = {
   maintenanceLanes: ['logs:0', 'logs:1'],
   maintenanceRateMinutes: 15,
   gcGrace: '6h',
+  chunkRetentionDays: 30,
   alarmEmails: ['oncall@example.com'],
 };
 
 describe('two stages in one app', () => {
   let built: CutpointApp;
   beforeAll(() => {
-    built = build({ stages: { default: {}, staging: { maintenanceLanes: 'logs:0' } } });
+    built = build({ stages: { default: {}, staging: { maintenanceLanes: 'logs:0', removalPolicy: 'destroy' } } });
   }, 600_000);
+
+  it('a throwaway stage (removalPolicy destroy) empties and deletes its buckets on delete; the default keeps them, protected', () => {
+    const [kept, throwaway] = built.stages.map((s) => templateOf(s.stateful));
+    const autoDeletes = (t: CfnTemplate) =>
+      Object.values(t.Resources).filter((r) => r.Type === 'Custom::S3AutoDeleteObjects').length;
+    const buckets = (t: CfnTemplate) =>
+      Object.entries(Template.fromJSON(t).findResources('AWS::S3::Bucket')).map(([, r]) => r.DeletionPolicy as string);
+    expect([autoDeletes(kept!), autoDeletes(throwaway!)]).toEqual([0, 2]);
+    expect(buckets(kept!)).toEqual(['Retain', 'Retain']);
+    expect(buckets(throwaway!)).toEqual(['Delete', 'Delete']);
+    expect(built.stages.map((s) => s.stateful.terminationProtection)).toEqual([true, false]);
+  });
 
   it('the default stage keeps its names; the other derives every name from its own', () => {
     expect(built.stages.map((s) => [s.stateful.stackName, s.workflows.stackName])).toEqual([
@@ -128,6 +141,7 @@ describe('deploy settings that persist (cutpoint.config.json)', () => {
     expect(workflows).toContain('rate(15 minutes)');
     expect(workflows).toContain(VPC_CONTEXT['cutpoint:vpcId']);
     expect(JSON.stringify(templateOf(fromFile.stateful))).toContain('oncall@example.com');
+    expect(workflows).toContain('{\\"retentionDays\\":30}');
   });
 
   it("resources per template in the fullest shape, of either stage: each stack and each nested stack under 80 % of CloudFormation's 500", () => {
