@@ -3,7 +3,8 @@
 // (up, status, the lock).
 import { spawn } from 'node:child_process';
 import { mkdir, open, readFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { homedir } from 'node:os';
+import { join, resolve, sep } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { assertLocalEngines } from '../adapters/local-engines.js';
@@ -108,11 +109,18 @@ const DAEMON_MARKERS = [
   ...new Set([DAEMON_PATH, join(REPO_ROOT, 'src/local/daemon.ts'), join(REPO_ROOT, 'dist/cli/daemon.js')]),
 ];
 
-/** `.cutpoint/local` in the repository, or CUTPOINT_STATE_DIR (tests run their own runtime). */
-export function defaultStateDir(): string {
-  return process.env.CUTPOINT_STATE_DIR
-    ? resolve(process.env.CUTPOINT_STATE_DIR)
-    : join(REPO_ROOT, '.cutpoint', 'local');
+/**
+ * Where the CLI keeps its state (`local`: the runtime; beside it `sessions`, `executions`):
+ * CUTPOINT_STATE_DIR when set (tests run their own runtime); else `.cutpoint/local` in a
+ * clone of the repository; else, for an installed CLI (its files under node_modules, maybe
+ * not writable, and replaced by every upgrade), the user's state directory:
+ * `$XDG_STATE_HOME/cutpoint/local`, by default `~/.local/state/cutpoint/local`.
+ */
+export function defaultStateDir(env: NodeJS.ProcessEnv = process.env, root = REPO_ROOT): string {
+  if (env.CUTPOINT_STATE_DIR) return resolve(env.CUTPOINT_STATE_DIR);
+  if (!root.split(sep).includes('node_modules')) return join(root, '.cutpoint', 'local');
+  const stateHome = env.XDG_STATE_HOME ? resolve(env.XDG_STATE_HOME) : join(homedir(), '.local', 'state');
+  return join(stateHome, 'cutpoint', 'local');
 }
 
 /** Where the daemon keeps emulator data, inside the state directory. */
