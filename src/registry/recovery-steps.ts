@@ -10,6 +10,7 @@
 import { CAPSULE, JOURNAL, READ, WRITE_OBJECTS } from './actions.js';
 import {
   DELIVERY_ERRORS,
+  EFFECT_ERRORS,
   OBJECT_ERRORS,
   PUBLICATION_ERRORS,
   QUALITY_GATE,
@@ -127,14 +128,7 @@ export const RECOVERY_ENTRIES: StepEntry[] = [
     deleteLeadingKeys: [RELEASED_PK],
     bucket: ['s3:ListBucket', 's3:DeleteObject'],
     objectPrefixes: WORK_OBJECT_GRANTS,
-    errors: [
-      'Cutpoint.ValidationError',
-      'Cutpoint.ConfigError',
-      'Delivery.JournalUnavailable',
-      'Cutpoint.EffectFailed',
-      'Cutpoint.OutcomeUnknown',
-      'Cutpoint.WorkerCrashed',
-    ],
+    errors: ['Cutpoint.ValidationError', 'Cutpoint.ConfigError', 'Delivery.JournalUnavailable', ...EFFECT_ERRORS],
     timeoutSeconds: 120,
     memoryMB: 256,
   }),

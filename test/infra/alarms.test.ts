@@ -1,8 +1,8 @@
-import { App, Aspects, Stack, type CfnElement } from 'aws-cdk-lib';
+import { App, Aspects, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { Alarm, CfnAlarm, Metric } from 'aws-cdk-lib/aws-cloudwatch';
 import { Topic } from 'aws-cdk-lib/aws-sns';
-import { Construct, type IConstruct } from 'constructs';
+import { Construct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { FLOWS, STEPS, type FlowEntry } from '../../src/registry/index.js';
 import { AlarmActions } from '../../infra/alarm-actions.js';
@@ -21,6 +21,7 @@ import {
   METRIC_NAMESPACE,
   METRICS,
 } from '../../src/telemetry/metric-names.js';
+import { logicalId } from './support/logical-id.js';
 
 // One build for the file; templates only (no bundling).
 let built: CutpointApp;
@@ -58,10 +59,6 @@ interface AlarmProps {
       Metric: { Namespace: string; MetricName: string; Dimensions: Array<{ Name: string; Value: unknown }> };
     };
   }>;
-}
-
-function logicalId(construct: IConstruct): string {
-  return Stack.of(construct).getLogicalId(construct.node.defaultChild as CfnElement);
 }
 
 function alarmsOf(template: Template): Record<string, AlarmProps> {

@@ -1,11 +1,10 @@
-import type { CfnElement, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { CutpointApp } from '../../infra/app.js';
 import { readStageConfig } from '../../infra/stage-config.js';
 import { builtApp } from './support/built-app.js';
 import { actionsOf, resourcesOf, roleStatements } from './policies.js';
+import { logicalId } from './support/logical-id.js';
 
 /**
  * Chunk retention on AWS (README "Chunk retention"): every stage has an hourly schedule
@@ -19,12 +18,6 @@ beforeAll(() => {
   plain = builtApp();
   overridden = builtApp({ 'cutpoint:chunkRetentionDays': '30' });
 }, 180_000);
-
-function logicalId(construct: IConstruct): string {
-  const stack = construct.node.scopes.find((s): s is Stack => 'templateOptions' in s);
-  if (!stack) throw new Error(`${construct.node.path} is not in a stack`);
-  return stack.getLogicalId(construct.node.defaultChild as CfnElement);
-}
 
 function scheduleOf(app: CutpointApp) {
   const template = Template.fromStack(app.workflows);

@@ -1,13 +1,12 @@
 import { readFileSync } from 'node:fs';
-import type { CfnElement, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { FLOWS, STEPS } from '../../src/registry/index.js';
 import type { CutpointApp } from '../../infra/app.js';
 import { builtApp } from './support/built-app.js';
 import { repoPath } from '../../infra/repo.js';
 import { actionsOf, resourcesOf, roleStatements, type Statement } from './policies.js';
+import { logicalId } from './support/logical-id.js';
 
 // One build (templates only): which role may read which connection secret, and how the
 // flows' execution history and logs are encrypted.
@@ -21,12 +20,6 @@ beforeAll(() => {
   workflows = Template.fromStack(built.workflows);
   resources = workflows.toJSON().Resources as typeof resources;
 }, 600_000);
-
-function logicalId(construct: IConstruct): string {
-  const stack = construct.node.scopes.find((s): s is Stack => 'templateOptions' in s);
-  if (!stack) throw new Error(`${construct.node.path} is not in a stack`);
-  return stack.getLogicalId(construct.node.defaultChild as CfnElement);
-}
 
 const SOURCE_STEPS = ['DeliveryBeginFunctionArn', 'DeliveryExtractLoadPartFunctionArn', 'DeliveryPlanPartsFunctionArn'];
 

@@ -1,13 +1,12 @@
-import type { CfnElement, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { STEPS } from '../../src/registry/index.js';
 import type { CutpointApp } from '../../infra/app.js';
 import { builtApp, VPC_CONTEXT } from './support/built-app.js';
 import { interfaceServicesFor, reachesDatabases } from '../../infra/network.js';
 import { actionsOf, resourcesOf, roleStatements } from './policies.js';
+import { logicalId } from './support/logical-id.js';
 
 // Three builds (templates only, no bundling): no VPC context, a VPC whose endpoints the
 // stack creates, a VPC that already has them.
@@ -34,12 +33,6 @@ beforeAll(() => {
     templates[name] = Template.fromStack(built.workflows);
   }
 }, 600_000);
-
-function logicalId(construct: IConstruct): string {
-  const stack = construct.node.scopes.find((s): s is Stack => 'templateOptions' in s);
-  if (!stack) throw new Error(`${construct.node.path} is not in a stack`);
-  return stack.getLogicalId(construct.node.defaultChild as CfnElement);
-}
 
 function functionOf(built: CutpointApp, template: Template, placeholder: string) {
   const fn = built.workflows.functions.get(placeholder);

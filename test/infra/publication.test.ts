@@ -1,4 +1,3 @@
-import type { CfnElement, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -10,6 +9,7 @@ import { REAP_BOUND_MS, TERM_GRACE_MS } from '../../src/quality/admission.js';
 import { qualityKeys } from '../../src/quality/capsule-store.js';
 import { DEFAULT_RESERVE_MS } from '../../src/quality/observe-reader.js';
 import { actionsOf, allowedActions, resourcesOf, roleStatements, type Statement } from './policies.js';
+import { logicalId } from './support/logical-id.js';
 
 /**
  * F4 (spec §9) on the synthesized templates of the publication and governance side, without
@@ -22,12 +22,6 @@ beforeAll(() => {
   built = builtApp();
   workflows = Template.fromStack(built.workflows);
 }, 120_000);
-
-function logicalId(construct: IConstruct): string {
-  const stack = construct.node.scopes.find((s): s is Stack => 'templateOptions' in s);
-  if (!stack) throw new Error(`${construct.node.path} is not in a stack`);
-  return stack.getLogicalId(construct.node.defaultChild as CfnElement);
-}
 
 const resourceOf = (construct: IConstruct) => workflows.toJSON().Resources[logicalId(construct)];
 const fnResource = (placeholder: string) => resourceOf(built.workflows.functions.get(placeholder)!);

@@ -3,10 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { CfnElement, Stack } from 'aws-cdk-lib';
 import { build } from 'esbuild';
 import { Template } from 'aws-cdk-lib/assertions';
-import type { IConstruct } from 'constructs';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { FLOWS } from '../../src/registry/index.js';
@@ -18,6 +16,7 @@ import { loadAsl } from '../../src/local/asl.js';
 import { designedStopErrors } from '../../src/recovery/designed-stops.js';
 import { RECOVERY_FLOWS, recoveryStopsOf } from '../../src/recovery/recovery-stops.js';
 import { actionsOf, allowedActions, resourcesOf, roleStatements, unordered } from './policies.js';
+import { logicalId } from './support/logical-id.js';
 
 /**
  * Issue #12: every ended execution of every STANDARD flow goes to the recovery dispatcher
@@ -33,11 +32,6 @@ beforeAll(() => {
   template = Template.fromStack(built.workflows);
 }, 180_000);
 
-function logicalId(construct: IConstruct): string {
-  const stack = construct.node.scopes.find((s): s is Stack => 'templateOptions' in s);
-  if (!stack) throw new Error(`${construct.node.path} is not in a stack`);
-  return stack.getLogicalId(construct.node.defaultChild as CfnElement);
-}
 const machineRef = (flow: string) => ({ Ref: logicalId(built.workflows.stateMachines.get(flow)!) });
 const dispatcherArn = () => ({ 'Fn::GetAtt': [logicalId(built.workflows.recovery.fn), 'Arn'] });
 type RuleProps = {

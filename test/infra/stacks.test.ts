@@ -1,8 +1,6 @@
 import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
-import type { CfnElement, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
-import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { FLOWS, OBSERVE_TIMING, STEPS } from '../../src/registry/index.js';
 import type { CutpointApp } from '../../infra/app.js';
@@ -13,6 +11,7 @@ import { flowPlaceholder } from '../../src/local/asl.js';
 import { RECOVERY_FLOWS } from '../../src/recovery/recovery-stops.js';
 import { repoPath } from '../../infra/repo.js';
 import { actionsOf, allowedActions, resourcesOf, roleStatements, unordered } from './policies.js';
+import { logicalId } from './support/logical-id.js';
 
 // One build shared by the whole file. The templates only: the Lambda code is bundled by
 // test/infra/bundles.test.ts (one esbuild run) and by `cdk synth` in CI.
@@ -29,12 +28,6 @@ beforeAll(() => {
   workflows = Template.fromStack(built.workflows);
   ops = operationsTemplate(built.workflows);
 }, 600_000);
-
-function logicalId(construct: IConstruct): string {
-  const stack = construct.node.scopes.find((s): s is Stack => 'templateOptions' in s);
-  if (!stack) throw new Error(`${construct.node.path} is not in a stack`);
-  return stack.getLogicalId(construct.node.defaultChild as CfnElement);
-}
 
 function fnFor(placeholder: string) {
   const fn = built.workflows.functions.get(placeholder);

@@ -1,6 +1,4 @@
-import type { CfnElement, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
-import type { IConstruct } from 'constructs';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { STEPS } from '../../src/registry/index.js';
@@ -9,6 +7,7 @@ import { builtApp } from './support/built-app.js';
 import { loadFlowDefinition } from '../../infra/asl.js';
 import { maintenanceConfigOf } from '../../infra/maintenance-schedule.js';
 import { actionsOf, allowedActions, resourcesOf, roleStatements, unordered } from './policies.js';
+import { logicalId } from './support/logical-id.js';
 
 /**
  * Issue #11 on AWS: the stream-materialize and stream-compact flows, the stream-maintain
@@ -29,11 +28,6 @@ beforeAll(() => {
   plain = Template.fromStack(builtApp().workflows);
 }, 180_000);
 
-function logicalId(construct: IConstruct): string {
-  const stack = construct.node.scopes.find((s): s is Stack => 'templateOptions' in s);
-  if (!stack) throw new Error(`${construct.node.path} is not in a stack`);
-  return stack.getLogicalId(construct.node.defaultChild as CfnElement);
-}
 const machineRef = (flow: string) => ({ Ref: logicalId(configured.workflows.stateMachines.get(flow)!) });
 const machineProps = (flow: string) =>
   workflows.toJSON().Resources[logicalId(configured.workflows.stateMachines.get(flow)!)].Properties;
