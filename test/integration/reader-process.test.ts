@@ -139,6 +139,23 @@ describe('bounded reader process', () => {
     expect(exists(pidOf(outcome))).toBe(false);
   });
 
+  it('a result that arrives after the deadline is a DEADLINE even when the timer has not fired yet (a busy machine)', async () => {
+    // The deadline timer is set 30 s out; the clock says the deadline has passed by the time
+    // the fast worker's result arrives — as when the event loop ran the timer late.
+    const deadlineAt = Date.now() + 30_000;
+    let reads = 0;
+    const lateClock = { now: () => new Date(reads++ === 0 ? Date.now() : deadlineAt + 1) };
+    const outcome = await runBoundedReader({
+      entry: join(FIXTURES, 'fast.ts'),
+      input: {},
+      token: TOKEN,
+      deadlineAt,
+      clock: lateClock,
+    });
+    expect(outcome).toMatchObject({ kind: 'DEADLINE' });
+    expect(outcome).not.toHaveProperty('results');
+  });
+
   it('terminates a stalled worker at the deadline (SIGTERM or the channel closing ends it)', async () => {
     const outcome = await read('slow', {}, { deadlineInMs: START_ROOM_MS });
     expect(outcome).toMatchObject({ kind: 'DEADLINE', queryOutstanding: true, localTermination: 'VERIFIED' });

@@ -148,10 +148,15 @@ export async function runBoundedReader(options: RunBoundedReaderOptions): Promis
   };
   const deadlineTimer = setTimeout(() => settle({ kind: 'DEADLINE' }), remaining);
 
-  /** Only while the channel is open; the first settlement revokes it in the same turn, before anything else. */
+  /**
+   * Only while the channel is open; the first settlement revokes it in the same turn, before
+   * anything else. The deadline is the clock's, not the timer's: on a busy machine the timer
+   * fires late, and a result (or any end) that arrives after `deadlineAt` is a DEADLINE all
+   * the same, never returned.
+   */
   function settle(value: Settled): void {
     if (!channelOpen) return;
-    settled = value;
+    settled = value.kind !== 'DEADLINE' && clock.now().getTime() >= deadlineAt ? { kind: 'DEADLINE' } : value;
     revoke();
     resolveSettled();
   }
