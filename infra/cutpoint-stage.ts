@@ -1,6 +1,7 @@
 import type { Environment, RemovalPolicy } from 'aws-cdk-lib';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import type { BackoffPolicy } from '../src/domain/delivery/recovery-backoff.js';
 import { ConfigError } from '../src/domain/errors.js';
 import { DEFAULT_STAGE, secretPrefixOf, stackNamesOf, STAGE_NAME } from '../src/domain/stage.js';
 import type { DeliverySecretsConfig, NetworkConfig } from './app-context.js';
@@ -30,6 +31,8 @@ export interface CutpointStageProps {
   gcGrace?: string;
   /** Days a finished delivery keeps its work objects (chunks, part plans and results) before the hourly expiry deletes them; absent: 7. */
   chunkRetentionDays?: number;
+  /** How an automatic reconcile waits for an unreachable target; absent: the code's default (README "Automatic recovery"). */
+  recoveryBackoff?: BackoffPolicy;
   /** Addresses subscribed to the operations topic every alarm notifies. */
   alarms?: { emails?: readonly string[] };
   /** The stateful resources' removal policy: RETAIN (the default), or DESTROY for a throwaway stage. */
@@ -84,6 +87,7 @@ export class CutpointStage extends Construct {
       ...(props.gcGrace ? { gcGrace: props.gcGrace } : {}),
       ...(props.maintenance ? { maintenance: props.maintenance } : {}),
       ...(props.chunkRetentionDays !== undefined ? { chunkRetentionDays: props.chunkRetentionDays } : {}),
+      ...(props.recoveryBackoff ? { recoveryBackoff: props.recoveryBackoff } : {}),
       ...(props.logRetention ? { logRetention: props.logRetention } : {}),
     });
     // The workflows import the stateful stack's exports by name, which CDK cannot see.

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { RemovalPolicy } from 'aws-cdk-lib';
 import * as z from 'zod';
+import { parseBackoffPolicy } from '../src/domain/delivery/recovery-backoff.js';
 import { MAX_RETENTION_DAYS } from '../src/domain/delivery/work-objects.js';
 import { ConfigError } from '../src/domain/errors.js';
 import { DEFAULT_STAGE, STAGE_NAME } from '../src/domain/stage.js';
@@ -31,6 +32,7 @@ const StageSettings = z.strictObject({
   maintenanceRateMinutes: z.union([z.number(), z.string()]).optional(),
   gcGrace: z.string().optional(),
   chunkRetentionDays: z.union([z.number(), z.string()]).optional(),
+  recoveryBackoff: z.union([z.record(z.string(), z.number()), z.string()]).optional(),
   alarmEmails: list.optional(),
   removalPolicy: z.enum(['retain', 'destroy']).optional(),
 });
@@ -111,6 +113,7 @@ function stageProps(name: string, settings: StageSettings, context: ContextGette
   const maintenance = maintenanceConfigOf(get('cutpoint:maintenanceLanes'), get('cutpoint:maintenanceRateMinutes'));
   const secretPrefix = get('cutpoint:secretPrefix');
   const retention = get('cutpoint:chunkRetentionDays');
+  const backoff = get('cutpoint:recoveryBackoff');
   const emails = get('cutpoint:alarmEmails');
   const removal = get('cutpoint:removalPolicy');
   if (removal !== undefined && removal !== 'retain' && removal !== 'destroy')
@@ -122,6 +125,7 @@ function stageProps(name: string, settings: StageSettings, context: ContextGette
     ...(gcGrace ? { gcGrace } : {}),
     ...(maintenance ? { maintenance } : {}),
     ...(retention !== undefined ? { chunkRetentionDays: retentionSetting(retention) } : {}),
+    ...(backoff !== undefined ? { recoveryBackoff: parseBackoffPolicy(backoff) } : {}),
     ...(secretPrefix !== undefined ? { secretPrefix: secretPrefixSetting(secretPrefix) } : {}),
     ...(emails !== undefined ? { alarms: { emails: emailsOf(emails) } } : {}),
     ...(removal === 'destroy' ? { removalPolicy: RemovalPolicy.DESTROY } : {}),

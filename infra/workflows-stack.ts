@@ -4,6 +4,7 @@ import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import type { Construct } from 'constructs';
+import type { BackoffPolicy } from '../src/domain/delivery/recovery-backoff.js';
 import { DEFAULT_RETENTION_DAYS, validateRetentionDays } from '../src/domain/delivery/work-objects.js';
 import { secretPrefixOf } from '../src/domain/stage.js';
 import { FLOWS, STEPS } from '../src/registry/index.js';
@@ -41,6 +42,8 @@ export interface WorkflowsStackProps extends StackProps {
   gcGrace?: string;
   /** Days a finished delivery keeps its work objects (chunks, part plans and results); absent: 7. */
   chunkRetentionDays?: number;
+  /** How an automatic reconcile waits for its target (CUTPOINT_RECOVERY_BACKOFF); absent: the code's default. */
+  recoveryBackoff?: BackoffPolicy;
 }
 
 /**
@@ -82,9 +85,16 @@ export class CutpointWorkflowsStack extends Stack {
         }).attachment
       : undefined;
     const gcSteps = new Set(loadFlowDefinition('stream-gc').steps.map((s) => s.placeholder));
+    // Deploy-time settings of single steps, as their environment.
+    const settingsOf = (step: (typeof STEPS)[number]): Record<string, string> => ({
+      ...(props.gcGrace && gcSteps.has(step.placeholder) ? { CUTPOINT_GC_GRACE: props.gcGrace } : {}),
+      ...(props.recoveryBackoff && step.handler === 'delivery/probe-target'
+        ? { CUTPOINT_RECOVERY_BACKOFF: JSON.stringify(props.recoveryBackoff) }
+        : {}),
+    });
     for (const step of STEPS) {
-      const environment =
-        props.gcGrace && gcSteps.has(step.placeholder) ? { CUTPOINT_GC_GRACE: props.gcGrace } : undefined;
+      const settings = settingsOf(step);
+      const environment = Object.keys(settings).length ? settings : undefined;
       const { fn } = new StepFunction(this, constructId(step.placeholder), {
         step,
         data,

@@ -66,7 +66,7 @@ export interface LocalNotice {
 
 export interface RunFlowOptions {
   ports: Ports;
-  /** Retry pauses in ms (0 in tests); undefined keeps the ASL's own intervals. */
+  /** Retry and Wait pauses in ms (0 in tests); undefined keeps the ASL's own intervals and waits. */
   retryIntervalMs?: number;
   /** Called for each event as it happens (progress on stderr). */
   onEvent?: (event: FlowEvent) => void;
@@ -139,6 +139,8 @@ export async function runFlow(flow: string, input: unknown, options: RunFlowOpti
     taskResourceLocalHandlers: { ...handlers, ...substituted.handlers } as Overrides['taskResourceLocalHandlers'],
     // Over the ASL as written: its nested states are the child executions' (a stand-in keeps its Map's name and Retry).
     retryIntervalOverrides: pause === undefined ? undefined : retryOverrides(source, pause),
+    // Wait states (a recovery's backoff) pause as long as a retry does.
+    waitTimeOverrides: pause === undefined ? undefined : waitOverrides(source, pause),
   };
   // The context object AWS gives every execution ($$.Execution.Id and friends).
   const name = options.executionName ?? randomUUID();
@@ -329,6 +331,14 @@ function retryOverrides(definition: AslDefinition, ms: number): Record<string, n
     allStates(definition)
       .filter(({ definition: s }) => s.Retry?.length)
       .map(({ state, definition: s }) => [state, (s.Retry ?? []).map(() => ms)]),
+  );
+}
+
+function waitOverrides(definition: AslDefinition, ms: number): Record<string, number> {
+  return Object.fromEntries(
+    allStates(definition)
+      .filter(({ definition: s }) => s.Type === 'Wait')
+      .map(({ state }) => [state, ms]),
   );
 }
 

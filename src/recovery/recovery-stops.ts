@@ -130,7 +130,19 @@ export const RECOVERY_FLOWS: Readonly<Record<string, RecoveryFlow>> = {
       },
     },
   },
-  'delivery-reconcile': DELIVERY_RECOVERY,
+  // An automatic reconcile also stops when its target stays unreachable (README "Automatic recovery").
+  'delivery-reconcile': {
+    ...DELIVERY_RECOVERY,
+    stops: {
+      ...DELIVERY_RECOVERY.stops,
+      TargetUnreachable: {
+        pages: true,
+        deterministic: false,
+        meaning:
+          'The target stayed unreachable through every probe the backoff policy allows: nothing was journaled or changed, the invocation keeps its state and custody until an operator reconciles it once the target is back.',
+      },
+    },
+  },
   'delivery-resume': DELIVERY_RECOVERY,
   'delivery-retire': DELIVERY_RECOVERY,
 };

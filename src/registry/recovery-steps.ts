@@ -117,6 +117,19 @@ export const RECOVERY_ENTRIES: StepEntry[] = [
     timeoutSeconds: 900,
     memoryMB: 1024,
   }),
+  // The automatic reconcile's gate: the route's target asked what it is (read-only, no
+  // authority item, no object); unreachable is its result, not an error (probe-target.ts).
+  stepEntry({
+    handler: 'delivery/probe-target',
+    needs: 'delivery-target',
+    load: () => import('../../functions/delivery/probe-target.js'),
+    cutPoints: [],
+    table: [],
+    bucket: [],
+    errors: ['Cutpoint.ValidationError', 'Cutpoint.ConfigError', 'Cutpoint.TargetUnobservable'],
+    timeoutSeconds: 60,
+    memoryMB: 256,
+  }),
   // delivery-expire: reads the released index and each finished invocation's record, deletes
   // its work objects (never its evidence: the grant names the work objects' keys) and its entry.
   stepEntry({

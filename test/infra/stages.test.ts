@@ -59,6 +59,7 @@ const FULL: StageSettings = {
   maintenanceRateMinutes: 15,
   gcGrace: '6h',
   chunkRetentionDays: 30,
+  recoveryBackoff: { attempts: 5, firstWaitSeconds: 10, maxWaitSeconds: 120, totalSeconds: 1800 },
   alarmEmails: ['oncall@example.com'],
 };
 
@@ -142,6 +143,7 @@ describe('deploy settings that persist (cutpoint.config.json)', () => {
     expect(workflows).toContain(VPC_CONTEXT['cutpoint:vpcId']);
     expect(JSON.stringify(templateOf(fromFile.stateful))).toContain('oncall@example.com');
     expect(workflows).toContain('{\\"retentionDays\\":30}');
+    expect(workflows).toContain('CUTPOINT_RECOVERY_BACKOFF');
   });
 
   it("resources per template in the fullest shape, of either stage: each stack and each nested stack under 80 % of CloudFormation's 500", () => {

@@ -145,6 +145,10 @@ describe('delivery recovery flows (local runner)', () => {
       'UnwrapFailedDelivery',
       'Inspect',
       'AfterInspect',
+      // The target is up: one probe, no wait (delivery-reconcile-backoff.test.ts waits).
+      'StartBackoff',
+      'ProbeTarget',
+      'AfterProbe',
       'Reconcile',
       'AfterReconcile',
       'Done',
