@@ -52,14 +52,18 @@ export function readOnlyInputFirst(
   };
 }
 
-/** Only a ClickHouse exchange route is under quality governance: any other is refused before a read. */
-export function assertGovernedRoute(route: SelectedRoute): void {
-  if (route.route.target.mode === 'exchange') return;
-  throw new CutpointError(
+/** A route that is not a ClickHouse exchange publication: nothing is under quality governance there. */
+export function notGovernedRoute(route: SelectedRoute): CutpointError {
+  return new CutpointError(
     'Quality.NotGoverned',
     'quality.not_governed',
     `route ${route.name} is not a ClickHouse exchange publication (target mode exchange): nothing is under quality governance there`,
   );
+}
+
+/** Only a ClickHouse exchange route is under quality governance: any other is refused before a read. */
+export function assertGovernedRoute(route: SelectedRoute): void {
+  if (route.route.target.mode !== 'exchange') throw notGovernedRoute(route);
 }
 
 /** Only the target's identity: the read-only verbs reach nothing else of the target port. */
