@@ -92,7 +92,7 @@ const DELIVERY_PLACES: readonly CutPointPlace[] = [
     crosses: [...EXTRACT, P.loadInsert, ...CANDIDATE, ...DISPATCH, ...OBSERVATION, P.predecessorDrop, ...FINISH],
   },
   { flow: 'quality-observe', command: 'quality observe', crosses: [D.custodyAcquire, ...OBSERVATION] },
-  { command: 'quality replay', crosses: [Q.replayRead, P.observe] },
+  { flow: 'quality-replay', command: 'quality replay', crosses: [Q.replayRead, P.observe] },
   // SQL: the journal decides; ClickHouse: the EXCHANGE proved by UUID, or fenced out by renaming the candidate.
   {
     flow: 'delivery-reconcile',

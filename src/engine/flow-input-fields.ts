@@ -44,6 +44,8 @@ export const RECOVERY_ENVELOPE = ['recoveryOf', 'originalInput'] as const;
 
 const DELIVERY = ['manifestText', 'selector', 'invocationId', 'session'] as const;
 const RECOVERY_ACTION = ['invocationId', 'manifestText', 'selector', 'yes'] as const;
+/** A read-only operator command's flow (quality replay, diagnose): nothing to confirm. */
+const READ_ONLY_ACTION = ['invocationId', 'manifestText', 'selector'] as const;
 
 export const FLOW_INPUTS: Readonly<Record<string, FlowInputSpec>> = {
   'commit-generation': {
@@ -85,6 +87,8 @@ export const FLOW_INPUTS: Readonly<Record<string, FlowInputSpec>> = {
   'deliver-window': { fields: DELIVERY, bulk: true },
   'publish-clickhouse': { fields: DELIVERY, bulk: true },
   'quality-observe': { fields: RECOVERY_ACTION, bulk: true, passedTwice: true },
+  'quality-replay': { fields: READ_ONLY_ACTION, bulk: true, passedTwice: true },
+  'quality-diagnose': { fields: READ_ONLY_ACTION, bulk: true, passedTwice: true },
   'delivery-reconcile': {
     fields: RECOVERY_ACTION,
     recovers: ['deliver-window', 'publish-clickhouse'],

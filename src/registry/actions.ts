@@ -23,6 +23,12 @@ export const JOURNAL: TableAction[] = [
  * steps gated on a capsule or reading a predecessor's.
  */
 export const CAPSULE: TableAction[] = [...JOURNAL, 'dynamodb:DescribeTable'];
+/**
+ * A read-only quality step (the quality-replay and quality-diagnose flows): the invocation
+ * record and its capsule (GetItem, which TransactGetItems needs too) and the authority
+ * table's binding (DescribeTable); no write, no Query.
+ */
+export const CAPSULE_READ: TableAction[] = ['dynamodb:GetItem', 'dynamodb:DescribeTable'];
 
 /*
  * Reading a missing key answers 404 only to a caller that may list the bucket; without

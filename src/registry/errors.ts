@@ -87,6 +87,19 @@ export const QUALITY_REFUSALS = [
 ];
 /** The operator's observe refuses before anything is written: no --yes, not listed by the guide, not a governed route. */
 export const OPERATOR_REFUSALS = ['Quality.ConfirmationRequired', 'Quality.ActionNotPermitted', 'Quality.NotGoverned'];
+/**
+ * The read-only replay's and diagnosis' own refusals (src/quality/replay.ts, diagnose.ts): not
+ * a governed route or operation, not permitted (not COMPLETE, not dispatched once), completion
+ * evidence pending, the replay window closed, a held guard, a write the read-only ports refuse.
+ */
+export const QUALITY_READ_REFUSALS = [
+  'Quality.NotGoverned',
+  'Quality.ActionNotPermitted',
+  'Quality.CompletionEvidencePending',
+  'Quality.ReplayWindowClosed',
+  'Quality.ReaderGuardHeld',
+  'Quality.ReadOnlyViolation',
+];
 /** A live recovery action's refusals before anything is written: confirmation, permitted action, the source. */
 export const RECOVERY_REFUSALS = [
   'Delivery.ConfirmationRequired',

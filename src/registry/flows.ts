@@ -87,6 +87,18 @@ export const FLOWS: FlowEntry[] = [
       "Observe a PUBLISHED ClickHouse operation whose capsule is PREPARED or TARGET_PENDING (the operator's quality observe): guide, seal, a new custody session, the bounded reader; COMPLETE, or TARGET_PENDING / FAILED / INCOMPLETE by name",
   },
   {
+    name: 'quality-replay',
+    type: 'STANDARD',
+    description:
+      "Replay a COMPLETE ClickHouse operation's governance read-only (the operator's quality replay): seal, capsule, prepared and completion evidence, continuity, authority binding, current generation, replay window; the receipt, nothing written",
+  },
+  {
+    name: 'quality-diagnose',
+    type: 'STANDARD',
+    description:
+      "Diagnose a governed ClickHouse operation read-only (the operator's quality diagnose): each sealed digest beside the one recomputed now, version continuity, the probes, last_error_code; nothing written",
+  },
+  {
     name: 'delivery-reconcile',
     type: 'STANDARD',
     description:

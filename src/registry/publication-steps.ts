@@ -2,11 +2,12 @@
  * The ClickHouse publication steps of publish-clickhouse, after the shared Begin …
  * VerifyEof: the candidate, the staged quality and the capsule, the ONE EXCHANGE, the
  * bounded target observation, the predecessor's cleanup; and the operator's observation
- * (quality-observe). The quality steps read the authority table's binding (CAPSULE:
+ * (quality-observe), and the read-only replay and diagnosis (quality-replay,
+ * quality-diagnose). The quality steps read the authority table's binding (CAPSULE:
  * DescribeTable).
  */
 import { DEFAULT_OBSERVE_DEADLINE_S } from '../domain/delivery/manifest-types.js';
-import { CAPSULE, JOURNAL, READ_OBJECTS, WRITE_OBJECTS } from './actions.js';
+import { CAPSULE, CAPSULE_READ, JOURNAL, READ_OBJECTS, WRITE_OBJECTS } from './actions.js';
 import {
   DELIVERY_ERRORS,
   OBJECT_ERRORS,
@@ -14,10 +15,13 @@ import {
   PUBLICATION_ERRORS,
   QUALITY_GATE,
   QUALITY_REFUSALS,
+  QUALITY_READ_REFUSALS,
   QUALITY_STOPS,
   TARGET_ERRORS,
 } from './errors.js';
 import { DELIVERY_CUT_POINTS } from '../delivery/cut-points.js';
+import { PUBLICATION_CUT_POINTS } from '../domain/publication/cut-points.js';
+import { QUALITY_CUT_POINTS } from '../domain/quality/cut-points.js';
 import {
   DISPATCH_CUTS,
   EXCHANGE_CLEANUP_CUTS,
@@ -113,6 +117,32 @@ export const PUBLICATION_ENTRIES: StepEntry[] = [
     bucket: WRITE_OBJECTS,
     errors: [...PUBLICATION_STEP_ERRORS, ...OBJECT_ERRORS, ...QUALITY_REFUSALS, ...QUALITY_STOPS, ...OPERATOR_REFUSALS],
     timeoutSeconds: OBSERVE_TIMING.lambdaSeconds,
+    memoryMB: 512,
+  }),
+  // The flows quality-replay and quality-diagnose: `quality replay|diagnose` in a Lambda,
+  // read-only (no write action at all: the use cases see the stores through readOnlyPorts).
+  // Replay reads its evidence at quality.replay.read and the target's system.tables at
+  // publication.observe; the diagnosis crosses no cut point (its reads are not effects).
+  stepEntry({
+    handler: 'quality/replay',
+    needs: 'delivery-target',
+    load: () => import('../../functions/quality/replay.js'),
+    cutPoints: [QUALITY_CUT_POINTS.replayRead, PUBLICATION_CUT_POINTS.observe],
+    table: CAPSULE_READ,
+    bucket: READ_OBJECTS,
+    errors: [...PUBLICATION_STEP_ERRORS, ...OBJECT_ERRORS, ...QUALITY_REFUSALS, ...QUALITY_READ_REFUSALS],
+    timeoutSeconds: 60,
+    memoryMB: 512,
+  }),
+  stepEntry({
+    handler: 'quality/diagnose',
+    needs: 'delivery-target',
+    load: () => import('../../functions/quality/diagnose.js'),
+    cutPoints: [],
+    table: CAPSULE_READ,
+    bucket: READ_OBJECTS,
+    errors: [...PUBLICATION_STEP_ERRORS, ...OBJECT_ERRORS, ...QUALITY_REFUSALS, ...QUALITY_READ_REFUSALS],
+    timeoutSeconds: 60,
     memoryMB: 512,
   }),
 ];

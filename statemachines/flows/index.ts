@@ -7,7 +7,9 @@ import deliveryReconcile from './delivery-reconcile.js';
 import deliveryResume from './delivery-resume.js';
 import deliveryRetire from './delivery-retire.js';
 import publishClickhouse from './publish-clickhouse.js';
+import qualityDiagnose from './quality-diagnose.js';
 import qualityObserve from './quality-observe.js';
+import qualityReplay from './quality-replay.js';
 import streamAppend from './stream-append.js';
 import streamCompact from './stream-compact.js';
 import streamGc from './stream-gc.js';
@@ -25,7 +27,9 @@ export const FLOW_SPECS: readonly FlowSpec[] = [
   deliveryResume,
   deliveryRetire,
   publishClickhouse,
+  qualityDiagnose,
   qualityObserve,
+  qualityReplay,
   streamAppend,
   streamCompact,
   streamGc,

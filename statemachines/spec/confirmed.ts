@@ -24,3 +24,10 @@ export const OPERATOR_ACTION = {
   'selector.$': '$.selector',
   'yes.$': '$.yes',
 } as const;
+
+/** What a read-only operator Task is given (quality replay and diagnose): the invocation, the manifest and selector; no confirmation. */
+export const READ_ONLY_ACTION = {
+  'invocationId.$': '$.invocationId',
+  'manifestText.$': '$.manifestText',
+  'selector.$': '$.selector',
+} as const;

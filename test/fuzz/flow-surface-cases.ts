@@ -10,7 +10,8 @@ import { brokenManifest, editedManifest, undeliverableTarget } from './manifest-
  * maintenance (stream-compact, stream-materialize, stream-maintain), the delivery and
  * publication runs (deliver-window, publish-clickhouse: {manifestText, selector[,
  * invocationId]}), the live recovery actions (delivery-reconcile | resume | retire) and
- * quality-observe ({invocationId, manifestText, selector, yes: true}). Each base input is
+ * quality-observe ({invocationId, manifestText, selector, yes: true}), the read-only
+ * quality-replay and quality-diagnose (the same without yes). Each base input is
  * one that would act (or one the journal does not permit); the generic defects of
  * flowDefectCases (a field missing or of another type, not an object, too deep, too large,
  * unparsable, a bad --faults, an unknown flag) and the per-field ones below make it invalid.
@@ -114,6 +115,16 @@ function bases(world: FuzzWorld): FlowBase[] {
       bad: recoveryBad,
     },
     { flow: 'quality-observe', input: { ...recovery, selector: `${file}#${LAKE}` }, bad: recoveryBad },
+    // Read-only: no yes; the invocation is unknown to the journal (or of another route, or not governed).
+    ...(['quality-replay', 'quality-diagnose'] as const).map((flow) => ({
+      flow,
+      input: { invocationId: world.unknownId, manifestText: MANIFEST_TEXT, selector: `${file}#${LAKE}` },
+      bad: {
+        invocationId: recoveryBad.invocationId,
+        manifestText: recoveryBad.manifestText,
+        selector: recoveryBad.selector,
+      },
+    })),
   ];
 }
 

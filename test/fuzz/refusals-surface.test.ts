@@ -85,7 +85,7 @@ describe(`every invalid command of the newer surface is refused and mutates noth
     T,
   );
   it(
-    `flow run inputs: stream-compact, -materialize, -maintain, deliver-window, publish-clickhouse (#${LAKE}), delivery-reconcile / resume / retire, quality-observe`,
+    `flow run inputs: stream-compact, -materialize, -maintain, deliver-window, publish-clickhouse (#${LAKE}), delivery-reconcile / resume / retire, quality-observe, -replay, -diagnose`,
     () => suite.runner.property('flow-inputs-surface', flowSurfaceCases(suite.world), runs(120), seed),
     T,
   );

@@ -5,7 +5,7 @@ import { FLOWS, STEPS } from '../../src/registry/index.js';
 import type { CutpointApp } from '../../infra/app.js';
 import { builtApp } from './support/built-app.js';
 import { repoPath } from '../../infra/repo.js';
-import { actionsOf, resourcesOf, roleStatements, type Statement } from './policies.js';
+import { actionsOf, allowedActions, resourcesOf, roleStatements, type Statement } from './policies.js';
 import { logicalId } from './support/logical-id.js';
 
 // One build (templates only): which role may read which connection secret, and how the
@@ -74,6 +74,32 @@ describe('connection secrets: sources and targets apart', () => {
       if (/\blambda(Source|Target)Deps\b/.test(source)) expect(step.readsSecrets, step.entry).toBeDefined();
     }
   });
+});
+
+describe('the read-only quality flows (quality-replay, quality-diagnose): their Lambdas may read, never write', () => {
+  const roleOf = (placeholder: string) =>
+    (
+      resources[logicalId(built.workflows.functions.get(placeholder)!)]!.Properties.Role as {
+        'Fn::GetAtt': [string, string];
+      }
+    )['Fn::GetAtt'][0];
+
+  it.each([
+    ['quality-replay', 'QualityReplayFunctionArn'],
+    ['quality-diagnose', 'QualityDiagnoseFunctionArn'],
+  ])(
+    '%s: GetItem and DescribeTable, GetObject and ListBucket, the target secrets only; its state machine invokes that one function',
+    (flow, placeholder) => {
+      const statements = roleStatements(workflows, roleOf(placeholder));
+      expect(allowedActions(statements, 'dynamodb:')).toEqual(['dynamodb:DescribeTable', 'dynamodb:GetItem']);
+      expect(allowedActions(statements, 's3:')).toEqual(['s3:GetObject', 's3:ListBucket']);
+      expect(secretReads(statements)).toEqual(['target']);
+      expect(allowedActions(statements, 'sns:')).toEqual([]);
+      expect(FLOWS.map((f) => f.name)).toContain(flow);
+      const machine = resources[logicalId(built.workflows.stateMachines.get(flow)!)]!.Properties;
+      expect(Object.keys(machine.DefinitionSubstitutions as Record<string, unknown>)).toEqual([placeholder]);
+    },
+  );
 });
 
 describe('execution history and state machine logs', () => {

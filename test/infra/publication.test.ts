@@ -41,7 +41,7 @@ describe('publish-clickhouse and the quality steps, deployed (F4)', () => {
     expect(2 * TERM_GRACE_MS + REAP_BOUND_MS).toBeLessThan(DEFAULT_RESERVE_MS);
   });
 
-  it('dynamodb:DescribeTable is granted only to the steps that seal, observe or check a capsule: PrepareCapsule, ObserveTarget, the operator observe, resume, and the continuity check of begin (a successor), evidence, checkpoint and cleanup', () => {
+  it('dynamodb:DescribeTable is granted only to the steps that seal, observe or check a capsule: PrepareCapsule, ObserveTarget, the operator observe, resume, the read-only replay and diagnosis, and the continuity check of begin (a successor), evidence, checkpoint and cleanup', () => {
     const describing = STEPS.filter((s) =>
       allowedActions(roleStatements(workflows, roleOf(s.placeholder)), 'dynamodb:').includes('dynamodb:DescribeTable'),
     );
@@ -51,9 +51,11 @@ describe('publish-clickhouse and the quality steps, deployed (F4)', () => {
       'DeliveryEvidenceFunctionArn',
       'DeliveryRecoverResumeFunctionArn',
       'PublicationCleanupFunctionArn',
+      'QualityDiagnoseFunctionArn',
       'QualityObserveTargetFunctionArn',
       'QualityOperatorObserveFunctionArn',
       'QualityPrepareCapsuleFunctionArn',
+      'QualityReplayFunctionArn',
     ]);
   });
 

@@ -153,8 +153,9 @@ describe('deploy settings that persist (cutpoint.config.json)', () => {
         .filter((c): c is Stack => Stack.isStack(c))
         .map((stack) => [stack.node.path, Object.keys(templateOf(stack).Resources).length] as const),
     );
-    // Today ~12 (stateful), ~290 (workflows: 62 roles and policies, 61 log groups, 46
-    // functions…) and ~134 (its nested operations stack: the alarms and the dashboard).
+    // On 7 December 2026 (with quality-replay and quality-diagnose): 11 (stateful), 315
+    // (workflows: roles and policies, log groups, 49 functions…) and 152 (its nested
+    // operations stack: the alarms and the dashboard).
     expect(counts.map(([path]) => path)).toEqual(
       ['Cutpoint', 'Cutpoint-staging'].flatMap((id) => [
         `${id}/Stateful`,

@@ -349,6 +349,16 @@ const replay: ReachScenario = {
   },
 };
 
+/** The same replay by its flow, as `aws stepfunctions start-execution` (or `quality replay --aws`) starts it. */
+const replayFlow: ReachScenario = {
+  name: 'flow quality-replay of a released operation',
+  async run(faults) {
+    const { id, route } = await exchangeAt('CUSTODY_RELEASED');
+    const input = JSON.stringify({ invocationId: id, manifestText: route.manifestText, selector: route.selector });
+    return cli(['flow', 'run', 'quality-replay', '--input', input], faults);
+  },
+};
+
 const deliverWindow: ReachScenario = {
   name: 'a SQL window delivered to CUSTODY_RELEASED',
   run: (faults) =>
@@ -421,6 +431,7 @@ const PLACES: Record<string, () => ReachScenario[]> = {
     (['complete', 'pending', 'failed'] as const).map((how) => operatorObserving(how, 'flow')),
   'quality observe': () => (['complete', 'pending', 'failed'] as const).map((how) => operatorObserving(how, 'command')),
   'quality replay': () => [replay],
+  'flow quality-replay': () => [replayFlow],
   'flow delivery-expire': () => [expiring('flow')],
   'delivery expire': () => [expiring('command')],
   ...Object.fromEntries(

@@ -1,10 +1,10 @@
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { allHelp } from '../../src/cli/main.js';
 import { qualityHelp } from '../../src/cli/commands/quality.js';
-import { observeFlowFailure } from '../../src/cli/commands/quality-live.js';
+import { observeFlowFailure, qualityFlowFailure } from '../../src/cli/commands/quality-live.js';
 import { runCutpointInProcess } from '../support/cli-runtime.js';
 
 /**
@@ -89,8 +89,13 @@ describe('cutpoint quality: grammar', () => {
       await usage(['quality', verb, ID, ...yes]); // no manifest
       await usage(['quality', verb, ID, 'extra', '--manifest', 'route.yaml#daily', ...yes]);
       await usage(['quality', verb, ID, '--manifest', 'route.yaml#daily', '--format', 'yaml', ...yes]);
-      // No --aws for diagnose and replay: they reach the target from this machine only.
-      if (verb !== 'observe') await usage(['quality', verb, ID, '--manifest', 'route.yaml#daily', '--aws', ...yes]);
+      // The deployed flow's options need --aws, for every verb that starts one.
+      for (const flag of [
+        ['--name', 'x'],
+        ['--state-machine-arn', 'arn:x'],
+        ['--region', 'eu-west-1'],
+      ])
+        await usage(['quality', verb, ID, '--manifest', 'route.yaml#daily', ...flag, ...yes]);
     }
     expect(existsSync(stateDir)).toBe(false);
   });
@@ -150,6 +155,87 @@ describe('cutpoint quality: grammar', () => {
     });
   });
 
+  it('replay and diagnose --aws: a route that is not governed is quality.not_governed, and an exchange route with no region aws.region_missing, both before any store or AWS call (exit 1)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cutpoint-quality-aws-'));
+    try {
+      const manifest = join(dir, 'route.yaml');
+      writeFileSync(
+        manifest,
+        `version: 1
+bindings:
+  events_ch: { kind: clickhouse, url_env: CH_URL }
+  warehouse: { kind: postgres, url_env: PG_URL }
+  lake: { kind: clickhouse, url_env: CH_PUB_URL }
+routes:
+  daily:
+    source: { binding: events_ch, table: analytics.events, time_column: event_time, key_columns: [event_id] }
+    window: { kind: rolling, days: 1, boundary: day }
+    target: { binding: warehouse, table: dwh.events_daily, key_columns: [event_id], mode: replace_window }
+  lake_daily:
+    source: { binding: events_ch, table: analytics.events, time_column: event_time, key_columns: [event_id] }
+    window: { kind: rolling, days: 1, boundary: day }
+    target: { binding: lake, table: reporting.events_daily, key_columns: [event_id], mode: exchange }
+    quality: { capsule: v2 }
+`,
+      );
+      const env = {
+        CUTPOINT_STATE_DIR: stateDir,
+        CUTPOINT_QUALITY_REPLAY_ARN: undefined,
+        CUTPOINT_QUALITY_DIAGNOSE_ARN: undefined,
+        AWS_REGION: undefined,
+        AWS_DEFAULT_REGION: undefined,
+        AWS_PROFILE: undefined,
+        AWS_CONFIG_FILE: join(stateDir, 'no-config'),
+        AWS_SHARED_CREDENTIALS_FILE: join(stateDir, 'no-credentials'),
+      };
+      for (const verb of ['replay', 'diagnose']) {
+        // One at a time: an in-process run captures this process's stdio.
+        const run = (route: string) =>
+          runCutpointInProcess(['quality', verb, ID, '--manifest', `${manifest}#${route}`, '--aws'], { env });
+        const sql = await run('daily');
+        const exchange = await run('lake_daily');
+        expect({ code: sql.code, stdout: sql.stdout, stderr: sql.stderr.split(':')[0] }, verb).toEqual({
+          code: 1,
+          stdout: '',
+          stderr: 'quality.not_governed',
+        });
+        expect({ code: exchange.code, stdout: exchange.stdout, stderr: exchange.stderr.split(':')[0] }, verb).toEqual({
+          code: 1,
+          stdout: '',
+          stderr: 'aws.region_missing',
+        });
+      }
+      expect(existsSync(stateDir)).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("replay and diagnose --aws: a deployed read that was refused exits with the flow's error name and its stable code where the name has one", () => {
+    const cause = JSON.stringify({
+      errorType: 'Quality.ReplayWindowClosed',
+      errorMessage: 'replay window closed: expired',
+    });
+    expect(qualityFlowFailure('replay', 'FAILED', 'Quality.ActionNotPermitted', 'x')).toMatchObject({
+      name: 'Quality.ActionNotPermitted',
+      code: 'quality.action_not_permitted',
+      message: 'replay ended FAILED with Quality.ActionNotPermitted: x',
+    });
+    // Several codes under one name: the name is kept, the code says which flow failed.
+    expect(qualityFlowFailure('replay', 'FAILED', 'Quality.ReplayWindowClosed', cause)).toMatchObject({
+      name: 'Quality.ReplayWindowClosed',
+      code: 'quality.replay_flow_failed',
+      message: 'replay ended FAILED with Quality.ReplayWindowClosed: replay window closed: expired',
+    });
+    expect(qualityFlowFailure('diagnose', 'TIMED_OUT', undefined, undefined)).toMatchObject({
+      name: 'Quality.DiagnoseFlowFailed',
+      code: 'quality.diagnose_flow_failed',
+    });
+    expect(qualityFlowFailure('diagnose', 'FAILED', 'Quality.NotGoverned', undefined)).toMatchObject({
+      code: 'quality.not_governed',
+    });
+  });
+
   it('observe without --yes: exit 2 with quality.confirmation_required, before the manifest is read or a store opened (F5)', async () => {
     // The manifest does not exist and the state directory is never created: neither was touched.
     const stderr = await usage(['quality', 'observe', ID, '--manifest', join(stateDir, 'absent.yaml#daily')]);
@@ -163,11 +249,15 @@ describe('cutpoint quality: grammar', () => {
     const HELP = await allHelp();
     expect(HELP).toContain('cutpoint quality inspect-all [--format json|text]');
     expect(HELP).toContain('cutpoint quality inspect <invocation-id> [--format json|text]');
-    expect(HELP).toContain('cutpoint quality diagnose <invocation-id> --manifest FILE#ROUTE [--format json|text]');
+    expect(HELP).toContain(
+      'cutpoint quality diagnose <invocation-id> --manifest FILE#ROUTE [--format json|text] [--aws]',
+    );
     expect(HELP).toContain(
       'cutpoint quality observe <invocation-id> --manifest FILE#ROUTE --yes [--format json|text] [--aws]',
     );
-    expect(HELP).toContain('cutpoint quality replay <invocation-id> --manifest FILE#ROUTE [--format json|text]');
+    expect(HELP).toContain(
+      'cutpoint quality replay <invocation-id> --manifest FILE#ROUTE [--format json|text] [--aws]',
+    );
     const commands = qualityHelp.split('\n').filter((l) => l.startsWith('cutpoint '));
     expect(commands).toHaveLength(5);
     for (const line of commands) {

@@ -21,14 +21,17 @@ cutpoint quality inspect <invocation-id> [--format json|text] [--aws]
   classified (missing, malformed or unreadable evidence is never a pass), the reader
   guard (held since, by which run; never its token), digests (never a UUID or a value)
   and the permitted_actions. Read-only
-cutpoint quality diagnose <invocation-id> --manifest FILE#ROUTE [--format json|text]
+cutpoint quality diagnose <invocation-id> --manifest FILE#ROUTE [--format json|text] [--aws]
   read-only comparisons (cutpoint.quality-diagnosis.v1): each sealed digest (policy,
   admission, inventory, generation, immutable_core, seal, authority_binding) beside the
   one recomputed now from the manifest given, the target's system.columns/system.tables
   under the target name and DescribeTable; version continuity; the acceptance probes by
   name and columns; last_error_code, the first refusal a live action would meet. A value
   that cannot be recomputed is null with match "unknown", never true. Writes nothing,
-  reads no row value
+  reads no row value. With --aws it starts the deployed quality-diagnose state machine
+  (--state-machine-arn, else CUTPOINT_QUALITY_DIAGNOSE_ARN, else the stack output; a
+  fresh execution each time, or --name) with the manifest read here; its Lambda reads
+  the binding's secret and prints the same diagnosis
 cutpoint quality observe <invocation-id> --manifest FILE#ROUTE --yes [--format json|text] [--aws]
   a live action, only where permitted_actions lists observe: a PUBLISHED operation whose
   capsule is PREPARED or TARGET_PENDING. Without --yes it is a usage error (exit 2,
@@ -49,38 +52,36 @@ cutpoint quality observe <invocation-id> --manifest FILE#ROUTE --yes [--format j
   (--state-machine-arn, else CUTPOINT_QUALITY_OBSERVE_ARN, else the stack output; a fresh
   execution each time, or --name), whose Lambda reads the binding's secret and runs the same observation; its
   outcome exits as above
-cutpoint quality replay <invocation-id> --manifest FILE#ROUTE [--format json|text]
+cutpoint quality replay <invocation-id> --manifest FILE#ROUTE [--format json|text] [--aws]
   a COMPLETE operation's governance replayed by the same invocation and configuration:
   the seal recomputed, prepared.json and completion.json verified, version continuity,
   the authority binding, the current generation and the replay window; prints the
   receipt (cutpoint.quality-replay-receipt.v1) with the original results. Never writes
   (the stores are opened read-only), never reads the source, never dispatches; missing,
   malformed or unreadable evidence is refused (quality.evidence_missing |
-  quality.evidence_malformed | quality.evidence_unreadable), never a pass. Local runtime
-  only
+  quality.evidence_malformed | quality.evidence_unreadable), never a pass. With --aws it
+  starts the deployed quality-replay state machine (--state-machine-arn, else
+  CUTPOINT_QUALITY_REPLAY_ARN, else the stack output; a fresh execution each time, or
+  --name) with the manifest read here; its Lambda reads the binding's secret and prints
+  the same receipt. A deployed read that is refused exits 1 with the flow's error name
 there is no force, clear-guard, skip-quality or redispatch command or option: a held
 reader guard follows the quiescence procedure of the runbook, and failed or missing
 evidence is preserved and escalated. Reads the journal in the local runtime, or for
 inspect, inspect-all and observe with --aws the deployed authority table (CUTPOINT_TABLE_NAME,
-CUTPOINT_BUCKET_NAME); diagnose, replay and a local observe reach the target through the
+CUTPOINT_BUCKET_NAME); a local diagnose, replay or observe reaches the target through the
 binding's url_env on this machine (the value is never printed)`;
 
 type Options = Record<string, { type: 'string' | 'boolean' }>;
 const READ: Options = { ...AWS_OPTIONS, faults: { type: 'string' } };
 const WITH_MANIFEST: Options = { faults: { type: 'string' }, manifest: { type: 'string' } };
+// --aws: the deployed quality-<verb> flow (ARN by flag, environment or stack output; a fresh execution, or --name).
+const DEPLOYED: Options = { ...AWS_OPTIONS, 'state-machine-arn': { type: 'string' }, name: { type: 'string' } };
 const VERBS: Record<string, Options> = {
   inspect: READ,
   'inspect-all': READ,
-  diagnose: WITH_MANIFEST,
-  // --aws: the deployed quality-observe flow (ARN by flag, environment or stack output; a fresh execution, or --name).
-  observe: {
-    ...WITH_MANIFEST,
-    yes: { type: 'boolean' },
-    ...AWS_OPTIONS,
-    'state-machine-arn': { type: 'string' },
-    name: { type: 'string' },
-  },
-  replay: WITH_MANIFEST,
+  diagnose: { ...WITH_MANIFEST, ...DEPLOYED },
+  observe: { ...WITH_MANIFEST, yes: { type: 'boolean' }, ...DEPLOYED },
+  replay: { ...WITH_MANIFEST, ...DEPLOYED },
 };
 
 /**
@@ -99,7 +100,7 @@ export async function qualityCommand(args: string[]): Promise<unknown> {
     if (positionals[0] === undefined) throw new UsageError(`quality ${verb} needs an <invocation-id>\n${qualityHelp}`);
     if (positionals.length > 1) throw unexpectedArgument(positionals[1]);
   }
-  if (options === WITH_MANIFEST || verb === 'observe') {
+  if (verb === 'diagnose' || verb === 'replay' || verb === 'observe') {
     if (typeof values.manifest !== 'string') throw new UsageError(`quality ${verb} needs --manifest FILE#ROUTE`);
   }
   // F5: a live action's confirmation is part of its grammar (exit 2), refused before the
@@ -108,8 +109,9 @@ export async function qualityCommand(args: string[]): Promise<unknown> {
     const refusal = new QualityConfirmationRequiredError('observe');
     throw new UsageError(`${refusal.code}: ${refusal.message}`);
   }
-  // observe --aws starts the deployed quality-observe flow (its ARN: flag, environment or stack output).
-  const runtime = runtimeOf(values, verb === 'observe' && values.aws === true ? 'quality-observe' : undefined);
+  // observe, replay and diagnose --aws start the deployed quality-<verb> flow (its ARN: flag, environment or stack output).
+  const deployed = values.aws === true && verb !== 'inspect' && verb !== 'inspect-all';
+  const runtime = runtimeOf(values, deployed ? `quality-${verb}` : undefined);
   try {
     if (verb === 'inspect-all') return await inspectAllQuality(await runtime.ports());
     if (verb === 'inspect') return await inspectQuality(await runtime.ports(), positionals[0]);

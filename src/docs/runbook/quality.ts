@@ -1,8 +1,8 @@
 import { JOURNAL_STATES } from '../../domain/delivery/journal-states.js';
 import { INCONSISTENT, QUALITY_ACTIONS, actionGuide, type ActionInput, type QualityAction } from '../../domain/quality/actions.js';
 import { CAPSULE_STATES, CAPSULE_TRANSITIONS, isFinalCapsuleState, type CapsuleState } from '../../domain/quality/capsule.js';
-import { EXCHANGE_SELECTOR, INVOCATION, cutpoint, recoveryInput } from './commands.js';
-import type { ForbiddenAction, PermittedAction, RunbookPage } from './model.js';
+import { EXCHANGE_SELECTOR, INVOCATION, MANIFEST_PATH, cutpoint, recoveryInput } from './commands.js';
+import type { FlowStart, ForbiddenAction, PermittedAction, RunbookPage } from './model.js';
 
 /**
  * The quality capsule's pages, generated from src/domain/quality/capsule.ts (states and
@@ -31,16 +31,25 @@ const PURPOSE: Record<QualityAction, string> = {
 
 function command(action: QualityAction): PermittedAction['command'] {
   if (action === 'observe') return cutpoint(`quality observe ${INVOCATION} --manifest ${EXCHANGE_SELECTOR} --yes`);
-  if (action === 'replay') return `npx cutpoint quality replay ${INVOCATION} --manifest ${EXCHANGE_SELECTOR} --format json   # local runtime only: no --aws yet`;
+  if (action === 'replay') return cutpoint(`quality replay ${INVOCATION} --manifest ${EXCHANGE_SELECTOR} --format json`);
   return cutpoint(`delivery ${action} ${INVOCATION} --manifest ${EXCHANGE_SELECTOR} --yes`);
 }
 
 const FLOW_OF: Partial<Record<QualityAction, string>> = {
   observe: 'quality-observe',
+  replay: 'quality-replay',
   reconcile: 'delivery-reconcile',
   resume: 'delivery-resume',
   retire: 'delivery-retire',
 };
+
+/** The input of a read-only quality flow (quality-replay): the operation and its manifest, nothing to confirm. */
+function readOnlyInput(selector: string): Pick<FlowStart, 'setup' | 'input'> {
+  return {
+    setup: `jq -Rs --arg id "$ID" '{invocationId: $id, manifestText: ., selector: "${selector}"}' ${MANIFEST_PATH} > replay.json`,
+    input: 'file://replay.json',
+  };
+}
 
 interface GuideRow {
   journalState: string;
@@ -98,7 +107,7 @@ function permitted(rows: GuideRow[]): PermittedAction[] {
       when: `in journal state ${[...new Set(rows.filter((r) => r.actions.includes(action)).map((r) => r.journalState))].join(' or ')} (table above)`,
       does: `It ${PURPOSE[action]}.`,
       command: command(action),
-      ...(flow ? { start: { flow, ...recoveryInput(EXCHANGE_SELECTOR), executionName: `${action}-$ID-$(date +%s)` } } : {}),
+      ...(flow ? { start: { flow, ...(action === 'replay' ? readOnlyInput(EXCHANGE_SELECTOR) : recoveryInput(EXCHANGE_SELECTOR)), executionName: `${action}-$ID-$(date +%s)` } } : {}),
     };
   });
 }
