@@ -36,8 +36,9 @@ export function runbookPage(subsystem: Subsystem, state: string): RunbookPage {
 
 /**
  * The runbook's base: the setting's URL (trailing slashes dropped) or the repository path.
- * The one place the setting is read; a stage deploys it into every function's environment
- * and the alarms' descriptions (infra/runbook-setting.ts).
+ * The one place the setting is read, from the process's environment (a CLI run, a function
+ * whose environment sets it); infra passes it to no function yet, so alarms and notices
+ * name repository paths unless it is set there.
  */
 export function runbookBase(env: Readonly<Record<string, string | undefined>> = process.env): string {
   const url = env[RUNBOOK_BASE_URL_ENV]?.trim().replace(/\/+$/, '');
