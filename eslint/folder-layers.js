@@ -5,7 +5,15 @@
 import { dirname, relative, resolve } from 'node:path';
 
 const ROOT = dirname(new URL(import.meta.url).pathname).replace(/\/eslint$/, '');
-const USE_CASES = ['src/delivery', 'src/publication', 'src/quality', 'src/stream', 'src/generation', 'src/recovery'];
+const USE_CASES = [
+  'src/delivery',
+  'src/publication',
+  'src/quality',
+  'src/stream',
+  'src/generation',
+  'src/recovery',
+  'src/operations',
+];
 const COMPOSITION = ['src/cli', 'src/local', 'src/cost', 'src/demo', 'functions', 'infra', 'test'];
 
 export const LAYERS = [
@@ -52,6 +60,11 @@ export const LAYERS = [
     from: 'src/quality',
     forbidden: ['src/adapters', ...COMPOSITION],
     why: 'quality governance is a use case over ports: the reader process (src/adapters/reader-process) comes from the composition root',
+  },
+  {
+    from: 'src/operations',
+    forbidden: ['src/adapters', ...COMPOSITION],
+    why: 'operations across subsystems (the retained-items sweep) are use cases over ports: no adapter, no composition root',
   },
   {
     from: 'src',

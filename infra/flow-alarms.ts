@@ -3,7 +3,8 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import type { FlowEntry, StepEntry } from '../src/registry/index.js';
-import { RECOVERY_FLOWS } from '../src/recovery/recovery-stops.js';
+import { RECOVERY_FLOWS, type RecoverySubject } from '../src/recovery/recovery-stops.js';
+import { stopStateOf } from '../src/recovery/stop-state.js';
 import { DIMENSIONS, METRICS } from '../src/telemetry/metric-names.js';
 import { loadFlowDefinition } from './asl.js';
 import { chunks, cutpointMetric, PERIOD, stepName, sumOf } from './cutpoint-metrics.js';
@@ -75,7 +76,7 @@ export class FlowAlarms extends Construct {
       this.alarm(
         'recovery-stopped',
         cutpointMetric(METRICS.executionOutcome, { [DIMENSIONS.flow]: name, [DIMENSIONS.outcome]: 'recovery-stopped' }),
-        `${name}: a recovery execution ended in a designed stop that needs an operator (Fail state ${paging.join(', ')}): the ${recoveryFlow.subject} it works on is not recovered. The incident topic has a notice naming the execution, the ${recoveryFlow.subject}, the error and the one command that resolves it (README "Recovery stops"). ${open}`,
+        `${name}: a recovery execution ended in a designed stop that needs an operator (Fail state ${paging.join(', ')}): the ${recoveryFlow.subject} it works on is not recovered. The incident topic has a notice naming the execution, the ${recoveryFlow.subject}, the error, the state and the one command that resolves it (README "Recovery stops"). ${runbookOfStop(recoveryFlow.subject)} ${open}`,
       );
     }
     const timedOutNoticed = recoveryFlow
@@ -129,6 +130,15 @@ export class FlowAlarms extends Construct {
     this.alarms.push(alarm);
     return alarm;
   }
+}
+
+/** Where a recovery stop of this subject points (src/recovery/stop-state.ts, the same page and command as its notice). */
+function runbookOfStop(subject: RecoverySubject): string {
+  const known = stopStateOf(subject, subject === 'invocation' ? 'Delivery.IncidentRetained' : null);
+  const unknown = stopStateOf(subject, null);
+  if (known.state === unknown.state)
+    return `The stop leaves ${known.state}: runbook ${known.runbook.page}; then: ${known.runbook.command}.`;
+  return `INCIDENT_RETAINED: runbook ${known.runbook.page}; then: ${known.runbook.command}. Any other stop: ${unknown.runbook.command} shows the state, whose page it names (${unknown.runbook.page}).`;
 }
 
 function functionOf(functions: ReadonlyMap<string, IFunction>, step: StepEntry): IFunction {

@@ -7,7 +7,8 @@ import type { Construct } from 'constructs';
 import type { BackoffPolicy } from '../src/domain/delivery/recovery-backoff.js';
 import { DEFAULT_RETENTION_DAYS, validateRetentionDays } from '../src/domain/delivery/work-objects.js';
 import { secretPrefixOf } from '../src/domain/stage.js';
-import { FLOWS, STEPS } from '../src/registry/index.js';
+import { DEFAULT_RETAINED_AFTER_MINUTES } from '../src/operations/retained.js';
+import { FLOWS, STEPS, stepByHandler } from '../src/registry/index.js';
 import { AlarmActions } from './alarm-actions.js';
 import { loadFlowDefinition } from './asl.js';
 import type { DeliverySecretsConfig, NetworkConfig } from './app-context.js';
@@ -18,6 +19,7 @@ import type { MaintenanceConfig } from './maintenance-schedule.js';
 import { interfaceServicesFor, PrivateNetwork } from './network.js';
 import { OperationsStack } from './operations-stack.js';
 import { RecoveryDispatch } from './recovery-dispatch.js';
+import { RetainedSweep } from './retained-sweep.js';
 import type { StatefulRefs } from './stateful-stack.js';
 import { StepFunction } from './step-function.js';
 
@@ -144,6 +146,12 @@ export class CutpointWorkflowsStack extends Stack {
       description: `Every hour: delete the work objects of deliveries finished more than ${retentionDays} day(s) ago (delivery-expire)`,
     });
 
+    // The retained-items gauge: a scheduled sweep whose alarms stay in ALARM while an item is retained.
+    new RetainedSweep(this, 'RetainedSweep', {
+      fn: this.functions.get(stepByHandler('operations/sweep-retained').placeholder)!,
+      retainedAfterMinutes: DEFAULT_RETAINED_AFTER_MINUTES,
+    });
+
     // After every state machine exists: a recovery flow may be declared after the flow it recovers.
     this.recovery = new RecoveryDispatch(this, 'RecoveryDispatch', {
       flows: FLOWS,
@@ -161,6 +169,7 @@ export class CutpointWorkflowsStack extends Stack {
       functions: this.functions,
       tableName: props.stateful.tableName,
       namePrefix: `${this.stackName}-ops`,
+      retainedAfterMinutes: DEFAULT_RETAINED_AFTER_MINUTES,
     });
     Aspects.of(this).add(
       new AlarmActions(Topic.fromTopicArn(this, 'OperationsTopic', props.stateful.operationsTopicArn)),

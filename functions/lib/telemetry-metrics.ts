@@ -2,6 +2,7 @@ import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
 import { stepFailureOf } from '../../src/telemetry/classify.js';
 import { DIMENSIONS, METRICS, type CutPointOutcome } from '../../src/telemetry/metric-names.js';
 import { RECOVERY_STEP_FLOWS, recoveryOutcomeOf, type RecoveryEnd } from '../../src/telemetry/recovery-outcomes.js';
+import { retainedOf } from '../../src/telemetry/retained.js';
 import { volumeOf } from '../../src/telemetry/volumes.js';
 import type { Invocation } from './telemetry-invocation.js';
 
@@ -26,7 +27,8 @@ function emit(
 
 /**
  * Emits the metrics of one ended invocation — CutPointOutcome per outcome crossed,
- * StepError/UnexpectedError, RecoveryOutcome, Rows/BytesDelivered, Records/BytesAppended —
+ * StepError/UnexpectedError, RecoveryOutcome, Rows/BytesDelivered, Records/BytesAppended,
+ * RetainedItems —
  * and returns the crossed cut points per outcome for the closing log line.
  */
 export function recordEnd(
@@ -54,6 +56,10 @@ export function recordEnd(
     recoveryEnd = { errorName: failure.metric === 'StepError' ? failure.errorName : 'Unexpected' };
   } else {
     recoveryEnd = { result: end.result };
+    for (const gauge of retainedOf(step, end.result))
+      emit(metrics, { [DIMENSIONS.kind]: gauge.kind, [DIMENSIONS.state]: gauge.state }, [
+        [METRICS.retainedItems, MetricUnit.Count, gauge.count],
+      ]);
     const volume = volumeOf(step, event, end.result);
     if (volume) {
       const [rows, bytes] =

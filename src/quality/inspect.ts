@@ -25,6 +25,7 @@ import type { AuthorityItem } from '../ports/authority.js';
 import type { Ports } from '../ports/index.js';
 import { authorityBreakOf } from './capsule-continuity.js';
 import { qualityKeys } from './capsule-store.js';
+import { indexWithRunbook, inspectWithRunbook } from './runbook.js';
 
 /**
  * `cutpoint quality inspect <id>` and `inspect-all` (spec §7.1): read-only. The journal
@@ -241,7 +242,7 @@ export async function inspectQuality(ports: Ports, invocationId: unknown): Promi
   const reader = readOnlyPorts(ports);
   const { record, capsule } = await withCapsule(reader, await loadInvocation(reader, invocationId));
   if (!isGoverned(record, capsule)) throw new NotGovernedError(record.invocationId);
-  return projectionOf(reader, record, capsule, bindingOnce(reader));
+  return inspectWithRunbook(await projectionOf(reader, record, capsule, bindingOnce(reader)));
 }
 
 /**
@@ -261,7 +262,7 @@ export async function inspectAllQuality(ports: Ports): Promise<IndexProjection> 
     const { record, capsule } = await withCapsule(reader, listed);
     if (isGoverned(record, capsule)) governed.push(await projectionOf(reader, record, capsule, binding));
   }
-  const index = indexProjection(governed);
+  const index = indexWithRunbook(indexProjection(governed));
   return { ...index, retained_custody_count: records.filter((r) => holdsCustody(r.state)).length };
 }
 

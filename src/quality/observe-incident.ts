@@ -1,9 +1,10 @@
-import { notifyIncident, type IncidentNoticeOutput } from '../delivery/recovery/incident-notice.js';
+import { executionOf, notifyIncident, type IncidentNoticeOutput } from '../delivery/recovery/incident-notice.js';
 import { loadInvocation } from '../delivery/journal/records.js';
 import { validateInvocationId } from '../domain/delivery/identifiers.js';
 import type { Ports } from '../ports/index.js';
 import type { Notifier } from '../ports/notifier.js';
 import { readCapsule } from './capsule-store.js';
+import { runbookLinkOf } from '../docs/runbook/ref.js';
 
 export const QUALITY_INCIDENT_KIND = 'cutpoint.quality-incident.v1';
 
@@ -34,11 +35,14 @@ export async function notifyGovernanceIncident(
   const failed = capsule.state === 'FAILED';
   if (!failed && !capsule.reader) return delivery;
   const code = failed ? 'quality.failed' : 'quality.incomplete';
+  const state = failed ? 'FAILED' : 'READER_GUARD_HELD';
   await notifier.publish(`cutpoint: quality governance ${failed ? 'FAILED' : 'incomplete'} (${record.route})`, {
     kind: QUALITY_INCIDENT_KIND,
     notice_id: `quality-incident.${invocationId}.${capsule.version}`,
-    ...(typeof v.flow === 'string' ? { flow: v.flow } : {}),
-    ...(typeof v.execution === 'string' ? { execution: v.execution } : {}),
+    ...executionOf(v),
+    invocation_id: invocationId,
+    state,
+    runbook: runbookLinkOf('quality', state),
     governance: {
       invocation_id: invocationId,
       route: record.route,

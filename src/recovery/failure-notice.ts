@@ -4,14 +4,18 @@ import { redact } from '../domain/redact.js';
 import { validateLane } from '../domain/stream.js';
 import type { ExecutionFailure } from '../ports/executions.js';
 import type { InvocationKeys } from '../telemetry/log-keys.js';
+import { escalationPageOf, RUNBOOK_DIR } from '../docs/runbook/ref.js';
+import { executionConsoleLink } from '../domain/execution-link.js';
+import type { RunbookLink } from '../domain/runbook-link.js';
 import type { StatusChangeDetail } from './dispatch-request.js';
+import { stopStateOf } from './stop-state.js';
 import type { RecoverySubject } from './recovery-stops.js';
 import { concernsOf, tried, workedOn } from './stop-notice.js';
 
 export const RECOVERY_FAILURE_NOTICE_KIND = 'cutpoint.recovery-failed.v1';
 
-/** The runbook's escalation: what to do about an end no runbook page covers. */
-export const ESCALATION_RUNBOOK = 'docs/runbook/README.md#escalation';
+/** The runbook's escalation (under the runbook base): what to do about an end no runbook page covers. */
+export const ESCALATION_RUNBOOK = escalationPageOf(RUNBOOK_DIR);
 
 /** The longest cause a notice carries (after redaction): enough for an error message, never a dumped input. */
 export const MAX_NOTICE_CAUSE = 500;
@@ -26,6 +30,8 @@ export interface RecoveryFailureNotice {
     flow: string;
     /** The execution that failed. */
     execution: string;
+    /** Its Step Functions console page (region from the ARN), when it is an execution ARN. */
+    execution_console?: string;
     /** The execution it recovers, when the dispatcher started it. */
     recovery_of?: string;
     /** None of the flow's designed stops (src/recovery/recovery-stops.ts) is this end. */
@@ -42,8 +48,10 @@ export interface RecoveryFailureNotice {
     rerun?: string;
     /** The read-only command that shows the durable state of what it works on. */
     command: string;
-    /** Where an operator goes from there. */
-    runbook: typeof ESCALATION_RUNBOOK;
+    /** What it may have left, when its subject alone says (stop-state.ts); null: `command` reads it. */
+    state: string | null;
+    /** Where an operator goes from there: the runbook's escalation and the same read-only command. */
+    runbook: RunbookLink;
   };
 }
 
@@ -73,6 +81,8 @@ export function recoveryFailureNotice(
       : detail.status === 'TIMED_OUT'
         ? 'timed out'
         : 'was aborted';
+  const console = executionConsoleLink(detail.executionArn);
+  const command = inspectCommandOf(subject, run, concerns, detail.executionArn);
   return {
     subject: `cutpoint: ${flow} ${how}, unclassified${about ? ` (${about})` : ''}`,
     message: {
@@ -80,6 +90,7 @@ export function recoveryFailureNotice(
       notice_id: `recovery-failed.${detail.executionArn}`,
       flow,
       execution: detail.executionArn,
+      ...(console ? { execution_console: console } : {}),
       ...(run.recoveryOf ? { recovery_of: run.recoveryOf } : {}),
       classification: 'unclassified',
       status: detail.status,
@@ -87,8 +98,9 @@ export function recoveryFailureNotice(
       cause: noticeCause(failure.cause),
       concerns,
       ...(rerun ? { rerun } : {}),
-      command: inspectCommandOf(subject, run, concerns, detail.executionArn),
-      runbook: ESCALATION_RUNBOOK,
+      command,
+      state: stopStateOf(subject, detail.error).state,
+      runbook: { command, page: escalationPageOf() },
     },
   };
 }

@@ -3,8 +3,11 @@ import { inspectCommand } from '../delivery/recovery/inspect-command.js';
 import { invocationIdOfRun } from '../domain/delivery/identifiers.js';
 import { validateAttemptId, validateLane } from '../domain/stream.js';
 import { invocationKeysOf, type InvocationKeys } from '../telemetry/log-keys.js';
+import { executionConsoleLink } from '../domain/execution-link.js';
+import type { RunbookLink } from '../domain/runbook-link.js';
 import type { StatusChangeDetail } from './dispatch-request.js';
 import type { RecoverySubject } from './recovery-stops.js';
+import { stopStateOf } from './stop-state.js';
 
 export const RECOVERY_STOP_NOTICE_KIND = 'cutpoint.recovery-stopped.v1';
 
@@ -18,14 +21,20 @@ export interface RecoveryStopNotice {
     flow: string;
     /** The execution that stopped. */
     execution: string;
+    /** Its Step Functions console page (region from the ARN), when it is an execution ARN. */
+    execution_console?: string;
     /** The execution it recovers, when the dispatcher started it. */
     recovery_of?: string;
     /** The error it ended with: the Fail state's error, or the step error a Refused state passed on. */
     stop: string;
     /** What it works on, as the logs key it (src/telemetry/log-keys.ts). */
     concerns: InvocationKeys;
-    /** The one command that resolves it (README "Recovery stops"). */
+    /** The one command that resolves it, filled in for what it works on (README "Recovery stops"). */
     command: string;
+    /** The durable state the stop leaves, when the stop alone says (stop-state.ts); null: `command` reads it. */
+    state: string | null;
+    /** That state's runbook page and the command the page names (the same the inspect output and the alarm name). */
+    runbook: RunbookLink;
   };
 }
 
@@ -47,6 +56,8 @@ export function recoveryStopNotice(
   const concerns = concernsOf(subject, run);
   const stop = detail.error ?? 'unnamed';
   const about = concerns.lane ?? concerns.taskId ?? concerns.invocationId;
+  const console = executionConsoleLink(detail.executionArn);
+  const left = stopStateOf(subject, detail.error);
   return {
     subject: `cutpoint: ${flow} stopped with ${stop}${about ? ` (${about})` : ''}`,
     message: {
@@ -54,10 +65,13 @@ export function recoveryStopNotice(
       notice_id: `recovery-stopped.${detail.executionArn}`,
       flow,
       execution: detail.executionArn,
+      ...(console ? { execution_console: console } : {}),
       ...(run.recoveryOf ? { recovery_of: run.recoveryOf } : {}),
       stop,
       concerns,
       command: commandOf(subject, run, concerns),
+      state: left.state,
+      runbook: left.runbook,
     },
   };
 }

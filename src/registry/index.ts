@@ -9,6 +9,7 @@
 import { DELIVERY_ENTRIES } from './delivery-steps.js';
 import { ENGINE_ENTRIES } from './engine-steps.js';
 import { GENERATION_ENTRIES } from './generation-steps.js';
+import { OPERATIONS_ENTRIES } from './operations-steps.js';
 import { PUBLICATION_ENTRIES } from './publication-steps.js';
 import { RECOVERY_ENTRIES } from './recovery-steps.js';
 import type { StepEntry } from './step-entry.js';
@@ -33,6 +34,8 @@ export const STEPS: StepEntry[] = [
   ...PUBLICATION_ENTRIES,
   // Delivery recovery: inspect, reconcile, resume, retire, incident notice.
   ...RECOVERY_ENTRIES,
+  // Operations: the retained-items sweep, on a schedule of its own (no flow).
+  ...OPERATIONS_ENTRIES,
 ];
 
 const twice = STEPS.map((s) => s.placeholder).filter((p, i, all) => all.indexOf(p) !== i);

@@ -3,6 +3,8 @@ import { formatDuration } from '../domain/duration.js';
 import { ValidationError } from '../domain/errors.js';
 import { laneKeys, MAX_PARTITIONS, validateLane, type LaneHead } from '../domain/stream.js';
 import { LaneMissingError } from '../domain/stream-errors.js';
+import type { RunbookLink } from '../domain/runbook-link.js';
+import { runbookLinkOf } from '../docs/runbook/ref.js';
 import type { Ports } from '../ports/index.js';
 import { describeLifecycle, type LifecycleDescription } from './gc/describe.js';
 
@@ -18,6 +20,8 @@ export interface LaneDescription {
   suspendedBy?: string;
   /** The LaneWriter holding the lane's writer slot (`resolving`: a `stream resolve --writer` of it is under way). */
   writer?: { id: string; epoch: number; resolving?: true };
+  /** While the lane is suspended or its writer slot held (MAY_HAVE_COMMITTED): the runbook page and the resolve command. */
+  runbook?: RunbookLink;
   /** GC: lifecycle roots by state and fate, orphans and superseded copies with their grace deadlines (once GC has run). */
   lifecycle?: LifecycleDescription;
 }
@@ -65,7 +69,19 @@ export async function describeStream(input: unknown, ports: Ports): Promise<Stre
   return { stream, partitions: lanes.length, lanes };
 }
 
+/**
+ * The runbook of a lane an attempt holds: MAY_HAVE_COMMITTED, with its page's resolve
+ * command (`resolve the writer` when a LaneWriter's slot holds it). A lane nothing holds has
+ * no durable state to act on.
+ */
+export function laneRunbookOf(head: Pick<LaneHead, 'suspendedBy' | 'writer'>): RunbookLink | undefined {
+  if (head.suspendedBy) return runbookLinkOf('stream', 'MAY_HAVE_COMMITTED', { permitted: ['resolve'] });
+  if (head.writer) return runbookLinkOf('stream', 'MAY_HAVE_COMMITTED', { permitted: ['resolve the writer'] });
+  return undefined;
+}
+
 function describeLane(partition: number, head: LaneHead): LaneDescription {
+  const runbook = laneRunbookOf(head);
   return {
     partition,
     committedEnd: head.committedEnd,
@@ -82,5 +98,6 @@ function describeLane(partition: number, head: LaneHead): LaneDescription {
           },
         }
       : {}),
+    ...(runbook ? { runbook } : {}),
   };
 }

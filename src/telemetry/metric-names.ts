@@ -24,6 +24,10 @@ export const DIMENSIONS = {
   outcome: 'Outcome',
   /** A stable error `name` (`Delivery.NeedsRecovery`), never a message. */
   errorName: 'ErrorName',
+  /** What a retained item holds: `custody` (a delivery journal) or `governance` (a quality capsule). */
+  kind: 'Kind',
+  /** A durable state with a runbook page (`INCIDENT_RETAINED`), from the retained-items sweep's closed set. */
+  state: 'State',
 } as const;
 
 export const METRICS = {
@@ -45,6 +49,8 @@ export const METRICS = {
   /** Count / Bytes, dims {Flow}: records and bytes a stream append committed. */
   recordsAppended: 'RecordsAppended',
   bytesAppended: 'BytesAppended',
+  /** Count (a gauge, put every sweep, zeros included), dims {Kind, State}: items retained in that state (src/operations/retained.ts). */
+  retainedItems: 'RetainedItems',
 } as const;
 
 /** How a cut point's effect ended, as the fault-injector port saw it. */

@@ -4,7 +4,7 @@ import { Alarm, CfnAlarm, Metric } from 'aws-cdk-lib/aws-cloudwatch';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { FLOWS, STEPS, type FlowEntry } from '../../src/registry/index.js';
+import { FLOWS, STEPS, stepByHandler, type FlowEntry } from '../../src/registry/index.js';
 import { AlarmActions } from '../../infra/alarm-actions.js';
 import type { CutpointApp } from '../../infra/app.js';
 import { builtApp } from './support/built-app.js';
@@ -22,6 +22,9 @@ import {
   METRICS,
 } from '../../src/telemetry/metric-names.js';
 import { logicalId } from './support/logical-id.js';
+import { LIST_COMMAND, RETAINED_PERIOD, RetainedAlarms } from '../../infra/retained-alarms.js';
+import { runbookLinkOf } from '../../src/docs/runbook/ref.js';
+import { DEFAULT_RETAINED_AFTER_MINUTES, RETAINED_STATES } from '../../src/operations/retained.js';
 
 // One build for the file; templates only (no bundling).
 let built: CutpointApp;
@@ -51,6 +54,11 @@ interface AlarmProps {
   TreatMissingData?: string;
   Namespace?: string;
   MetricName?: string;
+  Statistic?: string;
+  Period?: number;
+  EvaluationPeriods?: number;
+  Threshold?: number;
+  ComparisonOperator?: string;
   Dimensions?: Array<{ Name: string; Value: unknown }>;
   Metrics?: Array<{
     Id: string;
@@ -105,14 +113,15 @@ function expectedAlarms(flow: FlowEntry): string[] {
 }
 
 describe('every alarm reaches someone', () => {
-  it('every CloudWatch alarm of every stack notifies the operations topic on ALARM and on OK, and treats missing data as not breaching', () => {
+  it('every CloudWatch alarm of every stack notifies the operations topic on ALARM and on OK, and treats missing data as not breaching (but the retained-items gauge, where missing data is a stopped sweep)', () => {
     let count = 0;
     for (const { stack, template } of stacks) {
       for (const [id, alarm] of Object.entries(alarmsOf(template))) {
         count++;
         expect(alarm.AlarmActions, `${stack.stackName}/${id}`).toContainEqual(topicOf(stack));
         expect(alarm.OKActions, `${stack.stackName}/${id}`).toContainEqual(topicOf(stack));
-        expect(alarm.TreatMissingData, `${stack.stackName}/${id}`).toBe('notBreaching');
+        const gauge = typeof alarm.AlarmName === 'string' && alarm.AlarmName.startsWith(`${OPS}-retained-`);
+        expect(alarm.TreatMissingData, `${stack.stackName}/${id}`).toBe(gauge ? 'breaching' : 'notBreaching');
         expect(alarm.AlarmDescription, `${stack.stackName}/${id}`).toMatch(/\S{10,}/);
         // CloudFormation's limits: a description of at most 1024 characters, a name of at most 255.
         expect(alarm.AlarmDescription!.length, `${stack.stackName}/${id}`).toBeLessThanOrEqual(1024);
@@ -123,7 +132,7 @@ describe('every alarm reaches someone', () => {
       }
     }
     // Alarms other constructs define (the recovery path's EventBridge/dead-letter alarms) are reached without their files naming the topic.
-    const ours = [FlowAlarms, StepTimeoutAlarms, RecoveryOutcomeAlarms, TableAlarms];
+    const ours = [FlowAlarms, StepTimeoutAlarms, RecoveryOutcomeAlarms, TableAlarms, RetainedAlarms];
     const others = built.workflows.node
       .findAll()
       .filter((c) => c instanceof Alarm && !c.node.scopes.some((s) => ours.some((k) => s instanceof k)));
@@ -371,6 +380,47 @@ describe('recovery outcome alarms', () => {
     }
     // 'resolved' needs no one.
     expect(JSON.stringify(recovery)).not.toContain("'resolved'");
+  });
+});
+
+describe('retained-items alarms', () => {
+  it("one alarm per retained (kind, state) on the sweep's gauge, not auto-clearing: Maximum over three sweeps, missing data breaching; each names its runbook page, the list command and the one command", () => {
+    const retained = Object.values(alarmsOf(ops)).filter((a) => a.AlarmName?.startsWith(`${OPS}-retained-`));
+    expect(retained.length).toBe(RETAINED_STATES.length);
+    for (const { kind, state } of RETAINED_STATES) {
+      const name = `${OPS}-retained-${kind}-${state.toLowerCase().replace(/_/g, '-')}`;
+      const alarm = byName(name)!;
+      expect(alarm, name).toBeDefined();
+      expect(alarm).toMatchObject({
+        Namespace: METRIC_NAMESPACE,
+        MetricName: METRICS.retainedItems,
+        Dimensions: [
+          { Name: 'Kind', Value: kind },
+          { Name: 'State', Value: state },
+        ],
+        Statistic: 'Maximum',
+        Period: RETAINED_PERIOD.toSeconds(),
+        EvaluationPeriods: 1,
+        Threshold: 1,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        TreatMissingData: 'breaching',
+      });
+      const link = runbookLinkOf(kind === 'custody' ? 'delivery' : 'quality', state);
+      expect(alarm.AlarmDescription).toContain(link.page);
+      expect(alarm.AlarmDescription).toContain(link.command);
+      expect(alarm.AlarmDescription).toContain(LIST_COMMAND[kind]);
+    }
+    // The sweep that feeds them: a schedule invoking the registry step with the input its alarms describe.
+    const sweep = stepByHandler('operations/sweep-retained').placeholder;
+    workflows.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'rate(5 minutes)',
+      Targets: [
+        Match.objectLike({
+          Arn: { 'Fn::GetAtt': [logicalId(built.workflows.functions.get(sweep)!), 'Arn'] },
+          Input: JSON.stringify({ retainedAfterMinutes: DEFAULT_RETAINED_AFTER_MINUTES }),
+        }),
+      ],
+    });
   });
 });
 

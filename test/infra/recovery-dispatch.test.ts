@@ -193,8 +193,8 @@ describe('every EventBridge target', () => {
       ),
     );
     expect([...used].sort()).toEqual([...queues].sort());
-    // The dispatcher's, the maintenance schedule's and the chunk-expiry schedule's.
-    expect(queues).toHaveLength(3);
+    // The dispatcher's, the maintenance schedule's, the chunk-expiry schedule's and the retained-items sweep's.
+    expect(queues).toHaveLength(4);
     for (const id of queues) {
       expect(template.toJSON().Resources[id].Properties).toMatchObject({ SqsManagedSseEnabled: true });
       const policies = Object.values(template.findResources('AWS::SQS::QueuePolicy')).filter(

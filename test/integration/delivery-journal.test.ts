@@ -198,6 +198,10 @@ describe('journaled transitions', () => {
       kind: 'cutpoint.delivery-recovery.v1',
       permitted_actions: [],
       route: 'daily',
+      runbook: {
+        command: 'npx cutpoint delivery inspect "$ID" --format json $CP_AWS',
+        page: 'docs/runbook/delivery/CUSTODY_RELEASED.md',
+      },
       schema_version: 1,
       state: 'CUSTODY_RELEASED',
       window: DAY1,

@@ -337,6 +337,7 @@ describe('cutpoint quality inspect / inspect-all', () => {
         'permitted_actions',
         'reader_guard_held',
         'route',
+        'runbook',
         'target_commit',
         'target_id',
       ]);

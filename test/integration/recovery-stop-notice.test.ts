@@ -7,6 +7,7 @@ import { designedStopErrors } from '../../src/recovery/designed-stops.js';
 import { dispatchRecovery, type DispatchDeps } from '../../src/recovery/dispatch.js';
 import type { DispatchTarget, StatusChangeDetail } from '../../src/recovery/dispatch-request.js';
 import { recoveryStopsOf } from '../../src/recovery/recovery-stops.js';
+import { runbookLinkOf } from '../../src/docs/runbook/ref.js';
 import { ESCALATION_RUNBOOK, RECOVERY_FAILURE_NOTICE_KIND } from '../../src/recovery/failure-notice.js';
 import { RECOVERY_STOP_NOTICE_KIND } from '../../src/recovery/stop-notice.js';
 import { METRICS } from '../../src/telemetry/metric-names.js';
@@ -128,6 +129,8 @@ describe('a recovery that stops for an operator is alarmed and noticed', () => {
       stop: 'Stream.Unresolvable',
       concerns: { lane: `${lane.stream}/0`, attemptId: 'a1' },
       command,
+      state: 'MAY_HAVE_COMMITTED',
+      runbook: runbookLinkOf('stream', 'MAY_HAVE_COMMITTED'),
     });
     expect(((await stores.ports.authority.get(laneKeys.head(lane))) as unknown as LaneHead).suspendedBy).toBe('a1');
     // Every execution's end reaches the dispatcher (EventBridge): there is no other, and the topic has nothing more.
@@ -189,7 +192,8 @@ describe('a recovery that stops for an operator is alarmed and noticed', () => {
       concerns: { lane: `${lane.stream}/0`, attemptId: 'c1' },
       rerun: 'recover-stream-resolve-append-resolve-crash',
       command: describe,
-      runbook: ESCALATION_RUNBOOK,
+      state: 'MAY_HAVE_COMMITTED',
+      runbook: { command: describe, page: ESCALATION_RUNBOOK },
     });
     // The automatic re-run (the fault gone) repairs the index and succeeds: counted, never noticed.
     expect(await dispatchEveryEnd(executions, target, deps, ['resolve-crash'])).toEqual([
@@ -250,7 +254,8 @@ describe('a recovery that stops for an operator is alarmed and noticed', () => {
       status: 'ABORTED',
       concerns: { invocationId },
       command: `cutpoint delivery inspect ${invocationId} --format json --aws`,
-      runbook: ESCALATION_RUNBOOK,
+      state: null,
+      runbook: { command: `cutpoint delivery inspect ${invocationId} --format json --aws`, page: ESCALATION_RUNBOOK },
     });
     await topic.expectNoMore();
     expect(outcomes(metrics)).toEqual(['failed', 'succeeded', 'timed-out', 'succeeded', 'aborted']);

@@ -36,6 +36,7 @@ describe('the notice of a recovery that failed unclassified', () => {
       notice_id: `recovery-failed.${arn('r', 'x')}`,
       flow: 'stream-resolve-append',
       execution: arn('r', 'x'),
+      execution_console: `https://eu-west-1.console.aws.amazon.com/states/home?region=eu-west-1#/v2/executions/details/${arn('r', 'x')}`,
       classification: 'unclassified',
       status: 'FAILED',
       error: 'Cutpoint.WorkerCrashed',
@@ -43,7 +44,8 @@ describe('the notice of a recovery that failed unclassified', () => {
       concerns: { lane: 'orders/3', attemptId: 'a-7' },
       rerun: 'recover-stream-resolve-append-x',
       command: 'cutpoint stream describe orders --aws',
-      runbook: ESCALATION_RUNBOOK,
+      state: 'MAY_HAVE_COMMITTED',
+      runbook: { command: 'cutpoint stream describe orders --aws', page: ESCALATION_RUNBOOK },
     });
     expect(notice.subject).toBe(
       'cutpoint: stream-resolve-append failed with Cutpoint.WorkerCrashed, unclassified (orders/3)',

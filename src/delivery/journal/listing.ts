@@ -11,6 +11,7 @@ import { targetProblems } from '../../domain/delivery/journal-invariants.js';
 import { JournalUnavailableError } from '../../domain/delivery/journal-states.js';
 import type { Ports } from '../../ports/index.js';
 import { inconsistent } from './errors.js';
+import { withRunbook } from './runbook.js';
 import { INVOCATIONS_PK, deliveryKeys, isTargetId, validateTargetId } from './keys.js';
 import {
   loadCustody,
@@ -127,17 +128,17 @@ export function recoverySummaryOf(record: InvocationRecord): RecoverySummary {
  */
 export type ActionGate = (record: InvocationRecord) => Promise<string | undefined>;
 
-/** The record's guide with the gate's hold applied. */
+/** The record's guide with the gate's hold applied, and the runbook for what is left offered. */
 async function gated<T extends RecoveryIndexItem>(
   record: InvocationRecord,
   item: T,
   gate: ActionGate | undefined,
 ): Promise<T> {
   const held = gate && (await gate(record));
-  return held === undefined ? item : { ...item, diagnostic_code: held, permitted_actions: [] };
+  return withRunbook(held === undefined ? item : { ...item, diagnostic_code: held, permitted_actions: [] });
 }
 
-/** The `inspect` document. Read-only. */
+/** The `inspect` document, with its state's `runbook`. Read-only. */
 export async function inspectInvocation(
   ports: Ports,
   invocationId: unknown,
@@ -147,7 +148,7 @@ export async function inspectInvocation(
   return gated(record, recoveryProjectionOf(recoverySummaryOf(record)), gate);
 }
 
-/** The `inspect-all` document (`retained_custody_count` = records whose state holds custody). Read-only. */
+/** The `inspect-all` document (`retained_custody_count` = records whose state holds custody), a `runbook` per item. Read-only. */
 export async function inspectAll(
   ports: Ports,
   options: { targetId?: string } = {},
@@ -155,7 +156,6 @@ export async function inspectAll(
 ): Promise<RecoveryIndex> {
   const records = await listInvocations(ports, options);
   const index = recoveryIndexOf(records.map(recoverySummaryOf));
-  if (!gate) return index;
   const byId = new Map(records.map((r) => [r.invocationId, r]));
   const items: RecoveryIndexItem[] = [];
   for (const item of index.items) items.push(await gated(byId.get(item.invocation_id)!, item, gate));

@@ -18,6 +18,7 @@ import { acquireCustody, assertCustody } from '../custody.js';
 import type { DeliveryDeps } from '../deps.js';
 import { validateSession, type InvocationRef } from '../journal/keys.js';
 import { recoverySummaryOf } from '../journal/listing.js';
+import { withRunbook } from '../journal/runbook.js';
 import {
   loadInvocationAndCustody,
   readInvocation,
@@ -210,5 +211,5 @@ export async function runRecovery(
 
 /** The recovery projection of a record (what `inspect` prints: listing.ts `inspectInvocation`, without a gate). */
 function projectionOf(record: InvocationRecord): RecoveryProjection {
-  return recoveryProjectionOf(recoverySummaryOf(record));
+  return withRunbook(recoveryProjectionOf(recoverySummaryOf(record)));
 }

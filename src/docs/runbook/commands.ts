@@ -1,4 +1,3 @@
-import { flowPlaceholder } from '../../local/asl.js';
 import type { FlowStart } from './model.js';
 
 /**
@@ -22,17 +21,4 @@ export function recoveryInput(selector: string): Pick<FlowStart, 'setup' | 'inpu
     setup: `jq -Rs --arg id "$ID" '{invocationId: $id, manifestText: ., selector: "${selector}", yes: true}' ${MANIFEST_PATH} > recovery.json`,
     input: 'file://recovery.json',
   };
-}
-
-/** `aws stepfunctions start-execution` of a flow, its ARN from the workflows stack's output. */
-export function startExecution(start: FlowStart): string {
-  const input = start.input.startsWith('file://') ? start.input : `'${start.input}'`;
-  const lines = [
-    ...(start.setup ? [start.setup] : []),
-    'aws stepfunctions start-execution \\',
-    `  --state-machine-arn "$(cp_out CutpointWorkflows ${flowPlaceholder(start.flow)})" \\`,
-    `  --name ${start.executionName} \\`,
-    `  --input ${input}`,
-  ];
-  return lines.join('\n');
 }

@@ -9,6 +9,7 @@ import {
   type RecoveryFacts,
 } from './journal-states.js';
 import type { SealedWindow } from './window.js';
+import type { RunbookLink } from '../runbook-link.js';
 
 /**
  * Names the delivery subsystem derives from identity: SQL identifiers, invocation ids,
@@ -190,6 +191,8 @@ export interface RecoveryIndexItem {
   invocation_id: string;
   permitted_actions: LiveAction[];
   route: string;
+  /** The runbook page of `state` and the one command for this item (src/delivery/journal/runbook.ts adds it). */
+  runbook?: RunbookLink;
   state: JournalState;
 }
 

@@ -11,6 +11,7 @@ import type { CapsuleV2 } from './capsule.js';
 import { governanceOf, targetCommitOf, type CapsuleRead, type Governance, type TargetCommit } from './outcome.js';
 import { replayWindowOf } from './replay-window.js';
 import { hex64 } from './shape.js';
+import type { RunbookLink } from '../runbook-link.js';
 
 /**
  * The read-only projections of quality governance (spec §7.1): `inspect`
@@ -95,6 +96,8 @@ export interface InspectProjection {
   };
   replay_window: { closed: boolean; ends_at: string | null; reason: string | null };
   route: string;
+  /** The runbook page and the one command (src/quality/runbook.ts adds it). */
+  runbook?: RunbookLink;
   schema_version: typeof PROJECTION_SCHEMA_VERSION;
   target_id: string;
   window: { end: string; start: string };
@@ -202,6 +205,8 @@ export interface IndexItem {
   permitted_actions: QualityAction[];
   reader_guard_held: boolean;
   route: string;
+  /** The runbook page and the one command (src/quality/runbook.ts adds it). */
+  runbook?: RunbookLink;
   target_commit: TargetCommit;
   target_id: string;
 }

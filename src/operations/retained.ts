@@ -1,0 +1,106 @@
+import { listInvocations } from '../delivery/journal/listing.js';
+import type { InvocationRecord } from '../delivery/journal/records.js';
+import { ValidationError } from '../domain/errors.js';
+import { holdsCustody, JOURNAL_STATES } from '../domain/delivery/journal-states.js';
+import type { Ports } from '../ports/index.js';
+import { readCapsule } from '../quality/capsule-store.js';
+
+/**
+ * The retained-items gauge (README "Alarms and dashboards"): a scheduled sweep counts, by
+ * kind and durable state, the items someone must act on, and the telemetry puts every count
+ * as the RetainedItems metric each run (src/telemetry/retained.ts) — zeros included, so an
+ * alarm on it stays in ALARM exactly while an item is retained, and a sweep that stopped
+ * leaves no data, which alarms too (infra/retained-alarms.ts). Read-only: the journal
+ * listing `delivery inspect-all` prints (checked against every invariant: an inconsistent
+ * journal fails the sweep, which pages as missing data) and the quality capsule of each
+ * operation that holds custody — one GetItem per held item, so a run is bounded by what
+ * is retained, not by history.
+ */
+
+export const RETAINED_KIND = 'cutpoint.retained-items.v1';
+
+/** A delivery custody, or a quality capsule's governance (a FAILED or pending capsule, a held reader guard). */
+export type RetainedKind = 'custody' | 'governance';
+
+/** The quality states the gauge counts (their runbook pages: docs/runbook/quality/). */
+export const RETAINED_GOVERNANCE_STATES = ['FAILED', 'TARGET_PENDING', 'READER_GUARD_HELD'] as const;
+
+/** Every (kind, state) the gauge reports, in a stable order: one metric, and one alarm, each. */
+export const RETAINED_STATES: ReadonlyArray<{ kind: RetainedKind; state: string }> = [
+  ...JOURNAL_STATES.filter(holdsCustody).map((state) => ({ kind: 'custody' as const, state })),
+  ...RETAINED_GOVERNANCE_STATES.map((state) => ({ kind: 'governance' as const, state })),
+];
+
+/**
+ * States that are never a step of a running flow: retained from the moment they are written.
+ * Every other custody state (and a held reader guard) is also where a running delivery or
+ * observation stands for a while: retained once it has not moved for `retainedAfterMinutes`.
+ */
+const AT_ONCE = new Set<string>(['INCIDENT_RETAINED', 'FAILED', 'TARGET_PENDING']);
+
+/** What the schedule passes (infra/retained-sweep.ts): longer than a delivery normally rests in one state. */
+export const DEFAULT_RETAINED_AFTER_MINUTES = 60;
+
+export interface RetainedCount {
+  kind: RetainedKind;
+  state: string;
+  count: number;
+}
+
+export interface RetainedSweepResult {
+  kind: typeof RETAINED_KIND;
+  /** The clock port's now: what `retainedAfterMinutes` is measured from. */
+  at: string;
+  retainedAfterMinutes: number;
+  /** One entry per RETAINED_STATES, zeros included. */
+  counts: RetainedCount[];
+}
+
+function afterMinutesOf(input: unknown): number {
+  const given = (input as { retainedAfterMinutes?: unknown } | null | undefined)?.retainedAfterMinutes;
+  if (!Number.isInteger(given) || (given as number) < 1 || (given as number) > 7 * 24 * 60)
+    throw new ValidationError(
+      'operations.invalid_retained_after',
+      'retainedAfterMinutes must be a whole number of minutes from 1 to 10080',
+    );
+  return given as number;
+}
+
+/** The gauge of one moment: how many items are retained in each (kind, state). Read-only. */
+export async function sweepRetained(input: unknown, ports: Ports): Promise<RetainedSweepResult> {
+  const retainedAfterMinutes = afterMinutesOf(input);
+  const now = ports.clock.now();
+  const since = (at: string): boolean => now.getTime() - Date.parse(at) >= retainedAfterMinutes * 60_000;
+  const counts = new Map(RETAINED_STATES.map(({ kind, state }) => [`${kind}/${state}`, 0]));
+  const add = (kind: RetainedKind, state: string) =>
+    counts.set(`${kind}/${state}`, counts.get(`${kind}/${state}`)! + 1);
+  for (const record of await listInvocations(ports)) {
+    if (!holdsCustody(record.state)) continue;
+    if (AT_ONCE.has(record.state) || since(record.updatedAt)) add('custody', record.state);
+    // A capsule's governance is retained with its custody (FAILED keeps it); a released operation holds none.
+    const governance = await governanceOf(ports, record, since);
+    if (governance) add('governance', governance);
+  }
+  return {
+    kind: RETAINED_KIND,
+    at: now.toISOString(),
+    retainedAfterMinutes,
+    counts: RETAINED_STATES.map(({ kind, state }) => ({ kind, state, count: counts.get(`${kind}/${state}`)! })),
+  };
+}
+
+/** The operation's retained governance, if any: a held guard (once it has not moved), else a FAILED or TARGET_PENDING capsule. */
+async function governanceOf(
+  ports: Ports,
+  record: InvocationRecord,
+  since: (at: string) => boolean,
+): Promise<(typeof RETAINED_GOVERNANCE_STATES)[number] | undefined> {
+  const capsule = await readCapsule(ports, { targetId: record.targetId, invocationId: record.invocationId });
+  if (!capsule || capsule.schema !== 2) return undefined;
+  if (capsule.reader) return since(capsule.reader.acquiredAt) ? 'READER_GUARD_HELD' : undefined;
+  if (capsule.state === 'FAILED' || capsule.state === 'TARGET_PENDING') return capsule.state;
+  return undefined;
+}
+
+/** For the alarms' texts: whether a state counts at once (true) or after retainedAfterMinutes. */
+export const countsAtOnce = (state: string): boolean => AT_ONCE.has(state);

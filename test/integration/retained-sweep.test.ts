@@ -1,0 +1,109 @@
+import { randomBytes } from 'node:crypto';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { invocationIdFrom, targetIdOf } from '../../src/domain/delivery/identifiers.js';
+import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.js';
+import { sealAuthority } from '../../src/domain/delivery/sealed-authority.js';
+import { beginInvocation } from '../../src/delivery/begin-custody.js';
+import { transition } from '../../src/delivery/journal/transition.js';
+import { sweepRetained } from '../../src/operations/retained.js';
+import type { Ports } from '../../src/ports/index.js';
+import { freshStores, type TestStores } from '../support/emulators.js';
+
+/** The retained-items gauge against DynamoDB Local: a retained custody counts 1 until its state changes, then 0. */
+
+const manifestText = `version: 1
+bindings:
+  events_ch: { kind: clickhouse, url_env: CH_URL }
+  warehouse: { kind: mssql, url_env: MSSQL_URL }
+routes:
+  daily:
+    source: { binding: events_ch, table: analytics.events, time_column: event_time, key_columns: [event_id] }
+    window: { kind: rolling, days: 1, boundary: day }
+    target: { binding: warehouse, table: dbo.events_daily, key_columns: [event_id], mode: replace_window }
+`;
+const route = selectRoute(parseManifest(manifestText, '/config/route.yaml'), 'daily');
+const WINDOW = { start: '2026-11-01T00:00:00.000Z', end: '2026-11-02T00:00:00.000Z' };
+const staging = { table: { schema: 'dbo', table: 'cutpoint_stg_x' }, objectId: '1234', owner: 'a'.repeat(64) };
+const absence = { table: staging.table, objectId: staging.objectId };
+
+let stores: TestStores;
+beforeAll(async () => {
+  stores = await freshStores();
+}, 60_000);
+
+let tables = 0;
+async function begin(ports: Ports) {
+  const invocationId = invocationIdFrom(new Uint8Array(randomBytes(16)));
+  const targetId = targetIdOf('warehouse', { schema: 'dbo', name: `retained_${process.pid}_${++tables}` });
+  const grant = await beginInvocation(ports, {
+    invocationId,
+    route: 'daily',
+    targetId,
+    sealed: sealAuthority({
+      invocationId,
+      manifestText,
+      selector: '/config/route.yaml#daily',
+      route,
+      targetIdentity: { server: 'sql-1', database: 'dwh', principal: 'cutpoint' },
+      workRoot: '/var/lib/cutpoint/work',
+      window: WINDOW,
+    }),
+    session: `s-${invocationId.slice(4, 12)}`,
+  });
+  return { ref: { targetId, invocationId }, fence: grant.fence };
+}
+
+/** The ports as seen `minutes` from now (the sweep measures retainedAfterMinutes with the clock port). */
+const later = (ports: Ports, minutes: number): Ports => ({
+  ...ports,
+  clock: { now: () => new Date(Date.now() + minutes * 60_000) },
+});
+
+const count = async (ports: Ports, state: string, input: unknown = { retainedAfterMinutes: 60 }) =>
+  (await sweepRetained(input, ports)).counts.find((c) => c.kind === 'custody' && c.state === state)!.count;
+
+describe('the retained-items sweep', () => {
+  it('counts a held custody once it has not moved for retainedAfterMinutes, until it is released; INCIDENT_RETAINED at once', async () => {
+    const { ports } = stores;
+    const held = await begin(ports);
+    // A delivery that just began is a running flow's step, not yet retained.
+    expect(await count(ports, 'EMPTY_STAGING')).toBe(0);
+    expect(await count(later(ports, 61), 'EMPTY_STAGING')).toBe(1);
+
+    const incident = await begin(ports);
+    await transition(ports, incident.ref, {
+      from: 'EMPTY_STAGING',
+      to: 'INCIDENT_RETAINED',
+      fence: incident.fence,
+      transitionId: 'contradiction',
+    });
+    expect(await count(ports, 'INCIDENT_RETAINED')).toBe(1);
+
+    // Every retained state is reported, zeros included: the alarms read absence as a stopped sweep.
+    const sweep = await sweepRetained({ retainedAfterMinutes: 60 }, later(ports, 61));
+    expect(sweep.retainedAfterMinutes).toBe(60);
+    expect(sweep.counts.filter((c) => c.count > 0)).toEqual([
+      { kind: 'custody', state: 'EMPTY_STAGING', count: 1 },
+      { kind: 'custody', state: 'INCIDENT_RETAINED', count: 1 },
+    ]);
+    expect(sweep.counts.length).toBeGreaterThanOrEqual(12);
+
+    await transition(ports, held.ref, {
+      from: 'EMPTY_STAGING',
+      to: 'RETIRED',
+      fence: held.fence,
+      transitionId: 'retire',
+      patch: { ownedStagesRecorded: true, staging, absence },
+    });
+    expect(await count(later(ports, 61), 'EMPTY_STAGING')).toBe(0);
+    expect(await count(later(ports, 61), 'INCIDENT_RETAINED')).toBe(1);
+  });
+
+  it('refuses a retainedAfterMinutes that is not a whole number of minutes from 1 to 10080, reading nothing', async () => {
+    for (const bad of [undefined, 0, -1, 1.5, '60', 10081])
+      await expect(sweepRetained({ retainedAfterMinutes: bad }, stores.ports)).rejects.toMatchObject({
+        name: 'Cutpoint.ValidationError',
+        code: 'operations.invalid_retained_after',
+      });
+  });
+});
