@@ -5,6 +5,7 @@ import { Construct } from 'constructs';
 import type { FlowEntry, StepEntry } from '../src/registry/index.js';
 import { RECOVERY_FLOWS, type RecoverySubject } from '../src/recovery/recovery-stops.js';
 import { stopStateOf } from '../src/recovery/stop-state.js';
+import { RUNBOOK_DIR } from '../src/docs/runbook/ref.js';
 import { DIMENSIONS, METRICS } from '../src/telemetry/metric-names.js';
 import { loadFlowDefinition } from './asl.js';
 import { chunks, cutpointMetric, PERIOD, stepName, sumOf } from './cutpoint-metrics.js';
@@ -49,7 +50,7 @@ export class FlowAlarms extends Construct {
     super(scope, id);
     const name = flow.name;
     this.prefix = `${namePrefix}-${name}`;
-    const open = `Open the newest failed execution of ${name} in the Step Functions console: its last event names the step, the error name and the cause.`;
+    const open = `Open the newest failed execution of ${name} in the Step Functions console: its last event names the step, the error name and the cause. ${itemsLeftBy(name)}`;
 
     const recoveryFlow = RECOVERY_FLOWS[name];
     if (flow.recovery || recoveryFlow) {
@@ -133,6 +134,18 @@ export class FlowAlarms extends Construct {
 }
 
 /** Where a recovery stop of this subject points (src/recovery/stop-state.ts, the same page and command as its notice). */
+/** Where the items a failed execution of `flow` left are listed, each with its state's runbook page and command. */
+function itemsLeftBy(flow: string): string {
+  const [subsystem, command] = flow.startsWith('stream-')
+    ? ['stream', 'cutpoint stream describe <stream> --partition <p> --aws']
+    : flow.startsWith('quality-')
+      ? ['quality', 'cutpoint quality inspect-all --aws']
+      : flow === 'commit-generation'
+        ? ['generation', 'the task id in the execution input']
+        : ['delivery', 'cutpoint delivery inspect-all --aws'];
+  return `What it left: ${command}; each item names its runbook page (${RUNBOOK_DIR}/${subsystem}/<STATE>.md).`;
+}
+
 function runbookOfStop(subject: RecoverySubject): string {
   const known = stopStateOf(subject, subject === 'invocation' ? 'Delivery.IncidentRetained' : null);
   const unknown = stopStateOf(subject, null);
