@@ -33,6 +33,8 @@ export interface CutpointStageProps {
   chunkRetentionDays?: number;
   /** How an automatic reconcile waits for an unreachable target; absent: the code's default (README "Automatic recovery"). */
   recoveryBackoff?: BackoffPolicy;
+  /** A published copy of docs/runbook (https): inspect outputs, notices and alarms link its pages; absent: repository paths. */
+  runbookBaseUrl?: string;
   /** Addresses subscribed to the operations topic every alarm notifies. */
   alarms?: { emails?: readonly string[] };
   /** The stateful resources' removal policy: RETAIN (the default), or DESTROY for a throwaway stage. */
@@ -88,6 +90,7 @@ export class CutpointStage extends Construct {
       ...(props.maintenance ? { maintenance: props.maintenance } : {}),
       ...(props.chunkRetentionDays !== undefined ? { chunkRetentionDays: props.chunkRetentionDays } : {}),
       ...(props.recoveryBackoff ? { recoveryBackoff: props.recoveryBackoff } : {}),
+      ...(props.runbookBaseUrl ? { runbookBaseUrl: props.runbookBaseUrl } : {}),
       ...(props.logRetention ? { logRetention: props.logRetention } : {}),
     });
     // The workflows import the stateful stack's exports by name, which CDK cannot see.

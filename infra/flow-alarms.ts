@@ -17,6 +17,8 @@ export interface FlowAlarmsProps {
   functions: ReadonlyMap<string, IFunction>;
   /** What the alarm names start with (infra/operations-stack.ts): `CutpointWorkflows-ops`. */
   namePrefix: string;
+  /** Where the runbook pages are (the stage's runbookBaseUrl); absent: the repository path. */
+  runbookBase?: string;
 }
 
 /**
@@ -46,11 +48,15 @@ export class FlowAlarms extends Construct {
   readonly alarms: Alarm[] = [];
   private readonly prefix: string;
 
-  constructor(scope: Construct, id: string, { flow, stateMachine, functions, namePrefix }: FlowAlarmsProps) {
+  constructor(
+    scope: Construct,
+    id: string,
+    { flow, stateMachine, functions, namePrefix, runbookBase = RUNBOOK_DIR }: FlowAlarmsProps,
+  ) {
     super(scope, id);
     const name = flow.name;
     this.prefix = `${namePrefix}-${name}`;
-    const open = `Open the newest failed execution of ${name} in the Step Functions console: its last event names the step, the error name and the cause. ${itemsLeftBy(name)}`;
+    const open = `Open the newest failed execution of ${name} in the Step Functions console: its last event names the step, the error name and the cause. ${itemsLeftBy(name, runbookBase)}`;
 
     const recoveryFlow = RECOVERY_FLOWS[name];
     if (flow.recovery || recoveryFlow) {
@@ -77,7 +83,7 @@ export class FlowAlarms extends Construct {
       this.alarm(
         'recovery-stopped',
         cutpointMetric(METRICS.executionOutcome, { [DIMENSIONS.flow]: name, [DIMENSIONS.outcome]: 'recovery-stopped' }),
-        `${name}: a recovery execution ended in a designed stop that needs an operator (Fail state ${paging.join(', ')}): the ${recoveryFlow.subject} it works on is not recovered. The incident topic has a notice naming the execution, the ${recoveryFlow.subject}, the error, the state and the one command that resolves it (README "Recovery stops"). ${runbookOfStop(recoveryFlow.subject)} ${open}`,
+        `${name}: a recovery execution ended in a designed stop that needs an operator (Fail state ${paging.join(', ')}): the ${recoveryFlow.subject} it works on is not recovered. The incident topic has a notice naming the execution, the ${recoveryFlow.subject}, the error, the state and the one command that resolves it (README "Recovery stops"). ${runbookOfStop(recoveryFlow.subject, runbookBase)} ${open}`,
       );
     }
     const timedOutNoticed = recoveryFlow
@@ -135,7 +141,7 @@ export class FlowAlarms extends Construct {
 
 /** Where a recovery stop of this subject points (src/recovery/stop-state.ts, the same page and command as its notice). */
 /** Where the items a failed execution of `flow` left are listed, each with its state's runbook page and command. */
-function itemsLeftBy(flow: string): string {
+function itemsLeftBy(flow: string, base: string): string {
   const [subsystem, command] = flow.startsWith('stream-')
     ? ['stream', 'cutpoint stream describe <stream> --partition <p> --aws']
     : flow.startsWith('quality-')
@@ -143,12 +149,12 @@ function itemsLeftBy(flow: string): string {
       : flow === 'commit-generation'
         ? ['generation', 'the task id in the execution input']
         : ['delivery', 'cutpoint delivery inspect-all --aws'];
-  return `What it left: ${command}; each item names its runbook page (${RUNBOOK_DIR}/${subsystem}/<STATE>.md).`;
+  return `What it left: ${command}; each item names its runbook page (${base}/${subsystem}/<STATE>.md).`;
 }
 
-function runbookOfStop(subject: RecoverySubject): string {
-  const known = stopStateOf(subject, subject === 'invocation' ? 'Delivery.IncidentRetained' : null);
-  const unknown = stopStateOf(subject, null);
+function runbookOfStop(subject: RecoverySubject, base: string): string {
+  const known = stopStateOf(subject, subject === 'invocation' ? 'Delivery.IncidentRetained' : null, base);
+  const unknown = stopStateOf(subject, null, base);
   if (known.state === unknown.state)
     return `The stop leaves ${known.state}: runbook ${known.runbook.page}; then: ${known.runbook.command}.`;
   return `INCIDENT_RETAINED: runbook ${known.runbook.page}; then: ${known.runbook.command}. Any other stop: ${unknown.runbook.command} shows the state, whose page it names (${unknown.runbook.page}).`;

@@ -23,6 +23,8 @@ export interface OperationsStackProps {
   namePrefix: string;
   /** The sweep's retainedAfterMinutes (its alarms' texts say when a state counts). */
   retainedAfterMinutes: number;
+  /** Where the alarm texts' runbook pages are (the stage's runbookBaseUrl); absent: the repository path. */
+  runbookBase?: string;
 }
 
 /**
@@ -42,7 +44,7 @@ export class OperationsStack extends NestedStack {
   constructor(
     scope: Construct,
     id: string,
-    { flows, functions, tableName, namePrefix, retainedAfterMinutes }: OperationsStackProps,
+    { flows, functions, tableName, namePrefix, retainedAfterMinutes, runbookBase }: OperationsStackProps,
   ) {
     super(scope, id, {
       description: `cutpoint: alarms and the operations dashboard (${namePrefix}-*)`,
@@ -50,11 +52,21 @@ export class OperationsStack extends NestedStack {
       suppressTemplateIndentation: true,
     });
     for (const { flow, stateMachine } of flows)
-      new FlowAlarms(this, `${pascal(flow.name)}Alarms`, { flow, stateMachine, functions, namePrefix });
+      new FlowAlarms(this, `${pascal(flow.name)}Alarms`, {
+        flow,
+        stateMachine,
+        functions,
+        namePrefix,
+        ...(runbookBase ? { runbookBase } : {}),
+      });
     new StepTimeoutAlarms(this, 'StepTimeoutAlarms', { functions, namePrefix });
     new RecoveryOutcomeAlarms(this, 'RecoveryOutcomeAlarms', { namePrefix });
     new TableAlarms(this, 'AuthorityTableAlarms', { tableName, namePrefix });
-    new RetainedAlarms(this, 'RetainedAlarms', { namePrefix, retainedAfterMinutes });
+    new RetainedAlarms(this, 'RetainedAlarms', {
+      namePrefix,
+      retainedAfterMinutes,
+      ...(runbookBase ? { runbookBase } : {}),
+    });
     this.dashboard = new FlowDashboard(this, 'Dashboard', { flows, functions, namePrefix });
   }
 }

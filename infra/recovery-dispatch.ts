@@ -18,6 +18,7 @@ import { lambdaBundling } from './bundling.js';
 import { grantHistoryKey } from './history-key.js';
 import { acknowledgeWildcardResource } from './nag.js';
 import { REPO_ROOT } from '../src/local/asl.js';
+import { RUNBOOK_BASE_URL_ENV } from '../src/docs/runbook/ref.js';
 import { repoPath } from './repo.js';
 import { TargetDeadLetterQueue } from './recovery-dispatch-queue.js';
 import { incidentTopicStatements, type DataArns } from './step-policy.js';
@@ -32,6 +33,8 @@ export interface RecoveryDispatchProps {
   historyKey: IKey;
   /** The incident topic a recovery that stopped for an operator is published to (sns:Publish on it only). */
   incident: Pick<DataArns, 'incidentTopicArn' | 'incidentKeyArn'>;
+  /** A published copy of docs/runbook: the notices link there (CUTPOINT_RUNBOOK_BASE_URL). */
+  runbookBaseUrl?: string;
 }
 
 /**
@@ -58,7 +61,7 @@ export class RecoveryDispatch extends Construct {
   constructor(
     scope: Construct,
     id: string,
-    { flows, stateMachines, logRetention, historyKey, incident }: RecoveryDispatchProps,
+    { flows, stateMachines, logRetention, historyKey, incident, runbookBaseUrl }: RecoveryDispatchProps,
   ) {
     super(scope, id);
     const machine = (name: string): StateMachine => {
@@ -79,7 +82,7 @@ export class RecoveryDispatch extends Construct {
     this.deadLetters = new TargetDeadLetterQueue(this, 'DeadLetters', {
       purpose: 'execution status changes the recovery dispatcher could not take or act on',
     });
-    this.fn = this.dispatcher(logRetention, incident.incidentTopicArn);
+    this.fn = this.dispatcher(logRetention, incident.incidentTopicArn, runbookBaseUrl);
     this.grant(flows, machine, historyKey);
     for (const statement of incidentTopicStatements(incident)) this.fn.addToRolePolicy(statement);
 
@@ -121,7 +124,7 @@ export class RecoveryDispatch extends Construct {
     }
   }
 
-  private dispatcher(logRetention: RetentionDays, incidentTopicArn: string): NodejsFunction {
+  private dispatcher(logRetention: RetentionDays, incidentTopicArn: string, runbookBaseUrl?: string): NodejsFunction {
     const logGroup = new LogGroup(this, 'Logs', { retention: logRetention, removalPolicy: RemovalPolicy.RETAIN });
     const role = new Role(this, 'Role', {
       assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
@@ -146,7 +149,11 @@ export class RecoveryDispatch extends Construct {
       retryAttempts: 2,
       maxEventAge: Duration.hours(6),
       deadLetterQueue: this.deadLetters.queue,
-      environment: { NODE_OPTIONS: '--enable-source-maps', [INCIDENT_TOPIC_ENV]: incidentTopicArn },
+      environment: {
+        NODE_OPTIONS: '--enable-source-maps',
+        [INCIDENT_TOPIC_ENV]: incidentTopicArn,
+        ...(runbookBaseUrl ? { [RUNBOOK_BASE_URL_ENV]: runbookBaseUrl } : {}),
+      },
       bundling: lambdaBundling(),
     });
     acknowledgeWildcardResource(

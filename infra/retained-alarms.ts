@@ -20,8 +20,13 @@ export const LIST_COMMAND: Record<RetainedKind, string> = {
 };
 
 /** The description of one retained state's alarm: what holds, the page, how to find the item, the one command. */
-export function retainedDescription(kind: RetainedKind, state: string, retainedAfterMinutes: number): string {
-  const { page, command } = runbookLinkOf(SUBSYSTEM[kind], state);
+export function retainedDescription(
+  kind: RetainedKind,
+  state: string,
+  retainedAfterMinutes: number,
+  base?: string,
+): string {
+  const { page, command } = runbookLinkOf(SUBSYSTEM[kind], state, base === undefined ? {} : { base });
   const when = countsAtOnce(state)
     ? 'from the moment it is written'
     : `once it has not moved for ${retainedAfterMinutes} minutes`;
@@ -47,14 +52,18 @@ export class RetainedAlarms extends Construct {
   constructor(
     scope: Construct,
     id: string,
-    { namePrefix, retainedAfterMinutes }: { namePrefix: string; retainedAfterMinutes: number },
+    {
+      namePrefix,
+      retainedAfterMinutes,
+      runbookBase,
+    }: { namePrefix: string; retainedAfterMinutes: number; runbookBase?: string },
   ) {
     super(scope, id);
     this.alarms = RETAINED_STATES.map(
       ({ kind, state }) =>
         new Alarm(this, `${kind}-${state}`, {
           alarmName: `${namePrefix}-retained-${kind}-${state.toLowerCase().replace(/_/g, '-')}`,
-          alarmDescription: retainedDescription(kind, state, retainedAfterMinutes),
+          alarmDescription: retainedDescription(kind, state, retainedAfterMinutes, runbookBase),
           metric: new Metric({
             namespace: METRIC_NAMESPACE,
             metricName: METRICS.retainedItems,

@@ -33,6 +33,7 @@ const StageSettings = z.strictObject({
   gcGrace: z.string().optional(),
   chunkRetentionDays: z.union([z.number(), z.string()]).optional(),
   recoveryBackoff: z.union([z.record(z.string(), z.number()), z.string()]).optional(),
+  runbookBaseUrl: z.string().optional(),
   alarmEmails: list.optional(),
   removalPolicy: z.enum(['retain', 'destroy']).optional(),
 });
@@ -114,6 +115,7 @@ function stageProps(name: string, settings: StageSettings, context: ContextGette
   const secretPrefix = get('cutpoint:secretPrefix');
   const retention = get('cutpoint:chunkRetentionDays');
   const backoff = get('cutpoint:recoveryBackoff');
+  const runbookUrl = get('cutpoint:runbookBaseUrl');
   const emails = get('cutpoint:alarmEmails');
   const removal = get('cutpoint:removalPolicy');
   if (removal !== undefined && removal !== 'retain' && removal !== 'destroy')
@@ -126,10 +128,22 @@ function stageProps(name: string, settings: StageSettings, context: ContextGette
     ...(maintenance ? { maintenance } : {}),
     ...(retention !== undefined ? { chunkRetentionDays: retentionSetting(retention) } : {}),
     ...(backoff !== undefined ? { recoveryBackoff: parseBackoffPolicy(backoff) } : {}),
+    ...(runbookUrl !== undefined ? { runbookBaseUrl: runbookUrlSetting(runbookUrl) } : {}),
     ...(secretPrefix !== undefined ? { secretPrefix: secretPrefixSetting(secretPrefix) } : {}),
     ...(emails !== undefined ? { alarms: { emails: emailsOf(emails) } } : {}),
     ...(removal === 'destroy' ? { removalPolicy: RemovalPolicy.DESTROY } : {}),
   };
+}
+
+function runbookUrlSetting(value: unknown): string {
+  const text = String(value).trim();
+  const url = URL.canParse(text) ? new URL(text) : undefined;
+  if (!url || url.protocol !== 'https:' || url.search || url.hash)
+    throw new ConfigError(
+      'infra.runbook_base_url_invalid',
+      'cutpoint:runbookBaseUrl must be an https URL of a published copy of docs/runbook, without query or fragment',
+    );
+  return text.replace(/\/+$/, '');
 }
 
 function retentionSetting(value: unknown): number {

@@ -14,6 +14,7 @@ import { loadFlowDefinition } from './asl.js';
 import type { DeliverySecretsConfig, NetworkConfig } from './app-context.js';
 import { Flow } from './flow.js';
 import { executionHistoryKey } from './history-key.js';
+import { runbookBase, RUNBOOK_BASE_URL_ENV } from '../src/docs/runbook/ref.js';
 import { FlowSchedule } from './flow-schedule.js';
 import type { MaintenanceConfig } from './maintenance-schedule.js';
 import { interfaceServicesFor, PrivateNetwork } from './network.js';
@@ -46,6 +47,8 @@ export interface WorkflowsStackProps extends StackProps {
   chunkRetentionDays?: number;
   /** How an automatic reconcile waits for its target (CUTPOINT_RECOVERY_BACKOFF); absent: the code's default. */
   recoveryBackoff?: BackoffPolicy;
+  /** A published copy of docs/runbook (CUTPOINT_RUNBOOK_BASE_URL): outputs, notices and alarms link there; absent: repository paths. */
+  runbookBaseUrl?: string;
 }
 
 /**
@@ -89,6 +92,7 @@ export class CutpointWorkflowsStack extends Stack {
     const gcSteps = new Set(loadFlowDefinition('stream-gc').steps.map((s) => s.placeholder));
     // Deploy-time settings of single steps, as their environment.
     const settingsOf = (step: (typeof STEPS)[number]): Record<string, string> => ({
+      ...(props.runbookBaseUrl ? { [RUNBOOK_BASE_URL_ENV]: props.runbookBaseUrl } : {}),
       ...(props.gcGrace && gcSteps.has(step.placeholder) ? { CUTPOINT_GC_GRACE: props.gcGrace } : {}),
       ...(props.recoveryBackoff && step.handler === 'delivery/probe-target'
         ? { CUTPOINT_RECOVERY_BACKOFF: JSON.stringify(props.recoveryBackoff) }
@@ -159,6 +163,7 @@ export class CutpointWorkflowsStack extends Stack {
       logRetention,
       historyKey,
       incident: props.stateful,
+      ...(props.runbookBaseUrl ? { runbookBaseUrl: props.runbookBaseUrl } : {}),
     });
 
     // Alarms per flow, step, recovery outcome and on the authority table, one dashboard: in a
@@ -170,6 +175,7 @@ export class CutpointWorkflowsStack extends Stack {
       tableName: props.stateful.tableName,
       namePrefix: `${this.stackName}-ops`,
       retainedAfterMinutes: DEFAULT_RETAINED_AFTER_MINUTES,
+      ...(props.runbookBaseUrl ? { runbookBase: runbookBase({ [RUNBOOK_BASE_URL_ENV]: props.runbookBaseUrl }) } : {}),
     });
     Aspects.of(this).add(
       new AlarmActions(Topic.fromTopicArn(this, 'OperationsTopic', props.stateful.operationsTopicArn)),

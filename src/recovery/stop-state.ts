@@ -17,18 +17,19 @@ export interface StopState {
  * journal state only `delivery inspect` can tell: state null, the runbook's escalation and
  * that inspect command (src/docs/runbook/render.ts ESCALATION).
  */
-export function stopStateOf(subject: RecoverySubject, error: string | null | undefined): StopState {
+export function stopStateOf(subject: RecoverySubject, error: string | null | undefined, base?: string): StopState {
+  const at = base === undefined ? {} : { base };
   switch (subject) {
     case 'lane':
-      return { state: 'MAY_HAVE_COMMITTED', runbook: runbookLinkOf('stream', 'MAY_HAVE_COMMITTED') };
+      return { state: 'MAY_HAVE_COMMITTED', runbook: runbookLinkOf('stream', 'MAY_HAVE_COMMITTED', at) };
     case 'task':
-      return { state: 'PREPARED', runbook: runbookLinkOf('generation', 'PREPARED') };
+      return { state: 'PREPARED', runbook: runbookLinkOf('generation', 'PREPARED', at) };
     case 'invocation':
       return error === 'Delivery.IncidentRetained'
-        ? { state: 'INCIDENT_RETAINED', runbook: runbookLinkOf('delivery', 'INCIDENT_RETAINED') }
+        ? { state: 'INCIDENT_RETAINED', runbook: runbookLinkOf('delivery', 'INCIDENT_RETAINED', at) }
         : {
             state: null,
-            runbook: { command: runbookPage('delivery', 'INCIDENT_RETAINED').inspect, page: escalationPageOf() },
+            runbook: { command: runbookPage('delivery', 'INCIDENT_RETAINED').inspect, page: escalationPageOf(base) },
           };
   }
 }

@@ -60,6 +60,7 @@ const FULL: StageSettings = {
   gcGrace: '6h',
   chunkRetentionDays: 30,
   recoveryBackoff: { attempts: 5, firstWaitSeconds: 10, maxWaitSeconds: 120, totalSeconds: 1800 },
+  runbookBaseUrl: 'https://runbooks.example.com/cutpoint/',
   alarmEmails: ['oncall@example.com'],
 };
 
@@ -144,6 +145,16 @@ describe('deploy settings that persist (cutpoint.config.json)', () => {
     expect(JSON.stringify(templateOf(fromFile.stateful))).toContain('oncall@example.com');
     expect(workflows).toContain('{\\"retentionDays\\":30}');
     expect(workflows).toContain('CUTPOINT_RECOVERY_BACKOFF');
+    // The runbook base: on the functions (outputs, notices) and in every alarm text that names a page.
+    expect(workflows).toContain('"CUTPOINT_RUNBOOK_BASE_URL":"https://runbooks.example.com/cutpoint"');
+    const operations = fromFile.stages[0]!.workflows.operations;
+    const texts = Object.values(templateOf(operations).Resources)
+      .filter((r) => r.Type === 'AWS::CloudWatch::Alarm')
+      .map((r) => String(r.Properties?.AlarmDescription));
+    const naming = texts.filter((t) => t.includes('<STATE>.md') || t.includes('Runbook:'));
+    expect(naming.length).toBeGreaterThan(10);
+    for (const t of naming) expect(t).toContain('https://runbooks.example.com/cutpoint/');
+    for (const t of texts) expect(t).not.toContain('docs/runbook/');
   });
 
   it("resources per template in the fullest shape, of either stage: each stack and each nested stack under 80 % of CloudFormation's 500", () => {

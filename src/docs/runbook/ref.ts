@@ -36,9 +36,9 @@ export function runbookPage(subsystem: Subsystem, state: string): RunbookPage {
 
 /**
  * The runbook's base: the setting's URL (trailing slashes dropped) or the repository path.
- * The one place the setting is read, from the process's environment (a CLI run, a function
- * whose environment sets it); infra passes it to no function yet, so alarms and notices
- * name repository paths unless it is set there.
+ * The one place the setting is read: from the process's environment (a CLI run; a deployed
+ * function, whose environment the stage's `runbookBaseUrl` sets), or from the value infra
+ * passes for the alarm texts. Unset, pages are named by their repository paths.
  */
 export function runbookBase(env: Readonly<Record<string, string | undefined>> = process.env): string {
   const url = env[RUNBOOK_BASE_URL_ENV]?.trim().replace(/\/+$/, '');
