@@ -141,6 +141,8 @@ export async function beginInvocation(ports: Ports, request: BeginRequest): Prom
       },
       { kind: 'put', item: { ...deliveryKeys.invocation(targetId, invocationId), ...record }, expect: 'absent' },
       { kind: 'put', item: { ...deliveryKeys.pointer(invocationId), targetId, route }, expect: 'absent' },
+      // Held until its terminal transition deletes it (journal/keys.ts): the held custodies, listed without a scan.
+      { kind: 'put', item: { ...deliveryKeys.held(invocationId), targetId, since: at }, expect: 'absent' },
       { kind: 'put', item: { ...deliveryKeys.journalRecord(invocationId, 1), ...entry }, expect: 'absent' },
       { kind: 'put', item: { ...deliveryKeys.journalClaim(invocationId, BEGIN_ID), seq: 1 }, expect: 'absent' },
       ...extra,

@@ -1,5 +1,6 @@
-import { listInvocations } from '../delivery/journal/listing.js';
-import type { InvocationRecord } from '../delivery/journal/records.js';
+import { deliveryKeys, HELD_PK } from '../delivery/journal/keys.js';
+import { inconsistent } from '../delivery/journal/errors.js';
+import { read, readInvocation, type InvocationRecord } from '../delivery/journal/records.js';
 import { ValidationError } from '../domain/errors.js';
 import { holdsCustody, JOURNAL_STATES } from '../domain/delivery/journal-states.js';
 import type { Ports } from '../ports/index.js';
@@ -10,11 +11,12 @@ import { readCapsule } from '../quality/capsule-store.js';
  * kind and durable state, the items someone must act on, and the telemetry puts every count
  * as the RetainedItems metric each run (src/telemetry/retained.ts) — zeros included, so an
  * alarm on it stays in ALARM exactly while an item is retained, and a sweep that stopped
- * leaves no data, which alarms too (infra/retained-alarms.ts). Read-only: the journal
- * listing `delivery inspect-all` prints (checked against every invariant: an inconsistent
- * journal fails the sweep, which pages as missing data) and the quality capsule of each
- * operation that holds custody — one GetItem per held item, so a run is bounded by what
- * is retained, not by history.
+ * leaves no data, which alarms too (infra/retained-alarms.ts). Read-only: the held index
+ * (`delivery#held`, journal/keys.ts: one item per invocation holding custody, written by
+ * begin and deleted by the terminal transition), each held invocation's record (validated
+ * as read: a malformed one fails the sweep, which pages as missing data) and its quality
+ * capsule — a Query page per 100 held items and two GetItems each, so a run is bounded by
+ * what is held (at most one invocation per target), never by history.
  */
 
 export const RETAINED_KIND = 'cutpoint.retained-items.v1';
@@ -74,7 +76,7 @@ export async function sweepRetained(input: unknown, ports: Ports): Promise<Retai
   const counts = new Map(RETAINED_STATES.map(({ kind, state }) => [`${kind}/${state}`, 0]));
   const add = (kind: RetainedKind, state: string) =>
     counts.set(`${kind}/${state}`, counts.get(`${kind}/${state}`)! + 1);
-  for (const record of await listInvocations(ports)) {
+  for (const record of await heldInvocations(ports)) {
     if (!holdsCustody(record.state)) continue;
     if (AT_ONCE.has(record.state) || since(record.updatedAt)) add('custody', record.state);
     // A capsule's governance is retained with its custody (FAILED keeps it); a released operation holds none.
@@ -88,6 +90,27 @@ export async function sweepRetained(input: unknown, ports: Ports): Promise<Retai
     counts: RETAINED_STATES.map(({ kind, state }) => ({ kind, state, count: counts.get(`${kind}/${state}`)! })),
   };
 }
+
+/** Every invocation holding custody now, from the held index (pages of 100). */
+async function heldInvocations(ports: Ports): Promise<InvocationRecord[]> {
+  const records: InvocationRecord[] = [];
+  for (let after: string | undefined, more = true; more;) {
+    const page = await read(() =>
+      ports.authority.query(HELD_PK, 'inv#', { limit: HELD_PAGE, ...(after ? { startAfterSk: after } : {}) }),
+    );
+    for (const item of page) {
+      const invocationId = item.sk.slice('inv#'.length);
+      if (item.sk !== deliveryKeys.held(invocationId).sk || typeof item.targetId !== 'string')
+        throw inconsistent('a held-index item is malformed');
+      records.push(await readInvocation(ports, { targetId: item.targetId, invocationId }));
+    }
+    more = page.length === HELD_PAGE;
+    after = page.at(-1)?.sk;
+  }
+  return records;
+}
+
+const HELD_PAGE = 100;
 
 /** The operation's retained governance, if any: a held guard (once it has not moved), else a FAILED or TARGET_PENDING capsule. */
 async function governanceOf(

@@ -19,6 +19,7 @@ import { workRootOf } from '../../src/delivery/steps/common.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/local/embedded-postgres.js';
 import type { Ports } from '../../src/ports/index.js';
 import { TRANSACTION_MODE } from '../../src/delivery/transaction-mode.js';
+import { runbookLinkOf } from '../../src/docs/runbook/ref.js';
 
 /**
  * `cutpoint delivery …` as an operator runs it (seed 004): the CLI against a local
@@ -260,6 +261,8 @@ describe('cutpoint delivery', () => {
         diagnostic_code: 'delivery.publication_unknown',
         permitted_actions: ['reconcile'],
         holds_custody: true,
+        // The state's runbook page and the command it gives for the first permitted action.
+        runbook: runbookLinkOf('delivery', 'PUBLICATION_UNKNOWN', { permitted: ['reconcile'] }),
       });
       expect(await inspect(unrecorded)).toEqual({
         ...base,
@@ -268,6 +271,7 @@ describe('cutpoint delivery', () => {
         diagnostic_code: 'delivery.empty_staging',
         permitted_actions: ['retire'],
         holds_custody: true,
+        runbook: runbookLinkOf('delivery', 'EMPTY_STAGING', { permitted: ['retire'] }),
       });
       expect(await inspect(emptyStage)).toMatchObject({
         state: 'EMPTY_STAGING',
@@ -300,6 +304,7 @@ describe('cutpoint delivery', () => {
         permitted_actions: [],
         route: 'daily',
         state: 'RETIRED',
+        runbook: runbookLinkOf('delivery', 'RETIRED', { permitted: [] }),
       });
 
       const one = json(await cutpoint(['delivery', 'inspect-all', '--target', unknown.targetId, '--format', 'json']));

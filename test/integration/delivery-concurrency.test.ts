@@ -266,9 +266,9 @@ describe('two concurrent invocations on one target: exactly one holds custody', 
     });
     const after = await scanTable(world.stores.config);
     for (const id of ids.filter((i) => i !== grant.invocationId)) expect(itemsMentioning(after, id)).toEqual([]);
-    // Exactly the winner's begin transaction was added: custody, record, pointer, journal record and claim.
+    // Exactly the winner's begin transaction was added: custody, record, pointer, held-index item, journal record and claim.
     const added = (JSON.parse(after) as unknown[]).length - (JSON.parse(before) as unknown[]).length;
-    expect(added).toBe(5);
+    expect(added).toBe(6);
     // A late ninth invocation is refused the same way while the winner holds custody.
     await expect(begin(beginInput(newInvocationId(), route), deps)).rejects.toMatchObject({
       name: 'Delivery.CustodyHeld',

@@ -99,6 +99,43 @@ describe('the retained-items sweep', () => {
     expect(await count(later(ports, 61), 'INCIDENT_RETAINED')).toBe(1);
   });
 
+  it('reads only what is held: finished invocations, however many, cost the sweep nothing', async () => {
+    const fresh = await freshStores();
+    const reads: string[] = [];
+    const counting: Ports = {
+      ...fresh.ports,
+      authority: {
+        ...fresh.ports.authority,
+        get: (key) => (reads.push(`get ${key.pk}`), fresh.ports.authority.get(key)),
+        query: (pk, prefix, options) => (reads.push(`query ${pk}`), fresh.ports.authority.query(pk, prefix, options)),
+        getTogether: (keys) => (reads.push('getTogether'), fresh.ports.authority.getTogether(keys)),
+        describeBinding: () => fresh.ports.authority.describeBinding(),
+        put: (...a) => fresh.ports.authority.put(...a),
+        update: (...a) => fresh.ports.authority.update(...a),
+        delete: (...a) => fresh.ports.authority.delete(...a),
+        transact: (...a) => fresh.ports.authority.transact(...a),
+      },
+    };
+    for (let i = 0; i < 5; i++) {
+      const done = await begin(fresh.ports);
+      await transition(fresh.ports, done.ref, {
+        from: 'EMPTY_STAGING',
+        to: 'RETIRED',
+        fence: done.fence,
+        transitionId: 'retire',
+        patch: { ownedStagesRecorded: true, staging, absence },
+      });
+    }
+    const held = await begin(fresh.ports);
+    await sweepRetained({ retainedAfterMinutes: 60 }, later(counting, 61));
+    // One page of the held index, then the one held invocation's record and its capsule.
+    expect(reads).toEqual([
+      'query delivery#held',
+      `get delivery#${held.ref.targetId}`,
+      `get quality#${held.ref.targetId}`,
+    ]);
+  });
+
   it('refuses a retainedAfterMinutes that is not a whole number of minutes from 1 to 10080, reading nothing', async () => {
     for (const bad of [undefined, 0, -1, 1.5, '60', 10081])
       await expect(sweepRetained({ retainedAfterMinutes: bad }, stores.ports)).rejects.toMatchObject({

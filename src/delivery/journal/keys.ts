@@ -23,6 +23,9 @@ import { DELIVERY_CUT_POINTS } from '../cut-points.js';
  *   parts#<invocationId>    part#<6 digits>      one part's head: its receipts' running totals and
  *                                                digest, EOF, the last chunk (src/delivery/parts/)
  *   parts#<invocationId>    batch#<part>#<k>     the receipts of the part's chunks 16k..16k+15
+ *   delivery#held           inv#<invocationId>   an invocation holding its target's custody: written by
+ *                                                begin, deleted by the terminal transition (what the
+ *                                                retained-items sweep reads: src/operations/retained.ts)
  *   delivery#released       at#<releasedAt>#<id> a finished invocation whose work objects are not yet
  *                                                expired: written by its terminal transition, deleted by
  *                                                delivery-expire once they are (src/delivery/expiry/)
@@ -108,6 +111,7 @@ const SEQ_WIDTH = 12; // authority/journal.ts
 const pad6 = (n: number): string => String(n).padStart(6, '0');
 export const INVOCATIONS_PK = 'delivery#invocations';
 export const RELEASED_PK = 'delivery#released';
+export const HELD_PK = 'delivery#held';
 /** The released index's sort keys: `at#<releasedAt ISO-8601>#<invocationId>`, in release order. */
 export const RELEASED_SK_PREFIX = 'at#';
 
@@ -129,6 +133,7 @@ export const deliveryKeys = {
     pk: `journal#${invocationId}`,
     sk: `tx#${transitionId}`,
   }),
+  held: (invocationId: string): ItemKey => ({ pk: HELD_PK, sk: `inv#${invocationId}` }),
   released: (releasedAt: string, invocationId: string): ItemKey => ({
     pk: RELEASED_PK,
     sk: `${RELEASED_SK_PREFIX}${releasedAt}#${invocationId}`,

@@ -102,7 +102,7 @@ export async function transition(
       if (invocation.state !== from) throw new JournalStateConflictError(target.invocationId, invocation.state, from);
       const facts = mergeFacts(invocation.facts, patch);
       assertPreconditions(to, facts);
-      const legs = [...(request.legs ?? []), ...(terminal ? [releasedLeg(invocation, to, at)] : [])];
+      const legs = [...(request.legs ?? []), ...(terminal ? releasedLegs(invocation, to, at) : [])];
       return {
         set: { state: to, facts },
         custody: terminal ? custodyReleaseLeg(custody, at) : custodyGuardLeg(custody),
@@ -114,17 +114,21 @@ export async function transition(
 }
 
 /**
- * A finished invocation's entry in the released index (journal/keys.ts), written with its
- * terminal transition: what delivery-expire walks to delete its work objects once they are
- * past retention (src/domain/delivery/work-objects.ts).
+ * What a terminal transition moves besides the journal and custody (journal/keys.ts): the
+ * invocation leaves the held index (its item, written once by begin, is at version 1) and
+ * enters the released index, which delivery-expire walks to delete its work objects once
+ * they are past retention (src/domain/delivery/work-objects.ts).
  */
-function releasedLeg(invocation: InvocationRecord, state: JournalState, at: string): TransactionLeg {
+function releasedLegs(invocation: InvocationRecord, state: JournalState, at: string): TransactionLeg[] {
   const { invocationId, targetId, route } = invocation;
-  return {
-    kind: 'put',
-    item: { ...deliveryKeys.released(at, invocationId), invocationId, targetId, route, state, releasedAt: at },
-    expect: 'absent',
-  };
+  return [
+    { kind: 'delete', key: deliveryKeys.held(invocationId), expect: { version: 1 } },
+    {
+      kind: 'put',
+      item: { ...deliveryKeys.released(at, invocationId), invocationId, targetId, route, state, releasedAt: at },
+      expect: 'absent',
+    },
+  ];
 }
 
 export interface FactsRequest {
