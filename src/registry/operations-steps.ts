@@ -1,8 +1,7 @@
 /**
  * Operations across subsystems: the retained-items sweep (src/operations/retained.ts),
  * invoked by an EventBridge schedule (infra/retained-sweep.ts), not by a flow. Read-only:
- * the journal listing (Query) and each held operation's record, custody and capsule
- * (GetItem); its metric leaves through the telemetry's EMF logs, so it needs no
+ * the held index (Query) and each held invocation's record and capsule (GetItem); its metric leaves through the telemetry's EMF logs, so it needs no
  * cloudwatch:PutMetricData.
  */
 import { stepEntry, type StepEntry } from './step-entry.js';
@@ -23,5 +22,6 @@ export const OPERATIONS_ENTRIES: StepEntry[] = [
     ],
     timeoutSeconds: 120,
     memoryMB: 256,
+    invokedBy: 'schedule',
   }),
 ];

@@ -62,6 +62,12 @@ export interface StepSpec {
   memoryMB: number;
   /** The cut points its use case can cross, in order; `[]` when it crosses none. */
   cutPoints: StepCutPoints;
+  /**
+   * `schedule`: an EventBridge schedule invokes the function directly, no flow's Task does
+   * (the retained-items sweep); absent: it is a Task of some flow (statemachines/asl.test.ts
+   * holds both).
+   */
+  invokedBy?: 'schedule';
 }
 
 export interface StepEntry extends StepSpec {
