@@ -100,7 +100,7 @@ export async function transition(
     plan: ({ invocation, custody, at }) => {
       requireFence(target, custody, fence);
       if (invocation.state !== from) throw new JournalStateConflictError(target.invocationId, invocation.state, from);
-      const facts = mergeFacts(invocation.facts, patch);
+      const facts = mergeFacts(factsLeaving(from, invocation.facts), patch);
       assertPreconditions(to, facts);
       const legs = [...(request.legs ?? []), ...(terminal ? [releasedLeg(invocation, to, at)] : [])];
       return {
@@ -111,6 +111,18 @@ export async function transition(
       };
     },
   });
+}
+
+/**
+ * The facts a transition out of `from` starts from: the continuation proof is
+ * PARTIAL_PROVED's alone (journal-states.ts RecoveryFacts.continuable), proved by the
+ * observation that entered it, so every way out drops it and a later PARTIAL_PROVED
+ * journals its own.
+ */
+function factsLeaving(from: JournalState, facts: DeliveryFacts): DeliveryFacts {
+  if (from !== 'PARTIAL_PROVED' || facts.continuable === undefined) return facts;
+  const { continuable: _dropped, ...rest } = facts;
+  return rest;
 }
 
 /**
