@@ -50,7 +50,14 @@ describe('docs/runbook: generated from the code, never drifting from it', () => 
     expect(states('quality')).toEqual(expect.arrayContaining([...CAPSULE_STATES]));
     for (const page of pages.filter((p) => p.subsystem === 'delivery')) {
       const state = page.state as (typeof JOURNAL_STATES)[number];
-      expect(page.permitted.map((a) => a.name)).toEqual(permittedActions(state, { ownedStagesRecorded: true }));
+      // Every action the guide can offer in the state: owned stages recorded and, in
+      // PARTIAL_PROVED, the continuation proved (resume); each conditional one says when.
+      const proved = { ownedStagesRecorded: true, continuable: { unfinishedParts: 1, rowsProved: 0 } };
+      expect(page.permitted.map((a) => a.name)).toEqual(permittedActions(state, proved));
+      for (const action of page.permitted) {
+        if (!permittedActions(state, { ownedStagesRecorded: true }).includes(action.name))
+          expect(action.when, `${state} ${action.name}`).toMatch(/continuation proof/);
+      }
     }
   });
 
