@@ -3,7 +3,7 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { FLOWS } from '../../src/registry/index.js';
-import { JOURNAL_STATES, permittedActions } from '../../src/domain/delivery/journal-states.js';
+import { JOURNAL_STATES, permittedActions, type LiveAction } from '../../src/domain/delivery/journal-states.js';
 import { CAPSULE_STATES } from '../../src/domain/quality/capsule.js';
 import { RUNBOOK_DIR, runbookFiles, runbookPages } from '../../src/docs/runbook/generate.js';
 import { REGENERATE } from '../../src/docs/runbook/render.js';
@@ -55,7 +55,7 @@ describe('docs/runbook: generated from the code, never drifting from it', () => 
       const proved = { ownedStagesRecorded: true, continuable: { unfinishedParts: 1, rowsProved: 0 } };
       expect(page.permitted.map((a) => a.name)).toEqual(permittedActions(state, proved));
       for (const action of page.permitted) {
-        if (!permittedActions(state, { ownedStagesRecorded: true }).includes(action.name))
+        if (!permittedActions(state, { ownedStagesRecorded: true }).includes(action.name as LiveAction))
           expect(action.when, `${state} ${action.name}`).toMatch(/continuation proof/);
       }
     }
