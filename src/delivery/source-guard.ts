@@ -130,3 +130,26 @@ export function remainingRangesSource(source: SourcePort, ranges: readonly Remai
   };
   return guardedSource(source, (method, request) => method !== 'streamWindow' || !permitted(request));
 }
+
+/**
+ * A source opened on its first call, by `open` (once): what a resume step is given, so that
+ * its source binding is resolved, its secret read and its connection opened only when a
+ * continue actually reads (recovery/continue.ts), never for any other resume.
+ */
+export function lazySource(open: () => Promise<SourcePort>): SourcePort {
+  let opened: Promise<SourcePort> | undefined;
+  const source = () => (opened ??= open());
+  return {
+    describe: async (request) => (await source()).describe(request),
+    countWindow: async (request) => (await source()).countWindow(request),
+    countBuckets: async (request) => (await source()).countBuckets(request),
+    streamWindow: (request) => ({
+      async *[Symbol.asyncIterator]() {
+        yield* (await source()).streamWindow(request);
+      },
+    }),
+    close: async () => {
+      if (opened) await (await opened).close();
+    },
+  };
+}
