@@ -76,7 +76,9 @@ describe('connection secrets: sources and targets apart', () => {
   it('the registry says source-and-target exactly for the handlers built on lambdaSourceDeps or lambdaContinueDeps (the only providers that read the source binding)', () => {
     for (const step of STEPS) {
       const source = readFileSync(repoPath(step.entry), 'utf8');
-      expect(/\blambda(Source|Continue)Deps\b/.test(source), step.entry).toBe(step.readsSecrets === 'source-and-target');
+      expect(/\blambda(Source|Continue)Deps\b/.test(source), step.entry).toBe(
+        step.readsSecrets === 'source-and-target',
+      );
       if (/\blambda(Source|Target|Continue)Deps\b/.test(source)) expect(step.readsSecrets, step.entry).toBeDefined();
     }
   });
