@@ -42,9 +42,13 @@ const rows = generateEvents(1_500, 144_000); // 600 a day: 1,200 in the window
 const windowIds = windowIdsOf(rows, WINDOW);
 const TABLES = ['events_continue', 'events_mismatch', 'events_foreign'] as const;
 type Table = (typeof TABLES)[number];
-/** 20 parts of up to 47 rows (chunks of 10); all 20 parts run at once, so one failing part stops no other. */
+/**
+ * 20 parts of up to 47 rows in chunks of 2 (about 24 a part: receipts are journaled 16 at a
+ * time, so a part stopped after its 17th chunk has 16 journaled); all 20 parts run at once,
+ * so one failing part stops no other.
+ */
 const manifestOf = (table: Table) =>
-  fixedWindowManifest({ daily: { table, chunkRows: 10, partRows: 47, maxConcurrency: 20 } });
+  fixedWindowManifest({ daily: { table, chunkRows: 2, partRows: 47, maxConcurrency: 20 } });
 const selector = '/config/route.yaml#daily';
 const routeOf = (table: Table) => selectRoute(parseManifest(manifestOf(table), '/config/route.yaml'), 'daily');
 const inputOf = (invocationId: string, table: Table) => ({ invocationId, manifestText: manifestOf(table), selector });
@@ -81,9 +85,9 @@ function countingSource(): SourcePort & { rows: number; streams: number } {
   return counting;
 }
 
-/** The world's target, its loads of `part` failing from the part's third chunk on while `down` holds. */
+/** The world's target, its loads of `part` failing from the part's 18th chunk on while `down` holds. */
 function partDown(target: TargetPort, part: number): TargetPort & { down: boolean } {
-  const from = chunkSeqOf(part, 2);
+  const from = chunkSeqOf(part, 17);
   const to = chunkSeqOf(part + 1, 0);
   const failing = Object.create(target) as TargetPort & { down: boolean };
   failing.down = true;
@@ -114,6 +118,9 @@ describe('continue: a stopped window resumes its unfinished parts', () => {
     expect(heads.filter((h) => !h.eof).map((h) => h.part)).toEqual([FAILING_PART]);
     const failing = heads.find((h) => h.part === FAILING_PART)!;
     const partRows = windowIdsOf(rows, plan[FAILING_PART]!).length;
+    // Its first 16 chunks are journaled (one receipt batch): the continue goes on after them.
+    expect(failing.chunks).toBe(16);
+    expect(failing.rows).toBe(32);
     expect(failing.rows).toBeLessThan(partRows);
 
     const reconciled = await reconcile(inputOf(invocationId, 'events_continue'), world.recoveryDeps(route));
