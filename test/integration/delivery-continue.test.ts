@@ -40,7 +40,7 @@ import {
 const WINDOW = { start: '2026-11-02T00:00:00.000Z', end: '2026-11-04T00:00:00.000Z' };
 const rows = generateEvents(1_500, 144_000); // 600 a day: 1,200 in the window
 const windowIds = windowIdsOf(rows, WINDOW);
-const TABLES = ['events_continue', 'events_mismatch', 'events_foreign'] as const;
+const TABLES = ['events_continue', 'events_mismatch', 'events_foreign', 'events_flow'] as const;
 type Table = (typeof TABLES)[number];
 /**
  * 20 parts of up to 47 rows in chunks of 2 (about 24 a part: receipts are journaled 16 at a
@@ -85,15 +85,14 @@ function countingSource(): SourcePort & { rows: number; streams: number } {
   return counting;
 }
 
-/** The world's target, its loads of `part` failing from the part's 18th chunk on while `down` holds. */
-function partDown(target: TargetPort, part: number): TargetPort & { down: boolean } {
-  const from = chunkSeqOf(part, 17);
-  const to = chunkSeqOf(part + 1, 0);
+/** The world's target, its loads of `parts` failing from each part's 18th chunk on while `down` holds. */
+function partDown(target: TargetPort, ...parts: number[]): TargetPort & { down: boolean } {
   const failing = Object.create(target) as TargetPort & { down: boolean };
   failing.down = true;
+  const isDown = (seq: number) => parts.some((p) => seq >= chunkSeqOf(p, 17) && seq < chunkSeqOf(p + 1, 0));
   failing.loadChunk = (request) =>
-    failing.down && request.seq >= from && request.seq < to
-      ? Promise.reject(new EffectFailedError('delivery.target.load-chunk', `part ${part} stays down`))
+    failing.down && isDown(request.seq)
+      ? Promise.reject(new EffectFailedError('delivery.target.load-chunk', `parts ${parts.join(', ')} stay down`))
       : target.loadChunk(request);
   return failing;
 }
@@ -218,5 +217,31 @@ describe('continue: a stopped window resumes its unfinished parts', () => {
       state: 'INCIDENT_RETAINED',
       permitted_actions: [],
     });
+  }, 120_000);
+
+  it('the delivery-resume flow continues one unfinished part per Resume Task and loops until none is left', async () => {
+    const invocationId = newInvocationId();
+    const route = routeOf('events_flow');
+    const target = partDown(world.target, 3, 12);
+    await expect(
+      deliverWindow(beginInput(invocationId, 'events_flow'), { ...world.deps(route), target }),
+    ).rejects.toMatchObject({ name: 'Cutpoint.EffectFailed' });
+    target.down = false;
+    expect(await reconcile(inputOf(invocationId, 'events_flow'), world.recoveryDeps(route))).toMatchObject({
+      state: 'PARTIAL_PROVED',
+      projection: { permitted_actions: ['retire', 'resume'] },
+    });
+    expect((await loadInvocation(world.stores.ports, invocationId)).facts.continuable).toMatchObject({
+      unfinishedParts: 2,
+    });
+    const source = countingSource();
+    const run = await world.runFlow('delivery-resume', { ...inputOf(invocationId, 'events_flow'), yes: true }, source);
+    expect(run).toMatchObject({ status: 'SUCCEEDED', output: { state: 'CUSTODY_RELEASED' } });
+    // Two rounds of the Resume Task (one part each), each its own recovery session, one stream each.
+    expect(source.streams).toBe(2);
+    const moves = await world.journalTransitions(invocationId);
+    expect(moves.filter((m) => m === 'PARTIAL_PROVED>WRITING_UNKNOWN')).toHaveLength(2);
+    expect(await world.targetWindowIds('events_flow', WINDOW)).toEqual(windowIds);
+    expect(await world.receiptsOf(invocationId)).toBe(1);
   }, 120_000);
 });
