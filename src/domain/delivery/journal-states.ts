@@ -1,4 +1,7 @@
 import { CutpointError } from '../errors.js';
+import { continuable, type ContinuableFact } from './continuation.js';
+
+export { continuable, diagnosticReasonFor, type ContinuableFact } from './continuation.js';
 
 /**
  * The delivery journal's states (seed 004, "State-to-action guide" and its state
@@ -188,17 +191,6 @@ export interface RecoveryFacts {
   continuable?: ContinuableFact;
 }
 
-/** What a continuable PARTIAL_PROVED proved (RecoveryFacts.continuable). */
-export interface ContinuableFact {
-  unfinishedParts: number;
-  rowsProved: number;
-}
-
-/** Whether PARTIAL_PROVED may continue (`resume`): the owned stage recorded and the continuation proved. */
-export function continuable(facts: RecoveryFacts): boolean {
-  return facts.ownedStagesRecorded && facts.continuable !== undefined && facts.continuable.unfinishedParts > 0;
-}
-
 /**
  * The seed's state-to-action guide. `inspect` is read-only, always allowed and never
  * listed: `permitted_actions` lists live actions only, so an empty list means "no
@@ -252,15 +244,6 @@ export function diagnosticCodeFor(state: JournalState, facts?: RecoveryFacts): s
   }
   if (facts && state === 'PARTIAL_PROVED' && !continuable(facts)) return 'delivery.partial_not_continuable';
   return STATE_CODES[state];
-}
-
-/**
- * Why a PARTIAL_PROVED cannot continue (printed by inspect as `diagnostic_reason` next to
- * `delivery.partial_not_continuable`); undefined everywhere else.
- */
-export function diagnosticReasonFor(state: JournalState, facts: RecoveryFacts): string | undefined {
-  if (state !== 'PARTIAL_PROVED' || !facts.ownedStagesRecorded || continuable(facts)) return undefined;
-  return 'no continuation is proved: every part reached EOF and the stage does not match its receipts (or the stop was journaled without the proof); continuing would extract nothing it could trust — retire, then deliver the window again';
 }
 
 export class ActionNotPermittedError extends CutpointError {
