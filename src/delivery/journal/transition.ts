@@ -63,6 +63,18 @@ export function assertTransitionTo(from: JournalState, to: JournalState, facts: 
 }
 
 /**
+ * The facts a transition out of `from` starts from: the continuation proof is
+ * PARTIAL_PROVED's alone (journal-states.ts RecoveryFacts.continuable), proved by the
+ * observation that entered it, so every way out drops it and a later PARTIAL_PROVED
+ * journals its own.
+ */
+function factsLeaving(from: JournalState, facts: DeliveryFacts): DeliveryFacts {
+  if (from !== 'PARTIAL_PROVED' || facts.continuable === undefined) return facts;
+  const { continuable: _dropped, ...rest } = facts;
+  return rest;
+}
+
+/**
  * Moves an invocation `from` → `to` (a TRANSITIONS edge, asserted before any I/O), with
  * `patch` merged into its facts, guarded by the caller's custody fence, journaled once
  * under `transitionId`. A transition to a terminal state (RETIRED, CUSTODY_RELEASED)
@@ -111,18 +123,6 @@ export async function transition(
       };
     },
   });
-}
-
-/**
- * The facts a transition out of `from` starts from: the continuation proof is
- * PARTIAL_PROVED's alone (journal-states.ts RecoveryFacts.continuable), proved by the
- * observation that entered it, so every way out drops it and a later PARTIAL_PROVED
- * journals its own.
- */
-function factsLeaving(from: JournalState, facts: DeliveryFacts): DeliveryFacts {
-  if (from !== 'PARTIAL_PROVED' || facts.continuable === undefined) return facts;
-  const { continuable: _dropped, ...rest } = facts;
-  return rest;
 }
 
 /**
