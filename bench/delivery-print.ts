@@ -94,6 +94,12 @@ export function deliveryLines(d: DeliveryResult): string[] {
         `${t.lambdaInvocations} Lambda invocations (${t.parentTasks} parent Tasks + ${t.childTasks} part Tasks), requests ${describeRequests(t.requests)}`,
     );
   }
+  const c = d.continued;
+  out.push(
+    `  continue (${c.rows} rows, ${c.parts} parts, part ${c.failedPart} down): the source yielded ${fmt(c.reextractedByContinue)} rows to the continue, ` +
+      `${fmt(c.reextractedByRerun)} to a full re-run of the window (retire + a new invocation): ratio ${c.rowsRatio.toFixed(3)}; ` +
+      `time ${fmt(c.continueMs)} ms against ${fmt(c.rerunMs)} ms, ratio ${c.timeRatio.toFixed(3)}`,
+  );
   return out;
 }
 

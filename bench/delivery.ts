@@ -35,6 +35,7 @@ import {
 } from './delivery-setup.js';
 import { interleave, median, meterDelta, perOp, round3, type SliceFn } from './measure.js';
 import { benchChunkCompression, type ChunkCompressionResult } from './chunk-compression.js';
+import { oneContinue, type ContinueResult } from './delivery-continue.js';
 
 /**
  * Delivery rows/s: `deliverWindow` (the in-process deliver-window: custody + seal, staging,
@@ -80,6 +81,8 @@ export interface DeliveryBenchOptions {
   budgetMs: number;
   /** Flow routes: one deliver-window execution each (e.g. 1 part, ≥ 20 parts). */
   flowRoutes: ReadonlyArray<{ rows: number; chunkRows: number; partRows?: number }>;
+  /** The continue case's window (delivery-continue.ts): ~20 parts. */
+  continueRoute: { rows: number; chunkRows: number; partRows: number; maxConcurrency: number };
   progress: (line: string) => void;
 }
 
@@ -118,6 +121,8 @@ export interface DeliveryResult {
   transitionsPerWindow: DeliveryTransitions[];
   /** The chunk objects of one big-window delivery: stored gzip against JSONL (chunk-compression.ts). */
   compression: ChunkCompressionResult;
+  /** A ~20-part window with one part down, continued (delivery-continue.ts). */
+  continued: ContinueResult;
 }
 
 export const GOALS = { deliveryOfRead: 0.25, deliveryOfLoad: 0.5 } as const;
@@ -155,7 +160,14 @@ export async function benchDelivery(opts: DeliveryBenchOptions): Promise<Deliver
     flowRoutes.push({ name: `flow-${i}`, table: `bench_flow_${i}`, firstRow: next, ...f });
     next += f.rows;
   }
-  const routes = [big, small, ...flowRoutes];
+  const continueRoute: BenchRoute = {
+    name: 'continue',
+    table: 'bench_continue',
+    firstRow: next,
+    ...opts.continueRoute,
+  };
+  next += continueRoute.rows;
+  const routes = [big, small, ...flowRoutes, continueRoute];
   const manifestText = manifestOf(routes);
 
   const meter = new RequestMeter();
@@ -188,12 +200,14 @@ export async function benchDelivery(opts: DeliveryBenchOptions): Promise<Deliver
     const compression = await benchChunkCompression(ports, lastInvocationId);
     const transitionsPerWindow: DeliveryTransitions[] = [];
     for (const r of flowRoutes) transitionsPerWindow.push(await oneFlowExecution(r, manifestText, env, progress));
+    const continued = await oneContinue(continueRoute, manifestText, env, progress);
     return {
       ...measured,
       postgres: pgServer.engine,
       flow: { name: FLOW_NAME, type: FLOWS.find((f) => f.name === FLOW_NAME)?.type ?? 'STANDARD' },
       transitionsPerWindow,
       compression,
+      continued,
     };
   } finally {
     await target?.close();
@@ -203,7 +217,7 @@ export async function benchDelivery(opts: DeliveryBenchOptions): Promise<Deliver
   }
 }
 
-type Measured = Omit<DeliveryResult, 'flow' | 'transitionsPerWindow' | 'postgres' | 'compression'> & {
+type Measured = Omit<DeliveryResult, 'flow' | 'transitionsPerWindow' | 'postgres' | 'compression' | 'continued'> & {
   lastInvocationId: string;
 };
 

@@ -67,6 +67,10 @@ const DELIVERY_FLOW_ROUTES = [
   { rows: 24_000, chunkRows: 500, partRows: 1000 },
 ];
 
+// Continue (delivery-continue.ts): 20,000 rows in 20 parts of ≤ 1,020 (chunks of 50, ~20 a
+// part), one part down from its 18th chunk; the continue and a full delivery of the same window (~5 s).
+const DELIVERY_CONTINUE_ROUTE = { rows: 20_000, chunkRows: 50, partRows: 1020, maxConcurrency: 20 };
+
 // CLI start (cli-start.ts): ~10 whole-process cases per round, ~10 s per round on 2 busy cores.
 const CLI_ROUNDS = 7;
 const CLI_WARMUP_ROUNDS = 1;
@@ -153,6 +157,7 @@ async function main(): Promise<void> {
       warmupRounds: DELIVERY_WARMUP_ROUNDS,
       budgetMs: DELIVERY_BUDGET_MS,
       flowRoutes: DELIVERY_FLOW_ROUTES,
+      continueRoute: DELIVERY_CONTINUE_ROUTE,
       progress,
     });
 

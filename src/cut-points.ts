@@ -99,12 +99,17 @@ const DELIVERY_PLACES: readonly CutPointPlace[] = [
     command: 'delivery reconcile',
     crosses: [D.custodyAcquire, D.journalTransition, P.observe, P.commitRecord, P.fenceRename],
   },
-  // Source-free: a SQL publication from the stage; a ClickHouse candidate filled from the stage, dispatched, observed.
+  // A SQL publication from the stage; a ClickHouse candidate filled from the stage, dispatched, observed.
+  // From a continuable PARTIAL_PROVED, first the unfinished parts (continue): claimed, extracted, loaded, journaled.
   {
     flow: 'delivery-resume',
     command: 'delivery resume',
     crosses: [
       D.custodyAcquire,
+      D.partClaim,
+      D.chunkPut,
+      D.loadChunk,
+      D.partReceipt,
       D.publishCommit,
       ...CANDIDATE,
       ...DISPATCH,

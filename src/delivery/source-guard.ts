@@ -1,4 +1,5 @@
 import { SourceForbiddenError } from '../domain/delivery/source-errors.js';
+import type { StreamWindowRequest } from '../domain/delivery/source-types.js';
 import type { SourceChunk, SourcePort } from '../ports/source.js';
 
 /** The recovery fence around a delivery source (src/ports/source.ts). */
@@ -30,11 +31,14 @@ export interface GuardedSource extends SourcePort {
  * cannot be drained while the fence is armed. `close()` always passes through: closing
  * opens nothing.
  */
-export function guardedSource(source: SourcePort, armed: () => boolean): GuardedSource {
+export function guardedSource(
+  source: SourcePort,
+  armed: (method: SourceMethod, request?: StreamWindowRequest) => boolean,
+): GuardedSource {
   const attempts: SourceAttempt[] = [];
   let refusals = 0;
-  const enter = (method: SourceMethod): void => {
-    const refused = armed();
+  const enter = (method: SourceMethod, request?: StreamWindowRequest): void => {
+    const refused = armed(method, request);
     attempts.push({ method, refused });
     if (refused) {
       refusals++;
@@ -61,14 +65,14 @@ export function guardedSource(source: SourcePort, armed: () => boolean): Guarded
       return source.countBuckets(request);
     },
     streamWindow(request) {
-      enter('streamWindow');
+      enter('streamWindow', request);
       const inner = source.streamWindow(request);
       return {
         [Symbol.asyncIterator](): AsyncIterator<SourceChunk> {
           let iterator: AsyncIterator<SourceChunk> | undefined;
           return {
             async next() {
-              if (armed()) {
+              if (armed('streamWindow', request)) {
                 attempts.push({ method: 'streamWindow', refused: true });
                 refusals++;
                 // Stop the inner iteration (and its query) if one was started.
@@ -101,4 +105,51 @@ export function forbiddenSource(): GuardedSource {
     { describe: never, streamWindow: never, countWindow: never, countBuckets: never, close: async () => {} },
     () => true,
   );
+}
+
+/** Where one unfinished part's extraction may read: its window, from the chunk after its last journaled one. */
+export interface RemainingRange {
+  start: string;
+  end: string;
+  /** The seq the read must start at: after the last journaled chunk, or the part's first. */
+  nextSeq: number;
+}
+
+/**
+ * The source a continue opens (recovery/continue.ts): only `streamWindow` of an unfinished
+ * part's remaining range passes — its exact window, starting at exactly the seq after its
+ * last journaled chunk (`resumeAfter.nextSeq`, or `firstSeq` for a part with none). Every
+ * other call (describe, counts, another window, a part from its start when it has
+ * journaled chunks) is refused and recorded, as `forbiddenSource` refuses everything.
+ */
+export function remainingRangesSource(source: SourcePort, ranges: readonly RemainingRange[]): GuardedSource {
+  const permitted = (request?: StreamWindowRequest): boolean => {
+    if (!request) return false;
+    const from = request.resumeAfter?.nextSeq ?? request.firstSeq ?? 0;
+    return ranges.some((r) => r.start === request.window.start && r.end === request.window.end && r.nextSeq === from);
+  };
+  return guardedSource(source, (method, request) => method !== 'streamWindow' || !permitted(request));
+}
+
+/**
+ * A source opened on its first call, by `open` (once): what a resume step is given, so that
+ * its source binding is resolved, its secret read and its connection opened only when a
+ * continue actually reads (recovery/continue.ts), never for any other resume.
+ */
+export function lazySource(open: () => Promise<SourcePort>): SourcePort {
+  let opened: Promise<SourcePort> | undefined;
+  const source = () => (opened ??= open());
+  return {
+    describe: async (request) => (await source()).describe(request),
+    countWindow: async (request) => (await source()).countWindow(request),
+    countBuckets: async (request) => (await source()).countBuckets(request),
+    streamWindow: (request) => ({
+      async *[Symbol.asyncIterator]() {
+        yield* (await source()).streamWindow(request);
+      },
+    }),
+    close: async () => {
+      if (opened) await (await opened).close();
+    },
+  };
 }

@@ -222,6 +222,7 @@ async function projectionOf(
       hasPublicationFact: record.facts.publication !== undefined,
       dispatchCount: record.facts.dispatch?.count ?? 0,
       ownedStagesRecorded: record.facts.ownedStagesRecorded,
+      ...(record.facts.continuable ? { continuable: record.facts.continuable } : {}),
     },
     capsule,
     evidence: finding.view,

@@ -107,7 +107,8 @@ export const FLOWS: FlowEntry[] = [
   {
     name: 'delivery-resume',
     type: 'STANDARD',
-    description: 'Finish a proved delivery invocation to CUSTODY_RELEASED, source-free, never publishing twice',
+    description:
+      'Finish a proved delivery invocation to CUSTODY_RELEASED (continuing a proved partial one: its unfinished parts only), never publishing twice',
   },
   {
     name: 'delivery-expire',

@@ -46,11 +46,20 @@ const ACTION_ERRORS = [
 ];
 
 /**
- * Resume, source-free, under a new custody session: a SQL route's publication from the stage,
- * or a ClickHouse route's candidate, capsule, one dispatch and observation; then the end.
+ * Resume under a new custody session: a SQL route's publication from the stage, or a
+ * ClickHouse route's candidate, capsule, one dispatch and observation; then the end. From a
+ * continuable PARTIAL_PROVED, first the unfinished parts (continue).
  */
 const RESUME_CUTS = [
   D.custodyAcquire,
+  // A continue: the unfinished parts extracted and loaded, as the Map's item (a SQL route's
+  // load; a ClickHouse route's continue loads by INSERT, publication.load.insert, which no
+  // reach scenario drives yet).
+  D.journalTransition,
+  D.partClaim,
+  D.chunkPut,
+  D.loadChunk,
+  D.partReceipt,
   ...PUBLISH_CUTS,
   ...FILL_CANDIDATE_CUTS,
   ...PREPARE_CAPSULE_CUTS,
@@ -89,9 +98,11 @@ export const RECOVERY_ENTRIES: StepEntry[] = [
   // On a ClickHouse exchange route resume runs publish-clickhouse's steps: a PUBLISHED
   // operation is observed (the bounded reader, the authority binding: CAPSULE) and the
   // COMPLETE-capsule gate guards evidence, checkpoint and cleanup.
+  // Resume's continue of a PARTIAL_PROVED (src/delivery/recovery/continue.ts) extracts the
+  // unfinished parts as the Map's item does: the source binding's secret, read only then.
   stepEntry({
     handler: 'delivery/recover-resume',
-    needs: 'delivery-target',
+    needs: 'delivery-source',
     load: () => import('../../functions/delivery/recover-resume.js'),
     cutPoints: RESUME_CUTS,
     table: CAPSULE,
@@ -102,6 +113,8 @@ export const RECOVERY_ENTRIES: StepEntry[] = [
       ...QUALITY_REFUSALS,
       ...QUALITY_STOPS,
       ...QUALITY_GATE.filter((e) => !QUALITY_STOPS.includes(e) && !QUALITY_REFUSALS.includes(e)),
+      'Delivery.SourceUnavailable',
+      'Delivery.EvidenceExpired',
     ],
     timeoutSeconds: 900,
     memoryMB: 1024,

@@ -48,6 +48,19 @@ export function recoveryStates(o: RecoveryActionSpec): Record<string, AslState> 
           StringEquals: 'INCIDENT_RETAINED',
           Next: 'NotifyIncident',
         },
+        // resume's continue takes a bounded number of unfinished parts per Task
+        // (src/delivery/recovery/flow-steps.ts CONTINUE_PARTS_PER_RESUME): the next round
+        // takes the next ones, under a new recovery session. Every round brings one more
+        // part to EOF, so the loop ends within the plan's part count (and TimeoutSeconds).
+        ...(o.action === 'resume'
+          ? [
+              {
+                Variable: '$.result.diagnostic_code',
+                StringEquals: 'delivery.continue_more_parts',
+                Next: Action,
+              },
+            ]
+          : []),
         {
           Variable: '$.result.retained',
           BooleanEquals: true,

@@ -71,6 +71,7 @@ type ScenarioName =
   | 'reconcile-writing'
   | 'resume-published'
   | 'resume-verified'
+  | 'resume-partial'
   | 'retire-partial'
   | 'retire-unrecorded';
 
@@ -82,6 +83,11 @@ interface Scenario {
   entry: JournalState;
   /** Where recovery must end. */
   goal: 'CUSTODY_RELEASED' | 'RETIRED';
+  /**
+   * The action recovery prefers where it is offered, before ACTION_ORDER's: the operator's
+   * choice, repeated until done (retire of a PARTIAL_PROVED that also offers resume).
+   */
+  prefer?: LiveAction;
   /**
    * Every cut point the action passes through from `entry` when nothing is faulted (the
    * discovery test below checks this list against the switches' hit counts).
@@ -95,11 +101,15 @@ interface Scenario {
  * - reconcile-unpublished: PUBLICATION_UNKNOWN after a lost COMMIT request (no receipt) →
  *   reconcile (→ VERIFIED_EOF) → resume.
  * - reconcile-writing: WRITING_UNKNOWN after the source broke off mid-extraction →
- *   reconcile (→ PARTIAL_PROVED) → retire.
+ *   reconcile (→ PARTIAL_PROVED, its continuation proved) → resume (continue).
  * - resume-published: reconcile-published's entry, reconciled unfaulted → resume from PUBLISHED.
  * - resume-verified: reconcile-unpublished's entry, reconciled unfaulted → resume from
  *   VERIFIED_EOF (receipt probe, then the publication itself).
- * - retire-partial: reconcile-writing's entry, reconciled unfaulted → retire from PARTIAL_PROVED.
+ * - resume-partial: reconcile-writing's entry, reconciled unfaulted → resume from
+ *   PARTIAL_PROVED: continue (the unfinished parts after their last journaled chunk, the
+ *   only recovery that reads the source), then the publication and the end.
+ * - retire-partial: reconcile-writing's entry, reconciled unfaulted → retire from
+ *   PARTIAL_PROVED (preferred over the continue it also offers: the operator chose it).
  * - retire-unrecorded: EMPTY_STAGING after a crash between the stage's CREATE and its journal
  *   write (no recorded stage) → retire observes the stage by its derived name and owner
  *   marker, journals it, drops it.
@@ -123,7 +133,7 @@ const SCENARIOS: readonly Scenario[] = [
     name: 'reconcile-writing',
     action: 'reconcile',
     entry: 'WRITING_UNKNOWN',
-    goal: 'RETIRED',
+    goal: 'CUSTODY_RELEASED',
     cutPoints: [C.custodyAcquire, C.journalTransition],
   },
   {
@@ -156,10 +166,30 @@ const SCENARIOS: readonly Scenario[] = [
     ],
   },
   {
+    name: 'resume-partial',
+    action: 'resume',
+    entry: 'PARTIAL_PROVED',
+    goal: 'CUSTODY_RELEASED',
+    cutPoints: [
+      C.custodyAcquire,
+      C.journalTransition,
+      C.partClaim,
+      C.chunkPut,
+      T.loadChunk,
+      C.partReceipt,
+      T.publishCommit,
+      C.evidencePut,
+      C.checkpointAdvance,
+      T.dropStaging,
+      C.custodyRelease,
+    ],
+  },
+  {
     name: 'retire-partial',
     action: 'retire',
     entry: 'PARTIAL_PROVED',
     goal: 'RETIRED',
+    prefer: 'retire',
     cutPoints: [C.custodyAcquire, T.dropStaging, C.custodyRelease],
   },
   {
@@ -198,6 +228,8 @@ interface Case {
   recoveryInput: RecoveryInput;
   /** The source every recovery action of the case gets: refuses and records each call. */
   refusing: GuardedSource;
+  /** The source a continue reads (RecoveryDeps.extract): the world's, counting the rows it yields. */
+  extracted: { rows: number; mostPerStream: number };
   recoveryDeps: RecoveryDeps;
 }
 
@@ -208,6 +240,7 @@ async function newCase(): Promise<Case> {
   const route: SelectedRoute = selectRoute(parseManifest(manifestText, '/config/route.yaml'), 'daily');
   const invocationId = newInvocationId();
   const refusing = forbiddenSource();
+  const extracted = countingSource();
   return {
     table,
     invocationId,
@@ -215,8 +248,32 @@ async function newCase(): Promise<Case> {
     beginInput: { invocationId, session: `run-${invocationId.slice(4, 14)}`, manifestText, selector },
     recoveryInput: { invocationId, manifestText, selector },
     refusing,
-    recoveryDeps: world.recoveryDeps(route, refusing),
+    extracted,
+    recoveryDeps: { ...world.recoveryDeps(route, refusing), extract: { source: extracted } },
   };
+}
+
+/** The world's source, counting the rows its streams yield (in all, and the most one stream yielded). */
+function countingSource(): SourcePort & { rows: number; mostPerStream: number } {
+  const { source } = world;
+  const counting = {
+    rows: 0,
+    mostPerStream: 0,
+    describe: (request: Parameters<SourcePort['describe']>[0]) => source.describe(request),
+    countWindow: (request: Parameters<SourcePort['countWindow']>[0]) => source.countWindow(request),
+    countBuckets: (request: Parameters<SourcePort['countBuckets']>[0]) => source.countBuckets(request),
+    close: async () => {},
+    async *streamWindow(request: Parameters<SourcePort['streamWindow']>[0]) {
+      let rows = 0;
+      for await (const chunk of source.streamWindow(request)) {
+        counting.rows += chunk.rows.length;
+        rows += chunk.rows.length;
+        counting.mostPerStream = Math.max(counting.mostPerStream, rows);
+        yield chunk;
+      }
+    },
+  };
+  return counting;
 }
 
 /** The world's source, except that the window's stream breaks off after its first chunk. */
@@ -260,6 +317,7 @@ async function prepare(scenario: Scenario, c: Case): Promise<void> {
       expect(await world.receiptsOf(c.invocationId)).toBe(0);
       break;
     case 'reconcile-writing':
+    case 'resume-partial':
     case 'retire-partial':
       await expect(deliverWindow(c.beginInput, world.deps(c.deps.route, breakingSource()))).rejects.toThrow(
         SourceUnavailableError,
@@ -313,7 +371,7 @@ function describeError(error: unknown): string {
  * (at most 6 actions), checking each state and that inspect offers exactly the seed's
  * permitted actions; returns the terminal record and appends each step to `history`.
  */
-async function recoverToTerminal(c: Case, history: string[]): Promise<InvocationRecord> {
+async function recoverToTerminal(c: Case, history: string[], prefer?: LiveAction): Promise<InvocationRecord> {
   let record = await loadInvocation(world.stores.ports, c.invocationId);
   for (let i = 0; ; i++) {
     const state: JournalState = record.state;
@@ -325,7 +383,7 @@ async function recoverToTerminal(c: Case, history: string[]): Promise<Invocation
     const projection = await inspectInvocation(world.stores.ports, c.invocationId);
     expect(projection.state).toBe(state);
     expect([...projection.permitted_actions].sort()).toEqual([...actions].sort());
-    const action = ACTION_ORDER.find((a) => actions.includes(a));
+    const action = prefer && actions.includes(prefer) ? prefer : ACTION_ORDER.find((a) => actions.includes(a));
     expect(action, `no permitted live action: ${history.join(' → ')}`).toBeDefined();
     try {
       const result = await LIVE_ACTION_RUNNERS[action as LiveAction](c.recoveryInput, c.recoveryDeps);
@@ -360,6 +418,7 @@ describe('recovery actions: the cut points each passes through', () => {
         'reconcile-writing': 'PARTIAL_PROVED',
         'resume-published': 'CUSTODY_RELEASED',
         'resume-verified': 'CUSTODY_RELEASED',
+        'resume-partial': 'CUSTODY_RELEASED',
         'retire-partial': 'RETIRED',
         'retire-unrecorded': 'RETIRED',
       };
@@ -393,7 +452,7 @@ describe('recovery actions: a persistent fault at each cut point, then the permi
       expect(injector.fired.length, `${cutPoint} was not hit (${firstOutcome})`).toBeGreaterThan(0);
 
       const history: string[] = [scenario.entry, firstOutcome];
-      const record = await recoverToTerminal(c, history);
+      const record = await recoverToTerminal(c, history, scenario.prefer);
       const trail = history.join(' → ');
 
       expect(record.state, trail).toBe(scenario.goal);
@@ -420,8 +479,13 @@ describe('recovery actions: a persistent fault at each cut point, then the permi
       expect(await ownedStageLeft(record), trail).toBe(0);
       const custody = await loadCustody(world.stores.ports, record.targetId);
       expect(custody, trail).toMatchObject({ state: 'RELEASED', invocationId: c.invocationId });
-      // No recovery action opened ClickHouse.
+      // No recovery action opened ClickHouse, but a continue, through its own guarded source,
+      // for the unfinished parts' remaining rows: no stream more than the window (a persistent
+      // fault makes the part's reruns read its remaining rows again, each one a stream).
       expect(c.refusing.attempts, trail).toHaveLength(0);
+      expect(c.extracted.mostPerStream, trail).toBeLessThanOrEqual(windowIds.length);
+      if (!history.some((h) => h === 'PARTIAL_PROVED') || scenario.goal === 'RETIRED')
+        expect(c.extracted.rows, trail).toBe(0);
     },
     60_000,
   );

@@ -450,6 +450,8 @@ const PLACES: Record<string, () => ReachScenario[]> = {
         [
           place('resume'),
           () => [
+            // A continue: the unfinished parts claimed, extracted, loaded and journaled, then published.
+            recovery('resume', 'PARTIAL_PROVED', by),
             recovery('resume', 'VERIFIED_EOF', by),
             recovery('resume', 'PUBLISHED', by),
             exchangeRecovery('resume', 'VERIFIED_EOF, no candidate', by),

@@ -260,7 +260,8 @@ describe('delivery recovery flows (local runner)', () => {
         action: 'reconcile',
         state: 'PARTIAL_PROVED',
         retained: false,
-        projection: { permitted_actions: ['retire'] },
+        // Continuing is proved safe (the journaled chunks intact): resume is offered besides retire.
+        projection: { permitted_actions: ['retire', 'resume'] },
       },
     });
     // The same failure reconciled again (EventBridge retries a delivery): nothing left to
@@ -269,7 +270,7 @@ describe('delivery recovery flows (local runner)', () => {
     const observed = await recover('delivery-reconcile', automaticInput(original));
     expect(observed, why(observed)).toMatchObject({
       status: 'SUCCEEDED',
-      output: { state: 'PARTIAL_PROVED', permitted_actions: ['retire'], reconcile_permitted: false },
+      output: { state: 'PARTIAL_PROVED', permitted_actions: ['retire', 'resume'], reconcile_permitted: false },
     });
     expect(observed.events.some((e) => e.state === 'Reconcile')).toBe(false);
     expect(await journalText(invocationId)).toBe(before);

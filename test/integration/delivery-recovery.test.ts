@@ -265,7 +265,8 @@ describe('live recovery actions', () => {
 
     expect(await reconcile(recoveryInput(invocationId), recoveryDeps)).toMatchObject({
       state: 'PARTIAL_PROVED',
-      projection: { permitted_actions: ['retire'] },
+      // The loaded chunks are journaled and intact: continuing is proved safe, so resume is offered too.
+      projection: { permitted_actions: ['retire', 'resume'], diagnostic_code: 'delivery.partial_proved' },
     });
     expect(await world.stagesLeft()).toBe(1);
     expect(await retire(recoveryInput(invocationId), recoveryDeps)).toMatchObject({

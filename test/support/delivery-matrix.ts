@@ -20,7 +20,8 @@ import { eventsTableDdl, fixedWindowManifest, newInvocationId, type DeliveryWorl
 /**
  * One case of a delivery fault matrix: a persistent fault at one cut point during the
  * forward run (in process or the flow), then the permitted recovery actions in the seed's
- * order — source-free — until CUSTODY_RELEASED or RETIRED (never RETIRED once the window was
+ * order — source-free, but for resume's continue of a proved PARTIAL_PROVED, which the
+ * order prefers to retire (it delivers the window) — until CUSTODY_RELEASED or RETIRED (never RETIRED once the window was
  * proved: VERIFIED_EOF or later), then the invariants: every window
  * row exactly once with one receipt and the checkpoint advanced once, or nothing published,
  * no receipt, the checkpoint unmoved; no stage left; ClickHouse never opened by recovery.
@@ -51,7 +52,9 @@ export async function runMatrixCase(c: MatrixCase): Promise<void> {
   const manifestText = fixedWindowManifest({ daily: { table, ...c.route } });
   const deps = world.deps(selectRoute(parseManifest(manifestText, '/config/route.yaml'), 'daily'));
   const refusing: GuardedSource = guardedSource(world.source, () => true);
-  const recoveryDeps: RecoveryDeps = world.recoveryDeps(deps.route, refusing);
+  // A continue (resume of a proved PARTIAL_PROVED) reads the unfinished parts' remaining
+  // ranges through its own guard over the world's source; every other action gets `refusing`.
+  const recoveryDeps: RecoveryDeps = { ...world.recoveryDeps(deps.route, refusing), extract: { source: world.source } };
   const invocationId = newInvocationId();
   const beginInput: BeginInput = {
     invocationId,

@@ -8,6 +8,7 @@ import {
   canTransition,
   ConfirmationRequiredError,
   diagnosticCodeFor,
+  diagnosticReasonFor,
   holdsCustody,
   IllegalTransitionError,
   INITIAL_STATE,
@@ -39,6 +40,8 @@ const SEED_DIAGRAM: Array<[JournalState, JournalState]> = [
 
 const recorded = { ownedStagesRecorded: true };
 const unrecorded = { ownedStagesRecorded: false };
+/** A PARTIAL_PROVED whose observation proved continuing safe (reconcile.ts). */
+const continuableFacts = { ownedStagesRecorded: true, continuable: { unfinishedParts: 1, rowsProved: 1_170 } };
 
 describe('journal states', () => {
   it('are exactly the seed eleven', () => {
@@ -97,6 +100,19 @@ describe('transitions', () => {
     ['SUCCEEDED', 'INCIDENT_RETAINED'],
   ] as Array<[JournalState, JournalState]>)('text-implied edge %s → %s is allowed', (from, to) => {
     expect(canTransition(from, to)).toBe(true);
+  });
+
+  it('the continue edge PARTIAL_PROVED → WRITING_UNKNOWN is declared with its own basis, and is the only one', () => {
+    expect(canTransition('PARTIAL_PROVED', 'WRITING_UNKNOWN')).toBe(true);
+    expect(TRANSITIONS.filter((t) => t.basis === 'continue')).toEqual([
+      {
+        from: 'PARTIAL_PROVED',
+        to: 'WRITING_UNKNOWN',
+        on: 'continue: the writer restarts on the unfinished parts',
+        basis: 'continue',
+      },
+    ]);
+    expect(successorsOf('PARTIAL_PROVED')).toEqual(['WRITING_UNKNOWN', 'RETIRED', 'INCIDENT_RETAINED']);
   });
 
   it.each([
@@ -229,6 +245,20 @@ describe('the state-to-action guide', () => {
     expect(repeatsCompleted('RETIRED', 'inspect')).toBe(false);
   });
 
+  it('PARTIAL_PROVED offers resume (continue) only on the journaled continuation proof, with the stages recorded', () => {
+    expect(permittedActions('PARTIAL_PROVED', continuableFacts)).toEqual(['retire', 'resume']);
+    expect(() => assertActionPermitted('PARTIAL_PROVED', continuableFacts, 'resume')).not.toThrow();
+    expect(permittedActions('PARTIAL_PROVED', { ...continuableFacts, ownedStagesRecorded: false })).toEqual([]);
+    expect(diagnosticReasonFor('PARTIAL_PROVED', continuableFacts)).toBeUndefined();
+    expect(diagnosticReasonFor('PARTIAL_PROVED', recorded)).toMatch(/every part reached EOF/);
+    expect(diagnosticReasonFor('PARTIAL_PROVED', unrecorded)).toBeUndefined();
+    // The fact means nothing in any other state.
+    for (const state of JOURNAL_STATES.filter((s) => s !== 'PARTIAL_PROVED')) {
+      expect(permittedActions(state, continuableFacts)).toEqual(permittedActions(state, recorded));
+      expect(diagnosticReasonFor(state, recorded)).toBeUndefined();
+    }
+  });
+
   it('retire is refused when the owned stages are not recorded', () => {
     expect(() => assertActionPermitted('PARTIAL_PROVED', unrecorded, 'retire')).toThrow(
       expect.objectContaining({ code: 'delivery.recovery_action_not_permitted' }),
@@ -259,8 +289,15 @@ describe('the state-to-action guide', () => {
     for (const code of codes) expect(code).toMatch(/^delivery\.[a-z_]+$/);
     expect(diagnosticCodeFor('PUBLICATION_UNKNOWN')).toBe('delivery.publication_unknown');
     expect(diagnosticCodeFor('INCIDENT_RETAINED')).toBe('delivery.incident_retained');
-    expect(diagnosticCodeFor('PARTIAL_PROVED', recorded)).toBe('delivery.partial_proved');
+    expect(diagnosticCodeFor('PARTIAL_PROVED', continuableFacts)).toBe('delivery.partial_proved');
+    expect(diagnosticCodeFor('PARTIAL_PROVED', recorded)).toBe('delivery.partial_not_continuable');
     expect(diagnosticCodeFor('PARTIAL_PROVED', unrecorded)).toBe('delivery.owned_stage_unrecorded');
+    expect(
+      diagnosticCodeFor('PARTIAL_PROVED', {
+        ownedStagesRecorded: false,
+        continuable: { unfinishedParts: 1, rowsProved: 0 },
+      }),
+    ).toBe('delivery.owned_stage_unrecorded');
     expect(diagnosticCodeFor('VERIFIED_EOF', unrecorded)).toBe('delivery.verified_eof');
     expect(diagnosticCodeFor('EMPTY_STAGING', unrecorded)).toBe('delivery.empty_staging');
   });

@@ -32,9 +32,20 @@ describe('state-to-action guide (U2, §3.5)', () => {
       'delivery.empty_staging',
     ],
     [
-      'PARTIAL_PROVED, stages recorded',
+      'PARTIAL_PROVED, stages recorded, no continuation proved',
       { journalState: 'PARTIAL_PROVED', dispatchCount: 0, capsule: { kind: 'absent' } },
       ['retire'],
+      'delivery.partial_not_continuable',
+    ],
+    [
+      'PARTIAL_PROVED, stages recorded, continuation proved',
+      {
+        journalState: 'PARTIAL_PROVED',
+        dispatchCount: 0,
+        capsule: { kind: 'absent' },
+        continuable: { unfinishedParts: 2, rowsProved: 900 },
+      },
+      ['resume', 'retire'],
       'delivery.partial_proved',
     ],
     [

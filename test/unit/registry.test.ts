@@ -60,6 +60,7 @@ describe('registry entries', () => {
       'delivery/begin',
       'delivery/plan-parts',
       'delivery/extract-load-part',
+      'delivery/recover-resume',
     ]);
   });
 });

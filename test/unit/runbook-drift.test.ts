@@ -3,7 +3,7 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { FLOWS } from '../../src/registry/index.js';
-import { JOURNAL_STATES, permittedActions } from '../../src/domain/delivery/journal-states.js';
+import { JOURNAL_STATES, permittedActions, type LiveAction } from '../../src/domain/delivery/journal-states.js';
 import { CAPSULE_STATES } from '../../src/domain/quality/capsule.js';
 import { RUNBOOK_DIR, runbookFiles, runbookPages } from '../../src/docs/runbook/generate.js';
 import { REGENERATE } from '../../src/docs/runbook/render.js';
@@ -50,7 +50,14 @@ describe('docs/runbook: generated from the code, never drifting from it', () => 
     expect(states('quality')).toEqual(expect.arrayContaining([...CAPSULE_STATES]));
     for (const page of pages.filter((p) => p.subsystem === 'delivery')) {
       const state = page.state as (typeof JOURNAL_STATES)[number];
-      expect(page.permitted.map((a) => a.name)).toEqual(permittedActions(state, { ownedStagesRecorded: true }));
+      // Every action the guide can offer in the state: owned stages recorded and, in
+      // PARTIAL_PROVED, the continuation proved (resume); each conditional one says when.
+      const proved = { ownedStagesRecorded: true, continuable: { unfinishedParts: 1, rowsProved: 0 } };
+      expect(page.permitted.map((a) => a.name)).toEqual(permittedActions(state, proved));
+      for (const action of page.permitted) {
+        if (!permittedActions(state, { ownedStagesRecorded: true }).includes(action.name as LiveAction))
+          expect(action.when, `${state} ${action.name}`).toMatch(/continuation proof/);
+      }
     }
   });
 

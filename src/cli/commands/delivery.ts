@@ -161,7 +161,12 @@ async function liveAction(
   // identity and the work root, rechecks the whole seal, takes custody in a new recovery
   // session, acts source-free and prints the projection.
   // A ClickHouse exchange route's target is its stage and EXCHANGE sides on one connection.
-  const { openLocalRouteTarget } = await import('./delivery-bindings.js');
+  const { openLocalRouteTarget, openLocalSource } = await import('./delivery-bindings.js');
+  // Resume of a continuable PARTIAL_PROVED continues the unfinished parts: the one live
+  // action that reads the source (opened on its first read, as `delivery run` opens it;
+  // recovery/continue.ts lets only the unfinished parts' remaining ranges through).
+  const source =
+    action === 'resume' && record.state === 'PARTIAL_PROVED' ? await openLocalSource(route.sourceBinding) : undefined;
   const opened = await openLocalRouteTarget(route.targetBinding, runtime.faults());
   try {
     const observeReader: ObserveReader = (d) => targetReaderOf(d, probeReader());
@@ -171,6 +176,7 @@ async function liveAction(
       mode: publicationModeOf(route, { exchange: opened.exchange, observeReader }),
       route,
       faults: runtime.faults(),
+      ...(source ? { extract: { source } } : {}),
     };
     const result = await LIVE_ACTION_RUNNERS[action](
       { invocationId: id, manifestText, selector: selectorText(selector) },
@@ -179,6 +185,7 @@ async function liveAction(
     return result.projection;
   } finally {
     await opened.target.close();
+    await source?.close();
   }
 }
 

@@ -9,6 +9,7 @@ import { probeReader } from '../../adapters/reader-process/probe-reader.js';
 import { publicationModeOf } from '../../publication/exchange-mode.js';
 import { targetReaderOf, type ObserveReader } from '../../quality/observe-reader.js';
 import { openLocalRouteTarget, openLocalSource } from './delivery-bindings.js';
+import { lazySource } from '../../delivery/source-guard.js';
 
 /**
  * Step deps for `cutpoint flow run` of a delivery flow (deliver-window and the
@@ -44,6 +45,9 @@ export function localFlowDeps(flow: string, ports: Ports, faults: FaultInjector)
     const observeReader: ObserveReader = (d) => targetReaderOf(d, probeReader());
     const mode = publicationModeOf(route, { exchange: opened.exchange, observeReader });
     const { target } = opened;
+    const source = () => once(sources, route.sourceBinding, () => openLocalSource(route.sourceBinding));
+    // delivery-resume reads the source only to continue a PARTIAL_PROVED: opened (its binding resolved) on that first read.
+    if (flow === 'delivery-resume') return { ports, target, mode, route, faults, source: lazySource(source) };
     if (flow !== 'deliver-window' && flow !== 'publish-clickhouse') return { ports, target, mode, route, faults };
     // openLocalSource connects on the source's first call (Begin's read-only check).
     return {
@@ -52,7 +56,7 @@ export function localFlowDeps(flow: string, ports: Ports, faults: FaultInjector)
       mode,
       route,
       faults,
-      source: await once(sources, route.sourceBinding, () => openLocalSource(route.sourceBinding)),
+      source: await source(),
     };
   };
   return {

@@ -4,6 +4,7 @@
 import { canonicalJson } from '../../domain/digest.js';
 import { IdentityConflictError, ValidationError } from '../../domain/errors.js';
 import type { PublishMode, TableRef } from '../../domain/delivery/target-types.js';
+import type { ContinuableFact } from '../../domain/delivery/journal-states.js';
 import { inconsistent } from './errors.js';
 
 /** Facts: what the journal proved beyond the state. */
@@ -124,6 +125,11 @@ export interface DeliveryFacts {
   publicationCleanup?: PublicationCleanupFact;
   /** Set only by advanceCheckpoint. */
   checkpoint?: CheckpointFact;
+  /**
+   * PARTIAL_PROVED only (journal-states.ts RecoveryFacts.continuable): set with the
+   * transition into it, dropped by every transition out of it (transition.ts).
+   */
+  continuable?: ContinuableFact;
 }
 
 /**
@@ -142,6 +148,7 @@ export interface FactsPatch {
   evidence?: EvidenceFact;
   absence?: AbsenceFact;
   publicationCleanup?: PublicationCleanupFact;
+  continuable?: ContinuableFact;
 }
 
 export const EMPTY_FACTS: DeliveryFacts = { ownedStagesRecorded: false };
@@ -247,6 +254,11 @@ function pickPublicationCleanup(v: unknown): PublicationCleanupFact | undefined 
   if (!isObj(v) || !isUuid(v.predecessorUuid) || !isInstant(v.capsuleRetiredAt)) return undefined;
   return { predecessorUuid: v.predecessorUuid, capsuleRetiredAt: v.capsuleRetiredAt };
 }
+function pickContinuable(v: unknown): ContinuableFact | undefined {
+  if (!isObj(v) || !isNat(v.unfinishedParts) || (v.unfinishedParts as number) < 1 || !isNat(v.rowsProved))
+    return undefined;
+  return { unfinishedParts: v.unfinishedParts as number, rowsProved: v.rowsProved as number };
+}
 function pickCheckpoint(v: unknown): CheckpointFact | undefined {
   if (!isObj(v) || !isInstant(v.windowEnd) || typeof v.moved !== 'boolean' || !isInstant(v.at)) return undefined;
   return { windowEnd: v.windowEnd, moved: v.moved, at: v.at };
@@ -262,6 +274,7 @@ const PATCHABLE = {
   evidence: pickEvidence,
   absence: pickAbsence,
   publicationCleanup: pickPublicationCleanup,
+  continuable: pickContinuable,
 } as const;
 type PatchableField = keyof typeof PATCHABLE;
 const PATCHABLE_FIELDS = Object.keys(PATCHABLE) as PatchableField[];

@@ -115,7 +115,10 @@ export function recoverySummaryOf(record: InvocationRecord): RecoverySummary {
     invocationId: record.invocationId,
     route: record.route,
     state: record.state,
-    facts: { ownedStagesRecorded: record.facts.ownedStagesRecorded },
+    facts: {
+      ownedStagesRecorded: record.facts.ownedStagesRecorded,
+      ...(record.facts.continuable ? { continuable: record.facts.continuable } : {}),
+    },
     window: record.sealed.window,
   };
 }

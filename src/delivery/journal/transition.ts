@@ -63,6 +63,18 @@ export function assertTransitionTo(from: JournalState, to: JournalState, facts: 
 }
 
 /**
+ * The facts a transition out of `from` starts from: the continuation proof is
+ * PARTIAL_PROVED's alone (journal-states.ts RecoveryFacts.continuable), proved by the
+ * observation that entered it, so every way out drops it and a later PARTIAL_PROVED
+ * journals its own.
+ */
+function factsLeaving(from: JournalState, facts: DeliveryFacts): DeliveryFacts {
+  if (from !== 'PARTIAL_PROVED' || facts.continuable === undefined) return facts;
+  const { continuable: _dropped, ...rest } = facts;
+  return rest;
+}
+
+/**
  * Moves an invocation `from` → `to` (a TRANSITIONS edge, asserted before any I/O), with
  * `patch` merged into its facts, guarded by the caller's custody fence, journaled once
  * under `transitionId`. A transition to a terminal state (RETIRED, CUSTODY_RELEASED)
@@ -100,7 +112,7 @@ export async function transition(
     plan: ({ invocation, custody, at }) => {
       requireFence(target, custody, fence);
       if (invocation.state !== from) throw new JournalStateConflictError(target.invocationId, invocation.state, from);
-      const facts = mergeFacts(invocation.facts, patch);
+      const facts = mergeFacts(factsLeaving(from, invocation.facts), patch);
       assertPreconditions(to, facts);
       const legs = [...(request.legs ?? []), ...(terminal ? releasedLegs(invocation, to, at) : [])];
       return {

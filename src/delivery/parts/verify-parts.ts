@@ -61,20 +61,36 @@ export async function verifyParts(
   };
 }
 
+/** What reconcile's bounded observation of an unfinished writer proved (`observePartial`). */
+export interface PartialObservation {
+  /** Everything the stage holds is explained by the journal (below); false → an incident. */
+  explained: boolean;
+  /**
+   * Continuing is safe (journal-states.ts RecoveryFacts.continuable): explained, every
+   * journaled chunk observed with exactly its receipt's rows, and `unfinishedParts` > 0.
+   */
+  continuable?: { unfinishedParts: number; rowsProved: number };
+}
+
 /**
- * Reconcile's bounded observation of an unfinished writer: true when everything the stage
- * holds is explained — a journaled chunk with exactly its receipt's rows, or a chunk of a
- * planned part after that part's last journaled one (loaded, its receipt batch not yet
- * journaled: the writer stopped between a load and its batch). A seq outside every planned
- * part, or a journaled chunk holding other rows than its receipt, is not explained.
- * Observed part by part like `verifyParts` (each part's batches and an index range of the
- * stage, `PARALLEL` at once), then once beyond the plan's ranges.
+ * Reconcile's bounded observation of an unfinished writer. `explained` when everything the
+ * stage holds is explained — a journaled chunk with exactly its receipt's rows, or a chunk
+ * of a planned part after that part's last journaled one (loaded, its receipt batch not
+ * yet journaled: the writer stopped between a load and its batch; a continue loads that
+ * seq again, replacing its rows). A seq outside every planned part, or a journaled chunk
+ * holding other rows than its receipt, is not explained. `continuable` when, besides, no
+ * journaled chunk is missing from the stage and some planned part is short of EOF: the
+ * unfinished parts can go on after their last journaled chunk and VerifyEof can then
+ * prove the whole window. Observed part by part like `verifyParts` (each part's batches
+ * and an index range of the stage, `PARALLEL` at once), then once beyond the plan's ranges.
  */
-export async function stageExplainedByReceipts(deps: DeliveryDeps, record: InvocationRecord): Promise<boolean> {
+export async function observePartial(deps: DeliveryDeps, record: InvocationRecord): Promise<PartialObservation> {
   const parts = record.facts.plan?.parts ?? 0;
   const staging = stagingRefOf(record);
-  const journaled = new Map((await listHeads(deps.ports, record.invocationId)).map((h) => [h.part, h.chunks]));
+  const heads = await listHeads(deps.ports, record.invocationId);
+  const journaled = new Map(heads.map((h) => [h.part, h.chunks]));
   let explained = true;
+  let complete = true;
   await forEachConcurrently(
     Array.from({ length: parts }, (_, part) => part),
     PARALLEL,
@@ -85,14 +101,23 @@ export async function stageExplainedByReceipts(deps: DeliveryDeps, record: Invoc
         listBatches(deps.ports, record.invocationId, part),
         deps.target.observeChunks(staging, range),
       ]);
-      const rowsBySeq = new Map(batches.flatMap((b) => b.receipts).map((r) => [r.seq, r.rows]));
+      const receipts = batches.flatMap((b) => b.receipts);
+      const rowsBySeq = new Map(receipts.map((r) => [r.seq, r.rows]));
       const ok = observed.every((o) => {
         const recorded = rowsBySeq.get(o.seq);
         return recorded !== undefined ? recorded === o.rows : o.seq - range.from >= (journaled.get(part) ?? 0);
       });
       if (!ok) explained = false;
+      const seen = new Set(observed.map((o) => o.seq));
+      if (receipts.some((r) => r.rows > 0 && !seen.has(r.seq))) complete = false;
     },
   );
-  if (!explained) return false;
-  return (await deps.target.observeChunks(staging, { from: parts * MAX_CHUNKS_PER_PART, to: SEQ_LIMIT })).length === 0;
+  if (!explained) return { explained };
+  const beyond = await deps.target.observeChunks(staging, { from: parts * MAX_CHUNKS_PER_PART, to: SEQ_LIMIT });
+  if (beyond.length > 0) return { explained: false };
+  const atEof = new Set(heads.filter((h) => h.eof && h.part < parts).map((h) => h.part));
+  const unfinishedParts = parts - atEof.size;
+  if (!complete || unfinishedParts === 0) return { explained };
+  const rowsProved = heads.filter((h) => h.part < parts).reduce((n, h) => n + h.rows, 0);
+  return { explained, continuable: { unfinishedParts, rowsProved } };
 }

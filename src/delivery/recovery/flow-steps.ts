@@ -20,6 +20,14 @@ import { RecoveryRetainedError, type RecoveryDeps, type RecoveryInput } from './
  * action, sealed authority) still throws with its stable name, so the flow fails with it.
  */
 
+/**
+ * Unfinished parts one delivery-resume Task continues. A part is sized (`part_rows`) for one
+ * extraction Task — the Distributed Map's item Lambda, 900 s and 1,024 MB — and the resume
+ * Lambda has the same budget, so one part fits one resume Task as it fits one Map item; the
+ * flow loops its Task, each round a new recovery session, until no part is left.
+ */
+export const CONTINUE_PARTS_PER_RESUME = 1;
+
 /** Execution input of a recovery flow: what the operator would type, with `yes` for --yes. */
 export interface RecoveryFlowInput {
   invocationId: string;
@@ -132,10 +140,20 @@ export function recoveryFlowStep(action: LiveAction) {
   return async (input: unknown, deps: DeliveryDeps): Promise<RecoveryFlowOutput> => {
     const recoveryInput = parseRecoveryFlowInput(action, input);
     const { invocationId } = recoveryInput;
-    // Source-free: whatever the provider built, recovery never gets the source. The
-    // publication mode passes on (a ClickHouse route's resume observes PUBLISHED).
-    const { ports, target, route, mode, faults } = deps;
-    const recoveryDeps: RecoveryDeps = { ports, target, route, mode, ...(faults ? { faults } : {}) };
+    // Source-free: whatever the provider built, recovery never gets the source — but
+    // resume's continue of a PARTIAL_PROVED (continue.ts), which reads the unfinished parts'
+    // remaining ranges through it, at most CONTINUE_PARTS_PER_RESUME parts per Task (the
+    // flow runs the Task again while `delivery.continue_more_parts`). The publication mode
+    // passes on (a ClickHouse route's resume observes PUBLISHED).
+    const { ports, target, route, mode, faults, source } = deps;
+    const recoveryDeps: RecoveryDeps = {
+      ports,
+      target,
+      route,
+      mode,
+      ...(faults ? { faults } : {}),
+      ...(action === 'resume' && source ? { extract: { source, partsPerResume: CONTINUE_PARTS_PER_RESUME } } : {}),
+    };
     try {
       const result = await LIVE_ACTION_RUNNERS[action](recoveryInput, recoveryDeps);
       return {

@@ -3,7 +3,7 @@ import type { PartsFact } from '../journal/facts.js';
 import { receiptMatches } from '../../domain/delivery/target-rules.js';
 import type { InvocationRecord } from '../journal/records.js';
 import { transition } from '../journal/transition.js';
-import { stageExplainedByReceipts, verifyParts } from '../parts/verify-parts.js';
+import { observePartial, verifyParts } from '../parts/verify-parts.js';
 import { transitionIdOf } from '../steps/common.js';
 import { publicationFactOf, publishRequestOf } from '../steps/publish.js';
 import {
@@ -31,7 +31,9 @@ import {
  * - WRITING_UNKNOWN: the owned stage per chunk (`observeChunks`) against the journaled
  *   receipts. EOF journaled and exact → VERIFIED_EOF; every observed chunk is a journaled
  *   chunk holding exactly its receipt's rows but some are missing → PARTIAL_PROVED
- *   (retire); anything else (a chunk no receipt names, a row count no receipt explains,
+ *   (retire; and `resume` — continue — when the observation also proves every journaled
+ *   chunk intact and parts short of EOF: the `continuable` fact, verify-parts.ts
+ *   `observePartial`); anything else (a chunk no receipt names, a row count no receipt explains,
  *   no recorded stage to observe) → INCIDENT_RETAINED (exit 1).
  */
 export async function reconcile(input: RecoveryInput, deps: RecoveryDeps): Promise<RecoveryResult> {
@@ -113,7 +115,8 @@ async function reconcileWriting(ctx: RecoveryContext): Promise<InvocationRecord>
   if (verified.problems.length === 0 && verified.summary) {
     return move(ctx, 'VERIFIED_EOF', 'verify-eof', { parts: verified.summary });
   }
-  if (!record.facts.plan || !(await stageExplainedByReceipts(deps, record))) {
+  const observed = record.facts.plan ? await observePartial(deps, record) : { explained: false };
+  if (!observed.explained) {
     await incident(
       ctx,
       'reconcile-ambiguous',
@@ -121,5 +124,12 @@ async function reconcileWriting(ctx: RecoveryContext): Promise<InvocationRecord>
       'the stage holds rows no journaled receipt explains',
     );
   }
-  return move(ctx, 'PARTIAL_PROVED', 'verify-partial');
+  // The continuation proof is the journal's, recorded with the state (journal-states.ts
+  // RecoveryFacts.continuable): resume continues only on it, never on a fresh guess.
+  return move(
+    ctx,
+    'PARTIAL_PROVED',
+    'verify-partial',
+    observed.continuable ? { continuable: observed.continuable } : undefined,
+  );
 }

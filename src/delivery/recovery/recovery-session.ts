@@ -13,6 +13,7 @@ import type { TransactionLeg } from '../../ports/authority.js';
 import type { Fence } from '../../domain/fence.js';
 import type { Ports } from '../../ports/index.js';
 import { forbiddenSource, type GuardedSource } from '../source-guard.js';
+import type { ContinueOptions } from './continue.js';
 import type { TargetPort } from '../../ports/target.js';
 import { acquireCustody, assertCustody } from '../custody.js';
 import type { DeliveryDeps } from '../deps.js';
@@ -45,7 +46,9 @@ import { routeTargetId, workRootOf } from '../steps/common.js';
  * The repeat of a completed action (retire on RETIRED, journal-states.ts REPEATABLE_ON)
  * passes steps 1 and 2, takes no custody and runs only the action's `repeat`.
  * Every recovery path is source-free: the deps carry `forbiddenSource()`, which refuses and
- * records any call, so a test can assert none was made.
+ * records any call, so a test can assert none was made. The one exception is resume's
+ * continue of a continuable PARTIAL_PROVED (continue.ts), which reads the unfinished
+ * parts' remaining ranges through `RecoveryDeps.extract` and nothing else.
  */
 
 export interface RecoveryInput {
@@ -73,6 +76,12 @@ export interface RecoveryDeps {
   source?: GuardedSource;
   /** The run's fault injector (DeliveryDeps.faults): the reader of resume's observation crosses it. */
   faults?: DeliveryDeps['faults'];
+  /**
+   * The route's source, for `resume` of a continuable PARTIAL_PROVED only (continue.ts):
+   * read through a guard that passes the unfinished parts' remaining ranges alone. Every
+   * other action, and resume from any other state, never sees it.
+   */
+  extract?: ContinueOptions;
 }
 
 export interface RecoveryResult {
@@ -118,6 +127,8 @@ export function knownOf(ctx: Pick<RecoveryContext, 'record' | 'custody'>): Carri
 export interface RecoveryOptions {
   /** acquireCustody's condition, planned each round: legs the custody transaction must still satisfy, or its refusal before anything is written. */
   custodyCondition?: (ports: Ports, ref: InvocationRef) => Promise<TransactionLeg[]>;
+  /** A refusal on the record as loaded, before the authority is checked or custody taken (nothing written). */
+  refuse?: (record: InvocationRecord) => void;
   /** What the repeat of the completed action does (REPEATABLE_ON): without custody, on the record as loaded. */
   repeat?: (deps: RecoveryContext['deps'], record: InvocationRecord) => Promise<void>;
 }
@@ -143,6 +154,7 @@ export async function runRecovery(
   const loaded = await loadInvocationAndCustody(ports, input.invocationId);
   const before = loaded.invocation;
   assertActionPermitted(before.state, before.facts, action);
+  options.refuse?.(before);
   const source = recoveryDeps.source ?? forbiddenSource();
   const deps = {
     ports,

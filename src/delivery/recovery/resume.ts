@@ -1,4 +1,6 @@
+import { SourceForbiddenError } from '../../domain/delivery/source-errors.js';
 import { runDeliverySteps } from '../deliver-in-process.js';
+import { continueWriting } from './continue.js';
 import {
   knownOf,
   RecoveryRetainedError,
@@ -20,6 +22,11 @@ import {
  * receipt that does not match → INCIDENT_RETAINED. A run that ends anywhere but
  * CUSTODY_RELEASED (a stage that no longer verifies or fails quality → REEXTRACT_REQUIRED;
  * a foreign receipt; cleanup that cannot prove absence) exits 1 with custody retained.
+ *
+ * From a continuable PARTIAL_PROVED, resume continues (continue.ts): the unfinished parts
+ * after their last journaled chunk, through `deps.extract` (the only recovery that reads
+ * the source), then the same steps to CUSTODY_RELEASED. Without `deps.extract` it is
+ * refused (Delivery.SourceForbidden) before custody is taken.
  */
 export async function resume(input: RecoveryInput, deps: RecoveryDeps): Promise<RecoveryResult> {
   const { resumeCondition } = deps.mode;
@@ -30,6 +37,7 @@ export async function resume(input: RecoveryInput, deps: RecoveryDeps): Promise<
     async (ctx) => {
       // The first step carries what the takeover left (steps/carried.ts): it reads nothing before it acts.
       const { record, fence, deps: d } = ctx;
+      if (record.state === 'PARTIAL_PROVED' && deps.extract) return continueWriting(ctx, deps.extract);
       const run = await runDeliverySteps({ invocationId: record.invocationId, fence, known: knownOf(ctx) }, d);
       if (run.state !== 'CUSTODY_RELEASED') {
         throw new RecoveryRetainedError(
@@ -41,8 +49,13 @@ export async function resume(input: RecoveryInput, deps: RecoveryDeps): Promise<
       // Custody released: the last step hands on no record, so the projection reads it.
       return undefined;
     },
-    resumeCondition
-      ? { custodyCondition: (ports, ref) => resumeCondition(ports, { ...ref, route: deps.route.name }) }
-      : {},
+    {
+      refuse: (record) => {
+        if (record.state === 'PARTIAL_PROVED' && !deps.extract) throw new SourceForbiddenError('streamWindow');
+      },
+      ...(resumeCondition
+        ? { custodyCondition: (ports, ref) => resumeCondition(ports, { ...ref, route: deps.route.name }) }
+        : {}),
+    },
   );
 }

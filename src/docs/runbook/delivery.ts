@@ -26,7 +26,7 @@ const MEANING: Record<JournalState, string> = {
   WRITING_UNKNOWN:
     'A writer started loading chunks into the stage and stopped before its receipts proved end of file: what the stage holds is not known from the journal alone.',
   PARTIAL_PROVED:
-    'A bounded observation proved the stage holds only part of the window: it can never be published; the stage is to be retired and the window delivered by a new invocation.',
+    'A bounded observation proved the stage holds only part of the window: as it stands it can never be published. When the observation also proved every journaled chunk intact with parts short of end of file (the `continuable` fact), resume continues just those parts after their last journaled chunk; otherwise the stage is to be retired and the window delivered by a new invocation.',
   VERIFIED_EOF:
     'Every part reached end of file with contiguous receipts and a verified digest: the stage holds exactly the window and may be published.',
   REEXTRACT_REQUIRED:
@@ -45,7 +45,7 @@ const MEANING: Record<JournalState, string> = {
 
 const PURPOSE: Record<LiveAction, string> = {
   reconcile: 'observes the target read-only for the exact receipt (or the owned stage, chunk by chunk) and journals only what that proves; it never writes to the target',
-  resume: 'finishes from proved receipts or a proved publication: prepare and publish (the receipt is probed first, so a committed publication is never published twice), evidence, checkpoint, cleanup, custody release',
+  resume: 'finishes from proved receipts or a proved publication: prepare and publish (the receipt is probed first, so a committed publication is never published twice), evidence, checkpoint, cleanup, custody release; from PARTIAL_PROVED it first continues the unfinished parts, each after its last journaled chunk (the one recovery that reads the source, and only those parts\' remaining ranges), then VerifyEof proves the whole window',
   retire: "drops exactly the recorded owned stage (in EMPTY_STAGING: the one found under its derived name with this invocation's owner marker), under the publication lock and after looking for the receipt again, proves its absence and releases custody as RETIRED",
 };
 
@@ -54,15 +54,24 @@ const LIVE = RECOVERY_ACTIONS.filter((a): a is LiveAction => a !== 'inspect');
 
 const recorded = { ownedStagesRecorded: true };
 const unrecorded = { ownedStagesRecorded: false };
+/** Every fact that widens the guide: owned stages recorded and, in PARTIAL_PROVED, the continuation proved. */
+const proved = { ownedStagesRecorded: true, continuable: { unfinishedParts: 1, rowsProved: 0 } };
 
-/** The states whose guide offers an action (owned stages recorded): read from permittedActions. */
-export const statesOffering = (action: LiveAction): JournalState[] => JOURNAL_STATES.filter((s) => permittedActions(s, recorded).includes(action));
+/** The states whose guide offers an action (owned stages recorded, continuation proved): read from permittedActions. */
+export const statesOffering = (action: LiveAction): JournalState[] => JOURNAL_STATES.filter((s) => permittedActions(s, proved).includes(action));
 
 function permitted(state: JournalState): PermittedAction[] {
   const always = permittedActions(state, unrecorded);
-  return permittedActions(state, recorded).map((action) => ({
+  const withRecord = permittedActions(state, recorded);
+  const when = (action: LiveAction) =>
+    always.includes(action)
+      ? {}
+      : withRecord.includes(action)
+        ? { when: 'only when the journal records every owned stage by its exact object id and owner binding' }
+        : { when: "only when reconcile journaled the continuation proof with this state (every journaled chunk intact, parts short of end of file: `diagnostic_code` is this state's own, not `delivery.partial_not_continuable`)" };
+  return permittedActions(state, proved).map((action) => ({
     name: action,
-    ...(always.includes(action) ? {} : { when: 'only when the journal records every owned stage by its exact object id and owner binding' }),
+    ...when(action),
     does: `It ${PURPOSE[action]}.`,
     command: cutpoint(`delivery ${action} ${INVOCATION} --manifest ${SQL_SELECTOR} --yes`),
     start: { flow: FLOW_OF[action], ...recoveryInput(SQL_SELECTOR), executionName: `${action}-$ID-$(date +%s)` },
@@ -70,7 +79,7 @@ function permitted(state: JournalState): PermittedAction[] {
 }
 
 function forbidden(state: JournalState): ForbiddenAction[] {
-  const allowed = new Set(permittedActions(state, recorded));
+  const allowed = new Set(permittedActions(state, proved));
   const refused = 'refused with `delivery.recovery_action_not_permitted` (`Delivery.ActionNotPermitted`) before anything is touched';
   const rows: ForbiddenAction[] = LIVE.filter((a) => !allowed.has(a)).map((action) => {
     if (isTerminal(state)) return { name: action, why: `The invocation is finished and custody is released: nothing is left to ${action}. ${cap(refused)}.` };
@@ -87,9 +96,15 @@ function forbidden(state: JournalState): ForbiddenAction[] {
   return rows;
 }
 
+const BASIS: Record<(typeof TRANSITIONS)[number]['basis'], string> = {
+  diagram: "the seed's state diagram",
+  text: "required by the seed's text",
+  continue: 'continue: resume of a PARTIAL_PROVED whose continuation the journal proved',
+};
+
 function incoming(state: JournalState): string[] {
   const lines = TRANSITIONS.filter((t) => t.to === state).map(
-    (t) => `from [${t.from}](${t.from}.md) on "${t.on}" (${t.basis === 'diagram' ? "the seed's state diagram" : "required by the seed's text"})`,
+    (t) => `from [${t.from}](${t.from}.md) on "${t.on}" (${BASIS[t.basis]})`,
   );
   return state === INITIAL_STATE ? ['every invocation starts here: Begin, the first step of deliver-window and publish-clickhouse', ...lines] : lines;
 }
@@ -97,15 +112,17 @@ function incoming(state: JournalState): string[] {
 function diagnostics(state: JournalState) {
   const code = diagnosticCodeFor(state);
   const withoutRecord = diagnosticCodeFor(state, unrecorded);
+  const unproved = diagnosticCodeFor(state, recorded);
   return [
     { code, when: 'what `inspect` prints as `diagnostic_code` in this state' },
+    ...(unproved !== code ? [{ code: unproved, when: 'instead, when no continuation is proved (`diagnostic_reason` says why): only retire is offered' }] : []),
     ...(withoutRecord !== code ? [{ code: withoutRecord, when: 'instead, when an owned stage is not recorded by its exact object id: no live action is offered; escalate' }] : []),
   ];
 }
 
 export function deliveryPages(): RunbookPage[] {
   return JOURNAL_STATES.map((state) => {
-    const offered = permittedActions(state, recorded);
+    const offered = permittedActions(state, proved);
     return {
       subsystem: 'delivery',
       state,

@@ -2,6 +2,7 @@ import { validateInvocationId } from './invocation-id.js';
 import { ValidationError } from '../errors.js';
 import {
   diagnosticCodeFor,
+  diagnosticReasonFor,
   holdsCustody,
   permittedActions,
   type JournalState,
@@ -187,6 +188,8 @@ export interface RecoverySummary {
 /** One entry of inspect-all. Keys in sorted order, as canonical JSON prints them. */
 export interface RecoveryIndexItem {
   diagnostic_code: string;
+  /** Why no continuation is offered (journal-states.ts `diagnosticReasonFor`); only where there is one. */
+  diagnostic_reason?: string;
   holds_custody: boolean;
   invocation_id: string;
   permitted_actions: LiveAction[];
@@ -211,8 +214,10 @@ export interface RecoveryIndex {
 }
 
 export function recoveryIndexItemOf(summary: RecoverySummary): RecoveryIndexItem {
+  const reason = diagnosticReasonFor(summary.state, summary.facts);
   return {
     diagnostic_code: diagnosticCodeFor(summary.state, summary.facts),
+    ...(reason ? { diagnostic_reason: reason } : {}),
     holds_custody: holdsCustody(summary.state),
     invocation_id: summary.invocationId,
     permitted_actions: permittedActions(summary.state, summary.facts),
@@ -225,6 +230,7 @@ export function recoveryProjectionOf(summary: RecoverySummary): RecoveryProjecti
   const item = recoveryIndexItemOf(summary);
   return {
     diagnostic_code: item.diagnostic_code,
+    ...(item.diagnostic_reason ? { diagnostic_reason: item.diagnostic_reason } : {}),
     holds_custody: item.holds_custody,
     invocation_id: item.invocation_id,
     kind: RECOVERY_KIND,

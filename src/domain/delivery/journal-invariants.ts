@@ -30,9 +30,13 @@ export interface CustodyView {
  * it enforced (journal-proofs.ts `missingProof`), for it and the states on the path to it.
  */
 export function factProblems(record: RecordView): string[] {
-  return proofsLacking(record.state, proofsOf(record.facts)).map(
+  const problems = proofsLacking(record.state, proofsOf(record.facts)).map(
     (lack) => `invocation ${record.invocationId} is ${record.state}, but ${lack}`,
   );
+  // The continuation proof belongs to the PARTIAL_PROVED it was journaled with: every way out drops it.
+  if (record.facts.continuable !== undefined && record.state !== 'PARTIAL_PROVED')
+    problems.push(`invocation ${record.invocationId} is ${record.state}, but carries a continuation proof`);
+  return problems;
 }
 
 /** Custody ↔ record, seen from one record: a retaining state holds custody at its epoch; a terminal one does not. */

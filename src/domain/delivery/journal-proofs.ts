@@ -90,6 +90,8 @@ export interface ProofFacts {
   };
   dispatch?: { predecessorUuid: string };
   publicationCleanup?: { predecessorUuid: string };
+  /** PARTIAL_PROVED's own fact (journal-states.ts RecoveryFacts.continuable): held in no other state. */
+  continuable?: unknown;
 }
 
 /**

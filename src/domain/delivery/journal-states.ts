@@ -1,4 +1,7 @@
 import { CutpointError } from '../errors.js';
+import { continuable, type ContinuableFact } from './continuation.js';
+
+export { continuable, diagnosticReasonFor, type ContinuableFact } from './continuation.js';
 
 /**
  * The delivery journal's states (seed 004, "State-to-action guide" and its state
@@ -30,8 +33,12 @@ export interface Transition {
   to: JournalState;
   /** The event that moves the journal, as the seed names it. */
   on: string;
-  /** `diagram`: an edge of the seed's state diagram; `text`: implied by the seed's prose. */
-  basis: 'diagram' | 'text';
+  /**
+   * `diagram`: an edge of the seed's state diagram; `text`: implied by the seed's prose;
+   * `continue`: this project's own edge, continuing a proved partial writer (README
+   * "Delivery recovery"), offered only on the journal's proof that continuing is safe.
+   */
+  basis: 'diagram' | 'text' | 'continue';
 }
 
 /** The state diagram, edge for edge. */
@@ -91,7 +98,23 @@ const IMPLIED: readonly Transition[] = [
   ).map((from): Transition => ({ from, to: 'INCIDENT_RETAINED', on: 'contradicting evidence', basis: 'text' })),
 ];
 
-export const TRANSITIONS: readonly Transition[] = [...DIAGRAM, ...IMPLIED];
+/**
+ * Continue (README "Delivery recovery"): a PARTIAL_PROVED whose journal proves every
+ * observed chunk is a journaled chunk holding exactly its receipt's rows, with parts short
+ * of EOF (the `continuable` fact), goes back to WRITING_UNKNOWN under a new recovery
+ * session: the writer restarts on the unfinished parts only, each after its last
+ * journaled chunk, and VerifyEof proves the whole window as on the first run.
+ */
+const CONTINUE: readonly Transition[] = [
+  {
+    from: 'PARTIAL_PROVED',
+    to: 'WRITING_UNKNOWN',
+    on: 'continue: the writer restarts on the unfinished parts',
+    basis: 'continue',
+  },
+];
+
+export const TRANSITIONS: readonly Transition[] = [...DIAGRAM, ...IMPLIED, ...CONTINUE];
 
 const EDGES = new Set(TRANSITIONS.map((t) => `${t.from}>${t.to}`));
 
@@ -159,6 +182,13 @@ export type LiveAction = Exclude<RecoveryAction, 'inspect'>;
  */
 export interface RecoveryFacts {
   ownedStagesRecorded: boolean;
+  /**
+   * PARTIAL_PROVED only: recorded with the transition into it when the observation proved
+   * continuing safe — every observed chunk a journaled chunk holding exactly its receipt's
+   * rows, the plan journaled, `unfinishedParts` parts short of EOF and `rowsProved` rows
+   * journaled. Absent: PARTIAL_PROVED offers retire only (`delivery.partial_not_continuable`).
+   */
+  continuable?: ContinuableFact;
 }
 
 /**
@@ -170,7 +200,9 @@ export function permittedActions(state: JournalState, facts: RecoveryFacts): Liv
   switch (state) {
     case 'EMPTY_STAGING': // Retire the exact empty owned stage when offered.
       return ['retire'];
-    case 'PARTIAL_PROVED': // Retire exact owned stages, then start a new complete invocation.
+    case 'PARTIAL_PROVED': // Retire exact owned stages, then start a new complete invocation; or continue when proved safe.
+      if (!facts.ownedStagesRecorded) return [];
+      return continuable(facts) ? ['retire', 'resume'] : ['retire'];
     case 'REEXTRACT_REQUIRED': // Retire when offered, then start a new complete invocation.
       return facts.ownedStagesRecorded ? ['retire'] : [];
     case 'WRITING_UNKNOWN': // Reconcile first. Never replay target mutation blindly.
@@ -210,6 +242,7 @@ export function diagnosticCodeFor(state: JournalState, facts?: RecoveryFacts): s
   if (facts && !facts.ownedStagesRecorded && (state === 'PARTIAL_PROVED' || state === 'REEXTRACT_REQUIRED')) {
     return 'delivery.owned_stage_unrecorded';
   }
+  if (facts && state === 'PARTIAL_PROVED' && !continuable(facts)) return 'delivery.partial_not_continuable';
   return STATE_CODES[state];
 }
 

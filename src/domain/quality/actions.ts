@@ -1,6 +1,7 @@
 import {
   diagnosticCodeFor,
   permittedActions as journalActions,
+  type ContinuableFact,
   type JournalState,
 } from '../delivery/journal-states.js';
 import type { CapsuleState, CapsuleV1State } from './capsule.js';
@@ -57,6 +58,8 @@ export interface ActionInput {
   retired: boolean;
   /** The journal's record of owned stages (retire is offered only when they are recorded, as in seed 004). */
   ownedStagesRecorded: boolean;
+  /** A PARTIAL_PROVED's continuation proof (journal-states.ts RecoveryFacts.continuable): resume is offered on it. */
+  continuable?: ContinuableFact;
   /** Absent: continuity proved or nothing to compare (not_completed); present: nothing is permitted. */
   authority?: AuthorityBreak;
 }
@@ -93,7 +96,10 @@ export function actionGuide(input: ActionInput): ActionGuide {
   }
   if (capsule.kind === 'v1') return v1Guide(input, capsule.state);
   const v2 = capsule.kind === 'v2' ? capsule.state : undefined;
-  const facts = { ownedStagesRecorded: input.ownedStagesRecorded };
+  const facts = {
+    ownedStagesRecorded: input.ownedStagesRecorded,
+    ...(input.continuable ? { continuable: input.continuable } : {}),
+  };
   switch (state) {
     case 'EMPTY_STAGING':
     case 'PARTIAL_PROVED':

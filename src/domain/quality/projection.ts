@@ -1,5 +1,5 @@
 import { canonicalJson, sha256Hex } from '../digest.js';
-import { holdsCustody, type JournalState } from '../delivery/journal-states.js';
+import { holdsCustody, type ContinuableFact, type JournalState } from '../delivery/journal-states.js';
 import {
   actionGuide,
   type AuthorityBreak,
@@ -48,7 +48,13 @@ export interface InspectInput {
   window: { start: string; end: string };
   /** The journal as read, or `unreadable` (then every journal-derived field is unknown and nothing is offered). */
   journal:
-    | { state: JournalState; hasPublicationFact: boolean; dispatchCount: number; ownedStagesRecorded: boolean }
+    | {
+        state: JournalState;
+        hasPublicationFact: boolean;
+        dispatchCount: number;
+        ownedStagesRecorded: boolean;
+        continuable?: ContinuableFact;
+      }
     | 'unreadable';
   capsule: CapsuleRead;
   evidence: EvidenceView;
@@ -150,6 +156,7 @@ export function inspectProjection(input: InspectInput): InspectProjection {
           replayWindow: v2?.retiredAt === undefined ? 'none' : replayWindow.closed ? 'closed' : 'open',
           retired: v2?.retiredAt !== undefined,
           ownedStagesRecorded: journal.ownedStagesRecorded,
+          ...(journal.continuable ? { continuable: journal.continuable } : {}),
           ...(input.authority ? { authority: input.authority } : {}),
         });
   const last = v2?.lastObservation;
