@@ -11,12 +11,8 @@ import type { RecoveryDeps, RecoveryInput } from '../../src/delivery/recovery/re
 import { begin, type BeginInput } from '../../src/delivery/steps/begin.js';
 import { createStaging } from '../../src/delivery/steps/create-staging.js';
 import { stagingTableNameOf } from '../../src/domain/delivery/identifiers.js';
-import {
-  JOURNAL_STATES,
-  permittedActions,
-  type JournalState,
-  type LiveAction,
-} from '../../src/domain/delivery/journal-states.js';
+import { JOURNAL_STATES, type JournalState } from '../../src/domain/delivery/journal-states.js';
+import { permittedActions, type LiveAction } from '../../src/domain/delivery/action-guide.js';
 import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.js';
 import type { SelectedRoute } from '../../src/domain/delivery/manifest-types.js';
 import type { FaultKind } from '../../src/domain/faults.js';

@@ -7,12 +7,8 @@ import { LIVE_ACTION_RUNNERS } from '../../src/delivery/recovery/actions.js';
 import type { RecoveryDeps, RecoveryInput } from '../../src/delivery/recovery/recovery-session.js';
 import type { BeginInput } from '../../src/delivery/steps/begin.js';
 import { guardedSource, type GuardedSource } from '../../src/delivery/source-guard.js';
-import {
-  JOURNAL_STATES,
-  permittedActions,
-  type JournalState,
-  type LiveAction,
-} from '../../src/domain/delivery/journal-states.js';
+import { JOURNAL_STATES, type JournalState } from '../../src/domain/delivery/journal-states.js';
+import { permittedActions, type LiveAction } from '../../src/domain/delivery/action-guide.js';
 import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.js';
 import type { FaultSwitch } from '../../src/adapters/fault-injector.js';
 import { eventsTableDdl, fixedWindowManifest, newInvocationId, type DeliveryWorld } from './delivery-world.js';

@@ -4,7 +4,7 @@ import { readInvocation } from '../../src/delivery/journal/records.js';
 import { LIVE_ACTION_RUNNERS } from '../../src/delivery/recovery/actions.js';
 import { forbiddenSource } from '../../src/delivery/source-guard.js';
 import { begin } from '../../src/delivery/steps/begin.js';
-import type { LiveAction } from '../../src/domain/delivery/journal-states.js';
+import type { LiveAction } from '../../src/domain/delivery/action-guide.js';
 import type { AuthorityItem, ItemKey } from '../../src/ports/authority.js';
 import type { Ports } from '../../src/ports/index.js';
 import { PUBLICATION_STEPS } from '../../src/publication/publication-steps.js';

@@ -1,14 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
-  ActionNotPermittedError,
-  assertActionPermitted,
-  repeatsCompleted,
-  assertConfirmed,
   assertTransition,
   canTransition,
-  ConfirmationRequiredError,
-  diagnosticCodeFor,
-  diagnosticReasonFor,
   holdsCustody,
   IllegalTransitionError,
   INITIAL_STATE,
@@ -16,12 +9,21 @@ import {
   isTerminal,
   JOURNAL_STATES,
   parseJournalState,
-  permittedActions,
   successorsOf,
   TRANSITIONS,
   type JournalState,
-  type LiveAction,
 } from '../../src/domain/delivery/journal-states.js';
+import {
+  diagnosticReasonFor,
+  ActionNotPermittedError,
+  assertActionPermitted,
+  repeatsCompleted,
+  assertConfirmed,
+  ConfirmationRequiredError,
+  diagnosticCodeFor,
+  permittedActions,
+  type LiveAction,
+} from '../../src/domain/delivery/action-guide.js';
 import { missingProof, proofsOf, type TransitionProofs } from '../../src/domain/delivery/journal-proofs.js';
 
 /** The seed's stateDiagram-v2, edge for edge (seed 004). */

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { validateInvocationId } from '../../domain/delivery/identifiers.js';
-import { assertActionPermitted, assertConfirmed, type LiveAction } from '../../domain/delivery/journal-states.js';
+import { assertActionPermitted, assertConfirmed, type LiveAction } from '../../domain/delivery/action-guide.js';
 import { parseManifest, parseSelector, selectRoute, selectorText } from '../../domain/delivery/manifest.js';
 import type { Selector } from '../../domain/delivery/manifest-types.js';
 import {

@@ -4,7 +4,7 @@
 import { canonicalJson } from '../../domain/digest.js';
 import { IdentityConflictError, ValidationError } from '../../domain/errors.js';
 import type { PublishMode, TableRef } from '../../domain/delivery/target-types.js';
-import type { ContinuableFact } from '../../domain/delivery/journal-states.js';
+import type { ContinuableFact } from '../../domain/delivery/action-guide.js';
 import { inconsistent } from './errors.js';
 
 /** Facts: what the journal proved beyond the state. */

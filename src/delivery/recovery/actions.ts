@@ -1,4 +1,4 @@
-import type { LiveAction } from '../../domain/delivery/journal-states.js';
+import type { LiveAction } from '../../domain/delivery/action-guide.js';
 import { reconcile } from './reconcile.js';
 import type { RecoveryDeps, RecoveryInput, RecoveryResult } from './recovery-session.js';
 import { resume } from './resume.js';

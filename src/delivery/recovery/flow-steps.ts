@@ -1,10 +1,6 @@
 import { invocationIdOfRun, validateInvocationId, type RecoveryProjection } from '../../domain/delivery/identifiers.js';
-import {
-  assertConfirmed,
-  JournalUnavailableError,
-  type JournalState,
-  type LiveAction,
-} from '../../domain/delivery/journal-states.js';
+import { JournalUnavailableError, type JournalState } from '../../domain/delivery/journal-states.js';
+import { assertConfirmed, type LiveAction } from '../../domain/delivery/action-guide.js';
 import { ValidationError } from '../../domain/errors.js';
 import type { Ports } from '../../ports/index.js';
 import type { DeliveryDeps } from '../deps.js';

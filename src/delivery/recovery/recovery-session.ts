@@ -1,11 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { recoveryProjectionOf, type RecoveryProjection } from '../../domain/delivery/identifiers.js';
-import {
-  assertActionPermitted,
-  repeatsCompleted,
-  type JournalState,
-  type LiveAction,
-} from '../../domain/delivery/journal-states.js';
+import { type JournalState } from '../../domain/delivery/journal-states.js';
+import { assertActionPermitted, repeatsCompleted, type LiveAction } from '../../domain/delivery/action-guide.js';
 import type { Selector, SelectedRoute } from '../../domain/delivery/manifest-types.js';
 import { assertAuthority, recomputeAuthority, type TargetIdentity } from '../../domain/delivery/sealed-authority.js';
 import { CutpointError } from '../../domain/errors.js';

@@ -1,15 +1,5 @@
-import {
-  INITIAL_STATE,
-  JOURNAL_STATES,
-  RECOVERY_ACTIONS,
-  TRANSITIONS,
-  diagnosticCodeFor,
-  holdsCustody,
-  isTerminal,
-  permittedActions,
-  type JournalState,
-  type LiveAction,
-} from '../../domain/delivery/journal-states.js';
+import { INITIAL_STATE, JOURNAL_STATES, TRANSITIONS, holdsCustody, isTerminal, type JournalState } from '../../domain/delivery/journal-states.js';
+import { RECOVERY_ACTIONS, diagnosticCodeFor, permittedActions, type LiveAction } from '../../domain/delivery/action-guide.js';
 import { INVOCATION, SQL_SELECTOR, cutpoint, recoveryInput } from './commands.js';
 import type { ForbiddenAction, PermittedAction, RunbookPage } from './model.js';
 

@@ -1,14 +1,8 @@
 import { validateInvocationId } from './invocation-id.js';
 import { ValidationError } from '../errors.js';
-import {
-  diagnosticCodeFor,
-  diagnosticReasonFor,
-  holdsCustody,
-  permittedActions,
-  type JournalState,
-  type LiveAction,
-  type RecoveryFacts,
-} from './journal-states.js';
+import { diagnosticReasonFor } from './action-guide.js';
+import { holdsCustody, type JournalState } from './journal-states.js';
+import { diagnosticCodeFor, permittedActions, type LiveAction, type RecoveryFacts } from './action-guide.js';
 import type { SealedWindow } from './window.js';
 import type { RunbookLink } from '../runbook-link.js';
 

@@ -1,9 +1,6 @@
-import {
-  diagnosticCodeFor,
-  permittedActions as journalActions,
-  type ContinuableFact,
-  type JournalState,
-} from '../delivery/journal-states.js';
+import type { ContinuableFact } from '../delivery/action-guide.js';
+import type { JournalState } from '../delivery/journal-states.js';
+import { diagnosticCodeFor, permittedActions as journalActions } from '../delivery/action-guide.js';
 import type { CapsuleState, CapsuleV1State } from './capsule.js';
 import { QualityActionNotPermittedError } from './errors.js';
 

@@ -1,5 +1,6 @@
 import { canonicalJson, sha256Hex } from '../digest.js';
-import { holdsCustody, type ContinuableFact, type JournalState } from '../delivery/journal-states.js';
+import type { ContinuableFact } from '../delivery/action-guide.js';
+import { holdsCustody, type JournalState } from '../delivery/journal-states.js';
 import {
   actionGuide,
   type AuthorityBreak,
