@@ -101,7 +101,9 @@ export async function runGovernanceCase(c: GovernanceCase): Promise<CaseResult> 
   const lane = world.lane();
   const deps = lane.deps(manifestText);
   const source: GuardedSource = forbiddenSource();
-  const recovery: RecoveryDeps = lane.recoveryDeps(deps, source);
+  // Source-free, but for a continue of a proved PARTIAL_PROVED, which reads the unfinished
+  // parts' remaining ranges through its own guard (RecoveryDeps.extract), as the command does.
+  const recovery: RecoveryDeps = { ...lane.recoveryDeps(deps, source), extract: { source: deps.source! } };
   const sourceFree = lane.deps(manifestText, source);
   const invocationId = newInvocationId();
   const beginInput: BeginInput = {

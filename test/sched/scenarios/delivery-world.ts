@@ -112,9 +112,20 @@ export async function scheduleRoute(world: DeliveryWorld, s: Scheduler): Promise
   };
 }
 
-/** Deps of the in-process recovery actions (the operator's `cutpoint delivery reconcile|resume|retire`). */
+/**
+ * Deps of the in-process recovery actions (the operator's `cutpoint delivery
+ * reconcile|resume|retire`): source-free, but for a resume's continue of a proved
+ * PARTIAL_PROVED, which reads the unfinished parts' remaining ranges of the route's source
+ * as the command does (RecoveryDeps.extract, behind its own guard).
+ */
 export function operatorDeps(world: DeliveryWorld, r: ScheduleRoute): RecoveryDeps {
-  return { ports: world.stores.ports, target: world.target, mode: TRANSACTION_MODE, route: r.route };
+  return {
+    ports: world.stores.ports,
+    target: world.target,
+    mode: TRANSACTION_MODE,
+    route: r.route,
+    extract: { source: world.source },
+  };
 }
 
 /**
