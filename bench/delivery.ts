@@ -1,3 +1,4 @@
+// Over ~300 lines (353), kept whole — one job: the delivery bench (its sides measured slice by slice in one run, and their print).
 import pg from 'pg';
 import { FLOWS } from '../src/registry/index.js';
 import { openClickHouse, type ClickHouseHandle } from '../src/adapters/clickhouse/client.js';

@@ -1,3 +1,4 @@
+// Over ~300 lines (317), kept whole — one job: the bench's entry (emulators up, every bench in order, one JSON summary).
 import { configForRuntime } from '../src/local/runtime-config.js';
 import { provisionLocal } from '../src/adapters/provision.js';
 import { startLocalRuntime, type LocalRuntime } from '../src/local/runtime.js';

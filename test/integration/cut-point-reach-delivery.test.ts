@@ -1,3 +1,4 @@
+// Over ~300 lines (476), kept whole — one subject, one world: its cases share the emulators and fixtures they start (setup is what costs).
 import { join } from 'node:path';
 import { writeFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

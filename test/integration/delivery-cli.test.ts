@@ -1,3 +1,4 @@
+// Over ~300 lines (552), kept whole — one subject, one world: its cases share the emulators and fixtures they start (setup is what costs).
 import { runCutpointInProcess, startCliRuntime, type CliRun, type CliRuntime } from '../support/cli-runtime.js';
 import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';

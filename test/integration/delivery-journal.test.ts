@@ -1,3 +1,4 @@
+// Over ~300 lines (731), kept whole — one subject, one world: its cases share the emulators and fixtures they start (setup is what costs).
 import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/domain/digest.js';

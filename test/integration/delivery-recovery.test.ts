@@ -1,3 +1,4 @@
+// Over ~300 lines (368), kept whole — one subject, one world: its cases share the emulators and fixtures they start (setup is what costs).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadCheckpoint } from '../../src/delivery/checkpoint.js';
 import { deliverWindow, runDeliverySteps } from '../../src/delivery/deliver-in-process.js';

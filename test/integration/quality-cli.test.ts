@@ -1,3 +1,4 @@
+// Over ~300 lines (686), kept whole — one subject, one world: its cases share the emulators and fixtures they start (setup is what costs).
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';

@@ -1,3 +1,4 @@
+// Over ~300 lines (365), kept whole — one subject, one world: its cases share the emulators and fixtures they start (setup is what costs).
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -1,3 +1,4 @@
+// Over ~300 lines (314), kept whole — one subject, one world: its cases share the emulators and fixtures they start (setup is what costs).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSnsNotifier } from '../../src/adapters/sns/notifier.js';
 import { sha256Hex } from '../../src/domain/digest.js';

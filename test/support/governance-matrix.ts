@@ -1,3 +1,4 @@
+// Over ~300 lines (324), kept whole — one job: the governance matrix's case — the forward run, the permitted actions, the invariants.
 import { expect } from 'vitest';
 import type { ArmedFaultInjector } from '../../src/adapters/fault-injector.js';
 import { runDeliverySteps, type DeliveryRun, type StepList } from '../../src/delivery/deliver-in-process.js';

@@ -1,3 +1,4 @@
+// Over ~300 lines (399), kept whole — one subject: the journal states, their edges and the state-to-action guide, case by case (no I/O).
 import { describe, expect, it } from 'vitest';
 import {
   assertTransition,

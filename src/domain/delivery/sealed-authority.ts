@@ -1,3 +1,4 @@
+// Over ~300 lines (303), kept whole — one job: the sealed recovery authority (its fields, their canonical digests, the recheck).
 import { isAbsolute, normalize } from 'node:path';
 import { canonicalDigest, sha256Hex } from '../digest.js';
 import { CutpointError, IdentityConflictError, ValidationError } from '../errors.js';
