@@ -3,7 +3,7 @@ import { chmod, mkdir, readFile, rename, rm, rmdir, writeFile } from 'node:fs/pr
 import { dirname, join } from 'node:path';
 import { CutpointError } from '../domain/errors.js';
 import type { LaneRef } from '../domain/stream.js';
-import { defaultStateDir } from '../local/runtime.js';
+import { defaultStateDir } from '../local/state-dir.js';
 import type { Fence } from '../domain/fence.js';
 
 /**

@@ -9,7 +9,8 @@
  */
 import { LocalRuntimeError } from './errors.js';
 import { removeRuntimeState, writeRuntimeState } from './runtime-state.js';
-import { persistentDirOf, startLocalRuntime, type LocalRuntime } from './runtime.js';
+import { startLocalRuntime, type LocalRuntime } from './runtime.js';
+import { persistentDirOf } from './state-dir.js';
 
 const [stateDirArg, dynamodbPortArg, s3PortArg] = process.argv.slice(2);
 const dynamodbPort = Number(dynamodbPortArg);

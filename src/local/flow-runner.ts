@@ -1,6 +1,3 @@
-// Over ~300 lines since the formatter wrapped it at 120 columns (278 lines before), kept whole:
-// one job: running a flow in-process on the local state-machine runner (handlers from the
-// registry, the context object, events, notices).
 import { randomUUID } from 'node:crypto';
 import type { RunOptions, StateMachineOptions } from 'aws-local-stepfunctions';
 import { stepFunctions } from './step-functions.js';
@@ -11,7 +8,6 @@ import type { Ports } from '../ports/index.js';
 import { localRetryMsFromEnv } from './runtime-config.js';
 import type { Notifier } from '../ports/notifier.js';
 import {
-  allStates,
   childFlowPlaceholderOf,
   duplicateStateNames,
   flowPlaceholder,
@@ -19,6 +15,11 @@ import {
   taskStates,
   type AslDefinition,
 } from './asl.js';
+import { validateOnce, withLocalArns } from './asl-validate.js';
+import { toFlowEvent, type FlowEvent } from './flow-events.js';
+import { pauseOverrides } from './run-pauses.js';
+
+export type { FlowEvent } from './flow-events.js';
 import {
   substituteDistributedMaps,
   type ChildOutcome,
@@ -26,19 +27,6 @@ import {
   type MapRuntime,
   type StateHandler,
 } from './distributed-map.js';
-
-export interface FlowEvent {
-  type: string;
-  state?: string;
-  error?: string;
-  cause?: string;
-  /** Map Run events (`MapRunStarted`, `MapRunItemFailed`, `MapRunSucceeded`, `MapRunFailed`): the run's ARN. */
-  mapRunArn?: string;
-  /** Map Run events: how many items the run has. */
-  items?: number;
-  /** `MapRunItemFailed`: the failed item's index. */
-  item?: number;
-}
 
 export interface FlowResult {
   status: 'SUCCEEDED' | 'FAILED';
@@ -134,13 +122,11 @@ export async function runFlow(flow: string, input: unknown, options: RunFlowOpti
     },
   };
   const substituted = substituteDistributedMaps(source, runtime);
-  const pause = retryPauseOf(options);
+  const pause = options.retryIntervalMs ?? localRetryMsFromEnv(process.env);
   const overrides: Overrides = {
     taskResourceLocalHandlers: { ...handlers, ...substituted.handlers } as Overrides['taskResourceLocalHandlers'],
     // Over the ASL as written: its nested states are the child executions' (a stand-in keeps its Map's name and Retry).
-    retryIntervalOverrides: pause === undefined ? undefined : retryOverrides(source, pause),
-    // Wait states (a recovery's backoff) pause as long as a retry does.
-    waitTimeOverrides: pause === undefined ? undefined : waitOverrides(source, pause),
+    ...pauseOverrides(source, pause),
   };
   // The context object AWS gives every execution ($$.Execution.Id and friends).
   const name = options.executionName ?? randomUUID();
@@ -161,27 +147,6 @@ export async function runFlow(flow: string, input: unknown, options: RunFlowOpti
 }
 
 type Overrides = NonNullable<RunOptions['overrides']>;
-
-/**
- * A local run's retry pauses: the caller's `retryIntervalMs`, else `CUTPOINT_LOCAL_RETRY_MS`
- * (the test suite sets 0, so a CLI run in a test retries at once), else the ASL's own intervals.
- */
-function retryPauseOf(options: RunFlowOptions): number | undefined {
-  return options.retryIntervalMs ?? localRetryMsFromEnv(process.env);
-}
-
-/** Definitions (as JSON text) the library has validated: validation costs ~100 ms a run, the run itself less. */
-const validated = new Set<string>();
-
-/** The library's own validation, of the ASL as written (before any stand-in replaces a Map), once per definition. */
-async function validateOnce(source: AslDefinition): Promise<void> {
-  const withArns = withLocalArns(source);
-  const text = JSON.stringify(withArns);
-  if (validated.has(text)) return;
-  const { StateMachine } = await stepFunctions();
-  new StateMachine(withArns as never, { validationOptions: { checkArn: false } } as StateMachineOptions);
-  validated.add(text);
-}
 
 /** One execution of a (substituted) definition to its end, its events passed on; a failed execution is an outcome, not a throw. */
 async function execute(
@@ -314,41 +279,4 @@ function startFlowSync(
     failed.name = 'States.TaskFailed';
     throw failed;
   };
-}
-
-/** Placeholders become syntactically valid ARNs; every Task is overridden anyway. */
-function withLocalArns(definition: AslDefinition): AslDefinition {
-  const text = JSON.stringify(definition).replace(
-    /\$\{([A-Za-z0-9]+)\}/g,
-    (_m, name: string) => `arn:aws:lambda:us-east-1:000000000000:function:local-${name}`,
-  );
-  return JSON.parse(text) as AslDefinition;
-}
-
-/** Every retrier of every state, nested ones too (child executions share these overrides). */
-function retryOverrides(definition: AslDefinition, ms: number): Record<string, number[]> {
-  return Object.fromEntries(
-    allStates(definition)
-      .filter(({ definition: s }) => s.Retry?.length)
-      .map(({ state, definition: s }) => [state, (s.Retry ?? []).map(() => ms)]),
-  );
-}
-
-function waitOverrides(definition: AslDefinition, ms: number): Record<string, number> {
-  return Object.fromEntries(
-    allStates(definition)
-      .filter(({ definition: s }) => s.Type === 'Wait')
-      .map(({ state }) => [state, ms]),
-  );
-}
-
-function toFlowEvent(raw: Record<string, unknown>): FlowEvent {
-  const state = (raw.state as { name?: string } | undefined)?.name;
-  const event: FlowEvent = { type: String(raw.type) };
-  if (state) event.state = state;
-  const error = (raw.Error ?? raw.error) as string | undefined;
-  const cause = (raw.Cause ?? raw.cause) as string | undefined;
-  if (error) event.error = String(error);
-  if (cause) event.cause = String(cause);
-  return event;
 }

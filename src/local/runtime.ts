@@ -1,10 +1,6 @@
-// Over ~300 lines since the formatter wrapped it at 120 columns (299 lines before), kept whole:
-// one job: starting, finding and stopping the local runtime's emulators for a state directory
-// (up, status, the lock).
 import { spawn } from 'node:child_process';
 import { mkdir, open, readFile } from 'node:fs/promises';
-import { homedir } from 'node:os';
-import { join, resolve, sep } from 'node:path';
+import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { assertLocalEngines } from '../adapters/local-engines.js';
@@ -22,7 +18,10 @@ import {
   type RuntimeEndpoints,
   type RuntimeState,
 } from './runtime-state.js';
+import { isRunning, signalQuietly, waitForExit } from './daemon-process.js';
 import { s3Answers, startS3Emulator, type S3Emulator } from './s3-emulator.js';
+import { REPO_ROOT } from './asl.js';
+import { defaultStateDir, persistentDirOf } from './state-dir.js';
 
 export type { RuntimeEndpoints } from './runtime-state.js';
 
@@ -98,7 +97,6 @@ export interface LocalUpOptions {
   timeoutMs?: number;
 }
 
-const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 // Same extension as this module, so it also works once compiled to .js.
 const DAEMON_PATH = fileURLToPath(
   new URL(`./daemon${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url),
@@ -108,25 +106,6 @@ const DAEMON_PATH = fileURLToPath(
 const DAEMON_MARKERS = [
   ...new Set([DAEMON_PATH, join(REPO_ROOT, 'src/local/daemon.ts'), join(REPO_ROOT, 'dist/cli/daemon.js')]),
 ];
-
-/**
- * Where the CLI keeps its state (`local`: the runtime; beside it `sessions`, `executions`):
- * CUTPOINT_STATE_DIR when set (tests run their own runtime); else `.cutpoint/local` in a
- * clone of the repository; else, for an installed CLI (its files under node_modules, maybe
- * not writable, and replaced by every upgrade), the user's state directory:
- * `$XDG_STATE_HOME/cutpoint/local`, by default `~/.local/state/cutpoint/local`.
- */
-export function defaultStateDir(env: NodeJS.ProcessEnv = process.env, root = REPO_ROOT): string {
-  if (env.CUTPOINT_STATE_DIR) return resolve(env.CUTPOINT_STATE_DIR);
-  if (!root.split(sep).includes('node_modules')) return join(root, '.cutpoint', 'local');
-  const stateHome = env.XDG_STATE_HOME ? resolve(env.XDG_STATE_HOME) : join(homedir(), '.local', 'state');
-  return join(stateHome, 'cutpoint', 'local');
-}
-
-/** Where the daemon keeps emulator data, inside the state directory. */
-export function persistentDirOf(stateDir: string): string {
-  return join(stateDir, 'data');
-}
 
 export async function localStatus(stateDir = defaultStateDir()): Promise<LocalStatus> {
   const state = await readRuntimeState(resolve(stateDir));
@@ -271,32 +250,6 @@ export async function localDown(
   }
   await removeRuntimeState(stateDir);
   return { up: false, detail: 'stopped' };
-}
-
-/** `pid` runs and its command line holds one of `markers`. */
-async function isRunning(pid: number, markers: string | readonly string[]): Promise<boolean> {
-  for (const marker of typeof markers === 'string' ? [markers] : markers)
-    if (await isProcessRunning(pid, marker)) return true;
-  return false;
-}
-
-// Checks the command line, not just the pid: an exited process stays a zombie
-// (still signalable) until init reaps it, which can take a while in containers.
-async function waitForExit(pid: number, markers: string | readonly string[], timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (await isRunning(pid, markers)) {
-    if (Date.now() > deadline) return false;
-    await sleep(100);
-  }
-  return true;
-}
-
-function signalQuietly(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(pid, signal);
-  } catch {
-    // exited in the meantime
-  }
 }
 
 /** The last lines of the daemon's log, on one line (a diagnostic is one line). */

@@ -1,6 +1,6 @@
 import { homedir } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { defaultStateDir } from '../../src/local/runtime.js';
+import { defaultStateDir } from '../../src/local/state-dir.js';
 
 /** Where the CLI keeps its state: a clone keeps it inside, an installed CLI in the user's state directory. */
 describe('the CLI state directory', () => {

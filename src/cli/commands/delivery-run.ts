@@ -12,13 +12,13 @@ import {
   type RecoveryProjection,
 } from '../../domain/delivery/identifiers.js';
 import { JournalUnavailableError } from '../../domain/delivery/journal-states.js';
-import { assertSealedForRun } from '../../domain/delivery/sealed-authority.js';
+import { assertSealedForRun } from '../../domain/delivery/seal-for-run.js';
 import { parseManifest, parseSelector, selectRoute, selectorText } from '../../domain/delivery/manifest.js';
 import type { SelectedRoute } from '../../domain/delivery/manifest-types.js';
 import { CutpointError } from '../../domain/errors.js';
 import { tryLock } from '../../local/exclusive-lock.js';
 import { runFlow, type FlowEvent, type FlowResult } from '../../local/flow-runner.js';
-import { defaultStateDir } from '../../local/runtime.js';
+import { defaultStateDir } from '../../local/state-dir.js';
 import type { Ports } from '../../ports/index.js';
 import type { SourcePort } from '../../ports/source.js';
 import type { TargetPort } from '../../ports/target.js';

@@ -8,7 +8,7 @@ import { assertFlowInput } from '../../engine/flow-input.js';
 import { withoutSessionIds } from '../../domain/redact.js';
 import { FLOWS } from '../../registry/index.js';
 import type { FlowResult } from '../../local/flow-runner.js';
-import { defaultStateDir } from '../../local/runtime.js';
+import { defaultStateDir } from '../../local/state-dir.js';
 import { AwsSession, AWS_OPTIONS, refuseAwsFlagsWithoutAws } from '../aws-runtime.js';
 import { localRuntimeConfig } from '../local-config.js';
 import { flowProgress } from '../flow-progress.js';

@@ -1,6 +1,7 @@
 import { invocationIdOfRun } from '../../domain/delivery/identifiers.js';
 import { JournalUnavailableError } from '../../domain/delivery/journal-states.js';
-import { assertSealedForRun, sealAuthority } from '../../domain/delivery/sealed-authority.js';
+import { assertSealedForRun } from '../../domain/delivery/seal-for-run.js';
+import { sealAuthority } from '../../domain/delivery/sealed-authority.js';
 import { targetCheckOf } from '../../domain/delivery/target-check.js';
 import { assertWindowClosed, resolveWindow, type SealedWindow } from '../../domain/delivery/window.js';
 import { ValidationError } from '../../domain/errors.js';

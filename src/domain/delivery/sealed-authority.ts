@@ -1,7 +1,6 @@
-// Over ~300 lines (303), kept whole — one job: the sealed recovery authority (its fields, their canonical digests, the recheck).
 import { isAbsolute, normalize } from 'node:path';
 import { canonicalDigest, sha256Hex } from '../digest.js';
-import { CutpointError, IdentityConflictError, ValidationError } from '../errors.js';
+import { CutpointError, ValidationError } from '../errors.js';
 import { isInvocationId, validateInvocationId } from './identifiers.js';
 import { JournalUnavailableError } from './journal-states.js';
 import { parseSelector } from './manifest.js';
@@ -9,7 +8,7 @@ import type { Binding, SelectedRoute, Selector } from './manifest-types.js';
 import { validateSealedWindow, type SealedWindow } from './window.js';
 
 /**
- * The recovery authority (seed 004): before any source row I/O an invocation seals the
+ * The recovery authority (README "Delivery recovery"): before any source row I/O an invocation seals the
  * exact UTC window and digests of everything a later live action must agree with — the
  * manifest, the selector, the connection bindings, the identity the target reported, and
  * the work root. Every live recovery action recomputes the digests from what the operator
@@ -265,40 +264,4 @@ export class AuthorityMismatchError extends CutpointError {
 export function assertAuthority(sealed: SealedAuthority, recomputed: AuthorityDigests): void {
   const fields = verifySealed(sealed, recomputed);
   if (fields.length > 0) throw new AuthorityMismatchError(fields);
-}
-
-/**
- * A run under an invocation id that already has a journal (`delivery run --invocation-id`,
- * a re-run Begin) must be the same route of the same manifest: the route name, the
- * target, and the manifest, selector and binding digests of the seal. Otherwise the id is
- * sealed to another route or manifest and the run is refused before anything is opened,
- * observed or written (`delivery.invocation_sealed_elsewhere`, Cutpoint.IdentityConflict):
- * it must neither report that invocation as its own result nor name that invocation's
- * next command under this manifest. Names the differing fields, never digests.
- */
-export function assertSealedForRun(
-  record: { invocationId: string; route: string; targetId: string; sealed: SealedAuthority },
-  run: { manifestText: string; selector: Selector | string; route: SelectedRoute; targetId: string },
-): void {
-  const differing: string[] = [];
-  if (record.route !== run.route.name) differing.push('route');
-  if (record.targetId !== run.targetId) differing.push('target');
-  if (differing.length === 0) {
-    const recomputed = recomputeAuthority({
-      invocationId: record.invocationId,
-      manifestText: run.manifestText,
-      selector: run.selector,
-      route: run.route,
-      targetIdentity: { deferred: 'run' },
-      workRoot: '/',
-    });
-    for (const field of ['manifestDigest', 'selectorDigest', 'bindingDigest'] as const)
-      if (record.sealed[field] !== recomputed[field]) differing.push(field);
-  }
-  if (differing.length > 0) {
-    throw new IdentityConflictError(
-      'delivery.invocation_sealed_elsewhere',
-      `invocation ${record.invocationId} is sealed to another route or manifest (${differing.join(', ')}); nothing was run. Inspect it: npx cutpoint delivery inspect ${record.invocationId} --format json`,
-    );
-  }
 }

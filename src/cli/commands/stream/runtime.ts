@@ -6,7 +6,7 @@ import { withoutSessionIds } from '../../../domain/redact.js';
 import { reportFired } from '../../fault-report.js';
 import { FLOWS } from '../../../registry/index.js';
 import type { FlowEvent } from '../../../local/flow-runner.js';
-import { defaultStateDir } from '../../../local/runtime.js';
+import { defaultStateDir } from '../../../local/state-dir.js';
 import type { FaultInjector } from '../../../ports/faults.js';
 import type { Ports } from '../../../ports/index.js';
 import { AwsSession, refuseAwsFlagsWithoutAws, type AwsFlags } from '../../aws-runtime.js';
