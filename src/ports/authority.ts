@@ -41,6 +41,8 @@ export type TransactionLeg =
   | { kind: 'put'; item: NewItem; expect: Expectation }
   | { kind: 'update'; key: ItemKey; expect: { version: number; fence?: Fence }; set: Record<string, unknown> }
   | { kind: 'delete'; key: ItemKey; expect: { version: number; fence?: Fence } }
+  /** Delete the item if there is one, whatever its version (an index entry some writers never made). */
+  | { kind: 'forget'; key: ItemKey }
   | { kind: 'check'; key: ItemKey; expect: Expectation };
 
 export type TransactionOutcome =

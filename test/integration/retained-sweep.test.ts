@@ -4,6 +4,7 @@ import { invocationIdFrom, targetIdOf } from '../../src/domain/delivery/identifi
 import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.js';
 import { sealAuthority } from '../../src/domain/delivery/sealed-authority.js';
 import { beginInvocation } from '../../src/delivery/begin-custody.js';
+import { deliveryKeys } from '../../src/delivery/journal/keys.js';
 import { transition } from '../../src/delivery/journal/transition.js';
 import { sweepRetained } from '../../src/operations/retained.js';
 import type { Ports } from '../../src/ports/index.js';
@@ -97,6 +98,22 @@ describe('the retained-items sweep', () => {
     });
     expect(await count(later(ports, 61), 'EMPTY_STAGING')).toBe(0);
     expect(await count(later(ports, 61), 'INCIDENT_RETAINED')).toBe(1);
+  });
+
+  it('releases an invocation begun before the held index existed (no held entry): the terminal transition forgets the entry whatever it is', async () => {
+    const { ports } = stores;
+    const old = await begin(ports);
+    await ports.authority.delete('test.drop-held', deliveryKeys.held(old.ref.invocationId), { version: 1 });
+    expect(await ports.authority.get(deliveryKeys.held(old.ref.invocationId))).toBeUndefined();
+    await transition(ports, old.ref, {
+      from: 'EMPTY_STAGING',
+      to: 'RETIRED',
+      fence: old.fence,
+      transitionId: 'retire',
+      patch: { ownedStagesRecorded: true, staging, absence },
+    });
+    const record = await ports.authority.get(deliveryKeys.invocation(old.ref.targetId, old.ref.invocationId));
+    expect(record?.state).toBe('RETIRED');
   });
 
   it('reads only what is held: finished invocations, however many, cost the sweep nothing', async () => {

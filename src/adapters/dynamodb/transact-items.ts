@@ -7,6 +7,7 @@ export const MARSHALL = { removeUndefinedValues: true, convertClassInstanceToMap
 
 /** One leg of a transaction as its TransactWriteItems entry: the store assigns the version, the condition names the expected one. */
 export function transactItemOf(TableName: string, leg: TransactionLeg): TransactWriteItem {
+  if (leg.kind === 'forget') return { Delete: { TableName, Key: marshall(leg.key) } };
   const condition = conditionFor(leg.expect);
   const common = {
     TableName,

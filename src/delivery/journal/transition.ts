@@ -64,7 +64,7 @@ export function assertTransitionTo(from: JournalState, to: JournalState, facts: 
 
 /**
  * The facts a transition out of `from` starts from: the continuation proof is
- * PARTIAL_PROVED's alone (journal-states.ts RecoveryFacts.continuable), proved by the
+ * PARTIAL_PROVED's alone (action-guide.ts RecoveryFacts.continuable), proved by the
  * observation that entered it, so every way out drops it and a later PARTIAL_PROVED
  * journals its own.
  */
@@ -127,14 +127,15 @@ export async function transition(
 
 /**
  * What a terminal transition moves besides the journal and custody (journal/keys.ts): the
- * invocation leaves the held index (its item, written once by begin, is at version 1) and
+ * invocation leaves the held index (whatever its version, and also when an invocation
+ * begun before that index existed never wrote one) and
  * enters the released index, which delivery-expire walks to delete its work objects once
  * they are past retention (src/domain/delivery/work-objects.ts).
  */
 function releasedLegs(invocation: InvocationRecord, state: JournalState, at: string): TransactionLeg[] {
   const { invocationId, targetId, route } = invocation;
   return [
-    { kind: 'delete', key: deliveryKeys.held(invocationId), expect: { version: 1 } },
+    { kind: 'forget', key: deliveryKeys.held(invocationId) },
     {
       kind: 'put',
       item: { ...deliveryKeys.released(at, invocationId), invocationId, targetId, route, state, releasedAt: at },

@@ -26,7 +26,7 @@ export interface ContinueOptions {
 }
 
 /**
- * `resume` from a continuable PARTIAL_PROVED (journal-states.ts RecoveryFacts.continuable):
+ * `resume` from a continuable PARTIAL_PROVED (action-guide.ts RecoveryFacts.continuable):
  * the one recovery that opens the source, under the recovery session runRecovery already
  * took (custody epoch + 1, the seal rechecked). In order:
  * 1. the unfinished parts — the journaled plan's parts whose head is not at EOF — and, per
