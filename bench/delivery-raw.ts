@@ -15,10 +15,10 @@ import { ingestChunks, measurePostgresIngest, type IngestChunks } from './postgr
  *     adapter reads; on chdb a real block cursor, not the client's `ResultSet.stream()`,
  *     which materialises the whole result there), and every line JSON.parse'd into a row:
  *     reading a row means having it, not counting a newline.
- * (b) raw bulk load: the same window's rows, as the canonical JSONL chunks of the route's
- *     chunk_rows, loaded into a fresh table on the same PostgreSQL server by
- *     postgres-ingest.ts with `concurrency` loaders (the route's max_concurrency): the
- *     fastest ingest the sink offers this project, i.e. the sink's own bound.
+ * (b) raw bulk load: the same window's rows, as the route's chunk_rows chunks in COPY
+ *     text prepared beforehand, loaded into a fresh table on the same PostgreSQL server by
+ *     `COPY … FROM STDIN` (postgres-ingest.ts) with `concurrency` loaders (the route's
+ *     max_concurrency): the fastest ingest the sink offers, i.e. the sink's own bound.
  */
 
 export function rawReadSlice(

@@ -1,27 +1,31 @@
 import { randomBytes } from 'node:crypto';
+import { pipeline } from 'node:stream/promises';
+import { Readable } from 'node:stream';
 import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
 import { encodeChunk } from '../src/delivery/chunk-codec.js';
+import { chunkCopyText } from '../src/domain/delivery/chunk-copy-text.js';
+import { verifyChunkBytes } from '../src/domain/delivery/chunk-json.js';
+import { sha256Hex } from '../src/domain/digest.js';
 import type { TargetRow } from '../src/domain/delivery/target-types.js';
 
 /**
- * Raw PostgreSQL ingest: the fastest bulk load this project can issue, for the bench's
+ * Raw PostgreSQL ingest: the fastest bulk load the server offers, for the bench's
  * "delivery rows/s ÷ raw load rows/s" denominator. The rows go into a FRESH table (the
  * given columns and types, no key, no index: a plain heap, the cheapest thing to fill) on
- * the given server, one chunk per statement, each chunk the rows' canonical JSONL joined
- * into one JSON array and expanded server-side by `json_populate_recordset` — the
- * statement `loadChunk` runs, without its stage recheck, DELETE, digest check or fault
- * point. `concurrency` loaders, each on its own connection, take the next chunk until none
- * is left (a delivery loads `max_concurrency` parts at once). (COPY FROM STDIN would need
- * `pg-copy-streams`, which is not a dependency; `pg` alone has no COPY stream.)
+ * the given server by `COPY … FROM STDIN` in text format, one COPY per chunk, each
+ * chunk's COPY text prepared before any clock — the statement a chunk load runs, without
+ * its stage recheck, DELETE, digest check, COPY-text rewrite or fault point. `concurrency`
+ * loaders, each on its own connection, take the next chunk until none is left (a delivery
+ * loads `max_concurrency` parts at once).
  *
- * Rows are encoded once, before any clock (`ingestChunks`): the chunk bytes exist before
- * any load. Each chunk commits on its own (autocommit), as a chunk load does. Only the
- * loading is timed: connecting, CREATE TABLE and DROP TABLE are not.
+ * Each chunk commits on its own (autocommit), as a chunk load does. Only the loading is
+ * timed: connecting, CREATE TABLE and DROP TABLE are not.
  */
 export interface IngestChunks {
   columns: ReadonlyArray<{ name: string; type: string }>;
-  /** One JSON array text per chunk. */
-  arrays: string[];
+  /** One COPY text per chunk (values tab-separated, one line per row). */
+  texts: Buffer[];
   rows: number;
 }
 
@@ -38,7 +42,7 @@ export interface PostgresIngestOptions {
 }
 
 export interface PostgresIngestResult {
-  method: 'json_populate_recordset';
+  method: 'copy';
   rows: number;
   chunks: number;
   concurrency: number;
@@ -50,8 +54,9 @@ const q = (name: string): string => `"${name.replace(/"/g, '""')}"`;
 
 /**
  * `rows` as the chunks a delivery would load: `chunkRows` rows each, canonical JSONL (the
- * chunk codec), turned into the JSON array text the load statement takes. Values as the
- * source hands them over (src/ports/source.ts): times as ISO text, 64-bit ints as text.
+ * chunk codec), turned into the COPY text a chunk load sends (the seq column dropped: the
+ * raw table has none). Values as the source hands them over (src/ports/source.ts): times
+ * as ISO text, 64-bit ints as text.
  */
 export function ingestChunks(
   columns: ReadonlyArray<{ name: string; type: string }>,
@@ -60,18 +65,22 @@ export function ingestChunks(
 ): IngestChunks {
   if (!Number.isSafeInteger(chunkRows) || chunkRows < 1) throw new Error('chunkRows must be a positive integer');
   const names = columns.map((c) => c.name);
-  const arrays: string[] = [];
+  const texts: Buffer[] = [];
   for (let i = 0; i < rows.length; i += chunkRows) {
-    const jsonl = Buffer.from(encodeChunk(rows.slice(i, i + chunkRows), names)).toString('utf8');
-    arrays.push(`[${jsonl.slice(0, -1).replaceAll('\n', ',')}]`);
+    const slice = rows.slice(i, i + chunkRows);
+    const jsonl = encodeChunk(slice, names);
+    const verified = verifyChunkBytes({ seq: 0, jsonl, sha256: sha256Hex(jsonl), rows: slice.length });
+    const text = chunkCopyText(verified, { columns: names, jsonColumns: names.map(() => false) });
+    if (!text) throw new Error('bench bug: the bench rows have no COPY text');
+    texts.push(Buffer.from(text.toString('latin1').replaceAll('\t0\n', '\n'), 'latin1'));
   }
-  return { columns, arrays, rows: rows.length };
+  return { columns, texts, rows: rows.length };
 }
 
 export async function measurePostgresIngest(opts: PostgresIngestOptions): Promise<PostgresIngestResult> {
   const concurrency = opts.concurrency ?? 1;
   if (!Number.isSafeInteger(concurrency) || concurrency < 1) throw new Error('concurrency must be a positive integer');
-  const { columns, arrays, rows } = opts.chunks;
+  const { columns, texts, rows } = opts.chunks;
   const table = `${q(opts.schema ?? 'public')}.${q(`bench_ingest_${randomBytes(6).toString('hex')}`)}`;
   const cols = columns.map((c) => q(c.name)).join(', ');
   const clients: pg.Client[] = [];
@@ -85,14 +94,15 @@ export async function measurePostgresIngest(opts: PostgresIngestOptions): Promis
     const [first] = clients as [pg.Client];
     await first.query(`CREATE TABLE ${table} (${columns.map((c) => `${q(c.name)} ${c.type}`).join(', ')})`);
     try {
-      const insert = `INSERT INTO ${table} (${cols}) SELECT ${cols} FROM json_populate_recordset(NULL::${table}, $1::json)`;
+      const statement = `COPY ${table} (${cols}) FROM STDIN`;
       let next = 0;
       let loaded = 0;
       const loader = async (client: pg.Client): Promise<void> => {
-        while (next < arrays.length) {
-          const chunk = arrays[next++] as string;
-          const inserted = (await client.query(insert, [chunk])).rowCount ?? 0;
-          loaded += inserted; // after the await: `loaded += await …` would read `loaded` before it
+        while (next < texts.length) {
+          const text = texts[next++] as Buffer;
+          const copy = client.query(copyFrom(statement));
+          await pipeline(Readable.from([text]), copy);
+          loaded += copy.rowCount;
         }
       };
       const started = performance.now();
@@ -100,9 +110,9 @@ export async function measurePostgresIngest(opts: PostgresIngestOptions): Promis
       const ms = performance.now() - started;
       if (loaded !== rows) throw new Error(`bench bug: loaded ${loaded} of ${rows} rows`);
       return {
-        method: 'json_populate_recordset',
+        method: 'copy',
         rows: loaded,
-        chunks: arrays.length,
+        chunks: texts.length,
         concurrency,
         ms,
         rowsPerSec: ms > 0 ? (loaded * 1000) / ms : 0,

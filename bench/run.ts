@@ -4,7 +4,8 @@ import { provisionLocal } from '../src/adapters/provision.js';
 import { startLocalRuntime, type LocalRuntime } from '../src/local/runtime.js';
 import { benchAuthorityCas, type AuthorityCasResult } from './authority-cas.js';
 import { benchCliStart, cliStartLines, type CliStartResult } from './cli-start.js';
-import { benchDelivery, type DeliveryResult } from './delivery.js';
+import { benchDelivery, type DeliveryBenchOptions, type DeliveryResult } from './delivery.js';
+import type { CutpointConfig } from '../src/config.js';
 import { deliveryJson, deliveryLines, deliveryTableNote, deliveryTableRows } from './delivery-print.js';
 import { fmt } from './measure.js';
 import { benchObjectThroughput, type ObjectThroughputResult } from './object-throughput.js';
@@ -16,7 +17,7 @@ import { streamLines, streamTableNote, streamTableRows } from './support/stream-
  * the primitives against the raw SDK on the same stores in the same run, prints a table
  * and one JSON line on stdout (progress on stderr), stops the emulators. Prints only:
  * no speed assertion anywhere. First, before the emulators load the machine, the CLI's
- * start (cli-start.ts); `npm run bench -- cli` runs that section alone.
+ * start (cli-start.ts); `npm run bench -- cli` runs that section alone, `npm run bench -- delivery` the delivery section alone (after the CLI start).
  */
 
 // Sized for ~60 s on 2 idle cores, plus ~70 s for stream append and ~100 s for the delivery
@@ -100,6 +101,13 @@ async function main(): Promise<void> {
         `(DynamoDB Local pid ${runtime.dynamodbPid} at ${runtime.dynamodbEndpoint}, S3 in-process at ${runtime.s3Endpoint})`,
     );
 
+    if (process.argv.slice(2).includes('delivery')) {
+      const delivery = await benchDelivery(deliveryOptions(config));
+      process.stdout.write(
+        `${[...deliveryLines(delivery), ''].join('\n')}\n${JSON.stringify({ bench: 'cutpoint', node: process.version, delivery: deliveryJson(delivery) })}\n`,
+      );
+      return;
+    }
     const cas: AuthorityCasResult[] = [];
     for (const concurrency of [1, 8]) {
       cas.push(
@@ -146,21 +154,7 @@ async function main(): Promise<void> {
       progress,
     });
 
-    const delivery = await benchDelivery({
-      config,
-      windowRows: DELIVERY_WINDOW_ROWS,
-      smallWindowRows: DELIVERY_SMALL_WINDOW_ROWS,
-      chunkRows: DELIVERY_CHUNK_ROWS,
-      partRows: DELIVERY_PART_ROWS,
-      maxConcurrency: DELIVERY_MAX_CONCURRENCY,
-      slicesPerRound: DELIVERY_SLICES_PER_ROUND,
-      rounds: DELIVERY_ROUNDS,
-      warmupRounds: DELIVERY_WARMUP_ROUNDS,
-      budgetMs: DELIVERY_BUDGET_MS,
-      flowRoutes: DELIVERY_FLOW_ROUTES,
-      continueRoute: DELIVERY_CONTINUE_ROUTE,
-      progress,
-    });
+    const delivery = await benchDelivery(deliveryOptions(config));
 
     const elapsedSeconds = (performance.now() - started) / 1000;
     printTable(cas, objects, stream, delivery, cli);
@@ -198,6 +192,25 @@ async function main(): Promise<void> {
     await runtime.stop();
     progress(`done in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   }
+}
+
+/** The delivery section's settings (the constants above). */
+function deliveryOptions(config: CutpointConfig): DeliveryBenchOptions {
+  return {
+    config,
+    windowRows: DELIVERY_WINDOW_ROWS,
+    smallWindowRows: DELIVERY_SMALL_WINDOW_ROWS,
+    chunkRows: DELIVERY_CHUNK_ROWS,
+    partRows: DELIVERY_PART_ROWS,
+    maxConcurrency: DELIVERY_MAX_CONCURRENCY,
+    slicesPerRound: DELIVERY_SLICES_PER_ROUND,
+    rounds: DELIVERY_ROUNDS,
+    warmupRounds: DELIVERY_WARMUP_ROUNDS,
+    budgetMs: DELIVERY_BUDGET_MS,
+    flowRoutes: DELIVERY_FLOW_ROUTES,
+    continueRoute: DELIVERY_CONTINUE_ROUTE,
+    progress,
+  };
 }
 
 function printTable(

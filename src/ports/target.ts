@@ -73,7 +73,8 @@ export interface LoadChunkRequest {
   /**
    * The chunk object's bytes, verified by the caller: canonical JSONL (src/delivery/chunk-codec.ts),
    * one row per line, each line's keys exactly `columns` in order; zero bytes for no rows.
-   * The adapter bulk-loads them server-side (PostgreSQL `json_populate_recordset`, SQL
+   * The adapter bulk-loads them server-side (PostgreSQL `COPY` of the bytes rewritten as
+   * COPY text, or `json_populate_recordset` where COPY text cannot carry a value; SQL
    * Server `OPENJSON`) without decoding rows in JS.
    */
   jsonl: Uint8Array;

@@ -95,6 +95,20 @@ export const RECEIPT_METHOD_MISSING =
   "SELECT NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = $1::regclass AND attname = 'method' AND NOT attisdropped) AS missing";
 
 /**
+ * Which of the given columns of a table (by object id) are json or jsonb, through any
+ * domains over them: `json_populate_recordset` hands those the JSON text of a value, so
+ * the COPY route must too (src/domain/delivery/chunk-copy-text.ts).
+ */
+export const JSON_COLUMNS = `
+WITH RECURSIVE base(name, type) AS (
+  SELECT a.attname::text, a.atttypid FROM pg_catalog.pg_attribute a
+   WHERE a.attrelid = $1::oid AND a.attnum > 0 AND NOT a.attisdropped AND a.attname = ANY($2::text[])
+  UNION ALL
+  SELECT b.name, t.typbasetype FROM base b JOIN pg_catalog.pg_type t ON t.oid = b.type WHERE t.typtype = 'd'
+)
+SELECT name FROM base WHERE type IN ('pg_catalog.json'::pg_catalog.regtype, 'pg_catalog.jsonb'::pg_catalog.regtype)`;
+
+/**
  * The replace of one chunk, in one statement (one round trip): the data-modifying CTE
  * deletes `$1`'s rows as the statement's snapshot holds them (a re-load's earlier rows;
  * never the rows this statement inserts) and the INSERT bulk-loads the chunk: `$2` is the

@@ -60,13 +60,13 @@ import {
 } from '../../domain/delivery/target-rules.js';
 import { assertTargetCheck, judgeTarget, type TargetCheckRequest } from '../../domain/delivery/target-check.js';
 import {
-  LoadCountMismatchError,
   QualityCheckUnrunnableError,
   TargetObjectMissingError,
   TargetUnavailableError,
   TargetUnobservableError,
 } from '../../domain/delivery/target-errors.js';
-import { chunkJsonArrayBytes } from '../../domain/delivery/chunk-json.js';
+import { verifyChunkBytes } from '../../domain/delivery/chunk-json.js';
+import { copyIngest, loadChunkBody } from './chunk-load.js';
 import { advisoryLock, lookup, recheckLocked, type Client, type TxResult } from './locks.js';
 import { existingPublication, publishBody } from './publication.js';
 import { attachedPartitionOf } from './partition-swap.js';
@@ -83,7 +83,6 @@ import {
   TARGET_CANDIDATES,
   DESCRIBE_COLUMNS,
   FORMAT_COMMENT,
-  loadChunkStatement,
   quoteColumn,
   quoteIdent,
   quoteTable,
@@ -124,6 +123,8 @@ export class PostgresTarget implements TargetPort {
   private readonly lockTimeoutMs: number;
   private readonly secrets: string[];
   private closing: Promise<void> | undefined;
+  /** How this server takes a chunk (chunk-load.ts), asked once. */
+  private ingest: { copy: boolean } | undefined;
 
   constructor(options: PostgresTargetOptions) {
     this.faults = options.faults;
@@ -388,21 +389,10 @@ export class PostgresTarget implements TargetPort {
       );
     }
     // Verified before the transaction: a chunk that is not the declared bytes touches nothing.
-    const json = chunkJsonArrayBytes(request);
+    const chunk = verifyChunkBytes(request);
     return this.transaction<ChunkReceipt>({ cutPoint: TARGET_CUT_POINTS.loadChunk }, async (client) => {
-      // Loads of different seqs run in parallel (a part per worker); two loads of the same
-      // seq (a retry racing a stalled attempt) run one after the other, so the second's
-      // DELETE sees the first's rows. ROW EXCLUSIVE on the stage: a drop and a publication
-      // (SHARE) wait for the loads in flight, and they for them.
-      await advisoryLock(
-        client,
-        `cutpoint.load:${request.staging.table.schema}.${request.staging.table.table}#${request.seq}`,
-      );
-      await recheckLocked(client, request.staging, 'ROW EXCLUSIVE');
-      // DELETE of the seq's earlier rows and INSERT of the chunk: one statement.
-      const inserted = await client.query(loadChunkStatement(request.staging.table, columns), [request.seq, json]);
-      const rows = inserted.rowCount ?? -1;
-      if (rows !== request.rows) throw new LoadCountMismatchError(request.seq, request.rows, rows);
+      this.ingest ??= { copy: await copyIngest(client) };
+      const { rows } = await loadChunkBody(client, request, columns, chunk, this.ingest);
       return { commit: true, value: { seq: request.seq, rows, digest: request.sha256 } };
     });
   }

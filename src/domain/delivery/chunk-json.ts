@@ -8,7 +8,7 @@ const COMMA = 0x2c;
 const OPEN = 0x5b;
 const CLOSE = 0x5d;
 
-interface ChunkJsonRequest {
+export interface ChunkJsonRequest {
   seq: number;
   jsonl: Uint8Array;
   sha256: string;
@@ -26,7 +26,37 @@ interface ChunkJsonRequest {
  * it), so the array is the lines joined by `,` inside `[…]`; zero bytes are `[]`. The
  * adapter then counts what the server inserted against `rows` again, in the transaction.
  */
-export function chunkJsonArrayBytes(request: ChunkJsonRequest): Buffer {
+export function chunkJsonArrayBytes(request: ChunkJsonRequest | VerifiedChunk): Buffer {
+  const { jsonl } = VERIFIED in request ? request : verifyChunkBytes(request);
+  const size = jsonl.byteLength;
+  if (size === 0) return Buffer.from('[]');
+  // `[` + the lines, each newline but the last a comma, + `]` (the last newline's place).
+  const array = Buffer.allocUnsafe(size + 1);
+  array[0] = OPEN;
+  array.set(jsonl, 1);
+  for (let at = array.indexOf(NEWLINE, 1); at !== -1; at = array.indexOf(NEWLINE, at + 1)) array[at] = COMMA;
+  array[size] = CLOSE;
+  return array;
+}
+
+/** `chunkJsonArrayBytes` as text (SQL Server `OPENJSON` takes an nvarchar). */
+export function chunkJsonArray(request: ChunkJsonRequest): string {
+  return chunkJsonArrayBytes(request).toString('utf8');
+}
+
+const VERIFIED: unique symbol = Symbol('verified chunk bytes');
+
+/** A chunk whose bytes `verifyChunkBytes` checked: only it makes one. */
+export interface VerifiedChunk extends ChunkJsonRequest {
+  readonly [VERIFIED]: true;
+}
+
+/**
+ * The checks every bulk load makes of a chunk's bytes before any I/O, without parsing a
+ * row: SHA-256 (`delivery.chunk_digest_mismatch`), UTF-8 ending in a newline
+ * (`delivery.chunk_malformed`), one line per declared row (Cutpoint.LoadCountMismatch).
+ */
+export function verifyChunkBytes(request: ChunkJsonRequest): VerifiedChunk {
   const { jsonl, sha256, rows, seq } = request;
   if (!(jsonl instanceof Uint8Array))
     throw new ValidationError('delivery.invalid_request', 'jsonl must be a Uint8Array');
@@ -47,17 +77,5 @@ export function chunkJsonArrayBytes(request: ChunkJsonRequest): Buffer {
   for (let at = jsonl.indexOf(NEWLINE); at !== -1; at = jsonl.indexOf(NEWLINE, at + 1)) lines++;
   if (lines !== rows) throw new LoadCountMismatchError(seq, rows, lines);
   if (!isUtf8(jsonl)) throw new ValidationError('delivery.chunk_malformed', `chunk ${seq}: JSONL is not valid UTF-8`);
-  if (size === 0) return Buffer.from('[]');
-  // `[` + the lines, each newline but the last a comma, + `]` (the last newline's place).
-  const array = Buffer.allocUnsafe(size + 1);
-  array[0] = OPEN;
-  array.set(jsonl, 1);
-  for (let at = array.indexOf(NEWLINE, 1); at !== -1; at = array.indexOf(NEWLINE, at + 1)) array[at] = COMMA;
-  array[size] = CLOSE;
-  return array;
-}
-
-/** `chunkJsonArrayBytes` as text (SQL Server `OPENJSON` takes an nvarchar). */
-export function chunkJsonArray(request: ChunkJsonRequest): string {
-  return chunkJsonArrayBytes(request).toString('utf8');
+  return { seq, jsonl, sha256, rows, [VERIFIED]: true };
 }

@@ -6,8 +6,8 @@ import type { WindowPolicy } from './window.js';
 export const MANIFEST_VERSION = 1;
 export const DEFAULT_CHUNK_ROWS = 50_000;
 /**
- * A chunk is one object, one target transaction and one JSON value the target parses
- * (PostgreSQL `json_populate_recordset`, SQL Server `OPENJSON`), and a part holds two in
+ * A chunk is one object, one target transaction and one bulk load (PostgreSQL `COPY`, or
+ * one JSON value for `json_populate_recordset`; SQL Server `OPENJSON`), and a part holds two in
  * memory (README, "Windows of any size: parts"): 100,000 rows keep a chunk of 10 KB rows
  * under PostgreSQL's 1 GB value limit.
  */
