@@ -46,8 +46,10 @@ export class PgTransactions {
     this.secrets = [options.connectionString, options.pool?.password, options.pool?.connectionString].filter(
       (s): s is string => typeof s === 'string',
     );
+    // 8: a window's parts (max_concurrency) each keep two chunk loads in flight
+    // (src/delivery/parts/extract-load-part.ts) besides their reads.
     this.pool = new pg.Pool({
-      max: 4,
+      max: 8,
       ...options.pool,
       ...(options.connectionString !== undefined ? { connectionString: options.connectionString } : {}),
     });

@@ -12,7 +12,9 @@ import { TransitionPreconditionError } from '../journal/errors.js';
 import { loadForStep, parseStepInput, stagingRefOf } from '../steps/common.js';
 import { readPlan } from '../steps/plan-parts.js';
 import { claimPart, readHead, recordBatch } from './part-store.js';
-import { encodedChunks } from './encoded-chunks.js';
+import { encodedChunks, type EncodedChunk } from './encoded-chunks.js';
+import type { InvocationRecord } from '../journal/records.js';
+import type { StagingRef } from '../../domain/delivery/target-types.js';
 import { resumePositionOf } from './resume.js';
 import { rereadOnStale } from '../steps/carried.js';
 
@@ -37,9 +39,10 @@ export interface PartOutput {
  * Per chunk: encode it as canonical JSONL, write it as an immutable object
  * (`delivery.chunk.put`) while loading those same bytes into the owned stage
  * (`target.loadChunk`, one target transaction that replaces the seq's rows), and check
- * the load receipt (rows, SHA-256). Every 16 chunks, and at the part's end with EOF, the
- * receipts are journaled with the part's head in one fenced transaction
- * (`delivery.part.receipt`, part-store.ts). Memory is one chunk.
+ * the load receipt (rows, SHA-256); two chunks are written and loaded at once, the next
+ * one read and encoded meanwhile. Every 16 chunks, and at the part's end with EOF, the
+ * receipts are journaled in seq order with the part's head in one fenced transaction
+ * (`delivery.part.receipt`, part-store.ts). Memory is three chunks.
  *
  * A retry (a crash, a timeout, a lost response anywhere) resumes after the part's last
  * journaled chunk (resume.ts): chunks after it are extracted again, their objects found
@@ -93,36 +96,70 @@ async function extractLoadPartOnce(input: unknown, deps: DeliveryDeps): Promise<
     head = await recordBatch(deps.ports, { invocationId: record.invocationId, head, batch, custody });
     pending = [];
   };
-  // One chunk ahead, already encoded (encoded-chunks.ts): the source reads and encodes
-  // chunk n+1 while chunk n is written and loaded (memory: two chunks).
-  for await (const chunk of encodedChunks(chunks)) {
-    chunkSeqOf(descriptor.part, chunk.seq - chunkSeqOf(descriptor.part, 0)); // throws delivery.part_too_large past 100,000 chunks
-    const { bytes, sha256, rows } = chunk;
-    const key = chunkObjectKeyOf(record.route, record.invocationId, chunk.seq);
-    // The object and the load are independent (both idempotent, both needed before the
-    // receipt is journaled): they run side by side. The object stores the JSONL gzipped;
-    // its sha256, like the receipt's, is the JSONL's (object-encoding.ts).
-    const [, loaded] = await Promise.all([
-      putExact(deps.ports.objects, DELIVERY_CUT_POINTS.chunkPut, key, chunk.stored, {
-        sha256,
-        [OBJECT_ENCODING_FIELD]: 'gzip',
-        invocation: record.invocationId,
-        seq: String(chunk.seq),
-        rows: String(rows),
-      }),
-      deps.target.loadChunk({ staging, seq: chunk.seq, columns: chunk.columns, jsonl: bytes, sha256, rows }),
-    ]);
-    if (loaded.seq !== chunk.seq || loaded.rows !== rows || loaded.digest !== sha256) {
-      throw new IdentityConflictError(
-        'delivery.load_receipt_mismatch',
-        `chunk ${chunk.seq}: the target's load receipt does not match the chunk`,
-      );
-    }
-    pending.push({ seq: chunk.seq, rows, bytes: bytes.byteLength, sha256, key });
+  // One chunk ahead, already encoded (encoded-chunks.ts), and up to LOADS_IN_FLIGHT chunks
+  // written and loaded at once; their receipts are journaled in seq order.
+  const inFlight: Array<Promise<ChunkReceiptFact>> = [];
+  const settleOldest = async (): Promise<void> => {
+    pending.push(await (inFlight.shift() as Promise<ChunkReceiptFact>));
     if (pending.length === RECEIPTS_PER_BATCH) await flush(false);
+  };
+  try {
+    for await (const chunk of encodedChunks(chunks)) {
+      chunkSeqOf(descriptor.part, chunk.seq - chunkSeqOf(descriptor.part, 0)); // throws delivery.part_too_large past 100,000 chunks
+      const written = writeAndLoad(deps, record, staging, chunk);
+      written.catch(() => undefined); // awaited in order below; an earlier failure is thrown first
+      inFlight.push(written);
+      if (inFlight.length === LOADS_IN_FLIGHT) await settleOldest();
+    }
+    while (inFlight.length > 0) await settleOldest();
+  } catch (error) {
+    // No load outlives the step: the retry that follows must not race one of ours.
+    await Promise.allSettled(inFlight);
+    throw error;
   }
   await flush(true);
   return summary(head, true);
+}
+
+/**
+ * Chunks of one part written and loaded at once (each load is its own target transaction,
+ * its own connection): while chunk n's COPY runs, chunk n+1's is already on the wire.
+ * Nothing about a retry changes: every chunk after the last journaled one is re-extracted
+ * and its seq re-loaded (a load replaces its seq), whichever of them had landed.
+ */
+const LOADS_IN_FLIGHT = 2;
+
+/**
+ * One chunk: its immutable object (`delivery.chunk.put`) and its load into the owned
+ * stage, side by side (both idempotent, both needed before the receipt is journaled); the
+ * load receipt must name the chunk's rows and SHA-256. The object stores the JSONL
+ * gzipped; its sha256, like the receipt's, is the JSONL's (object-encoding.ts).
+ */
+async function writeAndLoad(
+  deps: DeliveryDeps,
+  record: InvocationRecord,
+  staging: StagingRef,
+  chunk: EncodedChunk,
+): Promise<ChunkReceiptFact> {
+  const { bytes, sha256, rows } = chunk;
+  const key = chunkObjectKeyOf(record.route, record.invocationId, chunk.seq);
+  const [, loaded] = await Promise.all([
+    putExact(deps.ports.objects, DELIVERY_CUT_POINTS.chunkPut, key, chunk.stored, {
+      sha256,
+      [OBJECT_ENCODING_FIELD]: 'gzip',
+      invocation: record.invocationId,
+      seq: String(chunk.seq),
+      rows: String(rows),
+    }),
+    deps.target.loadChunk({ staging, seq: chunk.seq, columns: chunk.columns, jsonl: bytes, sha256, rows }),
+  ]);
+  if (loaded.seq !== chunk.seq || loaded.rows !== rows || loaded.digest !== sha256) {
+    throw new IdentityConflictError(
+      'delivery.load_receipt_mismatch',
+      `chunk ${chunk.seq}: the target's load receipt does not match the chunk`,
+    );
+  }
+  return { seq: chunk.seq, rows, bytes: bytes.byteLength, sha256, key };
 }
 
 /** The step, deciding again from the journal when it refused or did nothing on a carried state (steps/carried.ts). */
