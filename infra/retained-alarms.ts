@@ -11,12 +11,18 @@ export const SWEEP_RATE = Duration.minutes(5);
 /** The alarms' period: three sweeps. A period with no count at all means the sweep stopped. */
 export const RETAINED_PERIOD = Duration.minutes(15);
 
-const SUBSYSTEM: Record<RetainedKind, 'delivery' | 'quality'> = { custody: 'delivery', governance: 'quality' };
+const SUBSYSTEM: Record<RetainedKind, 'delivery' | 'quality' | 'stream'> = {
+  custody: 'delivery',
+  governance: 'quality',
+  lane: 'stream',
+};
 
 /** The command that lists the items of a kind, each with its runbook (inspect-all). */
 export const LIST_COMMAND: Record<RetainedKind, string> = {
   custody: cutpoint('delivery inspect-all --format json'),
   governance: cutpoint('quality inspect-all --format json'),
+  // Lanes have no index to list: the sweep's result (its log) names the suspended ones.
+  lane: `the sweep's log (suspendedLanes), then ${cutpoint('stream describe "$STREAM"')}`,
 };
 
 /** The description of one retained state's alarm: what holds, the page, how to find the item, the one command. */

@@ -154,6 +154,7 @@ export class CutpointWorkflowsStack extends Stack {
     new RetainedSweep(this, 'RetainedSweep', {
       fn: this.functions.get(stepByHandler('operations/sweep-retained').placeholder)!,
       retainedAfterMinutes: DEFAULT_RETAINED_AFTER_MINUTES,
+      lanes: props.maintenance?.lanes ?? [],
     });
 
     // After every state machine exists: a recovery flow may be declared after the flow it recovers.

@@ -5,6 +5,7 @@ import { ValidationError } from '../domain/errors.js';
 import { holdsCustody, JOURNAL_STATES } from '../domain/delivery/journal-states.js';
 import type { Ports } from '../ports/index.js';
 import { readCapsule } from '../quality/capsule-store.js';
+import { laneKeys, validateLane, type LaneHead, type LaneRef } from '../domain/stream.js';
 
 /**
  * The retained-items gauge (README "Alarms and dashboards"): a scheduled sweep counts, by
@@ -16,13 +17,18 @@ import { readCapsule } from '../quality/capsule-store.js';
  * begin and deleted by the terminal transition), each held invocation's record (validated
  * as read: a malformed one fails the sweep, which pages as missing data) and its quality
  * capsule — a Query page per 100 held items and two GetItems each, so a run is bounded by
- * what is held (at most one invocation per target), never by history.
+ * what is held (at most one invocation per target), never by history. Stream lanes have no
+ * such index: the sweep reads the head of each lane it is given (the stage's
+ * `maintenanceLanes`), one GetItem each.
  */
 
 export const RETAINED_KIND = 'cutpoint.retained-items.v1';
 
-/** A delivery custody, or a quality capsule's governance (a FAILED or pending capsule, a held reader guard). */
-export type RetainedKind = 'custody' | 'governance';
+/**
+ * A delivery custody, a quality capsule's governance (a FAILED or pending capsule, a held
+ * reader guard), or a stream lane suspended by an append whose outcome is unknown.
+ */
+export type RetainedKind = 'custody' | 'governance' | 'lane';
 
 /** The quality states the gauge counts (their runbook pages: docs/runbook/quality/). */
 export const RETAINED_GOVERNANCE_STATES = ['FAILED', 'TARGET_PENDING', 'READER_GUARD_HELD'] as const;
@@ -31,6 +37,7 @@ export const RETAINED_GOVERNANCE_STATES = ['FAILED', 'TARGET_PENDING', 'READER_G
 export const RETAINED_STATES: ReadonlyArray<{ kind: RetainedKind; state: string }> = [
   ...JOURNAL_STATES.filter(holdsCustody).map((state) => ({ kind: 'custody' as const, state })),
   ...RETAINED_GOVERNANCE_STATES.map((state) => ({ kind: 'governance' as const, state })),
+  { kind: 'lane', state: 'MAY_HAVE_COMMITTED' },
 ];
 
 /**
@@ -56,6 +63,22 @@ export interface RetainedSweepResult {
   retainedAfterMinutes: number;
   /** One entry per RETAINED_STATES, zeros included. */
   counts: RetainedCount[];
+  /** The lanes counted in MAY_HAVE_COMMITTED, by name (lanes have no list command; the sweep's log names them). */
+  suspendedLanes: LaneRef[];
+}
+
+/** At most this many lanes per sweep (one GetItem each). */
+export const MAX_SWEPT_LANES = 100;
+
+function lanesOf(input: unknown): LaneRef[] {
+  const given = (input as { lanes?: unknown } | null | undefined)?.lanes;
+  if (given === undefined) return [];
+  if (!Array.isArray(given) || given.length > MAX_SWEPT_LANES)
+    throw new ValidationError(
+      'operations.invalid_lanes',
+      `lanes must be a list of at most ${MAX_SWEPT_LANES} {stream, partition}`,
+    );
+  return given.map((lane) => validateLane(lane as LaneRef));
 }
 
 function afterMinutesOf(input: unknown): number {
@@ -71,6 +94,7 @@ function afterMinutesOf(input: unknown): number {
 /** The gauge of one moment: how many items are retained in each (kind, state). Read-only. */
 export async function sweepRetained(input: unknown, ports: Ports): Promise<RetainedSweepResult> {
   const retainedAfterMinutes = afterMinutesOf(input);
+  const lanes = lanesOf(input);
   const now = ports.clock.now();
   const since = (at: string): boolean => now.getTime() - Date.parse(at) >= retainedAfterMinutes * 60_000;
   const counts = new Map(RETAINED_STATES.map(({ kind, state }) => [`${kind}/${state}`, 0]));
@@ -83,11 +107,15 @@ export async function sweepRetained(input: unknown, ports: Ports): Promise<Retai
     const governance = await governanceOf(ports, record, since);
     if (governance) add('governance', governance);
   }
+  const suspendedLanes: LaneRef[] = [];
+  for (const lane of lanes) if (await suspended(ports, lane, since)) suspendedLanes.push(lane);
+  counts.set('lane/MAY_HAVE_COMMITTED', suspendedLanes.length);
   return {
     kind: RETAINED_KIND,
     at: now.toISOString(),
     retainedAfterMinutes,
     counts: RETAINED_STATES.map(({ kind, state }) => ({ kind, state, count: counts.get(`${kind}/${state}`)! })),
+    suspendedLanes,
   };
 }
 
@@ -123,6 +151,18 @@ async function governanceOf(
   if (capsule.reader) return since(capsule.reader.acquiredAt) ? 'READER_GUARD_HELD' : undefined;
   if (capsule.state === 'FAILED' || capsule.state === 'TARGET_PENDING') return capsule.state;
   return undefined;
+}
+
+/**
+ * Whether a lane waits for a resolve: suspended by SuspendLane (the attempt's outcome is
+ * unknown: at once), or by an attempt's own claim that has not moved for
+ * retainedAfterMinutes (its process died between the claim and the head CAS). A lane not
+ * created yet holds nothing.
+ */
+async function suspended(ports: Ports, lane: LaneRef, since: (at: string) => boolean): Promise<boolean> {
+  const head = (await read(() => ports.authority.get(laneKeys.head(lane)))) as unknown as LaneHead | undefined;
+  if (!head?.suspendedBy) return false;
+  return head.turnClaimed !== true || since(head.suspendedAt ?? new Date(0).toISOString());
 }
 
 /** For the alarms' texts: whether a state counts at once (true) or after retainedAfterMinutes. */

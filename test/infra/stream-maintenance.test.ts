@@ -163,6 +163,11 @@ describe('stream maintenance on AWS', () => {
       Threshold: 1,
     });
     expect(scheduleRules(plain)).toEqual([]);
+    // The retained-items sweep reads the same lanes' heads for a suspension (src/operations/retained.ts).
+    workflows.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'rate(5 minutes)',
+      Targets: [Match.objectLike({ Input: Match.stringLikeRegexp('"lanes":\\[\\{"stream":"logs","partition":0\\}') })],
+    });
   });
 
   it('cutpoint:gcGrace sets the default grace (CUTPOINT_GC_GRACE) on the stream-gc steps only, scheduled GC included; unset, the code default', () => {

@@ -9,8 +9,12 @@ import { transition } from '../../src/delivery/journal/transition.js';
 import { sweepRetained } from '../../src/operations/retained.js';
 import type { Ports } from '../../src/ports/index.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
+import { newLane, resolveFlow, statusOf } from '../support/stream-fixture.js';
+import { claimTurn } from '../../src/stream/append/claim-turn.js';
+import { suspendLane } from '../../src/stream/append/suspend-lane.js';
+import { loadHead } from '../../src/stream/lane-store.js';
 
-/** The retained-items gauge against DynamoDB Local: a retained custody counts 1 until its state changes, then 0. */
+/** The retained-items gauge against DynamoDB Local: a retained custody (or lane) counts 1 until its state changes, then 0. */
 
 const manifestText = `version: 1
 bindings:
@@ -151,6 +155,55 @@ describe('the retained-items sweep', () => {
       `get delivery#${held.ref.targetId}`,
       `get quality#${held.ref.targetId}`,
     ]);
+  });
+
+  it('counts a suspended lane of the given lanes: SuspendLane at once, an own claim once it has not moved; resolve clears it', async () => {
+    const { ports } = stores;
+    const claimed = await newLane(ports, 'retained-claim');
+    const suspended = await newLane(ports, 'retained-suspend');
+    const quiet = await newLane(ports, 'retained-quiet');
+    const lanes = [claimed.lane, suspended.lane, quiet.lane];
+    const laneCount = async (p: Ports) =>
+      (await sweepRetained({ retainedAfterMinutes: 60, lanes }, p)).counts.find((c) => c.kind === 'lane')!.count;
+    expect(await laneCount(later(ports, 61))).toBe(0);
+
+    // An append's own claim (its process may still send the head CAS): retained once it has not moved.
+    const ref = { ...claimed.lane, attemptId: 'c1', session: claimed.session };
+    expect(await claimTurn(ports, ref, await loadHead(ports, claimed.lane))).toBeDefined();
+    expect(await laneCount(ports)).toBe(0);
+    expect(await laneCount(later(ports, 61))).toBe(1);
+
+    // SuspendLane: the outcome is unknown until a resolve, retained at once.
+    const wal = {
+      walKey: 'wal/never-written',
+      walSha256: 'a'.repeat(64),
+      walSize: 10,
+      recordCount: 1,
+      start: 0,
+      fenceEpoch: suspended.session.epoch,
+    };
+    const outcome = await suspendLane({ ...suspended.lane, attemptId: 's1', session: suspended.session, wal }, ports);
+    expect(outcome.status).toBe('MAY_HAVE_COMMITTED');
+    const sweep = await sweepRetained({ retainedAfterMinutes: 60, lanes }, ports);
+    expect(sweep.counts.find((c) => c.kind === 'lane')).toEqual({
+      kind: 'lane',
+      state: 'MAY_HAVE_COMMITTED',
+      count: 1,
+    });
+    expect(sweep.suspendedLanes).toEqual([suspended.lane]);
+
+    expect(statusOf(await resolveFlow(ports, suspended.lane, 's1'))).toBe('KNOWN_NOT_COMMITTED');
+    expect(await laneCount(ports)).toBe(0);
+    // Lanes it is not given cost nothing and count nothing; a lane not created yet holds nothing.
+    expect((await sweepRetained({ retainedAfterMinutes: 60 }, later(ports, 61))).suspendedLanes).toEqual([]);
+    expect(await laneCount(later(ports, 61))).toBe(1);
+    expect(
+      (await sweepRetained({ retainedAfterMinutes: 60, lanes: [{ stream: 'never-made', partition: 0 }] }, ports))
+        .suspendedLanes,
+    ).toEqual([]);
+    await expect(sweepRetained({ retainedAfterMinutes: 60, lanes: 'orders:0' }, ports)).rejects.toMatchObject({
+      code: 'operations.invalid_lanes',
+    });
   });
 
   it('refuses a retainedAfterMinutes that is not a whole number of minutes from 1 to 10080, reading nothing', async () => {
