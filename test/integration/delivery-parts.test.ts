@@ -10,6 +10,7 @@ import { createStaging } from '../../src/delivery/steps/create-staging.js';
 import { planPartsStep, readPlan } from '../../src/delivery/steps/plan-parts.js';
 import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.js';
 import { chunkSeqOf } from '../../src/domain/delivery/parts.js';
+import { stagingRefOf } from '../../src/delivery/steps/common.js';
 import type { SourcePort } from '../../src/ports/source.js';
 import type { StreamWindowRequest } from '../../src/domain/delivery/source-types.js';
 import {
@@ -32,7 +33,7 @@ const WINDOW = { start: '2026-11-02T00:00:00.000Z', end: '2026-11-04T00:00:00.00
 const rows = generateEvents(1_500, 144_000); // 600 a day: 1,200 in the window
 const windowIds = windowIdsOf(rows, WINDOW);
 /** Each test delivers to its own table: custody and stages are per target. */
-const TABLES = ['events', 'events_zombie', 'events_forged', 'events_map'] as const;
+const TABLES = ['events', 'events_zombie', 'events_forged', 'events_map', 'events_inflight'] as const;
 type Table = (typeof TABLES)[number];
 const manifestOf = (table: Table) =>
   fixedWindowManifest({ daily: { table, chunkRows: 10, partRows: 400, maxConcurrency: 2 } });
@@ -109,6 +110,48 @@ describe('parts', () => {
     const receipts = await listReceipts(world.stores.ports, invocationId);
     expect(receipts.map((r) => r.seq)).toEqual(Array.from({ length: retried.chunks }, (_, i) => chunkSeqOf(0, i)));
     expect(receipts.reduce((n, r) => n + r.rows, 0)).toBe(retried.rows);
+  });
+
+  it('two chunks in flight: when one load fails the step ends only once the other has settled, and the retry loads every seq once', async () => {
+    const invocationId = newInvocationId();
+    const planned_ = await planned(invocationId, world.source, 'events_inflight');
+    const { begun, parts } = planned_;
+    const real = planned_.deps.target;
+    let inFlight = 0;
+    const started: number[] = [];
+    // The real target, with the second chunk's load held back 300 ms: it is still running when the first one fails.
+    const target = new Proxy(real, {
+      get(t, prop) {
+        if (prop !== 'loadChunk') return (Reflect.get(t, prop) as (...a: unknown[]) => unknown).bind(t);
+        return async (request: Parameters<typeof real.loadChunk>[0]) => {
+          inFlight++;
+          started.push(request.seq);
+          try {
+            if (request.seq === chunkSeqOf(0, 1)) await new Promise((r) => setTimeout(r, 300));
+            return await t.loadChunk(request);
+          } finally {
+            inFlight--;
+          }
+        };
+      },
+    });
+    const deps = { ...planned_.deps, target };
+    const part = parts[0]!;
+    world.targetFaults.arm('delivery.target.load-chunk:fail@1');
+    try {
+      await expect(extractLoadPart({ ...begun, part }, deps)).rejects.toMatchObject({ name: 'Cutpoint.EffectFailed' });
+    } finally {
+      world.targetFaults.disarm();
+    }
+    expect(started.slice(0, 2)).toEqual([chunkSeqOf(0, 0), chunkSeqOf(0, 1)]);
+    expect(inFlight).toBe(0);
+    const retried = await extractLoadPart({ ...begun, part }, deps);
+    const chunks = await real.observeChunks(stagingRefOf(await loadInvocation(world.stores.ports, invocationId)), {
+      from: chunkSeqOf(0, 0),
+      to: chunkSeqOf(1, 0),
+    });
+    expect(chunks.map((c) => c.seq)).toEqual(Array.from({ length: retried.chunks }, (_, i) => chunkSeqOf(0, i)));
+    expect(chunks.reduce((n, c) => n + c.rows, 0)).toBe(retried.rows);
   });
 
   it('a zombie part writer of an older custody epoch is fenced: nothing is journaled for it', async () => {
