@@ -1,9 +1,10 @@
 import { executionOf, notifyIncident, type IncidentNoticeOutput } from '../delivery/recovery/incident-notice.js';
-import { loadInvocation } from '../delivery/journal/records.js';
+import { loadInvocation, type InvocationRecord } from '../delivery/journal/records.js';
 import { validateInvocationId } from '../domain/delivery/identifiers.js';
 import type { Ports } from '../ports/index.js';
 import type { Notifier } from '../ports/notifier.js';
 import { readCapsule } from './capsule-store.js';
+import type { StoredCapsule } from '../domain/quality/capsule.js';
 import { runbookLinkOf } from '../docs/runbook/ref.js';
 
 export const QUALITY_INCIDENT_KIND = 'cutpoint.quality-incident.v1';
@@ -31,30 +32,50 @@ export async function notifyGovernanceIncident(
   const invocationId = validateInvocationId(v.invocationId);
   const record = await loadInvocation(ports, invocationId);
   const capsule = await readCapsule(ports, { targetId: record.targetId, invocationId });
-  if (!capsule || capsule.schema !== 2) return delivery;
+  if (!capsule) return delivery;
+  const notice = governanceIncidentNotice(record, capsule, executionOf(v));
+  if (!notice) return delivery;
+  await notifier.publish(notice.subject, notice.message);
+  return { published: true, invocation_id: invocationId, state: record.state };
+}
+
+/**
+ * The governance incident of one operation, if its capsule holds one (pure): a FAILED
+ * capsule, or a reader guard still held. Names the runbook page of that state and its
+ * one command, as the state's alarm and `quality inspect` do.
+ */
+export function governanceIncidentNotice(
+  record: Pick<InvocationRecord, 'invocationId' | 'route' | 'state'>,
+  capsule: StoredCapsule,
+  execution: ReturnType<typeof executionOf>,
+): { subject: string; message: Record<string, unknown> } | undefined {
+  if (capsule.schema !== 2) return undefined;
   const failed = capsule.state === 'FAILED';
-  if (!failed && !capsule.reader) return delivery;
+  if (!failed && !capsule.reader) return undefined;
+  const { invocationId } = record;
   const code = failed ? 'quality.failed' : 'quality.incomplete';
   const state = failed ? 'FAILED' : 'READER_GUARD_HELD';
-  await notifier.publish(`cutpoint: quality governance ${failed ? 'FAILED' : 'incomplete'} (${record.route})`, {
-    kind: QUALITY_INCIDENT_KIND,
-    notice_id: `quality-incident.${invocationId}.${capsule.version}`,
-    ...executionOf(v),
-    invocation_id: invocationId,
-    state,
-    runbook: runbookLinkOf('quality', state),
-    governance: {
+  return {
+    subject: `cutpoint: quality governance ${failed ? 'FAILED' : 'incomplete'} (${record.route})`,
+    message: {
+      kind: QUALITY_INCIDENT_KIND,
+      notice_id: `quality-incident.${invocationId}.${capsule.version}`,
+      ...execution,
       invocation_id: invocationId,
-      route: record.route,
-      journal_state: record.state,
-      capsule_state: capsule.state,
-      diagnostic_code: code,
-      ...(failed ? { failed_probes: capsule.failure?.probes ?? [] } : {}),
-      reader_guard: capsule.reader
-        ? { held: true, since: capsule.reader.acquiredAt, holder_run_id: capsule.reader.runId }
-        : { held: false },
+      state,
+      runbook: runbookLinkOf('quality', state),
+      governance: {
+        invocation_id: invocationId,
+        route: record.route,
+        journal_state: record.state,
+        capsule_state: capsule.state,
+        diagnostic_code: code,
+        ...(failed ? { failed_probes: capsule.failure?.probes ?? [] } : {}),
+        reader_guard: capsule.reader
+          ? { held: true, since: capsule.reader.acquiredAt, holder_run_id: capsule.reader.runId }
+          : { held: false },
+      },
+      next: `cutpoint quality inspect ${invocationId} --format json`,
     },
-    next: `cutpoint quality inspect ${invocationId} --format json`,
-  });
-  return { published: true, invocation_id: invocationId, state: record.state };
+  };
 }

@@ -5,7 +5,9 @@ import { withRunbook } from '../../src/delivery/journal/runbook.js';
 import { recoveryProjectionOf } from '../../src/domain/delivery/identifiers.js';
 import { holdsCustody, JOURNAL_STATES, type JournalState } from '../../src/domain/delivery/journal-states.js';
 import type { QualityAction } from '../../src/domain/quality/actions.js';
-import { RETAINED_STATES } from '../../src/operations/retained.js';
+import { RETAINED_STATES, type RetainedKind } from '../../src/operations/retained.js';
+import type { StoredCapsule } from '../../src/domain/quality/capsule.js';
+import { governanceIncidentNotice } from '../../src/quality/observe-incident.js';
 import { qualityRunbookOf } from '../../src/quality/runbook.js';
 import { recoveryStopNotice } from '../../src/recovery/stop-notice.js';
 import { laneRunbookOf } from '../../src/stream/describe.js';
@@ -26,7 +28,7 @@ const summary = (state: JournalState) => ({
   facts: { ownedStagesRecorded: true },
   window: { start: '2026-11-01T00:00:00.000Z', end: '2026-11-02T00:00:00.000Z' },
 });
-const alarmOf = (kind: 'custody' | 'governance', state: string) =>
+const alarmOf = (kind: RetainedKind, state: string) =>
   RETAINED_STATES.some((s) => s.kind === kind && s.state === state) ? retainedDescription(kind, state, 60) : undefined;
 
 /** What each surface names for one state; undefined where that surface has nothing for it. */
@@ -62,8 +64,21 @@ function named(subsystem: string, state: string): Named {
         permitted_actions: first ? [first.name as QualityAction] : [],
         reader_guard_held: guard,
       });
-      // The quality incident notice (src/quality/observe-incident.ts) reads the capsule: not walked here.
-      return { inspect, alarm: alarmOf('governance', state) };
+      // The governance incident notice (src/quality/observe-incident.ts), for a capsule in that
+      // state: only the fields the builder reads.
+      const capsule = {
+        schema: 2,
+        version: 4,
+        state: guard ? 'PREPARED' : state,
+        ...(guard ? { reader: { acquiredAt: '2026-11-01T00:00:00.000Z', runId: 'run-1' } } : {}),
+        ...(state === 'FAILED' ? { failure: { probes: ['row_count'] } } : {}),
+      } as unknown as StoredCapsule;
+      const notice = governanceIncidentNotice(
+        { invocationId: INVOCATION, route: 'daily', state: 'PUBLISHED' },
+        capsule,
+        { flow: 'publish-clickhouse', execution: arn('publish-clickhouse') },
+      )?.message.runbook as { page: string; command: string } | undefined;
+      return { inspect, notice, alarm: alarmOf('governance', state) };
     }
     case 'stream': {
       if (state !== 'MAY_HAVE_COMMITTED') return {};
@@ -75,6 +90,7 @@ function named(subsystem: string, state: string): Named {
           { executionArn: arn('stream-resolve-append'), error: 'Stream.Unresolvable' },
           JSON.stringify({ stream: 'orders', partition: 0, attemptId: 'a1' }),
         ).message.runbook,
+        alarm: alarmOf('lane', state),
       };
     }
     case 'generation': {
@@ -116,9 +132,12 @@ describe('every durable state: inspect, notice and alarm name the same runbook p
     }
     for (const state of ['FAILED', 'TARGET_PENDING', 'READER_GUARD_HELD'])
       expect(named('quality', state).alarm, state).toBeDefined();
-    // The states that page through a notice: an incident, a stopped resolve, an undecided task.
+    // The states that page through a notice: an incident, failed or incomplete governance, a stopped resolve, an undecided task.
+    expect(named('stream', 'MAY_HAVE_COMMITTED').alarm).toBeDefined();
     for (const [subsystem, state] of [
       ['delivery', 'INCIDENT_RETAINED'],
+      ['quality', 'FAILED'],
+      ['quality', 'READER_GUARD_HELD'],
       ['stream', 'MAY_HAVE_COMMITTED'],
       ['generation', 'PREPARED'],
     ])
