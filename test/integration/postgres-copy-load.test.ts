@@ -130,25 +130,14 @@ describe('a chunk load by COPY text on a real PostgreSQL server', () => {
       const ingest = { copy: await copyIngest(client) };
       // The real binaries take COPY; PGlite (the fallback where they cannot run) does not.
       expect(ingest.copy).toBe(server.engine === 'postgres');
-      const scalar = chunkOf(scalarRows);
-      const copied = await loadChunkBody(
-        client,
-        { staging: s, seq: 1, ...scalar },
-        COLUMNS,
-        verifyChunkBytes({ seq: 1, ...scalar }),
-        ingest,
-      );
+      const load = (seq: number, chunk: ReturnType<typeof chunkOf>) =>
+        loadChunkBody(client, { staging: s, seq, ...chunk }, COLUMNS, verifyChunkBytes({ seq, ...chunk }), ingest);
+      const copied = await load(1, chunkOf(scalarRows));
       expect(copied).toEqual({ rows: scalarRows.length, method: ingest.copy ? 'copy' : 'json_populate_recordset' });
       const nested = chunkOf([
         { id: 9, label: 'x', amount: 1, flag: true, doc: null, docb: null, typed_doc: null, tags: [4, 5] },
       ]);
-      const populated = await loadChunkBody(
-        client,
-        { staging: s, seq: 2, ...nested },
-        COLUMNS,
-        verifyChunkBytes({ seq: 2, ...nested }),
-        ingest,
-      );
+      const populated = await load(2, nested);
       expect(populated).toEqual({ rows: 1, method: 'json_populate_recordset' });
       const tags = await client.query(`SELECT tags::text FROM ${schema}.${s.table.table} WHERE id = 9`);
       expect(tags.rows).toEqual([{ tags: '{4,5}' }]);

@@ -58,6 +58,16 @@ async function begin(ports: Ports) {
   return { ref: { targetId, invocationId }, fence: grant.fence };
 }
 
+/** An invocation that holds an empty stage, retired (a terminal transition). */
+const retireEmpty = (ports: Ports, begun: Awaited<ReturnType<typeof begin>>) =>
+  transition(ports, begun.ref, {
+    from: 'EMPTY_STAGING',
+    to: 'RETIRED',
+    fence: begun.fence,
+    transitionId: 'retire',
+    patch: { ownedStagesRecorded: true, staging, absence },
+  });
+
 /** The ports as seen `minutes` from now (the sweep measures retainedAfterMinutes with the clock port). */
 const later = (ports: Ports, minutes: number): Ports => ({
   ...ports,
@@ -93,13 +103,7 @@ describe('the retained-items sweep', () => {
     ]);
     expect(sweep.counts.length).toBeGreaterThanOrEqual(12);
 
-    await transition(ports, held.ref, {
-      from: 'EMPTY_STAGING',
-      to: 'RETIRED',
-      fence: held.fence,
-      transitionId: 'retire',
-      patch: { ownedStagesRecorded: true, staging, absence },
-    });
+    await retireEmpty(ports, held);
     expect(await count(later(ports, 61), 'EMPTY_STAGING')).toBe(0);
     expect(await count(later(ports, 61), 'INCIDENT_RETAINED')).toBe(1);
   });
@@ -109,13 +113,7 @@ describe('the retained-items sweep', () => {
     const old = await begin(ports);
     await ports.authority.delete('test.drop-held', deliveryKeys.held(old.ref.invocationId), { version: 1 });
     expect(await ports.authority.get(deliveryKeys.held(old.ref.invocationId))).toBeUndefined();
-    await transition(ports, old.ref, {
-      from: 'EMPTY_STAGING',
-      to: 'RETIRED',
-      fence: old.fence,
-      transitionId: 'retire',
-      patch: { ownedStagesRecorded: true, staging, absence },
-    });
+    await retireEmpty(ports, old);
     const record = await ports.authority.get(deliveryKeys.invocation(old.ref.targetId, old.ref.invocationId));
     expect(record?.state).toBe('RETIRED');
   });
@@ -139,13 +137,7 @@ describe('the retained-items sweep', () => {
     };
     for (let i = 0; i < 5; i++) {
       const done = await begin(fresh.ports);
-      await transition(fresh.ports, done.ref, {
-        from: 'EMPTY_STAGING',
-        to: 'RETIRED',
-        fence: done.fence,
-        transitionId: 'retire',
-        patch: { ownedStagesRecorded: true, staging, absence },
-      });
+      await retireEmpty(fresh.ports, done);
     }
     const held = await begin(fresh.ports);
     await sweepRetained({ retainedAfterMinutes: 60 }, later(counting, 61));

@@ -1,13 +1,7 @@
-import {
-  assertColumns,
-  assertStagingRef,
-  assertUserColumn,
-  factsRange,
-  scalarOf as scalar,
-} from '../../domain/delivery/target-rules.js';
+import { assertStagingRef, scalarOf as scalar } from '../../domain/delivery/target-rules.js';
+import { checkedFactsRequest } from '../../domain/delivery/staging-facts-request.js';
 import { QualityCheckUnrunnableError } from '../../domain/delivery/target-errors.js';
 import type { StagingFactsRequest, StagingRef } from '../../domain/delivery/target-types.js';
-import { ValidationError } from '../../domain/errors.js';
 import type { StagingFacts } from '../../ports/target.js';
 import { recheckLocked } from './locks.js';
 import { isPostgresUnrunnableStatement } from './outcome.js';
@@ -25,19 +19,7 @@ export async function stagingFactsOf(
   facts: StagingFactsRequest,
 ): Promise<StagingFacts> {
   assertStagingRef(staging);
-  const keys = facts.keyColumns.length > 0 ? assertColumns(facts.keyColumns, 'keyColumns') : [];
-  const notNull = facts.notNull.map(assertUserColumn);
-  const names = new Set<string>();
-  for (const a of facts.assertions) {
-    if (typeof a.name !== 'string' || a.name.length === 0 || names.has(a.name)) {
-      throw new ValidationError(
-        'delivery.invalid_request',
-        `assertion names must be unique and non-empty: ${String(a.name)}`,
-      );
-    }
-    names.add(a.name);
-  }
-  const range = factsRange(facts);
+  const { keys, notNull, range } = checkedFactsRequest(facts);
   const table = quoteTable(staging.table);
   const where = range ? ` WHERE ${QUOTED_CHUNK} >= $1 AND ${QUOTED_CHUNK} < $2` : '';
   const bounds = range ? [range.from, range.to] : [];
