@@ -42,8 +42,6 @@ export interface LaneHead extends LaneRef {
    * its own CAS, a resolve or a retire. Every other append waits for it to be resolved.
    */
   suspendedBy?: string;
-  /** When `suspendedBy` was set by the attempt's claim (claim-turn.ts). */
-  suspendedAt?: string;
   /**
    * The suspension is the attempt's own claim before its head CAS: that attempt (a retry of
    * its step, a re-run of its id) may still send the CAS, which lifts it. SuspendLane turns

@@ -160,7 +160,9 @@ async function governanceOf(
  * created yet holds nothing.
  */
 async function suspended(ports: Ports, lane: LaneRef, since: (at: string) => boolean): Promise<boolean> {
-  const head = (await read(() => ports.authority.get(laneKeys.head(lane)))) as unknown as LaneHead | undefined;
+  // suspendedAt: when the claim (claim-turn.ts) or SuspendLane set suspendedBy.
+  const head = (await read(() => ports.authority.get(laneKeys.head(lane)))) as unknown as
+    (LaneHead & { suspendedAt?: string }) | undefined;
   if (!head?.suspendedBy) return false;
   return head.turnClaimed !== true || since(head.suspendedAt ?? new Date(0).toISOString());
 }
