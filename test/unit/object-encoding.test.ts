@@ -98,7 +98,7 @@ describe('gzip-encoded objects: the sha256 names the content', () => {
       out.push(c);
     expect(out).toHaveLength(1);
     const [c] = out;
-    expect(gunzipSync(c!.stored).equals(Buffer.from(c!.bytes))).toBe(true);
+    expect(gunzipSync(await c!.stored).equals(Buffer.from(c!.bytes))).toBe(true);
     expect(c!.sha256).toBe(sha256Hex(c!.bytes));
   });
 });

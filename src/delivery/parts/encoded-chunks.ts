@@ -12,15 +12,18 @@ export interface EncodedChunk {
   bytes: Uint8Array;
   /** Hex SHA-256 of `bytes` (the receipt's and the object's checksum). */
   sha256: string;
-  /** `bytes` gzip-compressed: what the chunk object stores (object-encoding.ts). */
-  stored: Uint8Array;
+  /**
+   * `bytes` gzip-compressed: what the chunk object stores (object-encoding.ts), compressed
+   * on the thread pool while the chunk is handed on (only the object's PUT waits for it).
+   */
+  stored: Promise<Uint8Array>;
 }
 
 /**
  * The source's chunks, encoded one ahead of the consumer: while the consumer writes and
- * loads chunk n, chunk n+1 is read from the source AND encoded (canonical JSONL, its
- * SHA-256 and its gzip, the latter on the thread pool), so neither the read nor the encode of the next chunk waits for the current
- * load — the per-chunk critical path is max(load, read + encode), not their sum. Memory:
+ * loads chunk n, chunk n+1 is read from the source AND encoded (canonical JSONL and its
+ * SHA-256; its gzip runs on the thread pool meanwhile, awaited only by the chunk's PUT), so
+ * neither the read nor the encode of the next chunk waits for the current load — the per-chunk critical path is max(load, read + encode), not their sum. Memory:
  * the consumer's chunk plus the one ahead (its rows are dropped once encoded).
  *
  * Leaving early (the consumer breaks or fails) closes the source's iteration, which
@@ -45,15 +48,10 @@ export async function* encodedChunks(chunks: AsyncIterable<SourceChunk>): AsyncG
   }
 }
 
-async function encoded(chunk: SourceChunk): Promise<EncodedChunk> {
+function encoded(chunk: SourceChunk): EncodedChunk {
   const bytes = encodeChunk(chunk.rows, chunk.columns);
   const { seq, columns } = chunk;
-  return {
-    seq,
-    columns,
-    rows: chunk.rows.length,
-    bytes,
-    sha256: sha256Hex(bytes),
-    stored: await encodeObject(bytes, 'gzip'),
-  };
+  const stored = encodeObject(bytes, 'gzip');
+  stored.catch(() => undefined); // awaited by the PUT; a consumer that left never asks
+  return { seq, columns, rows: chunk.rows.length, bytes, sha256: sha256Hex(bytes), stored };
 }

@@ -144,13 +144,15 @@ async function writeAndLoad(
   const { bytes, sha256, rows } = chunk;
   const key = chunkObjectKeyOf(record.route, record.invocationId, chunk.seq);
   const [, loaded] = await Promise.all([
-    putExact(deps.ports.objects, DELIVERY_CUT_POINTS.chunkPut, key, chunk.stored, {
-      sha256,
-      [OBJECT_ENCODING_FIELD]: 'gzip',
-      invocation: record.invocationId,
-      seq: String(chunk.seq),
-      rows: String(rows),
-    }),
+    chunk.stored.then((stored) =>
+      putExact(deps.ports.objects, DELIVERY_CUT_POINTS.chunkPut, key, stored, {
+        sha256,
+        [OBJECT_ENCODING_FIELD]: 'gzip',
+        invocation: record.invocationId,
+        seq: String(chunk.seq),
+        rows: String(rows),
+      }),
+    ),
     deps.target.loadChunk({ staging, seq: chunk.seq, columns: chunk.columns, jsonl: bytes, sha256, rows }),
   ]);
   if (loaded.seq !== chunk.seq || loaded.rows !== rows || loaded.digest !== sha256) {
