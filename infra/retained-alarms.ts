@@ -3,19 +3,13 @@ import { Alarm, ComparisonOperator, Metric, TreatMissingData } from 'aws-cdk-lib
 import { Construct } from 'constructs';
 import { cutpoint } from '../src/docs/runbook/commands.js';
 import { runbookLinkOf } from '../src/docs/runbook/ref.js';
-import { countsAtOnce, RETAINED_STATES, type RetainedKind } from '../src/operations/retained.js';
+import { countsAtOnce, RETAINED_STATES, RETAINED_SUBSYSTEM, type RetainedKind } from '../src/operations/retained.js';
 import { DIMENSIONS, METRIC_NAMESPACE, METRICS } from '../src/telemetry/metric-names.js';
 
 /** How often the sweep counts (infra/retained-sweep.ts). */
 export const SWEEP_RATE = Duration.minutes(5);
 /** The alarms' period: three sweeps. A period with no count at all means the sweep stopped. */
 export const RETAINED_PERIOD = Duration.minutes(15);
-
-const SUBSYSTEM: Record<RetainedKind, 'delivery' | 'quality' | 'stream'> = {
-  custody: 'delivery',
-  governance: 'quality',
-  lane: 'stream',
-};
 
 /** The command that lists the items of a kind, each with its runbook (inspect-all). */
 export const LIST_COMMAND: Record<RetainedKind, string> = {
@@ -32,7 +26,7 @@ export function retainedDescription(
   retainedAfterMinutes: number,
   base?: string,
 ): string {
-  const { page, command } = runbookLinkOf(SUBSYSTEM[kind], state, base === undefined ? {} : { base });
+  const { page, command } = runbookLinkOf(RETAINED_SUBSYSTEM[kind], state, base === undefined ? {} : { base });
   const when = countsAtOnce(state)
     ? 'from the moment it is written'
     : `once it has not moved for ${retainedAfterMinutes} minutes`;

@@ -30,6 +30,13 @@ export const RETAINED_KIND = 'cutpoint.retained-items.v1';
  */
 export type RetainedKind = 'custody' | 'governance' | 'lane';
 
+/** Where each kind's runbook pages are (docs/runbook/<subsystem>/). */
+export const RETAINED_SUBSYSTEM: Readonly<Record<RetainedKind, 'delivery' | 'quality' | 'stream'>> = {
+  custody: 'delivery',
+  governance: 'quality',
+  lane: 'stream',
+};
+
 /** The quality states the gauge counts (their runbook pages: docs/runbook/quality/). */
 export const RETAINED_GOVERNANCE_STATES = ['FAILED', 'TARGET_PENDING', 'READER_GUARD_HELD'] as const;
 

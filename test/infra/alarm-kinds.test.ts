@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { CutpointApp } from '../../infra/app.js';
 import { LIST_COMMAND, RETAINED_PERIOD } from '../../infra/retained-alarms.js';
 import { runbookLinkOf } from '../../src/docs/runbook/ref.js';
-import { DEFAULT_RETAINED_AFTER_MINUTES, RETAINED_STATES } from '../../src/operations/retained.js';
+import { DEFAULT_RETAINED_AFTER_MINUTES, RETAINED_STATES, RETAINED_SUBSYSTEM } from '../../src/operations/retained.js';
 import { FLOWS, STEPS, stepByHandler } from '../../src/registry/index.js';
 import {
   ALARMING_RECOVERY_OUTCOMES,
@@ -100,7 +100,7 @@ describe('retained-items alarms', () => {
         ComparisonOperator: 'GreaterThanOrEqualToThreshold',
         TreatMissingData: 'breaching',
       });
-      const link = runbookLinkOf(kind === 'custody' ? 'delivery' : kind === 'lane' ? 'stream' : 'quality', state);
+      const link = runbookLinkOf(RETAINED_SUBSYSTEM[kind], state);
       expect(alarm.AlarmDescription).toContain(link.page);
       expect(alarm.AlarmDescription).toContain(link.command);
       expect(alarm.AlarmDescription).toContain(LIST_COMMAND[kind]);

@@ -2,13 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { retainedDescription } from '../../infra/retained-alarms.js';
 import { runbookLinkOf } from '../../src/docs/runbook/ref.js';
 import { holdsCustody, JOURNAL_STATES } from '../../src/domain/delivery/journal-states.js';
-import { RETAINED_STATES } from '../../src/operations/retained.js';
+import { RETAINED_STATES, RETAINED_SUBSYSTEM } from '../../src/operations/retained.js';
 import { stepByHandler } from '../../src/registry/index.js';
 import { RETAINED_STEP, retainedOf } from '../../src/telemetry/retained.js';
 import { stepNameOf } from '../../src/telemetry/step-name.js';
 
 describe('the retained-items gauge', () => {
-  it('covers every custody-holding journal state and the quality states that hold governance, each with a runbook page', () => {
+  it('covers every custody-holding journal state, the quality states that hold governance and a suspended lane, each with a runbook page', () => {
     expect(RETAINED_STATES.filter((s) => s.kind === 'custody').map((s) => s.state)).toEqual(
       JOURNAL_STATES.filter(holdsCustody),
     );
@@ -17,8 +17,9 @@ describe('the retained-items gauge', () => {
       'TARGET_PENDING',
       'READER_GUARD_HELD',
     ]);
+    expect(RETAINED_STATES.filter((s) => s.kind === 'lane').map((s) => s.state)).toEqual(['MAY_HAVE_COMMITTED']);
     for (const { kind, state } of RETAINED_STATES)
-      expect(() => runbookLinkOf(kind === 'custody' ? 'delivery' : 'quality', state)).not.toThrow();
+      expect(() => runbookLinkOf(RETAINED_SUBSYSTEM[kind], state)).not.toThrow();
   });
 
   it("is read from the sweep step's result only, every count kept (zeros too), malformed entries dropped", () => {

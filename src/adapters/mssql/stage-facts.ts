@@ -14,7 +14,7 @@ import { assertionStatement } from './sql-text.js';
  * transaction that is always rolled back: rows, NULLs per not-null column, key duplicate
  * groups, and each operator assertion's scalar.
  */
-export async function stagingFactsOf(
+export async function mssqlStagingFacts(
   exec: MssqlExecution,
   staging: StagingRef,
   facts: StagingFactsRequest,

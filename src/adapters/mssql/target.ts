@@ -54,7 +54,7 @@ import {
   type ReceiptRecord,
 } from '../../domain/delivery/target-rules.js';
 import { MssqlExecution } from './execution.js';
-import { stagingFactsOf } from './stage-facts.js';
+import { mssqlStagingFacts } from './stage-facts.js';
 import { loadChunkIn } from './chunk-load.js';
 import { publishIn } from './publication.js';
 
@@ -131,7 +131,7 @@ export class MssqlTarget implements TargetPort {
   }
 
   stagingFacts(staging: StagingRef, facts: StagingFactsRequest): Promise<StagingFacts> {
-    return stagingFactsOf(this.exec, staging, facts);
+    return mssqlStagingFacts(this.exec, staging, facts);
   }
 
   async identity(): Promise<TargetIdentity> {

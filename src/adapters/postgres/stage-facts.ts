@@ -13,7 +13,7 @@ import type { PgTransactions } from './transactions.js';
  * transaction under the stage's identity recheck: rows, NULLs per not-null column, key
  * duplicate groups, and each operator assertion's scalar.
  */
-export async function stagingFactsOf(
+export async function postgresStagingFacts(
   tx: PgTransactions,
   staging: StagingRef,
   facts: StagingFactsRequest,

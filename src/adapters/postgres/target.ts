@@ -41,7 +41,7 @@ import { TargetObjectMissingError, TargetUnobservableError } from '../../domain/
 import { verifyChunkBytes } from '../../domain/delivery/chunk-json.js';
 import { copyIngest, loadChunkBody } from './chunk-load.js';
 import { PgTransactions } from './transactions.js';
-import { stagingFactsOf } from './stage-facts.js';
+import { postgresStagingFacts } from './stage-facts.js';
 import { absenceProof, createStagingIn, dropStagingIn, receiptIn } from './stage-lifecycle.js';
 import { lookup, recheckLocked } from './locks.js';
 import { existingPublication, publishBody } from './publication.js';
@@ -150,7 +150,7 @@ export class PostgresTarget implements TargetPort {
   }
 
   stagingFacts(staging: StagingRef, facts: StagingFactsRequest): Promise<StagingFacts> {
-    return stagingFactsOf(this.tx, staging, facts);
+    return postgresStagingFacts(this.tx, staging, facts);
   }
 
   async identity(): Promise<TargetIdentity> {
