@@ -122,6 +122,20 @@ describe('a chunk load by COPY text on a real PostgreSQL server', () => {
     expect(await staged(s)).toHaveLength(scalarRows.length);
   });
 
+  it('a value the column refuses fails the COPY definitely: nothing of the chunk lands, the connection stays usable', async () => {
+    const s = await stage();
+    const bad = chunkOf([{ ...scalarRows[2]!, id: 'not a number' }]);
+    await expect(target.loadChunk({ staging: s, seq: 0, ...bad })).rejects.toMatchObject({
+      name: 'Cutpoint.EffectFailed',
+    });
+    expect(await staged(s)).toEqual([]);
+    for (let i = 0; i < 5; i++) {
+      const good = chunkOf(scalarRows);
+      await target.loadChunk({ staging: s, seq: i, ...good });
+    }
+    expect(await staged(s)).toHaveLength(5 * scalarRows.length);
+  });
+
   it('takes COPY on the embedded server and json_populate_recordset where COPY text cannot say the same', async () => {
     const s = await stage();
     const client = await pool.connect();

@@ -128,9 +128,9 @@ export async function transition(
 /**
  * What a terminal transition moves besides the journal and custody (journal/keys.ts): the
  * invocation leaves the held index (whatever its version, and also when an invocation
- * begun before that index existed never wrote one) and
- * enters the released index, which delivery-expire walks to delete its work objects once
- * they are past retention (src/domain/delivery/work-objects.ts).
+ * begun before that index existed never wrote one) and enters the released index, which
+ * delivery-expire walks to delete its work objects once they are past retention
+ * (src/domain/delivery/work-objects.ts).
  */
 function releasedLegs(invocation: InvocationRecord, state: JournalState, at: string): TransactionLeg[] {
   const { invocationId, targetId, route } = invocation;

@@ -22,9 +22,10 @@ export interface EncodedChunk {
 /**
  * The source's chunks, encoded one ahead of the consumer: while the consumer writes and
  * loads chunk n, chunk n+1 is read from the source AND encoded (canonical JSONL and its
- * SHA-256; its gzip runs on the thread pool meanwhile, awaited only by the chunk's PUT), so
- * neither the read nor the encode of the next chunk waits for the current load — the per-chunk critical path is max(load, read + encode), not their sum. Memory:
- * the consumer's chunk plus the one ahead (its rows are dropped once encoded).
+ * SHA-256; its gzip runs on the thread pool meanwhile, awaited only by the chunk's PUT),
+ * so neither the read nor the encode of the next chunk waits for the current load — the
+ * per-chunk critical path is max(load, read + encode), not their sum. Memory: the
+ * consumer's chunk plus the one ahead (its rows are dropped once encoded).
  *
  * Leaving early (the consumer breaks or fails) closes the source's iteration, which
  * cancels its query; a failure of the chunk ahead surfaces when the consumer asks for it.

@@ -1,29 +1,7 @@
 import { ValidationError } from '../errors.js';
 import type { VerifiedChunk } from './chunk-json.js';
 
-/**
- * A chunk's canonical JSONL (src/delivery/chunk-codec.ts) as PostgreSQL `COPY … FROM STDIN`
- * text, one pass over the bytes, no row parsed into JS values. It takes only a chunk
- * checked as every bulk load checks it (chunk-json.ts `verifyChunkBytes`: digest, UTF-8,
- * one line per row), so what is loaded is exactly the bytes the receipt's SHA-256 names.
- *
- * Each line becomes one COPY line: the columns' values, tab-separated, then the chunk seq
- * (the stage's chunk column). A value means what `json_populate_recordset` makes of it,
- * which the COPY route must not change:
- * - null → `\N` (SQL NULL, in every column);
- * - a string → its text (JSON escapes decoded; COPY's own escapes for `\`, newline,
- *   carriage return, tab, backspace and form feed, which JSON spells the same way);
- * - a number, true or false → its spelling;
- * - in a `json`/`jsonb` column, any value but null → its JSON text, unchanged.
- *
- * Where COPY text cannot say the same thing, the answer is undefined and the caller loads
- * the chunk with `json_populate_recordset` instead: a nested array or object in a column
- * that is not json/jsonb (json_populate converts those to arrays and composites), a
- * `\u0000` (no PostgreSQL text holds it), a lone surrogate (not UTF-8).
- *
- * A line whose keys are not exactly the columns, in order, is refused
- * (`delivery.chunk_malformed`): canonical lines always are.
- */
+/** The columns a chunk's COPY text is for. */
 export interface CopyTextColumns {
   columns: readonly string[];
   /** Per column: true when its type is json or jsonb (the value goes as JSON text). */
@@ -52,6 +30,29 @@ for (const c of '0123456789+-.eEtruefalse') SCALAR[c.charCodeAt(0)] = 1;
 /** Returned when the chunk holds a value COPY text cannot carry with json_populate's meaning. */
 class NotCopyable extends Error {}
 
+/**
+ * A chunk's canonical JSONL (src/delivery/chunk-codec.ts) as PostgreSQL `COPY … FROM STDIN`
+ * text, one pass over the bytes, no row parsed into JS values. It takes only a chunk
+ * checked as every bulk load checks it (chunk-json.ts `verifyChunkBytes`: digest, UTF-8,
+ * one line per row), so what is loaded is exactly the bytes the receipt's SHA-256 names.
+ *
+ * Each line becomes one COPY line: the columns' values, tab-separated, then the chunk seq
+ * (the stage's chunk column). A value means what `json_populate_recordset` makes of it,
+ * which the COPY route must not change:
+ * - null → `\N` (SQL NULL, in every column);
+ * - a string → its text (JSON escapes decoded; COPY's own escapes for `\`, newline,
+ *   carriage return, tab, backspace and form feed, which JSON spells the same way);
+ * - a number, true or false → its spelling;
+ * - in a `json`/`jsonb` column, any value but null → its JSON text, unchanged.
+ *
+ * Where COPY text cannot say the same thing, the answer is undefined and the caller loads
+ * the chunk with `json_populate_recordset` instead: a nested array or object in a column
+ * that is not json/jsonb (json_populate converts those to arrays and composites), a
+ * `\u0000` (no PostgreSQL text holds it), a lone surrogate (not UTF-8).
+ *
+ * A line whose keys are not exactly the columns, in order, is refused
+ * (`delivery.chunk_malformed`): canonical lines always are.
+ */
 export function chunkCopyText(chunk: VerifiedChunk, { columns, jsonColumns }: CopyTextColumns): Buffer | undefined {
   const { jsonl, rows, seq } = chunk;
   if (jsonColumns.length !== columns.length)
