@@ -61,10 +61,10 @@ export interface AbsenceFact {
   attached?: TableRef;
 }
 /**
- * A ClickHouse publication's candidate (seed 000): the owned table the EXCHANGE publishes,
- * by exact identity — its derived UUID and name — filled from the verified stage with
- * `rows` rows whose order-independent digest is `digest`. Set once, before the capsule is
- * prepared.
+ * A ClickHouse publication's candidate (README, "ClickHouse publication and quality
+ * governance"): the owned table the EXCHANGE publishes, by exact identity — its derived
+ * UUID and name — filled from the verified stage with `rows` rows whose order-independent
+ * digest is `digest`. Set once, before the capsule is prepared.
  */
 export interface CandidateFact {
   table: TableRef;
