@@ -120,7 +120,7 @@ export interface DeliveryFacts {
   /** Set only by advanceCheckpoint. */
   checkpoint?: CheckpointFact;
   /**
-   * PARTIAL_PROVED only (journal-states.ts RecoveryFacts.continuable): set with the
+   * PARTIAL_PROVED only (action-guide.ts RecoveryFacts.continuable): set with the
    * transition into it, dropped by every transition out of it (transition.ts).
    */
   continuable?: ContinuableFact;
@@ -131,16 +131,4 @@ export interface DeliveryFacts {
  * a different value is contradicting evidence: `delivery.fact_conflict`).
  * `ownedStagesRecorded` may only turn true.
  */
-export interface FactsPatch {
-  ownedStagesRecorded?: boolean;
-  staging?: StagingFact;
-  plan?: PlanFact;
-  parts?: PartsFact;
-  publication?: PublicationFact;
-  candidate?: CandidateFact;
-  dispatch?: DispatchFact;
-  evidence?: EvidenceFact;
-  absence?: AbsenceFact;
-  publicationCleanup?: PublicationCleanupFact;
-  continuable?: ContinuableFact;
-}
+export type FactsPatch = Partial<Omit<DeliveryFacts, 'checkpoint'>>;
