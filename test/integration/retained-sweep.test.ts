@@ -1,14 +1,11 @@
-import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { invocationIdFrom, targetIdOf } from '../../src/domain/delivery/identifiers.js';
-import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.js';
-import { sealAuthority } from '../../src/domain/delivery/sealed-authority.js';
 import { beginInvocation } from '../../src/delivery/begin-custody.js';
 import { deliveryKeys } from '../../src/delivery/journal/keys.js';
 import { transition } from '../../src/delivery/journal/transition.js';
 import { sweepRetained } from '../../src/operations/retained.js';
 import type { Ports } from '../../src/ports/index.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
+import { beginRequest, newTarget } from '../support/journal-fixture.js';
 import { newLane, resolveFlow, statusOf } from '../support/stream-fixture.js';
 import { claimTurn } from '../../src/stream/append/claim-turn.js';
 import { suspendLane } from '../../src/stream/append/suspend-lane.js';
@@ -16,18 +13,6 @@ import { loadHead } from '../../src/stream/lane-store.js';
 
 /** The retained-items gauge against DynamoDB Local: a retained custody (or lane) counts 1 until its state changes, then 0. */
 
-const manifestText = `version: 1
-bindings:
-  events_ch: { kind: clickhouse, url_env: CH_URL }
-  warehouse: { kind: mssql, url_env: MSSQL_URL }
-routes:
-  daily:
-    source: { binding: events_ch, table: analytics.events, time_column: event_time, key_columns: [event_id] }
-    window: { kind: rolling, days: 1, boundary: day }
-    target: { binding: warehouse, table: dbo.events_daily, key_columns: [event_id], mode: replace_window }
-`;
-const route = selectRoute(parseManifest(manifestText, '/config/route.yaml'), 'daily');
-const WINDOW = { start: '2026-11-01T00:00:00.000Z', end: '2026-11-02T00:00:00.000Z' };
 const staging = { table: { schema: 'dbo', table: 'cutpoint_stg_x' }, objectId: '1234', owner: 'a'.repeat(64) };
 const absence = { table: staging.table, objectId: staging.objectId };
 
@@ -36,26 +21,10 @@ beforeAll(async () => {
   stores = await freshStores();
 }, 60_000);
 
-let tables = 0;
 async function begin(ports: Ports) {
-  const invocationId = invocationIdFrom(new Uint8Array(randomBytes(16)));
-  const targetId = targetIdOf('warehouse', { schema: 'dbo', name: `retained_${process.pid}_${++tables}` });
-  const grant = await beginInvocation(ports, {
-    invocationId,
-    route: 'daily',
-    targetId,
-    sealed: sealAuthority({
-      invocationId,
-      manifestText,
-      selector: '/config/route.yaml#daily',
-      route,
-      targetIdentity: { server: 'sql-1', database: 'dwh', principal: 'cutpoint' },
-      workRoot: '/var/lib/cutpoint/work',
-      window: WINDOW,
-    }),
-    session: `s-${invocationId.slice(4, 12)}`,
-  });
-  return { ref: { targetId, invocationId }, fence: grant.fence };
+  const request = beginRequest(newTarget('retained'));
+  const grant = await beginInvocation(ports, request);
+  return { ref: { targetId: request.targetId, invocationId: request.invocationId }, fence: grant.fence };
 }
 
 /** An invocation that holds an empty stage, retired (a terminal transition). */
