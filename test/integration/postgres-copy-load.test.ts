@@ -6,6 +6,7 @@ import { copyIngest, loadChunkBody } from '../../src/adapters/postgres/chunk-loa
 import { openPostgresTarget, type PostgresTarget } from '../../src/adapters/postgres/target.js';
 import { encodeChunk } from '../../src/delivery/chunk-codec.js';
 import { verifyChunkBytes } from '../../src/domain/delivery/chunk-json.js';
+import { chunkCopyText } from '../../src/domain/delivery/chunk-copy-text.js';
 import type { TargetRow } from '../../src/domain/delivery/target-types.js';
 import { sha256Hex } from '../../src/domain/digest.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/local/embedded-postgres.js';
@@ -120,6 +121,27 @@ describe('a chunk load by COPY text on a real PostgreSQL server', () => {
     // Re-loading the seq replaces its rows, as the json route does.
     await target.loadChunk({ staging: s, seq: 0, ...chunk });
     expect(await staged(s)).toHaveLength(scalarRows.length);
+  });
+
+  it('a chunk whose text spans many CopyData messages (1 MiB each) lands whole, multi-byte characters cut across them included', async () => {
+    const s = await stage();
+    const rows = Array.from({ length: 12_000 }, (_, i) => ({
+      ...scalarRows[0]!,
+      id: i + 1,
+      label: `${'é数据🚀'.repeat(20 + (i % 7))} \\ "${i}"\t`,
+      docb: { i, s: 'ü'.repeat(i % 5) },
+    }));
+    const chunk = chunkOf(rows);
+    expect(chunk.jsonl.byteLength).toBeGreaterThan(2 * 1024 * 1024);
+    // The text as the adapter sends it: some 1 MiB boundary falls inside a character.
+    const text = chunkCopyText(verifyChunkBytes({ seq: 0, ...chunk }), {
+      columns: COLUMNS,
+      jsonColumns: COLUMNS.map((c) => c.startsWith('doc') || c === 'typed_doc'),
+    })!;
+    const cuts = [1, 2, 3, 4].map((k) => text[k * 1024 * 1024]! & 0xc0);
+    expect(cuts).toContain(0x80);
+    await target.loadChunk({ staging: s, seq: 0, ...chunk });
+    expect(await staged(s)).toEqual(await reference(chunk.jsonl));
   });
 
   it('a value the column refuses fails the COPY definitely: nothing of the chunk lands, the connection stays usable', async () => {

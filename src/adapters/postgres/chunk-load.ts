@@ -52,7 +52,7 @@ export async function loadChunkBody(
     const copy = client.query(
       copyFrom(`COPY ${table} (${[...columns.map(quoteColumn), QUOTED_CHUNK].join(', ')}) FROM STDIN`),
     );
-    await pipeline(Readable.from([text]), copy);
+    await pipeline(Readable.from(slices(text)), copy);
     rows = copy.rowCount;
     method = 'copy';
   } else {
@@ -73,4 +73,11 @@ export async function loadChunkBody(
 export async function copyIngest(client: Client): Promise<boolean> {
   const result = await client.query<{ pglite: boolean }>(`SELECT pg_catalog.version() LIKE '%(PGlite %' AS pglite`);
   return result.rows[0]?.pglite !== true;
+}
+
+/** One CopyData message per MiB: a chunk's text may pass PostgreSQL's 1 GB message limit. */
+const COPY_SLICE = 1024 * 1024;
+
+function* slices(text: Buffer): Generator<Buffer> {
+  for (let at = 0; at < text.byteLength; at += COPY_SLICE) yield text.subarray(at, at + COPY_SLICE);
 }

@@ -59,10 +59,13 @@ export function chunkCopyText(chunk: VerifiedChunk, { columns, jsonColumns }: Co
     throw new ValidationError('delivery.invalid_request', 'jsonColumns must name every column');
   const keys = columns.map((c, i) => Buffer.from(`${i === 0 ? '{' : ','}${JSON.stringify(c)}:`));
   const tail = Buffer.from(`\t${seq}\n`);
-  // Bounded growth: keys are dropped, escapes shrink or keep their size, only a JSON
-  // column's backslashes double; plus the seq column per row.
-  const out = Buffer.allocUnsafe(jsonl.byteLength * 2 + rows * tail.byteLength);
   const bytes = jsonl instanceof Buffer ? jsonl : Buffer.from(jsonl.buffer, jsonl.byteOffset, jsonl.byteLength);
+  // The text is never longer than the chunk plus one byte per backslash plus the seq
+  // column per row: keys are dropped, every escape keeps or shrinks its size, and only a
+  // JSON column's backslashes double. So memory is about one more chunk, not two.
+  let backslashes = 0;
+  for (let b = bytes.indexOf(BACKSLASH); b !== -1; b = bytes.indexOf(BACKSLASH, b + 1)) backslashes++;
+  const out = Buffer.allocUnsafe(bytes.byteLength + backslashes + rows * tail.byteLength);
   let at = 0;
   let o = 0;
   const malformed = (): never => {
