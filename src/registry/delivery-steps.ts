@@ -60,7 +60,7 @@ export const DELIVERY_ENTRIES: StepEntry[] = [
     timeoutSeconds: 120,
     memoryMB: 512,
   }),
-  // The Distributed Map's item: one part, chunk by chunk (memory: one chunk), resumable.
+  // The Distributed Map's item: one part, chunk by chunk (memory: three chunks, two loading), resumable.
   stepEntry({
     handler: 'delivery/extract-load-part',
     needs: 'delivery-source',
