@@ -27,9 +27,12 @@ export function retainedDescription(
   base?: string,
 ): string {
   const { page, command } = runbookLinkOf(RETAINED_SUBSYSTEM[kind], state, base === undefined ? {} : { base });
-  const when = countsAtOnce(state)
-    ? 'from the moment it is written'
-    : `once it has not moved for ${retainedAfterMinutes} minutes`;
+  const when =
+    kind === 'lane'
+      ? `at once when SuspendLane suspended it, once an append's own claim has not moved for ${retainedAfterMinutes} minutes`
+      : countsAtOnce(state)
+        ? 'from the moment it is written'
+        : `once it has not moved for ${retainedAfterMinutes} minutes`;
   return [
     `retained ${kind} in ${state} (counted ${when}): an item waits for an operator.`,
     `Runbook: ${page}.`,
