@@ -65,6 +65,12 @@ export interface SourceChunk {
   columns: string[];
   /** 1..chunkRows rows, in source order. */
   rows: TargetRow[];
+  /**
+   * Per row, where the source proved it (src/domain/delivery/line-proof.ts): the
+   * row's canonical JSONL line as the source's own text, without its newline. The encode
+   * takes it instead of spelling the row again; the bytes are the same either way.
+   */
+  lines?: Array<string | undefined>;
   /** `sourceKeyOf` the first and the last row. */
   firstKey: SourceKey;
   lastKey: SourceKey;

@@ -5,6 +5,7 @@ import type { ResumePosition } from '../../domain/delivery/source-types.js';
 import { SourceUnavailableError } from '../../domain/delivery/source-errors.js';
 import { orderColumnsOf, sourceKeyOf, sourceKeyText } from '../../domain/delivery/source-rules.js';
 import type { TargetRow } from '../../domain/delivery/target-types.js';
+import { LineProof } from '../../domain/delivery/line-proof.js';
 
 /** Floor of the tie-group limit: a group larger than this and than a chunk is refused. */
 export const MIN_TIED_ROWS_LIMIT = 10_000;
@@ -36,24 +37,30 @@ export async function* chunksOf(lines: AsyncIterable<string[]>, plan: ChunkingPl
   const resumeKey = plan.resume ? sourceKeyText(plan.resume.lastKey) : undefined;
   let toSkip = plan.resume?.rowsAtLastKey ?? 0;
   let seq = plan.firstSeq;
+  const proof = new LineProof(columns);
+  // A chunk's rows with their proved canonical lines (line-proof.ts), and the tie group's.
   let current: TargetRow[] = [];
-  let group: TargetRow[] = [];
+  let currentLines: Array<string | undefined> = [];
+  let group: Row[] = [];
   const chunk = (): SourceChunk => {
     const rows = current;
+    const lines = currentLines;
     current = [];
+    currentLines = [];
     return {
       seq: seq++,
       columns,
       rows,
+      lines,
       firstKey: sourceKeyOf(rows[0] as TargetRow, timeColumn, keyColumns),
       lastKey: sourceKeyOf(rows[rows.length - 1] as TargetRow, timeColumn, keyColumns),
     };
   };
   /** The settled rows of the group just closed, after any resume skip. */
-  const release = (): TargetRow[] => {
+  const release = (): Row[] => {
     let rows = settle(group, columns);
     if (toSkip > 0) {
-      const groupKey = sourceKeyText(sourceKeyOf(group[0] as TargetRow, timeColumn, keyColumns));
+      const groupKey = sourceKeyText(sourceKeyOf((group[0] as Row).row, timeColumn, keyColumns));
       if (groupKey !== resumeKey || rows.length < toSkip) throw resumeMismatch();
       rows = rows.slice(toSkip);
       toSkip = 0;
@@ -64,15 +71,16 @@ export async function* chunksOf(lines: AsyncIterable<string[]>, plan: ChunkingPl
   const order = orderColumnsOf(timeColumn, keyColumns);
   for await (const batch of lines) {
     for (const line of batch) {
-      const row = rowOf(line, columns);
+      const read = rowOf(line, columns, proof);
       // The common case (no tie) costs one comparison per order column, no key text.
-      if (group.length > 0 && !sameKey(group[0] as TargetRow, row, order)) {
+      if (group.length > 0 && !sameKey((group[0] as Row).row, read.row, order)) {
         for (const settled of release()) {
-          current.push(settled);
+          current.push(settled.row);
+          currentLines.push(settled.line);
           if (current.length === chunkRows) yield chunk();
         }
       }
-      group.push(row);
+      group.push(read);
       if (group.length > tiedLimit) {
         throw new ValidationError(
           'delivery.source_order_ambiguous',
@@ -82,10 +90,17 @@ export async function* chunksOf(lines: AsyncIterable<string[]>, plan: ChunkingPl
     }
   }
   for (const settled of release()) {
-    current.push(settled);
+    current.push(settled.row);
+    currentLines.push(settled.line);
     if (current.length === chunkRows) yield chunk();
   }
   if (current.length > 0) yield chunk();
+}
+
+/** A parsed row, with its text where that is proved to be its canonical line. */
+interface Row {
+  row: TargetRow;
+  line: string | undefined;
 }
 
 function resumeMismatch(): ValidationError {
@@ -98,9 +113,10 @@ function resumeMismatch(): ValidationError {
 /**
  * One parsed JSONEachRow line with exactly the described columns, in column order. The
  * engine writes the columns in that order, so the parsed object itself is the row (no
- * copy); any other key order is rebuilt in column order.
+ * copy), and its text is its canonical line where `proof` accepts it; any other key
+ * order is rebuilt in column order (and spelled by the encoder).
  */
-function rowOf(line: string, columns: readonly string[]): TargetRow {
+function rowOf(line: string, columns: readonly string[], proof: LineProof): Row {
   let parsed: Record<string, unknown>;
   try {
     parsed = JSON.parse(line) as Record<string, unknown>;
@@ -122,13 +138,13 @@ function rowOf(line: string, columns: readonly string[]): TargetRow {
       break;
     }
   }
-  if (ordered) return parsed;
+  if (ordered) return { row: parsed, line: proof.accepts(line, parsed) ? line : undefined };
   const row: TargetRow = {};
   for (const c of columns) {
     if (!Object.hasOwn(parsed, c)) throw new SourceUnavailableError(`source row lacks column ${c}`);
     row[c] = parsed[c];
   }
-  return row;
+  return { row, line: undefined };
 }
 
 /**
@@ -148,9 +164,9 @@ function sameKey(a: TargetRow, b: TargetRow, order: readonly string[]): boolean 
 }
 
 /** A tie group in its canonical order: by the canonical JSON of its values. */
-function settle(group: TargetRow[], columns: readonly string[]): TargetRow[] {
+function settle(group: Row[], columns: readonly string[]): Row[] {
   if (group.length < 2) return group;
-  const keyed = group.map((row) => ({ row, text: canonicalJson(columns.map((c) => row[c])) }));
+  const keyed = group.map((read) => ({ read, text: canonicalJson(columns.map((c) => read.row[c])) }));
   keyed.sort((a, b) => (a.text < b.text ? -1 : a.text > b.text ? 1 : 0));
-  return keyed.map((k) => k.row);
+  return keyed.map((k) => k.read);
 }

@@ -50,7 +50,7 @@ export async function* encodedChunks(chunks: AsyncIterable<SourceChunk>): AsyncG
 }
 
 function encoded(chunk: SourceChunk): EncodedChunk {
-  const bytes = encodeChunk(chunk.rows, chunk.columns);
+  const bytes = encodeChunk(chunk.rows, chunk.columns, chunk.lines);
   const { seq, columns } = chunk;
   const stored = encodeObject(bytes, 'gzip');
   stored.catch(() => undefined); // awaited by the PUT; a consumer that left never asks
