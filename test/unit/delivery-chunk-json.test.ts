@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { encodeChunk } from '../../src/delivery/chunk-codec.js';
-import { chunkJsonArray, chunkJsonArrayBytes } from '../../src/domain/delivery/chunk-json.js';
+import {
+  chunkJsonArray,
+  chunkJsonArrayBytes,
+  sealChunkBytes,
+  verifyChunkBytes,
+} from '../../src/domain/delivery/chunk-json.js';
 import { sha256Hex } from '../../src/domain/digest.js';
 
 describe('chunk bytes → one JSON array for a server-side bulk load (json_populate_recordset, OPENJSON)', () => {
@@ -64,6 +69,27 @@ describe('chunk bytes → one JSON array for a server-side bulk load (json_popul
     );
     expect(() => chunkJsonArray({ ...request, rows: -1 })).toThrow(
       expect.objectContaining({ code: 'delivery.invalid_request' }),
+    );
+  });
+
+  it('takes bytes sealed as they were made without hashing again, but only with their own digest and rows', () => {
+    const fresh = encodeChunk(rows, columns);
+    const sealed = sealChunkBytes(7, fresh, 2);
+    expect(sealed.sha256).toBe(sha256Hex(fresh));
+    expect(verifyChunkBytes({ seq: 7, jsonl: fresh, sha256: sealed.sha256, rows: 2 }).sha256).toBe(sealed.sha256);
+    // Another digest or row count for the same bytes is checked in full, and refused.
+    expect(() => verifyChunkBytes({ seq: 7, jsonl: fresh, sha256: 'f'.repeat(64), rows: 2 })).toThrow(
+      expect.objectContaining({ code: 'delivery.chunk_digest_mismatch' }),
+    );
+    expect(() => verifyChunkBytes({ seq: 7, jsonl: fresh, sha256: sealed.sha256, rows: 3 })).toThrow(
+      expect.objectContaining({ code: 'delivery.load_count_mismatch' }),
+    );
+    // Sealing checks what a verification checks: the line count and UTF-8.
+    expect(() => sealChunkBytes(7, fresh, 1)).toThrow(
+      expect.objectContaining({ code: 'delivery.load_count_mismatch' }),
+    );
+    expect(() => sealChunkBytes(7, Uint8Array.from([0x7b, 0xe9, 0x7d, 0x0a]), 1)).toThrow(
+      expect.objectContaining({ code: 'delivery.chunk_malformed' }),
     );
   });
 });

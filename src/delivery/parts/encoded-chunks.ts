@@ -1,4 +1,4 @@
-import { sha256Hex } from '../../domain/digest.js';
+import { sealChunkBytes } from '../../domain/delivery/chunk-json.js';
 import type { SourceChunk } from '../../ports/source.js';
 import { encodeObject } from '../../objects/object-encoding.js';
 import { encodeChunk } from '../chunk-codec.js';
@@ -10,7 +10,7 @@ export interface EncodedChunk {
   rows: number;
   /** Canonical JSONL (chunk-codec.ts): what the stage loads. */
   bytes: Uint8Array;
-  /** Hex SHA-256 of `bytes` (the receipt's and the object's checksum). */
+  /** Hex SHA-256 of `bytes` (the receipt's and the object's checksum), taken once (chunk-json.ts `sealChunkBytes`). */
   sha256: string;
   /**
    * `bytes` gzip-compressed: what the chunk object stores (object-encoding.ts), compressed
@@ -54,5 +54,7 @@ function encoded(chunk: SourceChunk): EncodedChunk {
   const { seq, columns } = chunk;
   const stored = encodeObject(bytes, 'gzip');
   stored.catch(() => undefined); // awaited by the PUT; a consumer that left never asks
-  return { seq, columns, rows: chunk.rows.length, bytes, sha256: sha256Hex(bytes), stored };
+  // Sealed: the target's load takes these bytes as verified, without hashing them again.
+  const { sha256 } = sealChunkBytes(seq, bytes, chunk.rows.length);
+  return { seq, columns, rows: chunk.rows.length, bytes, sha256, stored };
 }

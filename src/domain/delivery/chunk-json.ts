@@ -55,6 +55,8 @@ export interface VerifiedChunk extends ChunkJsonRequest {
  * The checks every bulk load makes of a chunk's bytes before any I/O, without parsing a
  * row: SHA-256 (`delivery.chunk_digest_mismatch`), UTF-8 ending in a newline
  * (`delivery.chunk_malformed`), one line per declared row (Cutpoint.LoadCountMismatch).
+ * Bytes `sealChunkBytes` made in this process are not hashed again: their digest and row
+ * count were taken from them there, and must be the request's.
  */
 export function verifyChunkBytes(request: ChunkJsonRequest): VerifiedChunk {
   const { jsonl, sha256, rows, seq } = request;
@@ -64,12 +66,35 @@ export function verifyChunkBytes(request: ChunkJsonRequest): VerifiedChunk {
     throw new ValidationError('delivery.invalid_request', 'sha256 must be 64 lower-case hex characters');
   if (!Number.isSafeInteger(rows) || rows < 0)
     throw new ValidationError('delivery.invalid_request', 'rows must be a non-negative integer');
+  const sealed = SEALED.get(jsonl);
+  if (sealed?.sha256 === sha256 && sealed.rows === rows) return { seq, jsonl, sha256, rows, [VERIFIED]: true };
   const actual = sha256Hex(jsonl);
   if (actual !== sha256)
     throw new ValidationError(
       'delivery.chunk_digest_mismatch',
       `chunk ${seq}: the bytes hash to ${actual}, the request says ${sha256}`,
     );
+  checkLines(jsonl, rows, seq);
+  return { seq, jsonl, sha256, rows, [VERIFIED]: true };
+}
+
+/**
+ * A chunk's bytes as they are made (the encoder's output): their SHA-256 taken once, the
+ * line count and UTF-8 checked as `verifyChunkBytes` checks them. A later
+ * `verifyChunkBytes` of the same bytes with this digest and row count takes them as
+ * verified without hashing them again.
+ */
+export function sealChunkBytes(seq: number, jsonl: Uint8Array, rows: number): VerifiedChunk {
+  checkLines(jsonl, rows, seq);
+  const sha256 = sha256Hex(jsonl);
+  SEALED.set(jsonl, { sha256, rows });
+  return { seq, jsonl, sha256, rows, [VERIFIED]: true };
+}
+
+/** Bytes sealed in this process, by identity (a copy is verified in full). */
+const SEALED = new WeakMap<Uint8Array, { sha256: string; rows: number }>();
+
+function checkLines(jsonl: Uint8Array, rows: number, seq: number): void {
   const size = jsonl.byteLength;
   if (size > 0 && jsonl[size - 1] !== NEWLINE)
     throw new ValidationError('delivery.chunk_malformed', `chunk ${seq}: JSONL must end with a newline`);
@@ -77,5 +102,4 @@ export function verifyChunkBytes(request: ChunkJsonRequest): VerifiedChunk {
   for (let at = jsonl.indexOf(NEWLINE); at !== -1; at = jsonl.indexOf(NEWLINE, at + 1)) lines++;
   if (lines !== rows) throw new LoadCountMismatchError(seq, rows, lines);
   if (!isUtf8(jsonl)) throw new ValidationError('delivery.chunk_malformed', `chunk ${seq}: JSONL is not valid UTF-8`);
-  return { seq, jsonl, sha256, rows, [VERIFIED]: true };
 }
