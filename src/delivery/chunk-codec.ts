@@ -54,20 +54,31 @@ export interface ExtractedChunkReceipt {
  * without its newline, already proved so (src/domain/delivery/line-proof.ts): it is taken as is instead of
  * spelling the row again — the bytes are the same either way.
  */
+const NEWLINE = 0x0a;
+
 export function encodeChunk(
   rows: Iterable<TargetRow>,
   columns: readonly string[],
   lines?: ReadonlyArray<string | undefined>,
 ): Uint8Array {
   const names = assertCodecColumns(columns);
-  let text = '';
-  let index = 0;
+  // Each line's text first, then one buffer of their exact UTF-8 size written in place
+  // (no concatenated string to flatten and encode again).
+  const texts: string[] = [];
+  let size = 0;
   for (const row of rows) {
-    const proved = lines?.[index];
-    text += proved === undefined ? (flatLine(row, columns) ?? encodeLine(row, columns, names, index)) : `${proved}\n`;
-    index++;
+    const index = texts.length;
+    const text = lines?.[index] ?? flatLine(row, columns) ?? encodeLine(row, columns, names, index);
+    texts.push(text);
+    size += Buffer.byteLength(text, 'utf8') + 1;
   }
-  return Buffer.from(text, 'utf8');
+  const bytes = Buffer.allocUnsafe(size);
+  let at = 0;
+  for (const text of texts) {
+    at += bytes.write(text, at, 'utf8');
+    bytes[at++] = NEWLINE;
+  }
+  return bytes;
 }
 
 /**
@@ -92,7 +103,7 @@ function flatLine(row: TargetRow, columns: readonly string[]): string | undefine
     if (type === 'number' && Number.isFinite(value)) continue;
     return undefined;
   }
-  return `${JSON.stringify(row)}\n`;
+  return JSON.stringify(row);
 }
 
 /**
@@ -135,7 +146,7 @@ export function decodeChunk(bytes: Uint8Array, columns?: readonly string[]): Tar
     } catch (error) {
       throw malformed(`line ${i + 1}: ${error instanceof Error ? error.message : String(error)}`);
     }
-    if (canonical !== `${line}\n`) throw malformed(`line ${i + 1} is not in canonical form`);
+    if (canonical !== line) throw malformed(`line ${i + 1} is not in canonical form`);
     rows.push(row);
   }
   return rows;
@@ -172,11 +183,12 @@ export function encodeSourceChunk(chunk: SourceChunk): { bytes: Uint8Array; rece
 
 /** One row's canonical line, including its `\n`. */
 export function encodeRow(row: TargetRow, columns: readonly string[]): string {
-  return encodeLine(row, columns, assertCodecColumns(columns), 0);
+  return `${encodeLine(row, columns, assertCodecColumns(columns), 0)}\n`;
 }
 
 // ---------------------------------------------------------------------------------------
 
+/** One row's canonical line, without its newline. */
 function encodeLine(row: TargetRow, columns: readonly string[], names: readonly string[], index: number): string {
   if (row === null || typeof row !== 'object' || Array.isArray(row)) throw invalidRow(index, 'is not an object');
   const keys = Object.keys(row);
@@ -189,7 +201,7 @@ function encodeLine(row: TargetRow, columns: readonly string[], names: readonly 
     if (c > 0) line += ',';
     line += `${names[c]}:${canonicalValue(row[column], index, column)}`;
   }
-  return `${line}}\n`;
+  return `${line}}`;
 }
 
 function canonicalValue(value: unknown, index: number, column: string): string {

@@ -41,7 +41,9 @@ export async function* chunksOf(lines: AsyncIterable<string[]>, plan: ChunkingPl
   // A chunk's rows with their proved canonical lines (line-proof.ts), and the tie group's.
   let current: TargetRow[] = [];
   let currentLines: Array<string | undefined> = [];
-  let group: Row[] = [];
+  // The open tie group: its first row, and the rows tied with it (only once one is).
+  let head: Row | undefined;
+  let tied: Row[] | undefined;
   const chunk = (): SourceChunk => {
     const rows = current;
     const lines = currentLines;
@@ -56,44 +58,50 @@ export async function* chunksOf(lines: AsyncIterable<string[]>, plan: ChunkingPl
       lastKey: sourceKeyOf(rows[rows.length - 1] as TargetRow, timeColumn, keyColumns),
     };
   };
-  /** The settled rows of the group just closed, after any resume skip. */
-  const release = (): Row[] => {
-    let rows = settle(group, columns);
+  /** Adds a settled row to the chunk; true when the chunk is full. */
+  const add = (settled: Row): boolean => {
+    current.push(settled.row);
+    currentLines.push(settled.line);
+    return current.length === chunkRows;
+  };
+  /** The settled rows of the group (`first` and `rest`), after any resume skip. */
+  const release = (first: Row, rest: Row[] | undefined): Row[] => {
+    let rows = settle(rest ? [first, ...rest] : [first], columns);
     if (toSkip > 0) {
-      const groupKey = sourceKeyText(sourceKeyOf((group[0] as Row).row, timeColumn, keyColumns));
+      const groupKey = sourceKeyText(sourceKeyOf(first.row, timeColumn, keyColumns));
       if (groupKey !== resumeKey || rows.length < toSkip) throw resumeMismatch();
       rows = rows.slice(toSkip);
       toSkip = 0;
     }
-    group = [];
     return rows;
   };
   const order = orderColumnsOf(timeColumn, keyColumns);
   for await (const batch of lines) {
     for (const line of batch) {
       const read = rowOf(line, columns, proof);
-      // The common case (no tie) costs one comparison per order column, no key text.
-      if (group.length > 0 && !sameKey((group[0] as Row).row, read.row, order)) {
-        for (const settled of release()) {
-          current.push(settled.row);
-          currentLines.push(settled.line);
-          if (current.length === chunkRows) yield chunk();
+      if (head !== undefined) {
+        // The common case (no tie) costs one comparison per order column, no key text.
+        if (sameKey(head.row, read.row, order)) {
+          (tied ??= []).push(read);
+          if (tied.length >= tiedLimit) {
+            throw new ValidationError(
+              'delivery.source_order_ambiguous',
+              `more than ${tiedLimit} source rows share one (time, key) value: the key columns do not order the window`,
+            );
+          }
+          continue;
+        }
+        if (tied === undefined && toSkip === 0) {
+          if (add(head)) yield chunk();
+        } else {
+          for (const settled of release(head, tied)) if (add(settled)) yield chunk();
+          tied = undefined;
         }
       }
-      group.push(read);
-      if (group.length > tiedLimit) {
-        throw new ValidationError(
-          'delivery.source_order_ambiguous',
-          `more than ${tiedLimit} source rows share one (time, key) value: the key columns do not order the window`,
-        );
-      }
+      head = read;
     }
   }
-  for (const settled of release()) {
-    current.push(settled.row);
-    currentLines.push(settled.line);
-    if (current.length === chunkRows) yield chunk();
-  }
+  if (head !== undefined) for (const settled of release(head, tied)) if (add(settled)) yield chunk();
   if (current.length > 0) yield chunk();
 }
 
