@@ -77,6 +77,22 @@ const EXTRACT = [
   LOCAL_CUT_POINTS.mapRunResultWrite,
 ];
 
+/** What resume crosses, by its command and its flow alike. */
+const RESUME = [
+  D.custodyAcquire,
+  D.partClaim,
+  D.chunkPut,
+  D.loadChunk,
+  P.loadInsert,
+  D.partReceipt,
+  D.publishCommit,
+  ...CANDIDATE,
+  ...DISPATCH,
+  ...OBSERVATION,
+  P.predecessorDrop,
+  ...FINISH,
+];
+
 /**
  * Where each delivery, publication and quality cut point is crossed: each place (a flow,
  * the command that runs the same use case in-process) with every cut point it can reach
@@ -100,24 +116,11 @@ const DELIVERY_PLACES: readonly CutPointPlace[] = [
     crosses: [D.custodyAcquire, D.journalTransition, P.observe, P.commitRecord, P.fenceRename],
   },
   // A SQL publication from the stage; a ClickHouse candidate filled from the stage, dispatched, observed.
-  // From a continuable PARTIAL_PROVED, first the unfinished parts (continue): claimed, extracted, loaded, journaled.
-  {
-    flow: 'delivery-resume',
-    command: 'delivery resume',
-    crosses: [
-      D.custodyAcquire,
-      D.partClaim,
-      D.chunkPut,
-      D.loadChunk,
-      D.partReceipt,
-      D.publishCommit,
-      ...CANDIDATE,
-      ...DISPATCH,
-      ...OBSERVATION,
-      P.predecessorDrop,
-      ...FINISH,
-    ],
-  },
+  // From a continuable PARTIAL_PROVED, first the unfinished parts (continue): claimed, extracted,
+  // loaded (a SQL stage, or a ClickHouse stage by INSERT), journaled — in process by the
+  // command, on its ContinueParts Map by the flow (whose results go to S3).
+  { command: 'delivery resume', crosses: RESUME },
+  { flow: 'delivery-resume', crosses: [...RESUME, LOCAL_CUT_POINTS.mapRunResultWrite] },
   // The stage (and a ClickHouse candidate, by UUID) dropped; custody released RETIRED. A stage
   // created but never journaled (a crash between its CREATE and its record) is found by its
   // derived name and owner, and journaled first, as create-staging would have.

@@ -5,7 +5,6 @@ import type { SecretCache } from '../../src/adapters/secrets-manager/secret-cach
 import { openSecretsManager } from '../../src/adapters/secrets-manager/secrets.js';
 import type { DeliveryDeps } from '../../src/delivery/deps.js';
 import { routeOfEvent, type DeliveryDepsProvider } from '../../src/delivery/deps-provider.js';
-import { lazySource } from '../../src/delivery/source-guard.js';
 import type { Binding } from '../../src/domain/delivery/manifest-types.js';
 import type { FaultInjector } from '../../src/ports/faults.js';
 import type { SourcePort } from '../../src/ports/source.js';
@@ -103,21 +102,11 @@ export const lambdaSourceDeps: DeliveryDepsProvider = (event) =>
   });
 
 /**
- * The delivery-resume step: the target deps below and the route's source, opened only on
- * its first read (`lazySource`): a resume reads the source — and this Lambda the source
- * binding's secret — only to continue a PARTIAL_PROVED's unfinished parts
- * (src/delivery/recovery/continue.ts); every other resume never opens it.
- */
-export const lambdaContinueDeps: DeliveryDepsProvider = (event) =>
-  lambdaTargetDeps(event).then((deps) => ({
-    ...deps,
-    source: lazySource(() => lambdaSource(deps.route.sourceBinding)),
-  }));
-
-/**
  * Every other delivery step (deliver-window after extraction reads chunks from S3; the
  * recovery actions are source-free): ports and the target, WITHOUT a source. The
- * ClickHouse binding's secret is never read and ClickHouse is never opened; a step that
+ * ClickHouse binding's secret is never read and ClickHouse is never opened (resume's
+ * continue of a PARTIAL_PROVED hands its parts to the flow's Map, whose part Task reads the
+ * source); a step that
  * would need the source fails with Delivery.SourceForbidden.
  */
 export const lambdaTargetDeps: DeliveryDepsProvider = (event) =>

@@ -143,7 +143,25 @@ export const RECOVERY_FLOWS: Readonly<Record<string, RecoveryFlow>> = {
       },
     },
   },
-  'delivery-resume': DELIVERY_RECOVERY,
+  // Resume's continue runs the unfinished parts on its ContinueParts Map, then proves EOF.
+  'delivery-resume': {
+    ...DELIVERY_RECOVERY,
+    stops: {
+      ...DELIVERY_RECOVERY.stops,
+      PartRefused: {
+        pages: true,
+        deterministic: false,
+        meaning:
+          "A continued part's Task refused (the Map's child execution): the Map Run fails and so does the resume, Refused; the part head keeps its last journaled batch, the invocation stays WRITING_UNKNOWN for reconcile.",
+      },
+      StoppedForRecovery: {
+        pages: true,
+        deterministic: false,
+        meaning:
+          'The continued parts did not prove EOF (VerifyContinued journaled PARTIAL_PROVED): custody is retained and reconcile says what the stage holds now.',
+      },
+    },
+  },
   'delivery-retire': DELIVERY_RECOVERY,
 };
 

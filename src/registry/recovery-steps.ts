@@ -98,11 +98,11 @@ export const RECOVERY_ENTRIES: StepEntry[] = [
   // On a ClickHouse exchange route resume runs publish-clickhouse's steps: a PUBLISHED
   // operation is observed (the bounded reader, the authority binding: CAPSULE) and the
   // COMPLETE-capsule gate guards evidence, checkpoint and cleanup.
-  // Resume's continue of a PARTIAL_PROVED (src/delivery/recovery/continue.ts) extracts the
-  // unfinished parts as the Map's item does: the source binding's secret, read only then.
+  // Resume's continue of a PARTIAL_PROVED (src/delivery/recovery/continue.ts) hands the
+  // unfinished parts to the flow's Map: the part Task reads the source, this step never.
   stepEntry({
     handler: 'delivery/recover-resume',
-    needs: 'delivery-source',
+    needs: 'delivery-target',
     load: () => import('../../functions/delivery/recover-resume.js'),
     cutPoints: RESUME_CUTS,
     table: CAPSULE,
@@ -113,7 +113,6 @@ export const RECOVERY_ENTRIES: StepEntry[] = [
       ...QUALITY_REFUSALS,
       ...QUALITY_STOPS,
       ...QUALITY_GATE.filter((e) => !QUALITY_STOPS.includes(e) && !QUALITY_REFUSALS.includes(e)),
-      'Delivery.SourceUnavailable',
       'Delivery.EvidenceExpired',
     ],
     timeoutSeconds: 900,

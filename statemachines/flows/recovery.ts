@@ -13,6 +13,11 @@ export interface RecoveryActionSpec {
   /** What the action does beyond the shared contract, appended to its Task's comment. */
   actionNote?: string;
   doneComment: string;
+  /**
+   * Resume's continue on the flow (src/delivery/recovery/continue.ts `handPartsToMap`):
+   * where the action's result carrying `delivery` goes, and the states from there.
+   */
+  continueOnMap?: { next: string; states: Record<string, AslState> };
 }
 
 export function recoveryStates(o: RecoveryActionSpec): Record<string, AslState> {
@@ -48,19 +53,7 @@ export function recoveryStates(o: RecoveryActionSpec): Record<string, AslState> 
           StringEquals: 'INCIDENT_RETAINED',
           Next: 'NotifyIncident',
         },
-        // resume's continue takes a bounded number of unfinished parts per Task
-        // (src/delivery/recovery/flow-steps.ts CONTINUE_PARTS_PER_RESUME): the next round
-        // takes the next ones, under a new recovery session. Every round brings one more
-        // part to EOF, so the loop ends within the plan's part count (and TimeoutSeconds).
-        ...(o.action === 'resume'
-          ? [
-              {
-                Variable: '$.result.diagnostic_code',
-                StringEquals: 'delivery.continue_more_parts',
-                Next: Action,
-              },
-            ]
-          : []),
+        ...(o.continueOnMap ? [{ Variable: '$.result.delivery', IsPresent: true, Next: o.continueOnMap.next }] : []),
         {
           Variable: '$.result.retained',
           BooleanEquals: true,
@@ -69,6 +62,7 @@ export function recoveryStates(o: RecoveryActionSpec): Record<string, AslState> 
       ],
       Default: 'Done',
     },
+    ...o.continueOnMap?.states,
     Done: {
       Type: 'Succeed',
       Comment: o.doneComment,

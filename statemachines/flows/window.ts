@@ -60,82 +60,12 @@ export function windowStart(o: WindowStart): Record<string, AslState> {
       otherwise: 'StepRefused',
       next: 'ExtractLoadParts',
     }),
-    ExtractLoadParts: {
-      Type: 'Map',
-      Comment:
+    ExtractLoadParts: partsMap({
+      comment:
         "Step 4: one child execution per part of the plan (ItemReader: the plan object), at most the route's max_concurrency at once. Each child claims its part (its head, checked against the carried invocation version and the custody fence in one transaction: a part started before is found and resumed), extracts it chunk by chunk, writes each chunk as an immutable object, loads it into the owned stage and journals the receipts in batches of 16 with the part's head (a retry resumes after the part's last journaled chunk). Results go to S3 (ResultWriter), never into the state. Cut points: delivery.part.claim, delivery.chunk.put, delivery.target.load-chunk, delivery.part.receipt.",
-      ItemReader: {
-        Resource: 'arn:aws:states:::s3:getObject',
-        ReaderConfig: {
-          InputType: 'JSON',
-        },
-        Parameters: {
-          'Bucket.$': '$.delivery.plan.bucket',
-          'Key.$': '$.delivery.plan.key',
-        },
-      },
-      ItemSelector: {
-        'invocationId.$': '$.delivery.invocationId',
-        'fence.$': '$.delivery.fence',
-        'manifestText.$': '$.manifestText',
-        'selector.$': '$.selector',
-        'part.$': '$$.Map.Item.Value',
-        'known.$': '$.delivery.known',
-      },
-      MaxConcurrencyPath: '$.delivery.plan.maxConcurrency',
-      ToleratedFailurePercentage: 0,
-      ItemProcessor: {
-        ProcessorConfig: {
-          Mode: 'DISTRIBUTED',
-          ExecutionType: 'STANDARD',
-        },
-        StartAt: 'ExtractLoadPart',
-        States: {
-          ExtractLoadPart: task({
-            comment: 'One part: extract, write, load, journal; resumable. Memory: one chunk.',
-            lambda: 'delivery/extract-load-part',
-            parameters: {
-              'invocationId.$': '$.invocationId',
-              'fence.$': '$.fence',
-              'manifestText.$': '$.manifestText',
-              'selector.$': '$.selector',
-              'part.$': '$.part',
-              'known.$': '$.known',
-              'retry.$': '$$.State.RetryCount',
-            },
-            timeoutSeconds: 915,
-            otherwise: 'PartRefused',
-          }),
-          PartRefused: {
-            Type: 'Fail',
-            Error: 'Delivery.StepRefused',
-            CausePath: '$.failure.Cause',
-            Comment:
-              'The part step refused (validation, journal, fence, custody, target, source or object error): the child fails, so the Map Run exceeds its zero tolerance and the flow ends in StepRefused; the part head keeps its last journaled batch for reconcile.',
-          },
-        },
-      },
-      ResultWriter: {
-        Resource: 'arn:aws:states:::s3:putObject',
-        Parameters: {
-          'Bucket.$': '$.delivery.plan.bucket',
-          'Prefix.$': '$.delivery.plan.resultsPrefix',
-        },
-      },
-      ResultPath: null,
-      Catch: [
-        {
-          ErrorEquals: [
-            'States.ExceedToleratedFailureThreshold',
-            'States.ItemReaderFailed',
-            'States.ResultWriterFailed',
-          ],
-          ResultPath: '$.failure',
-          Next: 'StepRefused',
-        },
-      ],
-      Next: 'VerifyEof',
-    },
+      refused: 'StepRefused',
+      next: 'VerifyEof',
+    }),
     VerifyEof: task({
       comment:
         "Step 5: every part of the plan at EOF, its receipt batches adding up to its head, and the stage holding exactly the receipts' rows per chunk (observed part by part over each part's seq range) -> VERIFIED_EOF with the parts' summary that publication is held to; otherwise PARTIAL_PROVED and the flow stops for recovery. Re-run in VERIFIED_EOF, the publication receipt is probed first: one found moves the journal to PUBLISHED (or INCIDENT_RETAINED when it does not match), never REEXTRACT_REQUIRED.",
@@ -207,3 +137,82 @@ export const WINDOW_FAILS: Record<string, AslState> = {
       'A step refused (validation, journal, fence, custody, target, source or object error): the cause carries the caught step error (name and message, never secrets); the journal keeps the exact state for reconcile.',
   },
 };
+
+/**
+ * The Distributed Map over the journaled plan (`$.delivery.plan`): one child execution per
+ * part running the part Task, at most the route's max_concurrency at once, results to S3.
+ * deliver-window's and publish-clickhouse's ExtractLoadParts, delivery-resume's ContinueParts.
+ */
+export function partsMap(o: { comment: string; refused: string; next: string }): AslState {
+  return {
+    Type: 'Map',
+    Comment: o.comment,
+    ItemReader: {
+      Resource: 'arn:aws:states:::s3:getObject',
+      ReaderConfig: {
+        InputType: 'JSON',
+      },
+      Parameters: {
+        'Bucket.$': '$.delivery.plan.bucket',
+        'Key.$': '$.delivery.plan.key',
+      },
+    },
+    ItemSelector: {
+      'invocationId.$': '$.delivery.invocationId',
+      'fence.$': '$.delivery.fence',
+      'manifestText.$': '$.manifestText',
+      'selector.$': '$.selector',
+      'part.$': '$$.Map.Item.Value',
+      'known.$': '$.delivery.known',
+    },
+    MaxConcurrencyPath: '$.delivery.plan.maxConcurrency',
+    ToleratedFailurePercentage: 0,
+    ItemProcessor: {
+      ProcessorConfig: {
+        Mode: 'DISTRIBUTED',
+        ExecutionType: 'STANDARD',
+      },
+      StartAt: 'ExtractLoadPart',
+      States: {
+        ExtractLoadPart: task({
+          comment: 'One part: extract, write, load, journal; resumable. Memory: one chunk.',
+          lambda: 'delivery/extract-load-part',
+          parameters: {
+            'invocationId.$': '$.invocationId',
+            'fence.$': '$.fence',
+            'manifestText.$': '$.manifestText',
+            'selector.$': '$.selector',
+            'part.$': '$.part',
+            'known.$': '$.known',
+            'retry.$': '$$.State.RetryCount',
+          },
+          timeoutSeconds: 915,
+          otherwise: 'PartRefused',
+        }),
+        PartRefused: {
+          Type: 'Fail',
+          Error: 'Delivery.StepRefused',
+          CausePath: '$.failure.Cause',
+          Comment:
+            'The part step refused (validation, journal, fence, custody, target, source or object error): the child fails, so the Map Run exceeds its zero tolerance and the flow ends refused; the part head keeps its last journaled batch for reconcile.',
+        },
+      },
+    },
+    ResultWriter: {
+      Resource: 'arn:aws:states:::s3:putObject',
+      Parameters: {
+        'Bucket.$': '$.delivery.plan.bucket',
+        'Prefix.$': '$.delivery.plan.resultsPrefix',
+      },
+    },
+    ResultPath: null,
+    Catch: [
+      {
+        ErrorEquals: ['States.ExceedToleratedFailureThreshold', 'States.ItemReaderFailed', 'States.ResultWriterFailed'],
+        ResultPath: '$.failure',
+        Next: o.refused,
+      },
+    ],
+    Next: o.next,
+  };
+}

@@ -21,13 +21,8 @@ beforeAll(() => {
   resources = workflows.toJSON().Resources as typeof resources;
 }, 600_000);
 
-/** The steps that extract: Begin's check, the plan's count, the Map's part, and resume's continue of a PARTIAL_PROVED. */
-const SOURCE_STEPS = [
-  'DeliveryBeginFunctionArn',
-  'DeliveryExtractLoadPartFunctionArn',
-  'DeliveryPlanPartsFunctionArn',
-  'DeliveryRecoverResumeFunctionArn',
-];
+/** The steps that extract: Begin's check, the plan's count and the Map's part (deliver-window's, and resume's continue of a PARTIAL_PROVED). */
+const SOURCE_STEPS = ['DeliveryBeginFunctionArn', 'DeliveryExtractLoadPartFunctionArn', 'DeliveryPlanPartsFunctionArn'];
 
 /** The secret name patterns a role may read (GetSecretValue), as `source` / `target` / the raw resource. */
 function secretReads(statements: Statement[]): string[] {
@@ -73,13 +68,11 @@ describe('connection secrets: sources and targets apart', () => {
     expect(readers.sort()).toEqual(expected.sort());
   });
 
-  it('the registry says source-and-target exactly for the handlers built on lambdaSourceDeps or lambdaContinueDeps (the only providers that read the source binding)', () => {
+  it('the registry says source-and-target exactly for the handlers built on lambdaSourceDeps (the only provider that reads the source binding)', () => {
     for (const step of STEPS) {
       const source = readFileSync(repoPath(step.entry), 'utf8');
-      expect(/\blambda(Source|Continue)Deps\b/.test(source), step.entry).toBe(
-        step.readsSecrets === 'source-and-target',
-      );
-      if (/\blambda(Source|Target|Continue)Deps\b/.test(source)) expect(step.readsSecrets, step.entry).toBeDefined();
+      expect(/\blambdaSourceDeps\b/.test(source), step.entry).toBe(step.readsSecrets === 'source-and-target');
+      if (/\blambda(Source|Target)Deps\b/.test(source)) expect(step.readsSecrets, step.entry).toBeDefined();
     }
   });
 });

@@ -197,6 +197,8 @@ const EXCHANGE_STOPS = {
     state: 'PUBLICATION_UNKNOWN',
     capsule: 'PREPARED',
   },
+  /** A chunk's INSERT failing from the second on, the part stopped: reconcile proves a continuable PARTIAL_PROVED (exchangeRecovery). */
+  WRITING_UNKNOWN: { faults: 'publication.load.insert:fail@2*', state: 'WRITING_UNKNOWN', capsule: undefined },
   /** Published and governed to the end. */
   CUSTODY_RELEASED: { faults: '', state: 'CUSTODY_RELEASED', capsule: 'COMPLETE' },
 } as const;
@@ -306,17 +308,30 @@ function operatorObserving(how: Observation, by: 'command' | 'flow'): ReachScena
   };
 }
 
-/** A recovery action on an exchange operation: from one of EXCHANGE_STOPS, or the staged failure (retire). */
+/** An exchange operation whose extraction stopped, reconciled: a continuable PARTIAL_PROVED, resume's to continue. */
+async function exchangePartial(): Promise<{ id: string; route: ExchangeRoute }> {
+  const at = await exchangeAt('WRITING_UNKNOWN');
+  const r = await cli(['delivery', 'reconcile', at.id, '--manifest', at.route.selector, '--yes']);
+  expect((await loadInvocation(runtime.ports, at.id)).state, r.stderr).toBe('PARTIAL_PROVED');
+  return at;
+}
+
+/** A recovery action on an exchange operation: from one of EXCHANGE_STOPS, the staged failure (retire), or a stopped extraction (resume). */
 function exchangeRecovery(
   action: 'reconcile' | 'resume' | 'retire',
-  from: ExchangeStop | 'REEXTRACT_REQUIRED',
+  from: ExchangeStop | 'REEXTRACT_REQUIRED' | 'PARTIAL_PROVED',
   by: 'command' | 'flow',
   how: Observation = 'complete',
 ): ReachScenario {
   return {
     name: `${action} (${by}) of an exchange operation from ${from}${action === 'resume' && from === 'PUBLISHED, PREPARED' ? `, its observation ${how}` : ''}`,
     async run(faults) {
-      const { id, route } = from === 'REEXTRACT_REQUIRED' ? await stagedFailure() : await exchangeAt(from);
+      const { id, route } =
+        from === 'REEXTRACT_REQUIRED'
+          ? await stagedFailure()
+          : from === 'PARTIAL_PROVED'
+            ? await exchangePartial()
+            : await exchangeAt(from);
       const act = (f: string) =>
         by === 'command'
           ? cli(['delivery', action, id, '--manifest', route.selector, '--yes'], f)
@@ -455,6 +470,8 @@ const PLACES: Record<string, () => ReachScenario[]> = {
             recovery('resume', 'PARTIAL_PROVED', by),
             recovery('resume', 'VERIFIED_EOF', by),
             recovery('resume', 'PUBLISHED', by),
+            // A continue of an exchange operation: its parts loaded into the ClickHouse stage by INSERT.
+            exchangeRecovery('resume', 'PARTIAL_PROVED', by),
             exchangeRecovery('resume', 'VERIFIED_EOF, no candidate', by),
             exchangeRecovery('resume', 'VERIFIED_EOF, PREPARED', by),
             exchangeRecovery('resume', 'PUBLISHED, COMPLETE', by),

@@ -219,7 +219,7 @@ describe('continue: a stopped window resumes its unfinished parts', () => {
     });
   }, 120_000);
 
-  it('the delivery-resume flow continues one unfinished part per Resume Task and loops until none is left', async () => {
+  it('the delivery-resume flow continues every unfinished part on its Distributed Map in one execution, then proves EOF and resumes to CUSTODY_RELEASED', async () => {
     const invocationId = newInvocationId();
     const route = routeOf('events_flow');
     const target = partDown(world.target, 3, 12);
@@ -235,12 +235,16 @@ describe('continue: a stopped window resumes its unfinished parts', () => {
       unfinishedParts: 2,
     });
     const source = countingSource();
+    const heads = await listHeads(world.stores.ports, invocationId);
     const run = await world.runFlow('delivery-resume', { ...inputOf(invocationId, 'events_flow'), yes: true }, source);
     expect(run).toMatchObject({ status: 'SUCCEEDED', output: { state: 'CUSTODY_RELEASED' } });
-    // Two rounds of the Resume Task (one part each), each its own recovery session, one stream each.
-    expect(source.streams).toBe(2);
+    // One writer restart; the Map ran the part Task over all 20 parts, and only the two
+    // unfinished ones read the source, each after its last journaled chunk.
     const moves = await world.journalTransitions(invocationId);
-    expect(moves.filter((m) => m === 'PARTIAL_PROVED>WRITING_UNKNOWN')).toHaveLength(2);
+    expect(moves.filter((m) => m === 'PARTIAL_PROVED>WRITING_UNKNOWN')).toHaveLength(1);
+    expect(run.mapRuns).toMatchObject([{ state: 'ContinueParts', items: 20, succeeded: 20, failed: 0 }]);
+    expect(source.streams).toBe(2);
+    expect(source.rows).toBe(windowIds.length - heads.reduce((n, h) => n + h.rows, 0));
     expect(await world.targetWindowIds('events_flow', WINDOW)).toEqual(windowIds);
     expect(await world.receiptsOf(invocationId)).toBe(1);
   }, 120_000);

@@ -92,7 +92,12 @@ function inputReads(definition: AslDefinition): { fields: Set<string>; whole: Se
       go(state.Default, written);
       continue;
     }
-    const passThrough = state.Type === 'Pass' && state.Parameters === undefined && state.Result === undefined;
+    // A Pass that only passes its input on (a Pass with a ResultPath writes its input there).
+    const passThrough =
+      state.Type === 'Pass' &&
+      state.Parameters === undefined &&
+      state.Result === undefined &&
+      state.ResultPath === undefined;
     let after = passThrough ? new Set(written) : afterResult(written, 'ResultPath' in state ? state.ResultPath : '$');
     if (typeof state.OutputPath === 'string' && state.OutputPath !== '$') after = undefined;
     go(state.Next, after);

@@ -60,7 +60,6 @@ describe('registry entries', () => {
       'delivery/begin',
       'delivery/plan-parts',
       'delivery/extract-load-part',
-      'delivery/recover-resume',
     ]);
   });
 });

@@ -46,7 +46,7 @@ export function localFlowDeps(flow: string, ports: Ports, faults: FaultInjector)
     const mode = publicationModeOf(route, { exchange: opened.exchange, observeReader });
     const { target } = opened;
     const source = () => once(sources, route.sourceBinding, () => openLocalSource(route.sourceBinding));
-    // delivery-resume reads the source only to continue a PARTIAL_PROVED: opened (its binding resolved) on that first read.
+    // delivery-resume reads the source only in its ContinueParts Map (a continuable PARTIAL_PROVED's part Tasks): opened (its binding resolved) on that first read.
     if (flow === 'delivery-resume') return { ports, target, mode, route, faults, source: lazySource(source) };
     if (flow !== 'deliver-window' && flow !== 'publish-clickhouse') return { ports, target, mode, route, faults };
     // openLocalSource connects on the source's first call (Begin's read-only check).

@@ -1,78 +1,53 @@
-import { chunkSeqOf, type PartDescriptor } from '../../domain/delivery/parts.js';
-import { forEachConcurrently } from '../../engine/concurrently.js';
-import { rerunTransient } from '../../engine/rerun.js';
+import { chunkSeqOf } from '../../domain/delivery/parts.js';
 import type { SourcePort } from '../../ports/source.js';
 import { runDeliverySteps } from '../deliver-in-process.js';
 import { transition } from '../journal/transition.js';
 import type { InvocationRecord } from '../journal/records.js';
-import { extractLoadPart } from '../parts/extract-load-part.js';
 import { listHeads } from '../parts/part-store.js';
-import { observePartial } from '../parts/verify-parts.js';
 import { remainingRangesSource, type RemainingRange } from '../source-guard.js';
-import { forRerun, transitionIdOf, type StepInput } from '../steps/common.js';
-import { readPlan } from '../steps/plan-parts.js';
+import { output, transitionIdOf, type StepInput } from '../steps/common.js';
+import { mapPlanOf, readPlan, type PlanOutput } from '../steps/plan-parts.js';
 import { knownOf, RecoveryRetainedError, type RecoveryContext } from './recovery-session.js';
 
-/** How a continue is run (RecoveryDeps): the route's source, and how many unfinished parts one resume takes on. */
-export interface ContinueOptions {
-  /** The route's source, opened by the caller; only the unfinished parts' remaining ranges are read through it. */
-  source: SourcePort;
-  /**
-   * At most this many unfinished parts per resume (the AWS delivery-resume Lambda's
-   * budget); more left → back to a continuable PARTIAL_PROVED, retained with
-   * `delivery.continue_more_parts`, and the next resume takes the next ones. Absent: all.
-   */
-  partsPerResume?: number;
-}
+/**
+ * Where resume's continue runs the unfinished parts (RecoveryDeps.extract):
+ * - `source`: in this process (the CLI, the local runtime), each part through the route's
+ *   source, guarded to the parts' remaining ranges, then the remaining steps;
+ * - `map`: on the delivery-resume flow's Distributed Map (ContinueParts), the same part
+ *   Task deliver-window's Map runs, every part at once up to `max_concurrency`; this step
+ *   only hands the parts over and never opens the source.
+ */
+export type ContinueOptions = { source: SourcePort } | { map: true };
 
 /**
  * `resume` from a continuable PARTIAL_PROVED (action-guide.ts RecoveryFacts.continuable):
- * the one recovery that opens the source, under the recovery session runRecovery already
- * took (custody epoch + 1, the seal rechecked). In order:
- * 1. the unfinished parts — the journaled plan's parts whose head is not at EOF — and, per
- *    part, where its read must start (after its last journaled chunk); the source is
- *    wrapped so that only those ranges can be read (`remainingRangesSource`);
- * 2. PARTIAL_PROVED → WRITING_UNKNOWN ("continue: the writer restarts on the unfinished
- *    parts"), which drops the continuation proof (it was this PARTIAL_PROVED's);
- * 3. the route's steps from there (runDeliverySteps, as resume runs them): the part step
- *    is the Map's `extractLoadPart` — a part at EOF claims, finds EOF and reads nothing;
- *    an unfinished one goes on after its last journaled chunk — then VerifyEof proves the
- *    whole window, publication, evidence, checkpoint, cleanup. With `partsPerResume`
- *    below the unfinished count, only that many parts run, and reconcile's own bounded
- *    observation journals PARTIAL_PROVED again (with its new proof) for the next resume.
- * A part that fails again leaves WRITING_UNKNOWN, where reconcile is the permitted action.
+ * the one recovery that writes extraction, under the recovery session runRecovery already
+ * took (custody epoch + 1, the seal rechecked). It journals PARTIAL_PROVED →
+ * WRITING_UNKNOWN ("continue: the writer restarts on the unfinished parts", dropping the
+ * continuation proof, which was this PARTIAL_PROVED's); then the part step runs over the
+ * plan as deliver-window's Map runs it — a part at EOF claims, finds EOF and reads
+ * nothing; an unfinished one goes on after its last journaled chunk — and VerifyEof proves
+ * the whole window before publication, evidence, checkpoint and cleanup.
+ *
+ * In this process (`continueWriting`) all of that runs here, the source wrapped so that
+ * only the unfinished parts' remaining ranges can be read (`remainingRangesSource`). On
+ * the flow (`handPartsToMap`) the step returns the plan for the flow's Map, whose part
+ * Tasks read only their own remaining range; the flow then runs VerifyEof and resumes
+ * from VERIFIED_EOF. A part that fails again leaves WRITING_UNKNOWN, where reconcile is
+ * the permitted action.
  */
-export async function continueWriting(
-  ctx: RecoveryContext,
-  options: ContinueOptions,
-): Promise<InvocationRecord | undefined> {
-  const { record, deps, ref, fence } = ctx;
-  const plan = await readPlan(deps, record);
-  const heads = new Map((await listHeads(deps.ports, record.invocationId)).map((h) => [h.part, h]));
-  const unfinished = plan.filter((d) => !heads.get(d.part)?.eof);
-  const ranges: RemainingRange[] = unfinished.map((d) => {
-    const last = heads.get(d.part)?.last;
-    return { start: d.start, end: d.end, nextSeq: last ? last.seq + 1 : chunkSeqOf(d.part, 0) };
-  });
-  const source = remainingRangesSource(options.source, ranges);
-  const continued = await transition(deps.ports, ref, {
-    from: 'PARTIAL_PROVED',
-    to: 'WRITING_UNKNOWN',
-    fence,
-    transitionId: transitionIdOf('continue', record.invocationId, record.journalSeq),
-    known: knownOf(ctx),
-  });
-  const d = { ...deps, source };
-  const input: StepInput = {
-    invocationId: record.invocationId,
-    fence,
-    known: { invocation: continued.invocation, custody: ctx.custody },
-  };
-  const bound = options.partsPerResume;
-  if (bound !== undefined && unfinished.length > bound) {
-    return continueSome(ctx, d, input, unfinished.slice(0, bound), unfinished.length);
-  }
-  const run = await runDeliverySteps(input, d);
+export async function continueWriting(ctx: RecoveryContext, source: SourcePort): Promise<InvocationRecord | undefined> {
+  const { deps } = ctx;
+  const plan = await readPlan(deps, ctx.record);
+  const heads = new Map((await listHeads(deps.ports, ctx.record.invocationId)).map((h) => [h.part, h]));
+  const ranges: RemainingRange[] = plan
+    .filter((d) => !heads.get(d.part)?.eof)
+    .map((d) => {
+      const last = heads.get(d.part)?.last;
+      return { start: d.start, end: d.end, nextSeq: last ? last.seq + 1 : chunkSeqOf(d.part, 0) };
+    });
+  const input = await restartWriter(ctx);
+  const run = await runDeliverySteps(input, { ...deps, source: remainingRangesSource(source, ranges) });
   if (run.state !== 'CUSTODY_RELEASED') {
     throw new RecoveryRetainedError(
       'delivery.resume_incomplete',
@@ -83,38 +58,30 @@ export async function continueWriting(
   return undefined;
 }
 
-/** A bounded continue: `parts` run (as the Map's items), then back to PARTIAL_PROVED with the proof reconcile would journal. */
-async function continueSome(
-  ctx: RecoveryContext,
-  deps: RecoveryContext['deps'],
-  input: StepInput,
-  parts: readonly PartDescriptor[],
-  unfinished: number,
-): Promise<never> {
-  await forEachConcurrently(parts, deps.route.route.maxConcurrency, async (part) => {
-    await rerunTransient((attempt) => extractLoadPart({ ...(attempt === 1 ? input : forRerun(input)), part }, deps));
+/**
+ * The flow's continue: the writer restarted (PARTIAL_PROVED → WRITING_UNKNOWN) and the
+ * carried state with the plan, which the delivery-resume flow's ContinueParts Map reads
+ * as deliver-window's Map reads PlanParts' output.
+ */
+export async function handPartsToMap(ctx: RecoveryContext): Promise<PlanOutput> {
+  const input = await restartWriter(ctx);
+  const record = input.known?.invocation as InvocationRecord;
+  return { ...output(input, record, true, ctx.custody), plan: mapPlanOf(record, ctx.deps) };
+}
+
+/** PARTIAL_PROVED → WRITING_UNKNOWN under the recovery session; the input of the part step and the steps after it. */
+async function restartWriter(ctx: RecoveryContext): Promise<StepInput> {
+  const { record, deps, ref, fence } = ctx;
+  const continued = await transition(deps.ports, ref, {
+    from: 'PARTIAL_PROVED',
+    to: 'WRITING_UNKNOWN',
+    fence,
+    transitionId: transitionIdOf('continue', record.invocationId, record.journalSeq),
+    known: knownOf(ctx),
   });
-  const record = (input.known?.invocation ?? ctx.record) as InvocationRecord;
-  const observed = await observePartial(deps, record);
-  if (!observed.explained || !observed.continuable) {
-    // Every part ran to EOF or the stage stopped explaining itself: reconcile decides, as after any writer.
-    throw new RecoveryRetainedError(
-      'delivery.resume_incomplete',
-      `continued ${parts.length} of ${unfinished} unfinished parts; reconcile proves what the stage holds`,
-      'WRITING_UNKNOWN',
-    );
-  }
-  await transition(deps.ports, ctx.ref, {
-    from: 'WRITING_UNKNOWN',
-    to: 'PARTIAL_PROVED',
-    fence: ctx.fence,
-    transitionId: transitionIdOf('verify-partial', record.invocationId, record.journalSeq),
-    patch: { continuable: observed.continuable },
-    known: { invocation: record, custody: ctx.custody },
-  });
-  throw new RecoveryRetainedError(
-    'delivery.continue_more_parts',
-    `continued ${parts.length} of ${unfinished} unfinished parts; ${observed.continuable.unfinishedParts} remain: resume again`,
-    'PARTIAL_PROVED',
-  );
+  return {
+    invocationId: record.invocationId,
+    fence,
+    known: { invocation: continued.invocation, custody: ctx.custody },
+  };
 }

@@ -6,6 +6,7 @@ import type { Ports } from '../../ports/index.js';
 import type { DeliveryDeps } from '../deps.js';
 import { inspectInvocation } from '../journal/listing.js';
 import { LIVE_ACTION_RUNNERS } from './actions.js';
+import type { PlanOutput } from '../steps/plan-parts.js';
 import { RecoveryRetainedError, type RecoveryDeps, type RecoveryInput } from './recovery-session.js';
 
 /**
@@ -15,14 +16,6 @@ import { RecoveryRetainedError, type RecoveryDeps, type RecoveryInput } from './
  * routes on, not a Lambda failure; every refusal (confirmation, id, journal, permitted
  * action, sealed authority) still throws with its stable name, so the flow fails with it.
  */
-
-/**
- * Unfinished parts one delivery-resume Task continues. A part is sized (`part_rows`) for one
- * extraction Task — the Distributed Map's item Lambda, 900 s and 1,024 MB — and the resume
- * Lambda has the same budget, so one part fits one resume Task as it fits one Map item; the
- * flow loops its Task, each round a new recovery session, until no part is left.
- */
-export const CONTINUE_PARTS_PER_RESUME = 1;
 
 /** Execution input of a recovery flow: what the operator would type, with `yes` for --yes. */
 export interface RecoveryFlowInput {
@@ -43,6 +36,12 @@ export interface RecoveryFlowOutput {
   /** Why it was retained (never journal content or a credential). */
   reason?: string;
   projection: RecoveryProjection;
+  /**
+   * Resume from a continuable PARTIAL_PROVED handed the unfinished parts to the flow
+   * (continue.ts `handPartsToMap`): the carried state and the plan, which the flow's
+   * ContinueParts Map and VerifyEof take as `$.delivery`, as deliver-window's take PlanParts'.
+   */
+  delivery?: PlanOutput;
 }
 
 /** What the automatic reconcile works on: the failed deliver-window's request, and what the journal says. */
@@ -136,19 +135,18 @@ export function recoveryFlowStep(action: LiveAction) {
   return async (input: unknown, deps: DeliveryDeps): Promise<RecoveryFlowOutput> => {
     const recoveryInput = parseRecoveryFlowInput(action, input);
     const { invocationId } = recoveryInput;
-    // Source-free: whatever the provider built, recovery never gets the source — but
-    // resume's continue of a PARTIAL_PROVED (continue.ts), which reads the unfinished parts'
-    // remaining ranges through it, at most CONTINUE_PARTS_PER_RESUME parts per Task (the
-    // flow runs the Task again while `delivery.continue_more_parts`). The publication mode
-    // passes on (a ClickHouse route's resume observes PUBLISHED).
-    const { ports, target, route, mode, faults, source } = deps;
+    // Source-free: whatever the provider built, recovery never gets the source. Resume's
+    // continue of a PARTIAL_PROVED (continue.ts) hands the unfinished parts to the flow's
+    // Map, whose part Tasks read them. The publication mode passes on (a ClickHouse route's
+    // resume observes PUBLISHED).
+    const { ports, target, route, mode, faults } = deps;
     const recoveryDeps: RecoveryDeps = {
       ports,
       target,
       route,
       mode,
       ...(faults ? { faults } : {}),
-      ...(action === 'resume' && source ? { extract: { source, partsPerResume: CONTINUE_PARTS_PER_RESUME } } : {}),
+      ...(action === 'resume' ? { extract: { map: true } } : {}),
     };
     try {
       const result = await LIVE_ACTION_RUNNERS[action](recoveryInput, recoveryDeps);
@@ -159,6 +157,7 @@ export function recoveryFlowStep(action: LiveAction) {
         retained: false,
         diagnostic_code: result.projection.diagnostic_code,
         projection: result.projection,
+        ...(result.continueOnMap ? { delivery: result.continueOnMap } : {}),
       };
     } catch (error) {
       if (!(error instanceof RecoveryRetainedError)) throw error;

@@ -10,6 +10,7 @@ import type { Fence } from '../../domain/fence.js';
 import type { Ports } from '../../ports/index.js';
 import { forbiddenSource, type GuardedSource } from '../source-guard.js';
 import type { ContinueOptions } from './continue.js';
+import type { PlanOutput } from '../steps/plan-parts.js';
 import type { TargetPort } from '../../ports/target.js';
 import { acquireCustody, assertCustody } from '../custody.js';
 import type { DeliveryDeps } from '../deps.js';
@@ -73,9 +74,10 @@ export interface RecoveryDeps {
   /** The run's fault injector (DeliveryDeps.faults): the reader of resume's observation crosses it. */
   faults?: DeliveryDeps['faults'];
   /**
-   * The route's source, for `resume` of a continuable PARTIAL_PROVED only (continue.ts):
-   * read through a guard that passes the unfinished parts' remaining ranges alone. Every
-   * other action, and resume from any other state, never sees it.
+   * Where `resume` of a continuable PARTIAL_PROVED runs the unfinished parts (continue.ts):
+   * here through the route's source, read through a guard that passes their remaining
+   * ranges alone, or on the resume flow's Map. Every other action, and resume from any
+   * other state, never sees it.
    */
   extract?: ContinueOptions;
 }
@@ -88,6 +90,8 @@ export interface RecoveryResult {
   /** The recovery session's fence; absent when the action repeated a completed one (no custody taken). */
   fence?: Fence;
   projection: RecoveryProjection;
+  /** Resume handed the unfinished parts to the flow's Map (continue.ts `handPartsToMap`): the carried state and the plan. */
+  continueOnMap?: PlanOutput;
 }
 
 /** A live action that ended short of its goal; custody is retained and the state is journaled. */

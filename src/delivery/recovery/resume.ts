@@ -1,6 +1,8 @@
 import { SourceForbiddenError } from '../../domain/delivery/source-errors.js';
 import { runDeliverySteps } from '../deliver-in-process.js';
-import { continueWriting } from './continue.js';
+import type { InvocationRecord } from '../journal/records.js';
+import type { PlanOutput } from '../steps/plan-parts.js';
+import { continueWriting, handPartsToMap } from './continue.js';
 import {
   knownOf,
   RecoveryRetainedError,
@@ -24,20 +26,28 @@ import {
  * a foreign receipt; cleanup that cannot prove absence) exits 1 with custody retained.
  *
  * From a continuable PARTIAL_PROVED, resume continues (continue.ts): the unfinished parts
- * after their last journaled chunk, through `deps.extract` (the only recovery that reads
- * the source), then the same steps to CUSTODY_RELEASED. Without `deps.extract` it is
- * refused (Delivery.SourceForbidden) before custody is taken.
+ * after their last journaled chunk, as `deps.extract` says — in this process through the
+ * route's source (the only recovery that reads it), then the same steps to
+ * CUSTODY_RELEASED; or handed to the delivery-resume flow's Map (`continueOnMap`: the state
+ * is then WRITING_UNKNOWN, and the flow proves EOF and resumes again). Without
+ * `deps.extract` it is refused (Delivery.SourceForbidden) before custody is taken.
  */
 export async function resume(input: RecoveryInput, deps: RecoveryDeps): Promise<RecoveryResult> {
   const { resumeCondition } = deps.mode;
-  return runRecovery(
+  const { extract } = deps;
+  let handed: PlanOutput | undefined;
+  const result = await runRecovery(
     'resume',
     input,
     deps,
     async (ctx) => {
       // The first step carries what the takeover left (steps/carried.ts): it reads nothing before it acts.
       const { record, fence, deps: d } = ctx;
-      if (record.state === 'PARTIAL_PROVED' && deps.extract) return continueWriting(ctx, deps.extract);
+      if (record.state === 'PARTIAL_PROVED' && extract) {
+        if ('source' in extract) return continueWriting(ctx, extract.source);
+        handed = await handPartsToMap(ctx);
+        return handed.known?.invocation as InvocationRecord;
+      }
       const run = await runDeliverySteps({ invocationId: record.invocationId, fence, known: knownOf(ctx) }, d);
       if (run.state !== 'CUSTODY_RELEASED') {
         throw new RecoveryRetainedError(
@@ -58,4 +68,5 @@ export async function resume(input: RecoveryInput, deps: RecoveryDeps): Promise<
         : {}),
     },
   );
+  return handed ? { ...result, continueOnMap: handed } : result;
 }

@@ -51,7 +51,7 @@ export interface PlanOutput extends StepOutput {
 async function planPartsOnce(input: unknown, deps: DeliveryDeps): Promise<PlanOutput> {
   const step = parseStepInput(input);
   const { record, ref, custody: heldCustody } = await loadForStep(step, deps);
-  if (record.facts.plan) return { ...output(step, record, false), plan: mapPlanOf(record, record.facts.plan, deps) };
+  if (record.facts.plan) return { ...output(step, record, false), plan: mapPlanOf(record, deps, record.facts.plan) };
   if (record.state !== 'EMPTY_STAGING') return output(step, record, false);
   stagingRefOf(record); // the owned stage is journaled before the writer starts
   if (!deps.source) throw new SourceForbiddenError('countBuckets');
@@ -68,7 +68,7 @@ async function planPartsOnce(input: unknown, deps: DeliveryDeps): Promise<PlanOu
   });
   return {
     ...output(step, started.invocation, !started.alreadyApplied, custody),
-    plan: mapPlanOf(started.invocation, fact, deps),
+    plan: mapPlanOf(started.invocation, deps, fact),
   };
 }
 
@@ -145,8 +145,7 @@ const PLANS_KEPT = 8;
 
 /** The journaled plan, read back and verified against its SHA-256 (the part step, verify-eof). */
 export async function readPlan(deps: Pick<DeliveryDeps, 'ports'>, record: InvocationRecord): Promise<PartDescriptor[]> {
-  const plan = record.facts.plan;
-  if (!plan) throw new TransitionPreconditionError(`invocation ${record.invocationId} has no part plan`);
+  const plan = journaledPlan(record);
   const id = `${deps.ports.objects.location}/${plan.key}#${plan.sha256}`;
   const kept = PLANS.get(id);
   if (kept) return kept;
@@ -162,7 +161,14 @@ export async function readPlan(deps: Pick<DeliveryDeps, 'ports'>, record: Invoca
   return parts;
 }
 
-function mapPlanOf(record: InvocationRecord, plan: PlanFact, deps: DeliveryDeps): MapPlan {
+function journaledPlan(record: InvocationRecord): PlanFact {
+  const plan = record.facts.plan;
+  if (!plan) throw new TransitionPreconditionError(`invocation ${record.invocationId} has no part plan`);
+  return plan;
+}
+
+/** What the Map over the journaled plan reads (deliver-window's ExtractLoadParts, delivery-resume's ContinueParts). */
+export function mapPlanOf(record: InvocationRecord, deps: DeliveryDeps, plan = journaledPlan(record)): MapPlan {
   return {
     bucket: bucketOf(deps.ports.objects.location),
     key: plan.key,
