@@ -1,9 +1,10 @@
 import { sha256Hex } from '../domain/digest.js';
 import { ValidationError } from '../domain/errors.js';
 import type { SourceChunk } from '../ports/source.js';
-import type { JsonValue, SourceKey } from '../domain/delivery/source-types.js';
+import type { SourceKey } from '../domain/delivery/source-types.js';
 import type { TargetRow } from '../domain/delivery/target-types.js';
 import { ChunkDigest } from '../domain/delivery/target-rules.js';
+import { assertCodecColumns, LineSpeller, spellLine } from '../domain/delivery/canonical-line.js';
 
 /**
  * Extracted chunks as object generations: rows ⇄ JSONL bytes, pure and deterministic.
@@ -61,14 +62,14 @@ export function encodeChunk(
   columns: readonly string[],
   lines?: ReadonlyArray<string | undefined>,
 ): Uint8Array {
-  const names = assertCodecColumns(columns);
+  const speller = new LineSpeller(columns);
   // Each line's text first, then one buffer of their exact UTF-8 size written in place
   // (no concatenated string to flatten and encode again).
   const texts: string[] = [];
   let size = 0;
   for (const row of rows) {
     const index = texts.length;
-    const text = lines?.[index] ?? flatLine(row, columns) ?? encodeLine(row, columns, names, index);
+    const text = lines?.[index] ?? speller.line(row, index);
     texts.push(text);
     size += Buffer.byteLength(text, 'utf8') + 1;
   }
@@ -79,31 +80,6 @@ export function encodeChunk(
     bytes[at++] = NEWLINE;
   }
   return bytes;
-}
-
-/**
- * The fast path of `encodeLine`, for the common row: a plain object whose own keys are
- * exactly `columns` in order and whose values are all scalars (string, boolean, null,
- * finite number). Its canonical line is then `JSON.stringify(row)` — the same spelling
- * `encodeLine` produces value by value — without a per-value call. Anything else
- * (another key order, a nested value, a value that is refused) returns undefined and
- * takes the checked path.
- */
-function flatLine(row: TargetRow, columns: readonly string[]): string | undefined {
-  if (row === null || typeof row !== 'object' || Object.getPrototypeOf(row) !== Object.prototype) return undefined;
-  const keys = Object.keys(row);
-  if (keys.length !== columns.length) return undefined;
-  for (let c = 0; c < keys.length; c++) {
-    const key = keys[c] as string;
-    if (key !== columns[c]) return undefined;
-    const value = row[key];
-    if (value === null) continue;
-    const type = typeof value;
-    if (type === 'string' || type === 'boolean') continue;
-    if (type === 'number' && Number.isFinite(value)) continue;
-    return undefined;
-  }
-  return JSON.stringify(row);
 }
 
 /**
@@ -142,7 +118,7 @@ export function decodeChunk(bytes: Uint8Array, columns?: readonly string[]): Tar
     }
     let canonical: string;
     try {
-      canonical = encodeLine(row, expected, names, i);
+      canonical = spellLine(row, expected, names, i);
     } catch (error) {
       throw malformed(`line ${i + 1}: ${error instanceof Error ? error.message : String(error)}`);
     }
@@ -183,80 +159,7 @@ export function encodeSourceChunk(chunk: SourceChunk): { bytes: Uint8Array; rece
 
 /** One row's canonical line, including its `\n`. */
 export function encodeRow(row: TargetRow, columns: readonly string[]): string {
-  return `${encodeLine(row, columns, assertCodecColumns(columns), 0)}\n`;
-}
-
-// ---------------------------------------------------------------------------------------
-
-/** One row's canonical line, without its newline. */
-function encodeLine(row: TargetRow, columns: readonly string[], names: readonly string[], index: number): string {
-  if (row === null || typeof row !== 'object' || Array.isArray(row)) throw invalidRow(index, 'is not an object');
-  const keys = Object.keys(row);
-  if (keys.length !== columns.length)
-    throw invalidRow(index, `has ${keys.length} keys, expected the ${columns.length} chunk columns`);
-  let line = '{';
-  for (let c = 0; c < columns.length; c++) {
-    const column = columns[c] as string;
-    if (!Object.hasOwn(row, column)) throw invalidRow(index, `lacks column ${names[c]}`);
-    if (c > 0) line += ',';
-    line += `${names[c]}:${canonicalValue(row[column], index, column)}`;
-  }
-  return `${line}}`;
-}
-
-function canonicalValue(value: unknown, index: number, column: string): string {
-  return JSON.stringify(normalise(value, index, column));
-}
-
-function normalise(value: unknown, index: number, column: string): JsonValue {
-  if (value === null) return null;
-  switch (typeof value) {
-    case 'string':
-    case 'boolean':
-      return value;
-    case 'number':
-      if (!Number.isFinite(value)) throw invalidRow(index, `column ${column}: ${String(value)} is not a JSON number`);
-      return value;
-    case 'object': {
-      if (Array.isArray(value)) return value.map((v) => normalise(v, index, column));
-      const proto = Object.getPrototypeOf(value) as unknown;
-      if (proto !== Object.prototype && proto !== null) {
-        throw invalidRow(index, `column ${column}: ${describeType(value)} is not a JSON value`);
-      }
-      // Null prototype: a key spelled `__proto__` (a Map key in the data) stays a key.
-      const out = Object.create(null) as Record<string, JsonValue>;
-      for (const key of Object.keys(value).sort())
-        out[key] = normalise((value as Record<string, unknown>)[key], index, column);
-      return out;
-    }
-    default:
-      throw invalidRow(index, `column ${column}: ${typeof value} is not a JSON value`);
-  }
-}
-
-function describeType(value: object): string {
-  if (value instanceof Date) return 'a Date';
-  if (value instanceof Uint8Array) return 'a byte array';
-  return `a ${value.constructor?.name ?? 'non-plain'} object`;
-}
-
-/** The columns as quoted JSON keys; distinct non-empty strings. */
-function assertCodecColumns(columns: readonly string[]): string[] {
-  if (!Array.isArray(columns) || columns.length === 0)
-    throw new ValidationError('delivery.chunk_invalid', 'a chunk needs at least one column');
-  const seen = new Set<string>();
-  return columns.map((c) => {
-    if (typeof c !== 'string' || c === '')
-      throw new ValidationError('delivery.chunk_invalid', 'chunk columns must be non-empty strings');
-    if (seen.has(c))
-      throw new ValidationError('delivery.chunk_invalid', `chunk column ${JSON.stringify(c)} is listed twice`);
-    seen.add(c);
-    return JSON.stringify(c);
-  });
-}
-
-function invalidRow(index: number, message: string): ValidationError {
-  return new ValidationError('delivery.chunk_row_invalid', `row ${index}: ${message}`);
+  return `${new LineSpeller(columns).line(row, 0)}\n`;
 }
 
 function malformed(message: string): ValidationError {
