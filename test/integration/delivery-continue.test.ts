@@ -13,7 +13,7 @@ import { createStaging } from '../../src/delivery/steps/create-staging.js';
 import { planPartsStep, readPlan } from '../../src/delivery/steps/plan-parts.js';
 import { verifyEof } from '../../src/delivery/steps/verify-eof.js';
 import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.js';
-import { chunkSeqOf } from '../../src/domain/delivery/parts.js';
+import { CHUNK_TEXT_LIMIT, chunkSeqOf } from '../../src/domain/delivery/parts.js';
 import { CHUNK_COLUMN } from '../../src/domain/delivery/target-rules.js';
 import { EffectFailedError } from '../../src/domain/errors.js';
 import type { SourcePort } from '../../src/ports/source.js';
@@ -65,17 +65,19 @@ beforeAll(async () => {
 afterAll(() => world?.close());
 
 /** The world's chdb source, counting the rows and the stream requests it serves. */
-function countingSource(): SourcePort & { rows: number; streams: number } {
+function countingSource(): SourcePort & { rows: number; streams: number; chunkTexts: Array<number | undefined> } {
   const { source } = world;
   const counting = {
     rows: 0,
     streams: 0,
+    chunkTexts: [] as Array<number | undefined>,
     describe: source.describe.bind(source),
     countWindow: source.countWindow.bind(source),
     countBuckets: source.countBuckets.bind(source),
     close: async () => {},
     async *streamWindow(request: Parameters<SourcePort['streamWindow']>[0]) {
       counting.streams++;
+      counting.chunkTexts.push(request.chunkText);
       for await (const chunk of source.streamWindow(request)) {
         counting.rows += chunk.rows.length;
         yield chunk;
@@ -245,6 +247,8 @@ describe('continue: a stopped window resumes its unfinished parts', () => {
     expect(run.mapRuns).toMatchObject([{ state: 'ContinueParts', items: 20, succeeded: 20, failed: 0 }]);
     expect(source.streams).toBe(2);
     expect(source.rows).toBe(windowIds.length - heads.reduce((n, h) => n + h.rows, 0));
+    // Each part is cut by the plan's text limit as well as by chunk_rows (parts.ts CHUNK_TEXT_LIMIT).
+    expect(source.chunkTexts).toEqual([CHUNK_TEXT_LIMIT, CHUNK_TEXT_LIMIT]);
     expect(await world.targetWindowIds('events_flow', WINDOW)).toEqual(windowIds);
     expect(await world.receiptsOf(invocationId)).toBe(1);
   }, 120_000);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { chunksOf, type ChunkingPlan } from '../../src/adapters/clickhouse/source-chunks.js';
 import type { SourceChunk } from '../../src/ports/source.js';
+import { encodeChunk } from '../../src/delivery/chunk-codec.js';
 
 // chunksOf is pure over the engine's JSONEachRow lines: no ClickHouse needed here.
 const columns = ['t', 'k', 'v'];
@@ -75,6 +76,42 @@ describe('chunksOf: cutting the ordered lines into chunks', () => {
     await expect(
       chunks(lines, plan({ resume: { lastKey: ['a', 1], rowsAtLastKey: 4, nextSeq: 0 } })),
     ).rejects.toMatchObject({ code: 'delivery.source_resume_mismatch' });
+  });
+
+  it('cuts a chunk at chunkText characters of canonical JSONL too, counted on the canonical lines whatever the engine spelled, the same on a resume', async () => {
+    // Ten rows of wide values; one spelled by the engine with an escape and spaces, one holding a number.
+    const wide = (i: number) => 'x'.repeat(40 + i);
+    const lines = Array.from({ length: 10 }, (_, i) => line(`t${i}`, i, wide(i)));
+    lines[3] = `{ "t": "t3", "k": 3, "v": "\\u0078${wide(3).slice(1)}" }`;
+    const limit = 150;
+    const whole = await chunks(lines, plan({ chunkRows: 100, chunkText: limit }));
+    const bytes = whole.map((c) => Buffer.from(encodeChunk(c.rows, c.columns, c.lines)).toString('utf8'));
+    // Each chunk but the last reaches the limit with its last row, and not before it.
+    for (const [i, text] of bytes.entries()) {
+      const withoutLast = text.slice(0, text.slice(0, -1).lastIndexOf('\n') + 1);
+      if (i < bytes.length - 1) expect(text.length).toBeGreaterThanOrEqual(limit);
+      expect(withoutLast.length).toBeLessThan(limit);
+    }
+    expect(bytes.join('')).toBe(
+      Buffer.from(
+        encodeChunk(
+          whole.flatMap((c) => c.rows),
+          columns,
+        ),
+      ).toString('utf8'),
+    );
+    // Resumed after the first chunk (the engine reads from its last key on), the rest is cut exactly as before.
+    const first = whole[0]!;
+    const resumed = await chunks(
+      lines.slice(first.rows.length - 1),
+      plan({
+        chunkRows: 100,
+        chunkText: limit,
+        firstSeq: 1,
+        resume: { lastKey: first.lastKey, rowsAtLastKey: 1, nextSeq: 1 },
+      }),
+    );
+    expect(resumed.map((c) => [c.seq, c.rows])).toEqual(whole.slice(1).map((c) => [c.seq, c.rows]));
   });
 
   it('refuses a line that is not a row of the described columns', async () => {

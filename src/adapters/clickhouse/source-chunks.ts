@@ -6,6 +6,7 @@ import { SourceUnavailableError } from '../../domain/delivery/source-errors.js';
 import { orderColumnsOf, sourceKeyOf, sourceKeyText } from '../../domain/delivery/source-rules.js';
 import type { TargetRow } from '../../domain/delivery/target-types.js';
 import { LineProof } from '../../domain/delivery/line-proof.js';
+import { LineSpeller } from '../../domain/delivery/canonical-line.js';
 
 /** Floor of the tie-group limit: a group larger than this and than a chunk is refused. */
 export const MIN_TIED_ROWS_LIMIT = 10_000;
@@ -15,6 +16,8 @@ export interface ChunkingPlan {
   timeColumn: string;
   keyColumns: string[];
   chunkRows: number;
+  /** A chunk is also cut once its rows' canonical lines (with their newlines) reach this many characters. */
+  chunkText?: number;
   /** Seq of the first chunk yielded. */
   firstSeq: number;
   /** When resuming: the rows tied on `lastKey` already chunked are dropped first. */
@@ -38,6 +41,10 @@ export async function* chunksOf(lines: AsyncIterable<string[]>, plan: ChunkingPl
   let toSkip = plan.resume?.rowsAtLastKey ?? 0;
   let seq = plan.firstSeq;
   const proof = new LineProof(columns);
+  // With a text limit every row's canonical line is known as it is added (proved, or spelled).
+  const speller = plan.chunkText !== undefined ? new LineSpeller(columns) : undefined;
+  const textLimit = plan.chunkText ?? Infinity;
+  let currentText = 0;
   // A chunk's rows with their proved canonical lines (line-proof.ts), and the tie group's.
   let current: TargetRow[] = [];
   let currentLines: Array<string | undefined> = [];
@@ -49,6 +56,7 @@ export async function* chunksOf(lines: AsyncIterable<string[]>, plan: ChunkingPl
     const lines = currentLines;
     current = [];
     currentLines = [];
+    currentText = 0;
     return {
       seq: seq++,
       columns,
@@ -58,11 +66,16 @@ export async function* chunksOf(lines: AsyncIterable<string[]>, plan: ChunkingPl
       lastKey: sourceKeyOf(rows[rows.length - 1] as TargetRow, timeColumn, keyColumns),
     };
   };
-  /** Adds a settled row to the chunk; true when the chunk is full. */
+  /** Adds a settled row to the chunk; true when the chunk is full (chunkRows rows, or chunkText characters). */
   const add = (settled: Row): boolean => {
+    let { line } = settled;
+    if (speller) {
+      line ??= speller.line(settled.row, current.length);
+      currentText += line.length + 1;
+    }
     current.push(settled.row);
-    currentLines.push(settled.line);
-    return current.length === chunkRows;
+    currentLines.push(line);
+    return current.length === chunkRows || currentText >= textLimit;
   };
   /** The settled rows of the group (`first` and `rest`), after any resume skip. */
   const release = (first: Row, rest: Row[] | undefined): Row[] => {

@@ -126,6 +126,7 @@ class ClickHouseSource implements SourcePort {
       keyColumns: [...request.keyColumns],
       window: { start: request.window.start, end: request.window.end },
       chunkRows: request.chunkRows,
+      ...(request.chunkText !== undefined ? { chunkText: request.chunkText } : {}),
       ...(request.firstSeq !== undefined ? { firstSeq: request.firstSeq } : {}),
       ...(resume
         ? {
@@ -164,6 +165,7 @@ class ClickHouseSource implements SourcePort {
         timeColumn: request.timeColumn,
         keyColumns: request.keyColumns,
         chunkRows: request.chunkRows,
+        ...(request.chunkText !== undefined ? { chunkText: request.chunkText } : {}),
         firstSeq: resume ? resume.nextSeq : (request.firstSeq ?? 0),
         ...(resume ? { resume } : {}),
       });

@@ -88,6 +88,7 @@ async function extractLoadPartOnce(input: unknown, deps: DeliveryDeps): Promise<
     keyColumns: source.keyColumns,
     window: { start: descriptor.start, end: descriptor.end },
     chunkRows,
+    ...(descriptor.chunkText !== undefined ? { chunkText: descriptor.chunkText } : {}),
     ...(resumeAfter ? { resumeAfter } : { firstSeq: chunkSeqOf(descriptor.part, 0) }),
   });
   let pending: ChunkReceiptFact[] = [];

@@ -77,7 +77,9 @@ import {
  * Parts: begin's plan step cuts the window into parts of about `part_rows` rows (time
  * ranges sized by one count query); each part is extracted and loaded by its own Lambda,
  * `max_concurrency` at a time (size it to what the target ingests in parallel). A part
- * holds at most 100,000 chunks, so `part_rows / chunk_rows` must not exceed that.
+ * holds at most 100,000 chunks, so `part_rows / chunk_rows` must not exceed that. A chunk
+ * of wide rows is cut before `chunk_rows`, at 16 Mi characters of canonical JSONL (parts.ts
+ * CHUNK_TEXT_LIMIT, recorded in the plan), so one chunk always fits the part Lambda.
  *
  * Rules that are not just shapes:
  * - Unknown keys are refused at every level: a typo (`not_nul`) must not silently turn a

@@ -35,7 +35,22 @@ export interface PartDescriptor extends TimeRange {
   part: number;
   /** Rows counted in the part when the plan was made (a sizing figure, not a proof). */
   plannedRows: number;
+  /**
+   * A chunk is also cut once its canonical JSONL reaches this many characters (UTF-16 code
+   * units), whatever chunk_rows says: the part Task's memory holds a few chunks, so wide
+   * rows must not make one chunk outgrow it. Set by the plan (`CHUNK_TEXT_LIMIT`), so a
+   * part is cut the same way on every re-extraction, whatever version re-extracts it;
+   * absent in plans made before it (rows only).
+   */
+  chunkText?: number;
 }
+
+/**
+ * The characters of canonical JSONL a chunk holds at most (`PartDescriptor.chunkText`):
+ * 16 Mi, at most 48 MiB of UTF-8. The part Task holds about three chunks, each as rows,
+ * lines, bytes and COPY text, well inside its 1,024 MB.
+ */
+export const CHUNK_TEXT_LIMIT = 16 * 1024 * 1024;
 
 const invalid = (message: string) => new ValidationError('delivery.part_plan_invalid', message);
 
@@ -98,7 +113,13 @@ export function planParts(counts: ReadonlyArray<TimeRange & { rows: number }>, p
       current.end = bucket.end;
       current.plannedRows += bucket.rows;
     } else {
-      current = { part: parts.length, start: bucket.start, end: bucket.end, plannedRows: bucket.rows };
+      current = {
+        part: parts.length,
+        start: bucket.start,
+        end: bucket.end,
+        plannedRows: bucket.rows,
+        chunkText: CHUNK_TEXT_LIMIT,
+      };
       parts.push(current);
     }
   }
@@ -138,6 +159,14 @@ export function validatePartDescriptor(value: unknown): PartDescriptor {
   }
   if (!Number.isSafeInteger(d.plannedRows) || (d.plannedRows as number) < 0)
     throw invalid('a part descriptor needs plannedRows >= 0');
+  if (d.chunkText !== undefined && !(Number.isSafeInteger(d.chunkText) && d.chunkText >= 1))
+    throw invalid('a part descriptor chunkText must be a positive integer');
   const range = validateSealedWindow({ start: d.start, end: d.end } as SealedWindow, 'delivery.part_plan_invalid');
-  return { part: d.part as number, start: range.start, end: range.end, plannedRows: d.plannedRows as number };
+  return {
+    part: d.part as number,
+    start: range.start,
+    end: range.end,
+    plannedRows: d.plannedRows as number,
+    ...(d.chunkText !== undefined ? { chunkText: d.chunkText } : {}),
+  };
 }

@@ -77,6 +77,8 @@ export function assertStreamWindowRequest(request: StreamWindowRequest): SealedW
   const n = request.chunkRows;
   if (!Number.isInteger(n) || n < 1 || n > MAX_CHUNK_ROWS)
     throw invalid(`chunkRows must be an integer in [1, ${MAX_CHUNK_ROWS}]`);
+  if (request.chunkText !== undefined && !(Number.isSafeInteger(request.chunkText) && request.chunkText >= 1))
+    throw invalid('chunkText must be a positive integer');
   if (request.firstSeq !== undefined && !isSeq(request.firstSeq))
     throw invalid('firstSeq must be a non-negative safe integer');
   const resume = request.resumeAfter;

@@ -30,6 +30,8 @@ export interface CountWindowRequest extends SourceRelationRequest {
 export interface StreamWindowRequest extends CountWindowRequest {
   /** Rows per chunk: 1..MAX_CHUNK_ROWS. */
   chunkRows: number;
+  /** A chunk is also cut once its canonical JSONL reaches this many characters (the part's `chunkText`, parts.ts). */
+  chunkText?: number;
   /**
    * Resume a part after its last journaled chunk instead of from its first row: rows up to
    * and including position `lastKey` (the `sourceKeyOf` of the last row already chunked)
