@@ -175,24 +175,16 @@ export function exchangeScenarios({ runtime, host, cli }: ExchangeReachWorld) {
         return observing(id, route, how, faults, (f) =>
           by === 'command'
             ? cli(['quality', 'observe', id, '--manifest', route.selector, '--yes'], f)
-            : cli(
-                [
-                  'flow',
-                  'run',
-                  'quality-observe',
-                  '--input',
-                  JSON.stringify({
-                    invocationId: id,
-                    manifestText: route.manifestText,
-                    selector: route.selector,
-                    yes: true,
-                  }),
-                ],
-                f,
-              ),
+            : runConfirmed('quality-observe', id, route, f),
         );
       },
     };
+  }
+
+  /** `flow run` of an operator's confirmed action on the operation (`yes: true`, as --yes). */
+  function runConfirmed(flow: string, id: string, route: ExchangeRoute, faults: string): Promise<CliRun> {
+    const input = { invocationId: id, manifestText: route.manifestText, selector: route.selector, yes: true };
+    return cli(['flow', 'run', flow, '--input', JSON.stringify(input)], faults);
   }
 
   /** An exchange operation whose extraction stopped, reconciled: a continuable PARTIAL_PROVED, resume's to continue. */
@@ -222,21 +214,7 @@ export function exchangeScenarios({ runtime, host, cli }: ExchangeReachWorld) {
         const act = (f: string) =>
           by === 'command'
             ? cli(['delivery', action, id, '--manifest', route.selector, '--yes'], f)
-            : cli(
-                [
-                  'flow',
-                  'run',
-                  `delivery-${action}`,
-                  '--input',
-                  JSON.stringify({
-                    invocationId: id,
-                    manifestText: route.manifestText,
-                    selector: route.selector,
-                    yes: true,
-                  }),
-                ],
-                f,
-              );
+            : runConfirmed(`delivery-${action}`, id, route, f);
         return action === 'resume' && from === 'PUBLISHED, PREPARED'
           ? observing(id, route, how, faults, act)
           : act(faults);

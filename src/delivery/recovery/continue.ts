@@ -7,6 +7,7 @@ import { listHeads } from '../parts/part-store.js';
 import { remainingRangesSource, type RemainingRange } from '../source-guard.js';
 import { output, transitionIdOf, type StepInput } from '../steps/common.js';
 import { mapPlanOf, readPlan, type PlanOutput } from '../steps/plan-parts.js';
+import type { DeliveryDeps } from '../deps.js';
 import { knownOf, RecoveryRetainedError, type RecoveryContext } from './recovery-session.js';
 
 /**
@@ -47,15 +48,7 @@ export async function continueWriting(ctx: RecoveryContext, source: SourcePort):
       return { start: d.start, end: d.end, nextSeq: last ? last.seq + 1 : chunkSeqOf(d.part, 0) };
     });
   const input = await restartWriter(ctx);
-  const run = await runDeliverySteps(input, { ...deps, source: remainingRangesSource(source, ranges) });
-  if (run.state !== 'CUSTODY_RELEASED') {
-    throw new RecoveryRetainedError(
-      'delivery.resume_incomplete',
-      `continue stopped at ${run.stoppedAt ?? 'a step'}${run.reasons ? ` (${run.reasons.join(', ')})` : ''}`,
-      run.state,
-    );
-  }
-  return undefined;
+  return stepsToRelease('continue', input, { ...deps, source: remainingRangesSource(source, ranges) });
 }
 
 /**
@@ -84,4 +77,22 @@ async function restartWriter(ctx: RecoveryContext): Promise<StepInput> {
     fence,
     known: { invocation: continued.invocation, custody: ctx.custody },
   };
+}
+
+/**
+ * The route's remaining steps from `input` (runDeliverySteps) to CUSTODY_RELEASED; ending
+ * anywhere else is retained (`delivery.resume_incomplete`, naming the step that stopped).
+ * What resume and its continue run once custody is theirs.
+ */
+export async function stepsToRelease(what: string, input: StepInput, deps: DeliveryDeps): Promise<undefined> {
+  const run = await runDeliverySteps(input, deps);
+  if (run.state !== 'CUSTODY_RELEASED') {
+    throw new RecoveryRetainedError(
+      'delivery.resume_incomplete',
+      `${what} stopped at ${run.stoppedAt ?? 'a step'}${run.reasons ? ` (${run.reasons.join(', ')})` : ''}`,
+      run.state,
+    );
+  }
+  // Custody released: the last step hands on no record, so the projection reads it.
+  return undefined;
 }

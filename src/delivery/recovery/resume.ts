@@ -1,11 +1,9 @@
 import { SourceForbiddenError } from '../../domain/delivery/source-errors.js';
-import { runDeliverySteps } from '../deliver-in-process.js';
 import type { InvocationRecord } from '../journal/records.js';
 import type { PlanOutput } from '../steps/plan-parts.js';
-import { continueWriting, handPartsToMap } from './continue.js';
+import { continueWriting, handPartsToMap, stepsToRelease } from './continue.js';
 import {
   knownOf,
-  RecoveryRetainedError,
   runRecovery,
   type RecoveryDeps,
   type RecoveryInput,
@@ -48,16 +46,7 @@ export async function resume(input: RecoveryInput, deps: RecoveryDeps): Promise<
         handed = await handPartsToMap(ctx);
         return handed.known?.invocation as InvocationRecord;
       }
-      const run = await runDeliverySteps({ invocationId: record.invocationId, fence, known: knownOf(ctx) }, d);
-      if (run.state !== 'CUSTODY_RELEASED') {
-        throw new RecoveryRetainedError(
-          'delivery.resume_incomplete',
-          `resume stopped at ${run.stoppedAt ?? 'a step'}${run.reasons ? ` (${run.reasons.join(', ')})` : ''}`,
-          run.state,
-        );
-      }
-      // Custody released: the last step hands on no record, so the projection reads it.
-      return undefined;
+      return stepsToRelease('resume', { invocationId: record.invocationId, fence, known: knownOf(ctx) }, d);
     },
     {
       refuse: (record) => {
