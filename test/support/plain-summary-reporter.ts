@@ -26,6 +26,7 @@ export default class PlainSummaryReporter implements Reporter {
       if (module.state() === 'failed' && [...module.children.allTests()].length === 0) failed++;
     }
     process.stdout.write(slowestFiles(testModules));
+    process.stdout.write(schedulesLine(testModules));
     // The sequencer's committed weights (duration-sequencer.ts), rewritten on request from a full run.
     if (process.env.CUTPOINT_WRITE_DURATIONS === '1' && testModules.length > 1)
       writeFileSync(DURATIONS_FILE, durationsTable(testModules));
@@ -61,4 +62,23 @@ export function slowestFiles(testModules: ReadonlyArray<TestModule>): string {
   const s = (ms: number) => (ms / 1000).toFixed(1).padStart(6);
   const lines = timed.slice(0, SLOWEST).map((t) => `${s(t.total)} s  (import ${s(t.setup).trim()} s)  ${t.name}`);
   return `\nSlowest files (wall time):\n${lines.join('\n')}\n`;
+}
+
+/** A describeSchedules block's name (test/support/sched/vitest-schedules.ts): `<scenario>: deterministic schedules (…)`. */
+const SCHEDULES = /^(\S+): deterministic schedules /;
+
+/** How many deterministic schedules ran, by scenario (`Schedules: N (…)`); empty when none did. */
+export function schedulesLine(testModules: ReadonlyArray<TestModule>): string {
+  const by = new Map<string, number>();
+  for (const module of testModules) {
+    for (const test of module.children.allTests()) {
+      const parent = test.parent;
+      const scenario = parent.type === 'suite' ? SCHEDULES.exec(parent.name)?.[1] : undefined;
+      if (scenario && test.result().state !== 'skipped') by.set(scenario, (by.get(scenario) ?? 0) + 1);
+    }
+  }
+  const total = [...by.values()].reduce((n, c) => n + c, 0);
+  if (total === 0) return '';
+  const parts = [...by].sort(([a], [b]) => a.localeCompare(b)).map(([s, n]) => `${s} ${n}`);
+  return `\nSchedules: ${total} (${parts.join(', ')})\n`;
 }

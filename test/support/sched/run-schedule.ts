@@ -39,6 +39,7 @@ export async function runSchedule<W extends { stores: SchedStores }>(
   const s = new Scheduler(seed, scenario.options);
   let error: ScheduleResult['error'];
   world.stores.use(s.faults);
+  world.stores.useReads(s);
   try {
     const planned = await scenario.plan(world, s);
     await s.run();
@@ -50,6 +51,7 @@ export async function runSchedule<W extends { stores: SchedStores }>(
     s.release();
   } finally {
     world.stores.use(undefined);
+    world.stores.useReads(undefined);
   }
   return {
     scenario: scenario.name,

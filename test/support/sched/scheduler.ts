@@ -6,10 +6,11 @@ import { Prng } from '../prng.js';
 import { ScheduleStall } from './errors.js';
 
 /**
- * The one deterministic fault scheduler (issue #13). Every actor of a schedule — a flow
- * execution, one Lambda invocation of a Task, an operator's command, a reader, a zombie —
- * runs as an actor; every effect it makes goes through the stores' one FaultInjector
- * (`scheduler.faults`), which parks the actor at the effect's cut point. The scheduler lets
+ * The one deterministic fault scheduler. Every actor of a schedule — a flow execution, one
+ * Lambda invocation of a Task, an operator's command, a reader, a zombie — runs as an
+ * actor; every effect it makes goes through the stores' one FaultInjector
+ * (`scheduler.faults`), which parks the actor at the effect's cut point, and every read of
+ * the authority or the object store parks it too (`read`: a scheduling point, never faulted). The scheduler lets
  * exactly one actor run at a time: when the running one parks (or ends, or waits on a
  * child), a seeded PRNG picks which parked actor moves next, and whether its effect faults
  * and how (crash-before, crash-after, lose-response, fail, lose-request; `delay` holds it
@@ -56,6 +57,8 @@ interface Ticket {
   actor: Actor;
   cutPoint: string;
   seq: number;
+  /** A read's scheduling point (`read`): it never faults, and moves alone (not with its fan-out siblings). */
+  read?: boolean;
   wake: (fault: FaultChoice | undefined) => void;
 }
 
@@ -82,6 +85,8 @@ export class Scheduler {
   readonly trace: string[] = [];
   /** Per cut point: hits, and faults by kind; the soak's coverage. */
   readonly hits = new Map<string, number>();
+  /** Per read point (`read`): how many reads parked there and moved. */
+  readonly reads = new Map<string, number>();
   readonly faultsFired = new Map<string, number>();
   /** Actor events by kind (zombie, duplicate-invocation, duplicate-start, operator-race, ...): the soak's coverage of actors. */
   readonly events = new Map<string, number>();
@@ -193,8 +198,11 @@ export class Scheduler {
           continue;
         }
         // A fan-out's threads (GC's page of roots) move together: one thread left parked while
-        // another ends its share would leave the actor waiting on it with nobody moving.
-        const siblings = ticket.cutPoint === START ? [] : this.parked.filter((t) => t.actor === ticket.actor);
+        // another ends its share would leave the actor waiting on it with nobody moving. A
+        // read moves alone, so another actor's write may land between two reads of one
+        // fan-out (afterFanOutMove ends the turn of an actor left waiting on its sibling).
+        const siblings =
+          ticket.cutPoint === START || ticket.read ? [] : this.parked.filter((t) => t.actor === ticket.actor);
         this.parked = this.parked.filter((t) => !siblings.includes(t));
         const moving = [ticket, ...siblings].map((t) => ({ t, fault: this.faultFor(t) }));
         for (const { t, fault } of moving)
@@ -259,6 +267,29 @@ export class Scheduler {
     this.yielded(actor);
   }
 
+  /**
+   * A read of the authority or the object store (SchedStores): a scheduling point like an
+   * effect — the actor parks, and the PRNG may move others before the read runs — but never
+   * faulted. So a schedule can put a write between two reads an actor makes, which parking
+   * at effects alone never does (reads ran inside an actor's move).
+   */
+  async read<T>(point: string, read: () => Promise<T>): Promise<T> {
+    const actor = this.als.getStore();
+    if (!actor || !this.live) return read();
+    actor.parks++;
+    await new Promise<FaultChoice | undefined>((wake) => {
+      this.parked.push({ actor, cutPoint: point, seq: this.seq++, read: true, wake });
+      this.yielded(actor);
+    });
+    this.reads.set(point, (this.reads.get(point) ?? 0) + 1);
+    const decision = this.decisions;
+    try {
+      return await read();
+    } finally {
+      this.afterFanOutMove(actor, decision);
+    }
+  }
+
   private async at<T>(cutPoint: string, effect: () => Promise<T>): Promise<T> {
     const actor = this.als.getStore();
     if (!actor || !this.live) return effect();
@@ -318,7 +349,7 @@ export class Scheduler {
   }
 
   private faultFor(ticket: Ticket): FaultChoice | undefined {
-    if (ticket.cutPoint === START || this.injected >= this.options.maxFaults) return undefined;
+    if (ticket.cutPoint === START || ticket.read || this.injected >= this.options.maxFaults) return undefined;
     const kinds = this.options.faultsAt?.(ticket.cutPoint, ticket.actor) ?? FAULT_CHOICES;
     if (kinds.length === 0 || !this.rng.chance(this.options.faultRate)) return undefined;
     this.injected++;

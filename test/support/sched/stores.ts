@@ -26,6 +26,13 @@ export interface SchedStores {
   faults: FaultInjector;
   /** The scheduler the ports' effects park on from now (undefined: effects run as they are). */
   use(faults: FaultInjector | undefined): void;
+  /** The scheduler the ports' reads park on from now (undefined: reads run as they are). */
+  useReads(points: ReadPoints | undefined): void;
+}
+
+/** Where a read parks (Scheduler.read): `point` names the port and the call. */
+export interface ReadPoints {
+  read<T>(point: string, read: () => Promise<T>): Promise<T>;
 }
 
 export async function openStores(endpoints: Endpoints, prefix: string): Promise<SchedStores> {
@@ -38,7 +45,40 @@ export async function openStores(endpoints: Endpoints, prefix: string): Promise<
   };
   await provisionLocal(config);
   let current: FaultInjector | undefined;
+  let reads: ReadPoints | undefined;
   const faults: FaultInjector = { at: (cutPoint, effect) => (current ? current.at(cutPoint, effect) : effect()) };
+  const parked = <T>(point: string, read: () => Promise<T>): Promise<T> => (reads ? reads.read(point, read) : read());
   const clock = new MovableClock();
-  return { config, ports: { ...awsPorts(config, faults), clock }, clock, faults, use: (f) => (current = f) };
+  const ports = awsPorts(config, faults);
+  return {
+    config,
+    ports: { ...ports, ...readsParked(ports, parked), clock },
+    clock,
+    faults,
+    use: (f) => (current = f),
+    useReads: (points) => (reads = points),
+  };
+}
+
+/**
+ * The authority's and the object store's reads, each parked first: GetItem, TransactGetItems,
+ * Query, HeadObject, GetObject (a get at a cut point already parks as an effect) and List.
+ */
+function readsParked(ports: Ports, parked: ReadPoints['read']): Pick<Ports, 'authority' | 'objects'> {
+  const { authority, objects } = ports;
+  return {
+    authority: Object.assign(Object.create(authority) as Ports['authority'], {
+      get: (key: Parameters<Ports['authority']['get']>[0]) => parked('authority.get', () => authority.get(key)),
+      getTogether: (keys: Parameters<Ports['authority']['getTogether']>[0]) =>
+        parked('authority.getTogether', () => authority.getTogether(keys)),
+      query: (...args: Parameters<Ports['authority']['query']>) =>
+        parked('authority.query', () => authority.query(...args)),
+    }),
+    objects: Object.assign(Object.create(objects) as Ports['objects'], {
+      head: (key: string) => parked('objects.head', () => objects.head(key)),
+      get: (key: string, cutPoint?: string) =>
+        cutPoint === undefined ? parked('objects.get', () => objects.get(key)) : objects.get(key, cutPoint),
+      list: (prefix: string) => parked('objects.list', () => objects.list(prefix)),
+    }),
+  };
 }

@@ -1,0 +1,54 @@
+import { describe, expect, it, vi } from 'vitest';
+import type * as Load from '../../src/generation/load.js';
+import { describeFailure, runSchedule, type ScheduleResult } from '../support/sched/run-schedule.js';
+import { scenarioWorld } from '../support/sched/vitest-schedules.js';
+import { generationScenario } from './scenarios/generation.js';
+
+/*
+ * THE STRADDLE, re-introduced: generation resolution by two separate reads (the record and
+ * the head, side by side), as it was before the one-snapshot read (authority getTogether).
+ * A commit moves the record and the head in one transaction; two reads can straddle it and
+ * see the record COMMITTED with the head still behind, so a worker racing another on the
+ * same task fails Generation.Inconsistent on an intact authority. CI's race matrix found it
+ * once in ~150 runs; the scheduler finds it only because reads are scheduling points
+ * (test/support/sched/scheduler.ts `read`), each moving alone, so a schedule can put the
+ * commit between them. The generation scenario's CI seeds must find it.
+ */
+vi.mock('../../src/generation/load.js', async (importOriginal) => {
+  const actual = await importOriginal<typeof Load>();
+  return {
+    ...actual,
+    loadResolution: async (
+      ports: Parameters<typeof Load.loadResolution>[0],
+      ref: Load.TaskRef,
+      task?: Load.LoadedTask,
+    ) => {
+      const loaded = task ?? (await actual.loadTask(ports, ref));
+      const [record, head] = await Promise.all([
+        actual.loadRecord(ports, ref.root, loaded.generation),
+        actual.loadRootHead(ports, ref.root),
+      ]);
+      return actual.resolved(loaded, record, head);
+    },
+  };
+});
+
+const CI_SEEDS = 160;
+
+describe('the straddle: generation resolution by two separate reads', () => {
+  const world = scenarioWorld(generationScenario);
+
+  it('a CI seed of the generation scenario fails: Generation.Inconsistent on an intact authority', async () => {
+    let found: ScheduleResult | undefined;
+    for (let seed = 1; seed <= CI_SEEDS && !found; seed++) {
+      const result = await runSchedule(generationScenario, world(), seed);
+      if (!result.ok) found = result;
+    }
+    expect(found, `no CI seed (1-${CI_SEEDS}) found the two-read resolution`).toBeDefined();
+    console.info(`straddle found by ${describeFailure(found!, 12)}`);
+    expect(found!.error).toMatchObject({
+      name: 'Sched.InvariantViolation',
+      message: expect.stringContaining('Generation.Inconsistent'),
+    });
+  }, 600_000);
+});
