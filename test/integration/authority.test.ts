@@ -65,6 +65,20 @@ describe('conditional writes', () => {
     expect(await authority.get(b)).toMatchObject({ version: 1, n: 1 });
   });
 
+  it('two legs on one item are refused before any request (DynamoDB and DynamoDB Local answer them differently)', async () => {
+    const { authority } = stores.ports;
+    const a = { pk: 'tx#2', sk: 'a' };
+    const before = stores.meter.snapshot();
+    await expect(
+      authority.transact('test.tx', [
+        { kind: 'put', item: { ...a, n: 1 }, expect: 'absent' },
+        { kind: 'check', key: a, expect: 'absent' },
+      ]),
+    ).rejects.toMatchObject({ name: 'Cutpoint.ValidationError', code: 'authority.transaction_item_repeated' });
+    expect(stores.meter.snapshot()).toEqual(before);
+    expect(await authority.get(a)).toBeUndefined();
+  });
+
   it('a lost response is UNKNOWN, and only an exact reload resolves it', async () => {
     const { authority } = stores.ports;
     const key = { pk: 'lane#4', sk: 'head' };

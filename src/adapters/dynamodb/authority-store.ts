@@ -11,7 +11,7 @@ import {
   type AttributeValue,
 } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
-import { CutpointError, EffectFailedError, OutcomeUnknownError } from '../../domain/errors.js';
+import { CutpointError, EffectFailedError, OutcomeUnknownError, ValidationError } from '../../domain/errors.js';
 import type {
   AuthorityBinding,
   AuthorityItem,
@@ -193,6 +193,7 @@ export class DynamoAuthorityStore implements AuthorityStore {
   }
 
   async transact(cutPoint: string, legs: TransactionLeg[]): Promise<TransactionOutcome> {
+    assertDistinctItems(legs);
     const items = legs.map((leg) => transactItemOf(this.options.tableName, leg));
     this.options.meter?.count('dynamodb', 'TransactWriteItems');
     try {
@@ -254,4 +255,21 @@ function describe(error: unknown): string {
 function definite(cutPoint: string, error: unknown): Error {
   if (error instanceof EffectFailedError) return error;
   return new EffectFailedError(cutPoint, `${cutPoint}: ${describe(error)}`, { cause: error });
+}
+
+/**
+ * One item per leg: DynamoDB refuses a transaction naming an item twice (ValidationException;
+ * DynamoDB Local cancels it instead: test/conformance/dynamodb-cases.ts), so it is refused
+ * here first, the same way on both, before any request.
+ */
+function assertDistinctItems(legs: readonly TransactionLeg[]): void {
+  const keys = legs.map((leg) => {
+    const { pk, sk } = leg.kind === 'put' ? leg.item : leg.key;
+    return `${pk}\u0000${sk}`;
+  });
+  if (new Set(keys).size !== keys.length)
+    throw new ValidationError(
+      'authority.transaction_item_repeated',
+      'a transaction names one item in two legs: every leg must be a different item',
+    );
 }
