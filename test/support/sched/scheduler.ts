@@ -1,9 +1,20 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import { ArmedFaultInjector } from '../../../src/adapters/fault-injector.js';
 import type { FaultInjector } from '../../../src/ports/faults.js';
 import { Prng } from '../prng.js';
 import { ScheduleStall } from './errors.js';
+import { letTurnsPass, Turn } from './turn.js';
+import {
+  DEFAULTS,
+  FAULT_CHOICES,
+  START,
+  type Actor,
+  type FaultChoice,
+  type SchedulerOptions,
+  type Ticket,
+} from './scheduler-types.js';
+
+export { FAULT_CHOICES, START, type Actor, type FaultChoice, type SchedulerOptions } from './scheduler-types.js';
 
 /**
  * The one deterministic fault scheduler. Every actor of a schedule — a flow execution, one
@@ -24,62 +35,6 @@ import { ScheduleStall } from './errors.js';
  * I/O returns, so they may not replay move for move.
  */
 
-export type FaultChoice = 'crash-before' | 'crash-after' | 'lose-response' | 'fail' | 'lose-request';
-export const FAULT_CHOICES: readonly FaultChoice[] = [
-  'crash-before',
-  'crash-after',
-  'lose-response',
-  'fail',
-  'lose-request',
-];
-
-/** The pseudo cut point every actor parks at before its first step. */
-export const START = 'start';
-
-export interface Actor {
-  readonly id: number;
-  readonly name: string;
-  readonly parent?: Actor;
-  /** A detached child (a zombie invocation): its parent no longer waits for it. */
-  detached: boolean;
-  done: boolean;
-  /** Attached children not yet done: the actor waits while there are any. */
-  waiting: number;
-  /** Decisions during which the PRNG does not pick it (a `delay`). */
-  delayedUntil: number;
-  /** Parks so far (START excluded). */
-  parks: number;
-  /** Called when this actor is picked at one of its parks; returning true detaches it instead of moving it (a Task timeout). */
-  onPick?: (actor: Actor, cutPoint: string) => boolean;
-}
-
-interface Ticket {
-  actor: Actor;
-  cutPoint: string;
-  seq: number;
-  /** A read's scheduling point (`read`): it never faults, and moves alone (not with its fan-out siblings). */
-  read?: boolean;
-  wake: (fault: FaultChoice | undefined) => void;
-}
-
-export interface SchedulerOptions {
-  /** Chance that a picked effect faults (until maxFaults). */
-  faultRate?: number;
-  maxFaults?: number;
-  /** Chance that a pick is a `delay` instead: the actor sits out a few decisions. */
-  delayRate?: number;
-  /** A schedule longer than this many decisions is a livelock. */
-  maxDecisions?: number;
-  /** A running actor that does not park or end within this long is a stall. */
-  stallMs?: number;
-  /** The fault kinds allowed at a cut point (all by default; [] for none). */
-  faultsAt?: (cutPoint: string, actor: Actor) => readonly FaultChoice[];
-  /** Called before each pick: the scenario may move its clock. */
-  beforePick?: (scheduler: Scheduler) => void;
-}
-
-const DEFAULTS = { faultRate: 0.12, maxFaults: 4, delayRate: 0.08, maxDecisions: 3000, stallMs: 60_000 };
-
 export class Scheduler {
   readonly rng: Prng;
   readonly trace: string[] = [];
@@ -96,12 +51,10 @@ export class Scheduler {
   private readonly options: Required<Omit<SchedulerOptions, 'faultsAt' | 'beforePick'>> &
     Pick<SchedulerOptions, 'faultsAt' | 'beforePick'>;
   private readonly als = new AsyncLocalStorage<Actor>();
+  private readonly turn: Turn;
   private readonly actors: Actor[] = [];
   private parked: Ticket[] = [];
   private seq = 0;
-  private signal: (() => void) | undefined;
-  /** The actor whose move the scheduler awaits: only its park, end or wait ends the move. */
-  private mover: Actor | undefined;
   private live = false;
 
   constructor(
@@ -110,6 +63,7 @@ export class Scheduler {
   ) {
     this.rng = new Prng(seed);
     this.options = { ...DEFAULTS, ...options };
+    this.turn = new Turn(this.options.stallMs);
   }
 
   /** The actor running the caller's code, if any. */
@@ -142,7 +96,7 @@ export class Scheduler {
     if (!parent || !this.live) return body();
     parent.waiting++;
     const result = this.start(name, body, parent, onPick);
-    this.yielded(parent);
+    this.turn.yielded(parent);
     return result;
   }
 
@@ -164,8 +118,8 @@ export class Scheduler {
           const stuck = this.actors.filter((a) => !a.done && a.waiting === 0);
           if (stuck.length === 0) return;
           // One is still running (a read in flight after a fan-out's threads moved together): wait until it parks or ends.
-          this.mover = undefined;
-          await this.moved().catch(() => {
+          this.turn.mover = undefined;
+          await this.turn.moved().catch(() => {
             throw new ScheduleStall(`no actor is parked, yet ${stuck.map((a) => a.name).join(', ')} never ended`);
           });
           continue;
@@ -176,7 +130,7 @@ export class Scheduler {
         const ticket = this.pick();
         if (ticket.cutPoint !== START && !ticket.actor.detached && !ticket.actor.done && ticket.actor.onPick) {
           const parent = ticket.actor.parent;
-          const moved = this.moved();
+          const moved = this.turn.moved();
           if (ticket.actor.onPick(ticket.actor, ticket.cutPoint)) {
             // The zombie stays parked where it was; its parent runs on (the Task failed with States.Timeout).
             this.parked.push(ticket);
@@ -184,12 +138,12 @@ export class Scheduler {
               `${this.decisions} ${ticket.actor.name} @ ${ticket.cutPoint}: the Task timed out; the invocation runs on as a zombie`,
             );
             this.events.set('zombie', (this.events.get('zombie') ?? 0) + 1);
-            this.mover = parent;
+            this.turn.mover = parent;
             if (parent && !parent.done && parent.waiting === 0) await moved;
-            else this.cancelMoved();
+            else this.turn.cancel();
             continue;
           }
-          this.cancelMoved();
+          this.turn.cancel();
         }
         if (ticket.cutPoint !== START && this.parked.length > 0 && this.rng.chance(this.options.delayRate)) {
           ticket.actor.delayedUntil = this.decisions + this.rng.int(1, 4);
@@ -207,8 +161,8 @@ export class Scheduler {
         const moving = [ticket, ...siblings].map((t) => ({ t, fault: this.faultFor(t) }));
         for (const { t, fault } of moving)
           this.trace.push(`${this.decisions} ${t.actor.name} @ ${t.cutPoint}${fault ? ` !${fault}` : ''}`);
-        const moved = this.moved();
-        this.mover = ticket.actor;
+        const moved = this.turn.moved();
+        this.turn.mover = ticket.actor;
         for (const { t, fault } of moving) t.wake(fault);
         await moved;
       }
@@ -260,11 +214,11 @@ export class Scheduler {
       parent.waiting--;
       // The parent's wait is over: it runs on, holding the turn, unless it waits on other children.
       if (parent.waiting === 0) {
-        if (this.mover === actor) this.mover = parent;
+        if (this.turn.mover === actor) this.turn.mover = parent;
         return;
       }
     }
-    this.yielded(actor);
+    this.turn.yielded(actor);
   }
 
   /**
@@ -279,7 +233,7 @@ export class Scheduler {
     actor.parks++;
     await new Promise<FaultChoice | undefined>((wake) => {
       this.parked.push({ actor, cutPoint: point, seq: this.seq++, read: true, wake });
-      this.yielded(actor);
+      this.turn.yielded(actor);
     });
     this.reads.set(point, (this.reads.get(point) ?? 0) + 1);
     const decision = this.decisions;
@@ -296,7 +250,7 @@ export class Scheduler {
     actor.parks++;
     const fault = await new Promise<FaultChoice | undefined>((wake) => {
       this.parked.push({ actor, cutPoint, seq: this.seq++, wake });
-      this.yielded(actor);
+      this.turn.yielded(actor);
     });
     this.hits.set(cutPoint, (this.hits.get(cutPoint) ?? 0) + 1);
     const decision = this.decisions;
@@ -322,7 +276,7 @@ export class Scheduler {
     if (actor.done) {
       // An orphan thread: its actor ended (a sibling failed the Promise.all) while it was parked.
       void letTurnsPass().then(() => {
-        if (this.live && this.decisions === decision) this.yielded(actor);
+        if (this.live && this.decisions === decision) this.turn.yielded(actor);
       });
       return;
     }
@@ -336,7 +290,7 @@ export class Scheduler {
         !actor.done &&
         this.parked.some((t) => t.actor === actor)
       )
-        this.yielded(actor);
+        this.turn.yielded(actor);
     });
   }
 
@@ -355,38 +309,4 @@ export class Scheduler {
     this.injected++;
     return this.rng.pick(kinds);
   }
-
-  /** Resolves when the actor just moved parks, ends or waits; a stall past stallMs rejects. */
-  private moved(): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.signal = undefined;
-        reject(new ScheduleStall(`an actor ran for ${this.options.stallMs} ms without reaching a cut point`));
-      }, this.options.stallMs);
-      this.signal = () => {
-        clearTimeout(timer);
-        this.signal = undefined;
-        resolve();
-      };
-    });
-  }
-
-  private cancelMoved(): void {
-    this.signal?.();
-  }
-
-  /**
-   * The mover parked, ended or waits: its move is over. A park of another actor is a
-   * fan-out thread arriving late (its sibling's park already ended that actor's move):
-   * its ticket waits for a pick, and the move under way goes on.
-   */
-  private yielded(by: Actor): void {
-    if (this.mover && by !== this.mover) return;
-    this.signal?.();
-  }
-}
-
-/** A few turns of the event loop: what the last move set off without I/O runs before the next pick. */
-async function letTurnsPass(): Promise<void> {
-  for (let i = 0; i < 3; i++) await nextTurn();
 }
