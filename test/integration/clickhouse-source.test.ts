@@ -1,20 +1,27 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spyHandle } from '../support/clickhouse-spy.js';
-import { dateTime64Param, openClickHouse, type ClickHouseHandle } from '../../src/adapters/clickhouse/client.js';
+import {
+  collect,
+  COLUMNS,
+  END_MS,
+  expectedWindow,
+  INJECTIONS,
+  inserted,
+  openSourceEngine,
+  START_MS,
+  tableRequest,
+  WINDOW,
+} from '../support/clickhouse-source-data.js';
+import { type ClickHouseHandle } from '../../src/adapters/clickhouse/client.js';
 import { countQuery, createClickHouseSource, windowQuery } from '../../src/adapters/clickhouse/source.js';
-import { canonicalJson } from '../../src/domain/digest.js';
 import {
   decodeChunk,
   encodeChunk,
   encodeSourceChunk,
   type ExtractedChunkReceipt,
 } from '../../src/delivery/chunk-codec.js';
-import type { SealedWindow } from '../../src/domain/delivery/window.js';
-import type { SourceChunk, SourcePort } from '../../src/ports/source.js';
-import type { StreamWindowRequest } from '../../src/domain/delivery/source-types.js';
-import { SourceForbiddenError } from '../../src/domain/delivery/source-errors.js';
+import type { SourcePort } from '../../src/ports/source.js';
 import { sourceKeyOf } from '../../src/domain/delivery/source-rules.js';
-import { forbiddenSource, guardedSource } from '../../src/delivery/source-guard.js';
 import type { TargetRow } from '../../src/domain/delivery/target-types.js';
 import { chunkDigest } from '../../src/domain/delivery/target-rules.js';
 
@@ -28,150 +35,12 @@ const sent: string[] = [];
 let spied: ClickHouseHandle;
 let source: SourcePort;
 
-const DAY = 86_400_000;
-const BASE = Date.parse('2026-11-01T00:00:00.000Z');
-/** Five days of rows, one every 144 s: ids 600 and 1800 fall exactly on the window bounds. */
-const GENERATED = 3000;
-const STEP_MS = 144_000;
-const WINDOW: SealedWindow = { start: '2026-11-02T00:00:00.000Z', end: '2026-11-04T00:00:00.000Z' };
-const START_MS = Date.parse(WINDOW.start);
-const END_MS = Date.parse(WINDOW.end);
-
-const INJECTIONS = [
-  "'); DROP TABLE src.events; --",
-  '` OR 1=1 --',
-  '{cutpoint_window_start:DateTime64(3)}',
-  'back\\slash "quotes" \n newline \t tab \u0000 nul',
-  'unicode ✓ 😀 \u2028 Ω',
-  '',
-];
-
-interface Inserted {
-  event_id: number;
-  event_time: number;
-  region: string;
-  amount: number;
-  body: string;
-  note: string | null;
-}
-
-const inserted: Inserted[] = [];
-
-function add(row: Inserted): void {
-  inserted.push(row);
-}
-
-for (let i = 1; i <= GENERATED; i++) {
-  add({
-    event_id: i,
-    event_time: BASE + i * STEP_MS,
-    region: i % 3 === 0 ? 'eu' : 'us',
-    amount: (i % 1000) / 8,
-    body: i % 97 === 0 ? (INJECTIONS[i % INJECTIONS.length] as string) : `body-${i}`,
-    note: i % 2 === 0 ? null : `note ${i}`,
-  });
-}
-// Around both bounds, to the millisecond, and ties on the time column.
-for (const [id, t] of [
-  [10_001, START_MS - 1],
-  [10_002, START_MS],
-  [10_003, START_MS],
-  [10_004, END_MS - 1],
-  [10_005, END_MS],
-  [10_006, END_MS + 1],
-] as const) {
-  add({ event_id: id, event_time: t, region: 'eu', amount: 1.5, body: `bound ${id}`, note: null });
-}
-// Two rows on one full key (time, id) — duplicates must still come out in one order.
-for (const body of ['dup z', 'dup a', 'dup m']) {
-  add({ event_id: 20_001, event_time: START_MS + (5 * DAY) / 10, region: 'us', amount: 2, body, note: 'dup' });
-}
-// A row whose id exceeds 2^53: it must come back exact, as text.
-add({ event_id: 0, event_time: START_MS + 1234, region: 'eu', amount: 0, body: 'huge id', note: null });
-
-/** How the source represents an inserted row (see src/ports/source.ts). */
-function expected(row: Inserted): TargetRow {
-  return {
-    event_id: row.body === 'huge id' ? '18446744073709551615' : String(row.event_id),
-    event_time: new Date(row.event_time).toISOString(),
-    region: row.region,
-    amount: String(row.amount),
-    body: row.body,
-    note: row.note,
-  };
-}
-
-const COLUMNS = ['event_id', 'event_time', 'region', 'amount', 'body', 'note'];
-
-function expectedWindow(filter: (r: Inserted) => boolean = () => true): TargetRow[] {
-  return inserted
-    .filter((r) => r.event_time >= START_MS && r.event_time < END_MS && filter(r))
-    .map(expected)
-    .sort((a, b) => {
-      const ka = canonicalJson([
-        a.event_time,
-        BigInt(a.event_id as string)
-          .toString()
-          .padStart(20, '0'),
-      ]);
-      const kb = canonicalJson([
-        b.event_time,
-        BigInt(b.event_id as string)
-          .toString()
-          .padStart(20, '0'),
-      ]);
-      if (ka !== kb) return ka < kb ? -1 : 1;
-      const ta = canonicalJson(COLUMNS.map((c) => a[c]));
-      const tb = canonicalJson(COLUMNS.map((c) => b[c]));
-      return ta < tb ? -1 : ta > tb ? 1 : 0;
-    });
-}
-
-const tableRequest = (chunkRows: number, overrides: Partial<StreamWindowRequest> = {}): StreamWindowRequest => ({
-  from: { kind: 'table', table: { schema: 'src', name: 'events' } },
-  timeColumn: 'event_time',
-  keyColumns: ['event_id'],
-  window: WINDOW,
-  chunkRows,
-  ...overrides,
-});
-
-async function collect(iterable: AsyncIterable<SourceChunk>): Promise<SourceChunk[]> {
-  const out: SourceChunk[] = [];
-  for await (const chunk of iterable) out.push(chunk);
-  return out;
-}
-
 const spy = (handle: ClickHouseHandle): ClickHouseHandle => spyHandle(handle, sent);
 
 beforeAll(async () => {
-  ch = await openClickHouse({ kind: 'embedded' });
+  ch = await openSourceEngine();
   spied = spy(ch);
   source = createClickHouseSource(spied, { closeHandle: false });
-  await ch.client.command({ query: 'CREATE DATABASE src' });
-  // Sorted by id, not time: the window order must come from the query, not storage.
-  await ch.client.command({
-    query: `CREATE TABLE src.events (
-      event_id UInt64, event_time DateTime64(3, 'UTC'), region LowCardinality(String),
-      amount Decimal(18, 4), body String, note Nullable(String)
-    ) ENGINE = MergeTree ORDER BY event_id`,
-  });
-  // Several inserts, several parts, in shuffled order.
-  const rows = inserted.map((r) => ({
-    event_id: r.body === 'huge id' ? '18446744073709551615' : r.event_id,
-    event_time: dateTime64Param(new Date(r.event_time)),
-    region: r.region,
-    amount: r.amount,
-    body: r.body,
-    note: r.note,
-  }));
-  const shuffled = rows
-    .map((r, i) => ({ r, k: (i * 7919) % rows.length }))
-    .sort((a, b) => a.k - b.k)
-    .map((x) => x.r);
-  for (let i = 0; i < shuffled.length; i += 700) {
-    await ch.client.insert({ table: 'src.events', format: 'JSONEachRow', values: shuffled.slice(i, i + 700) });
-  }
 });
 
 afterAll(async () => {
@@ -314,141 +183,5 @@ describe('ClickHouse source: one sealed window as ordered chunks', () => {
     expect(decoded).toEqual(rows);
     // The table is still there.
     expect(await source.countWindow(tableRequest(1))).toBe(rows.length);
-  });
-
-  it('refuses bad identifiers, windows and chunk sizes before any query', async () => {
-    const before = sent.length;
-    const bad: Array<Partial<StreamWindowRequest>> = [
-      { from: { kind: 'table', table: { schema: 'src', name: 'events`; DROP TABLE src.events; --' } } },
-      { from: { kind: 'table', table: { schema: 'src`', name: 'events' } } },
-      { from: { kind: 'table', table: { schema: '', name: 'events' } } },
-      { from: { kind: 'query', sql: '   ' } },
-      { timeColumn: 'event_time) OR (1=1' },
-      { timeColumn: '`event_time`' },
-      { keyColumns: [] },
-      { keyColumns: ['event_id', 'EVENT_ID'] },
-      { keyColumns: ['event id'] },
-      { window: { start: '2026-11-02 00:00:00', end: WINDOW.end } },
-      { window: { start: WINDOW.end, end: WINDOW.start } },
-      { chunkRows: 0 },
-      { chunkRows: 1.5 },
-      { chunkRows: 2_000_000 },
-    ];
-    for (const overrides of bad) {
-      const request = tableRequest(10, overrides);
-      const invalid = expect.objectContaining({ name: 'Cutpoint.ValidationError', code: 'delivery.source_invalid' });
-      // Thrown by the call itself, not on first iteration.
-      expect(() => source.streamWindow(request), JSON.stringify(overrides)).toThrow(invalid);
-      if (overrides.chunkRows === undefined) await expect(source.countWindow(request)).rejects.toThrow(invalid);
-      if (overrides.window === undefined && overrides.chunkRows === undefined)
-        await expect(source.describe(request)).rejects.toThrow(invalid);
-    }
-    expect(sent.slice(before)).toEqual([]);
-  });
-
-  it('refuses a source whose schema does not fit, after DESCRIBE and before reading rows', async () => {
-    const cases: Array<[Partial<StreamWindowRequest>, RegExp]> = [
-      [{ timeColumn: 'missing' }, /no time column missing/],
-      [{ timeColumn: 'body' }, /must be Date, DateTime or DateTime64/],
-      [{ keyColumns: ['nope'] }, /no key column nope/],
-      [
-        {
-          from: {
-            kind: 'query',
-            sql: 'SELECT event_id, event_time, count() FROM src.events GROUP BY event_id, event_time',
-          },
-        },
-        /not an SQL identifier/,
-      ],
-    ];
-    for (const [overrides, message] of cases) {
-      const before = sent.length;
-      await expect(collect(source.streamWindow(tableRequest(10, overrides)))).rejects.toThrow(
-        expect.objectContaining({ code: 'delivery.source_schema_invalid', message: expect.stringMatching(message) }),
-      );
-      expect(sent.slice(before).map((q) => q.split(' ')[0])).toEqual(['DESCRIBE']);
-    }
-  });
-
-  it('reports a ClickHouse failure as Delivery.SourceUnavailable', async () => {
-    const request = tableRequest(10, { from: { kind: 'query', sql: "SELECT 1 + 'a' AS event_time, 1 AS event_id" } });
-    await expect(collect(source.streamWindow(request))).rejects.toMatchObject({
-      name: 'Delivery.SourceUnavailable',
-      code: 'delivery.source_unavailable',
-    });
-  });
-
-  it('names a source table (or database) that does not exist: delivery.source_table_missing, a configuration refusal', async () => {
-    for (const table of [
-      { schema: 'src', name: 'absent' },
-      { schema: 'no_such_db', name: 'events' },
-    ]) {
-      const request = tableRequest(10, { from: { kind: 'table', table } });
-      const refusal = {
-        name: 'Cutpoint.ValidationError',
-        code: 'delivery.source_table_missing',
-        message: expect.stringContaining(`source table ${table.schema}.${table.name} does not exist`),
-      };
-      await expect(collect(source.streamWindow(request))).rejects.toMatchObject(refusal);
-      await expect(source.describe(request)).rejects.toMatchObject(refusal);
-    }
-  });
-});
-
-describe('the recovery fence', () => {
-  it('refuses every call while armed without reaching ClickHouse, and passes through when not', async () => {
-    let armed = true;
-    const guarded = guardedSource(source, () => armed);
-    const before = sent.length;
-    expect(() => guarded.streamWindow(tableRequest(10))).toThrow(SourceForbiddenError);
-    await expect(guarded.countWindow(tableRequest(10))).rejects.toMatchObject({
-      name: 'Delivery.SourceForbidden',
-      code: 'delivery.source_forbidden',
-    });
-    await expect(guarded.describe(tableRequest(10))).rejects.toMatchObject({ name: 'Delivery.SourceForbidden' });
-    expect(sent.length).toBe(before);
-    expect(guarded.refusals).toBe(3);
-    expect(guarded.attempts).toEqual([
-      { method: 'streamWindow', refused: true },
-      { method: 'countWindow', refused: true },
-      { method: 'describe', refused: true },
-    ]);
-
-    // An iterable obtained while disarmed cannot be drained once the fence is armed.
-    armed = false;
-    const iterable = guarded.streamWindow(tableRequest(10));
-    armed = true;
-    await expect(collect(iterable)).rejects.toMatchObject({ name: 'Delivery.SourceForbidden' });
-    expect(sent.length).toBe(before);
-
-    // Arming mid-stream stops at the next chunk.
-    armed = false;
-    const seen: number[] = [];
-    await expect(
-      (async () => {
-        for await (const chunk of guarded.streamWindow(tableRequest(10))) {
-          seen.push(chunk.seq);
-          armed = true;
-        }
-      })(),
-    ).rejects.toMatchObject({ code: 'delivery.source_forbidden' });
-    expect(seen).toEqual([0]);
-
-    armed = false;
-    expect(await guarded.countWindow(tableRequest(10))).toBe(expectedWindow().length);
-  });
-
-  it('a recovery that never touches the source leaves no attempts; forbiddenSource refuses everything', async () => {
-    const guarded = guardedSource(source, () => true);
-    // (a recovery flow would run here)
-    expect(guarded.attempts).toEqual([]);
-    expect(guarded.refusals).toBe(0);
-    const none = forbiddenSource();
-    expect(() => none.streamWindow(tableRequest(10))).toThrow(
-      expect.objectContaining({ code: 'delivery.source_forbidden' }),
-    );
-    await expect(none.countWindow(tableRequest(10))).rejects.toThrow(SourceForbiddenError);
-    await none.close();
-    expect(none.refusals).toBe(2);
   });
 });
