@@ -9,8 +9,10 @@ import { takeoverLane } from '../../../src/stream/takeover.js';
 import { trimLane } from '../../../src/stream/trim.js';
 import { lambdaInvocations } from '../../support/sched/invocations.js';
 import type { Scheduler } from '../../support/sched/scheduler.js';
+import type { OpHistory, Pending } from '../../support/sched/op-history.js';
 import { verifyRead } from '../../support/stream-history/actions.js';
 import {
+  decode,
   encode,
   messageOf,
   nameOf,
@@ -51,6 +53,8 @@ export interface StreamRun {
   finalGc: boolean;
   /** What actors found broken as they ran (the checker reports the first). */
   broken: string[];
+  /** The clients' operations, as invoked and completed (the history checker's input: log-linearizable.ts). */
+  ops: OpHistory;
   /** An operator's resolve not yet ended: a resolve flow running meanwhile races it. */
   operatorPending: boolean;
 }
@@ -90,6 +94,13 @@ function told(run: StreamRun, a: Attempt, o: AppendOutcome, via: string): void {
   if (o.status === 'KNOWN_COMMITTED') run.h.head.committedEnd = Math.max(run.h.head.committedEnd, o.end!);
 }
 
+/** Completes an append's or a resolve's operation with what it was told: committed ok, not committed fail, anything else info. */
+export function completed(op: Pending, outcome: AppendOutcome | undefined, error?: unknown): void {
+  if (outcome?.status === 'KNOWN_COMMITTED') op.ok(outcome);
+  else if (outcome?.status === 'KNOWN_NOT_COMMITTED') op.fail(outcome);
+  else op.info(outcome ?? { error: nameOf(error) });
+}
+
 function flowEnded(run: StreamRun, label: string, r: FlowResult): AppendOutcome | undefined {
   if (r.status === 'SUCCEEDED') return r.output as AppendOutcome;
   run.s.note(`${label} FAILED ${r.error}: ${r.cause}`);
@@ -105,6 +116,7 @@ export function appendFlowActor(run: StreamRun, a: Attempt, fence: Fence, label:
   act(run, label, async () => {
     const input = { ...run.lane, attemptId: a.id, session: fence, records: base64(a.records) };
     const invocations = lambdaInvocations(run.s, label);
+    const op = run.ops.invoke(label, 'append', { attempt: a.id, records: a.records });
     const r = await runFlow('stream-append', input, {
       ports: run.ports,
       retryIntervalMs: 0,
@@ -112,6 +124,7 @@ export function appendFlowActor(run: StreamRun, a: Attempt, fence: Fence, label:
       invoke: invocations.invoke,
     });
     const outcome = flowEnded(run, label, r);
+    completed(op, outcome, r.error);
     if (outcome) told(run, a, outcome, label);
     if (!outcome || outcome.status === 'MAY_HAVE_COMMITTED') resolveFlowActor(run, a, `auto-resolve:${a.id}`);
   });
@@ -122,12 +135,14 @@ export function resolveFlowActor(run: StreamRun, a: Attempt, label: string): voi
   act(run, label, async () => {
     if (run.operatorPending) run.s.count('operator-race', `${label} races the operator's resolve of ${a.id}`);
     const invocations = lambdaInvocations(run.s, label);
+    const op = run.ops.invoke(label, 'resolve', { attempt: a.id });
     const r = await runFlow(
       'stream-resolve-append',
       { ...run.lane, attemptId: a.id },
       { ports: run.ports, retryIntervalMs: 0, invoke: invocations.invoke },
     );
     const outcome = flowEnded(run, label, r);
+    completed(op, outcome, r.error);
     if (outcome) told(run, a, outcome, label);
   });
 }
@@ -137,9 +152,13 @@ export function operatorResolveActor(run: StreamRun, a: Attempt): void {
   const label = `operator-resolve:${a.id}`;
   run.operatorPending = true;
   act(run, label, async () => {
+    const op = run.ops.invoke(label, 'resolve', { attempt: a.id });
     try {
-      told(run, a, await resolveAppend({ ...run.lane, attemptId: a.id }, run.ports), label);
+      const outcome = await resolveAppend({ ...run.lane, attemptId: a.id }, run.ports);
+      completed(op, outcome);
+      told(run, a, outcome, label);
     } catch (error) {
+      if (error instanceof Error && error.name !== 'HistoryError') completed(op, undefined, error);
       run.s.note(`${label} threw ${messageOf(error)}`);
       run.h.check(TRANSIENT.has(nameOf(error)), `${label} threw ${messageOf(error)}`);
     } finally {
@@ -150,17 +169,21 @@ export function operatorResolveActor(run: StreamRun, a: Attempt): void {
 
 /** The library path (appendBatch): an unknown client outcome leaves the attempt open. */
 async function appendInProcess(run: StreamRun, a: Attempt, fence: Fence, label: string): Promise<void> {
+  const op = run.ops.invoke(label, 'append', { attempt: a.id, records: a.records });
+  let outcome: AppendOutcome | undefined;
   try {
-    told(
-      run,
-      a,
-      await appendBatch({ ...run.lane, attemptId: a.id, session: fence, records: a.records.map(encode) }, run.ports),
-      label,
+    outcome = await appendBatch(
+      { ...run.lane, attemptId: a.id, session: fence, records: a.records.map(encode) },
+      run.ports,
     );
   } catch (error) {
+    completed(op, undefined, error);
     run.s.note(`${label} ${a.id} threw ${messageOf(error)}`);
     run.h.check(TRANSIENT.has(nameOf(error)), `${label} ${a.id} threw ${messageOf(error)}: not an unknown outcome`);
+    return;
   }
+  completed(op, outcome);
+  told(run, a, outcome, label);
 }
 
 export function appendBatchActor(run: StreamRun, a: Attempt, fence: Fence, label: string): void {
@@ -246,8 +269,15 @@ export function readerActor(run: StreamRun, from: number, maxRecords: number): v
     for (let round = 0; round < 8 && wanted > 0; round++) {
       const before = { ...run.h.head };
       const faults = run.s.injected;
+      const op = run.ops.invoke(label, 'read', { from: at, maxRecords: wanted });
       try {
-        const result = await readStream({ ...run.lane, from: at, maxRecords: wanted }, run.h.actors.reader.ports);
+        const result = await readStream({ ...run.lane, from: at, maxRecords: wanted }, run.h.actors.reader.ports).catch(
+          (error: unknown) => {
+            op.fail({ error: nameOf(error) });
+            throw error;
+          },
+        );
+        op.ok({ records: result.records.map((r) => decode(r.data)), committedEnd: result.committedEnd });
         const n = result.records.length;
         run.s.note(
           `${label} from ${at} → ${n} records, next ${result.next}, end ${result.committedEnd}, trim ${result.trimOffset}`,

@@ -1,10 +1,12 @@
 import { laneKeys, type CommitRecord, type LaneHead } from '../../../src/domain/stream.js';
+import { readStream } from '../../../src/stream/read.js';
 import { resolveAppend } from '../../../src/stream/resolve.js';
 import { InvariantViolation } from '../../support/sched/errors.js';
 import { checkDurable, checkSettled } from '../../support/stream-history/checks.js';
 import { checkLiveKept, settleLifecycle } from '../../support/stream-history/final-gc.js';
-import { range, settle, type History } from '../../support/stream-history/model.js';
-import type { StreamRun } from './stream-actors.js';
+import { decode, range, settle, type History } from '../../support/stream-history/model.js';
+import { completed, type StreamRun } from './stream-actors.js';
+import { checkLogHistory } from '../../support/stream-history/log-linearizable.js';
 
 /**
  * The stream scenario's settle and history checker. Settle (faults off) resolves every
@@ -34,7 +36,9 @@ export async function settleStream(run: StreamRun): Promise<void> {
     if (!pending.length && !head.suspendedBy) return;
     const holder = head.suspendedBy ? h.attempts.get(head.suspendedBy) : undefined;
     for (const a of holder && !pending.includes(holder) ? [holder, ...pending] : pending) {
+      const op = run.ops.invoke('settle', 'resolve', { attempt: a.id });
       const result = await resolveAppend({ ...run.lane, attemptId: a.id }, run.ports);
+      completed(op, result);
       run.s.note(`settle: resolve ${a.id} → ${result.status}${result.start === undefined ? '' : ` ${range(result)}`}`);
       try {
         settle(h, a, result, 'settle-resolve');
@@ -49,9 +53,18 @@ export async function settleStream(run: StreamRun): Promise<void> {
 export async function checkStream(run: StreamRun): Promise<void> {
   const h: History = run.h;
   try {
+    // The clients' history first, against the durable commit chain alone (log-linearizable.ts),
+    // ending with a final read of the whole lane (faults off).
+    const head = await headOf(run);
+    await finalRead(run, head);
+    const chain = (await run.ports.authority.query(laneKeys.pk(run.lane), 'commit#')) as unknown as CommitRecord[];
+    const history = checkLogHistory(run.ops, chain, head.trimOffset);
+    if (history.length > 0)
+      throw new InvariantViolation(
+        `stream ${run.lane.stream}: the history is not linearizable: ${history[0]}${history.length > 1 ? ` (and ${history.length - 1} more)` : ''}`,
+      );
     h.check(run.broken.length === 0, `an actor found an invariant broken as it ran: ${run.broken[0]}`);
     // A trim whose caller saw no outcome either applied or not: the head says which.
-    const head = await headOf(run);
     if (run.trimTo !== undefined && head.trimOffset === run.trimTo) h.trim = run.trimTo;
     await checkDurable(h);
     await checkFencing(run);
@@ -72,6 +85,17 @@ export async function checkStream(run: StreamRun): Promise<void> {
     throw error;
   } finally {
     for (const line of h.trace) run.s.note(line);
+  }
+}
+
+/** Reads the lane from its trim to its committed end, page by page, each page a read in the history. */
+async function finalRead(run: StreamRun, head: LaneHead): Promise<void> {
+  for (let at = head.trimOffset, round = 0; at < head.committedEnd && round < 64; round++) {
+    const op = run.ops.invoke('final-read', 'read', { from: at, maxRecords: 100 });
+    const result = await readStream({ ...run.lane, from: at, maxRecords: 100 }, run.ports);
+    op.ok({ records: result.records.map((r) => decode(r.data)), committedEnd: result.committedEnd });
+    if (result.records.length === 0) return;
+    at = result.next;
   }
 }
 

@@ -6,11 +6,13 @@ import { createStream } from '../../../src/stream/create-stream.js';
 import { STREAM_CUT_POINTS } from '../../../src/stream/cut-points.js';
 import { takeoverLane } from '../../../src/stream/takeover.js';
 import { countingPorts } from '../../faults/stream-gc-world.js';
+import { OpHistory } from '../../support/sched/op-history.js';
 import type { Scenario } from '../../support/sched/scenario.js';
 import { openStores, type SchedStores } from '../../support/sched/stores.js';
 import { encode, History, settle } from '../../support/stream-history/model.js';
 import {
   appendBatchActor,
+  completed,
   appendFlowActor,
   gcActor,
   operatorResolveActor,
@@ -89,6 +91,7 @@ export const streamScenario: Scenario<World> = {
       operatorPending: false,
       finalGc: false,
       broken: [],
+      ops: new OpHistory(),
     };
 
     // Before any actor runs (the scheduler is not live yet): the lane, writer 0, a committed prefix.
@@ -101,12 +104,13 @@ export const streamScenario: Scenario<World> = {
     run.takeovers.push({ epoch: first.epoch, committedEnd: 0 });
     for (let i = s.rng.int(1, 3); i > 0; i--) {
       const a = h.newAttempt(0);
-      settle(
-        h,
-        a,
-        await appendBatch({ ...lane, attemptId: a.id, session: w0, records: a.records.map(encode) }, ports),
-        'prefix',
+      const op = run.ops.invoke('prefix', 'append', { attempt: a.id, records: a.records });
+      const outcome = await appendBatch(
+        { ...lane, attemptId: a.id, session: w0, records: a.records.map(encode) },
+        ports,
       );
+      completed(op, outcome);
+      settle(h, a, outcome, 'prefix');
     }
     const prefixEnd = h.log.size;
     h.head.committedEnd = prefixEnd;
