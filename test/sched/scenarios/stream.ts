@@ -7,6 +7,7 @@ import { STREAM_CUT_POINTS } from '../../../src/stream/cut-points.js';
 import { takeoverLane } from '../../../src/stream/takeover.js';
 import { countingPorts } from '../../faults/stream-gc-world.js';
 import { OpHistory } from '../../support/sched/op-history.js';
+import { leaseGuarded } from '../../support/stream-history/lease-guard.js';
 import type { Scenario } from '../../support/sched/scenario.js';
 import { openStores, type SchedStores } from '../../support/sched/stores.js';
 import { encode, History, settle } from '../../support/stream-history/model.js';
@@ -71,7 +72,9 @@ export const streamScenario: Scenario<World> = {
     const lane = { stream: `sched-${s.seed}`, partition: 0 };
     const deletes = new Map<string, number>();
     const retiredLives = new Map<string, number>();
-    const gcPorts: Ports = countingPorts(ports, clock, deletes, retiredLives);
+    const broken: string[] = [];
+    // GC's deletes, each checked against the leases held on its object (readers' pins: lease-guard.ts).
+    const gcPorts: Ports = leaseGuarded(countingPorts(ports, clock, deletes, retiredLives), lane, broken);
     const switchOf = (p: Ports) => ({ ports: p, faults: new FaultSwitch() });
     const h = new History(s.seed, lane, config, switchOf(gcPorts), 2, {
       clock,
@@ -90,7 +93,7 @@ export const streamScenario: Scenario<World> = {
       graceSeconds: GRACE_SECONDS,
       operatorPending: false,
       finalGc: false,
-      broken: [],
+      broken,
       ops: new OpHistory(),
     };
 
