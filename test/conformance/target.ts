@@ -1,11 +1,6 @@
-import { CreateTableCommand, DeleteTableCommand, DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import {
-  CreateBucketCommand,
-  DeleteBucketCommand,
-  DeleteObjectsCommand,
-  ListObjectsV2Command,
-  S3Client,
-} from '@aws-sdk/client-s3';
+import { DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DeleteBucketCommand, DeleteObjectsCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { provisionLocal } from '../../src/adapters/provision.js';
 
 /**
  * What the conformance cases run against: a table (pk, sk: strings, on demand) and a bucket
@@ -43,31 +38,8 @@ export async function openTarget(o: TargetOptions): Promise<ConformanceTarget> {
   });
   const table = `${o.name}-conformance`;
   const bucket = `${o.name}-conformance`.toLowerCase();
-  await dynamodb.send(
-    new CreateTableCommand({
-      TableName: table,
-      BillingMode: 'PAY_PER_REQUEST',
-      AttributeDefinitions: [
-        { AttributeName: 'pk', AttributeType: 'S' },
-        { AttributeName: 'sk', AttributeType: 'S' },
-      ],
-      KeySchema: [
-        { AttributeName: 'pk', KeyType: 'HASH' },
-        { AttributeName: 'sk', KeyType: 'RANGE' },
-      ],
-    }),
-  );
-  for (let i = 0; i < 120; i++) {
-    const described = await dynamodb.send(new DescribeTableCommand({ TableName: table }));
-    if (described.Table?.TableStatus === 'ACTIVE') break;
-    await new Promise((r) => setTimeout(r, 1000));
-  }
-  await s3.send(
-    new CreateBucketCommand({
-      Bucket: bucket,
-      ...(o.region !== 'us-east-1' ? { CreateBucketConfiguration: { LocationConstraint: o.region as never } } : {}),
-    }),
-  );
+  // The project's own provisioning (pk/sk strings, on demand; the region's bucket constraint).
+  await provisionLocal({ tableName: table, bucketName: bucket, region: o.region, endpoints: o.endpoints ?? {} });
   return { kind: o.kind, dynamodb, s3, table, bucket };
 }
 

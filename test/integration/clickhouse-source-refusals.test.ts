@@ -1,9 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spyHandle } from '../support/clickhouse-spy.js';
-import { collect, expectedWindow, openSourceEngine, tableRequest, WINDOW } from '../support/clickhouse-source-data.js';
-import { type ClickHouseHandle } from '../../src/adapters/clickhouse/client.js';
-import { createClickHouseSource } from '../../src/adapters/clickhouse/source.js';
-import type { SourcePort } from '../../src/ports/source.js';
+import { describe, expect, it } from 'vitest';
+import { collect, expectedWindow, tableRequest, WINDOW, sourceEngine } from '../support/clickhouse-source-data.js';
 import type { StreamWindowRequest } from '../../src/domain/delivery/source-types.js';
 import { SourceForbiddenError } from '../../src/domain/delivery/source-errors.js';
 import { forbiddenSource, guardedSource } from '../../src/delivery/source-guard.js';
@@ -12,23 +8,8 @@ import { forbiddenSource, guardedSource } from '../../src/delivery/source-guard.
  * The ClickHouse delivery source's refusals, and the recovery fence around it, on embedded ClickHouse (chdb, in this test process)
  * through the official client. One engine per process: the whole file shares one handle.
  */
-let ch: ClickHouseHandle;
-/** Every statement the spied handle sent, in order. */
-const sent: string[] = [];
-let spied: ClickHouseHandle;
-let source: SourcePort;
-
-const spy = (handle: ClickHouseHandle): ClickHouseHandle => spyHandle(handle, sent);
-
-beforeAll(async () => {
-  ch = await openSourceEngine();
-  spied = spy(ch);
-  source = createClickHouseSource(spied, { closeHandle: false });
-});
-
-afterAll(async () => {
-  await ch?.close();
-});
+const engine = sourceEngine();
+const { sent } = engine;
 
 describe('ClickHouse source: refusals', () => {
   it('refuses bad identifiers, windows and chunk sizes before any query', async () => {
@@ -53,10 +34,10 @@ describe('ClickHouse source: refusals', () => {
       const request = tableRequest(10, overrides);
       const invalid = expect.objectContaining({ name: 'Cutpoint.ValidationError', code: 'delivery.source_invalid' });
       // Thrown by the call itself, not on first iteration.
-      expect(() => source.streamWindow(request), JSON.stringify(overrides)).toThrow(invalid);
-      if (overrides.chunkRows === undefined) await expect(source.countWindow(request)).rejects.toThrow(invalid);
+      expect(() => engine.source.streamWindow(request), JSON.stringify(overrides)).toThrow(invalid);
+      if (overrides.chunkRows === undefined) await expect(engine.source.countWindow(request)).rejects.toThrow(invalid);
       if (overrides.window === undefined && overrides.chunkRows === undefined)
-        await expect(source.describe(request)).rejects.toThrow(invalid);
+        await expect(engine.source.describe(request)).rejects.toThrow(invalid);
     }
     expect(sent.slice(before)).toEqual([]);
   });
@@ -78,7 +59,7 @@ describe('ClickHouse source: refusals', () => {
     ];
     for (const [overrides, message] of cases) {
       const before = sent.length;
-      await expect(collect(source.streamWindow(tableRequest(10, overrides)))).rejects.toThrow(
+      await expect(collect(engine.source.streamWindow(tableRequest(10, overrides)))).rejects.toThrow(
         expect.objectContaining({ code: 'delivery.source_schema_invalid', message: expect.stringMatching(message) }),
       );
       expect(sent.slice(before).map((q) => q.split(' ')[0])).toEqual(['DESCRIBE']);
@@ -87,7 +68,7 @@ describe('ClickHouse source: refusals', () => {
 
   it('reports a ClickHouse failure as Delivery.SourceUnavailable', async () => {
     const request = tableRequest(10, { from: { kind: 'query', sql: "SELECT 1 + 'a' AS event_time, 1 AS event_id" } });
-    await expect(collect(source.streamWindow(request))).rejects.toMatchObject({
+    await expect(collect(engine.source.streamWindow(request))).rejects.toMatchObject({
       name: 'Delivery.SourceUnavailable',
       code: 'delivery.source_unavailable',
     });
@@ -104,15 +85,15 @@ describe('ClickHouse source: refusals', () => {
         code: 'delivery.source_table_missing',
         message: expect.stringContaining(`source table ${table.schema}.${table.name} does not exist`),
       };
-      await expect(collect(source.streamWindow(request))).rejects.toMatchObject(refusal);
-      await expect(source.describe(request)).rejects.toMatchObject(refusal);
+      await expect(collect(engine.source.streamWindow(request))).rejects.toMatchObject(refusal);
+      await expect(engine.source.describe(request)).rejects.toMatchObject(refusal);
     }
   });
 });
 describe('the recovery fence', () => {
   it('refuses every call while armed without reaching ClickHouse, and passes through when not', async () => {
     let armed = true;
-    const guarded = guardedSource(source, () => armed);
+    const guarded = guardedSource(engine.source, () => armed);
     const before = sent.length;
     expect(() => guarded.streamWindow(tableRequest(10))).toThrow(SourceForbiddenError);
     await expect(guarded.countWindow(tableRequest(10))).rejects.toMatchObject({
@@ -153,7 +134,7 @@ describe('the recovery fence', () => {
   });
 
   it('a recovery that never touches the source leaves no attempts; forbiddenSource refuses everything', async () => {
-    const guarded = guardedSource(source, () => true);
+    const guarded = guardedSource(engine.source, () => true);
     // (a recovery flow would run here)
     expect(guarded.attempts).toEqual([]);
     expect(guarded.refusals).toBe(0);

@@ -1,5 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spyHandle } from '../support/clickhouse-spy.js';
+import { describe, expect, it } from 'vitest';
 import {
   collect,
   COLUMNS,
@@ -7,20 +6,18 @@ import {
   expectedWindow,
   INJECTIONS,
   inserted,
-  openSourceEngine,
   START_MS,
   tableRequest,
   WINDOW,
+  sourceEngine,
 } from '../support/clickhouse-source-data.js';
-import { type ClickHouseHandle } from '../../src/adapters/clickhouse/client.js';
-import { countQuery, createClickHouseSource, windowQuery } from '../../src/adapters/clickhouse/source.js';
+import { countQuery, windowQuery } from '../../src/adapters/clickhouse/source.js';
 import {
   decodeChunk,
   encodeChunk,
   encodeSourceChunk,
   type ExtractedChunkReceipt,
 } from '../../src/delivery/chunk-codec.js';
-import type { SourcePort } from '../../src/ports/source.js';
 import { sourceKeyOf } from '../../src/domain/delivery/source-rules.js';
 import type { TargetRow } from '../../src/domain/delivery/target-types.js';
 import { chunkDigest } from '../../src/domain/delivery/target-rules.js';
@@ -29,29 +26,13 @@ import { chunkDigest } from '../../src/domain/delivery/target-rules.js';
  * The ClickHouse delivery source on embedded ClickHouse (chdb, in this test process)
  * through the official client. One engine per process: the whole file shares one handle.
  */
-let ch: ClickHouseHandle;
-/** Every statement the spied handle sent, in order. */
-const sent: string[] = [];
-let spied: ClickHouseHandle;
-let source: SourcePort;
-
-const spy = (handle: ClickHouseHandle): ClickHouseHandle => spyHandle(handle, sent);
-
-beforeAll(async () => {
-  ch = await openSourceEngine();
-  spied = spy(ch);
-  source = createClickHouseSource(spied, { closeHandle: false });
-});
-
-afterAll(async () => {
-  await ch?.close();
-});
+const engine = sourceEngine();
 
 describe('ClickHouse source: one sealed window as ordered chunks', () => {
   it('streams exactly the half-open window, in (time, key) order, in contiguous chunks of chunkRows', async () => {
     const want = expectedWindow();
     expect(want.length).toBeGreaterThan(1000);
-    const chunks = await collect(source.streamWindow(tableRequest(250)));
+    const chunks = await collect(engine.source.streamWindow(tableRequest(250)));
     expect(chunks.map((c) => c.seq)).toEqual(chunks.map((_, i) => i));
     expect(chunks.slice(0, -1).every((c) => c.rows.length === 250)).toBe(true);
     expect(chunks.at(-1)?.rows.length).toBe(want.length - 250 * (chunks.length - 1));
@@ -82,8 +63,11 @@ describe('ClickHouse source: one sealed window as ordered chunks', () => {
 
   it('counts the same rows it streams', async () => {
     const want = expectedWindow().length;
-    expect(await source.countWindow(tableRequest(1))).toBe(want);
-    const total = (await collect(source.streamWindow(tableRequest(1000)))).reduce((n, c) => n + c.rows.length, 0);
+    expect(await engine.source.countWindow(tableRequest(1))).toBe(want);
+    const total = (await collect(engine.source.streamWindow(tableRequest(1000)))).reduce(
+      (n, c) => n + c.rows.length,
+      0,
+    );
     expect(total).toBe(want);
   });
 
@@ -92,7 +76,7 @@ describe('ClickHouse source: one sealed window as ordered chunks', () => {
     let spelled = 0;
     const receipts = async (chunkRows: number) => {
       const out: Array<{ bytes: Buffer; receipt: ExtractedChunkReceipt }> = [];
-      for await (const chunk of source.streamWindow(tableRequest(chunkRows))) {
+      for await (const chunk of engine.source.streamWindow(tableRequest(chunkRows))) {
         // Rows whose engine text is proved canonical are taken as is (line-proof.ts), the others spelled.
         const taken = (chunk.lines ?? []).filter((line) => line !== undefined).length;
         proved += taken;
@@ -108,7 +92,7 @@ describe('ClickHouse source: one sealed window as ordered chunks', () => {
     const second = await receipts(97);
     expect(second.map((x) => x.receipt)).toEqual(first.map((x) => x.receipt));
     // Merging every part changes the physical order; the chunks do not change.
-    await ch.client.command({ query: 'OPTIMIZE TABLE src.events FINAL' });
+    await engine.ch.client.command({ query: 'OPTIMIZE TABLE src.events FINAL' });
     const third = await receipts(97);
     expect(third.map((x) => x.receipt)).toEqual(first.map((x) => x.receipt));
     // The window's bytes do not depend on how they are cut.
@@ -124,7 +108,7 @@ describe('ClickHouse source: one sealed window as ordered chunks', () => {
   });
 
   it('orders rows that tie on the whole key by their values, and respects chunkRows 1 across the tie', async () => {
-    const chunks = await collect(source.streamWindow(tableRequest(1)));
+    const chunks = await collect(engine.source.streamWindow(tableRequest(1)));
     const dups = chunks.flatMap((c) => c.rows).filter((r) => r.event_id === '20001');
     expect(dups.map((r) => r.body)).toEqual(['dup a', 'dup m', 'dup z']);
     expect(chunks.every((c) => c.rows.length === 1)).toBe(true);
@@ -143,11 +127,11 @@ describe('ClickHouse source: one sealed window as ordered chunks', () => {
       event_time: r.event_time,
       body: r.body,
     }));
-    const chunks = await collect(source.streamWindow(request));
+    const chunks = await collect(engine.source.streamWindow(request));
     expect(chunks.flatMap((c) => c.rows)).toEqual(want);
     expect(chunks[0]?.columns).toEqual(['event_id', 'event_time', 'body']);
-    expect(await source.countWindow(request)).toBe(want.length);
-    expect(await source.describe(request)).toEqual([
+    expect(await engine.source.countWindow(request)).toBe(want.length);
+    expect(await engine.source.describe(request)).toEqual([
       { name: 'event_id', type: 'UInt64' },
       { name: 'event_time', type: "DateTime64(3, 'UTC')" },
       { name: 'body', type: 'String' },
@@ -159,7 +143,7 @@ describe('ClickHouse source: one sealed window as ordered chunks', () => {
         sql: 'SELECT * FROM src.events WHERE event_time >= {cutpoint_window_start:DateTime64(3)}',
       },
     });
-    expect(await source.countWindow(pushed)).toBe(expectedWindow().length);
+    expect(await engine.source.countWindow(pushed)).toBe(expectedWindow().length);
   });
 
   it('binds the window as parameters and keeps injection strings in the data as data', async () => {
@@ -171,7 +155,7 @@ describe('ClickHouse source: one sealed window as ordered chunks', () => {
       cutpoint_window_end: '2026-11-04 00:00:00.000',
     });
     expect(countQuery(tableRequest(10)).query).not.toContain('2026');
-    const rows = (await collect(source.streamWindow(tableRequest(500)))).flatMap((c) => c.rows);
+    const rows = (await collect(engine.source.streamWindow(tableRequest(500)))).flatMap((c) => c.rows);
     const bodies = new Set(rows.map((r) => r.body));
     const injected = inserted.filter(
       (r) => INJECTIONS.includes(r.body) && r.event_time >= START_MS && r.event_time < END_MS,
@@ -182,6 +166,6 @@ describe('ClickHouse source: one sealed window as ordered chunks', () => {
     const decoded = decodeChunk(encodeChunk(rows, COLUMNS), COLUMNS);
     expect(decoded).toEqual(rows);
     // The table is still there.
-    expect(await source.countWindow(tableRequest(1))).toBe(rows.length);
+    expect(await engine.source.countWindow(tableRequest(1))).toBe(rows.length);
   });
 });

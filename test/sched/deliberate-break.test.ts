@@ -1,7 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import type * as JournaledWrite from '../../src/delivery/journal/journaled-write.js';
-import { describeFailure, runSchedule, type ScheduleResult } from '../support/sched/run-schedule.js';
-import { scenarioWorld } from '../support/sched/vitest-schedules.js';
+import { firstBreak, scenarioWorld } from '../support/sched/vitest-schedules.js';
 import { deliveryScenario } from './scenarios/delivery.js';
 
 /*
@@ -25,13 +24,7 @@ describe('the deliberate break: delivery with the custody fence check skipped', 
 
   // Measured: the search stops within the first few seeds (~1 s each idle); 600 s covers all 120 on a loaded machine.
   it('a CI seed of the delivery scenario fails with Sched.InvariantViolation', async () => {
-    let found: ScheduleResult | undefined;
-    for (let seed = 1; seed <= CI_SEEDS && !found; seed++) {
-      const result = await runSchedule(deliveryScenario, world(), seed);
-      if (!result.ok) found = result;
-    }
-    expect(found, `no CI seed (1-${CI_SEEDS}) found the skipped fence check`).toBeDefined();
-    console.info(`deliberate break found by ${describeFailure(found!, 12)}`);
-    expect(found!.error?.name).toBe('Sched.InvariantViolation');
+    const found = await firstBreak(deliveryScenario, world(), CI_SEEDS, 'the skipped fence check');
+    expect(found.error?.name).toBe('Sched.InvariantViolation');
   }, 600_000);
 });

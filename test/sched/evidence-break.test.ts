@@ -1,8 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { COMPLETION_KIND } from '../../src/domain/quality/evidence.js';
 import type * as Evidence from '../../src/quality/evidence.js';
-import { describeFailure, runSchedule, type ScheduleResult } from '../support/sched/run-schedule.js';
-import { scenarioWorld } from '../support/sched/vitest-schedules.js';
+import { firstBreak, scenarioWorld } from '../support/sched/vitest-schedules.js';
 import { publicationScenario } from './scenarios/publication.js';
 
 /*
@@ -32,14 +31,8 @@ describe('COMPLETE without its evidence: the governance checker catches it', () 
   const world = scenarioWorld(publicationScenario);
 
   it('a CI seed of the publication scenario fails: the evidence is missing (I9) or the governance never settles without it', async () => {
-    let found: ScheduleResult | undefined;
-    for (let seed = 1; seed <= CI_SEEDS && !found; seed++) {
-      const result = await runSchedule(publicationScenario, world(), seed);
-      if (!result.ok) found = result;
-    }
-    expect(found, `no CI seed (1-${CI_SEEDS}) caught a COMPLETE without its evidence`).toBeDefined();
-    console.info(`COMPLETE without evidence found by ${describeFailure(found!, 12)}`);
-    expect(found!.error).toMatchObject({
+    const found = await firstBreak(publicationScenario, world(), CI_SEEDS, 'a COMPLETE without its evidence');
+    expect(found.error).toMatchObject({
       name: 'Sched.InvariantViolation',
       message: expect.stringMatching(/I9|completion_evidence/),
     });

@@ -1,7 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import type * as Read from '../../src/stream/read.js';
-import { describeFailure, runSchedule, type ScheduleResult } from '../support/sched/run-schedule.js';
-import { scenarioWorld } from '../support/sched/vitest-schedules.js';
+import { firstBreak, scenarioWorld } from '../support/sched/vitest-schedules.js';
 import { streamScenario } from './scenarios/stream.js';
 
 /*
@@ -30,14 +29,8 @@ describe('the skipping read: the stream history checker catches it', () => {
   const world = scenarioWorld(streamScenario);
 
   it('a CI seed of the stream scenario fails: the history is not linearizable', async () => {
-    let found: ScheduleResult | undefined;
-    for (let seed = 1; seed <= CI_SEEDS && !found; seed++) {
-      const result = await runSchedule(streamScenario, world(), seed);
-      if (!result.ok) found = result;
-    }
-    expect(found, `no CI seed (1-${CI_SEEDS}) caught the skipping read`).toBeDefined();
-    console.info(`skipping read found by ${describeFailure(found!, 12)}`);
-    expect(found!.error).toMatchObject({
+    const found = await firstBreak(streamScenario, world(), CI_SEEDS, 'the skipping read');
+    expect(found.error).toMatchObject({
       name: 'Sched.InvariantViolation',
       message: expect.stringContaining('the history is not linearizable: read'),
     });

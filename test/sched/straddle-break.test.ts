@@ -1,7 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import type * as Load from '../../src/generation/load.js';
-import { describeFailure, runSchedule, type ScheduleResult } from '../support/sched/run-schedule.js';
-import { scenarioWorld } from '../support/sched/vitest-schedules.js';
+import { firstBreak, scenarioWorld } from '../support/sched/vitest-schedules.js';
 import { generationScenario } from './scenarios/generation.js';
 
 /*
@@ -39,14 +38,8 @@ describe('the straddle: generation resolution by two separate reads', () => {
   const world = scenarioWorld(generationScenario);
 
   it('a CI seed of the generation scenario fails: Generation.Inconsistent on an intact authority', async () => {
-    let found: ScheduleResult | undefined;
-    for (let seed = 1; seed <= CI_SEEDS && !found; seed++) {
-      const result = await runSchedule(generationScenario, world(), seed);
-      if (!result.ok) found = result;
-    }
-    expect(found, `no CI seed (1-${CI_SEEDS}) found the two-read resolution`).toBeDefined();
-    console.info(`straddle found by ${describeFailure(found!, 12)}`);
-    expect(found!.error).toMatchObject({
+    const found = await firstBreak(generationScenario, world(), CI_SEEDS, 'the two-read resolution');
+    expect(found.error).toMatchObject({
       name: 'Sched.InvariantViolation',
       message: expect.stringContaining('Generation.Inconsistent'),
     });

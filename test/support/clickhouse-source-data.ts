@@ -1,7 +1,10 @@
+import { afterAll, beforeAll } from 'vitest';
 import { dateTime64Param, openClickHouse, type ClickHouseHandle } from '../../src/adapters/clickhouse/client.js';
+import { createClickHouseSource } from '../../src/adapters/clickhouse/source.js';
+import { spyHandle } from './clickhouse-spy.js';
 import { canonicalJson } from '../../src/domain/digest.js';
 import type { SealedWindow } from '../../src/domain/delivery/window.js';
-import type { SourceChunk } from '../../src/ports/source.js';
+import type { SourceChunk, SourcePort } from '../../src/ports/source.js';
 import type { StreamWindowRequest } from '../../src/domain/delivery/source-types.js';
 import type { TargetRow } from '../../src/domain/delivery/target-types.js';
 
@@ -154,4 +157,30 @@ export async function openSourceEngine(): Promise<ClickHouseHandle> {
     await ch.client.insert({ table: 'src.events', format: 'JSONEachRow', values: shuffled.slice(i, i + 700) });
   }
   return ch;
+}
+
+/** The enclosing file's engine: the handle, the source over its spied twin, and every statement the twin sent. */
+export interface SourceEngine {
+  ch: ClickHouseHandle;
+  spied: ClickHouseHandle;
+  source: SourcePort;
+  /** Every statement the spied handle sent, in order. */
+  sent: string[];
+  /** Another handle's statements, recorded into `sent` too. */
+  spy(handle: ClickHouseHandle): ClickHouseHandle;
+}
+
+/** Opens the engine (`openSourceEngine`) before the enclosing file's tests, closes it after. */
+export function sourceEngine(): SourceEngine {
+  const sent: string[] = [];
+  const engine = { sent, spy: (handle: ClickHouseHandle) => spyHandle(handle, sent) } as SourceEngine;
+  beforeAll(async () => {
+    engine.ch = await openSourceEngine();
+    engine.spied = engine.spy(engine.ch);
+    engine.source = createClickHouseSource(engine.spied, { closeHandle: false });
+  });
+  afterAll(async () => {
+    await engine.ch?.close();
+  });
+  return engine;
 }

@@ -3,16 +3,13 @@ import { runFlow, type FlowResult } from '../../../src/local/flow-runner.js';
 import type { Fence } from '../../../src/domain/fence.js';
 import type { Ports } from '../../../src/ports/index.js';
 import { appendBatch } from '../../../src/stream/append-batch.js';
-import { readStream } from '../../../src/stream/read.js';
 import { resolveAppend } from '../../../src/stream/resolve.js';
 import { takeoverLane } from '../../../src/stream/takeover.js';
 import { trimLane } from '../../../src/stream/trim.js';
 import { lambdaInvocations } from '../../support/sched/invocations.js';
 import type { Scheduler } from '../../support/sched/scheduler.js';
 import type { OpHistory, Pending } from '../../support/sched/op-history.js';
-import { verifyRead } from '../../support/stream-history/actions.js';
 import {
-  decode,
   encode,
   messageOf,
   nameOf,
@@ -63,7 +60,7 @@ export interface StreamRun {
  * Spawns one actor whose broken invariant (a HistoryError from the model's checks) or
  * unexpected error is kept for the checker: the scheduler does not look at how an actor ended.
  */
-function act(run: StreamRun, label: string, body: () => Promise<void>): void {
+export function act(run: StreamRun, label: string, body: () => Promise<void>): void {
   void run.s.spawn(label, () =>
     body().catch((error: unknown) => {
       run.s.note(`${label} broke: ${messageOf(error)}`);
@@ -76,9 +73,6 @@ function act(run: StreamRun, label: string, body: () => Promise<void>): void {
 
 /** How a Task's retries can end a flow without an interpretation (the attempt stays the recovery handle). */
 const EXHAUSTED = new Set([...TRANSIENT, 'States.Timeout', 'Lambda.ServiceException']);
-
-/** What a read may answer under faults instead of records: the caller reads again. */
-const RETRY_READ = new Set(['Stream.ObjectReclaimed', 'Stream.ProviderUnavailable']);
 
 const base64 = (records: readonly string[]): string[] => records.map((r) => Buffer.from(r).toString('base64'));
 
@@ -250,62 +244,5 @@ export function gcActor(run: StreamRun, advanceSeconds: number): void {
       r.status === 'SUCCEEDED' || EXHAUSTED.has(r.error ?? ''),
       `the GC flow failed with ${r.error}: ${r.cause}`,
     );
-  });
-}
-
-/**
- * A reader pinning and reading [from, from + max) while trim and GC run, page after page
- * from each page's `next`: every page holds exactly the committed records from its start
- * (never a skip); a page is short below the committed end only when a fault hit the read
- * (the failed range ends it, seed 002 "Read failures"), and the reader goes on from there
- * until it has its records or the committed end. Refused only as trimmed when a trim passed
- * `from`, or reclaimed or unavailable (read again).
- */
-export function readerActor(run: StreamRun, from: number, maxRecords: number): void {
-  const label = `reader:${from}+${maxRecords}`;
-  act(run, label, async () => {
-    let at = from;
-    let wanted = maxRecords;
-    for (let round = 0; round < 8 && wanted > 0; round++) {
-      const before = { ...run.h.head };
-      const faults = run.s.injected;
-      const op = run.ops.invoke(label, 'read', { from: at, maxRecords: wanted });
-      try {
-        const result = await readStream({ ...run.lane, from: at, maxRecords: wanted }, run.h.actors.reader.ports).catch(
-          (error: unknown) => {
-            op.fail({ error: nameOf(error) });
-            throw error;
-          },
-        );
-        op.ok({ records: result.records.map((r) => decode(r.data)), committedEnd: result.committedEnd });
-        const n = result.records.length;
-        run.s.note(
-          `${label} from ${at} → ${n} records, next ${result.next}, end ${result.committedEnd}, trim ${result.trimOffset}`,
-        );
-        run.h.check(
-          result.trimOffset >= before.trimOffset,
-          `${label}: trim offset ${result.trimOffset}, behind ${before.trimOffset} seen before the read`,
-        );
-        const short = run.s.injected > faults && n > 0 && n < Math.min(wanted, result.committedEnd - at);
-        verifyRead(run.h, { from: at, maxRecords: short ? n : wanted }, result, before.committedEnd);
-        run.h.head.committedEnd = Math.max(run.h.head.committedEnd, result.committedEnd);
-        run.h.head.trimOffset = Math.max(run.h.head.trimOffset, result.trimOffset);
-        if (result.next === result.committedEnd) return;
-        [at, wanted] = [result.next, wanted - n];
-      } catch (error) {
-        run.s.note(`${label} from ${at} threw ${messageOf(error)}`);
-        const name = nameOf(error);
-        if (name === 'HistoryError') throw error;
-        if (name === 'Stream.OffsetTrimmed') {
-          run.h.check(
-            run.trimTo !== undefined && at < run.trimTo,
-            `${label} refused as trimmed at ${at}, but no trim passed it: ${messageOf(error)}`,
-          );
-          return;
-        }
-        // Reclaimed (a copy marked before the pin), or the store failing past the read's bounded retries: read again.
-        run.h.check(RETRY_READ.has(name) || TRANSIENT.has(name), `${label} threw ${messageOf(error)}`);
-      }
-    }
   });
 }

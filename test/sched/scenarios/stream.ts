@@ -17,12 +17,12 @@ import {
   appendFlowActor,
   gcActor,
   operatorResolveActor,
-  readerActor,
   resolveFlowActor,
   takeoverActor,
   trimActor,
   type StreamRun,
 } from './stream-actors.js';
+import { readerActor } from './stream-reader-actor.js';
 import { checkStream, settleStream } from './stream-check.js';
 
 /**

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { describeFailure, runSchedule } from './run-schedule.js';
+import { describeFailure, runSchedule, type ScheduleResult } from './run-schedule.js';
 import type { Scenario } from './scenario.js';
 import type { SchedStores } from './stores.js';
 
@@ -58,4 +58,25 @@ function parseSeed(raw: string, name: string): number {
   if (raw.trim() === '' || !Number.isSafeInteger(n) || n < 0)
     throw new Error(`${name} must be non-negative integers, got "${raw}"`);
   return n;
+}
+
+/**
+ * A deliberate break's search (test/sched/*-break.test.ts): the seeds 1..`seeds` of
+ * `scenario`, in order, until one fails; that failure, printed with its last moves. Fails
+ * the test when none does, naming `what` went uncaught.
+ */
+export async function firstBreak<W extends { stores: SchedStores }>(
+  scenario: Scenario<W>,
+  world: W,
+  seeds: number,
+  what: string,
+): Promise<ScheduleResult> {
+  let found: ScheduleResult | undefined;
+  for (let seed = 1; seed <= seeds && !found; seed++) {
+    const result = await runSchedule(scenario, world, seed);
+    if (!result.ok) found = result;
+  }
+  expect(found, `no CI seed (1-${seeds}) caught ${what}`).toBeDefined();
+  console.info(`${what} found by ${describeFailure(found!, 12)}`);
+  return found!;
 }
