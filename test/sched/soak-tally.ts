@@ -19,6 +19,7 @@ export class SoakTally {
   private readonly faults = new Map<string, number>();
   private readonly events = new Map<string, number>();
   private readonly cutPoints = new Map<string, number>();
+  private readonly reads = new Map<string, number>();
 
   get count(): number {
     return this.schedules;
@@ -45,6 +46,7 @@ export class SoakTally {
     addAll(this.faults, r.faults);
     addAll(this.events, r.events);
     addAll(this.cutPoints, r.hits);
+    addAll(this.reads, r.reads);
   }
 
   /** Every 5 s, and at the end. */
@@ -85,6 +87,8 @@ export class SoakTally {
       actorEvents: Object.fromEntries([...this.events].sort()),
       cutPointsReached: this.cutPoints.size,
       cutPoints: Object.fromEntries([...this.cutPoints].sort()),
+      /** Reads parked at, by port call (reads are scheduling points: test/support/sched/scheduler.ts). */
+      readPoints: Object.fromEntries([...this.reads].sort()),
       failures: this.failures.slice(0, 50),
     };
   }

@@ -63,6 +63,7 @@ export function toLine(r: ScheduleResult): string {
   return JSON.stringify({
     ...r,
     hits: Object.fromEntries(r.hits),
+    reads: Object.fromEntries(r.reads),
     faults: Object.fromEntries(r.faults),
     events: Object.fromEntries(r.events),
     trace: r.ok ? [] : r.trace,
@@ -75,12 +76,14 @@ export function readResults(child: ChildProcess, onResult: (r: ScheduleResult) =
   lines.on('line', (line) => {
     const raw = JSON.parse(line) as ScheduleResult & {
       hits: Record<string, number>;
+      reads: Record<string, number>;
       faults: Record<string, number>;
       events: Record<string, number>;
     };
     onResult({
       ...raw,
       hits: new Map(Object.entries(raw.hits)),
+      reads: new Map(Object.entries(raw.reads)),
       faults: new Map(Object.entries(raw.faults)),
       events: new Map(Object.entries(raw.events)),
     });

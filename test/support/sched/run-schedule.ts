@@ -11,6 +11,8 @@ export interface ScheduleResult {
   decisions: number;
   /** Cut points reached (parks that moved), by name. */
   hits: ReadonlyMap<string, number>;
+  /** Reads that parked and moved (scheduling points, never faulted), by port call. */
+  reads: ReadonlyMap<string, number>;
   /** Faults injected, by kind (zombie and duplicate invocations counted by the scenario's trace). */
   faults: ReadonlyMap<string, number>;
   /** Actor events by kind (zombie, duplicate-invocation, duplicate-start, operator-race, reader-gc, ...). */
@@ -60,6 +62,7 @@ export async function runSchedule<W extends { stores: SchedStores }>(
     ms: performance.now() - started,
     decisions: s.decisions,
     hits: s.hits,
+    reads: s.reads,
     faults: s.faultsFired,
     events: s.events,
     error,
