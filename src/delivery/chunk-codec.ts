@@ -50,13 +50,13 @@ export interface ExtractedChunkReceipt {
   lastKey: SourceKey;
 }
 
-/**
- * The canonical JSONL of `rows`. `lines[i]`, where given, is row i's canonical line
- * without its newline, already proved so (src/domain/delivery/line-proof.ts): it is taken as is instead of
- * spelling the row again — the bytes are the same either way.
- */
 const NEWLINE = 0x0a;
 
+/**
+ * The canonical JSONL of `rows`. `lines[i]`, where given, is row i's canonical line without
+ * its newline, already known (SourceChunk.lines): it is taken as is instead of spelling the
+ * row again — the bytes are the same either way.
+ */
 export function encodeChunk(
   rows: Iterable<TargetRow>,
   columns: readonly string[],

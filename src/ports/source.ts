@@ -66,9 +66,10 @@ export interface SourceChunk {
   /** 1..chunkRows rows, in source order. */
   rows: TargetRow[];
   /**
-   * Per row, where the source proved it (src/domain/delivery/line-proof.ts): the
-   * row's canonical JSONL line as the source's own text, without its newline. The encode
-   * takes it instead of spelling the row again; the bytes are the same either way.
+   * Per row, where known: the row's canonical JSONL line without its newline — the
+   * source's own text where it proved it canonical (src/domain/delivery/line-proof.ts), or
+   * spelled (src/domain/delivery/canonical-line.ts) when the chunk is cut by text. The
+   * encode takes it instead of spelling the row again; the bytes are the same either way.
    */
   lines?: Array<string | undefined>;
   /** `sourceKeyOf` the first and the last row. */
