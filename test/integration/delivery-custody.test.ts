@@ -1,11 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/domain/digest.js';
-import { invocationIdFrom, targetIdOf } from '../../src/domain/delivery/identifiers.js';
 import { FAULT_KINDS } from '../../src/domain/faults.js';
-import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.js';
-import { sealAuthority } from '../../src/domain/delivery/sealed-authority.js';
-import type { SealedWindow } from '../../src/domain/delivery/window.js';
 import { advanceCheckpoint, loadCheckpoint } from '../../src/delivery/checkpoint.js';
 import {
   acquireCustody,
@@ -25,49 +20,14 @@ import type { Ports } from '../../src/ports/index.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
 import { interceptPorts, sameKey } from '../support/intercept-ports.js';
 import { EXPECTED_FIRST, firstAttempt } from '../support/fault-attempt.js';
+import { beginRequest, newTarget as journalTarget } from '../support/journal-fixture.js';
 
 /**
  * Target custody against DynamoDB Local (issue 4): exactly one invocation holds a target;
  * a zombie step from an old epoch cannot publish, advance the checkpoint or drop stages.
  */
 
-const manifestText = `version: 1
-bindings:
-  events_ch: { kind: clickhouse, url_env: CH_URL }
-  warehouse: { kind: mssql, url_env: MSSQL_URL }
-routes:
-  daily:
-    source: { binding: events_ch, table: analytics.events, time_column: event_time, key_columns: [event_id] }
-    window: { kind: rolling, days: 1, boundary: day }
-    target: { binding: warehouse, table: dbo.events_daily, key_columns: [event_id], mode: replace_window }
-`;
-const route = selectRoute(parseManifest(manifestText, '/config/route.yaml'), 'daily');
-const DAY1: SealedWindow = { start: '2026-11-01T00:00:00.000Z', end: '2026-11-02T00:00:00.000Z' };
-
-let tables = 0;
-const newTarget = () => targetIdOf('warehouse', { schema: 'dbo', name: `custody_${process.pid}_${++tables}` });
-const newInvocationId = () => invocationIdFrom(new Uint8Array(randomBytes(16)));
-const sealFor = (invocationId: string) =>
-  sealAuthority({
-    invocationId,
-    manifestText,
-    selector: '/config/route.yaml#daily',
-    route,
-    targetIdentity: { server: 'sql-1', database: 'dwh', principal: 'cutpoint' },
-    workRoot: '/var/lib/cutpoint/work',
-    window: DAY1,
-  });
-const beginRequest = (
-  targetId: string,
-  invocationId = newInvocationId(),
-  session = `s-${invocationId.slice(4, 12)}`,
-) => ({
-  invocationId,
-  route: 'daily',
-  targetId,
-  sealed: sealFor(invocationId),
-  session,
-});
+const newTarget = () => journalTarget('custody');
 
 const hex = (s: string) => sha256Hex(s);
 const staging = { table: { schema: 'dbo', table: 'cutpoint_stg_x' }, objectId: '1234', owner: hex('owner') };

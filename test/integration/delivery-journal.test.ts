@@ -1,11 +1,6 @@
-// Over ~300 lines (731), kept whole — one subject, one world: its cases share the emulators and fixtures they start (setup is what costs).
-import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/domain/digest.js';
-import { invocationIdFrom, targetIdOf } from '../../src/domain/delivery/identifiers.js';
 import { FAULT_KINDS } from '../../src/domain/faults.js';
-import { parseManifest, selectRoute } from '../../src/domain/delivery/manifest.js';
-import { sealAuthority } from '../../src/domain/delivery/sealed-authority.js';
 import type { JournalState } from '../../src/domain/delivery/journal-states.js';
 import type { SealedWindow } from '../../src/domain/delivery/window.js';
 import { advanceCheckpoint, loadCheckpoint } from '../../src/delivery/checkpoint.js';
@@ -19,36 +14,12 @@ import { recordFacts, transition } from '../../src/delivery/journal/transition.j
 import type { Ports } from '../../src/ports/index.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
 import { EXPECTED_FIRST, firstAttempt } from '../support/fault-attempt.js';
+import { DAY1, newInvocationId, newTarget as journalTarget, sealFor } from '../support/journal-fixture.js';
 
 /** The delivery journal against DynamoDB Local: transitions, facts, checkpoint, read side, fault matrices. */
 
-const manifestText = `version: 1
-bindings:
-  events_ch: { kind: clickhouse, url_env: CH_URL }
-  warehouse: { kind: mssql, url_env: MSSQL_URL }
-routes:
-  daily:
-    source: { binding: events_ch, table: analytics.events, time_column: event_time, key_columns: [event_id] }
-    window: { kind: rolling, days: 1, boundary: day }
-    target: { binding: warehouse, table: dbo.events_daily, key_columns: [event_id], mode: replace_window }
-`;
-const route = selectRoute(parseManifest(manifestText, '/config/route.yaml'), 'daily');
-const DAY1: SealedWindow = { start: '2026-11-01T00:00:00.000Z', end: '2026-11-02T00:00:00.000Z' };
 const DAY2: SealedWindow = { start: '2026-11-02T00:00:00.000Z', end: '2026-11-03T00:00:00.000Z' };
-
-let tables = 0;
-const newTarget = () => targetIdOf('warehouse', { schema: 'dbo', name: `events_${process.pid}_${++tables}` });
-const newInvocationId = () => invocationIdFrom(new Uint8Array(randomBytes(16)));
-const sealFor = (invocationId: string, window: SealedWindow = DAY1) =>
-  sealAuthority({
-    invocationId,
-    manifestText,
-    selector: '/config/route.yaml#daily',
-    route,
-    targetIdentity: { server: 'sql-1', database: 'dwh', principal: 'cutpoint' },
-    workRoot: '/var/lib/cutpoint/work',
-    window,
-  });
+const newTarget = () => journalTarget('events');
 
 async function begin(
   ports: Ports,
