@@ -3,11 +3,12 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { runCases, type ConformanceCase } from './case.js';
 import { DYNAMODB_CASES } from './dynamodb-cases.js';
 import { S3_CASES } from './s3-cases.js';
+import { SFN_CASES } from './sfn-cases.js';
 import { closeTarget, openTarget, type ConformanceTarget } from './target.js';
 
 /**
  * The service behaviours the design relies on (test/conformance/*-cases.ts), on the
- * emulators `npm test` starts: each answers as AWS documents it, or as the case says the
+ * emulators `npm test` starts and the local state-machine runner: each answers as AWS documents it, or as the case says the
  * emulator differs (and why the code does not depend on it). `npm run test:aws` runs the
  * same cases in a real account (test/conformance/aws.ts).
  */
@@ -24,7 +25,7 @@ afterAll(async () => {
   if (target) await closeTarget(target);
 });
 
-const CASES: readonly ConformanceCase[] = [...DYNAMODB_CASES, ...S3_CASES];
+const CASES: readonly ConformanceCase[] = [...DYNAMODB_CASES, ...S3_CASES, ...SFN_CASES];
 
 describe('conformance: the emulators answer as AWS documents, or as each case says they differ', () => {
   it.each(CASES.map((c, i) => [c.name, i] as const))('%s', async (_name, i) => {
