@@ -12,6 +12,8 @@ import { createClickHouseStageTarget } from './clickhouse/publication-stage.js';
 import { createClickHouseSource } from './clickhouse/source.js';
 import { openMssqlTarget } from './mssql/target.js';
 import { openPostgresTarget } from './postgres/target.js';
+import { openPostgresCensus } from './postgres/census.js';
+import type { WindowCensusPort } from '../ports/window-census.js';
 
 /**
  * Opens a route's source and target from RESOLVED settings (src/delivery/bindings.ts):
@@ -125,6 +127,19 @@ export function openTargetFor(binding: Binding, settings: ConnectionSettings, fa
       // A ClickHouse target has two sides on one connection: openRouteTargetFor.
       throw kindInvalid(binding, 'a SQL delivery target (postgres or mssql)');
   }
+}
+
+/**
+ * The window census of a route's target (src/ports/window-census.ts), for the game day's
+ * checks: PostgreSQL only so far; another kind is `gameday.census_unsupported`.
+ */
+export function openCensusFor(binding: Binding, settings: ConnectionSettings): WindowCensusPort {
+  if (binding.kind !== 'postgres')
+    throw new ConfigError(
+      'gameday.census_unsupported',
+      `binding ${binding.name}: the game day counts target rows on PostgreSQL targets only, not ${binding.kind}`,
+    );
+  return openPostgresCensus(postgresConnection(binding, settings));
 }
 
 /**

@@ -151,6 +151,10 @@ export const TOPICS: Record<string, CommandTopic> = {
       list: ['cutpoint faults list', 'cutpoint faults list --format text'],
     },
   },
+  gameday: {
+    summary: 'arm every cut point of a flow in turn, recover each, and check the invariants',
+    subcommands: {},
+  },
   cost: {
     summary: 'what one delivered window and one appended batch cost on AWS, measured locally',
     subcommands: {},
@@ -206,6 +210,9 @@ export const OPTION_TEXT: Record<string, string> = {
   '--target': "--target TARGET_ID    only this target's invocations",
   '--dynamodb-port': "--dynamodb-port N     DynamoDB Local's port (default CUTPOINT_DYNAMODB_PORT, else 8000)",
   '--s3-port': "--s3-port N           the S3 emulator's port (default CUTPOINT_S3_PORT, else 4566)",
+  '--flows': '--flows A,B           the flows to drill (default: every drilled flow)',
+  '--kinds': '--kinds rotate|all|K,K  the fault kinds per cut point (default rotate: one each, shifted by --seed)',
+  '--seed': '--seed N              which kind the rotation starts with (default 0)',
   'stream append --from': '--from FILE.jsonl     a JSON Lines file through the group-commit producer',
   'stream append --max-records': '--max-records N       with --from: at most N records per group',
   'stream read --max-records': '--max-records N       at most N records (default and maximum: the read limit)',

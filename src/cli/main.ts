@@ -53,6 +53,10 @@ export const COMMANDS: Record<string, () => Promise<CommandModule>> = {
     const m = await import('./commands/faults.js');
     return { run: m.faultsCommand, help: m.faultsHelp };
   },
+  gameday: async () => {
+    const m = await import('./commands/gameday.js');
+    return { run: m.gamedayCommand, help: m.gamedayHelp };
+  },
   cost: async () => {
     const m = await import('./commands/cost.js');
     return { run: m.costCommand, help: m.costHelp };

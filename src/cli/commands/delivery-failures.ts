@@ -1,5 +1,6 @@
 import { CutpointError } from '../../domain/errors.js';
 import { echoed } from '../../domain/echo.js';
+import { INPUT_LIMITS, readInputFile } from '../io.js';
 
 /*
  * What the delivery commands (inspect and the live actions in delivery.ts, the run in
@@ -16,6 +17,15 @@ export class ManifestUnavailableError extends CutpointError {
       'delivery.manifest_unavailable',
       `manifest ${echoed(file)} could not be read (${reason}); nothing was mutated`,
     );
+  }
+}
+
+/** The text of the manifest file --manifest names, within its size bound; unreadable: ManifestUnavailableError. */
+export async function readManifestFile(file: string): Promise<string> {
+  try {
+    return new TextDecoder().decode(await readInputFile(file, INPUT_LIMITS.manifest, 'manifest'));
+  } catch (error) {
+    throw new ManifestUnavailableError(file, (error as NodeJS.ErrnoException).code ?? 'unreadable');
   }
 }
 

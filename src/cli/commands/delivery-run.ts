@@ -24,11 +24,11 @@ import type { SourcePort } from '../../ports/source.js';
 import type { TargetPort } from '../../ports/target.js';
 import { flowProgress } from '../flow-progress.js';
 import { NeedsRecoveryError } from '../../delivery/steps/flow-stop.js';
-import { INPUT_LIMITS, printResult, progress, readInputFile, UsageError } from '../io.js';
+import { printResult, progress, UsageError } from '../io.js';
 import { parseOptions, unexpectedArgument } from '../grammar.js';
 import { AWS_OPTIONS } from '../aws-runtime.js';
 import { failureNote, notingTargetCheck, openLocalSource, openLocalTarget } from './delivery-bindings.js';
-import { causeMessage, ManifestUnavailableError } from './delivery-failures.js';
+import { causeMessage, readManifestFile } from './delivery-failures.js';
 import { runtimeOf, type Runtime } from './stream/runtime.js';
 
 /**
@@ -117,7 +117,7 @@ async function runRoute(
       : validateInvocationId(values['invocation-id']);
   const given = parseSelector(values.manifest);
   const selector = selectorText({ file: resolve(given.file), route: given.route });
-  const manifestText = await readManifestText(resolve(given.file));
+  const manifestText = await readManifestFile(resolve(given.file));
   const route: SelectedRoute = selectRoute(parseManifest(manifestText, resolve(given.file)), given);
   const input: BeginInput = { invocationId, session: `run-${invocationId.slice(4, 18)}`, manifestText, selector };
   const run = {
@@ -244,10 +244,3 @@ async function outcomeOf(
   );
 }
 
-async function readManifestText(file: string): Promise<string> {
-  try {
-    return new TextDecoder().decode(await readInputFile(file, INPUT_LIMITS.manifest, 'manifest'));
-  } catch (error) {
-    throw new ManifestUnavailableError(file, (error as NodeJS.ErrnoException).code ?? 'unreadable');
-  }
-}

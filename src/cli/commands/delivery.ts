@@ -11,7 +11,7 @@ import {
   type SealedAuthority,
 } from '../../domain/delivery/sealed-authority.js';
 import { CutpointError } from '../../domain/errors.js';
-import { causeMessage, ManifestUnavailableError } from './delivery-failures.js';
+import { causeMessage, readManifestFile } from './delivery-failures.js';
 import { validateTargetId } from '../../delivery/journal/keys.js';
 import { inspectAll, inspectInvocation } from '../../delivery/journal/listing.js';
 import { loadInvocation } from '../../delivery/journal/records.js';
@@ -21,7 +21,7 @@ import { capsuleActionGate } from '../../quality/inspect.js';
 import { targetReaderOf, type ObserveReader } from '../../quality/observe-reader.js';
 import { publicationModeOf } from '../../publication/exchange-mode.js';
 import { probeReader } from '../../adapters/reader-process/probe-reader.js';
-import { INPUT_LIMITS, readInputFile, UsageError } from '../io.js';
+import { UsageError } from '../io.js';
 import { parseOptions, unexpectedArgument, unknownSubcommand } from '../grammar.js';
 import { AWS_OPTIONS } from '../aws-runtime.js';
 import { expire, EXPIRE_OPTIONS, expireHelp, expireInputOf } from './delivery-expire.js';
@@ -147,7 +147,7 @@ async function liveAction(
   const selector: Selector = { file: resolve(given.file), route: given.route };
   const record = await loadInvocation(await runtime.ports(), id);
   assertActionPermitted(record.state, record.facts, action);
-  const manifestText = await readManifest(selector.file);
+  const manifestText = await readManifestFile(selector.file);
   const route = selectRoute(parseManifest(manifestText, selector.file), selector);
   assertOperatorAuthority(record.sealed, { invocationId: id, manifestText, selector, route });
   if (runtime.kind === 'aws')
@@ -243,12 +243,4 @@ function assertOperatorAuthority(
     identityDigest: sealed.identityDigest,
     workRootDigest: sealed.workRootDigest,
   });
-}
-
-async function readManifest(file: string): Promise<string> {
-  try {
-    return new TextDecoder().decode(await readInputFile(file, INPUT_LIMITS.manifest, 'manifest'));
-  } catch (error) {
-    throw new ManifestUnavailableError(file, (error as NodeJS.ErrnoException).code ?? 'unreadable');
-  }
 }

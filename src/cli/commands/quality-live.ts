@@ -13,9 +13,8 @@ import { probeReader } from '../../adapters/reader-process/probe-reader.js';
 import { assertObservePermitted, operatorObserve } from '../../quality/operator-observe.js';
 import { replayGovernance } from '../../quality/replay.js';
 import { assertGovernedRoute, notGovernedRoute, readOnlyTarget } from '../../quality/steps/read-only.js';
-import { INPUT_LIMITS, readInputFile } from '../io.js';
 import { assertReaderReachable, openLocalRouteTarget } from './delivery-bindings.js';
-import { causeMessage, ManifestUnavailableError } from './delivery-failures.js';
+import { causeMessage, readManifestFile } from './delivery-failures.js';
 import type { Runtime } from './stream/runtime.js';
 
 /**
@@ -44,7 +43,7 @@ export async function manifestCommand(runtime: Runtime, command: ManifestCommand
   const ports = command.verb !== 'observe' && runtime.kind === 'aws' ? undefined : await runtime.ports();
   // observe: the action guide before the manifest (as `delivery reconcile|resume|retire`).
   if (command.verb === 'observe') await assertObservePermitted(ports!, id);
-  const manifestText = await readManifest(selector.file);
+  const manifestText = await readManifestFile(selector.file);
   const route = selectRoute(parseManifest(manifestText, selector.file), selector);
   const input = { invocationId: id, manifestText, selector: selectorText(selector) };
   // On AWS the deployed flow's Lambda resolves the binding from its secret (and, to observe, forks its own reader).
@@ -152,12 +151,4 @@ export function observeFlowFailure(
   cause: string | undefined,
 ): CutpointError {
   return qualityFlowFailure('observe', status, error, cause);
-}
-
-async function readManifest(file: string): Promise<string> {
-  try {
-    return new TextDecoder().decode(await readInputFile(file, INPUT_LIMITS.manifest, 'manifest'));
-  } catch (error) {
-    throw new ManifestUnavailableError(file, (error as NodeJS.ErrnoException).code ?? 'unreadable');
-  }
 }

@@ -1,0 +1,81 @@
+import { resolve } from 'node:path';
+import { parseManifest, parseSelector, selectRoute, selectorText } from '../../domain/delivery/manifest.js';
+import { CutpointError } from '../../domain/errors.js';
+import { parseDrillKinds, DRILL_KINDS } from '../../domain/gameday/drill-plan.js';
+import { quoted } from '../../domain/echo.js';
+import { GAMEDAY_FLOWS, runGameday, type GamedayFlow } from '../../gameday/gameday.js';
+import type { GamedayDriver } from '../../ports/gameday-driver.js';
+import { AWS_HELP, AWS_OPTIONS, refuseAwsFlagsWithoutAws } from '../aws-runtime.js';
+import { parseOptions, unexpectedArgument } from '../grammar.js';
+import { printResult, progress, UsageError } from '../io.js';
+import { readManifestFile } from './delivery-failures.js';
+
+export const gamedayHelp = `cutpoint gameday --manifest FILE#ROUTE [--flows ${GAMEDAY_FLOWS.join(',')}] [--kinds rotate|all|KIND[,KIND...]] [--seed N] [--aws ...]
+  a game day on the route: every cut point each flow crosses (cutpoint faults list) armed in
+  turn for one fresh invocation's run, then the recovery an operator gets (the automatic
+  recovery flow, then the one command inspect prints, until the journal is final), then the
+  invariants: the window's rows exactly once with one receipt and the checkpoint advanced
+  once — or nothing published —, a proved window never retired, custody released, no stage
+  left, the fault reached. --kinds: rotate (default: one kind per cut point, shifted by
+  --seed), all, or a list of ${DRILL_KINDS.join(', ')}.
+  Locally the flows run in this process against the local runtime (cutpoint local up) and
+  the bindings' variables; the target must be PostgreSQL (its window is counted).
+  Stdout: one JSON report (every drill, its trail and invariants, the violations);
+  progress on stderr; exit 0 when every invariant held, 1 when one did not (gameday.invariant_violated)
+  ${AWS_HELP.replace(/\n/g, '\n  ')}
+  with --aws the drills run the deployed state machines; the stack's Lambdas arm the faults
+  (deployed with CUTPOINT_FAULTS_IN_LAMBDA=enabled)`;
+
+const OPTIONS = {
+  manifest: { type: 'string' },
+  flows: { type: 'string' },
+  kinds: { type: 'string' },
+  seed: { type: 'string' },
+  ...AWS_OPTIONS,
+} as const;
+
+export class GamedayViolatedError extends CutpointError {
+  constructor(violations: number) {
+    super(
+      'Gameday.InvariantViolated',
+      'gameday.invariant_violated',
+      `${violations} invariant(s) did not hold; the report on stdout names each drill and what was observed`,
+    );
+  }
+}
+
+export async function gamedayCommand(args: string[]): Promise<unknown> {
+  const { values, positionals } = parseOptions(args, OPTIONS);
+  if (positionals.length) throw unexpectedArgument(positionals[0]);
+  if (typeof values.manifest !== 'string') throw new UsageError('gameday needs --manifest FILE#ROUTE');
+  refuseAwsFlagsWithoutAws(values);
+  const flows = (values.flows ?? GAMEDAY_FLOWS.join(',')).split(',').map((f) => f.trim());
+  const unknown = flows.find((f) => !(GAMEDAY_FLOWS as readonly string[]).includes(f));
+  if (unknown !== undefined)
+    throw new UsageError(`--flows: ${quoted(unknown)} is not drilled; drilled flows: ${GAMEDAY_FLOWS.join(', ')}`);
+  const kinds = parseDrillKinds(values.kinds ?? 'rotate');
+  if (!kinds) throw new UsageError(`--kinds takes rotate, all or a list of ${DRILL_KINDS.join(', ')}`);
+  const seed = Number(values.seed ?? '0');
+  if (!Number.isSafeInteger(seed) || seed < 0) throw new UsageError('--seed takes a non-negative integer');
+
+  const given = parseSelector(values.manifest);
+  const file = resolve(given.file);
+  const manifestText = await readManifestFile(file);
+  const route = selectRoute(parseManifest(manifestText, file), given);
+  if (values.aws) throw new UsageError('gameday --aws is not built yet: run it on the local runtime');
+  const driver: GamedayDriver = (await import('./gameday-local.js')).localGamedayDriver();
+  const report = await runGameday(
+    driver,
+    {
+      flows: flows as GamedayFlow[],
+      choice: { kinds, seed },
+      route,
+      manifestText,
+      selector: selectorText({ file, route: given.route }),
+    },
+    progress,
+  );
+  if (report.violations.length === 0) return report;
+  printResult(report);
+  throw new GamedayViolatedError(report.violations.length);
+}

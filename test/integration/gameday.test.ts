@@ -1,0 +1,106 @@
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CUT_POINTS } from '../../src/cut-points.js';
+import type { GamedayReport } from '../../src/gameday/report.js';
+import { REPO_ROOT } from '../../src/local/asl.js';
+import { runCutpointInProcess, startCliRuntime, type CliRun, type CliRuntime } from '../support/cli-runtime.js';
+import { seedSourceDirectory } from '../support/delivery-source.js';
+import { openWarehouse, type Warehouse } from '../support/delivery-world.js';
+
+/**
+ * `cutpoint gameday` on the local runtime, as CI runs it: every cut point deliver-window
+ * crosses armed in turn (one kind each, rotated), each drill recovered by the automatic
+ * recovery flow and then the printed commands, and every invariant checked. The report is
+ * the command's own: exit 0 only when every invariant held.
+ */
+
+const CH_ENV = 'TEST_GAMEDAY_CLICKHOUSE';
+const PG_ENV = 'TEST_GAMEDAY_WAREHOUSE';
+const manifestText = `version: 1
+bindings:
+  events_ch: { kind: clickhouse, url_env: ${CH_ENV} }
+  warehouse: { kind: postgres, url_env: ${PG_ENV} }
+routes:
+  daily:
+    source: { binding: events_ch, table: src.events, time_column: event_time, key_columns: [event_id] }
+    window: { kind: fixed, start: "2025-11-02T00:00:00Z", end: "2025-11-03T00:00:00Z" }
+    target: { binding: warehouse, table: dwh.events_gameday, key_columns: [event_id], mode: replace_window }
+    quality: { unique_keys: true, not_null: [event_id, event_time] }
+    chunk_rows: 40
+    part_rows: 100
+`;
+const BASE = Date.parse('2025-11-01T00:00:00.000Z');
+// 240 a day: the window's 240 rows in 3 parts of 2-3 chunks each.
+const rows = Array.from({ length: 720 }, (_, k) => ({
+  event_id: k + 1,
+  event_time: BASE + (k + 1) * 360_000,
+  region: k % 3 === 0 ? 'eu' : 'us',
+  amount: (k % 1000) / 8,
+  note: k % 2 === 0 ? null : `note ${k}`,
+}));
+
+let runtime: CliRuntime | undefined;
+let warehouse: Warehouse;
+let chDir = '';
+
+beforeAll(async () => {
+  runtime = await startCliRuntime('gameday', manifestText);
+  chDir = join(runtime.root, 'clickhouse');
+  await seedSourceDirectory(chDir, rows);
+  warehouse = await openWarehouse({ tables: ['events_gameday'] });
+}, 180_000);
+
+afterAll(async () => {
+  await warehouse?.close();
+  await runtime?.stop();
+});
+
+function gameday(args: string[]): Promise<CliRun> {
+  return runCutpointInProcess(['gameday', '--manifest', `${runtime!.manifestFile}#daily`, ...args], {
+    cwd: runtime!.root,
+    env: {
+      CUTPOINT_STATE_DIR: runtime!.stateDir,
+      [CH_ENV]: `chdb:${chDir}`,
+      [PG_ENV]: warehouse.pgServer.connectionString,
+    },
+  });
+}
+
+describe('cutpoint gameday (local runtime)', () => {
+  it('drills every cut point deliver-window crosses, recovers each and every invariant holds', async () => {
+    const r = await gameday([]);
+    const report = JSON.parse(r.stdout) as GamedayReport;
+    expect(report.violations).toEqual([]);
+    expect(r.code).toBe(0);
+    const crossed = CUT_POINTS.filter((c) => c.flows.includes('deliver-window')).map((c) => c.name);
+    expect(report.drills.map((d) => d.cutPoint)).toEqual(crossed);
+    // Rotated: the four kinds each drilled.
+    expect(new Set(report.drills.map((d) => d.kind)).size).toBe(4);
+    for (const d of report.drills) {
+      expect(d.fired, d.spec).toBeGreaterThan(0);
+      expect(['CUSTODY_RELEASED', 'RETIRED'], d.trail.join('; ')).toContain(d.finalState);
+      expect(d.invariants.map((i) => i.name)).toEqual(
+        expect.arrayContaining(['rows-exactly-once', 'one-receipt'].filter(() => d.finalState === 'CUSTODY_RELEASED')),
+      );
+    }
+    expect(report.summary).toMatchObject({ drills: crossed.length, held: crossed.length, violated: 0 });
+    // The bindings' values never leave the process.
+    for (const text of [r.stdout, r.stderr]) {
+      expect(text).not.toContain(warehouse.pgServer.connectionString);
+      expect(text).not.toContain(`chdb:${chDir}`);
+    }
+  }, 600_000);
+
+  it('refuses a bad --kinds, an undrilled flow and --stack without --aws before anything runs (exit 2)', async () => {
+    for (const args of [
+      ['--kinds', 'explode'],
+      ['--flows', 'stream-gc'],
+      ['--stack', 'X'],
+      ['--seed', '-1'],
+    ]) {
+      const r = await runCutpointInProcess(['gameday', '--manifest', 'x.yaml#daily', ...args], { cwd: REPO_ROOT });
+      expect({ args, code: r.code, stdout: r.stdout }).toEqual({ args, code: 2, stdout: '' });
+      expect(r.stderr).toMatch(/^cli\.usage: /);
+    }
+  });
+});
