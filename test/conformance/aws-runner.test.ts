@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
+import { machineName } from './sfn-aws.js';
 
 /**
  * `npm run test:aws` (test/conformance/aws.ts) refuses before touching any account when its
@@ -46,4 +47,14 @@ describe('npm run test:aws', () => {
     expect({ status: r.status, stdout: r.stdout }, r.stderr).toEqual({ status: 2, stdout: '' });
     expect(r.stderr).toContain('no AWS credentials');
   }, 120_000);
+});
+
+describe('the Step Functions cases on AWS', () => {
+  it("name each state machine after the stack and the case's key, in the characters and length Step Functions allows", () => {
+    expect(machineName('cutpoint-conf-test', 'conformance/1a2b3c4d/17')).toBe(
+      'cutpoint-conf-test-conformance-1a2b3c4d-17',
+    );
+    const long = machineName('a'.repeat(40), `conformance/${'b'.repeat(40)}/9`);
+    expect({ length: long.length, allowed: /^[A-Za-z0-9_-]+$/.test(long) }).toEqual({ length: 80, allowed: true });
+  });
 });

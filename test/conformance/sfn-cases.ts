@@ -55,8 +55,6 @@ interface Manifest {
   ResultFiles?: Record<string, Array<{ Key: string }>>;
 }
 
-const FAILURE_THRESHOLD_PAGE = `${DG}/maprun-fail-threshold.html`;
-
 export const SFN_CASES: readonly ConformanceCase[] = [
   {
     name: 'sfn: Retry picks its retrier by error name, MaxAttempts 2 is three attempts, then Catch puts {Error, Cause} at ResultPath',
@@ -212,7 +210,7 @@ export const SFN_CASES: readonly ConformanceCase[] = [
     name: 'sfn: a Distributed Map with ToleratedFailurePercentage 0 fails on one failed child with States.ExceedToleratedFailureThreshold, which its Catch takes',
     reliedOnBy:
       'statemachines/deliver-window.asl.json, delivery-resume, publish-clickhouse (a refused part ends the flow refused, through the Map Catch)',
-    documented: FAILURE_THRESHOLD_PAGE,
+    documented: `${DG}/state-map-distributed.html#maprun-fail-threshold`,
     expect: { status: 'SUCCEEDED', entered: ['Parts', 'Refused'], caught: 'States.ExceedToleratedFailureThreshold' },
     async run(t, key) {
       const { execution: e } = await mapRun(t, key, [{ n: 0 }, { n: 1, refuse: true }, { n: 2 }]);
