@@ -1,5 +1,4 @@
 import { LIVE_ACTION_RUNNERS } from '../../../src/delivery/recovery/actions.js';
-import { TRANSIENT_ERRORS } from '../../../src/engine/rerun.js';
 import { inspectInvocation } from '../../../src/delivery/journal/listing.js';
 import type { RecoveryProjection } from '../../../src/domain/delivery/identifiers.js';
 import { isTerminal, JournalUnavailableError } from '../../../src/domain/delivery/journal-states.js';
@@ -10,7 +9,9 @@ import { designedStopErrors } from '../../../src/recovery/designed-stops.js';
 import type { DispatchResult } from '../../../src/recovery/dispatch.js';
 import { dispatchRecovery } from '../../../src/recovery/dispatch.js';
 import type { DispatchTarget } from '../../../src/recovery/dispatch-request.js';
+import { DELIVER } from '../../support/delivery-history/exactly-once.js';
 import { LocalFlowExecutions, localStateMachineArn } from '../../support/local-executions.js';
+import { OpHistory } from '../../support/sched/op-history.js';
 import { recordingNotifier } from '../../support/recording-notifier.js';
 import type { Scheduler } from '../../support/sched/scheduler.js';
 import {
@@ -21,6 +22,7 @@ import {
   type FlowRun,
   type ScheduleRoute,
 } from './delivery-world.js';
+import { actionAnswered, actionThrew, executionEnded } from './delivery-ops.js';
 
 /**
  * The delivery scenario's actors, each a top-level actor of the scheduler:
@@ -50,14 +52,18 @@ export interface History {
   deliveries: LocalFlowExecutions;
   /** The recovery executions the dispatcher started. */
   recoveries: LocalFlowExecutions;
+  /** The clients' operations, as they were told their outcomes (delivery-ops.ts). */
+  ops: OpHistory;
 }
 
+/** The recovery flow the dispatcher starts for a failed deliver-window. */
+const RECOVERY_FLOW = 'delivery-reconcile';
 const DISPATCH_TARGET: DispatchTarget = {
   flow: 'deliver-window',
   designedStops: designedStopErrors(loadAsl('deliver-window')),
   recovery: {
-    by: 'delivery-reconcile',
-    stateMachineArn: localStateMachineArn('delivery-reconcile'),
+    by: RECOVERY_FLOW,
+    stateMachineArn: localStateMachineArn(RECOVERY_FLOW),
     on: ['FAILED', 'TIMED_OUT', 'ABORTED'],
   },
 };
@@ -66,24 +72,31 @@ const LAMBDA_ATTEMPTS = 3;
 
 export function newHistory(world: DeliveryWorld, s: Scheduler, r: ScheduleRoute, duplicateEvents: boolean): History {
   const runs: FlowRun[] = [];
+  const ops = new OpHistory();
+  // An execution is invoked by the actor that started it (`start`, a dispatch), when it starts.
   const launch =
-    (label: string, after?: (result: FlowResult) => void) => (name: string, run: () => Promise<FlowResult>) =>
-      s.spawn(`${label}:${name}`, async () => {
+    (label: string, f: string, after?: (result: FlowResult) => void) =>
+    (name: string, run: () => Promise<FlowResult>) => {
+      const op = ops.invoke(s.current()?.name ?? label, f, { execution: name });
+      return s.spawn(`${label}:${name}`, async () => {
         const result = await run();
+        executionEnded(op, result);
         runs.push({ ...result, label: name });
         s.note(`${name} ended ${result.status}${result.error ? ` ${result.error}` : ''}`);
         after?.(result);
         return result;
       });
+    };
   const h: History = {
     runs,
     dispatches: [],
     actions: [],
     deliveries: new LocalFlowExecutions(
       flowOptions(world, s, 'exec'),
-      launch('flow', (result) => delivered(s, r, h, result, duplicateEvents)),
+      launch('flow', DELIVER, (result) => delivered(s, r, h, result, duplicateEvents)),
     ),
-    recoveries: new LocalFlowExecutions(flowOptions(world, s, 'recovery'), launch('flow')),
+    recoveries: new LocalFlowExecutions(flowOptions(world, s, 'recovery'), launch('flow', RECOVERY_FLOW)),
+    ops,
   };
   return h;
 }
@@ -178,18 +191,22 @@ async function act(
 ): Promise<void> {
   for (let attempt = 1; attempt <= 4; attempt++) {
     const tag = attempt === 1 ? session : `${session}.${attempt}`;
+    // Each run of the command is a process of its own: one that died is not resumed, it is run again.
+    const op = h.ops.invoke(tag, action, { invocationId: r.invocationId });
     try {
       const result = await LIVE_ACTION_RUNNERS[action](
         { invocationId: r.invocationId, manifestText: r.manifestText, selector: SELECTOR, session: tag },
         operatorDeps(world, r),
       );
+      actionAnswered(op, result);
       h.actions.push(`${tag} ${action} → ${result.state}`);
       s.note(`operator: ${h.actions.at(-1)}`);
       return;
     } catch (error) {
+      const { transient } = actionThrew(op, error);
       h.actions.push(`${tag} ${action} threw ${(error as Error).name}`);
       s.note(`operator: ${h.actions.at(-1)}`);
-      if (!TRANSIENT_ERRORS.includes((error as Error).name as (typeof TRANSIENT_ERRORS)[number])) return;
+      if (!transient) return;
     }
   }
 }

@@ -15,14 +15,18 @@ import {
   isTerminal,
   JournalUnavailableError,
 } from '../../../src/domain/delivery/journal-states.js';
+import { checkExactlyOnce } from '../../support/delivery-history/exactly-once.js';
 import { InvariantViolation } from '../../support/sched/errors.js';
 import type { Scheduler } from '../../support/sched/scheduler.js';
 import type { History } from './delivery-actors.js';
 import { WINDOW, type DeliveryWorld, type ScheduleRoute } from './delivery-world.js';
 
 /**
- * The delivery scenario's history checker (seed 004), after every actor ended and the
- * operator finished with faults off:
+ * The delivery scenario's history checker, after every actor ended and the operator
+ * finished with faults off:
+ * - the clients' history first: every acknowledgement they were given holds in the target
+ *   (test/support/delivery-history/exactly-once.ts) — delivered means the window's rows
+ *   exactly once with one receipt, RETIRED means none, and no two contradict each other;
  * - rows: the target holds the window's rows exactly once, or none of them (never a part,
  *   never a row twice), with exactly one publication receipt iff they are there;
  * - checkpoint: advanced at most once (version ≤ 1, one checkpoint journal entry), and
@@ -51,9 +55,18 @@ export async function checkDelivery(world: DeliveryWorld, s: Scheduler, r: Sched
   };
   const targetId = routeTargetId({ route: r.route });
 
-  // rows: all or nothing, once
   const rows = await world.warehouse.admin.query<{ id: string }>(`SELECT event_id::text AS id FROM dwh.${r.table}`);
   const ids = rows.rows.map((row) => row.id).sort();
+  const receipts = await world.warehouse.receiptsOf(r.invocationId);
+  // The history: what the clients were told, against what the target holds.
+  const told = checkExactlyOnce(h.ops, { rows: ids, windowIds: r.windowIds, receipts });
+  if (told.length > 0)
+    fail(
+      'history-exactly-once',
+      `${told[0]}${told.length > 1 ? ` (and ${told.length - 1} more: ${told.slice(1).join('; ')})` : ''}`,
+    );
+
+  // rows: all or nothing, once
   const windowIds = await world.warehouse.targetWindowIds(r.table, WINDOW);
   const published = ids.length > 0;
   if (published && (ids.join() !== r.windowIds.join() || windowIds.length !== ids.length))
@@ -61,7 +74,6 @@ export async function checkDelivery(world: DeliveryWorld, s: Scheduler, r: Sched
       'rows-exactly-once',
       `the target holds ${ids.length} rows [${ids.join(',')}], the window has ${r.windowIds.length}`,
     );
-  const receipts = await world.warehouse.receiptsOf(r.invocationId);
   if (receipts !== (published ? 1 : 0))
     fail('rows-exactly-once', `${receipts} publication receipt(s) with ${ids.length} rows published`);
 
