@@ -35,6 +35,8 @@ export interface CutpointStageProps {
   recoveryBackoff?: BackoffPolicy;
   /** A published copy of docs/runbook (https): inspect outputs, notices and alarms link its pages; absent: repository paths. */
   runbookBaseUrl?: string;
+  /** Every step Lambda may arm CUTPOINT_FAULTS (CUTPOINT_FAULTS_IN_LAMBDA=enabled): a stage for `cutpoint gameday --aws` only. */
+  gamedayFaults?: boolean;
   /** Addresses subscribed to the operations topic every alarm notifies. */
   alarms?: { emails?: readonly string[] };
   /** The stateful resources' removal policy: RETAIN (the default), or DESTROY for a throwaway stage. */
@@ -91,6 +93,7 @@ export class CutpointStage extends Construct {
       ...(props.chunkRetentionDays !== undefined ? { chunkRetentionDays: props.chunkRetentionDays } : {}),
       ...(props.recoveryBackoff ? { recoveryBackoff: props.recoveryBackoff } : {}),
       ...(props.runbookBaseUrl ? { runbookBaseUrl: props.runbookBaseUrl } : {}),
+      ...(props.gamedayFaults ? { gamedayFaults: true } : {}),
       ...(props.logRetention ? { logRetention: props.logRetention } : {}),
     });
     // The workflows import the stateful stack's exports by name, which CDK cannot see.

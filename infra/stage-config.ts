@@ -36,6 +36,7 @@ const StageSettings = z.strictObject({
   runbookBaseUrl: z.string().optional(),
   alarmEmails: list.optional(),
   removalPolicy: z.enum(['retain', 'destroy']).optional(),
+  gamedayFaults: z.union([z.boolean(), z.enum(['true', 'false'])]).optional(),
 });
 export type StageSettings = z.infer<typeof StageSettings>;
 const StageConfigFile = z.strictObject({
@@ -118,6 +119,9 @@ function stageProps(name: string, settings: StageSettings, context: ContextGette
   const runbookUrl = get('cutpoint:runbookBaseUrl');
   const emails = get('cutpoint:alarmEmails');
   const removal = get('cutpoint:removalPolicy');
+  const gameday = get('cutpoint:gamedayFaults');
+  if (gameday !== undefined && ![true, false, 'true', 'false'].includes(gameday as never))
+    throw new ConfigError('infra.gameday_faults_invalid', 'cutpoint:gamedayFaults must be true or false');
   if (removal !== undefined && removal !== 'retain' && removal !== 'destroy')
     throw new ConfigError('infra.removal_policy_invalid', 'cutpoint:removalPolicy must be retain or destroy');
   return {
@@ -132,6 +136,7 @@ function stageProps(name: string, settings: StageSettings, context: ContextGette
     ...(secretPrefix !== undefined ? { secretPrefix: secretPrefixSetting(secretPrefix) } : {}),
     ...(emails !== undefined ? { alarms: { emails: emailsOf(emails) } } : {}),
     ...(removal === 'destroy' ? { removalPolicy: RemovalPolicy.DESTROY } : {}),
+    ...(gameday === true || gameday === 'true' ? { gamedayFaults: true } : {}),
   };
 }
 

@@ -15,6 +15,7 @@ import type { DeliverySecretsConfig, NetworkConfig } from './app-context.js';
 import { Flow } from './flow.js';
 import { executionHistoryKey } from './history-key.js';
 import { runbookBase, RUNBOOK_BASE_URL_ENV } from '../src/docs/runbook/ref.js';
+import { FAULTS_IN_LAMBDA_ENV } from '../src/domain/faults.js';
 import { FlowSchedule } from './flow-schedule.js';
 import type { MaintenanceConfig } from './maintenance-schedule.js';
 import { interfaceServicesFor, PrivateNetwork } from './network.js';
@@ -49,6 +50,8 @@ export interface WorkflowsStackProps extends StackProps {
   recoveryBackoff?: BackoffPolicy;
   /** A published copy of docs/runbook (CUTPOINT_RUNBOOK_BASE_URL): outputs, notices and alarms link there; absent: repository paths. */
   runbookBaseUrl?: string;
+  /** Every step Lambda may arm CUTPOINT_FAULTS (a game day stage: `cutpoint gameday --aws`); absent: none may. */
+  gamedayFaults?: boolean;
 }
 
 /**
@@ -93,6 +96,7 @@ export class CutpointWorkflowsStack extends Stack {
     // Deploy-time settings of single steps, as their environment.
     const settingsOf = (step: (typeof STEPS)[number]): Record<string, string> => ({
       ...(props.runbookBaseUrl ? { [RUNBOOK_BASE_URL_ENV]: props.runbookBaseUrl } : {}),
+      ...(props.gamedayFaults ? { [FAULTS_IN_LAMBDA_ENV]: 'enabled' } : {}),
       ...(props.gcGrace && gcSteps.has(step.placeholder) ? { CUTPOINT_GC_GRACE: props.gcGrace } : {}),
       ...(props.recoveryBackoff && step.handler === 'delivery/probe-target'
         ? { CUTPOINT_RECOVERY_BACKOFF: JSON.stringify(props.recoveryBackoff) }

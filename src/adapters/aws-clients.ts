@@ -3,6 +3,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SFNClient } from '@aws-sdk/client-sfn';
+import { LambdaClient } from '@aws-sdk/client-lambda';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import type { AwsConnection, CutpointConfig } from '../config.js';
 import { classifyUnreachable } from './aws-errors.js';
@@ -89,6 +90,11 @@ export function sfnClient(connection: AwsConnection): SFNClient {
 /** CloudFormation, for the stacks' outputs (read-only: the SDK's retries are safe). */
 export function cloudFormationClient(connection: AwsConnection): CloudFormationClient {
   return forWho(new CloudFormationClient(base(connection)), connection, 'CloudFormation');
+}
+
+/** Lambda, for a game day's fault arming (a configuration read and update per function). */
+export function lambdaClient(connection: AwsConnection): LambdaClient {
+  return forWho(new LambdaClient(base(connection)), connection, 'Lambda');
 }
 
 /** Secrets Manager in the command's region (a Lambda's port builds its own from the Lambda's region). */

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ConfigError, EffectFailedError, OutcomeUnknownError, WorkerCrashedError } from '../domain/errors.js';
-import { FaultSchedule, parseFaultSpec, type FaultRule } from '../domain/faults.js';
+import { FaultSchedule, FAULTS_IN_LAMBDA_ENV, parseFaultSpec, type FaultRule } from '../domain/faults.js';
 import { CUT_POINT_NAMES } from '../cut-points.js';
 import type { FaultInjector } from '../ports/faults.js';
 
@@ -64,7 +64,7 @@ export class ArmedFaultInjector implements FaultInjector {
 export function faultsFromEnv(env: NodeJS.ProcessEnv): FaultInjector {
   const spec = env.CUTPOINT_FAULTS?.trim();
   if (!spec) return inertFaults;
-  if (env.AWS_LAMBDA_FUNCTION_NAME && env.CUTPOINT_FAULTS_IN_LAMBDA !== 'enabled') {
+  if (env.AWS_LAMBDA_FUNCTION_NAME && env[FAULTS_IN_LAMBDA_ENV] !== 'enabled') {
     throw new ConfigError(
       'faults.refused_in_lambda',
       'CUTPOINT_FAULTS is set in a deployed Lambda; set CUTPOINT_FAULTS_IN_LAMBDA=enabled to arm it for a game day',

@@ -111,6 +111,11 @@ export class AwsSession {
     return { region, ...(profile.named ? { profile: profile.name } : {}), operator: true };
   }
 
+  /** The stacks this command acts on (--stack, --stage, or the default two). */
+  stackNames(): readonly string[] {
+    return this.stacks;
+  }
+
   /** The authority table and object bucket: CUTPOINT_TABLE_NAME / CUTPOINT_BUCKET_NAME, else the stateful stack's outputs. */
   async config(): Promise<CutpointConfig> {
     const connection = await this.connection();

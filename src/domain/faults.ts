@@ -13,6 +13,9 @@ import { ValidationError } from './errors.js';
  *   before the request arrived). The caller cannot tell it from lose-response; it is
  *   what makes MAY_HAVE_COMMITTED resolve to "not committed".
  */
+/** Set to `enabled` on a deployed Lambda, it lets CUTPOINT_FAULTS arm there: a game day stage only. */
+export const FAULTS_IN_LAMBDA_ENV = 'CUTPOINT_FAULTS_IN_LAMBDA';
+
 export const FAULT_KINDS = ['crash-before', 'crash-after', 'lose-response', 'fail', 'delay', 'lose-request'] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 

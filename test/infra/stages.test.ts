@@ -13,6 +13,8 @@ import {
 } from '../../infra/stage-config.js';
 import { repoPath } from '../../infra/repo.js';
 import { ConfigError } from '../../src/domain/errors.js';
+import { FAULTS_IN_LAMBDA_ENV } from '../../src/domain/faults.js';
+import { STEPS } from '../../src/registry/index.js';
 import { VPC_CONTEXT } from './support/built-app.js';
 
 // Stages (infra/cutpoint-stage.ts) and the committed deploy settings (cutpoint.config.json,
@@ -67,7 +69,9 @@ const FULL: StageSettings = {
 describe('two stages in one app', () => {
   let built: CutpointApp;
   beforeAll(() => {
-    built = build({ stages: { default: {}, staging: { maintenanceLanes: 'logs:0', removalPolicy: 'destroy' } } });
+    built = build({
+      stages: { default: {}, staging: { maintenanceLanes: 'logs:0', removalPolicy: 'destroy', gamedayFaults: true } },
+    });
   }, 600_000);
 
   it('a throwaway stage (removalPolicy destroy) empties and deletes its buckets on delete; the default keeps them, protected', () => {
@@ -80,6 +84,19 @@ describe('two stages in one app', () => {
     expect(buckets(kept!)).toEqual(['Retain', 'Retain']);
     expect(buckets(throwaway!)).toEqual(['Delete', 'Delete']);
     expect(built.stages.map((s) => s.stateful.terminationProtection)).toEqual([true, false]);
+  });
+
+  it('a game day stage (gamedayFaults) lets every step Lambda arm CUTPOINT_FAULTS; the default lets none', () => {
+    const armable = (t: CfnTemplate) =>
+      Object.values(Template.fromJSON(t).findResources('AWS::Lambda::Function')).map(
+        (r) =>
+          (r.Properties as { Environment?: { Variables?: Record<string, unknown> } }).Environment?.Variables?.[
+            FAULTS_IN_LAMBDA_ENV
+          ],
+      );
+    const [kept, gameday] = built.stages.map((s) => armable(templateOf(s.workflows)));
+    expect(new Set(kept)).toEqual(new Set([undefined]));
+    expect(gameday!.filter((v) => v === 'enabled')).toHaveLength(STEPS.length);
   });
 
   it('the default stage keeps its names; the other derives every name from its own', () => {

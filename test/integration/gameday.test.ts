@@ -103,4 +103,13 @@ describe('cutpoint gameday (local runtime)', () => {
       expect(r.stderr).toMatch(/^cli\.usage: /);
     }
   });
+
+  it('--aws without a region is refused before any stack, function or flow is touched (exit 1, nothing on stdout)', async () => {
+    const r = await runCutpointInProcess(['gameday', '--manifest', `${runtime!.manifestFile}#daily`, '--aws'], {
+      cwd: runtime!.root,
+      env: { AWS_REGION: undefined, AWS_DEFAULT_REGION: undefined, AWS_PROFILE: undefined, HOME: runtime!.root },
+    });
+    expect({ code: r.code, stdout: r.stdout }).toEqual({ code: 1, stdout: '' });
+    expect(r.stderr).toMatch(/^aws\.region_missing: /m);
+  });
 });

@@ -243,4 +243,3 @@ async function outcomeOf(
     `invocation ${invocationId} stopped in ${projection.state} (${causeOf(result)}); custody is ${projection.holds_custody ? 'held' : 'not held'}; next: ${nextCommand(projection, selector)}`,
   );
 }
-

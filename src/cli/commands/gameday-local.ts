@@ -1,12 +1,10 @@
-import { openCensusFor } from '../../adapters/delivery-bindings.js';
-import { FaultSwitch, inertFaults } from '../../adapters/fault-injector.js';
-import { resolveBinding } from '../../delivery/bindings.js';
+import { FaultSwitch } from '../../adapters/fault-injector.js';
 import type { CutpointConfig } from '../../config.js';
 import type { GamedayDriver } from '../../ports/gameday-driver.js';
 import type { Ports } from '../../ports/index.js';
 import { localRuntimeConfig } from '../local-config.js';
 import { localFlowDeps } from './flow-deps.js';
-import { openLocalTarget } from './delivery-bindings.js';
+import { bindingObservers } from './gameday-observers.js';
 
 /**
  * The game day on the local runtime: every flow runs in this process through the local
@@ -55,25 +53,6 @@ export function localGamedayDriver(config?: CutpointConfig): GamedayDriver {
         await deps.close();
       }
     },
-    async openObservers(route) {
-      // Read-only observers: never armed, whatever a drill arms.
-      const target = await openLocalTarget(route.targetBinding, inertFaults);
-      try {
-        const census = openCensusFor(
-          route.targetBinding,
-          await resolveBinding(route.targetBinding, { env: process.env }),
-        );
-        return {
-          target,
-          census,
-          close: async () => {
-            await Promise.allSettled([target.close(), census.close()]);
-          },
-        };
-      } catch (error) {
-        await target.close();
-        throw error;
-      }
-    },
+    openObservers: bindingObservers,
   };
 }

@@ -23,8 +23,9 @@ export const gamedayHelp = `cutpoint gameday --manifest FILE#ROUTE [--flows ${GA
   Stdout: one JSON report (every drill, its trail and invariants, the violations);
   progress on stderr; exit 0 when every invariant held, 1 when one did not (gameday.invariant_violated)
   ${AWS_HELP.replace(/\n/g, '\n  ')}
-  with --aws the drills run the deployed state machines; the stack's Lambdas arm the faults
-  (deployed with CUTPOINT_FAULTS_IN_LAMBDA=enabled)`;
+  with --aws the drills run the deployed state machines, each fault armed in the
+  environment of the stage's Lambdas: a stage deployed with gamedayFaults only
+  (gameday.lambda_faults_disabled otherwise), never a production one`;
 
 const OPTIONS = {
   manifest: { type: 'string' },
@@ -62,8 +63,9 @@ export async function gamedayCommand(args: string[]): Promise<unknown> {
   const file = resolve(given.file);
   const manifestText = await readManifestFile(file);
   const route = selectRoute(parseManifest(manifestText, file), given);
-  if (values.aws) throw new UsageError('gameday --aws is not built yet: run it on the local runtime');
-  const driver: GamedayDriver = (await import('./gameday-local.js')).localGamedayDriver();
+  const driver: GamedayDriver = values.aws
+    ? (await import('./gameday-aws.js')).awsGamedayDriver(values)
+    : (await import('./gameday-local.js')).localGamedayDriver();
   const report = await runGameday(
     driver,
     {
