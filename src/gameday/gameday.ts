@@ -1,36 +1,53 @@
 import { CUT_POINTS } from '../cut-points.js';
 import type { SelectedRoute } from '../domain/delivery/manifest-types.js';
-import { planDrills, type DrillChoice } from '../domain/gameday/drill-plan.js';
-import type { GamedayDriver } from '../ports/gameday-driver.js';
+import { planDrills, type Drill, type DrillChoice } from '../domain/gameday/drill-plan.js';
+import type { GamedayDriver, TargetObservers } from '../ports/gameday-driver.js';
+import type { Ports } from '../ports/index.js';
 import { runDeliveryDrill } from './delivery-drill.js';
+import { runGenerationDrill } from './generation-drill.js';
 import { summarize, type DrillReport, type GamedayReport } from './report.js';
 
 /**
  * `cutpoint gameday`: every cut point the drilled flows cross (the catalogue's, src/cut-points.ts)
  * armed in turn on the driver's runtime, each resolved by the recovery an operator gets and
- * then checked (README "Game day"). Drills run one after another: each is a fresh
- * invocation of the route, so one drill's leftovers would show in the next one's checks.
+ * then checked (README "Game day"). Drills run one after another, each on state of its own
+ * (a fresh delivery invocation, a fresh generation root), so one drill's leftovers would
+ * show in the next one's checks.
  */
 
-/** The flows a game day drills, with the route they deliver. */
-export const GAMEDAY_FLOWS = ['deliver-window'] as const;
+/** The flows a game day drills; deliver-window needs the route. */
+export const GAMEDAY_FLOWS = ['deliver-window', 'commit-generation'] as const;
 export type GamedayFlow = (typeof GAMEDAY_FLOWS)[number];
 
 export interface GamedayPlan {
   flows: readonly GamedayFlow[];
   choice: DrillChoice;
-  route: SelectedRoute;
-  manifestText: string;
-  selector: string;
+  /** The route deliver-window delivers (required when it is drilled). */
+  delivery?: { route: SelectedRoute; manifestText: string; selector: string };
 }
+
+interface DrillWorld {
+  driver: GamedayDriver;
+  ports: Ports;
+  observers?: TargetObservers;
+  progress: (line: string) => void;
+}
+
+const RUNNERS: Record<GamedayFlow, (w: DrillWorld, plan: GamedayPlan, drill: Drill) => Promise<DrillReport>> = {
+  'deliver-window': (w, plan, drill) => runDeliveryDrill({ ...w, ...plan.delivery!, observers: w.observers! }, drill),
+  'commit-generation': (w, _plan, drill) => runGenerationDrill(w, drill),
+};
 
 export async function runGameday(
   driver: GamedayDriver,
   plan: GamedayPlan,
   progress: (line: string) => void,
 ): Promise<GamedayReport> {
+  if (plan.flows.includes('deliver-window') && !plan.delivery)
+    throw new Error('a game day of deliver-window needs the route it delivers');
   const ports = await driver.ports();
-  const observers = await driver.openObservers(plan.route);
+  const observers = plan.delivery ? await driver.openObservers(plan.delivery.route) : undefined;
+  const world: DrillWorld = { driver, ports, progress, ...(observers ? { observers } : {}) };
   const reports: DrillReport[] = [];
   try {
     for (const flow of plan.flows) {
@@ -38,33 +55,16 @@ export async function runGameday(
       const drills = planDrills(flow, crossed, plan.choice);
       progress(`gameday: ${flow}, ${drills.length} drills on the ${driver.kind} runtime`);
       for (const [i, drill] of drills.entries()) {
-        const report = await runDeliveryDrill(
-          {
-            driver,
-            ports,
-            observers,
-            route: plan.route,
-            manifestText: plan.manifestText,
-            selector: plan.selector,
-            progress,
-          },
-          drill,
-        );
+        const report = await RUNNERS[flow](world, plan, drill);
         reports.push(report);
+        const violated = report.invariants.filter((x) => !x.held).map((x) => x.name);
         progress(
-          `gameday: ${i + 1}/${drills.length} ${drill.spec} → ${report.finalState}, ${
-            report.held
-              ? 'every invariant held'
-              : `VIOLATED ${report.invariants
-                  .filter((x) => !x.held)
-                  .map((x) => x.name)
-                  .join(', ')}`
-          }`,
+          `gameday: ${i + 1}/${drills.length} ${drill.spec} → ${report.finalState}, ${violated.length ? `VIOLATED ${violated.join(', ')}` : 'every invariant held'}`,
         );
       }
     }
   } finally {
-    await observers.close();
+    await observers?.close();
   }
-  return summarize(driver.kind, plan.route.name, reports);
+  return summarize(driver.kind, plan.delivery?.route.name, reports);
 }

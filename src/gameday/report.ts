@@ -20,14 +20,19 @@ export interface DrillReport extends Drill {
 
 export interface GamedayReport {
   runtime: 'local' | 'aws';
-  route: string;
+  /** The route deliver-window delivered, when it was drilled. */
+  route?: string;
   drills: DrillReport[];
   summary: { drills: number; held: number; violated: number; invariantsChecked: number };
   /** Every invariant that did not hold, with its drill. */
   violations: Array<{ flow: string; cutPoint: string; kind: string; invariant: string; detail: string }>;
 }
 
-export function summarize(runtime: GamedayReport['runtime'], route: string, drills: DrillReport[]): GamedayReport {
+export function summarize(
+  runtime: GamedayReport['runtime'],
+  route: string | undefined,
+  drills: DrillReport[],
+): GamedayReport {
   const violations = drills.flatMap((d) =>
     d.invariants
       .filter((i) => !i.held)
@@ -35,7 +40,7 @@ export function summarize(runtime: GamedayReport['runtime'], route: string, dril
   );
   return {
     runtime,
-    route,
+    ...(route !== undefined ? { route } : {}),
     drills,
     summary: {
       drills: drills.length,

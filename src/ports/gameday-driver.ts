@@ -27,6 +27,7 @@ export interface ArmedDrill {
 
 export interface DrillRun {
   status: string;
+  output?: unknown;
   error?: string;
   cause?: string;
 }

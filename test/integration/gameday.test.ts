@@ -67,29 +67,61 @@ function gameday(args: string[]): Promise<CliRun> {
 }
 
 describe('cutpoint gameday (local runtime)', () => {
-  it('drills every cut point deliver-window crosses, recovers each and every invariant holds', async () => {
+  it('drills every cut point deliver-window and commit-generation cross, recovers each and every invariant holds', async () => {
     const r = await gameday([]);
     const report = JSON.parse(r.stdout) as GamedayReport;
     expect(report.violations).toEqual([]);
     expect(r.code).toBe(0);
-    const crossed = CUT_POINTS.filter((c) => c.flows.includes('deliver-window')).map((c) => c.name);
-    expect(report.drills.map((d) => d.cutPoint)).toEqual(crossed);
-    // Rotated: the four kinds each drilled.
-    expect(new Set(report.drills.map((d) => d.kind)).size).toBe(4);
+    for (const flow of ['deliver-window', 'commit-generation']) {
+      const crossed = CUT_POINTS.filter((c) => c.flows.includes(flow)).map((c) => c.name);
+      const drills = report.drills.filter((d) => d.flow === flow);
+      expect(drills.map((d) => d.cutPoint)).toEqual(crossed);
+      // Rotated: every kind drilled.
+      expect(new Set(drills.map((d) => d.kind)).size).toBe(4);
+    }
     for (const d of report.drills) {
       expect(d.fired, d.spec).toBeGreaterThan(0);
-      expect(['CUSTODY_RELEASED', 'RETIRED'], d.trail.join('; ')).toContain(d.finalState);
-      expect(d.invariants.map((i) => i.name)).toEqual(
-        expect.arrayContaining(['rows-exactly-once', 'one-receipt'].filter(() => d.finalState === 'CUSTODY_RELEASED')),
-      );
+      const names = d.invariants.map((i) => i.name);
+      if (d.flow === 'commit-generation') {
+        expect(['COMMITTED', 'ABORTED'], d.trail.join('; ')).toContain(d.finalState);
+        expect(names).toEqual(expect.arrayContaining(['converged', 'one-outcome', 'head-at-winner']));
+      } else {
+        expect(['CUSTODY_RELEASED', 'RETIRED'], d.trail.join('; ')).toContain(d.finalState);
+        expect(names).toEqual(
+          expect.arrayContaining(
+            d.finalState === 'CUSTODY_RELEASED' ? ['rows-exactly-once', 'one-receipt'] : ['nothing-published'],
+          ),
+        );
+      }
     }
-    expect(report.summary).toMatchObject({ drills: crossed.length, held: crossed.length, violated: 0 });
+    expect(report.summary).toMatchObject({ drills: report.drills.length, held: report.drills.length, violated: 0 });
     // The bindings' values never leave the process.
     for (const text of [r.stdout, r.stderr]) {
       expect(text).not.toContain(warehouse.pgServer.connectionString);
       expect(text).not.toContain(`chdb:${chDir}`);
     }
   }, 600_000);
+
+  it('commit-generation alone needs no route', async () => {
+    const r = await runCutpointInProcess(['gameday', '--flows', 'commit-generation', '--kinds', 'lose-response'], {
+      cwd: runtime!.root,
+      env: { CUTPOINT_STATE_DIR: runtime!.stateDir },
+    });
+    const report = JSON.parse(r.stdout) as GamedayReport;
+    expect({ code: r.code, violations: report.violations, route: report.route }).toEqual({
+      code: 0,
+      violations: [],
+      route: undefined,
+    });
+    // The abort's drill runs after another task won the slot: it proves its abort; every other commits.
+    expect(report.drills.map((d) => [d.cutPoint, d.kind, d.finalState])).toEqual(
+      CUT_POINTS.filter((c) => c.flows.includes('commit-generation')).map((c) => [
+        c.name,
+        'lose-response',
+        c.name === 'generation.abort.cas' ? 'ABORTED' : 'COMMITTED',
+      ]),
+    );
+  }, 300_000);
 
   it('refuses a bad --kinds, an undrilled flow and --stack without --aws before anything runs (exit 2)', async () => {
     for (const args of [

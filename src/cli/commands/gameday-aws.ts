@@ -61,6 +61,7 @@ export function awsGamedayDriver(flags: AwsFlags): GamedayDriver {
       });
       return {
         status: execution.status,
+        output: execution.output,
         ...(execution.error !== undefined ? { error: execution.error } : {}),
         ...(execution.cause !== undefined ? { cause: execution.cause } : {}),
       };

@@ -46,6 +46,7 @@ export function localGamedayDriver(config?: CutpointConfig): GamedayDriver {
         const result = await runFlow(flow, input, { ports: flowPorts, stepDeps: deps.provider, executionName });
         return {
           status: result.status,
+          output: result.output,
           ...(result.error !== undefined ? { error: result.error } : {}),
           ...(result.cause !== undefined ? { cause: result.cause } : {}),
         };

@@ -10,13 +10,16 @@ import { parseOptions, unexpectedArgument } from '../grammar.js';
 import { printResult, progress, UsageError } from '../io.js';
 import { readManifestFile } from './delivery-failures.js';
 
-export const gamedayHelp = `cutpoint gameday --manifest FILE#ROUTE [--flows ${GAMEDAY_FLOWS.join(',')}] [--kinds rotate|all|KIND[,KIND...]] [--seed N] [--aws ...]
-  a game day on the route: every cut point each flow crosses (cutpoint faults list) armed in
-  turn for one fresh invocation's run, then the recovery an operator gets (the automatic
-  recovery flow, then the one command inspect prints, until the journal is final), then the
-  invariants: the window's rows exactly once with one receipt and the checkpoint advanced
-  once — or nothing published —, a proved window never retired, custody released, no stage
-  left, the fault reached. --kinds: rotate (default: one kind per cut point, shifted by
+export const gamedayHelp = `cutpoint gameday [--manifest FILE#ROUTE] [--flows ${GAMEDAY_FLOWS.join(',')}] [--kinds rotate|all|KIND[,KIND...]] [--seed N] [--aws ...]
+  a game day: every cut point each flow crosses (cutpoint faults list) armed in turn for
+  one fresh run, then the recovery an operator gets, then the invariants.
+  deliver-window (needs --manifest): a fresh invocation of the route; the automatic
+  recovery flow, then the one command inspect prints, until the journal is final; the
+  window's rows exactly once with one receipt and the checkpoint advanced once — or nothing
+  published —, a proved window never retired, custody released, no stage left.
+  commit-generation: two source objects under a fresh root; the same input re-run until it
+  succeeds; one outcome the record, the head and the answer agree on, the committed bytes
+  exactly the sources'. Every drill: the fault reached. --kinds: rotate (default: one kind per cut point, shifted by
   --seed), all, or a list of ${DRILL_KINDS.join(', ')}.
   Locally the flows run in this process against the local runtime (cutpoint local up) and
   the bindings' variables; the target must be PostgreSQL (its window is counted).
@@ -48,36 +51,39 @@ export class GamedayViolatedError extends CutpointError {
 export async function gamedayCommand(args: string[]): Promise<unknown> {
   const { values, positionals } = parseOptions(args, OPTIONS);
   if (positionals.length) throw unexpectedArgument(positionals[0]);
-  if (typeof values.manifest !== 'string') throw new UsageError('gameday needs --manifest FILE#ROUTE');
   refuseAwsFlagsWithoutAws(values);
   const flows = (values.flows ?? GAMEDAY_FLOWS.join(',')).split(',').map((f) => f.trim());
   const unknown = flows.find((f) => !(GAMEDAY_FLOWS as readonly string[]).includes(f));
   if (unknown !== undefined)
     throw new UsageError(`--flows: ${quoted(unknown)} is not drilled; drilled flows: ${GAMEDAY_FLOWS.join(', ')}`);
+  if (flows.includes('deliver-window') && typeof values.manifest !== 'string')
+    throw new UsageError('gameday of deliver-window needs --manifest FILE#ROUTE (or --flows without it)');
   const kinds = parseDrillKinds(values.kinds ?? 'rotate');
   if (!kinds) throw new UsageError(`--kinds takes rotate, all or a list of ${DRILL_KINDS.join(', ')}`);
   const seed = Number(values.seed ?? '0');
   if (!Number.isSafeInteger(seed) || seed < 0) throw new UsageError('--seed takes a non-negative integer');
 
-  const given = parseSelector(values.manifest);
-  const file = resolve(given.file);
-  const manifestText = await readManifestFile(file);
-  const route = selectRoute(parseManifest(manifestText, file), given);
+  const delivery = values.manifest === undefined ? undefined : await routeOf(values.manifest);
   const driver: GamedayDriver = values.aws
     ? (await import('./gameday-aws.js')).awsGamedayDriver(values)
     : (await import('./gameday-local.js')).localGamedayDriver();
   const report = await runGameday(
     driver,
-    {
-      flows: flows as GamedayFlow[],
-      choice: { kinds, seed },
-      route,
-      manifestText,
-      selector: selectorText({ file, route: given.route }),
-    },
+    { flows: flows as GamedayFlow[], choice: { kinds, seed }, ...(delivery ? { delivery } : {}) },
     progress,
   );
   if (report.violations.length === 0) return report;
   printResult(report);
   throw new GamedayViolatedError(report.violations.length);
+}
+
+async function routeOf(manifest: string) {
+  const given = parseSelector(manifest);
+  const file = resolve(given.file);
+  const manifestText = await readManifestFile(file);
+  return {
+    route: selectRoute(parseManifest(manifestText, file), given),
+    manifestText,
+    selector: selectorText({ file, route: given.route }),
+  };
 }
