@@ -105,17 +105,15 @@ async function checkGeneration(
   );
   if (committed) {
     const expected = materialize(texts.map((t) => new TextEncoder().encode(t)));
-    let exact = false;
-    try {
-      const object = await readVerified(ports.objects, record.objectKey, record.sha256);
-      exact = Buffer.from(object.bytes).equals(Buffer.from(expected));
-    } catch {
-      exact = false;
-    }
+    // An object that does not verify (missing, other bytes) is the finding, named by its error.
+    const read = await readVerified(ports.objects, record.objectKey, record.sha256).then(
+      (object) => (Buffer.from(object.bytes).equals(Buffer.from(expected)) ? 'exact' : 'other bytes'),
+      (error: Error) => error.name,
+    );
     check(
       'bytes-exact',
-      exact,
-      exact ? `${record.size} bytes, SHA-256 verified` : 'the committed object is not its sources',
+      read === 'exact',
+      read === 'exact' ? `${record.size} bytes, SHA-256 verified` : `the committed object: ${read}`,
     );
   }
   return checks;
