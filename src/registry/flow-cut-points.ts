@@ -38,6 +38,11 @@ function inFlow(flow: string, cuts: StepCutPoints): readonly string[] {
 const placeholderCuts = (flow: string, placeholders: readonly string[]): string[] =>
   placeholders.flatMap((p) => inFlow(flow, stepByPlaceholder(p).cutPoints));
 
+/** The cut points the step behind `placeholder` crosses in `flow` (a flow's picture marks them on its Task). */
+export function stepCutPointsIn(flow: string, placeholder: string): readonly string[] {
+  return inFlow(flow, stepByPlaceholder(placeholder).cutPoints);
+}
+
 /** The Map states of a definition, nested ones too. */
 const mapStates = (definition: AslDefinition) => allStates(definition).filter((s) => s.definition.Type === 'Map');
 /** A Map with a ResultWriter writes its Map Run's results (the local runner's cut point). */
