@@ -13,6 +13,7 @@ const USE_CASES = [
   'src/generation',
   'src/recovery',
   'src/operations',
+  'src/gameday',
 ];
 const COMPOSITION = ['src/cli', 'src/local', 'src/cost', 'src/demo', 'functions', 'infra', 'test'];
 
@@ -65,6 +66,11 @@ export const LAYERS = [
     from: 'src/operations',
     forbidden: ['src/adapters', ...COMPOSITION],
     why: 'operations across subsystems (the retained-items sweep) are use cases over ports: no adapter, no composition root',
+  },
+  {
+    from: 'src/gameday',
+    forbidden: ['src/adapters', ...COMPOSITION],
+    why: 'a game day drills flows through its driver (src/ports/gameday-driver.ts): the local runtime or a deployed stack comes from the composition root',
   },
   {
     from: 'src',
