@@ -5,18 +5,19 @@ import type { GamedayDriver, TargetObservers } from '../ports/gameday-driver.js'
 import type { Ports } from '../ports/index.js';
 import { runDeliveryDrill } from './delivery-drill.js';
 import { runGenerationDrill } from './generation-drill.js';
+import { runStreamDrill } from './stream-drill.js';
 import { summarize, type DrillReport, type GamedayReport } from './report.js';
 
 /**
  * `cutpoint gameday`: every cut point the drilled flows cross (the catalogue's, src/cut-points.ts)
  * armed in turn on the driver's runtime, each resolved by the recovery an operator gets and
  * then checked (README "Game day"). Drills run one after another, each on state of its own
- * (a fresh delivery invocation, a fresh generation root), so one drill's leftovers would
- * show in the next one's checks.
+ * (a fresh delivery invocation, a fresh generation root, a fresh stream lane), so one
+ * drill's leftovers would show in the next one's checks.
  */
 
 /** The flows a game day drills; deliver-window needs the route. */
-export const GAMEDAY_FLOWS = ['deliver-window', 'commit-generation'] as const;
+export const GAMEDAY_FLOWS = ['deliver-window', 'commit-generation', 'stream-append'] as const;
 export type GamedayFlow = (typeof GAMEDAY_FLOWS)[number];
 
 export interface GamedayPlan {
@@ -36,6 +37,7 @@ interface DrillWorld {
 const RUNNERS: Record<GamedayFlow, (w: DrillWorld, plan: GamedayPlan, drill: Drill) => Promise<DrillReport>> = {
   'deliver-window': (w, plan, drill) => runDeliveryDrill({ ...w, ...plan.delivery!, observers: w.observers! }, drill),
   'commit-generation': (w, _plan, drill) => runGenerationDrill(w, drill),
+  'stream-append': (w, _plan, drill) => runStreamDrill(w, drill),
 };
 
 export async function runGameday(

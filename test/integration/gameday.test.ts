@@ -8,10 +8,12 @@ import { seedSourceDirectory } from '../support/delivery-source.js';
 import { openWarehouse, type Warehouse } from '../support/delivery-world.js';
 
 /**
- * `cutpoint gameday` on the local runtime, as CI runs it: every cut point deliver-window
- * crosses armed in turn (one kind each, rotated), each drill recovered by the automatic
- * recovery flow and then the printed commands, and every invariant checked. The report is
- * the command's own: exit 0 only when every invariant held.
+ * `cutpoint gameday` on the local runtime, as CI runs it: every cut point deliver-window,
+ * commit-generation and stream-append cross armed in turn (one kind each, rotated), each
+ * drill recovered as an operator would (deliver-window: the automatic recovery flow, then
+ * the printed commands; stream-append: stream-resolve-append, then the batch again), and
+ * every invariant checked. The report is the command's own: exit 0 only when every
+ * invariant held.
  */
 
 const CH_ENV = 'TEST_GAMEDAY_CLICKHOUSE';
@@ -67,12 +69,12 @@ function gameday(args: string[]): Promise<CliRun> {
 }
 
 describe('cutpoint gameday (local runtime)', () => {
-  it('drills every cut point deliver-window and commit-generation cross, recovers each and every invariant holds', async () => {
+  it('drills every cut point deliver-window, commit-generation and stream-append cross, recovers each and every invariant holds', async () => {
     const r = await gameday([]);
     const report = JSON.parse(r.stdout) as GamedayReport;
     expect(report.violations).toEqual([]);
     expect(r.code).toBe(0);
-    for (const flow of ['deliver-window', 'commit-generation']) {
+    for (const flow of ['deliver-window', 'commit-generation', 'stream-append']) {
       const crossed = CUT_POINTS.filter((c) => c.flows.includes(flow)).map((c) => c.name);
       const drills = report.drills.filter((d) => d.flow === flow);
       expect(drills.map((d) => d.cutPoint)).toEqual(crossed);
@@ -82,7 +84,12 @@ describe('cutpoint gameday (local runtime)', () => {
     for (const d of report.drills) {
       expect(d.fired, d.spec).toBeGreaterThan(0);
       const names = d.invariants.map((i) => i.name);
-      if (d.flow === 'commit-generation') {
+      if (d.flow === 'stream-append') {
+        expect(d.finalState, d.trail.join('; ')).toBe('KNOWN_COMMITTED');
+        expect(names).toEqual(
+          expect.arrayContaining(['converged', 'repeat-safe', 'exactly-once', 'attempts-settled', 'lane-usable']),
+        );
+      } else if (d.flow === 'commit-generation') {
         expect(['COMMITTED', 'ABORTED'], d.trail.join('; ')).toContain(d.finalState);
         expect(names).toEqual(expect.arrayContaining(['converged', 'one-outcome', 'head-at-winner']));
       } else {
@@ -121,6 +128,46 @@ describe('cutpoint gameday (local runtime)', () => {
         c.name === 'generation.abort.cas' ? 'ABORTED' : 'COMMITTED',
       ]),
     );
+  }, 300_000);
+
+  it('stream-append alone, every kind: the lane another attempt suspended for the retire, an unknown outcome resolved, the batch acknowledged once', async () => {
+    const r = await runCutpointInProcess(['gameday', '--flows', 'stream-append', '--kinds', 'all'], {
+      cwd: runtime!.root,
+      env: { CUTPOINT_STATE_DIR: runtime!.stateDir },
+    });
+    const report = JSON.parse(r.stdout) as GamedayReport;
+    expect({ code: r.code, violations: report.violations, route: report.route }).toEqual({
+      code: 0,
+      violations: [],
+      route: undefined,
+    });
+    const crossed = CUT_POINTS.filter((c) => c.flows.includes('stream-append')).map((c) => c.name);
+    expect(report.drills.map((d) => [d.cutPoint, d.finalState])).toEqual(
+      crossed.flatMap((c) => Array.from({ length: 4 }, () => [c, 'KNOWN_COMMITTED'])),
+    );
+    for (const d of report.drills) {
+      expect(d.fired, d.spec).toBeGreaterThan(0);
+      // Only the retire's drill appends on a lane another attempt suspended first.
+      const forward = d.trail.findIndex((t) => t.startsWith('append a0 '));
+      expect(forward, d.trail.join('; ')).toBe(d.cutPoint === 'stream.append.retire' ? 1 : 0);
+      if (forward === 1) expect(d.trail[0]).toMatch(/^append blocker SUCCEEDED → MAY_HAVE_COMMITTED$/);
+      // An outcome left unknown (a failed execution, MAY_HAVE_COMMITTED) is resolved by its own attempt id.
+      if (/→ (FAILED|MAY_HAVE_COMMITTED)$/.test(d.trail[forward]!))
+        expect(
+          d.trail.some((t) => /^resolve a0 SUCCEEDED → KNOWN_(NOT_)?COMMITTED$/.test(t)),
+          d.spec,
+        ).toBe(true);
+    }
+    // Every path is drilled: acknowledged at once, left unknown and resolved, refused and retired.
+    const forwardAnswers = new Set(
+      report.drills.map((d) => d.trail.find((t) => t.startsWith('append a0 '))!.split(' → ')[1]),
+    );
+    expect([...forwardAnswers].sort()).toEqual([
+      'FAILED',
+      'KNOWN_COMMITTED',
+      'KNOWN_NOT_COMMITTED',
+      'MAY_HAVE_COMMITTED',
+    ]);
   }, 300_000);
 
   it('refuses a bad --kinds, an undrilled flow and --stack without --aws before anything runs (exit 2)', async () => {

@@ -1,6 +1,7 @@
 import { inertFaults } from '../../adapters/fault-injector.js';
 import type { GamedayDriver } from '../../ports/gameday-driver.js';
 import type { Ports } from '../../ports/index.js';
+import { FLOWS } from '../../registry/index.js';
 import { AwsSession, type AwsFlags } from '../aws-runtime.js';
 import { progress } from '../io.js';
 import { bindingObservers } from './gameday-observers.js';
@@ -54,11 +55,21 @@ export function awsGamedayDriver(flags: AwsFlags): GamedayDriver {
     },
     async runFlow(flow, executionName, input) {
       const arn = await session.stateMachineArn(flow);
-      const { startAndWait } = await import('../../adapters/stepfunctions.js');
-      const execution = await startAndWait(arn, executionName, input, {
-        connection: await session.connection(),
-        onPoll: (s) => progress(`  ${executionName} ${s}`),
-      });
+      const connection = await session.connection();
+      // An Express execution cannot be described by name (stream-append): it is run synchronously.
+      const execution =
+        FLOWS.find((f) => f.name === flow)?.type === 'EXPRESS'
+          ? await (
+              await import('../../adapters/stepfunctions-express.js')
+            ).startSyncExpress(arn, executionName, input, {
+              connection,
+            })
+          : await (
+              await import('../../adapters/stepfunctions.js')
+            ).startAndWait(arn, executionName, input, {
+              connection,
+              onPoll: (s) => progress(`  ${executionName} ${s}`),
+            });
       return {
         status: execution.status,
         output: execution.output,

@@ -19,7 +19,14 @@ export const gamedayHelp = `cutpoint gameday [--manifest FILE#ROUTE] [--flows ${
   published —, a proved window never retired, custody released, no stage left.
   commit-generation: two source objects under a fresh root; the same input re-run until it
   succeeds; one outcome the record, the head and the answer agree on, the committed bytes
-  exactly the sources'. Every drill: the fault reached. --kinds: rotate (default: one kind per cut point, shifted by
+  exactly the sources'.
+  stream-append: one batch to a fresh lane with an owner session (for stream.append.retire,
+  a lane another attempt suspended); stream-resolve-append of what holds the lane and of an
+  attempt whose outcome is unknown, then the batch again under a new attempt once proven
+  not committed, until acknowledged; the drilled attempt re-run answers what it settled
+  to, the lane reads the batch exactly once from offset 0, every attempt committed or
+  spent, the lane takes the next batch.
+  Every drill: the fault reached. --kinds: rotate (default: one kind per cut point, shifted by
   --seed), all, or a list of ${DRILL_KINDS.join(', ')}.
   Locally the flows run in this process against the local runtime (cutpoint local up) and
   the bindings' variables; the target must be PostgreSQL (its window is counted).
