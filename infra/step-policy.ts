@@ -118,11 +118,14 @@ export function secretArnsOf(step: Pick<StepEntry, 'readsSecrets'>, secrets: Del
     : [...secrets.target];
 }
 
-/** The partition keys of the quality governance items (capsules `quality#<targetId>`, spec §2.1). */
+/**
+ * The partition keys of the quality governance items (capsules `quality#<targetId>`,
+ * docs/rules.md#authority-keys).
+ */
 export const QUALITY_KEY_PATTERN = 'quality#*';
 
 /**
- * Spec §5: no step may delete a quality item — "clear the journal" is impossible for the
+ * No step may delete a quality item (docs/rules.md#authority-keys) — "clear the journal" is impossible for the
  * code, not only forbidden. No registry entry grants DeleteItem today; this explicit Deny
  * on the quality partition keys (also a DeleteItem leg of a transaction) keeps it so if
  * one ever does. Added by StepFunction to every role with table actions.

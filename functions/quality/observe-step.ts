@@ -28,7 +28,7 @@ interface MaybeLambdaContext {
 }
 
 /**
- * A delivery step that may observe the target (spec §4.4): like every delivery step (middy,
+ * A delivery step that may observe the target (docs/rules.md#bounded-reader): like every delivery step (middy,
  * deps from the provider), but it keeps the Lambda context, because the bounded read must
  * end before the Lambda does: the deps' exchange mode carries this reader
  * (src/publication/exchange-deps.ts `withObserveReader`), whose deadlineAt = min(now +

@@ -92,7 +92,7 @@ async function openClickHouseBinding(
 
 /**
  * A route's publication target, whatever its kind: a SQL target (postgres, mssql) as
- * `openTargetFor` opens it; a ClickHouse target (`mode: exchange`, seed 000) as ONE
+ * `openTargetFor` opens it; a ClickHouse target (`mode: exchange`, docs/rules.md#exchange-publication) as ONE
  * connection serving both sides — the stage (`TargetPort`: createStaging, loads, VerifyEof,
  * cleanup) and the EXCHANGE side (candidate, the one EXCHANGE, observation by UUID).
  * `target.close()` closes that one connection. http(s) anywhere; `chdb:<dir>` only with

@@ -21,7 +21,7 @@ import { type InvocationRecord } from './journal/records.js';
  * The route checkpoint of a target: the end of the last window delivered through it.
  * `{pk: target#<targetId>, sk: checkpoint#<route>}`. It only ever moves forward, only in
  * the holder's fenced transaction, and only after the invocation is PUBLISHED with its
- * evidence persisted (seed 004: "Evidence is persisted before checkpoint advancement").
+ * evidence persisted (docs/rules.md#evidence-before-checkpoint).
  */
 export interface CheckpointRecord {
   targetId: string;
@@ -91,10 +91,11 @@ export interface CheckpointAdvance {
 export const CHECKPOINT_TRANSITION_ID = 'sys:checkpoint';
 
 /**
- * `governance` (an exchange route, seed 000): called while each round plans, it refuses
- * (a Quality.* error, nothing written) unless the capsule is COMPLETE with its completion
- * evidence, and returns the legs that hold the capsule at the version it read — so a
- * capsule changed meanwhile refuses the whole write (I10: at most once, only after COMPLETE).
+ * `governance` (an exchange route, docs/rules.md#governance-vs-publication): called while each
+ * round plans, it refuses (a Quality.* error, nothing written) unless the capsule is COMPLETE
+ * with its completion evidence, and returns the legs that hold the capsule at the version it
+ * read — so a capsule changed meanwhile refuses the whole write (I10: at most once, only after
+ * COMPLETE).
  */
 export type GovernanceLegs = () => Promise<TransactionLeg[]>;
 

@@ -1,10 +1,11 @@
 import { TARGET_CUT_POINTS } from '../domain/delivery/target-rules.js';
 
 /**
- * Every effect of bounded delivery, by name (DESIGN.md "Cut points and faults"). The
- * authority cut points are the conditional writes of journal/journaled-write.ts, custody.ts
- * and checkpoint.ts; the target cut points are run by the target adapters; the rest name the
- * flow's own effects so a fault spec (`CUTPOINT_FAULTS`) can address each of them.
+ * Every effect of bounded delivery, by name (docs/architecture.md, "Cut points and the fault
+ * model"). The authority cut points are the conditional writes of journal/journaled-write.ts,
+ * custody.ts and checkpoint.ts; the target cut points are run by the target adapters; the
+ * rest name the flow's own effects so a fault spec (`CUTPOINT_FAULTS`) can address each of
+ * them.
  */
 export const DELIVERY_CUT_POINTS = {
   /**

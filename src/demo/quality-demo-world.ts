@@ -27,7 +27,7 @@ import { demoEvents, seedDemoEvents } from './source-events.js';
 export const QUALITY_DEMO_CLICKHOUSE_ENV = 'CUTPOINT_DEMO_CLICKHOUSE_URL';
 export const QUALITY_DEMO_ROUTE = 'daily';
 export const QUALITY_DEMO_TABLE = { database: 'pub', table: 'events_daily' } as const;
-/** Short on purpose: the first observation is made to overrun it (spec §4.4). */
+/** Short on purpose: the first observation is made to overrun it (docs/rules.md#bounded-reader). */
 export const QUALITY_DEMO_DEADLINE_S = 4;
 /** The previous generation's one row (an id the source never has): gone once the window is published. */
 export const PREDECESSOR_EVENT_ID = 0;

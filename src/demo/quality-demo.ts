@@ -39,16 +39,16 @@ import {
 import { qualityDemoOutcome, type QualityDemoStages } from './quality-demo-outcome.js';
 
 /**
- * `cutpoint demo quality` (seed 000): a ClickHouse publication by ONE EXCHANGE whose
- * response is lost, then the operator's journey through the use cases the CLI and the flow
- * call — inspect → `delivery reconcile` (the publication proved by table UUID) →
- * `quality observe` that overruns its deadline (the probe slowed INSIDE the reader child:
- * the parent revokes its channel, kills and reaps it: TARGET_PENDING, guard released,
- * remote termination UNVERIFIED) → `quality observe` again → COMPLETE → `delivery resume`
- * (evidence, checkpoint, the predecessor dropped by UUID: CUSTODY_RELEASED, capsule
- * retired) → `quality replay` (the receipt, §7.3; nothing written). Throw-away local
- * components only (quality-demo-world.ts). Progress on stderr, each step's command line as
- * the operator types it; one JSON document on stdout whose `outcome` is checked.
+ * `cutpoint demo quality` (docs/rules.md#governance-vs-publication): a ClickHouse publication
+ * by ONE EXCHANGE whose response is lost, then the operator's journey through the use cases the
+ * CLI and the flow call — inspect → `delivery reconcile` (the publication proved by table UUID)
+ * → `quality observe` that overruns its deadline (the probe slowed INSIDE the reader child: the
+ * parent revokes its channel, kills and reaps it: TARGET_PENDING, guard released, remote
+ * termination UNVERIFIED) → `quality observe` again → COMPLETE → `delivery resume` (evidence,
+ * checkpoint, the predecessor dropped by UUID: CUSTODY_RELEASED, capsule retired) → `quality
+ * replay` (the receipt, docs/rules.md#replay-receipt; nothing written). Throw-away local
+ * components only (quality-demo-world.ts). Progress on stderr, each step's command line as the
+ * operator types it; one JSON document on stdout whose `outcome` is checked.
  */
 
 /**

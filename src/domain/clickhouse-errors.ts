@@ -1,6 +1,6 @@
 /**
- * What a ClickHouse failure IS, from its structure alone (seed 000, "Distributed-DDL
- * observation failures"; spec §4.3). Pure: no driver import, no I/O.
+ * What a ClickHouse failure IS, from its structure alone (docs/rules.md#observation-failures).
+ * Pure: no driver import, no I/O.
  *
  * `@clickhouse/client` parses a server error into `ClickHouseError { code, type }` with a
  * regex over the text, `/(Code|Error): (?<code>\d+).*Exception: (?<message>.+?)\((?<type>…)\)/s`.
@@ -12,7 +12,7 @@
  *
  * The class feeds diagnostics everywhere. Only `retryRead` (src/engine/read-retry.ts) acts
  * on it, and only for KEEPER_NO_NODE on a read-only statement. A mutation's failure is never
- * retried on its class: it is resolved by observation (spec §4.2).
+ * retried on its class: it is resolved by observation (docs/rules.md#exchange-observation).
  */
 
 export const CLICKHOUSE_ERROR_CLASSES = [
@@ -163,7 +163,7 @@ function transportCodeOf(e: unknown, depth = 0): string | undefined {
 export type ObservationKind = 'target' | 'publication';
 
 /**
- * The stable diagnostic code for an observation that failed with this class (spec §7.4).
+ * The stable diagnostic code for an observation that failed with this class (docs/rules.md#diagnostic-codes).
  * A target observation names the Keeper `No node` case, any other Keeper failure, and a
  * timeout (server TIMEOUT_EXCEEDED or our own deadline) apart; a publication observation
  * has one code. None of them authorizes a redispatch.

@@ -2,8 +2,8 @@ import { quoted, someOf } from './echo.js';
 import { ValidationError } from './errors.js';
 
 /**
- * The five ways an effect at a cut point can go wrong (see "Cut points and faults" in
- * DESIGN.md):
+ * The five ways an effect at a cut point can go wrong (see docs/architecture.md, "Cut points
+ * and the fault model"):
  * - crash-before: the worker dies before the effect; nothing is applied.
  * - crash-after: the effect is applied, then the worker dies before it can record that.
  * - lose-response: the effect is applied, the caller sees an UNKNOWN outcome.

@@ -2,7 +2,7 @@ import { canonicalDigest } from './digest.js';
 import { CutpointError, ValidationError } from './errors.js';
 
 /**
- * Object generations (seed 002, "Materialization failures"): a durable task names a
+ * Object generations (docs/rules.md#materialized-generations): a durable task names a
  * root, a generation number and an ordered source set; a worker writes the output
  * object, records a PREPARED generation (invisible to readers), then commits it by CAS
  * or aborts it. One (root, generation) slot holds at most one COMMITTED record, ever.

@@ -1,5 +1,5 @@
 /**
- * The WAL objects of the stream log (seed 002): where they live, the metadata that binds a
+ * The WAL objects of the stream log (docs/rules.md#stream-log): where they live, the metadata that binds a
  * batch to its attempt, checksum, fence epoch and start offset, and what that binding says
  * about the batch's fate (GC's liveness rule).
  */

@@ -8,7 +8,7 @@ import { UnknownSessionError } from './stream-errors.js';
 import { sameFence, type Fence } from './fence.js';
 
 /**
- * The stream log (seed 002): per lane (a stream partition) a head item in the authority
+ * The stream log (docs/rules.md#stream-log): per lane (a stream partition) a head item in the authority
  * holds the committed end offset, the trim offset, the owner session's fence and, while
  * an append's outcome is unknown, the attempt that suspended it. Each committed half-open
  * range [start, end) of record offsets has a commit record naming its WAL object; index
@@ -139,7 +139,7 @@ export interface IndexEntry extends LaneRef {
 }
 
 /**
- * The seed's three interpretations of an append attempt:
+ * The three interpretations of an append attempt (docs/rules.md#append-outcomes):
  * - KNOWN_NOT_COMMITTED: the head did not and cannot advance for it; a new attempt is safe.
  * - MAY_HAVE_COMMITTED: the head CAS outcome is unknown; the lane is suspended until the
  *   original attempt is resolved.

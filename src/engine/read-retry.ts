@@ -7,8 +7,8 @@ import { rerunTransient } from './rerun.js';
 
 /**
  * The opt-in bounded retry of a READ-ONLY ClickHouse observation that failed with a
- * structured Code 999 "No node" (seed 000, "Distributed-DDL observation failures"; spec §4.3).
- * Off by default: without a policy there is exactly one attempt, the seed's behaviour. With
+ * structured Code 999 "No node" (docs/rules.md#observation-failures).
+ * Off by default: without a policy there is exactly one attempt, as every observation makes today. With
  * `quality.target_observation.keeper_no_node_retry: {max_attempts, max_elapsed_ms}` (sealed in
  * the admission digest by the manifest) it retries only class KEEPER_NO_NODE, never more than
  * `max_attempts` attempts, never starting one at or after `max_elapsed_ms` from the first, and

@@ -52,7 +52,7 @@ export type TransactionOutcome =
   | { status: 'UNKNOWN'; reason: string };
 
 /**
- * Which table the authority is (seed 000, "authority binding": DescribeTable's ARN, TableId
+ * Which table the authority is (docs/rules.md#authority-binding: DescribeTable's ARN, TableId
  * where the store has one, creation time). A point-in-time or backup restore always creates
  * a new table, so a replay that finds another binding is not on the authority it proved
  * against. DynamoDB Local has no TableId and keeps the ARN across a re-create, so the

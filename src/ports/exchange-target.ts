@@ -2,7 +2,7 @@ import type { ExchangeNames } from '../domain/publication/candidate.js';
 import type { InventoryColumn } from '../domain/quality/core.js';
 
 /**
- * The ClickHouse side of an EXCHANGE publication (spec quality-governance.md §4.2):
+ * The ClickHouse side of an EXCHANGE publication (docs/rules.md#exchange-publication):
  * candidate table of a deterministic UUID and an owner marker, filled from the stage,
  * swapped in by exactly one `EXCHANGE TABLES`, observed by UUID, fenced by a RENAME, the
  * predecessor dropped by exact UUID. Interfaces only; the adapter is

@@ -20,16 +20,16 @@ export type CompletedCapsule = CapsuleV2 & {
 };
 
 /**
- * The governance gate of everything after PUBLISHED on an exchange route (seed 000 N1: a
- * successful publication is not successful governance; PUBLISHED → SUCCEEDED requires
- * COMPLETE): the operation's capsule as read now, refused unless it is v2, COMPLETE, its
- * completion evidence recorded, no reader holding it, and its continuity proved
- * (src/quality/capsule-continuity.ts: the completion document read and verified under the
- * recorded SHA-256, its version not above the item's, the authority table the sealed one).
- * Missing, malformed or unreadable evidence is never a pass; a rolled-back capsule is
- * Quality.AuthorityRollback. Every refusal is a Quality.* error and nothing is written; the
- * caller conditions its write on the returned capsule's version (capsule-store.ts
- * `capsuleCheckLeg`), so a capsule restored after this read fails that write.
+ * The governance gate of everything after PUBLISHED on an exchange route
+ * (docs/rules.md#governance-vs-publication, N1: a successful publication is not successful
+ * governance; PUBLISHED → SUCCEEDED requires COMPLETE): the operation's capsule as read now,
+ * refused unless it is v2, COMPLETE, its completion evidence recorded, no reader holding it,
+ * and its continuity proved (src/quality/capsule-continuity.ts: the completion document read
+ * and verified under the recorded SHA-256, its version not above the item's, the authority
+ * table the sealed one). Missing, malformed or unreadable evidence is never a pass; a
+ * rolled-back capsule is Quality.AuthorityRollback. Every refusal is a Quality.* error and
+ * nothing is written; the caller conditions its write on the returned capsule's version
+ * (capsule-store.ts `capsuleCheckLeg`), so a capsule restored after this read fails that write.
  */
 export async function completedCapsuleOf(
   deps: Pick<DeliveryDeps, 'ports' | 'route'>,

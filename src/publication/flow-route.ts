@@ -3,12 +3,12 @@ import type { SelectedRoute } from '../domain/delivery/manifest-types.js';
 import { ValidationError } from '../domain/errors.js';
 
 /**
- * Which flow publishes which route (seed 000): a ClickHouse route (`mode: exchange`) only by
- * publish-clickhouse, every SQL route only by deliver-window. Both flows share the Begin
- * step; the flow's name reaches it as a static Task parameter (`flow`, next to the execution
- * input, which cannot forge it), and Begin refuses a route of the other kind BEFORE custody
- * is taken or anything is written. A Begin called without a flow (in-process callers pick
- * their steps themselves) is not checked here.
+ * Which flow publishes which route (docs/rules.md#exchange-publication): a ClickHouse route
+ * (`mode: exchange`) only by publish-clickhouse, every SQL route only by deliver-window. Both
+ * flows share the Begin step; the flow's name reaches it as a static Task parameter (`flow`,
+ * next to the execution input, which cannot forge it), and Begin refuses a route of the other
+ * kind BEFORE custody is taken or anything is written. A Begin called without a flow
+ * (in-process callers pick their steps themselves) is not checked here.
  *
  * Stable codes (Cutpoint.ValidationError, nothing mutated):
  * - `delivery.exchange_route_refused` — deliver-window given a `mode: exchange` route;

@@ -8,7 +8,10 @@ import type { Ports } from '../ports/index.js';
 import { checkCapsule } from '../quality/capsule-continuity.js';
 import { capsuleUpdateLeg, qualityKeys, readCapsule } from '../quality/capsule-store.js';
 
-/** The operational record of a closed replay window (spec §2.1 `target#<targetId>/boundary#<seq>`). */
+/**
+ * The operational record of a closed replay window (`target#<targetId>/boundary#<seq>`,
+ * docs/rules.md#successors-and-replay-window).
+ */
 export interface BoundaryRecord {
   closedOperation: string;
   closedAt: string;
@@ -17,8 +20,9 @@ export interface BoundaryRecord {
 }
 
 /**
- * The legs a successor's Begin adds on a ClickHouse exchange slot (spec §4.6, seed 000 N6,
- * N19), decided on the custody item the begin transaction conditions on:
+ * The legs a successor's Begin adds on a ClickHouse exchange slot
+ * (docs/rules.md#successors-and-replay-window, N6, N19), decided on the custody item the begin
+ * transaction conditions on:
  *
  * - custody absent, or still HELD (Delivery.CustodyHeld refuses that before us): nothing;
  * - RELEASED by an operation that never published (its journal RETIRED: staged failure,

@@ -6,13 +6,16 @@ import { QualityRefusalError } from '../domain/quality/errors.js';
 import { originalProbes } from '../domain/quality/probes.js';
 
 /**
- * The effective plan a governed route admits (seed 000 N22 "admission/effective plan"):
+ * The effective plan a governed route admits (docs/rules.md#immutable-core, N22):
  * the original probes after defaults, every one required, the observation deadline, the
  * reap bound, the read-only retry policy and the replay window. Computed the same way at
  * PREPARE (sealed in the core) and by replay/diagnose (recomputed and compared).
  */
 
-/** Bounded reader: SIGTERM, then SIGKILL after this grace, then wait this long for the exit (spec §4.4). */
+/**
+ * Bounded reader: SIGTERM, then SIGKILL after this grace, then wait this long for the exit
+ * (docs/rules.md#bounded-reader).
+ */
 export const TERM_GRACE_MS = 1000;
 export const REAP_BOUND_MS = 3000;
 

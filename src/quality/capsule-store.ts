@@ -4,20 +4,22 @@ import type { ItemKey, TransactionLeg } from '../ports/authority.js';
 import type { Ports } from '../ports/index.js';
 
 /**
- * The quality capsule in the authority table (seed 000's "authority row"; its store-assigned
- * `version` is the row version the rollback rule compares with the completion version).
+ * The quality capsule in the authority table (docs/rules.md#quality-capsule: the authority row;
+ * its store-assigned `version` is the row version the rollback rule compares with the
+ * completion version).
  *
  *   quality#<targetId>   capsule#<invocationId>   the capsule of one publication operation
  *   target#<targetId>    boundary#<12 digits>     a successor's record that it closed an
- *                                                 operation's replay window (§4.6)
+ *                                                 operation's replay window
+ *                                                 (docs/rules.md#successors-and-replay-window)
  *
  * The capsule never changes on its own: every write to it is a leg of the invocation's
  * journaled write (src/delivery/journal/transition.ts `legs`), so the journal record, the
  * custody fence and the capsule move in one transaction, conditioned on the capsule version
  * the caller read (which is also how "reader.token == ours" is enforced: the caller checks
  * the token on the version it read, and the version condition refuses any later change).
- * The delivery journal is the capsule's journal; the draft's separate `qjournal#` is not
- * needed (one journal per operation, one exactly-once writer).
+ * The delivery journal is the capsule's journal: there is no separate capsule journal (one
+ * journal per operation, one exactly-once writer).
  */
 
 const pad12 = (n: number): string => String(n).padStart(12, '0');

@@ -42,7 +42,7 @@ export interface DiagnoseDeps {
 }
 
 /**
- * `cutpoint quality diagnose` (spec §7.2, N22): every sealed digest of the capsule set
+ * `cutpoint quality diagnose` (docs/rules.md#quality-commands, N22): every sealed digest of the capsule set
  * beside the same digest recomputed now — policy and admission from the manifest given,
  * inventory and generation from `system.columns` / `system.tables` of the table under the
  * TARGET name (before the dispatch that is the predecessor, so the generation does not

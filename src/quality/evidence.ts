@@ -4,13 +4,14 @@ import { putExact, type ExactPutResult } from '../objects/exact-object.js';
 import type { ObjectStore } from '../ports/objects.js';
 
 /**
- * The capsule's evidence objects in S3 (seed 000: "Missing or inaccessible evidence is not a
- * pass"): written once with `putExact` (canonical bytes, so a re-run writes the same SHA-256),
- * and fetched as exactly one of found (the bytes), absent (the store answered that no object
- * is under the key) or unreadable (the read itself failed: denied, timeout, 5xx). The domain's
- * readers (src/domain/quality/evidence.ts: readPreparedDocument, readCompletionDocument,
- * completionWitnessOf) then verify the bytes — SHA-256, shape, recomputed digests — so the
- * four classes valid / missing / malformed / unreadable are decided in one place.
+ * The capsule's evidence objects in S3 (docs/rules.md#quality-evidence: missing or inaccessible
+ * evidence is never a pass): written once with `putExact` (canonical bytes, so a re-run writes
+ * the same SHA-256), and fetched as exactly one of found (the bytes), absent (the store
+ * answered that no object is under the key) or unreadable (the read itself failed: denied,
+ * timeout, 5xx). The domain's readers (src/domain/quality/evidence.ts: readPreparedDocument,
+ * readCompletionDocument, completionWitnessOf) then verify the bytes — SHA-256, shape,
+ * recomputed digests — so the four classes valid / missing / malformed / unreadable are decided
+ * in one place.
  */
 
 /** The canonical bytes of an evidence document and their SHA-256: identical on every re-run. */

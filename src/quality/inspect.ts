@@ -28,11 +28,12 @@ import { qualityKeys } from './capsule-store.js';
 import { indexWithRunbook, inspectWithRunbook } from './runbook.js';
 
 /**
- * `cutpoint quality inspect <id>` and `inspect-all` (spec §7.1): read-only. The journal
+ * `cutpoint quality inspect <id>` and `inspect-all` (docs/rules.md#quality-commands): read-only. The journal
  * record comes from the delivery journal readers (the same checked load and listing as
  * `cutpoint delivery inspect`), the capsule from readCapsule, and the capsule's evidence
- * is classified (§3.4) by reading the exact objects the capsule records. Everything runs
- * on a read-only view of the ports: no write path is reachable from here.
+ * is classified (docs/rules.md#quality-evidence) by reading the exact objects the capsule
+ * records. Everything runs on a read-only view of the ports: no write path is reachable from
+ * here.
  */
 
 /** A write reached through the read-only view: a bug in a read-only command, never performed. */
@@ -164,13 +165,13 @@ interface EvidenceFinding {
 }
 
 /**
- * §3.4 for one v2 capsule: prepared.json first (exact key, recorded SHA-256, shape, every
- * digest recomputed, the capsule's core), then — for COMPLETE — completion.json when its
- * evidence is recorded (same checks, and the version it witnesses must be the capsule's
- * completion version). COMPLETE without the recorded completion evidence is `pending`
- * (cut point quality.completion.put / .record, repaired by resume). Whatever the state, the
- * continuity rule and the authority binding (capsule-continuity.ts): a rolled-back capsule
- * or a replaced table is shown with no permitted action.
+ * docs/rules.md#quality-evidence for one v2 capsule: prepared.json first (exact key, recorded
+ * SHA-256, shape, every digest recomputed, the capsule's core), then — for COMPLETE —
+ * completion.json when its evidence is recorded (same checks, and the version it witnesses must
+ * be the capsule's completion version). COMPLETE without the recorded completion evidence is
+ * `pending` (cut point quality.completion.put / .record, repaired by resume). Whatever the
+ * state, the continuity rule and the authority binding (capsule-continuity.ts): a rolled-back
+ * capsule or a replaced table is shown with no permitted action.
  */
 async function evidenceOf(
   ports: Ports,
@@ -251,8 +252,9 @@ export async function inspectQuality(ports: Ports, invocationId: unknown): Promi
  * checked against every journal invariant, as `delivery inspect-all`), and the two
  * retention counts. `retained_custody_count` means what it means in the delivery index:
  * every journal record that holds custody, governed or not, so both documents agree and
- * an uninstall needs both counts at 0 (§4.7). `retained_governance_count`: non-COMPLETE v2
- * capsules, held guards, and capsules that cannot be read.
+ * an uninstall needs both counts at 0 (docs/rules.md#capsule-versions).
+ * `retained_governance_count`: non-COMPLETE v2 capsules, held guards, and capsules that cannot
+ * be read.
  */
 export async function inspectAllQuality(ports: Ports): Promise<IndexProjection> {
   const reader = readOnlyPorts(ports);

@@ -15,7 +15,7 @@ import { exchangeOf, namesOf } from '../publication/exchange-deps.js';
 import { fetchEvidence } from './evidence.js';
 
 /**
- * §4.4 step 2 (seed 000 N4: "only after exact commit and generation checks"), every check
+ * docs/rules.md#bounded-reader step 2 (N4: only after the exact commit and generation checks), every check
  * before a single probe runs. Each failure is its stable diagnostic error; the caller
  * releases the guard by its token with no state change before rethrowing it.
  */
@@ -40,7 +40,8 @@ export async function checkBeforeObserving(
 
   const prepared = await readPrepared(deps, record, capsule);
 
-  // completion.json must be ABSENT: present while the capsule is not COMPLETE, the item was rolled back (§4.1).
+  // completion.json must be ABSENT: present while the capsule is not COMPLETE, the item was rolled back
+  // (docs/rules.md#version-continuity).
   let completion;
   try {
     completion = await deps.ports.objects.get(qualityEvidenceKeyOf(record.route, record.invocationId, 'completion'));

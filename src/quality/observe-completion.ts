@@ -12,13 +12,13 @@ import { QUALITY_CUT_POINTS } from '../domain/quality/cut-points.js';
 import { putEvidence } from './evidence.js';
 
 /**
- * §4.4 / §6 `quality.completion.put` and `quality.completion.record`: once the capsule is
- * COMPLETE, its independent witness `completion.json` is written (deterministic bytes from
- * the capsule's completion record and the original probes, every one PASSED), then its
- * evidence fact `{key, sha256}` is recorded on the capsule. A crash between the two is
- * repaired by running this again: the same bytes (`putEvidence` reuses an identical
- * object; another SHA under the key is an identity conflict, never success), then the
- * record. Once the fact is recorded nothing is written again.
+ * docs/rules.md#governance-cut-points `quality.completion.put` and `quality.completion.record`:
+ * once the capsule is COMPLETE, its independent witness `completion.json` is written
+ * (deterministic bytes from the capsule's completion record and the original probes, every one
+ * PASSED), then its evidence fact `{key, sha256}` is recorded on the capsule. A crash between
+ * the two is repaired by running this again: the same bytes (`putEvidence` reuses an identical
+ * object; another SHA under the key is an identity conflict, never success), then the record.
+ * Once the fact is recorded nothing is written again.
  */
 export async function recordCompletionEvidence(
   ports: Ports,

@@ -22,11 +22,12 @@ import { capsuleUpdateLeg, readCapsule, type CapsuleRef } from './capsule-store.
 import { QUALITY_CUT_POINTS } from '../domain/quality/cut-points.js';
 
 /**
- * The non-expiring `quality_reader` guard (seed 000; spec §3.2, §4.4 steps 1, 6, 8): taken
- * by one journaled write whose capsule leg sets `reader` on the version read with no
- * guard; every later capsule write of the observation is conditioned on the version read
- * after the acquire with OUR token on it (the exact owner CAS), and removes `reader` in the
- * same transaction. A write whose outcome stays unknown keeps the guard: INCOMPLETE.
+ * The non-expiring `quality_reader` guard (docs/rules.md#reader-guard;
+ * docs/rules.md#bounded-reader steps 1, 6, 8): taken by one journaled write whose capsule leg
+ * sets `reader` on the version read with no guard; every later capsule write of the observation
+ * is conditioned on the version read after the acquire with OUR token on it (the exact owner
+ * CAS), and removes `reader` in the same transaction. A write whose outcome stays unknown keeps
+ * the guard: INCOMPLETE.
  */
 
 /** The capsule changed between its read and the acquire (a concurrent observer came and went): decide again from a fresh read. */
@@ -67,7 +68,7 @@ async function ownerRefusal(
 }
 
 /**
- * §4.4 step 1 at `quality.reader.acquire`: the guard must be absent on the version read
+ * docs/rules.md#bounded-reader step 1 at `quality.reader.acquire`: the guard must be absent on the version read
  * (assertReaderAcquirable: another token ⇒ Quality.ReaderGuardHeld, nothing written). A
  * lost answer resolves by the journal claim (journaledWrite); a conflict is decided by the
  * reload: another token ⇒ Quality.ReaderGuardHeld.
@@ -173,10 +174,11 @@ const COMMIT_CUT_POINT = {
 } as const;
 
 /**
- * §4.4 step 6: the outcome and the release in ONE transaction, conditioned on the version
- * read after the acquire (our token on it). COMPLETE records `completion.version = v + 1`,
- * the version this very write produces. Unknown ⇒ Quality.Incomplete (guard kept); a
- * conflict with another token on the capsule (a zombie) ⇒ refused, nothing written.
+ * docs/rules.md#bounded-reader step 6: the outcome and the release in ONE transaction,
+ * conditioned on the version read after the acquire (our token on it). COMPLETE records
+ * `completion.version = v + 1`, the version this very write produces. Unknown ⇒
+ * Quality.Incomplete (guard kept); a conflict with another token on the capsule (a zombie) ⇒
+ * refused, nothing written.
  */
 export async function persistAndRelease(ports: Ports, held: HeldGuard, persisted: Persisted): Promise<void> {
   const to = persisted.lastObservation.outcome;
@@ -208,7 +210,7 @@ export async function persistAndRelease(ports: Ports, held: HeldGuard, persisted
 }
 
 /**
- * §3.3 / §4.4 step 8: an INCOMPLETE observation leaves a journal record of itself, best
+ * docs/rules.md#bounded-reader step 8: an INCOMPLETE observation leaves a journal record of itself, best
  * effort and WITHOUT touching `reader` (the guard stays): the claim
  * `quality-observation-incomplete.<token>.<invocation>`. Its own failure changes nothing.
  */

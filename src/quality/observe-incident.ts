@@ -11,14 +11,14 @@ export const QUALITY_INCIDENT_KIND = 'cutpoint.quality-incident.v1';
 
 /**
  * The incident step of publish-clickhouse (the same NotifyIncident Task the recovery flows
- * use, spec §5: "FAILED → notify incident topic"). A journal in INCIDENT_RETAINED notifies
- * as every delivery incident does (notifyIncident). Otherwise the operation's governance
- * is the incident when the authority says so, read from the capsule, never from the flow's
- * payload: a capsule FAILED (a required probe failed on the published generation:
- * terminal, escalate), or a reader guard still held after the flow gave up (an INCOMPLETE
- * observation: the quiescence procedure). The notice names the operation, its states, the
- * failed probes' NAMES and the holder's run id — never a value, a UUID, the token or a
- * target name. `notice_id` is stable per capsule version, so a retried step's second
+ * use; docs/rules.md#quality-commands: a FAILED capsule notifies the incident topic). A journal
+ * in INCIDENT_RETAINED notifies as every delivery incident does (notifyIncident). Otherwise the
+ * operation's governance is the incident when the authority says so, read from the capsule,
+ * never from the flow's payload: a capsule FAILED (a required probe failed on the published
+ * generation: terminal, escalate), or a reader guard still held after the flow gave up (an
+ * INCOMPLETE observation: the quiescence procedure). The notice names the operation, its
+ * states, the failed probes' NAMES and the holder's run id — never a value, a UUID, the token
+ * or a target name. `notice_id` is stable per capsule version, so a retried step's second
  * publish folds into the first (SNS is at least once).
  */
 export async function notifyGovernanceIncident(

@@ -23,7 +23,7 @@ import { REAP_BOUND_MS, TERM_GRACE_MS } from './admission.js';
 import { QUALITY_CUT_POINTS } from '../domain/quality/cut-points.js';
 
 /**
- * The bounded target reader as the observe use case sees it (spec §4.4 steps 3–5, 7): the
+ * The bounded target reader as the observe use case sees it (docs/rules.md#bounded-reader steps 3–5, 7): the
  * bounded reader running the probe worker (src/adapters/reader-process/probe-worker.ts) in
  * a killable child process, where that child connects (the target binding's HTTP URL),
  * and the calling process's time budget (the Lambda's getRemainingTimeInMillis) with the
@@ -35,7 +35,7 @@ export interface TargetReader {
   connection: ConnectionSettings;
   /** Milliseconds the calling process has left; absent: only the observation deadline bounds the read. */
   remainingMs?: () => number;
-  /** Kept back from the remaining budget (default 30 s, spec §4.4). */
+  /** Kept back from the remaining budget (default 30 s, docs/rules.md#bounded-reader). */
   reserveMs?: number;
 }
 
@@ -94,7 +94,10 @@ export async function targetReaderOf(
   };
 }
 
-/** deadlineAt = min(now + observe deadline, now + remaining budget − reserve) (spec §4.4). */
+/**
+ * deadlineAt = min(now + observe deadline, now + remaining budget − reserve)
+ * (docs/rules.md#bounded-reader).
+ */
 export function deadlineOf(
   now: Date,
   observeDeadlineS: number,
@@ -193,7 +196,10 @@ export async function readTarget(
 const isClickHouseClass = (value: string): value is ClickHouseErrorClass =>
   (CLICKHOUSE_ERROR_CLASSES as readonly string[]).includes(value);
 
-/** The stable diagnostic code of a TARGET_PENDING reading (spec §7.4): our own deadline is a timeout; a ClickHouse class maps as the classifier says. */
+/**
+ * The stable diagnostic code of a TARGET_PENDING reading (docs/rules.md#diagnostic-codes): our
+ * own deadline is a timeout; a ClickHouse class maps as the classifier says.
+ */
 export function pendingCodeOf(errorClass: string): string {
   if (errorClass === 'DEADLINE') return 'quality.target_observation_timeout';
   return observationDiagnosticOf(isClickHouseClass(errorClass) ? errorClass : 'UNCLASSIFIED', 'target');

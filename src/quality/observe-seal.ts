@@ -19,14 +19,14 @@ export interface GivenManifest {
 const NEEDS_TEXT: ReadonlySet<AuthorityField> = new Set(['manifestDigest', 'selectorDigest']);
 
 /**
- * §4.4 step 2, "seal recomputed from manifest/selector/identity", run BEFORE the reader
- * guard is taken, so a refusal writes nothing: the operation's seal against the bindings of
- * the route given, the target's identity observed now, the work root under this object
- * store and — when the caller hands the exact text (the flow always does) — the manifest
+ * The seal recomputed from manifest, selector and identity (docs/rules.md#bounded-reader), run
+ * BEFORE the reader guard is taken, so a refusal writes nothing: the operation's seal against
+ * the bindings of the route given, the target's identity observed now, the work root under this
+ * object store and — when the caller hands the exact text (the flow always does) — the manifest
  * and selector digests. A mismatch is Delivery.AuthorityMismatch
- * (`delivery.recovery_authority_mismatch`, spec §4.7), naming the fields, never a digest.
- * In-process callers that pass only the parsed route get every check but the two that
- * need the text.
+ * (`delivery.recovery_authority_mismatch`, docs/rules.md#capsule-versions), naming the fields,
+ * never a digest. In-process callers that pass only the parsed route get every check but the
+ * two that need the text.
  */
 export async function assertObservedSeal(
   given: GivenManifest,

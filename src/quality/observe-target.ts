@@ -40,7 +40,7 @@ export interface ObserveOutput extends StepOutput {
 }
 
 /**
- * ObserveTarget (seed 000; spec §4.4 steps 1–9): the original probes evaluated on the
+ * ObserveTarget (docs/rules.md#bounded-reader steps 1–9): the original probes evaluated on the
  * published generation C, by a bounded reader under the non-expiring reader guard.
  *
  * Acts only in PUBLISHED with an exchange publication and a v2 capsule in PREPARED or
@@ -78,7 +78,8 @@ export async function observeTargetOnce(
     capsule.state === 'TARGET_PENDING' ||
     (capsule.state === 'COMPLETE' && !capsule.completion?.evidence);
   if (!writes) return notActed(capsule);
-  // The seal recomputed from the manifest given (§4.4 step 2) before anything is written: a refusal takes no guard.
+  // The seal recomputed from the manifest given (docs/rules.md#bounded-reader) before anything is
+  // written: a refusal takes no guard.
   await assertObservedSeal(input as GivenManifest, record, deps);
   // Continuity before the guard is taken (capsule-continuity.ts): a capsule put back to
   // before its completion is refused here, never written — an acquire and release would
@@ -156,7 +157,8 @@ export async function observeTargetOnce(
   }
 
   const at = deps.ports.clock.now().toISOString();
-  // What was observed, kept on the capsule (§2.3): the run, the stable code, the version held, the generation read.
+  // What was observed, kept on the capsule (docs/rules.md#quality-capsule): the run, the stable code,
+  // the version held, the generation read.
   const seen = { runId, at, capsuleVersion: held.capsule.version };
   const persisted: Persisted =
     reading.kind === 'PENDING'

@@ -29,14 +29,15 @@ import type { ObserveOutput } from './observe-target.js';
 import { observeTarget } from './steps/observe-target.js';
 
 /**
- * `cutpoint quality observe <id> --manifest F#R --yes` (spec §7, §3.5): the operator's
+ * `cutpoint quality observe <id> --manifest F#R --yes` (docs/rules.md#quality-commands): the operator's
  * observation of a PUBLISHED operation whose capsule is PREPARED or TARGET_PENDING — the
  * same use case as the flow's ObserveTarget step (src/quality/observe-target.ts), in a new
  * session that takes custody (epoch + 1, so the flow's older session is fenced out).
  * In this order, each refusal writing nothing:
- * 1. the §3.5 guide as inspect computes it (evidence classified): `observe` must be listed
- *    (`quality.action_not_permitted` otherwise — a COMPLETE, FAILED or unpublished
- *    operation is refused here; a held guard as Quality.ReaderGuardHeld, see below);
+ * 1. the guide (docs/rules.md#quality-state-to-action) as inspect computes it (evidence
+ *    classified): `observe` must be listed (`quality.action_not_permitted` otherwise — a
+ *    COMPLETE, FAILED or unpublished operation is refused here; a held guard as
+ *    Quality.ReaderGuardHeld, see below);
  * 2. the whole seal recomputed from the manifest, selector, the target's identity observed
  *    now and the work root (`delivery.recovery_authority_mismatch` / the seal's codes);
  * 3. custody for a new session, then the record reloaded and the guide checked again;
@@ -77,7 +78,7 @@ export class ObserveNotPermittedError extends QualityActionNotPermittedError {
 
 /**
  * The guide's refusal of `observe` for this operation, before anything is written. A guard
- * already held is refused as Quality.ReaderGuardHeld (spec §4.4 step 9), not as a plain
+ * already held is refused as Quality.ReaderGuardHeld (docs/rules.md#bounded-reader step 9), not as a plain
  * guide refusal: the holder may be this very execution's earlier attempt, killed after its
  * acquire (an ASL Retry re-invokes the handler with a new session), and then nothing else
  * will ever report the guard — the flow routes this name to NotifyIncident (found by the

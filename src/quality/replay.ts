@@ -47,7 +47,7 @@ export interface ReplayDeps {
 }
 
 /**
- * `cutpoint quality replay` (seed 000 N5, N21; spec §4.5): a completed operation's
+ * `cutpoint quality replay` (docs/rules.md#replay, N5, N21): a completed operation's
  * governance, replayed by the same invocation and configuration. It checks, and writes
  * nothing: the seal recomputed from the manifest, selector, target identity and work root
  * equals the sealed one; the capsule is v2 COMPLETE with its guard released; prepared.json

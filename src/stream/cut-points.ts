@@ -2,8 +2,8 @@ import { COMPACTION_CUT_POINTS } from './compaction/cut-points.js';
 import { GC_CUT_POINTS } from './gc/cut-points.js';
 
 /**
- * Every effect of the stream log, by name. The append cut points are the rows of seed
- * 002's append table (see statemachines/stream-append.asl.json).
+ * Every effect of the stream log, by name. The append cut points are the rows of the append
+ * cut-point table (docs/rules.md#append-cut-points; statemachines/stream-append.asl.json).
  */
 export const STREAM_CUT_POINTS = {
   createHead: 'stream.create.head',
@@ -11,7 +11,7 @@ export const STREAM_CUT_POINTS = {
   /**
    * Before primary WAL I/O / WAL partial or uncertain / WAL durable, before head CAS. There
    * is no intent item: the WAL object's metadata (attempt, SHA-256, fence epoch, start) is
-   * the pending evidence the seed's "intent" row asks for.
+   * the pending evidence of an append before its head CAS.
    */
   wal: 'stream.append.wal',
   /** Head CAS condition fails / head CAS response unknown (the CAS writes head + commit#<end>). */

@@ -39,8 +39,8 @@ const INDEX_PAGE = 32;
 const READ_BYTE_BUDGET = 4 * 1024 * 1024;
 
 /**
- * Reads committed records by offset from [trimOffset, committedEnd) of one lane (seed 002,
- * "Read failures").
+ * Reads committed records by offset from [trimOffset, committedEnd) of one lane
+ * (docs/rules.md#reads-never-skip).
  * - The head is loaded first (consistent read): below the trim is Stream.OffsetTrimmed; at
  *   the committed end is the end (no records, `next = from`), not an error; past it is
  *   Stream.OffsetOutOfRange — a position past the committed end is never handed out (a

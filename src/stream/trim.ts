@@ -29,9 +29,8 @@ export class TrimBackwardsError extends CutpointError {
 const MAX_ROUNDS = 8;
 
 /**
- * Moves a lane's trim offset forward to `to` by CAS on the head's version (seed 002, "Trim
- * and physical delete failures"). Records below it stop being readable; their bytes stay
- * until GC, which is normal.
+ * Moves a lane's trim offset forward to `to` by CAS on the head's version (docs/rules.md#trim).
+ * Records below it stop being readable; their bytes stay until GC, which is normal.
  * - Monotonic: a lower target than the current trim is Stream.TrimBackwards; the same
  *   target is success (a retry after a lost response reloads the current trim and finds
  *   it applied); past the committed end is refused.

@@ -203,7 +203,7 @@ type ChdbSession = InstanceType<typeof ChdbSessionClass>;
  * `LineStream` over chdb's own streaming cursor. `@clickhouse/client` over
  * `chdb/connection` runs `Session.queryAsync`, which materialises the whole result in
  * native memory and hands it over as one buffer (~107 B a row: 10 GB at 100 M rows, see
- * specs/scale.md); `queryStreamBind` fetches one block at a time as the consumer pulls.
+ * docs/rules.md#scale); `queryStreamBind` fetches one block at a time as the consumer pulls.
  * Each stream gets its own connection on the engine's data directory (one cursor per
  * connection; same-directory connections coexist, ~0.4 ms to open), pinned to UTC like
  * the client's session, and closed when the stream ends or is abandoned.

@@ -11,8 +11,8 @@ import type { ChunkReceipt } from '../../domain/delivery/target-types.js';
 import { effectFailure, quoteClickHouseTable, runCommand, selectRows, settingsClause } from './publication-sql.js';
 
 /**
- * Loading one chunk into a ClickHouse stage, idempotently without transactions (spec
- * quality-governance.md §4.2 rule 7). The stage's bookkeeping: `_cutpoint_seq UInt32` (the
+ * Loading one chunk into a ClickHouse stage, idempotently without transactions
+ * (docs/rules.md#exchange-loading). The stage's bookkeeping: `_cutpoint_seq UInt32` (the
  * chunk seq) and `_cutpoint_chunk String` (the chunk's SHA-256), so a seq that holds rows
  * of another chunk is recognised exactly, not by a count.
  *

@@ -73,8 +73,8 @@ import {
 } from './publication-sql.js';
 
 /**
- * The stage side of `TargetPort` for a ClickHouse target published by EXCHANGE (spec
- * quality-governance.md §4.2): the owned stage is a MergeTree with the target's insertable
+ * The stage side of `TargetPort` for a ClickHouse target published by EXCHANGE
+ * (docs/rules.md#exchange-loading): the owned stage is a MergeTree with the target's insertable
  * columns (each Nullable where ClickHouse allows it, so the quality probes see nulls) plus
  * `_cutpoint_seq UInt32` and `_cutpoint_chunk String`, the owner marker as its COMMENT,
  * ordered by seq, with a deduplication window for tokenised chunk INSERTs. Its object id

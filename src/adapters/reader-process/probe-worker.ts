@@ -1,5 +1,5 @@
 /**
- * The target reader's worker (spec §4.4 step 3): the module the bounded reader's child
+ * The target reader's worker (docs/rules.md#bounded-reader step 3): the module the bounded reader's child
  * process runs (runner.ts; probe-reader.ts builds that reader). It opens its OWN
  * ClickHouse client over HTTP from its input (credentials travel over IPC only and are
  * never logged or returned), reads the generation (the UUID under the target name) from

@@ -1,5 +1,5 @@
 /**
- * The parent side of the bounded reader (spec §4.4 steps 3–5, 7–8): fork the reader with
+ * The parent side of the bounded reader (docs/rules.md#bounded-reader steps 3–5, 7–8): fork the reader with
  * an IPC channel, accept exactly one `{token, results}` while the channel is open, and on
  * the deadline or an error revoke the channel FIRST (listener removed, channel closed:
  * anything later is discarded, never returned), then SIGTERM, after `termGraceMs` SIGKILL,

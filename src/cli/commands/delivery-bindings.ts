@@ -39,7 +39,7 @@ export async function openLocalRouteTarget(
 
 /**
  * A `mode: exchange` route is governed by ObserveTarget's bounded reader, a SEPARATE process
- * (spec §4.4) that connects to the target binding itself. Embedded ClickHouse (`chdb:<dir>`)
+ * (docs/rules.md#bounded-reader) that connects to the target binding itself. Embedded ClickHouse (`chdb:<dir>`)
  * can be opened by one process only, so the reader could never reach it: the window would be
  * published by the EXCHANGE and its governance stay TARGET_PENDING with custody retained.
  * Refused (`quality.reader_unreachable`) before anything is started, created or written;

@@ -127,7 +127,7 @@ async function expireCommand(args: string[]): Promise<unknown> {
 }
 
 /**
- * The front door every live action shares (seed 004), in this order, each refusal exiting
+ * The front door every live action shares (docs/rules.md#recovery-actions), in this order, each refusal exiting
  * 1 with nothing mutated: confirmation (before the manifest is loaded or the journal
  * opened), the invocation id and selector as given, the journal record, the
  * state-to-action guide, the manifest, and the sealed recovery authority; then (local

@@ -8,7 +8,7 @@ import type { ManifestVerb } from './quality-live.js';
 import { runtimeOf } from './stream/runtime.js';
 
 export const qualityHelp = `cutpoint quality inspect-all [--format json|text] [--aws]
-  every ClickHouse publication under quality governance (seed 000) with its journal
+  every ClickHouse publication under quality governance, with its journal
   state, capsule state, target_commit and governance axes, diagnostic_code and
   permitted_actions, plus retained_custody_count (every journal record holding custody)
   and retained_governance_count (capsules not COMPLETE, held reader guards, capsules

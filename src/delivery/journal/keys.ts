@@ -6,8 +6,8 @@ import type { Fence } from '../../domain/fence.js';
 import { DELIVERY_CUT_POINTS } from '../cut-points.js';
 
 /**
- * The delivery journal and target custody in the authority table (seed 004: "the journal
- * and custody live in the DynamoDB authority table"): the identifiers and the keys.
+ * The delivery journal and target custody in the authority table (docs/rules.md#authority-keys,
+ * docs/rules.md#custody): the identifiers and the keys.
  *
  * Key layout (one table, pk/sk, no index):
  *

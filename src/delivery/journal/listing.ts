@@ -80,8 +80,8 @@ async function targetListing(
  * invariants (state ↔ facts, head ↔ journal records, custody ↔ records: a target whose
  * custody names an invocation without a record is orphaned custody). Any violation fails
  * the whole listing with every problem found, by opaque id: inspect-all must never report
- * a retained_custody_count it cannot vouch for (seed 004: inconsistent journal state exits
- * 1, stdout empty). The healthy rest stays readable with `--target` and `inspect <id>`.
+ * a retained_custody_count it cannot vouch for (docs/rules.md#journal-invariants: an inconsistent
+ * journal exits 1, stdout empty). The healthy rest stays readable with `--target` and `inspect <id>`.
  */
 export async function listInvocations(ports: Ports, options: { targetId?: string } = {}): Promise<InvocationRecord[]> {
   const problems: string[] = [];

@@ -96,9 +96,9 @@ export async function inspectFailedDelivery(input: unknown, ports: Ports): Promi
 }
 
 /**
- * A recovery flow's own input, checked in this order: confirmation first (seed 004:
- * "missing --yes … exits 1 with mssql_native.recovery_confirmation_required before the
- * manifest is loaded"), then the invocation id and the presence of manifest and selector.
+ * A recovery flow's own input, checked in this order: confirmation first (docs/rules.md#recovery-actions:
+ * a missing confirmation is refused with delivery.recovery_confirmation_required before the
+ * manifest is loaded), then the invocation id and the presence of manifest and selector.
  */
 export function parseRecoveryFlowInput(action: LiveAction, input: unknown): RecoveryInput {
   const v = (input ?? {}) as Partial<Record<keyof RecoveryFlowInput, unknown>>;

@@ -27,7 +27,7 @@ import type { Carried } from '../steps/carried.js';
 import { routeTargetId, workRootOf } from '../steps/common.js';
 
 /**
- * One live recovery action (seed 004: reconcile, resume, retire), in this order:
+ * One live recovery action (reconcile, resume, retire: docs/rules.md#recovery-actions), in this order:
  * 1. the journal record, checked with its custody and journal records (`loadInvocation`),
  *    and the state-to-action guide (a refused action writes nothing);
  * 2. the sealed authority, recomputed from what the operator supplies (manifest,

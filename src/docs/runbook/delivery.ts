@@ -87,8 +87,8 @@ function forbidden(state: JournalState): ForbiddenAction[] {
 }
 
 const BASIS: Record<(typeof TRANSITIONS)[number]['basis'], string> = {
-  diagram: "the seed's state diagram",
-  text: "required by the seed's text",
+  diagram: 'the core state diagram',
+  text: 'required by the recovery rules',
   continue: 'continue: resume of a PARTIAL_PROVED whose continuation the journal proved',
 };
 

@@ -3,12 +3,12 @@ import { cutpoint } from './commands.js';
 import type { RunbookPage } from './model.js';
 
 /**
- * Generation records (src/domain/generation.ts RecordState, seed 002 "Materialization
- * failures"): a durable task writes its object, records a PREPARED generation (invisible to
- * readers), then commits it by CAS or proves the abort. The commit-generation flow is its
- * own recovery (re-run with the same task: every step reloads the exact identity), and the
- * recovery dispatcher re-runs a failed execution once. The compiler checks this table covers
- * RecordState.
+ * Generation records (src/domain/generation.ts RecordState,
+ * docs/rules.md#materialization-failures): a durable task writes its object, records a PREPARED
+ * generation (invisible to readers), then commits it by CAS or proves the abort. The
+ * commit-generation flow is its own recovery (re-run with the same task: every step reloads the
+ * exact identity), and the recovery dispatcher re-runs a failed execution once. The compiler
+ * checks this table covers RecordState.
  */
 
 const TASK_INPUT = '{"root":"demo/orders","generation":0,"taskId":"materialize-orders-0","sources":[…the original sources…]}';

@@ -63,8 +63,16 @@ export interface RunbookPage {
 }
 
 export const SUBSYSTEM_TITLES: Record<Subsystem, string> = {
-  delivery: 'Delivery journal (seed 004)',
-  quality: 'Quality capsule of a ClickHouse publication (seed 000)',
-  stream: 'Stream append attempts (seed 002)',
-  generation: 'Object generation records (seed 002)',
+  delivery: 'Delivery journal',
+  quality: 'Quality capsule of a ClickHouse publication',
+  stream: 'Stream append attempts',
+  generation: 'Object generation records',
+};
+
+/** The section of docs/rules.md that states each subsystem's rules (its anchor). */
+export const SUBSYSTEM_RULES: Record<Subsystem, string> = {
+  delivery: 'delivery-journal-states',
+  quality: 'quality-capsule',
+  stream: 'append-outcomes',
+  generation: 'materialized-generations',
 };

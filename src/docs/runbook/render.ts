@@ -1,5 +1,5 @@
 import { flowPlaceholder } from '../../local/asl.js';
-import { SUBSYSTEM_TITLES, type FlowStart, type RunbookPage, type Subsystem } from './model.js';
+import { SUBSYSTEM_RULES, SUBSYSTEM_TITLES, type FlowStart, type RunbookPage, type Subsystem } from './model.js';
 
 /** Markdown for the runbook pages and their index; pure, deterministic (the drift test compares bytes). */
 
@@ -63,7 +63,14 @@ export function renderIndex(pages: RunbookPage[]): string {
     '',
   ];
   for (const subsystem of subsystems) {
-    out.push(`## ${SUBSYSTEM_TITLES[subsystem]}`, '', '| state | permitted | diagnostic code |', '|---|---|---|');
+    out.push(
+      `## ${SUBSYSTEM_TITLES[subsystem]}`,
+      '',
+      `The rules behind these states: [docs/rules.md](../rules.md#${SUBSYSTEM_RULES[subsystem]}).`,
+      '',
+      '| state | permitted | diagnostic code |',
+      '|---|---|---|',
+    );
     for (const page of pages.filter((p) => p.subsystem === subsystem)) {
       const codes = page.diagnostics.map((d) => `\`${d.code}\``).join(', ') || '—';
       out.push(`| [${page.state}](${subsystem}/${page.state}.md) | ${page.summary} | ${codes} |`);

@@ -3,12 +3,12 @@ import { cutpoint } from './commands.js';
 import type { RunbookPage } from './model.js';
 
 /**
- * The stream log's durable append interpretations (src/domain/stream.ts AppendStatus, seed
- * 002): each attempt id ends in exactly one of them, and MAY_HAVE_COMMITTED suspends the
- * lane (head.suspendedBy) until that same attempt is resolved. The stream has no action
- * table in code beyond the refusals each use case raises; this table maps every status
- * (the compiler checks it covers AppendStatus) to the commands and codes the CLI and
- * the flows use.
+ * The stream log's durable append interpretations (src/domain/stream.ts AppendStatus,
+ * docs/rules.md#append-outcomes): each attempt id ends in exactly one of them, and
+ * MAY_HAVE_COMMITTED suspends the lane (head.suspendedBy) until that same attempt is resolved.
+ * The stream has no action table in code beyond the refusals each use case raises; this table
+ * maps every status (the compiler checks it covers AppendStatus) to the commands and codes the
+ * CLI and the flows use.
  */
 
 const LANE = 'orders --partition 0';

@@ -2,7 +2,7 @@ import { CutpointError } from '../errors.js';
 import type { JournalState } from './journal-states.js';
 
 /*
- * The state-to-action guide (README "State-to-action guide"): which live action each
+ * The state-to-action guide (docs/rules.md#state-to-action): which live action each
  * journal state offers, the diagnostic code inspect prints for it, and the refusals of an
  * action the guide does not offer or an operator did not confirm. The states and their
  * edges are journal-states.ts.
@@ -37,7 +37,7 @@ export interface RecoveryFacts {
 }
 
 /**
- * The seed's state-to-action guide. `inspect` is read-only, always allowed and never
+ * The state-to-action guide. `inspect` is read-only, always allowed and never
  * listed: `permitted_actions` lists live actions only, so an empty list means "no
  * permitted live action" (terminal, or an incident to escalate).
  */

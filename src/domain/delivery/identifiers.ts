@@ -154,7 +154,7 @@ export function evidenceObjectKeyOf(route: string, invocationId: string): string
 }
 
 /**
- * The quality capsule's immutable evidence of a ClickHouse publication (seed 000):
+ * The quality capsule's immutable evidence of a ClickHouse publication (docs/rules.md#quality-evidence):
  * `prepared` (the sealed core and the original probes, before dispatch) and `completion`
  * (the results on the published generation and the completion version, the independent
  * witness of the capsule's row version).
@@ -164,7 +164,7 @@ export function qualityEvidenceKeyOf(route: string, invocationId: string, docume
 }
 
 // ---------------------------------------------------------------------------------------
-// Recovery outputs (the seed's inspect / inspect-all documents)
+// Recovery outputs (the inspect / inspect-all documents, docs/rules.md#state-to-action)
 
 export const RECOVERY_KIND = 'cutpoint.delivery-recovery.v1';
 export const RECOVERY_INDEX_KIND = 'cutpoint.delivery-recovery-index.v1';

@@ -2,8 +2,8 @@ import { proofsLacking, proofsOf, type ProofFacts } from './journal-proofs.js';
 import { holdsCustody, type JournalState } from './journal-states.js';
 
 /**
- * The journal's own invariants, checked on every read (seed 004: "missing, unreadable,
- * ambiguous, or inconsistent journal state exits 1"). Every write keeps them — state,
+ * The journal's own invariants, checked on every read (docs/rules.md#journal-invariants: a missing,
+ * unreadable, ambiguous or inconsistent journal exits 1). Every write keeps them — state,
  * facts, journal head and custody move in one transaction (src/delivery/journal/journaled-write.ts)
  * — so a violation means the authority table was edited, torn or restored in part, and
  * nothing may be projected or acted on from it. Pure: the caller reads, these decide.

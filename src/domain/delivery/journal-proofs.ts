@@ -1,9 +1,9 @@
 import type { JournalState } from './journal-states.js';
 
 /*
- * The proofs a journal state requires (seed 004: "Evidence is persisted before checkpoint
- * advancement, and cleanup happens before custody release"; retire "proves their absence,
- * and then releases custody"), as one rule for both sides: the journal's transition write
+ * The proofs a journal state requires (docs/rules.md#evidence-before-checkpoint: evidence is persisted
+ * before the checkpoint advances, and cleanup happens before custody release; retire proves
+ * the stages' absence, then releases custody), as one rule for both sides: the journal's transition write
  * refuses a state whose proof is missing (`missingProof`), and every read checks that a
  * record still carries the proofs of the states on its way (`proofsLacking`).
  */

@@ -1,8 +1,9 @@
 import { CutpointError } from '../errors.js';
 
 /**
- * The delivery journal's states (seed 004, "State-to-action guide" and its state
- * diagram), the transitions between them as data, and what an operator may do in each.
+ * The delivery journal's states (docs/rules.md#delivery-journal-states,
+ * docs/rules.md#state-to-action), the transitions between them as data, and what an
+ * operator may do in each.
  * Recovery never infers a state from target rows or staging contents: the journal says
  * what happened, and only the transitions below may change it.
  */
@@ -28,10 +29,10 @@ export const INITIAL_STATE: JournalState = 'EMPTY_STAGING';
 export interface Transition {
   from: JournalState;
   to: JournalState;
-  /** The event that moves the journal, as the seed names it. */
+  /** The event that moves the journal, as docs/rules.md#delivery-journal-states names it. */
   on: string;
   /**
-   * `diagram`: an edge of the seed's state diagram; `text`: implied by the seed's prose;
+   * `diagram`: an edge of the core state diagram; `text`: implied by the recovery rules;
    * `continue`: this project's own edge, continuing a proved partial writer (README
    * "Delivery recovery"), offered only on the journal's proof that continuing is safe.
    */
@@ -53,7 +54,8 @@ const DIAGRAM: readonly Transition[] = [
 ];
 
 /**
- * Edges the seed's prose requires but its diagram does not draw:
+ * Edges the recovery rules require but the core diagram does not draw
+ * (docs/rules.md#state-to-action, docs/rules.md#recovery-actions):
  * - "Retire the exact empty owned stage when offered" (EMPTY_STAGING) and "Retire when
  *   offered" (REEXTRACT_REQUIRED): retirement drops the owned stages, proves their
  *   absence and releases custody.

@@ -2,8 +2,8 @@ import { ValidationError } from '../errors.js';
 import { validateSealedWindow, type SealedWindow } from './window.js';
 
 /**
- * Parts: a window split into sub-windows that extract and load independently (seed 004
- * at production size; DESIGN.md "Scale"). Pure rules, no I/O.
+ * Parts: a window split into sub-windows that extract and load independently
+ * (docs/rules.md#delivery-parts: bounded delivery at production size, docs/rules.md#scale). Pure rules, no I/O.
  *
  * Begin counts the window's rows per equal time bucket (`bucketsOf`), merges contiguous
  * buckets into parts of at most `partRows` rows (`planParts`; a single bucket holding

@@ -1,7 +1,7 @@
 import { ValidationError } from '../errors.js';
 
 /**
- * Delivery windows (seed 004): a bounded run moves exactly the source rows whose UTC time
+ * Delivery windows (docs/rules.md#delivery-windows): a bounded run moves exactly the source rows whose UTC time
  * column falls in one half-open window [start, end). The window is resolved ONCE, before
  * any source row I/O, and sealed into the journal with the recovery authority. Recovery
  * restores the sealed window and never calls `resolveWindow` again: a rolling policy

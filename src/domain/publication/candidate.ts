@@ -4,8 +4,8 @@ import { ValidationError } from '../errors.js';
 import { stagingTableNameOf, validateInvocationId } from '../delivery/identifiers.js';
 
 /**
- * The identities of a ClickHouse EXCHANGE publication (spec quality-governance.md §2.1,
- * §4.2), derived from the operation id alone, never "the latest" anything: pure, no I/O.
+ * The identities of a ClickHouse EXCHANGE publication (docs/rules.md#exchange-publication),
+ * derived from the operation id alone, never "the latest" anything: pure, no I/O.
  *
  * - candidate UUID `C` = UUIDv8 of SHA-256("cutpoint.candidate.v1\0" + invocationId): a
  *   crash between CREATE and its journal record still leaves an exactly recognisable table;

@@ -1,6 +1,6 @@
 /**
  * Every effect (and the observation read) of a ClickHouse EXCHANGE publication, named for
- * the fault injector (spec quality-governance.md §6). Registered in src/cut-points.ts.
+ * the fault injector (docs/rules.md#governance-cut-points). Registered in src/cut-points.ts.
  */
 export const PUBLICATION_CUT_POINTS = {
   candidateCreate: 'publication.candidate.create',

@@ -27,7 +27,7 @@ export class CandidateMismatchError extends CutpointError {
 export const EXCHANGE_ENGINES: ReadonlySet<string> = new Set(['Atomic', 'Shared']);
 
 /**
- * Begin's refusal (spec §4.2 rule 1): the target database must exist and be Atomic or
+ * Begin's refusal (docs/rules.md#exchange-publication): the target database must exist and be Atomic or
  * Shared. Measured on chdb 26.7.2.1: `CREATE DATABASE` makes Atomic; chdb's own `default`
  * database is `Overlay` (refused here although its EXCHANGE happened to work); a Memory
  * database answers EXCHANGE with Code 48 NOT_IMPLEMENTED.

@@ -3,7 +3,7 @@ import type { ExchangeNames } from './candidate.js';
 
 /**
  * What one read of `system.tables` proves about an EXCHANGE whose outcome is unknown
- * (spec §4.2 rules 4 and 5). Pure. The read is
+ * (docs/rules.md#exchange-observation). Pure. The read is
  *   SELECT database, name, toString(uuid) AS uuid, comment FROM system.tables
  *   WHERE (database, name) IN ((db, target), (db, candidate), (db, tombstone))
  * and it is interpreted BY UUID, never by name or row count: EXCHANGE swaps the UUIDs (and

@@ -5,7 +5,8 @@ import type { CapsuleState, CapsuleV1State } from './capsule.js';
 import { QualityActionNotPermittedError } from './errors.js';
 
 /**
- * The state-to-action guide of the ClickHouse route (spec §3.5) as one pure function.
+ * The state-to-action guide of the ClickHouse route (docs/rules.md#quality-state-to-action) as one
+ * pure function.
  * `inspect`, `inspect-all` and `diagnose` are always allowed and never listed; `replay`
  * is read-only and listed so operators see it. An empty list means: no permitted live
  * action — preserve, escalate (N7), or follow the quiescence procedure (N8).
@@ -23,7 +24,7 @@ export type CapsuleView =
   | { kind: 'unreadable' };
 
 /**
- * Classification of the capsule's evidence objects (§3.4). `pending`: COMPLETE whose
+ * Classification of the capsule's evidence objects (docs/rules.md#quality-evidence). `pending`: COMPLETE whose
  * completion document is not yet recorded (cut point quality.completion.put, repaired by
  * resume). `unknown`: this caller did not read the evidence; every listed action verifies
  * it itself before acting, so listing is never a pass.
@@ -53,7 +54,10 @@ export interface ActionInput {
   /** `none` until retirement sets windowEndsAt. */
   replayWindow: 'open' | 'closed' | 'none';
   retired: boolean;
-  /** The journal's record of owned stages (retire is offered only when they are recorded, as in seed 004). */
+  /**
+   * The journal's record of owned stages (retire is offered only when they are recorded:
+   * docs/rules.md#state-to-action).
+   */
   ownedStagesRecorded: boolean;
   /** A PARTIAL_PROVED's continuation proof (journal-states.ts RecoveryFacts.continuable): resume is offered on it. */
   continuable?: ContinuableFact;
@@ -145,9 +149,9 @@ function completeGuide(input: ActionInput, v2: CapsuleState | undefined): Action
 }
 
 /**
- * A v1 capsule is read-only (N16): its operation keeps the delivery guide of seed 004 for
- * its journal state, and nothing that writes quality (observe) or relies on a v2 completion
- * (replay) is ever offered.
+ * A v1 capsule is read-only (N16, docs/rules.md#capsule-versions): its operation keeps the delivery
+ * guide (docs/rules.md#state-to-action) for its journal state, and nothing that writes quality
+ * (observe) or relies on a v2 completion (replay) is ever offered.
  */
 function v1Guide(input: ActionInput, state: CapsuleV1State): ActionGuide {
   const facts = { ownedStagesRecorded: input.ownedStagesRecorded };

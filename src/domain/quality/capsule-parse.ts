@@ -30,10 +30,11 @@ import {
 } from './shape.js';
 
 /**
- * Strict reading of a stored capsule item (§2.3). The authority envelope (`pk`, `sk`, the
- * item `fence`, `expireAt`) is allowed and dropped; every other unknown or missing field,
- * wrong type or inconsistent combination is `quality.evidence_malformed` — never a
- * default. A schema other than 1 or 2 is `quality.capsule_version_unsupported`.
+ * Strict reading of a stored capsule item (docs/rules.md#quality-capsule). The authority
+ * envelope (`pk`, `sk`, the item `fence`, `expireAt`) is allowed and dropped; every other
+ * unknown or missing field, wrong type or inconsistent combination is
+ * `quality.evidence_malformed` — never a default. A schema other than 1 or 2 is
+ * `quality.capsule_version_unsupported`.
  */
 
 const ENVELOPE = ['pk', 'sk', 'fence', 'expireAt'] as const;

@@ -6,9 +6,10 @@ import {
 } from './errors.js';
 
 /**
- * The quality capsule (spec §2.3) as plain data, and its state machine (§3.2). The capsule
- * is the "authority row" of seed 000: its store-assigned `version` is the row version the
- * rollback rule compares with the completion version (§4.1). Parsing lives in
+ * The quality capsule (docs/rules.md#quality-capsule) as plain data, and its state machine. The
+ * capsule is the authority row of its operation's governance: its store-assigned `version`
+ * is the row version the rollback rule compares with the completion version
+ * (docs/rules.md#version-continuity). Parsing lives in
  * capsule-parse.ts; nothing here performs I/O.
  */
 
@@ -129,14 +130,17 @@ export interface CapsuleV1 {
 
 export type StoredCapsule = CapsuleV1 | CapsuleV2;
 
-/** One edge of §3.2. `from: null` is "(absent)". */
+/** One edge of the capsule state machine (docs/rules.md#quality-capsule). `from: null` is "(absent)". */
 export interface CapsuleTransition {
   from: CapsuleState | null;
   to: CapsuleState;
   on: string;
 }
 
-/** §3.2, edge for edge. There is no edge out of COMPLETE or FAILED, and none into PREPARED from a state. */
+/**
+ * docs/rules.md#quality-capsule, edge for edge. There is no edge out of COMPLETE or FAILED, and
+ * none into PREPARED from a state.
+ */
 export const CAPSULE_TRANSITIONS: readonly CapsuleTransition[] = [
   { from: null, to: 'PREPARED', on: 'staged probes pass + PREPARED evidence' },
   { from: 'PREPARED', to: 'COMPLETE', on: 'observe: exact commit + generation checks, probes pass' },
@@ -180,7 +184,7 @@ export function assertWritableCapsule(capsule: StoredCapsule): asserts capsule i
 }
 
 /**
- * The exact owner check of every capsule state change (§3.2): the guard must be held and
+ * The exact owner check of every capsule state change (docs/rules.md#reader-guard): the guard must be held and
  * its token must be exactly `token`. Absent guard and a foreign token are both refusals;
  * the message never prints either token.
  */
@@ -197,7 +201,10 @@ export function assertCapsuleStateChange(capsule: StoredCapsule, to: CapsuleStat
   assertCapsuleTransition(capsule.state, to);
 }
 
-/** The guard may be acquired only on a v2 capsule in PREPARED/TARGET_PENDING with no reader (§4.4 step 1). */
+/**
+ * The guard may be acquired only on a v2 capsule in PREPARED/TARGET_PENDING with no reader
+ * (docs/rules.md#bounded-reader step 1).
+ */
 export function assertReaderAcquirable(capsule: StoredCapsule): void {
   assertWritableCapsule(capsule);
   if (capsule.reader !== undefined) throw new ReaderGuardHeldError();
@@ -206,7 +213,10 @@ export function assertReaderAcquirable(capsule: StoredCapsule): void {
   }
 }
 
-/** Retirement marker (release leg, §4.6): COMPLETE, completion evidence recorded, guard absent, not yet retired. */
+/**
+ * Retirement marker (release leg, docs/rules.md#successors-and-replay-window): COMPLETE,
+ * completion evidence recorded, guard absent, not yet retired.
+ */
 export function assertRetirable(capsule: StoredCapsule): void {
   assertWritableCapsule(capsule);
   if (capsule.reader !== undefined) throw new ReaderGuardHeldError();

@@ -11,7 +11,8 @@ import {
 import { malformed } from './shape.js';
 
 /**
- * Version continuity (spec §4.1, N17) and authority binding (N18), as pure rules.
+ * Version continuity (docs/rules.md#version-continuity, N17) and authority binding
+ * (docs/rules.md#authority-binding, N18), as pure rules.
  *
  * The capsule item is the authority row; `observedVersion` (v_o) is its version read now.
  * The completion version (v_c) comes from the immutable completion.json witness: a store
@@ -21,7 +22,10 @@ import { malformed } from './shape.js';
  * the witness together with the item makes the evidence `missing` (a refusal, not a pass).
  */
 
-/** What the completion.json read gave, classified per §3.4; `version` only from a valid document. */
+/**
+ * What the completion.json read gave, classified per docs/rules.md#quality-evidence; `version`
+ * only from a valid document.
+ */
 export type CompletionWitness = { evidence: 'valid'; version: number } | { evidence: InvalidEvidenceClass };
 
 export interface ContinuityInput {

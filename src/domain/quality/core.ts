@@ -4,7 +4,7 @@ import { QualityRefusalError } from './errors.js';
 import type { OriginalProbe } from './probes.js';
 
 /**
- * The immutable core (spec §2.2): sealed at PREPARE, never rewritten. Each component has
+ * The immutable core (docs/rules.md#immutable-core): sealed at PREPARE, never rewritten. Each component has
  * its own digest (with its own kind, so two components never collide) and the core digest
  * binds them with the operation's identity, the published generation and the seal. The
  * same functions recompute every digest for observe, replay and diagnose (N22).
@@ -22,7 +22,10 @@ export const REPLAY_WINDOW_MAX_DAYS = 35;
 export const RETRY_MAX_ATTEMPTS = 3;
 export const RETRY_MAX_ELAPSED_MS = 10_000;
 
-/** Read-only observation retry: off (the default), or exactly bounded for KEEPER_NO_NODE (§4.3). */
+/**
+ * Read-only observation retry: off (the default), or exactly bounded for KEEPER_NO_NODE
+ * (docs/rules.md#observation-failures).
+ */
 export type ObservationRetryPolicy =
   { kind: 'off' } | { kind: 'keeper_no_node'; maxAttempts: number; maxElapsedMs: number };
 
@@ -104,7 +107,10 @@ export function probesDigest(probes: readonly OriginalProbe[]): string {
   return canonicalDigest({ kind: 'cutpoint.quality-probes.v1', probes });
 }
 
-/** `DescribeTable` of the authority table at PREPARE (§4.1). `tableId` is null where the store has none (DynamoDB Local). */
+/**
+ * `DescribeTable` of the authority table at PREPARE (docs/rules.md#authority-binding).
+ * `tableId` is null where the store has none (DynamoDB Local).
+ */
 export interface AuthorityBinding {
   tableArn: string;
   tableId: string | null;

@@ -1,6 +1,6 @@
 /**
- * Every effect (and the reads that decide one) of quality governance (seed 000, spec
- * quality-governance.md §6), named for the fault injector. Registered in src/cut-points.ts.
+ * Every effect (and the reads that decide one) of quality governance
+ * (docs/rules.md#governance-cut-points), named for the fault injector. Registered in src/cut-points.ts.
  * The capsule writes are legs of the invocation's journaled write, so each of them is the
  * cut point of that one transaction.
  */

@@ -5,7 +5,7 @@ import type { OriginalProbe } from './probes.js';
 import { PROJECTION_SCHEMA_VERSION, shortDigest } from './projection.js';
 
 /**
- * `diagnose` (spec §7.2, N22): read-only comparisons of the sealed digests with the ones
+ * `diagnose` (docs/rules.md#quality-commands, N22): read-only comparisons of the sealed digests with the ones
  * recomputed now, version continuity, and the acceptance probes restated with column
  * names and the dataset label only. No row values, no raw authority item, no UUID, no
  * token. An observed value the caller could not recompute is `null` and its match is

@@ -1,12 +1,12 @@
 import { CutpointError, ValidationError } from '../errors.js';
 
 /**
- * Every error of quality governance (seed 000), with its stable `name` (Step Functions
- * matches `ErrorEquals` on it) and stable diagnostic `code` (spec §5 "Errors", §7.4).
+ * Every error of quality governance, with its stable `name` (Step Functions matches
+ * `ErrorEquals` on it) and stable diagnostic `code` (docs/rules.md#diagnostic-codes).
  * Messages never carry the reader token, a UUID or a row value.
  */
 
-/** A capsule state change outside the table of §3.2 (a bug: never applied). */
+/** A capsule state change outside the table of docs/rules.md#quality-capsule (a bug: never applied). */
 export class IllegalCapsuleTransitionError extends CutpointError {
   constructor(
     readonly from: string,
@@ -64,7 +64,7 @@ export const EVIDENCE_CLASSES = ['valid', 'missing', 'malformed', 'unreadable'] 
 export type EvidenceClass = (typeof EVIDENCE_CLASSES)[number];
 export type InvalidEvidenceClass = Exclude<EvidenceClass, 'valid'>;
 
-/** Evidence that is not `valid` (§3.4): never a pass (N2). */
+/** Evidence that is not `valid` (docs/rules.md#quality-evidence): never a pass (N2). */
 export class EvidenceInvalidError extends CutpointError {
   constructor(
     readonly classification: InvalidEvidenceClass,
@@ -186,7 +186,7 @@ export class QualityConfirmationRequiredError extends CutpointError {
 }
 
 /**
- * The route's target is one the bounded reader (a separate process, spec §4.4) cannot
+ * The route's target is one the bounded reader (a separate process, docs/rules.md#bounded-reader) cannot
  * connect to — embedded ClickHouse (`chdb:`) can be opened by one process only. Names the
  * binding and its variable, never the value.
  */

@@ -30,11 +30,12 @@ import {
 } from './shape.js';
 
 /**
- * The two immutable evidence documents (spec §2.1, §3.4): `prepared.json` (the sealed
+ * The two immutable evidence documents (docs/rules.md#quality-evidence): `prepared.json` (the sealed
  * inputs of the immutable core, with the original probes in full) and `completion.json`
  * (the independent witness of the completion version, with the original results). Bytes
  * are canonical JSON, so the same facts always give the same SHA-256 (a lost PUT is
- * resolved by comparing it; completion.json is rewritten from the qjournal record).
+ * resolved by comparing it; completion.json is rewritten from the capsule's completion
+ * record).
  * Reading verifies the SHA first, then the exact shape, then the recomputed digests.
  */
 
@@ -290,7 +291,10 @@ export function readCompletionDocument(
 /** What reading an evidence object gave, before interpretation (the object-store port's outcome). */
 export type EvidenceRead = { status: 'found'; bytes: string } | { status: 'absent' } | { status: 'unreadable' };
 
-/** The completion witness for the continuity rule (§4.1): valid with v_c, or the class of why not. */
+/**
+ * The completion witness for the continuity rule (docs/rules.md#version-continuity): valid with
+ * v_c, or the class of why not.
+ */
 export function completionWitnessOf(
   read: EvidenceRead,
   expectedSha256: string | null,

@@ -3,7 +3,8 @@ import type { StoredCapsule } from './capsule.js';
 import { IncompleteError } from './errors.js';
 
 /**
- * The two outcome axes (spec §3.3, N1, N9) and the derived INCOMPLETE outcome. The axes
+ * The two outcome axes (docs/rules.md#governance-vs-publication, N1, N9) and the derived INCOMPLETE
+ * outcome (docs/rules.md#bounded-reader step 8). The axes
  * are independent: `target_commit` comes only from the journal's publication fact (never
  * from target rows), `governance` only from the capsule. Both are always produced; when
  * the store cannot prove a value the answer is `unknown`, never an absent field.
@@ -57,7 +58,7 @@ export function governanceOf(capsule: CapsuleRead): Governance {
 }
 
 /**
- * How the closing steps of one observation ended (§4.4 steps 5–6):
+ * How the closing steps of one observation ended (docs/rules.md#bounded-reader steps 5–6):
  * - workerExit: the reader child's exit was observed within the reap bound (`not_started`: no child was spawned);
  * - persistence: the persist-and-release transaction (after at most one guarded re-attempt);
  * - guardRelease: the exact reload shows the reader absent (`released`), still ours (`retained`), or could not tell.

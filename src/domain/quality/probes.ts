@@ -3,7 +3,7 @@ import { assertIdentifier } from '../delivery/target-rules.js';
 import { QualityRefusalError } from './errors.js';
 
 /**
- * The ORIGINAL probes (spec §2.2): built once at PREPARE from the route's quality rules,
+ * The ORIGINAL probes (docs/rules.md#original-probes): built once at PREPARE from the route's quality rules,
  * the target key columns and the SEALED receipts total, stored in full in prepared.json
  * and digested into the immutable core. They run unchanged on the candidate (staged) and
  * on the target (after publication); replay re-runs none of them. SQL is ClickHouse

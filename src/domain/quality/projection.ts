@@ -15,7 +15,7 @@ import { hex64 } from './shape.js';
 import type { RunbookLink } from '../runbook-link.js';
 
 /**
- * The read-only projections of quality governance (spec §7.1): `inspect`
+ * The read-only projections of quality governance (docs/rules.md#quality-commands): `inspect`
  * (`cutpoint.quality-governance.v1`) and `inspect-all` (`…-index.v1`). Keys are sorted at
  * every depth; both axes (`target_commit`, `governance`) are always present; a value the
  * store cannot prove is printed as `unknown` or `null`, never left out. Digests are

@@ -12,7 +12,7 @@ import { generationDigest, PROJECTION_SCHEMA_VERSION, shortDigest } from './proj
 import { assertReplayWindowOpen, type ReplayWindow } from './replay-window.js';
 
 /**
- * The replay receipt (spec §7.3, N5, N21): a process-local document, never persisted by
+ * The replay receipt (docs/rules.md#replay-receipt, N5, N21): a process-local document, never persisted by
  * cutpoint. It is built only when every check passed — COMPLETE capsule, released guard,
  * version continuity ok, authority binding match, current generation = published one,
  * original results all PASSED — so a receipt can never be produced from missing,

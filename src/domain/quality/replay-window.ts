@@ -5,11 +5,11 @@ import { QualityActionNotPermittedError, QualityRefusalError, ReplayWindowClosed
 import { malformed } from './shape.js';
 
 /**
- * The replay window (spec §4.6, N19): it ends at completion.at + replay_window_days
- * (default 14, at most 35). It closes by a recorded boundary (a successor's Begin,
- * reason `successor`), by the clock (reason `expired`), or — when an older writer took
- * the released slot without writing a boundary — as `boundary_missing`. Nothing else
- * opens or extends it: an archival report object is not an input here at all.
+ * The replay window (docs/rules.md#successors-and-replay-window, N19): it ends at completion.at
+ * + replay_window_days (default 14, at most 35). It closes by a recorded boundary (a
+ * successor's Begin, reason `successor`), by the clock (reason `expired`), or — when an older
+ * writer took the released slot without writing a boundary — as `boundary_missing`. Nothing
+ * else opens or extends it: an archival report object is not an input here at all.
  */
 
 const DAY_MS = 86_400_000;

@@ -2,8 +2,8 @@ import { EvidenceInvalidError } from './errors.js';
 
 /**
  * Strict readers for stored quality documents (capsule items, evidence bodies). Anything
- * that is not exactly the expected shape is `malformed` (§3.4): never a default, never a
- * guess, never a pass (N2). Messages name the field path, never its value.
+ * that is not exactly the expected shape is `malformed` (docs/rules.md#quality-evidence): never
+ * a default, never a guess, never a pass (N2). Messages name the field path, never its value.
  */
 
 export type Fields = Record<string, unknown>;

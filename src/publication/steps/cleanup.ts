@@ -30,13 +30,14 @@ export interface PublicationCleanupOutput extends StepOutput {
 type PredecessorProof = 'ABSENT_PROVED' | 'NOT_OURS' | 'ABSENCE_UNPROVABLE';
 
 /**
- * ClickHouse publication, the last step (spec §3.1 SUCCEEDED → CUSTODY_RELEASED, §4.6): only
- * after governance is COMPLETE (the checkpoint's gate got the journal to SUCCEEDED), drop
- * what the operation no longer needs and release the slot with the capsule retired:
+ * ClickHouse publication, the last step (SUCCEEDED → CUSTODY_RELEASED:
+ * docs/rules.md#evidence-before-checkpoint, docs/rules.md#successors-and-replay-window): only
+ * after governance is COMPLETE (the checkpoint's gate got the journal to SUCCEEDED), drop what
+ * the operation no longer needs and release the slot with the capsule retired:
  *
  * 1. the predecessor P (the dispatch fact's UUID), after the EXCHANGE under the candidate's
  *    name — or under the tombstone name, when reconcile's fence RENAME landed after a late
- *    EXCHANGE (spec §4.2 rule 5: "the predecessor is then wherever UUID P is"; found by the
+ *    EXCHANGE (docs/rules.md#exchange-observation: the predecessor is then wherever UUID P is; found by the
  *    scheduler: publication seed 2087) — dropped by exact UUID at
  *    `publication.predecessor.drop` (rechecked under each name; never anything else), then
  *    its absence proved by UUID (`uuidAbsence`: no table of P anywhere, and the database's

@@ -26,7 +26,7 @@ export interface DispatchOutput extends StepOutput {
 }
 
 /**
- * ClickHouse publication: the ONE EXCHANGE of the operation (seed 000 N3; spec §4.2).
+ * ClickHouse publication: the ONE EXCHANGE of the operation (docs/rules.md#exchange-publication, N3).
  *
  * VERIFIED_EOF with the capsule PREPARED and no reader guard: read P (the UUID under the
  * target name) and check the candidate is exactly ours and still holds exactly the journaled

@@ -7,10 +7,11 @@ import { operatorObserve, type ObservedProjection, type OperatorObserveInput } f
 
 /**
  * The quality-observe flow's step (statemachines/quality-observe.asl.json): the operator's
- * `cutpoint quality observe <id> --manifest F#R --yes` as a Lambda (spec §7) — the same use
- * case (src/quality/operator-observe.ts), so the same refusals in the same order. COMPLETE
- * returns the projection with the observation; TARGET_PENDING, FAILED and INCOMPLETE leave
- * as Quality.TargetPending / Quality.Failed / Quality.Incomplete for the flow to route on.
+ * `cutpoint quality observe <id> --manifest F#R --yes` as a Lambda
+ * (docs/rules.md#quality-commands) — the same use case (src/quality/operator-observe.ts), so
+ * the same refusals in the same order. COMPLETE returns the projection with the observation;
+ * TARGET_PENDING, FAILED and INCOMPLETE leave as Quality.TargetPending / Quality.Failed /
+ * Quality.Incomplete for the flow to route on.
  */
 
 /** Execution input of quality-observe: what the operator would type, with `yes` for --yes. */

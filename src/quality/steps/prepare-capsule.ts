@@ -20,7 +20,7 @@ export interface PrepareOutput extends StepOutput {
 }
 
 /**
- * ClickHouse publication, before the dispatch: the staged quality of seed 000. The route's
+ * ClickHouse publication, before the dispatch: the staged quality (docs/rules.md#original-probes). The route's
  * original probes (ClickHouse SQL over `{relation}`, row_count expecting the SEALED receipts
  * total) run read-only on the exact candidate. All pass → the immutable core is sealed
  * (policy, admission, inventory of the candidate, probes, authority binding, the delivery

@@ -13,8 +13,8 @@ import {
 } from './errors.js';
 
 /**
- * Consumer cursors (seed 002, "Stale writers and takeover": a takeover obtains a new append
- * session AND cursor owner session). Pure rules, no I/O.
+ * Consumer cursors (docs/rules.md#consumer-cursors; docs/rules.md#writer-takeover: a takeover obtains a
+ * new append session AND cursor owner session). Pure rules, no I/O.
  *
  * A consumer group's position on a lane is one authority item `cursor#<group>` in the
  * lane's partition: the next offset the group has not consumed. Its owner session is a

@@ -1,6 +1,6 @@
 /**
- * Every effect of stream GC and of the reader leases, by name (seed 002, "Trim and
- * physical delete failures" and "Read failures"). They are part of STREAM_CUT_POINTS.
+ * Every effect of stream GC and of the reader leases, by name (docs/rules.md#gc,
+ * docs/rules.md#reader-leases). They are part of STREAM_CUT_POINTS.
  */
 export const GC_CUT_POINTS = {
   /** A lifecycle root created (ACTIVE, epoch 1), renewed for a late object (epoch + 1) or its fate noted. */

@@ -21,8 +21,8 @@ export interface Pin {
 }
 
 /**
- * Pins the copies of one range before reading them (seed 002: "A reader racing GC pins
- * and revalidates before reading"). Per copy, one transaction: ConditionCheck that its
+ * Pins the copies of one range before reading them (docs/rules.md#reader-leases: a reader racing GC
+ * pins and revalidates before reading). Per copy, one transaction: ConditionCheck that its
  * root is absent or ACTIVE at the version just seen, and Put a lease with an expiry. A
  * MARKED/DELETING/DELETED root accepts no new lease, so that copy is not read; a mark
  * landing between the two is caught by the version check (the transaction fails and the

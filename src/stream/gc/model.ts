@@ -5,7 +5,7 @@ import { CutpointError, ValidationError } from '../../domain/errors.js';
 import { WAL_ROOT, validateLane, type LaneRef } from '../../domain/stream.js';
 
 /**
- * Stream GC (seed 002, "Trim and physical delete failures"): one lifecycle root per
+ * Stream GC (docs/rules.md#gc): one lifecycle root per
  * physical object key, in the authority, created lazily by the scanner (never on the
  * append's acknowledged path). Its lifecycle epoch counts the lives of the key: a late
  * object under a DELETED key gets epoch + 1, ACTIVE, and a fresh orphan grace.

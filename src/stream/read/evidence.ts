@@ -120,10 +120,10 @@ export async function commitOfEntry(ports: Ports, lane: LaneRef, entry: IndexEnt
 
 /**
  * Rebuilds the missing index entry for the committed range containing `offset` from its
- * commit record (seed 002: "Head committed, index fails → repair index from reachable
- * commit evidence"). The entry names the WAL object, and generation 0 when the commit
- * evidence proves it, so the repaired range keeps both same-view copies. The write is
- * put-if-absent by exact identity (a racing writer's identical entry is reused).
+ * commit record (docs/rules.md#append-cut-points: head committed, index missing → repair
+ * the index from the reachable commit evidence). The entry names the WAL object, and generation
+ * 0 when the commit evidence proves it, so the repaired range keeps both same-view copies. The
+ * write is put-if-absent by exact identity (a racing writer's identical entry is reused).
  */
 export async function repairIndexEntry(
   ports: Ports,

@@ -39,8 +39,8 @@ const MAX_OBJECT_KEY = 1024;
 const DELETE_ATTEMPTS = 2;
 
 /**
- * Releases a quarantined copy after re-verifying it by exact identity (seed 002, "Read
- * failures"; the identity checklist): the item's expected SHA-256 (and size, when it
+ * Releases a quarantined copy after re-verifying it by exact identity (docs/rules.md#quarantine;
+ * docs/rules.md#exact-identity): the item's expected SHA-256 (and size, when it
  * recorded one), copy and range must be what the authority evidence says this copy is —
  * the commit record for the WAL object, the committed generation 0 of exactly that commit
  * for gen0, the `compaction#` record of exactly that run and its COMMITTED generation for
