@@ -11,7 +11,7 @@ import { matrixCutPoints } from '../support/matrix-cut-points.js';
 import { kindsAt, MATRIX_LANE, withKinds } from '../support/matrix-lane.js';
 
 /**
- * F1 (spec quality-governance.md §9): the publish-clickhouse forward path with a persistent
+ * F1 (docs/rules.md#governance-cut-points): the publish-clickhouse forward path with a persistent
  * fault (`cut:kind*`) at every cut point it crosses × every fault kind; then only the
  * actions inspect permits (reconcile, resume, observe, retire, in process, source-free)
  * to a final state, then I1–I10 (test/support/governance-matrix.ts, governance-invariants.ts).
@@ -26,8 +26,9 @@ import { kindsAt, MATRIX_LANE, withKinds } from '../support/matrix-lane.js';
  * same table. `quality.target.probe` fires inside the reader child: its own cases below.
  *
  * Ends: CUSTODY_RELEASED (capsule COMPLETE and retired, rows exactly once, one EXCHANGE) or
- * RETIRED (target still P) — or, where §6 says so, the operator's stop: a reader guard held
- * after an unverified end (INCOMPLETE; inspect offers nothing; the quiescence procedure).
+ * RETIRED (target still P) — or, where docs/rules.md#governance-cut-points says so, the
+ * operator's stop: a reader guard held after an unverified end (INCOMPLETE; inspect offers
+ * nothing; the quiescence procedure).
  */
 
 const D = DELIVERY_CUT_POINTS;
@@ -50,9 +51,10 @@ const FORWARD = matrixCutPoints('publish-clickhouse', {
 });
 
 /**
- * The cases §6 leaves to the operator: the guard stays after an unverified end of the
- * observation (crash after the acquire; the reap not observed; the observing process dying
- * with the results only in memory). Every other case ends CUSTODY_RELEASED or RETIRED.
+ * The cases docs/rules.md#governance-cut-points leaves to the operator: the guard stays after
+ * an unverified end of the observation (crash after the acquire; the reap not observed; the
+ * observing process dying with the results only in memory). Every other case ends
+ * CUSTODY_RELEASED or RETIRED.
  */
 const GUARD_STOPS = new Set<string>([
   `${QUALITY_CUT_POINTS.readerAcquire}:crash-after`,

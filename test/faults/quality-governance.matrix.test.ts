@@ -14,7 +14,7 @@ import { useGovernanceWorld } from '../support/governance-world.js';
 import { MATRIX_LANE, sampleOf, withKinds } from '../support/matrix-lane.js';
 
 /**
- * F2 (spec quality-governance.md §9): governance entry states × the cut points crossed by
+ * F2 (docs/rules.md#governance-cut-points): governance entry states × the cut points crossed by
  * observe / replay / resume / release × the six fault kinds. Each case brings its own
  * operation to the entry state without faults, arms `cut:kind*`, applies the permitted
  * actions until the first one fails (replay first whenever it is offered, so its reads
@@ -58,7 +58,10 @@ const COMBOS = ENTRIES.flatMap((entry) =>
 const RUN = sampleOf(COMBOS, ([, cut]) => cut);
 const child = (cut: string): boolean => cut === QUALITY_CUT_POINTS.targetProbe;
 
-/** The cases §6 leaves to the operator (the guard kept after an unverified end, or the terminal FAILED). */
+/**
+ * The cases docs/rules.md#governance-cut-points leaves to the operator (the guard kept after an
+ * unverified end, or the terminal FAILED).
+ */
 function expectedStops(cut: string, kind: FaultKind): readonly Stop[] {
   if (cut === QUALITY_CUT_POINTS.failedCommit)
     return kind === 'crash-before' || kind === 'fail' || kind === 'lose-request' ? ['GUARD_HELD'] : ['FAILED'];

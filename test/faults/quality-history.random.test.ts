@@ -21,8 +21,8 @@ import {
 } from '../support/quality-history.js';
 
 /**
- * A seeded randomized history of ClickHouse publication and quality governance (seed 000,
- * spec quality-governance.md §9 F3), on the observe world (a ClickHouse host over HTTP: the
+ * A seeded randomized history of ClickHouse publication and quality governance (F3,
+ * docs/rules.md#governance-invariants), on the observe world (a ClickHouse host over HTTP: the
  * real reader child runs). Per seed, operations on their target tables over time; each step
  * picks (seeded) one of:
  * - the flow's next step of one operation (PUBLICATION_STEPS, in process; a step that
@@ -36,11 +36,11 @@ import {
  *   unfinished, begun after its cleanup and retirement, writing the boundary;
  * - a fault armed at a random cut point with a random kind (FAULT_KINDS), one-shot: it
  *   stays armed until it fires or another replaces it.
- * After every step: I1–I10 (§6) on every operation, never two operations holding custody
- * of one target. At the end faults are off and every operation is driven to its end with
- * permitted actions (or its flow finishing), then everything is checked again: every
- * operation ends final, retained with an incident, or with nothing permitted for a stated
- * reason (a held guard, a FAILED capsule).
+ * After every step: I1–I10 (docs/rules.md#governance-invariants) on every operation, never two
+ * operations holding custody of one target. At the end faults are off and every operation is
+ * driven to its end with permitted actions (or its flow finishing), then everything is checked
+ * again: every operation ends final, retained with an incident, or with nothing permitted for a
+ * stated reason (a held guard, a FAILED capsule).
  *
  * Replay one seed: QH_SEED=<n> npx vitest run test/faults/quality-history.random.test.ts
  * (QH_STEPS=<n> lengthens the run; QH_TRACE=1 prints every step).

@@ -16,7 +16,7 @@ import { freshStores, type TestStores } from '../support/emulators.js';
 import { batchOf, expectLaneInvariant, newLane } from '../support/stream-fixture.js';
 
 /**
- * There is no intent item: this file shows, for each of seed 002's append cut points, the
+ * There is no intent item: this file shows, for each append cut point (docs/rules.md#append-cut-points), the
  * exact durable evidence left behind and the one interpretation recovery derives from it —
  * the attempt's WAL object (its metadata binds attempt, SHA-256, record count, fence epoch
  * and start), the head, commit#<start + count>, and the spent marker.

@@ -18,7 +18,7 @@ import {
 import { withKinds } from '../support/matrix-lane.js';
 
 /**
- * The append fault matrix (seed 002, "Append cut points"): every row's cut point × every
+ * The append fault matrix (docs/rules.md#append-cut-points): every row's cut point × every
  * fault kind, run through statemachines/stream-append.asl.json; then recovery (resolve the
  * original attempt if the lane was suspended, re-run an attempt whose execution failed);
  * then a clean append; then the lane invariant. Nothing is ever appended twice.

@@ -9,7 +9,7 @@ import { expectLaneInvariant } from '../support/stream-fixture.js';
 import { compactionsOf, expectCompacted, laneWithRanges, textOf } from './stream-compaction-world.js';
 
 /**
- * Compaction (issue #11; seed 002, "Materialization failures"): every cut point a
+ * Compaction (issue #11; docs/rules.md#materialization-failures): every cut point a
  * compaction run crosses × every fault kind, persistent and one-shot, then a clean re-run.
  * The invariant: every committed record readable exactly once in order, exactly one
  * committed compaction for the run (one generation, slot 0, no second one allocated), the

@@ -8,20 +8,19 @@ import type { FlowResult } from '../../src/local/flow-runner.js';
 import { expectGcInvariant, gcFlow, gcWorld, rootOf, type GcWorld } from './stream-gc-world.js';
 
 /**
- * The GC fault matrix (seed 002, "Trim and physical delete failures"; issue 11, "Done
- * when"): every GC cut point × the six fault kinds (npm test: one kind per cut point,
- * rotated; npm run test:matrix: all), on a lane with live committed ranges, a trim and
- * orphans, through statemachines/stream-gc.asl.json on the local runner. Then recovery —
- * a fresh run of the flow (a fresh scanner: nothing is carried over from the faulted run) —
- * and the invariant: no live byte deleted, no deleted byte readable, every orphan past
- * grace (and every trimmed object) deleted exactly once, counting the DELETEs that applied.
- * A second lane arms the fault on EVERY hit, so the faulted run fails part-way (roots left
- * MARKED or DELETING with sealed journals) and the recovery run resumes from what is durable
- * (a DELETE that went out and never applied closes its root as a late object instead: the
- * recovery run collects it under a new epoch, still once).
- * A third and fourth lane do the same on a lane with compactions (stream-gc-compacted-world.ts):
- * one committed below the trim, one aborted output, one committed above the trim that
- * supersedes WAL copies, one PREPARED — the compacted objects join the same invariant.
+ * The GC fault matrix (docs/rules.md#gc; issue 11, "Done when"): every GC cut point × the six
+ * fault kinds (npm test: one kind per cut point, rotated; npm run test:matrix: all), on a lane
+ * with live committed ranges, a trim and orphans, through statemachines/stream-gc.asl.json on
+ * the local runner. Then recovery — a fresh run of the flow (a fresh scanner: nothing is
+ * carried over from the faulted run) — and the invariant: no live byte deleted, no deleted byte
+ * readable, every orphan past grace (and every trimmed object) deleted exactly once, counting
+ * the DELETEs that applied. A second lane arms the fault on EVERY hit, so the faulted run fails
+ * part-way (roots left MARKED or DELETING with sealed journals) and the recovery run resumes
+ * from what is durable (a DELETE that went out and never applied closes its root as a late
+ * object instead: the recovery run collects it under a new epoch, still once). A third and
+ * fourth lane do the same on a lane with compactions (stream-gc-compacted-world.ts): one
+ * committed below the trim, one aborted output, one committed above the trim that supersedes
+ * WAL copies, one PREPARED — the compacted objects join the same invariant.
  */
 let stores: TestStores;
 beforeAll(async () => {

@@ -18,8 +18,8 @@ import { withKinds } from '../support/matrix-lane.js';
 import { replaceObject } from '../support/replace-object.js';
 
 /**
- * Generation 0 off the acknowledged path (seed 002, "Head committed, required Object
- * generation fails" and "Materialization failures"): appends acknowledge without it; a
+ * Generation 0 off the acknowledged path (docs/rules.md#generation-zero,
+ * docs/rules.md#materialization-failures): appends acknowledge without it; a
  * batched run materializes many committed ranges through the generation-commit mechanism.
  * Every cut point of the run × every fault kind, then a clean run: every range has exactly
  * one committed generation 0 linked into its index entry, reads return exactly the

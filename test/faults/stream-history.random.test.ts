@@ -43,7 +43,7 @@ import {
 import { countingPorts, MovableClock } from './stream-gc-world.js';
 
 /**
- * A seeded randomized history of one lane (seed 002, "Failure and recovery"; issue #11,
+ * A seeded randomized history of one lane (docs/rules.md#append-outcomes; issue #11,
  * "Done when"): interleaved appends by the owner and by stale writer sessions, faults at
  * every append cut point, lost client outcomes, MAY_HAVE_COMMITTED resolved now or later,
  * takeovers, trims and reads — and the lifecycle beside them: generation 0 and compaction

@@ -28,7 +28,8 @@ import { LOCAL_ENGINES } from '../../src/adapters/local-engines.js';
  * - one step through the stack's own construct (StepFunction → NodejsFunction → the esbuild
  *   command line aws-lambda-nodejs builds): the deployed shape — one minified ESM file with
  *   the require shim first, `handler` exported, a sourcemap beside it. The step is
- *   ObserveTarget, whose Lambda forks its own bundle as the bounded reader child (spec §4.4):
+ *   ObserveTarget, whose Lambda forks its own bundle as the bounded reader child
+ * (docs/rules.md#bounded-reader):
  *   that file, forked with the child switch, serves the probe worker against a ClickHouse
  *   host over HTTP.
  * `cdk synth` in CI builds every function's deployed bundle.

@@ -12,8 +12,9 @@ import { actionsOf, allowedActions, resourcesOf, roleStatements, type Statement 
 import { logicalId } from './support/logical-id.js';
 
 /**
- * F4 (spec §9) on the synthesized templates of the publication and governance side, without
- * bundling any function (the templates are what is checked; stacks.test.ts bundles).
+ * F4 (docs/rules.md#bounded-reader timing, docs/rules.md#authority-keys) on the synthesized
+ * templates of the publication and governance side, without bundling any function (the
+ * templates are what is checked; stacks.test.ts bundles).
  */
 let built: CutpointApp;
 let workflows: Template;

@@ -250,7 +250,7 @@ describe('journal', () => {
   });
 });
 
-describe('authority binding (seed 000: a replaced authority is not the one a replay proved against)', () => {
+describe('authority binding (docs/rules.md#authority-binding: a replaced authority is not the one a replay proved against)', () => {
   it('DescribeTable names the table; deleting and re-creating it under the same name changes the binding', async () => {
     const own = await freshStores();
     const before = await own.ports.authority.describeBinding();

@@ -13,7 +13,7 @@ import type { ExchangeTargetPort, ObservedTable } from '../../src/ports/exchange
 
 /**
  * The ExchangeTargetPort contract against embedded ClickHouse (chdb 26.7.2.1), including
- * the facts spec quality-governance.md §4.2 calls Measured, each observed here:
+ * the ClickHouse facts docs/rules.md#exchange-publication relies on, each observed here:
  * - a database made by `CREATE DATABASE` is Atomic (chdb's own `default` is Overlay);
  * - `CREATE TABLE … UUID '<C>' AS … COMMENT …` keeps the UUID and the comment, and both
  *   move with the table through EXCHANGE; a second identical EXCHANGE swaps them back (T6);

@@ -13,7 +13,7 @@ import { createClickHouseSource } from '../../src/adapters/clickhouse/source.js'
 import type { StreamWindowRequest } from '../../src/domain/delivery/source-types.js';
 
 /**
- * The source's memory at production size (specs/scale.md): a window is read as the engine
+ * The source's memory at production size (docs/rules.md#scale): a window is read as the engine
  * produces it and held one chunk at a time, embedded (chdb's own block cursor) and over
  * HTTP (an incremental response body). One embedded engine for this file.
  */
@@ -116,7 +116,7 @@ describe('bounded memory', () => {
     expect(rows).toBe(ROWS);
     expect(chunks).toBe(ROWS / 10_000);
     // What materialising would hold at once: the result's text, and (as parsed rows) about
-    // 107 B a row (specs/scale.md), against what one chunk of parsed rows weighs.
+    // 107 B a row (docs/rules.md#scale), against what one chunk of parsed rows weighs.
     const resultBytes = spy.bytes();
     const materialized = resultBytes + ROWS * 107;
     console.log(

@@ -23,7 +23,7 @@ import { TRANSACTION_MODE } from '../../src/delivery/transaction-mode.js';
 import { runbookLinkOf } from '../../src/docs/runbook/ref.js';
 
 /**
- * `cutpoint delivery …` as an operator runs it (seed 004): the CLI against a local
+ * `cutpoint delivery …` as an operator runs it (docs/rules.md#recovery-actions): the CLI against a local
  * runtime of its own, journal records seeded through the journal store, stdout one JSON
  * document, stderr `<code>: <message>`, exit 0/1/2. The command's environment holds no
  * source or target binding at all (the manifest names variables that are unset), so any

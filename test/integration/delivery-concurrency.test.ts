@@ -32,7 +32,7 @@ import {
 import { stepsThrough } from '../support/delivery-steps.js';
 
 /**
- * Custody under concurrency (seed 004, issue acceptance): "two concurrent invocations on
+ * Custody under concurrency (docs/rules.md#custody; issue acceptance): "two concurrent invocations on
  * one target — exactly one holds custody; a zombie step from an old epoch cannot publish,
  * advance the checkpoint or drop stages." Real components only: DynamoDB Local and the S3
  * emulator, embedded ClickHouse (chdb, one engine per process: opened once here) as the

@@ -14,9 +14,9 @@ import { runCutpointInProcess, startCliRuntime, type CliRun, type CliRuntime } f
 import { scanTable } from '../support/delivery-snapshot.js';
 
 /**
- * The journal's own invariants on every read (issue 8; seed 004: "missing, unreadable,
- * ambiguous, or inconsistent journal state exits 1, leaves stdout empty, and writes a
- * stable diagnostic"). Journals are seeded through the journal store, then corrupted by
+ * The journal's own invariants on every read (issue 8; docs/rules.md#journal-invariants: a missing,
+ * unreadable, ambiguous or inconsistent journal exits 1, leaves stdout empty, and writes a
+ * stable diagnostic). Journals are seeded through the journal store, then corrupted by
  * hand in DynamoDB Local — a record deleted, a fact dropped, the head moved — and the CLI
  * (its main() in this process; the real bin once, for its exit status and streams) must
  * refuse to project or act on them: exit 1, empty stdout,

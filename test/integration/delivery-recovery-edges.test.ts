@@ -28,7 +28,7 @@ import {
 import { publishCrashingAfterCommit, stepsThrough } from '../support/delivery-steps.js';
 
 /**
- * Recovery edges of seed 004 the other files do not reach (issue 8): an EMPTY_STAGING
+ * Recovery edges (docs/rules.md#recovery-actions) the other files do not reach (issue 8): an EMPTY_STAGING
  * invocation whose stage was created but never journaled, receipt-first resume, the
  * diagram's WRITING_UNKNOWN → INCIDENT_RETAINED, PUBLICATION_UNKNOWN → REEXTRACT_REQUIRED,
  * and a rolling window recovered after the clock moved past midnight. Real components

@@ -29,7 +29,7 @@ import {
 import { publishCrashingAfterCommit, runLosingCommitAnswer, stepsThrough } from '../support/delivery-steps.js';
 
 /**
- * The live recovery actions (seed 004: reconcile, resume, retire) on real components:
+ * The live recovery actions (reconcile, resume, retire: docs/rules.md#recovery-actions) on real components:
  * DynamoDB Local and the S3 emulator, embedded ClickHouse (chdb, opened once) as the
  * source of the original run, embedded PostgreSQL as the target. Each scenario drives a
  * real delivery into a recoverable state with faults, then applies exactly the permitted

@@ -63,7 +63,7 @@ async function expectReleased(
   expect(await cleanupPublication(fresh(begun), deps)).toMatchObject({ acted: false });
 }
 
-describe('ClickHouse publication cleanup and successors (seed 000 §4.6, I7)', () => {
+describe('ClickHouse publication cleanup and successors (docs/rules.md#successors-and-replay-window, I7)', () => {
   it('publication.predecessor.drop lose-response: the DROP applied, its answer lost; the observation by UUID proves P absent and the same call releases', async () => {
     const { deps, begun, ref, table, predecessor } = await succeeded();
     const out = await withFault('publication.predecessor.drop:lose-response', () =>

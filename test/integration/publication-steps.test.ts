@@ -27,7 +27,7 @@ async function prepared(options: { assertion?: string } = {}) {
   return { deps, begun, ref, table };
 }
 
-describe('ClickHouse publication (seed 000): candidate, capsule, the one EXCHANGE', () => {
+describe('ClickHouse publication (docs/rules.md#exchange-publication): candidate, capsule, the one EXCHANGE', () => {
   it('publishes the window by one EXCHANGE of the exact candidate; the capsule is PREPARED before it and the dispatch counted once', async () => {
     const { deps, begun, ref, table } = await prepared();
     const predecessor = await world.uuidOf(table);

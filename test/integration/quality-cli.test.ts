@@ -27,7 +27,7 @@ import { newInvocationId } from '../support/delivery-world.js';
 import { openPublicationWorld, publicationManifest, type PublicationWorld } from '../support/publication-world.js';
 
 /**
- * `cutpoint quality inspect` / `inspect-all` (spec §7.1, U9, F5) as an operator runs them:
+ * `cutpoint quality inspect` / `inspect-all` (docs/rules.md#quality-commands, U9, F5) as an operator runs them:
  * the CLI's `main` in this process against a local runtime of its own (the process is not
  * the subject: cli.test.ts spawns the bin), stdout one JSON document, stderr `<code>: <message>`,
  * exit 0/1/2. Operations are brought to their states by the real steps (begin … verify-eof,
@@ -434,11 +434,12 @@ describe('cutpoint quality inspect / inspect-all', () => {
 });
 
 /**
- * diagnose, observe, replay (spec §7.2, §7.3, §3.5, F5) against the ClickHouse HOST (chdb in
- * its own process behind HTTP): the bounded reader's child must reach the same engine, so
- * observe runs only where the binding is a server URL. The operation is brought to
- * PUBLISHED by the real steps writing to the CLI runtime's stores; each test continues the
- * one before (TARGET_PENDING → observe → COMPLETE → replay / diagnose → evidence lost).
+ * diagnose, observe, replay (docs/rules.md#quality-commands, docs/rules.md#replay-receipt,
+ * docs/rules.md#quality-state-to-action, F5) against the ClickHouse HOST (chdb in its own
+ * process behind HTTP): the bounded reader's child must reach the same engine, so observe runs
+ * only where the binding is a server URL. The operation is brought to PUBLISHED by the real
+ * steps writing to the CLI runtime's stores; each test continues the one before (TARGET_PENDING
+ * → observe → COMPLETE → replay / diagnose → evidence lost).
  */
 describe('cutpoint quality diagnose / observe / replay', () => {
   let op: Pick<Operation, 'ref' | 'predecessor'> & { selector: string; file: string };

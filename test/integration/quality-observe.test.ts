@@ -29,7 +29,7 @@ const v2 = async (ports: Parameters<typeof readCapsule>[0], ref: Parameters<type
   return capsule;
 };
 
-describe('ObserveTarget (seed 000 §4.4): the original probes on the published generation, under the reader guard', () => {
+describe('ObserveTarget (docs/rules.md#bounded-reader): the original probes on the published generation, under the reader guard', () => {
   it('COMPLETE: probes pass on C, one persist-and-release, completion.json version = the capsule version the COMPLETE write produced (I4); the seal is checked from the manifest given BEFORE the guard; lastObservation keeps code, run, version held, generation read', async () => {
     const { deps, begun, dispatched, ref, route, table } = await world.published();
     const before = await v2(deps.ports, ref);

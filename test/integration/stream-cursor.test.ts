@@ -13,7 +13,7 @@ import { freshStores, type TestStores } from '../support/emulators.js';
 import { interceptPorts, sameKey } from '../support/intercept-ports.js';
 
 /**
- * Consumer cursors (seed 002, "Stale writers and takeover": a new append session AND
+ * Consumer cursors (docs/rules.md#consumer-cursors; docs/rules.md#writer-takeover: a new append session AND
  * cursor owner session) against real DynamoDB Local and the S3 emulator: fenced commits,
  * takeover, seek, and trims that respect the slowest cursor a retention policy names.
  */

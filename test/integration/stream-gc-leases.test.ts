@@ -10,7 +10,7 @@ import { interceptPorts } from '../support/intercept-ports.js';
 import { gcFlow, gcWorld, listAll, readAll, rootOf, type GcWorld } from '../faults/stream-gc-world.js';
 
 /**
- * Reader leases (seed 002, "Read failures": a reader racing GC pins and revalidates before
+ * Reader leases (docs/rules.md#reader-leases: a reader racing GC pins and revalidates before
  * reading; a MARKED root accepts no new lease; leases established before the mark drain).
  * A lease never released (a crashed reader) holds nothing off once expired: GC retires it
  * by a conditional delete at the version it judged; a reader that outlived its lease

@@ -12,7 +12,7 @@ import { expectCompacted, laneWithRanges, textOf } from '../faults/stream-compac
 import { overwrite, quarantineItemOf } from '../faults/stream-read-world.js';
 
 /**
- * Releasing a quarantined compacted copy (issue #11; seed 002, "Read failures"): the
+ * Releasing a quarantined compacted copy (issue #11; docs/rules.md#quarantine): the
  * evidence is the `compaction#<end>` record and its COMMITTED generation (exact key,
  * SHA-256, size and record count), and the bytes are re-verified against it. A compacted
  * copy that verifies again is released and serves reads again; one that still fails, or an

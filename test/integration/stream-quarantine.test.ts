@@ -13,7 +13,7 @@ import {
 } from '../faults/stream-read-world.js';
 
 /**
- * Quarantine is not forever (seed 002, "Read failures"; issue #11): a quarantined copy
+ * Quarantine is not forever (docs/rules.md#quarantine; issue #11): a quarantined copy
  * re-verified by exact identity — the authority evidence's key, SHA-256 and size, the
  * bytes' hash and record count — is released; a still-bad or forged copy is refused and
  * the item stays. DynamoDB Local and the S3 emulator.

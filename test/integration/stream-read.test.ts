@@ -13,8 +13,8 @@ import { freshStores, type TestStores } from '../support/emulators.js';
 import { overwrite } from '../faults/stream-read-world.js';
 
 /**
- * The stream read path against real DynamoDB Local and the S3 emulator (seed 002, "Read
- * failures"): exact bytes by offset, index repair from commit records, verified reads
+ * The stream read path against real DynamoDB Local and the S3 emulator
+ * (docs/rules.md#reads-never-skip): exact bytes by offset, index repair from commit records, verified reads
  * with quarantine by exact identity and same-view fallback, never EOF and never a skip.
  */
 let stores: TestStores;

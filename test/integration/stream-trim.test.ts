@@ -16,7 +16,7 @@ import { freshStores, type TestStores } from '../support/emulators.js';
 import { interceptPorts } from '../support/intercept-ports.js';
 
 /**
- * Trim by CAS (seed 002, "Trim and physical delete failures"), reads racing it, and the
+ * Trim by CAS (docs/rules.md#trim), reads racing it, and the
  * operator's view of a stream — against real DynamoDB Local and the S3 emulator.
  */
 let stores: TestStores;

@@ -10,8 +10,8 @@ import { useObserveWorld } from '../fixtures/quality/observe-world.js';
 import { publicationManifest, targetDdl } from '../support/publication-world.js';
 
 /**
- * publish-clickhouse on the local runner (spec §5: "FAILED → notify incident topic, Fail
- * Quality.Failed"): a required probe that fails on the published generation ends the
+ * publish-clickhouse on the local runner (docs/rules.md#quality-commands: FAILED → notify the incident
+ * topic, Fail Quality.Failed): a required probe that fails on the published generation ends the
  * execution FAILED with Quality.Failed after the NotifyIncident step published the
  * governance incident — built from the capsule, names only — to the incident topic (the
  * runner records what a notifying step publishes, as the SNS topic would receive it).

@@ -5,7 +5,7 @@ import { CLICKHOUSE_ERROR_CLASSES } from '../../src/domain/clickhouse-errors.js'
 import { loadAsl, taskStates, type AslDefinition } from '../../src/local/asl.js';
 
 /**
- * Static checks of statemachines/publish-clickhouse.asl.json (seed 000; spec §5, K4, F4) on
+ * Static checks of statemachines/publish-clickhouse.asl.json (docs/rules.md#observation-failures, K4, F4) on
  * top of the generic ones every flow passes (test/statemachines/asl.test.ts).
  */
 const flow = loadAsl('publish-clickhouse');
@@ -145,7 +145,8 @@ describe('publish-clickhouse', () => {
       const fail = states[endOf(caught[error]!, error)];
       expect(fail, error).toMatchObject({ Type: 'Fail', Error: error });
     }
-    // FAILED, INCOMPLETE and a guard held when the flow gives up pass the incident step first (spec §5): a guard left by
+    // FAILED, INCOMPLETE and a guard held when the flow gives up pass the incident step first
+    // (docs/rules.md#quality-commands): a guard left by
     // this execution's own crashed attempt is reported by nothing else (found by the scheduler, publication seed 4); pending does not.
     expect(['Quality.Failed', 'Quality.Incomplete', 'Quality.ReaderGuardHeld'].map((e) => caught[e])).toEqual([
       'NotifyIncident',

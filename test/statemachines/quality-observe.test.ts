@@ -10,7 +10,8 @@ import { inspectOp } from '../support/quality-history.js';
 import { exchangeOf } from '../../src/publication/exchange-deps.js';
 
 /**
- * Observation on AWS, on the local runner over the handlers Lambda runs (spec §4.4, §7):
+ * Observation on AWS, on the local runner over the handlers Lambda runs (docs/rules.md#bounded-reader,
+ * docs/rules.md#quality-commands):
  * the quality-observe flow (the operator's `quality observe --aws`) and the delivery-resume
  * flow of a PUBLISHED ClickHouse operation, both observing through the bounded reader in its
  * own process against the ClickHouse host.

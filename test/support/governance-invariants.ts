@@ -17,12 +17,12 @@ import { qualityKeys, readCapsule } from '../../src/quality/capsule-store.js';
 import { incompleteTransitionIdOf } from '../../src/quality/observe-guard.js';
 
 /**
- * ONE checker of the spec's invariants I1–I10 (quality-governance.md §6, under the cut-point
- * table) for one ClickHouse exchange operation and its route, reading only real state:
- * the journal and custody/checkpoint items and the capsule (DynamoDB Local), the evidence
- * objects (S3 emulator), the target's system.tables (UUIDs P and C), an EXCHANGE statement
- * recorder on the ClickHouse handle the adapters use (`recordStatements`), the recovery
- * source guard (src/delivery/source-guard.ts: every call is recorded), and the checkpoint.
+ * ONE checker of the invariants I1–I10 (docs/rules.md#governance-invariants) for one ClickHouse
+ * exchange operation and its route, reading only real state: the journal and custody/checkpoint
+ * items and the capsule (DynamoDB Local), the evidence objects (S3 emulator), the target's
+ * system.tables (UUIDs P and C), an EXCHANGE statement recorder on the ClickHouse handle the
+ * adapters use (`recordStatements`), the recovery source guard (src/delivery/source-guard.ts:
+ * every call is recorded), and the checkpoint.
  *
  *   const rec = recordStatements(world.ch);            // build the adapters over rec.handle
  *   ... run the operation, faults, recovery ...

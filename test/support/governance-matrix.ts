@@ -43,9 +43,9 @@ import { exchangeOf } from '../../src/publication/exchange-deps.js';
  * offers nothing. Then I1–I10 (governance-invariants.ts).
  *
  * Unlike the delivery matrix (delivery-matrix.ts), the permitted actions are the quality
- * guide's (§3.5: `observe` on PUBLISHED, replay listed, nothing under a held guard) and the
- * end is judged on ClickHouse UUIDs, so the loop is its own. `GOV_TIMING=1` prints each
- * case's trail with the milliseconds every action took.
+ * guide's (docs/rules.md#quality-state-to-action: `observe` on PUBLISHED, replay listed,
+ * nothing under a held guard) and the end is judged on ClickHouse UUIDs, so the loop is its
+ * own. `GOV_TIMING=1` prints each case's trail with the milliseconds every action took.
  */
 
 export type Stop = 'CUSTODY_RELEASED' | 'RETIRED' | 'GUARD_HELD' | 'FAILED';
@@ -290,7 +290,10 @@ async function offeredActions(
   }
 }
 
-/** The spec's §3.5 guide, restated independently for the states the matrices reach. */
+/**
+ * The guide of docs/rules.md#quality-state-to-action, restated independently for the states the
+ * matrices reach.
+ */
 export function specActions(record: InvocationRecord, capsule: CapsuleV2 | undefined): QualityAction[] {
   const { state, facts } = record;
   if (capsule?.reader) return [];

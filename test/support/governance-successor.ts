@@ -10,11 +10,12 @@ import { SELECTOR, type GovernanceWorld } from './governance-world.js';
 import { windowIds } from './publication-world.js';
 
 /**
- * A successor's Begin on a slot whose previous operation completed (spec §4.6, I7): the
- * begin transaction — custody, the closing of the previous replay window and the boundary
- * record, all legs of `delivery.custody.acquire` — faulted with `kind`; begin's own reload
- * (or a rerun of the same invocation) decides. The previous window is closed exactly once,
- * by this successor, with one boundary; the successor publishes over C₁.
+ * A successor's Begin on a slot whose previous operation completed
+ * (docs/rules.md#successors-and-replay-window, I7): the begin transaction — custody, the
+ * closing of the previous replay window and the boundary record, all legs of
+ * `delivery.custody.acquire` — faulted with `kind`; begin's own reload (or a rerun of the same
+ * invocation) decides. The previous window is closed exactly once, by this successor, with one
+ * boundary; the successor publishes over C₁.
  */
 export async function successorBoundaryCase(world: GovernanceWorld, table: string, kind: FaultKind): Promise<void> {
   const predecessor = await world.createTarget(table);

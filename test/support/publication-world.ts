@@ -14,10 +14,11 @@ import { exchangeModeOver } from './exchange-mode.js';
 import { freshStores, type TestStores } from './emulators.js';
 
 /**
- * The world of the ClickHouse publication tests (seed 000), on real components only: one
- * embedded ClickHouse (chdb: one engine per process, so one world per file) holding the
- * source `src.events` and the published table `pub.events` in an Atomic database, DynamoDB
- * Local and the S3 emulator for the journal, custody, capsule, chunks and evidence.
+ * The world of the ClickHouse publication tests (docs/rules.md#exchange-publication), on real
+ * components only: one embedded ClickHouse (chdb: one engine per process, so one world per
+ * file) holding the source `src.events` and the published table `pub.events` in an Atomic
+ * database, DynamoDB Local and the S3 emulator for the journal, custody, capsule, chunks and
+ * evidence.
  */
 
 export const WINDOW = { start: '2026-11-02T00:00:00.000Z', end: '2026-11-04T00:00:00.000Z' };

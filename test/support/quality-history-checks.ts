@@ -7,7 +7,7 @@ import { checkGovernanceInvariants, exchangeStatementsOf } from './governance-in
 import type { History, Op, TableModel } from './quality-history.js';
 
 /**
- * The invariants of seed 000 §6 (I1–I10: the one checker, governance-invariants.ts, per
+ * The invariants of docs/rules.md#governance-invariants (I1–I10: the one checker, governance-invariants.ts, per
  * operation) and the history's own across operations of one target (the generation under
  * the name never swapped back, never two custody holders, the checkpoint once per
  * operation, a guard left held never released, a successor's boundary), checked on the

@@ -22,7 +22,7 @@ import { publicationManifest, targetDdl } from './publication-world.js';
 import { exchangeModeOver } from './exchange-mode.js';
 
 /**
- * The world and model of the randomized governance history (seed 000 §9 F3,
+ * The world and model of the randomized governance history (F3, docs/rules.md#governance-invariants,
  * test/faults/quality-history.random.test.ts): the observe world (a ClickHouse host over
  * HTTP, so the real reader child runs) with every ClickHouse statement of the publication
  * adapters recorded under the actor that sent it (I2, I8), fault-free ports for the checks,

@@ -27,7 +27,7 @@ import {
 } from '../../src/domain/delivery/action-guide.js';
 import { missingProof, proofsOf, type TransitionProofs } from '../../src/domain/delivery/journal-proofs.js';
 
-/** The seed's stateDiagram-v2, edge for edge (seed 004). */
+/** The core state diagram (docs/rules.md#delivery-journal-states), edge for edge. */
 const SEED_DIAGRAM: Array<[JournalState, JournalState]> = [
   ['EMPTY_STAGING', 'WRITING_UNKNOWN'],
   ['WRITING_UNKNOWN', 'PARTIAL_PROVED'],

@@ -11,7 +11,8 @@ import { recomputeAuthority } from '../../src/domain/delivery/sealed-authority.j
 
 /**
  * A clickhouse publication target (mode exchange) and the sealed quality governance
- * settings of its v2 capsule (spec quality-governance §4.3, §4.4, §4.6, §4.7; U7).
+ * settings of its v2 capsule (docs/rules.md#observation-failures, docs/rules.md#bounded-reader,
+ * docs/rules.md#successors-and-replay-window, docs/rules.md#capsule-versions; U7).
  */
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -494,7 +495,7 @@ describe('the seal covers the governance settings', () => {
   });
 });
 
-describe('a governed route cannot turn the sealed row count off (seed 000 N3)', () => {
+describe('a governed route cannot turn the sealed row count off (docs/rules.md#original-probes, N3)', () => {
   it('row_count_matches_receipts: false is quality.required_cannot_degrade on a v2 route, and still allowed on a SQL route', async () => {
     const { parseManifest } = await import('../../src/domain/delivery/manifest.js');
     const v2 = `version: 1

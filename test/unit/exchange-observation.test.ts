@@ -53,7 +53,7 @@ const proven = (predecessorName: string): ExchangeObservation => ({
 });
 const contradicted = (why: string): ExchangeObservation => ({ outcome: 'CONTRADICTED', why }) as ExchangeObservation;
 
-describe('interpretExchangeObservation (U8, spec §4.2 rules 4 and 5)', () => {
+describe('interpretExchangeObservation (U8, docs/rules.md#exchange-observation)', () => {
   const rows: Array<[string, ObservedTable[], ExchangeObservation]> = [
     // Rule 4: the EXCHANGE applied.
     ['target C with our marker, candidate name P', [ours('target'), pred('candidate')], proven(names.candidate)],

@@ -22,8 +22,8 @@ const base: ActionInput = {
 const v2 = (state: (typeof CAPSULE_STATES)[number]): CapsuleView => ({ kind: 'v2', state });
 const guide = (over: Partial<ActionInput>) => actionGuide({ ...base, ...over });
 
-/** §3.5, row by row (U2). */
-describe('state-to-action guide (U2, §3.5)', () => {
+/** docs/rules.md#quality-state-to-action, row by row (U2). */
+describe('state-to-action guide (U2, docs/rules.md#quality-state-to-action)', () => {
   const rows: Array<[string, Partial<ActionInput>, string[], string]> = [
     [
       'EMPTY_STAGING, no capsule',

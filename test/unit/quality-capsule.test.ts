@@ -37,7 +37,7 @@ function codeOf(fn: () => unknown): string {
   return 'no error';
 }
 
-/** §3.2, edge for edge (U1). */
+/** docs/rules.md#quality-capsule, edge for edge (U1). */
 const SPEC_EDGES: Array<[CapsuleState | null, CapsuleState]> = [
   [null, 'PREPARED'],
   ['PREPARED', 'COMPLETE'],
@@ -48,7 +48,7 @@ const SPEC_EDGES: Array<[CapsuleState | null, CapsuleState]> = [
   ['TARGET_PENDING', 'TARGET_PENDING'],
 ];
 
-describe('capsule transitions (U1, §3.2)', () => {
+describe('capsule transitions (U1, docs/rules.md#quality-capsule)', () => {
   it('the table is exactly the spec edges', () => {
     expect(CAPSULE_TRANSITIONS.map((t) => [t.from, t.to])).toEqual(SPEC_EDGES);
   });

@@ -8,9 +8,10 @@ import { observeFlowFailure, qualityFlowFailure } from '../../src/cli/commands/q
 import { runCutpointInProcess } from '../support/cli-runtime.js';
 
 /**
- * `cutpoint quality` grammar (spec §7, F5): every refusal here is decided before anything
- * is opened — the state directory the command would use is never created. No spelling of
- * force, clear, skip or redispatch parses, as a subcommand or as an option.
+ * `cutpoint quality` grammar (docs/rules.md#quality-commands, F5): every refusal here is
+ * decided before anything is opened — the state directory the command would use is never
+ * created. No spelling of force, clear, skip or redispatch parses, as a subcommand or as an
+ * option.
  */
 
 const ID = 'inv-aaaaaaaaaaaaaaaaaaaaaaaaaa';

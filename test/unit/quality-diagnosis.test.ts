@@ -23,7 +23,7 @@ const probes = originalProbes({
   receiptsTotal: 0,
 });
 
-describe('diagnose projection (§7.2, N22)', () => {
+describe('diagnose projection (docs/rules.md#quality-commands, N22)', () => {
   const d = diagnosisProjection({
     invocationId: 'inv-0123456789abcdefghjkmnpqrs',
     comparisons,

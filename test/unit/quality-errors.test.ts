@@ -23,7 +23,7 @@ import {
   TargetPendingError,
 } from '../../src/domain/quality/errors.js';
 
-/** Stable names (Step Functions ErrorEquals) and codes (§5 "Errors", §7.4). */
+/** Stable names (Step Functions ErrorEquals) and codes (docs/rules.md#diagnostic-codes). */
 const CASES: Array<[CutpointError, string, string]> = [
   [
     new IllegalCapsuleTransitionError('COMPLETE', 'PREPARED'),

@@ -67,7 +67,7 @@ describe('evidence documents', () => {
     expect(readCompletionDocument(completion.bytes, completion.sha256, core)).toEqual(completion.document);
   });
 
-  it('SHA mismatch, unparsable bytes, wrong shape or non-recomputing digests are malformed (§3.4)', () => {
+  it('SHA mismatch, unparsable bytes, wrong shape or non-recomputing digests are malformed (docs/rules.md#quality-evidence)', () => {
     const code = { code: 'quality.evidence_malformed' };
     expect(() => readPreparedDocument(prepared.bytes, 'ee'.repeat(32), core)).toThrow(expect.objectContaining(code));
     expect(() => readPreparedDocument('{', sha256Hex('{'), core)).toThrow(expect.objectContaining(code));

@@ -14,7 +14,7 @@ const END = '2026-01-16T03:05:00.000Z';
 const at = (capsule: WindowInput['capsule'], now: string, extra: Partial<WindowInput> = {}) =>
   replayWindowOf({ capsule, days: 14, now, ...extra });
 
-describe('replay window (N19, §4.6)', () => {
+describe('replay window (N19, docs/rules.md#successors-and-replay-window)', () => {
   it('days default to 14, at most 35', () => {
     expect(DEFAULT_REPLAY_WINDOW_DAYS).toBe(14);
     expect(replayWindowDaysOf(undefined)).toBe(14);

@@ -6,7 +6,10 @@ import {
   type CustodySample,
 } from '../sched/scenarios/publication-watch.js';
 
-/** The publication scenario's history rules (spec §3.2 capsule moves; custody released by its holder), on samples only. */
+/**
+ * The publication scenario's history rules (docs/rules.md#quality-capsule moves; custody
+ * released by its holder), on samples only.
+ */
 const cap = (version: number, state: CapsuleSample['state'], extra: Partial<CapsuleSample> = {}): CapsuleSample => ({
   version,
   state,
@@ -22,7 +25,7 @@ const cus = (state: CustodySample['state'], epoch: number, invocationId = 'inv-a
 });
 
 describe('capsuleHistoryProblems', () => {
-  it('accepts the forward paths of §3.2, guard and completion writes in between', () => {
+  it('accepts the forward paths of the capsule state machine, guard and completion writes in between', () => {
     expect(
       capsuleHistoryProblems([
         cap(1, 'PREPARED'),
@@ -38,14 +41,14 @@ describe('capsuleHistoryProblems', () => {
 
   it('names a move back, a rewritten verdict or completion version, an un-retirement and a guard replaced without release', () => {
     expect(capsuleHistoryProblems([cap(1, 'PREPARED'), cap(2, 'TARGET_PENDING'), cap(3, 'PREPARED')])).toEqual([
-      expect.stringContaining('outside §3.2'),
+      expect.stringContaining('outside its state machine'),
     ]);
     expect(
       capsuleHistoryProblems([
         cap(2, 'COMPLETE', { completionVersion: 2 }),
         cap(3, 'FAILED', { completionVersion: 2 }),
       ]),
-    ).toEqual([expect.stringContaining('outside §3.2')]);
+    ).toEqual([expect.stringContaining('outside its state machine')]);
     expect(
       capsuleHistoryProblems([
         cap(2, 'COMPLETE', { completionVersion: 2 }),

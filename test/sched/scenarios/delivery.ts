@@ -5,7 +5,7 @@ import { checkDelivery } from './delivery-check.js';
 import { closeDeliveryWorld, openDeliveryWorld, scheduleRoute, type DeliveryWorld } from './delivery-world.js';
 
 /**
- * Bounded delivery and its recovery (seed 004) under the scheduler: the deliver-window
+ * Bounded delivery and its recovery (docs/rules.md#recovery-actions) under the scheduler: the deliver-window
  * flow over chdb and embedded PostgreSQL (a window of 1-3 chunks into a table of its own),
  * zombie and duplicate Task invocations, a duplicate StartExecution, the recovery
  * dispatcher (the failure event delivered twice in some schedules) starting

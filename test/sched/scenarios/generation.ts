@@ -14,7 +14,7 @@ import type { Scheduler } from '../../support/sched/scheduler.js';
 import { openStores, type SchedStores } from '../../support/sched/stores.js';
 
 /**
- * The generation-commit flow (seed 002, "materialized generations") under the scheduler:
+ * The generation-commit flow (docs/rules.md#materialized-generations) under the scheduler:
  * a task's execution, a duplicate StartExecution of it (same name, same input), and, in
  * most schedules, a competing task for the same generation; every Task invocation may be a
  * zombie or a duplicate. Executions that fail are re-run once, faults off, as the recovery

@@ -26,7 +26,10 @@ export interface PublicationRun {
   replay?: { receipt: ReplayReceipt; statements: string[] };
 }
 
-/** End states with nothing permitted that are retained on purpose: the operator's incident (spec §3.5, N7, N8). */
+/**
+ * End states with nothing permitted that are retained on purpose: the operator's incident
+ * (docs/rules.md#quality-state-to-action, N7, N8).
+ */
 const RETAINED = new Set(['quality.reader_guard_held', 'quality.failed']);
 const FINAL = new Set(['CUSTODY_RELEASED', 'RETIRED', 'INCIDENT_RETAINED']);
 const STALE_ROW = '99999';
@@ -37,8 +40,9 @@ const STALE_ROW = '99999';
  *   EXCHANGE statements that reached ClickHouse (at most one, none without the intent);
  * - the window exactly once or not at all: the target is C holding every window row once
  *   (the stale row gone), or P holding only its stale row — never partial, never doubled;
- * - the capsule moved only along §3.2 (PREPARED → TARGET_PENDING / COMPLETE / FAILED),
- *   its version never back, a verdict and the completion version never rewritten;
+ * - the capsule moved only along its state machine (docs/rules.md#quality-capsule: PREPARED →
+ *   TARGET_PENDING / COMPLETE / FAILED), its version never back, a verdict and the completion
+ *   version never rewritten;
  * - custody only ever this operation's, released by the session that held it;
  * - after settle, the operation is final (CUSTODY_RELEASED, RETIRED, INCIDENT_RETAINED) or
  *   retained with nothing permitted for a stated reason AND an incident published;

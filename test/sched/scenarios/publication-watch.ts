@@ -8,7 +8,7 @@ import { readCapsule } from '../../../src/quality/capsule-store.js';
  * The durable history of one publication operation as the schedule made it: the capsule and
  * the target's custody item, read (fault-free) after every store effect that may change
  * them, kept when they changed. The checker holds the capsule's moves to its permitted
- * transitions (spec §3.2) and custody's to its owner's fence.
+ * transitions (docs/rules.md#quality-capsule) and custody's to its owner's fence.
  */
 
 export interface CapsuleSample {
@@ -77,7 +77,10 @@ export class OperationWatch {
   }
 }
 
-/** Spec §3.2: the capsule's permitted moves (a state to itself is a guard, completion or retirement write). */
+/**
+ * docs/rules.md#quality-capsule: the capsule's permitted moves (a state to itself is a guard,
+ * completion or retirement write).
+ */
 const NEXT: Readonly<Record<CapsuleState, readonly CapsuleState[]>> = {
   PREPARED: ['PREPARED', 'TARGET_PENDING', 'COMPLETE', 'FAILED'],
   TARGET_PENDING: ['TARGET_PENDING', 'COMPLETE', 'FAILED'],
@@ -92,7 +95,7 @@ export function capsuleHistoryProblems(samples: readonly CapsuleSample[]): strin
     const [a, b] = [samples[i - 1]!, samples[i]!];
     const move = `v${a.version} ${a.state} → v${b.version} ${b.state} (after ${b.at})`;
     if (b.version < a.version) problems.push(`capsule version went back: ${move}`);
-    if (!NEXT[a.state].includes(b.state)) problems.push(`capsule moved outside §3.2: ${move}`);
+    if (!NEXT[a.state].includes(b.state)) problems.push(`capsule moved outside its state machine: ${move}`);
     if (a.completionVersion !== undefined && b.completionVersion !== a.completionVersion)
       problems.push(`completion version rewritten ${a.completionVersion} → ${b.completionVersion}: ${move}`);
     if (a.retired && !b.retired) problems.push(`capsule un-retired: ${move}`);

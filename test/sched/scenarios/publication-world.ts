@@ -20,13 +20,13 @@ import { openStores, type Endpoints, type SchedStores } from '../../support/sche
 import { exchangeModeOver } from '../../support/exchange-mode.js';
 
 /**
- * The world of the publication scenario (seed 000), opened once per run: one ClickHouse
- * host (chdb in its own process behind HTTP, so the flows' ObserveTarget runs the real
- * bounded reader child against it) holding the source `src.events` and the database `pub`,
- * and one table + bucket (openStores). The steps' ClickHouse adapters share ONE
- * statement-recording handle (I2: the EXCHANGE statements that reached ClickHouse) and park
- * at their cut points (publication.*, quality.staged.probe) on the same scheduler as the
- * stores' effects. Fault-free ports over the same table serve the checker.
+ * The world of the publication scenario (docs/rules.md#exchange-publication), opened once per
+ * run: one ClickHouse host (chdb in its own process behind HTTP, so the flows' ObserveTarget
+ * runs the real bounded reader child against it) holding the source `src.events` and the
+ * database `pub`, and one table + bucket (openStores). The steps' ClickHouse adapters share ONE
+ * statement-recording handle (I2: the EXCHANGE statements that reached ClickHouse) and park at
+ * their cut points (publication.*, quality.staged.probe) on the same scheduler as the stores'
+ * effects. Fault-free ports over the same table serve the checker.
  */
 
 export const SELECTOR = '/config/publish.yaml#daily';

@@ -13,10 +13,10 @@ import { OperationWatch } from './publication-watch.js';
 import { exchangeOf } from '../../../src/publication/exchange-deps.js';
 
 /**
- * The publish-clickhouse flow and the quality-observe flow (seed 000, specs/quality-governance.md)
- * under the scheduler. Each schedule publishes the fixed window into its own fresh table
- * `pub.s<seed>` (one stale row: generation P) with an operation id derived from the seed.
- * Actors:
+ * The publish-clickhouse flow and the quality-observe flow (docs/rules.md#exchange-publication,
+ * docs/rules.md#bounded-reader) under the scheduler. Each schedule publishes the fixed window
+ * into its own fresh table `pub.s<seed>` (one stale row: generation P) with an operation id
+ * derived from the seed. Actors:
  * - the execution, every Task invocation of it possibly a zombie or a duplicate;
  * - (half the schedules) a duplicate StartExecution of the same publication: a client retry
  *   that minted a new execution name (Step Functions dedups a same-name start), same input;

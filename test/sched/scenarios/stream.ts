@@ -26,7 +26,7 @@ import { readerActor } from './stream-reader-actor.js';
 import { checkStream, settleStream } from './stream-check.js';
 
 /**
- * The stream log (seed 002, "Failure and recovery") under the scheduler. Each schedule has
+ * The stream log (docs/rules.md#append-outcomes) under the scheduler. Each schedule has
  * its own lane with one to three batches already committed by writer 0, then a seeded mix
  * of actors (stream-actors.ts):
  * - writer 0's append through the stream-append flow, its Task invocations zombies or
