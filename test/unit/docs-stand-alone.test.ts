@@ -33,7 +33,7 @@ const OUTSIDE = new RegExp(
     .join('|'),
 );
 
-/** A citation of a rules anchor: `docs/rules.md#x` in code, `../rules.md#x` or `rules.md#x` in Markdown. */
+/** A citation of a rules anchor: `docs/rules.md#<anchor>` in code, `../rules.md#<anchor>` in Markdown. */
 const CITED_ANCHOR = /rules\.md#([a-z0-9]+(?:-[a-z0-9]+)*)/g;
 /** The explicit anchors docs/rules.md declares, one before each heading. */
 const DECLARED_ANCHOR = /<a id="([^"]*)"><\/a>/g;
