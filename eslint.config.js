@@ -52,7 +52,10 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            { regex: DRIVERS, message: "Only src/adapters/ imports an SDK or driver (README, 'A ten-minute tour')." },
+            {
+              regex: DRIVERS,
+              message: "Only src/adapters/ imports an SDK or driver (docs/architecture.md, 'The layers lint holds').",
+            },
             { group: ['@middy/*'], message: 'Only functions/ imports middy.' },
           ],
         },
@@ -66,7 +69,10 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            { regex: DRIVERS, message: "Only src/adapters/ imports an SDK or driver (README, 'A ten-minute tour')." },
+            {
+              regex: DRIVERS,
+              message: "Only src/adapters/ imports an SDK or driver (docs/architecture.md, 'The layers lint holds').",
+            },
             {
               group: ['node:fs*', 'node:net', 'node:child_process', 'node:http*', '**/adapters/*', '**/local/*'],
               message: 'src/domain/ is pure: no I/O.',

@@ -14,7 +14,7 @@ import type { TargetPort } from '../src/ports/target.js';
 import { beginInput, newInvocationId, SELECTOR_FILE, type BenchRoute } from './delivery-setup.js';
 
 /**
- * Continue (README "Delivery recovery"): a window of about 20 parts whose middle part stays
+ * Continue (docs/delivery.md "Delivery recovery: the five commands and the flows behind them"): a window of about 20 parts whose middle part stays
  * down from its 18th chunk on stops mid-parts; reconcile proves PARTIAL_PROVED with the
  * continuation, and `resume` continues only that part. Measured in the same run, on the
  * same route and window: the rows the source yields to the continue against the rows a

@@ -68,7 +68,7 @@ export function manifestOf(routes: readonly BenchRoute[]): string {
       `    window: { kind: fixed, start: "${instant(r.firstRow)}", end: "${instant(r.firstRow + r.rows)}" }`,
       // The target's key includes its time column, as any unique key of a window-partitioned
       // table must (its primary key is (event_id, event_time)): quality then probes key
-      // duplicates part by part (README "Limits a user must know").
+      // duplicates part by part (docs/delivery.md "Limits a user must know").
       `    target: { binding: warehouse, table: dwh.${r.table}, key_columns: [event_id, event_time], mode: replace_window }`,
       '    quality:',
       '      unique_keys: true',

@@ -1,4 +1,4 @@
-// The folder layers lint enforces (README 'A ten-minute tour': the layers). Each entry: the
+// The folder layers lint enforces (docs/architecture.md 'The layers lint holds': the layers). Each entry: the
 // files it applies to (a repository-relative folder, less the folders in `except`) and the
 // folders they may not import from, with the reason. An import is resolved against the importing file, so a relative
 // path is judged by where it lands, type-only and dynamic imports included.

@@ -34,7 +34,7 @@ const ID = {
   routeTable: /^rtb-[0-9a-f]{8}(?:[0-9a-f]{9})?$/,
 };
 
-/** A stage's `vpcId`, `subnetIds`, `securityGroupIds` (cutpoint.config.json, or a one-deploy `-c cutpoint:<setting>`; README, "Private networking"). */
+/** A stage's `vpcId`, `subnetIds`, `securityGroupIds` (cutpoint.config.json, or a one-deploy `-c cutpoint:<setting>`; docs/deploy.md, "Private networking"). */
 export function networkConfigOf(context: ContextGetter): NetworkConfig | undefined {
   const given = VPC_KEYS.filter((key) => context(key) !== undefined);
   const endpointsValue = context('cutpoint:vpcEndpoints');

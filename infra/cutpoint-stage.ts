@@ -19,7 +19,7 @@ export interface CutpointStageProps {
   stage?: string;
   /** Account and region; absent: environment-agnostic (`cdk synth` needs no credentials). */
   env?: Environment;
-  /** A VPC for the database-reaching steps (README, "Private networking"); absent: none. */
+  /** A VPC for the database-reaching steps (docs/deploy.md, "Private networking"); absent: none. */
   network?: NetworkConfig;
   /** The secrets the delivery steps may read; absent: those under `secretPrefix`. */
   deliverySecrets?: DeliverySecretsConfig;
@@ -31,7 +31,7 @@ export interface CutpointStageProps {
   gcGrace?: string;
   /** Days a finished delivery keeps its work objects (chunks, part plans and results) before the hourly expiry deletes them; absent: 7. */
   chunkRetentionDays?: number;
-  /** How an automatic reconcile waits for an unreachable target; absent: the code's default (README "Automatic recovery"). */
+  /** How an automatic reconcile waits for an unreachable target; absent: the code's default (docs/deploy.md "Automatic recovery"). */
   recoveryBackoff?: BackoffPolicy;
   /** A published copy of docs/runbook (https): inspect outputs, notices and alarms link its pages; absent: repository paths. */
   runbookBaseUrl?: string;

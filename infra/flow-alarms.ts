@@ -64,7 +64,7 @@ export class FlowAlarms extends Construct {
         ? ` ${flow.recovery.by} was started on it automatically; if that cannot resolve it, its own alarms fire.`
         : '';
       const noticed = recoveryFlow
-        ? ` A recovery execution's failure is also on the incident topic: an unclassified notice naming the execution, its error and cause, the ${recoveryFlow.subject} and the command to inspect it (README "Recovery stops").`
+        ? ` A recovery execution's failure is also on the incident topic: an unclassified notice naming the execution, its error and cause, the ${recoveryFlow.subject} and the command to inspect it (docs/operate.md "Recovery stops").`
         : '';
       this.alarm(
         'failed',
@@ -83,7 +83,7 @@ export class FlowAlarms extends Construct {
       this.alarm(
         'recovery-stopped',
         cutpointMetric(METRICS.executionOutcome, { [DIMENSIONS.flow]: name, [DIMENSIONS.outcome]: 'recovery-stopped' }),
-        `${name}: a recovery execution ended in a designed stop that needs an operator (Fail state ${paging.join(', ')}): the ${recoveryFlow.subject} it works on is not recovered. The incident topic has a notice naming the execution, the ${recoveryFlow.subject}, the error, the state and the one command that resolves it (README "Recovery stops"). ${runbookOfStop(recoveryFlow.subject, runbookBase)} ${open}`,
+        `${name}: a recovery execution ended in a designed stop that needs an operator (Fail state ${paging.join(', ')}): the ${recoveryFlow.subject} it works on is not recovered. The incident topic has a notice naming the execution, the ${recoveryFlow.subject}, the error, the state and the one command that resolves it (docs/operate.md "Recovery stops"). ${runbookOfStop(recoveryFlow.subject, runbookBase)} ${open}`,
       );
     }
     const timedOutNoticed = recoveryFlow
@@ -118,12 +118,12 @@ export class FlowAlarms extends Construct {
           group.map(({ step }) => cutpointMetric(METRICS.unexpectedError, { [DIMENSIONS.step]: stepName(step) })),
           `${name} unexpected errors`,
         ),
-        `${name}: a step ended with an error that has no stable name (a defect, or an SDK/driver fault)${which}. Search the step's log group for level ERROR (README "Logs, metrics and traces"); the execution that saw it failed or retried.`,
+        `${name}: a step ended with an error that has no stable name (a defect, or an SDK/driver fault)${which}. Search the step's log group for level ERROR (docs/deploy.md "Logs, metrics and traces"); the execution that saw it failed or retried.`,
       );
     });
   }
 
-  /** `<prefix>-<flow>-<what>` (kebab-case, as in the README): the name an operator reads in the notification. */
+  /** `<prefix>-<flow>-<what>` (kebab-case, as docs/operate.md "Alarms and dashboards" lists them): the name an operator reads in the notification. */
   private alarm(what: string, metric: IMetric, alarmDescription: string): Alarm {
     const alarm = new Alarm(this, pascal(what), {
       alarmName: `${this.prefix}-${what}`,

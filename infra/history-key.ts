@@ -26,7 +26,7 @@ export function flowLogGroupSuffix(stackName: string): string {
  * may use the key for this stack's state machine log groups only (AWS: "Encrypt log data in
  * CloudWatch Logs using AWS KMS", the aws:logs:arn encryption context). The Lambda
  * functions the flows invoke need nothing; an operator who reads execution details
- * (DescribeExecution, GetExecutionHistory) needs kms:Decrypt on it (README).
+ * (DescribeExecution, GetExecutionHistory) needs kms:Decrypt on it (docs/deploy.md "Deploy and run on AWS").
  */
 export function executionHistoryKey(scope: Construct, id: string): Key {
   const key = new Key(scope, id, {

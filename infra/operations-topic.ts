@@ -9,7 +9,7 @@ const CLOUDWATCH = new ServicePrincipal('cloudwatch.amazonaws.com');
 /**
  * The operations topic: every CloudWatch alarm of the app notifies it (infra/alarm-actions.ts),
  * on ALARM and on OK. It lives in the stateful stack, beside the incident topic, so the
- * operators' subscriptions (`aws sns subscribe`, README "Alarms and dashboards") survive any
+ * operators' subscriptions (`aws sns subscribe`, docs/operate.md "Alarms and dashboards") survive any
  * redeploy of the workflows.
  *
  * Encrypted with a customer-managed key. CloudWatch publishes an alarm notification as the

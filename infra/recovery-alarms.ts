@@ -13,11 +13,11 @@ import { PERIOD } from './cutpoint-metrics.js';
 const FIRST_ACTION: Record<RecoveryOutcome, string> = {
   resolved: 'a recovery resolved the invocation (no action).',
   escalated:
-    'a recovery could not decide alone and escalated to an operator (a refusal, custody held elsewhere, or an action that stopped short). Run `npx cutpoint delivery inspect <invocation-id> --format json` (the id is in the execution output) and take the one action permitted_actions names (README "Delivery recovery").',
+    'a recovery could not decide alone and escalated to an operator (a refusal, custody held elsewhere, or an action that stopped short). Run `npx cutpoint delivery inspect <invocation-id> --format json` (the id is in the execution output) and take the one action permitted_actions names (docs/delivery.md "Delivery recovery: the five commands and the flows behind them").',
   failed:
     'a recovery action failed (an effect ended unknown or failed, a target was unavailable, a defect). Open the failed execution (error name and cause), then `npx cutpoint delivery inspect <invocation-id> --format json`; a recovery is safe to repeat once the cause is fixed.',
   'incident-retained':
-    'custody was retained as an incident (INCIDENT_RETAINED); the invocation\'s projection is on the DeliveryIncidents topic. Run `npx cutpoint delivery inspect <invocation-id> --format json` and follow its diagnostic_code (README "Delivery recovery"); nothing is dropped or published until an operator acts.',
+    'custody was retained as an incident (INCIDENT_RETAINED); the invocation\'s projection is on the DeliveryIncidents topic. Run `npx cutpoint delivery inspect <invocation-id> --format json` and follow its diagnostic_code (docs/delivery.md "Delivery recovery: the five commands and the flows behind them"); nothing is dropped or published until an operator acts.',
   'target-pending':
     'a quality observation is TARGET_PENDING (the target could not be observed yet). Run `npx cutpoint quality inspect <invocation-id> --format json`, then `npx cutpoint quality observe <invocation-id> --manifest <route> --yes` once the target is reachable.',
 };

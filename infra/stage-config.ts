@@ -11,8 +11,8 @@ import { maintenanceConfigOf } from './maintenance-schedule.js';
 import { repoPath } from './repo.js';
 
 /**
- * The deploy settings, committed (cutpoint.config.json at the repository root, README
- * "Deploy settings"): one entry per stage, so a redeploy without flags reproduces the last
+ * The deploy settings, committed (cutpoint.config.json at the repository root, docs/deploy.md
+ * "Deploy and run on AWS"): one entry per stage, so a redeploy without flags reproduces the last
  * deployed shape and changing a setting is a diff. Each setting is also a CDK context key
  * (`-c cutpoint:<setting>=…`) that overrides the file for one deploy; the values are
  * validated by the same readers (infra/app-context.ts) with the same infra.* codes.

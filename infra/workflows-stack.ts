@@ -36,7 +36,7 @@ export interface WorkflowsStackProps extends StackProps {
   deliverySecrets?: DeliverySecretsConfig;
   /** Where the routes' connection secrets live (`cutpoint/delivery/`; per stage: src/domain/stage.ts). */
   secretPrefix?: string;
-  /** A VPC for the database-reaching steps (README, "Private networking"); absent: none. */
+  /** A VPC for the database-reaching steps (docs/deploy.md, "Private networking"); absent: none. */
   network?: NetworkConfig;
   /** Function and state machine logs: long enough to investigate a recovery after the fact. */
   logRetention?: RetentionDays;

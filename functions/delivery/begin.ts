@@ -6,7 +6,7 @@ import { deliveryStep, lambdaSourceDeps } from '../lib/delivery-deps.js';
 
 /**
  * The execution input is checked against the flow's fields first (executionInputFirst,
- * README "Flow inputs"); begin validates its input itself (Cutpoint.ValidationError on a
+ * docs/deploy.md "Flow inputs"); begin validates its input itself (Cutpoint.ValidationError on a
  * malformed one), before the deps provider parses the manifest or reads a secret, and
  * checks the source read-only before custody. Shared by deliver-window and publish-clickhouse: a route of the
  * other flow's kind is refused first (src/publication/flow-route.ts).

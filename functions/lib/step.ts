@@ -21,7 +21,7 @@ export function step<O>(useCase: UseCase<O>) {
 }
 
 /**
- * The handler of a flow's first Task (README "Flow inputs"): the execution input the Task
+ * The handler of a flow's first Task (docs/deploy.md "Flow inputs"): the execution input the Task
  * passes (`executionInput`, from the context object) is checked against its flow's fields
  * before the ports are built or the use case runs; the use case gets the step's own input
  * (src/engine/flow-input.ts firstTaskInput).

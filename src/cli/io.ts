@@ -5,7 +5,7 @@ import { renderResult, type OutputFormat } from './format.js';
 
 export { readInputBytes, readInputFile, readJsonInput, readStdin, INPUT_LIMITS, type InputSource } from './input.js';
 
-/** Exit codes every operator command shares (README, "Errors and outputs"). */
+/** Exit codes every operator command shares (docs/operate.md, "Errors and outputs"). */
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
 
 /** Argument grammar errors: exit 2, before anything runs. */

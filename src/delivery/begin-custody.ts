@@ -1,5 +1,5 @@
 /**
- * Begin's custody (README, 'Delivery recovery'): an invocation starts with its sealed
+ * Begin's custody (docs/delivery.md, 'Delivery recovery: the five commands and the flows behind them'): an invocation starts with its sealed
  * authority, its record, its journal's first entry and custody of the target in ONE
  * transaction. The rest of custody — a recovery session's takeover, the check, the
  * release — is custody.ts, whose item layout and grant this shares.

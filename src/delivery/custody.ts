@@ -24,7 +24,7 @@ import { transition, type TransitionRequest } from './journal/transition.js';
 export { CustodyFencedError, CustodyHeldError, loadCustody, type CustodyRecord };
 
 /**
- * Target custody (README, 'Delivery recovery'): one invocation at a time holds a target — its lock, its owned
+ * Target custody (docs/delivery.md, 'Delivery recovery: the five commands and the flows behind them'): one invocation at a time holds a target — its lock, its owned
  * stages and its work files — from before source row I/O until cleanup is proved. The
  * custody item carries a fence {owner = invocation id, session, epoch}; every journal
  * write of the holder names that fence in the same transaction, so a zombie step from an

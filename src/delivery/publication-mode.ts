@@ -13,7 +13,7 @@ import type { StepOutput } from './steps/common.js';
 
 /**
  * How a route's window is published, as the delivery steps and the recovery actions see it
- * (README 'A ten-minute tour': the publication mode). Two modes, picked by the composition
+ * (docs/architecture.md 'The layers lint holds': the publication mode). Two modes, picked by the composition
  * root from the route's `target.mode` (src/publication/modes.ts `publicationModeOf`):
  * - the SQL transaction (`replace_window`, `merge`; src/delivery/transaction-mode.ts): one
  *   target transaction that also writes the receipt row — deliver-window's flow;

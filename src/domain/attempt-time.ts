@@ -3,7 +3,7 @@ import { ValidationError } from './errors.js';
 import { AttemptExpiredError, AttemptTimeFutureError } from './stream-errors.js';
 
 /**
- * Attempt ids with a time mark, and the lane's attempt window (README "The stream log":
+ * Attempt ids with a time mark, and the lane's attempt window (docs/stream-log.md "The stream log":
  * appends, GC retention). An attempt id may carry when it was minted: a segment `t` + 13
  * digits (unix milliseconds) delimited by `.` or `-` or the id's ends
  * (`wab12cd34.e3.t1765100000000.17`, `orders.t1765100000000-g0`); the first such segment

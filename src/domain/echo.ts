@@ -1,5 +1,5 @@
 /**
- * How much of a supplied value a diagnostic echoes (README, "Errors and outputs"):
+ * How much of a supplied value a diagnostic echoes (docs/operate.md, "Errors and outputs"):
  * a value past ECHO_LIMIT characters is cut there and ends in "…", and a list of valid names
  * stops after LIST_LIMIT with "and N more". A 100 KB argument or a manifest of 3,000 routes
  * gives a diagnostic of a few hundred bytes, never the whole input back.

@@ -37,7 +37,7 @@ export const MAX_FAULT_DELAY_MS = 600_000;
 /** The largest `@<hit>` and `*<times>`: 1000000 (`*` alone fires on every hit). */
 export const MAX_FAULT_HITS = 1_000_000;
 
-/** The grammar as `cutpoint faults list`, the help and the README state it. */
+/** The grammar as `cutpoint faults list`, the help and docs/testing.md "Fault injection" state it. */
 export const FAULT_GRAMMAR = `<cut-point>:<kind>[=<delay-ms>][@<hit>][*<times>|*], comma-separated (delay-ms 0-${MAX_FAULT_DELAY_MS}, hit and times 1-${MAX_FAULT_HITS})`;
 
 /**

@@ -1,6 +1,6 @@
 /**
- * Owner, session and epoch of the caller that holds a lane, a route or a task (README
- * glossary: fence). Every fenced write of the authority (src/ports/authority.ts) names one;
+ * Owner, session and epoch of the caller that holds a lane, a route or a task (docs/architecture.md
+ * "Glossary": fence). Every fenced write of the authority (src/ports/authority.ts) names one;
  * a higher epoch fences every older one. `session` is the owner's session id: a secret.
  */
 export interface Fence {

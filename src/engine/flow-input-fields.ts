@@ -1,5 +1,5 @@
 /**
- * What each flow's execution input may carry (README "Flow inputs"): the fields the flow
+ * What each flow's execution input may carry (docs/deploy.md "Flow inputs"): the fields the flow
  * reads, and nothing else. The one table `cutpoint flow run` and every flow's first Task
  * check an input against (flow-input.ts): a field no step reads is a typo or a
  * misunderstanding (`dryrun`, a `next` given where the flow reads none), refused by name,

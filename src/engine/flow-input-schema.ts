@@ -28,5 +28,5 @@ export function recoveredFields(spec: FlowInputSpec): readonly string[] {
 export function flowInputSchema(flow: string, spec: FlowInputSpec): z.ZodType {
   const own = fieldsSchema(spec.fields);
   const schema = spec.recovers ? z.union([own, RecoveryEnvelopeSchema]) : own;
-  return schema.meta({ title: `${flow} execution input`, description: 'README "Flow inputs"' });
+  return schema.meta({ title: `${flow} execution input`, description: 'docs/deploy.md "Flow inputs"' });
 }

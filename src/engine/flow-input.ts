@@ -5,7 +5,7 @@ import { flowInputCap, flowInputSpec, RECOVERY_ENVELOPE } from './flow-input-fie
 import { fieldsSchema, recoveredFields, RecoveryEnvelopeSchema } from './flow-input-schema.js';
 
 /**
- * The one check of a flow's execution input (README "Flow inputs"), made by `cutpoint
+ * The one check of a flow's execution input (docs/deploy.md "Flow inputs"), made by `cutpoint
  * flow run` before anything runs and by every flow's first Task (`firstTaskInput`) before
  * anything is written — so a start from the console, `aws stepfunctions start-execution`
  * or an EventBridge rule is held to it too. Refused with Cutpoint.ValidationError:

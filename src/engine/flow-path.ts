@@ -2,8 +2,7 @@
  * A flow's success path, read from its generated ASL (statemachines/<flow>.asl.json, printed
  * from its spec by `npm run flows`): the Tasks a run enters when every step succeeds, in
  * order — from StartAt along `Next`, into a Map's item processor (its Tasks, once), a
- * Choice's `Default`. The in-process runs take their step order from it (README 'A
- * ten-minute tour': flows are declared once), so a step added to a flow's spec is a step of
+ * Choice's `Default`. The in-process runs take their step order from it (docs/decisions/0005-flows-declared-once.md), so a step added to a flow's spec is a step of
  * the in-process run too, or the run refuses to start (`inFlowOrder`).
  */
 const HANDLER_PATH = /^[a-z][a-z0-9]*(-[a-z0-9]+)*(\/[a-z][a-z0-9]*(-[a-z0-9]+)*)+$/;

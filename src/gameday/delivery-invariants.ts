@@ -8,7 +8,7 @@ import type { WindowCensus } from '../ports/window-census.js';
 import type { InvariantCheck } from './report.js';
 
 /**
- * The invariants of a delivery drill, checked once recovery ended (README "Game day"):
+ * The invariants of a delivery drill, checked once recovery ended (docs/testing.md "Game day"):
  * the window's rows exactly once with one receipt and the checkpoint advanced once by this
  * invocation, or nothing of it published — never a row twice, never half a window; a
  * window the journal proved complete is never retired; custody released; no stage left.

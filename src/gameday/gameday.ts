@@ -11,7 +11,7 @@ import { summarize, type DrillReport, type GamedayReport } from './report.js';
 /**
  * `cutpoint gameday`: every cut point the drilled flows cross (the catalogue's, src/cut-points.ts)
  * armed in turn on the driver's runtime, each resolved by the recovery an operator gets and
- * then checked (README "Game day"). Drills run one after another, each on state of its own
+ * then checked (docs/testing.md "Game day"). Drills run one after another, each on state of its own
  * (a fresh delivery invocation, a fresh generation root, a fresh stream lane), so one
  * drill's leftovers would show in the next one's checks.
  */

@@ -37,7 +37,7 @@ export interface TaskCleanupPlan {
 export type TaskCleanup = { cleaned: true } | { cleaned: false; refused: string; aborted?: true };
 
 /**
- * Task cleanup, task-first and plan-second (README "The generation-commit flow", task
+ * Task cleanup, task-first and plan-second (docs/stream-log.md "The generation-commit flow", task
  * cleanup), the one cleanup of every task kind (the commit-generation flow, a stream
  * range's generation 0, a compaction). The task item is the generation mechanism's
  * workflow metadata; it is deleted only after, read as one snapshot with it:

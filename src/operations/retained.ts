@@ -8,7 +8,7 @@ import { readCapsule } from '../quality/capsule-store.js';
 import { laneKeys, validateLane, type LaneHead, type LaneRef } from '../domain/stream.js';
 
 /**
- * The retained-items gauge (README "Alarms and dashboards"): a scheduled sweep counts, by
+ * The retained-items gauge (docs/operate.md "Alarms and dashboards"): a scheduled sweep counts, by
  * kind and durable state, the items someone must act on, and the telemetry puts every count
  * as the RetainedItems metric each run (src/telemetry/retained.ts) — zeros included, so an
  * alarm on it stays in ALARM exactly while an item is retained, and a sweep that stopped

@@ -56,7 +56,7 @@ export async function completedCapsuleOf(
 }
 
 /**
- * The exchange mode's governance gate of evidence and checkpoint (README 'ClickHouse publication and quality governance'): the
+ * The exchange mode's governance gate of evidence and checkpoint (docs/publication.md 'ClickHouse publication and quality governance'): the
  * COMPLETE capsule above, held at the version read by the write's leg, and its core and
  * completion witness in the evidence document.
  */

@@ -17,7 +17,7 @@ import { cleanupPublication } from './steps/cleanup.js';
 import { successorLegsOf } from './successor.js';
 
 /**
- * The ClickHouse exchange mode (`mode: exchange`, README 'ClickHouse publication and quality governance'; src/delivery/publication-mode.ts):
+ * The ClickHouse exchange mode (`mode: exchange`, docs/publication.md 'ClickHouse publication and quality governance'; src/delivery/publication-mode.ts):
  * publish-clickhouse's steps (publication-steps.ts); a successor's begin closes the
  * previous operation's replay window (successor.ts); no receipt row to adopt (the dispatch
  * intent, journaled before the one EXCHANGE, records a publication attempt, and

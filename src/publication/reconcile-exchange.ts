@@ -9,7 +9,7 @@ import { recordObservation } from './observe-publication.js';
 
 /**
  * The exchange mode's `reconcilePublication`: `reconcile` of a dispatched ClickHouse
- * operation (PUBLICATION_UNKNOWN with its dispatch intent; README, 'Delivery recovery'). Observes, never dispatches:
+ * operation (PUBLICATION_UNKNOWN with its dispatch intent; docs/delivery.md, 'Delivery recovery: the five commands and the flows behind them'). Observes, never dispatches:
  * - COMMIT_PROVEN → PUBLISHED (journaled by recordObservation); CONTRADICTED →
  *   INCIDENT_RETAINED (exit 1, custody kept).
  * - NOT_APPLIED_YET is not proof of never — the EXCHANGE may be delayed in flight — so the

@@ -22,7 +22,7 @@ import { fetchEvidence } from './evidence.js';
  * or to show it (inspect, diagnose). A restore of the authority table puts the capsule
  * item back at an older version — and, with it, an older state — while the evidence
  * objects in S3 stay where they were: what the store now says is checked against them
- * before anything acts on it (docs: the continuity rule in the README's glossary).
+ * before anything acts on it (docs/rules.md#version-continuity).
  *
  * - the completion witness: `completion.json` under the operation's deterministic key (the
  *   recorded key and SHA-256 when the capsule records it; otherwise its shape and core);

@@ -56,7 +56,7 @@ export interface RecoveryFailureNotice {
 }
 
 /**
- * The notice of a recovery execution that ended in no designed stop (README "Recovery
+ * The notice of a recovery execution that ended in no designed stop (docs/operate.md "Recovery
  * stops"): a Task error the flow does not classify, a timeout, an abort. It says so, names
  * the error and the cause as Step Functions recorded them — redacted like every error that
  * leaves a handler, the stack trace dropped — what the execution works on (read from its

@@ -26,7 +26,7 @@ export interface RecoveryStop {
    * gone out, and a re-run would only stop, and page, again.
    */
   deterministic: boolean;
-  /** What the stop means for the durable state (README "Recovery stops"). */
+  /** What the stop means for the durable state (docs/operate.md "Recovery stops"). */
   meaning: string;
 }
 
@@ -73,7 +73,7 @@ const DELIVERY_RECOVERY: RecoveryFlow = {
  * recoveries, and for each Fail state whether a recovery ending there pages. Every flow the
  * registry names as a recovery (`recovery.by`) and every flow whose job is recovery is here
  * (test/unit/recovery-stops.test.ts holds it to src/registry/flows.ts, the ASL and the
- * README table). A designed stop of any other execution stays a quiet `designed-stop`.
+ * docs/operate.md "Recovery stops" table). A designed stop of any other execution stays a quiet `designed-stop`.
  */
 export const RECOVERY_FLOWS: Readonly<Record<string, RecoveryFlow>> = {
   'stream-resolve-append': {
@@ -130,7 +130,7 @@ export const RECOVERY_FLOWS: Readonly<Record<string, RecoveryFlow>> = {
       },
     },
   },
-  // An automatic reconcile also stops when its target stays unreachable (README "Automatic recovery").
+  // An automatic reconcile also stops when its target stays unreachable (docs/deploy.md "Automatic recovery").
   'delivery-reconcile': {
     ...DELIVERY_RECOVERY,
     stops: {

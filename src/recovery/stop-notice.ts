@@ -29,7 +29,7 @@ export interface RecoveryStopNotice {
     stop: string;
     /** What it works on, as the logs key it (src/telemetry/log-keys.ts). */
     concerns: InvocationKeys;
-    /** The one command that resolves it, filled in for what it works on (README "Recovery stops"). */
+    /** The one command that resolves it, filled in for what it works on (docs/operate.md "Recovery stops"). */
     command: string;
     /** The durable state the stop leaves, when the stop alone says (stop-state.ts); null: `command` reads it. */
     state: string | null;
@@ -39,7 +39,7 @@ export interface RecoveryStopNotice {
 }
 
 /**
- * The notice of a recovery execution that ended in a designed stop that pages (README
+ * The notice of a recovery execution that ended in a designed stop that pages (docs/operate.md
  * "Recovery stops"), built from the status-change event and the execution's input only.
  * What it works on is read by the logs' allowlist (invocationKeysOf: lane and attemptId,
  * taskId and generation, invocationId) from the input it ran — for a recovery the

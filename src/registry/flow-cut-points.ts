@@ -1,5 +1,5 @@
 /**
- * A flow's cut points in the order of its spec (README 'A ten-minute tour': flows are
+ * A flow's cut points in the order of its spec (docs/architecture.md 'The layers lint holds': flows are
  * declared once): the registry steps' `cutPoints` along the generated ASL's success path
  * (src/engine/flow-path.ts successPath), then those of its other Tasks (recovery and stop
  * paths, in declaration order), then what the flow itself crosses — a Distributed Map's

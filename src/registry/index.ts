@@ -1,5 +1,5 @@
 /**
- * The registry (README 'A ten-minute tour'): every Task's step and every flow. Each Task's
+ * The registry (docs/architecture.md 'The layers lint holds'): every Task's step and every flow. Each Task's
  * `Resource` in statemachines/*.asl.json is `${<placeholder>}`, derived from the step's
  * handler path (handlerPlaceholder); CDK turns every step into one Lambda (definitionSubstitutions,
  * least-privilege grants) and the local runner and the cost model build the same handler

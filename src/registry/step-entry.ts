@@ -1,5 +1,5 @@
 /**
- * What a registry step is (README 'A ten-minute tour'): one Task's Lambda, named by its
+ * What a registry step is (docs/architecture.md 'The layers lint holds'): one Task's Lambda, named by its
  * handler's path under functions/, with the IAM actions, errors, timeout and memory CDK
  * and the ASL generator read. Every entry is written through `stepEntry()`, by field name; the
  * CDK entry file, the ASL placeholder and what the Lambda may reach (secrets, the incident
@@ -24,7 +24,7 @@ export type SecretScope = 'source-and-target' | 'target';
 
 /**
  * The cut points a step's use case can cross, in the order it crosses them (src/<subsystem>/cut-points.ts).
- * Where the route's publication mode decides which (README glossary: publication mode), each
+ * Where the route's publication mode decides which (docs/architecture.md "Glossary": publication mode), each
  * mode's: `transaction` (a SQL route: deliver-window) and `exchange` (a ClickHouse route:
  * publish-clickhouse). flow-cut-points.ts reads them along a flow.
  */

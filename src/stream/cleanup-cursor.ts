@@ -24,7 +24,7 @@ export interface CursorCleanup {
 export const CLEANUP_LIMIT = 32;
 
 /**
- * Task cleanup over one of a lane's marks, task-first and plan-second (README "The
+ * Task cleanup over one of a lane's marks, task-first and plan-second (docs/stream-log.md "The
  * generation-commit flow", task cleanup): the mark item (`gen0#mark`, `compact#mark`) keeps
  * `cleanedTo`, the end offset up to which every committed task of its kind is cleaned (an
  * ABORTED task stays: the proof of its abort). A call cleans

@@ -34,7 +34,7 @@ export interface WriterResolution extends LaneRef {
 }
 
 /**
- * `stream resolve --writer` (README "The stream log"): settles every attempt of a LaneWriter
+ * `stream resolve --writer` (docs/stream-log.md "The stream log"): settles every attempt of a LaneWriter
  * that died holding its lane's writer slot, then releases the slot.
  * 1. The slot is marked as being resolved (`resolvingSince`, one update at the version read,
  *    cut point stream.resolve.fence): the version bump makes every head CAS of the writer

@@ -5,7 +5,7 @@ import type { RecoveryOutcome } from './metric-names.js';
  * its step returned or threw (src/delivery/recovery/flow-steps.ts `recoveryFlowStep`:
  * a finished action returns `retained: false`; a RecoveryRetainedError becomes an answer
  * with `retained: true` and the journal state; every refusal throws its stable name).
- * The rows are matched top to bottom; the first match decides. README "Logs, metrics and
+ * The rows are matched top to bottom; the first match decides. docs/deploy.md "Logs, metrics and
  * traces" shows the same table.
  */
 
@@ -35,7 +35,7 @@ const REFUSALS: ReadonlySet<string> = new Set([
 export type RecoveryEnd = { result: unknown } | { errorName: string };
 
 export interface RecoveryOutcomeRow {
-  /** The step's end, in the words of the README table. */
+  /** The step's end, in the words of the docs/deploy.md "Logs, metrics and traces" table. */
   when: string;
   outcome: RecoveryOutcome;
   matches: (end: RecoveryEnd) => boolean;

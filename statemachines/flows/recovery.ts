@@ -35,7 +35,7 @@ export function recoveryStates(o: RecoveryActionSpec): Record<string, AslState> 
       Comment: 'Refused before any Task: nothing was read or mutated.',
     },
     [Action]: task({
-      comment: `\`${o.action}\` (README: recovery): a new recovery session takes custody (epoch + 1, so any zombie of an older epoch is fenced out), after the state-to-action guide, the confirmation (\`yes\`) and the sealed authority (manifest, selector, bindings, the target's observed identity, the work root) are rechecked; any refusal mutates nothing. A retained outcome is returned, not thrown.${o.actionNote ? ` ${o.actionNote}` : ''}`,
+      comment: `\`${o.action}\` (docs/delivery.md: recovery): a new recovery session takes custody (epoch + 1, so any zombie of an older epoch is fenced out), after the state-to-action guide, the confirmation (\`yes\`) and the sealed authority (manifest, selector, bindings, the target's observed identity, the work root) are rechecked; any refusal mutates nothing. A retained outcome is returned, not thrown.${o.actionNote ? ` ${o.actionNote}` : ''}`,
       lambda: `delivery/recover-${o.action}`,
       checksInput: `delivery-${o.action}`,
       parameters: OPERATOR_ACTION,

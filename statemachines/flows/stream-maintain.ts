@@ -34,7 +34,7 @@ export default flow('stream-maintain', {
   States: {
     CheckInput: task({
       comment:
-        "First Task: the execution input ($$.Execution.Input) is checked against the flow's fields (README 'Flow inputs'), as every flow's first Task checks its own; an unknown field, an input that is not an object or one over the cap is refused (Cutpoint.ValidationError) before any child starts. A Task of its own: this flow's other Tasks start child flows. It reads and writes nothing.",
+        "First Task: the execution input ($$.Execution.Input) is checked against the flow's fields (docs/deploy.md 'Flow inputs'), as every flow's first Task checks its own; an unknown field, an input that is not an object or one over the cap is refused (Cutpoint.ValidationError) before any child starts. A Task of its own: this flow's other Tasks start child flows. It reads and writes nothing.",
       lambda: 'engine/check-flow-input',
       parameters: { flow: 'stream-maintain', 'executionInput.$': '$$.Execution.Input' },
       resultPath: null,

@@ -4,7 +4,7 @@ import { task } from '../spec/task.js';
 
 export default flow('stream-takeover', {
   Comment:
-    "Stream lane takeover (README: the stream log, writer takeover): a new owner session with a higher epoch, by CAS on the head. A stale writer may finish its PUT, but its head CAS names the old fence and fails. Cut point: stream.takeover.head-cas. TimeoutSeconds (15 min) bounds the execution above its worst case: its one Task with every retrier exhausted in turn (each try at the Task's TimeoutSeconds, plus the longest backoffs; throttled tries cost only their backoff) is about 625 s.",
+    "Stream lane takeover (docs/rules.md#writer-takeover): a new owner session with a higher epoch, by CAS on the head. A stale writer may finish its PUT, but its head CAS names the old fence and fails. Cut point: stream.takeover.head-cas. TimeoutSeconds (15 min) bounds the execution above its worst case: its one Task with every retrier exhausted in turn (each try at the Task's TimeoutSeconds, plus the longest backoffs; throttled tries cost only their backoff) is about 625 s.",
   TimeoutSeconds: 900,
   StartAt: 'Takeover',
   States: {

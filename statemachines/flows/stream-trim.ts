@@ -3,7 +3,7 @@ import { task } from '../spec/task.js';
 
 export default flow('stream-trim', {
   Comment:
-    "Stream lane trim (README, 'The stream log': trim and GC): move the trim offset forward by CAS on the head's version; records below it stop being readable, their bytes stay until GC. A retry after a lost response reloads the current trim and treats the same target as success. Cut point: stream.trim.cas. TimeoutSeconds (15 min) bounds the execution above its worst case: its one Task with every retrier exhausted in turn (each try at the Task's TimeoutSeconds, plus the longest backoffs; throttled tries cost only their backoff) is about 625 s.",
+    "Stream lane trim (docs/stream-log.md, 'The stream log': trim and GC): move the trim offset forward by CAS on the head's version; records below it stop being readable, their bytes stay until GC. A retry after a lost response reloads the current trim and treats the same target as success. Cut point: stream.trim.cas. TimeoutSeconds (15 min) bounds the execution above its worst case: its one Task with every retrier exhausted in turn (each try at the Task's TimeoutSeconds, plus the longest backoffs; throttled tries cost only their backoff) is about 625 s.",
   TimeoutSeconds: 900,
   StartAt: 'Trim',
   States: {

@@ -53,7 +53,7 @@ export interface TaskSpec {
   /**
    * The flow whose execution input this Task checks (the flow's first Task, and a recovery
    * flow's action Task for an operator's start): `flow` and `executionInput.$` are passed
-   * before the parameters, and the comment says so (README 'Flow inputs').
+   * before the parameters, and the comment says so (docs/deploy.md 'Flow inputs').
    */
   checksInput?: string;
   /** The next state; absent: the Task ends the flow (or its Map item). */
@@ -62,7 +62,7 @@ export interface TaskSpec {
 
 /** What a Task that checks its flow's execution input adds to its comment. */
 export const CHECKS_INPUT =
-  "First Task: the execution input ($$.Execution.Input) is checked against the flow's fields first (README 'Flow inputs'); an unknown field, an input that is not an object or one over the cap is refused (Cutpoint.ValidationError) before anything is written.";
+  "First Task: the execution input ($$.Execution.Input) is checked against the flow's fields first (docs/deploy.md 'Flow inputs'); an unknown field, an input that is not an object or one over the cap is refused (Cutpoint.ValidationError) before anything is written.";
 
 /** A Task state, its fields in one order in every flow. */
 export function task(spec: TaskSpec): AslState {

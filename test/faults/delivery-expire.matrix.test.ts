@@ -6,7 +6,7 @@ import { matrixCutPoints } from '../support/matrix-cut-points.js';
 import { withKinds } from '../support/matrix-lane.js';
 
 /**
- * delivery-expire's fault matrix (README "Chunk retention"): each of its cut points
+ * delivery-expire's fault matrix (docs/delivery.md "Chunk retention"): each of its cut points
  * (the work objects' DeleteObjects, the released-index entry's delete) × every fault kind,
  * first once (the flow's own Retry and the next listing absorb it), then persistently (the
  * flow may end failed once its retries are spent; the recovery is the next run, as the

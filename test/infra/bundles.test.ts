@@ -47,7 +47,7 @@ const SMOKE_ENV = {
 /**
  * What each handler raises on `{}` in plain Node: a refusal by name. A flow's first Task (a
  * live recovery step and the operator's observe among them) refuses first that the Task
- * passes no flow and execution input (flow.first_task_invalid, README "Flow inputs").
+ * passes no flow and execution input (flow.first_task_invalid, docs/deploy.md "Flow inputs").
  */
 const expectedName = (_step: StepEntry) => 'Cutpoint.ValidationError';
 

@@ -7,7 +7,7 @@ import { actionsOf, resourcesOf, roleStatements } from './policies.js';
 import { logicalId } from './support/logical-id.js';
 
 /**
- * Chunk retention on AWS (README "Chunk retention"): every stage has an hourly schedule
+ * Chunk retention on AWS (docs/delivery.md "Chunk retention"): every stage has an hourly schedule
  * starting delivery-expire with its committed chunkRetentionDays, and the expiry Lambda may
  * delete only work objects (never evidence) and only released-index items.
  */

@@ -28,7 +28,7 @@ import {
 } from '../support/delivery-world.js';
 
 /**
- * A stopped window resumes its unfinished parts (README "Delivery recovery"): a 20-part
+ * A stopped window resumes its unfinished parts (docs/delivery.md "Delivery recovery: the five commands and the flows behind them"): a 20-part
  * window whose part k stays down stops in WRITING_UNKNOWN; reconcile proves PARTIAL_PROVED
  * with the continuation proof journaled and `resume` offered; resume continues part k
  * alone, after its last journaled chunk — the source yields only that part's remaining

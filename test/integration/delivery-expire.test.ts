@@ -6,7 +6,7 @@ import { SELECTOR } from '../support/delivery-matrix.js';
 import { deliver, expired, objectsOf, releasedIds, ROUTE, runExpire, stateOf } from '../support/expire-world.js';
 
 /**
- * Chunk retention (README "Chunk retention"): a finished delivery's work objects (chunks,
+ * Chunk retention (docs/delivery.md "Chunk retention"): a finished delivery's work objects (chunks,
  * part plan, part results) are deleted by delivery-expire once it finished more than the
  * retention ago, its evidence stays, and an unfinished one keeps everything, whatever its
  * age. Real DynamoDB Local, S3 emulator, ClickHouse and PostgreSQL; the flows on the local runner.

@@ -45,7 +45,7 @@ const route = (table: string) => `
     target: { binding: warehouse, table: dwh.${table}, key_columns: [event_id], mode: replace_window }
     quality: { unique_keys: true, not_null: [event_id, event_time] }
     chunk_rows: 200`;
-/** Routes whose target Begin refuses before custody (README, "The route manifest"): each its route edit and code. */
+/** Routes whose target Begin refuses before custody (docs/delivery.md, "The route manifest"): each its route edit and code. */
 const TARGET_REFUSALS: Array<[string, (text: string) => string, string]> = [
   ['nosuch', (t) => t.replace('dwh.events_clean', 'dwh.nosuch_table'), 'delivery.target_table_missing'],
   ['upper', (t) => t.replace('dwh.events_clean', 'DWH.EVENTS_CLEAN'), 'delivery.target_table_missing'],

@@ -11,7 +11,7 @@ import { entered, expectRefusedUnwritten, unknownField, why } from '../support/f
  * stepfunctions start-execution`, the recovery dispatcher's EventBridge rule): the local
  * runner with the execution input as given, over DynamoDB Local, the S3 emulator, embedded
  * ClickHouse as the source and embedded PostgreSQL as the target. A field the flow does
- * not read is refused by its first Task (README "Flow inputs") before anything durable is
+ * not read is refused by its first Task (docs/deploy.md "Flow inputs") before anything durable is
  * written; the same input without it runs as before: a lost publication COMMIT, the
  * automatic reconcile, resume, and a retire no longer permitted.
  */

@@ -12,7 +12,7 @@ import { publicationManifest, targetDdl } from '../support/publication-world.js'
  * publish-clickhouse and quality-observe started as StartExecution starts them: the local
  * runner with the execution input as given, over the handlers Lambda runs, ClickHouse
  * (chdb) in its own process behind HTTP, DynamoDB Local and the S3 emulator. A field the
- * flow does not read is refused by its first Task (README "Flow inputs") before anything
+ * flow does not read is refused by its first Task (docs/deploy.md "Flow inputs") before anything
  * durable is written; the same input without it runs as before.
  */
 

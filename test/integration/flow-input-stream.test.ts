@@ -16,7 +16,7 @@ import { newGenerationCase } from '../support/generation-fixture.js';
  * The generation and stream flows started as StartExecution starts them (the console,
  * `aws stepfunctions start-execution`, an EventBridge rule): the local runner with the
  * execution input as given, not `cutpoint flow run`. A field the flow does not read is
- * refused by its first Task (README "Flow inputs") before anything durable is written; the
+ * refused by its first Task (docs/deploy.md "Flow inputs") before anything durable is written; the
  * same input without it runs as before.
  */
 

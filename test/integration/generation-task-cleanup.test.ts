@@ -18,7 +18,7 @@ import { replaceObject } from '../support/replace-object.js';
 import { appendOne, compactionsOf, laneWithRanges } from '../faults/stream-compaction-world.js';
 
 /**
- * Task cleanup, task-first and plan-second, for every task kind (README "The
+ * Task cleanup, task-first and plan-second, for every task kind (docs/stream-log.md "The
  * generation-commit flow", task cleanup): a generic commit-generation task, a stream range's generation
  * 0, a compaction — one cleanup (src/generation/cleanup-task.ts). The task item is deleted
  * only after the committed generation, its root, its output, the checkpoint and the

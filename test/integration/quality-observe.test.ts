@@ -360,7 +360,7 @@ describe('ObserveTarget: deadline, guard, zombie, terminal failure, rollback', (
 });
 
 /**
- * "Only after exact commit and generation checks" (README, quality governance): the capsule
+ * "Only after exact commit and generation checks" (docs/publication.md): the capsule
  * reaches COMPLETE only on the publication the journal proves and the generation it sealed.
  * Each check alone is what refuses here (the reader is counted: no probe runs), so removing
  * it makes its test fail.

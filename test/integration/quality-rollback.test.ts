@@ -162,7 +162,7 @@ async function everyPathRefuses(): Promise<void> {
   expect(await world()).toBe(before);
 }
 
-describe('a rolled-back capsule is refused on every path and nothing is written (README: what the rollback check detects)', () => {
+describe('a rolled-back capsule is refused on every path and nothing is written (docs/publication.md: what the rollback check detects)', () => {
   it('the COMPLETE item put back below its completion version', async () => {
     const completion = Number(completeItem.completion?.M?.version?.N);
     expect(completion).toBeGreaterThan(1);

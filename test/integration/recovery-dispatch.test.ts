@@ -171,7 +171,7 @@ describe('recovery dispatcher over the local runner', () => {
       metric: 'ExecutionOutcome',
       dimensions: { Flow: 'commit-generation', Outcome: 'failed' },
     });
-    // A crash is no designed stop: the flow's -failed alarm, and one notice that says it is unclassified (README "Recovery stops").
+    // A crash is no designed stop: the flow's -failed alarm, and one notice that says it is unclassified (docs/operate.md "Recovery stops").
     expect(notifier.notices.map((n) => n.message)).toEqual([
       expect.objectContaining({
         kind: RECOVERY_FAILURE_NOTICE_KIND,

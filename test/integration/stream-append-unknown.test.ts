@@ -7,7 +7,7 @@ import { freshStores, type TestStores } from '../support/emulators.js';
 import { appendFlow, batchOf, expectLaneInvariant, newLane, resolveFlow, statusOf } from '../support/stream-fixture.js';
 
 /**
- * The no-second-append rule does not rest on SuspendLane landing (README "The stream log"):
+ * The no-second-append rule does not rest on SuspendLane landing (docs/stream-log.md "The stream log"):
  * an append that reads the head itself suspends the lane for its own attempt before its
  * head CAS goes out (src/stream/append/claim-turn.ts), and the CAS lifts it when it
  * applies. An execution that ends between an unknown head outcome and SuspendLane

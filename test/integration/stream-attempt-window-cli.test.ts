@@ -9,7 +9,7 @@ import { MovableClock } from '../faults/stream-gc-world.js';
 import { laneSnapshot } from '../support/stream-fixture.js';
 
 /**
- * `cutpoint stream append` of a time-marked attempt past the lane's attempt window (README
+ * `cutpoint stream append` of a time-marked attempt past the lane's attempt window (docs/stream-log.md
  * "The stream log"): a re-run of a batch the lane committed eight days ago, one batch from
  * stdin or a file through the producer, is refused with stream.attempt_expired and writes
  * nothing — never appended a second time, and never advised to append under a new attempt.

@@ -14,7 +14,7 @@ import { appendFlow, batchOf, laneSnapshot, newLane, resolveFlow } from '../supp
 import { listAll, MovableClock } from '../faults/stream-gc-world.js';
 
 /**
- * The attempt window on every append path (README "The stream log"; src/domain/attempt-time.ts):
+ * The attempt window on every append path (docs/stream-log.md "The stream log"; src/domain/attempt-time.ts):
  * a time-marked attempt id older than `now − window` is refused (Stream.AttemptExpired) and
  * one more than 15 minutes ahead (Stream.AttemptTimeFuture) — through the flow, appendBatch
  * and a LaneWriter alike — with nothing written; inside the window a re-run still answers

@@ -15,7 +15,7 @@ import { newLane } from '../support/stream-fixture.js';
 import { listAll, MovableClock } from '../faults/stream-gc-world.js';
 
 /**
- * GC retires the evidence of time-marked attempts (README "The stream log", GC retention;
+ * GC retires the evidence of time-marked attempts (docs/stream-log.md "The stream log", GC retention;
  * src/stream/gc/attempt-retention.ts): a lane whose GC collected the WAL objects of 10,000
  * committed attempts (their collected records, written here in transactions of 100 as the
  * earlier runs left them — the lane's commit records, kept for good, are not what retention

@@ -17,7 +17,7 @@ import { compactionsOf, laneWithRanges, textOf } from '../faults/stream-compacti
 import { countingPorts, gcFlow, gcWorld, listAll, MovableClock, rootOf } from '../faults/stream-gc-world.js';
 
 /**
- * GC's protection of the last good copies (README "The stream log", GC): a copy that a
+ * GC's protection of the last good copies (docs/stream-log.md "The stream log", GC): a copy that a
  * compaction superseded is collected only while that compaction verifies — at the scan, at
  * the drain (a MARKED root whose evidence no longer holds goes back to ACTIVE) and again
  * just before its DELETE (a sealed root whose preconditions no longer hold is unsealed,

@@ -10,7 +10,7 @@ import { newLane } from '../support/stream-fixture.js';
 import { countingPorts, listAll, MovableClock, putOrphan } from '../faults/stream-gc-world.js';
 
 /**
- * GC's own records stay bounded (README "The stream log", GC, retention): a DELETED root —
+ * GC's own records stay bounded (docs/stream-log.md "The stream log", GC, retention): a DELETED root —
  * its sealed delete journal inside it — is retired one grace after its delete, an expired
  * reader lease once GC sweeps past it (src/stream/gc/retention.ts). A lane whose GC already
  * collected 10,000 objects (their DELETED roots, written here in parallel batches as the

@@ -5,7 +5,7 @@ import { useCliRuntime } from '../support/cli-runtime.js';
 import { StreamLanes } from '../support/stream-lanes.js';
 
 /**
- * `cutpoint stream resolve --writer` as an operator meets it (README "The stream log"): a
+ * `cutpoint stream resolve --writer` as an operator meets it (docs/stream-log.md "The stream log"): a
  * producer embedding a LaneWriter on this runtime's lane died without closing it; `stream
  * append` is refused naming the writer and the command, `stream describe` shows the slot,
  * the resolve prints each attempt's outcome and releases the lane, and appends go on.

@@ -14,7 +14,7 @@ import { interceptPorts } from '../support/intercept-ports.js';
 import { appendFlow, batchOf, expectLaneInvariant, newLane, type Acknowledged } from '../support/stream-fixture.js';
 
 /**
- * The writer slot (README "The stream log", src/stream/append/writer-slot.ts): a LaneWriter
+ * The writer slot (docs/stream-log.md "The stream log", src/stream/append/writer-slot.ts): a LaneWriter
  * does not suspend the lane before each lean head CAS, so it holds the lane from its first
  * head load until close(). A writer process that dies between an unknown head outcome and
  * SuspendLane leaves the lane held: every other append — a restarted producer's new writer

@@ -4,7 +4,7 @@ import { sampleOf } from './matrix-lane.js';
 
 /**
  * "Every cut point `cutpoint faults list` names for a flow or command fires when armed
- * through it" (README, cut points and faults). The catalogue (src/cut-points.ts) says
+ * through it" (docs/testing.md "Fault injection"). The catalogue (src/cut-points.ts) says
  * where each cut point is crossed: flows (`flow run <flow>`), commands and handlers. A
  * reach test runs each of those places the way an operator does — the CLI with
  * CUTPOINT_FAULTS set, on the local runtime — with EVERY cut point armed `delay=0*` (it

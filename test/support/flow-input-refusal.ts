@@ -7,7 +7,7 @@ import { scanTable } from './delivery-snapshot.js';
 
 /**
  * A flow started as StartExecution starts it (the local runner, not `cutpoint flow run`)
- * with an execution input its first Task refuses (README "Flow inputs"): what the run
+ * with an execution input its first Task refuses (docs/deploy.md "Flow inputs"): what the run
  * must show, and the evidence that nothing durable was written — every item of the
  * authority table (a raw Scan) and every object of the bucket (key, ETag, size), before
  * and after.

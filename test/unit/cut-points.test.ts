@@ -15,7 +15,7 @@ import { RECOVERY_CUT_POINTS } from '../../src/recovery/cut-points.js';
 import { FLOWS } from '../../src/registry/index.js';
 
 /**
- * Every cut point a document names is one the code runs: the ASL comments, the README and
+ * Every cut point a document names is one the code runs: the ASL comments, the docs and
  * the CLI help may only name entries of the registry (src/cut-points.ts), which is what
  * CUTPOINT_FAULTS accepts. A name in a subsystem's dotted form that is not a diagnostic
  * code (codes are snake_case) and not a file name counts as a cut point reference.
@@ -25,7 +25,7 @@ const REFERENCE = /(?<![\w./-])(?:generation|stream|delivery|publication|quality
 function references(text: string): string[] {
   // The manifest key `quality.capsule: v2` is not a cut point, nor the usage diagnostic `cli.usage`.
   return [...new Set(text.replace(/\bquality\.capsule: /g, '').match(REFERENCE) ?? [])].filter(
-    (t) => !t.includes('_') && t !== 'cli.usage' && !/\.(ts|js|json|ya?ml)$/.test(t),
+    (t) => !t.includes('_') && t !== 'cli.usage' && !/\.(ts|js|json|ya?ml|md|svg)$/.test(t),
   );
 }
 
@@ -72,7 +72,6 @@ describe('cut point registry', () => {
 
   it.each([
     ['the ASL comments', aslComments()],
-    ['README.md', readFileSync(`${REPO_ROOT}README.md`, 'utf8')],
     ['the CLI help', HELP],
     ["the commands' help", 'every command'],
   ])('every cut point %s names is a real one', async (_where, given) => {
@@ -80,6 +79,26 @@ describe('cut point registry', () => {
     const named = references(text);
     expect(named.length).toBeGreaterThan(0);
     expect(named.filter((n) => !CUT_POINT_NAMES.has(n))).toEqual([]);
+  });
+
+  // The docs name diagnostic codes too (`quality.prepared`, a code, beside `quality.prepared.put`, a
+  // cut point): a name there is a cut point or a code the source spells as a string.
+  it('every cut point or code README.md and docs/ name is a real one', () => {
+    const docs = [
+      'README.md',
+      ...readdirSync(`${REPO_ROOT}docs`)
+        .filter((f) => f.endsWith('.md'))
+        .map((f) => `docs/${f}`),
+    ]
+      .map((f) => readFileSync(`${REPO_ROOT}${f}`, 'utf8'))
+      .join('\n');
+    const source = readdirSync(`${REPO_ROOT}src`, { recursive: true, encoding: 'utf8' })
+      .filter((f) => f.endsWith('.ts'))
+      .map((f) => readFileSync(`${REPO_ROOT}src/${f}`, 'utf8'))
+      .join('\n');
+    const named = references(docs);
+    expect(named.length).toBeGreaterThan(0);
+    expect(named.filter((n) => !CUT_POINT_NAMES.has(n) && !source.includes(`'${n}'`))).toEqual([]);
   });
 
   it('the publish-clickhouse ASL comments name the publication and quality cut points of its steps, each a real one', () => {

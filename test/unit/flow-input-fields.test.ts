@@ -6,7 +6,7 @@ import type { AslState } from '../../statemachines/spec/task.js';
 
 /**
  * src/engine/flow-input-fields.ts FLOW_INPUTS against the registry and the ASL, so the
- * fields a flow accepts cannot drift from the fields it reads (README "Flow inputs").
+ * fields a flow accepts cannot drift from the fields it reads (docs/deploy.md "Flow inputs").
  */
 
 /** The check Task of a flow whose other Tasks start child flows: it reads no field itself. */

@@ -7,7 +7,7 @@ import {
 } from '../../src/engine/flow-input-fields.js';
 
 /**
- * The one check of a flow's execution input (src/engine/flow-input.ts, README "Flow
+ * The one check of a flow's execution input (src/engine/flow-input.ts, docs/deploy.md "Flow
  * inputs"): what `cutpoint flow run` and every flow's first Task refuse, by code.
  */
 

@@ -4,7 +4,7 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 /*
- * src/ports holds interfaces only (README 'A ten-minute tour'): what a use case needs from
+ * src/ports holds interfaces only (docs/architecture.md 'The layers lint holds'): what a use case needs from
  * the world, as types. A value — a class, a function, a constant — is an implementation
  * (src/adapters) or a rule (src/domain), never a port.
  */

@@ -6,18 +6,18 @@ import { type SecretsPort } from '../../src/ports/secrets.js';
 import { fencedBlocks, markedBlock, markerNames, repoFile, section } from './readme-blocks.js';
 
 /*
- * The README's first-deploy runbook ("Deploy and run on AWS") shows a route manifest for AWS
+ * The first-deploy runbook (docs/deploy.md "Deploy and run on AWS") shows a route manifest for AWS
  * and the `aws secretsmanager create-secret` commands behind its bindings. Both must work as
  * written: the manifest through the real parser, each secret through the real binding
- * resolution a deployed Lambda runs (its SecretString answered from the README, by name).
+ * resolution a deployed Lambda runs (its SecretString answered from the docs, by name).
  */
 
-const readme = repoFile('README.md');
+const readme = repoFile('docs/deploy.md');
 const runbook = section(readme, 'Deploy and run on AWS') ?? '';
 const manifestBlock = markedBlock(runbook, 'aws-route-manifest');
 if (!manifestBlock)
   throw new Error(
-    'README "Deploy and run on AWS" has no route manifest for AWS (a yaml block after <!-- aws-route-manifest -->)',
+    'docs/deploy.md "Deploy and run on AWS" has no route manifest for AWS (a yaml block after <!-- aws-route-manifest -->)',
   );
 const manifestText = manifestBlock.body;
 const manifest = parseManifest(manifestText, '/etc/cutpoint/route.yaml');
@@ -37,7 +37,7 @@ function documentedSecrets(): Map<string, Record<string, unknown>> {
   return secrets;
 }
 
-describe('README "Deploy and run on AWS": the first-deploy runbook', () => {
+describe('docs/deploy.md "Deploy and run on AWS": the first-deploy runbook', () => {
   it('the AWS route manifest parses: an SQL route and a ClickHouse exchange route, every binding a Secrets Manager ARN', () => {
     expect(Object.keys(manifest.routes).sort()).toEqual(['daily', 'lake_daily']);
     expect(selectRoute(manifest, 'daily').route.target.mode).toBe('replace_window');
@@ -63,7 +63,7 @@ describe('README "Deploy and run on AWS": the first-deploy runbook', () => {
     const secrets: SecretsPort = {
       secretJson: async (arn) => {
         const json = documented.get(nameOf(arn));
-        if (!json) throw new Error(`the README creates no secret named ${nameOf(arn)}`);
+        if (!json) throw new Error(`docs/deploy.md creates no secret named ${nameOf(arn)}`);
         return json;
       },
     };
@@ -92,7 +92,7 @@ describe('README "Deploy and run on AWS": the first-deploy runbook', () => {
         new RegExp(`aws sns subscribe --topic-arn "\\$\\(cp_out CutpointStateful ${output}\\)"`),
       );
     }
-    expect(runbook).toContain('(docs/flows.md)');
-    expect(runbook).toContain('(docs/runbook/README.md)');
+    expect(runbook).toContain('(flows.md)');
+    expect(runbook).toContain('(runbook/README.md)');
   });
 });

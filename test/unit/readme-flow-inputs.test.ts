@@ -113,8 +113,8 @@ describe('docs/flows.md: an execution input for every flow', () => {
     });
   });
 
-  it("every manifestText is the README's AWS route manifest, byte for byte (what `jq -Rs` makes of the file)", () => {
-    const manifest = markedBlock(repoFile('README.md'), 'aws-route-manifest');
+  it("every manifestText is docs/deploy.md's AWS route manifest, byte for byte (what `jq -Rs` makes of the file)", () => {
+    const manifest = markedBlock(repoFile('docs/deploy.md'), 'aws-route-manifest');
     expect(manifest?.lang).toBe('yaml');
     const texts = FLOWS.map((f) => (consoleInput(f.name) as { manifestText?: unknown }).manifestText).filter(
       (t) => t !== undefined,

@@ -78,8 +78,8 @@ describe('recovery stops: one declaration, held to the registry and the ASL', ()
     expect(() => recoveryStopsOf('stream-resolve-append', drifted)).toThrow(/Orphaned/);
   });
 
-  it('the README "Recovery stops" table is the declaration, row for row', () => {
-    const text = section(repoFile('README.md'), 'Recovery stops') ?? '';
+  it('the docs/operate.md "Recovery stops" table is the declaration, row for row', () => {
+    const text = section(repoFile('docs/operate.md'), 'Recovery stops') ?? '';
     const rows = text
       .split('\n')
       .filter((l) => /^\| `[a-z-]+`/.test(l))

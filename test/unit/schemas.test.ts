@@ -17,8 +17,8 @@ import { fencedBlocks, repoFile } from './readme-blocks.js';
 /*
  * schemas/ is generated from the zod schemas the code validates with (npm run schemas):
  * each file is compared with what the schema prints, byte for byte. Every example manifest
- * (the README's, the demos', the test worlds') is valid JSON Schema-wise (ajv) and to the
- * parser; the README's carry the yaml-language-server line naming the schema.
+ * (the docs', the demos', the test worlds') is valid JSON Schema-wise (ajv) and to the
+ * parser; the docs' carry the yaml-language-server line naming the schema.
  */
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -40,9 +40,10 @@ describe('schemas/: generated from the zod schemas, never drifting from them', (
   });
 });
 
-const readmeManifests = fencedBlocks(repoFile('README.md'))
+const readmeManifests = ['docs/delivery.md', 'docs/deploy.md']
+  .flatMap((doc) => fencedBlocks(repoFile(doc)))
   .filter((b) => b.lang === 'yaml' && /^version: 1$/m.test(b.body) && /^routes:$/m.test(b.body))
-  .map((b, i) => [`README manifest ${i + 1}`, b.body] as const);
+  .map((b, i) => [`docs manifest ${i + 1}`, b.body] as const);
 
 const examples: Array<readonly [string, string]> = [
   ...readmeManifests,
@@ -54,7 +55,7 @@ const examples: Array<readonly [string, string]> = [
 ];
 
 describe('example manifests validate against schemas/manifest.schema.json and parse', () => {
-  it('the README shows its manifests', () => expect(readmeManifests.length).toBeGreaterThanOrEqual(2));
+  it('the docs show their manifests', () => expect(readmeManifests.length).toBeGreaterThanOrEqual(2));
 
   it.each(examples)('%s', (_name, text) => {
     const valid = manifestSchema(parse(text, { schema: 'core' }));
@@ -63,8 +64,8 @@ describe('example manifests validate against schemas/manifest.schema.json and pa
     expect(() => parseManifest(text, 'route.yaml')).not.toThrow();
   });
 
-  // The AWS manifest (README "Deploy and run on AWS") lives in /etc/cutpoint and is docs/flows.md's manifestText byte for byte: no relative path there.
-  it('README "The route manifest" names the schema for editors (yaml-language-server)', () => {
+  // The AWS manifest (docs/deploy.md "Deploy and run on AWS") lives in /etc/cutpoint and is docs/flows.md's manifestText byte for byte: no relative path there.
+  it('docs/delivery.md "The route manifest" names the schema for editors (yaml-language-server)', () => {
     const text = readmeManifests[0]![1];
     const path = /^# yaml-language-server: \$schema=(\S+)$/m.exec(text)?.[1];
     expect(path, 'a "# yaml-language-server: $schema=…" line').toBeDefined();

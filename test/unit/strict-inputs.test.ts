@@ -7,7 +7,7 @@ import { localRetryMsFromEnv } from '../../src/local/runtime-config.js';
 import { markedBlock, repoFile } from './readme-blocks.js';
 
 /**
- * Values that were accepted although invalid (README, docs/flows.md): numbers from the
+ * Values that were accepted although invalid (docs/deploy.md "Flow inputs", docs/flows.md): numbers from the
  * environment read by one strict reader, a partition of -0, flow inputs with fields no step
  * reads. Each is refused with a precise, stable code.
  */

@@ -5,7 +5,7 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 /*
- * One name per concept, in code (README glossary: "One word, one meaning"): an identifier
+ * One name per concept, in code (docs/architecture.md "Glossary": "One word, one meaning"): an identifier
  * the shipped code exports (src, functions, statemachines, infra) is declared in one file.
  * Two declarations of one name either mean the same thing (then one is declared and the
  * other file imports it) or two things (then one is renamed). Re-exports are not

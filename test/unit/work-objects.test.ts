@@ -15,7 +15,7 @@ import {
 } from '../../src/domain/delivery/work-objects.js';
 import { expireRunOf } from '../../src/delivery/expiry/expire-run.js';
 
-/** Chunk retention's pure rules (README "Chunk retention"): which keys are work objects, the cutoff, the input. */
+/** Chunk retention's pure rules (docs/delivery.md "Chunk retention"): which keys are work objects, the cutoff, the input. */
 
 const ID = 'inv-eydeqyom7svszgy7z5w5q75dtm';
 const prefix = invocationObjectsPrefixOf('daily', ID);

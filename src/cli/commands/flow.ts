@@ -26,7 +26,7 @@ cutpoint flow run <flow> --input ... --aws --name EXECUTION_NAME [--state-machin
 flows: ${FLOWS.map((f) => f.name).join(', ')}
   the input is the flow's execution input, as on AWS (at most 256 KiB and 64 levels deep): a
   JSON object of the flow's own fields only, at most 64 KiB unless it carries records,
-  sources, a GC page or a manifest (README "Flow inputs"), refused before anything runs.
+  sources, a GC page or a manifest (docs/deploy.md "Flow inputs"), refused before anything runs.
   Delivery flows open the route's target (and, for the extraction of deliver-window and
   publish-clickhouse only, its ClickHouse source) from the bindings' url_env on this
   machine (a ClickHouse target: http(s) or chdb:<dir>; publish-clickhouse needs http(s):
@@ -46,7 +46,7 @@ export async function flowCommand(args: string[]): Promise<unknown> {
   if (extra.length) throw unexpectedArgument(extra[0]);
   if (!values.input) throw new UsageError('--input is required');
   const input = await readJsonInput(values.input, { what: 'flow input', invalidCode: 'flow.invalid_input' });
-  // The check every flow's first Task makes (README "Flow inputs"), here before anything runs.
+  // The check every flow's first Task makes (docs/deploy.md "Flow inputs"), here before anything runs.
   assertFlowInput(flow, input);
 
   refuseAwsFlagsWithoutAws(values);

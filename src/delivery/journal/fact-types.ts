@@ -61,7 +61,7 @@ export interface AbsenceFact {
   attached?: TableRef;
 }
 /**
- * A ClickHouse publication's candidate (README, "ClickHouse publication and quality
+ * A ClickHouse publication's candidate (docs/publication.md, "ClickHouse publication and quality
  * governance"): the owned table the EXCHANGE publishes, by exact identity — its derived
  * UUID and name — filled from the verified stage with `rows` rows whose order-independent
  * digest is `digest`. Set once, before the capsule is prepared.

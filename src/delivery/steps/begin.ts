@@ -49,7 +49,7 @@ export interface BeginOutput extends StepOutput {
 /**
  * In the deliver-window flow Begin's Task input is `{ executionInput, execution, flow }`: the
  * execution input whole from the context object (manifestText, selector, optional
- * invocationId and session; its fields checked by the handler first, README "Flow inputs")
+ * invocationId and session; its fields checked by the handler first, docs/deploy.md "Flow inputs")
  * and the execution's id and name from the context object — never from the input, which
  * cannot forge them. Anything else is Begin's input as given (the in-process run, the CLI).
  */

@@ -11,7 +11,7 @@ import { parseCustody, parseInvocation, type CustodyRecord, type InvocationRecor
  * left them, versions included. A step that gets them reads nothing before it acts:
  * every write it makes is conditioned on the carried invocation version and custody
  * fence (journal/journaled-write.ts), so a carried state that is no longer current makes
- * the write CONFLICT, and only then is the journal read again (README "Windows of any
+ * the write CONFLICT, and only then is the journal read again (docs/delivery.md "Windows of any
  * size: parts"). A retry of a step (the flow's Retry passes `retry` = `$$.State.RetryCount`)
  * ignores what it carries and reads, since its first attempt may have written.
  */

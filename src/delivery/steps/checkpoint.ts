@@ -27,7 +27,7 @@ async function checkpointOnce(input: unknown, deps: DeliveryDeps): Promise<Check
   }
   // The mode's governance gate (an exchange route: refused unless the capsule is COMPLETE
   // with its completion evidence, and the transaction holds the capsule at the version
-  // read: README, 'ClickHouse publication'). Checked once per call (the evidence read, DescribeTable): the
+  // read: docs/publication.md, 'ClickHouse publication and quality governance'). Checked once per call (the evidence read, DescribeTable): the
   // legs hold the version read, so a capsule that moves after the check fails the
   // transaction and the step decides again.
   const gate = await deps.mode.governance(deps, ref);

@@ -89,7 +89,7 @@ async function persistEvidenceOnce(input: unknown, deps: DeliveryDeps): Promise<
     };
   }
   // Only once the mode's governance allows it (an exchange route: a COMPLETE capsule with
-  // its completion evidence: README 'ClickHouse publication and quality governance').
+  // its completion evidence: docs/publication.md 'ClickHouse publication and quality governance').
   const governance = await deps.mode.governance(deps, ref);
   const custody = await heldCustody();
   const bytes = Buffer.from(canonicalJson(evidenceDocument(record, deps, governance)), 'utf8');

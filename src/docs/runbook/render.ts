@@ -89,7 +89,7 @@ export function renderIndex(pages: RunbookPage[]): string {
 const ESCALATION = [
   '## Escalation',
   '',
-  'A flow can end in a way no page covers: a step error its flow does not classify (after the step\'s retries), `States.Timeout`, an execution that timed out or was stopped. For a recovery flow the incident topic carries one notice for it (`cutpoint.recovery-failed.v1`, README "Recovery stops"): the execution, its error and redacted cause, what it works on and the command that inspects it.',
+  'A flow can end in a way no page covers: a step error its flow does not classify (after the step\'s retries), `States.Timeout`, an execution that timed out or was stopped. For a recovery flow the incident topic carries one notice for it (`cutpoint.recovery-failed.v1`, docs/operate.md "Recovery stops"): the execution, its error and redacted cause, what it works on and the command that inspects it.',
   '',
   '1. Run that inspect command (`cutpoint delivery inspect`, `cutpoint stream describe`, or `aws stepfunctions describe-execution` for a generation task). The durable state it shows has its page above: follow the page, not the execution\'s error.',
   '2. If the notice names a `rerun`, the dispatcher started it: its end settles the state, and a second notice comes only if it fails too.',

@@ -150,7 +150,7 @@ export function assertConfirmed(action: LiveAction, yes: boolean | undefined): v
 }
 
 /*
- * Continue (README "Delivery recovery"): when PARTIAL_PROVED may go on with its unfinished
+ * Continue (docs/delivery.md "Delivery recovery: the five commands and the flows behind them"): when PARTIAL_PROVED may go on with its unfinished
  * parts instead of being retired, as the journal recorded it, and why not where it may not.
  */
 

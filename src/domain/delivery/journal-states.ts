@@ -33,8 +33,8 @@ export interface Transition {
   on: string;
   /**
    * `diagram`: an edge of the core state diagram; `text`: implied by the recovery rules;
-   * `continue`: this project's own edge, continuing a proved partial writer (README
-   * "Delivery recovery"), offered only on the journal's proof that continuing is safe.
+   * `continue`: this project's own edge, continuing a proved partial writer (docs/delivery.md
+   * "Delivery recovery: the five commands and the flows behind them"), offered only on the journal's proof that continuing is safe.
    */
   basis: 'diagram' | 'text' | 'continue';
 }
@@ -98,7 +98,7 @@ const IMPLIED: readonly Transition[] = [
 ];
 
 /**
- * Continue (README "Delivery recovery"): a PARTIAL_PROVED whose journal proves every
+ * Continue (docs/delivery.md "Delivery recovery: the five commands and the flows behind them"): a PARTIAL_PROVED whose journal proves every
  * observed chunk is a journaled chunk holding exactly its receipt's rows, with parts short
  * of EOF (the `continuable` fact), goes back to WRITING_UNKNOWN under a new recovery
  * session: the writer restarts on the unfinished parts only, each after its last

@@ -3,7 +3,7 @@ import type { ManifestIssue, ManifestIssueCode } from './manifest-types.js';
 /**
  * Issue collection for manifest validation: every problem is recorded with its path (never
  * its value) and validation goes on, so one run reports them all. `issues` lists them in
- * the manifest's order (KEY_ORDER, the order README "The route manifest" documents), a
+ * the manifest's order (KEY_ORDER, the order docs/delivery.md "The route manifest" documents), a
  * misplaced key first at its level, then each route and binding as written.
  */
 

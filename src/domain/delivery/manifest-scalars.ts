@@ -2,7 +2,7 @@ import { isPair, isScalar, isSeq, visit, type Document } from 'yaml';
 import type { Checker, Segment } from './manifest-checker.js';
 
 /**
- * What YAML would accept silently but a manifest must not (README, "The route manifest"):
+ * What YAML would accept silently but a manifest must not (docs/delivery.md, "The route manifest"):
  * - a plain value followed by whitespace before the line's end (or a `,`): YAML drops it, so
  *   `table: dwh.events␠` would name `dwh.events` while the operator may have meant
  *   something else (a name is written exactly, never trimmed);

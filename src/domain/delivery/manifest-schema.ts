@@ -15,7 +15,7 @@ import { isOwnedStagingName, STAGING_PREFIX } from './identifiers.js';
 import { MAX_ROLLING_DAYS, parseUtcTimestamp, ROLLING_BOUNDARIES } from './window.js';
 
 /**
- * The route manifest's shape, once (README "The route manifest"): the parser validates
+ * The route manifest's shape, once (docs/delivery.md "The route manifest"): the parser validates
  * every document through `ManifestSchema`, and `npm run schemas` writes the same schema as
  * schemas/manifest.schema.json for editors (`# yaml-language-server: $schema=…`).
  * Messages name what a value must be, never the value. What one node cannot say alone
@@ -228,7 +228,7 @@ export const ManifestSchema = closed({
   version: z.literal(MANIFEST_VERSION, { error: `must be ${MANIFEST_VERSION}` }),
   bindings: named('binding', BindingSchema),
   routes: named('route', RouteSchema).meta({ minProperties: 1 }),
-}).meta({ title: 'cutpoint route manifest', description: 'README "The route manifest"' });
+}).meta({ title: 'cutpoint route manifest', description: 'docs/delivery.md "The route manifest"' });
 
 export type ManifestDocument = z.infer<typeof ManifestSchema>;
 export type RouteDocument = z.infer<typeof RouteSchema>;

@@ -5,7 +5,7 @@ import type { ManifestIssueCode } from './manifest-types.js';
 /**
  * From a parsed YAML document to what the schema (manifest-schema.ts) reads, and from the
  * schema's issues to the manifest's: a path, a stable code, a message that never holds the
- * value (README "The route manifest").
+ * value (docs/delivery.md "The route manifest").
  */
 
 /** A plain (null-prototype) object or array copy of YAML's maps; a key that is no plain string is refused and left out. */

@@ -8,7 +8,7 @@ export const DEFAULT_CHUNK_ROWS = 50_000;
 /**
  * A chunk is one object, one target transaction and one bulk load (PostgreSQL `COPY`, or
  * one JSON value for `json_populate_recordset`; SQL Server `OPENJSON`), and a part holds
- * three in memory, two of them loading (README, "Windows of any size: parts"): 100,000 rows
+ * three in memory, two of them loading (docs/delivery.md, "Windows of any size: parts"): 100,000 rows
  * keep a chunk of 10 KB rows under PostgreSQL's 1 GB value limit.
  */
 export const MAX_CHUNK_ROWS = 100_000;

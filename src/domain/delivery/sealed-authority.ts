@@ -8,7 +8,7 @@ import type { Binding, SelectedRoute, Selector } from './manifest-types.js';
 import { validateSealedWindow, type SealedWindow } from './window.js';
 
 /**
- * The recovery authority (README "Delivery recovery"): before any source row I/O an invocation seals the
+ * The recovery authority (docs/delivery.md "Delivery recovery: the five commands and the flows behind them"): before any source row I/O an invocation seals the
  * exact UTC window and digests of everything a later live action must agree with — the
  * manifest, the selector, the connection bindings, the identity the target reported, and
  * the work root. Every live recovery action recomputes the digests from what the operator

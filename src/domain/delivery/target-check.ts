@@ -3,7 +3,7 @@ import type { Route } from './manifest-types.js';
 import { assertTableRef, assertUserColumn } from './target-rules.js';
 
 /**
- * Begin's read-only check of a route's target, before custody is taken (README, "The route
+ * Begin's read-only check of a route's target, before custody is taken (docs/delivery.md, "The route
  * manifest"): the table the manifest names must be a regular table of a user schema under
  * exactly that name (no case folding: the adapters quote identifiers), it must not be one
  * of the project's own tables (the receipts table), and every column the route names there

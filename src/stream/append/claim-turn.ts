@@ -6,7 +6,7 @@ import { STREAM_CUT_POINTS } from '../cut-points.js';
 import { loadHead } from '../lane-store.js';
 
 /**
- * The attempt suspends the lane for itself before its head CAS is sent (README "The stream
+ * The attempt suspends the lane for itself before its head CAS is sent (docs/stream-log.md "The stream
  * log", the no-second-append rule): one conditional write on the head — its version as just
  * read and the owner's fence — sets `suspendedBy` to the attempt (cut point
  * stream.append.suspend). The head CAS is then conditioned on the version this leaves and

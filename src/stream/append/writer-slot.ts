@@ -6,7 +6,7 @@ import { STREAM_CUT_POINTS } from '../cut-points.js';
 import { loadHead } from '../lane-store.js';
 
 /**
- * The writer slot (README "The stream log"): a LaneWriter's lean head CAS does not suspend
+ * The writer slot (docs/stream-log.md "The stream log"): a LaneWriter's lean head CAS does not suspend
  * the lane before it goes out (that would be a second write per batch), so the writer holds
  * the lane once, for its whole life: `head.writer` names it from its first head load (one
  * conditional write, cut point stream.append.writer-claim) until its `close()` or `stream

@@ -15,7 +15,7 @@ export type CompactionCheck = 'bytes' | 'identity';
  * checksum `compaction#` names, the bytes matching the full SHA-256 and decoding to the
  * record count, and the copy not quarantined. Anything uncertain (a failed read, a missing
  * record) is false: uncertain is live. `identity` (GC's re-check just before each DELETE
- * of a superseded copy, README "The stream log", GC) stops short of reading the bytes: the
+ * of a superseded copy, docs/stream-log.md "The stream log", GC) stops short of reading the bytes: the
  * record, the quarantine and the object's HEAD (present, the record's size and SHA-256),
  * so a compaction deleted, replaced or quarantined after the copy was sealed keeps it.
  */

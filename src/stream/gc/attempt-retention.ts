@@ -7,7 +7,7 @@ import { retireExact } from './retention.js';
 import { eachOfPage, PAGE } from './state.js';
 
 /**
- * The attempt evidence GC may forget (README "The stream log", GC retention): the collected
+ * The attempt evidence GC may forget (docs/stream-log.md "The stream log", GC retention): the collected
  * record (`collected#<attempt>`, gc/attempt-record.ts) and the spent marker
  * (`spent#<attempt>`, spend-attempt.ts) of a TIME-MARKED attempt, once
  * - its mark is older than `now − window − margin` (src/domain/attempt-time.ts): every

@@ -22,7 +22,7 @@ import { eachOfPage, runOf, type GcRun } from './state.js';
  *   the journal's identity still there after the DELETE went out cannot be told from an
  *   identical late object (a delayed PUT of the same bytes), so it is never deleted under
  *   this epoch: the root closes as a late object and the scanner gives it a new epoch and a
- *   fresh grace (README "The stream log", GC). Only a definite failure (nothing sent) clears
+ *   fresh grace (docs/stream-log.md "The stream log", GC). Only a definite failure (nothing sent) clears
  *   the record for the next try.
  * - Immediately before the DELETE the preconditions are proven again from the authority
  *   (recheck.ts): an object no longer collectible under the run's policy (a superseded copy

@@ -5,7 +5,7 @@ import type { Fate, LifecycleRoot } from './model.js';
 import type { GcRun } from './state.js';
 
 /**
- * A sealed delete's preconditions, proven again just before its DELETE (README "The stream
+ * A sealed delete's preconditions, proven again just before its DELETE (docs/stream-log.md "The stream
  * log", GC): the head read now, the object judged afresh from the authority (liveness.ts),
  * and eligible under the run's policy — TRIMMED, or DEAD/SUPERSEDED past its grace. The
  * mark and the seal were decided a step (or a run) earlier; meanwhile a compaction that

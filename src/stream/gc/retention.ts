@@ -7,7 +7,7 @@ import { gcKeys, graceDeadlineOf, type Lease, type LifecycleRoot } from './model
 import { eachOfPage, PAGE } from './state.js';
 
 /**
- * GC's own records do not grow without bound (README "The stream log", GC: retention).
+ * GC's own records do not grow without bound (docs/stream-log.md "The stream log", GC: retention).
  * GC writes one lifecycle root per object key (its sealed delete journal inside it) and
  * readers write one lease per pinned copy; GC itself removes them once they can no longer
  * protect anything, each by a conditional delete at the exact version it judged (cut point

@@ -21,7 +21,7 @@ import {
 } from '../../support/stream-history/model.js';
 
 /**
- * The stream scenario's actors (README "The stream log"), each one scheduler
+ * The stream scenario's actors (docs/stream-log.md "The stream log"), each one scheduler
  * actor whose every store effect parks at its cut point: an append through the
  * stream-append flow (its Task invocations may be zombies or duplicates), a duplicate
  * StartExecution of it, the automatic resolve flow an unknown outcome starts, an

@@ -10,7 +10,7 @@ const RETRY_READ = new Set(['Stream.ObjectReclaimed', 'Stream.ProviderUnavailabl
  * A reader pinning and reading [from, from + max) while trim and GC run, page after page
  * from each page's `next`: every page holds exactly the committed records from its start
  * (never a skip); a page is short below the committed end only when a fault hit the read
- * (a read stops at the first range it could not read: README "The stream log"), and the reader goes on from there
+ * (a read stops at the first range it could not read: docs/stream-log.md "The stream log"), and the reader goes on from there
  * until it has its records or the committed end. Refused only as trimmed when a trim passed
  * `from`, or reclaimed or unavailable (read again).
  */

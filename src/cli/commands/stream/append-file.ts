@@ -10,7 +10,7 @@ import { JsonlFile } from './jsonl-file.js';
 /**
  * Groups one `--from` command may commit: each is a fenced head CAS, so a file that needs
  * more (a 30 MB file at `--max-records 5`) is refused after reading no further than that
- * bound, instead of running for hours (README, `stream append --from`).
+ * bound, instead of running for hours (docs/stream-log.md, `stream append --from`).
  */
 export const MAX_FILE_GROUPS = 1000;
 
