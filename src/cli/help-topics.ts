@@ -106,7 +106,7 @@ export const TOPICS: Record<string, CommandTopic> = {
     ]),
   },
   delivery: {
-    summary: 'run a delivery route; inspect and recover its invocations (runbook 004)',
+    summary: 'run a delivery route; inspect and recover its invocations (docs/runbook)',
     subcommands: {
       run: [
         'cutpoint delivery run --manifest route.yaml#daily',

@@ -64,7 +64,7 @@ export class CustodyNotRetainedError extends CutpointError {
 
 /**
  * A new session takes custody of an invocation that retains it (a recovery action: the
- * seed's "acquires the normal lease and target custody"): the epoch goes up by one in a
+ * docs/rules.md#custody: a recovery "acquires the normal lease and target custody"): the epoch goes up by one in a
  * fenced CAS on the custody item, journaled once per session (`sys:custody:<session>`),
  * so every older session of this invocation — a zombie still running — is fenced from
  * then on. A session is granted custody at most once: asking again with the same session

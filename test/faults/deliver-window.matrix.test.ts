@@ -10,8 +10,8 @@ import { withKinds } from '../support/matrix-lane.js';
 /**
  * The deliver-window fault matrix (issue 4): every cut point the forward path hits × every
  * fault kind, armed persistently so the in-process reruns cannot absorb it. After the
- * faulted run, the journal state must be one of the seed's, inspect must offer exactly the
- * seed's permitted actions, and applying them (with a source armed to refuse: recovery
+ * faulted run, the journal state must be one of the journal's (docs/rules.md#delivery-journal-states), inspect must offer exactly
+ * the guide's permitted actions, and applying them (with a source armed to refuse: recovery
  * never opens ClickHouse) must end in CUSTODY_RELEASED (every window row exactly once, one
  * receipt, the checkpoint advanced once) or RETIRED (nothing published, no receipt, the
  * checkpoint not moved). Each case delivers to its own target table, so custody and

@@ -39,7 +39,7 @@ import { withKinds } from '../support/matrix-lane.js';
  * scenario's recovery action with one cut point it passes through faulted persistently
  * (`*`, so the resume's in-process reruns cannot absorb it) by each fault kind, disarms,
  * and applies the first permitted action from inspect until the invocation is terminal.
- * The invariants: every state is one of the seed's and every journaled transition an edge
+ * The invariants: every state is one of the journal's and every journaled transition an edge
  * of its graph; the scenario's goal is reached (CUSTODY_RELEASED: the window's rows
  * exactly once, one receipt, the checkpoint advanced exactly once; RETIRED: no rows, no
  * receipt, the checkpoint never moved); the invocation's owned stage is gone; custody is
@@ -365,7 +365,7 @@ function describeError(error: unknown): string {
 
 /**
  * Applies the first permitted live action from inspect until the invocation is terminal
- * (at most 6 actions), checking each state and that inspect offers exactly the seed's
+ * (at most 6 actions), checking each state and that inspect offers exactly the guide's
  * permitted actions; returns the terminal record and appends each step to `history`.
  */
 async function recoverToTerminal(c: Case, history: string[], prefer?: LiveAction): Promise<InvocationRecord> {

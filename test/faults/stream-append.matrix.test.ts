@@ -101,7 +101,7 @@ async function appendThenRecover(
 describe('one fault at each append cut point', () => {
   it.each(oneShot)('%s × %s (%s)', async (_row, kind, spec) => {
     const { acknowledged, first, lane } = await appendThenRecover(spec, kind);
-    // What the seed's table says each row ends as.
+    // What the append-outcomes table (docs/rules.md#append-outcomes) says each row ends as.
     if (spec.startsWith(`${STREAM_CUT_POINTS.headCas}:lose-request*`)) {
       expect(first).toBe('MAY_HAVE_COMMITTED');
       expect(acknowledged.map((a) => a.attemptId)).toEqual(['a2']);

@@ -15,7 +15,7 @@ import { eventsTableDdl, fixedWindowManifest, newInvocationId, type DeliveryWorl
 
 /**
  * One case of a delivery fault matrix: a persistent fault at one cut point during the
- * forward run (in process or the flow), then the permitted recovery actions in the seed's
+ * forward run (in process or the flow), then the permitted recovery actions in the guide's
  * order — source-free, but for resume's continue of a proved PARTIAL_PROVED, which the
  * order prefers to retire (it delivers the window) — until CUSTODY_RELEASED or RETIRED (never RETIRED once the window was
  * proved: VERIFIED_EOF or later), then the invariants: every window

@@ -232,7 +232,7 @@ export interface DeliveryWorld extends EventSource, Warehouse {
   recoveryDeps(route: SelectedRoute, source?: GuardedSource): RecoveryDeps;
   /** A flow over the world's stores and target, with the world's source unless another is given. */
   runFlow(flow: string, input: unknown, source?: SourcePort): Promise<FlowResult>;
-  /** The invocation's journaled state transitions as `FROM>TO`, each checked (expect) to be an edge of the seed's graph. */
+  /** The invocation's journaled state transitions as `FROM>TO`, each checked (expect) to be an edge of the journal's graph. */
   journalTransitions(invocationId: string): Promise<string[]>;
 }
 

@@ -4,7 +4,7 @@ import type { RecoveryDeps, RecoveryInput, RecoveryResult } from './recovery-ses
 import { resume } from './resume.js';
 import { retire } from './retire.js';
 
-/** The seed's live recovery actions by name: what the CLI and the recovery flows run. */
+/** The live recovery actions by name (docs/rules.md#recovery-actions): what the CLI and the recovery flows run. */
 export const LIVE_ACTION_RUNNERS: Record<
   LiveAction,
   (input: RecoveryInput, deps: RecoveryDeps) => Promise<RecoveryResult>

@@ -81,7 +81,7 @@ export async function stagingFactsByPart(deps: DeliveryDeps, record: InvocationR
  * that landed unjournaled → PUBLISHED, never REEXTRACT_REQUIRED), then the quality probes
  * on the exact owned stage (`target.stagingFacts`, read-only) against the route's rules. Acts only in VERIFIED_EOF. A pass journals nothing (the probe
  * is read-only and repeatable; publish follows). A failure moves VERIFIED_EOF →
- * REEXTRACT_REQUIRED (`acted` is true whenever the probes ran), not INCIDENT_RETAINED: the seed's guide names a stage that "fails
+ * REEXTRACT_REQUIRED (`acted` is true whenever the probes ran), not INCIDENT_RETAINED: the state-to-action guide (docs/rules.md#state-to-action) names a stage that "fails
  * quality" as one that can never be published and must be retired before a new complete
  * invocation, and REEXTRACT_REQUIRED offers exactly that retirement. INCIDENT_RETAINED is
  * kept for contradicting evidence (an owned object that is not ours, a foreign receipt),
