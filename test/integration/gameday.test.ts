@@ -68,6 +68,21 @@ function gameday(args: string[]): Promise<CliRun> {
   });
 }
 
+/** A game day of a flow that needs no route (no --manifest): its report, once it held. */
+async function routeFree(flow: string, kinds: string): Promise<GamedayReport> {
+  const r = await runCutpointInProcess(['gameday', '--flows', flow, '--kinds', kinds], {
+    cwd: runtime!.root,
+    env: { CUTPOINT_STATE_DIR: runtime!.stateDir },
+  });
+  const report = JSON.parse(r.stdout) as GamedayReport;
+  expect({ code: r.code, violations: report.violations, route: report.route }).toEqual({
+    code: 0,
+    violations: [],
+    route: undefined,
+  });
+  return report;
+}
+
 describe('cutpoint gameday (local runtime)', () => {
   it('drills every cut point deliver-window, commit-generation and stream-append cross, recovers each and every invariant holds', async () => {
     const r = await gameday([]);
@@ -110,16 +125,7 @@ describe('cutpoint gameday (local runtime)', () => {
   }, 600_000);
 
   it('commit-generation alone needs no route', async () => {
-    const r = await runCutpointInProcess(['gameday', '--flows', 'commit-generation', '--kinds', 'lose-response'], {
-      cwd: runtime!.root,
-      env: { CUTPOINT_STATE_DIR: runtime!.stateDir },
-    });
-    const report = JSON.parse(r.stdout) as GamedayReport;
-    expect({ code: r.code, violations: report.violations, route: report.route }).toEqual({
-      code: 0,
-      violations: [],
-      route: undefined,
-    });
+    const report = await routeFree('commit-generation', 'lose-response');
     // The abort's drill runs after another task won the slot: it proves its abort; every other commits.
     expect(report.drills.map((d) => [d.cutPoint, d.kind, d.finalState])).toEqual(
       CUT_POINTS.filter((c) => c.flows.includes('commit-generation')).map((c) => [
@@ -131,16 +137,7 @@ describe('cutpoint gameday (local runtime)', () => {
   }, 300_000);
 
   it('stream-append alone, every kind: the lane another attempt suspended for the retire, an unknown outcome resolved, the batch acknowledged once', async () => {
-    const r = await runCutpointInProcess(['gameday', '--flows', 'stream-append', '--kinds', 'all'], {
-      cwd: runtime!.root,
-      env: { CUTPOINT_STATE_DIR: runtime!.stateDir },
-    });
-    const report = JSON.parse(r.stdout) as GamedayReport;
-    expect({ code: r.code, violations: report.violations, route: report.route }).toEqual({
-      code: 0,
-      violations: [],
-      route: undefined,
-    });
+    const report = await routeFree('stream-append', 'all');
     const crossed = CUT_POINTS.filter((c) => c.flows.includes('stream-append')).map((c) => c.name);
     expect(report.drills.map((d) => [d.cutPoint, d.finalState])).toEqual(
       crossed.flatMap((c) => Array.from({ length: 4 }, () => [c, 'KNOWN_COMMITTED'])),

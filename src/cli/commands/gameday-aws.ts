@@ -1,49 +1,48 @@
-import { inertFaults } from '../../adapters/fault-injector.js';
 import type { GamedayDriver } from '../../ports/gameday-driver.js';
-import type { Ports } from '../../ports/index.js';
-import { FLOWS } from '../../registry/index.js';
 import { AwsSession, type AwsFlags } from '../aws-runtime.js';
 import { progress } from '../io.js';
 import { bindingObservers } from './gameday-observers.js';
+import { runtimeOf } from './stream/runtime.js';
 
 /**
- * The game day on a deployed stack: each flow is the deployed state machine, started under
- * the drill's execution name and waited for; a drill's fault is armed in the environment
- * of every Lambda of the stacks that may arm one (a stage deployed with `gamedayFaults`:
+ * The game day on a deployed stack: each flow runs as every `--aws` command runs it (the
+ * deployed state machine under the drill's execution name, waited for; an Express one
+ * synchronously: src/cli/commands/stream/runtime.ts), and the checks read the stage's
+ * table through the same ports. A drill's fault is armed in the environment of every
+ * Lambda of the stacks that may arm one (a stage deployed with `gamedayFaults`:
  * src/adapters/lambda/gameday-faults.ts) and removed after the forward run. Whether it
  * fired is not visible from here (the functions' logs say, `fault fired: …`): the report
- * says null. The checks read the journal in the stage's table and the target through the
- * binding's variables on this machine.
+ * says null. The target is read through the binding's variables on this machine.
  */
 export function awsGamedayDriver(flags: AwsFlags): GamedayDriver {
+  const runtime = runtimeOf({ ...flags, aws: true });
   const session = new AwsSession(flags);
-  let ports: Promise<Ports> | undefined;
-  let functions: Promise<string[]> | undefined;
-  const clients = async () => {
-    const connection = await session.connection();
-    const { cloudFormationClient, lambdaClient } = await import('../../adapters/aws-clients.js');
-    return { connection, cloudFormation: cloudFormationClient(connection), lambda: lambdaClient(connection) };
-  };
-  const armable = (): Promise<string[]> =>
-    (functions ??= (async () => {
-      const { cloudFormation, lambda } = await clients();
-      const { armableFunctions, stackFunctionNames } = await import('../../adapters/lambda/gameday-faults.js');
-      return armableFunctions(lambda, await stackFunctionNames(cloudFormation, session.stackNames()));
+  let armed: Promise<{ names: string[]; set: (spec: string | undefined) => Promise<void> }> | undefined;
+  // The stacks' functions that may arm faults, found once (a refusal before any is changed), and one Lambda client.
+  const armable = () =>
+    (armed ??= (async () => {
+      const connection = await session.connection();
+      const [{ cloudFormationClient, lambdaClient }, faults] = await Promise.all([
+        import('../../adapters/aws-clients.js'),
+        import('../../adapters/lambda/gameday-faults.js'),
+      ]);
+      const lambda = lambdaClient(connection);
+      const cloudFormation = cloudFormationClient(connection);
+      const names = await faults.armableFunctions(
+        lambda,
+        await faults.stackFunctionNames(cloudFormation, session.stackNames()),
+      );
+      cloudFormation.destroy();
+      return { names, set: (spec: string | undefined) => faults.setFunctionFaults(lambda, names, spec) };
     })());
   const setFaults = async (spec: string | undefined): Promise<void> => {
-    const names = await armable();
-    const { lambda } = await clients();
-    const { setFunctionFaults } = await import('../../adapters/lambda/gameday-faults.js');
+    const { names, set } = await armable();
     progress(`${spec ? `arming ${spec} in` : 'disarming'} ${names.length} functions`);
-    await setFunctionFaults(lambda, names, spec);
+    await set(spec);
   };
   return {
     kind: 'aws',
-    ports: () =>
-      (ports ??= session.config().then(async (config) => {
-        const { awsPorts } = await import('../../adapters/ports.js');
-        return awsPorts(config, inertFaults);
-      })),
+    ports: () => runtime.ports(),
     async arm(spec) {
       await setFaults(spec);
       return {
@@ -54,27 +53,12 @@ export function awsGamedayDriver(flags: AwsFlags): GamedayDriver {
       };
     },
     async runFlow(flow, executionName, input) {
-      const arn = await session.stateMachineArn(flow);
-      const connection = await session.connection();
-      // An Express execution cannot be described by name (stream-append): it is run synchronously.
-      const execution =
-        FLOWS.find((f) => f.name === flow)?.type === 'EXPRESS'
-          ? await (
-              await import('../../adapters/stepfunctions-express.js')
-            ).startSyncExpress(arn, executionName, input, {
-              connection,
-            })
-          : await (
-              await import('../../adapters/stepfunctions.js')
-            ).startAndWait(arn, executionName, input, {
-              connection,
-              onPoll: (s) => progress(`  ${executionName} ${s}`),
-            });
+      const run = await runtime.run(flow, executionName, input);
       return {
-        status: execution.status,
-        output: execution.output,
-        ...(execution.error !== undefined ? { error: execution.error } : {}),
-        ...(execution.cause !== undefined ? { cause: execution.cause } : {}),
+        status: run.status,
+        output: run.output,
+        ...(run.error !== undefined ? { error: run.error } : {}),
+        ...(run.cause !== undefined ? { cause: run.cause } : {}),
       };
     },
     openObservers: bindingObservers,
