@@ -11,6 +11,7 @@ import type { GamedayDriver, TargetObservers } from '../ports/gameday-driver.js'
 import type { Ports } from '../ports/index.js';
 import { FLOWS } from '../registry/index.js';
 import { checkDeliveryDrill } from './delivery-invariants.js';
+import type { DrillWorld } from './drill-world.js';
 import type { DrillReport } from './report.js';
 
 /**
@@ -21,14 +22,11 @@ import type { DrillReport } from './report.js';
  * final — and the invariants (delivery-invariants.ts).
  */
 
-export interface DeliveryDrillContext {
-  driver: GamedayDriver;
-  ports: Ports;
+export interface DeliveryDrillContext extends DrillWorld {
   route: SelectedRoute;
   manifestText: string;
   selector: string;
   observers: TargetObservers;
-  progress: (line: string) => void;
 }
 
 /** Recovery steps before a drill gives up on converging (each is a flow run). */

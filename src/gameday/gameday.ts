@@ -6,6 +6,7 @@ import type { Ports } from '../ports/index.js';
 import { runDeliveryDrill } from './delivery-drill.js';
 import { runGenerationDrill } from './generation-drill.js';
 import { runStreamDrill } from './stream-drill.js';
+import type { DrillWorld } from './drill-world.js';
 import { summarize, type DrillReport, type GamedayReport } from './report.js';
 
 /**
@@ -25,13 +26,6 @@ export interface GamedayPlan {
   choice: DrillChoice;
   /** The route deliver-window delivers (required when it is drilled). */
   delivery?: { route: SelectedRoute; manifestText: string; selector: string };
-}
-
-interface DrillWorld {
-  driver: GamedayDriver;
-  ports: Ports;
-  observers?: TargetObservers;
-  progress: (line: string) => void;
 }
 
 const RUNNERS: Record<GamedayFlow, (w: DrillWorld, plan: GamedayPlan, drill: Drill) => Promise<DrillReport>> = {

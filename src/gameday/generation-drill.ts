@@ -8,6 +8,7 @@ import type { GenerationOutcome } from '../generation/outcome.js';
 import { readVerified } from '../objects/exact-object.js';
 import type { DrillRun, GamedayDriver } from '../ports/gameday-driver.js';
 import type { Ports } from '../ports/index.js';
+import type { DrillWorld } from './drill-world.js';
 import type { DrillReport, InvariantCheck } from './report.js';
 
 /**
@@ -24,13 +25,7 @@ const SOURCE_TEXTS = ['game day source 1\n', 'game day source 2\n'];
 /** Re-runs before a drill gives up on converging. */
 const MAX_RERUNS = 4;
 
-export interface GenerationDrillContext {
-  driver: GamedayDriver;
-  ports: Ports;
-  progress: (line: string) => void;
-}
-
-export async function runGenerationDrill(c: GenerationDrillContext, drill: Drill): Promise<DrillReport> {
+export async function runGenerationDrill(c: DrillWorld, drill: Drill): Promise<DrillReport> {
   const { driver, ports } = c;
   const id = randomBytes(6).toString('hex');
   const root = `gameday/generation-${id}`;

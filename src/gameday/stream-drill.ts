@@ -9,6 +9,7 @@ import { createStream } from '../stream/create-stream.js';
 import { STREAM_CUT_POINTS } from '../stream/cut-points.js';
 import { loadHead } from '../stream/lane-store.js';
 import type { TakeoverResult } from '../stream/takeover.js';
+import type { DrillWorld } from './drill-world.js';
 import type { DrillReport } from './report.js';
 import { answerOf, checkStream, DRILLED_ATTEMPT, unsettledAttempts } from './stream-invariants.js';
 
@@ -30,13 +31,7 @@ const BATCH_SIZE = 3;
 /** Recovery steps (each a flow run) before a drill gives up on converging. */
 const MAX_RECOVERY_STEPS = 6;
 
-export interface StreamDrillContext {
-  driver: GamedayDriver;
-  ports: Ports;
-  progress: (line: string) => void;
-}
-
-export async function runStreamDrill(c: StreamDrillContext, drill: Drill): Promise<DrillReport> {
+export async function runStreamDrill(c: DrillWorld, drill: Drill): Promise<DrillReport> {
   const { driver, ports } = c;
   const id = randomBytes(6).toString('hex');
   const lane: LaneRef = { stream: `gameday-${id}`, partition: 0 };
