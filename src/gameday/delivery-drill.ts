@@ -7,7 +7,7 @@ import { isTerminal, JournalUnavailableError } from '../domain/delivery/journal-
 import type { SelectedRoute } from '../domain/delivery/manifest-types.js';
 import { resolveWindow } from '../domain/delivery/window.js';
 import type { Drill } from '../domain/gameday/drill-plan.js';
-import type { GamedayDriver, TargetObservers } from '../ports/gameday-driver.js';
+import type { TargetObservers } from '../ports/gameday-driver.js';
 import type { Ports } from '../ports/index.js';
 import { FLOWS } from '../registry/index.js';
 import { checkDeliveryDrill } from './delivery-invariants.js';

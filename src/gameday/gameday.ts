@@ -1,8 +1,7 @@
 import { CUT_POINTS } from '../cut-points.js';
 import type { SelectedRoute } from '../domain/delivery/manifest-types.js';
 import { planDrills, type Drill, type DrillChoice } from '../domain/gameday/drill-plan.js';
-import type { GamedayDriver, TargetObservers } from '../ports/gameday-driver.js';
-import type { Ports } from '../ports/index.js';
+import type { GamedayDriver } from '../ports/gameday-driver.js';
 import { runDeliveryDrill } from './delivery-drill.js';
 import { runGenerationDrill } from './generation-drill.js';
 import { runStreamDrill } from './stream-drill.js';

@@ -6,7 +6,7 @@ import { loadRecord, loadRootHead } from '../generation/load.js';
 import { materialize } from '../generation/materialize.js';
 import type { GenerationOutcome } from '../generation/outcome.js';
 import { readVerified } from '../objects/exact-object.js';
-import type { DrillRun, GamedayDriver } from '../ports/gameday-driver.js';
+import type { DrillRun } from '../ports/gameday-driver.js';
 import type { Ports } from '../ports/index.js';
 import type { DrillWorld } from './drill-world.js';
 import type { DrillReport, InvariantCheck } from './report.js';
