@@ -256,6 +256,7 @@ describe('CutpointWorkflows IAM: each function gets exactly its registry actions
   });
 });
 
+// F4 is a governance acceptance case (docs/testing.md#governance-acceptance).
 describe('CutpointWorkflows publish-clickhouse (F4)', () => {
   it('ObserveTarget: default deadline + reserve < the deployed Lambda timeout < the deployed Task TimeoutSeconds', () => {
     const fn = workflows.toJSON().Resources[logicalId(fnFor('QualityObserveTargetFunctionArn'))];

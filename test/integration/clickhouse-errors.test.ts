@@ -5,8 +5,9 @@ import { classifyClickHouseError } from '../../src/domain/clickhouse-errors.js';
 import { retryRead } from '../../src/engine/read-retry.js';
 
 /**
- * K1: real server errors through the real driver path (chdb inside this process behind
- * `@clickhouse/client`, opened exactly as src/adapters/clickhouse/client.ts opens it).
+ * K1 (docs/testing.md#governance-acceptance): real server errors through the real driver path
+ * (chdb inside this process behind `@clickhouse/client`, opened exactly as
+ * src/adapters/clickhouse/client.ts opens it).
  *
  * Measured on chdb 26.7.2.1, @clickhouse/client 1.23.1:
  * - A server error arrives as an object with own keys `code`, `type`, `cause`, `name === 'Error'`,

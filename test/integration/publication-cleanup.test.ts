@@ -48,6 +48,7 @@ async function expectGovernanceRefusal(deps: DeliveryDeps, begun: StepInput, ref
   expect(await loadCheckpoint(deps.ports, ref.targetId, deps.route.name)).toBeUndefined();
 }
 
+// T1 (its end) is a governance acceptance case (docs/testing.md#governance-acceptance).
 describe('ClickHouse publication after COMPLETE (docs/rules.md#governance-vs-publication): evidence, checkpoint, cleanup, retirement, successor', () => {
   it('T1 (end): evidence → checkpoint → predecessor P dropped by UUID and proved absent, stage gone, CUSTODY_RELEASED with the capsule retired; C stays published', async () => {
     const { deps, begun, ref, table, predecessor } = await published();

@@ -21,6 +21,7 @@ import { exchangeOf } from '../../src/publication/exchange-deps.js';
  * own process behind the HTTP interface — source and target, reached over HTTP by the steps
  * AND by ObserveTarget's bounded reader, a separate process — DynamoDB Local and the S3
  * emulator. The bindings' variables name the host, as a deployment's secrets would.
+ * T1 is a governance acceptance case (docs/testing.md#governance-acceptance).
  */
 
 const ctx = useObserveWorld();

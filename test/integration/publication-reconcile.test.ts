@@ -30,6 +30,7 @@ async function dispatchedWith(fault: string) {
   return { table, begun, ref, deps, recovery, input };
 }
 
+// T5 is a governance acceptance case (docs/testing.md#governance-acceptance).
 describe('reconcile of a dispatched ClickHouse publication (by UUID, fence before concluding)', () => {
   it('the EXCHANGE applied, its worker crashed: reconcile proves the commit by UUID → PUBLISHED, one dispatch, no second EXCHANGE', async () => {
     const { table, begun, ref, deps, recovery, input } = await dispatchedWith('publication.exchange:crash-after');

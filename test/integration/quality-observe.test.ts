@@ -95,6 +95,7 @@ describe('ObserveTarget (docs/rules.md#bounded-reader): the original probes on t
   });
 });
 
+// G1–G10, T3 and K2 are governance acceptance cases (docs/testing.md#governance-acceptance).
 describe('ObserveTarget: deadline, guard, zombie, terminal failure, rollback', () => {
   it('G1 + G5: a probe slower than the deadline ⇒ revoke, kill, reap, TARGET_PENDING and release in one write, remote termination UNVERIFIED; a later identical invocation observes again ⇒ COMPLETE', async () => {
     const { deps, begun, ref } = await world.published();

@@ -62,6 +62,7 @@ async function completed() {
 const capsuleVersion = async (deps: DeliveryDeps, ref: { targetId: string; invocationId: string }) =>
   (await readCapsule(deps.ports, ref))?.version;
 
+// T8, T9 and T10 are governance acceptance cases (docs/testing.md#governance-acceptance).
 describe('quality replay (docs/rules.md#replay, N5, N21): read-only, its own receipt, the original results', () => {
   it('T8: the receipt names replayed_from, the original results, the same core, a released guard; nothing is written, read from the source or dispatched', async () => {
     const { begun, ref, deps, input, replayDeps } = await completed();

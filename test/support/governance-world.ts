@@ -18,12 +18,12 @@ import { recordStatements, type GovernanceView, type StatementRecorder } from '.
 import { publicationManifest, targetDdl, WINDOW } from './publication-world.js';
 
 /**
- * The fault matrices' world (F1, F2): the observe world (a ClickHouse host in its own
- * process behind HTTP, so the real bounded reader child runs; DynamoDB Local; the S3
- * emulator), with every adapter of the steps built over ONE statement-recording handle
- * (I2: the EXCHANGE statements that reached ClickHouse). One world per file; one target
- * table per case. The route loads the window as one chunk in one part (the smallest data
- * that crosses every cut point once).
+ * The fault matrices' world (F1, F2: docs/testing.md#governance-acceptance): the observe world
+ * (a ClickHouse host in its own process behind HTTP, so the real bounded reader child runs;
+ * DynamoDB Local; the S3 emulator), with every adapter of the steps built over ONE
+ * statement-recording handle (I2: the EXCHANGE statements that reached ClickHouse). One world
+ * per file; one target table per case. The route loads the window as one chunk in one part
+ * (the smallest data that crosses every cut point once).
  */
 
 export const SELECTOR = '/config/publish.yaml#daily';

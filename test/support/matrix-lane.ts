@@ -1,8 +1,9 @@
 import { FAULT_KINDS, type FaultKind } from '../../src/domain/faults.js';
 
 /**
- * The fault matrices in two lanes (the governance F1/F2, the stream's append, gen0, GC and
- * cursor matrices, generation commit, and the delivery's window, flow and recovery). `npm run test:matrix`
+ * The fault matrices in two lanes (the governance F1/F2 of docs/testing.md#governance-acceptance,
+ * the stream's append, gen0, GC and cursor matrices, generation commit, and the delivery's
+ * window, flow and recovery). `npm run test:matrix`
  * (CUTPOINT_MATRIX=full; CI runs it after `npm test`) runs every cut point × every fault
  * kind. `npm test` runs every cut point with ONE kind, rotated along the cut points so
  * that every kind is exercised (`kindsAt(i)` = FAULT_KINDS[i mod 6]), and (F2) one entry

@@ -21,6 +21,7 @@ function systemError(code: string): Error {
   return Object.assign(new Error(`connect ${code} 127.0.0.1:8123`), { code, syscall: 'connect' });
 }
 
+// U5 is a governance acceptance case (docs/testing.md#governance-acceptance).
 describe('classifyClickHouseError (U5)', () => {
   const rows: Array<[string, unknown, ClickHouseErrorClass, { code?: string; type?: string }]> = [
     [

@@ -53,6 +53,7 @@ const proven = (predecessorName: string): ExchangeObservation => ({
 });
 const contradicted = (why: string): ExchangeObservation => ({ outcome: 'CONTRADICTED', why }) as ExchangeObservation;
 
+// U8 is a governance acceptance case (docs/testing.md#governance-acceptance).
 describe('interpretExchangeObservation (U8, docs/rules.md#exchange-observation)', () => {
   const rows: Array<[string, ObservedTable[], ExchangeObservation]> = [
     // Rule 4: the EXCHANGE applied.

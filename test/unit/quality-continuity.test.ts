@@ -24,6 +24,7 @@ function refusal(input: ContinuityInput): string {
   return error ? `${error.name} ${error.code}` : 'ok';
 }
 
+// U4 is a governance acceptance case (docs/testing.md#governance-acceptance).
 describe('version continuity (U4, N17)', () => {
   it('v_c > v_o is an observed rollback', () => {
     expect(checkContinuity(complete(7, 6))).toEqual({

@@ -51,6 +51,7 @@ const GOLDEN = {
   },
 };
 
+// U3 is a governance acceptance case (docs/testing.md#governance-acceptance).
 describe('immutable core digest (U3)', () => {
   it('matches the golden vector', () => {
     expect(sealCore(INPUTS)).toEqual(GOLDEN);

@@ -57,6 +57,7 @@ const GOLDEN_INDEX =
 const GOLDEN_RECEIPT =
   '{"acceptance":[{"columns":[],"dataset":"events_ch.pub.events","kind":"row_count","probe":"row_count_matches_receipts","result":"PASSED"},{"columns":["event_id"],"dataset":"events_ch.pub.events","kind":"unique_keys","probe":"unique_keys","result":"PASSED"}],"authority":{"binding":"match","completion_version":6,"continuity":"ok","observed_version":8},"current_run_id":"run-replay","dispatch_count":1,"generation":{"current":"sha256:42c9741fe79c413f","match":true,"published":"sha256:42c9741fe79c413f"},"immutable_core":"sha256:cccccccccccccccc","invocation_id":"inv-0123456789abcdefghjkmnpqrs","kind":"cutpoint.quality-replay-receipt.v1","quality":{"governance":"complete","probes":[{"name":"row_count_matches_receipts","result":"PASSED"},{"name":"unique_keys","result":"PASSED"}]},"reader_guard":"released","replayed_from":{"invocation_id":"inv-0123456789abcdefghjkmnpqrs","original_load_id":"load-original","original_run_id":"run-original"},"schema_version":1,"source_reads":0,"target_writes":0}';
 
+// U9 is a governance acceptance case (docs/testing.md#governance-acceptance).
 describe('inspect projection (U9, docs/rules.md#quality-commands)', () => {
   const pending = () => inspectProjection({ ...base, journal: published, capsule: pendingCapsule() });
   const held = () =>

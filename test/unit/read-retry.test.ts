@@ -55,6 +55,7 @@ async function failureOf(promise: Promise<unknown>): Promise<unknown> {
   );
 }
 
+// U6 and K3 are governance acceptance cases (docs/testing.md#governance-acceptance).
 describe('retryRead (U6, K3)', () => {
   it('refuses any kind but read before any attempt', async () => {
     const fake = fakeTiming();

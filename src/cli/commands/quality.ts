@@ -103,8 +103,9 @@ export async function qualityCommand(args: string[]): Promise<unknown> {
   if (verb === 'diagnose' || verb === 'replay' || verb === 'observe') {
     if (typeof values.manifest !== 'string') throw new UsageError(`quality ${verb} needs --manifest FILE#ROUTE`);
   }
-  // F5: a live action's confirmation is part of its grammar (exit 2), refused before the
-  // manifest is read or a store opened; the line names the stable code.
+  // F5 (docs/testing.md#governance-acceptance): a live action's confirmation is part of its
+  // grammar (exit 2), refused before the manifest is read or a store opened; the line names the
+  // stable code.
   if (verb === 'observe' && values.yes !== true) {
     const refusal = new QualityConfirmationRequiredError('observe');
     throw new UsageError(`${refusal.code}: ${refusal.message}`);
