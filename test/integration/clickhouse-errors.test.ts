@@ -17,8 +17,8 @@ import { retryRead } from '../../src/engine/read-retry.js';
  *   code '999', type 'KEEPER_EXCEPTION', but the server REPLACES the message with
  *   "Value passed to 'throwIf' function is non-zero: while executing 'FUNCTION throwIf(…,
  *   'No node, path: /x'_String …)'" — the custom text appears only quoted inside. So the
- *   spec's "Measured" claim that this query leaves `message` = "No node, path: …" does NOT hold
- *   on this chdb: the plain query classifies KEEPER_OTHER. A real Keeper error reads
+ *   plain query does NOT leave `message` = "No node, path: …", as one might expect,
+ *   on this chdb: it classifies KEEPER_OTHER. A real Keeper error reads
  *   "Code: 999. Coordination::Exception: No node, path: …", and the client's greedy
  *   `.*Exception: ` strips through that prefix; putting the prefix in the throwIf text
  *   reproduces exactly that, leaving message "No node, path: /x'_String, …".
@@ -75,7 +75,7 @@ describe('ClickHouse errors through the driver (K1)', () => {
     });
   });
 
-  it("the brief's plain throwIf 999 arrives structured but with the server's own message: KEEPER_OTHER", async () => {
+  it("a plain throwIf 999 arrives structured but with the server's own message: KEEPER_OTHER", async () => {
     const error = await failureOf(`SELECT throwIf(1, 'No node, path: /x', toInt32(999)) ${CUSTOM_CODE}`);
     const shape = shapeOf(error);
     expect(shape).toMatchObject({ name: 'Error', code: '999', type: 'KEEPER_EXCEPTION', isClickHouseError: false });

@@ -672,7 +672,7 @@ describe('parseManifest: every validation error names its path and a stable code
     expect(issues).toEqual([expect.objectContaining({ path, code })]);
   });
 
-  it('the brief example message, exactly prefixed', () => {
+  it('the documented example message, exactly prefixed', () => {
     const m = example();
     daily(m).target.key_columns = ['event_id', '1bad'];
     expect(() => parseManifest(render(m), 'route.yaml')).toThrow(

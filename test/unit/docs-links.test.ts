@@ -140,4 +140,24 @@ describe('the docs stand on the repository (README.md, docs/)', () => {
     expect(wrong).toEqual([]);
     expect(cited).toBeGreaterThan(100);
   });
+
+  it('every citation of a docs anchor (docs/<file>.md#anchor) in the code, tests and docs names an anchor that file has', () => {
+    const tracked = execFileSync('git', ['ls-files'], { cwd: REPO_ROOT, encoding: 'utf8' })
+      .split('\n')
+      .filter((f) => /\.(ts|js|json|md)$/.test(f) && existsSync(join(REPO_ROOT, f)));
+    const wrong: string[] = [];
+    let cited = 0;
+    for (const file of tracked) {
+      for (const m of readFileSync(join(REPO_ROOT, file), 'utf8').matchAll(
+        /(?<![\w/.])(docs\/[a-z0-9/_-]+\.md)#([a-z0-9-]+)/g,
+      )) {
+        cited++;
+        const [, doc, anchor] = m as unknown as [string, string, string];
+        if (!existsSync(join(REPO_ROOT, doc))) wrong.push(`${file}: ${doc} does not exist`);
+        else if (!anchorsOf(doc).has(anchor)) wrong.push(`${file}: ${doc} has no #${anchor}`);
+      }
+    }
+    expect(wrong).toEqual([]);
+    expect(cited).toBeGreaterThan(100);
+  });
 });
