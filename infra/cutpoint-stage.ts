@@ -31,7 +31,7 @@ export interface CutpointStageProps {
   gcGrace?: string;
   /** Days a finished delivery keeps its work objects (chunks, part plans and results) before the hourly expiry deletes them; absent: 7. */
   chunkRetentionDays?: number;
-  /** How an automatic reconcile waits for an unreachable target; absent: the code's default (docs/deploy.md "Automatic recovery"). */
+  /** How an automatic reconcile waits for an unreachable target; absent: the code's default (docs/operate.md "Automatic recovery"). */
   recoveryBackoff?: BackoffPolicy;
   /** A published copy of docs/runbook (https): inspect outputs, notices and alarms link its pages; absent: repository paths. */
   runbookBaseUrl?: string;

@@ -130,7 +130,7 @@ export const RECOVERY_FLOWS: Readonly<Record<string, RecoveryFlow>> = {
       },
     },
   },
-  // An automatic reconcile also stops when its target stays unreachable (docs/deploy.md "Automatic recovery").
+  // An automatic reconcile also stops when its target stays unreachable (docs/operate.md "Automatic recovery").
   'delivery-reconcile': {
     ...DELIVERY_RECOVERY,
     stops: {

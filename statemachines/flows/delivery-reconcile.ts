@@ -71,7 +71,7 @@ export default flow('delivery-reconcile', {
     StartBackoff: {
       Type: 'Pass',
       Comment:
-        "An automatic reconcile waits for its target (docs/deploy.md 'Automatic recovery'): the failure that started it is often the target's outage, still on. No probe made yet.",
+        "An automatic reconcile waits for its target (docs/operate.md 'Automatic recovery'): the failure that started it is often the target's outage, still on. No probe made yet.",
       Result: { probes: 0 },
       ResultPath: '$.backoff',
       Next: 'ProbeTarget',

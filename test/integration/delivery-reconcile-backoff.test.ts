@@ -16,7 +16,7 @@ import { SELECTOR } from '../support/delivery-matrix.js';
 import { openTcpGate, type TcpGate } from '../support/tcp-gate.js';
 
 /**
- * Automatic recovery with backoff (docs/deploy.md "Automatic recovery"): the reconcile the
+ * Automatic recovery with backoff (docs/operate.md "Automatic recovery"): the reconcile the
  * dispatcher starts for a failed delivery probes the target first and waits while it is
  * down. The target is the embedded PostgreSQL behind a loopback gate that resets
  * connections while shut — a server that is down, as a client sees it. Waits run at 0 ms

@@ -6,7 +6,7 @@ import {
   type BackoffPolicy,
 } from '../../src/domain/delivery/recovery-backoff.js';
 
-/** The automatic reconcile's backoff policy (docs/deploy.md "Automatic recovery"): pure rules. */
+/** The automatic reconcile's backoff policy (docs/operate.md "Automatic recovery"): pure rules. */
 
 const policy: BackoffPolicy = { attempts: 5, firstWaitSeconds: 10, maxWaitSeconds: 60, totalSeconds: 1000 };
 

@@ -22,7 +22,7 @@ export interface TargetProbe {
 }
 
 /**
- * ProbeTarget, the automatic reconcile's gate (docs/deploy.md "Automatic recovery"): asks the
+ * ProbeTarget, the automatic reconcile's gate (docs/operate.md "Automatic recovery"): asks the
  * route's target what it is (read-only: `identity()`, no custody, nothing journaled).
  * Reachable: reconcile now. Unreachable (Cutpoint.TargetUnavailable): wait as the backoff
  * policy says (CUTPOINT_RECOVERY_BACKOFF, the stage's `recoveryBackoff`) and probe again, or,

@@ -1,7 +1,7 @@
 import { ConfigError } from '../errors.js';
 
 /**
- * How long an automatic recovery waits for its target (docs/deploy.md "Automatic recovery"): a
+ * How long an automatic recovery waits for its target (docs/operate.md "Automatic recovery"): a
  * failed delivery's reconcile first probes the target; while it is unreachable it waits —
  * exponentially longer, with jitter — and probes again, at most `attempts` probes within
  * `totalSeconds`; after the last it stops (Delivery.TargetUnreachable), the invocation
