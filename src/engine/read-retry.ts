@@ -8,7 +8,7 @@ import { rerunTransient } from './rerun.js';
 /**
  * The opt-in bounded retry of a READ-ONLY ClickHouse observation that failed with a
  * structured Code 999 "No node" (docs/rules.md#observation-failures).
- * Off by default: without a policy there is exactly one attempt, as every observation makes today. With
+ * Off by default: without a policy there is exactly one attempt. With
  * `quality.target_observation.keeper_no_node_retry: {max_attempts, max_elapsed_ms}` (sealed in
  * the admission digest by the manifest) it retries only class KEEPER_NO_NODE, never more than
  * `max_attempts` attempts, never starting one at or after `max_elapsed_ms` from the first, and
@@ -16,6 +16,9 @@ import { rerunTransient } from './rerun.js';
  * backoff that the abort cut short. Each attempt gets that same signal. A mutation (CREATE,
  * INSERT, EXCHANGE, RENAME, DROP) or an authority write is refused before any attempt: its
  * failure is resolved by observation, never by retry (N20).
+ *
+ * Its caller is the bounded reader's probe worker (src/adapters/reader-process/probe-worker.ts):
+ * the target observation's statements, with the policy prepared.json sealed.
  *
  * The loop is rerun.ts's `rerunTransient`, the project's one retry helper: this file adds
  * the policy (kind, class, elapsed budget, abortable backoff) and hands the loop a private

@@ -6,6 +6,7 @@ import {
   type ClickHouseErrorClass,
 } from '../domain/clickhouse-errors.js';
 import type { RemoteTermination } from '../domain/quality/capsule.js';
+import type { ObservationRetryPolicy } from '../domain/quality/core.js';
 import {
   bindProbe,
   evaluateProbes,
@@ -134,12 +135,21 @@ function isResult(value: unknown): value is ProbeWorkerResult {
 /**
  * The worker's input: the ORIGINAL probes bound to the target relation (a probe that does
  * not bind is refused here, before any process starts), `max_execution_time` the seconds
- * left until the deadline.
+ * left until the deadline, and the read retry of the SEALED plan (prepared.json's
+ * `plan.retry`, never the route given now: a manifest edited after the seal changes nothing
+ * here; docs/rules.md#observation-failures).
  */
 export function readerInputOf(
   tr: TargetReader,
-  request: { probes: readonly OriginalProbe[]; relation: RelationRef; deadlineAt: Date; now: Date },
+  request: {
+    probes: readonly OriginalProbe[];
+    relation: RelationRef;
+    deadlineAt: Date;
+    now: Date;
+    retry: ObservationRetryPolicy;
+  },
 ): ProbeWorkerInput {
+  const { retry } = request;
   return {
     url: tr.connection.url,
     ...(tr.connection.username !== undefined ? { username: tr.connection.username } : {}),
@@ -147,6 +157,9 @@ export function readerInputOf(
     relation: request.relation,
     probes: request.probes.map((p) => ({ name: p.name, sql: bindProbe(p.sql, request.relation) })),
     maxExecutionSeconds: Math.max(1, Math.ceil((request.deadlineAt.getTime() - request.now.getTime()) / 1000)),
+    ...(retry.kind === 'keeper_no_node'
+      ? { retry: { maxAttempts: retry.maxAttempts, maxElapsedMs: retry.maxElapsedMs } }
+      : {}),
   };
 }
 

@@ -125,6 +125,8 @@ export async function observeTargetOnce(
         relation,
         deadlineAt,
         now: deps.ports.clock.now(),
+        // The sealed retry, like the probes: what PREPARE admitted, not the route given now.
+        retry: document.plan.retry,
       }),
     };
   });

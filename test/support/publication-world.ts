@@ -26,7 +26,12 @@ export const STEP_MS = 144_000; // 600 rows a day
 export const sourceRows = generateEvents(3000, STEP_MS);
 export const windowIds = windowIdsOf(sourceRows, WINDOW);
 
-export function publicationManifest(options: { assertion?: string; table?: string } = {}): string {
+export function publicationManifest(
+  options: { assertion?: string; table?: string; retry?: { max_attempts: number; max_elapsed_ms: number } } = {},
+): string {
+  const retry = options.retry
+    ? `      target_observation: { keeper_no_node_retry: { max_attempts: ${options.retry.max_attempts}, max_elapsed_ms: ${options.retry.max_elapsed_ms} } }\n`
+    : '';
   return `version: 1
 bindings:
   events_ch: { kind: clickhouse, url_env: CH_URL }
@@ -38,7 +43,7 @@ routes:
     target: { binding: pub_ch, table: pub.${options.table ?? 'events'}, key_columns: [event_id], mode: exchange }
     quality:
       capsule: v2
-      unique_keys: true
+${retry}      unique_keys: true
       not_null: [event_id, event_time]
       assertions:
         - name: no_negative_amounts

@@ -12,11 +12,18 @@
  * clause applies to that statement alone. Each probe runs at the cut point
  * `quality.target.probe` (faults from CUTPOINT_FAULTS, which the child inherits: a
  * rehearsal can slow or fail the read inside the killable process).
+ *
+ * With the sealed read retry in its input (`retry`, the admission plan's `keeper_no_node`
+ * policy, docs/rules.md#observation-failures) each of these read-only statements that fails
+ * with KEEPER_NO_NODE runs again through `retryRead`, within the policy's attempts and
+ * elapsed time and never once the signal aborted (the parent revoked the channel at the
+ * deadline). Without it every statement is attempted once.
  */
 import { openClickHouse, type ClickHouseHandle } from '../clickhouse/client.js';
 import { assertEnclosedSelect, settingsClause } from '../clickhouse/publication-sql.js';
 import { faultsFromEnv } from '../fault-injector.js';
 import { classifyClickHouseError } from '../../domain/clickhouse-errors.js';
+import { READ_RETRY_LIMITS, retryRead, type ReadRetryPolicy } from '../../engine/read-retry.js';
 import { scalarOf } from '../../domain/delivery/target-rules.js';
 import { ValidationError } from '../../domain/errors.js';
 import type { BoundedReadError } from '../../ports/bounded-reader.js';
@@ -43,22 +50,40 @@ function parseInput(value: unknown): ProbeWorkerInput {
     assertEnclosedSelect((probe as { sql: string }).sql, `probe ${(probe as { name: string }).name}`);
     names.add((probe as { name: string }).name);
   }
+  if (v.retry !== undefined) {
+    const { maxAttempts, maxElapsedMs } = (v.retry ?? {}) as Partial<NonNullable<ProbeWorkerInput['retry']>>;
+    const within = (n: unknown, max: number) => Number.isSafeInteger(n) && (n as number) >= 1 && (n as number) <= max;
+    if (!within(maxAttempts, READ_RETRY_LIMITS.maxAttempts) || !within(maxElapsedMs, READ_RETRY_LIMITS.maxElapsedMs))
+      bad(
+        `retry must be {maxAttempts 1..${READ_RETRY_LIMITS.maxAttempts}, maxElapsedMs 1..${READ_RETRY_LIMITS.maxElapsedMs}}`,
+      );
+  }
   return v as ProbeWorkerInput;
 }
+
+/** The input's sealed retry as `retryRead` takes it; undefined (one attempt) when there is none. */
+function retryPolicyOf(input: ProbeWorkerInput): ReadRetryPolicy | undefined {
+  return input.retry && { max_attempts: input.retry.maxAttempts, max_elapsed_ms: input.retry.maxElapsedMs };
+}
+
+/** One read-only statement of the reader: retried only as the sealed policy allows. */
+type Read = <T>(statement: (signal: AbortSignal) => Promise<T>) => Promise<T>;
 
 async function generationOf(
   handle: ClickHouseHandle,
   relation: ProbeWorkerInput['relation'],
   settings: string,
-  signal: AbortSignal,
+  read: Read,
 ): Promise<string | null> {
-  const result = await handle.client.query({
-    query: `SELECT toString(uuid) AS uuid FROM system.tables WHERE database = {d:String} AND name = {n:String} ${settings}`,
-    query_params: { d: relation.database, n: relation.table },
-    format: 'JSONEachRow',
-    abort_signal: signal,
+  const rows = await read(async (signal) => {
+    const result = await handle.client.query({
+      query: `SELECT toString(uuid) AS uuid FROM system.tables WHERE database = {d:String} AND name = {n:String} ${settings}`,
+      query_params: { d: relation.database, n: relation.table },
+      format: 'JSONEachRow',
+      abort_signal: signal,
+    });
+    return result.json<{ uuid: string }>();
   });
-  const rows = await result.json<{ uuid: string }>();
   return rows[0]?.uuid ?? null;
 }
 
@@ -80,25 +105,29 @@ export async function run(value: unknown, signal: AbortSignal): Promise<ProbeWor
     ...(input.username !== undefined ? { username: input.username } : {}),
     ...(input.password !== undefined ? { password: input.password } : {}),
   });
+  const policy = retryPolicyOf(input);
+  const read: Read = (statement) => retryRead('read', policy, signal, statement, classifyClickHouseError);
   try {
     // The server cancels a read-only query whose client connection closed (the child killed at the deadline);
     // whether it did is still not known here: remote termination stays UNVERIFIED.
     const readOnly = readOnlySettingsOf(input.maxExecutionSeconds);
-    const before = await generationOf(handle, input.relation, settingsClause(readOnly), signal);
+    const before = await generationOf(handle, input.relation, settingsClause(readOnly), read);
     const values: Record<string, number | string | null> = {};
     const settings = settingsClause({ ...readOnly, output_format_json_quote_64bit_integers: 1 });
     for (const probe of input.probes) {
       values[probe.name] = await faults.at(QUALITY_CUT_POINTS.targetProbe, async () => {
-        const result = await handle.client.query({
-          query: `SELECT * FROM (\n${probe.sql}\n) LIMIT 1 ${settings}`,
-          format: 'JSONCompactEachRow',
-          abort_signal: signal,
+        const rows = await read(async (attemptSignal) => {
+          const result = await handle.client.query({
+            query: `SELECT * FROM (\n${probe.sql}\n) LIMIT 1 ${settings}`,
+            format: 'JSONCompactEachRow',
+            abort_signal: attemptSignal,
+          });
+          return result.json<unknown[]>();
         });
-        const rows = await result.json<unknown[]>();
         return scalarOf(rows[0]?.[0]);
       });
     }
-    const after = await generationOf(handle, input.relation, settingsClause(readOnly), signal);
+    const after = await generationOf(handle, input.relation, settingsClause(readOnly), read);
     return { before, after, values };
   } finally {
     await handle.close();

@@ -195,6 +195,11 @@ export interface ProbeWorkerInput {
   probes: Array<{ name: string; sql: string }>;
   /** `max_execution_time` of every statement, seconds (≥ 1). */
   maxExecutionSeconds: number;
+  /**
+   * The sealed read retry (prepared.json's `plan.retry` when `keeper_no_node`): each statement
+   * that fails with KEEPER_NO_NODE is run again within these bounds. Absent: one attempt each.
+   */
+  retry?: { maxAttempts: number; maxElapsedMs: number };
 }
 
 export interface ProbeWorkerResult {
