@@ -4,6 +4,7 @@ import { planDrills, type Drill, type DrillChoice } from '../domain/gameday/dril
 import type { GamedayDriver } from '../ports/gameday-driver.js';
 import { runDeliveryDrill } from './delivery-drill.js';
 import { runGenerationDrill } from './generation-drill.js';
+import { MAINTENANCE_FLOWS, runMaintenanceDrill } from './maintenance-drill.js';
 import { runStreamDrill } from './stream-drill.js';
 import type { DrillWorld } from './drill-world.js';
 import { summarize, type DrillReport, type GamedayReport } from './report.js';
@@ -12,12 +13,13 @@ import { summarize, type DrillReport, type GamedayReport } from './report.js';
  * `cutpoint gameday`: every cut point the drilled flows cross (the catalogue's, src/cut-points.ts)
  * armed in turn on the driver's runtime, each resolved by the recovery an operator gets and
  * then checked (docs/testing.md "Game day"). Drills run one after another, each on state of its own
- * (a fresh delivery invocation, a fresh generation root, a fresh stream lane), so one
+ * (a fresh delivery invocation, a fresh generation root, a fresh stream lane for an append
+ * or a lane's maintenance), so one
  * drill's leftovers would show in the next one's checks.
  */
 
 /** The flows a game day drills; deliver-window needs the route. */
-export const GAMEDAY_FLOWS = ['deliver-window', 'commit-generation', 'stream-append'] as const;
+export const GAMEDAY_FLOWS = ['deliver-window', 'commit-generation', 'stream-append', ...MAINTENANCE_FLOWS] as const;
 export type GamedayFlow = (typeof GAMEDAY_FLOWS)[number];
 
 export interface GamedayPlan {
@@ -31,6 +33,11 @@ const RUNNERS: Record<GamedayFlow, (w: DrillWorld, plan: GamedayPlan, drill: Dri
   'deliver-window': (w, plan, drill) => runDeliveryDrill({ ...w, ...plan.delivery!, observers: w.observers! }, drill),
   'commit-generation': (w, _plan, drill) => runGenerationDrill(w, drill),
   'stream-append': (w, _plan, drill) => runStreamDrill(w, drill),
+  'stream-trim': (w, _plan, drill) => runMaintenanceDrill(w, drill),
+  'stream-materialize': (w, _plan, drill) => runMaintenanceDrill(w, drill),
+  'stream-compact': (w, _plan, drill) => runMaintenanceDrill(w, drill),
+  'stream-gc': (w, _plan, drill) => runMaintenanceDrill(w, drill),
+  'stream-maintain': (w, _plan, drill) => runMaintenanceDrill(w, drill),
 };
 
 export async function runGameday(

@@ -117,7 +117,7 @@ export async function runStreamDrill(c: DrillWorld, drill: Drill): Promise<Drill
 }
 
 /** A fresh lane with its owner session: created as `stream create` does (no flow), taken over through stream-takeover. */
-async function ownedLane(driver: GamedayDriver, ports: Ports, lane: LaneRef, id: string): Promise<Fence> {
+export async function ownedLane(driver: GamedayDriver, ports: Ports, lane: LaneRef, id: string): Promise<Fence> {
   await createStream({ stream: lane.stream, partitions: 1 }, ports);
   // Minted here and kept, as `stream takeover` keeps it: a flow's output never carries the session id.
   const session = randomUUID();

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CUT_POINTS } from '../../src/cut-points.js';
+import { GAMEDAY_FLOWS } from '../../src/gameday/gameday.js';
 import type { GamedayReport } from '../../src/gameday/report.js';
 import { REPO_ROOT } from '../../src/local/asl.js';
 import { runCutpointInProcess, startCliRuntime, type CliRun, type CliRuntime } from '../support/cli-runtime.js';
@@ -8,12 +9,12 @@ import { seedSourceDirectory } from '../support/delivery-source.js';
 import { openWarehouse, type Warehouse } from '../support/delivery-world.js';
 
 /**
- * `cutpoint gameday` on the local runtime, as CI runs it: every cut point deliver-window,
- * commit-generation and stream-append cross armed in turn (one kind each, rotated), each
- * drill recovered as an operator would (deliver-window: the automatic recovery flow, then
- * the printed commands; stream-append: stream-resolve-append, then the batch again), and
- * every invariant checked. The report is the command's own: exit 0 only when every
- * invariant held.
+ * `cutpoint gameday` on the local runtime, as CI runs it: every cut point each drilled flow
+ * crosses armed in turn (one kind each, rotated), each drill recovered as an operator would
+ * (deliver-window: the automatic recovery flow, then the printed commands; stream-append:
+ * stream-resolve-append, then the batch again; the lane's maintenance flows: the same input
+ * again until it succeeds), and every invariant checked. The report is the command's own:
+ * exit 0 only when every invariant held.
  */
 
 const CH_ENV = 'TEST_GAMEDAY_CLICKHOUSE';
@@ -69,8 +70,8 @@ function gameday(args: string[]): Promise<CliRun> {
 }
 
 /** A game day of a flow that needs no route (no --manifest): its report, once it held. */
-async function routeFree(flow: string, kinds: string): Promise<GamedayReport> {
-  const r = await runCutpointInProcess(['gameday', '--flows', flow, '--kinds', kinds], {
+async function routeFree(flow: string, kinds: string, extra: string[] = []): Promise<GamedayReport> {
+  const r = await runCutpointInProcess(['gameday', '--flows', flow, '--kinds', kinds, ...extra], {
     cwd: runtime!.root,
     env: { CUTPOINT_STATE_DIR: runtime!.stateDir },
   });
@@ -83,23 +84,42 @@ async function routeFree(flow: string, kinds: string): Promise<GamedayReport> {
   return report;
 }
 
+/** The invariants each maintenance flow's drills check (maintenance-invariants.ts), beside fault-reached. */
+const MAINTENANCE_CHECKS: Record<string, string[]> = {
+  'stream-trim': ['trim-monotonic', 'lane-usable'],
+  'stream-materialize': ['gen0-exact', 'gen0-mark', 'tasks-cleaned', 'lane-free'],
+  'stream-compact': ['compaction-exact', 'compaction-mark', 'tasks-cleaned', 'lane-free'],
+  'stream-gc': ['live-kept', 'collected', 'roots-settled', 'below-trim-refused', 'lane-free'],
+  'stream-maintain': ['gen0-exact', 'compaction-exact', 'live-kept', 'collected', 'roots-settled', 'lane-free'],
+};
+
+/** The forward run's end (`<flow> STATUS[ ERROR][ → …]`): the trail's first entry after the lane's setup. */
+const forwardOf = (d: { flow: string; trail: string[] }): string =>
+  d.trail.find((t) => t.startsWith(`${d.flow} `) && !t.startsWith(`${d.flow} again`))!;
+
 describe('cutpoint gameday (local runtime)', () => {
-  it('drills every cut point deliver-window, commit-generation and stream-append cross, recovers each and every invariant holds', async () => {
+  it('drills every cut point each flow crosses, recovers each and every invariant holds', async () => {
     const r = await gameday([]);
     const report = JSON.parse(r.stdout) as GamedayReport;
     expect(report.violations).toEqual([]);
     expect(r.code).toBe(0);
-    for (const flow of ['deliver-window', 'commit-generation', 'stream-append']) {
+    expect(new Set(report.drills.map((d) => d.flow))).toEqual(new Set(GAMEDAY_FLOWS));
+    for (const flow of GAMEDAY_FLOWS) {
       const crossed = CUT_POINTS.filter((c) => c.flows.includes(flow)).map((c) => c.name);
       const drills = report.drills.filter((d) => d.flow === flow);
       expect(drills.map((d) => d.cutPoint)).toEqual(crossed);
-      // Rotated: every kind drilled.
-      expect(new Set(drills.map((d) => d.kind)).size).toBe(4);
+      // Rotated: every kind drilled (stream-trim crosses one cut point).
+      expect(new Set(drills.map((d) => d.kind)).size).toBe(Math.min(4, crossed.length));
     }
     for (const d of report.drills) {
       expect(d.fired, d.spec).toBeGreaterThan(0);
       const names = d.invariants.map((i) => i.name);
-      if (d.flow === 'stream-append') {
+      if (d.flow in MAINTENANCE_CHECKS) {
+        expect(d.finalState, d.trail.join('; ')).toBe('SUCCEEDED');
+        expect(names).toEqual(
+          expect.arrayContaining(['converged', 'repeat-safe', 'exactly-once', ...MAINTENANCE_CHECKS[d.flow]!]),
+        );
+      } else if (d.flow === 'stream-append') {
         expect(d.finalState, d.trail.join('; ')).toBe('KNOWN_COMMITTED');
         expect(names).toEqual(
           expect.arrayContaining(['converged', 'repeat-safe', 'exactly-once', 'attempts-settled', 'lane-usable']),
@@ -115,6 +135,13 @@ describe('cutpoint gameday (local runtime)', () => {
           ),
         );
       }
+    }
+    // A range whose generation 0 aborted is passed by compacting it, by stream-materialize and stream-maintain alike.
+    for (const flow of ['stream-materialize', 'stream-maintain']) {
+      const d = report.drills.find((x) => x.flow === flow && x.cutPoint === 'generation.abort.cas')!;
+      expect(d.trail, flow).toContainEqual(
+        expect.stringMatching(/^stream-compact over it SUCCEEDED → \[\d+, \d+\) compacted$/),
+      );
     }
     expect(report.summary).toMatchObject({ drills: report.drills.length, held: report.drills.length, violated: 0 });
     // The bindings' values never leave the process.
@@ -167,10 +194,79 @@ describe('cutpoint gameday (local runtime)', () => {
     ]);
   }, 300_000);
 
+  it('stream-trim alone, every kind: a CAS that never applied re-run, one whose answer was lost found applied, a lower target refused', async () => {
+    const report = await routeFree('stream-trim', 'all');
+    expect(report.drills.map((d) => [d.kind, forwardOf(d)])).toEqual([
+      ['crash-before', 'stream-trim FAILED Cutpoint.WorkerCrashed'],
+      ['crash-after', 'stream-trim SUCCEEDED → trim 4'],
+      ['lose-response', 'stream-trim SUCCEEDED → trim 4'],
+      ['fail', 'stream-trim FAILED Cutpoint.EffectFailed'],
+    ]);
+    for (const d of report.drills) {
+      expect(d.trail).toContain('stream-trim again SUCCEEDED → trim 4');
+      expect(d.trail).toContain('stream-trim back to 2 FAILED Stream.TrimRefused');
+    }
+  }, 300_000);
+
+  it('stream-materialize alone, every step failing: the run stops at the range and the next resumes; an aborted range is restored and compacted past', async () => {
+    const report = await routeFree('stream-materialize', 'fail');
+    for (const d of report.drills) {
+      expect(d.fired, d.spec).toBeGreaterThan(0);
+      // A failed task cleanup is kept for a later run, never failing this one; every other step stops the run.
+      expect(forwardOf(d), d.spec).toMatch(
+        d.cutPoint === 'generation.task.cleanup' ? /^stream-materialize SUCCEEDED/ : / FAILED Stream\.Gen0Incomplete$/,
+      );
+    }
+    const aborted = report.drills.find((d) => d.cutPoint === 'generation.abort.cas')!;
+    expect(aborted.trail.slice(-6)).toEqual([
+      'stream-materialize again FAILED Stream.Gen0Incomplete',
+      'generation 0 of [2, 4) is ABORTED',
+      expect.stringMatching(/^its exact bytes restored under wal\//),
+      'stream-compact over it SUCCEEDED → [0, 4) compacted',
+      'stream-materialize again SUCCEEDED → 1 range(s), mark 6',
+      'stream-materialize once more SUCCEEDED → 0 range(s), mark 6',
+    ]);
+  }, 300_000);
+
+  it('stream-compact alone, every answer lost: each found by exact identity; of two runs racing over one start, one generation aborted and that run re-run', async () => {
+    const report = await routeFree('stream-compact', 'lose-response');
+    for (const d of report.drills) {
+      expect(d.fired, d.spec).toBeGreaterThan(0);
+      if (d.cutPoint !== 'generation.abort.cas')
+        expect(forwardOf(d), d.spec).toMatch(/^stream-compact SUCCEEDED → \[0, 6\) compacted$/);
+    }
+    const race = report.drills.find((d) => d.cutPoint === 'generation.abort.cas')!;
+    const forward = race.trail.filter((t) => /^stream-compact (SUCCEEDED|FAILED)/.test(t)).slice(0, 2);
+    expect(forward.sort()).toEqual([
+      'stream-compact FAILED Stream.CompactionNotCommitted',
+      expect.stringMatching(/^stream-compact SUCCEEDED → \[0, [46]\) compacted$/),
+    ]);
+  }, 300_000);
+
+  it('stream-gc alone, kinds shifted: every fate collected at grace 0 after a fresh run, nothing live deleted, every root settled', async () => {
+    const report = await routeFree('stream-gc', 'rotate', ['--seed', '2']);
+    for (const d of report.drills) {
+      expect(d.fired, d.spec).toBeGreaterThan(0);
+      expect(d.invariants.find((i) => i.name === 'collected')?.detail).toBe('grace 0: only the 3 live copies left');
+      expect(d.trail).toContain('stream-gc once more SUCCEEDED → 0 deleted');
+    }
+    // Kinds other than the full run's: every cut point drilled with another one.
+    expect(report.drills.map((d) => d.kind)).toEqual([
+      'lose-response',
+      'fail',
+      'crash-before',
+      'crash-after',
+      'lose-response',
+      'fail',
+      'crash-before',
+      'crash-after',
+    ]);
+  }, 300_000);
+
   it('refuses a bad --kinds, an undrilled flow and --stack without --aws before anything runs (exit 2)', async () => {
     for (const args of [
       ['--kinds', 'explode'],
-      ['--flows', 'stream-gc'],
+      ['--flows', 'delivery-expire'],
       ['--stack', 'X'],
       ['--seed', '-1'],
     ]) {

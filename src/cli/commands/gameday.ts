@@ -26,6 +26,18 @@ export const gamedayHelp = `cutpoint gameday [--manifest FILE#ROUTE] [--flows ${
   not committed, until acknowledged; the drilled attempt re-run answers what it settled
   to, the lane reads the batch exactly once from offset 0, every attempt committed or
   spent, the lane takes the next batch.
+  stream-trim, stream-materialize, stream-compact, stream-gc, stream-maintain: a fresh lane
+  of batches in the state the flow acts on: for stream-trim trimmed once; for stream-gc an
+  orphan, generation 0, a trim, a compaction and a crashed reader's expired lease, with grace
+  0s; for stream-maintain an orphan, a trim and that lease (its GC keeps the deployed grace);
+  for generation.abort.cas a WAL object gone bad (stream-compact: two runs racing over one
+  start). Recovery: the same input again, faults off, until a run succeeds (a range whose
+  generation 0 aborted: its bytes restored, then compacted); once more finds nothing to do.
+  Checked: every acknowledged record read exactly once from the trim, none below it; the trim
+  at its target, never back; generation 0 and compactions COMMITTED, their bytes exactly their
+  ranges', their tasks cleaned; every live copy kept and verified, everything else collected
+  at grace 0 (every trimmed copy with the deployed grace), no root left MARKED or DELETING;
+  nothing holds the lane (after a trim it takes the next batch).
   Every drill: the fault reached. --kinds: rotate (default: one kind per cut point, shifted by
   --seed), all, or a list of ${DRILL_KINDS.join(', ')}.
   Locally the flows run in this process against the local runtime (cutpoint local up) and
