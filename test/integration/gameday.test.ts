@@ -263,6 +263,18 @@ describe('cutpoint gameday (local runtime)', () => {
     ]);
   }, 300_000);
 
+  it('stream-maintain alone, kinds shifted: a child that failed ends the run incomplete and the next run finishes the lane; trimmed copies collected at the deployed grace', async () => {
+    const report = await routeFree('stream-maintain', 'rotate', ['--seed', '2']);
+    for (const d of report.drills) {
+      expect(d.fired, d.spec).toBeGreaterThan(0);
+      expect(forwardOf(d), d.spec).toMatch(
+        /^stream-maintain (SUCCEEDED → MAINTAINED|FAILED Stream\.MaintenanceIncomplete)$/,
+      );
+      expect(d.invariants.find((i) => i.name === 'collected')?.detail).toMatch(/^every trimmed copy collected; /);
+    }
+    expect(report.drills.filter((d) => / FAILED /.test(forwardOf(d))).length).toBeGreaterThan(0);
+  }, 300_000);
+
   it('refuses a bad --kinds, an undrilled flow and --stack without --aws before anything runs (exit 2)', async () => {
     for (const args of [
       ['--kinds', 'explode'],
