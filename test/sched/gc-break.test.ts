@@ -4,17 +4,23 @@ import type * as Retention from '../../src/stream/gc/retention.js';
 import { pinForRead, releasePin } from '../../src/stream/gc/leases.js';
 import { gcFlow, gcWorld } from '../faults/stream-gc-world.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
+import { firstBreak, scenarioWorld } from '../support/sched/vitest-schedules.js';
 import { leaseGuarded } from '../support/stream-history/lease-guard.js';
+import { streamScenario } from './scenarios/stream.js';
 
 /*
  * GC THAT IGNORES READERS: the drain of a marked object counts none of its readers' leases
  * as held, so GC seals and deletes an object a reader has pinned. A reader may not notice
  * (a reclaimed copy is read again from another), so the stream scenario checks every GC
  * delete against the leases on its object (test/support/stream-history/lease-guard.ts).
- * Here the guard must catch the broken drain: a reader pins the trimmed range, GC runs past
- * its grace through the guarded ports. (Under the scheduler the stream scenario's reader
- * rarely holds its pin across a drain — the search found this once in 200 CI seeds, and not
- * on every run — so the break is held here, deterministically.)
+ * The guard must catch the broken drain twice over. Held deterministically: a reader pins
+ * the trimmed range, GC runs past its grace through the guarded ports. And under the
+ * scheduler: the stream scenario's CI seeds must find it. A quarter of its schedules run a
+ * reader whose first GET stalls, holding its pin on a prefix batch while an operator trims
+ * past that batch and runs GC (test/sched/scenarios/stream.ts); with the real drain about
+ * three in four of them have GC's drain meet the lease (33 of the 200 CI seeds). With the
+ * broken drain 29 of the CI seeds fail on the guard, and the search stops at seed 8, the
+ * first such schedule: GC deleted the WAL object under the reader's unexpired lease.
  */
 let broken = false;
 vi.mock('../../src/stream/gc/retention.js', async (importOriginal) => {
@@ -63,4 +69,24 @@ describe('GC that ignores readers: the lease guard catches it', () => {
     expect(found).toEqual([]);
     for (const lease of pin.leases) expect(world.deletes.get(lease.objectKey)).toBe(1);
   });
+});
+
+/** The stream scenario's CI seeds (stream-a and stream-b): the search looks no further. */
+const CI_SEEDS = 200;
+
+describe('GC that ignores readers: a CI seed of the stream scenario catches it', () => {
+  const world = scenarioWorld(streamScenario);
+
+  it('a stalled reader holds its pin while the broken drain seals and deletes the copies under it', async () => {
+    broken = true;
+    try {
+      const found = await firstBreak(streamScenario, world(), CI_SEEDS, 'GC that ignores readers');
+      expect(found.error).toMatchObject({
+        name: 'Sched.InvariantViolation',
+        message: expect.stringMatching(/GC deleted \S+ while a reader held an unexpired lease on it \(/),
+      });
+    } finally {
+      broken = false;
+    }
+  }, 600_000);
 });

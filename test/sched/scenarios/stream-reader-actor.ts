@@ -1,3 +1,4 @@
+import type { Ports } from '../../../src/ports/index.js';
 import { readStream } from '../../../src/stream/read.js';
 import { verifyRead } from '../../support/stream-history/actions.js';
 import { decode, messageOf, nameOf, TRANSIENT } from '../../support/stream-history/model.js';
@@ -12,10 +13,12 @@ const RETRY_READ = new Set(['Stream.ObjectReclaimed', 'Stream.ProviderUnavailabl
  * (never a skip); a page is short below the committed end only when a fault hit the read
  * (a read stops at the first range it could not read: docs/stream-log.md "The stream log"), and the reader goes on from there
  * until it has its records or the committed end. Refused only as trimmed when a trim passed
- * `from`, or reclaimed or unavailable (read again).
+ * `from`, or reclaimed or unavailable (read again). A stalled reader holds its first pin
+ * until GC has run (stalledFirstGet).
  */
-export function readerActor(run: StreamRun, from: number, maxRecords: number): void {
-  const label = `reader:${from}+${maxRecords}`;
+export function readerActor(run: StreamRun, from: number, maxRecords: number, stalled = false): void {
+  const label = `reader:${from}+${maxRecords}${stalled ? ':stalled' : ''}`;
+  const ports = stalled ? stalledFirstGet(run) : run.h.actors.reader.ports;
   act(run, label, async () => {
     let at = from;
     let wanted = maxRecords;
@@ -24,7 +27,7 @@ export function readerActor(run: StreamRun, from: number, maxRecords: number): v
       const faults = run.s.injected;
       const op = run.ops.invoke(label, 'read', { from: at, maxRecords: wanted });
       try {
-        const result = await readStream({ ...run.lane, from: at, maxRecords: wanted }, run.h.actors.reader.ports).catch(
+        const result = await readStream({ ...run.lane, from: at, maxRecords: wanted }, ports).catch(
           (error: unknown) => {
             op.fail({ error: nameOf(error) });
             throw error;
@@ -61,4 +64,26 @@ export function readerActor(run: StreamRun, from: number, maxRecords: number): v
       }
     }
   });
+}
+
+/** How long a stalled GET waits at most, in its own parks: far past any GC run of a schedule. */
+const MAX_STALL_PARKS = 400;
+
+/**
+ * The reader's ports, its first object GET stalled (a slow store): a read pins a range's
+ * copies before it GETs them and releases them after, so the stall holds the pin while
+ * everyone else moves — parked at `reader.stalled` until the schedule's GC run has ended
+ * (its drain has judged every marked object), well within the lease's 60 s.
+ */
+function stalledFirstGet(run: StreamRun): Ports {
+  const { ports } = run.h.actors.reader;
+  const { objects } = ports;
+  let stalled = false;
+  const get: Ports['objects']['get'] = async (...args) => {
+    for (let parks = 0; !stalled && !run.gcEnded && parks < MAX_STALL_PARKS; parks++)
+      await run.s.read('reader.stalled', async () => undefined);
+    stalled = true;
+    return objects.get(...args);
+  };
+  return { ...ports, objects: Object.assign(Object.create(objects) as Ports['objects'], { get }) };
 }

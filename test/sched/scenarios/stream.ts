@@ -20,6 +20,7 @@ import {
   resolveFlowActor,
   takeoverActor,
   trimActor,
+  trimThenGcActor,
   type StreamRun,
 } from './stream-actors.js';
 import { readerActor } from './stream-reader-actor.js';
@@ -37,7 +38,11 @@ import { checkStream, settleStream } from './stream-check.js';
  *   attempt racing it (or the append itself);
  * - a takeover by writer 1 (fencing writer 0), then writer 1's own append;
  * - a trim into the committed prefix, the stream-gc flow after a clock move short of or
- *   past the grace, and a reader holding its leases across them.
+ *   past the grace, and a reader holding its leases across them; in a quarter of the
+ *   schedules instead a reader whose first GET stalls, holding its pin on a prefix batch,
+ *   while an operator trims past that batch and then runs GC: GC marks the trimmed copies
+ *   at once (a trimmed copy has no grace), and when the pin came first its drain finds them
+ *   leased and must leave them (the lease guard checks every delete: lease-guard.ts).
  * In a quarter of the schedules a partition loses the next three head CAS requests, so the
  * lane is suspended and the attempt resolved. Settle resolves every attempt still open (faults off); the checker (stream-check.ts)
  * then demands the final state: see there.
@@ -62,6 +67,8 @@ export const streamScenario: Scenario<World> = {
     'fenced-writer',
     'append-after-resolve',
     'reader-gc',
+    'stalled-reader',
+    'drain-meets-lease',
   ],
   async open(endpoints) {
     return { stores: await openStores(endpoints, 'stream') };
@@ -95,6 +102,7 @@ export const streamScenario: Scenario<World> = {
       finalGc: false,
       broken,
       ops: new OpHistory(),
+      gcEnded: false,
     };
 
     // Before any actor runs (the scheduler is not live yet): the lane, writer 0, a committed prefix.
@@ -105,6 +113,7 @@ export const streamScenario: Scenario<World> = {
     h.writers.push({ index: 0, fence: w0, ports, faults: new FaultSwitch() });
     h.owner = 0;
     run.takeovers.push({ epoch: first.epoch, committedEnd: 0 });
+    const ends = [0]; // the prefix's batch boundaries
     for (let i = s.rng.int(1, 3); i > 0; i--) {
       const a = h.newAttempt(0);
       const op = run.ops.invoke('prefix', 'append', { attempt: a.id, records: a.records });
@@ -114,6 +123,7 @@ export const streamScenario: Scenario<World> = {
       );
       completed(op, outcome);
       settle(h, a, outcome, 'prefix');
+      if (h.log.size > ends.at(-1)!) ends.push(h.log.size);
     }
     const prefixEnd = h.log.size;
     h.head.committedEnd = prefixEnd;
@@ -146,23 +156,43 @@ export const streamScenario: Scenario<World> = {
       if (s.rng.chance(0.5)) resolveFlowActor(run, a0, `client-resolve:${a0.id}`);
     }
     if (s.rng.chance(0.5)) takeoverActor(run, 1, s.rng.chance(0.6) ? h.newAttempt(1) : undefined);
-    const trim = s.rng.chance(0.5);
-    const gc = s.rng.chance(0.5);
-    const reader = s.rng.chance(0.6);
-    if (trim) {
-      run.trimTo = s.rng.int(1, prefixEnd);
-      trimActor(run, run.trimTo);
-    }
-    if (gc) {
-      // A reader's lease (60 s) outlives a move short of it; without a reader the clock may pass the grace.
-      const moves = reader ? [0, 20, 50] : [0, GRACE_SECONDS / 2, GRACE_SECONDS + 1, 2 * GRACE_SECONDS];
-      gcActor(run, s.rng.pick(moves));
-    }
-    if (reader) {
-      if (gc || trim) s.count('reader-gc', 'a reader holds its leases while trim/GC run');
-      readerActor(run, s.rng.int(0, prefixEnd), s.rng.int(1, 12));
-    }
+    trimGcAndReader(run, ends);
     run.finalGc = s.rng.chance(0.25);
     return { settle: () => settleStream(run), check: () => checkStream(run) };
   },
 };
+
+/**
+ * A schedule's trim, GC and reader: each maybe, or (a quarter of the schedules) the stalled
+ * reader, its pin on a prefix batch held while an operator trims past it and runs GC.
+ */
+function trimGcAndReader(run: StreamRun, ends: readonly number[]): void {
+  const { s } = run;
+  const prefixEnd = ends.at(-1)!;
+  if (ends.length > 1 && s.rng.chance(0.25)) {
+    // A reader stalled between its pin and its GET on a prefix batch (a slow store), an
+    // operator's trim past that batch, then GC: its drain finds the marked copies leased.
+    const batch = s.rng.int(0, ends.length - 2);
+    run.trimTo = s.rng.int(ends[batch + 1]!, prefixEnd);
+    s.count('stalled-reader', `a reader stalls holding its pin on batch ${batch} while a trim passes it and GC runs`);
+    trimThenGcActor(run, run.trimTo, s.rng.pick([0, 20, 50]));
+    readerActor(run, s.rng.int(ends[batch]!, ends[batch + 1]! - 1), s.rng.int(1, 12), true);
+    return;
+  }
+  const trim = s.rng.chance(0.5);
+  const gc = s.rng.chance(0.5);
+  const reader = s.rng.chance(0.6);
+  if (trim) {
+    run.trimTo = s.rng.int(1, prefixEnd);
+    trimActor(run, run.trimTo);
+  }
+  if (gc) {
+    // A reader's lease (60 s) outlives a move short of it; without a reader the clock may pass the grace.
+    const moves = reader ? [0, 20, 50] : [0, GRACE_SECONDS / 2, GRACE_SECONDS + 1, 2 * GRACE_SECONDS];
+    gcActor(run, s.rng.pick(moves));
+  }
+  if (reader) {
+    if (gc || trim) s.count('reader-gc', 'a reader holds its leases while trim/GC run');
+    readerActor(run, s.rng.int(0, prefixEnd), s.rng.int(1, 12));
+  }
+}
