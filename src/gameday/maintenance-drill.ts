@@ -125,8 +125,6 @@ export async function runMaintenanceDrill(c: DrillWorld, drill: Drill): Promise<
 
   const converged: DrillRun[] = [];
   for (const input of shaped.inputs) converged.push(await recover(lane, flow, input, shaped.restore));
-  // Once converged, the same input again finds nothing left to do.
-  const repeat = await lane.run(`${flow} once more`, flow, shaped.inputs[0]);
 
   const facts: MaintenanceFacts = {
     flow,
@@ -134,7 +132,8 @@ export async function runMaintenanceDrill(c: DrillWorld, drill: Drill): Promise<
     lane,
     fired: fired ?? null,
     converged,
-    repeat,
+    // Once converged, the same input again finds nothing left to do.
+    runOnceMore: () => lane.run(`${flow} once more`, flow, shaped.inputs[0]),
     trimBefore,
     ...(shaped.trimTo !== undefined ? { trimTo: shaped.trimTo } : {}),
   };
