@@ -80,7 +80,8 @@ export function deliveryLines(d: DeliveryResult): string[] {
   const f = d.fit;
   out.push(
     `  per window: fixed ${fmt(f.fixedMs)} ms + ${f.perRowUs.toFixed(2)} µs per row ` +
-      `(median delivery of ${f.smallRows} rows ${fmt(f.smallMs)} ms, of ${d.rows} rows ${fmt(f.bigMs)} ms, same route settings)`,
+      `(median delivery of ${f.smallRows} rows ${fmt(f.smallMs)} ms, of ${d.rows} rows ${fmt(f.bigMs)} ms, same route settings); ` +
+      `per row against (a)'s ${(1e6 / d.rawReadRowsPerSec).toFixed(2)} µs: ${(1e6 / d.rawReadRowsPerSec / f.perRowUs).toFixed(3)}, what delivery/(a) tends to as windows grow`,
   );
   out.push(`  requests per delivery of ${d.rows} rows: ${describeRequests(d.requestsPerDelivery)}`);
   const z = d.compression;

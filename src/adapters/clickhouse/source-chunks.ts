@@ -149,16 +149,15 @@ function rowOf(line: string, columns: readonly string[], proof: LineProof): Row 
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
     throw new SourceUnavailableError('source row does not match the described columns');
   }
-  const keys = Object.keys(parsed);
-  if (keys.length !== columns.length)
-    throw new SourceUnavailableError('source row does not match the described columns');
+  // The keys in their own order, without an array of them per row (a parsed object
+  // inherits no enumerable key, so for-in lists exactly Object.keys).
+  let keys = 0;
   let ordered = true;
-  for (let c = 0; c < columns.length; c++) {
-    if (keys[c] !== columns[c]) {
-      ordered = false;
-      break;
-    }
+  for (const key in parsed) {
+    if (key !== columns[keys]) ordered = false;
+    keys++;
   }
+  if (keys !== columns.length) throw new SourceUnavailableError('source row does not match the described columns');
   if (ordered) return { row: parsed, line: proof.accepts(line, parsed) ? line : undefined };
   const row: TargetRow = {};
   for (const c of columns) {
