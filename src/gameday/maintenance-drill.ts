@@ -1,10 +1,6 @@
-import { generationKeys, type GenerationTask } from '../domain/generation.js';
 import type { Drill } from '../domain/gameday/drill-plan.js';
-import { laneKeys, rangeRootOf, type CommitRecord } from '../domain/stream.js';
 import { GENERATION_CUT_POINTS } from '../generation/cut-points.js';
 import type { DrillRun } from '../ports/gameday-driver.js';
-import { gen0MarkKey } from '../stream/append/gen0-cleanup.js';
-import { compactionKeys } from '../stream/compaction/model.js';
 import { loadHead } from '../stream/lane-store.js';
 import { DrillLane } from './drill-lane.js';
 import type { DrillWorld } from './drill-world.js';
@@ -17,8 +13,8 @@ import type { DrillReport } from './report.js';
  * (drill-lane.ts), the flow run with the drill's fault armed, then, faults off, what an
  * operator gets for these flows: each is repeat-safe (every effect settled by exact identity
  * on a re-run), so the same input runs again — the next run the schedule or the operator
- * starts — until one succeeds. A range whose generation 0 aborted is the exception: see
- * `passAbortedGen0`. Then the same input once more (it must find nothing left to do) and the
+ * starts — until one succeeds (a WAL object the drill let go bad restored first: see
+ * `recover`). Then the same input once more (it must find nothing left to do) and the
  * invariants (maintenance-invariants.ts).
  */
 
@@ -153,6 +149,10 @@ export async function runMaintenanceDrill(c: DrillWorld, drill: Drill): Promise<
  * The next runs of the same input, faults off, until one succeeds (bounded). Always at least
  * one: a forward run that succeeded under the fault may have left work its next run finishes
  * (a task cleanup refused, a DELETE whose object is still there, closed as a late object).
+ * Where the drill let a WAL object go bad, a failed run is answered as its cause says: the
+ * object's exact bytes restored (docs/runbook/stream/QUARANTINED.md), once. A range whose
+ * generation 0 aborted on it was passed by that run (src/stream/append/gen0-batch.ts), so
+ * the next run goes on; a compaction later gives it its second copy.
  */
 async function recover(
   lane: DrillLane,
@@ -164,42 +164,8 @@ async function recover(
   for (let i = 0; i < MAX_RERUNS; i++) {
     last = await lane.run(`${flow} again`, flow, input);
     if (last.status === 'SUCCEEDED') break;
-    // Its bytes are restored once.
-    if (await passAbortedGen0(lane, restore)) restore = undefined;
+    await restore?.();
+    restore = undefined;
   }
   return last;
-}
-
-/**
- * A range whose generation 0 aborted (its copy did not verify: the WAL object had gone bad)
- * stops every later stream-materialize there: its task is deterministic from the range and an
- * abort is final (docs/runbook/generation/ABORTED.md). What gets the lane past it: the range's
- * exact bytes restored (docs/runbook/stream/QUARANTINED.md), then the range compacted
- * (stream-compact) — a compacted range needs no generation 0, and the next run passes it
- * (src/stream/append/gen0-batch.ts). False, doing nothing, when the next range is not aborted.
- */
-async function passAbortedGen0(lane: DrillLane, restore: (() => Promise<void>) | undefined): Promise<boolean> {
-  const { ports } = lane.world;
-  const [head, mark, compacted] = await Promise.all([
-    loadHead(ports, lane.ref),
-    ports.authority.get(gen0MarkKey(lane.ref)),
-    ports.authority.get(compactionKeys.mark(lane.ref)),
-  ]);
-  // Compaction starts at its mark (or the trim); generation 0 resumes past both.
-  const compactFrom = Math.max(head.trimOffset, Number(compacted?.next ?? 0));
-  const from = Math.max(compactFrom, Number(mark?.next ?? 0));
-  const commits = (await ports.authority.query(laneKeys.pk(lane.ref), 'commit#', {
-    startAfterSk: laneKeys.commitAfter(compactFrom),
-  })) as unknown as CommitRecord[];
-  const next = commits.find((c) => c.end > from);
-  if (!next) return false;
-  const task = (await ports.authority.get(generationKeys.task(rangeRootOf(lane.ref, next.start), next.attemptId))) as
-    (GenerationTask & { version: number }) | undefined;
-  if (task?.state !== 'ABORTED') return false;
-  lane.trail.push(`generation 0 of [${next.start}, ${next.end}) is ABORTED`);
-  await restore?.();
-  // The ranges from the compaction mark up to and including it (a compaction takes two at least).
-  const maxRanges = Math.max(2, commits.filter((c) => c.end <= next.end).length);
-  await lane.run('stream-compact over it', 'stream-compact', { ...lane.ref, maxRanges });
-  return true;
 }

@@ -127,7 +127,7 @@ describe('the batched generation-0 run', () => {
     });
   });
 
-  it('a copy is verified before COMMITTED: a WAL object that no longer holds its recorded bytes yields no generation 0', async () => {
+  it('a copy is verified before COMMITTED: a WAL object that no longer holds its recorded bytes yields no generation 0, and the range is passed', async () => {
     const { lane } = await laneWithRanges('tampered', 1);
     const [commit] = (await stores.ports.authority.query(laneKeys.pk(lane), 'commit#')) as unknown as CommitRecord[];
     const other = encodeBatch(bytes(['OTHER-0', 'OTHER-1']));
@@ -135,8 +135,10 @@ describe('the batched generation-0 run', () => {
       'APPLIED',
     );
     const run = await materializeGen0Batch(lane, stores.ports);
-    expect(run.failed).toMatchObject({ start: commit!.start, end: commit!.end });
-    expect(run.next).toBe(0);
+    // The abort is final for the range's task: the range is passed, named, never retried.
+    expect(run.failed).toBeUndefined();
+    expect(run.aborted).toEqual([{ start: commit!.start, end: commit!.end, reason: 'Cutpoint.ChecksumMismatch' }]);
+    expect(run.next).toBe(commit!.end);
     expect((await loadRecord(stores.ports, rangeRootOf(lane, commit!.start), 0))?.state).not.toBe('COMMITTED');
     expect(await stores.ports.authority.get(laneKeys.index(lane, commit!.end))).toBeUndefined();
   });

@@ -7,7 +7,9 @@ import { STREAM_CUT_POINTS } from '../../src/stream/cut-points.js';
 import { freshStores, type TestStores } from '../support/emulators.js';
 import { withKinds } from '../support/matrix-lane.js';
 import { expectLaneInvariant } from '../support/stream-fixture.js';
-import { laneWithRanges } from '../faults/stream-compaction-world.js';
+import { expectCompacted, laneWithRanges } from '../faults/stream-compaction-world.js';
+import { compactLane } from '../../src/stream/compaction/compact-lane.js';
+import { generationKeys } from '../../src/domain/generation.js';
 
 /**
  * The stream-materialize flow (statemachines/stream-materialize.asl.json) on the local
@@ -93,6 +95,47 @@ describe('stream-materialize flow', () => {
       ],
     });
     await expectEveryRangeMaterialized(lane);
+  }, 120_000);
+
+  it('a range whose generation 0 is proven ABORTED is passed: the execution fails naming it once, later runs go on, a compaction gives it its copy', async () => {
+    const { lane, acknowledged } = await laneWithRanges(stores.ports, 'm-aborted', 3);
+    const ends = acknowledged.reduce<number[]>((e, a) => [...e, (e.at(-1) ?? 0) + a.records.length], []);
+    const commitAt = async (end: number) =>
+      (await stores.ports.authority.get(laneKeys.commit(lane, end))) as unknown as CommitRecord;
+    // The middle range's WAL object goes bad: its generation 0 copy fails its checksum and aborts.
+    const bad = await commitAt(ends[1]!);
+    const good = (await stores.ports.objects.get(bad.walKey))!;
+    await stores.ports.objects.delete('test.rot', bad.walKey);
+    await stores.ports.objects.put('test.rot', bad.walKey, new TextEncoder().encode('rot'), good.metadata);
+
+    const first = await materializeFlow(lane);
+    expect(first, String(first.cause)).toMatchObject({ status: 'FAILED', error: 'Stream.Gen0Incomplete' });
+    expect(first.cause).toBe(
+      `generation 0 of lane ${lane.stream} partition ${lane.partition}: the range from offset ${ends[0]} to ${ends[1]} is ABORTED (Cutpoint.ChecksumMismatch), and 1 range(s) in all: passed, the mark is at ${ends[2]}; its WAL object is its only copy until a compaction covers it: restore its exact bytes if it does not verify (docs/runbook/stream/QUARANTINED.md)`,
+    );
+    const task = await stores.ports.authority.get(generationKeys.task(rangeRootOf(lane, ends[0]!), bad.attemptId));
+    expect(task).toMatchObject({ state: 'ABORTED' });
+    for (const start of [0, ends[1]!])
+      expect(await loadRecord(stores.ports, rangeRootOf(lane, start), 0)).toMatchObject({ state: 'COMMITTED' });
+
+    // The next run is not stopped there: the mark is past it.
+    const next = await materializeFlow(lane);
+    expect(next.status, `${next.error}: ${next.cause}`).toBe('SUCCEEDED');
+    expect(next.output).toMatchObject({ next: ends[2], materialized: [] });
+
+    // Its exact bytes restored, a compaction over the three ranges reads its WAL object.
+    await stores.ports.objects.delete('test.restore', bad.walKey);
+    await stores.ports.objects.put('test.restore', bad.walKey, good.bytes, good.metadata);
+    const compacted = await compactLane({ ...lane, maxRanges: 3 }, stores.ports);
+    expect(compacted.compacted).toMatchObject({ start: 0, end: ends[2] });
+    await expectCompacted(
+      stores.ports,
+      lane,
+      acknowledged.flatMap((a) => a.records),
+      0,
+      ends[2]!,
+    );
+    await expectLaneInvariant(stores.ports, lane, acknowledged);
   }, 120_000);
 
   it("a bad lane fails the flow with the step's own error name", async () => {

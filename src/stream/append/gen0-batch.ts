@@ -14,6 +14,11 @@ export interface Gen0BatchResult extends LaneRef {
   next: number;
   /** The range this run stopped at because its generation failed (a repair for the next run). */
   failed?: { start: number; end: number; error: string };
+  /**
+   * Ranges whose generation 0 this run found proven ABORTED (why: the abort's reason): passed,
+   * the mark moved past them. Present only when there are some; the flow then fails naming them.
+   */
+  aborted?: Array<{ start: number; end: number; reason: string }>;
   /** Task cleanup after the mark (gen0-cleanup.ts): tasks removed, the first that refused (kept), or why it stopped. */
   cleanup: { tasks: number; refused?: { end: number; reason: string }; failed?: string };
 }
@@ -40,7 +45,12 @@ function maxOf(input: unknown): number {
  * attempt, the WAL object as the only source — a failed or repeated run reuses the same
  * task and output, the primary WAL is never rewritten), links it into the range's index
  * entry, and moves the mark forward by CAS. A range that fails stops the run there; the
- * next run resumes at it. Readers never wait for it: the WAL object serves a range with no
+ * next run resumes at it. A range whose generation 0 is proven ABORTED (its WAL object did
+ * not verify when copied) is passed instead: the abort is final for its deterministic task,
+ * so stopping there would stop every later run at it. It keeps its WAL object as its only
+ * copy until a compaction (which reads the WAL object, once its bytes verify again) covers
+ * it; the run reports it in `aborted` and the flow fails naming it (docs/stream-log.md
+ * "The stream log"). Readers never wait for generation 0: the WAL object serves a range with no
  * generation 0, and a PREPARED generation is never served (read/evidence.ts). Then the
  * tasks of the ranges below the mark are cleaned (gen0-cleanup.ts), task-first and
  * plan-second; a refusal or failure there keeps the task for a later run, never fails this one.
@@ -64,14 +74,10 @@ export async function materializeGen0Batch(input: unknown, ports: Ports): Promis
   else if (skipTo > next) next = Math.min(skipTo, head.committedEnd);
   for (const commit of commits) {
     try {
-      const gen0 = await materializeRange(ports, lane, commit);
-      if (!gen0)
-        throw new CutpointError(
-          'Generation.NotCommitted',
-          'stream.gen0_not_committed',
-          `generation 0 of [${commit.start}, ${commit.end}) did not commit`,
-        );
-      result.materialized.push({ start: commit.start, end: commit.end, objectKey: gen0.objectKey });
+      const made = await materializeRange(ports, lane, commit);
+      if ('aborted' in made)
+        (result.aborted ??= []).push({ start: commit.start, end: commit.end, reason: made.aborted });
+      else result.materialized.push({ start: commit.start, end: commit.end, objectKey: made.gen0.objectKey });
       next = commit.end;
     } catch (error) {
       if (!(error instanceof CutpointError)) throw error; // a bug, not a failed generation

@@ -37,16 +37,19 @@ export async function materializeGen0(input: unknown, ports: Ports): Promise<Gen
     start: commit.start,
     end: commit.end,
   };
-  const gen0 = await materializeRange(ports, ref, commit);
-  return gen0 ? { ...outcome, gen0 } : outcome;
+  const made = await materializeRange(ports, ref, commit);
+  return 'gen0' in made ? { ...outcome, gen0: made.gen0 } : outcome;
 }
 
+/**
+ * What generation 0 of a range came to: made (and linked), or proven ABORTED — final for the
+ * range, since its task is deterministic from it (the abort's reason, e.g. a WAL object that
+ * did not verify).
+ */
+export type RangeGen0 = { gen0: { objectKey: string; sha256: string } } | { aborted: string };
+
 /** Generation 0 of one committed range (deterministic task), linked into its index entry. */
-export async function materializeRange(
-  ports: Ports,
-  lane: LaneRef,
-  commit: CommitRecord,
-): Promise<{ objectKey: string; sha256: string } | undefined> {
+export async function materializeRange(ports: Ports, lane: LaneRef, commit: CommitRecord): Promise<RangeGen0> {
   const generation = await commitGenerationInProcess(
     {
       root: rangeRootOf(lane, commit.start),
@@ -56,10 +59,12 @@ export async function materializeRange(
     },
     ports,
   );
-  if (generation.outcome !== 'COMMITTED' || !generation.objectKey || !generation.sha256) return undefined;
+  if (generation.outcome === 'ABORTED') return { aborted: generation.reason ?? 'aborted' };
+  if (!generation.objectKey || !generation.sha256)
+    throw new Error(`bug: generation 0 of ${generation.root} COMMITTED without its object`);
   const gen0 = { objectKey: generation.objectKey, sha256: generation.sha256 };
   await linkGeneration(ports, indexEntryOf(commit), gen0);
-  return gen0;
+  return { gen0 };
 }
 
 /**
