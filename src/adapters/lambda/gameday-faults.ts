@@ -7,6 +7,8 @@ import {
 } from '@aws-sdk/client-lambda';
 import { CutpointError } from '../../domain/errors.js';
 import { FAULTS_IN_LAMBDA_ENV } from '../../domain/faults.js';
+import type { ArmableFunction } from '../../gameday/arm-targets.js';
+import { STEP_NAME_ENV } from '../../telemetry/metric-names.js';
 
 /**
  * A game day's faults on a deployed stack: CUTPOINT_FAULTS set in (and later removed from)
@@ -38,12 +40,15 @@ export async function stackFunctionNames(
   return names;
 }
 
-/** Only the functions that may arm faults; refused when none may. */
-export async function armableFunctions(lambda: LambdaClient, names: readonly string[]): Promise<string[]> {
-  const armable: string[] = [];
+/** Only the functions that may arm faults, each with the step it runs (its CUTPOINT_STEP); refused when none may. */
+export async function armableFunctions(lambda: LambdaClient, names: readonly string[]): Promise<ArmableFunction[]> {
+  const armable: ArmableFunction[] = [];
   for (const name of names) {
     const config = await lambda.send(new GetFunctionConfigurationCommand({ FunctionName: name }));
-    if (config.Environment?.Variables?.[FAULTS_IN_LAMBDA_ENV] === 'enabled') armable.push(name);
+    const variables = config.Environment?.Variables ?? {};
+    if (variables[FAULTS_IN_LAMBDA_ENV] !== 'enabled') continue;
+    const step = variables[STEP_NAME_ENV];
+    armable.push(step === undefined ? { name } : { name, step });
   }
   if (armable.length === 0)
     throw new CutpointError(

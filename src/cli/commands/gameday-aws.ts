@@ -1,3 +1,4 @@
+import { functionsToArm, type ArmableFunction } from '../../gameday/arm-targets.js';
 import type { GamedayDriver } from '../../ports/gameday-driver.js';
 import { AwsSession, type AwsFlags } from '../aws-runtime.js';
 import { progress } from '../io.js';
@@ -8,16 +9,22 @@ import { runtimeOf } from './stream/runtime.js';
  * The game day on a deployed stack: each flow runs as every `--aws` command runs it (the
  * deployed state machine under the drill's execution name, waited for; an Express one
  * synchronously: src/cli/commands/stream/runtime.ts), and the checks read the stage's
- * table through the same ports. A drill's fault is armed in the environment of every
- * Lambda of the stacks that may arm one (a stage deployed with `gamedayFaults`:
- * src/adapters/lambda/gameday-faults.ts) and removed after the forward run. Whether it
+ * table through the same ports. A drill's fault is armed in the environment of the
+ * stacks' Lambdas that may arm one (a stage deployed with `gamedayFaults`:
+ * src/adapters/lambda/gameday-faults.ts) and whose step crosses its cut points
+ * (src/gameday/arm-targets.ts), and removed from them after the forward run. Whether it
  * fired is not visible from here (the functions' logs say, `fault fired: …`): the report
  * says null. The target is read through the binding's variables on this machine.
  */
 export function awsGamedayDriver(flags: AwsFlags): GamedayDriver {
   const runtime = runtimeOf({ ...flags, aws: true });
   const session = new AwsSession(flags);
-  let armed: Promise<{ names: string[]; set: (spec: string | undefined) => Promise<void> }> | undefined;
+  let armed:
+    | Promise<{
+        functions: ArmableFunction[];
+        set: (names: readonly string[], spec: string | undefined) => Promise<void>;
+      }>
+    | undefined;
   // The stacks' functions that may arm faults, found once (a refusal before any is changed), and one Lambda client.
   const armable = () =>
     (armed ??= (async () => {
@@ -28,26 +35,29 @@ export function awsGamedayDriver(flags: AwsFlags): GamedayDriver {
       ]);
       const lambda = lambdaClient(connection);
       const cloudFormation = cloudFormationClient(connection);
-      const names = await faults.armableFunctions(
+      const functions = await faults.armableFunctions(
         lambda,
         await faults.stackFunctionNames(cloudFormation, session.stackNames()),
       );
       cloudFormation.destroy();
-      return { names, set: (spec: string | undefined) => faults.setFunctionFaults(lambda, names, spec) };
+      return {
+        functions,
+        set: (names: readonly string[], spec: string | undefined) => faults.setFunctionFaults(lambda, names, spec),
+      };
     })());
-  const setFaults = async (spec: string | undefined): Promise<void> => {
-    const { names, set } = await armable();
-    progress(`${spec ? `arming ${spec} in` : 'disarming'} ${names.length} functions`);
-    await set(spec);
-  };
   return {
     kind: 'aws',
     ports: () => runtime.ports(),
     async arm(spec) {
-      await setFaults(spec);
+      const { functions, set } = await armable();
+      // Only the functions whose step crosses one of the spec's cut points (src/gameday/arm-targets.ts).
+      const names = functionsToArm(spec, functions);
+      progress(`arming ${spec} in ${names.length} of ${functions.length} functions`);
+      await set(names, spec);
       return {
         disarm: async () => {
-          await setFaults(undefined);
+          progress(`disarming ${names.length} functions`);
+          await set(names, undefined);
           return undefined;
         },
       };
