@@ -97,6 +97,9 @@ export async function observeTargetOnce(
   }
 
   const now = deps.ports.clock.now();
+  // The route's deadline is the sealed one: both callers proved the manifest's digest against
+  // the seal first (the flow above, the operator's observe before custody), and the deadline
+  // is part of the admission PREPARE sealed (docs/rules.md#bounded-reader).
   const deadlineAt = deadlineOf(now, routeGovernanceOf(deps.route).observeDeadlineS, tr);
   const runId = runIdOf(step.fence.session);
   let held: HeldGuard;
