@@ -1,4 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { bundleIsFresh } from '../../bin/bundle-freshness.js';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { startLocalRuntime } from '../../src/local/runtime.js';
@@ -79,12 +80,29 @@ function whole(raw: string, flag: string): number {
   return n;
 }
 
+/**
+ * The CLI bundle built when it is missing or stale (a fresh worktree, an edit since): the
+ * processes the schedules fork (the bounded reader's child) then start from it instead of
+ * compiling their sources through tsx, which halved the publication schedules' time
+ * (src/local/process-entry.ts decides by the same freshness rule).
+ */
+function ensureBundle(): void {
+  const root = new URL('../../', import.meta.url);
+  if (bundleIsFresh(root)) return;
+  process.stderr.write('soak: building the CLI bundle (npm run build), so forked processes start from it\n');
+  const built = spawnSync(process.execPath, [fileURLToPath(new URL('scripts/build-cli.mjs', root))], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  if (built.status !== 0) throw new Error(`npm run build failed (exit ${built.status ?? built.signal})`);
+}
+
 async function main(argv: string[]): Promise<number> {
   const plan = planOf(argv);
   if (plan.workerOf) {
     await runShare(plan, { dynamodb: plan.dynamodb!, s3: plan.s3! }, (r) => process.stdout.write(`${toLine(r)}\n`));
     return 0;
   }
+  ensureBundle();
   process.stderr.write('soak: starting DynamoDB Local and the S3 emulator\n');
   const runtime = await startLocalRuntime();
   const tally = new SoakTally();
